@@ -1,0 +1,61 @@
+"""agentmsg: schema-first messages and events for LLM agents, wire-compatible with AgentScope Java 2.x.
+
+Everything public is importable from here::
+
+    from agentmsg import Msg, UserMessage, AssistantMessage, TextBlock, validate, ValidationError
+"""
+
+from agentmsg_models.chat_usage import ChatUsage
+from agentmsg_models.generate_reason import GenerateReason
+from agentmsg_models.msg import MsgRole
+
+from ._schemas import KINDS, is_valid, limits, schema_documents, validate
+from .blocks import (
+    AudioBlock,
+    Base64Source,
+    ContentBlock,
+    DataBlock,
+    HintBlock,
+    ImageBlock,
+    Source,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallState,
+    ToolResultBlock,
+    ToolResultState,
+    ToolUseBlock,
+    URLSource,
+    VideoBlock,
+    block_from_dict,
+    block_from_json,
+    block_to_dict,
+    block_to_json,
+    is_redacted,
+    new_data_block_id,
+    thinking_provider,
+    thinking_signature,
+    tool_call_signature,
+)
+from .errors import Problem, SizeLimitError, ValidationError
+from .message import (
+    AssistantMessage,
+    Msg,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+    new_id,
+    now_timestamp,
+    parse_timestamp,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "KINDS", "AssistantMessage", "AudioBlock", "Base64Source", "ChatUsage", "ContentBlock", "DataBlock",
+    "GenerateReason", "HintBlock", "ImageBlock", "Msg", "MsgRole", "Problem", "SizeLimitError", "Source",
+    "SystemMessage", "TextBlock", "ThinkingBlock", "ToolCallState", "ToolResultBlock", "ToolResultMessage",
+    "ToolResultState", "ToolUseBlock", "URLSource", "UserMessage", "ValidationError", "VideoBlock",
+    "__version__", "block_from_dict", "block_from_json", "block_to_dict", "block_to_json", "is_redacted",
+    "is_valid", "limits", "new_data_block_id", "new_id", "now_timestamp", "parse_timestamp",
+    "schema_documents", "thinking_provider", "thinking_signature", "tool_call_signature", "validate",
+]

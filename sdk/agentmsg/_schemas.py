@@ -1,0 +1,195 @@
+"""Schema store and validation: the canonical JSON Schemas shipped with the generated models, compiled
+with jsonschema-rs, with errors mapped to :class:`~agentmsg.errors.Problem` (JSON pointer + rule)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema_rs
+
+from .errors import Problem, SizeLimitError, ValidationError, pointer_of
+
+BASE_URI = "https://agentmsg.dev/schemas/v1/"
+
+#: ``kind`` name accepted by :func:`validate` and the CLI -> schema file.
+KINDS: dict[str, str] = {
+    "msg": "msg.schema.json",
+    "content-block": "content-block.schema.json",
+    "source": "source.schema.json",
+    "chat-usage": "chat-usage.schema.json",
+}
+
+
+@cache
+def schema_documents() -> dict[str, dict[str, Any]]:
+    """Every schema document by file name (``msg.schema.json`` -> document)."""
+    folder = resources.files("agentmsg_models") / "schemas"
+    docs: dict[str, dict[str, Any]] = {}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".schema.json"):
+            docs[entry.name] = json.loads(entry.read_text(encoding="utf-8"))
+    for name in [k for k in KINDS.values() if k not in docs]:
+        KINDS.pop(next(k for k, v in KINDS.items() if v == name))
+    for name in docs:
+        KINDS.setdefault(name.removesuffix(".schema.json"), name)
+    return docs
+
+
+@cache
+def _by_id() -> dict[str, dict[str, Any]]:
+    return {doc["$id"]: doc for doc in schema_documents().values()}
+
+
+@cache
+def _registry() -> jsonschema_rs.Registry:
+    return jsonschema_rs.Registry(list(_by_id().items()))
+
+
+@cache
+def _validator(ref: str) -> Any:
+    return jsonschema_rs.validator_for({"$ref": ref}, registry=_registry(), validate_formats=True)
+
+
+def schema_uri(kind: str) -> str:
+    schema_documents()
+    try:
+        return BASE_URI + KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}") from None
+
+
+def _resolve(uri: str) -> Any:
+    """The schema node at an absolute URI with a JSON-pointer fragment, or None."""
+    doc_uri, _, fragment = uri.partition("#")
+    node: Any = _by_id().get(doc_uri)
+    for part in [p for p in fragment.split("/") if p]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list):
+            node = node[int(part)] if part.isdigit() and int(part) < len(node) else None
+        elif isinstance(node, dict):
+            node = node.get(part)
+        else:
+            return None
+    return node
+
+
+def _rule_for(location: str, keyword: str) -> str:
+    """The named rule (``x-rule`` annotation) nearest to the failing keyword, else the keyword."""
+    doc_uri, _, fragment = location.partition("#")
+    parts = [p for p in fragment.split("/") if p]
+    while parts:
+        node = _resolve(doc_uri + "#/" + "/".join(parts))
+        if isinstance(node, dict) and "x-rule" in node:
+            return str(node["x-rule"])
+        parts.pop()
+    return keyword
+
+
+def _discriminated_branch(one_of: Any, instance: Any, base: str) -> str | None:
+    """For a ``oneOf`` of ``$ref``s whose targets fix ``type`` with ``const``, the absolute ref of the
+    branch matching the instance's ``type``."""
+    if not isinstance(one_of, list) or not isinstance(instance, dict):
+        return None
+    for branch in one_of:
+        ref = branch.get("$ref") if isinstance(branch, dict) else None
+        if not isinstance(ref, str):
+            continue
+        absolute = (base + ref) if ref.startswith("#") else BASE_URI + ref
+        target = _resolve(absolute)
+        if isinstance(target, dict) and target.get("properties", {}).get("type", {}).get("const") == instance.get("type"):
+            return absolute
+    return None
+
+
+def leaf_errors(validator: Any, instance: Any, prefix: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """Yield ``(instance path, jsonschema_rs error)`` for every problem, descending into the branch
+    that a discriminated union's ``type`` selects instead of reporting the bare ``oneOf`` failure."""
+    for err in validator.iter_errors(instance):
+        path = prefix + tuple(err.instance_path)
+        location = str(err.absolute_keyword_location or "")
+        if len(err.schema_path) and err.schema_path[-1] == "oneOf":
+            branch = _discriminated_branch(_resolve(location), err.instance, location.partition("#")[0])
+            if branch is not None:
+                yield from leaf_errors(_validator(branch), err.instance, path)
+                continue
+            if isinstance(err.instance, dict) and "type" in err.instance:
+                continue  # the unknown `type` is reported by the enum beside the oneOf
+        yield path, err
+
+
+def _problems(validator: Any, instance: Any) -> list[Problem]:
+    out: list[Problem] = []
+    for path, err in leaf_errors(validator, instance):
+        location = str(err.absolute_keyword_location or "")
+        keyword = str(err.schema_path[-1]) if len(err.schema_path) else "schema"
+        rule = _rule_for(location, keyword)
+        message = str(err.message)
+        if rule != keyword:
+            message = f"{rule.partition(': ')[2] or rule}, got {err.instance!r}"
+        out.append(Problem(pointer_of(path), rule, message, location or None))
+    # Deterministic order, no duplicates (role rules and unions may report the same spot twice).
+    seen: set[tuple[str, str, str]] = set()
+    unique = []
+    for p in sorted(out, key=lambda p: (p.pointer, p.rule, p.message)):
+        if (p.pointer, p.rule, p.message) not in seen:
+            seen.add((p.pointer, p.rule, p.message))
+            unique.append(p)
+    return unique
+
+
+#: Limits applied to every decode. Bigger or deeper input raises :class:`SizeLimitError`.
+#: ``max_bytes`` bounds JSON text; ``max_depth`` bounds nesting of arrays and objects.
+limits: dict[str, int] = {"max_bytes": 256 * 1024 * 1024, "max_depth": 512}
+
+
+def check_depth(instance: Any, kind: str | None = None) -> None:
+    """Raise :class:`SizeLimitError` when ``instance`` nests deeper than ``limits['max_depth']``.
+    Iterative, so arbitrarily deep input cannot exhaust the Python stack."""
+    max_depth = limits["max_depth"]
+    stack: list[tuple[Any, int]] = [(instance, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if type(node) is dict:
+            children: Any = node.values()
+        elif type(node) is list:
+            children = node
+        else:
+            continue
+        if depth >= max_depth:
+            raise SizeLimitError([Problem("", "max-depth", f"nesting deeper than {max_depth} levels")], kind)
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                push((child, depth + 1))
+
+
+def validate(instance: Any, kind: str = "msg") -> None:
+    """Validate a parsed JSON value against the canonical schema of ``kind``.
+
+    Raises :class:`ValidationError` listing every problem with its JSON pointer and rule.
+    ``kind`` is one of ``msg``, ``content-block``, ``source``, ``chat-usage`` (and ``event`` once
+    events are defined)."""
+    validator = _validator(schema_uri(kind))
+    try:
+        if validator.is_valid(instance):
+            return
+    except (ValueError, TypeError, OverflowError):
+        pass  # not JSON-shaped (a Python object the schema cannot see); reported below
+    check_depth(instance, kind)
+    try:
+        problems = _problems(validator, instance)
+    except (ValueError, TypeError, OverflowError) as exc:
+        problems = [Problem("", "json-value", f"not a JSON value: {exc}")]
+    raise ValidationError(problems or [Problem("", "schema", "invalid")], kind)
+
+
+def is_valid(instance: Any, kind: str = "msg") -> bool:
+    try:
+        validate(instance, kind)
+    except ValidationError:
+        return False
+    return True

@@ -1,0 +1,56 @@
+"""The SDK's exceptions. Every malformed or forbidden input ends in a :class:`ValidationError`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+
+def pointer_of(path: Iterable[str | int]) -> str:
+    """RFC 6901 JSON pointer of a path of keys and indexes (``""`` for the root)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+@attrs.frozen
+class Problem:
+    """One problem found in an instance.
+
+    ``pointer`` is the RFC 6901 JSON pointer of the offending value (``""`` is the whole instance),
+    ``rule`` names the rule broken (the schema keyword, or a named rule such as
+    ``role-content: SYSTEM messages may only contain text blocks``), ``message`` says what is wrong, and
+    ``schema_location`` is the absolute URI of the schema keyword when a schema rule was broken.
+    """
+
+    pointer: str
+    rule: str
+    message: str
+    schema_location: str | None = None
+
+    def __str__(self) -> str:
+        where = self.pointer or "/"
+        return f"{where}: {self.message} [{self.rule}]"
+
+
+class ValidationError(ValueError):
+    """Raised for any malformed or forbidden input: not JSON, truncated, wrong types, rule violations,
+    too large or too deeply nested. ``problems`` lists each problem with its JSON pointer and rule."""
+
+    def __init__(self, problems: Sequence[Problem], kind: str | None = None) -> None:
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        self.kind = kind
+        head = f"invalid {kind}" if kind else "invalid input"
+        if len(self.problems) == 1:
+            text = f"{head}: {self.problems[0]}"
+        else:
+            text = f"{head}: {len(self.problems)} problems\n" + "\n".join(f"  {p}" for p in self.problems)
+        super().__init__(text)
+
+    @classmethod
+    def single(cls, pointer: str, rule: str, message: str, kind: str | None = None) -> ValidationError:
+        return cls([Problem(pointer, rule, message)], kind)
+
+
+class SizeLimitError(ValidationError):
+    """The input is larger or deeper than the configured limits (see :data:`agentmsg.limits`).
+    It is a :class:`ValidationError` whose rule is ``max-bytes`` or ``max-depth``."""
