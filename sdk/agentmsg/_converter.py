@@ -234,8 +234,14 @@ def make_structure_fn(cls: type) -> StructureFn:
             lines.append(f"    v = {get}")
             lines.append(f"    o.{a.name} = {factory}() if v is None else {gen.structure_expr(tp, 'v')}")
         elif optional or a.default is None:
-            lines.append(f"    v = {get}")
-            lines.append(f"    o.{a.name} = v if v is None else {gen.structure_expr(tp, 'v')}")
+            expr = gen.structure_expr(tp, "v")
+            if expr == "v":
+                lines.append(f"    o.{a.name} = {get}")
+            else:
+                lines.append(f"    v = {get}")
+                lines.append(f"    o.{a.name} = v if v is None else {expr}")
+        elif get_origin(tp) is Literal:  # the union's tag: always present when dispatched on it
+            lines.append(f"    o.{a.name} = d.get({wire!r}, {gen.name(a.default, 'default')})")
         else:
             default = gen.name(a.default, "default")
             lines.append(f"    v = {get}")

@@ -54,6 +54,11 @@ def _validator(ref: str) -> Any:
     return jsonschema_rs.validator_for({"$ref": ref}, registry=_registry(), validate_formats=True)
 
 
+def validator_for_kind(kind: str) -> Any:
+    """The compiled jsonschema-rs validator of a kind (``is_valid``/``iter_errors``)."""
+    return _validator(schema_uri(kind))
+
+
 def schema_uri(kind: str) -> str:
     schema_documents()
     try:
@@ -111,14 +116,28 @@ def leaf_errors(validator: Any, instance: Any, prefix: tuple[str | int, ...] = (
     for err in validator.iter_errors(instance):
         path = prefix + tuple(err.instance_path)
         location = str(err.absolute_keyword_location or "")
-        if len(err.schema_path) and err.schema_path[-1] == "oneOf":
-            branch = _discriminated_branch(_resolve(location), err.instance, location.partition("#")[0])
+        keyword = err.schema_path[-1] if len(err.schema_path) else None
+        if keyword in ("oneOf", "anyOf"):
+            base = location.partition("#")[0]
+            branches = _resolve(location)
+            branch = _discriminated_branch(branches, err.instance, base) or _non_null_branch(branches, err.instance, base)
             if branch is not None:
                 yield from leaf_errors(_validator(branch), err.instance, path)
                 continue
-            if isinstance(err.instance, dict) and "type" in err.instance:
+            if keyword == "oneOf" and isinstance(err.instance, dict) and "type" in err.instance:
                 continue  # the unknown `type` is reported by the enum beside the oneOf
         yield path, err
+
+
+def _non_null_branch(branches: Any, instance: Any, base: str) -> str | None:
+    """For a nullable ``anyOf [{$ref}, {type: null}]`` and a non-null instance, the ref branch."""
+    if instance is None or not isinstance(branches, list):
+        return None
+    rest = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
+    if len(rest) == 1 and len(branches) == 2 and isinstance(rest[0], dict) and isinstance(rest[0].get("$ref"), str):
+        ref = rest[0]["$ref"]
+        return (base + ref) if ref.startswith("#") else BASE_URI + ref
+    return None
 
 
 def _problems(validator: Any, instance: Any) -> list[Problem]:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, TypeVar, overload
 
 import attrs
 import cattrs
+import orjson
 
 from agentmsg_models import chat_usage as _usage_mod
 from agentmsg_models import content_block as _blocks
@@ -23,7 +24,7 @@ from agentmsg_models.generate_reason import GenerateReason
 
 from . import _converter
 from ._json import JsonInput, dumps, loads
-from ._schemas import check_depth, validate
+from ._schemas import check_depth, limits, validate, validator_for_kind
 from .errors import Problem, ValidationError
 
 MsgRole = _msg_mod.MsgRole
@@ -181,6 +182,18 @@ class Msg(_msg_mod.Msg):
         input beyond :data:`agentmsg.limits`. ``lenient=True`` drops object keys the schema does not
         know (forward compatibility with newer writers) instead of rejecting them; every other rule
         still applies."""
+        if not lenient and (type(data) is bytes or type(data) is str):
+            # Fast path: parse, validate (jsonschema-rs), structure. Anything unusual takes the slow
+            # path below, which produces the detailed errors.
+            if len(data) <= _limits["max_bytes"]:
+                try:
+                    parsed = _orjson_loads(data)
+                except ValueError:
+                    parsed = _INVALID
+                if parsed is not _INVALID and _msg_is_valid(parsed):
+                    msg = _structure_msg(parsed)
+                    if cls is Msg or isinstance(msg, cls):
+                        return msg  # type: ignore[no-any-return]
         return cls._from_parsed(loads(data, "msg"), lenient, checked_depth=True)
 
     @classmethod
@@ -369,6 +382,19 @@ MESSAGE_CLASSES: dict[MsgRole, type[Msg]] = {
 _converter.build_as(_msg_mod.Msg, Msg)
 _converter.dispatch_msg_role({role.value: cls for role, cls in MESSAGE_CLASSES.items()})
 _structure_msg = _converter.structure_hooks[_msg_mod.Msg]
+_INVALID = object()
+_orjson_loads = orjson.loads
+_limits = limits
+
+
+def _msg_is_valid(value: Any) -> bool:
+    try:
+        return bool(_MSG_VALIDATOR.is_valid(value))
+    except (ValueError, TypeError, OverflowError):
+        return False
+
+
+_MSG_VALIDATOR = validator_for_kind("msg")
 
 
 _hooks = _converter.unstructure_hooks

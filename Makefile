@@ -1,0 +1,47 @@
+# agentmsg developer commands. `make demo` and `make test` set everything up on a fresh machine.
+PYTHON ?= python3
+export RUFF_NO_CACHE := true
+
+.PHONY: help install demo test lint typecheck codegen codegen-check pytest conformance bench clean
+
+help:
+	@echo "make demo        - install, then build/validate/round-trip/print messages of every kind"
+	@echo "make test        - install, lint, type check, codegen drift check, all tests"
+	@echo "make codegen     - regenerate generated/ from schemas/"
+	@echo "make bench       - speed: agentmsg vs pydantic / msgspec / orjson, side by side"
+
+.installed: pyproject.toml
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e ".[dev,bench]"
+	@touch .installed
+
+install: .installed
+
+demo: install
+	$(PYTHON) examples/demo.py
+
+codegen: install
+	$(PYTHON) codegen/generate.py
+
+codegen-check: install
+	$(PYTHON) codegen/generate.py --check
+
+lint: install
+	$(PYTHON) -m ruff check sdk generated codegen tests examples bench
+	$(PYTHON) -m ruff format --check sdk codegen tests examples bench
+
+typecheck: install
+	$(PYTHON) -m mypy
+
+pytest: install
+	$(PYTHON) -m pytest
+
+conformance: install
+	$(PYTHON) -m pytest tests/conformance -q
+
+test: lint typecheck codegen-check pytest
+
+bench: install
+	$(PYTHON) bench/run.py
+
+clean:
+	rm -rf .installed build *.egg-info .mypy_cache .pytest_cache .hypothesis
