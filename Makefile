@@ -27,7 +27,7 @@ codegen-check: install
 
 lint: install
 	$(PYTHON) -m ruff check sdk generated codegen tests examples bench
-	$(PYTHON) -m ruff format --check sdk codegen tests examples bench
+	$(PYTHON) -m ruff format --check sdk generated codegen tests examples bench
 
 typecheck: install
 	$(PYTHON) -m mypy

@@ -13,7 +13,6 @@ Usage: python codegen/generate.py [--check] [--out DIR]
 from __future__ import annotations
 
 import argparse
-import copy
 import difflib
 import json
 import os
@@ -109,25 +108,48 @@ def run_codegen(out_dir: Path) -> None:
             (src / path.name.replace(".schema.json", ".json")).write_text(text, encoding="utf-8")
         raw = Path(tmp) / "out"
         cmd = [
-            sys.executable, "-m", "datamodel_code_generator",
-            "--input", str(src), "--input-file-type", "jsonschema",
-            "--output", str(raw),
-            "--output-model-type", "dataclasses.dataclass",
-            "--custom-template-dir", str(TEMPLATES),
-            "--additional-imports", "attrs",
-            "--target-python-version", "3.10",
-            "--use-standard-collections", "--use-union-operator",
-            "--snake-case-field", "--strict-nullable",
-            "--use-one-literal-as-default", "--enum-field-as-literal", "none", "--use-subclass-enum", "--capitalise-enum-members",
+            sys.executable,
+            "-m",
+            "datamodel_code_generator",
+            "--input",
+            str(src),
+            "--input-file-type",
+            "jsonschema",
+            "--output",
+            str(raw),
+            "--output-model-type",
+            "dataclasses.dataclass",
+            "--custom-template-dir",
+            str(TEMPLATES),
+            "--additional-imports",
+            "attrs",
+            "--target-python-version",
+            "3.10",
+            "--use-standard-collections",
+            "--use-union-operator",
+            "--snake-case-field",
+            "--strict-nullable",
+            "--use-one-literal-as-default",
+            "--enum-field-as-literal",
+            "none",
+            "--use-subclass-enum",
+            "--capitalise-enum-members",
             "--keyword-only",
-            "--use-schema-description", "--use-field-description",
-            "--use-title-as-name", "--disable-timestamp",
-            "--custom-file-header", HEADER,
+            "--use-schema-description",
+            "--use-field-description",
+            "--use-title-as-name",
+            "--disable-timestamp",
+            "--custom-file-header",
+            HEADER,
         ]
-        env = dict(os.environ, RUFF_NO_CACHE="true")
+        env = dict(os.environ, RUFF_NO_CACHE="true", PYTHONWARNINGS="ignore::FutureWarning")
         subprocess.run(cmd, check=True, env=env)
         # Format and tidy (ruff removes the stock `from dataclasses import dataclass` import).
-        subprocess.run([sys.executable, "-m", "ruff", "check", "--fix-only", "--quiet", "--select", "F401,I,UP", str(raw)], check=False, env=env)
+        subprocess.run(
+            [sys.executable, "-m", "ruff", "check", "--fix-only", "--quiet", "--select", "F401,I,UP", str(raw)],
+            check=False,
+            env=env,
+        )
         subprocess.run([sys.executable, "-m", "ruff", "format", "--quiet", str(raw)], check=True, env=env)
         (raw / "py.typed").write_text("", encoding="utf-8")
         # Ship the schemas with the models: the SDK validates against exactly what it was generated from.
@@ -168,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in sorted(set(fresh) | set(committed)):
             a, b = committed.get(name, ""), fresh.get(name, "")
             if a != b:
-                sys.stdout.writelines(difflib.unified_diff(a.splitlines(True), b.splitlines(True), f"committed/{name}", f"fresh/{name}"))
+                sys.stdout.writelines(
+                    difflib.unified_diff(a.splitlines(True), b.splitlines(True), f"committed/{name}", f"fresh/{name}")
+                )
         print("\ngenerated/ is stale: run `make codegen` and commit the result", file=sys.stderr)
         return 1
 

@@ -28,7 +28,7 @@ import cattrs
 
 from ._schemas import schema_documents
 
-StructureFn = Callable[[Any], Any]
+StructureFn = Callable[..., Any]  # (value[, type]) -> object: cattrs passes the type too
 UnstructureFn = Callable[[Any], Any]
 
 converter = cattrs.Converter()
@@ -201,10 +201,10 @@ class _Codegen:
         return f"{self.name(converter.unstructure)}({src})"
 
 
-def _compile(source: str, name: str, ns: dict[str, Any]) -> Callable[[Any], Any]:
+def _compile(source: str, name: str, ns: dict[str, Any]) -> Callable[..., Any]:
     code = compile(source, f"<agentmsg converter {name}>", "exec")
     exec(code, ns)
-    fn: Callable[[Any], Any] = ns[name]
+    fn: Callable[..., Any] = ns[name]
     return fn
 
 
@@ -215,7 +215,7 @@ def make_structure_fn(cls: type) -> StructureFn:
     alternatives = _ALTERNATIVES.get(cls.__name__, {})
     gen = _Codegen()
     gen.ns.update(_new=object.__new__, _target=target)
-    lines = ["def structure(d):"]
+    lines = ["def structure(d, _type=None):"]
     if cls.__name__ == "Msg" and _msg_class_by_role:
         gen.ns["_by_role"] = _msg_class_by_role
         lines.append("    o = _new(_by_role.get(d['role'], _target))")
@@ -288,9 +288,7 @@ def make_unstructure_fn(cls: type) -> UnstructureFn:
 
 
 def _is_model(cls: Any) -> bool:
-    return isinstance(cls, type) and attrs.has(cls) and any(
-        "wire" in a.metadata for a in attrs.fields(cls)
-    )
+    return isinstance(cls, type) and attrs.has(cls) and any("wire" in a.metadata for a in attrs.fields(cls))
 
 
 converter.register_structure_hook_factory(_is_model, make_structure_fn)

@@ -22,8 +22,11 @@ def drop_unknown_keys(data: Any, kind: str) -> Any:
             errors = list(leaf_errors(validator, data))
         except (ValueError, TypeError, OverflowError):
             return data
-        extra = [(path, list(getattr(e.kind, "unexpected", []) or [])) for path, e in errors
-                 if type(e.kind).__name__ == "AdditionalProperties"]
+        extra = [
+            (path, list(getattr(e.kind, "unexpected", []) or []))
+            for path, e in errors
+            if type(e.kind).__name__ == "AdditionalProperties"
+        ]
         if not extra:
             return data
         if not copied:

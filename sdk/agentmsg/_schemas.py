@@ -4,9 +4,9 @@ with jsonschema-rs, with errors mapped to :class:`~agentmsg.errors.Problem` (JSO
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema_rs
@@ -105,12 +105,16 @@ def _discriminated_branch(one_of: Any, instance: Any, base: str) -> str | None:
             continue
         absolute = (base + ref) if ref.startswith("#") else BASE_URI + ref
         target = _resolve(absolute)
-        if isinstance(target, dict) and target.get("properties", {}).get("type", {}).get("const") == instance.get("type"):
+        if isinstance(target, dict) and target.get("properties", {}).get("type", {}).get("const") == instance.get(
+            "type"
+        ):
             return absolute
     return None
 
 
-def leaf_errors(validator: Any, instance: Any, prefix: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+def leaf_errors(
+    validator: Any, instance: Any, prefix: tuple[str | int, ...] = ()
+) -> Iterator[tuple[tuple[str | int, ...], Any]]:
     """Yield ``(instance path, jsonschema_rs error)`` for every problem, descending into the branch
     that a discriminated union's ``type`` selects instead of reporting the bare ``oneOf`` failure."""
     for err in validator.iter_errors(instance):
@@ -120,7 +124,9 @@ def leaf_errors(validator: Any, instance: Any, prefix: tuple[str | int, ...] = (
         if keyword in ("oneOf", "anyOf"):
             base = location.partition("#")[0]
             branches = _resolve(location)
-            branch = _discriminated_branch(branches, err.instance, base) or _non_null_branch(branches, err.instance, base)
+            branch = _discriminated_branch(branches, err.instance, base) or _non_null_branch(
+                branches, err.instance, base
+            )
             if branch is not None:
                 yield from leaf_errors(_validator(branch), err.instance, path)
                 continue
@@ -135,7 +141,7 @@ def _non_null_branch(branches: Any, instance: Any, base: str) -> str | None:
         return None
     rest = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
     if len(rest) == 1 and len(branches) == 2 and isinstance(rest[0], dict) and isinstance(rest[0].get("$ref"), str):
-        ref = rest[0]["$ref"]
+        ref = str(rest[0]["$ref"])
         return (base + ref) if ref.startswith("#") else BASE_URI + ref
     return None
 
@@ -161,29 +167,45 @@ def _problems(validator: Any, instance: Any) -> list[Problem]:
 
 
 #: Limits applied to every decode. Bigger or deeper input raises :class:`SizeLimitError`.
-#: ``max_bytes`` bounds JSON text; ``max_depth`` bounds nesting of arrays and objects.
-limits: dict[str, int] = {"max_bytes": 256 * 1024 * 1024, "max_depth": 512}
+#: ``max_bytes`` bounds JSON text; ``max_depth`` bounds nesting of arrays and objects (1024, as
+#: orjson's parser, so text and parsed input are held to the same limit).
+limits: dict[str, int] = {"max_bytes": 256 * 1024 * 1024, "max_depth": 1024}
 
 
 def check_depth(instance: Any, kind: str | None = None) -> None:
-    """Raise :class:`SizeLimitError` when ``instance`` nests deeper than ``limits['max_depth']``.
-    Iterative, so arbitrarily deep input cannot exhaust the Python stack."""
+    """Check that a parsed value is JSON: dicts with string keys, lists, strings, finite numbers,
+    booleans and null, nested at most ``limits['max_depth']`` deep. Raises :class:`ValidationError`
+    (:class:`SizeLimitError` for depth). Iterative, so deep input cannot exhaust the Python stack."""
     max_depth = limits["max_depth"]
     stack: list[tuple[Any, int]] = [(instance, 0)]
     pop, push = stack.pop, stack.append
     while stack:
         node, depth = pop()
-        if type(node) is dict:
-            children: Any = node.values()
-        elif type(node) is list:
-            children = node
-        else:
-            continue
-        if depth >= max_depth:
-            raise SizeLimitError([Problem("", "max-depth", f"nesting deeper than {max_depth} levels")], kind)
-        for child in children:
-            if type(child) is dict or type(child) is list:
-                push((child, depth + 1))
+        kind_of = type(node)
+        if kind_of is dict:
+            if depth >= max_depth:
+                raise SizeLimitError([Problem("", "max-depth", f"nesting deeper than {max_depth} levels")], kind)
+            for key, child in node.items():
+                if type(key) is not str:
+                    raise ValidationError([Problem("", "json-value", f"object key {key!r} is not a string")], kind)
+                if type(child) in _CONTAINERS or type(child) not in _SCALARS:
+                    push((child, depth + 1))
+        elif kind_of is list:
+            if depth >= max_depth:
+                raise SizeLimitError([Problem("", "max-depth", f"nesting deeper than {max_depth} levels")], kind)
+            for child in node:
+                if type(child) in _CONTAINERS or type(child) not in _SCALARS:
+                    push((child, depth + 1))
+        elif kind_of is float:
+            if node != node or node in (_INF, -_INF):
+                raise ValidationError([Problem("", "json-value", f"{node!r} is not a JSON number")], kind)
+        elif kind_of not in _SCALARS and not isinstance(node, (str, int, float)):
+            raise ValidationError([Problem("", "json-value", f"a {kind_of.__name__} is not a JSON value")], kind)
+
+
+_INF = float("inf")
+_CONTAINERS = frozenset({dict, list})
+_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 def validate(instance: Any, kind: str = "msg") -> None:
@@ -193,15 +215,15 @@ def validate(instance: Any, kind: str = "msg") -> None:
     ``kind`` is one of ``msg``, ``content-block``, ``source``, ``chat-usage`` (and ``event`` once
     events are defined)."""
     validator = _validator(schema_uri(kind))
+    # Check JSON-ness and depth first: the validator must never see input deep enough to exhaust a stack.
+    check_depth(instance, kind)
     try:
         if validator.is_valid(instance):
             return
-    except (ValueError, TypeError, OverflowError):
-        pass  # not JSON-shaped (a Python object the schema cannot see); reported below
-    check_depth(instance, kind)
-    try:
         problems = _problems(validator, instance)
     except (ValueError, TypeError, OverflowError) as exc:
+        if "recursion" in str(exc).lower():
+            raise SizeLimitError([Problem("", "max-depth", f"too deeply nested for validation: {exc}")], kind) from None
         problems = [Problem("", "json-value", f"not a JSON value: {exc}")]
     raise ValidationError(problems or [Problem("", "schema", "invalid")], kind)
 

@@ -25,24 +25,55 @@ from agentmsg_models.source import Base64Source, Source, URLSource
 
 from . import _converter
 from ._json import JsonInput, dumps, loads
-from ._schemas import check_depth, validate
+from ._schemas import validate
 
 __all__ = [
-    "AudioBlock", "Base64Source", "ContentBlock", "DataBlock", "HintBlock", "ImageBlock", "Source", "TextBlock",
-    "ThinkingBlock", "ToolCallState", "ToolResultBlock", "ToolResultState", "ToolUseBlock", "URLSource", "VideoBlock",
-    "block_from_dict", "block_from_json", "block_to_dict", "block_to_json", "new_data_block_id",
-    "thinking_signature", "thinking_provider", "is_redacted", "tool_call_signature",
+    "AudioBlock",
+    "Base64Source",
+    "ContentBlock",
+    "DataBlock",
+    "HintBlock",
+    "ImageBlock",
+    "Source",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolCallState",
+    "ToolResultBlock",
+    "ToolResultState",
+    "ToolUseBlock",
+    "URLSource",
+    "VideoBlock",
+    "block_from_dict",
+    "block_from_json",
+    "block_to_dict",
+    "block_to_json",
+    "is_redacted",
+    "new_data_block_id",
+    "thinking_provider",
+    "thinking_signature",
+    "tool_call_signature",
 ]
 
-_union_hooks = _converter._LazyUnion({
-    _converter._tag_of(c): c
-    for c in (TextBlock, ThinkingBlock, ImageBlock, AudioBlock, VideoBlock, DataBlock, ToolUseBlock, ToolResultBlock, HintBlock)
-})
+_union_hooks = _converter._LazyUnion(
+    {
+        _converter._tag_of(c): c
+        for c in (
+            TextBlock,
+            ThinkingBlock,
+            ImageBlock,
+            AudioBlock,
+            VideoBlock,
+            DataBlock,
+            ToolUseBlock,
+            ToolResultBlock,
+            HintBlock,
+        )
+    }
+)
 
 
 def block_from_dict(data: Mapping[str, Any]) -> ContentBlock:
     """Validate (kind ``content-block``) and decode one content block."""
-    check_depth(data, "content-block")
     validate(data, "content-block")
     return _union_hooks[data["type"]](data)  # type: ignore[no-any-return]
 

@@ -8,15 +8,15 @@ construction, JSON/dict codecs that validate, and accessors.
 from __future__ import annotations
 
 import dataclasses
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any, ClassVar, TypeVar, overload
+from typing import Any, ClassVar, TypeVar, cast, overload
 
 import attrs
 import cattrs
 import orjson
-
 from agentmsg_models import chat_usage as _usage_mod
 from agentmsg_models import content_block as _blocks
 from agentmsg_models import msg as _msg_mod
@@ -43,8 +43,15 @@ METADATA_CHAT_USAGE = "_chat_usage"
 _BLOCK_CLASSES: dict[str, type] = {
     c.__name__: c
     for c in (
-        _blocks.TextBlock, _blocks.ThinkingBlock, _blocks.ImageBlock, _blocks.AudioBlock, _blocks.VideoBlock,
-        _blocks.DataBlock, _blocks.ToolUseBlock, _blocks.ToolResultBlock, _blocks.HintBlock,
+        _blocks.TextBlock,
+        _blocks.ThinkingBlock,
+        _blocks.ImageBlock,
+        _blocks.AudioBlock,
+        _blocks.VideoBlock,
+        _blocks.DataBlock,
+        _blocks.ToolUseBlock,
+        _blocks.ToolResultBlock,
+        _blocks.HintBlock,
     )
 }
 _BLOCK_BY_TAG: dict[str, type] = {_converter._tag_of(c): c for c in _BLOCK_CLASSES.values()}
@@ -71,13 +78,11 @@ def parse_timestamp(value: str) -> datetime:
 
 
 def _trim_fraction(text: str) -> str:
-    # datetime.fromisoformat (3.10) accepts 3 or 6 fractional digits only.
-    head, dot, rest = text.partition(".")
-    if not dot:
-        return text
-    digits = "".join(ch for ch in rest if ch.isdigit())
-    tail = rest[len(digits):]
-    return f"{head}.{(digits + '000000')[:6]}{tail}"
+    # datetime.fromisoformat (3.10) accepts 3 or 6 fractional digits only: pad or cut to 6.
+    return _FRACTION.sub(lambda m: "." + (m.group(1) + "000000")[:6], text, count=1)
+
+
+_FRACTION = re.compile(r"\.([0-9]+)")
 
 
 def _block_type(kind: type[B] | str) -> type[B]:
@@ -85,7 +90,7 @@ def _block_type(kind: type[B] | str) -> type[B]:
         found = _BLOCK_BY_TAG.get(kind) or _BLOCK_CLASSES.get(kind)
         if found is None:
             raise ValueError(f"unknown block type {kind!r}; known: {', '.join(sorted(_BLOCK_BY_TAG))}")
-        return found  # type: ignore[return-value]
+        return found
     return kind
 
 
@@ -98,7 +103,9 @@ def _content_list(content: Any) -> list[Any]:
     if attrs.has(type(content)) or isinstance(content, Mapping):
         content = [content]
     if not isinstance(content, Iterable):
-        raise ValidationError.single("/content", "type", f"content must be a string or a list of blocks, got {type(content).__name__}", "msg")
+        raise ValidationError.single(
+            "/content", "type", f"content must be a string or a list of blocks, got {type(content).__name__}", "msg"
+        )
     out: list[Any] = []
     for i, block in enumerate(content):
         if isinstance(block, str):
@@ -111,7 +118,10 @@ def _content_list(content: Any) -> list[Any]:
             try:
                 out.append(block_from_dict(dict(block)))
             except ValidationError as exc:
-                raise ValidationError([Problem(f"/content/{i}{p.pointer}", p.rule, p.message, p.schema_location) for p in exc.problems], "msg") from None
+                raise ValidationError(
+                    [Problem(f"/content/{i}{p.pointer}", p.rule, p.message, p.schema_location) for p in exc.problems],
+                    "msg",
+                ) from None
         else:
             raise ValidationError.single(f"/content/{i}", "type", f"not a content block: {type(block).__name__}", "msg")
     return out
@@ -122,9 +132,10 @@ def _converter_block_types() -> frozenset[type]:
 
 
 _BLOCK_TYPES = frozenset(_BLOCK_CLASSES.values())
+_FIELD_NAMES = tuple(a.name for a in attrs.fields(_msg_mod.Msg))
 
 
-@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=True)
+@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=False)
 class Msg(_msg_mod.Msg):
     """One conversation turn. Fields (from the schema): ``id``, ``name``, ``role``, ``content``,
     ``metadata``, ``timestamp``, ``usage``.
@@ -153,15 +164,21 @@ class Msg(_msg_mod.Msg):
         pinned = type(self)._pinned_role
         if role is None:
             if pinned is None:
-                raise ValidationError.single("/role", "required", "a role is required (USER, ASSISTANT, SYSTEM or TOOL)", "msg")
+                raise ValidationError.single(
+                    "/role", "required", "a role is required (USER, ASSISTANT, SYSTEM or TOOL)", "msg"
+                )
             role = pinned
         try:
             role_value = MsgRole(role.upper() if isinstance(role, str) and not isinstance(role, MsgRole) else role)
         except ValueError:
-            raise ValidationError.single("/role", "enum", f"unknown role {role!r}; expected USER, ASSISTANT, SYSTEM or TOOL", "msg") from None
+            raise ValidationError.single(
+                "/role", "enum", f"unknown role {role!r}; expected USER, ASSISTANT, SYSTEM or TOOL", "msg"
+            ) from None
         if pinned is not None and role_value is not pinned:
-            raise ValidationError.single("/role", "const", f"{type(self).__name__} has role {pinned.value}, got {role_value.value}", "msg")
-        self.__attrs_init__(  # type: ignore[attr-defined]
+            raise ValidationError.single(
+                "/role", "const", f"{type(self).__name__} has role {pinned.value}, got {role_value.value}", "msg"
+            )
+        self.__attrs_init__(
             id=new_id() if id is None else id,
             name=name,
             role=role_value,
@@ -171,6 +188,18 @@ class Msg(_msg_mod.Msg):
             usage=usage,
         )
         validate(self.to_dict(), "msg")
+
+    def __eq__(self, other: object) -> bool:
+        """Field-wise equality: ``Msg("USER", ...)`` equals the ``UserMessage`` decoded from its JSON."""
+        if not isinstance(other, _msg_mod.Msg):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _FIELD_NAMES)
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = None
 
     # ---- codecs -------------------------------------------------------------------------------
 
@@ -182,37 +211,37 @@ class Msg(_msg_mod.Msg):
         input beyond :data:`agentmsg.limits`. ``lenient=True`` drops object keys the schema does not
         know (forward compatibility with newer writers) instead of rejecting them; every other rule
         still applies."""
-        if not lenient and (type(data) is bytes or type(data) is str):
-            # Fast path: parse, validate (jsonschema-rs), structure. Anything unusual takes the slow
-            # path below, which produces the detailed errors.
-            if len(data) <= _limits["max_bytes"]:
-                try:
-                    parsed = _orjson_loads(data)
-                except ValueError:
-                    parsed = _INVALID
-                if parsed is not _INVALID and _msg_is_valid(parsed):
-                    msg = _structure_msg(parsed)
-                    if cls is Msg or isinstance(msg, cls):
-                        return msg  # type: ignore[no-any-return]
-        return cls._from_parsed(loads(data, "msg"), lenient, checked_depth=True)
+        # Fast path: parse, validate (jsonschema-rs), structure. Anything unusual takes the slow path
+        # below, which produces the detailed errors.
+        if not lenient and (type(data) is bytes or type(data) is str) and len(data) <= _limits["max_bytes"]:
+            try:
+                parsed = _orjson_loads(data)
+            except ValueError:
+                parsed = _INVALID
+            if parsed is not _INVALID and _msg_is_valid(parsed):
+                msg = _structure_msg(parsed)
+                if cls is Msg or isinstance(msg, cls):
+                    return msg  # type: ignore[no-any-return]
+        return cls._from_parsed(loads(data, "msg"), lenient)
 
     @classmethod
     def from_dict(cls: type[M], data: Mapping[str, Any], *, lenient: bool = False) -> M:
         """Validate and decode one message from parsed JSON (a dict). See :meth:`from_json`."""
-        return cls._from_parsed(data, lenient, checked_depth=False)
+        return cls._from_parsed(data, lenient)
 
     @classmethod
-    def _from_parsed(cls: type[M], data: Any, lenient: bool, checked_depth: bool) -> M:
-        if not checked_depth:
-            check_depth(data, "msg")
+    def _from_parsed(cls: type[M], data: Any, lenient: bool) -> M:
         if lenient:
+            check_depth(data, "msg")
             from ._lenient import drop_unknown_keys
 
             data = drop_unknown_keys(data, "msg")
         validate(data, "msg")
         msg = _structure_msg(data)
         if not isinstance(msg, cls):
-            raise ValidationError.single("/role", "const", f"{cls.__name__} cannot hold a {data['role']} message", "msg")
+            raise ValidationError.single(
+                "/role", "const", f"{cls.__name__} cannot hold a {data['role']} message", "msg"
+            )
         return msg
 
     def to_dict(self) -> dict[str, Any]:
@@ -273,7 +302,7 @@ class Msg(_msg_mod.Msg):
             return self.usage
         legacy = self.metadata.get(METADATA_CHAT_USAGE)
         if isinstance(legacy, Mapping):
-            return _converter.converter.structure(dict(legacy), ChatUsage)  # type: ignore[no-any-return]
+            return _converter.converter.structure(dict(legacy), ChatUsage)
         return None
 
     @property
@@ -296,10 +325,12 @@ class Msg(_msg_mod.Msg):
             if hasattr(cls, "model_validate"):
                 return cls.model_validate(data)  # type: ignore[attr-defined, no-any-return]
             if attrs.has(cls) or dataclasses.is_dataclass(cls):
-                return _user_converter.structure(dict(data), cls)
+                return cast(T, _user_converter.structure(dict(data), cls))
             return cls(**data)
         except (cattrs.BaseValidationError, TypeError, ValueError, KeyError) as exc:
-            raise ValidationError.single(pointer, "structured-output", f"does not match {cls.__name__}: {exc}", "msg") from None
+            raise ValidationError.single(
+                pointer, "structured-output", f"does not match {cls.__name__}: {exc}", "msg"
+            ) from None
 
     def copy(self: M, **changes: Any) -> M:
         """A copy with some fields changed (``msg.copy(name="Bob")``), validated like a new message.
@@ -329,7 +360,7 @@ def _pinned(role: MsgRole, doc: str) -> Any:
     return decorate
 
 
-@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=True, repr=False)
+@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=False, repr=False)
 class _RolePinnedMsg(Msg):
     """Base of the role-pinned classes: content comes first, the role is fixed."""
 
@@ -347,27 +378,32 @@ class _RolePinnedMsg(Msg):
         super().__init__(role, content, name=name, id=id, metadata=metadata, timestamp=timestamp, usage=usage)
 
 
-@_pinned(MsgRole.USER, "A USER message: text, data, image, audio and video blocks only. ``UserMessage('hi', name='alice')``.")
-@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=True, repr=False)
+@_pinned(
+    MsgRole.USER, "A USER message: text, data, image, audio and video blocks only. ``UserMessage('hi', name='alice')``."
+)
+@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=False, repr=False)
 class UserMessage(_RolePinnedMsg):
     pass
 
 
 @_pinned(MsgRole.ASSISTANT, "An ASSISTANT message: every block type. ``AssistantMessage('hello', name='agent')``.")
-@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=True, repr=False)
+@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=False, repr=False)
 class AssistantMessage(_RolePinnedMsg):
     pass
 
 
 @_pinned(MsgRole.SYSTEM, "A SYSTEM message: text blocks only. ``SystemMessage('You are helpful.')``.")
-@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=True, repr=False)
+@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=False, repr=False)
 class SystemMessage(_RolePinnedMsg):
     pass
 
 
-@_pinned(MsgRole.TOOL, "A TOOL message carrying tool results (unrestricted, as in Java). "
-         "``ToolResultMessage(ToolResultBlock(id='call_1', name='f', output=[TextBlock(text='ok')], state='success'))``.")
-@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=True, repr=False)
+@_pinned(
+    MsgRole.TOOL,
+    "A TOOL message carrying tool results (unrestricted, as in Java). "
+    "``ToolResultMessage(ToolResultBlock(id='call_1', name='f', output=[TextBlock(text='ok')], state='success'))``.",
+)
+@attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=False, repr=False)
 class ToolResultMessage(_RolePinnedMsg):
     pass
 

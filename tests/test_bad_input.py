@@ -1,0 +1,127 @@
+"""Bad input never crashes: every failure is an agentmsg.ValidationError naming pointer and rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import agentmsg
+import pytest
+from agentmsg import Msg, SizeLimitError, ValidationError
+
+GOOD = '{"id":"m1","name":null,"role":"USER","content":[{"type":"text","text":"hi"}],"metadata":{},"timestamp":null,"usage":null}'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "not json",
+        "{",
+        GOOD[:-1],
+        GOOD[: len(GOOD) // 2],
+        '{"id":"m1",}',
+        "[]",
+        "null",
+        "42",
+        '"a string"',
+        b"\xff\xfe\x00",
+        '{"id":"m1","role":"USER","content":[{"type":"text","text":"\\ud800"}]}',
+    ],
+)
+def test_malformed_or_truncated_json(text: str | bytes) -> None:
+    with pytest.raises(ValidationError) as info:
+        Msg.from_json(text)
+    assert info.value.problems and all(isinstance(p.pointer, str) and p.rule for p in info.value.problems)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"id": 1, "role": "USER", "content": []},
+        {"id": "m", "role": ["USER"], "content": []},
+        {"id": "m", "role": "USER", "content": {"type": "text"}},
+        {"id": "m", "role": "USER", "content": [None]},
+        {"id": "m", "role": "USER", "content": [["text"]]},
+        {"id": "m", "role": "USER", "content": [{"type": 5}]},
+        {"id": "m", "role": "USER", "content": [{"type": None, "text": "x"}]},
+        {"id": "m", "role": "USER", "content": [{"type": "image", "source": "https://x"}]},
+        {"id": "m", "role": "USER", "content": [{"type": "image", "source": {"type": None}}]},
+        {
+            "id": "m",
+            "role": "ASSISTANT",
+            "content": [{"type": "tool_result", "id": "c", "output": [{"type": "tool_use"}]}],
+        },
+        {"id": "m", "role": "USER", "content": [], "usage": {"inputTokens": "7"}},
+        {"id": "m", "role": "USER", "content": [], "usage": {"inputTokens": 1.5}},
+        {"id": "m", "role": "USER", "content": [], "metadata": []},
+        {1: "non-string key"},
+        {"id": "m", "role": "USER", "content": [], "metadata": {"x": object()}},
+        {"id": "m", "role": "USER", "content": [], "metadata": {"x": float("nan")}},
+        "a string",
+        None,
+        [1, 2],
+    ],
+)
+def test_wrong_types_from_dict(value: Any) -> None:
+    with pytest.raises(ValidationError):
+        Msg.from_dict(value)
+
+
+def _nested_json(depth: int) -> str:
+    return '{"id":"m","role":"USER","content":[],"metadata":{"a":' + "[" * depth + "]" * depth + "}}"
+
+
+def test_deep_nesting_json_20000() -> None:
+    with pytest.raises(SizeLimitError) as info:
+        Msg.from_json(_nested_json(20_000))
+    assert info.value.problems[0].rule == "max-depth"
+    assert isinstance(info.value, ValidationError)
+
+
+def test_deep_nesting_dict_20000() -> None:
+    value: Any = []
+    for _ in range(20_000):
+        value = [value]
+    with pytest.raises(SizeLimitError):
+        Msg.from_dict({"id": "m", "role": "USER", "content": [], "metadata": {"a": value}})
+    tool_result: dict[str, Any] = {"type": "text", "text": "x"}
+    for _ in range(20_000):
+        tool_result = {"type": "tool_result", "id": "c", "output": [tool_result]}
+    with pytest.raises(SizeLimitError):
+        Msg.from_dict({"id": "m", "role": "ASSISTANT", "content": [tool_result]})
+    with pytest.raises(SizeLimitError):
+        agentmsg.validate({"id": "m", "role": "ASSISTANT", "content": [tool_result]})
+
+
+def test_moderate_nesting_is_fine() -> None:
+    m = Msg.from_json(_nested_json(100))
+    assert Msg.from_json(m.to_json()) == m
+
+
+def test_fifty_megabyte_string_round_trips() -> None:
+    big = "x" * (50 * 1024 * 1024)
+    m = Msg.from_json('{"id":"m","role":"USER","content":[{"type":"text","text":"' + big + '"}]}')
+    assert len(m.text_content) == len(big)
+    assert len(m.to_json_bytes()) > len(big)
+
+
+def test_size_limit_is_a_validation_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(agentmsg.limits, "max_bytes", 1024)
+    with pytest.raises(SizeLimitError) as info:
+        Msg.from_json('{"id":"m","role":"USER","content":[{"type":"text","text":"' + "x" * 2000 + '"}]}')
+    assert info.value.problems[0].rule == "max-bytes"
+
+
+def test_not_text_input() -> None:
+    with pytest.raises(ValidationError):
+        Msg.from_json(12345)  # type: ignore[arg-type]
+
+
+def test_error_lists_every_problem_with_pointer() -> None:
+    with pytest.raises(ValidationError) as info:
+        Msg.from_dict({"id": "", "role": "SYSTEM", "content": [{"type": "thinking", "thinking": 1}, {"type": "image"}]})
+    pointers = {p.pointer for p in info.value.problems}
+    assert {"/id", "/content/0/type", "/content/0/thinking", "/content/1", "/content/1/type"} <= pointers
+    text = str(info.value)
+    assert "/content/0/thinking" in text and "problems" in text

@@ -1,0 +1,53 @@
+"""Generated code is deterministic, current, importable and matches the schemas."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import agentmsg_models.content_block as blocks
+import agentmsg_models.msg as msg
+import attrs
+
+from tests.conftest import ROOT
+
+
+def test_generated_is_up_to_date_and_deterministic(tmp_path: Path) -> None:
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "codegen" / "generate.py"), "--check"], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = tmp_path / "agentmsg_models"
+    subprocess.run(
+        [sys.executable, str(ROOT / "codegen" / "generate.py"), "--out", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    for path in (ROOT / "generated" / "agentmsg_models").rglob("*.py"):
+        assert (out / path.name).read_text() == path.read_text(), path.name
+
+
+def test_every_schema_property_is_a_field_with_its_wire_name() -> None:
+    schemas = {p.name: json.loads(p.read_text()) for p in (ROOT / "schemas").glob("*.schema.json")}
+    defs = schemas["content-block.schema.json"]["$defs"]
+    for cls in (
+        blocks.TextBlock,
+        blocks.ThinkingBlock,
+        blocks.ImageBlock,
+        blocks.VideoBlock,
+        blocks.DataBlock,
+        blocks.ToolUseBlock,
+        blocks.ToolResultBlock,
+        blocks.HintBlock,
+    ):
+        wire = {a.metadata["wire"] for a in attrs.fields(cls)}
+        assert wire == set(defs[cls.__name__]["properties"]), cls.__name__
+    assert {a.metadata["wire"] for a in attrs.fields(msg.Msg)} == set(schemas["msg.schema.json"]["properties"])
+
+
+def test_generated_files_say_do_not_edit() -> None:
+    for path in (ROOT / "generated" / "agentmsg_models").glob("*.py"):
+        assert "DO NOT EDIT" in path.read_text().splitlines()[0]

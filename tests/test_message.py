@@ -1,0 +1,246 @@
+"""The message API: constructors, role rules, codecs, accessors."""
+
+from __future__ import annotations
+
+import re
+from datetime import timezone
+from typing import Any
+
+import agentmsg
+import attrs
+import orjson
+import pytest
+from agentmsg import (
+    AssistantMessage,
+    Base64Source,
+    DataBlock,
+    GenerateReason,
+    ImageBlock,
+    Msg,
+    MsgRole,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    URLSource,
+    UserMessage,
+    ValidationError,
+)
+
+JAVA_USER = '{"id":"m1","name":"Alice","role":"USER","content":[{"type":"text","text":"hi"}],"metadata":{},"timestamp":"2025-01-01 12:00:00.000","usage":null}'
+JAVA_CASE5 = (
+    '{"id":"chatcmpl-1","name":"Friday","role":"ASSISTANT","content":[{"type":"thinking","thinking":"think","metadata":null},'
+    '{"type":"text","text":"Hello"},{"type":"tool_use","id":"call_a","name":"f","input":{"x":1},"content":"{\\"x\\":1}","metadata":{},"state":"pending"},'
+    '{"type":"tool_use","id":"call_b","name":"g","input":{},"content":"{}","metadata":{},"state":"pending"}],'
+    '"metadata":{"_chat_usage":{"inputTokens":7,"outputTokens":3,"cachedTokens":0,"time":0.0,"totalTokens":10}},'
+    '"timestamp":"2025-01-01 12:00:00.000","usage":{"inputTokens":7,"outputTokens":3,"cachedTokens":0,"time":0.0,"totalTokens":10}}'
+)
+
+
+def test_plain_string_becomes_text_block_and_id_timestamp_are_filled() -> None:
+    m = UserMessage("hello", name="alice")
+    assert m.role is MsgRole.USER
+    assert m.content == [TextBlock(text="hello")]
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", m.id)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}", m.timestamp or "")
+    assert m.created_at is not None and m.created_at.tzinfo is timezone.utc
+    assert m.metadata == {} and m.usage is None
+    assert UserMessage("a").id != UserMessage("a").id
+
+
+def test_java_key_order_and_null_conventions_on_write() -> None:
+    m = AssistantMessage(
+        [ThinkingBlock(thinking="t"), ToolUseBlock(id="c", name="f")],
+        name=None,
+        id="x",
+        timestamp="2025-01-01 00:00:00.000",
+    )
+    assert m.to_json() == (
+        '{"id":"x","name":null,"role":"ASSISTANT","content":[{"type":"thinking","thinking":"t","metadata":null},'
+        '{"type":"tool_use","id":"c","name":"f","input":{},"content":null,"metadata":{},"state":"pending"}],'
+        '"metadata":{},"timestamp":"2025-01-01 00:00:00.000","usage":null}'
+    )
+
+
+@pytest.mark.parametrize("text", [JAVA_USER, JAVA_CASE5])
+def test_java_output_round_trips_byte_for_byte(text: str) -> None:
+    m = Msg.from_json(text)
+    assert m.to_json() == text
+    assert m.to_json_bytes() == text.encode()
+    assert Msg.from_json(text.encode()) == m
+
+
+def test_decode_returns_role_pinned_class() -> None:
+    assert type(Msg.from_json(JAVA_USER)) is UserMessage
+    assert type(Msg.from_json(JAVA_CASE5)) is AssistantMessage
+    assert type(UserMessage.from_json(JAVA_USER)) is UserMessage
+    with pytest.raises(ValidationError) as info:
+        AssistantMessage.from_json(JAVA_USER)
+    assert info.value.problems[0].pointer == "/role"
+
+
+@pytest.mark.parametrize(
+    ("cls", "block"),
+    [
+        (UserMessage, ThinkingBlock(thinking="x")),
+        (UserMessage, ToolUseBlock(id="c", name="f")),
+        (SystemMessage, ImageBlock(source=URLSource(url="https://a/x.png"))),
+        (SystemMessage, ToolResultBlock(id="c")),
+    ],
+)
+def test_role_rules_at_construction(cls: type[Msg], block: Any) -> None:
+    with pytest.raises(ValidationError) as info:
+        cls(["ok", block])
+    (problem,) = info.value.problems
+    assert problem.pointer == "/content/1/type"
+    assert problem.rule.startswith("role-content:")
+    assert isinstance(info.value, ValueError)
+
+
+def test_role_rules_allow_what_java_allows() -> None:
+    AssistantMessage([TextBlock(text="a"), ThinkingBlock(thinking="t"), ToolResultBlock(id="c", name="f")])
+    ToolResultMessage([ThinkingBlock(thinking="t"), ToolResultBlock(id="c")])
+    UserMessage([DataBlock(source=Base64Source(media_type="image/png", data="AAAA"))])
+    SystemMessage("You are helpful.")
+    Msg("assistant", "lowercase role names are accepted by the constructor")
+
+
+def test_constructor_rejects_bad_values_with_pointer() -> None:
+    with pytest.raises(ValidationError) as info:
+        UserMessage([ImageBlock(source=Base64Source(media_type="image/png", data="data:image/png;base64,AA"))])
+    assert info.value.problems[0].pointer == "/content/0/source/data"
+    with pytest.raises(ValidationError):
+        Msg("BOSS", "x")
+    with pytest.raises(ValidationError):
+        Msg(None, "x")
+    with pytest.raises(ValidationError):
+        UserMessage(role="SYSTEM", content="x")
+    with pytest.raises(ValidationError):
+        UserMessage([object()])  # type: ignore[list-item]
+
+
+def test_dict_blocks_are_decoded_at_construction() -> None:
+    m = UserMessage([{"type": "text", "text": "a"}, "b"])
+    assert m.content == [TextBlock(text="a"), TextBlock(text="b")]
+    with pytest.raises(ValidationError) as info:
+        UserMessage([{"type": "text"}])
+    assert info.value.problems[0].pointer == "/content/0"
+
+
+def test_accessors() -> None:
+    m = Msg.from_json(JAVA_CASE5)
+    assert m.text_content == "Hello"
+    assert [b.id for b in m.blocks(ToolUseBlock)] == ["call_a", "call_b"]
+    assert [b.id for b in m.blocks("tool_use")] == ["call_a", "call_b"]
+    assert m.first_block(ThinkingBlock) == ThinkingBlock(thinking="think")
+    assert m.first_block(ImageBlock) is None
+    assert m.has_blocks("thinking") and not m.has_blocks(ToolResultBlock)
+    assert m.generate_reason is GenerateReason.MODEL_STOP
+    assert m.chat_usage is not None and m.chat_usage.total_tokens == 10
+    assert UserMessage(["a", "b", ImageBlock(source=URLSource(url="https://a/x.png")), "c"]).text_content == "a\nb\nc"
+    assert UserMessage([]).text_content == ""
+    with pytest.raises(ValueError):
+        m.blocks("nope")
+
+
+def test_generate_reason_and_legacy_usage() -> None:
+    m = AssistantMessage(
+        "x", metadata={"agentscope_generate_reason": "TOOL_CALLS", "_chat_usage": {"inputTokens": 1, "outputTokens": 2}}
+    )
+    assert m.generate_reason is GenerateReason.TOOL_CALLS
+    assert m.chat_usage is not None and (m.chat_usage.input_tokens, m.chat_usage.output_tokens) == (1, 2)
+
+
+@attrs.define
+class Plan:
+    goal: str
+    steps: list[str]
+
+
+def test_structured_output() -> None:
+    m = AssistantMessage("done", metadata={"_structured_output": {"goal": "g", "steps": ["a", "b"]}})
+    assert m.has_structured_output()
+    assert m.structured_output(Plan) == Plan(goal="g", steps=["a", "b"])
+    with pytest.raises(ValidationError):
+        AssistantMessage("x").structured_output(Plan)
+    with pytest.raises(ValidationError):
+        AssistantMessage("x", metadata={"_structured_output": {"goal": "g"}}).structured_output(Plan)
+
+
+def test_copy_with_changes() -> None:
+    m = Msg.from_json(JAVA_USER)
+    renamed = m.copy(name="Bob")
+    assert renamed.name == "Bob" and renamed.id == m.id and m.name == "Alice"
+    assert type(renamed) is UserMessage
+    promoted = m.copy(role="ASSISTANT", content=[ThinkingBlock(thinking="t")])
+    assert type(promoted) is AssistantMessage
+    with pytest.raises(ValidationError):
+        m.copy(content=[ThinkingBlock(thinking="t")])  # USER may not think
+    with pytest.raises(TypeError):
+        m.copy(colour="red")
+
+
+def test_lenient_read_drops_unknown_keys_only() -> None:
+    text = '{"id":"x","role":"USER","future":1,"content":[{"type":"text","text":"a","annotations":[]},{"type":"image","source":{"type":"url","url":"u","mimeType":"x"}}]}'
+    with pytest.raises(ValidationError) as info:
+        Msg.from_json(text)
+    assert {p.pointer for p in info.value.problems} == {"", "/content/0", "/content/1/source"}
+    m = Msg.from_json(text, lenient=True)
+    assert m.to_dict()["content"] == [
+        {"type": "text", "text": "a"},
+        {"type": "image", "source": {"type": "url", "url": "u"}},
+    ]
+    with pytest.raises(ValidationError):  # other rules still apply
+        Msg.from_json('{"id":"x","role":"user","future":1,"content":[]}', lenient=True)
+
+
+def test_snake_case_sizing_is_read_and_camel_case_wins() -> None:
+    m = Msg.from_json(
+        '{"id":"x","role":"USER","content":[{"type":"image","source":{"type":"url","url":"u"},"min_pixels":1,"minPixels":2,"max_pixels":3}]}'
+    )
+    assert m.to_dict()["content"][0] == {
+        "type": "image",
+        "source": {"type": "url", "url": "u"},
+        "minPixels": 2,
+        "maxPixels": 3,
+    }
+
+
+def test_validate_and_is_valid() -> None:
+    agentmsg.validate(orjson.loads(JAVA_USER))
+    assert agentmsg.is_valid({"type": "text", "text": "x"}, kind="content-block")
+    assert not agentmsg.is_valid({"type": "text"}, kind="content-block")
+    with pytest.raises(ValueError, match="unknown kind"):
+        agentmsg.validate({}, kind="nope")
+
+
+def test_block_codecs() -> None:
+    block = agentmsg.block_from_json(
+        '{"type":"data","source":{"type":"base64","media_type":"application/pdf","data":"JVBE"},"name":"a.pdf"}'
+    )
+    assert isinstance(block, DataBlock) and block.id is None
+    assert (
+        agentmsg.block_to_json(block)
+        == '{"type":"data","source":{"type":"base64","media_type":"application/pdf","data":"JVBE"},"name":"a.pdf"}'
+    )
+    assert re.fullmatch(r"[0-9a-f]{32}", agentmsg.new_data_block_id())
+
+
+def test_thinking_extension_accessors() -> None:
+    signed = ThinkingBlock(thinking="", metadata={"signature": "sig", "provider": "anthropic"})
+    assert agentmsg.thinking_signature(signed) == "sig" and agentmsg.thinking_provider(signed) == "anthropic"
+    assert not agentmsg.is_redacted(signed)  # never inferred from empty text
+    assert agentmsg.is_redacted(ThinkingBlock(thinking="", metadata={"redacted": True, "redactedData": "x"}))
+    call = ToolUseBlock(id="c", name="f", metadata={"thoughtSignature": "ts"})
+    assert agentmsg.tool_call_signature(call) == "ts"
+    m = AssistantMessage([signed, call])
+    assert Msg.from_json(m.to_json()) == m
+
+
+def test_timestamps() -> None:
+    assert agentmsg.parse_timestamp("2025-01-01 12:00:00.123").isoformat() == "2025-01-01T12:00:00.123000+00:00"
+    assert agentmsg.parse_timestamp("2025-01-01T12:00:00.123456789+08:00").utcoffset() is not None
+    assert agentmsg.parse_timestamp("2025-01-01T12:00:00Z").tzinfo is not None
+    assert UserMessage("x", timestamp="2025-01-01T12:00:00Z").timestamp == "2025-01-01T12:00:00Z"
