@@ -25,9 +25,11 @@ codegen: install
 codegen-check: install
 	$(PYTHON) codegen/generate.py --check
 
+PY_DIRS := $(wildcard sdk generated codegen tests examples bench)
+
 lint: install
-	$(PYTHON) -m ruff check sdk generated codegen tests examples bench
-	$(PYTHON) -m ruff format --check sdk generated codegen tests examples bench
+	$(PYTHON) -m ruff check $(PY_DIRS)
+	$(PYTHON) -m ruff format --check $(PY_DIRS)
 
 typecheck: install
 	$(PYTHON) -m mypy
