@@ -71,7 +71,7 @@ def codegen_view(node: Any) -> Any:
       survive a round trip.
     - ``allOf`` of ``if``/``then`` rules (role rules) and ``patternProperties`` (accepted snake_case
       spellings) only constrain validation; the converter handles the spellings.
-    - A discriminated union root (``oneOf`` with a ``type`` enum beside it) keeps only the ``oneOf``.
+    - A discriminated union root (``anyOf`` with a ``type`` enum beside it) keeps only the ``anyOf``.
     """
     if isinstance(node, list):
         return [codegen_view(x) for x in node]
@@ -86,7 +86,7 @@ def codegen_view(node: Any) -> Any:
         if key == "allOf" and all(isinstance(x, dict) and "if" in x for x in value):
             continue
         out[key] = codegen_view(value)
-    if "oneOf" in out and "properties" in out:
+    if ("oneOf" in out or "anyOf" in out) and "properties" in out:
         for key in ("type", "required", "properties"):
             out.pop(key, None)
     if isinstance(out.get("properties"), dict):

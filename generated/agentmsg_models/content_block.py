@@ -159,7 +159,7 @@ ContentBlock: TypeAlias = Union[
     HintBlock,
 ]
 """
-One typed piece of a message's content, discriminated by `type`. AgentScope Java: the sealed class `io.agentscope.core.message.ContentBlock`; an unknown `type` is an error there and here.
+One typed piece of a message's content, discriminated by `type`. AgentScope Java: the sealed class `io.agentscope.core.message.ContentBlock`; an unknown `type` is an error there and here. The branches are mutually exclusive (each fixes `type` with `const`), so `anyOf` here means exactly one.
 """
 
 
