@@ -151,6 +151,13 @@ def run_codegen(out_dir: Path) -> None:
             env=env,
         )
         subprocess.run([sys.executable, "-m", "ruff", "format", "--quiet", str(raw)], check=True, env=env)
+        # The generator writes broken code and still exits 0 (e.g. a bad template): import every
+        # generated module before accepting the output. `make test` also type-checks it (mypy --strict).
+        check = (
+            "import importlib, pkgutil, sys; sys.path.insert(0, sys.argv[1]); pkg = importlib.import_module('out'); "
+            "[importlib.import_module('out.' + m.name) for m in pkgutil.iter_modules(pkg.__path__)]"
+        )
+        subprocess.run([sys.executable, "-c", check, str(raw.parent)], check=True, env=env)
         (raw / "py.typed").write_text("", encoding="utf-8")
         # Ship the schemas with the models: the SDK validates against exactly what it was generated from.
         (raw / "schemas").mkdir()
