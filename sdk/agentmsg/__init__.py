@@ -37,6 +37,7 @@ from .blocks import (
     tool_call_signature,
 )
 from .errors import Problem, SizeLimitError, ValidationError
+from .events import Reducer, SSEDecoder, emit_events, encode_sse, reduce_events, reduce_stream
 from .message import (
     AssistantMessage,
     Msg,
@@ -64,6 +65,8 @@ __all__ = [
     "Msg",
     "MsgRole",
     "Problem",
+    "Reducer",
+    "SSEDecoder",
     "SizeLimitError",
     "Source",
     "SystemMessage",
@@ -83,6 +86,8 @@ __all__ = [
     "block_from_json",
     "block_to_dict",
     "block_to_json",
+    "emit_events",
+    "encode_sse",
     "is_redacted",
     "is_valid",
     "limits",
@@ -90,6 +95,8 @@ __all__ = [
     "new_id",
     "now_timestamp",
     "parse_timestamp",
+    "reduce_events",
+    "reduce_stream",
     "schema_documents",
     "thinking_provider",
     "thinking_signature",

@@ -21,6 +21,7 @@ KINDS: dict[str, str] = {
     "content-block": "content-block.schema.json",
     "source": "source.schema.json",
     "chat-usage": "chat-usage.schema.json",
+    "event": "agent-event.schema.json",
 }
 
 

@@ -1,0 +1,19 @@
+"""Agent events: the event → message reducer, the message → events emitter, SSE transport."""
+
+from .emitter import emit_events
+from .reducer import Reducer, reduce_events
+from .sse import SSEDecoder, SSEEvent, encode_sse
+from .stream import iter_jsonl, iter_sse_events, read_events, reduce_stream
+
+__all__ = [
+    "Reducer",
+    "SSEDecoder",
+    "SSEEvent",
+    "emit_events",
+    "encode_sse",
+    "iter_jsonl",
+    "iter_sse_events",
+    "read_events",
+    "reduce_events",
+    "reduce_stream",
+]
