@@ -131,9 +131,23 @@ def leaf_errors(
             if branch is not None:
                 yield from leaf_errors(_validator(branch), err.instance, path)
                 continue
-            if keyword == "oneOf" and isinstance(err.instance, dict) and "type" in err.instance:
-                continue  # the unknown `type` is reported by the enum beside the oneOf
+            if isinstance(err.instance, dict) and "type" in err.instance and _is_discriminated(branches, base):
+                continue  # the unknown `type` is reported by the enum beside the union
         yield path, err
+
+
+def _is_discriminated(branches: Any, base: str) -> bool:
+    """True for a union whose branches are all ``$ref``s to objects fixing ``type`` with ``const``."""
+    if not isinstance(branches, list) or not branches:
+        return False
+    for branch in branches:
+        ref = branch.get("$ref") if isinstance(branch, dict) else None
+        if not isinstance(ref, str):
+            return False
+        target = _resolve((base + ref) if ref.startswith("#") else BASE_URI + ref)
+        if not (isinstance(target, dict) and "const" in target.get("properties", {}).get("type", {})):
+            return False
+    return True
 
 
 def _non_null_branch(branches: Any, instance: Any, base: str) -> str | None:

@@ -196,6 +196,8 @@ class Reducer:
             event = self._as_dict(event, index)
             if event is None:
                 return
+        if self.strict:
+            self._check(event, index)
         if event.get("source") != self.source:
             return
         event_id = event.get("id")
@@ -219,6 +221,16 @@ class Reducer:
                 "required" if isinstance(exc, KeyError) else "type",
                 f"malformed {event.get('type')} event ({type(exc).__name__}: {exc}): event skipped",
             )
+
+    def _check(self, event: dict[str, Any], index: int) -> None:
+        from .._schemas import validate
+
+        try:
+            validate(event, "event")
+        except ValidationError as exc:
+            raise ValidationError(
+                [Problem(f"/{index}{p.pointer}", p.rule, p.message, p.schema_location) for p in exc.problems], "event"
+            ) from None
 
     def feed_many(self, events: Iterable[Mapping[str, Any] | Any]) -> None:
         feed = self.feed

@@ -1,0 +1,202 @@
+"""The event reducer against the language-neutral vectors in tests/conformance/reducer/."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import agentmsg
+import orjson
+import pytest
+from agentmsg import AssistantMessage, Reducer, reduce_events, reduce_stream
+
+from tests.conftest import ROOT
+
+REDUCER = ROOT / "tests" / "conformance" / "reducer"
+CASES = sorted(p.stem for p in REDUCER.glob("*.json"))
+
+
+def load(name: str) -> dict[str, Any]:
+    return json.loads((REDUCER / f"{name}.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def events_of(case: dict[str, Any]) -> list[Any]:
+    if "jsonl" in case:
+        return [orjson.loads(line) for line in case["jsonl"].splitlines() if line.strip()]
+    return case["events"]  # type: ignore[no-any-return]
+
+
+def matches(actual: Any, expected: Any) -> bool:
+    """Equality where the expected string "*" matches any string (implementation-defined texts)."""
+    if expected == "*":
+        return isinstance(actual, str)
+    if isinstance(expected, dict):
+        return (
+            isinstance(actual, dict)
+            and actual.keys() == expected.keys()
+            and all(matches(actual[k], v) for k, v in expected.items())
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(matches(a, b) for a, b in zip(actual, expected))
+        )
+    return bool(actual == expected) and (
+        type(actual) is type(expected) or {type(actual), type(expected)} <= {int, float}
+    )
+
+
+def test_there_are_vectors_for_every_case_the_issue_names() -> None:
+    assert {
+        "java-case5",
+        "java-case5-duplicate-type-jsonl",
+        "interleaved-parallel-tool-calls",
+        "multi-iteration-reply",
+        "invalid-tool-arguments",
+        "tool-result-text-and-data",
+        "duplicate-events-ignored",
+        "interrupted-stream",
+        "several-replies",
+        "require-user-confirm",
+        "bad-input-tolerant",
+        "missing-reply-id",
+        "thinking-signature-delta",
+    } <= set(CASES)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_vector_tolerant(name: str) -> None:
+    case = load(name)
+    reducer = Reducer()
+    reducer.feed_many(events_of(case))
+    messages = reducer.finish()
+    got = [orjson.loads(m.to_json_bytes()) for m in messages]
+    assert len(got) == len(case["expected"])
+    for actual, expected in zip(got, case["expected"]):
+        assert matches(actual, expected), f"\n got      {json.dumps(actual)}\n expected {json.dumps(expected)}"
+        assert agentmsg.is_valid(actual)
+    assert [{"pointer": p.pointer, "rule": p.rule} for p in reducer.problems] == case["problems"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_vector_events_are_schema_valid_or_named_bad(name: str) -> None:
+    case = load(name)
+    strict = case.get("strict")
+    if strict is None:
+        for event in events_of(case):
+            agentmsg.validate(event, "event")
+        assert [m.to_dict() for m in reduce_events(events_of(case), strict=True)] != None
+        return
+    reducer = Reducer(strict=True)
+    with pytest.raises(agentmsg.ValidationError) as info:
+        reducer.feed_many(events_of(case))
+    assert any(p.pointer == strict["pointer"] and p.rule == strict["rule"] for p in info.value.problems), [
+        str(p) for p in info.value.problems
+    ]
+    # Nothing received before the error is lost.
+    partial = reducer.finish()
+    assert len(partial) == 1 and isinstance(partial[0], AssistantMessage)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_vector_through_bytes_jsonl_and_sse(name: str) -> None:
+    case = load(name)
+    jsonl = case.get("jsonl") or "".join(orjson.dumps(e).decode() + "\n" for e in case["events"])
+    expected = [m.to_dict() for m in reduce_events(events_of(case))]
+    via_jsonl = [m.to_dict() for m in reduce_stream(jsonl.encode())]
+    via_sse = [m.to_dict() for m in reduce_stream(agentmsg.encode_sse(events_of(case)).encode())]
+    for got in (via_jsonl, via_sse):
+        assert [{k: v for k, v in m.items() if k != "id"} for m in got] == [
+            {k: v for k, v in m.items() if k != "id"} for m in expected
+        ]
+
+
+def test_snapshot_is_consistent_at_every_step() -> None:
+    events = events_of(load("multi-iteration-reply"))
+    reducer = Reducer()
+    texts = []
+    for event in events[:-1]:
+        reducer.feed(event)
+        snap = reducer.snapshot()
+        assert snap is not None and agentmsg.is_valid(snap.to_dict())
+        texts.append(snap.text_content)
+    assert texts[6] == "Checking." and texts[-1] == "Checking.\nIt is sunny."
+    # Taking snapshots does not disturb the result.
+    reducer.feed(events[-1])
+    assert reducer.snapshot() is None
+    assert reducer.finish()[0].to_dict() == reduce_events(events)[0].to_dict()
+
+
+def test_tool_arguments_are_parsed_only_at_the_end() -> None:
+    reducer = Reducer()
+    for event in [
+        {"type": "AGENT_START", "id": "1", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r"},
+        {
+            "type": "TOOL_CALL_START",
+            "id": "2",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "m",
+            "toolCallId": "c",
+            "toolCallName": "f",
+        },
+        {
+            "type": "TOOL_CALL_DELTA",
+            "id": "3",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "m",
+            "toolCallId": "c",
+            "delta": '{"a": ',
+        },
+    ]:
+        reducer.feed(event)
+    snap = reducer.snapshot()
+    assert snap is not None
+    call = snap.content[0]
+    assert call.content == '{"a": ' and call.input == {} and "argumentsError" not in call.metadata
+
+
+def test_generated_event_objects_are_accepted() -> None:
+    from agentmsg_models.agent_event import AgentStartEvent, TextBlockDeltaEvent, TextBlockStartEvent
+
+    out = reduce_events(
+        [
+            AgentStartEvent(id="1", created_at="2025-01-01T00:00:00Z", reply_id="r"),
+            TextBlockStartEvent(id="2", created_at="2025-01-01T00:00:00Z", reply_id="r", block_id="text"),
+            TextBlockDeltaEvent(id="3", created_at="2025-01-01T00:00:00Z", reply_id="r", block_id="text", delta="x"),
+        ]
+    )
+    assert out[0].text_content == "x"
+
+
+def test_unknown_type_strict_names_the_rule() -> None:
+    with pytest.raises(agentmsg.ValidationError) as info:
+        reduce_events([{"type": "RUN_STARTED", "id": "1", "createdAt": "2025-01-01T00:00:00Z"}], strict=True)
+    assert info.value.problems[0].pointer == "/0/type" and info.value.problems[0].rule == "enum"
+
+
+def test_bad_jsonl_line_is_reported_and_the_rest_kept() -> None:
+    good = [
+        {"type": "AGENT_START", "id": "1", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r"},
+        {"type": "TEXT_BLOCK_START", "id": "2", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "blockId": "text"},
+        {
+            "type": "TEXT_BLOCK_DELTA",
+            "id": "3",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "blockId": "text",
+            "delta": "kept",
+        },
+    ]
+    data = (
+        b"\n".join(orjson.dumps(e) for e in good[:2])
+        + b"\n{not json\n"
+        + orjson.dumps(good[2])
+        + b'\n{"type":"TEXT_BLOCK_DELTA","id":"4","delta":'
+    )
+    reducer = Reducer()
+    messages = reduce_stream(data, reducer=reducer)
+    assert messages[0].text_content == "kept"
+    assert messages[0].generate_reason.value == "INTERRUPTED"
+    assert [p.rule for p in reducer.problems] == ["json", "json"]
+    assert "line 3" in reducer.problems[0].message
