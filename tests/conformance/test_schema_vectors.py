@@ -16,6 +16,7 @@ DECODERS = {
     "msg": lambda inst: agentmsg.Msg.from_dict(inst),
     "content-block": lambda inst: agentmsg.block_from_dict(inst),
 }
+# Events are checked for validity here; reducing them is tested with tests/conformance/reducer/.
 
 
 def cases() -> list[Any]:
@@ -28,7 +29,7 @@ def cases() -> list[Any]:
 
 
 def test_vector_files_are_well_formed() -> None:
-    assert {"msg.json", "content-block.json"} <= set(FILES)
+    assert {"msg.json", "content-block.json", "event.json"} <= set(FILES)
     for name in FILES:
         doc = load_vectors(name)
         ids = [c["id"] for c in doc["cases"]]

@@ -1,0 +1,67 @@
+"""The emitter is the reducer's inverse: reduce(emit(m)) == m for every valid assistant message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import agentmsg
+from agentmsg import AssistantMessage, Msg, MsgRole, emit_events, encode_sse, reduce_events, reduce_stream
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.test_properties import any_block, ident, metadata, usage
+
+
+@st.composite
+def assistant_messages(draw: Any) -> Msg:
+    return Msg(
+        MsgRole.ASSISTANT,
+        draw(st.lists(any_block, max_size=6)),
+        name=draw(st.none() | ident),
+        id=draw(ident),
+        metadata=draw(metadata),
+        timestamp=draw(st.none() | st.just("2025-01-01 12:00:00.000")),
+        usage=draw(usage),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(assistant_messages(), st.none() | st.integers(1, 5))
+def test_reduce_emit_is_identity(m: Msg, chunk: int | None) -> None:
+    events = emit_events(m, chunk_size=chunk)
+    for event in events:
+        agentmsg.validate(event, "event")
+    (back,) = reduce_events(events)
+    assert back == m
+    assert isinstance(back, AssistantMessage)
+
+
+@settings(max_examples=50, deadline=None)
+@given(assistant_messages())
+def test_reduce_emit_through_sse_bytes(m: Msg) -> None:
+    (back,) = reduce_stream(encode_sse(emit_events(m, chunk_size=3)).encode())
+    assert back == m
+
+
+def test_emitted_shape_follows_java() -> None:
+    m = AssistantMessage(["hi"], name="Friday", id="m1")
+    events = emit_events(m, id_factory=iter(f"e{i}" for i in range(100)).__next__, clock=lambda: "2025-01-01T00:00:00Z")
+    assert [e["type"] for e in events] == [
+        "AGENT_START",
+        "MODEL_CALL_START",
+        "TEXT_BLOCK_START",
+        "TEXT_BLOCK_DELTA",
+        "TEXT_BLOCK_END",
+        "MODEL_CALL_END",
+        "AGENT_RESULT",
+        "AGENT_END",
+    ]
+    assert events[0] == {
+        "type": "AGENT_START",
+        "id": "e0",
+        "createdAt": "2025-01-01T00:00:00Z",
+        "replyId": "m1",
+        "name": "Friday",
+        "role": "assistant",
+    }
+    assert events[3]["blockId"] == "text" and events[3]["delta"] == "hi"

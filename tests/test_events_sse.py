@@ -1,0 +1,94 @@
+"""SSE encoding and robust incremental decoding; resume after Last-Event-ID."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from agentmsg import SSEDecoder, encode_sse, reduce_events, reduce_stream
+from agentmsg.events.sse import events_after
+
+EVENTS = [
+    {"type": "AGENT_START", "id": "e1", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "name": "Friday"},
+    {"type": "TEXT_BLOCK_START", "id": "e2", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "blockId": "text"},
+    {
+        "type": "TEXT_BLOCK_DELTA",
+        "id": "e3",
+        "createdAt": "2025-01-01T00:00:00Z",
+        "replyId": "r",
+        "blockId": "text",
+        "delta": "héllo ☀️\nline2",
+    },
+    {
+        "type": "TEXT_BLOCK_DELTA",
+        "id": "e4",
+        "createdAt": "2025-01-01T00:00:00Z",
+        "replyId": "r",
+        "blockId": "text",
+        "delta": " world",
+    },
+    {"type": "TEXT_BLOCK_END", "id": "e5", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "blockId": "text"},
+    {"type": "AGENT_END", "id": "e6", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r"},
+]
+
+
+def decode_all(chunks: list[bytes]) -> list[tuple[str, str, str]]:
+    decoder = SSEDecoder()
+    out = []
+    for chunk in chunks:
+        out.extend((e.id, e.event, e.data) for e in decoder.feed(chunk))
+    return out
+
+
+def test_encode_has_id_event_and_data() -> None:
+    text = encode_sse(EVENTS[:1])
+    assert text.startswith("id: e1\nevent: AGENT_START\ndata: {") and text.endswith("}\n\n")
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_decode_line_endings_bom_comments_multiline(newline: str) -> None:
+    raw = '\ufeff: a comment\nretry: 3000\nid: 7\nevent: custom\ndata: first\ndata:second\ndata:  third\n\n: keepalive\n\ndata: {"x": 1}\n\n'
+    raw = raw.replace("\n", newline)
+    events = SSEDecoder().feed(raw.encode())
+    assert [(e.id, e.event, e.data) for e in events] == [
+        ("7", "custom", "first\nsecond\n third"),
+        ("7", "message", '{"x": 1}'),
+    ]
+    assert events[0].retry == 3000
+
+
+def test_chunks_split_anywhere_even_inside_crlf_and_utf8() -> None:
+    body = encode_sse(EVENTS).replace("\n", "\r\n").encode()
+    whole = decode_all([body])
+    assert len(whole) == len(EVENTS)
+    rng = random.Random(7)
+    for _ in range(200):
+        cuts = sorted(rng.sample(range(1, len(body)), rng.randint(1, 30)))
+        pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+        assert decode_all(pieces) == whole
+    assert decode_all([bytes([b]) for b in body]) == whole  # one byte at a time
+
+
+def test_incomplete_last_event_is_not_dispatched() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: partial") == []
+    assert decoder.close() == []
+
+
+def test_sse_round_trip_reduces_like_the_events() -> None:
+    body = encode_sse(EVENTS).encode()
+    assert [m.to_dict() for m in reduce_stream(body)] == [m.to_dict() for m in reduce_events(EVENTS)]
+    assert reduce_stream(body)[0].text_content == "héllo ☀️\nline2 world"
+
+
+def test_resume_after_last_event_id_without_duplicates() -> None:
+    body = encode_sse(EVENTS).encode()
+    decoder = SSEDecoder()
+    first = decoder.feed(body[: body.index(b"id: e4")])  # connection drops after e3
+    assert decoder.last_event_id == "e3"
+    resumed = list(events_after(EVENTS, decoder.last_event_id))
+    assert [e["id"] for e in resumed] == ["e4", "e5", "e6"]
+    # A server that replays too much is harmless: the reducer drops events it has seen.
+    replayed = [e.json() for e in first] + EVENTS[1:]
+    assert reduce_events(replayed)[0].text_content == reduce_events(EVENTS)[0].text_content
+    assert list(events_after(EVENTS, "unknown")) == EVENTS
