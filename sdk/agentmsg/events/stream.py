@@ -8,17 +8,19 @@ resulting messages.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
+import msgspec
 import orjson
 
 from ..errors import Problem, ValidationError
 from ..message import AssistantMessage
-from .reducer import Reducer
+from .reducer import _JOIN_EVERY, Reducer
 from .sse import SSEDecoder
 
-CHUNK = 1 << 20  # bytes read at a time
+CHUNK = 1 << 18  # bytes read at a time
 _SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
 
 
@@ -39,7 +41,8 @@ def _chunks(source: IO[bytes] | bytes | Iterable[bytes]) -> Iterator[bytes]:
 
 def _parse_lines(lines: list[bytes], first_line: int) -> Iterator[tuple[int, Any, str | None]]:
     """(line number, event, error) for non-empty lines; batch-parsed when all are valid."""
-    lines = [ln for ln in lines if ln.strip()] if any(not ln.strip() for ln in lines) else lines
+    if b"" in lines:
+        lines = [ln for ln in lines if ln.strip()]
     try:
         batch = orjson.loads(b"[" + b",".join(lines) + b"]")
     except orjson.JSONDecodeError:
@@ -134,15 +137,131 @@ def reduce_stream(
         yield from chunks
 
     is_sse = sniff_sse(first) if sse is None else sse
-    feed = r.feed
-    if is_sse:
-        for event in iter_sse_events(again(), strict=strict):
-            feed(event)
+    # Millions of short-lived objects: generational GC passes would dominate; nothing here makes cycles.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if is_sse:
+            r.feed_many(iter_sse_events(again(), strict=strict))
+        elif r.strict or r.source is not None:
+            for _, event, error in _iter_jsonl(again()):
+                if error is None:
+                    r.feed(event)
+                else:
+                    r._problem(r.count, "", "json", error)
+                    r.count += 1
+        else:
+            _reduce_jsonl_fast(r, again())
         return r.finish()
-    for _, event, error in _iter_jsonl(again()):
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+class _View(msgspec.Struct, gc=False):
+    """The few keys of an event the fast path needs; the rest of a line is skipped by the decoder."""
+
+    type: str
+    id: str | None = None
+    blockId: str | None = None
+    toolCallId: str | None = None
+    delta: str | None = None
+    signature: Any = None
+    redactedData: Any = None
+
+
+_views = msgspec.json.Decoder(list[_View])
+
+
+def _reduce_jsonl_fast(r: Reducer, chunks: Iterable[bytes]) -> None:
+    """JSONL → reducer: each chunk of lines is decoded into views in one call; deltas of open blocks
+    are appended inline, everything else (and any batch that is not clean: duplicates, missing ids,
+    subagent events, bad JSON) goes through the general path with full dicts, so behaviour is exactly
+    :meth:`Reducer.feed`'s."""
+    rest = b""
+    join_every = _JOIN_EVERY
+    for chunk in chunks:
+        data = rest + chunk if rest else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            rest = data
+            continue
+        rest = data[cut + 1 :]
+        body = data[:cut]
+        first = r.count + 1  # line numbers in messages assume one event per line
+        views: list[_View] | None = None
+        if b"\n\n" not in body and b'"source"' not in body and body.strip():
+            try:
+                views = _views.decode(b"[" + body.replace(b"\n", b",") + b"]")
+            except msgspec.DecodeError:
+                views = None
+        if views is not None:
+            fresh = {v.id for v in views}
+            if (
+                len(fresh) != len(views)
+                or None in fresh
+                or not fresh.isdisjoint(r._seen)
+                or not fresh.isdisjoint(r._seen_old)
+            ):
+                views = None
+        if views is None:
+            _feed_lines(r, body.split(b"\n"), first)
+            continue
+        r._seen |= fresh  # type: ignore[arg-type]  # None was excluded above
+        lines: list[bytes] | None = None
+        base = r.count
+        reply = r._reply
+        by_block = reply.by_block if reply is not None else None
+        by_call = reply.by_call if reply is not None else None
+        touched: list[Any] = []
+        i = -1
+        for v in views:
+            i += 1
+            kind = v.type
+            if by_block is not None:
+                if kind == "TEXT_BLOCK_DELTA":
+                    b = by_block.get(v.blockId)  # type: ignore[arg-type]
+                    if b is not None and b.kind == "text" and v.delta is not None:
+                        b.parts.append(v.delta)
+                        continue
+                elif kind == "TOOL_CALL_DELTA":
+                    b = by_call.get(v.toolCallId)  # type: ignore[union-attr, arg-type]
+                    if b is not None and b.open and v.delta is not None:
+                        b.parts.append(v.delta)
+                        if not b.had_delta:
+                            b.had_delta = True
+                        continue
+                elif kind == "THINKING_BLOCK_DELTA" and v.signature is None and v.redactedData is None:
+                    b = by_block.get(v.blockId)  # type: ignore[arg-type]
+                    if b is not None and b.kind == "thinking" and v.delta is not None:
+                        b.parts.append(v.delta)
+                        continue
+            # General path: the full event (the duplicate check was done for the whole batch).
+            if lines is None:
+                lines = body.split(b"\n")
+            touched.extend(by_block.values() if by_block is not None else ())
+            touched.extend(by_call.values() if by_call is not None else ())
+            r.count = base + i + 1
+            r._dispatch(orjson.loads(lines[i]), base + i)
+            reply = r._reply
+            by_block = reply.by_block if reply is not None else None
+            by_call = reply.by_call if reply is not None else None
+        # Join the fragments appended in this batch (keeps memory near the text size).
+        touched.extend(by_block.values() if by_block is not None else ())
+        touched.extend(by_call.values() if by_call is not None else ())
+        for b in touched:
+            if len(b.parts) >= join_every:
+                b.text.flush()
+        r.count = base + len(views)
+        r._rotate_seen()
+    if rest.strip():
+        _feed_lines(r, [rest], r.count + 1)
+
+
+def _feed_lines(r: Reducer, lines: list[bytes], first: int) -> None:
+    for _, event, error in _parse_lines(lines, first):
         if error is None:
-            feed(event)
+            r.feed(event)
         else:
             r._problem(r.count, "", "json", error)
             r.count += 1
-    return r.finish()
