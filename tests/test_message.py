@@ -244,3 +244,17 @@ def test_timestamps() -> None:
     assert agentmsg.parse_timestamp("2025-01-01T12:00:00.123456789+08:00").utcoffset() is not None
     assert agentmsg.parse_timestamp("2025-01-01T12:00:00Z").tzinfo is not None
     assert UserMessage("x", timestamp="2025-01-01T12:00:00Z").timestamp == "2025-01-01T12:00:00Z"
+
+
+def test_conversation_codec() -> None:
+    msgs = [Msg.from_json(JAVA_USER), Msg.from_json(JAVA_CASE5), SystemMessage("be brief", id="s", timestamp=None)]
+    data = agentmsg.encode_messages(msgs)
+    assert data == b"[" + b",".join(m.to_json_bytes() for m in msgs) + b"]"
+    assert agentmsg.decode_messages(data) == msgs
+    assert [type(m) for m in agentmsg.decode_messages(data)] == [UserMessage, AssistantMessage, SystemMessage]
+    bad = data.replace(b'"role":"SYSTEM","content":[{"type":"text"', b'"role":"SYSTEM","content":[{"type":"thinking"').replace(b'"text":"be brief"', b'"thinking":"be brief"')
+    with pytest.raises(ValidationError) as info:
+        agentmsg.decode_messages(bad)
+    assert info.value.problems[0].pointer == "/2/content/0/type"
+    with pytest.raises(ValidationError):
+        agentmsg.decode_messages(JAVA_USER)  # an object, not an array

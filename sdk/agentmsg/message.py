@@ -433,6 +433,52 @@ def _msg_is_valid(value: Any) -> bool:
 _MSG_VALIDATOR = validator_for_kind("msg")
 
 
+def _msg_list_validator() -> Any:
+    import jsonschema_rs
+
+    from ._schemas import _registry, schema_uri
+
+    return jsonschema_rs.validator_for(
+        {"type": "array", "items": {"$ref": schema_uri("msg")}}, registry=_registry(), validate_formats=True
+    )
+
+
+_MSG_LIST_VALIDATOR = _msg_list_validator()
+
+
+def decode_messages(data: JsonInput) -> list[Msg]:
+    """Decode a conversation: a JSON array of messages (as AgentScope Java stores a context) into a
+    list of role-pinned messages, validated as a whole. Problems are reported with pointers into the
+    array (``/3/content/0/type``)."""
+    parsed = loads(data, "msg")
+    if type(parsed) is list:
+        try:
+            ok = bool(_MSG_LIST_VALIDATOR.is_valid(parsed))
+        except (ValueError, TypeError, OverflowError):
+            ok = False
+        if ok:
+            return [_structure_msg(m) for m in parsed]
+    if type(parsed) is not list:
+        raise ValidationError.single(
+            "", "type", f"expected a JSON array of messages, got {type(parsed).__name__}", "msg"
+        )
+    out = []
+    for index, item in enumerate(parsed):
+        try:
+            out.append(Msg.from_dict(item))
+        except ValidationError as exc:
+            raise ValidationError(
+                [Problem(f"/{index}{p.pointer}", p.rule, p.message, p.schema_location) for p in exc.problems], "msg"
+            ) from None
+    return out
+
+
+def encode_messages(messages: Iterable[Msg]) -> bytes:
+    """A conversation as a compact JSON array (each message exactly as :meth:`Msg.to_json_bytes`)."""
+    hooks = _hooks
+    return dumps([hooks[m.__class__](m) for m in messages])
+
+
 _hooks = _converter.unstructure_hooks
 
 

@@ -186,7 +186,7 @@ class Reducer:
 
     ``strict``: raise :class:`ValidationError` on bad input instead of applying the tolerant rule.
     ``source``: reduce the events of this forwarded subagent (``source`` field) instead of the top level.
-    ``dedupe_window``: duplicates are detected among the last 8,192 to 16,384 event ids by default (a
+    ``dedupe_window``: duplicates are detected among the last 4,096 to 8,192 event ids by default (a
     replay after reconnect repeats recent events); None remembers every id (memory grows with the stream).
     ``name``: default message name when no AGENT_START/AGENT_RESULT gives one.
     """
@@ -196,7 +196,7 @@ class Reducer:
         *,
         strict: bool = False,
         source: str | None = None,
-        dedupe_window: int | None = 8192,
+        dedupe_window: int | None = 4096,
         name: str | None = None,
     ) -> None:
         self.strict = strict

@@ -20,13 +20,15 @@ from ..message import AssistantMessage
 from .reducer import _JOIN_EVERY, Reducer
 from .sse import SSEDecoder
 
-CHUNK = 1 << 18  # bytes read at a time
+CHUNK = 1 << 17  # bytes read (or sliced) at a time: one batch of events
 _SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
 
 
 def _chunks(source: IO[bytes] | bytes | Iterable[bytes]) -> Iterator[bytes]:
     if isinstance(source, (bytes, bytearray)):
-        yield bytes(source)
+        view = memoryview(source)
+        for start in range(0, len(source), CHUNK):
+            yield bytes(view[start : start + CHUNK])
         return
     read = getattr(source, "read", None)
     if read is not None:
