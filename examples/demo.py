@@ -116,6 +116,15 @@ def main() -> None:
         UserMessage([ThinkingBlock(thinking="users do not think here")])
     except ValidationError as exc:
         print(f"  constructor: {exc}")
+
+    print("\n== the same reply as an event stream, and back ==")
+    reply = build()[2]
+    events = agentmsg.emit_events(reply, chunk_size=12)
+    print(f"{len(events)} events: " + ", ".join(e["type"] for e in events[:9]) + ", ...")
+    sse = agentmsg.encode_sse(events)
+    (back,) = agentmsg.reduce_stream(sse.encode())
+    assert back == reply, "reduce(emit(m)) must give m back"
+    print(f"SSE ({len(sse)} bytes) reduced back to the identical {type(back).__name__}: {back.text_content!r}")
     print("\nall messages validated and round-tripped exactly.")
 
 
