@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_events  # noqa: E402
-import bench_msg  # noqa: E402
+import bench_events
+import bench_msg
 
 
 def main(argv: list[str]) -> int:
