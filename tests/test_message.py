@@ -252,7 +252,9 @@ def test_conversation_codec() -> None:
     assert data == b"[" + b",".join(m.to_json_bytes() for m in msgs) + b"]"
     assert agentmsg.decode_messages(data) == msgs
     assert [type(m) for m in agentmsg.decode_messages(data)] == [UserMessage, AssistantMessage, SystemMessage]
-    bad = data.replace(b'"role":"SYSTEM","content":[{"type":"text"', b'"role":"SYSTEM","content":[{"type":"thinking"').replace(b'"text":"be brief"', b'"thinking":"be brief"')
+    bad = data.replace(
+        b'"role":"SYSTEM","content":[{"type":"text"', b'"role":"SYSTEM","content":[{"type":"thinking"'
+    ).replace(b'"text":"be brief"', b'"thinking":"be brief"')
     with pytest.raises(ValidationError) as info:
         agentmsg.decode_messages(bad)
     assert info.value.problems[0].pointer == "/2/content/0/type"
