@@ -2,7 +2,7 @@
 PYTHON ?= python3
 export RUFF_NO_CACHE := true
 
-.PHONY: help install demo test lint typecheck codegen codegen-check pytest conformance bench clean
+.PHONY: help install demo test lint typecheck codegen codegen-check pytest conformance ts-conformance vectors-lock bench clean
 
 help:
 	@echo "make demo        - install, then build/validate/round-trip/print messages of every kind"
@@ -21,9 +21,11 @@ demo: install
 
 codegen: install
 	$(PYTHON) codegen/generate.py
+	node codegen/typescript.mjs
 
 codegen-check: install
 	$(PYTHON) codegen/generate.py --check
+	node codegen/typescript.mjs --check
 
 PY_DIRS := $(wildcard sdk generated codegen tests examples bench)
 
@@ -37,10 +39,18 @@ typecheck: install
 pytest: install
 	$(PYTHON) -m pytest
 
+# Conformance: the same vectors in Python (two validators + decoder + reducer) and TypeScript (ajv).
 conformance: install
-	$(PYTHON) -m pytest tests/conformance -q
+	$(PYTHON) -m pytest tests/conformance tests/test_events_reducer.py
+	bash tests/typescript/run.sh
 
-test: lint typecheck codegen-check pytest
+ts-conformance:
+	bash tests/typescript/run.sh
+
+vectors-lock: install
+	$(PYTHON) tests/conformance/lock_vectors.py
+
+test: lint typecheck codegen-check pytest ts-conformance
 
 bench: install
 	$(PYTHON) bench/run.py
