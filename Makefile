@@ -41,8 +41,12 @@ pytest: install
 
 # Conformance: the same vectors in Python (two validators + decoder + reducer) and TypeScript (ajv).
 conformance: install
-	$(PYTHON) -m pytest tests/conformance tests/test_events_reducer.py
-	bash tests/typescript/run.sh
+	@echo "== Python: schema vectors (python-jsonschema + jsonschema-rs + decoder), reducer vectors, versioning =="
+	$(PYTHON) -m pytest tests/conformance/test_schema_vectors.py tests/conformance/test_versioning.py tests/test_events_reducer.py
+	@echo "== TypeScript: ajv over every vector via the generated @agentmsg/schema package =="
+	bash tests/typescript/run.sh 2>&1 | grep -E "^# (tests|pass|fail)"
+	@echo "== Java: AgentScope agentscope-core (Maven Central) reads/writes every vector, builders, role rules =="
+	$(PYTHON) -m pytest tests/conformance/test_java.py
 
 ts-conformance:
 	bash tests/typescript/run.sh
