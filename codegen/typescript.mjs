@@ -83,7 +83,7 @@ export function validate(kind, instance) {
 }
 `);
   fs.writeFileSync(path.join(dir, "index.d.ts"), `${HEADER}
-export * from "./types";
+export * from "./types.js";
 export declare const schemas: Record<string, Record<string, unknown>>;
 export declare const kinds: Record<${Object.keys(kinds).map((k) => JSON.stringify(k)).join(" | ")}, string>;
 export declare const schemaVersion: string;
