@@ -25,8 +25,9 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agentmsg import reduce_stream
 from streams import make_stream
+
+from agentmsg import reduce_stream
 
 TARGET_RATE = 1_000_000
 TARGET_VS_AGENTSCOPE = 10.0

@@ -20,8 +20,9 @@ import msgspec
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import agentmsg
 import peers
+
+import agentmsg
 from agentmsg import Msg
 
 FIVE_BLOCKS = {

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import agentmsg
 import pytest
+
+import agentmsg
 from agentmsg import Msg, SizeLimitError, ValidationError
 
 GOOD = '{"id":"m1","name":null,"role":"USER","content":[{"type":"text","text":"hi"}],"metadata":{},"timestamp":null,"usage":null}'

@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import agentmsg_models.content_block as blocks
-import agentmsg_models.msg as msg
 import attrs
 
+import agentmsg_models.content_block as blocks
+import agentmsg_models.msg as msg
 from tests.conftest import ROOT
 
 

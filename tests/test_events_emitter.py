@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import agentmsg
-from agentmsg import AssistantMessage, Msg, MsgRole, emit_events, encode_sse, reduce_events, reduce_stream
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import agentmsg
+from agentmsg import AssistantMessage, Msg, MsgRole, emit_events, encode_sse, reduce_events, reduce_stream
 from tests.test_properties import any_block, ident, metadata, usage
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import agentmsg
 import orjson
 import pytest
-from agentmsg import AssistantMessage, Reducer, reduce_events, reduce_stream
 
+import agentmsg
+from agentmsg import AssistantMessage, Reducer, reduce_events, reduce_stream
 from tests.conftest import ROOT
 
 REDUCER = ROOT / "tests" / "conformance" / "reducer"

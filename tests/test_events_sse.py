@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from agentmsg import SSEDecoder, encode_sse, reduce_events, reduce_stream
 from agentmsg.events.sse import events_after
 

@@ -6,10 +6,11 @@ import re
 from datetime import timezone
 from typing import Any
 
-import agentmsg
 import attrs
 import orjson
 import pytest
+
+import agentmsg
 from agentmsg import (
     AssistantMessage,
     Base64Source,

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import agentmsg
 from agentmsg import (
     AudioBlock,
@@ -22,8 +25,6 @@ from agentmsg import (
     URLSource,
     VideoBlock,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 text = st.text(max_size=30)
 ident = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=12)

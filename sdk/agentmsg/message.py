@@ -17,6 +17,7 @@ from typing import Any, ClassVar, TypeVar, cast, overload
 import attrs
 import cattrs
 import orjson
+
 from agentmsg_models import chat_usage as _usage_mod
 from agentmsg_models import content_block as _blocks
 from agentmsg_models import msg as _msg_mod

@@ -39,7 +39,9 @@ EVENT_EXTENSIONS = {
 @pytest.fixture(scope="module")
 def java_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("java")
-    r = subprocess.run(["bash", str(ROOT / "tests" / "java" / "run.sh"), str(out)], capture_output=True, text=True, timeout=1200)
+    r = subprocess.run(
+        ["bash", str(ROOT / "tests" / "java" / "run.sh"), str(out)], capture_output=True, text=True, timeout=1200
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     return out
 
@@ -79,7 +81,9 @@ def test_java_reads_and_writes_back_every_valid_vector(java_out: Path, kind: str
                 assert not got["read"], f"{key}: Java accepted a role violation our schema rejects"
             continue
         if key in JAVA_CANNOT_READ:
-            assert not got["read"], f"{key} is listed as unreadable by Java but Java read it: update the compatibility table"
+            assert not got["read"], (
+                f"{key} is listed as unreadable by Java but Java read it: update the compatibility table"
+            )
             continue
         assert got["read"], f"{key}: AgentScope Java cannot read a valid vector: {got.get('error')}"
         written = orjson.loads(got["output"])  # Java writes the event `type` twice; the parser keeps one
@@ -87,12 +91,18 @@ def test_java_reads_and_writes_back_every_valid_vector(java_out: Path, kind: str
         original = case["instance"]
         if kind == "event":
             original = {k: v for k, v in original.items() if k not in EVENT_EXTENSIONS.get(original["type"], set())}
-        assert _drop_data_ids_java_added(_canonical(kind, original), _canonical(kind, written)) == _canonical(kind, original), key
+        assert _drop_data_ids_java_added(_canonical(kind, original), _canonical(kind, written)) == _canonical(
+            kind, original
+        ), key
 
 
 def test_java_built_objects_validate_and_decode(java_out: Path) -> None:
     counts = {}
-    for name, kind in (("built-msg.json", "msg"), ("built-content-block.json", "content-block"), ("built-event.json", "event")):
+    for name, kind in (
+        ("built-msg.json", "msg"),
+        ("built-content-block.json", "content-block"),
+        ("built-event.json", "event"),
+    ):
         built = _load(java_out, name)
         counts[kind] = len(built)
         for label, raw in built.items():
@@ -120,5 +130,11 @@ def test_role_rules_match_java(java_out: Path) -> None:
         "tool_result": {"type": "tool_result", "id": "c", "name": "f", "output": []},
         "hint": {"type": "hint", "id": "h", "hint": "x", "source": None},
     }
-    ours = {role: {b: agentmsg.is_valid({"id": "m", "name": None, "role": role, "content": [s], "metadata": {}}) for b, s in samples.items()} for role in roles}
+    ours = {
+        role: {
+            b: agentmsg.is_valid({"id": "m", "name": None, "role": role, "content": [s], "metadata": {}})
+            for b, s in samples.items()
+        }
+        for role in roles
+    }
     assert ours == roles

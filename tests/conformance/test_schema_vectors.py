@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import agentmsg
 import jsonschema
 import pytest
 
+import agentmsg
 from tests.conftest import VECTORS, load_vectors
 
 FILES = sorted(p.name for p in VECTORS.glob("*.json"))
