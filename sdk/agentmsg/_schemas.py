@@ -55,6 +55,14 @@ def _validator(ref: str) -> Any:
     return jsonschema_rs.validator_for({"$ref": ref}, registry=_registry(), validate_formats=True)
 
 
+@cache
+def array_validator_for_kind(kind: str) -> Any:
+    """A compiled validator for a JSON array whose items are of ``kind`` (e.g. a conversation)."""
+    return jsonschema_rs.validator_for(
+        {"type": "array", "items": {"$ref": schema_uri(kind)}}, registry=_registry(), validate_formats=True
+    )
+
+
 def validator_for_kind(kind: str) -> Any:
     """The compiled jsonschema-rs validator of a kind (``is_valid``/``iter_errors``)."""
     return _validator(schema_uri(kind))

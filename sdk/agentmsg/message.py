@@ -25,7 +25,7 @@ from agentmsg_models.generate_reason import GenerateReason
 
 from . import _converter
 from ._json import JsonInput, dumps, loads
-from ._schemas import check_depth, limits, validate, validator_for_kind
+from ._schemas import array_validator_for_kind, check_depth, limits, validate, validator_for_kind
 from .errors import Problem, ValidationError
 
 MsgRole = _msg_mod.MsgRole
@@ -434,17 +434,7 @@ def _msg_is_valid(value: Any) -> bool:
 _MSG_VALIDATOR = validator_for_kind("msg")
 
 
-def _msg_list_validator() -> Any:
-    import jsonschema_rs
-
-    from ._schemas import _registry, schema_uri
-
-    return jsonschema_rs.validator_for(
-        {"type": "array", "items": {"$ref": schema_uri("msg")}}, registry=_registry(), validate_formats=True
-    )
-
-
-_MSG_LIST_VALIDATOR = _msg_list_validator()
+_MSG_LIST_VALIDATOR = array_validator_for_kind("msg")
 
 
 def decode_messages(data: JsonInput) -> list[Msg]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
@@ -32,7 +33,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     reducer = Reducer(strict=args.strict, source=args.source)
     status = 0
     try:
-        with source if args.file != "-" else _nullcontext(source):
+        with source if args.file != "-" else contextlib.nullcontext(source):
             messages = reduce_stream(source, strict=args.strict, sse=True if args.sse else None, reducer=reducer)
     except ValidationError as exc:
         for p in exc.problems:
@@ -75,17 +76,6 @@ def cmd_events(args: argparse.Namespace) -> int:
         for event in iter_events(msg, chunk_size=args.chunk_size):
             out.write(encode_sse_event(event) if args.sse else orjson.dumps(event).decode() + "\n")
     return status
-
-
-class _nullcontext:
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __enter__(self) -> Any:
-        return self.value
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def add_commands(sub: Any) -> None:
