@@ -20,7 +20,7 @@ import enum
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
@@ -42,26 +42,29 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
+def _titled_objects() -> Iterator[dict[str, Any]]:
+    """Every schema object with a ``title`` and ``properties``, in every shipped document."""
+    stack: list[Any] = list(schema_documents().values())
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("properties"), dict) and isinstance(node.get("title"), str):
+                yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
 def _accepted_spellings() -> dict[str, dict[str, str]]:
     """Schema title -> {camelCase wire key: accepted alternative key}, read from patternProperties."""
     out: dict[str, dict[str, str]] = {}
-
-    def visit(node: Any) -> None:
-        if isinstance(node, dict):
-            pats = node.get("patternProperties")
-            if isinstance(pats, dict) and isinstance(node.get("properties"), dict) and "title" in node:
-                for prop in node["properties"]:
-                    alt = _snake(prop)
-                    if alt != prop and any(re.search(p, alt) for p in pats):
-                        out.setdefault(node["title"], {})[prop] = alt
-            for v in node.values():
-                visit(v)
-        elif isinstance(node, list):
-            for v in node:
-                visit(v)
-
-    for doc in schema_documents().values():
-        visit(doc)
+    for node in _titled_objects():
+        patterns = node.get("patternProperties")
+        if isinstance(patterns, dict):
+            for prop in node["properties"]:
+                alt = _snake(prop)
+                if alt != prop and any(re.search(p, alt) for p in patterns):
+                    out.setdefault(node["title"], {})[prop] = alt
     return out
 
 
@@ -71,19 +74,8 @@ _ALTERNATIVES = _accepted_spellings()
 def _property_orders() -> dict[str, list[str]]:
     """Schema title -> property names in schema order (= AgentScope Java's key order)."""
     out: dict[str, list[str]] = {}
-
-    def visit(node: Any) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("properties"), dict) and isinstance(node.get("title"), str):
-                out.setdefault(node["title"], list(node["properties"]))
-            for v in node.values():
-                visit(v)
-        elif isinstance(node, list):
-            for v in node:
-                visit(v)
-
-    for doc in schema_documents().values():
-        visit(doc)
+    for node in _titled_objects():
+        out.setdefault(node["title"], list(node["properties"]))
     return out
 
 

@@ -266,7 +266,6 @@ class Reducer:
             for event in events:
                 self.feed(event)
             return
-        handlers = _HANDLERS
         seen = self._seen
         seen_add = seen.add
         old = self._seen_old
@@ -313,20 +312,8 @@ class Reducer:
                         b.had_delta = True
                         index += 1
                         continue
-            handler = handlers.get(kind)  # type: ignore[arg-type]
             self.count = index + 1
-            if handler is None:
-                self._problem(index, "/type", "enum", f"unknown event type {kind!r}: event skipped")
-            else:
-                try:
-                    handler(self, event, index)
-                except (KeyError, TypeError, AttributeError) as exc:
-                    self._problem(
-                        index,
-                        "",
-                        "required" if isinstance(exc, KeyError) else "type",
-                        f"malformed {kind} event ({type(exc).__name__}: {exc}): event skipped",
-                    )
+            self._dispatch(event, index)
             index += 1
         self.count = index
         self._rotate_seen()
