@@ -3,7 +3,7 @@
 /**
  * One streaming update from an agent (AgentScope Java 2.x `io.agentscope.core.event.AgentEvent`), discriminated by `type`; camelCase keys; null fields omitted. The events of one agent reply (AGENT_START .. AGENT_END) reduce to exactly one assistant Msg. Java writes the `type` key twice (identical values); JSON readers keep one. Legacy aliases (REPLY_START, RUN_STARTED, ...) are rejected, as by Java's polymorphic reader.
  */
-export type AgentEvent = (
+export type AgentEvent =
   | AgentStartEvent
   | AgentEndEvent
   | AgentResultEvent
@@ -34,85 +34,19 @@ export type AgentEvent = (
   | SubagentExposedEvent
   | HintBlockEvent
   | AllToolsDeniedEvent
-  | CustomEvent
-) & {
-  /**
-   * Event type.
-   */
-  type:
-    | "AGENT_START"
-    | "AGENT_END"
-    | "AGENT_RESULT"
-    | "MODEL_CALL_START"
-    | "MODEL_CALL_END"
-    | "TEXT_BLOCK_START"
-    | "TEXT_BLOCK_DELTA"
-    | "TEXT_BLOCK_END"
-    | "THINKING_BLOCK_START"
-    | "THINKING_BLOCK_DELTA"
-    | "THINKING_BLOCK_END"
-    | "DATA_BLOCK_START"
-    | "DATA_BLOCK_DELTA"
-    | "DATA_BLOCK_END"
-    | "TOOL_CALL_START"
-    | "TOOL_CALL_DELTA"
-    | "TOOL_CALL_END"
-    | "TOOL_RESULT_START"
-    | "TOOL_RESULT_TEXT_DELTA"
-    | "TOOL_RESULT_DATA_DELTA"
-    | "TOOL_RESULT_END"
-    | "EXCEED_MAX_ITERS"
-    | "REQUIRE_USER_CONFIRM"
-    | "REQUIRE_EXTERNAL_EXECUTION"
-    | "USER_CONFIRM_RESULT"
-    | "EXTERNAL_EXECUTION_RESULT"
-    | "REQUEST_STOP"
-    | "SUBAGENT_EXPOSED"
-    | "HINT_BLOCK"
-    | "ALL_TOOLS_DENIED"
-    | "CUSTOM";
-};
+  | CustomEvent;
 /**
  * Unique event id (Java: a UUID without dashes, 32 hex characters). Reducers ignore an event whose id they have seen (replay after reconnect).
  */
 export type EventId = string;
 /**
- * When the event was created: RFC 3339 in UTC with up to nanoseconds (Java `Instant.toString()`).
+ * An RFC 3339 date-time with a zone (`Z` or an offset).
  */
-export type CreatedAt = string;
+export type Rfc3339Timestamp = string;
 /**
  * Absent for top-level events; a `parent/child` path for events forwarded from a subagent.
  */
 export type EventSource = string;
-/**
- * The agent's final Msg.
- */
-export type Msg = {
-  [k: string]: unknown | undefined;
-} & {
-  /**
-   * Unique message id. agentmsg and AgentScope Java mint a random UUID (36 characters with dashes).
-   */
-  id: string;
-  /**
-   * Sender name (a free display name, e.g. `Alice`), or null. Written as null when absent, as Java does.
-   */
-  name?: string | null;
-  role: MsgRole;
-  /**
-   * Ordered content blocks. Always an array (a plain string is invalid); may be empty.
-   */
-  content: ContentBlock[];
-  metadata?: MsgMetadata;
-  /**
-   * Creation time, or null. Accepted: AgentScope Java's `yyyy-MM-dd HH:mm:ss.SSS` (no zone; Java writes JVM local time) and RFC 3339 (`2025-01-01T12:00:00.000Z`). agentmsg writes the Java form, in UTC, with milliseconds.
-   */
-  timestamp?: JavaTimestamp | Rfc3339Timestamp | null;
-  /**
-   * Token usage of the reply (assistant messages), or null. Written as null when absent, as Java 2.x does; absent in 1.x messages.
-   */
-  usage?: ChatUsage1 | null;
-};
 /**
  * Role of the sender, uppercase on the wire: USER (human input), ASSISTANT (agent output: text, reasoning, tool calls and results, hints), SYSTEM (instructions, text only), TOOL (tool results; unrestricted, as in Java).
  */
@@ -120,7 +54,7 @@ export type MsgRole = "USER" | "ASSISTANT" | "SYSTEM" | "TOOL";
 /**
  * One typed piece of a message's content, discriminated by `type`. AgentScope Java: the sealed class `io.agentscope.core.message.ContentBlock`; an unknown `type` is an error there and here. The branches are mutually exclusive (each fixes `type` with `const`), so `anyOf` here means exactly one.
  */
-export type ContentBlock = (
+export type ContentBlock =
   | TextBlock
   | ThinkingBlock
   | ImageBlock
@@ -129,49 +63,11 @@ export type ContentBlock = (
   | DataBlock
   | ToolUseBlock
   | ToolResultBlock
-  | HintBlock
-) & {
-  /**
-   * Block kind.
-   */
-  type: "text" | "thinking" | "image" | "audio" | "video" | "data" | "tool_use" | "tool_result" | "hint";
-};
+  | HintBlock;
 /**
- * Where the image comes from.
+ * Where the bytes of a media block (image, audio, video, data) come from: a URL or inline base64. Discriminated by `type`. AgentScope Java: `io.agentscope.core.message.Source`.
  */
-export type Source = (URLSource | Base64Source) & {
-  /**
-   * Source kind: `url` or `base64`.
-   */
-  type: "url" | "base64";
-};
-/**
- * Where the audio comes from.
- */
-export type Source1 = (URLSource | Base64Source) & {
-  /**
-   * Source kind: `url` or `base64`.
-   */
-  type: "url" | "base64";
-};
-/**
- * Where the video comes from.
- */
-export type Source2 = (URLSource | Base64Source) & {
-  /**
-   * Source kind: `url` or `base64`.
-   */
-  type: "url" | "base64";
-};
-/**
- * Where the data comes from; its MIME type routes the block in formatters.
- */
-export type Source3 = (URLSource | Base64Source) & {
-  /**
-   * Source kind: `url` or `base64`.
-   */
-  type: "url" | "base64";
-};
+export type Source = URLSource | Base64Source;
 /**
  * Lifecycle of a tool call (lowercase on the wire).
  */
@@ -181,7 +77,7 @@ export type ToolCallState = "pending" | "asking" | "allowed" | "submitted" | "fi
  */
 export type ToolResultState = "success" | "error" | "interrupted" | "denied" | "running";
 /**
- * Why the reply ended (GenerateReason). Missing means MODEL_STOP.
+ * Why an agent reply ended. Stored, as in AgentScope Java, under the message metadata key `agentscope_generate_reason`; a missing key means `MODEL_STOP`.
  */
 export type GenerateReason =
   | "MODEL_STOP"
@@ -199,135 +95,17 @@ export type GenerateReason =
  * AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone).
  */
 export type JavaTimestamp = string;
-/**
- * An RFC 3339 date-time with a zone (`Z` or an offset).
- */
-export type Rfc3339Timestamp = string;
-/**
- * agentmsg extension: the whole media block (image, audio, video or data, any source) when it is delivered in one piece; no DATA_BLOCK_DELTA follows. Without it, the block is a base64 data block assembled from deltas with `mediaType`.
- */
-export type ContentBlock1 = (
-  | TextBlock
-  | ThinkingBlock
-  | ImageBlock
-  | AudioBlock
-  | VideoBlock
-  | DataBlock
-  | ToolUseBlock
-  | ToolResultBlock
-  | HintBlock
-) & {
-  /**
-   * Block kind.
-   */
-  type: "text" | "thinking" | "image" | "audio" | "video" | "data" | "tool_use" | "tool_result" | "hint";
-};
-/**
- * agentmsg extension: state of the tool call (default pending).
- */
-export type ToolCallState1 = "pending" | "asking" | "allowed" | "submitted" | "finished";
-/**
- * The output block.
- */
-export type ContentBlock2 = (
-  | TextBlock
-  | ThinkingBlock
-  | ImageBlock
-  | AudioBlock
-  | VideoBlock
-  | DataBlock
-  | ToolUseBlock
-  | ToolResultBlock
-  | HintBlock
-) & {
-  /**
-   * Block kind.
-   */
-  type: "text" | "thinking" | "image" | "audio" | "video" | "data" | "tool_use" | "tool_result" | "hint";
-};
-/**
- * Final state of the result.
- */
-export type ToolResultState1 = "success" | "error" | "interrupted" | "denied" | "running";
-/**
- * The generate reason the reply ends with (default MIDDLEWARE_STOP_REQUESTED).
- */
-export type GenerateReason1 =
-  | "MODEL_STOP"
-  | "TOOL_CALLS"
-  | "STRUCTURED_OUTPUT"
-  | "TOOL_SUSPENDED"
-  | "REASONING_STOP_REQUESTED"
-  | "ACTING_STOP_REQUESTED"
-  | "PERMISSION_ASKING"
-  | "MIDDLEWARE_STOP_REQUESTED"
-  | "ALL_TOOLS_DENIED"
-  | "INTERRUPTED"
-  | "MAX_ITERATIONS";
-/**
- * Why an agent reply ended. Stored, as in AgentScope Java, under the message metadata key `agentscope_generate_reason`; a missing key means `MODEL_STOP`.
- */
-export type GenerateReason2 =
-  | "MODEL_STOP"
-  | "TOOL_CALLS"
-  | "STRUCTURED_OUTPUT"
-  | "TOOL_SUSPENDED"
-  | "REASONING_STOP_REQUESTED"
-  | "ACTING_STOP_REQUESTED"
-  | "PERMISSION_ASKING"
-  | "MIDDLEWARE_STOP_REQUESTED"
-  | "ALL_TOOLS_DENIED"
-  | "INTERRUPTED"
-  | "MAX_ITERATIONS";
-/**
- * One conversation turn: who said it (role, name), what was said (ordered content blocks), plus metadata, a timestamp and token usage. Wire-compatible with AgentScope Java 2.x `io.agentscope.core.message.Msg` (and reads 1.x messages, which lack `usage`). Role rules are part of this schema: USER may hold text/data/image/audio/video blocks, SYSTEM text only, ASSISTANT and TOOL anything.
- */
-export type Msg1 = {
-  [k: string]: unknown | undefined;
-} & {
-  /**
-   * Unique message id. agentmsg and AgentScope Java mint a random UUID (36 characters with dashes).
-   */
-  id: string;
-  /**
-   * Sender name (a free display name, e.g. `Alice`), or null. Written as null when absent, as Java does.
-   */
-  name?: string | null;
-  role: MsgRole;
-  /**
-   * Ordered content blocks. Always an array (a plain string is invalid); may be empty.
-   */
-  content: ContentBlock[];
-  metadata?: MsgMetadata;
-  /**
-   * Creation time, or null. Accepted: AgentScope Java's `yyyy-MM-dd HH:mm:ss.SSS` (no zone; Java writes JVM local time) and RFC 3339 (`2025-01-01T12:00:00.000Z`). agentmsg writes the Java form, in UTC, with milliseconds.
-   */
-  timestamp?: JavaTimestamp | Rfc3339Timestamp | null;
-  /**
-   * Token usage of the reply (assistant messages), or null. Written as null when absent, as Java 2.x does; absent in 1.x messages.
-   */
-  usage?: ChatUsage1 | null;
-};
-/**
- * Where the bytes of a media block (image, audio, video, data) come from: a URL or inline base64. Discriminated by `type`. AgentScope Java: `io.agentscope.core.message.Source`.
- */
-export type Source4 = (URLSource | Base64Source) & {
-  /**
-   * Source kind: `url` or `base64`.
-   */
-  type: "url" | "base64";
-};
 
 /**
- * Every top-level agentmsg schema (a container for type generation only).
+ * Every top-level agentmsg schema by kind (a container for type generation).
  */
 export interface AgentmsgSchemas {
-  "agent-event"?: AgentEvent;
-  "chat-usage"?: ChatUsage1;
-  "content-block"?: ContentBlock;
-  "generate-reason"?: GenerateReason2;
-  msg?: Msg1;
-  source?: Source4;
+  event: AgentEvent;
+  "chat-usage": ChatUsage;
+  "content-block": ContentBlock;
+  "generate-reason": GenerateReason;
+  msg: Msg;
+  source: Source;
 }
 /**
  * The agent begins a reply. Opens one assistant message in a reducer.
@@ -338,7 +116,7 @@ export interface AgentStartEvent {
    */
   type: "AGENT_START";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -361,7 +139,9 @@ export interface AgentStartEvent {
 /**
  * Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata.
  */
-export interface EventMetadata {}
+export interface EventMetadata {
+  [k: string]: unknown | undefined;
+}
 /**
  * The agent finished its reply. Closes the reply's message.
  */
@@ -371,7 +151,7 @@ export interface AgentEndEvent {
    */
   type: "AGENT_END";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -388,10 +168,37 @@ export interface AgentResultEvent {
    */
   type: "AGENT_RESULT";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   result: Msg;
+}
+/**
+ * One conversation turn: who said it (role, name), what was said (ordered content blocks), plus metadata, a timestamp and token usage. Wire-compatible with AgentScope Java 2.x `io.agentscope.core.message.Msg` (and reads 1.x messages, which lack `usage`). Role rules are part of this schema: USER may hold text/data/image/audio/video blocks, SYSTEM text only, ASSISTANT and TOOL anything.
+ */
+export interface Msg {
+  /**
+   * Unique message id. agentmsg and AgentScope Java mint a random UUID (36 characters with dashes).
+   */
+  id: string;
+  /**
+   * Sender name (a free display name, e.g. `Alice`), or null. Written as null when absent, as Java does.
+   */
+  name?: string | null;
+  role: MsgRole;
+  /**
+   * Ordered content blocks. Always an array (a plain string is invalid); may be empty.
+   */
+  content: ContentBlock[];
+  metadata?: MsgMetadata;
+  /**
+   * Creation time, or null. Accepted: AgentScope Java's `yyyy-MM-dd HH:mm:ss.SSS` (no zone; Java writes JVM local time) and RFC 3339 (`2025-01-01T12:00:00.000Z`). agentmsg writes the Java form, in UTC, with milliseconds.
+   */
+  timestamp?: JavaTimestamp | Rfc3339Timestamp | null;
+  /**
+   * Token usage of the reply (assistant messages), or null. Written as null when absent, as Java 2.x does; absent in 1.x messages.
+   */
+  usage?: ChatUsage | null;
 }
 /**
  * Plain text.
@@ -470,13 +277,6 @@ export interface ImageBlock {
    * Upper bound on pixels after resizing (DashScope Qwen-VL `max_pixels`).
    */
   maxPixels?: number;
-  /**
-   * snake_case spelling of minPixels / maxPixels, accepted on read; agentmsg writes camelCase.
-   *
-   * This interface was referenced by `ImageBlock`'s JSON-Schema definition
-   * via the `patternProperty` "^(min_pixels|max_pixels)$".
-   */
-  [k: string]: number | "image" | Source | undefined;
 }
 /**
  * Media referenced by URL. A local file is a URL source whose `url` is a `file://` URL or a path; formatters never read local files or download URLs unless the caller allows it.
@@ -520,7 +320,7 @@ export interface AudioBlock {
    * Always `audio`.
    */
   type: "audio";
-  source: Source1;
+  source: Source;
 }
 /**
  * A video (legacy media block; new code may prefer `data`). Sizing keys are written in camelCase; snake_case (`max_frames`, `min_pixels`, `max_pixels`, `total_pixels`) is accepted on read and the camelCase spelling wins when both are present.
@@ -530,7 +330,7 @@ export interface VideoBlock {
    * Always `video`.
    */
   type: "video";
-  source: Source2;
+  source: Source;
   /**
    * Frames per second to sample.
    */
@@ -551,13 +351,6 @@ export interface VideoBlock {
    * Upper bound on pixels over all frames.
    */
   totalPixels?: number;
-  /**
-   * snake_case spelling of the sizing keys, accepted on read; agentmsg writes camelCase.
-   *
-   * This interface was referenced by `VideoBlock`'s JSON-Schema definition
-   * via the `patternProperty` "^(max_frames|min_pixels|max_pixels|total_pixels)$".
-   */
-  [k: string]: number | "video" | Source2 | undefined;
 }
 /**
  * Unified media block: any binary data (image, audio, video, PDF, ...) whose MIME type comes from its source. Preferred over the legacy image/audio/video blocks.
@@ -567,7 +360,7 @@ export interface DataBlock {
    * Always `data`.
    */
   type: "data";
-  source: Source3;
+  source: Source;
   /**
    * Block id. AgentScope Java fills in 32 hex characters when it is missing; agentmsg constructors do the same, decoding keeps what was read.
    */
@@ -596,7 +389,9 @@ export interface ToolUseBlock {
   /**
    * Parsed arguments as a JSON object. Defaults to `{}`.
    */
-  input?: {};
+  input?: {
+    [k: string]: unknown | undefined;
+  };
   /**
    * The raw argument string exactly as the model produced it, or null. Kept even when it is not valid JSON.
    */
@@ -708,7 +503,9 @@ export interface MsgMetadata {
   /**
    * Structured output payload (a JSON object), read by `Msg.structured_output(cls)`.
    */
-  _structured_output?: {};
+  _structured_output?: {
+    [k: string]: unknown | undefined;
+  };
   _chat_usage?: ChatUsage;
   /**
    * True to mark this message as a prompt-cache breakpoint.
@@ -717,7 +514,9 @@ export interface MsgMetadata {
   /**
    * agentmsg: the human-in-the-loop events of the reply (REQUIRE_USER_CONFIRM, REQUIRE_EXTERNAL_EXECUTION, USER_CONFIRM_RESULT, EXTERNAL_EXECUTION_RESULT, ALL_TOOLS_DENIED), in order, as the event reducer received them.
    */
-  agentmsg_hitl?: {}[];
+  agentmsg_hitl?: {
+    [k: string]: unknown | undefined;
+  }[];
   /**
    * Any non-null JSON value.
    */
@@ -729,40 +528,16 @@ export interface MsgMetadata {
     | unknown[]
     | string
     | boolean
-    | {}
     | ChatUsage
-    | {}[]
+    | {
+        [k: string]: unknown | undefined;
+      }[]
     | undefined;
-}
-/**
- * Legacy copy of `usage` written by AgentScope Java; read when `usage` is null.
- */
-export interface ChatUsage {
-  /**
-   * Prompt (input) tokens.
-   */
-  inputTokens?: number;
-  /**
-   * Completion (output) tokens, reasoning included.
-   */
-  outputTokens?: number;
-  /**
-   * Input tokens served from the provider's prompt cache. Defaults to 0.
-   */
-  cachedTokens?: number;
-  /**
-   * Wall-clock seconds the call(s) took.
-   */
-  time?: number;
-  /**
-   * inputTokens + outputTokens. Derived: AgentScope Java writes it and recomputes it on read; agentmsg constructors compute it and decoding keeps the value read.
-   */
-  totalTokens?: number;
 }
 /**
  * Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`).
  */
-export interface ChatUsage1 {
+export interface ChatUsage {
   /**
    * Prompt (input) tokens.
    */
@@ -793,7 +568,7 @@ export interface ModelCallStartEvent {
    */
   type: "MODEL_CALL_START";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -814,39 +589,14 @@ export interface ModelCallEndEvent {
    */
   type: "MODEL_CALL_END";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
    * Id of the reply this event belongs to. AgentScope Java mints one per agent call (AGENT_START/END), one per model call (MODEL_CALL_*, block and tool-call events) and one per acting phase (TOOL_RESULT_*); reducers group by the enclosing AGENT_START, not by replyId alone.
    */
   replyId: string;
-  usage?: ChatUsage2;
-}
-/**
- * Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`).
- */
-export interface ChatUsage2 {
-  /**
-   * Prompt (input) tokens.
-   */
-  inputTokens?: number;
-  /**
-   * Completion (output) tokens, reasoning included.
-   */
-  outputTokens?: number;
-  /**
-   * Input tokens served from the provider's prompt cache. Defaults to 0.
-   */
-  cachedTokens?: number;
-  /**
-   * Wall-clock seconds the call(s) took.
-   */
-  time?: number;
-  /**
-   * inputTokens + outputTokens. Derived: AgentScope Java writes it and recomputes it on read; agentmsg constructors compute it and decoding keeps the value read.
-   */
-  totalTokens?: number;
+  usage?: ChatUsage;
 }
 /**
  * A text block starts.
@@ -857,7 +607,7 @@ export interface TextBlockStartEvent {
    */
   type: "TEXT_BLOCK_START";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -878,7 +628,7 @@ export interface TextBlockDeltaEvent {
    */
   type: "TEXT_BLOCK_DELTA";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -903,7 +653,7 @@ export interface TextBlockEndEvent {
    */
   type: "TEXT_BLOCK_END";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -924,7 +674,7 @@ export interface ThinkingBlockStartEvent {
    */
   type: "THINKING_BLOCK_START";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -953,7 +703,7 @@ export interface ThinkingBlockDeltaEvent {
    */
   type: "THINKING_BLOCK_DELTA";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -986,7 +736,7 @@ export interface ThinkingBlockEndEvent {
    */
   type: "THINKING_BLOCK_END";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1007,7 +757,7 @@ export interface DataBlockStartEvent {
    */
   type: "DATA_BLOCK_START";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1026,7 +776,7 @@ export interface DataBlockStartEvent {
    * agentmsg extension: file name of the data.
    */
   name?: string;
-  block?: ContentBlock1;
+  block?: ContentBlock;
 }
 /**
  * The next fragment of base64 data. Fragments are concatenated; the result must be valid base64.
@@ -1037,7 +787,7 @@ export interface DataBlockDeltaEvent {
    */
   type: "DATA_BLOCK_DELTA";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1062,7 +812,7 @@ export interface DataBlockEndEvent {
    */
   type: "DATA_BLOCK_END";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1083,7 +833,7 @@ export interface ToolCallStartEvent {
    */
   type: "TOOL_CALL_START";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1112,7 +862,7 @@ export interface ToolCallDeltaEvent {
    */
   type: "TOOL_CALL_DELTA";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1141,7 +891,7 @@ export interface ToolCallEndEvent {
    */
   type: "TOOL_CALL_END";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1159,8 +909,10 @@ export interface ToolCallEndEvent {
   /**
    * agentmsg extension: the parsed arguments, when the sender has them. A reducer then uses them as the tool call's `input` instead of parsing the concatenated deltas.
    */
-  input?: {};
-  state?: ToolCallState1;
+  input?: {
+    [k: string]: unknown | undefined;
+  };
+  state?: ToolCallState;
 }
 /**
  * A tool starts executing.
@@ -1171,7 +923,7 @@ export interface ToolResultStartEvent {
    */
   type: "TOOL_RESULT_START";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1196,7 +948,7 @@ export interface ToolResultTextDeltaEvent {
    */
   type: "TOOL_RESULT_TEXT_DELTA";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1225,7 +977,7 @@ export interface ToolResultDataDeltaEvent {
    */
   type: "TOOL_RESULT_DATA_DELTA";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1240,7 +992,7 @@ export interface ToolResultDataDeltaEvent {
    * Name of the tool.
    */
   toolCallName?: string;
-  data: ContentBlock2;
+  data: ContentBlock;
 }
 /**
  * The tool finished. `metadata` carries the result's metadata.
@@ -1251,7 +1003,7 @@ export interface ToolResultEndEvent {
    */
   type: "TOOL_RESULT_END";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1266,7 +1018,7 @@ export interface ToolResultEndEvent {
    * Name of the tool.
    */
   toolCallName?: string;
-  state: ToolResultState1;
+  state: ToolResultState;
 }
 /**
  * The agent hit its iteration limit (Java sends replyId "").
@@ -1277,7 +1029,7 @@ export interface ExceedMaxItersEvent {
    */
   type: "EXCEED_MAX_ITERS";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1302,7 +1054,7 @@ export interface RequireUserConfirmEvent {
    */
   type: "REQUIRE_USER_CONFIRM";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1323,7 +1075,7 @@ export interface RequireExternalExecutionEvent {
    */
   type: "REQUIRE_EXTERNAL_EXECUTION";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1344,7 +1096,7 @@ export interface UserConfirmResultEvent {
    */
   type: "USER_CONFIRM_RESULT";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1364,38 +1116,11 @@ export interface ConfirmResult {
    * True when the call is approved.
    */
   confirmed: boolean;
-  toolCall: ToolUseBlock1;
+  toolCall: ToolUseBlock;
   /**
    * Permission rules to remember, or null.
    */
   rules?: unknown[] | null;
-}
-/**
- * A tool call made by the model.
- */
-export interface ToolUseBlock1 {
-  /**
-   * Always `tool_use`.
-   */
-  type: "tool_use";
-  /**
-   * Tool-call id issued by the provider (or minted); tool results refer to it.
-   */
-  id: string;
-  /**
-   * Name of the tool to call.
-   */
-  name: string;
-  /**
-   * Parsed arguments as a JSON object. Defaults to `{}`.
-   */
-  input?: {};
-  /**
-   * The raw argument string exactly as the model produced it, or null. Kept even when it is not valid JSON.
-   */
-  content?: string | null;
-  metadata?: ToolUseMetadata;
-  state?: ToolCallState;
 }
 /**
  * Results of externally executed tool calls (an input event).
@@ -1406,7 +1131,7 @@ export interface ExternalExecutionResultEvent {
    */
   type: "EXTERNAL_EXECUTION_RESULT";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1427,14 +1152,14 @@ export interface RequestStopEvent {
    */
   type: "REQUEST_STOP";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
    * Why.
    */
   reason?: string;
-  generateReason?: GenerateReason1;
+  generateReason?: GenerateReason;
 }
 /**
  * A subagent became visible to the client.
@@ -1445,7 +1170,7 @@ export interface SubagentExposedEvent {
    */
   type: "SUBAGENT_EXPOSED";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1474,7 +1199,7 @@ export interface HintBlockEvent {
    */
   type: "HINT_BLOCK";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1503,7 +1228,7 @@ export interface AllToolsDeniedEvent {
    */
   type: "ALL_TOOLS_DENIED";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1520,7 +1245,7 @@ export interface CustomEvent {
    */
   type: "CUSTOM";
   id: EventId;
-  createdAt: CreatedAt;
+  createdAt: Rfc3339Timestamp;
   source?: EventSource;
   metadata?: EventMetadata;
   /**
@@ -1530,5 +1255,7 @@ export interface CustomEvent {
   /**
    * Payload (default {}).
    */
-  value?: {};
+  value?: {
+    [k: string]: unknown | undefined;
+  };
 }
