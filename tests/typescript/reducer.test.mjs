@@ -12,6 +12,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const dir = path.resolve(here, "..", "conformance", "reducer");
 const ajv = createAjv();
 const checkEvent = ajv.getSchema("https://agentmsg.dev/schemas/v1/agent-event.schema.json");
+const checkMsg = ajv.getSchema("https://agentmsg.dev/schemas/v1/msg.schema.json");
 const validate = (event) => (checkEvent(event) ? [] : checkEvent.errors.map((e) => ({ pointer: e.instancePath, rule: e.keyword, message: e.message })));
 
 function matches(actual, expected) {
@@ -35,6 +36,7 @@ for (const file of files) {
     for (const e of structuredClone(events)) r.feed(e);
     const got = JSON.parse(JSON.stringify(r.finish()));
     assert.ok(matches(got, c.expected), `got ${JSON.stringify(got)}\nexpected ${JSON.stringify(c.expected)}`);
+    for (const [i, m] of got.entries()) assert.ok(checkMsg(m), `reduced message ${i} does not validate: ${JSON.stringify(checkMsg.errors)}`);
     assert.deepEqual(r.problems.map((p) => ({ pointer: p.pointer, rule: p.rule })), c.problems);
   });
   test(`strict: ${file}`, () => {
