@@ -49,3 +49,24 @@ for (const file of files) {
       err.problems.some((p) => p.pointer === c.strict.pointer && p.rule === c.strict.rule) || assert.fail(JSON.stringify(err.problems)));
   });
 }
+
+// Not a shared vector yet: deltas that are each base64 but join to invalid base64 (padding in the
+// middle). Python's reducer drops the block and reports it in metadata; so does this one.
+test("a block that does not validate is dropped and reported in agentmsg_reduce_errors", () => {
+  const at = "2025-01-01T00:00:00Z";
+  const events = [
+    { type: "AGENT_START", id: "1", createdAt: at, replyId: "m" },
+    { type: "DATA_BLOCK_START", id: "2", createdAt: at, replyId: "m", blockId: "b", mediaType: "image/png" },
+    { type: "DATA_BLOCK_DELTA", id: "3", createdAt: at, replyId: "m", blockId: "b", delta: "QQ==" },
+    { type: "DATA_BLOCK_DELTA", id: "4", createdAt: at, replyId: "m", blockId: "b", delta: "QQ==" },
+    { type: "DATA_BLOCK_END", id: "5", createdAt: at, replyId: "m", blockId: "b" },
+    { type: "TEXT_BLOCK_START", id: "6", createdAt: at, replyId: "m", blockId: "t" },
+    { type: "TEXT_BLOCK_DELTA", id: "7", createdAt: at, replyId: "m", blockId: "t", delta: "kept" },
+    { type: "TEXT_BLOCK_END", id: "8", createdAt: at, replyId: "m", blockId: "t" },
+    { type: "AGENT_END", id: "9", createdAt: at, replyId: "m" },
+  ];
+  const [msg] = reduceEvents(events);
+  assert.deepEqual(msg.content, [{ type: "text", text: "kept" }]);
+  assert.ok(msg.metadata.agentmsg_reduce_errors.some((e) => e.startsWith("/content/0/source/data")), JSON.stringify(msg.metadata));
+  assert.ok(checkMsg(msg));
+});

@@ -1,8 +1,13 @@
 // A small TypeScript port of agentmsg's event reducer (docs/events.md has the rules). It folds an
 // AgentScope event stream into one assistant message per reply and passes every vector in
 // tests/conformance/reducer/. Tolerant by default (problems are recorded); with `validate` given,
-// strict mode checks each event against the schema and throws on the first problem.
+// strict mode checks each event against the schema and throws on the first problem. Every message
+// built is validated against the msg schema; what the stream carried that does not make a valid
+// message (e.g. data deltas that join to bad base64) is dropped and reported in metadata
+// `agentmsg_reduce_errors`, as the Python reducer does.
+import { createAjv, kinds } from "@agentmsg/schema";
 import type { AgentEvent, Msg } from "@agentmsg/schema";
+import type { ValidateFunction } from "ajv";
 
 export interface Problem { pointer: string; rule: string; message: string }
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -333,7 +338,7 @@ function build(reply: Reply, interrupted: boolean, defaultName: string | null, c
   const reason = interrupted ? "INTERRUPTED" : reply.reason;
   if (reason !== null) metadata.agentscope_generate_reason = reason;
   reply.msgId ??= result.id ? null : (globalThis.crypto?.randomUUID?.() ?? `reply-${Date.now()}`);
-  return {
+  const data = {
     id: result.id || reply.msgId,
     name: result.name != null ? result.name : reply.name != null ? reply.name : defaultName,
     role: "ASSISTANT",
@@ -341,7 +346,38 @@ function build(reply: Reply, interrupted: boolean, defaultName: string | null, c
     metadata,
     timestamp: "timestamp" in result ? result.timestamp : reply.timestamp,
     usage: reply.usage !== null ? { ...reply.usage } : "usage" in result ? result.usage : null,
-  } as Msg;
+  };
+  const { msg } = validators();
+  return (msg(data) ? data : salvage(data, msg.errors ?? [])) as Msg;
+}
+
+let checks: { msg: ValidateFunction; block: ValidateFunction } | undefined;
+function validators(): { msg: ValidateFunction; block: ValidateFunction } {
+  if (!checks) {
+    const ajv = createAjv();
+    checks = { msg: ajv.getSchema(kinds.msg)!, block: ajv.getSchema(kinds["content-block"])! };
+  }
+  return checks;
+}
+
+/** Keep every block, metadata key, usage and timestamp that is valid; report the schema errors. */
+function salvage(data: Record<string, Json>, errors: { instancePath: string; message?: string; keyword: string }[]): Record<string, Json> {
+  const { msg, block } = validators();
+  const alone = (extra: Record<string, Json>): boolean => msg({ id: "x", role: "ASSISTANT", content: [], ...extra });
+  const metadata: Record<string, Json> = {};
+  for (const [k, v] of Object.entries(data.metadata as Record<string, Json>)) if (alone({ metadata: { [k]: v } })) metadata[k] = v;
+  // ajv reports every failed union branch: keep the most specific errors (the deepest pointers).
+  const depth = (e: { instancePath: string }): number => e.instancePath.split("/").length;
+  const deepest = Math.max(...errors.map(depth));
+  const texts = errors.filter((e) => depth(e) === deepest).map((e) => `${e.instancePath}: ${e.message ?? e.keyword} [${e.keyword}]`);
+  metadata.agentmsg_reduce_errors = [...new Set(texts)].slice(0, 20);
+  return {
+    ...data,
+    content: (data.content as Json[]).filter((b) => block(b)),
+    metadata,
+    usage: alone({ usage: data.usage }) ? data.usage : null,
+    timestamp: alone({ timestamp: data.timestamp }) ? data.timestamp : null,
+  };
 }
 
 export function reduceEvents(events: Iterable<AgentEvent | Ev>, options: ReducerOptions = {}): Msg[] {
