@@ -1,5 +1,7 @@
 # agentmsg developer commands. `make demo` and `make test` set everything up on a fresh machine.
 PYTHON ?= python3
+SHELL := bash
+.SHELLFLAGS := -eo pipefail -c
 export RUFF_NO_CACHE := true
 
 .PHONY: help install demo test lint typecheck codegen codegen-check pytest conformance ts-conformance vectors-lock bench clean

@@ -203,3 +203,35 @@ def test_bad_jsonl_line_is_reported_and_the_rest_kept() -> None:
     assert messages[0].generate_reason.value == "INTERRUPTED"
     assert [p.rule for p in reducer.problems] == ["json", "json"]
     assert "line 3" in reducer.problems[0].message
+
+
+def test_tolerant_reducer_survives_odd_ids_and_names() -> None:
+    """Found by a differential run against the TypeScript reducer: nothing here may raise."""
+    events = [
+        {"type": "AGENT_START", "id": {"x": 1}, "createdAt": "2025-01-01T00:00:00Z", "replyId": True, "name": {"a": 1}},
+        {
+            "type": "TEXT_BLOCK_START",
+            "id": ["a"],
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "blockId": "text",
+        },
+        {
+            "type": "TEXT_BLOCK_DELTA",
+            "id": "3",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "blockId": "text",
+            "delta": "ok",
+        },
+    ]
+    for feed_many in (True, False):
+        reducer = Reducer()
+        if feed_many:
+            reducer.feed_many(events)
+        else:
+            for e in events:
+                reducer.feed(e)
+        (msg,) = reducer.finish()
+        assert msg.text_content == "ok" and msg.name is None and msg.id
+        assert [(p.pointer, p.rule) for p in reducer.problems] == [("/0/id", "type"), ("/1/id", "type")]

@@ -70,3 +70,18 @@ test("a block that does not validate is dropped and reported in agentmsg_reduce_
   assert.ok(msg.metadata.agentmsg_reduce_errors.some((e) => e.startsWith("/content/0/source/data")), JSON.stringify(msg.metadata));
   assert.ok(checkMsg(msg));
 });
+
+test("odd ids and names are reported, never thrown (same rule as Python)", () => {
+  const events = [
+    { type: "AGENT_START", id: { x: 1 }, createdAt: "2025-01-01T00:00:00Z", replyId: true, name: { a: 1 } },
+    { type: "TEXT_BLOCK_START", id: ["a"], createdAt: "2025-01-01T00:00:00Z", replyId: "r", blockId: "text" },
+    { type: "TEXT_BLOCK_DELTA", id: "3", createdAt: "2025-01-01T00:00:00Z", replyId: "r", blockId: "text", delta: "ok" },
+  ];
+  const r = new Reducer();
+  for (const e of events) r.feed(e);
+  const [msg] = r.finish();
+  assert.equal(msg.content[0].text, "ok");
+  assert.equal(msg.name, null);
+  assert.ok(typeof msg.id === "string" && msg.id.length > 0);
+  assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [["/0/id", "type"], ["/1/id", "type"]]);
+});

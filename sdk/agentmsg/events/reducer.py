@@ -225,12 +225,14 @@ class Reducer:
         if event.get("source") != self.source:
             return
         event_id = event.get("id")
-        if event_id is not None:
+        if type(event_id) is str:
             seen = self._seen
             if event_id in seen or event_id in self._seen_old:
                 return
             seen.add(event_id)
             self._rotate_seen()
+        elif event_id is not None:
+            self._problem(index, "/id", "type", f"event id {event_id!r} is not a string: not checked for duplicates")
         self._dispatch(event, index)
 
     def _dispatch(self, event: dict[str, Any], index: int) -> None:
@@ -272,7 +274,7 @@ class Reducer:
         index = self.count
         join_every = _JOIN_EVERY
         for event in events:
-            if type(event) is not dict or "source" in event:
+            if type(event) is not dict or "source" in event or type(event.get("id", "")) is not str:
                 self.count = index
                 self.feed(event)
                 index = self.count
@@ -841,11 +843,14 @@ def _build(reply: _Reply, *, interrupted: bool, default_name: str | None, close:
         usage: Any = dict(reply.usage)
     else:
         usage = result.get("usage") if "usage" in result else None
+    # Ids and names come from the stream: only non-empty strings (ids) and strings (names) are used.
+    msg_id = next((v for v in (result.get("id"), reply.msg_id) if isinstance(v, str) and v), None) or _fallback_id(
+        reply
+    )
+    name = next((v for v in (result.get("name"), reply.name) if isinstance(v, str)), default_name)
     data = {
-        "id": result.get("id") or reply.msg_id or _fallback_id(reply),
-        "name": result.get("name")
-        if result.get("name") is not None
-        else (reply.name if reply.name is not None else default_name),
+        "id": msg_id,
+        "name": name,
         "role": "ASSISTANT",
         "content": content,
         "metadata": metadata,

@@ -85,7 +85,9 @@ export class Reducer {
     }
     if ((e.source ?? null) !== (this.options.source ?? null)) return;
     const id = e.id;
-    if (id !== undefined && id !== null) {
+    if (id !== undefined && id !== null && typeof id !== "string") {
+      this.problem(index, "/id", "type", `event id ${JSON.stringify(id)} is not a string: not checked for duplicates`);
+    } else if (typeof id === "string") {
       if (this.seen.has(id) || this.seenOld.has(id)) return;
       this.seen.add(id);
       const window = this.options.dedupeWindow === undefined ? 4096 : this.options.dedupeWindow;
@@ -337,10 +339,13 @@ function build(reply: Reply, interrupted: boolean, defaultName: string | null, c
   if (reply.hitl.length) metadata.agentmsg_hitl = [...reply.hitl];
   const reason = interrupted ? "INTERRUPTED" : reply.reason;
   if (reason !== null) metadata.agentscope_generate_reason = reason;
-  reply.msgId ??= result.id ? null : (globalThis.crypto?.randomUUID?.() ?? `reply-${Date.now()}`);
+  // Ids and names come from the stream: only non-empty strings (ids) and strings (names) are used.
+  const streamId = [result.id, reply.msgId].find((v) => typeof v === "string" && v !== "");
+  if (streamId === undefined) reply.msgId = globalThis.crypto?.randomUUID?.() ?? `reply-${Date.now()}`;
+  const name = [result.name, reply.name].find((v) => typeof v === "string") ?? defaultName;
   const data = {
-    id: result.id || reply.msgId,
-    name: result.name != null ? result.name : reply.name != null ? reply.name : defaultName,
+    id: streamId ?? reply.msgId,
+    name,
     role: "ASSISTANT",
     content: reply.blocks.map((b) => blockJson(b, close)),
     metadata,
