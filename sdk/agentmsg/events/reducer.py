@@ -459,17 +459,30 @@ def _block_start(kind: str) -> Callable[[Reducer, dict[str, Any], int], None]:
 
 def _open_block(r: Reducer, e: dict[str, Any], i: int, kind: str) -> _Block | None:
     reply = r._current()
-    b = reply.by_block.get(e["blockId"])
-    if b is None or b.kind not in (kind, "whole"):
+    block_id = e["blockId"]
+    b = reply.by_block.get(block_id)
+    if b is not None and (b.kind == kind or (kind == "data" and b.kind == "whole")):
+        return b
+    if b is None:
         r._problem(
             i,
             "/blockId",
             "order",
-            f"{kind} delta for block {e['blockId']!r} that was never started: the block is started here",
+            f"{kind} delta for block {block_id!r} that was never started: the block is started here",
         )
-        _block_start(kind)(r, e, i)
-        b = reply.by_block[e["blockId"]]
-    return b
+    else:
+        # The id belongs to an open block of another kind: that block keeps what it has and is closed,
+        # the delta starts a block of its own kind under the id (never mixed into the other block).
+        r._problem(
+            i,
+            "/blockId",
+            "order",
+            f"{kind} delta for block {block_id!r}, an open {b.kind} block: that block is closed, a {kind} block started",
+        )
+        b.open = False
+        del reply.by_block[block_id]
+    _block_start(kind)(r, e, i)
+    return reply.by_block[block_id]
 
 
 def _text_delta(r: Reducer, e: dict[str, Any], i: int) -> None:

@@ -9,8 +9,8 @@ resulting messages.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
-from typing import IO, Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any, Literal
 
 import msgspec
 import orjson
@@ -160,28 +160,109 @@ def reduce_stream(
             gc.enable()
 
 
-class _View(msgspec.Struct, gc=False):
-    """The few keys of an event the fast path needs; the rest of a line is skipped by the decoder."""
+# Literal: msgspec returns the interned constant (no str allocation per event) and rejects unknown
+# types, which sends the batch through the general path where they are reported.
+_EventType = Literal[
+    "AGENT_START",
+    "AGENT_END",
+    "AGENT_RESULT",
+    "MODEL_CALL_START",
+    "MODEL_CALL_END",
+    "TEXT_BLOCK_START",
+    "TEXT_BLOCK_DELTA",
+    "TEXT_BLOCK_END",
+    "THINKING_BLOCK_START",
+    "THINKING_BLOCK_DELTA",
+    "THINKING_BLOCK_END",
+    "DATA_BLOCK_START",
+    "DATA_BLOCK_DELTA",
+    "DATA_BLOCK_END",
+    "TOOL_CALL_START",
+    "TOOL_CALL_DELTA",
+    "TOOL_CALL_END",
+    "TOOL_RESULT_START",
+    "TOOL_RESULT_TEXT_DELTA",
+    "TOOL_RESULT_DATA_DELTA",
+    "TOOL_RESULT_END",
+    "EXCEED_MAX_ITERS",
+    "REQUIRE_USER_CONFIRM",
+    "REQUIRE_EXTERNAL_EXECUTION",
+    "USER_CONFIRM_RESULT",
+    "EXTERNAL_EXECUTION_RESULT",
+    "REQUEST_STOP",
+    "SUBAGENT_EXPOSED",
+    "HINT_BLOCK",
+    "ALL_TOOLS_DENIED",
+    "CUSTOM",
+]
 
-    type: str
+
+class _View(msgspec.Struct, gc=False):
+    """The few keys of an event the fast path needs; the rest of a line is skipped by the decoder.
+    Keys typed ``None`` make the decoder reject a batch that sets them (a forwarded subagent event, a
+    thinking delta carrying a signature or redacted data): such a batch takes the general path. This
+    costs nothing per event, where scanning the bytes for those keys cost more than the decoding."""
+
+    type: _EventType
     id: str | None = None
     blockId: str | None = None
     toolCallId: str | None = None
     delta: str | None = None
-    signature: Any = None
-    redactedData: Any = None
+    source: None = None
+    signature: None = None
+    redactedData: None = None
 
 
 _views = msgspec.json.Decoder(list[_View])
+_ROUTED = ("TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA")
+
+
+class _Routes:
+    """Where the deltas of the current reply go: per delta type, block/call id -> ``parts.append``
+    of the open block of the right kind. Rebuilt whenever an event other than a routed delta is applied."""
+
+    __slots__ = ("by_type", "calls", "live")
+
+    def __init__(self, r: Reducer) -> None:
+        text: dict[str | None, Callable[[str], None]] = {}
+        think: dict[str | None, Callable[[str], None]] = {}
+        calls: dict[str | None, Callable[[str], None]] = {}
+        self.by_type = {"TEXT_BLOCK_DELTA": text, "THINKING_BLOCK_DELTA": think, "TOOL_CALL_DELTA": calls}
+        self.calls = calls
+        self.live: list[tuple[Any, int]] = []  # (block, its fragment count when routed)
+        reply = r._reply
+        if reply is None:
+            return
+        for block_id, b in reply.by_block.items():
+            if b.kind == "text":
+                text[block_id] = b.parts.append
+            elif b.kind == "thinking":
+                think[block_id] = b.parts.append
+            else:
+                continue
+            self.live.append((b, len(b.parts)))
+        for call_id, b in reply.by_call.items():
+            if b.open:
+                calls[call_id] = b.parts.append
+                self.live.append((b, len(b.parts)))
+
+    def sync(self) -> None:
+        """Bring the blocks' bookkeeping up to date with the fragments appended through the routes."""
+        join_every = _JOIN_EVERY
+        for b, n0 in self.live:
+            parts = b.parts
+            if len(parts) != n0 and b.kind == "tool_use":
+                b.had_delta = True
+            if len(parts) >= join_every:
+                b.text.flush()
 
 
 def _reduce_jsonl_fast(r: Reducer, chunks: Iterable[bytes]) -> None:
     """JSONL → reducer: each chunk of lines is decoded into views in one call; deltas of open blocks
-    are appended inline, everything else (and any batch that is not clean: duplicates, missing ids,
-    subagent events, bad JSON) goes through the general path with full dicts, so behaviour is exactly
-    :meth:`Reducer.feed`'s."""
+    are appended inline through :class:`_Routes`, everything else (and any batch that is not clean:
+    duplicates, missing ids, subagent events, unknown types, bad JSON) goes through the general path
+    with full dicts, so behaviour is exactly :meth:`Reducer.feed`'s."""
     rest = b""
-    join_every = _JOIN_EVERY
     for chunk in chunks:
         data = rest + chunk if rest else chunk
         cut = data.rfind(b"\n")
@@ -192,7 +273,7 @@ def _reduce_jsonl_fast(r: Reducer, chunks: Iterable[bytes]) -> None:
         body = data[:cut]
         first = r.count + 1  # line numbers in messages assume one event per line
         views: list[_View] | None = None
-        if b"\n\n" not in body and b'"source"' not in body and body.strip():
+        if body.strip():  # a blank line makes the array invalid: the batch takes the general path
             try:
                 views = _views.decode(b"[" + body.replace(b"\n", b",") + b"]")
             except msgspec.DecodeError:
@@ -200,7 +281,8 @@ def _reduce_jsonl_fast(r: Reducer, chunks: Iterable[bytes]) -> None:
         if views is not None:
             fresh = {v.id for v in views}
             if (
-                len(fresh) != len(views)
+                len(views) != body.count(b"\n") + 1  # a line holding `{..},{..}`: not one event per line
+                or len(fresh) != len(views)
                 or None in fresh
                 or not fresh.isdisjoint(r._seen)
                 or not fresh.isdisjoint(r._seen_old)
@@ -212,48 +294,29 @@ def _reduce_jsonl_fast(r: Reducer, chunks: Iterable[bytes]) -> None:
         r._seen |= fresh  # type: ignore[arg-type]  # None was excluded above
         lines: list[bytes] | None = None
         base = r.count
-        reply = r._reply
-        by_block = reply.by_block if reply is not None else None
-        by_call = reply.by_call if reply is not None else None
-        touched: list[Any] = []
+        routes = _Routes(r)
+        by_type_get = routes.by_type.get
+        calls = routes.calls
         i = -1
         for v in views:
             i += 1
-            kind = v.type
-            if by_block is not None:
-                if kind == "TEXT_BLOCK_DELTA":
-                    b = by_block.get(v.blockId)  # type: ignore[arg-type]
-                    if b is not None and b.kind == "text" and v.delta is not None:
-                        b.parts.append(v.delta)
-                        continue
-                elif kind == "TOOL_CALL_DELTA":
-                    b = by_call.get(v.toolCallId)  # type: ignore[union-attr, arg-type]
-                    if b is not None and b.open and v.delta is not None:
-                        b.parts.append(v.delta)
-                        if not b.had_delta:
-                            b.had_delta = True
-                        continue
-                elif kind == "THINKING_BLOCK_DELTA" and v.signature is None and v.redactedData is None:
-                    b = by_block.get(v.blockId)  # type: ignore[arg-type]
-                    if b is not None and b.kind == "thinking" and v.delta is not None:
-                        b.parts.append(v.delta)
-                        continue
+            m = by_type_get(v.type)
+            if m is not None:
+                append = m.get(v.toolCallId if m is calls else v.blockId)
+                delta = v.delta
+                if append is not None and delta is not None:
+                    append(delta)
+                    continue
             # General path: the full event (the duplicate check was done for the whole batch).
             if lines is None:
                 lines = body.split(b"\n")
-            touched.extend(by_block.values() if by_block is not None else ())
-            touched.extend(by_call.values() if by_call is not None else ())
+            routes.sync()
             r.count = base + i + 1
             r._dispatch(orjson.loads(lines[i]), base + i)
-            reply = r._reply
-            by_block = reply.by_block if reply is not None else None
-            by_call = reply.by_call if reply is not None else None
-        # Join the fragments appended in this batch (keeps memory near the text size).
-        touched.extend(by_block.values() if by_block is not None else ())
-        touched.extend(by_call.values() if by_call is not None else ())
-        for b in touched:
-            if len(b.parts) >= join_every:
-                b.text.flush()
+            routes = _Routes(r)
+            by_type_get = routes.by_type.get
+            calls = routes.calls
+        routes.sync()
         r.count = base + len(views)
         r._rotate_seen()
     if rest.strip():

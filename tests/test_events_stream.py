@@ -1,0 +1,151 @@
+"""The JSONL fast path of reduce_stream (batch-decoded views, inline delta routing) must give exactly what
+feeding the same events one at a time gives: messages and reported problems, wherever batches are cut."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentmsg import AssistantMessage, Reducer, emit_events, reduce_stream
+from agentmsg.events import stream as stream_mod
+from tests.test_events_emitter import assistant_messages
+from tests.test_events_reducer import CASES, events_of, load
+
+TS = "2025-01-01T00:00:00Z"
+
+
+def one_by_one(events: list[Any]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    r = Reducer()
+    for e in events:
+        r.feed(e)
+    return [_comparable(m) for m in r.finish()], [(p.pointer, p.rule) for p in r.problems]
+
+
+def via_bytes(data: bytes, chunk: int, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], list[tuple[str, str]]]:
+    monkeypatch.setattr(stream_mod, "CHUNK", chunk)
+    r = Reducer()
+    out = reduce_stream(data, reducer=r, sse=False)
+    return [_comparable(m) for m in out], [(p.pointer, p.rule) for p in r.problems]
+
+
+def _comparable(m: AssistantMessage) -> dict[str, Any]:
+    d = m.to_dict()
+    if not d["id"].startswith(("r", "m")):
+        d.pop("id")  # minted for replies that carried none
+    return d
+
+
+def jsonl(events: list[Any]) -> bytes:
+    return b"".join(orjson.dumps(e) + b"\n" for e in events)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 333, 1 << 17])
+@pytest.mark.parametrize("name", CASES)
+def test_vectors_agree_for_any_batch_size(name: str, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    case = load(name)
+    events = events_of(case)
+    data = case["jsonl"].encode() if "jsonl" in case else jsonl(events)
+    assert via_bytes(data, chunk, monkeypatch) == one_by_one(events)
+
+
+def ev(n: int, type_: str, **keys: Any) -> dict[str, Any]:
+    return {"type": type_, "id": f"e{n}", "createdAt": TS, "replyId": "r", **keys}
+
+
+BASE = [
+    ev(0, "AGENT_START", name="Friday"),
+    ev(1, "THINKING_BLOCK_START", blockId="thinking"),
+    ev(2, "TEXT_BLOCK_START", blockId="text"),
+    ev(3, "TOOL_CALL_START", toolCallId="c1", toolCallName="f"),
+    ev(4, "TOOL_CALL_START", toolCallId="c2", toolCallName="g"),
+]
+
+
+def test_signature_and_subagent_keys_take_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    events = [
+        *BASE,
+        ev(5, "THINKING_BLOCK_DELTA", blockId="thinking", delta="hm"),
+        ev(6, "THINKING_BLOCK_DELTA", blockId="thinking", delta="", signature="sig=="),
+        ev(7, "TEXT_BLOCK_DELTA", blockId="text", delta="sub", source="helper"),
+        ev(8, "TEXT_BLOCK_DELTA", blockId="text", delta="top"),
+        ev(9, "TOOL_CALL_DELTA", toolCallId="c2", delta='{"b":'),
+        ev(10, "TOOL_CALL_DELTA", toolCallId="c1", delta='{"a":1}'),
+        ev(11, "TOOL_CALL_DELTA", toolCallId="c2", delta="2}"),
+        ev(12, "TOOL_CALL_END", toolCallId="c1"),
+        ev(13, "TOOL_CALL_END", toolCallId="c2"),
+        ev(14, "THINKING_BLOCK_END", blockId="thinking"),
+        ev(15, "TEXT_BLOCK_END", blockId="text"),
+        ev(16, "AGENT_END"),
+    ]
+    got = via_bytes(jsonl(events), 1 << 17, monkeypatch)
+    assert got == one_by_one(events)
+    (msg,) = got[0]
+    assert msg["content"][0]["metadata"] == {"signature": "sig=="}
+    assert msg["content"][1] == {"type": "text", "text": "top"}
+    assert [b["input"] for b in msg["content"][2:]] == [{"a": 1}, {"b": 2}]
+
+
+def test_odd_lines_inside_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two objects on one line, a blank line, CRLF, an unknown type, a duplicate, a missing id, a delta
+    for a block never started, a delta of the wrong type for its block: all as feed() handles them."""
+    body = [orjson.dumps(e) for e in BASE]
+    body += [
+        orjson.dumps(ev(5, "TEXT_BLOCK_DELTA", blockId="text", delta="a"))
+        + b","
+        + orjson.dumps(ev(6, "TEXT_BLOCK_DELTA", blockId="text", delta="b")),
+        b"",
+        orjson.dumps(ev(7, "TEXT_BLOCK_DELTA", blockId="text", delta="c")) + b"\r",
+        orjson.dumps(ev(8, "RUN_STARTED")),
+        orjson.dumps(ev(7, "TEXT_BLOCK_DELTA", blockId="text", delta="dup")),
+        orjson.dumps({"type": "TEXT_BLOCK_DELTA", "createdAt": TS, "blockId": "text", "delta": "d"}),
+        orjson.dumps(ev(9, "TEXT_BLOCK_DELTA", blockId="nope", delta="e")),
+        orjson.dumps(ev(10, "THINKING_BLOCK_DELTA", blockId="text", delta="f")),
+        orjson.dumps(ev(11, "TOOL_CALL_DELTA", toolCallId="text", delta="g")),
+        orjson.dumps(ev(12, "TEXT_BLOCK_DELTA", blockId="text", delta=None)),
+        orjson.dumps(ev(13, "TEXT_BLOCK_DELTA", blockId="text", delta="h")),
+    ]
+    data = b"\n".join(body) + b"\n"
+    (msg,), problems = via_bytes(data, 1 << 17, monkeypatch)
+    # The thinking delta for the open text block closes it and takes the id; "h" then reopens a text block.
+    assert [(b["type"], b.get("text", b.get("thinking", b.get("content")))) for b in msg["content"]] == [
+        ("thinking", ""),
+        ("text", "cd"),
+        ("tool_use", None),
+        ("tool_use", None),
+        ("text", "e"),
+        ("thinking", "f"),
+        ("tool_use", "g"),
+        ("text", "h"),
+    ]
+    assert problems[:2] == [("/5", "json"), ("/7/type", "enum")]
+    # Same as parsing the lines one by one (the line with two objects is one bad line there too).
+    lines = [ln for ln in data.split(b"\n") if ln.strip()]
+    r = Reducer()
+    for line in lines:
+        try:
+            r.feed(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            r.count += 1
+    assert [_comparable(m) for m in r.finish()] == [msg]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(assistant_messages(), min_size=1, max_size=3),
+    st.integers(1, 400),
+    st.lists(st.integers(0, 10_000), max_size=5),
+)
+def test_random_streams_with_replays_agree(ms: list[Any], chunk: int, replays: list[int]) -> None:
+    events = [e for m in ms for e in emit_events(m, chunk_size=2)]
+    # Replay some earlier events (a reconnect): they are duplicates and must be ignored.
+    for k in replays:
+        at = k % (len(events) + 1)
+        events[at:at] = events[max(0, at - 3) : at]
+    with pytest.MonkeyPatch.context() as mp:
+        got = via_bytes(jsonl(events), chunk, mp)
+    assert got == one_by_one(events)
+    assert got[0] == [_comparable(m) for m in ms]
