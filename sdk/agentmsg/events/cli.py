@@ -43,7 +43,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     out = sys.stdout.buffer
     for msg in messages:
         out.write(msg.to_json_bytes() + b"\n")
-    for p in reducer.problems:
+    for p in reducer.problems + (reducer.check_results() if args.check_result else []):
         print(f"{args.file}:{p.pointer}: {p.message} [{p.rule}]", file=sys.stderr)
         status = 1
     return status
@@ -86,6 +86,11 @@ def add_commands(sub: Any) -> None:
         "--strict", action="store_true", help="stop at the first bad event instead of applying the tolerant rules"
     )
     p.add_argument("--source", default=None, help="reduce the events forwarded from this subagent source path")
+    p.add_argument(
+        "--check-result",
+        action="store_true",
+        help="also report where a message does not cover its AGENT_RESULT (exit 1 if so)",
+    )
     p.set_defaults(func=lambda a, out: cmd_reduce(a))
     p = sub.add_parser("events", help="print the event stream of messages (JSONL, or SSE with --sse)")
     p.add_argument("file", metavar="FILE", help="a message JSON object, an array or JSONL; '-' for stdin")

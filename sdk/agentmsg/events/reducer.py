@@ -205,6 +205,7 @@ class Reducer:
         self.problems: list[Problem] = []
         self.count = 0  # events fed (including skipped ones)
         self._done: list[AssistantMessage] = []
+        self._results: list[Any] = []  # per completed message: its AGENT_RESULT message dict, or None
         self._reply: _Reply | None = None
         self._window = dedupe_window
         self._seen: set[str] = set()
@@ -375,7 +376,63 @@ class Reducer:
 
     def _close(self, reply: _Reply, interrupted: bool) -> None:
         self._done.append(_build(reply, interrupted=interrupted, default_name=self.default_name, close=True))
+        self._results.append(reply.result if isinstance(reply.result, dict) else None)
         self._reply = None
+
+    def check_results(self) -> list[Problem]:
+        """Whether each completed message covers its reply's AGENT_RESULT (replies without one are not
+        checked); one :class:`Problem` (rule ``agent-result``, pointer ``/<message index>/content``) per
+        disagreement.
+
+        AGENT_RESULT is AgentScope Java's own rebuild of the reply's *last model call* (thinking, text,
+        tool calls, each kind merged into one block), so it is not expected to equal the reduced message:
+        a multi-step reply has earlier steps and tool results too, and blocks reopened within a call stay
+        separate here. What must hold: its text and its thinking each occur in the concatenation of the
+        message's text (thinking) blocks, and each of its tool calls is in the message with the same id,
+        name and input. A failure means events were lost or a runtime rewrote the result."""
+        problems: list[Problem] = []
+        for index, (msg, result) in enumerate(zip(self._done, self._results, strict=True)):
+            content = result.get("content") if result is not None else None
+            if not isinstance(content, list):
+                continue
+            ours = orjson.loads(msg.to_json_bytes())["content"]
+            pointer = f"/{index}/content"
+            for kind in ("text", "thinking"):
+                mine = "".join(b[kind] for b in ours if b["type"] == kind)
+                for b in content:
+                    if isinstance(b, dict) and b.get("type") == kind and str(b.get(kind)) not in mine:
+                        problems.append(
+                            Problem(
+                                pointer,
+                                "agent-result",
+                                f"AGENT_RESULT's {kind} {b.get(kind)!r:.80} is not in the stream's",
+                            )
+                        )
+            calls: dict[str, list[tuple[Any, Any]]] = {}
+            for b in ours:
+                if b["type"] == "tool_use":
+                    calls.setdefault(b["id"], []).append((b["name"], b["input"]))
+            for b in content:
+                if not isinstance(b, dict) or b.get("type") != "tool_use":
+                    continue
+                mine_calls = calls.get(b.get("id"))  # type: ignore[arg-type]
+                if mine_calls is None:
+                    problems.append(
+                        Problem(
+                            pointer, "agent-result", f"AGENT_RESULT's tool call {b.get('id')!r} is not in the stream"
+                        )
+                    )
+                elif (b.get("name"), b.get("input")) not in mine_calls:
+                    name, args = mine_calls[-1]
+                    problems.append(
+                        Problem(
+                            pointer,
+                            "agent-result",
+                            f"tool call {b.get('id')!r}: the stream gives {name!r} {args!r:.80},"
+                            f" AGENT_RESULT {b.get('name')!r} {b.get('input')!r:.80}",
+                        )
+                    )
+        return problems
 
 
 # ---- handlers: (reducer, event, index) -> None ---------------------------------------------------------

@@ -42,11 +42,9 @@ def _chunks(source: IO[bytes] | bytes | Iterable[bytes]) -> Iterator[bytes]:
 
 
 def _parse_lines(lines: list[bytes], first_line: int) -> Iterator[tuple[int, Any, str | None]]:
-    """(line number, event, error) for non-empty lines; batch-parsed when all are valid."""
-    if b"" in lines:
-        lines = [ln for ln in lines if ln.strip()]
+    """(line number, event, error) for non-blank lines; batch-parsed when all are valid."""
     try:
-        batch = orjson.loads(b"[" + b",".join(lines) + b"]")
+        batch = orjson.loads(b"[" + b",".join(lines) + b"]")  # fails on a blank line too
     except orjson.JSONDecodeError:
         batch = None
     if batch is not None and len(batch) == len(lines):
@@ -54,6 +52,8 @@ def _parse_lines(lines: list[bytes], first_line: int) -> Iterator[tuple[int, Any
             yield 0, event, None
         return
     for offset, line in enumerate(lines):
+        if not line.strip():
+            continue
         try:
             yield first_line + offset, orjson.loads(line), None
         except orjson.JSONDecodeError as exc:
@@ -213,7 +213,7 @@ class _View(msgspec.Struct, gc=False):
     redactedData: None = None
 
 
-_views = msgspec.json.Decoder(list[_View])
+_views = msgspec.json.Decoder(_View)
 _ROUTED = ("TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA")
 
 
@@ -257,31 +257,51 @@ class _Routes:
                 b.text.flush()
 
 
-def _reduce_jsonl_fast(r: Reducer, chunks: Iterable[bytes]) -> None:
-    """JSONL → reducer: each chunk of lines is decoded into views in one call; deltas of open blocks
-    are appended inline through :class:`_Routes`, everything else (and any batch that is not clean:
-    duplicates, missing ids, subagent events, unknown types, bad JSON) goes through the general path
-    with full dicts, so behaviour is exactly :meth:`Reducer.feed`'s."""
+def _regions(source: IO[bytes] | bytes | Iterable[bytes]) -> Iterator[tuple[bytes, int, int]]:
+    """``(buffer, start, end)``: ``buffer[start:end]`` is a run of whole lines (about CHUNK bytes, the
+    last newline excluded), then a final run without a newline. Bytes in memory are not copied."""
+    if isinstance(source, bytes):
+        start, size = 0, len(source)
+        while start < size:
+            end = source.rfind(b"\n", start, start + CHUNK)
+            if end < 0:  # a line longer than CHUNK
+                end = source.find(b"\n", start + CHUNK)
+                if end < 0:
+                    end = size
+            yield source, start, end
+            start = end + 1
+        return
     rest = b""
-    for chunk in chunks:
+    for chunk in _chunks(source):
         data = rest + chunk if rest else chunk
         cut = data.rfind(b"\n")
         if cut < 0:
             rest = data
             continue
         rest = data[cut + 1 :]
-        body = data[:cut]
+        yield data, 0, cut
+    if rest:
+        yield rest, 0, len(rest)
+
+
+def _reduce_jsonl_fast(r: Reducer, source: IO[bytes] | bytes | Iterable[bytes]) -> None:
+    """JSONL → reducer: each run of lines is decoded into views in one call; deltas of open blocks
+    are appended inline through :class:`_Routes`, everything else (and any batch that is not clean:
+    duplicates, missing ids, subagent events, unknown types, bad JSON) goes through the general path
+    with full dicts, so behaviour is exactly :meth:`Reducer.feed`'s."""
+    for data, start, cut in _regions(source):
         first = r.count + 1  # line numbers in messages assume one event per line
         views: list[_View] | None = None
-        if body.strip():  # a blank line makes the array invalid: the batch takes the general path
+        with memoryview(data) as view:
             try:
-                views = _views.decode(b"[" + body.replace(b"\n", b",") + b"]")
+                views = _views.decode_lines(view[start:cut])
             except msgspec.DecodeError:
                 views = None
         if views is not None:
             fresh = {v.id for v in views}
             if (
-                len(views) != body.count(b"\n") + 1  # a line holding `{..},{..}`: not one event per line
+                # Blank lines are skipped by decode_lines: the line numbers would not match.
+                len(views) != data.count(b"\n", start, cut) + 1
                 or len(fresh) != len(views)
                 or None in fresh
                 or not fresh.isdisjoint(r._seen)
@@ -289,7 +309,7 @@ def _reduce_jsonl_fast(r: Reducer, chunks: Iterable[bytes]) -> None:
             ):
                 views = None
         if views is None:
-            _feed_lines(r, body.split(b"\n"), first)
+            _feed_lines(r, data[start:cut].split(b"\n"), first)
             continue
         r._seen |= fresh  # type: ignore[arg-type]  # None was excluded above
         lines: list[bytes] | None = None
@@ -309,7 +329,7 @@ def _reduce_jsonl_fast(r: Reducer, chunks: Iterable[bytes]) -> None:
                     continue
             # General path: the full event (the duplicate check was done for the whole batch).
             if lines is None:
-                lines = body.split(b"\n")
+                lines = data[start:cut].split(b"\n")
             routes.sync()
             r.count = base + i + 1
             r._dispatch(orjson.loads(lines[i]), base + i)
@@ -319,8 +339,6 @@ def _reduce_jsonl_fast(r: Reducer, chunks: Iterable[bytes]) -> None:
         routes.sync()
         r.count = base + len(views)
         r._rotate_seen()
-    if rest.strip():
-        _feed_lines(r, [rest], r.count + 1)
 
 
 def _feed_lines(r: Reducer, lines: list[bytes], first: int) -> None:
