@@ -93,3 +93,12 @@ def test_resume_after_last_event_id_without_duplicates() -> None:
     replayed = [e.json() for e in first] + EVENTS[1:]
     assert reduce_events(replayed)[0].text_content == reduce_events(EVENTS)[0].text_content
     assert list(events_after(EVENTS, "unknown")) == EVENTS
+
+
+def test_empty_chunks_between_cr_and_lf_do_not_add_a_blank_line() -> None:
+    """A CRLF split by empty chunks is still one line end (else the blank line would dispatch early)."""
+    body = b"data: a\r\ndata: b\r\n\r\n"
+    decoder = SSEDecoder()
+    chunks = [body[:8], b"", b"", body[8:17], b"", body[17:]]
+    assert chunks[0].endswith(b"\r") and chunks[3].endswith(b"\r")
+    assert [e.data for c in chunks for e in decoder.feed(c)] == ["a\nb"]

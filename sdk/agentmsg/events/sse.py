@@ -76,6 +76,8 @@ class SSEDecoder:
             self._started = True
             if text.startswith("\ufeff"):
                 text = text[1:]
+        if not text:
+            return []  # nothing decoded yet (an empty chunk, part of a UTF-8 sequence): state unchanged
         if self._pending_cr and text.startswith("\n"):
             text = text[1:]  # the LF of a CRLF split across chunks
         self._pending_cr = False
