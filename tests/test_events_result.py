@@ -43,7 +43,7 @@ def test_a_renamed_tool_call_in_the_result_is_reported() -> None:
         if e["type"] == "AGENT_RESULT":
             e["result"]["content"][2]["name"] = "other"
     ((pointer, rule, message),) = checked(events)
-    assert rule == "agent-result" and "'other'" in message
+    assert (pointer, rule) == ("/0/content", "agent-result") and "'other'" in message
 
 
 @settings(max_examples=100, deadline=None)
