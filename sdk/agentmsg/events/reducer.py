@@ -12,6 +12,9 @@ Rules (``docs/events.md`` has the full list):
 * Blocks appear in the order they started. Deltas are routed by ``blockId`` (text, thinking, data)
   and ``toolCallId`` (tool calls and results), so interleaved parallel calls never mix. A block id may
   be reopened after its END (AgentScope Java reuses ``text``/``thinking``): that starts a new block.
+  A tool call id that comes back after its END within the same model call (``replyId``) continues its
+  call (Java ends all open calls whenever another call's chunk arrives); Java's ``__`` placeholder
+  names open a call without a START.
   Java's fresh replyId per model call or acting phase is normal and does not split the message.
 * Tool-call arguments are concatenated and parsed at TOOL_CALL_END. Text that is not a JSON object is
   kept raw in ``content``, with ``input = {}`` and the parse error in tool_use metadata ``argumentsError``.
@@ -615,42 +618,93 @@ def _block_end(kind: str) -> Callable[[Reducer, dict[str, Any], int], None]:
     return end
 
 
+def _placeholder(name: Any) -> bool:
+    """AgentScope Java's placeholder tool names (``__fragment__``, ``__pending__``): a call whose first
+    chunks carry one gets no TOOL_CALL_START (Java hides ``__`` names) but its deltas are emitted."""
+    return isinstance(name, str) and name.startswith("__")
+
+
+def _same_model_call(b: _Block, e: dict[str, Any]) -> bool:
+    reply_id = b.extra.get("replyId")
+    return reply_id is not None and reply_id == e.get("replyId")
+
+
+def _adopt_name(b: _Block, name: Any) -> None:
+    if isinstance(name, str) and name and (b.name is None or (_placeholder(b.name) and not _placeholder(name))):
+        b.name = name
+
+
 def _tool_call_start(r: Reducer, e: dict[str, Any], i: int) -> None:
     reply = r._current()
     call_id = e["toolCallId"]
     existing = reply.by_call.get(call_id)
     if existing is not None:
+        if existing.open and existing.extra.get("implicit"):
+            # A START for a call its deltas already opened (Java: they came under a placeholder name,
+            # or reopened the call): it is that call, which gets its real name.
+            del existing.extra["implicit"]
+            _adopt_name(existing, e.get("toolCallName"))
+            return
         if existing.open:
             r._problem(i, "/toolCallId", "order", f"tool call {call_id!r} started twice: the second START is ignored")
             return
-        r._problem(
-            i, "/toolCallId", "order", f"tool call {call_id!r} started again after its END: a new call block is added"
-        )
+        if _same_model_call(existing, e):
+            # Java ends every open call whenever a chunk of another call arrives, and starts this one
+            # again when its next chunk comes: within one model call (same replyId) it is the same call.
+            existing.open = True
+            _adopt_name(existing, e.get("toolCallName"))
+            return
+        if existing.extra.get("replyId") is None or e.get("replyId") is None:
+            r._problem(
+                i,
+                "/toolCallId",
+                "order",
+                f"tool call {call_id!r} started again after its END: a new call block is added",
+            )
+        # else: a later model call reusing a provider's call id: a new call.
     b = _Block("tool_use")
     b.name = e.get("toolCallName")
     if e.get("thoughtSignature") is not None:
         b.extra["thoughtSignature"] = e["thoughtSignature"]
     b.extra["id"] = call_id
+    b.extra["replyId"] = e.get("replyId")
     b.signature = None
     reply.by_call[call_id] = b
     reply.blocks.append(b)
 
 
-def _call(r: Reducer, e: dict[str, Any], i: int) -> _Block:
+def _call(r: Reducer, e: dict[str, Any], i: int) -> _Block | None:
+    """The open call a TOOL_CALL_DELTA/END is for; None when the event is to be ignored."""
     reply = r._current()
     call_id = e["toolCallId"]
     b = reply.by_call.get(call_id)
+    name = e.get("toolCallName")
+    if b is not None and not b.open:
+        if e["type"] == "TOOL_CALL_END":
+            r._problem(i, "/toolCallId", "order", f"END for tool call {call_id!r} that is not open: ignored")
+            return None
+        if _same_model_call(b, e):
+            # Java: a fragment of a call it ended when another call's chunk arrived (see above).
+            if not _placeholder(name):
+                r._problem(
+                    i, "/toolCallId", "order", f"delta for tool call {call_id!r} after its END: the call goes on"
+                )
+            b.open = True
+            b.extra["implicit"] = True
+            _adopt_name(b, name)
+            return b
     if b is None or not b.open:
-        r._problem(
-            i,
-            "/toolCallId",
-            "order",
-            f"{e['type']} for tool call {call_id!r} that is not open: the call is started here",
-        )
+        if not (_placeholder(name) and e["type"] == "TOOL_CALL_DELTA"):
+            r._problem(
+                i,
+                "/toolCallId",
+                "order",
+                f"{e['type']} for tool call {call_id!r} that is not open: the call is started here",
+            )
         _tool_call_start(r, e, i)
         b = reply.by_call[call_id]
-    if b.name is None and e.get("toolCallName"):
-        b.name = e["toolCallName"]
+        b.extra["implicit"] = True
+    _adopt_name(b, name)
     return b
 
 
@@ -659,6 +713,7 @@ def _tool_call_delta(r: Reducer, e: dict[str, Any], i: int) -> None:
     b = reply.by_call.get(e["toolCallId"]) if reply is not None else None
     if b is None or not b.open:
         b = _call(r, e, i)
+        assert b is not None  # only END is ever ignored
     delta = e["delta"]
     if type(delta) is not str:
         raise TypeError("delta is not a string")
@@ -668,6 +723,8 @@ def _tool_call_delta(r: Reducer, e: dict[str, Any], i: int) -> None:
 
 def _tool_call_end(r: Reducer, e: dict[str, Any], i: int) -> None:
     b = _call(r, e, i)
+    if b is None:
+        return
     if "input" in e:
         b.extra["input"] = e["input"]
     if "state" in e:
