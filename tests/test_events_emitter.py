@@ -65,3 +65,26 @@ def test_emitted_shape_follows_java() -> None:
         "role": "assistant",
     }
     assert events[3]["blockId"] == "text" and events[3]["delta"] == "hi"
+
+
+def test_two_calls_with_one_id_go_to_two_model_calls() -> None:
+    """Within one model call a repeated toolCallId continues its call (Java's lifecycle), so the emitter
+    puts a second call with the same id into a new model call, and the round trip keeps both."""
+    call = {
+        "type": "tool_use",
+        "id": "c",
+        "name": "f",
+        "input": {},
+        "content": "{}",
+        "metadata": {},
+        "state": "pending",
+    }
+    m = Msg.from_dict({"id": "m1", "role": "ASSISTANT", "content": [call, {**call, "name": "g"}], "metadata": {}})
+    events = emit_events(m)
+    assert [(e["type"], e.get("replyId")) for e in events if e["type"].startswith("MODEL_CALL")] == [
+        ("MODEL_CALL_START", "m1"),
+        ("MODEL_CALL_END", "m1"),
+        ("MODEL_CALL_START", "m1-1"),
+        ("MODEL_CALL_END", "m1-1"),
+    ]
+    assert reduce_events(events) == [m]

@@ -31,7 +31,8 @@ def emit_events(
     clock: Callable[[], str] | None = None,
 ) -> list[dict[str, Any]]:
     """The event sequence for one message: AGENT_START, MODEL_CALL_START, the blocks' events,
-    MODEL_CALL_END (with the usage), AGENT_RESULT (the message), AGENT_END.
+    MODEL_CALL_END (with the usage), AGENT_RESULT (the message), AGENT_END. (A tool call whose id
+    repeats an earlier call's is put in a new model call, replyId ``<msg id>-<n>``.)
 
     ``chunk_size`` splits text, thinking and argument deltas into pieces of that many characters
     (default: one delta per block). ``id_factory`` and ``clock`` make ids and createdAt deterministic."""
@@ -60,10 +61,23 @@ def iter_events(
         return [text[i : i + chunk_size] for i in range(0, len(text), chunk_size)]
 
     yield ev("AGENT_START", replyId=reply, name=msg.name, role="assistant")
+    agent_reply = reply
     yield ev("MODEL_CALL_START", replyId=reply)
+    calls: set[str] = set()  # tool call ids of the current model call
+    model_calls = 1
     for index, block in enumerate(msg.content):
         data = block_to_dict(block)
         kind = data["type"]
+        if kind == "tool_use" and data["id"] in calls:
+            # Within one model call a tool call id names one call (the reducer continues a call whose id
+            # comes back, as Java's lifecycle needs): a second call with the same id is another model call.
+            yield ev("MODEL_CALL_END", replyId=reply)
+            reply = f"{agent_reply}-{model_calls}"
+            model_calls += 1
+            calls.clear()
+            yield ev("MODEL_CALL_START", replyId=reply)
+        if kind == "tool_use":
+            calls.add(data["id"])
         if kind in ("text", "thinking"):
             upper = kind.upper()
             yield ev(f"{upper}_BLOCK_START", replyId=reply, blockId=kind)
@@ -110,4 +124,4 @@ def iter_events(
     usage = msg.to_dict()["usage"]
     yield ev("MODEL_CALL_END", replyId=reply, usage=usage)
     yield ev("AGENT_RESULT", result=msg.to_dict())
-    yield ev("AGENT_END", replyId=reply)
+    yield ev("AGENT_END", replyId=agent_reply)
