@@ -102,3 +102,17 @@ def test_empty_chunks_between_cr_and_lf_do_not_add_a_blank_line() -> None:
     chunks = [body[:8], b"", b"", body[8:17], b"", body[17:]]
     assert chunks[0].endswith(b"\r") and chunks[3].endswith(b"\r")
     assert [e.data for c in chunks for e in decoder.feed(c)] == ["a\nb"]
+
+
+def test_sse_data_that_is_not_json_is_reported_and_the_rest_kept() -> None:
+    import agentmsg
+    from agentmsg import Reducer
+
+    body = encode_sse(EVENTS[:3]) + "event: ping\ndata: [DONE\n\n" + encode_sse(EVENTS[3:])
+    reducer = Reducer()
+    (msg,) = reduce_stream(body.encode(), reducer=reducer)
+    assert msg.text_content == "héllo ☀️\nline2 world"
+    assert [(p.pointer, p.rule) for p in reducer.problems] == [("/3", "json")]
+    assert "'e3' (ping)" in reducer.problems[0].message
+    with pytest.raises(agentmsg.ValidationError):
+        reduce_stream(body.encode(), strict=True)

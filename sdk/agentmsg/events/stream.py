@@ -89,16 +89,22 @@ def _iter_jsonl(source: IO[bytes] | bytes | Iterable[bytes]) -> Iterator[tuple[i
 
 def iter_sse_events(source: IO[bytes] | bytes | Iterable[bytes], *, strict: bool = True) -> Iterator[Any]:
     """Parsed agent events from a text/event-stream (each SSE ``data`` is one event's JSON)."""
+    for event, error in _iter_sse(source):
+        if error is not None:
+            if strict:
+                raise ValidationError([Problem("", "json", error)], "event")
+            continue
+        yield event
+
+
+def _iter_sse(source: IO[bytes] | bytes | Iterable[bytes]) -> Iterator[tuple[Any, str | None]]:
     decoder = SSEDecoder()
     for chunk in _chunks(source):
         for sse in decoder.feed(chunk):
             try:
-                yield orjson.loads(sse.data)
+                yield orjson.loads(sse.data), None
             except orjson.JSONDecodeError as exc:
-                if strict:
-                    raise ValidationError(
-                        [Problem("", "json", f"SSE event {sse.id!r}: data is not JSON: {exc}")], "event"
-                    ) from None
+                yield None, f"SSE event {sse.id!r} ({sse.event}): data is not JSON: {exc}"
 
 
 def sniff_sse(head: bytes) -> bool:
@@ -144,7 +150,12 @@ def reduce_stream(
     gc.disable()
     try:
         if is_sse:
-            r.feed_many(iter_sse_events(again(), strict=strict))
+            for event, error in _iter_sse(again()):
+                if error is None:
+                    r.feed(event)
+                else:  # reported like a bad JSON line (raises when strict)
+                    r._problem(r.count, "", "json", error)
+                    r.count += 1
         elif r.strict or r.source is not None:
             for _, event, error in _iter_jsonl(again()):
                 if error is None:
