@@ -478,6 +478,12 @@ def _model_end(r: Reducer, e: dict[str, Any], i: int) -> None:
     reply = r._current()
     if reply.model_open > 0:
         reply.model_open -= 1
+    # A model call's tool calls end with it. Java sends no TOOL_CALL_END for a call it never STARTed
+    # (placeholder-named fragments), so such a call would otherwise stay open into the next model call.
+    for b in reply.by_call.values():
+        if b.open:
+            b.open = False
+            b.extra.pop("implicit", None)
     usage = e.get("usage")
     if usage:
         total = reply.usage
