@@ -186,6 +186,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             }
         )
 
+    rows.append(_memory(quick, latin1=True))
     rows.append(_memory(quick))
     return rows
 
@@ -196,9 +197,15 @@ def _version() -> str:
     return str(getattr(agentscope, "__version__", "?"))
 
 
-def _memory(quick: bool) -> dict[str, Any]:
+def _memory(quick: bool, latin1: bool = False) -> dict[str, Any]:
+    """Peak traced memory while reducing a stream from a file. The bench stream's text has an em dash:
+    Python then stores the whole text at 2 bytes per character, so the message alone is ~2.3x its JSON
+    and "2x the JSON size" cannot hold for any Python result; ``latin1`` replaces the dash with "-" so
+    the strings are 1 byte per character and the JSON size is the message's size."""
     deltas = 100_000 if quick else 1_000_000  # ~200 MB of JSONL at full size
     data = make_stream(deltas, seed=3)
+    if latin1:
+        data = data.replace("—".encode(), b"-")
     with tempfile.NamedTemporaryFile(delete=False, suffix=".jsonl") as fh:
         fh.write(data)
         path = fh.name
@@ -213,15 +220,16 @@ def _memory(quick: bool) -> dict[str, Any]:
         tracemalloc.stop()
     finally:
         os.unlink(path)
-    json_size = len(msg.to_json_bytes())
+    # Strings first: serializing with orjson caches a UTF-8 copy inside non-ASCII strs.
     in_memory = sum(
         sys.getsizeof(getattr(b, k))
         for b in msg.content
         for k in ("text", "thinking", "content")
         if isinstance(getattr(b, k, None), str)
     )
+    json_size = len(msg.to_json_bytes())
     return {
-        "case": f"{size / 1e6:.0f} MB stream from a file",
+        "case": f"{size / 1e6:.0f} MB stream from a file{' (Latin-1 text)' if latin1 else ''}",
         "impl": f"peak traced memory {peak / 1e6:.1f} MB; message {json_size / 1e6:.1f} MB as JSON, {in_memory / 1e6:.1f} MB of str in memory",
         "events_per_s": float("nan"),
         "ratio": peak / max(json_size, 1),
@@ -247,10 +255,12 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
             f"{'met' if worst >= TARGET_VS_AGENTSCOPE else 'MISSED'} "
             f"({vs[0]['ratio']:.1f}x with its event parsing, {worst:.1f}x append_event alone)"
         )
-    mem = rows[-1]
-    print(
-        f"target peak memory <= {TARGET_MEMORY:.0f}x message: {'met' if mem['ratio'] <= TARGET_MEMORY else 'MISSED'} ({mem['ratio']:.2f}x the JSON size, {mem['peak_vs_in_memory']:.2f}x the in-memory strings)"
-    )
+    for mem in (r for r in rows if "peak_vs_in_memory" in r):
+        verdict = "met" if mem["ratio"] <= TARGET_MEMORY else "MISSED"
+        print(
+            f"target peak memory <= {TARGET_MEMORY:.0f}x message, {mem['case']}: {verdict} against its JSON size "
+            f"({mem['ratio']:.2f}x); {mem['peak_vs_in_memory']:.2f}x the message's strings in memory"
+        )
 
 
 if __name__ == "__main__":

@@ -398,7 +398,7 @@ class Reducer:
             content = result.get("content") if result is not None else None
             if not isinstance(content, list):
                 continue
-            ours = orjson.loads(msg.to_json_bytes())["content"]
+            ours = msg.to_dict()["content"]  # not to_json: orjson caches a UTF-8 copy in non-ASCII strs
             pointer = f"/{index}/content"
             for kind in ("text", "thinking"):
                 mine = "".join(b[kind] for b in ours if b["type"] == kind)
@@ -901,7 +901,8 @@ def _tool_use_dict(b: _Block, closing: bool) -> dict[str, Any]:
     else:
         err: str | None
         try:
-            args = orjson.loads(raw)
+            # Parsing bytes: orjson.loads(str) would leave a UTF-8 copy cached in the (large) str.
+            args = orjson.loads(raw.encode())
         except orjson.JSONDecodeError as exc:
             args, err = None, f"arguments are not valid JSON: {exc}"
         else:
