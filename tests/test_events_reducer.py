@@ -235,3 +235,10 @@ def test_tolerant_reducer_survives_odd_ids_and_names() -> None:
         (msg,) = reducer.finish()
         assert msg.text_content == "ok" and msg.name is None and msg.id
         assert [(p.pointer, p.rule) for p in reducer.problems] == [("/0/id", "type"), ("/1/id", "type")]
+
+
+def test_reducer_handles_exactly_the_schema_event_types() -> None:
+    from agentmsg.events.reducer import _HANDLERS
+
+    schema_types = agentmsg.schema_documents()["agent-event.schema.json"]["properties"]["type"]["enum"]
+    assert set(_HANDLERS) == set(schema_types), "a new event type in the schema needs a reducer rule (and a vector)"

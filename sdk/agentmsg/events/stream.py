@@ -9,12 +9,14 @@ resulting messages.
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 import msgspec
 import orjson
 
+from .._schemas import schema_documents
 from ..errors import Problem, ValidationError
 from ..message import AssistantMessage
 from .reducer import _JOIN_EVERY, Reducer
@@ -171,41 +173,16 @@ def reduce_stream(
             gc.enable()
 
 
-# Literal: msgspec returns the interned constant (no str allocation per event) and rejects unknown
-# types, which sends the batch through the general path where they are reported.
-_EventType = Literal[
-    "AGENT_START",
-    "AGENT_END",
-    "AGENT_RESULT",
-    "MODEL_CALL_START",
-    "MODEL_CALL_END",
-    "TEXT_BLOCK_START",
-    "TEXT_BLOCK_DELTA",
-    "TEXT_BLOCK_END",
-    "THINKING_BLOCK_START",
-    "THINKING_BLOCK_DELTA",
-    "THINKING_BLOCK_END",
-    "DATA_BLOCK_START",
-    "DATA_BLOCK_DELTA",
-    "DATA_BLOCK_END",
-    "TOOL_CALL_START",
-    "TOOL_CALL_DELTA",
-    "TOOL_CALL_END",
-    "TOOL_RESULT_START",
-    "TOOL_RESULT_TEXT_DELTA",
-    "TOOL_RESULT_DATA_DELTA",
-    "TOOL_RESULT_END",
-    "EXCEED_MAX_ITERS",
-    "REQUIRE_USER_CONFIRM",
-    "REQUIRE_EXTERNAL_EXECUTION",
-    "USER_CONFIRM_RESULT",
-    "EXTERNAL_EXECUTION_RESULT",
-    "REQUEST_STOP",
-    "SUBAGENT_EXPOSED",
-    "HINT_BLOCK",
-    "ALL_TOOLS_DENIED",
-    "CUSTOM",
-]
+# A Literal of the schema's event types: msgspec returns the interned constant (no str allocation per
+# event) and rejects unknown types, which sends the batch through the general path where they are
+# reported. Derived from agent-event.schema.json, the one list of event types.
+if TYPE_CHECKING:
+    _EventType = str
+else:
+    # Interned, so that the hot loop's comparisons with literal constants are identity checks.
+    _EventType = Literal[
+        tuple(sys.intern(t) for t in schema_documents()["agent-event.schema.json"]["properties"]["type"]["enum"])
+    ]
 
 
 class _View(msgspec.Struct, gc=False):
