@@ -10,6 +10,7 @@ from agentmsg_models.generate_reason import GenerateReason
 from agentmsg_models.msg import MsgRole
 
 from ._schemas import KINDS, is_valid, limits, schema_documents, validate
+from ._version import __version__
 from .blocks import (
     AudioBlock,
     Base64Source,
@@ -50,8 +51,6 @@ from .message import (
     now_timestamp,
     parse_timestamp,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "KINDS",

@@ -1,8 +1,9 @@
-"""Agent events: the event → message reducer, the message → events emitter, SSE transport."""
+"""Agent events: the event → message reducer, the message → events emitter, JSONL and SSE transport."""
 
+from .._sse import SSEDecoder, SSEEvent
 from .emitter import emit_events
 from .reducer import Reducer, reduce_events
-from .sse import SSEDecoder, SSEEvent, encode_sse
+from .sse import encode_sse
 from .stream import iter_jsonl, iter_sse_events, read_events, reduce_stream
 
 __all__ = [

@@ -17,10 +17,10 @@ import msgspec
 import orjson
 
 from .._schemas import schema_documents
+from .._sse import SSEDecoder
 from ..errors import Problem, ValidationError
 from ..message import AssistantMessage
 from .reducer import _JOIN_EVERY, Reducer
-from .sse import SSEDecoder
 
 CHUNK = 1 << 17  # bytes read (or sliced) at a time: one batch of events
 _SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")

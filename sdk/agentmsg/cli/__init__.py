@@ -1,0 +1,49 @@
+"""The ``agentmsg`` command line: one module per command group, sharing their I/O helpers (``_io``).
+
+    agentmsg validate [--kind KIND] FILE...   check JSON (object, array or JSONL; '-' = stdin)
+    agentmsg schema [NAME] [--bundle]         print a schema (bundle: one self-contained document)
+    agentmsg reduce FILE                      events (JSONL or SSE) -> one message JSON per line
+    agentmsg events FILE [--sse]              messages -> their event stream
+
+Each command module has ``add_parser(subparsers)``; the parsed arguments carry ``func(args, out) -> exit code``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .._schemas import schema_documents
+from .._version import __version__
+from . import events, schema, validate
+from ._io import EXIT_OK, EXIT_USAGE, UsageError
+
+__all__ = ["build_parser", "main"]
+
+COMMANDS = (validate, schema, events)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    schema_documents()  # registers every shipped schema in KINDS
+    parser = argparse.ArgumentParser(prog="agentmsg", description="Schema-first messages and events for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"agentmsg {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
+        return int(exc.code or 0)
+    try:
+        return int(args.func(args, sys.stdout))
+    except UsageError as exc:
+        print(f"agentmsg: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK

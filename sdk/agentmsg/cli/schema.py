@@ -1,0 +1,47 @@
+"""``agentmsg schema``: list the schemas, print one, or bundle one with everything it uses."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+import orjson
+
+from .._schemas import BASE_URI, KINDS, schema_documents
+from ._io import EXIT_OK, UsageError
+
+
+def bundle(name: str) -> dict[str, Any]:
+    """One self-contained schema document for ``name``: every schema embedded under ``$defs`` with
+    its own ``$id`` (a JSON Schema 2020-12 compound document), the root referring to ``name``."""
+    docs = schema_documents()
+    root = docs[KINDS[name]]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": BASE_URI + f"bundle/{KINDS[name]}",
+        "title": f"{root.get('title', name)} (bundle)",
+        "description": f"Self-contained bundle of {root['$id']} and every schema it uses.",
+        "$ref": root["$id"],
+        "$defs": {file.removesuffix(".schema.json"): doc for file, doc in sorted(docs.items())},
+    }
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    docs = schema_documents()
+    if args.name is None and not args.bundle:
+        for kind, file in sorted(KINDS.items()):
+            out.write(f"{kind}\t{docs[file]['$id']}\n")
+        return EXIT_OK
+    name = args.name or "msg"
+    if name not in KINDS:
+        raise UsageError(f"unknown schema {name!r}; known: {', '.join(sorted(KINDS))}")
+    value = bundle(name) if args.bundle else docs[KINDS[name]]
+    out.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+    return EXIT_OK
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("schema", help="print a schema, or list them")
+    p.add_argument("name", nargs="?", help=f"one of: {', '.join(sorted(KINDS))}")
+    p.add_argument("--bundle", action="store_true", help="one self-contained document (for other languages)")
+    p.set_defaults(func=run)
