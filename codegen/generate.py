@@ -16,6 +16,7 @@ import argparse
 import difflib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,12 +97,32 @@ def codegen_view(node: Any) -> Any:
     return out
 
 
+#: Attribute every generated class has for the keys its schema does not declare (see the template).
+RESERVED = "unknown_keys"
+
+
+def check_reserved_names(node: Any, where: str) -> None:
+    """No schema property may become the attribute that holds unknown keys (``unknownKeys`` would)."""
+    if isinstance(node, list):
+        for item in node:
+            check_reserved_names(item, where)
+    elif isinstance(node, dict):
+        props = node.get("properties")
+        if isinstance(props, dict):
+            for name in props:
+                if re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower() == RESERVED:
+                    raise SystemExit(f"{where}: property {name!r} would clash with the generated {RESERVED} field")
+        for value in node.values():
+            check_reserved_names(value, where)
+
+
 def run_codegen(out_dir: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "schemas"
         src.mkdir()
         for path in sorted(SCHEMAS.glob("*.schema.json")):
             schema = json.loads(path.read_text(encoding="utf-8"))
+            check_reserved_names(schema, path.name)
             # datamodel-code-generator names modules after files: msg.schema.json -> msg_schema.py;
             # give it plain names (msg.json -> msg.py) and keep relative $refs pointing at them.
             text = json.dumps(codegen_view(inline_maps(schema)), indent=2).replace(".schema.json", ".json")
@@ -122,7 +143,7 @@ def run_codegen(out_dir: Path) -> None:
             "--custom-template-dir",
             str(TEMPLATES),
             "--additional-imports",
-            "attrs",
+            "attrs,typing.Any",
             "--target-python-version",
             "3.10",
             "--use-standard-collections",
@@ -161,7 +182,7 @@ def run_codegen(out_dir: Path) -> None:
         (raw / "py.typed").write_text("", encoding="utf-8")
         # Ship the schemas with the models: the SDK validates against exactly what it was generated from.
         (raw / "schemas").mkdir()
-        for path in sorted(SCHEMAS.glob("*.schema.json")):
+        for path in [*sorted(SCHEMAS.glob("*.schema.json")), SCHEMAS / "VERSION.json"]:
             shutil.copyfile(path, raw / "schemas" / path.name)
         if out_dir.exists():
             shutil.rmtree(out_dir)

@@ -43,9 +43,12 @@ def test_every_schema_property_is_a_field_with_its_wire_name() -> None:
         blocks.ToolResultBlock,
         blocks.HintBlock,
     ):
-        wire = {a.metadata["wire"] for a in attrs.fields(cls)}
+        wire = {a.metadata["wire"] for a in attrs.fields(cls) if "wire" in a.metadata}
         assert wire == set(defs[cls.__name__]["properties"]), cls.__name__
-    assert {a.metadata["wire"] for a in attrs.fields(msg.Msg)} == set(schemas["msg.schema.json"]["properties"])
+        assert [a.name for a in attrs.fields(cls) if a.metadata.get("unknown_keys")] == ["unknown_keys"]
+    fields = attrs.fields(msg.Msg)
+    assert {a.metadata["wire"] for a in fields if "wire" in a.metadata} == set(schemas["msg.schema.json"]["properties"])
+    assert fields.unknown_keys.default is None
 
 
 def test_generated_files_say_do_not_edit() -> None:

@@ -200,18 +200,32 @@ def test_copy_with_changes() -> None:
         m.copy(colour="red")
 
 
-def test_lenient_read_drops_unknown_keys_only() -> None:
+def test_unknown_keys_are_kept_and_strict_rejects_them() -> None:
     text = '{"id":"x","role":"USER","future":1,"content":[{"type":"text","text":"a","annotations":[]},{"type":"image","source":{"type":"url","url":"u","mimeType":"x"}}]}'
-    with pytest.raises(ValidationError) as info:
-        Msg.from_json(text)
-    assert {p.pointer for p in info.value.problems} == {"", "/content/0", "/content/1/source"}
-    m = Msg.from_json(text, lenient=True)
-    assert m.to_dict()["content"] == [
-        {"type": "text", "text": "a"},
-        {"type": "image", "source": {"type": "url", "url": "u"}},
+    m = Msg.from_json(text)
+    assert m.unknown_keys == {"future": 1}
+    assert m.content[0].unknown_keys == {"annotations": []}
+    assert m.to_dict()["content"][1] == {"type": "image", "source": {"type": "url", "url": "u", "mimeType": "x"}}
+    assert [p.pointer for p in agentmsg.find_unknown_keys(m)] == [
+        "/content/0/annotations",
+        "/content/1/source/mimeType",
+        "/future",
     ]
+    with pytest.raises(ValidationError) as info:
+        Msg.from_json(text, strict=True)
+    assert {p.pointer for p in info.value.problems} == {"", "/content/0", "/content/1/source"}
+    assert {p.rule for p in info.value.problems} == {"additionalProperties"}
     with pytest.raises(ValidationError):  # other rules still apply
-        Msg.from_json('{"id":"x","role":"user","future":1,"content":[]}', lenient=True)
+        Msg.from_json('{"id":"x","role":"user","future":1,"content":[]}')
+
+
+def test_lenient_is_deprecated_and_changes_nothing() -> None:
+    text = '{"id":"x","role":"USER","future":1,"content":[]}'
+    with pytest.warns(DeprecationWarning, match="lenient"):
+        m = Msg.from_json(text, lenient=True)
+    assert m == Msg.from_json(text) and m.unknown_keys == {"future": 1}
+    with pytest.warns(DeprecationWarning):
+        assert Msg.from_dict(orjson.loads(text), lenient=True) == m
 
 
 def test_snake_case_sizing_is_read_and_camel_case_wins() -> None:

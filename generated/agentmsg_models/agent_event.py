@@ -47,6 +47,9 @@ class AgentStartEvent:
     role: str | None = attrs.field(default=None, metadata={"wire": "role", "nullable": False})
     """Agent role, default `assistant`."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class AgentEndEvent:
@@ -61,6 +64,9 @@ class AgentEndEvent:
     source: EventSource | None = attrs.field(default=None, metadata={"wire": "source", "nullable": False})
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -81,6 +87,9 @@ class ModelCallStartEvent:
     model_name: str | None = attrs.field(default=None, metadata={"wire": "modelName", "nullable": False})
     """agentmsg extension: the model called (the AgentScope docs describe it; Java 2.x code does not write it)."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ModelCallEndEvent:
@@ -100,6 +109,9 @@ class ModelCallEndEvent:
     usage: chat_usage.ChatUsage | None = attrs.field(default=None, metadata={"wire": "usage", "nullable": False})
     """Token usage of this call."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class TextBlockStartEvent:
@@ -118,6 +130,9 @@ class TextBlockStartEvent:
     source: EventSource | None = attrs.field(default=None, metadata={"wire": "source", "nullable": False})
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -140,6 +155,9 @@ class TextBlockDeltaEvent:
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class TextBlockEndEvent:
@@ -158,6 +176,9 @@ class TextBlockEndEvent:
     source: EventSource | None = attrs.field(default=None, metadata={"wire": "source", "nullable": False})
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -181,6 +202,9 @@ class ThinkingBlockStartEvent:
     """agentmsg extension: provider of the reasoning (kept in the thinking block's metadata)."""
     model: str | None = attrs.field(default=None, metadata={"wire": "model", "nullable": False})
     """agentmsg extension: model of the reasoning."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -207,6 +231,9 @@ class ThinkingBlockDeltaEvent:
     redacted_data: str | None = attrs.field(default=None, metadata={"wire": "redactedData", "nullable": False})
     """agentmsg extension: a fragment of redacted reasoning data; the block becomes `redacted` with metadata `redactedData`."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ThinkingBlockEndEvent:
@@ -225,6 +252,9 @@ class ThinkingBlockEndEvent:
     source: EventSource | None = attrs.field(default=None, metadata={"wire": "source", "nullable": False})
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -247,6 +277,9 @@ class DataBlockDeltaEvent:
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class DataBlockEndEvent:
@@ -265,6 +298,9 @@ class DataBlockEndEvent:
     source: EventSource | None = attrs.field(default=None, metadata={"wire": "source", "nullable": False})
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -289,6 +325,9 @@ class ToolCallStartEvent:
     thought_signature: str | None = attrs.field(default=None, metadata={"wire": "thoughtSignature", "nullable": False})
     """agentmsg extension: per-call reasoning signature (Gemini), kept in the tool_use metadata."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ToolCallDeltaEvent:
@@ -311,6 +350,9 @@ class ToolCallDeltaEvent:
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
     tool_call_name: str | None = attrs.field(default=None, metadata={"wire": "toolCallName", "nullable": False})
     """Name of the tool."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -335,6 +377,9 @@ class ToolCallEndEvent:
     state: content_block.ToolCallState | None = attrs.field(default=None, metadata={"wire": "state", "nullable": False})
     """agentmsg extension: state of the tool call (default pending)."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ToolResultStartEvent:
@@ -355,6 +400,9 @@ class ToolResultStartEvent:
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
     tool_call_name: str | None = attrs.field(default=None, metadata={"wire": "toolCallName", "nullable": False})
     """Name of the tool."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -379,6 +427,9 @@ class ToolResultTextDeltaEvent:
     tool_call_name: str | None = attrs.field(default=None, metadata={"wire": "toolCallName", "nullable": False})
     """Name of the tool."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ToolResultEndEvent:
@@ -402,6 +453,9 @@ class ToolResultEndEvent:
     tool_call_name: str | None = attrs.field(default=None, metadata={"wire": "toolCallName", "nullable": False})
     """Name of the tool."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ExceedMaxItersEvent:
@@ -423,6 +477,9 @@ class ExceedMaxItersEvent:
     current_iter: int | None = attrs.field(default=None, metadata={"wire": "currentIter", "nullable": False})
     """The iteration reached."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class RequestStopEvent:
@@ -441,6 +498,9 @@ class RequestStopEvent:
         default=None, metadata={"wire": "generateReason", "nullable": False}
     )
     """The generate reason the reply ends with (default MIDDLEWARE_STOP_REQUESTED)."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -465,6 +525,9 @@ class SubagentExposedEvent:
     label: str | None = attrs.field(default=None, metadata={"wire": "label", "nullable": False})
     """Display label."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class HintBlockEvent:
@@ -486,6 +549,9 @@ class HintBlockEvent:
     hint_source: str | None = attrs.field(default=None, metadata={"wire": "hintSource", "nullable": False})
     """Who sent the hint."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class CustomEvent:
@@ -503,6 +569,9 @@ class CustomEvent:
     value: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "value", "nullable": False})
     """Payload (default {})."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ConfirmResult:
@@ -514,6 +583,9 @@ class ConfirmResult:
     """The tool call answered."""
     rules: list[Any] | None = attrs.field(default=None, metadata={"wire": "rules", "nullable": True})
     """Permission rules to remember, or null."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -533,6 +605,9 @@ class RequireUserConfirmEvent:
     source: EventSource | None = attrs.field(default=None, metadata={"wire": "source", "nullable": False})
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -554,6 +629,9 @@ class RequireExternalExecutionEvent:
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class UserConfirmResultEvent:
@@ -573,6 +651,9 @@ class UserConfirmResultEvent:
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class AllToolsDeniedEvent:
@@ -591,6 +672,9 @@ class AllToolsDeniedEvent:
         default=None, metadata={"wire": "deniedToolCalls", "nullable": False}
     )
     """Tool calls concerned."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 AgentEvent: TypeAlias = Union[
@@ -627,7 +711,7 @@ AgentEvent: TypeAlias = Union[
     CustomEvent,
 ]
 """
-One streaming update from an agent (AgentScope Java 2.x `io.agentscope.core.event.AgentEvent`), discriminated by `type`; camelCase keys; null fields omitted. The events of one agent reply (AGENT_START .. AGENT_END) reduce to exactly one assistant Msg. Java writes the `type` key twice (identical values); JSON readers keep one. Legacy aliases (REPLY_START, RUN_STARTED, ...) are rejected, as by Java's polymorphic reader.
+One streaming update from an agent (AgentScope Java 2.x `io.agentscope.core.event.AgentEvent`), discriminated by `type`; camelCase keys; null fields omitted. The events of one agent reply (AGENT_START .. AGENT_END) reduce to exactly one assistant Msg. Java writes the `type` key twice (identical values); JSON readers keep one. Legacy aliases (REPLY_START, RUN_STARTED, ...) are rejected, as by Java's polymorphic reader. Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).
 """
 
 
@@ -644,6 +728,9 @@ class AgentResultEvent:
     source: EventSource | None = attrs.field(default=None, metadata={"wire": "source", "nullable": False})
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -670,6 +757,9 @@ class DataBlockStartEvent:
     block: content_block.ContentBlock | None = attrs.field(default=None, metadata={"wire": "block", "nullable": False})
     """agentmsg extension: the whole media block (image, audio, video or data, any source) when it is delivered in one piece; no DATA_BLOCK_DELTA follows. Without it, the block is a base64 data block assembled from deltas with `mediaType`."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ToolResultDataDeltaEvent:
@@ -693,6 +783,9 @@ class ToolResultDataDeltaEvent:
     tool_call_name: str | None = attrs.field(default=None, metadata={"wire": "toolCallName", "nullable": False})
     """Name of the tool."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ExternalExecutionResultEvent:
@@ -712,3 +805,6 @@ class ExternalExecutionResultEvent:
     source: EventSource | None = attrs.field(default=None, metadata={"wire": "source", "nullable": False})
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": False})
     """Event metadata, omitted when empty by Java (well-known keys `taskId`, `parentSessionId`). On TOOL_RESULT_END it is the tool result's metadata; agentmsg also uses it on TOOL_CALL_END and THINKING_BLOCK_END for the block's metadata."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""

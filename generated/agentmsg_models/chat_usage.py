@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ChatUsage:
-    """Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`)."""
+    """Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`). Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md)."""
 
     input_tokens: int | None = attrs.field(default=None, metadata={"wire": "inputTokens", "nullable": False})
     """Prompt (input) tokens."""
@@ -19,3 +21,6 @@ class ChatUsage:
     """Wall-clock seconds the call(s) took."""
     total_tokens: int | None = attrs.field(default=None, metadata={"wire": "totalTokens", "nullable": False})
     """inputTokens + outputTokens. Derived: AgentScope Java writes it and recomputes it on read; agentmsg constructors compute it and decoding keeps the value read."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""

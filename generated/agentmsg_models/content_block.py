@@ -19,6 +19,9 @@ class TextBlock:
     text: str = attrs.field(metadata={"wire": "text", "nullable": False})
     """The text."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ThinkingBlock:
@@ -30,6 +33,9 @@ class ThinkingBlock:
     """The reasoning text. May be empty for a signed or redacted block; such a block must still be kept."""
     metadata: dict[str, Any] | None = attrs.field(default=None, metadata={"wire": "metadata", "nullable": True})
     """Provider extras, or null (AgentScope Java writes `null` when absent). agentmsg keeps the reasoning signature, redacted data and provenance here, under declared keys, so they survive a round trip through Java."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 class ToolCallState(str, Enum):
@@ -69,6 +75,9 @@ class HintBlock:
     source: str | None = attrs.field(default=None, metadata={"wire": "source", "nullable": True})
     """Who sent the hint (e.g. `alice`, `system`), or null."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ToolUseBlock:
@@ -88,6 +97,9 @@ class ToolUseBlock:
     """Metadata of a tool call. Declared keys are agentmsg's (and Java's `thoughtSignature`); other keys are kept as they are."""
     state: ToolCallState = attrs.field(default=ToolCallState.PENDING, metadata={"wire": "state", "nullable": False})
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ImageBlock:
@@ -102,6 +114,9 @@ class ImageBlock:
     max_pixels: int | None = attrs.field(default=None, metadata={"wire": "maxPixels", "nullable": False})
     """Upper bound on pixels after resizing (DashScope Qwen-VL `max_pixels`)."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class AudioBlock:
@@ -111,6 +126,9 @@ class AudioBlock:
     """Always `audio`."""
     source: source_1.Source = attrs.field(metadata={"wire": "source", "nullable": False})
     """Where the audio comes from."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -132,6 +150,9 @@ class VideoBlock:
     total_pixels: int | None = attrs.field(default=None, metadata={"wire": "totalPixels", "nullable": False})
     """Upper bound on pixels over all frames."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class DataBlock:
@@ -146,6 +167,9 @@ class DataBlock:
     name: str | None = attrs.field(default=None, metadata={"wire": "name", "nullable": False})
     """File name or label, e.g. `report.pdf`."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 ContentBlock: TypeAlias = Union[
     TextBlock,
@@ -159,7 +183,7 @@ ContentBlock: TypeAlias = Union[
     HintBlock,
 ]
 """
-One typed piece of a message's content, discriminated by `type`. AgentScope Java: the sealed class `io.agentscope.core.message.ContentBlock`; an unknown `type` is an error there and here. The branches are mutually exclusive (each fixes `type` with `const`), so `anyOf` here means exactly one.
+One typed piece of a message's content, discriminated by `type`. AgentScope Java: the sealed class `io.agentscope.core.message.ContentBlock`; an unknown `type` is an error there and here. The branches are mutually exclusive (each fixes `type` with `const`), so `anyOf` here means exactly one. Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).
 """
 
 
@@ -178,3 +202,6 @@ class ToolResultBlock:
     metadata: dict[str, Any] = attrs.field(factory=dict, metadata={"wire": "metadata", "nullable": False})
     """Metadata of a tool result. Declared keys are Java's; other keys are kept as they are."""
     state: ToolResultState = attrs.field(default=ToolResultState.RUNNING, metadata={"wire": "state", "nullable": False})
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""

@@ -35,7 +35,7 @@ An RFC 3339 date-time with a zone (`Z` or an offset).
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class Msg:
-    """One conversation turn: who said it (role, name), what was said (ordered content blocks), plus metadata, a timestamp and token usage. Wire-compatible with AgentScope Java 2.x `io.agentscope.core.message.Msg` (and reads 1.x messages, which lack `usage`). Role rules are part of this schema: USER may hold text/data/image/audio/video blocks, SYSTEM text only, ASSISTANT and TOOL anything."""
+    """One conversation turn: who said it (role, name), what was said (ordered content blocks), plus metadata, a timestamp and token usage. Wire-compatible with AgentScope Java 2.x `io.agentscope.core.message.Msg` (and reads 1.x messages, which lack `usage`). Role rules are part of this schema: USER may hold text/data/image/audio/video blocks, SYSTEM text only, ASSISTANT and TOOL anything. Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md)."""
 
     id: str = attrs.field(metadata={"wire": "id", "nullable": False})
     """Unique message id. agentmsg and AgentScope Java mint a random UUID (36 characters with dashes)."""
@@ -52,3 +52,6 @@ class Msg:
     """Creation time, or null. Accepted: AgentScope Java's `yyyy-MM-dd HH:mm:ss.SSS` (no zone; Java writes JVM local time) and RFC 3339 (`2025-01-01T12:00:00.000Z`). agentmsg writes the Java form, in UTC, with milliseconds."""
     usage: chat_usage.ChatUsage | None = attrs.field(default=None, metadata={"wire": "usage", "nullable": True})
     """Token usage of the reply (assistant messages), or null. Written as null when absent, as Java 2.x does; absent in 1.x messages."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import attrs
 
@@ -18,6 +18,9 @@ class URLSource:
     mime_type: str | None = attrs.field(default=None, metadata={"wire": "mime_type", "nullable": False})
     """MIME type of the media, e.g. `image/png`. Optional; when absent formatters derive it from the URL's extension. Snake case on the wire, as AgentScope Java writes it."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class Base64Source:
@@ -30,8 +33,11 @@ class Base64Source:
     data: str = attrs.field(metadata={"wire": "data", "nullable": False})
     """The bytes in standard base64 without a `data:` URI prefix. Line breaks are not allowed."""
 
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
+
 
 Source: TypeAlias = URLSource | Base64Source
 """
-Where the bytes of a media block (image, audio, video, data) come from: a URL or inline base64. Discriminated by `type`. AgentScope Java: `io.agentscope.core.message.Source`.
+Where the bytes of a media block (image, audio, video, data) come from: a URL or inline base64. Discriminated by `type`. AgentScope Java: `io.agentscope.core.message.Source`. Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).
 """

@@ -16,9 +16,13 @@ export declare const schemas: Record<string, Record<string, unknown>>;
 export declare const kinds: Record<Kind, string>;
 /** Version of the schemas. */
 export declare const schemaVersion: string;
-/** A new Ajv 2020 instance (strict, allErrors) with formats and every agentmsg schema added. */
-export declare function createAjv(options?: Options): Ajv2020;
-/** Validate a parsed JSON value against a kind's schema: [] when valid, else ajv's errors. */
-export declare function validate(kind: Kind, instance: unknown): ErrorObject[];
-/** True when the parsed JSON value is valid for the kind. */
-export declare function isValid<K extends Kind>(kind: K, instance: unknown): instance is KindTypes[K];
+/** The closed variant of a schema document (unknown keys rejected), as strict reading uses. */
+export declare function closedSchema<T>(doc: T): T;
+/** A new Ajv 2020 instance (strict, allErrors) with formats and every agentmsg schema added (closed: the closed variants). */
+export declare function createAjv(options?: Options, variant?: { closed?: boolean }): Ajv2020;
+/** Validate a parsed JSON value against a kind's schema: [] when valid, else ajv's errors (strict: unknown keys rejected). */
+export declare function validate(kind: Kind, instance: unknown, options?: { strict?: boolean }): ErrorObject[];
+/** True when the parsed JSON value is valid for the kind (strict: unknown keys rejected). */
+export declare function isValid<K extends Kind>(kind: K, instance: unknown, options?: { strict?: boolean }): instance is KindTypes[K];
+/** JSON pointers of the keys the schema does not declare, sorted; [] when there are none. */
+export declare function unknownKeys(kind: Kind, instance: unknown): string[];

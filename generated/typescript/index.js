@@ -15,37 +15,76 @@ export const kinds = {
   "source": "https://agentmsg.dev/schemas/v1/source.schema.json"
 };
 /** Version of the schemas (schemas/VERSION.json; CHANGELOG.md says what changed). */
-export const schemaVersion = "1.0.0";
+export const schemaVersion = "1.1.0";
+
+/**
+ * The closed variant of a schema document (strict reading): every object that accepts unknown keys and is
+ * not a free-form map (`x-agentmsg-map`) gets `additionalProperties: false`. Same derivation as the
+ * Python SDK's `closed_schema_documents()`.
+ */
+export function closedSchema(doc) {
+  if (Array.isArray(doc)) return doc.map(closedSchema);
+  if (!doc || typeof doc !== "object") return doc;
+  const out = Object.fromEntries(Object.entries(doc).map(([k, v]) => [k, closedSchema(v)]));
+  if (doc.additionalProperties === true && !doc["x-agentmsg-map"]) out.additionalProperties = false;
+  return out;
+}
 
 /**
  * A new Ajv 2020 instance (strict, allErrors) with formats and every agentmsg schema added; get a
  * validator with `ajv.getSchema(kinds.msg)`. agentmsg's annotation keywords are declared.
+ * `{ closed: true }` adds the closed variants instead (unknown keys rejected).
  */
-export function createAjv(options = {}) {
+export function createAjv(options = {}, { closed = false } = {}) {
   const ajv = new Ajv2020({ allErrors: true, strict: true, ...options });
   addFormats(ajv);
   ajv.addKeyword("x-rule");
   ajv.addKeyword("x-message");
   ajv.addKeyword("x-agentmsg-map");
-  for (const doc of Object.values(schemas)) ajv.addSchema(doc);
+  for (const doc of Object.values(schemas)) ajv.addSchema(closed ? closedSchema(doc) : doc);
   return ajv;
 }
 
-let shared;
-function validator(kind) {
+const shared = {};
+function validator(kind, closed = false) {
   const id = kinds[kind];
   if (!id) throw new Error(`unknown kind ${JSON.stringify(kind)}; known: ${Object.keys(kinds).join(", ")}`);
-  shared ??= createAjv();
-  return shared.getSchema(id);
+  shared[closed] ??= createAjv({}, { closed });
+  return shared[closed].getSchema(id);
 }
 
-/** Validate a parsed JSON value against a kind's schema: [] when valid, else ajv's errors. */
-export function validate(kind, instance) {
-  const check = validator(kind);
+/**
+ * Validate a parsed JSON value against a kind's schema: [] when valid, else ajv's errors. Objects accept
+ * keys the schema does not declare (a newer producer's: keep them); `{ strict: true }` rejects them.
+ */
+export function validate(kind, instance, { strict = false } = {}) {
+  const check = validator(kind, strict);
   return check(instance) ? [] : [...check.errors];
 }
 
 /** True when the parsed JSON value is valid for the kind (a type guard in TypeScript). */
-export function isValid(kind, instance) {
-  return validator(kind)(instance);
+export function isValid(kind, instance, { strict = false } = {}) {
+  return validator(kind, strict)(instance);
+}
+
+/**
+ * JSON pointers of the keys the schema does not declare (sorted), e.g. `["/usage/cacheCreationInputTokens"]`;
+ * [] when there are none. Like the Python SDK's `find_unknown_keys`; other problems are not reported here.
+ */
+export function unknownKeys(kind, instance) {
+  const id = kinds[kind];
+  if (!id) throw new Error(`unknown kind ${JSON.stringify(kind)}; known: ${Object.keys(kinds).join(", ")}`);
+  shared.verbose ??= createAjv({ verbose: true }, { closed: true });
+  const check = shared.verbose.getSchema(id);
+  if (check(instance)) return [];
+  const escape = (k) => k.replace(/~/g, "~0").replace(/\//g, "~1");
+  const found = new Set();
+  for (const e of check.errors) {
+    if (e.keyword !== "additionalProperties") continue;
+    // In a union discriminated by `type`, only the branch the object's `type` selects speaks.
+    const tag = e.parentSchema?.properties?.type?.const;
+    if (tag !== undefined && e.data?.type !== tag) continue;
+    found.add(`${e.instancePath}/${escape(e.params.additionalProperty)}`);
+  }
+  return [...found].sort();
 }

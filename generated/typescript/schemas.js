@@ -6,7 +6,7 @@ export const schemas = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://agentmsg.dev/schemas/v1/agent-event.schema.json",
     "title": "AgentEvent",
-    "description": "One streaming update from an agent (AgentScope Java 2.x `io.agentscope.core.event.AgentEvent`), discriminated by `type`; camelCase keys; null fields omitted. The events of one agent reply (AGENT_START .. AGENT_END) reduce to exactly one assistant Msg. Java writes the `type` key twice (identical values); JSON readers keep one. Legacy aliases (REPLY_START, RUN_STARTED, ...) are rejected, as by Java's polymorphic reader.",
+    "description": "One streaming update from an agent (AgentScope Java 2.x `io.agentscope.core.event.AgentEvent`), discriminated by `type`; camelCase keys; null fields omitted. The events of one agent reply (AGENT_START .. AGENT_END) reduce to exactly one assistant Msg. Java writes the `type` key twice (identical values); JSON readers keep one. Legacy aliases (REPLY_START, RUN_STARTED, ...) are rejected, as by Java's polymorphic reader. Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).",
     "type": "object",
     "required": [
       "type"
@@ -175,7 +175,7 @@ export const schemas = {
           "confirmed",
           "toolCall"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "confirmed": {
             "description": "True when the call is approved.",
@@ -204,7 +204,7 @@ export const schemas = {
           "createdAt",
           "replyId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `AGENT_START`.",
@@ -250,7 +250,7 @@ export const schemas = {
           "createdAt",
           "replyId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `AGENT_END`.",
@@ -284,7 +284,7 @@ export const schemas = {
           "createdAt",
           "result"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `AGENT_RESULT`.",
@@ -318,7 +318,7 @@ export const schemas = {
           "createdAt",
           "replyId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `MODEL_CALL_START`.",
@@ -356,7 +356,7 @@ export const schemas = {
           "createdAt",
           "replyId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `MODEL_CALL_END`.",
@@ -395,7 +395,7 @@ export const schemas = {
           "replyId",
           "blockId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `TEXT_BLOCK_START`.",
@@ -436,7 +436,7 @@ export const schemas = {
           "blockId",
           "delta"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `TEXT_BLOCK_DELTA`.",
@@ -480,7 +480,7 @@ export const schemas = {
           "replyId",
           "blockId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `TEXT_BLOCK_END`.",
@@ -520,7 +520,7 @@ export const schemas = {
           "replyId",
           "blockId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `THINKING_BLOCK_START`.",
@@ -569,7 +569,7 @@ export const schemas = {
           "blockId",
           "delta"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `THINKING_BLOCK_DELTA`.",
@@ -621,7 +621,7 @@ export const schemas = {
           "replyId",
           "blockId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `THINKING_BLOCK_END`.",
@@ -661,7 +661,7 @@ export const schemas = {
           "replyId",
           "blockId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `DATA_BLOCK_START`.",
@@ -715,7 +715,7 @@ export const schemas = {
           "blockId",
           "delta"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `DATA_BLOCK_DELTA`.",
@@ -760,7 +760,7 @@ export const schemas = {
           "replyId",
           "blockId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `DATA_BLOCK_END`.",
@@ -800,7 +800,7 @@ export const schemas = {
           "replyId",
           "toolCallId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `TOOL_CALL_START`.",
@@ -849,7 +849,7 @@ export const schemas = {
           "toolCallId",
           "delta"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `TOOL_CALL_DELTA`.",
@@ -897,7 +897,7 @@ export const schemas = {
           "replyId",
           "toolCallId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `TOOL_CALL_END`.",
@@ -950,7 +950,7 @@ export const schemas = {
           "replyId",
           "toolCallId"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `TOOL_RESULT_START`.",
@@ -995,7 +995,7 @@ export const schemas = {
           "toolCallId",
           "delta"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `TOOL_RESULT_TEXT_DELTA`.",
@@ -1044,7 +1044,7 @@ export const schemas = {
           "toolCallId",
           "data"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `TOOL_RESULT_DATA_DELTA`.",
@@ -1093,7 +1093,7 @@ export const schemas = {
           "toolCallId",
           "state"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `TOOL_RESULT_END`.",
@@ -1139,7 +1139,7 @@ export const schemas = {
           "id",
           "createdAt"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `EXCEED_MAX_ITERS`.",
@@ -1184,7 +1184,7 @@ export const schemas = {
           "replyId",
           "toolCalls"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `REQUIRE_USER_CONFIRM`.",
@@ -1226,7 +1226,7 @@ export const schemas = {
           "replyId",
           "toolCalls"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `REQUIRE_EXTERNAL_EXECUTION`.",
@@ -1268,7 +1268,7 @@ export const schemas = {
           "replyId",
           "confirmResults"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `USER_CONFIRM_RESULT`.",
@@ -1310,7 +1310,7 @@ export const schemas = {
           "replyId",
           "toolResults"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `EXTERNAL_EXECUTION_RESULT`.",
@@ -1350,7 +1350,7 @@ export const schemas = {
           "id",
           "createdAt"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `REQUEST_STOP`.",
@@ -1387,7 +1387,7 @@ export const schemas = {
           "id",
           "createdAt"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `SUBAGENT_EXPOSED`.",
@@ -1433,7 +1433,7 @@ export const schemas = {
           "createdAt",
           "hint"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `HINT_BLOCK`.",
@@ -1479,7 +1479,7 @@ export const schemas = {
           "id",
           "createdAt"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `ALL_TOOLS_DENIED`.",
@@ -1515,7 +1515,7 @@ export const schemas = {
           "id",
           "createdAt"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `CUSTOM`.",
@@ -1550,9 +1550,9 @@ export const schemas = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://agentmsg.dev/schemas/v1/chat-usage.schema.json",
     "title": "ChatUsage",
-    "description": "Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`).",
+    "description": "Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`). Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).",
     "type": "object",
-    "additionalProperties": false,
+    "additionalProperties": true,
     "properties": {
       "inputTokens": {
         "description": "Prompt (input) tokens.",
@@ -1585,7 +1585,7 @@ export const schemas = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://agentmsg.dev/schemas/v1/content-block.schema.json",
     "title": "ContentBlock",
-    "description": "One typed piece of a message's content, discriminated by `type`. AgentScope Java: the sealed class `io.agentscope.core.message.ContentBlock`; an unknown `type` is an error there and here. The branches are mutually exclusive (each fixes `type` with `const`), so `anyOf` here means exactly one.",
+    "description": "One typed piece of a message's content, discriminated by `type`. AgentScope Java: the sealed class `io.agentscope.core.message.ContentBlock`; an unknown `type` is an error there and here. The branches are mutually exclusive (each fixes `type` with `const`), so `anyOf` here means exactly one. Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).",
     "type": "object",
     "required": [
       "type"
@@ -1644,7 +1644,7 @@ export const schemas = {
           "type",
           "text"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `text`.",
@@ -1664,7 +1664,7 @@ export const schemas = {
           "type",
           "thinking"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `thinking`.",
@@ -1728,7 +1728,7 @@ export const schemas = {
           "type",
           "source"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `image`.",
@@ -1765,7 +1765,7 @@ export const schemas = {
           "type",
           "source"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `audio`.",
@@ -1785,7 +1785,7 @@ export const schemas = {
           "type",
           "source"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `video`.",
@@ -1837,7 +1837,7 @@ export const schemas = {
           "type",
           "source"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `data`.",
@@ -1866,7 +1866,7 @@ export const schemas = {
           "id",
           "name"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `tool_use`.",
@@ -1944,7 +1944,7 @@ export const schemas = {
           "type",
           "id"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `tool_result`.",
@@ -2012,7 +2012,7 @@ export const schemas = {
           "type",
           "hint"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `hint`.",
@@ -2064,14 +2064,14 @@ export const schemas = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://agentmsg.dev/schemas/v1/msg.schema.json",
     "title": "Msg",
-    "description": "One conversation turn: who said it (role, name), what was said (ordered content blocks), plus metadata, a timestamp and token usage. Wire-compatible with AgentScope Java 2.x `io.agentscope.core.message.Msg` (and reads 1.x messages, which lack `usage`). Role rules are part of this schema: USER may hold text/data/image/audio/video blocks, SYSTEM text only, ASSISTANT and TOOL anything.",
+    "description": "One conversation turn: who said it (role, name), what was said (ordered content blocks), plus metadata, a timestamp and token usage. Wire-compatible with AgentScope Java 2.x `io.agentscope.core.message.Msg` (and reads 1.x messages, which lack `usage`). Role rules are part of this schema: USER may hold text/data/image/audio/video blocks, SYSTEM text only, ASSISTANT and TOOL anything. Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).",
     "type": "object",
     "required": [
       "id",
       "role",
       "content"
     ],
-    "additionalProperties": false,
+    "additionalProperties": true,
     "properties": {
       "id": {
         "description": "Unique message id. agentmsg and AgentScope Java mint a random UUID (36 characters with dashes).",
@@ -2292,7 +2292,7 @@ export const schemas = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://agentmsg.dev/schemas/v1/source.schema.json",
     "title": "Source",
-    "description": "Where the bytes of a media block (image, audio, video, data) come from: a URL or inline base64. Discriminated by `type`. AgentScope Java: `io.agentscope.core.message.Source`.",
+    "description": "Where the bytes of a media block (image, audio, video, data) come from: a URL or inline base64. Discriminated by `type`. AgentScope Java: `io.agentscope.core.message.Source`. Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).",
     "type": "object",
     "required": [
       "type"
@@ -2323,7 +2323,7 @@ export const schemas = {
           "type",
           "url"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `url`.",
@@ -2350,7 +2350,7 @@ export const schemas = {
           "media_type",
           "data"
         ],
-        "additionalProperties": false,
+        "additionalProperties": true,
         "properties": {
           "type": {
             "description": "Always `base64`.",

@@ -9,8 +9,9 @@ from agentmsg_models.chat_usage import ChatUsage
 from agentmsg_models.generate_reason import GenerateReason
 
 from ._limits import Limits, limits
-from ._schemas import KINDS, is_valid, schema_documents, validate
+from ._schemas import KINDS, closed_schema_documents, is_valid, schema_documents, schema_version, validate
 from ._time import now_timestamp, parse_timestamp
+from ._unknown import find_unknown_keys
 from ._version import __version__
 from .blocks import (
     AudioBlock,
@@ -79,10 +80,12 @@ __all__ = [
     "block_from_json",
     "block_to_dict",
     "block_to_json",
+    "closed_schema_documents",
     "decode_messages",
     "emit_events",
     "encode_messages",
     "encode_sse",
+    "find_unknown_keys",
     "is_redacted",
     "is_valid",
     "limits",
@@ -93,6 +96,7 @@ __all__ = [
     "reduce_events",
     "reduce_stream",
     "schema_documents",
+    "schema_version",
     "thinking_provider",
     "thinking_signature",
     "tool_call_signature",

@@ -4,18 +4,24 @@ cattrs drives (un)structuring; the hooks for generated classes come from one fac
 specialised function per class from the field metadata written by the codegen template:
 
 * exact wire names (``metadata["wire"]``), field order = schema order = Java's key order;
-* tagged unions (``ContentBlock``, ``Source``, ...) dispatched on ``type`` through a dict;
+* tagged unions (``ContentBlock``, ``Source``, ...) dispatched on ``type`` through a plain dict;
 * null/omit policy: a field the schema declares nullable is written as ``null`` when ``None`` (as
   AgentScope Java does), any other optional field is omitted when ``None``;
 * accepted alternative spellings from the schema's ``patternProperties`` (image/video
-  ``min_pixels`` -> ``minPixels``; the camelCase key wins when both are present).
+  ``min_pixels`` -> ``minPixels``; the camelCase key wins when both are present);
+* unknown keys (forward compatibility): every generated class has an ``unknown_keys`` field
+  (``metadata["unknown_keys"]``). A :class:`Codec` made with ``keep_unknown=True`` collects the keys a class
+  does not declare into it; the plain codec (used once the closed schema has shown there are none) only sets
+  it to None. Writers append them after the declared keys, in their order.
 
 Structuring trusts its input: the SDK validates against the JSON Schema first (``Msg.from_json``,
 ``Msg.from_dict``), so the hooks do no type checks. Structure unvalidated data only through the SDK.
 
-Unstructuring depends only on the class, so its hooks are one shared table (:data:`unstructure_hooks`).
-Structuring depends on which classes to build (the SDK's subclasses of the generated ones): a :class:`Codec`
-is made with that mapping passed in, so nothing depends on import order.
+Unstructuring depends only on the class, so its hooks are shared tables: :data:`unstructure_hooks` (whole
+dicts, for ``to_dict``) and :func:`json_default` (one object at a time, for orjson's ``default``: orjson
+walks the lists and dicts itself, so encoding builds no nested Python lists). Structuring depends on which
+classes to build (the SDK's subclasses of the generated ones): a :class:`Codec` is made with that mapping
+passed in, so nothing depends on import order.
 """
 
 from __future__ import annotations
@@ -80,13 +86,34 @@ def _property_orders() -> dict[str, list[str]]:
 _ORDERS = _property_orders()
 
 
+def _generated_base(cls: type) -> type | None:
+    return next((k for k in cls.__mro__ if k.__name__ in _ORDERS and k.__module__.startswith("agentmsg_models")), None)
+
+
+def _is_unknown_keys(field: Any) -> bool:
+    return bool(field.metadata.get("unknown_keys"))
+
+
 def _wire_fields(cls: type) -> list[Any]:
-    """attrs fields of a generated class in wire order (the schema's property order)."""
-    fields = list(attrs.fields(cls))
-    base = next((k for k in cls.__mro__ if k.__name__ in _ORDERS and k.__module__.startswith("agentmsg_models")), None)
+    """attrs fields of a generated class that are wire keys, in wire order (the schema's property order)."""
+    fields = [a for a in attrs.fields(cls) if not _is_unknown_keys(a)]
+    base = _generated_base(cls)
     order = _ORDERS.get(base.__name__, []) if base is not None else []
     rank = {name: i for i, name in enumerate(order)}
     return sorted(fields, key=lambda a: rank.get(a.metadata.get("wire", a.name), len(rank)))
+
+
+def known_keys(cls: type) -> frozenset[str]:
+    """The keys a generated class (or its SDK subclass) declares: wire names and accepted alternative
+    spellings. Any other key of its JSON object is an unknown key."""
+    base = _generated_base(cls)
+    alternatives = _ALTERNATIVES.get(base.__name__, {}) if base is not None else {}
+    wires = {a.metadata.get("wire", a.name) for a in _wire_fields(cls)}
+    return frozenset(wires | set(alternatives.values()))
+
+
+def _has_unknown_keys_field(cls: type) -> bool:
+    return any(_is_unknown_keys(a) for a in attrs.fields(cls))
 
 
 def _hints(cls: type) -> dict[str, Any]:
@@ -138,6 +165,15 @@ def _tag_of(cls: type) -> str:
     return str(field.default)
 
 
+def _referenced_models(tp: Any) -> Iterator[type]:
+    """The attrs classes a field type refers to (through unions, lists and dicts)."""
+    if attrs.has(tp):
+        yield tp
+        return
+    for arg in get_args(tp):
+        yield from _referenced_models(arg)
+
+
 class _Codegen:
     """Compiles value expressions for a type into a namespace shared by one generated function."""
 
@@ -152,6 +188,13 @@ class _Codegen:
         self.ns[key] = value
         return key
 
+    def late(self, cls: type) -> str:
+        """A global name bound to the structure hook of ``cls`` once every hook of the closure is compiled."""
+        assert self.codec is not None
+        key = self.name(None, "sh")
+        self.codec._late.append((self.ns, key, cls))
+        return key
+
     def structure_expr(self, tp: Any, src: str) -> str:
         if _is_plain(tp):
             return src
@@ -161,11 +204,10 @@ class _Codegen:
         assert self.codec is not None
         members = _union_members(tp)
         if members is not None:
-            # Hooks are looked up lazily: unions are recursive (tool_result.output holds blocks).
             table = self.name(self.codec.union({_tag_of(m): m for m in members}), "union")
             return f"{table}[{src}['type']]({src})"
         if attrs.has(tp):
-            return f"{self.name(self.codec.structure_hooks, 'sh')}[{self.name(tp, 'cls')}]({src})"
+            return f"{self.late(tp)}({src})"
         if get_origin(tp) is list:
             (item,) = get_args(tp)
             return f"[{self.structure_expr(item, '_x')} for _x in {src}]"
@@ -202,7 +244,8 @@ def _compile(source: str, name: str, ns: dict[str, Any]) -> Callable[..., Any]:
 
 def make_structure_fn(cls: type, codec: Codec) -> StructureFn:
     """Compile ``dict -> cls`` for a generated attrs class (input already validated), building the class
-    the codec maps it to."""
+    the codec maps it to. With ``codec.keep_unknown`` the keys the class does not declare go to
+    ``unknown_keys``; otherwise it is None."""
     target = codec.build_as.get(cls, cls)
     hints = _hints(cls)
     alternatives = _ALTERNATIVES.get(cls.__name__, {})
@@ -211,10 +254,18 @@ def make_structure_fn(cls: type, codec: Codec) -> StructureFn:
     lines = ["def structure(d, _type=None):"]
     if cls.__name__ == "Msg" and codec.msg_roles:
         gen.ns["_by_role"] = codec.msg_roles
-        lines.append("    o = _new(_by_role.get(d['role'], _target))")
+        lines.append("    o = _new(_by_role[d['role']])")
     else:
         lines.append("    o = _new(_target)")
     for a in attrs.fields(cls):
+        if _is_unknown_keys(a):
+            if codec.keep_unknown:
+                known = gen.name(known_keys(cls), "known")
+                lines.append(f"    x = {{k: v for k, v in d.items() if k not in {known}}}")
+                lines.append(f"    o.{a.name} = x or None")
+            else:
+                lines.append(f"    o.{a.name} = None")
+            continue
         wire = a.metadata.get("wire", a.name)
         tp, optional = _strip_optional(hints[a.name])
         if a.default is attrs.NOTHING:
@@ -233,8 +284,8 @@ def make_structure_fn(cls: type, codec: Codec) -> StructureFn:
             else:
                 lines.append(f"    v = {get}")
                 lines.append(f"    o.{a.name} = v if v is None else {expr}")
-        elif get_origin(tp) is Literal:  # the union's tag: always present when dispatched on it
-            lines.append(f"    o.{a.name} = d.get({wire!r}, {gen.name(a.default, 'default')})")
+        elif get_origin(tp) is Literal:  # the union's tag: the schema fixes it with const
+            lines.append(f"    o.{a.name} = {a.default!r}")
         else:
             default = gen.name(a.default, "default")
             lines.append(f"    v = {get}")
@@ -243,17 +294,16 @@ def make_structure_fn(cls: type, codec: Codec) -> StructureFn:
     return _compile("\n".join(lines), "structure", gen.ns)
 
 
-def make_unstructure_fn(cls: type) -> UnstructureFn:
-    """Compile ``cls -> dict`` with wire names, schema key order and the null/omit policy."""
+def _unstructure_source(cls: type, shallow: bool) -> tuple[str, dict[str, Any]]:
+    """Source of ``cls -> dict`` with wire names, schema key order and the null/omit policy, then the
+    unknown keys. ``shallow`` leaves nested models and lists of them as they are (orjson's ``default``
+    handles them one at a time); otherwise they are unstructured too (a whole dict, for ``to_dict``)."""
     hints = _hints(cls)
     gen = _Codegen()
-    required: list[str] = []
-    optional: list[str] = []
-    fields = _wire_fields(cls)
     # Keys are emitted in schema order; a field omitted when None breaks the single dict literal.
     body = ["def unstructure(o):", "    d = {"]
     in_literal = True
-    for a in fields:
+    for a in _wire_fields(cls):
         wire = a.metadata.get("wire", a.name)
         nullable = a.metadata.get("nullable", False)
         tp, is_opt = _strip_optional(hints[a.name])
@@ -263,21 +313,36 @@ def make_unstructure_fn(cls: type) -> UnstructureFn:
                 body.append("    }")
                 in_literal = False
             body.append(f"    v = o.{a.name}")
-            body.append(f"    if v is not None: d[{wire!r}] = {gen.unstructure_expr(tp, 'v')}")
-            optional.append(wire)
+            value = "v" if shallow else gen.unstructure_expr(tp, "v")
+            body.append(f"    if v is not None: d[{wire!r}] = {value}")
             continue
-        expr = gen.unstructure_expr(tp, f"o.{a.name}")
+        expr = f"o.{a.name}" if shallow else gen.unstructure_expr(tp, f"o.{a.name}")
         if is_opt and expr != f"o.{a.name}":
             expr = f"(None if o.{a.name} is None else {gen.unstructure_expr(tp, f'o.{a.name}')})"
         if in_literal:
             body.append(f"        {wire!r}: {expr},")
         else:
             body.append(f"    d[{wire!r}] = {expr}")
-        required.append(wire)
     if in_literal:
         body.append("    }")
+    if _has_unknown_keys_field(cls):
+        name = next(a.name for a in attrs.fields(cls) if _is_unknown_keys(a))
+        body.append(f"    x = o.{name}")
+        body.append("    if x: d.update(x)")
     body.append("    return d")
-    return _compile("\n".join(body), "unstructure", gen.ns)
+    return "\n".join(body), gen.ns
+
+
+def make_unstructure_fn(cls: type) -> UnstructureFn:
+    """Compile ``cls -> dict`` (nested models unstructured too)."""
+    source, ns = _unstructure_source(cls, shallow=False)
+    return _compile(source, "unstructure", ns)
+
+
+def make_json_fn(cls: type) -> UnstructureFn:
+    """Compile ``cls -> dict`` for orjson's ``default``: nested models are left for orjson to hand back."""
+    source, ns = _unstructure_source(cls, shallow=True)
+    return _compile(source, "unstructure", ns)
 
 
 def _is_model(cls: Any) -> bool:
@@ -297,20 +362,6 @@ class _HookCache(dict[type, Any]):
         return hook
 
 
-class _LazyUnion(dict[str, StructureFn]):
-    """``type`` tag -> structure hook of the member class, resolved on first use."""
-
-    def __init__(self, classes: dict[str, type], hooks: _HookCache) -> None:
-        super().__init__()
-        self.classes = classes
-        self._hooks = hooks
-
-    def __missing__(self, tag: str) -> StructureFn:
-        hook: StructureFn = self._hooks[self.classes[tag]]
-        self[tag] = hook
-        return hook
-
-
 # Unstructuring: one cattrs converter and one hook table for every codec (it depends only on the class).
 _plain = cattrs.Converter()
 _plain.register_unstructure_hook_factory(_is_model, make_unstructure_fn)
@@ -318,19 +369,89 @@ _plain.register_unstructure_hook_factory(_is_model, make_unstructure_fn)
 #: class -> compiled unstructure hook (wire names, key order, null/omit policy), filled on first use.
 unstructure_hooks: dict[type, UnstructureFn] = _HookCache(_plain.get_unstructure_hook)
 
+#: class -> compiled one-level hook for orjson's ``default`` (a plain dict: it is read for every object).
+json_hooks: dict[type, UnstructureFn] = {}
+
+
+def json_default(obj: Any) -> Any:
+    """orjson's ``default``: one model object as a dict of its wire keys (nested models left as objects)."""
+    try:
+        return json_hooks[obj.__class__](obj)
+    except KeyError:
+        if not _is_model(obj.__class__):
+            raise TypeError(f"{type(obj).__name__} is not a JSON value") from None
+        hook = json_hooks[obj.__class__] = make_json_fn(obj.__class__)
+        return hook(obj)
+
+
+def prepare_json(classes: Iterator[type] | list[type]) -> None:
+    """Compile the JSON hooks of ``classes`` now (the hot classes), so encoding never compiles."""
+    for cls in classes:
+        if cls not in json_hooks and _is_model(cls):
+            json_hooks[cls] = make_json_fn(cls)
+
 
 class Codec:
     """Structure hooks that build ``build_as[generated class]`` (an SDK subclass adding behaviour, no
-    fields) instead of the generated class, and, for ``Msg``, the class ``msg_roles[role]``."""
+    fields) instead of the generated class, and, for ``Msg``, the class ``msg_roles[role]``.
+    ``keep_unknown``: collect the keys a class does not declare into its ``unknown_keys`` field (else None).
 
-    def __init__(self, build_as: Mapping[type, type], msg_roles: Mapping[str, type] | None = None) -> None:
+    Hooks are compiled per class together with every class they can reach, and call each other directly
+    (plain dicts and globals, no lookups through dict subclasses on the hot path)."""
+
+    def __init__(
+        self, build_as: Mapping[type, type], msg_roles: Mapping[str, type] | None = None, *, keep_unknown: bool = False
+    ) -> None:
         self.build_as = dict(build_as)
         self.msg_roles = dict(msg_roles or {})
+        self.keep_unknown = keep_unknown
         self.converter = cattrs.Converter()
-        self.converter.register_structure_hook_factory(_is_model, lambda cls: make_structure_fn(cls, self))
-        #: class -> compiled structure hook, filled on first use.
-        self.structure_hooks: dict[type, StructureFn] = _HookCache(self.converter.get_structure_hook)
+        self.converter.register_structure_hook_factory(_is_model, self.hook)
+        #: generated class -> compiled structure hook.
+        self.structure_hooks: dict[type, StructureFn] = {}
+        self._late: list[tuple[dict[str, Any], str, type]] = []
+        self._unions: list[tuple[dict[str, StructureFn], dict[str, type]]] = []
+        self._compiling = 0
+
+    def hook(self, cls: type) -> StructureFn:
+        """The structure hook of a generated class (compiled with every class it reaches on first use)."""
+        found = self.structure_hooks.get(cls)
+        if found is not None:
+            return found
+        todo, seen = [cls], set()
+        while todo:
+            klass = todo.pop()
+            if klass in seen or klass in self.structure_hooks:
+                continue
+            seen.add(klass)
+            hints = _hints(klass)
+            for a in attrs.fields(klass):
+                todo.extend(_referenced_models(hints[a.name]))
+        self._compiling += 1
+        try:
+            for klass in sorted(seen, key=lambda k: (k.__module__, k.__qualname__)):
+                self.structure_hooks[klass] = make_structure_fn(klass, self)
+        finally:
+            self._compiling -= 1
+        if not self._compiling:
+            self._bind()
+        return self.structure_hooks[cls]
+
+    def _bind(self) -> None:
+        """Fill the late names and union tables (compiling their classes where needed)."""
+        while self._late or self._unions:
+            if self._late:
+                ns, key, klass = self._late.pop()
+                ns[key] = self.hook(klass)
+            else:
+                table, classes = self._unions.pop()
+                table.update({tag: self.hook(klass) for tag, klass in classes.items()})
 
     def union(self, classes: dict[str, type]) -> dict[str, StructureFn]:
-        """``type`` tag -> structure hook of that member, for a tagged union of generated classes."""
-        return _LazyUnion(classes, self.structure_hooks)  # type: ignore[arg-type]
+        """``type`` tag -> structure hook of that member, for a tagged union of generated classes (a plain
+        dict, filled once the members are compiled)."""
+        table: dict[str, StructureFn] = {}
+        self._unions.append((table, dict(classes)))
+        if not self._compiling:
+            self._bind()
+        return table

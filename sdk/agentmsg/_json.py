@@ -1,36 +1,344 @@
-"""JSON text <-> parsed values, with the SDK's limits and errors (never a bare decode error)."""
+"""JSON text <-> parsed values, with the SDK's limits and errors (never a bare decode error).
+
+The one JSON entry point of the codec. What it accepts can always be written back:
+
+* text is parsed with msgspec, which keeps integers exact (orjson would turn an integer beyond 64 bits into
+  a float), rejects invalid UTF-8 and lone surrogate escapes;
+* :func:`check_json_value` holds every parsed value (and every dict handed to the SDK) to what orjson
+  writes: dicts with string keys, lists, strings without lone surrogates, integers in
+  [-2**63, 2**64 - 1], finite floats, booleans and null, nested at most ``limits.max_depth`` deep;
+* :func:`dumps` turns any failure to write into a :class:`ValidationError` naming the rule.
+
+Rules: ``json`` (not JSON text), ``max-bytes``, ``max-depth`` (:class:`SizeLimitError`), ``integer-range``,
+``lone-surrogate``, ``json-value`` (a Python value that is not JSON).
+"""
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import orjson
 
-from ._limits import limits
-from .errors import Problem, SizeLimitError, ValidationError
+from ._limits import MAX_WRITABLE_DEPTH, limits
+from .errors import Problem, SizeLimitError, ValidationError, pointer_of
+
+__all__ = [
+    "INT_MAX",
+    "INT_MIN",
+    "MAX_WRITABLE_DEPTH",
+    "JsonInput",
+    "check_json_value",
+    "dumps",
+    "encode_error",
+    "loads",
+    "parse_fast",
+    "utf8_size",
+    "writable",
+]
 
 JsonInput = str | bytes | bytearray | memoryview
 
+#: The integer range orjson writes (signed 64-bit minimum, unsigned 64-bit maximum).
+INT_MIN, INT_MAX = -(2**63), 2**64 - 1
+
+_decode = msgspec.json.Decoder().decode
+_orjson_dumps = orjson.dumps
+_orjson_loads = orjson.loads
+_STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CHUNK = 1 << 20
+
+
+def utf8_size(text: str) -> int:
+    """The length of ``text`` in UTF-8 bytes (a lone surrogate counts 3), without a full copy."""
+    if text.isascii():
+        return len(text)
+    return sum(len(text[i : i + _CHUNK].encode("utf-8", "surrogatepass")) for i in range(0, len(text), _CHUNK))
+
+
+def _size_error(size: int, kind: str | None) -> SizeLimitError:
+    return SizeLimitError(
+        [Problem("", "max-bytes", f"{size} bytes of JSON exceeds the limit of {limits.max_bytes} (limits.max_bytes)")],
+        kind,
+    )
+
+
+def _depth_error(kind: str | None, pointer: str = "") -> SizeLimitError:
+    return SizeLimitError(
+        [Problem(pointer, "max-depth", f"nested deeper than {limits.max_depth} levels (limits.max_depth)")], kind
+    )
+
+
+def check_size(data: JsonInput, kind: str | None = None) -> None:
+    """Raise :class:`SizeLimitError` (rule ``max-bytes``) when ``data`` is longer than ``limits.max_bytes``
+    UTF-8 bytes."""
+    max_bytes = limits.max_bytes
+    if isinstance(data, str):
+        if len(data) * 4 <= max_bytes:
+            return
+        size = len(data) if len(data) > max_bytes else utf8_size(data)
+    else:
+        size = memoryview(data).nbytes
+    if size > max_bytes:
+        raise _size_error(size, kind)
+
+
+def parse_fast(data: str | bytes) -> Any:
+    """Parse JSON text; None when it is not plain JSON text within the limits (the caller then takes the
+    detailed path through :func:`loads`). The result still needs :func:`writable` (depth, integer range)."""
+    try:
+        return _decode(data)
+    except (msgspec.DecodeError, RecursionError, UnicodeError):
+        return None
+
+
+def writable(value: Any) -> bool:
+    """True when orjson can write ``value`` as it is and it is no deeper than ``limits.max_depth`` (at the
+    default depth limit this is one C pass; a lowered limit adds a walk)."""
+    try:
+        _orjson_dumps(value)
+    except orjson.JSONEncodeError:
+        return False
+    if limits.max_depth < MAX_WRITABLE_DEPTH:
+        try:
+            check_json_value(value)
+        except ValidationError:
+            return False
+    return True
+
+
+def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
+    """The problem of text msgspec could not parse, worded with orjson's position when it has one."""
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError as other:
+        text = str(other)
+        if "surrogate" in text:
+            return Problem("", "lone-surrogate", f"not valid JSON: a lone UTF-16 surrogate escape ({text})")
+        return Problem("", "json", f"not valid JSON: {text}")
+    except Exception:
+        pass
+    if isinstance(exc, UnicodeError):
+        return Problem("", "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate")
+    return Problem("", "json", f"not valid JSON: {exc}")
+
 
 def loads(data: JsonInput, kind: str | None = None) -> Any:
-    """Parse JSON text. Raises :class:`ValidationError` (rule ``json``) for malformed or truncated
-    text and :class:`SizeLimitError` beyond ``limits['max_bytes']`` or 1024 levels of nesting."""
+    """Parse JSON text under the limits. Raises :class:`ValidationError` (rules ``json``, ``lone-surrogate``,
+    ``integer-range``) for text that is not JSON or could not be written back, :class:`SizeLimitError`
+    beyond ``limits.max_bytes`` (UTF-8 bytes) or ``limits.max_depth``."""
     if not isinstance(data, (str, bytes, bytearray, memoryview)):
         raise ValidationError(
             [Problem("", "json", f"expected JSON text (str or bytes), got {type(data).__name__}")], kind
         )
-    size = len(data)
-    if size > limits["max_bytes"]:
-        raise SizeLimitError(
-            [Problem("", "max-bytes", f"{size} bytes exceeds the limit of {limits['max_bytes']}")], kind
-        )
+    check_size(data, kind)
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        if "recursion" in str(exc).lower() or "depth" in str(exc).lower():
-            raise SizeLimitError([Problem("", "max-depth", "JSON nested deeper than 1024 levels")], kind) from None
-        raise ValidationError([Problem("", "json", f"not valid JSON: {exc}")], kind) from None
+        value = _decode(data)
+    except RecursionError:
+        raise _depth_error(kind) from None
+    except (msgspec.DecodeError, UnicodeError) as exc:
+        raise ValidationError([_syntax_problem(data, exc)], kind) from None
+    check_json_value(value, kind)
+    return value
 
 
-def dumps(value: Any) -> bytes:
-    return orjson.dumps(value)
+# ---- JSON values ---------------------------------------------------------------------------------------
+
+
+def _scalar_problem(value: Any) -> tuple[str, str] | None:
+    """(rule, message) when a non-container value cannot be written as JSON, else None."""
+    kind = type(value)
+    if kind is str:
+        if not value.isascii() and _SURROGATE.search(value):
+            return "lone-surrogate", f"string {_short(value)} holds a lone UTF-16 surrogate (not encodable as UTF-8)"
+        return None
+    if kind is int:
+        if INT_MIN <= value <= INT_MAX:
+            return None
+        return (
+            "integer-range",
+            f"integer {_short(value)} is outside the 64-bit range [-2**63, 2**64 - 1] JSON is written in",
+        )
+    if kind is float:
+        if math.isfinite(value):
+            return None
+        return "json-value", f"{value!r} is not a JSON number"
+    if kind is bool or value is None:
+        return None
+    if isinstance(value, str):  # str subclasses (str enums) are written as their string
+        return _scalar_problem(str(value))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _scalar_problem(int(value))
+    if isinstance(value, float):
+        return _scalar_problem(float(value))
+    return "json-value", f"a {kind.__name__} is not a JSON value"
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = (
+        repr(value)
+        if not isinstance(value, int) or abs(value) < 10**limit
+        else f"{str(value)[:20]}...({len(str(value))} digits)"
+    )
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _first_problem(instance: Any, max_depth: int) -> tuple[tuple[str | int, ...], str, str] | None:
+    """(path, rule, message) of the first problem, depth first; None when ``instance`` is JSON."""
+    stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(instance, 0, ())]
+    while stack:
+        node, depth, path = stack.pop()
+        kind = type(node)
+        if kind is dict or kind is list:
+            if depth >= max_depth:
+                return path, "max-depth", f"nested deeper than {max_depth} levels (limits.max_depth)"
+            if kind is dict:
+                for key, child in node.items():
+                    if type(key) is not str:
+                        return path, "json-value", f"object key {_short(key)} is not a string"
+                    bad = _scalar_problem(key)
+                    if bad is not None:
+                        return path, bad[0], "object key: " + bad[1]
+                    stack.append((child, depth + 1, (*path, key)))
+            else:
+                stack.extend((child, depth + 1, (*path, i)) for i, child in enumerate(node))
+        elif isinstance(node, (dict, list)):
+            return path, "json-value", f"a {kind.__name__} is not a JSON value (only dict and list are)"
+        else:
+            bad = _scalar_problem(node)
+            if bad is not None:
+                return path, bad[0], bad[1]
+    return None
+
+
+def check_json_value(instance: Any, kind: str | None = None) -> None:
+    """Check that a parsed value is JSON that can be written back: dicts with string keys, lists, strings
+    without lone surrogates, integers in [-2**63, 2**64 - 1], finite floats, booleans and null, nested at most
+    ``limits.max_depth`` deep. Raises :class:`ValidationError` with the pointer of the first bad value
+    (:class:`SizeLimitError` for depth). Linear, and deep input cannot exhaust the Python stack.
+
+    At the default depth limit the common case is two C passes: orjson writes the value (which checks keys,
+    strings, integer range and depth, and refuses subclasses, dataclasses and dates) and reads it back equal
+    (which catches what orjson writes but JSON does not hold: NaN, tuples, enums, UUIDs). Anything else takes
+    the iterative walk, which finds the first problem."""
+    max_depth = limits.max_depth
+    if max_depth == MAX_WRITABLE_DEPTH:
+        try:
+            if _orjson_loads(_orjson_dumps(instance, option=_STRICT)) == instance:
+                return
+        except (orjson.JSONEncodeError, orjson.JSONDecodeError, RecursionError, TypeError, ValueError):
+            pass
+    stack: list[tuple[Any, int]] = [(instance, 0)]
+    pop, push = stack.pop, stack.append
+    ok_scalars = _OK_SCALARS
+    while stack:
+        node, depth = pop()
+        kind_of = type(node)
+        if kind_of is dict:
+            if depth >= max_depth:
+                _raise_first(instance, kind)
+            for key, child in node.items():
+                if type(key) is not str or (not key.isascii() and _SURROGATE.search(key)):
+                    _raise_first(instance, kind)
+                t = type(child)
+                if t is str:
+                    if not child.isascii() and _SURROGATE.search(child):
+                        _raise_first(instance, kind)
+                elif t is dict or t is list:
+                    push((child, depth + 1))
+                elif t is int:
+                    if not INT_MIN <= child <= INT_MAX:
+                        _raise_first(instance, kind)
+                elif t is float:
+                    if child - child != 0.0:  # nan or infinite
+                        _raise_first(instance, kind)
+                elif t not in ok_scalars:
+                    push((child, depth + 1))
+        elif kind_of is list:
+            if depth >= max_depth:
+                _raise_first(instance, kind)
+            for child in node:
+                t = type(child)
+                if t is str:
+                    if not child.isascii() and _SURROGATE.search(child):
+                        _raise_first(instance, kind)
+                elif t is dict or t is list:
+                    push((child, depth + 1))
+                elif t is int:
+                    if not INT_MIN <= child <= INT_MAX:
+                        _raise_first(instance, kind)
+                elif t is float:
+                    if child - child != 0.0:  # nan or infinite
+                        _raise_first(instance, kind)
+                elif t not in ok_scalars:
+                    push((child, depth + 1))
+        elif _scalar_problem(node) is not None:
+            _raise_first(instance, kind)
+
+
+_OK_SCALARS = frozenset({bool, type(None)})
+
+
+def _raise_first(instance: Any, kind: str | None) -> None:
+    found = _first_problem(instance, limits.max_depth)
+    if found is None:  # pragma: no cover (the fast walk and this one agree)
+        return
+    path, rule, message = found
+    if rule == "max-depth":
+        raise SizeLimitError([Problem(pointer_of(path), rule, message)], kind)
+    raise ValidationError([Problem(pointer_of(path), rule, message)], kind)
+
+
+def dumps(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    """Compact JSON (orjson). A value that cannot be written raises :class:`ValidationError` naming the
+    rule (``max-depth``, ``integer-range``, ``lone-surrogate``, ``json-value``), never a bare TypeError."""
+    try:
+        return _orjson_dumps(value, default=default)
+    except orjson.JSONEncodeError as exc:
+        raise encode_error(value, default, exc) from None
+
+
+def encode_error(
+    value: Any, default: Callable[[Any], Any] | None, exc: Exception, kind: str | None = None
+) -> ValidationError:
+    """Why orjson could not write ``value``: the first problem of its JSON form, as a ValidationError."""
+    try:
+        plain = _plain(value, default)
+        check_json_value(plain, kind)
+    except ValidationError as error:
+        return error
+    except RecursionError:
+        return _depth_error(kind)
+    return ValidationError([Problem("", "json-value", f"cannot be written as JSON: {exc}")], kind)
+
+
+def _plain(value: Any, default: Callable[[Any], Any] | None) -> Any:
+    """``value`` with every object ``default`` handles replaced by what it returns (iteratively)."""
+    if default is None:
+        return value
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        parent, key = stack.pop()
+        node = parent[key]
+        seen = 0
+        while not isinstance(node, (dict, list, str, int, float, type(None))) and seen < 4:
+            try:
+                node = default(node)
+            except Exception:
+                break
+            seen += 1
+        if isinstance(node, dict):
+            node = dict(node)
+            stack.extend((node, k) for k in node)
+        elif isinstance(node, list):
+            node = list(node)
+            stack.extend((node, i) for i in range(len(node)))
+        parent[key] = node
+        if len(stack) > 10_000_000:  # pragma: no cover (bounded by the value's size)
+            break
+    return root[0]

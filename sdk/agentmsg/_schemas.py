@@ -1,9 +1,24 @@
 """Schema store and validation: the canonical JSON Schemas shipped with the generated models, compiled
-with jsonschema-rs, with errors mapped to :class:`~agentmsg.errors.Problem` (JSON pointer + rule)."""
+with jsonschema-rs, with errors mapped to :class:`~agentmsg.errors.Problem` (JSON pointer + rule).
+
+Two variants of every schema, both derived here from the canonical documents:
+
+* **open** (the canonical schemas, the default): an object accepts keys the schema does not declare (a newer
+  producer's), which readers keep and write back;
+* **closed** (``strict=True``): every ``additionalProperties: true`` of an object that is not a free-form map
+  (``x-agentmsg-map``) read as ``false``, so an unknown key is an ``additionalProperties`` error, as in
+  schema version 1.0.
+
+Error reporting is linear in the input: the instance is validated level by level, each level a shallow
+copy in which the nested content blocks (the only recursive schema) are cut off and validated as levels of
+their own, so no part of the input is converted or validated more than a constant number of times.
+"""
 
 from __future__ import annotations
 
+import copy
 import json
+import reprlib
 from collections.abc import Iterator
 from functools import cache
 from importlib import resources
@@ -11,7 +26,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from ._limits import limits
+from ._json import check_json_value
 from .errors import Problem, SizeLimitError, ValidationError, pointer_of
 
 BASE_URI = "https://agentmsg.dev/schemas/v1/"
@@ -28,7 +43,7 @@ KINDS: dict[str, str] = {
 
 @cache
 def schema_documents() -> dict[str, dict[str, Any]]:
-    """Every schema document by file name (``msg.schema.json`` -> document)."""
+    """Every canonical schema document by file name (``msg.schema.json`` -> document)."""
     folder = resources.files("agentmsg_models") / "schemas"
     docs: dict[str, dict[str, Any]] = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
@@ -41,44 +56,61 @@ def schema_documents() -> dict[str, dict[str, Any]]:
     return docs
 
 
+def schema_version() -> str:
+    """The version of the shipped schemas (``schemas/VERSION.json``)."""
+    text = (resources.files("agentmsg_models") / "schemas" / "VERSION.json").read_text(encoding="utf-8")
+    return str(json.loads(text)["version"])
+
+
 @cache
 def _by_id() -> dict[str, dict[str, Any]]:
     return {doc["$id"]: doc for doc in schema_documents().values()}
 
 
-@cache
-def _registry() -> jsonschema_rs.Registry:
-    return jsonschema_rs.Registry(list(_by_id().items()))
+# ---- the closed variant ----------------------------------------------------------------------------------
 
 
-@cache
-def _validator(ref: str) -> Any:
-    return jsonschema_rs.validator_for({"$ref": ref}, registry=_registry(), validate_formats=True)
+def is_open_record(node: Any) -> bool:
+    """True for an object schema that accepts unknown keys and is not a free-form map: the objects whose
+    unknown keys readers keep and report, and that the closed variant closes."""
+    return isinstance(node, dict) and node.get("additionalProperties") is True and not node.get("x-agentmsg-map")
 
 
-@cache
-def array_validator_for_kind(kind: str) -> Any:
-    """A compiled validator for a JSON array whose items are of ``kind`` (e.g. a conversation)."""
-    return jsonschema_rs.validator_for(
-        {"type": "array", "items": {"$ref": schema_uri(kind)}}, registry=_registry(), validate_formats=True
-    )
+def closed_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """The closed variant of a canonical schema document: every open record gets
+    ``additionalProperties: false``; nothing else changes (same ``$id``, same pointers)."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items()}
+        if is_open_record(node):
+            out["additionalProperties"] = False
+        return out
+
+    return walk(doc)  # type: ignore[no-any-return]
 
 
-def validator_for_kind(kind: str) -> Any:
-    """The compiled jsonschema-rs validator of a kind (``is_valid``/``iter_errors``)."""
-    return _validator(schema_uri(kind))
+def closed_schema_documents() -> dict[str, dict[str, Any]]:
+    """Every schema document in its closed variant (what ``strict=True`` validates against), by file name."""
+    return {name: closed_document(doc) for name, doc in schema_documents().items()}
 
 
-def schema_uri(kind: str) -> str:
-    schema_documents()
-    try:
-        return BASE_URI + KINDS[kind]
-    except KeyError:
-        raise ValueError(f"unknown kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}") from None
+# ---- references, recursion and cut points ----------------------------------------------------------------
+
+
+def _absolute(ref: str, doc_uri: str) -> str:
+    if ref.startswith("#"):
+        return doc_uri + ref
+    if "://" in ref:
+        return ref
+    return BASE_URI + ref
 
 
 def _resolve(uri: str) -> Any:
-    """The schema node at an absolute URI with a JSON-pointer fragment, or None."""
+    """The canonical schema node at an absolute URI with a JSON-pointer fragment, or None."""
     doc_uri, _, fragment = uri.partition("#")
     node: Any = _by_id().get(doc_uri)
     for part in [p for p in fragment.split("/") if p]:
@@ -90,6 +122,236 @@ def _resolve(uri: str) -> Any:
         else:
             return None
     return node
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield node["$ref"]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def _root_of(uri: str) -> str | None:
+    """The document URI when ``uri`` points at a document's root, else None."""
+    doc_uri, _, fragment = uri.partition("#")
+    return doc_uri if fragment.strip("/") == "" else None
+
+
+@cache
+def _recursive_roots() -> frozenset[str]:
+    """Documents whose root can be reached from inside themselves (content blocks hold blocks): the cut points
+    of level-by-level error reporting are the references to these roots."""
+    edges: dict[str, set[str]] = {}
+    for doc_uri, doc in _by_id().items():
+        edges[doc_uri] = {r for r in (_root_of(_absolute(ref, doc_uri)) for ref in _refs(doc)) if r is not None}
+    recursive = set()
+    for start in edges:
+        seen, todo = set(), list(edges[start])
+        while todo:
+            node = todo.pop()
+            if node == start:
+                recursive.add(start)
+                break
+            if node not in seen:
+                seen.add(node)
+                todo.extend(edges.get(node, ()))
+    return frozenset(recursive)
+
+
+def _cut_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with every reference to a recursive root replaced by an empty schema (its siblings, which are
+    annotations, kept): validation of one level stops there."""
+    doc_uri = doc["$id"]
+    roots = _recursive_roots()
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and _root_of(_absolute(ref, doc_uri)) in roots:
+            return {k: v for k, v in node.items() if k != "$ref"}
+        return {k: walk(v) for k, v in node.items()}
+
+    return walk(doc)  # type: ignore[no-any-return]
+
+
+@cache
+def _variant(closed: bool, cut: bool) -> tuple[tuple[str, dict[str, Any]], ...]:
+    docs = []
+    for uri, doc in _by_id().items():
+        doc = closed_document(doc) if closed else copy.deepcopy(doc)
+        docs.append((uri, _cut_document(doc) if cut else doc))
+    return tuple(docs)
+
+
+@cache
+def _registry(closed: bool = False, cut: bool = False) -> jsonschema_rs.Registry:
+    return jsonschema_rs.Registry(list(_variant(closed, cut)))
+
+
+@cache
+def _validator(ref: str, closed: bool = False, cut: bool = False) -> Any:
+    return jsonschema_rs.validator_for({"$ref": ref}, registry=_registry(closed, cut), validate_formats=True)
+
+
+@cache
+def array_validator_for_kind(kind: str, strict: bool = False) -> Any:
+    """A compiled validator for a JSON array whose items are of ``kind`` (e.g. a conversation)."""
+    return jsonschema_rs.validator_for(
+        {"type": "array", "items": {"$ref": schema_uri(kind)}}, registry=_registry(strict), validate_formats=True
+    )
+
+
+def validator_for_kind(kind: str, strict: bool = False) -> Any:
+    """The compiled jsonschema-rs validator of a kind (``is_valid``/``iter_errors``): the open variant, or
+    the closed one when ``strict``."""
+    return _validator(schema_uri(kind), strict)
+
+
+def schema_uri(kind: str) -> str:
+    schema_documents()
+    try:
+        return BASE_URI + KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}") from None
+
+
+# ---- cut plans: where, in an instance, the nested levels start ----------------------------------------------
+
+# A plan is a small tree of tuples, derived from the schema: (_CUT, target) | (_PROPS, {name: plan}) |
+# (_ITEMS, plan) | (_UNION, {type tag: plan}) | (_NULLABLE, plan) | (_ALL, [plans]).
+_CUT, _PROPS, _ITEMS, _UNION, _NULLABLE, _ALL = range(6)
+_PLANS: dict[str, Any] = {}
+_BUSY = object()
+
+
+def _plan(uri: str) -> Any:
+    """The plan of the schema at ``uri`` (None when no cut point is reachable from it)."""
+    if uri in _PLANS:
+        plan = _PLANS[uri]
+        if plan is _BUSY:
+            raise RuntimeError(f"schema cycle through {uri} without a recursive root: cannot cut it")
+        return plan
+    _PLANS[uri] = _BUSY
+    plan = _plan_node(_resolve(uri), uri.partition("#")[0])
+    _PLANS[uri] = plan
+    return plan
+
+
+def _union_tags(branches: Any, doc_uri: str) -> dict[str, str] | None:
+    """For a discriminated union (``$ref`` branches fixing ``type`` with ``const``): tag -> branch URI."""
+    if not isinstance(branches, list) or not branches:
+        return None
+    tags = {}
+    for branch in branches:
+        ref = branch.get("$ref") if isinstance(branch, dict) else None
+        if not isinstance(ref, str):
+            return None
+        target = _absolute(ref, doc_uri)
+        node = _resolve(target)
+        const = node.get("properties", {}).get("type", {}).get("const") if isinstance(node, dict) else None
+        if not isinstance(const, str):
+            return None
+        tags[const] = target
+    return tags
+
+
+def _plan_node(node: Any, doc_uri: str) -> Any:
+    if not isinstance(node, dict):
+        return None
+    parts: list[Any] = []
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        target = _absolute(ref, doc_uri)
+        if _root_of(target) in _recursive_roots():
+            return (_CUT, target)
+        sub = _plan(target)
+        if sub is not None:
+            parts.append(sub)
+    props = node.get("properties")
+    if isinstance(props, dict):
+        subs = {name: p for name, s in props.items() if (p := _plan_node(s, doc_uri)) is not None}
+        if subs:
+            parts.append((_PROPS, subs))
+    items = node.get("items")
+    if isinstance(items, dict):
+        sub = _plan_node(items, doc_uri)
+        if sub is not None:
+            parts.append((_ITEMS, sub))
+    for key in ("anyOf", "oneOf"):
+        branches = node.get(key)
+        if not isinstance(branches, list):
+            continue
+        tags = _union_tags(branches, doc_uri)
+        if tags is not None:
+            subs = {tag: p for tag, target in tags.items() if (p := _plan(target)) is not None}
+            if subs:
+                parts.append((_UNION, subs))
+            continue
+        rest = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
+        plans = [_plan_node(b, doc_uri) for b in rest]
+        if len(rest) == 1 and len(branches) == 2:
+            if plans[0] is not None:
+                parts.append((_NULLABLE, plans[0]))
+        elif any(p is not None for p in plans):
+            raise RuntimeError(f"a nested content block under a plain {key} in {doc_uri}: cannot cut it")
+    for key in ("allOf", "not", "if", "then", "else", "additionalProperties", "patternProperties", "prefixItems"):
+        value = node.get(key)
+        subs_any = value.values() if key == "patternProperties" and isinstance(value, dict) else value
+        for sub in subs_any if isinstance(subs_any, list) else [subs_any]:
+            if _plan_node(sub, doc_uri) is not None:
+                raise RuntimeError(f"a nested content block under {key} in {doc_uri}: cannot cut it")
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else (_ALL, parts)
+
+
+def _placeholder(value: Any) -> Any:
+    """What stays of a cut value in its level: an object keeps only its ``type`` (role rules read it)."""
+    if type(value) is dict:
+        return {"type": value["type"]} if "type" in value else {}
+    return value
+
+
+def _shallow(plan: Any, value: Any, path: tuple[str | int, ...], cuts: list[Any]) -> Any:
+    """``value`` with the cut points of ``plan`` replaced by placeholders; each cut value goes to ``cuts``
+    as (relative path, value, schema URI)."""
+    kind = plan[0]
+    if kind == _CUT:
+        cuts.append((path, value, plan[1]))
+        return _placeholder(value)
+    if kind == _PROPS:
+        if type(value) is not dict:
+            return value
+        out = dict(value)
+        for name, sub in plan[1].items():
+            if name in out:
+                out[name] = _shallow(sub, out[name], (*path, name), cuts)
+        return out
+    if kind == _ITEMS:
+        if type(value) is not list:
+            return value
+        return [_shallow(plan[1], item, (*path, i), cuts) for i, item in enumerate(value)]
+    if kind == _UNION:
+        if type(value) is not dict:
+            return value
+        tag = value.get("type")
+        sub = plan[1].get(tag) if type(tag) is str else None
+        return value if sub is None else _shallow(sub, value, path, cuts)
+    if kind == _NULLABLE:
+        return value if value is None else _shallow(plan[1], value, path, cuts)
+    for sub in plan[1]:  # _ALL
+        value = _shallow(sub, value, path, cuts)
+    return value
+
+
+# ---- problems --------------------------------------------------------------------------------------------
 
 
 def _annotations_for(location: str, keyword: str) -> tuple[str, str | None]:
@@ -107,64 +369,24 @@ def _annotations_for(location: str, keyword: str) -> tuple[str, str | None]:
     return keyword, None
 
 
+_repr = reprlib.Repr()
+_repr.maxstring = _repr.maxother = 80
+_repr.maxlong = 40
+
+
 def _short_repr(value: Any, limit: int = 80) -> str:
-    text = repr(value)
+    text = _repr.repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _discriminated_branch(one_of: Any, instance: Any, base: str) -> str | None:
-    """For a ``oneOf`` of ``$ref``s whose targets fix ``type`` with ``const``, the absolute ref of the
-    branch matching the instance's ``type``."""
-    if not isinstance(one_of, list) or not isinstance(instance, dict):
+def _discriminated_branch(branches: Any, instance: Any, base: str) -> str | None:
+    """For a union of ``$ref``s whose targets fix ``type`` with ``const``, the absolute ref of the branch
+    matching the instance's ``type``."""
+    tags = _union_tags(branches, base)
+    if tags is None or not isinstance(instance, dict):
         return None
-    for branch in one_of:
-        ref = branch.get("$ref") if isinstance(branch, dict) else None
-        if not isinstance(ref, str):
-            continue
-        absolute = (base + ref) if ref.startswith("#") else BASE_URI + ref
-        target = _resolve(absolute)
-        if isinstance(target, dict) and target.get("properties", {}).get("type", {}).get("const") == instance.get(
-            "type"
-        ):
-            return absolute
-    return None
-
-
-def leaf_errors(
-    validator: Any, instance: Any, prefix: tuple[str | int, ...] = ()
-) -> Iterator[tuple[tuple[str | int, ...], Any]]:
-    """Yield ``(instance path, jsonschema_rs error)`` for every problem, descending into the branch
-    that a discriminated union's ``type`` selects instead of reporting the bare ``oneOf`` failure."""
-    for err in validator.iter_errors(instance):
-        path = prefix + tuple(err.instance_path)
-        location = str(err.absolute_keyword_location or "")
-        keyword = err.schema_path[-1] if len(err.schema_path) else None
-        if keyword in ("oneOf", "anyOf"):
-            base = location.partition("#")[0]
-            branches = _resolve(location)
-            branch = _discriminated_branch(branches, err.instance, base) or _non_null_branch(
-                branches, err.instance, base
-            )
-            if branch is not None:
-                yield from leaf_errors(_validator(branch), err.instance, path)
-                continue
-            if isinstance(err.instance, dict) and "type" in err.instance and _is_discriminated(branches, base):
-                continue  # the unknown `type` is reported by the enum beside the union
-        yield path, err
-
-
-def _is_discriminated(branches: Any, base: str) -> bool:
-    """True for a union whose branches are all ``$ref``s to objects fixing ``type`` with ``const``."""
-    if not isinstance(branches, list) or not branches:
-        return False
-    for branch in branches:
-        ref = branch.get("$ref") if isinstance(branch, dict) else None
-        if not isinstance(ref, str):
-            return False
-        target = _resolve((base + ref) if ref.startswith("#") else BASE_URI + ref)
-        if not (isinstance(target, dict) and "const" in target.get("properties", {}).get("type", {})):
-            return False
-    return True
+    tag = instance.get("type")
+    return tags.get(tag) if isinstance(tag, str) else None
 
 
 def _non_null_branch(branches: Any, instance: Any, base: str) -> str | None:
@@ -173,78 +395,140 @@ def _non_null_branch(branches: Any, instance: Any, base: str) -> str | None:
         return None
     rest = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
     if len(rest) == 1 and len(branches) == 2 and isinstance(rest[0], dict) and isinstance(rest[0].get("$ref"), str):
-        ref = str(rest[0]["$ref"])
-        return (base + ref) if ref.startswith("#") else BASE_URI + ref
+        return _absolute(str(rest[0]["$ref"]), base)
     return None
 
 
-def _problems(validator: Any, instance: Any) -> list[Problem]:
-    out: list[Problem] = []
-    for path, err in leaf_errors(validator, instance):
-        location = str(err.absolute_keyword_location or "")
-        keyword = str(err.schema_path[-1]) if len(err.schema_path) else "schema"
-        rule, sentence = _annotations_for(location, keyword)
-        message = str(err.message) if sentence is None else f"{sentence}, got {_short_repr(err.instance)}"
-        out.append(Problem(pointer_of(path), rule, message, location or None))
+def _at(value: Any, path: Any) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def _level_errors(
+    validator: Any, instance: Any, prefix: tuple[str | int, ...], closed: bool
+) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """``(instance path, error)`` for the problems of one level, descending into the branch a discriminated
+    union's ``type`` selects (and a nullable union's non-null branch) instead of reporting the union."""
+    for err in validator.iter_errors(instance):
+        rel = tuple(err.instance_path)
+        path = prefix + rel
+        keyword = err.schema_path[-1] if len(err.schema_path) else None
+        if keyword in ("oneOf", "anyOf"):
+            location = str(err.absolute_keyword_location or "")
+            base = location.partition("#")[0]
+            branches = _resolve(location)
+            sub = _at(instance, rel)
+            branch = _discriminated_branch(branches, sub, base) or _non_null_branch(branches, sub, base)
+            if branch is not None:
+                yield from _level_errors(_validator(branch, closed, True), sub, path, closed)
+                continue
+            if isinstance(sub, dict) and "type" in sub and _union_tags(branches, base) is not None:
+                continue  # the unknown `type` is reported by the enum beside the union
+        yield path, err
+
+
+def leaf_errors(instance: Any, uri: str, closed: bool = False) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """``(instance path, jsonschema_rs error)`` for every problem of ``instance`` against the schema at
+    ``uri``, level by level (linear in the input). The instance must be JSON (:func:`check_json_value`)."""
+    work: list[tuple[str, Any, tuple[str | int, ...]]] = [(uri, instance, ())]
+    while work:
+        ref, value, prefix = work.pop()
+        plan = _plan(ref)
+        if plan is not None:
+            cuts: list[Any] = []
+            value = _shallow(plan, value, (), cuts)
+            work.extend((target, original, prefix + rel) for rel, original, target in reversed(cuts))
+        yield from _level_errors(_validator(ref, closed, True), value, prefix, closed)
+
+
+def _problem(path: tuple[str | int, ...], err: Any) -> Problem:
+    location = str(err.absolute_keyword_location or "")
+    keyword = str(err.schema_path[-1]) if len(err.schema_path) else "schema"
+    rule, sentence = _annotations_for(location, keyword)
+    message = str(err.message) if sentence is None else f"{sentence}, got {_short_repr(err.instance)}"
+    return Problem(pointer_of(path), rule, message, location or None)
+
+
+def _problems(instance: Any, uri: str, closed: bool) -> list[Problem]:
+    found = [_problem(path, err) for path, err in leaf_errors(instance, uri, closed)]
     # Deterministic order, no duplicates (role rules and unions may report the same spot twice).
-    seen: set[tuple[str, str, str]] = set()
-    unique = []
-    for p in sorted(out, key=lambda p: (p.pointer, p.rule, p.message)):
-        if (p.pointer, p.rule, p.message) not in seen:
-            seen.add((p.pointer, p.rule, p.message))
-            unique.append(p)
-    return unique
+    unique: dict[tuple[str, str, str], Problem] = {}
+    for p in sorted(found, key=lambda p: (p.pointer, p.rule, p.message)):
+        unique.setdefault((p.pointer, p.rule, p.message), p)
+    return list(unique.values())
+
+
+def find_unknown_keys(instance: Any, kind: str = "msg") -> list[Problem]:
+    """The keys of a parsed JSON value that its schema does not declare (written by a newer producer): one
+    :class:`Problem` with rule ``unknown-key`` per key, its pointer the key's own. ``[]`` when there are
+    none. Readers keep such keys and write them back; ``strict=True`` rejects them. Other problems of the
+    value are not reported here (see :func:`validate`)."""
+    uri = schema_uri(kind)
+    check_json_value(instance, kind)
+    try:
+        if _validator(uri, True).is_valid(instance):
+            return []
+    except (ValueError, TypeError, OverflowError):
+        return []
+    version = schema_version()
+    out = []
+    for path, err in leaf_errors(instance, uri, closed=True):
+        if type(err.kind).__name__ != "AdditionalProperties":
+            continue
+        location = str(err.absolute_keyword_location or "")
+        owner = _resolve(location.rpartition("/")[0]) if location.endswith("/additionalProperties") else None
+        title = owner.get("title", "this object") if isinstance(owner, dict) else "this object"
+        for key in list(getattr(err.kind, "unexpected", []) or []):
+            out.append(
+                Problem(
+                    pointer_of((*path, key)),
+                    "unknown-key",
+                    f"{key!r} is not a key of {title} in agentmsg's schemas {version}: kept and written back "
+                    "(a newer producer's?); strict reading rejects it",
+                    location or None,
+                )
+            )
+    return sorted(out, key=lambda p: p.pointer)
 
 
 def check_depth(instance: Any, kind: str | None = None) -> None:
-    """Check that a parsed value is JSON: dicts with string keys, lists, strings, finite numbers,
-    booleans and null, nested at most ``limits['max_depth']`` deep. Raises :class:`ValidationError`
-    (:class:`SizeLimitError` for depth). Iterative, so deep input cannot exhaust the Python stack."""
-    max_depth = limits["max_depth"]
-    stack: list[tuple[Any, int]] = [(instance, 0)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, depth = pop()
-        kind_of = type(node)
-        if kind_of is dict:
-            if depth >= max_depth:
-                raise SizeLimitError([Problem("", "max-depth", f"nesting deeper than {max_depth} levels")], kind)
-            for key, child in node.items():
-                if type(key) is not str:
-                    raise ValidationError([Problem("", "json-value", f"object key {key!r} is not a string")], kind)
-                if type(child) in _CONTAINERS or type(child) not in _SCALARS:
-                    push((child, depth + 1))
-        elif kind_of is list:
-            if depth >= max_depth:
-                raise SizeLimitError([Problem("", "max-depth", f"nesting deeper than {max_depth} levels")], kind)
-            for child in node:
-                if type(child) in _CONTAINERS or type(child) not in _SCALARS:
-                    push((child, depth + 1))
-        elif kind_of is float:
-            if node != node or node in (_INF, -_INF):
-                raise ValidationError([Problem("", "json-value", f"{node!r} is not a JSON number")], kind)
-        elif kind_of not in _SCALARS and not isinstance(node, (str, int, float)):
-            raise ValidationError([Problem("", "json-value", f"a {kind_of.__name__} is not a JSON value")], kind)
+    """Deprecated name of :func:`agentmsg._json.check_json_value` (kept for callers inside the package)."""
+    check_json_value(instance, kind)
 
 
-_INF = float("inf")
-_CONTAINERS = frozenset({dict, list})
-_SCALARS = frozenset({str, int, bool, type(None)})
+def has_unknown_keys(instance: Any, kind: str, strict: bool = False) -> bool:
+    """Validate parsed JSON for a reader: False when it is valid and has no unknown keys, True when it is valid
+    with unknown keys (to be kept); raises :class:`ValidationError` when it is invalid (``strict``: when it
+    has unknown keys too)."""
+    uri = schema_uri(kind)
+    check_json_value(instance, kind)
+    try:
+        if _validator(uri, True).is_valid(instance):
+            return False
+        if not strict and _validator(uri).is_valid(instance):
+            return True
+        problems = _problems(instance, uri, strict)
+    except (ValueError, TypeError, OverflowError) as exc:
+        problems = [Problem("", "json-value", f"not a JSON value: {exc}")]
+    raise ValidationError(problems or [Problem("", "schema", "invalid")], kind)
 
 
-def validate(instance: Any, kind: str = "msg") -> None:
+def validate(instance: Any, kind: str = "msg", *, strict: bool = False) -> None:
     """Validate a parsed JSON value against the canonical schema of ``kind``.
 
-    Raises :class:`ValidationError` listing every problem with its JSON pointer and rule.
-    ``kind`` is one of ``msg``, ``content-block``, ``source``, ``chat-usage`` (and ``event`` once
-    events are defined)."""
-    validator = _validator(schema_uri(kind))
-    # Check JSON-ness and depth first: the validator must never see input deep enough to exhaust a stack.
-    check_depth(instance, kind)
+    Raises :class:`ValidationError` listing every problem with its JSON pointer and rule (first the value
+    must be JSON that can be written back: see :func:`agentmsg._json.check_json_value`). Keys a schema does
+    not declare are accepted (they are kept and written back; :func:`find_unknown_keys` lists them) unless
+    ``strict``, which rejects them (rule ``additionalProperties``). ``kind`` is one of ``msg``,
+    ``content-block``, ``source``, ``chat-usage``, ``event``, ``generate-reason``."""
+    uri = schema_uri(kind)
+    # JSON-ness, integer range and depth first: the validator must never see input it cannot handle.
+    check_json_value(instance, kind)
     try:
-        if validator.is_valid(instance):
+        if _validator(uri, strict).is_valid(instance):
             return
-        problems = _problems(validator, instance)
+        problems = _problems(instance, uri, strict)
     except (ValueError, TypeError, OverflowError) as exc:
         if "recursion" in str(exc).lower():
             raise SizeLimitError([Problem("", "max-depth", f"too deeply nested for validation: {exc}")], kind) from None
@@ -252,9 +536,10 @@ def validate(instance: Any, kind: str = "msg") -> None:
     raise ValidationError(problems or [Problem("", "schema", "invalid")], kind)
 
 
-def is_valid(instance: Any, kind: str = "msg") -> bool:
+def is_valid(instance: Any, kind: str = "msg", *, strict: bool = False) -> bool:
+    """True when :func:`validate` accepts ``instance``."""
     try:
-        validate(instance, kind)
+        validate(instance, kind, strict=strict)
     except ValidationError:
         return False
     return True

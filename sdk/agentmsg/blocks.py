@@ -12,11 +12,14 @@ here add what the schema cannot say, the same way in every constructor:
 
 Decoding (:func:`block_from_dict`, ``Msg.from_json``) returns these classes too. Blocks are mutable slotted
 attrs classes; a block changed after construction is checked again when a message holding it is built.
+Every block and source has ``unknown_keys``: keys of its JSON object the schema does not declare, kept as read
+(or given to the constructor) and written back after the declared keys.
 """
 
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias, overload
 
@@ -26,9 +29,10 @@ from agentmsg_models import content_block as _gen
 from agentmsg_models.content_block import ToolCallState, ToolResultState
 from agentmsg_models.source import Base64Source, URLSource
 
-from ._converter import Codec, _tag_of, unstructure_hooks
+from ._converter import Codec, _tag_of, json_default, prepare_json, unstructure_hooks
 from ._json import JsonInput, dumps, loads
-from ._schemas import validate
+from ._schemas import has_unknown_keys, validate
+from ._unknown import normalise_unknown_keys
 from .errors import ValidationError
 
 __all__ = [
@@ -150,34 +154,48 @@ _SDK_CLASSES = frozenset(BLOCK_CLASSES.values())
 _MEDIA = (_gen.ImageBlock, _gen.AudioBlock, _gen.VideoBlock, _gen.DataBlock)
 
 CODEC = Codec(SDK_CLASS_OF)
-_by_tag = CODEC.union({tag: _generated_base(c) for tag, c in BLOCK_CLASSES.items()})
-_structure_source = CODEC.union({"url": URLSource, "base64": Base64Source})
+OPEN_CODEC = Codec(SDK_CLASS_OF, keep_unknown=True)
+_BLOCK_TAGS = {tag: _generated_base(c) for tag, c in BLOCK_CLASSES.items()}
+_SOURCE_TAGS: dict[str, type] = {"url": URLSource, "base64": Base64Source}
+_by_tag, _by_tag_open = CODEC.union(_BLOCK_TAGS), OPEN_CODEC.union(_BLOCK_TAGS)
+_source, _source_open = CODEC.union(_SOURCE_TAGS), OPEN_CODEC.union(_SOURCE_TAGS)
+prepare_json([*SDK_CLASS_OF, *SDK_CLASS_OF.values(), URLSource, Base64Source])
 
 
-def block_from_dict(data: Mapping[str, Any]) -> ContentBlock:
-    """Validate (kind ``content-block``) and decode one content block."""
-    validate(data, "content-block")
-    return _by_tag[data["type"]](data)  # type: ignore[no-any-return]
+def lenient_warning() -> None:
+    warnings.warn(
+        "lenient=True is deprecated and changes nothing: readers keep keys the schema does not declare "
+        "(agentmsg.find_unknown_keys lists them); use strict=True to reject them",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
-def block_from_json(data: JsonInput) -> ContentBlock:
+def block_from_dict(data: Mapping[str, Any], *, strict: bool = False) -> ContentBlock:
+    """Validate (kind ``content-block``) and decode one content block. Keys the schema does not declare are
+    kept in ``unknown_keys``; ``strict=True`` rejects them."""
+    table = _by_tag_open if has_unknown_keys(data, "content-block", strict) else _by_tag
+    return table[data["type"]](data)  # type: ignore[no-any-return]
+
+
+def block_from_json(data: JsonInput, *, strict: bool = False) -> ContentBlock:
     """Validate and decode one content block from JSON text."""
-    return block_from_dict(loads(data, "content-block"))
+    return block_from_dict(loads(data, "content-block"), strict=strict)
 
 
-def source_from_dict(data: Mapping[str, Any]) -> Source:
+def source_from_dict(data: Mapping[str, Any], *, strict: bool = False) -> Source:
     """Validate (kind ``source``) and decode one source."""
-    validate(data, "source")
-    return _structure_source[data["type"]](data)  # type: ignore[no-any-return]
+    table = _source_open if has_unknown_keys(data, "source", strict) else _source
+    return table[data["type"]](data)  # type: ignore[no-any-return]
 
 
 def block_to_dict(block: ContentBlock) -> dict[str, Any]:
-    """One block as parsed JSON (wire names, Java key order and null conventions)."""
+    """One block as parsed JSON (wire names, Java key order and null conventions, then unknown keys)."""
     return unstructure_hooks[block.__class__](block)  # type: ignore[no-any-return]
 
 
 def block_to_json(block: ContentBlock) -> str:
-    return dumps(block_to_dict(block)).decode()
+    return dumps(block, default=json_default).decode()
 
 
 def as_blocks(value: Any, pointer: str = "", kind: str = "content-block") -> list[ContentBlock]:
@@ -234,6 +252,7 @@ def as_mapping(value: Any, pointer: str, nullable: bool, kind: str) -> dict[str,
 
 
 def _normalise(block: Any) -> None:
+    block.unknown_keys = normalise_unknown_keys(block.unknown_keys, type(block), "content-block")
     if isinstance(block, _gen.ToolResultBlock):
         block.output = as_blocks(block.output, "/output")
         block.metadata = as_mapping(block.metadata, "/metadata", False, "content-block")
@@ -260,7 +279,13 @@ def _normalise(block: Any) -> None:
                 f"expected a URLSource, a Base64Source or a dict, got {type(source).__name__}",
                 "content-block",
             )
-    validate(block_to_dict(block), "content-block")
+    try:
+        value = block_to_dict(block)
+    except RecursionError:
+        raise ValidationError.single(
+            "", "max-depth", "nested too deeply to be written as JSON", "content-block"
+        ) from None
+    validate(value, "content-block")
 
 
 def _enum(cls: Any, value: str, pointer: str) -> Any:

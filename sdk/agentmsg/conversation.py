@@ -3,40 +3,52 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache
-from typing import Any
 
-from ._json import JsonInput, dumps, loads
+import orjson
+
+from ._converter import json_default
+from ._json import MAX_WRITABLE_DEPTH, JsonInput, encode_error, loads
+from ._limits import limits
 from ._schemas import array_validator_for_kind
 from .errors import ValidationError
-from .message import Msg, _structure_msg, _unstructure_msg
+from .message import _FAST, Msg, _structure_msg, _structure_open_msg
 
 __all__ = ["decode_messages", "encode_messages"]
 
+_CLOSED = array_validator_for_kind("msg", strict=True)
+_OPEN = array_validator_for_kind("msg")
+_orjson_dumps = orjson.dumps
 
-@cache
-def _list_validator() -> Any:
-    return array_validator_for_kind("msg")
 
-
-def decode_messages(data: JsonInput) -> list[Msg]:
+def decode_messages(data: JsonInput, *, strict: bool = False) -> list[Msg]:
     """Decode a conversation: a JSON array of messages into a list of role-pinned messages, validated as a
-    whole. Problems are reported with pointers into the array (``/3/content/0/type``)."""
+    whole. Problems are reported with pointers into the array (``/3/content/0/type``). Keys the schema does not
+    declare are kept (``strict=True`` rejects them), as :meth:`Msg.from_json` does."""
+    if (
+        _FAST is not None
+        and type(data) is bytes
+        and len(data) <= limits.max_bytes
+        and limits.max_depth == MAX_WRITABLE_DEPTH
+    ):
+        msgs = _FAST.decode_list(data)
+        if msgs is not None:
+            return msgs
     parsed = loads(data, "msg")
     if type(parsed) is not list:
         raise ValidationError.single(
             "", "type", f"expected a JSON array of messages, got {type(parsed).__name__}", "msg"
         )
     try:
-        ok = bool(_list_validator().is_valid(parsed))
+        if _CLOSED.is_valid(parsed):
+            return [_structure_msg(m) for m in parsed]
+        if not strict and _OPEN.is_valid(parsed):
+            return [_structure_open_msg(m) for m in parsed]
     except (ValueError, TypeError, OverflowError):
-        ok = False
-    if ok:
-        return [_structure_msg(m) for m in parsed]
+        pass
     out = []
     for index, item in enumerate(parsed):
         try:
-            out.append(Msg.from_dict(item))
+            out.append(Msg.from_dict(item, strict=strict))
         except ValidationError as exc:
             raise exc.under(f"/{index}") from None
     return out
@@ -44,4 +56,8 @@ def decode_messages(data: JsonInput) -> list[Msg]:
 
 def encode_messages(messages: Iterable[Msg]) -> bytes:
     """A conversation as a compact JSON array (each message exactly as :meth:`Msg.to_json_bytes`)."""
-    return dumps([_unstructure_msg(m) for m in messages])
+    items = messages if type(messages) is list else list(messages)
+    try:
+        return _orjson_dumps(items, default=json_default)
+    except orjson.JSONEncodeError as exc:
+        raise encode_error(items, json_default, exc, "msg") from None

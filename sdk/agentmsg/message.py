@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, TypeVar, cast, overload
@@ -21,12 +22,14 @@ from agentmsg_models import msg as _msg_mod
 from agentmsg_models.chat_usage import ChatUsage
 from agentmsg_models.generate_reason import GenerateReason
 
-from ._converter import Codec, _tag_of, unstructure_hooks
-from ._json import JsonInput, dumps, loads
+from ._converter import Codec, _tag_of, json_default, prepare_json, unstructure_hooks
+from ._fastpath import FastPath, Unsupported
+from ._json import MAX_WRITABLE_DEPTH, JsonInput, check_json_value, encode_error, loads
 from ._limits import limits
-from ._schemas import check_depth, validate, validator_for_kind
+from ._schemas import has_unknown_keys, validate, validator_for_kind
 from ._time import now_timestamp, parse_timestamp
-from .blocks import BLOCK_CLASSES, SDK_CLASS_OF, ContentBlock, TextBlock, as_blocks, as_mapping
+from ._unknown import normalise_unknown_keys
+from .blocks import BLOCK_CLASSES, SDK_CLASS_OF, ContentBlock, TextBlock, as_blocks, as_mapping, lenient_warning
 from .errors import ValidationError
 
 __all__ = [
@@ -93,19 +96,21 @@ def _usage(value: Any) -> ChatUsage | None:
             validate(value, "chat-usage")
         except ValidationError as exc:
             raise exc.under("/usage", "msg") from None
-        return cast(ChatUsage, CODEC.structure_hooks[ChatUsage](value))
+        return cast(ChatUsage, OPEN_CODEC.hook(ChatUsage)(value))
     raise ValidationError.single(
         "/usage", "type", f"expected a ChatUsage or a dict of usage, got {type(value).__name__}", "msg"
     )
 
 
 _FIELD_NAMES = tuple(a.name for a in attrs.fields(_msg_mod.Msg))
+_WIRE_FIELD_NAMES = tuple(a.name for a in attrs.fields(_msg_mod.Msg) if not a.metadata.get("unknown_keys"))
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False, init=False, eq=False)
 class Msg(_msg_mod.Msg):
     """One conversation turn. Fields (from the schema): ``id``, ``name``, ``role``, ``content``,
-    ``metadata``, ``timestamp``, ``usage``.
+    ``metadata``, ``timestamp``, ``usage``, and ``unknown_keys`` (keys the schema does not declare, from a
+    newer producer: kept as read and written back after the others; None when there are none).
 
     ``Msg("USER", "hello", name="alice")`` builds a message: a plain string becomes a text block, the
     id (random UUID) and timestamp (now, UTC, Java form) are filled in, and the whole message is
@@ -117,6 +122,10 @@ class Msg(_msg_mod.Msg):
     hint, as Java rejects it). Messages are mutable slotted attrs classes (mutation is fast but bypasses
     validation: ``agentmsg.validate(msg.to_dict())`` checks again); :meth:`copy` returns a changed,
     validated copy.
+
+    Reading (:meth:`from_json`, :meth:`from_dict`) accepts keys the schema does not declare, at every level,
+    keeps them in each object's ``unknown_keys`` and writes them back; :func:`agentmsg.find_unknown_keys`
+    lists them; ``strict=True`` rejects them instead (docs/wire-format.md).
     """
 
     _pinned_role: ClassVar[MsgRole | None] = None
@@ -135,6 +144,7 @@ class Msg(_msg_mod.Msg):
         metadata: Mapping[str, Any] | None = None,
         timestamp: str | None = None,
         usage: ChatUsage | Mapping[str, Any] | None = None,
+        unknown_keys: Mapping[str, Any] | None = None,
     ) -> None:
         pinned = type(self)._pinned_role
         if role is None:
@@ -154,8 +164,13 @@ class Msg(_msg_mod.Msg):
             metadata=as_mapping(metadata, "/metadata", False, "msg"),
             timestamp=now_timestamp() if timestamp is None else timestamp,
             usage=_usage(usage),
+            unknown_keys=normalise_unknown_keys(unknown_keys, _msg_mod.Msg, "msg"),
         )
-        validate(self.to_dict(), "msg")
+        try:
+            value = self.to_dict()
+        except RecursionError:
+            raise ValidationError.single("", "max-depth", "nested too deeply to be written as JSON", "msg") from None
+        validate(value, "msg")
 
     def __eq__(self, other: object) -> bool:
         """Field-wise equality: ``Msg("USER", ...)`` equals the ``UserMessage`` decoded from its JSON."""
@@ -172,40 +187,46 @@ class Msg(_msg_mod.Msg):
     # ---- codecs -------------------------------------------------------------------------------
 
     @classmethod
-    def from_json(cls: type[M], data: JsonInput, *, lenient: bool = False) -> M:
+    def from_json(cls: type[M], data: JsonInput, *, strict: bool = False, lenient: bool | None = None) -> M:
         """Decode and validate one message from JSON text (str or bytes).
 
         Raises :class:`~agentmsg.ValidationError` for malformed JSON, schema or role violations, or
-        input beyond :data:`agentmsg.limits`. ``lenient=True`` drops object keys the schema does not
-        know (forward compatibility with newer writers) instead of rejecting them; every other rule
-        still applies."""
-        # Fast path: parse, validate (jsonschema-rs), structure. Anything unusual takes the slow path
-        # below, which produces the detailed errors.
-        if not lenient and (type(data) is bytes or type(data) is str) and len(data) <= _limits["max_bytes"]:
-            try:
-                parsed = _orjson_loads(data)
-            except ValueError:
-                parsed = _INVALID
-            if parsed is not _INVALID and _msg_is_valid(parsed):
-                msg = _structure_msg(parsed)
-                if cls is Msg or isinstance(msg, cls):
-                    return msg  # type: ignore[no-any-return]
-        return cls._from_parsed(loads(data, "msg"), lenient)
+        input beyond :data:`agentmsg.limits` (UTF-8 bytes, nesting depth), or values that could not be
+        written back (integers beyond 64 bits, lone surrogates). Keys the schema does not declare (a newer
+        producer's) are kept in ``unknown_keys`` and written back; ``strict=True`` rejects them instead.
+        ``lenient`` is deprecated: unknown keys are no longer an error, so it changes nothing."""
+        if lenient is not None:
+            lenient_warning()
+        # Fast path: a msgspec typed decode against types derived from the closed schema, converted
+        # straight into the models (agentmsg._fastpath). Anything it does not accept, for whatever reason,
+        # takes the detailed path below, which decides and reports exactly.
+        if (
+            _FAST is not None
+            and (
+                (type(data) is bytes and len(data) <= _limits.max_bytes)
+                or (type(data) is str and len(data) * 4 <= _limits.max_bytes)
+            )
+            and _limits.max_depth == MAX_WRITABLE_DEPTH
+        ):
+            msg = _FAST.decode(data)
+            if msg is not None and (cls is Msg or isinstance(msg, cls)):
+                return msg  # type: ignore[no-any-return]
+        return cls._from_parsed(loads(data, "msg"), strict)
 
     @classmethod
-    def from_dict(cls: type[M], data: Mapping[str, Any], *, lenient: bool = False) -> M:
+    def from_dict(cls: type[M], data: Mapping[str, Any], *, strict: bool = False, lenient: bool | None = None) -> M:
         """Validate and decode one message from parsed JSON (a dict). See :meth:`from_json`."""
-        return cls._from_parsed(data, lenient)
+        if lenient is not None:
+            lenient_warning()
+        return cls._from_parsed(data, strict)
 
     @classmethod
-    def _from_parsed(cls: type[M], data: Any, lenient: bool) -> M:
-        if lenient:
-            check_depth(data, "msg")
-            from ._lenient import drop_unknown_keys
-
-            data = drop_unknown_keys(data, "msg")
-        validate(data, "msg")
-        msg = _structure_msg(data)
+    def _from_parsed(cls: type[M], data: Any, strict: bool) -> M:
+        check_json_value(data, "msg")
+        if type(data) is dict and _CLOSED_MSG.is_valid(data):
+            msg = _structure_msg(data)
+        else:
+            msg = (_structure_open_msg if has_unknown_keys(data, "msg", strict) else _structure_msg)(data)
         if not isinstance(msg, cls):
             raise ValidationError.single(
                 "/role", "const", f"{cls.__name__} cannot hold a {data['role']} message", "msg"
@@ -218,12 +239,16 @@ class Msg(_msg_mod.Msg):
 
     def to_json(self) -> str:
         """The message as compact JSON text (what :meth:`to_json_bytes` writes, decoded)."""
-        return dumps(_unstructure_msg(self)).decode()
+        return self.to_json_bytes().decode()
 
     def to_json_bytes(self) -> bytes:
         """The message as compact UTF-8 JSON. Byte-stable: ``Msg.from_json(b).to_json_bytes() == b``
-        for anything agentmsg or AgentScope Java wrote."""
-        return dumps(_unstructure_msg(self))
+        for anything agentmsg or AgentScope Java wrote. A message changed after construction into something
+        JSON cannot hold raises :class:`~agentmsg.ValidationError` (e.g. ``max-depth``, ``integer-range``)."""
+        try:
+            return _orjson_dumps(self, default=json_default)
+        except JSONEncodeError as exc:
+            raise encode_error(self, json_default, exc, "msg") from None
 
     # ---- accessors ----------------------------------------------------------------------------
 
@@ -350,9 +375,19 @@ class _RolePinnedMsg(Msg):
         id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         timestamp: str | None = None,
-        usage: ChatUsage | None = None,
+        usage: ChatUsage | Mapping[str, Any] | None = None,
+        unknown_keys: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(role, content, name=name, id=id, metadata=metadata, timestamp=timestamp, usage=usage)
+        super().__init__(
+            role,
+            content,
+            name=name,
+            id=id,
+            metadata=metadata,
+            timestamp=timestamp,
+            usage=usage,
+            unknown_keys=unknown_keys,
+        )
 
 
 @_pinned(
@@ -392,21 +427,25 @@ MESSAGE_CLASSES: dict[MsgRole, type[Msg]] = {
     MsgRole.TOOL: ToolResultMessage,
 }
 
-#: The codec that decodes messages: role-pinned message classes and the SDK block classes.
-CODEC = Codec({**SDK_CLASS_OF, _msg_mod.Msg: Msg}, {role.value: cls for role, cls in MESSAGE_CLASSES.items()})
-_structure_msg = CODEC.structure_hooks[_msg_mod.Msg]
-_INVALID = object()
-_orjson_loads = orjson.loads
+_BUILD_AS = {**SDK_CLASS_OF, _msg_mod.Msg: Msg}
+_BY_ROLE = {role.value: cls for role, cls in MESSAGE_CLASSES.items()}
+#: The codecs that decode messages into the role-pinned message classes and the SDK block classes: CODEC for
+#: input without unknown keys (the closed schema accepted it), OPEN_CODEC keeps unknown keys.
+CODEC = Codec(_BUILD_AS, _BY_ROLE)
+OPEN_CODEC = Codec(_BUILD_AS, _BY_ROLE, keep_unknown=True)
+_structure_msg = CODEC.hook(_msg_mod.Msg)
+_structure_open_msg = OPEN_CODEC.hook(_msg_mod.Msg)
+_orjson_dumps = orjson.dumps
+JSONEncodeError = orjson.JSONEncodeError
 _limits = limits
-_MSG_VALIDATOR = validator_for_kind("msg")
+_CLOSED_MSG = validator_for_kind("msg", strict=True)
 
-
-def _msg_is_valid(value: Any) -> bool:
-    try:
-        return bool(_MSG_VALIDATOR.is_valid(value))
-    except (ValueError, TypeError, OverflowError):
-        return False
-
+try:
+    _FAST: FastPath | None = FastPath("msg", _BUILD_AS, _BY_ROLE)
+except Unsupported as _exc:  # pragma: no cover (the shipped schemas are supported: tests/test_fastpath.py)
+    warnings.warn(f"agentmsg: no decode fast path ({_exc}); decoding is slower", RuntimeWarning, stacklevel=1)
+    _FAST = None
+prepare_json([*_BUILD_AS, *_BUILD_AS.values(), *MESSAGE_CLASSES.values(), ChatUsage, *CODEC.structure_hooks])
 
 _hooks = unstructure_hooks
 

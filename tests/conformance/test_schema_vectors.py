@@ -1,8 +1,10 @@
 """Every conformance vector through two independent validators that must agree:
-python `jsonschema` (with format checking) and the SDK (jsonschema-rs validation + decoder)."""
+python `jsonschema` (with format checking) and the SDK (jsonschema-rs validation + decoder), on the open
+(canonical) schemas and on their closed variant (strict reading), with the unknown keys each case lists."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import jsonschema
@@ -16,6 +18,10 @@ DECODERS = {
     "msg": lambda inst: agentmsg.Msg.from_dict(inst),
     "content-block": lambda inst: agentmsg.block_from_dict(inst),
 }
+STRICT_DECODERS = {
+    "msg": lambda inst: agentmsg.Msg.from_dict(inst, strict=True),
+    "content-block": lambda inst: agentmsg.block_from_dict(inst, strict=True),
+}
 # Events are checked for validity here; reducing them is tested with tests/conformance/reducer/.
 
 
@@ -25,6 +31,25 @@ def cases() -> list[Any]:
         doc = load_vectors(name)
         for case in doc["cases"]:
             out.append(pytest.param(doc["kind"], doc["schema"], case, id=f"{doc['kind']}:{case['id']}"))
+    return out
+
+
+def _closed_registry(schema_registry: Any) -> Any:
+    from referencing import Registry, Resource
+
+    docs = agentmsg.closed_schema_documents().values()
+    return Registry().with_resources([(d["$id"], Resource.from_contents(d)) for d in docs])
+
+
+def _drop(instance: Any, pointers: list[str]) -> Any:
+    """``instance`` without the keys at ``pointers`` (a copy)."""
+    out = copy.deepcopy(instance)
+    for pointer in pointers:
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+        node = out
+        for part in parts[:-1]:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        del node[parts[-1]]
     return out
 
 
@@ -39,6 +64,9 @@ def test_vector_files_are_well_formed() -> None:
             assert c["description"]
             if not c["valid"]:
                 assert isinstance(c["rule"], str) and isinstance(c["pointer"], str), c["id"]
+                assert "unknown_keys" not in c, c["id"]
+            else:
+                assert isinstance(c.get("unknown_keys", []), list), c["id"]
 
 
 @pytest.mark.parametrize(("kind", "schema_id", "case"), cases())
@@ -51,13 +79,36 @@ def test_vector(kind: str, schema_id: str, case: dict[str, Any], schema_registry
     sdk_valid = agentmsg.is_valid(instance, kind)
     assert (not oracle_errors) == sdk_valid, f"python-jsonschema and agentmsg disagree: {oracle_errors[:1]}"
     assert sdk_valid is case["valid"], f"expected valid={case['valid']}"
+    # The closed variant (strict reading): valid exactly when valid and without unknown keys.
+    unknown = case.get("unknown_keys", []) if case["valid"] else []
+    closed = jsonschema.Draft202012Validator(
+        {"$ref": schema_id},
+        registry=_closed_registry(schema_registry),
+        format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+    )
+    strict_valid = agentmsg.is_valid(instance, kind, strict=True)
+    assert closed.is_valid(instance) == strict_valid
+    assert strict_valid is (case["valid"] and not unknown)
     if case["valid"]:
+        assert [p.pointer for p in agentmsg.find_unknown_keys(instance, kind)] == unknown
+        assert all(p.rule == "unknown-key" for p in agentmsg.find_unknown_keys(instance, kind))
+        if unknown:
+            with pytest.raises(agentmsg.ValidationError) as info:
+                agentmsg.validate(instance, kind, strict=True)
+            parents = {p.rsplit("/", 1)[0] for p in unknown}
+            assert {(p.pointer, p.rule) for p in info.value.problems} == {(q, "additionalProperties") for q in parents}
+            assert agentmsg.is_valid(_drop(instance, unknown), kind, strict=True)
         if kind in DECODERS:
             decoded = DECODERS[kind](instance)
-            # Decoding keeps everything: re-encoding validates and decodes to an equal object.
+            # Decoding keeps everything: re-encoding validates and decodes to an equal object, with the same
+            # unknown keys in the same places.
             encoded = decoded.to_dict() if kind == "msg" else agentmsg.block_to_dict(decoded)
             assert agentmsg.is_valid(encoded, kind)
             assert DECODERS[kind](encoded) == decoded
+            assert [p.pointer for p in agentmsg.find_unknown_keys(decoded)] == unknown
+            if unknown:
+                with pytest.raises(agentmsg.ValidationError):
+                    STRICT_DECODERS[kind](instance)
         return
     with pytest.raises(agentmsg.ValidationError) as info:
         agentmsg.validate(instance, kind)

@@ -9,6 +9,11 @@
 // the case's `rule` (a keyword, or the `x-rule` text of the failing schema) is reported as
 // information only: validators legitimately differ there.
 //
+// Unknown keys (schemas 1.1): each valid case lists in `unknown_keys` the keys its schema does not
+// declare. An independent closed variant of the schemas (every non-map `additionalProperties: true` read
+// as `false`) must reject exactly those cases, at those keys; the package's unknownKeys() and
+// validate(kind, value, { strict: true }) must agree.
+//
 // AGENTMSG_TS_VERDICTS=<path> writes {"<kind>:<case id>": true|false, ...} (ajv's verdicts) there.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -37,6 +42,21 @@ ajv.addKeyword("x-agentmsg-map");
 const schemaFiles = fs.readdirSync(path.join(root, "schemas")).filter((f) => f.endsWith(".schema.json")).sort();
 for (const f of schemaFiles) ajv.addSchema(JSON.parse(fs.readFileSync(path.join(root, "schemas", f), "utf8")));
 
+// The closed variant, derived here independently of the package's closedSchema().
+function close(node) {
+  if (Array.isArray(node)) return node.map(close);
+  if (!node || typeof node !== "object") return node;
+  const out = {};
+  for (const [k, v] of Object.entries(node)) out[k] = close(v);
+  if (node.additionalProperties === true && node["x-agentmsg-map"] !== true) out.additionalProperties = false;
+  return out;
+}
+const closedAjv = new Ajv2020({ allErrors: true, strict: true, verbose: true });
+addFormats(closedAjv);
+for (const k of ["x-rule", "x-message", "x-agentmsg-map"]) closedAjv.addKeyword(k);
+for (const f of schemaFiles) closedAjv.addSchema(close(JSON.parse(fs.readFileSync(path.join(root, "schemas", f), "utf8"))));
+const pointerKey = (k) => k.replace(/~/g, "~0").replace(/\//g, "~1");
+
 const verdicts = {};
 const ruleNotes = [];
 let invalidCases = 0;
@@ -53,6 +73,7 @@ test("the package ships exactly the schemas in schemas/", () => {
 for (const file of fs.readdirSync(vectorsDir).filter((f) => f.endsWith(".json")).sort()) {
   const doc = JSON.parse(fs.readFileSync(path.join(vectorsDir, file), "utf8"));
   const check = ajv.getSchema(doc.schema);
+  const closedCheck = closedAjv.getSchema(doc.schema);
   test(`${file}: schema ${doc.schema} compiles; kind ${doc.kind} is a package kind`, () => {
     assert.ok(check, `no schema with $id ${doc.schema}`);
     assert.equal(pkg.kinds[doc.kind], doc.schema);
@@ -64,7 +85,19 @@ for (const file of fs.readdirSync(vectorsDir).filter((f) => f.endsWith(".json"))
       verdicts[`${doc.kind}:${c.id}`] = valid;
       assert.equal(valid, c.valid, `ajv says valid=${valid}, the vector (and Python) ${c.valid}: ${JSON.stringify(errors.slice(0, 3).map(({ instancePath, keyword, message }) => ({ instancePath, keyword, message })))}`);
       assert.equal(pkg.isValid(doc.kind, c.instance), c.valid, "the package's isValid() disagrees");
-      if (c.valid) return;
+      const unknown = c.valid ? c.unknown_keys ?? [] : [];
+      const closedValid = closedCheck(c.instance);
+      assert.equal(closedValid, c.valid && unknown.length === 0, "the closed variant's verdict");
+      assert.equal(pkg.isValid(doc.kind, c.instance, { strict: true }), closedValid, "the package's strict isValid()");
+      if (c.valid) {
+        // ajv reports every branch of a union; only the branch the object's `type` selects counts.
+        const speaks = (e) => e.parentSchema?.properties?.type?.const === undefined || e.data?.type === e.parentSchema.properties.type.const;
+        const errors = closedValid ? [] : closedCheck.errors.filter((e) => e.keyword === "additionalProperties" && speaks(e));
+        const found = [...new Set(errors.map((e) => `${e.instancePath}/${pointerKey(e.params.additionalProperty)}`))].sort();
+        assert.deepEqual(found, [...unknown].sort(), "unknown keys found by the closed variant");
+        assert.deepEqual(pkg.unknownKeys(doc.kind, c.instance), [...unknown].sort(), "the package's unknownKeys()");
+        return;
+      }
       invalidCases++;
       const paths = errors.map((e) => e.instancePath);
       assert.ok(paths.some((p) => atOrAbove(p, c.pointer)), `no ajv error at or above ${c.pointer}: ${JSON.stringify(paths)}`);
