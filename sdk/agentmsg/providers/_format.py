@@ -95,6 +95,10 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     ),
     "media-unsupported": (LOSSY, "a media block the provider cannot take was replaced by a text placeholder"),
     "block-dropped": (LOSSY, "a block that cannot appear there was not sent"),
+    "media-option-dropped": (
+        LOSSY,
+        "a media sizing option (minPixels, fps, ...) the provider does not take was not sent",
+    ),
     "name-sanitized": (LOSSY, "a speaker name was changed to match the provider's name pattern"),
     "name-dropped": (LOSSY, "a speaker name was not sent (the provider has no name field)"),
     "tool-id-mapped": (REWRITE, "a tool-call id was mapped to one the provider accepts, alike in call and result"),
@@ -106,6 +110,7 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     "hint-placed": (REWRITE, "a hint was sent as its own turn after the message (and its tool results)"),
     "empty-text-dropped": (REWRITE, "an empty text block was not sent"),
     "empty-message-dropped": (REWRITE, "a message with nothing to send was left out"),
+    "trailing-whitespace-stripped": (REWRITE, "trailing whitespace of a final assistant (prefill) turn was removed"),
     "tool-use-orphan": (ERROR, "a tool call has no result before the next turn"),
     "tool-result-orphan": (ERROR, "a tool result answers no open tool call"),
     "tool-use-repaired": (REWRITE, "a synthetic error result was added for an unanswered tool call (repair)"),
@@ -503,3 +508,26 @@ def apply_params(
             target[dest] = value
         else:
             target[key] = value
+
+
+_MEDIA_OPTIONS: Final = {
+    "image": ("min_pixels", "max_pixels"),
+    "video": ("fps", "max_frames", "min_pixels", "max_pixels", "total_pixels"),
+}
+_WIRE_OPTION: Final = {
+    "min_pixels": "minPixels",
+    "max_pixels": "maxPixels",
+    "max_frames": "maxFrames",
+    "total_pixels": "totalPixels",
+    "fps": "fps",
+}
+
+
+def media_options(block: Any, kept: tuple[str, ...], ctx: Context, pointer: str) -> None:
+    """Report every sizing option of an image or video block that the provider does not take."""
+    for name in _MEDIA_OPTIONS.get(block.type, ()):
+        if name not in kept and getattr(block, name, None) is not None:
+            wire = _WIRE_OPTION[name]
+            ctx.report(
+                f"{pointer}/{wire}", "media-option-dropped", f"{ctx.provider} takes no {wire} for a {block.type}"
+            )
