@@ -56,6 +56,7 @@ class ChatWalk:
         self.out: list[dict[str, Any]] = []
         self.deferred: list[dict[str, Any]] = []  # hints and tool-result media, sent once no call is open
         self.last_user = -1
+        self.history_seen = False
 
     # ---- hooks (OpenAI shapes by default) ----
 
@@ -85,8 +86,18 @@ class ChatWalk:
                     self.last_user = i
                     break
         out = self.out
+        history = self.multi and ctx.options.multi_agent_layout == "history"
+        group: list[tuple[int, Msg]] = []
         for i, msg in enumerate(msgs):
             role = msg.role
+            if history:
+                if F.is_history_message(msg, self.agent):
+                    if ctx.open_calls:
+                        self._orphans()
+                    group.append((i, msg))
+                    continue
+                if group:
+                    self._history(group)
             try:
                 if ctx.open_calls and role is not _TOOL and not _has_result(msg):
                     self._orphans()
@@ -106,10 +117,21 @@ class ChatWalk:
             if self.deferred and not ctx.open_calls:
                 out.extend(self.deferred)
                 self.deferred.clear()
+        if group:
+            self._history(group)
         if ctx.open_calls:
             self._orphans()
         out.extend(self.deferred)
         return out
+
+    def _history(self, group: list[tuple[int, Msg]]) -> None:
+        parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self.media_part, self._hint)
+        self.history_seen = True
+        group.clear()
+        self.out.append({"role": "user", "content": self.user_content(parts)})
+        if self.deferred and not self.ctx.open_calls:
+            self.out.extend(self.deferred)
+            self.deferred.clear()
 
     # ---- roles ----
 

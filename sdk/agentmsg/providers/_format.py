@@ -531,3 +531,53 @@ def media_options(block: Any, kept: tuple[str, ...], ctx: Context, pointer: str)
             ctx.report(
                 f"{pointer}/{wire}", "media-option-dropped", f"{ctx.provider} takes no {wire} for a {block.type}"
             )
+
+
+# ---- multi-agent "history" layout -----------------------------------------------------------------
+
+
+def is_history_message(msg: Msg, agent_name: str | None) -> bool:
+    """In the ``history`` layout: a turn of another speaker (USER, or ASSISTANT not from the current
+    agent) that holds no tool call or result. Runs of these fold into one user turn."""
+    role = msg.role.value
+    if role == "USER":
+        return True
+    if role != "ASSISTANT" or (agent_name is not None and msg.name == agent_name):
+        return False
+    return not any(type(b) is ToolUseBlock or type(b) is ToolResultBlock for b in msg.content)
+
+
+def history_parts(
+    group: Sequence[tuple[int, Msg]],
+    ctx: Context,
+    first: bool,
+    text_part: Callable[[str], Any],
+    media_part: Callable[[Any, str], Any],
+    hint: Callable[[Any, int, int], None],
+) -> list[Any]:
+    """The parts of one folded run of other speakers' turns: ``[prompt]<history>``, one line
+    ``Name: text`` per text block, media in place (the text so far becomes a part before each),
+    ``</history>``. The prompt is only in the first run."""
+    lines: list[str] = [(ctx.options.history_prompt if first else "") + "<history>"]
+    parts: list[Any] = []
+    for i, msg in group:
+        label = speaker_label(msg)
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
+            t = type(b)
+            if t is TextBlock:
+                lines.append(f"{label}: {b.text}")
+            elif t in _MEDIA_SET:
+                lines.append(f"{label}:")
+                parts.append(text_part("\n".join(lines)))
+                lines = []
+                parts.append(media_part(b, f"/{i}/content/{j}"))
+            elif t is HintBlock:
+                hint(b, i, j)
+            elif t is ThinkingBlock:
+                ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
+            else:
+                ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in another speaker's turn")
+    lines.append("</history>")
+    parts.append(text_part("\n".join(lines)))
+    return parts

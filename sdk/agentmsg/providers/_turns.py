@@ -52,6 +52,7 @@ class TurnWalk:
         self.last_i = -1  # last message that put a part in the current turn
         self.deferred: list[Any] = []  # user parts (hints) sent once no call is open
         self.seen_turn = False  # a non-system message came before
+        self.history_seen = False
 
     # ---- hooks ----
 
@@ -106,8 +107,18 @@ class TurnWalk:
 
     def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
         ctx = self.ctx
+        history = self.multi and ctx.options.multi_agent_layout == "history"
+        group: list[tuple[int, Msg]] = []
         for i, msg in enumerate(msgs):
             role = msg.role
+            if history:
+                if F.is_history_message(msg, self.agent):
+                    if ctx.open_calls:
+                        self._orphans()
+                    group.append((i, msg))
+                    continue
+                if group:
+                    self._history(group)
             try:
                 if ctx.open_calls and role is not _TOOL and not _has_result(msg):
                     self._orphans()
@@ -126,11 +137,29 @@ class TurnWalk:
                 raise F.broken_message(i, exc) from None
             if self.deferred and not ctx.open_calls:
                 self._flush_deferred()
+        if group:
+            self._history(group)
         if ctx.open_calls:
             self._orphans()
         self._flush_deferred()
         self.flush()
         return self.turns
+
+    def _history(self, group: list[tuple[int, Msg]]) -> None:
+        self.seen_turn = True
+        parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self._history_media, self._hint)
+        self.history_seen = True
+        first, last = group[0][0], group[-1][0]
+        group.clear()
+        for k, part in enumerate(parts):
+            self.put(USER, part, first if k == 0 else -1)
+        self.last_i = last
+        if self.deferred and not self.ctx.open_calls:
+            self._flush_deferred()
+
+    def _history_media(self, block: Any, pointer: str) -> Any:
+        part = self.media_part(block, pointer, False)
+        return part if part is not None else self.text_part(F.block_label(block))
 
     def _flush_deferred(self) -> None:
         for part in self.deferred:
