@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from agentmsg.blocks import (
     AudioBlock,
     DataBlock,
@@ -31,6 +33,7 @@ from ._format import Context
 
 _USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
 _MEDIA = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
+_dumps = orjson.dumps
 
 
 class ChatWalk:
@@ -47,6 +50,10 @@ class ChatWalk:
     hint_role = "system"
     tool_name_field = False
     tool_only_content: Any = None
+    #: text_content(t) is t and a lone text part of a user message is sent as the string
+    plain = True
+    #: text parts are {"type": "text", "text": ...} (text_part is not called)
+    typed_text = True
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         self.ctx = ctx
@@ -86,42 +93,71 @@ class ChatWalk:
                     self.last_user = i
                     break
         out = self.out
-        history = self.multi and ctx.options.multi_agent_layout == "history"
+        append = out.append
+        multi = self.multi
+        history = multi and ctx.options.multi_agent_layout == "history"
         group: list[tuple[int, Msg]] = []
+        plain = self.plain
+        send_name = self.send_name
+        names = ctx.name_cache
+        open_calls = ctx.open_calls
+        deferred = self.deferred
         for i, msg in enumerate(msgs):
             role = msg.role
             if history:
                 if F.is_history_message(msg, self.agent):
-                    if ctx.open_calls:
+                    if open_calls:
                         self._orphans()
                     group.append((i, msg))
                     continue
                 if group:
                     self._history(group)
             try:
-                if ctx.open_calls and role is not _TOOL and not _has_result(msg):
+                if open_calls and role is not _TOOL and not _has_result(msg):
                     self._orphans()
-                if role is _ASSISTANT:
-                    if self.multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
-                        self._user(msg, i, prefix=True)
+                if role is _USER:
+                    content: list[Any] = msg.content
+                    if not multi and plain and len(content) == 1 and type(content[0]) is TextBlock:
+                        # fast path: one text block
+                        entry: dict[str, Any] = {"role": "user", "content": content[0].text}
+                        name = msg.name
+                        if name:
+                            if send_name and names.get(name) == name:
+                                entry["name"] = name
+                            else:
+                                self._name(msg, i, entry)
+                        append(entry)
+                    else:
+                        self._user(msg, i, multi)
+                elif role is _ASSISTANT:
+                    content = msg.content
+                    if not multi and plain and len(content) == 1 and type(content[0]) is TextBlock:
+                        entry = {"role": "assistant", "content": content[0].text}
+                        name = msg.name
+                        if name:
+                            if send_name and names.get(name) == name:
+                                entry["name"] = name
+                            else:
+                                self._name(msg, i, entry)
+                        append(entry)
+                    elif multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
+                        self._user(msg, i, True)
                     else:
                         self._assistant(msg, i)
-                elif role is _USER:
-                    self._user(msg, i, prefix=self.multi)
                 elif role is _TOOL:
                     self._tool(msg, i)
                 else:
                     self._system(msg, i)
             except (AttributeError, TypeError, KeyError) as exc:
                 raise F.broken_message(i, exc) from None
-            if self.deferred and not ctx.open_calls:
-                out.extend(self.deferred)
-                self.deferred.clear()
+            if deferred and not open_calls:
+                out.extend(deferred)
+                deferred.clear()
         if group:
             self._history(group)
-        if ctx.open_calls:
+        if open_calls:
             self._orphans()
-        out.extend(self.deferred)
+        out.extend(deferred)
         return out
 
     def _history(self, group: list[tuple[int, Msg]]) -> None:
@@ -139,13 +175,18 @@ class ChatWalk:
         name = msg.name
         if name:
             if self.send_name:
-                entry["name"] = self.ctx.speaker_name(name, f"/{i}/name")
+                mapped = self.ctx.name_cache.get(name)
+                if mapped == name:
+                    entry["name"] = name
+                    return
+                entry["name"] = name if mapped == name else self.ctx.speaker_name(name, f"/{i}/name")
             elif not self.multi:
                 self.ctx.report(f"/{i}/name", "name-dropped", f"{self.name} takes no message name")
 
     def _system(self, msg: Msg, i: int) -> None:
         texts = []
-        for j, b in enumerate(_blocks(msg)):
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
             if type(b) is TextBlock:
                 texts.append(b.text)
             else:
@@ -155,15 +196,17 @@ class ChatWalk:
         self.out.append(entry)
 
     def _user(self, msg: Msg, i: int, prefix: bool) -> None:
-        content = _blocks(msg)
+        content: list[Any] = msg.content
         ctx = self.ctx
         label = f"[{F.speaker_label(msg)}]: " if prefix else ""
         parts: list[dict[str, Any]] = []
         text_part = self.text_part
+        typed = self.typed_text
         for j, b in enumerate(content):
             t = type(b)
             if t is TextBlock:
-                parts.append(text_part(label + b.text if label else b.text))
+                text = label + b.text if label else b.text
+                parts.append({"type": "text", "text": text} if typed else text_part(text))
                 label = ""
             elif t in _MEDIA:
                 if label:
@@ -180,7 +223,8 @@ class ChatWalk:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
             return
         entry: dict[str, Any] = {"role": "user", "content": self.user_content(parts)}
-        self._name(msg, i, entry)
+        if msg.name:
+            self._name(msg, i, entry)
         self.out.append(entry)
 
     def _assistant(self, msg: Msg, i: int) -> None:
@@ -190,23 +234,44 @@ class ChatWalk:
         calls: list[dict[str, Any]] = []
         results: list[tuple[ToolResultBlock, int]] = []
         other = self.multi and not F.is_current_agent(msg, self.agent)
-        for j, b in enumerate(_blocks(msg)):
+        id_cache = ctx.id_cache
+        free_ids = ctx.id_ok is None
+        families = ctx.families
+        provider = ctx.provider
+        demote = ctx.options.reasoning == "text"
+        name_cache = ctx.tool_name_cache
+        open_calls = ctx.open_calls
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
             t = type(b)
             if t is TextBlock:
                 texts.append(b.text)
             elif t is ToolUseBlock:
-                pointer = f"/{i}/content/{j}"
-                _, arguments = F.tool_arguments(b, ctx, pointer)
-                calls.append(
-                    {
-                        "id": ctx.call_id(b.id, pointer),
-                        "type": "function",
-                        "function": {"name": ctx.tool_name(b.name, pointer + "/name"), "arguments": arguments},
-                    }
-                )
-                F.open_call(ctx, b, pointer)
+                cid = b.id
+                name = b.name
+                mid = cid if free_ids else id_cache.get(cid)
+                mname = name_cache.get(name)
+                if mid is None or mname is None:
+                    pointer = f"/{i}/content/{j}"
+                    if mid is None:
+                        mid = ctx.call_id(cid, pointer)
+                    if mname is None:
+                        mname = ctx.tool_name(name, pointer + "/name")
+                if b.content is None:
+                    arguments = _dumps(b.input).decode()
+                else:
+                    arguments = F.tool_arguments(b, ctx, f"/{i}/content/{j}")[1]
+                calls.append({"id": mid, "type": "function", "function": {"name": mname, "arguments": arguments}})
+                open_calls[cid] = (i, j, name)
             elif t is ThinkingBlock:
-                self._thinking(b, i, j, reasoning, texts, other)
+                meta = b.metadata
+                origin = meta.get("provider") if meta else None
+                if origin is not None and origin not in families and not other and not demote:
+                    ctx.diagnostics.append(
+                        (f"/{i}/content/{j}", "thinking-dropped", f"reasoning from {origin} not sent to {provider}")
+                    )
+                else:
+                    self._thinking(b, i, j, reasoning, texts, other)
             elif t is ToolResultBlock:
                 results.append((b, j))
             elif t is HintBlock:
@@ -219,10 +284,12 @@ class ChatWalk:
             texts[0] = f"[{F.speaker_label(msg)}]: {texts[0]}"
         entry: dict[str, Any] = {"role": "assistant"}
         if texts:
-            entry["content"] = self.text_content(texts[0] if len(texts) == 1 else "\n".join(texts))
+            text = texts[0] if len(texts) == 1 else "\n".join(texts)
+            entry["content"] = text if self.plain else self.text_content(text)
         else:
             entry["content"] = self.tool_only_content if calls else self.text_content("")
-        self._name(msg, i, entry)
+        if msg.name:
+            self._name(msg, i, entry)
         if reasoning:
             entry[self.reasoning_field or "reasoning_content"] = "\n".join(reasoning)
         if calls:
@@ -230,7 +297,7 @@ class ChatWalk:
         if texts or calls or reasoning or not results:
             self.out.append(entry)
         for b, j in results:
-            self._result(b, f"/{i}/content/{j}")
+            self._result(b, i, j)
 
     def _thinking(self, b: ThinkingBlock, i: int, j: int, reasoning: list[str], texts: list[str], other: bool) -> None:
         ctx = self.ctx
@@ -263,10 +330,19 @@ class ChatWalk:
 
     def _tool(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
-        for j, b in enumerate(_blocks(msg)):
+        open_calls = ctx.open_calls
+        fast = self.plain and not self.tool_name_field and ctx.id_ok is None
+        append = self.out.append
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
             t = type(b)
             if t is ToolResultBlock:
-                self._result(b, f"/{i}/content/{j}")
+                call = open_calls.pop(b.id, None)
+                output = b.output
+                if fast and call is not None and len(output) == 1 and type(output[0]) is TextBlock:
+                    append({"role": "tool", "content": output[0].text, "tool_call_id": b.id})
+                else:
+                    self._result(b, i, j, call)
             elif t is HintBlock:
                 self._hint(b, i, j)
             else:
@@ -274,16 +350,33 @@ class ChatWalk:
                     f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
                 )
 
-    def _result(self, b: ToolResultBlock, pointer: str) -> None:
+    def _result(self, b: ToolResultBlock, i: int, j: int, entry_call: Any = False) -> None:
+        """A tool message for one result; ``entry_call`` is the open call it answers when the
+        caller popped it already (None: an orphan)."""
         ctx = self.ctx
-        paired, name = F.close_call(ctx, b, pointer)
-        if not paired and ctx.options.repair:
-            ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
-            return
-        media: list[tuple[Any, str]] = []
+        cid = b.id
+        if entry_call is False:
+            entry_call = ctx.open_calls.pop(cid, None)
+        if entry_call is None:
+            pointer = f"/{i}/content/{j}"
+            ctx.report(pointer, "tool-result-orphan", f"tool result {cid!r} answers no open tool call")
+            if ctx.options.repair:
+                ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {cid!r} left out")
+                return
+            name = None
+        else:
+            name = entry_call[2]
         output: list[Any] = b.output
-        text = F.text_of_blocks(output, ctx, pointer + "/output", media) if output else ""
-        call_id = ctx.call_id(b.id, pointer)
+        media: list[tuple[Any, str]] = []
+        if len(output) == 1 and type(output[0]) is TextBlock:
+            text = output[0].text
+        elif output:
+            text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media)
+        else:
+            text = ""
+        call_id = cid if ctx.id_ok is None else ctx.id_cache.get(cid)
+        if call_id is None:
+            call_id = ctx.call_id(cid, f"/{i}/content/{j}")
         if media:
             labels = [F.block_label(m) for m, _ in media]
             text = "\n".join([text, *labels]) if text else "\n".join(labels)
@@ -295,7 +388,10 @@ class ChatWalk:
         entry: dict[str, Any] = {"role": "tool", "content": self.text_content(text), "tool_call_id": call_id}
         if self.tool_name_field:
             tool = name if name is not None else (b.name or "")
-            entry["name"] = ctx.tool_name(tool, pointer + "/name") if tool else tool
+            mapped = ctx.tool_name_cache.get(tool)
+            entry["name"] = (
+                mapped if mapped is not None else (ctx.tool_name(tool, f"/{i}/content/{j}/name") if tool else tool)
+            )
         self.out.append(entry)
 
     def _hint(self, b: HintBlock, i: int, j: int) -> None:

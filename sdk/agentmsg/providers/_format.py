@@ -44,7 +44,7 @@ __all__ = [
 # ---- result ---------------------------------------------------------------------------------------
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class FormattedRequest:
     """A provider request, ready to send.
 
@@ -57,11 +57,34 @@ class FormattedRequest:
     """
 
     body: dict[str, Any]
-    diagnostics: tuple[Problem, ...] = ()
+    # Problems, or (pointer, rule, message) tuples the formatter recorded: made Problems when read
+    _diagnostics: tuple[Any, ...] = attrs.field(default=(), alias="diagnostics")
     model: str | None = None
     path: str = ""
     headers: Mapping[str, str] = attrs.field(factory=dict)
     stream: bool = False
+
+    @property
+    def diagnostics(self) -> tuple[Problem, ...]:
+        found = self._diagnostics
+        if found and type(found[0]) is tuple:
+            found = tuple(Problem(*d) for d in found)
+            object.__setattr__(self, "_diagnostics", found)
+        return found
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FormattedRequest):
+            return NotImplemented
+        return (self.body, self.diagnostics, self.model, self.path, dict(self.headers), self.stream) == (
+            other.body,
+            other.diagnostics,
+            other.model,
+            other.path,
+            dict(other.headers),
+            other.stream,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
     def body_bytes(self) -> bytes:
         """The body as compact JSON (key order as built: same input, same bytes)."""
@@ -225,7 +248,7 @@ class Context:
         self.provider = provider
         self.options = options
         self.families = frozenset(options.replay_from if options.replay_from is not None else families)
-        self.diagnostics: list[Problem] = []
+        self.diagnostics: list[tuple[str, str, str]] = []  # (pointer, rule, message)
         self.media = options.media.session()
         self.id_ok = id_ok
         self.id_max = id_max
@@ -235,18 +258,19 @@ class Context:
         self.tool_name_cache: dict[str, str] = {}
         self.tool_name_used: set[str] = set()
         self.name_cache: dict[str, str] = {}
-        # open tool calls: original id -> (pointer, name)
-        self.open_calls: dict[str, tuple[str, str]] = {}
+        # open tool calls: original id -> (message index, block index, tool name)
+        self.open_calls: dict[str, tuple[int, int, str]] = {}
 
     def report(self, pointer: str, rule: str, message: str) -> None:
-        self.diagnostics.append(Problem(pointer, rule, message))
+        self.diagnostics.append((pointer, rule, message))
 
-    def finish(self, strict: bool) -> tuple[Problem, ...]:
-        """The diagnostics; with ``strict`` raise the lossy and error ones as a ValidationError."""
+    def finish(self, strict: bool) -> tuple[tuple[str, str, str], ...]:
+        """The diagnostics recorded, as (pointer, rule, message) for :class:`FormattedRequest`; with
+        ``strict`` raise the lossy and error ones as a ValidationError."""
         self.media.close()
         diagnostics = tuple(self.diagnostics)
         if strict:
-            bad = [p for p in diagnostics if RULES[p.rule][0] in _STRICT_KINDS]
+            bad = [Problem(*d) for d in diagnostics if RULES[d[1]][0] in _STRICT_KINDS]
             if bad:
                 raise ValidationError(bad, f"{self.provider} request (strict)")
         return diagnostics
@@ -355,8 +379,8 @@ def tool_arguments(block: ToolUseBlock, ctx: Context, pointer: str) -> tuple[dic
     return args, orjson.dumps(args).decode()
 
 
-def open_call(ctx: Context, block: ToolUseBlock, pointer: str) -> None:
-    ctx.open_calls[block.id] = (pointer, block.name)
+def open_call(ctx: Context, block: ToolUseBlock, i: int, j: int) -> None:
+    ctx.open_calls[block.id] = (i, j, block.name)
 
 
 def close_call(ctx: Context, block: ToolResultBlock, pointer: str) -> tuple[bool, str | None]:
@@ -365,13 +389,14 @@ def close_call(ctx: Context, block: ToolResultBlock, pointer: str) -> tuple[bool
     if entry is None:
         ctx.report(pointer, "tool-result-orphan", f"tool result {block.id!r} answers no open tool call")
         return False, None
-    return True, entry[1]
+    return True, entry[2]
 
 
 def orphan_calls(ctx: Context) -> list[tuple[str, str, str]]:
     """Report the open calls as orphans and return (id, pointer, name) for each (in call order)."""
     out = []
-    for call_id, (pointer, name) in ctx.open_calls.items():
+    for call_id, (i, j, name) in ctx.open_calls.items():
+        pointer = f"/{i}/content/{j}"
         ctx.report(pointer, "tool-use-orphan", f"tool call {call_id!r} ({name}) has no result before the next turn")
         if ctx.options.repair:
             ctx.report(pointer, "tool-use-repaired", f"added an error result for tool call {call_id!r}")
@@ -383,9 +408,12 @@ def orphan_calls(ctx: Context) -> list[tuple[str, str, str]]:
 REPAIR_TEXT: Final = "Error: the tool call was not answered (interrupted)."
 
 
+_ERROR_STATES: Final = frozenset({"error", "denied", "interrupted"})
+
+
 def result_is_error(block: ToolResultBlock) -> bool:
-    state = block.state
-    return state is not None and getattr(state, "value", state) in ("error", "denied", "interrupted")
+    """An error, denied or interrupted result (sent with the provider's error flag where it has one)."""
+    return block.state in _ERROR_STATES  # str-valued enum members hash and compare as their value
 
 
 # ---- reasoning replay policy ----------------------------------------------------------------------

@@ -69,13 +69,15 @@ class MediaPolicy:
         return MediaSession(self)
 
 
-@attrs.frozen
 class Media:
     """Resolved media: either a ``url`` passed through, or inline ``data`` (base64) with its MIME type."""
 
-    mime: str | None
-    url: str | None = None
-    data: str | None = None
+    __slots__ = ("data", "mime", "url")
+
+    def __init__(self, mime: str | None, url: str | None = None, data: str | None = None) -> None:
+        self.mime = mime
+        self.url = url
+        self.data = data
 
     def data_uri(self) -> str:
         return f"data:{self.mime or 'application/octet-stream'};base64,{self.data}"

@@ -39,12 +39,15 @@ class TurnWalk:
 
     assistant_role = "assistant"
     parts_key = "content"
+    #: text parts are {"type": "text", "text": ...}; else {"text": ...}
+    typed_text = True
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         self.ctx = ctx
         self.multi = multi
         self.agent = agent
         self.turns: list[dict[str, Any]] = []
+        self.turn_last: list[int] = []  # per turn: the last message that put a part in it
         self.system: list[tuple[str, int]] = []  # (text, message index)
         self.role: str | None = None
         self.lead: list[Any] = []  # thinking parts: first in the turn
@@ -62,10 +65,10 @@ class TurnWalk:
     def thinking_part(self, block: ThinkingBlock, pointer: str) -> Any:
         raise NotImplementedError
 
-    def tool_use_part(self, block: ToolUseBlock, pointer: str) -> Any:
+    def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
         raise NotImplementedError
 
-    def tool_result_part(self, block: ToolResultBlock, pointer: str, name: str | None) -> Any:
+    def tool_result_part(self, block: ToolResultBlock, i: int, j: int, name: str | None) -> Any:
         raise NotImplementedError
 
     def media_part(self, block: Any, pointer: str, assistant: bool) -> Any:
@@ -76,30 +79,44 @@ class TurnWalk:
 
     # ---- turns ----
 
-    def put(self, role: str, part: Any, i: int, lead: str | None = None) -> None:
-        """Add a part to the current turn of ``role`` (a new turn when the role changes). ``i`` is
-        the message it comes from (-1: generated). ``lead``: the pointer of a thinking part, which
-        goes first in the turn."""
+    def put(self, role: str, part: Any, i: int) -> None:
+        """Add one part to the current turn of ``role`` (a new turn when the role changes); ``i`` is
+        the message it comes from (-1: generated, never reported as merged)."""
+        self.emit(role, None, [part], i)
+
+    def emit(self, role: str, lead: list[tuple[Any, int]] | None, rest: list[Any], i: int) -> None:
+        """Add a message's parts to the current turn of ``role``: ``lead`` (thinking parts with their
+        block index) go first in the turn, ``rest`` after what the turn holds."""
         if role != self.role:
             self.flush()
             self.role = role
-        elif i >= 0 and self.last_i >= 0 and i != self.last_i:
-            self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn of message /{self.last_i}")
+            if lead:
+                self.lead = [p for p, _ in lead]
+            self.rest = rest
+        else:
+            if i >= 0 and self.last_i >= 0 and i != self.last_i:
+                self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn of message /{self.last_i}")
+            if lead:
+                if self.rest:
+                    for _, j in lead:
+                        self.ctx.report(
+                            f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn"
+                        )
+                self.lead.extend(p for p, _ in lead)
+            self.rest.extend(rest)
         if i >= 0:
             self.last_i = i
-        if lead is not None:
-            if self.rest:
-                self.ctx.report(lead, "thinking-moved", "thinking moved to the start of the turn")
-            self.lead.append(part)
-        else:
-            self.rest.append(part)
 
     def flush(self) -> None:
         if self.role is not None:
-            parts = self.lead + self.rest if self.lead else self.rest
+            if self.lead:
+                parts = self.lead + self.rest
+                self.lead = []
+            else:
+                parts = self.rest
             self.turns.append({"role": self.role, self.parts_key: parts})
+            self.turn_last.append(self.last_i)
         self.role = None
-        self.lead = []
         self.rest = []
         self.last_i = -1
 
@@ -107,8 +124,12 @@ class TurnWalk:
 
     def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
         ctx = self.ctx
-        history = self.multi and ctx.options.multi_agent_layout == "history"
+        multi = self.multi
+        history = multi and ctx.options.multi_agent_layout == "history"
         group: list[tuple[int, Msg]] = []
+        open_calls = ctx.open_calls
+        typed = self.typed_text
+        arole = self.assistant_role
         for i, msg in enumerate(msgs):
             role = msg.role
             if history:
@@ -120,22 +141,54 @@ class TurnWalk:
                 if group:
                     self._history(group)
             try:
-                if ctx.open_calls and role is not _TOOL and not _has_result(msg):
+                if open_calls and role is not _TOOL and not _has_result(msg):
                     self._orphans()
                 if role is _ASSISTANT:
-                    if self.multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
+                    content = msg.content
+                    if not multi and len(content) == 1 and type(content[0]) is TextBlock and content[0].text.strip():
+                        # fast path: one text block
+                        text = content[0].text
+                        self.seen_turn = True
+                        part = {"type": "text", "text": text} if typed else {"text": text}
+                        if self.role == arole:
+                            self.emit(arole, None, [part], i)
+                        else:
+                            if self.role is not None:
+                                self.flush()
+                            self.role = arole
+                            self.rest = [part]
+                            self.last_i = i
+                    elif multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
                         self._user(msg, i, prefix=True)
                     else:
                         self._assistant(msg, i)
                 elif role is _USER:
-                    self._user(msg, i, prefix=self.multi)
+                    content = msg.content
+                    if not multi and len(content) == 1 and type(content[0]) is TextBlock:
+                        # fast path: one text block
+                        text = content[0].text
+                        if text and not text.isspace():
+                            self.seen_turn = True
+                            part = {"type": "text", "text": text} if typed else {"text": text}
+                            if self.role == USER:
+                                self.emit(USER, None, [part], i)
+                            else:
+                                if self.role is not None:
+                                    self.flush()
+                                self.role = USER
+                                self.rest = [part]
+                                self.last_i = i
+                        else:
+                            self._user(msg, i, prefix=False)
+                    else:
+                        self._user(msg, i, prefix=multi)
                 elif role is _TOOL:
                     self._tool(msg, i)
                 else:
                     self._system(msg, i)
             except (AttributeError, TypeError, KeyError) as exc:
                 raise F.broken_message(i, exc) from None
-            if self.deferred and not ctx.open_calls:
+            if self.deferred and not open_calls:
                 self._flush_deferred()
         if group:
             self._history(group)
@@ -151,8 +204,7 @@ class TurnWalk:
         self.history_seen = True
         first, last = group[0][0], group[-1][0]
         group.clear()
-        for k, part in enumerate(parts):
-            self.put(USER, part, first if k == 0 else -1)
+        self.emit(USER, None, parts, first)
         self.last_i = last
         if self.deferred and not self.ctx.open_calls:
             self._flush_deferred()
@@ -185,7 +237,8 @@ class TurnWalk:
         ctx = self.ctx
         self.seen_turn = True
         label = f"[{F.speaker_label(msg)}]: " if prefix else ""
-        put = 0
+        parts: list[Any] = []
+        text_part = self.text_part
         for j, b in enumerate(_blocks(msg)):
             t = type(b)
             if t is TextBlock:
@@ -193,61 +246,73 @@ class TurnWalk:
                 if label:
                     text = label + text
                     label = ""
-                if not text.strip():
+                if not text or text.isspace():
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
                     continue
-                self.put(USER, self.text_part(text), i)
-                put += 1
+                parts.append(text_part(text))
             elif t in _MEDIA:
                 if label:
-                    self.put(USER, self.text_part(label.rstrip()), i)
+                    parts.append(text_part(label.rstrip()))
                     label = ""
                 part = self.media_part(b, f"/{i}/content/{j}", False)
                 if part is not None:
-                    self.put(USER, part, i)
-                    put += 1
+                    parts.append(part)
             elif t is HintBlock:
                 self._hint(b, i, j)
             elif t is ThinkingBlock:
                 ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
             else:
                 ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
-        if not put:
+        if parts:
+            self.emit(USER, None, parts, i)
+        else:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
     def _assistant(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         self.seen_turn = True
-        role = self.assistant_role
         other = self.multi and not F.is_current_agent(msg, self.agent)
         label = f"[{F.speaker_label(msg)}]: " if other else ""
+        lead: list[tuple[Any, int]] = []
+        rest: list[Any] = []
         results: list[tuple[Any, int]] = []
-        put = 0
-        for j, b in enumerate(_blocks(msg)):
+        open_calls = ctx.open_calls
+        typed = self.typed_text
+        families = ctx.families
+        demote = ctx.options.reasoning == "text"
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
             t = type(b)
             if t is TextBlock:
                 text = label + b.text if label else b.text
                 label = ""
-                if not text.strip():
+                if not text or text.isspace():
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
                     continue
-                self.put(role, self.text_part(text), i)
-                put += 1
+                rest.append({"type": "text", "text": text} if typed else {"text": text})
             elif t is ToolUseBlock:
-                pointer = f"/{i}/content/{j}"
-                self.put(role, self.tool_use_part(b, pointer), i)
-                F.open_call(ctx, b, pointer)
-                put += 1
+                rest.append(self.tool_use_part(b, i, j))
+                open_calls[b.id] = (i, j, b.name)
             elif t is ThinkingBlock:
-                pointer = f"/{i}/content/{j}"
                 if other:
-                    ctx.report(pointer, "thinking-dropped", "reasoning of another agent is not sent")
+                    ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another agent is not sent")
                     continue
-                part = self.thinking_part(b, pointer)
+                meta = b.metadata
+                origin = meta.get("provider") if meta else None
+                if origin is not None and origin not in families and not demote:
+                    ctx.diagnostics.append(
+                        (f"/{i}/content/{j}", "thinking-dropped", f"reasoning from {origin} not sent to {ctx.provider}")
+                    )
+                    continue
+                part = self.thinking_part(b, f"/{i}/content/{j}")
                 if part is not None:
-                    lead, part = part
-                    self.put(role, part, i, pointer if lead else None)
-                    put += 1
+                    first, part = part
+                    if first:
+                        if rest:
+                            ctx.report(f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn")
+                        lead.append((part, j))
+                    else:
+                        rest.append(part)
             elif t is ToolResultBlock:
                 results.append((b, j))
             elif t is HintBlock:
@@ -255,38 +320,54 @@ class TurnWalk:
             else:
                 part = self.media_part(b, f"/{i}/content/{j}", True)
                 if part is not None:
-                    self.put(role, part, i)
-                    put += 1
+                    rest.append(part)
+        if lead or rest:
+            self.emit(self.assistant_role, lead, rest, i)
+        put = bool(lead or rest)
         for b, j in results:
-            put += self._result(b, i, f"/{i}/content/{j}")
+            put = self._result(b, i, j) or put
         if not put:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
     def _tool(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         self.seen_turn = True
-        put = 0
+        parts: list[Any] = []
         for j, b in enumerate(_blocks(msg)):
             t = type(b)
             if t is ToolResultBlock:
-                put += self._result(b, i, f"/{i}/content/{j}")
+                part = self._result_part(b, i, j)
+                if part is not None:
+                    parts.append(part)
             elif t is HintBlock:
                 self._hint(b, i, j)
             else:
                 ctx.report(
                     f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
                 )
-        if not put and not msg.content:
+        if parts:
+            self.emit(USER, None, parts, i)
+        elif not msg.content:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
-    def _result(self, b: ToolResultBlock, i: int, pointer: str) -> int:
+    def _result_part(self, b: ToolResultBlock, i: int, j: int) -> Any:
         ctx = self.ctx
-        paired, name = F.close_call(ctx, b, pointer)
-        if not paired and ctx.options.repair:
-            ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
-            return 0
-        self.put(USER, self.tool_result_part(b, pointer, name), i)
-        return 1
+        entry = ctx.open_calls.pop(b.id, None)
+        if entry is None:
+            pointer = f"/{i}/content/{j}"
+            ctx.report(pointer, "tool-result-orphan", f"tool result {b.id!r} answers no open tool call")
+            if ctx.options.repair:
+                ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
+                return None
+            return self.tool_result_part(b, i, j, None)
+        return self.tool_result_part(b, i, j, entry[2])
+
+    def _result(self, b: ToolResultBlock, i: int, j: int) -> bool:
+        part = self._result_part(b, i, j)
+        if part is None:
+            return False
+        self.emit(USER, None, [part], i)
+        return True
 
     def _hint(self, b: HintBlock, i: int, j: int) -> None:
         self.ctx.report(f"/{i}/content/{j}", "hint-placed", "hint sent as user text after this turn")

@@ -14,7 +14,7 @@ import binascii
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from agentmsg.blocks import ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg
 
 from . import _format as F
@@ -118,22 +118,13 @@ def _strip_final_assistant(turns: list[dict[str, Any]], walk: _AnthropicWalk, ct
     if last.get("type") == "text" and last["text"] != last["text"].rstrip():
         last["text"] = last["text"].rstrip()
         ctx.report(
-            f"/{walk.last_assistant}", "trailing-whitespace-stripped", "the final assistant text was right-stripped"
+            f"/{walk.turn_last[-1]}", "trailing-whitespace-stripped", "the final assistant text was right-stripped"
         )
 
 
 class _AnthropicWalk(TurnWalk):
     assistant_role = "assistant"
     parts_key = "content"
-
-    def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
-        super().__init__(ctx, multi, agent)
-        self.last_assistant = -1
-
-    def put(self, role: str, part: Any, i: int, lead: str | None = None) -> None:
-        if role == "assistant" and i >= 0:
-            self.last_assistant = i
-        super().put(role, part, i, lead)
 
     def text_part(self, text: str) -> Any:
         return {"type": "text", "text": text}
@@ -161,22 +152,35 @@ class _AnthropicWalk(TurnWalk):
         ctx.report(pointer, "thinking-dropped", "unsigned reasoning cannot be sent as an Anthropic thinking block")
         return None
 
-    def tool_use_part(self, block: ToolUseBlock, pointer: str) -> Any:
+    def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
         ctx = self.ctx
-        args, _ = F.tool_arguments(block, ctx, pointer)
-        return {
-            "type": "tool_use",
-            "id": ctx.call_id(block.id, pointer),
-            "name": ctx.tool_name(block.name, pointer + "/name"),
-            "input": args,
-        }
+        cid = block.id
+        mid = ctx.id_cache.get(cid)
+        if mid is None:
+            mid = cid if _ID_OK(cid) and cid not in ctx.id_used else ctx.call_id(cid, f"/{i}/content/{j}")
+            ctx.id_cache[cid] = mid
+            ctx.id_used.add(mid)
+        mname = ctx.tool_name_cache.get(block.name)
+        if mname is None:
+            mname = ctx.tool_name(block.name, f"/{i}/content/{j}/name")
+        if block.content is not None:
+            F.tool_arguments(block, ctx, f"/{i}/content/{j}")
+        return {"type": "tool_use", "id": mid, "name": mname, "input": block.input}
 
-    def tool_result_part(self, block: ToolResultBlock, pointer: str, name: str | None) -> Any:
+    def tool_result_part(self, block: ToolResultBlock, i: int, j: int, name: str | None) -> Any:
         ctx = self.ctx
-        part: dict[str, Any] = {"type": "tool_result", "tool_use_id": ctx.call_id(block.id, pointer)}
-        content: list[dict[str, Any]] = []
-        out_pointer = pointer + "/output"
+        mid = ctx.id_cache.get(block.id)
+        if mid is None:
+            mid = ctx.call_id(block.id, f"/{i}/content/{j}")
+        part: dict[str, Any] = {"type": "tool_result", "tool_use_id": mid}
         output: list[Any] = block.output
+        if len(output) == 1 and type(output[0]) is TextBlock and output[0].text and not output[0].text.isspace():
+            part["content"] = [{"type": "text", "text": output[0].text}]
+            if F.result_is_error(block):
+                part["is_error"] = True
+            return part
+        content: list[dict[str, Any]] = []
+        out_pointer = f"/{i}/content/{j}/output"
         for k, b in enumerate(output):
             kind = b.type
             if kind == "text":

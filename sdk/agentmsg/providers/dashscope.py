@@ -125,10 +125,12 @@ class _DashScopeWalk(ChatWalk):
     reasoning_field = "reasoning_content"
     hint_role = "user"
     tool_name_field = True
+    typed_text = False
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None, multimodal: bool) -> None:
         super().__init__(ctx, multi, agent)
         self.multimodal = multimodal
+        self.plain = not multimodal
         self.tool_only_content = [{"text": ""}] if multimodal else ""
 
     def text_part(self, text: str) -> dict[str, Any]:

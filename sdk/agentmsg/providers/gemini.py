@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from agentmsg.blocks import ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
 from . import _format as F
 from ._common import media_kind
@@ -124,6 +124,7 @@ def format_request(
 class _GeminiWalk(TurnWalk):
     assistant_role = "model"
     parts_key = "parts"
+    typed_text = False
 
     def text_part(self, text: str) -> Any:
         return {"text": text}
@@ -148,15 +149,23 @@ class _GeminiWalk(TurnWalk):
             return None
         return True, part
 
-    def tool_use_part(self, block: ToolUseBlock, pointer: str) -> Any:
+    def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
         ctx = self.ctx
-        args, _ = F.tool_arguments(block, ctx, pointer)
-        call: dict[str, Any] = {"name": ctx.tool_name(block.name, pointer + "/name"), "args": args}
-        if block.id:
-            call = {"id": block.id, **call}
+        mname = ctx.tool_name_cache.get(block.name)
+        if mname is None:
+            mname = ctx.tool_name(block.name, f"/{i}/content/{j}/name")
+        if block.content is not None:
+            F.tool_arguments(block, ctx, f"/{i}/content/{j}")
+        args = block.input
+        call: dict[str, Any] = (
+            {"id": block.id, "name": mname, "args": args} if block.id else {"name": mname, "args": args}
+        )
         part: dict[str, Any] = {"functionCall": call}
         meta = block.metadata
         signature = meta.get("thoughtSignature") if meta else None
+        if signature is None and ctx.options.missing_thought_signature == "omit":
+            return part
+        pointer = f"/{i}/content/{j}"
         if isinstance(signature, str) and signature:
             origin = meta.get("provider")
             if origin is None or origin in ctx.families:
@@ -169,18 +178,24 @@ class _GeminiWalk(TurnWalk):
             part["thoughtSignature"] = SKIP_SIGNATURE
         return part
 
-    def tool_result_part(self, block: ToolResultBlock, pointer: str, name: str | None) -> Any:
+    def tool_result_part(self, block: ToolResultBlock, i: int, j: int, name: str | None) -> Any:
         ctx = self.ctx
         media: list[tuple[Any, str]] = []
-        text = F.text_of_blocks(block.output, ctx, pointer + "/output", media) if block.output else ""
+        output: list[Any] = block.output
+        if len(output) == 1 and type(output[0]) is TextBlock:
+            text = output[0].text
+        else:
+            text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media) if output else ""
         key = "error" if F.result_is_error(block) else "output"
         tool = name if name is not None else (block.name or "unknown")
-        response: dict[str, Any] = {
-            "name": ctx.tool_name(tool, pointer + "/name"),
-            "response": {key: text},
-        }
-        if block.id:
-            response = {"id": block.id, **response}
+        mname = ctx.tool_name_cache.get(tool)
+        if mname is None:
+            mname = ctx.tool_name(tool, f"/{i}/content/{j}/name")
+        response: dict[str, Any] = (
+            {"id": block.id, "name": mname, "response": {key: text}}
+            if block.id
+            else {"name": mname, "response": {key: text}}
+        )
         if media:
             response["parts"] = [self._media(m, p) for m, p in media]
         return {"functionResponse": response}

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import attrs
 
+from agentmsg.blocks import ImageBlock
 from agentmsg.message import Msg
 
 from . import _format as F
@@ -163,9 +164,12 @@ class _OpenAIWalk(ChatWalk):
     def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx
         v = self.v
+        src = b.source
+        if type(b) is ImageBlock and src.type == "base64" and b.min_pixels is None and b.max_pixels is None:
+            return {"type": "image_url", "image_url": {"url": f"data:{src.media_type};base64,{src.data}"}}
         kind, mime = media_kind(b)
         if kind == "image":
-            m = ctx.media.resolve(b.source, pointer, inline=False)
+            m = ctx.media.resolve(src, pointer, inline=False)
             part: dict[str, Any] = {"type": "image_url", "image_url": {"url": m.url or m.data_uri()}}
             kept: tuple[str, ...] = ("min_pixels", "max_pixels") if v.pixel_hints else ()
             copy_hints(b, part, kept)
