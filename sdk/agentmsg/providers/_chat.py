@@ -50,7 +50,7 @@ class ChatWalk:
     hint_role = "system"
     tool_name_field = False
     tool_only_content: Any = None
-    #: text_content(t) is t and a lone text part of a user message is sent as the string
+    #: True: text content is sent as a string (else as ``[{"text": ...}]``, DashScope multimodal)
     plain = True
     #: text parts are {"type": "text", "text": ...} (text_part is not called)
     typed_text = True
@@ -64,6 +64,7 @@ class ChatWalk:
         self.deferred: list[dict[str, Any]] = []  # hints and tool-result media, sent once no call is open
         self.last_user = -1
         self.history_seen = False
+        self.hot: tuple[Any, ...] = ()  # per-call constants of the hot loop, set by run()
 
     # ---- hooks (OpenAI shapes by default) ----
 
@@ -95,6 +96,15 @@ class ChatWalk:
         out = self.out
         append = out.append
         multi = self.multi
+        self.hot = (
+            ctx.id_ok is None,
+            ctx.families,
+            ctx.provider,
+            ctx.options.reasoning == "text",
+            ctx.id_cache,
+            ctx.tool_name_cache,
+            ctx.open_calls,
+        )
         history = multi and ctx.options.multi_agent_layout == "history"
         group: list[tuple[int, Msg]] = []
         plain = self.plain
@@ -117,9 +127,10 @@ class ChatWalk:
                     self._orphans()
                 if role is _USER:
                     content: list[Any] = msg.content
-                    if not multi and plain and len(content) == 1 and type(content[0]) is TextBlock:
+                    if not multi and len(content) == 1 and type(content[0]) is TextBlock:
                         # fast path: one text block
-                        entry: dict[str, Any] = {"role": "user", "content": content[0].text}
+                        text = content[0].text
+                        entry: dict[str, Any] = {"role": "user", "content": text if plain else [{"text": text}]}
                         name = msg.name
                         if name:
                             if send_name and names.get(name) == name:
@@ -131,8 +142,9 @@ class ChatWalk:
                         self._user(msg, i, multi)
                 elif role is _ASSISTANT:
                     content = msg.content
-                    if not multi and plain and len(content) == 1 and type(content[0]) is TextBlock:
-                        entry = {"role": "assistant", "content": content[0].text}
+                    if not multi and len(content) == 1 and type(content[0]) is TextBlock:
+                        text = content[0].text
+                        entry = {"role": "assistant", "content": text if plain else [{"text": text}]}
                         name = msg.name
                         if name:
                             if send_name and names.get(name) == name:
@@ -234,13 +246,7 @@ class ChatWalk:
         calls: list[dict[str, Any]] = []
         results: list[tuple[ToolResultBlock, int]] = []
         other = self.multi and not F.is_current_agent(msg, self.agent)
-        id_cache = ctx.id_cache
-        free_ids = ctx.id_ok is None
-        families = ctx.families
-        provider = ctx.provider
-        demote = ctx.options.reasoning == "text"
-        name_cache = ctx.tool_name_cache
-        open_calls = ctx.open_calls
+        free_ids, families, provider, demote, id_cache, name_cache, open_calls = self.hot
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
             t = type(b)
@@ -331,7 +337,10 @@ class ChatWalk:
     def _tool(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         open_calls = ctx.open_calls
-        fast = self.plain and not self.tool_name_field and ctx.id_ok is None
+        fast = ctx.id_ok is None
+        plain = self.plain
+        named = self.tool_name_field
+        names = ctx.tool_name_cache
         append = self.out.append
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
@@ -340,7 +349,11 @@ class ChatWalk:
                 call = open_calls.pop(b.id, None)
                 output = b.output
                 if fast and call is not None and len(output) == 1 and type(output[0]) is TextBlock:
-                    append({"role": "tool", "content": output[0].text, "tool_call_id": b.id})
+                    text = output[0].text
+                    entry = {"role": "tool", "content": text if plain else [{"text": text}], "tool_call_id": b.id}
+                    if named:
+                        entry["name"] = names.get(call[2]) or call[2]
+                    append(entry)
                 else:
                     self._result(b, i, j, call)
             elif t is HintBlock:

@@ -14,7 +14,7 @@ import binascii
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg
 
 from . import _format as F
@@ -210,6 +210,15 @@ class _AnthropicWalk(TurnWalk):
 
     def _media(self, block: Any, pointer: str, in_result: bool) -> dict[str, Any]:
         ctx = self.ctx
+        src = block.source
+        if (
+            type(block) is ImageBlock
+            and src.type == "base64"
+            and src.media_type in _IMAGE_TYPES
+            and block.min_pixels is None
+            and block.max_pixels is None
+        ):
+            return {"type": "image", "source": {"type": "base64", "media_type": src.media_type, "data": src.data}}
         kind, mime = media_kind(block)
         F.media_options(block, (), ctx, pointer)
         if kind == "image" and (mime is None or mime in _IMAGE_TYPES):

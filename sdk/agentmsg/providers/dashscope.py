@@ -147,6 +147,9 @@ class _DashScopeWalk(ChatWalk):
 
     def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx
+        src = b.source
+        if type(b) is ImageBlock and src.type == "base64" and b.min_pixels is None and b.max_pixels is None:
+            return {"image": f"data:{src.media_type};base64,{src.data}"}
         kind, mime = media_kind(b)
         if kind == "file":
             return self.placeholder(b, pointer, f"{mime or 'unknown'} data")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
 from . import _format as F
 from ._common import media_kind
@@ -205,6 +205,9 @@ class _GeminiWalk(TurnWalk):
 
     def _media(self, block: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx
+        src = block.source
+        if type(block) is ImageBlock and src.type == "base64" and block.min_pixels is None and block.max_pixels is None:
+            return {"inlineData": {"mimeType": src.media_type, "data": src.data}}
         kind, mime = media_kind(block)
         inline = mime is None
         if inline and not ctx.options.media.allow_download and block.source.type == "url":
