@@ -54,6 +54,8 @@ class ChatWalk:
     plain = True
     #: text parts are {"type": "text", "text": ...} (text_part is not called)
     typed_text = True
+    #: leave out empty text blocks and messages left with nothing to send (reported)
+    drop_empty = False
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         self.ctx = ctx
@@ -108,6 +110,7 @@ class ChatWalk:
         history = multi and ctx.options.multi_agent_layout == "history"
         group: list[tuple[int, Msg]] = []
         plain = self.plain
+        drop = self.drop_empty
         send_name = self.send_name
         names = ctx.name_cache
         open_calls = ctx.open_calls
@@ -127,7 +130,12 @@ class ChatWalk:
                     self._orphans()
                 if role is _USER:
                     content: list[Any] = msg.content
-                    if not multi and len(content) == 1 and type(content[0]) is TextBlock:
+                    if (
+                        not multi
+                        and len(content) == 1
+                        and type(content[0]) is TextBlock
+                        and (content[0].text or not drop)
+                    ):
                         # fast path: one text block
                         text = content[0].text
                         entry: dict[str, Any] = {"role": "user", "content": text if plain else [{"text": text}]}
@@ -142,7 +150,12 @@ class ChatWalk:
                         self._user(msg, i, multi)
                 elif role is _ASSISTANT:
                     content = msg.content
-                    if not multi and len(content) == 1 and type(content[0]) is TextBlock:
+                    if (
+                        not multi
+                        and len(content) == 1
+                        and type(content[0]) is TextBlock
+                        and (content[0].text or not drop)
+                    ):
                         text = content[0].text
                         entry = {"role": "assistant", "content": text if plain else [{"text": text}]}
                         name = msg.name
@@ -218,6 +231,9 @@ class ChatWalk:
             t = type(b)
             if t is TextBlock:
                 text = label + b.text if label else b.text
+                if not text and self.drop_empty:
+                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
+                    continue
                 parts.append({"type": "text", "text": text} if typed else text_part(text))
                 label = ""
             elif t in _MEDIA:
@@ -251,7 +267,10 @@ class ChatWalk:
         for j, b in enumerate(blocks):
             t = type(b)
             if t is TextBlock:
-                texts.append(b.text)
+                if b.text or not self.drop_empty:
+                    texts.append(b.text)
+                else:
+                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
             elif t is ToolUseBlock:
                 cid = b.id
                 name = b.name
@@ -300,8 +319,13 @@ class ChatWalk:
             entry[self.reasoning_field or "reasoning_content"] = "\n".join(reasoning)
         if calls:
             entry["tool_calls"] = calls
-        if texts or calls or reasoning or not results:
+        if texts or calls or reasoning:
             self.out.append(entry)
+        elif not results:
+            if self.drop_empty:
+                ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+            else:
+                self.out.append(entry)
         for b, j in results:
             self._result(b, i, j)
 

@@ -126,6 +126,7 @@ class _DashScopeWalk(ChatWalk):
     hint_role = "user"
     tool_name_field = True
     typed_text = False
+    drop_empty = True
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None, multimodal: bool) -> None:
         super().__init__(ctx, multi, agent)

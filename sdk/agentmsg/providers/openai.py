@@ -48,6 +48,8 @@ class OpenAIVariant:
     params: Mapping[str, str | None] = attrs.field(factory=dict)
     stream_options: bool = True
     hint_role: str = "system"
+    text_only: bool = False  # no media parts at all: content is a string (media become placeholders)
+    drop_empty: bool = False  # leave out empty text (and messages left empty), reported
 
 
 VARIANTS: Final[dict[str, OpenAIVariant]] = {
@@ -66,6 +68,7 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
             reasoning_field="reasoning_content",
             reasoning_current_turn_only=True,
             files=False,
+            text_only=True,
             tool_strict=True,
             params={"top_k": None, "thinking_budget": None, "seed": None},
         ),
@@ -81,6 +84,7 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
             tool_strict=False,
             required_choice=False,
             hint_role="user",
+            drop_empty=True,
             params={},
         ),
     )
@@ -160,11 +164,19 @@ class _OpenAIWalk(ChatWalk):
         self.reasoning_current_turn_only = v.reasoning_current_turn_only
         self.send_name = v.send_name
         self.hint_role = v.hint_role
+        self.drop_empty = v.drop_empty
+
+    def user_content(self, parts: list[dict[str, Any]]) -> Any:
+        if self.v.text_only:
+            return "\n".join(p["text"] for p in parts)
+        return super().user_content(parts)
 
     def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx
         v = self.v
         src = b.source
+        if v.text_only:
+            return self.placeholder(b, pointer, "media (text only)")
         if type(b) is ImageBlock and src.type == "base64" and b.min_pixels is None and b.max_pixels is None:
             return {"type": "image_url", "image_url": {"url": f"data:{src.media_type};base64,{src.data}"}}
         kind, mime = media_kind(b)
