@@ -557,7 +557,7 @@ def media_options(block: Any, kept: tuple[str, ...], ctx: Context, pointer: str)
         if name not in kept and getattr(block, name, None) is not None:
             wire = _WIRE_OPTION[name]
             ctx.report(
-                f"{pointer}/{wire}", "media-option-dropped", f"{ctx.provider} takes no {wire} for a {block.type}"
+                f"{pointer}/{wire}", "media-option-dropped", f"{ctx.provider} takes no {wire} on {block.type} blocks"
             )
 
 
