@@ -283,7 +283,10 @@ class ChatWalk:
                     if mname is None:
                         mname = ctx.tool_name(name, pointer + "/name")
                 if b.content is None:
-                    arguments = _dumps(b.input).decode()
+                    try:
+                        arguments = _dumps(b.input).decode()
+                    except TypeError:
+                        arguments = F.json_text(b.input)
                 else:
                     arguments = F.tool_arguments(b, ctx, f"/{i}/content/{j}")[1]
                 calls.append({"id": mid, "type": "function", "function": {"name": mname, "arguments": arguments}})

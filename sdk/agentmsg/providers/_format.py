@@ -9,6 +9,7 @@ that must be the same everywhere, so that a rule has one definition and one name
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -88,7 +89,10 @@ class FormattedRequest:
 
     def body_bytes(self) -> bytes:
         """The body as compact JSON (key order as built: same input, same bytes)."""
-        return orjson.dumps(self.body)
+        try:
+            return orjson.dumps(self.body)
+        except TypeError:  # integers beyond 64 bits: the standard library writes them
+            return json_text(self.body).encode()
 
     def diagnostics_dicts(self) -> list[dict[str, str]]:
         """The diagnostics as plain dicts (``pointer``, ``rule``, ``kind``, ``message``)."""
@@ -376,7 +380,15 @@ def tool_arguments(block: ToolUseBlock, ctx: Context, pointer: str) -> tuple[dic
                 "tool-arguments-invalid",
                 "raw arguments are not a JSON object; sent the parsed input instead",
             )
-    return args, orjson.dumps(args).decode()
+    return args, json_text(args)
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON text (orjson; the standard library for what orjson refuses, e.g. huge integers)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def open_call(ctx: Context, block: ToolUseBlock, i: int, j: int) -> None:
@@ -609,3 +621,11 @@ def history_parts(
     lines.append("</history>")
     parts.append(text_part("\n".join(lines)))
     return parts
+
+
+def require_turns(turns: list[Any], provider: str) -> None:
+    """A request needs at least one message (a system prompt alone is not a conversation)."""
+    if not turns:
+        raise ValidationError.single(
+            "", "empty-conversation", f"nothing to send to {provider}: no message it can take (system prompts aside)"
+        )

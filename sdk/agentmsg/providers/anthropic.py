@@ -71,6 +71,7 @@ def format_request(
         turns = walk.run(msgs)
     finally:
         ctx.media.close()
+    F.require_turns(turns, ctx.provider)
     params = dict(params)
     body: dict[str, Any] = {
         "model": model or DEFAULT_MODEL,

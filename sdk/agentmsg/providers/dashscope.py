@@ -82,6 +82,7 @@ def format_request(
         out = walk.run(msgs)
     finally:
         ctx.media.close()
+    F.require_turns(out, ctx.provider)
     parameters: dict[str, Any] = {"result_format": "message"}
     if stream:
         parameters["incremental_output"] = True

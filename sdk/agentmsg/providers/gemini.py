@@ -10,6 +10,8 @@ The model goes in the URL (``FormattedRequest.model`` / ``.path``), not in the b
 
 from __future__ import annotations
 
+import base64
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -76,6 +78,7 @@ def format_request(
         contents = walk.run(msgs)
     finally:
         ctx.media.close()
+    F.require_turns(contents, ctx.provider)
     body: dict[str, Any] = {"contents": contents}
     system = walk.system_texts()
     if system:
@@ -142,6 +145,9 @@ class _GeminiWalk(TurnWalk):
             return None
         part: dict[str, Any] = {"text": block.thinking, "thought": True}
         signature = meta.get("signature")
+        if isinstance(signature, str) and signature and not _b64_ok(signature):
+            ctx.report(pointer, "signature-dropped", "signature is not base64, so not a Gemini thought signature")
+            signature = None
         if isinstance(signature, str) and signature:
             part["thoughtSignature"] = signature
         elif not block.thinking:
@@ -168,7 +174,10 @@ class _GeminiWalk(TurnWalk):
         pointer = f"/{i}/content/{j}"
         if isinstance(signature, str) and signature:
             origin = meta.get("provider")
-            if origin is None or origin in ctx.families:
+            if not _b64_ok(signature):
+                ctx.report(pointer, "signature-dropped", "thoughtSignature is not base64, so not a Gemini signature")
+                signature = None
+            elif origin is None or origin in ctx.families:
                 part["thoughtSignature"] = signature
             else:
                 ctx.report(pointer, "signature-dropped", f"thought signature from {origin} not sent to gemini")
@@ -197,7 +206,15 @@ class _GeminiWalk(TurnWalk):
             else {"name": mname, "response": {key: text}}
         )
         if media:
-            response["parts"] = [self._media(m, p) for m, p in media]
+            parts = []
+            for m, p in media:
+                part = self._media(m, p)
+                if "text" in part:  # a placeholder: function response parts hold media only
+                    response["response"][key] = f"{response['response'][key]}\n{part['text']}".lstrip("\n")
+                else:
+                    parts.append(part)
+            if parts:
+                response["parts"] = parts
         return {"functionResponse": response}
 
     def media_part(self, block: Any, pointer: str, assistant: bool) -> Any:
@@ -237,6 +254,19 @@ class _GeminiWalk(TurnWalk):
                 "response": {"error": F.REPAIR_TEXT},
             }
         }
+
+
+_B64 = re.compile(r"[A-Za-z0-9+/]*")
+
+
+def _b64_ok(value: str) -> bool:
+    """Base64 as the Gemini API (and google-genai) reads bytes: standard or URL-safe alphabet,
+    padding optional, canonical trailing bits."""
+    text = value.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(text) % 4 == 1 or not _B64.fullmatch(text):
+        return False
+    raw = base64.b64decode(text + "=" * (-len(text) % 4))
+    return base64.b64encode(raw).decode("ascii").rstrip("=") == text
 
 
 # ---- response (issue 10) --------------------------------------------------------------------------

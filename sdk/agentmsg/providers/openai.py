@@ -126,6 +126,7 @@ def format_request(
         out = _OpenAIWalk(ctx, v, multi_agent, agent_name).run(msgs)
     finally:
         ctx.media.close()
+    F.require_turns(out, ctx.provider)
     body: dict[str, Any] = {"model": model or v.default_model, "messages": out}
     if stream:
         body["stream"] = True
