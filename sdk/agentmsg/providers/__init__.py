@@ -48,7 +48,10 @@ class Provider:
 
     @property
     def module(self) -> ModuleType:
-        return importlib.import_module(f"{__name__}.{self.module_name}")
+        module = _MODULES.get(self.module_name)
+        if module is None:
+            module = _MODULES[self.module_name] = importlib.import_module(f"{__name__}.{self.module_name}")
+        return module
 
     def format_request(self, messages: Sequence[Any], **kwargs: Any) -> FormattedRequest:
         if self.variant is not None:
@@ -64,6 +67,8 @@ class Provider:
             raise AttributeError(f"provider {self.name!r} ({module.__name__}) has no {attr!r}")
         return value
 
+
+_MODULES: dict[str, ModuleType] = {}
 
 _REGISTRY: Final[Mapping[str, Provider]] = {
     p.name: p

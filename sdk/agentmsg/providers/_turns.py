@@ -224,7 +224,8 @@ class TurnWalk:
     def _system(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         hoisted = self.seen_turn
-        for j, b in enumerate(_blocks(msg)):
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
             if type(b) is TextBlock:
                 if b.text:
                     self.system.append((b.text, i))
@@ -239,7 +240,8 @@ class TurnWalk:
         label = f"[{F.speaker_label(msg)}]: " if prefix else ""
         parts: list[Any] = []
         text_part = self.text_part
-        for j, b in enumerate(_blocks(msg)):
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
             t = type(b)
             if t is TextBlock:
                 text = b.text
@@ -333,12 +335,19 @@ class TurnWalk:
         ctx = self.ctx
         self.seen_turn = True
         parts: list[Any] = []
-        for j, b in enumerate(_blocks(msg)):
+        open_calls = ctx.open_calls
+        tool_result_part = self.tool_result_part
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
             t = type(b)
             if t is ToolResultBlock:
-                part = self._result_part(b, i, j)
-                if part is not None:
-                    parts.append(part)
+                entry = open_calls.pop(b.id, None)
+                if entry is not None:
+                    parts.append(tool_result_part(b, i, j, entry[2]))
+                else:
+                    part = self._result_part(b, i, j)
+                    if part is not None:
+                        parts.append(part)
             elif t is HintBlock:
                 self._hint(b, i, j)
             else:
