@@ -641,3 +641,16 @@ def test_hint_after_the_tool_results(provider: str) -> None:
     assert ("/2/content/0", "hint-placed") in rules(r)
     text = json.dumps(r.body)
     assert text.index("Use Celsius.") > text.index("Rain")  # after the last tool result
+
+
+def test_openai_long_call_ids_mapped_alike() -> None:
+    long_id = "toolu_" + "a" * 50
+    msgs = [
+        UserMessage("x"),
+        AssistantMessage([ToolUseBlock(id=long_id, name="get_weather", input={})]),
+        ToolResultMessage(ToolResultBlock(id=long_id, name="get_weather", output="ok", state="success")),
+    ]
+    r = formatted("openai", msgs, tools=TOOLS)
+    sent = r.body["messages"][1]["tool_calls"][0]["id"]
+    assert len(sent) == 40 and sent == r.body["messages"][2]["tool_call_id"]
+    assert rules(r) == [("/1/content/0", "tool-id-mapped")]

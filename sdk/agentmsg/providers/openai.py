@@ -50,6 +50,7 @@ class OpenAIVariant:
     hint_role: str = "system"
     text_only: bool = False  # no media parts at all: content is a string (media become placeholders)
     drop_empty: bool = False  # leave out empty text (and messages left empty), reported
+    id_max: int = 0  # longest tool-call id taken (0: no limit); longer ids are mapped
 
 
 VARIANTS: Final[dict[str, OpenAIVariant]] = {
@@ -59,6 +60,7 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
             name="openai",
             families=("openai",),
             default_model="gpt-4o",
+            id_max=40,
             params={"max_tokens": "max_completion_tokens", "top_k": None, "thinking_budget": None},
         ),
         OpenAIVariant(
@@ -121,7 +123,7 @@ def format_request(
     opts = F.as_options(options)
     tool_defs = normalize_tools(tools)
     choice = normalize_tool_choice(tool_choice)
-    ctx = Context(v.name, v.families, opts, tool_name_ok=_NAME_OK)
+    ctx = Context(v.name, v.families, opts, tool_name_ok=_NAME_OK, id_ok=_ANY_ID if v.id_max else None, id_max=v.id_max)
     try:
         out = _OpenAIWalk(ctx, v, multi_agent, agent_name).run(msgs)
     finally:
@@ -155,6 +157,7 @@ def format_request(
 
 
 _NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
+_ANY_ID = F.id_matcher(r"(?s).+")
 
 
 class _OpenAIWalk(ChatWalk):
