@@ -274,14 +274,10 @@ class ChatWalk:
             elif t is ToolUseBlock:
                 cid = b.id
                 name = b.name
-                mid = cid if free_ids else id_cache.get(cid)
+                mid = cid if free_ids else (id_cache.get(cid) or ctx.call_id(cid, (i, j)))
                 mname = name_cache.get(name)
-                if mid is None or mname is None:
-                    pointer = f"/{i}/content/{j}"
-                    if mid is None:
-                        mid = ctx.call_id(cid, pointer)
-                    if mname is None:
-                        mname = ctx.tool_name(name, pointer + "/name")
+                if mname is None:
+                    mname = ctx.tool_name(name, f"/{i}/content/{j}/name")
                 if b.content is None:
                     try:
                         arguments = _dumps(b.input).decode()
@@ -316,8 +312,12 @@ class ChatWalk:
             entry["content"] = text if self.plain else self.text_content(text)
         else:
             entry["content"] = self.tool_only_content if calls else self.text_content("")
-        if msg.name:
-            self._name(msg, i, entry)
+        name = msg.name
+        if name:
+            if self.send_name and ctx.name_cache.get(name) == name:
+                entry["name"] = name
+            else:
+                self._name(msg, i, entry)
         if reasoning:
             entry[self.reasoning_field or "reasoning_content"] = "\n".join(reasoning)
         if calls:
@@ -364,7 +364,8 @@ class ChatWalk:
     def _tool(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         open_calls = ctx.open_calls
-        fast = ctx.id_ok is None
+        free = ctx.id_ok is None
+        id_cache = ctx.id_cache
         plain = self.plain
         named = self.tool_name_field
         names = ctx.tool_name_cache
@@ -373,11 +374,13 @@ class ChatWalk:
         for j, b in enumerate(blocks):
             t = type(b)
             if t is ToolResultBlock:
-                call = open_calls.pop(b.id, None)
+                cid = b.id
+                call = open_calls.pop(cid, None)
                 output = b.output
-                if fast and call is not None and len(output) == 1 and type(output[0]) is TextBlock:
+                mid = cid if free else id_cache.get(cid)
+                if call is not None and mid is not None and len(output) == 1 and type(output[0]) is TextBlock:
                     text = output[0].text
-                    entry = {"role": "tool", "content": text if plain else [{"text": text}], "tool_call_id": b.id}
+                    entry = {"role": "tool", "content": text if plain else [{"text": text}], "tool_call_id": mid}
                     if named:
                         entry["name"] = names.get(call[2]) or call[2]
                     append(entry)

@@ -281,8 +281,9 @@ class Context:
 
     # ---- ids and names ----
 
-    def call_id(self, original: str, pointer: str) -> str:
-        """The id sent for a tool call / result id: the same mapping for both, collision-free."""
+    def call_id(self, original: str, pointer: str | tuple[int, int]) -> str:
+        """The id sent for a tool call / result id: the same mapping for both, collision-free.
+        ``pointer`` may be (message index, block index), made a pointer only when reported."""
         mapped = self.id_cache.get(original)
         if mapped is not None:
             return mapped
@@ -294,7 +295,8 @@ class Context:
         if mapped in self.id_used:
             mapped = _unique(mapped, original, self.id_used, self.id_max or 64)
         if mapped != original:
-            self.report(pointer, "tool-id-mapped", f"tool-call id {original!r} sent as {mapped!r}")
+            where = pointer if isinstance(pointer, str) else f"/{pointer[0]}/content/{pointer[1]}"
+            self.report(where, "tool-id-mapped", f"tool-call id {original!r} sent as {mapped!r}")
         self.id_cache[original] = mapped
         self.id_used.add(mapped)
         return mapped

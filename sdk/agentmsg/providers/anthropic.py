@@ -156,11 +156,7 @@ class _AnthropicWalk(TurnWalk):
     def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
         ctx = self.ctx
         cid = block.id
-        mid = ctx.id_cache.get(cid)
-        if mid is None:
-            mid = cid if _ID_OK(cid) and cid not in ctx.id_used else ctx.call_id(cid, f"/{i}/content/{j}")
-            ctx.id_cache[cid] = mid
-            ctx.id_used.add(mid)
+        mid = ctx.id_cache.get(cid) or ctx.call_id(cid, (i, j))
         mname = ctx.tool_name_cache.get(block.name)
         if mname is None:
             mname = ctx.tool_name(block.name, f"/{i}/content/{j}/name")
