@@ -162,7 +162,7 @@ def _best(fns: list[Callable[[], Any]], budget: float) -> list[float]:
     for fn in fns:
         t = _clock()
         fn()
-        reps.append(max(1, min(20, int(0.005 / max(_clock() - t, 1e-6)))))
+        reps.append(max(3, min(50, int(0.05 / max(_clock() - t, 1e-6)))))
     best = [float("inf")] * len(fns)
     deadline = time.perf_counter() + budget
     rounds = 0
