@@ -62,6 +62,8 @@ def test_there_are_vectors_for_every_case_the_issue_names() -> None:
         "bad-input-tolerant",
         "missing-reply-id",
         "thinking-signature-delta",
+        "java-interleaved-tool-calls",  # Java 2.x's tool-call block lifecycle (docs/events.md rule 3)
+        "delta-of-another-kind",
     } <= set(CASES)
 
 

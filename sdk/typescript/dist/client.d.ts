@@ -1,4 +1,4 @@
-import type { AgentEvent, Msg } from "@agentmsg/schema";
+import type { AgentEvent, Msg } from "./generated/types.js";
 import { Reducer } from "./reducer.js";
 import type { ReducerOptions } from "./reducer.js";
 import type { SSEEvent } from "./sse.js";

@@ -7,4 +7,4 @@ export type { StreamOptions, RetryOptions, EventStreamOptions, ReduceSSEOptions 
 export { canonicalMessage } from "./canonical.js";
 export { validateMessage } from "./validate.js";
 export type { ValidateFunction, ValidationErrorObject } from "./runtime.js";
-export type { AgentEvent, Msg, ContentBlock, ChatUsage } from "@agentmsg/schema";
+export type { AgentEvent, Msg, ContentBlock, ChatUsage } from "./generated/types.js";

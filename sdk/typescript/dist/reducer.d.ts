@@ -1,4 +1,4 @@
-import type { AgentEvent, Msg } from "@agentmsg/schema";
+import type { AgentEvent, Msg } from "./generated/types.js";
 /** A problem the tolerant rules fixed (or, in strict mode, the one that stopped the reducer). */
 export interface Problem {
     /** `/<event index><pointer into the event>` */

@@ -7,7 +7,7 @@
 // with a validator compiled ahead of time (no `eval`, no `new Function`); what the stream carried
 // that does not make a valid message is dropped and reported in metadata `agentmsg_reduce_errors`.
 // Messages come out in the wire form (key order, defaults, nulls) that Python and Java write.
-import type { AgentEvent, ContentBlock, Msg } from "@agentmsg/schema";
+import type { AgentEvent, ContentBlock, Msg } from "./generated/types.js";
 import { canonicalMessage } from "./canonical.js";
 import { block as checkBlock, msg as checkMsg } from "./generated/validators.js";
 import type { ValidationErrorObject } from "./runtime.js";
