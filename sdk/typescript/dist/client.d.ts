@@ -23,6 +23,9 @@ export interface StreamOptions {
     /** The SSE event type that marks the end of the stream (default "end", what agentmsg's endpoint
      * sends); null when the server has none (then a closed connection ends the stream). */
     endEvent?: string | null;
+    /** The SSE event type with which the server reports that its source failed (default "error", what
+     * agentmsg's endpoint sends, data `{"message": ...}`): the iteration throws a StreamError. */
+    errorEvent?: string | null;
     /** Called before each reconnect attempt. */
     onRetry?: (info: {
         attempt: number;

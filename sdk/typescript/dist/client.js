@@ -9,6 +9,17 @@ export class StreamError extends Error {
         this.name = "StreamError";
     }
 }
+function serverMessage(data) {
+    try {
+        const value = JSON.parse(data);
+        if (value && typeof value === "object" && typeof value.message === "string")
+            return value.message;
+    }
+    catch {
+        // not JSON: the data as it is
+    }
+    return data;
+}
 const sleep = (ms, signal) => new Promise((resolve, reject) => {
     if (signal?.aborted)
         return reject(signal.reason);
@@ -31,6 +42,7 @@ const sleep = (ms, signal) => new Promise((resolve, reject) => {
 export async function* streamSSE(url, options = {}) {
     const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     const endEvent = options.endEvent === undefined ? "end" : options.endEvent;
+    const errorEvent = options.errorEvent === undefined ? "error" : options.errorEvent;
     const initial = options.retry?.initialDelay ?? 500;
     const maxDelay = options.retry?.maxDelay ?? 10_000;
     const maxAttempts = options.retry?.maxAttempts ?? 8;
@@ -75,6 +87,8 @@ export async function* streamSSE(url, options = {}) {
                             base = decoder.retry;
                         if (endEvent !== null && event.event === endEvent)
                             return;
+                        if (errorEvent !== null && event.event === errorEvent)
+                            throw new StreamError(`the server's event source failed: ${serverMessage(event.data)}`);
                         delivered = true;
                         failures = 0;
                         yield event;

@@ -29,6 +29,9 @@ export interface StreamOptions {
   /** The SSE event type that marks the end of the stream (default "end", what agentmsg's endpoint
    * sends); null when the server has none (then a closed connection ends the stream). */
   endEvent?: string | null;
+  /** The SSE event type with which the server reports that its source failed (default "error", what
+   * agentmsg's endpoint sends, data `{"message": ...}`): the iteration throws a StreamError. */
+  errorEvent?: string | null;
   /** Called before each reconnect attempt. */
   onRetry?: (info: { attempt: number; delay: number; lastEventId: string; error: unknown }) => void;
   /** The fetch to use (default globalThis.fetch). */
@@ -41,6 +44,16 @@ export class StreamError extends Error {
     super(message);
     this.name = "StreamError";
   }
+}
+
+function serverMessage(data: string): string {
+  try {
+    const value: unknown = JSON.parse(data);
+    if (value && typeof value === "object" && typeof (value as { message?: unknown }).message === "string") return (value as { message: string }).message;
+  } catch {
+    // not JSON: the data as it is
+  }
+  return data;
 }
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
@@ -66,6 +79,7 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
 export async function* streamSSE(url: string | URL, options: StreamOptions = {}): AsyncGenerator<SSEEvent, void, undefined> {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   const endEvent = options.endEvent === undefined ? "end" : options.endEvent;
+  const errorEvent = options.errorEvent === undefined ? "error" : options.errorEvent;
   const initial = options.retry?.initialDelay ?? 500;
   const maxDelay = options.retry?.maxDelay ?? 10_000;
   const maxAttempts = options.retry?.maxAttempts ?? 8;
@@ -103,6 +117,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
             lastEventId = decoder.lastEventId;
             if (decoder.retry !== null) base = decoder.retry;
             if (endEvent !== null && event.event === endEvent) return;
+            if (errorEvent !== null && event.event === errorEvent) throw new StreamError(`the server's event source failed: ${serverMessage(event.data)}`);
             delivered = true;
             failures = 0;
             yield event;

@@ -171,3 +171,13 @@ test("abort stops a stream that waits for more; leaving the loop early closes th
     assert.equal(s.state.closed, 2);
   } finally { await s.close(); }
 });
+
+test("an error event (the server's source failed) throws, without retrying", async () => {
+  const s = await serve((req, res) => { res.writeHead(200, { "content-type": "text/event-stream" }); res.end('id: 1\ndata: {"a":1}\n\nevent: error\ndata: {"message": "RuntimeError: boom"}\n\n'); });
+  try {
+    const got = [];
+    await assert.rejects(async () => { for await (const e of streamEvents(s.url, fast)) got.push(e); }, (e) => e instanceof StreamError && /RuntimeError: boom/.test(e.message));
+    assert.deepEqual(got, [{ a: 1 }]);
+    assert.equal(s.state.requests.length, 1);
+  } finally { await s.close(); }
+});

@@ -104,10 +104,11 @@ let reducer: Reducer | null = null;
 let events = 0;
 let reconnects = 0;
 let pending = false;
+let ended = false;
 
 function render(): void {
   pending = false;
-  if (!reducer) return;
+  if (!reducer || ended) return;
   const finished = reducer.messages();
   while (done.length < finished.length) {
     const c = card(finished[done.length]!, false);
@@ -127,19 +128,23 @@ function schedule(): void {
 
 async function main(): Promise<void> {
   document.body.dataset.state = "streaming";
+  document.body.dataset.events = "0";
+  document.body.dataset.reconnects = "0";
   const messages = await reduceSSE(new URL("events", document.baseURI), {
     retry: { initialDelay: 200, maxDelay: 5000 },
     onEvent: (_e, r) => {
       reducer = r;
       events++;
+      document.body.dataset.events = String(events);
       schedule();
     },
     onRetry: ({ attempt, delay, lastEventId }) => {
       reconnects++;
+      document.body.dataset.reconnects = String(reconnects);
       status.textContent = `reconnecting after event ${lastEventId || "(none)"} in ${delay} ms (attempt ${attempt})`;
     },
   });
-  render();
+  ended = true;
   cards.replaceChildren(...messages.map((m) => card(m, false)));
   const problems = reducer ? (reducer as Reducer).problems.length : 0;
   status.textContent = `done · ${events} events · ${messages.length} message(s)${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${problems ? ` · ${problems} problem(s) fixed by the tolerant rules` : ""}`;
