@@ -169,7 +169,29 @@ export class Reducer {
         else if (id !== undefined && id !== null) {
             this.problem(index, "/id", "type", `event id ${JSON.stringify(id)} is not a string: not checked for duplicates`);
         }
-        const handler = typeof e.type === "string" ? HANDLERS.get(e.type) : undefined;
+        const type = e.type;
+        // Fast path for the deltas that make up almost all of a stream (the same as their handlers).
+        const reply = this.reply;
+        if (reply !== null) {
+            if (type === "TEXT_BLOCK_DELTA" || (type === "THINKING_BLOCK_DELTA" && e.signature == null && e.redactedData == null)) {
+                const b = reply.byBlock.get(e.blockId);
+                const delta = e.delta;
+                if (b !== undefined && typeof delta === "string" && b.kind === (type === "TEXT_BLOCK_DELTA" ? "text" : "thinking")) {
+                    b.text += delta;
+                    return;
+                }
+            }
+            else if (type === "TOOL_CALL_DELTA") {
+                const b = reply.byCall.get(e.toolCallId);
+                const delta = e.delta;
+                if (b !== undefined && b.open && typeof delta === "string") {
+                    b.text += delta;
+                    b.hadDelta = true;
+                    return;
+                }
+            }
+        }
+        const handler = typeof type === "string" ? HANDLERS.get(type) : undefined;
         if (!handler) {
             this.problem(index, "/type", "enum", `unknown event type ${JSON.stringify(e.type)}: event skipped`);
             return;
