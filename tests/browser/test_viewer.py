@@ -216,7 +216,7 @@ def vectors_server() -> Iterator[str]:
     for path in sorted(REDUCER.glob("*.json")):
         events = _vector_events(path)
         mounts.append(Mount(f"/v/{path.stem}", app=viewer_app(events)))
-        mounts.append(Mount(f"/v/{path.stem}-drop", app=viewer_app(events, drop_every=2)))
+        mounts.append(Mount(f"/v/{path.stem}-drop", app=viewer_app(events, drop_every=2, retry=20)))
     sock = socket.create_server(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(Starlette(routes=mounts), log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
