@@ -242,6 +242,16 @@ def test_a_client_that_disconnects_does_not_disturb_the_others() -> None:
     assert r.events == events(10)
 
 
+def test_unbounded_replay_serves_every_client_from_the_start() -> None:
+    stream = EventStream(iter(events(300)), replay=None)  # read once; kept whole
+    with serving(starlette_app(stream)) as port:
+        first = get(port, "/events")
+        later = get(port, "/events")
+        resumed = get(port, "/events", {"Last-Event-ID": "1"})
+    assert first.events == later.events == events(300)
+    assert resumed.events == events(300)[1:]
+
+
 def test_viewer_app_serves_the_page_assets_with_a_strict_csp() -> None:
     with serving(viewer_app(events(), drop_every=5)) as port:
         page = get(port, "/")

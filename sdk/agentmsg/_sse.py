@@ -70,9 +70,15 @@ class SSEDecoder:
         out: list[SSEEvent] = []
         start = 0
         length = len(buffer)
+        # The next CR and LF are looked up again only once passed: a chunk without CR is scanned once,
+        # not once per line.
+        cr = buffer.find("\r", start)
+        lf = buffer.find("\n", start)
         while True:
-            cr = buffer.find("\r", start)
-            lf = buffer.find("\n", start)
+            if 0 <= cr < start:
+                cr = buffer.find("\r", start)
+            if 0 <= lf < start:
+                lf = buffer.find("\n", start)
             if cr < 0 and lf < 0:
                 break
             if cr < 0 or (0 <= lf < cr):

@@ -53,7 +53,8 @@ class _Refused(Exception):
 class EventStream:
     """ASGI app: ``events`` as text/event-stream (see the module docstring).
 
-    ``replay``: events kept for resuming (default 10,000). ``keepalive``: seconds of silence before a
+    ``replay``: events kept for resuming (default 10,000; None keeps every event, for finite sources
+    such as files: then any client can start from the beginning at any time). ``keepalive``: seconds of silence before a
     comment line (default 15). ``retry``: reconnect delay (ms) sent to clients as ``retry:`` (default:
     none, clients use their own). ``end_event``: the SSE event type sent when the source is exhausted
     (None: just close). ``drop_every``: close each connection after that many events (testing).
@@ -64,15 +65,15 @@ class EventStream:
         self,
         events: Iterable[Mapping[str, Any]] | AsyncIterable[Mapping[str, Any]],
         *,
-        replay: int = 10_000,
+        replay: int | None = 10_000,
         keepalive: float = 15.0,
         retry: int | None = None,
         end_event: str | None = "end",
         drop_every: int | None = None,
         headers: Iterable[tuple[str, str]] = (),
     ) -> None:
-        if replay < 1:
-            raise ValueError("replay must be at least 1")
+        if replay is not None and replay < 1:
+            raise ValueError("replay must be at least 1 (or None: keep every event)")
         if drop_every is not None and drop_every < 1:
             raise ValueError("drop_every must be at least 1")
         self._source = events
@@ -132,7 +133,7 @@ class EventStream:
             else:
                 assert self._sync is not None
                 # Never more than the buffer holds: the client that asked must still find them.
-                for _ in range(min(_SYNC_BATCH, self._buffer.maxlen or 1)):
+                for _ in range(min(_SYNC_BATCH, self._buffer.maxlen or _SYNC_BATCH)):
                     try:
                         event = next(self._sync)
                     except StopIteration:

@@ -75,11 +75,13 @@ def viewer_app(
     *,
     drop_every: int | None = None,
     retry: int = 250,
-    replay: int = 100_000,
+    replay: int | None = None,
 ) -> Any:
     """The viewer as an ASGI app: the page at ``/``, ``events`` at ``/events``. ``drop_every`` closes
     the event connection after every N events (the page resumes with Last-Event-ID); ``retry`` is the
-    reconnect delay (ms) sent to the page; ``replay`` the events kept for resuming and late pages."""
+    reconnect delay (ms) sent to the page; ``replay`` the events kept for resuming and for pages opened
+    later (default: all of them, so a reloaded page shows the whole stream; give a bound for endless
+    sources)."""
     assets = {name: (_asset(name), media_type) for name, media_type in _ASSETS.items()}
     stream = EventStream(events, drop_every=drop_every, retry=retry, replay=replay)
 

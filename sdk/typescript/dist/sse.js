@@ -31,9 +31,15 @@ export class SSEDecoder {
         const out = [];
         let start = 0;
         const length = buffer.length;
+        // The next CR and LF are looked up again only once passed (a chunk without CR is scanned once,
+        // not once per line).
+        let cr = buffer.indexOf("\r", start);
+        let lf = buffer.indexOf("\n", start);
         for (;;) {
-            const cr = buffer.indexOf("\r", start);
-            const lf = buffer.indexOf("\n", start);
+            if (cr >= 0 && cr < start)
+                cr = buffer.indexOf("\r", start);
+            if (lf >= 0 && lf < start)
+                lf = buffer.indexOf("\n", start);
             if (cr < 0 && lf < 0)
                 break;
             let end, next;

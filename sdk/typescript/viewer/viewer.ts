@@ -106,9 +106,12 @@ let reconnects = 0;
 let pending = false;
 let ended = false;
 
+let cost = 0; // how long the last render took (ms): renders are spaced so they take at most ~1/5 of the time
+
 function render(): void {
   pending = false;
   if (!reducer || ended) return;
+  const started = performance.now();
   const finished = reducer.messages();
   while (done.length < finished.length) {
     const c = card(finished[done.length]!, false);
@@ -117,12 +120,14 @@ function render(): void {
   const snap = reducer.snapshot();
   cards.replaceChildren(...done, ...(snap ? [card(snap, true)] : []));
   status.textContent = `${events} events · ${finished.length} message(s)${snap ? " · streaming" : ""}${reconnects ? ` · ${reconnects} reconnect(s)` : ""}`;
+  document.body.dataset.events = String(events);
+  cost = performance.now() - started;
 }
 
 function schedule(): void {
   if (!pending) {
     pending = true;
-    setTimeout(render, 40);
+    setTimeout(render, Math.max(40, 4 * cost));
   }
 }
 
@@ -135,7 +140,6 @@ async function main(): Promise<void> {
     onEvent: (_e, r) => {
       reducer = r;
       events++;
-      document.body.dataset.events = String(events);
       schedule();
     },
     onRetry: ({ attempt, delay, lastEventId }) => {
@@ -145,6 +149,7 @@ async function main(): Promise<void> {
     },
   });
   ended = true;
+  document.body.dataset.events = String(events);
   cards.replaceChildren(...messages.map((m) => card(m, false)));
   const problems = reducer ? (reducer as Reducer).problems.length : 0;
   status.textContent = `done · ${events} events · ${messages.length} message(s)${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${problems ? ` · ${problems} problem(s) fixed by the tolerant rules` : ""}`;
