@@ -9,7 +9,7 @@ const pkgDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const esbuild = createRequire(path.join(pkgDir, "package.json"))("esbuild");
 const entries = {
   "@agentmsg/client (reducer, SSE reader, msg validator)": "export * from './dist/index.js';",
-  "@agentmsg/client without message validation (SSE reader only)": "export { streamSSE, SSEDecoder } from './dist/index.js';",
+  "@agentmsg/client, only streamSSE + SSEDecoder (tree-shaken)": "export { streamSSE, SSEDecoder } from './dist/index.js';",
   "@agentmsg/client/strict (event validator)": "export * from './dist/strict.js';",
 };
 const rows = {};
