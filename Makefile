@@ -36,9 +36,9 @@ PY_DIRS := $(wildcard sdk generated codegen tests examples bench)
 
 help:
 	@echo "make demo          - set up .venv, then build/validate/round-trip/print messages of every kind"
-	@echo "make test          - everything CI runs: lint, typecheck, codegen-check, deps, ts-conformance,"
-	@echo "                     then the pytest suite (Java conformance included) against the built wheel"
-	@echo "make install       - create .venv if needed and install agentmsg editable with [dev,bench]"
+	@echo "make test          - what CI runs: lint, typecheck, deps, codegen-check, ts-conformance, dist, then"
+	@echo "                     wheel-test: the pytest suite (Java conformance included) on the built wheel"
+	@echo "make install       - install agentmsg (editable) with [dev,bench] into the Python in use (.venv by default)"
 	@echo "make lint          - ruff check + ruff format --check"
 	@echo "make typecheck     - mypy --strict"
 	@echo "make codegen       - regenerate generated/ (Python and TypeScript) from schemas/"
@@ -46,7 +46,7 @@ help:
 	@echo "make pytest        - the pytest suite against the source tree (editable install)"
 	@echo "make deps          - java-harness + ts-deps: the downloads, each with its own time limit"
 	@echo "make java-harness  - build the AgentScope Java harness (Maven, artifacts into ~/.m2)"
-	@echo "make ts-deps       - npm packages for the TypeScript suite (tests/typescript/node_modules)"
+	@echo "make ts-deps       - npm packages for codegen and the TypeScript suite (codegen/node, tests/typescript)"
 	@echo "make ts-conformance - TypeScript suite (ajv + reducer); one summary line, full report on failure"
 	@echo "make conformance   - the conformance vectors only: Python, TypeScript and Java"
 	@echo "make dist          - build the sdist and the wheel (from the sdist) into dist/"
@@ -69,7 +69,7 @@ export QUIET_SH
 # `check_python PY`: fails with a clear message unless PY runs and is Python 3.10+.
 define CHECK_PYTHON_SH
 v=$$("$$1" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || {
-  echo "make: '$$1' was not found or does not run. agentmsg needs Python 3.10 or newer:" >&2
+  echo "make: '$$1' was not found or does not run (a virtualenv whose Python is gone? make clean). agentmsg needs Python 3.10+:" >&2
   echo "      install one, then e.g. make BASE_PYTHON=python3.12 $$2 (or activate a 3.10+ virtualenv)." >&2
   exit 1
 }
