@@ -122,6 +122,19 @@ print(path)
 endef
 export PIP_BOOTSTRAP_PY
 
+# `check_node WHAT`: fails with a clear message unless Node.js 20+ and npm are on PATH.
+define CHECK_NODE_SH
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || {
+  echo "make: $$1 needs Node.js 20 or newer and npm on PATH (node or npm not found)." >&2
+  exit 1
+}
+node -e 'process.exit(Number(process.versions.node.split(".")[0]) < 20 ? 1 : 0)' || {
+  echo "make: $$1 needs Node.js 20 or newer; node is $$(node --version)." >&2
+  exit 1
+}
+endef
+export CHECK_NODE_SH
+
 # Exit 1 (with a note) unless `import agentmsg` in $(PYTHON) is this checkout's sdk/agentmsg (editable).
 define CHECK_CHECKOUT_PY
 import importlib.util, os, sys
@@ -155,10 +168,12 @@ demo: install
 	$(PYTHON) examples/demo.py
 
 codegen: install
+	@bash -c "$$CHECK_NODE_SH" check "make codegen (TypeScript types)"
 	$(PYTHON) codegen/generate.py
 	node codegen/typescript.mjs
 
 codegen-check: install
+	@bash -c "$$CHECK_NODE_SH" check "make codegen-check (TypeScript types)"
 	$(PYTHON) codegen/generate.py --check
 	node codegen/typescript.mjs --check
 
@@ -185,6 +200,7 @@ java-harness:
 	fi
 
 ts-deps:
+	@bash -c "$$CHECK_NODE_SH" check "the TypeScript suite and codegen"
 	@echo "== npm packages: codegen/node/node_modules, tests/typescript/node_modules (limit $(NPM_TIMEOUT) s each) =="
 	@[ -f codegen/node/node_modules/json-schema-to-typescript/package.json ] || (cd codegen/node && \
 	  bash -c "$$QUIET_SH" quiet $(call bound,$(NPM_TIMEOUT)) npm ci --no-audit --no-fund --loglevel=error)
@@ -212,9 +228,9 @@ dist: install
 	@ls dist
 
 # The built wheel, installed (not editable) into .venv-wheel, is what the test suite imports. The
-# virtualenv and the test dependencies are made anew when pyproject.toml or $(PYTHON) change; the
+# virtualenv and the test dependencies are made anew when pyproject.toml or the Python change; the
 # agentmsg wheel is reinstalled on every run (pip removes the previous copy file by file).
-WHEEL_DEPS_KEY = $(PYTHON) $(shell cat pyproject.toml | cksum)
+WHEEL_DEPS_KEY = $(shell $(PYTHON) -c 'import sys; print(sys.base_prefix, sys.version.split()[0])') $(shell cksum < pyproject.toml)
 wheel-test: dist
 	@whl=$$(ls dist/*.whl); sdist=$$(ls dist/*.tar.gz); \
 	if [ "$$(cat $(WHEEL_VENV)/.agentmsg-deps 2>/dev/null)" != "$(WHEEL_DEPS_KEY)" ]; then \
