@@ -97,11 +97,16 @@ class Framer:
         return [("message", line.decode("utf-8", "replace")) for line in data[:cut].split(b"\n") if line.strip()]
 
     def close(self) -> list[tuple[str, str]]:
-        if self._mode == "jsonl" and self._rest.strip():
+        """End of the body. A last SSE event not followed by its blank line is still dispatched (the
+        spec discards it, but bodies saved from docs and logs often lack that final blank line)."""
+        if self._mode == "jsonl":
             rest, self._rest = self._rest, b""
-            return [("message", rest.decode("utf-8", "replace"))]
+            return [("message", rest.decode("utf-8", "replace"))] if rest.strip() else []
+        if self._mode is None:
+            return []
+        out = [(e.event, e.data) for e in self._decoder.feed(b"\n\n")]
         self._decoder.close()
-        return []
+        return out
 
 
 # ---- the event builder -------------------------------------------------------------------------------
