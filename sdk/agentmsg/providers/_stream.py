@@ -27,6 +27,7 @@ non-blank byte is ``{``: DashScope's SDK-printed streams, logs).
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -133,6 +134,7 @@ class _Choice:
         "done",
         "error",
         "finish",
+        "minted",
         "normal",
         "reason",
         "reply_id",
@@ -149,6 +151,7 @@ class _Choice:
         self.calls_by_id: dict[str, _Call] = {}
         self.finish: str | None = None  # the provider's finish reason
         self.normal = False  # the finish reason is a plain stop
+        self.minted = 0  # tool call ids minted so far
         self.reason: str | None = None  # generate reason when not MODEL_STOP
         self.error: dict[str, Any] | None = None
         self.done = False
@@ -371,7 +374,11 @@ class StreamBuilder:
 
     def _start_call(self, c: _Choice, call: _Call) -> None:
         if call.id.startswith("\x00"):
-            call.id = f"call_{uuid.uuid4().hex[:24]}"
+            # No id from the provider (Gemini, some compatible servers): one derived from the response id
+            # and the call's place, so a reply parsed twice, streamed or whole, gets the same ids.
+            c.minted += 1
+            seed = f"{self.response_id}/{c.source}/{c.minted}".encode()
+            call.id = f"call_{hashlib.blake2b(seed, digest_size=12).hexdigest()}"
         for slot in [s for s, b in c.blocks.items() if b[0] == "thinking"]:
             self.end_block(slot, c)  # reasoning is over once the model calls a tool
         call.started = True
