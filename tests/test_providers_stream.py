@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,10 @@ from agentmsg import Reducer, reduce_events
 FIXTURES = Path(__file__).parent / "fixtures" / "providers"
 
 MODULES = {
-    "openai": "agentmsg.providers._wip_openai",
-    "anthropic": "agentmsg.providers._wip_anthropic",
-    "gemini": "agentmsg.providers._wip_gemini",
-    "dashscope": "agentmsg.providers._wip_dashscope",
+    "openai": "agentmsg.providers.openai",
+    "anthropic": "agentmsg.providers.anthropic",
+    "gemini": "agentmsg.providers.gemini",
+    "dashscope": "agentmsg.providers.dashscope",
 }
 
 
@@ -71,10 +72,8 @@ def comparable(msg: agentmsg.Msg, *, minted_ids: bool = False) -> dict[str, Any]
         b = dict(b)
         if b["type"] == "tool_use":
             if b["content"] is not None:
-                try:
+                with contextlib.suppress(orjson.JSONDecodeError):
                     b["content"] = orjson.loads(b["content"])
-                except orjson.JSONDecodeError:
-                    pass
             b["metadata"] = {k: v for k, v in b["metadata"].items() if k != "argumentsError"}
             if minted_ids:
                 b.pop("id")
@@ -171,7 +170,7 @@ def test_anthropic_equals_accumulate_event(path: Path) -> None:
     streaming = pytest.importorskip("anthropic.lib.streaming._messages")
     snapshot = None
     bufs: dict[int, bytes] = {}
-    for event, payload in sse_payloads(path.read_bytes()):
+    for _, payload in sse_payloads(path.read_bytes()):
         if payload.get("type") in ("ping", "error"):
             continue
         snapshot = streaming.accumulate_event(event=payload, current_snapshot=snapshot, json_bufs=bufs)
@@ -197,7 +196,9 @@ def test_anthropic_equals_accumulate_event(path: Path) -> None:
     # the snapshot's blocks, field by field
     kinds = [b["type"] for b in whole_body["content"] if not (b["type"] == "text" and not b["text"])]
     assert [b.type for b in streamed.content] == [{"thinking": "thinking"}.get(k, k) for k in kinds]
-    for ours_b, b in zip(streamed.content, [b for b in whole_body["content"] if b["type"] != "text" or b["text"]]):
+    for ours_b, b in zip(
+        streamed.content, [b for b in whole_body["content"] if b["type"] != "text" or b["text"]], strict=True
+    ):
         if b["type"] == "thinking":
             assert ours_b.thinking == b["thinking"] and agentmsg.thinking_signature(ours_b) == b["signature"]
         elif b["type"] == "text":
@@ -222,7 +223,9 @@ def test_dashscope_equals_sdk_aggregate(path: Path) -> None:
     # back into the native wire shape of a non-streaming reply
     body = {
         "request_id": final.get("request_id") or payloads[0].get("requestId"),
-        "output": {"choices": [{"finish_reason": c["finish_reason"], "message": c["message"]} for c in final["choices"]]},
+        "output": {
+            "choices": [{"finish_reason": c["finish_reason"], "message": c["message"]} for c in final["choices"]]
+        },
         "usage": final.get("usage"),
     }
     mod = module("dashscope")
@@ -231,9 +234,15 @@ def test_dashscope_equals_sdk_aggregate(path: Path) -> None:
         # dashscope 2.0.2's _aggregate takes tool-call fragments without an index for cumulative snapshots,
         # so the continuation (id "", arguments '"}') replaces the call: the SDK loses the name, the id
         # and the first half of the arguments. agentmsg routes the continuation to the open call.
-        assert [(c["id"], c["function"].get("name")) for c in final["choices"][0]["message"]["tool_calls"]] == [("", None)]
+        assert [(c["id"], c["function"].get("name")) for c in final["choices"][0]["message"]["tool_calls"]] == [
+            ("", None)
+        ]
         call = ours["content"][-1]
-        assert (call["id"], call["name"], call["input"]) == ("call_ecc41296dccc47baa01567", "get_current_weather", {"location": "杭州"})
+        assert (call["id"], call["name"], call["input"]) == (
+            "call_ecc41296dccc47baa01567",
+            "get_current_weather",
+            {"location": "杭州"},
+        )
         ours["content"], theirs["content"] = ours["content"][:-1], theirs["content"][:-1]
     assert ours == theirs
 
@@ -282,7 +291,9 @@ def test_gemini_chunks_valid_sdk_types_and_merge(path: Path) -> None:
 
 def test_gemini_partial_args() -> None:
     mod = module("gemini")
-    msg = reduce_checked(list(mod.parse_stream((FIXTURES / "gemini/stream_function_call_partial_args.sse").read_bytes())))
+    msg = reduce_checked(
+        list(mod.parse_stream((FIXTURES / "gemini/stream_function_call_partial_args.sse").read_bytes()))
+    )
     calls = msg.blocks("tool_use")
     assert [(c.name, c.input) for c in calls] == [
         ("getWeather", {"location": "Boston"}),
@@ -290,7 +301,9 @@ def test_gemini_partial_args() -> None:
     ]
     assert agentmsg.tool_call_signature(calls[0]) and not agentmsg.tool_call_signature(calls[1])
     assert len({c.id for c in calls}) == 2
-    msg = reduce_checked(list(mod.parse_stream((FIXTURES / "gemini/stream_function_call_no_args_partial.sse").read_bytes())))
+    msg = reduce_checked(
+        list(mod.parse_stream((FIXTURES / "gemini/stream_function_call_no_args_partial.sse").read_bytes()))
+    )
     assert [(c.name, c.input) for c in msg.blocks("tool_use")] == [
         ("read_theme", {}),
         ("read_screen", {"id": "A"}),

@@ -40,8 +40,8 @@ from ..errors import Problem
 
 __all__ = [
     "ERROR_EVENT",
-    "BaseStreamParser",
     "PROBLEM_EVENT",
+    "BaseStreamParser",
     "Framer",
     "StreamBuilder",
     "as_chunks",
@@ -210,8 +210,11 @@ class StreamBuilder:
         if id_factory is None:
             prefix = uuid.uuid4().hex[:22]
             counter = iter(range(1 << 62))
-            id_factory = lambda: f"{prefix}{next(counter):010x}"  # noqa: E731 - 32 hex chars, like Java's
-        self._new_id = id_factory
+
+            def id_factory() -> str:
+                return f"{prefix}{next(counter):010x}"  # 32 hex characters, like Java's ids
+
+        self._new_id: Callable[[], str] = id_factory
         self._now = clock or _clock()
         self._choices: dict[int, _Choice] = {}
         self._blocks = 0
@@ -326,7 +329,9 @@ class StreamBuilder:
         if block is None:
             return
         kind, block_id = block
-        self._ev(c, "THINKING_BLOCK_END" if kind == "thinking" else "TEXT_BLOCK_END", replyId=c.reply_id, blockId=block_id)
+        self._ev(
+            c, "THINKING_BLOCK_END" if kind == "thinking" else "TEXT_BLOCK_END", replyId=c.reply_id, blockId=block_id
+        )
 
     # ---- tool calls -----------------------------------------------------------------------------
 
@@ -472,7 +477,9 @@ class StreamBuilder:
             if c.done:
                 continue
             if c.finish is None and c.error is None:
-                self.error("the stream ended before the provider finished the reply", kind="incomplete_stream", choice=index)
+                self.error(
+                    "the stream ended before the provider finished the reply", kind="incomplete_stream", choice=index
+                )
             self._close_choice(c, usage=index == 0)
 
     def _close_choice(self, c: _Choice, usage: bool) -> None:
@@ -551,7 +558,7 @@ def _path_parts(path: str) -> list[str | int]:
     return out
 
 
-class json_fragment_writer:  # noqa: N801 - used like a function that keeps state
+class json_fragment_writer:
     """Writes a JSON object as text, incrementally, from (path, value, more) updates: Gemini's streamed
     function-call arguments (``partialArgs``). ``add`` returns the text to append; ``close`` the rest."""
 
@@ -716,6 +723,11 @@ def run_parser(parser: BaseStreamParser, chunks: Iterable[bytes | str] | bytes |
     for chunk in as_chunks(chunks):
         yield from parser.feed(chunk)
     yield from parser.close()
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (payload fields of unexpected types)."""
+    return value if isinstance(value, dict) else {}
 
 
 def safe_int(value: Any) -> int | None:
