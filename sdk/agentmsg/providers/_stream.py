@@ -204,6 +204,7 @@ class StreamBuilder:
         self.events: list[dict[str, Any]] = []
         self.problems: list[Problem] = []
         self.usage: dict[str, Any] | None = None
+        self.errors: list[dict[str, Any]] = []  # the errors reported (error events' values)
         self.started_at = started_at
         self.agent_events = agent_events
         self.closed = False
@@ -448,6 +449,7 @@ class StreamBuilder:
         keeping what it received. ``info`` (e.g. ``status``, ``code``) goes into the error event."""
         value = {"type": kind, "message": message, "provider": self.provider}
         value.update((k, v) for k, v in info.items() if v is not None)
+        self.errors.append(value)
         targets = [choice] if choice is not None else (list(self._choices) or [0])
         for index in targets:
             c = self.choice(index)
