@@ -4,6 +4,7 @@
     agentmsg schema [NAME] [--bundle]         print a schema (bundle: one self-contained document)
     agentmsg reduce FILE                      events (JSONL or SSE) -> one message JSON per line
     agentmsg events FILE [--sse]              messages -> their event stream
+    agentmsg format --provider P MESSAGES     conversation -> provider request body (diagnostics on stderr)
 
 Each command module has ``add_parser(subparsers)``; the parsed arguments carry ``func(args, out) -> exit code``.
 """
@@ -16,12 +17,12 @@ from collections.abc import Sequence
 
 from .._schemas import schema_documents
 from .._version import __version__
-from . import events, schema, validate
+from . import events, format, schema, validate
 from ._io import EXIT_OK, EXIT_USAGE, UsageError
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (validate, schema, events)
+COMMANDS = (validate, schema, events, format)
 
 
 def build_parser() -> argparse.ArgumentParser:

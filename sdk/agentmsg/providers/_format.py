@@ -95,6 +95,10 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     ),
     "media-unsupported": (LOSSY, "a media block the provider cannot take was replaced by a text placeholder"),
     "block-dropped": (LOSSY, "a block that cannot appear there was not sent"),
+    "media-option-dropped": (
+        LOSSY,
+        "a media sizing option (minPixels, fps, ...) the provider does not take was not sent",
+    ),
     "name-sanitized": (LOSSY, "a speaker name was changed to match the provider's name pattern"),
     "name-dropped": (LOSSY, "a speaker name was not sent (the provider has no name field)"),
     "tool-id-mapped": (REWRITE, "a tool-call id was mapped to one the provider accepts, alike in call and result"),
@@ -106,6 +110,7 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     "hint-placed": (REWRITE, "a hint was sent as its own turn after the message (and its tool results)"),
     "empty-text-dropped": (REWRITE, "an empty text block was not sent"),
     "empty-message-dropped": (REWRITE, "a message with nothing to send was left out"),
+    "trailing-whitespace-stripped": (REWRITE, "trailing whitespace of a final assistant (prefill) turn was removed"),
     "tool-use-orphan": (ERROR, "a tool call has no result before the next turn"),
     "tool-result-orphan": (ERROR, "a tool result answers no open tool call"),
     "tool-use-repaired": (REWRITE, "a synthetic error result was added for an unanswered tool call (repair)"),
@@ -503,3 +508,76 @@ def apply_params(
             target[dest] = value
         else:
             target[key] = value
+
+
+_MEDIA_OPTIONS: Final = {
+    "image": ("min_pixels", "max_pixels"),
+    "video": ("fps", "max_frames", "min_pixels", "max_pixels", "total_pixels"),
+}
+_WIRE_OPTION: Final = {
+    "min_pixels": "minPixels",
+    "max_pixels": "maxPixels",
+    "max_frames": "maxFrames",
+    "total_pixels": "totalPixels",
+    "fps": "fps",
+}
+
+
+def media_options(block: Any, kept: tuple[str, ...], ctx: Context, pointer: str) -> None:
+    """Report every sizing option of an image or video block that the provider does not take."""
+    for name in _MEDIA_OPTIONS.get(block.type, ()):
+        if name not in kept and getattr(block, name, None) is not None:
+            wire = _WIRE_OPTION[name]
+            ctx.report(
+                f"{pointer}/{wire}", "media-option-dropped", f"{ctx.provider} takes no {wire} for a {block.type}"
+            )
+
+
+# ---- multi-agent "history" layout -----------------------------------------------------------------
+
+
+def is_history_message(msg: Msg, agent_name: str | None) -> bool:
+    """In the ``history`` layout: a turn of another speaker (USER, or ASSISTANT not from the current
+    agent) that holds no tool call or result. Runs of these fold into one user turn."""
+    role = msg.role.value
+    if role == "USER":
+        return True
+    if role != "ASSISTANT" or (agent_name is not None and msg.name == agent_name):
+        return False
+    return not any(type(b) is ToolUseBlock or type(b) is ToolResultBlock for b in msg.content)
+
+
+def history_parts(
+    group: Sequence[tuple[int, Msg]],
+    ctx: Context,
+    first: bool,
+    text_part: Callable[[str], Any],
+    media_part: Callable[[Any, str], Any],
+    hint: Callable[[Any, int, int], None],
+) -> list[Any]:
+    """The parts of one folded run of other speakers' turns: ``[prompt]<history>``, one line
+    ``Name: text`` per text block, media in place (the text so far becomes a part before each),
+    ``</history>``. The prompt is only in the first run."""
+    lines: list[str] = [(ctx.options.history_prompt if first else "") + "<history>"]
+    parts: list[Any] = []
+    for i, msg in group:
+        label = speaker_label(msg)
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
+            t = type(b)
+            if t is TextBlock:
+                lines.append(f"{label}: {b.text}")
+            elif t in _MEDIA_SET:
+                lines.append(f"{label}:")
+                parts.append(text_part("\n".join(lines)))
+                lines = []
+                parts.append(media_part(b, f"/{i}/content/{j}"))
+            elif t is HintBlock:
+                hint(b, i, j)
+            elif t is ThinkingBlock:
+                ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
+            else:
+                ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in another speaker's turn")
+    lines.append("</history>")
+    parts.append(text_part("\n".join(lines)))
+    return parts

@@ -19,20 +19,10 @@ import attrs
 import orjson
 
 from agentmsg import reduce_events
-from agentmsg.blocks import (
-    AudioBlock,
-    DataBlock,
-    HintBlock,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    VideoBlock,
-)
-from agentmsg.message import Msg, MsgRole
+from agentmsg.message import Msg
 
 from . import _format as F
+from ._chat import ChatWalk, copy_hints
 from ._common import AUDIO_FORMATS, media_kind
 from ._format import Context, FormatOptions, FormattedRequest
 from ._stream import BaseStreamParser, StreamBuilder, as_object, run_parser, usage_dict
@@ -47,9 +37,6 @@ __all__ = [
     "parse_stream",
     "response_events",
 ]
-
-_USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
-_MEDIA: Final = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
 
 
 @attrs.frozen(kw_only=True)
@@ -70,6 +57,7 @@ class OpenAIVariant:
     required_choice: bool = True
     params: Mapping[str, str | None] = attrs.field(factory=dict)
     stream_options: bool = True
+    hint_role: str = "system"
 
 
 VARIANTS: Final[dict[str, OpenAIVariant]] = {
@@ -102,6 +90,7 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
             pixel_hints=True,
             tool_strict=False,
             required_choice=False,
+            hint_role="user",
             params={},
         ),
     )
@@ -140,7 +129,7 @@ def format_request(
     choice = normalize_tool_choice(tool_choice)
     ctx = Context(v.name, v.families, opts, tool_name_ok=_NAME_OK)
     try:
-        out = _Walk(ctx, v, multi_agent, agent_name).run(msgs)
+        out = _OpenAIWalk(ctx, v, multi_agent, agent_name).run(msgs)
     finally:
         ctx.media.close()
     body: dict[str, Any] = {"model": model or v.default_model, "messages": out}
@@ -173,290 +162,46 @@ def format_request(
 _NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
 
 
-class _Walk:
-    """One pass over the conversation, building the ``messages`` array."""
-
-    __slots__ = ("agent", "ctx", "deferred", "last_user", "multi", "out", "v")
-
+class _OpenAIWalk(ChatWalk):
     def __init__(self, ctx: Context, v: OpenAIVariant, multi: bool, agent: str | None) -> None:
-        self.ctx = ctx
+        super().__init__(ctx, multi, agent)
         self.v = v
-        self.multi = multi
-        self.agent = agent
-        self.out: list[dict[str, Any]] = []
-        self.deferred: list[dict[str, Any]] = []  # hints and tool-result media, sent once no call is open
-        self.last_user = -1
+        self.reasoning_field = v.reasoning_field
+        self.reasoning_current_turn_only = v.reasoning_current_turn_only
+        self.send_name = v.send_name
+        self.hint_role = v.hint_role
 
-    def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
-        ctx = self.ctx
-        if self.v.reasoning_current_turn_only:
-            for i in range(len(msgs) - 1, -1, -1):
-                if msgs[i].role is _USER:
-                    self.last_user = i
-                    break
-        out = self.out
-        for i, msg in enumerate(msgs):
-            role = msg.role
-            try:
-                if ctx.open_calls and role is not _TOOL and not _has_result(msg):
-                    self._orphans()
-                if role is _ASSISTANT:
-                    if self.multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
-                        self._user(msg, i, prefix=True)
-                    else:
-                        self._assistant(msg, i)
-                elif role is _USER:
-                    self._user(msg, i, prefix=self.multi)
-                elif role is _TOOL:
-                    self._tool(msg, i)
-                else:
-                    self._system(msg, i)
-            except (AttributeError, TypeError, KeyError) as exc:
-                raise F.broken_message(i, exc) from None
-            if self.deferred and not ctx.open_calls:
-                out.extend(self.deferred)
-                self.deferred.clear()
-        if ctx.open_calls:
-            self._orphans()
-        out.extend(self.deferred)
-        return out
-
-    # ---- roles ----
-
-    def _name(self, msg: Msg, i: int, entry: dict[str, Any]) -> None:
-        name = msg.name
-        if name:
-            if self.v.send_name:
-                entry["name"] = self.ctx.speaker_name(name, f"/{i}/name")
-            elif not self.multi:
-                self.ctx.report(f"/{i}/name", "name-dropped", f"{self.v.name} takes no message name")
-
-    def _system(self, msg: Msg, i: int) -> None:
-        texts = []
-        for j, b in enumerate(_blocks(msg)):
-            if type(b) is TextBlock:
-                texts.append(b.text)
-            else:
-                self.ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a system message")
-        entry: dict[str, Any] = {"role": "system", "content": "\n".join(texts)}
-        self._name(msg, i, entry)
-        self.out.append(entry)
-
-    def _user(self, msg: Msg, i: int, prefix: bool) -> None:
-        content = _blocks(msg)
-        ctx = self.ctx
-        label = f"[{F.speaker_label(msg)}]: " if prefix else ""
-        if len(content) == 1 and type(content[0]) is TextBlock:
-            entry: dict[str, Any] = {"role": "user", "content": label + content[0].text}
-        else:
-            parts: list[dict[str, Any]] = []
-            for j, b in enumerate(content):
-                t = type(b)
-                if t is TextBlock:
-                    parts.append({"type": "text", "text": b.text})
-                elif t in _MEDIA:
-                    parts.append(self._media(b, f"/{i}/content/{j}"))
-                elif t is HintBlock:
-                    self._hint(b, i, j)
-                elif t is ThinkingBlock:
-                    ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
-                else:
-                    ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
-            if not parts:
-                ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
-                return
-            if label:
-                if parts[0]["type"] == "text":
-                    parts[0] = {"type": "text", "text": label + parts[0]["text"]}
-                else:
-                    parts.insert(0, {"type": "text", "text": label.rstrip()})
-            if len(parts) == 1 and parts[0]["type"] == "text":
-                entry = {"role": "user", "content": parts[0]["text"]}
-            else:
-                entry = {"role": "user", "content": parts}
-        self._name(msg, i, entry)
-        self.out.append(entry)
-
-    def _assistant(self, msg: Msg, i: int) -> None:
-        ctx = self.ctx
-        v = self.v
-        texts: list[str] = []
-        reasoning: list[str] = []
-        calls: list[dict[str, Any]] = []
-        results: list[tuple[ToolResultBlock, int]] = []
-        other = self.multi and not F.is_current_agent(msg, self.agent)
-        for j, b in enumerate(_blocks(msg)):
-            t = type(b)
-            if t is TextBlock:
-                texts.append(b.text)
-            elif t is ToolUseBlock:
-                pointer = f"/{i}/content/{j}"
-                _, arguments = F.tool_arguments(b, ctx, pointer)
-                calls.append(
-                    {
-                        "id": ctx.call_id(b.id, pointer),
-                        "type": "function",
-                        "function": {"name": ctx.tool_name(b.name, pointer + "/name"), "arguments": arguments},
-                    }
-                )
-                F.open_call(ctx, b, pointer)
-            elif t is ThinkingBlock:
-                self._thinking(b, i, j, reasoning, texts, other)
-            elif t is ToolResultBlock:
-                results.append((b, j))
-            elif t is HintBlock:
-                self._hint(b, i, j)
-            else:
-                label = F.block_label(b)
-                ctx.report(f"/{i}/content/{j}", "media-unsupported", f"{b.type} in an assistant turn sent as {label!r}")
-                texts.append(label)
-        if other and texts:
-            texts[0] = f"[{F.speaker_label(msg)}]: {texts[0]}"
-        entry: dict[str, Any] = {"role": "assistant"}
-        if texts:
-            entry["content"] = texts[0] if len(texts) == 1 else "\n".join(texts)
-        else:
-            entry["content"] = None if calls else ""
-        self._name(msg, i, entry)
-        if reasoning:
-            entry[v.reasoning_field or "reasoning_content"] = "\n".join(reasoning)
-        if calls:
-            entry["tool_calls"] = calls
-        if texts or calls or reasoning or not results:
-            self.out.append(entry)
-        for b, j in results:
-            self._result(b, f"/{i}/content/{j}")
-
-    def _thinking(self, b: ThinkingBlock, i: int, j: int, reasoning: list[str], texts: list[str], other: bool) -> None:
-        ctx = self.ctx
-        v = self.v
-        pointer = f"/{i}/content/{j}"
-        if other:
-            ctx.report(pointer, "thinking-dropped", "reasoning of another agent is not sent")
-            return
-        origin = F.reasoning_origin(b)
-        meta = b.metadata or {}
-        if origin is not None and origin not in ctx.families:
-            if F.foreign_reasoning(ctx, b, pointer, origin) == F.DEMOTE:
-                texts.append(b.thinking)
-            return
-        if v.reasoning_field is None:
-            if ctx.options.reasoning == "text" and b.thinking:
-                ctx.report(pointer, "thinking-demoted", f"{v.name} takes no reasoning; sent as text")
-                texts.append(b.thinking)
-            else:
-                ctx.report(pointer, "thinking-dropped", f"{v.name} takes no reasoning in requests")
-            return
-        if meta.get("redacted") is True:
-            ctx.report(pointer, "thinking-dropped", f"redacted reasoning cannot be sent to {v.name}")
-            return
-        if v.reasoning_current_turn_only and i < self.last_user:
-            ctx.report(pointer, "thinking-pruned", f"{v.name} takes reasoning of the current turn only")
-            return
-        if meta.get("signature") is not None:
-            ctx.report(pointer, "signature-dropped", f"{v.name} has no field for a reasoning signature")
-        reasoning.append(b.thinking)
-
-    def _tool(self, msg: Msg, i: int) -> None:
-        ctx = self.ctx
-        for j, b in enumerate(_blocks(msg)):
-            t = type(b)
-            if t is ToolResultBlock:
-                self._result(b, f"/{i}/content/{j}")
-            elif t is HintBlock:
-                self._hint(b, i, j)
-            else:
-                ctx.report(
-                    f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
-                )
-
-    def _result(self, b: ToolResultBlock, pointer: str) -> None:
-        ctx = self.ctx
-        paired, _ = F.close_call(ctx, b, pointer)
-        if not paired and ctx.options.repair:
-            ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
-            return
-        media: list[tuple[Any, str]] = []
-        output = b.output
-        text = F.text_of_blocks(output, ctx, pointer + "/output", media) if output else ""
-        call_id = ctx.call_id(b.id, pointer)
-        if media:
-            labels = [F.block_label(m) for m, _ in media]
-            text = "\n".join([text, *labels]) if text else "\n".join(labels)
-            parts: list[dict[str, Any]] = [{"type": "text", "text": f"Media returned by tool call {call_id}:"}]
-            for m, p in media:
-                ctx.report(p, "tool-result-media-fallback", f"{m.type} sent in a user message after the tool results")
-                parts.append(self._media(m, p))
-            self.deferred.append({"role": "user", "content": parts})
-        self.out.append({"role": "tool", "tool_call_id": call_id, "content": text})
-
-    def _hint(self, b: HintBlock, i: int, j: int) -> None:
-        self.ctx.report(f"/{i}/content/{j}", "hint-placed", "hint sent as a system message after this turn")
-        self.deferred.append({"role": "system", "content": b.hint})
-
-    def _orphans(self) -> None:
-        ctx = self.ctx
-        for call_id, _pointer, _name in F.orphan_calls(ctx):
-            if ctx.options.repair:
-                self.out.append(
-                    {"role": "tool", "tool_call_id": ctx.id_cache.get(call_id, call_id), "content": F.REPAIR_TEXT}
-                )
-
-    # ---- media ----
-
-    def _media(self, b: Any, pointer: str) -> dict[str, Any]:
+    def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx
         v = self.v
         kind, mime = media_kind(b)
         if kind == "image":
             m = ctx.media.resolve(b.source, pointer, inline=False)
             part: dict[str, Any] = {"type": "image_url", "image_url": {"url": m.url or m.data_uri()}}
-            if v.pixel_hints:
-                _hints(b, part, ("min_pixels", "max_pixels"))
+            kept: tuple[str, ...] = ("min_pixels", "max_pixels") if v.pixel_hints else ()
+            copy_hints(b, part, kept)
+            F.media_options(b, kept, ctx, pointer)
             return part
         if kind == "audio":
             fmt = AUDIO_FORMATS.get(mime or "")
             if fmt is None:
-                return self._placeholder(b, pointer, f"audio format {mime!r} (only wav and mp3)")
+                return self.placeholder(b, pointer, f"audio format {mime!r} (only wav and mp3)")
             m = ctx.media.resolve(b.source, pointer, inline=not v.audio_urls)
             return {"type": "input_audio", "input_audio": {"data": m.url or m.data or "", "format": fmt}}
         if kind == "video":
             if not v.video:
-                return self._placeholder(b, pointer, "video")
+                return self.placeholder(b, pointer, "video")
             m = ctx.media.resolve(b.source, pointer, inline=False)
             part = {"type": "video_url", "video_url": {"url": m.url or m.data_uri()}}
-            if v.pixel_hints:
-                _hints(b, part, ("fps", "min_pixels", "max_pixels", "total_pixels"))
+            kept = ("fps", "min_pixels", "max_pixels", "total_pixels") if v.pixel_hints else ()
+            copy_hints(b, part, kept)
+            F.media_options(b, kept, ctx, pointer)
             return part
         if not v.files or mime != "application/pdf":
-            return self._placeholder(b, pointer, f"{mime or 'unknown'} data")
+            return self.placeholder(b, pointer, f"{mime or 'unknown'} data")
         m = ctx.media.resolve(b.source, pointer, inline=True)
         file: dict[str, Any] = {"filename": getattr(b, "name", None) or "document.pdf", "file_data": m.data_uri()}
         return {"type": "file", "file": file}
-
-    def _placeholder(self, b: Any, pointer: str, what: str) -> dict[str, Any]:
-        label = F.block_label(b)
-        self.ctx.report(pointer, "media-unsupported", f"{self.v.name} takes no {what}; sent as {label!r}")
-        return {"type": "text", "text": label}
-
-
-def _hints(block: Any, part: dict[str, Any], names: tuple[str, ...]) -> None:
-    for name in names:
-        value = getattr(block, name, None)
-        if value is not None:
-            part[name] = value
-
-
-def _blocks(msg: Msg) -> list[Any]:
-    return msg.content
-
-
-def _has_result(msg: Msg) -> bool:
-    return any(type(b) is ToolResultBlock for b in msg.content)
-
-
-def _has_tool_use(msg: Msg) -> bool:
-    return any(type(b) is ToolUseBlock for b in msg.content)
 
 
 # ---- response (issue 10) --------------------------------------------------------------------------
