@@ -62,6 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("\n(bench_events.py not present: no event rows)")
 
+    if importlib.util.find_spec("bench_streams") is not None:
+        import bench_streams
+
+        stream_rows = bench_streams.run(quick=args.quick)
+        bench_streams.print_rows(stream_rows)
+        results["provider_streams"] = stream_rows
+
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=str) + "\n")
         print(f"\nrows written to {args.json}")

@@ -28,6 +28,7 @@ non-blank byte is ``{``: DashScope's SDK-printed streams, logs).
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -158,17 +159,16 @@ class _Choice:
 
 
 def _clock() -> Callable[[], str]:
-    """createdAt strings (RFC 3339 UTC, microseconds), cached per microsecond tick."""
-    last = [-1, ""]
+    """createdAt strings (RFC 3339 UTC, microseconds); the date-time part is formatted once per second."""
+    cache: list[Any] = [-1, ""]
 
     def now() -> str:
-        t = time.time()
-        micros = int(t * 1_000_000)
-        if micros != last[0]:
-            secs, frac = divmod(micros, 1_000_000)
-            last[0] = micros
-            last[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{frac:06d}Z"
-        return last[1]  # type: ignore[return-value]
+        micros = int(time.time() * 1_000_000)
+        secs, frac = divmod(micros, 1_000_000)
+        if secs != cache[0]:
+            cache[0] = secs
+            cache[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs))
+        return f"{cache[1]}.{frac:06d}Z"
 
     return now
 
@@ -209,7 +209,7 @@ class StreamBuilder:
         self.agent_events = agent_events
         self.closed = False
         if id_factory is None:
-            prefix = uuid.uuid4().hex[:22]
+            prefix = os.urandom(11).hex()
             counter = iter(range(1 << 62))
 
             def id_factory() -> str:
@@ -217,6 +217,7 @@ class StreamBuilder:
 
         self._new_id: Callable[[], str] = id_factory
         self._now = clock or _clock()
+        self._stamp = self._now()
         self._choices: dict[int, _Choice] = {}
         self._blocks = 0
         self._pending: dict[int, list[str]] = {}  # argument fragments of calls not started yet
@@ -229,8 +230,13 @@ class StreamBuilder:
         self.events = []
         return out
 
+    def tick(self) -> None:
+        """Take the time: the events built until the next tick share it as createdAt (a parser ticks once
+        per chunk of the body it is fed: the events of one network read were created together)."""
+        self._stamp = self._now()
+
     def _ev(self, c: _Choice, type_: str, **fields: Any) -> dict[str, Any]:
-        e: dict[str, Any] = {"type": type_, "id": self._new_id(), "createdAt": self._now()}
+        e: dict[str, Any] = {"type": type_, "id": self._new_id(), "createdAt": self._stamp}
         if c.source is not None:
             e["source"] = c.source
         e.update(fields)
@@ -290,10 +296,22 @@ class StreamBuilder:
         """A text fragment for the text block in ``slot`` (opened on first use)."""
         if not delta:
             return  # an empty fragment opens no block (no empty text blocks)
-        c = self.choice(choice)
+        c = self._choices.get(choice)
+        if c is None or not c.started:
+            c = self.choice(choice)
         block = c.blocks.get(slot)
         block_id = block[1] if block is not None and block[0] == "text" else self._open(c, slot, "text")
-        self._ev(c, "TEXT_BLOCK_DELTA", replyId=c.reply_id, blockId=block_id, delta=delta)
+        e = {
+            "type": "TEXT_BLOCK_DELTA",
+            "id": self._new_id(),
+            "createdAt": self._stamp,
+            "replyId": c.reply_id,
+            "blockId": block_id,
+            "delta": delta,
+        }
+        if c.source is not None:
+            e["source"] = c.source
+        self.events.append(e)
 
     def thinking(
         self,
@@ -672,6 +690,7 @@ class BaseStreamParser:
         b = self.builder
         if b.closed:
             return []
+        b.tick()
         for event, data in self._framer.feed(chunk):
             self._data(event, data)
         return b.drain()
@@ -704,6 +723,7 @@ class BaseStreamParser:
         keeping all that was received. Returns the closing events."""
         b = self.builder
         if not b.closed:
+            b.tick()
             for event, data in self._framer.close():
                 self._data(event, data)
             b.error(message, **info)
@@ -714,6 +734,7 @@ class BaseStreamParser:
         """End of the body: the closing events (a reply the provider did not finish ends interrupted)."""
         b = self.builder
         if not b.closed:
+            b.tick()
             for event, data in self._framer.close():
                 self._data(event, data)
             b.close()

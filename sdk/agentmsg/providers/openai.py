@@ -360,7 +360,8 @@ class StreamParser(BaseStreamParser):
         if event == "error":
             _provider_error(b, obj)
             return
-        b.identify(obj.get("id"), obj.get("model"))
+        if b.model is None or b.response_id is None:
+            b.identify(obj.get("id"), obj.get("model"))
         usage = obj.get("usage")
         if usage:
             b.set_usage(_usage(usage))
