@@ -20,6 +20,7 @@ install: .installed
 
 demo: install
 	$(PYTHON) examples/demo.py
+	$(PYTHON) examples/providers_demo.py
 
 codegen: install
 	$(PYTHON) codegen/generate.py
