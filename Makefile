@@ -166,6 +166,7 @@ install: $(STAMP)
 
 demo: install
 	$(PYTHON) examples/demo.py
+	$(PYTHON) examples/providers_demo.py
 
 codegen: install
 	@bash -c "$$CHECK_NODE_SH" check "make codegen (TypeScript types)"
