@@ -70,14 +70,11 @@ class SSEDecoder:
         out: list[SSEEvent] = []
         start = 0
         length = len(buffer)
-        # The next CR and LF are looked up again only once passed: a chunk without CR is scanned once,
-        # not once per line.
-        cr = buffer.find("\r", start)
-        lf = buffer.find("\n", start)
+        cr = lf = -2  # next CR / LF at or after start (-1: none left), searched again only once passed
         while True:
-            if 0 <= cr < start:
+            if cr != -1 and cr < start:
                 cr = buffer.find("\r", start)
-            if 0 <= lf < start:
+            if lf != -1 and lf < start:
                 lf = buffer.find("\n", start)
             if cr < 0 and lf < 0:
                 break

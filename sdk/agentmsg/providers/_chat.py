@@ -1,0 +1,342 @@
+"""The walk shared by providers whose requests are a flat list of role messages with
+``tool_calls`` and ``tool`` messages (OpenAI Chat Completions and its compatible family, DashScope
+native).
+
+SYSTEM -> ``system``; USER -> ``user``; the current agent's ASSISTANT -> ``assistant`` with
+``tool_calls`` (reasoning in the variant's reasoning field); each tool result -> a ``tool`` message.
+Media a tool message cannot carry, and hints, are sent after the batch of tool messages, once no
+call is open. A provider module subclasses :class:`ChatWalk` for its part shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentmsg.blocks import (
+    AudioBlock,
+    DataBlock,
+    HintBlock,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    VideoBlock,
+)
+from agentmsg.message import Msg, MsgRole
+
+from . import _format as F
+from ._format import Context
+
+_USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
+_MEDIA = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
+
+
+class ChatWalk:
+    """One pass over the conversation, building the ``messages`` array.
+
+    Class attributes a provider sets: ``reasoning_field`` (assistant field for replayed reasoning,
+    or None), ``reasoning_current_turn_only``, ``send_name`` (``name`` field on messages),
+    ``hint_role`` (role of the turn a hint becomes), ``tool_name_field`` (``name`` on tool messages),
+    ``tool_only_content`` (assistant ``content`` when there are only tool calls)."""
+
+    reasoning_field: str | None = None
+    reasoning_current_turn_only = False
+    send_name = True
+    hint_role = "system"
+    tool_name_field = False
+    tool_only_content: Any = None
+
+    def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
+        self.ctx = ctx
+        self.multi = multi
+        self.agent = agent
+        self.name = ctx.provider
+        self.out: list[dict[str, Any]] = []
+        self.deferred: list[dict[str, Any]] = []  # hints and tool-result media, sent once no call is open
+        self.last_user = -1
+        self.history_seen = False
+
+    # ---- hooks (OpenAI shapes by default) ----
+
+    def text_part(self, text: str) -> dict[str, Any]:
+        return {"type": "text", "text": text}
+
+    def media_part(self, block: Any, pointer: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def user_content(self, parts: list[dict[str, Any]]) -> Any:
+        """Content of a user message from its parts (a lone text part becomes a string)."""
+        if len(parts) == 1 and parts[0].get("type") == "text":
+            return parts[0]["text"]
+        return parts
+
+    def text_content(self, text: str) -> Any:
+        """Content of a system, assistant or tool message holding text only."""
+        return text
+
+    # ---- walk ----
+
+    def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
+        ctx = self.ctx
+        if self.reasoning_current_turn_only:
+            for i in range(len(msgs) - 1, -1, -1):
+                if msgs[i].role is _USER:
+                    self.last_user = i
+                    break
+        out = self.out
+        history = self.multi and ctx.options.multi_agent_layout == "history"
+        group: list[tuple[int, Msg]] = []
+        for i, msg in enumerate(msgs):
+            role = msg.role
+            if history:
+                if F.is_history_message(msg, self.agent):
+                    if ctx.open_calls:
+                        self._orphans()
+                    group.append((i, msg))
+                    continue
+                if group:
+                    self._history(group)
+            try:
+                if ctx.open_calls and role is not _TOOL and not _has_result(msg):
+                    self._orphans()
+                if role is _ASSISTANT:
+                    if self.multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
+                        self._user(msg, i, prefix=True)
+                    else:
+                        self._assistant(msg, i)
+                elif role is _USER:
+                    self._user(msg, i, prefix=self.multi)
+                elif role is _TOOL:
+                    self._tool(msg, i)
+                else:
+                    self._system(msg, i)
+            except (AttributeError, TypeError, KeyError) as exc:
+                raise F.broken_message(i, exc) from None
+            if self.deferred and not ctx.open_calls:
+                out.extend(self.deferred)
+                self.deferred.clear()
+        if group:
+            self._history(group)
+        if ctx.open_calls:
+            self._orphans()
+        out.extend(self.deferred)
+        return out
+
+    def _history(self, group: list[tuple[int, Msg]]) -> None:
+        parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self.media_part, self._hint)
+        self.history_seen = True
+        group.clear()
+        self.out.append({"role": "user", "content": self.user_content(parts)})
+        if self.deferred and not self.ctx.open_calls:
+            self.out.extend(self.deferred)
+            self.deferred.clear()
+
+    # ---- roles ----
+
+    def _name(self, msg: Msg, i: int, entry: dict[str, Any]) -> None:
+        name = msg.name
+        if name:
+            if self.send_name:
+                entry["name"] = self.ctx.speaker_name(name, f"/{i}/name")
+            elif not self.multi:
+                self.ctx.report(f"/{i}/name", "name-dropped", f"{self.name} takes no message name")
+
+    def _system(self, msg: Msg, i: int) -> None:
+        texts = []
+        for j, b in enumerate(_blocks(msg)):
+            if type(b) is TextBlock:
+                texts.append(b.text)
+            else:
+                self.ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a system message")
+        entry: dict[str, Any] = {"role": "system", "content": self.text_content("\n".join(texts))}
+        self._name(msg, i, entry)
+        self.out.append(entry)
+
+    def _user(self, msg: Msg, i: int, prefix: bool) -> None:
+        content = _blocks(msg)
+        ctx = self.ctx
+        label = f"[{F.speaker_label(msg)}]: " if prefix else ""
+        parts: list[dict[str, Any]] = []
+        text_part = self.text_part
+        for j, b in enumerate(content):
+            t = type(b)
+            if t is TextBlock:
+                parts.append(text_part(label + b.text if label else b.text))
+                label = ""
+            elif t in _MEDIA:
+                if label:
+                    parts.append(text_part(label.rstrip()))
+                    label = ""
+                parts.append(self.media_part(b, f"/{i}/content/{j}"))
+            elif t is HintBlock:
+                self._hint(b, i, j)
+            elif t is ThinkingBlock:
+                ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
+            else:
+                ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
+        if not parts:
+            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+            return
+        entry: dict[str, Any] = {"role": "user", "content": self.user_content(parts)}
+        self._name(msg, i, entry)
+        self.out.append(entry)
+
+    def _assistant(self, msg: Msg, i: int) -> None:
+        ctx = self.ctx
+        texts: list[str] = []
+        reasoning: list[str] = []
+        calls: list[dict[str, Any]] = []
+        results: list[tuple[ToolResultBlock, int]] = []
+        other = self.multi and not F.is_current_agent(msg, self.agent)
+        for j, b in enumerate(_blocks(msg)):
+            t = type(b)
+            if t is TextBlock:
+                texts.append(b.text)
+            elif t is ToolUseBlock:
+                pointer = f"/{i}/content/{j}"
+                _, arguments = F.tool_arguments(b, ctx, pointer)
+                calls.append(
+                    {
+                        "id": ctx.call_id(b.id, pointer),
+                        "type": "function",
+                        "function": {"name": ctx.tool_name(b.name, pointer + "/name"), "arguments": arguments},
+                    }
+                )
+                F.open_call(ctx, b, pointer)
+            elif t is ThinkingBlock:
+                self._thinking(b, i, j, reasoning, texts, other)
+            elif t is ToolResultBlock:
+                results.append((b, j))
+            elif t is HintBlock:
+                self._hint(b, i, j)
+            else:
+                label = F.block_label(b)
+                ctx.report(f"/{i}/content/{j}", "media-unsupported", f"{b.type} in an assistant turn sent as {label!r}")
+                texts.append(label)
+        if other and texts:
+            texts[0] = f"[{F.speaker_label(msg)}]: {texts[0]}"
+        entry: dict[str, Any] = {"role": "assistant"}
+        if texts:
+            entry["content"] = self.text_content(texts[0] if len(texts) == 1 else "\n".join(texts))
+        else:
+            entry["content"] = self.tool_only_content if calls else self.text_content("")
+        self._name(msg, i, entry)
+        if reasoning:
+            entry[self.reasoning_field or "reasoning_content"] = "\n".join(reasoning)
+        if calls:
+            entry["tool_calls"] = calls
+        if texts or calls or reasoning or not results:
+            self.out.append(entry)
+        for b, j in results:
+            self._result(b, f"/{i}/content/{j}")
+
+    def _thinking(self, b: ThinkingBlock, i: int, j: int, reasoning: list[str], texts: list[str], other: bool) -> None:
+        ctx = self.ctx
+        pointer = f"/{i}/content/{j}"
+        if other:
+            ctx.report(pointer, "thinking-dropped", "reasoning of another agent is not sent")
+            return
+        origin = F.reasoning_origin(b)
+        meta = b.metadata or {}
+        if origin is not None and origin not in ctx.families:
+            if F.foreign_reasoning(ctx, b, pointer, origin) == F.DEMOTE:
+                texts.append(b.thinking)
+            return
+        if self.reasoning_field is None:
+            if ctx.options.reasoning == "text" and b.thinking:
+                ctx.report(pointer, "thinking-demoted", f"{self.name} takes no reasoning; sent as text")
+                texts.append(b.thinking)
+            else:
+                ctx.report(pointer, "thinking-dropped", f"{self.name} takes no reasoning in requests")
+            return
+        if meta.get("redacted") is True:
+            ctx.report(pointer, "thinking-dropped", f"redacted reasoning cannot be sent to {self.name}")
+            return
+        if self.reasoning_current_turn_only and i < self.last_user:
+            ctx.report(pointer, "thinking-pruned", f"{self.name} takes reasoning of the current turn only")
+            return
+        if meta.get("signature") is not None:
+            ctx.report(pointer, "signature-dropped", f"{self.name} has no field for a reasoning signature")
+        reasoning.append(b.thinking)
+
+    def _tool(self, msg: Msg, i: int) -> None:
+        ctx = self.ctx
+        for j, b in enumerate(_blocks(msg)):
+            t = type(b)
+            if t is ToolResultBlock:
+                self._result(b, f"/{i}/content/{j}")
+            elif t is HintBlock:
+                self._hint(b, i, j)
+            else:
+                ctx.report(
+                    f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
+                )
+
+    def _result(self, b: ToolResultBlock, pointer: str) -> None:
+        ctx = self.ctx
+        paired, name = F.close_call(ctx, b, pointer)
+        if not paired and ctx.options.repair:
+            ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
+            return
+        media: list[tuple[Any, str]] = []
+        output: list[Any] = b.output
+        text = F.text_of_blocks(output, ctx, pointer + "/output", media) if output else ""
+        call_id = ctx.call_id(b.id, pointer)
+        if media:
+            labels = [F.block_label(m) for m, _ in media]
+            text = "\n".join([text, *labels]) if text else "\n".join(labels)
+            parts: list[dict[str, Any]] = [self.text_part(f"Media returned by tool call {call_id}:")]
+            for m, p in media:
+                ctx.report(p, "tool-result-media-fallback", f"{m.type} sent in a user message after the tool results")
+                parts.append(self.media_part(m, p))
+            self.deferred.append({"role": "user", "content": parts})
+        entry: dict[str, Any] = {"role": "tool", "content": self.text_content(text), "tool_call_id": call_id}
+        if self.tool_name_field:
+            tool = name if name is not None else (b.name or "")
+            entry["name"] = ctx.tool_name(tool, pointer + "/name") if tool else tool
+        self.out.append(entry)
+
+    def _hint(self, b: HintBlock, i: int, j: int) -> None:
+        role = self.hint_role
+        self.ctx.report(f"/{i}/content/{j}", "hint-placed", f"hint sent as a {role} message after this turn")
+        self.deferred.append({"role": role, "content": self.text_content(b.hint)})
+
+    def _orphans(self) -> None:
+        ctx = self.ctx
+        for call_id, _pointer, name in F.orphan_calls(ctx):
+            if ctx.options.repair:
+                entry: dict[str, Any] = {
+                    "role": "tool",
+                    "content": self.text_content(F.REPAIR_TEXT),
+                    "tool_call_id": ctx.id_cache.get(call_id, call_id),
+                }
+                if self.tool_name_field:
+                    entry["name"] = ctx.tool_name_cache.get(name, name)
+                self.out.append(entry)
+
+    def placeholder(self, b: Any, pointer: str, what: str) -> dict[str, Any]:
+        label = F.block_label(b)
+        self.ctx.report(pointer, "media-unsupported", f"{self.name} takes no {what}; sent as {label!r}")
+        return self.text_part(label)
+
+
+def copy_hints(block: Any, part: dict[str, Any], names: tuple[str, ...]) -> None:
+    """Copy Qwen-VL sizing hints (``min_pixels``, ``fps``, ...) of a block onto a part."""
+    for name in names:
+        value = getattr(block, name, None)
+        if value is not None:
+            part[name] = value
+
+
+def _blocks(msg: Msg) -> list[Any]:
+    return msg.content
+
+
+def _has_result(msg: Msg) -> bool:
+    return any(type(b) is ToolResultBlock for b in msg.content)
+
+
+def _has_tool_use(msg: Msg) -> bool:
+    return any(type(b) is ToolUseBlock for b in msg.content)
