@@ -267,7 +267,8 @@ client-check:
 	node sdk/typescript/scripts/build.mjs --check
 
 client-test:
-	cd sdk/typescript && node --test test/
+	@echo "== @agentmsg/client tests (node --test; failures in full) =="
+	@cd sdk/typescript && node --test --test-reporter=dot test/ && echo && echo "@agentmsg/client: every test passed"
 
 client-size:
 	node sdk/typescript/scripts/size.mjs
