@@ -62,6 +62,8 @@ def test_there_are_vectors_for_every_case_the_issue_names() -> None:
         "bad-input-tolerant",
         "missing-reply-id",
         "thinking-signature-delta",
+        "java-interleaved-tool-calls",  # Java 2.x's tool-call block lifecycle (docs/events.md rule 3)
+        "delta-of-another-kind",
     } <= set(CASES)
 
 
@@ -242,3 +244,10 @@ def test_reducer_handles_exactly_the_schema_event_types() -> None:
 
     schema_types = agentmsg.schema_documents()["agent-event.schema.json"]["properties"]["type"]["enum"]
     assert set(_HANDLERS) == set(schema_types), "a new event type in the schema needs a reducer rule (and a vector)"
+
+
+def test_an_unhashable_event_type_is_reported_not_raised() -> None:
+    """Found by the differential run against the TypeScript reducer (tests/test_client_differential.py)."""
+    reducer = Reducer()
+    reducer.feed_many([{"type": ["TEXT_BLOCK_DELTA"], "id": "a"}, {"type": {"x": 1}, "id": "b"}])
+    assert [(p.pointer, p.rule) for p in reducer.problems] == [("/0/type", "enum"), ("/1/type", "enum")]

@@ -345,3 +345,27 @@ def test_created_at_never_crashes() -> None:
     with pytest.raises(ValidationError) as info:
         Msg.from_json('{"id":"m","role":"USER","content":[],"timestamp":"2025-13-45 99:99:99"}')
     assert info.value.problems[0].rule == "timestamp" and "yyyy-MM-dd" in info.value.problems[0].message
+
+
+def test_one_block_table_covers_the_schema() -> None:
+    from agentmsg.blocks import BLOCK_CLASSES
+
+    enum = agentmsg.schema_documents()["content-block.schema.json"]["properties"]["type"]["enum"]
+    assert list(BLOCK_CLASSES) == enum
+    for tag, cls in BLOCK_CLASSES.items():
+        assert getattr(agentmsg, cls.__name__) is cls and cls.__module__ == "agentmsg.blocks"
+        assert type(agentmsg.block_from_dict(agentmsg.block_to_dict(_minimal(tag)))) is cls
+
+
+def _minimal(tag: str) -> Any:
+    from agentmsg.blocks import BLOCK_CLASSES
+
+    source = URLSource(url="https://a/b")
+    extra: dict[str, Any] = {
+        "text": {"text": ""},
+        "thinking": {"thinking": ""},
+        "tool_use": {"id": "c", "name": "f"},
+        "tool_result": {"id": "c"},
+        "hint": {"hint": ""},
+    }.get(tag, {"source": source})
+    return BLOCK_CLASSES[tag](**extra)

@@ -70,9 +70,12 @@ class SSEDecoder:
         out: list[SSEEvent] = []
         start = 0
         length = len(buffer)
+        cr = lf = -2  # next CR / LF at or after start (-1: none left), searched again only once passed
         while True:
-            cr = buffer.find("\r", start)
-            lf = buffer.find("\n", start)
+            if cr != -1 and cr < start:
+                cr = buffer.find("\r", start)
+            if lf != -1 and lf < start:
+                lf = buffer.find("\n", start)
             if cr < 0 and lf < 0:
                 break
             if cr < 0 or (0 <= lf < cr):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 import attrs
 
@@ -77,85 +77,56 @@ class _Checked:
         _normalise(self)
 
 
-@attrs.define(kw_only=True, slots=True, weakref_slot=False)
-class TextBlock(_Checked, _gen.TextBlock):
-    __doc__ = _gen.TextBlock.__doc__
+def _sdk_class(generated: type) -> type:
+    """The SDK class of a generated block: a slotted attrs subclass, same fields, checked construction."""
+    namespace = {"__doc__": generated.__doc__, "__module__": __name__, "__qualname__": generated.__name__}
+    return attrs.define(kw_only=True, slots=True, weakref_slot=False)(
+        type(generated.__name__, (_Checked, generated), namespace)
+    )
 
 
-@attrs.define(kw_only=True, slots=True, weakref_slot=False)
-class ThinkingBlock(_Checked, _gen.ThinkingBlock):
-    __doc__ = _gen.ThinkingBlock.__doc__
-
-
-@attrs.define(kw_only=True, slots=True, weakref_slot=False)
-class ImageBlock(_Checked, _gen.ImageBlock):
-    __doc__ = _gen.ImageBlock.__doc__
-
-
-@attrs.define(kw_only=True, slots=True, weakref_slot=False)
-class AudioBlock(_Checked, _gen.AudioBlock):
-    __doc__ = _gen.AudioBlock.__doc__
-
-
-@attrs.define(kw_only=True, slots=True, weakref_slot=False)
-class VideoBlock(_Checked, _gen.VideoBlock):
-    __doc__ = _gen.VideoBlock.__doc__
-
-
-@attrs.define(kw_only=True, slots=True, weakref_slot=False)
-class DataBlock(_Checked, _gen.DataBlock):
-    __doc__ = _gen.DataBlock.__doc__
-
-
-@attrs.define(kw_only=True, slots=True, weakref_slot=False)
-class ToolUseBlock(_Checked, _gen.ToolUseBlock):
-    __doc__ = _gen.ToolUseBlock.__doc__
-
-
-@attrs.define(kw_only=True, slots=True, weakref_slot=False)
-class ToolResultBlock(_Checked, _gen.ToolResultBlock):
-    __doc__ = _gen.ToolResultBlock.__doc__
-
-
-@attrs.define(kw_only=True, slots=True, weakref_slot=False)
-class HintBlock(_Checked, _gen.HintBlock):
-    __doc__ = _gen.HintBlock.__doc__
+_GENERATED_BLOCKS = (
+    _gen.TextBlock,
+    _gen.ThinkingBlock,
+    _gen.ImageBlock,
+    _gen.AudioBlock,
+    _gen.VideoBlock,
+    _gen.DataBlock,
+    _gen.ToolUseBlock,
+    _gen.ToolResultBlock,
+    _gen.HintBlock,
+)
+_SDK_BLOCKS: tuple[type, ...] = tuple(_sdk_class(c) for c in _GENERATED_BLOCKS)
+if TYPE_CHECKING:  # statically the fields and constructor signatures of the generated classes
+    from agentmsg_models.content_block import (
+        AudioBlock,
+        DataBlock,
+        HintBlock,
+        ImageBlock,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        VideoBlock,
+    )
+else:
+    globals().update((c.__name__, c) for c in _SDK_BLOCKS)
 
 
 #: Any content block (the schema's union; the SDK classes above are its members' subclasses).
 ContentBlock: TypeAlias = _gen.ContentBlock
 
 #: The one table of block classes: wire ``type`` tag -> SDK class, in the schema's order.
-BLOCK_CLASSES: dict[str, type[Any]] = {
-    _tag_of(c): c
-    for c in (
-        TextBlock,
-        ThinkingBlock,
-        ImageBlock,
-        AudioBlock,
-        VideoBlock,
-        DataBlock,
-        ToolUseBlock,
-        ToolResultBlock,
-        HintBlock,
-    )
-}
-
-
-def _generated_base(cls: type) -> type:
-    return next(b for b in cls.__mro__ if b.__module__ == _gen.__name__)
-
-
+BLOCK_CLASSES: dict[str, type[Any]] = {_tag_of(c): c for c in _SDK_BLOCKS}
 #: generated class -> the SDK class decoding builds.
-SDK_CLASS_OF: dict[type, type] = {_generated_base(c): c for c in BLOCK_CLASSES.values()}
-_GENERATED = tuple(SDK_CLASS_OF)
+SDK_CLASS_OF: dict[type, type] = dict(zip(_GENERATED_BLOCKS, _SDK_BLOCKS, strict=True))
 _SDK_CLASSES = frozenset(BLOCK_CLASSES.values())
 
 _MEDIA = (_gen.ImageBlock, _gen.AudioBlock, _gen.VideoBlock, _gen.DataBlock)
 
 CODEC = Codec(SDK_CLASS_OF)
 OPEN_CODEC = Codec(SDK_CLASS_OF, keep_unknown=True)
-_BLOCK_TAGS = {tag: _generated_base(c) for tag, c in BLOCK_CLASSES.items()}
+_BLOCK_TAGS: dict[str, type] = {_tag_of(c): c for c in _GENERATED_BLOCKS}
 _SOURCE_TAGS: dict[str, type] = {"url": URLSource, "base64": Base64Source}
 _by_tag, _by_tag_open = CODEC.union(_BLOCK_TAGS), OPEN_CODEC.union(_BLOCK_TAGS)
 _source, _source_open = CODEC.union(_SOURCE_TAGS), OPEN_CODEC.union(_SOURCE_TAGS)
@@ -204,7 +175,7 @@ def as_blocks(value: Any, pointer: str = "", kind: str = "content-block") -> lis
     :class:`~agentmsg.ValidationError` at ``pointer`` (``/content``, ``/output``)."""
     if value is None:
         return []
-    if isinstance(value, (str, Mapping)) or type(value) in _SDK_CLASSES or isinstance(value, _GENERATED):
+    if isinstance(value, (str, Mapping)) or type(value) in _SDK_CLASSES or isinstance(value, _GENERATED_BLOCKS):
         value = (value,)
     elif not isinstance(value, Iterable) or isinstance(value, (bytes, bytearray)):
         raise ValidationError.single(
@@ -221,9 +192,9 @@ def as_blocks(value: Any, pointer: str = "", kind: str = "content-block") -> lis
                 out.append(block_from_dict(item))
             except ValidationError as exc:
                 raise exc.under(f"{pointer}/{index}", kind) from None
-        elif isinstance(item, _GENERATED):  # a generated (plain) block: checked and rebuilt as the SDK class
+        elif isinstance(item, _GENERATED_BLOCKS):  # a generated (plain) block: checked and rebuilt as the SDK class
             try:
-                out.append(block_from_dict(block_to_dict(item)))  # type: ignore[arg-type]
+                out.append(block_from_dict(block_to_dict(item)))
             except ValidationError as exc:
                 raise exc.under(f"{pointer}/{index}", kind) from None
         else:

@@ -241,7 +241,8 @@ class Reducer:
 
     def _dispatch(self, event: dict[str, Any], index: int) -> None:
         """Apply one event (already checked for source and duplicates)."""
-        handler = _HANDLERS.get(event.get("type"))  # type: ignore[arg-type]
+        kind = event.get("type")
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None  # (a list or dict type is unhashable)
         if handler is None:
             self._problem(index, "/type", "enum", f"unknown event type {event.get('type')!r}: event skipped")
             return
