@@ -6,6 +6,7 @@ docs/java-compatibility.md (and in KNOWN below). Skips only when Java or Maven i
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ import orjson
 import pytest
 
 import agentmsg
+from agentmsg._converter import json_default as _json_default
 from tests.conftest import ROOT, load_vectors
 
 pytestmark = [
@@ -30,6 +32,8 @@ pytestmark = [
 
 # Valid vectors AgentScope Java 2.0.0 cannot read (its bugs, documented in docs/java-compatibility.md).
 JAVA_CANNOT_READ = {"event:java-all-tools-denied"}  # AllToolsDeniedEvent has no Jackson creator in 2.0.0
+# Java's ChatUsage has primitive counters: a usage left empty (its keys were all unknown) is written with zeros.
+JAVA_FILLS_EMPTY_USAGE = {"msg:usage-snake-case"}  # documented in docs/java-compatibility.md
 # agentmsg's event extension keys: Java ignores them on read, so they are gone when Java writes back.
 EVENT_EXTENSIONS = {
     "THINKING_BLOCK_START": {"provider", "model"},
@@ -64,6 +68,18 @@ def _canonical(kind: str, value: Any) -> Any:
     return value
 
 
+def _drop(instance: Any, pointers: list[str]) -> Any:
+    """``instance`` without the keys at ``pointers`` (a copy)."""
+    out = copy.deepcopy(instance)
+    for pointer in pointers:
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+        node = out
+        for part in parts[:-1]:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        del node[parts[-1]]
+    return out
+
+
 def _drop_data_ids_java_added(original: Any, java: Any) -> Any:
     """Java mints an id for a data block read without one (documented)."""
     if isinstance(original, dict) and isinstance(java, dict):
@@ -93,9 +109,17 @@ def test_java_reads_and_writes_back_every_valid_vector(java_out: Path, kind: str
         assert got["read"], f"{key}: AgentScope Java cannot read a valid vector: {got.get('error')}"
         written = got["output"]  # the harness embeds Java's output as a JSON value
         agentmsg.validate(written, kind)  # what Java writes, we read
-        original = case["instance"]
+        # Java reads unknown keys (schema 1.1) and ignores them: they are gone from what it writes back, except
+        # inside metadata maps, which Java keeps whole (docs/java-compatibility.md). agentmsg keeps them all.
+        unknown = case.get("unknown_keys", [])
+        in_maps = [p for p in unknown if "/metadata/" in p]
+        assert [p.pointer for p in agentmsg.find_unknown_keys(written, kind)] == in_maps, key
+        original = _drop(case["instance"], [p for p in unknown if p not in in_maps])
         if kind == "event":
             original = {k: v for k, v in original.items() if k not in EVENT_EXTENSIONS.get(original["type"], set())}
+        if key in JAVA_FILLS_EMPTY_USAGE:
+            assert original["usage"] == {} and set(written["usage"].values()) == {0}, key
+            written = {**written, "usage": {}}
         assert _drop_data_ids_java_added(_canonical(kind, original), _canonical(kind, written)) == _canonical(
             kind, original
         ), key
@@ -162,3 +186,50 @@ def test_streams_from_a_real_java_agent_reduce_to_valid_messages(java_out: Path)
         for msg in messages:
             agentmsg.validate(msg.to_dict())
         assert reducer.check_results() == [], f"{path.name}: reduced message does not cover AGENT_RESULT"
+
+
+def _ours(kind: str, text: str) -> str:
+    """What agentmsg writes for what it read from ``text``."""
+    if kind == "msg":
+        return agentmsg.Msg.from_json(text).to_json()
+    if kind == "content-block":
+        return agentmsg.block_to_json(agentmsg.block_from_json(text))
+    if kind == "source":
+        return orjson.dumps(agentmsg.blocks.source_from_dict(orjson.loads(text)), default=_json_default).decode()
+    usage = agentmsg.message._usage(orjson.loads(text))
+    return orjson.dumps(usage, default=_json_default).decode()
+
+
+def _block_types(kind: str, text: str) -> set[str]:
+    value = orjson.loads(text)
+    blocks = value.get("content", []) if kind == "msg" else [value] if kind == "content-block" else []
+    found: set[str] = set()
+    while blocks:
+        block = blocks.pop()
+        found.add(block["type"])
+        blocks.extend(block.get("output", []) if block["type"] == "tool_result" else [])
+    return found
+
+
+def test_agentmsg_writes_what_java_writes_byte_for_byte(java_out: Path) -> None:
+    """Every message, block, source and usage AgentScope Java wrote (its builders' output and its round trip of
+    each valid vector), read by agentmsg and written again, gives Java's exact bytes: key order of every block
+    type (VideoBlock and HintBlock included), null and omit conventions, number forms, escaping."""
+    compared: dict[str, int] = {}
+    types: set[str] = set()
+    for kind in ("msg", "content-block", "source", "chat-usage"):
+        for name in (f"built-{kind}.raw.json", f"roundtrip-{kind}.raw.json"):
+            path = java_out / name
+            if not path.exists():
+                continue
+            valid = {c["id"] for c in load_vectors(f"{kind}.json")["cases"] if c["valid"]} if "roundtrip" in name else None
+            for label, text in _load(java_out, name).items():
+                if valid is not None and label not in valid:
+                    continue  # an invalid vector Java read anyway (it is more lenient): not agentmsg's to write
+                assert _ours(kind, text) == text, f"{name} {label}: agentmsg writes other bytes than Java"
+                compared[kind] = compared.get(kind, 0) + 1
+                types |= _block_types(kind, text)
+    every = set(agentmsg.blocks.BLOCK_CLASSES)
+    assert every <= types, f"block types never compared: {every - types}"
+    assert compared.get("msg", 0) >= 20 and compared.get("content-block", 0) >= 40, compared
+    assert compared.get("source", 0) >= 5 and compared.get("chat-usage", 0) >= 3, compared

@@ -88,6 +88,9 @@ import java.util.Set;
  * maps, null-valued map entries, factories that leave id/name null): how Java handles missing values. These
  * are not realistic output and need not validate against agentmsg's schemas.
  *
+ * <p>OUT_DIR/built-KIND.raw.json: the same realistic values as {@code {"name": "<exact text Java wrote, as a JSON
+ * string>"}}, for byte-for-byte comparisons.
+ *
  * <p>OUT_DIR/built-readback.json: each built value (edge probes as "edge:NAME") read back with the same codec:
  * {@code {"kind": {"name": {"read": bool, "same": bool, "error": ...}}}} where "same" means Java wrote the
  * read-back value identically (ignoring key order). OUT_DIR/build-errors.json: builders that threw, and event
@@ -118,6 +121,7 @@ final class Build {
     final String kind;
     final Class<?> readType;
     final Json.RawObject out = new Json.RawObject();
+    final Json.RawObject rawOut = new Json.RawObject();
     final Json.RawObject edgeOut = new Json.RawObject();
     final Map<String, String> written = new LinkedHashMap<>();
     final Map<String, String> edgeWritten = new LinkedHashMap<>();
@@ -143,6 +147,7 @@ final class Build {
         Json.tree(json);
         if (seen.containsKey(name)) throw new IllegalStateException("duplicate name " + name);
         file.putRaw(name, json);
+        if (keep) rawOut.putRaw(name, Json.quote(json));
         seen.put(name, json);
         if (keep) values.put(name, value);
         @SuppressWarnings("unchecked")
@@ -373,6 +378,7 @@ final class Build {
     List<Section> all = List.of(msgs, blocks, events, sources, usages);
     for (Section s : all) {
       s.out.writeTo(out.resolve("built-" + s.kind + ".json"));
+      s.rawOut.writeTo(out.resolve("built-" + s.kind + ".raw.json"));
       s.edgeOut.writeTo(out.resolve("built-edge-" + s.kind + ".json"));
     }
     Json.RawObject readback = new Json.RawObject();

@@ -20,6 +20,9 @@ import java.util.stream.Stream;
  *
  * <p>OUT_DIR/roundtrip-KIND.json: {@code {"case id": {"read": true, "javaClass": "...", "output": <JSON Java
  * wrote>}, "case id 2": {"read": false, "error": "Class: message", "exception": [...]}}}
+ *
+ * <p>OUT_DIR/roundtrip-KIND.raw.json: {@code {"case id": "<the exact text Java wrote, as a JSON string>"}} for
+ * every case Java read and wrote back, so that the Python side can compare bytes, not parsed values.
  */
 final class Roundtrip {
   private Roundtrip() {}
@@ -45,6 +48,7 @@ final class Roundtrip {
       files = s.filter(f -> f.getFileName().toString().endsWith(".json")).sorted().toList();
     }
     Map<String, Json.RawObject> results = new LinkedHashMap<>();
+    Map<String, Json.RawObject> raws = new LinkedHashMap<>();
     for (Path file : files) {
       Vectors.File vectors;
       try {
@@ -59,10 +63,12 @@ final class Roundtrip {
         continue;
       }
       Json.RawObject result = results.computeIfAbsent(vectors.kind(), k -> new Json.RawObject());
+      Json.RawObject raw = raws.computeIfAbsent(vectors.kind(), k -> new Json.RawObject());
       int read = 0, validRejected = 0, invalidRead = 0;
       for (Vectors.Case c : vectors.cases()) {
         Outcome o = roundtrip(c.instance(), type);
         result.putRaw(c.id(), o.json());
+        if (o.written() != null) raw.putRaw(c.id(), Json.quote(o.written()));
         if (o.read()) read++;
         if (Boolean.TRUE.equals(c.valid()) && !o.read()) validRejected++;
         if (Boolean.FALSE.equals(c.valid()) && o.read()) invalidRead++;
@@ -72,9 +78,10 @@ final class Roundtrip {
           vectors.kind(), vectors.cases().size(), read, validRejected, invalidRead);
     }
     for (var e : results.entrySet()) e.getValue().writeTo(out.resolve("roundtrip-" + e.getKey() + ".json"));
+    for (var e : raws.entrySet()) e.getValue().writeTo(out.resolve("roundtrip-" + e.getKey() + ".raw.json"));
   }
 
-  record Outcome(boolean read, String json) {}
+  record Outcome(boolean read, String json, String written) {}
 
   static Outcome roundtrip(String instance, Class<?> type) {
     Object value;
@@ -83,17 +90,20 @@ final class Roundtrip {
     } catch (Throwable e) {
       return new Outcome(
           false,
-          new Json.Inline().put("read", false).put("error", Json.describe(e)).put("exception", Json.chain(e)).text());
+          new Json.Inline().put("read", false).put("error", Json.describe(e)).put("exception", Json.chain(e)).text(),
+          null);
     }
     Json.Inline entry =
         new Json.Inline().put("read", true).put("javaClass", value == null ? null : value.getClass().getName());
+    String written = null;
     try {
-      String written = Json.CODEC.toJson(value);
+      written = Json.CODEC.toJson(value);
       Json.tree(written); // must be JSON text we can embed
       entry.putRaw("output", written);
     } catch (Throwable e) {
+      written = null;
       entry.put("written", false).put("error", Json.describe(e)).put("exception", Json.chain(e));
     }
-    return new Outcome(true, entry.text());
+    return new Outcome(true, entry.text(), written);
   }
 }
