@@ -70,3 +70,107 @@ def test_schema_listing_single_and_bundle() -> None:
     validator = jsonschema.Draft202012Validator(bundle)
     assert validator.is_valid(GOOD) and not validator.is_valid(BAD)
     assert run("schema", "nope").returncode == 2
+
+
+def test_validate_exit_codes_are_as_documented(tmp_path: Path) -> None:
+    """0 valid, 1 invalid (not JSON, too big, too deep included), 2 usage or unreadable (others still checked)."""
+    good, broken = tmp_path / "good.json", tmp_path / "broken.json"
+    good.write_text(json.dumps(GOOD))
+    broken.write_text('{"id": ')
+    assert run("validate", str(good)).returncode == 0
+    r = run("validate", str(broken), str(good))
+    assert r.returncode == 1 and r.stdout.startswith(f"{broken}: not valid JSON") and r.stdout.endswith("[json]\n")
+    r = run("validate", str(tmp_path / "missing.json"), str(broken))
+    assert r.returncode == 2 and "cannot read" in r.stderr and f"{broken}: not valid JSON" in r.stdout
+    r = run("validate", "--help")
+    assert r.returncode == 0 and "exit status:" in r.stdout and "2  usage error" in r.stdout
+    assert "bounded memory" in r.stdout
+    assert run("validate", "--max-depth", "300", str(good)).returncode == 2
+    readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    assert "exits 0 when all instances are valid, 1 when any is invalid (text that is not JSON" in readme
+    assert "2 on usage errors or files that cannot be read" in readme
+
+
+def test_validate_applies_the_api_limits_and_rules(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 300 + "]" * 300)
+    r = run("validate", str(deep))
+    assert (r.returncode, r.stdout) == (1, f"{deep}: nested deeper than 254 levels (limits.max_depth) [max-depth]\n")
+    nested = tmp_path / "nested.json"
+    nested.write_text(json.dumps({**GOOD, "metadata": {"a": [[[1]]]}}))
+    assert run("validate", str(nested)).returncode == 0
+    r = run("validate", "--max-depth", "3", str(nested))
+    assert r.returncode == 1 and "[max-depth]" in r.stdout
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({**GOOD, "content": [{"type": "text", "text": "x" * 5000}]}))
+    r = run("validate", "--max-bytes", "1000", str(big))
+    assert r.returncode == 1 and r.stdout.endswith("[max-bytes]\n")
+    huge_int = tmp_path / "int.json"
+    huge_int.write_text(json.dumps(GOOD).replace('"usage": null', '"usage": {"inputTokens": 18446744073709551617}'))
+    r = run("validate", str(huge_int))
+    assert (
+        r.returncode == 1 and r.stdout.startswith(f"{huge_int}:/usage/inputTokens: ") and "[integer-range]" in r.stdout
+    )
+    surrogate = tmp_path / "surrogate.json"
+    surrogate.write_text(json.dumps(GOOD).replace('"hi"', '"\\ud800"'))
+    r = run("validate", str(surrogate))
+    assert r.returncode == 1 and r.stdout.endswith("[lone-surrogate]\n")
+
+
+def test_validate_reads_jsonl_line_by_line_and_refuses_long_records(tmp_path: Path) -> None:
+    jsonl = tmp_path / "msgs.jsonl"
+    jsonl.write_text(
+        json.dumps(GOOD)
+        + "\n"
+        + json.dumps({**GOOD, "content": [{"type": "text", "text": "x" * 5000}]})
+        + "\n\n"
+        + json.dumps(BAD)
+        + "\n"
+    )
+    r = run("validate", "--max-bytes", "1000", str(jsonl))
+    lines = r.stdout.splitlines()
+    assert r.returncode == 1 and len(lines) == 2
+    assert lines[0].startswith(f"{jsonl}:/1: ") and lines[0].endswith("[max-bytes]")
+    assert lines[1].startswith(f"{jsonl}:/2/content/0/type: ") and lines[1].endswith("[role-content]")
+
+
+def test_validate_stops_at_once_on_endless_or_binary_input() -> None:
+    """An input that never ends is refused after at most max_bytes (here 100 KB), not read without bound."""
+    zero = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "validate", "/dev/zero"], capture_output=True, text=True, timeout=60
+    )
+    assert zero.returncode == 1 and zero.stdout == "/dev/zero: not valid JSON: it starts with b'\\x00' [json]\n"
+    endless = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('[' * 65536)"], stdout=subprocess.PIPE
+    )
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "agentmsg", "validate", "--max-bytes", "100000", "-"],
+            stdin=endless.stdout,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        endless.kill()
+        endless.wait()
+    assert r.returncode == 1 and r.stdout.endswith("[max-bytes]\n")
+
+
+def test_validate_notes_unknown_keys_and_strict_rejects_them(tmp_path: Path) -> None:
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps({**GOOD, "usage": {"inputTokens": 1, "cacheCreationInputTokens": 5}}))
+    r = run("validate", str(newer))
+    assert r.returncode == 0
+    assert r.stdout.startswith(f"{newer}:/usage/cacheCreationInputTokens: note: ") and r.stdout.endswith(
+        "[unknown-key]\n"
+    )
+    r = run("validate", "--strict", str(newer))
+    assert r.returncode == 1 and r.stdout.startswith(f"{newer}:/usage: ") and "[additionalProperties]" in r.stdout
+
+
+def test_subcommand_help_pages_have_descriptions() -> None:
+    for command in ("validate", "schema"):
+        r = run(command, "--help")
+        _, _, rest = r.stdout.partition("\n\n")
+        assert r.returncode == 0 and rest.strip() and not rest.startswith(("positional", "options")), command

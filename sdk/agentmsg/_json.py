@@ -288,8 +288,8 @@ def _raise_first(instance: Any, kind: str | None) -> None:
     if found is None:  # pragma: no cover (the fast walk and this one agree)
         return
     path, rule, message = found
-    if rule == "max-depth":
-        raise SizeLimitError([Problem(pointer_of(path), rule, message)], kind)
+    if rule == "max-depth":  # the whole value is too deep (the same pointer as when the parser finds it)
+        raise SizeLimitError([Problem("", rule, message)], kind)
     raise ValidationError([Problem(pointer_of(path), rule, message)], kind)
 
 

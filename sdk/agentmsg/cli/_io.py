@@ -8,7 +8,9 @@ from typing import IO, Any, TextIO
 
 import orjson
 
-from ..errors import Problem
+from .._json import loads
+from .._limits import limits
+from ..errors import Problem, ValidationError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -61,12 +63,161 @@ def instances(data: bytes) -> Iterator[tuple[tuple[int, ...], Any, str | None]]:
         yield (), value, None
 
 
-def print_problems(where: str, prefix: str, problems: Iterable[Problem], out: TextIO) -> int:
+def print_problems(where: str, prefix: str, problems: Iterable[Problem], out: TextIO, *, note: bool = False) -> int:
     """One ``FILE:POINTER: message [rule]`` line per problem (``FILE: message [rule]`` for the whole
-    instance); returns how many were printed."""
+    instance; ``note: `` before the message for notes); returns how many were printed."""
     n = 0
+    head = "note: " if note else ""
     for p in problems:
         pointer = prefix + p.pointer
-        out.write(f"{where}:{pointer}: {p.message} [{p.rule}]\n" if pointer else f"{where}: {p.message} [{p.rule}]\n")
+        where_at = f"{where}:{pointer}" if pointer else where
+        out.write(f"{where_at}: {head}{p.message} [{p.rule}]\n")
         n += 1
     return n
+
+
+_CHUNK = 1 << 16
+_BOM = b"\xef\xbb\xbf"
+
+
+def _too_big() -> Problem:
+    return Problem(
+        "", "max-bytes", f"larger than the limit of {limits.max_bytes} bytes (limits.max_bytes): not read whole"
+    )
+
+
+def _parse(text: bytes, kind: str) -> tuple[Any, Problem | None]:
+    try:
+        return loads(text, kind), None
+    except ValidationError as exc:
+        return None, exc.problems[0]
+
+
+def _skip_line(stream: IO[bytes]) -> None:
+    """Read and drop the rest of a line (bounded memory)."""
+    while True:
+        chunk = stream.readline(_CHUNK)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+def _read_line(stream: IO[bytes], limit: int, first: bytes = b"", *, drain: bool = True) -> bytes | None:
+    """One line (through its newline, or to the end of the input), read in chunks after ``first``; None when it
+    is longer than ``limit`` bytes: at most ``limit`` + one chunk was held, and with ``drain`` the rest of the
+    line is read and dropped (bounded memory), so that the next call reads the next line."""
+    parts = [first] if first else []
+    size = len(first)
+    if first.endswith(b"\n"):
+        return first if size <= limit else None
+    while True:
+        chunk = stream.readline(_CHUNK)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > limit:
+            parts.clear()
+            if drain and not chunk.endswith(b"\n"):
+                _skip_line(stream)
+            return None
+        parts.append(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return b"".join(parts)
+
+
+def _read_rest(stream: IO[bytes], limit: int) -> bytes:
+    """The rest of the input in chunks, at most ``limit`` + 1 bytes."""
+    parts: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = stream.read(min(_CHUNK, limit + 1 - size))
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)
+
+
+def records(stream: IO[bytes], kind: str) -> Iterator[tuple[str, Any, Problem | None]]:
+    """(pointer prefix, instance, problem) for each instance of a file: one JSON value, an array (each item an
+    instance, prefix ``/N``) or JSON Lines (each non-blank line, prefix ``/N``). Reads in bounded memory: a
+    document is read up to ``limits.max_bytes`` + 1 bytes, JSON Lines one line at a time; a record beyond the
+    limit gives ``max-bytes`` without being read whole. Parse problems carry the API's rules (``json``,
+    ``max-bytes``, ``max-depth``, ``integer-range``, ``lone-surrogate``)."""
+    max_bytes = limits.max_bytes
+    blank = 0  # bytes of leading blank lines (part of a document)
+    chunk = stream.readline(_CHUNK)
+    if chunk.startswith(_BOM):
+        chunk = chunk[len(_BOM) :]
+    while chunk and not chunk.strip() and chunk.endswith(b"\n") and blank <= max_bytes:
+        blank += len(chunk)
+        chunk = stream.readline(_CHUNK)
+    head = chunk.lstrip()
+    if not head or head[:1] not in b'{["-0123456789tfn':
+        # Not the start of any JSON value (binary data, /dev/zero, an empty file): read no further.
+        shown = f"it starts with {head[:1]!r}" if head else "there is no JSON value"
+        yield "", None, Problem("", "json", f"not valid JSON: {shown}")
+        return
+    line = _read_line(stream, max_bytes - blank, chunk, drain=False)
+    if line is None:  # one line beyond the limit: document or record, it cannot be taken
+        yield "", None, _too_big()
+        return
+    first = line
+    if first.endswith(b"\n"):
+        value, problem = _parse(first, kind)
+        if problem is None:
+            # The first line is a whole value: JSON Lines when another non-blank line follows.
+            nxt = _read_line(stream, max_bytes)
+            while nxt is not None and nxt.endswith(b"\n") and not nxt.strip():
+                nxt = _read_line(stream, max_bytes)
+            if nxt is None or nxt.strip():
+                yield from _jsonl(stream, kind, value, nxt)
+            else:
+                yield from _items(value)
+            return
+        if problem.rule != "json":
+            yield "", None, problem
+            return
+        # A document over several lines (or JSON Lines whose first line is broken): read it, within the limit.
+        text = first + _read_rest(stream, max_bytes - blank - len(first))
+    else:
+        text = first  # the whole input is one line
+    if len(text) + blank > max_bytes:
+        yield "", None, _too_big()
+        return
+    value, problem = _parse(text, kind)
+    if problem is None:
+        yield from _items(value)
+        return
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) < 2 or problem.rule != "json":
+        yield "", None, problem
+        return
+    for index, line in enumerate(lines):  # JSON Lines whose first line is broken
+        value, problem = _parse(line, kind)
+        yield f"/{index}", value, problem
+
+
+def _items(value: Any) -> Iterator[tuple[str, Any, Problem | None]]:
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            yield f"/{index}", item, None
+    else:
+        yield "", value, None
+
+
+def _jsonl(stream: IO[bytes], kind: str, first: Any, second: bytes | None) -> Iterator[tuple[str, Any, Problem | None]]:
+    max_bytes = limits.max_bytes
+    yield "/0", first, None
+    index, line = 1, second
+    while True:
+        if line is None:  # longer than the limit (and dropped)
+            yield f"/{index}", None, _too_big()
+            index += 1
+        elif not line:
+            return
+        elif line.strip():
+            value, problem = _parse(line, kind)
+            yield f"/{index}", value, problem
+            index += 1
+        line = _read_line(stream, max_bytes)

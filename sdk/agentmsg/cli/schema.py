@@ -7,7 +7,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from .._schemas import BASE_URI, KINDS, schema_documents
+from .._schemas import BASE_URI, KINDS, closed_document, schema_documents
 from ._io import EXIT_OK, UsageError
 
 
@@ -36,12 +36,21 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if name not in KINDS:
         raise UsageError(f"unknown schema {name!r}; known: {', '.join(sorted(KINDS))}")
     value = bundle(name) if args.bundle else docs[KINDS[name]]
+    if args.strict:
+        value = closed_document(value)
     out.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
     return EXIT_OK
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("schema", help="print a schema, or list them")
+    p = sub.add_parser(
+        "schema",
+        help="print a schema, or list them",
+        description="Without NAME, list the schemas (kind and $id). With NAME, print that canonical JSON Schema "
+        "(draft 2020-12); --bundle prints one self-contained document with every schema it uses, for other "
+        "languages and tools; --strict prints the closed variant strict readers use (unknown keys rejected).",
+    )
     p.add_argument("name", nargs="?", help=f"one of: {', '.join(sorted(KINDS))}")
     p.add_argument("--bundle", action="store_true", help="one self-contained document (for other languages)")
+    p.add_argument("--strict", action="store_true", help="the closed variant (objects reject unknown keys)")
     p.set_defaults(func=run)

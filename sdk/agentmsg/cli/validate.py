@@ -1,36 +1,114 @@
-"""``agentmsg validate``: check JSON files against a schema."""
+"""``agentmsg validate``: check JSON files against a schema, with the API's limits and rule names."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any, TextIO
 
-from .._schemas import KINDS, validate
-from ..errors import Problem, ValidationError, pointer_of
-from ._io import EXIT_INVALID, EXIT_OK, instances, print_problems, read_bytes
+from .._limits import limits
+from .._schemas import KINDS, find_unknown_keys, validate
+from ..errors import Problem, ValidationError
+from ._io import EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, open_binary, print_problems, records
+
+DESCRIPTION = """\
+Validate JSON files against an agentmsg schema (default: msg), with the same limits and rule names as the
+Python API (agentmsg.validate). A file holds one JSON value, an array of instances (each checked on its own,
+pointer prefix /N) or JSON Lines (one instance per non-blank line, prefix /N for the N-th, 0-based). Files
+are read in bounded memory: JSON Lines line by line, any record or document larger than the byte limit is
+refused without reading it all.
+
+Every problem prints as FILE:POINTER: message [rule]. Keys the schema does not declare (a newer producer's)
+are accepted, as the readers keep them, and printed as notes (FILE:POINTER: note: ... [unknown-key]);
+--strict rejects them instead ([additionalProperties])."""
+
+EPILOG = """\
+exit status:
+  0  every instance is valid (notes about unknown keys do not count)
+  1  some instance is invalid: a schema or role rule, text that is not JSON, or beyond the limits
+     ([max-bytes], [max-depth]), or a value that could not be written back ([integer-range], [lone-surrogate])
+  2  usage error, or a file that cannot be read (the other files are still checked)"""
 
 
-def _problems(instance: Any, kind: str) -> list[Problem]:
+def _check(instance: Any, kind: str, strict: bool) -> tuple[list[Problem], list[Problem]]:
+    """(problems, notes) of one instance."""
     try:
-        validate(instance, kind)
+        validate(instance, kind, strict=strict)
     except ValidationError as exc:
-        return list(exc.problems)
-    return []
+        return list(exc.problems), []
+    return [], [] if strict else find_unknown_keys(instance, kind)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    status = EXIT_OK
+    if args.max_bytes is not None:
+        limits.max_bytes = args.max_bytes
+    if args.max_depth is not None:
+        limits.max_depth = args.max_depth
+    invalid = unreadable = False
     for path in args.files:
-        data = read_bytes(path)
-        for prefix, instance, error in instances(data):
-            problems = [Problem("", "json", error)] if error else _problems(instance, args.kind)
-            if print_problems(path, pointer_of(prefix), problems, out):
-                status = EXIT_INVALID
-    return status
+        try:
+            source = open_binary(path)
+        except UsageError as exc:
+            print_usage_error(exc)
+            unreadable = True
+            continue
+        try:
+            for prefix, instance, error in records(source, args.kind):
+                problems, notes = ([error], []) if error is not None else _check(instance, args.kind, args.strict)
+                if print_problems(path, prefix, problems, out):
+                    invalid = True
+                print_problems(path, prefix, notes, out, note=True)
+        except OSError as exc:
+            print_usage_error(UsageError(f"{path}: cannot read: {exc.strerror or exc}"))
+            unreadable = True
+        finally:
+            if path != "-":
+                source.close()
+    return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
+
+
+def print_usage_error(exc: UsageError) -> None:
+    import sys
+
+    print(f"agentmsg: {exc}", file=sys.stderr)
+
+
+def _limit(name: str, maximum: int | None = None) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if value < 1 or (maximum is not None and value > maximum):
+            bound = f"between 1 and {maximum}" if maximum is not None else "at least 1"
+            raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {value}")
+        return value
+
+    return parse
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("validate", help="validate JSON files against a schema")
+    p = sub.add_parser(
+        "validate",
+        help="validate JSON files against a schema (exit 0 valid, 1 invalid, 2 usage or unreadable)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--kind", default="msg", choices=sorted(KINDS), help="what the files hold (default: msg)")
-    p.add_argument("files", nargs="+", metavar="FILE", help="JSON object, array or JSONL; '-' for stdin")
+    p.add_argument(
+        "--strict", action="store_true", help="reject keys the schema does not declare (default: accept them, as notes)"
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=_limit("--max-bytes"),
+        metavar="N",
+        help=f"largest document or JSON Lines record, in bytes (default: agentmsg.limits, {limits.max_bytes})",
+    )
+    p.add_argument(
+        "--max-depth",
+        type=_limit("--max-depth", 254),
+        metavar="N",
+        help=f"deepest nesting of arrays and objects, 1-254 (default: agentmsg.limits, {limits.max_depth})",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="JSON value, array or JSON Lines; '-' for stdin")
     p.set_defaults(func=run)
