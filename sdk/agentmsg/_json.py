@@ -32,6 +32,7 @@ __all__ = [
     "MAX_WRITABLE_DEPTH",
     "JsonInput",
     "check_json_value",
+    "depth_error",
     "dumps",
     "encode_error",
     "loads",
@@ -67,7 +68,7 @@ def _size_error(size: int, kind: str | None) -> SizeLimitError:
     )
 
 
-def _depth_error(kind: str | None, pointer: str = "") -> SizeLimitError:
+def depth_error(kind: str | None, pointer: str = "") -> SizeLimitError:
     return SizeLimitError(
         [Problem(pointer, "max-depth", f"nested deeper than {limits.max_depth} levels (limits.max_depth)")], kind
     )
@@ -139,7 +140,7 @@ def loads(data: JsonInput, kind: str | None = None) -> Any:
     try:
         value = _decode(data)
     except RecursionError:
-        raise _depth_error(kind) from None
+        raise depth_error(kind) from None
     except (msgspec.DecodeError, UnicodeError) as exc:
         raise ValidationError([_syntax_problem(data, exc)], kind) from None
     check_json_value(value, kind)
@@ -312,7 +313,7 @@ def encode_error(
     except ValidationError as error:
         return error
     except RecursionError:
-        return _depth_error(kind)
+        return depth_error(kind)
     return ValidationError([Problem("", "json-value", f"cannot be written as JSON: {exc}")], kind)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from ._converter import _generated_base, known_keys, unstructure_hooks
+from ._json import depth_error
 from ._schemas import KINDS, schema_documents
 from ._schemas import find_unknown_keys as _find_in_json
 from .errors import Problem, ValidationError
@@ -74,5 +75,8 @@ def find_unknown_keys(value: Any, kind: str | None = None) -> list[Problem]:
         if found is None:
             raise ValueError(f"{type(value).__name__} is not an agentmsg model")
         kind = kind or found
-        value = unstructure_hooks[value.__class__](value)
+        try:
+            value = unstructure_hooks[value.__class__](value)
+        except RecursionError:  # only an object changed after construction can be this deep
+            raise depth_error(kind) from None
     return _find_in_json(value, kind or "msg")

@@ -30,7 +30,7 @@ from agentmsg_models.content_block import ToolCallState, ToolResultState
 from agentmsg_models.source import Base64Source, URLSource
 
 from ._converter import Codec, _tag_of, json_default, prepare_json, unstructure_hooks
-from ._json import JsonInput, dumps, loads
+from ._json import JsonInput, depth_error, dumps, loads
 from ._schemas import has_unknown_keys, validate
 from ._unknown import normalise_unknown_keys
 from .errors import ValidationError
@@ -162,7 +162,10 @@ def source_from_dict(data: Mapping[str, Any], *, strict: bool = False) -> Source
 
 def block_to_dict(block: ContentBlock) -> dict[str, Any]:
     """One block as parsed JSON (wire names, Java key order and null conventions, then unknown keys)."""
-    return unstructure_hooks[block.__class__](block)  # type: ignore[no-any-return]
+    try:
+        return unstructure_hooks[block.__class__](block)  # type: ignore[no-any-return]
+    except RecursionError:  # only a block changed after construction can be this deep
+        raise depth_error("content-block") from None
 
 
 def block_to_json(block: ContentBlock) -> str:
@@ -186,7 +189,10 @@ def as_blocks(value: Any, pointer: str = "", kind: str = "content-block") -> lis
         if type(item) in _SDK_CLASSES:
             out.append(item)
         elif isinstance(item, str):
-            out.append(TextBlock(text=item))
+            try:
+                out.append(TextBlock(text=item))
+            except ValidationError as exc:
+                raise exc.under(f"{pointer}/{index}", kind) from None
         elif isinstance(item, Mapping):
             try:
                 out.append(block_from_dict(item))
@@ -250,13 +256,7 @@ def _normalise(block: Any) -> None:
                 f"expected a URLSource, a Base64Source or a dict, got {type(source).__name__}",
                 "content-block",
             )
-    try:
-        value = block_to_dict(block)
-    except RecursionError:
-        raise ValidationError.single(
-            "", "max-depth", "nested too deeply to be written as JSON", "content-block"
-        ) from None
-    validate(value, "content-block")
+    validate(block_to_dict(block), "content-block")
 
 
 def _enum(cls: Any, value: str, pointer: str) -> Any:

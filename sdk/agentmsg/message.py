@@ -24,7 +24,7 @@ from agentmsg_models.generate_reason import GenerateReason
 
 from ._converter import Codec, _tag_of, json_default, prepare_json, unstructure_hooks
 from ._fastpath import FastPath, Unsupported
-from ._json import MAX_WRITABLE_DEPTH, JsonInput, check_json_value, encode_error, loads
+from ._json import MAX_WRITABLE_DEPTH, JsonInput, check_json_value, depth_error, encode_error, loads
 from ._limits import limits
 from ._schemas import has_unknown_keys, validate, validator_for_kind
 from ._time import now_timestamp, parse_timestamp
@@ -166,11 +166,7 @@ class Msg(_msg_mod.Msg):
             usage=_usage(usage),
             unknown_keys=normalise_unknown_keys(unknown_keys, _msg_mod.Msg, "msg"),
         )
-        try:
-            value = self.to_dict()
-        except RecursionError:
-            raise ValidationError.single("", "max-depth", "nested too deeply to be written as JSON", "msg") from None
-        validate(value, "msg")
+        validate(self.to_dict(), "msg")
 
     def __eq__(self, other: object) -> bool:
         """Field-wise equality: ``Msg("USER", ...)`` equals the ``UserMessage`` decoded from its JSON."""
@@ -234,8 +230,11 @@ class Msg(_msg_mod.Msg):
         return msg
 
     def to_dict(self) -> dict[str, Any]:
-        """The message as parsed JSON: wire names, Java's key order and null conventions."""
-        return _unstructure_msg(self)  # type: ignore[no-any-return]
+        """The message as parsed JSON: wire names, Java's key order and null conventions, then unknown keys."""
+        try:
+            return _unstructure_msg(self)  # type: ignore[no-any-return]
+        except RecursionError:  # only a message changed after construction can be this deep
+            raise depth_error("msg") from None
 
     def to_json(self) -> str:
         """The message as compact JSON text (what :meth:`to_json_bytes` writes, decoded)."""

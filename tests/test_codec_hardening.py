@@ -1,0 +1,303 @@
+"""Issue 8, message side: every reproduction is a regression test, and each class is tested at its root.
+
+* error reporting is linear in the input (checked by counting the work, never by timing);
+* depth: one limit (``limits.max_depth``, default and maximum 254 = what orjson writes) on every decode path
+  (the fast path included), the same on encode; no RecursionError anywhere;
+* integers beyond the 64-bit range JSON is written in and lone surrogates are rejected from JSON text, from
+  dicts and from constructors (rules ``integer-range``, ``lone-surrogate``), never accepted and then unwritable;
+  never turned into floats;
+* ``max_bytes`` counts UTF-8 bytes, a lowered ``max_depth`` holds on the fast path too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import agentmsg
+from agentmsg import (
+    AssistantMessage,
+    Msg,
+    SizeLimitError,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    ValidationError,
+    limits,
+)
+from agentmsg import _schemas as schemas
+
+
+def _nested_results(levels: int, inner: dict[str, Any]) -> dict[str, Any]:
+    """An ASSISTANT message whose only block nests ``levels`` tool results around ``inner``: JSON depth
+    2 * levels + 3 (message, content, then a result and its output per level, then ``inner``)."""
+    block = inner
+    for _ in range(levels):
+        block = {"type": "tool_result", "id": "c", "output": [block]}
+    return {"id": "m", "role": "ASSISTANT", "content": [block]}
+
+
+def _nodes(value: Any) -> int:
+    stack, n = [value], 0
+    while stack:
+        node = stack.pop()
+        n += 1
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return n
+
+
+@pytest.fixture
+def validated_nodes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The number of JSON nodes handed to the validator for error reporting, one entry per call."""
+    sizes: list[int] = []
+    original = schemas._level_errors
+
+    def counting(validator: Any, instance: Any, prefix: Any, closed: bool) -> Any:
+        sizes.append(_nodes(instance))
+        return original(validator, instance, prefix, closed)
+
+    monkeypatch.setattr(schemas, "_level_errors", counting)
+    yield sizes
+
+
+def _problems(call: Callable[[], Any]) -> list[tuple[str, str]]:
+    with pytest.raises(ValidationError) as info:
+        call()
+    return [(p.pointer, p.rule) for p in info.value.problems]
+
+
+# ---- issue 8 item 1: error reporting in linear time -------------------------------------------------
+
+
+def test_nested_tool_results_with_a_bad_leaf_report_in_linear_work(validated_nodes: list[int]) -> None:
+    """The issue's 127 nested results (innermost text 5) took 44 s, error reporting being about cubic in depth.
+    Now each level is validated once, shallow: the work is linear in the input."""
+    for levels in (20, 60, 125):
+        validated_nodes.clear()
+        value = _nested_results(levels, {"type": "text", "text": 5})
+        problems = _problems(lambda value=value: Msg.from_json(json.dumps(value)))
+        assert problems == [("/content/0" + "/output/0" * levels + "/text", "type")]
+        assert sum(validated_nodes) <= 5 * _nodes(value), (levels, sum(validated_nodes), _nodes(value))
+    # The issue's exact message is deeper than the limit: rejected at once by depth.
+    assert _problems(lambda: Msg.from_json(json.dumps(_nested_results(127, {"type": "text", "text": 5})))) == [
+        ("", "max-depth")
+    ]
+
+
+def test_a_problem_at_every_level_is_reported_in_linear_work(validated_nodes: list[int]) -> None:
+    value = _nested_results(100, {"type": "text", "text": "ok"})
+    block = value["content"][0]
+    while block["type"] == "tool_result":
+        block["state"] = "bogus"
+        block = block["output"][0]
+    problems = _problems(lambda: Msg.from_dict(value))
+    assert len(problems) == 100 and {rule for _, rule in problems} == {"enum"}
+    assert {pointer for pointer, _ in problems} == {"/content/0" + "/output/0" * n + "/state" for n in range(100)}
+    assert sum(validated_nodes) <= 5 * _nodes(value)
+
+
+def test_unknown_keys_and_strict_reading_at_depth_are_linear(validated_nodes: list[int]) -> None:
+    value = _nested_results(100, {"type": "text", "text": "ok", "newer": 1})
+    block = value["content"][0]
+    while block["type"] == "tool_result":
+        block["future"] = True
+        block = block["output"][0]
+    msg = Msg.from_dict(value)
+    assert len(agentmsg.find_unknown_keys(msg)) == 101
+    assert sum(validated_nodes) <= 5 * _nodes(value)
+    validated_nodes.clear()
+    assert len(_problems(lambda: Msg.from_dict(value, strict=True))) == 101
+    assert sum(validated_nodes) <= 5 * _nodes(value)
+
+
+# ---- issue 8 item 2: one depth limit, on decode and encode, no RecursionError --------------------------
+
+
+def _deepest_ok() -> dict[str, Any]:
+    return _nested_results(125, {"type": "text", "text": "x", "empty": {}})  # depth 254 exactly
+
+
+DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "from_json bytes": lambda v: Msg.from_json(json.dumps(v).encode()),
+    "from_json str": lambda v: Msg.from_json(json.dumps(v)),
+    "from_dict": lambda v: Msg.from_dict(v),
+    "strict from_json": lambda v: Msg.from_json(json.dumps(v), strict=True),
+    "validate": lambda v: agentmsg.validate(v),
+}
+
+
+@pytest.mark.parametrize("path", sorted(DECODERS))
+def test_depth_254_is_accepted_and_255_rejected_on_every_path(path: str) -> None:
+    deepest = _deepest_ok()
+    if path != "strict from_json":
+        DECODERS[path](deepest)
+    assert _problems(lambda: DECODERS[path](_nested_results(126, {"type": "text", "text": "x"}))) == [("", "max-depth")]
+    metadata_255 = {"id": "m", "role": "USER", "content": [], "metadata": {"a": json.loads("[" * 253 + "]" * 253)}}
+    assert _problems(lambda: DECODERS[path](metadata_255)) == [("", "max-depth")]
+    metadata_254 = {"id": "m", "role": "USER", "content": [], "metadata": {"a": json.loads("[" * 252 + "]" * 252)}}
+    DECODERS[path](metadata_254)
+
+
+def test_a_254_deep_message_structures_unstructures_and_round_trips() -> None:
+    deepest = _deepest_ok()
+    for msg in (Msg.from_json(json.dumps(deepest)), Msg.from_dict(deepest)):
+        text = msg.to_json_bytes()
+        assert json.loads(text) == Msg.from_dict(deepest).to_dict()
+        assert Msg.from_json(text) == msg and Msg.from_dict(msg.to_dict()) == msg
+        with pytest.raises(SizeLimitError):  # in a conversation it would be 255 deep
+            agentmsg.encode_messages([msg])
+        assert msg.copy(name="again").name == "again"
+    # Built with constructors, bottom up: the same limit.
+    block: Any = TextBlock(text="x", unknown_keys={"empty": {}})
+    for _ in range(125):
+        block = ToolResultBlock(id="c", output=[block])
+    built = AssistantMessage([block], id="m")
+    assert built.to_dict()["content"] == Msg.from_dict(deepest).to_dict()["content"]
+    assert Msg.from_json(built.to_json()) == built
+    with pytest.raises(SizeLimitError):
+        AssistantMessage([ToolResultBlock(id="c", output=[block])])
+
+
+def test_a_conversation_is_one_level_deeper() -> None:
+    deepest = _deepest_ok()
+    assert _problems(lambda: agentmsg.decode_messages(json.dumps([deepest]))) == [("", "max-depth")]
+    agentmsg.decode_messages(json.dumps([_nested_results(124, {"type": "text", "text": "x"})]))
+
+
+def test_messages_made_too_deep_after_construction_raise_on_encode_not_recursion_error() -> None:
+    msg = AssistantMessage("x")
+    block = ToolResultBlock(id="c")
+    msg.content.append(block)
+    for _ in range(2000):  # mutation bypasses validation: writing must still fail cleanly
+        inner = ToolResultBlock(id="c")
+        block.output.append(inner)
+        block = inner
+    for write in (
+        msg.to_json,
+        msg.to_json_bytes,
+        msg.to_dict,
+        lambda: agentmsg.encode_messages([msg]),
+        lambda: agentmsg.block_to_json(msg.content[1]),
+        lambda: agentmsg.block_to_dict(msg.content[1]),
+        lambda: agentmsg.find_unknown_keys(msg),
+    ):
+        with pytest.raises(SizeLimitError) as info:
+            write()
+        assert info.value.problems[0].rule == "max-depth"
+
+
+def test_deep_metadata_given_to_a_constructor_is_refused() -> None:
+    value: Any = 1
+    for _ in range(300):
+        value = [value]
+    with pytest.raises(SizeLimitError):
+        UserMessage("x", metadata={"a": value})
+    with pytest.raises(SizeLimitError):
+        ToolUseBlock(id="c", name="f", input={"a": value})
+
+
+# ---- issue 8 items 2 and 3: integers and surrogates --------------------------------------------------
+
+BIG = 18446744073709551617  # the issue's inputTokens
+
+
+def test_the_issues_input_tokens_is_rejected_never_a_float() -> None:
+    text = '{"id":"m","role":"ASSISTANT","content":[],"usage":{"inputTokens":18446744073709551617}}'
+    for decode in (Msg.from_json, lambda t: Msg.from_json(t.encode()), lambda t: Msg.from_dict(json.loads(t))):
+        assert _problems(lambda decode=decode: decode(text)) == [("/usage/inputTokens", "integer-range")]
+    assert _problems(lambda: agentmsg.decode_messages("[" + text + "]")) == [("/0/usage/inputTokens", "integer-range")]
+
+
+@pytest.mark.parametrize("number", [2**64, BIG, -(2**63) - 1, 10**30, -(10**30)])
+def test_integers_outside_64_bits_are_rejected_everywhere(number: int) -> None:
+    text = '{"id":"m","role":"USER","content":[],"metadata":{"n":' + str(number) + "}}"
+    assert _problems(lambda: Msg.from_json(text)) == [("/metadata/n", "integer-range")]
+    assert _problems(lambda: Msg.from_dict(json.loads(text))) == [("/metadata/n", "integer-range")]
+    assert _problems(lambda: UserMessage("x", metadata={"deep": [{"n": number}]})) == [
+        ("/metadata/deep/0/n", "integer-range")
+    ]
+    assert _problems(lambda: AssistantMessage("x", usage={"outputTokens": number})) != []
+    assert _problems(lambda: ToolUseBlock(id="c", name="f", input={"n": number})) == [("/input/n", "integer-range")]
+    assert _problems(lambda: agentmsg.validate(json.loads(text))) == [("/metadata/n", "integer-range")]
+
+
+def test_the_64_bit_bounds_themselves_round_trip() -> None:
+    text = '{"id":"m","name":null,"role":"USER","content":[],"metadata":{"max":18446744073709551615,"min":-9223372036854775808},"timestamp":null,"usage":null}'
+    msg = Msg.from_json(text)
+    assert msg.metadata == {"max": 2**64 - 1, "min": -(2**63)} and msg.to_json() == text
+    assert Msg.from_dict(json.loads(text)).to_json() == text
+
+
+SURROGATE_TEXTS = [
+    '{"id":"m","role":"USER","content":[{"type":"text","text":"\\ud800"}]}',
+    '{"id":"m","role":"USER","content":[{"type":"text","text":"a\\udc00b"}]}',
+    '{"id":"m","role":"USER","content":[],"metadata":{"\\ud83d":1}}',
+]
+
+
+@pytest.mark.parametrize("text", SURROGATE_TEXTS)
+def test_lone_surrogates_in_json_text_are_rejected(text: str) -> None:
+    assert _problems(lambda: Msg.from_json(text)) == [("", "lone-surrogate")]
+    assert _problems(lambda: Msg.from_json(text.encode())) == [("", "lone-surrogate")]
+    parsed_by_python = json.loads(text)  # Python's json keeps them: a dict with a lone surrogate
+    assert [rule for _, rule in _problems(lambda: Msg.from_dict(parsed_by_python))] == ["lone-surrogate"]
+
+
+def test_lone_surrogates_from_constructors_and_python_strings_are_rejected() -> None:
+    assert _problems(lambda: UserMessage("\ud800")) == [("/content/0/text", "lone-surrogate")]
+    assert _problems(lambda: UserMessage("ok", name="\udfff")) == [("/name", "lone-surrogate")]
+    assert _problems(lambda: UserMessage("ok", metadata={"k": ["\ud800"]})) == [("/metadata/k/0", "lone-surrogate")]
+    assert _problems(lambda: UserMessage("ok", metadata={"\ud800": 1})) == [("/metadata", "lone-surrogate")]
+    assert _problems(lambda: ToolResultBlock(id="c", output=["fine", "\ud800"])) == [
+        ("/output/1/text", "lone-surrogate")
+    ]
+    raw = '{"id":"m","role":"USER","content":[{"type":"text","text":"\ud800"}]}'  # a Python str holding one
+    assert _problems(lambda: Msg.from_json(raw)) == [("", "lone-surrogate")]
+    assert UserMessage("\U0001f600").to_json_bytes().count("😀".encode()) == 1
+    # In a Python str a UTF-16 pair is two lone surrogates (not the character): rejected, it has no UTF-8.
+    assert _problems(lambda: UserMessage("\ud83d\ude00")) == [("/content/0/text", "lone-surrogate")]
+    # In JSON text the escaped pair is the character.
+    assert (
+        Msg.from_json('{"id":"m","role":"USER","content":[{"type":"text","text":"\\ud83d\\ude00"}]}').text_content
+        == "\U0001f600"
+    )
+
+
+# ---- issue 8 item 5: limits ----------------------------------------------------------------------------
+
+
+def test_max_bytes_counts_utf8_bytes_of_a_str(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = '{"id":"m","role":"USER","content":[{"type":"text","text":"' + "é" * 40 + '"}]}'
+    assert len(text) <= 110 < len(text.encode())
+    monkeypatch.setattr(limits, "max_bytes", 110)
+    for data in (text, text.encode()):
+        assert _problems(lambda data=data: Msg.from_json(data)) == [("", "max-bytes")]
+        assert _problems(
+            lambda data=data: agentmsg.decode_messages(f"[{data}]" if isinstance(data, str) else b"[" + data + b"]")
+        ) == [("", "max-bytes")]
+    monkeypatch.setattr(limits, "max_bytes", len(text.encode()))
+    assert Msg.from_json(text).text_content == "é" * 40
+
+
+def test_a_lowered_max_depth_holds_on_every_path_the_fast_one_included(monkeypatch: pytest.MonkeyPatch) -> None:
+    ok = '{"id":"m","role":"USER","content":[],"metadata":{"a":[[1]]}}'  # depth 4
+    deep = '{"id":"m","role":"USER","content":[],"metadata":{"a":[[[1]]]}}'  # depth 5
+    monkeypatch.setattr(limits, "max_depth", 4)
+    assert Msg.from_json(ok).metadata == {"a": [[1]]}
+    for decode in (
+        lambda: Msg.from_json(deep),
+        lambda: Msg.from_json(deep.encode()),
+        lambda: Msg.from_dict(json.loads(deep)),
+        lambda: agentmsg.decode_messages(f"[{ok}]"),
+        lambda: UserMessage("x", metadata={"a": [[[1]]]}),
+    ):
+        assert _problems(decode) == [("", "max-depth")]
+    with pytest.raises(ValueError):
+        limits.max_depth = 255  # deeper could not be written
