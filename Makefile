@@ -33,7 +33,7 @@ PY_DIRS := $(wildcard sdk generated codegen tests examples bench)
 
 .PHONY: help install demo test lint typecheck codegen codegen-check pytest deps java-harness ts-deps \
 	ts-conformance conformance dist wheel-test vectors-lock bench clean
-.PHONY: client client-check client-test client-size browser-test viewer-screenshot
+.PHONY: client client-check client-test client-size browser-test viewer-screenshot fuzz
 
 help:
 	@echo "make demo          - set up .venv, then build/validate/round-trip/print messages of every kind"
@@ -54,6 +54,7 @@ help:
 	@echo "make wheel-test    - install dist/'s wheel (not editable) into .venv-wheel, run pytest against it"
 	@echo "make vectors-lock  - re-lock the conformance vectors (after a schema version bump)"
 	@echo "make bench         - speed: agentmsg vs pydantic / msgspec / orjson, side by side"
+	@echo "make fuzz          - the fuzz and property suites (tests/fuzz) FUZZ_SCALE times longer than in make test (default 25)"
 	@echo "make client        - build @agentmsg/client (sdk/typescript) and the viewer's assets (committed)"
 	@echo "make client-check  - fail when the committed client build differs from a fresh one"
 	@echo "make client-test   - the client's own tests (node --test)"
@@ -283,6 +284,12 @@ viewer-screenshot: install
 
 bench: install
 	$(PYTHON) bench/run.py
+
+# The fuzz/property suites (tests/fuzz/) run in `make test` with a bounded budget; this runs them longer, with
+# a fresh random seed each time (pytest ... --hypothesis-seed=N replays one).
+FUZZ_SCALE ?= 25
+fuzz: install
+	AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) $(PYTHON) -m pytest tests/fuzz -q -p no:cacheprovider --timeout=0
 
 clean:
 	rm -rf $(VENV) $(WHEEL_VENV) .make .installed dist build *.egg-info .mypy_cache .pytest_cache .hypothesis .ruff_cache

@@ -249,7 +249,14 @@ def _normalise(block: Any) -> None:
                 block.source = source_from_dict(source)
             except ValidationError as exc:
                 raise exc.under("/source", "content-block") from None
-        elif not isinstance(source, (URLSource, Base64Source)):
+        elif isinstance(source, (URLSource, Base64Source)):
+            try:
+                extra = normalise_unknown_keys(source.unknown_keys, type(source), "content-block")
+            except ValidationError as exc:
+                raise exc.under("/source", "content-block") from None
+            if extra != source.unknown_keys or (extra is not None and type(source.unknown_keys) is not dict):
+                block.source = attrs.evolve(source, unknown_keys=extra)
+        else:
             raise ValidationError.single(
                 "/source",
                 "type",

@@ -89,8 +89,15 @@ def _role(role: Any) -> MsgRole:
 
 
 def _usage(value: Any) -> ChatUsage | None:
-    if value is None or isinstance(value, ChatUsage):
-        return value
+    if value is None:
+        return None
+    if isinstance(value, ChatUsage):
+        try:
+            extra = normalise_unknown_keys(value.unknown_keys, ChatUsage, "msg")
+        except ValidationError as exc:
+            raise exc.under("/usage", "msg") from None
+        same = extra == value.unknown_keys and (extra is None or type(value.unknown_keys) is dict)
+        return value if same else attrs.evolve(value, unknown_keys=extra)
     if isinstance(value, Mapping):
         try:
             validate(value, "chat-usage")

@@ -222,7 +222,9 @@ def test_agentmsg_writes_what_java_writes_byte_for_byte(java_out: Path) -> None:
             path = java_out / name
             if not path.exists():
                 continue
-            valid = {c["id"] for c in load_vectors(f"{kind}.json")["cases"] if c["valid"]} if "roundtrip" in name else None
+            valid = (
+                {c["id"] for c in load_vectors(f"{kind}.json")["cases"] if c["valid"]} if "roundtrip" in name else None
+            )
             for label, text in _load(java_out, name).items():
                 if valid is not None and label not in valid:
                     continue  # an invalid vector Java read anyway (it is more lenient): not agentmsg's to write

@@ -1,0 +1,267 @@
+"""Fuzz and property suite of the message codec (issue 8, Deliver 4 and 5, message side).
+
+Oracles:
+* python-jsonschema (an independent validator) decides validity, on the open schemas and on the closed
+  variant (strict reading); agentmsg must agree on every input that is JSON agentmsg can write back;
+* what JSON cannot hold back is decided independently here (Python's own json module keeps big integers and
+  lone surrogates): depth over 254, integers outside 64 bits, lone surrogates, NaN must be rejected with their
+  rules;
+* whatever is accepted can be written and reads back equal (same class, same unknown keys), byte-stably;
+* the fast path and the detailed path decide and decode alike;
+* the linear error reporter reports exactly what the (cubic) reference reporter reports;
+* nothing raises but ValidationError.
+
+Budget: ``make test`` runs the numbers below; ``make fuzz`` multiplies them (tests/fuzz/budget.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import agentmsg
+from agentmsg import Msg, ValidationError
+from agentmsg import message as message_module
+from tests.conftest import ROOT
+
+from .budget import examples
+from .msg_strategies import TEXT_EDITS, any_block, messages, mutated
+from .reference import reference_problems
+
+MSG_URI = "https://agentmsg.dev/schemas/v1/msg.schema.json"
+BLOCK_URI = "https://agentmsg.dev/schemas/v1/content-block.schema.json"
+SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+
+
+def _registry(docs: Any) -> Any:
+    from referencing import Registry, Resource
+
+    return Registry().with_resources([(d["$id"], Resource.from_contents(d)) for d in docs])
+
+
+def _oracle(uri: str, closed: bool) -> jsonschema.Draft202012Validator:
+    docs = agentmsg.closed_schema_documents().values() if closed else agentmsg.schema_documents().values()
+    return jsonschema.Draft202012Validator(
+        {"$ref": uri}, registry=_registry(docs), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+OPEN = {"msg": _oracle(MSG_URI, False), "content-block": _oracle(BLOCK_URI, False)}
+CLOSED = {"msg": _oracle(MSG_URI, True), "content-block": _oracle(BLOCK_URI, True)}
+assert (ROOT / "schemas" / "msg.schema.json").exists()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _stdlib_parse(text: str | bytes) -> Any:
+    """Python's own reading of the text (big integers exact, lone surrogates kept), or ValueError."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def _unwritable(value: Any) -> str | None:
+    """The rule agentmsg must report for a value JSON cannot hold back, or None."""
+    stack = [(value, 1)]
+    depth_rule = None
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth > 254:
+                depth_rule = "max-depth"
+                continue
+            items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+            for key, child in items:
+                if isinstance(key, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in key):
+                    return "lone-surrogate"
+                stack.append((child, depth + 1))
+        elif isinstance(node, str):
+            if any(0xD800 <= ord(c) <= 0xDFFF for c in node):
+                return "lone-surrogate"
+        elif isinstance(node, bool) or node is None:
+            pass
+        elif isinstance(node, int):
+            if not -(2**63) <= node <= 2**64 - 1:
+                return "integer-range"
+        elif isinstance(node, float) and not math.isfinite(node):
+            return "json"
+    return depth_rule
+
+
+def _decide(kind: str, text: str | bytes) -> None:
+    """Decode ``text`` with agentmsg and check it against every oracle."""
+    decode = Msg.from_json if kind == "msg" else agentmsg.block_from_json
+    try:
+        got: Any = decode(text)
+    except ValidationError as exc:
+        got = exc
+    try:
+        parsed = _stdlib_parse(text)
+    except (ValueError, RecursionError):
+        assert isinstance(got, ValidationError), "agentmsg accepted text Python's json cannot read"
+        assert got.problems[0].rule in {"json", "lone-surrogate", "max-depth"}, got
+        return
+    bad = _unwritable(parsed)
+    if bad is not None:
+        assert isinstance(got, ValidationError), f"accepted a value it cannot write back ({bad})"
+        assert [p.rule for p in got.problems] == [bad] or (bad == "max-depth" and got.problems[0].rule == "json"), got
+        return
+    valid = OPEN[kind].is_valid(parsed)
+    assert valid == (not isinstance(got, ValidationError)), (valid, got)
+    if not valid:
+        ours = sorted({(p.pointer, p.rule, p.message) for p in got.problems})
+        assert ours == reference_problems(parsed, kind), "the linear reporter differs from the reference"
+        return
+    # Accepted: it writes back and reads back equal; strict reading and the unknown keys agree with the oracle.
+    written = got.to_json_bytes() if kind == "msg" else agentmsg.block_to_json(got).encode()
+    again = decode(written)
+    assert again == got and type(again) is type(got)
+    assert (again.to_json_bytes() if kind == "msg" else agentmsg.block_to_json(again).encode()) == written
+    unknown = agentmsg.find_unknown_keys(got)
+    assert CLOSED[kind].is_valid(parsed) == (not unknown)
+    strict_ok = True
+    try:
+        (Msg.from_json(text, strict=True) if kind == "msg" else agentmsg.block_from_json(text, strict=True))
+    except ValidationError:
+        strict_ok = False
+    assert strict_ok == (not unknown)
+    if kind == "msg":  # the detailed path decodes the same
+        assert Msg._from_parsed(parsed, False) == got
+        assert type(Msg._from_parsed(parsed, False)) is type(got)
+
+
+@settings(max_examples=examples(150), **SETTINGS)
+@given(messages())
+def test_constructed_messages_round_trip_byte_stably(m: Msg) -> None:
+    text = m.to_json_bytes()
+    again = Msg.from_json(text)
+    assert again == m and type(again).__name__ != "Msg"
+    assert again.to_json_bytes() == text and Msg.from_json(text.decode()) == m
+    assert Msg.from_dict(m.to_dict()) == m
+    parsed = json.loads(text)
+    assert OPEN["msg"].is_valid(parsed)
+    assert message_module._FAST is not None and message_module._FAST.decode(text) in (None, m)
+    assert [p.pointer for p in agentmsg.find_unknown_keys(m)] == [
+        p.pointer for p in agentmsg.find_unknown_keys(parsed, "msg")
+    ]
+    assert CLOSED["msg"].is_valid(parsed) == (not agentmsg.find_unknown_keys(m))
+
+
+@settings(max_examples=examples(250), **SETTINGS)
+@given(st.data())
+def test_mutated_messages_decide_as_the_oracles(data: st.DataObject) -> None:
+    base = data.draw(messages()).to_dict()
+    value = data.draw(mutated(json.loads(json.dumps(base, default=str))))
+    text = json.dumps(value, ensure_ascii=data.draw(st.booleans()))
+    edit = data.draw(TEXT_EDITS)
+    if edit == "truncate" and text:
+        text = text[: data.draw(st.integers(0, len(text) - 1))]
+    elif edit == "surrogate":
+        at = text.find('"', 1)
+        assume(at > 0)
+        text = (
+            text[: at + 1]
+            + data.draw(st.sampled_from(["\\ud800", "\\udfff", "\\ud83d", "\\ud83d\\ude00"]))
+            + text[at + 1 :]
+        )
+    elif edit == "bigint":
+        text = text.replace("0", "18446744073709551617", 1) if "0" in text else text
+    elif edit == "duplicate" and text.startswith("{") and len(text) > 2:
+        text = '{"id":"dup",' + text[1:]
+    elif edit == "byte":
+        raw = bytearray(text.encode())
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+        _decide_bytes(bytes(raw))
+        return
+    _decide("msg", text)
+    _decide("msg", text.encode("utf-8", "surrogatepass"))
+
+
+def _decide_bytes(raw: bytes) -> None:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        with pytest.raises(ValidationError) as info:
+            Msg.from_json(raw)
+        assert info.value.problems[0].rule in {"json", "lone-surrogate"}
+        return
+    _decide("msg", raw)
+
+
+@settings(max_examples=examples(150), **SETTINGS)
+@given(st.data())
+def test_mutated_blocks_decide_as_the_oracles(data: st.DataObject) -> None:
+    block = agentmsg.block_to_dict(data.draw(any_block))
+    value = data.draw(mutated(json.loads(json.dumps(block, default=str))))
+    _decide("content-block", json.dumps(value))
+
+
+WEIRD = st.one_of(
+    st.none(),
+    st.integers(),
+    st.sampled_from([2**64, -(2**63) - 1, 2**200, float("nan"), float("inf"), -0.0, 1.5, True]),
+    st.text(max_size=8),
+    st.sampled_from(["\ud800", "a\udfffb", "\U0001f600", "", "USER", "user", "text", "finished"]),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.sampled_from(
+        [
+            {"type": "text", "text": "x"},
+            {"type": "text"},
+            {"type": "tool_use", "id": "c", "name": "f"},
+            {"type": "url", "url": "u"},
+            {"inputTokens": 2**64},
+            (1, 2),
+            b"bytes",
+            object(),
+            [[[[[[1]]]]]],
+            json.loads("[" * 260 + "]" * 260),
+            agentmsg.TextBlock(text="ok"),
+            agentmsg.ToolCallState.FINISHED,
+        ]
+    ),
+)
+CONSTRUCTORS = {
+    agentmsg.UserMessage: ["content", "name", "id", "metadata", "timestamp", "usage", "unknown_keys"],
+    agentmsg.AssistantMessage: ["content", "name", "metadata", "timestamp", "usage", "unknown_keys"],
+    agentmsg.TextBlock: ["text", "unknown_keys"],
+    agentmsg.ThinkingBlock: ["thinking", "metadata", "unknown_keys"],
+    agentmsg.ToolUseBlock: ["id", "name", "input", "content", "metadata", "state", "unknown_keys"],
+    agentmsg.ToolResultBlock: ["id", "name", "output", "metadata", "state", "unknown_keys"],
+    agentmsg.ImageBlock: ["source", "min_pixels", "max_pixels", "unknown_keys"],
+    agentmsg.VideoBlock: ["source", "fps", "max_frames", "total_pixels", "unknown_keys"],
+    agentmsg.DataBlock: ["source", "id", "name", "unknown_keys"],
+    agentmsg.HintBlock: ["hint", "id", "source", "unknown_keys"],
+}
+REQUIRED = {
+    agentmsg.TextBlock: {"text": "t"},
+    agentmsg.ThinkingBlock: {"thinking": "t"},
+    agentmsg.ToolUseBlock: {"id": "c", "name": "f"},
+    agentmsg.ToolResultBlock: {"id": "c"},
+    agentmsg.ImageBlock: {"source": {"type": "url", "url": "u"}},
+    agentmsg.VideoBlock: {"source": {"type": "url", "url": "u"}},
+    agentmsg.DataBlock: {"source": {"type": "url", "url": "u"}},
+    agentmsg.HintBlock: {"hint": "h"},
+}
+
+
+@settings(max_examples=examples(300), **SETTINGS)
+@given(st.sampled_from(sorted(CONSTRUCTORS, key=lambda c: c.__name__)), st.data())
+def test_constructors_accept_or_raise_validation_error_only(cls: Any, data: st.DataObject) -> None:
+    names = data.draw(st.lists(st.sampled_from(CONSTRUCTORS[cls]), unique=True, max_size=3))
+    kwargs = {**REQUIRED.get(cls, {}), **{name: data.draw(WEIRD) for name in names}}
+    try:
+        made = cls(**kwargs)
+    except ValidationError:
+        return
+    if isinstance(made, Msg):
+        assert Msg.from_json(made.to_json()) == made
+    else:
+        again = agentmsg.block_from_json(agentmsg.block_to_json(made))
+        assert again == made and type(again) is type(made)

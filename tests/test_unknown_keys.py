@@ -1,0 +1,145 @@
+"""Forward compatibility (schemas 1.1): unknown keys kept, written back after the declared keys, reported,
+rejected by strict reading; the closed variant is derived, never kept by hand."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import agentmsg
+from agentmsg import (
+    AssistantMessage,
+    ChatUsage,
+    ImageBlock,
+    Msg,
+    TextBlock,
+    ToolResultBlock,
+    URLSource,
+    UserMessage,
+    ValidationError,
+)
+
+JAVA_MAIN = (
+    '{"id":"m1","name":"Friday","role":"ASSISTANT","content":[{"type":"text","text":"Hello"}],"metadata":{},'
+    '"timestamp":"2025-01-01 12:00:00.000","usage":{"inputTokens":7,"outputTokens":3,"cachedTokens":0,'
+    '"time":0.0,"totalTokens":10,"cacheCreationInputTokens":5}}'
+)
+
+
+def _objects(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    if isinstance(node, dict):
+        if "properties" in node:
+            out.append((path, node))
+        for k, v in node.items():
+            out += _objects(v, f"{path}/{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _objects(v, f"{path}/{i}")
+    return out
+
+
+def _differences(a: Any, b: Any, path: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        return [d for k in a for d in _differences(a[k], b[k], f"{path}/{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _differences(x, y, f"{path}/{i}")]
+    return [] if a == b else [path]
+
+
+def test_every_record_states_the_open_policy_and_the_closed_variant_is_derived() -> None:
+    for name, doc in agentmsg.schema_documents().items():
+        records = []
+        for path, node in _objects(doc):
+            if "/if" in path or "/then" in path or "anyOf" in node or node.get("x-agentmsg-map"):
+                continue  # role rules, union roots, free-form maps
+            assert node.get("additionalProperties") is True, f"{name}{path}: neither an open record nor a map"
+            records.append(path)
+        if records:
+            assert "Forward compatible" in doc["description"], name
+        closed = agentmsg.closed_schema_documents()[name]
+        # The closed variant differs exactly at the records' additionalProperties, now false.
+        assert _differences(doc, closed) == [f"{p}/additionalProperties" for p in records], name
+        assert all(node.get("additionalProperties") is False for path, node in _objects(closed) if path in set(records))
+
+
+def test_java_mains_cache_creation_tokens_round_trip_and_are_reported() -> None:
+    msg = Msg.from_json(JAVA_MAIN)
+    assert msg.usage is not None and msg.usage.unknown_keys == {"cacheCreationInputTokens": 5}
+    assert msg.to_json() == JAVA_MAIN  # written back after the declared keys, byte for byte
+    (problem,) = agentmsg.find_unknown_keys(msg)
+    assert (problem.pointer, problem.rule) == ("/usage/cacheCreationInputTokens", "unknown-key")
+    assert "ChatUsage" in problem.message
+    with pytest.raises(ValidationError) as info:
+        Msg.from_json(JAVA_MAIN, strict=True)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/usage", "additionalProperties")]
+    assert agentmsg.decode_messages(f"[{JAVA_MAIN}]")[0] == msg
+    with pytest.raises(ValidationError):
+        agentmsg.decode_messages(f"[{JAVA_MAIN}]", strict=True)
+
+
+def test_unknown_keys_keep_their_order_after_the_declared_keys() -> None:
+    text = '{"zeta":1,"id":"m","alpha":{"b":1,"a":2},"role":"USER","content":[{"z":0,"type":"text","text":"a","a":1}]}'
+    msg = Msg.from_json(text)
+    assert list(msg.unknown_keys or {}) == ["zeta", "alpha"]
+    assert msg.to_json().endswith('"usage":null,"zeta":1,"alpha":{"b":1,"a":2}}')
+    assert '{"type":"text","text":"a","z":0,"a":1}' in msg.to_json()
+    assert list(msg.to_dict()) == ["id", "name", "role", "content", "metadata", "timestamp", "usage", "zeta", "alpha"]
+
+
+def test_constructors_take_unknown_keys_and_refuse_declared_ones() -> None:
+    block = TextBlock(text="a", unknown_keys={"annotations": []})
+    assert agentmsg.block_to_json(block) == '{"type":"text","text":"a","annotations":[]}'
+    assert TextBlock(text="a", unknown_keys={}) == TextBlock(text="a")  # empty means none
+    msg = UserMessage([block], id="m", timestamp=None, unknown_keys={"future": True})
+    assert Msg.from_json(msg.to_json()) == msg and msg.copy(name="x").unknown_keys == {"future": True}
+    with pytest.raises(ValidationError) as info:
+        TextBlock(text="a", unknown_keys={"text": "b"})
+    assert (info.value.problems[0].pointer, info.value.problems[0].rule) == ("/text", "unknown-key")
+    with pytest.raises(ValidationError):
+        ImageBlock(source={"type": "url", "url": "u"}, unknown_keys={"min_pixels": 3})  # an accepted spelling
+    with pytest.raises(ValidationError):
+        UserMessage("x", unknown_keys={"role": "USER"})
+    with pytest.raises(ValidationError):
+        UserMessage("x", unknown_keys=[("a", 1)])  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        UserMessage("x", unknown_keys={"a": float("nan")})
+
+
+def test_sources_and_usage_given_as_objects_or_dicts_keep_unknown_keys() -> None:
+    image = ImageBlock(source=URLSource(url="u", unknown_keys={"detail": "high"}))
+    assert agentmsg.block_to_dict(image)["source"] == {"type": "url", "url": "u", "detail": "high"}
+    assert ImageBlock(source=URLSource(url="u", unknown_keys={})) == ImageBlock(source=URLSource(url="u"))
+    from_dict = ImageBlock(source={"type": "url", "url": "u", "detail": "high"})  # type: ignore[arg-type]
+    assert from_dict == image
+    usage = AssistantMessage("x", usage={"inputTokens": 1, "reasoningTokens": 2}).usage  # type: ignore[arg-type]
+    assert usage == ChatUsage(input_tokens=1, unknown_keys={"reasoningTokens": 2})
+    assert AssistantMessage("x", usage=ChatUsage(unknown_keys={})).usage == ChatUsage()
+
+
+def test_strict_readers_everywhere() -> None:
+    block = {"type": "text", "text": "a", "newer": 1}
+    assert agentmsg.block_from_dict(block).unknown_keys == {"newer": 1}
+    for reject in (
+        lambda: agentmsg.block_from_dict(block, strict=True),
+        lambda: agentmsg.block_from_json(json.dumps(block), strict=True),
+        lambda: agentmsg.blocks.source_from_dict({"type": "url", "url": "u", "x": 1}, strict=True),
+        lambda: agentmsg.validate(block, "content-block", strict=True),
+    ):
+        with pytest.raises(ValidationError) as info:
+            reject()
+        assert info.value.problems[0].rule == "additionalProperties"
+    assert agentmsg.is_valid(block, "content-block") and not agentmsg.is_valid(block, "content-block", strict=True)
+
+
+def test_nested_unknown_keys_are_found_with_their_pointers() -> None:
+    inner = TextBlock(text="x", unknown_keys={"deep": 1})
+    result = ToolResultBlock(id="c", output=[ToolResultBlock(id="d", output=[inner])])
+    msg = AssistantMessage([result])
+    assert [p.pointer for p in agentmsg.find_unknown_keys(msg)] == ["/content/0/output/0/output/0/deep"]
+    assert [p.pointer for p in agentmsg.find_unknown_keys(result)] == ["/output/0/output/0/deep"]
+    assert agentmsg.find_unknown_keys(msg.to_dict(), "msg") == agentmsg.find_unknown_keys(msg)
+    event = {"type": "AGENT_END", "id": "e", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "x": 1}
+    assert [p.pointer for p in agentmsg.find_unknown_keys(event, "event")] == ["/x"]
