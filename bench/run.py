@@ -21,6 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_codec_adversarial
 import bench_msg
 import msgspec
 import pydantic
@@ -49,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     msg_rows = bench_msg.run(args.quick)
     bench_msg.print_rows(msg_rows)
     results["messages"] = msg_rows
+    adversarial_rows = bench_codec_adversarial.run(args.quick)
+    bench_codec_adversarial.print_rows(adversarial_rows)
+    results["message_adversarial"] = adversarial_rows
 
     if importlib.util.find_spec("bench_events") is not None:
         import bench_events
