@@ -170,7 +170,7 @@ def test_validate_notes_unknown_keys_and_strict_rejects_them(tmp_path: Path) -> 
 
 
 def test_subcommand_help_pages_have_descriptions() -> None:
-    for command in ("validate", "schema"):
+    for command in ("validate", "schema", "reduce", "events", "format", "parse", "chat", "serve"):
         r = run(command, "--help")
         _, _, rest = r.stdout.partition("\n\n")
         assert r.returncode == 0 and rest.strip() and not rest.startswith(("positional", "options")), command

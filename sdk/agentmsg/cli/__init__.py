@@ -35,6 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(sub)
+    helps = {action.dest: action.help for action in sub._choices_actions}
+    for name, subparser in sub.choices.items():  # every --help page says what the command does
+        if not subparser.description and helps.get(name):
+            subparser.description = str(helps[name])[:1].upper() + str(helps[name])[1:] + "."
     return parser
 
 
