@@ -301,3 +301,19 @@ def test_a_lowered_max_depth_holds_on_every_path_the_fast_one_included(monkeypat
         assert _problems(decode) == [("", "max-depth")]
     with pytest.raises(ValueError):
         limits.max_depth = 255  # deeper could not be written
+
+
+def test_a_conversation_at_the_limit_is_refused_when_its_written_form_would_be_deeper() -> None:
+    """Blocks sit one level deeper in a conversation: a tool result read without ``output``/``metadata`` at
+    level 254 would be written with them at 255. Refused, on the fast and the detailed path alike."""
+    bare = [_nested_results(125, {"type": "tool_result", "id": "c"})]
+    full = [_nested_results(125, {"type": "tool_result", "id": "c", "output": [], "metadata": {}})]
+    for data in (json.dumps(bare), json.dumps(bare).encode()):
+        assert _problems(lambda data=data: agentmsg.decode_messages(data)) == [("", "max-depth")]
+    with pytest.raises(SizeLimitError):
+        agentmsg.decode_messages(json.dumps(full))  # already 255 deep as read
+    text = [_nested_results(125, {"type": "text", "text": "x"})]  # 254 deep, nothing added on write
+    assert (
+        agentmsg.encode_messages(agentmsg.decode_messages(json.dumps(text)))
+        == json.dumps([Msg.from_dict(text[0]).to_dict()], separators=(",", ":")).encode()
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import orjson
 
@@ -26,8 +27,10 @@ def decode_messages(data: JsonInput, *, strict: bool = False) -> list[Msg]:
     declare are kept (``strict=True`` rejects them), as :meth:`Msg.from_json` does."""
     if (
         _FAST is not None
-        and type(data) is bytes
-        and len(data) <= limits.max_bytes
+        and (
+            (type(data) is bytes and len(data) <= limits.max_bytes)
+            or (type(data) is str and len(data) * 4 <= limits.max_bytes)
+        )
         and limits.max_depth == MAX_WRITABLE_DEPTH
     ):
         msgs = _FAST.decode_list(data)
@@ -38,20 +41,33 @@ def decode_messages(data: JsonInput, *, strict: bool = False) -> list[Msg]:
         raise ValidationError.single(
             "", "type", f"expected a JSON array of messages, got {type(parsed).__name__}", "msg"
         )
+    out: list[Msg] | None = None
     try:
         if _CLOSED.is_valid(parsed):
-            return [_structure_msg(m) for m in parsed]
-        if not strict and _OPEN.is_valid(parsed):
-            return [_structure_open_msg(m) for m in parsed]
+            out = [_structure_msg(m) for m in parsed]
+        elif not strict and _OPEN.is_valid(parsed):
+            out = [_structure_open_msg(m) for m in parsed]
     except (ValueError, TypeError, OverflowError):
         pass
-    out = []
-    for index, item in enumerate(parsed):
-        try:
-            out.append(Msg.from_dict(item, strict=strict))
-        except ValidationError as exc:
-            raise exc.under(f"/{index}") from None
+    if out is None:
+        out = []
+        for index, item in enumerate(parsed):
+            try:
+                out.append(Msg.from_dict(item, strict=strict))
+            except ValidationError as exc:
+                raise exc.under(f"/{index}") from None
+    _check_writable(parsed, out)
     return out
+
+
+def _check_writable(parsed: list[Any], msgs: list[Msg]) -> None:
+    """In a conversation blocks sit one level deeper than in a message: at the depth limit, a block read
+    without its list or map keys (tool results' ``output``, ``metadata``) would be written with them one level
+    too deep. Such input is refused (``max-depth``); anything shallower is always writable."""
+    try:
+        _orjson_dumps([parsed])  # fails only when the input reaches the depth limit
+    except orjson.JSONEncodeError:
+        encode_messages(msgs)  # raises SizeLimitError when the written form is too deep
 
 
 def encode_messages(messages: Iterable[Msg]) -> bytes:

@@ -265,3 +265,22 @@ def test_constructors_accept_or_raise_validation_error_only(cls: Any, data: st.D
     else:
         again = agentmsg.block_from_json(agentmsg.block_to_json(made))
         assert again == made and type(again) is type(made)
+
+
+@settings(max_examples=examples(60), **SETTINGS)
+@given(st.lists(messages(), max_size=3), st.data())
+def test_conversations_accepted_are_written_and_read_back_equal(msgs: list[Msg], data: st.DataObject) -> None:
+    value = json.loads(agentmsg.encode_messages(msgs).decode())
+    if value and data.draw(st.booleans()):
+        value[0] = data.draw(mutated(value[0]))
+    text = json.dumps(value)
+    try:
+        decoded = agentmsg.decode_messages(text)
+    except ValidationError:
+        return
+    written = agentmsg.encode_messages(decoded)
+    assert (
+        agentmsg.decode_messages(written) == decoded
+        and agentmsg.encode_messages(agentmsg.decode_messages(written)) == written
+    )
+    assert [type(m) for m in agentmsg.decode_messages(text.encode())] == [type(m) for m in decoded]
