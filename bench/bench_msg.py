@@ -1,8 +1,9 @@
 """Message decode/encode benchmark: agentmsg vs pydantic v2 vs msgspec vs plain orjson, in one process.
 
 Operations
-* validated decode, bytes -> typed objects: ``Msg.from_json`` (orjson + the full JSON Schema through
-  jsonschema-rs, role rules included, + compiled cattrs hooks) vs ``PMsg.model_validate_json`` vs
+* validated decode, bytes -> typed objects: ``Msg.from_json`` (the full closed JSON Schema, role rules
+  included: a msgspec typed decode against types derived from it, maps and role rules checked while
+  converting into the models; anything it does not take goes through jsonschema-rs) vs ``PMsg.model_validate_json`` vs
   ``msgspec.json.Decoder(MMsg).decode`` vs ``orjson.loads`` (the floor: parses, validates nothing);
 * encode, typed objects -> bytes: ``msg.to_json_bytes()`` vs ``model_dump_json(by_alias=True)`` vs
   ``msgspec.json.Encoder().encode`` vs ``orjson.dumps`` of the parsed dict (the floor).
