@@ -84,7 +84,7 @@ tool_use = st.builds(
     ToolUseBlock,
     id=call_ids,
     name=tool_names,
-    input=st.dictionaries(ident, st.integers() | text, max_size=2),
+    input=st.dictionaries(ident, st.integers(min_value=-(2**63), max_value=2**64 - 1) | text, max_size=2),
     content=st.none() | st.sampled_from(['{"a": 1}', "{", "[]"]),
     metadata=st.fixed_dictionaries(
         {},
