@@ -192,7 +192,14 @@ def _problems(validator: Any, instance: Any) -> list[Problem]:
 #: Limits applied to every decode. Bigger or deeper input raises :class:`SizeLimitError`.
 #: ``max_bytes`` bounds JSON text; ``max_depth`` bounds nesting of arrays and objects (1024, as
 #: orjson's parser, so text and parsed input are held to the same limit).
-limits: dict[str, int] = {"max_bytes": 256 * 1024 * 1024, "max_depth": 1024}
+limits: dict[str, int] = {
+    "max_bytes": 256 * 1024 * 1024,
+    "max_depth": 1024,
+    # Event streams (docs/events.md): one JSONL line / SSE line / SSE event's data, and the blocks, tool
+    # calls and tool results one reply may have open at once.
+    "max_event_bytes": 64 * 1024 * 1024,
+    "max_open_blocks": 1024,
+}
 
 
 def check_depth(instance: Any, kind: str | None = None) -> None:

@@ -134,11 +134,26 @@ class SSEDecoder:
         return out
 
     def close(self) -> list[SSEEvent]:
-        """End of stream. Per the spec an event not followed by a blank line is discarded."""
+        """End of stream. Per the spec an event not followed by a blank line is not dispatched; so that
+        nothing is dropped silently, when such an event (or a partial line) was pending the result is
+        one event with empty ``data`` and a ``problem`` (rule ``incomplete``); otherwise ``[]``."""
+        pending = bool(self._data or self._line or self._skip or self._problem is not None)
+        out = []
+        if pending:
+            size = self._size + len(self._line)
+            out.append(
+                SSEEvent(
+                    "",
+                    self._event or "message",
+                    self.last_event_id,
+                    self._retry,
+                    Problem("", "incomplete", f"the stream ended inside an event ({size} bytes of it dropped)"),
+                )
+            )
         self._line.clear()
-        self._data = []
-        self._problem = None
-        return []
+        self._skip = False
+        self._data, self._size, self._event, self._retry, self._problem = [], 0, "", None, None
+        return out
 
     def _overlong(self) -> None:
         self._line.clear()

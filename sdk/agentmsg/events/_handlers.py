@@ -213,6 +213,10 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
         v = usage.get(k)
         if v is None:
             continue
+        if k != "time" and type(v) is not int:
+            # JSON integers beyond 64 bits come back from the parser as floats: never sum them as such.
+            st.problem(i, f"/usage/{k}", "type", f"usage {k} {v!r:.40} is not a 64-bit integer: value ignored")
+            continue
         s = total.get(k, 0) + v
         if s > _MAX_INT:
             st.problem(
@@ -223,7 +227,8 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
             )
             s = _MAX_INT
         total[k] = s
-    reply.usage = total
+    if total:
+        reply.usage = total
 
 
 # ---- text, thinking and data blocks -------------------------------------------------------------------
@@ -452,17 +457,15 @@ def _tool_call_delta(st: State, e: dict[str, Any], i: int) -> None:
     text, delta = _routed(st, CALL_DELTA, e, i, "toolCallId")
     if delta is None:
         return
-    name = _optional_string(st, e, i, "toolCallName")
-    reply_id = e.get("replyId")
-    if reply_id is not None and type(reply_id) is not str:
-        st.problem(i, "/replyId", "type", f"replyId {reply_id!r:.80} is not a string: value ignored")
-        e = {k: v for k, v in e.items() if k != "replyId"}
-    if text is None:
+    if text is None:  # the call is not open: (re)opened here, and only then are name and replyId used
+        name = _optional_string(st, e, i, "toolCallName")
+        reply_id = e.get("replyId")
+        if reply_id is not None and type(reply_id) is not str:
+            st.problem(i, "/replyId", "type", f"replyId {reply_id!r:.80} is not a string: value ignored")
+            e = {k: v for k, v in e.items() if k != "replyId"}
         b = _call(st, e, i, e["toolCallId"], name)
         assert b is not None  # only END is ever ignored
         text = b.text
-    elif name is not None:
-        _adopt_name(st.current().by_call[e["toolCallId"]], name)
     text.add(delta)
 
 

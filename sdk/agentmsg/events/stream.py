@@ -208,7 +208,7 @@ def _sse_events(chunks: Iterable[bytes]) -> Iterator[SSEEvent]:
     decoder = SSEDecoder()
     for chunk in chunks:
         yield from decoder.feed(chunk)
-    decoder.close()
+    yield from decoder.close()
 
 
 def _where(sse: SSEEvent) -> str:
