@@ -4,13 +4,14 @@ SHELL := bash
 .SHELLFLAGS := -eo pipefail -c
 export RUFF_NO_CACHE := true
 
-.PHONY: help install demo test lint typecheck codegen codegen-check pytest conformance ts-conformance vectors-lock bench clean
+.PHONY: help install demo test lint typecheck codegen codegen-check pytest conformance ts-conformance vectors-lock bench fuzz clean
 
 help:
 	@echo "make demo        - install, then build/validate/round-trip/print messages of every kind"
 	@echo "make test        - install, lint, type check, codegen drift check, all tests"
 	@echo "make codegen     - regenerate generated/ from schemas/"
 	@echo "make bench       - speed: agentmsg vs pydantic / msgspec / orjson, side by side"
+	@echo "make fuzz        - longer fuzz runs of the event reducer and readers (FUZZ_SECONDS, FUZZ_SEED)"
 
 .installed: pyproject.toml
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e ".[dev,bench]"
@@ -60,6 +61,12 @@ test: lint typecheck codegen-check pytest ts-conformance
 
 bench: install
 	$(PYTHON) bench/run.py
+
+# Longer fuzz runs of the event reducer / JSONL fast path / SSE reader (make test runs them ~15 s each).
+FUZZ_SECONDS ?= 300
+FUZZ_SEED ?= $(shell date +%s)
+fuzz: install
+	AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) $(PYTHON) -m pytest tests/test_events_fuzz.py -q --timeout=0 -p no:cacheprovider
 
 clean:
 	rm -rf .installed build *.egg-info .mypy_cache .pytest_cache .hypothesis

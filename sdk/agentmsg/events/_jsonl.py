@@ -20,7 +20,7 @@ import orjson
 
 from .._schemas import schema_documents
 from ._handlers import apply
-from ._state import CALL_DELTA, State, Text
+from ._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, State, Text
 
 Feed = Callable[[Any], None]
 
@@ -72,6 +72,7 @@ else:
     _EventType = Literal[
         tuple(sys.intern(t) for t in schema_documents()["agent-event.schema.json"]["properties"]["type"]["enum"])
     ]
+assert all(sys.intern(t) is t for t in (TEXT_DELTA, THINKING_DELTA, CALL_DELTA))  # the constants are interned
 
 
 class _View(msgspec.Struct, gc=False):
@@ -91,39 +92,63 @@ class _View(msgspec.Struct, gc=False):
 
 
 _views = msgspec.json.Decoder(_View)
-_NO_ROUTES: dict[str, dict[str, Text]] = {}
 
 
-def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_line: int) -> None:
-    """Feed ``data[start:end]``, whole lines (the first one is line ``first_line``), as the reference does."""
+_NO_ROUTES: tuple[dict[str, Text], dict[str, Text], dict[str, Text]] = ({}, {}, {})
+
+
+def _valid_utf8(run: memoryview) -> bool:
+    """Whether a run is valid UTF-8 (ASCII is checked at memory speed; other text is decoded)."""
+    if bytes(run).isascii():
+        return True
+    try:
+        str(run, "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_line: int) -> int:
+    """Feed ``data[start:end]``, whole lines (the first one is line ``first_line``), as the reference
+    does; returns the number of lines."""
+    count = data.count(b"\n", start, end) + 1
     views: list[_View] | None = None
     if not st.strict and st.source is None:
         with memoryview(data) as view:
+            run = view[start:end]
             try:
-                views = _views.decode_lines(view[start:end])
+                views = _views.decode_lines(run)
             except (msgspec.DecodeError, UnicodeDecodeError, ValueError):
                 views = None
-        # decode_lines skips blank lines: their line numbers would not match.
-        if views is not None and (
-            len(views) != data.count(b"\n", start, end) + 1 or not st.window.add_fresh([v.id for v in views])  # type: ignore[misc]
-        ):
-            views = None
+            # decode_lines skips blank lines (their line numbers would not match); msgspec skips what a
+            # view does not hold without checking its UTF-8, where the reference (orjson) rejects a line
+            # with invalid UTF-8 anywhere; the ids must be new.
+            if views is not None and (
+                len(views) != count or not _valid_utf8(run) or not st.window.add_fresh([v.id for v in views])  # type: ignore[misc]
+            ):
+                views = None
     if views is None:
         feed_lines(st, feed, data[start:end].split(b"\n"), first_line)
-        return
+        return count
     lines: list[bytes] | None = None
     base = st.count
     reply = st.reply
-    routes = reply.routes if reply is not None else _NO_ROUTES
-    calls = routes.get(CALL_DELTA)
+    texts, thinkings, calls = (reply.texts, reply.thinkings, reply.calls) if reply is not None else _NO_ROUTES
     i = -1
     for v in views:
         i += 1
-        table = routes.get(v.type)
-        if table is not None:
-            text = table.get(v.toolCallId if table is calls else v.blockId)  # type: ignore[arg-type]
+        kind = v.type  # interned: identity comparisons
+        if kind is TEXT_DELTA:
+            text = texts.get(v.blockId)  # type: ignore[arg-type]
+        elif kind is CALL_DELTA:
+            text = calls.get(v.toolCallId)  # type: ignore[arg-type]
+        elif kind is THINKING_DELTA:
+            text = thinkings.get(v.blockId)  # type: ignore[arg-type]
+        else:
+            text = None
+        if text is not None:
             delta = v.delta
-            if text is not None and delta is not None:
+            if delta is not None:
                 text.append(delta)
                 continue
         # Any other event: the full event, applied as feed() would (duplicates were checked above).
@@ -137,8 +162,8 @@ def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_lin
         if type(event) is dict:  # msgspec decoded an object there, so orjson does too
             apply(st, event, base + i)
         reply = st.reply
-        routes = reply.routes if reply is not None else _NO_ROUTES
-        calls = routes.get(CALL_DELTA)
+        texts, thinkings, calls = (reply.texts, reply.thinkings, reply.calls) if reply is not None else _NO_ROUTES
     st.count = base + len(views)
     if st.reply is not None:
         st.reply.sync()
+    return count

@@ -124,6 +124,8 @@ class Reply:
         "reason",
         "result",
         "routes",
+        "texts",
+        "thinkings",
         "timestamp",
         "usage",
     )
@@ -135,8 +137,10 @@ class Reply:
         self.by_block: dict[str, Block] = {}
         self.by_call: dict[str, Block] = {}
         self.by_result: dict[str, ToolResult] = {}
-        self.calls: dict[str, Text] = {}  # open tool calls (routes[CALL_DELTA])
-        self.routes: dict[str, dict[str, Text]] = {TEXT_DELTA: {}, THINKING_DELTA: {}, CALL_DELTA: self.calls}
+        self.texts: dict[str, Text] = {}  # open text blocks: routes[TEXT_DELTA]
+        self.thinkings: dict[str, Text] = {}  # open thinking blocks: routes[THINKING_DELTA]
+        self.calls: dict[str, Text] = {}  # open tool calls: routes[CALL_DELTA]
+        self.routes = {TEXT_DELTA: self.texts, THINKING_DELTA: self.thinkings, CALL_DELTA: self.calls}
         self.msg_id: str | None = None
         self.name: str | None = None
         self.timestamp: str | None = None
@@ -155,16 +159,16 @@ class Reply:
     def open_block(self, block_id: str, b: Block) -> None:
         self.by_block[block_id] = b
         if b.kind == "text":
-            self.routes[TEXT_DELTA][block_id] = b.text
+            self.texts[block_id] = b.text
         elif b.kind == "thinking":
-            self.routes[THINKING_DELTA][block_id] = b.text
+            self.thinkings[block_id] = b.text
         self.blocks.append(b)
 
     def close_block(self, block_id: str) -> Block:
         b = self.by_block.pop(block_id)
         b.open = False
-        self.routes[TEXT_DELTA].pop(block_id, None)
-        self.routes[THINKING_DELTA].pop(block_id, None)
+        self.texts.pop(block_id, None)
+        self.thinkings.pop(block_id, None)
         b.text.sync()
         return b
 

@@ -147,12 +147,12 @@ class Reducer:
         for event in events:
             feed(event)
 
-    def feed_jsonl(self, data: bytes, start: int = 0, end: int | None = None, *, first_line: int = 1) -> None:
+    def feed_jsonl(self, data: bytes, start: int = 0, end: int | None = None, *, first_line: int = 1) -> int:
         """Reduce JSON lines: ``data[start:end]`` holds whole lines (no final newline needed), the
-        first being line ``first_line`` of the stream (for messages). The same as parsing each non-blank
-        line and feeding it (a line that is not JSON is a problem, rule ``json``, and counts as one
-        event), only much faster."""
-        _jsonl.feed_run(self._st, self.feed, data, start, len(data) if end is None else end, first_line)
+        first being line ``first_line`` of the stream (for messages); returns the number of lines. The
+        same as parsing each non-blank line and feeding it (a line that is not JSON is a problem, rule
+        ``json``, and counts as one event), only much faster."""
+        return _jsonl.feed_run(self._st, self.feed, data, start, len(data) if end is None else end, first_line)
 
     def report(self, message: str, *, rule: str) -> None:
         """Record a problem a transport found with the event it is about to feed (pointer

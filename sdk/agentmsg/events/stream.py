@@ -97,29 +97,37 @@ def _detect(chunks: Iterator[bytes]) -> tuple[bool, Iterator[bytes]]:
 
 # ---- JSONL: the one line splitter -------------------------------------------------------------------------
 
-Run = tuple[bytes, int, int, int]  # data, start, end, number of the line at start: data[start:end] is whole lines
+Run = tuple[bytes, int, int]  # data, start, end: data[start:end] is whole lines (no final newline)
 
 
-def _runs(source: Source, max_line: int) -> Iterator[Run | int]:
-    """Runs of whole lines (about CHUNK bytes each; bytes in memory are not copied), and for each line
-    longer than ``max_line`` bytes its line number instead (its bytes are skipped, never buffered)."""
+def _runs(source: Source, max_line: int) -> Iterator[Run | None]:
+    """Runs of whole lines, in order (about CHUNK bytes each; bytes in memory are not copied), and
+    None in place of each line longer than ``max_line`` bytes (its bytes are skipped, never buffered
+    whole). Line numbers are counted by the consumer: a run has ``count(newline) + 1`` lines, a None one."""
     if isinstance(source, bytes):
-        yield from _runs_in_memory(source, max_line)
+        start, size = 0, len(source)
+        while start < size:
+            end = source.rfind(b"\n", start, start + CHUNK)
+            if end < 0:  # a line longer than CHUNK
+                end = source.find(b"\n", start + CHUNK)
+                if end < 0:
+                    end = size
+            yield from _checked(source, start, end, max_line)
+            start = end + 1
         return
     pending = bytearray()  # the line being read (no newline yet)
     skipping = False  # inside a line over the limit: drop bytes up to its newline
-    line = 1
     for chunk in _chunks(source):
         if skipping:
             nl = chunk.find(b"\n")
             if nl < 0:
                 continue
-            chunk, skipping, line = chunk[nl + 1 :], False, line + 1
+            chunk, skipping = chunk[nl + 1 :], False
         cut = chunk.rfind(b"\n")
         if cut < 0:
             pending += chunk
             if len(pending) > max_line:
-                yield line
+                yield None
                 pending, skipping = bytearray(), True
             continue
         if pending:
@@ -127,54 +135,36 @@ def _runs(source: Source, max_line: int) -> Iterator[Run | int]:
             pending = bytearray()
         else:
             data = chunk
-        yield from _checked(data, 0, cut, line, max_line)
-        line += data.count(b"\n", 0, cut) + 1
+        yield from _checked(data, 0, cut, max_line)
         pending += data[cut + 1 :]
         if len(pending) > max_line:
-            yield line
+            yield None
             pending, skipping = bytearray(), True
     if pending and not skipping:
-        yield from _checked(bytes(pending), 0, len(pending), line, max_line)
+        yield from _checked(bytes(pending), 0, len(pending), max_line)
 
 
-def _runs_in_memory(data: bytes, max_line: int) -> Iterator[Run | int]:
-    start, size, line = 0, len(data), 1
-    while start < size:
-        end = data.rfind(b"\n", start, start + CHUNK)
-        if end < 0:  # a line longer than CHUNK
-            end = data.find(b"\n", start + CHUNK)
-            if end < 0:
-                end = size
-        yield from _checked(data, start, end, line, max_line)
-        line += data.count(b"\n", start, end) + 1
-        start = end + 1
-
-
-def _checked(data: bytes, start: int, end: int, line: int, max_line: int) -> Iterator[Run | int]:
+def _checked(data: bytes, start: int, end: int, max_line: int) -> Iterator[Run | None]:
     """The run, or (when it is long enough to hold a line over the limit) its parts around such lines."""
     if end - start <= max_line:
-        yield data, start, end, line
+        yield data, start, end
         return
-    run_start, run_line, pos, number = start, line, start, line
+    run_start = pos = start
     while True:
         nl = data.find(b"\n", pos, end)
         stop = end if nl < 0 else nl
         if stop - pos > max_line:
             if pos > run_start:
-                yield data, run_start, pos - 1, run_line
-            yield number
-            run_start, run_line = stop + 1, number + 1
+                yield data, run_start, pos - 1
+            yield None
+            run_start = stop + 1
         if nl < 0:
             break
-        pos, number = nl + 1, number + 1
+        pos = nl + 1
     if run_start < end:
-        yield data, run_start, end, run_line
-
-
-def _split(run: Run) -> Iterator[tuple[int, bytes]]:
-    data, start, end, first = run
-    for offset, line in enumerate(data[start:end].split(b"\n")):
-        yield first + offset, line
+        yield data, run_start, end
+    elif run_start == end and end > start and data[end - 1 : end] == b"\n":
+        yield data, end, end  # an empty last line after a skipped one: keeps the line count
 
 
 def _too_long(line: int, max_line: int) -> str:
@@ -186,19 +176,22 @@ def iter_jsonl(source: Source, *, strict: bool = True) -> Iterator[Any]:
     :class:`ValidationError` (``strict``) or is skipped (a line whose only fault is invalid UTF-8 is
     then kept, with U+FFFD)."""
     max_line = max_event_bytes()
+    line_no = 1
     for run in _runs(source, max_line):
-        if isinstance(run, int):
+        if run is None:
             if strict:
-                raise SizeLimitError([Problem("", "max-event-bytes", _too_long(run, max_line))], "event")
+                raise SizeLimitError([Problem("", "max-event-bytes", _too_long(line_no, max_line))], "event")
+            line_no += 1
             continue
-        for line_no, line in _split(run):
-            if not line.strip():
-                continue
-            event, rule, message = parse_line(line, line_no)
-            if rule is not None and strict:
-                raise ValidationError([Problem("", rule, message)], "event")
-            if event is not None:
-                yield event
+        data, start, end = run
+        for line in data[start:end].split(b"\n"):
+            if line.strip():
+                event, rule, message = parse_line(line, line_no)
+                if rule is not None and strict:
+                    raise ValidationError([Problem("", rule, message)], "event")
+                if event is not None:
+                    yield event
+            line_no += 1
 
 
 # ---- SSE ------------------------------------------------------------------------------------------------------
@@ -274,11 +267,13 @@ def reduce_stream(
                 _feed_sse(r, event)
         else:
             max_line = max_event_bytes()
+            line = 1
             for run in _runs(body, max_line):
-                if isinstance(run, int):
-                    r.feed_unreadable(_too_long(run, max_line), rule="max-event-bytes", limit=True)
+                if run is None:
+                    r.feed_unreadable(_too_long(line, max_line), rule="max-event-bytes", limit=True)
+                    line += 1
                 else:
-                    r.feed_jsonl(run[0], run[1], run[2], first_line=run[3])
+                    line += r.feed_jsonl(run[0], run[1], run[2], first_line=line)
         return r.finish()
     finally:
         if gc_was_enabled:
