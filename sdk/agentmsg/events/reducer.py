@@ -38,7 +38,7 @@ duplicate window), ``_handlers`` (one handler per event type), ``_build`` (messa
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from .._schemas import limits, validate
 from ..errors import Problem, ValidationError
@@ -48,6 +48,7 @@ from ._build import build, close_reply
 from ._check import check_results
 from ._handlers import apply
 from ._state import Block, State, ToolResult
+from .types import AgentEventDict
 
 __all__ = ["Reducer", "reduce_events"]
 
@@ -117,15 +118,21 @@ class Reducer:
 
     # ---- feeding --------------------------------------------------------------------------------
 
-    def feed(self, event: Mapping[str, Any] | Any) -> None:
+    def feed(self, event: AgentEventDict | Mapping[str, Any] | Any) -> None:
         """Reduce one event (a parsed JSON object or a generated event instance)."""
         st = self._st
         index = st.count
         st.count = index + 1
-        if type(event) is not dict:
-            event = self._as_dict(event, index)
-            if event is None:
+        e: dict[str, Any] | None
+        if isinstance(event, dict):
+            e = cast("dict[str, Any]", event)
+        elif isinstance(event, Mapping):
+            e = dict(event)
+        else:
+            e = self._as_dict(event, index)
+            if e is None:
                 return
+        event = e
         if st.strict:
             try:
                 validate(event, "event")
@@ -139,9 +146,9 @@ class Reducer:
                 return
         elif event_id is not None:
             st.problem(index, "/id", "type", f"event id {event_id!r:.80} is not a string: not checked for duplicates")
-        apply(st, event, index)
+        apply(st, e, index)
 
-    def feed_many(self, events: Iterable[Mapping[str, Any] | Any]) -> None:
+    def feed_many(self, events: Iterable[AgentEventDict | Mapping[str, Any] | Any]) -> None:
         """Reduce many events; the same as calling :meth:`feed` for each."""
         feed = self.feed
         for event in events:
@@ -225,7 +232,7 @@ def _under(p: Problem, index: int) -> Problem:
 
 
 def reduce_events(
-    events: Iterable[Mapping[str, Any] | Any],
+    events: Iterable[AgentEventDict | Mapping[str, Any] | Any],
     *,
     strict: bool = False,
     source: str | None = None,
