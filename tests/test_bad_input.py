@@ -108,7 +108,7 @@ def test_fifty_megabyte_string_round_trips() -> None:
 
 
 def test_size_limit_is_a_validation_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(agentmsg.limits, "max_bytes", 1024)
+    monkeypatch.setattr(agentmsg.limits, "max_bytes", 1024)
     with pytest.raises(SizeLimitError) as info:
         Msg.from_json('{"id":"m","role":"USER","content":[{"type":"text","text":"' + "x" * 2000 + '"}]}')
     assert info.value.problems[0].rule == "max-bytes"

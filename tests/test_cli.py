@@ -35,14 +35,14 @@ def test_validate_object_array_jsonl_and_stdin(tmp_path: Path) -> None:
     r = run("validate", str(arr))
     assert r.returncode == 1
     assert r.stdout.splitlines() == [
-        f"{arr}:/1/content/0/type: SYSTEM messages may only contain text blocks, got 'thinking' [role-content: SYSTEM messages may only contain text blocks]"
+        f"{arr}:/1/content/0/type: SYSTEM messages may only contain text blocks, got 'thinking' [role-content]"
     ]
     r = run("validate", str(jsonl), str(good))
     assert r.returncode == 1 and r.stdout.startswith(f"{jsonl}:/1/content/0/type:")
     r = run("validate", "-", stdin=json.dumps(BAD))
     assert r.returncode == 1 and r.stdout.startswith("-:/content/0/type:")
     r = run("validate", "--kind", "content-block", "-", stdin='{"type":"text"}')
-    assert r.returncode == 1 and r.stdout.strip() == '-:: "text" is a required property [required]'
+    assert r.returncode == 1 and r.stdout.strip() == '-: "text" is a required property [required]'
 
 
 def test_validate_bad_json_and_usage_errors(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ def test_sse_line_without_newline_is_dropped_as_it_arrives() -> None:
 
 
 def test_reduce_stream_sse_long_line_is_a_problem_and_the_rest_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(agentmsg.limits, "max_event_bytes", 1 << 16)
+    monkeypatch.setattr(agentmsg.limits, "max_event_bytes", 1 << 16)
     good = encode_sse(
         [
             ev(0, "AGENT_START"),
@@ -86,7 +86,7 @@ def test_reduce_stream_sse_long_line_is_a_problem_and_the_rest_is_kept(monkeypat
 
 
 def test_jsonl_long_line_is_a_problem_in_every_reader(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(agentmsg.limits, "max_event_bytes", 1 << 16)
+    monkeypatch.setattr(agentmsg.limits, "max_event_bytes", 1 << 16)
     long_line = orjson.dumps(ev(1, "TEXT_BLOCK_DELTA", blockId="t", delta="y" * 100_000))
     body = (
         jsonl([ev(0, "AGENT_START")]) + long_line + b"\n" + jsonl([ev(2, "TEXT_BLOCK_DELTA", blockId="t", delta="z")])
@@ -112,7 +112,7 @@ def test_many_distinct_open_blocks_are_bounded() -> None:
     r = Reducer()
     (msg,) = reduce_stream(jsonl(events), reducer=r)
     assert len(msg.content) == 10_000 and msg.content[-1].text == "last"
-    limit = agentmsg.limits["max_open_blocks"]
+    limit = agentmsg.limits.max_open_blocks
     assert [p.rule for p in r.problems] == ["max-open-blocks"] * (10_000 - limit)
     with pytest.raises(SizeLimitError):
         reduce_events(events, strict=True)

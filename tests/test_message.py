@@ -96,7 +96,8 @@ def test_role_rules_at_construction(cls: type[Msg], block: Any) -> None:
         cls(["ok", block])
     (problem,) = info.value.problems
     assert problem.pointer == "/content/1/type"
-    assert problem.rule.startswith("role-content:")
+    assert problem.rule == "role-content"
+    assert "may only contain" in problem.message and problem.message.endswith(f"got {block.type!r}")
     assert isinstance(info.value, ValueError)
 
 
@@ -105,12 +106,28 @@ def test_role_rules_allow_what_java_allows() -> None:
     ToolResultMessage([ThinkingBlock(thinking="t"), ToolResultBlock(id="c")])
     UserMessage([DataBlock(source=Base64Source(media_type="image/png", data="AAAA"))])
     SystemMessage("You are helpful.")
-    Msg("assistant", "lowercase role names are accepted by the constructor")
+    Msg("ASSISTANT", "roles are uppercase, as on the wire")
+
+
+def test_lowercase_roles_are_rejected_with_a_hint_everywhere() -> None:
+    for make in (
+        lambda: Msg("user", "x"),
+        lambda: UserMessage("x").copy(role="assistant"),
+        lambda: Msg.from_json('{"id":"m","role":"user","content":[]}'),
+    ):
+        with pytest.raises(ValidationError) as info:
+            make()
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule) == ("/role", "enum")
+        assert "uppercase" in problem.message
 
 
 def test_constructor_rejects_bad_values_with_pointer() -> None:
-    with pytest.raises(ValidationError) as info:
-        UserMessage([ImageBlock(source=Base64Source(media_type="image/png", data="data:image/png;base64,AA"))])
+    with pytest.raises(ValidationError) as info:  # the block's own constructor checks it
+        ImageBlock(source=Base64Source(media_type="image/png", data="data:image/png;base64,AA"))
+    assert info.value.problems[0].pointer == "/source/data"
+    with pytest.raises(ValidationError) as info:  # as a dict inside a message: pointer into the message
+        UserMessage([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "data:,"}}])
     assert info.value.problems[0].pointer == "/content/0/source/data"
     with pytest.raises(ValidationError):
         Msg("BOSS", "x")
@@ -261,3 +278,80 @@ def test_conversation_codec() -> None:
     assert info.value.problems[0].pointer == "/2/content/0/type"
     with pytest.raises(ValidationError):
         agentmsg.decode_messages(JAVA_USER)  # an object, not an array
+
+
+def test_blocks_are_normalised_the_same_way_in_every_constructor() -> None:
+    result = ToolResultBlock(id="c1", name="f", output="sunny")
+    assert result.output == [TextBlock(text="sunny")]
+    assert agentmsg.block_to_json(result).count('"type":"text"') == 1
+    assert ToolResultBlock(id="c", output=["a", {"type": "text", "text": "b"}]).output == [
+        TextBlock(text="a"),
+        TextBlock(text="b"),
+    ]
+    assert ToolResultBlock(id="c", output=None).output == []
+    with pytest.raises(ValidationError) as info:
+        ToolResultBlock(id="c", output=[{"type": "text"}])
+    assert info.value.problems[0].pointer == "/output/0"
+    with pytest.raises(ValidationError) as info:
+        ToolResultBlock(id="c", output=[5])  # type: ignore[list-item]
+    assert (info.value.problems[0].pointer, info.value.problems[0].rule) == ("/output/0", "type")
+    image = ImageBlock(source={"type": "url", "url": "https://a/x.png"})  # type: ignore[arg-type]
+    assert image.source == URLSource(url="https://a/x.png")
+    with pytest.raises(ValidationError) as info:
+        ImageBlock(source={"type": "url"})  # type: ignore[arg-type]
+    assert info.value.problems[0].pointer.startswith("/source")
+
+
+def test_message_constructors_decode_nested_dicts_and_reject_non_mappings() -> None:
+    m = AssistantMessage("a", usage={"inputTokens": 1})  # type: ignore[arg-type]
+    assert m.chat_usage is not None and m.chat_usage.input_tokens == 1
+    assert Msg.from_json(m.to_json()) == m
+    m = ToolResultMessage([{"type": "tool_result", "id": "c", "output": [{"type": "text", "text": "x"}]}])
+    assert m.content[0].output == [TextBlock(text="x")]  # type: ignore[union-attr]
+    assert Msg.from_json(m.to_json()) == m
+    for bad in (["ab"], 5, "x"):
+        with pytest.raises(ValidationError) as info:
+            UserMessage("hi", metadata=bad)  # type: ignore[arg-type]
+        assert (info.value.problems[0].pointer, info.value.problems[0].rule) == ("/metadata", "type")
+    with pytest.raises(ValidationError) as info:
+        AssistantMessage("a", usage=5)  # type: ignore[arg-type]
+    assert info.value.problems[0].pointer == "/usage"
+    with pytest.raises(ValidationError) as info:
+        AssistantMessage("a", usage={"inputTokens": -1})  # type: ignore[arg-type]
+    assert info.value.problems[0].pointer == "/usage/inputTokens"
+
+
+def test_created_at_never_crashes() -> None:
+    leap = UserMessage("x", timestamp="2016-12-31T23:59:60Z").created_at
+    assert leap is not None and leap.isoformat() == "2017-01-01T00:00:00+00:00"
+    m = Msg.from_json('{"id":"m","role":"USER","content":[],"timestamp":"2025-02-30 10:00:00"}')
+    with pytest.raises(ValidationError) as info:
+        _ = m.created_at
+    assert info.value.problems[0].rule == "timestamp"
+    with pytest.raises(ValidationError) as info:
+        Msg.from_json('{"id":"m","role":"USER","content":[],"timestamp":"2025-13-45 99:99:99"}')
+    assert info.value.problems[0].rule == "timestamp" and "yyyy-MM-dd" in info.value.problems[0].message
+
+
+def test_one_block_table_covers_the_schema() -> None:
+    from agentmsg.blocks import BLOCK_CLASSES
+
+    enum = agentmsg.schema_documents()["content-block.schema.json"]["properties"]["type"]["enum"]
+    assert list(BLOCK_CLASSES) == enum
+    for tag, cls in BLOCK_CLASSES.items():
+        assert getattr(agentmsg, cls.__name__) is cls and cls.__module__ == "agentmsg.blocks"
+        assert type(agentmsg.block_from_dict(agentmsg.block_to_dict(_minimal(tag)))) is cls
+
+
+def _minimal(tag: str) -> Any:
+    from agentmsg.blocks import BLOCK_CLASSES
+
+    source = URLSource(url="https://a/b")
+    extra: dict[str, Any] = {
+        "text": {"text": ""},
+        "thinking": {"thinking": ""},
+        "tool_use": {"id": "c", "name": "f"},
+        "tool_result": {"id": "c"},
+        "hint": {"hint": ""},
+    }.get(tag, {"source": source})
+    return BLOCK_CLASSES[tag](**extra)

@@ -23,7 +23,7 @@ class MsgRole(str, Enum):
 
 JavaTimestamp: TypeAlias = str
 """
-AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone).
+AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone; month, day, hour, minute and second in range, `60` for a leap second).
 """
 
 

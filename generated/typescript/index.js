@@ -25,6 +25,7 @@ export function createAjv(options = {}) {
   const ajv = new Ajv2020({ allErrors: true, strict: true, ...options });
   addFormats(ajv);
   ajv.addKeyword("x-rule");
+  ajv.addKeyword("x-message");
   ajv.addKeyword("x-agentmsg-map");
   for (const doc of Object.values(schemas)) ajv.addSchema(doc);
   return ajv;

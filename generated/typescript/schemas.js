@@ -2101,6 +2101,8 @@ export const schemas = {
       },
       "timestamp": {
         "description": "Creation time, or null. Accepted: AgentScope Java's `yyyy-MM-dd HH:mm:ss.SSS` (no zone; Java writes JVM local time) and RFC 3339 (`2025-01-01T12:00:00.000Z`). agentmsg writes the Java form, in UTC, with milliseconds.",
+        "x-rule": "timestamp",
+        "x-message": "timestamp must be AgentScope Java's 'yyyy-MM-dd HH:mm:ss.SSS' (a real date and time, read as UTC), an RFC 3339 date-time with a zone ('2025-01-01T12:00:00Z'), or null",
         "anyOf": [
           {
             "$ref": "#/$defs/JavaTimestamp"
@@ -2148,14 +2150,15 @@ export const schemas = {
                 "type": "object",
                 "properties": {
                   "type": {
-                    "x-rule": "role-content: USER messages may only contain text, data, image, audio and video blocks",
+                    "x-rule": "role-content",
                     "enum": [
                       "text",
                       "data",
                       "image",
                       "audio",
                       "video"
-                    ]
+                    ],
+                    "x-message": "USER messages may only contain text, data, image, audio and video blocks"
                   }
                 }
               }
@@ -2185,8 +2188,9 @@ export const schemas = {
                 "type": "object",
                 "properties": {
                   "type": {
-                    "x-rule": "role-content: SYSTEM messages may only contain text blocks",
-                    "const": "text"
+                    "x-rule": "role-content",
+                    "const": "text",
+                    "x-message": "SYSTEM messages may only contain text blocks"
                   }
                 }
               }
@@ -2205,13 +2209,14 @@ export const schemas = {
           "ASSISTANT",
           "SYSTEM",
           "TOOL"
-        ]
+        ],
+        "x-message": "roles are uppercase: one of USER, ASSISTANT, SYSTEM, TOOL"
       },
       "JavaTimestamp": {
         "title": "JavaTimestamp",
-        "description": "AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone).",
+        "description": "AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone; month, day, hour, minute and second in range, `60` for a leap second).",
         "type": "string",
-        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?$"
+        "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]) ([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]{1,9})?$"
       },
       "Rfc3339Timestamp": {
         "title": "Rfc3339Timestamp",

@@ -92,7 +92,7 @@ export type GenerateReason =
   | "INTERRUPTED"
   | "MAX_ITERATIONS";
 /**
- * AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone).
+ * AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone; month, day, hour, minute and second in range, `60` for a leap second).
  */
 export type JavaTimestamp = string;
 

@@ -7,9 +7,10 @@ Everything public is importable from here::
 
 from agentmsg_models.chat_usage import ChatUsage
 from agentmsg_models.generate_reason import GenerateReason
-from agentmsg_models.msg import MsgRole
 
-from ._schemas import KINDS, is_valid, limits, schema_documents, validate
+from ._limits import Limits, limits
+from ._schemas import KINDS, is_valid, schema_documents, validate
+from ._time import now_timestamp, parse_timestamp
 from ._version import __version__
 from .blocks import (
     AudioBlock,
@@ -37,20 +38,10 @@ from .blocks import (
     thinking_signature,
     tool_call_signature,
 )
+from .conversation import decode_messages, encode_messages
 from .errors import Problem, SizeLimitError, ValidationError
 from .events import Reducer, SSEDecoder, emit_events, encode_sse, reduce_events, reduce_stream
-from .message import (
-    AssistantMessage,
-    Msg,
-    SystemMessage,
-    ToolResultMessage,
-    UserMessage,
-    decode_messages,
-    encode_messages,
-    new_id,
-    now_timestamp,
-    parse_timestamp,
-)
+from .message import AssistantMessage, Msg, MsgRole, SystemMessage, ToolResultMessage, UserMessage, new_id
 
 __all__ = [
     "KINDS",
@@ -63,6 +54,7 @@ __all__ = [
     "GenerateReason",
     "HintBlock",
     "ImageBlock",
+    "Limits",
     "Msg",
     "MsgRole",
     "Problem",

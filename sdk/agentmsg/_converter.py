@@ -12,6 +12,10 @@ specialised function per class from the field metadata written by the codegen te
 
 Structuring trusts its input: the SDK validates against the JSON Schema first (``Msg.from_json``,
 ``Msg.from_dict``), so the hooks do no type checks. Structure unvalidated data only through the SDK.
+
+Unstructuring depends only on the class, so its hooks are one shared table (:data:`unstructure_hooks`).
+Structuring depends on which classes to build (the SDK's subclasses of the generated ones): a :class:`Codec`
+is made with that mapping passed in, so nothing depends on import order.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import enum
 import re
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
@@ -30,12 +34,6 @@ from ._schemas import schema_documents
 
 StructureFn = Callable[..., Any]  # (value[, type]) -> object: cattrs passes the type too
 UnstructureFn = Callable[[Any], Any]
-
-converter = cattrs.Converter()
-
-# class -> subclass to build instead (the SDK's Msg subclasses), and for Msg the role dispatch.
-_build_as: dict[type, type] = {}
-_msg_class_by_role: dict[str, type] = {}
 
 
 def _snake(name: str) -> str:
@@ -143,9 +141,10 @@ def _tag_of(cls: type) -> str:
 class _Codegen:
     """Compiles value expressions for a type into a namespace shared by one generated function."""
 
-    def __init__(self) -> None:
+    def __init__(self, codec: Codec | None = None) -> None:
         self.ns: dict[str, Any] = {}
         self._n = 0
+        self.codec = codec
 
     def name(self, value: Any, prefix: str = "h") -> str:
         self._n += 1
@@ -159,20 +158,21 @@ class _Codegen:
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
             table = self.name({m.value: m for m in tp}, "enum")
             return f"{table}[{src}]"
+        assert self.codec is not None
         members = _union_members(tp)
         if members is not None:
             # Hooks are looked up lazily: unions are recursive (tool_result.output holds blocks).
-            table = self.name(_LazyUnion({_tag_of(m): m for m in members}), "union")
+            table = self.name(self.codec.union({_tag_of(m): m for m in members}), "union")
             return f"{table}[{src}['type']]({src})"
         if attrs.has(tp):
-            return f"{self.name(structure_hooks, 'sh')}[{self.name(tp, 'cls')}]({src})"
+            return f"{self.name(self.codec.structure_hooks, 'sh')}[{self.name(tp, 'cls')}]({src})"
         if get_origin(tp) is list:
             (item,) = get_args(tp)
             return f"[{self.structure_expr(item, '_x')} for _x in {src}]"
         if get_origin(tp) is dict:
             _, val = get_args(tp)
             return f"{{_k: {self.structure_expr(val, '_v')} for _k, _v in {src}.items()}}"
-        return f"{self.name(converter.get_structure_hook(tp))}({src}, {self.name(tp)})"
+        return f"{self.name(self.codec.converter.get_structure_hook(tp))}({src}, {self.name(tp)})"
 
     def unstructure_expr(self, tp: Any, src: str) -> str:
         if _is_plain(tp):
@@ -190,7 +190,7 @@ class _Codegen:
         if get_origin(tp) is dict:
             _, val = get_args(tp)
             return f"{{_k: {self.unstructure_expr(val, '_v')} for _k, _v in {src}.items()}}"
-        return f"{self.name(converter.unstructure)}({src})"
+        return f"{self.name(_plain.unstructure)}({src})"
 
 
 def _compile(source: str, name: str, ns: dict[str, Any]) -> Callable[..., Any]:
@@ -200,16 +200,17 @@ def _compile(source: str, name: str, ns: dict[str, Any]) -> Callable[..., Any]:
     return fn
 
 
-def make_structure_fn(cls: type) -> StructureFn:
-    """Compile ``dict -> cls`` for a generated attrs class (input already validated)."""
-    target = _build_as.get(cls, cls)
+def make_structure_fn(cls: type, codec: Codec) -> StructureFn:
+    """Compile ``dict -> cls`` for a generated attrs class (input already validated), building the class
+    the codec maps it to."""
+    target = codec.build_as.get(cls, cls)
     hints = _hints(cls)
     alternatives = _ALTERNATIVES.get(cls.__name__, {})
-    gen = _Codegen()
+    gen = _Codegen(codec)
     gen.ns.update(_new=object.__new__, _target=target)
     lines = ["def structure(d, _type=None):"]
-    if cls.__name__ == "Msg" and _msg_class_by_role:
-        gen.ns["_by_role"] = _msg_class_by_role
+    if cls.__name__ == "Msg" and codec.msg_roles:
+        gen.ns["_by_role"] = codec.msg_roles
         lines.append("    o = _new(_by_role.get(d['role'], _target))")
     else:
         lines.append("    o = _new(_target)")
@@ -283,13 +284,15 @@ def _is_model(cls: Any) -> bool:
     return isinstance(cls, type) and attrs.has(cls) and any("wire" in a.metadata for a in attrs.fields(cls))
 
 
-converter.register_structure_hook_factory(_is_model, make_structure_fn)
-converter.register_unstructure_hook_factory(_is_model, make_unstructure_fn)
+class _HookCache(dict[type, Any]):
+    """class -> compiled hook, compiled on first use by ``make``."""
 
+    def __init__(self, make: Callable[[type], Any]) -> None:
+        super().__init__()
+        self._make = make
 
-class _StructureHookCache(dict[type, StructureFn]):
-    def __missing__(self, cls: type) -> StructureFn:
-        hook: StructureFn = converter.get_structure_hook(cls)
+    def __missing__(self, cls: type) -> Any:
+        hook = self._make(cls)
         self[cls] = hook
         return hook
 
@@ -297,36 +300,37 @@ class _StructureHookCache(dict[type, StructureFn]):
 class _LazyUnion(dict[str, StructureFn]):
     """``type`` tag -> structure hook of the member class, resolved on first use."""
 
-    def __init__(self, classes: dict[str, type]) -> None:
+    def __init__(self, classes: dict[str, type], hooks: _HookCache) -> None:
         super().__init__()
         self.classes = classes
+        self._hooks = hooks
 
     def __missing__(self, tag: str) -> StructureFn:
-        hook: StructureFn = structure_hooks[self.classes[tag]]
+        hook: StructureFn = self._hooks[self.classes[tag]]
         self[tag] = hook
         return hook
 
 
-#: class -> compiled structure hook (filled on first use).
-structure_hooks = _StructureHookCache()
+# Unstructuring: one cattrs converter and one hook table for every codec (it depends only on the class).
+_plain = cattrs.Converter()
+_plain.register_unstructure_hook_factory(_is_model, make_unstructure_fn)
+
+#: class -> compiled unstructure hook (wire names, key order, null/omit policy), filled on first use.
+unstructure_hooks: dict[type, UnstructureFn] = _HookCache(_plain.get_unstructure_hook)
 
 
-class _HookCache(dict[type, UnstructureFn]):
-    def __missing__(self, cls: type) -> UnstructureFn:
-        hook: UnstructureFn = converter.get_unstructure_hook(cls)
-        self[cls] = hook
-        return hook
+class Codec:
+    """Structure hooks that build ``build_as[generated class]`` (an SDK subclass adding behaviour, no
+    fields) instead of the generated class, and, for ``Msg``, the class ``msg_roles[role]``."""
 
+    def __init__(self, build_as: Mapping[type, type], msg_roles: Mapping[str, type] | None = None) -> None:
+        self.build_as = dict(build_as)
+        self.msg_roles = dict(msg_roles or {})
+        self.converter = cattrs.Converter()
+        self.converter.register_structure_hook_factory(_is_model, lambda cls: make_structure_fn(cls, self))
+        #: class -> compiled structure hook, filled on first use.
+        self.structure_hooks: dict[type, StructureFn] = _HookCache(self.converter.get_structure_hook)
 
-#: class -> compiled unstructure hook (filled on first use).
-unstructure_hooks = _HookCache()
-
-
-def build_as(generated: type, sdk_class: type) -> None:
-    """Structure ``generated`` into ``sdk_class`` (an attrs subclass adding behaviour, no fields)."""
-    _build_as[generated] = sdk_class
-
-
-def dispatch_msg_role(role_to_class: dict[str, type]) -> None:
-    """Structure a ``Msg`` into the role-pinned class for its ``role`` (as Java's polymorphic Msg)."""
-    _msg_class_by_role.update(role_to_class)
+    def union(self, classes: dict[str, type]) -> dict[str, StructureFn]:
+        """``type`` tag -> structure hook of that member, for a tagged union of generated classes."""
+        return _LazyUnion(classes, self.structure_hooks)  # type: ignore[arg-type]

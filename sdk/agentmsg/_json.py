@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from ._schemas import limits
+from ._limits import limits
 from .errors import Problem, SizeLimitError, ValidationError
 
 JsonInput = str | bytes | bytearray | memoryview

@@ -11,6 +11,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from ._limits import limits
 from .errors import Problem, SizeLimitError, ValidationError, pointer_of
 
 BASE_URI = "https://agentmsg.dev/schemas/v1/"
@@ -91,16 +92,24 @@ def _resolve(uri: str) -> Any:
     return node
 
 
-def _rule_for(location: str, keyword: str) -> str:
-    """The named rule (``x-rule`` annotation) nearest to the failing keyword, else the keyword."""
+def _annotations_for(location: str, keyword: str) -> tuple[str, str | None]:
+    """``(rule, message)`` for a failing keyword: the nearest schema node at or above it that carries an
+    ``x-rule`` (a short stable name) or an ``x-message`` (the sentence errors show) decides; without one
+    the rule is the keyword itself and the validator's message is used."""
     doc_uri, _, fragment = location.partition("#")
     parts = [p for p in fragment.split("/") if p]
     while parts:
         node = _resolve(doc_uri + "#/" + "/".join(parts))
-        if isinstance(node, dict) and "x-rule" in node:
-            return str(node["x-rule"])
+        if isinstance(node, dict) and ("x-rule" in node or "x-message" in node):
+            message = node.get("x-message")
+            return str(node.get("x-rule", keyword)), str(message) if message is not None else None
         parts.pop()
-    return keyword
+    return keyword, None
+
+
+def _short_repr(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _discriminated_branch(one_of: Any, instance: Any, base: str) -> str | None:
@@ -174,10 +183,8 @@ def _problems(validator: Any, instance: Any) -> list[Problem]:
     for path, err in leaf_errors(validator, instance):
         location = str(err.absolute_keyword_location or "")
         keyword = str(err.schema_path[-1]) if len(err.schema_path) else "schema"
-        rule = _rule_for(location, keyword)
-        message = str(err.message)
-        if rule != keyword:
-            message = f"{rule.partition(': ')[2] or rule}, got {err.instance!r}"
+        rule, sentence = _annotations_for(location, keyword)
+        message = str(err.message) if sentence is None else f"{sentence}, got {_short_repr(err.instance)}"
         out.append(Problem(pointer_of(path), rule, message, location or None))
     # Deterministic order, no duplicates (role rules and unions may report the same spot twice).
     seen: set[tuple[str, str, str]] = set()
@@ -187,19 +194,6 @@ def _problems(validator: Any, instance: Any) -> list[Problem]:
             seen.add((p.pointer, p.rule, p.message))
             unique.append(p)
     return unique
-
-
-#: Limits applied to every decode. Bigger or deeper input raises :class:`SizeLimitError`.
-#: ``max_bytes`` bounds JSON text; ``max_depth`` bounds nesting of arrays and objects (1024, as
-#: orjson's parser, so text and parsed input are held to the same limit).
-limits: dict[str, int] = {
-    "max_bytes": 256 * 1024 * 1024,
-    "max_depth": 1024,
-    # Event streams (docs/events.md): one JSONL line / SSE line / SSE event's data, and the blocks, tool
-    # calls and tool results one reply may have open at once.
-    "max_event_bytes": 64 * 1024 * 1024,
-    "max_open_blocks": 1024,
-}
 
 
 def check_depth(instance: Any, kind: str | None = None) -> None:

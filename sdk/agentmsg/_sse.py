@@ -17,12 +17,11 @@ from typing import Any
 import attrs
 import orjson
 
-from ._schemas import limits
+from ._limits import limits
 from .errors import Problem
 
 __all__ = ["SSEDecoder", "SSEEvent", "encode_event"]
 
-DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024
 _EOL = re.compile(rb"[\r\n]")
 _BOM = b"\xef\xbb\xbf"
 
@@ -66,7 +65,7 @@ class SSEDecoder:
     limit is dropped; either way the event is dispatched with an empty ``data`` and a ``problem``."""
 
     def __init__(self, *, max_line_bytes: int | None = None, max_event_bytes: int | None = None) -> None:
-        default = int(limits.get("max_event_bytes", DEFAULT_MAX_EVENT_BYTES))
+        default = limits.max_event_bytes
         self.max_line_bytes = max_line_bytes or default
         self.max_event_bytes = max_event_bytes or default
         self._head: bytes | None = b""  # the first bytes, until the BOM question is settled

@@ -1,33 +1,38 @@
-"""Content blocks and sources: the generated attrs classes, plus decoding and typed accessors for the
-extension keys agentmsg declares in block metadata (reasoning signature, provenance, ...)."""
+"""Content blocks and sources.
+
+The fields of each block come from the schema (the generated classes in ``agentmsg_models``); the classes
+here add what the schema cannot say, the same way in every constructor:
+
+* wherever blocks are expected (``Msg`` content, ``ToolResultBlock.output``), a plain string becomes a
+  :class:`TextBlock`, a dict is decoded as a validated block, anything else is a
+  :class:`~agentmsg.ValidationError`;
+* a source given as a dict is decoded as a validated :data:`Source`; metadata and tool input must be
+  mappings (``None`` means empty);
+* the finished block is validated against the schema, so what is constructed can be written.
+
+Decoding (:func:`block_from_dict`, ``Msg.from_json``) returns these classes too. Blocks are mutable slotted
+attrs classes; a block changed after construction is checked again when a message holding it is built.
+"""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
-from agentmsg_models.content_block import (
-    AudioBlock,
-    ContentBlock,
-    DataBlock,
-    HintBlock,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolCallState,
-    ToolResultBlock,
-    ToolResultState,
-    ToolUseBlock,
-    VideoBlock,
-)
-from agentmsg_models.source import Base64Source, Source, URLSource
+import attrs
 
-from . import _converter
+from agentmsg_models import content_block as _gen
+from agentmsg_models.content_block import ToolCallState, ToolResultState
+from agentmsg_models.source import Base64Source, URLSource
+
+from ._converter import Codec, _tag_of, unstructure_hooks
 from ._json import JsonInput, dumps, loads
 from ._schemas import validate
+from .errors import ValidationError
 
 __all__ = [
+    "BLOCK_CLASSES",
     "AudioBlock",
     "Base64Source",
     "ContentBlock",
@@ -43,39 +48,87 @@ __all__ = [
     "ToolUseBlock",
     "URLSource",
     "VideoBlock",
+    "as_blocks",
     "block_from_dict",
     "block_from_json",
     "block_to_dict",
     "block_to_json",
     "is_redacted",
     "new_data_block_id",
+    "source_from_dict",
     "thinking_provider",
     "thinking_signature",
     "tool_call_signature",
 ]
 
-_union_hooks = _converter._LazyUnion(
-    {
-        _converter._tag_of(c): c
-        for c in (
-            TextBlock,
-            ThinkingBlock,
-            ImageBlock,
-            AudioBlock,
-            VideoBlock,
-            DataBlock,
-            ToolUseBlock,
-            ToolResultBlock,
-            HintBlock,
-        )
-    }
+Source: TypeAlias = URLSource | Base64Source
+
+
+class _Checked:
+    """Construction of an SDK block: normalise the values given (see the module docstring), then validate."""
+
+    __slots__ = ()
+
+    def __attrs_post_init__(self) -> None:
+        _normalise(self)
+
+
+def _sdk_class(generated: type) -> type:
+    """The SDK class of a generated block: a slotted attrs subclass, same fields, checked construction."""
+    namespace = {"__doc__": generated.__doc__, "__module__": __name__, "__qualname__": generated.__name__}
+    return attrs.define(kw_only=True, slots=True, weakref_slot=False)(
+        type(generated.__name__, (_Checked, generated), namespace)
+    )
+
+
+_GENERATED_BLOCKS = (
+    _gen.TextBlock,
+    _gen.ThinkingBlock,
+    _gen.ImageBlock,
+    _gen.AudioBlock,
+    _gen.VideoBlock,
+    _gen.DataBlock,
+    _gen.ToolUseBlock,
+    _gen.ToolResultBlock,
+    _gen.HintBlock,
 )
+_SDK_BLOCKS: tuple[type, ...] = tuple(_sdk_class(c) for c in _GENERATED_BLOCKS)
+if TYPE_CHECKING:  # statically the fields and constructor signatures of the generated classes
+    from agentmsg_models.content_block import (
+        AudioBlock,
+        DataBlock,
+        HintBlock,
+        ImageBlock,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        VideoBlock,
+    )
+else:
+    globals().update((c.__name__, c) for c in _SDK_BLOCKS)
+
+
+#: Any content block (the schema's union; the SDK classes above are its members' subclasses).
+ContentBlock: TypeAlias = _gen.ContentBlock
+
+#: The one table of block classes: wire ``type`` tag -> SDK class, in the schema's order.
+BLOCK_CLASSES: dict[str, type[Any]] = {_tag_of(c): c for c in _SDK_BLOCKS}
+#: generated class -> the SDK class decoding builds.
+SDK_CLASS_OF: dict[type, type] = dict(zip(_GENERATED_BLOCKS, _SDK_BLOCKS, strict=True))
+_SDK_CLASSES = frozenset(BLOCK_CLASSES.values())
+
+_MEDIA = (_gen.ImageBlock, _gen.AudioBlock, _gen.VideoBlock, _gen.DataBlock)
+
+CODEC = Codec(SDK_CLASS_OF)
+_by_tag = CODEC.union({_tag_of(c): c for c in _GENERATED_BLOCKS})
+_structure_source = CODEC.union({"url": URLSource, "base64": Base64Source})
 
 
 def block_from_dict(data: Mapping[str, Any]) -> ContentBlock:
     """Validate (kind ``content-block``) and decode one content block."""
     validate(data, "content-block")
-    return _union_hooks[data["type"]](data)  # type: ignore[no-any-return]
+    return _by_tag[data["type"]](data)  # type: ignore[no-any-return]
 
 
 def block_from_json(data: JsonInput) -> ContentBlock:
@@ -83,13 +136,110 @@ def block_from_json(data: JsonInput) -> ContentBlock:
     return block_from_dict(loads(data, "content-block"))
 
 
+def source_from_dict(data: Mapping[str, Any]) -> Source:
+    """Validate (kind ``source``) and decode one source."""
+    validate(data, "source")
+    return _structure_source[data["type"]](data)  # type: ignore[no-any-return]
+
+
 def block_to_dict(block: ContentBlock) -> dict[str, Any]:
     """One block as parsed JSON (wire names, Java key order and null conventions)."""
-    return _converter.unstructure_hooks[block.__class__](block)  # type: ignore[no-any-return]
+    return unstructure_hooks[block.__class__](block)  # type: ignore[no-any-return]
 
 
 def block_to_json(block: ContentBlock) -> str:
     return dumps(block_to_dict(block)).decode()
+
+
+def as_blocks(value: Any, pointer: str = "", kind: str = "content-block") -> list[ContentBlock]:
+    """Blocks from what a caller gives where blocks are expected: ``None`` (no blocks), a string (one
+    TextBlock), a block, a dict (decoded and validated) or an iterable of those. Anything else raises
+    :class:`~agentmsg.ValidationError` at ``pointer`` (``/content``, ``/output``)."""
+    if value is None:
+        return []
+    if isinstance(value, (str, Mapping)) or type(value) in _SDK_CLASSES or isinstance(value, _GENERATED_BLOCKS):
+        value = (value,)
+    elif not isinstance(value, Iterable) or isinstance(value, (bytes, bytearray)):
+        raise ValidationError.single(
+            pointer, "type", f"expected a string, a block or a list of blocks, got {type(value).__name__}", kind
+        )
+    out: list[ContentBlock] = []
+    for index, item in enumerate(value):
+        if type(item) in _SDK_CLASSES:
+            out.append(item)
+        elif isinstance(item, str):
+            out.append(TextBlock(text=item))
+        elif isinstance(item, Mapping):
+            try:
+                out.append(block_from_dict(item))
+            except ValidationError as exc:
+                raise exc.under(f"{pointer}/{index}", kind) from None
+        elif isinstance(item, _GENERATED_BLOCKS):  # a generated (plain) block: checked and rebuilt as the SDK class
+            try:
+                out.append(block_from_dict(block_to_dict(item)))
+            except ValidationError as exc:
+                raise exc.under(f"{pointer}/{index}", kind) from None
+        else:
+            raise ValidationError.single(
+                f"{pointer}/{index}",
+                "type",
+                f"not a content block: {type(item).__name__} (expected a block, a string or a dict)",
+                kind,
+            )
+    return out
+
+
+@overload
+def as_mapping(value: Any, pointer: str, nullable: Literal[False], kind: str) -> dict[str, Any]: ...
+@overload
+def as_mapping(value: Any, pointer: str, nullable: bool, kind: str) -> dict[str, Any] | None: ...
+def as_mapping(value: Any, pointer: str, nullable: bool, kind: str) -> dict[str, Any] | None:
+    """A copy of a metadata / input mapping; ``None`` stays None where allowed, else means empty."""
+    if value is None:
+        return None if nullable else {}
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise ValidationError.single(
+        pointer, "type", f"expected an object (a mapping with string keys), got {type(value).__name__}", kind
+    )
+
+
+def _normalise(block: Any) -> None:
+    if isinstance(block, _gen.ToolResultBlock):
+        block.output = as_blocks(block.output, "/output")
+        block.metadata = as_mapping(block.metadata, "/metadata", False, "content-block")
+        if isinstance(block.state, str) and not isinstance(block.state, ToolResultState):
+            block.state = _enum(ToolResultState, block.state, "/state")
+    elif isinstance(block, _gen.ToolUseBlock):
+        block.input = as_mapping(block.input, "/input", False, "content-block")
+        block.metadata = as_mapping(block.metadata, "/metadata", False, "content-block")
+        if isinstance(block.state, str) and not isinstance(block.state, ToolCallState):
+            block.state = _enum(ToolCallState, block.state, "/state")
+    elif isinstance(block, _gen.ThinkingBlock):
+        block.metadata = as_mapping(block.metadata, "/metadata", True, "content-block")
+    elif isinstance(block, _MEDIA):
+        source = block.source
+        if isinstance(source, Mapping):
+            try:
+                block.source = source_from_dict(source)
+            except ValidationError as exc:
+                raise exc.under("/source", "content-block") from None
+        elif not isinstance(source, (URLSource, Base64Source)):
+            raise ValidationError.single(
+                "/source",
+                "type",
+                f"expected a URLSource, a Base64Source or a dict, got {type(source).__name__}",
+                "content-block",
+            )
+    validate(block_to_dict(block), "content-block")
+
+
+def _enum(cls: Any, value: str, pointer: str) -> Any:
+    try:
+        return cls(value)
+    except ValueError:
+        allowed = ", ".join(repr(m.value) for m in cls)
+        raise ValidationError.single(pointer, "enum", f"{value!r} is not one of {allowed}", "content-block") from None
 
 
 def new_data_block_id() -> str:
@@ -97,22 +247,22 @@ def new_data_block_id() -> str:
     return uuid.uuid4().hex
 
 
-def thinking_signature(block: ThinkingBlock) -> str | None:
+def thinking_signature(block: _gen.ThinkingBlock) -> str | None:
     """The reasoning signature (metadata ``signature``), replayed only to the provider that issued it."""
     value = (block.metadata or {}).get("signature")
     return value if isinstance(value, str) else None
 
 
-def thinking_provider(block: ThinkingBlock) -> str | None:
+def thinking_provider(block: _gen.ThinkingBlock) -> str | None:
     value = (block.metadata or {}).get("provider")
     return value if isinstance(value, str) else None
 
 
-def is_redacted(block: ThinkingBlock) -> bool:
+def is_redacted(block: _gen.ThinkingBlock) -> bool:
     """True only when the block says so (metadata ``redacted``); never inferred from empty text."""
     return (block.metadata or {}).get("redacted") is True
 
 
-def tool_call_signature(block: ToolUseBlock) -> str | None:
+def tool_call_signature(block: _gen.ToolUseBlock) -> str | None:
     value = block.metadata.get("thoughtSignature")
     return value if isinstance(value, str) else None

@@ -17,9 +17,10 @@ class Problem:
     """One problem found in an instance.
 
     ``pointer`` is the RFC 6901 JSON pointer of the offending value (``""`` is the whole instance),
-    ``rule`` names the rule broken (the schema keyword, or a named rule such as
-    ``role-content: SYSTEM messages may only contain text blocks``), ``message`` says what is wrong, and
-    ``schema_location`` is the absolute URI of the schema keyword when a schema rule was broken.
+    ``rule`` is a short stable name of the rule broken (a JSON Schema keyword such as ``required``, or a
+    named rule such as ``role-content`` or ``max-depth``: fit for ``if problem.rule == ...``), ``message``
+    says in a sentence what is wrong, and ``schema_location`` is the absolute URI of the schema keyword when
+    a schema rule was broken.
     """
 
     pointer: str
@@ -28,8 +29,12 @@ class Problem:
     schema_location: str | None = None
 
     def __str__(self) -> str:
-        where = self.pointer or "/"
-        return f"{where}: {self.message} [{self.rule}]"
+        where = f"{self.pointer}: " if self.pointer else ""
+        return f"{where}{self.message} [{self.rule}]"
+
+    def under(self, prefix: str) -> Problem:
+        """The same problem, its pointer prefixed (``/3`` + ``/content/0`` -> ``/3/content/0``)."""
+        return Problem(prefix + self.pointer, self.rule, self.message, self.schema_location)
 
 
 class ValidationError(ValueError):
@@ -49,6 +54,11 @@ class ValidationError(ValueError):
     @classmethod
     def single(cls, pointer: str, rule: str, message: str, kind: str | None = None) -> ValidationError:
         return cls([Problem(pointer, rule, message)], kind)
+
+    def under(self, prefix: str, kind: str | None = None) -> ValidationError:
+        """The same error (same class) with every pointer prefixed: for errors of a part of a larger
+        instance (an item of an array, a block of a message)."""
+        return type(self)([p.under(prefix) for p in self.problems], kind if kind is not None else self.kind)
 
 
 class SizeLimitError(ValidationError):

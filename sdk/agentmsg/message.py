@@ -1,37 +1,46 @@
 """The message API: :class:`Msg` and its role-pinned subclasses.
 
 The fields come from the generated model (``agentmsg_models.msg.Msg``); this layer adds what the
-schema cannot say: constructors that fill in id and timestamp and wrap plain strings, role rules at
-construction, JSON/dict codecs that validate, and accessors.
+schema cannot say: constructors that fill in id and timestamp and normalise what they are given (see
+:mod:`agentmsg.blocks`), role rules at construction, JSON/dict codecs that validate, and accessors.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, ClassVar, TypeVar, cast, overload
 
 import attrs
 import cattrs
 import orjson
 
-from agentmsg_models import chat_usage as _usage_mod
-from agentmsg_models import content_block as _blocks
 from agentmsg_models import msg as _msg_mod
+from agentmsg_models.chat_usage import ChatUsage
 from agentmsg_models.generate_reason import GenerateReason
 
-from . import _converter
+from ._converter import Codec, _tag_of, unstructure_hooks
 from ._json import JsonInput, dumps, loads
-from ._schemas import array_validator_for_kind, check_depth, limits, validate, validator_for_kind
-from .errors import Problem, ValidationError
+from ._limits import limits
+from ._schemas import check_depth, validate, validator_for_kind
+from ._time import now_timestamp, parse_timestamp
+from .blocks import BLOCK_CLASSES, SDK_CLASS_OF, ContentBlock, TextBlock, as_blocks, as_mapping
+from .errors import ValidationError
+
+__all__ = [
+    "MESSAGE_CLASSES",
+    "AssistantMessage",
+    "Msg",
+    "MsgRole",
+    "SystemMessage",
+    "ToolResultMessage",
+    "UserMessage",
+    "new_id",
+]
 
 MsgRole = _msg_mod.MsgRole
-ChatUsage = _usage_mod.ChatUsage
-ContentBlock = _blocks.ContentBlock
-TextBlock = _blocks.TextBlock
 
 B = TypeVar("B")
 M = TypeVar("M", bound="Msg")
@@ -41,21 +50,8 @@ METADATA_GENERATE_REASON = "agentscope_generate_reason"
 METADATA_STRUCTURED_OUTPUT = "_structured_output"
 METADATA_CHAT_USAGE = "_chat_usage"
 
-_BLOCK_CLASSES: dict[str, type] = {
-    c.__name__: c
-    for c in (
-        _blocks.TextBlock,
-        _blocks.ThinkingBlock,
-        _blocks.ImageBlock,
-        _blocks.AudioBlock,
-        _blocks.VideoBlock,
-        _blocks.DataBlock,
-        _blocks.ToolUseBlock,
-        _blocks.ToolResultBlock,
-        _blocks.HintBlock,
-    )
-}
-_BLOCK_BY_TAG: dict[str, type] = {_converter._tag_of(c): c for c in _BLOCK_CLASSES.values()}
+_BLOCK_BY_NAME: dict[str, type] = {c.__name__: c for c in BLOCK_CLASSES.values()}
+_ROLES = ", ".join(repr(r.value) for r in MsgRole)
 
 
 def new_id() -> str:
@@ -63,76 +59,46 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-def now_timestamp() -> str:
-    """Now, in the form agentmsg writes: AgentScope Java's ``yyyy-MM-dd HH:mm:ss.SSS``, in UTC."""
-    now = datetime.now(timezone.utc)
-    return now.strftime("%Y-%m-%d %H:%M:%S.") + f"{now.microsecond // 1000:03d}"
-
-
-def parse_timestamp(value: str) -> datetime:
-    """Parse either accepted timestamp form. Java's zone-less form is read as UTC (what agentmsg writes)."""
-    text = value.strip()
-    if "T" in text or "t" in text:
-        iso = text.replace("t", "T").replace("z", "Z").replace("Z", "+00:00")
-        return datetime.fromisoformat(_trim_fraction(iso))
-    return datetime.fromisoformat(_trim_fraction(text)).replace(tzinfo=timezone.utc)
-
-
-def _trim_fraction(text: str) -> str:
-    # datetime.fromisoformat (3.10) accepts 3 or 6 fractional digits only: pad or cut to 6.
-    return _FRACTION.sub(lambda m: "." + (m.group(1) + "000000")[:6], text, count=1)
-
-
-_FRACTION = re.compile(r"\.([0-9]+)")
-
-
 def _block_type(kind: type[B] | str) -> type[B]:
     if isinstance(kind, str):
-        found = _BLOCK_BY_TAG.get(kind) or _BLOCK_CLASSES.get(kind)
+        found = BLOCK_CLASSES.get(kind) or _BLOCK_BY_NAME.get(kind)
         if found is None:
-            raise ValueError(f"unknown block type {kind!r}; known: {', '.join(sorted(_BLOCK_BY_TAG))}")
-        return found
+            raise ValueError(f"unknown block type {kind!r}; known: {', '.join(BLOCK_CLASSES)}")
+        return cast("type[B]", found)
     return kind
 
 
-def _content_list(content: Any) -> list[Any]:
-    """Normalise constructor content: a string becomes one TextBlock; dicts are decoded as blocks."""
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [_blocks.TextBlock(text=content)]
-    if attrs.has(type(content)) or isinstance(content, Mapping):
-        content = [content]
-    if not isinstance(content, Iterable):
-        raise ValidationError.single(
-            "/content", "type", f"content must be a string or a list of blocks, got {type(content).__name__}", "msg"
-        )
-    out: list[Any] = []
-    for i, block in enumerate(content):
-        if isinstance(block, str):
-            out.append(_blocks.TextBlock(text=block))
-        elif type(block) in _converter_block_types():
-            out.append(block)
-        elif isinstance(block, Mapping):
-            from .blocks import block_from_dict
-
-            try:
-                out.append(block_from_dict(dict(block)))
-            except ValidationError as exc:
-                raise ValidationError(
-                    [Problem(f"/content/{i}{p.pointer}", p.rule, p.message, p.schema_location) for p in exc.problems],
-                    "msg",
-                ) from None
-        else:
-            raise ValidationError.single(f"/content/{i}", "type", f"not a content block: {type(block).__name__}", "msg")
-    return out
+def _role(role: Any) -> MsgRole:
+    """The role given to a constructor: a :class:`MsgRole` or its exact (uppercase) wire value."""
+    if isinstance(role, MsgRole):
+        return role
+    if isinstance(role, str):
+        try:
+            return MsgRole(role)
+        except ValueError:
+            hint = f"; roles are uppercase: use {role.upper()!r}" if role.upper() in MsgRole.__members__ else ""
+            raise ValidationError.single(
+                "/role", "enum", f"unknown role {role!r}{hint} (one of {_ROLES})", "msg"
+            ) from None
+    raise ValidationError.single(
+        "/role", "type", f"a role is a string (one of {_ROLES}), got {type(role).__name__}", "msg"
+    )
 
 
-def _converter_block_types() -> frozenset[type]:
-    return _BLOCK_TYPES
+def _usage(value: Any) -> ChatUsage | None:
+    if value is None or isinstance(value, ChatUsage):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            validate(value, "chat-usage")
+        except ValidationError as exc:
+            raise exc.under("/usage", "msg") from None
+        return cast(ChatUsage, CODEC.structure_hooks[ChatUsage](value))
+    raise ValidationError.single(
+        "/usage", "type", f"expected a ChatUsage or a dict of usage, got {type(value).__name__}", "msg"
+    )
 
 
-_BLOCK_TYPES = frozenset(_BLOCK_CLASSES.values())
 _FIELD_NAMES = tuple(a.name for a in attrs.fields(_msg_mod.Msg))
 
 
@@ -146,7 +112,11 @@ class Msg(_msg_mod.Msg):
     validated against the schema, role rules included (:class:`~agentmsg.ValidationError`).
     Decoding (:meth:`from_json`, :meth:`from_dict`) validates, then returns the role-pinned subclass
     (:class:`UserMessage`, :class:`AssistantMessage`, ...), as AgentScope Java does.
-    Messages are immutable: :meth:`copy` returns a changed copy.
+
+    Roles are uppercase, on the wire and here: ``"USER"`` or ``MsgRole.USER`` (``"user"`` is rejected with a
+    hint, as Java rejects it). Messages are mutable slotted attrs classes (mutation is fast but bypasses
+    validation: ``agentmsg.validate(msg.to_dict())`` checks again); :meth:`copy` returns a changed,
+    validated copy.
     """
 
     _pinned_role: ClassVar[MsgRole | None] = None
@@ -154,27 +124,24 @@ class Msg(_msg_mod.Msg):
     def __init__(
         self,
         role: MsgRole | str | None = None,
-        content: str | ContentBlock | Sequence[ContentBlock | str | Mapping[str, Any]] | None = None,
+        content: str
+        | ContentBlock
+        | Mapping[str, Any]
+        | Sequence[ContentBlock | str | Mapping[str, Any]]
+        | None = None,
         *,
         name: str | None = None,
         id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         timestamp: str | None = None,
-        usage: ChatUsage | None = None,
+        usage: ChatUsage | Mapping[str, Any] | None = None,
     ) -> None:
         pinned = type(self)._pinned_role
         if role is None:
             if pinned is None:
-                raise ValidationError.single(
-                    "/role", "required", "a role is required (USER, ASSISTANT, SYSTEM or TOOL)", "msg"
-                )
+                raise ValidationError.single("/role", "required", f"a role is required (one of {_ROLES})", "msg")
             role = pinned
-        try:
-            role_value = MsgRole(role.upper() if isinstance(role, str) and not isinstance(role, MsgRole) else role)
-        except ValueError:
-            raise ValidationError.single(
-                "/role", "enum", f"unknown role {role!r}; expected USER, ASSISTANT, SYSTEM or TOOL", "msg"
-            ) from None
+        role_value = _role(role)
         if pinned is not None and role_value is not pinned:
             raise ValidationError.single(
                 "/role", "const", f"{type(self).__name__} has role {pinned.value}, got {role_value.value}", "msg"
@@ -183,10 +150,10 @@ class Msg(_msg_mod.Msg):
             id=new_id() if id is None else id,
             name=name,
             role=role_value,
-            content=_content_list(content),
-            metadata=dict(metadata) if metadata is not None else {},
+            content=as_blocks(content, "/content", "msg"),
+            metadata=as_mapping(metadata, "/metadata", False, "msg"),
             timestamp=now_timestamp() if timestamp is None else timestamp,
-            usage=usage,
+            usage=_usage(usage),
         )
         validate(self.to_dict(), "msg")
 
@@ -263,7 +230,7 @@ class Msg(_msg_mod.Msg):
     @property
     def text_content(self) -> str:
         """The text of all text blocks, joined by ``"\\n"`` (``""`` when there is none)."""
-        return "\n".join(b.text for b in self.content if type(b) is _blocks.TextBlock)
+        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
 
     @overload
     def blocks(self, kind: type[B]) -> list[B]: ...
@@ -303,13 +270,18 @@ class Msg(_msg_mod.Msg):
             return self.usage
         legacy = self.metadata.get(METADATA_CHAT_USAGE)
         if isinstance(legacy, Mapping):
-            return _converter.converter.structure(dict(legacy), ChatUsage)
+            try:
+                return _usage(legacy)
+            except ValidationError:
+                return None
         return None
 
     @property
     def created_at(self) -> datetime | None:
-        """``timestamp`` as an aware datetime (Java's zone-less form is read as UTC), or None."""
-        return parse_timestamp(self.timestamp) if self.timestamp else None
+        """``timestamp`` as an aware datetime (Java's zone-less form is read as UTC), or None. A leap second
+        reads as the next minute's first instant; a timestamp that is not a real date and time raises
+        :class:`~agentmsg.ValidationError` (rule ``timestamp``)."""
+        return parse_timestamp(self.timestamp) if self.timestamp is not None else None
 
     def has_structured_output(self) -> bool:
         return isinstance(self.metadata.get(METADATA_STRUCTURED_OUTPUT), Mapping)
@@ -341,14 +313,14 @@ class Msg(_msg_mod.Msg):
         if unknown:
             raise TypeError(f"unknown Msg fields: {', '.join(sorted(unknown))}")
         values.update(changes)
-        role = MsgRole(values.pop("role"))
+        role = _role(values.pop("role"))
         cls = MESSAGE_CLASSES.get(role, Msg) if type(self)._pinned_role is not None else type(self)
         if cls._pinned_role is not None:
             return cls(role=role, **values)  # type: ignore[return-value]
         return cls(role, **values)  # type: ignore[return-value]
 
     def __repr__(self) -> str:
-        kinds = ", ".join(_converter._tag_of(type(b)) for b in self.content)
+        kinds = ", ".join(_tag_of(type(b)) if attrs.has(type(b)) else type(b).__name__ for b in self.content)
         return f"{type(self).__name__}(id={self.id!r}, name={self.name!r}, role={self.role.value}, content=[{kinds}])"
 
 
@@ -367,7 +339,11 @@ class _RolePinnedMsg(Msg):
 
     def __init__(
         self,
-        content: str | ContentBlock | Sequence[ContentBlock | str | Mapping[str, Any]] | None = None,
+        content: str
+        | ContentBlock
+        | Mapping[str, Any]
+        | Sequence[ContentBlock | str | Mapping[str, Any]]
+        | None = None,
         *,
         role: MsgRole | str | None = None,
         name: str | None = None,
@@ -416,12 +392,13 @@ MESSAGE_CLASSES: dict[MsgRole, type[Msg]] = {
     MsgRole.TOOL: ToolResultMessage,
 }
 
-_converter.build_as(_msg_mod.Msg, Msg)
-_converter.dispatch_msg_role({role.value: cls for role, cls in MESSAGE_CLASSES.items()})
-_structure_msg = _converter.structure_hooks[_msg_mod.Msg]
+#: The codec that decodes messages: role-pinned message classes and the SDK block classes.
+CODEC = Codec({**SDK_CLASS_OF, _msg_mod.Msg: Msg}, {role.value: cls for role, cls in MESSAGE_CLASSES.items()})
+_structure_msg = CODEC.structure_hooks[_msg_mod.Msg]
 _INVALID = object()
 _orjson_loads = orjson.loads
 _limits = limits
+_MSG_VALIDATOR = validator_for_kind("msg")
 
 
 def _msg_is_valid(value: Any) -> bool:
@@ -431,46 +408,7 @@ def _msg_is_valid(value: Any) -> bool:
         return False
 
 
-_MSG_VALIDATOR = validator_for_kind("msg")
-
-
-_MSG_LIST_VALIDATOR = array_validator_for_kind("msg")
-
-
-def decode_messages(data: JsonInput) -> list[Msg]:
-    """Decode a conversation: a JSON array of messages (as AgentScope Java stores a context) into a
-    list of role-pinned messages, validated as a whole. Problems are reported with pointers into the
-    array (``/3/content/0/type``)."""
-    parsed = loads(data, "msg")
-    if type(parsed) is list:
-        try:
-            ok = bool(_MSG_LIST_VALIDATOR.is_valid(parsed))
-        except (ValueError, TypeError, OverflowError):
-            ok = False
-        if ok:
-            return [_structure_msg(m) for m in parsed]
-    if type(parsed) is not list:
-        raise ValidationError.single(
-            "", "type", f"expected a JSON array of messages, got {type(parsed).__name__}", "msg"
-        )
-    out = []
-    for index, item in enumerate(parsed):
-        try:
-            out.append(Msg.from_dict(item))
-        except ValidationError as exc:
-            raise ValidationError(
-                [Problem(f"/{index}{p.pointer}", p.rule, p.message, p.schema_location) for p in exc.problems], "msg"
-            ) from None
-    return out
-
-
-def encode_messages(messages: Iterable[Msg]) -> bytes:
-    """A conversation as a compact JSON array (each message exactly as :meth:`Msg.to_json_bytes`)."""
-    hooks = _hooks
-    return dumps([hooks[m.__class__](m) for m in messages])
-
-
-_hooks = _converter.unstructure_hooks
+_hooks = unstructure_hooks
 
 
 def _unstructure_msg(msg: Any) -> Any:

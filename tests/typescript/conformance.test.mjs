@@ -32,6 +32,7 @@ const pkg = await import("@agentmsg/schema");
 const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true });
 addFormats(ajv);
 ajv.addKeyword("x-rule");
+ajv.addKeyword("x-message");
 ajv.addKeyword("x-agentmsg-map");
 const schemaFiles = fs.readdirSync(path.join(root, "schemas")).filter((f) => f.endsWith(".schema.json")).sort();
 for (const f of schemaFiles) ajv.addSchema(JSON.parse(fs.readFileSync(path.join(root, "schemas", f), "utf8")));

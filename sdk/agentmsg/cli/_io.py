@@ -62,9 +62,11 @@ def instances(data: bytes) -> Iterator[tuple[tuple[int, ...], Any, str | None]]:
 
 
 def print_problems(where: str, prefix: str, problems: Iterable[Problem], out: TextIO) -> int:
-    """One ``FILE:POINTER: message [rule]`` line per problem; returns how many were printed."""
+    """One ``FILE:POINTER: message [rule]`` line per problem (``FILE: message [rule]`` for the whole
+    instance); returns how many were printed."""
     n = 0
     for p in problems:
-        out.write(f"{where}:{prefix}{p.pointer}: {p.message} [{p.rule}]\n")
+        pointer = prefix + p.pointer
+        out.write(f"{where}:{pointer}: {p.message} [{p.rule}]\n" if pointer else f"{where}: {p.message} [{p.rule}]\n")
         n += 1
     return n

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._schemas import validate
+from .._time import java_form_of_instant
 from ..errors import ValidationError
 from ._build import close_reply
 from ._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, Block, Reply, State, Text, ToolResult
@@ -148,17 +149,6 @@ def _make_room(st: State, reply: Reply, i: int) -> None:
         reply.close_result(key)
 
 
-def java_timestamp(created_at: Any) -> str | None:
-    """`2026-11-22T10:34:38.563248392Z` -> `2026-11-22 10:34:38.563` (agentmsg's written form, UTC)."""
-    if not isinstance(created_at, str) or len(created_at) < 19 or created_at[10] not in "Tt":
-        return None
-    if not created_at.endswith(("Z", "z")):
-        return None
-    date, clock = created_at[:10], created_at[11:19]
-    frac = created_at[20:-1] if len(created_at) > 20 and created_at[19] == "." else ""
-    return f"{date} {clock}.{(frac + '000')[:3]}"
-
-
 # ---- replies and model calls ----------------------------------------------------------------------
 
 
@@ -171,7 +161,7 @@ def _agent_start(st: State, e: dict[str, Any], i: int) -> None:
     reply = st.reply = Reply(explicit=True, origin=i)
     reply.msg_id = e.get("replyId") or None
     reply.name = e.get("name")
-    reply.timestamp = java_timestamp(e.get("createdAt"))
+    reply.timestamp = java_form_of_instant(e.get("createdAt"))
 
 
 def _agent_end(st: State, e: dict[str, Any], i: int) -> None:

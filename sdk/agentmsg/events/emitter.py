@@ -13,20 +13,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
 from typing import Any
 
+from .._time import event_now
 from ..blocks import block_to_dict
 from ..errors import ValidationError
 from ..message import Msg
 from .types import AgentEventDict
-
-
-def _now() -> str:
-    """An event ``createdAt``: RFC 3339, UTC, microseconds (as Java writes an ``Instant``)."""
-    # TODO(events): use agentmsg._time.event_now once the lead's _time module is on main.
-    now = datetime.now(timezone.utc)
-    return f"{now:%Y-%m-%dT%H:%M:%S}.{now.microsecond:06d}Z"
 
 
 class _Emit:
@@ -167,7 +160,7 @@ def iter_events(
             f"only ASSISTANT messages have an event stream (events carry an agent's reply), got {role}",
             "msg",
         )
-    return _iter_events(_Emit(msg, chunk_size, id_factory or (lambda: uuid.uuid4().hex), clock or _now), msg)
+    return _iter_events(_Emit(msg, chunk_size, id_factory or (lambda: uuid.uuid4().hex), clock or event_now), msg)
 
 
 def _iter_events(x: _Emit, msg: Msg) -> Iterator[AgentEventDict]:

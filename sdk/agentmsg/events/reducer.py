@@ -40,7 +40,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from .._schemas import limits, validate
+from .._limits import limits
+from .._schemas import validate
 from ..errors import Problem, ValidationError
 from ..message import AssistantMessage
 from . import _jsonl
@@ -53,7 +54,6 @@ from .types import AgentEventDict
 __all__ = ["Reducer", "reduce_events"]
 
 DEFAULT_DEDUPE_WINDOW = 4096
-DEFAULT_MAX_OPEN_BLOCKS = 1024
 DEFAULT_MAX_PROBLEMS = 10_000
 
 
@@ -87,7 +87,7 @@ class Reducer:
             source=source,
             dedupe_window=dedupe_window,
             name=name,
-            max_open=max_open_blocks or limits.get("max_open_blocks", DEFAULT_MAX_OPEN_BLOCKS),
+            max_open=max_open_blocks or limits.max_open_blocks,
             max_problems=max_problems,
         )
 
@@ -137,7 +137,7 @@ class Reducer:
             try:
                 validate(event, "event")
             except ValidationError as exc:
-                raise type(exc)([_under(p, index) for p in exc.problems], "event") from None
+                raise exc.under(f"/{index}", "event") from None
         if event.get("source") != st.source:
             return
         event_id = event.get("id")
@@ -225,10 +225,6 @@ class Reducer:
         its tool calls is in the message with the same id, name and input (pointer ``/<message>/content``).
         A failure means events were lost or a runtime rewrote the result."""
         return check_results(self._st.done, self._st.results)
-
-
-def _under(p: Problem, index: int) -> Problem:
-    return Problem(f"/{index}{p.pointer}", p.rule, p.message, p.schema_location)
 
 
 def reduce_events(

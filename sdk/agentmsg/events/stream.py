@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import orjson
 
-from .._schemas import limits
+from .._limits import limits
 from .._sse import SSEDecoder, SSEEvent
 from ..errors import Problem, SizeLimitError, ValidationError
 from ..message import AssistantMessage
@@ -25,7 +25,6 @@ from .reducer import Reducer
 __all__ = ["iter_jsonl", "iter_sse_events", "read_events", "reduce_stream", "sniff_sse"]
 
 CHUNK = 1 << 17  # bytes read (or sliced) at a time: about one run of lines
-DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024
 _SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
@@ -36,7 +35,7 @@ Source = IO[bytes] | bytes | Iterable[bytes]
 
 def max_event_bytes() -> int:
     """The size limit of one event: a JSONL line, an SSE line, an SSE event's data."""
-    return int(limits.get("max_event_bytes", DEFAULT_MAX_EVENT_BYTES))
+    return limits.max_event_bytes
 
 
 def _chunks(source: Source) -> Iterator[bytes]:

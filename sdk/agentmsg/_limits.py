@@ -1,0 +1,62 @@
+"""The limits every input is held to, in one place (``agentmsg.limits``).
+
+Input beyond a limit raises :class:`~agentmsg.SizeLimitError` (a ``ValidationError`` whose rule names the
+limit) or, where the reader is tolerant (the event reducer), is recorded as a problem with that rule.
+Limits are process-wide and may be changed at run time (``agentmsg.limits.max_bytes = 1 << 20``, or
+dict-style ``agentmsg.limits["max_bytes"]``); values are checked when set.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+__all__ = ["MAX_WRITABLE_DEPTH", "Limits", "limits"]
+
+#: The deepest nesting orjson writes (arrays and objects): no accepted value may be deeper, so that
+#: whatever is accepted can be written back.
+MAX_WRITABLE_DEPTH = 254
+
+
+def _positive(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
+    if type(value) is not int or value < 1:
+        raise ValueError(f"limits.{attribute.name} must be a positive int, got {value!r}")
+
+
+def _depth(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
+    _positive(instance, attribute, value)
+    if value > MAX_WRITABLE_DEPTH:
+        raise ValueError(
+            f"limits.max_depth may not exceed {MAX_WRITABLE_DEPTH}: deeper values could not be written back"
+        )
+
+
+@attrs.define(slots=True, on_setattr=attrs.setters.validate)
+class Limits:
+    """``max_bytes``: the largest JSON text read, in UTF-8 bytes (rule ``max-bytes``; default 256 MiB).
+    ``max_depth``: the deepest nesting of arrays and objects, on read and on write (rule ``max-depth``;
+    default and maximum 254, the depth orjson writes).
+    ``max_event_bytes``: one event in a stream: a JSONL line, an SSE line, an SSE event's data (rules
+    ``max-event-bytes`` / ``max-line-bytes``; default 64 MiB).
+    ``max_open_blocks``: blocks, tool calls and tool results one reply may have open at once in the
+    event reducer (rule ``max-open-blocks``; default 1024)."""
+
+    max_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=_positive)
+    max_depth: int = attrs.field(default=MAX_WRITABLE_DEPTH, validator=_depth)
+    max_event_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=_positive)
+    max_open_blocks: int = attrs.field(default=1024, validator=_positive)
+
+    def __getitem__(self, name: str) -> int:
+        if name not in attrs.fields_dict(Limits):
+            raise KeyError(name)
+        return getattr(self, name)  # type: ignore[no-any-return]
+
+    def __setitem__(self, name: str, value: int) -> None:
+        if name not in attrs.fields_dict(Limits):
+            raise KeyError(name)
+        setattr(self, name, value)
+
+
+#: The process-wide limits.
+limits = Limits()

@@ -1,0 +1,78 @@
+"""Timestamps, in the forms agentmsg reads and writes (one place for all of them).
+
+* Message ``timestamp``: written as AgentScope Java's ``yyyy-MM-dd HH:mm:ss.SSS``, in UTC; read in that form
+  (fraction of 0-9 digits, read as UTC) or as RFC 3339 with a zone.
+* Event ``createdAt``: RFC 3339 in UTC with microseconds (``2025-01-01T12:00:00.000000Z``), as Java writes
+  its ``Instant``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+from .errors import ValidationError
+
+__all__ = ["event_now", "java_form_of_instant", "now_timestamp", "parse_timestamp"]
+
+_JAVA = re.compile(r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?")
+_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))")
+_ACCEPTED = (
+    "AgentScope Java's 'yyyy-MM-dd HH:mm:ss.SSS' (read as UTC) or an RFC 3339 date-time with a zone "
+    "('2025-01-01T12:00:00Z')"
+)
+
+
+def now_timestamp() -> str:
+    """Now, in the form agentmsg writes: AgentScope Java's ``yyyy-MM-dd HH:mm:ss.SSS``, in UTC."""
+    now = datetime.now(timezone.utc)
+    return f"{now:%Y-%m-%d %H:%M:%S}.{now.microsecond // 1000:03d}"
+
+
+def event_now() -> str:
+    """Now as an event ``createdAt``: RFC 3339, UTC, microseconds."""
+    now = datetime.now(timezone.utc)
+    return f"{now:%Y-%m-%dT%H:%M:%S}.{now.microsecond:06d}Z"
+
+
+def parse_timestamp(value: str) -> datetime:
+    """An aware datetime for either accepted form (Java's zone-less form is read as UTC).
+
+    A leap second (``23:59:60``) is read as the first instant of the next minute. Anything else that is not
+    a real date and time raises :class:`~agentmsg.ValidationError` (rule ``timestamp``)."""
+    text = value.strip() if isinstance(value, str) else None
+    match = _JAVA.fullmatch(text) if text is not None else None
+    zone: timezone = timezone.utc
+    if match is None and text is not None:
+        match = _RFC3339.fullmatch(text)
+        if match is not None and match.group(9) is not None:
+            sign = 1 if match.group(9) == "+" else -1
+            hours, minutes = int(match.group(10)), int(match.group(11))
+            if hours > 23 or minutes > 59:
+                match = None
+            else:
+                zone = timezone(sign * timedelta(hours=hours, minutes=minutes))
+    if match is None:
+        raise ValidationError.single("/timestamp", "timestamp", f"{value!r} is not a timestamp: expected {_ACCEPTED}")
+    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
+    micro = int((match.group(7) or "").ljust(6, "0")[:6])
+    leap = second == 60
+    try:
+        moment = datetime(year, month, day, hour, minute, 59 if leap else second, micro, tzinfo=zone)
+    except ValueError as exc:
+        raise ValidationError.single(
+            "/timestamp", "timestamp", f"{value!r} is not a real date and time ({exc}): expected {_ACCEPTED}"
+        ) from None
+    return moment + timedelta(seconds=1) if leap else moment
+
+
+def java_form_of_instant(created_at: object) -> str | None:
+    """An event ``createdAt`` in UTC (``2026-11-22T10:34:38.563248392Z``) in the message form
+    (``2026-11-22 10:34:38.563``); None when it is not an RFC 3339 instant in UTC."""
+    if not isinstance(created_at, str) or not created_at.endswith(("Z", "z")):
+        return None
+    match = _RFC3339.fullmatch(created_at)
+    if match is None:
+        return None
+    date, clock = created_at[:10], created_at[11:19]
+    return f"{date} {clock}.{(match.group(7) or '').ljust(3, '0')[:3]}"
