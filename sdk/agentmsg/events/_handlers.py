@@ -30,6 +30,22 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]*(=*)")
 def apply(st: State, e: dict[str, Any], i: int) -> None:
     """Apply event ``e`` (index ``i``), already checked for its source and for duplicates."""
     kind = e.get("type")
+    reply = st.reply
+    if reply is not None and type(kind) is str:
+        # The common case first: a plain delta for an open block or call, through the routing table.
+        table = reply.routes.get(kind)
+        if table is not None:
+            key = e.get("toolCallId" if table is reply.calls else "blockId")
+            delta = e.get("delta")
+            if (
+                type(key) is str
+                and type(delta) is str
+                and (kind != THINKING_DELTA or ("signature" not in e and "redactedData" not in e))
+            ):
+                text = table.get(key)
+                if text is not None:
+                    text.add(delta)
+                    return
     handler = HANDLERS.get(kind) if type(kind) is str else None
     if handler is None:
         st.problem(i, "/type", "enum", f"unknown event type {kind!r:.80}: event skipped")
@@ -281,9 +297,11 @@ def _open_block(st: State, e: dict[str, Any], i: int, kind: str, block_id: str) 
 def _routed(st: State, route: str, e: dict[str, Any], i: int, key: str) -> tuple[Text | None, str | None]:
     """The text a plain delta goes to (through the routing table) and its delta; (None, None) when
     the event is to be skipped (reported), (None, delta) when no open block of the kind has the id."""
-    block_id = _string(st, e, i, key)
-    delta = _string(st, e, i, "delta") if block_id is not None else None
-    if block_id is None or delta is None:
+    block_id = e[key]
+    delta = e["delta"]
+    if type(block_id) is not str or type(delta) is not str:
+        if _string(st, e, i, key) is not None:
+            _string(st, e, i, "delta")
         return None, None
     reply = st.reply
     return (reply.routes[route].get(block_id) if reply is not None else None), delta
@@ -301,6 +319,10 @@ def _text_delta(st: State, e: dict[str, Any], i: int) -> None:
 def _thinking_delta(st: State, e: dict[str, Any], i: int) -> None:
     text, delta = _routed(st, THINKING_DELTA, e, i, "blockId")
     if delta is None:
+        return
+    if text is not None and "signature" not in e and "redactedData" not in e:
+        if delta:
+            text.add(delta)
         return
     signature = _optional_string(st, e, i, "signature")
     redacted = _optional_string(st, e, i, "redactedData")

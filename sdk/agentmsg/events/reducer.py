@@ -149,10 +149,27 @@ class Reducer:
         apply(st, e, index)
 
     def feed_many(self, events: Iterable[AgentEventDict | Mapping[str, Any] | Any]) -> None:
-        """Reduce many events; the same as calling :meth:`feed` for each."""
+        """Reduce many events; the same as calling :meth:`feed` for each (plain top-level dicts skip
+        the per-call checks that only other inputs need)."""
+        st = self._st
         feed = self.feed
+        if st.strict or st.source is not None:
+            for event in events:
+                feed(event)
+            return
+        seen = st.window.seen
         for event in events:
-            feed(event)
+            if type(event) is not dict or "source" in event:
+                feed(event)
+                continue
+            event_id = event.get("id")
+            if type(event_id) is not str:
+                feed(event)
+                continue
+            index = st.count
+            st.count = index + 1
+            if not seen(event_id):
+                apply(st, cast("dict[str, Any]", event), index)
 
     def feed_jsonl(self, data: bytes, start: int = 0, end: int | None = None, *, first_line: int = 1) -> int:
         """Reduce JSON lines: ``data[start:end]`` holds whole lines (no final newline needed), the
