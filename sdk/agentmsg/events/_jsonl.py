@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Union
 
 import msgspec
 import orjson
@@ -63,49 +63,54 @@ def feed_line(st: State, feed: Feed, line: bytes, line_no: int) -> None:
     feed(event)
 
 
-# A Literal of the schema's event types: msgspec returns the interned constant (no str allocation per
-# event) and rejects unknown types, which sends the run through the reference path where they are
-# reported. Derived from agent-event.schema.json, the one list of event types.
-if TYPE_CHECKING:
-    _EventType = str
-else:
-    _EventType = Literal[
-        tuple(sys.intern(t) for t in schema_documents()["agent-event.schema.json"]["properties"]["type"]["enum"])
-    ]
-assert all(sys.intern(t) is t for t in (TEXT_DELTA, THINKING_DELTA, CALL_DELTA))  # the constants are interned
-
-
-class _View(msgspec.Struct, gc=False):
-    """The few keys of an event the fast path needs; the rest of a line is skipped by the decoder.
+def _view_types() -> dict[str, type]:
+    """One struct per event type (msgspec tagged union on ``type``), holding every key the schema
+    gives that type, unknown keys forbidden: msgspec skips what a struct does not hold without checking
+    its UTF-8, where the reference (orjson) rejects a line with invalid UTF-8 anywhere, so nothing may
+    be skipped; a line with a key the schema does not know sends its run through the reference path.
     Keys typed ``None`` make the decoder reject a run that sets them (a forwarded subagent event, a
-    thinking delta carrying a signature or redacted data), which then takes the reference path: this
-    costs nothing per event, where scanning the bytes for those keys cost more than the decoding."""
+    thinking delta carrying a signature or redacted data): such runs take the reference path too. The
+    keys the fast path reads are typed; the rest are decoded as they are (``Any``) and not used."""
+    typed: dict[str, Any] = {
+        "id": str | None,
+        "blockId": str | None,
+        "toolCallId": str | None,
+        "delta": str | None,
+        "source": None,
+        "signature": None,
+        "redactedData": None,
+    }
+    out: dict[str, type] = {}
+    for name, node in schema_documents()["agent-event.schema.json"]["$defs"].items():
+        tag = node.get("properties", {}).get("type", {}).get("const")
+        if not isinstance(tag, str):
+            continue
+        keys = [k for k in node["properties"] if k != "type"]
+        fields = [(k, typed.get(k, Any), None) for k in sorted({*keys, "id", "blockId", "toolCallId", "delta"})]
+        out[sys.intern(tag)] = msgspec.defstruct(
+            f"_{name}View", fields, tag_field="type", tag=tag, gc=False, forbid_unknown_fields=True
+        )
+    return out
 
-    type: _EventType
-    id: str | None = None
-    blockId: str | None = None
-    toolCallId: str | None = None
-    delta: str | None = None
-    source: None = None
-    signature: None = None
-    redactedData: None = None
 
+_VIEWS = _view_types()
+_TEXT_VIEW, _THINKING_VIEW, _CALL_VIEW = _VIEWS[TEXT_DELTA], _VIEWS[THINKING_DELTA], _VIEWS[CALL_DELTA]
+assert set(_VIEWS) == set(schema_documents()["agent-event.schema.json"]["properties"]["type"]["enum"])
 
-_views = msgspec.json.Decoder(_View)
+if TYPE_CHECKING:
+
+    class _View(msgspec.Struct):
+        id: str | None
+        blockId: str | None
+        toolCallId: str | None
+        delta: str | None
+
+    _views: msgspec.json.Decoder[_View]
+else:
+    _views = msgspec.json.Decoder(Union[tuple(_VIEWS.values())])  # noqa: UP007  (a run-time union of classes)
 
 
 _NO_ROUTES: tuple[dict[str, Text], dict[str, Text], dict[str, Text]] = ({}, {}, {})
-
-
-def _valid_utf8(run: memoryview) -> bool:
-    """Whether a run is valid UTF-8 (ASCII is checked at memory speed; other text is decoded)."""
-    if bytes(run).isascii():
-        return True
-    try:
-        str(run, "utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_line: int) -> int:
@@ -120,29 +125,28 @@ def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_lin
                 views = _views.decode_lines(run)
             except (msgspec.DecodeError, UnicodeDecodeError, ValueError):
                 views = None
-            # decode_lines skips blank lines (their line numbers would not match); msgspec skips what a
-            # view does not hold without checking its UTF-8, where the reference (orjson) rejects a line
-            # with invalid UTF-8 anywhere; the ids must be new.
+            # decode_lines skips blank lines (their line numbers would not match); the ids must be new.
             if views is not None and (
-                len(views) != count or not _valid_utf8(run) or not st.window.add_fresh([v.id for v in views])  # type: ignore[misc]
+                len(views) != count or not st.window.add_fresh([v.id for v in views])  # type: ignore[misc]
             ):
                 views = None
     if views is None:
         feed_lines(st, feed, data[start:end].split(b"\n"), first_line)
         return count
     lines: list[bytes] | None = None
+    text_view, call_view, thinking_view = _TEXT_VIEW, _CALL_VIEW, _THINKING_VIEW
     base = st.count
     reply = st.reply
     texts, thinkings, calls = (reply.texts, reply.thinkings, reply.calls) if reply is not None else _NO_ROUTES
     i = -1
     for v in views:
         i += 1
-        kind = v.type  # interned: identity comparisons
-        if kind is TEXT_DELTA:
+        kind = type(v)
+        if kind is text_view:
             text = texts.get(v.blockId)  # type: ignore[arg-type]
-        elif kind is CALL_DELTA:
+        elif kind is call_view:
             text = calls.get(v.toolCallId)  # type: ignore[arg-type]
-        elif kind is THINKING_DELTA:
+        elif kind is thinking_view:
             text = thinkings.get(v.blockId)  # type: ignore[arg-type]
         else:
             text = None
