@@ -439,3 +439,22 @@ def test_line_numbers_do_not_drift_after_blank_lines_across_batches(monkeypatch:
             reduce_stream(source, reducer=r)
             bad = [p for p in r.problems if p.rule == "json"]
             assert [p.message.split(":")[0].removeprefix("line ") for p in bad] == expected
+
+
+def test_incomplete_sse_event_is_reported_not_as_a_size_limit() -> None:
+    body = encode_sse(EVENTS).encode() + b'data: {"type":'
+    r = Reducer()
+    (msg,) = reduce_stream(body, reducer=r)
+    assert msg.text_content == "héllo" and rules(r) == [("/5", "incomplete")]
+    with pytest.raises(ValidationError) as info:
+        reduce_stream(body, strict=True)
+    assert not isinstance(info.value, SizeLimitError) and info.value.problems[0].rule == "incomplete"
+
+
+def test_invalid_value_under_a_numeric_looking_key_is_left_out() -> None:
+    events = [ev(0, "AGENT_START"), ev(1, "THINKING_BLOCK_END", blockId="t", metadata={"0": 1, "signature": 5})]
+    events.insert(1, ev(2, "THINKING_BLOCK_START", blockId="t"))
+    (msg,), problems = reduced(events)
+    # Left out when the message is built (salvage), reported at the event that started the block.
+    assert problems == [("/1", "type")]
+    assert msg["content"][0]["metadata"] == {"0": 1}

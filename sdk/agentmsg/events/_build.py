@@ -10,6 +10,7 @@ import orjson
 from .._schemas import validate
 from ..errors import Problem, ValidationError
 from ..message import AssistantMessage, Msg, new_id
+from ._pointer import deepest_last_first, tokens, without
 from ._state import Block, Reply, State, ToolResult
 
 
@@ -168,10 +169,18 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
     content = []
     for j, (block, at) in enumerate(zip(data["content"], origins, strict=True)):
         problems = _problems_of(block, "content-block")
-        if problems:
-            drop(at, f"/content/{j}", problems, "block left out")
-        else:
+        if not problems:
             content.append(block)
+            continue
+        # Leave out the values the schema rejects; keep the block when what is left is valid.
+        pruned = block
+        for path in deepest_last_first([tokens(p.pointer) for p in problems if p.pointer]):
+            pruned = without(pruned, path)
+        if pruned is not block and not _problems_of(pruned, "content-block"):
+            drop(at, f"/content/{j}", problems, "value left out")
+            content.append(pruned)
+        else:
+            drop(at, f"/content/{j}", problems, "block left out")
     metadata = {}
     for key, value in data["metadata"].items():
         problems = _problems_of({"id": "x", "role": "ASSISTANT", "content": [], "metadata": {key: value}}, "msg")

@@ -18,6 +18,7 @@ from .._schemas import validate
 from .._time import java_form_of_instant
 from ..errors import ValidationError
 from ._build import close_reply
+from ._pointer import deepest_last_first, tokens, without
 from ._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, Block, Reply, State, Text, ToolResult
 
 Handler = Callable[[State, dict[str, Any], int], None]
@@ -86,40 +87,12 @@ def _valid_part(st: State, e: dict[str, Any], i: int) -> tuple[dict[str, Any] | 
         if p.pointer == "/id" and type(e.get("id")) is not str:
             continue  # reported by the duplicate check
         st.problem(i, p.pointer, p.rule, f"{p.message}: value ignored")
-        paths.append(_tokens(p.pointer))
+        paths.append(tokens(p.pointer))
     out: Any = e
     # Deepest and last first, so that removing a list item does not shift the others.
-    for path in sorted(paths, key=lambda t: [(0, x, "") if isinstance(x, int) else (1, 0, x) for x in t], reverse=True):
-        out = _without(out, path)
+    for path in deepest_last_first(paths):
+        out = without(out, path)
     return out, frozenset(str(t[0]) for t in paths)
-
-
-def _tokens(pointer: str) -> list[str | int]:
-    out: list[str | int] = []
-    for raw in pointer.split("/")[1:]:
-        token = raw.replace("~1", "/").replace("~0", "~")
-        out.append(int(token) if token.isdigit() else token)
-    return out
-
-
-def _without(node: Any, path: list[str | int]) -> Any:
-    """A copy of ``node`` without the value at ``path`` (only the containers on the path are copied)."""
-    head, rest = path[0], path[1:]
-    if isinstance(node, dict) and head in node:
-        copy = dict(node)
-        if rest:
-            copy[head] = _without(node[head], rest)
-        else:
-            del copy[head]
-        return copy
-    if isinstance(node, list) and isinstance(head, int) and head < len(node):
-        items = list(node)
-        if rest:
-            items[head] = _without(node[head], rest)
-        else:
-            del items[head]
-        return items
-    return node  # already removed with its parent
 
 
 def _string(st: State, e: dict[str, Any], i: int, key: str) -> str | None:

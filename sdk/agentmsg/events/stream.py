@@ -29,6 +29,7 @@ _SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
 _SNIFF_LIMIT = 1 << 16  # leading whitespace beyond this: not SSE
+_LIMIT_RULES = ("max-line-bytes", "max-event-bytes")
 
 Source = IO[bytes] | bytes | Iterable[bytes]
 
@@ -80,9 +81,17 @@ def _detect(chunks: Iterator[bytes]) -> tuple[bool, Iterator[bytes]]:
     """Read as many chunks as it takes to tell SSE from JSONL; then the same chunks again, all of them."""
     head = bytearray()
     decision: bool | None = None
+    content = -1  # where the first byte that is not whitespace (or a BOM) is, once seen
     for chunk in chunks:
+        at = len(head)
         head += chunk
-        decision = _decide(bytes(head[: _SNIFF_LIMIT + 8]))
+        if content < 0:
+            rest = chunk.lstrip(_WS + _BOM)
+            if rest:
+                content = at + len(chunk) - len(rest)
+            elif len(head) < _SNIFF_LIMIT:
+                continue  # only whitespace so far: nothing to decide (no re-scan of what was read)
+        decision = _decide(bytes(head[: min(max(content, 0) + 8, _SNIFF_LIMIT + 8)]))
         if decision is not None:
             break
 
@@ -214,7 +223,7 @@ def iter_sse_events(source: Source, *, strict: bool = True) -> Iterator[Any]:
         problem = sse.problem
         if problem is not None and (strict or problem.rule != "utf-8"):
             if strict:
-                cls = ValidationError if problem.rule == "utf-8" else SizeLimitError
+                cls = SizeLimitError if problem.rule in _LIMIT_RULES else ValidationError
                 raise cls([Problem("", problem.rule, f"{_where(sse)}: {problem.message}")], "event")
             continue
         try:
@@ -283,7 +292,11 @@ def _feed_sse(r: Reducer, sse: SSEEvent) -> None:
     problem = sse.problem
     if problem is not None:
         if problem.rule != "utf-8":
-            r.feed_unreadable(f"{_where(sse)}: {problem.message}: event skipped", rule=problem.rule, limit=True)
+            r.feed_unreadable(
+                f"{_where(sse)}: {problem.message}: event skipped",
+                rule=problem.rule,
+                limit=problem.rule in _LIMIT_RULES,
+            )
             return
         r.report(f"{_where(sse)}: {problem.message}", rule=problem.rule)
     try:
