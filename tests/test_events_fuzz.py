@@ -216,6 +216,7 @@ def by_feed(events: list[Any]) -> tuple[list[Any], list[tuple[str, str]]]:
 def reference_lines(data: bytes) -> tuple[list[Any], list[tuple[str, str]]]:
     """The reference for bytes: each line parsed and fed in turn (no fast path, no runs)."""
     r = Reducer()
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a leading BOM is not part of the first line
     for n, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue

@@ -458,3 +458,12 @@ def test_invalid_value_under_a_numeric_looking_key_is_left_out() -> None:
     # Left out when the message is built (salvage), reported at the event that started the block.
     assert problems == [("/1", "type")]
     assert msg["content"][0]["metadata"] == {"0": 1}
+
+
+def test_a_leading_bom_is_not_part_of_the_first_line() -> None:
+    data = b"\xef\xbb\xbf" + jsonl(EVENTS)
+    for source in (data, io.BytesIO(data), iter([data[:1], data[1:2], data[2:]])):
+        r = Reducer()
+        (msg,) = reduce_stream(source, reducer=r)
+        assert msg.name == "F" and r.problems == []
+    assert len(list(agentmsg.events.iter_jsonl(data))) == len(EVENTS)

@@ -109,11 +109,12 @@ Run = tuple[bytes, int, int]  # data, start, end: data[start:end] is whole lines
 
 
 def _runs(source: Source, max_line: int) -> Iterator[Run | None]:
-    """Runs of whole lines, in order (about CHUNK bytes each; bytes in memory are not copied), and
+    """Runs of whole lines, in order (about CHUNK bytes each; bytes in memory are not copied; a leading
+    BOM left out), and
     None in place of each line longer than ``max_line`` bytes (its bytes are skipped, never buffered
     whole). Line numbers are counted by the consumer: a run has ``count(newline) + 1`` lines, a None one."""
     if isinstance(source, bytes):
-        start, size = 0, len(source)
+        start, size = (len(_BOM) if source.startswith(_BOM) else 0), len(source)
         while start < size:
             end = source.rfind(b"\n", start, start + CHUNK)
             if end < 0:  # a line longer than CHUNK
@@ -125,7 +126,7 @@ def _runs(source: Source, max_line: int) -> Iterator[Run | None]:
         return
     pending = bytearray()  # the line being read (no newline yet)
     skipping = False  # inside a line over the limit: drop bytes up to its newline
-    for chunk in _chunks(source):
+    for chunk in _without_bom(_chunks(source)):
         if skipping:
             nl = chunk.find(b"\n")
             if nl < 0:
@@ -150,6 +151,17 @@ def _runs(source: Source, max_line: int) -> Iterator[Run | None]:
             pending, skipping = bytearray(), True
     if pending and not skipping:
         yield from _checked(bytes(pending), 0, len(pending), max_line)
+
+
+def _without_bom(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The stream without a leading UTF-8 BOM (which may arrive split across chunks)."""
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        if len(head) >= len(_BOM) or not _BOM.startswith(head):
+            break
+    yield head.removeprefix(_BOM)
+    yield from chunks
 
 
 def _checked(data: bytes, start: int, end: int, max_line: int) -> Iterator[Run | None]:
