@@ -244,11 +244,21 @@ def by_stream(data: bytes, *, chunk: int, pieces: int | None = None, sse: bool |
 
 
 def check_loss(events: list[Any], messages: list[Any], problems: list[tuple[str, str]]) -> None:
-    """Every text/thinking delta of a valid, first-seen, top-level event is in a message or in a problem."""
+    """Every delta of a valid, first-seen, top-level event is in a message or named by a problem:
+    text and thinking deltas in the text / thinking, tool-call deltas in a call's raw arguments, data
+    deltas in a data block's base64, tool-result text deltas in a result's text."""
     seen: set[Any] = set()
+    blocks = [b for m in messages for b in m["content"]]
     texts = {
-        "text": "".join(b.get("text", "") for m in messages for b in m["content"] if b["type"] == "text"),
-        "thinking": "".join(b.get("thinking", "") for m in messages for b in m["content"] if b["type"] == "thinking"),
+        "TEXT_BLOCK_DELTA": "".join(b["text"] for b in blocks if b["type"] == "text"),
+        "THINKING_BLOCK_DELTA": "".join(b["thinking"] for b in blocks if b["type"] == "thinking"),
+        "TOOL_CALL_DELTA": "".join(b["content"] or "" for b in blocks if b["type"] == "tool_use"),
+        "DATA_BLOCK_DELTA": "".join(
+            b["source"].get("data", "") for b in blocks if b["type"] == "data" and isinstance(b.get("source"), dict)
+        ),
+        "TOOL_RESULT_TEXT_DELTA": "".join(
+            o.get("text", "") for b in blocks if b["type"] == "tool_result" for o in b["output"] if o["type"] == "text"
+        ),
     }
     flagged = {p.split("/")[1] for p, _ in problems if p.count("/") >= 1}
     for index, e in enumerate(events):
@@ -260,8 +270,8 @@ def check_loss(events: list[Any], messages: list[Any], problems: list[tuple[str,
             seen.add(event_id)
         if duplicate or e.get("source") is not None or not EVENT_VALIDATOR.is_valid(e):
             continue
-        kind = {"TEXT_BLOCK_DELTA": "text", "THINKING_BLOCK_DELTA": "thinking"}.get(e["type"])
-        if kind is not None and e["delta"] and e["delta"] not in texts[kind]:
+        joined = texts.get(e["type"])
+        if joined is not None and e["delta"] and e["delta"] not in joined:
             assert str(index) in flagged, f"delta of event {index} lost: {e!r}"
 
 
