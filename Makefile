@@ -1,36 +1,189 @@
-# agentmsg developer commands. `make demo` and `make test` set everything up on a fresh machine.
-PYTHON ?= python3
+# agentmsg developer commands. `make demo` and `make test` set everything up on a fresh machine;
+# README.md ("Set up and run") says what each command needs and what it installs where.
 SHELL := bash
 .SHELLFLAGS := -eo pipefail -c
+.DEFAULT_GOAL := help
 export RUFF_NO_CACHE := true
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help install demo test lint typecheck codegen codegen-check pytest conformance ts-conformance vectors-lock bench fuzz clean
+# Which Python runs everything:
+#   make ... PYTHON=/path/to/python   that interpreter as it is (agentmsg is installed into it);
+#   an active virtualenv ($VIRTUAL_ENV)  its python;
+#   otherwise                          the project's own virtualenv .venv, created from $(BASE_PYTHON).
+# Python 3.10 or newer. The built wheel is tested in a separate virtualenv, .venv-wheel.
+BASE_PYTHON ?= python3
+VENV := .venv
+WHEEL_VENV := .venv-wheel
+ifeq ($(origin PYTHON),command line)
+  STAMP := .make/installed-$(shell printf '%s' '$(PYTHON)' | cksum | cut -d' ' -f1)
+else ifneq ($(VIRTUAL_ENV),)
+  PYTHON := $(VIRTUAL_ENV)/bin/python
+  STAMP := .make/installed-$(shell printf '%s' '$(PYTHON)' | cksum | cut -d' ' -f1)
+else
+  PYTHON := $(VENV)/bin/python
+  STAMP := $(VENV)/.agentmsg-installed
+  NEW_VENV := $(VENV)/pyvenv.cfg
+endif
+# Bounds of the steps that download (they run before pytest, whose limit is 300 s per test).
+MAVEN_TIMEOUT ?= 1200
+NPM_TIMEOUT ?= 600
+# `$(call bound,SECONDS) CMD`: CMD stopped after SECONDS (no bound where timeout(1) is missing).
+bound = $(if $(shell command -v timeout),timeout $(1))
+PY_DIRS := $(wildcard sdk generated codegen tests examples bench)
+
+.PHONY: help install demo test lint typecheck codegen codegen-check pytest deps java-harness ts-deps \
+	ts-conformance conformance dist wheel-test vectors-lock bench fuzz clean
+.PHONY: client client-check client-test client-size browser-test viewer-screenshot
 
 help:
-	@echo "make demo        - install, then build/validate/round-trip/print messages of every kind"
-	@echo "make test        - install, lint, type check, codegen drift check, all tests"
-	@echo "make codegen     - regenerate generated/ from schemas/"
-	@echo "make bench       - speed: agentmsg vs pydantic / msgspec / orjson, side by side"
-	@echo "make fuzz        - longer fuzz runs of the event reducer and readers (FUZZ_SECONDS, FUZZ_SEED)"
+	@echo "make demo          - set up .venv, then build/validate/round-trip/print messages of every kind"
+	@echo "make test          - what CI runs: lint, typecheck, deps, codegen-check, ts-conformance, dist, then"
+	@echo "                     wheel-test: the pytest suite (Java conformance included) on the built wheel"
+	@echo "make install       - install agentmsg (editable) with [dev,bench] into the Python in use (.venv by default)"
+	@echo "make lint          - ruff check + ruff format --check"
+	@echo "make typecheck     - mypy --strict"
+	@echo "make codegen       - regenerate generated/ (Python and TypeScript) from schemas/"
+	@echo "make codegen-check - fail when generated/ differs from what the schemas generate"
+	@echo "make pytest        - the pytest suite against the source tree (editable install)"
+	@echo "make deps          - java-harness + ts-deps: the downloads, each with its own time limit"
+	@echo "make java-harness  - build the AgentScope Java harness (Maven, artifacts into ~/.m2)"
+	@echo "make ts-deps       - npm packages for codegen and the TypeScript suite (codegen/node, tests/typescript)"
+	@echo "make ts-conformance - TypeScript suite (ajv + reducer); one summary line, full report on failure"
+	@echo "make conformance   - the conformance vectors only: Python, TypeScript and Java"
+	@echo "make dist          - build the sdist and the wheel (from the sdist) into dist/"
+	@echo "make wheel-test    - install dist/'s wheel (not editable) into .venv-wheel, run pytest against it"
+	@echo "make vectors-lock  - re-lock the conformance vectors (after a schema version bump)"
+	@echo "make bench         - speed: agentmsg vs pydantic / msgspec / orjson, side by side"
+	@echo "make fuzz          - longer fuzz runs of the event reducer and readers (FUZZ_SECONDS, FUZZ_SEED)"
+	@echo "make client        - build @agentmsg/client (sdk/typescript) and the viewer's assets (committed)"
+	@echo "make client-check  - fail when the committed client build differs from a fresh one"
+	@echo "make client-test   - the client's own tests (node --test)"
+	@echo "make browser-test  - the viewer in headless Chromium (skipped, saying so, without one)"
+	@echo "make clean         - remove everything make created (.venv, .venv-wheel, dist, node_modules, ...)"
+	@echo "Python: PYTHON=... (as is), else an active virtualenv, else .venv from BASE_PYTHON (default python3)."
 
-.installed: pyproject.toml
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e ".[dev,bench]"
-	@touch .installed
+# --- Python environment --------------------------------------------------------------------------
 
-install: .installed
+# `quiet CMD...`: runs CMD, showing its output only when it fails.
+define QUIET_SH
+log=$$(mktemp)
+"$$@" >"$$log" 2>&1 || { status=$$?; cat "$$log"; rm -f "$$log"; exit "$$status"; }
+rm -f "$$log"
+endef
+export QUIET_SH
+
+# `check_python PY`: fails with a clear message unless PY runs and is Python 3.10+.
+define CHECK_PYTHON_SH
+v=$$("$$1" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || {
+  echo "make: '$$1' was not found or does not run (a virtualenv whose Python is gone? make clean). agentmsg needs Python 3.10+:" >&2
+  echo "      install one, then e.g. make BASE_PYTHON=python3.12 $$2 (or activate a 3.10+ virtualenv)." >&2
+  exit 1
+}
+"$$1" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
+  echo "make: agentmsg needs Python 3.10 or newer; '$$1' is Python $$v." >&2
+  echo "      Install a newer Python, then e.g. make BASE_PYTHON=python3.12 $$2 (or activate a 3.10+ virtualenv)." >&2
+  exit 1
+}
+endef
+export CHECK_PYTHON_SH
+
+# `make_venv PY DIR`: a virtualenv with pip. Where PY's venv has no ensurepip (Debian and Ubuntu without
+# the python3-venv package), the virtualenv is made without pip and pip $(PIP_BOOTSTRAP) is fetched
+# from PyPI (hash-checked) into it.
+PIP_BOOTSTRAP := 25.2
+define MAKE_VENV_SH
+py=$$1 dir=$$2
+rm -rf "$$dir"
+if "$$py" -c 'import ensurepip' 2>/dev/null && "$$py" -m venv "$$dir" >/dev/null 2>&1; then exit 0; fi
+echo "make: '$$py' cannot make a virtualenv with pip (no ensurepip: on Debian/Ubuntu the python3-venv package);" >&2
+echo "      making $$dir without pip and fetching pip $(PIP_BOOTSTRAP) from PyPI into it." >&2
+rm -rf "$$dir"
+"$$py" -m venv --without-pip "$$dir"
+whl=$$("$$py" -c "$$PIP_BOOTSTRAP_PY" "$$dir" "$(PIP_BOOTSTRAP)") && "$$dir/bin/python" "$$whl/pip" install --quiet "$$whl" || {
+  rm -rf "$$dir"
+  echo "make: could not bootstrap pip into $$dir. Install venv support (Debian/Ubuntu: sudo apt install python3-venv," >&2
+  echo "      or python3.X-venv for your version), or use another Python: make BASE_PYTHON=... / PYTHON=..." >&2
+  exit 1
+}
+rm -f "$$whl"
+endef
+export MAKE_VENV_SH
+
+define PIP_BOOTSTRAP_PY
+import hashlib, json, os, sys, urllib.parse, urllib.request
+name = f"pip-{sys.argv[2]}-py3-none-any.whl"
+index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/") + "/pip/"
+request = urllib.request.Request(index, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+with urllib.request.urlopen(request, timeout=60) as r:
+    base, files = r.geturl(), json.load(r)["files"]
+entry = next(f for f in files if f["filename"] == name)
+with urllib.request.urlopen(urllib.parse.urljoin(base, entry["url"]), timeout=300) as r:
+    data = r.read()
+if hashlib.sha256(data).hexdigest() != entry["hashes"]["sha256"]:
+    sys.exit(f"make: {name}: sha256 differs from the index")
+path = os.path.join(sys.argv[1], name)
+with open(path, "wb") as f:
+    f.write(data)
+print(path)
+endef
+export PIP_BOOTSTRAP_PY
+
+# `check_node WHAT`: fails with a clear message unless Node.js 20+ and npm are on PATH.
+define CHECK_NODE_SH
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || {
+  echo "make: $$1 needs Node.js 20 or newer and npm on PATH (node or npm not found)." >&2
+  exit 1
+}
+node -e 'process.exit(Number(process.versions.node.split(".")[0]) < 20 ? 1 : 0)' || {
+  echo "make: $$1 needs Node.js 20 or newer; node is $$(node --version)." >&2
+  exit 1
+}
+endef
+export CHECK_NODE_SH
+
+# Exit 1 (with a note) unless `import agentmsg` in $(PYTHON) is this checkout's sdk/agentmsg (editable).
+define CHECK_CHECKOUT_PY
+import importlib.util, os, sys
+spec = importlib.util.find_spec("agentmsg")
+here = os.path.realpath(os.path.join(sys.argv[1], "sdk", "agentmsg"))
+got = os.path.realpath(os.path.dirname(spec.origin)) if spec and spec.origin else None
+if got != here:
+    print(f"make: {sys.executable} imports agentmsg from {got}, not {here}: reinstalling", file=sys.stderr)
+    sys.exit(1)
+endef
+export CHECK_CHECKOUT_PY
+
+$(VENV)/pyvenv.cfg:
+	@bash -c "$$CHECK_PYTHON_SH" check "$(BASE_PYTHON)" "$(MAKECMDGOALS)"
+	@echo "== creating $(VENV) from $(BASE_PYTHON) =="
+	@bash -c "$$MAKE_VENV_SH" make-venv "$(BASE_PYTHON)" "$(VENV)"
+
+# Reinstalled when pyproject.toml changes (or the virtualenv is new).
+$(STAMP): pyproject.toml $(NEW_VENV)
+	@bash -c "$$CHECK_PYTHON_SH" check "$(PYTHON)" "$(MAKECMDGOALS)"
+	@echo "== installing agentmsg (editable) with [dev,bench] into $(PYTHON) (pip's log only on failure) =="
+	@bash -c "$$QUIET_SH" quiet $(PYTHON) -m pip install -e ".[dev,bench]"
+	@mkdir -p $(@D) && touch $@
+
+install: $(STAMP)
+	@$(PYTHON) -c "$$CHECK_CHECKOUT_PY" "$(CURDIR)" || { rm -f $(STAMP); $(MAKE) --no-print-directory $(STAMP); }
+
+# --- Commands ------------------------------------------------------------------------------------
 
 demo: install
 	$(PYTHON) examples/demo.py
+	$(PYTHON) examples/providers_demo.py
 
 codegen: install
+	@bash -c "$$CHECK_NODE_SH" check "make codegen (TypeScript types)"
 	$(PYTHON) codegen/generate.py
 	node codegen/typescript.mjs
+	node sdk/typescript/scripts/build.mjs
 
 codegen-check: install
+	@bash -c "$$CHECK_NODE_SH" check "make codegen-check (TypeScript types)"
 	$(PYTHON) codegen/generate.py --check
 	node codegen/typescript.mjs --check
-
-PY_DIRS := $(wildcard sdk generated codegen tests examples bench)
 
 lint: install
 	$(PYTHON) -m ruff check $(PY_DIRS)
@@ -42,22 +195,92 @@ typecheck: install
 pytest: install
 	$(PYTHON) -m pytest
 
-# Conformance: the same vectors in Python (two validators + decoder + reducer) and TypeScript (ajv).
-conformance: install
+# Downloads before the tests, each with its own bound: Maven (AgentScope Java from Maven Central into
+# ~/.m2; the first build takes minutes) and npm. The Java test then finds the harness built.
+deps: java-harness ts-deps
+
+java-harness:
+	@if command -v java >/dev/null && command -v javac >/dev/null && command -v mvn >/dev/null; then \
+	  echo "== AgentScope Java harness: Maven build (first run downloads into ~/.m2; limit $(MAVEN_TIMEOUT) s) =="; \
+	  AGENTMSG_MAVEN_TIMEOUT=$(MAVEN_TIMEOUT) bash tests/java/run.sh --build-only; \
+	else \
+	  echo "== AgentScope Java harness: skipped, no JDK 17+ (java, javac) and Maven on PATH; the Java tests skip =="; \
+	fi
+
+ts-deps:
+	@bash -c "$$CHECK_NODE_SH" check "the TypeScript suite and codegen"
+	@echo "== npm packages: codegen/node/node_modules, tests/typescript/node_modules (limit $(NPM_TIMEOUT) s each) =="
+	@[ -f codegen/node/node_modules/json-schema-to-typescript/package.json ] || (cd codegen/node && \
+	  bash -c "$$QUIET_SH" quiet $(call bound,$(NPM_TIMEOUT)) npm ci --no-audit --no-fund --loglevel=error)
+	@AGENTMSG_NPM_TIMEOUT=$(NPM_TIMEOUT) bash tests/typescript/run.sh --prepare
+	@[ -f tests/browser/node_modules/playwright-core/package.json ] || (cd tests/browser && \
+	  bash -c "$$QUIET_SH" quiet $(call bound,$(NPM_TIMEOUT)) npm ci --no-audit --no-fund --loglevel=error)
+
+ts-conformance:
+	@echo "== TypeScript suite: ajv over every vector, TypeScript reducer =="
+	@bash tests/typescript/run.sh
+
+# Conformance: the same vectors in Python (two validators + decoder + reducer), TypeScript (ajv) and Java.
+conformance: install ts-conformance java-harness
 	@echo "== Python: schema vectors (python-jsonschema + jsonschema-rs + decoder), reducer vectors, versioning =="
 	$(PYTHON) -m pytest tests/conformance/test_schema_vectors.py tests/conformance/test_versioning.py tests/test_events_reducer.py
-	@echo "== TypeScript: ajv over every vector via the generated @agentmsg/schema package =="
-	bash tests/typescript/run.sh 2>&1 | grep -E "^# (tests|pass|fail)"
 	@echo "== Java: AgentScope agentscope-core (Maven Central) reads/writes every vector, builders, role rules =="
 	$(PYTHON) -m pytest tests/conformance/test_java.py
 
-ts-conformance:
-	bash tests/typescript/run.sh
+# The sdist, and the wheel built from it (so the sdist is proven complete). Build log only on failure.
+# setuptools' agentmsg.egg-info is removed: beside tests/ (on sys.path) it would shadow the metadata of the
+# installed wheel.
+dist: install
+	@echo "== dist/: sdist and wheel =="
+	@rm -rf dist build *.egg-info
+	@bash -c "$$QUIET_SH" quiet $(PYTHON) -m build --no-isolation --outdir dist .
+	@rm -rf build *.egg-info
+	@ls dist
+
+# The built wheel, installed (not editable) into .venv-wheel, is what the test suite imports. The
+# virtualenv and the test dependencies are made anew when pyproject.toml or the Python change; the
+# agentmsg wheel is reinstalled on every run (pip removes the previous copy file by file).
+WHEEL_DEPS_KEY = $(shell $(PYTHON) -c 'import sys; print(sys.base_prefix, sys.version.split()[0])') $(shell cksum < pyproject.toml)
+wheel-test: dist
+	@whl=$$(ls dist/*.whl); sdist=$$(ls dist/*.tar.gz); \
+	if [ "$$(cat $(WHEEL_VENV)/.agentmsg-deps 2>/dev/null)" != "$(WHEEL_DEPS_KEY)" ]; then \
+	  echo "== creating $(WHEEL_VENV) with the wheel's dependencies and [test] =="; \
+	  bash -c "$$MAKE_VENV_SH" make-venv "$(PYTHON)" "$(WHEEL_VENV)"; \
+	  $(WHEEL_VENV)/bin/python -m pip install --quiet "$$whl[test]"; \
+	  echo "$(WHEEL_DEPS_KEY)" > $(WHEEL_VENV)/.agentmsg-deps; \
+	fi; \
+	echo "== installing $$whl into $(WHEEL_VENV) =="; \
+	$(WHEEL_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps "$$whl"; \
+	echo "== pytest against the installed wheel ($(WHEEL_VENV)) =="; \
+	AGENTMSG_TEST_WHEEL="$(CURDIR)/$$whl" AGENTMSG_TEST_SDIST="$(CURDIR)/$$sdist" $(WHEEL_VENV)/bin/python -m pytest
+
+test: lint typecheck deps codegen-check client-check ts-conformance client-test wheel-test
 
 vectors-lock: install
 	$(PYTHON) tests/conformance/lock_vectors.py
 
-test: lint typecheck codegen-check pytest ts-conformance
+# @agentmsg/client (sdk/typescript): compiled validators, dist/ and the viewer's assets in
+# sdk/agentmsg/web/static are built by esbuild/tsc and committed; client-check fails when they drift.
+client:
+	node sdk/typescript/scripts/build.mjs
+
+client-check:
+	node sdk/typescript/scripts/build.mjs --check
+
+client-test:
+	@echo "== @agentmsg/client tests (node --test; failures in full) =="
+	@cd sdk/typescript && node --test --test-reporter=dot test/ && echo && echo "@agentmsg/client: every test passed"
+
+client-size:
+	node sdk/typescript/scripts/size.mjs
+
+# The viewer in Debian's headless Chromium (tests/browser; also part of every pytest run).
+browser-test: install
+	$(PYTHON) -m pytest tests/browser -rs
+
+viewer-screenshot: install
+	$(PYTHON) -m pytest tests/browser -q -k "java_streams and tool-call-then-answer and whole"
+	mkdir -p docs/images && cp tests/browser/out/viewer-java-react-tool-call-then-answer.png docs/images/viewer.png
 
 bench: install
 	$(PYTHON) bench/run.py
@@ -69,4 +292,7 @@ fuzz: install
 	AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) $(PYTHON) -m pytest tests/test_events_fuzz.py -q --timeout=0 -p no:cacheprovider
 
 clean:
-	rm -rf .installed build *.egg-info .mypy_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) $(WHEEL_VENV) .make .installed dist build *.egg-info .mypy_cache .pytest_cache .hypothesis .ruff_cache
+	rm -rf tests/typescript/node_modules tests/typescript/dist codegen/node/node_modules tests/java/target tests/java/out
+	rm -rf sdk/typescript/node_modules tests/browser/node_modules tests/browser/out
+	find sdk generated codegen tests examples bench -name __pycache__ -type d -prune -exec rm -rf {} +

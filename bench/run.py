@@ -4,7 +4,8 @@
 
 ``--quick`` times less (smaller loops, fewer repeats); ``--json FILE`` also writes every row.
 It measures and reports: it exits 0 even when a target is missed (a timed assertion would be a flaky
-test). Message rows come from bench_msg.py; event rows from bench_events.py when that module exists.
+test). Message rows come from bench_msg.py; event rows from bench_events.py and formatter rows from
+bench_formatters.py when those modules exist; the TypeScript reducer's rows (in Node) from bench_client.py.
 """
 
 from __future__ import annotations
@@ -61,6 +62,27 @@ def main(argv: list[str] | None = None) -> int:
         results["events"] = event_rows
     else:
         print("\n(bench_events.py not present: no event rows)")
+
+    if importlib.util.find_spec("bench_formatters") is not None:
+        import bench_formatters
+
+        formatter_rows = bench_formatters.run(quick=args.quick)
+        bench_formatters.print_rows(formatter_rows)
+        results["formatters"] = formatter_rows
+
+    if importlib.util.find_spec("bench_streams") is not None:
+        import bench_streams
+
+        stream_rows = bench_streams.run(quick=args.quick)
+        bench_streams.print_rows(stream_rows)
+        results["provider_streams"] = stream_rows
+
+    if importlib.util.find_spec("bench_client") is not None:
+        import bench_client  # the TypeScript reducer in Node (bench_client.py)
+
+        client_rows = bench_client.run(quick=args.quick)
+        bench_client.print_rows(client_rows)
+        results["client"] = client_rows
 
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=str) + "\n")

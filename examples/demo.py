@@ -127,6 +127,10 @@ def main() -> None:
     print(f"SSE ({len(sse)} bytes) reduced back to the identical {type(back).__name__}: {back.text_content!r}")
     print("\nall messages validated and round-tripped exactly.")
 
+    import formatters  # examples/formatters.py: the same conversation for every provider
+
+    formatters.main(build())
+
 
 if __name__ == "__main__":
     main()

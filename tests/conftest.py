@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,3 +26,11 @@ def schema_registry() -> Any:
         doc = json.loads(path.read_text(encoding="utf-8"))
         resources.append((doc["$id"], Resource.from_contents(doc)))
     return Registry().with_resources(resources)
+
+
+def pytest_report_header() -> str:
+    """Say which agentmsg the suite tests: the installed wheel (`make test`) or a source tree."""
+    import agentmsg
+
+    how = "installed wheel" if os.environ.get("AGENTMSG_TEST_WHEEL") else "source tree / editable install"
+    return f"agentmsg under test: {Path(agentmsg.__file__ or '').parent} ({how})"

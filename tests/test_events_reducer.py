@@ -62,6 +62,8 @@ def test_there_are_vectors_for_every_case_the_issue_names() -> None:
         "bad-input-tolerant",
         "missing-reply-id",
         "thinking-signature-delta",
+        "java-interleaved-tool-calls",  # Java 2.x's tool-call block lifecycle (docs/events.md rule 3)
+        "delta-of-another-kind",
     } <= set(CASES)
 
 
@@ -249,3 +251,28 @@ def test_reducer_handles_exactly_the_schema_event_types() -> None:
 
     schema_types = agentmsg.schema_documents()["agent-event.schema.json"]["properties"]["type"]["enum"]
     assert set(HANDLERS) == set(schema_types), "a new event type in the schema needs a reducer rule (and a vector)"
+
+
+def test_an_unhashable_event_type_is_reported_not_raised() -> None:
+    """Found by the differential run against the TypeScript reducer (tests/test_client_differential.py)."""
+    reducer = Reducer()
+    reducer.feed_many([{"type": ["TEXT_BLOCK_DELTA"], "id": "a"}, {"type": {"x": 1}, "id": "b"}])
+    assert [(p.pointer, p.rule) for p in reducer.problems] == [("/0/type", "enum"), ("/1/type", "enum")]
+
+
+PROPOSED = REDUCER / "proposed"
+
+
+@pytest.mark.parametrize("path", sorted(PROPOSED.glob("*.json")), ids=lambda p: p.stem)
+def test_proposed_vectors(path: Any) -> None:
+    """Vectors for rules the TypeScript reducer does not have yet (proposed/README.md): Python runs them,
+    through feed_many and through JSONL bytes."""
+    case = json.loads(path.read_text(encoding="utf-8"))
+    r = Reducer()
+    r.feed_many(case["events"])
+    got = [orjson.loads(m.to_json_bytes()) for m in r.finish()]
+    assert len(got) == len(case["expected"]) and all(matches(a, e) for a, e in zip(got, case["expected"], strict=True))
+    assert [{"pointer": p.pointer, "rule": p.rule} for p in r.problems] == case["problems"]
+    r2 = Reducer()
+    again = reduce_stream(b"".join(orjson.dumps(e) + b"\n" for e in case["events"]), reducer=r2)
+    assert [orjson.loads(m.to_json_bytes()) for m in again] == got and r2.problems == r.problems

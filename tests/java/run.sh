@@ -3,7 +3,10 @@
 # cached in ~/.m2) and runs its modes (roundtrip, build, roles, plus the extra stream) into OUT_DIR:
 #
 #   tests/java/run.sh [OUT_DIR]        (default: tests/java/out)
+#   tests/java/run.sh --build-only     (only build the harness; `make test` does this before pytest)
 #
+# Maven runs only when the harness is missing or older than pom.xml or src/ (or a jar it needs left
+# ~/.m2), bounded by AGENTMSG_MAVEN_TIMEOUT seconds (default 1200) where `timeout` exists.
 # VECTORS_DIR is tests/conformance/vectors (override with AGENTMSG_VECTORS_DIR); missing vector files are
 # skipped. Exits 0 whenever the Java side ran: the verdicts are compared by the Python tests
 # (tests/conformance/test_java.py), not here. Extra Maven flags can be passed in MAVEN_ARGS (e.g. "-o").
@@ -11,6 +14,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+build_only=false
+if [[ "${1:-}" == --build-only ]]; then build_only=true; shift; fi
 out="${1:-$here/out}"
 vectors="${AGENTMSG_VECTORS_DIR:-$root/tests/conformance/vectors}"
 mvn_bin="${MVN:-mvn}"
@@ -20,14 +25,32 @@ for tool in "$mvn_bin" "$java_bin"; do
   command -v "$tool" >/dev/null 2>&1 || { echo "run.sh: $tool not found on PATH" >&2; exit 127; }
 done
 
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
+jar="$here/target/agentmsg-java-conformance.jar"
+cpfile="$here/target/classpath.txt"
+harness_is_fresh() {
+  [[ -f "$jar" && -f "$cpfile" ]] || return 1
+  [[ -z "$(find "$here/pom.xml" "$here/src" -newer "$jar" -print -quit)" ]] || return 1
+  local dep deps
+  IFS=: read -r -a deps < "$cpfile"
+  for dep in "${deps[@]}"; do [[ -f "$dep" ]] || return 1; done
+}
 
 # Compile, jar, and write target/classpath.txt (the runtime jars in ~/.m2). The first build downloads
 # agentscope-core, its dependencies and the pinned plugins from Maven Central; later builds are offline.
 # (sed strips the stray ANSI resets Maven 3.8 prints even with -q -B; pipefail keeps Maven's exit status.)
-# shellcheck disable=SC2086
-"$mvn_bin" -q -B ${MAVEN_ARGS:-} -f "$here/pom.xml" -DskipTests package 2>&1 | sed -e $'s/\x1b\\[[0-9;]*m//g' >&2
+if ! harness_is_fresh; then
+  bound=()
+  if command -v timeout >/dev/null 2>&1; then bound=(timeout "${AGENTMSG_MAVEN_TIMEOUT:-1200}"); fi
+  # shellcheck disable=SC2086
+  ${bound[@]+"${bound[@]}"} "$mvn_bin" -q -B ${MAVEN_ARGS:-} -f "$here/pom.xml" -DskipTests package 2>&1 \
+    | sed -e $'s/\x1b\\[[0-9;]*m//g' >&2 \
+    || { status=$?; [[ $status == 124 ]] && echo "run.sh: Maven took over ${AGENTMSG_MAVEN_TIMEOUT:-1200} s; stopped" >&2; exit "$status"; }
+  touch "$jar"  # Maven leaves an up-to-date jar alone; the check above compares against this time
+fi
+$build_only && exit 0
+
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
 
 cp="$here/target/agentmsg-java-conformance.jar:$(cat "$here/target/classpath.txt")"
 run() { "$java_bin" -Xshare:auto -XX:TieredStopAtLevel=1 -cp "$cp" dev.agentmsg.conformance.Harness "$@"; }

@@ -4,6 +4,10 @@
     agentmsg schema [NAME] [--bundle]         print a schema (bundle: one self-contained document)
     agentmsg reduce FILE                      events (JSONL or SSE) -> one message JSON per line
     agentmsg events FILE [--sse]              messages -> their event stream
+    agentmsg format --provider P MESSAGES     conversation -> provider request body (diagnostics on stderr)
+    agentmsg parse --provider P [--stream] F  provider response / stream -> message JSON (or --events)
+    agentmsg chat --provider P PROMPT         stream a reply live from a provider
+    agentmsg serve EVENTS_FILE [--port N]     the event viewer (a page rendering the reply live)
 
 Each command module has ``add_parser(subparsers)``; the parsed arguments carry ``func(args, out) -> exit code``.
 """
@@ -16,12 +20,12 @@ from collections.abc import Sequence
 
 from .._schemas import schema_documents
 from .._version import __version__
-from . import events, schema, validate
+from . import chat, events, format, parse, schema, serve, validate
 from ._io import EXIT_OK, EXIT_USAGE, UsageError
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (validate, schema, events)
+COMMANDS = (validate, schema, events, format, parse, chat, serve)
 
 
 def build_parser() -> argparse.ArgumentParser:

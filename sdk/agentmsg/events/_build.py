@@ -163,6 +163,7 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
                 f"/{at}",
                 first.rule,
                 f"the reduced message's {where}{first.pointer} is invalid ({first.message}): {what}",
+                first.schema_location or "msg.schema.json",
             )
         )
 
@@ -195,7 +196,10 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
             drop(origin, "", problems, f"{key} left out")
             fixed[key] = None
     if not found:  # nothing singled out: a rule across parts; keep the text at least
-        found.extend(Problem(f"/{origin}", p.rule, f"the reduced message: {p.message}") for p in exc.problems)
+        found.extend(
+            Problem(f"/{origin}", p.rule, f"the reduced message: {p.message}", p.schema_location or "msg.schema.json")
+            for p in exc.problems
+        )
         fixed["content"] = [b for b in content if b.get("type") in ("text", "thinking")]
     if st is not None:
         for p in found:

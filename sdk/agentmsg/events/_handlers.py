@@ -1,31 +1,32 @@
 """How each event type changes the reducer's state: one handler per type, and :func:`apply`, which
 picks the handler and makes sure bad input becomes a recorded problem, never an exception.
 
-Tolerant mode checks every event except the plain deltas against the event schema first. A value
-that breaks it is reported (pointer and rule from the schema) and left out of the event; the
-handler then works on what is valid (an event without a value it needs is skipped). Plain deltas
-(text, thinking, tool-call, data and tool-result text) are the bulk of a stream: their handlers check
-the few keys they use themselves, so they cost no schema validation.
+Tolerant mode checks every event except the plain deltas against the event schema first, and
+reports what breaks it (pointer and rule from the schema, ``schema_location`` set). The event is then
+applied as it is: handlers take only values of the right kind (a wrong one is left out; an event
+without a value it needs is skipped), and whatever reaches the message is checked when it is built
+(``_build``'s salvage). Plain deltas (text, thinking, tool-call, data and tool-result text) are the
+bulk of a stream: their handlers check the few keys they use themselves, so they cost no schema
+validation.
 """
 
 from __future__ import annotations
 
-import re
+import base64
+import binascii
 from collections.abc import Callable
 from typing import Any
 
-from .._schemas import validate
+from .._schemas import schema_documents, validate
 from .._time import java_form_of_instant
 from ..errors import ValidationError
 from ._build import close_reply
-from ._pointer import deepest_last_first, tokens, without
-from ._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, Block, Reply, State, Text, ToolResult
+from ._state import THINKING_DELTA, Block, Reply, State, Text, ToolResult
 
 Handler = Callable[[State, dict[str, Any], int], None]
 
 _MAX_INT = 2**63 - 1  # Java's Long.MAX_VALUE: the largest usage a Java reader can hold
 _USAGE_KEYS = ("inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens")
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*(=*)")
 
 
 def apply(st: State, e: dict[str, Any], i: int) -> None:
@@ -51,65 +52,38 @@ def apply(st: State, e: dict[str, Any], i: int) -> None:
     if handler is None:
         st.problem(i, "/type", "enum", f"unknown event type {kind!r:.80}: event skipped")
         return
-    pruned: frozenset[str] = frozenset()
-    if not st.strict and kind not in PLAIN_DELTAS:
-        valid, pruned = _valid_part(st, e, i)
-        if valid is None:
-            return
-        e = valid
+    if not st.strict and kind not in PLAIN_DELTAS and not _schema_check(st, e, i):
+        return
     try:
         handler(st, e, i)
     except ValidationError:
         raise  # strict mode, or a limit
     except KeyError as exc:
-        if exc.args and exc.args[0] in pruned:
-            return  # the value was invalid and is reported already
         st.problem(i, "", "required", f"{kind} event without {exc}: event skipped")
     except Exception as exc:  # never let bad input escape as a bare exception
         st.problem(i, "", "type", f"malformed {kind} event ({type(exc).__name__}: {exc}): event skipped")
 
 
-def _valid_part(st: State, e: dict[str, Any], i: int) -> tuple[dict[str, Any] | None, frozenset[str]]:
-    """The event without the values that break the schema (reported), or None when it is unusable."""
+def _schema_check(st: State, e: dict[str, Any], i: int) -> bool:
+    """Report what in the event breaks the event schema (problems carrying the schema location); the
+    event is still applied as it is (the handlers use only what they can, and whatever reaches the
+    message is checked when it is built), unless it is too deep or not JSON at all (False: skipped)."""
     try:
         validate(e, "event")
     except ValidationError as exc:
         problems = exc.problems
     else:
-        return e, frozenset()
-    paths: list[list[str | int]] = []
+        return True
     for p in problems:
-        if p.pointer == "":
-            if p.rule in ("required", "additionalProperties"):
-                continue  # handlers report the keys they need; unknown keys are not used
-            st.problem(i, "", p.rule, f"{p.message}: event skipped")
-            return None, frozenset()
         if p.pointer == "/id" and type(e.get("id")) is not str:
             continue  # reported by the duplicate check
-        st.problem(i, p.pointer, p.rule, f"{p.message}: value ignored")
-        paths.append(tokens(p.pointer))
-    out: Any = e
-    # Deepest and last first, so that removing a list item does not shift the others.
-    for path in deepest_last_first(paths):
-        out = without(out, path)
-    return out, frozenset(str(t[0]) for t in paths)
-
-
-def _string(st: State, e: dict[str, Any], i: int, key: str) -> str | None:
-    """A key a plain delta needs: its string value, or None after reporting it (event skipped)."""
-    value = e[key]
-    if type(value) is str:
-        return value
-    st.problem(i, f"/{key}", "type", f"{key} {value!r:.80} is not a string: event skipped")
-    return None
-
-
-def _optional_string(st: State, e: dict[str, Any], i: int, key: str) -> str | None:
-    value = e.get(key)
-    if value is None or type(value) is str:
-        return value
-    st.problem(i, f"/{key}", "type", f"{key} {value!r:.80} is not a string: value ignored")
-    return None
+        if p.pointer == "" and p.rule in ("required", "additionalProperties"):
+            continue  # handlers report the keys they need; unknown keys are not used
+        if p.pointer == "":
+            st.problem(i, "", p.rule, f"{p.message}: event skipped", schema=p.schema_location)
+            return False
+        st.problem(i, p.pointer, p.rule, f"{p.message}", schema=p.schema_location)
+    return True
 
 
 def _make_room(st: State, reply: Reply, i: int) -> None:
@@ -224,15 +198,16 @@ def _block_start(kind: str) -> Handler:
         b = Block(kind, i)
         if kind == "thinking":
             for key in ("provider", "model"):
-                if e.get(key) is not None:
+                if isinstance(e.get(key), str):  # a wrong one is reported by the schema check
                     b.extra[key] = e[key]
         elif kind == "data":
             whole = e.get("block")
             if whole is not None:
                 b.kind, b.block = "whole", whole
             else:
-                b.extra["mediaType"] = e.get("mediaType") or "application/octet-stream"
-                if e.get("name") is not None:
+                media_type = e.get("mediaType")  # a wrong one is reported by the schema check
+                b.extra["mediaType"] = media_type if isinstance(media_type, str) and media_type else _OCTETS
+                if isinstance(e.get("name"), str):
                     b.name = e["name"]
                 b.extra["id"] = block_id
         reply.open_block(block_id, b)
@@ -240,9 +215,10 @@ def _block_start(kind: str) -> Handler:
     return start
 
 
-def _open_block(st: State, e: dict[str, Any], i: int, kind: str, block_id: str) -> Block:
+def _open_block(st: State, e: dict[str, Any], i: int, kind: str) -> Block:
     """The open block of ``kind`` a delta is for; started here (with a problem) when there is none."""
     reply = st.current()
+    block_id = e["blockId"]
     b = reply.by_block.get(block_id)
     if b is not None and (b.kind == kind or (kind == "data" and b.kind == "whole")):
         return b
@@ -251,7 +227,7 @@ def _open_block(st: State, e: dict[str, Any], i: int, kind: str, block_id: str) 
             i,
             "/blockId",
             "order",
-            f"{kind} delta for block {block_id!r} that was never started: the block is started here",
+            f"{kind} delta for block {block_id!r:.80} that was never started: the block is started here",
         )
     else:
         # The id belongs to an open block of another kind: that block keeps what it has and is closed,
@@ -260,75 +236,87 @@ def _open_block(st: State, e: dict[str, Any], i: int, kind: str, block_id: str) 
             i,
             "/blockId",
             "order",
-            f"{kind} delta for block {block_id!r}, an open {b.kind} block: that block is closed, a {kind} block started",
+            f"{kind} delta for block {block_id!r:.80}, an open {b.kind} block: that block is closed, a {kind} block started",
         )
         reply.close_block(block_id)
     _block_start(kind)(st, {"blockId": block_id}, i)
     return reply.by_block[block_id]
 
 
-def _routed(st: State, route: str, e: dict[str, Any], i: int, key: str) -> tuple[Text | None, str | None]:
-    """The text a plain delta goes to (through the routing table) and its delta; (None, None) when
-    the event is to be skipped (reported), (None, delta) when no open block of the kind has the id."""
-    block_id = e[key]
+def _delta(e: dict[str, Any]) -> str:
     delta = e["delta"]
-    if type(block_id) is not str or type(delta) is not str:
-        if _string(st, e, i, key) is not None:
-            _string(st, e, i, "delta")
-        return None, None
-    reply = st.reply
-    return (reply.routes[route].get(block_id) if reply is not None else None), delta
+    if type(delta) is not str:
+        raise TypeError("delta is not a string")
+    return delta
 
 
 def _text_delta(st: State, e: dict[str, Any], i: int) -> None:
-    text, delta = _routed(st, TEXT_DELTA, e, i, "blockId")
-    if delta is None:
-        return
-    if text is None:
-        text = _open_block(st, e, i, "text", e["blockId"]).text
-    text.add(delta)
+    reply = st.reply
+    b = reply.by_block.get(e["blockId"]) if reply is not None else None
+    if b is None or b.kind != "text":
+        b = _open_block(st, e, i, "text")
+    b.text.add(_delta(e))
+
+
+_SIGNATURE_SCHEMA = "agent-event.schema.json#/$defs/ThinkingBlockDeltaEvent/properties/"
 
 
 def _thinking_delta(st: State, e: dict[str, Any], i: int) -> None:
-    text, delta = _routed(st, THINKING_DELTA, e, i, "blockId")
-    if delta is None:
-        return
-    if text is not None and "signature" not in e and "redactedData" not in e:
-        if delta:
-            text.add(delta)
-        return
-    signature = _optional_string(st, e, i, "signature")
-    redacted = _optional_string(st, e, i, "redactedData")
-    b = _open_block(st, e, i, "thinking", e["blockId"]) if text is None else st.current().by_block[e["blockId"]]
+    reply = st.reply
+    b = reply.by_block.get(e["blockId"]) if reply is not None else None
+    if b is None or b.kind != "thinking":
+        b = _open_block(st, e, i, "thinking")
+    delta = _delta(e)
     if delta:
         b.text.add(delta)
-    if signature is not None:
-        if b.signature is None:
-            b.signature = Text()
-        b.signature.add(signature)
-    if redacted is not None:
-        if b.redacted is None:
-            b.redacted = Text()
-        b.redacted.add(redacted)
+    for key in ("signature", "redactedData"):
+        value = e.get(key)
+        if value is None:
+            continue
+        if type(value) is not str:
+            st.problem(
+                i, f"/{key}", "type", f"{key} {value!r:.80} is not a string: ignored", schema=_SIGNATURE_SCHEMA + key
+            )
+            continue
+        if key == "signature":
+            if b.signature is None:
+                b.signature = Text()
+            b.signature.add(value)
+        else:
+            if b.redacted is None:
+                b.redacted = Text()
+            b.redacted.add(value)
+
+
+_BASE64_SCHEMA = "source.schema.json#/$defs/Base64Source/properties/data/pattern"
 
 
 def _data_delta(st: State, e: dict[str, Any], i: int) -> None:
-    block_id = _string(st, e, i, "blockId")
-    delta = _string(st, e, i, "delta") if block_id is not None else None
-    if block_id is None or delta is None:
-        return
-    b = _open_block(st, e, i, "data", block_id)
+    b = _open_block(st, e, i, "data")
+    delta = _delta(e)
     if b.kind == "whole":
         st.problem(i, "/delta", "order", "data delta for a block delivered whole: ignored")
         return
-    # The joined data must match the schema's base64 pattern: padding only at the very end, at most two.
-    match = _BASE64.fullmatch(delta)
-    pad = len(match.group(1)) if match is not None else 0
-    if match is None or (b.pad and len(delta) > pad) or b.pad + pad > 2:
-        st.problem(i, "/delta", "pattern", "data delta is not base64 (or follows the padding): delta dropped")
+    if not _is_base64_fragment(delta):
+        st.problem(i, "/delta", "pattern", "data delta is not base64: delta dropped")
+        return
+    # The joined data must match the schema's base64 pattern: '=' padding only at the very end.
+    pad = len(delta) - len(delta.rstrip("="))
+    if (b.pad and delta) or b.pad + pad > 2:
+        st.problem(
+            i, "/delta", "pattern", "data delta after the '=' padding of the data: delta dropped", schema=_BASE64_SCHEMA
+        )
         return
     b.pad += pad
     b.text.add(delta)
+
+
+def _is_base64_fragment(s: str) -> bool:
+    try:
+        base64.b64decode(s + "=" * (-len(s) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
 
 
 def _block_end(kind: str) -> Handler:
@@ -347,6 +335,11 @@ def _block_end(kind: str) -> Handler:
 
 
 # ---- tool calls ------------------------------------------------------------------------------------------
+
+
+_OCTETS = "application/octet-stream"
+_CALL_STATES = frozenset(schema_documents()["content-block.schema.json"]["$defs"]["ToolCallState"]["enum"])
+_RESULT_STATES = frozenset(schema_documents()["content-block.schema.json"]["$defs"]["ToolResultState"]["enum"])
 
 
 def _placeholder(name: Any) -> bool:
@@ -397,16 +390,18 @@ def _tool_call_start(st: State, e: dict[str, Any], i: int) -> None:
     _make_room(st, reply, i)
     b = Block("tool_use", i)
     b.name = e.get("toolCallName")
-    if e.get("thoughtSignature") is not None:
+    if isinstance(e.get("thoughtSignature"), str):
         b.extra["thoughtSignature"] = e["thoughtSignature"]
     b.extra["id"] = call_id
     b.extra["replyId"] = e.get("replyId")
     reply.open_call(call_id, b, new=True)
 
 
-def _call(st: State, e: dict[str, Any], i: int, call_id: str, name: str | None) -> Block | None:
+def _call(st: State, e: dict[str, Any], i: int) -> Block | None:
     """The open call a TOOL_CALL_DELTA/END is for; None when the event is to be ignored."""
     reply = st.current()
+    call_id = e["toolCallId"]
+    name = e.get("toolCallName")
     b = reply.by_call.get(call_id)
     if b is not None and not b.open:
         if e["type"] == "TOOL_CALL_END":
@@ -439,29 +434,23 @@ def _call(st: State, e: dict[str, Any], i: int, call_id: str, name: str | None) 
 
 
 def _tool_call_delta(st: State, e: dict[str, Any], i: int) -> None:
-    text, delta = _routed(st, CALL_DELTA, e, i, "toolCallId")
-    if delta is None:
-        return
-    if text is None:  # the call is not open: (re)opened here, and only then are name and replyId used
-        name = _optional_string(st, e, i, "toolCallName")
-        reply_id = e.get("replyId")
-        if reply_id is not None and type(reply_id) is not str:
-            st.problem(i, "/replyId", "type", f"replyId {reply_id!r:.80} is not a string: value ignored")
-            e = {k: v for k, v in e.items() if k != "replyId"}
-        b = _call(st, e, i, e["toolCallId"], name)
+    reply = st.reply
+    b = reply.by_call.get(e["toolCallId"]) if reply is not None else None
+    if b is None or not b.open:
+        b = _call(st, e, i)
         assert b is not None  # only END is ever ignored
-        text = b.text
-    text.add(delta)
+    b.text.add(_delta(e))
 
 
 def _tool_call_end(st: State, e: dict[str, Any], i: int) -> None:
-    call_id = e["toolCallId"]
-    b = _call(st, e, i, call_id, e.get("toolCallName"))
+    b = _call(st, e, i)
     if b is None:
         return
-    if "input" in e:
+    call_id = e["toolCallId"]
+    # Values the schema check reported as wrong are not taken (the call keeps what it has).
+    if isinstance(e.get("input"), dict):
         b.extra["input"] = e["input"]
-    if "state" in e:
+    if e.get("state") in _CALL_STATES:
         b.extra["state"] = e["state"]
     if "metadata" in e:
         b.meta = e["metadata"]
@@ -481,8 +470,9 @@ def _tool_result_start(st: State, e: dict[str, Any], i: int) -> None:
     reply.open_result(ToolResult(call_id, e.get("toolCallName"), i))
 
 
-def _result(st: State, e: dict[str, Any], i: int, call_id: str) -> ToolResult:
+def _result(st: State, e: dict[str, Any], i: int) -> ToolResult:
     reply = st.current()
+    call_id = e["toolCallId"]
     t = reply.by_result.get(call_id)
     if t is None:
         st.problem(
@@ -497,32 +487,28 @@ def _result(st: State, e: dict[str, Any], i: int, call_id: str) -> ToolResult:
 
 
 def _tool_result_text(st: State, e: dict[str, Any], i: int) -> None:
-    call_id = _string(st, e, i, "toolCallId")
-    delta = _string(st, e, i, "delta") if call_id is not None else None
-    if call_id is None or delta is None:
-        return
-    if _optional_string(st, e, i, "toolCallName") is None and "toolCallName" in e:
-        e = {k: v for k, v in e.items() if k != "toolCallName"}
-    t = _result(st, e, i, call_id)
+    t = _result(st, e, i)
+    delta = _delta(e)
     if t.text is None:
         t.text = Text()
     t.text.add(delta)
 
 
 def _tool_result_data(st: State, e: dict[str, Any], i: int) -> None:
+    t = _result(st, e, i)
     data = e["data"]
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise TypeError("data is not a content block")
-    t = _result(st, e, i, e["toolCallId"])
     t.flush_text()
     t.output.append(data)
 
 
 def _tool_result_end(st: State, e: dict[str, Any], i: int) -> None:
-    state = e["state"]
-    t = _result(st, e, i, e["toolCallId"])
+    t = _result(st, e, i)
     t.flush_text()
-    t.state = state
+    state = e["state"]
+    if state in _RESULT_STATES:  # a wrong one is reported by the schema check; the result still ends
+        t.state = state
     meta = e.get("metadata")
     if meta:
         t.meta = dict(meta)

@@ -257,10 +257,13 @@ class State:
         self.reply: Reply | None = None
         self.window = DedupeWindow(dedupe_window)
 
-    def problem(self, index: int, pointer: str, rule: str, message: str, *, limit: bool = False) -> None:
+    def problem(
+        self, index: int, pointer: str, rule: str, message: str, *, limit: bool = False, schema: str | None = None
+    ) -> None:
         """Record a problem with event ``index`` (raises :class:`ValidationError` when strict;
-        :class:`SizeLimitError` for a limit)."""
-        problem = Problem(f"/{index}{pointer}", rule, message)
+        :class:`SizeLimitError` for a limit). ``schema``: the schema keyword's location, for problems the
+        event schema found."""
+        problem = Problem(f"/{index}{pointer}", rule, message, schema)
         if self.strict:
             raise (SizeLimitError if limit else ValidationError)([problem], "event")
         self.add(problem)

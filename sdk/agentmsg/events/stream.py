@@ -10,7 +10,7 @@ and hands events to the :class:`~agentmsg.Reducer` through its public methods (`
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 import orjson
@@ -191,24 +191,32 @@ def _too_long(line: int, max_line: int) -> str:
     return f"line {line}: longer than {max_line} bytes (limits['max_event_bytes']): skipped"
 
 
-def iter_jsonl(source: Source, *, strict: bool = True) -> Iterator[Any]:
+def iter_jsonl(
+    source: Source, *, strict: bool = True, on_problem: Callable[[Problem], None] | None = None
+) -> Iterator[Any]:
     """Parsed events from JSON lines. A bad line (not JSON, invalid UTF-8, over the size limit) raises
-    :class:`ValidationError` (``strict``) or is skipped (a line whose only fault is invalid UTF-8 is
-    then kept, with U+FFFD)."""
+    :class:`ValidationError` (``strict``) or is skipped and passed to ``on_problem`` (a line whose only
+    fault is invalid UTF-8 is then kept, with U+FFFD)."""
     max_line = max_event_bytes()
     line_no = 1
     for run in _runs(source, max_line):
         if run is None:
+            problem = Problem("", "max-event-bytes", _too_long(line_no, max_line))
             if strict:
-                raise SizeLimitError([Problem("", "max-event-bytes", _too_long(line_no, max_line))], "event")
+                raise SizeLimitError([problem], "event")
+            if on_problem is not None:
+                on_problem(problem)
             line_no += 1
             continue
         data, start, end = run
         for line in data[start:end].split(b"\n"):
             if line.strip():
                 event, rule, message = parse_line(line, line_no)
-                if rule is not None and strict:
-                    raise ValidationError([Problem("", rule, message)], "event")
+                if rule is not None:
+                    if strict:
+                        raise ValidationError([Problem("", rule, message)], "event")
+                    if on_problem is not None:
+                        on_problem(Problem("", rule, message))
                 if event is not None:
                     yield event
             line_no += 1
@@ -228,31 +236,41 @@ def _where(sse: SSEEvent) -> str:
     return f"SSE event {sse.id!r:.80} ({sse.event:.80})"
 
 
-def iter_sse_events(source: Source, *, strict: bool = True) -> Iterator[Any]:
+def iter_sse_events(
+    source: Source, *, strict: bool = True, on_problem: Callable[[Problem], None] | None = None
+) -> Iterator[Any]:
     """Parsed agent events from a text/event-stream (each SSE ``data`` is one event's JSON). A bad
-    event raises :class:`ValidationError` (``strict``) or is skipped."""
+    event raises :class:`ValidationError` (``strict``) or is skipped and passed to ``on_problem`` (one
+    whose only fault is invalid UTF-8 is then kept, with U+FFFD)."""
     for sse in _sse_events(_chunks(source)):
         problem = sse.problem
-        if problem is not None and (strict or problem.rule != "utf-8"):
+        if problem is not None:
+            problem = Problem("", problem.rule, f"{_where(sse)}: {problem.message}")
             if strict:
-                cls = SizeLimitError if problem.rule in _LIMIT_RULES else ValidationError
-                raise cls([Problem("", problem.rule, f"{_where(sse)}: {problem.message}")], "event")
-            continue
+                raise (SizeLimitError if problem.rule in _LIMIT_RULES else ValidationError)([problem], "event")
+            if on_problem is not None:
+                on_problem(problem)
+            if problem.rule != "utf-8":
+                continue
         try:
             yield orjson.loads(sse.data)
         except orjson.JSONDecodeError as exc:
+            bad = Problem("", "json", f"{_where(sse)}: data is not JSON: {exc}")
             if strict:
-                raise ValidationError(
-                    [Problem("", "json", f"{_where(sse)}: data is not JSON: {exc}")], "event"
-                ) from None
+                raise ValidationError([bad], "event") from None
+            if on_problem is not None:
+                on_problem(bad)
 
 
-def read_events(source: Source, *, strict: bool = True) -> Iterator[Any]:
-    """Events from JSONL or SSE, whichever the stream is."""
+def read_events(
+    source: Source, *, strict: bool = True, on_problem: Callable[[Problem], None] | None = None
+) -> Iterator[Any]:
+    """Events from JSONL or SSE, whichever the stream is (detected from however many bytes it takes).
+    Bad input raises (``strict``) or is skipped and passed to ``on_problem``."""
     is_sse, chunks = _detect(_chunks(source))
     if is_sse:
-        return iter_sse_events(chunks, strict=strict)
-    return iter_jsonl(chunks, strict=strict)
+        return iter_sse_events(chunks, strict=strict, on_problem=on_problem)
+    return iter_jsonl(chunks, strict=strict, on_problem=on_problem)
 
 
 # ---- into the reducer -------------------------------------------------------------------------------------------

@@ -1,0 +1,83 @@
+"""``agentmsg chat``: stream a reply from a provider, live in the terminal.
+
+    agentmsg chat --provider NAME [--model M] [--base-url URL] [--system TEXT] [--max-tokens N] PROMPT
+
+Text is printed as it arrives; reasoning is marked ``[thinking]`` and tool calls ``[tool call]``; the last
+line gives the usage. The API key comes from the provider's usual environment variable. Exit 1 when the
+call fails or the stream breaks (what arrived is still printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from ..providers import NAMES
+from ._io import EXIT_INVALID, EXIT_OK
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..clients import Client, ProviderError
+    from ..message import SystemMessage, UserMessage
+
+    messages: list[Any] = []
+    if args.system:
+        messages.append(SystemMessage(args.system))
+    messages.append(UserMessage(args.prompt))
+    params: dict[str, Any] = {}
+    if args.max_tokens is not None:
+        params["max_tokens"] = args.max_tokens
+    client = Client(args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout)
+    kind = None
+    try:
+        stream = client.stream(messages, **params)
+        for p in stream.diagnostics:
+            sys.stderr.write(f"agentmsg: {p}\n")
+        for e in stream:
+            t = e["type"]
+            if e.get("source"):
+                continue
+            if t == "THINKING_BLOCK_DELTA" and e["delta"]:
+                if kind != "thinking":
+                    out.write("\n[thinking] " if kind else "[thinking] ")
+                    kind = "thinking"
+                out.write(e["delta"])
+            elif t == "TEXT_BLOCK_DELTA":
+                if kind not in (None, "text"):
+                    out.write("\n")
+                kind = "text"
+                out.write(e["delta"])
+            elif t == "TOOL_CALL_START":
+                out.write(f"\n[tool call] {e.get('toolCallName', '')} ")
+                kind = "tool"
+            elif t == "TOOL_CALL_DELTA":
+                out.write(e["delta"])
+            out.flush()
+    except ProviderError as exc:
+        out.write("\n")
+        sys.stderr.write(f"agentmsg: {exc}\n")
+        return EXIT_INVALID
+    finally:
+        client.close()
+    msg = stream.message
+    usage = msg.usage if msg is not None else None
+    out.write("\n")
+    if usage is not None:
+        out.write(
+            f"[usage] input {usage.input_tokens} · output {usage.output_tokens} · total {usage.total_tokens}"
+            f"{f' · {usage.time:.2f} s' if usage.time is not None else ''}\n"
+        )
+    return EXIT_OK
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("chat", help="stream a reply from a provider, live")
+    p.add_argument("--provider", required=True, choices=NAMES)
+    p.add_argument("--model", default=None, help="the model (default: the formatter's default for the provider)")
+    p.add_argument("--base-url", default=None, help="the API's base URL (a proxy, a local server)")
+    p.add_argument("--system", default=None, help="a system prompt")
+    p.add_argument("--max-tokens", type=int, default=None)
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds without data before the call fails")
+    p.add_argument("prompt", metavar="PROMPT")
+    p.set_defaults(func=run)

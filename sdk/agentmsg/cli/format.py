@@ -1,0 +1,124 @@
+"""``agentmsg format``: a conversation as a provider request body.
+
+    agentmsg format --provider NAME [--model M] [--multi-agent] [--agent NAME] [--tools FILE]
+                    [--tool-choice auto|none|required|TOOL] [--stream] [--strict] [--repair]
+                    [--reasoning drop|text] [--layout prefix|history] [--allow-root DIR]...
+                    [--allow-download] [--allow-private] [--param KEY=JSON]... [--envelope] MESSAGES.json
+
+Prints the body on stdout (compact JSON; with ``--envelope`` an object holding ``model``, ``path``,
+``headers``, ``stream`` and ``body``) and every diagnostic as one JSON line on stderr
+(``pointer``, ``rule``, ``kind``, ``message``). Exit 1 when the input is invalid, media is refused, or
+``--strict`` meets a lossy or error diagnostic (the problems go to stderr as JSON lines too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+import orjson
+
+from ..conversation import decode_messages
+from ..errors import ValidationError
+from ..providers import NAMES, RULES, FormatOptions, MediaPolicy, get
+from ._io import EXIT_INVALID, EXIT_OK, UsageError, read_bytes
+
+
+def _param(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=JSON, got {text!r}")
+    try:
+        return key, orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return key, value  # a bare string
+
+
+def _problem_line(p: Any, kind: str | None) -> bytes:
+    row = {"pointer": p.pointer, "rule": p.rule, "kind": kind, "message": p.message}
+    return orjson.dumps(row) + b"\n"
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    err = sys.stderr
+    data = read_bytes(args.messages)
+    tools = None
+    if args.tools:
+        try:
+            tools = orjson.loads(read_bytes(args.tools))
+        except orjson.JSONDecodeError as exc:
+            raise UsageError(f"{args.tools}: not valid JSON: {exc}") from None
+    choice: Any = args.tool_choice
+    if choice is not None and choice not in ("auto", "none", "required", "any"):
+        choice = {"name": choice}
+    options = FormatOptions(
+        media=MediaPolicy(
+            allowed_roots=tuple(args.allow_root or ()),
+            allow_download=args.allow_download,
+            allow_private=args.allow_private,
+        ),
+        reasoning=args.reasoning,
+        repair=args.repair,
+        multi_agent_layout=args.layout,
+    )
+    try:
+        messages = decode_messages(data)
+        request = get(args.provider).format_request(
+            messages,
+            model=args.model,
+            tools=tools,
+            tool_choice=choice,
+            multi_agent=args.multi_agent or args.agent is not None,
+            agent_name=args.agent,
+            stream=args.stream,
+            strict=args.strict,
+            options=options,
+            **dict(args.param or ()),
+        )
+    except ValidationError as exc:
+        for p in exc.problems:
+            err.write(_problem_line(p, RULES.get(p.rule, ("error",))[0]).decode())
+        return EXIT_INVALID
+    for p in request.diagnostics:
+        err.write(_problem_line(p, RULES[p.rule][0]).decode())
+    if args.envelope:
+        doc: Any = {
+            "model": request.model,
+            "path": request.path,
+            "headers": dict(request.headers),
+            "stream": request.stream,
+            "body": request.body,
+        }
+        out.write(orjson.dumps(doc).decode() + "\n")
+    else:
+        out.write(request.body_bytes().decode() + "\n")
+    return EXIT_OK
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "format",
+        help="format a conversation as a provider request (body on stdout, diagnostics on stderr)",
+        description="Format a conversation (a JSON array of messages) as a provider request body.",
+    )
+    p.add_argument("--provider", required=True, choices=NAMES, help="target provider")
+    p.add_argument("--model", help="model name (default: the provider's default)")
+    p.add_argument("--multi-agent", action="store_true", help="multi-agent layout (other speakers' turns named)")
+    p.add_argument(
+        "--agent", metavar="NAME", help="the current agent (its turns stay assistant turns); implies --multi-agent"
+    )
+    p.add_argument("--layout", choices=("prefix", "history"), default="prefix", help="multi-agent layout")
+    p.add_argument("--tools", metavar="FILE", help="JSON array of tool definitions (JSON Schema parameters)")
+    p.add_argument("--tool-choice", metavar="CHOICE", help="auto, none, required, or a tool name")
+    p.add_argument("--stream", action="store_true", help="a streaming request")
+    p.add_argument("--strict", action="store_true", help="fail (exit 1) on any lossy or error diagnostic")
+    p.add_argument("--repair", action="store_true", help="repair orphaned tool calls and results")
+    p.add_argument("--reasoning", choices=("drop", "text"), default="drop", help="reasoning from another provider")
+    p.add_argument("--allow-root", metavar="DIR", action="append", help="a directory local media may be read from")
+    p.add_argument("--allow-download", action="store_true", help="download media URLs a provider needs as bytes")
+    p.add_argument("--allow-private", action="store_true", help="let downloads reach private/loopback addresses")
+    p.add_argument("--param", metavar="KEY=JSON", action="append", type=_param, help="a generation parameter")
+    p.add_argument("--envelope", action="store_true", help="print model, path, headers and body")
+    p.add_argument("messages", metavar="MESSAGES.json", help="JSON array of messages; '-' for stdin")
+    p.set_defaults(func=run)

@@ -1,0 +1,83 @@
+"""``agentmsg serve``: the event viewer. Serves the events of a JSONL or SSE file at ``/events``
+(:class:`agentmsg.web.EventStream`: ids, keep-alive, resume) and at ``/`` a page built on
+``@agentmsg/client`` that renders the reply live. Needs the ``web`` extra (Starlette, uvicorn)."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from collections.abc import Iterator
+from typing import IO, Any, TextIO
+
+from ..errors import Problem
+from ..events.stream import read_events
+from ._io import EXIT_OK, UsageError, open_binary
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def file_events(source: IO[bytes], name: str, warn: TextIO) -> Iterator[Any]:
+    """The events of a JSONL or SSE stream (sniffed), read as they are needed; a line (SSE event)
+    that cannot be read is reported on ``warn`` and skipped, as ``agentmsg reduce`` reports it."""
+
+    def chunks() -> Iterator[bytes]:
+        while chunk := source.read(1 << 17):
+            yield chunk
+
+    def report(problem: Problem) -> None:
+        print(f"{name}: {problem.message} [{problem.rule}] (skipped)", file=warn)
+
+    return read_events(chunks(), strict=False, on_problem=report)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        import uvicorn
+
+        from ..web import viewer_app
+    except ImportError as exc:
+        raise UsageError(f"serve needs the web extra ({exc.name} is missing): pip install 'agentmsg[web]'") from None
+    source = open_binary(args.file)
+    app = viewer_app(file_events(source, args.file, sys.stderr), drop_every=args.drop_every)
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    try:
+        sock = socket.create_server((args.host, args.port), family=family)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    drops = f"; the event connection closes after every {args.drop_every} events" if args.drop_every else ""
+    print(
+        f"agentmsg serve: viewer at http://{shown}:{port}/ (events of {args.file} at /events{drops}); Ctrl-C stops",
+        file=sys.stderr,
+        flush=True,
+    )
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        if args.file != "-":
+            source.close()
+    return EXIT_OK
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("serve", help="the event viewer: a page that renders an event file's reply live")
+    p.add_argument("file", metavar="EVENTS_FILE", help="events as JSON lines or text/event-stream; '-' for stdin")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    p.add_argument(
+        "--drop-every",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="close the event connection after every N events, so that resume (Last-Event-ID) can be seen working",
+    )
+    p.set_defaults(func=run)

@@ -1,0 +1,643 @@
+"""httpx clients for the providers, sync and async: the formatter builds the request, the provider's
+stream parser turns the body into AgentEvents as it arrives, the one Reducer folds them into the Msg."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import importlib
+import os
+import random
+import time
+from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+import attrs
+import httpx
+import orjson
+
+from agentmsg import Msg, Reducer
+
+from ._errors import (
+    APIConnectionError,
+    APITimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    BrokenStreamError,
+    ProviderError,
+    RateLimitError,
+    ServerError,
+)
+
+__all__ = ["SPECS", "AsyncClient", "AsyncEventStream", "Client", "EventStream", "ProviderSpec"]
+
+
+@attrs.frozen
+class ProviderSpec:
+    """How to reach one provider: its registry name, formatter/parser module and variant, default base
+    URL, API-key environment variables and auth header."""
+
+    name: str
+    module: str
+    variant: str | None
+    base_url: str
+    env: tuple[str, ...]
+    auth: str  # "bearer" | "x-api-key" | "x-goog-api-key"
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+SPECS: dict[str, ProviderSpec] = {
+    s.name: s
+    for s in (
+        ProviderSpec("openai", "openai", "openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",), "bearer"),
+        ProviderSpec("deepseek", "openai", "deepseek", "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "bearer"),
+        ProviderSpec(
+            "dashscope-compatible",
+            "openai",
+            "dashscope-compatible",
+            "https://dashscope.aliyuncs.com/compatible-mode/v1",
+            ("DASHSCOPE_API_KEY",),
+            "bearer",
+        ),
+        ProviderSpec(
+            "anthropic",
+            "anthropic",
+            None,
+            "https://api.anthropic.com",
+            ("ANTHROPIC_API_KEY",),
+            "x-api-key",
+            {"anthropic-version": "2023-06-01"},
+        ),
+        ProviderSpec(
+            "gemini",
+            "gemini",
+            None,
+            "https://generativelanguage.googleapis.com",
+            ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+            "x-goog-api-key",
+        ),
+        ProviderSpec(
+            "dashscope", "dashscope", None, "https://dashscope.aliyuncs.com/api/v1", ("DASHSCOPE_API_KEY",), "bearer"
+        ),
+    )
+}
+
+_RETRY_STATUS = frozenset({408, 409, 429})
+
+
+def _provider_message(body: bytes) -> tuple[str, Any, str | None]:
+    """(message, parsed body, request id) of an error response, in any provider's shape."""
+    try:
+        parsed: Any = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        text = body.decode("utf-8", "replace").strip()
+        return (text[:500] or "(empty body)"), text, None
+    message: Any = None
+    request_id = None
+    if isinstance(parsed, list) and parsed and isinstance(parsed[0], dict):
+        parsed = parsed[0]  # Gemini wraps some errors in a list
+    if isinstance(parsed, dict):
+        err = parsed.get("error")
+        if isinstance(err, dict):
+            message = err.get("message") or err.get("status") or err.get("type")
+        elif isinstance(err, str):
+            message = err
+        if message is None:
+            message = parsed.get("message") or parsed.get("msg")
+        rid = parsed.get("request_id") or parsed.get("requestId")
+        request_id = rid if isinstance(rid, str) else None
+    return (str(message) if message else body.decode("utf-8", "replace")[:500]), parsed, request_id
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asks to wait (``retry-after-ms``, ``Retry-After`` seconds or HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class _Base:
+    """What the sync and async clients share: configuration, request building, error mapping, retry policy."""
+
+    def __init__(
+        self,
+        provider: str,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | httpx.Timeout = 60.0,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        max_retry_after: float = 60.0,
+        name: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        format_options: Any = None,
+    ) -> None:
+        if provider not in SPECS:
+            raise ValueError(f"unknown provider {provider!r}; known: {', '.join(SPECS)}")
+        self.spec = SPECS[provider]
+        self.provider = provider
+        self.model = model
+        self.api_key = (
+            api_key if api_key is not None else next((os.environ[e] for e in self.spec.env if os.environ.get(e)), None)
+        )
+        self.base_url = (base_url or self.spec.base_url).rstrip("/")
+        self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_retry_after = max_retry_after
+        self.name = name
+        self.extra_headers = dict(headers or {})
+        self.format_options = format_options
+
+    @property
+    def module(self) -> ModuleType:
+        return importlib.import_module(f"agentmsg.providers.{self.spec.module}")
+
+    def format(
+        self,
+        messages: Sequence[Msg],
+        *,
+        stream: bool,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: Any = None,
+        **params: Any,
+    ) -> Any:
+        """The formatter's request (``.body``, ``.diagnostics``, ``.path``, ...) for these messages."""
+        kwargs: dict[str, Any] = dict(params)
+        if self.spec.variant is not None:
+            kwargs["variant"] = self.spec.variant
+        if self.format_options is not None:
+            kwargs.setdefault("options", self.format_options)
+        return self.module.format_request(
+            messages,
+            model=kwargs.pop("model", self.model),
+            tools=tools,
+            tool_choice=tool_choice,
+            stream=stream,
+            **kwargs,
+        )
+
+    def _url(self, request: Any) -> str:
+        path = str(request.path or "")
+        if "{model}" in path:
+            path = path.replace("{model}", str(request.model or self.model or ""))
+        return self.base_url + path
+
+    def _headers(self, request: Any) -> dict[str, str]:
+        if not self.api_key:
+            raise AuthenticationError(
+                f"no API key: pass api_key= or set {' or '.join(self.spec.env)}", provider=self.provider
+            )
+        h = {
+            "content-type": "application/json",
+            "accept": "text/event-stream" if request.stream else "application/json",
+        }
+        h.update(self.spec.headers)
+        h.update(request.headers or {})
+        if self.spec.auth == "bearer":
+            h["authorization"] = f"Bearer {self.api_key}"
+        else:
+            h[self.spec.auth] = self.api_key
+        h.update(self.extra_headers)
+        return h
+
+    def _options(self, started_at: float) -> dict[str, Any]:
+        opts: dict[str, Any] = {"started_at": started_at}
+        if self.name is not None:
+            opts["name"] = self.name
+        if self.spec.variant is not None:
+            opts["variant"] = self.spec.variant
+        return opts
+
+    def parser(self, request: Any, started_at: float) -> Any:
+        """The provider's StreamParser for a request (DashScope: incremental or cumulative as asked)."""
+        opts = self._options(started_at)
+        if self.spec.module == "dashscope":
+            params = request.body.get("parameters") if isinstance(request.body, dict) else None
+            inc = params.get("incremental_output") if isinstance(params, dict) else None
+            opts["incremental"] = inc if isinstance(inc, bool) else None
+        return self.module.StreamParser(**opts)
+
+    def _error(self, status: int, body: bytes, headers: httpx.Headers) -> ProviderError:
+        message, parsed, request_id = _provider_message(body)
+        request_id = request_id or headers.get("x-request-id") or headers.get("request-id")
+        cls: type[ProviderError]
+        if status in (401, 403):
+            cls = AuthenticationError
+        elif status == 429:
+            cls = RateLimitError
+        elif status >= 500:
+            cls = ServerError
+        else:
+            cls = BadRequestError
+        return cls(message, provider=self.provider, status_code=status, body=parsed, request_id=request_id)
+
+    def _delay(self, attempt: int, headers: httpx.Headers | None) -> float:
+        if headers is not None:
+            wait = _retry_after(headers)
+            if wait is not None and wait <= self.max_retry_after:
+                return wait
+        return float(min(8.0, self.backoff * (2**attempt)) * random.uniform(0.75, 1.0))
+
+    @staticmethod
+    def _retryable(status: int) -> bool:
+        return status in _RETRY_STATUS or status >= 500
+
+    def _broken(self, message: str, stream: Any) -> BrokenStreamError:
+        return BrokenStreamError(message, provider=self.provider, partial=stream.message)
+
+
+# ---- the event streams -------------------------------------------------------------------------------
+
+
+class _StreamState:
+    def __init__(self, client: _Base, request: Any) -> None:
+        self.client = client
+        self.request = request
+        self.reducer = Reducer(name=client.name)
+        self._message: Msg | None = None
+        self.error: str | None = None
+        self._closing: list[dict[str, Any]] = []
+
+    @property
+    def diagnostics(self) -> tuple[Any, ...]:
+        """The formatter's diagnostics for the request sent."""
+        return tuple(self.request.diagnostics)
+
+    @property
+    def message(self) -> Msg | None:
+        """The reduced message once the stream has ended (INTERRUPTED when it was cut or cancelled);
+        while it runs, the message so far."""
+        if self._message is not None:
+            return self._message
+        return self.reducer.snapshot()
+
+    def _feed(self, events: list[dict[str, Any]]) -> None:
+        if events:
+            self.reducer.feed_many(events)
+
+    def _end(self, parser: Any) -> None:
+        msgs = self.reducer.finish()
+        self._message = msgs[-1] if msgs else None
+        errors = parser.builder.errors
+        if errors and self.error is None:
+            self.error = str(errors[0].get("message"))
+
+
+class EventStream(_StreamState):
+    """A streaming call: iterate it for AgentEvents as they arrive; ``message`` is the reduced Msg,
+    ``request`` / ``diagnostics`` what the formatter built. Leaving early (``break``, ``close()``)
+    cancels the call: the message keeps what arrived and is marked INTERRUPTED. A stream that breaks
+    (disconnect, read timeout, provider error mid-stream) yields its closing events, then raises
+    :class:`BrokenStreamError` whose ``partial`` is that message (``raise_on_error=False``: no raise)."""
+
+    def __init__(self, client: Client, request: Any, raise_on_error: bool = True) -> None:
+        super().__init__(client, request)
+        self._client = client
+        self._raise = raise_on_error
+        self._gen: Generator[dict[str, Any], None, None] | None = None
+
+    def __iter__(self) -> Generator[dict[str, Any], None, None]:
+        if self._gen is None:
+            self._gen = self._run()
+        return self._gen
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Cancel (or finish) the call; the message is final afterwards."""
+        if self._gen is not None:
+            self._gen.close()
+        else:
+            self._gen = iter(())  # type: ignore[assignment]  # never started: nothing was sent
+
+    def until_done(self) -> Msg:
+        for _ in self:
+            pass
+        assert self._message is not None
+        return self._message
+
+    def _run(self) -> Generator[dict[str, Any], None, None]:
+        started = time.monotonic()
+        response = self._client._send(self.request)
+        parser = self.client.parser(self.request, started)
+        closing: list[dict[str, Any]] = []
+        try:
+            try:
+                for chunk in response.iter_raw():
+                    events = parser.feed(chunk)
+                    if events:
+                        self._feed(events)
+                        yield from events
+                closing = parser.close()
+            except httpx.TimeoutException as exc:
+                closing = parser.error(f"no data within the read timeout ({exc})", kind="timeout")
+            except httpx.HTTPError as exc:
+                closing = parser.error(f"the connection broke: {exc}", kind="disconnect")
+        except (GeneratorExit, KeyboardInterrupt):
+            self._closing = parser.error("cancelled by the caller", kind="cancelled")
+            self._feed(self._closing)
+            self._end(parser)
+            raise
+        finally:
+            response.close()
+        self._closing = closing
+        self._feed(closing)
+        yield from closing
+        self._end(parser)
+        if self.error is not None and self._raise:
+            raise self.client._broken(self.error, self)
+
+
+class AsyncEventStream(_StreamState):
+    """The async :class:`EventStream`: ``async for event in stream``; cancelling the task (or leaving
+    the loop) marks the message INTERRUPTED and keeps what arrived."""
+
+    def __init__(self, client: AsyncClient, request: Any, raise_on_error: bool = True) -> None:
+        super().__init__(client, request)
+        self._client = client
+        self._raise = raise_on_error
+        self._gen: AsyncGenerator[dict[str, Any], None] | None = None
+
+    def __aiter__(self) -> AsyncGenerator[dict[str, Any], None]:
+        if self._gen is None:
+            self._gen = self._run()
+        return self._gen
+
+    async def __aenter__(self) -> AsyncEventStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._gen is not None:
+            await self._gen.aclose()
+
+    async def until_done(self) -> Msg:
+        async for _ in self:
+            pass
+        assert self._message is not None
+        return self._message
+
+    async def _run(self) -> AsyncGenerator[dict[str, Any], None]:
+        started = time.monotonic()
+        response = await self._client._send(self.request)
+        parser = self.client.parser(self.request, started)
+        closing: list[dict[str, Any]] = []
+        try:
+            try:
+                async for chunk in response.aiter_raw():
+                    events = parser.feed(chunk)
+                    if events:
+                        self._feed(events)
+                        for e in events:
+                            yield e
+                closing = parser.close()
+            except httpx.TimeoutException as exc:
+                closing = parser.error(f"no data within the read timeout ({exc})", kind="timeout")
+            except httpx.HTTPError as exc:
+                closing = parser.error(f"the connection broke: {exc}", kind="disconnect")
+        except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt):
+            self._closing = parser.error("cancelled by the caller", kind="cancelled")
+            self._feed(self._closing)
+            self._end(parser)
+            raise
+        finally:
+            await response.aclose()
+        self._closing = closing
+        self._feed(closing)
+        for e in closing:
+            yield e
+        self._end(parser)
+        if self.error is not None and self._raise:
+            raise self.client._broken(self.error, self)
+
+
+# ---- clients ---------------------------------------------------------------------------------------
+
+
+class Client(_Base):
+    """A provider client over httpx (sync). ``provider`` is a registry name (``openai``, ``deepseek``,
+    ``dashscope-compatible``, ``anthropic``, ``gemini``, ``dashscope``).
+
+    ``api_key`` (default: the provider's usual environment variable), ``base_url`` (e.g. a proxy or a
+    local server), ``model``, ``timeout`` (seconds or an ``httpx.Timeout``; a stream silent for longer
+    breaks), ``max_retries`` (429, 408, 409, 5xx and connection failures before the stream starts, with
+    exponential ``backoff`` honouring Retry-After up to ``max_retry_after`` seconds), ``name`` (the
+    replies' agent name), ``http_client`` (your own ``httpx.Client``, e.g. with a mock transport)."""
+
+    def __init__(self, provider: str, *, http_client: httpx.Client | None = None, **kwargs: Any) -> None:
+        super().__init__(provider, **kwargs)
+        self._own = http_client is None
+        self.http = http_client or httpx.Client(timeout=self.timeout)
+
+    def close(self) -> None:
+        if self._own:
+            self.http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def stream(
+        self,
+        messages: Sequence[Msg],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: Any = None,
+        raise_on_error: bool = True,
+        **params: Any,
+    ) -> EventStream:
+        """Stream a reply: an :class:`EventStream` of AgentEvents (the request is sent when iterated)."""
+        request = self.format(messages, stream=True, tools=tools, tool_choice=tool_choice, **params)
+        return EventStream(self, request, raise_on_error)
+
+    def send_stream(self, request: Any, *, raise_on_error: bool = True) -> EventStream:
+        """Stream the reply to an already formatted request (a ``FormattedRequest``)."""
+        return EventStream(self, request, raise_on_error)
+
+    def call(
+        self,
+        messages: Sequence[Msg],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: Any = None,
+        **params: Any,
+    ) -> Msg:
+        """One non-streaming call: the assistant message."""
+        return self.send(self.format(messages, stream=False, tools=tools, tool_choice=tool_choice, **params))
+
+    def send(self, request: Any) -> Msg:
+        """The reply to an already formatted non-streaming request."""
+        started = time.monotonic()
+        response = self._send(request)
+        try:
+            body = response.read()
+        except httpx.HTTPError as exc:
+            raise APIConnectionError(f"the response body broke: {exc}", provider=self.provider) from exc
+        finally:
+            response.close()
+        return _parse_whole(self, body, started)
+
+    def _send(self, request: Any) -> httpx.Response:
+        url, headers, content = self._url(request), self._headers(request), orjson.dumps(request.body)
+        attempt = 0
+        while True:
+            try:
+                response = self.http.send(
+                    self.http.build_request("POST", url, headers=headers, content=content, timeout=self.timeout),
+                    stream=True,
+                )
+            except httpx.TimeoutException as exc:
+                if attempt < self.max_retries:
+                    time.sleep(self._delay(attempt, None))
+                    attempt += 1
+                    continue
+                raise APITimeoutError(f"no response within the timeout: {exc}", provider=self.provider) from exc
+            except httpx.HTTPError as exc:
+                if attempt < self.max_retries:
+                    time.sleep(self._delay(attempt, None))
+                    attempt += 1
+                    continue
+                raise APIConnectionError(f"connection failed: {exc}", provider=self.provider) from exc
+            if response.status_code < 400:
+                return response
+            try:
+                body = response.read()
+            except httpx.HTTPError:
+                body = b""
+            finally:
+                response.close()
+            if self._retryable(response.status_code) and attempt < self.max_retries:
+                time.sleep(self._delay(attempt, response.headers))
+                attempt += 1
+                continue
+            raise self._error(response.status_code, body, response.headers)
+
+
+class AsyncClient(_Base):
+    """The async :class:`Client` (``httpx.AsyncClient``): ``stream()`` gives an
+    :class:`AsyncEventStream`, ``await call()`` the message."""
+
+    def __init__(self, provider: str, *, http_client: httpx.AsyncClient | None = None, **kwargs: Any) -> None:
+        super().__init__(provider, **kwargs)
+        self._own = http_client is None
+        self.http = http_client or httpx.AsyncClient(timeout=self.timeout)
+
+    async def aclose(self) -> None:
+        if self._own:
+            await self.http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def stream(
+        self,
+        messages: Sequence[Msg],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: Any = None,
+        raise_on_error: bool = True,
+        **params: Any,
+    ) -> AsyncEventStream:
+        request = self.format(messages, stream=True, tools=tools, tool_choice=tool_choice, **params)
+        return AsyncEventStream(self, request, raise_on_error)
+
+    def send_stream(self, request: Any, *, raise_on_error: bool = True) -> AsyncEventStream:
+        return AsyncEventStream(self, request, raise_on_error)
+
+    async def call(
+        self,
+        messages: Sequence[Msg],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: Any = None,
+        **params: Any,
+    ) -> Msg:
+        return await self.send(self.format(messages, stream=False, tools=tools, tool_choice=tool_choice, **params))
+
+    async def send(self, request: Any) -> Msg:
+        started = time.monotonic()
+        response = await self._send(request)
+        try:
+            body = await response.aread()
+        except httpx.HTTPError as exc:
+            raise APIConnectionError(f"the response body broke: {exc}", provider=self.provider) from exc
+        finally:
+            await response.aclose()
+        return _parse_whole(self, body, started)
+
+    async def _send(self, request: Any) -> httpx.Response:
+        url, headers, content = self._url(request), self._headers(request), orjson.dumps(request.body)
+        attempt = 0
+        while True:
+            try:
+                response = await self.http.send(
+                    self.http.build_request("POST", url, headers=headers, content=content, timeout=self.timeout),
+                    stream=True,
+                )
+            except httpx.TimeoutException as exc:
+                if attempt < self.max_retries:
+                    await asyncio.sleep(self._delay(attempt, None))
+                    attempt += 1
+                    continue
+                raise APITimeoutError(f"no response within the timeout: {exc}", provider=self.provider) from exc
+            except httpx.HTTPError as exc:
+                if attempt < self.max_retries:
+                    await asyncio.sleep(self._delay(attempt, None))
+                    attempt += 1
+                    continue
+                raise APIConnectionError(f"connection failed: {exc}", provider=self.provider) from exc
+            if response.status_code < 400:
+                return response
+            try:
+                body = await response.aread()
+            except httpx.HTTPError:
+                body = b""
+            finally:
+                await response.aclose()
+            if self._retryable(response.status_code) and attempt < self.max_retries:
+                await asyncio.sleep(self._delay(attempt, response.headers))
+                attempt += 1
+                continue
+            raise self._error(response.status_code, body, response.headers)
+
+
+def _parse_whole(client: _Base, body: bytes, started: float) -> Msg:
+    """A non-streaming reply: the message; a body that is a provider error raises."""
+    events = client.module.response_events(body, **client._options(started))
+    errors = [e["value"] for e in events if e["type"] == "CUSTOM" and e.get("name") == "agentmsg.error"]
+    reducer = Reducer(name=client.name)
+    reducer.feed_many(events)
+    msg = reducer.finish()[0]
+    if errors:
+        raise BrokenStreamError(str(errors[0].get("message")), provider=client.provider, partial=msg)
+    return msg

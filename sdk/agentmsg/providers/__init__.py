@@ -1,0 +1,95 @@
+"""Provider formatters (and, beside them, response and stream parsers).
+
+One module per provider, each with the same public functions: ``openai`` (OpenAI Chat Completions
+and the OpenAI-compatible family: ``deepseek``, ``dashscope-compatible``), ``anthropic``, ``gemini``
+and ``dashscope`` (native). The registry maps the CLI names to them::
+
+    from agentmsg.providers import get
+    request = get("anthropic").format_request(messages, model="claude-sonnet-4-5", tools=tools)
+    request.body          # the exact JSON body
+    request.diagnostics   # every rewriting or lossy step (agentmsg.Problem), see RULES
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any, Final
+
+import attrs
+
+from ._format import ERROR, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
+from ._media import MediaPolicy
+
+__all__ = [
+    "ERROR",
+    "LOSSY",
+    "NAMES",
+    "REWRITE",
+    "RULES",
+    "FormatOptions",
+    "FormattedRequest",
+    "MediaPolicy",
+    "Provider",
+    "get",
+]
+
+
+@attrs.frozen
+class Provider:
+    """One registry entry: a provider module, for one variant of it. ``format_request`` formats for
+    that variant; other functions of the module (``parse_response``, ``parse_stream``, ...) are
+    reached as attributes."""
+
+    name: str
+    module_name: str
+    variant: str | None = None
+
+    @property
+    def module(self) -> ModuleType:
+        module = _MODULES.get(self.module_name)
+        if module is None:
+            module = _MODULES[self.module_name] = importlib.import_module(f"{__name__}.{self.module_name}")
+        return module
+
+    def format_request(self, messages: Sequence[Any], **kwargs: Any) -> FormattedRequest:
+        if self.variant is not None:
+            kwargs.setdefault("variant", self.variant)
+        return self.module.format_request(messages, **kwargs)  # type: ignore[no-any-return]
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        module = self.module
+        value = getattr(module, attr, None)
+        if value is None:
+            raise AttributeError(f"provider {self.name!r} ({module.__name__}) has no {attr!r}")
+        return value
+
+
+_MODULES: dict[str, ModuleType] = {}
+
+_REGISTRY: Final[Mapping[str, Provider]] = {
+    p.name: p
+    for p in (
+        Provider("openai", "openai", "openai"),
+        Provider("deepseek", "openai", "deepseek"),
+        Provider("dashscope-compatible", "openai", "dashscope-compatible"),
+        Provider("anthropic", "anthropic"),
+        Provider("gemini", "gemini"),
+        Provider("dashscope", "dashscope"),
+    )
+}
+
+#: the registry's names, as the CLI takes them
+NAMES: Final[tuple[str, ...]] = tuple(_REGISTRY)
+
+
+def get(name: str) -> Provider:
+    """The registry entry for a provider name (``openai``, ``deepseek``, ``anthropic``, ``gemini``,
+    ``dashscope``, ``dashscope-compatible``). Raises KeyError for an unknown name."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown provider {name!r}; known: {', '.join(NAMES)}") from None

@@ -1,0 +1,52 @@
+"""Small helpers the provider modules share: media kinds, MIME routing, default models."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from agentmsg.blocks import AudioBlock, DataBlock, ImageBlock, VideoBlock
+
+from ._media import guess_mime, scheme_of
+
+_KIND_BY_TYPE: Final = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video"}
+
+
+def mime_of(source: Any) -> str | None:
+    """The MIME type a source declares, or that its URL's extension (or data: prefix) implies."""
+    if source.type == "base64":
+        return source.media_type  # type: ignore[no-any-return]
+    if source.mime_type:
+        return source.mime_type  # type: ignore[no-any-return]
+    url: str = source.url
+    if scheme_of(url) == "data":
+        head = url[5:].split(",", 1)[0]
+        mime = head.split(";", 1)[0]
+        return mime or None
+    return guess_mime(url)
+
+
+def media_kind(block: Any) -> tuple[str, str | None]:
+    """(kind, mime): kind is image / audio / video for those blocks; a data block is routed by its
+    MIME type's main type, and is ``file`` for anything else (PDF, text, unknown)."""
+    kind = _KIND_BY_TYPE.get(type(block))
+    mime = mime_of(block.source)
+    if kind is not None:
+        return kind, mime
+    if mime:
+        main = mime.split("/", 1)[0]
+        if main in ("image", "audio", "video"):
+            return main, mime
+    return "file", mime
+
+
+def is_data_block(block: Any) -> bool:
+    return type(block) is DataBlock
+
+
+AUDIO_FORMATS: Final = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mp3": "mp3",
+    "audio/mpeg": "mp3",
+}

@@ -1,0 +1,633 @@
+"""Machinery every request formatter shares: the result type, options, the diagnostics table and
+collector, tool-call pairing (orphans and their repair), id/name mapping, the reasoning replay policy,
+tool-result rendering and the multi-agent speaker rules.
+
+Each provider module walks the conversation once and calls into this module for the decisions
+that must be the same everywhere, so that a rule has one definition and one name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+import orjson
+
+from agentmsg.blocks import (
+    AudioBlock,
+    DataBlock,
+    HintBlock,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    VideoBlock,
+)
+from agentmsg.errors import Problem, ValidationError
+from agentmsg.message import Msg
+
+from ._media import MediaPolicy
+
+__all__ = [
+    "ERROR",
+    "LOSSY",
+    "REWRITE",
+    "RULES",
+    "FormatOptions",
+    "FormattedRequest",
+]
+
+# ---- result ---------------------------------------------------------------------------------------
+
+
+@attrs.frozen(eq=False)
+class FormattedRequest:
+    """A provider request, ready to send.
+
+    ``body``: the exact JSON body (a dict; :meth:`body_bytes` serializes it deterministically).
+    ``diagnostics``: every rewriting or lossy step, as :class:`~agentmsg.Problem` (pointer into the
+    input conversation such as ``/3/content/1``, rule name from :data:`RULES`, message).
+    ``model``: the model (Gemini puts it in the URL, not in the body).
+    ``path``: endpoint path relative to the provider's base URL.
+    ``headers``: non-auth headers this request needs. ``stream``: whether a stream was asked for.
+    """
+
+    body: dict[str, Any]
+    # Problems, or (pointer, rule, message) tuples the formatter recorded: made Problems when read
+    _diagnostics: tuple[Any, ...] = attrs.field(default=(), alias="diagnostics")
+    model: str | None = None
+    path: str = ""
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    stream: bool = False
+
+    @property
+    def diagnostics(self) -> tuple[Problem, ...]:
+        found = self._diagnostics
+        if found and type(found[0]) is tuple:
+            found = tuple(Problem(*d) for d in found)
+            object.__setattr__(self, "_diagnostics", found)
+        return found
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FormattedRequest):
+            return NotImplemented
+        return (self.body, self.diagnostics, self.model, self.path, dict(self.headers), self.stream) == (
+            other.body,
+            other.diagnostics,
+            other.model,
+            other.path,
+            dict(other.headers),
+            other.stream,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def body_bytes(self) -> bytes:
+        """The body as compact JSON (key order as built: same input, same bytes)."""
+        try:
+            return orjson.dumps(self.body)
+        except TypeError:  # integers beyond 64 bits: the standard library writes them
+            return json_text(self.body).encode()
+
+    def diagnostics_dicts(self) -> list[dict[str, str]]:
+        """The diagnostics as plain dicts (``pointer``, ``rule``, ``kind``, ``message``)."""
+        return [
+            {"pointer": p.pointer, "rule": p.rule, "kind": RULES[p.rule][0], "message": p.message}
+            for p in self.diagnostics
+        ]
+
+
+# ---- diagnostics table ----------------------------------------------------------------------------
+
+LOSSY: Final = "lossy"  # something the caller gave is not sent, or sent changed
+REWRITE: Final = "rewrite"  # sent in another shape or place, nothing lost
+ERROR: Final = "error"  # the conversation breaks a provider rule and is sent as it is
+
+#: rule -> (kind, what it means). ``strict=True`` raises on every ``lossy`` and ``error`` diagnostic.
+RULES: Final[dict[str, tuple[str, str]]] = {
+    "thinking-dropped": (LOSSY, "reasoning not sent (the provider takes none, or it came from another provider)"),
+    "thinking-demoted": (LOSSY, "reasoning from another provider sent as plain text (option reasoning='text')"),
+    "thinking-pruned": (REWRITE, "reasoning of an earlier turn not sent, as the provider's protocol asks"),
+    "thinking-moved": (REWRITE, "thinking blocks moved to the start of the assistant turn"),
+    "signature-dropped": (LOSSY, "a reasoning signature from another provider was not sent"),
+    "signature-added": (REWRITE, "a placeholder thought signature was added (option missing_thought_signature)"),
+    "tool-result-media-fallback": (
+        LOSSY,
+        "media in a tool result moved to a user turn after the tool results (the provider takes text only there)",
+    ),
+    "media-unsupported": (LOSSY, "a media block the provider cannot take was replaced by a text placeholder"),
+    "block-dropped": (LOSSY, "a block that cannot appear there was not sent"),
+    "media-option-dropped": (
+        LOSSY,
+        "a media sizing option (minPixels, fps, ...) the provider does not take was not sent",
+    ),
+    "name-sanitized": (LOSSY, "a speaker name was changed to match the provider's name pattern"),
+    "name-dropped": (LOSSY, "a speaker name was not sent (the provider has no name field)"),
+    "tool-id-mapped": (REWRITE, "a tool-call id was mapped to one the provider accepts, alike in call and result"),
+    "tool-name-mapped": (REWRITE, "a tool name was mapped to one the provider accepts, alike in call and definition"),
+    "tool-arguments-invalid": (LOSSY, "the raw argument text is not a JSON object; the parsed input was sent"),
+    "turns-merged": (REWRITE, "consecutive messages were merged into one turn of the same role"),
+    "system-hoisted": (REWRITE, "a system message after the first turn was moved to the top-level system prompt"),
+    "system-as-user": (REWRITE, "a system message was sent as a user turn"),
+    "hint-placed": (REWRITE, "a hint was sent as its own turn after the message (and its tool results)"),
+    "empty-text-dropped": (REWRITE, "an empty text block was not sent"),
+    "empty-message-dropped": (REWRITE, "a message with nothing to send was left out"),
+    "trailing-whitespace-stripped": (REWRITE, "trailing whitespace of a final assistant (prefill) turn was removed"),
+    "tool-use-orphan": (ERROR, "a tool call has no result before the next turn"),
+    "tool-result-orphan": (ERROR, "a tool result answers no open tool call"),
+    "tool-use-repaired": (REWRITE, "a synthetic error result was added for an unanswered tool call (repair)"),
+    "tool-result-dropped": (LOSSY, "an orphaned tool result was left out (repair)"),
+    "schema-keyword-dropped": (LOSSY, "a JSON Schema keyword the provider does not take was removed"),
+    "schema-keyword-converted": (REWRITE, "a JSON Schema keyword was rewritten into the provider's subset"),
+    "param-dropped": (LOSSY, "a generation parameter the provider does not take was not sent"),
+    "tool-choice-changed": (LOSSY, "the tool choice was mapped to the nearest one the provider supports"),
+}
+
+_STRICT_KINDS = frozenset({LOSSY, ERROR})
+
+
+# ---- options --------------------------------------------------------------------------------------
+
+DEFAULT_HISTORY_PROMPT: Final = (
+    "# Conversation History\nThe content between <history></history> tags contains your conversation history\n"
+)
+
+
+def _media_policy(value: MediaPolicy | Mapping[str, Any] | None) -> MediaPolicy:
+    if value is None:
+        return MediaPolicy()
+    if isinstance(value, MediaPolicy):
+        return value
+    return MediaPolicy(**dict(value))
+
+
+@attrs.frozen(kw_only=True)
+class FormatOptions:
+    """How a formatter treats what a provider cannot take as it is (every choice is reported).
+
+    ``media``: the :class:`MediaPolicy` (local files, downloads, size limits); off by default.
+    ``reasoning``: reasoning that came from another provider (thinking metadata ``provider``) is
+    ``"drop"``-ped (default) or demoted to ``"text"``. ``replay_from``: provider names whose signed
+    reasoning this request may replay verbatim (default: the target provider's own names).
+    ``repair``: add a synthetic error result for an unanswered tool call and leave out a tool result
+    that answers no call (off by default: orphans are only reported).
+    ``missing_thought_signature``: Gemini function calls without a signature are sent ``"omit"``
+    (default) or with Google's documented placeholder ``"skip"`` (``skip_thought_signature_validator``).
+    ``multi_agent_layout``: ``"prefix"`` (each other speaker's turn as a user turn ``[Name]: text``)
+    or ``"history"`` (runs of other speakers folded into one user turn wrapped in ``<history>``).
+    ``history_prompt``: the text before the first ``<history>`` in the ``"history"`` layout.
+    """
+
+    media: MediaPolicy = attrs.field(factory=MediaPolicy, converter=_media_policy)
+    reasoning: str = attrs.field(default="drop", validator=attrs.validators.in_(("drop", "text")))
+    replay_from: tuple[str, ...] | None = attrs.field(
+        default=None,
+        converter=attrs.converters.optional(tuple),
+    )
+    repair: bool = False
+    missing_thought_signature: str = attrs.field(default="omit", validator=attrs.validators.in_(("omit", "skip")))
+    multi_agent_layout: str = attrs.field(default="prefix", validator=attrs.validators.in_(("prefix", "history")))
+    history_prompt: str = DEFAULT_HISTORY_PROMPT
+
+
+def as_options(options: FormatOptions | Mapping[str, Any] | None) -> FormatOptions:
+    if options is None:
+        return _DEFAULT_OPTIONS
+    if isinstance(options, FormatOptions):
+        return options
+    if not isinstance(options, Mapping):
+        raise ValidationError.single(
+            "/options", "type", f"options must be FormatOptions or a mapping, got {type(options).__name__}"
+        )
+    try:
+        return FormatOptions(**dict(options))
+    except (TypeError, ValueError) as exc:
+        raise ValidationError.single("/options", "options", str(exc)) from None
+
+
+_DEFAULT_OPTIONS = FormatOptions()
+
+
+# ---- the per-call context -------------------------------------------------------------------------
+
+_ID_OK = re.compile(r"[A-Za-z0-9_-]+")
+_ID_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+class Context:
+    """State of one format call: diagnostics, options, id/name maps, open tool calls."""
+
+    __slots__ = (
+        "diagnostics",
+        "families",
+        "id_cache",
+        "id_max",
+        "id_ok",
+        "id_used",
+        "media",
+        "name_cache",
+        "open_calls",
+        "options",
+        "provider",
+        "tool_name_cache",
+        "tool_name_ok",
+        "tool_name_used",
+    )
+
+    def __init__(
+        self,
+        provider: str,
+        families: Iterable[str],
+        options: FormatOptions,
+        *,
+        id_ok: Callable[[str], Any] | None = None,
+        id_max: int = 0,
+        tool_name_ok: Callable[[str], Any] | None = None,
+    ) -> None:
+        self.provider = provider
+        self.options = options
+        self.families = frozenset(options.replay_from if options.replay_from is not None else families)
+        self.diagnostics: list[tuple[str, str, str]] = []  # (pointer, rule, message)
+        self.media = options.media.session()
+        self.id_ok = id_ok
+        self.id_max = id_max
+        self.id_cache: dict[str, str] = {}
+        self.id_used: set[str] = set()
+        self.tool_name_ok = tool_name_ok
+        self.tool_name_cache: dict[str, str] = {}
+        self.tool_name_used: set[str] = set()
+        self.name_cache: dict[str, str] = {}
+        # open tool calls: original id -> (message index, block index, tool name)
+        self.open_calls: dict[str, tuple[int, int, str]] = {}
+
+    def report(self, pointer: str, rule: str, message: str) -> None:
+        self.diagnostics.append((pointer, rule, message))
+
+    def finish(self, strict: bool) -> tuple[tuple[str, str, str], ...]:
+        """The diagnostics recorded, as (pointer, rule, message) for :class:`FormattedRequest`; with
+        ``strict`` raise the lossy and error ones as a ValidationError."""
+        self.media.close()
+        diagnostics = tuple(self.diagnostics)
+        if strict:
+            bad = [Problem(*d) for d in diagnostics if RULES[d[1]][0] in _STRICT_KINDS]
+            if bad:
+                raise ValidationError(bad, f"{self.provider} request (strict)")
+        return diagnostics
+
+    # ---- ids and names ----
+
+    def call_id(self, original: str, pointer: str | tuple[int, int]) -> str:
+        """The id sent for a tool call / result id: the same mapping for both, collision-free.
+        ``pointer`` may be (message index, block index), made a pointer only when reported."""
+        mapped = self.id_cache.get(original)
+        if mapped is not None:
+            return mapped
+        ok = self.id_ok
+        if ok is None or (ok(original) and (not self.id_max or len(original) <= self.id_max)):
+            mapped = original
+        else:
+            mapped = _safe_id(original, self.id_max or 64)
+        if mapped in self.id_used:
+            mapped = _unique(mapped, original, self.id_used, self.id_max or 64)
+        if mapped != original:
+            where = pointer if isinstance(pointer, str) else f"/{pointer[0]}/content/{pointer[1]}"
+            self.report(where, "tool-id-mapped", f"tool-call id {original!r} sent as {mapped!r}")
+        self.id_cache[original] = mapped
+        self.id_used.add(mapped)
+        return mapped
+
+    def tool_name(self, original: str, pointer: str) -> str:
+        mapped = self.tool_name_cache.get(original)
+        if mapped is not None:
+            return mapped
+        ok = self.tool_name_ok
+        if ok is None or ok(original):
+            mapped = original
+        else:
+            mapped = _safe_id(original, 64, prefix="tool")
+            if mapped in self.tool_name_used:
+                mapped = _unique(mapped, original, self.tool_name_used, 64)
+            self.report(pointer, "tool-name-mapped", f"tool name {original!r} sent as {mapped!r}")
+        self.tool_name_cache[original] = mapped
+        self.tool_name_used.add(mapped)
+        return mapped
+
+    def speaker_name(self, name: str, pointer: str) -> str:
+        """A name for an OpenAI-style ``name`` field: ``[A-Za-z0-9_-]{1,64}``."""
+        mapped = self.name_cache.get(name)
+        if mapped is None:
+            mapped = _ID_BAD_CHARS.sub("_", name)[:64] or "_"
+            self.name_cache[name] = mapped
+        if mapped != name:
+            self.report(pointer, "name-sanitized", f"name {name!r} sent as {mapped!r}")
+        return mapped
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+
+
+def _safe_id(original: str, limit: int, prefix: str = "call") -> str:
+    cleaned = _ID_BAD_CHARS.sub("_", original)
+    if cleaned and cleaned == original and len(cleaned) <= limit:
+        return cleaned
+    if not cleaned:
+        return f"{prefix}_{_digest(original)}"
+    if len(cleaned) > limit or cleaned != original:
+        # keep a readable head, make it unique with a digest of the original
+        suffix = "_" + _digest(original)
+        return cleaned[: limit - len(suffix)] + suffix
+    return cleaned
+
+
+def _unique(mapped: str, original: str, used: set[str], limit: int) -> str:
+    suffix = "_" + _digest(original)
+    candidate = mapped[: limit - len(suffix)] + suffix
+    n = 2
+    while candidate in used:
+        tail = f"_{_digest(original)}{n}"
+        candidate = mapped[: limit - len(tail)] + tail
+        n += 1
+    return candidate
+
+
+def id_matcher(pattern: str) -> Callable[[str], Any]:
+    return re.compile(pattern).fullmatch
+
+
+# ---- tool calls -----------------------------------------------------------------------------------
+
+
+def tool_arguments(block: ToolUseBlock, ctx: Context, pointer: str) -> tuple[dict[str, Any], str]:
+    """(input object, argument JSON text) for a tool call. The raw text (``content``) is replayed
+    as it is when it is the JSON of ``input``; otherwise ``input`` is the truth."""
+    args = block.input
+    raw = block.content
+    if raw is not None:
+        try:
+            parsed = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            parsed = None
+        if type(parsed) is dict:
+            if parsed == args:
+                return args, raw
+        else:
+            ctx.report(
+                pointer,
+                "tool-arguments-invalid",
+                "raw arguments are not a JSON object; sent the parsed input instead",
+            )
+    return args, json_text(args)
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON text (orjson; the standard library for what orjson refuses, e.g. huge integers)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def open_call(ctx: Context, block: ToolUseBlock, i: int, j: int) -> None:
+    ctx.open_calls[block.id] = (i, j, block.name)
+
+
+def close_call(ctx: Context, block: ToolResultBlock, pointer: str) -> tuple[bool, str | None]:
+    """Pair a result with its open call. Returns (paired, the call's tool name)."""
+    entry = ctx.open_calls.pop(block.id, None)
+    if entry is None:
+        ctx.report(pointer, "tool-result-orphan", f"tool result {block.id!r} answers no open tool call")
+        return False, None
+    return True, entry[2]
+
+
+def orphan_calls(ctx: Context) -> list[tuple[str, str, str]]:
+    """Report the open calls as orphans and return (id, pointer, name) for each (in call order)."""
+    out = []
+    for call_id, (i, j, name) in ctx.open_calls.items():
+        pointer = f"/{i}/content/{j}"
+        ctx.report(pointer, "tool-use-orphan", f"tool call {call_id!r} ({name}) has no result before the next turn")
+        if ctx.options.repair:
+            ctx.report(pointer, "tool-use-repaired", f"added an error result for tool call {call_id!r}")
+        out.append((call_id, pointer, name))
+    ctx.open_calls.clear()
+    return out
+
+
+REPAIR_TEXT: Final = "Error: the tool call was not answered (interrupted)."
+
+
+_ERROR_STATES: Final = frozenset({"error", "denied", "interrupted"})
+
+
+def result_is_error(block: ToolResultBlock) -> bool:
+    """An error, denied or interrupted result (sent with the provider's error flag where it has one)."""
+    return block.state in _ERROR_STATES  # str-valued enum members hash and compare as their value
+
+
+# ---- reasoning replay policy ----------------------------------------------------------------------
+
+REPLAY, DROP, DEMOTE = 0, 1, 2
+
+
+def reasoning_origin(block: ThinkingBlock) -> str | None:
+    meta = block.metadata
+    if not meta:
+        return None
+    value = meta.get("provider")
+    return value if isinstance(value, str) else None
+
+
+def foreign_reasoning(ctx: Context, block: ThinkingBlock, pointer: str, origin: str) -> int:
+    """Reasoning from another provider: drop (default) or demote to text; reported either way."""
+    if ctx.options.reasoning == "text" and block.thinking:
+        ctx.report(pointer, "thinking-demoted", f"reasoning from {origin} sent to {ctx.provider} as text")
+        return DEMOTE
+    ctx.report(pointer, "thinking-dropped", f"reasoning from {origin} not sent to {ctx.provider}")
+    return DROP
+
+
+# ---- tool results rendered as text ----------------------------------------------------------------
+
+MEDIA_TYPES: Final = (ImageBlock, AudioBlock, VideoBlock, DataBlock)
+
+
+def block_label(block: Any) -> str:
+    """A short text naming a media block, for placeholders: ``[image: https://...]``."""
+    kind = block.type
+    source = block.source
+    what = source.url if source.type == "url" else source.media_type
+    name = getattr(block, "name", None)
+    if name:
+        what = f"{name} ({what})"
+    return f"[{kind}: {what}]"
+
+
+def text_of_blocks(blocks: Sequence[Any], ctx: Context, pointer: str, media: list[tuple[Any, str]] | None) -> str:
+    """The text of a tool result's output: text (and hint) blocks joined by ``\\n``.
+
+    Media blocks are appended to ``media`` (with their pointers) when a list is given, else replaced by
+    a placeholder (reported). Other blocks are dropped (reported)."""
+    if len(blocks) == 1 and type(blocks[0]) is TextBlock:
+        return blocks[0].text
+    parts: list[str] = []
+    for j, b in enumerate(blocks):
+        t = type(b)
+        if t is TextBlock:
+            parts.append(b.text)
+        elif t is HintBlock:
+            parts.append(b.hint)
+        elif t in _MEDIA_SET:
+            if media is not None:
+                media.append((b, f"{pointer}/{j}"))
+            else:
+                label = block_label(b)
+                ctx.report(f"{pointer}/{j}", "media-unsupported", f"{b.type} in a tool result sent as {label!r}")
+                parts.append(label)
+        elif t is ThinkingBlock:
+            ctx.report(f"{pointer}/{j}", "block-dropped", "thinking inside a tool result is not sent")
+        else:
+            ctx.report(f"{pointer}/{j}", "block-dropped", f"{b.type} block inside a tool result is not sent")
+    return "\n".join(parts)
+
+
+_MEDIA_SET: Final = frozenset(MEDIA_TYPES)
+
+
+# ---- multi-agent ----------------------------------------------------------------------------------
+
+
+def speaker_label(msg: Msg) -> str:
+    """Who speaks, for ``[Name]: text``: the name, or the role in title case when there is none."""
+    return msg.name if msg.name else msg.role.value.title()
+
+
+def is_current_agent(msg: Msg, agent_name: str | None) -> bool:
+    return agent_name is not None and msg.name == agent_name
+
+
+# ---- argument checks ------------------------------------------------------------------------------
+
+
+def check_messages(messages: Any) -> Sequence[Msg]:
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise ValidationError.single("", "type", f"expected a sequence of Msg, got {type(messages).__name__}")
+    for i, m in enumerate(messages):
+        if not isinstance(m, Msg):
+            raise ValidationError.single(f"/{i}", "type", f"expected a Msg, got {type(m).__name__}")
+    return messages
+
+
+def broken_message(index: int, exc: Exception) -> ValidationError:
+    """A message that does not hold what its schema says (mutated after validation)."""
+    return ValidationError.single(f"/{index}", "invalid-message", f"cannot format this message: {exc!r}")
+
+
+# ---- generation parameters ------------------------------------------------------------------------
+
+
+def apply_params(
+    ctx: Context,
+    params: Mapping[str, Any],
+    mapping: Mapping[str, str | None],
+    target: dict[str, Any],
+) -> None:
+    """Copy generation parameters into ``target``: names in ``mapping`` are renamed (``None``: the
+    provider takes no such parameter, reported and left out); other names pass through as they are."""
+    for key, value in params.items():
+        if value is None:
+            continue
+        if key in mapping:
+            dest = mapping[key]
+            if dest is None:
+                ctx.report(f"/params/{key}", "param-dropped", f"{ctx.provider} takes no {key!r}; not sent")
+                continue
+            target[dest] = value
+        else:
+            target[key] = value
+
+
+_MEDIA_OPTIONS: Final = {
+    "image": ("min_pixels", "max_pixels"),
+    "video": ("fps", "max_frames", "min_pixels", "max_pixels", "total_pixels"),
+}
+_WIRE_OPTION: Final = {
+    "min_pixels": "minPixels",
+    "max_pixels": "maxPixels",
+    "max_frames": "maxFrames",
+    "total_pixels": "totalPixels",
+    "fps": "fps",
+}
+
+
+def media_options(block: Any, kept: tuple[str, ...], ctx: Context, pointer: str) -> None:
+    """Report every sizing option of an image or video block that the provider does not take."""
+    for name in _MEDIA_OPTIONS.get(block.type, ()):
+        if name not in kept and getattr(block, name, None) is not None:
+            wire = _WIRE_OPTION[name]
+            ctx.report(
+                f"{pointer}/{wire}", "media-option-dropped", f"{ctx.provider} takes no {wire} on {block.type} blocks"
+            )
+
+
+# ---- multi-agent "history" layout -----------------------------------------------------------------
+
+
+def is_history_message(msg: Msg, agent_name: str | None) -> bool:
+    """In the ``history`` layout: a turn of another speaker (USER, or ASSISTANT not from the current
+    agent) that holds no tool call or result. Runs of these fold into one user turn."""
+    role = msg.role.value
+    if role == "USER":
+        return True
+    if role != "ASSISTANT" or (agent_name is not None and msg.name == agent_name):
+        return False
+    return not any(type(b) is ToolUseBlock or type(b) is ToolResultBlock for b in msg.content)
+
+
+def history_parts(
+    group: Sequence[tuple[int, Msg]],
+    ctx: Context,
+    first: bool,
+    text_part: Callable[[str], Any],
+    media_part: Callable[[Any, str], Any],
+    hint: Callable[[Any, int, int], None],
+) -> list[Any]:
+    """The parts of one folded run of other speakers' turns: ``[prompt]<history>``, one line
+    ``Name: text`` per text block, media in place (the text so far becomes a part before each),
+    ``</history>``. The prompt is only in the first run."""
+    lines: list[str] = [(ctx.options.history_prompt if first else "") + "<history>"]
+    parts: list[Any] = []
+    for i, msg in group:
+        label = speaker_label(msg)
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
+            t = type(b)
+            if t is TextBlock:
+                lines.append(f"{label}: {b.text}")
+            elif t in _MEDIA_SET:
+                lines.append(f"{label}:")
+                parts.append(text_part("\n".join(lines)))
+                lines = []
+                parts.append(media_part(b, f"/{i}/content/{j}"))
+            elif t is HintBlock:
+                hint(b, i, j)
+            elif t is ThinkingBlock:
+                ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
+            else:
+                ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in another speaker's turn")
+    lines.append("</history>")
+    parts.append(text_part("\n".join(lines)))
+    return parts
+
+
+def require_turns(turns: list[Any], provider: str) -> None:
+    """A request needs at least one message (a system prompt alone is not a conversation)."""
+    if not turns:
+        raise ValidationError.single(
+            "", "empty-conversation", f"nothing to send to {provider}: no message it can take (system prompts aside)"
+        )

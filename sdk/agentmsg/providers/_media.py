@@ -1,0 +1,381 @@
+"""Media loading for formatters, safe by default.
+
+A media block's source is inline base64, a URL, or a local file (a ``file://`` URL or a path).
+Formatters pass URLs through to providers that fetch them themselves. They need the bytes when the
+source is local or the provider takes only inline data, and then this module applies the policy:
+
+* local files are read only under ``allowed_roots`` (after resolving ``..`` and symlinks, so neither
+  traversal nor a symlink can leave a root), only regular files, at most ``max_bytes``;
+* URLs are downloaded only when ``allow_download`` is set: http(s) only, no private, loopback,
+  link-local or otherwise non-global address (checked before connecting and on the connected
+  socket, at every redirect) unless ``allow_private``, with timeouts, a redirect limit and a size
+  cap, over httpx.
+
+Every refusal is a :class:`~agentmsg.ValidationError` whose pointer is the block's.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import ipaddress
+import os
+import re
+import socket
+import stat
+import time
+from typing import Any, Final
+from urllib.parse import unquote, urljoin, urlsplit
+
+import attrs
+
+from agentmsg.errors import ValidationError
+
+__all__ = ["Media", "MediaPolicy", "MediaSession", "guess_mime"]
+
+DEFAULT_MAX_BYTES: Final = 20 * 1024 * 1024
+
+
+def _roots(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, os.PathLike)):
+        value = (value,)
+    return tuple(os.fspath(v) for v in value)
+
+
+@attrs.frozen(kw_only=True)
+class MediaPolicy:
+    """What a formatter may read or fetch to get media bytes. The default reads and fetches nothing.
+
+    ``allowed_roots``: directories under which local files may be read.
+    ``max_bytes``: size limit of one file or download (default 20 MiB).
+    ``allow_download``: fetch http(s) URLs for providers that take only inline bytes.
+    ``allow_private``: let downloads reach private, loopback and link-local addresses.
+    ``timeout``: seconds per network operation, and for a whole download.
+    ``max_redirects``: redirects followed per download.
+    ``transport``: an ``httpx.BaseTransport`` to use instead of the network (tests, proxies).
+    """
+
+    allowed_roots: tuple[str, ...] = attrs.field(default=(), converter=_roots)
+    max_bytes: int = DEFAULT_MAX_BYTES
+    allow_download: bool = False
+    allow_private: bool = False
+    timeout: float = 10.0
+    max_redirects: int = 3
+    transport: Any = attrs.field(default=None, eq=False)
+
+    def session(self) -> MediaSession:
+        return MediaSession(self)
+
+
+class Media:
+    """Resolved media: either a ``url`` passed through, or inline ``data`` (base64) with its MIME type."""
+
+    __slots__ = ("data", "mime", "url")
+
+    def __init__(self, mime: str | None, url: str | None = None, data: str | None = None) -> None:
+        self.mime = mime
+        self.url = url
+        self.data = data
+
+    def data_uri(self) -> str:
+        return f"data:{self.mime or 'application/octet-stream'};base64,{self.data}"
+
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
+
+_EXT_MIME: Final = {
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "png": "image/png",
+    "gif": "image/gif",
+    "webp": "image/webp",
+    "heic": "image/heic",
+    "heif": "image/heif",
+    "bmp": "image/bmp",
+    "mp3": "audio/mpeg",
+    "wav": "audio/wav",
+    "aiff": "audio/aiff",
+    "aac": "audio/aac",
+    "ogg": "audio/ogg",
+    "flac": "audio/flac",
+    "m4a": "audio/mp4",
+    "opus": "audio/opus",
+    "mp4": "video/mp4",
+    "mpeg": "video/mpeg",
+    "mpg": "video/mpeg",
+    "mov": "video/quicktime",
+    "avi": "video/x-msvideo",
+    "webm": "video/webm",
+    "wmv": "video/x-ms-wmv",
+    "flv": "video/x-flv",
+    "3gp": "video/3gpp",
+    "3gpp": "video/3gpp",
+    "pdf": "application/pdf",
+    "txt": "text/plain",
+    "md": "text/markdown",
+    "csv": "text/csv",
+    "html": "text/html",
+    "json": "application/json",
+}
+
+
+def guess_mime(ref: str) -> str | None:
+    """MIME type from a URL's or path's extension (None when unknown)."""
+    path = urlsplit(ref).path if _SCHEME.match(ref) else ref
+    dot = path.rfind(".")
+    if dot < 0 or "/" in path[dot:]:
+        return None
+    return _EXT_MIME.get(path[dot + 1 :].lower())
+
+
+def scheme_of(ref: str) -> str | None:
+    """The URL scheme in lowercase, or None for a local path (``C:`` drive letters are paths)."""
+    m = _SCHEME.match(ref)
+    return m.group(1).lower() if m else None
+
+
+class MediaSession:
+    """Resolves media for one format call under a policy (caches what it read; closes its client)."""
+
+    def __init__(self, policy: MediaPolicy) -> None:
+        self.policy = policy
+        self._cache: dict[str, tuple[bytes, str | None]] = {}
+        self._client: Any = None
+        self._real_roots: tuple[str, ...] | None = None
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # ---- entry point ----
+
+    def resolve(
+        self, source: Any, pointer: str, *, inline: bool, schemes: tuple[str, ...] = ("http", "https")
+    ) -> Media:
+        """Resolve a block's source. With ``inline`` the bytes are needed (read or downloaded under
+        the policy); otherwise URLs whose scheme is in ``schemes`` pass through as they are."""
+        if source.type == "base64":
+            return Media(source.media_type, data=source.data)
+        url: str = source.url
+        declared = source.mime_type
+        scheme = scheme_of(url)
+        if scheme == "data":
+            mime, data = _parse_data_url(url, pointer)
+            return Media(declared or mime, data=data)
+        if scheme is None or scheme == "file":
+            raw, _ = self._local(url, scheme, pointer)
+            return Media(declared or guess_mime(url), data=base64.b64encode(raw).decode("ascii"))
+        if not inline and scheme in schemes:
+            return Media(declared or guess_mime(url), url=url)
+        if not inline:
+            raise ValidationError.single(
+                pointer, "media-scheme-refused", f"{scheme}: URLs cannot be sent to this provider ({url})"
+            )
+        raw, content_type = self._download(url, scheme, pointer)
+        mime = declared or _clean_mime(content_type) or guess_mime(url)
+        return Media(mime, data=base64.b64encode(raw).decode("ascii"))
+
+    # ---- local files ----
+
+    def _roots(self) -> tuple[str, ...]:
+        if self._real_roots is None:
+            self._real_roots = tuple(os.path.realpath(r) for r in self.policy.allowed_roots)
+        return self._real_roots
+
+    def _local(self, ref: str, scheme: str | None, pointer: str) -> tuple[bytes, str | None]:
+        if scheme == "file":
+            parts = urlsplit(ref)
+            if parts.netloc not in ("", "localhost"):
+                raise ValidationError.single(pointer, "media-local-refused", f"file URL with a remote host: {ref}")
+            path = unquote(parts.path)
+        else:
+            path = ref
+        roots = self._roots()
+        if not roots:
+            raise ValidationError.single(
+                pointer,
+                "media-local-refused",
+                f"local file {ref!r} not read: no allowed roots (MediaPolicy.allowed_roots)",
+            )
+        if "\x00" in path:
+            raise ValidationError.single(pointer, "media-local-refused", "local path contains a NUL character")
+        real = os.path.realpath(path)
+        if not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            raise ValidationError.single(
+                pointer, "media-local-refused", f"local file {ref!r} is outside the allowed roots"
+            )
+        cached = self._cache.get(real)
+        if cached is not None:
+            return cached
+        limit = self.policy.max_bytes
+        try:
+            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except OSError as exc:
+            raise ValidationError.single(
+                pointer, "media-local-refused", f"cannot read {ref!r}: {exc.strerror or exc}"
+            ) from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise ValidationError.single(pointer, "media-local-refused", f"{ref!r} is not a regular file")
+            if st.st_size > limit:
+                raise ValidationError.single(
+                    pointer, "media-too-large", f"{ref!r} has {st.st_size} bytes, over the limit of {limit}"
+                )
+            chunks = []
+            total = 0
+            while True:
+                chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+                if total > limit:
+                    raise ValidationError.single(
+                        pointer, "media-too-large", f"{ref!r} is over the limit of {limit} bytes"
+                    )
+        finally:
+            os.close(fd)
+        result = (b"".join(chunks), None)
+        self._cache[real] = result
+        return result
+
+    # ---- downloads ----
+
+    def _check_host(self, host: str, port: int, pointer: str, url: str) -> None:
+        if self.policy.allow_private:
+            return
+        try:
+            infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+        except (OSError, UnicodeError) as exc:
+            raise ValidationError.single(pointer, "media-fetch-failed", f"cannot resolve {host!r}: {exc}") from None
+        for info in infos:
+            _check_address(str(info[4][0]), pointer, url)
+
+    def _download(self, url: str, scheme: str, pointer: str) -> tuple[bytes, str | None]:
+        policy = self.policy
+        if not policy.allow_download:
+            raise ValidationError.single(
+                pointer,
+                "media-download-refused",
+                f"this provider needs the bytes of {url}; downloads are off (MediaPolicy.allow_download)",
+            )
+        cached = self._cache.get(url)
+        if cached is not None:
+            return cached
+        import httpx
+
+        if self._client is None:
+            self._client = httpx.Client(
+                transport=policy.transport,
+                timeout=httpx.Timeout(policy.timeout),
+                follow_redirects=False,
+                trust_env=False,
+            )
+        deadline = time.monotonic() + policy.timeout
+        current = url
+        for _ in range(policy.max_redirects + 1):
+            parts = urlsplit(current)
+            hop_scheme = parts.scheme.lower()
+            if hop_scheme not in ("http", "https"):
+                raise ValidationError.single(
+                    pointer, "media-scheme-refused", f"only http(s) URLs are downloaded, not {current!r}"
+                )
+            host = parts.hostname
+            if not host:
+                raise ValidationError.single(pointer, "media-fetch-failed", f"URL without a host: {current!r}")
+            try:
+                port = parts.port or (443 if hop_scheme == "https" else 80)
+            except ValueError:
+                raise ValidationError.single(pointer, "media-fetch-failed", f"bad port in {current!r}") from None
+            self._check_host(host, port, pointer, current)
+            try:
+                with self._client.stream("GET", current) as response:
+                    if not policy.allow_private:
+                        stream = response.extensions.get("network_stream")
+                        peer = stream.get_extra_info("server_addr") if stream is not None else None
+                        if peer:
+                            _check_address(str(peer[0]), pointer, current)
+                    if response.is_redirect:
+                        location = response.headers.get("location")
+                        if not location:
+                            raise ValidationError.single(
+                                pointer, "media-fetch-failed", f"redirect without Location from {current}"
+                            )
+                        current = urljoin(current, location)
+                        continue
+                    if response.status_code != 200:
+                        raise ValidationError.single(
+                            pointer, "media-fetch-failed", f"GET {current} answered HTTP {response.status_code}"
+                        )
+                    declared = response.headers.get("content-length")
+                    if declared and declared.isdigit() and int(declared) > policy.max_bytes:
+                        raise ValidationError.single(
+                            pointer,
+                            "media-too-large",
+                            f"{current} has {declared} bytes, over the limit of {policy.max_bytes}",
+                        )
+                    chunks = []
+                    total = 0
+                    for chunk in response.iter_bytes():
+                        total += len(chunk)
+                        if total > policy.max_bytes:
+                            raise ValidationError.single(
+                                pointer, "media-too-large", f"{current} is over the limit of {policy.max_bytes} bytes"
+                            )
+                        if time.monotonic() > deadline:
+                            raise ValidationError.single(
+                                pointer, "media-fetch-failed", f"download of {current} took over {policy.timeout} s"
+                            )
+                        chunks.append(chunk)
+                    result = (b"".join(chunks), response.headers.get("content-type"))
+                    self._cache[url] = result
+                    return result
+            except httpx.HTTPError as exc:
+                raise ValidationError.single(
+                    pointer, "media-fetch-failed", f"GET {current} failed: {type(exc).__name__}: {exc}"
+                ) from None
+        raise ValidationError.single(
+            pointer, "media-fetch-failed", f"more than {policy.max_redirects} redirects from {url}"
+        )
+
+
+def _check_address(addr: str, pointer: str, url: str) -> None:
+    try:
+        ip = ipaddress.ip_address(addr.split("%", 1)[0])
+    except ValueError:
+        raise ValidationError.single(pointer, "media-address-refused", f"{url}: unusable address {addr!r}") from None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if not ip.is_global or ip.is_multicast:
+        raise ValidationError.single(
+            pointer,
+            "media-address-refused",
+            f"{url} resolves to the non-public address {ip} (MediaPolicy.allow_private)",
+        )
+
+
+def _clean_mime(value: str | None) -> str | None:
+    if not value:
+        return None
+    mime = value.split(";", 1)[0].strip().lower()
+    return mime or None
+
+
+def _parse_data_url(url: str, pointer: str) -> tuple[str | None, str]:
+    head, sep, payload = url.partition(",")
+    if not sep:
+        raise ValidationError.single(pointer, "media-data-url", "data: URL without a comma")
+    meta = head[5:]
+    is_b64 = meta.endswith(";base64")
+    mime = (meta[:-7] if is_b64 else meta).split(";", 1)[0] or None
+    if is_b64:
+        try:
+            base64.b64decode(payload, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValidationError.single(pointer, "media-data-url", "data: URL with invalid base64") from None
+        return mime, payload
+    return mime, base64.b64encode(unquote(payload).encode("utf-8")).decode("ascii")

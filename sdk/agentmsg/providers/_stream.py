@@ -1,0 +1,780 @@
+"""Provider chunks -> agentmsg AgentEvents: the machinery every provider stream parser shares.
+
+A provider parser (``providers/<provider>.py``, section ``# ---- stream``) reads the provider's payloads
+and calls a :class:`StreamBuilder`, which writes AgentEvent dicts valid against
+``schemas/agent-event.schema.json``; the one :class:`agentmsg.Reducer` folds them into the message. No
+provider keeps an accumulator of its own: the builder only remembers which blocks and calls are open.
+
+What the events of one provider response look like (one *choice* / candidate)::
+
+    AGENT_START (replyId = the provider's response id, name)
+    MODEL_CALL_START (modelName)
+      THINKING_BLOCK_* / TEXT_BLOCK_* / TOOL_CALL_*   blocks in the order they started
+      CUSTOM agentmsg.error        a provider error mid-stream, or a stream cut short (then:)
+      REQUEST_STOP                 generateReason when it is not MODEL_STOP (TOOL_CALLS, INTERRUPTED),
+                                   ``reason`` = the provider's finish reason or the error message
+    MODEL_CALL_END (usage)
+    AGENT_END
+
+Choices other than the first (OpenAI ``n > 1``, Gemini ``candidateCount``) carry ``source: "choice/<i>"``
+on every event, so ``reduce_events(events)`` is choice 0 and ``reduce_events(events, source="choice/1")``
+is choice 1.
+
+Framing: :class:`Framer` turns raw bytes into payloads through the one SSE decoder
+(:class:`agentmsg._sse.SSEDecoder`), or reads JSON lines when the body is not SSE (a body whose first
+non-blank byte is ``{``: DashScope's SDK-printed streams, logs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, ClassVar
+
+import orjson
+
+from .._sse import SSEDecoder
+from ..errors import Problem
+
+__all__ = [
+    "ERROR_EVENT",
+    "PROBLEM_EVENT",
+    "BaseStreamParser",
+    "Framer",
+    "StreamBuilder",
+    "as_chunks",
+    "json_fragment_writer",
+]
+
+ERROR_EVENT = "agentmsg.error"  # CUSTOM event name: a provider error or a cut stream
+PROBLEM_EVENT = "agentmsg.problem"  # CUSTOM event name: a payload that could not be read (skipped)
+
+
+def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | str]:
+    """A whole body or an iterable of chunks, as an iterable of chunks."""
+    if isinstance(chunks, (bytes, bytearray, str)):
+        return (chunks,)
+    return chunks
+
+
+# ---- framing -----------------------------------------------------------------------------------------
+
+
+class Framer:
+    """Raw body chunks -> ``(event name, data text)`` payloads: SSE through :class:`SSEDecoder`, or JSON
+    lines when the body does not look like SSE (its first non-blank byte is ``{``).
+
+    The SSE ``data: [DONE]`` sentinel is passed on as data ``"[DONE]"``."""
+
+    __slots__ = ("_decoder", "_lines", "_mode", "_rest")
+
+    def __init__(self) -> None:
+        self._mode: str | None = None  # "sse" | "jsonl", decided on the first non-blank byte
+        self._decoder = SSEDecoder()
+        self._rest = b""
+        self._lines = 0
+
+    def feed(self, chunk: bytes | str) -> list[tuple[str, str]]:
+        if isinstance(chunk, str):
+            chunk = chunk.encode()
+        mode = self._mode
+        if mode is None:
+            head = (self._rest + chunk).lstrip(b"\xef\xbb\xbf \t\r\n")
+            if not head:
+                self._rest += chunk
+                return []
+            mode = self._mode = "jsonl" if head[:1] in (b"{", b"[") else "sse"
+            chunk, self._rest = self._rest + chunk, b""
+        if mode == "sse":
+            return [(e.event, e.data) for e in self._decoder.feed(chunk)]
+        data = self._rest + chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self._rest = data
+            return []
+        self._rest = data[cut + 1 :]
+        return [("message", line.decode("utf-8", "replace")) for line in data[:cut].split(b"\n") if line.strip()]
+
+    def close(self) -> list[tuple[str, str]]:
+        """End of the body. A last SSE event not followed by its blank line is still dispatched (the
+        spec discards it, but bodies saved from docs and logs often lack that final blank line)."""
+        if self._mode == "jsonl":
+            rest, self._rest = self._rest, b""
+            return [("message", rest.decode("utf-8", "replace"))] if rest.strip() else []
+        if self._mode is None:
+            return []
+        out = [(e.event, e.data) for e in self._decoder.feed(b"\n\n")]
+        self._decoder.close()
+        return out
+
+
+# ---- the event builder -------------------------------------------------------------------------------
+
+
+class _Call:
+    __slots__ = ("args", "id", "name", "open", "started")
+
+    def __init__(self, call_id: str, name: str | None) -> None:
+        self.id = call_id
+        self.name = name
+        self.open = True
+        self.started = False
+        self.args = False  # whether an argument delta was emitted
+
+
+class _Choice:
+    """What the builder remembers of one choice: its open blocks and calls (no content)."""
+
+    __slots__ = (
+        "blocks",
+        "calls",
+        "calls_by_id",
+        "done",
+        "error",
+        "finish",
+        "minted",
+        "normal",
+        "reason",
+        "reply_id",
+        "source",
+        "started",
+    )
+
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+        self.started = False
+        self.reply_id = ""
+        self.blocks: dict[str, tuple[str, str]] = {}  # slot -> (kind, blockId), open blocks
+        self.calls: dict[Any, _Call] = {}  # key (index / slot) -> call
+        self.calls_by_id: dict[str, _Call] = {}
+        self.finish: str | None = None  # the provider's finish reason
+        self.normal = False  # the finish reason is a plain stop
+        self.minted = 0  # tool call ids minted so far
+        self.reason: str | None = None  # generate reason when not MODEL_STOP
+        self.error: dict[str, Any] | None = None
+        self.done = False
+
+
+def _clock() -> Callable[[], str]:
+    """createdAt strings (RFC 3339 UTC, microseconds); the date-time part is formatted once per second."""
+    cache: list[Any] = [-1, ""]
+
+    def now() -> str:
+        micros = int(time.time() * 1_000_000)
+        secs, frac = divmod(micros, 1_000_000)
+        if secs != cache[0]:
+            cache[0] = secs
+            cache[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs))
+        return f"{cache[1]}.{frac:06d}Z"
+
+    return now
+
+
+class StreamBuilder:
+    """Writes the AgentEvents of one provider response; provider stream parsers drive it.
+
+    ``provider`` goes into thinking blocks' provenance (``provider``, ``model``). ``name`` is the reply's
+    agent name (the message's ``name``). ``reply_id`` overrides the provider's response id as the message
+    id. ``id_factory`` / ``clock`` make event ids and createdAt deterministic. ``started_at``
+    (``time.monotonic()`` when the request was sent) adds the call's wall-clock ``time`` to the usage.
+    ``agent_events=False`` leaves out AGENT_START/AGENT_END (for an agent loop that frames its own reply).
+
+    Events accumulate in :attr:`events`; :meth:`drain` hands them over.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        *,
+        name: str | None = None,
+        reply_id: str | None = None,
+        id_factory: Callable[[], str] | None = None,
+        clock: Callable[[], str] | None = None,
+        started_at: float | None = None,
+        agent_events: bool = True,
+    ) -> None:
+        self.provider = provider
+        self.name = name
+        self.model: str | None = None
+        self.response_id: str | None = reply_id
+        self._fixed_id = reply_id is not None
+        self.events: list[dict[str, Any]] = []
+        self.problems: list[Problem] = []
+        self.usage: dict[str, Any] | None = None
+        self.errors: list[dict[str, Any]] = []  # the errors reported (error events' values)
+        self.started_at = started_at
+        self.agent_events = agent_events
+        self.closed = False
+        if id_factory is None:
+            prefix = os.urandom(11).hex()
+            counter = iter(range(1 << 62))
+
+            def id_factory() -> str:
+                return f"{prefix}{next(counter):010x}"  # 32 hex characters, like Java's ids
+
+        self._new_id: Callable[[], str] = id_factory
+        self._now = clock or _clock()
+        self._stamp = self._now()
+        self._choices: dict[int, _Choice] = {}
+        self._blocks = 0
+        self._pending: dict[int, list[str]] = {}  # argument fragments of calls not started yet
+        self._signatures: dict[int, str] = {}  # thought signatures of calls not started yet
+
+    # ---- plumbing -------------------------------------------------------------------------------
+
+    def drain(self) -> list[dict[str, Any]]:
+        out = self.events
+        self.events = []
+        return out
+
+    def tick(self) -> None:
+        """Take the time: the events built until the next tick share it as createdAt (a parser ticks once
+        per chunk of the body it is fed: the events of one network read were created together)."""
+        self._stamp = self._now()
+
+    def _ev(self, c: _Choice, type_: str, **fields: Any) -> dict[str, Any]:
+        e: dict[str, Any] = {"type": type_, "id": self._new_id(), "createdAt": self._stamp}
+        if c.source is not None:
+            e["source"] = c.source
+        e.update(fields)
+        self.events.append(e)
+        return e
+
+    def identify(self, response_id: Any = None, model: Any = None) -> None:
+        """The provider's response id (the message id) and model, as soon as a payload names them."""
+        if not self._fixed_id and self.response_id is None and isinstance(response_id, str) and response_id:
+            self.response_id = response_id
+        if self.model is None and isinstance(model, str) and model:
+            self.model = model
+
+    def choice(self, index: int = 0) -> _Choice:
+        """The state of choice ``index``, opened (AGENT_START, MODEL_CALL_START) on first use."""
+        c = self._choices.get(index)
+        if c is not None and c.started:
+            return c
+        if c is None:
+            c = self._choices[index] = _Choice(None if index == 0 else f"choice/{index}")
+        if self.response_id is None:
+            self.response_id = uuid.uuid4().hex
+        c.reply_id = self.response_id if index == 0 else f"{self.response_id}-{index}"
+        c.started = True
+        if self.agent_events:
+            start: dict[str, Any] = {"replyId": c.reply_id}
+            if self.name is not None:
+                start["name"] = self.name
+            self._ev(c, "AGENT_START", **start, role="assistant")
+        if self.model is not None:
+            self._ev(c, "MODEL_CALL_START", replyId=c.reply_id, modelName=self.model)
+        else:
+            self._ev(c, "MODEL_CALL_START", replyId=c.reply_id)
+        return c
+
+    # ---- blocks ---------------------------------------------------------------------------------
+
+    def _open(self, c: _Choice, slot: str, kind: str) -> str:
+        block = c.blocks.get(slot)
+        if block is not None:
+            if block[0] == kind:
+                return block[1]
+            self.end_block(slot, c)
+        self._blocks += 1
+        block_id = f"{kind}-{self._blocks}"
+        c.blocks[slot] = (kind, block_id)
+        if kind == "thinking":
+            extra: dict[str, Any] = {"provider": self.provider}
+            if self.model is not None:
+                extra["model"] = self.model
+            self._ev(c, "THINKING_BLOCK_START", replyId=c.reply_id, blockId=block_id, **extra)
+        else:
+            self._ev(c, "TEXT_BLOCK_START", replyId=c.reply_id, blockId=block_id)
+        return block_id
+
+    def text(self, delta: str, *, choice: int = 0, slot: str = "text") -> None:
+        """A text fragment for the text block in ``slot`` (opened on first use)."""
+        if not delta:
+            return  # an empty fragment opens no block (no empty text blocks)
+        c = self._choices.get(choice)
+        if c is None or not c.started:
+            c = self.choice(choice)
+        block = c.blocks.get(slot)
+        block_id = block[1] if block is not None and block[0] == "text" else self._open(c, slot, "text")
+        e = {
+            "type": "TEXT_BLOCK_DELTA",
+            "id": self._new_id(),
+            "createdAt": self._stamp,
+            "replyId": c.reply_id,
+            "blockId": block_id,
+            "delta": delta,
+        }
+        if c.source is not None:
+            e["source"] = c.source
+        self.events.append(e)
+
+    def thinking(
+        self,
+        delta: str,
+        *,
+        choice: int = 0,
+        slot: str = "thinking",
+        signature: str | None = None,
+        redacted: str | None = None,
+    ) -> None:
+        """A reasoning fragment (and/or a signature or redacted-data fragment) for the thinking block in ``slot``."""
+        if not (delta or signature or redacted):
+            return
+        c = self.choice(choice)
+        block = c.blocks.get(slot)
+        block_id = block[1] if block is not None and block[0] == "thinking" else self._open(c, slot, "thinking")
+        e = self._ev(c, "THINKING_BLOCK_DELTA", replyId=c.reply_id, blockId=block_id, delta=delta)
+        if signature:
+            e["signature"] = signature
+        if redacted:
+            e["redactedData"] = redacted
+
+    def has_block(self, slot: str, *, choice: int = 0) -> bool:
+        c = self._choices.get(choice)
+        return c is not None and slot in c.blocks
+
+    def end_block(self, slot: str, c: _Choice | int = 0) -> None:
+        if isinstance(c, int):
+            c = self._choices.get(c)  # type: ignore[assignment]
+            if c is None:
+                return
+        assert isinstance(c, _Choice)
+        block = c.blocks.pop(slot, None)
+        if block is None:
+            return
+        kind, block_id = block
+        self._ev(
+            c, "THINKING_BLOCK_END" if kind == "thinking" else "TEXT_BLOCK_END", replyId=c.reply_id, blockId=block_id
+        )
+
+    # ---- tool calls -----------------------------------------------------------------------------
+
+    def tool_call(
+        self,
+        key: Any,
+        *,
+        choice: int = 0,
+        call_id: str | None = None,
+        name: str | None = None,
+        arguments: str | None = None,
+        thought_signature: str | None = None,
+    ) -> None:
+        """One fragment of a tool call addressed by ``key`` (the provider's index or block slot).
+
+        A fragment with an id other than the open call's at that key starts a new call (providers that
+        reuse an index for parallel calls); a name is set once, never appended; fragments that come
+        before the call has an id or a name are held until it does (or until the end of the stream)."""
+        c = self.choice(choice)
+        call = c.calls.get(key)
+        if call_id and call is not None and call.id != call_id and not call.id.startswith("\x00"):
+            self._end_call(c, call)
+            call = None
+        if call is None or not call.open:
+            if call_id and call_id in c.calls_by_id and c.calls_by_id[call_id].open:
+                call = c.calls_by_id[call_id]  # the same call under another key
+            else:
+                call = _Call(call_id or f"\x00{key}", name or None)
+                c.calls[key] = call
+                self._pending[id(call)] = []
+        elif call.id.startswith("\x00") and call_id:
+            call.id = call_id  # an id that arrives late
+        if name and not call.name:
+            call.name = name
+        if thought_signature:
+            self._signatures[id(call)] = thought_signature
+        if not call.started and (not call.id.startswith("\x00") or call.name):
+            self._start_call(c, call)
+        if arguments:
+            if call.started:
+                self._ev(c, "TOOL_CALL_DELTA", replyId=c.reply_id, toolCallId=call.id, delta=arguments)
+                call.args = True
+            else:
+                self._pending[id(call)].append(arguments)
+
+    def _start_call(self, c: _Choice, call: _Call) -> None:
+        if call.id.startswith("\x00"):
+            # No id from the provider (Gemini, some compatible servers): one derived from the response id
+            # and the call's place, so a reply parsed twice, streamed or whole, gets the same ids.
+            c.minted += 1
+            seed = f"{self.response_id}/{c.source}/{c.minted}".encode()
+            call.id = f"call_{hashlib.blake2b(seed, digest_size=12).hexdigest()}"
+        for slot in [s for s, b in c.blocks.items() if b[0] == "thinking"]:
+            self.end_block(slot, c)  # reasoning is over once the model calls a tool
+        call.started = True
+        c.calls_by_id[call.id] = call
+        fields: dict[str, Any] = {"replyId": c.reply_id, "toolCallId": call.id, "toolCallName": call.name or ""}
+        sig = self._signatures.pop(id(call), None)
+        if sig:
+            fields["thoughtSignature"] = sig
+        self._ev(c, "TOOL_CALL_START", **fields)
+        pending = self._pending.pop(id(call), None)
+        if pending:
+            self._ev(c, "TOOL_CALL_DELTA", replyId=c.reply_id, toolCallId=call.id, delta="".join(pending))
+            call.args = True
+
+    def end_tool_call(self, key: Any, *, choice: int = 0, default_arguments: str | None = None) -> None:
+        """The call at ``key`` is complete. ``default_arguments`` is what the provider gave as the call's
+        arguments before any delta (Anthropic's ``input`` on content_block_start), emitted when no delta came."""
+        c = self._choices.get(choice)
+        call = c.calls.get(key) if c is not None else None
+        if c is None or call is None or not call.open:
+            return
+        if default_arguments is not None and not call.args and not self._pending.get(id(call)):
+            self.tool_call(key, choice=choice, arguments=default_arguments)
+        self._end_call(c, call)
+
+    def _end_call(self, c: _Choice, call: _Call) -> None:
+        if not call.started:
+            self._start_call(c, call)
+        if call.open:
+            call.open = False
+            self._ev(c, "TOOL_CALL_END", replyId=c.reply_id, toolCallId=call.id, toolCallName=call.name or "")
+
+    def open_call(self, key: Any, *, choice: int = 0) -> bool:
+        c = self._choices.get(choice)
+        call = c.calls.get(key) if c is not None else None
+        return call is not None and call.open
+
+    # ---- end of a response ----------------------------------------------------------------------
+
+    def set_usage(self, usage: dict[str, Any] | None) -> None:
+        """The response's usage so far (providers send cumulative usage: the last one wins)."""
+        if usage:
+            self.usage = usage
+
+    def finish(self, choice: int, finish_reason: Any, *, tool_calls: bool = False, normal: bool = False) -> None:
+        """The provider's finish reason for a choice. ``tool_calls``: the reason says the model called
+        tools; ``normal``: a plain stop, which means TOOL_CALLS too when the choice holds tool calls
+        (Gemini has no tool finish reason; some compatible providers say ``stop``). Anything else
+        (length, content filter, refusal, ...) keeps MODEL_STOP."""
+        c = self.choice(choice)
+        c.finish = finish_reason if isinstance(finish_reason, str) else "stop"
+        c.normal = normal
+        if tool_calls and c.reason is None:
+            c.reason = "TOOL_CALLS"
+
+    def finished(self) -> bool:
+        """True when every choice seen has its finish reason."""
+        return bool(self._choices) and all(c.finish is not None or c.error for c in self._choices.values())
+
+    def error(self, message: str, *, kind: str = "provider_error", choice: int | None = None, **info: Any) -> None:
+        """A provider error in the middle of the stream (or a cut stream): every open choice ends interrupted,
+        keeping what it received. ``info`` (e.g. ``status``, ``code``) goes into the error event."""
+        value = {"type": kind, "message": message, "provider": self.provider}
+        value.update((k, v) for k, v in info.items() if v is not None)
+        self.errors.append(value)
+        targets = [choice] if choice is not None else (list(self._choices) or [0])
+        for index in targets:
+            c = self.choice(index)
+            if c.done or c.error is not None:
+                continue
+            c.error = value
+            self._ev(c, "CUSTOM", name=ERROR_EVENT, value=value)
+            c.reason = "INTERRUPTED"
+            c.finish = None
+
+    def problem(self, rule: str, message: str) -> None:
+        """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped."""
+        self.problems.append(Problem("", rule, message))
+        c = self.choice(0)
+        self._ev(c, "CUSTOM", name=PROBLEM_EVENT, value={"rule": rule, "message": message})
+
+    def close(self) -> None:
+        """End of the response: close every open block and call, then each choice's terminal events. A
+        choice without a finish reason (the stream stopped early) ends INTERRUPTED with an error event."""
+        if self.closed:
+            return
+        self.closed = True
+        if not self._choices:
+            self.choice(0)
+        for index in sorted(self._choices):
+            c = self._choices[index]
+            if c.done:
+                continue
+            if c.finish is None and c.error is None:
+                self.error(
+                    "the stream ended before the provider finished the reply", kind="incomplete_stream", choice=index
+                )
+            self._close_choice(c, usage=index == 0)
+
+    def _close_choice(self, c: _Choice, usage: bool) -> None:
+        for slot in list(c.blocks):
+            self.end_block(slot, c)
+        for call in list(c.calls.values()):
+            if call.open:
+                self._end_call(c, call)
+        if c.reason is None and c.normal and c.calls_by_id:
+            c.reason = "TOOL_CALLS"
+        if c.reason is not None:
+            reason = c.error["message"] if c.error is not None else (c.finish or "")
+            self._ev(c, "REQUEST_STOP", reason=str(reason), generateReason=c.reason)
+        end: dict[str, Any] = {"replyId": c.reply_id}
+        if usage:
+            u = self.usage_event()
+            if u is not None:
+                end["usage"] = u
+        meta = {}
+        if c.finish is not None:
+            meta["finishReason"] = c.finish
+        if self.model is not None:
+            meta["model"] = self.model
+        if meta:
+            end["metadata"] = meta
+        self._ev(c, "MODEL_CALL_END", **end)
+        if self.agent_events:
+            self._ev(c, "AGENT_END", replyId=c.reply_id)
+        c.done = True
+
+    def usage_event(self) -> dict[str, Any] | None:
+        usage = self.usage
+        if usage is None and self.started_at is None:
+            return None
+        out = dict(usage or {})
+        if self.started_at is not None:
+            out["time"] = round(max(0.0, time.monotonic() - self.started_at), 6)
+        return out
+
+
+# ---- JSON text from Gemini's partial arguments -------------------------------------------------------
+
+
+def _path_parts(path: str) -> list[str | int]:
+    """``$.a.b[0]['c d']`` -> ["a", "b", 0, "c d"] (JSONPath as Gemini's partialArgs use it)."""
+    out: list[str | int] = []
+    i = 1 if path.startswith("$") else 0
+    n = len(path)
+    while i < n:
+        ch = path[i]
+        if ch == ".":
+            j = i + 1
+            while j < n and path[j] not in ".[":
+                j += 1
+            out.append(path[i + 1 : j])
+            i = j
+        elif ch == "[":
+            j = path.find("]", i)
+            if j < 0:
+                out.append(path[i + 1 :])
+                break
+            inner = path[i + 1 : j]
+            if inner[:1] in ("'", '"') and inner[-1:] == inner[:1] and len(inner) >= 2:
+                out.append(inner[1:-1])
+            elif inner.isdigit():
+                out.append(int(inner))
+            else:
+                out.append(inner)
+            i = j + 1
+        else:
+            j = i
+            while j < n and path[j] not in ".[":
+                j += 1
+            out.append(path[i:j])
+            i = j
+    return out
+
+
+class json_fragment_writer:
+    """Writes a JSON object as text, incrementally, from (path, value, more) updates: Gemini's streamed
+    function-call arguments (``partialArgs``). ``add`` returns the text to append; ``close`` the rest."""
+
+    __slots__ = ("_open_string", "_stack", "_started")
+
+    def __init__(self) -> None:
+        self._stack: list[tuple[list[str | int], str, bool]] = []  # (path, "{"/"[", has items)
+        self._open_string: list[str | int] | None = None
+        self._started = False
+
+    def add(self, path: str, value: Any, *, is_string: bool, more: bool) -> str:
+        parts = _path_parts(path) or [path]
+        out: list[str] = []
+        if not self._started:
+            self._started = True
+            self._stack.append(([], "{", False))
+            out.append("{")
+        if self._open_string is not None:
+            if self._open_string == parts and is_string:
+                out.append(orjson.dumps(value).decode()[1:-1] if value else "")
+                if not more:
+                    out.append('"')
+                    self._open_string = None
+                return "".join(out)
+            out.append('"')
+            self._open_string = None
+        parent, last = parts[:-1], parts[-1]
+        # close containers that are not ancestors of this value
+        while len(self._stack) > 1 and self._stack[-1][0] != parent[: len(self._stack[-1][0])]:
+            _, kind, _ = self._stack.pop()
+            out.append("}" if kind == "{" else "]")
+        while len(self._stack) > 1 and len(self._stack[-1][0]) > len(parent):
+            _, kind, _ = self._stack.pop()
+            out.append("}" if kind == "{" else "]")
+        # open the containers down to the parent
+        depth = len(self._stack[-1][0])
+        for level in range(depth, len(parent)):
+            key = parent[level]
+            out.append(self._item(key))
+            child_kind = "[" if isinstance(parent[level + 1] if level + 1 < len(parent) else last, int) else "{"
+            out.append(child_kind)
+            self._stack.append((parent[: level + 1], child_kind, False))
+        out.append(self._item(last))
+        if is_string:
+            out.append('"' + (orjson.dumps(value).decode()[1:-1] if value else ""))
+            if more:
+                self._open_string = parts
+            else:
+                out.append('"')
+        else:
+            out.append(orjson.dumps(value).decode())
+        return "".join(out)
+
+    def _item(self, key: str | int) -> str:
+        path, kind, has = self._stack[-1]
+        self._stack[-1] = (path, kind, True)
+        sep = "," if has else ""
+        if kind == "[":
+            return sep
+        return sep + orjson.dumps(str(key)).decode() + ":"
+
+    def close(self) -> str:
+        if not self._started:
+            return ""
+        out = ['"'] if self._open_string is not None else []
+        self._open_string = None
+        while self._stack:
+            _, kind, _ = self._stack.pop()
+            out.append("}" if kind == "{" else "]")
+        return "".join(out)
+
+
+def loads(data: str | bytes) -> Any:
+    """orjson.loads, for the parsers (one import site)."""
+    return orjson.loads(data)
+
+
+def iter_payloads(chunks: Iterable[bytes | str]) -> Iterator[tuple[str, str]]:
+    """Every payload of a body given as chunks (see :class:`Framer`)."""
+    framer = Framer()
+    for chunk in chunks:
+        yield from framer.feed(chunk)
+    yield from framer.close()
+
+
+# ---- the incremental parser every provider's StreamParser extends ----------------------------------
+
+
+class BaseStreamParser:
+    """Raw body bytes in, AgentEvent dicts out: ``feed(chunk) -> events``, ``close() -> events``.
+
+    Framing (SSE or JSON lines), JSON decoding, the ``[DONE]`` sentinel and unreadable payloads are
+    handled here; a provider subclass implements :meth:`payload` (one decoded JSON payload and its SSE
+    event name) by driving :attr:`builder`. Keyword arguments go to :class:`StreamBuilder`."""
+
+    provider: ClassVar[str] = "unknown"
+
+    def __init__(self, **options: Any) -> None:
+        self.builder = StreamBuilder(options.pop("provider", self.provider), **options)
+        self._framer = Framer()
+        self.done = False  # the provider's end-of-stream signal was seen
+
+    @property
+    def problems(self) -> list[Problem]:
+        return self.builder.problems
+
+    def feed(self, chunk: bytes | str) -> list[dict[str, Any]]:
+        """Parse the next piece of the body; the events it completes."""
+        b = self.builder
+        if b.closed:
+            return []
+        b.tick()
+        for event, data in self._framer.feed(chunk):
+            self._data(event, data)
+        return b.drain()
+
+    def _data(self, event: str, data: str) -> None:
+        if self.done:
+            return
+        if data == "[DONE]":
+            self.done = True
+            self.builder.close()
+            return
+        try:
+            obj = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            self.builder.problem("json", f"a payload is not JSON ({exc}): skipped: {data[:80]!r}")
+            return
+        if not isinstance(obj, dict):
+            self.builder.problem("type", f"a payload is not a JSON object: skipped: {data[:80]!r}")
+            return
+        try:
+            self.payload(event, obj)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            self.builder.problem("type", f"an unexpected payload shape ({type(exc).__name__}: {exc}): skipped")
+
+    def payload(self, event: str, obj: dict[str, Any]) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def error(self, message: str, **info: Any) -> list[dict[str, Any]]:
+        """The transport failed (disconnect, timeout, cancellation): end every open choice as interrupted,
+        keeping all that was received. Returns the closing events."""
+        b = self.builder
+        if not b.closed:
+            b.tick()
+            for event, data in self._framer.close():
+                self._data(event, data)
+            b.error(message, **info)
+            b.close()
+        return b.drain()
+
+    def close(self) -> list[dict[str, Any]]:
+        """End of the body: the closing events (a reply the provider did not finish ends interrupted)."""
+        b = self.builder
+        if not b.closed:
+            b.tick()
+            for event, data in self._framer.close():
+                self._data(event, data)
+            b.close()
+        return b.drain()
+
+
+def run_parser(parser: BaseStreamParser, chunks: Iterable[bytes | str] | bytes | str) -> Iterator[dict[str, Any]]:
+    """Every event of a body given whole or as chunks."""
+    for chunk in as_chunks(chunks):
+        yield from parser.feed(chunk)
+    yield from parser.close()
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (payload fields of unexpected types)."""
+    return value if isinstance(value, dict) else {}
+
+
+def safe_int(value: Any) -> int | None:
+    """A token count as the usage schema wants it (a non-negative int), or None."""
+    if type(value) is int and value >= 0:
+        return value
+    if type(value) is float and value >= 0 and value.is_integer():
+        return int(value)
+    return None
+
+
+def usage_dict(input_tokens: Any, output_tokens: Any, cached: Any = None, total: Any = None) -> dict[str, Any] | None:
+    """A ChatUsage dict from provider counts (only the counts given; totalTokens = input + output)."""
+    out: dict[str, Any] = {}
+    i, o, c = safe_int(input_tokens), safe_int(output_tokens), safe_int(cached)
+    if i is not None:
+        out["inputTokens"] = i
+    if o is not None:
+        out["outputTokens"] = o
+    if c is not None:
+        out["cachedTokens"] = c
+    t = safe_int(total)
+    if i is not None and o is not None:
+        out["totalTokens"] = i + o
+    elif t is not None:
+        out["totalTokens"] = t
+    return out or None

@@ -1,0 +1,328 @@
+"""Tool definitions and tool choice, per provider.
+
+Callers pass tools as JSON Schema function definitions, in either of two shapes::
+
+    {"name": "get_weather", "description": "...", "parameters": {...JSON Schema...}}
+    {"type": "function", "function": {"name": ..., "description": ..., "parameters": ..., "strict": true}}
+
+(``input_schema`` is accepted for ``parameters``.) ``tool_choice`` is ``"auto"``, ``"none"``,
+``"required"`` (``"any"`` is the same), or one tool: ``{"name": X}``, ``{"type": "function",
+"function": {"name": X}}`` or ``{"type": "tool", "name": X}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from agentmsg.errors import ValidationError
+
+from ._format import Context
+
+__all__ = ["ToolChoice", "ToolDef", "gemini_schema", "normalize_tool_choice", "normalize_tools"]
+
+
+@attrs.frozen
+class ToolDef:
+    name: str
+    description: str | None
+    parameters: dict[str, Any]
+    strict: bool | None
+    pointer: str
+
+
+@attrs.frozen
+class ToolChoice:
+    mode: str  # auto | none | required | tool
+    name: str | None = None
+
+
+_EMPTY_PARAMS: Final = {"type": "object", "properties": {}}
+
+
+def normalize_tools(tools: Any) -> list[ToolDef]:
+    if tools is None:
+        return []
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+        raise ValidationError.single("/tools", "type", "tools must be a list of tool definitions")
+    out = []
+    for i, tool in enumerate(tools):
+        pointer = f"/tools/{i}"
+        if not isinstance(tool, Mapping):
+            raise ValidationError.single(pointer, "type", "a tool definition must be an object")
+        spec = tool
+        if tool.get("type") == "function" and isinstance(tool.get("function"), Mapping):
+            spec = tool["function"]
+            pointer += "/function"
+        name = spec.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValidationError.single(pointer + "/name", "required", "a tool needs a non-empty string name")
+        description = spec.get("description")
+        if description is not None and not isinstance(description, str):
+            raise ValidationError.single(pointer + "/description", "type", "description must be a string")
+        params = spec.get("parameters", spec.get("input_schema"))
+        if params is None:
+            params = dict(_EMPTY_PARAMS)
+        if not isinstance(params, Mapping):
+            raise ValidationError.single(pointer + "/parameters", "type", "parameters must be a JSON Schema object")
+        strict = spec.get("strict")
+        if strict is not None and not isinstance(strict, bool):
+            raise ValidationError.single(pointer + "/strict", "type", "strict must be a boolean")
+        out.append(ToolDef(name, description, dict(params), strict, pointer))
+    return out
+
+
+def normalize_tool_choice(choice: Any) -> ToolChoice | None:
+    if choice is None:
+        return None
+    if isinstance(choice, str):
+        mode = {"auto": "auto", "none": "none", "required": "required", "any": "required"}.get(choice)
+        if mode is None:
+            raise ValidationError.single(
+                "/tool_choice", "enum", f"tool_choice {choice!r}: expected auto, none, required or a tool"
+            )
+        return ToolChoice(mode)
+    if isinstance(choice, Mapping):
+        name = choice.get("name")
+        fn = choice.get("function")
+        if name is None and isinstance(fn, Mapping):
+            name = fn.get("name")
+        if isinstance(name, str) and name:
+            return ToolChoice("tool", name)
+        kind = choice.get("type")
+        if isinstance(kind, str) and kind in ("auto", "none", "any", "required"):
+            return normalize_tool_choice(kind)
+    raise ValidationError.single("/tool_choice", "type", f"tool_choice not understood: {choice!r}")
+
+
+# ---- per provider ---------------------------------------------------------------------------------
+
+
+def openai_tools(tools: list[ToolDef], ctx: Context, *, strict_field: bool = True) -> list[dict[str, Any]]:
+    out = []
+    for t in tools:
+        fn: dict[str, Any] = {"name": ctx.tool_name(t.name, t.pointer + "/name")}
+        if t.description is not None:
+            fn["description"] = t.description
+        fn["parameters"] = t.parameters
+        if t.strict is not None:
+            if strict_field:
+                fn["strict"] = t.strict
+            else:
+                ctx.report(t.pointer + "/strict", "param-dropped", f"{ctx.provider} takes no per-tool strict flag")
+        out.append({"type": "function", "function": fn})
+    return out
+
+
+def openai_tool_choice(choice: ToolChoice, ctx: Context, *, required: bool = True) -> Any:
+    if choice.mode == "tool":
+        return {"type": "function", "function": {"name": ctx.tool_name(choice.name or "", "/tool_choice")}}
+    if choice.mode == "required" and not required:
+        ctx.report("/tool_choice", "tool-choice-changed", f"{ctx.provider} has no 'required' tool choice; sent 'auto'")
+        return "auto"
+    return choice.mode
+
+
+def anthropic_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
+    out = []
+    for t in tools:
+        tool: dict[str, Any] = {"name": ctx.tool_name(t.name, t.pointer + "/name")}
+        if t.description is not None:
+            tool["description"] = t.description
+        schema = t.parameters
+        if schema.get("type") != "object":
+            ctx.report(
+                t.pointer + "/parameters",
+                "schema-keyword-converted",
+                "Anthropic input_schema must be an object schema; wrapped as type object",
+            )
+            schema = {"type": "object", **{k: v for k, v in schema.items() if k != "type"}}
+        tool["input_schema"] = schema
+        if t.strict is not None:
+            ctx.report(t.pointer + "/strict", "param-dropped", "Anthropic takes no per-tool strict flag")
+        out.append(tool)
+    return out
+
+
+def anthropic_tool_choice(choice: ToolChoice | None, parallel: bool | None, ctx: Context) -> dict[str, Any] | None:
+    if choice is None:
+        if parallel is False:
+            return {"type": "auto", "disable_parallel_tool_use": True}
+        return None
+    if choice.mode == "tool":
+        out: dict[str, Any] = {"type": "tool", "name": ctx.tool_name(choice.name or "", "/tool_choice")}
+    elif choice.mode == "required":
+        out = {"type": "any"}
+    else:
+        out = {"type": choice.mode}
+    if parallel is False and choice.mode != "none":
+        out["disable_parallel_tool_use"] = True
+    return out
+
+
+def gemini_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
+    decls = []
+    for t in tools:
+        decl: dict[str, Any] = {"name": ctx.tool_name(t.name, t.pointer + "/name")}
+        if t.description is not None:
+            decl["description"] = t.description
+        if t.parameters.get("properties") or t.parameters.get("type") not in (None, "object"):
+            decl["parameters"] = gemini_schema(t.parameters, t.pointer + "/parameters", ctx)
+        else:
+            # an object with no properties: Gemini wants no parameters at all
+            extra = [k for k in t.parameters if k not in ("type", "properties", "required", "additionalProperties")]
+            for k in extra:
+                ctx.report(f"{t.pointer}/parameters/{k}", "schema-keyword-dropped", f"{k!r} of a parameterless tool")
+        if t.strict is not None:
+            ctx.report(t.pointer + "/strict", "param-dropped", "Gemini takes no per-tool strict flag")
+        decls.append(decl)
+    return [{"functionDeclarations": decls}] if decls else []
+
+
+def gemini_tool_config(choice: ToolChoice, ctx: Context) -> dict[str, Any]:
+    if choice.mode == "tool":
+        return {
+            "functionCallingConfig": {
+                "mode": "ANY",
+                "allowedFunctionNames": [ctx.tool_name(choice.name or "", "/tool_choice")],
+            }
+        }
+    mode = {"auto": "AUTO", "none": "NONE", "required": "ANY"}[choice.mode]
+    return {"functionCallingConfig": {"mode": mode}}
+
+
+# ---- Gemini's schema subset -----------------------------------------------------------------------
+
+_GEMINI_TYPES: Final = {
+    "string": "STRING",
+    "number": "NUMBER",
+    "integer": "INTEGER",
+    "boolean": "BOOLEAN",
+    "array": "ARRAY",
+    "object": "OBJECT",
+    "null": "NULL",
+}
+# keywords copied as they are (camelCase on the wire, as in JSON Schema)
+_GEMINI_PLAIN: Final = (
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minProperties",
+    "maxProperties",
+    "default",
+    "example",
+    "propertyOrdering",
+)
+_MAX_DEPTH: Final = 64
+
+
+def gemini_schema(schema: Mapping[str, Any], pointer: str, ctx: Context) -> dict[str, Any]:
+    """Convert a JSON Schema to Gemini's OpenAPI-subset ``Schema``. Local ``$ref`` are inlined,
+    ``const`` becomes ``enum``, ``oneOf`` becomes ``anyOf``, type lists become ``nullable`` or
+    ``anyOf``; every keyword that cannot be kept is reported."""
+    defs: dict[str, Any] = {}
+    for key in ("$defs", "definitions"):
+        value = schema.get(key)
+        if isinstance(value, Mapping):
+            defs.update({f"#/{key}/{k}": v for k, v in value.items()})
+    return _convert(schema, pointer, ctx, defs, (), root=True)
+
+
+def _convert(
+    schema: Any, pointer: str, ctx: Context, defs: dict[str, Any], stack: tuple[str, ...], root: bool = False
+) -> dict[str, Any]:
+    if not isinstance(schema, Mapping):
+        ctx.report(pointer, "schema-keyword-dropped", "a boolean or non-object schema has no Gemini form; sent {}")
+        return {}
+    if len(stack) > _MAX_DEPTH:
+        ctx.report(pointer, "schema-keyword-dropped", "schema nested too deeply; sent {}")
+        return {}
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        target = defs.get(ref)
+        if target is None or ref in stack:
+            why = "recursive" if ref in stack else "unresolvable"
+            ctx.report(pointer + "/$ref", "schema-keyword-dropped", f"{why} $ref {ref!r} has no Gemini form")
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            return _convert(rest, pointer, ctx, defs, stack) if rest else {}
+        ctx.report(pointer + "/$ref", "schema-keyword-converted", f"$ref {ref!r} inlined")
+        merged = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        return _convert(merged, pointer, ctx, defs, (*stack, ref))
+    out: dict[str, Any] = {}
+    typ = schema.get("type")
+    nullable = False
+    if isinstance(typ, list):
+        kinds = [t for t in typ if t != "null"]
+        nullable = len(kinds) != len(typ)
+        if len(kinds) == 1:
+            typ = kinds[0]
+            ctx.report(pointer + "/type", "schema-keyword-converted", "type list sent as type + nullable")
+        elif kinds:
+            ctx.report(pointer + "/type", "schema-keyword-converted", "type list sent as anyOf")
+            rest = {k: v for k, v in schema.items() if k != "type"}
+            out["anyOf"] = [
+                _convert({**rest, "type": k}, f"{pointer}/type/{j}", ctx, defs, stack) for j, k in enumerate(kinds)
+            ]
+            if nullable:
+                out["nullable"] = True
+            return out
+        else:
+            typ = "null"
+    if typ is not None:
+        mapped = _GEMINI_TYPES.get(typ) if isinstance(typ, str) else None
+        if mapped is None:
+            ctx.report(pointer + "/type", "schema-keyword-dropped", f"type {typ!r} unknown")
+        else:
+            out["type"] = mapped
+    for key, value in schema.items():
+        if key in ("type", "$defs", "definitions") and (key == "type" or root):
+            if key != "type":
+                ctx.report(f"{pointer}/{key}", "schema-keyword-converted", f"{key} inlined where referenced")
+            continue
+        if key in _GEMINI_PLAIN:
+            out[key] = value
+        elif key == "properties" and isinstance(value, Mapping):
+            out["properties"] = {
+                k: _convert(v, f"{pointer}/properties/{_esc(k)}", ctx, defs, stack) for k, v in value.items()
+            }
+        elif key == "required" and isinstance(value, list):
+            out["required"] = list(value)
+        elif key == "items":
+            if isinstance(value, Mapping):
+                out["items"] = _convert(value, pointer + "/items", ctx, defs, stack)
+            else:
+                ctx.report(pointer + "/items", "schema-keyword-dropped", "tuple-form items have no Gemini form")
+        elif key == "enum" and isinstance(value, list):
+            if all(isinstance(v, str) for v in value):
+                out["enum"] = list(value)
+            else:
+                ctx.report(pointer + "/enum", "schema-keyword-dropped", "Gemini enums are strings only")
+        elif key == "const":
+            if isinstance(value, str):
+                out["enum"] = [value]
+                ctx.report(pointer + "/const", "schema-keyword-converted", "const sent as a one-value enum")
+            else:
+                ctx.report(pointer + "/const", "schema-keyword-dropped", "non-string const has no Gemini form")
+        elif key in ("anyOf", "oneOf") and isinstance(value, list):
+            if key == "oneOf":
+                ctx.report(pointer + "/oneOf", "schema-keyword-converted", "oneOf sent as anyOf")
+            out["anyOf"] = [_convert(v, f"{pointer}/{key}/{j}", ctx, defs, stack) for j, v in enumerate(value)]
+        else:
+            ctx.report(f"{pointer}/{_esc(key)}", "schema-keyword-dropped", f"{key!r} is not in Gemini's schema subset")
+    if nullable:
+        out["nullable"] = True
+    return out
+
+
+def _esc(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")

@@ -1,0 +1,405 @@
+"""The walk shared by providers whose requests are alternating turns of blocks (Anthropic, Gemini).
+
+System messages become the top-level system prompt; USER and TOOL messages, tool results and hints
+go into user turns; the current agent's ASSISTANT messages into assistant (model) turns. Consecutive
+parts of one role form one turn (every merge of two input messages is reported), so parallel tool
+results always land in the one user turn after the calls. Thinking parts go first in their turn.
+A provider module subclasses :class:`TurnWalk` and supplies the block shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentmsg.blocks import (
+    AudioBlock,
+    DataBlock,
+    HintBlock,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    VideoBlock,
+)
+from agentmsg.message import Msg, MsgRole
+
+from . import _format as F
+from ._format import Context
+
+_USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
+_MEDIA = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
+USER = "user"
+
+
+class TurnWalk:
+    """One pass over the conversation. Subclasses set ``assistant_role`` and ``parts_key`` and
+    implement the ``*_part`` hooks; each returns a part or ``None`` (nothing to send, already reported)."""
+
+    assistant_role = "assistant"
+    parts_key = "content"
+    #: text parts are {"type": "text", "text": ...}; else {"text": ...}
+    typed_text = True
+
+    def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
+        self.ctx = ctx
+        self.multi = multi
+        self.agent = agent
+        self.turns: list[dict[str, Any]] = []
+        self.turn_last: list[int] = []  # per turn: the last message that put a part in it
+        self.system: list[tuple[str, int]] = []  # (text, message index)
+        self.role: str | None = None
+        self.lead: list[Any] = []  # thinking parts: first in the turn
+        self.rest: list[Any] = []
+        self.last_i = -1  # last message that put a part in the current turn
+        self.deferred: list[Any] = []  # user parts (hints) sent once no call is open
+        self.seen_turn = False  # a non-system message came before
+        self.history_seen = False
+
+    # ---- hooks ----
+
+    def text_part(self, text: str) -> Any:
+        raise NotImplementedError
+
+    def thinking_part(self, block: ThinkingBlock, pointer: str) -> Any:
+        raise NotImplementedError
+
+    def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
+        raise NotImplementedError
+
+    def tool_result_part(self, block: ToolResultBlock, i: int, j: int, name: str | None) -> Any:
+        raise NotImplementedError
+
+    def media_part(self, block: Any, pointer: str, assistant: bool) -> Any:
+        raise NotImplementedError
+
+    def repair_part(self, call_id: str, name: str) -> Any:
+        raise NotImplementedError
+
+    # ---- turns ----
+
+    def put(self, role: str, part: Any, i: int) -> None:
+        """Add one part to the current turn of ``role`` (a new turn when the role changes); ``i`` is
+        the message it comes from (-1: generated, never reported as merged)."""
+        self.emit(role, None, [part], i)
+
+    def emit(self, role: str, lead: list[tuple[Any, int]] | None, rest: list[Any], i: int) -> None:
+        """Add a message's parts to the current turn of ``role``: ``lead`` (thinking parts with their
+        block index) go first in the turn, ``rest`` after what the turn holds."""
+        if role != self.role:
+            self.flush()
+            self.role = role
+            if lead:
+                self.lead = [p for p, _ in lead]
+            self.rest = rest
+        else:
+            if i >= 0 and self.last_i >= 0 and i != self.last_i:
+                self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn of message /{self.last_i}")
+            if lead:
+                if self.rest:
+                    for _, j in lead:
+                        self.ctx.report(
+                            f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn"
+                        )
+                self.lead.extend(p for p, _ in lead)
+            self.rest.extend(rest)
+        if i >= 0:
+            self.last_i = i
+
+    def flush(self) -> None:
+        if self.role is not None:
+            if self.lead:
+                parts = self.lead + self.rest
+                self.lead = []
+            else:
+                parts = self.rest
+            self.turns.append({"role": self.role, self.parts_key: parts})
+            self.turn_last.append(self.last_i)
+        self.role = None
+        self.rest = []
+        self.last_i = -1
+
+    # ---- walk ----
+
+    def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
+        ctx = self.ctx
+        multi = self.multi
+        history = multi and ctx.options.multi_agent_layout == "history"
+        group: list[tuple[int, Msg]] = []
+        open_calls = ctx.open_calls
+        typed = self.typed_text
+        arole = self.assistant_role
+        for i, msg in enumerate(msgs):
+            role = msg.role
+            if history:
+                if F.is_history_message(msg, self.agent):
+                    if ctx.open_calls:
+                        self._orphans()
+                    group.append((i, msg))
+                    continue
+                if group:
+                    self._history(group)
+            try:
+                if open_calls and role is not _TOOL and not _has_result(msg):
+                    self._orphans()
+                if role is _ASSISTANT:
+                    content = msg.content
+                    if not multi and len(content) == 1 and type(content[0]) is TextBlock and content[0].text.strip():
+                        # fast path: one text block
+                        text = content[0].text
+                        self.seen_turn = True
+                        part = {"type": "text", "text": text} if typed else {"text": text}
+                        if self.role == arole:
+                            self.emit(arole, None, [part], i)
+                        else:
+                            if self.role is not None:
+                                self.flush()
+                            self.role = arole
+                            self.rest = [part]
+                            self.last_i = i
+                    elif multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
+                        self._user(msg, i, prefix=True)
+                    else:
+                        self._assistant(msg, i)
+                elif role is _USER:
+                    content = msg.content
+                    if not multi and len(content) == 1 and type(content[0]) is TextBlock:
+                        # fast path: one text block
+                        text = content[0].text
+                        if text and not text.isspace():
+                            self.seen_turn = True
+                            part = {"type": "text", "text": text} if typed else {"text": text}
+                            if self.role == USER:
+                                self.emit(USER, None, [part], i)
+                            else:
+                                if self.role is not None:
+                                    self.flush()
+                                self.role = USER
+                                self.rest = [part]
+                                self.last_i = i
+                        else:
+                            self._user(msg, i, prefix=False)
+                    else:
+                        self._user(msg, i, prefix=multi)
+                elif role is _TOOL:
+                    self._tool(msg, i)
+                else:
+                    self._system(msg, i)
+            except (AttributeError, TypeError, KeyError) as exc:
+                raise F.broken_message(i, exc) from None
+            if self.deferred and not open_calls:
+                self._flush_deferred()
+        if group:
+            self._history(group)
+        if ctx.open_calls:
+            self._orphans()
+        self._flush_deferred()
+        self.flush()
+        return self.turns
+
+    def _history(self, group: list[tuple[int, Msg]]) -> None:
+        self.seen_turn = True
+        parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self._history_media, self._hint)
+        self.history_seen = True
+        first, last = group[0][0], group[-1][0]
+        group.clear()
+        self.emit(USER, None, parts, first)
+        self.last_i = last
+        if self.deferred and not self.ctx.open_calls:
+            self._flush_deferred()
+
+    def _history_media(self, block: Any, pointer: str) -> Any:
+        part = self.media_part(block, pointer, False)
+        return part if part is not None else self.text_part(F.block_label(block))
+
+    def _flush_deferred(self) -> None:
+        for part in self.deferred:
+            if self.role != USER:
+                self.flush()
+                self.role = USER
+            self.rest.append(part)
+        self.deferred.clear()
+
+    def _system(self, msg: Msg, i: int) -> None:
+        ctx = self.ctx
+        hoisted = self.seen_turn
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
+            if type(b) is TextBlock:
+                if b.text:
+                    self.system.append((b.text, i))
+            else:
+                ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a system message")
+        if hoisted:
+            ctx.report(f"/{i}", "system-hoisted", "system message moved to the top-level system prompt")
+
+    def _user(self, msg: Msg, i: int, prefix: bool) -> None:
+        ctx = self.ctx
+        self.seen_turn = True
+        label = f"[{F.speaker_label(msg)}]: " if prefix else ""
+        parts: list[Any] = []
+        text_part = self.text_part
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
+            t = type(b)
+            if t is TextBlock:
+                text = b.text
+                if label:
+                    text = label + text
+                    label = ""
+                if not text or text.isspace():
+                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
+                    continue
+                parts.append(text_part(text))
+            elif t in _MEDIA:
+                if label:
+                    parts.append(text_part(label.rstrip()))
+                    label = ""
+                part = self.media_part(b, f"/{i}/content/{j}", False)
+                if part is not None:
+                    parts.append(part)
+            elif t is HintBlock:
+                self._hint(b, i, j)
+            elif t is ThinkingBlock:
+                ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
+            else:
+                ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
+        if parts:
+            self.emit(USER, None, parts, i)
+        else:
+            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+
+    def _assistant(self, msg: Msg, i: int) -> None:
+        ctx = self.ctx
+        self.seen_turn = True
+        other = self.multi and not F.is_current_agent(msg, self.agent)
+        label = f"[{F.speaker_label(msg)}]: " if other else ""
+        lead: list[tuple[Any, int]] = []
+        rest: list[Any] = []
+        results: list[tuple[Any, int]] = []
+        open_calls = ctx.open_calls
+        typed = self.typed_text
+        families = ctx.families
+        demote = ctx.options.reasoning == "text"
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
+            t = type(b)
+            if t is TextBlock:
+                text = label + b.text if label else b.text
+                label = ""
+                if not text or text.isspace():
+                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
+                    continue
+                rest.append({"type": "text", "text": text} if typed else {"text": text})
+            elif t is ToolUseBlock:
+                rest.append(self.tool_use_part(b, i, j))
+                open_calls[b.id] = (i, j, b.name)
+            elif t is ThinkingBlock:
+                if other:
+                    ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another agent is not sent")
+                    continue
+                meta = b.metadata
+                origin = meta.get("provider") if meta else None
+                if origin is not None and origin not in families and not demote:
+                    ctx.diagnostics.append(
+                        (f"/{i}/content/{j}", "thinking-dropped", f"reasoning from {origin} not sent to {ctx.provider}")
+                    )
+                    continue
+                part = self.thinking_part(b, f"/{i}/content/{j}")
+                if part is not None:
+                    first, part = part
+                    if first:
+                        if rest:
+                            ctx.report(f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn")
+                        lead.append((part, j))
+                    else:
+                        rest.append(part)
+            elif t is ToolResultBlock:
+                results.append((b, j))
+            elif t is HintBlock:
+                self._hint(b, i, j)
+            else:
+                part = self.media_part(b, f"/{i}/content/{j}", True)
+                if part is not None:
+                    rest.append(part)
+        if lead or rest:
+            self.emit(self.assistant_role, lead, rest, i)
+        put = bool(lead or rest)
+        for b, j in results:
+            put = self._result(b, i, j) or put
+        if not put:
+            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+
+    def _tool(self, msg: Msg, i: int) -> None:
+        ctx = self.ctx
+        self.seen_turn = True
+        parts: list[Any] = []
+        open_calls = ctx.open_calls
+        tool_result_part = self.tool_result_part
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
+            t = type(b)
+            if t is ToolResultBlock:
+                entry = open_calls.pop(b.id, None)
+                if entry is not None:
+                    parts.append(tool_result_part(b, i, j, entry[2]))
+                else:
+                    part = self._result_part(b, i, j)
+                    if part is not None:
+                        parts.append(part)
+            elif t is HintBlock:
+                self._hint(b, i, j)
+            else:
+                ctx.report(
+                    f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
+                )
+        if parts:
+            self.emit(USER, None, parts, i)
+        elif not msg.content:
+            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+
+    def _result_part(self, b: ToolResultBlock, i: int, j: int) -> Any:
+        ctx = self.ctx
+        entry = ctx.open_calls.pop(b.id, None)
+        if entry is None:
+            pointer = f"/{i}/content/{j}"
+            ctx.report(pointer, "tool-result-orphan", f"tool result {b.id!r} answers no open tool call")
+            if ctx.options.repair:
+                ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
+                return None
+            return self.tool_result_part(b, i, j, None)
+        return self.tool_result_part(b, i, j, entry[2])
+
+    def _result(self, b: ToolResultBlock, i: int, j: int) -> bool:
+        part = self._result_part(b, i, j)
+        if part is None:
+            return False
+        self.emit(USER, None, [part], i)
+        return True
+
+    def _hint(self, b: HintBlock, i: int, j: int) -> None:
+        self.ctx.report(f"/{i}/content/{j}", "hint-placed", "hint sent as user text after this turn")
+        if b.hint.strip():
+            self.deferred.append(self.text_part(b.hint))
+
+    def _orphans(self) -> None:
+        ctx = self.ctx
+        for call_id, _pointer, name in F.orphan_calls(ctx):
+            if ctx.options.repair:
+                self.put(USER, self.repair_part(call_id, name), -1)
+
+    def system_texts(self) -> list[str]:
+        return [t for t, _ in self.system]
+
+
+def _blocks(msg: Msg) -> list[Any]:
+    return msg.content
+
+
+def _has_result(msg: Msg) -> bool:
+    return any(type(b) is ToolResultBlock for b in msg.content)
+
+
+def _has_tool_use(msg: Msg) -> bool:
+    return any(type(b) is ToolUseBlock for b in msg.content)

@@ -1,0 +1,429 @@
+"""Anthropic Messages: request formatter; response and stream parsers (issue 10).
+
+Layout (docs/formatters.md): SYSTEM messages -> top-level ``system``; user and assistant turns of
+content blocks, strictly alternating (consecutive messages of one role are merged, reported);
+signed thinking first in its assistant turn, byte for byte, redacted thinking as
+``redacted_thinking``; every tool result of a batch in the one user turn after the calls, with
+images inside ``tool_result``; ``max_tokens`` always set (default 4096).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+import orjson
+
+from agentmsg import reduce_events
+from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.message import Msg
+
+from . import _format as F
+from ._common import media_kind
+from ._format import Context, FormatOptions, FormattedRequest
+from ._stream import BaseStreamParser, StreamBuilder, as_object, run_parser, safe_int, usage_dict
+from ._tools import anthropic_tool_choice, anthropic_tools, normalize_tool_choice, normalize_tools
+from ._turns import TurnWalk
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_MODEL",
+    "StreamParser",
+    "format_request",
+    "parse_response",
+    "parse_stream",
+    "response_events",
+]
+
+DEFAULT_MODEL: Final = "claude-sonnet-4-5"
+DEFAULT_MAX_TOKENS: Final = 4096
+API_VERSION: Final = "2023-06-01"
+FAMILIES: Final = ("anthropic",)
+_IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+_ID_OK = F.id_matcher(r"[A-Za-z0-9_-]+")
+_NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,128}")
+_PARAMS: Final[Mapping[str, str | None]] = {
+    "stop": "stop_sequences",
+    "seed": None,
+    "frequency_penalty": None,
+    "presence_penalty": None,
+}
+
+
+# ---- request (issue 9) ----------------------------------------------------------------------------
+
+
+def format_request(
+    messages: Sequence[Msg],
+    *,
+    model: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    tool_choice: str | Mapping[str, Any] | None = None,
+    multi_agent: bool = False,
+    agent_name: str | None = None,
+    stream: bool = False,
+    strict: bool = False,
+    options: FormatOptions | Mapping[str, Any] | None = None,
+    **params: Any,
+) -> FormattedRequest:
+    """Format a conversation as an Anthropic Messages request (``POST /v1/messages``).
+
+    ``params``: ``max_tokens`` (default 4096), ``temperature``, ``top_p``, ``top_k``, ``stop``
+    (-> ``stop_sequences``), ``thinking_budget`` (-> ``thinking``), ``parallel_tool_calls=False``
+    (-> ``disable_parallel_tool_use``); other names pass through to the body."""
+    msgs = F.check_messages(messages)
+    opts = F.as_options(options)
+    tool_defs = normalize_tools(tools)
+    choice = normalize_tool_choice(tool_choice)
+    ctx = Context("anthropic", FAMILIES, opts, id_ok=_ID_OK, tool_name_ok=_NAME_OK)
+    walk = _AnthropicWalk(ctx, multi_agent, agent_name)
+    try:
+        turns = walk.run(msgs)
+    finally:
+        ctx.media.close()
+    F.require_turns(turns, ctx.provider)
+    params = dict(params)
+    body: dict[str, Any] = {
+        "model": model or DEFAULT_MODEL,
+        "max_tokens": params.pop("max_tokens", None) or DEFAULT_MAX_TOKENS,
+        "messages": turns,
+    }
+    system = walk.system_texts()
+    if system:
+        body["system"] = system[0] if len(system) == 1 else [{"type": "text", "text": t} for t in system]
+    if stream:
+        body["stream"] = True
+    if tool_defs:
+        body["tools"] = anthropic_tools(tool_defs, ctx)
+    parallel = params.pop("parallel_tool_calls", None)
+    if choice is not None and not tool_defs and choice.mode != "none":
+        ctx.report("/tool_choice", "param-dropped", "tool_choice without tools is not sent")
+    else:
+        tc = anthropic_tool_choice(choice, parallel if tool_defs else None, ctx)
+        if tc is not None:
+            body["tool_choice"] = tc
+    budget = params.pop("thinking_budget", None)
+    if budget is not None:
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    stop = params.get("stop")
+    if isinstance(stop, str):
+        params["stop"] = [stop]
+    F.apply_params(ctx, params, _PARAMS, body)
+    _strip_final_assistant(turns, walk, ctx)
+    diagnostics = ctx.finish(strict)
+    return FormattedRequest(
+        body=body,
+        diagnostics=diagnostics,
+        model=body["model"],
+        path="/v1/messages",
+        headers={"anthropic-version": API_VERSION},
+        stream=stream,
+    )
+
+
+def _strip_final_assistant(turns: list[dict[str, Any]], walk: _AnthropicWalk, ctx: Context) -> None:
+    """A final assistant turn (a prefill) may not end with whitespace: strip it, reported."""
+    if not turns or turns[-1]["role"] != "assistant":
+        return
+    last = turns[-1]["content"][-1]
+    if last.get("type") == "text" and last["text"] != last["text"].rstrip():
+        last["text"] = last["text"].rstrip()
+        ctx.report(
+            f"/{walk.turn_last[-1]}", "trailing-whitespace-stripped", "the final assistant text was right-stripped"
+        )
+
+
+class _AnthropicWalk(TurnWalk):
+    assistant_role = "assistant"
+    parts_key = "content"
+
+    def text_part(self, text: str) -> Any:
+        return {"type": "text", "text": text}
+
+    def thinking_part(self, block: ThinkingBlock, pointer: str) -> Any:
+        ctx = self.ctx
+        origin = F.reasoning_origin(block)
+        if origin is not None and origin not in ctx.families:
+            if F.foreign_reasoning(ctx, block, pointer, origin) == F.DEMOTE:
+                return False, {"type": "text", "text": block.thinking}
+            return None
+        meta = block.metadata or {}
+        if meta.get("redacted") is True:
+            data = meta.get("redactedData")
+            if isinstance(data, str) and data:
+                return True, {"type": "redacted_thinking", "data": data}
+            ctx.report(pointer, "thinking-dropped", "redacted thinking without redactedData cannot be replayed")
+            return None
+        signature = meta.get("signature")
+        if isinstance(signature, str) and signature:
+            return True, {"type": "thinking", "thinking": block.thinking, "signature": signature}
+        if ctx.options.reasoning == "text" and block.thinking:
+            ctx.report(pointer, "thinking-demoted", "unsigned reasoning sent to anthropic as text")
+            return False, {"type": "text", "text": block.thinking}
+        ctx.report(pointer, "thinking-dropped", "unsigned reasoning cannot be sent as an Anthropic thinking block")
+        return None
+
+    def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
+        ctx = self.ctx
+        cid = block.id
+        mid = ctx.id_cache.get(cid) or ctx.call_id(cid, (i, j))
+        mname = ctx.tool_name_cache.get(block.name)
+        if mname is None:
+            mname = ctx.tool_name(block.name, f"/{i}/content/{j}/name")
+        if block.content is not None:
+            F.tool_arguments(block, ctx, f"/{i}/content/{j}")
+        return {"type": "tool_use", "id": mid, "name": mname, "input": block.input}
+
+    def tool_result_part(self, block: ToolResultBlock, i: int, j: int, name: str | None) -> Any:
+        ctx = self.ctx
+        mid = ctx.id_cache.get(block.id)
+        if mid is None:
+            mid = ctx.call_id(block.id, f"/{i}/content/{j}")
+        part: dict[str, Any] = {"type": "tool_result", "tool_use_id": mid}
+        output: list[Any] = block.output
+        if len(output) == 1 and type(output[0]) is TextBlock and output[0].text and not output[0].text.isspace():
+            part["content"] = [{"type": "text", "text": output[0].text}]
+            if F.result_is_error(block):
+                part["is_error"] = True
+            return part
+        content: list[dict[str, Any]] = []
+        out_pointer = f"/{i}/content/{j}/output"
+        for k, b in enumerate(output):
+            kind = b.type
+            if kind == "text":
+                if b.text.strip():
+                    content.append({"type": "text", "text": b.text})
+                elif b.text:
+                    ctx.report(f"{out_pointer}/{k}", "empty-text-dropped", "blank text in a tool result not sent")
+            elif kind == "hint":
+                content.append({"type": "text", "text": b.hint})
+            elif kind in ("image", "data", "audio", "video"):
+                media = self._media(b, f"{out_pointer}/{k}", in_result=True)
+                content.append(media)
+            else:
+                ctx.report(f"{out_pointer}/{k}", "block-dropped", f"{kind} block inside a tool result is not sent")
+        if content:
+            part["content"] = content
+        if F.result_is_error(block):
+            part["is_error"] = True
+        return part
+
+    def media_part(self, block: Any, pointer: str, assistant: bool) -> Any:
+        if assistant:
+            label = F.block_label(block)
+            self.ctx.report(pointer, "media-unsupported", f"{block.type} in an assistant turn sent as {label!r}")
+            return {"type": "text", "text": label}
+        return self._media(block, pointer, in_result=False)
+
+    def _media(self, block: Any, pointer: str, in_result: bool) -> dict[str, Any]:
+        ctx = self.ctx
+        src = block.source
+        if (
+            type(block) is ImageBlock
+            and src.type == "base64"
+            and src.media_type in _IMAGE_TYPES
+            and block.min_pixels is None
+            and block.max_pixels is None
+        ):
+            return {"type": "image", "source": {"type": "base64", "media_type": src.media_type, "data": src.data}}
+        kind, mime = media_kind(block)
+        F.media_options(block, (), ctx, pointer)
+        if kind == "image" and (mime is None or mime in _IMAGE_TYPES):
+            m = ctx.media.resolve(block.source, pointer, inline=False)
+            if m.url is not None:
+                return {"type": "image", "source": {"type": "url", "url": m.url}}
+            if m.mime in _IMAGE_TYPES:
+                return {"type": "image", "source": {"type": "base64", "media_type": m.mime, "data": m.data}}
+        elif kind == "file" and not in_result and mime in ("application/pdf", "text/plain"):
+            m = ctx.media.resolve(block.source, pointer, inline=False)
+            doc: dict[str, Any]
+            if m.url is not None:
+                doc = {"type": "document", "source": {"type": "url", "url": m.url}}
+            elif mime == "application/pdf":
+                doc = {
+                    "type": "document",
+                    "source": {"type": "base64", "media_type": "application/pdf", "data": m.data},
+                }
+            else:
+                text = _decode_text(m.data or "")
+                if text is None:
+                    return self._placeholder(block, pointer, "text/plain data that is not UTF-8")
+                doc = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
+            name = getattr(block, "name", None)
+            if name:
+                doc["title"] = name
+            return doc
+        where = "a tool result" if in_result else "a user turn"
+        return self._placeholder(block, pointer, f"{mime or kind} in {where}")
+
+    def _placeholder(self, block: Any, pointer: str, what: str) -> dict[str, Any]:
+        label = F.block_label(block)
+        self.ctx.report(pointer, "media-unsupported", f"anthropic takes no {what}; sent as {label!r}")
+        return {"type": "text", "text": label}
+
+    def repair_part(self, call_id: str, name: str) -> Any:
+        return {
+            "type": "tool_result",
+            "tool_use_id": self.ctx.id_cache.get(call_id, call_id),
+            "content": [{"type": "text", "text": F.REPAIR_TEXT}],
+            "is_error": True,
+        }
+
+
+def _decode_text(data: str) -> str | None:
+    try:
+        return base64.b64decode(data).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+
+
+# ---- response (issue 10) --------------------------------------------------------------------------
+# An Anthropic Messages response becomes the events its stream would give, reduced by the one Reducer.
+
+
+_NORMAL_STOP = ("end_turn", "stop_sequence")
+
+
+def _usage(u: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Anthropic counts cached input apart from ``input_tokens``: inputTokens is their sum (every input
+    token, as the other providers count it) and cachedTokens the cache reads."""
+    parts = [safe_int(u.get(k)) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+    total_in = sum(p for p in parts if p is not None) if parts[0] is not None else None
+    return usage_dict(total_in, u.get("output_tokens"), parts[2])
+
+
+def _finish(b: StreamBuilder, reason: Any) -> None:
+    if isinstance(reason, str) and reason:
+        b.finish(0, reason, tool_calls=reason == "tool_use", normal=reason in _NORMAL_STOP)
+
+
+def _error(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
+    err = as_object(obj.get("error"))
+    b.error(str(err.get("message") or err), kind=str(err.get("type") or "provider_error"))
+
+
+def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) -> None:
+    """A content block: whole (non-streaming) or as content_block_start gives it."""
+    slot = f"b{index}"
+    kind = block.get("type")
+    if kind == "text":
+        b.text(block.get("text") or "", slot=slot)
+    elif kind == "thinking":
+        sig = block.get("signature")
+        b.thinking(block.get("thinking") or "", slot=slot, signature=sig if isinstance(sig, str) else None)
+    elif kind == "redacted_thinking":
+        b.thinking("", slot=slot, redacted=str(block.get("data") or ""))
+    elif kind == "tool_use":
+        args = None
+        if whole:
+            args = orjson.dumps(block.get("input") if block.get("input") is not None else {}).decode()
+        b.tool_call(slot, call_id=block.get("id"), name=block.get("name"), arguments=args)
+        if whole:
+            b.end_tool_call(slot)
+        return
+    else:
+        b.problem("enum", f"content block type {kind!r} is not supported: skipped")
+        return
+    if whole:
+        b.end_block(slot)
+
+
+def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
+    """The AgentEvents of a non-streaming Messages response."""
+    obj = orjson.loads(body) if isinstance(body, (bytes, str)) else body
+    if not isinstance(obj, Mapping):
+        raise TypeError("an Anthropic response is a JSON object")
+    b = StreamBuilder(options.pop("provider", "anthropic"), **options)
+    if obj.get("type") == "error":
+        _error(b, obj)
+    else:
+        b.identify(obj.get("id"), obj.get("model"))
+        if isinstance(obj.get("usage"), dict):
+            b.set_usage(_usage(obj["usage"]))
+        b.choice(0)
+        for index, block in enumerate(obj.get("content") or ()):
+            if isinstance(block, dict):
+                _block(b, index, block, whole=True)
+        _finish(b, obj.get("stop_reason") or "end_turn")
+    b.close()
+    return b.drain()
+
+
+def parse_response(body: bytes | str | Mapping[str, Any], **options: Any) -> Msg:
+    """The assistant message of a Messages response: text, thinking with its signature, redacted
+    thinking, tool calls, usage, stop reason mapped to the generate reason."""
+    return reduce_events(response_events(body, **options))[0]
+
+
+# ---- stream (issue 10) ----------------------------------------------------------------------------
+
+
+class StreamParser(BaseStreamParser):
+    """Messages SSE -> AgentEvents, incrementally: blocks by ``index``; thinking with ``signature_delta``
+    (signature-only deltas), redacted thinking, ``input_json_delta`` fragments routed to their tool_use;
+    ``ping`` and unknown event types ignored; an ``error`` event mid-stream ends the reply interrupted
+    with everything kept."""
+
+    provider = "anthropic"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._usage: dict[str, Any] = {}
+        self._inputs: dict[str, str] = {}  # tool_use slot -> its start input (used when no delta comes)
+
+    def payload(self, event: str, obj: dict[str, Any]) -> None:
+        b = self.builder
+        kind = obj.get("type", event)
+        if kind == "content_block_delta":
+            delta = obj["delta"]
+            dkind = delta.get("type")
+            slot = f"b{obj.get('index')}"
+            if dkind == "text_delta":
+                b.text(delta.get("text") or "", slot=slot)
+            elif dkind == "input_json_delta":
+                b.tool_call(slot, arguments=delta.get("partial_json") or "")
+            elif dkind == "thinking_delta":
+                b.thinking(delta.get("thinking") or "", slot=slot)
+            elif dkind == "signature_delta":
+                b.thinking("", slot=slot, signature=delta.get("signature") or "")
+            # citations_delta and unknown delta types carry nothing the message keeps
+        elif kind == "content_block_start":
+            block = obj["content_block"]
+            slot = f"b{obj.get('index')}"
+            if block.get("type") == "tool_use":
+                start_input = block.get("input")
+                self._inputs[slot] = orjson.dumps(start_input if start_input is not None else {}).decode()
+            _block(b, obj.get("index"), block, whole=False)
+        elif kind == "content_block_stop":
+            slot = f"b{obj.get('index')}"
+            if b.open_call(slot):
+                b.end_tool_call(slot, default_arguments=self._inputs.pop(slot, None))
+            else:
+                b.end_block(slot)
+        elif kind == "message_start":
+            m = obj.get("message") or {}
+            b.identify(m.get("id"), m.get("model"))
+            self._add_usage(m.get("usage"))
+            b.choice(0)
+        elif kind == "message_delta":
+            self._add_usage(obj.get("usage"))
+            delta = obj.get("delta") or {}
+            _finish(b, delta.get("stop_reason"))
+        elif kind == "message_stop":
+            self.done = True
+            b.close()
+        elif kind == "error":
+            _error(b, obj)
+        # ping and unknown event types: nothing to do
+
+    def _add_usage(self, u: Any) -> None:
+        if isinstance(u, dict):
+            self._usage.update((k, v) for k, v in u.items() if v is not None)  # cumulative counts: last wins
+            self.builder.set_usage(_usage(self._usage))
+
+
+def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
+    """AgentEvents of a Messages SSE body (whole, or an iterable of chunks as they arrive)."""
+    return run_parser(StreamParser(**options), chunks)

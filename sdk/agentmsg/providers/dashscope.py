@@ -1,0 +1,367 @@
+"""Alibaba DashScope native API: request formatter; response and stream parsers (issue 10).
+
+The body is ``{"model", "input": {"messages": [...]}, "parameters": {...}}``. The endpoint is
+multimodal generation when the model is a multimodal one (Qwen-VL, QVQ, Omni, Qwen3.5+, ...) or the
+conversation holds media, and text generation otherwise (``FormattedRequest.path``). Text
+generation takes string contents; multimodal generation takes part lists (``{"text"}``,
+``{"image"}``, ``{"audio"}``, ``{"video"}`` with Qwen-VL sizing hints). Messages keep the OpenAI
+shape (``tool_calls``, ``tool`` messages with ``tool_call_id`` and ``name``, ``reasoning_content``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+import orjson
+
+from agentmsg import reduce_events
+from agentmsg.blocks import AudioBlock, DataBlock, ImageBlock, ToolResultBlock, VideoBlock
+from agentmsg.message import Msg
+
+from . import _format as F
+from ._chat import ChatWalk, copy_hints
+from ._common import media_kind
+from ._format import Context, FormatOptions, FormattedRequest
+from ._stream import BaseStreamParser, StreamBuilder, as_object, run_parser, usage_dict
+from ._tools import normalize_tool_choice, normalize_tools, openai_tool_choice, openai_tools
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "MULTIMODAL_PATH",
+    "TEXT_PATH",
+    "StreamParser",
+    "format_request",
+    "is_multimodal_model",
+    "parse_response",
+    "parse_stream",
+    "response_events",
+]
+
+DEFAULT_MODEL: Final = "qwen-plus"
+TEXT_PATH: Final = "/services/aigc/text-generation/generation"
+MULTIMODAL_PATH: Final = "/services/aigc/multimodal-generation/generation"
+FAMILIES: Final = ("dashscope",)
+_MEDIA: Final = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
+_NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
+_PARAMS: Final[Mapping[str, str | None]] = {}
+_HINTS: Final = {"image": ("min_pixels", "max_pixels"), "video": ("fps", "min_pixels", "max_pixels", "total_pixels")}
+
+
+def is_multimodal_model(model: str) -> bool:
+    """Models served by the multimodal-generation endpoint (as AgentScope Java decides, plus Omni)."""
+    m = model.lower()
+    if m.startswith("qwen3.6-max-preview") or m.startswith("qwen3.7-max"):
+        return False
+    return (
+        m.startswith("qvq")
+        or "-vl" in m
+        or "-asr" in m
+        or "omni" in m
+        or m.startswith(("qwen3.5", "qwen3.6", "qwen3.7", "qwen3.8-max"))
+        or m in ("kimi-k2.5", "kimi-k2.6")
+    )
+
+
+# ---- request (issue 9) ----------------------------------------------------------------------------
+
+
+def format_request(
+    messages: Sequence[Msg],
+    *,
+    model: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    tool_choice: str | Mapping[str, Any] | None = None,
+    multi_agent: bool = False,
+    agent_name: str | None = None,
+    stream: bool = False,
+    strict: bool = False,
+    options: FormatOptions | Mapping[str, Any] | None = None,
+    **params: Any,
+) -> FormattedRequest:
+    """Format a conversation as a DashScope native generation request.
+
+    ``params`` go into ``parameters`` as they are (``temperature``, ``top_p``, ``top_k``,
+    ``max_tokens``, ``stop``, ``seed``, ``enable_thinking``, ``thinking_budget`` (which also sets
+    ``enable_thinking``), ``enable_search``, ...)."""
+    msgs = F.check_messages(messages)
+    opts = F.as_options(options)
+    tool_defs = normalize_tools(tools)
+    choice = normalize_tool_choice(tool_choice)
+    name = model or DEFAULT_MODEL
+    multimodal = is_multimodal_model(name) or _has_media(msgs)
+    ctx = Context("dashscope", FAMILIES, opts, tool_name_ok=_NAME_OK)
+    walk = _DashScopeWalk(ctx, multi_agent, agent_name, multimodal)
+    try:
+        out = walk.run(msgs)
+    finally:
+        ctx.media.close()
+    F.require_turns(out, ctx.provider)
+    parameters: dict[str, Any] = {"result_format": "message"}
+    if stream:
+        parameters["incremental_output"] = True
+    params = dict(params)
+    if params.get("thinking_budget") is not None:
+        params.setdefault("enable_thinking", True)
+    F.apply_params(ctx, params, _PARAMS, parameters)
+    if tool_defs:
+        parameters["tools"] = openai_tools(tool_defs, ctx, strict_field=False)
+    if choice is not None:
+        if tool_defs or choice.mode == "none":
+            parameters["tool_choice"] = openai_tool_choice(choice, ctx, required=False)
+        else:
+            ctx.report("/tool_choice", "param-dropped", "tool_choice without tools is not sent")
+    body = {"model": name, "input": {"messages": out}, "parameters": parameters}
+    diagnostics = ctx.finish(strict)
+    return FormattedRequest(
+        body=body,
+        diagnostics=diagnostics,
+        model=name,
+        path=MULTIMODAL_PATH if multimodal else TEXT_PATH,
+        headers={"X-DashScope-SSE": "enable"} if stream else {},
+        stream=stream,
+    )
+
+
+def _has_media(msgs: Sequence[Msg]) -> bool:
+    media = _MEDIA
+    for msg in msgs:
+        blocks: list[Any] = msg.content
+        for b in blocks:
+            t = type(b)
+            if t in media:
+                return True
+            if t is ToolResultBlock and any(type(o) in media for o in b.output):
+                return True
+    return False
+
+
+class _DashScopeWalk(ChatWalk):
+    reasoning_field = "reasoning_content"
+    hint_role = "user"
+    tool_name_field = True
+    typed_text = False
+    drop_empty = True
+
+    def __init__(self, ctx: Context, multi: bool, agent: str | None, multimodal: bool) -> None:
+        super().__init__(ctx, multi, agent)
+        self.multimodal = multimodal
+        self.plain = not multimodal
+        self.tool_only_content = [{"text": ""}] if multimodal else ""
+
+    def text_part(self, text: str) -> dict[str, Any]:
+        return {"text": text}
+
+    def user_content(self, parts: list[dict[str, Any]]) -> Any:
+        if self.multimodal:
+            return parts
+        # text generation: no media can be here (they select the multimodal endpoint)
+        return parts[0]["text"] if len(parts) == 1 else "\n".join(p.get("text", "") for p in parts)
+
+    def text_content(self, text: str) -> Any:
+        return [{"text": text}] if self.multimodal else text
+
+    def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
+        ctx = self.ctx
+        src = b.source
+        if type(b) is ImageBlock and src.type == "base64" and b.min_pixels is None and b.max_pixels is None:
+            return {"image": f"data:{src.media_type};base64,{src.data}"}
+        kind, mime = media_kind(b)
+        if kind == "file":
+            return self.placeholder(b, pointer, f"{mime or 'unknown'} data")
+        m = ctx.media.resolve(b.source, pointer, inline=False, schemes=("http", "https", "oss"))
+        part: dict[str, Any] = {kind: m.url or m.data_uri()}
+        kept = _HINTS.get(b.type, ())
+        copy_hints(b, part, kept)
+        F.media_options(b, kept, ctx, pointer)
+        return part
+
+
+# ---- response (issue 10) --------------------------------------------------------------------------
+# A DashScope native generation response (text or multimodal) becomes the events its stream would give,
+# reduced by the one Reducer.
+
+
+_TOOL_FINISH = ("tool_calls", "function_call")
+
+
+def _usage(u: Any) -> dict[str, Any] | None:
+    if not isinstance(u, dict):
+        return None
+    details = u.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    inp = u.get("input_tokens", u.get("prompt_tokens"))
+    out = u.get("output_tokens", u.get("completion_tokens"))
+    return usage_dict(inp, out, cached, u.get("total_tokens"))
+
+
+def _text_of(content: Any) -> str:
+    """``content``: a string (text generation) or a list of ``{"text": ...}`` parts (multimodal)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
+
+
+def _choices(output: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any], Any]]:
+    """(index, message, finish_reason) per choice; the legacy ``result_format=text`` output too."""
+    out: list[tuple[int, Mapping[str, Any], Any]] = []
+    choices = output.get("choices")
+    if isinstance(choices, list):
+        for position, ch in enumerate(choices):
+            if isinstance(ch, dict):
+                i = ch.get("index", position) if isinstance(ch.get("index", position), int) else position
+                m = ch.get("message") or ch.get("delta") or {}
+                out.append((i, m if isinstance(m, dict) else {}, ch.get("finish_reason")))
+    elif "text" in output:
+        out.append((0, {"content": output.get("text")}, output.get("finish_reason")))
+    return out
+
+
+def _is_error(obj: Mapping[str, Any]) -> bool:
+    return "output" not in obj and isinstance(obj.get("code"), str) and bool(obj.get("code")) and "message" in obj
+
+
+def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
+    if isinstance(reason, str) and reason and reason != "null":
+        b.finish(i, reason, tool_calls=reason in _TOOL_FINISH, normal=reason == "stop")
+
+
+class _Reader:
+    """Reads native payloads into a builder. ``incremental``: True when each chunk carries only the new
+    text (``incremental_output=true``), False when it carries everything so far (the default of
+    ``incremental_output=false``), None to tell from the stream (a second fragment that extends the
+    first means cumulative)."""
+
+    def __init__(self, b: StreamBuilder, incremental: bool | None) -> None:
+        self.b = b
+        self.incremental = incremental
+        self.seen: dict[tuple[int, str], str] = {}  # cumulative mode / detection: the text so far per field
+        self.last_key: dict[int, Any] = {}
+
+    def _delta(self, i: int, field: str, value: str) -> str:
+        if self.incremental is True or not value:
+            return value
+        prev = self.seen.get((i, field))
+        if self.incremental is None:
+            if prev is None:
+                self.seen[(i, field)] = value
+                return value
+            self.incremental = not (len(value) > len(prev) and value.startswith(prev))
+            if self.incremental:
+                self.seen.clear()
+                return value
+        prev = prev or ""
+        self.seen[(i, field)] = value
+        if value.startswith(prev):
+            return value[len(prev) :]
+        self.b.problem("cumulative", f"a cumulative {field} does not extend the text so far: taken as new text")
+        return value
+
+    def payload(self, obj: Mapping[str, Any], whole: bool) -> None:
+        b = self.b
+        if _is_error(obj):
+            b.error(str(obj.get("message")), kind=str(obj.get("code")), request_id=obj.get("request_id"))
+            return
+        b.identify(obj.get("request_id") or obj.get("requestId"), obj.get("model"))
+        if "usage" in obj:
+            b.set_usage(_usage(obj["usage"]))
+        output = obj.get("output")
+        if not isinstance(output, dict):
+            return
+        for i, m, reason in _choices(output):
+            b.choice(i)
+            reasoning = m.get("reasoning_content")
+            if isinstance(reasoning, str) and reasoning:
+                b.thinking(self._delta(i, "reasoning", reasoning), choice=i)
+            text = _text_of(m.get("content"))
+            if text:
+                b.end_block("thinking", i)
+                b.text(self._delta(i, "content", text), choice=i)
+            calls = m.get("tool_calls")
+            if isinstance(calls, list):
+                self._tool_calls(i, calls, whole)
+            _finish(b, i, reason)
+
+    def _tool_calls(self, i: int, calls: list[Any], whole: bool) -> None:
+        b = self.b
+        for position, tc in enumerate(calls):
+            if not isinstance(tc, dict):
+                continue
+            fn = as_object(tc.get("function"))
+            call_id = tc.get("id") if isinstance(tc.get("id"), str) else ""
+            if isinstance(tc.get("index"), int):
+                key: Any = ("index", tc["index"])
+            elif whole or self.incremental is False:
+                key = ("position", position)
+            elif call_id:
+                key = ("id", call_id)
+            else:
+                key = self.last_key.get(i, ("position", position))  # a continuation: id "" and no index
+            self.last_key[i] = key
+            args = fn.get("arguments")
+            if isinstance(args, (dict, list)):
+                args = orjson.dumps(args).decode()
+            if isinstance(args, str) and self.incremental is False and not whole:
+                args = self._delta(i, f"arguments{key}", args)
+            name = fn.get("name")
+            b.tool_call(
+                key,
+                choice=i,
+                call_id=call_id or None,
+                name=name if isinstance(name, str) else None,
+                arguments=args if isinstance(args, str) else None,
+            )
+            if whole:
+                b.end_tool_call(key, choice=i)
+
+
+def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
+    """The AgentEvents of a non-streaming native response (choice i > 0 under ``source: choice/i``)."""
+    obj = orjson.loads(body) if isinstance(body, (bytes, str)) else body
+    if not isinstance(obj, Mapping):
+        raise TypeError("a DashScope response is a JSON object")
+    b = StreamBuilder(options.pop("provider", "dashscope"), **options)
+    _Reader(b, True).payload(obj, whole=True)
+    for c in list(b._choices.values()):
+        if c.finish is None and c.error is None:
+            c.finish, c.normal = "stop", True
+    b.close()
+    return b.drain()
+
+
+def parse_response(body: bytes | str | Mapping[str, Any], *, choice: int = 0, **options: Any) -> Msg:
+    """The assistant message of a native text- or multimodal-generation response (``result_format``
+    ``message`` or ``text``): reasoning_content, content (string or parts), tool calls, usage, finish."""
+    return reduce_events(response_events(body, **options), source=None if choice == 0 else f"choice/{choice}")[0]
+
+
+# ---- stream (issue 10) ----------------------------------------------------------------------------
+
+
+class StreamParser(BaseStreamParser):
+    """Native SSE (``id:`` / ``event:result`` / ``:HTTP_STATUS/200`` / ``data:{...}``) -> AgentEvents.
+    Incremental and cumulative output (``incremental``: True, False, or None to tell from the stream),
+    cumulative usage (the last wins), ``finish_reason: "null"`` while streaming, tool-call continuations
+    with ``id: ""`` and no index, an error payload (``code`` + ``message``) ending the reply interrupted.
+    Also reads the JSON-lines form the SDK prints (``requestId``)."""
+
+    provider = "dashscope"
+
+    def __init__(self, *, incremental: bool | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self._reader = _Reader(self.builder, incremental)
+
+    def payload(self, event: str, obj: dict[str, Any]) -> None:
+        if event == "error" and not _is_error(obj):
+            self.builder.error(str(obj.get("message") or obj), kind=str(obj.get("code") or "provider_error"))
+            return
+        self._reader.payload(obj, whole=False)
+
+
+def parse_stream(
+    chunks: Iterable[bytes | str] | bytes | str, *, incremental: bool | None = None, **options: Any
+) -> Iterator[dict[str, Any]]:
+    """AgentEvents of a native SSE body (whole, or an iterable of chunks as they arrive)."""
+    return run_parser(StreamParser(incremental=incremental, **options), chunks)

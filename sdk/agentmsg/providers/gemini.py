@@ -1,0 +1,464 @@
+"""Google Gemini generateContent (REST JSON, camelCase): request formatter; response and stream
+parsers (issue 10).
+
+Layout (docs/formatters.md): SYSTEM messages -> ``systemInstruction``; ``user`` and ``model``
+contents of parts, never an empty part or an empty ``parts``; function calls with their
+``thoughtSignature`` replayed; every function response of a batch in the one ``user`` content after
+the calls (``response: {"output": ...}`` or ``{"error": ...}``, media in ``functionResponse.parts``).
+The model goes in the URL (``FormattedRequest.model`` / ``.path``), not in the body.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+import orjson
+
+from agentmsg import Msg, reduce_events
+from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+
+from . import _format as F
+from ._common import media_kind
+from ._format import Context, FormatOptions, FormattedRequest
+from ._stream import BaseStreamParser, StreamBuilder, json_fragment_writer, run_parser, safe_int, usage_dict
+from ._tools import gemini_tool_config, gemini_tools, normalize_tool_choice, normalize_tools
+from ._turns import TurnWalk
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "SKIP_SIGNATURE",
+    "StreamParser",
+    "format_request",
+    "parse_response",
+    "parse_stream",
+    "response_events",
+]
+
+DEFAULT_MODEL: Final = "gemini-2.5-flash"
+#: Google's documented placeholder for function calls that have no thought signature
+SKIP_SIGNATURE: Final = "skip_thought_signature_validator"
+FAMILIES: Final = ("gemini", "google")
+_NAME_OK = F.id_matcher(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}")
+_GENERATION: Final[Mapping[str, str | None]] = {
+    "temperature": "temperature",
+    "top_p": "topP",
+    "top_k": "topK",
+    "max_tokens": "maxOutputTokens",
+    "max_output_tokens": "maxOutputTokens",
+    "stop": "stopSequences",
+    "seed": "seed",
+    "presence_penalty": "presencePenalty",
+    "frequency_penalty": "frequencyPenalty",
+    "candidate_count": "candidateCount",
+    "response_mime_type": "responseMimeType",
+    "response_schema": "responseSchema",
+    "response_json_schema": "responseJsonSchema",
+    "parallel_tool_calls": None,
+}
+
+
+# ---- request (issue 9) ----------------------------------------------------------------------------
+
+
+def format_request(
+    messages: Sequence[Any],
+    *,
+    model: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    tool_choice: str | Mapping[str, Any] | None = None,
+    multi_agent: bool = False,
+    agent_name: str | None = None,
+    stream: bool = False,
+    strict: bool = False,
+    options: FormatOptions | Mapping[str, Any] | None = None,
+    **params: Any,
+) -> FormattedRequest:
+    """Format a conversation as a Gemini ``generateContent`` request (``streamGenerateContent?alt=sse``
+    when ``stream``). ``params``: ``temperature``, ``top_p``, ``top_k``, ``max_tokens``, ``stop``,
+    ``seed``, ... go into ``generationConfig``; ``thinking_budget`` into its ``thinkingConfig``;
+    other names pass through to the body (e.g. ``safetySettings``)."""
+    msgs = F.check_messages(messages)
+    opts = F.as_options(options)
+    tool_defs = normalize_tools(tools)
+    choice = normalize_tool_choice(tool_choice)
+    ctx = Context("gemini", FAMILIES, opts, tool_name_ok=_NAME_OK)
+    walk = _GeminiWalk(ctx, multi_agent, agent_name)
+    try:
+        contents = walk.run(msgs)
+    finally:
+        ctx.media.close()
+    F.require_turns(contents, ctx.provider)
+    body: dict[str, Any] = {"contents": contents}
+    system = walk.system_texts()
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": t} for t in system]}
+    if tool_defs:
+        body["tools"] = gemini_tools(tool_defs, ctx)
+    if choice is not None:
+        if tool_defs or choice.mode == "none":
+            body["toolConfig"] = gemini_tool_config(choice, ctx)
+        else:
+            ctx.report("/tool_choice", "param-dropped", "tool_choice without tools is not sent")
+    params = dict(params)
+    generation: dict[str, Any] = {}
+    budget = params.pop("thinking_budget", None)
+    stop = params.get("stop")
+    if isinstance(stop, str):
+        params["stop"] = [stop]
+    passthrough: dict[str, Any] = {}
+    for key, value in params.items():
+        if value is None:
+            continue
+        if key in _GENERATION:
+            F.apply_params(ctx, {key: value}, _GENERATION, generation)
+        else:
+            passthrough[key] = value
+    if budget is not None:
+        generation["thinkingConfig"] = {"thinkingBudget": budget, "includeThoughts": True}
+    if generation:
+        body["generationConfig"] = generation
+    body.update(passthrough)
+    name = model or DEFAULT_MODEL
+    if name.startswith("models/"):
+        name = name[len("models/") :]
+    action = "streamGenerateContent?alt=sse" if stream else "generateContent"
+    diagnostics = ctx.finish(strict)
+    return FormattedRequest(
+        body=body,
+        diagnostics=diagnostics,
+        model=name,
+        path=f"/v1beta/models/{name}:{action}",
+        headers={},
+        stream=stream,
+    )
+
+
+class _GeminiWalk(TurnWalk):
+    assistant_role = "model"
+    parts_key = "parts"
+    typed_text = False
+
+    def text_part(self, text: str) -> Any:
+        return {"text": text}
+
+    def thinking_part(self, block: ThinkingBlock, pointer: str) -> Any:
+        ctx = self.ctx
+        origin = F.reasoning_origin(block)
+        if origin is not None and origin not in ctx.families:
+            if F.foreign_reasoning(ctx, block, pointer, origin) == F.DEMOTE:
+                return False, {"text": block.thinking}
+            return None
+        meta = block.metadata or {}
+        if meta.get("redacted") is True:
+            ctx.report(pointer, "thinking-dropped", "gemini has no redacted reasoning")
+            return None
+        part: dict[str, Any] = {"text": block.thinking, "thought": True}
+        signature = meta.get("signature")
+        if isinstance(signature, str) and signature and not _b64_ok(signature):
+            ctx.report(pointer, "signature-dropped", "signature is not base64, so not a Gemini thought signature")
+            signature = None
+        if isinstance(signature, str) and signature:
+            part["thoughtSignature"] = signature
+        elif not block.thinking:
+            ctx.report(pointer, "empty-text-dropped", "empty unsigned reasoning not sent")
+            return None
+        return True, part
+
+    def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
+        ctx = self.ctx
+        mname = ctx.tool_name_cache.get(block.name)
+        if mname is None:
+            mname = ctx.tool_name(block.name, f"/{i}/content/{j}/name")
+        if block.content is not None:
+            F.tool_arguments(block, ctx, f"/{i}/content/{j}")
+        args = block.input
+        call: dict[str, Any] = (
+            {"id": block.id, "name": mname, "args": args} if block.id else {"name": mname, "args": args}
+        )
+        part: dict[str, Any] = {"functionCall": call}
+        meta = block.metadata
+        signature = meta.get("thoughtSignature") if meta else None
+        if signature is None and ctx.options.missing_thought_signature == "omit":
+            return part
+        pointer = f"/{i}/content/{j}"
+        if isinstance(signature, str) and signature:
+            origin = meta.get("provider")
+            if not _b64_ok(signature):
+                ctx.report(pointer, "signature-dropped", "thoughtSignature is not base64, so not a Gemini signature")
+                signature = None
+            elif origin is None or origin in ctx.families:
+                part["thoughtSignature"] = signature
+            else:
+                ctx.report(pointer, "signature-dropped", f"thought signature from {origin} not sent to gemini")
+                signature = None
+        if not signature and ctx.options.missing_thought_signature == "skip":
+            ctx.report(pointer, "signature-added", "function call without a thought signature: placeholder added")
+            part["thoughtSignature"] = SKIP_SIGNATURE
+        return part
+
+    def tool_result_part(self, block: ToolResultBlock, i: int, j: int, name: str | None) -> Any:
+        ctx = self.ctx
+        media: list[tuple[Any, str]] = []
+        output: list[Any] = block.output
+        if len(output) == 1 and type(output[0]) is TextBlock:
+            text = output[0].text
+        else:
+            text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media) if output else ""
+        key = "error" if F.result_is_error(block) else "output"
+        tool = name if name is not None else (block.name or "unknown")
+        mname = ctx.tool_name_cache.get(tool)
+        if mname is None:
+            mname = ctx.tool_name(tool, f"/{i}/content/{j}/name")
+        response: dict[str, Any] = (
+            {"id": block.id, "name": mname, "response": {key: text}}
+            if block.id
+            else {"name": mname, "response": {key: text}}
+        )
+        if media:
+            parts = []
+            for m, p in media:
+                part = self._media(m, p)
+                if "text" in part:  # a placeholder: function response parts hold media only
+                    response["response"][key] = f"{response['response'][key]}\n{part['text']}".lstrip("\n")
+                else:
+                    parts.append(part)
+            if parts:
+                response["parts"] = parts
+        return {"functionResponse": response}
+
+    def media_part(self, block: Any, pointer: str, assistant: bool) -> Any:
+        return self._media(block, pointer)
+
+    def _media(self, block: Any, pointer: str) -> dict[str, Any]:
+        ctx = self.ctx
+        src = block.source
+        if type(block) is ImageBlock and src.type == "base64" and block.min_pixels is None and block.max_pixels is None:
+            return {"inlineData": {"mimeType": src.media_type, "data": src.data}}
+        kind, mime = media_kind(block)
+        inline = mime is None
+        if inline and not ctx.options.media.allow_download and block.source.type == "url":
+            from ._media import scheme_of
+
+            if scheme_of(block.source.url) in ("http", "https"):
+                label = F.block_label(block)
+                ctx.report(pointer, "media-unsupported", f"unknown MIME type of a URL {kind}; sent as {label!r}")
+                return {"text": label}
+        m = ctx.media.resolve(block.source, pointer, inline=inline, schemes=("http", "https", "gs"))
+        part: dict[str, Any]
+        if m.url is not None:
+            part = {"fileData": {"mimeType": m.mime, "fileUri": m.url}}
+        else:
+            part = {"inlineData": {"mimeType": m.mime or "application/octet-stream", "data": m.data}}
+        fps = getattr(block, "fps", None)
+        if fps is not None:
+            part["videoMetadata"] = {"fps": fps}
+        F.media_options(block, ("fps",), ctx, pointer)
+        return part
+
+    def repair_part(self, call_id: str, name: str) -> Any:
+        return {
+            "functionResponse": {
+                "id": call_id,
+                "name": self.ctx.tool_name_cache.get(name, name),
+                "response": {"error": F.REPAIR_TEXT},
+            }
+        }
+
+
+_B64 = re.compile(r"[A-Za-z0-9+/]*")
+
+
+def _b64_ok(value: str) -> bool:
+    """Base64 as the Gemini API (and google-genai) reads bytes: standard or URL-safe alphabet,
+    padding optional, canonical trailing bits."""
+    text = value.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(text) % 4 == 1 or not _B64.fullmatch(text):
+        return False
+    raw = base64.b64decode(text + "=" * (-len(text) % 4))
+    return base64.b64encode(raw).decode("ascii").rstrip("=") == text
+
+
+# ---- response (issue 10) --------------------------------------------------------------------------
+# A Gemini generateContent response becomes the events its stream would give, reduced by the one Reducer.
+
+
+def _usage(u: Any) -> dict[str, Any] | None:
+    """outputTokens counts the reasoning too (candidates + thoughts), as the usage schema says."""
+    if not isinstance(u, dict):
+        return None
+    cand, thoughts = safe_int(u.get("candidatesTokenCount")), safe_int(u.get("thoughtsTokenCount"))
+    out = None if cand is None and thoughts is None else (cand or 0) + (thoughts or 0)
+    return usage_dict(u.get("promptTokenCount"), out, u.get("cachedContentTokenCount"), u.get("totalTokenCount"))
+
+
+class _Calls:
+    """Per candidate: the function call whose arguments are streaming (``willContinue``)."""
+
+    __slots__ = ("count", "open", "writer")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.open: str | None = None  # the open call's key
+        self.writer: json_fragment_writer | None = None
+
+
+_VALUE_KEYS = (("stringValue", True), ("numberValue", False), ("boolValue", False), ("nullValue", False))
+
+
+def _partial(writer: json_fragment_writer, partial: Any) -> str:
+    out = []
+    for p in partial if isinstance(partial, list) else ():
+        if not isinstance(p, dict):
+            continue
+        for key, is_string in _VALUE_KEYS:
+            if key in p:
+                value = None if key == "nullValue" else p[key]
+                out.append(
+                    writer.add(
+                        str(p.get("jsonPath") or "$"), value, is_string=is_string, more=bool(p.get("willContinue"))
+                    )
+                )
+                break
+    return "".join(out)
+
+
+def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, Any]) -> None:
+    fc = part["functionCall"]
+    if not isinstance(fc, dict):
+        return
+    sig = part.get("thoughtSignature")
+    more = bool(fc.get("willContinue"))
+    key = calls.open
+    if key is None:
+        calls.count += 1
+        key = f"fc{calls.count}"
+        fid = fc.get("id")
+        b.tool_call(
+            key,
+            choice=i,
+            call_id=fid if isinstance(fid, str) and fid else None,
+            name=str(fc.get("name") or ""),
+            thought_signature=sig if isinstance(sig, str) else None,
+        )
+        if "args" in fc and fc["args"] is not None:
+            b.tool_call(key, choice=i, arguments=orjson.dumps(fc["args"]).decode())
+        if more:
+            calls.open, calls.writer = key, json_fragment_writer()
+    if "partialArgs" in fc and calls.writer is not None:
+        text = _partial(calls.writer, fc["partialArgs"])
+        if text:
+            b.tool_call(key, choice=i, arguments=text)
+    if not more:
+        if calls.writer is not None:
+            rest = calls.writer.close() or "{}"
+            b.tool_call(key, choice=i, arguments=rest)
+        elif not ("args" in fc and fc["args"] is not None):
+            b.tool_call(key, choice=i, arguments="{}")
+        b.end_tool_call(key, choice=i)
+        calls.open, calls.writer = None, None
+
+
+def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Calls]) -> None:
+    i = cand.get("index", 0)
+    if type(i) is not int:
+        i = 0
+    content = cand.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    for part in parts or ():
+        if not isinstance(part, dict):
+            continue
+        sig = part.get("thoughtSignature")
+        sig = sig if isinstance(sig, str) and sig else None
+        if "functionCall" in part:
+            _function_call(b, i, calls.setdefault(i, _Calls()), part)
+            continue
+        text = part.get("text")
+        if part.get("thought"):
+            b.thinking(text if isinstance(text, str) else "", choice=i, signature=sig)
+            continue
+        if isinstance(text, str) and text:
+            b.end_block("thinking", i)  # the reasoning is over once the answer starts
+            b.text(text, choice=i)
+        elif "text" not in part:
+            kinds = ", ".join(sorted(k for k in part if k != "thoughtSignature"))
+            b.problem("enum", f"part kind {kinds!r} is not supported: skipped")
+        if sig is not None:
+            # A signature on an answer part (Gemini 3 sends it on the last part, often empty text): kept as a
+            # signature-only thinking block at that place, so it is replayed.
+            b.thinking("", choice=i, slot="signature", signature=sig)
+            b.end_block("signature", i)
+    reason = cand.get("finishReason")
+    if isinstance(reason, str) and reason:
+        if calls.get(i) is not None and calls[i].open is not None:
+            _function_call(b, i, calls[i], {"functionCall": {}})  # a call still streaming ends with the reply
+        b.finish(i, reason, normal=reason == "STOP")
+
+
+def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls]) -> None:
+    err = obj.get("error")
+    if isinstance(err, dict):
+        b.error(str(err.get("message") or err), kind=str(err.get("status") or "provider_error"), code=err.get("code"))
+        return
+    b.identify(obj.get("responseId"), obj.get("modelVersion"))
+    if "usageMetadata" in obj:
+        b.set_usage(_usage(obj["usageMetadata"]))
+    for cand in obj.get("candidates") or ():
+        if isinstance(cand, dict):
+            _candidate(b, cand, calls)
+    feedback = obj.get("promptFeedback")
+    if isinstance(feedback, dict) and feedback.get("blockReason") and not obj.get("candidates"):
+        b.choice(0)
+        b.finish(0, str(feedback["blockReason"]))
+
+
+def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
+    """The AgentEvents of a non-streaming generateContent response (candidate i > 0 under ``source: choice/i``)."""
+    obj = orjson.loads(body) if isinstance(body, (bytes, str)) else body
+    if isinstance(obj, list):  # a streamGenerateContent response read without alt=sse: a JSON array
+        b = StreamBuilder(options.pop("provider", "gemini"), **options)
+        calls: dict[int, _Calls] = {}
+        for item in obj:
+            if isinstance(item, dict):
+                _payload(b, item, calls)
+        b.close()
+        return b.drain()
+    if not isinstance(obj, Mapping):
+        raise TypeError("a Gemini response is a JSON object")
+    b = StreamBuilder(options.pop("provider", "gemini"), **options)
+    _payload(b, obj, {})
+    b.close()
+    return b.drain()
+
+
+def parse_response(body: bytes | str | Mapping[str, Any], *, choice: int = 0, **options: Any) -> Msg:
+    """The assistant message of a generateContent response: thought parts as thinking, thoughtSignature
+    on thinking / tool calls (a signature on an answer part as a signature-only thinking block), function
+    calls, usage (output = candidates + thoughts), finish reason mapped to the generate reason."""
+    return reduce_events(response_events(body, **options), source=None if choice == 0 else f"choice/{choice}")[0]
+
+
+# ---- stream (issue 10) ----------------------------------------------------------------------------
+
+
+class StreamParser(BaseStreamParser):
+    """streamGenerateContent?alt=sse -> AgentEvents, incrementally. Every chunk is a whole response
+    holding the next parts; usage is cumulative (the last wins). Streamed function-call arguments
+    (``partialArgs`` / ``willContinue``) become argument deltas of valid JSON text; a call's
+    thoughtSignature goes on its TOOL_CALL_START; an ``error`` payload ends the reply interrupted."""
+
+    provider = "gemini"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._calls: dict[int, _Calls] = {}
+
+    def payload(self, event: str, obj: dict[str, Any]) -> None:
+        _payload(self.builder, obj, self._calls)
+
+
+def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
+    """AgentEvents of a streamGenerateContent SSE body (whole, or an iterable of chunks as they arrive)."""
+    return run_parser(StreamParser(**options), chunks)

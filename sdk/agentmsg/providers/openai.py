@@ -1,0 +1,410 @@
+"""OpenAI Chat Completions, and the OpenAI-compatible family as thin variants.
+
+Variants (registry names): ``openai``, ``deepseek`` (``reasoning_content`` replayed in the current
+turn's tool loop), ``dashscope-compatible`` (DashScope's OpenAI-compatible mode: ``reasoning_content``,
+video parts, Qwen-VL sizing hints, ``enable_thinking``/``thinking_budget``/``top_k`` extensions).
+
+Layout (docs/formatters.md has the full rules and examples): SYSTEM -> ``system``; USER -> ``user``
+(a lone text block as a string, else content parts); ASSISTANT -> ``assistant`` with ``tool_calls``
+(``content: null`` when there is only tool calls); each tool result -> a ``tool`` message. Media in a
+tool result follows in a ``user`` message after the batch of tool messages (reported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+import orjson
+
+from agentmsg import reduce_events
+from agentmsg.blocks import ImageBlock
+from agentmsg.message import Msg
+
+from . import _format as F
+from ._chat import ChatWalk, copy_hints
+from ._common import AUDIO_FORMATS, media_kind
+from ._format import Context, FormatOptions, FormattedRequest
+from ._stream import BaseStreamParser, StreamBuilder, as_object, run_parser, usage_dict
+from ._tools import normalize_tool_choice, normalize_tools, openai_tool_choice, openai_tools
+
+__all__ = [
+    "VARIANTS",
+    "OpenAIVariant",
+    "StreamParser",
+    "format_request",
+    "parse_response",
+    "parse_stream",
+    "response_events",
+]
+
+
+@attrs.frozen(kw_only=True)
+class OpenAIVariant:
+    """What one OpenAI-compatible provider accepts."""
+
+    name: str
+    families: tuple[str, ...]  # thinking metadata ``provider`` values replayed as native reasoning
+    default_model: str
+    reasoning_field: str | None = None  # assistant field carrying reasoning text
+    reasoning_current_turn_only: bool = False  # replay reasoning only after the last user message
+    send_name: bool = True
+    video: bool = False
+    audio_urls: bool = False  # input_audio.data may be a URL (else bytes are needed)
+    files: bool = True  # {"type": "file"} parts (PDF)
+    pixel_hints: bool = False  # min_pixels / max_pixels / fps siblings on media parts
+    tool_strict: bool = True
+    required_choice: bool = True
+    params: Mapping[str, str | None] = attrs.field(factory=dict)
+    stream_options: bool = True
+    hint_role: str = "system"
+    text_only: bool = False  # no media parts at all: content is a string (media become placeholders)
+    drop_empty: bool = False  # leave out empty text (and messages left empty), reported
+    id_max: int = 0  # longest tool-call id taken (0: no limit); longer ids are mapped
+
+
+VARIANTS: Final[dict[str, OpenAIVariant]] = {
+    v.name: v
+    for v in (
+        OpenAIVariant(
+            name="openai",
+            families=("openai",),
+            default_model="gpt-4o",
+            id_max=40,
+            params={"max_tokens": "max_completion_tokens", "top_k": None, "thinking_budget": None},
+        ),
+        OpenAIVariant(
+            name="deepseek",
+            families=("deepseek",),
+            default_model="deepseek-chat",
+            reasoning_field="reasoning_content",
+            reasoning_current_turn_only=True,
+            files=False,
+            text_only=True,
+            tool_strict=True,
+            params={"top_k": None, "thinking_budget": None, "seed": None},
+        ),
+        OpenAIVariant(
+            name="dashscope-compatible",
+            families=("dashscope",),
+            default_model="qwen-plus",
+            reasoning_field="reasoning_content",
+            video=True,
+            audio_urls=True,
+            files=False,
+            pixel_hints=True,
+            tool_strict=False,
+            required_choice=False,
+            hint_role="user",
+            drop_empty=True,
+            params={},
+        ),
+    )
+}
+
+
+# ---- request (issue 9) ----------------------------------------------------------------------------
+
+
+def format_request(
+    messages: Sequence[Msg],
+    *,
+    model: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    tool_choice: str | Mapping[str, Any] | None = None,
+    multi_agent: bool = False,
+    agent_name: str | None = None,
+    stream: bool = False,
+    strict: bool = False,
+    options: FormatOptions | Mapping[str, Any] | None = None,
+    variant: str = "openai",
+    **params: Any,
+) -> FormattedRequest:
+    """Format a conversation as an OpenAI Chat Completions request (or a compatible variant's).
+
+    ``params`` are generation parameters (``temperature``, ``max_tokens``, ``top_p``, ``stop``,
+    ``seed``, ...): common names are mapped to the variant's; others pass through to the body.
+    Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for
+    every lossy or error diagnostic."""
+    v = VARIANTS.get(variant)
+    if v is None:
+        raise ValueError(f"unknown OpenAI variant {variant!r}; known: {', '.join(VARIANTS)}")
+    msgs = F.check_messages(messages)
+    opts = F.as_options(options)
+    tool_defs = normalize_tools(tools)
+    choice = normalize_tool_choice(tool_choice)
+    ctx = Context(v.name, v.families, opts, tool_name_ok=_NAME_OK, id_ok=_ANY_ID if v.id_max else None, id_max=v.id_max)
+    try:
+        out = _OpenAIWalk(ctx, v, multi_agent, agent_name).run(msgs)
+    finally:
+        ctx.media.close()
+    F.require_turns(out, ctx.provider)
+    body: dict[str, Any] = {"model": model or v.default_model, "messages": out}
+    if stream:
+        body["stream"] = True
+        if v.stream_options:
+            body["stream_options"] = {"include_usage": True}
+    if tool_defs:
+        body["tools"] = openai_tools(tool_defs, ctx, strict_field=v.tool_strict)
+    if choice is not None:
+        if tool_defs or choice.mode == "none":
+            body["tool_choice"] = openai_tool_choice(choice, ctx, required=v.required_choice)
+        else:
+            ctx.report("/tool_choice", "param-dropped", "tool_choice without tools is not sent")
+    params = dict(params)
+    if v.name == "dashscope-compatible" and params.get("thinking_budget") is not None:
+        params.setdefault("enable_thinking", True)
+    F.apply_params(ctx, params, v.params, body)
+    diagnostics = ctx.finish(strict)
+    return FormattedRequest(
+        body=body,
+        diagnostics=diagnostics,
+        model=body["model"],
+        path="/chat/completions",
+        headers={},
+        stream=stream,
+    )
+
+
+_NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
+_ANY_ID = F.id_matcher(r"(?s).+")
+
+
+class _OpenAIWalk(ChatWalk):
+    def __init__(self, ctx: Context, v: OpenAIVariant, multi: bool, agent: str | None) -> None:
+        super().__init__(ctx, multi, agent)
+        self.v = v
+        self.reasoning_field = v.reasoning_field
+        self.reasoning_current_turn_only = v.reasoning_current_turn_only
+        self.send_name = v.send_name
+        self.hint_role = v.hint_role
+        self.drop_empty = v.drop_empty
+
+    def user_content(self, parts: list[dict[str, Any]]) -> Any:
+        if self.v.text_only:
+            return "\n".join(p["text"] for p in parts)
+        return super().user_content(parts)
+
+    def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
+        ctx = self.ctx
+        v = self.v
+        src = b.source
+        if v.text_only:
+            return self.placeholder(b, pointer, "media (text only)")
+        if type(b) is ImageBlock and src.type == "base64" and b.min_pixels is None and b.max_pixels is None:
+            return {"type": "image_url", "image_url": {"url": f"data:{src.media_type};base64,{src.data}"}}
+        kind, mime = media_kind(b)
+        if kind == "image":
+            m = ctx.media.resolve(src, pointer, inline=False)
+            part: dict[str, Any] = {"type": "image_url", "image_url": {"url": m.url or m.data_uri()}}
+            kept: tuple[str, ...] = ("min_pixels", "max_pixels") if v.pixel_hints else ()
+            copy_hints(b, part, kept)
+            F.media_options(b, kept, ctx, pointer)
+            return part
+        if kind == "audio":
+            fmt = AUDIO_FORMATS.get(mime or "")
+            if fmt is None:
+                return self.placeholder(b, pointer, f"audio format {mime!r} (only wav and mp3)")
+            m = ctx.media.resolve(b.source, pointer, inline=not v.audio_urls)
+            return {"type": "input_audio", "input_audio": {"data": m.url or m.data or "", "format": fmt}}
+        if kind == "video":
+            if not v.video:
+                return self.placeholder(b, pointer, "video")
+            m = ctx.media.resolve(b.source, pointer, inline=False)
+            part = {"type": "video_url", "video_url": {"url": m.url or m.data_uri()}}
+            kept = ("fps", "min_pixels", "max_pixels", "total_pixels") if v.pixel_hints else ()
+            copy_hints(b, part, kept)
+            F.media_options(b, kept, ctx, pointer)
+            return part
+        if not v.files or mime != "application/pdf":
+            return self.placeholder(b, pointer, f"{mime or 'unknown'} data")
+        m = ctx.media.resolve(b.source, pointer, inline=True)
+        file: dict[str, Any] = {"filename": getattr(b, "name", None) or "document.pdf", "file_data": m.data_uri()}
+        return {"type": "file", "file": file}
+
+
+# ---- response (issue 10) --------------------------------------------------------------------------
+# An OpenAI Chat Completions response (and the compatible family: DeepSeek, DashScope compatible mode,
+# ...) becomes the events a stream of it would give, reduced by the one Reducer: parse_response and
+# reduce(parse_stream) cannot drift apart.
+
+
+_TOOL_FINISH = ("tool_calls", "function_call")
+
+
+def _usage(u: Any) -> dict[str, Any] | None:
+    if not isinstance(u, dict):
+        return None
+    details = u.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if cached is None:
+        cached = u.get("prompt_cache_hit_tokens")  # DeepSeek
+    return usage_dict(u.get("prompt_tokens"), u.get("completion_tokens"), cached, u.get("total_tokens"))
+
+
+def _text_of(content: Any) -> str:
+    """``content`` as a string, or the text of its parts (some compatible providers send a part list)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
+
+
+def _reasoning(m: Mapping[str, Any]) -> str:
+    r = m.get("reasoning_content")
+    if not isinstance(r, str) or not r:
+        r = m.get("reasoning")  # OpenRouter / vLLM spelling
+    return r if isinstance(r, str) else ""
+
+
+def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
+    """One choice's message (non-streaming) or delta (streaming) into the builder."""
+    reasoning = _reasoning(m)
+    if reasoning:
+        b.thinking(reasoning, choice=i)
+    text = _text_of(m.get("content"))
+    if text:
+        b.text(text, choice=i)
+    refusal = m.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        b.text(refusal, choice=i, slot="refusal")
+
+
+def _tool_calls(b: StreamBuilder, i: int, calls: Any, whole: bool) -> None:
+    if not isinstance(calls, list):
+        return
+    for position, tc in enumerate(calls):
+        if not isinstance(tc, dict):
+            continue
+        fn = as_object(tc.get("function"))
+        index = tc.get("index")
+        key = ("index", index) if isinstance(index, int) else ("position", position)
+        args = fn.get("arguments")
+        if not isinstance(args, str):
+            args = orjson.dumps(args).decode() if isinstance(args, (dict, list)) else None
+        sig = fn.get("thought_signature") or tc.get("thought_signature")
+        b.tool_call(
+            key,
+            choice=i,
+            call_id=tc.get("id") if isinstance(tc.get("id"), str) else None,
+            name=fn.get("name") if isinstance(fn.get("name"), str) else None,
+            arguments=args,
+            thought_signature=sig if isinstance(sig, str) else None,
+        )
+        if whole:
+            b.end_tool_call(key, choice=i)
+
+
+def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
+    if isinstance(reason, str) and reason and reason != "null":
+        b.finish(i, reason, tool_calls=reason in _TOOL_FINISH, normal=reason == "stop")
+
+
+def _provider_error(b: StreamBuilder, err: Any) -> None:
+    if isinstance(err, dict):
+        b.error(
+            str(err.get("message") or err),
+            kind=str(err.get("type") or "provider_error"),
+            code=err.get("code") if isinstance(err.get("code"), (str, int)) else None,
+        )
+    else:
+        b.error(str(err))
+
+
+def _family(variant: str) -> str:
+    """The provider name kept in thinking provenance for a variant (``deepseek``, ``dashscope``, ...)."""
+    v = VARIANTS.get(variant)
+    return v.families[0] if v is not None else variant
+
+
+def response_events(
+    body: bytes | str | Mapping[str, Any], *, variant: str = "openai", **options: Any
+) -> list[dict[str, Any]]:
+    """The AgentEvents of a non-streaming response (every choice; choice i > 0 under ``source: choice/i``)."""
+    obj = orjson.loads(body) if isinstance(body, (bytes, str)) else body
+    b = StreamBuilder(options.pop("provider", _family(variant)), **options)
+    if not isinstance(obj, Mapping):
+        raise TypeError("an OpenAI response is a JSON object")
+    if "error" in obj and "choices" not in obj:
+        _provider_error(b, obj["error"])
+        b.close()
+        return b.drain()
+    b.identify(obj.get("id"), obj.get("model"))
+    b.set_usage(_usage(obj.get("usage")))
+    for choice in obj.get("choices") or ():
+        if not isinstance(choice, dict):
+            continue
+        i = choice.get("index", 0) if isinstance(choice.get("index"), int) else 0
+        m = as_object(choice.get("message"))
+        b.choice(i)
+        _message(b, i, m)
+        _tool_calls(b, i, m.get("tool_calls"), whole=True)
+        _finish(b, i, choice.get("finish_reason") or "stop")
+    b.close()
+    return b.drain()
+
+
+def parse_response(
+    body: bytes | str | Mapping[str, Any], *, choice: int = 0, variant: str = "openai", **options: Any
+) -> Msg:
+    """The assistant message of a Chat Completions response (choice ``choice``; ``variant`` names the
+    compatible provider, kept as the reasoning's provenance). Options: see :class:`StreamBuilder`."""
+    events = response_events(body, variant=variant, **options)
+    return reduce_events(events, source=None if choice == 0 else f"choice/{choice}")[0]
+
+
+# ---- stream (issue 10) ----------------------------------------------------------------------------
+
+
+class StreamParser(BaseStreamParser):
+    """Chat Completions SSE (``data: {chunk}`` ... ``data: [DONE]``) -> AgentEvents, incrementally.
+
+    Tool-call fragments are routed by ``index`` to their call (a new id at an index starts a new call),
+    names are set once, ``reasoning_content`` / ``reasoning`` become thinking, ``refusal`` a text block of
+    its own, ``n > 1`` choices are kept apart (``source: choice/i``), the usage-only final chunk gives
+    the usage, and an ``error`` payload mid-stream ends the reply interrupted with everything kept."""
+
+    provider = "openai"
+
+    def __init__(self, *, variant: str = "openai", **options: Any) -> None:
+        options.setdefault("provider", _family(variant))
+        super().__init__(**options)
+
+    def payload(self, event: str, obj: dict[str, Any]) -> None:
+        b = self.builder
+        if "error" in obj and not obj.get("choices"):
+            _provider_error(b, obj["error"])
+            return
+        if event == "error":
+            _provider_error(b, obj)
+            return
+        if b.model is None or b.response_id is None:
+            b.identify(obj.get("id"), obj.get("model"))
+        usage = obj.get("usage")
+        if usage:
+            b.set_usage(_usage(usage))
+        for ch in obj.get("choices") or ():
+            i = ch.get("index", 0)
+            if type(i) is not int:
+                i = 0
+            delta = ch.get("delta")
+            if not isinstance(delta, dict):
+                delta = as_object(ch.get("message"))
+            content = delta.get("content")
+            if content and type(content) is str and (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):
+                b.text(content, choice=i)  # the common case: a text fragment
+            else:
+                _message(b, i, delta)
+                calls = delta.get("tool_calls")
+                if calls:
+                    _tool_calls(b, i, calls, whole=False)
+            reason = ch.get("finish_reason")
+            if reason:
+                _finish(b, i, reason)
+
+
+def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
+    """AgentEvents of a Chat Completions SSE body (whole, or an iterable of chunks as they arrive)."""
+    return run_parser(StreamParser(**options), chunks)

@@ -1,0 +1,238 @@
+"""A local HTTP server that replays recorded provider responses, with faults on demand.
+
+For tests and offline demos of the provider clients: real HTTP on loopback, no network::
+
+    from agentmsg.testing import Reply, ReplayServer
+
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply(429, headers={"Retry-After": "0"}), Reply(body=sse_bytes, sse=True))
+        client = OpenAIClient(base_url=server.url, api_key="test")
+        ...
+        server.requests[-1].json()   # what the client sent
+
+Each path has a queue of :class:`Reply`; every request takes the next one (the last one repeats). A
+reply streams its body in ``chunk_size`` pieces (HTTP chunked encoding when ``sse``), and can inject
+faults: ``disconnect_after`` bytes (the connection is dropped without ending the body), ``stall``
+seconds of silence after ``stall_after`` bytes, a ``delay`` between pieces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import attrs
+import orjson
+
+__all__ = ["RecordedRequest", "ReplayServer", "Reply", "malformed"]
+
+
+@attrs.define
+class Reply:
+    """One scripted response."""
+
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = attrs.field(factory=dict)
+    sse: bool = False  # text/event-stream with chunked encoding (else JSON with Content-Length)
+    chunk_size: int | None = None  # send the body in pieces of this many bytes (default: lines for SSE)
+    delay: float = 0.0  # seconds between pieces
+    disconnect_after: int | None = None  # drop the connection after this many body bytes
+    stall_after: int | None = None  # go silent after this many body bytes ...
+    stall: float = 0.0  # ... for this many seconds (then go on, unless the client has left)
+
+    @classmethod
+    def json(cls, value: Any, status: int = 200, **kwargs: Any) -> Reply:
+        return cls(status, orjson.dumps(value), **kwargs)
+
+
+@attrs.frozen
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return orjson.loads(self.body)
+
+
+def malformed(body: bytes, *, every: int = 3) -> bytes:
+    """An SSE body with a malformed line after every ``every``-th event: a data line that is not JSON,
+    a field line with no colon and a stray comment (what a proxy or a buggy server may add)."""
+    out = []
+    for n, event in enumerate(body.split(b"\n\n")):
+        out.append(event)
+        if n % every == every - 1:
+            out.append(b"data: {not json\n:stray comment\ngarbage-line-without-colon")
+    return b"\n\n".join(out)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        owner = self.server.owner
+        owner._record(RecordedRequest(self.command, self.path, dict(self.headers.items()), body))
+        reply = owner._next(self.path)
+        if reply is None:
+            reply = Reply.json({"error": {"message": f"no reply scripted for {self.path}"}}, status=404)
+        self.send_response(reply.status)
+        headers = dict(reply.headers)
+        headers.setdefault("Content-Type", "text/event-stream" if reply.sse else "application/json")
+        for k, v in headers.items():
+            self.send_header(k, v)
+        if reply.sse:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(reply.body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._body(reply)
+        self.close_connection = True
+
+    def _pieces(self, reply: Reply) -> Iterator[bytes]:
+        body = reply.body
+        if reply.chunk_size:
+            for i in range(0, len(body), reply.chunk_size):
+                yield body[i : i + reply.chunk_size]
+        elif reply.sse:
+            yield from body.splitlines(keepends=True)
+        else:
+            yield body
+
+    def _body(self, reply: Reply) -> None:
+        sent = 0
+        stalled = False
+        for piece in self._pieces(reply):
+            if reply.disconnect_after is not None and sent + len(piece) > reply.disconnect_after:
+                piece = piece[: reply.disconnect_after - sent]
+                if piece:
+                    self._write(piece, reply.sse)
+                self._drop()
+                return
+            if reply.stall_after is not None and not stalled and sent + len(piece) > reply.stall_after:
+                head = piece[: reply.stall_after - sent]
+                if head:
+                    self._write(head, reply.sse)
+                    sent += len(head)
+                    piece = piece[len(head) :]
+                stalled = True
+                if self.server.owner._sleep(reply.stall):
+                    return
+            self._write(piece, reply.sse)
+            sent += len(piece)
+            if reply.delay and self.server.owner._sleep(reply.delay):
+                return
+        if reply.sse:
+            self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _write(self, data: bytes, chunked: bool) -> None:
+        if chunked:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        else:
+            self.wfile.write(data)
+        self.wfile.flush()
+
+    def _drop(self) -> None:
+        self.wfile.flush()
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+        self.connection.close()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    owner: ReplayServer
+
+
+class ReplayServer:
+    """The replay server: ``start()`` (or ``with``) binds 127.0.0.1 on a free port; ``url`` is its base
+    URL; ``add(path, *replies)`` scripts a path; ``requests`` lists what it received; ``stop()`` ends it."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._host, self._port = host, port
+        self._routes: dict[str, list[Reply]] = {}
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self.requests: list[RecordedRequest] = []
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the replay server is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def add(self, path: str, *replies: Reply) -> ReplayServer:
+        """Script the replies for ``path`` (with or without its query string), replacing earlier ones."""
+        with self._lock:
+            self._routes[path] = list(replies)
+        return self
+
+    def _next(self, path: str) -> Reply | None:
+        with self._lock:
+            queue = self._routes.get(path)
+            if queue is None:
+                queue = self._routes.get(path.split("?", 1)[0])
+            if not queue:
+                return None
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _sleep(self, seconds: float) -> bool:
+        """Sleep unless the server stops first (True then)."""
+        return self._stopping.wait(seconds)
+
+    def start(self) -> ReplayServer:
+        if self._server is not None:
+            return self
+        self._stopping.clear()
+        server = _Server((self._host, self._port), _Handler)
+        server.owner = self
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="agentmsg-replay", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping.set()
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        time.sleep(0)
+
+    def __enter__(self) -> ReplayServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,28 @@
+"""agentmsg on the web: serve agent events to browsers (``@agentmsg/client`` reduces them there).
+
+* :class:`EventStream`: an ASGI endpoint serving any iterable or async iterable of AgentEvents as
+  ``text/event-stream``, with event ids, keep-alive comments and resume from ``Last-Event-ID`` out of
+  a bounded replay buffer. Plain ASGI: mount it in Starlette or FastAPI.
+* :func:`viewer_app`: the event viewer (``agentmsg serve``), a Starlette app (``pip install
+  'agentmsg[web]'``) serving a page that renders the reply live, and the events at ``/events``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._asgi import EventStream
+
+if TYPE_CHECKING:
+    from ._viewer import CSP, viewer_app
+
+__all__ = ["CSP", "EventStream", "viewer_app"]
+
+
+def __getattr__(name: str) -> Any:
+    # The viewer needs Starlette (the `web` extra); EventStream needs nothing.
+    if name in ("viewer_app", "CSP"):
+        from . import _viewer
+
+        return getattr(_viewer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,105 @@
+"""The event viewer behind ``agentmsg serve``: a Starlette app (the ``web`` extra) serving
+
+* ``/events``: the events through :class:`~agentmsg.web.EventStream` (ids, keep-alive, resume);
+* ``/``: a page built on ``@agentmsg/client`` (``static/``, built by ``make client`` from
+  ``sdk/typescript/viewer`` and shipped in the package) that renders the reply live and, when the
+  stream has ended, sets ``data-state="done"`` on ``<body>`` and shows the reduced messages (a JSON
+  array, wire format) in ``<pre id="messages-json">``.
+
+Every response carries a strict Content-Security-Policy (:data:`CSP`): the page loads only its own
+script and style, connects only to its own origin, and shows images only from ``data:`` URLs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, Iterable, Mapping
+from importlib.resources import files
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ._asgi import EventStream, Receive, Scope, Send
+
+__all__ = ["CSP", "viewer_app"]
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+]
+_ASSETS = {
+    "index.html": "text/html; charset=utf-8",
+    "viewer.js": "text/javascript; charset=utf-8",
+    "viewer.css": "text/css; charset=utf-8",
+}
+
+
+def _asset(name: str) -> bytes:
+    path = files("agentmsg.web") / "static" / name
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise RuntimeError(
+            f"the viewer's built assets are missing (agentmsg/web/static/{name}): run `make client` in the repository"
+        ) from None
+
+
+class _SecurityHeaders:
+    """Adds the CSP and related headers to every HTTP response of the wrapped app."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Mapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *_SECURITY_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def viewer_app(
+    events: Iterable[Mapping[str, Any]] | AsyncIterable[Mapping[str, Any]],
+    *,
+    drop_every: int | None = None,
+    retry: int = 250,
+    replay: int | None = None,
+) -> Any:
+    """The viewer as an ASGI app: the page at ``/``, ``events`` at ``/events``. ``drop_every`` closes
+    the event connection after every N events (the page resumes with Last-Event-ID); ``retry`` is the
+    reconnect delay (ms) sent to the page; ``replay`` the events kept for resuming and for pages opened
+    later (default: all of them, so a reloaded page shows the whole stream; give a bound for endless
+    sources)."""
+    assets = {name: (_asset(name), media_type) for name, media_type in _ASSETS.items()}
+    stream = EventStream(events, drop_every=drop_every, retry=retry, replay=replay)
+
+    def asset(name: str) -> Any:
+        body, media_type = assets[name]
+
+        async def endpoint(request: Request) -> Response:
+            return Response(body, media_type=media_type, headers={"cache-control": "no-cache"})
+
+        return endpoint
+
+    routes = [
+        Route("/", asset("index.html")),
+        Route("/index.html", asset("index.html")),
+        Route("/viewer.js", asset("viewer.js")),
+        Route("/viewer.css", asset("viewer.css")),
+        Route("/events", stream, methods=["GET", "HEAD"]),
+    ]
+    app = Starlette(routes=routes)
+    app.state.events = stream
+    return _SecurityHeaders(app)

@@ -1,0 +1,40 @@
+// Messages in the wire form Python's agentmsg (and AgentScope Java) writes: keys in schema order,
+// defaults filled in, nullable keys written as null, other absent optional keys omitted, accepted
+// alternative spellings (image/video `min_pixels`...) read as their canonical camelCase key. The
+// shapes are generated from the schemas (generated/shapes.ts), so this follows any schema change.
+import { MSG, shapes } from "./generated/shapes.js";
+const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+/** A value (already valid against its schema) in canonical form. */
+export function canonical(value, shape) {
+    if (shape === null || value === null || value === undefined)
+        return value;
+    if (typeof shape === "string") {
+        if (!isObject(value))
+            return value;
+        const out = {};
+        for (const p of shapes[shape]) {
+            let v = p.key in value ? value[p.key] : p.alt !== undefined ? value[p.alt] : undefined;
+            if (v === undefined || v === null) {
+                if (p.mode === "default")
+                    v = structuredCloneJson(p.default);
+                else if (p.mode === "nullable" || (p.mode === "required" && v === null))
+                    v = null;
+                else
+                    continue;
+            }
+            out[p.key] = canonical(v, p.shape);
+        }
+        return out;
+    }
+    if ("array" in shape)
+        return Array.isArray(value) ? value.map((x) => canonical(x, shape.array)) : value;
+    if (isObject(value) && typeof value.type === "string" && Object.hasOwn(shape.union, value.type)) {
+        return canonical(value, shape.union[value.type]);
+    }
+    return value;
+}
+const structuredCloneJson = (v) => (v !== null && typeof v === "object" ? JSON.parse(JSON.stringify(v)) : v);
+/** A whole message (valid against the msg schema) in canonical wire form. */
+export function canonicalMessage(msg) {
+    return canonical(msg, MSG);
+}

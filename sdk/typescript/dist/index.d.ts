@@ -1,0 +1,10 @@
+export { Reducer, ReducerError, reduceEvents, isBase64Fragment, EVENT_TYPES } from "./reducer.js";
+export type { Problem, ReducerOptions } from "./reducer.js";
+export { SSEDecoder, encodeSSE } from "./sse.js";
+export type { SSEEvent } from "./sse.js";
+export { streamSSE, streamEvents, reduceSSE, StreamError } from "./client.js";
+export type { StreamOptions, RetryOptions, EventStreamOptions, ReduceSSEOptions } from "./client.js";
+export { canonicalMessage } from "./canonical.js";
+export { validateMessage } from "./validate.js";
+export type { ValidateFunction, ValidationErrorObject } from "./runtime.js";
+export type { AgentEvent, Msg, ContentBlock, ChatUsage } from "./generated/types.js";

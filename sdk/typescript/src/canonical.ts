@@ -1,0 +1,51 @@
+// Messages in the wire form Python's agentmsg (and AgentScope Java) writes: keys in schema order,
+// defaults filled in, nullable keys written as null, other absent optional keys omitted, accepted
+// alternative spellings (image/video `min_pixels`...) read as their canonical camelCase key. The
+// shapes are generated from the schemas (generated/shapes.ts), so this follows any schema change.
+import { MSG, shapes } from "./generated/shapes.js";
+
+/** How a property is written: see scripts/build.mjs (shapes). */
+export interface PropShape {
+  key: string;
+  mode: "required" | "default" | "nullable" | "optional";
+  shape: Shape;
+  alt?: string;
+  default?: unknown;
+}
+/** A titled object's name, a tagged union by `type`, an array, or null: kept as it is. */
+export type Shape = string | { union: Record<string, Shape> } | { array: Shape } | null;
+export type Shapes = Record<string, PropShape[]>;
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A value (already valid against its schema) in canonical form. */
+export function canonical(value: unknown, shape: Shape): unknown {
+  if (shape === null || value === null || value === undefined) return value;
+  if (typeof shape === "string") {
+    if (!isObject(value)) return value;
+    const out: Obj = {};
+    for (const p of shapes[shape]!) {
+      let v = p.key in value ? value[p.key] : p.alt !== undefined ? value[p.alt] : undefined;
+      if (v === undefined || v === null) {
+        if (p.mode === "default") v = structuredCloneJson(p.default);
+        else if (p.mode === "nullable" || (p.mode === "required" && v === null)) v = null;
+        else continue;
+      }
+      out[p.key] = canonical(v, p.shape);
+    }
+    return out;
+  }
+  if ("array" in shape) return Array.isArray(value) ? value.map((x) => canonical(x, shape.array)) : value;
+  if (isObject(value) && typeof value.type === "string" && Object.hasOwn(shape.union, value.type)) {
+    return canonical(value, shape.union[value.type]!);
+  }
+  return value;
+}
+
+const structuredCloneJson = (v: unknown): unknown => (v !== null && typeof v === "object" ? JSON.parse(JSON.stringify(v)) : v);
+
+/** A whole message (valid against the msg schema) in canonical wire form. */
+export function canonicalMessage<T>(msg: T): T {
+  return canonical(msg, MSG) as T;
+}

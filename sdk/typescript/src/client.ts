@@ -1,0 +1,182 @@
+// Server-sent events over `fetch` and `ReadableStream` (any method, headers and body, unlike
+// EventSource), with automatic reconnect: `Last-Event-ID` resumes where the stream broke, with
+// exponential backoff between attempts. Browser-safe (no Node built-ins); runs in Node 20 too.
+import type { AgentEvent, Msg } from "./generated/types.js";
+import { Reducer } from "./reducer.js";
+import type { ReducerOptions } from "./reducer.js";
+import { SSEDecoder } from "./sse.js";
+import type { SSEEvent } from "./sse.js";
+
+export interface RetryOptions {
+  /** First delay before reconnecting, in ms (default 500; a server's `retry:` field replaces it). */
+  initialDelay?: number;
+  /** Longest delay, in ms (default 10,000). */
+  maxDelay?: number;
+  /** Give up after this many attempts in a row that deliver no event (default 8). */
+  maxAttempts?: number;
+}
+
+export interface StreamOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: BodyInit | null;
+  /** Resume after this event id (sent as `Last-Event-ID` on the first request too). */
+  lastEventId?: string;
+  signal?: AbortSignal;
+  /** Reconnect when the connection breaks before the end event (default true). */
+  reconnect?: boolean;
+  retry?: RetryOptions;
+  /** The SSE event type that marks the end of the stream (default "end", what agentmsg's endpoint
+   * sends); null when the server has none (then a closed connection ends the stream). */
+  endEvent?: string | null;
+  /** The SSE event type with which the server reports that its source failed (default "error", what
+   * agentmsg's endpoint sends, data `{"message": ...}`): the iteration throws a StreamError. */
+  errorEvent?: string | null;
+  /** Called before each reconnect attempt. */
+  onRetry?: (info: { attempt: number; delay: number; lastEventId: string; error: unknown }) => void;
+  /** The fetch to use (default globalThis.fetch). */
+  fetch?: typeof globalThis.fetch;
+}
+
+/** A response the client will not retry (a 4xx other than 408/429, or not text/event-stream). */
+export class StreamError extends Error {
+  constructor(message: string, public status: number | null = null) {
+    super(message);
+    this.name = "StreamError";
+  }
+}
+
+function serverMessage(data: string): string {
+  try {
+    const value: unknown = JSON.parse(data);
+    if (value && typeof value === "object" && typeof (value as { message?: unknown }).message === "string") return (value as { message: string }).message;
+  } catch {
+    // not JSON: the data as it is
+  }
+  return data;
+}
+
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+
+/**
+ * The SSE events at `url`, across reconnects. Each connection after the first sends the last event
+ * id seen as `Last-Event-ID`, so a server that keeps a replay buffer (agentmsg's ASGI endpoint)
+ * resumes without loss; an attempt that delivers events resets the backoff. The iteration ends at
+ * the end event (or, with `endEvent: null`, when a connection closes), on HTTP 204, or on abort.
+ */
+export async function* streamSSE(url: string | URL, options: StreamOptions = {}): AsyncGenerator<SSEEvent, void, undefined> {
+  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const endEvent = options.endEvent === undefined ? "end" : options.endEvent;
+  const errorEvent = options.errorEvent === undefined ? "error" : options.errorEvent;
+  const initial = options.retry?.initialDelay ?? 500;
+  const maxDelay = options.retry?.maxDelay ?? 10_000;
+  const maxAttempts = options.retry?.maxAttempts ?? 8;
+  let lastEventId = options.lastEventId ?? "";
+  let base = initial;
+  let failures = 0;
+  for (;;) {
+    let error: unknown = null;
+    let delivered = false;
+    try {
+      const headers: Record<string, string> = { accept: "text/event-stream", "cache-control": "no-cache", ...options.headers };
+      if (lastEventId) headers["last-event-id"] = lastEventId;
+      const response = await doFetch(url, { method: options.method ?? "GET", headers, body: options.body ?? null, signal: options.signal ?? null, cache: "no-store" });
+      if (response.status === 204) return;
+      if (!response.ok) {
+        const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
+        await response.body?.cancel();
+        if (!retryable) throw new StreamError(`HTTP ${response.status} from ${String(url)}`, response.status);
+        throw new Error(`HTTP ${response.status}`);
+      }
+      const type = response.headers.get("content-type") ?? "";
+      if (!type.toLowerCase().startsWith("text/event-stream")) {
+        await response.body?.cancel();
+        throw new StreamError(`expected text/event-stream from ${String(url)}, got ${type || "no content type"}`, response.status);
+      }
+      if (!response.body) throw new Error("response has no body");
+      const reader = response.body.getReader();
+      const decoder = new SSEDecoder();
+      decoder.lastEventId = lastEventId;
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          for (const event of decoder.feed(value)) {
+            lastEventId = decoder.lastEventId;
+            if (decoder.retry !== null) base = decoder.retry;
+            if (endEvent !== null && event.event === endEvent) return;
+            if (errorEvent !== null && event.event === errorEvent) throw new StreamError(`the server's event source failed: ${serverMessage(event.data)}`);
+            delivered = true;
+            failures = 0;
+            yield event;
+          }
+          if (decoder.retry !== null) base = decoder.retry;
+          lastEventId = decoder.lastEventId;
+        }
+      } finally {
+        await reader.cancel().catch(() => {}); // closes the connection when iteration stops early
+      }
+      if (endEvent === null || options.reconnect === false) return;
+      error = new Error("the connection closed before the end of the stream");
+    } catch (x) {
+      if (x instanceof StreamError || options.signal?.aborted) throw x;
+      if (options.reconnect === false) throw x;
+      error = x;
+    }
+    if (!delivered) failures++;
+    if (failures >= maxAttempts) throw new StreamError(`gave up after ${failures} attempts without an event: ${String((error as Error)?.message ?? error)}`);
+    const delay = Math.min(maxDelay, base * 2 ** Math.max(0, failures - 1));
+    options.onRetry?.({ attempt: failures, delay, lastEventId, error });
+    await sleep(delay, options.signal);
+  }
+}
+
+export interface EventStreamOptions extends StreamOptions {
+  /** Called for an SSE event whose data is not JSON (it is skipped). */
+  onInvalid?: (event: SSEEvent, error: unknown) => void;
+}
+
+/** The agent events at `url` (each SSE event's data parsed as JSON), across reconnects. */
+export async function* streamEvents(url: string | URL, options: EventStreamOptions = {}): AsyncGenerator<AgentEvent, void, undefined> {
+  for await (const sse of streamSSE(url, options)) {
+    let value: unknown;
+    try {
+      value = JSON.parse(sse.data);
+    } catch (x) {
+      options.onInvalid?.(sse, x);
+      continue;
+    }
+    yield value as AgentEvent;
+  }
+}
+
+export interface ReduceSSEOptions extends EventStreamOptions {
+  /** Options for the Reducer created (ignored when `reducer` is given). */
+  reducerOptions?: ReducerOptions;
+  /** Feed this reducer instead of a new one. */
+  reducer?: Reducer;
+  /** Called after each event is fed: render `reducer.messages()` and `reducer.snapshot()`. */
+  onEvent?: (event: AgentEvent, reducer: Reducer) => void;
+}
+
+/** Stream the events at `url` into a Reducer; resolves to every message once the stream ends. */
+export async function reduceSSE(url: string | URL, options: ReduceSSEOptions = {}): Promise<Msg[]> {
+  const reducer = options.reducer ?? new Reducer(options.reducerOptions);
+  for await (const event of streamEvents(url, options)) {
+    reducer.feed(event);
+    options.onEvent?.(event, reducer);
+  }
+  return reducer.finish();
+}

@@ -1,0 +1,13 @@
+// @agentmsg/client: the agentmsg event reducer, an SSE reader over fetch with resume, typed
+// AgentScope events and messages (the types @agentmsg/schema generates, shipped inside). No
+// dependencies; browser-safe ESM (no Node built-ins, no eval); runs in Node 20 too.
+export { Reducer, ReducerError, reduceEvents, isBase64Fragment, EVENT_TYPES } from "./reducer.js";
+export type { Problem, ReducerOptions } from "./reducer.js";
+export { SSEDecoder, encodeSSE } from "./sse.js";
+export type { SSEEvent } from "./sse.js";
+export { streamSSE, streamEvents, reduceSSE, StreamError } from "./client.js";
+export type { StreamOptions, RetryOptions, EventStreamOptions, ReduceSSEOptions } from "./client.js";
+export { canonicalMessage } from "./canonical.js";
+export { validateMessage } from "./validate.js";
+export type { ValidateFunction, ValidationErrorObject } from "./runtime.js";
+export type { AgentEvent, Msg, ContentBlock, ChatUsage } from "./generated/types.js";

@@ -1,0 +1,13 @@
+// "@agentmsg/client/strict": the agent-event schema check (compiled ahead of time) for the Reducer's
+// strict mode. A separate entry point: the event validator is larger than the rest of the client.
+import { event } from "./generated/event-validator.js";
+import { problems } from "./validate.js";
+import type { SchemaProblem } from "./validate.js";
+
+export type { SchemaProblem } from "./validate.js";
+
+/** Check an agent event against the event schema: [] when valid. Pass it as the Reducer's
+ * `validate` option for strict mode: `new Reducer({ validate: validateEvent })`. */
+export function validateEvent(value: unknown): SchemaProblem[] {
+  return event(value) ? [] : problems(event.errors);
+}

@@ -1,0 +1,183 @@
+// streamSSE / streamEvents / reduceSSE over real HTTP on loopback (node:http): resume with
+// Last-Event-ID after drops, backoff and retry, POST with headers and body, 204, fatal statuses,
+// content type, abort, early exit.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { reduceEvents, reduceSSE, streamEvents, streamSSE, encodeSSE, StreamError } from "../dist/index.js";
+import { EVENTS } from "./sse.test.mjs";
+
+/** A server for one test: `handler(req, res, state)`; resolves to { url, state, close }. */
+async function serve(handler) {
+  const state = { requests: [], closed: 0 };
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      state.requests.push({ method: req.method, headers: req.headers, body });
+      res.on("close", () => state.closed++);
+      handler(req, res, state);
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${server.address().port}/events`;
+  return { url, state, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
+}
+
+/** Events after Last-Event-ID; closes after `dropEvery` events per connection; "end" at the end. */
+function eventsHandler({ dropEvery = 0, retry = null } = {}) {
+  return (req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
+    const last = req.headers["last-event-id"];
+    let start = last ? EVENTS.findIndex((e) => e.id === last) + 1 : 0;
+    if (retry !== null) res.write(`retry: ${retry}\n\n`);
+    res.write(": hello\n\n");
+    let sent = 0;
+    for (let i = start; i < EVENTS.length; i++) {
+      if (dropEvery && sent === dropEvery) return res.socket.end(); // cut the connection mid-stream (after what was written)
+      res.write(encodeSSE(JSON.stringify(EVENTS[i]), { id: EVENTS[i].id, event: EVENTS[i].type }));
+      sent++;
+    }
+    res.end("event: end\ndata: {}\n\n");
+  };
+}
+
+const fast = { retry: { initialDelay: 5, maxDelay: 20 } };
+
+test("a whole stream: every event once, then the end event ends the iteration", async () => {
+  const s = await serve(eventsHandler());
+  try {
+    const got = [];
+    for await (const e of streamEvents(s.url, fast)) got.push(e);
+    assert.deepEqual(got, EVENTS);
+    assert.equal(s.state.requests.length, 1);
+    assert.equal(s.state.requests[0].headers.accept, "text/event-stream");
+  } finally { await s.close(); }
+});
+
+for (const dropEvery of [1, 2, 4]) {
+  test(`drops after every ${dropEvery} event(s): resumed with Last-Event-ID, nothing lost or repeated`, async () => {
+    const s = await serve(eventsHandler({ dropEvery }));
+    try {
+      const retries = [];
+      const messages = await reduceSSE(s.url, { ...fast, onRetry: (info) => retries.push(info) });
+      assert.deepEqual(messages, reduceEvents(EVENTS));
+      const sentIds = s.state.requests.map((r) => r.headers["last-event-id"] ?? null);
+      const expected = [null];
+      for (let i = dropEvery; i < EVENTS.length; i += dropEvery) expected.push(EVENTS[i - 1].id);
+      assert.deepEqual(sentIds, expected);
+      assert.equal(retries.length, expected.length - 1);
+      assert.ok(retries.every((r) => r.attempt === 0 || r.delay <= 20));
+    } finally { await s.close(); }
+  });
+}
+
+test("the server's retry field sets the reconnect delay", async () => {
+  const s = await serve(eventsHandler({ dropEvery: 3, retry: 7 }));
+  try {
+    const delays = [];
+    const got = [];
+    for await (const e of streamSSE(s.url, { retry: { initialDelay: 1000 }, onRetry: (i) => delays.push(i.delay) })) got.push(e.id);
+    assert.deepEqual(got, EVENTS.map((e) => e.id));
+    assert.deepEqual(delays, [7]);
+  } finally { await s.close(); }
+});
+
+test("POST with headers and a body (what EventSource cannot do)", async () => {
+  const s = await serve(eventsHandler());
+  try {
+    const got = [];
+    for await (const e of streamEvents(s.url, { method: "POST", headers: { authorization: "Bearer t", "content-type": "application/json" }, body: JSON.stringify({ q: "hi" }) })) got.push(e);
+    assert.equal(got.length, EVENTS.length);
+    const r = s.state.requests[0];
+    assert.equal(r.method, "POST");
+    assert.equal(r.headers.authorization, "Bearer t");
+    assert.equal(r.body, '{"q":"hi"}');
+  } finally { await s.close(); }
+});
+
+test("lastEventId option: the first request resumes", async () => {
+  const s = await serve(eventsHandler());
+  try {
+    const got = [];
+    for await (const e of streamEvents(s.url, { lastEventId: "e4" })) got.push(e.id);
+    assert.deepEqual(got, ["e5", "e6"]);
+    assert.equal(s.state.requests[0].headers["last-event-id"], "e4");
+  } finally { await s.close(); }
+});
+
+test("HTTP 204 ends the stream without an event", async () => {
+  const s = await serve((req, res) => { res.writeHead(204); res.end(); });
+  try {
+    const got = [];
+    for await (const e of streamSSE(s.url, fast)) got.push(e);
+    assert.deepEqual(got, []);
+  } finally { await s.close(); }
+});
+
+test("HTTP 404 and a wrong content type are not retried", async () => {
+  const s = await serve((req, res) => { res.writeHead(404); res.end("no"); });
+  const t = await serve((req, res) => { res.writeHead(200, { "content-type": "application/json" }); res.end("{}"); });
+  try {
+    await assert.rejects(async () => { for await (const _ of streamSSE(s.url, fast)); }, (e) => e instanceof StreamError && e.status === 404);
+    await assert.rejects(async () => { for await (const _ of streamSSE(t.url, fast)); }, (e) => e instanceof StreamError && /text\/event-stream/.test(e.message));
+    assert.equal(s.state.requests.length, 1);
+    assert.equal(t.state.requests.length, 1);
+  } finally { await s.close(); await t.close(); }
+});
+
+test("HTTP 503 is retried with growing delays, then the stream goes on", async () => {
+  const ok = eventsHandler();
+  const s = await serve((req, res, state) => (state.requests.length <= 2 ? (res.writeHead(503), res.end()) : ok(req, res)));
+  try {
+    const delays = [];
+    const got = [];
+    for await (const e of streamEvents(s.url, { retry: { initialDelay: 5, maxDelay: 1000 }, onRetry: (i) => delays.push(i.delay) })) got.push(e);
+    assert.equal(got.length, EVENTS.length);
+    assert.deepEqual(delays, [5, 10]);
+  } finally { await s.close(); }
+});
+
+test("gives up after maxAttempts attempts in a row without an event", async () => {
+  const s = await serve((req, res) => { res.writeHead(500); res.end(); });
+  try {
+    await assert.rejects(async () => { for await (const _ of streamSSE(s.url, { retry: { initialDelay: 1, maxAttempts: 3 } })); }, (e) => e instanceof StreamError && /3 attempts/.test(e.message));
+    assert.equal(s.state.requests.length, 3);
+  } finally { await s.close(); }
+});
+
+test("endEvent null: a closed connection ends the stream; data that is not JSON is reported and skipped", async () => {
+  const s = await serve((req, res) => { res.writeHead(200, { "content-type": "text/event-stream" }); res.end('data: {"a":1}\n\ndata: nope\n\ndata: {"b":2}\n\n'); });
+  try {
+    const bad = [];
+    const got = [];
+    for await (const e of streamEvents(s.url, { endEvent: null, onInvalid: (sse) => bad.push(sse.data) })) got.push(e);
+    assert.deepEqual(got, [{ a: 1 }, { b: 2 }]);
+    assert.deepEqual(bad, ["nope"]);
+  } finally { await s.close(); }
+});
+
+test("abort stops a stream that waits for more; leaving the loop early closes the connection", async () => {
+  const s = await serve((req, res) => { res.writeHead(200, { "content-type": "text/event-stream" }); res.write("id: 1\ndata: {}\n\n"); });
+  try {
+    const controller = new AbortController();
+    const seen = [];
+    await assert.rejects(async () => {
+      for await (const e of streamSSE(s.url, { signal: controller.signal })) { seen.push(e.id); controller.abort(); }
+    }, (e) => e.name === "AbortError");
+    assert.deepEqual(seen, ["1"]);
+    for await (const e of streamSSE(s.url)) { assert.equal(e.id, "1"); break; }
+    for (let i = 0; i < 50 && s.state.closed < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(s.state.closed, 2);
+  } finally { await s.close(); }
+});
+
+test("an error event (the server's source failed) throws, without retrying", async () => {
+  const s = await serve((req, res) => { res.writeHead(200, { "content-type": "text/event-stream" }); res.end('id: 1\ndata: {"a":1}\n\nevent: error\ndata: {"message": "RuntimeError: boom"}\n\n'); });
+  try {
+    const got = [];
+    await assert.rejects(async () => { for await (const e of streamEvents(s.url, fast)) got.push(e); }, (e) => e instanceof StreamError && /RuntimeError: boom/.test(e.message));
+    assert.deepEqual(got, [{ a: 1 }]);
+    assert.equal(s.state.requests.length, 1);
+  } finally { await s.close(); }
+});

@@ -1,0 +1,116 @@
+// Reducer behaviour beyond the shared vectors (tests/typescript runs those): salvage of invalid
+// content, odd ids, the base64 rule, snapshots, the wire form of whole blocks, the compiled validators.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Reducer, reduceEvents, isBase64Fragment, validateMessage, canonicalMessage, EVENT_TYPES } from "../dist/index.js";
+import { validateEvent } from "../dist/strict.js";
+import { dateTime } from "../dist/runtime.js";
+
+const at = "2025-01-01T00:00:00Z";
+const ev = (type, id, extra = {}) => ({ type, id, createdAt: at, replyId: "m", ...extra });
+
+test("a block that does not validate is dropped and reported in agentmsg_reduce_errors", () => {
+  const events = [
+    ev("AGENT_START", "1"),
+    ev("DATA_BLOCK_START", "2", { blockId: "b", mediaType: "image/png" }),
+    ev("DATA_BLOCK_DELTA", "3", { blockId: "b", delta: "QQ==" }),
+    ev("DATA_BLOCK_DELTA", "4", { blockId: "b", delta: "QQ==" }),
+    ev("DATA_BLOCK_END", "5", { blockId: "b" }),
+    ev("TEXT_BLOCK_START", "6", { blockId: "t" }),
+    ev("TEXT_BLOCK_DELTA", "7", { blockId: "t", delta: "kept" }),
+    ev("TEXT_BLOCK_END", "8", { blockId: "t" }),
+    ev("AGENT_END", "9"),
+  ];
+  const [msg] = reduceEvents(events);
+  assert.deepEqual(msg.content, [{ type: "text", text: "kept" }]);
+  assert.ok(msg.metadata.agentmsg_reduce_errors.some((e) => e.startsWith("/content/0/source/data")), JSON.stringify(msg.metadata));
+  assert.deepEqual(validateMessage(msg), []);
+});
+
+test("odd ids and names are reported, never thrown (same rule as Python)", () => {
+  const r = new Reducer();
+  r.feed({ type: "AGENT_START", id: { x: 1 }, createdAt: at, replyId: true, name: { a: 1 } });
+  r.feed({ type: "TEXT_BLOCK_START", id: ["a"], createdAt: at, replyId: "r", blockId: "text" });
+  r.feed({ type: "TEXT_BLOCK_DELTA", id: "3", createdAt: at, replyId: "r", blockId: "text", delta: "ok" });
+  const [msg] = r.finish();
+  assert.equal(msg.content[0].text, "ok");
+  assert.equal(msg.name, null);
+  assert.match(msg.id, /^[0-9a-f-]{36}$/);
+  assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [["/0/id", "type"], ["/1/id", "type"]]);
+});
+
+test("malformed events are skipped with rule required/type; non-objects and inherited names are not events", () => {
+  const r = new Reducer();
+  for (const e of [null, [1], 5, { type: "toString", id: "x" }, ev("TEXT_BLOCK_START", "a"), ev("TEXT_BLOCK_DELTA", "b", { blockId: "t", delta: 5 }), ev("TEXT_BLOCK_START", "c", { blockId: { no: 1 } }), ev("AGENT_RESULT", "d", { result: [] })]) r.feed(e);
+  assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [
+    ["/0", "type"], ["/1", "type"], ["/2", "type"], ["/3/type", "enum"], ["/4", "required"], ["/5/blockId", "order"], ["/5", "type"], ["/6", "type"], ["/7", "type"],
+  ]);
+  assert.equal(EVENT_TYPES.length, 31);
+});
+
+test("base64 fragments: exactly Python's base64.b64decode(padded, validate=True) verdicts", () => {
+  // Every string of up to 8 characters over "Q=" that Python accepts (computed with CPython 3.11).
+  const ok = new Set(["", "QQ", "QQQ", "QQ=", "QQQQ", "QQQ=", "QQ==", "QQQQ=", "QQQQQQ", "QQQQ==", "QQQQQQQ", "QQQQQQ=", "QQQQ===", "QQQQQQQQ", "QQQQQQQ=", "QQQQQQ==", "QQQQ===="]);
+  const all = [""];
+  for (let n = 1; n <= 8; n++) for (let i = 0; i < 2 ** n; i++) all.push([...i.toString(2).padStart(n, "0")].map((b) => (b === "0" ? "Q" : "=")).join(""));
+  for (const s of all) assert.equal(isBase64Fragment(s), ok.has(s), JSON.stringify(s));
+  for (const s of [" QQ", "QQ\n", "QQ-_", "Q"]) assert.equal(isBase64Fragment(s), false);
+  assert.equal(isBase64Fragment("aGVsbG8/+w=="), true);
+});
+
+test("snapshots are consistent at every step and show streaming tool input as {}", () => {
+  const events = [
+    ev("AGENT_START", "1", { name: "Friday" }),
+    ev("TOOL_CALL_START", "2", { toolCallId: "c", toolCallName: "f" }),
+    ev("TOOL_CALL_DELTA", "3", { toolCallId: "c", delta: '{"a":' }),
+    ev("TOOL_CALL_DELTA", "4", { toolCallId: "c", delta: "1}" }),
+    ev("TOOL_CALL_END", "5", { toolCallId: "c" }),
+    ev("AGENT_END", "6"),
+  ];
+  const r = new Reducer();
+  const snaps = [];
+  for (const e of events) { r.feed(e); snaps.push(r.snapshot()); }
+  assert.deepEqual(snaps[2].content[0].input, {});
+  assert.equal(snaps[3].content[0].content, '{"a":1}');
+  assert.deepEqual(snaps[4].content[0].input, { a: 1 });
+  assert.equal(snaps[5], null);
+  for (const s of snaps.slice(0, 5)) assert.deepEqual(validateMessage(s), []);
+  assert.deepEqual(r.finish()[0].content[0], { type: "tool_use", id: "c", name: "f", input: { a: 1 }, content: '{"a":1}', metadata: {}, state: "pending" });
+});
+
+test("whole blocks from events come out in the wire form (defaults, nulls, camelCase sizing, key order)", () => {
+  const [msg] = reduceEvents([
+    ev("AGENT_START", "1"),
+    ev("DATA_BLOCK_START", "2", { blockId: "i", block: { source: { url: "https://a.example/x.png", type: "url" }, type: "image", min_pixels: 10 } }),
+    ev("DATA_BLOCK_END", "3", { blockId: "i" }),
+    ev("TOOL_RESULT_START", "4", { toolCallId: "c", toolCallName: "f" }),
+    ev("TOOL_RESULT_DATA_DELTA", "5", { toolCallId: "c", data: { type: "thinking", thinking: "t" } }),
+    ev("TOOL_RESULT_END", "6", { toolCallId: "c", state: "success" }),
+    ev("AGENT_END", "7"),
+  ]);
+  assert.equal(JSON.stringify(msg.content[0]), '{"type":"image","source":{"type":"url","url":"https://a.example/x.png"},"minPixels":10}');
+  assert.equal(JSON.stringify(msg.content[1].output[0]), '{"type":"thinking","thinking":"t","metadata":null}');
+  assert.deepEqual(Object.keys(msg), ["id", "name", "role", "content", "metadata", "timestamp", "usage"]);
+  assert.equal(msg.timestamp, "2025-01-01 00:00:00.000");
+  assert.deepEqual(canonicalMessage({ id: "m", role: "USER", content: [{ type: "hint", hint: "h" }] }), { id: "m", name: null, role: "USER", content: [{ type: "hint", id: null, hint: "h", source: null }], metadata: {}, timestamp: null, usage: null });
+});
+
+test("the compiled validators: role rules, event schema, date-time format", () => {
+  assert.ok(validateMessage({ id: "m", role: "USER", content: [{ type: "thinking", thinking: "x" }] }).length > 0);
+  assert.deepEqual(validateEvent(ev("TEXT_BLOCK_DELTA", "e", { blockId: "t", delta: "x" })), []);
+  assert.ok(validateEvent({ type: "REPLY_START", id: "e", createdAt: at }).length > 0);
+  for (const [s, ok] of [["2024-02-29T12:00:00Z", true], ["2023-02-29T12:00:00Z", false], ["2025-13-01T00:00:00Z", false], ["2025-01-01T24:00:00Z", false], ["2025-06-30T23:59:60Z", true], ["2025-06-30T22:59:60-01:00", true], ["2025-06-30T12:59:60Z", false], ["2025-01-01T00:00:00+24:00", false], ["2025-01-01", false]]) {
+    assert.equal(dateTime(s), ok, s);
+  }
+  assert.deepEqual(validateMessage({ id: "m", role: "USER", content: [], timestamp: "2023-02-29T12:00:00Z" }).map((p) => p.rule).includes("format"), true);
+});
+
+test("strict mode throws at the first problem and keeps what it had", () => {
+  const r = new Reducer({ validate: validateEvent });
+  r.feed(ev("AGENT_START", "1"));
+  r.feed(ev("TEXT_BLOCK_START", "2", { blockId: "t" }));
+  r.feed(ev("TEXT_BLOCK_DELTA", "3", { blockId: "t", delta: "kept" }));
+  assert.throws(() => r.feed({ type: "REPLY_START", id: "4", createdAt: at }), (e) => e.name === "ReducerError" && e.problems[0].pointer.startsWith("/3"));
+  assert.throws(() => r.feed(ev("TEXT_BLOCK_DELTA", "5", { blockId: "zz", delta: "x" })), (e) => e.problems[0].rule === "order");
+  assert.equal(r.finish()[0].content[0].text, "kept");
+});

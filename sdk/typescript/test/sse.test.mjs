@@ -1,0 +1,91 @@
+// The SSE decoder: the cases Python's suite has (tests/test_events_sse.py): LF/CRLF/CR line ends, BOM,
+// comments, multi-line data, retry, id, chunks split anywhere (inside a CRLF or a UTF-8 sequence),
+// empty chunks between CR and LF, an unterminated event at the end.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { SSEDecoder, encodeSSE, reduceEvents } from "../dist/index.js";
+
+const at = "2025-01-01T00:00:00Z";
+export const EVENTS = [
+  { type: "AGENT_START", id: "e1", createdAt: at, replyId: "r", name: "Friday" },
+  { type: "TEXT_BLOCK_START", id: "e2", createdAt: at, replyId: "r", blockId: "text" },
+  { type: "TEXT_BLOCK_DELTA", id: "e3", createdAt: at, replyId: "r", blockId: "text", delta: "héllo ☀️\nline2" },
+  { type: "TEXT_BLOCK_DELTA", id: "e4", createdAt: at, replyId: "r", blockId: "text", delta: " world" },
+  { type: "TEXT_BLOCK_END", id: "e5", createdAt: at, replyId: "r", blockId: "text" },
+  { type: "AGENT_END", id: "e6", createdAt: at, replyId: "r" },
+];
+const body = (events) => events.map((e) => encodeSSE(JSON.stringify(e), { id: e.id, event: e.type })).join("");
+const utf8 = (s) => new TextEncoder().encode(s);
+
+function decodeAll(chunks) {
+  const d = new SSEDecoder();
+  return chunks.flatMap((c) => d.feed(c).map((e) => [e.id, e.event, e.data]));
+}
+
+test("encode writes id, event and data (multi-line data as several data lines)", () => {
+  assert.ok(body(EVENTS.slice(0, 1)).startsWith('id: e1\nevent: AGENT_START\ndata: {'));
+  assert.equal(encodeSSE("a\nb", { retry: 5 }), "retry: 5\ndata: a\ndata: b\n\n");
+});
+
+for (const [name, nl] of [["LF", "\n"], ["CRLF", "\r\n"], ["CR", "\r"]]) {
+  test(`line ends ${name}, BOM, comments, multi-line data, retry, id`, () => {
+    const raw = '\ufeff: a comment\nretry: 3000\nid: 7\nevent: custom\ndata: first\ndata:second\ndata:  third\n\n: keepalive\n\ndata: {"x": 1}\n\n'.replaceAll("\n", nl);
+    const d = new SSEDecoder();
+    const events = d.feed(utf8(raw));
+    assert.deepEqual(events.map((e) => [e.id, e.event, e.data]), [["7", "custom", "first\nsecond\n third"], ["7", "message", '{"x": 1}']]);
+    assert.equal(events[0].retry, 3000);
+    assert.equal(events[1].retry, null);
+    assert.equal(d.retry, 3000);
+    assert.equal(d.lastEventId, "7");
+  });
+}
+
+test("chunks split anywhere, even inside a CRLF or a UTF-8 sequence", () => {
+  const bytes = utf8(body(EVENTS).replaceAll("\n", "\r\n"));
+  const whole = decodeAll([bytes]);
+  assert.equal(whole.length, EVENTS.length);
+  let seed = 7;
+  const rand = (n) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  for (let k = 0; k < 200; k++) {
+    const cuts = [...new Set(Array.from({ length: 1 + rand(30) }, () => 1 + rand(bytes.length - 1)))].sort((a, b) => a - b);
+    const edges = [0, ...cuts, bytes.length];
+    assert.deepEqual(decodeAll(edges.slice(0, -1).map((a, i) => bytes.subarray(a, edges[i + 1]))), whole);
+  }
+  assert.deepEqual(decodeAll([...bytes].map((b) => Uint8Array.of(b))), whole); // one byte at a time
+  assert.equal(JSON.parse(whole[2][2]).delta, "héllo ☀️\nline2");
+});
+
+test("string chunks work too", () => {
+  const text = body(EVENTS);
+  const d = new SSEDecoder();
+  assert.equal([...text].flatMap((ch) => d.feed(ch)).length, EVENTS.length);
+});
+
+test("an unterminated last event is not dispatched", () => {
+  const d = new SSEDecoder();
+  assert.deepEqual(d.feed(utf8("data: partial")), []);
+  assert.deepEqual(d.close(), []);
+});
+
+test("empty chunks between the CR and LF of a CRLF do not make a blank line", () => {
+  const b = utf8("data: a\r\ndata: b\r\n\r\n");
+  const d = new SSEDecoder();
+  const chunks = [b.subarray(0, 8), new Uint8Array(), new Uint8Array(), b.subarray(8, 17), new Uint8Array(), b.subarray(17)];
+  assert.deepEqual(chunks.flatMap((c) => d.feed(c).map((e) => e.data)), ["a\nb"]);
+});
+
+test("an id holding NUL is ignored; a field without colon; retry must be digits", () => {
+  const d = new SSEDecoder();
+  const out = d.feed("id: a\0b\nretry: 12x\ndata\n\nid\ndata: y\n\n");
+  assert.deepEqual(out.map((e) => [e.id, e.data, e.retry]), [["", "", null], ["", "y", null]]);
+});
+
+test("resume: the last event id before a drop; a replayed overlap is dropped by the reducer", () => {
+  const text = body(EVENTS);
+  const d = new SSEDecoder();
+  const first = d.feed(text.slice(0, text.indexOf("id: e4")));
+  assert.equal(d.lastEventId, "e3");
+  const replayed = [...first.map((e) => JSON.parse(e.data)), ...EVENTS.slice(1)];
+  assert.deepEqual(reduceEvents(replayed)[0].content, reduceEvents(EVENTS)[0].content);
+  assert.equal(reduceEvents(EVENTS)[0].content[0].text, "héllo ☀️\nline2 world");
+});

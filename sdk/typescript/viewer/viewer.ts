@@ -1,0 +1,173 @@
+// The agentmsg event viewer (`agentmsg serve EVENTS_FILE`): streams the events at ./events through
+// @agentmsg/client and renders the reply live, one card per message: text as it arrives, thinking
+// collapsed, tool calls with their arguments and results, hints, data blocks, usage. When the stream
+// has ended, <body data-state="done"> and <pre id="messages-json"> holds the reduced messages (a JSON
+// array in the wire format). Works under a strict Content-Security-Policy: no inline script or style,
+// no eval; the DOM is built with textContent only.
+import { reduceSSE } from "../src/index.js";
+import type { Msg, Reducer } from "../src/index.js";
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Block = Record<string, Json>;
+
+const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string | null, text?: string | null, ...children: (Node | null)[]): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined && text !== null) node.textContent = text;
+  for (const c of children) if (c) node.append(c);
+  return node;
+}
+
+const pretty = (v: unknown): string => JSON.stringify(v, null, 2);
+
+function sourceView(source: Json, type: string): Node {
+  if (source?.type === "base64") {
+    const mediaType = String(source.media_type ?? "application/octet-stream");
+    const data = String(source.data ?? "");
+    const url = `data:${mediaType};base64,${data}`;
+    const bytes = Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
+    const box = el("div", "media");
+    if (type === "image" || mediaType.startsWith("image/")) {
+      const img = el("img");
+      img.src = url;
+      img.alt = `${mediaType} (${bytes} bytes)`;
+      box.append(img);
+    }
+    const link = el("a", null, `${mediaType}, ${bytes} bytes`);
+    link.href = url;
+    link.download = "";
+    box.append(link);
+    return box;
+  }
+  if (source?.type === "url") return el("div", "media", null, el("span", "muted", "url "), el("code", null, String(source.url)));
+  return el("pre", "raw", pretty(source));
+}
+
+function blockView(b: Block): HTMLElement {
+  switch (b.type) {
+    case "text":
+      return el("div", "block text", b.text);
+    case "thinking": {
+      const meta = b.metadata && typeof b.metadata === "object" ? b.metadata : {};
+      const label = ["thinking", meta.redacted ? "(redacted)" : null, meta.signature ? "(signed)" : null].filter(Boolean).join(" ");
+      return el("details", "block thinking", null, el("summary", null, `${label} · ${String(b.thinking).length} chars`), el("div", "thought", b.thinking));
+    }
+    case "tool_use": {
+      const args = b.metadata?.argumentsError ? el("pre", "args error", `${b.content ?? ""}\n${b.metadata.argumentsError}`) : el("pre", "args", pretty(b.input));
+      return el("div", "block tool-use", null, el("div", "head", null, el("span", "tag", "tool call"), el("strong", null, b.name || "(unnamed)"), el("code", "muted", b.id), el("span", `state state-${b.state}`, b.state)), args);
+    }
+    case "tool_result": {
+      const out = el("div", "outputs");
+      for (const o of Array.isArray(b.output) ? b.output : []) out.append(blockView(o));
+      return el("div", "block tool-result", null, el("div", "head", null, el("span", "tag", "tool result"), el("strong", null, b.name ?? ""), el("code", "muted", b.id), el("span", `state state-${b.state}`, b.state)), out);
+    }
+    case "hint":
+      return el("div", "block hint", null, el("span", "tag", "hint"), el("span", null, b.hint), b.source ? el("span", "muted", ` (${typeof b.source === "string" ? b.source : pretty(b.source)})`) : null);
+    case "data":
+    case "image":
+    case "audio":
+    case "video":
+      return el("div", `block media-block ${b.type}`, null, el("span", "tag", b.type + (b.name ? `: ${b.name}` : "")), sourceView(b.source, b.type));
+    default:
+      return el("pre", "block raw", pretty(b));
+  }
+}
+
+function usageText(u: Json): string {
+  if (!u) return "";
+  const parts = [["in", u.inputTokens], ["out", u.outputTokens], ["cached", u.cachedTokens], ["total", u.totalTokens]].filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => `${k} ${v}`);
+  if (u.time !== undefined && u.time !== null) parts.push(`${u.time}s`);
+  return parts.length ? `tokens: ${parts.join(" · ")}` : "";
+}
+
+function card(m: Msg, live: boolean): HTMLElement {
+  const meta = (m.metadata ?? {}) as Record<string, Json>;
+  const head = el("header", null, null,
+    el("strong", null, m.name ?? "assistant"),
+    el("code", "muted", m.id),
+    m.timestamp ? el("span", "muted", m.timestamp) : null,
+    live ? el("span", "badge live", "streaming") : null,
+    meta.agentscope_generate_reason ? el("span", "badge", String(meta.agentscope_generate_reason)) : null);
+  const body = el("div", "blocks");
+  for (const b of m.content as Block[]) body.append(blockView(b));
+  const foot = el("footer", "muted", usageText(m.usage));
+  if (Array.isArray(meta.agentmsg_reduce_errors)) foot.append(el("div", "error", `dropped (invalid): ${meta.agentmsg_reduce_errors.join("; ")}`));
+  return el("article", live ? "card live" : "card", null, head, body, foot);
+}
+
+const cards = $("cards");
+const status = $("status");
+const done: HTMLElement[] = [];
+let reducer: Reducer | null = null;
+let events = 0;
+let reconnects = 0;
+let pending = false;
+let ended = false;
+
+let cost = 0; // how long the last render took (ms): renders are spaced so they take at most ~1/5 of the time
+
+function render(): void {
+  pending = false;
+  if (!reducer || ended) return;
+  const started = performance.now();
+  const finished = reducer.messages();
+  while (done.length < finished.length) {
+    const c = card(finished[done.length]!, false);
+    done.push(c);
+  }
+  const snap = reducer.snapshot();
+  cards.replaceChildren(...done, ...(snap ? [card(snap, true)] : []));
+  status.textContent = `${events} events · ${finished.length} message(s)${snap ? " · streaming" : ""}${reconnects ? ` · ${reconnects} reconnect(s)` : ""}`;
+  document.body.dataset.events = String(events);
+  cost = performance.now() - started;
+}
+
+function schedule(): void {
+  if (!pending) {
+    pending = true;
+    setTimeout(render, Math.max(40, 4 * cost));
+  }
+}
+
+async function main(): Promise<void> {
+  document.body.dataset.state = "streaming";
+  document.body.dataset.events = "0";
+  document.body.dataset.reconnects = "0";
+  const messages = await reduceSSE(new URL("events", document.baseURI), {
+    retry: { initialDelay: 200, maxDelay: 5000 },
+    onEvent: (_e, r) => {
+      reducer = r;
+      events++;
+      schedule();
+    },
+    onRetry: ({ attempt, delay, lastEventId }) => {
+      reconnects++;
+      document.body.dataset.reconnects = String(reconnects);
+      status.textContent = `reconnecting after event ${lastEventId || "(none)"} in ${delay} ms (attempt ${attempt})`;
+    },
+  });
+  ended = true;
+  document.body.dataset.events = String(events);
+  cards.replaceChildren(...messages.map((m) => card(m, false)));
+  const problems = reducer ? (reducer as Reducer).problems.length : 0;
+  status.textContent = `done · ${events} events · ${messages.length} message(s)${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${problems ? ` · ${problems} problem(s) fixed by the tolerant rules` : ""}`;
+  $("messages-json").textContent = JSON.stringify(messages, null, 2);
+  $<HTMLDetailsElement>("json-box").hidden = false;
+  document.body.dataset.state = "done";
+}
+
+$("copy").addEventListener("click", () => {
+  const text = $("messages-json").textContent ?? "";
+  navigator.clipboard?.writeText(text).then(
+    () => ($("copy").textContent = "copied"),
+    () => window.getSelection()?.selectAllChildren($("messages-json")),
+  );
+});
+
+main().catch((err: unknown) => {
+  document.body.dataset.state = "error";
+  status.textContent = `error: ${err instanceof Error ? err.message : String(err)}`;
+  status.classList.add("error");
+});

@@ -1,0 +1,67 @@
+// Drives the system's headless Chromium (CHROMIUM, default /usr/bin/chromium; never a downloaded
+// browser) with playwright-core for tests/browser/test_viewer.py.
+//
+//   node driver.mjs       reads one JSON job per line on stdin: {"url", "screenshot"?, "timeout"?}
+//                         and writes one JSON result per line on stdout, with one browser for all jobs.
+//
+// A result: {state, messages (the page's <pre id="messages-json"> parsed), status, events, reconnects,
+// eventRequests: [{lastEventId}], console: [...], pageErrors: [...], cspViolations: [...], cspHeader}.
+import readline from "node:readline";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "agentmsg-chromium-"));
+// Without the background-networking flags Chromium's own connections are refused on a closed network.
+const args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
+const context = await chromium.launchPersistentContext(userDataDir, { executablePath, args, headless: true, viewport: { width: 1100, height: 900 } });
+
+async function run(job) {
+  const page = await context.newPage();
+  const out = { console: [], pageErrors: [], cspViolations: [], eventRequests: [], cspHeader: null };
+  page.on("console", (m) => {
+    const text = m.text();
+    if (/Content.Security.Policy|Refused to/i.test(text)) out.cspViolations.push(text);
+    if (m.type() === "error" || m.type() === "warning") out.console.push(`${m.type()}: ${text}`);
+  });
+  page.on("pageerror", (e) => out.pageErrors.push(String(e)));
+  page.on("request", (r) => {
+    if (new URL(r.url()).pathname.endsWith("/events")) out.eventRequests.push({ lastEventId: r.headers()["last-event-id"] ?? null });
+  });
+  try {
+    const response = await page.goto(job.url, { waitUntil: "domcontentloaded", timeout: job.timeout ?? 30000 });
+    out.cspHeader = response?.headers()["content-security-policy"] ?? null;
+    await page.waitForFunction(() => ["done", "error"].includes(document.body.dataset.state), null, { timeout: job.timeout ?? 30000 });
+    Object.assign(out, await page.evaluate(() => ({
+      state: document.body.dataset.state,
+      status: document.getElementById("status").textContent,
+      events: Number(document.body.dataset.events),
+      reconnects: Number(document.body.dataset.reconnects),
+      json: document.getElementById("messages-json").textContent,
+      cards: document.querySelectorAll("article.card").length,
+    })));
+    out.messages = out.state === "done" ? JSON.parse(out.json) : null;
+    delete out.json;
+    if (job.screenshot) {
+      await page.evaluate(() => document.querySelectorAll("details.thinking").forEach((d) => (d.open = false)));
+      await page.screenshot({ path: job.screenshot, fullPage: true });
+    }
+  } catch (e) {
+    out.state = "driver-error";
+    out.error = String(e);
+  } finally {
+    await page.close();
+  }
+  return out;
+}
+
+const rl = readline.createInterface({ input: process.stdin });
+for await (const line of rl) {
+  if (!line.trim()) continue;
+  process.stdout.write(JSON.stringify(await run(JSON.parse(line))) + "\n");
+}
+await context.close();
+fs.rmSync(userDataDir, { recursive: true, force: true });

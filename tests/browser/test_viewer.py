@@ -1,0 +1,239 @@
+"""The event viewer in a real browser: Debian's headless Chromium (never a downloaded browser) driven
+by playwright-core (driver.mjs), the page served with a strict Content-Security-Policy.
+
+* ``agentmsg serve`` (the real command) on the recorded AgentScope Java ReActAgent streams
+  (streams/, JSONL, and one as SSE), with and without ``--drop-every``;
+* every reducer vector (tests/conformance/reducer), served by ``viewer_app`` under uvicorn, with and
+  without dropped connections.
+
+Each page must end with ``data-state="done"`` and a ``messages-json`` equal to Python's
+``reduce_events`` of the same events; every event must arrive exactly once (the page counts them;
+resumes send ``Last-Event-ID`` N, 2N, ...); no script error, no CSP violation. Screenshots go to
+tests/browser/out/ (``make viewer-screenshot`` refreshes docs/images/viewer.png from one).
+Skipped, saying so, where Chromium or Node is missing (``.ci/run`` installs Debian's chromium).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from agentmsg import encode_sse, reduce_events, reduce_stream
+from tests.browser._env import CHROMIUM, MISSING, NODE
+from tests.conftest import ROOT
+
+HERE = Path(__file__).resolve().parent
+STREAMS = HERE / "streams"
+OUT = HERE / "out"
+if MISSING:
+    pytest.skip(f"browser tests skipped: {MISSING}", allow_module_level=True)
+
+Visit = Callable[..., dict[str, Any]]
+
+
+def _npm_ci() -> None:
+    stamp = HERE / "node_modules" / ".agentmsg-stamp"
+    want = hashlib.sha256((HERE / "package.json").read_bytes() + (HERE / "package-lock.json").read_bytes()).hexdigest()
+    if not stamp.exists() or stamp.read_text() != want:
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=HERE,
+            check=True,
+            timeout=600,
+            stdin=subprocess.DEVNULL,
+        )
+        stamp.write_text(want)
+
+
+@pytest.fixture(scope="module")
+def visit() -> Iterator[Visit]:
+    """Opens pages in one headless Chromium: ``visit(url, screenshot=None) -> result``."""
+    _npm_ci()
+    OUT.mkdir(exist_ok=True)
+    env = {**os.environ, "CHROMIUM": str(CHROMIUM)}
+    driver = subprocess.Popen(
+        [str(NODE), str(HERE / "driver.mjs")],
+        cwd=HERE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert driver.stdin is not None and driver.stdout is not None
+
+    def go(url: str, screenshot: Path | None = None) -> dict[str, Any]:
+        job = {"url": url, "timeout": 60000, **({"screenshot": str(screenshot)} if screenshot else {})}
+        driver.stdin.write(json.dumps(job) + "\n")  # type: ignore[union-attr]
+        driver.stdin.flush()  # type: ignore[union-attr]
+        line = driver.stdout.readline()  # type: ignore[union-attr]
+        assert line, "the browser driver exited"
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    try:
+        yield go
+    finally:
+        driver.stdin.close()
+        try:
+            driver.wait(30)
+        except subprocess.TimeoutExpired:
+            driver.kill()
+            driver.wait()
+
+
+def _normalized(messages: list[Any], minted_ids: bool) -> list[Any]:
+    """What may differ between runtimes: an id the reducer had to mint (random), and the texts of
+    argumentsError / agentmsg_reduce_errors (each runtime's JSON parser and validator word them)."""
+    out = orjson.loads(orjson.dumps(messages))
+    for m in out:
+        if minted_ids:
+            m["id"] = "*"
+        meta = m.get("metadata") or {}
+        if "agentmsg_reduce_errors" in meta:
+            meta["agentmsg_reduce_errors"] = ["*" for _ in meta["agentmsg_reduce_errors"]][:1]
+        for block in m["content"]:
+            bm = block.get("metadata") if isinstance(block, dict) else None
+            if isinstance(bm, dict) and "argumentsError" in bm:
+                bm["argumentsError"] = bm["argumentsError"].split(":")[0]
+    return out  # type: ignore[no-any-return]
+
+
+def _expected(events: list[Any]) -> tuple[list[Any], bool]:
+    first = [m.to_dict() for m in reduce_events(events)]
+    again = [m.to_dict() for m in reduce_events(events)]
+    minted = [m["id"] for m in first] != [m["id"] for m in again]
+    return _normalized(first, minted), minted
+
+
+def _check(result: dict[str, Any], events: list[Any], drop_every: int | None) -> None:
+    assert result["state"] == "done", result
+    assert result["pageErrors"] == [] and result["cspViolations"] == [] and result["console"] == [], result
+    assert result["cspHeader"] and "script-src 'self'" in result["cspHeader"] and "unsafe" not in result["cspHeader"]
+    n = len(events)
+    assert result["events"] == n, "every event arrives exactly once"
+    reconnects = n // drop_every if drop_every else 0
+    assert result["reconnects"] == reconnects
+    assert [r["lastEventId"] for r in result["eventRequests"]] == [None] + [
+        str(drop_every * k) for k in range(1, reconnects + 1)
+    ]  # type: ignore[operator]
+    expected, minted = _expected(events)
+    assert _normalized(result["messages"], minted) == expected
+    assert result["cards"] == len(expected)
+
+
+@contextlib.contextmanager
+def _serve_cli(path: Path, drop_every: int | None) -> Iterator[str]:
+    """``agentmsg serve PATH --port 0 [--drop-every N]`` (the real command); yields the page URL."""
+    args = [sys.executable, "-m", "agentmsg", "serve", str(path), "--port", "0"]
+    if drop_every:
+        args += ["--drop-every", str(drop_every)]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert found, f"agentmsg serve printed {line!r}"
+        yield found.group(0)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _events_of(path: Path) -> list[Any]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+JAVA = sorted(STREAMS.glob("java-react-*.jsonl"))
+
+
+def test_the_recorded_java_streams_are_here() -> None:
+    assert {p.stem for p in JAVA} == {
+        "java-react-tool-call-then-answer",
+        "java-react-parallel-tool-calls-interleaved",
+        "java-react-max-iters",
+    }
+
+
+@pytest.mark.parametrize("drop_every", [None, 4], ids=["whole", "drop-every-4"])
+@pytest.mark.parametrize("path", JAVA, ids=lambda p: p.stem)
+def test_agentmsg_serve_on_recorded_java_streams(visit: Visit, path: Path, drop_every: int | None) -> None:
+    events = _events_of(path)
+    shot = OUT / f"viewer-{path.stem}{'-drop' if drop_every else ''}.png"
+    with _serve_cli(path, drop_every) as url:
+        result = visit(url, screenshot=shot)
+    _check(result, events, drop_every)
+    assert [m.to_dict() for m in reduce_stream(path.read_bytes())] == [m.to_dict() for m in reduce_events(events)]
+    assert shot.stat().st_size > 10_000
+
+
+def test_agentmsg_serve_on_an_sse_file(visit: Visit, tmp_path: Path) -> None:
+    events = _events_of(STREAMS / "java-react-tool-call-then-answer.jsonl")
+    sse = tmp_path / "stream.sse"
+    sse.write_text(encode_sse(events).replace("\n", "\r\n"), encoding="utf-8")
+    with _serve_cli(sse, 3) as url:
+        result = visit(url)
+    _check(result, events, 3)
+
+
+REDUCER = ROOT / "tests" / "conformance" / "reducer"
+
+
+def _vector_events(path: Path) -> list[Any]:
+    case = json.loads(path.read_text(encoding="utf-8"))
+    if "jsonl" in case:
+        return [orjson.loads(line) for line in case["jsonl"].splitlines() if line.strip()]
+    return case["events"]  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def vectors_server() -> Iterator[str]:
+    """Every reducer vector under /v/<name>/ (whole) and /v/<name>-drop/ (--drop-every 2), one uvicorn."""
+    import socket
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from agentmsg.web import viewer_app
+
+    mounts = []
+    for path in sorted(REDUCER.glob("*.json")):
+        events = _vector_events(path)
+        mounts.append(Mount(f"/v/{path.stem}", app=viewer_app(events)))
+        mounts.append(Mount(f"/v/{path.stem}-drop", app=viewer_app(events, drop_every=2, retry=20)))
+    sock = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(Starlette(routes=mounts), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v/"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@pytest.mark.parametrize("drop", [False, True], ids=["whole", "drop-every-2"])
+@pytest.mark.parametrize("path", sorted(REDUCER.glob("*.json")), ids=lambda p: p.stem)
+def test_reducer_vectors_in_the_browser(visit: Visit, vectors_server: str, path: Path, drop: bool) -> None:
+    result = visit(f"{vectors_server}{path.stem}{'-drop' if drop else ''}/")
+    _check(result, _vector_events(path), 2 if drop else None)

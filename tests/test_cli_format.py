@@ -1,0 +1,86 @@
+"""``agentmsg format``: body on stdout, diagnostics as JSON lines on stderr, exit 1 on a ValidationError."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentmsg import AssistantMessage, ThinkingBlock, UserMessage, encode_messages
+from agentmsg.cli import main
+from tests.oracles import check
+
+
+@pytest.fixture
+def conversation(tmp_path: Path) -> Path:
+    path = tmp_path / "conv.json"
+    msgs = [
+        UserMessage("hi", name="alice"),
+        AssistantMessage([ThinkingBlock(thinking="x", metadata={"provider": "openai"})]),
+    ]
+    path.write_bytes(encode_messages(msgs))
+    return path
+
+
+def test_body_on_stdout_diagnostics_on_stderr(conversation: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["format", "--provider", "anthropic", "--param", "temperature=0.5", str(conversation)]) == 0
+    out, err = capsys.readouterr()
+    body = json.loads(out)
+    assert body["temperature"] == 0.5 and body["messages"][0]["role"] == "user"
+    lines = [json.loads(line) for line in err.splitlines()]
+    assert {"pointer": "/1/content/0", "rule": "thinking-dropped", "kind": "lossy"}.items() <= lines[0].items()
+    from agentmsg.providers import get
+
+    assert check("anthropic", get("anthropic").format_request([UserMessage("hi")])) == []
+
+
+def test_strict_exits_1(conversation: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["format", "--provider", "openai", "--strict", str(conversation)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and json.loads(err.splitlines()[0])["rule"] == "thinking-dropped"
+
+
+def test_invalid_input_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"role": "user", "content": []}]')
+    assert main(["format", "--provider", "gemini", str(bad)]) == 1
+    assert json.loads(capsys.readouterr().err.splitlines()[0])["pointer"].startswith("/0")
+
+
+def test_envelope_tools_and_module_entry(conversation: Path, tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(
+        json.dumps([{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}])
+    )
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentmsg",
+            "format",
+            "--provider",
+            "gemini",
+            "--model",
+            "gemini-3-pro",
+            "--tools",
+            str(tools),
+            "--tool-choice",
+            "f",
+            "--envelope",
+            "--stream",
+            "--agent",
+            "Bob",
+            str(conversation),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    env = json.loads(run.stdout)
+    assert env["path"] == "/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse" and env["model"] == "gemini-3-pro"
+    assert env["body"]["toolConfig"]["functionCallingConfig"]["allowedFunctionNames"] == ["f"]
+    assert env["body"]["contents"][0]["parts"][0]["text"].startswith("[alice]: hi")

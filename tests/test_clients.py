@@ -1,0 +1,336 @@
+"""Provider clients over real HTTP: a replay server on loopback (agentmsg.testing) serves the recorded
+responses, with faults injected (429 then success, 500, 401, disconnect mid-stream, malformed SSE lines,
+a stall past the read timeout, a provider error mid-stream, cancellation). Nothing received before a
+fault is lost."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentmsg
+from agentmsg import UserMessage, reduce_events
+from agentmsg.clients import (
+    AnthropicClient,
+    AsyncClient,
+    AsyncOpenAIClient,
+    AuthenticationError,
+    BadRequestError,
+    BrokenStreamError,
+    Client,
+    OpenAIClient,
+    RateLimitError,
+    ServerError,
+)
+from agentmsg.providers import FormattedRequest
+from agentmsg.providers import anthropic as anthropic_mod
+from agentmsg.providers import dashscope as dashscope_mod
+from agentmsg.providers import gemini as gemini_mod
+from agentmsg.providers import openai as openai_mod
+from agentmsg.testing import ReplayServer, Reply, malformed
+
+FIX = Path(__file__).parent / "fixtures" / "providers"
+TEXT_SSE = (FIX / "openai/stream_text_include_usage.sse").read_bytes()
+TOOLS_SSE = (FIX / "openai/stream_parallel_tool_calls.sse").read_bytes()
+CONVO = [UserMessage("What's the weather in San Francisco?")]
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as s:
+        yield s
+
+
+def client(server: ReplayServer, **kw: Any) -> Any:
+    kw.setdefault("max_retries", 2)
+    kw.setdefault("backoff", 0.01)
+    kw.setdefault("timeout", 5.0)
+    return OpenAIClient(base_url=server.url, api_key="sk-test", model="gpt-4o", **kw)
+
+
+def content(msg: agentmsg.Msg) -> Any:
+    return [{k: v for k, v in b.items() if k != "content"} for b in msg.to_dict()["content"]]
+
+
+def expected(body: bytes, mod: Any = openai_mod) -> agentmsg.Msg:
+    return reduce_events(list(mod.parse_stream(body)))[0]
+
+
+def test_stream_over_http_yields_events_and_message(server: ReplayServer) -> None:
+    server.add("/chat/completions", Reply(body=TOOLS_SSE, sse=True, chunk_size=97))
+    c = client(server)
+    tools = [{"name": "GetWeatherArgs", "description": "weather", "parameters": {"type": "object", "properties": {}}}]
+    with c.stream(CONVO, tools=tools) as stream:
+        events = list(stream)
+    for e in events:
+        agentmsg.validate(e, "event")
+    assert events[0]["type"] == "AGENT_START" and events[-1]["type"] == "AGENT_END"
+    assert stream.message is not None
+    assert content(stream.message) == content(expected(TOOLS_SSE))
+    assert stream.message.usage is not None and stream.message.usage.time is not None
+    sent = server.requests[-1]
+    assert sent.path == "/chat/completions"
+    assert sent.headers["authorization"] == "Bearer sk-test"
+    assert sent.json() == stream.request.body  # the formatter's body, byte for byte equal as JSON
+    assert sent.json()["stream"] is True and sent.json()["tools"][0]["function"]["name"] == "GetWeatherArgs"
+    assert stream.diagnostics == stream.request.diagnostics
+
+
+def test_call_returns_message(server: ReplayServer) -> None:
+    body = (FIX / "openai/chat_completion_parallel_tool_calls.json").read_bytes()
+    server.add("/chat/completions", Reply(body=body))
+    msg = client(server).call(CONVO)
+    assert content(msg) == content(openai_mod.parse_response(body))
+    assert server.requests[-1].json().get("stream") is None
+
+
+def test_429_then_success_honours_retry_after(server: ReplayServer) -> None:
+    server.add(
+        "/chat/completions",
+        Reply.json({"error": {"message": "Rate limit reached"}}, status=429, headers={"Retry-After": "0"}),
+        Reply.json({"error": {"message": "Rate limit reached"}}, status=429, headers={"retry-after-ms": "10"}),
+        Reply(body=TEXT_SSE, sse=True),
+    )
+    msg = client(server).stream(CONVO).until_done()
+    assert len(server.requests) == 3
+    assert content(msg) == content(expected(TEXT_SSE))
+
+
+def test_429_exhausted_raises_rate_limit_with_provider_message(server: ReplayServer) -> None:
+    server.add("/chat/completions", Reply.json({"error": {"message": "Rate limit reached for gpt-4o"}}, status=429))
+    with pytest.raises(RateLimitError) as info:
+        client(server, max_retries=1).call(CONVO)
+    assert info.value.message == "Rate limit reached for gpt-4o" and info.value.status_code == 429
+    assert len(server.requests) == 2
+
+
+def test_500_retried_then_server_error(server: ReplayServer) -> None:
+    server.add("/chat/completions", Reply.json({"error": {"message": "The server had an error"}}, status=500))
+    with pytest.raises(ServerError, match="The server had an error"):
+        list(client(server).stream(CONVO))
+    assert len(server.requests) == 3
+
+
+def test_500_then_success(server: ReplayServer) -> None:
+    server.add("/chat/completions", Reply(status=502, body=b"Bad Gateway"), Reply(body=TEXT_SSE, sse=True))
+    assert content(client(server).stream(CONVO).until_done()) == content(expected(TEXT_SSE))
+
+
+def test_auth_and_bad_request_not_retried(server: ReplayServer) -> None:
+    server.add("/chat/completions", Reply.json({"error": {"message": "Incorrect API key provided"}}, status=401))
+    with pytest.raises(AuthenticationError, match="Incorrect API key"):
+        client(server).call(CONVO)
+    server.add("/chat/completions", Reply.json({"error": {"message": "Unrecognized request argument"}}, status=400))
+    with pytest.raises(BadRequestError):
+        client(server).call(CONVO)
+    assert len(server.requests) == 2
+
+
+def test_api_key_from_environment(server: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    OpenAIClient(base_url=server.url, model="gpt-4o").stream(CONVO).until_done()
+    assert server.requests[-1].headers["authorization"] == "Bearer sk-env"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(AuthenticationError, match="OPENAI_API_KEY"):
+        OpenAIClient(base_url=server.url).call(CONVO)
+
+
+@pytest.mark.parametrize("cut", [600, 2500, 5000])
+def test_disconnect_mid_stream_keeps_everything(server: ReplayServer, cut: int) -> None:
+    server.add("/chat/completions", Reply(body=TOOLS_SSE, sse=True, chunk_size=50, disconnect_after=cut))
+    stream = client(server).stream(CONVO)
+    events: list[dict[str, Any]] = []
+    with pytest.raises(BrokenStreamError) as info:
+        for e in stream:
+            events.append(e)
+    assert len(server.requests) == 1  # never retried once the stream started
+    partial = info.value.partial
+    assert partial is stream.message and partial.generate_reason == agentmsg.GenerateReason.INTERRUPTED
+    # everything the complete prefix of the body carried is in the message
+    received = TOOLS_SSE[:cut]
+    prefix = received[: received.rfind(b"\n\n") + 2]
+    kept = reduce_events(list(openai_mod.parse_stream(prefix)))[0]
+    assert [c.content for c in partial.blocks("tool_use")] == [c.content for c in kept.blocks("tool_use")]
+    assert any(e["type"] == "CUSTOM" and e["value"].get("type") == "disconnect" for e in events)
+    assert events[-1]["type"] == "AGENT_END"
+    assert reduce_events(events)[0].to_dict()["content"] == partial.to_dict()["content"]
+
+
+def test_malformed_sse_lines_are_skipped_and_reported(server: ReplayServer) -> None:
+    server.add("/chat/completions", Reply(body=malformed(TEXT_SSE), sse=True, chunk_size=33))
+    stream = client(server).stream(CONVO, raise_on_error=False)
+    events = list(stream)
+    assert stream.message is not None and content(stream.message) == content(expected(TEXT_SSE))
+    problems = [e for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+    assert problems and all(p["value"]["rule"] == "json" for p in problems)
+    assert stream.error is None
+
+
+def test_stall_past_read_timeout_breaks_and_keeps(server: ReplayServer) -> None:
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True, stall_after=3000, stall=3.0))
+    stream = client(server, timeout=0.5).stream(CONVO)
+    with pytest.raises(BrokenStreamError, match="timeout") as info:
+        list(stream)
+    text = info.value.partial.text_content
+    full = expected(TEXT_SSE).text_content
+    assert text and full.startswith(text) and text != full
+
+
+def test_stall_before_headers_is_retried(server: ReplayServer) -> None:
+    server.add("/chat/completions", Reply(status=500, body=b"{}"), Reply(body=TEXT_SSE, sse=True))
+    assert client(server).stream(CONVO).until_done().text_content == expected(TEXT_SSE).text_content
+
+
+def test_provider_error_mid_stream(server: ReplayServer) -> None:
+    body = (
+        TEXT_SSE[: TEXT_SSE.find(b"\n\n", 1500) + 2]
+        + b'data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n'
+    )
+    server.add("/chat/completions", Reply(body=body, sse=True))
+    stream = client(server).stream(CONVO)
+    with pytest.raises(BrokenStreamError, match="overloaded") as info:
+        list(stream)
+    assert info.value.partial.text_content and info.value.partial.generate_reason.value == "INTERRUPTED"
+
+
+def test_cancel_marks_interrupted_and_keeps(server: ReplayServer) -> None:
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True, delay=0.001))
+    stream = client(server).stream(CONVO)
+    deltas = 0
+    for e in stream:
+        if e["type"] == "TEXT_BLOCK_DELTA":
+            deltas += 1
+            if deltas == 5:
+                break
+    stream.close()
+    msg = stream.message
+    assert msg is not None and msg.generate_reason.value == "INTERRUPTED"
+    assert expected(TEXT_SSE).text_content.startswith(msg.text_content) and msg.text_content
+
+
+# ---- the other providers, over HTTP, from a formatted request ---------------------------------------------
+
+OTHERS = [
+    (
+        "anthropic",
+        anthropic_mod,
+        "/v1/messages",
+        "anthropic/stream_sdk_tool_use.sse",
+        {"x-api-key": "k", "anthropic-version": "2023-06-01"},
+    ),
+    (
+        "gemini",
+        gemini_mod,
+        "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse",
+        "gemini/stream_function_call_partial_args.sse",
+        {"x-goog-api-key": "k"},
+    ),
+    (
+        "dashscope",
+        dashscope_mod,
+        "/services/aigc/text-generation/generation",
+        "dashscope/native_stream_thinking_docs.sse",
+        {"authorization": "Bearer k", "x-dashscope-sse": "enable"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("provider", "mod", "path", "fixture", "headers"), OTHERS, ids=[o[0] for o in OTHERS])
+def test_other_providers_stream_over_http(
+    server: ReplayServer, provider: str, mod: Any, path: str, fixture: str, headers: dict[str, str]
+) -> None:
+    body = (FIX / fixture).read_bytes()
+    server.add(path, Reply(body=body, sse=True, chunk_size=41))
+    request = FormattedRequest(
+        body={"stream": True, "parameters": {"incremental_output": True}},
+        path=path,
+        headers={"X-DashScope-SSE": "enable"} if provider == "dashscope" else {},
+        stream=True,
+        model="gemini-3-pro-preview",
+    )
+    c = Client(provider, base_url=server.url, api_key="k", backoff=0.01)
+    stream = c.send_stream(request)
+    list(stream)
+    assert stream.message is not None
+    assert content(stream.message) == content(expected(body, mod))
+    got = {k.lower(): v for k, v in server.requests[-1].headers.items()}
+    for k, v in headers.items():
+        assert got[k] == v
+
+
+def test_anthropic_error_event_mid_stream(server: ReplayServer) -> None:
+    body = (FIX / "anthropic/stream_sdk_tool_use.sse").read_bytes()
+    cut = body.find(b"event: content_block_stop")
+    broken = (
+        body[:cut]
+        + b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
+    )
+    server.add("/v1/messages", Reply(body=broken, sse=True))
+    c = AnthropicClient(base_url=server.url, api_key="k")
+    with pytest.raises(BrokenStreamError, match="Overloaded") as info:
+        list(c.send_stream(FormattedRequest(body={}, path="/v1/messages", stream=True)))
+    assert info.value.partial.text_content.startswith("I'll check")
+
+
+# ---- async ----------------------------------------------------------------------------------------------
+
+
+def test_async_stream_call_and_retry(server: ReplayServer) -> None:
+    server.add(
+        "/chat/completions",
+        Reply.json({"error": {"message": "busy"}}, status=429, headers={"Retry-After": "0"}),
+        Reply(body=TOOLS_SSE, sse=True, chunk_size=64),
+    )
+
+    async def main() -> tuple[Any, Any]:
+        async with AsyncOpenAIClient(base_url=server.url, api_key="k", backoff=0.01) as c:
+            async with c.stream(CONVO) as s:
+                events = [e async for e in s]
+            return events, s.message
+
+    events, msg = asyncio.run(main())
+    assert content(msg) == content(expected(TOOLS_SSE)) == content(reduce_events(events)[0])
+
+
+def test_async_cancel_task_marks_interrupted(server: ReplayServer) -> None:
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True, delay=0.02))
+
+    async def main() -> Any:
+        c = AsyncClient("openai", base_url=server.url, api_key="k")
+        stream = c.stream(CONVO)
+        seen = asyncio.Event()
+
+        async def consume() -> None:
+            async for e in stream:
+                if e["type"] == "TEXT_BLOCK_DELTA":
+                    seen.set()
+
+        task = asyncio.create_task(consume())
+        await seen.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await c.aclose()
+        return stream.message
+
+    msg = asyncio.run(main())
+    assert msg.generate_reason.value == "INTERRUPTED" and msg.text_content
+
+
+def test_async_disconnect(server: ReplayServer) -> None:
+    server.add("/chat/completions", Reply(body=TOOLS_SSE, sse=True, chunk_size=80, disconnect_after=3000))
+
+    async def main() -> Any:
+        async with AsyncClient("openai", base_url=server.url, api_key="k") as c:
+            with pytest.raises(BrokenStreamError) as info:
+                async for _ in c.stream(CONVO):
+                    pass
+            return info.value.partial
+
+    partial = asyncio.run(main())
+    assert partial.generate_reason.value == "INTERRUPTED" and partial.blocks("tool_use")

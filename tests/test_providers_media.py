@@ -1,0 +1,190 @@
+"""Media safety: local files only under allowed roots (no traversal, no symlink escape, size limits),
+downloads off by default and, when on, http(s) only with no private/loopback address unless allowed.
+The download tests run a real HTTP server on loopback (started and stopped by the test)."""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from agentmsg import AudioBlock, DataBlock, ImageBlock, URLSource, UserMessage, ValidationError
+from agentmsg.providers import FormatOptions, MediaPolicy, get
+from tests.oracles import formatted
+
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + b"\x00" * 28
+
+
+def image_msg(url: str) -> list[Any]:
+    return [UserMessage([ImageBlock(source=URLSource(url=url, mime_type="image/png"))])]
+
+
+def refused(provider: str, msgs: list[Any], options: Any = None) -> tuple[str, str]:
+    with pytest.raises(ValidationError) as exc:
+        get(provider).format_request(msgs, options=options)
+    p = exc.value.problems[0]
+    return p.pointer, p.rule
+
+
+@pytest.fixture
+def media_root(tmp_path: Path) -> Path:
+    root = tmp_path / "allowed"
+    root.mkdir()
+    (root / "dot.png").write_bytes(b"\x89PNG\r\n\x1a\nxyz")
+    (tmp_path / "secret.png").write_bytes(b"secret")
+    return root
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "dashscope"])
+def test_local_files_refused_by_default(provider: str, media_root: Path) -> None:
+    assert refused(provider, image_msg(str(media_root / "dot.png"))) == ("/0/content/0", "media-local-refused")
+    assert refused(provider, image_msg((media_root / "dot.png").as_uri())) == ("/0/content/0", "media-local-refused")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "dashscope"])
+def test_local_file_read_under_an_allowed_root(provider: str, media_root: Path) -> None:
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    encoded = base64.b64encode((media_root / "dot.png").read_bytes()).decode()
+    for url in (str(media_root / "dot.png"), (media_root / "dot.png").as_uri()):
+        r = formatted(provider, image_msg(url), options=options)
+        assert encoded in r.body_bytes().decode()
+        assert str(media_root) not in r.body_bytes().decode()
+
+
+def test_traversal_and_symlink_escape_refused(media_root: Path) -> None:
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    assert refused("openai", image_msg(str(media_root / ".." / "secret.png")), options) == (
+        "/0/content/0",
+        "media-local-refused",
+    )
+    link = media_root / "link.png"
+    link.symlink_to(media_root.parent / "secret.png")
+    assert refused("openai", image_msg(str(link)), options) == ("/0/content/0", "media-local-refused")
+    inner = media_root / "sub"
+    inner.symlink_to(media_root.parent, target_is_directory=True)
+    assert refused("openai", image_msg(str(inner / "secret.png")), options)[1] == "media-local-refused"
+    # a link that stays inside the root is fine
+    (media_root / "alias.png").symlink_to(media_root / "dot.png")
+    formatted("openai", image_msg(str(media_root / "alias.png")), options=options)
+
+
+def test_local_size_limit_and_non_files(media_root: Path) -> None:
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root], max_bytes=5))
+    assert refused("openai", image_msg(str(media_root / "dot.png")), options) == ("/0/content/0", "media-too-large")
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    assert refused("openai", image_msg(str(media_root)), options)[1] == "media-local-refused"
+    assert refused("openai", image_msg(str(media_root / "missing.png")), options)[1] == "media-local-refused"
+
+
+def test_data_block_pointer_inside_a_tool_result(media_root: Path) -> None:
+    from agentmsg import AssistantMessage, ToolResultBlock, ToolResultMessage, ToolUseBlock
+
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([ToolUseBlock(id="c", name="f", input={})]),
+        ToolResultMessage(
+            ToolResultBlock(
+                id="c", name="f", output=[DataBlock(source=URLSource(url="/etc/passwd", mime_type="image/png"))]
+            )
+        ),
+    ]
+    assert refused("anthropic", msgs) == ("/2/content/0/output/0", "media-local-refused")
+
+
+# ---- downloads over a loopback server ---------------------------------------------------------
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    routes: ClassVar[dict[str, tuple[int, dict[str, str], bytes]]] = {}
+
+    def do_GET(self) -> None:
+        status, headers, body = self.routes.get(self.path, (404, {}, b"no"))
+        self.send_response(status)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    _Handler.routes = {
+        "/a.wav": (200, {"Content-Type": "audio/wav"}, WAV),
+        "/big.wav": (200, {"Content-Type": "audio/wav"}, b"x" * 5000),
+        "/hop": (302, {"Location": "/a.wav"}, b""),
+        "/loop": (302, {"Location": "/loop"}, b""),
+        "/gone.wav": (404, {}, b""),
+    }
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+def audio_msg(url: str) -> list[Any]:
+    return [UserMessage([AudioBlock(source=URLSource(url=url, mime_type="audio/wav"))])]
+
+
+def test_download_off_by_default(server: str) -> None:
+    assert refused("openai", audio_msg(f"{server}/a.wav")) == ("/0/content/0", "media-download-refused")
+
+
+def test_loopback_refused_unless_allowed(server: str) -> None:
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=5))
+    assert refused("openai", audio_msg(f"{server}/a.wav"), on) == ("/0/content/0", "media-address-refused")
+    assert refused("openai", audio_msg(f"http://localhost:{server.rsplit(':', 1)[1]}/a.wav"), on)[1] == (
+        "media-address-refused"
+    )
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    r = formatted("openai", audio_msg(f"{server}/a.wav"), options=private)
+    part = r.body["messages"][0]["content"][0]
+    assert part == {"type": "input_audio", "input_audio": {"data": base64.b64encode(WAV).decode(), "format": "wav"}}
+    r = formatted("openai", audio_msg(f"{server}/hop"), options=private)  # a redirect is followed
+    assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()
+
+
+def test_download_limits(server: str) -> None:
+    private = {"allow_download": True, "allow_private": True, "timeout": 5}
+    small = FormatOptions(media=MediaPolicy(max_bytes=1000, **private))
+    assert refused("openai", audio_msg(f"{server}/big.wav"), small) == ("/0/content/0", "media-too-large")
+    few = FormatOptions(media=MediaPolicy(max_redirects=2, **private))
+    assert refused("openai", audio_msg(f"{server}/loop"), few)[1] == "media-fetch-failed"
+    assert refused("openai", audio_msg(f"{server}/gone.wav"), few)[1] == "media-fetch-failed"
+
+
+def test_only_http_downloads() -> None:
+    on = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True))
+    assert refused("openai", audio_msg("ftp://example.com/a.wav"), on)[1] == "media-scheme-refused"
+
+
+def test_private_addresses_refused_without_connecting() -> None:
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=1))
+    for url in (
+        "http://10.0.0.1/a.wav",
+        "http://169.254.169.254/a.wav",
+        "http://[::1]/a.wav",
+        "http://192.168.1.1/x.wav",
+    ):
+        assert refused("openai", audio_msg(url), on)[1] == "media-address-refused"
+
+
+def test_data_urls_are_inline() -> None:
+    msgs = [UserMessage([AudioBlock(source=URLSource(url="data:audio/wav;base64,UklGRg=="))])]
+    r = formatted("openai", msgs)
+    assert r.body["messages"][0]["content"][0]["input_audio"] == {"data": "UklGRg==", "format": "wav"}
+    bad = [UserMessage([AudioBlock(source=URLSource(url="data:audio/wav;base64,@@@"))])]
+    assert refused("openai", bad)[1] == "media-data-url"

@@ -1,0 +1,332 @@
+"""Odd-but-valid and broken provider streams, hand-made: what the peers get wrong (parallel calls merged,
+names appended, reasoning lost, everything lost on a cut) and the CLI that reads them."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import agentmsg
+from agentmsg import Reducer, reduce_events
+from agentmsg.cli import main
+from agentmsg.clients import OpenAIClient
+from agentmsg.providers import anthropic, dashscope, gemini, openai
+from agentmsg.testing import ReplayServer, Reply
+
+FIX = Path(__file__).parent / "fixtures" / "providers"
+
+
+def sse(*payloads: Any, done: bool = True) -> bytes:
+    out = b"".join(b"data: " + (p if isinstance(p, bytes) else orjson.dumps(p)) + b"\n\n" for p in payloads)
+    return out + (b"data: [DONE]\n\n" if done else b"")
+
+
+def chunk(
+    delta: dict[str, Any] | None = None, finish: str | None = None, index: int = 0, **extra: Any
+) -> dict[str, Any]:
+    choices = [] if delta is None else [{"index": index, "delta": delta, "finish_reason": finish}]
+    return {"id": "chatcmpl-x", "object": "chat.completion.chunk", "model": "m", "choices": choices, **extra}
+
+
+def reduce_ok(events: list[dict[str, Any]]) -> agentmsg.AssistantMessage:
+    for e in events:
+        agentmsg.validate(e, "event")
+    r = Reducer()
+    r.feed_many(events)
+    (msg,) = r.finish()
+    assert r.problems == []
+    return msg
+
+
+def calls(msg: agentmsg.Msg) -> list[tuple[str, str, Any]]:
+    return [(c.id, c.name, c.input) for c in msg.blocks("tool_use")]
+
+
+def tc(index: int, id: str | None = None, name: str | None = None, args: str | None = None) -> dict[str, Any]:
+    fn: dict[str, Any] = {}
+    if name is not None:
+        fn["name"] = name
+    if args is not None:
+        fn["arguments"] = args
+    out: dict[str, Any] = {"index": index, "function": fn}
+    if id is not None:
+        out["id"] = id
+    return out
+
+
+def test_openai_interleaved_parallel_calls_empty_deltas_usage_only() -> None:
+    body = sse(
+        chunk({"role": "assistant", "content": ""}),
+        chunk({}),  # an empty delta
+        chunk({"reasoning_content": "think "}),
+        chunk({"reasoning_content": "more"}),
+        chunk({"content": "Hi"}),
+        chunk({"tool_calls": [tc(0, "call_a", "f", '{"x":'), tc(1, "call_b", "g", "")]}),
+        chunk({"tool_calls": [tc(1, args='{"y": 2}')]}),
+        chunk({"tool_calls": [tc(0, args="1}")]}),
+        chunk({}, "tool_calls"),
+        chunk(None, usage={"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}),
+    )
+    msg = reduce_ok(list(openai.parse_stream(body)))
+    assert [b.type for b in msg.content] == ["thinking", "text", "tool_use", "tool_use"]
+    assert msg.content[0].thinking == "think more" and msg.text_content == "Hi"
+    assert calls(msg) == [("call_a", "f", {"x": 1}), ("call_b", "g", {"y": 2})]
+    assert (msg.usage.input_tokens, msg.usage.output_tokens) == (7, 3)
+    assert msg.generate_reason.value == "TOOL_CALLS"
+
+
+def test_openai_same_index_new_id_is_a_new_call_and_names_are_set_once() -> None:
+    body = sse(
+        chunk({"tool_calls": [tc(0, "call_a", "read_file", '{"p":1}')]}),
+        chunk({"tool_calls": [tc(0, "call_a", "read_file", "")]}),  # the name resent: not appended
+        chunk({"tool_calls": [tc(0, "call_b", "read_file", '{"p":2}')]}),  # same index, another id
+        chunk({}, "tool_calls"),
+    )
+    assert calls(reduce_ok(list(openai.parse_stream(body)))) == [
+        ("call_a", "read_file", {"p": 1}),
+        ("call_b", "read_file", {"p": 2}),
+    ]
+
+
+def test_openai_late_id_and_duplicate_index_in_first_chunk() -> None:
+    body = sse(
+        chunk({"tool_calls": [tc(0, args='{"a"')]}),  # arguments before the call has an id or a name
+        chunk({"tool_calls": [tc(0, "call_late", "f", ": 1}")]}),
+        chunk({"tool_calls": [tc(1, "call_1", "g", "{}"), tc(1, "call_2", "h", "{}")]}),  # duplicate index
+        chunk({}, "tool_calls"),
+    )
+    assert calls(reduce_ok(list(openai.parse_stream(body)))) == [
+        ("call_late", "f", {"a": 1}),
+        ("call_1", "g", {}),
+        ("call_2", "h", {}),
+    ]
+
+
+def test_openai_call_without_id_gets_a_stable_one() -> None:
+    body = sse(chunk({"tool_calls": [tc(0, name="f", args="{}")]}), chunk({}, "stop"))
+    a = reduce_ok(list(openai.parse_stream(body)))
+    b = reduce_ok(list(openai.parse_stream(body)))
+    assert calls(a) == calls(b) and calls(a)[0][0].startswith("call_")
+    assert a.generate_reason.value == "TOOL_CALLS"  # 'stop' with calls: the model called tools
+
+
+def test_openai_cut_stream_keeps_everything() -> None:
+    body = sse(chunk({"content": "Hello wor"}), chunk({"tool_calls": [tc(0, "c1", "f", '{"x": [1, 2')]}), done=False)
+    events = list(openai.parse_stream(body))
+    msg = reduce_ok(events)
+    assert msg.text_content == "Hello wor" and msg.generate_reason.value == "INTERRUPTED"
+    call = msg.blocks("tool_use")[0]
+    assert call.content == '{"x": [1, 2' and call.input == {} and "argumentsError" in call.metadata
+    errors = [e for e in events if e["type"] == "CUSTOM"]
+    assert errors[0]["value"]["type"] == "incomplete_stream"
+
+
+def test_openai_logprobs_and_n2_choices() -> None:
+    body = sse(
+        chunk({"content": "A"}, index=0),
+        chunk({"content": "B"}, index=1),
+        {
+            **chunk({"content": "a"}, index=0),
+            "choices": [{"index": 0, "delta": {"content": "a"}, "logprobs": {"content": []}, "finish_reason": "stop"}],
+        },
+        chunk({"content": "b"}, "stop", index=1),
+    )
+    events = list(openai.parse_stream(body))
+    assert reduce_events(events)[0].text_content == "Aa"
+    assert reduce_events(events, source="choice/1")[0].text_content == "Bb"
+
+
+def test_anthropic_ping_unknown_events_signature_only_and_redacted() -> None:
+    def ev(kind: str, **data: Any) -> bytes:
+        return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
+
+    body = b"".join(
+        [
+            ev(
+                "message_start",
+                message={"id": "msg_1", "model": "claude", "usage": {"input_tokens": 5, "output_tokens": 1}},
+            ),
+            ev("ping"),
+            ev("content_block_start", index=0, content_block={"type": "thinking", "thinking": "", "signature": ""}),
+            ev("content_block_delta", index=0, delta={"type": "thinking_delta", "thinking": "hmm"}),
+            ev("content_block_delta", index=0, delta={"type": "signature_delta", "signature": "SIG"}),
+            ev("content_block_stop", index=0),
+            ev("content_block_start", index=1, content_block={"type": "redacted_thinking", "data": "ENC"}),
+            ev("content_block_stop", index=1),
+            ev("some_future_event", payload=1),
+            ev("content_block_start", index=2, content_block={"type": "text", "text": ""}),
+            ev("content_block_delta", index=2, delta={"type": "text_delta", "text": "ok"}),
+            ev("content_block_delta", index=2, delta={"type": "citations_delta", "citation": {}}),
+            ev("content_block_stop", index=2),
+            ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 9}),
+            ev("message_stop"),
+        ]
+    )
+    msg = reduce_ok(list(anthropic.parse_stream(body)))
+    t0, t1, text = msg.content
+    assert (t0.thinking, agentmsg.thinking_signature(t0)) == ("hmm", "SIG")
+    assert agentmsg.is_redacted(t1) and t1.metadata["redactedData"] == "ENC" and t1.thinking == ""
+    assert text.text == "ok" and msg.usage.output_tokens == 9 and msg.usage.input_tokens == 5
+
+
+def test_dashscope_cumulative_mode_and_detection() -> None:
+    def payload(content: str, reasoning: str = "", finish: str = "null", calls: Any = None) -> dict[str, Any]:
+        m: dict[str, Any] = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+        if calls:
+            m["tool_calls"] = calls
+        return {"output": {"choices": [{"message": m, "finish_reason": finish}]}, "request_id": "r1"}
+
+    body = b"".join(
+        b"data:" + orjson.dumps(p) + b"\n\n"
+        for p in [
+            payload("", "I think"),
+            payload("", "I think hard"),
+            payload("Hello", "I think hard"),
+            payload("Hello world", "I think hard", "stop"),
+        ]
+    )
+    for incremental in (False, None):  # told, or found out from the stream
+        msg = reduce_ok(list(dashscope.parse_stream(body, incremental=incremental)))
+        assert (msg.content[0].thinking, msg.text_content) == ("I think hard", "Hello world")
+    fn = {"name": "get", "arguments": '{"city": "Hang'}
+    calls_body = b"".join(
+        b"data:" + orjson.dumps(p) + b"\n\n"
+        for p in [
+            payload("", "", calls=[{"id": "c1", "type": "function", "function": fn}]),
+            payload(
+                "",
+                "",
+                "tool_calls",
+                [{"id": "c1", "type": "function", "function": {**fn, "arguments": '{"city": "Hangzhou"}'}}],
+            ),
+        ]
+    )
+    msg = reduce_ok(list(dashscope.parse_stream(calls_body, incremental=False)))
+    assert calls(msg) == [("c1", "get", {"city": "Hangzhou"})]
+
+
+def test_gemini_error_mid_stream_and_nested_partial_args() -> None:
+    fc = {"name": "plan", "willContinue": True}
+    parts = [
+        {"functionCall": fc},
+        {
+            "functionCall": {
+                "partialArgs": [{"jsonPath": "$.trip.city", "stringValue": "Par", "willContinue": True}],
+                "willContinue": True,
+            }
+        },
+        {"functionCall": {"partialArgs": [{"jsonPath": "$.trip.city", "stringValue": "is"}], "willContinue": True}},
+        {"functionCall": {"partialArgs": [{"jsonPath": "$.trip.days[0]", "numberValue": 1}], "willContinue": True}},
+        {
+            "functionCall": {
+                "partialArgs": [
+                    {"jsonPath": "$.trip.days[1]", "numberValue": 2},
+                    {"jsonPath": "$.ok", "boolValue": True},
+                ],
+                "willContinue": True,
+            }
+        },
+        {"functionCall": {}},
+    ]
+    body = b"".join(
+        b"data: "
+        + orjson.dumps({"candidates": [{"content": {"role": "model", "parts": [p]}}], "responseId": "g1"})
+        + b"\r\n\r\n"
+        for p in parts
+    )
+    ok = (
+        body
+        + b"data: "
+        + orjson.dumps({"candidates": [{"content": {"parts": [{"text": ""}]}, "finishReason": "STOP"}]})
+        + b"\r\n\r\n"
+    )
+    msg = reduce_ok(list(gemini.parse_stream(ok)))
+    assert calls(msg)[0][1:] == ("plan", {"trip": {"city": "Paris", "days": [1, 2]}, "ok": True})
+    broken = body[: body.find(b'numberValue":1') + 200]
+    broken = (
+        broken[: broken.rfind(b"\r\n\r\n") + 4]
+        + b'data: {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}\r\n\r\n'
+    )
+    events = list(gemini.parse_stream(broken))
+    msg = reduce_ok(events)
+    assert msg.generate_reason.value == "INTERRUPTED"
+    call = msg.blocks("tool_use")[0]
+    assert call.content.startswith('{"trip":{"city":"Paris","days":[1') and call.name == "plan"
+    err = next(e for e in events if e["type"] == "CUSTOM")
+    assert err["value"]["message"] == "The model is overloaded." and err["value"]["code"] == 503
+
+
+# ---- CLI ------------------------------------------------------------------------------------------------
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    import contextlib
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(argv))
+    return code, out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("provider", "path", "stream"),
+    [
+        ("openai", "openai/stream_parallel_tool_calls.sse", True),
+        ("dashscope-compatible", "dashscope/compat_stream_tool_call.sse", True),
+        ("anthropic", "anthropic/stream_thinking_signature.sse", True),
+        ("gemini", "gemini/generate_content_function_call.json", False),
+        ("dashscope", "dashscope/native_stream_reasoning_tool_call_sdkprint.jsonl", True),
+        ("deepseek", "deepseek/chat_completion_reasoner.json", False),
+    ],
+)
+def test_cli_parse(provider: str, path: str, stream: bool) -> None:
+    args = ["parse", "--provider", provider, *(["--stream"] if stream else []), str(FIX / path)]
+    code, out = run_cli(*args)
+    assert code == 0
+    (line,) = out.splitlines()
+    msg = agentmsg.Msg.from_json(line)
+    assert msg.content
+    code, out = run_cli(*args, "--events")
+    assert code == 0
+    events = [orjson.loads(x) for x in out.splitlines()]
+    assert reduce_events(events)[0].to_dict()["content"] == msg.to_dict()["content"]
+
+
+def test_cli_parse_choices_and_cut_stream(tmp_path: Path) -> None:
+    code, out = run_cli(
+        "parse",
+        "--provider",
+        "openai",
+        "--stream",
+        "--choice",
+        "all",
+        str(FIX / "openai/stream_n3_multiple_choices.sse"),
+    )
+    assert code == 0 and len(out.splitlines()) == 3
+    cut = tmp_path / "cut.sse"
+    data = (FIX / "openai/stream_text_include_usage.sse").read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    code, out = run_cli("parse", "--provider", "openai", "--stream", str(cut))
+    assert code == 1 and agentmsg.Msg.from_json(out).generate_reason.value == "INTERRUPTED"
+    code, _ = run_cli("parse", "--provider", "openai", "--choice", "5", str(FIX / "openai/chat_completion_text.json"))
+    assert code == 2
+
+
+def test_cli_chat_over_replay_server(capsys: pytest.CaptureFixture[str]) -> None:
+    body = (FIX / "openai/stream_parallel_tool_calls.sse").read_bytes()
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply(body=body, sse=True))
+        import os
+
+        os.environ["OPENAI_API_KEY"] = "sk-test"
+        try:
+            code, out = run_cli("chat", "--provider", "openai", "--base-url", server.url, "weather?")
+        finally:
+            del os.environ["OPENAI_API_KEY"]
+    assert code == 0
+    assert "[tool call] GetWeatherArgs" in out and "[usage] input 149" in out
+    assert isinstance(OpenAIClient, type)

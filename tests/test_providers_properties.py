@@ -1,0 +1,177 @@
+"""Property tests over generated conversations: for every provider, formatting either raises the SDK's
+ValidationError or gives a body its oracle accepts, deterministically; diagnostics use known rules and
+point into the input; signed reasoning reaches Anthropic byte for byte."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentmsg import (
+    AssistantMessage,
+    AudioBlock,
+    Base64Source,
+    DataBlock,
+    HintBlock,
+    ImageBlock,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    URLSource,
+    UserMessage,
+    ValidationError,
+    VideoBlock,
+)
+from agentmsg.providers import NAMES, RULES, get
+from tests.oracles import check
+
+text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20)
+ident = st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1, max_size=10)
+b64 = st.sampled_from(["", "AAAA", "iVBORw0KGgo=", "UklGRiQAAABXQVZF"])
+mime = st.sampled_from(
+    [
+        "image/png",
+        "image/jpeg",
+        "image/heic",
+        "audio/wav",
+        "audio/mpeg",
+        "audio/ogg",
+        "video/mp4",
+        "application/pdf",
+        "text/plain",
+        "application/zip",
+    ]
+)
+urls = st.sampled_from(
+    [
+        "https://example.com/a.png",
+        "https://example.com/b.mp3",
+        "https://example.com/c",
+        "gs://bucket/x.mp4",
+        "oss://b/y.jpg",
+    ]
+)
+sources = st.builds(URLSource, url=urls, mime_type=st.none() | mime) | st.builds(
+    Base64Source, media_type=mime, data=b64
+)
+pixels = st.none() | st.integers(0, 10**6)
+media = st.one_of(
+    st.builds(ImageBlock, source=sources, min_pixels=pixels, max_pixels=pixels),
+    st.builds(AudioBlock, source=sources),
+    st.builds(VideoBlock, source=sources, fps=st.none() | st.floats(0.1, 30), max_frames=pixels),
+    st.builds(DataBlock, source=sources, name=st.none() | ident),
+)
+call_ids = st.sampled_from(["call_1", "call_2", "functions.f:0", "toolu_9", "", "x" * 80, "call 3"])
+tool_names = st.sampled_from(["get_weather", "search", "bad name!", "ns.tool"])
+signed = st.fixed_dictionaries(
+    {},
+    optional={
+        "signature": ident,
+        "provider": st.sampled_from(["anthropic", "openai", "gemini", "dashscope", "deepseek"]),
+        "redacted": st.booleans(),
+        "redactedData": ident,
+    },
+)
+thinking = st.builds(ThinkingBlock, thinking=text, metadata=st.none() | signed)
+tool_use = st.builds(
+    ToolUseBlock,
+    id=call_ids,
+    name=tool_names,
+    input=st.dictionaries(ident, st.integers() | text, max_size=2),
+    content=st.none() | st.sampled_from(['{"a": 1}', "{", "[]"]),
+    metadata=st.fixed_dictionaries(
+        {},
+        optional={
+            "thoughtSignature": st.sampled_from(["c2ln", "QUJD"]),
+            "provider": st.sampled_from(["gemini", "openai"]),
+        },
+    ),
+)
+tool_result = st.builds(
+    ToolResultBlock,
+    id=call_ids,
+    name=st.none() | tool_names,
+    output=st.lists(st.builds(TextBlock, text=text) | media, max_size=3),
+    state=st.sampled_from(["success", "error", "running", "denied"]),
+)
+user = st.builds(UserMessage, st.lists(st.builds(TextBlock, text=text) | media, max_size=3), name=st.none() | ident)
+assistant = st.builds(
+    AssistantMessage,
+    st.lists(
+        st.builds(TextBlock, text=text) | thinking | tool_use | st.builds(HintBlock, hint=text) | tool_result | media,
+        max_size=4,
+    ),
+    name=st.none() | st.sampled_from(["Bob", "Alice", "Agent 7"]),
+)
+tool_msg = st.builds(ToolResultMessage, st.lists(tool_result, min_size=1, max_size=3))
+system = st.builds(SystemMessage, st.lists(st.builds(TextBlock, text=text), max_size=2))
+conversations = st.lists(st.one_of(user, assistant, tool_msg, system), max_size=8)
+kwargs = st.fixed_dictionaries(
+    {},
+    optional={
+        "multi_agent": st.booleans(),
+        "agent_name": st.sampled_from(["Bob", "Alice"]),
+        "stream": st.booleans(),
+        "options": st.fixed_dictionaries(
+            {},
+            optional={
+                "repair": st.booleans(),
+                "reasoning": st.sampled_from(["drop", "text"]),
+                "multi_agent_layout": st.sampled_from(["prefix", "history"]),
+                "missing_thought_signature": st.sampled_from(["omit", "skip"]),
+            },
+        ),
+    },
+)
+TOOLS = [
+    {"name": n, "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+    for n in ("get_weather", "search", "bad name!")
+]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(msgs=conversations, kw=kwargs)
+def test_any_conversation_formats_or_is_refused(provider: str, msgs: list[Any], kw: dict[str, Any]) -> None:
+    fmt = get(provider).format_request
+    try:
+        request = fmt(msgs, tools=TOOLS, **kw)
+    except ValidationError as exc:
+        assert exc.problems and all(p.pointer == "" or p.pointer.startswith("/") for p in exc.problems)
+        return
+    again = fmt(msgs, tools=TOOLS, **kw)
+    assert again.body_bytes() == request.body_bytes() and again.diagnostics == request.diagnostics
+    for p in request.diagnostics:
+        assert p.rule in RULES
+        head = p.pointer.split("/")[1]
+        assert head in ("tools", "tool_choice", "params") or int(head) < len(msgs)
+    problems = check(provider, request)
+    assert not problems, problems
+
+
+@settings(max_examples=80, deadline=None)
+@given(sig=st.text(min_size=1, max_size=200), thought=text, data=st.text(min_size=1, max_size=50))
+def test_signed_reasoning_reaches_anthropic_byte_for_byte(sig: str, thought: str, data: str) -> None:
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage(
+            [
+                TextBlock(text="first"),
+                ThinkingBlock(thinking=thought, metadata={"signature": sig, "provider": "anthropic"}),
+                ThinkingBlock(thinking="", metadata={"redacted": True, "redactedData": data}),
+                ToolUseBlock(id="c", name="get_weather", input={}),
+            ]
+        ),
+        ToolResultMessage(ToolResultBlock(id="c", name="get_weather", output="ok", state="success")),
+    ]
+    request = get("anthropic").format_request(msgs, tools=TOOLS)
+    content = json.loads(request.body_bytes())["messages"][1]["content"]
+    assert content[0] == {"type": "thinking", "thinking": thought, "signature": sig}
+    assert content[1] == {"type": "redacted_thinking", "data": data}

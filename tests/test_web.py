@@ -1,0 +1,281 @@
+"""agentmsg.web.EventStream over real HTTP: mounted in Starlette and FastAPI, served by uvicorn on
+loopback, read with a plain HTTP client and the SDK's SSE decoder. And the viewer app's routes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.client
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import orjson
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.routing import Mount, Route
+
+from agentmsg import reduce_events
+from agentmsg._sse import SSEDecoder, SSEEvent
+from agentmsg.web import CSP, EventStream, viewer_app
+
+AT = "2026-01-01T00:00:00Z"
+
+
+def events(n: int = 12) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"type": "AGENT_START", "id": "e0", "createdAt": AT, "replyId": "r", "name": "Friday"}]
+    out.append({"type": "TEXT_BLOCK_START", "id": "e1", "createdAt": AT, "replyId": "r", "blockId": "text"})
+    for i in range(n):
+        out.append(
+            {
+                "type": "TEXT_BLOCK_DELTA",
+                "id": f"d{i}",
+                "createdAt": AT,
+                "replyId": "r",
+                "blockId": "text",
+                "delta": f"w{i} ",
+            }
+        )
+    out.append({"type": "TEXT_BLOCK_END", "id": "e2", "createdAt": AT, "replyId": "r", "blockId": "text"})
+    out.append({"type": "AGENT_END", "id": "e3", "createdAt": AT, "replyId": "r"})
+    return out
+
+
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[int]:
+    """uvicorn serving ``app`` on 127.0.0.1 (a free port) in a thread; yields the port."""
+    sock = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.started
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+class Response:
+    def __init__(self, status: int, headers: dict[str, str], raw: bytes) -> None:
+        self.status, self.headers, self.raw = status, headers, raw
+
+    @property
+    def sse(self) -> list[SSEEvent]:
+        return SSEDecoder().feed(self.raw)
+
+    @property
+    def events(self) -> list[Any]:
+        return [e.json() for e in self.sse if e.event not in ("end", "error")]
+
+
+def get(
+    port: int, path: str, headers: dict[str, str] | None = None, method: str = "GET", limit: float = 10
+) -> Response:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=limit)
+    try:
+        conn.request(method, path, headers=headers or {})
+        resp = conn.getresponse()
+        raw = resp.read()
+        return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, raw)
+    finally:
+        conn.close()
+
+
+def starlette_app(stream: EventStream) -> Starlette:
+    return Starlette(routes=[Route("/events", stream)])
+
+
+def fastapi_app(stream: EventStream) -> FastAPI:
+    app = FastAPI()
+    app.add_route("/agent/events", stream)
+    return app
+
+
+def fastapi_mounted(stream: EventStream) -> FastAPI:
+    app = FastAPI()
+    app.mount("/runs/1", stream)  # a mounted app answers at the mount point's "/"
+    return app
+
+
+def starlette_mounted(stream: EventStream) -> Starlette:
+    return Starlette(routes=[Mount("/runs/1", app=stream)])
+
+
+@pytest.mark.parametrize(
+    ("make_app", "path"),
+    [
+        (starlette_app, "/events"),
+        (starlette_mounted, "/runs/1/"),
+        (fastapi_app, "/agent/events"),
+        (fastapi_mounted, "/runs/1/"),
+    ],
+)
+def test_serves_every_event_with_ids_then_end(make_app: Any, path: str) -> None:
+    source = events()
+    with serving(make_app(EventStream(source))) as port:
+        r = get(port, path)
+    assert r.status == 200
+    assert r.headers["content-type"] == "text/event-stream; charset=utf-8"
+    assert r.headers["cache-control"] == "no-store"
+    sse = r.sse
+    assert [e.id for e in sse[:-1]] == [str(i) for i in range(1, len(source) + 1)]
+    assert [e.event for e in sse] == [e["type"] for e in source] + ["end"]
+    assert r.events == source
+
+
+def test_resume_from_last_event_id_and_drop_every_lose_and_repeat_nothing() -> None:
+    source = events(40)
+    stream = EventStream(iter(source), drop_every=7)  # a one-shot iterator: read once, shared
+    got: list[Any] = []
+    sent_ids: list[str | None] = []
+    with serving(starlette_app(stream)) as port:
+        last: str | None = None
+        for _ in range(20):
+            sent_ids.append(last)
+            r = get(port, "/events", {"Last-Event-ID": last} if last else None)
+            assert r.status == 200
+            sse = r.sse
+            got += [e.json() for e in sse if e.event != "end"]
+            if sse and sse[-1].event == "end":
+                break
+            assert len(sse) == 7
+            last = sse[-1].id
+    assert got == source
+    assert sent_ids == [None, *[str(7 * k) for k in range(1, len(sent_ids))]]
+    assert [m.to_dict() for m in reduce_events(got)] == [m.to_dict() for m in reduce_events(source)]
+
+
+def test_replay_buffer_is_bounded_and_a_gap_is_refused() -> None:
+    source = events(20)  # 24 events
+    stream = EventStream(source, replay=5)
+    with serving(starlette_app(stream)) as port:
+        assert len(get(port, "/events").events) == 24
+        assert [e["id"] for e in get(port, "/events", {"Last-Event-ID": "21"}).events] == ["d19", "e2", "e3"]
+        assert get(port, "/events", {"Last-Event-ID": "19"}).status == 200  # events 20..24 are buffered
+        gone = get(port, "/events", {"Last-Event-ID": "18"})
+        assert gone.status == 409 and b"replay buffer" in gone.raw
+        assert get(port, "/events", {"Last-Event-ID": "25"}).status == 409
+        assert get(port, "/events", {"Last-Event-ID": "abc"}).status == 400
+        late = get(port, "/events")  # a new client after the buffer moved on starts at the oldest kept event
+        assert [e.id for e in late.sse[:-1]] == ["20", "21", "22", "23", "24"]
+
+
+def test_async_source_keepalive_backpressure_and_shared_between_clients() -> None:
+    produced: list[int] = []
+    release = threading.Event()
+
+    async def agent() -> AsyncIterator[dict[str, Any]]:
+        for i, e in enumerate(events(3)):
+            while i == 2 and not release.is_set():
+                await asyncio.sleep(0.01)  # the agent thinks for a while: clients get keep-alive comments
+            produced.append(i)
+            yield e
+
+    stream = EventStream(agent(), keepalive=0.05)
+    app = starlette_app(stream)
+    results: list[Response] = []
+    with serving(app) as port:
+        threads = [threading.Thread(target=lambda: results.append(get(port, "/events"))) for _ in range(2)]
+        for t in threads:
+            t.start()
+        time.sleep(0.4)
+        assert produced == [0, 1]  # read only as far as the clients need
+        release.set()
+        for t in threads:
+            t.join(10)
+    assert len(results) == 2
+    for r in results:
+        assert r.events == events(3)
+        assert r.raw.count(b": keep-alive\n\n") >= 3
+    assert produced == list(range(len(events(3))))  # the source was read once for both clients
+
+
+def test_a_failing_source_sends_an_error_event() -> None:
+    def broken() -> Iterator[dict[str, Any]]:
+        yield events()[0]
+        raise RuntimeError("agent crashed")
+
+    with serving(starlette_app(EventStream(broken()))) as port:
+        r = get(port, "/events")
+        again = get(port, "/events", {"Last-Event-ID": "1"})
+    assert r.events == [events()[0]]
+    assert r.sse[-1].event == "error" and orjson.loads(r.sse[-1].data) == {"message": "RuntimeError: agent crashed"}
+    assert again.sse[-1].event == "error"
+
+
+def test_head_method_and_event_types_that_clash() -> None:
+    odd = [{"type": "end", "id": "x"}, {"type": "error", "id": "y"}, {"type": "A\nB", "id": "z"}, {"id": "w"}]
+    with serving(starlette_app(EventStream(odd))) as port:
+        head = get(port, "/events", method="HEAD")
+        put = get(port, "/events", method="PUT")
+        r = get(port, "/events")
+    assert head.status == 200 and head.raw == b"" and head.headers["content-type"].startswith("text/event-stream")
+    assert put.status == 405
+    assert [e.event for e in r.sse] == ["message"] * 4 + ["end"]  # never mistaken for the stream's own events
+    assert r.events == odd
+
+
+def test_a_client_that_disconnects_does_not_disturb_the_others() -> None:
+    async def slow() -> AsyncIterator[dict[str, Any]]:
+        for e in events(10):
+            await asyncio.sleep(0.01)
+            yield e
+
+    with serving(starlette_app(EventStream(slow()))) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/events")
+        resp = conn.getresponse()
+        assert resp.read1(10)  # something arrived
+        conn.close()  # gone mid-stream
+        r = get(port, "/events")
+    assert r.events == events(10)
+
+
+def test_unbounded_replay_serves_every_client_from_the_start() -> None:
+    stream = EventStream(iter(events(300)), replay=None)  # read once; kept whole
+    with serving(starlette_app(stream)) as port:
+        first = get(port, "/events")
+        later = get(port, "/events")
+        resumed = get(port, "/events", {"Last-Event-ID": "1"})
+    assert first.events == later.events == events(300)
+    assert resumed.events == events(300)[1:]
+
+
+def test_viewer_app_serves_the_page_assets_with_a_strict_csp() -> None:
+    with serving(viewer_app(events(), drop_every=5)) as port:
+        page = get(port, "/")
+        script = get(port, "/viewer.js")
+        style = get(port, "/viewer.css")
+        first = get(port, "/events")
+    assert page.status == script.status == style.status == 200
+    assert b'<pre id="messages-json">' in page.raw and b'src="viewer.js"' in page.raw
+    assert script.headers["content-type"].startswith("text/javascript") and b"new Function" not in script.raw
+    assert style.headers["content-type"].startswith("text/css")
+    for r in (page, script, style, first):
+        assert r.headers["content-security-policy"] == CSP
+        assert r.headers["x-content-type-options"] == "nosniff"
+    assert "script-src 'self'" in CSP and "unsafe" not in CSP and "connect-src 'self'" in CSP
+    assert first.raw.startswith(b"retry: 250\n\n") and len(first.events) == 5
+
+
+def test_serve_command_usage_errors() -> None:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "agentmsg", "serve", *args], capture_output=True, text=True, timeout=60
+        )
+
+    missing = run("/nonexistent/events.jsonl")
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    zero = run("x.jsonl", "--drop-every", "0")
+    assert zero.returncode == 2 and "at least 1" in zero.stderr
