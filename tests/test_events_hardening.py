@@ -467,3 +467,12 @@ def test_a_leading_bom_is_not_part_of_the_first_line() -> None:
         (msg,) = reduce_stream(source, reducer=r)
         assert msg.name == "F" and r.problems == []
     assert len(list(agentmsg.events.iter_jsonl(data))) == len(EVENTS)
+
+
+def test_problem_messages_do_not_quote_huge_values() -> None:
+    big = "x" * 1_000_000
+    r = Reducer()
+    r.feed_many([ev(0, "AGENT_START", name=[big]), ev(1, "TOOL_CALL_START", toolCallId="c", toolCallName="f")])
+    r.feed(ev(2, "TOOL_CALL_END", toolCallId="c", state=big))
+    r.finish()
+    assert r.problems and all(len(p.message) < 1000 for p in r.problems)

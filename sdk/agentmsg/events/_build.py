@@ -158,11 +158,12 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
 
     def drop(at: int, where: str, problems: tuple[Problem, ...], what: str) -> None:
         first = problems[0] if problems else Problem("", "schema", "invalid")
+        text = first.message if len(first.message) <= 300 else first.message[:300] + "..."
         found.append(
             Problem(
                 f"/{at}",
                 first.rule,
-                f"the reduced message's {where}{first.pointer} is invalid ({first.message}): {what}",
+                f"the reduced message's {where}{first.pointer} is invalid ({text}): {what}",
                 first.schema_location or "msg.schema.json",
             )
         )

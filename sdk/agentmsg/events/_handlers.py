@@ -79,10 +79,11 @@ def _schema_check(st: State, e: dict[str, Any], i: int) -> bool:
             continue  # reported by the duplicate check
         if p.pointer == "" and p.rule in ("required", "additionalProperties"):
             continue  # handlers report the keys they need; unknown keys are not used
+        message = p.message if len(p.message) <= 300 else p.message[:300] + "..."  # it may quote the value
         if p.pointer == "":
-            st.problem(i, "", p.rule, f"{p.message}: event skipped", schema=p.schema_location)
+            st.problem(i, "", p.rule, f"{message}: event skipped", schema=p.schema_location)
             return False
-        st.problem(i, p.pointer, p.rule, f"{p.message}", schema=p.schema_location)
+        st.problem(i, p.pointer, p.rule, message, schema=p.schema_location)
     return True
 
 
