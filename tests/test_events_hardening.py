@@ -476,3 +476,22 @@ def test_problem_messages_do_not_quote_huge_values() -> None:
     r.feed(ev(2, "TOOL_CALL_END", toolCallId="c", state=big))
     r.finish()
     assert r.problems and all(len(p.message) < 1000 for p in r.problems)
+
+
+def test_a_start_with_a_wrong_name_keeps_the_calls_arguments() -> None:
+    """Found by the fuzz suite (seed 777002997): a wrong name used to make the built block invalid, so
+    salvage dropped it with every argument delta."""
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "TOOL_CALL_START", toolCallId="B", toolCallName=2**63),
+        ev(2, "TOOL_CALL_DELTA", toolCallId="B", delta='{"y": 2}'),
+        ev(3, "TOOL_CALL_END", toolCallId="B"),
+        ev(4, "TOOL_RESULT_START", toolCallId="B", toolCallName=5),
+        ev(5, "TOOL_RESULT_TEXT_DELTA", toolCallId="B", delta="out"),
+        ev(6, "TOOL_RESULT_END", toolCallId="B", state="success"),
+        ev(7, "AGENT_END"),
+    ]
+    (msg,), problems = reduced(events)
+    assert [b["type"] for b in msg["content"]] == ["tool_use", "tool_result"]
+    assert msg["content"][0]["input"] == {"y": 2} and msg["content"][1]["output"] == [{"type": "text", "text": "out"}]
+    assert problems == [("/1/toolCallName", "type"), ("/4/toolCallName", "type")]

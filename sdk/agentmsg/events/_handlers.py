@@ -390,7 +390,8 @@ def _tool_call_start(st: State, e: dict[str, Any], i: int) -> None:
         # else: a later model call reusing a provider's call id: a new call.
     _make_room(st, reply, i)
     b = Block("tool_use", i)
-    b.name = e.get("toolCallName")
+    name = e.get("toolCallName")
+    b.name = name if isinstance(name, str) else None  # a wrong one is reported by the schema check
     if isinstance(e.get("thoughtSignature"), str):
         b.extra["thoughtSignature"] = e["thoughtSignature"]
     b.extra["id"] = call_id
@@ -468,7 +469,8 @@ def _tool_result_start(st: State, e: dict[str, Any], i: int) -> None:
         st.problem(i, "/toolCallId", "order", f"tool result {call_id!r} started twice: the second START is ignored")
         return
     _make_room(st, reply, i)
-    reply.open_result(ToolResult(call_id, e.get("toolCallName"), i))
+    name = e.get("toolCallName")
+    reply.open_result(ToolResult(call_id, name if isinstance(name, str) else None, i))
 
 
 def _result(st: State, e: dict[str, Any], i: int) -> ToolResult:
