@@ -314,8 +314,8 @@ def test_garbled_event_streams() -> None:
             # Through bytes: the fast path at odd run sizes equals the reference.
             data = b"".join(orjson.dumps(e) + b"\n" for e in events if _jsonable(e))
             assert by_stream(data, chunk=rng.choice([64, 331, 4096])) == reference_lines(data)
-        except AssertionError as exc:
-            raise AssertionError(f"seed {seed}: {exc}") from exc
+        except Exception as exc:  # any failure names its seed
+            raise AssertionError(f"seed {seed}: {type(exc).__name__}: {exc}") from exc
 
 
 def _jsonable(e: Any) -> bool:
@@ -335,8 +335,8 @@ def test_garbled_bytes_fast_path_equals_the_reference() -> None:
             ref = reference_lines(data)
             assert by_stream(data, chunk=rng.choice([16, 97, 1000, 1 << 17]), sse=False) == ref
             assert by_stream(data, chunk=1 << 17, pieces=rng.choice([1, 2, 5, 64]), sse=False) == ref
-        except AssertionError as exc:
-            raise AssertionError(f"seed {seed}: {exc}") from exc
+        except Exception as exc:  # any failure names its seed
+            raise AssertionError(f"seed {seed}: {type(exc).__name__}: {exc}") from exc
 
 
 def test_garbled_sse_never_raises_and_any_split_agrees() -> None:
@@ -347,8 +347,8 @@ def test_garbled_sse_never_raises_and_any_split_agrees() -> None:
         try:
             whole = by_stream(body, chunk=1 << 17, sse=True)
             assert by_stream(body, chunk=1 << 17, pieces=rng.choice([1, 3, 17]), sse=True) == whole
-        except AssertionError as exc:
-            raise AssertionError(f"seed {seed}: {exc}") from exc
+        except Exception as exc:  # any failure names its seed
+            raise AssertionError(f"seed {seed}: {type(exc).__name__}: {exc}") from exc
 
 
 @pytest.mark.parametrize("name", ["java-case5", "multi-iteration-reply", "bad-input-tolerant"])

@@ -495,3 +495,24 @@ def test_a_start_with_a_wrong_name_keeps_the_calls_arguments() -> None:
     assert [b["type"] for b in msg["content"]] == ["tool_use", "tool_result"]
     assert msg["content"][0]["input"] == {"y": 2} and msg["content"][1]["output"] == [{"type": "text", "text": "out"}]
     assert problems == [("/1/toolCallName", "type"), ("/4/toolCallName", "type")]
+
+
+def test_values_json_cannot_carry_are_left_out_and_reported() -> None:
+    """Found by the fuzz suite (seed 4242013383): events fed as Python objects may hold integers beyond
+    64 bits or lone surrogates, which a message could not be written with."""
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "REQUIRE_USER_CONFIRM", toolCalls=[], signature=2**64 + 1),
+        ev(2, "TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+        ev(3, "TOOL_CALL_END", toolCallId="c", metadata={"k": "\ud800", "ok": 1}),
+        ev(4, "AGENT_END"),
+    ]
+    r = Reducer()
+    r.feed_many(events)
+    (msg,) = r.finish()
+    msg.to_json()
+    assert msg.content[0].metadata == {"ok": 1}
+    assert [(p.pointer, p.rule) for p in r.problems if p.rule == "json-value"] == [
+        ("/0", "json-value"),
+        ("/2", "json-value"),
+    ]

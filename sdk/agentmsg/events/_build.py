@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from .._schemas import validate
-from ..errors import Problem, ValidationError
+from ..errors import Problem, ValidationError, pointer_of
 from ..message import AssistantMessage, Msg, new_id
 from ._pointer import deepest_last_first, tokens, without
 from ._state import Block, Reply, State, ToolResult
@@ -135,12 +135,58 @@ def build(
         "timestamp": result.get("timestamp") if "timestamp" in result else reply.timestamp,
         "usage": usage,
     }
+    unwritable = _unwritable(data)
+    if unwritable:  # values JSON cannot carry (from events fed as Python objects): left out, reported
+        found = []
+        for path in deepest_last_first(unwritable):
+            data = without(data, path)
+            at = origins[path[1]] if path[0] == "content" and isinstance(path[1], int) else reply.origin
+            found.append(
+                Problem(
+                    f"/{at}",
+                    "json-value",
+                    f"the reduced message's {pointer_of(path)} cannot be written as JSON (an integer beyond 64"
+                    " bits or a lone surrogate): left out",
+                )
+            )
+        if st is not None:
+            for p in found:
+                st.add(p)
     try:
         msg = Msg.from_dict(data)
     except ValidationError as exc:
         msg = _salvage(data, exc, origins, reply.origin, st)
     assert isinstance(msg, AssistantMessage)
     return msg
+
+
+_BIG_TEXT = frozenset({"text", "thinking", "content", "data"})  # a message's bulk: built from checked deltas
+
+
+def _unwritable(data: dict[str, Any]) -> list[list[str | int]]:
+    """Paths of values orjson cannot write (integers outside -2**63 .. 2**64-1, strings with a lone
+    surrogate): they can only come from events fed as Python objects. The bulk text fields (built from
+    deltas, which are checked when parsed from bytes) are not scanned, so this stays cheap."""
+    out: list[list[str | int]] = []
+    stack: list[tuple[Any, list[str | int]]] = [(data, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if key in _BIG_TEXT and type(child) is str and path and path[0] == "content" and len(path) <= 4:
+                    continue
+                stack.append((child, [*path, key]))
+        elif isinstance(node, list):
+            stack.extend((child, [*path, i]) for i, child in enumerate(node))
+        elif type(node) is int:
+            if not -(2**63) <= node < 2**64:
+                out.append(path)
+        elif type(node) is str and not node.isascii():
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                out.append(path)
+    return out
 
 
 def _problems_of(value: Any, kind: str) -> tuple[Problem, ...]:
