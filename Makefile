@@ -54,7 +54,7 @@ help:
 	@echo "make wheel-test    - install dist/'s wheel (not editable) into .venv-wheel, run pytest against it"
 	@echo "make vectors-lock  - re-lock the conformance vectors (after a schema version bump)"
 	@echo "make bench         - speed: agentmsg vs pydantic / msgspec / orjson, side by side"
-	@echo "make fuzz          - the fuzz and property suites (tests/fuzz) FUZZ_SCALE times longer than in make test (default 25)"
+	@echo "make fuzz          - the fuzz suites (tests/fuzz: messages; tests/test_events_fuzz.py: events) run longer than in make test"
 	@echo "make client        - build @agentmsg/client (sdk/typescript) and the viewer's assets (committed)"
 	@echo "make client-check  - fail when the committed client build differs from a fresh one"
 	@echo "make client-test   - the client's own tests (node --test)"
@@ -285,11 +285,15 @@ viewer-screenshot: install
 bench: install
 	$(PYTHON) bench/run.py
 
-# The fuzz/property suites (tests/fuzz/) run in `make test` with a bounded budget; this runs them longer, with
-# a fresh random seed each time (pytest ... --hypothesis-seed=N replays one).
+# The fuzz/property suites run in `make test` with a bounded budget; this runs them longer, with a fresh
+# random seed each time. Messages: tests/fuzz (FUZZ_SCALE times the examples; pytest --hypothesis-seed=N
+# replays one). Events: tests/test_events_fuzz.py (FUZZ_SECONDS per target, FUZZ_SEED).
 FUZZ_SCALE ?= 25
+FUZZ_SECONDS ?= 300
+FUZZ_SEED ?= $(shell date +%s)
 fuzz: install
-	AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) $(PYTHON) -m pytest tests/fuzz -q -p no:cacheprovider --timeout=0
+	AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) \
+	  $(PYTHON) -m pytest tests/fuzz tests/test_events_fuzz.py -q -p no:cacheprovider --timeout=0
 
 clean:
 	rm -rf $(VENV) $(WHEEL_VENV) .make .installed dist build *.egg-info .mypy_cache .pytest_cache .hypothesis .ruff_cache

@@ -1,16 +1,19 @@
 """Event reduction benchmark: JSONL bytes → reduced messages.
 
 Rows:
-* agentmsg ``reduce_stream`` on a 1,000,000-delta stream (text, thinking, four interleaved parallel
-  tool calls), against plain per-line ``orjson.loads`` of the same bytes (a floor that reduces nothing);
-* agentmsg against AgentScope Python 2.x ``Msg.append_event`` on the same stream, converted to AgentScope
-  Python's own event format beforehand: once with its event parsing (pydantic event union, the same
-  bytes-to-message work agentmsg does) and once ``append_event`` alone on pre-parsed events. Its
-  ``append_event`` concatenates ``block.text += delta`` (a copy of the text per delta: quadratic) and
-  its pydantic parsing runs at ~17,000 events/s, so the 1,000,000-delta stream would take minutes; this
-  row uses a 200,000-delta stream (20,000 quick). The gap grows with the length: append_event alone
-  was 5.5x slower than agentmsg's whole bytes-to-message path at 20,000 deltas, 9.4x at 100,000, 21x at
-  300,000;
+* agentmsg ``reduce_stream`` (the tolerant JSONL fast path) on a 1,000,000-delta stream (text, thinking,
+  four interleaved parallel tool calls), against plain per-line ``orjson.loads`` of the same bytes (a
+  floor that reduces nothing);
+* matched against AgentScope Python 2.x, at 2,000, 20,000 and 200,000 deltas, every implementation
+  timed the same way (best of the same number of repeats): agentmsg **strict** mode (every event
+  validated against the event schema) against AgentScope's pydantic event parsing + ``Msg.append_event``
+  (it validates every event too): the like-for-like row. Also shown: agentmsg's tolerant fast path
+  (validates no plain delta) and ``append_event`` alone on events parsed beforehand. Before timing, the
+  whole messages are compared (names; every block's kind and text; every tool call's id, name and raw
+  arguments), not only their text. AgentScope's ``append_event`` concatenates ``block.text += delta``
+  (a copy of the text per delta: quadratic), so its gap grows with the length;
+* adversarial inputs, each at two sizes 10x apart, time per input byte (flat = linear): one long SSE
+  line fed in 4 KB chunks, one long JSONL line, many distinct open blocks;
 * peak traced memory (tracemalloc) while reducing a ~200 MB stream from a file, against the size of the
   resulting message (its JSON, and its in-memory strings).
 """
@@ -140,54 +143,148 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         }
     )
 
-    small = make_stream(20_000 if quick else 200_000)
-    small_events = small.count(b"\n")
+    rows += _matched(quick)
+    rows += _adversarial(quick)
+    rows.append(_memory(quick, latin1=True))
+    rows.append(_memory(quick))
+    return rows
+
+
+def _comparable_ours(msg: Any) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = [("name", msg.name)]
+    for b in msg.content:
+        if b.type == "text":
+            out.append(("text", b.text))
+        elif b.type == "thinking":
+            out.append(("thinking", b.thinking))
+        elif b.type == "tool_use":
+            out.append(("tool_call", b.id, b.name, b.content))
+        else:
+            out.append((b.type,))
+    return out
+
+
+def _comparable_agentscope(msg: Any) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = [("name", msg.name)]
+    for b in msg.content:
+        if b.type == "text":
+            out.append(("text", b.text))
+        elif b.type == "thinking":
+            out.append(("thinking", b.thinking))
+        elif b.type == "tool_call":
+            out.append(("tool_call", b.id, b.name, b.input))
+        else:
+            out.append((b.type,))
+    return out
+
+
+def _matched(quick: bool) -> list[dict[str, Any]]:
+    """agentmsg and AgentScope Python at several lengths, timed alike, results compared whole first."""
+    rows: list[dict[str, Any]] = []
     try:
-        converted = _to_agentscope_python(small)
-        _agentscope_parse(converted[:1])  # import and build the event adapter before timing
-        t_as = _best(lambda: _agentscope_reduce(converted), 1)
-        parsed = _agentscope_parse(converted)
-        t_as_append = _best(lambda: _agentscope_append(parsed), 1)
-        t_small = _best(lambda: reduce_stream(small), 3)
-        reference = _agentscope_reduce(converted)
-        ours_msg = reduce_stream(small)[0]
-        same_text = ours_msg.text_content == "".join(b.text for b in reference.content if b.type == "text")
-        rows.append(
-            {
-                "case": f"{small_events:,}-event stream",
-                "impl": "agentmsg reduce_stream",
-                "events_per_s": small_events / t_small,
-                "ratio": 1.0,
-            }
-        )
-        rows.append(
-            {
-                "case": f"{small_events:,}-event stream",
-                "impl": f"agentscope {_version()} Msg.append_event (+ event parsing){'' if same_text else ' [TEXT DIFFERS]'}",
-                "events_per_s": small_events / t_as,
-                "ratio": t_as / t_small,
-            }
-        )
-        rows.append(
-            {
-                "case": f"{small_events:,}-event stream",
-                "impl": "agentscope Msg.append_event only (events parsed beforehand)",
-                "events_per_s": small_events / t_as_append,
-                "ratio": t_as_append / t_small,
-            }
-        )
+        _agentscope_parse(_to_agentscope_python(make_stream(1))[:1])  # import + build the adapter untimed
     except ImportError as exc:
-        rows.append(
+        return [
             {
                 "case": "agentscope comparison",
                 "impl": f"skipped: agentscope not installed ({exc.name}); pip install agentscope",
                 "events_per_s": float("nan"),
                 "ratio": float("nan"),
             }
-        )
+        ]
+    sizes = (2_000, 20_000) if quick else (2_000, 20_000, 200_000)
+    for n in sizes:
+        repeat = 3 if n <= 20_000 else 1
+        stream = make_stream(n)
+        events = stream.count(b"\n")
+        converted = _to_agentscope_python(stream)
+        parsed = _agentscope_parse(converted)
+        same = _comparable_ours(reduce_stream(stream, strict=True)[0]) == _comparable_agentscope(
+            _agentscope_reduce(converted)
+        ) and _comparable_ours(reduce_stream(stream)[0]) == _comparable_ours(reduce_stream(stream, strict=True)[0])
+        mark = "" if same else " [MESSAGES DIFFER]"
+        timings = [
+            ("agentmsg reduce_stream strict=True (validates every event)", lambda: reduce_stream(stream, strict=True)),
+            (
+                f"agentscope {_version()} pydantic parsing + Msg.append_event{mark}",
+                lambda: _agentscope_reduce(converted),
+            ),
+            ("agentmsg reduce_stream (tolerant fast path)", lambda: reduce_stream(stream)),
+            ("agentscope Msg.append_event only (events parsed beforehand)", lambda: _agentscope_append(parsed)),
+        ]
+        times = [(impl, _best(fn, repeat)) for impl, fn in timings]
+        strict_time = times[0][1]
+        for impl, t in times:
+            rows.append(
+                {
+                    "case": f"{n:,} deltas, best of {repeat}",
+                    "impl": impl,
+                    "events_per_s": events / t,
+                    "ratio": t / strict_time,
+                    "matched": True,
+                }
+            )
+    return rows
 
-    rows.append(_memory(quick, latin1=True))
-    rows.append(_memory(quick))
+
+def _adversarial(quick: bool) -> list[dict[str, Any]]:
+    """Time per input byte at two sizes 10x apart: equal means linear."""
+    from agentmsg import Reducer, SSEDecoder
+
+    def long_sse(size: int) -> Any:
+        chunk = b"x" * 4096
+        body = b"data: " + b"".join([chunk] * (size // 4096)) + b"\n\n"
+
+        def run() -> None:
+            decoder = SSEDecoder()
+            for i in range(0, len(body), 4096):
+                decoder.feed(body[i : i + 4096])
+
+        return len(body), run
+
+    def long_jsonl(size: int) -> Any:
+        line = b'{"type":"TEXT_BLOCK_DELTA","id":"e1","createdAt":"2025-01-01T00:00:00Z","replyId":"r","blockId":"t","delta":"'
+        body = line + b"y" * size + b'"}\n'
+        chunks = [body[i : i + 4096] for i in range(0, len(body), 4096)]
+        return len(body), lambda: reduce_stream(iter(chunks), reducer=Reducer())
+
+    def open_blocks(count: int) -> Any:
+        lines = [b'{"type":"AGENT_START","id":"e0","createdAt":"2025-01-01T00:00:00Z","replyId":"r"}']
+        lines += [
+            b'{"type":"TEXT_BLOCK_START","id":"e%d","createdAt":"2025-01-01T00:00:00Z","replyId":"r","blockId":"b%d"}'
+            % (i, i)
+            for i in range(1, count + 1)
+        ]
+        lines += [
+            b'{"type":"TEXT_BLOCK_DELTA","id":"d%d","createdAt":"2025-01-01T00:00:00Z","replyId":"r","blockId":"b%d","delta":"x"}'
+            % (i, i)
+            for i in range(count)
+        ]
+        body = b"\n".join(lines) + b"\n"
+        return len(body), lambda: reduce_stream(body, reducer=Reducer())
+
+    base = 2_000_000 if quick else 5_000_000
+    cases = [
+        ("one long SSE line (4 KB chunks)", long_sse, base),
+        ("one long JSONL line (4 KB chunks)", long_jsonl, base),
+        ("distinct open blocks (START + delta each)", open_blocks, 2_000 if quick else 5_000),
+    ]
+    rows = []
+    for name, make, size in cases:
+        per_byte = []
+        for scale in (1, 10):
+            nbytes, fn = make(size * scale)
+            t = _best(fn, 3 if scale == 1 else 1)
+            per_byte.append(t / nbytes * 1e9)
+            rows.append(
+                {
+                    "case": f"adversarial x{scale}",
+                    "impl": f"{name}: {nbytes / 1e6:.1f} MB, {per_byte[-1]:.2f} ns/byte",
+                    "events_per_s": float("nan"),
+                    "ratio": per_byte[-1] / per_byte[0],
+                    "adversarial": name,
+                }
+            )
     return rows
 
 
@@ -239,6 +336,7 @@ def _memory(quick: bool, latin1: bool = False) -> dict[str, Any]:
 
 def print_rows(rows: list[dict[str, Any]]) -> None:
     print("\n== event reduction: JSONL bytes -> messages ==")
+    print("(matched rows: ratio = time / agentmsg strict's time; adversarial rows: ratio = ns/byte / ns/byte at x1)")
     print(f"{'case':<28} {'implementation':<72} {'events/s':>12} {'ratio':>8}")
     for r in rows:
         rate = "" if r["events_per_s"] != r["events_per_s"] else f"{r['events_per_s']:,.0f}"
@@ -247,14 +345,19 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
     print(
         f"target >= {TARGET_RATE:,} events/s: {'met' if big >= TARGET_RATE else f'MISSED ({big / TARGET_RATE:.2f}x of target)'}"
     )
-    vs = [r for r in rows if r["impl"].startswith("agentscope")]
-    if vs:
-        worst = min(r["ratio"] for r in vs)
+    matched = [r for r in rows if r.get("matched") and "pydantic parsing" in r["impl"]]
+    if matched:
+        worst = min(r["ratio"] for r in matched)
+        figures = ", ".join(f"{r['ratio']:.1f}x at {r['case'].split(' deltas')[0]}" for r in matched)
         print(
-            f"target >= {TARGET_VS_AGENTSCOPE:.0f}x AgentScope Python append_event: "
-            f"{'met' if worst >= TARGET_VS_AGENTSCOPE else 'MISSED'} "
-            f"({vs[0]['ratio']:.1f}x with its event parsing, {worst:.1f}x append_event alone)"
+            f"target >= {TARGET_VS_AGENTSCOPE:.0f}x AgentScope Python, matched (agentmsg strict vs pydantic + "
+            f"append_event): {'met' if worst >= TARGET_VS_AGENTSCOPE else 'MISSED'} ({figures})"
         )
+    for name in dict.fromkeys(r["adversarial"] for r in rows if "adversarial" in r):
+        ratio = [r for r in rows if r.get("adversarial") == name][-1]["ratio"]
+        # Linear: the same time per byte (memory effects of 10x larger buffers allow some drift);
+        # quadratic would be about 10x.
+        print(f"linear time, {name}: {'met' if ratio < 3 else 'MISSED'} (time per byte x{ratio:.2f} at 10x the input)")
     for mem in (r for r in rows if "peak_vs_in_memory" in r):
         verdict = "met" if mem["ratio"] <= TARGET_MEMORY else "MISSED"
         print(

@@ -24,6 +24,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import typeddicts
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "schemas"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -165,6 +168,7 @@ def run_codegen(out_dir: Path) -> None:
         ]
         env = dict(os.environ, RUFF_NO_CACHE="true", PYTHONWARNINGS="ignore::FutureWarning")
         subprocess.run(cmd, check=True, env=env)
+        typeddicts.write(SCHEMAS, raw, HEADER)  # TypedDicts of the events (formatted with the rest below)
         # Format and tidy (ruff removes the stock `from dataclasses import dataclass` import).
         subprocess.run(
             [sys.executable, "-m", "ruff", "check", "--fix-only", "--quiet", "--select", "F401,I,UP", str(raw)],

@@ -57,3 +57,28 @@ def test_reduce_reports_problems_and_keeps_data(tmp_path: Path) -> None:
     assert strict.returncode == 1 and "/1/type" in strict.stderr
     assert json.loads(strict.stdout)["content"] == []  # what came before the error is still printed
     assert run("reduce", str(tmp_path / "missing")).returncode == 2
+
+
+def test_the_other_command_is_named_in_one_line(tmp_path: Path) -> None:
+    msg = {"id": "m1", "role": "ASSISTANT", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+    pretty = tmp_path / "msg.json"
+    pretty.write_text(json.dumps(msg, indent=2))
+    r = run("reduce", str(pretty))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "agentmsg events" in r.stderr
+    events = run("events", str(pretty))
+    stream = tmp_path / "events.jsonl"
+    stream.write_text(events.stdout)
+    r = run("events", str(stream))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "agentmsg reduce" in r.stderr
+    sse = tmp_path / "events.sse"
+    sse.write_text(run("events", "--sse", str(pretty)).stdout)
+    r = run("events", str(sse))
+    assert r.returncode == 2 and "agentmsg reduce" in r.stderr
+
+
+def test_events_of_a_user_message_is_an_error_not_an_assistant_reply(tmp_path: Path) -> None:
+    user = {"id": "u1", "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+    src = tmp_path / "user.json"
+    src.write_text(json.dumps(user))
+    r = run("events", str(src))
+    assert r.returncode == 1 and r.stdout == "" and "[role]" in r.stderr and "ASSISTANT" in r.stderr

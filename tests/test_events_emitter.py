@@ -88,3 +88,38 @@ def test_two_calls_with_one_id_go_to_two_model_calls() -> None:
         ("MODEL_CALL_END", "m1-1"),
     ]
     assert reduce_events(events) == [m]
+
+
+def test_only_assistant_messages_have_an_event_stream() -> None:
+    """reduce_events(emit_events(UserMessage("hi"))) used to come back as an ASSISTANT message."""
+    import pytest
+
+    from agentmsg import SystemMessage, UserMessage, ValidationError
+
+    for msg in (UserMessage("hi"), SystemMessage("be brief")):
+        with pytest.raises(ValidationError) as info:
+            emit_events(msg)
+        ((pointer, rule),) = [(p.pointer, p.rule) for p in info.value.problems]
+        assert (pointer, rule) == ("/role", "role") and "ASSISTANT" in str(info.value)
+
+
+def test_every_block_type_has_an_emitter() -> None:
+    from agentmsg.events.emitter import EMITTERS
+
+    block_types = agentmsg.schema_documents()["content-block.schema.json"]["properties"]["type"]["enum"]
+    assert set(EMITTERS) == set(block_types)
+
+
+def test_emitted_events_type_check_as_typed_dicts() -> None:
+    """The TypedDicts are generated from the schema: every key they declare is in it, and back."""
+    from typing import get_type_hints
+
+    from agentmsg.events import types
+
+    schema = agentmsg.schema_documents()["agent-event.schema.json"]["$defs"]
+    for name, node in schema.items():
+        if name.endswith("Event"):
+            hints = get_type_hints(getattr(types, f"{name}Dict"))
+            assert set(hints) == set(node["properties"]), name
+    events = emit_events(AssistantMessage(["hi"], id="m"))
+    assert all(isinstance(e, dict) for e in events)

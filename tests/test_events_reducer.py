@@ -208,7 +208,8 @@ def test_bad_jsonl_line_is_reported_and_the_rest_kept() -> None:
 
 
 def test_tolerant_reducer_survives_odd_ids_and_names() -> None:
-    """Found by a differential run against the TypeScript reducer: nothing here may raise."""
+    """Found by a differential run against the TypeScript reducer: nothing here may raise, and every
+    value left out is reported."""
     events = [
         {"type": "AGENT_START", "id": {"x": 1}, "createdAt": "2025-01-01T00:00:00Z", "replyId": True, "name": {"a": 1}},
         {
@@ -236,14 +237,20 @@ def test_tolerant_reducer_survives_odd_ids_and_names() -> None:
                 reducer.feed(e)
         (msg,) = reducer.finish()
         assert msg.text_content == "ok" and msg.name is None and msg.id
-        assert [(p.pointer, p.rule) for p in reducer.problems] == [("/0/id", "type"), ("/1/id", "type")]
+        # Nothing is dropped silently: the ill-typed name and replyId are reported (and ignored) too.
+        assert [(p.pointer, p.rule) for p in reducer.problems] == [
+            ("/0/id", "type"),
+            ("/0/name", "type"),
+            ("/0/replyId", "type"),
+            ("/1/id", "type"),
+        ]
 
 
 def test_reducer_handles_exactly_the_schema_event_types() -> None:
-    from agentmsg.events.reducer import _HANDLERS
+    from agentmsg.events._handlers import HANDLERS
 
     schema_types = agentmsg.schema_documents()["agent-event.schema.json"]["properties"]["type"]["enum"]
-    assert set(_HANDLERS) == set(schema_types), "a new event type in the schema needs a reducer rule (and a vector)"
+    assert set(HANDLERS) == set(schema_types), "a new event type in the schema needs a reducer rule (and a vector)"
 
 
 def test_an_unhashable_event_type_is_reported_not_raised() -> None:
@@ -251,3 +258,21 @@ def test_an_unhashable_event_type_is_reported_not_raised() -> None:
     reducer = Reducer()
     reducer.feed_many([{"type": ["TEXT_BLOCK_DELTA"], "id": "a"}, {"type": {"x": 1}, "id": "b"}])
     assert [(p.pointer, p.rule) for p in reducer.problems] == [("/0/type", "enum"), ("/1/type", "enum")]
+
+
+PROPOSED = REDUCER / "proposed"
+
+
+@pytest.mark.parametrize("path", sorted(PROPOSED.glob("*.json")), ids=lambda p: p.stem)
+def test_proposed_vectors(path: Any) -> None:
+    """Vectors for rules the TypeScript reducer does not have yet (proposed/README.md): Python runs them,
+    through feed_many and through JSONL bytes."""
+    case = json.loads(path.read_text(encoding="utf-8"))
+    r = Reducer()
+    r.feed_many(case["events"])
+    got = [orjson.loads(m.to_json_bytes()) for m in r.finish()]
+    assert len(got) == len(case["expected"]) and all(matches(a, e) for a, e in zip(got, case["expected"], strict=True))
+    assert [{"pointer": p.pointer, "rule": p.rule} for p in r.problems] == case["problems"]
+    r2 = Reducer()
+    again = reduce_stream(b"".join(orjson.dumps(e) + b"\n" for e in case["events"]), reducer=r2)
+    assert [orjson.loads(m.to_json_bytes()) for m in again] == got and r2.problems == r.problems

@@ -62,3 +62,12 @@ def test_cli_check_result(tmp_path: Path) -> None:
     r = run("reduce", "--check-result", str(bad))
     assert r.returncode == 1 and "[agent-result]" in r.stderr and len(r.stdout.splitlines()) == 1
     assert run("reduce", str(bad)).returncode == 0  # not checked unless asked
+
+
+def test_a_result_with_another_role_is_reported() -> None:
+    events = events_of(load("java-case5"))
+    for e in events:
+        if e["type"] == "AGENT_RESULT":
+            e["result"]["role"] = "USER"
+    problems = checked(events)
+    assert ("/0/role", "agent-result") in [(p, rule) for p, rule, _ in problems]

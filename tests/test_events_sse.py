@@ -70,9 +70,13 @@ def test_chunks_split_anywhere_even_inside_crlf_and_utf8() -> None:
     assert decode_all([bytes([b]) for b in body]) == whole  # one byte at a time
 
 
-def test_incomplete_last_event_is_not_dispatched() -> None:
+def test_incomplete_last_event_is_not_dispatched_but_reported() -> None:
     decoder = SSEDecoder()
     assert decoder.feed(b"data: partial") == []
+    (event,) = decoder.close()
+    assert event.data == "" and event.problem is not None and event.problem.rule == "incomplete"
+    assert decoder.close() == []
+    decoder.feed(b"data: whole\n\n")
     assert decoder.close() == []
 
 

@@ -129,7 +129,7 @@ def test_odd_lines_inside_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
         try:
             r.feed(orjson.loads(line))
         except orjson.JSONDecodeError:
-            r.count += 1
+            r.feed_unreadable("not JSON")
     assert [_comparable(m) for m in r.finish()] == [msg]
 
 

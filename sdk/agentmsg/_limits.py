@@ -36,10 +36,16 @@ def _depth(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
 class Limits:
     """``max_bytes``: the largest JSON text read, in UTF-8 bytes (rule ``max-bytes``; default 256 MiB).
     ``max_depth``: the deepest nesting of arrays and objects, on read and on write (rule ``max-depth``;
-    default and maximum 254, the depth orjson writes)."""
+    default and maximum 254, the depth orjson writes).
+    ``max_event_bytes``: one event in a stream: a JSONL line, an SSE line, an SSE event's data (rules
+    ``max-event-bytes`` / ``max-line-bytes``; default 64 MiB).
+    ``max_open_blocks``: blocks, tool calls and tool results one reply may have open at once in the
+    event reducer (rule ``max-open-blocks``; default 1024)."""
 
     max_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=_positive)
     max_depth: int = attrs.field(default=MAX_WRITABLE_DEPTH, validator=_depth)
+    max_event_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=_positive)
+    max_open_blocks: int = attrs.field(default=1024, validator=_positive)
 
     def __getitem__(self, name: str) -> int:
         if name not in attrs.fields_dict(Limits):

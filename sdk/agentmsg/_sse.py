@@ -2,27 +2,42 @@
 
 :class:`SSEDecoder` parses a stream incrementally, as the WHATWG spec says: LF, CRLF or CR line ends
 (also split across chunks), a leading BOM, comment lines, multi-line ``data``, ``retry``, the last event
-id. :func:`encode_event` writes one event. Agent events over SSE are in :mod:`agentmsg.events.sse`;
-provider streams use the same decoder.
+id. It works on bytes in time linear in the input, holds at most one line and one event's data, and
+changes nothing silently: invalid UTF-8 is replaced by U+FFFD as the spec says *and* reported on the
+event (:attr:`SSEEvent.problem`, rule ``utf-8``); a line or an event's data beyond the size limit is
+dropped and reported (rules ``max-line-bytes``, ``max-event-bytes``). :func:`encode_event` writes one
+event. Agent events over SSE are in :mod:`agentmsg.events.sse`; provider streams use the same decoder.
 """
 
 from __future__ import annotations
 
-import codecs
+import re
 from typing import Any
 
 import attrs
 import orjson
 
+from ._limits import limits
+from .errors import Problem
+
+__all__ = ["SSEDecoder", "SSEEvent", "encode_event"]
+
+_EOL = re.compile(rb"[\r\n]")
+_BOM = b"\xef\xbb\xbf"
+
 
 @attrs.define
 class SSEEvent:
-    """One dispatched SSE event."""
+    """One dispatched SSE event. ``problem`` says what went wrong while reading it (None: nothing):
+    rule ``utf-8`` (invalid UTF-8 was replaced by U+FFFD; the data is otherwise whole), or
+    ``max-line-bytes`` / ``max-event-bytes`` (a line or the data went over the limit and was dropped:
+    ``data`` is then empty)."""
 
     data: str
     event: str = "message"
     id: str = ""  # the last event id in effect when this event was dispatched
     retry: int | None = None
+    problem: Problem | None = None
 
     def json(self) -> Any:
         return orjson.loads(self.data)
@@ -43,79 +58,147 @@ def encode_event(data: str, *, id: str | None = None, event: str | None = None, 
 
 class SSEDecoder:
     """Incremental text/event-stream parser. ``feed(chunk)`` returns the events completed by the chunk;
-    chunks may split anything, even a CRLF or a UTF-8 sequence."""
+    chunks may split anything, even a CRLF or a UTF-8 sequence.
 
-    def __init__(self) -> None:
-        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
-        self._started = False
+    ``max_line_bytes`` and ``max_event_bytes`` (default ``limits['max_event_bytes']``, 64 MiB) bound
+    what is held: a longer line is dropped as it arrives (never buffered whole), data beyond the event
+    limit is dropped; either way the event is dispatched with an empty ``data`` and a ``problem``."""
+
+    def __init__(self, *, max_line_bytes: int | None = None, max_event_bytes: int | None = None) -> None:
+        default = limits.max_event_bytes
+        self.max_line_bytes = max_line_bytes or default
+        self.max_event_bytes = max_event_bytes or default
+        self._head: bytes | None = b""  # the first bytes, until the BOM question is settled
+        self._line = bytearray()  # the line being read
+        self._skip = False  # dropping the rest of a line over the limit
         self._pending_cr = False
         self._data: list[str] = []
+        self._size = 0
         self._event = ""
         self._retry: int | None = None
+        self._problem: Problem | None = None
         self.last_event_id = ""
 
     def feed(self, chunk: str | bytes) -> list[SSEEvent]:
-        text = self._utf8.decode(chunk) if isinstance(chunk, (bytes, bytearray)) else chunk
-        if not self._started and text:
-            self._started = True
-            if text.startswith("\ufeff"):
-                text = text[1:]
-        if not text:
-            return []  # nothing decoded yet (an empty chunk, part of a UTF-8 sequence): state unchanged
-        if self._pending_cr and text.startswith("\n"):
-            text = text[1:]  # the LF of a CRLF split across chunks
-        self._pending_cr = False
-        buffer = self._buffer + text
+        if isinstance(chunk, str):
+            chunk = chunk.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8: reported
+        elif not isinstance(chunk, bytes):
+            chunk = bytes(chunk)
+        if self._head is not None:
+            head = self._head + chunk
+            if len(head) < len(_BOM) and _BOM.startswith(head):
+                self._head = head  # maybe a BOM split across chunks: wait
+                return []
+            self._head = None
+            chunk = head.removeprefix(_BOM)
         out: list[SSEEvent] = []
-        start = 0
-        length = len(buffer)
-        cr = lf = -2  # next CR / LF at or after start (-1: none left), searched again only once passed
-        while True:
-            if cr != -1 and cr < start:
-                cr = buffer.find("\r", start)
-            if lf != -1 and lf < start:
-                lf = buffer.find("\n", start)
-            if cr < 0 and lf < 0:
+        pos, size = 0, len(chunk)
+        if self._pending_cr and size:
+            self._pending_cr = False
+            if chunk[0] == 0x0A:
+                pos = 1  # the LF of a CRLF split across chunks
+        search = _EOL.search
+        while pos < size:
+            m = search(chunk, pos)
+            if m is None:
+                if not self._skip:
+                    self._line += chunk[pos:]
+                    if len(self._line) > self.max_line_bytes:
+                        self._overlong()
                 break
-            if cr < 0 or (0 <= lf < cr):
-                end, nxt = lf, lf + 1
-            else:
-                end = cr
-                if cr + 1 < length:
-                    nxt = cr + 2 if buffer[cr + 1] == "\n" else cr + 1
+            end = m.start()
+            if chunk[end] == 0x0D:
+                if end + 1 < size:
+                    nxt = end + 2 if chunk[end + 1] == 0x0A else end + 1
                 else:
-                    nxt = cr + 1
+                    nxt = end + 1
                     self._pending_cr = True
-            self._line(buffer[start:end], out)
-            start = nxt
-        self._buffer = buffer[start:]
+            else:
+                nxt = end + 1
+            if self._skip:
+                self._skip = False  # the line over the limit ends here; it was reported
+            else:
+                if self._line:
+                    self._line += chunk[pos:end]
+                    line = bytes(self._line)
+                    self._line.clear()
+                else:
+                    line = chunk[pos:end]
+                if len(line) > self.max_line_bytes:
+                    self._overlong()
+                    self._skip = False
+                else:
+                    self._process(line, out)
+            pos = nxt
         return out
 
     def close(self) -> list[SSEEvent]:
-        """End of stream. Per the spec an event not followed by a blank line is discarded."""
-        self._utf8.decode(b"", final=True)
-        self._buffer = ""
-        self._data = []
-        return []
+        """End of stream. Per the spec an event not followed by a blank line is not dispatched; so that
+        nothing is dropped silently, when such an event (or a partial line) was pending the result is
+        one event with empty ``data`` and a ``problem`` (rule ``incomplete``); otherwise ``[]``."""
+        pending = bool(self._data or self._line or self._skip or self._problem is not None)
+        out = []
+        if pending:
+            size = self._size + len(self._line)
+            out.append(
+                SSEEvent(
+                    "",
+                    self._event or "message",
+                    self.last_event_id,
+                    self._retry,
+                    Problem("", "incomplete", f"the stream ended inside an event ({size} bytes of it dropped)"),
+                )
+            )
+        self._line.clear()
+        self._skip = False
+        self._data, self._size, self._event, self._retry, self._problem = [], 0, "", None, None
+        return out
 
-    def _line(self, line: str, out: list[SSEEvent]) -> None:
+    def _overlong(self) -> None:
+        self._line.clear()
+        self._skip = True
+        self._data, self._size = [], 0
+        self._problem = Problem(
+            "", "max-line-bytes", f"a line longer than {self.max_line_bytes} bytes was dropped with the event's data"
+        )
+
+    def _text(self, value: bytes) -> str:
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if self._problem is None:
+                self._problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a field) replaced by U+FFFD")
+            return value.decode("utf-8", "replace")
+
+    def _process(self, line: bytes, out: list[SSEEvent]) -> None:
         if not line:
-            if self._data:
-                out.append(SSEEvent("\n".join(self._data), self._event or "message", self.last_event_id, self._retry))
-            self._data, self._event, self._retry = [], "", None
+            problem = self._problem
+            if self._data or problem is not None:
+                data = "" if problem is not None and problem.rule != "utf-8" else "\n".join(self._data)
+                out.append(SSEEvent(data, self._event or "message", self.last_event_id, self._retry, problem))
+            self._data, self._size, self._event, self._retry, self._problem = [], 0, "", None, None
             return
-        if line[0] == ":":
+        if line[0] == 0x3A:  # ':' a comment
             return
-        field, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
+        field, colon, value = line.partition(b":")
+        if colon and value[:1] == b" ":
             value = value[1:]
-        if field == "data":
-            self._data.append(value)
-        elif field == "event":
-            self._event = value
-        elif field == "id":
-            if "\x00" not in value:
-                self.last_event_id = value
-        elif field == "retry" and value.isdigit():
+        if field == b"data":
+            if self._problem is not None and self._problem.rule != "utf-8":
+                return  # this event's data was dropped
+            self._size += len(value) + 1
+            if self._size > self.max_event_bytes:
+                self._data, self._size = [], 0
+                self._problem = Problem(
+                    "", "max-event-bytes", f"the event's data is longer than {self.max_event_bytes} bytes: dropped"
+                )
+                return
+            self._data.append(self._text(value))
+        elif field == b"event":
+            self._event = self._text(value)
+        elif field == b"id":
+            text = self._text(value)
+            if "\x00" not in text:
+                self.last_event_id = text
+        elif field == b"retry" and value.isdigit() and len(value) < 16:
             self._retry = int(value)

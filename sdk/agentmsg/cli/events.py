@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from typing import Any, TextIO
+import itertools
+import re
+from collections.abc import Iterator
+from typing import IO, Any, TextIO
 
 import orjson
 
@@ -12,9 +15,27 @@ from ..errors import ValidationError
 from ..events.emitter import iter_events
 from ..events.reducer import Reducer
 from ..events.sse import encode_sse_event
-from ..events.stream import reduce_stream
+from ..events.stream import CHUNK, reduce_stream, sniff_sse
 from ..message import Msg
-from ._io import EXIT_INVALID, EXIT_OK, instances, open_binary, print_problems, read_bytes
+from ._io import EXIT_INVALID, EXIT_OK, EXIT_USAGE, instances, open_binary, print_problems, read_bytes
+
+_EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
+_ROLE = re.compile(rb'"role"\s*:\s*"[A-Za-z]+"')
+
+
+def _looks_like(head: bytes) -> str | None:
+    """ "events" or "messages" when the start of a file clearly holds one of them, else None."""
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if sniff_sse(text) or _EVENT_TYPE.search(text):
+        return "events"
+    if text[:1] in (b"{", b"[") and _ROLE.search(text):
+        return "messages"
+    return None
+
+
+def _peeked(source: IO[bytes]) -> tuple[bytes, Iterator[bytes]]:
+    head = source.read(CHUNK) or b""
+    return head, itertools.chain([head], iter(lambda: source.read(CHUNK), b""))
 
 
 def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
@@ -26,7 +47,15 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
     status = EXIT_OK
     try:
         with source if args.file != "-" else contextlib.nullcontext(source):
-            messages = reduce_stream(source, strict=args.strict, sse=True if args.sse else None, reducer=reducer)
+            head, chunks = _peeked(source)
+            if not args.sse and _looks_like(head) == "messages":
+                print(
+                    f"agentmsg: {args.file} holds messages, not events: "
+                    f"to turn messages into events use 'agentmsg events {args.file}'",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            messages = reduce_stream(chunks, strict=args.strict, sse=True if args.sse else None, reducer=reducer)
     except ValidationError as exc:
         print_problems(args.file, "", exc.problems, sys.stderr)
         messages = reducer.finish()  # keep what was received before the error
@@ -45,6 +74,13 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
     import sys
 
     data = read_bytes(args.file)
+    if _looks_like(data[:CHUNK]) == "events":
+        print(
+            f"agentmsg: {args.file} holds agent events, not messages: "
+            f"to reduce events to messages use 'agentmsg reduce {args.file}'",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     status = EXIT_OK
     for prefix, instance, error in instances(data):
         where = "".join(f"/{p}" for p in prefix)
@@ -58,7 +94,13 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
             print_problems(args.file, where, exc.problems, sys.stderr)
             status = EXIT_INVALID
             continue
-        for event in iter_events(msg, chunk_size=args.chunk_size):
+        try:
+            events = iter_events(msg, chunk_size=args.chunk_size)
+        except ValidationError as exc:  # not an assistant message: events carry agent replies only
+            print_problems(args.file, where, exc.problems, sys.stderr)
+            status = EXIT_INVALID
+            continue
+        for event in events:
             out.write(encode_sse_event(event) if args.sse else orjson.dumps(event).decode() + "\n")
     return status
 

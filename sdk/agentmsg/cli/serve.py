@@ -10,7 +10,8 @@ import sys
 from collections.abc import Iterator
 from typing import IO, Any, TextIO
 
-from ..events.stream import _iter_jsonl, _iter_sse, sniff_sse
+from ..errors import Problem
+from ..events.stream import read_events
 from ._io import EXIT_OK, UsageError, open_binary
 
 
@@ -23,26 +24,16 @@ def _positive(text: str) -> int:
 
 def file_events(source: IO[bytes], name: str, warn: TextIO) -> Iterator[Any]:
     """The events of a JSONL or SSE stream (sniffed), read as they are needed; a line (SSE event)
-    that is not JSON is reported on ``warn`` and skipped, as ``agentmsg reduce`` reports it."""
-    head = source.read(1 << 16)
+    that cannot be read is reported on ``warn`` and skipped, as ``agentmsg reduce`` reports it."""
 
     def chunks() -> Iterator[bytes]:
-        yield head
         while chunk := source.read(1 << 17):
             yield chunk
 
-    if sniff_sse(head):
-        for event, error in _iter_sse(chunks()):
-            if error is None:
-                yield event
-            else:
-                print(f"{name}: {error} [json] (skipped)", file=warn)
-    else:
-        for _, event, error in _iter_jsonl(chunks()):
-            if error is None:
-                yield event
-            else:
-                print(f"{name}: {error} [json] (skipped)", file=warn)
+    def report(problem: Problem) -> None:
+        print(f"{name}: {problem.message} [{problem.rule}] (skipped)", file=warn)
+
+    return read_events(chunks(), strict=False, on_problem=report)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

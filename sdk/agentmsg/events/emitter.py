@@ -1,6 +1,8 @@
 """Message → events: the stream an agent would emit for a message (the reducer's inverse).
 
-``reduce_events(emit_events(m)) == [m]`` for every valid assistant message (property-tested).
+``reduce_events(emit_events(m)) == [m]`` for every valid assistant message (property-tested). Events
+describe an agent's *reply*, so only ASSISTANT messages have an event stream: any other role raises
+:class:`~agentmsg.ValidationError` (rule ``role``) instead of coming back as an assistant message.
 The events follow AgentScope Java's shapes (one ``type`` key, camelCase, nulls omitted, fixed block ids
 ``text``/``thinking`` reopened per block). What Java's vocabulary cannot carry rides on agentmsg's
 declared extensions: a whole media block on DATA_BLOCK_START ``block``, a tool call's parsed ``input``
@@ -11,16 +13,117 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
 from typing import Any
 
+from .._time import event_now
 from ..blocks import block_to_dict
+from ..errors import ValidationError
 from ..message import Msg
+from .types import AgentEventDict
 
 
-def _now() -> str:
-    now = datetime.now(timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond:06d}Z"
+class _Emit:
+    """What the per-kind emitters share: the event factory, chunking and the current model call."""
+
+    __slots__ = ("calls", "chunk_size", "model_calls", "new_id", "now", "reply", "root")
+
+    def __init__(self, msg: Msg, chunk_size: int | None, new_id: Callable[[], str], now: Callable[[], str]) -> None:
+        self.root = self.reply = msg.id
+        self.chunk_size = chunk_size
+        self.new_id = new_id
+        self.now = now
+        self.calls: set[str] = set()  # tool call ids of the current model call
+        self.model_calls = 1
+
+    def event(self, type_: str, **fields: Any) -> AgentEventDict:
+        out: dict[str, Any] = {"type": type_, "id": self.new_id(), "createdAt": self.now()}
+        out.update((k, v) for k, v in fields.items() if v is not None)
+        return out  # type: ignore[return-value]
+
+    def pieces(self, text: str) -> list[str]:
+        size = self.chunk_size
+        if not size or len(text) <= size:
+            return [text]
+        return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+Emitter = Callable[[_Emit, dict[str, Any], int], Iterator[AgentEventDict]]
+
+
+def _text_or_thinking(x: _Emit, data: dict[str, Any], index: int) -> Iterator[AgentEventDict]:
+    kind = data["type"]
+    upper = kind.upper()
+    yield x.event(f"{upper}_BLOCK_START", replyId=x.reply, blockId=kind)
+    if data[kind]:
+        for piece in x.pieces(data[kind]):
+            yield x.event(f"{upper}_BLOCK_DELTA", replyId=x.reply, blockId=kind, delta=piece)
+    end = x.event(f"{upper}_BLOCK_END", replyId=x.reply, blockId=kind)
+    if kind == "thinking" and data.get("metadata") is not None:
+        end["metadata"] = data["metadata"]
+    yield end
+
+
+def _media(x: _Emit, data: dict[str, Any], index: int) -> Iterator[AgentEventDict]:
+    block_id = f"{data['type']}-{index}"
+    yield x.event("DATA_BLOCK_START", replyId=x.reply, blockId=block_id, block=data)
+    yield x.event("DATA_BLOCK_END", replyId=x.reply, blockId=block_id)
+
+
+def _tool_use(x: _Emit, data: dict[str, Any], index: int) -> Iterator[AgentEventDict]:
+    if data["id"] in x.calls:
+        # Within one model call a tool call id names one call (the reducer continues a call whose id
+        # comes back, as Java's lifecycle needs): a second call with the same id is another model call.
+        yield x.event("MODEL_CALL_END", replyId=x.reply)
+        x.reply = f"{x.root}-{x.model_calls}"
+        x.model_calls += 1
+        x.calls.clear()
+        yield x.event("MODEL_CALL_START", replyId=x.reply)
+    x.calls.add(data["id"])
+    call = {"replyId": x.reply, "toolCallId": data["id"], "toolCallName": data["name"]}
+    yield x.event("TOOL_CALL_START", **call)
+    if data["content"] is not None:
+        for piece in x.pieces(data["content"]):
+            yield x.event("TOOL_CALL_DELTA", **call, delta=piece)
+    end = x.event("TOOL_CALL_END", **call, input=data["input"], state=data["state"])
+    end["metadata"] = data["metadata"]
+    yield end
+
+
+def _tool_result(x: _Emit, data: dict[str, Any], index: int) -> Iterator[AgentEventDict]:
+    res = {"replyId": x.reply, "toolCallId": data["id"], "toolCallName": data["name"]}
+    yield x.event("TOOL_RESULT_START", **res)
+    previous_text = False
+    for out in data["output"]:
+        if out["type"] == "text" and not previous_text:
+            yield x.event("TOOL_RESULT_TEXT_DELTA", **res, delta=out["text"])
+            previous_text = True
+        else:  # a whole block; adjacent text blocks stay separate this way
+            yield x.event("TOOL_RESULT_DATA_DELTA", **res, data=out)
+            previous_text = False
+    end = x.event("TOOL_RESULT_END", **res, state=data["state"])
+    if data["metadata"]:
+        end["metadata"] = data["metadata"]
+    yield end
+
+
+def _hint(x: _Emit, data: dict[str, Any], index: int) -> Iterator[AgentEventDict]:
+    yield x.event(
+        "HINT_BLOCK", replyId=x.reply, blockId=data.get("id"), hintSource=data.get("source"), hint=data["hint"]
+    )
+
+
+#: Block type -> the events that carry it. A block type without an entry cannot be emitted.
+EMITTERS: dict[str, Emitter] = {
+    "text": _text_or_thinking,
+    "thinking": _text_or_thinking,
+    "image": _media,
+    "audio": _media,
+    "video": _media,
+    "data": _media,
+    "tool_use": _tool_use,
+    "tool_result": _tool_result,
+    "hint": _hint,
+}
 
 
 def emit_events(
@@ -29,13 +132,15 @@ def emit_events(
     chunk_size: int | None = None,
     id_factory: Callable[[], str] | None = None,
     clock: Callable[[], str] | None = None,
-) -> list[dict[str, Any]]:
-    """The event sequence for one message: AGENT_START, MODEL_CALL_START, the blocks' events,
-    MODEL_CALL_END (with the usage), AGENT_RESULT (the message), AGENT_END. (A tool call whose id
-    repeats an earlier call's is put in a new model call, replyId ``<msg id>-<n>``.)
+) -> list[AgentEventDict]:
+    """The event sequence for one assistant message: AGENT_START, MODEL_CALL_START, the blocks'
+    events, MODEL_CALL_END (with the usage), AGENT_RESULT (the message), AGENT_END. (A tool call whose
+    id repeats an earlier call's is put in a new model call, replyId ``<msg id>-<n>``.)
 
     ``chunk_size`` splits text, thinking and argument deltas into pieces of that many characters
-    (default: one delta per block). ``id_factory`` and ``clock`` make ids and createdAt deterministic."""
+    (default: one delta per block). ``id_factory`` and ``clock`` make ids and createdAt deterministic.
+    Raises :class:`~agentmsg.ValidationError` (rule ``role``, pointer ``/role``) for a message that is
+    not ASSISTANT: events carry agent replies only."""
     return list(iter_events(msg, chunk_size=chunk_size, id_factory=id_factory, clock=clock))
 
 
@@ -45,83 +150,26 @@ def iter_events(
     chunk_size: int | None = None,
     id_factory: Callable[[], str] | None = None,
     clock: Callable[[], str] | None = None,
-) -> Iterator[dict[str, Any]]:
-    new_id = id_factory or (lambda: uuid.uuid4().hex)
-    now = clock or _now
-    reply = msg.id
+) -> Iterator[AgentEventDict]:
+    """:func:`emit_events` one event at a time (the role is checked before the first one)."""
+    role = getattr(msg.role, "value", msg.role)
+    if role != "ASSISTANT":
+        raise ValidationError.single(
+            "/role",
+            "role",
+            f"only ASSISTANT messages have an event stream (events carry an agent's reply), got {role}",
+            "msg",
+        )
+    return _iter_events(_Emit(msg, chunk_size, id_factory or (lambda: uuid.uuid4().hex), clock or event_now), msg)
 
-    def ev(type_: str, **fields: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": type_, "id": new_id(), "createdAt": now()}
-        out.update((k, v) for k, v in fields.items() if v is not None)
-        return out
 
-    def pieces(text: str) -> list[str]:
-        if not chunk_size or len(text) <= chunk_size:
-            return [text]
-        return [text[i : i + chunk_size] for i in range(0, len(text), chunk_size)]
-
-    yield ev("AGENT_START", replyId=reply, name=msg.name, role="assistant")
-    agent_reply = reply
-    yield ev("MODEL_CALL_START", replyId=reply)
-    calls: set[str] = set()  # tool call ids of the current model call
-    model_calls = 1
+def _iter_events(x: _Emit, msg: Msg) -> Iterator[AgentEventDict]:
+    yield x.event("AGENT_START", replyId=msg.id, name=msg.name, role="assistant")
+    yield x.event("MODEL_CALL_START", replyId=x.reply)
     for index, block in enumerate(msg.content):
         data = block_to_dict(block)
-        kind = data["type"]
-        if kind == "tool_use" and data["id"] in calls:
-            # Within one model call a tool call id names one call (the reducer continues a call whose id
-            # comes back, as Java's lifecycle needs): a second call with the same id is another model call.
-            yield ev("MODEL_CALL_END", replyId=reply)
-            reply = f"{agent_reply}-{model_calls}"
-            model_calls += 1
-            calls.clear()
-            yield ev("MODEL_CALL_START", replyId=reply)
-        if kind == "tool_use":
-            calls.add(data["id"])
-        if kind in ("text", "thinking"):
-            upper = kind.upper()
-            yield ev(f"{upper}_BLOCK_START", replyId=reply, blockId=kind)
-            text = data[kind]
-            if text:
-                for piece in pieces(text):
-                    yield ev(f"{upper}_BLOCK_DELTA", replyId=reply, blockId=kind, delta=piece)
-            end = ev(f"{upper}_BLOCK_END", replyId=reply, blockId=kind)
-            if kind == "thinking" and data.get("metadata") is not None:
-                end["metadata"] = data["metadata"]
-            yield end
-        elif kind in ("image", "audio", "video", "data"):
-            block_id = f"{kind}-{index}"
-            yield ev("DATA_BLOCK_START", replyId=reply, blockId=block_id, block=data)
-            yield ev("DATA_BLOCK_END", replyId=reply, blockId=block_id)
-        elif kind == "tool_use":
-            call = {"replyId": reply, "toolCallId": data["id"], "toolCallName": data["name"]}
-            yield ev("TOOL_CALL_START", **call)
-            if data["content"] is not None:
-                for piece in pieces(data["content"]):
-                    yield ev("TOOL_CALL_DELTA", **call, delta=piece)
-            end = ev("TOOL_CALL_END", **call, input=data["input"], state=data["state"])
-            end["metadata"] = data["metadata"]
-            yield end
-        elif kind == "tool_result":
-            res = {"replyId": reply, "toolCallId": data["id"], "toolCallName": data["name"]}
-            yield ev("TOOL_RESULT_START", **res)
-            previous_text = False
-            for out in data["output"]:
-                if out["type"] == "text" and not previous_text:
-                    yield ev("TOOL_RESULT_TEXT_DELTA", **res, delta=out["text"])
-                    previous_text = True
-                else:  # a whole block; adjacent text blocks stay separate this way
-                    yield ev("TOOL_RESULT_DATA_DELTA", **res, data=out)
-                    previous_text = False
-            end = ev("TOOL_RESULT_END", **res, state=data["state"])
-            if data["metadata"]:
-                end["metadata"] = data["metadata"]
-            yield end
-        elif kind == "hint":
-            yield ev(
-                "HINT_BLOCK", replyId=reply, blockId=data.get("id"), hintSource=data.get("source"), hint=data["hint"]
-            )
-    usage = msg.to_dict()["usage"]
-    yield ev("MODEL_CALL_END", replyId=reply, usage=usage)
-    yield ev("AGENT_RESULT", result=msg.to_dict())
-    yield ev("AGENT_END", replyId=agent_reply)
+        yield from EMITTERS[data["type"]](x, data, index)
+    whole = msg.to_dict()
+    yield x.event("MODEL_CALL_END", replyId=x.reply, usage=whole["usage"])
+    yield x.event("AGENT_RESULT", result=whole)
+    yield x.event("AGENT_END", replyId=msg.id)

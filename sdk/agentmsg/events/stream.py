@@ -1,35 +1,48 @@
-"""Reading event streams from files and sockets: JSONL or SSE, in bounded memory.
+"""Reading event streams from bytes, files and sockets: JSONL or SSE, in bounded memory and linear time.
 
-:func:`reduce_stream` is the fast path from bytes to messages: it reads in chunks, parses JSON lines in
-batches (one ``orjson.loads`` per batch; a batch that fails is parsed line by line so the bad line is
-named) and feeds the reducer, so a stream of any size reduces in memory close to the size of the
-resulting messages.
+This module is transport only: it finds the format (:func:`sniff_sse`, from however many bytes that
+takes), cuts JSONL into runs of whole lines with their line numbers (:func:`_runs`, the one line
+splitter) or decodes SSE (:class:`agentmsg._sse.SSEDecoder`), enforces the line and event size limit,
+and hands events to the :class:`~agentmsg.Reducer` through its public methods (``feed``,
+``feed_jsonl``, ``report``, ``feed_unreadable``).
 """
 
 from __future__ import annotations
 
 import gc
-import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, Any
 
-import msgspec
 import orjson
 
-from .._schemas import schema_documents
-from .._sse import SSEDecoder
-from ..errors import Problem, ValidationError
+from .._limits import limits
+from .._sse import SSEDecoder, SSEEvent
+from ..errors import Problem, SizeLimitError, ValidationError
 from ..message import AssistantMessage
-from .reducer import _JOIN_EVERY, Reducer
+from ._jsonl import parse_line
+from .reducer import Reducer
 
-CHUNK = 1 << 17  # bytes read (or sliced) at a time: one batch of events
+__all__ = ["iter_jsonl", "iter_sse_events", "read_events", "reduce_stream", "sniff_sse"]
+
+CHUNK = 1 << 17  # bytes read (or sliced) at a time: about one run of lines
 _SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
+_BOM = b"\xef\xbb\xbf"
+_WS = b" \t\r\n"
+_SNIFF_LIMIT = 1 << 16  # leading whitespace beyond this: not SSE
+_LIMIT_RULES = ("max-line-bytes", "max-event-bytes")
+
+Source = IO[bytes] | bytes | Iterable[bytes]
 
 
-def _chunks(source: IO[bytes] | bytes | Iterable[bytes]) -> Iterator[bytes]:
-    if isinstance(source, (bytes, bytearray)):
+def max_event_bytes() -> int:
+    """The size limit of one event: a JSONL line, an SSE line, an SSE event's data."""
+    return limits.max_event_bytes
+
+
+def _chunks(source: Source) -> Iterator[bytes]:
+    if isinstance(source, (bytes, bytearray, memoryview)):
         view = memoryview(source)
-        for start in range(0, len(source), CHUNK):
+        for start in range(0, len(view), CHUNK):
             yield bytes(view[start : start + CHUNK])
         return
     read = getattr(source, "read", None)
@@ -38,301 +51,287 @@ def _chunks(source: IO[bytes] | bytes | Iterable[bytes]) -> Iterator[bytes]:
             chunk = read(CHUNK)
             if not chunk:
                 return
-            yield chunk if isinstance(chunk, bytes) else chunk.encode()
+            yield chunk if isinstance(chunk, bytes) else str(chunk).encode()
     else:
-        yield from source
+        for chunk in source:
+            yield chunk if isinstance(chunk, bytes) else bytes(chunk) if not isinstance(chunk, str) else chunk.encode()
 
 
-def _parse_lines(lines: list[bytes], first_line: int) -> Iterator[tuple[int, Any, str | None]]:
-    """(line number, event, error) for non-blank lines; batch-parsed when all are valid."""
-    try:
-        batch = orjson.loads(b"[" + b",".join(lines) + b"]")  # fails on a blank line too
-    except orjson.JSONDecodeError:
-        batch = None
-    if batch is not None and len(batch) == len(lines):
-        for event in batch:
-            yield 0, event, None
-        return
-    for offset, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            yield first_line + offset, orjson.loads(line), None
-        except orjson.JSONDecodeError as exc:
-            yield first_line + offset, None, f"line {first_line + offset}: not valid JSON: {exc}"
-
-
-def iter_jsonl(source: IO[bytes] | bytes | Iterable[bytes], *, strict: bool = True) -> Iterator[Any]:
-    """Parsed events from JSON lines. A bad line raises :class:`ValidationError` (``strict``) or is skipped."""
-    for _, event, error in _iter_jsonl(source):
-        if error is not None:
-            if strict:
-                raise ValidationError([Problem("", "json", error)], "event")
-            continue
-        yield event
-
-
-def _iter_jsonl(source: IO[bytes] | bytes | Iterable[bytes]) -> Iterator[tuple[int, Any, str | None]]:
-    rest = b""
-    line_no = 1
-    for chunk in _chunks(source):
-        data = rest + chunk if rest else chunk
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            rest = data
-            continue
-        rest = data[cut + 1 :]
-        lines = data[:cut].split(b"\n")
-        yield from _parse_lines(lines, line_no)
-        line_no += len(lines)
-    if rest.strip():
-        yield from _parse_lines([rest], line_no)
-
-
-def iter_sse_events(source: IO[bytes] | bytes | Iterable[bytes], *, strict: bool = True) -> Iterator[Any]:
-    """Parsed agent events from a text/event-stream (each SSE ``data`` is one event's JSON)."""
-    for event, error in _iter_sse(source):
-        if error is not None:
-            if strict:
-                raise ValidationError([Problem("", "json", error)], "event")
-            continue
-        yield event
-
-
-def _iter_sse(source: IO[bytes] | bytes | Iterable[bytes]) -> Iterator[tuple[Any, str | None]]:
-    decoder = SSEDecoder()
-    for chunk in _chunks(source):
-        for sse in decoder.feed(chunk):
-            try:
-                yield orjson.loads(sse.data), None
-            except orjson.JSONDecodeError as exc:
-                yield None, f"SSE event {sse.id!r} ({sse.event}): data is not JSON: {exc}"
+def _decide(head: bytes) -> bool | None:
+    """SSE (True), JSONL (False), or None when ``head`` is too short to tell."""
+    if len(head) < len(_BOM) and _BOM.startswith(head):
+        return None
+    text = head.removeprefix(_BOM).lstrip(_WS)
+    if not text:
+        return None if len(head) < _SNIFF_LIMIT else False
+    for prefix in _SSE_PREFIXES:
+        if text.startswith(prefix):
+            return True
+        if prefix.startswith(text):
+            return None
+    return False
 
 
 def sniff_sse(head: bytes) -> bool:
-    """True when a stream looks like SSE rather than JSON lines."""
-    text = head.lstrip(b"\xef\xbb\xbf").lstrip()
-    return text.startswith(_SSE_PREFIXES)
+    """True when a stream that starts with ``head`` is SSE rather than JSON lines."""
+    return bool(_decide(head))
 
 
-def read_events(source: IO[bytes] | bytes, *, strict: bool = True) -> Iterator[Any]:
-    """Events from JSONL or SSE, whichever the stream is."""
-    chunks = _chunks(source)
-    first = next(chunks, b"")
-
-    def again() -> Iterator[bytes]:
-        yield first
-        yield from chunks
-
-    if sniff_sse(first):
-        return iter_sse_events(again(), strict=strict)
-    return iter_jsonl(again(), strict=strict)
-
-
-def reduce_stream(
-    source: IO[bytes] | bytes | Iterable[bytes],
-    *,
-    strict: bool = False,
-    sse: bool | None = None,
-    reducer: Reducer | None = None,
-) -> list[AssistantMessage]:
-    """Bytes (JSONL or SSE) → messages, in bounded memory. Bad lines are reported like other bad input
-    (``reducer.problems``, or :class:`ValidationError` when ``strict``)."""
-    r = reducer or Reducer(strict=strict)
-    chunks = _chunks(source)
-    first = next(chunks, b"")
+def _detect(chunks: Iterator[bytes]) -> tuple[bool, Iterator[bytes]]:
+    """Read as many chunks as it takes to tell SSE from JSONL; then the same chunks again, all of them."""
+    head = bytearray()
+    decision: bool | None = None
+    content = -1  # where the first byte that is not whitespace (or a BOM) is, once seen
+    for chunk in chunks:
+        at = len(head)
+        head += chunk
+        if content < 0:
+            rest = chunk.lstrip(_WS + _BOM)
+            if rest:
+                content = at + len(chunk) - len(rest)
+            elif len(head) < _SNIFF_LIMIT:
+                continue  # only whitespace so far: nothing to decide (no re-scan of what was read)
+        decision = _decide(bytes(head[: min(max(content, 0) + 8, _SNIFF_LIMIT + 8)]))
+        if decision is not None:
+            break
 
     def again() -> Iterator[bytes]:
-        yield first
+        if head:
+            yield bytes(head)
         yield from chunks
 
-    is_sse = sniff_sse(first) if sse is None else sse
-    # Millions of short-lived objects: generational GC passes would dominate; nothing here makes cycles.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        if is_sse:
-            for event, error in _iter_sse(again()):
-                if error is None:
-                    r.feed(event)
-                else:  # reported like a bad JSON line (raises when strict)
-                    r._problem(r.count, "", "json", error)
-                    r.count += 1
-        elif r.strict or r.source is not None:
-            for _, event, error in _iter_jsonl(again()):
-                if error is None:
-                    r.feed(event)
-                else:
-                    r._problem(r.count, "", "json", error)
-                    r.count += 1
-        else:
-            _reduce_jsonl_fast(r, again())
-        return r.finish()
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    return bool(decision), again()
 
 
-# A Literal of the schema's event types: msgspec returns the interned constant (no str allocation per
-# event) and rejects unknown types, which sends the batch through the general path where they are
-# reported. Derived from agent-event.schema.json, the one list of event types.
-if TYPE_CHECKING:
-    _EventType = str
-else:
-    # Interned, so that the hot loop's comparisons with literal constants are identity checks.
-    _EventType = Literal[
-        tuple(sys.intern(t) for t in schema_documents()["agent-event.schema.json"]["properties"]["type"]["enum"])
-    ]
+# ---- JSONL: the one line splitter -------------------------------------------------------------------------
+
+Run = tuple[bytes, int, int]  # data, start, end: data[start:end] is whole lines (no final newline)
 
 
-class _View(msgspec.Struct, gc=False):
-    """The few keys of an event the fast path needs; the rest of a line is skipped by the decoder.
-    Keys typed ``None`` make the decoder reject a batch that sets them (a forwarded subagent event, a
-    thinking delta carrying a signature or redacted data): such a batch takes the general path. This
-    costs nothing per event, where scanning the bytes for those keys cost more than the decoding."""
-
-    type: _EventType
-    id: str | None = None
-    blockId: str | None = None
-    toolCallId: str | None = None
-    delta: str | None = None
-    source: None = None
-    signature: None = None
-    redactedData: None = None
-
-
-_views = msgspec.json.Decoder(_View)
-_ROUTED = ("TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA")
-
-
-class _Routes:
-    """Where the deltas of the current reply go: per delta type, block/call id -> ``parts.append``
-    of the open block of the right kind. Rebuilt whenever an event other than a routed delta is applied."""
-
-    __slots__ = ("by_type", "calls", "live")
-
-    def __init__(self, r: Reducer) -> None:
-        text: dict[str | None, Callable[[str], None]] = {}
-        think: dict[str | None, Callable[[str], None]] = {}
-        calls: dict[str | None, Callable[[str], None]] = {}
-        self.by_type = {"TEXT_BLOCK_DELTA": text, "THINKING_BLOCK_DELTA": think, "TOOL_CALL_DELTA": calls}
-        self.calls = calls
-        self.live: list[tuple[Any, int]] = []  # (block, its fragment count when routed)
-        reply = r._reply
-        if reply is None:
-            return
-        for block_id, b in reply.by_block.items():
-            if b.kind == "text":
-                text[block_id] = b.parts.append
-            elif b.kind == "thinking":
-                think[block_id] = b.parts.append
-            else:
-                continue
-            self.live.append((b, len(b.parts)))
-        for call_id, b in reply.by_call.items():
-            if b.open:
-                calls[call_id] = b.parts.append
-                self.live.append((b, len(b.parts)))
-
-    def sync(self) -> None:
-        """Bring the blocks' bookkeeping up to date with the fragments appended through the routes."""
-        join_every = _JOIN_EVERY
-        for b, n0 in self.live:
-            parts = b.parts
-            if len(parts) != n0 and b.kind == "tool_use":
-                b.had_delta = True
-            if len(parts) >= join_every:
-                b.text.flush()
-
-
-def _regions(source: IO[bytes] | bytes | Iterable[bytes]) -> Iterator[tuple[bytes, int, int]]:
-    """``(buffer, start, end)``: ``buffer[start:end]`` is a run of whole lines (about CHUNK bytes, the
-    last newline excluded), then a final run without a newline. Bytes in memory are not copied."""
+def _runs(source: Source, max_line: int) -> Iterator[Run | None]:
+    """Runs of whole lines, in order (about CHUNK bytes each; bytes in memory are not copied; a leading
+    BOM left out), and
+    None in place of each line longer than ``max_line`` bytes (its bytes are skipped, never buffered
+    whole). Line numbers are counted by the consumer: a run has ``count(newline) + 1`` lines, a None one."""
     if isinstance(source, bytes):
-        start, size = 0, len(source)
+        start, size = (len(_BOM) if source.startswith(_BOM) else 0), len(source)
         while start < size:
             end = source.rfind(b"\n", start, start + CHUNK)
             if end < 0:  # a line longer than CHUNK
                 end = source.find(b"\n", start + CHUNK)
                 if end < 0:
                     end = size
-            yield source, start, end
+            yield from _checked(source, start, end, max_line)
             start = end + 1
         return
-    rest = b""
-    for chunk in _chunks(source):
-        data = rest + chunk if rest else chunk
-        cut = data.rfind(b"\n")
+    pending = bytearray()  # the line being read (no newline yet)
+    skipping = False  # inside a line over the limit: drop bytes up to its newline
+    for chunk in _without_bom(_chunks(source)):
+        if skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                continue
+            chunk, skipping = chunk[nl + 1 :], False
+        cut = chunk.rfind(b"\n")
         if cut < 0:
-            rest = data
+            pending += chunk
+            if len(pending) > max_line:
+                yield None
+                pending, skipping = bytearray(), True
             continue
-        rest = data[cut + 1 :]
-        yield data, 0, cut
-    if rest:
-        yield rest, 0, len(rest)
-
-
-def _reduce_jsonl_fast(r: Reducer, source: IO[bytes] | bytes | Iterable[bytes]) -> None:
-    """JSONL → reducer: each run of lines is decoded into views in one call; deltas of open blocks
-    are appended inline through :class:`_Routes`, everything else (and any batch that is not clean:
-    duplicates, missing ids, subagent events, unknown types, bad JSON) goes through the general path
-    with full dicts, so behaviour is exactly :meth:`Reducer.feed`'s."""
-    for data, start, cut in _regions(source):
-        first = r.count + 1  # line numbers in messages assume one event per line
-        views: list[_View] | None = None
-        with memoryview(data) as view:
-            try:
-                views = _views.decode_lines(view[start:cut])
-            except msgspec.DecodeError:
-                views = None
-        if views is not None:
-            fresh = {v.id for v in views}
-            if (
-                # Blank lines are skipped by decode_lines: the line numbers would not match.
-                len(views) != data.count(b"\n", start, cut) + 1
-                or len(fresh) != len(views)
-                or None in fresh
-                or not fresh.isdisjoint(r._seen)
-                or not fresh.isdisjoint(r._seen_old)
-            ):
-                views = None
-        if views is None:
-            _feed_lines(r, data[start:cut].split(b"\n"), first)
-            continue
-        r._seen |= fresh  # type: ignore[arg-type]  # None was excluded above
-        lines: list[bytes] | None = None
-        base = r.count
-        routes = _Routes(r)
-        by_type_get = routes.by_type.get
-        calls = routes.calls
-        i = -1
-        for v in views:
-            i += 1
-            m = by_type_get(v.type)
-            if m is not None:
-                append = m.get(v.toolCallId if m is calls else v.blockId)
-                delta = v.delta
-                if append is not None and delta is not None:
-                    append(delta)
-                    continue
-            # General path: the full event (the duplicate check was done for the whole batch).
-            if lines is None:
-                lines = data[start:cut].split(b"\n")
-            routes.sync()
-            r.count = base + i + 1
-            r._dispatch(orjson.loads(lines[i]), base + i)
-            routes = _Routes(r)
-            by_type_get = routes.by_type.get
-            calls = routes.calls
-        routes.sync()
-        r.count = base + len(views)
-        r._rotate_seen()
-
-
-def _feed_lines(r: Reducer, lines: list[bytes], first: int) -> None:
-    for _, event, error in _parse_lines(lines, first):
-        if error is None:
-            r.feed(event)
+        if pending:
+            data, cut = bytes(pending) + chunk, cut + len(pending)
+            pending = bytearray()
         else:
-            r._problem(r.count, "", "json", error)
-            r.count += 1
+            data = chunk
+        yield from _checked(data, 0, cut, max_line)
+        pending += data[cut + 1 :]
+        if len(pending) > max_line:
+            yield None
+            pending, skipping = bytearray(), True
+    if pending and not skipping:
+        yield from _checked(bytes(pending), 0, len(pending), max_line)
+
+
+def _without_bom(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The stream without a leading UTF-8 BOM (which may arrive split across chunks)."""
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        if len(head) >= len(_BOM) or not _BOM.startswith(head):
+            break
+    yield head.removeprefix(_BOM)
+    yield from chunks
+
+
+def _checked(data: bytes, start: int, end: int, max_line: int) -> Iterator[Run | None]:
+    """The run, or (when it is long enough to hold a line over the limit) its parts around such lines."""
+    if end - start <= max_line:
+        yield data, start, end
+        return
+    run_start = pos = start
+    while True:
+        nl = data.find(b"\n", pos, end)
+        stop = end if nl < 0 else nl
+        if stop - pos > max_line:
+            if pos > run_start:
+                yield data, run_start, pos - 1
+            yield None
+            run_start = stop + 1
+        if nl < 0:
+            break
+        pos = nl + 1
+    if run_start < end:
+        yield data, run_start, end
+    elif run_start == end and end > start and data[end - 1 : end] == b"\n":
+        yield data, end, end  # an empty last line after a skipped one: keeps the line count
+
+
+def _too_long(line: int, max_line: int) -> str:
+    return f"line {line}: longer than {max_line} bytes (limits['max_event_bytes']): skipped"
+
+
+def iter_jsonl(
+    source: Source, *, strict: bool = True, on_problem: Callable[[Problem], None] | None = None
+) -> Iterator[Any]:
+    """Parsed events from JSON lines. A bad line (not JSON, invalid UTF-8, over the size limit) raises
+    :class:`ValidationError` (``strict``) or is skipped and passed to ``on_problem`` (a line whose only
+    fault is invalid UTF-8 is then kept, with U+FFFD)."""
+    max_line = max_event_bytes()
+    line_no = 1
+    for run in _runs(source, max_line):
+        if run is None:
+            problem = Problem("", "max-event-bytes", _too_long(line_no, max_line))
+            if strict:
+                raise SizeLimitError([problem], "event")
+            if on_problem is not None:
+                on_problem(problem)
+            line_no += 1
+            continue
+        data, start, end = run
+        for line in data[start:end].split(b"\n"):
+            if line.strip():
+                event, rule, message = parse_line(line, line_no)
+                if rule is not None:
+                    if strict:
+                        raise ValidationError([Problem("", rule, message)], "event")
+                    if on_problem is not None:
+                        on_problem(Problem("", rule, message))
+                if event is not None:
+                    yield event
+            line_no += 1
+
+
+# ---- SSE ------------------------------------------------------------------------------------------------------
+
+
+def _sse_events(chunks: Iterable[bytes]) -> Iterator[SSEEvent]:
+    decoder = SSEDecoder()
+    for chunk in chunks:
+        yield from decoder.feed(chunk)
+    yield from decoder.close()
+
+
+def _where(sse: SSEEvent) -> str:
+    return f"SSE event {sse.id!r:.80} ({sse.event:.80})"
+
+
+def iter_sse_events(
+    source: Source, *, strict: bool = True, on_problem: Callable[[Problem], None] | None = None
+) -> Iterator[Any]:
+    """Parsed agent events from a text/event-stream (each SSE ``data`` is one event's JSON). A bad
+    event raises :class:`ValidationError` (``strict``) or is skipped and passed to ``on_problem`` (one
+    whose only fault is invalid UTF-8 is then kept, with U+FFFD)."""
+    for sse in _sse_events(_chunks(source)):
+        problem = sse.problem
+        if problem is not None:
+            problem = Problem("", problem.rule, f"{_where(sse)}: {problem.message}")
+            if strict:
+                raise (SizeLimitError if problem.rule in _LIMIT_RULES else ValidationError)([problem], "event")
+            if on_problem is not None:
+                on_problem(problem)
+            if problem.rule != "utf-8":
+                continue
+        try:
+            yield orjson.loads(sse.data)
+        except orjson.JSONDecodeError as exc:
+            bad = Problem("", "json", f"{_where(sse)}: data is not JSON: {exc}")
+            if strict:
+                raise ValidationError([bad], "event") from None
+            if on_problem is not None:
+                on_problem(bad)
+
+
+def read_events(
+    source: Source, *, strict: bool = True, on_problem: Callable[[Problem], None] | None = None
+) -> Iterator[Any]:
+    """Events from JSONL or SSE, whichever the stream is (detected from however many bytes it takes).
+    Bad input raises (``strict``) or is skipped and passed to ``on_problem``."""
+    is_sse, chunks = _detect(_chunks(source))
+    if is_sse:
+        return iter_sse_events(chunks, strict=strict, on_problem=on_problem)
+    return iter_jsonl(chunks, strict=strict, on_problem=on_problem)
+
+
+# ---- into the reducer -------------------------------------------------------------------------------------------
+
+
+def reduce_stream(
+    source: Source,
+    *,
+    strict: bool = False,
+    sse: bool | None = None,
+    reducer: Reducer | None = None,
+) -> list[AssistantMessage]:
+    """Bytes (JSONL or SSE, detected unless ``sse`` says) → messages, in bounded memory. Bad lines and
+    events are reported like other bad input (``reducer.problems``, or :class:`ValidationError` when
+    ``strict``); a line or SSE event over ``limits['max_event_bytes']`` is skipped with a problem
+    (rule ``max-event-bytes``; strict: :class:`SizeLimitError`)."""
+    r = reducer or Reducer(strict=strict)
+    if isinstance(source, (bytearray, memoryview)):
+        source = bytes(source)
+    if isinstance(source, bytes):
+        is_sse = _decide(source[: _SNIFF_LIMIT + 8]) if sse is None else sse
+        body: Source = source
+    else:
+        chunks = _chunks(source)
+        is_sse, body = _detect(chunks) if sse is None else (sse, chunks)
+    # Millions of short-lived objects: generational GC passes would dominate; nothing here makes cycles.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if is_sse:
+            for event in _sse_events(_chunks(body)):
+                _feed_sse(r, event)
+        else:
+            max_line = max_event_bytes()
+            line = 1
+            for run in _runs(body, max_line):
+                if run is None:
+                    r.feed_unreadable(_too_long(line, max_line), rule="max-event-bytes", limit=True)
+                    line += 1
+                else:
+                    line += r.feed_jsonl(run[0], run[1], run[2], first_line=line)
+        return r.finish()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _feed_sse(r: Reducer, sse: SSEEvent) -> None:
+    problem = sse.problem
+    if problem is not None:
+        if problem.rule != "utf-8":
+            r.feed_unreadable(
+                f"{_where(sse)}: {problem.message}: event skipped",
+                rule=problem.rule,
+                limit=problem.rule in _LIMIT_RULES,
+            )
+            return
+        r.report(f"{_where(sse)}: {problem.message}", rule=problem.rule)
+    try:
+        event = orjson.loads(sse.data)
+    except orjson.JSONDecodeError as exc:
+        r.feed_unreadable(f"{_where(sse)}: data is not JSON: {exc}")
+        return
+    r.feed(event)

@@ -1,0 +1,265 @@
+"""From a reply's state to an assistant :class:`~agentmsg.Msg`, and salvage when what the stream
+carried does not make a valid message: every valid part is kept, every dropped part reported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .._schemas import validate
+from ..errors import Problem, ValidationError, pointer_of
+from ..message import AssistantMessage, Msg, new_id
+from ._pointer import deepest_last_first, tokens, without
+from ._state import Block, Reply, State, ToolResult
+
+
+def close_reply(st: State, reply: Reply, interrupted: bool) -> None:
+    """The reply is over: its message joins the completed ones; salvage problems are recorded."""
+    st.done.append(build(reply, interrupted=interrupted, default_name=st.default_name, close=True, st=st))
+    st.results.append(reply.result if isinstance(reply.result, dict) else None)
+    st.reply = None
+
+
+def _tool_use_dict(b: Block, closing: bool) -> dict[str, Any]:
+    raw = b.text.value() if b.text.received else None
+    meta = dict(b.meta) if isinstance(b.meta, dict) else {}
+    if "thoughtSignature" in b.extra:
+        meta.setdefault("thoughtSignature", b.extra["thoughtSignature"])
+    if "input" in b.extra:
+        args = b.extra["input"]
+    elif raw is None or raw == "":
+        args = {}
+    elif b.open and not closing:
+        args = {}  # still streaming: parsed when the call ends
+    else:
+        err: str | None
+        try:
+            # Parsing bytes: orjson.loads(str) would leave a UTF-8 copy cached in the (large) str.
+            args = orjson.loads(raw.encode("utf-8", "surrogatepass"))
+        except orjson.JSONDecodeError as exc:
+            args, err = None, f"arguments are not valid JSON: {exc}"
+        else:
+            err = None if isinstance(args, dict) else f"arguments are JSON but not an object: {type(args).__name__}"
+        if err is not None:
+            args = {}
+            meta["argumentsError"] = err
+    return {
+        "type": "tool_use",
+        "id": b.extra["id"],
+        "name": b.name or "",
+        "input": args,
+        "content": raw,
+        "metadata": meta,
+        "state": b.extra.get("state", "pending"),
+    }
+
+
+def _block_dict(b: Any, close: bool) -> dict[str, Any] | None:
+    if isinstance(b, ToolResult):
+        state = b.state if not b.open else ("interrupted" if close else "running")
+        return {
+            "type": "tool_result",
+            "id": b.id,
+            "name": b.name,
+            "output": b.output_dicts(),
+            "metadata": b.meta,
+            "state": state,
+        }
+    kind = b.kind
+    if kind == "text":
+        return {"type": "text", "text": b.text.value()}
+    if kind == "thinking":
+        meta: Any = dict(b.meta) if isinstance(b.meta, dict) else None
+        if b.extra or b.signature is not None or b.redacted is not None:
+            meta = {} if meta is None else meta
+            for key, value in b.extra.items():
+                meta.setdefault(key, value)
+            if b.signature is not None:
+                meta.setdefault("signature", b.signature.value())
+            if b.redacted is not None:
+                meta.setdefault("redacted", True)
+                meta.setdefault("redactedData", b.redacted.value())
+        return {"type": "thinking", "thinking": b.text.value(), "metadata": meta}
+    if kind == "data":
+        out = {
+            "type": "data",
+            "source": {"type": "base64", "media_type": b.extra["mediaType"], "data": b.text.value()},
+            "id": b.extra["id"],
+        }
+        if b.name is not None:
+            out["name"] = b.name
+        return out
+    if kind in ("whole", "hint"):
+        return b.block  # type: ignore[no-any-return]
+    if kind == "tool_use":
+        return _tool_use_dict(b, close)
+    return None
+
+
+def build(
+    reply: Reply, *, interrupted: bool, default_name: str | None, close: bool, st: State | None = None
+) -> AssistantMessage:
+    """The reply's message. ``st`` given (the reply is closing): salvage problems are recorded there."""
+    origins: list[int] = []
+    content: list[Any] = []
+    for b in reply.blocks:
+        d = _block_dict(b, close)
+        if d is not None:
+            content.append(d)
+            origins.append(b.origin)
+    result = reply.result if isinstance(reply.result, dict) else {}
+    result_meta = result.get("metadata")
+    metadata: dict[str, Any] = dict(result_meta) if isinstance(result_meta, dict) else {}
+    metadata.update(reply.meta)
+    if reply.hitl:
+        metadata["agentmsg_hitl"] = list(reply.hitl)
+    reason = "INTERRUPTED" if interrupted else reply.reason
+    if reason is not None:
+        metadata["agentscope_generate_reason"] = reason
+    if reply.usage is not None:
+        usage: Any = dict(reply.usage)
+    else:
+        usage = result.get("usage") if "usage" in result else None
+    # Ids and names come from the stream: only non-empty strings (ids) and strings (names) are used.
+    msg_id = next((v for v in (result.get("id"), reply.msg_id) if isinstance(v, str) and v), None)
+    if msg_id is None:
+        msg_id = reply.msg_id = new_id()  # minted once for a reply that carried none
+    name = next((v for v in (result.get("name"), reply.name) if isinstance(v, str)), default_name)
+    data = {
+        "id": msg_id,
+        "name": name,
+        "role": "ASSISTANT",
+        "content": content,
+        "metadata": metadata,
+        "timestamp": result.get("timestamp") if "timestamp" in result else reply.timestamp,
+        "usage": usage,
+    }
+    unwritable = _unwritable(data)
+    if unwritable:  # values JSON cannot carry (from events fed as Python objects): left out, reported
+        found = []
+        for path in deepest_last_first(unwritable):
+            data = without(data, path)
+            at = origins[path[1]] if path[0] == "content" and isinstance(path[1], int) else reply.origin
+            found.append(
+                Problem(
+                    f"/{at}",
+                    "json-value",
+                    f"the reduced message's {pointer_of(path)} cannot be written as JSON (an integer beyond 64"
+                    " bits or a lone surrogate): left out",
+                )
+            )
+        if st is not None:
+            for p in found:
+                st.add(p)
+    try:
+        msg = Msg.from_dict(data)
+    except ValidationError as exc:
+        msg = _salvage(data, exc, origins, reply.origin, st)
+    assert isinstance(msg, AssistantMessage)
+    return msg
+
+
+_BIG_TEXT = frozenset({"text", "thinking", "content", "data"})  # a message's bulk: built from checked deltas
+
+
+def _unwritable(data: dict[str, Any]) -> list[list[str | int]]:
+    """Paths of values orjson cannot write (integers outside -2**63 .. 2**64-1, strings with a lone
+    surrogate): they can only come from events fed as Python objects. The bulk text fields (built from
+    deltas, which are checked when parsed from bytes) are not scanned, so this stays cheap."""
+    out: list[list[str | int]] = []
+    stack: list[tuple[Any, list[str | int]]] = [(data, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if key in _BIG_TEXT and type(child) is str and path and path[0] == "content" and len(path) <= 4:
+                    continue
+                stack.append((child, [*path, key]))
+        elif isinstance(node, list):
+            stack.extend((child, [*path, i]) for i, child in enumerate(node))
+        elif type(node) is int:
+            if not -(2**63) <= node < 2**64:
+                out.append(path)
+        elif type(node) is str and not node.isascii():
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                out.append(path)
+    return out
+
+
+def _problems_of(value: Any, kind: str) -> tuple[Problem, ...]:
+    try:
+        validate(value, kind)
+    except ValidationError as exc:
+        return exc.problems
+    return ()
+
+
+def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], origin: int, st: State | None) -> Msg:
+    """Keep every block, metadata key and field that is valid on its own; report the rest (in
+    ``st.problems`` when closing, and always in metadata ``agentmsg_reduce_errors``)."""
+    found: list[Problem] = []
+
+    def drop(at: int, where: str, problems: tuple[Problem, ...], what: str) -> None:
+        first = problems[0] if problems else Problem("", "schema", "invalid")
+        text = first.message if len(first.message) <= 300 else first.message[:300] + "..."
+        found.append(
+            Problem(
+                f"/{at}",
+                first.rule,
+                f"the reduced message's {where}{first.pointer} is invalid ({text}): {what}",
+                first.schema_location or "msg.schema.json",
+            )
+        )
+
+    content = []
+    for j, (block, at) in enumerate(zip(data["content"], origins, strict=True)):
+        problems = _problems_of(block, "content-block")
+        if not problems:
+            content.append(block)
+            continue
+        # Leave out the values the schema rejects; keep the block when what is left is valid.
+        pruned = block
+        for path in deepest_last_first([tokens(p.pointer) for p in problems if p.pointer]):
+            pruned = without(pruned, path)
+        if pruned is not block and not _problems_of(pruned, "content-block"):
+            drop(at, f"/content/{j}", problems, "value left out")
+            content.append(pruned)
+        else:
+            drop(at, f"/content/{j}", problems, "block left out")
+    metadata = {}
+    for key, value in data["metadata"].items():
+        problems = _problems_of({"id": "x", "role": "ASSISTANT", "content": [], "metadata": {key: value}}, "msg")
+        if problems:
+            drop(origin, "", problems, f"metadata key {key!r} left out")
+        else:
+            metadata[key] = value
+    fixed = {**data, "content": content, "metadata": metadata}
+    for key in ("usage", "timestamp", "name"):
+        problems = _problems_of({"id": "x", "role": "ASSISTANT", "content": [], key: data[key]}, "msg")
+        if problems:
+            drop(origin, "", problems, f"{key} left out")
+            fixed[key] = None
+    if not found:  # nothing singled out: a rule across parts; keep the text at least
+        found.extend(
+            Problem(f"/{origin}", p.rule, f"the reduced message: {p.message}", p.schema_location or "msg.schema.json")
+            for p in exc.problems
+        )
+        fixed["content"] = [b for b in content if b.get("type") in ("text", "thinking")]
+    if st is not None:
+        for p in found:
+            st.add(p)
+    fixed["metadata"] = {**metadata, "agentmsg_reduce_errors": [p.message for p in found][:20]}
+    try:
+        return Msg.from_dict(fixed)
+    except ValidationError as last:  # the last resort: an empty message that says why
+        return Msg.from_dict(
+            {
+                "id": fixed["id"] if isinstance(fixed["id"], str) and fixed["id"] else new_id(),
+                "role": "ASSISTANT",
+                "content": [],
+                "metadata": {"agentmsg_reduce_errors": [str(p) for p in last.problems][:20]},
+            }
+        )

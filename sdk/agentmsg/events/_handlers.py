@@ -1,0 +1,610 @@
+"""How each event type changes the reducer's state: one handler per type, and :func:`apply`, which
+picks the handler and makes sure bad input becomes a recorded problem, never an exception.
+
+Tolerant mode checks every event except the plain deltas against the event schema first, and
+reports what breaks it (pointer and rule from the schema, ``schema_location`` set). The event is then
+applied as it is: handlers take only values of the right kind (a wrong one is left out; an event
+without a value it needs is skipped), and whatever reaches the message is checked when it is built
+(``_build``'s salvage). Plain deltas (text, thinking, tool-call, data and tool-result text) are the
+bulk of a stream: their handlers check the few keys they use themselves, so they cost no schema
+validation.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable
+from typing import Any
+
+from .._schemas import schema_documents, validate
+from .._time import java_form_of_instant
+from ..errors import ValidationError
+from ._build import close_reply
+from ._state import THINKING_DELTA, Block, Reply, State, Text, ToolResult
+
+Handler = Callable[[State, dict[str, Any], int], None]
+
+_MAX_INT = 2**63 - 1  # Java's Long.MAX_VALUE: the largest usage a Java reader can hold
+_USAGE_KEYS = ("inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens")
+
+
+def apply(st: State, e: dict[str, Any], i: int) -> None:
+    """Apply event ``e`` (index ``i``), already checked for its source and for duplicates."""
+    kind = e.get("type")
+    reply = st.reply
+    if reply is not None and type(kind) is str:
+        # The common case first: a plain delta for an open block or call, through the routing table.
+        table = reply.routes.get(kind)
+        if table is not None:
+            key = e.get("toolCallId" if table is reply.calls else "blockId")
+            delta = e.get("delta")
+            if (
+                type(key) is str
+                and type(delta) is str
+                and (kind != THINKING_DELTA or ("signature" not in e and "redactedData" not in e))
+            ):
+                text = table.get(key)
+                if text is not None:
+                    text.add(delta)
+                    return
+    handler = HANDLERS.get(kind) if type(kind) is str else None
+    if handler is None:
+        st.problem(i, "/type", "enum", f"unknown event type {kind!r:.80}: event skipped")
+        return
+    if not st.strict and kind not in PLAIN_DELTAS and not _schema_check(st, e, i):
+        return
+    try:
+        handler(st, e, i)
+    except ValidationError:
+        raise  # strict mode, or a limit
+    except KeyError as exc:
+        st.problem(i, "", "required", f"{kind} event without {exc}: event skipped")
+    except Exception as exc:  # never let bad input escape as a bare exception
+        st.problem(i, "", "type", f"malformed {kind} event ({type(exc).__name__}: {exc}): event skipped")
+
+
+def _schema_check(st: State, e: dict[str, Any], i: int) -> bool:
+    """Report what in the event breaks the event schema (problems carrying the schema location); the
+    event is still applied as it is (the handlers use only what they can, and whatever reaches the
+    message is checked when it is built), unless it is too deep or not JSON at all (False: skipped)."""
+    try:
+        validate(e, "event")
+    except ValidationError as exc:
+        problems = exc.problems
+    else:
+        return True
+    for p in problems:
+        if p.pointer == "/id" and type(e.get("id")) is not str:
+            continue  # reported by the duplicate check
+        if p.pointer == "" and p.rule in ("required", "additionalProperties"):
+            continue  # handlers report the keys they need; unknown keys are not used
+        message = p.message if len(p.message) <= 300 else p.message[:300] + "..."  # it may quote the value
+        if p.pointer == "":
+            st.problem(i, "", p.rule, f"{message}: event skipped", schema=p.schema_location)
+            return False
+        st.problem(i, p.pointer, p.rule, message, schema=p.schema_location)
+    return True
+
+
+def _make_room(st: State, reply: Reply, i: int) -> None:
+    """Bound the open blocks, tool calls and tool results of a reply: beyond ``max_open`` the one
+    opened first is closed as it is (its content kept), with a problem (strict: SizeLimitError)."""
+    if reply.open_count() < st.max_open:
+        return
+    table, key = reply.oldest_open()
+    st.problem(
+        i,
+        "",
+        "max-open-blocks",
+        f"more than {st.max_open} blocks, tool calls and tool results open in one reply: the {table} {key!r:.80}"
+        " opened first is closed as it is",
+        limit=True,
+    )
+    if table == "block":
+        reply.close_block(key)
+    elif table == "call":
+        reply.close_call(key)
+        reply.by_call[key].extra.pop("implicit", None)
+    else:
+        t = reply.by_result[key]
+        t.flush_text()
+        t.state = "interrupted"
+        reply.close_result(key)
+
+
+# ---- replies and model calls ----------------------------------------------------------------------
+
+
+def _agent_start(st: State, e: dict[str, Any], i: int) -> None:
+    reply = st.reply
+    if reply is not None:
+        if reply.explicit:
+            st.problem(i, "/type", "order", "AGENT_START inside an open reply: the open reply is closed as interrupted")
+        close_reply(st, reply, interrupted=reply.explicit)
+    reply = st.reply = Reply(explicit=True, origin=i)
+    reply.msg_id = e.get("replyId") or None
+    reply.name = e.get("name")
+    reply.timestamp = java_form_of_instant(e.get("createdAt"))
+
+
+def _agent_end(st: State, e: dict[str, Any], i: int) -> None:
+    reply = st.reply
+    if reply is None:
+        st.problem(i, "/type", "order", "AGENT_END without an open reply: ignored")
+        return
+    close_reply(st, reply, interrupted=False)
+
+
+def _agent_result(st: State, e: dict[str, Any], i: int) -> None:
+    result = e["result"]
+    if not isinstance(result, dict):
+        raise TypeError("result is not an object")
+    st.current().result = result
+
+
+def _model_start(st: State, e: dict[str, Any], i: int) -> None:
+    reply = st.current()
+    reply.model_open += 1
+    if reply.msg_id is None and not reply.explicit:
+        reply.msg_id = e.get("replyId") or None  # an implicit reply is named after its first model call
+
+
+def _model_end(st: State, e: dict[str, Any], i: int) -> None:
+    reply = st.current()
+    if reply.model_open > 0:
+        reply.model_open -= 1
+    # A model call's tool calls end with it. Java sends no TOOL_CALL_END for a call it never STARTed
+    # (placeholder-named fragments), so such a call would otherwise stay open into the next model call.
+    for call_id in list(reply.calls):
+        reply.close_call(call_id)
+        reply.by_call[call_id].extra.pop("implicit", None)
+    usage = e.get("usage")
+    if not usage:
+        return
+    total = reply.usage if reply.usage is not None else {}
+    for k in _USAGE_KEYS:
+        v = usage.get(k)
+        if v is None:
+            continue
+        if k != "time" and type(v) is not int:
+            # JSON integers beyond 64 bits come back from the parser as floats: never sum them as such.
+            st.problem(i, f"/usage/{k}", "type", f"usage {k} {v!r:.40} is not a 64-bit integer: value ignored")
+            continue
+        s = total.get(k, 0) + v
+        if s > _MAX_INT:
+            st.problem(
+                i,
+                f"/usage/{k}",
+                "maximum",
+                f"usage {k} summed over the reply exceeds {_MAX_INT} (Java's Long.MAX_VALUE): kept at that value",
+            )
+            s = _MAX_INT
+        total[k] = s
+    if total:
+        reply.usage = total
+
+
+# ---- text, thinking and data blocks -------------------------------------------------------------------
+
+
+def _block_start(kind: str) -> Handler:
+    def start(st: State, e: dict[str, Any], i: int) -> None:
+        reply = st.current()
+        block_id = e["blockId"]
+        if block_id in reply.by_block:
+            st.problem(i, "/blockId", "order", f"{kind} block {block_id!r} started twice: the second START is ignored")
+            return
+        _make_room(st, reply, i)
+        b = Block(kind, i)
+        if kind == "thinking":
+            for key in ("provider", "model"):
+                if isinstance(e.get(key), str):  # a wrong one is reported by the schema check
+                    b.extra[key] = e[key]
+        elif kind == "data":
+            whole = e.get("block")
+            if whole is not None:
+                b.kind, b.block = "whole", whole
+            else:
+                media_type = e.get("mediaType")  # a wrong one is reported by the schema check
+                b.extra["mediaType"] = media_type if isinstance(media_type, str) and media_type else _OCTETS
+                if isinstance(e.get("name"), str):
+                    b.name = e["name"]
+                b.extra["id"] = block_id
+        reply.open_block(block_id, b)
+
+    return start
+
+
+def _open_block(st: State, e: dict[str, Any], i: int, kind: str) -> Block:
+    """The open block of ``kind`` a delta is for; started here (with a problem) when there is none."""
+    reply = st.current()
+    block_id = e["blockId"]
+    b = reply.by_block.get(block_id)
+    if b is not None and (b.kind == kind or (kind == "data" and b.kind == "whole")):
+        return b
+    if b is None:
+        st.problem(
+            i,
+            "/blockId",
+            "order",
+            f"{kind} delta for block {block_id!r:.80} that was never started: the block is started here",
+        )
+    else:
+        # The id belongs to an open block of another kind: that block keeps what it has and is closed,
+        # the delta starts a block of its own kind under the id (never mixed into the other block).
+        st.problem(
+            i,
+            "/blockId",
+            "order",
+            f"{kind} delta for block {block_id!r:.80}, an open {b.kind} block: that block is closed, a {kind} block started",
+        )
+        reply.close_block(block_id)
+    _block_start(kind)(st, {"blockId": block_id}, i)
+    return reply.by_block[block_id]
+
+
+def _delta(e: dict[str, Any]) -> str:
+    delta = e["delta"]
+    if type(delta) is not str:
+        raise TypeError("delta is not a string")
+    return delta
+
+
+def _text_delta(st: State, e: dict[str, Any], i: int) -> None:
+    reply = st.reply
+    b = reply.by_block.get(e["blockId"]) if reply is not None else None
+    if b is None or b.kind != "text":
+        b = _open_block(st, e, i, "text")
+    b.text.add(_delta(e))
+
+
+_SIGNATURE_SCHEMA = "agent-event.schema.json#/$defs/ThinkingBlockDeltaEvent/properties/"
+
+
+def _thinking_delta(st: State, e: dict[str, Any], i: int) -> None:
+    reply = st.reply
+    b = reply.by_block.get(e["blockId"]) if reply is not None else None
+    if b is None or b.kind != "thinking":
+        b = _open_block(st, e, i, "thinking")
+    delta = _delta(e)
+    if delta:
+        b.text.add(delta)
+    for key in ("signature", "redactedData"):
+        value = e.get(key)
+        if value is None:
+            continue
+        if type(value) is not str:
+            st.problem(
+                i, f"/{key}", "type", f"{key} {value!r:.80} is not a string: ignored", schema=_SIGNATURE_SCHEMA + key
+            )
+            continue
+        if key == "signature":
+            if b.signature is None:
+                b.signature = Text()
+            b.signature.add(value)
+        else:
+            if b.redacted is None:
+                b.redacted = Text()
+            b.redacted.add(value)
+
+
+_BASE64_SCHEMA = "source.schema.json#/$defs/Base64Source/properties/data/pattern"
+
+
+def _data_delta(st: State, e: dict[str, Any], i: int) -> None:
+    b = _open_block(st, e, i, "data")
+    delta = _delta(e)
+    if b.kind == "whole":
+        st.problem(i, "/delta", "order", "data delta for a block delivered whole: ignored")
+        return
+    if not _is_base64_fragment(delta):
+        st.problem(i, "/delta", "pattern", "data delta is not base64: delta dropped")
+        return
+    # The joined data must match the schema's base64 pattern: '=' padding only at the very end.
+    pad = len(delta) - len(delta.rstrip("="))
+    if (b.pad and delta) or b.pad + pad > 2:
+        st.problem(
+            i, "/delta", "pattern", "data delta after the '=' padding of the data: delta dropped", schema=_BASE64_SCHEMA
+        )
+        return
+    b.pad += pad
+    b.text.add(delta)
+
+
+def _is_base64_fragment(s: str) -> bool:
+    try:
+        base64.b64decode(s + "=" * (-len(s) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _block_end(kind: str) -> Handler:
+    def end(st: State, e: dict[str, Any], i: int) -> None:
+        reply = st.current()
+        block_id = e["blockId"]
+        b = reply.by_block.get(block_id)
+        if b is None:
+            st.problem(i, "/blockId", "order", f"END for {kind} block {block_id!r} that is not open: ignored")
+            return
+        if "metadata" in e:
+            b.meta = e["metadata"]
+        reply.close_block(block_id)
+
+    return end
+
+
+# ---- tool calls ------------------------------------------------------------------------------------------
+
+
+_OCTETS = "application/octet-stream"
+_CALL_STATES = frozenset(schema_documents()["content-block.schema.json"]["$defs"]["ToolCallState"]["enum"])
+_RESULT_STATES = frozenset(schema_documents()["content-block.schema.json"]["$defs"]["ToolResultState"]["enum"])
+
+
+def _placeholder(name: Any) -> bool:
+    """AgentScope Java's placeholder tool names (``__fragment__``, ``__pending__``): a call whose first
+    chunks carry one gets no TOOL_CALL_START (Java hides ``__`` names) but its deltas are emitted."""
+    return isinstance(name, str) and name.startswith("__")
+
+
+def _same_model_call(b: Block, e: dict[str, Any]) -> bool:
+    reply_id = b.extra.get("replyId")
+    return reply_id is not None and reply_id == e.get("replyId")
+
+
+def _adopt_name(b: Block, name: Any) -> None:
+    if isinstance(name, str) and name and (b.name is None or (_placeholder(b.name) and not _placeholder(name))):
+        b.name = name
+
+
+def _tool_call_start(st: State, e: dict[str, Any], i: int) -> None:
+    reply = st.current()
+    call_id = e["toolCallId"]
+    existing = reply.by_call.get(call_id)
+    if existing is not None:
+        if existing.open and existing.extra.get("implicit"):
+            # A START for a call its deltas already opened (Java: they came under a placeholder name,
+            # or reopened the call): it is that call, which gets its real name.
+            del existing.extra["implicit"]
+            _adopt_name(existing, e.get("toolCallName"))
+            return
+        if existing.open:
+            st.problem(i, "/toolCallId", "order", f"tool call {call_id!r} started twice: the second START is ignored")
+            return
+        if _same_model_call(existing, e):
+            # Java ends every open call whenever a chunk of another call arrives, and starts this one
+            # again when its next chunk comes: within one model call (same replyId) it is the same call.
+            _make_room(st, reply, i)
+            reply.open_call(call_id, existing, new=False)
+            _adopt_name(existing, e.get("toolCallName"))
+            return
+        if existing.extra.get("replyId") is None or e.get("replyId") is None:
+            st.problem(
+                i,
+                "/toolCallId",
+                "order",
+                f"tool call {call_id!r} started again after its END: a new call block is added",
+            )
+        # else: a later model call reusing a provider's call id: a new call.
+    _make_room(st, reply, i)
+    b = Block("tool_use", i)
+    name = e.get("toolCallName")
+    b.name = name if isinstance(name, str) else None  # a wrong one is reported by the schema check
+    if isinstance(e.get("thoughtSignature"), str):
+        b.extra["thoughtSignature"] = e["thoughtSignature"]
+    b.extra["id"] = call_id
+    b.extra["replyId"] = e.get("replyId")
+    reply.open_call(call_id, b, new=True)
+
+
+def _call(st: State, e: dict[str, Any], i: int) -> Block | None:
+    """The open call a TOOL_CALL_DELTA/END is for; None when the event is to be ignored."""
+    reply = st.current()
+    call_id = e["toolCallId"]
+    name = e.get("toolCallName")
+    b = reply.by_call.get(call_id)
+    if b is not None and not b.open:
+        if e["type"] == "TOOL_CALL_END":
+            st.problem(i, "/toolCallId", "order", f"END for tool call {call_id!r} that is not open: ignored")
+            return None
+        if _same_model_call(b, e):
+            # Java: a fragment of a call it ended when another call's chunk arrived (see above).
+            if not _placeholder(name):
+                st.problem(
+                    i, "/toolCallId", "order", f"delta for tool call {call_id!r} after its END: the call goes on"
+                )
+            _make_room(st, reply, i)
+            reply.open_call(call_id, b, new=False)
+            b.extra["implicit"] = True
+            _adopt_name(b, name)
+            return b
+    if b is None or not b.open:
+        if not (_placeholder(name) and e["type"] == "TOOL_CALL_DELTA"):
+            st.problem(
+                i,
+                "/toolCallId",
+                "order",
+                f"{e['type']} for tool call {call_id!r} that is not open: the call is started here",
+            )
+        _tool_call_start(st, {"toolCallId": call_id, "toolCallName": name, "replyId": e.get("replyId")}, i)
+        b = reply.by_call[call_id]
+        b.extra["implicit"] = True
+    _adopt_name(b, name)
+    return b
+
+
+def _tool_call_delta(st: State, e: dict[str, Any], i: int) -> None:
+    reply = st.reply
+    b = reply.by_call.get(e["toolCallId"]) if reply is not None else None
+    if b is None or not b.open:
+        b = _call(st, e, i)
+        assert b is not None  # only END is ever ignored
+    b.text.add(_delta(e))
+
+
+def _tool_call_end(st: State, e: dict[str, Any], i: int) -> None:
+    b = _call(st, e, i)
+    if b is None:
+        return
+    call_id = e["toolCallId"]
+    # Values the schema check reported as wrong are not taken (the call keeps what it has).
+    if isinstance(e.get("input"), dict):
+        b.extra["input"] = e["input"]
+    if e.get("state") in _CALL_STATES:
+        b.extra["state"] = e["state"]
+    if "metadata" in e:
+        b.meta = e["metadata"]
+    st.current().close_call(call_id)
+
+
+# ---- tool results ------------------------------------------------------------------------------------------
+
+
+def _tool_result_start(st: State, e: dict[str, Any], i: int) -> None:
+    reply = st.current()
+    call_id = e["toolCallId"]
+    if call_id in reply.by_result:
+        st.problem(i, "/toolCallId", "order", f"tool result {call_id!r} started twice: the second START is ignored")
+        return
+    _make_room(st, reply, i)
+    name = e.get("toolCallName")
+    reply.open_result(ToolResult(call_id, name if isinstance(name, str) else None, i))
+
+
+def _result(st: State, e: dict[str, Any], i: int) -> ToolResult:
+    reply = st.current()
+    call_id = e["toolCallId"]
+    t = reply.by_result.get(call_id)
+    if t is None:
+        st.problem(
+            i,
+            "/toolCallId",
+            "order",
+            f"{e['type']} for tool result {call_id!r} that was never started: the result is started here",
+        )
+        _tool_result_start(st, {"toolCallId": call_id, "toolCallName": e.get("toolCallName")}, i)
+        t = reply.by_result[call_id]
+    return t
+
+
+def _tool_result_text(st: State, e: dict[str, Any], i: int) -> None:
+    t = _result(st, e, i)
+    delta = _delta(e)
+    if t.text is None:
+        t.text = Text()
+    t.text.add(delta)
+
+
+def _tool_result_data(st: State, e: dict[str, Any], i: int) -> None:
+    t = _result(st, e, i)
+    data = e["data"]
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise TypeError("data is not a content block")
+    t.flush_text()
+    t.output.append(data)
+
+
+def _tool_result_end(st: State, e: dict[str, Any], i: int) -> None:
+    t = _result(st, e, i)
+    t.flush_text()
+    state = e["state"]
+    if state in _RESULT_STATES:  # a wrong one is reported by the schema check; the result still ends
+        t.state = state
+    meta = e.get("metadata")
+    if meta:
+        t.meta = dict(meta)
+    st.current().close_result(t.id)
+
+
+# ---- everything else ------------------------------------------------------------------------------------
+
+
+def _hint(st: State, e: dict[str, Any], i: int) -> None:
+    b = Block("hint", i)
+    b.block = {"type": "hint", "id": e.get("blockId"), "hint": e["hint"], "source": e.get("hintSource")}
+    b.open = False
+    st.current().blocks.append(b)
+
+
+def _exceed(st: State, e: dict[str, Any], i: int) -> None:
+    st.current().reason = "MAX_ITERATIONS"
+
+
+def _request_stop(st: State, e: dict[str, Any], i: int) -> None:
+    st.current().reason = e.get("generateReason") or "MIDDLEWARE_STOP_REQUESTED"
+
+
+def _hitl(reason: str | None, state: str | None, meta_key: str | None) -> Handler:
+    def handle(st: State, e: dict[str, Any], i: int) -> None:
+        reply = st.current()
+        reply.hitl.append({k: v for k, v in e.items() if k not in ("id", "createdAt")})
+        if reason is not None:
+            reply.reason = reason
+        if meta_key is not None and e.get("replyId") is not None:
+            reply.meta[meta_key] = e["replyId"]
+        for call in e.get("toolCalls") or ():
+            b = reply.by_call.get(str(call.get("id"))) if isinstance(call, dict) else None
+            if b is not None and state is not None:
+                b.extra["state"] = state
+        if e["type"] == "USER_CONFIRM_RESULT":
+            reply.meta["agentscope_confirm_results"] = e.get("confirmResults") or []
+            for res in e.get("confirmResults") or ():
+                call = res.get("toolCall") if isinstance(res, dict) else None
+                b = reply.by_call.get(str(call.get("id"))) if isinstance(call, dict) else None
+                if b is not None and res.get("confirmed"):
+                    b.extra["state"] = "allowed"
+        elif e["type"] == "EXTERNAL_EXECUTION_RESULT":
+            for res in e.get("toolResults") or ():
+                t = Block("whole", i)
+                t.block, t.open = res, False
+                reply.blocks.append(t)
+
+    return handle
+
+
+def _ignore(st: State, e: dict[str, Any], i: int) -> None:
+    return None
+
+
+#: Deltas whose handlers check every key they use: not validated against the schema in tolerant mode.
+PLAIN_DELTAS = frozenset(
+    {"TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA", "DATA_BLOCK_DELTA", "TOOL_RESULT_TEXT_DELTA"}
+)
+
+HANDLERS: dict[str, Handler] = {
+    "AGENT_START": _agent_start,
+    "AGENT_END": _agent_end,
+    "AGENT_RESULT": _agent_result,
+    "MODEL_CALL_START": _model_start,
+    "MODEL_CALL_END": _model_end,
+    "TEXT_BLOCK_START": _block_start("text"),
+    "TEXT_BLOCK_DELTA": _text_delta,
+    "TEXT_BLOCK_END": _block_end("text"),
+    "THINKING_BLOCK_START": _block_start("thinking"),
+    "THINKING_BLOCK_DELTA": _thinking_delta,
+    "THINKING_BLOCK_END": _block_end("thinking"),
+    "DATA_BLOCK_START": _block_start("data"),
+    "DATA_BLOCK_DELTA": _data_delta,
+    "DATA_BLOCK_END": _block_end("data"),
+    "TOOL_CALL_START": _tool_call_start,
+    "TOOL_CALL_DELTA": _tool_call_delta,
+    "TOOL_CALL_END": _tool_call_end,
+    "TOOL_RESULT_START": _tool_result_start,
+    "TOOL_RESULT_TEXT_DELTA": _tool_result_text,
+    "TOOL_RESULT_DATA_DELTA": _tool_result_data,
+    "TOOL_RESULT_END": _tool_result_end,
+    "HINT_BLOCK": _hint,
+    "EXCEED_MAX_ITERS": _exceed,
+    "REQUEST_STOP": _request_stop,
+    "REQUIRE_USER_CONFIRM": _hitl("PERMISSION_ASKING", "asking", "agentscope_confirm_request_reply_id"),
+    "REQUIRE_EXTERNAL_EXECUTION": _hitl(
+        "TOOL_SUSPENDED", "submitted", "agentscope_external_execution_request_reply_id"
+    ),
+    "USER_CONFIRM_RESULT": _hitl(None, None, None),
+    "EXTERNAL_EXECUTION_RESULT": _hitl(None, None, None),
+    "ALL_TOOLS_DENIED": _hitl("ALL_TOOLS_DENIED", None, None),
+    "SUBAGENT_EXPOSED": _ignore,
+    "CUSTOM": _ignore,
+}

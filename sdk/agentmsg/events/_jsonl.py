@@ -1,0 +1,173 @@
+"""JSON lines into the reducer: the reference (each line parsed and fed in turn) and the fast path that
+gives the same result for a run of lines.
+
+The fast path decodes a whole run in one msgspec call into small views (type, id, blockId,
+toolCallId, delta). When the run is clean (one event object per line, known types, distinct ids none
+of which is in the dedupe window, no subagent ``source``, no thinking ``signature``/``redactedData``),
+its ids enter the window at once and every delta that the reply's routing table can place is appended
+directly; any other line is parsed and applied as the reference does. A run that is not clean goes
+through the reference. So messages and problems are exactly those of feeding the lines one by one.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Union
+
+import msgspec
+import orjson
+
+from .._schemas import schema_documents
+from ._handlers import apply
+from ._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, State, Text
+
+Feed = Callable[[Any], None]
+
+
+def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
+    """``(event, rule, message)`` for one non-blank line. ``event`` is None when the line is not JSON
+    (rule ``json``); a line that is JSON once its invalid UTF-8 is replaced by U+FFFD gives the event
+    with rule ``utf-8`` (the change is reported, nothing else of the line is lost)."""
+    try:
+        return orjson.loads(line), None, ""
+    except orjson.JSONDecodeError as exc:
+        error = exc
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        try:
+            event = orjson.loads(line.decode("utf-8", "replace"))
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            return event, "utf-8", f"line {line_no}: invalid UTF-8 at byte {bad.start}, replaced by U+FFFD"
+    return None, "json", f"line {line_no}: not valid JSON: {error}"
+
+
+def feed_lines(st: State, feed: Feed, lines: list[bytes], first_line: int) -> None:
+    """The reference: each non-blank line parsed and fed (unparsable lines count as one event)."""
+    for offset, line in enumerate(lines):
+        if not line.strip():
+            continue
+        feed_line(st, feed, line, first_line + offset)
+
+
+def feed_line(st: State, feed: Feed, line: bytes, line_no: int) -> None:
+    event, rule, message = parse_line(line, line_no)
+    if rule is not None:
+        st.problem(st.count, "", rule, message)
+        if event is None:
+            st.count += 1
+            return
+    feed(event)
+
+
+def _view_types() -> dict[str, type]:
+    """One struct per event type (msgspec tagged union on ``type``), holding every key the schema
+    gives that type, unknown keys forbidden: msgspec skips what a struct does not hold without checking
+    its UTF-8, where the reference (orjson) rejects a line with invalid UTF-8 anywhere, so nothing may
+    be skipped; a line with a key the schema does not know sends its run through the reference path.
+    Keys typed ``None`` make the decoder reject a run that sets them (a forwarded subagent event, a
+    thinking delta carrying a signature or redacted data): such runs take the reference path too. The
+    keys the fast path reads are typed; the rest are decoded as they are (``Any``) and not used."""
+    typed: dict[str, Any] = {
+        "id": str | None,
+        "blockId": str | None,
+        "toolCallId": str | None,
+        "delta": str | None,
+        "source": None,
+        "signature": None,
+        "redactedData": None,
+    }
+    out: dict[str, type] = {}
+    for name, node in schema_documents()["agent-event.schema.json"]["$defs"].items():
+        tag = node.get("properties", {}).get("type", {}).get("const")
+        if not isinstance(tag, str):
+            continue
+        keys = [k for k in node["properties"] if k != "type"]
+        fields = [(k, typed.get(k, Any), None) for k in sorted({*keys, "id", "blockId", "toolCallId", "delta"})]
+        out[sys.intern(tag)] = msgspec.defstruct(
+            f"_{name}View", fields, tag_field="type", tag=tag, gc=False, forbid_unknown_fields=True
+        )
+    return out
+
+
+_VIEWS = _view_types()
+_TEXT_VIEW, _THINKING_VIEW, _CALL_VIEW = _VIEWS[TEXT_DELTA], _VIEWS[THINKING_DELTA], _VIEWS[CALL_DELTA]
+assert set(_VIEWS) == set(schema_documents()["agent-event.schema.json"]["properties"]["type"]["enum"])
+
+if TYPE_CHECKING:
+
+    class _View(msgspec.Struct):
+        id: str | None
+        blockId: str | None
+        toolCallId: str | None
+        delta: str | None
+
+    _views: msgspec.json.Decoder[_View]
+else:
+    _views = msgspec.json.Decoder(Union[tuple(_VIEWS.values())])  # noqa: UP007  (a run-time union of classes)
+
+
+_NO_ROUTES: tuple[dict[str, Text], dict[str, Text], dict[str, Text]] = ({}, {}, {})
+
+
+def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_line: int) -> int:
+    """Feed ``data[start:end]``, whole lines (the first one is line ``first_line``), as the reference
+    does; returns the number of lines."""
+    count = data.count(b"\n", start, end) + 1
+    views: list[_View] | None = None
+    if not st.strict and st.source is None:
+        with memoryview(data) as view:
+            run = view[start:end]
+            try:
+                views = _views.decode_lines(run)
+            except (msgspec.DecodeError, UnicodeDecodeError, ValueError):
+                views = None
+            # decode_lines skips blank lines (their line numbers would not match); the ids must be new.
+            if views is not None and (
+                len(views) != count or not st.window.add_fresh([v.id for v in views])  # type: ignore[misc]
+            ):
+                views = None
+    if views is None:
+        feed_lines(st, feed, data[start:end].split(b"\n"), first_line)
+        return count
+    lines: list[bytes] | None = None
+    text_view, call_view, thinking_view = _TEXT_VIEW, _CALL_VIEW, _THINKING_VIEW
+    base = st.count
+    reply = st.reply
+    texts, thinkings, calls = (reply.texts, reply.thinkings, reply.calls) if reply is not None else _NO_ROUTES
+    i = -1
+    for v in views:
+        i += 1
+        kind = type(v)
+        if kind is text_view:
+            text = texts.get(v.blockId)  # type: ignore[arg-type]
+        elif kind is call_view:
+            text = calls.get(v.toolCallId)  # type: ignore[arg-type]
+        elif kind is thinking_view:
+            text = thinkings.get(v.blockId)  # type: ignore[arg-type]
+        else:
+            text = None
+        if text is not None:
+            delta = v.delta
+            if delta is not None:
+                text.append(delta)
+                continue
+        # Any other event: the full event, applied as feed() would (duplicates were checked above).
+        if lines is None:
+            lines = data[start:end].split(b"\n")
+        st.count = base + i
+        event, rule, message = parse_line(lines[i], first_line + i)
+        if rule is not None:
+            st.problem(base + i, "", rule, message)
+        st.count = base + i + 1
+        if type(event) is dict:  # msgspec decoded an object there, so orjson does too
+            apply(st, event, base + i)
+        reply = st.reply
+        texts, thinkings, calls = (reply.texts, reply.thinkings, reply.calls) if reply is not None else _NO_ROUTES
+    st.count = base + len(views)
+    if st.reply is not None:
+        st.reply.sync()
+    return count
