@@ -9,14 +9,17 @@
 //
 // The package holds: types.d.ts (json-schema-to-typescript over a codegen view of the schemas, see
 // codegenView), schemas.json + schemas.js (the schemas unchanged), index.js / index.d.ts (an ajv
-// validator: Ajv2020 + ajv-formats, strict, agentmsg's annotation keywords declared), package.json,
-// README.md and .gitignore. Plain ESM with no Node built-ins, so bundlers can use it in a browser.
+// validator: Ajv2020 + ajv-formats, strict, agentmsg's annotation keywords declared), compiled/ (ajv's
+// standalone validators compiled ahead of time, the wire shapes, no ajv at run time: see
+// typescript-compiled.mjs), package.json, README.md and .gitignore. Plain ESM with no Node built-ins,
+// so bundlers can use it in a browser.
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
+import { compiledFiles } from "./typescript-compiled.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..");
@@ -24,8 +27,12 @@ const schemasDir = path.join(root, "schemas");
 const outDir = path.join(root, "generated", "typescript");
 const tooling = path.join(here, "node");
 
-if (!fs.existsSync(path.join(tooling, "node_modules", "json-schema-to-typescript", "package.json"))) {
+// The pinned tooling, (re)installed when the lock file changed since the last install.
+const stamp = path.join(tooling, "node_modules", ".agentmsg-stamp");
+const lock = fs.readFileSync(path.join(tooling, "package-lock.json"), "utf8");
+if (!fs.existsSync(stamp) || fs.readFileSync(stamp, "utf8") !== lock) {
   execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: tooling, stdio: ["ignore", process.stderr, "inherit"] });
+  fs.writeFileSync(stamp, lock);
 }
 const require = createRequire(path.join(tooling, "package.json"));
 const { compile } = require("json-schema-to-typescript");
@@ -263,6 +270,21 @@ message may not hold thinking or tool blocks) are enforced by \`validate\`, not 
 Forward compatibility (schemas 1.1): objects accept keys the schema does not declare (a newer producer's);
 keep them and write them back. \`unknownKeys(kind, value)\` lists their JSON pointers;
 \`validate(kind, value, { strict: true })\` rejects them (the closed variant, \`closedSchema(doc)\`).
+
+## Compiled validators (\`@agentmsg/schema/compiled\`): no ajv, no \`eval\`
+
+\`\`\`ts
+import { msg, block, event, problemsOf, shapes, MSG } from "@agentmsg/schema/compiled";
+
+problemsOf(event, value);   // [] when valid, else [{ pointer, rule, message }], as agentmsg's Python validate() reports
+\`\`\`
+
+ajv's standalone output, compiled ahead of time from the schemas: it imports nothing (not even ajv)
+and needs neither \`eval\` nor \`new Function\`, so it runs under a strict Content-Security-Policy. The
+schemas are compiled in a reporting form in which each problem is the one Python reports (pointer
+and rule: a union reports the branch its \`type\` selects, \`x-rule\` annotations name the rule);
+\`shapes\` is the wire form messages are written in (key order, defaults, \`null\`s). The
+\`@agentmsg/client\` reducer is built on it.
 `;
 
 const PACKAGE_JSON = {
@@ -275,10 +297,12 @@ const PACKAGE_JSON = {
   exports: {
     ".": { types: "./index.d.ts", default: "./index.js" },
     "./schemas.json": "./schemas.json",
+    "./types": { types: "./types.d.ts" },
+    "./compiled": { types: "./compiled/index.d.ts", default: "./compiled/index.js" },
     "./package.json": "./package.json",
   },
   sideEffects: false,
-  files: ["index.js", "index.d.ts", "types.d.ts", "schemas.js", "schemas.json", "README.md"],
+  files: ["index.js", "index.d.ts", "types.d.ts", "schemas.js", "schemas.json", "compiled/", "README.md"],
   dependencies: { ajv: "^8.17.0", "ajv-formats": "^3.0.1" },
   license: "Apache-2.0",
 };
@@ -294,8 +318,12 @@ async function generate(dir) {
     "schemas.js": `${HEADER}\n/** Every agentmsg JSON Schema (draft 2020-12), by file name. */\nexport const schemas = ${JSON.stringify(docs, null, 2)};\n`,
     "schemas.json": JSON.stringify(docs, null, 2) + "\n",
     "types.d.ts": await generateTypes(),
+    ...compiledFiles(docs, require, HEADER),
   };
-  for (const [name, text] of Object.entries(out)) fs.writeFileSync(path.join(dir, name), text);
+  for (const [name, text] of Object.entries(out)) {
+    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    fs.writeFileSync(path.join(dir, name), text);
+  }
 }
 
 /** Every file of the package (node_modules of a local install excluded), by name. */
