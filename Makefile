@@ -178,7 +178,7 @@ codegen: install
 	@bash -c "$$CHECK_NODE_SH" check "make codegen (TypeScript types)"
 	$(PYTHON) codegen/generate.py
 	node codegen/typescript.mjs
-	node sdk/typescript/scripts/build.mjs
+	node sdk/typescript/scripts/build.mjs --viewer
 
 codegen-check: install
 	@bash -c "$$CHECK_NODE_SH" check "make codegen-check (TypeScript types)"
@@ -259,19 +259,22 @@ test: lint typecheck deps codegen-check client-check ts-conformance client-test 
 vectors-lock: install
 	$(PYTHON) tests/conformance/lock_vectors.py
 
-# @agentmsg/client (sdk/typescript): compiled validators, dist/ and the viewer's assets in
-# sdk/agentmsg/web/static are built by esbuild/tsc and committed; client-check fails when they drift.
+# @agentmsg/client (sdk/typescript): dist/ is built (not committed: `npm install` of the folder builds it
+# too); the viewer's script in sdk/agentmsg/web/static is built by esbuild and committed, so the Python
+# package serves the viewer without Node; client-check fails when it drifts from its sources.
 client:
-	node sdk/typescript/scripts/build.mjs
+	node sdk/typescript/scripts/build.mjs --viewer
 
 client-check:
 	node sdk/typescript/scripts/build.mjs --check
 
 client-test:
 	@echo "== @agentmsg/client tests (node --test; failures in full) =="
+	@node sdk/typescript/scripts/build.mjs --if-stale
 	@cd sdk/typescript && node --test --test-reporter=dot test/ && echo && echo "@agentmsg/client: every test passed"
 
 client-size:
+	node sdk/typescript/scripts/build.mjs --if-stale
 	node sdk/typescript/scripts/size.mjs
 
 # The viewer in Debian's headless Chromium (tests/browser; also part of every pytest run).
@@ -298,5 +301,5 @@ fuzz: install
 clean:
 	rm -rf $(VENV) $(WHEEL_VENV) .make .installed dist build *.egg-info .mypy_cache .pytest_cache .hypothesis .ruff_cache
 	rm -rf tests/typescript/node_modules tests/typescript/dist codegen/node/node_modules tests/java/target tests/java/out
-	rm -rf sdk/typescript/node_modules tests/browser/node_modules tests/browser/out
+	rm -rf sdk/typescript/node_modules sdk/typescript/dist tests/browser/node_modules tests/browser/out
 	find sdk generated codegen tests examples bench -name __pycache__ -type d -prune -exec rm -rf {} +

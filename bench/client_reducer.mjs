@@ -4,11 +4,14 @@
 //
 // Both loops get the same pre-split lines; "reduce" parses each line and feeds the event to a Reducer,
 // then finish() builds the message (validated, wire form). Best and median of REPEATS (interleaved).
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+// dist/ is built, not committed: (re)build it when its sources changed.
+execFileSync(process.execPath, [path.join(here, "..", "sdk", "typescript", "scripts", "build.mjs"), "--if-stale"], { stdio: ["ignore", process.stderr, "inherit"] });
 const { Reducer } = await import(path.join(here, "..", "sdk", "typescript", "dist", "index.js"));
 const [file, repeatsArg] = process.argv.slice(2);
 const repeats = Number(repeatsArg ?? 5);

@@ -1,4 +1,4 @@
-"""Differential test: @agentmsg/client's reducer (TypeScript, run in Node from its committed build)
+"""Differential test: @agentmsg/client's reducer (TypeScript, run in Node from its build)
 against the Python reducer on thousands of random streams: every event type, interleavings, Java's
 tool-call lifecycle, placeholders, duplicates, subagent events, whole blocks in other spellings, bad
 keys and types. The messages (wire form) and the problems (pointer + rule) must be the same.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,8 @@ import orjson
 import pytest
 
 from agentmsg import Reducer
-from tests.conftest import ROOT
+from tests._client import NODE, built_client
 
-NODE = shutil.which("node")
-CLIENT = ROOT / "sdk" / "typescript" / "dist" / "index.js"
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js not found: the TypeScript side cannot run")
 
 AT = "2026-11-22T10:34:38.563248392Z"
@@ -224,7 +221,7 @@ def test_typescript_reducer_agrees_with_python_on_random_streams(tmp_path: Path)
     path = tmp_path / "streams.jsonl"
     path.write_bytes(b"\n".join(orjson.dumps(s) for s in streams) + b"\n")
     script = tmp_path / "reduce.mjs"
-    script.write_text(SCRIPT % json.dumps(CLIENT.as_uri()), encoding="utf-8")
+    script.write_text(SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
     done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
     results = json.loads(done.stdout)
     mismatches = []

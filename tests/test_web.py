@@ -6,12 +6,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.client
+import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -279,3 +284,42 @@ def test_serve_command_usage_errors() -> None:
     assert missing.returncode == 2 and "cannot read" in missing.stderr
     zero = run("x.jsonl", "--drop-every", "0")
     assert zero.returncode == 2 and "at least 1" in zero.stderr
+
+
+def test_the_viewer_ships_built_and_agentmsg_serve_needs_no_node(tmp_path: Path) -> None:
+    """The viewer's script is built from sdk/typescript/viewer by `make client` and committed (`make
+    client-check` fails when it drifts from its sources), so the package carries it: `agentmsg serve` runs
+    with no Node on PATH. Under `make test` this runs against the installed wheel."""
+    static = files("agentmsg.web") / "static"
+    assets = {name: (static / name).read_bytes() for name in ("index.html", "viewer.css", "viewer.js")}
+    assert b"messages-json" in assets["index.html"] and len(assets["viewer.js"]) > 10_000
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(e) for e in events(3)) + b"\n")
+    bare = str(Path(sys.executable).parent)
+    assert shutil.which("node", path=bare) is None
+    env = {**os.environ, "PATH": bare}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg", "serve", str(path), "--port", "0"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert found, f"agentmsg serve printed {line!r}"
+        port = int(found.group(1))
+        for name, body in assets.items():
+            got = get(port, "/" + name)
+            assert got.status == 200 and got.raw == body
+        assert get(port, "/").raw == assets["index.html"]
+        assert get(port, "/events").events == events(3)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # TypeScript conformance: every schema vector through ajv and the generated @agentmsg/schema package,
-# every reducer vector through @agentmsg/client's reducer (sdk/typescript, its committed build).
-# Installs the pinned npm packages (npm ci) when node_modules is missing or stale (the lock file, or
-# one of the two packages from the repository, which npm copies in, changed), then runs node's test
-# runner. Exits non-zero on any failure.
+# every reducer vector through @agentmsg/client's reducer (sdk/typescript, installed as a user would:
+# npm copies the folder in and its `prepare` script builds it). Installs the pinned npm packages (npm ci)
+# when node_modules is missing or stale (the lock file, or one of the two packages from the repository,
+# which npm copies in, changed), then runs node's test runner. Exits non-zero on any failure.
 #
 #   tests/typescript/run.sh             install if needed, run; prints one summary line
 #                                       ("TypeScript: N passed, N failed, N skipped") and node's full
@@ -25,7 +25,7 @@ node -e 'process.exit(Number(process.versions.node.split(".")[0]) < 20 ? 1 : 0)'
 }
 
 stamp=node_modules/.agentmsg-stamp
-want=$( (cat package.json package-lock.json .npmrc; find ../../generated/typescript ../../sdk/typescript/package.json ../../sdk/typescript/dist -type f -not -path '*/node_modules/*' | LC_ALL=C sort | xargs cat) | sha256sum | cut -d' ' -f1)
+want=$( (cat package.json package-lock.json .npmrc; find ../../generated/typescript ../../sdk/typescript/package.json ../../sdk/typescript/tsconfig.json ../../sdk/typescript/src ../../sdk/typescript/scripts -type f -not -path '*/node_modules/*' | LC_ALL=C sort | xargs cat) | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   bound=()
   if command -v timeout >/dev/null 2>&1; then bound=(timeout "${AGENTMSG_NPM_TIMEOUT:-600}"); fi

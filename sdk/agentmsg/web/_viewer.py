@@ -1,10 +1,10 @@
 """The event viewer behind ``agentmsg serve``: a Starlette app (the ``web`` extra) serving
 
 * ``/events``: the events through :class:`~agentmsg.web.EventStream` (ids, keep-alive, resume);
-* ``/``: a page built on ``@agentmsg/client`` (``static/``, built by ``make client`` from
-  ``sdk/typescript/viewer`` and shipped in the package) that renders the reply live and, when the
-  stream has ended, sets ``data-state="done"`` on ``<body>`` and shows the reduced messages (a JSON
-  array, wire format) in ``<pre id="messages-json">``.
+* ``/``: a page built on ``@agentmsg/client`` (``static/``: index.html and viewer.css, and viewer.js,
+  which ``make client`` bundles from ``sdk/typescript/viewer``; all shipped in the package) that
+  renders the reply live and, when the stream has ended, sets ``data-state="done"`` on ``<body>`` and
+  shows the reduced messages (a JSON array, wire format) in ``<pre id="messages-json">``.
 
 Every response carries a strict Content-Security-Policy (:data:`CSP`): the page loads only its own
 script and style, connects only to its own origin, and shows images only from ``data:`` URLs.

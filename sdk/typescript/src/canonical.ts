@@ -1,20 +1,9 @@
 // Messages in the wire form Python's agentmsg (and AgentScope Java) writes: keys in schema order,
 // defaults filled in, nullable keys written as null, other absent optional keys omitted, accepted
 // alternative spellings (image/video `min_pixels`...) read as their canonical camelCase key. The
-// shapes are generated from the schemas (generated/shapes.ts), so this follows any schema change.
-import { MSG, shapes } from "./generated/shapes.js";
-
-/** How a property is written: see scripts/build.mjs (shapes). */
-export interface PropShape {
-  key: string;
-  mode: "required" | "default" | "nullable" | "optional";
-  shape: Shape;
-  alt?: string;
-  default?: unknown;
-}
-/** A titled object's name, a tagged union by `type`, an array, or null: kept as it is. */
-export type Shape = string | { union: Record<string, Shape> } | { array: Shape } | null;
-export type Shapes = Record<string, PropShape[]>;
+// shapes are generated from the schemas (@agentmsg/schema/compiled), so this follows any schema change.
+import { MSG, shapes } from "@agentmsg/schema/compiled";
+import type { Shape } from "@agentmsg/schema/compiled";
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);

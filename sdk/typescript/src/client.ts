@@ -1,7 +1,7 @@
 // Server-sent events over `fetch` and `ReadableStream` (any method, headers and body, unlike
 // EventSource), with automatic reconnect: `Last-Event-ID` resumes where the stream broke, with
 // exponential backoff between attempts. Browser-safe (no Node built-ins); runs in Node 20 too.
-import type { AgentEvent, Msg } from "./generated/types.js";
+import type { AgentEvent, Msg } from "@agentmsg/schema/types";
 import { Reducer } from "./reducer.js";
 import type { ReducerOptions } from "./reducer.js";
 import { SSEDecoder } from "./sse.js";

@@ -9,5 +9,6 @@ export { streamSSE, streamEvents, reduceSSE, StreamError } from "./client.js";
 export type { StreamOptions, RetryOptions, EventStreamOptions, ReduceSSEOptions } from "./client.js";
 export { canonicalMessage } from "./canonical.js";
 export { validateMessage } from "./validate.js";
-export type { ValidateFunction, ValidationErrorObject } from "./runtime.js";
-export type { AgentEvent, Msg, ContentBlock, ChatUsage } from "./generated/types.js";
+export type { SchemaProblem } from "./validate.js";
+export type { ValidateFunction, ValidationErrorObject } from "@agentmsg/schema/compiled";
+export type { AgentEvent, Msg, ContentBlock, ChatUsage } from "@agentmsg/schema/types";

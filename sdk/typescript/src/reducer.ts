@@ -7,10 +7,10 @@
 // with a validator compiled ahead of time (no `eval`, no `new Function`); what the stream carried
 // that does not make a valid message is dropped and reported in metadata `agentmsg_reduce_errors`.
 // Messages come out in the wire form (key order, defaults, nulls) that Python and Java write.
-import type { AgentEvent, ContentBlock, Msg } from "./generated/types.js";
+import type { AgentEvent, ContentBlock, Msg } from "@agentmsg/schema/types";
 import { canonicalMessage } from "./canonical.js";
-import { block as checkBlock, msg as checkMsg } from "./generated/validators.js";
-import type { ValidationErrorObject } from "./runtime.js";
+import { block as checkBlock, msg as checkMsg } from "@agentmsg/schema/compiled";
+import type { ValidationErrorObject } from "@agentmsg/schema/compiled";
 
 /** A problem the tolerant rules fixed (or, in strict mode, the one that stopped the reducer). */
 export interface Problem {

@@ -1,13 +1,12 @@
-// "@agentmsg/client/strict": the agent-event schema check (compiled ahead of time) for the Reducer's
-// strict mode. A separate entry point: the event validator is larger than the rest of the client.
-import { event } from "./generated/event-validator.js";
-import { problems } from "./validate.js";
-import type { SchemaProblem } from "./validate.js";
+// "@agentmsg/client/strict": the agent-event schema check for the Reducer's strict mode. (The tolerant
+// reducer checks events against the same compiled schema, so this entry point adds no code.)
+import { event, problemsOf } from "@agentmsg/schema/compiled";
+import type { SchemaProblem } from "@agentmsg/schema/compiled";
 
-export type { SchemaProblem } from "./validate.js";
+export type { SchemaProblem } from "@agentmsg/schema/compiled";
 
 /** Check an agent event against the event schema: [] when valid. Pass it as the Reducer's
  * `validate` option for strict mode: `new Reducer({ validate: validateEvent })`. */
 export function validateEvent(value: unknown): SchemaProblem[] {
-  return event(value) ? [] : problems(event.errors);
+  return problemsOf(event, value);
 }

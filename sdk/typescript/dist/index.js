@@ -1,8 +1,0 @@
-// @agentmsg/client: the agentmsg event reducer, an SSE reader over fetch with resume, typed
-// AgentScope events and messages (the types @agentmsg/schema generates, shipped inside). No
-// dependencies; browser-safe ESM (no Node built-ins, no eval); runs in Node 20 too.
-export { Reducer, ReducerError, reduceEvents, isBase64Fragment, EVENT_TYPES } from "./reducer.js";
-export { SSEDecoder, encodeSSE } from "./sse.js";
-export { streamSSE, streamEvents, reduceSSE, StreamError } from "./client.js";
-export { canonicalMessage } from "./canonical.js";
-export { validateMessage } from "./validate.js";
