@@ -211,7 +211,10 @@ def _python(events: list[Any]) -> tuple[list[Any], list[list[str]], bool, bool]:
         # schema location; docs/events.md, "Bad input"): the TypeScript reducer does not report those
         # yet (tests/conformance/reducer/proposed/), so they are left out here; all else must agree.
         runs.append((messages, [[p.pointer, p.rule] for p in r.problems if p.schema_location is None]))
-    minted = [m["id"] for m in runs[0][0]] != [m["id"] for m in runs[1][0]]
+    # Python names a reply no event names "msg-<first event's id or index>" (round-2 rule 1,
+    # tests/conformance/reducer/proposed/fallback-message-id.json); the TypeScript reducer still mints a
+    # random id until it follows (branch ts2): such ids are compared by shape only until then.
+    minted = any(m["id"].startswith("msg-") for m in runs[0][0])
     return runs[0][0], runs[0][1], minted, padding
 
 

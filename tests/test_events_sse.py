@@ -120,3 +120,18 @@ def test_sse_data_that_is_not_json_is_reported_and_the_rest_kept() -> None:
     assert "'e3' (ping)" in reducer.problems[0].message
     with pytest.raises(agentmsg.ValidationError):
         reduce_stream(body.encode(), strict=True)
+
+
+def test_encode_sse_event_keeps_line_breaks_out_of_its_fields() -> None:
+    """An id or type with a line break would end its SSE field and inject another: it stays in the data
+    only. What is not an event object, or cannot be written as JSON, raises the SDK's error."""
+    import agentmsg
+    from agentmsg.events.sse import encode_sse_event
+
+    event = {"type": "CUSTOM\ndata: {}", "id": "a\r\nid: evil", "createdAt": "2025-01-01T00:00:00Z"}
+    body = encode_sse_event(event)
+    (got,) = SSEDecoder().feed(body.encode())
+    assert got.json() == event and got.id == "" and got.event == "message"
+    for bad in (5, {"type": "CUSTOM", "value": {"n": 2**64}}, {"type": "CUSTOM", "value": {"s": "\ud800"}}):
+        with pytest.raises(agentmsg.ValidationError):
+            encode_sse_event(bad)  # type: ignore[arg-type]

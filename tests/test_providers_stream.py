@@ -79,7 +79,13 @@ def comparable(msg: agentmsg.Msg, *, minted_ids: bool = False) -> dict[str, Any]
                 b.pop("id")
         blocks.append(b)
     usage = {k: v for k, v in (d["usage"] or {}).items() if k != "time"}
-    return {"content": blocks, "usage": usage, "reason": d["metadata"].get("agentscope_generate_reason")}
+    meta = d["metadata"]
+    return {
+        "content": blocks,
+        "usage": usage,
+        "reason": meta.get("agentscope_generate_reason"),
+        "finish_reason": meta.get("agentmsg_finish_reason"),  # the provider's raw reason, streamed or whole
+    }
 
 
 # ---- every stream ------------------------------------------------------------------------------------
@@ -93,6 +99,25 @@ def test_stream_events_valid_and_reduce(path: Path) -> None:
     assert msg.generate_reason is not None
     assert msg.to_dict()["metadata"].get("agentscope_generate_reason") != "INTERRUPTED"
     assert not [e for e in events if e["type"] == "CUSTOM"], "no error or problem in a recorded stream"
+    meta = msg.to_dict()["metadata"]
+    assert isinstance(meta["agentmsg_finish_reason"], str)
+    assert isinstance(meta.get("agentmsg_model", ""), str)  # DashScope native replies name no model
+    assert "agentmsg_errors" not in meta
+
+
+@pytest.mark.parametrize("path", STREAMS, ids=ids(STREAMS))
+def test_a_cut_stream_says_why_in_the_message(path: Path) -> None:
+    """Round-2 rule 3: the error event of a stream cut short reaches the message (agentmsg_errors), with
+    everything received before the cut."""
+    data = path.read_bytes()
+    mod = parser_for(path)
+    cut = data[: len(data) * 2 // 3]
+    cut = cut[: cut.rfind(b"\n")]
+    (msg,) = reduce_events(list(mod.parse_stream(cut)))
+    meta = msg.to_dict()["metadata"]
+    assert meta["agentscope_generate_reason"] == "INTERRUPTED"
+    assert [e["type"] for e in meta["agentmsg_errors"]] == ["incomplete_stream"]
+    assert meta["agentmsg_stop_reason"] == meta["agentmsg_errors"][0]["message"]
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=ids(STREAMS))

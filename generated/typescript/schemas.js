@@ -2283,6 +2283,32 @@ export const schemas = {
             "items": {
               "type": "object"
             }
+          },
+          "agentmsg_finish_reason": {
+            "description": "agentmsg: the provider's raw finish reason of the reply's last model call (e.g. `stop`, `length`, `tool_calls`, `end_turn`, `refusal`): the event reducer takes the last `finishReason` of a MODEL_CALL_END envelope `metadata` (provider stream parsers put it there).",
+            "type": "string"
+          },
+          "agentmsg_model": {
+            "description": "agentmsg: the model that produced the reply: the last MODEL_CALL_START `modelName` or MODEL_CALL_END envelope `metadata.model` the event reducer received.",
+            "type": "string"
+          },
+          "agentmsg_stop_reason": {
+            "description": "agentmsg: why the reply was stopped early: the last non-empty REQUEST_STOP `reason` the event reducer received (provider streams: the finish reason or the error).",
+            "type": "string"
+          },
+          "agentmsg_errors": {
+            "description": "agentmsg: errors reported in the reply's event stream (provider errors mid-stream, a cut stream): the `value` of every CUSTOM event named `agentmsg.error`, in order. The message still holds everything received.",
+            "type": "array",
+            "items": {
+              "type": "object"
+            }
+          },
+          "agentmsg_reduce_errors": {
+            "description": "agentmsg: what the event reducer left out of the message because it was invalid: one `<JSON pointer into the message as built> [<rule>]` entry per schema problem, sorted, at most 20.",
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
           }
         }
       }

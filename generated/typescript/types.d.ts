@@ -533,6 +533,28 @@ export interface MsgMetadata {
     [k: string]: unknown | undefined;
   }[];
   /**
+   * agentmsg: the provider's raw finish reason of the reply's last model call (e.g. `stop`, `length`, `tool_calls`, `end_turn`, `refusal`): the event reducer takes the last `finishReason` of a MODEL_CALL_END envelope `metadata` (provider stream parsers put it there).
+   */
+  agentmsg_finish_reason?: string;
+  /**
+   * agentmsg: the model that produced the reply: the last MODEL_CALL_START `modelName` or MODEL_CALL_END envelope `metadata.model` the event reducer received.
+   */
+  agentmsg_model?: string;
+  /**
+   * agentmsg: why the reply was stopped early: the last non-empty REQUEST_STOP `reason` the event reducer received (provider streams: the finish reason or the error).
+   */
+  agentmsg_stop_reason?: string;
+  /**
+   * agentmsg: errors reported in the reply's event stream (provider errors mid-stream, a cut stream): the `value` of every CUSTOM event named `agentmsg.error`, in order. The message still holds everything received.
+   */
+  agentmsg_errors?: {
+    [k: string]: unknown | undefined;
+  }[];
+  /**
+   * agentmsg: what the event reducer left out of the message because it was invalid: one `<JSON pointer into the message as built> [<rule>]` entry per schema problem, sorted, at most 20.
+   */
+  agentmsg_reduce_errors?: string[];
+  /**
    * Any non-null JSON value.
    */
   [k: string]:
@@ -547,6 +569,7 @@ export interface MsgMetadata {
     | {
         [k: string]: unknown | undefined;
       }[]
+    | string[]
     | undefined;
 }
 /**

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from .._json import loads
 from .._schemas import validate
 from ..errors import Problem, ValidationError, pointer_of
-from ..message import AssistantMessage, Msg, new_id
+from ..message import AssistantMessage, Msg
 from ._pointer import deepest_last_first, tokens, without
 from ._state import Block, Reply, State, ToolResult
 
@@ -35,12 +34,13 @@ def _tool_use_dict(b: Block, closing: bool) -> dict[str, Any]:
     else:
         err: str | None
         try:
-            # Parsing bytes: orjson.loads(str) would leave a UTF-8 copy cached in the (large) str.
-            args = orjson.loads(raw.encode("utf-8", "surrogatepass"))
-        except orjson.JSONDecodeError as exc:
-            args, err = None, f"arguments are not valid JSON: {exc}"
+            # The codec's reader: what it accepts can be written back (integers within 64 bits, finite
+            # numbers, no lone surrogates, within the limits), so no runtime's parser shows through.
+            args = loads(raw.encode("utf-8", "surrogatepass"))
+        except ValidationError:
+            args, err = None, "arguments are not valid JSON"
         else:
-            err = None if isinstance(args, dict) else f"arguments are JSON but not an object: {type(args).__name__}"
+            err = None if isinstance(args, dict) else f"arguments are JSON but not an object: {_json_type(args)}"
         if err is not None:
             args = {}
             meta["argumentsError"] = err
@@ -53,6 +53,17 @@ def _tool_use_dict(b: Block, closing: bool) -> dict[str, Any]:
         "metadata": meta,
         "state": b.extra.get("state", "pending"),
     }
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type name of a parsed value that is not an object (runtime-neutral texts: rule 2)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "string" if isinstance(value, str) else "array"
 
 
 def _block_dict(b: Any, close: bool) -> dict[str, Any] | None:
@@ -114,6 +125,15 @@ def build(
     metadata.update(reply.meta)
     if reply.hitl:
         metadata["agentmsg_hitl"] = list(reply.hitl)
+    # What the reply ended with (rule 3 of docs/events.md's "Reducing events to messages").
+    if reply.finish_reason is not None:
+        metadata["agentmsg_finish_reason"] = reply.finish_reason
+    if reply.model is not None:
+        metadata["agentmsg_model"] = reply.model
+    if reply.stop_reason is not None:
+        metadata["agentmsg_stop_reason"] = reply.stop_reason
+    if reply.errors:
+        metadata["agentmsg_errors"] = list(reply.errors)
     reason = "INTERRUPTED" if interrupted else reply.reason
     if reason is not None:
         metadata["agentscope_generate_reason"] = reason
@@ -122,9 +142,7 @@ def build(
     else:
         usage = result.get("usage") if "usage" in result else None
     # Ids and names come from the stream: only non-empty strings (ids) and strings (names) are used.
-    msg_id = next((v for v in (result.get("id"), reply.msg_id) if isinstance(v, str) and v), None)
-    if msg_id is None:
-        msg_id = reply.msg_id = new_id()  # minted once for a reply that carried none
+    msg_id = next((v for v in (result.get("id"), reply.msg_id) if isinstance(v, str) and v), reply.fallback_id)
     name = next((v for v in (result.get("name"), reply.name) if isinstance(v, str)), default_name)
     data = {
         "id": msg_id,
@@ -199,10 +217,14 @@ def _problems_of(value: Any, kind: str) -> tuple[Problem, ...]:
 
 def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], origin: int, st: State | None) -> Msg:
     """Keep every block, metadata key and field that is valid on its own; report the rest (in
-    ``st.problems`` when closing, and always in metadata ``agentmsg_reduce_errors``)."""
+    ``st.problems`` when closing, one problem per part left out or pruned, and always in metadata
+    ``agentmsg_reduce_errors``: every schema problem of those parts as ``"<pointer in the message> [<rule>]"``,
+    sorted by code point, at most 20, so the text is the same in every runtime)."""
     found: list[Problem] = []
+    entries: set[str] = set()
 
     def drop(at: int, where: str, problems: tuple[Problem, ...], what: str) -> None:
+        entries.update(f"{where}{_entry(p)}" for p in problems)
         first = problems[0] if problems else Problem("", "schema", "invalid")
         text = first.message if len(first.message) <= 300 else first.message[:300] + "..."
         found.append(
@@ -247,19 +269,27 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
             Problem(f"/{origin}", p.rule, f"the reduced message: {p.message}", p.schema_location or "msg.schema.json")
             for p in exc.problems
         )
+        entries.update(_entry(p) for p in exc.problems)
         fixed["content"] = [b for b in content if b.get("type") in ("text", "thinking")]
     if st is not None:
         for p in found:
             st.add(p)
-    fixed["metadata"] = {**metadata, "agentmsg_reduce_errors": [p.message for p in found][:20]}
+    fixed["metadata"] = {**metadata, "agentmsg_reduce_errors": sorted(entries)[:MAX_REDUCE_ERRORS]}
     try:
         return Msg.from_dict(fixed)
     except ValidationError as last:  # the last resort: an empty message that says why
         return Msg.from_dict(
             {
-                "id": fixed["id"] if isinstance(fixed["id"], str) and fixed["id"] else new_id(),
+                "id": fixed["id"] if isinstance(fixed["id"], str) and fixed["id"] else "msg-" + str(origin),
                 "role": "ASSISTANT",
                 "content": [],
-                "metadata": {"agentmsg_reduce_errors": [str(p) for p in last.problems][:20]},
+                "metadata": {"agentmsg_reduce_errors": sorted({_entry(p) for p in last.problems})[:MAX_REDUCE_ERRORS]},
             }
         )
+
+
+MAX_REDUCE_ERRORS = 20  # entries of metadata agentmsg_reduce_errors
+
+
+def _entry(p: Problem) -> str:
+    return f"{p.pointer} [{p.rule}]"

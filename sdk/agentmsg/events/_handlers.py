@@ -54,6 +54,7 @@ def apply(st: State, e: dict[str, Any], i: int) -> None:
         return
     if not st.strict and kind not in PLAIN_DELTAS and not _schema_check(st, e, i):
         return
+    st.event_id = e.get("id")  # a reply this event opens is named after it when nothing else names it
     try:
         handler(st, e, i)
     except ValidationError:
@@ -122,7 +123,7 @@ def _agent_start(st: State, e: dict[str, Any], i: int) -> None:
         if reply.explicit:
             st.problem(i, "/type", "order", "AGENT_START inside an open reply: the open reply is closed as interrupted")
         close_reply(st, reply, interrupted=reply.explicit)
-    reply = st.reply = Reply(explicit=True, origin=i)
+    reply = st.reply = Reply(explicit=True, origin=i, first_id=e.get("id"))
     reply.msg_id = e.get("replyId") or None
     reply.name = e.get("name")
     reply.timestamp = java_form_of_instant(e.get("createdAt"))
@@ -148,6 +149,20 @@ def _model_start(st: State, e: dict[str, Any], i: int) -> None:
     reply.model_open += 1
     if reply.msg_id is None and not reply.explicit:
         reply.msg_id = e.get("replyId") or None  # an implicit reply is named after its first model call
+    model = e.get("modelName")
+    if type(model) is str:  # a wrong one is reported by the schema check
+        reply.model = model
+
+
+def _ending(st: State, e: dict[str, Any], i: int, key: str) -> str | None:
+    """A string from MODEL_CALL_END's envelope metadata (``finishReason``, ``model``); another value is
+    reported (rule ``type``) and not taken."""
+    meta = e.get("metadata")
+    value = meta.get(key) if type(meta) is dict else None
+    if value is None or type(value) is str:
+        return value
+    st.problem(i, f"/metadata/{key}", "type", f"{key} {value!r:.80} is not a string: not taken")
+    return None
 
 
 def _model_end(st: State, e: dict[str, Any], i: int) -> None:
@@ -159,6 +174,12 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
     for call_id in list(reply.calls):
         reply.close_call(call_id)
         reply.by_call[call_id].extra.pop("implicit", None)
+    finish_reason = _ending(st, e, i, "finishReason")
+    if finish_reason is not None:
+        reply.finish_reason = finish_reason
+    model = _ending(st, e, i, "model")
+    if model is not None:
+        reply.model = model
     usage = e.get("usage")
     if not usage:
         return
@@ -533,7 +554,22 @@ def _exceed(st: State, e: dict[str, Any], i: int) -> None:
 
 
 def _request_stop(st: State, e: dict[str, Any], i: int) -> None:
-    st.current().reason = e.get("generateReason") or "MIDDLEWARE_STOP_REQUESTED"
+    reply = st.current()
+    reply.reason = e.get("generateReason") or "MIDDLEWARE_STOP_REQUESTED"
+    reason = e.get("reason")
+    if type(reason) is str and reason:  # a wrong one is reported by the schema check
+        reply.stop_reason = reason
+
+
+#: CUSTOM event name of an error a producer reports in the stream (provider errors, cut streams).
+ERROR_EVENT = "agentmsg.error"
+
+
+def _custom(st: State, e: dict[str, Any], i: int) -> None:
+    if e.get("name") == ERROR_EVENT:
+        value = e.get("value")
+        if type(value) is dict:  # a wrong one is reported by the schema check
+            st.current().errors.append(value)
 
 
 def _hitl(reason: str | None, state: str | None, meta_key: str | None) -> Handler:
@@ -606,5 +642,5 @@ HANDLERS: dict[str, Handler] = {
     "EXTERNAL_EXECUTION_RESULT": _hitl(None, None, None),
     "ALL_TOOLS_DENIED": _hitl("ALL_TOOLS_DENIED", None, None),
     "SUBAGENT_EXPOSED": _ignore,
-    "CUSTOM": _ignore,
+    "CUSTOM": _custom,
 }

@@ -114,9 +114,13 @@ class Reply:
         "by_call",
         "by_result",
         "calls",
+        "errors",
         "explicit",
+        "fallback_id",
+        "finish_reason",
         "hitl",
         "meta",
+        "model",
         "model_open",
         "msg_id",
         "name",
@@ -124,15 +128,19 @@ class Reply:
         "reason",
         "result",
         "routes",
+        "stop_reason",
         "texts",
         "thinkings",
         "timestamp",
         "usage",
     )
 
-    def __init__(self, explicit: bool, origin: int) -> None:
+    def __init__(self, explicit: bool, origin: int, first_id: Any) -> None:
         self.explicit = explicit  # opened by AGENT_START
-        self.origin = origin
+        self.origin = origin  # index of the event that opened the reply
+        # The message id when the stream names none (docs/events.md rule 8): from the opening event's id,
+        # else its index, so that the same stream gives the same message in every runtime.
+        self.fallback_id = f"msg-{first_id}" if type(first_id) is str and first_id else f"msg-{origin}"
         self.blocks: list[Any] = []  # Block | ToolResult in start order
         self.by_block: dict[str, Block] = {}
         self.by_call: dict[str, Block] = {}
@@ -150,6 +158,11 @@ class Reply:
         self.hitl: list[Any] = []
         self.result: Any = None  # AGENT_RESULT's message dict
         self.model_open = 0
+        # What the reply ended with (metadata agentmsg_finish_reason, _model, _stop_reason, _errors).
+        self.finish_reason: str | None = None
+        self.model: str | None = None
+        self.stop_reason: str | None = None
+        self.errors: list[dict[str, Any]] = []
 
     # ---- what is open: the only place that changes it --------------------------------------------
 
@@ -223,6 +236,7 @@ class State:
         "count",
         "default_name",
         "done",
+        "event_id",
         "max_open",
         "max_problems",
         "omitted",
@@ -256,6 +270,7 @@ class State:
         self.results: list[Any] = []  # per completed reply: its AGENT_RESULT message dict, or None
         self.reply: Reply | None = None
         self.window = DedupeWindow(dedupe_window)
+        self.event_id: Any = None  # the id of the event being applied (names a reply it opens)
 
     def problem(
         self, index: int, pointer: str, rule: str, message: str, *, limit: bool = False, schema: str | None = None
@@ -277,5 +292,5 @@ class State:
     def current(self) -> Reply:
         reply = self.reply
         if reply is None:
-            reply = self.reply = Reply(explicit=False, origin=self.count - 1)
+            reply = self.reply = Reply(explicit=False, origin=self.count - 1, first_id=self.event_id)
         return reply

@@ -21,7 +21,10 @@ Rules (``docs/events.md`` has the full list):
 * Usage is summed over the reply's MODEL_CALL_END events. EXCEED_MAX_ITERS, REQUEST_STOP, HITL
   events and interruption set the generate reason; HITL events are kept in metadata ``agentmsg_hitl``.
 * AGENT_RESULT supplies id, name, timestamp and metadata the stream does not (stream-derived metadata
-  wins); without it the message id is the AGENT_START replyId and the timestamp its createdAt.
+  wins); without it the message id is the AGENT_START replyId and the timestamp its createdAt. A reply
+  nothing names gets ``"msg-" + <id (or index) of its first event>``: no random ids.
+* What the reply ended with is in metadata ``agentmsg_finish_reason``, ``agentmsg_model``,
+  ``agentmsg_stop_reason`` and ``agentmsg_errors`` (CUSTOM ``agentmsg.error`` events).
 * Duplicate events (an id among the last ``dedupe_window`` ids) are ignored.
 * A stream that ends inside a reply keeps everything received: open blocks are closed, open tool
   results get state ``interrupted`` and the message's generate reason is ``INTERRUPTED``.

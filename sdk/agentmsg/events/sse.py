@@ -6,20 +6,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-import orjson
-
+from .._json import dumps
 from .._sse import encode_event
+from ..errors import Problem, ValidationError
 
 __all__ = ["encode_sse", "encode_sse_event", "events_after"]
 
 
 def encode_sse_event(event: Mapping[str, Any]) -> str:
-    """One agent event as an SSE event block (ends with a blank line)."""
+    """One agent event as an SSE event block (ends with a blank line). The event id and type also go
+    into the ``id:`` and ``event:`` fields when they are printable strings (a line break there would
+    end the field: such a value is in the data only). Raises :class:`ValidationError` for an event that
+    is not an object or cannot be written as JSON."""
+    if not isinstance(event, Mapping):
+        raise ValidationError([Problem("", "type", f"an event is a JSON object, got {type(event).__name__}")], "event")
     event_id, event_type = event.get("id"), event.get("type")
     return encode_event(
-        orjson.dumps(event).decode(),
-        id=event_id if isinstance(event_id, str) else None,
-        event=event_type if isinstance(event_type, str) else None,
+        dumps(event if isinstance(event, dict) else dict(event)).decode(),
+        id=event_id if isinstance(event_id, str) and event_id.isprintable() else None,
+        event=event_type if isinstance(event_type, str) and event_type.isprintable() else None,
     )
 
 
