@@ -289,10 +289,22 @@ function shapes(docs, header) {
   }
   const msg = shapeOf(docs["msg.schema.json"], msgId);
   const ordered = Object.fromEntries(Object.keys(table).sort().map((k) => [k, table[k]]));
+  // Every enumeration the schemas define in $defs (e.g. ToolCallState), by name.
+  const enums = {};
+  for (const doc of Object.values(docs)) {
+    for (const [name, node] of Object.entries(doc.$defs ?? {})) {
+      if (!Array.isArray(node.enum)) continue;
+      if (name in enums && JSON.stringify(enums[name]) !== JSON.stringify(node.enum)) throw new Error(`two enums named ${name}`);
+      enums[name] = node.enum;
+    }
+  }
+  const sortedEnums = Object.fromEntries(Object.keys(enums).sort().map((k) => [k, enums[k]]));
   return `${header}/** Wire shape of every titled object a message holds (see codegen/typescript-compiled.mjs, shapes()). */
 export const shapes = ${JSON.stringify(ordered, null, 1)};
 /** The shape name of a whole message. */
 export const MSG = ${JSON.stringify(msg)};
+/** The values of every enumeration the schemas define (\`$defs\`), by name. */
+export const enums = ${JSON.stringify(sortedEnums, null, 1)};
 `;
 }
 
@@ -312,16 +324,18 @@ export type Shapes = Record<string, PropShape[]>;
 export declare const shapes: Shapes;
 /** The shape name of a whole message. */
 export declare const MSG: Shape;
+/** The values of every enumeration the schemas define (\`$defs\`), by name. */
+export declare const enums: Record<string, readonly unknown[]>;
 `;
 
 const INDEX_JS = `export { msg, block, event } from "./validators.js";
-export { problemsOf, dateTime, ucs2length } from "./runtime.js";
-export { shapes, MSG } from "./shapes.js";
+export { problemsOf, compareCodePoints, dateTime, ucs2length } from "./runtime.js";
+export { shapes, MSG, enums } from "./shapes.js";
 `;
 const INDEX_DTS = `export { msg, block, event } from "./validators.js";
-export { problemsOf, dateTime, ucs2length } from "./runtime.js";
+export { problemsOf, compareCodePoints, dateTime, ucs2length } from "./runtime.js";
 export type { ValidateFunction, ValidationErrorObject, SchemaProblem } from "./runtime.js";
-export { shapes, MSG } from "./shapes.js";
+export { shapes, MSG, enums } from "./shapes.js";
 export type { PropShape, Shape, Shapes } from "./shapes.js";
 `;
 

@@ -1,10 +1,18 @@
-"""Differential test: @agentmsg/client's reducer (TypeScript, run in Node from its build)
-against the Python reducer on thousands of random streams: every event type, interleavings, Java's
-tool-call lifecycle, placeholders, duplicates, subagent events, whole blocks in other spellings, bad
-keys and types. The messages (wire form) and the problems (pointer + rule) must be the same.
+"""Differential tests: @agentmsg/client (TypeScript, run in Node from its build) against the Python SDK.
 
-Texts that each runtime words itself (argumentsError, agentmsg_reduce_errors) and ids the reducer
-has to mint are compared by shape only.
+* The reducer on thousands of random streams: every event type, interleavings, Java's tool-call
+  lifecycle, placeholders, duplicates, subagent events, whole blocks in other spellings and with unknown
+  keys, values of the wrong kind, what a reply ended with (finish reason, model, stop reason, errors),
+  a low ``max_open_blocks`` on a third of them. The whole messages (wire form: key order, ids,
+  ``argumentsError`` and ``agentmsg_reduce_errors`` texts included), the problems (pointer + rule, in
+  order) and ``check_results`` must be the same.
+* The compiled validators on schema vectors and random mutations of them: the same problems (pointer +
+  rule) as Python's ``validate``.
+
+What is left out is what JavaScript cannot represent (docs/web.md, "Runtime-specific differences"):
+the streams hold no integer beyond 2^53 (a JS number is a double) and no object key that looks like an
+array index (JS objects put those first); a number is compared by value, not by how it is spelled
+(JSON.stringify writes the float 1500.0 as 1500, Python as 1500.0).
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from typing import Any
 import orjson
 import pytest
 
-from agentmsg import Reducer
+from agentmsg import Reducer, ValidationError, validate
 from tests._client import NODE, built_client
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js not found: the TypeScript side cannot run")
@@ -30,9 +38,11 @@ import { Reducer } from %s;
 const out = [];
 for (const line of fs.readFileSync(process.argv[2], "utf8").split("\\n")) {
   if (!line) continue;
-  const r = new Reducer();
-  for (const e of JSON.parse(line)) r.feed(e);
-  out.push({ messages: r.finish(), problems: r.problems.map((p) => [p.pointer, p.rule]) });
+  const { events, maxOpen } = JSON.parse(line);
+  const r = new Reducer(maxOpen === null ? {} : { maxOpenBlocks: maxOpen });
+  for (const e of events) r.feed(e);
+  const messages = r.finish();
+  out.push({ messages, problems: r.problems.map((p) => [p.pointer, p.rule]), checks: r.checkResults().map((p) => [p.pointer, p.rule]) });
 }
 process.stdout.write(JSON.stringify(out));
 """
@@ -45,6 +55,8 @@ def random_stream(rng: random.Random) -> list[Any]:
 
     def ev(kind: str, **keys: Any) -> None:
         e: dict[str, Any] = {"type": kind, "id": f"e{len(out)}", "createdAt": AT, "replyId": rng.choice(replies)}
+        if rng.random() < 0.01:
+            e["id"] = rng.choice(["", 5, None])
         e.update(keys)
         if rng.random() < 0.03:  # a replayed event
             e["id"] = f"e{rng.randrange(len(out) + 1)}"
@@ -63,10 +75,34 @@ def random_stream(rng: random.Random) -> list[Any]:
         elif r < 0.08:
             ev("AGENT_END")
         elif r < 0.12:
-            ev("MODEL_CALL_START")
+            model = rng.choice([None, None, "gpt-x", 5])
+            ev("MODEL_CALL_START", **({"modelName": model} if model is not None else {}))
         elif r < 0.16:
-            usage = rng.choice([None, {}, {"inputTokens": 3, "outputTokens": 4}, {"time": 0.5, "totalTokens": 9}, [1]])
-            ev("MODEL_CALL_END", **({"usage": usage} if usage is not None else {}))
+            usage = rng.choice(
+                [
+                    None,
+                    {},
+                    {"inputTokens": 3, "outputTokens": 4},
+                    {"time": 0.5, "totalTokens": 9},
+                    [1],
+                    {"inputTokens": 1.5, "cachedTokens": True},
+                    {"time": "slow", "outputTokens": 2},
+                    {"totalTokens": None, "time": 2},
+                ]
+            )
+            meta = rng.choice(
+                [
+                    None,
+                    None,
+                    {"finishReason": "stop"},
+                    {"finishReason": "length", "model": "m-1"},
+                    {"finishReason": 3},
+                    {"model": ["x"]},
+                    "meta",
+                ]
+            )
+            keys = {"usage": usage} if usage is not None else {}
+            ev("MODEL_CALL_END", **keys, **({"metadata": meta} if meta is not None else {}))
         elif r < 0.30:
             kind = rng.choice(["TEXT", "THINKING", "DATA"])
             stage = rng.choice(["START", "DELTA", "DELTA", "DELTA", "END"])
@@ -87,6 +123,12 @@ def random_stream(rng: random.Random) -> list[Any]:
                             {"type": "audio", "source": {"type": "base64", "media_type": "audio/wav", "data": "UklG"}},
                             {"type": "text", "text": "whole"},
                             {"type": "image"},
+                            {
+                                "type": "video",
+                                "source": {"type": "url", "url": "u", "future": 1},
+                                "future": {"a": None},
+                            },
+                            {"type": "image", "source": {"type": "url", "url": "u"}, "minPixels": "x"},
                         ]
                     )
                 else:
@@ -94,7 +136,7 @@ def random_stream(rng: random.Random) -> list[Any]:
             elif stage == "START" and kind == "THINKING" and rng.random() < 0.3:
                 keys.update(provider="anthropic", model="claude")
             elif stage == "END" and rng.random() < 0.2:
-                keys["metadata"] = rng.choice([{"k": 1}, None, {}])
+                keys["metadata"] = rng.choice([{"k": 1}, None, {}, {"signature": 5, "k": 1}, "m"])
             ev(f"{kind}_BLOCK_{stage}", **keys)
         elif r < 0.55:
             stage = rng.choice(["START", "DELTA", "DELTA", "DELTA", "END"])
@@ -107,7 +149,18 @@ def random_stream(rng: random.Random) -> list[Any]:
             if stage == "START" and rng.random() < 0.2:
                 keys["thoughtSignature"] = "ts"
             if stage == "END" and rng.random() < 0.3:
-                keys.update(rng.choice([{"input": {"x": 1}}, {"state": "allowed"}, {"metadata": {"m": True}}]))
+                keys.update(
+                    rng.choice(
+                        [
+                            {"input": {"x": 1}},
+                            {"state": "allowed"},
+                            {"metadata": {"m": True}},
+                            {"input": "oops"},
+                            {"state": "bogus"},
+                            {"metadata": 5},
+                        ]
+                    )
+                )
             ev(f"TOOL_CALL_{stage}", **keys)
         elif r < 0.70:
             stage = rng.choice(["START", "TEXT_DELTA", "TEXT_DELTA", "DATA_DELTA", "END"])
@@ -124,7 +177,7 @@ def random_stream(rng: random.Random) -> list[Any]:
                     ]
                 )
             elif stage == "END":
-                keys["state"] = rng.choice(["success", "error", "interrupted"])
+                keys["state"] = rng.choice(["success", "error", "interrupted", "bogus"])
                 if rng.random() < 0.3:
                     keys["metadata"] = {"took": 1}
             ev(f"TOOL_RESULT_{stage}", **keys)
@@ -139,6 +192,23 @@ def random_stream(rng: random.Random) -> list[Any]:
                         {"id": "", "timestamp": "2026-01-01 00:00:00.000", "usage": {"inputTokens": 1}},
                         {"timestamp": "not a time"},
                         "bad",
+                        {
+                            "id": "r2",
+                            "role": "USER",
+                            "timestamp": "2026-01-01T10:00:00+02:00",
+                            "content": [],
+                            "future": 1,
+                        },
+                        {
+                            "id": "r3",
+                            "role": "ASSISTANT",
+                            "content": [
+                                {"type": "text", "text": "hé"},
+                                {"type": "thinking", "thinking": "x"},
+                                {"type": "tool_use", "id": rng.choice(calls), "name": "get_weather", "input": {}},
+                            ],
+                            "metadata": {"agentmsg_finish_reason": "from result", "k": 2},
+                        },
                     ]
                 ),
             )
@@ -169,7 +239,20 @@ def random_stream(rng: random.Random) -> list[Any]:
                 }
             ev(kind, **keys)
         elif r < 0.93:
-            ev(rng.choice(["EXCEED_MAX_ITERS", "REQUEST_STOP", "SUBAGENT_EXPOSED", "CUSTOM", "REPLY_START"]))
+            kind = rng.choice(["EXCEED_MAX_ITERS", "REQUEST_STOP", "SUBAGENT_EXPOSED", "CUSTOM", "REPLY_START"])
+            keys = {}
+            if kind == "REQUEST_STOP":
+                keys = rng.choice([{}, {"reason": "budget"}, {"reason": ""}, {"reason": 5, "generateReason": "BAD"}])
+            elif kind == "CUSTOM":
+                keys = rng.choice(
+                    [
+                        {"name": "agentmsg.error", "value": {"message": "HTTP 500", "provider": "openai"}},
+                        {"name": "agentmsg.error", "value": "oops"},
+                        {"name": "other", "value": 1},
+                        {},
+                    ]
+                )
+            ev(kind, **keys)
         elif r < 0.95:
             out.append(rng.choice([None, 5, [1], {"type": "toString", "id": "zz"}, {"type": ["x"]}]))
         else:
@@ -177,64 +260,162 @@ def random_stream(rng: random.Random) -> list[Any]:
     return out
 
 
-def _shape(messages: list[Any], minted: bool) -> list[Any]:
-    out = orjson.loads(orjson.dumps(messages))
-    for m in out:
-        if minted:
-            m["id"] = "*"
-        meta = m["metadata"]
-        if "agentmsg_reduce_errors" in meta:
-            meta["agentmsg_reduce_errors"] = "*"
-        for b in m["content"]:
-            if isinstance(b.get("metadata"), dict) and "argumentsError" in b["metadata"]:
-                b["metadata"]["argumentsError"] = b["metadata"]["argumentsError"].split(":")[0]
-    return out  # type: ignore[no-any-return]
+def _same(a: Any, b: Any) -> bool:
+    """Equal JSON values with the same key order; a number compares by value (1500 and 1500.0: JS has one
+    number type), a boolean only with a boolean."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
 
 
-# Python drops a data delta that would follow the '=' padding of its block (the joined base64 stays
-# valid: issue 8); the TypeScript reducer keeps it and its salvage then drops the whole block. Until it
-# follows (tests/conformance/reducer/proposed/), such streams are compared by their problems only.
-PADDING_RULE = "source.schema.json#/$defs/Base64Source/properties/data/pattern"
-
-
-def _python(events: list[Any]) -> tuple[list[Any], list[list[str]], bool, bool]:
-    runs = []
-    padding = False
-    for _ in range(2):
-        r = Reducer()
-        for e in events:
-            r.feed(e)
-        messages = [m.to_dict() for m in r.finish()]
-        padding = any(p.schema_location == PADDING_RULE for p in r.problems)
-        # Python also checks events other than the plain deltas against the event schema and reports
-        # what breaks it, and reports what its salvage leaves out of a message (problems carrying a
-        # schema location; docs/events.md, "Bad input"): the TypeScript reducer does not report those
-        # yet (tests/conformance/reducer/proposed/), so they are left out here; all else must agree.
-        runs.append((messages, [[p.pointer, p.rule] for p in r.problems if p.schema_location is None]))
-    # Python names a reply no event names "msg-<first event's id or index>" (round-2 rule 1,
-    # tests/conformance/reducer/proposed/fallback-message-id.json); the TypeScript reducer still mints a
-    # random id until it follows (branch ts2): such ids are compared by shape only until then.
-    minted = any(m["id"].startswith("msg-") for m in runs[0][0])
-    return runs[0][0], runs[0][1], minted, padding
+def _python(events: list[Any], max_open: int | None) -> dict[str, Any]:
+    r = Reducer(max_open_blocks=max_open)
+    for e in events:
+        r.feed(e)
+    messages = [m.to_dict() for m in r.finish()]
+    return {
+        "messages": orjson.loads(orjson.dumps(messages)),
+        "problems": [[p.pointer, p.rule] for p in r.problems],
+        "checks": [[p.pointer, p.rule] for p in r.check_results()],
+    }
 
 
 def test_typescript_reducer_agrees_with_python_on_random_streams(tmp_path: Path) -> None:
     rng = random.Random(20261123)
-    streams = [random_stream(rng) for _ in range(3000)]
+    cases = [(random_stream(rng), rng.choice([None, None, 3])) for _ in range(3000)]
     path = tmp_path / "streams.jsonl"
-    path.write_bytes(b"\n".join(orjson.dumps(s) for s in streams) + b"\n")
+    path.write_bytes(b"\n".join(orjson.dumps({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
     script = tmp_path / "reduce.mjs"
     script.write_text(SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
     done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
     results = json.loads(done.stdout)
     mismatches = []
-    for index, (events, ts) in enumerate(zip(streams, results, strict=True)):
-        messages, problems, minted, padding = _python(events)
-        if (not padding and _shape(ts["messages"], minted) != _shape(messages, minted)) or ts["problems"] != problems:
-            mismatches.append((index, events, messages, problems, ts))
+    for index, ((events, max_open), ts) in enumerate(zip(cases, results, strict=True)):
+        py = _python(events, max_open)
+        if not _same(ts, py):
+            mismatches.append((index, events, max_open, py, ts))
     if mismatches:
-        index, events, messages, problems, ts = mismatches[0]
+        index, events, max_open, py, ts = mismatches[0]
         pytest.fail(
-            f"{len(mismatches)} of {len(streams)} streams differ; first (#{index}):\n events {json.dumps(events)}\n"
-            f" python {json.dumps(messages)}\n   {problems}\n ts     {json.dumps(ts['messages'])}\n   {ts['problems']}"
+            f"{len(mismatches)} of {len(cases)} streams differ; first (#{index}, max_open_blocks={max_open}):\n"
+            f" events {json.dumps(events)}\n python {json.dumps(py)}\n ts     {json.dumps(ts)}"
         )
+    # The streams reach what the rules are about, so agreement means something.
+    reached = {rule for r in results for _, rule in r["problems"]}
+    assert {"order", "type", "enum", "pattern", "required", "max-open-blocks", "anyOf", "minLength"} <= reached
+    metadata = {k for r in results for m in r["messages"] for k in m["metadata"]}
+    assert {"agentmsg_finish_reason", "agentmsg_model", "agentmsg_stop_reason", "agentmsg_errors"} <= metadata
+    assert {"agentmsg_reduce_errors", "agentmsg_hitl"} <= metadata
+    assert any(r["checks"] for r in results)
+    assert any(m["id"].startswith("msg-") for r in results for m in r["messages"])
+
+
+VALIDATE_SCRIPT = """
+import fs from "node:fs";
+import { validateBlock, validateMessage } from %s;
+import { validateEvent } from %s;
+const check = { msg: validateMessage, "content-block": validateBlock, event: validateEvent };
+const out = [];
+for (const line of fs.readFileSync(process.argv[2], "utf8").split("\\n")) {
+  if (!line) continue;
+  const { kind, instance } = JSON.parse(line);
+  out.push(check[kind](instance).map((p) => [p.pointer, p.rule]));
+}
+process.stdout.write(JSON.stringify(out));
+"""
+
+VECTORS = Path(__file__).resolve().parent / "conformance" / "vectors"
+ODD_VALUES: list[Any] = [
+    None,
+    5,
+    -1,
+    1.5,
+    "",
+    "x",
+    True,
+    [],
+    {},
+    [1, "a"],
+    {"type": "zz"},
+    {"type": "text"},
+    "2026-13-01",
+]
+
+
+def _mutate(rng: random.Random, value: Any) -> Any:
+    """A copy of ``value`` with one random change somewhere: a key removed or added, a value replaced."""
+    value = orjson.loads(orjson.dumps(value))
+    containers: list[Any] = []
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (dict, list)):
+            containers.append(node)
+            stack.extend(node.values() if isinstance(node, dict) else node)
+    if not containers:
+        return rng.choice(ODD_VALUES)
+    node = rng.choice(containers)
+    if isinstance(node, dict):
+        action = rng.random()
+        if node and action < 0.3:
+            del node[rng.choice(list(node))]
+        elif action < 0.45:
+            node[rng.choice(["future", "type", "source", "metadata", "min_pixels", "id"])] = rng.choice(ODD_VALUES)
+        elif node:
+            node[rng.choice(list(node))] = rng.choice(ODD_VALUES)
+    elif node:
+        node[rng.randrange(len(node))] = rng.choice(ODD_VALUES)
+    else:
+        node.append(rng.choice(ODD_VALUES))
+    return value
+
+
+def _python_problems(instance: Any, kind: str) -> list[list[str]]:
+    try:
+        validate(instance, kind)
+    except ValidationError as exc:
+        return [[p.pointer, p.rule] for p in exc.problems]
+    return []
+
+
+def test_compiled_validators_report_what_python_reports(tmp_path: Path) -> None:
+    """The client's validators (ajv standalone, compiled from the reporting view of the schemas in
+    generated/typescript/compiled) give Python's problems, pointer and rule, in Python's order: on every
+    schema vector and on 6,000 random mutations of them."""
+    rng = random.Random(20261124)
+    seeds = []
+    for file in sorted(VECTORS.glob("*.json")):
+        vectors = json.loads(file.read_text(encoding="utf-8"))
+        seeds += [(vectors["kind"], case["instance"]) for case in vectors["cases"]]
+    cases = list(seeds)
+    for _ in range(6000):
+        kind, instance = rng.choice(seeds)
+        for _ in range(rng.randint(1, 3)):
+            instance = _mutate(rng, instance)
+        cases.append((kind, instance))
+    path = tmp_path / "instances.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps({"kind": k, "instance": i}) for k, i in cases) + b"\n")
+    client = built_client()
+    script = tmp_path / "validate.mjs"
+    strict = client.parent / "strict.js"
+    script.write_text(VALIDATE_SCRIPT % (json.dumps(client.as_uri()), json.dumps(strict.as_uri())), encoding="utf-8")
+    done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
+    results = json.loads(done.stdout)
+    mismatches = [
+        (kind, instance, _python_problems(instance, kind), ts)
+        for (kind, instance), ts in zip(cases, results, strict=True)
+        if _python_problems(instance, kind) != ts
+    ]
+    if mismatches:
+        kind, instance, py, ts = mismatches[0]
+        pytest.fail(
+            f"{len(mismatches)} of {len(cases)} instances differ; first ({kind}): {json.dumps(instance)}\n"
+            f" python {py}\n ts     {ts}"
+        )
+    assert sum(1 for r in results if r) > 3000  # most mutations break something

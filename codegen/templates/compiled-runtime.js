@@ -62,7 +62,7 @@ function describe(e) {
 }
 
 /** Compare strings by code points (the order Python sorts `str` in), not UTF-16 code units. */
-function byCodePoints(a, b) {
+export function compareCodePoints(a, b) {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const x = a.charCodeAt(i), y = b.charCodeAt(i);
@@ -97,5 +97,5 @@ export function problemsOf(check, value) {
       out.push(p);
     }
   }
-  return out.sort((a, b) => byCodePoints(a.pointer, b.pointer) || byCodePoints(a.rule, b.rule) || byCodePoints(a.message, b.message));
+  return out.sort((a, b) => compareCodePoints(a.pointer, b.pointer) || compareCodePoints(a.rule, b.rule) || compareCodePoints(a.message, b.message));
 }

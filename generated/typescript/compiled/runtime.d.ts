@@ -27,3 +27,5 @@ export declare const formats: Record<string, { validate: (s: unknown) => boolean
 /** The problems a compiled validator found in `value` ([] when valid), as agentmsg's Python `validate()`
  * reports them (pointer and rule), sorted by pointer, rule and message. */
 export declare function problemsOf(check: ValidateFunction, value: unknown): SchemaProblem[];
+/** Compare strings by code points (the order Python sorts `str` in): negative, 0 or positive. */
+export declare function compareCodePoints(a: string, b: string): number;

@@ -15,3 +15,5 @@ export type Shapes = Record<string, PropShape[]>;
 export declare const shapes: Shapes;
 /** The shape name of a whole message. */
 export declare const MSG: Shape;
+/** The values of every enumeration the schemas define (`$defs`), by name. */
+export declare const enums: Record<string, readonly unknown[]>;

@@ -376,3 +376,26 @@ export const shapes = {
 };
 /** The shape name of a whole message. */
 export const MSG = "Msg";
+/** The values of every enumeration the schemas define (`$defs`), by name. */
+export const enums = {
+ "MsgRole": [
+  "USER",
+  "ASSISTANT",
+  "SYSTEM",
+  "TOOL"
+ ],
+ "ToolCallState": [
+  "pending",
+  "asking",
+  "allowed",
+  "submitted",
+  "finished"
+ ],
+ "ToolResultState": [
+  "success",
+  "error",
+  "interrupted",
+  "denied",
+  "running"
+ ]
+};

@@ -1,6 +1,7 @@
 // Messages in the wire form Python's agentmsg (and AgentScope Java) writes: keys in schema order,
 // defaults filled in, nullable keys written as null, other absent optional keys omitted, accepted
-// alternative spellings (image/video `min_pixels`...) read as their canonical camelCase key. The
+// alternative spellings (image/video `min_pixels`...) read as their canonical camelCase key, keys the
+// schema does not declare kept after the declared ones (as Python and Java 1.1 readers keep them). The
 // shapes are generated from the schemas (@agentmsg/schema/compiled), so this follows any schema change.
 import { MSG, shapes } from "@agentmsg/schema/compiled";
 import type { Shape } from "@agentmsg/schema/compiled";
@@ -14,8 +15,9 @@ export function canonical(value: unknown, shape: Shape): unknown {
   if (typeof shape === "string") {
     if (!isObject(value)) return value;
     const out: Obj = {};
-    for (const p of shapes[shape]!) {
-      let v = p.key in value ? value[p.key] : p.alt !== undefined ? value[p.alt] : undefined;
+    const props = shapes[shape]!;
+    for (const p of props) {
+      let v = Object.hasOwn(value, p.key) ? value[p.key] : p.alt !== undefined ? value[p.alt] : undefined;
       if (v === undefined || v === null) {
         if (p.mode === "default") v = structuredCloneJson(p.default);
         else if (p.mode === "nullable" || (p.mode === "required" && v === null)) v = null;
@@ -23,6 +25,9 @@ export function canonical(value: unknown, shape: Shape): unknown {
       }
       out[p.key] = canonical(v, p.shape);
     }
+    // Keys the schema does not declare (a newer producer's) are kept, after the declared ones, as they are.
+    const known = new Set(props.flatMap((p) => (p.alt === undefined ? [p.key] : [p.key, p.alt])));
+    for (const [k, v] of Object.entries(value)) if (!known.has(k) && v !== undefined) Object.defineProperty(out, k, { value: v, writable: true, enumerable: true, configurable: true });
     return out;
   }
   if ("array" in shape) return Array.isArray(value) ? value.map((x) => canonical(x, shape.array)) : value;

@@ -8,7 +8,7 @@ export type { SSEEvent } from "./sse.js";
 export { streamSSE, streamEvents, reduceSSE, StreamError } from "./client.js";
 export type { StreamOptions, RetryOptions, EventStreamOptions, ReduceSSEOptions } from "./client.js";
 export { canonicalMessage } from "./canonical.js";
-export { validateMessage } from "./validate.js";
+export { validateBlock, validateMessage } from "./validate.js";
 export type { SchemaProblem } from "./validate.js";
 export type { ValidateFunction, ValidationErrorObject } from "@agentmsg/schema/compiled";
 export type { AgentEvent, Msg, ContentBlock, ChatUsage } from "@agentmsg/schema/types";

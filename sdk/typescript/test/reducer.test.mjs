@@ -9,21 +9,31 @@ import { dateTime } from "../dist/schema/compiled/index.js"; // the generated ru
 const at = "2025-01-01T00:00:00Z";
 const ev = (type, id, extra = {}) => ({ type, id, createdAt: at, replyId: "m", ...extra });
 
-test("a block that does not validate is dropped and reported in agentmsg_reduce_errors", () => {
+test("what does not validate is left out (pruned, or the block), reported in problems and in agentmsg_reduce_errors", () => {
   const events = [
     ev("AGENT_START", "1"),
     ev("DATA_BLOCK_START", "2", { blockId: "b", mediaType: "image/png" }),
     ev("DATA_BLOCK_DELTA", "3", { blockId: "b", delta: "QQ==" }),
-    ev("DATA_BLOCK_DELTA", "4", { blockId: "b", delta: "QQ==" }),
+    ev("DATA_BLOCK_DELTA", "4", { blockId: "b", delta: "QQ==" }), // after the padding: dropped, the data stays valid
     ev("DATA_BLOCK_END", "5", { blockId: "b" }),
-    ev("TEXT_BLOCK_START", "6", { blockId: "t" }),
-    ev("TEXT_BLOCK_DELTA", "7", { blockId: "t", delta: "kept" }),
-    ev("TEXT_BLOCK_END", "8", { blockId: "t" }),
-    ev("AGENT_END", "9"),
+    ev("THINKING_BLOCK_START", "6", { blockId: "k" }),
+    ev("THINKING_BLOCK_END", "7", { blockId: "k", metadata: { signature: 5, keep: 1 } }), // a wrong signature: pruned
+    ev("DATA_BLOCK_START", "8", { blockId: "w", block: { type: "image", source: { type: "url" } } }), // no url: left out
+    ev("TEXT_BLOCK_START", "9", { blockId: "t" }),
+    ev("TEXT_BLOCK_DELTA", "10", { blockId: "t", delta: "kept" }),
+    ev("TEXT_BLOCK_END", "11", { blockId: "t" }),
+    ev("AGENT_END", "12"),
   ];
-  const [msg] = reduceEvents(events);
-  assert.deepEqual(msg.content, [{ type: "text", text: "kept" }]);
-  assert.ok(msg.metadata.agentmsg_reduce_errors.some((e) => e.startsWith("/content/0/source/data")), JSON.stringify(msg.metadata));
+  const r = new Reducer();
+  for (const e of events) r.feed(e);
+  const [msg] = r.finish();
+  assert.deepEqual(msg.content, [
+    { type: "data", source: { type: "base64", media_type: "image/png", data: "QQ==" }, id: "b" },
+    { type: "thinking", thinking: "", metadata: { keep: 1 } },
+    { type: "text", text: "kept" },
+  ]);
+  assert.deepEqual(msg.metadata.agentmsg_reduce_errors, ["/content/1/metadata/signature [type]", "/content/2/source [required]"]);
+  assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [["/3/delta", "pattern"], ["/7/block/source", "required"], ["/5", "type"], ["/7", "required"]]);
   assert.deepEqual(validateMessage(msg), []);
 });
 
@@ -35,15 +45,15 @@ test("odd ids and names are reported, never thrown (same rule as Python)", () =>
   const [msg] = r.finish();
   assert.equal(msg.content[0].text, "ok");
   assert.equal(msg.name, null);
-  assert.match(msg.id, /^[0-9a-f-]{36}$/);
-  assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [["/0/id", "type"], ["/1/id", "type"]]);
+  assert.equal(msg.id, "msg-0"); // nothing names the reply, its first event has no string id: its index
+  assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [["/0/id", "type"], ["/0/name", "type"], ["/0/replyId", "type"], ["/1/id", "type"]]);
 });
 
 test("malformed events are skipped with rule required/type; non-objects and inherited names are not events", () => {
   const r = new Reducer();
   for (const e of [null, [1], 5, { type: "toString", id: "x" }, ev("TEXT_BLOCK_START", "a"), ev("TEXT_BLOCK_DELTA", "b", { blockId: "t", delta: 5 }), ev("TEXT_BLOCK_START", "c", { blockId: { no: 1 } }), ev("AGENT_RESULT", "d", { result: [] })]) r.feed(e);
   assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [
-    ["/0", "type"], ["/1", "type"], ["/2", "type"], ["/3/type", "enum"], ["/4", "required"], ["/5/blockId", "order"], ["/5", "type"], ["/6", "type"], ["/7", "type"],
+    ["/0", "type"], ["/1", "type"], ["/2", "type"], ["/3/type", "enum"], ["/4", "required"], ["/5/blockId", "order"], ["/5", "type"], ["/6/blockId", "type"], ["/6", "type"], ["/7/result", "type"], ["/7", "type"],
   ]);
   assert.equal(EVENT_TYPES.length, 31);
 });

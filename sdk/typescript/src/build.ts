@@ -1,0 +1,258 @@
+// From a reply's state to an assistant message, and salvage when what the stream carried does not make
+// a valid message (agentmsg/events/_build.py, rule for rule): every valid part is kept, every dropped
+// part reported. Messages come out in the wire form (key order, defaults, nulls) Python and Java write.
+import { block as checkBlock, compareCodePoints, msg as checkMsg } from "@agentmsg/schema/compiled";
+import type { SchemaProblem } from "@agentmsg/schema/compiled";
+import type { Msg } from "@agentmsg/schema/types";
+import { canonicalMessage } from "./canonical.js";
+import { hasLoneSurrogate, jsonType, readJson } from "./json.js";
+import { Block, ToolResult, isObject, setOwn } from "./state.js";
+import type { Json, Obj, Problem, Reply, State } from "./state.js";
+import { schemaProblems } from "./validate.js";
+
+/** Entries of metadata agentmsg_reduce_errors kept. */
+const MAX_REDUCE_ERRORS = 20;
+
+/** The reply is over: its message joins the completed ones; salvage problems are recorded. */
+export function closeReply(st: State, reply: Reply, interrupted: boolean): void {
+  st.done.push(build(reply, interrupted, st.defaultName, true, st));
+  st.results.push(isObject(reply.result) ? reply.result : null);
+  st.reply = null;
+}
+
+function toolUse(b: Block, closing: boolean): Obj {
+  const raw = b.received ? b.text : null;
+  const meta: Obj = isObject(b.meta) ? { ...b.meta } : {};
+  if (Object.hasOwn(b.extra, "thoughtSignature") && !Object.hasOwn(meta, "thoughtSignature")) meta.thoughtSignature = b.extra.thoughtSignature;
+  let args: Json;
+  if (Object.hasOwn(b.extra, "input")) args = b.extra.input;
+  else if (raw === null || raw === "") args = {};
+  else if (b.open && !closing) args = {}; // still streaming: parsed when the call ends
+  else {
+    // The codec's reader: what it accepts can be written back, so no runtime's parser shows through.
+    args = readJson(raw);
+    const err = args === undefined ? "arguments are not valid JSON" : isObject(args) ? null : `arguments are JSON but not an object: ${jsonType(args)}`;
+    if (err !== null) {
+      args = {};
+      meta.argumentsError = err;
+    }
+  }
+  return { type: "tool_use", id: b.extra.id, name: b.name || "", input: args, content: raw, metadata: meta, state: Object.hasOwn(b.extra, "state") ? b.extra.state : "pending" };
+}
+
+function blockDict(b: Block | ToolResult, close: boolean): Json {
+  if (b instanceof ToolResult) {
+    const state = b.open ? (close ? "interrupted" : "running") : b.state;
+    return { type: "tool_result", id: b.id, name: b.name, output: b.outputs(), metadata: b.meta, state };
+  }
+  switch (b.kind) {
+    case "text":
+      return { type: "text", text: b.text };
+    case "thinking": {
+      let meta: Obj | null = isObject(b.meta) ? { ...b.meta } : null;
+      if (Object.keys(b.extra).length || b.signature !== null || b.redacted !== null) {
+        meta ??= {};
+        for (const [k, v] of Object.entries(b.extra)) if (!Object.hasOwn(meta, k)) meta[k] = v;
+        if (b.signature !== null && !Object.hasOwn(meta, "signature")) meta.signature = b.signature;
+        if (b.redacted !== null) {
+          if (!Object.hasOwn(meta, "redacted")) meta.redacted = true;
+          if (!Object.hasOwn(meta, "redactedData")) meta.redactedData = b.redacted;
+        }
+      }
+      return { type: "thinking", thinking: b.text, metadata: meta };
+    }
+    case "data": {
+      const out: Obj = { type: "data", source: { type: "base64", media_type: b.extra.mediaType, data: b.text }, id: b.extra.id };
+      if (b.name !== null) out.name = b.name;
+      return out;
+    }
+    case "tool_use":
+      return toolUse(b, close);
+    default:
+      return b.block; // whole media blocks, hints, external execution results
+  }
+}
+
+/** The reply's message. `st` given (the reply is closing): salvage problems are recorded there. */
+export function build(reply: Reply, interrupted: boolean, defaultName: string | null, close: boolean, st?: State): Msg {
+  const origins: number[] = [];
+  const content: Json[] = [];
+  for (const b of reply.blocks) {
+    const d = blockDict(b, close);
+    if (d === null || d === undefined) continue; // an external execution result that is null
+    content.push(d);
+    origins.push(b.origin);
+  }
+  const result: Obj = isObject(reply.result) ? reply.result : {};
+  const metadata: Obj = isObject(result.metadata) ? { ...result.metadata } : {};
+  Object.assign(metadata, reply.meta);
+  if (reply.hitl.length) metadata.agentmsg_hitl = [...reply.hitl];
+  // What the reply ended with.
+  if (reply.finishReason !== null) metadata.agentmsg_finish_reason = reply.finishReason;
+  if (reply.model !== null) metadata.agentmsg_model = reply.model;
+  if (reply.stopReason !== null) metadata.agentmsg_stop_reason = reply.stopReason;
+  if (reply.errors.length) metadata.agentmsg_errors = [...reply.errors];
+  const reason = interrupted ? "INTERRUPTED" : reply.reason;
+  if (reason !== null) metadata.agentscope_generate_reason = reason;
+  const usage = reply.usage !== null ? { ...reply.usage } : Object.hasOwn(result, "usage") ? result.usage : null;
+  // Ids and names come from the stream: only non-empty strings (ids) and strings (names) are used.
+  const id = [result.id, reply.msgId].find((v) => typeof v === "string" && v !== "") ?? reply.fallbackId;
+  const name = [result.name, reply.name].find((v) => typeof v === "string") ?? defaultName;
+  let data: Obj = {
+    id,
+    name,
+    role: "ASSISTANT",
+    content,
+    metadata,
+    timestamp: Object.hasOwn(result, "timestamp") ? result.timestamp : reply.timestamp,
+    usage,
+  };
+  const unwritable = unwritablePaths(data);
+  if (unwritable.length) {
+    // Values JSON cannot carry (from events given as objects, not parsed JSON): left out, reported.
+    for (const path of deepestLastFirst(unwritable)) {
+      data = without(data, path);
+      const at = path[0] === "content" && typeof path[1] === "number" ? origins[path[1]]! : reply.origin;
+      st?.add({ pointer: `/${at}`, rule: "json-value", message: `the reduced message's ${pointerOf(path)} cannot be written as JSON (a lone surrogate): left out` });
+    }
+  }
+  const problems = schemaProblems(checkMsg, data);
+  return canonicalMessage((problems.length ? salvage(data, problems, origins, reply.origin, st) : data) as Msg);
+}
+
+const BIG_TEXT = new Set(["text", "thinking", "content", "data"]); // a message's bulk: built from checked deltas
+
+/** Paths of strings with a lone surrogate (they cannot be written as UTF-8), as Python's _unwritable
+ * finds them: the bulk text fields are not scanned (their deltas are checked when parsed from bytes). */
+function unwritablePaths(data: Obj): (string | number)[][] {
+  const out: (string | number)[][] = [];
+  const stack: [Json, (string | number)[]][] = [[data, []]];
+  while (stack.length) {
+    const [node, path] = stack.pop()!;
+    if (Array.isArray(node)) node.forEach((child, i) => stack.push([child, [...path, i]]));
+    else if (isObject(node)) {
+      for (const [key, child] of Object.entries(node)) {
+        if (BIG_TEXT.has(key) && typeof child === "string" && path[0] === "content" && path.length <= 4) continue;
+        stack.push([child, [...path, key]]);
+      }
+    } else if (typeof node === "string" && hasLoneSurrogate(node)) out.push(path);
+  }
+  return out;
+}
+
+// ---- JSON pointers: leaving out the values a schema rejected (copy-on-write) ------------------------------
+
+const escape = (key: string): string => key.replace(/~/g, "~0").replace(/\//g, "~1");
+const pointerOf = (path: (string | number)[]): string => path.map((p) => `/${escape(String(p))}`).join("");
+
+/** A JSON pointer's tokens: a plain decimal number (not "01") is an array index, anything else a key. */
+function tokens(pointer: string): (string | number)[] {
+  return pointer.split("/").slice(1).map((raw) => {
+    const token = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    return /^(0|[1-9][0-9]{0,17})$/.test(token) ? Number(token) : token;
+  });
+}
+
+/** A copy of `node` without the value at `path` (only the containers on the path are copied); `node`
+ * itself when there is nothing there. */
+function without(node: Json, path: (string | number)[]): Json {
+  const [head, ...rest] = path;
+  if (isObject(node)) {
+    const key = String(head);
+    if (!Object.hasOwn(node, key)) return node;
+    const copy: Obj = { ...node };
+    if (rest.length) setOwn(copy, key, without(node[key], rest));
+    else delete copy[key];
+    return copy;
+  }
+  if (Array.isArray(node) && typeof head === "number" && head < node.length) {
+    const items = [...node];
+    if (rest.length) items[head] = without(node[head], rest);
+    else items.splice(head, 1);
+    return items;
+  }
+  return node; // already removed with its parent
+}
+
+/** Paths in the order to remove them: later items before earlier ones, children before parents. */
+function deepestLastFirst(paths: (string | number)[][]): (string | number)[][] {
+  const cmp = (a: (string | number)[], b: (string | number)[]): number => {
+    for (let i = 0; i < Math.min(a.length, b.length); i++) {
+      const x = a[i]!, y = b[i]!;
+      if (typeof x !== typeof y) return typeof x === "number" ? -1 : 1;
+      const c = typeof x === "number" ? x - (y as number) : compareCodePoints(x, y as string);
+      if (c) return c;
+    }
+    return a.length - b.length;
+  };
+  return [...paths].sort((a, b) => cmp(b, a));
+}
+
+// ---- salvage --------------------------------------------------------------------------------------------
+
+const entry = (p: SchemaProblem): string => `${p.pointer} [${p.rule}]`;
+
+/** Keep every block, metadata key and field that is valid on its own; report the rest (in the reducer's
+ * problems when closing, one per part left out or pruned, and always in metadata agentmsg_reduce_errors:
+ * every schema problem of those parts as "<pointer in the message> [<rule>]", sorted by code point, at
+ * most 20, so the text is the same in every runtime). */
+function salvage(data: Obj, failures: SchemaProblem[], origins: number[], origin: number, st?: State): Obj {
+  const found: Problem[] = [];
+  const entries = new Set<string>();
+  const drop = (at: number, where: string, problems: SchemaProblem[], what: string): void => {
+    for (const p of problems) entries.add(`${where}${entry(p)}`);
+    const first = problems[0] ?? { pointer: "", rule: "schema", message: "invalid" };
+    found.push({ pointer: `/${at}`, rule: first.rule, message: `the reduced message's ${where}${first.pointer} is invalid (${first.message}): ${what}` });
+  };
+  const alone = (key: string, value: Json): SchemaProblem[] => schemaProblems(checkMsg, { id: "x", role: "ASSISTANT", content: [], [key]: value });
+
+  const content: Json[] = [];
+  (data.content as Json[]).forEach((block, j) => {
+    const at = origins[j]!;
+    const problems = schemaProblems(checkBlock, block);
+    if (!problems.length) {
+      content.push(block);
+      return;
+    }
+    // Leave out the values the schema rejects; keep the block when what is left is valid.
+    let pruned = block;
+    for (const path of deepestLastFirst(problems.filter((p) => p.pointer).map((p) => tokens(p.pointer)))) pruned = without(pruned, path);
+    if (pruned !== block && !schemaProblems(checkBlock, pruned).length) {
+      drop(at, `/content/${j}`, problems, "value left out");
+      content.push(pruned);
+    } else drop(at, `/content/${j}`, problems, "block left out");
+  });
+  const metadata: Obj = {};
+  for (const [key, value] of Object.entries(data.metadata as Obj)) {
+    const problems = alone("metadata", { [key]: value });
+    if (problems.length) drop(origin, "", problems, `metadata key ${JSON.stringify(key)} left out`);
+    else setOwn(metadata, key, value);
+  }
+  const fixed: Obj = { ...data, content, metadata };
+  for (const key of ["usage", "timestamp", "name"]) {
+    const problems = alone(key, data[key]);
+    if (problems.length) {
+      drop(origin, "", problems, `${key} left out`);
+      fixed[key] = null;
+    }
+  }
+  if (!found.length) {
+    // Nothing singled out: a rule across parts; keep the text at least.
+    for (const p of failures) {
+      found.push({ pointer: `/${origin}`, rule: p.rule, message: `the reduced message: ${p.message}` });
+      entries.add(entry(p));
+    }
+    fixed.content = content.filter((b) => isObject(b) && (b.type === "text" || b.type === "thinking"));
+  }
+  if (st) for (const p of found) st.add(p);
+  fixed.metadata = { ...metadata, agentmsg_reduce_errors: [...entries].sort(compareCodePoints).slice(0, MAX_REDUCE_ERRORS) };
+  const last = schemaProblems(checkMsg, fixed);
+  if (!last.length) return fixed;
+  // The last resort: an empty message that says why.
+  return {
+    id: typeof fixed.id === "string" && fixed.id ? fixed.id : `msg-${origin}`,
+    role: "ASSISTANT",
+    content: [],
+    metadata: { agentmsg_reduce_errors: [...new Set(last.map(entry))].sort(compareCodePoints).slice(0, MAX_REDUCE_ERRORS) },
+  };
+}

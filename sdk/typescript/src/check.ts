@@ -1,0 +1,67 @@
+// Does each reduced message cover its reply's AGENT_RESULT? (agentmsg/events/_check.py, Reducer.checkResults)
+import type { Json, Obj, Problem } from "./state.js";
+import { isObject } from "./state.js";
+
+/** Python's `str(x)`, for the text AGENT_RESULT carries. */
+const pyStr = (v: unknown): string => (v === null || v === undefined ? "None" : v === true ? "True" : v === false ? "False" : typeof v === "string" ? v : JSON.stringify(v));
+
+/** Python's `==` on JSON values (a boolean equals the number it stands for: True == 1). */
+function same(a: Json, b: Json): boolean {
+  const scalar = (v: Json): boolean => typeof v === "number" || typeof v === "boolean";
+  if (scalar(a) && scalar(b)) return Number(a) === Number(b);
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]));
+  if (isObject(a) || isObject(b)) {
+    if (!isObject(a) || !isObject(b)) return false;
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && same(a[k], b[k]));
+  }
+  return a === b;
+}
+
+const short = (v: unknown): string => {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length <= 80 ? s : `${s.slice(0, 77)}...`;
+};
+
+/** One problem (rule `agent-result`) per disagreement between a completed message and its AGENT_RESULT: a
+ * role other than ASSISTANT (pointer `/<message>/role`), text or thinking of the result missing from the
+ * message's, a tool call missing or with another name or input (pointer `/<message>/content`). Replies
+ * without AGENT_RESULT are not checked. */
+export function checkResults(done: Json[], results: (Obj | null)[]): Problem[] {
+  const problems: Problem[] = [];
+  done.forEach((msg, index) => {
+    const result = results[index];
+    if (!result) return;
+    const role = Object.hasOwn(result, "role") ? result.role : null;
+    if (role !== null && role !== "ASSISTANT") {
+      problems.push({ pointer: `/${index}/role`, rule: "agent-result", message: `AGENT_RESULT's role ${short(role)} differs from the reduced message's "ASSISTANT" (events carry assistant replies only)` });
+    }
+    const content = result.content;
+    if (!Array.isArray(content)) return;
+    const ours: Obj[] = msg.content;
+    const pointer = `/${index}/content`;
+    for (const kind of ["text", "thinking"]) {
+      const mine = ours.filter((b) => b.type === kind).map((b) => b[kind]).join("");
+      for (const b of content) {
+        if (isObject(b) && b.type === kind && !mine.includes(pyStr(Object.hasOwn(b, kind) ? b[kind] : null))) {
+          problems.push({ pointer, rule: "agent-result", message: `AGENT_RESULT's ${kind} ${short(b[kind])} is not in the stream's` });
+        }
+      }
+    }
+    const calls = new Map<string, [Json, Json][]>();
+    for (const b of ours) if (b.type === "tool_use") calls.set(b.id, [...(calls.get(b.id) ?? []), [b.name, b.input]]);
+    for (const b of content) {
+      if (!isObject(b) || b.type !== "tool_use") continue;
+      const id = b.id;
+      const mineCalls = typeof id === "string" ? calls.get(id) : undefined;
+      const get = (k: string): Json => (Object.hasOwn(b, k) ? b[k] : null);
+      if (mineCalls === undefined) {
+        problems.push({ pointer, rule: "agent-result", message: `AGENT_RESULT's tool call ${short(id)} is not in the stream` });
+      } else if (!mineCalls.some(([name, input]) => same(name, get("name")) && same(input, get("input")))) {
+        const [name, input] = mineCalls[mineCalls.length - 1]!;
+        problems.push({ pointer, rule: "agent-result", message: `tool call ${short(id)}: the stream gives ${short(name)} ${short(input)}, AGENT_RESULT ${short(get("name"))} ${short(get("input"))}` });
+      }
+    }
+  });
+  return problems;
+}

@@ -1,0 +1,610 @@
+// How each event type changes the reducer's state (agentmsg/events/_handlers.py, rule for rule): one
+// handler per type, and `apply`, which picks the handler and makes sure bad input becomes a recorded
+// problem, never an exception.
+//
+// Tolerant mode checks every event except the plain deltas against the event schema first and reports
+// what breaks it (the schema's pointer and rule). The event is then applied as it is: handlers take
+// only values of the right kind (a wrong one is left out; an event without a value it needs is
+// skipped), and whatever reaches the message is checked when it is built (build.ts's salvage).
+import { enums, event as checkEvent } from "@agentmsg/schema/compiled";
+import { closeReply } from "./build.js";
+import { Block, Malformed, ReducerError, Reply, THINKING_DELTA, ToolResult, isObject, keyOf, req, setOwn } from "./state.js";
+import type { Json, Obj, State } from "./state.js";
+import { schemaProblems } from "./validate.js";
+
+type Handler = (st: State, e: Obj, i: number) => void;
+
+const MAX_INT = 2n ** 63n - 1n; // Java's Long.MAX_VALUE: the largest usage a Java reader can hold
+const MAX_INT_NUMBER = 2 ** 63; // the double nearest to it (what JSON.parse makes of 9223372036854775807)
+const USAGE_KEYS = ["inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens"] as const;
+const CALL_STATES: readonly unknown[] = enums.ToolCallState!;
+const RESULT_STATES: readonly unknown[] = enums.ToolResultState!;
+const OCTETS = "application/octet-stream";
+/** CUSTOM event name of an error a producer reports in the stream (provider errors, cut streams). */
+export const ERROR_EVENT = "agentmsg.error";
+
+/** Python's truthiness (the Python reducer's `x or y`, `if x`). */
+export const truthy = (v: unknown): boolean =>
+  !(v === undefined || v === null || v === false || v === 0 || v === "" || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0));
+const repr = (v: unknown): string => {
+  const s = typeof v === "string" ? JSON.stringify(v) : String(JSON.stringify(v) ?? v);
+  return s.length <= 80 ? s : `${s.slice(0, 77)}...`;
+};
+const placeholder = (name: unknown): boolean => typeof name === "string" && name.startsWith("__");
+const get = (e: Obj, key: string): Json => (Object.hasOwn(e, key) ? e[key] : null);
+
+/** Apply event `e` (index `i`), already checked for its source and for duplicates. */
+export function apply(st: State, e: Obj, i: number): void {
+  const kind = e.type;
+  const reply = st.reply;
+  if (reply !== null && typeof kind === "string") {
+    // The common case first: a plain delta for an open block or call, through the routing table.
+    const table = reply.route(kind);
+    if (table !== undefined) {
+      const id = table === reply.calls ? e.toolCallId : e.blockId;
+      const delta = e.delta;
+      if (typeof id === "string" && typeof delta === "string" && (kind !== THINKING_DELTA || (!Object.hasOwn(e, "signature") && !Object.hasOwn(e, "redactedData")))) {
+        const b = table.get(id);
+        if (b !== undefined) {
+          b.add(delta);
+          return;
+        }
+      }
+    }
+  }
+  const handler = typeof kind === "string" && Object.hasOwn(HANDLERS, kind) ? HANDLERS[kind] : undefined;
+  if (handler === undefined) {
+    st.problem(i, "/type", "enum", `unknown event type ${repr(kind)}: event skipped`);
+    return;
+  }
+  if (!st.strict && !PLAIN_DELTAS.has(kind) && !schemaCheck(st, e, i)) return;
+  st.eventId = get(e, "id"); // a reply this event opens is named after it when nothing else names it
+  try {
+    handler(st, e, i);
+  } catch (x) {
+    if (x instanceof ReducerError || !(x instanceof Error)) throw x; // bad input never escapes as a bare exception
+    const rule = x instanceof Malformed ? x.rule : "type";
+    st.problem(i, "", rule, `malformed ${kind} event (${x.message}): event skipped`);
+  }
+}
+
+/** Report what in the event breaks the event schema; the event is still applied as it is, unless it is
+ * too deep or not JSON at all (false: skipped). */
+function schemaCheck(st: State, e: Obj, i: number): boolean {
+  for (const p of schemaProblems(checkEvent, e)) {
+    if (p.pointer === "/id" && typeof e.id !== "string") continue; // reported by the duplicate check
+    if (p.pointer === "" && (p.rule === "required" || p.rule === "additionalProperties")) continue; // handlers report the keys they need
+    if (p.pointer === "") {
+      st.problem(i, "", p.rule, `${p.message}: event skipped`);
+      return false;
+    }
+    st.problem(i, p.pointer, p.rule, p.message);
+  }
+  return true;
+}
+
+/** Bound the open blocks, tool calls and tool results of a reply: beyond maxOpen the one opened first
+ * is closed as it is (its content kept), with a problem. */
+function makeRoom(st: State, reply: Reply, i: number): void {
+  if (reply.openCount() < st.maxOpen) return;
+  const [table, id] = reply.oldestOpen();
+  st.problem(i, "", "max-open-blocks", `more than ${st.maxOpen} blocks, tool calls and tool results open in one reply: the ${table} ${repr(id)} opened first is closed as it is`);
+  if (table === "block") reply.closeBlock(id);
+  else if (table === "call") {
+    reply.closeCall(id);
+    delete reply.byCall.get(id)!.extra.implicit;
+  } else {
+    const t = reply.byResult.get(id)!;
+    t.flushText();
+    t.state = "interrupted";
+    reply.closeResult(id);
+  }
+}
+
+// ---- replies and model calls ------------------------------------------------------------------------
+
+function agentStart(st: State, e: Obj, i: number): void {
+  const open = st.reply;
+  if (open !== null) {
+    if (open.explicit) st.problem(i, "/type", "order", "AGENT_START inside an open reply: the open reply is closed as interrupted");
+    closeReply(st, open, open.explicit);
+  }
+  const reply = (st.reply = new Reply(true, i, get(e, "id")));
+  reply.msgId = truthy(e.replyId) ? e.replyId : null;
+  reply.name = get(e, "name");
+  reply.timestamp = javaTimestamp(e.createdAt);
+}
+
+function agentEnd(st: State, e: Obj, i: number): void {
+  const reply = st.reply;
+  if (reply === null) {
+    st.problem(i, "/type", "order", "AGENT_END without an open reply: ignored");
+    return;
+  }
+  closeReply(st, reply, false);
+}
+
+function agentResult(st: State, e: Obj): void {
+  const result = req(e, "result");
+  if (!isObject(result)) throw new Malformed("type", "result is not an object");
+  st.current().result = result;
+}
+
+function modelStart(st: State, e: Obj): void {
+  const reply = st.current();
+  reply.modelOpen++;
+  if (reply.msgId === null && !reply.explicit) reply.msgId = truthy(e.replyId) ? e.replyId : null; // named after its first model call
+  if (typeof e.modelName === "string") reply.model = e.modelName; // a wrong one is reported by the schema check
+}
+
+/** A string from MODEL_CALL_END's envelope metadata (finishReason, model); another value is reported
+ * (rule `type`) and not taken. */
+function ending(st: State, e: Obj, i: number, key: string): string | null {
+  const meta = e.metadata;
+  const value = isObject(meta) && Object.hasOwn(meta, key) ? meta[key] : null;
+  if (value === null || typeof value === "string") return value;
+  st.problem(i, `/metadata/${key}`, "type", `${key} ${repr(value)} is not a string: not taken`);
+  return null;
+}
+
+/** A token count as an exact integer (a double of 2^63 is what JSON.parse makes of Long.MAX_VALUE). */
+const exact = (n: number): bigint => (n >= MAX_INT_NUMBER ? (n === MAX_INT_NUMBER ? MAX_INT : BigInt(n)) : BigInt(n));
+
+function modelEnd(st: State, e: Obj, i: number): void {
+  const reply = st.current();
+  if (reply.modelOpen > 0) reply.modelOpen--;
+  // A model call's tool calls end with it. Java sends no TOOL_CALL_END for a call it never STARTed
+  // (placeholder-named fragments), so such a call would otherwise stay open into the next model call.
+  for (const id of [...reply.calls.keys()]) {
+    reply.closeCall(id);
+    delete reply.byCall.get(id)!.extra.implicit;
+  }
+  const finishReason = ending(st, e, i, "finishReason");
+  if (finishReason !== null) reply.finishReason = finishReason;
+  const model = ending(st, e, i, "model");
+  if (model !== null) reply.model = model;
+  const usage = get(e, "usage");
+  if (!truthy(usage)) return;
+  if (!isObject(usage)) throw new Malformed("type", "usage is not an object");
+  const total: Obj = reply.usage ?? {};
+  for (const k of USAGE_KEYS) {
+    const v = Object.hasOwn(usage, k) ? usage[k] : null;
+    if (v === null) continue;
+    const have = Object.hasOwn(total, k) ? total[k] : 0;
+    let sum: number;
+    if (k !== "time") {
+      if (typeof v !== "number" || !Number.isInteger(v)) {
+        st.problem(i, `/usage/${k}`, "type", `usage ${k} ${repr(v)} is not a 64-bit integer: value ignored`);
+        continue;
+      }
+      const exactSum = exact(have) + exact(v);
+      if (exactSum > MAX_INT) {
+        st.problem(i, `/usage/${k}`, "maximum", `usage ${k} summed over the reply exceeds ${MAX_INT} (Java's Long.MAX_VALUE): kept at that value`);
+        sum = MAX_INT_NUMBER;
+      } else sum = Number(exactSum);
+    } else {
+      if (typeof v !== "number" && typeof v !== "boolean") throw new Malformed("type", `usage time ${repr(v)} is not a number`);
+      sum = have + Number(v);
+      if (sum >= MAX_INT_NUMBER) { // every double from 2^63 on is beyond 2^63-1
+        st.problem(i, `/usage/${k}`, "maximum", `usage ${k} summed over the reply exceeds ${MAX_INT} (Java's Long.MAX_VALUE): kept at that value`);
+        sum = MAX_INT_NUMBER;
+      }
+    }
+    total[k] = sum;
+  }
+  if (Object.keys(total).length) reply.usage = total;
+}
+
+/** `2026-11-22T10:34:38.563248392Z` -> `2026-11-22 10:34:38.563` (the written form, UTC). */
+function javaTimestamp(createdAt: Json): string | null {
+  if (typeof createdAt !== "string" || createdAt.length < 19 || !"Tt".includes(createdAt[10]!) || !/[Zz]$/.test(createdAt)) return null;
+  const frac = createdAt.length > 20 && createdAt[19] === "." ? createdAt.slice(20, -1) : "";
+  return `${createdAt.slice(0, 10)} ${createdAt.slice(11, 19)}.${(frac + "000").slice(0, 3)}`;
+}
+
+// ---- text, thinking and data blocks ----------------------------------------------------------------------
+
+function blockStart(kind: string): Handler {
+  return (st, e, i) => {
+    const reply = st.current();
+    const raw = req(e, "blockId");
+    const id = keyOf(raw);
+    if (reply.byBlock.has(id)) {
+      st.problem(i, "/blockId", "order", `${kind} block ${repr(raw)} started twice: the second START is ignored`);
+      return;
+    }
+    makeRoom(st, reply, i);
+    const b = new Block(kind, i);
+    if (kind === "thinking") {
+      for (const k of ["provider", "model"]) if (typeof e[k] === "string") b.extra[k] = e[k]; // a wrong one is reported by the schema check
+    } else if (kind === "data") {
+      const whole = get(e, "block");
+      if (whole !== null) {
+        b.kind = "whole";
+        b.block = whole;
+      } else {
+        const mediaType = e.mediaType;
+        b.extra.mediaType = typeof mediaType === "string" && mediaType ? mediaType : OCTETS;
+        if (typeof e.name === "string") b.name = e.name;
+        b.extra.id = raw;
+      }
+    }
+    reply.openBlock(id, b);
+  };
+}
+
+/** The open block of `kind` a delta is for; started here (with a problem) when there is none. */
+function openBlock(st: State, e: Obj, i: number, kind: string): Block {
+  const reply = st.current();
+  const raw = req(e, "blockId");
+  const id = keyOf(raw);
+  const b = reply.byBlock.get(id);
+  if (b !== undefined && (b.kind === kind || (kind === "data" && b.kind === "whole"))) return b;
+  if (b === undefined) {
+    st.problem(i, "/blockId", "order", `${kind} delta for block ${repr(raw)} that was never started: the block is started here`);
+  } else {
+    // The id belongs to an open block of another kind: that block keeps what it has and is closed, the
+    // delta starts a block of its own kind under the id (never mixed into the other block).
+    st.problem(i, "/blockId", "order", `${kind} delta for block ${repr(raw)}, an open ${b.kind} block: that block is closed, a ${kind} block started`);
+    reply.closeBlock(id);
+  }
+  blockStart(kind)(st, { blockId: raw }, i);
+  return reply.byBlock.get(id)!;
+}
+
+function delta(e: Obj): string {
+  const d = req(e, "delta");
+  if (typeof d !== "string") throw new Malformed("type", "delta is not a string");
+  return d;
+}
+
+function textDelta(st: State, e: Obj, i: number): void {
+  const reply = st.reply;
+  let b = reply !== null ? reply.byBlock.get(keyOf(req(e, "blockId"))) : undefined;
+  if (b === undefined || b.kind !== "text") b = openBlock(st, e, i, "text");
+  b.add(delta(e));
+}
+
+function thinkingDelta(st: State, e: Obj, i: number): void {
+  const reply = st.reply;
+  let b = reply !== null ? reply.byBlock.get(keyOf(req(e, "blockId"))) : undefined;
+  if (b === undefined || b.kind !== "thinking") b = openBlock(st, e, i, "thinking");
+  const d = delta(e);
+  if (d) b.add(d);
+  for (const k of ["signature", "redactedData"] as const) {
+    const value = get(e, k);
+    if (value === null) continue;
+    if (typeof value !== "string") {
+      st.problem(i, `/${k}`, "type", `${k} ${repr(value)} is not a string: ignored`);
+      continue;
+    }
+    if (k === "signature") b.signature = (b.signature ?? "") + value;
+    else b.redacted = (b.redacted ?? "") + value;
+  }
+}
+
+function dataDelta(st: State, e: Obj, i: number): void {
+  const b = openBlock(st, e, i, "data");
+  const d = delta(e);
+  if (b.kind === "whole") {
+    st.problem(i, "/delta", "order", "data delta for a block delivered whole: ignored");
+    return;
+  }
+  if (!isBase64Fragment(d)) {
+    st.problem(i, "/delta", "pattern", "data delta is not base64: delta dropped");
+    return;
+  }
+  // The joined data must match the schema's base64 pattern: '=' padding only at the very end.
+  const pad = d.length - d.replace(/=+$/, "").length;
+  if ((b.pad && d) || b.pad + pad > 2) {
+    st.problem(i, "/delta", "pattern", "data delta after the '=' padding of the data: delta dropped");
+    return;
+  }
+  b.pad += pad;
+  b.add(d);
+}
+
+const B64 = /^[A-Za-z0-9+/=]*$/;
+/** Whether a data delta is base64 once padded to a multiple of 4, exactly as Python's
+ * `base64.b64decode(s + "=" * (-len(s) % 4), validate=True)` decides (CPython's strict mode). */
+export function isBase64Fragment(s: string): boolean {
+  if (!B64.test(s)) return false;
+  const padded = s + "=".repeat((4 - (s.length % 4)) % 4);
+  if (padded[0] === "=") return false;
+  let quad = 0, pads = 0, padding = false;
+  for (let i = 0; i < padded.length; i++) {
+    if (padded.charCodeAt(i) === 61) {
+      padding = true;
+      if (quad >= 2 && quad + ++pads >= 4) return i + 1 === padded.length;
+      continue;
+    }
+    if (padding) return false;
+    pads = 0;
+    quad = (quad + 1) % 4;
+  }
+  return quad === 0;
+}
+
+function blockEnd(kind: string): Handler {
+  return (st, e, i) => {
+    const reply = st.current();
+    const raw = req(e, "blockId");
+    const id = keyOf(raw);
+    const b = reply.byBlock.get(id);
+    if (b === undefined) {
+      st.problem(i, "/blockId", "order", `END for ${kind} block ${repr(raw)} that is not open: ignored`);
+      return;
+    }
+    if (Object.hasOwn(e, "metadata")) b.meta = e.metadata;
+    reply.closeBlock(id);
+  };
+}
+
+// ---- tool calls ----------------------------------------------------------------------------------------
+
+const sameModelCall = (b: Block, e: Obj): boolean => b.extra.replyId !== null && b.extra.replyId === get(e, "replyId");
+
+function adoptName(b: Block, name: Json): void {
+  if (typeof name === "string" && name && (b.name === null || (placeholder(b.name) && !placeholder(name)))) b.name = name;
+}
+
+function toolCallStart(st: State, e: Obj, i: number): void {
+  const reply = st.current();
+  const raw = req(e, "toolCallId");
+  const id = keyOf(raw);
+  const existing = reply.byCall.get(id);
+  if (existing !== undefined) {
+    if (existing.open && truthy(existing.extra.implicit)) {
+      // A START for a call its deltas already opened (Java: they came under a placeholder name, or
+      // reopened the call): it is that call, which gets its real name.
+      delete existing.extra.implicit;
+      adoptName(existing, get(e, "toolCallName"));
+      return;
+    }
+    if (existing.open) {
+      st.problem(i, "/toolCallId", "order", `tool call ${repr(raw)} started twice: the second START is ignored`);
+      return;
+    }
+    if (sameModelCall(existing, e)) {
+      // Java ends every open call whenever a chunk of another call arrives and starts it again at its
+      // next chunk: within one model call (same replyId) it is the same call.
+      makeRoom(st, reply, i);
+      reply.openCall(id, existing, false);
+      adoptName(existing, get(e, "toolCallName"));
+      return;
+    }
+    if (existing.extra.replyId === null || get(e, "replyId") === null) {
+      st.problem(i, "/toolCallId", "order", `tool call ${repr(raw)} started again after its END: a new call block is added`);
+    }
+    // else: a later model call reusing a provider's call id: a new call.
+  }
+  makeRoom(st, reply, i);
+  const b = new Block("tool_use", i);
+  const name = get(e, "toolCallName");
+  b.name = typeof name === "string" ? name : null; // a wrong one is reported by the schema check
+  if (typeof e.thoughtSignature === "string") b.extra.thoughtSignature = e.thoughtSignature;
+  b.extra.id = raw;
+  b.extra.replyId = get(e, "replyId");
+  reply.openCall(id, b, true);
+}
+
+/** The open call a TOOL_CALL_DELTA/END is for; null when the event is to be ignored. */
+function call(st: State, e: Obj, i: number): Block | null {
+  const reply = st.current();
+  const raw = req(e, "toolCallId");
+  const id = keyOf(raw);
+  const name = get(e, "toolCallName");
+  let b = reply.byCall.get(id);
+  if (b !== undefined && !b.open) {
+    if (e.type === "TOOL_CALL_END") {
+      st.problem(i, "/toolCallId", "order", `END for tool call ${repr(raw)} that is not open: ignored`);
+      return null;
+    }
+    if (sameModelCall(b, e)) {
+      // Java: a fragment of a call it ended when another call's chunk arrived (see above).
+      if (!placeholder(name)) st.problem(i, "/toolCallId", "order", `delta for tool call ${repr(raw)} after its END: the call goes on`);
+      makeRoom(st, reply, i);
+      reply.openCall(id, b, false);
+      b.extra.implicit = true;
+      adoptName(b, name);
+      return b;
+    }
+  }
+  if (b === undefined || !b.open) {
+    if (!(placeholder(name) && e.type === "TOOL_CALL_DELTA")) {
+      st.problem(i, "/toolCallId", "order", `${e.type} for tool call ${repr(raw)} that is not open: the call is started here`);
+    }
+    toolCallStart(st, { toolCallId: raw, toolCallName: name, replyId: get(e, "replyId") }, i);
+    b = reply.byCall.get(id)!;
+    b.extra.implicit = true;
+  }
+  adoptName(b, name);
+  return b;
+}
+
+function toolCallDelta(st: State, e: Obj, i: number): void {
+  const reply = st.reply;
+  let b = reply !== null ? reply.byCall.get(keyOf(req(e, "toolCallId"))) : undefined;
+  if (b === undefined || !b.open) b = call(st, e, i)!; // only END is ever ignored
+  b.add(delta(e));
+}
+
+function toolCallEnd(st: State, e: Obj, i: number): void {
+  const b = call(st, e, i);
+  if (b === null) return;
+  const id = keyOf(e.toolCallId);
+  // Values the schema check reported as wrong are not taken (the call keeps what it has).
+  if (isObject(e.input)) b.extra.input = e.input;
+  if (member(get(e, "state"), CALL_STATES)) b.extra.state = e.state;
+  if (Object.hasOwn(e, "metadata")) b.meta = e.metadata;
+  st.current().closeCall(id);
+}
+
+/** `value in frozenset(...)` in Python: an object or array is not hashable (rule `type`). */
+function member(value: Json, values: readonly unknown[]): boolean {
+  if (typeof value === "object" && value !== null) throw new Malformed("type", "unhashable value");
+  return values.includes(value);
+}
+
+// ---- tool results ------------------------------------------------------------------------------------
+
+function toolResultStart(st: State, e: Obj, i: number): void {
+  const reply = st.current();
+  const raw = req(e, "toolCallId");
+  const id = keyOf(raw);
+  if (reply.byResult.has(id)) {
+    st.problem(i, "/toolCallId", "order", `tool result ${repr(raw)} started twice: the second START is ignored`);
+    return;
+  }
+  makeRoom(st, reply, i);
+  const name = get(e, "toolCallName");
+  reply.openResult(new ToolResult(raw, typeof name === "string" ? name : null, i), id);
+}
+
+function result(st: State, e: Obj, i: number): ToolResult {
+  const reply = st.current();
+  const raw = req(e, "toolCallId");
+  const id = keyOf(raw);
+  let t = reply.byResult.get(id);
+  if (t === undefined) {
+    st.problem(i, "/toolCallId", "order", `${e.type} for tool result ${repr(raw)} that was never started: the result is started here`);
+    toolResultStart(st, { toolCallId: raw, toolCallName: get(e, "toolCallName") }, i);
+    t = reply.byResult.get(id)!;
+  }
+  return t;
+}
+
+function toolResultText(st: State, e: Obj, i: number): void {
+  const t = result(st, e, i);
+  const d = delta(e);
+  t.text = (t.text ?? "") + d;
+}
+
+function toolResultData(st: State, e: Obj, i: number): void {
+  const t = result(st, e, i);
+  const data = req(e, "data");
+  if (!isObject(data) || typeof data.type !== "string") throw new Malformed("type", "data is not a content block");
+  t.flushText();
+  t.output.push(data);
+}
+
+function toolResultEnd(st: State, e: Obj, i: number): void {
+  const t = result(st, e, i);
+  t.flushText();
+  const state = req(e, "state");
+  if (member(state, RESULT_STATES)) t.state = state; // a wrong one is reported by the schema check; the result still ends
+  const meta = get(e, "metadata");
+  if (truthy(meta)) t.meta = asDict(meta);
+  st.current().closeResult(keyOf(t.id));
+}
+
+/** Python's `dict(value)`: a copy of an object, or of an array of [key, value] pairs. */
+function asDict(value: Json): Obj {
+  if (isObject(value)) return { ...value };
+  if (Array.isArray(value) && value.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === "string")) return Object.fromEntries(value);
+  throw new Malformed("type", "metadata is not an object");
+}
+
+// ---- everything else ------------------------------------------------------------------------------------
+
+function hint(st: State, e: Obj, i: number): void {
+  const b = new Block("hint", i);
+  b.block = { type: "hint", id: get(e, "blockId"), hint: req(e, "hint"), source: get(e, "hintSource") };
+  b.open = false;
+  st.current().blocks.push(b);
+}
+
+function requestStop(st: State, e: Obj): void {
+  const reply = st.current();
+  reply.reason = truthy(e.generateReason) ? e.generateReason : "MIDDLEWARE_STOP_REQUESTED";
+  if (typeof e.reason === "string" && e.reason) reply.stopReason = e.reason; // a wrong one is reported by the schema check
+}
+
+function custom(st: State, e: Obj): void {
+  if (e.name === ERROR_EVENT && isObject(e.value)) st.current().errors.push(e.value); // a wrong one is reported by the schema check
+}
+
+/** Python's iteration of `x or ()`: an array's items, an object's keys, a string's characters. */
+const items = (v: Json): Json[] => {
+  if (!truthy(v)) return [];
+  if (Array.isArray(v)) return v;
+  if (isObject(v)) return Object.keys(v);
+  if (typeof v === "string") return [...v];
+  throw new Malformed("type", `${typeof v} is not iterable`);
+};
+/** Python's `str(x)` of an id, to look a call up. */
+const pyStr = (v: unknown): string => (v === null || v === undefined ? "None" : v === true ? "True" : v === false ? "False" : typeof v === "string" ? v : JSON.stringify(v));
+
+function hitl(reason: string | null, state: string | null, metaKey: string | null): Handler {
+  return (st, e, i) => {
+    const reply = st.current();
+    const kept: Obj = {};
+    for (const [k, v] of Object.entries(e)) if (k !== "id" && k !== "createdAt") setOwn(kept, k, v);
+    reply.hitl.push(kept);
+    if (reason !== null) reply.reason = reason;
+    if (metaKey !== null && get(e, "replyId") !== null) reply.meta[metaKey] = e.replyId;
+    for (const c of items(get(e, "toolCalls"))) {
+      const b = isObject(c) ? reply.byCall.get(pyStr(get(c, "id"))) : undefined;
+      if (b !== undefined && state !== null) b.extra.state = state;
+    }
+    if (e.type === "USER_CONFIRM_RESULT") {
+      reply.meta.agentscope_confirm_results = truthy(e.confirmResults) ? e.confirmResults : [];
+      for (const res of items(get(e, "confirmResults"))) {
+        const tc = isObject(res) ? get(res, "toolCall") : null;
+        const b = isObject(tc) ? reply.byCall.get(pyStr(get(tc, "id"))) : undefined;
+        if (b !== undefined && truthy(res.confirmed)) b.extra.state = "allowed";
+      }
+    } else if (e.type === "EXTERNAL_EXECUTION_RESULT") {
+      for (const res of items(get(e, "toolResults"))) {
+        const t = new Block("whole", i);
+        t.block = res;
+        t.open = false;
+        reply.blocks.push(t);
+      }
+    }
+  };
+}
+
+const ignore: Handler = () => {};
+
+/** Deltas whose handlers check every key they use: not validated against the schema in tolerant mode. */
+const PLAIN_DELTAS = new Set(["TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA", "DATA_BLOCK_DELTA", "TOOL_RESULT_TEXT_DELTA"]);
+
+const HANDLERS: Record<string, Handler> = {
+  AGENT_START: agentStart,
+  AGENT_END: agentEnd,
+  AGENT_RESULT: agentResult,
+  MODEL_CALL_START: modelStart,
+  MODEL_CALL_END: modelEnd,
+  TEXT_BLOCK_START: blockStart("text"),
+  TEXT_BLOCK_DELTA: textDelta,
+  TEXT_BLOCK_END: blockEnd("text"),
+  THINKING_BLOCK_START: blockStart("thinking"),
+  THINKING_BLOCK_DELTA: thinkingDelta,
+  THINKING_BLOCK_END: blockEnd("thinking"),
+  DATA_BLOCK_START: blockStart("data"),
+  DATA_BLOCK_DELTA: dataDelta,
+  DATA_BLOCK_END: blockEnd("data"),
+  TOOL_CALL_START: toolCallStart,
+  TOOL_CALL_DELTA: toolCallDelta,
+  TOOL_CALL_END: toolCallEnd,
+  TOOL_RESULT_START: toolResultStart,
+  TOOL_RESULT_TEXT_DELTA: toolResultText,
+  TOOL_RESULT_DATA_DELTA: toolResultData,
+  TOOL_RESULT_END: toolResultEnd,
+  HINT_BLOCK: hint,
+  EXCEED_MAX_ITERS: (st) => {
+    st.current().reason = "MAX_ITERATIONS";
+  },
+  REQUEST_STOP: requestStop,
+  REQUIRE_USER_CONFIRM: hitl("PERMISSION_ASKING", "asking", "agentscope_confirm_request_reply_id"),
+  REQUIRE_EXTERNAL_EXECUTION: hitl("TOOL_SUSPENDED", "submitted", "agentscope_external_execution_request_reply_id"),
+  USER_CONFIRM_RESULT: hitl(null, null, null),
+  EXTERNAL_EXECUTION_RESULT: hitl(null, null, null),
+  ALL_TOOLS_DENIED: hitl("ALL_TOOLS_DENIED", null, null),
+  SUBAGENT_EXPOSED: ignore,
+  CUSTOM: custom,
+};
+
+/** The event types the reducer handles (every AgentScope Java 2.x type). */
+export const EVENT_TYPES: readonly string[] = Object.keys(HANDLERS);

@@ -1,0 +1,113 @@
+// JSON values as agentmsg's Python codec sees them (agentmsg/_json.py): what can be written back, and
+// the one reader whose verdict decides "valid JSON" for tool-call arguments. JavaScript's JSON.parse
+// accepts more (lone surrogate escapes, integers beyond 64 bits, numbers that overflow to Infinity):
+// those are refused here, so both runtimes agree on what is valid.
+import type { SchemaProblem } from "@agentmsg/schema/compiled";
+
+/** Nesting of arrays and objects a value may have (agentmsg.limits.max_depth; what JSON is written with). */
+export const MAX_DEPTH = 254;
+/** The largest JSON text read, in UTF-8 bytes (agentmsg.limits.max_bytes). */
+export const MAX_BYTES = 256 * 1024 * 1024;
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+export const hasLoneSurrogate = (s: string): boolean => LONE_SURROGATE.test(s);
+
+const escape = (key: string): string => key.replace(/~/g, "~0").replace(/\//g, "~1");
+const pointerOf = (path: (string | number)[]): string => path.map((p) => `/${escape(String(p))}`).join("");
+
+function scalarProblem(value: unknown): [string, string] | null {
+  switch (typeof value) {
+    case "string":
+      return hasLoneSurrogate(value) ? ["lone-surrogate", "a string holds a lone UTF-16 surrogate (not encodable as UTF-8)"] : null;
+    case "number":
+      return Number.isFinite(value) ? null : ["json-value", `${value} is not a JSON number`];
+    case "boolean":
+      return null;
+    default:
+      return value === null ? null : ["json-value", `a ${typeof value} is not a JSON value`];
+  }
+}
+
+/**
+ * The first reason `value` cannot be written back as JSON (depth first, as Python's check_json_value
+ * walks: the last child first), or null: nested deeper than MAX_DEPTH (pointer "", rule `max-depth`), a
+ * lone surrogate (`lone-surrogate`), a number that is not finite or a value JSON has no form for
+ * (`json-value`). (Integers beyond 64 bits cannot be told apart from floats once parsed.)
+ */
+export function jsonProblem(value: unknown): SchemaProblem | null {
+  const stack: [unknown, number, (string | number)[]][] = [[value, 0, []]];
+  while (stack.length) {
+    const [node, depth, path] = stack.pop()!;
+    if (typeof node === "object" && node !== null) {
+      if (depth >= MAX_DEPTH) return { pointer: "", rule: "max-depth", message: `nested deeper than ${MAX_DEPTH} levels (limits.max_depth)` };
+      if (Array.isArray(node)) {
+        node.forEach((child, i) => stack.push([child, depth + 1, [...path, i]]));
+      } else {
+        for (const [key, child] of Object.entries(node)) {
+          if (hasLoneSurrogate(key)) return { pointer: pointerOf(path), rule: "lone-surrogate", message: "object key: a string holds a lone UTF-16 surrogate" };
+          stack.push([child, depth + 1, [...path, key]]);
+        }
+      }
+    } else {
+      const bad = scalarProblem(node);
+      if (bad) return { pointer: pointerOf(path), rule: bad[0], message: bad[1] };
+    }
+  }
+  return null;
+}
+
+const INT_MIN = -(2n ** 63n);
+const INT_MAX = 2n ** 64n - 1n;
+
+/** Whether JSON text (already parsed by JSON.parse) holds an integer literal outside [-2^63, 2^64-1]. */
+function hasIntegerBeyond64Bits(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      for (i++; text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++;
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      let j = i + 1;
+      while (j < text.length && /[0-9.eE+-]/.test(text[j]!)) j++;
+      const token = text.slice(i, j);
+      if (token.length > 18 && !/[.eE]/.test(token)) {
+        const n = BigInt(token);
+        if (n < INT_MIN || n > INT_MAX) return true;
+      }
+      i = j - 1;
+    }
+  }
+  return false;
+}
+
+/** UTF-8 length of a string, at most `limit + 1` counted. */
+function utf8Beyond(s: string, limit: number): boolean {
+  if (s.length * 3 <= limit) return false;
+  let n = 0;
+  for (let i = 0; i < s.length && n <= limit; i++) {
+    const c = s.charCodeAt(i);
+    n += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? (i++, 4) : 3;
+  }
+  return n > limit;
+}
+
+/** JSON text read as agentmsg's codec reads it: the value, or `undefined` when the text is not one JSON
+ * value that can be written back as read (over the size or depth limit, a lone surrogate, an integer
+ * outside [-2^63, 2^64-1], a number that overflows a double). */
+export function readJson(text: string): unknown {
+  if (utf8Beyond(text, MAX_BYTES)) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (jsonProblem(value) !== null || hasIntegerBeyond64Bits(text)) return undefined;
+  return value;
+}
+
+/** The JSON type of a parsed value that is not an object. */
+export function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value === "string" ? "string" : typeof value === "boolean" ? "boolean" : "number";
+}
