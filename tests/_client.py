@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import ROOT
 
@@ -25,3 +26,19 @@ def built_client() -> Path:
         stdout=subprocess.DEVNULL,
     )
     return CLIENT_DIR / "dist" / "index.js"
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether a message from the client (parsed from its JSON) equals Python's: the same values with the
+    same key order. What JavaScript cannot represent is compared as it can: a number by value (1500 and
+    1500.0: JS has one number type), an integer beyond 2^53 as the double it becomes (JS numbers are
+    doubles). A boolean equals only a boolean."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or (max(abs(a), abs(b)) >= 2**53 and float(a) == float(b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b

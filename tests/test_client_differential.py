@@ -27,7 +27,7 @@ import orjson
 import pytest
 
 from agentmsg import Reducer, ValidationError, validate
-from tests._client import NODE, built_client
+from tests._client import NODE, built_client, same_json
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js not found: the TypeScript side cannot run")
 
@@ -260,20 +260,6 @@ def random_stream(rng: random.Random) -> list[Any]:
     return out
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal JSON values with the same key order; a number compares by value (1500 and 1500.0: JS has one
-    number type), a boolean only with a boolean."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b
-
-
 def _python(events: list[Any], max_open: int | None) -> dict[str, Any]:
     r = Reducer(max_open_blocks=max_open)
     for e in events:
@@ -298,7 +284,7 @@ def test_typescript_reducer_agrees_with_python_on_random_streams(tmp_path: Path)
     mismatches = []
     for index, ((events, max_open), ts) in enumerate(zip(cases, results, strict=True)):
         py = _python(events, max_open)
-        if not _same(ts, py):
+        if not same_json(ts, py):
             mismatches.append((index, events, max_open, py, ts))
     if mismatches:
         index, events, max_open, py, ts = mismatches[0]

@@ -260,10 +260,16 @@ def test_an_unhashable_event_type_is_reported_not_raised() -> None:
     assert [(p.pointer, p.rule) for p in reducer.problems] == [("/0/type", "enum"), ("/1/type", "enum")]
 
 
-@pytest.mark.parametrize("path", sorted(PROPOSED.glob("*.json")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted(PROPOSED.glob("*.json")) or [None], ids=lambda p: p.stem if p else "none")
 def test_proposed_vectors(path: Any) -> None:
     """Vectors for rules the TypeScript reducer does not have yet (proposed/README.md): Python runs them,
-    through feed_many and through JSONL bytes."""
+    through feed_many and through JSONL bytes. The README lists the pending ones ("Pending: none." when
+    every vector has moved up into the shared set)."""
+    readme = (PROPOSED / "README.md").read_text(encoding="utf-8")
+    if path is None:
+        assert "Pending: none." in readme
+        return
+    assert f"`{path.stem}`" in readme and "Pending: none." not in readme
     case = json.loads(path.read_text(encoding="utf-8"))
     r = Reducer()
     r.feed_many(case["events"])
