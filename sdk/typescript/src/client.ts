@@ -1,9 +1,13 @@
 // Server-sent events over `fetch` and `ReadableStream` (any method, headers and body, unlike
 // EventSource), with automatic reconnect: `Last-Event-ID` resumes where the stream broke, with
-// exponential backoff between attempts. Browser-safe (no Node built-ins); runs in Node 20 too.
+// exponential backoff between attempts. A resume the server can no longer serve (HTTP 409: agentmsg's
+// endpoint no longer holds the events after that id, or never sent it) starts the stream over from its
+// beginning when the caller can take it (`onRestart`; reduceSSE does, with a fresh Reducer).
+// Browser-safe (no Node built-ins); runs in Node 20 too.
 import type { AgentEvent, Msg } from "@agentmsg/schema/types";
 import { Reducer } from "./reducer.js";
 import type { ReducerOptions } from "./reducer.js";
+import { readEventJson } from "./json.js";
 import { SSEDecoder } from "./sse.js";
 import type { SSEEvent } from "./sse.js";
 
@@ -34,8 +38,25 @@ export interface StreamOptions {
   errorEvent?: string | null;
   /** Called before each reconnect attempt. */
   onRetry?: (info: { attempt: number; delay: number; lastEventId: string; error: unknown }) => void;
+  /** A resume the server refuses with HTTP 409 (agentmsg's endpoint: the events after `lastEventId` are
+   * no longer in its replay buffer, or the id is not one it sent, e.g. after a server restart): when
+   * given, the stream starts over from its beginning (a request without `Last-Event-ID`, so the server
+   * sends the oldest events it still holds) and this is called first, so the consumer can drop what it
+   * built from the events before; the events that follow repeat or replace those. Without it such a 409
+   * throws a StreamError (status 409), as any other 4xx. */
+  onRestart?: (info: RestartInfo) => void;
   /** The fetch to use (default globalThis.fetch). */
   fetch?: typeof globalThis.fetch;
+}
+
+/** Why a stream started over (`onRestart`). */
+export interface RestartInfo {
+  /** The id the refused resume was after. */
+  lastEventId: string;
+  /** The HTTP status (409). */
+  status: number;
+  /** What the server said (the response text, at most 300 characters). */
+  message: string;
 }
 
 /** A response the client will not retry (a 4xx other than 408/429, or not text/event-stream). */
@@ -94,6 +115,14 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
       if (lastEventId) headers["last-event-id"] = lastEventId;
       const response = await doFetch(url, { method: options.method ?? "GET", headers, body: options.body ?? null, signal: options.signal ?? null, cache: "no-store" });
       if (response.status === 204) return;
+      if (response.status === 409 && lastEventId && options.onRestart) {
+        // The server cannot resume after lastEventId: start over from the beginning (no Last-Event-ID).
+        const message = (await response.text().catch(() => "")).trim().slice(0, 300);
+        const info = { lastEventId, status: response.status, message };
+        lastEventId = "";
+        options.onRestart(info);
+        continue;
+      }
       if (!response.ok) {
         const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
         await response.body?.cancel();
@@ -144,39 +173,64 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
 }
 
 export interface EventStreamOptions extends StreamOptions {
-  /** Called for an SSE event whose data is not JSON (it is skipped). */
+  /** Called for an SSE event whose data is not JSON (it is skipped): not JSON.parse's, or JSON Python's
+   * reader refuses too (a lone surrogate escape, a number beyond a double, over 1,024 levels deep). */
   onInvalid?: (event: SSEEvent, error: unknown) => void;
 }
 
 /** The agent events at `url` (each SSE event's data parsed as JSON), across reconnects. */
 export async function* streamEvents(url: string | URL, options: EventStreamOptions = {}): AsyncGenerator<AgentEvent, void, undefined> {
   for await (const sse of streamSSE(url, options)) {
-    let value: unknown;
-    try {
-      value = JSON.parse(sse.data);
-    } catch (x) {
-      options.onInvalid?.(sse, x);
+    const value = readEventJson(sse.data);
+    if (value === undefined) {
+      options.onInvalid?.(sse, new SyntaxError("data is not JSON"));
       continue;
     }
     yield value as AgentEvent;
   }
 }
 
-export interface ReduceSSEOptions extends EventStreamOptions {
-  /** Options for the Reducer created (ignored when `reducer` is given). */
+export interface ReduceSSEOptions extends Omit<EventStreamOptions, "onRestart"> {
+  /** Options for the Reducers created (the first one unless `reducer` is given, and one per restart). */
   reducerOptions?: ReducerOptions;
-  /** Feed this reducer instead of a new one. */
+  /** Feed this reducer first instead of a new one. */
   reducer?: Reducer;
   /** Called after each event is fed: render `reducer.messages()` and `reducer.snapshot()`. */
   onEvent?: (event: AgentEvent, reducer: Reducer) => void;
+  /** What to do when the server can no longer resume the stream (HTTP 409 to a resume): "restart"
+   * (the default) starts over from the beginning of the stream with a fresh Reducer, after calling
+   * `onRestart`; "fail" throws a StreamError. */
+  onGap?: "restart" | "fail";
+  /** Called when the stream starts over: `reducer` is the fresh Reducer the events now go to,
+   * `previous` the one that is dropped (what it built is superseded: render from `reducer`). */
+  onRestart?: (info: RestartInfo & { reducer: Reducer; previous: Reducer }) => void;
 }
 
-/** Stream the events at `url` into a Reducer; resolves to every message once the stream ends. */
+/**
+ * Stream the events at `url` into a Reducer; resolves to every message once the stream ends. A resume
+ * the server can no longer serve starts over with a fresh Reducer (see `onGap`), so the messages are
+ * never built from a stream with a hole in it: with a replay buffer that still holds the whole stream
+ * they are complete; if the buffer has moved on, the restarted stream begins at the oldest event the
+ * server holds and the Reducer reports the blocks it sees no start of (rule `order`).
+ */
 export async function reduceSSE(url: string | URL, options: ReduceSSEOptions = {}): Promise<Msg[]> {
-  const reducer = options.reducer ?? new Reducer(options.reducerOptions);
-  for await (const event of streamEvents(url, options)) {
-    reducer.feed(event);
-    options.onEvent?.(event, reducer);
+  let reducer = options.reducer ?? new Reducer(options.reducerOptions);
+  const restart = (info: RestartInfo): void => {
+    const previous = reducer;
+    reducer = new Reducer(options.reducerOptions);
+    options.onRestart?.({ ...info, reducer, previous });
+  };
+  const { onRestart: _, onGap, ...rest } = options;
+  for await (const sse of streamSSE(url, { ...rest, onRestart: onGap === "fail" ? undefined : restart })) {
+    const event = readEventJson(sse.data);
+    if (event === undefined) {
+      // Counted as one event, as Python's reduce_stream counts it: problem pointers stay the same.
+      reducer.feedUnreadable(`SSE event ${JSON.stringify(sse.id)} (${sse.event}): data is not JSON: event skipped`);
+      options.onInvalid?.(sse, new SyntaxError("data is not JSON"));
+      continue;
+    }
+    reducer.feed(event as AgentEvent);
+    options.onEvent?.(event as AgentEvent, reducer);
   }
   return reducer.finish();
 }

@@ -6,7 +6,7 @@ export type { Problem, ReducerOptions } from "./reducer.js";
 export { SSEDecoder, encodeSSE } from "./sse.js";
 export type { SSEEvent } from "./sse.js";
 export { streamSSE, streamEvents, reduceSSE, StreamError } from "./client.js";
-export type { StreamOptions, RetryOptions, EventStreamOptions, ReduceSSEOptions } from "./client.js";
+export type { StreamOptions, RetryOptions, RestartInfo, EventStreamOptions, ReduceSSEOptions } from "./client.js";
 export { canonicalMessage } from "./canonical.js";
 export { validateBlock, validateMessage } from "./validate.js";
 export type { SchemaProblem } from "./validate.js";

@@ -34,12 +34,12 @@ function scalarProblem(value: unknown): [string, string] | null {
  * lone surrogate (`lone-surrogate`), a number that is not finite or a value JSON has no form for
  * (`json-value`). (Integers beyond 64 bits cannot be told apart from floats once parsed.)
  */
-export function jsonProblem(value: unknown): SchemaProblem | null {
+export function jsonProblem(value: unknown, maxDepth = MAX_DEPTH): SchemaProblem | null {
   const stack: [unknown, number, (string | number)[]][] = [[value, 0, []]];
   while (stack.length) {
     const [node, depth, path] = stack.pop()!;
     if (typeof node === "object" && node !== null) {
-      if (depth >= MAX_DEPTH) return { pointer: "", rule: "max-depth", message: `nested deeper than ${MAX_DEPTH} levels (limits.max_depth)` };
+      if (depth >= maxDepth) return { pointer: "", rule: "max-depth", message: `nested deeper than ${maxDepth} levels (limits.max_depth)` };
       if (Array.isArray(node)) {
         node.forEach((child, i) => stack.push([child, depth + 1, [...path, i]]));
       } else {
@@ -110,4 +110,17 @@ export function jsonType(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "array";
   return typeof value === "string" ? "string" : typeof value === "boolean" ? "boolean" : "number";
+}
+
+/** An event's JSON text (a JSONL line, an SSE event's data) read as Python's reducer reads it (orjson):
+ * the value, or `undefined` when it is not JSON, holds a lone surrogate escape or a number that
+ * overflows a double, or nests deeper than 1,024 levels. */
+export function readEventJson(text: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return jsonProblem(value, 1025) === null ? value : undefined;
 }

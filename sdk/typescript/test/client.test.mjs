@@ -181,3 +181,86 @@ test("an error event (the server's source failed) throws, without retrying", asy
     assert.equal(s.state.requests.length, 1);
   } finally { await s.close(); }
 });
+
+/** A server that cuts the first connection after `cut` events and answers a resume with 409 (its replay
+ * buffer no longer holds the events after that id), as agentmsg's endpoint does. */
+function goneHandler(cut = 3) {
+  return (req, res, state) => {
+    if (req.headers["last-event-id"]) {
+      res.writeHead(409, { "content-type": "text/plain" });
+      return res.end(`cannot resume after event ${req.headers["last-event-id"]}: only later events are still in the replay buffer\n`);
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const events = state.requests.length === 1 ? EVENTS.slice(0, cut) : EVENTS;
+    for (const e of events) res.write(encodeSSE(JSON.stringify(e), { id: e.id, event: e.type }));
+    if (state.requests.length === 1) return res.socket.end();
+    res.end("event: end\ndata: {}\n\n");
+  };
+}
+
+test("a resume the server refuses with 409 is fatal for streamSSE without onRestart", async () => {
+  const s = await serve(goneHandler());
+  try {
+    const got = [];
+    await assert.rejects(async () => { for await (const e of streamSSE(s.url, fast)) got.push(e.id); }, (e) => e instanceof StreamError && e.status === 409);
+    assert.deepEqual(got, ["e1", "e2", "e3"]);
+  } finally { await s.close(); }
+});
+
+test("with onRestart, a 409 to a resume starts the stream over without Last-Event-ID and says so", async () => {
+  const s = await serve(goneHandler());
+  try {
+    const restarts = [];
+    const got = [];
+    for await (const e of streamSSE(s.url, { ...fast, onRestart: (info) => restarts.push(info) })) got.push(e.id);
+    assert.deepEqual(got, ["e1", "e2", "e3", ...EVENTS.map((e) => e.id)]);
+    assert.deepEqual(s.state.requests.map((r) => r.headers["last-event-id"] ?? null), [null, "e3", null]);
+    assert.equal(restarts.length, 1);
+    assert.equal(restarts[0].lastEventId, "e3");
+    assert.equal(restarts[0].status, 409);
+    assert.match(restarts[0].message, /replay buffer/);
+  } finally { await s.close(); }
+});
+
+test("reduceSSE starts over with a fresh reducer: the messages are those of the whole stream, once", async () => {
+  const s = await serve(goneHandler(4));
+  try {
+    const restarts = [];
+    const messages = await reduceSSE(s.url, { ...fast, onRestart: (info) => restarts.push(info) });
+    assert.deepEqual(messages, reduceEvents(EVENTS));
+    assert.equal(restarts.length, 1);
+    const [{ reducer, previous, lastEventId }] = restarts;
+    assert.notEqual(reducer, previous);
+    assert.equal(lastEventId, "e4");
+    assert.equal(previous.count, 4); // what the dropped reducer had: a reply cut short
+    assert.equal(previous.snapshot().content[0].text, "héllo ☀️\nline2 world");
+    assert.equal(reducer.count, EVENTS.length);
+    assert.deepEqual(reducer.problems, []);
+  } finally { await s.close(); }
+});
+
+test("reduceSSE with onGap 'fail', and a 409 to a request that is not a resume, throw StreamError", async () => {
+  const s = await serve(goneHandler());
+  const t = await serve((req, res) => { res.writeHead(409); res.end("no"); });
+  try {
+    await assert.rejects(reduceSSE(s.url, { ...fast, onGap: "fail" }), (e) => e instanceof StreamError && e.status === 409);
+    await assert.rejects(reduceSSE(t.url, fast), (e) => e instanceof StreamError && e.status === 409);
+    assert.equal(t.state.requests.length, 1);
+  } finally { await s.close(); await t.close(); }
+});
+
+test("reduceSSE counts data that is not JSON as one event, as Python's reduce_stream does", async () => {
+  const events = [EVENTS[0], "not json", EVENTS[1], '{"type": "TEXT_BLOCK_DELTA", "id": "x", "blockId": "text", "delta": "\\ud800"}', ...EVENTS.slice(2)];
+  const s = await serve((req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(events.map((e) => `data: ${typeof e === "string" ? e : JSON.stringify(e)}\n\n`).join("") + "event: end\ndata: {}\n\n");
+  });
+  try {
+    const invalid = [];
+    let reducer;
+    const messages = await reduceSSE(s.url, { onInvalid: (sse) => invalid.push(sse.data), onEvent: (_e, r) => (reducer = r) });
+    assert.deepEqual(messages, reduceEvents(EVENTS));
+    assert.equal(invalid.length, 2);
+    assert.deepEqual(reducer.problems.map((p) => [p.pointer, p.rule]), [["/1", "json"], ["/3", "json"]]);
+  } finally { await s.close(); }
+});

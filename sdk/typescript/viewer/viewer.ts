@@ -103,6 +103,7 @@ const done: HTMLElement[] = [];
 let reducer: Reducer | null = null;
 let events = 0;
 let reconnects = 0;
+let restarts = 0;
 let pending = false;
 let ended = false;
 
@@ -119,7 +120,7 @@ function render(): void {
   }
   const snap = reducer.snapshot();
   cards.replaceChildren(...done, ...(snap ? [card(snap, true)] : []));
-  status.textContent = `${events} events · ${finished.length} message(s)${snap ? " · streaming" : ""}${reconnects ? ` · ${reconnects} reconnect(s)` : ""}`;
+  status.textContent = `${events} events · ${finished.length} message(s)${snap ? " · streaming" : ""}${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${restarts ? ` · restarted ${restarts} time(s)` : ""}`;
   document.body.dataset.events = String(events);
   cost = performance.now() - started;
 }
@@ -135,6 +136,7 @@ async function main(): Promise<void> {
   document.body.dataset.state = "streaming";
   document.body.dataset.events = "0";
   document.body.dataset.reconnects = "0";
+  document.body.dataset.restarts = "0";
   const messages = await reduceSSE(new URL("events", document.baseURI), {
     retry: { initialDelay: 200, maxDelay: 5000 },
     onEvent: (_e, r) => {
@@ -147,12 +149,22 @@ async function main(): Promise<void> {
       document.body.dataset.reconnects = String(reconnects);
       status.textContent = `reconnecting after event ${lastEventId || "(none)"} in ${delay} ms (attempt ${attempt})`;
     },
+    // The server no longer holds the events after the last one seen: the stream starts over with a
+    // fresh reducer, and the page shows what that one builds.
+    onRestart: ({ lastEventId, reducer: fresh }) => {
+      restarts++;
+      reducer = fresh;
+      done.length = 0;
+      document.body.dataset.restarts = String(restarts);
+      status.textContent = `the server could not resume after event ${lastEventId}: starting over`;
+      schedule();
+    },
   });
   ended = true;
   document.body.dataset.events = String(events);
   cards.replaceChildren(...messages.map((m) => card(m, false)));
   const problems = reducer ? (reducer as Reducer).problems.length : 0;
-  status.textContent = `done · ${events} events · ${messages.length} message(s)${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${problems ? ` · ${problems} problem(s) fixed by the tolerant rules` : ""}`;
+  status.textContent = `done · ${events} events · ${messages.length} message(s)${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${restarts ? ` · restarted ${restarts} time(s)` : ""}${problems ? ` · ${problems} problem(s) fixed by the tolerant rules` : ""}`;
   $("messages-json").textContent = JSON.stringify(messages, null, 2);
   $<HTMLDetailsElement>("json-box").hidden = false;
   document.body.dataset.state = "done";
