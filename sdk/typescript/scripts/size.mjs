@@ -8,9 +8,9 @@ import zlib from "node:zlib";
 const pkgDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const esbuild = createRequire(path.join(pkgDir, "package.json"))("esbuild");
 const entries = {
-  "@agentmsg/client (reducer, SSE reader, msg validator)": "export * from './dist/index.js';",
+  "@agentmsg/client (reducer with the msg and event validators, SSE reader)": "export * from './dist/index.js';",
   "@agentmsg/client, only streamSSE + SSEDecoder (tree-shaken)": "export { streamSSE, SSEDecoder } from './dist/index.js';",
-  "@agentmsg/client/strict (event validator)": "export * from './dist/strict.js';",
+  "@agentmsg/client/strict alone (validateEvent; nothing the client does not carry)": "export * from './dist/strict.js';",
 };
 const rows = {};
 for (const [name, contents] of Object.entries(entries)) {
