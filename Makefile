@@ -209,9 +209,11 @@ java-harness:
 
 ts-deps:
 	@bash -c "$$CHECK_NODE_SH" check "the TypeScript suite and codegen"
-	@echo "== npm packages: codegen/node/node_modules, tests/typescript/node_modules (limit $(NPM_TIMEOUT) s each) =="
-	@[ -f codegen/node/node_modules/json-schema-to-typescript/package.json ] || (cd codegen/node && \
-	  bash -c "$$QUIET_SH" quiet $(call bound,$(NPM_TIMEOUT)) npm ci --no-audit --no-fund --loglevel=error)
+	@echo "== npm packages: codegen/node, sdk/typescript, tests/typescript, tests/browser node_modules (limit $(NPM_TIMEOUT) s each) =="
+	@[ -f codegen/node/node_modules/json-schema-to-typescript/package.json ] && [ -f codegen/node/node_modules/ajv/package.json ] || \
+	  (cd codegen/node && bash -c "$$QUIET_SH" quiet $(call bound,$(NPM_TIMEOUT)) npm ci --no-audit --no-fund --loglevel=error)
+	@[ -f sdk/typescript/node_modules/typescript/package.json ] || (cd sdk/typescript && \
+	  bash -c "$$QUIET_SH" quiet $(call bound,$(NPM_TIMEOUT)) npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 	@AGENTMSG_NPM_TIMEOUT=$(NPM_TIMEOUT) bash tests/typescript/run.sh --prepare
 	@[ -f tests/browser/node_modules/playwright-core/package.json ] || (cd tests/browser && \
 	  bash -c "$$QUIET_SH" quiet $(call bound,$(NPM_TIMEOUT)) npm ci --no-audit --no-fund --loglevel=error)
