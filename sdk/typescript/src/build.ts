@@ -5,7 +5,7 @@ import { block as checkBlock, compareCodePoints, msg as checkMsg } from "@agentm
 import type { SchemaProblem } from "@agentmsg/schema/compiled";
 import type { Msg } from "@agentmsg/schema/types";
 import { canonicalMessage } from "./canonical.js";
-import { hasLoneSurrogate, jsonType, readJson } from "./json.js";
+import { hasLoneSurrogate, jsonType, pointerOf, readJson } from "./json.js";
 import { Block, ToolResult, isObject, setOwn } from "./state.js";
 import type { Json, Obj, Problem, Reply, State } from "./state.js";
 import { schemaProblems } from "./validate.js";
@@ -142,8 +142,6 @@ function unwritablePaths(data: Obj): (string | number)[][] {
 
 // ---- JSON pointers: leaving out the values a schema rejected (copy-on-write) ------------------------------
 
-const escape = (key: string): string => key.replace(/~/g, "~0").replace(/\//g, "~1");
-const pointerOf = (path: (string | number)[]): string => path.map((p) => `/${escape(String(p))}`).join("");
 
 /** A JSON pointer's tokens: a plain decimal number (not "01") is an array index, anything else a key. */
 function tokens(pointer: string): (string | number)[] {

@@ -5,9 +5,8 @@
 // shapes are generated from the schemas (@agentmsg/schema/compiled), so this follows any schema change.
 import { MSG, shapes } from "@agentmsg/schema/compiled";
 import type { Shape } from "@agentmsg/schema/compiled";
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObject, setOwn } from "./state.js";
+import type { Obj } from "./state.js";
 
 /** A value (already valid against its schema) in canonical form. */
 export function canonical(value: unknown, shape: Shape): unknown {
@@ -27,7 +26,7 @@ export function canonical(value: unknown, shape: Shape): unknown {
     }
     // Keys the schema does not declare (a newer producer's) are kept, after the declared ones, as they are.
     const known = new Set(props.flatMap((p) => (p.alt === undefined ? [p.key] : [p.key, p.alt])));
-    for (const [k, v] of Object.entries(value)) if (!known.has(k) && v !== undefined) Object.defineProperty(out, k, { value: v, writable: true, enumerable: true, configurable: true });
+    for (const [k, v] of Object.entries(value)) if (!known.has(k) && v !== undefined) setOwn(out, k, v);
     return out;
   }
   if ("array" in shape) return Array.isArray(value) ? value.map((x) => canonical(x, shape.array)) : value;

@@ -1,9 +1,6 @@
 // Does each reduced message cover its reply's AGENT_RESULT? (agentmsg/events/_check.py, Reducer.checkResults)
 import type { Json, Obj, Problem } from "./state.js";
-import { isObject } from "./state.js";
-
-/** Python's `str(x)`, for the text AGENT_RESULT carries. */
-const pyStr = (v: unknown): string => (v === null || v === undefined ? "None" : v === true ? "True" : v === false ? "False" : typeof v === "string" ? v : JSON.stringify(v));
+import { isObject, pyStr, short } from "./state.js";
 
 /** Python's `==` on JSON values (a boolean equals the number it stands for: True == 1). */
 function same(a: Json, b: Json): boolean {
@@ -17,11 +14,6 @@ function same(a: Json, b: Json): boolean {
   }
   return a === b;
 }
-
-const short = (v: unknown): string => {
-  const s = JSON.stringify(v) ?? String(v);
-  return s.length <= 80 ? s : `${s.slice(0, 77)}...`;
-};
 
 /** One problem (rule `agent-result`) per disagreement between a completed message and its AGENT_RESULT: a
  * role other than ASSISTANT (pointer `/<message>/role`), text or thinking of the result missing from the

@@ -8,7 +8,7 @@
 // skipped), and whatever reaches the message is checked when it is built (build.ts's salvage).
 import { enums, event as checkEvent } from "@agentmsg/schema/compiled";
 import { closeReply } from "./build.js";
-import { Block, Malformed, ReducerError, Reply, THINKING_DELTA, ToolResult, isObject, keyOf, req, setOwn } from "./state.js";
+import { Block, Malformed, ReducerError, Reply, THINKING_DELTA, ToolResult, isObject, keyOf, pyStr, req, setOwn, short } from "./state.js";
 import type { Json, Obj, State } from "./state.js";
 import { schemaProblems } from "./validate.js";
 
@@ -26,10 +26,6 @@ export const ERROR_EVENT = "agentmsg.error";
 /** Python's truthiness (the Python reducer's `x or y`, `if x`). */
 export const truthy = (v: unknown): boolean =>
   !(v === undefined || v === null || v === false || v === 0 || v === "" || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0));
-const repr = (v: unknown): string => {
-  const s = typeof v === "string" ? JSON.stringify(v) : String(JSON.stringify(v) ?? v);
-  return s.length <= 80 ? s : `${s.slice(0, 77)}...`;
-};
 const placeholder = (name: unknown): boolean => typeof name === "string" && name.startsWith("__");
 const get = (e: Obj, key: string): Json => (Object.hasOwn(e, key) ? e[key] : null);
 
@@ -54,7 +50,7 @@ export function apply(st: State, e: Obj, i: number): void {
   }
   const handler = typeof kind === "string" && Object.hasOwn(HANDLERS, kind) ? HANDLERS[kind] : undefined;
   if (handler === undefined) {
-    st.problem(i, "/type", "enum", `unknown event type ${repr(kind)}: event skipped`);
+    st.problem(i, "/type", "enum", `unknown event type ${short(kind)}: event skipped`);
     return;
   }
   if (!st.strict && !PLAIN_DELTAS.has(kind) && !schemaCheck(st, e, i)) return;
@@ -88,7 +84,7 @@ function schemaCheck(st: State, e: Obj, i: number): boolean {
 function makeRoom(st: State, reply: Reply, i: number): void {
   if (reply.openCount() < st.maxOpen) return;
   const [table, id] = reply.oldestOpen();
-  st.problem(i, "", "max-open-blocks", `more than ${st.maxOpen} blocks, tool calls and tool results open in one reply: the ${table} ${repr(id)} opened first is closed as it is`);
+  st.problem(i, "", "max-open-blocks", `more than ${st.maxOpen} blocks, tool calls and tool results open in one reply: the ${table} ${short(id)} opened first is closed as it is`);
   if (table === "block") reply.closeBlock(id);
   else if (table === "call") {
     reply.closeCall(id);
@@ -143,7 +139,7 @@ function ending(st: State, e: Obj, i: number, key: string): string | null {
   const meta = e.metadata;
   const value = isObject(meta) && Object.hasOwn(meta, key) ? meta[key] : null;
   if (value === null || typeof value === "string") return value;
-  st.problem(i, `/metadata/${key}`, "type", `${key} ${repr(value)} is not a string: not taken`);
+  st.problem(i, `/metadata/${key}`, "type", `${key} ${short(value)} is not a string: not taken`);
   return null;
 }
 
@@ -174,7 +170,7 @@ function modelEnd(st: State, e: Obj, i: number): void {
     let sum: number;
     if (k !== "time") {
       if (typeof v !== "number" || !Number.isInteger(v)) {
-        st.problem(i, `/usage/${k}`, "type", `usage ${k} ${repr(v)} is not a 64-bit integer: value ignored`);
+        st.problem(i, `/usage/${k}`, "type", `usage ${k} ${short(v)} is not a 64-bit integer: value ignored`);
         continue;
       }
       const exactSum = exact(have) + exact(v);
@@ -183,7 +179,7 @@ function modelEnd(st: State, e: Obj, i: number): void {
         sum = MAX_INT_NUMBER;
       } else sum = Number(exactSum);
     } else {
-      if (typeof v !== "number" && typeof v !== "boolean") throw new Malformed("type", `usage time ${repr(v)} is not a number`);
+      if (typeof v !== "number" && typeof v !== "boolean") throw new Malformed("type", `usage time ${short(v)} is not a number`);
       sum = have + Number(v);
       if (sum >= MAX_INT_NUMBER) { // every double from 2^63 on is beyond 2^63-1
         st.problem(i, `/usage/${k}`, "maximum", `usage ${k} summed over the reply exceeds ${MAX_INT} (Java's Long.MAX_VALUE): kept at that value`);
@@ -210,7 +206,7 @@ function blockStart(kind: string): Handler {
     const raw = req(e, "blockId");
     const id = keyOf(raw);
     if (reply.byBlock.has(id)) {
-      st.problem(i, "/blockId", "order", `${kind} block ${repr(raw)} started twice: the second START is ignored`);
+      st.problem(i, "/blockId", "order", `${kind} block ${short(raw)} started twice: the second START is ignored`);
       return;
     }
     makeRoom(st, reply, i);
@@ -241,11 +237,11 @@ function openBlock(st: State, e: Obj, i: number, kind: string): Block {
   const b = reply.byBlock.get(id);
   if (b !== undefined && (b.kind === kind || (kind === "data" && b.kind === "whole"))) return b;
   if (b === undefined) {
-    st.problem(i, "/blockId", "order", `${kind} delta for block ${repr(raw)} that was never started: the block is started here`);
+    st.problem(i, "/blockId", "order", `${kind} delta for block ${short(raw)} that was never started: the block is started here`);
   } else {
     // The id belongs to an open block of another kind: that block keeps what it has and is closed, the
     // delta starts a block of its own kind under the id (never mixed into the other block).
-    st.problem(i, "/blockId", "order", `${kind} delta for block ${repr(raw)}, an open ${b.kind} block: that block is closed, a ${kind} block started`);
+    st.problem(i, "/blockId", "order", `${kind} delta for block ${short(raw)}, an open ${b.kind} block: that block is closed, a ${kind} block started`);
     reply.closeBlock(id);
   }
   blockStart(kind)(st, { blockId: raw }, i);
@@ -275,7 +271,7 @@ function thinkingDelta(st: State, e: Obj, i: number): void {
     const value = get(e, k);
     if (value === null) continue;
     if (typeof value !== "string") {
-      st.problem(i, `/${k}`, "type", `${k} ${repr(value)} is not a string: ignored`);
+      st.problem(i, `/${k}`, "type", `${k} ${short(value)} is not a string: ignored`);
       continue;
     }
     if (k === "signature") b.signature = (b.signature ?? "") + value;
@@ -332,7 +328,7 @@ function blockEnd(kind: string): Handler {
     const id = keyOf(raw);
     const b = reply.byBlock.get(id);
     if (b === undefined) {
-      st.problem(i, "/blockId", "order", `END for ${kind} block ${repr(raw)} that is not open: ignored`);
+      st.problem(i, "/blockId", "order", `END for ${kind} block ${short(raw)} that is not open: ignored`);
       return;
     }
     if (Object.hasOwn(e, "metadata")) b.meta = e.metadata;
@@ -362,7 +358,7 @@ function toolCallStart(st: State, e: Obj, i: number): void {
       return;
     }
     if (existing.open) {
-      st.problem(i, "/toolCallId", "order", `tool call ${repr(raw)} started twice: the second START is ignored`);
+      st.problem(i, "/toolCallId", "order", `tool call ${short(raw)} started twice: the second START is ignored`);
       return;
     }
     if (sameModelCall(existing, e)) {
@@ -374,7 +370,7 @@ function toolCallStart(st: State, e: Obj, i: number): void {
       return;
     }
     if (existing.extra.replyId === null || get(e, "replyId") === null) {
-      st.problem(i, "/toolCallId", "order", `tool call ${repr(raw)} started again after its END: a new call block is added`);
+      st.problem(i, "/toolCallId", "order", `tool call ${short(raw)} started again after its END: a new call block is added`);
     }
     // else: a later model call reusing a provider's call id: a new call.
   }
@@ -397,12 +393,12 @@ function call(st: State, e: Obj, i: number): Block | null {
   let b = reply.byCall.get(id);
   if (b !== undefined && !b.open) {
     if (e.type === "TOOL_CALL_END") {
-      st.problem(i, "/toolCallId", "order", `END for tool call ${repr(raw)} that is not open: ignored`);
+      st.problem(i, "/toolCallId", "order", `END for tool call ${short(raw)} that is not open: ignored`);
       return null;
     }
     if (sameModelCall(b, e)) {
       // Java: a fragment of a call it ended when another call's chunk arrived (see above).
-      if (!placeholder(name)) st.problem(i, "/toolCallId", "order", `delta for tool call ${repr(raw)} after its END: the call goes on`);
+      if (!placeholder(name)) st.problem(i, "/toolCallId", "order", `delta for tool call ${short(raw)} after its END: the call goes on`);
       makeRoom(st, reply, i);
       reply.openCall(id, b, false);
       b.extra.implicit = true;
@@ -412,7 +408,7 @@ function call(st: State, e: Obj, i: number): Block | null {
   }
   if (b === undefined || !b.open) {
     if (!(placeholder(name) && e.type === "TOOL_CALL_DELTA")) {
-      st.problem(i, "/toolCallId", "order", `${e.type} for tool call ${repr(raw)} that is not open: the call is started here`);
+      st.problem(i, "/toolCallId", "order", `${e.type} for tool call ${short(raw)} that is not open: the call is started here`);
     }
     toolCallStart(st, { toolCallId: raw, toolCallName: name, replyId: get(e, "replyId") }, i);
     b = reply.byCall.get(id)!;
@@ -453,7 +449,7 @@ function toolResultStart(st: State, e: Obj, i: number): void {
   const raw = req(e, "toolCallId");
   const id = keyOf(raw);
   if (reply.byResult.has(id)) {
-    st.problem(i, "/toolCallId", "order", `tool result ${repr(raw)} started twice: the second START is ignored`);
+    st.problem(i, "/toolCallId", "order", `tool result ${short(raw)} started twice: the second START is ignored`);
     return;
   }
   makeRoom(st, reply, i);
@@ -467,7 +463,7 @@ function result(st: State, e: Obj, i: number): ToolResult {
   const id = keyOf(raw);
   let t = reply.byResult.get(id);
   if (t === undefined) {
-    st.problem(i, "/toolCallId", "order", `${e.type} for tool result ${repr(raw)} that was never started: the result is started here`);
+    st.problem(i, "/toolCallId", "order", `${e.type} for tool result ${short(raw)} that was never started: the result is started here`);
     toolResultStart(st, { toolCallId: raw, toolCallName: get(e, "toolCallName") }, i);
     t = reply.byResult.get(id)!;
   }
@@ -532,8 +528,6 @@ const items = (v: Json): Json[] => {
   if (typeof v === "string") return [...v];
   throw new Malformed("type", `${typeof v} is not iterable`);
 };
-/** Python's `str(x)` of an id, to look a call up. */
-const pyStr = (v: unknown): string => (v === null || v === undefined ? "None" : v === true ? "True" : v === false ? "False" : typeof v === "string" ? v : JSON.stringify(v));
 
 function hitl(reason: string | null, state: string | null, metaKey: string | null): Handler {
   return (st, e, i) => {

@@ -13,7 +13,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 export const hasLoneSurrogate = (s: string): boolean => LONE_SURROGATE.test(s);
 
 const escape = (key: string): string => key.replace(/~/g, "~0").replace(/\//g, "~1");
-const pointerOf = (path: (string | number)[]): string => path.map((p) => `/${escape(String(p))}`).join("");
+/** The JSON pointer of a path of keys and indices. */
+export const pointerOf = (path: (string | number)[]): string => path.map((p) => `/${escape(String(p))}`).join("");
 
 function scalarProblem(value: unknown): [string, string] | null {
   switch (typeof value) {

@@ -10,6 +10,15 @@ export type Key = string | number | null;
 
 export const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** Python's `str(x)` of a JSON value (the Python reducer looks ids up and compares texts by it). */
+export const pyStr = (v: unknown): string => (v === null || v === undefined ? "None" : v === true ? "True" : v === false ? "False" : typeof v === "string" ? v : JSON.stringify(v));
+
+/** A value for a problem message, at most 80 characters. */
+export function short(v: unknown): string {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length <= 80 ? s : `${s.slice(0, 77)}...`;
+}
+
 /** `o[k] = v` for a key that comes from the input: an own property even for "__proto__". */
 export function setOwn(o: Obj, k: string, v: Json): void {
   Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
