@@ -1,8 +1,8 @@
 """Reading event streams from bytes, files and sockets: JSONL or SSE, in bounded memory and linear time.
 
 This module is transport only: it finds the format (:func:`sniff_sse`, from however many bytes that
-takes), cuts JSONL into runs of whole lines with their line numbers (:func:`_runs`, the one line
-splitter) or decodes SSE (:class:`agentmsg._sse.SSEDecoder`), enforces the line and event size limit,
+takes), cuts JSONL into runs of whole lines with their line numbers (:func:`_runs`, through the one line
+splitter, :mod:`agentmsg._lines`) or decodes SSE (:class:`agentmsg._sse.SSEDecoder`), enforces the line and event size limit,
 and hands events to the :class:`~agentmsg.Reducer` through its public methods (``feed``,
 ``feed_jsonl``, ``report``, ``feed_unreadable``).
 """
@@ -16,6 +16,7 @@ from typing import IO, Any
 import orjson
 
 from .._limits import limits
+from .._lines import LineSplitter, Run, checked
 from .._sse import SSEDecoder, SSEEvent
 from ..errors import Problem, SizeLimitError, ValidationError
 from ..message import AssistantMessage
@@ -103,16 +104,14 @@ def _detect(chunks: Iterator[bytes]) -> tuple[bool, Iterator[bytes]]:
     return bool(decision), again()
 
 
-# ---- JSONL: the one line splitter -------------------------------------------------------------------------
-
-Run = tuple[bytes, int, int]  # data, start, end: data[start:end] is whole lines (no final newline)
+# ---- JSONL ----------------------------------------------------------------------------------------------------
 
 
 def _runs(source: Source, max_line: int) -> Iterator[Run | None]:
     """Runs of whole lines, in order (about CHUNK bytes each; bytes in memory are not copied; a leading
-    BOM left out), and
-    None in place of each line longer than ``max_line`` bytes (its bytes are skipped, never buffered
-    whole). Line numbers are counted by the consumer: a run has ``count(newline) + 1`` lines, a None one."""
+    BOM left out), and None in place of each line longer than ``max_line`` bytes (its bytes are skipped,
+    never buffered whole): :mod:`agentmsg._lines`. Line numbers are counted by the consumer: a run has
+    ``count(newline) + 1`` lines, a None one."""
     if isinstance(source, bytes):
         start, size = (len(_BOM) if source.startswith(_BOM) else 0), len(source)
         while start < size:
@@ -121,36 +120,13 @@ def _runs(source: Source, max_line: int) -> Iterator[Run | None]:
                 end = source.find(b"\n", start + CHUNK)
                 if end < 0:
                     end = size
-            yield from _checked(source, start, end, max_line)
+            yield from checked(source, start, end, max_line)
             start = end + 1
         return
-    pending = bytearray()  # the line being read (no newline yet)
-    skipping = False  # inside a line over the limit: drop bytes up to its newline
+    lines = LineSplitter(max_line)
     for chunk in _without_bom(_chunks(source)):
-        if skipping:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                continue
-            chunk, skipping = chunk[nl + 1 :], False
-        cut = chunk.rfind(b"\n")
-        if cut < 0:
-            pending += chunk
-            if len(pending) > max_line:
-                yield None
-                pending, skipping = bytearray(), True
-            continue
-        if pending:
-            data, cut = bytes(pending) + chunk, cut + len(pending)
-            pending = bytearray()
-        else:
-            data = chunk
-        yield from _checked(data, 0, cut, max_line)
-        pending += data[cut + 1 :]
-        if len(pending) > max_line:
-            yield None
-            pending, skipping = bytearray(), True
-    if pending and not skipping:
-        yield from _checked(bytes(pending), 0, len(pending), max_line)
+        yield from lines.feed(chunk)
+    yield from lines.close()
 
 
 def _without_bom(chunks: Iterator[bytes]) -> Iterator[bytes]:
@@ -162,29 +138,6 @@ def _without_bom(chunks: Iterator[bytes]) -> Iterator[bytes]:
             break
     yield head.removeprefix(_BOM)
     yield from chunks
-
-
-def _checked(data: bytes, start: int, end: int, max_line: int) -> Iterator[Run | None]:
-    """The run, or (when it is long enough to hold a line over the limit) its parts around such lines."""
-    if end - start <= max_line:
-        yield data, start, end
-        return
-    run_start = pos = start
-    while True:
-        nl = data.find(b"\n", pos, end)
-        stop = end if nl < 0 else nl
-        if stop - pos > max_line:
-            if pos > run_start:
-                yield data, run_start, pos - 1
-            yield None
-            run_start = stop + 1
-        if nl < 0:
-            break
-        pos = nl + 1
-    if run_start < end:
-        yield data, run_start, end
-    elif run_start == end and end > start and data[end - 1 : end] == b"\n":
-        yield data, end, end  # an empty last line after a skipped one: keeps the line count
 
 
 def _too_long(line: int, max_line: int) -> str:

@@ -36,6 +36,8 @@ from typing import Any, ClassVar
 
 import orjson
 
+from .._limits import limits
+from .._lines import LineSplitter, Run
 from .._sse import SSEDecoder
 from ..errors import Problem
 
@@ -62,52 +64,94 @@ def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | s
 
 # ---- framing -----------------------------------------------------------------------------------------
 
+Payload = tuple[str, str, "Problem | None"]  # (SSE event name, data text, what went wrong reading it)
+
+_BOM = b"\xef\xbb\xbf"
+_BLANK = b" \t\r\n"
+#: A payload read at the end of a body without its terminator (SSE: the blank line; JSON lines: the newline).
+#: Bodies saved from docs and logs often lack it, so the payload is still taken when it is whole JSON.
+TRAILING = Problem("", "incomplete", "the stream ended inside this payload (no end of event or line after it)")
+
 
 class Framer:
-    """Raw body chunks -> ``(event name, data text)`` payloads: SSE through :class:`SSEDecoder`, or JSON
-    lines when the body does not look like SSE (its first non-blank byte is ``{``).
+    """Raw body chunks -> payloads ``(event name, data text, problem)``: SSE through :class:`SSEDecoder`, or
+    JSON lines (through the one line splitter, :class:`agentmsg._lines.LineSplitter`) when the body does not
+    look like SSE (its first byte after blanks and a BOM is ``{`` or ``[``).
 
-    The SSE ``data: [DONE]`` sentinel is passed on as data ``"[DONE]"``."""
+    Nothing is changed or dropped silently: ``problem`` is the decoder's (rule ``utf-8``: invalid UTF-8
+    replaced by U+FFFD, the data otherwise whole; ``max-line-bytes`` / ``max-event-bytes``: a line or
+    event over ``limits.max_event_bytes`` was dropped, ``data`` is empty) or :data:`TRAILING` for the last
+    payload of a body that ended inside it. The SSE ``data: [DONE]`` sentinel is passed on as ``"[DONE]"``.
+    Time is linear in the body, whatever the chunking; memory holds one line or event."""
 
-    __slots__ = ("_decoder", "_lines", "_mode", "_rest")
+    __slots__ = ("_decoder", "_head", "_lines", "_mode")
 
     def __init__(self) -> None:
         self._mode: str | None = None  # "sse" | "jsonl", decided on the first non-blank byte
+        self._head = bytearray()  # the body until the mode is decided (blanks and a BOM)
         self._decoder = SSEDecoder()
-        self._rest = b""
-        self._lines = 0
+        self._lines = LineSplitter(limits.max_event_bytes)
 
-    def feed(self, chunk: bytes | str) -> list[tuple[str, str]]:
+    def feed(self, chunk: bytes | str) -> list[Payload]:
         if isinstance(chunk, str):
-            chunk = chunk.encode()
-        mode = self._mode
-        if mode is None:
-            head = (self._rest + chunk).lstrip(b"\xef\xbb\xbf \t\r\n")
-            if not head:
-                self._rest += chunk
+            chunk = chunk.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8: reported
+        if self._mode is None:
+            chunk = self._decide(chunk)
+            if self._mode is None:
                 return []
-            mode = self._mode = "jsonl" if head[:1] in (b"{", b"[") else "sse"
-            chunk, self._rest = self._rest + chunk, b""
-        if mode == "sse":
-            return [(e.event, e.data) for e in self._decoder.feed(chunk)]
-        data = self._rest + chunk
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            self._rest = data
-            return []
-        self._rest = data[cut + 1 :]
-        return [("message", line.decode("utf-8", "replace")) for line in data[:cut].split(b"\n") if line.strip()]
+        if self._mode == "sse":
+            return [(e.event, e.data, e.problem) for e in self._decoder.feed(chunk)]
+        return self._payloads(self._lines.feed(chunk), trailing=False)
 
-    def close(self) -> list[tuple[str, str]]:
-        """End of the body. A last SSE event not followed by its blank line is still dispatched (the
-        spec discards it, but bodies saved from docs and logs often lack that final blank line)."""
+    def _decide(self, chunk: bytes) -> bytes:
+        """Read the body's first bytes until the mode is known; then the bytes to parse (a BOM left out for
+        JSON lines; the SSE decoder handles its own). Each byte is scanned once."""
+        head = self._head
+        scanned = len(head)
+        head += chunk
+        if len(head) < len(_BOM) and _BOM.startswith(head):
+            return b""  # maybe a BOM split across chunks
+        if scanned < len(_BOM):
+            scanned = len(_BOM) if head.startswith(_BOM) else 0
+        first = head[scanned:].lstrip(_BLANK)[:1]
+        if not first:
+            if len(head) > limits.max_event_bytes:  # blanks without end: none of them needs keeping
+                self._head = bytearray(_BOM if head.startswith(_BOM) else b"")
+            return b""
+        self._mode = "jsonl" if bytes(first) in (b"{", b"[") else "sse"
+        self._head = bytearray()
+        return bytes(head if self._mode == "sse" else head.removeprefix(_BOM))
+
+    def close(self) -> list[Payload]:
+        """End of the body: a last payload not followed by its terminator, with :data:`TRAILING` (or the
+        decoder's own problem)."""
         if self._mode == "jsonl":
-            rest, self._rest = self._rest, b""
-            return [("message", rest.decode("utf-8", "replace"))] if rest.strip() else []
+            return self._payloads(self._lines.close(), trailing=True)
         if self._mode is None:
             return []
-        out = [(e.event, e.data) for e in self._decoder.feed(b"\n\n")]
-        self._decoder.close()
+        # A last event without its blank line: dispatched (the spec discards it; saved bodies lack it).
+        return [(e.event, e.data, e.problem or TRAILING) for e in self._decoder.feed(b"\n\n")]
+
+    def _payloads(self, runs: list[Run | None], trailing: bool) -> list[Payload]:
+        out: list[Payload] = []
+        for run in runs:
+            if run is None:
+                limit = limits.max_event_bytes
+                out.append(
+                    ("message", "", Problem("", "max-event-bytes", f"a line longer than {limit} bytes: dropped"))
+                )
+                continue
+            data, start, end = run
+            for line in data[start:end].split(b"\n"):
+                if not line.strip(_BLANK):
+                    continue
+                try:
+                    out.append(("message", line.decode("utf-8"), None))
+                except UnicodeDecodeError as exc:
+                    problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a line) replaced by U+FFFD")
+                    out.append(("message", line.decode("utf-8", "replace"), problem))
+        if trailing and out and out[-1][2] is None:
+            out[-1] = (out[-1][0], out[-1][1], TRAILING)
         return out
 
 
@@ -656,14 +700,6 @@ def loads(data: str | bytes) -> Any:
     return orjson.loads(data)
 
 
-def iter_payloads(chunks: Iterable[bytes | str]) -> Iterator[tuple[str, str]]:
-    """Every payload of a body given as chunks (see :class:`Framer`)."""
-    framer = Framer()
-    for chunk in chunks:
-        yield from framer.feed(chunk)
-    yield from framer.close()
-
-
 # ---- the incremental parser every provider's StreamParser extends ----------------------------------
 
 
@@ -691,13 +727,17 @@ class BaseStreamParser:
         if b.closed:
             return []
         b.tick()
-        for event, data in self._framer.feed(chunk):
-            self._data(event, data)
+        for event, data, problem in self._framer.feed(chunk):
+            self._data(event, data, problem)
         return b.drain()
 
-    def _data(self, event: str, data: str) -> None:
+    def _data(self, event: str, data: str, problem: Problem | None) -> None:
         if self.done:
             return
+        if problem is not None and problem is not TRAILING:
+            self.builder.problem(problem.rule, f"{problem.message}: {'skipped' if not data else 'payload kept'}")
+            if not data:
+                return
         if data == "[DONE]":
             self.done = True
             self.builder.close()
@@ -705,7 +745,10 @@ class BaseStreamParser:
         try:
             obj = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            self.builder.problem("json", f"a payload is not JSON ({exc}): skipped: {data[:80]!r}")
+            if problem is TRAILING:
+                self.builder.problem("incomplete", f"{problem.message}, and it is not JSON: skipped: {data[:80]!r}")
+            else:
+                self.builder.problem("json", f"a payload is not JSON ({exc}): skipped: {data[:80]!r}")
             return
         if not isinstance(obj, dict):
             self.builder.problem("type", f"a payload is not a JSON object: skipped: {data[:80]!r}")
@@ -724,8 +767,8 @@ class BaseStreamParser:
         b = self.builder
         if not b.closed:
             b.tick()
-            for event, data in self._framer.close():
-                self._data(event, data)
+            for event, data, problem in self._framer.close():
+                self._data(event, data, problem)
             b.error(message, **info)
             b.close()
         return b.drain()
@@ -735,8 +778,8 @@ class BaseStreamParser:
         b = self.builder
         if not b.closed:
             b.tick()
-            for event, data in self._framer.close():
-                self._data(event, data)
+            for event, data, problem in self._framer.close():
+                self._data(event, data, problem)
             b.close()
         return b.drain()
 
