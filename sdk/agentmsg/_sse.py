@@ -11,7 +11,6 @@ event. Agent events over SSE are in :mod:`agentmsg.events.sse`; provider streams
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import attrs
@@ -22,7 +21,6 @@ from .errors import Problem
 
 __all__ = ["SSEDecoder", "SSEEvent", "encode_event"]
 
-_EOL = re.compile(rb"[\r\n]")
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -92,44 +90,45 @@ class SSEDecoder:
             self._head = None
             chunk = head.removeprefix(_BOM)
         out: list[SSEEvent] = []
-        pos, size = 0, len(chunk)
-        if self._pending_cr and size:
+        if not chunk:
+            return out
+        if self._pending_cr:
             self._pending_cr = False
             if chunk[0] == 0x0A:
-                pos = 1  # the LF of a CRLF split across chunks
-        search = _EOL.search
-        while pos < size:
-            m = search(chunk, pos)
-            if m is None:
+                chunk = chunk[1:]  # the LF of a CRLF split across chunks
+        # bytes.splitlines breaks at exactly the SSE line ends (LF, CRLF, CR), in C: each byte is looked
+        # at once; a last piece without a line end is the start of a line the next chunk goes on with.
+        lines = chunk.splitlines(True)
+        process = self._process
+        max_line = self.max_line_bytes
+        for raw in lines:
+            end = raw[-1]
+            if end == 0x0A:
+                cut = -2 if raw[-2:-1] == b"\r" else -1
+            elif end == 0x0D:
+                cut = -1
+            else:  # the unfinished last line
                 if not self._skip:
-                    self._line += chunk[pos:]
-                    if len(self._line) > self.max_line_bytes:
+                    self._line += raw
+                    if len(self._line) > max_line:
                         self._overlong()
                 break
-            end = m.start()
-            if chunk[end] == 0x0D:
-                if end + 1 < size:
-                    nxt = end + 2 if chunk[end + 1] == 0x0A else end + 1
-                else:
-                    nxt = end + 1
-                    self._pending_cr = True
-            else:
-                nxt = end + 1
             if self._skip:
                 self._skip = False  # the line over the limit ends here; it was reported
+                continue
+            if self._line:
+                self._line += raw[:cut]
+                line = bytes(self._line)
+                self._line.clear()
             else:
-                if self._line:
-                    self._line += chunk[pos:end]
-                    line = bytes(self._line)
-                    self._line.clear()
-                else:
-                    line = chunk[pos:end]
-                if len(line) > self.max_line_bytes:
-                    self._overlong()
-                    self._skip = False
-                else:
-                    self._process(line, out)
-            pos = nxt
+                line = raw[:cut]
+            if len(line) > max_line:
+                self._overlong()
+                self._skip = False
+            else:
+                process(line, out)
+        if lines and lines[-1][-1] == 0x0D:
+            self._pending_cr = True  # an LF at the start of the next chunk belongs to this CR
         return out
 
     def close(self) -> list[SSEEvent]:
@@ -172,18 +171,18 @@ class SSEDecoder:
 
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
         if not line:
-            problem = self._problem
-            if self._data or problem is not None:
-                data = "" if problem is not None and problem.rule != "utf-8" else "\n".join(self._data)
-                out.append(SSEEvent(data, self._event or "message", self.last_event_id, self._retry, problem))
-            self._data, self._size, self._event, self._retry, self._problem = [], 0, "", None, None
+            data, problem = self._data, self._problem
+            if data or problem is not None:
+                if problem is not None and problem.rule != "utf-8":
+                    text = ""
+                else:
+                    text = data[0] if len(data) == 1 else "\n".join(data)
+                out.append(SSEEvent(text, self._event or "message", self.last_event_id, self._retry, problem))
+                self._data, self._size, self._problem = [], 0, None
+            self._event, self._retry = "", None
             return
-        if line[0] == 0x3A:  # ':' a comment
-            return
-        field, colon, value = line.partition(b":")
-        if colon and value[:1] == b" ":
-            value = value[1:]
-        if field == b"data":
+        if line[:5] == b"data:":  # the common case first
+            value = line[6:] if line[5:6] == b" " else line[5:]
             if self._problem is not None and self._problem.rule != "utf-8":
                 return  # this event's data was dropped
             self._size += len(value) + 1
@@ -193,7 +192,18 @@ class SSEDecoder:
                     "", "max-event-bytes", f"the event's data is longer than {self.max_event_bytes} bytes: dropped"
                 )
                 return
-            self._data.append(self._text(value))
+            try:
+                self._data.append(value.decode("utf-8"))
+            except UnicodeDecodeError:
+                self._data.append(self._text(value))
+            return
+        if line[0] == 0x3A:  # ':' a comment
+            return
+        field, colon, value = line.partition(b":")
+        if colon and value[:1] == b" ":
+            value = value[1:]
+        if field == b"data":  # "data" without a colon: an empty data line
+            self._process(b"data:", out)
         elif field == b"event":
             self._event = self._text(value)
         elif field == b"id":
