@@ -1,8 +1,8 @@
 """How each event type changes the reducer's state: one handler per type, and :func:`apply`, which
 picks the handler and makes sure bad input becomes a recorded problem, never an exception.
 
-Tolerant mode checks every event except the plain deltas against the event schema first, and
-reports what breaks it (pointer and rule from the schema, ``schema_location`` set). The event is then
+Tolerant mode checks every event except the plain deltas against the event schema first (unless the
+producer guarantees valid events: ``Reducer.feed_many(trusted=True)``), and reports what breaks it (pointer and rule from the schema, ``schema_location`` set). The event is then
 applied as it is: handlers take only values of the right kind (a wrong one is left out; an event
 without a value it needs is skipped), and whatever reaches the message is checked when it is built
 (``_build``'s salvage). Plain deltas (text, thinking, tool-call, data and tool-result text) are the
@@ -52,7 +52,8 @@ def apply(st: State, e: dict[str, Any], i: int) -> None:
     if handler is None:
         st.problem(i, "/type", "enum", f"unknown event type {kind!r:.80}: event skipped")
         return
-    if not st.strict and kind not in PLAIN_DELTAS and not _schema_check(st, e, i):
+    trusted = st.trusted
+    if not (trusted or st.strict or kind in PLAIN_DELTAS) and not _schema_check(st, e, i):
         return
     st.event_id = e.get("id")  # a reply this event opens is named after it when nothing else names it
     try:
@@ -63,6 +64,9 @@ def apply(st: State, e: dict[str, Any], i: int) -> None:
         st.problem(i, "", "required", f"{kind} event without {exc}: event skipped")
     except Exception as exc:  # never let bad input escape as a bare exception
         st.problem(i, "", "type", f"malformed {kind} event ({type(exc).__name__}: {exc}): event skipped")
+    finally:
+        if not trusted and st.reply is not None:
+            st.reply.trusted = False
 
 
 def _schema_check(st: State, e: dict[str, Any], i: int) -> bool:
