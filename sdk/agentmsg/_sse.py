@@ -96,6 +96,52 @@ class SSEDecoder:
             self._pending_cr = False
             if chunk[0] == 0x0A:
                 chunk = chunk[1:]  # the LF of a CRLF split across chunks
+        if not (self._line or self._skip or self._data or self._event or self._problem) and self._retry is None:
+            chunk = self._simple_events(chunk, out)
+        self._lines(chunk, out)
+        return out
+
+    def _simple_events(self, chunk: bytes, out: list[SSEEvent]) -> bytes:
+        """The fast path, between events: whole events of one ``data`` line (after an ``event`` line or
+        not), the shape providers send, are dispatched straight from the chunk's blank-line-separated
+        pieces (C searches, one decode); any other piece goes through the line parser (:meth:`_lines`),
+        which leaves no event pending after the piece's blank line. Returns the rest of the chunk after
+        its last blank line, for the line parser: the result is the line parser's on the whole chunk."""
+        if b"\r" in chunk:
+            crlf = chunk.count(b"\r\n")
+            if crlf != chunk.count(b"\r") or crlf != chunk.count(b"\n"):
+                return chunk  # mixed line ends: the line parser
+            sep, eol = b"\r\n\r\n", b"\r\n"
+        else:
+            sep, eol = b"\n\n", b"\n"
+        pieces = chunk.split(sep)
+        rest = pieces.pop()
+        limit = min(self.max_line_bytes, self.max_event_bytes - 1)
+        for piece in pieces:
+            event = "message"
+            line = piece
+            if piece[:6] == b"event:":
+                head, found, line = piece.partition(eol)
+                name = head[7:] if head[6:7] == b" " else head[6:]
+                if not found or not name.isascii() or len(head) > limit:
+                    self._lines(piece + sep, out)
+                    continue
+                event = name.decode("ascii") or "message"
+            if line[:5] != b"data:" or eol in line or len(line) > limit:
+                self._lines(piece + sep, out)
+                continue
+            try:
+                data = (line[6:] if line[5:6] == b" " else line[5:]).decode("utf-8")
+            except UnicodeDecodeError:
+                self._lines(piece + sep, out)  # reports the invalid UTF-8
+                continue
+            out.append(SSEEvent(data, event, self.last_event_id))
+        return rest
+
+    def _lines(self, chunk: bytes, out: list[SSEEvent]) -> None:
+        """The line parser (every case of the spec)."""
+        if not chunk:
+            return
         # bytes.splitlines breaks at exactly the SSE line ends (LF, CRLF, CR), in C: each byte is looked
         # at once; a last piece without a line end is the start of a line the next chunk goes on with.
         lines = chunk.splitlines(True)
@@ -129,7 +175,6 @@ class SSEDecoder:
                 process(line, out)
         if lines and lines[-1][-1] == 0x0D:
             self._pending_cr = True  # an LF at the start of the next chunk belongs to this CR
-        return out
 
     def close(self) -> list[SSEEvent]:
         """End of stream. Per the spec an event not followed by a blank line is not dispatched; so that

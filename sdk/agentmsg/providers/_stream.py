@@ -38,7 +38,7 @@ import orjson
 
 from .._limits import limits
 from .._lines import LineSplitter, Run
-from .._sse import SSEDecoder
+from .._sse import SSEDecoder, SSEEvent
 from ..errors import Problem
 
 __all__ = [
@@ -64,7 +64,6 @@ def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | s
 
 # ---- framing -----------------------------------------------------------------------------------------
 
-Payload = tuple[str, str, "Problem | None"]  # (SSE event name, data text, what went wrong reading it)
 
 _BOM = b"\xef\xbb\xbf"
 _BLANK = b" \t\r\n"
@@ -74,8 +73,8 @@ TRAILING = Problem("", "incomplete", "the stream ended inside this payload (no e
 
 
 class Framer:
-    """Raw body chunks -> payloads ``(event name, data text, problem)``: SSE through :class:`SSEDecoder`, or
-    JSON lines (through the one line splitter, :class:`agentmsg._lines.LineSplitter`) when the body does not
+    """Raw body chunks -> payloads (:class:`agentmsg._sse.SSEEvent`: event name, data text, problem): SSE
+    through :class:`SSEDecoder`, or JSON lines (through the one line splitter, :class:`agentmsg._lines.LineSplitter`) when the body does not
     look like SSE (its first byte after blanks and a BOM is ``{`` or ``[``).
 
     Nothing is changed or dropped silently: ``problem`` is the decoder's (rule ``utf-8``: invalid UTF-8
@@ -92,7 +91,7 @@ class Framer:
         self._decoder = SSEDecoder()
         self._lines = LineSplitter(limits.max_event_bytes)
 
-    def feed(self, chunk: bytes | str) -> list[Payload]:
+    def feed(self, chunk: bytes | str) -> list[SSEEvent]:
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8: reported
         if self._mode is None:
@@ -100,7 +99,7 @@ class Framer:
             if self._mode is None:
                 return []
         if self._mode == "sse":
-            return [(e.event, e.data, e.problem) for e in self._decoder.feed(chunk)]
+            return self._decoder.feed(chunk)
         return self._payloads(self._lines.feed(chunk), trailing=False)
 
     def _decide(self, chunk: bytes) -> bytes:
@@ -122,7 +121,7 @@ class Framer:
         self._head = bytearray()
         return bytes(head if self._mode == "sse" else head.removeprefix(_BOM))
 
-    def close(self) -> list[Payload]:
+    def close(self) -> list[SSEEvent]:
         """End of the body: a last payload not followed by its terminator, with :data:`TRAILING` (or the
         decoder's own problem)."""
         if self._mode == "jsonl":
@@ -130,15 +129,18 @@ class Framer:
         if self._mode is None:
             return []
         # A last event without its blank line: dispatched (the spec discards it; saved bodies lack it).
-        return [(e.event, e.data, e.problem or TRAILING) for e in self._decoder.feed(b"\n\n")]
+        out = self._decoder.feed(b"\n\n")
+        for e in out:
+            e.problem = e.problem or TRAILING
+        return out
 
-    def _payloads(self, runs: list[Run | None], trailing: bool) -> list[Payload]:
-        out: list[Payload] = []
+    def _payloads(self, runs: list[Run | None], trailing: bool) -> list[SSEEvent]:
+        out: list[SSEEvent] = []
         for run in runs:
             if run is None:
                 limit = limits.max_event_bytes
                 out.append(
-                    ("message", "", Problem("", "max-event-bytes", f"a line longer than {limit} bytes: dropped"))
+                    SSEEvent("", problem=Problem("", "max-event-bytes", f"a line longer than {limit} bytes: dropped"))
                 )
                 continue
             data, start, end = run
@@ -146,12 +148,12 @@ class Framer:
                 if not line.strip(_BLANK):
                     continue
                 try:
-                    out.append(("message", line.decode("utf-8"), None))
+                    out.append(SSEEvent(line.decode("utf-8")))
                 except UnicodeDecodeError as exc:
                     problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a line) replaced by U+FFFD")
-                    out.append(("message", line.decode("utf-8", "replace"), problem))
-        if trailing and out and out[-1][2] is None:
-            out[-1] = (out[-1][0], out[-1][1], TRAILING)
+                    out.append(SSEEvent(line.decode("utf-8", "replace"), problem=problem))
+        if trailing and out and out[-1].problem is None:
+            out[-1].problem = TRAILING
         return out
 
 
@@ -202,19 +204,17 @@ class _Choice:
         self.done = False
 
 
-def _clock() -> Callable[[], str]:
-    """createdAt strings (RFC 3339 UTC, microseconds); the date-time part is formatted once per second."""
-    cache: list[Any] = [-1, ""]
+_SECOND: tuple[int, str] = (-1, "")  # the last second formatted, shared by every builder
 
-    def now() -> str:
-        micros = int(time.time() * 1_000_000)
-        secs, frac = divmod(micros, 1_000_000)
-        if secs != cache[0]:
-            cache[0] = secs
-            cache[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs))
-        return f"{cache[1]}.{frac:06d}Z"
 
-    return now
+def _now() -> str:
+    """createdAt now (RFC 3339 UTC, microseconds); the date-time part is formatted once per second."""
+    global _SECOND
+    secs, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    second = _SECOND
+    if second[0] != secs:  # (one tuple: threads never pair one second's date with another's)
+        second = _SECOND = (secs, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)))
+    return f"{second[1]}.{micros:06d}Z"
 
 
 class StreamBuilder:
@@ -260,7 +260,7 @@ class StreamBuilder:
                 return f"{prefix}{next(counter):010x}"  # 32 hex characters, like Java's ids
 
         self._new_id: Callable[[], str] = id_factory
-        self._now = clock or _clock()
+        self._now = clock or _now
         self._stamp = self._now()
         self._choices: dict[int, _Choice] = {}
         self._blocks = 0
@@ -727,8 +727,8 @@ class BaseStreamParser:
         if b.closed:
             return []
         b.tick()
-        for event, data, problem in self._framer.feed(chunk):
-            self._data(event, data, problem)
+        for payload in self._framer.feed(chunk):
+            self._data(payload.event, payload.data, payload.problem)
         return b.drain()
 
     def _data(self, event: str, data: str, problem: Problem | None) -> None:
@@ -767,8 +767,8 @@ class BaseStreamParser:
         b = self.builder
         if not b.closed:
             b.tick()
-            for event, data, problem in self._framer.close():
-                self._data(event, data, problem)
+            for payload in self._framer.close():
+                self._data(payload.event, payload.data, payload.problem)
             b.error(message, **info)
             b.close()
         return b.drain()
@@ -778,8 +778,8 @@ class BaseStreamParser:
         b = self.builder
         if not b.closed:
             b.tick()
-            for event, data, problem in self._framer.close():
-                self._data(event, data, problem)
+            for payload in self._framer.close():
+                self._data(payload.event, payload.data, payload.problem)
             b.close()
         return b.drain()
 
