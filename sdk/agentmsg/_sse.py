@@ -102,11 +102,12 @@ class SSEDecoder:
         return out
 
     def _simple_events(self, chunk: bytes, out: list[SSEEvent]) -> bytes:
-        """The fast path, between events: whole events of one ``data`` line (after an ``event`` line or
-        not), the shape providers send, are dispatched straight from the chunk's blank-line-separated
-        pieces (C searches, one decode); any other piece goes through the line parser (:meth:`_lines`),
-        which leaves no event pending after the piece's blank line. Returns the rest of the chunk after
-        its last blank line, for the line parser: the result is the line parser's on the whole chunk."""
+        """The fast path, between events: whole events of one ``data`` line after any ``event``, ``id`` and
+        comment lines (the shapes providers send) are dispatched straight from the chunk's
+        blank-line-separated pieces (C searches, one decode per field); any other piece goes through the
+        line parser (:meth:`_lines`), which leaves no event pending after the piece's blank line. Returns
+        the rest of the chunk after its last blank line, for the line parser: the events are the line
+        parser's on the whole chunk."""
         if b"\r" in chunk:
             crlf = chunk.count(b"\r\n")
             if crlf != chunk.count(b"\r") or crlf != chunk.count(b"\n"):
@@ -118,25 +119,42 @@ class SSEDecoder:
         rest = pieces.pop()
         limit = min(self.max_line_bytes, self.max_event_bytes - 1)
         for piece in pieces:
-            event = "message"
-            line = piece
-            if piece[:6] == b"event:":
-                head, found, line = piece.partition(eol)
-                name = head[7:] if head[6:7] == b" " else head[6:]
-                if not found or not name.isascii() or len(head) > limit:
-                    self._lines(piece + sep, out)
-                    continue
-                event = name.decode("ascii") or "message"
-            if line[:5] != b"data:" or eol in line or len(line) > limit:
+            event = self._simple_event(piece, eol, limit)
+            if event is None:
                 self._lines(piece + sep, out)
-                continue
-            try:
-                data = (line[6:] if line[5:6] == b" " else line[5:]).decode("utf-8")
-            except UnicodeDecodeError:
-                self._lines(piece + sep, out)  # reports the invalid UTF-8
-                continue
-            out.append(SSEEvent(data, event, self.last_event_id))
+            else:
+                out.append(event)
         return rest
+
+    def _simple_event(self, piece: bytes, eol: bytes, limit: int) -> SSEEvent | None:
+        """The event of a piece that is simple (see :meth:`_simple_events`), else None (nothing changed)."""
+        if piece[:5] == b"data:":
+            if len(piece) > limit or eol in piece:
+                return None
+            line, event, last_id = piece, "message", self.last_event_id
+        else:
+            *fields, line = piece.split(eol)
+            if line[:5] != b"data:" or len(line) > limit:
+                return None
+            event, last_id = "message", self.last_event_id
+            for field in fields:
+                if field[:1] == b":" and len(field) <= self.max_line_bytes:
+                    continue  # a comment
+                name, _, value = field.partition(b":")
+                if value[:1] == b" ":
+                    value = value[1:]
+                if name not in (b"event", b"id") or not value.isascii() or len(field) > self.max_line_bytes:
+                    return None
+                if name == b"event":
+                    event = value.decode("ascii") or "message"
+                elif b"\x00" not in value:
+                    last_id = value.decode("ascii")
+        try:
+            data = (line[6:] if line[5:6] == b" " else line[5:]).decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # the line parser reports the invalid UTF-8
+        self.last_event_id = last_id
+        return SSEEvent(data, event, last_id)
 
     def _lines(self, chunk: bytes, out: list[SSEEvent]) -> None:
         """The line parser (every case of the spec)."""

@@ -144,8 +144,12 @@ def build(
     else:
         usage = result.get("usage") if "usage" in result else None
     # Ids and names come from the stream: only non-empty strings (ids) and strings (names) are used.
-    msg_id = next((v for v in (result.get("id"), reply.msg_id) if isinstance(v, str) and v), reply.fallback_id)
-    name = next((v for v in (result.get("name"), reply.name) if isinstance(v, str)), default_name)
+    msg_id = result.get("id")
+    if not (isinstance(msg_id, str) and msg_id):
+        msg_id = reply.msg_id if isinstance(reply.msg_id, str) and reply.msg_id else reply.fallback_id
+    name = result.get("name")
+    if not isinstance(name, str):
+        name = reply.name if isinstance(reply.name, str) else default_name
     data = {
         "id": msg_id,
         "name": name,

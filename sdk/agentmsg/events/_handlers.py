@@ -21,7 +21,7 @@ from .._schemas import schema_documents, validate
 from .._time import java_form_of_instant
 from ..errors import ValidationError
 from ._build import close_reply
-from ._state import THINKING_DELTA, Block, Reply, State, Text, ToolResult
+from ._state import JOIN_EVERY, THINKING_DELTA, Block, Reply, State, Text, ToolResult
 
 Handler = Callable[[State, dict[str, Any], int], None]
 
@@ -46,7 +46,10 @@ def apply(st: State, e: dict[str, Any], i: int) -> None:
             ):
                 text = table.get(key)
                 if text is not None:
-                    text.add(delta)
+                    parts = text.parts  # Text.add, inlined: the bulk of every stream comes here
+                    parts.append(delta)
+                    if len(parts) >= JOIN_EVERY:
+                        text.flush()
                     return
     handler = HANDLERS.get(kind) if type(kind) is str else None
     if handler is None:
