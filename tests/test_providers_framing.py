@@ -145,3 +145,21 @@ def test_a_long_line_costs_work_linear_in_its_length(mod: Any) -> None:
     msg, problems = parsed(chunks, mod)  # type: ignore[arg-type]
     assert msg.text_content == text and problems == []
     assert Counted.work <= 4 * len(body), (Counted.work, len(body))
+
+
+def test_a_body_that_is_neither_sse_nor_json_is_reported_not_skipped() -> None:
+    """Format detection is the one reduce_stream uses (agentmsg._sse.sniff): an error page is read as
+    lines and each is reported; as SSE its lines would have been unknown fields, ignored in silence."""
+    body = b"<html>\n<body>502 Bad Gateway</body>\n</html>\n"
+    events = list(openai.parse_stream([body[i : i + 3] for i in range(0, len(body), 3)]))
+    problems = [e["value"]["rule"] for e in events if e.get("name") == "agentmsg.problem"]
+    assert problems == ["json", "json", "json"]
+    (msg,) = agentmsg.reduce_events(events)
+    assert msg.generate_reason.value == "INTERRUPTED"
+
+
+@pytest.mark.parametrize("size", [1, 2, 5])
+def test_sse_after_blanks_and_a_bom_in_any_chunking(size: int) -> None:
+    body = b"\xef\xbb\xbf\r\n\n" + sse(text_chunk("hi", finish="stop"))
+    msg, problems = parsed([body[i : i + size] for i in range(0, len(body), size)])
+    assert msg.text_content == "hi" and problems == []

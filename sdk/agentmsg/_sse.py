@@ -19,9 +19,12 @@ import orjson
 from ._limits import limits
 from .errors import Problem
 
-__all__ = ["SSEDecoder", "SSEEvent", "encode_event"]
+__all__ = ["SSEDecoder", "SSEEvent", "Sniffer", "encode_event", "sniff"]
 
 _BOM = b"\xef\xbb\xbf"
+_WS = b" \t\r\n"
+_SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
+SNIFF_LIMIT = 1 << 16  # leading blanks beyond this: not SSE
 
 
 @attrs.define
@@ -39,6 +42,46 @@ class SSEEvent:
 
     def json(self) -> Any:
         return orjson.loads(self.data)
+
+
+def sniff(head: bytes) -> bool | None:
+    """Whether a stream that starts with ``head`` is a text/event-stream (True: after a BOM and blanks it
+    starts with an SSE field, ``data:``, ``id:``, ``event:``, ``retry:``, or a comment), something else
+    (False: JSON lines, an error page, ...), or None when ``head`` is too short to tell."""
+    if len(head) < len(_BOM) and _BOM.startswith(head):
+        return None
+    text = head.removeprefix(_BOM).lstrip(_WS)
+    if not text:
+        return None if len(head) < SNIFF_LIMIT else False
+    for prefix in _SSE_PREFIXES:
+        if text.startswith(prefix):
+            return True
+        if prefix.startswith(text):
+            return None
+    return False
+
+
+class Sniffer:
+    """:func:`sniff` as bytes arrive: ``feed(chunk)`` is None until the stream's first bytes tell, then
+    True (SSE) or False; :attr:`head` holds what was fed so far (at most one chunk past 64 KiB of blanks).
+    Each byte is scanned once."""
+
+    __slots__ = ("_content", "head")
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self._content = -1  # where the first byte that is not a blank (or a BOM) is, once seen
+
+    def feed(self, chunk: bytes) -> bool | None:
+        at = len(self.head)
+        self.head += chunk
+        if self._content < 0:
+            rest = chunk.lstrip(_WS + _BOM)
+            if rest:
+                self._content = at + len(chunk) - len(rest)
+            elif len(self.head) < SNIFF_LIMIT:
+                return None  # only blanks so far: nothing to decide (no re-scan of what was read)
+        return sniff(bytes(self.head[: min(max(self._content, 0) + 8, SNIFF_LIMIT + 8)]))
 
 
 def encode_event(data: str, *, id: str | None = None, event: str | None = None, retry: int | None = None) -> str:

@@ -17,7 +17,7 @@ import orjson
 
 from .._limits import limits
 from .._lines import LineSplitter, Run, checked
-from .._sse import SSEDecoder, SSEEvent
+from .._sse import SNIFF_LIMIT, Sniffer, SSEDecoder, SSEEvent, sniff
 from ..errors import Problem, SizeLimitError, ValidationError
 from ..message import AssistantMessage
 from ._jsonl import parse_line
@@ -26,10 +26,7 @@ from .reducer import Reducer
 __all__ = ["iter_jsonl", "iter_sse_events", "read_events", "reduce_stream", "sniff_sse"]
 
 CHUNK = 1 << 17  # bytes read (or sliced) at a time: about one run of lines
-_SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
 _BOM = b"\xef\xbb\xbf"
-_WS = b" \t\r\n"
-_SNIFF_LIMIT = 1 << 16  # leading whitespace beyond this: not SSE
 _LIMIT_RULES = ("max-line-bytes", "max-event-bytes")
 
 Source = IO[bytes] | bytes | Iterable[bytes]
@@ -58,47 +55,24 @@ def _chunks(source: Source) -> Iterator[bytes]:
             yield chunk if isinstance(chunk, bytes) else bytes(chunk) if not isinstance(chunk, str) else chunk.encode()
 
 
-def _decide(head: bytes) -> bool | None:
-    """SSE (True), JSONL (False), or None when ``head`` is too short to tell."""
-    if len(head) < len(_BOM) and _BOM.startswith(head):
-        return None
-    text = head.removeprefix(_BOM).lstrip(_WS)
-    if not text:
-        return None if len(head) < _SNIFF_LIMIT else False
-    for prefix in _SSE_PREFIXES:
-        if text.startswith(prefix):
-            return True
-        if prefix.startswith(text):
-            return None
-    return False
-
-
 def sniff_sse(head: bytes) -> bool:
     """True when a stream that starts with ``head`` is SSE rather than JSON lines."""
-    return bool(_decide(head))
+    return bool(sniff(head))
 
 
 def _detect(chunks: Iterator[bytes]) -> tuple[bool, Iterator[bytes]]:
     """Read as many chunks as it takes to tell SSE from JSONL; then the same chunks again, all of them."""
-    head = bytearray()
+    sniffer = Sniffer()
     decision: bool | None = None
-    content = -1  # where the first byte that is not whitespace (or a BOM) is, once seen
     for chunk in chunks:
-        at = len(head)
-        head += chunk
-        if content < 0:
-            rest = chunk.lstrip(_WS + _BOM)
-            if rest:
-                content = at + len(chunk) - len(rest)
-            elif len(head) < _SNIFF_LIMIT:
-                continue  # only whitespace so far: nothing to decide (no re-scan of what was read)
-        decision = _decide(bytes(head[: min(max(content, 0) + 8, _SNIFF_LIMIT + 8)]))
+        decision = sniffer.feed(chunk)
         if decision is not None:
             break
+    head = bytes(sniffer.head)
 
     def again() -> Iterator[bytes]:
         if head:
-            yield bytes(head)
+            yield head
         yield from chunks
 
     return bool(decision), again()
@@ -244,7 +218,7 @@ def reduce_stream(
     if isinstance(source, (bytearray, memoryview)):
         source = bytes(source)
     if isinstance(source, bytes):
-        is_sse = _decide(source[: _SNIFF_LIMIT + 8]) if sse is None else sse
+        is_sse = bool(sniff(source[: SNIFF_LIMIT + 8])) if sse is None else sse
         body: Source = source
     else:
         chunks = _chunks(source)

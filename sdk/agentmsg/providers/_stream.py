@@ -21,8 +21,8 @@ on every event, so ``reduce_events(events)`` is choice 0 and ``reduce_events(eve
 is choice 1.
 
 Framing: :class:`Framer` turns raw bytes into payloads through the one SSE decoder
-(:class:`agentmsg._sse.SSEDecoder`), or reads JSON lines when the body is not SSE (a body whose first
-non-blank byte is ``{``: DashScope's SDK-printed streams, logs).
+(:class:`agentmsg._sse.SSEDecoder`), or reads JSON lines when the body is not SSE (a body that does not
+start with an SSE field or comment: DashScope's SDK-printed streams, logs, an error page).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import orjson
 
 from .._limits import limits
 from .._lines import LineSplitter, Run
-from .._sse import SSEDecoder, SSEEvent
+from .._sse import Sniffer, SSEDecoder, SSEEvent
 from ..errors import Problem
 
 __all__ = [
@@ -74,8 +74,9 @@ TRAILING = Problem("", "incomplete", "the stream ended inside this payload (no e
 
 class Framer:
     """Raw body chunks -> payloads (:class:`agentmsg._sse.SSEEvent`: event name, data text, problem): SSE
-    through :class:`SSEDecoder`, or JSON lines (through the one line splitter, :class:`agentmsg._lines.LineSplitter`) when the body does not
-    look like SSE (its first byte after blanks and a BOM is ``{`` or ``[``).
+    through :class:`SSEDecoder`, or JSON lines (the one line splitter, :class:`agentmsg._lines.LineSplitter`)
+    when the body does not start as SSE does (:func:`agentmsg._sse.sniff`, as for agent event streams: a
+    body that is neither, an HTML error page say, is then reported line by line, not skipped as SSE).
 
     Nothing is changed or dropped silently: ``problem`` is the decoder's (rule ``utf-8``: invalid UTF-8
     replaced by U+FFFD, the data otherwise whole; ``max-line-bytes`` / ``max-event-bytes``: a line or
@@ -83,11 +84,11 @@ class Framer:
     payload of a body that ended inside it. The SSE ``data: [DONE]`` sentinel is passed on as ``"[DONE]"``.
     Time is linear in the body, whatever the chunking; memory holds one line or event."""
 
-    __slots__ = ("_decoder", "_head", "_lines", "_mode")
+    __slots__ = ("_decoder", "_lines", "_mode", "_sniffer")
 
     def __init__(self) -> None:
-        self._mode: str | None = None  # "sse" | "jsonl", decided on the first non-blank byte
-        self._head = bytearray()  # the body until the mode is decided (blanks and a BOM)
+        self._mode: str | None = None  # "sse" | "jsonl", decided by the body's first bytes
+        self._sniffer = Sniffer()
         self._decoder = SSEDecoder()
         self._lines = LineSplitter(limits.max_event_bytes)
 
@@ -103,23 +104,16 @@ class Framer:
         return self._payloads(self._lines.feed(chunk), trailing=False)
 
     def _decide(self, chunk: bytes) -> bytes:
-        """Read the body's first bytes until the mode is known; then the bytes to parse (a BOM left out for
-        JSON lines; the SSE decoder handles its own). Each byte is scanned once."""
-        head = self._head
-        scanned = len(head)
-        head += chunk
-        if len(head) < len(_BOM) and _BOM.startswith(head):
-            return b""  # maybe a BOM split across chunks
-        if scanned < len(_BOM):
-            scanned = len(_BOM) if head.startswith(_BOM) else 0
-        first = head[scanned:].lstrip(_BLANK)[:1]
-        if not first:
-            if len(head) > limits.max_event_bytes:  # blanks without end: none of them needs keeping
-                self._head = bytearray(_BOM if head.startswith(_BOM) else b"")
+        """Read the body's first bytes until they tell SSE from JSON lines (:class:`agentmsg._sse.Sniffer`,
+        as ``reduce_stream`` tells them); then the bytes to parse (a BOM left out for JSON lines; the SSE
+        decoder handles its own)."""
+        decision = self._sniffer.feed(chunk)
+        if decision is None:
             return b""
-        self._mode = "jsonl" if bytes(first) in (b"{", b"[") else "sse"
-        self._head = bytearray()
-        return bytes(head if self._mode == "sse" else head.removeprefix(_BOM))
+        self._mode = "sse" if decision else "jsonl"
+        head = bytes(self._sniffer.head)
+        self._sniffer = Sniffer()  # the head is handed over: not held twice
+        return head if decision else head.removeprefix(_BOM)
 
     def close(self) -> list[SSEEvent]:
         """End of the body: a last payload not followed by its terminator, with :data:`TRAILING` (or the
