@@ -4,14 +4,22 @@ side by side in one process with the official SDKs' accumulators and plain orjso
 Rows, per provider (all its recorded streams, µs per chunk, best of the repeats):
 * ``orjson``: split the body into ``data:`` lines and ``orjson.loads`` each payload: the floor, it builds
   nothing;
-* ``agentmsg``: ``reduce_events(list(parse_stream(body)))``: the SSE decoder, the provider parser, the
-  events and the reducer, down to the validated Msg;
-* ``official``: openai ``ChatCompletionStreamState.handle_chunk(ChatCompletionChunk.model_validate(...))``
-  (what ``client.chat.completions.stream`` does per chunk), anthropic ``accumulate_event`` on the parsed
-  event (its own stream helper's work), dashscope ``_aggregate`` over ``parse_chunk`` — each fed by the
-  same orjson parse of the same payloads.
+* ``agentmsg``: ``reduce_events(parse_stream(body), trusted=True)``, what agentmsg's clients and
+  ``agentmsg parse`` do: the SSE decoder, the provider parser, the events and the reducer, down to the
+  validated Msg (``trusted``: the parser's events are valid by construction, so the reducer skips its
+  per-event schema check and builds the Msg through the codec's fast path);
+* ``official``: each SDK's own streaming path from the same bytes, as its stream helper runs it (the
+  HTTP read aside): openai and anthropic decode the body with the SDK's ``SSEDecoder``, parse each event
+  (``sse.json()``), build the typed chunk as their ``Stream`` does (``construct_type``, unvalidated) and
+  accumulate it (openai ``ChatCompletionStreamState.handle_chunk``: ``client.chat.completions.stream``;
+  anthropic ``accumulate_event``: ``client.messages.stream``); dashscope runs its ``Stream`` (httpx-sse
+  over an ``httpx.Response`` of the body, ``parse_chunk``) and ``_aggregate``. google-genai has no stream
+  accumulator (no row).
 
-Equal work is checked before timing: the official result and agentmsg's message carry the same text.
+Same work, and where it is not: both sides start from the body's bytes and end with the reply rebuilt.
+agentmsg does more: it also emits the AgentEvents (a dict per event, ids, createdAt) and validates the
+final Msg; the SDKs validate nothing (``construct_type``) and emit no events. Equal results are checked
+before timing: the official result and agentmsg's message carry the same text.
 Targets: agentmsg >= 20x faster than the official accumulators, within 3x of the orjson floor.
 """
 
@@ -73,36 +81,46 @@ def _best(fn: Callable[[], Any], repeat: int, number: int) -> float:
 def _official(provider: str) -> Callable[[bytes], Any] | None:
     try:
         if provider == "openai":
+            from openai._models import construct_type as openai_construct
+            from openai._streaming import SSEDecoder as OpenAISSE
             from openai.lib.streaming.chat import ChatCompletionStreamState
             from openai.types.chat import ChatCompletionChunk
 
             def run_openai(body: bytes) -> Any:
                 state: Any = ChatCompletionStreamState()
-                for p in _payloads(body):
-                    state.handle_chunk(ChatCompletionChunk.model_validate(orjson.loads(p)))
+                for sse in OpenAISSE().iter_bytes(iter((body,))):
+                    if sse.data.startswith("[DONE]"):
+                        break
+                    state.handle_chunk(openai_construct(type_=ChatCompletionChunk, value=sse.json()))
                 return state.current_completion_snapshot
 
             return run_openai
         if provider == "anthropic":
+            from anthropic._models import construct_type as anthropic_construct
+            from anthropic._streaming import SSEDecoder as AnthropicSSE
             from anthropic.lib.streaming._messages import accumulate_event
+            from anthropic.types import RawMessageStreamEvent
 
             def run_anthropic(body: bytes) -> Any:
                 snapshot = None
                 bufs: dict[int, bytes] = {}
-                for p in _payloads(body):
-                    event = orjson.loads(p)
-                    if event.get("type") in ("ping", "error"):
+                for sse in AnthropicSSE().iter_bytes(iter((body,))):
+                    if sse.event in ("ping", "error", None) or not sse.data:
                         continue
+                    event = anthropic_construct(type_=RawMessageStreamEvent, value=sse.json())
                     snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=bufs)
                 return snapshot
 
             return run_anthropic
         if provider == "dashscope":
+            import httpx
             from dashscope.v2.resources.chat.completions import _aggregate
+            from dashscope.v2.transport.sse import Stream as DashScopeStream
             from dashscope.v2.types.completions import parse_chunk
 
             def run_dashscope(body: bytes) -> Any:
-                return _aggregate([parse_chunk(orjson.loads(p)) for p in _payloads(body)])
+                response = httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+                return _aggregate(list(DashScopeStream(response, parse_chunk)))
 
             return run_dashscope
     except ImportError:
@@ -136,7 +154,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 
         def ours() -> None:
             for b in bodies:
-                reduce_events(list(mod.parse_stream(b)))
+                reduce_events(mod.parse_stream(b), trusted=True)
 
         official = _official(provider)
         impls: dict[str, Callable[[], Any]] = {"orjson": floor, "agentmsg": ours}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import ROOT
 from tests.test_cli import run
@@ -82,3 +83,73 @@ def test_events_of_a_user_message_is_an_error_not_an_assistant_reply(tmp_path: P
     src.write_text(json.dumps(user))
     r = run("events", str(src))
     assert r.returncode == 1 and r.stdout == "" and "[role]" in r.stderr and "ASSISTANT" in r.stderr
+
+
+REPLY = {"id": "m1", "role": "ASSISTANT", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+
+
+def _events(capsys: Any, *args: str) -> tuple[int, list[str], list[str]]:
+    from agentmsg.cli import main
+
+    code = main(["events", *args])
+    captured = capsys.readouterr()
+    return code, captured.out.splitlines(), captured.err.splitlines()
+
+
+def test_events_reads_with_the_api_limits_and_rule_names(tmp_path: Path, capsys: Any) -> None:
+    """As `agentmsg validate` reads: JSON Lines line by line (an oversize record refused with max-bytes,
+    the others still turned into events), the same rule names, --max-bytes / --max-depth."""
+    jsonl = tmp_path / "msgs.jsonl"
+    big = {**REPLY, "id": "m2", "content": [{"type": "text", "text": "x" * 5000}]}
+    huge_int = json.dumps({**REPLY, "id": "m3"})[:-1] + ', "usage": {"inputTokens": 18446744073709551617}}'
+    jsonl.write_text("\n".join([json.dumps(REPLY), json.dumps(big), huge_int, "{not json", json.dumps(REPLY)]) + "\n")
+    code, out, err = _events(capsys, "--max-bytes", "1000", str(jsonl))
+    assert code == 1
+    assert sum(json.loads(line)["type"] == "AGENT_START" for line in out) == 2  # records 0 and 4
+    assert [line.rsplit(" ", 1)[-1] for line in err] == ["[max-bytes]", "[integer-range]", "[json]"]
+    assert [line.split(": ", 1)[0] for line in err] == [f"{jsonl}:/1", f"{jsonl}:/2/usage/inputTokens", f"{jsonl}:/3"]
+    deep = tmp_path / "deep.json"
+    deep.write_text(json.dumps({**REPLY, "metadata": {"a": [[[1]]]}}))
+    code, out, err = _events(capsys, "--max-depth", "3", str(deep))
+    assert code == 1 and out == [] and err[0].endswith("[max-depth]")
+    code, out, _ = _events(capsys, str(deep))
+    assert code == 0 and out
+
+
+def test_events_reads_a_document_across_the_peeked_head(tmp_path: Path, capsys: Any) -> None:
+    """The first 128 KiB are read ahead to tell messages from events; a document or a line longer than
+    that is still read whole (and once)."""
+    long_text = "y" * 300_000
+    doc = tmp_path / "doc.json"
+    doc.write_text(
+        json.dumps([REPLY, {**REPLY, "id": "m2", "content": [{"type": "text", "text": long_text}]}], indent=1)
+    )
+    code, out, err = _events(capsys, str(doc))
+    assert (code, err) == (0, [])
+    deltas = "".join(json.loads(line).get("delta", "") for line in out)
+    assert deltas == "hi" + long_text
+    jsonl = tmp_path / "long.jsonl"
+    jsonl.write_text(json.dumps({**REPLY, "content": [{"type": "text", "text": long_text}]}) + "\n" + json.dumps(REPLY))
+    code, out, err = _events(capsys, str(jsonl))
+    assert (code, err) == (0, []) and "".join(json.loads(x).get("delta", "") for x in out) == long_text + "hi"
+
+
+def test_events_stops_at_once_on_binary_input() -> None:
+    import subprocess
+    import sys
+
+    zero = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "events", "/dev/zero"], capture_output=True, text=True, timeout=60
+    )
+    assert zero.returncode == 1 and zero.stderr == "/dev/zero: not valid JSON: it starts with b'\\x00' [json]\n"
+
+
+def test_validate_lists_one_kind_per_schema(capsys: Any) -> None:
+    import agentmsg
+    from agentmsg.cli import main
+
+    assert main(["validate", "--help"]) == 0
+    usage = capsys.readouterr().out
+    assert "event," in usage and "agent-event" not in usage
+    assert len(set(agentmsg.KINDS.values())) == len(agentmsg.KINDS)
+    agentmsg.validate({"type": "CUSTOM", "id": "a", "createdAt": "2025-01-01T00:00:00Z"}, "agent-event")  # still read

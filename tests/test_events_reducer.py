@@ -356,3 +356,19 @@ def test_arguments_too_deep_to_write_are_not_valid_json() -> None:
     call = msg.content[0]
     assert call.input == {} and call.metadata == {"argumentsError": "arguments are not valid JSON"}
     assert msg.to_json()  # the message can be written
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_trusted_feeding_changes_nothing_for_valid_events(name: str) -> None:
+    """Reducer.feed_many(trusted=True) (producers whose events are valid by construction) skips the per-event
+    schema check and builds messages through the codec's fast path: for valid events, the same messages
+    byte for byte and the same problems; for events that break the promise it still never raises."""
+    case = load(name)
+    general, trusted = Reducer(), Reducer()
+    general.feed_many(events_of(case))
+    trusted.feed_many(events_of(case), trusted=True)
+    got = [m.to_json_bytes() for m in trusted.finish()]
+    assert all(agentmsg.is_valid(orjson.loads(m)) for m in got)
+    if "strict" not in case:
+        assert got == [m.to_json_bytes() for m in general.finish()]
+        assert trusted.problems == general.problems

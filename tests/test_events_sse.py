@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -135,3 +136,58 @@ def test_encode_sse_event_keeps_line_breaks_out_of_its_fields() -> None:
     for bad in (5, {"type": "CUSTOM", "value": {"n": 2**64}}, {"type": "CUSTOM", "value": {"s": "\ud800"}}):
         with pytest.raises(agentmsg.ValidationError):
             encode_sse_event(bad)  # type: ignore[arg-type]
+
+
+def _sse_body(rng: Any) -> bytes:
+    """A random event stream: the simple shapes providers send, and everything else the spec allows."""
+    eol = rng.choice([b"\n", b"\r\n", b"\r", None])
+    out = []
+    for _ in range(rng.randint(0, 12)):
+        end = eol or rng.choice([b"\n", b"\r\n", b"\r"])
+        kind = rng.random()
+        if kind < 0.5:  # the simple shape
+            if rng.random() < 0.4:
+                out.append(b"event: " + rng.choice([b"message_start", b"delta", b"", b"\xc3\xa9t\xc3\xa9"]) + end)
+            out.append(b"data:" + rng.choice([b" ", b""]) + rng.choice([b'{"a": 1}', b"x" * 40, b"\xff", b""]) + end)
+            out.append(end)
+        else:
+            out.append(
+                rng.choice(
+                    [
+                        b"id: " + str(rng.randint(0, 9)).encode(),
+                        b"id: a\x00b",
+                        b"retry: 150",
+                        b": comment",
+                        b"data: two",
+                        b"data",
+                        b"event:x",
+                        b"field: ignored",
+                        b"",
+                        b"y" * 70,
+                    ]
+                )
+                + end
+            )
+    return b"".join(out)
+
+
+def test_the_simple_event_fast_path_decodes_as_the_line_parser() -> None:
+    """Whole bodies take the fast path for the simple pieces; fed one byte at a time they never do: the
+    events (data, name, id, retry, problem) are the same, whatever the line ends, limits and splits."""
+
+    def fields(events: list[Any]) -> list[Any]:
+        return [(e.data, e.event, e.id, e.retry, e.problem and e.problem.rule) for e in events]
+
+    rng = random.Random(20261124)
+    for _ in range(600):
+        body = _sse_body(rng)
+        limit = rng.choice([None, 30, 60])
+
+        def decode(pieces: list[bytes], limit: int | None = limit) -> list[Any]:
+            decoder = SSEDecoder(max_line_bytes=limit, max_event_bytes=limit)
+            return fields([e for p in pieces for e in decoder.feed(p)] + decoder.close())
+
+        cut = rng.randrange(len(body) + 1)
+        bytewise = decode([body[i : i + 1] for i in range(len(body))])
+        assert decode([body]) == bytewise, body
+        assert decode([body[:cut], body[cut:]]) == bytewise, (body, cut)

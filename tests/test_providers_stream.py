@@ -105,6 +105,27 @@ def test_stream_events_valid_and_reduce(path: Path) -> None:
     assert "agentmsg_errors" not in meta
 
 
+@pytest.mark.parametrize("path", STREAMS + RESPONSES, ids=ids(STREAMS + RESPONSES))
+def test_trusted_reduction_gives_the_same_message(path: Path) -> None:
+    """The parsers' events are valid by construction (validated above), so their consumers reduce them with
+    ``trusted=True`` (no per-event schema check, the message built through the codec's fast path): the
+    messages are those of the general path, byte for byte, whole and cut."""
+    mod = parser_for(path)
+    data = path.read_bytes()
+    if path.suffix == ".json":
+        bodies = [list(mod.response_events(data))]
+    else:
+        bodies = [list(mod.parse_stream(data)), list(mod.parse_stream(data[: len(data) // 2]))]
+    for events in bodies:
+        sources = sorted({e.get("source") or "" for e in events})
+        for source in sources:
+            general, trusted = Reducer(source=source or None), Reducer(source=source or None)
+            general.feed_many(events)
+            trusted.feed_many(events, trusted=True)
+            assert [m.to_json_bytes() for m in trusted.finish()] == [m.to_json_bytes() for m in general.finish()]
+            assert trusted.problems == general.problems == []
+
+
 @pytest.mark.parametrize("path", STREAMS, ids=ids(STREAMS))
 def test_a_cut_stream_says_why_in_the_message(path: Path) -> None:
     """Round-2 rule 3: the error event of a stream cut short reaches the message (agentmsg_errors), with

@@ -51,8 +51,9 @@ def schema_documents() -> dict[str, dict[str, Any]]:
             docs[entry.name] = json.loads(entry.read_text(encoding="utf-8"))
     for name in [k for k in KINDS.values() if k not in docs]:
         KINDS.pop(next(k for k, v in KINDS.items() if v == name))
-    for name in docs:
-        KINDS.setdefault(name.removesuffix(".schema.json"), name)
+    for name in docs:  # one kind per schema: a document already named (agent-event: "event") gets no second one
+        if name not in KINDS.values():
+            KINDS.setdefault(name.removesuffix(".schema.json"), name)
     return docs
 
 
@@ -215,11 +216,13 @@ def validator_for_kind(kind: str, strict: bool = False) -> Any:
 
 
 def schema_uri(kind: str) -> str:
-    schema_documents()
-    try:
-        return BASE_URI + KINDS[kind]
-    except KeyError:
-        raise ValueError(f"unknown kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}") from None
+    docs = schema_documents()
+    file = KINDS.get(kind)
+    if file is None and f"{kind}.schema.json" in docs:
+        file = f"{kind}.schema.json"  # a schema's file name works too (agent-event for event), unlisted
+    if file is None:
+        raise ValueError(f"unknown kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
+    return BASE_URI + file
 
 
 # ---- cut plans: where, in an instance, the nested levels start ----------------------------------------------

@@ -11,7 +11,6 @@ event. Agent events over SSE are in :mod:`agentmsg.events.sse`; provider streams
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import attrs
@@ -20,10 +19,12 @@ import orjson
 from ._limits import limits
 from .errors import Problem
 
-__all__ = ["SSEDecoder", "SSEEvent", "encode_event"]
+__all__ = ["SSEDecoder", "SSEEvent", "Sniffer", "encode_event", "sniff"]
 
-_EOL = re.compile(rb"[\r\n]")
 _BOM = b"\xef\xbb\xbf"
+_WS = b" \t\r\n"
+_SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
+SNIFF_LIMIT = 1 << 16  # leading blanks beyond this: not SSE
 
 
 @attrs.define
@@ -41,6 +42,46 @@ class SSEEvent:
 
     def json(self) -> Any:
         return orjson.loads(self.data)
+
+
+def sniff(head: bytes) -> bool | None:
+    """Whether a stream that starts with ``head`` is a text/event-stream (True: after a BOM and blanks it
+    starts with an SSE field, ``data:``, ``id:``, ``event:``, ``retry:``, or a comment), something else
+    (False: JSON lines, an error page, ...), or None when ``head`` is too short to tell."""
+    if len(head) < len(_BOM) and _BOM.startswith(head):
+        return None
+    text = head.removeprefix(_BOM).lstrip(_WS)
+    if not text:
+        return None if len(head) < SNIFF_LIMIT else False
+    for prefix in _SSE_PREFIXES:
+        if text.startswith(prefix):
+            return True
+        if prefix.startswith(text):
+            return None
+    return False
+
+
+class Sniffer:
+    """:func:`sniff` as bytes arrive: ``feed(chunk)`` is None until the stream's first bytes tell, then
+    True (SSE) or False; :attr:`head` holds what was fed so far (at most one chunk past 64 KiB of blanks).
+    Each byte is scanned once."""
+
+    __slots__ = ("_content", "head")
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self._content = -1  # where the first byte that is not a blank (or a BOM) is, once seen
+
+    def feed(self, chunk: bytes) -> bool | None:
+        at = len(self.head)
+        self.head += chunk
+        if self._content < 0:
+            rest = chunk.lstrip(_WS + _BOM)
+            if rest:
+                self._content = at + len(chunk) - len(rest)
+            elif len(self.head) < SNIFF_LIMIT:
+                return None  # only blanks so far: nothing to decide (no re-scan of what was read)
+        return sniff(bytes(self.head[: min(max(self._content, 0) + 8, SNIFF_LIMIT + 8)]))
 
 
 def encode_event(data: str, *, id: str | None = None, event: str | None = None, retry: int | None = None) -> str:
@@ -92,45 +133,109 @@ class SSEDecoder:
             self._head = None
             chunk = head.removeprefix(_BOM)
         out: list[SSEEvent] = []
-        pos, size = 0, len(chunk)
-        if self._pending_cr and size:
+        if not chunk:
+            return out
+        if self._pending_cr:
             self._pending_cr = False
             if chunk[0] == 0x0A:
-                pos = 1  # the LF of a CRLF split across chunks
-        search = _EOL.search
-        while pos < size:
-            m = search(chunk, pos)
-            if m is None:
+                chunk = chunk[1:]  # the LF of a CRLF split across chunks
+        if not (self._line or self._skip or self._data or self._event or self._problem) and self._retry is None:
+            chunk = self._simple_events(chunk, out)
+        self._lines(chunk, out)
+        return out
+
+    def _simple_events(self, chunk: bytes, out: list[SSEEvent]) -> bytes:
+        """The fast path, between events: whole events of one ``data`` line after any ``event``, ``id`` and
+        comment lines (the shapes providers send) are dispatched straight from the chunk's
+        blank-line-separated pieces (C searches, one decode per field); any other piece goes through the
+        line parser (:meth:`_lines`), which leaves no event pending after the piece's blank line. Returns
+        the rest of the chunk after its last blank line, for the line parser: the events are the line
+        parser's on the whole chunk."""
+        if b"\r" in chunk:
+            crlf = chunk.count(b"\r\n")
+            if crlf != chunk.count(b"\r") or crlf != chunk.count(b"\n"):
+                return chunk  # mixed line ends: the line parser
+            sep, eol = b"\r\n\r\n", b"\r\n"
+        else:
+            sep, eol = b"\n\n", b"\n"
+        pieces = chunk.split(sep)
+        rest = pieces.pop()
+        limit = min(self.max_line_bytes, self.max_event_bytes - 1)
+        for piece in pieces:
+            event = self._simple_event(piece, eol, limit)
+            if event is None:
+                self._lines(piece + sep, out)
+            else:
+                out.append(event)
+        return rest
+
+    def _simple_event(self, piece: bytes, eol: bytes, limit: int) -> SSEEvent | None:
+        """The event of a piece that is simple (see :meth:`_simple_events`), else None (nothing changed)."""
+        if piece[:5] == b"data:":
+            if len(piece) > limit or eol in piece:
+                return None
+            line, event, last_id = piece, "message", self.last_event_id
+        else:
+            *fields, line = piece.split(eol)
+            if line[:5] != b"data:" or len(line) > limit:
+                return None
+            event, last_id = "message", self.last_event_id
+            for field in fields:
+                if field[:1] == b":" and len(field) <= self.max_line_bytes:
+                    continue  # a comment
+                name, _, value = field.partition(b":")
+                if value[:1] == b" ":
+                    value = value[1:]
+                if name not in (b"event", b"id") or not value.isascii() or len(field) > self.max_line_bytes:
+                    return None
+                if name == b"event":
+                    event = value.decode("ascii") or "message"
+                elif b"\x00" not in value:
+                    last_id = value.decode("ascii")
+        try:
+            data = (line[6:] if line[5:6] == b" " else line[5:]).decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # the line parser reports the invalid UTF-8
+        self.last_event_id = last_id
+        return SSEEvent(data, event, last_id)
+
+    def _lines(self, chunk: bytes, out: list[SSEEvent]) -> None:
+        """The line parser (every case of the spec)."""
+        if not chunk:
+            return
+        # bytes.splitlines breaks at exactly the SSE line ends (LF, CRLF, CR), in C: each byte is looked
+        # at once; a last piece without a line end is the start of a line the next chunk goes on with.
+        lines = chunk.splitlines(True)
+        process = self._process
+        max_line = self.max_line_bytes
+        for raw in lines:
+            end = raw[-1]
+            if end == 0x0A:
+                cut = -2 if raw[-2:-1] == b"\r" else -1
+            elif end == 0x0D:
+                cut = -1
+            else:  # the unfinished last line
                 if not self._skip:
-                    self._line += chunk[pos:]
-                    if len(self._line) > self.max_line_bytes:
+                    self._line += raw
+                    if len(self._line) > max_line:
                         self._overlong()
                 break
-            end = m.start()
-            if chunk[end] == 0x0D:
-                if end + 1 < size:
-                    nxt = end + 2 if chunk[end + 1] == 0x0A else end + 1
-                else:
-                    nxt = end + 1
-                    self._pending_cr = True
-            else:
-                nxt = end + 1
             if self._skip:
                 self._skip = False  # the line over the limit ends here; it was reported
+                continue
+            if self._line:
+                self._line += raw[:cut]
+                line = bytes(self._line)
+                self._line.clear()
             else:
-                if self._line:
-                    self._line += chunk[pos:end]
-                    line = bytes(self._line)
-                    self._line.clear()
-                else:
-                    line = chunk[pos:end]
-                if len(line) > self.max_line_bytes:
-                    self._overlong()
-                    self._skip = False
-                else:
-                    self._process(line, out)
-            pos = nxt
-        return out
+                line = raw[:cut]
+            if len(line) > max_line:
+                self._overlong()
+                self._skip = False
+            else:
+                process(line, out)
+        if lines and lines[-1][-1] == 0x0D:
+            self._pending_cr = True  # an LF at the start of the next chunk belongs to this CR
 
     def close(self) -> list[SSEEvent]:
         """End of stream. Per the spec an event not followed by a blank line is not dispatched; so that
@@ -172,18 +277,18 @@ class SSEDecoder:
 
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
         if not line:
-            problem = self._problem
-            if self._data or problem is not None:
-                data = "" if problem is not None and problem.rule != "utf-8" else "\n".join(self._data)
-                out.append(SSEEvent(data, self._event or "message", self.last_event_id, self._retry, problem))
-            self._data, self._size, self._event, self._retry, self._problem = [], 0, "", None, None
+            data, problem = self._data, self._problem
+            if data or problem is not None:
+                if problem is not None and problem.rule != "utf-8":
+                    text = ""
+                else:
+                    text = data[0] if len(data) == 1 else "\n".join(data)
+                out.append(SSEEvent(text, self._event or "message", self.last_event_id, self._retry, problem))
+                self._data, self._size, self._problem = [], 0, None
+            self._event, self._retry = "", None
             return
-        if line[0] == 0x3A:  # ':' a comment
-            return
-        field, colon, value = line.partition(b":")
-        if colon and value[:1] == b" ":
-            value = value[1:]
-        if field == b"data":
+        if line[:5] == b"data:":  # the common case first
+            value = line[6:] if line[5:6] == b" " else line[5:]
             if self._problem is not None and self._problem.rule != "utf-8":
                 return  # this event's data was dropped
             self._size += len(value) + 1
@@ -193,7 +298,18 @@ class SSEDecoder:
                     "", "max-event-bytes", f"the event's data is longer than {self.max_event_bytes} bytes: dropped"
                 )
                 return
-            self._data.append(self._text(value))
+            try:
+                self._data.append(value.decode("utf-8"))
+            except UnicodeDecodeError:
+                self._data.append(self._text(value))
+            return
+        if line[0] == 0x3A:  # ':' a comment
+            return
+        field, colon, value = line.partition(b":")
+        if colon and value[:1] == b" ":
+            value = value[1:]
+        if field == b"data":  # "data" without a colon: an empty data line
+            self._process(b"data:", out)
         elif field == b"event":
             self._event = self._text(value)
         elif field == b"id":

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import sys
 from collections.abc import Iterable, Iterator
-from typing import IO, Any, TextIO
-
-import orjson
+from typing import IO, Any, Protocol, TextIO
 
 from .._json import loads
 from .._limits import limits
@@ -40,27 +40,92 @@ def open_binary(path: str) -> IO[bytes]:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def instances(data: bytes) -> Iterator[tuple[tuple[int, ...], Any, str | None]]:
-    """(path prefix, instance, error) for each instance in a JSON value or JSONL text."""
-    text = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+class Readable(Protocol):
+    """What the readers here need of a binary stream."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+class Peeked:
+    """A binary stream whose first bytes were read ahead (to tell what a file holds) and are served
+    again: ``read`` and ``readline`` as on the stream, no copies of what remains of the head."""
+
+    def __init__(self, stream: IO[bytes], size: int) -> None:
+        self._stream = stream
+        self.head = stream.read(size) or b""
+        self._at = 0
+
+    def read(self, size: int = -1) -> bytes:
+        head, at = self.head, self._at
+        if at >= len(head):
+            return self._stream.read(size)
+        end = len(head) if size < 0 else min(len(head), at + size)
+        self._at = end
+        out = head[at:end]
+        if size < 0:
+            return out + self._stream.read()
+        return out
+
+    def readline(self, size: int = -1) -> bytes:
+        head, at = self.head, self._at
+        if at >= len(head):
+            return self._stream.readline(size)
+        nl = head.find(b"\n", at)
+        end = len(head) if nl < 0 else nl + 1
+        if size >= 0:
+            end = min(end, at + size)
+        self._at = end
+        out = head[at:end]
+        if end == len(head) and not out.endswith(b"\n") and (size < 0 or len(out) < size):
+            out += self._stream.readline(size - len(out) if size >= 0 else -1)  # the line goes on after the head
+        return out
+
+
+def limit_options(p: Any) -> None:
+    """``--max-bytes`` / ``--max-depth``: the API's limits (agentmsg.limits) for one run of a command."""
+    p.add_argument(
+        "--max-bytes",
+        type=_limit("--max-bytes"),
+        metavar="N",
+        help=f"largest document or JSON Lines record, in bytes (default: agentmsg.limits, {limits.max_bytes})",
+    )
+    p.add_argument(
+        "--max-depth",
+        type=_limit("--max-depth", 254),
+        metavar="N",
+        help=f"deepest nesting of arrays and objects, 1-254 (default: agentmsg.limits, {limits.max_depth})",
+    )
+
+
+@contextlib.contextmanager
+def command_limits(args: Any) -> Iterator[None]:
+    """The limits ``--max-bytes`` / ``--max-depth`` ask for, while the command runs (restored after, so
+    that ``main()`` called in-process leaves ``agentmsg.limits`` as it was)."""
+    saved = limits.max_bytes, limits.max_depth
     try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as whole_error:
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        if len(lines) < 2:
-            yield (), None, f"not valid JSON: {whole_error}"
-            return
-        for index, line in enumerate(lines):  # JSONL: one instance per non-empty line
-            try:
-                yield (index,), orjson.loads(line), None
-            except orjson.JSONDecodeError as exc:
-                yield (index,), None, f"not valid JSON (record {index + 1}): {exc}"
-        return
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            yield (index,), item, None
-    else:
-        yield (), value, None
+        if args.max_bytes is not None:
+            limits.max_bytes = args.max_bytes
+        if args.max_depth is not None:
+            limits.max_depth = args.max_depth
+        yield
+    finally:
+        limits.max_bytes, limits.max_depth = saved
+
+
+def _limit(name: str, maximum: int | None = None) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if value < 1 or (maximum is not None and value > maximum):
+            bound = f"between 1 and {maximum}" if maximum is not None else "at least 1"
+            raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {value}")
+        return value
+
+    return parse
 
 
 def print_problems(where: str, prefix: str, problems: Iterable[Problem], out: TextIO, *, note: bool = False) -> int:
@@ -93,7 +158,7 @@ def _parse(text: bytes, kind: str) -> tuple[Any, Problem | None]:
         return None, exc.problems[0]
 
 
-def _skip_line(stream: IO[bytes]) -> None:
+def _skip_line(stream: Readable) -> None:
     """Read and drop the rest of a line (bounded memory)."""
     while True:
         chunk = stream.readline(_CHUNK)
@@ -101,7 +166,7 @@ def _skip_line(stream: IO[bytes]) -> None:
             return
 
 
-def _read_line(stream: IO[bytes], limit: int, first: bytes = b"", *, drain: bool = True) -> bytes | None:
+def _read_line(stream: Readable, limit: int, first: bytes = b"", *, drain: bool = True) -> bytes | None:
     """One line (through its newline, or to the end of the input), read in chunks after ``first``; None when it
     is longer than ``limit`` bytes: at most ``limit`` + one chunk was held, and with ``drain`` the rest of the
     line is read and dropped (bounded memory), so that the next call reads the next line."""
@@ -125,7 +190,7 @@ def _read_line(stream: IO[bytes], limit: int, first: bytes = b"", *, drain: bool
     return b"".join(parts)
 
 
-def _read_rest(stream: IO[bytes], limit: int) -> bytes:
+def _read_rest(stream: Readable, limit: int) -> bytes:
     """The rest of the input in chunks, at most ``limit`` + 1 bytes."""
     parts: list[bytes] = []
     size = 0
@@ -138,7 +203,7 @@ def _read_rest(stream: IO[bytes], limit: int) -> bytes:
     return b"".join(parts)
 
 
-def records(stream: IO[bytes], kind: str) -> Iterator[tuple[str, Any, Problem | None]]:
+def records(stream: Readable, kind: str) -> Iterator[tuple[str, Any, Problem | None]]:
     """(pointer prefix, instance, problem) for each instance of a file: one JSON value, an array (each item an
     instance, prefix ``/N``) or JSON Lines (each non-blank line, prefix ``/N``). Reads in bounded memory: a
     document is read up to ``limits.max_bytes`` + 1 bytes, JSON Lines one line at a time; a record beyond the
@@ -206,7 +271,7 @@ def _items(value: Any) -> Iterator[tuple[str, Any, Problem | None]]:
         yield "", value, None
 
 
-def _jsonl(stream: IO[bytes], kind: str, first: Any, second: bytes | None) -> Iterator[tuple[str, Any, Problem | None]]:
+def _jsonl(stream: Readable, kind: str, first: Any, second: bytes | None) -> Iterator[tuple[str, Any, Problem | None]]:
     max_bytes = limits.max_bytes
     yield "/0", first, None
     index, line = 1, second

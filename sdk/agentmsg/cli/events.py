@@ -17,7 +17,18 @@ from ..events.reducer import Reducer
 from ..events.sse import encode_sse_event
 from ..events.stream import CHUNK, reduce_stream, sniff_sse
 from ..message import Msg
-from ._io import EXIT_INVALID, EXIT_OK, EXIT_USAGE, instances, open_binary, print_problems, read_bytes
+from ._io import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    Peeked,
+    UsageError,
+    command_limits,
+    limit_options,
+    open_binary,
+    print_problems,
+    records,
+)
 
 _EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
 _ROLE = re.compile(rb'"role"\s*:\s*"[A-Za-z]+"')
@@ -70,39 +81,48 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def run_events(args: argparse.Namespace, out: TextIO) -> int:
-    """Print the event stream of each message in FILE (JSON object, array or JSONL)."""
+    """Print the event stream of each message in FILE (JSON object, array or JSONL), reading in bounded
+    memory with the API's limits and rule names (as ``agentmsg validate`` does: JSON Lines line by line,
+    a document up to ``limits.max_bytes``)."""
     import sys
 
-    data = read_bytes(args.file)
-    if _looks_like(data[:CHUNK]) == "events":
-        print(
-            f"agentmsg: {args.file} holds agent events, not messages: "
-            f"to reduce events to messages use 'agentmsg reduce {args.file}'",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+    source = open_binary(args.file)
     status = EXIT_OK
-    for prefix, instance, error in instances(data):
-        where = "".join(f"/{p}" for p in prefix)
-        if error is not None:
-            print(f"{args.file}:{where}: {error} [json]", file=sys.stderr)
-            status = EXIT_INVALID
-            continue
-        try:
-            msg = Msg.from_dict(instance)
-        except ValidationError as exc:
-            print_problems(args.file, where, exc.problems, sys.stderr)
-            status = EXIT_INVALID
-            continue
-        try:
-            events = iter_events(msg, chunk_size=args.chunk_size)
-        except ValidationError as exc:  # not an assistant message: events carry agent replies only
-            print_problems(args.file, where, exc.problems, sys.stderr)
-            status = EXIT_INVALID
-            continue
-        for event in events:
-            out.write(encode_sse_event(event) if args.sse else orjson.dumps(event).decode() + "\n")
+    try:
+        with source if args.file != "-" else contextlib.nullcontext(source), command_limits(args):
+            stream = Peeked(source, CHUNK)
+            if _looks_like(stream.head) == "events":
+                print(
+                    f"agentmsg: {args.file} holds agent events, not messages: "
+                    f"to reduce events to messages use 'agentmsg reduce {args.file}'",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            for prefix, instance, error in records(stream, "msg"):
+                if error is not None or not _write_events(instance, prefix, args, out):
+                    status = EXIT_INVALID
+                if error is not None:
+                    print_problems(args.file, prefix, [error], sys.stderr)
+    except OSError as exc:
+        raise UsageError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
     return status
+
+
+def _write_events(instance: Any, prefix: str, args: argparse.Namespace, out: TextIO) -> bool:
+    """Write one message's events; False (problems printed) when it is not a valid assistant message."""
+    import sys
+
+    if instance is None:
+        return True
+    try:
+        msg = Msg.from_dict(instance)
+        events = iter_events(msg, chunk_size=args.chunk_size)  # not an assistant message: raises (rule role)
+    except ValidationError as exc:
+        print_problems(args.file, prefix, exc.problems, sys.stderr)
+        return False
+    for event in events:
+        out.write(encode_sse_event(event) if args.sse else orjson.dumps(event).decode() + "\n")
+    return True
 
 
 def add_parser(sub: Any) -> None:
@@ -123,4 +143,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("file", metavar="FILE", help="a message JSON object, an array or JSONL; '-' for stdin")
     p.add_argument("--sse", action="store_true", help="write text/event-stream instead of JSON lines")
     p.add_argument("--chunk-size", type=int, default=None, help="split text deltas into pieces of N characters")
+    limit_options(p)
     p.set_defaults(func=run_events)

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         sources = [wanted]
     for source in sources:
         r = Reducer(source=source)
-        r.feed_many(events)
+        r.feed_many(events, trusted=True)  # the provider parser's events: valid by construction
         for msg in r.finish():
             out.write(msg.to_json() + "\n")
     return EXIT_OK if clean else EXIT_INVALID

@@ -5,10 +5,19 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from .._limits import limits
 from .._schemas import KINDS, find_unknown_keys, validate
 from ..errors import Problem, ValidationError
-from ._io import EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, open_binary, print_problems, records
+from ._io import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    command_limits,
+    limit_options,
+    open_binary,
+    print_problems,
+    records,
+)
 
 DESCRIPTION = """\
 Validate JSON files against an agentmsg schema (default: msg), with the same limits and rule names as the
@@ -39,10 +48,11 @@ def _check(instance: Any, kind: str, strict: bool) -> tuple[list[Problem], list[
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    if args.max_bytes is not None:
-        limits.max_bytes = args.max_bytes
-    if args.max_depth is not None:
-        limits.max_depth = args.max_depth
+    with command_limits(args):
+        return _run(args, out)
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
     invalid = unreadable = False
     for path in args.files:
         try:
@@ -72,20 +82,6 @@ def print_usage_error(exc: UsageError) -> None:
     print(f"agentmsg: {exc}", file=sys.stderr)
 
 
-def _limit(name: str, maximum: int | None = None) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
-        if value < 1 or (maximum is not None and value > maximum):
-            bound = f"between 1 and {maximum}" if maximum is not None else "at least 1"
-            raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {value}")
-        return value
-
-    return parse
-
-
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "validate",
@@ -98,17 +94,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--strict", action="store_true", help="reject keys the schema does not declare (default: accept them, as notes)"
     )
-    p.add_argument(
-        "--max-bytes",
-        type=_limit("--max-bytes"),
-        metavar="N",
-        help=f"largest document or JSON Lines record, in bytes (default: agentmsg.limits, {limits.max_bytes})",
-    )
-    p.add_argument(
-        "--max-depth",
-        type=_limit("--max-depth", 254),
-        metavar="N",
-        help=f"deepest nesting of arrays and objects, 1-254 (default: agentmsg.limits, {limits.max_depth})",
-    )
+    limit_options(p)
     p.add_argument("files", nargs="+", metavar="FILE", help="JSON value, array or JSON Lines; '-' for stdin")
     p.set_defaults(func=run)

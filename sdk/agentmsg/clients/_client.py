@@ -292,7 +292,7 @@ class _StreamState:
 
     def _feed(self, events: list[dict[str, Any]]) -> None:
         if events:
-            self.reducer.feed_many(events)
+            self.reducer.feed_many(events, trusted=True)  # the stream parser's events: valid by construction
 
     def _end(self, parser: Any) -> None:
         msgs = self.reducer.finish()
@@ -636,7 +636,7 @@ def _parse_whole(client: _Base, body: bytes, started: float) -> Msg:
     events = client.module.response_events(body, **client._options(started))
     errors = [e["value"] for e in events if e["type"] == "CUSTOM" and e.get("name") == "agentmsg.error"]
     reducer = Reducer(name=client.name)
-    reducer.feed_many(events)
+    reducer.feed_many(events, trusted=True)
     msg = reducer.finish()[0]
     if errors:
         raise BrokenStreamError(str(errors[0].get("message")), provider=client.provider, partial=msg)

@@ -1,8 +1,8 @@
 """How each event type changes the reducer's state: one handler per type, and :func:`apply`, which
 picks the handler and makes sure bad input becomes a recorded problem, never an exception.
 
-Tolerant mode checks every event except the plain deltas against the event schema first, and
-reports what breaks it (pointer and rule from the schema, ``schema_location`` set). The event is then
+Tolerant mode checks every event except the plain deltas against the event schema first (unless the
+producer guarantees valid events: ``Reducer.feed_many(trusted=True)``), and reports what breaks it (pointer and rule from the schema, ``schema_location`` set). The event is then
 applied as it is: handlers take only values of the right kind (a wrong one is left out; an event
 without a value it needs is skipped), and whatever reaches the message is checked when it is built
 (``_build``'s salvage). Plain deltas (text, thinking, tool-call, data and tool-result text) are the
@@ -21,7 +21,7 @@ from .._schemas import schema_documents, validate
 from .._time import java_form_of_instant
 from ..errors import ValidationError
 from ._build import close_reply
-from ._state import THINKING_DELTA, Block, Reply, State, Text, ToolResult
+from ._state import JOIN_EVERY, THINKING_DELTA, Block, Reply, State, Text, ToolResult
 
 Handler = Callable[[State, dict[str, Any], int], None]
 
@@ -46,13 +46,17 @@ def apply(st: State, e: dict[str, Any], i: int) -> None:
             ):
                 text = table.get(key)
                 if text is not None:
-                    text.add(delta)
+                    parts = text.parts  # Text.add, inlined: the bulk of every stream comes here
+                    parts.append(delta)
+                    if len(parts) >= JOIN_EVERY:
+                        text.flush()
                     return
     handler = HANDLERS.get(kind) if type(kind) is str else None
     if handler is None:
         st.problem(i, "/type", "enum", f"unknown event type {kind!r:.80}: event skipped")
         return
-    if not st.strict and kind not in PLAIN_DELTAS and not _schema_check(st, e, i):
+    trusted = st.trusted
+    if not (trusted or st.strict or kind in PLAIN_DELTAS) and not _schema_check(st, e, i):
         return
     st.event_id = e.get("id")  # a reply this event opens is named after it when nothing else names it
     try:
@@ -63,6 +67,9 @@ def apply(st: State, e: dict[str, Any], i: int) -> None:
         st.problem(i, "", "required", f"{kind} event without {exc}: event skipped")
     except Exception as exc:  # never let bad input escape as a bare exception
         st.problem(i, "", "type", f"malformed {kind} event ({type(exc).__name__}: {exc}): event skipped")
+    finally:
+        if not trusted and st.reply is not None:
+            st.reply.trusted = False
 
 
 def _schema_check(st: State, e: dict[str, Any], i: int) -> bool:

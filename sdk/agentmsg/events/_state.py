@@ -132,6 +132,7 @@ class Reply:
         "texts",
         "thinkings",
         "timestamp",
+        "trusted",
         "usage",
     )
 
@@ -163,6 +164,9 @@ class Reply:
         self.model: str | None = None
         self.stop_reason: str | None = None
         self.errors: list[dict[str, Any]] = []
+        # Every event other than a plain delta came from a producer that guarantees valid events parsed
+        # from JSON text (Reducer.feed_many(trusted=True)): the message may take the codec's fast path.
+        self.trusted = True
 
     # ---- what is open: the only place that changes it --------------------------------------------
 
@@ -245,6 +249,7 @@ class State:
         "results",
         "source",
         "strict",
+        "trusted",
         "window",
     )
 
@@ -271,6 +276,7 @@ class State:
         self.reply: Reply | None = None
         self.window = DedupeWindow(dedupe_window)
         self.event_id: Any = None  # the id of the event being applied (names a reply it opens)
+        self.trusted = False  # the events being fed are valid by construction (Reducer.feed_many(trusted=True))
 
     def problem(
         self, index: int, pointer: str, rule: str, message: str, *, limit: bool = False, schema: str | None = None

@@ -151,9 +151,24 @@ class Reducer:
             st.problem(index, "/id", "type", f"event id {event_id!r:.80} is not a string: not checked for duplicates")
         apply(st, e, index)
 
-    def feed_many(self, events: Iterable[AgentEventDict | Mapping[str, Any] | Any]) -> None:
+    def feed_many(self, events: Iterable[AgentEventDict | Mapping[str, Any] | Any], *, trusted: bool = False) -> None:
         """Reduce many events; the same as calling :meth:`feed` for each (plain top-level dicts skip
-        the per-call checks that only other inputs need)."""
+        the per-call checks that only other inputs need).
+
+        ``trusted=True`` is for producers whose events are valid by construction: every event is valid
+        against the event schema and holds only values parsed from JSON text (agentmsg's provider stream
+        parsers; ``tests/test_providers_stream.py`` validates every event they emit). The tolerant reducer
+        then skips checking events other than the plain deltas against the schema, and builds the message
+        through the codec's fast path. The rules do not change: an event that breaks the promise is still
+        reduced by them and nothing raises, only its schema problems go unreported. Strict mode ignores it."""
+        st = self._st
+        st.trusted = trusted and not st.strict
+        try:
+            self._feed_many(events)
+        finally:
+            st.trusted = False
+
+    def _feed_many(self, events: Iterable[AgentEventDict | Mapping[str, Any] | Any]) -> None:
         st = self._st
         feed = self.feed
         if st.strict or st.source is not None:
@@ -253,8 +268,10 @@ def reduce_events(
     strict: bool = False,
     source: str | None = None,
     name: str | None = None,
+    trusted: bool = False,
 ) -> list[AssistantMessage]:
-    """Reduce a whole event stream: one assistant message per agent reply."""
+    """Reduce a whole event stream: one assistant message per agent reply. ``trusted``: see
+    :meth:`Reducer.feed_many`."""
     reducer = Reducer(strict=strict, source=source, name=name)
-    reducer.feed_many(events)
+    reducer.feed_many(events, trusted=trusted)
     return reducer.finish()

@@ -1,8 +1,8 @@
 """Reading event streams from bytes, files and sockets: JSONL or SSE, in bounded memory and linear time.
 
 This module is transport only: it finds the format (:func:`sniff_sse`, from however many bytes that
-takes), cuts JSONL into runs of whole lines with their line numbers (:func:`_runs`, the one line
-splitter) or decodes SSE (:class:`agentmsg._sse.SSEDecoder`), enforces the line and event size limit,
+takes), cuts JSONL into runs of whole lines with their line numbers (:func:`_runs`, through the one line
+splitter, :mod:`agentmsg._lines`) or decodes SSE (:class:`agentmsg._sse.SSEDecoder`), enforces the line and event size limit,
 and hands events to the :class:`~agentmsg.Reducer` through its public methods (``feed``,
 ``feed_jsonl``, ``report``, ``feed_unreadable``).
 """
@@ -16,7 +16,8 @@ from typing import IO, Any
 import orjson
 
 from .._limits import limits
-from .._sse import SSEDecoder, SSEEvent
+from .._lines import LineSplitter, Run, checked
+from .._sse import SNIFF_LIMIT, Sniffer, SSEDecoder, SSEEvent, sniff
 from ..errors import Problem, SizeLimitError, ValidationError
 from ..message import AssistantMessage
 from ._jsonl import parse_line
@@ -25,10 +26,7 @@ from .reducer import Reducer
 __all__ = ["iter_jsonl", "iter_sse_events", "read_events", "reduce_stream", "sniff_sse"]
 
 CHUNK = 1 << 17  # bytes read (or sliced) at a time: about one run of lines
-_SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
 _BOM = b"\xef\xbb\xbf"
-_WS = b" \t\r\n"
-_SNIFF_LIMIT = 1 << 16  # leading whitespace beyond this: not SSE
 _LIMIT_RULES = ("max-line-bytes", "max-event-bytes")
 
 Source = IO[bytes] | bytes | Iterable[bytes]
@@ -57,62 +55,37 @@ def _chunks(source: Source) -> Iterator[bytes]:
             yield chunk if isinstance(chunk, bytes) else bytes(chunk) if not isinstance(chunk, str) else chunk.encode()
 
 
-def _decide(head: bytes) -> bool | None:
-    """SSE (True), JSONL (False), or None when ``head`` is too short to tell."""
-    if len(head) < len(_BOM) and _BOM.startswith(head):
-        return None
-    text = head.removeprefix(_BOM).lstrip(_WS)
-    if not text:
-        return None if len(head) < _SNIFF_LIMIT else False
-    for prefix in _SSE_PREFIXES:
-        if text.startswith(prefix):
-            return True
-        if prefix.startswith(text):
-            return None
-    return False
-
-
 def sniff_sse(head: bytes) -> bool:
     """True when a stream that starts with ``head`` is SSE rather than JSON lines."""
-    return bool(_decide(head))
+    return bool(sniff(head))
 
 
 def _detect(chunks: Iterator[bytes]) -> tuple[bool, Iterator[bytes]]:
     """Read as many chunks as it takes to tell SSE from JSONL; then the same chunks again, all of them."""
-    head = bytearray()
+    sniffer = Sniffer()
     decision: bool | None = None
-    content = -1  # where the first byte that is not whitespace (or a BOM) is, once seen
     for chunk in chunks:
-        at = len(head)
-        head += chunk
-        if content < 0:
-            rest = chunk.lstrip(_WS + _BOM)
-            if rest:
-                content = at + len(chunk) - len(rest)
-            elif len(head) < _SNIFF_LIMIT:
-                continue  # only whitespace so far: nothing to decide (no re-scan of what was read)
-        decision = _decide(bytes(head[: min(max(content, 0) + 8, _SNIFF_LIMIT + 8)]))
+        decision = sniffer.feed(chunk)
         if decision is not None:
             break
+    head = bytes(sniffer.head)
 
     def again() -> Iterator[bytes]:
         if head:
-            yield bytes(head)
+            yield head
         yield from chunks
 
     return bool(decision), again()
 
 
-# ---- JSONL: the one line splitter -------------------------------------------------------------------------
-
-Run = tuple[bytes, int, int]  # data, start, end: data[start:end] is whole lines (no final newline)
+# ---- JSONL ----------------------------------------------------------------------------------------------------
 
 
 def _runs(source: Source, max_line: int) -> Iterator[Run | None]:
     """Runs of whole lines, in order (about CHUNK bytes each; bytes in memory are not copied; a leading
-    BOM left out), and
-    None in place of each line longer than ``max_line`` bytes (its bytes are skipped, never buffered
-    whole). Line numbers are counted by the consumer: a run has ``count(newline) + 1`` lines, a None one."""
+    BOM left out), and None in place of each line longer than ``max_line`` bytes (its bytes are skipped,
+    never buffered whole): :mod:`agentmsg._lines`. Line numbers are counted by the consumer: a run has
+    ``count(newline) + 1`` lines, a None one."""
     if isinstance(source, bytes):
         start, size = (len(_BOM) if source.startswith(_BOM) else 0), len(source)
         while start < size:
@@ -121,36 +94,13 @@ def _runs(source: Source, max_line: int) -> Iterator[Run | None]:
                 end = source.find(b"\n", start + CHUNK)
                 if end < 0:
                     end = size
-            yield from _checked(source, start, end, max_line)
+            yield from checked(source, start, end, max_line)
             start = end + 1
         return
-    pending = bytearray()  # the line being read (no newline yet)
-    skipping = False  # inside a line over the limit: drop bytes up to its newline
+    lines = LineSplitter(max_line)
     for chunk in _without_bom(_chunks(source)):
-        if skipping:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                continue
-            chunk, skipping = chunk[nl + 1 :], False
-        cut = chunk.rfind(b"\n")
-        if cut < 0:
-            pending += chunk
-            if len(pending) > max_line:
-                yield None
-                pending, skipping = bytearray(), True
-            continue
-        if pending:
-            data, cut = bytes(pending) + chunk, cut + len(pending)
-            pending = bytearray()
-        else:
-            data = chunk
-        yield from _checked(data, 0, cut, max_line)
-        pending += data[cut + 1 :]
-        if len(pending) > max_line:
-            yield None
-            pending, skipping = bytearray(), True
-    if pending and not skipping:
-        yield from _checked(bytes(pending), 0, len(pending), max_line)
+        yield from lines.feed(chunk)
+    yield from lines.close()
 
 
 def _without_bom(chunks: Iterator[bytes]) -> Iterator[bytes]:
@@ -162,29 +112,6 @@ def _without_bom(chunks: Iterator[bytes]) -> Iterator[bytes]:
             break
     yield head.removeprefix(_BOM)
     yield from chunks
-
-
-def _checked(data: bytes, start: int, end: int, max_line: int) -> Iterator[Run | None]:
-    """The run, or (when it is long enough to hold a line over the limit) its parts around such lines."""
-    if end - start <= max_line:
-        yield data, start, end
-        return
-    run_start = pos = start
-    while True:
-        nl = data.find(b"\n", pos, end)
-        stop = end if nl < 0 else nl
-        if stop - pos > max_line:
-            if pos > run_start:
-                yield data, run_start, pos - 1
-            yield None
-            run_start = stop + 1
-        if nl < 0:
-            break
-        pos = nl + 1
-    if run_start < end:
-        yield data, run_start, end
-    elif run_start == end and end > start and data[end - 1 : end] == b"\n":
-        yield data, end, end  # an empty last line after a skipped one: keeps the line count
 
 
 def _too_long(line: int, max_line: int) -> str:
@@ -291,7 +218,7 @@ def reduce_stream(
     if isinstance(source, (bytearray, memoryview)):
         source = bytes(source)
     if isinstance(source, bytes):
-        is_sse = _decide(source[: _SNIFF_LIMIT + 8]) if sse is None else sse
+        is_sse = bool(sniff(source[: SNIFF_LIMIT + 8])) if sse is None else sse
         body: Source = source
     else:
         chunks = _chunks(source)

@@ -21,8 +21,8 @@ on every event, so ``reduce_events(events)`` is choice 0 and ``reduce_events(eve
 is choice 1.
 
 Framing: :class:`Framer` turns raw bytes into payloads through the one SSE decoder
-(:class:`agentmsg._sse.SSEDecoder`), or reads JSON lines when the body is not SSE (a body whose first
-non-blank byte is ``{``: DashScope's SDK-printed streams, logs).
+(:class:`agentmsg._sse.SSEDecoder`), or reads JSON lines when the body is not SSE (a body that does not
+start with an SSE field or comment: DashScope's SDK-printed streams, logs, an error page).
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ from typing import Any, ClassVar
 
 import orjson
 
-from .._sse import SSEDecoder
+from .._limits import limits
+from .._lines import LineSplitter, Run
+from .._sse import Sniffer, SSEDecoder, SSEEvent
 from ..errors import Problem
 
 __all__ = [
@@ -63,51 +65,89 @@ def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | s
 # ---- framing -----------------------------------------------------------------------------------------
 
 
+_BOM = b"\xef\xbb\xbf"
+_BLANK = b" \t\r\n"
+#: A payload read at the end of a body without its terminator (SSE: the blank line; JSON lines: the newline).
+#: Bodies saved from docs and logs often lack it, so the payload is still taken when it is whole JSON.
+TRAILING = Problem("", "incomplete", "the stream ended inside this payload (no end of event or line after it)")
+
+
 class Framer:
-    """Raw body chunks -> ``(event name, data text)`` payloads: SSE through :class:`SSEDecoder`, or JSON
-    lines when the body does not look like SSE (its first non-blank byte is ``{``).
+    """Raw body chunks -> payloads (:class:`agentmsg._sse.SSEEvent`: event name, data text, problem): SSE
+    through :class:`SSEDecoder`, or JSON lines (the one line splitter, :class:`agentmsg._lines.LineSplitter`)
+    when the body does not start as SSE does (:func:`agentmsg._sse.sniff`, as for agent event streams: a
+    body that is neither, an HTML error page say, is then reported line by line, not skipped as SSE).
 
-    The SSE ``data: [DONE]`` sentinel is passed on as data ``"[DONE]"``."""
+    Nothing is changed or dropped silently: ``problem`` is the decoder's (rule ``utf-8``: invalid UTF-8
+    replaced by U+FFFD, the data otherwise whole; ``max-line-bytes`` / ``max-event-bytes``: a line or
+    event over ``limits.max_event_bytes`` was dropped, ``data`` is empty) or :data:`TRAILING` for the last
+    payload of a body that ended inside it. The SSE ``data: [DONE]`` sentinel is passed on as ``"[DONE]"``.
+    Time is linear in the body, whatever the chunking; memory holds one line or event."""
 
-    __slots__ = ("_decoder", "_lines", "_mode", "_rest")
+    __slots__ = ("_decoder", "_lines", "_mode", "_sniffer")
 
     def __init__(self) -> None:
-        self._mode: str | None = None  # "sse" | "jsonl", decided on the first non-blank byte
+        self._mode: str | None = None  # "sse" | "jsonl", decided by the body's first bytes
+        self._sniffer = Sniffer()
         self._decoder = SSEDecoder()
-        self._rest = b""
-        self._lines = 0
+        self._lines = LineSplitter(limits.max_event_bytes)
 
-    def feed(self, chunk: bytes | str) -> list[tuple[str, str]]:
+    def feed(self, chunk: bytes | str) -> list[SSEEvent]:
         if isinstance(chunk, str):
-            chunk = chunk.encode()
-        mode = self._mode
-        if mode is None:
-            head = (self._rest + chunk).lstrip(b"\xef\xbb\xbf \t\r\n")
-            if not head:
-                self._rest += chunk
+            chunk = chunk.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8: reported
+        if self._mode is None:
+            chunk = self._decide(chunk)
+            if self._mode is None:
                 return []
-            mode = self._mode = "jsonl" if head[:1] in (b"{", b"[") else "sse"
-            chunk, self._rest = self._rest + chunk, b""
-        if mode == "sse":
-            return [(e.event, e.data) for e in self._decoder.feed(chunk)]
-        data = self._rest + chunk
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            self._rest = data
-            return []
-        self._rest = data[cut + 1 :]
-        return [("message", line.decode("utf-8", "replace")) for line in data[:cut].split(b"\n") if line.strip()]
+        if self._mode == "sse":
+            return self._decoder.feed(chunk)
+        return self._payloads(self._lines.feed(chunk), trailing=False)
 
-    def close(self) -> list[tuple[str, str]]:
-        """End of the body. A last SSE event not followed by its blank line is still dispatched (the
-        spec discards it, but bodies saved from docs and logs often lack that final blank line)."""
+    def _decide(self, chunk: bytes) -> bytes:
+        """Read the body's first bytes until they tell SSE from JSON lines (:class:`agentmsg._sse.Sniffer`,
+        as ``reduce_stream`` tells them); then the bytes to parse (a BOM left out for JSON lines; the SSE
+        decoder handles its own)."""
+        decision = self._sniffer.feed(chunk)
+        if decision is None:
+            return b""
+        self._mode = "sse" if decision else "jsonl"
+        head = bytes(self._sniffer.head)
+        self._sniffer = Sniffer()  # the head is handed over: not held twice
+        return head if decision else head.removeprefix(_BOM)
+
+    def close(self) -> list[SSEEvent]:
+        """End of the body: a last payload not followed by its terminator, with :data:`TRAILING` (or the
+        decoder's own problem)."""
         if self._mode == "jsonl":
-            rest, self._rest = self._rest, b""
-            return [("message", rest.decode("utf-8", "replace"))] if rest.strip() else []
+            return self._payloads(self._lines.close(), trailing=True)
         if self._mode is None:
             return []
-        out = [(e.event, e.data) for e in self._decoder.feed(b"\n\n")]
-        self._decoder.close()
+        # A last event without its blank line: dispatched (the spec discards it; saved bodies lack it).
+        out = self._decoder.feed(b"\n\n")
+        for e in out:
+            e.problem = e.problem or TRAILING
+        return out
+
+    def _payloads(self, runs: list[Run | None], trailing: bool) -> list[SSEEvent]:
+        out: list[SSEEvent] = []
+        for run in runs:
+            if run is None:
+                limit = limits.max_event_bytes
+                out.append(
+                    SSEEvent("", problem=Problem("", "max-event-bytes", f"a line longer than {limit} bytes: dropped"))
+                )
+                continue
+            data, start, end = run
+            for line in data[start:end].split(b"\n"):
+                if not line.strip(_BLANK):
+                    continue
+                try:
+                    out.append(SSEEvent(line.decode("utf-8")))
+                except UnicodeDecodeError as exc:
+                    problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a line) replaced by U+FFFD")
+                    out.append(SSEEvent(line.decode("utf-8", "replace"), problem=problem))
+        if trailing and out and out[-1].problem is None:
+            out[-1].problem = TRAILING
         return out
 
 
@@ -158,19 +198,17 @@ class _Choice:
         self.done = False
 
 
-def _clock() -> Callable[[], str]:
-    """createdAt strings (RFC 3339 UTC, microseconds); the date-time part is formatted once per second."""
-    cache: list[Any] = [-1, ""]
+_SECOND: tuple[int, str] = (-1, "")  # the last second formatted, shared by every builder
 
-    def now() -> str:
-        micros = int(time.time() * 1_000_000)
-        secs, frac = divmod(micros, 1_000_000)
-        if secs != cache[0]:
-            cache[0] = secs
-            cache[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs))
-        return f"{cache[1]}.{frac:06d}Z"
 
-    return now
+def _now() -> str:
+    """createdAt now (RFC 3339 UTC, microseconds); the date-time part is formatted once per second."""
+    global _SECOND
+    secs, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    second = _SECOND
+    if second[0] != secs:  # (one tuple: threads never pair one second's date with another's)
+        second = _SECOND = (secs, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)))
+    return f"{second[1]}.{micros:06d}Z"
 
 
 class StreamBuilder:
@@ -216,7 +254,7 @@ class StreamBuilder:
                 return f"{prefix}{next(counter):010x}"  # 32 hex characters, like Java's ids
 
         self._new_id: Callable[[], str] = id_factory
-        self._now = clock or _clock()
+        self._now = clock or _now
         self._stamp = self._now()
         self._choices: dict[int, _Choice] = {}
         self._blocks = 0
@@ -656,14 +694,6 @@ def loads(data: str | bytes) -> Any:
     return orjson.loads(data)
 
 
-def iter_payloads(chunks: Iterable[bytes | str]) -> Iterator[tuple[str, str]]:
-    """Every payload of a body given as chunks (see :class:`Framer`)."""
-    framer = Framer()
-    for chunk in chunks:
-        yield from framer.feed(chunk)
-    yield from framer.close()
-
-
 # ---- the incremental parser every provider's StreamParser extends ----------------------------------
 
 
@@ -691,13 +721,17 @@ class BaseStreamParser:
         if b.closed:
             return []
         b.tick()
-        for event, data in self._framer.feed(chunk):
-            self._data(event, data)
+        for payload in self._framer.feed(chunk):
+            self._data(payload.event, payload.data, payload.problem)
         return b.drain()
 
-    def _data(self, event: str, data: str) -> None:
+    def _data(self, event: str, data: str, problem: Problem | None) -> None:
         if self.done:
             return
+        if problem is not None and problem is not TRAILING:
+            self.builder.problem(problem.rule, f"{problem.message}: {'skipped' if not data else 'payload kept'}")
+            if not data:
+                return
         if data == "[DONE]":
             self.done = True
             self.builder.close()
@@ -705,7 +739,10 @@ class BaseStreamParser:
         try:
             obj = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            self.builder.problem("json", f"a payload is not JSON ({exc}): skipped: {data[:80]!r}")
+            if problem is TRAILING:
+                self.builder.problem("incomplete", f"{problem.message}, and it is not JSON: skipped: {data[:80]!r}")
+            else:
+                self.builder.problem("json", f"a payload is not JSON ({exc}): skipped: {data[:80]!r}")
             return
         if not isinstance(obj, dict):
             self.builder.problem("type", f"a payload is not a JSON object: skipped: {data[:80]!r}")
@@ -724,8 +761,8 @@ class BaseStreamParser:
         b = self.builder
         if not b.closed:
             b.tick()
-            for event, data in self._framer.close():
-                self._data(event, data)
+            for payload in self._framer.close():
+                self._data(payload.event, payload.data, payload.problem)
             b.error(message, **info)
             b.close()
         return b.drain()
@@ -735,8 +772,8 @@ class BaseStreamParser:
         b = self.builder
         if not b.closed:
             b.tick()
-            for event, data in self._framer.close():
-                self._data(event, data)
+            for payload in self._framer.close():
+                self._data(payload.event, payload.data, payload.problem)
             b.close()
         return b.drain()
 

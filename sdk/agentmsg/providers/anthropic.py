@@ -354,7 +354,7 @@ def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> li
 def parse_response(body: bytes | str | Mapping[str, Any], **options: Any) -> Msg:
     """The assistant message of a Messages response: text, thinking with its signature, redacted
     thinking, tool calls, usage, stop reason mapped to the generate reason."""
-    return reduce_events(response_events(body, **options))[0]
+    return reduce_events(response_events(body, **options), trusted=True)[0]
 
 
 # ---- stream (issue 10) ----------------------------------------------------------------------------

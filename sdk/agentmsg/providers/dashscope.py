@@ -334,7 +334,9 @@ def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> li
 def parse_response(body: bytes | str | Mapping[str, Any], *, choice: int = 0, **options: Any) -> Msg:
     """The assistant message of a native text- or multimodal-generation response (``result_format``
     ``message`` or ``text``): reasoning_content, content (string or parts), tool calls, usage, finish."""
-    return reduce_events(response_events(body, **options), source=None if choice == 0 else f"choice/{choice}")[0]
+    return reduce_events(
+        response_events(body, **options), source=None if choice == 0 else f"choice/{choice}", trusted=True
+    )[0]
 
 
 # ---- stream (issue 10) ----------------------------------------------------------------------------

@@ -437,7 +437,9 @@ def parse_response(body: bytes | str | Mapping[str, Any], *, choice: int = 0, **
     """The assistant message of a generateContent response: thought parts as thinking, thoughtSignature
     on thinking / tool calls (a signature on an answer part as a signature-only thinking block), function
     calls, usage (output = candidates + thoughts), finish reason mapped to the generate reason."""
-    return reduce_events(response_events(body, **options), source=None if choice == 0 else f"choice/{choice}")[0]
+    return reduce_events(
+        response_events(body, **options), source=None if choice == 0 else f"choice/{choice}", trusted=True
+    )[0]
 
 
 # ---- stream (issue 10) ----------------------------------------------------------------------------

@@ -352,7 +352,7 @@ def parse_response(
     """The assistant message of a Chat Completions response (choice ``choice``; ``variant`` names the
     compatible provider, kept as the reasoning's provenance). Options: see :class:`StreamBuilder`."""
     events = response_events(body, variant=variant, **options)
-    return reduce_events(events, source=None if choice == 0 else f"choice/{choice}")[0]
+    return reduce_events(events, source=None if choice == 0 else f"choice/{choice}", trusted=True)[0]
 
 
 # ---- stream (issue 10) ----------------------------------------------------------------------------
