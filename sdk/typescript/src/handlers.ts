@@ -39,7 +39,7 @@ export function apply(st: State, e: Obj, i: number): void {
     if (table !== undefined) {
       const id = table === reply.calls ? e.toolCallId : e.blockId;
       const delta = e.delta;
-      if (typeof id === "string" && typeof delta === "string" && (kind !== THINKING_DELTA || (!Object.hasOwn(e, "signature") && !Object.hasOwn(e, "redactedData")))) {
+      if (typeof id === "string" && typeof delta === "string" && (kind !== THINKING_DELTA || (e.signature === undefined && e.redactedData === undefined))) {
         const b = table.get(id);
         if (b !== undefined) {
           b.add(delta);

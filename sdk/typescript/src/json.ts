@@ -10,7 +10,8 @@ export const MAX_DEPTH = 254;
 export const MAX_BYTES = 256 * 1024 * 1024;
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-export const hasLoneSurrogate = (s: string): boolean => LONE_SURROGATE.test(s);
+const SURROGATE = /[\ud800-\udfff]/; // a quick scan first: most text holds none at all
+export const hasLoneSurrogate = (s: string): boolean => SURROGATE.test(s) && LONE_SURROGATE.test(s);
 
 const escape = (key: string): string => key.replace(/~/g, "~0").replace(/\//g, "~1");
 /** The JSON pointer of a path of keys and indices. */

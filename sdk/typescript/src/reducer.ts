@@ -81,8 +81,10 @@ export class Reducer {
       const errors = this.#validate(e);
       if (errors.length) throw new ReducerError(errors.map((p) => ({ ...p, pointer: `/${index}${p.pointer}` })));
     }
-    if ((Object.hasOwn(e, "source") ? e.source : null) !== this.#source) return;
-    const id = Object.hasOwn(e, "id") ? e.id : null;
+    // (Plain property reads: "source" and "id" are no Object.prototype names, and JSON has no undefined.)
+    const source = e.source;
+    if ((source === undefined ? null : source) !== this.#source) return;
+    const id = e.id === undefined ? null : e.id;
     if (typeof id === "string") {
       if (this.#isReplay(id)) return;
     } else if (id !== null) {
