@@ -4,7 +4,7 @@
 //   node driver.mjs       reads one JSON job per line on stdin: {"url", "screenshot"?, "timeout"?}
 //                         and writes one JSON result per line on stdout, with one browser for all jobs.
 //
-// A result: {state, messages (the page's <pre id="messages-json"> parsed), status, events, reconnects,
+// A result: {state, messages (the page's <pre id="messages-json"> parsed), status, events, reconnects, restarts,
 // eventRequests: [{lastEventId}], console: [...], pageErrors: [...], cspViolations: [...], cspHeader}.
 import readline from "node:readline";
 import fs from "node:fs";
@@ -40,6 +40,7 @@ async function run(job) {
       status: document.getElementById("status").textContent,
       events: Number(document.body.dataset.events),
       reconnects: Number(document.body.dataset.reconnects),
+      restarts: Number(document.body.dataset.restarts),
       json: document.getElementById("messages-json").textContent,
       cards: document.querySelectorAll("article.card").length,
     })));

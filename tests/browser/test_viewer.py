@@ -106,6 +106,7 @@ def _check(result: dict[str, Any], events: list[Any], drop_every: int | None) ->
     assert result["events"] == n, "every event arrives exactly once"
     reconnects = n // drop_every if drop_every else 0
     assert result["reconnects"] == reconnects
+    assert result["restarts"] == 0
     assert [r["lastEventId"] for r in result["eventRequests"]] == [None] + [
         str(drop_every * k) for k in range(1, reconnects + 1)
     ]  # type: ignore[operator]
@@ -218,3 +219,50 @@ def vectors_server() -> Iterator[str]:
 def test_reducer_vectors_in_the_browser(visit: Visit, vectors_server: str, path: Path, drop: bool) -> None:
     result = visit(f"{vectors_server}{path.stem}{'-drop' if drop else ''}/")
     _check(result, _vector_events(path), 2 if drop else None)
+
+
+def test_the_viewer_starts_over_when_the_server_cannot_resume(visit: Visit) -> None:
+    """The page's first connection is cut after 3 events; its resume reaches a restarted server (a new
+    EventStream: it never sent event 3) and gets HTTP 409. The page starts over with a fresh reducer, says
+    so (data-restarts) and ends with Python's messages for the whole stream, nothing doubled."""
+    import socket
+
+    import uvicorn
+
+    from agentmsg.web import EventStream, viewer_app
+
+    events = _events_of(STREAMS / "java-react-tool-call-then-answer.jsonl")
+    page = viewer_app(events)
+    streams = [EventStream(events, drop_every=3, retry=20), EventStream(events, retry=20, replay=None)]
+    asked: list[str | None] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/events":
+            last = dict(scope["headers"]).get(b"last-event-id")
+            asked.append(last.decode() if last else None)
+            await streams[0 if len(asked) == 1 else 1](scope, receive, send)  # the server "restarted" after one
+            return
+        await page(scope, receive, send)
+
+    sock = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        result = visit(f"http://127.0.0.1:{sock.getsockname()[1]}/")
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+    assert result["state"] == "done", result
+    assert result["pageErrors"] == [] and result["cspViolations"] == [], result
+    assert asked == [None, "3", None]
+    assert result["restarts"] == 1 and result["reconnects"] == 1
+    assert result["events"] == 3 + len(events)  # 3 before the restart, then the whole stream once
+    assert same_json(result["messages"], _expected(events))
+    assert result["cards"] == len(result["messages"])
+    # The 409 shows in the console as a failed request; nothing else does.
+    assert all("409" in line for line in result["console"]), result["console"]
