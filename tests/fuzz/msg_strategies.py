@@ -119,6 +119,11 @@ MSG_METADATA_VALUES: dict[str, Any] = {
     ),
     "_cache_control": st.booleans(),
     "agentmsg_hitl": st.lists(st.dictionaries(short, json_value, max_size=2), max_size=2),
+    "agentmsg_finish_reason": short,
+    "agentmsg_model": short,
+    "agentmsg_stop_reason": short,
+    "agentmsg_errors": st.lists(st.dictionaries(short, json_value, max_size=2), max_size=2),
+    "agentmsg_reduce_errors": st.lists(short, max_size=3),
 }
 DECLARED = set(agentmsg.schema_documents()["msg.schema.json"]["$defs"]["MsgMetadata"]["properties"])
 assert set(MSG_METADATA_VALUES) == DECLARED, "a declared metadata key without a strategy"
