@@ -58,6 +58,7 @@ class ChatWalk:
     drop_empty = False
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
+        assert ctx.id_bad is None, "chat providers limit the length of tool-call ids only"
         self.ctx = ctx
         self.multi = multi
         self.agent = agent
@@ -66,7 +67,6 @@ class ChatWalk:
         self.deferred: list[dict[str, Any]] = []  # hints and tool-result media, sent once no call is open
         self.last_user = -1
         self.history_seen = False
-        self.hot: tuple[Any, ...] = ()  # per-call constants of the hot loop, set by run()
 
     # ---- hooks (OpenAI shapes by default) ----
 
@@ -98,15 +98,6 @@ class ChatWalk:
         out = self.out
         append = out.append
         multi = self.multi
-        self.hot = (
-            ctx.id_ok is None,
-            ctx.families,
-            ctx.provider,
-            ctx.options.reasoning == "text",
-            ctx.id_cache,
-            ctx.tool_name_cache,
-            ctx.open_calls,
-        )
         history = multi and ctx.options.multi_agent_layout == "history"
         group: list[tuple[int, Msg]] = []
         plain = self.plain
@@ -128,7 +119,7 @@ class ChatWalk:
             try:
                 if open_calls and role is not _TOOL and not _has_result(msg):
                     self._orphans()
-                if role is _USER:
+                if role is _USER or role is _ASSISTANT:
                     content: list[Any] = msg.content
                     if (
                         not multi
@@ -136,9 +127,12 @@ class ChatWalk:
                         and type(content[0]) is TextBlock
                         and (content[0].text or not drop)
                     ):
-                        # fast path: one text block
+                        # the usual turn, one text block: no part list
                         text = content[0].text
-                        entry: dict[str, Any] = {"role": "user", "content": text if plain else [{"text": text}]}
+                        entry: dict[str, Any] = {
+                            "role": "user" if role is _USER else "assistant",
+                            "content": text if plain else [{"text": text}],
+                        }
                         name = msg.name
                         if name:
                             if send_name and names.get(name) == name:
@@ -146,25 +140,8 @@ class ChatWalk:
                             else:
                                 self._name(msg, i, entry)
                         append(entry)
-                    else:
+                    elif role is _USER:
                         self._user(msg, i, multi)
-                elif role is _ASSISTANT:
-                    content = msg.content
-                    if (
-                        not multi
-                        and len(content) == 1
-                        and type(content[0]) is TextBlock
-                        and (content[0].text or not drop)
-                    ):
-                        text = content[0].text
-                        entry = {"role": "assistant", "content": text if plain else [{"text": text}]}
-                        name = msg.name
-                        if name:
-                            if send_name and names.get(name) == name:
-                                entry["name"] = name
-                            else:
-                                self._name(msg, i, entry)
-                        append(entry)
                     elif multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
                         self._user(msg, i, True)
                     else:
@@ -262,37 +239,40 @@ class ChatWalk:
         calls: list[dict[str, Any]] = []
         results: list[tuple[ToolResultBlock, int]] = []
         other = self.multi and not F.is_current_agent(msg, self.agent)
-        free_ids, families, provider, demote, id_cache, name_cache, open_calls = self.hot
+        drop = self.drop_empty
+        id_max = ctx.id_max  # the chat family limits the length of tool-call ids only
+        tool_names = ctx.tool_name_cache
+        open_calls = ctx.open_calls
+        families = ctx.families
+        demote = ctx.options.reasoning == "text"
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
             t = type(b)
-            if t is TextBlock:
-                if b.text or not self.drop_empty:
-                    texts.append(b.text)
-                else:
-                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
-            elif t is ToolUseBlock:
+            if t is ToolUseBlock:
                 cid = b.id
                 name = b.name
-                mid = cid if free_ids else (id_cache.get(cid) or ctx.call_id(cid, (i, j)))
-                mname = name_cache.get(name)
-                if mname is None:
-                    mname = ctx.tool_name(name, f"/{i}/content/{j}/name")
+                sent = cid if not id_max or 0 < len(cid) <= id_max else ctx.sent_id(cid, (i, j))
+                tool = tool_names.get(name) or ctx.tool_name(name, f"/{i}/content/{j}/name")
                 if b.content is None:
                     try:
                         arguments = _dumps(b.input).decode()
-                    except TypeError:
+                    except TypeError:  # integers beyond 64 bits
                         arguments = F.json_text(b.input)
                 else:
                     arguments = F.tool_arguments(b, ctx, f"/{i}/content/{j}")[1]
-                calls.append({"id": mid, "type": "function", "function": {"name": mname, "arguments": arguments}})
-                open_calls[cid] = (i, j, name)
+                calls.append({"id": sent, "type": "function", "function": {"name": tool, "arguments": arguments}})
+                open_calls[cid] = (sent, name, i, j)
+            elif t is TextBlock:
+                if b.text or not drop:
+                    texts.append(b.text)
+                else:
+                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
             elif t is ThinkingBlock:
                 meta = b.metadata
                 origin = meta.get("provider") if meta else None
                 if origin is not None and origin not in families and not other and not demote:
-                    ctx.diagnostics.append(
-                        (f"/{i}/content/{j}", "thinking-dropped", f"reasoning from {origin} not sent to {provider}")
+                    ctx.report(
+                        f"/{i}/content/{j}", "thinking-dropped", f"reasoning from {origin} not sent to {self.name}"
                     )
                 else:
                     self._thinking(b, i, j, reasoning, texts, other)
@@ -325,7 +305,7 @@ class ChatWalk:
         if texts or calls or reasoning:
             self.out.append(entry)
         elif not results:
-            if self.drop_empty:
+            if drop:
                 ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
             else:
                 self.out.append(entry)
@@ -341,7 +321,7 @@ class ChatWalk:
         origin = F.reasoning_origin(b)
         meta = b.metadata or {}
         if origin is not None and origin not in ctx.families:
-            if F.foreign_reasoning(ctx, b, pointer, origin) == F.DEMOTE:
+            if F.foreign_reasoning(ctx, b, pointer, origin, ctx.options.reasoning == "text") == F.DEMOTE:
                 texts.append(b.thinking)
             return
         if self.reasoning_field is None:
@@ -364,25 +344,22 @@ class ChatWalk:
     def _tool(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         open_calls = ctx.open_calls
-        free = ctx.id_ok is None
-        id_cache = ctx.id_cache
         plain = self.plain
         named = self.tool_name_field
-        names = ctx.tool_name_cache
+        tool_names = ctx.tool_name_cache
         append = self.out.append
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
             t = type(b)
             if t is ToolResultBlock:
-                cid = b.id
-                call = open_calls.pop(cid, None)
+                call = open_calls.pop(b.id, None)
                 output = b.output
-                mid = cid if free else id_cache.get(cid)
-                if call is not None and mid is not None and len(output) == 1 and type(output[0]) is TextBlock:
+                if call is not None and len(output) == 1 and type(output[0]) is TextBlock:
+                    # the usual result, one text block, answering an open call
                     text = output[0].text
-                    entry = {"role": "tool", "content": text if plain else [{"text": text}], "tool_call_id": mid}
+                    entry = {"role": "tool", "content": text if plain else [{"text": text}], "tool_call_id": call[0]}
                     if named:
-                        entry["name"] = names.get(call[2]) or call[2]
+                        entry["name"] = tool_names.get(call[1]) or call[1]
                     append(entry)
                 else:
                     self._result(b, i, j, call)
@@ -393,14 +370,14 @@ class ChatWalk:
                     f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
                 )
 
-    def _result(self, b: ToolResultBlock, i: int, j: int, entry_call: Any = False) -> None:
-        """A tool message for one result; ``entry_call`` is the open call it answers when the
-        caller popped it already (None: an orphan)."""
+    def _result(self, b: ToolResultBlock, i: int, j: int, call: Any = False) -> None:
+        """A tool message for one result; ``call`` is the open call it answers when the caller popped
+        it already (None: an orphan)."""
         ctx = self.ctx
         cid = b.id
-        if entry_call is False:
-            entry_call = ctx.open_calls.pop(cid, None)
-        if entry_call is None:
+        if call is False:
+            call = ctx.open_calls.pop(cid, None)
+        if call is None:
             pointer = f"/{i}/content/{j}"
             ctx.report(pointer, "tool-result-orphan", f"tool result {cid!r} answers no open tool call")
             if ctx.options.repair:
@@ -408,7 +385,7 @@ class ChatWalk:
                 return
             name = None
         else:
-            name = entry_call[2]
+            name = call[1]
         output: list[Any] = b.output
         media: list[tuple[Any, str]] = []
         if len(output) == 1 and type(output[0]) is TextBlock:
@@ -417,9 +394,7 @@ class ChatWalk:
             text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media)
         else:
             text = ""
-        call_id = cid if ctx.id_ok is None else ctx.id_cache.get(cid)
-        if call_id is None:
-            call_id = ctx.call_id(cid, f"/{i}/content/{j}")
+        call_id = call[0] if call is not None else ctx.sent_id(cid, f"/{i}/content/{j}")
         if media:
             labels = [F.block_label(m) for m, _ in media]
             text = "\n".join([text, *labels]) if text else "\n".join(labels)
@@ -444,12 +419,12 @@ class ChatWalk:
 
     def _orphans(self) -> None:
         ctx = self.ctx
-        for call_id, _pointer, name in F.orphan_calls(ctx):
+        for sent, name in F.orphan_calls(ctx):
             if ctx.options.repair:
                 entry: dict[str, Any] = {
                     "role": "tool",
                     "content": self.text_content(F.REPAIR_TEXT),
-                    "tool_call_id": ctx.id_cache.get(call_id, call_id),
+                    "tool_call_id": sent,
                 }
                 if self.tool_name_field:
                     entry["name"] = ctx.tool_name_cache.get(name, name)

@@ -43,16 +43,19 @@ class TurnWalk:
     typed_text = True
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
+        assert not ctx.id_max, "turn providers limit the characters of tool-call ids only"
         self.ctx = ctx
         self.multi = multi
         self.agent = agent
+        self.demote = ctx.options.reasoning == "text"
         self.turns: list[dict[str, Any]] = []
-        self.turn_last: list[int] = []  # per turn: the last message that put a part in it
-        self.system: list[tuple[str, int]] = []  # (text, message index)
+        # the turn being built is the last of ``turns``: its role, its part list, the thinking parts
+        # that go to its start when it closes, and the last message that put a part in it (-1: none)
         self.role: str | None = None
-        self.lead: list[Any] = []  # thinking parts: first in the turn
-        self.rest: list[Any] = []
-        self.last_i = -1  # last message that put a part in the current turn
+        self.parts: list[Any] = []
+        self.lead: list[Any] = []
+        self.last_i = -1
+        self.system: list[tuple[str, int]] = []  # (text, message index)
         self.deferred: list[Any] = []  # user parts (hints) sent once no call is open
         self.seen_turn = False  # a non-system message came before
         self.history_seen = False
@@ -62,63 +65,61 @@ class TurnWalk:
     def text_part(self, text: str) -> Any:
         raise NotImplementedError
 
-    def thinking_part(self, block: ThinkingBlock, pointer: str) -> Any:
+    def thinking_part(self, block: ThinkingBlock, i: int, j: int, prev: Any) -> Any:
+        """(first in the turn?, part) for the target provider's own reasoning, or None. ``prev``:
+        the part the message put last in the turn so far, apart from thinking (None: none)."""
         raise NotImplementedError
 
-    def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
+    def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
+        """The part of a tool call; ``sent`` is its id and ``tool`` its name as sent."""
         raise NotImplementedError
 
-    def tool_result_part(self, block: ToolResultBlock, i: int, j: int, name: str | None) -> Any:
+    def tool_result_part(self, block: ToolResultBlock, sent: str, name: str | None, i: int, j: int) -> Any:
+        """The part of a tool result; ``sent`` is its id as sent, ``name`` the tool name of the call
+        it answers (None: an orphan)."""
         raise NotImplementedError
 
     def media_part(self, block: Any, pointer: str, assistant: bool) -> Any:
         raise NotImplementedError
 
-    def repair_part(self, call_id: str, name: str) -> Any:
+    def repair_part(self, sent: str, name: str) -> Any:
         raise NotImplementedError
 
     # ---- turns ----
 
-    def put(self, role: str, part: Any, i: int) -> None:
-        """Add one part to the current turn of ``role`` (a new turn when the role changes); ``i`` is
-        the message it comes from (-1: generated, never reported as merged)."""
-        self.emit(role, None, [part], i)
+    def start(self, role: str, parts: list[Any], i: int) -> None:
+        """Close the turn being built and start one of ``role`` holding ``parts``, from message ``i``
+        (-1: generated parts, never reported as merged)."""
+        if self.lead:
+            self.parts[:0] = self.lead
+            self.lead = []
+        self.role = role
+        self.parts = parts
+        self.turns.append({"role": role, self.parts_key: parts})
+        self.last_i = i
 
     def emit(self, role: str, lead: list[tuple[Any, int]] | None, rest: list[Any], i: int) -> None:
-        """Add a message's parts to the current turn of ``role``: ``lead`` (thinking parts with their
-        block index) go first in the turn, ``rest`` after what the turn holds."""
+        """Add a message's parts to the turn of ``role`` (a new turn when the role changes): ``lead``
+        (thinking parts with their block index) go first in the turn, ``rest`` after what it holds."""
         if role != self.role:
-            self.flush()
-            self.role = role
+            self.start(role, rest, i)
             if lead:
                 self.lead = [p for p, _ in lead]
-            self.rest = rest
-        else:
-            if i >= 0 and self.last_i >= 0 and i != self.last_i:
-                self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn of message /{self.last_i}")
-            if lead:
-                if self.rest:
-                    for _, j in lead:
-                        self.ctx.report(
-                            f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn"
-                        )
-                self.lead.extend(p for p, _ in lead)
-            self.rest.extend(rest)
+            return
+        if i >= 0 and self.last_i >= 0 and i != self.last_i:
+            self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn of message /{self.last_i}")
+        if lead:
+            if self.parts:
+                for _, j in lead:
+                    self.ctx.report(f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn")
+            self.lead.extend(p for p, _ in lead)
+        self.parts.extend(rest)
         if i >= 0:
             self.last_i = i
 
-    def flush(self) -> None:
-        if self.role is not None:
-            if self.lead:
-                parts = self.lead + self.rest
-                self.lead = []
-            else:
-                parts = self.rest
-            self.turns.append({"role": self.role, self.parts_key: parts})
-            self.turn_last.append(self.last_i)
-        self.role = None
-        self.rest = []
-        self.last_i = -1
+    def put(self, role: str, part: Any, i: int) -> None:
+        """Add one part to the turn of ``role``; ``i`` as in :meth:`emit`."""
+        self.emit(role, None, [part], i)
 
     # ---- walk ----
 
@@ -143,45 +144,25 @@ class TurnWalk:
             try:
                 if open_calls and role is not _TOOL and not _has_result(msg):
                     self._orphans()
-                if role is _ASSISTANT:
-                    content = msg.content
-                    if not multi and len(content) == 1 and type(content[0]) is TextBlock and content[0].text.strip():
-                        # fast path: one text block
-                        text = content[0].text
+                if role is _ASSISTANT or role is _USER:
+                    content: list[Any] = msg.content
+                    first = content[0] if len(content) == 1 else None
+                    if not multi and type(first) is TextBlock and first.text and not first.text.isspace():
+                        # the usual turn, one text block: one part
                         self.seen_turn = True
+                        text = first.text
                         part = {"type": "text", "text": text} if typed else {"text": text}
-                        if self.role == arole:
-                            self.emit(arole, None, [part], i)
+                        turn = arole if role is _ASSISTANT else USER
+                        if self.role == turn:
+                            self.put(turn, part, i)
                         else:
-                            if self.role is not None:
-                                self.flush()
-                            self.role = arole
-                            self.rest = [part]
-                            self.last_i = i
+                            self.start(turn, [part], i)
+                    elif role is _USER:
+                        self._user(msg, i, prefix=multi)
                     elif multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
                         self._user(msg, i, prefix=True)
                     else:
                         self._assistant(msg, i)
-                elif role is _USER:
-                    content = msg.content
-                    if not multi and len(content) == 1 and type(content[0]) is TextBlock:
-                        # fast path: one text block
-                        text = content[0].text
-                        if text and not text.isspace():
-                            self.seen_turn = True
-                            part = {"type": "text", "text": text} if typed else {"text": text}
-                            if self.role == USER:
-                                self.emit(USER, None, [part], i)
-                            else:
-                                if self.role is not None:
-                                    self.flush()
-                                self.role = USER
-                                self.rest = [part]
-                                self.last_i = i
-                        else:
-                            self._user(msg, i, prefix=False)
-                    else:
-                        self._user(msg, i, prefix=multi)
                 elif role is _TOOL:
                     self._tool(msg, i)
                 else:
@@ -195,7 +176,8 @@ class TurnWalk:
         if ctx.open_calls:
             self._orphans()
         self._flush_deferred()
-        self.flush()
+        if self.lead:  # close the last turn
+            self.parts[:0] = self.lead
         return self.turns
 
     def _history(self, group: list[tuple[int, Msg]]) -> None:
@@ -216,9 +198,9 @@ class TurnWalk:
     def _flush_deferred(self) -> None:
         for part in self.deferred:
             if self.role != USER:
-                self.flush()
-                self.role = USER
-            self.rest.append(part)
+                self.start(USER, [part], -1)
+            else:
+                self.parts.append(part)
         self.deferred.clear()
 
     def _system(self, msg: Msg, i: int) -> None:
@@ -281,7 +263,8 @@ class TurnWalk:
         open_calls = ctx.open_calls
         typed = self.typed_text
         families = ctx.families
-        demote = ctx.options.reasoning == "text"
+        id_bad = ctx.id_bad  # turn providers limit the characters of tool-call ids only
+        tool_names = ctx.tool_name_cache
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
             t = type(b)
@@ -293,20 +276,25 @@ class TurnWalk:
                     continue
                 rest.append({"type": "text", "text": text} if typed else {"text": text})
             elif t is ToolUseBlock:
-                rest.append(self.tool_use_part(b, i, j))
-                open_calls[b.id] = (i, j, b.name)
+                cid = b.id
+                name = b.name
+                sent = cid if id_bad is None or (cid and id_bad(cid) is None) else ctx.sent_id(cid, (i, j))
+                tool = tool_names.get(name) or ctx.tool_name(name, f"/{i}/content/{j}/name")
+                if b.content is not None:  # reports raw arguments that are not a JSON object
+                    F.tool_arguments(b, ctx, f"/{i}/content/{j}")
+                rest.append(self.tool_use_part(b, sent, tool, i, j))
+                open_calls[cid] = (sent, name, i, j)
             elif t is ThinkingBlock:
                 if other:
                     ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another agent is not sent")
                     continue
                 meta = b.metadata
                 origin = meta.get("provider") if meta else None
-                if origin is not None and origin not in families and not demote:
-                    ctx.diagnostics.append(
-                        (f"/{i}/content/{j}", "thinking-dropped", f"reasoning from {origin} not sent to {ctx.provider}")
-                    )
+                if origin is not None and origin not in families:
+                    if F.foreign_reasoning(ctx, b, f"/{i}/content/{j}", origin, self.demote) == F.DEMOTE:
+                        rest.append(self.text_part(b.thinking))
                     continue
-                part = self.thinking_part(b, f"/{i}/content/{j}")
+                part = self.thinking_part(b, i, j, rest[-1] if rest else None)
                 if part is not None:
                     first, part = part
                     if first:
@@ -323,9 +311,9 @@ class TurnWalk:
                 part = self.media_part(b, f"/{i}/content/{j}", True)
                 if part is not None:
                     rest.append(part)
-        if lead or rest:
-            self.emit(self.assistant_role, lead, rest, i)
         put = bool(lead or rest)
+        if put:
+            self.emit(self.assistant_role, lead, rest, i)
         for b, j in results:
             put = self._result(b, i, j) or put
         if not put:
@@ -341,11 +329,11 @@ class TurnWalk:
         for j, b in enumerate(blocks):
             t = type(b)
             if t is ToolResultBlock:
-                entry = open_calls.pop(b.id, None)
-                if entry is not None:
-                    parts.append(tool_result_part(b, i, j, entry[2]))
+                call = open_calls.pop(b.id, None)
+                if call is not None:
+                    parts.append(tool_result_part(b, call[0], call[1], i, j))
                 else:
-                    part = self._result_part(b, i, j)
+                    part = self._orphan_result(b, i, j)
                     if part is not None:
                         parts.append(part)
             elif t is HintBlock:
@@ -359,22 +347,25 @@ class TurnWalk:
         elif not msg.content:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
-    def _result_part(self, b: ToolResultBlock, i: int, j: int) -> Any:
+    def _orphan_result(self, b: ToolResultBlock, i: int, j: int) -> Any:
+        """The part of a tool result that answers no open call (reported; None when repair leaves it out)."""
         ctx = self.ctx
-        entry = ctx.open_calls.pop(b.id, None)
-        if entry is None:
-            pointer = f"/{i}/content/{j}"
-            ctx.report(pointer, "tool-result-orphan", f"tool result {b.id!r} answers no open tool call")
-            if ctx.options.repair:
-                ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
-                return None
-            return self.tool_result_part(b, i, j, None)
-        return self.tool_result_part(b, i, j, entry[2])
+        pointer = f"/{i}/content/{j}"
+        ctx.report(pointer, "tool-result-orphan", f"tool result {b.id!r} answers no open tool call")
+        if ctx.options.repair:
+            ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
+            return None
+        return self.tool_result_part(b, ctx.sent_id(b.id, pointer), None, i, j)
 
     def _result(self, b: ToolResultBlock, i: int, j: int) -> bool:
-        part = self._result_part(b, i, j)
-        if part is None:
-            return False
+        """A tool result inside an assistant message: its own part of the user turn after."""
+        call = self.ctx.open_calls.pop(b.id, None)
+        if call is not None:
+            part = self.tool_result_part(b, call[0], call[1], i, j)
+        else:
+            part = self._orphan_result(b, i, j)
+            if part is None:
+                return False
         self.emit(USER, None, [part], i)
         return True
 
@@ -385,16 +376,12 @@ class TurnWalk:
 
     def _orphans(self) -> None:
         ctx = self.ctx
-        for call_id, _pointer, name in F.orphan_calls(ctx):
+        for sent, name in F.orphan_calls(ctx):
             if ctx.options.repair:
-                self.put(USER, self.repair_part(call_id, name), -1)
+                self.put(USER, self.repair_part(sent, name), -1)
 
     def system_texts(self) -> list[str]:
         return [t for t, _ in self.system]
-
-
-def _blocks(msg: Msg) -> list[Any]:
-    return msg.content
 
 
 def _has_result(msg: Msg) -> bool:

@@ -90,7 +90,7 @@ def format_request(
     choice = normalize_tool_choice(tool_choice)
     name = model or DEFAULT_MODEL
     multimodal = is_multimodal_model(name) or _has_media(msgs)
-    ctx = Context("dashscope", FAMILIES, opts, tool_name_ok=_NAME_OK)
+    ctx = Context("dashscope", FAMILIES, opts, msgs, tool_name_ok=_NAME_OK)
     walk = _DashScopeWalk(ctx, multi_agent, agent_name, multimodal)
     try:
         out = walk.run(msgs)

@@ -84,7 +84,7 @@ def format_request(
     opts = F.as_options(options)
     tool_defs = normalize_tools(tools)
     choice = normalize_tool_choice(tool_choice)
-    ctx = Context("gemini", FAMILIES, opts, tool_name_ok=_NAME_OK)
+    ctx = Context("gemini", FAMILIES, opts, msgs, tool_name_ok=_NAME_OK)
     walk = _GeminiWalk(ctx, multi_agent, agent_name)
     try:
         contents = walk.run(msgs)
@@ -144,40 +144,30 @@ class _GeminiWalk(TurnWalk):
     def text_part(self, text: str) -> Any:
         return {"text": text}
 
-    def thinking_part(self, block: ThinkingBlock, pointer: str) -> Any:
+    def thinking_part(self, block: ThinkingBlock, i: int, j: int, prev: Any) -> Any:
         ctx = self.ctx
-        origin = F.reasoning_origin(block)
-        if origin is not None and origin not in ctx.families:
-            if F.foreign_reasoning(ctx, block, pointer, origin) == F.DEMOTE:
-                return False, {"text": block.thinking}
-            return None
         meta = block.metadata or {}
         if meta.get("redacted") is True:
-            ctx.report(pointer, "thinking-dropped", "gemini has no redacted reasoning")
+            ctx.report(f"/{i}/content/{j}", "thinking-dropped", "gemini has no redacted reasoning")
             return None
         part: dict[str, Any] = {"text": block.thinking, "thought": True}
         signature = meta.get("signature")
         if isinstance(signature, str) and signature and not _b64_ok(signature):
-            ctx.report(pointer, "signature-dropped", "signature is not base64, so not a Gemini thought signature")
+            ctx.report(
+                f"/{i}/content/{j}", "signature-dropped", "signature is not base64, so not a Gemini thought signature"
+            )
             signature = None
         if isinstance(signature, str) and signature:
             part["thoughtSignature"] = signature
         elif not block.thinking:
-            ctx.report(pointer, "empty-text-dropped", "empty unsigned reasoning not sent")
+            ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty unsigned reasoning not sent")
             return None
         return True, part
 
-    def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
+    def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
         ctx = self.ctx
-        mname = ctx.tool_name_cache.get(block.name)
-        if mname is None:
-            mname = ctx.tool_name(block.name, f"/{i}/content/{j}/name")
-        if block.content is not None:
-            F.tool_arguments(block, ctx, f"/{i}/content/{j}")
         args = block.input
-        call: dict[str, Any] = (
-            {"id": block.id, "name": mname, "args": args} if block.id else {"name": mname, "args": args}
-        )
+        call: dict[str, Any] = {"id": sent, "name": tool, "args": args} if sent else {"name": tool, "args": args}
         part: dict[str, Any] = {"functionCall": call}
         meta = block.metadata
         signature = meta.get("thoughtSignature") if meta else None
@@ -199,7 +189,7 @@ class _GeminiWalk(TurnWalk):
             part["thoughtSignature"] = SKIP_SIGNATURE
         return part
 
-    def tool_result_part(self, block: ToolResultBlock, i: int, j: int, name: str | None) -> Any:
+    def tool_result_part(self, block: ToolResultBlock, sent: str, name: str | None, i: int, j: int) -> Any:
         ctx = self.ctx
         media: list[tuple[Any, str]] = []
         output: list[Any] = block.output
@@ -207,15 +197,11 @@ class _GeminiWalk(TurnWalk):
             text = output[0].text
         else:
             text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media) if output else ""
-        key = "error" if F.result_is_error(block) else "output"
+        key = "error" if block.state in F.ERROR_STATES else "output"
         tool = name if name is not None else (block.name or "unknown")
-        mname = ctx.tool_name_cache.get(tool)
-        if mname is None:
-            mname = ctx.tool_name(tool, f"/{i}/content/{j}/name")
+        mname = ctx.tool_name_cache.get(tool) or ctx.tool_name(tool, f"/{i}/content/{j}/name")
         response: dict[str, Any] = (
-            {"id": block.id, "name": mname, "response": {key: text}}
-            if block.id
-            else {"name": mname, "response": {key: text}}
+            {"id": sent, "name": mname, "response": {key: text}} if sent else {"name": mname, "response": {key: text}}
         )
         if media:
             parts = []
@@ -258,10 +244,10 @@ class _GeminiWalk(TurnWalk):
         F.media_options(block, ("fps",), ctx, pointer)
         return part
 
-    def repair_part(self, call_id: str, name: str) -> Any:
+    def repair_part(self, sent: str, name: str) -> Any:
         return {
             "functionResponse": {
-                "id": call_id,
+                "id": sent,
                 "name": self.ctx.tool_name_cache.get(name, name),
                 "response": {"error": F.REPAIR_TEXT},
             }
