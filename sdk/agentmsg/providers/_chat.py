@@ -271,9 +271,7 @@ class ChatWalk:
                 meta = b.metadata
                 origin = meta.get("provider") if meta else None
                 if origin is not None and origin not in families and not other and not demote:
-                    ctx.report(
-                        f"/{i}/content/{j}", "thinking-dropped", f"reasoning from {origin} not sent to {self.name}"
-                    )
+                    ctx.diagnostics.append(((i, j), "thinking-dropped", (F.FOREIGN_DROPPED, origin, self.name)))
                 else:
                     self._thinking(b, i, j, reasoning, texts, other)
             elif t is ToolResultBlock:

@@ -59,7 +59,7 @@ class FormattedRequest:
     """
 
     body: dict[str, Any]
-    # Problems, or (pointer, rule, message) tuples the formatter recorded: made Problems when read
+    # Problems, or the diagnostics a formatter recorded (see Context.report): made Problems when read
     _diagnostics: tuple[Any, ...] = attrs.field(default=(), alias="diagnostics")
     model: str | None = None
     path: str = ""
@@ -70,7 +70,7 @@ class FormattedRequest:
     def diagnostics(self) -> tuple[Problem, ...]:
         found = self._diagnostics
         if found and type(found[0]) is tuple:
-            found = tuple(Problem(*d) for d in found)
+            found = tuple(map(as_problem, found))
             object.__setattr__(self, "_diagnostics", found)
         return found
 
@@ -256,7 +256,7 @@ class Context:
         self.options = options
         self.messages = messages
         self.families = frozenset(options.replay_from if options.replay_from is not None else families)
-        self.diagnostics: list[tuple[str, str, str]] = []  # (pointer, rule, message)
+        self.diagnostics: list[tuple[Any, str, Any]] = []  # (pointer, rule, message): see report()
         self.media = options.media.session()
         # tool-call ids the provider takes as they are: any (``id_free``), or non-empty ones of at most
         # ``id_max`` characters (0: any length) in which ``id_bad`` (a regex search) finds no character
@@ -273,16 +273,20 @@ class Context:
         # open tool calls: original id -> (id sent, tool name, message index, block index)
         self.open_calls: dict[str, tuple[str, str, int, int]] = {}
 
-    def report(self, pointer: str, rule: str, message: str) -> None:
+    def report(self, pointer: str | tuple[int, int], rule: str, message: str | tuple[Any, ...]) -> None:
+        """Record a diagnostic. The walks record the frequent ones cheaply (appending to
+        ``diagnostics`` themselves): ``pointer`` may be (message index, block index) for
+        ``/i/content/j`` and ``message`` a tuple (format string, arguments...); both become strings
+        when the diagnostics are read (:func:`as_problem`)."""
         self.diagnostics.append((pointer, rule, message))
 
-    def finish(self, strict: bool) -> tuple[tuple[str, str, str], ...]:
+    def finish(self, strict: bool) -> tuple[tuple[Any, str, Any], ...]:
         """The diagnostics recorded, as (pointer, rule, message) for :class:`FormattedRequest`; with
         ``strict`` raise the lossy and error ones as a ValidationError."""
         self.media.close()
         diagnostics = tuple(self.diagnostics)
         if strict:
-            bad = [Problem(*d) for d in diagnostics if RULES[d[1]][0] in _STRICT_KINDS]
+            bad = [as_problem(d) for d in diagnostics if RULES[d[1]][0] in _STRICT_KINDS]
             if bad:
                 raise ValidationError(bad, f"{self.provider} request (strict)")
         return diagnostics
@@ -317,8 +321,7 @@ class Context:
         mapped = _safe_id(original, limit)
         if mapped in taken:
             mapped = _unique(mapped, original, taken, limit)
-        where = pointer if isinstance(pointer, str) else f"/{pointer[0]}/content/{pointer[1]}"
-        self.report(where, "tool-id-mapped", f"tool-call id {original!r} sent as {mapped!r}")
+        self.report(pointer, "tool-id-mapped", f"tool-call id {original!r} sent as {mapped!r}")
         self.id_cache[original] = mapped
         taken.add(mapped)
         return mapped
@@ -359,6 +362,16 @@ def _tool_ids(messages: Sequence[Msg]) -> set[str]:
             if type(b) is ToolUseBlock or type(b) is ToolResultBlock:
                 ids.add(b.id)
     return ids
+
+
+def as_problem(diagnostic: tuple[Any, str, Any]) -> Problem:
+    """A recorded diagnostic (see :meth:`Context.report`) as a Problem."""
+    pointer, rule, message = diagnostic
+    if type(pointer) is tuple:
+        pointer = f"/{pointer[0]}/content/{pointer[1]}"
+    if type(message) is tuple:
+        message = message[0].format(*message[1:])
+    return Problem(pointer, rule, message)
 
 
 def _digest(text: str) -> str:
@@ -473,8 +486,11 @@ def foreign_reasoning(ctx: Context, block: ThinkingBlock, pointer: str, origin: 
     if demote and block.thinking:
         ctx.report(pointer, "thinking-demoted", f"reasoning from {origin} sent to {ctx.provider} as text")
         return DEMOTE
-    ctx.report(pointer, "thinking-dropped", f"reasoning from {origin} not sent to {ctx.provider}")
+    ctx.report(pointer, "thinking-dropped", (FOREIGN_DROPPED, origin, ctx.provider))
     return DROP
+
+
+FOREIGN_DROPPED: Final = "reasoning from {} not sent to {}"
 
 
 # ---- tool results rendered as text ----------------------------------------------------------------

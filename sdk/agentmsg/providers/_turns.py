@@ -263,6 +263,7 @@ class TurnWalk:
         open_calls = ctx.open_calls
         typed = self.typed_text
         families = ctx.families
+        provider = ctx.provider
         id_bad = ctx.id_bad  # turn providers limit the characters of tool-call ids only
         tool_names = ctx.tool_name_cache
         blocks: list[Any] = msg.content
@@ -290,8 +291,10 @@ class TurnWalk:
                     continue
                 meta = b.metadata
                 origin = meta.get("provider") if meta else None
-                if origin is not None and origin not in families:
-                    if F.foreign_reasoning(ctx, b, f"/{i}/content/{j}", origin, self.demote) == F.DEMOTE:
+                if origin is not None and origin not in families:  # reasoning from another provider
+                    if not self.demote:
+                        ctx.diagnostics.append(((i, j), "thinking-dropped", (F.FOREIGN_DROPPED, origin, provider)))
+                    elif F.foreign_reasoning(ctx, b, f"/{i}/content/{j}", origin, True) == F.DEMOTE:
                         rest.append(self.text_part(b.thinking))
                     continue
                 part = self.thinking_part(b, i, j, rest[-1] if rest else None)

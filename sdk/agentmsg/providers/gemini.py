@@ -141,6 +141,10 @@ class _GeminiWalk(TurnWalk):
     parts_key = "parts"
     typed_text = False
 
+    def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
+        super().__init__(ctx, multi, agent)
+        self.skip_signature = ctx.options.missing_thought_signature == "skip"
+
     def text_part(self, text: str) -> Any:
         return {"text": text}
 
@@ -171,7 +175,7 @@ class _GeminiWalk(TurnWalk):
         part: dict[str, Any] = {"functionCall": call}
         meta = block.metadata
         signature = meta.get("thoughtSignature") if meta else None
-        if signature is None and ctx.options.missing_thought_signature == "omit":
+        if signature is None and not self.skip_signature:
             return part
         pointer = f"/{i}/content/{j}"
         if isinstance(signature, str) and signature:
@@ -184,7 +188,7 @@ class _GeminiWalk(TurnWalk):
             else:
                 ctx.report(pointer, "signature-dropped", f"thought signature from {origin} not sent to gemini")
                 signature = None
-        if not signature and ctx.options.missing_thought_signature == "skip":
+        if not signature and self.skip_signature:
             ctx.report(pointer, "signature-added", "function call without a thought signature: placeholder added")
             part["thoughtSignature"] = SKIP_SIGNATURE
         return part
@@ -193,8 +197,9 @@ class _GeminiWalk(TurnWalk):
         ctx = self.ctx
         media: list[tuple[Any, str]] = []
         output: list[Any] = block.output
-        if len(output) == 1 and type(output[0]) is TextBlock:
-            text = output[0].text
+        first = output[0] if len(output) == 1 else None
+        if type(first) is TextBlock:  # the usual result
+            text = first.text
         else:
             text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media) if output else ""
         key = "error" if block.state in F.ERROR_STATES else "output"
