@@ -87,24 +87,19 @@ class TurnWalk:
 
     # ---- turns ----
 
-    def start(self, role: str, parts: list[Any], i: int) -> None:
-        """Close the turn being built and start one of ``role`` holding ``parts``, from message ``i``
-        (-1: generated parts, never reported as merged)."""
-        if self.lead:
-            self.parts[:0] = self.lead
-            self.lead = []
-        self.role = role
-        self.parts = parts
-        self.turns.append({"role": role, self.parts_key: parts})
-        self.last_i = i
-
     def emit(self, role: str, lead: list[tuple[Any, int]] | None, rest: list[Any], i: int) -> None:
         """Add a message's parts to the turn of ``role`` (a new turn when the role changes): ``lead``
         (thinking parts with their block index) go first in the turn, ``rest`` after what it holds."""
-        if role != self.role:
-            self.start(role, rest, i)
-            if lead:
+        if role != self.role:  # close the turn being built, start one
+            if self.lead:
+                self.parts[:0] = self.lead
+                self.lead = [p for p, _ in lead] if lead else []
+            elif lead:
                 self.lead = [p for p, _ in lead]
+            self.role = role
+            self.parts = rest
+            self.turns.append({"role": role, self.parts_key: rest})
+            self.last_i = i
             return
         if i >= 0 and self.last_i >= 0 and i != self.last_i:
             self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn of message /{self.last_i}")
@@ -118,7 +113,8 @@ class TurnWalk:
             self.last_i = i
 
     def put(self, role: str, part: Any, i: int) -> None:
-        """Add one part to the turn of ``role``; ``i`` as in :meth:`emit`."""
+        """Add one part to the turn of ``role``; ``i`` is the message it comes from (-1: generated,
+        never reported as merged)."""
         self.emit(role, None, [part], i)
 
     # ---- walk ----
@@ -152,11 +148,7 @@ class TurnWalk:
                         self.seen_turn = True
                         text = first.text
                         part = {"type": "text", "text": text} if typed else {"text": text}
-                        turn = arole if role is _ASSISTANT else USER
-                        if self.role == turn:
-                            self.put(turn, part, i)
-                        else:
-                            self.start(turn, [part], i)
+                        self.emit(arole if role is _ASSISTANT else USER, None, [part], i)
                     elif role is _USER:
                         self._user(msg, i, prefix=multi)
                     elif multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
@@ -197,10 +189,7 @@ class TurnWalk:
 
     def _flush_deferred(self) -> None:
         for part in self.deferred:
-            if self.role != USER:
-                self.start(USER, [part], -1)
-            else:
-                self.parts.append(part)
+            self.put(USER, part, -1)
         self.deferred.clear()
 
     def _system(self, msg: Msg, i: int) -> None:
