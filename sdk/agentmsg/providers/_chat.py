@@ -15,24 +15,13 @@ from typing import Any
 
 import orjson
 
-from agentmsg.blocks import (
-    AudioBlock,
-    DataBlock,
-    HintBlock,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    VideoBlock,
-)
+from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg, MsgRole
 
 from . import _format as F
 from ._format import Context
 
-_USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
-_MEDIA = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
+_USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
 _dumps = orjson.dumps
 
 
@@ -117,7 +106,7 @@ class ChatWalk:
                 if group:
                     self._history(group)
             try:
-                if open_calls and role is not _TOOL and not _has_result(msg):
+                if open_calls and role is not _TOOL and not F.has_result(msg):
                     self._orphans()
                 if role is _USER or role is _ASSISTANT:
                     content: list[Any] = msg.content
@@ -142,7 +131,7 @@ class ChatWalk:
                         append(entry)
                     elif role is _USER:
                         self._user(msg, i, multi)
-                    elif multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
+                    elif multi and not F.is_current_agent(msg, self.agent) and not F.has_tool_use(msg):
                         self._user(msg, i, True)
                     else:
                         self._assistant(msg, i)
@@ -213,7 +202,7 @@ class ChatWalk:
                     continue
                 parts.append({"type": "text", "text": text} if typed else text_part(text))
                 label = ""
-            elif t in _MEDIA:
+            elif t in F.MEDIA:
                 if label:
                     parts.append(text_part(label.rstrip()))
                     label = ""
@@ -440,15 +429,3 @@ def copy_hints(block: Any, part: dict[str, Any], names: tuple[str, ...]) -> None
         value = getattr(block, name, None)
         if value is not None:
             part[name] = value
-
-
-def _blocks(msg: Msg) -> list[Any]:
-    return msg.content
-
-
-def _has_result(msg: Msg) -> bool:
-    return any(type(b) is ToolResultBlock for b in msg.content)
-
-
-def _has_tool_use(msg: Msg) -> bool:
-    return any(type(b) is ToolUseBlock for b in msg.content)

@@ -496,6 +496,7 @@ FOREIGN_DROPPED: Final = "reasoning from {} not sent to {}"
 # ---- tool results rendered as text ----------------------------------------------------------------
 
 MEDIA_TYPES: Final = (ImageBlock, AudioBlock, VideoBlock, DataBlock)
+MEDIA: Final = frozenset(MEDIA_TYPES)  # for ``type(block) in MEDIA``
 
 
 def block_label(block: Any) -> str:
@@ -523,7 +524,7 @@ def text_of_blocks(blocks: Sequence[Any], ctx: Context, pointer: str, media: lis
             parts.append(b.text)
         elif t is HintBlock:
             parts.append(b.hint)
-        elif t in _MEDIA_SET:
+        elif t in MEDIA:
             if media is not None:
                 media.append((b, f"{pointer}/{j}"))
             else:
@@ -537,10 +538,15 @@ def text_of_blocks(blocks: Sequence[Any], ctx: Context, pointer: str, media: lis
     return "\n".join(parts)
 
 
-_MEDIA_SET: Final = frozenset(MEDIA_TYPES)
-
-
 # ---- multi-agent ----------------------------------------------------------------------------------
+
+
+def has_result(msg: Msg) -> bool:
+    return any(type(b) is ToolResultBlock for b in msg.content)
+
+
+def has_tool_use(msg: Msg) -> bool:
+    return any(type(b) is ToolUseBlock for b in msg.content)
 
 
 def speaker_label(msg: Msg) -> str:
@@ -651,7 +657,7 @@ def history_parts(
             t = type(b)
             if t is TextBlock:
                 lines.append(f"{label}: {b.text}")
-            elif t in _MEDIA_SET:
+            elif t in MEDIA:
                 lines.append(f"{label}:")
                 parts.append(text_part("\n".join(lines)))
                 lines = []

@@ -12,24 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentmsg.blocks import (
-    AudioBlock,
-    DataBlock,
-    HintBlock,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    VideoBlock,
-)
+from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg, MsgRole
 
 from . import _format as F
 from ._format import Context
 
-_USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
-_MEDIA = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
+_USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
 USER = "user"
 
 
@@ -138,7 +127,7 @@ class TurnWalk:
                 if group:
                     self._history(group)
             try:
-                if open_calls and role is not _TOOL and not _has_result(msg):
+                if open_calls and role is not _TOOL and not F.has_result(msg):
                     self._orphans()
                 if role is _ASSISTANT or role is _USER:
                     content: list[Any] = msg.content
@@ -151,7 +140,7 @@ class TurnWalk:
                         self.emit(arole if role is _ASSISTANT else USER, None, [part], i)
                     elif role is _USER:
                         self._user(msg, i, prefix=multi)
-                    elif multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
+                    elif multi and not F.is_current_agent(msg, self.agent) and not F.has_tool_use(msg):
                         self._user(msg, i, prefix=True)
                     else:
                         self._assistant(msg, i)
@@ -223,7 +212,7 @@ class TurnWalk:
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
                     continue
                 parts.append(text_part(text))
-            elif t in _MEDIA:
+            elif t in F.MEDIA:
                 if label:
                     parts.append(text_part(label.rstrip()))
                     label = ""
@@ -374,11 +363,3 @@ class TurnWalk:
 
     def system_texts(self) -> list[str]:
         return [t for t, _ in self.system]
-
-
-def _has_result(msg: Msg) -> bool:
-    return any(type(b) is ToolResultBlock for b in msg.content)
-
-
-def _has_tool_use(msg: Msg) -> bool:
-    return any(type(b) is ToolUseBlock for b in msg.content)

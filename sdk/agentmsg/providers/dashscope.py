@@ -16,7 +16,7 @@ from typing import Any, Final
 import orjson
 
 from agentmsg import reduce_events
-from agentmsg.blocks import AudioBlock, DataBlock, ImageBlock, ToolResultBlock, VideoBlock
+from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.message import Msg
 
 from . import _format as F
@@ -42,7 +42,6 @@ DEFAULT_MODEL: Final = "qwen-plus"
 TEXT_PATH: Final = "/services/aigc/text-generation/generation"
 MULTIMODAL_PATH: Final = "/services/aigc/multimodal-generation/generation"
 FAMILIES: Final = ("dashscope",)
-_MEDIA: Final = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
 _NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
 _PARAMS: Final[Mapping[str, str | None]] = {}
 _HINTS: Final = {"image": ("min_pixels", "max_pixels"), "video": ("fps", "min_pixels", "max_pixels", "total_pixels")}
@@ -124,7 +123,7 @@ def format_request(
 
 
 def _has_media(msgs: Sequence[Msg]) -> bool:
-    media = _MEDIA
+    media = F.MEDIA
     for msg in msgs:
         blocks: list[Any] = msg.content
         for b in blocks:
