@@ -20,12 +20,13 @@ from agentmsg.message import Msg, MsgRole
 
 from . import _format as F
 from ._format import Context
+from ._walk import Walk
 
 _USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
 _dumps = orjson.dumps
 
 
-class ChatWalk:
+class ChatWalk(Walk):
     """One pass over the conversation, building the ``messages`` array.
 
     Class attributes a provider sets: ``reasoning_field`` (assistant field for replayed reasoning,
@@ -48,14 +49,10 @@ class ChatWalk:
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         assert ctx.id_bad is None, "chat providers limit the length of tool-call ids only"
-        self.ctx = ctx
-        self.multi = multi
-        self.agent = agent
+        super().__init__(ctx, multi, agent)
         self.name = ctx.provider
         self.out: list[dict[str, Any]] = []
-        self.deferred: list[dict[str, Any]] = []  # hints and tool-result media, sent once no call is open
         self.last_user = -1
-        self.history_seen = False
 
     # ---- hooks (OpenAI shapes by default) ----
 
@@ -78,87 +75,39 @@ class ChatWalk:
     # ---- walk ----
 
     def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
-        ctx = self.ctx
         if self.reasoning_current_turn_only:
             for i in range(len(msgs) - 1, -1, -1):
                 if msgs[i].role is _USER:
                     self.last_user = i
                     break
-        out = self.out
-        append = out.append
-        multi = self.multi
-        history = multi and ctx.options.multi_agent_layout == "history"
-        group: list[tuple[int, Msg]] = []
-        plain = self.plain
-        drop = self.drop_empty
-        send_name = self.send_name
-        names = ctx.name_cache
-        open_calls = ctx.open_calls
-        deferred = self.deferred
-        for i, msg in enumerate(msgs):
-            role = msg.role
-            if history:
-                if F.is_history_message(msg, self.agent):
-                    if open_calls:
-                        self._orphans()
-                    group.append((i, msg))
-                    continue
-                if group:
-                    self._history(group)
-            try:
-                if open_calls and role is not _TOOL and not F.has_result(msg):
-                    self._orphans()
-                if role is _USER or role is _ASSISTANT:
-                    content: list[Any] = msg.content
-                    if (
-                        not multi
-                        and len(content) == 1
-                        and type(content[0]) is TextBlock
-                        and (content[0].text or not drop)
-                    ):
-                        # the usual turn, one text block: no part list
-                        text = content[0].text
-                        entry: dict[str, Any] = {
-                            "role": "user" if role is _USER else "assistant",
-                            "content": text if plain else [{"text": text}],
-                        }
-                        name = msg.name
-                        if name:
-                            if send_name and names.get(name) == name:
-                                entry["name"] = name
-                            else:
-                                self._name(msg, i, entry)
-                        append(entry)
-                    elif role is _USER:
-                        self._user(msg, i, multi)
-                    elif multi and not F.is_current_agent(msg, self.agent) and not F.has_tool_use(msg):
-                        self._user(msg, i, True)
-                    else:
-                        self._assistant(msg, i)
-                elif role is _TOOL:
-                    self._tool(msg, i)
-                else:
-                    self._system(msg, i)
-            except (AttributeError, TypeError, KeyError) as exc:
-                raise F.broken_message(i, exc) from None
-            if deferred and not open_calls:
-                out.extend(deferred)
-                deferred.clear()
-        if group:
-            self._history(group)
-        if open_calls:
-            self._orphans()
-        out.extend(deferred)
-        return out
+        return super().run(msgs)
 
-    def _history(self, group: list[tuple[int, Msg]]) -> None:
+    def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
+        if not text and self.drop_empty:
+            return False
+        entry: dict[str, Any] = {
+            "role": "user" if role is _USER else "assistant",
+            "content": text if self.plain else [{"text": text}],
+        }
+        name = msg.name
+        if name:
+            if self.send_name and self.ctx.name_cache.get(name) == name:
+                entry["name"] = name
+            else:
+                self._name(msg, i, entry)
+        self.out.append(entry)
+        return True
+
+    def fold(self, group: list[tuple[int, Msg]]) -> None:
         parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self.media_part, self._hint)
-        self.history_seen = True
-        group.clear()
         self.out.append({"role": "user", "content": self.user_content(parts)})
-        if self.deferred and not self.ctx.open_calls:
-            self.out.extend(self.deferred)
-            self.deferred.clear()
+
+    def send_deferred(self) -> None:
+        self.out.extend(self.deferred)
+        self.deferred.clear()
+
+    def result(self) -> list[dict[str, Any]]:
+        return self.out
 
     # ---- roles ----
 
@@ -174,7 +123,7 @@ class ChatWalk:
             elif not self.multi:
                 self.ctx.report(f"/{i}/name", "name-dropped", f"{self.name} takes no message name")
 
-    def _system(self, msg: Msg, i: int) -> None:
+    def system_message(self, msg: Msg, i: int) -> None:
         texts = []
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
@@ -186,7 +135,7 @@ class ChatWalk:
         self._name(msg, i, entry)
         self.out.append(entry)
 
-    def _user(self, msg: Msg, i: int, prefix: bool) -> None:
+    def user_message(self, msg: Msg, i: int, prefix: bool) -> None:
         content: list[Any] = msg.content
         ctx = self.ctx
         label = f"[{F.speaker_label(msg)}]: " if prefix else ""
@@ -221,7 +170,7 @@ class ChatWalk:
             self._name(msg, i, entry)
         self.out.append(entry)
 
-    def _assistant(self, msg: Msg, i: int) -> None:
+    def assistant_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         texts: list[str] = []
         reasoning: list[str] = []
@@ -328,7 +277,7 @@ class ChatWalk:
             ctx.report(pointer, "signature-dropped", f"{self.name} has no field for a reasoning signature")
         reasoning.append(b.thinking)
 
-    def _tool(self, msg: Msg, i: int) -> None:
+    def tool_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         open_calls = ctx.open_calls
         plain = self.plain
@@ -404,18 +353,11 @@ class ChatWalk:
         self.ctx.report(f"/{i}/content/{j}", "hint-placed", f"hint sent as a {role} message after this turn")
         self.deferred.append({"role": role, "content": self.text_content(b.hint)})
 
-    def _orphans(self) -> None:
-        ctx = self.ctx
-        for sent, name in F.orphan_calls(ctx):
-            if ctx.options.repair:
-                entry: dict[str, Any] = {
-                    "role": "tool",
-                    "content": self.text_content(F.REPAIR_TEXT),
-                    "tool_call_id": sent,
-                }
-                if self.tool_name_field:
-                    entry["name"] = ctx.tool_name_cache.get(name, name)
-                self.out.append(entry)
+    def repair(self, sent: str, name: str) -> None:
+        entry: dict[str, Any] = {"role": "tool", "content": self.text_content(F.REPAIR_TEXT), "tool_call_id": sent}
+        if self.tool_name_field:
+            entry["name"] = self.ctx.tool_name_cache.get(name, name)
+        self.out.append(entry)
 
     def placeholder(self, b: Any, pointer: str, what: str) -> dict[str, Any]:
         label = F.block_label(b)

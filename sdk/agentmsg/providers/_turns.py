@@ -17,12 +17,13 @@ from agentmsg.message import Msg, MsgRole
 
 from . import _format as F
 from ._format import Context
+from ._walk import Walk
 
 _USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
 USER = "user"
 
 
-class TurnWalk:
+class TurnWalk(Walk):
     """One pass over the conversation. Subclasses set ``assistant_role`` and ``parts_key`` and
     implement the ``*_part`` hooks; each returns a part or ``None`` (nothing to send, already reported)."""
 
@@ -33,9 +34,7 @@ class TurnWalk:
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         assert not ctx.id_max, "turn providers limit the characters of tool-call ids only"
-        self.ctx = ctx
-        self.multi = multi
-        self.agent = agent
+        super().__init__(ctx, multi, agent)
         self.demote = ctx.options.reasoning == "text"
         self.turns: list[dict[str, Any]] = []
         # the turn being built is the last of ``turns``: its role, its part list, the thinking parts
@@ -45,9 +44,7 @@ class TurnWalk:
         self.lead: list[Any] = []
         self.last_i = -1
         self.system: list[tuple[str, int]] = []  # (text, message index)
-        self.deferred: list[Any] = []  # user parts (hints) sent once no call is open
         self.seen_turn = False  # a non-system message came before
-        self.history_seen = False
 
     # ---- hooks ----
 
@@ -76,15 +73,17 @@ class TurnWalk:
 
     # ---- turns ----
 
-    def emit(self, role: str, lead: list[tuple[Any, int]] | None, rest: list[Any], i: int) -> None:
-        """Add a message's parts to the turn of ``role`` (a new turn when the role changes): ``lead``
-        (thinking parts with their block index) go first in the turn, ``rest`` after what it holds."""
+    def emit(
+        self, role: str, rest: list[Any], i: int, lead: list[Any] | None = None, lead_at: Sequence[int] = ()
+    ) -> None:
+        """Add a message's parts to the turn of ``role`` (a new turn when the role changes): ``rest``
+        after what the turn holds, ``lead`` (thinking parts, from the blocks at ``lead_at``) first in it."""
         if role != self.role:  # close the turn being built, start one
             if self.lead:
                 self.parts[:0] = self.lead
-                self.lead = [p for p, _ in lead] if lead else []
+                self.lead = lead or []
             elif lead:
-                self.lead = [p for p, _ in lead]
+                self.lead = lead
             self.role = role
             self.parts = rest
             self.turns.append({"role": role, self.parts_key: rest})
@@ -94,9 +93,9 @@ class TurnWalk:
             self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn of message /{self.last_i}")
         if lead:
             if self.parts:
-                for _, j in lead:
+                for j in lead_at:
                     self.ctx.report(f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn")
-            self.lead.extend(p for p, _ in lead)
+            self.lead.extend(lead)
         self.parts.extend(rest)
         if i >= 0:
             self.last_i = i
@@ -104,84 +103,43 @@ class TurnWalk:
     def put(self, role: str, part: Any, i: int) -> None:
         """Add one part to the turn of ``role``; ``i`` is the message it comes from (-1: generated,
         never reported as merged)."""
-        self.emit(role, None, [part], i)
+        self.emit(role, [part], i)
 
     # ---- walk ----
 
-    def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
-        ctx = self.ctx
-        multi = self.multi
-        history = multi and ctx.options.multi_agent_layout == "history"
-        group: list[tuple[int, Msg]] = []
-        open_calls = ctx.open_calls
-        typed = self.typed_text
-        arole = self.assistant_role
-        for i, msg in enumerate(msgs):
-            role = msg.role
-            if history:
-                if F.is_history_message(msg, self.agent):
-                    if ctx.open_calls:
-                        self._orphans()
-                    group.append((i, msg))
-                    continue
-                if group:
-                    self._history(group)
-            try:
-                if open_calls and role is not _TOOL and not F.has_result(msg):
-                    self._orphans()
-                if role is _ASSISTANT or role is _USER:
-                    content: list[Any] = msg.content
-                    first = content[0] if len(content) == 1 else None
-                    if not multi and type(first) is TextBlock and first.text and not first.text.isspace():
-                        # the usual turn, one text block: one part
-                        self.seen_turn = True
-                        text = first.text
-                        part = {"type": "text", "text": text} if typed else {"text": text}
-                        self.emit(arole if role is _ASSISTANT else USER, None, [part], i)
-                    elif role is _USER:
-                        self._user(msg, i, prefix=multi)
-                    elif multi and not F.is_current_agent(msg, self.agent) and not F.has_tool_use(msg):
-                        self._user(msg, i, prefix=True)
-                    else:
-                        self._assistant(msg, i)
-                elif role is _TOOL:
-                    self._tool(msg, i)
-                else:
-                    self._system(msg, i)
-            except (AttributeError, TypeError, KeyError) as exc:
-                raise F.broken_message(i, exc) from None
-            if self.deferred and not open_calls:
-                self._flush_deferred()
-        if group:
-            self._history(group)
-        if ctx.open_calls:
-            self._orphans()
-        self._flush_deferred()
-        if self.lead:  # close the last turn
-            self.parts[:0] = self.lead
-        return self.turns
+    def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
+        if not text or text.isspace():
+            return False
+        self.seen_turn = True
+        part = {"type": "text", "text": text} if self.typed_text else {"text": text}
+        self.emit(self.assistant_role if role is _ASSISTANT else USER, [part], i)
+        return True
 
-    def _history(self, group: list[tuple[int, Msg]]) -> None:
+    def fold(self, group: list[tuple[int, Msg]]) -> None:
         self.seen_turn = True
         parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self._history_media, self._hint)
-        self.history_seen = True
-        first, last = group[0][0], group[-1][0]
-        group.clear()
-        self.emit(USER, None, parts, first)
-        self.last_i = last
-        if self.deferred and not self.ctx.open_calls:
-            self._flush_deferred()
+        self.emit(USER, parts, group[0][0])
+        self.last_i = group[-1][0]
 
     def _history_media(self, block: Any, pointer: str) -> Any:
         part = self.media_part(block, pointer, False)
         return part if part is not None else self.text_part(F.block_label(block))
 
-    def _flush_deferred(self) -> None:
+    def send_deferred(self) -> None:
         for part in self.deferred:
             self.put(USER, part, -1)
         self.deferred.clear()
 
-    def _system(self, msg: Msg, i: int) -> None:
+    def repair(self, sent: str, name: str) -> None:
+        self.put(USER, self.repair_part(sent, name), -1)
+
+    def result(self) -> list[dict[str, Any]]:
+        if self.lead:  # close the last turn
+            self.parts[:0] = self.lead
+            self.lead = []
+        return self.turns
+
+    def system_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         hoisted = self.seen_turn
         blocks: list[Any] = msg.content
@@ -194,7 +152,7 @@ class TurnWalk:
         if hoisted:
             ctx.report(f"/{i}", "system-hoisted", "system message moved to the top-level system prompt")
 
-    def _user(self, msg: Msg, i: int, prefix: bool) -> None:
+    def user_message(self, msg: Msg, i: int, prefix: bool) -> None:
         ctx = self.ctx
         self.seen_turn = True
         label = f"[{F.speaker_label(msg)}]: " if prefix else ""
@@ -226,16 +184,17 @@ class TurnWalk:
             else:
                 ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
         if parts:
-            self.emit(USER, None, parts, i)
+            self.emit(USER, parts, i)
         else:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
-    def _assistant(self, msg: Msg, i: int) -> None:
+    def assistant_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         self.seen_turn = True
         other = self.multi and not F.is_current_agent(msg, self.agent)
         label = f"[{F.speaker_label(msg)}]: " if other else ""
-        lead: list[tuple[Any, int]] = []
+        lead: list[Any] = []  # thinking parts, first in the turn
+        lead_at: list[int] = []  # their blocks
         rest: list[Any] = []
         results: list[tuple[Any, int]] = []
         open_calls = ctx.open_calls
@@ -281,7 +240,8 @@ class TurnWalk:
                     if first:
                         if rest:
                             ctx.report(f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn")
-                        lead.append((part, j))
+                        lead.append(part)
+                        lead_at.append(j)
                     else:
                         rest.append(part)
             elif t is ToolResultBlock:
@@ -294,13 +254,13 @@ class TurnWalk:
                     rest.append(part)
         put = bool(lead or rest)
         if put:
-            self.emit(self.assistant_role, lead, rest, i)
+            self.emit(self.assistant_role, rest, i, lead, lead_at)
         for b, j in results:
             put = self._result(b, i, j) or put
         if not put:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
-    def _tool(self, msg: Msg, i: int) -> None:
+    def tool_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         self.seen_turn = True
         parts: list[Any] = []
@@ -324,7 +284,7 @@ class TurnWalk:
                     f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
                 )
         if parts:
-            self.emit(USER, None, parts, i)
+            self.emit(USER, parts, i)
         elif not msg.content:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
@@ -347,19 +307,13 @@ class TurnWalk:
             part = self._orphan_result(b, i, j)
             if part is None:
                 return False
-        self.emit(USER, None, [part], i)
+        self.emit(USER, [part], i)
         return True
 
     def _hint(self, b: HintBlock, i: int, j: int) -> None:
         self.ctx.report(f"/{i}/content/{j}", "hint-placed", "hint sent as user text after this turn")
         if b.hint.strip():
             self.deferred.append(self.text_part(b.hint))
-
-    def _orphans(self) -> None:
-        ctx = self.ctx
-        for sent, name in F.orphan_calls(ctx):
-            if ctx.options.repair:
-                self.put(USER, self.repair_part(sent, name), -1)
 
     def system_texts(self) -> list[str]:
         return [t for t, _ in self.system]
