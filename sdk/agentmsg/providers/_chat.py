@@ -199,7 +199,7 @@ class ChatWalk(Walk):
                 else:
                     arguments = F.tool_arguments(b, ctx, f"/{i}/content/{j}")[1]
                 calls.append({"id": sent, "type": "function", "function": {"name": tool, "arguments": arguments}})
-                open_calls[cid] = (sent, name, i, j)
+                open_calls[cid] = (sent, tool, name, i, j)
             elif t is TextBlock:
                 if b.text or not drop:
                     texts.append(b.text)
@@ -282,7 +282,6 @@ class ChatWalk(Walk):
         open_calls = ctx.open_calls
         plain = self.plain
         named = self.tool_name_field
-        tool_names = ctx.tool_name_cache
         append = self.out.append
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
@@ -295,7 +294,7 @@ class ChatWalk(Walk):
                     text = output[0].text
                     entry = {"role": "tool", "content": text if plain else [{"text": text}], "tool_call_id": call[0]}
                     if named:
-                        entry["name"] = tool_names.get(call[1]) or call[1]
+                        entry["name"] = call[1]
                     append(entry)
                 else:
                     self._result(b, i, j, call)
@@ -319,9 +318,6 @@ class ChatWalk(Walk):
             if ctx.options.repair:
                 ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {cid!r} left out")
                 return
-            name = None
-        else:
-            name = call[1]
         output: list[Any] = b.output
         media: list[tuple[Any, str]] = []
         if len(output) == 1 and type(output[0]) is TextBlock:
@@ -341,11 +337,14 @@ class ChatWalk(Walk):
             self.deferred.append({"role": "user", "content": parts})
         entry: dict[str, Any] = {"role": "tool", "content": self.text_content(text), "tool_call_id": call_id}
         if self.tool_name_field:
-            tool = name if name is not None else (b.name or "")
-            mapped = ctx.tool_name_cache.get(tool)
-            entry["name"] = (
-                mapped if mapped is not None else (ctx.tool_name(tool, f"/{i}/content/{j}/name") if tool else tool)
-            )
+            if call is not None:
+                entry["name"] = call[1]
+            else:  # an orphan: the result's own tool name
+                tool = b.name or ""
+                mapped = ctx.tool_name_cache.get(tool)
+                entry["name"] = (
+                    mapped if mapped is not None else (ctx.tool_name(tool, f"/{i}/content/{j}/name") if tool else tool)
+                )
         self.out.append(entry)
 
     def _hint(self, b: HintBlock, i: int, j: int) -> None:
@@ -353,10 +352,10 @@ class ChatWalk(Walk):
         self.ctx.report(f"/{i}/content/{j}", "hint-placed", f"hint sent as a {role} message after this turn")
         self.deferred.append({"role": role, "content": self.text_content(b.hint)})
 
-    def repair(self, sent: str, name: str) -> None:
+    def repair(self, sent: str, tool: str) -> None:
         entry: dict[str, Any] = {"role": "tool", "content": self.text_content(F.REPAIR_TEXT), "tool_call_id": sent}
         if self.tool_name_field:
-            entry["name"] = self.ctx.tool_name_cache.get(name, name)
+            entry["name"] = tool
         self.out.append(entry)
 
     def placeholder(self, b: Any, pointer: str, what: str) -> dict[str, Any]:

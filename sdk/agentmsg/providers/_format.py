@@ -270,8 +270,8 @@ class Context:
         self.tool_name_cache: dict[str, str] = {}
         self.tool_name_used: set[str] = set()
         self.name_cache: dict[str, str] = {}
-        # open tool calls: original id -> (id sent, tool name, message index, block index)
-        self.open_calls: dict[str, tuple[str, str, int, int]] = {}
+        # open tool calls: original id -> (id sent, tool name sent, tool name, message index, block index)
+        self.open_calls: dict[str, tuple[str, str, str, int, int]] = {}
 
     def report(self, pointer: str | tuple[int, int], rule: str, message: str | tuple[Any, ...]) -> None:
         """Record a diagnostic. The walks record the frequent ones cheaply (appending to
@@ -441,15 +441,15 @@ def json_text(value: Any) -> str:
 
 def orphan_calls(ctx: Context) -> list[tuple[str, str]]:
     """Report the open calls as orphans (and repaired, with the option) and return (id sent, tool
-    name) for each, in call order."""
+    name sent) for each, in call order."""
     out = []
     repair = ctx.options.repair
-    for call_id, (sent, name, i, j) in ctx.open_calls.items():
+    for call_id, (sent, tool, name, i, j) in ctx.open_calls.items():
         pointer = f"/{i}/content/{j}"
         ctx.report(pointer, "tool-use-orphan", f"tool call {call_id!r} ({name}) has no result before the next turn")
         if repair:
             ctx.report(pointer, "tool-use-repaired", f"added an error result for tool call {call_id!r}")
-        out.append((sent, name))
+        out.append((sent, tool))
     ctx.open_calls.clear()
     return out
 

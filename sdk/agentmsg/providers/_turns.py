@@ -60,15 +60,15 @@ class TurnWalk(Walk):
         """The part of a tool call; ``sent`` is its id and ``tool`` its name as sent."""
         raise NotImplementedError
 
-    def tool_result_part(self, block: ToolResultBlock, sent: str, name: str | None, i: int, j: int) -> Any:
-        """The part of a tool result; ``sent`` is its id as sent, ``name`` the tool name of the call
-        it answers (None: an orphan)."""
+    def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:
+        """The part of a tool result; ``sent`` is its id as sent, ``tool`` the tool name (as sent) of
+        the call it answers (None: an orphan)."""
         raise NotImplementedError
 
     def media_part(self, block: Any, pointer: str, assistant: bool) -> Any:
         raise NotImplementedError
 
-    def repair_part(self, sent: str, name: str) -> Any:
+    def repair_part(self, sent: str, tool: str) -> Any:
         raise NotImplementedError
 
     # ---- turns ----
@@ -130,8 +130,8 @@ class TurnWalk(Walk):
             self.put(USER, part, -1)
         self.deferred.clear()
 
-    def repair(self, sent: str, name: str) -> None:
-        self.put(USER, self.repair_part(sent, name), -1)
+    def repair(self, sent: str, tool: str) -> None:
+        self.put(USER, self.repair_part(sent, tool), -1)
 
     def result(self) -> list[dict[str, Any]]:
         if self.lead:  # close the last turn
@@ -221,7 +221,7 @@ class TurnWalk(Walk):
                 if b.content is not None:  # reports raw arguments that are not a JSON object
                     F.tool_arguments(b, ctx, f"/{i}/content/{j}")
                 rest.append(self.tool_use_part(b, sent, tool, i, j))
-                open_calls[cid] = (sent, name, i, j)
+                open_calls[cid] = (sent, tool, name, i, j)
             elif t is ThinkingBlock:
                 if other:
                     ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another agent is not sent")

@@ -57,8 +57,8 @@ class Walk:
         """Send a run of other speakers' turns as one user turn (multi-agent ``history`` layout)."""
         raise NotImplementedError
 
-    def repair(self, sent: str, name: str) -> None:
-        """Send the synthetic error result of an unanswered call (``sent``: its id as sent)."""
+    def repair(self, sent: str, tool: str) -> None:
+        """Send the synthetic error result of an unanswered call (its id and tool name as sent)."""
         raise NotImplementedError
 
     def send_deferred(self) -> None:
@@ -132,6 +132,6 @@ class Walk:
     def orphans(self) -> None:
         """Report the open calls as orphans (before a turn that answers none, or at the end)."""
         repair = self.ctx.options.repair
-        for sent, name in F.orphan_calls(self.ctx):
+        for sent, tool in F.orphan_calls(self.ctx):
             if repair:
-                self.repair(sent, name)
+                self.repair(sent, tool)

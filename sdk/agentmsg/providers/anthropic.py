@@ -166,7 +166,7 @@ class _AnthropicWalk(TurnWalk):
     def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
         return {"type": "tool_use", "id": sent, "name": tool, "input": block.input}
 
-    def tool_result_part(self, block: ToolResultBlock, sent: str, name: str | None, i: int, j: int) -> Any:
+    def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:
         output: list[Any] = block.output
         if len(output) == 1:
             first = output[0]
@@ -256,7 +256,7 @@ class _AnthropicWalk(TurnWalk):
         self.ctx.report(pointer, "media-unsupported", f"anthropic takes no {what}; sent as {label!r}")
         return {"type": "text", "text": label}
 
-    def repair_part(self, sent: str, name: str) -> Any:
+    def repair_part(self, sent: str, tool: str) -> Any:
         return {
             "type": "tool_result",
             "tool_use_id": sent,

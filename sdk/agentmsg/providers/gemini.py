@@ -193,7 +193,7 @@ class _GeminiWalk(TurnWalk):
             part["thoughtSignature"] = SKIP_SIGNATURE
         return part
 
-    def tool_result_part(self, block: ToolResultBlock, sent: str, name: str | None, i: int, j: int) -> Any:
+    def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:
         ctx = self.ctx
         media: list[tuple[Any, str]] = []
         output: list[Any] = block.output
@@ -203,10 +203,11 @@ class _GeminiWalk(TurnWalk):
         else:
             text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media) if output else ""
         key = "error" if block.state in F.ERROR_STATES else "output"
-        tool = name if name is not None else (block.name or "unknown")
-        mname = ctx.tool_name_cache.get(tool) or ctx.tool_name(tool, f"/{i}/content/{j}/name")
+        if tool is None:  # an orphan: the result's own tool name
+            own = block.name or "unknown"
+            tool = ctx.tool_name_cache.get(own) or ctx.tool_name(own, f"/{i}/content/{j}/name")
         response: dict[str, Any] = (
-            {"id": sent, "name": mname, "response": {key: text}} if sent else {"name": mname, "response": {key: text}}
+            {"id": sent, "name": tool, "response": {key: text}} if sent else {"name": tool, "response": {key: text}}
         )
         if media:
             parts = []
@@ -249,11 +250,11 @@ class _GeminiWalk(TurnWalk):
         F.media_options(block, ("fps",), ctx, pointer)
         return part
 
-    def repair_part(self, sent: str, name: str) -> Any:
+    def repair_part(self, sent: str, tool: str) -> Any:
         return {
             "functionResponse": {
                 "id": sent,
-                "name": self.ctx.tool_name_cache.get(name, name),
+                "name": tool,
                 "response": {"error": F.REPAIR_TEXT},
             }
         }
