@@ -19,7 +19,7 @@ from . import _format as F
 from ._format import Context
 from ._walk import Walk
 
-_USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
+_USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
 USER = "user"
 
 
@@ -44,7 +44,7 @@ class TurnWalk(Walk):
         self.lead: list[Any] = []
         self.last_i = -1
         self.system: list[tuple[str, int]] = []  # (text, message index)
-        self.seen_turn = False  # a non-system message came before
+        self.first_turn = 0  # index of the first message that is not a system message (set by run)
 
     # ---- hooks ----
 
@@ -107,16 +107,18 @@ class TurnWalk(Walk):
 
     # ---- walk ----
 
+    def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
+        self.first_turn = next((i for i, m in enumerate(msgs) if m.role is not _SYSTEM), len(msgs))
+        return super().run(msgs)
+
     def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
         if not text or text.isspace():
             return False
-        self.seen_turn = True
         part = {"type": "text", "text": text} if self.typed_text else {"text": text}
         self.emit(self.assistant_role if role is _ASSISTANT else USER, [part], i)
         return True
 
     def fold(self, group: list[tuple[int, Msg]]) -> None:
-        self.seen_turn = True
         parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self._history_media, self._hint)
         self.emit(USER, parts, group[0][0])
         self.last_i = group[-1][0]
@@ -141,7 +143,7 @@ class TurnWalk(Walk):
 
     def system_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
-        hoisted = self.seen_turn
+        hoisted = i > self.first_turn
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
             if type(b) is TextBlock:
@@ -154,7 +156,6 @@ class TurnWalk(Walk):
 
     def user_message(self, msg: Msg, i: int, prefix: bool) -> None:
         ctx = self.ctx
-        self.seen_turn = True
         label = f"[{F.speaker_label(msg)}]: " if prefix else ""
         parts: list[Any] = []
         text_part = self.text_part
@@ -190,7 +191,6 @@ class TurnWalk(Walk):
 
     def assistant_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
-        self.seen_turn = True
         other = self.multi and not F.is_current_agent(msg, self.agent)
         label = f"[{F.speaker_label(msg)}]: " if other else ""
         lead: list[Any] = []  # thinking parts, first in the turn
@@ -262,7 +262,6 @@ class TurnWalk(Walk):
 
     def tool_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
-        self.seen_turn = True
         parts: list[Any] = []
         open_calls = ctx.open_calls
         tool_result_part = self.tool_result_part
