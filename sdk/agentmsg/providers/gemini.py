@@ -162,6 +162,11 @@ class _GeminiWalk(TurnWalk):
             )
             signature = None
         if isinstance(signature, str) and signature:
+            if not block.thinking and _answer_part(prev):
+                # Gemini's signature on an answer part (the parser keeps it as a signature-only thinking
+                # block right after that part's content): back on the part, where Gemini returned it
+                prev["thoughtSignature"] = signature
+                return None
             part["thoughtSignature"] = signature
         elif not block.thinking:
             ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty unsigned reasoning not sent")
@@ -258,6 +263,16 @@ class _GeminiWalk(TurnWalk):
                 "response": {"error": F.REPAIR_TEXT},
             }
         }
+
+
+def _answer_part(part: Any) -> bool:
+    """A text or media part of the answer (not a thought, call or response) without a signature yet."""
+    return (
+        part is not None
+        and "thoughtSignature" not in part
+        and not part.get("thought")
+        and ("text" in part or "inlineData" in part or "fileData" in part)
+    )
 
 
 _B64 = re.compile(r"[A-Za-z0-9+/]*")
