@@ -115,11 +115,10 @@ class ChatWalk(Walk):
         name = msg.name
         if name:
             if self.send_name:
-                mapped = self.ctx.name_cache.get(name)
-                if mapped == name:
+                if self.ctx.name_cache.get(name) == name:  # taken as it is before
                     entry["name"] = name
                     return
-                entry["name"] = name if mapped == name else self.ctx.speaker_name(name, f"/{i}/name")
+                entry["name"] = self.ctx.speaker_name(name, f"/{i}/name")
             elif not self.multi:
                 self.ctx.report(f"/{i}/name", "name-dropped", f"{self.name} takes no message name")
 

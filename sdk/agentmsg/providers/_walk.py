@@ -94,13 +94,13 @@ class Walk:
                     self.orphans()
                 if role is _USER or role is _ASSISTANT:
                     content: list[Any] = msg.content
-                    if not multi and len(content) == 1 and type(content[0]) is TextBlock:
-                        if text_turn(role, content[0].text, msg, i):
-                            pass
-                        elif role is _USER:
-                            self.user_message(msg, i, False)
-                        else:
-                            self.assistant_message(msg, i)
+                    if (
+                        not multi
+                        and len(content) == 1
+                        and type(content[0]) is TextBlock
+                        and text_turn(role, content[0].text, msg, i)
+                    ):
+                        pass  # the usual turn, one text block: sent the short way
                     elif role is _USER:
                         self.user_message(msg, i, multi)
                     elif multi and not F.is_current_agent(msg, self.agent) and not F.has_tool_use(msg):
