@@ -174,14 +174,14 @@ class _GeminiWalk(TurnWalk):
         return True, part
 
     def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
-        ctx = self.ctx
         args = block.input
         call: dict[str, Any] = {"id": sent, "name": tool, "args": args} if sent else {"name": tool, "args": args}
-        part: dict[str, Any] = {"functionCall": call}
         meta = block.metadata
         signature = meta.get("thoughtSignature") if meta else None
-        if signature is None and not self.skip_signature:
-            return part
+        if signature is None and not self.skip_signature:  # a call with no signature to replay
+            return {"functionCall": call}
+        ctx = self.ctx
+        part: dict[str, Any] = {"functionCall": call}
         pointer = f"/{i}/content/{j}"
         if isinstance(signature, str) and signature:
             origin = meta.get("provider")
@@ -199,15 +199,19 @@ class _GeminiWalk(TurnWalk):
         return part
 
     def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:
+        output: list[Any] = block.output
+        key = "error" if block.state in F.ERROR_STATES else "output"
+        if tool is not None and len(output) == 1 and type(output[0]) is TextBlock:  # the usual result
+            text = output[0].text
+            if sent:
+                return {"functionResponse": {"id": sent, "name": tool, "response": {key: text}}}
+            return {"functionResponse": {"name": tool, "response": {key: text}}}
         ctx = self.ctx
         media: list[tuple[Any, str]] = []
-        output: list[Any] = block.output
-        first = output[0] if len(output) == 1 else None
-        if type(first) is TextBlock:  # the usual result
-            text = first.text
+        if len(output) == 1 and type(output[0]) is TextBlock:
+            text = output[0].text
         else:
             text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media) if output else ""
-        key = "error" if block.state in F.ERROR_STATES else "output"
         if tool is None:  # an orphan: the result's own tool name
             own = block.name or "unknown"
             tool = ctx.tool_name_cache.get(own) or ctx.tool_name(own, f"/{i}/content/{j}/name")
