@@ -51,6 +51,7 @@ class ChatWalk(Walk):
         assert ctx.id_bad is None, "chat providers limit the length of tool-call ids only"
         super().__init__(ctx, multi, agent)
         self.name = ctx.provider
+        self.demote = ctx.options.reasoning == "text"  # reasoning from another provider sent as text
         self.out: list[dict[str, Any]] = []
         self.last_user = -1
 
@@ -69,8 +70,9 @@ class ChatWalk(Walk):
         return parts
 
     def text_content(self, text: str) -> Any:
-        """Content of a system, assistant or tool message holding text only."""
-        return text
+        """Content of a message holding text only: the string, or ``[{"text": ...}]`` unless ``plain``
+        (the hot paths write the same expression inline)."""
+        return text if self.plain else [{"text": text}]
 
     # ---- walk ----
 
@@ -180,8 +182,6 @@ class ChatWalk(Walk):
         id_max = ctx.id_max  # the chat family limits the length of tool-call ids only
         tool_names = ctx.tool_name_cache
         open_calls = ctx.open_calls
-        families = ctx.families
-        demote = ctx.options.reasoning == "text"
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
             t = type(b)
@@ -207,7 +207,7 @@ class ChatWalk(Walk):
             elif t is ThinkingBlock:
                 meta = b.metadata
                 origin = meta.get("provider") if meta else None
-                if origin is not None and origin not in families and not other and not demote:
+                if origin is not None and origin not in ctx.families and not other and not self.demote:
                     ctx.diagnostics.append(((i, j), "thinking-dropped", (F.FOREIGN_DROPPED, origin, self.name)))
                 else:
                     self._thinking(b, i, j, reasoning, texts, other)
@@ -221,12 +221,12 @@ class ChatWalk(Walk):
                 texts.append(label)
         if other and texts:
             texts[0] = f"[{F.speaker_label(msg)}]: {texts[0]}"
-        entry: dict[str, Any] = {"role": "assistant"}
         if texts:
             text = texts[0] if len(texts) == 1 else "\n".join(texts)
-            entry["content"] = text if self.plain else self.text_content(text)
+            content = text if self.plain else [{"text": text}]
         else:
-            entry["content"] = self.tool_only_content if calls else self.text_content("")
+            content = self.tool_only_content if calls else self.text_content("")
+        entry: dict[str, Any] = {"role": "assistant", "content": content}
         name = msg.name
         if name:
             if self.send_name and ctx.name_cache.get(name) == name:

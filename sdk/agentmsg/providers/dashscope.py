@@ -157,9 +157,6 @@ class _DashScopeWalk(ChatWalk):
         # text generation: no media can be here (they select the multimodal endpoint)
         return parts[0]["text"] if len(parts) == 1 else "\n".join(p.get("text", "") for p in parts)
 
-    def text_content(self, text: str) -> Any:
-        return [{"text": text}] if self.multimodal else text
-
     def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx
         src = b.source
