@@ -51,7 +51,6 @@ class ChatWalk(Walk):
         assert ctx.id_bad is None, "chat providers limit the length of tool-call ids only"
         super().__init__(ctx, multi, agent)
         self.name = ctx.provider
-        self.demote = ctx.options.reasoning == "text"  # reasoning from another provider sent as text
         self.out: list[dict[str, Any]] = []
         self.last_user = -1
 
@@ -256,11 +255,11 @@ class ChatWalk(Walk):
         origin = F.reasoning_origin(b)
         meta = b.metadata or {}
         if origin is not None and origin not in ctx.families:
-            if F.foreign_reasoning(ctx, b, pointer, origin, ctx.options.reasoning == "text") == F.DEMOTE:
+            if F.foreign_reasoning(ctx, b, pointer, origin, self.demote) == F.DEMOTE:
                 texts.append(b.thinking)
             return
         if self.reasoning_field is None:
-            if ctx.options.reasoning == "text" and b.thinking:
+            if self.demote and b.thinking:
                 ctx.report(pointer, "thinking-demoted", f"{self.name} takes no reasoning; sent as text")
                 texts.append(b.thinking)
             else:

@@ -35,7 +35,6 @@ class TurnWalk(Walk):
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         assert not ctx.id_max, "turn providers limit the characters of tool-call ids only"
         super().__init__(ctx, multi, agent)
-        self.demote = ctx.options.reasoning == "text"
         self.turns: list[dict[str, Any]] = []
         # the turn being built is the last of ``turns``: its role, its part list, the thinking parts
         # that go to its start when it closes, and the last message that put a part in it (-1: none)

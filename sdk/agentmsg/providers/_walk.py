@@ -30,6 +30,7 @@ class Walk:
         self.ctx = ctx
         self.multi = multi
         self.agent = agent
+        self.demote = ctx.options.reasoning == "text"  # reasoning='text': foreign or unsigned reasoning as text
         self.deferred: list[Any] = []  # sent once no call is open
         self.history_seen = False  # a folded run of other speakers was sent (history layout)
 
