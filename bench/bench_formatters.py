@@ -13,9 +13,16 @@ formatter driven without an event loop (its coroutine never awaits). Equal work 
 timing: both outputs hold every text and every tool-call id of the conversation.
 
 Times are CPU time of the benchmarking thread (the machine is shared; wall time would count other
-processes), minimum over interleaved runs. A reference floor row (the least Python that builds the
+processes), minimum over interleaved runs, the garbage collector off while timing (as timeit); a
+call's time includes freeing its result. A reference floor row (the least Python that builds the
 OpenAI messages, no rules) shows how per-message time grows with the conversation on this machine
-by itself (allocation and caches).
+by itself: at 10,000 messages the input and output (~16 MB) no longer fit the CPU's per-core cache,
+so every memory access costs more; instructions per message stay the same.
+
+``--instructions`` also counts the instructions each call executes, under valgrind (callgrind,
+collecting only inside the measured calls): deterministic, blind to the other processes of a shared
+machine, and the same for both implementations. Instructions per message from 100 to 10,000 messages
+tell whether the work per message is flat; CPU time adds the memory hierarchy.
 
 Targets (reported, not asserted): agentmsg >= 2x faster than AgentScope at 1,000 messages for each
 provider, and agentmsg's time per message at 10,000 messages within 1.2x of that at 100.
@@ -24,9 +31,15 @@ provider, and agentmsg's time per message at 10,000 messages within 1.2x of that
 from __future__ import annotations
 
 import gc
+import os
+import re
+import shutil
+import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import orjson
@@ -229,6 +242,8 @@ def _check_equal_work(ours: Any, theirs: Any, n: int) -> None:
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
+    if tracemalloc.is_tracing():  # it would count every allocation of both implementations
+        tracemalloc.stop()
     budget = 0.3 if quick else 1.0
     sizes = SIZES
     try:
@@ -286,6 +301,7 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
             + ", ".join(f"{n:,}: {v:.2f} µs/msg" for n, v in floor.items())
             + f" ({floor[SIZES[-1]] / floor[SIZES[0]]:.2f}x from {SIZES[0]:,} to {SIZES[-1]:,})"
         )
+    floor_note = f"; the reference floor: {floor[SIZES[-1]] / floor[SIZES[0]]:.2f}x" if floor else ""
     for provider in PROVIDERS:
         mine = {r["messages"]: r for r in data if r["provider"] == provider}
         flat = mine[SIZES[-1]]["agentmsg_us_per_msg"] / mine[SIZES[0]]["agentmsg_us_per_msg"]
@@ -298,9 +314,117 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         print(
             f"{provider:<11} target >= {TARGET_VS_AGENTSCOPE:.0f}x AgentScope: {vs}; "
             f"flat within {TARGET_FLAT}x from {SIZES[0]:,} to {SIZES[-1]:,}: "
-            f"{'met' if flat <= TARGET_FLAT else 'MISSED'} ({flat:.2f}x)"
+            f"{'met' if flat <= TARGET_FLAT else 'MISSED'} ({flat:.2f}x{floor_note})"
+        )
+
+
+# ---- instruction counts (valgrind) ----------------------------------------------------------------
+
+CALLS = {100: 20, 1000: 3, 10000: 1}  # measured calls per size (after one warm call)
+
+
+def _callable(impl: str, provider: str, n: int) -> Callable[[], Any]:
+    if impl == "agentmsg":
+        fmt, msgs = get(provider).format_request, conversation(n)
+        return lambda: fmt(msgs)
+    if impl == "floor":
+        msgs = conversation(n)
+        return lambda: floor_openai(msgs)
+    import agentscope.formatter as asf
+
+    formatter, as_msgs = getattr(asf, PROVIDERS[provider])(), agentscope_conversation(n)
+    return lambda: _drive(formatter.format(as_msgs))
+
+
+def _child(impl: str, provider: str, n: int) -> None:
+    """Under callgrind: one warm call, then the measured calls inside ``sys.call_tracing`` (the only
+    function callgrind collects in: setup, imports and the warm call are not counted)."""
+    fn = _callable(impl, provider, n)
+    fn()
+    gc.collect()
+    gc.disable()
+
+    def calls() -> None:
+        for _ in range(CALLS[n]):
+            fn()
+
+    sys.call_tracing(calls, ())
+
+
+def _count(impl: str, provider: str, n: int) -> float:
+    """Instructions per message of one implementation (nan when valgrind cannot tell)."""
+    cmd = [
+        "valgrind",
+        "--tool=callgrind",
+        "--collect-atstart=no",
+        "--toggle-collect=_PyEval_CallTracing",
+        "--callgrind-out-file=/dev/null",
+        sys.executable,
+        __file__,
+        "--child",
+        impl,
+        provider,
+        str(n),
+    ]
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None or int(found.group(1)) == 0:
+        return float("nan")
+    return int(found.group(1)) / CALLS[n] / n
+
+
+def instructions() -> list[dict[str, Any]]:
+    """Instructions per message: agentmsg at every size (is the work per message flat?), AgentScope
+    at 1,000 messages (the ratio the target is about). Each count is one valgrind run (minutes)."""
+    if shutil.which("valgrind") is None:
+        return []
+    try:
+        import agentscope.formatter  # noqa: F401
+
+        peer = True
+    except ImportError:
+        peer = False
+    jobs = [("agentmsg", p, n) for p in PROVIDERS for n in SIZES]
+    if peer:
+        jobs += [("agentscope", p, 1000) for p in PROVIDERS]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        counts = dict(zip(jobs, pool.map(lambda job: _count(*job), jobs), strict=True))
+    return [
+        {
+            "provider": p,
+            "messages": n,
+            "agentmsg_instructions_per_msg": counts[("agentmsg", p, n)],
+            "agentscope_instructions_per_msg": counts.get(("agentscope", p, n), float("nan")),
+        }
+        for p in PROVIDERS
+        for n in SIZES
+    ]
+
+
+def print_instructions(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        print("\n(instruction counts need valgrind on PATH)")
+        return
+    print("\n== formatters: instructions per message (valgrind callgrind, measured calls only) ==")
+    print(f"{'provider':<11} {'messages':>8} {'agentmsg':>10} {'AgentScope':>11} {'speed-up':>9}")
+    for r in rows:
+        ours, theirs = r["agentmsg_instructions_per_msg"], r["agentscope_instructions_per_msg"]
+        ratio = "" if theirs != theirs else f"{theirs / ours:.2f}x"
+        shown = "" if theirs != theirs else f"{theirs:,.0f}"
+        print(f"{r['provider']:<11} {r['messages']:>8,} {ours:>10,.0f} {shown:>11} {ratio:>9}")
+    for p in PROVIDERS:
+        mine = {r["messages"]: r["agentmsg_instructions_per_msg"] for r in rows if r["provider"] == p}
+        print(
+            f"{p:<11} agentmsg instructions per message, {SIZES[-1]:,} vs {SIZES[0]:,} messages: "
+            f"{mine[SIZES[-1]] / mine[SIZES[0]]:.2f}x"
         )
 
 
 if __name__ == "__main__":
-    print_rows(run(quick="--quick" in sys.argv))
+    if sys.argv[1:2] == ["--child"]:
+        _child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    else:
+        print_rows(run(quick="--quick" in sys.argv))
+        if "--instructions" in sys.argv:
+            print_instructions(instructions())

@@ -396,3 +396,94 @@ def test_recorded_pairs_same_shape(whole: str, stream: str) -> None:
     if "refusal" in whole and "anthropic" in whole:
         assert a.content == b.content == []
     assert shape(a) == shape(b)
+
+
+# ---- the registry: every function for the entry's variant ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "response", "stream", "family"),
+    [
+        ("deepseek", "deepseek/chat_completion_reasoner.json", None, "deepseek"),
+        (
+            "dashscope-compatible",
+            "dashscope/compat_chat_completion_reasoning.json",
+            "dashscope/compat_stream_reasoning.sse",
+            "dashscope",
+        ),
+    ],
+)
+def test_registry_parses_for_its_variant(name: str, response: str, stream: str | None, family: str) -> None:
+    """get(name) passes its variant to the parse functions as to format_request: the reasoning's
+    provenance names the variant's family (so it is replayed to that provider, not dropped as
+    foreign); an explicit variant still wins."""
+    from agentmsg.providers import get
+
+    provider = get(name)
+
+    def origins(msg: agentmsg.Msg) -> set[Any]:
+        return {agentmsg.thinking_provider(t) for t in msg.blocks("thinking")}
+
+    body = (FIXTURES / response).read_bytes()
+    assert origins(module("openai").parse_response(body)) == {"openai"}  # the module's default variant
+    assert origins(provider.parse_response(body)) == {family}
+    assert origins(provider.parse_response(body, variant="openai")) == {"openai"}
+    starts = [e for e in provider.response_events(body) if e["type"] == "THINKING_BLOCK_START"]
+    assert starts and {e["provider"] for e in starts} == {family}
+    # the request the reply is replayed in keeps the reasoning (no thinking-dropped)
+    replay = provider.format_request([agentmsg.UserMessage("hi"), provider.parse_response(body)])
+    assert "thinking-dropped" not in [p.rule for p in replay.diagnostics]
+    if stream is not None:
+        data = (FIXTURES / stream).read_bytes()
+        assert origins(reduce_events(list(provider.parse_stream(data)))[0]) == {family}
+        parser = provider.StreamParser()
+        assert origins(reduce_events(parser.feed(data) + parser.close())[0]) == {family}
+
+
+# ---- Gemini: a reply replayed gives back its parts, signatures where they were -------------------------
+
+GEMINI_RESPONSES = sorted((FIXTURES / "gemini").glob("generate_content_*.json"))
+GEMINI_STREAMS = sorted((FIXTURES / "gemini").glob("stream_*.sse"))
+
+
+def _model_turn(msg: agentmsg.Msg) -> list[dict[str, Any]]:
+    gemini = module("gemini")
+    request = gemini.format_request([agentmsg.UserMessage("q"), msg])
+    assert {p.rule for p in request.diagnostics} <= {"tool-use-orphan"}  # nothing moved or dropped
+    turn = request.body["contents"][1]
+    assert turn["role"] == "model"
+    return turn["parts"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("path", GEMINI_RESPONSES, ids=ids(GEMINI_RESPONSES))
+def test_gemini_response_replayed_as_returned(path: Path) -> None:
+    """parse_response -> format_request gives back Gemini's parts: a thoughtSignature on an answer part
+    (kept by the parser as a signature-only thinking block after it) goes back on that part, not into
+    a thought part at the start of the turn. Calls Gemini sent without an id are replayed with the id
+    the parser gave them."""
+    original = orjson.loads(path.read_bytes())["candidates"][0]["content"]["parts"]
+    parts = _model_turn(module("gemini").parse_response(path.read_bytes()))
+    for sent, got in zip(parts, original, strict=True):
+        if "functionCall" in sent and "id" not in got["functionCall"]:
+            sent = {**sent, "functionCall": {k: v for k, v in sent["functionCall"].items() if k != "id"}}
+        assert sent == got
+
+
+@pytest.mark.parametrize("path", GEMINI_STREAMS, ids=ids(GEMINI_STREAMS))
+def test_gemini_stream_replayed_signatures_in_place(path: Path) -> None:
+    """A streamed reply (the signature of the answer comes alone on a last, empty text part): every
+    signature Gemini sent is replayed once, the answer's on the answer's (last) text part."""
+    data = path.read_bytes()
+    sent_sigs = []
+    for line in data.decode().splitlines():
+        if line.startswith("data: "):
+            for cand in orjson.loads(line[6:]).get("candidates", []):
+                for part in cand.get("content", {}).get("parts", []):
+                    if "thoughtSignature" in part:
+                        sent_sigs.append((part["thoughtSignature"], "functionCall" in part))
+    parts = _model_turn(reduce_events(list(module("gemini").parse_stream(data)))[0])
+    replayed = [(p["thoughtSignature"], "functionCall" in p) for p in parts if "thoughtSignature" in p]
+    assert sorted(replayed) == sorted(sent_sigs)
+    for p in parts:
+        if "thoughtSignature" in p and "functionCall" not in p:
+            assert "text" in p and not p.get("thought")

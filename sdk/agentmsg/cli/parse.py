@@ -18,34 +18,22 @@ from typing import Any, TextIO
 import orjson
 
 from ..events import Reducer
-from ..providers import NAMES
+from ..providers import NAMES, get
 from ._io import EXIT_INVALID, EXIT_OK, UsageError, read_bytes
-
-_MODULES = {"anthropic": "anthropic", "gemini": "gemini", "dashscope": "dashscope"}
-
-
-def _module(provider: str) -> Any:
-    import importlib
-
-    return importlib.import_module(f"agentmsg.providers.{_MODULES.get(provider, 'openai')}")
-
-
-def _variant(provider: str) -> dict[str, Any]:
-    return {} if provider in _MODULES else {"variant": provider}
 
 
 def events_of(args: argparse.Namespace, data: bytes) -> tuple[list[dict[str, Any]], bool]:
     """(events, clean): the reply's events and whether it was read whole without a problem."""
-    mod = _module(args.provider)
-    options = _variant(args.provider)
+    provider = get(args.provider)  # the parsers for the provider's variant
+    options: dict[str, Any] = {}
     if args.stream:
         if args.provider == "dashscope" and args.incremental is not None:
             options["incremental"] = args.incremental
-        parser = mod.StreamParser(**options)
+        parser = provider.StreamParser(**options)
         events = parser.feed(data) + parser.close()
         return events, not parser.builder.errors and not parser.builder.problems
     try:
-        events = mod.response_events(data, **options)
+        events = provider.response_events(data, **options)
     except (orjson.JSONDecodeError, TypeError) as exc:
         raise UsageError(f"{args.file}: not a {args.provider} response: {exc}") from None
     clean = not any(e["type"] == "CUSTOM" for e in events)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import importlib
 import os
 import random
 import time
@@ -17,7 +16,7 @@ import attrs
 import httpx
 import orjson
 
-from agentmsg import Msg, Reducer
+from agentmsg import Msg, Reducer, providers
 
 from ._errors import (
     APIConnectionError,
@@ -35,12 +34,10 @@ __all__ = ["SPECS", "AsyncClient", "AsyncEventStream", "Client", "EventStream", 
 
 @attrs.frozen
 class ProviderSpec:
-    """How to reach one provider: its registry name, formatter/parser module and variant, default base
-    URL, API-key environment variables and auth header."""
+    """How to reach one provider: its registry name (``agentmsg.providers.get(name)`` formats the
+    requests and parses the replies), default base URL, API-key environment variables and auth header."""
 
     name: str
-    module: str
-    variant: str | None
     base_url: str
     env: tuple[str, ...]
     auth: str  # "bearer" | "x-api-key" | "x-goog-api-key"
@@ -50,11 +47,9 @@ class ProviderSpec:
 SPECS: dict[str, ProviderSpec] = {
     s.name: s
     for s in (
-        ProviderSpec("openai", "openai", "openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",), "bearer"),
-        ProviderSpec("deepseek", "openai", "deepseek", "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "bearer"),
+        ProviderSpec("openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",), "bearer"),
+        ProviderSpec("deepseek", "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "bearer"),
         ProviderSpec(
-            "dashscope-compatible",
-            "openai",
             "dashscope-compatible",
             "https://dashscope.aliyuncs.com/compatible-mode/v1",
             ("DASHSCOPE_API_KEY",),
@@ -62,8 +57,6 @@ SPECS: dict[str, ProviderSpec] = {
         ),
         ProviderSpec(
             "anthropic",
-            "anthropic",
-            None,
             "https://api.anthropic.com",
             ("ANTHROPIC_API_KEY",),
             "x-api-key",
@@ -71,15 +64,11 @@ SPECS: dict[str, ProviderSpec] = {
         ),
         ProviderSpec(
             "gemini",
-            "gemini",
-            None,
             "https://generativelanguage.googleapis.com",
             ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
             "x-goog-api-key",
         ),
-        ProviderSpec(
-            "dashscope", "dashscope", None, "https://dashscope.aliyuncs.com/api/v1", ("DASHSCOPE_API_KEY",), "bearer"
-        ),
+        ProviderSpec("dashscope", "https://dashscope.aliyuncs.com/api/v1", ("DASHSCOPE_API_KEY",), "bearer"),
     )
 }
 
@@ -154,6 +143,7 @@ class _Base:
             raise ValueError(f"unknown provider {provider!r}; known: {', '.join(SPECS)}")
         self.spec = SPECS[provider]
         self.provider = provider
+        self.entry = providers.get(provider)  # the formatter and parsers, for this provider's variant
         self.model = model
         self.api_key = (
             api_key if api_key is not None else next((os.environ[e] for e in self.spec.env if os.environ.get(e)), None)
@@ -169,7 +159,8 @@ class _Base:
 
     @property
     def module(self) -> ModuleType:
-        return importlib.import_module(f"agentmsg.providers.{self.spec.module}")
+        """The provider module (``agentmsg.providers.<name>``)."""
+        return self.entry.module
 
     def format(
         self,
@@ -182,11 +173,9 @@ class _Base:
     ) -> Any:
         """The formatter's request (``.body``, ``.diagnostics``, ``.path``, ...) for these messages."""
         kwargs: dict[str, Any] = dict(params)
-        if self.spec.variant is not None:
-            kwargs["variant"] = self.spec.variant
         if self.format_options is not None:
             kwargs.setdefault("options", self.format_options)
-        return self.module.format_request(
+        return self.entry.format_request(
             messages,
             model=kwargs.pop("model", self.model),
             tools=tools,
@@ -223,18 +212,16 @@ class _Base:
         opts: dict[str, Any] = {"started_at": started_at}
         if self.name is not None:
             opts["name"] = self.name
-        if self.spec.variant is not None:
-            opts["variant"] = self.spec.variant
         return opts
 
     def parser(self, request: Any, started_at: float) -> Any:
         """The provider's StreamParser for a request (DashScope: incremental or cumulative as asked)."""
         opts = self._options(started_at)
-        if self.spec.module == "dashscope":
+        if self.entry.module_name == "dashscope":
             params = request.body.get("parameters") if isinstance(request.body, dict) else None
             inc = params.get("incremental_output") if isinstance(params, dict) else None
             opts["incremental"] = inc if isinstance(inc, bool) else None
-        return self.module.StreamParser(**opts)
+        return self.entry.StreamParser(**opts)
 
     def _error(self, status: int, body: bytes, headers: httpx.Headers) -> ProviderError:
         message, parsed, request_id = _provider_message(body)
@@ -249,6 +236,22 @@ class _Base:
         else:
             cls = BadRequestError
         return cls(message, provider=self.provider, status_code=status, body=parsed, request_id=request_id)
+
+    def _failed(self, attempt: int, exc: httpx.HTTPError) -> float:
+        """Seconds to wait before retrying a request that got no response (connection failure or
+        timeout); raises when no retry is left."""
+        if attempt < self.max_retries:
+            return self._delay(attempt, None)
+        if isinstance(exc, httpx.TimeoutException):
+            raise APITimeoutError(f"no response within the timeout: {exc}", provider=self.provider) from exc
+        raise APIConnectionError(f"connection failed: {exc}", provider=self.provider) from exc
+
+    def _refused(self, attempt: int, response: httpx.Response, body: bytes) -> float:
+        """Seconds to wait before retrying a request answered with an error status that is worth
+        retrying; raises the provider's error otherwise."""
+        if self._retryable(response.status_code) and attempt < self.max_retries:
+            return self._delay(attempt, response.headers)
+        raise self._error(response.status_code, body, response.headers)
 
     def _delay(self, attempt: int, headers: httpx.Headers | None) -> float:
         if headers is not None:
@@ -269,9 +272,10 @@ class _Base:
 
 
 class _StreamState:
-    def __init__(self, client: _Base, request: Any) -> None:
+    def __init__(self, client: _Base, request: Any, raise_on_error: bool) -> None:
         self.client = client
         self.request = request
+        self._raise = raise_on_error
         self.reducer = Reducer(name=client.name)
         self._message: Msg | None = None
         self.error: str | None = None
@@ -301,6 +305,25 @@ class _StreamState:
         if errors and self.error is None:
             self.error = str(errors[0].get("message"))
 
+    @staticmethod
+    def _read_failed(parser: Any, exc: httpx.HTTPError) -> list[dict[str, Any]]:
+        """The closing events of a stream whose body broke (read timeout or disconnect)."""
+        if isinstance(exc, httpx.TimeoutException):
+            return parser.error(f"no data within the read timeout ({exc})", kind="timeout")  # type: ignore[no-any-return]
+        return parser.error(f"the connection broke: {exc}", kind="disconnect")  # type: ignore[no-any-return]
+
+    def _cancelled(self, parser: Any) -> None:
+        """The caller left (or cancelled) the stream: the message ends INTERRUPTED with what arrived."""
+        self._closing = parser.error("cancelled by the caller", kind="cancelled")
+        self._feed(self._closing)
+        self._end(parser)
+
+    def _closed(self, parser: Any) -> None:
+        """After the closing events: the message is final; a broken stream raises (unless asked not to)."""
+        self._end(parser)
+        if self.error is not None and self._raise:
+            raise self.client._broken(self.error, self)
+
 
 class EventStream(_StreamState):
     """A streaming call: iterate it for AgentEvents as they arrive; ``message`` is the reduced Msg,
@@ -310,9 +333,8 @@ class EventStream(_StreamState):
     :class:`BrokenStreamError` whose ``partial`` is that message (``raise_on_error=False``: no raise)."""
 
     def __init__(self, client: Client, request: Any, raise_on_error: bool = True) -> None:
-        super().__init__(client, request)
+        super().__init__(client, request, raise_on_error)
         self._client = client
-        self._raise = raise_on_error
         self._gen: Generator[dict[str, Any], None, None] | None = None
 
     def __iter__(self) -> Generator[dict[str, Any], None, None]:
@@ -352,23 +374,17 @@ class EventStream(_StreamState):
                         self._feed(events)
                         yield from events
                 closing = parser.close()
-            except httpx.TimeoutException as exc:
-                closing = parser.error(f"no data within the read timeout ({exc})", kind="timeout")
             except httpx.HTTPError as exc:
-                closing = parser.error(f"the connection broke: {exc}", kind="disconnect")
+                closing = self._read_failed(parser, exc)
         except (GeneratorExit, KeyboardInterrupt):
-            self._closing = parser.error("cancelled by the caller", kind="cancelled")
-            self._feed(self._closing)
-            self._end(parser)
+            self._cancelled(parser)
             raise
         finally:
             response.close()
         self._closing = closing
         self._feed(closing)
         yield from closing
-        self._end(parser)
-        if self.error is not None and self._raise:
-            raise self.client._broken(self.error, self)
+        self._closed(parser)
 
 
 class AsyncEventStream(_StreamState):
@@ -376,9 +392,8 @@ class AsyncEventStream(_StreamState):
     the loop) marks the message INTERRUPTED and keeps what arrived."""
 
     def __init__(self, client: AsyncClient, request: Any, raise_on_error: bool = True) -> None:
-        super().__init__(client, request)
+        super().__init__(client, request, raise_on_error)
         self._client = client
-        self._raise = raise_on_error
         self._gen: AsyncGenerator[dict[str, Any], None] | None = None
 
     def __aiter__(self) -> AsyncGenerator[dict[str, Any], None]:
@@ -416,14 +431,10 @@ class AsyncEventStream(_StreamState):
                         for e in events:
                             yield e
                 closing = parser.close()
-            except httpx.TimeoutException as exc:
-                closing = parser.error(f"no data within the read timeout ({exc})", kind="timeout")
             except httpx.HTTPError as exc:
-                closing = parser.error(f"the connection broke: {exc}", kind="disconnect")
+                closing = self._read_failed(parser, exc)
         except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt):
-            self._closing = parser.error("cancelled by the caller", kind="cancelled")
-            self._feed(self._closing)
-            self._end(parser)
+            self._cancelled(parser)
             raise
         finally:
             await response.aclose()
@@ -431,9 +442,7 @@ class AsyncEventStream(_StreamState):
         self._feed(closing)
         for e in closing:
             yield e
-        self._end(parser)
-        if self.error is not None and self._raise:
-            raise self.client._broken(self.error, self)
+        self._closed(parser)
 
 
 # ---- clients ---------------------------------------------------------------------------------------
@@ -513,18 +522,10 @@ class Client(_Base):
                     self.http.build_request("POST", url, headers=headers, content=content, timeout=self.timeout),
                     stream=True,
                 )
-            except httpx.TimeoutException as exc:
-                if attempt < self.max_retries:
-                    time.sleep(self._delay(attempt, None))
-                    attempt += 1
-                    continue
-                raise APITimeoutError(f"no response within the timeout: {exc}", provider=self.provider) from exc
             except httpx.HTTPError as exc:
-                if attempt < self.max_retries:
-                    time.sleep(self._delay(attempt, None))
-                    attempt += 1
-                    continue
-                raise APIConnectionError(f"connection failed: {exc}", provider=self.provider) from exc
+                time.sleep(self._failed(attempt, exc))
+                attempt += 1
+                continue
             if response.status_code < 400:
                 return response
             try:
@@ -533,11 +534,8 @@ class Client(_Base):
                 body = b""
             finally:
                 response.close()
-            if self._retryable(response.status_code) and attempt < self.max_retries:
-                time.sleep(self._delay(attempt, response.headers))
-                attempt += 1
-                continue
-            raise self._error(response.status_code, body, response.headers)
+            time.sleep(self._refused(attempt, response, body))
+            attempt += 1
 
 
 class AsyncClient(_Base):
@@ -604,18 +602,10 @@ class AsyncClient(_Base):
                     self.http.build_request("POST", url, headers=headers, content=content, timeout=self.timeout),
                     stream=True,
                 )
-            except httpx.TimeoutException as exc:
-                if attempt < self.max_retries:
-                    await asyncio.sleep(self._delay(attempt, None))
-                    attempt += 1
-                    continue
-                raise APITimeoutError(f"no response within the timeout: {exc}", provider=self.provider) from exc
             except httpx.HTTPError as exc:
-                if attempt < self.max_retries:
-                    await asyncio.sleep(self._delay(attempt, None))
-                    attempt += 1
-                    continue
-                raise APIConnectionError(f"connection failed: {exc}", provider=self.provider) from exc
+                await asyncio.sleep(self._failed(attempt, exc))
+                attempt += 1
+                continue
             if response.status_code < 400:
                 return response
             try:
@@ -624,16 +614,13 @@ class AsyncClient(_Base):
                 body = b""
             finally:
                 await response.aclose()
-            if self._retryable(response.status_code) and attempt < self.max_retries:
-                await asyncio.sleep(self._delay(attempt, response.headers))
-                attempt += 1
-                continue
-            raise self._error(response.status_code, body, response.headers)
+            await asyncio.sleep(self._refused(attempt, response, body))
+            attempt += 1
 
 
 def _parse_whole(client: _Base, body: bytes, started: float) -> Msg:
     """A non-streaming reply: the message; a body that is a provider error raises."""
-    events = client.module.response_events(body, **client._options(started))
+    events = client.entry.response_events(body, **client._options(started))
     errors = [e["value"] for e in events if e["type"] == "CUSTOM" and e.get("name") == "agentmsg.error"]
     reducer = Reducer(name=client.name)
     reducer.feed_many(events, trusted=True)

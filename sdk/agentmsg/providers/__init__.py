@@ -13,12 +13,13 @@ and ``dashscope`` (native). The registry maps the CLI names to them::
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any, Final
 
 import attrs
 
+from ..message import Msg
 from ._format import ERROR, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
 from ._media import MediaPolicy
 
@@ -38,9 +39,10 @@ __all__ = [
 
 @attrs.frozen
 class Provider:
-    """One registry entry: a provider module, for one variant of it. ``format_request`` formats for
-    that variant; other functions of the module (``parse_response``, ``parse_stream``, ...) are
-    reached as attributes."""
+    """One registry entry: a provider module, for one variant of it. ``format_request``,
+    ``parse_response``, ``response_events``, ``parse_stream`` and ``StreamParser`` (a factory of the
+    module's parser) work for that variant (an explicit ``variant=`` wins); other attributes of the
+    module are reached as attributes."""
 
     name: str
     module_name: str
@@ -53,10 +55,26 @@ class Provider:
             module = _MODULES[self.module_name] = importlib.import_module(f"{__name__}.{self.module_name}")
         return module
 
-    def format_request(self, messages: Sequence[Any], **kwargs: Any) -> FormattedRequest:
+    def _for_variant(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         if self.variant is not None:
             kwargs.setdefault("variant", self.variant)
-        return self.module.format_request(messages, **kwargs)  # type: ignore[no-any-return]
+        return kwargs
+
+    def format_request(self, messages: Sequence[Any], **kwargs: Any) -> FormattedRequest:
+        return self.module.format_request(messages, **self._for_variant(kwargs))  # type: ignore[no-any-return]
+
+    def parse_response(self, body: Any, **kwargs: Any) -> Msg:
+        return self.module.parse_response(body, **self._for_variant(kwargs))  # type: ignore[no-any-return]
+
+    def response_events(self, body: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        return self.module.response_events(body, **self._for_variant(kwargs))  # type: ignore[no-any-return]
+
+    def parse_stream(self, chunks: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        return self.module.parse_stream(chunks, **self._for_variant(kwargs))  # type: ignore[no-any-return]
+
+    def StreamParser(self, **kwargs: Any) -> Any:
+        """The module's StreamParser for this variant."""
+        return self.module.StreamParser(**self._for_variant(kwargs))
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):

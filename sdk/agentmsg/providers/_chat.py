@@ -15,28 +15,18 @@ from typing import Any
 
 import orjson
 
-from agentmsg.blocks import (
-    AudioBlock,
-    DataBlock,
-    HintBlock,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    VideoBlock,
-)
+from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg, MsgRole
 
 from . import _format as F
 from ._format import Context
+from ._walk import Walk
 
-_USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
-_MEDIA = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
+_USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
 _dumps = orjson.dumps
 
 
-class ChatWalk:
+class ChatWalk(Walk):
     """One pass over the conversation, building the ``messages`` array.
 
     Class attributes a provider sets: ``reasoning_field`` (assistant field for replayed reasoning,
@@ -58,15 +48,11 @@ class ChatWalk:
     drop_empty = False
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
-        self.ctx = ctx
-        self.multi = multi
-        self.agent = agent
+        assert ctx.id_bad is None, "chat providers limit the length of tool-call ids only"
+        super().__init__(ctx, multi, agent)
         self.name = ctx.provider
         self.out: list[dict[str, Any]] = []
-        self.deferred: list[dict[str, Any]] = []  # hints and tool-result media, sent once no call is open
         self.last_user = -1
-        self.history_seen = False
-        self.hot: tuple[Any, ...] = ()  # per-call constants of the hot loop, set by run()
 
     # ---- hooks (OpenAI shapes by default) ----
 
@@ -83,116 +69,46 @@ class ChatWalk:
         return parts
 
     def text_content(self, text: str) -> Any:
-        """Content of a system, assistant or tool message holding text only."""
-        return text
+        """Content of a message holding text only: the string, or ``[{"text": ...}]`` unless ``plain``
+        (the hot paths write the same expression inline)."""
+        return text if self.plain else [{"text": text}]
 
     # ---- walk ----
 
     def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
-        ctx = self.ctx
         if self.reasoning_current_turn_only:
             for i in range(len(msgs) - 1, -1, -1):
                 if msgs[i].role is _USER:
                     self.last_user = i
                     break
-        out = self.out
-        append = out.append
-        multi = self.multi
-        self.hot = (
-            ctx.id_ok is None,
-            ctx.families,
-            ctx.provider,
-            ctx.options.reasoning == "text",
-            ctx.id_cache,
-            ctx.tool_name_cache,
-            ctx.open_calls,
-        )
-        history = multi and ctx.options.multi_agent_layout == "history"
-        group: list[tuple[int, Msg]] = []
-        plain = self.plain
-        drop = self.drop_empty
-        send_name = self.send_name
-        names = ctx.name_cache
-        open_calls = ctx.open_calls
-        deferred = self.deferred
-        for i, msg in enumerate(msgs):
-            role = msg.role
-            if history:
-                if F.is_history_message(msg, self.agent):
-                    if open_calls:
-                        self._orphans()
-                    group.append((i, msg))
-                    continue
-                if group:
-                    self._history(group)
-            try:
-                if open_calls and role is not _TOOL and not _has_result(msg):
-                    self._orphans()
-                if role is _USER:
-                    content: list[Any] = msg.content
-                    if (
-                        not multi
-                        and len(content) == 1
-                        and type(content[0]) is TextBlock
-                        and (content[0].text or not drop)
-                    ):
-                        # fast path: one text block
-                        text = content[0].text
-                        entry: dict[str, Any] = {"role": "user", "content": text if plain else [{"text": text}]}
-                        name = msg.name
-                        if name:
-                            if send_name and names.get(name) == name:
-                                entry["name"] = name
-                            else:
-                                self._name(msg, i, entry)
-                        append(entry)
-                    else:
-                        self._user(msg, i, multi)
-                elif role is _ASSISTANT:
-                    content = msg.content
-                    if (
-                        not multi
-                        and len(content) == 1
-                        and type(content[0]) is TextBlock
-                        and (content[0].text or not drop)
-                    ):
-                        text = content[0].text
-                        entry = {"role": "assistant", "content": text if plain else [{"text": text}]}
-                        name = msg.name
-                        if name:
-                            if send_name and names.get(name) == name:
-                                entry["name"] = name
-                            else:
-                                self._name(msg, i, entry)
-                        append(entry)
-                    elif multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
-                        self._user(msg, i, True)
-                    else:
-                        self._assistant(msg, i)
-                elif role is _TOOL:
-                    self._tool(msg, i)
-                else:
-                    self._system(msg, i)
-            except (AttributeError, TypeError, KeyError) as exc:
-                raise F.broken_message(i, exc) from None
-            if deferred and not open_calls:
-                out.extend(deferred)
-                deferred.clear()
-        if group:
-            self._history(group)
-        if open_calls:
-            self._orphans()
-        out.extend(deferred)
-        return out
+        return super().run(msgs)
 
-    def _history(self, group: list[tuple[int, Msg]]) -> None:
+    def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
+        if not text and self.drop_empty:
+            return False
+        entry: dict[str, Any] = {
+            "role": "user" if role is _USER else "assistant",
+            "content": text if self.plain else [{"text": text}],
+        }
+        name = msg.name
+        if name:
+            if self.send_name and self.ctx.name_cache.get(name) == name:
+                entry["name"] = name
+            else:
+                self._name(msg, i, entry)
+        self.out.append(entry)
+        return True
+
+    def fold(self, group: list[tuple[int, Msg]]) -> None:
         parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self.media_part, self._hint)
-        self.history_seen = True
-        group.clear()
         self.out.append({"role": "user", "content": self.user_content(parts)})
-        if self.deferred and not self.ctx.open_calls:
-            self.out.extend(self.deferred)
-            self.deferred.clear()
+
+    def send_deferred(self) -> None:
+        self.out.extend(self.deferred)
+        self.deferred.clear()
+
+    def result(self) -> list[dict[str, Any]]:
+        return self.out
 
     # ---- roles ----
 
@@ -200,15 +116,14 @@ class ChatWalk:
         name = msg.name
         if name:
             if self.send_name:
-                mapped = self.ctx.name_cache.get(name)
-                if mapped == name:
+                if self.ctx.name_cache.get(name) == name:  # taken as it is before
                     entry["name"] = name
                     return
-                entry["name"] = name if mapped == name else self.ctx.speaker_name(name, f"/{i}/name")
+                entry["name"] = self.ctx.speaker_name(name, f"/{i}/name")
             elif not self.multi:
                 self.ctx.report(f"/{i}/name", "name-dropped", f"{self.name} takes no message name")
 
-    def _system(self, msg: Msg, i: int) -> None:
+    def system_message(self, msg: Msg, i: int) -> None:
         texts = []
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
@@ -220,7 +135,7 @@ class ChatWalk:
         self._name(msg, i, entry)
         self.out.append(entry)
 
-    def _user(self, msg: Msg, i: int, prefix: bool) -> None:
+    def user_message(self, msg: Msg, i: int, prefix: bool) -> None:
         content: list[Any] = msg.content
         ctx = self.ctx
         label = f"[{F.speaker_label(msg)}]: " if prefix else ""
@@ -236,7 +151,7 @@ class ChatWalk:
                     continue
                 parts.append({"type": "text", "text": text} if typed else text_part(text))
                 label = ""
-            elif t in _MEDIA:
+            elif t in F.MEDIA:
                 if label:
                     parts.append(text_part(label.rstrip()))
                     label = ""
@@ -255,45 +170,44 @@ class ChatWalk:
             self._name(msg, i, entry)
         self.out.append(entry)
 
-    def _assistant(self, msg: Msg, i: int) -> None:
+    def assistant_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         texts: list[str] = []
         reasoning: list[str] = []
         calls: list[dict[str, Any]] = []
         results: list[tuple[ToolResultBlock, int]] = []
         other = self.multi and not F.is_current_agent(msg, self.agent)
-        free_ids, families, provider, demote, id_cache, name_cache, open_calls = self.hot
+        drop = self.drop_empty
+        id_max = ctx.id_max  # the chat family limits the length of tool-call ids only
+        tool_names = ctx.tool_name_cache
+        open_calls = ctx.open_calls
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
             t = type(b)
-            if t is TextBlock:
-                if b.text or not self.drop_empty:
-                    texts.append(b.text)
-                else:
-                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
-            elif t is ToolUseBlock:
+            if t is ToolUseBlock:
                 cid = b.id
                 name = b.name
-                mid = cid if free_ids else (id_cache.get(cid) or ctx.call_id(cid, (i, j)))
-                mname = name_cache.get(name)
-                if mname is None:
-                    mname = ctx.tool_name(name, f"/{i}/content/{j}/name")
+                sent = cid if not id_max or 0 < len(cid) <= id_max else ctx.sent_id(cid, (i, j))
+                tool = tool_names.get(name) or ctx.tool_name(name, f"/{i}/content/{j}/name")
                 if b.content is None:
                     try:
                         arguments = _dumps(b.input).decode()
-                    except TypeError:
+                    except TypeError:  # integers beyond 64 bits
                         arguments = F.json_text(b.input)
                 else:
                     arguments = F.tool_arguments(b, ctx, f"/{i}/content/{j}")[1]
-                calls.append({"id": mid, "type": "function", "function": {"name": mname, "arguments": arguments}})
-                open_calls[cid] = (i, j, name)
+                calls.append({"id": sent, "type": "function", "function": {"name": tool, "arguments": arguments}})
+                open_calls[cid] = (sent, tool, name, i, j)
+            elif t is TextBlock:
+                if b.text or not drop:
+                    texts.append(b.text)
+                else:
+                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
             elif t is ThinkingBlock:
                 meta = b.metadata
                 origin = meta.get("provider") if meta else None
-                if origin is not None and origin not in families and not other and not demote:
-                    ctx.diagnostics.append(
-                        (f"/{i}/content/{j}", "thinking-dropped", f"reasoning from {origin} not sent to {provider}")
-                    )
+                if origin is not None and origin not in ctx.families and not other and not self.demote:
+                    ctx.diagnostics.append(((i, j), "thinking-dropped", (F.FOREIGN_DROPPED, origin, self.name)))
                 else:
                     self._thinking(b, i, j, reasoning, texts, other)
             elif t is ToolResultBlock:
@@ -306,12 +220,12 @@ class ChatWalk:
                 texts.append(label)
         if other and texts:
             texts[0] = f"[{F.speaker_label(msg)}]: {texts[0]}"
-        entry: dict[str, Any] = {"role": "assistant"}
         if texts:
             text = texts[0] if len(texts) == 1 else "\n".join(texts)
-            entry["content"] = text if self.plain else self.text_content(text)
+            content = text if self.plain else [{"text": text}]
         else:
-            entry["content"] = self.tool_only_content if calls else self.text_content("")
+            content = self.tool_only_content if calls else self.text_content("")
+        entry: dict[str, Any] = {"role": "assistant", "content": content}
         name = msg.name
         if name:
             if self.send_name and ctx.name_cache.get(name) == name:
@@ -325,7 +239,7 @@ class ChatWalk:
         if texts or calls or reasoning:
             self.out.append(entry)
         elif not results:
-            if self.drop_empty:
+            if drop:
                 ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
             else:
                 self.out.append(entry)
@@ -341,11 +255,11 @@ class ChatWalk:
         origin = F.reasoning_origin(b)
         meta = b.metadata or {}
         if origin is not None and origin not in ctx.families:
-            if F.foreign_reasoning(ctx, b, pointer, origin) == F.DEMOTE:
+            if F.foreign_reasoning(ctx, b, pointer, origin, self.demote) == F.DEMOTE:
                 texts.append(b.thinking)
             return
         if self.reasoning_field is None:
-            if ctx.options.reasoning == "text" and b.thinking:
+            if self.demote and b.thinking:
                 ctx.report(pointer, "thinking-demoted", f"{self.name} takes no reasoning; sent as text")
                 texts.append(b.thinking)
             else:
@@ -361,28 +275,24 @@ class ChatWalk:
             ctx.report(pointer, "signature-dropped", f"{self.name} has no field for a reasoning signature")
         reasoning.append(b.thinking)
 
-    def _tool(self, msg: Msg, i: int) -> None:
+    def tool_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
         open_calls = ctx.open_calls
-        free = ctx.id_ok is None
-        id_cache = ctx.id_cache
         plain = self.plain
         named = self.tool_name_field
-        names = ctx.tool_name_cache
         append = self.out.append
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
             t = type(b)
             if t is ToolResultBlock:
-                cid = b.id
-                call = open_calls.pop(cid, None)
+                call = open_calls.pop(b.id, None)
                 output = b.output
-                mid = cid if free else id_cache.get(cid)
-                if call is not None and mid is not None and len(output) == 1 and type(output[0]) is TextBlock:
+                if call is not None and len(output) == 1 and type(output[0]) is TextBlock:
+                    # the usual result, one text block, answering an open call
                     text = output[0].text
-                    entry = {"role": "tool", "content": text if plain else [{"text": text}], "tool_call_id": mid}
+                    entry = {"role": "tool", "content": text if plain else [{"text": text}], "tool_call_id": call[0]}
                     if named:
-                        entry["name"] = names.get(call[2]) or call[2]
+                        entry["name"] = call[1]
                     append(entry)
                 else:
                     self._result(b, i, j, call)
@@ -393,22 +303,19 @@ class ChatWalk:
                     f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
                 )
 
-    def _result(self, b: ToolResultBlock, i: int, j: int, entry_call: Any = False) -> None:
-        """A tool message for one result; ``entry_call`` is the open call it answers when the
-        caller popped it already (None: an orphan)."""
+    def _result(self, b: ToolResultBlock, i: int, j: int, call: Any = False) -> None:
+        """A tool message for one result; ``call`` is the open call it answers when the caller popped
+        it already (None: an orphan)."""
         ctx = self.ctx
         cid = b.id
-        if entry_call is False:
-            entry_call = ctx.open_calls.pop(cid, None)
-        if entry_call is None:
+        if call is False:
+            call = ctx.open_calls.pop(cid, None)
+        if call is None:
             pointer = f"/{i}/content/{j}"
             ctx.report(pointer, "tool-result-orphan", f"tool result {cid!r} answers no open tool call")
             if ctx.options.repair:
                 ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {cid!r} left out")
                 return
-            name = None
-        else:
-            name = entry_call[2]
         output: list[Any] = b.output
         media: list[tuple[Any, str]] = []
         if len(output) == 1 and type(output[0]) is TextBlock:
@@ -417,9 +324,7 @@ class ChatWalk:
             text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media)
         else:
             text = ""
-        call_id = cid if ctx.id_ok is None else ctx.id_cache.get(cid)
-        if call_id is None:
-            call_id = ctx.call_id(cid, f"/{i}/content/{j}")
+        call_id = call[0] if call is not None else ctx.sent_id(cid, f"/{i}/content/{j}")
         if media:
             labels = [F.block_label(m) for m, _ in media]
             text = "\n".join([text, *labels]) if text else "\n".join(labels)
@@ -430,11 +335,14 @@ class ChatWalk:
             self.deferred.append({"role": "user", "content": parts})
         entry: dict[str, Any] = {"role": "tool", "content": self.text_content(text), "tool_call_id": call_id}
         if self.tool_name_field:
-            tool = name if name is not None else (b.name or "")
-            mapped = ctx.tool_name_cache.get(tool)
-            entry["name"] = (
-                mapped if mapped is not None else (ctx.tool_name(tool, f"/{i}/content/{j}/name") if tool else tool)
-            )
+            if call is not None:
+                entry["name"] = call[1]
+            else:  # an orphan: the result's own tool name
+                tool = b.name or ""
+                mapped = ctx.tool_name_cache.get(tool)
+                entry["name"] = (
+                    mapped if mapped is not None else (ctx.tool_name(tool, f"/{i}/content/{j}/name") if tool else tool)
+                )
         self.out.append(entry)
 
     def _hint(self, b: HintBlock, i: int, j: int) -> None:
@@ -442,18 +350,11 @@ class ChatWalk:
         self.ctx.report(f"/{i}/content/{j}", "hint-placed", f"hint sent as a {role} message after this turn")
         self.deferred.append({"role": role, "content": self.text_content(b.hint)})
 
-    def _orphans(self) -> None:
-        ctx = self.ctx
-        for call_id, _pointer, name in F.orphan_calls(ctx):
-            if ctx.options.repair:
-                entry: dict[str, Any] = {
-                    "role": "tool",
-                    "content": self.text_content(F.REPAIR_TEXT),
-                    "tool_call_id": ctx.id_cache.get(call_id, call_id),
-                }
-                if self.tool_name_field:
-                    entry["name"] = ctx.tool_name_cache.get(name, name)
-                self.out.append(entry)
+    def repair(self, sent: str, tool: str) -> None:
+        entry: dict[str, Any] = {"role": "tool", "content": self.text_content(F.REPAIR_TEXT), "tool_call_id": sent}
+        if self.tool_name_field:
+            entry["name"] = tool
+        self.out.append(entry)
 
     def placeholder(self, b: Any, pointer: str, what: str) -> dict[str, Any]:
         label = F.block_label(b)
@@ -467,15 +368,3 @@ def copy_hints(block: Any, part: dict[str, Any], names: tuple[str, ...]) -> None
         value = getattr(block, name, None)
         if value is not None:
             part[name] = value
-
-
-def _blocks(msg: Msg) -> list[Any]:
-    return msg.content
-
-
-def _has_result(msg: Msg) -> bool:
-    return any(type(b) is ToolResultBlock for b in msg.content)
-
-
-def _has_tool_use(msg: Msg) -> bool:
-    return any(type(b) is ToolUseBlock for b in msg.content)

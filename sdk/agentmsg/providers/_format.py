@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import Any, Final
 
 import attrs
@@ -58,7 +59,7 @@ class FormattedRequest:
     """
 
     body: dict[str, Any]
-    # Problems, or (pointer, rule, message) tuples the formatter recorded: made Problems when read
+    # Problems, or the diagnostics a formatter recorded (see Context.report): made Problems when read
     _diagnostics: tuple[Any, ...] = attrs.field(default=(), alias="diagnostics")
     model: str | None = None
     path: str = ""
@@ -69,7 +70,7 @@ class FormattedRequest:
     def diagnostics(self) -> tuple[Problem, ...]:
         found = self._diagnostics
         if found and type(found[0]) is tuple:
-            found = tuple(Problem(*d) for d in found)
+            found = tuple(map(as_problem, found))
             object.__setattr__(self, "_diagnostics", found)
         return found
 
@@ -215,7 +216,6 @@ _DEFAULT_OPTIONS = FormatOptions()
 
 # ---- the per-call context -------------------------------------------------------------------------
 
-_ID_OK = re.compile(r"[A-Za-z0-9_-]+")
 _ID_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -225,11 +225,13 @@ class Context:
     __slots__ = (
         "diagnostics",
         "families",
+        "id_bad",
         "id_cache",
+        "id_free",
         "id_max",
-        "id_ok",
-        "id_used",
+        "id_taken",
         "media",
+        "messages",
         "name_cache",
         "open_calls",
         "options",
@@ -244,61 +246,84 @@ class Context:
         provider: str,
         families: Iterable[str],
         options: FormatOptions,
+        messages: Sequence[Msg] = (),
         *,
-        id_ok: Callable[[str], Any] | None = None,
         id_max: int = 0,
+        id_bad: Callable[[str], Any] | None = None,
         tool_name_ok: Callable[[str], Any] | None = None,
     ) -> None:
         self.provider = provider
         self.options = options
+        self.messages = messages
         self.families = frozenset(options.replay_from if options.replay_from is not None else families)
-        self.diagnostics: list[tuple[str, str, str]] = []  # (pointer, rule, message)
+        self.diagnostics: list[tuple[Any, str, Any]] = []  # (pointer, rule, message): see report()
         self.media = options.media.session()
-        self.id_ok = id_ok
+        # tool-call ids the provider takes as they are: any (``id_free``), or non-empty ones of at most
+        # ``id_max`` characters (0: any length) in which ``id_bad`` (a regex search) finds no character
+        # it refuses; the others are mapped, alike in call and result
         self.id_max = id_max
-        self.id_cache: dict[str, str] = {}
-        self.id_used: set[str] = set()
+        self.id_bad = id_bad
+        self.id_free = not id_max and id_bad is None
+        self.id_cache: dict[str, str] = {}  # original -> mapped, for the ids that do not fit only
+        self.id_taken: set[str] | None = None  # made on the first mapping (see sent_id)
         self.tool_name_ok = tool_name_ok
         self.tool_name_cache: dict[str, str] = {}
         self.tool_name_used: set[str] = set()
         self.name_cache: dict[str, str] = {}
-        # open tool calls: original id -> (message index, block index, tool name)
-        self.open_calls: dict[str, tuple[int, int, str]] = {}
+        # open tool calls: original id -> (id sent, tool name sent, tool name, message index, block index)
+        self.open_calls: dict[str, tuple[str, str, str, int, int]] = {}
 
-    def report(self, pointer: str, rule: str, message: str) -> None:
+    def report(self, pointer: str | tuple[int, int], rule: str, message: str | tuple[Any, ...]) -> None:
+        """Record a diagnostic. The walks record the frequent ones cheaply (appending to
+        ``diagnostics`` themselves): ``pointer`` may be (message index, block index) for
+        ``/i/content/j`` and ``message`` a tuple (format string, arguments...); both become strings
+        when the diagnostics are read (:func:`as_problem`)."""
         self.diagnostics.append((pointer, rule, message))
 
-    def finish(self, strict: bool) -> tuple[tuple[str, str, str], ...]:
+    def finish(self, strict: bool) -> tuple[tuple[Any, str, Any], ...]:
         """The diagnostics recorded, as (pointer, rule, message) for :class:`FormattedRequest`; with
         ``strict`` raise the lossy and error ones as a ValidationError."""
         self.media.close()
         diagnostics = tuple(self.diagnostics)
         if strict:
-            bad = [Problem(*d) for d in diagnostics if RULES[d[1]][0] in _STRICT_KINDS]
+            bad = [as_problem(d) for d in diagnostics if RULES[d[1]][0] in _STRICT_KINDS]
             if bad:
                 raise ValidationError(bad, f"{self.provider} request (strict)")
         return diagnostics
 
     # ---- ids and names ----
 
-    def call_id(self, original: str, pointer: str | tuple[int, int]) -> str:
-        """The id sent for a tool call / result id: the same mapping for both, collision-free.
-        ``pointer`` may be (message index, block index), made a pointer only when reported."""
+    def id_fits(self, original: str) -> bool:
+        """Whether the provider takes this tool-call id as it is."""
+        if self.id_free:
+            return True
+        bad = self.id_bad
+        return (
+            bool(original)
+            and (not self.id_max or len(original) <= self.id_max)
+            and (bad is None or bad(original) is None)
+        )
+
+    def sent_id(self, original: str, pointer: str | tuple[int, int]) -> str:
+        """The id sent for a tool call / result id: the id itself when the provider takes it, else a
+        mapping that is the same for call and result and collides with no id of the conversation
+        (reported once). ``pointer`` may be (message index, block index), made a pointer only when
+        reported. The walks test the common case inline and call this for the other ids."""
+        if self.id_fits(original):
+            return original
         mapped = self.id_cache.get(original)
         if mapped is not None:
             return mapped
-        ok = self.id_ok
-        if ok is None or (ok(original) and (not self.id_max or len(original) <= self.id_max)):
-            mapped = original
-        else:
-            mapped = _safe_id(original, self.id_max or 64)
-        if mapped in self.id_used:
-            mapped = _unique(mapped, original, self.id_used, self.id_max or 64)
-        if mapped != original:
-            where = pointer if isinstance(pointer, str) else f"/{pointer[0]}/content/{pointer[1]}"
-            self.report(where, "tool-id-mapped", f"tool-call id {original!r} sent as {mapped!r}")
+        taken = self.id_taken
+        if taken is None:
+            taken = self.id_taken = _tool_ids(self.messages)
+        limit = self.id_max or 64
+        mapped = _safe_id(original, limit)
+        if mapped in taken:
+            mapped = _unique(mapped, original, taken, limit)
+        self.report(pointer, "tool-id-mapped", f"tool-call id {original!r} sent as {mapped!r}")
         self.id_cache[original] = mapped
-        self.id_used.add(mapped)
+        taken.add(mapped)
         return mapped
 
     def tool_name(self, original: str, pointer: str) -> str:
@@ -326,6 +351,27 @@ class Context:
         if mapped != name:
             self.report(pointer, "name-sanitized", f"name {name!r} sent as {mapped!r}")
         return mapped
+
+
+def _tool_ids(messages: Sequence[Msg]) -> set[str]:
+    """Every tool call and result id of a conversation, as given (mapped ids avoid them all)."""
+    ids: set[str] = set()
+    for msg in messages:
+        blocks = msg.content if isinstance(msg, Msg) and isinstance(msg.content, list) else ()
+        for b in blocks:
+            if type(b) is ToolUseBlock or type(b) is ToolResultBlock:
+                ids.add(b.id)
+    return ids
+
+
+def as_problem(diagnostic: tuple[Any, str, Any]) -> Problem:
+    """A recorded diagnostic (see :meth:`Context.report`) as a Problem."""
+    pointer, rule, message = diagnostic
+    if type(pointer) is tuple:
+        pointer = f"/{pointer[0]}/content/{pointer[1]}"
+    if type(message) is tuple:
+        message = message[0].format(*message[1:])
+    return Problem(pointer, rule, message)
 
 
 def _digest(text: str) -> str:
@@ -393,28 +439,17 @@ def json_text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def open_call(ctx: Context, block: ToolUseBlock, i: int, j: int) -> None:
-    ctx.open_calls[block.id] = (i, j, block.name)
-
-
-def close_call(ctx: Context, block: ToolResultBlock, pointer: str) -> tuple[bool, str | None]:
-    """Pair a result with its open call. Returns (paired, the call's tool name)."""
-    entry = ctx.open_calls.pop(block.id, None)
-    if entry is None:
-        ctx.report(pointer, "tool-result-orphan", f"tool result {block.id!r} answers no open tool call")
-        return False, None
-    return True, entry[2]
-
-
-def orphan_calls(ctx: Context) -> list[tuple[str, str, str]]:
-    """Report the open calls as orphans and return (id, pointer, name) for each (in call order)."""
+def orphan_calls(ctx: Context) -> list[tuple[str, str]]:
+    """Report the open calls as orphans (and repaired, with the option) and return (id sent, tool
+    name sent) for each, in call order."""
     out = []
-    for call_id, (i, j, name) in ctx.open_calls.items():
+    repair = ctx.options.repair
+    for call_id, (sent, tool, name, i, j) in ctx.open_calls.items():
         pointer = f"/{i}/content/{j}"
         ctx.report(pointer, "tool-use-orphan", f"tool call {call_id!r} ({name}) has no result before the next turn")
-        if ctx.options.repair:
+        if repair:
             ctx.report(pointer, "tool-use-repaired", f"added an error result for tool call {call_id!r}")
-        out.append((call_id, pointer, name))
+        out.append((sent, tool))
     ctx.open_calls.clear()
     return out
 
@@ -422,12 +457,14 @@ def orphan_calls(ctx: Context) -> list[tuple[str, str, str]]:
 REPAIR_TEXT: Final = "Error: the tool call was not answered (interrupted)."
 
 
-_ERROR_STATES: Final = frozenset({"error", "denied", "interrupted"})
+#: tool result states sent with the provider's error flag where it has one (str-valued enum members
+#: hash and compare as their value: ``block.state in ERROR_STATES``)
+ERROR_STATES: Final = frozenset({"error", "denied", "interrupted"})
 
 
 def result_is_error(block: ToolResultBlock) -> bool:
     """An error, denied or interrupted result (sent with the provider's error flag where it has one)."""
-    return block.state in _ERROR_STATES  # str-valued enum members hash and compare as their value
+    return block.state in ERROR_STATES
 
 
 # ---- reasoning replay policy ----------------------------------------------------------------------
@@ -443,18 +480,23 @@ def reasoning_origin(block: ThinkingBlock) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def foreign_reasoning(ctx: Context, block: ThinkingBlock, pointer: str, origin: str) -> int:
-    """Reasoning from another provider: drop (default) or demote to text; reported either way."""
-    if ctx.options.reasoning == "text" and block.thinking:
+def foreign_reasoning(ctx: Context, block: ThinkingBlock, pointer: str, origin: str, demote: bool) -> int:
+    """Reasoning from another provider: drop (default) or, with ``demote`` (option
+    reasoning='text'), demote to text; reported either way."""
+    if demote and block.thinking:
         ctx.report(pointer, "thinking-demoted", f"reasoning from {origin} sent to {ctx.provider} as text")
         return DEMOTE
-    ctx.report(pointer, "thinking-dropped", f"reasoning from {origin} not sent to {ctx.provider}")
+    ctx.report(pointer, "thinking-dropped", (FOREIGN_DROPPED, origin, ctx.provider))
     return DROP
+
+
+FOREIGN_DROPPED: Final = "reasoning from {} not sent to {}"
 
 
 # ---- tool results rendered as text ----------------------------------------------------------------
 
 MEDIA_TYPES: Final = (ImageBlock, AudioBlock, VideoBlock, DataBlock)
+MEDIA: Final = frozenset(MEDIA_TYPES)  # for ``type(block) in MEDIA``
 
 
 def block_label(block: Any) -> str:
@@ -482,7 +524,7 @@ def text_of_blocks(blocks: Sequence[Any], ctx: Context, pointer: str, media: lis
             parts.append(b.text)
         elif t is HintBlock:
             parts.append(b.hint)
-        elif t in _MEDIA_SET:
+        elif t in MEDIA:
             if media is not None:
                 media.append((b, f"{pointer}/{j}"))
             else:
@@ -496,10 +538,15 @@ def text_of_blocks(blocks: Sequence[Any], ctx: Context, pointer: str, media: lis
     return "\n".join(parts)
 
 
-_MEDIA_SET: Final = frozenset(MEDIA_TYPES)
-
-
 # ---- multi-agent ----------------------------------------------------------------------------------
+
+
+def has_result(msg: Msg) -> bool:
+    return any(type(b) is ToolResultBlock for b in msg.content)
+
+
+def has_tool_use(msg: Msg) -> bool:
+    return any(type(b) is ToolUseBlock for b in msg.content)
 
 
 def speaker_label(msg: Msg) -> str:
@@ -517,9 +564,10 @@ def is_current_agent(msg: Msg, agent_name: str | None) -> bool:
 def check_messages(messages: Any) -> Sequence[Msg]:
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise ValidationError.single("", "type", f"expected a sequence of Msg, got {type(messages).__name__}")
-    for i, m in enumerate(messages):
-        if not isinstance(m, Msg):
-            raise ValidationError.single(f"/{i}", "type", f"expected a Msg, got {type(m).__name__}")
+    if not all(map(isinstance, messages, repeat(Msg))):  # the loop in C; the one below finds the culprit
+        for i, m in enumerate(messages):
+            if not isinstance(m, Msg):
+                raise ValidationError.single(f"/{i}", "type", f"expected a Msg, got {type(m).__name__}")
     return messages
 
 
@@ -609,7 +657,7 @@ def history_parts(
             t = type(b)
             if t is TextBlock:
                 lines.append(f"{label}: {b.text}")
-            elif t in _MEDIA_SET:
+            elif t in MEDIA:
                 lines.append(f"{label}:")
                 parts.append(text_part("\n".join(lines)))
                 lines = []

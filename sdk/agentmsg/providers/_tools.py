@@ -100,12 +100,18 @@ def normalize_tool_choice(choice: Any) -> ToolChoice | None:
 # ---- per provider ---------------------------------------------------------------------------------
 
 
+def _declaration(t: ToolDef, ctx: Context) -> dict[str, Any]:
+    """The name (as sent) and description of a tool, the start of every provider's declaration."""
+    decl: dict[str, Any] = {"name": ctx.tool_name(t.name, t.pointer + "/name")}
+    if t.description is not None:
+        decl["description"] = t.description
+    return decl
+
+
 def openai_tools(tools: list[ToolDef], ctx: Context, *, strict_field: bool = True) -> list[dict[str, Any]]:
     out = []
     for t in tools:
-        fn: dict[str, Any] = {"name": ctx.tool_name(t.name, t.pointer + "/name")}
-        if t.description is not None:
-            fn["description"] = t.description
+        fn = _declaration(t, ctx)
         fn["parameters"] = t.parameters
         if t.strict is not None:
             if strict_field:
@@ -128,9 +134,7 @@ def openai_tool_choice(choice: ToolChoice, ctx: Context, *, required: bool = Tru
 def anthropic_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
     out = []
     for t in tools:
-        tool: dict[str, Any] = {"name": ctx.tool_name(t.name, t.pointer + "/name")}
-        if t.description is not None:
-            tool["description"] = t.description
+        tool = _declaration(t, ctx)
         schema = t.parameters
         if schema.get("type") != "object":
             ctx.report(
@@ -165,9 +169,7 @@ def anthropic_tool_choice(choice: ToolChoice | None, parallel: bool | None, ctx:
 def gemini_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
     decls = []
     for t in tools:
-        decl: dict[str, Any] = {"name": ctx.tool_name(t.name, t.pointer + "/name")}
-        if t.description is not None:
-            decl["description"] = t.description
+        decl = _declaration(t, ctx)
         if t.parameters.get("properties") or t.parameters.get("type") not in (None, "object"):
             decl["parameters"] = gemini_schema(t.parameters, t.pointer + "/parameters", ctx)
         else:

@@ -12,28 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentmsg.blocks import (
-    AudioBlock,
-    DataBlock,
-    HintBlock,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    VideoBlock,
-)
+from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg, MsgRole
 
 from . import _format as F
 from ._format import Context
+from ._walk import Walk
 
 _USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
-_MEDIA = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
 USER = "user"
 
 
-class TurnWalk:
+class TurnWalk(Walk):
     """One pass over the conversation. Subclasses set ``assistant_role`` and ``parts_key`` and
     implement the ``*_part`` hooks; each returns a part or ``None`` (nothing to send, already reported)."""
 
@@ -43,187 +33,116 @@ class TurnWalk:
     typed_text = True
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
-        self.ctx = ctx
-        self.multi = multi
-        self.agent = agent
+        assert not ctx.id_max, "turn providers limit the characters of tool-call ids only"
+        super().__init__(ctx, multi, agent)
         self.turns: list[dict[str, Any]] = []
-        self.turn_last: list[int] = []  # per turn: the last message that put a part in it
-        self.system: list[tuple[str, int]] = []  # (text, message index)
+        # the turn being built is the last of ``turns``: its role, its part list, the thinking parts
+        # that go to its start when it closes, and the last message that put a part in it (-1: none)
         self.role: str | None = None
-        self.lead: list[Any] = []  # thinking parts: first in the turn
-        self.rest: list[Any] = []
-        self.last_i = -1  # last message that put a part in the current turn
-        self.deferred: list[Any] = []  # user parts (hints) sent once no call is open
-        self.seen_turn = False  # a non-system message came before
-        self.history_seen = False
+        self.parts: list[Any] = []
+        self.lead: list[Any] = []
+        self.last_i = -1
+        self.system: list[tuple[str, int]] = []  # (text, message index)
+        self.first_turn = 0  # index of the first message that is not a system message (set by run)
 
     # ---- hooks ----
 
     def text_part(self, text: str) -> Any:
         raise NotImplementedError
 
-    def thinking_part(self, block: ThinkingBlock, pointer: str) -> Any:
+    def thinking_part(self, block: ThinkingBlock, i: int, j: int, prev: Any) -> Any:
+        """(first in the turn?, part) for the target provider's own reasoning, or None. ``prev``:
+        the part the message put last in the turn so far, apart from thinking (None: none)."""
         raise NotImplementedError
 
-    def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
+    def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
+        """The part of a tool call; ``sent`` is its id and ``tool`` its name as sent."""
         raise NotImplementedError
 
-    def tool_result_part(self, block: ToolResultBlock, i: int, j: int, name: str | None) -> Any:
+    def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:
+        """The part of a tool result; ``sent`` is its id as sent, ``tool`` the tool name (as sent) of
+        the call it answers (None: an orphan)."""
         raise NotImplementedError
 
     def media_part(self, block: Any, pointer: str, assistant: bool) -> Any:
         raise NotImplementedError
 
-    def repair_part(self, call_id: str, name: str) -> Any:
+    def repair_part(self, sent: str, tool: str) -> Any:
         raise NotImplementedError
 
     # ---- turns ----
 
-    def put(self, role: str, part: Any, i: int) -> None:
-        """Add one part to the current turn of ``role`` (a new turn when the role changes); ``i`` is
-        the message it comes from (-1: generated, never reported as merged)."""
-        self.emit(role, None, [part], i)
-
-    def emit(self, role: str, lead: list[tuple[Any, int]] | None, rest: list[Any], i: int) -> None:
-        """Add a message's parts to the current turn of ``role``: ``lead`` (thinking parts with their
-        block index) go first in the turn, ``rest`` after what the turn holds."""
-        if role != self.role:
-            self.flush()
+    def emit(
+        self, role: str, rest: list[Any], i: int, lead: list[Any] | None = None, lead_at: Sequence[int] = ()
+    ) -> None:
+        """Add a message's parts to the turn of ``role`` (a new turn when the role changes): ``rest``
+        after what the turn holds, ``lead`` (thinking parts, from the blocks at ``lead_at``) first in it."""
+        if role != self.role:  # close the turn being built, start one
+            if self.lead:
+                self.parts[:0] = self.lead
+                self.lead = lead or []
+            elif lead:
+                self.lead = lead
             self.role = role
-            if lead:
-                self.lead = [p for p, _ in lead]
-            self.rest = rest
-        else:
-            if i >= 0 and self.last_i >= 0 and i != self.last_i:
-                self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn of message /{self.last_i}")
-            if lead:
-                if self.rest:
-                    for _, j in lead:
-                        self.ctx.report(
-                            f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn"
-                        )
-                self.lead.extend(p for p, _ in lead)
-            self.rest.extend(rest)
+            self.parts = rest
+            self.turns.append({"role": role, self.parts_key: rest})
+            self.last_i = i
+            return
+        if i >= 0 and self.last_i >= 0 and i != self.last_i:
+            self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn of message /{self.last_i}")
+        if lead:
+            if self.parts:
+                for j in lead_at:
+                    self.ctx.report(f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn")
+            self.lead.extend(lead)
+        self.parts.extend(rest)
         if i >= 0:
             self.last_i = i
 
-    def flush(self) -> None:
-        if self.role is not None:
-            if self.lead:
-                parts = self.lead + self.rest
-                self.lead = []
-            else:
-                parts = self.rest
-            self.turns.append({"role": self.role, self.parts_key: parts})
-            self.turn_last.append(self.last_i)
-        self.role = None
-        self.rest = []
-        self.last_i = -1
+    def put(self, role: str, part: Any, i: int) -> None:
+        """Add one part to the turn of ``role``; ``i`` is the message it comes from (-1: generated,
+        never reported as merged)."""
+        self.emit(role, [part], i)
 
     # ---- walk ----
 
     def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
-        ctx = self.ctx
-        multi = self.multi
-        history = multi and ctx.options.multi_agent_layout == "history"
-        group: list[tuple[int, Msg]] = []
-        open_calls = ctx.open_calls
-        typed = self.typed_text
-        arole = self.assistant_role
-        for i, msg in enumerate(msgs):
-            role = msg.role
-            if history:
-                if F.is_history_message(msg, self.agent):
-                    if ctx.open_calls:
-                        self._orphans()
-                    group.append((i, msg))
-                    continue
-                if group:
-                    self._history(group)
-            try:
-                if open_calls and role is not _TOOL and not _has_result(msg):
-                    self._orphans()
-                if role is _ASSISTANT:
-                    content = msg.content
-                    if not multi and len(content) == 1 and type(content[0]) is TextBlock and content[0].text.strip():
-                        # fast path: one text block
-                        text = content[0].text
-                        self.seen_turn = True
-                        part = {"type": "text", "text": text} if typed else {"text": text}
-                        if self.role == arole:
-                            self.emit(arole, None, [part], i)
-                        else:
-                            if self.role is not None:
-                                self.flush()
-                            self.role = arole
-                            self.rest = [part]
-                            self.last_i = i
-                    elif multi and not F.is_current_agent(msg, self.agent) and not _has_tool_use(msg):
-                        self._user(msg, i, prefix=True)
-                    else:
-                        self._assistant(msg, i)
-                elif role is _USER:
-                    content = msg.content
-                    if not multi and len(content) == 1 and type(content[0]) is TextBlock:
-                        # fast path: one text block
-                        text = content[0].text
-                        if text and not text.isspace():
-                            self.seen_turn = True
-                            part = {"type": "text", "text": text} if typed else {"text": text}
-                            if self.role == USER:
-                                self.emit(USER, None, [part], i)
-                            else:
-                                if self.role is not None:
-                                    self.flush()
-                                self.role = USER
-                                self.rest = [part]
-                                self.last_i = i
-                        else:
-                            self._user(msg, i, prefix=False)
-                    else:
-                        self._user(msg, i, prefix=multi)
-                elif role is _TOOL:
-                    self._tool(msg, i)
-                else:
-                    self._system(msg, i)
-            except (AttributeError, TypeError, KeyError) as exc:
-                raise F.broken_message(i, exc) from None
-            if self.deferred and not open_calls:
-                self._flush_deferred()
-        if group:
-            self._history(group)
-        if ctx.open_calls:
-            self._orphans()
-        self._flush_deferred()
-        self.flush()
-        return self.turns
+        self.first_turn = next((i for i, m in enumerate(msgs) if m.role is not _SYSTEM), len(msgs))
+        return super().run(msgs)
 
-    def _history(self, group: list[tuple[int, Msg]]) -> None:
-        self.seen_turn = True
+    def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
+        if not text or text.isspace():
+            return False
+        part = {"type": "text", "text": text} if self.typed_text else {"text": text}
+        self.emit(self.assistant_role if role is _ASSISTANT else USER, [part], i)
+        return True
+
+    def fold(self, group: list[tuple[int, Msg]]) -> None:
         parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self._history_media, self._hint)
-        self.history_seen = True
-        first, last = group[0][0], group[-1][0]
-        group.clear()
-        self.emit(USER, None, parts, first)
-        self.last_i = last
-        if self.deferred and not self.ctx.open_calls:
-            self._flush_deferred()
+        self.emit(USER, parts, group[0][0])
+        self.last_i = group[-1][0]
 
     def _history_media(self, block: Any, pointer: str) -> Any:
         part = self.media_part(block, pointer, False)
         return part if part is not None else self.text_part(F.block_label(block))
 
-    def _flush_deferred(self) -> None:
+    def send_deferred(self) -> None:
         for part in self.deferred:
-            if self.role != USER:
-                self.flush()
-                self.role = USER
-            self.rest.append(part)
+            self.put(USER, part, -1)
         self.deferred.clear()
 
-    def _system(self, msg: Msg, i: int) -> None:
+    def repair(self, sent: str, tool: str) -> None:
+        self.put(USER, self.repair_part(sent, tool), -1)
+
+    def result(self) -> list[dict[str, Any]]:
+        if self.lead:  # close the last turn
+            self.parts[:0] = self.lead
+            self.lead = []
+        return self.turns
+
+    def system_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
-        hoisted = self.seen_turn
+        hoisted = i > self.first_turn
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
             if type(b) is TextBlock:
@@ -234,9 +153,8 @@ class TurnWalk:
         if hoisted:
             ctx.report(f"/{i}", "system-hoisted", "system message moved to the top-level system prompt")
 
-    def _user(self, msg: Msg, i: int, prefix: bool) -> None:
+    def user_message(self, msg: Msg, i: int, prefix: bool) -> None:
         ctx = self.ctx
-        self.seen_turn = True
         label = f"[{F.speaker_label(msg)}]: " if prefix else ""
         parts: list[Any] = []
         text_part = self.text_part
@@ -252,7 +170,7 @@ class TurnWalk:
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
                     continue
                 parts.append(text_part(text))
-            elif t in _MEDIA:
+            elif t in F.MEDIA:
                 if label:
                     parts.append(text_part(label.rstrip()))
                     label = ""
@@ -266,22 +184,24 @@ class TurnWalk:
             else:
                 ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
         if parts:
-            self.emit(USER, None, parts, i)
+            self.emit(USER, parts, i)
         else:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
-    def _assistant(self, msg: Msg, i: int) -> None:
+    def assistant_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
-        self.seen_turn = True
         other = self.multi and not F.is_current_agent(msg, self.agent)
         label = f"[{F.speaker_label(msg)}]: " if other else ""
-        lead: list[tuple[Any, int]] = []
+        lead: list[Any] = []  # thinking parts, first in the turn
+        lead_at: list[int] = []  # their blocks
         rest: list[Any] = []
         results: list[tuple[Any, int]] = []
         open_calls = ctx.open_calls
         typed = self.typed_text
         families = ctx.families
-        demote = ctx.options.reasoning == "text"
+        provider = ctx.provider
+        id_bad = ctx.id_bad  # turn providers limit the characters of tool-call ids only
+        tool_names = ctx.tool_name_cache
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
             t = type(b)
@@ -293,26 +213,34 @@ class TurnWalk:
                     continue
                 rest.append({"type": "text", "text": text} if typed else {"text": text})
             elif t is ToolUseBlock:
-                rest.append(self.tool_use_part(b, i, j))
-                open_calls[b.id] = (i, j, b.name)
+                cid = b.id
+                name = b.name
+                sent = cid if id_bad is None or (cid and id_bad(cid) is None) else ctx.sent_id(cid, (i, j))
+                tool = tool_names.get(name) or ctx.tool_name(name, f"/{i}/content/{j}/name")
+                if b.content is not None:  # reports raw arguments that are not a JSON object
+                    F.tool_arguments(b, ctx, f"/{i}/content/{j}")
+                rest.append(self.tool_use_part(b, sent, tool, i, j))
+                open_calls[cid] = (sent, tool, name, i, j)
             elif t is ThinkingBlock:
                 if other:
                     ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another agent is not sent")
                     continue
                 meta = b.metadata
                 origin = meta.get("provider") if meta else None
-                if origin is not None and origin not in families and not demote:
-                    ctx.diagnostics.append(
-                        (f"/{i}/content/{j}", "thinking-dropped", f"reasoning from {origin} not sent to {ctx.provider}")
-                    )
+                if origin is not None and origin not in families:  # reasoning from another provider
+                    if not self.demote:
+                        ctx.diagnostics.append(((i, j), "thinking-dropped", (F.FOREIGN_DROPPED, origin, provider)))
+                    elif F.foreign_reasoning(ctx, b, f"/{i}/content/{j}", origin, True) == F.DEMOTE:
+                        rest.append(self.text_part(b.thinking))
                     continue
-                part = self.thinking_part(b, f"/{i}/content/{j}")
+                part = self.thinking_part(b, i, j, rest[-1] if rest else None)
                 if part is not None:
                     first, part = part
                     if first:
                         if rest:
                             ctx.report(f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn")
-                        lead.append((part, j))
+                        lead.append(part)
+                        lead_at.append(j)
                     else:
                         rest.append(part)
             elif t is ToolResultBlock:
@@ -323,17 +251,16 @@ class TurnWalk:
                 part = self.media_part(b, f"/{i}/content/{j}", True)
                 if part is not None:
                     rest.append(part)
-        if lead or rest:
-            self.emit(self.assistant_role, lead, rest, i)
         put = bool(lead or rest)
+        if put:
+            self.emit(self.assistant_role, rest, i, lead, lead_at)
         for b, j in results:
             put = self._result(b, i, j) or put
         if not put:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
-    def _tool(self, msg: Msg, i: int) -> None:
+    def tool_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
-        self.seen_turn = True
         parts: list[Any] = []
         open_calls = ctx.open_calls
         tool_result_part = self.tool_result_part
@@ -341,11 +268,11 @@ class TurnWalk:
         for j, b in enumerate(blocks):
             t = type(b)
             if t is ToolResultBlock:
-                entry = open_calls.pop(b.id, None)
-                if entry is not None:
-                    parts.append(tool_result_part(b, i, j, entry[2]))
+                call = open_calls.pop(b.id, None)
+                if call is not None:
+                    parts.append(tool_result_part(b, call[0], call[1], i, j))
                 else:
-                    part = self._result_part(b, i, j)
+                    part = self._orphan_result(b, i, j)
                     if part is not None:
                         parts.append(part)
             elif t is HintBlock:
@@ -355,27 +282,30 @@ class TurnWalk:
                     f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
                 )
         if parts:
-            self.emit(USER, None, parts, i)
+            self.emit(USER, parts, i)
         elif not msg.content:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
-    def _result_part(self, b: ToolResultBlock, i: int, j: int) -> Any:
+    def _orphan_result(self, b: ToolResultBlock, i: int, j: int) -> Any:
+        """The part of a tool result that answers no open call (reported; None when repair leaves it out)."""
         ctx = self.ctx
-        entry = ctx.open_calls.pop(b.id, None)
-        if entry is None:
-            pointer = f"/{i}/content/{j}"
-            ctx.report(pointer, "tool-result-orphan", f"tool result {b.id!r} answers no open tool call")
-            if ctx.options.repair:
-                ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
-                return None
-            return self.tool_result_part(b, i, j, None)
-        return self.tool_result_part(b, i, j, entry[2])
+        pointer = f"/{i}/content/{j}"
+        ctx.report(pointer, "tool-result-orphan", f"tool result {b.id!r} answers no open tool call")
+        if ctx.options.repair:
+            ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
+            return None
+        return self.tool_result_part(b, ctx.sent_id(b.id, pointer), None, i, j)
 
     def _result(self, b: ToolResultBlock, i: int, j: int) -> bool:
-        part = self._result_part(b, i, j)
-        if part is None:
-            return False
-        self.emit(USER, None, [part], i)
+        """A tool result inside an assistant message: its own part of the user turn after."""
+        call = self.ctx.open_calls.pop(b.id, None)
+        if call is not None:
+            part = self.tool_result_part(b, call[0], call[1], i, j)
+        else:
+            part = self._orphan_result(b, i, j)
+            if part is None:
+                return False
+        self.emit(USER, [part], i)
         return True
 
     def _hint(self, b: HintBlock, i: int, j: int) -> None:
@@ -383,23 +313,5 @@ class TurnWalk:
         if b.hint.strip():
             self.deferred.append(self.text_part(b.hint))
 
-    def _orphans(self) -> None:
-        ctx = self.ctx
-        for call_id, _pointer, name in F.orphan_calls(ctx):
-            if ctx.options.repair:
-                self.put(USER, self.repair_part(call_id, name), -1)
-
     def system_texts(self) -> list[str]:
         return [t for t, _ in self.system]
-
-
-def _blocks(msg: Msg) -> list[Any]:
-    return msg.content
-
-
-def _has_result(msg: Msg) -> bool:
-    return any(type(b) is ToolResultBlock for b in msg.content)
-
-
-def _has_tool_use(msg: Msg) -> bool:
-    return any(type(b) is ToolUseBlock for b in msg.content)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -42,7 +43,7 @@ DEFAULT_MAX_TOKENS: Final = 4096
 API_VERSION: Final = "2023-06-01"
 FAMILIES: Final = ("anthropic",)
 _IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
-_ID_OK = F.id_matcher(r"[A-Za-z0-9_-]+")
+_ID_BAD = re.compile(r"[^A-Za-z0-9_-]").search  # tool-call ids are [A-Za-z0-9_-]+
 _NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,128}")
 _PARAMS: Final[Mapping[str, str | None]] = {
     "stop": "stop_sequences",
@@ -77,7 +78,7 @@ def format_request(
     opts = F.as_options(options)
     tool_defs = normalize_tools(tools)
     choice = normalize_tool_choice(tool_choice)
-    ctx = Context("anthropic", FAMILIES, opts, id_ok=_ID_OK, tool_name_ok=_NAME_OK)
+    ctx = Context("anthropic", FAMILIES, opts, msgs, id_bad=_ID_BAD, tool_name_ok=_NAME_OK)
     walk = _AnthropicWalk(ctx, multi_agent, agent_name)
     try:
         turns = walk.run(msgs)
@@ -130,9 +131,7 @@ def _strip_final_assistant(turns: list[dict[str, Any]], walk: _AnthropicWalk, ct
     last = turns[-1]["content"][-1]
     if last.get("type") == "text" and last["text"] != last["text"].rstrip():
         last["text"] = last["text"].rstrip()
-        ctx.report(
-            f"/{walk.turn_last[-1]}", "trailing-whitespace-stripped", "the final assistant text was right-stripped"
-        )
+        ctx.report(f"/{walk.last_i}", "trailing-whitespace-stripped", "the final assistant text was right-stripped")
 
 
 class _AnthropicWalk(TurnWalk):
@@ -142,52 +141,46 @@ class _AnthropicWalk(TurnWalk):
     def text_part(self, text: str) -> Any:
         return {"type": "text", "text": text}
 
-    def thinking_part(self, block: ThinkingBlock, pointer: str) -> Any:
+    def thinking_part(self, block: ThinkingBlock, i: int, j: int, prev: Any) -> Any:
         ctx = self.ctx
-        origin = F.reasoning_origin(block)
-        if origin is not None and origin not in ctx.families:
-            if F.foreign_reasoning(ctx, block, pointer, origin) == F.DEMOTE:
-                return False, {"type": "text", "text": block.thinking}
-            return None
         meta = block.metadata or {}
         if meta.get("redacted") is True:
             data = meta.get("redactedData")
             if isinstance(data, str) and data:
                 return True, {"type": "redacted_thinking", "data": data}
-            ctx.report(pointer, "thinking-dropped", "redacted thinking without redactedData cannot be replayed")
+            ctx.report(
+                f"/{i}/content/{j}", "thinking-dropped", "redacted thinking without redactedData cannot be replayed"
+            )
             return None
         signature = meta.get("signature")
         if isinstance(signature, str) and signature:
             return True, {"type": "thinking", "thinking": block.thinking, "signature": signature}
-        if ctx.options.reasoning == "text" and block.thinking:
-            ctx.report(pointer, "thinking-demoted", "unsigned reasoning sent to anthropic as text")
+        if self.demote and block.thinking:
+            ctx.report(f"/{i}/content/{j}", "thinking-demoted", "unsigned reasoning sent to anthropic as text")
             return False, {"type": "text", "text": block.thinking}
-        ctx.report(pointer, "thinking-dropped", "unsigned reasoning cannot be sent as an Anthropic thinking block")
+        ctx.report(
+            f"/{i}/content/{j}", "thinking-dropped", "unsigned reasoning cannot be sent as an Anthropic thinking block"
+        )
         return None
 
-    def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
-        ctx = self.ctx
-        cid = block.id
-        mid = ctx.id_cache.get(cid) or ctx.call_id(cid, (i, j))
-        mname = ctx.tool_name_cache.get(block.name)
-        if mname is None:
-            mname = ctx.tool_name(block.name, f"/{i}/content/{j}/name")
-        if block.content is not None:
-            F.tool_arguments(block, ctx, f"/{i}/content/{j}")
-        return {"type": "tool_use", "id": mid, "name": mname, "input": block.input}
+    def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
+        return {"type": "tool_use", "id": sent, "name": tool, "input": block.input}
 
-    def tool_result_part(self, block: ToolResultBlock, i: int, j: int, name: str | None) -> Any:
-        ctx = self.ctx
-        mid = ctx.id_cache.get(block.id)
-        if mid is None:
-            mid = ctx.call_id(block.id, f"/{i}/content/{j}")
-        part: dict[str, Any] = {"type": "tool_result", "tool_use_id": mid}
+    def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:
         output: list[Any] = block.output
-        if len(output) == 1 and type(output[0]) is TextBlock and output[0].text and not output[0].text.isspace():
-            part["content"] = [{"type": "text", "text": output[0].text}]
-            if F.result_is_error(block):
-                part["is_error"] = True
-            return part
+        if len(output) == 1:
+            first = output[0]
+            if type(first) is TextBlock and first.text and not first.text.isspace():  # the usual result
+                if block.state in F.ERROR_STATES:
+                    return {
+                        "type": "tool_result",
+                        "tool_use_id": sent,
+                        "content": [{"type": "text", "text": first.text}],
+                        "is_error": True,
+                    }
+                return {"type": "tool_result", "tool_use_id": sent, "content": [{"type": "text", "text": first.text}]}
+        ctx = self.ctx
+        part: dict[str, Any] = {"type": "tool_result", "tool_use_id": sent}
         content: list[dict[str, Any]] = []
         out_pointer = f"/{i}/content/{j}/output"
         for k, b in enumerate(output):
@@ -263,10 +256,10 @@ class _AnthropicWalk(TurnWalk):
         self.ctx.report(pointer, "media-unsupported", f"anthropic takes no {what}; sent as {label!r}")
         return {"type": "text", "text": label}
 
-    def repair_part(self, call_id: str, name: str) -> Any:
+    def repair_part(self, sent: str, tool: str) -> Any:
         return {
             "type": "tool_result",
-            "tool_use_id": self.ctx.id_cache.get(call_id, call_id),
+            "tool_use_id": sent,
             "content": [{"type": "text", "text": F.REPAIR_TEXT}],
             "is_error": True,
         }

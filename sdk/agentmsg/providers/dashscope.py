@@ -16,7 +16,7 @@ from typing import Any, Final
 import orjson
 
 from agentmsg import reduce_events
-from agentmsg.blocks import AudioBlock, DataBlock, ImageBlock, ToolResultBlock, VideoBlock
+from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.message import Msg
 
 from . import _format as F
@@ -42,7 +42,6 @@ DEFAULT_MODEL: Final = "qwen-plus"
 TEXT_PATH: Final = "/services/aigc/text-generation/generation"
 MULTIMODAL_PATH: Final = "/services/aigc/multimodal-generation/generation"
 FAMILIES: Final = ("dashscope",)
-_MEDIA: Final = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
 _NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
 _PARAMS: Final[Mapping[str, str | None]] = {}
 _HINTS: Final = {"image": ("min_pixels", "max_pixels"), "video": ("fps", "min_pixels", "max_pixels", "total_pixels")}
@@ -90,7 +89,7 @@ def format_request(
     choice = normalize_tool_choice(tool_choice)
     name = model or DEFAULT_MODEL
     multimodal = is_multimodal_model(name) or _has_media(msgs)
-    ctx = Context("dashscope", FAMILIES, opts, tool_name_ok=_NAME_OK)
+    ctx = Context("dashscope", FAMILIES, opts, msgs, tool_name_ok=_NAME_OK)
     walk = _DashScopeWalk(ctx, multi_agent, agent_name, multimodal)
     try:
         out = walk.run(msgs)
@@ -124,7 +123,7 @@ def format_request(
 
 
 def _has_media(msgs: Sequence[Msg]) -> bool:
-    media = _MEDIA
+    media = F.MEDIA
     for msg in msgs:
         blocks: list[Any] = msg.content
         for b in blocks:
@@ -157,9 +156,6 @@ class _DashScopeWalk(ChatWalk):
             return parts
         # text generation: no media can be here (they select the multimodal endpoint)
         return parts[0]["text"] if len(parts) == 1 else "\n".join(p.get("text", "") for p in parts)
-
-    def text_content(self, text: str) -> Any:
-        return [{"text": text}] if self.multimodal else text
 
     def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx

@@ -84,7 +84,7 @@ def format_request(
     opts = F.as_options(options)
     tool_defs = normalize_tools(tools)
     choice = normalize_tool_choice(tool_choice)
-    ctx = Context("gemini", FAMILIES, opts, tool_name_ok=_NAME_OK)
+    ctx = Context("gemini", FAMILIES, opts, msgs, tool_name_ok=_NAME_OK)
     walk = _GeminiWalk(ctx, multi_agent, agent_name)
     try:
         contents = walk.run(msgs)
@@ -141,48 +141,47 @@ class _GeminiWalk(TurnWalk):
     parts_key = "parts"
     typed_text = False
 
+    def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
+        super().__init__(ctx, multi, agent)
+        self.skip_signature = ctx.options.missing_thought_signature == "skip"
+
     def text_part(self, text: str) -> Any:
         return {"text": text}
 
-    def thinking_part(self, block: ThinkingBlock, pointer: str) -> Any:
+    def thinking_part(self, block: ThinkingBlock, i: int, j: int, prev: Any) -> Any:
         ctx = self.ctx
-        origin = F.reasoning_origin(block)
-        if origin is not None and origin not in ctx.families:
-            if F.foreign_reasoning(ctx, block, pointer, origin) == F.DEMOTE:
-                return False, {"text": block.thinking}
-            return None
         meta = block.metadata or {}
         if meta.get("redacted") is True:
-            ctx.report(pointer, "thinking-dropped", "gemini has no redacted reasoning")
+            ctx.report(f"/{i}/content/{j}", "thinking-dropped", "gemini has no redacted reasoning")
             return None
         part: dict[str, Any] = {"text": block.thinking, "thought": True}
         signature = meta.get("signature")
         if isinstance(signature, str) and signature and not _b64_ok(signature):
-            ctx.report(pointer, "signature-dropped", "signature is not base64, so not a Gemini thought signature")
+            ctx.report(
+                f"/{i}/content/{j}", "signature-dropped", "signature is not base64, so not a Gemini thought signature"
+            )
             signature = None
         if isinstance(signature, str) and signature:
+            if not block.thinking and _answer_part(prev):
+                # Gemini's signature on an answer part (the parser keeps it as a signature-only thinking
+                # block right after that part's content): back on the part, where Gemini returned it
+                prev["thoughtSignature"] = signature
+                return None
             part["thoughtSignature"] = signature
         elif not block.thinking:
-            ctx.report(pointer, "empty-text-dropped", "empty unsigned reasoning not sent")
+            ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty unsigned reasoning not sent")
             return None
         return True, part
 
-    def tool_use_part(self, block: ToolUseBlock, i: int, j: int) -> Any:
-        ctx = self.ctx
-        mname = ctx.tool_name_cache.get(block.name)
-        if mname is None:
-            mname = ctx.tool_name(block.name, f"/{i}/content/{j}/name")
-        if block.content is not None:
-            F.tool_arguments(block, ctx, f"/{i}/content/{j}")
+    def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
         args = block.input
-        call: dict[str, Any] = (
-            {"id": block.id, "name": mname, "args": args} if block.id else {"name": mname, "args": args}
-        )
-        part: dict[str, Any] = {"functionCall": call}
+        call: dict[str, Any] = {"id": sent, "name": tool, "args": args} if sent else {"name": tool, "args": args}
         meta = block.metadata
         signature = meta.get("thoughtSignature") if meta else None
-        if signature is None and ctx.options.missing_thought_signature == "omit":
-            return part
+        if signature is None and not self.skip_signature:  # a call with no signature to replay
+            return {"functionCall": call}
+        ctx = self.ctx
+        part: dict[str, Any] = {"functionCall": call}
         pointer = f"/{i}/content/{j}"
         if isinstance(signature, str) and signature:
             origin = meta.get("provider")
@@ -194,28 +193,30 @@ class _GeminiWalk(TurnWalk):
             else:
                 ctx.report(pointer, "signature-dropped", f"thought signature from {origin} not sent to gemini")
                 signature = None
-        if not signature and ctx.options.missing_thought_signature == "skip":
+        if not signature and self.skip_signature:
             ctx.report(pointer, "signature-added", "function call without a thought signature: placeholder added")
             part["thoughtSignature"] = SKIP_SIGNATURE
         return part
 
-    def tool_result_part(self, block: ToolResultBlock, i: int, j: int, name: str | None) -> Any:
+    def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:
+        output: list[Any] = block.output
+        key = "error" if block.state in F.ERROR_STATES else "output"
+        if tool is not None and len(output) == 1 and type(output[0]) is TextBlock:  # the usual result
+            text = output[0].text
+            if sent:
+                return {"functionResponse": {"id": sent, "name": tool, "response": {key: text}}}
+            return {"functionResponse": {"name": tool, "response": {key: text}}}
         ctx = self.ctx
         media: list[tuple[Any, str]] = []
-        output: list[Any] = block.output
         if len(output) == 1 and type(output[0]) is TextBlock:
             text = output[0].text
         else:
             text = F.text_of_blocks(output, ctx, f"/{i}/content/{j}/output", media) if output else ""
-        key = "error" if F.result_is_error(block) else "output"
-        tool = name if name is not None else (block.name or "unknown")
-        mname = ctx.tool_name_cache.get(tool)
-        if mname is None:
-            mname = ctx.tool_name(tool, f"/{i}/content/{j}/name")
+        if tool is None:  # an orphan: the result's own tool name
+            own = block.name or "unknown"
+            tool = ctx.tool_name_cache.get(own) or ctx.tool_name(own, f"/{i}/content/{j}/name")
         response: dict[str, Any] = (
-            {"id": block.id, "name": mname, "response": {key: text}}
-            if block.id
-            else {"name": mname, "response": {key: text}}
+            {"id": sent, "name": tool, "response": {key: text}} if sent else {"name": tool, "response": {key: text}}
         )
         if media:
             parts = []
@@ -258,14 +259,24 @@ class _GeminiWalk(TurnWalk):
         F.media_options(block, ("fps",), ctx, pointer)
         return part
 
-    def repair_part(self, call_id: str, name: str) -> Any:
+    def repair_part(self, sent: str, tool: str) -> Any:
         return {
             "functionResponse": {
-                "id": call_id,
-                "name": self.ctx.tool_name_cache.get(name, name),
+                "id": sent,
+                "name": tool,
                 "response": {"error": F.REPAIR_TEXT},
             }
         }
+
+
+def _answer_part(part: Any) -> bool:
+    """A text or media part of the answer (not a thought, call or response) without a signature yet."""
+    return (
+        part is not None
+        and "thoughtSignature" not in part
+        and not part.get("thought")
+        and ("text" in part or "inlineData" in part or "fileData" in part)
+    )
 
 
 _B64 = re.compile(r"[A-Za-z0-9+/]*")

@@ -134,7 +134,7 @@ def format_request(
     opts = F.as_options(options)
     tool_defs = normalize_tools(tools)
     choice = normalize_tool_choice(tool_choice)
-    ctx = Context(v.name, v.families, opts, tool_name_ok=_NAME_OK, id_ok=_ANY_ID if v.id_max else None, id_max=v.id_max)
+    ctx = Context(v.name, v.families, opts, msgs, tool_name_ok=_NAME_OK, id_max=v.id_max)
     try:
         out = _OpenAIWalk(ctx, v, multi_agent, agent_name).run(msgs)
     finally:
@@ -168,7 +168,6 @@ def format_request(
 
 
 _NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
-_ANY_ID = F.id_matcher(r"(?s).+")
 
 
 class _OpenAIWalk(ChatWalk):
