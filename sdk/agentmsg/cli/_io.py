@@ -10,7 +10,7 @@ from typing import IO, Any, Protocol, TextIO
 
 from .._json import loads
 from .._limits import limits
-from ..errors import Problem, ValidationError
+from ..errors import Problem, SizeLimitError, ValidationError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -20,14 +20,32 @@ class UsageError(Exception):
 
 
 def read_bytes(path: str) -> bytes:
-    """The whole content of a file, or of stdin for ``-``."""
-    if path == "-":
-        return sys.stdin.buffer.read()
+    """The whole content of a file, or of stdin for ``-``, read in bounded memory: more than
+    ``limits.max_bytes`` raises :class:`~agentmsg.SizeLimitError` (rule ``max-bytes``) without reading on."""
+    stream = open_binary(path)
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        data = stream.read(limits.max_bytes + 1)
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    if len(data) > limits.max_bytes:
+        raise SizeLimitError([_too_big()])
+    return data
+
+
+def chunks_of(path: str, size: int = 1 << 16) -> Iterator[bytes]:
+    """A file (or stdin for ``-``) in chunks of at most ``size`` bytes, for readers that work incrementally."""
+    stream = open_binary(path)
+    try:
+        while chunk := stream.read(size):
+            yield chunk
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
 
 
 def open_binary(path: str) -> IO[bytes]:

@@ -22,7 +22,7 @@ import orjson
 from ..conversation import decode_messages
 from ..errors import ValidationError
 from ..providers import NAMES, RULES, FormatOptions, MediaPolicy, get
-from ._io import EXIT_INVALID, EXIT_OK, UsageError, read_bytes
+from ._io import EXIT_INVALID, EXIT_OK, UsageError, command_limits, limit_options, read_bytes
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -41,14 +41,24 @@ def _problem_line(p: Any, kind: str | None) -> bytes:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    with command_limits(args):
+        return _run(args, out)
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
     err = sys.stderr
-    data = read_bytes(args.messages)
     tools = None
-    if args.tools:
-        try:
-            tools = orjson.loads(read_bytes(args.tools))
-        except orjson.JSONDecodeError as exc:
-            raise UsageError(f"{args.tools}: not valid JSON: {exc}") from None
+    try:
+        data = read_bytes(args.messages)
+        if args.tools:
+            try:
+                tools = orjson.loads(read_bytes(args.tools))
+            except orjson.JSONDecodeError as exc:
+                raise UsageError(f"{args.tools}: not valid JSON: {exc}") from None
+    except ValidationError as exc:  # an input over limits.max_bytes
+        for p in exc.problems:
+            err.write(_problem_line(p, "error").decode())
+        return EXIT_INVALID
     choice: Any = args.tool_choice
     if choice is not None and choice not in ("auto", "none", "required", "any"):
         choice = {"name": choice}
@@ -121,4 +131,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--param", metavar="KEY=JSON", action="append", type=_param, help="a generation parameter")
     p.add_argument("--envelope", action="store_true", help="print model, path, headers and body")
     p.add_argument("messages", metavar="MESSAGES.json", help="JSON array of messages; '-' for stdin")
+    limit_options(p)
     p.set_defaults(func=run)

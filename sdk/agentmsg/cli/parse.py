@@ -2,8 +2,8 @@
 
     agentmsg parse --provider NAME [--stream] [--events] [--choice N|all] [--cumulative|--incremental] FILE
 
-FILE is a non-streaming response body (JSON), or with ``--stream`` the raw streamed body (SSE as the
-provider sends it, or JSON lines). Prints the assistant message as one JSON line (``--choice all``:
+FILE is a non-streaming response body (JSON, at most ``limits.max_bytes``), or with ``--stream`` the raw
+streamed body (SSE as the provider sends it, or JSON lines), read and reduced as it arrives (bounded memory). Prints the assistant message as one JSON line (``--choice all``:
 one line per choice, in index order), or with ``--events`` the AgentEvents as JSON lines. Exit 0 when
 the reply was read whole, 1 when the stream was cut or carried an error or unreadable payloads (the
 message, with everything received, is printed all the same), 2 when FILE cannot be read or is not a
@@ -13,51 +13,73 @@ response at all.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 import orjson
 
+from ..errors import ValidationError
 from ..events import Reducer
 from ..providers import NAMES, get
-from ._io import EXIT_INVALID, EXIT_OK, UsageError, read_bytes
+from ._io import EXIT_INVALID, EXIT_OK, UsageError, chunks_of, command_limits, limit_options, print_problems, read_bytes
 
 
-def events_of(args: argparse.Namespace, data: bytes) -> tuple[list[dict[str, Any]], bool]:
-    """(events, clean): the reply's events and whether it was read whole without a problem."""
-    provider = get(args.provider)  # the parsers for the provider's variant
+def _stream_events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bool]]:
+    """The events of a streamed body as it is read (bounded memory), then whether it was read whole."""
     options: dict[str, Any] = {}
-    if args.stream:
-        if args.provider == "dashscope" and args.incremental is not None:
-            options["incremental"] = args.incremental
-        parser = provider.StreamParser(**options)
-        events = parser.feed(data) + parser.close()
-        return events, not parser.builder.errors and not parser.builder.problems
+    if args.provider == "dashscope" and args.incremental is not None:
+        options["incremental"] = args.incremental
+    parser = get(args.provider).StreamParser(**options)
+    for chunk in chunks_of(args.file):
+        yield parser.feed(chunk), True
+    yield parser.close(), not parser.builder.errors and not parser.builder.problems
+
+
+def _response_events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bool]]:
+    """The events of a whole (non-streamed) response body."""
+    data = read_bytes(args.file)
     try:
-        events = provider.response_events(data, **options)
+        events = get(args.provider).response_events(data)
     except (orjson.JSONDecodeError, TypeError) as exc:
         raise UsageError(f"{args.file}: not a {args.provider} response: {exc}") from None
-    clean = not any(e["type"] == "CUSTOM" for e in events)
-    return events, clean
+    yield events, not any(e["type"] == "CUSTOM" for e in events)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    data = read_bytes(args.file)
-    events, clean = events_of(args, data)
-    if args.events:
-        for e in events:
-            out.write(orjson.dumps(e).decode() + "\n")
-        return EXIT_OK if clean else EXIT_INVALID
-    sources = sorted({e.get("source") for e in events}, key=lambda s: -1 if s is None else int(s.rsplit("/", 1)[1]))
+    with command_limits(args):
+        return _run(args, out)
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
+    wanted: str | None = None
     if args.choice != "all":
         index = int(args.choice)
         wanted = None if index == 0 else f"choice/{index}"
-        if wanted not in sources:
-            raise UsageError(f"{args.file}: the reply has no choice {index}")
-        sources = [wanted]
-    for source in sources:
-        r = Reducer(source=source)
-        r.feed_many(events, trusted=True)  # the provider parser's events: valid by construction
-        for msg in r.finish():
+    reducers: dict[str | None, Reducer] = {}
+    clean = True
+    try:
+        for events, whole in (_stream_events if args.stream else _response_events)(args):
+            clean = whole  # the last pair says whether the reply was read whole
+            if args.events:
+                out.writelines(orjson.dumps(e).decode() + "\n" for e in events)
+                continue
+            for e in events:  # one reducer per choice (events of choice N > 0 carry source "choice/N")
+                source = e.get("source")
+                r = reducers.get(source)
+                if r is None:
+                    r = reducers[source] = Reducer(source=source)
+                r.feed_many((e,), trusted=True)  # the provider parser's events: valid by construction
+    except ValidationError as exc:
+        print_problems(args.file, "", exc.problems, sys.stderr)
+        return EXIT_INVALID
+    if args.events:
+        return EXIT_OK if clean else EXIT_INVALID
+    if args.choice != "all" and wanted not in reducers:
+        raise UsageError(f"{args.file}: the reply has no choice {args.choice}")
+    order = sorted(reducers, key=lambda s: -1 if s is None else int(s.rsplit("/", 1)[1]))
+    for source in order if args.choice == "all" else [wanted]:
+        for msg in reducers[source].finish():
             out.write(msg.to_json() + "\n")
     return EXIT_OK if clean else EXIT_INVALID
 
@@ -80,4 +102,5 @@ def add_parser(sub: Any) -> None:
         "--incremental", dest="incremental", action="store_true", help="DashScope native: each chunk is new text"
     )
     p.add_argument("file", metavar="FILE", help="the response body or the streamed body; '-' for stdin")
+    limit_options(p)
     p.set_defaults(func=run)
