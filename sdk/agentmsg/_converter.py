@@ -208,13 +208,21 @@ class _Codegen:
             return f"{table}[{src}['type']]({src})"
         if attrs.has(tp):
             return f"{self.late(tp)}({src})"
+        container = self._container_expr(tp, src, self.structure_expr)
+        if container is not None:
+            return container
+        return f"{self.name(self.codec.converter.get_structure_hook(tp))}({src}, {self.name(tp)})"
+
+    @staticmethod
+    def _container_expr(tp: Any, src: str, item_expr: Callable[[Any, str], str]) -> str | None:
+        """A comprehension converting each item of a ``list[...]`` or value of a ``dict[str, ...]``."""
         if get_origin(tp) is list:
             (item,) = get_args(tp)
-            return f"[{self.structure_expr(item, '_x')} for _x in {src}]"
+            return f"[{item_expr(item, '_x')} for _x in {src}]"
         if get_origin(tp) is dict:
             _, val = get_args(tp)
-            return f"{{_k: {self.structure_expr(val, '_v')} for _k, _v in {src}.items()}}"
-        return f"{self.name(self.codec.converter.get_structure_hook(tp))}({src}, {self.name(tp)})"
+            return f"{{_k: {item_expr(val, '_v')} for _k, _v in {src}.items()}}"
+        return None
 
     def unstructure_expr(self, tp: Any, src: str) -> str:
         if _is_plain(tp):
@@ -226,12 +234,9 @@ class _Codegen:
         if members is not None or attrs.has(tp):
             # Dispatch on the runtime class (subclasses included), hooks cached per class.
             return f"{self.name(unstructure_hooks, 'uh')}[{src}.__class__]({src})"
-        if get_origin(tp) is list:
-            (item,) = get_args(tp)
-            return f"[{self.unstructure_expr(item, '_x')} for _x in {src}]"
-        if get_origin(tp) is dict:
-            _, val = get_args(tp)
-            return f"{{_k: {self.unstructure_expr(val, '_v')} for _k, _v in {src}.items()}}"
+        container = self._container_expr(tp, src, self.unstructure_expr)
+        if container is not None:
+            return container
         return f"{self.name(_plain.unstructure)}({src})"
 
 

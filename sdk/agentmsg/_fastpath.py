@@ -31,7 +31,7 @@ import msgspec
 import orjson
 
 from ._converter import _hints, _strip_optional, _wire_fields
-from ._limits import MAX_WRITABLE_DEPTH
+from ._limits import MAX_WRITABLE_DEPTH, limits
 from ._schemas import _absolute, _by_id, _union_tags, _validator, closed_document, schema_uri
 
 __all__ = ["FastPath", "Unsupported"]
@@ -363,15 +363,29 @@ class FastPath:
             )
         self._convert = self._converters[self.root]
 
-    def decode(self, data: bytes | str) -> Any:
+    @staticmethod
+    def takes(data: object) -> bool:
+        """Whether input may go this way at all: JSON text (bytes, or a str counted at 4 bytes a character,
+        its UTF-8 bound) within ``limits.max_bytes``, while ``limits.max_depth`` is the default the compiled
+        types check."""
+        return (
+            (type(data) is bytes and len(data) <= limits.max_bytes)
+            or (type(data) is str and len(data) * 4 <= limits.max_bytes)
+        ) and limits.max_depth == MAX_WRITABLE_DEPTH
+
+    def decode(self, data: object) -> Any:
+        if not self.takes(data):
+            return None
         try:
-            return self._convert(self.decoder.decode(data), 1)
+            return self._convert(self.decoder.decode(data), 1)  # type: ignore[arg-type]
         except _DECODE_ERRORS:
             return None
 
-    def decode_list(self, data: bytes | str) -> list[Any] | None:
+    def decode_list(self, data: object) -> list[Any] | None:
+        if not self.takes(data):
+            return None
         try:
-            items = self.list_decoder.decode(data)
+            items = self.list_decoder.decode(data)  # type: ignore[arg-type]
             convert = self._convert
             return [convert(s, 2) for s in items]
         except _DECODE_ERRORS:

@@ -240,45 +240,34 @@ def check_json_value(instance: Any, kind: str | None = None) -> None:
         node, depth = pop()
         kind_of = type(node)
         if kind_of is dict:
-            if depth >= max_depth:
+            children: Any = node.values()
+            if depth >= max_depth or any(
+                type(key) is not str or (not key.isascii() and _SURROGATE.search(key)) for key in node
+            ):
                 _raise_first(instance, kind)
-            for key, child in node.items():
-                if type(key) is not str or (not key.isascii() and _SURROGATE.search(key)):
-                    _raise_first(instance, kind)
-                t = type(child)
-                if t is str:
-                    if not child.isascii() and _SURROGATE.search(child):
-                        _raise_first(instance, kind)
-                elif t is dict or t is list:
-                    push((child, depth + 1))
-                elif t is int:
-                    if not INT_MIN <= child <= INT_MAX:
-                        _raise_first(instance, kind)
-                elif t is float:
-                    if child - child != 0.0:  # nan or infinite
-                        _raise_first(instance, kind)
-                elif t not in ok_scalars:
-                    push((child, depth + 1))
         elif kind_of is list:
+            children = node
             if depth >= max_depth:
                 _raise_first(instance, kind)
-            for child in node:
-                t = type(child)
-                if t is str:
-                    if not child.isascii() and _SURROGATE.search(child):
-                        _raise_first(instance, kind)
-                elif t is dict or t is list:
-                    push((child, depth + 1))
-                elif t is int:
-                    if not INT_MIN <= child <= INT_MAX:
-                        _raise_first(instance, kind)
-                elif t is float:
-                    if child - child != 0.0:  # nan or infinite
-                        _raise_first(instance, kind)
-                elif t not in ok_scalars:
-                    push((child, depth + 1))
-        elif _scalar_problem(node) is not None:
-            _raise_first(instance, kind)
+        else:
+            if _scalar_problem(node) is not None:
+                _raise_first(instance, kind)
+            continue
+        for child in children:
+            t = type(child)
+            if t is str:
+                if not child.isascii() and _SURROGATE.search(child):
+                    _raise_first(instance, kind)
+            elif t is dict or t is list:
+                push((child, depth + 1))
+            elif t is int:
+                if not INT_MIN <= child <= INT_MAX:
+                    _raise_first(instance, kind)
+            elif t is float:
+                if child - child != 0.0:  # nan or infinite
+                    _raise_first(instance, kind)
+            elif t not in ok_scalars:
+                push((child, depth + 1))
 
 
 _OK_SCALARS = frozenset({bool, type(None)})

@@ -8,8 +8,7 @@ from typing import Any
 import orjson
 
 from ._converter import json_default
-from ._json import MAX_WRITABLE_DEPTH, JsonInput, encode_error, loads
-from ._limits import limits
+from ._json import JsonInput, encode_error, loads
 from ._schemas import array_validator_for_kind
 from .errors import ValidationError
 from .message import _FAST, Msg, _structure_msg, _structure_open_msg
@@ -25,14 +24,7 @@ def decode_messages(data: JsonInput, *, strict: bool = False) -> list[Msg]:
     """Decode a conversation: a JSON array of messages into a list of role-pinned messages, validated as a
     whole. Problems are reported with pointers into the array (``/3/content/0/type``). Keys the schema does not
     declare are kept (``strict=True`` rejects them), as :meth:`Msg.from_json` does."""
-    if (
-        _FAST is not None
-        and (
-            (type(data) is bytes and len(data) <= limits.max_bytes)
-            or (type(data) is str and len(data) * 4 <= limits.max_bytes)
-        )
-        and limits.max_depth == MAX_WRITABLE_DEPTH
-    ):
+    if _FAST is not None:
         msgs = _FAST.decode_list(data)
         if msgs is not None:
             return msgs

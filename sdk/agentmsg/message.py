@@ -24,7 +24,7 @@ from agentmsg_models.generate_reason import GenerateReason
 
 from ._converter import Codec, _tag_of, json_default, prepare_json, unstructure_hooks
 from ._fastpath import FastPath, Unsupported
-from ._json import MAX_WRITABLE_DEPTH, JsonInput, check_json_value, depth_error, encode_error, loads
+from ._json import JsonInput, check_json_value, depth_error, encode_error, loads
 from ._limits import limits
 from ._schemas import has_unknown_keys, validate, validator_for_kind
 from ._time import now_timestamp, parse_timestamp
@@ -203,14 +203,7 @@ class Msg(_msg_mod.Msg):
         # Fast path: a msgspec typed decode against types derived from the closed schema, converted
         # straight into the models (agentmsg._fastpath). Anything it does not accept, for whatever reason,
         # takes the detailed path below, which decides and reports exactly.
-        if (
-            _FAST is not None
-            and (
-                (type(data) is bytes and len(data) <= _limits.max_bytes)
-                or (type(data) is str and len(data) * 4 <= _limits.max_bytes)
-            )
-            and _limits.max_depth == MAX_WRITABLE_DEPTH
-        ):
+        if _FAST is not None:
             msg = _FAST.decode(data)
             if msg is not None and (cls is Msg or isinstance(msg, cls)):
                 return msg  # type: ignore[no-any-return]

@@ -135,35 +135,17 @@ class ChatWalk(Walk):
         self._name(msg, i, entry)
         self.out.append(entry)
 
+    def user_text(self, text: str) -> Any:
+        if not text and self.drop_empty:
+            return None
+        return {"type": "text", "text": text} if self.typed_text else self.text_part(text)
+
+    def user_media(self, block: Any, pointer: str) -> Any:
+        return self.media_part(block, pointer)
+
     def user_message(self, msg: Msg, i: int, prefix: bool) -> None:
-        content: list[Any] = msg.content
-        ctx = self.ctx
-        label = f"[{F.speaker_label(msg)}]: " if prefix else ""
-        parts: list[dict[str, Any]] = []
-        text_part = self.text_part
-        typed = self.typed_text
-        for j, b in enumerate(content):
-            t = type(b)
-            if t is TextBlock:
-                text = label + b.text if label else b.text
-                if not text and self.drop_empty:
-                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
-                    continue
-                parts.append({"type": "text", "text": text} if typed else text_part(text))
-                label = ""
-            elif t in F.MEDIA:
-                if label:
-                    parts.append(text_part(label.rstrip()))
-                    label = ""
-                parts.append(self.media_part(b, f"/{i}/content/{j}"))
-            elif t is HintBlock:
-                self._hint(b, i, j)
-            elif t is ThinkingBlock:
-                ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
-            else:
-                ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
+        parts = self.user_parts(msg, i, prefix)
         if not parts:
-            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
             return
         entry: dict[str, Any] = {"role": "user", "content": self.user_content(parts)}
         if msg.name:

@@ -153,40 +153,16 @@ class TurnWalk(Walk):
         if hoisted:
             ctx.report(f"/{i}", "system-hoisted", "system message moved to the top-level system prompt")
 
+    def user_text(self, text: str) -> Any:
+        return None if not text or text.isspace() else self.text_part(text)
+
+    def user_media(self, block: Any, pointer: str) -> Any:
+        return self.media_part(block, pointer, False)
+
     def user_message(self, msg: Msg, i: int, prefix: bool) -> None:
-        ctx = self.ctx
-        label = f"[{F.speaker_label(msg)}]: " if prefix else ""
-        parts: list[Any] = []
-        text_part = self.text_part
-        blocks: list[Any] = msg.content
-        for j, b in enumerate(blocks):
-            t = type(b)
-            if t is TextBlock:
-                text = b.text
-                if label:
-                    text = label + text
-                    label = ""
-                if not text or text.isspace():
-                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
-                    continue
-                parts.append(text_part(text))
-            elif t in F.MEDIA:
-                if label:
-                    parts.append(text_part(label.rstrip()))
-                    label = ""
-                part = self.media_part(b, f"/{i}/content/{j}", False)
-                if part is not None:
-                    parts.append(part)
-            elif t is HintBlock:
-                self._hint(b, i, j)
-            elif t is ThinkingBlock:
-                ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
-            else:
-                ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
+        parts = self.user_parts(msg, i, prefix)
         if parts:
             self.emit(USER, parts, i)
-        else:
-            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
     def assistant_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentmsg.blocks import TextBlock
+from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock
 from agentmsg.message import Msg, MsgRole
 
 from . import _format as F
@@ -45,6 +45,21 @@ class Walk:
         """Send a USER message, or another speaker's ASSISTANT message (``prefix``: with its name)."""
         raise NotImplementedError
 
+    def user_text(self, text: str) -> Any:
+        """The part of one text of a user turn, or None to leave it out (an empty text, reported)."""
+        raise NotImplementedError
+
+    def user_media(self, block: Any, pointer: str) -> Any:
+        """The part of one media block of a user turn, or None when it is not sent (reported)."""
+        raise NotImplementedError
+
+    def text_part(self, text: str) -> Any:
+        raise NotImplementedError
+
+    def _hint(self, b: Any, i: int, j: int) -> None:
+        """Defer or send a hint block (each walk places hints its provider's way)."""
+        raise NotImplementedError
+
     def assistant_message(self, msg: Msg, i: int) -> None:
         raise NotImplementedError
 
@@ -69,6 +84,42 @@ class Walk:
     def result(self) -> list[dict[str, Any]]:
         """What the walk built: the messages or turns of the request."""
         raise NotImplementedError
+
+    # ---- shared by the walks ----
+
+    def user_parts(self, msg: Msg, i: int, prefix: bool) -> list[Any]:
+        """The parts of a USER message, or of another speaker's ASSISTANT message (``prefix``: its text
+        starts with the speaker's name): texts and media through :meth:`user_text` / :meth:`user_media`,
+        hints placed by the walk, reasoning and other blocks left out and reported."""
+        ctx = self.ctx
+        label = f"[{F.speaker_label(msg)}]: " if prefix else ""
+        parts: list[Any] = []
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
+            t = type(b)
+            if t is TextBlock:
+                part = self.user_text(label + b.text if label else b.text)
+                if part is None:
+                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
+                    continue
+                parts.append(part)
+                label = ""
+            elif t in F.MEDIA:
+                if label:
+                    parts.append(self.text_part(label.rstrip()))
+                    label = ""
+                part = self.user_media(b, f"/{i}/content/{j}")
+                if part is not None:
+                    parts.append(part)
+            elif t is HintBlock:
+                self._hint(b, i, j)
+            elif t is ThinkingBlock:
+                ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
+            else:
+                ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
+        if not parts:
+            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+        return parts
 
     # ---- the pass ----
 
