@@ -516,3 +516,65 @@ def test_values_json_cannot_carry_are_left_out_and_reported() -> None:
         ("/0", "json-value"),
         ("/2", "json-value"),
     ]
+
+
+def _stream_with_text(text_deltas: list[str], args: str) -> bytes:
+    head = [
+        {"type": "AGENT_START", "id": "e0", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r"},
+        {"type": "TEXT_BLOCK_START", "id": "e1", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "blockId": "t"},
+    ]
+    deltas = [
+        {
+            "type": "TEXT_BLOCK_DELTA",
+            "id": f"d{i}",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "blockId": "t",
+            "delta": d,
+        }
+        for i, d in enumerate(text_deltas)
+    ]
+    tail = [
+        {"type": "TEXT_BLOCK_END", "id": "e2", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "blockId": "t"},
+        {
+            "type": "TOOL_CALL_START",
+            "id": "e3",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "toolCallId": "c",
+            "toolCallName": "f",
+        },
+        {
+            "type": "TOOL_CALL_DELTA",
+            "id": "e4",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "toolCallId": "c",
+            "delta": args,
+        },
+        {"type": "TOOL_CALL_END", "id": "e5", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "toolCallId": "c"},
+        {"type": "AGENT_END", "id": "e6", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r"},
+    ]
+    return b"\n".join(orjson.dumps(e) for e in head + deltas + tail)
+
+
+def test_reducing_keeps_one_copy_of_non_ascii_text_and_a_bounded_peak() -> None:
+    """The message is built from checked deltas without writing its text through orjson (which keeps a
+    UTF-8 copy inside every non-ASCII str it writes) and without orjson's reader (about 13 bytes of memory
+    per byte read): the text holds no second copy, and the peak stays a small multiple of the message."""
+    import sys
+    import tracemalloc
+
+    data = _stream_with_text(["25°C, sunny. "] * 20_000, orjson.dumps({"log": "25°C " * 20_000}).decode())
+    tracemalloc.start()
+    try:
+        (msg,) = reduce_stream(io.BytesIO(data))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    text = msg.content[0].text
+    assert text == "25°C, sunny. " * 20_000
+    # a Latin-1 str is its characters plus a fixed header; a cached UTF-8 copy would add len + extra bytes
+    assert sys.getsizeof(text) < len(text) + 100
+    assert msg.content[1].input == {"log": "25°C " * 20_000}
+    assert peak < 6 * len(msg.to_json_bytes())

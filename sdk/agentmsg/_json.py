@@ -48,7 +48,6 @@ INT_MIN, INT_MAX = -(2**63), 2**64 - 1
 
 _decode = msgspec.json.Decoder().decode
 _orjson_dumps = orjson.dumps
-_orjson_loads = orjson.loads
 _STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CHUNK = 1 << 20
@@ -224,12 +223,13 @@ def check_json_value(instance: Any, kind: str | None = None) -> None:
 
     At the default depth limit the common case is two C passes: orjson writes the value (which checks keys,
     strings, integer range and depth, and refuses subclasses, dataclasses and dates) and reads it back equal
-    (which catches what orjson writes but JSON does not hold: NaN, tuples, enums, UUIDs). Anything else takes
-    the iterative walk, which finds the first problem."""
+    (which catches what orjson writes but JSON does not hold: NaN, tuples, enums, UUIDs). It reads back with
+    msgspec: orjson's reader peaks at about 13 bytes of memory per byte of input, msgspec's at 1-3. Anything
+    else takes the iterative walk, which finds the first problem."""
     max_depth = limits.max_depth
     if max_depth == MAX_WRITABLE_DEPTH:
         try:
-            if _orjson_loads(_orjson_dumps(instance, option=_STRICT)) == instance:
+            if _decode(_orjson_dumps(instance, option=_STRICT)) == instance:
                 return
         except (orjson.JSONEncodeError, orjson.JSONDecodeError, RecursionError, TypeError, ValueError):
             pass

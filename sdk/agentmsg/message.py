@@ -217,8 +217,10 @@ class Msg(_msg_mod.Msg):
         return cls._from_parsed(data, strict)
 
     @classmethod
-    def _from_parsed(cls: type[M], data: Any, strict: bool) -> M:
-        check_json_value(data, "msg")
+    def _from_parsed(cls: type[M], data: Any, strict: bool, *, checked: bool = False) -> M:
+        """``checked``: the caller has made sure ``data`` is JSON that can be written back."""
+        if not checked:
+            check_json_value(data, "msg")
         if type(data) is dict and _CLOSED_MSG.is_valid(data):
             msg = _structure_msg(data)
         else:

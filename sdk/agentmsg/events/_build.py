@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from .._json import loads
+from .._limits import limits
 from .._schemas import validate
 from ..errors import Problem, ValidationError, pointer_of
 from ..message import AssistantMessage, Msg
@@ -175,7 +176,7 @@ def build(
             else:
                 assert isinstance(msg, AssistantMessage)
                 return msg
-    unwritable = _unwritable(data)
+    unwritable, recheck = _unwritable(data)
     if unwritable:  # values JSON cannot carry (from events fed as Python objects): left out, reported
         found = []
         for path in deepest_last_first(unwritable):
@@ -193,7 +194,10 @@ def build(
             for p in found:
                 st.add(p)
     try:
-        msg = Msg.from_dict(data)
+        # Checked above (and the bulk text comes from checked deltas): the JSON-value check is not run
+        # again, since it writes every string with orjson, which keeps a UTF-8 copy inside each non-ASCII
+        # str it writes (the message's text would then take twice its memory).
+        msg = Msg._from_parsed(data, False, checked=not recheck)
     except ValidationError as exc:
         msg = _salvage(data, exc, origins, reply.origin, st)
     assert isinstance(msg, AssistantMessage)
@@ -206,30 +210,52 @@ _JSON_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS 
 _BIG_TEXT = frozenset({"text", "thinking", "content", "data"})  # a message's bulk: built from checked deltas
 
 
-def _unwritable(data: dict[str, Any]) -> list[list[str | int]]:
+def _unwritable(data: dict[str, Any]) -> tuple[list[list[str | int]], bool]:
     """Paths of values orjson cannot write (integers outside -2**63 .. 2**64-1, strings with a lone
-    surrogate): they can only come from events fed as Python objects. The bulk text fields (built from
-    deltas, which are checked when parsed from bytes) are not scanned, so this stays cheap."""
+    surrogate): they can only come from events fed as Python objects; and whether the message needs the full
+    JSON-value check anyway (a list or map nested ``limits.max_depth`` deep or more, a key that is not a
+    string or has a lone surrogate, a value of any other type, NaN or an infinity). The bulk text fields
+    (built from deltas, which are checked when parsed from bytes) are not scanned, so this stays cheap."""
     out: list[list[str | int]] = []
+    recheck = False
+    max_depth = limits.max_depth
     stack: list[tuple[Any, list[str | int]]] = [(data, [])]
     while stack:
         node, path = stack.pop()
-        if isinstance(node, dict):
+        kind = type(node)
+        if kind is dict:
+            if len(path) >= max_depth or any(type(k) is not str or not _writable_str(k) for k in node):
+                recheck = True
             for key, child in node.items():
                 if key in _BIG_TEXT and type(child) is str and path and path[0] == "content" and len(path) <= 4:
                     continue
                 stack.append((child, [*path, key]))
-        elif isinstance(node, list):
+        elif kind is list:
+            if len(path) >= max_depth:
+                recheck = True
             stack.extend((child, [*path, i]) for i, child in enumerate(node))
-        elif type(node) is int:
+        elif kind is int:
             if not -(2**63) <= node < 2**64:
                 out.append(path)
-        elif type(node) is str and not node.isascii():
-            try:
-                node.encode("utf-8")
-            except UnicodeEncodeError:
+        elif kind is str:
+            if not _writable_str(node):
                 out.append(path)
-    return out
+        elif kind is float:
+            if node - node != 0.0:  # NaN or an infinity
+                recheck = True
+        elif kind is not bool and node is not None:
+            recheck = True
+    return out, recheck
+
+
+def _writable_str(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _problems_of(value: Any, kind: str) -> tuple[Problem, ...]:
