@@ -292,13 +292,14 @@ bench: install
 
 # The fuzz/property suites run in `make test` with a bounded budget; this runs them longer, with a fresh
 # random seed each time. Messages: tests/fuzz (FUZZ_SCALE times the examples; pytest --hypothesis-seed=N
-# replays one). Events: tests/test_events_fuzz.py (FUZZ_SECONDS per target, FUZZ_SEED).
+# replays one). Events: tests/test_events_fuzz.py (FUZZ_SECONDS per target, FUZZ_SEED). Provider parsers:
+# tests/test_providers_fuzz.py (FUZZ_SECONDS in all, FUZZ_SEED).
 FUZZ_SCALE ?= 25
 FUZZ_SECONDS ?= 300
 FUZZ_SEED ?= $(shell date +%s)
 fuzz: install
 	AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) \
-	  $(PYTHON) -m pytest tests/fuzz tests/test_events_fuzz.py -q -p no:cacheprovider --timeout=0
+	  $(PYTHON) -m pytest tests/fuzz tests/test_events_fuzz.py tests/test_providers_fuzz.py -q -p no:cacheprovider --timeout=0
 
 clean:
 	rm -rf $(VENV) $(WHEEL_VENV) .make .installed dist build *.egg-info .mypy_cache .pytest_cache .hypothesis .ruff_cache

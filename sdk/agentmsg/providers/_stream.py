@@ -31,15 +31,18 @@ import hashlib
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 import orjson
 
+from .._json import loads as json_loads
 from .._limits import limits
 from .._lines import LineSplitter, Run
 from .._sse import Sniffer, SSEDecoder, SSEEvent
-from ..errors import Problem
+from ..errors import Problem, ValidationError
+from ..events.reducer import reduce_events
+from ..message import Msg
 
 __all__ = [
     "ERROR_EVENT",
@@ -334,6 +337,9 @@ class StreamBuilder:
         """A text fragment for the text block in ``slot`` (opened on first use)."""
         if not delta:
             return  # an empty fragment opens no block (no empty text blocks)
+        if type(delta) is not str:
+            self._not_text("a text fragment", delta)
+            return
         c = self._choices.get(choice)
         if c is None or not c.started:
             c = self.choice(choice)
@@ -362,6 +368,9 @@ class StreamBuilder:
     ) -> None:
         """A reasoning fragment (and/or a signature or redacted-data fragment) for the thinking block in ``slot``."""
         if not (delta or signature or redacted):
+            return
+        if not (_text_or_none(delta) and _text_or_none(signature) and _text_or_none(redacted)):
+            self._not_text("a thinking fragment, signature or redacted data", delta, signature, redacted)
             return
         c = self.choice(choice)
         block = c.blocks.get(slot)
@@ -407,6 +416,14 @@ class StreamBuilder:
         A fragment with an id other than the open call's at that key starts a new call (providers that
         reuse an index for parallel calls); a name is set once, never appended; fragments that come
         before the call has an id or a name are held until it does (or until the end of the stream)."""
+        if not (
+            _text_or_none(call_id)
+            and _text_or_none(name)
+            and _text_or_none(arguments)
+            and _text_or_none(thought_signature)
+        ):
+            self._not_text("a tool call's id, name, arguments or thought signature", call_id, name, arguments)
+            return
         c = self.choice(choice)
         call = c.calls.get(key)
         if call_id and call is not None and call.id != call_id and not call.id.startswith("\x00"):
@@ -515,6 +532,10 @@ class StreamBuilder:
             self._ev(c, "CUSTOM", name=ERROR_EVENT, value=value)
             c.reason = "INTERRUPTED"
             c.finish = None
+
+    def _not_text(self, what: str, *values: Any) -> None:
+        bad = next((v for v in values if v and type(v) is not str), None)
+        self.problem("type", f"{what} is not a string (a JSON {_json_type(bad)}): skipped")
 
     def problem(self, rule: str, message: str) -> None:
         """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped."""
@@ -778,11 +799,66 @@ class BaseStreamParser:
         return b.drain()
 
 
+# ---- non-streaming responses: one reader for every provider --------------------------------------
+
+
+def read_response(
+    body: bytes | str | Mapping[str, Any] | list[Any],
+    what: str,
+    events: Callable[[Any], list[dict[str, Any]]],
+    *,
+    arrays: bool = False,
+) -> list[dict[str, Any]]:
+    """The AgentEvents ``events(obj)`` makes of a response body (text is read under :data:`agentmsg.limits`;
+    ``arrays``: a JSON array of responses is accepted too). Whatever is not such a response raises
+    :class:`ValidationError`: text that is not JSON (rule ``json``, ...), a body that is not an object
+    (``type``), or a shape the provider's reader cannot follow (``shape``), never a bare TypeError."""
+    obj = json_loads(body) if isinstance(body, (bytes, bytearray, memoryview, str)) else body
+    if not (isinstance(obj, Mapping) or (arrays and isinstance(obj, list))):
+        raise ValidationError.single("", "type", f"{what} is a JSON object, not a JSON {_json_type(obj)}")
+    try:
+        return events(obj)
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        raise ValidationError.single(
+            "", "shape", f"{what} has an unexpected shape ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def response_message(events: list[dict[str, Any]], choice: int, what: str) -> Msg:
+    """The message of choice ``choice`` among a response's events; :class:`ValidationError` (rule
+    ``choice``) when the response has no such choice."""
+    msgs = reduce_events(events, source=None if choice == 0 else f"choice/{choice}", trusted=True)
+    if not msgs:
+        raise ValidationError.single("", "choice", f"{what} has no choice {choice}")
+    return msgs[0]
+
+
 def run_parser(parser: BaseStreamParser, chunks: Iterable[bytes | str] | bytes | str) -> Iterator[dict[str, Any]]:
     """Every event of a body given whole or as chunks."""
     for chunk in as_chunks(chunks):
         yield from parser.feed(chunk)
     yield from parser.close()
+
+
+def _text_or_none(value: Any) -> bool:
+    """A string field of a payload that may be absent (None, or empty)."""
+    return not value or type(value) is str
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if value is None:
+        return "null"
+    names: dict[type, str] = {dict: "object", list: "array", str: "string"}
+    return names.get(type(value), type(value).__name__)
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty one (payload fields of unexpected types)."""
+    return value if isinstance(value, list) else []
 
 
 def as_object(value: Any) -> dict[str, Any]:
@@ -791,18 +867,22 @@ def as_object(value: Any) -> dict[str, Any]:
 
 
 def safe_int(value: Any) -> int | None:
-    """A token count as the usage schema wants it (a non-negative int), or None."""
+    """A token count as the usage schema wants it (a non-negative int), or None; counts saturate at Java's
+    long maximum, as the reducer's sums do."""
     if type(value) is int and value >= 0:
-        return value
+        return min(value, _LONG_MAX)
     if type(value) is float and value >= 0 and value.is_integer():
-        return int(value)
+        return min(int(value), _LONG_MAX)
     return None
+
+
+_LONG_MAX = 2**63 - 1
 
 
 def usage_dict(input_tokens: Any, output_tokens: Any, cached: Any = None, total: Any = None) -> dict[str, Any] | None:
     """A ChatUsage dict from provider counts (only the counts given; totalTokens = input + output)."""
     out: dict[str, Any] = {}
-    i, o, c = safe_int(input_tokens), safe_int(output_tokens), safe_int(cached)
+    i, o, c = safe_int(input_tokens), safe_int(output_tokens), safe_int(cached)  # sums of counts, too
     if i is not None:
         out["inputTokens"] = i
     if o is not None:
@@ -811,7 +891,7 @@ def usage_dict(input_tokens: Any, output_tokens: Any, cached: Any = None, total:
         out["cachedTokens"] = c
     t = safe_int(total)
     if i is not None and o is not None:
-        out["totalTokens"] = i + o
+        out["totalTokens"] = min(i + o, _LONG_MAX)
     elif t is not None:
         out["totalTokens"] = t
     return out or None

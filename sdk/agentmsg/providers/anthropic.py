@@ -17,14 +17,23 @@ from typing import Any, Final
 
 import orjson
 
-from agentmsg import reduce_events
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg
 
 from . import _format as F
 from ._common import media_kind
 from ._format import Context, FormatOptions, FormattedRequest
-from ._stream import BaseStreamParser, StreamBuilder, as_object, run_parser, safe_int, usage_dict
+from ._stream import (
+    BaseStreamParser,
+    StreamBuilder,
+    as_list,
+    as_object,
+    read_response,
+    response_message,
+    run_parser,
+    safe_int,
+    usage_dict,
+)
 from ._tools import anthropic_tool_choice, anthropic_tools, normalize_tool_choice, normalize_tools
 from ._turns import TurnWalk
 
@@ -324,10 +333,12 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
 
 
 def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
-    """The AgentEvents of a non-streaming Messages response."""
-    obj = orjson.loads(body) if isinstance(body, (bytes, str)) else body
-    if not isinstance(obj, Mapping):
-        raise TypeError("an Anthropic response is a JSON object")
+    """The AgentEvents of a non-streaming Messages response. :class:`~agentmsg.ValidationError` for a body
+    that is not such a response."""
+    return read_response(body, "an Anthropic response", lambda obj: _response_events(obj, options))
+
+
+def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
     b = StreamBuilder(options.pop("provider", "anthropic"), **options)
     if obj.get("type") == "error":
         _error(b, obj)
@@ -336,7 +347,7 @@ def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> li
         if isinstance(obj.get("usage"), dict):
             b.set_usage(_usage(obj["usage"]))
         b.choice(0)
-        for index, block in enumerate(obj.get("content") or ()):
+        for index, block in enumerate(as_list(obj.get("content"))):
             if isinstance(block, dict):
                 _block(b, index, block, whole=True)
         _finish(b, obj.get("stop_reason") or "end_turn")
@@ -347,7 +358,7 @@ def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> li
 def parse_response(body: bytes | str | Mapping[str, Any], **options: Any) -> Msg:
     """The assistant message of a Messages response: text, thinking with its signature, redacted
     thinking, tool calls, usage, stop reason mapped to the generate reason."""
-    return reduce_events(response_events(body, **options), trusted=True)[0]
+    return response_message(response_events(body, **options), 0, "the Anthropic response")
 
 
 # ---- stream (issue 10) ----------------------------------------------------------------------------

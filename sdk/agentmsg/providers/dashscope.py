@@ -15,7 +15,6 @@ from typing import Any, Final
 
 import orjson
 
-from agentmsg import reduce_events
 from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.message import Msg
 
@@ -23,7 +22,15 @@ from . import _format as F
 from ._chat import ChatWalk, copy_hints
 from ._common import media_kind
 from ._format import Context, FormatOptions, FormattedRequest
-from ._stream import BaseStreamParser, StreamBuilder, as_object, run_parser, usage_dict
+from ._stream import (
+    BaseStreamParser,
+    StreamBuilder,
+    as_object,
+    read_response,
+    response_message,
+    run_parser,
+    usage_dict,
+)
 from ._tools import normalize_tool_choice, normalize_tools, openai_tool_choice, openai_tools
 
 __all__ = [
@@ -314,10 +321,12 @@ class _Reader:
 
 
 def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
-    """The AgentEvents of a non-streaming native response (choice i > 0 under ``source: choice/i``)."""
-    obj = orjson.loads(body) if isinstance(body, (bytes, str)) else body
-    if not isinstance(obj, Mapping):
-        raise TypeError("a DashScope response is a JSON object")
+    """The AgentEvents of a non-streaming native response (choice i > 0 under ``source: choice/i``).
+    :class:`~agentmsg.ValidationError` for a body that is not such a response."""
+    return read_response(body, "a DashScope response", lambda obj: _response_events(obj, options))
+
+
+def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
     b = StreamBuilder(options.pop("provider", "dashscope"), **options)
     _Reader(b, True).payload(obj, whole=True)
     for c in list(b._choices.values()):
@@ -330,9 +339,7 @@ def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> li
 def parse_response(body: bytes | str | Mapping[str, Any], *, choice: int = 0, **options: Any) -> Msg:
     """The assistant message of a native text- or multimodal-generation response (``result_format``
     ``message`` or ``text``): reasoning_content, content (string or parts), tool calls, usage, finish."""
-    return reduce_events(
-        response_events(body, **options), source=None if choice == 0 else f"choice/{choice}", trusted=True
-    )[0]
+    return response_message(response_events(body, **options), choice, "the DashScope response")
 
 
 # ---- stream (issue 10) ----------------------------------------------------------------------------

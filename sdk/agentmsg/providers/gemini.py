@@ -17,13 +17,22 @@ from typing import Any, Final
 
 import orjson
 
-from agentmsg import Msg, reduce_events
+from agentmsg import Msg
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
 from . import _format as F
 from ._common import media_kind
 from ._format import Context, FormatOptions, FormattedRequest
-from ._stream import BaseStreamParser, StreamBuilder, json_fragment_writer, run_parser, safe_int, usage_dict
+from ._stream import (
+    BaseStreamParser,
+    StreamBuilder,
+    json_fragment_writer,
+    read_response,
+    response_message,
+    run_parser,
+    safe_int,
+    usage_dict,
+)
 from ._tools import gemini_tool_config, gemini_tools, normalize_tool_choice, normalize_tools
 from ._turns import TurnWalk
 
@@ -426,8 +435,12 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
 
 
 def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
-    """The AgentEvents of a non-streaming generateContent response (candidate i > 0 under ``source: choice/i``)."""
-    obj = orjson.loads(body) if isinstance(body, (bytes, str)) else body
+    """The AgentEvents of a non-streaming generateContent response (candidate i > 0 under ``source: choice/i``),
+    or of a JSON array of streamed responses. :class:`~agentmsg.ValidationError` for a body that is neither."""
+    return read_response(body, "a Gemini response", lambda obj: _response_events(obj, options), arrays=True)
+
+
+def _response_events(obj: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(obj, list):  # a streamGenerateContent response read without alt=sse: a JSON array
         b = StreamBuilder(options.pop("provider", "gemini"), **options)
         calls: dict[int, _Calls] = {}
@@ -436,8 +449,6 @@ def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> li
                 _payload(b, item, calls)
         b.close()
         return b.drain()
-    if not isinstance(obj, Mapping):
-        raise TypeError("a Gemini response is a JSON object")
     b = StreamBuilder(options.pop("provider", "gemini"), **options)
     _payload(b, obj, {})
     b.close()
@@ -448,9 +459,7 @@ def parse_response(body: bytes | str | Mapping[str, Any], *, choice: int = 0, **
     """The assistant message of a generateContent response: thought parts as thinking, thoughtSignature
     on thinking / tool calls (a signature on an answer part as a signature-only thinking block), function
     calls, usage (output = candidates + thoughts), finish reason mapped to the generate reason."""
-    return reduce_events(
-        response_events(body, **options), source=None if choice == 0 else f"choice/{choice}", trusted=True
-    )[0]
+    return response_message(response_events(body, **options), choice, "the Gemini response")
 
 
 # ---- stream (issue 10) ----------------------------------------------------------------------------

@@ -18,7 +18,6 @@ from typing import Any, Final
 import attrs
 import orjson
 
-from agentmsg import reduce_events
 from agentmsg.blocks import ImageBlock
 from agentmsg.message import Msg
 
@@ -26,7 +25,16 @@ from . import _format as F
 from ._chat import ChatWalk, copy_hints
 from ._common import AUDIO_FORMATS, media_kind
 from ._format import Context, FormatOptions, FormattedRequest
-from ._stream import BaseStreamParser, StreamBuilder, as_object, run_parser, usage_dict
+from ._stream import (
+    BaseStreamParser,
+    StreamBuilder,
+    as_list,
+    as_object,
+    read_response,
+    response_message,
+    run_parser,
+    usage_dict,
+)
 from ._tools import normalize_tool_choice, normalize_tools, openai_tool_choice, openai_tools
 
 __all__ = [
@@ -321,18 +329,20 @@ def _family(variant: str) -> str:
 def response_events(
     body: bytes | str | Mapping[str, Any], *, variant: str = "openai", **options: Any
 ) -> list[dict[str, Any]]:
-    """The AgentEvents of a non-streaming response (every choice; choice i > 0 under ``source: choice/i``)."""
-    obj = orjson.loads(body) if isinstance(body, (bytes, str)) else body
+    """The AgentEvents of a non-streaming response (every choice; choice i > 0 under ``source: choice/i``).
+    :class:`~agentmsg.ValidationError` for a body that is not such a response."""
+    return read_response(body, "an OpenAI response", lambda obj: _response_events(obj, variant, options))
+
+
+def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, Any]) -> list[dict[str, Any]]:
     b = StreamBuilder(options.pop("provider", _family(variant)), **options)
-    if not isinstance(obj, Mapping):
-        raise TypeError("an OpenAI response is a JSON object")
     if "error" in obj and "choices" not in obj:
         _provider_error(b, obj["error"])
         b.close()
         return b.drain()
     b.identify(obj.get("id"), obj.get("model"))
     b.set_usage(_usage(obj.get("usage")))
-    for choice in obj.get("choices") or ():
+    for choice in as_list(obj.get("choices")):
         if not isinstance(choice, dict):
             continue
         i = choice.get("index", 0) if isinstance(choice.get("index"), int) else 0
@@ -350,8 +360,7 @@ def parse_response(
 ) -> Msg:
     """The assistant message of a Chat Completions response (choice ``choice``; ``variant`` names the
     compatible provider, kept as the reasoning's provenance). Options: see :class:`StreamBuilder`."""
-    events = response_events(body, variant=variant, **options)
-    return reduce_events(events, source=None if choice == 0 else f"choice/{choice}", trusted=True)[0]
+    return response_message(response_events(body, variant=variant, **options), choice, "the OpenAI response")
 
 
 # ---- stream (issue 10) ----------------------------------------------------------------------------
