@@ -561,7 +561,8 @@ def _stream_with_text(text_deltas: list[str], args: str) -> bytes:
 def test_reducing_keeps_one_copy_of_non_ascii_text_and_a_bounded_peak() -> None:
     """The message is built from checked deltas without writing its text through orjson (which keeps a
     UTF-8 copy inside every non-ASCII str it writes) and without orjson's reader (about 13 bytes of memory
-    per byte read): the text holds no second copy, and the peak stays a small multiple of the message."""
+    per byte read); large tool arguments are checked by the walk, which writes nothing: the strings hold no
+    second copy, and the peak stays a small multiple of the message."""
     import sys
     import tracemalloc
 
@@ -577,4 +578,5 @@ def test_reducing_keeps_one_copy_of_non_ascii_text_and_a_bounded_peak() -> None:
     # a Latin-1 str is its characters plus a fixed header; a cached UTF-8 copy would add len + extra bytes
     assert sys.getsizeof(text) < len(text) + 100
     assert msg.content[1].input == {"log": "25°C " * 20_000}
+    assert sys.getsizeof(msg.content[1].input["log"]) < 100_000 + 100  # nor do the parsed arguments
     assert peak < 6 * len(msg.to_json_bytes())

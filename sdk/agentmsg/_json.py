@@ -142,8 +142,13 @@ def loads(data: JsonInput, kind: str | None = None) -> Any:
         raise depth_error(kind) from None
     except (msgspec.DecodeError, UnicodeError) as exc:
         raise ValidationError([_syntax_problem(data, exc)], kind) from None
-    check_json_value(value, kind)
+    # Large text: the walk, which writes nothing (the round trip would keep a UTF-8 copy inside every
+    # non-ASCII string it writes, and its buffers are a few times the text).
+    check_json_value(value, kind, walk=len(data) > _WALK_ABOVE)
     return value
+
+
+_WALK_ABOVE = 1 << 16  # bytes (or characters) of JSON text
 
 
 # ---- JSON values ---------------------------------------------------------------------------------------
@@ -215,7 +220,7 @@ def _first_problem(instance: Any, max_depth: int) -> tuple[tuple[str | int, ...]
     return None
 
 
-def check_json_value(instance: Any, kind: str | None = None) -> None:
+def check_json_value(instance: Any, kind: str | None = None, *, walk: bool = False) -> None:
     """Check that a parsed value is JSON that can be written back: dicts with string keys, lists, strings
     without lone surrogates, integers in [-2**63, 2**64 - 1], finite floats, booleans and null, nested at most
     ``limits.max_depth`` deep. Raises :class:`ValidationError` with the pointer of the first bad value
@@ -225,9 +230,10 @@ def check_json_value(instance: Any, kind: str | None = None) -> None:
     strings, integer range and depth, and refuses subclasses, dataclasses and dates) and reads it back equal
     (which catches what orjson writes but JSON does not hold: NaN, tuples, enums, UUIDs). It reads back with
     msgspec: orjson's reader peaks at about 13 bytes of memory per byte of input, msgspec's at 1-3. Anything
-    else takes the iterative walk, which finds the first problem."""
+    else takes the iterative walk, which finds the first problem. ``walk``: take the walk at once (it writes
+    nothing)."""
     max_depth = limits.max_depth
-    if max_depth == MAX_WRITABLE_DEPTH:
+    if max_depth == MAX_WRITABLE_DEPTH and not walk:
         try:
             if _decode(_orjson_dumps(instance, option=_STRICT)) == instance:
                 return
