@@ -16,7 +16,7 @@ role-only first delta (or none), ``content: null`` deltas, parallel tool calls w
 by index (id, type and name only in a call's first fragment, arguments split anywhere, several fragments
 in one delta), finish reasons on their own chunk or on the last delta, usage on a usage-only last chunk
 with empty ``choices`` (or on the finish chunk), ``"usage": null`` on every chunk, compact UTF-8 or
-ASCII-escaped JSON. Anthropic: thinking (text deltas, then one ``signature_delta``), redacted thinking,
+ASCII-escaped JSON. Anthropic: thinking (text deltas, then a ``signature_delta``, rarely two: the last wins), redacted thinking,
 text (possibly empty), tool_use with ``input_json_delta`` split anywhere or with empty input (no delta, or
 one empty delta), ``ping`` events anywhere, ``message_delta`` with usage and the stop reason.
 """
@@ -320,7 +320,10 @@ def anthropic_block(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
         start: dict[str, Any] = {"type": "thinking", "thinking": "", "signature": ""}
         thinking = draw(TEXT)
         deltas = [{"type": "thinking_delta", "thinking": p} for p in (draw(split(thinking)) if thinking else ())]
-        deltas.append({"type": "signature_delta", "signature": draw(SIGNATURE)})
+        # one signature_delta, as the API sends it; more than one: the last is the signature (as the SDK)
+        deltas += [
+            {"type": "signature_delta", "signature": s} for s in draw(st.lists(SIGNATURE, min_size=1, max_size=2))
+        ]
     elif kind == "redacted_thinking":
         start = {"type": "redacted_thinking", "data": draw(SIGNATURE)}
     elif kind == "text":
@@ -459,3 +462,43 @@ def test_anthropic_synthetic_equals_accumulate_event(stream: Any, cuts: list[int
     whole = every_choice(list(mod.parse_stream(body)))
     assert every_choice(list(mod.parse_stream(cut_body(body, cuts)))) == whole
     assert cli_messages("anthropic", body) == whole
+
+
+def test_anthropic_signature_is_a_whole_value_the_last_one_wins() -> None:
+    """Regression: ``signature_delta`` carries the block's whole signature (the SDK's accumulator sets it,
+    a later one replacing an earlier one or the start's). agentmsg appended every signature it saw
+    (``"S0" + "AB" + "CD"``); the builder now holds a block's whole signature and sends it once when the
+    block ends, also when the stream is cut before ``content_block_stop``."""
+    start = {
+        "type": "message_start",
+        "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "content": []},
+    }
+    start["message"].update(stop_reason=None, stop_sequence=None, usage={"input_tokens": 1, "output_tokens": 1})
+    thinking = [
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "thinking", "thinking": "a", "signature": "S0"},
+        },
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "b"}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "AB"}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "CD"}},
+    ]
+    end = [
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 2},
+        },
+        {"type": "message_stop"},
+    ]
+    events = [start, *thinking, *end]
+    body = b"".join(b"event: " + e["type"].encode() + b"\ndata: " + orjson.dumps(e) + b"\n\n" for e in events)
+    check_anthropic(events, body)
+    (block,) = reduce_checked(list(module("anthropic").parse_stream(body))).content
+    assert (block.thinking, agentmsg.thinking_signature(block)) == ("ab", "CD")
+    cut = body[: body.index(b"event: content_block_stop")]
+    (msg,) = reduce_events(list(module("anthropic").parse_stream(cut)))
+    assert [(b.thinking, agentmsg.thinking_signature(b)) for b in msg.content] == [("ab", "CD")]
+    assert msg.to_dict()["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"

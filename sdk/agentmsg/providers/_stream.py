@@ -263,6 +263,7 @@ class StreamBuilder:
         self._blocks = 0
         self._pending: dict[int, list[str]] = {}  # argument fragments of calls not started yet
         self._signatures: dict[int, str] = {}  # thought signatures of calls not started yet
+        self._whole_signatures: dict[str, str] = {}  # blockId -> its whole signature, sent when it ends
 
     # ---- plumbing -------------------------------------------------------------------------------
 
@@ -381,6 +382,21 @@ class StreamBuilder:
         if redacted:
             e["redactedData"] = redacted
 
+    def signature(self, value: str, *, choice: int = 0, slot: str = "thinking") -> None:
+        """The *whole* signature of the thinking block in ``slot`` (opened on first use), where the provider
+        sends it as one value that a later one replaces (Anthropic's ``signature_delta``): held, the last
+        one winning, and emitted once as a signature-only delta when the block ends. (``thinking(...,
+        signature=)`` is for signature *fragments*, which the reducer concatenates.)"""
+        if not value:
+            return
+        if type(value) is not str:
+            self._not_text("a signature", value)
+            return
+        c = self.choice(choice)
+        block = c.blocks.get(slot)
+        block_id = block[1] if block is not None and block[0] == "thinking" else self._open(c, slot, "thinking")
+        self._whole_signatures[block_id] = value
+
     def has_block(self, slot: str, *, choice: int = 0) -> bool:
         c = self._choices.get(choice)
         return c is not None and slot in c.blocks
@@ -395,6 +411,9 @@ class StreamBuilder:
         if block is None:
             return
         kind, block_id = block
+        signature = self._whole_signatures.pop(block_id, None)
+        if signature is not None:
+            self._ev(c, "THINKING_BLOCK_DELTA", replyId=c.reply_id, blockId=block_id, delta="", signature=signature)
         self._ev(
             c, "THINKING_BLOCK_END" if kind == "thinking" else "TEXT_BLOCK_END", replyId=c.reply_id, blockId=block_id
         )
