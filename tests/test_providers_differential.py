@@ -147,12 +147,26 @@ FINISH = ["stop", "length", "content_filter", "tool_calls"]
 
 @st.composite
 def openai_call(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
-    """One tool call's fragments: id, type and name in the first only; the arguments split anywhere."""
+    """One tool call's fragments: id, type and name in the first only (its ``arguments`` key may be left
+    out), the arguments split anywhere; later fragments may carry ``"id": ""`` / ``null`` and
+    ``"name": null`` as some compatible servers do."""
     args = draw(st.one_of(json_text(draw(ARGS_OBJECT)), st.sampled_from(["{}", ""])))
     pieces = draw(split(args))
-    first = {"index": index, "id": f"call_{index}_{draw(IDENT)}", "type": "function"}  # unique in a choice
-    first["function"] = {"name": draw(TOOL_NAME), "arguments": pieces[0]}
-    return [first, *({"index": index, "function": {"arguments": p}} for p in pieces[1:])]
+    first: dict[str, Any] = {"index": index, "id": f"call_{index}_{draw(IDENT)}", "type": "function"}
+    first["function"] = {"name": draw(TOOL_NAME)}  # the id is unique in a choice
+    if pieces[0] or draw(st.booleans()):
+        first["function"]["arguments"] = pieces[0]
+    rest = []
+    style = draw(st.sampled_from(["bare", "empty id", "null fields"]))
+    for p in pieces[1:]:
+        fragment: dict[str, Any] = {"index": index, "function": {"arguments": p}}
+        if style == "empty id":
+            fragment["id"] = ""
+        elif style == "null fields":
+            fragment["id"] = None  # ("type": null would break the SDK, which takes a type as is)
+            fragment["function"]["name"] = None
+        rest.append(fragment)
+    return [first, *rest]
 
 
 @st.composite
@@ -225,19 +239,51 @@ def openai_stream(draw: st.DrawFn) -> tuple[list[dict[str, Any]], bytes]:
     if draw(st.booleans()):
         head["system_fingerprint"] = "fp_b40fb1c6fb"
     null_usage = draw(st.booleans())  # stream_options.include_usage: "usage": null until the last chunk
-    usage_where = draw(st.sampled_from(["none", "usage-only chunk", "finish chunk"]))
-    chunks = []
+    usage_where = draw(st.sampled_from(["none", "usage-only chunk", "finish chunk", "every chunk"]))
+    chunks: list[dict[str, Any]] = []
     for i, (delta, reason) in draw(interleave(choices)):
         choice = {"index": i, "delta": delta, "logprobs": None, "finish_reason": reason}
-        chunks.append({**head, "choices": [choice], **({"usage": None} if null_usage else {})})
+        last = chunks[-1]["choices"] if chunks else None
+        if last and all(c["index"] != i for c in last) and draw(st.integers(0, 3)) == 0:
+            last.append(choice)  # choices of one chunk (a server batching its choices)
+        else:
+            chunks.append({**head, "choices": [choice], **({"usage": None} if null_usage else {})})
     usage = openai_usage(draw)
     if usage_where == "usage-only chunk":
         chunks.append({**head, "choices": [], "usage": usage})
     elif usage_where == "finish chunk":
         chunks[-1] = {**chunks[-1], "usage": usage}
+    elif usage_where == "every chunk":  # cumulative counts on every chunk (some compatible servers)
+        for k, c in enumerate(chunks):
+            n_out = usage["completion_tokens"] * (k + 1) // len(chunks)
+            c["usage"] = {**usage, "completion_tokens": n_out, "total_tokens": usage["prompt_tokens"] + n_out}
+    payloads = [(None, c) for c in chunks]
+    if draw(st.booleans()):
+        payloads.append((None, "[DONE]"))  # most servers end with it; a body may well not
+    return chunks, draw(sse_body(payloads))
+
+
+@st.composite
+def sse_body(draw: st.DrawFn, payloads: list[tuple[str | None, Any]]) -> bytes:
+    """SSE as servers write it: ``data: `` or ``data:``, LF or CRLF lines, keep-alive comments, JSON compact
+    UTF-8 or ASCII-escaped (``[DONE]`` as is)."""
+    eol = draw(st.sampled_from([b"\n", b"\r\n"]))
+    data = draw(st.sampled_from([b"data: ", b"data:"]))
     ascii_json = draw(st.booleans())
-    body = b"".join(b"data: " + (json.dumps(c).encode() if ascii_json else orjson.dumps(c)) + b"\n\n" for c in chunks)
-    return chunks, body + b"data: [DONE]\n\n"
+    out = []
+    for event, payload in payloads:
+        if draw(st.integers(0, 7)) == 0:
+            out.append(b": keep-alive" + eol + eol)
+        text = (
+            payload.encode()
+            if isinstance(payload, str)
+            else json.dumps(payload).encode()
+            if ascii_json
+            else orjson.dumps(payload)
+        )
+        head = b"event: " + event.encode() + eol if event else b""
+        out.append(head + data + text + eol + eol)
+    return b"".join(out)
 
 
 def openai_snapshot(chunks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -274,10 +320,10 @@ def check_openai(chunks: list[dict[str, Any]], body: bytes) -> None:
         # A call whose argument fragments were all empty has no raw arguments text (content None, input {}):
         # agentmsg keeps the text the provider sent, and it sent none.
         calls = [(b.id, b.name, b.content or "") for b in streamed.blocks("tool_use")]
-        want = [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in m.get("tool_calls") or ()]
+        want = [(c["id"], c["function"]["name"], c["function"]["arguments"] or "") for c in m.get("tool_calls") or ()]
         assert calls == want
         for b, c in zip(streamed.blocks("tool_use"), m.get("tool_calls") or (), strict=True):
-            args = c["function"]["arguments"]
+            args = c["function"]["arguments"] or ""
             assert b.input == (orjson.loads(args) if args else {})
         meta = streamed.to_dict()["metadata"]
         assert meta["agentmsg_finish_reason"] == choice["finish_reason"]
@@ -387,16 +433,7 @@ def anthropic_stream(draw: st.DrawFn) -> tuple[list[dict[str, Any]], bytes]:
         }
     )
     events.append({"type": "message_stop"})
-    ascii_json = draw(st.booleans())
-    body = b"".join(
-        b"event: "
-        + e["type"].encode()
-        + b"\ndata: "
-        + (json.dumps(e).encode() if ascii_json else orjson.dumps(e))
-        + b"\n\n"
-        for e in events
-    )
-    return events, body
+    return events, draw(sse_body([(e["type"], e) for e in events]))
 
 
 def anthropic_snapshot(events: list[dict[str, Any]]) -> dict[str, Any]:
