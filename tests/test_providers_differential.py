@@ -208,6 +208,12 @@ def openai_choice(draw: st.DrawFn, reasoning_key: str) -> list[tuple[dict[str, A
         items.append((delta, None))
         fragments = fragments[take:]
     reason = "tool_calls" if calls and draw(st.booleans()) else draw(st.sampled_from(FINISH[:3]))
+    if not calls and draw(st.integers(0, 5)) == 0:
+        # the legacy functions API: one ``function_call`` (no id, no index), finish reason function_call
+        (first, *rest) = draw(openai_call(0))
+        items.append(({"function_call": dict(first["function"])}, None))
+        items += [({"function_call": {"arguments": f["function"]["arguments"]}}, None) for f in rest]
+        reason = draw(st.sampled_from(["function_call", "stop"]))
     if items and draw(st.booleans()):
         items[-1] = (items[-1][0], reason)  # the finish reason on the last delta
     else:
@@ -321,13 +327,20 @@ def check_openai(chunks: list[dict[str, Any]], body: bytes) -> None:
         # agentmsg keeps the text the provider sent, and it sent none.
         calls = [(b.id, b.name, b.content or "") for b in streamed.blocks("tool_use")]
         want = [(c["id"], c["function"]["name"], c["function"]["arguments"] or "") for c in m.get("tool_calls") or ()]
+        legacy = m.get("function_call")
+        if legacy:  # no id from the provider: agentmsg derives one (stable, as for Gemini's calls)
+            assert calls[-1][0].startswith("call_")
+            want.append((calls[-1][0], legacy["name"], legacy["arguments"] or ""))
         assert calls == want
-        for b, c in zip(streamed.blocks("tool_use"), m.get("tool_calls") or (), strict=True):
-            args = c["function"]["arguments"] or ""
+        fns = [c["function"] for c in m.get("tool_calls") or ()] + ([legacy] if legacy else [])
+        for b, fn in zip(streamed.blocks("tool_use"), fns, strict=True):
+            args = fn["arguments"] or ""
             assert b.input == (orjson.loads(args) if args else {})
         meta = streamed.to_dict()["metadata"]
         assert meta["agentmsg_finish_reason"] == choice["finish_reason"]
-        tool_reason = choice["finish_reason"] == "tool_calls" or (choice["finish_reason"] == "stop" and calls)
+        tool_reason = choice["finish_reason"] in ("tool_calls", "function_call") or (
+            choice["finish_reason"] == "stop" and calls
+        )
         assert streamed.generate_reason == ("TOOL_CALLS" if tool_reason else "MODEL_STOP")
     u = snapshot.get("usage")
     got = reduce_checked(events).usage
@@ -539,3 +552,26 @@ def test_anthropic_signature_is_a_whole_value_the_last_one_wins() -> None:
     (msg,) = reduce_events(list(module("anthropic").parse_stream(cut)))
     assert [(b.thinking, agentmsg.thinking_signature(b)) for b in msg.content] == [("ab", "CD")]
     assert msg.to_dict()["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+
+
+def test_openai_legacy_function_call_is_a_tool_call() -> None:
+    """Regression: the deprecated ``functions`` API streams one ``function_call`` (name, then argument
+    fragments; no id, no index) and finishes with ``function_call``. agentmsg said TOOL_CALLS but dropped
+    the call itself, streamed or whole; it is now a tool call with an id derived from the response id
+    (the same for the stream and the whole reply), compared with the SDK's snapshot."""
+    head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    deltas = [
+        ({"role": "assistant", "content": None, "function_call": {"name": "get_weather", "arguments": ""}}, None),
+        ({"function_call": {"arguments": '{"city": "Par'}}, None),
+        ({"function_call": {"arguments": 'is"}'}}, None),
+        ({}, "function_call"),
+    ]
+    chunks = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": r}]} for d, r in deltas]
+    body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    check_openai(chunks, body)
+    mod = module("openai")
+    msg = reduce_checked(list(mod.parse_stream(body)))
+    (call,) = msg.blocks("tool_use")
+    assert (call.name, call.input, msg.generate_reason) == ("get_weather", {"city": "Paris"}, "TOOL_CALLS")
+    whole = mod.parse_response(openai_snapshot(chunks))
+    assert [(c.id, c.name, c.input) for c in whole.blocks("tool_use")] == [(call.id, call.name, call.input)]
