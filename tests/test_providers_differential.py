@@ -198,7 +198,10 @@ def openai_choice(draw: st.DrawFn, reasoning_key: str) -> list[tuple[dict[str, A
     # refusal, and agentmsg keeps text blocks in the order they started).
     for key, value in (("content", content), ("refusal", refusal)):
         for piece in draw(split(value)) if value else ():
-            items.append(({key: piece}, None))
+            delta = {key: piece}
+            if draw(st.integers(0, 3)) == 0:
+                delta[reasoning_key] = None  # DeepSeek: reasoning_content null once the answer starts
+            items.append((delta, None))
     fragments = draw(interleave(calls))
     while fragments:
         take = draw(st.integers(1, min(3, len(fragments))))  # several fragments may share one delta
@@ -272,7 +275,7 @@ def openai_stream(draw: st.DrawFn) -> tuple[list[dict[str, Any]], bytes]:
 @st.composite
 def sse_body(draw: st.DrawFn, payloads: list[tuple[str | None, Any]]) -> bytes:
     """SSE as servers write it: ``data: `` or ``data:``, LF or CRLF lines, keep-alive comments, JSON compact
-    UTF-8 or ASCII-escaped (``[DONE]`` as is)."""
+    UTF-8 or ASCII-escaped (``[DONE]`` as is), the last blank line there or not (a saved body)."""
     eol = draw(st.sampled_from([b"\n", b"\r\n"]))
     data = draw(st.sampled_from([b"data: ", b"data:"]))
     ascii_json = draw(st.booleans())
@@ -289,7 +292,10 @@ def sse_body(draw: st.DrawFn, payloads: list[tuple[str | None, Any]]) -> bytes:
         )
         head = b"event: " + event.encode() + eol if event else b""
         out.append(head + data + text + eol + eol)
-    return b"".join(out)
+    body = b"".join(out)
+    if draw(st.booleans()):
+        body = body[: -len(eol)]  # a saved body often lacks the last blank line (not the last line end)
+    return body
 
 
 def openai_snapshot(chunks: list[dict[str, Any]]) -> dict[str, Any]:
