@@ -149,8 +149,8 @@ FINISH = ["stop", "length", "content_filter", "tool_calls"]
 @st.composite
 def openai_call(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
     """One tool call's fragments: id, type and name in the first only (its ``arguments`` key may be left
-    out), the arguments split anywhere; later fragments may carry ``"id": ""`` / ``null`` and
-    ``"name": null`` as some compatible servers do."""
+    out), or the name on the second; the arguments split anywhere; later fragments may carry
+    ``"id": ""`` / ``null`` and ``"name": null`` as some compatible servers do."""
     args = draw(st.one_of(json_text(draw(ARGS_OBJECT)), st.sampled_from(["{}", ""])))
     pieces = draw(split(args))
     first: dict[str, Any] = {"index": index, "id": f"call_{index}_{draw(IDENT)}", "type": "function"}
@@ -158,7 +158,7 @@ def openai_call(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
     if pieces[0] or draw(st.booleans()):
         first["function"]["arguments"] = pieces[0]
     rest = []
-    style = draw(st.sampled_from(["bare", "empty id", "null fields"]))
+    style = draw(st.sampled_from(["bare", "empty id", "null fields", "name later"]))
     for p in pieces[1:]:
         fragment: dict[str, Any] = {"index": index, "function": {"arguments": p}}
         if style == "empty id":
@@ -167,6 +167,10 @@ def openai_call(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
             fragment["id"] = None  # ("type": null would break the SDK, which takes a type as is)
             fragment["function"]["name"] = None
         rest.append(fragment)
+    if style == "name later":  # the id first, the name on the next fragment (the SDK merges them)
+        if not rest:
+            rest.append({"index": index, "function": {}})
+        rest[0]["function"]["name"] = first["function"].pop("name")
     return [first, *rest]
 
 
@@ -216,7 +220,7 @@ def openai_choice(draw: st.DrawFn, reasoning_key: str) -> list[tuple[dict[str, A
         # the legacy functions API: one ``function_call`` (no id, no index), finish reason function_call
         (first, *rest) = draw(openai_call(0))
         items.append(({"function_call": dict(first["function"])}, None))
-        items += [({"function_call": {"arguments": f["function"]["arguments"]}}, None) for f in rest]
+        items += [({"function_call": dict(f["function"])}, None) for f in rest]
         reason = draw(st.sampled_from(["function_call", "stop"]))
     if items and draw(st.booleans()):
         items[-1] = (items[-1][0], reason)  # the finish reason on the last delta
@@ -586,3 +590,27 @@ def test_openai_legacy_function_call_is_a_tool_call() -> None:
     assert (call.name, call.input, msg.generate_reason) == ("get_weather", {"city": "Paris"}, "TOOL_CALLS")
     whole = mod.parse_response(openai_snapshot(chunks))
     assert [(c.id, c.name, c.input) for c in whole.blocks("tool_use")] == [(call.id, call.name, call.input)]
+
+
+def test_openai_tool_name_after_its_id_keeps_name_and_place() -> None:
+    """Regression: a call whose first fragment has its id but not its name (the name comes on a later
+    fragment, which the SDK merges by index) started at once with an empty name, and the name was lost.
+    A call now starts once it has its name, and calls start in the order they appeared: here call 0 stays
+    first although call 1's whole first fragment arrives before call 0's name."""
+    head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    fragments = [
+        {"index": 0, "id": "call_a", "type": "function", "function": {"arguments": ""}},
+        {"index": 1, "id": "call_b", "type": "function", "function": {"name": "second", "arguments": '{"n": 2}'}},
+        {"index": 0, "function": {"name": "first", "arguments": '{"n": 1}'}},
+    ]
+    deltas: list[tuple[dict[str, Any], str | None]] = [({"tool_calls": [f]}, None) for f in fragments]
+    chunks = [
+        {**head, "choices": [{"index": 0, "delta": d, "finish_reason": r}]} for d, r in [*deltas, ({}, "tool_calls")]
+    ]
+    body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    check_openai(chunks, body)
+    msg = reduce_checked(list(module("openai").parse_stream(body)))
+    assert [(c.id, c.name, c.input) for c in msg.blocks("tool_use")] == [
+        ("call_a", "first", {"n": 1}),
+        ("call_b", "second", {"n": 2}),
+    ]
