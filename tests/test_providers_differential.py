@@ -10,15 +10,24 @@ Hypothesis builds *valid* streams the way real providers vary them, and each one
 * the same body cut into random byte chunks, and ``agentmsg parse --provider P --stream FILE --choice all``
   (in process): the same messages.
 
-What is varied. OpenAI-compatible: text, refusal and reasoning (``reasoning_content`` or ``reasoning``)
-split anywhere (multi-byte characters, empty fragments), ``n > 1`` choices interleaved chunk by chunk, a
-role-only first delta (or none), ``content: null`` deltas, parallel tool calls whose fragments interleave
-by index (id, type and name only in a call's first fragment, arguments split anywhere, several fragments
-in one delta), finish reasons on their own chunk or on the last delta, usage on a usage-only last chunk
-with empty ``choices`` (or on the finish chunk), ``"usage": null`` on every chunk, compact UTF-8 or
-ASCII-escaped JSON. Anthropic: thinking (text deltas, then a ``signature_delta``, rarely two: the last wins), redacted thinking,
-text (possibly empty), tool_use with ``input_json_delta`` split anywhere or with empty input (no delta, or
-one empty delta), ``ping`` events anywhere, ``message_delta`` with usage and the stop reason.
+What is varied. OpenAI-compatible (read as openai, deepseek and dashscope-compatible): text, refusal and
+reasoning (``reasoning_content`` or ``reasoning``) split anywhere (multi-byte characters, empty fragments),
+``n > 1`` choices interleaved chunk by chunk or batched in one chunk, a role-only first delta (or none),
+``content: null`` and ``reasoning_content: null`` deltas, parallel tool calls whose fragments interleave by
+index (id, type and name in a call's first fragment, or the name on its second; arguments split anywhere;
+continuation fragments bare or with ``"id": ""``/``null``, ``"name": null``; several fragments in one
+delta), the legacy ``function_call``, finish reasons on their own chunk or on the last delta, usage on a
+usage-only last chunk with empty ``choices``, on the finish chunk or cumulative on every chunk,
+``"usage": null`` on every chunk. Anthropic: thinking (text deltas, then a ``signature_delta``, rarely
+two: the last wins), redacted thinking, text (possibly empty), tool_use with ``input_json_delta`` split
+anywhere or with empty input (no delta, one empty delta, ``{}``), ``ping`` events anywhere,
+``message_delta`` with usage (input counts repeated or not) and every stop reason. Both: SSE written as
+servers write it (``data: `` or ``data:``, LF or CRLF, keep-alive comments, compact UTF-8 or ASCII-escaped
+JSON, with or without ``[DONE]`` and the last blank line).
+
+Where agentmsg deliberately differs from the SDKs, the comparison says so where it is made: no empty
+text blocks; a call that received no argument text has ``content`` None (the SDK: ``""``); a legacy
+``function_call`` has no id from the provider, so agentmsg derives one.
 """
 
 from __future__ import annotations
