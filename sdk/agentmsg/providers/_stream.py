@@ -184,6 +184,7 @@ class _Choice:
         "reply_id",
         "source",
         "started",
+        "waiting",
     )
 
     def __init__(self, source: str | None) -> None:
@@ -193,6 +194,7 @@ class _Choice:
         self.blocks: dict[str, tuple[str, str]] = {}  # slot -> (kind, blockId), open blocks
         self.calls: dict[Any, _Call] = {}  # key (index / slot) -> call
         self.calls_by_id: dict[str, _Call] = {}
+        self.waiting: list[_Call] = []  # calls not started yet, in the order they appeared
         self.finish: str | None = None  # the provider's finish reason
         self.normal = False  # the finish reason is a plain stop
         self.minted = 0  # tool call ids minted so far
@@ -263,6 +265,7 @@ class StreamBuilder:
         self._blocks = 0
         self._pending: dict[int, list[str]] = {}  # argument fragments of calls not started yet
         self._signatures: dict[int, str] = {}  # thought signatures of calls not started yet
+        self._whole_signatures: dict[str, str] = {}  # blockId -> its whole signature, sent when it ends
 
     # ---- plumbing -------------------------------------------------------------------------------
 
@@ -381,6 +384,21 @@ class StreamBuilder:
         if redacted:
             e["redactedData"] = redacted
 
+    def signature(self, value: str, *, choice: int = 0, slot: str = "thinking") -> None:
+        """The *whole* signature of the thinking block in ``slot`` (opened on first use), where the provider
+        sends it as one value that a later one replaces (Anthropic's ``signature_delta``): held, the last
+        one winning, and emitted once as a signature-only delta when the block ends. (``thinking(...,
+        signature=)`` is for signature *fragments*, which the reducer concatenates.)"""
+        if not value:
+            return
+        if type(value) is not str:
+            self._not_text("a signature", value)
+            return
+        c = self.choice(choice)
+        block = c.blocks.get(slot)
+        block_id = block[1] if block is not None and block[0] == "thinking" else self._open(c, slot, "thinking")
+        self._whole_signatures[block_id] = value
+
     def has_block(self, slot: str, *, choice: int = 0) -> bool:
         c = self._choices.get(choice)
         return c is not None and slot in c.blocks
@@ -395,6 +413,9 @@ class StreamBuilder:
         if block is None:
             return
         kind, block_id = block
+        signature = self._whole_signatures.pop(block_id, None)
+        if signature is not None:
+            self._ev(c, "THINKING_BLOCK_DELTA", replyId=c.reply_id, blockId=block_id, delta="", signature=signature)
         self._ev(
             c, "THINKING_BLOCK_END" if kind == "thinking" else "TEXT_BLOCK_END", replyId=c.reply_id, blockId=block_id
         )
@@ -414,8 +435,11 @@ class StreamBuilder:
         """One fragment of a tool call addressed by ``key`` (the provider's index or block slot).
 
         A fragment with an id other than the open call's at that key starts a new call (providers that
-        reuse an index for parallel calls); a name is set once, never appended; fragments that come
-        before the call has an id or a name are held until it does (or until the end of the stream)."""
+        reuse an index for parallel calls); a name is set once, never appended. Calls start in the order
+        they appeared, each once it has its name (its id then is the provider's, or one derived when the
+        provider gave none): a call whose name comes after its id, or after a later call's first fragment,
+        keeps both its name and its place. Fragments that come before are held until it starts, or until
+        the call (or the stream) ends."""
         if not (
             _text_or_none(call_id)
             and _text_or_none(name)
@@ -435,6 +459,7 @@ class StreamBuilder:
             else:
                 call = _Call(call_id or f"\x00{key}", name or None)
                 c.calls[key] = call
+                c.waiting.append(call)
                 self._pending[id(call)] = []
         elif call.id.startswith("\x00") and call_id:
             call.id = call_id  # an id that arrives late
@@ -442,14 +467,19 @@ class StreamBuilder:
             call.name = name
         if thought_signature:
             self._signatures[id(call)] = thought_signature
-        if not call.started and (not call.id.startswith("\x00") or call.name):
-            self._start_call(c, call)
+        if not call.started and call.name:
+            self._start_ready(c)
         if arguments:
             if call.started:
                 self._ev(c, "TOOL_CALL_DELTA", replyId=c.reply_id, toolCallId=call.id, delta=arguments)
                 call.args = True
             else:
                 self._pending[id(call)].append(arguments)
+
+    def _start_ready(self, c: _Choice) -> None:
+        """Start the waiting calls that have their names, in order, up to the first that has none yet."""
+        while c.waiting and c.waiting[0].name:
+            self._start_call(c, c.waiting.pop(0))
 
     def _start_call(self, c: _Choice, call: _Call) -> None:
         if call.id.startswith("\x00"):
@@ -484,8 +514,13 @@ class StreamBuilder:
         self._end_call(c, call)
 
     def _end_call(self, c: _Choice, call: _Call) -> None:
-        if not call.started:
-            self._start_call(c, call)
+        if not call.started:  # it starts as it is, and so do the calls before it
+            while c.waiting:
+                first = c.waiting.pop(0)
+                self._start_call(c, first)
+                if first is call:
+                    break
+            self._start_ready(c)
         if call.open:
             call.open = False
             self._ev(c, "TOOL_CALL_END", replyId=c.reply_id, toolCallId=call.id, toolCallName=call.name or "")

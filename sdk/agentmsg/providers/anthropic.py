@@ -313,8 +313,10 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
     if kind == "text":
         b.text(block.get("text") or "", slot=slot)
     elif kind == "thinking":
+        b.thinking(block.get("thinking") or "", slot=slot)
         sig = block.get("signature")
-        b.thinking(block.get("thinking") or "", slot=slot, signature=sig if isinstance(sig, str) else None)
+        if isinstance(sig, str):
+            b.signature(sig, slot=slot)  # a signature_delta after it replaces it
     elif kind == "redacted_thinking":
         b.thinking("", slot=slot, redacted=str(block.get("data") or ""))
     elif kind == "tool_use":
@@ -391,7 +393,7 @@ class StreamParser(BaseStreamParser):
             elif dkind == "thinking_delta":
                 b.thinking(delta.get("thinking") or "", slot=slot)
             elif dkind == "signature_delta":
-                b.thinking("", slot=slot, signature=delta.get("signature") or "")
+                b.signature(delta.get("signature") or "", slot=slot)  # the whole signature: the last one wins
             # citations_delta and unknown delta types carry nothing the message keeps
         elif kind == "content_block_start":
             block = obj["content_block"]

@@ -279,15 +279,22 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
         b.text(refusal, choice=i, slot="refusal")
 
 
-def _tool_calls(b: StreamBuilder, i: int, calls: Any, whole: bool) -> None:
-    if not isinstance(calls, list):
-        return
-    for position, tc in enumerate(calls):
-        if not isinstance(tc, dict):
-            continue
+def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> None:
+    """A message's (or delta's) calls: ``tool_calls``, routed by index, and the legacy ``function_call``
+    (the deprecated ``functions`` API, finish reason ``function_call``: one call, no id, so the builder
+    derives one) as a call of its own."""
+    calls = m.get("tool_calls")
+    entries: list[tuple[Any, dict[str, Any]]] = []
+    if isinstance(calls, list):
+        for position, tc in enumerate(calls):
+            if isinstance(tc, dict):
+                index = tc.get("index")
+                entries.append((("index", index) if isinstance(index, int) else ("position", position), tc))
+    legacy = m.get("function_call")
+    if isinstance(legacy, dict):
+        entries.append((("function_call",), {"function": legacy}))
+    for key, tc in entries:
         fn = as_object(tc.get("function"))
-        index = tc.get("index")
-        key = ("index", index) if isinstance(index, int) else ("position", position)
         args = fn.get("arguments")
         if not isinstance(args, str):
             args = orjson.dumps(args).decode() if isinstance(args, (dict, list)) else None
@@ -349,7 +356,7 @@ def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, An
         m = as_object(choice.get("message"))
         b.choice(i)
         _message(b, i, m)
-        _tool_calls(b, i, m.get("tool_calls"), whole=True)
+        _tool_calls(b, i, m, whole=True)
         _finish(b, i, choice.get("finish_reason") or "stop")
     b.close()
     return b.drain()
@@ -405,9 +412,7 @@ class StreamParser(BaseStreamParser):
                 b.text(content, choice=i)  # the common case: a text fragment
             else:
                 _message(b, i, delta)
-                calls = delta.get("tool_calls")
-                if calls:
-                    _tool_calls(b, i, calls, whole=False)
+                _tool_calls(b, i, delta, whole=False)
             reason = ch.get("finish_reason")
             if reason:
                 _finish(b, i, reason)
