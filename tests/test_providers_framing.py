@@ -10,8 +10,9 @@ import orjson
 import pytest
 
 import agentmsg
-from agentmsg import Reducer, limits
+from agentmsg import limits
 from agentmsg.providers import dashscope, openai
+from tests.test_providers_odd import reduce_ok
 
 OPENAI_CHUNK = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "model": "m"}
 
@@ -28,12 +29,7 @@ def sse(*payloads: bytes) -> bytes:
 def parsed(body: bytes | list[bytes], mod: Any = openai) -> tuple[agentmsg.AssistantMessage, list[tuple[str, str]]]:
     """The message and the (rule, message) of every problem event; the events are valid and reduce cleanly."""
     events = list(mod.parse_stream(body))
-    for e in events:
-        agentmsg.validate(e, "event")
-    r = Reducer()
-    r.feed_many(events)
-    (msg,) = r.finish()
-    assert r.problems == []
+    msg = reduce_ok(events)
     problems = [(e["value"]["rule"], e["value"]["message"]) for e in events if e.get("name") == "agentmsg.problem"]
     return msg, problems
 

@@ -28,6 +28,7 @@ import pytest
 
 from agentmsg import Msg, ValidationError, reduce_events, validate
 from agentmsg.providers import anthropic, dashscope, gemini, openai
+from tests.fuzz.msg_strategies import json_paths
 
 FIX = Path(__file__).parent / "fixtures" / "providers"
 BUDGET = float(os.environ.get("AGENTMSG_FUZZ_SECONDS", "15"))
@@ -50,20 +51,9 @@ def _files(provider: str) -> list[Path]:
     return [f for f in out if f.suffix in (".sse", ".json", ".jsonl")]
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
 def _mutate(value: Any, rng: random.Random) -> Any:
     value = json.loads(json.dumps(value))
-    paths = [p for p in _paths(value) if p]
+    paths = [p for p in json_paths(value) if p]
     for _ in range(rng.choice((1, 1, 2, 3))):
         if not paths:
             break

@@ -35,6 +35,8 @@ __all__ = [
     "depth_error",
     "dumps",
     "encode_error",
+    "has_lone_surrogate",
+    "json_type",
     "loads",
     "parse_fast",
     "utf8_size",
@@ -51,6 +53,27 @@ _orjson_dumps = orjson.dumps
 _STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CHUNK = 1 << 20
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone UTF-16 surrogate (it cannot be written as UTF-8), without a copy."""
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a parsed value (``object``, ``array``, ``string``, ``number``, ``boolean``,
+    ``null``; the Python type's name for anything else): runtime-neutral wording for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
 
 
 def utf8_size(text: str) -> int:
@@ -158,7 +181,7 @@ def _scalar_problem(value: Any) -> tuple[str, str] | None:
     """(rule, message) when a non-container value cannot be written as JSON, else None."""
     kind = type(value)
     if kind is str:
-        if not value.isascii() and _SURROGATE.search(value):
+        if has_lone_surrogate(value):
             return "lone-surrogate", f"string {_short(value)} holds a lone UTF-16 surrogate (not encodable as UTF-8)"
         return None
     if kind is int:

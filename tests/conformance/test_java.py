@@ -6,7 +6,6 @@ docs/java-compatibility.md (and in KNOWN below). Skips only when Java or Maven i
 
 from __future__ import annotations
 
-import copy
 import json
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ import pytest
 
 import agentmsg
 from agentmsg._converter import json_default as _json_default
+from tests.conformance.test_schema_vectors import _drop
 from tests.conftest import ROOT, load_vectors
 
 pytestmark = [
@@ -66,18 +66,6 @@ def _canonical(kind: str, value: Any) -> Any:
     if kind == "content-block":
         return orjson.loads(agentmsg.block_to_json(agentmsg.block_from_dict(value)))
     return value
-
-
-def _drop(instance: Any, pointers: list[str]) -> Any:
-    """``instance`` without the keys at ``pointers`` (a copy)."""
-    out = copy.deepcopy(instance)
-    for pointer in pointers:
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
-        node = out
-        for part in parts[:-1]:
-            node = node[int(part)] if isinstance(node, list) else node[part]
-        del node[parts[-1]]
-    return out
 
 
 def _drop_data_ids_java_added(original: Any, java: Any) -> Any:

@@ -244,14 +244,15 @@ def messages(draw: Any) -> Msg:
 # ---- mutations of valid JSON ---------------------------------------------------------------------------
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def json_paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path in parsed JSON (the root's is ``()``), parents before children."""
     out = [prefix]
     if isinstance(value, dict):
         for k, v in value.items():
-            out += _paths(v, (*prefix, k))
+            out += json_paths(v, (*prefix, k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            out += _paths(v, (*prefix, i))
+            out += json_paths(v, (*prefix, i))
     return out
 
 
@@ -271,7 +272,7 @@ def mutated(draw: Any, value: Any) -> Any:
     key, or a near miss of a declared one), a container wrapped in hundreds of levels."""
     value = json.loads(json.dumps(value))
     for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(_paths(value)))
+        path = draw(st.sampled_from(json_paths(value)))
         parent = value
         for part in path[:-1]:
             parent = parent[part]

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from .._json import loads
+from .._json import INT_MAX, INT_MIN, has_lone_surrogate, json_type, loads
 from .._limits import limits
 from .._schemas import validate
 from ..errors import Problem, ValidationError, pointer_of
@@ -43,7 +43,7 @@ def _tool_use_dict(b: Block, closing: bool) -> dict[str, Any]:
         except ValidationError:
             args, err = None, "arguments are not valid JSON"
         else:
-            err = None if isinstance(args, dict) else f"arguments are JSON but not an object: {_json_type(args)}"
+            err = None if isinstance(args, dict) else f"arguments are JSON but not an object: {json_type(args)}"
         if err is not None:
             args = {}
             meta["argumentsError"] = err
@@ -56,17 +56,6 @@ def _tool_use_dict(b: Block, closing: bool) -> dict[str, Any]:
         "metadata": meta,
         "state": b.extra.get("state", "pending"),
     }
-
-
-def _json_type(value: Any) -> str:
-    """The JSON type name of a parsed value that is not an object (runtime-neutral texts: rule 2)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "string" if isinstance(value, str) else "array"
 
 
 def _block_dict(b: Any, close: bool) -> dict[str, Any] | None:
@@ -224,7 +213,7 @@ def _unwritable(data: dict[str, Any]) -> tuple[list[list[str | int]], bool]:
         node, path = stack.pop()
         kind = type(node)
         if kind is dict:
-            if len(path) >= max_depth or any(type(k) is not str or not _writable_str(k) for k in node):
+            if len(path) >= max_depth or any(type(k) is not str or has_lone_surrogate(k) for k in node):
                 recheck = True
             for key, child in node.items():
                 if key in _BIG_TEXT and type(child) is str and path and path[0] == "content" and len(path) <= 4:
@@ -235,10 +224,10 @@ def _unwritable(data: dict[str, Any]) -> tuple[list[list[str | int]], bool]:
                 recheck = True
             stack.extend((child, [*path, i]) for i, child in enumerate(node))
         elif kind is int:
-            if not -(2**63) <= node < 2**64:
+            if not INT_MIN <= node <= INT_MAX:
                 out.append(path)
         elif kind is str:
-            if not _writable_str(node):
+            if has_lone_surrogate(node):
                 out.append(path)
         elif kind is float:
             if node - node != 0.0:  # NaN or an infinity
@@ -246,16 +235,6 @@ def _unwritable(data: dict[str, Any]) -> tuple[list[list[str | int]], bool]:
         elif kind is not bool and node is not None:
             recheck = True
     return out, recheck
-
-
-def _writable_str(text: str) -> bool:
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _problems_of(value: Any, kind: str) -> tuple[Problem, ...]:

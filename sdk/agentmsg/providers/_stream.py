@@ -20,6 +20,9 @@ Choices other than the first (OpenAI ``n > 1``, Gemini ``candidateCount``) carry
 on every event, so ``reduce_events(events)`` is choice 0 and ``reduce_events(events, source="choice/1")``
 is choice 1.
 
+A non-streaming response is turned into the events its stream would give (:func:`read_response` reads
+the body, the provider writes through a builder) and reduced the same way (:func:`response_message`).
+
 Framing: :class:`Framer` turns raw bytes into payloads through the one SSE decoder
 (:class:`agentmsg._sse.SSEDecoder`), or reads JSON lines when the body is not SSE (a body that does not
 start with an SSE field or comment: DashScope's SDK-printed streams, logs, an error page).
@@ -36,6 +39,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from .._json import json_type
 from .._json import loads as json_loads
 from .._limits import limits
 from .._lines import LineSplitter, Run
@@ -446,7 +450,9 @@ class StreamBuilder:
             and _text_or_none(arguments)
             and _text_or_none(thought_signature)
         ):
-            self._not_text("a tool call's id, name, arguments or thought signature", call_id, name, arguments)
+            self._not_text(
+                "a tool call's id, name, arguments or thought signature", call_id, name, arguments, thought_signature
+            )
             return
         c = self.choice(choice)
         call = c.calls.get(key)
@@ -570,7 +576,7 @@ class StreamBuilder:
 
     def _not_text(self, what: str, *values: Any) -> None:
         bad = next((v for v in values if v and type(v) is not str), None)
-        self.problem("type", f"{what} is not a string (a JSON {_json_type(bad)}): skipped")
+        self.problem("type", f"{what} is not a string (a JSON {json_type(bad)}): skipped")
 
     def problem(self, rule: str, message: str) -> None:
         """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped."""
@@ -850,7 +856,7 @@ def read_response(
     (``type``), or a shape the provider's reader cannot follow (``shape``), never a bare TypeError."""
     obj = json_loads(body) if isinstance(body, (bytes, bytearray, memoryview, str)) else body
     if not (isinstance(obj, Mapping) or (arrays and isinstance(obj, list))):
-        raise ValidationError.single("", "type", f"{what} is a JSON object, not a JSON {_json_type(obj)}")
+        raise ValidationError.single("", "type", f"{what} is a JSON object, not a JSON {json_type(obj)}")
     try:
         return events(obj)
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
@@ -878,17 +884,6 @@ def run_parser(parser: BaseStreamParser, chunks: Iterable[bytes | str] | bytes |
 def _text_or_none(value: Any) -> bool:
     """A string field of a payload that may be absent (None, or empty)."""
     return not value or type(value) is str
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if value is None:
-        return "null"
-    names: dict[type, str] = {dict: "object", list: "array", str: "string"}
-    return names.get(type(value), type(value).__name__)
 
 
 def as_list(value: Any) -> list[Any]:
