@@ -158,8 +158,9 @@ $(VENV)/pyvenv.cfg:
 	@echo "== creating $(VENV) from $(BASE_PYTHON) =="
 	@bash -c "$$MAKE_VENV_SH" make-venv "$(BASE_PYTHON)" "$(VENV)"
 
-# Reinstalled when pyproject.toml changes (or the virtualenv is new).
-$(STAMP): pyproject.toml $(NEW_VENV)
+# Reinstalled when pyproject.toml or the C writer (built in place by the editable install) changes, or the
+# virtualenv is new.
+$(STAMP): pyproject.toml sdk/agentmsg/_speedups.c $(NEW_VENV)
 	@bash -c "$$CHECK_PYTHON_SH" check "$(PYTHON)" "$(MAKECMDGOALS)"
 	@echo "== installing agentmsg (editable) with [dev,bench] into $(PYTHON) (pip's log only on failure) =="
 	@bash -c "$$QUIET_SH" quiet $(PYTHON) -m pip install -e ".[dev,bench]"

@@ -21,6 +21,9 @@ Cases
   row parses the same bytes once and builds the same list. Two extra agentmsg rows show the
   per-message API on the same data: ``[Msg.from_dict(d) for d in orjson.loads(data)]`` and
   ``b"[" + b",".join(m.to_json_bytes() ...) + b"]"``.
+* agentmsg writes JSON with its C writer (agentmsg._speedups) where it was built: the rows "agentmsg, pure
+  Python" time the same work without it (``orjson.dumps(value, default=json_default)``, the path of
+  installs without a C compiler; the same bytes).
 
 Equal work is asserted before timing: for every implementation, decoding the sample and encoding the
 result gives back JSON equal to the sample, and every validating implementation rejects the same
@@ -53,9 +56,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers
 
 import agentmsg
-from agentmsg import Msg
+from agentmsg import Msg, _converter
 
 AGENTMSG, PYDANTIC, MSGSPEC, FLOOR = "agentmsg", "pydantic v2", "msgspec", "orjson (no validation)"
+PURE = "agentmsg, pure Python"
 DECODE, ENCODE = "decode (validated)", "encode"
 TARGET_VS_PYDANTIC = 1.0
 TARGET_VS_MSGSPEC = 2.5
@@ -282,6 +286,8 @@ def _case(case: str, sample: Any, single: bool, quick: bool) -> tuple[list[dict[
                 lambda ms: b"[" + b",".join([m.to_json_bytes() for m in ms]) + b"]",
             )
         ]
+    if _converter._speedups is not None:  # the writer without its C part, as where it is not built
+        extra.append((PURE, ours_dec, lambda o: orjson.dumps(o, default=_converter.json_default)))
     ms_enc = msgspec.json.Encoder().encode
     codecs: dict[str, tuple[Callable[[bytes], Any], Callable[[Any], bytes]]] = {
         AGENTMSG: (ours_dec, ours_enc),
@@ -348,8 +354,16 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+WRITER = (
+    "agentmsg's JSON writer: C (agentmsg._speedups; the 'pure Python' rows: without it)"
+    if _converter._speedups is not None
+    else "agentmsg's JSON writer: pure Python (agentmsg._speedups not built, or AGENTMSG_PURE_PYTHON set)"
+)
+
+
 def print_rows(rows: list[dict[str, Any]]) -> None:
     print("\n== messages: validated decode and encode (µs per op; agentmsg/x = agentmsg time / this time) ==")
+    print(WRITER)
     for case in dict.fromkeys(r["case"] for r in rows):
         size = next(r["bytes"] for r in rows if r["case"] == case)
         print(f"{case}: {size:,} bytes of JSON")
@@ -366,4 +380,5 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
 
 if __name__ == "__main__":
     print(f"agentmsg {agentmsg.__version__}, pydantic {pydantic.VERSION}, msgspec {msgspec.__version__}")
+    print(WRITER)
     print_rows(run(quick="--quick" in sys.argv))

@@ -11,8 +11,9 @@ Rows, per provider (all its recorded streams, µs per chunk, best of the repeats
 * ``official``: each SDK's own streaming path from the same bytes, as its stream helper runs it (the
   HTTP read aside): openai and anthropic decode the body with the SDK's ``SSEDecoder``, parse each event
   (``sse.json()``), build the typed chunk as their ``Stream`` does (``construct_type``, unvalidated) and
-  accumulate it (openai ``ChatCompletionStreamState.handle_chunk``: ``client.chat.completions.stream``;
-  anthropic ``accumulate_event``: ``client.messages.stream``); dashscope runs its ``Stream`` (httpx-sse
+  accumulate it (openai ``ChatCompletionStreamState.handle_chunk``, which also builds its stream events:
+  ``client.chat.completions.stream``; anthropic ``accumulate_event`` then ``build_events``, as
+  ``MessageStream.__stream__`` runs them: ``client.messages.stream``); dashscope runs its ``Stream`` (httpx-sse
   over an ``httpx.Response`` of the body, ``parse_chunk``) and ``_aggregate``. google-genai has no stream
   accumulator (no row).
 
@@ -98,7 +99,7 @@ def _official(provider: str) -> Callable[[bytes], Any] | None:
         if provider == "anthropic":
             from anthropic._models import construct_type as anthropic_construct
             from anthropic._streaming import SSEDecoder as AnthropicSSE
-            from anthropic.lib.streaming._messages import accumulate_event
+            from anthropic.lib.streaming._messages import accumulate_event, build_events
             from anthropic.types import RawMessageStreamEvent
 
             def run_anthropic(body: bytes) -> Any:
@@ -109,6 +110,7 @@ def _official(provider: str) -> Callable[[bytes], Any] | None:
                         continue
                     event = anthropic_construct(type_=RawMessageStreamEvent, value=sse.json())
                     snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=bufs)
+                    build_events(event=event, message_snapshot=snapshot)  # as MessageStream.__stream__ does
                 return snapshot
 
             return run_anthropic

@@ -34,3 +34,15 @@ def pytest_report_header() -> str:
 
     how = "installed wheel" if os.environ.get("AGENTMSG_TEST_WHEEL") else "source tree / editable install"
     return f"agentmsg under test: {Path(agentmsg.__file__ or '').parent} ({how})"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say which JSON writer the suite ran: the C writer, or pure Python (tests/test_speedups.py says why)."""
+    from agentmsg import _converter
+
+    if _converter._speedups is not None:
+        terminalreporter.write_line(f"JSON writer: C ({Path(_converter._speedups.__file__ or '').name})")
+    else:
+        terminalreporter.write_line(
+            "JSON writer: pure Python (agentmsg._speedups not built or turned off)", yellow=True
+        )

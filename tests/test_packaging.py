@@ -31,8 +31,9 @@ WHEEL_MODE = bool(os.environ.get("AGENTMSG_TEST_WHEEL"))
 
 
 def _ignored(rel: PurePosixPath) -> bool:
-    """Not part of a package: caches, node_modules, hidden files (pyproject.toml excludes the same)."""
-    return rel.suffix in (".pyc", ".pyo") or any(
+    """Not part of a package: caches, node_modules, hidden files (pyproject.toml excludes the same), and
+    compiled extensions (an editable install builds them into the tree; the wheel's are checked apart)."""
+    return rel.suffix in (".pyc", ".pyo", ".so", ".pyd") or any(
         part in ("__pycache__", "node_modules") or part.startswith(".") for part in rel.parts
     )
 
@@ -100,11 +101,27 @@ def test_wheel_holds_exactly_the_source_tree(dists: dict[str, Path]) -> None:
     tops = {n.split("/")[0] for n in names}
     dist_info = {t for t in tops if t.endswith(".dist-info")}
     assert tops - dist_info == set(PACKAGES), f"unexpected top-level entries in the wheel: {tops - dist_info}"
-    shipped = {n for n in names if n.split("/")[0] in PACKAGES}
+    shipped = {n for n in names if n.split("/")[0] in PACKAGES and not _ignored(PurePosixPath(n))}
     missing = sorted(source_files() - shipped)
     assert not missing, f"in the source tree but not in the wheel (see [tool.setuptools] in pyproject.toml): {missing}"
     extra = sorted(shipped - source_files())
     assert not extra, f"in the wheel but not in the source tree: {extra}"
+
+
+def test_wheel_holds_the_c_writer_built_for_its_platform(dists: dict[str, Path]) -> None:
+    """The optional C writer (agentmsg._speedups) is in the wheel, built for the Python that built it, and is
+    the only compiled file; without a C compiler the wheel is pure Python (said by the skip)."""
+    names = wheel_names(dists["wheel"])
+    compiled = [n for n in names if PurePosixPath(n).suffix in (".so", ".pyd")]
+    if not compiled and not _c_compiler():
+        pytest.skip("no C compiler here: the wheel was built without agentmsg._speedups (pure Python)")
+    assert compiled == [f"agentmsg/_speedups{sysconfig.get_config_var('EXT_SUFFIX')}"]
+    assert "-none-any.whl" not in dists["wheel"].name
+
+
+def _c_compiler() -> bool:
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc) is not None and Path(sysconfig.get_paths()["include"], "Python.h").is_file()
 
 
 def test_wheel_holds_every_schema_as_in_schemas(dists: dict[str, Path]) -> None:

@@ -22,11 +22,17 @@ dicts, for ``to_dict``) and :func:`json_default` (one object at a time, for orjs
 walks the lists and dicts itself, so encoding builds no nested Python lists). Structuring depends on which
 classes to build (the SDK's subclasses of the generated ones): a :class:`Codec` is made with that mapping
 passed in, so nothing depends on import order.
+
+Writing JSON goes through :func:`dumps_json`. Where the optional C writer (``_speedups.c``) is built, it
+writes model objects from a plan per class made from the same field list as the JSON hooks
+(:func:`_json_fields`: wire keys, order, omit policy), reading slots directly and building no dicts; it
+writes exactly orjson's bytes and leaves whatever it cannot write exactly to the pure-Python path.
 """
 
 from __future__ import annotations
 
 import enum
+import os
 import re
 import types
 import typing
@@ -35,8 +41,22 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
 import cattrs
+import orjson
 
+from ._json import encode_error
 from ._schemas import schema_documents
+
+_speedups: types.ModuleType | None
+if os.environ.get("AGENTMSG_PURE_PYTHON"):
+    _speedups = None
+else:
+    try:
+        from . import _speedups  # the optional C writer, built where a C compiler was at install time
+    except ImportError:
+        _speedups = None
+_NativeEncode = Callable[[object, dict[type, object], Callable[[Any], Any], Callable[[Any], bytes]], "bytes | None"]
+_native_encode: _NativeEncode | None = _speedups.encode if _speedups is not None else None
+_orjson_dumps = orjson.dumps
 
 StructureFn = Callable[..., Any]  # (value[, type]) -> object: cattrs passes the type too
 UnstructureFn = Callable[[Any], Any]
@@ -299,20 +319,27 @@ def make_structure_fn(cls: type, codec: Codec) -> StructureFn:
     return _compile("\n".join(lines), "structure", gen.ns)
 
 
+def _json_fields(cls: type) -> list[tuple[Any, str, Any, bool, bool]]:
+    """The keys of ``cls`` as written, in schema order: (attrs field, wire key, its type without None,
+    optional, omitted when None: optional and not nullable, the null/omit policy)."""
+    hints = _hints(cls)
+    out = []
+    for a in _wire_fields(cls):
+        tp, is_opt = _strip_optional(hints[a.name])
+        omit_when_none = (is_opt or a.default is None) and not a.metadata.get("nullable", False)
+        out.append((a, a.metadata.get("wire", a.name), tp, is_opt, omit_when_none))
+    return out
+
+
 def _unstructure_source(cls: type, shallow: bool) -> tuple[str, dict[str, Any]]:
     """Source of ``cls -> dict`` with wire names, schema key order and the null/omit policy, then the
     unknown keys. ``shallow`` leaves nested models and lists of them as they are (orjson's ``default``
     handles them one at a time); otherwise they are unstructured too (a whole dict, for ``to_dict``)."""
-    hints = _hints(cls)
     gen = _Codegen()
     # Keys are emitted in schema order; a field omitted when None breaks the single dict literal.
     body = ["def unstructure(o):", "    d = {"]
     in_literal = True
-    for a in _wire_fields(cls):
-        wire = a.metadata.get("wire", a.name)
-        nullable = a.metadata.get("nullable", False)
-        tp, is_opt = _strip_optional(hints[a.name])
-        omit_when_none = (is_opt or a.default is None) and not nullable
+    for a, wire, tp, is_opt, omit_when_none in _json_fields(cls):
         if omit_when_none:
             if in_literal:
                 body.append("    }")
@@ -378,6 +405,26 @@ unstructure_hooks: dict[type, UnstructureFn] = _HookCache(_plain.get_unstructure
 json_hooks: dict[type, UnstructureFn] = {}
 
 
+#: class -> plan of the C writer (agentmsg._speedups), for the classes of json_hooks (a plain dict: the
+#: writer looks every object's class up in it).
+native_plans: dict[type, object] = {}
+
+
+def _native_plan(cls: type) -> object:
+    """The C writer's plan of ``cls``: the same keys, order and omit policy as its JSON hook."""
+    assert _speedups is not None
+    fields = [(a.name, wire, omit) for a, wire, _tp, _opt, omit in _json_fields(cls)]
+    unknown = next((a.name for a in attrs.fields(cls) if _is_unknown_keys(a)), None)
+    return _speedups.make_plan(cls, fields, unknown)
+
+
+def _add_json_hook(cls: type) -> UnstructureFn:
+    hook = json_hooks[cls] = make_json_fn(cls)
+    if _speedups is not None:
+        native_plans[cls] = _native_plan(cls)
+    return hook
+
+
 def json_default(obj: Any) -> Any:
     """orjson's ``default``: one model object as a dict of its wire keys (nested models left as objects)."""
     try:
@@ -385,15 +432,30 @@ def json_default(obj: Any) -> Any:
     except KeyError:
         if not _is_model(obj.__class__):
             raise TypeError(f"{type(obj).__name__} is not a JSON value") from None
-        hook = json_hooks[obj.__class__] = make_json_fn(obj.__class__)
-        return hook(obj)
+        return _add_json_hook(obj.__class__)(obj)
 
 
 def prepare_json(classes: Iterator[type] | list[type]) -> None:
     """Compile the JSON hooks of ``classes`` now (the hot classes), so encoding never compiles."""
     for cls in classes:
         if cls not in json_hooks and _is_model(cls):
-            json_hooks[cls] = make_json_fn(cls)
+            _add_json_hook(cls)
+
+
+def dumps_json(value: Any, kind: str | None = None) -> bytes:
+    """``value`` (model objects, and JSON values holding them) as compact JSON: what
+    ``orjson.dumps(value, default=json_default)`` writes. The C writer (agentmsg._speedups, when built and
+    not turned off by ``AGENTMSG_PURE_PYTHON=1``) writes the same bytes faster, and leaves anything it does
+    not write exactly (other types, values JSON cannot hold) to orjson. A value JSON cannot hold raises
+    :class:`~agentmsg.ValidationError` naming the rule (``max-depth``, ``integer-range``, ...)."""
+    if _native_encode is not None:
+        out = _native_encode(value, native_plans, json_default, _orjson_dumps)
+        if out is not None:
+            return out
+    try:
+        return _orjson_dumps(value, default=json_default)
+    except orjson.JSONEncodeError as exc:
+        raise encode_error(value, json_default, exc, kind) from None
 
 
 class Codec:

@@ -29,8 +29,8 @@ from agentmsg_models import content_block as _gen
 from agentmsg_models.content_block import ToolCallState, ToolResultState
 from agentmsg_models.source import Base64Source, URLSource
 
-from ._converter import Codec, _tag_of, json_default, prepare_json, unstructure_hooks
-from ._json import JsonInput, depth_error, dumps, loads
+from ._converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
+from ._json import JsonInput, depth_error, loads
 from ._schemas import has_unknown_keys, validate
 from ._unknown import normalise_unknown_keys
 from .errors import ValidationError
@@ -169,7 +169,7 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
 
 
 def block_to_json(block: ContentBlock) -> str:
-    return dumps(block, default=json_default).decode()
+    return dumps_json(block).decode()
 
 
 def as_blocks(value: Any, pointer: str = "", kind: str = "content-block") -> list[ContentBlock]:

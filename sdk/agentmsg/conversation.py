@@ -7,8 +7,8 @@ from typing import Any
 
 import orjson
 
-from ._converter import json_default
-from ._json import JsonInput, encode_error, loads
+from ._converter import dumps_json
+from ._json import JsonInput, loads
 from ._schemas import array_validator_for_kind
 from .errors import ValidationError
 from .message import _FAST, Msg, _structure_msg, _structure_open_msg
@@ -64,8 +64,4 @@ def _check_writable(parsed: list[Any], msgs: list[Msg]) -> None:
 
 def encode_messages(messages: Iterable[Msg]) -> bytes:
     """A conversation as a compact JSON array (each message exactly as :meth:`Msg.to_json_bytes`)."""
-    items = messages if type(messages) is list else list(messages)
-    try:
-        return _orjson_dumps(items, default=json_default)
-    except orjson.JSONEncodeError as exc:
-        raise encode_error(items, json_default, exc, "msg") from None
+    return dumps_json(messages if type(messages) is list else list(messages), "msg")

@@ -22,9 +22,9 @@ from agentmsg_models import msg as _msg_mod
 from agentmsg_models.chat_usage import ChatUsage
 from agentmsg_models.generate_reason import GenerateReason
 
-from ._converter import Codec, _tag_of, json_default, prepare_json, unstructure_hooks
+from ._converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
 from ._fastpath import FastPath, Unsupported
-from ._json import JsonInput, check_json_value, depth_error, encode_error, loads
+from ._json import JsonInput, check_json_value, depth_error, loads
 from ._limits import limits
 from ._schemas import has_unknown_keys, validate, validator_for_kind
 from ._time import now_timestamp, parse_timestamp
@@ -246,10 +246,7 @@ class Msg(_msg_mod.Msg):
         """The message as compact UTF-8 JSON. Byte-stable: ``Msg.from_json(b).to_json_bytes() == b``
         for anything agentmsg or AgentScope Java wrote. A message changed after construction into something
         JSON cannot hold raises :class:`~agentmsg.ValidationError` (e.g. ``max-depth``, ``integer-range``)."""
-        try:
-            return _orjson_dumps(self, default=json_default)
-        except JSONEncodeError as exc:
-            raise encode_error(self, json_default, exc, "msg") from None
+        return dumps_json(self, "msg")
 
     # ---- accessors ----------------------------------------------------------------------------
 

@@ -1,0 +1,502 @@
+/* agentmsg._speedups: the optional C writer of model objects as JSON.
+ *
+ * It writes exactly what orjson.dumps(value, default=agentmsg._converter.json_default) writes, faster: the
+ * model objects (attrs classes of agentmsg_models and their SDK subclasses) are written from a plan per
+ * class that Python builds from the same attrs metadata as the pure-Python hooks (wire key, key order,
+ * omitted when None), reading each attribute straight from its slot, so no dict is built per object.
+ *
+ * It gives up (returns None, no exception) on anything it does not write exactly as orjson would: values
+ * of other types (datetime, UUID, namedtuple, ...), non-str dict keys, integers outside 64 bits, lone
+ * surrogates, nesting deeper than DEPTH_LIMIT, an error in a Python hook. The caller then runs the
+ * pure-Python path, which writes the same bytes or raises the SDK's own error. Building without a C
+ * compiler leaves this module out and agentmsg runs the pure-Python path everywhere.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <structmember.h>
+
+/* Below orjson's limit (254): giving up earlier is always exact (the pure-Python path writes it). */
+#define DEPTH_LIMIT 240
+
+typedef struct {
+    PyObject *name;       /* attribute name (str) */
+    PyObject *key;        /* b'"wire":' */
+    Py_ssize_t offset;    /* slot offset, or -1: read with getattr */
+    int omit_none;        /* not written when None */
+} Field;
+
+typedef struct {
+    Py_ssize_t n;
+    Field *fields;
+    PyObject *unknown_name;  /* attribute holding the unknown keys, or NULL */
+    Py_ssize_t unknown_offset;
+} Plan;
+
+typedef struct {
+    PyObject *bytes;    /* the output, written in place and resized (no copy at the end) */
+    char *buf;          /* PyBytes_AS_STRING(bytes) */
+    Py_ssize_t len, cap;
+    PyObject *plans;    /* dict: type -> capsule(Plan) */
+    PyObject *fallback; /* callable: model object -> dict (agentmsg._converter.json_default) */
+    PyObject *dumps;    /* callable: float -> bytes (orjson.dumps) */
+} Enc;
+
+#define PLAN_CAPSULE "agentmsg._speedups.Plan"
+
+static int grow(Enc *e, Py_ssize_t need) {
+    Py_ssize_t cap = e->cap ? e->cap : 1024;
+    while (cap - e->len < need) {
+        if (cap > PY_SSIZE_T_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cap *= 2;
+    }
+    if (e->bytes == NULL) {
+        e->bytes = PyBytes_FromStringAndSize(NULL, cap);
+        if (e->bytes == NULL) return -1;
+    } else if (_PyBytes_Resize(&e->bytes, cap) < 0) {
+        return -1; /* e->bytes is NULL (freed) */
+    }
+    e->buf = PyBytes_AS_STRING(e->bytes);
+    e->cap = cap;
+    return 0;
+}
+
+static inline int reserve(Enc *e, Py_ssize_t n) { return e->cap - e->len < n ? grow(e, n) : 0; }
+
+static inline int put(Enc *e, const char *s, Py_ssize_t n) {
+    if (reserve(e, n) < 0) return -1;
+    memcpy(e->buf + e->len, s, (size_t)n);
+    e->len += n;
+    return 0;
+}
+
+static inline int put1(Enc *e, char c) {
+    if (reserve(e, 1) < 0) return -1;
+    e->buf[e->len++] = c;
+    return 0;
+}
+
+static int enc(Enc *e, PyObject *v, int depth);
+
+/* ---- strings: UTF-8, escaping only '"', '\\' and control characters, as orjson does ---------------- */
+
+static const char HEX[] = "0123456789abcdef";
+
+#define NEEDS_ESCAPE(c) ((c) < 0x20 || (c) == '"' || (c) == '\\')
+
+/* Writes the escape of c (< 0x80, NEEDS_ESCAPE) at out; returns the end. At most 6 bytes. */
+static inline char *write_escape(char *out, Py_UCS4 c) {
+    *out++ = '\\';
+    switch (c) {
+    case '"': *out++ = '"'; break;
+    case '\\': *out++ = '\\'; break;
+    case '\b': *out++ = 'b'; break;
+    case '\f': *out++ = 'f'; break;
+    case '\n': *out++ = 'n'; break;
+    case '\r': *out++ = 'r'; break;
+    case '\t': *out++ = 't'; break;
+    default:
+        *out++ = 'u';
+        *out++ = '0';
+        *out++ = '0';
+        *out++ = HEX[(c >> 4) & 0xf];
+        *out++ = HEX[c & 0xf];
+    }
+    return out;
+}
+
+/* Whether any of the 8 ASCII bytes of w needs an escape (exact for bytes < 0x80). */
+static inline int word_needs_escape(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t ctl = (w - 0x20 * ones) & ~w & high;
+    uint64_t q = w ^ (0x22 * ones), b = w ^ (0x5c * ones);
+    q = (q - ones) & ~q & high;
+    b = (b - ones) & ~b & high;
+    return (ctl | q | b) != 0;
+}
+
+/* An ASCII string: runs without escapes are found 8 bytes at a time and copied whole. */
+static int enc_ascii(Enc *e, const unsigned char *p, Py_ssize_t n) {
+    if (reserve(e, n + 2) < 0) return -1;
+    e->buf[e->len++] = '"';
+    Py_ssize_t i = 0, run = 0;
+    while (i < n) {
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (word_needs_escape(w)) break;
+            i += 8;
+        }
+        for (Py_ssize_t stop = i + 8 < n ? i + 8 : n; i < stop; i++) {
+            unsigned char c = p[i];
+            if (!NEEDS_ESCAPE(c)) continue;
+            /* the run before it, then its escape: room for the rest as if nothing more were escaped */
+            if (reserve(e, (i - run) + 6 + (n - i) + 1) < 0) return -1;
+            memcpy(e->buf + e->len, p + run, (size_t)(i - run));
+            e->len += i - run;
+            e->len = write_escape(e->buf + e->len, c) - e->buf;
+            run = i + 1;
+        }
+    }
+    if (reserve(e, (n - run) + 1) < 0) return -1;
+    memcpy(e->buf + e->len, p + run, (size_t)(n - run));
+    e->len += n - run;
+    e->buf[e->len++] = '"';
+    return 0;
+}
+
+static int enc_str(Enc *e, PyObject *s) {
+    if (PyUnicode_READY(s) < 0) return -1; /* Python < 3.12: a str made by the legacy C API */
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    if (PyUnicode_IS_ASCII(s)) return enc_ascii(e, PyUnicode_1BYTE_DATA(s), n);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    /* UTF-8 takes at most 2 bytes per character of a 1-byte string, 3 of a 2-byte one, 4 of a 4-byte one;
+       an escape 6 (ASCII characters only, which take 1 otherwise) */
+    Py_ssize_t per = kind == PyUnicode_1BYTE_KIND ? 2 : kind == PyUnicode_2BYTE_KIND ? 3 : 4;
+    if (n > (PY_SSIZE_T_MAX - 2) / 6) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (reserve(e, per * n + 2) < 0) return -1;
+    char *out = e->buf + e->len;
+    *out++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            if (NEEDS_ESCAPE(c)) {
+                e->len = out - e->buf;
+                if (reserve(e, 6 + per * (n - i - 1) + 1) < 0) return -1;
+                out = write_escape(e->buf + e->len, c);
+            } else {
+                *out++ = (char)c;
+            }
+        } else if (c < 0x800) {
+            *out++ = (char)(0xc0 | (c >> 6));
+            *out++ = (char)(0x80 | (c & 0x3f));
+        } else if (c < 0x10000) {
+            if (c >= 0xd800 && c <= 0xdfff) {
+                e->len = out - e->buf;
+                return 1; /* a lone surrogate: orjson refuses it */
+            }
+            *out++ = (char)(0xe0 | (c >> 12));
+            *out++ = (char)(0x80 | ((c >> 6) & 0x3f));
+            *out++ = (char)(0x80 | (c & 0x3f));
+        } else {
+            *out++ = (char)(0xf0 | (c >> 18));
+            *out++ = (char)(0x80 | ((c >> 12) & 0x3f));
+            *out++ = (char)(0x80 | ((c >> 6) & 0x3f));
+            *out++ = (char)(0x80 | (c & 0x3f));
+        }
+    }
+    *out++ = '"';
+    e->len = out - e->buf;
+    return 0;
+}
+
+/* ---- numbers ------------------------------------------------------------------------------------- */
+
+static int enc_int(Enc *e, PyObject *v) {
+    char buf[32];
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (x == -1 && PyErr_Occurred()) return -1;
+    if (overflow == 0) {
+        int n = snprintf(buf, sizeof buf, "%lld", x);
+        return put(e, buf, n);
+    }
+    if (overflow < 0) return 1; /* below -2^63: orjson refuses it */
+    unsigned long long u = PyLong_AsUnsignedLongLong(v);
+    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 1; /* above 2^64-1 */
+    }
+    int n = snprintf(buf, sizeof buf, "%llu", u);
+    return put(e, buf, n);
+}
+
+static int enc_float(Enc *e, PyObject *v) {
+    double d = PyFloat_AS_DOUBLE(v);
+    if (Py_IS_FINITE(d)) {
+        char *r = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (r == NULL) return -1;
+        if (strchr(r, 'e') == NULL) { /* without an exponent Python's repr is orjson's text */
+            int rc = put(e, r, (Py_ssize_t)strlen(r));
+            PyMem_Free(r);
+            return rc;
+        }
+        PyMem_Free(r);
+    }
+    /* exponents and non-finite values: orjson's own text */
+    PyObject *b = PyObject_CallOneArg(e->dumps, v);
+    if (b == NULL) return -1;
+    int rc = put(e, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
+    Py_DECREF(b);
+    return rc;
+}
+
+/* ---- containers ---------------------------------------------------------------------------------- */
+
+static int enc_dict(Enc *e, PyObject *d, int depth) {
+    if (PyDict_GET_SIZE(d) == 0) return put(e, "{}", 2);
+    if (depth >= DEPTH_LIMIT) return 1;
+    if (put1(e, '{') < 0) return -1;
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    int first = 1, rc = 0;
+    while (PyDict_Next(d, &pos, &k, &v)) {
+        if (!PyUnicode_CheckExact(k)) return 1; /* orjson: "Dict key must be str" */
+        if (!first && put1(e, ',') < 0) return -1;
+        first = 0;
+        Py_INCREF(k);
+        Py_INCREF(v);
+        rc = enc_str(e, k);
+        if (rc == 0) rc = put1(e, ':');
+        if (rc == 0) rc = enc(e, v, depth + 1);
+        Py_DECREF(k);
+        Py_DECREF(v);
+        if (rc) return rc;
+    }
+    return put1(e, '}');
+}
+
+static int enc_seq(Enc *e, PyObject *seq, int depth, int is_list) {
+    Py_ssize_t n = is_list ? PyList_GET_SIZE(seq) : PyTuple_GET_SIZE(seq);
+    if (n == 0) return put(e, "[]", 2);
+    if (depth >= DEPTH_LIMIT) return 1;
+    if (put1(e, '[') < 0) return -1;
+    for (Py_ssize_t i = 0; i < (is_list ? PyList_GET_SIZE(seq) : n); i++) {
+        if (i && put1(e, ',') < 0) return -1;
+        PyObject *v = is_list ? PyList_GET_ITEM(seq, i) : PyTuple_GET_ITEM(seq, i);
+        Py_INCREF(v);
+        int rc = enc(e, v, depth + 1);
+        Py_DECREF(v);
+        if (rc) return rc;
+    }
+    return put1(e, ']');
+}
+
+/* ---- model objects ------------------------------------------------------------------------------- */
+
+static inline PyObject *read_field(PyObject *o, Py_ssize_t offset, PyObject *name) {
+    /* a new reference, or NULL with an exception set */
+    if (offset >= 0) {
+        PyObject *v = *(PyObject **)((char *)o + offset);
+        if (v == NULL) {
+            PyErr_SetObject(PyExc_AttributeError, name);
+            return NULL;
+        }
+        Py_INCREF(v);
+        return v;
+    }
+    return PyObject_GetAttr(o, name);
+}
+
+static int enc_via_fallback(Enc *e, PyObject *o, int depth) {
+    if (depth >= DEPTH_LIMIT) return 1;
+    PyObject *d = PyObject_CallOneArg(e->fallback, o);
+    if (d == NULL) return -1;
+    int rc = enc(e, d, depth + 1);
+    Py_DECREF(d);
+    return rc;
+}
+
+static int enc_model(Enc *e, PyObject *o, const Plan *p, int depth) {
+    if (depth >= DEPTH_LIMIT) return 1;
+    if (p->unknown_name != NULL) {
+        PyObject *x = read_field(o, p->unknown_offset, p->unknown_name);
+        if (x == NULL) return -1;
+        int truthy = PyObject_IsTrue(x);
+        Py_DECREF(x);
+        if (truthy < 0) return -1;
+        if (truthy) return enc_via_fallback(e, o, depth); /* the hook merges them exactly */
+    }
+    if (put1(e, '{') < 0) return -1;
+    int first = 1;
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        const Field *f = &p->fields[i];
+        PyObject *v = read_field(o, f->offset, f->name);
+        if (v == NULL) return -1;
+        if (v == Py_None && f->omit_none) {
+            Py_DECREF(v);
+            continue;
+        }
+        int rc = 0;
+        if (!first) rc = put1(e, ',');
+        first = 0;
+        if (rc == 0) rc = put(e, PyBytes_AS_STRING(f->key), PyBytes_GET_SIZE(f->key));
+        if (rc == 0) rc = enc(e, v, depth + 1);
+        Py_DECREF(v);
+        if (rc) return rc;
+    }
+    return put1(e, '}');
+}
+
+/* ---- any value ----------------------------------------------------------------------------------- */
+
+/* 0: written; 1: not writable here exactly (give up, no exception); -1: an exception is set (give up). */
+static int enc(Enc *e, PyObject *v, int depth) {
+    PyTypeObject *t = Py_TYPE(v);
+    if (t == &PyUnicode_Type) return enc_str(e, v);
+    if (v == Py_None) return put(e, "null", 4);
+    if (t == &PyLong_Type) return enc_int(e, v);
+    if (t == &PyDict_Type) return enc_dict(e, v, depth);
+    if (t == &PyList_Type) return enc_seq(e, v, depth, 1);
+    if (v == Py_True) return put(e, "true", 4);
+    if (v == Py_False) return put(e, "false", 5);
+    if (t == &PyFloat_Type) return enc_float(e, v);
+    PyObject *cap = PyDict_GetItemWithError(e->plans, (PyObject *)t);
+    if (cap != NULL) return enc_model(e, v, (const Plan *)PyCapsule_GetPointer(cap, PLAN_CAPSULE), depth);
+    if (PyErr_Occurred()) return -1;
+    if (t == &PyTuple_Type) return enc_seq(e, v, depth, 0);
+    /* subclasses orjson writes as their base: str (str enums), int (int enums), list, dict */
+    if (PyUnicode_Check(v)) return enc_str(e, v);
+    if (PyLong_Check(v)) return enc_int(e, v);
+    if (PyList_Check(v)) return enc_seq(e, v, depth, 1);
+    if (PyDict_Check(v)) return enc_dict(e, v, depth);
+    /* anything else: a model class without a plan gets its dict from the fallback (the Python hook); the
+       fallback refuses other types, and orjson's own types (datetime, UUID, ...) are left to orjson */
+    return enc_via_fallback(e, v, depth);
+}
+
+/* ---- module -------------------------------------------------------------------------------------- */
+
+static void plan_free(PyObject *capsule) {
+    Plan *p = (Plan *)PyCapsule_GetPointer(capsule, PLAN_CAPSULE);
+    if (p == NULL) return;
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        Py_XDECREF(p->fields[i].name);
+        Py_XDECREF(p->fields[i].key);
+    }
+    Py_XDECREF(p->unknown_name);
+    PyMem_Free(p->fields);
+    PyMem_Free(p);
+}
+
+/* The slot offset of attribute `name` of instances of `cls` when it is a plain object slot, else -1. */
+static Py_ssize_t slot_offset(PyTypeObject *cls, PyObject *name) {
+    PyObject *mro = cls->tp_mro;
+    if (mro == NULL || !PyTuple_Check(mro)) return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
+        PyObject *base = PyTuple_GET_ITEM(mro, i);
+        PyObject *dict = ((PyTypeObject *)base)->tp_dict;
+        if (dict == NULL) continue;
+        PyObject *descr = PyDict_GetItemWithError(dict, name);
+        if (descr == NULL) {
+            if (PyErr_Occurred()) PyErr_Clear();
+            continue;
+        }
+        if (Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+        if (m->type != T_OBJECT_EX) return -1;
+        return m->offset;
+    }
+    return -1;
+}
+
+PyDoc_STRVAR(make_plan_doc,
+             "make_plan(cls, fields, unknown_name) -> plan\n\n"
+             "The plan of writing instances of cls: fields is a sequence of (attribute name, wire key, omitted "
+             "when None); unknown_name the attribute holding unknown keys, or None.");
+
+static PyObject *make_plan(PyObject *self, PyObject *args) {
+    PyObject *cls, *fields, *unknown;
+    if (!PyArg_ParseTuple(args, "O!OO:make_plan", &PyType_Type, &cls, &fields, &unknown)) return NULL;
+    PyObject *seq = PySequence_Fast(fields, "fields must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Plan *p = PyMem_Calloc(1, sizeof(Plan));
+    Field *fs = PyMem_Calloc(n ? (size_t)n : 1, sizeof(Field));
+    if (p == NULL || fs == NULL) {
+        PyMem_Free(p);
+        PyMem_Free(fs);
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    p->fields = fs;
+    PyObject *capsule = PyCapsule_New(p, PLAN_CAPSULE, plan_free);
+    if (capsule == NULL) {
+        PyMem_Free(fs);
+        PyMem_Free(p);
+        Py_DECREF(seq);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name, *wire;
+        int omit;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "UUp:field", &name, &wire, &omit)) goto fail;
+        Enc tmp = {0};
+        int rc = enc_str(&tmp, wire);
+        if (rc == 0) rc = put1(&tmp, ':');
+        if (rc == 0) rc = _PyBytes_Resize(&tmp.bytes, tmp.len);
+        if (rc != 0) {
+            Py_XDECREF(tmp.bytes);
+            if (rc > 0) PyErr_SetString(PyExc_ValueError, "a wire key is not writable");
+            goto fail;
+        }
+        fs[i].key = tmp.bytes;
+        Py_INCREF(name);
+        PyUnicode_InternInPlace(&name);
+        fs[i].name = name;
+        fs[i].offset = slot_offset((PyTypeObject *)cls, name);
+        fs[i].omit_none = omit;
+        p->n = i + 1;
+    }
+    if (unknown != Py_None) {
+        if (!PyUnicode_Check(unknown)) {
+            PyErr_SetString(PyExc_TypeError, "unknown_name must be a str or None");
+            goto fail;
+        }
+        Py_INCREF(unknown);
+        p->unknown_name = unknown;
+        p->unknown_offset = slot_offset((PyTypeObject *)cls, unknown);
+    }
+    Py_DECREF(seq);
+    return capsule;
+fail:
+    Py_DECREF(seq);
+    Py_DECREF(capsule);
+    return NULL;
+}
+
+PyDoc_STRVAR(encode_doc,
+             "encode(value, plans, fallback, dumps) -> bytes | None\n\n"
+             "value as compact JSON, exactly as orjson.dumps(value, default=fallback) writes it, or None where "
+             "this writer gives up (the caller then runs orjson). plans: type -> make_plan(...); fallback: "
+             "model object -> dict, for model classes without a plan; dumps: orjson.dumps (floats in exponent form).");
+
+static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "encode(value, plans: dict, fallback, dumps)");
+        return NULL;
+    }
+    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3]};
+    int rc = enc(&e, args[0], 0);
+    if (rc == 0 && e.bytes == NULL) rc = grow(&e, 1);
+    if (rc == 0 && _PyBytes_Resize(&e.bytes, e.len) < 0) return NULL; /* out of memory: e.bytes is freed */
+    if (rc != 0) {
+        Py_XDECREF(e.bytes);
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return e.bytes;
+}
+
+static PyMethodDef methods[] = {
+    {"encode", (PyCFunction)(void (*)(void))encode, METH_FASTCALL, encode_doc},
+    {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "agentmsg._speedups",
+    .m_doc = "The optional C writer of model objects as JSON.",
+    .m_size = 0,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }
