@@ -166,11 +166,52 @@ def test_anthropic_ping_unknown_events_signature_only_and_redacted() -> None:
             ev("message_stop"),
         ]
     )
-    msg = reduce_ok(list(anthropic.parse_stream(body)))
+    parser = anthropic.StreamParser()
+    msg = reduce_ok([*parser.feed(body), *parser.close()])
     t0, t1, text = msg.content
     assert (t0.thinking, agentmsg.thinking_signature(t0)) == ("hmm", "SIG")
     assert agentmsg.is_redacted(t1) and t1.metadata["redactedData"] == "ENC" and t1.thinking == ""
     assert text.text == "ok" and msg.usage.output_tokens == 9 and msg.usage.input_tokens == 5
+    # what the message has no place for is said, not dropped silently
+    assert [(p.rule, p.message) for p in parser.problems] == [
+        ("not-kept", "the citations of text block 2 are not kept (the message has no place for them)")
+    ]
+
+
+def test_anthropic_citations_and_unknown_deltas_are_reported_once_per_block() -> None:
+    def ev(kind: str, **data: Any) -> bytes:
+        return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
+
+    cite = {"type": "char_location", "cited_text": "sky", "document_index": 0}
+    body = b"".join(
+        [
+            ev("message_start", message={"id": "msg_2", "model": "claude", "usage": {"input_tokens": 1}}),
+            ev("content_block_start", index=0, content_block={"type": "text", "text": "", "citations": []}),
+            *[ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": cite})] * 3,
+            ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "blue"}),
+            *[ev("content_block_delta", index=0, delta={"type": "future_delta", "x": 1})] * 2,
+            ev("content_block_stop", index=0),
+            ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 2}),
+            ev("message_stop"),
+        ]
+    )
+    events = list(anthropic.parse_stream(body))
+    reported = [e["value"]["rule"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+    assert reported == ["not-kept", "enum"]
+    assert reduce_ok(events).text_content == "blue"
+    # the whole response: its text block's citations are reported too
+    response = {
+        "id": "msg_3",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude",
+        "content": [{"type": "text", "text": "blue", "citations": [cite]}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 2},
+    }
+    events = anthropic.response_events(response)
+    assert [e["value"]["rule"] for e in events if e["type"] == "CUSTOM"] == ["not-kept"]
+    assert anthropic.parse_response(response).text_content == "blue"
 
 
 def test_dashscope_cumulative_mode_and_detection() -> None:
