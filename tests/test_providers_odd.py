@@ -172,8 +172,9 @@ def test_anthropic_ping_unknown_events_signature_only_and_redacted() -> None:
     assert (t0.thinking, agentmsg.thinking_signature(t0)) == ("hmm", "SIG")
     assert agentmsg.is_redacted(t1) and t1.metadata["redactedData"] == "ENC" and t1.thinking == ""
     assert text.text == "ok" and msg.usage.output_tokens == 9 and msg.usage.input_tokens == 5
-    # what the message has no place for is said, not dropped silently
-    assert [(p.rule, p.message) for p in parser.problems] == [
+    # what the message has no place for is said, not dropped silently; it is no problem of the input
+    assert parser.problems == []
+    assert [(p.rule, p.message) for p in parser.builder.not_kept_notes] == [
         ("not-kept", "the citations of text block 2 are not kept (the message has no place for them)")
     ]
 
@@ -196,8 +197,7 @@ def test_anthropic_citations_and_unknown_deltas_are_reported_once_per_block() ->
         ]
     )
     events = list(anthropic.parse_stream(body))
-    reported = [e["value"]["rule"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
-    assert reported == ["not-kept", "enum"]
+    assert custom(events) == [("agentmsg.not-kept", "not-kept"), ("agentmsg.problem", "enum")]
     assert reduce_ok(events).text_content == "blue"
     # the whole response: its text block's citations are reported too
     response = {
@@ -210,8 +210,90 @@ def test_anthropic_citations_and_unknown_deltas_are_reported_once_per_block() ->
         "usage": {"input_tokens": 1, "output_tokens": 2},
     }
     events = anthropic.response_events(response)
-    assert [e["value"]["rule"] for e in events if e["type"] == "CUSTOM"] == ["not-kept"]
+    assert custom(events) == [("agentmsg.not-kept", "not-kept")]
     assert anthropic.parse_response(response).text_content == "blue"
+
+
+def custom(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(e["name"], e["value"]["rule"]) for e in events if e["type"] == "CUSTOM"]
+
+
+def test_openai_and_gemini_extras_the_message_has_no_place_for_are_said_once() -> None:
+    lp = {"content": [{"token": "a", "logprob": -0.1, "bytes": [97], "top_logprobs": []}]}
+    body = sse(
+        {**chunk({"content": "a"}), "choices": [{"index": 0, "delta": {"content": "a"}, "logprobs": lp}]},
+        {**chunk({"content": "b"}), "choices": [{"index": 0, "delta": {"content": "b"}, "logprobs": lp}]},
+        chunk({"annotations": [{"type": "url_citation", "url_citation": {"url": "https://x"}}]}, "stop"),
+    )
+    events = list(openai.parse_stream(body))
+    assert custom(events) == [("agentmsg.not-kept", "not-kept")] * 2  # logprobs once, annotations once
+    assert reduce_ok(events).text_content == "ab"
+    response = {
+        "id": "c",
+        "model": "m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "ab"}, "logprobs": lp, "finish_reason": "stop"}
+        ],
+    }
+    assert custom(openai.response_events(response)) == [("agentmsg.not-kept", "not-kept")]
+    plain = {**response, "choices": [{**response["choices"][0], "logprobs": None}]}
+    assert custom(openai.response_events(plain)) == []
+
+    grounded = {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": "sunny"}]},
+                "groundingMetadata": {"webSearchQueries": ["weather"]},
+                "citationMetadata": {"citations": [{"uri": "https://x"}]},
+                "finishReason": "STOP",
+            }
+        ],
+        "modelVersion": "gemini",
+    }
+    gemini_body = b"data: " + orjson.dumps(grounded) + b"\r\n\r\n"
+    events = list(gemini.parse_stream(gemini_body))
+    notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM"]
+    assert [n.split(" (")[0] for n in notes] == ["grounding", "citation data"]
+    assert reduce_ok(events).text_content == "sunny"
+
+
+def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Data the message has no place for is said in the events, but the reply was read whole: exit 0."""
+
+    def ev(kind: str, **data: Any) -> bytes:
+        return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
+
+    cite = {"type": "char_location", "cited_text": "sky", "document_index": 0}
+    body = b"".join(
+        [
+            ev("message_start", message={"id": "msg_4", "model": "claude", "usage": {"input_tokens": 1}}),
+            ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+            ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "blue"}),
+            ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": cite}),
+            ev("content_block_stop", index=0),
+            ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 2}),
+            ev("message_stop"),
+        ]
+    )
+    path = tmp_path / "cited.sse"
+    path.write_bytes(body)
+    assert main(["parse", "--provider", "anthropic", "--stream", str(path)]) == 0
+    assert agentmsg.Msg.from_json(capsys.readouterr().out).text_content == "blue"
+    whole = tmp_path / "cited.json"
+    whole.write_bytes(
+        orjson.dumps(
+            {
+                "id": "msg_5",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude",
+                "content": [{"type": "text", "text": "blue", "citations": [cite]}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 2},
+            }
+        )
+    )
+    assert main(["parse", "--provider", "anthropic", str(whole)]) == 0
 
 
 def test_dashscope_cumulative_mode_and_detection() -> None:

@@ -22,6 +22,7 @@ import orjson
 from ..errors import ValidationError
 from ..events import Reducer
 from ..providers import NAMES, get
+from ..providers._stream import ERROR_EVENT, PROBLEM_EVENT
 from ._io import EXIT_INVALID, EXIT_OK, UsageError, chunks_of, command_limits, limit_options, print_problems, read_bytes
 
 
@@ -43,7 +44,7 @@ def _response_events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, 
         events = get(args.provider).response_events(data)
     except (orjson.JSONDecodeError, TypeError) as exc:
         raise UsageError(f"{args.file}: not a {args.provider} response: {exc}") from None
-    yield events, not any(e["type"] == "CUSTOM" for e in events)
+    yield events, not any(e["type"] == "CUSTOM" and e.get("name") in (ERROR_EVENT, PROBLEM_EVENT) for e in events)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

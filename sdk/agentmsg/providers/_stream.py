@@ -50,6 +50,7 @@ from ..message import Msg
 
 __all__ = [
     "ERROR_EVENT",
+    "NOT_KEPT_EVENT",
     "PROBLEM_EVENT",
     "BaseStreamParser",
     "Framer",
@@ -60,6 +61,7 @@ __all__ = [
 
 ERROR_EVENT = "agentmsg.error"  # CUSTOM event name: a provider error or a cut stream
 PROBLEM_EVENT = "agentmsg.problem"  # CUSTOM event name: a payload that could not be read (skipped)
+NOT_KEPT_EVENT = "agentmsg.not-kept"  # CUSTOM event name: provider data the message has no place for
 
 
 def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | str]:
@@ -250,6 +252,8 @@ class StreamBuilder:
         self._fixed_id = reply_id is not None
         self.events: list[dict[str, Any]] = []
         self.problems: list[Problem] = []
+        self.not_kept_notes: list[Problem] = []  # provider data not kept (see not_kept)
+        self._not_kept_keys: set[str] = set()
         self.usage: dict[str, Any] | None = None
         self.errors: list[dict[str, Any]] = []  # the errors reported (error events' values)
         self.started_at = started_at
@@ -577,6 +581,17 @@ class StreamBuilder:
     def _not_text(self, what: str, *values: Any) -> None:
         bad = next((v for v in values if v and type(v) is not str), None)
         self.problem("type", f"{what} is not a string (a JSON {json_type(bad)}): skipped")
+
+    def not_kept(self, key: str, message: str, choice: int = 0) -> None:
+        """Provider data the message has no place for (citations, log probabilities, grounding): said once
+        per ``key`` and reply, in :attr:`not_kept_notes` and as a CUSTOM ``agentmsg.not-kept`` event, not
+        dropped silently. Unlike a problem, the input was fine: nothing about the reply is wrong."""
+        if key in self._not_kept_keys:
+            return
+        self._not_kept_keys.add(key)
+        self.not_kept_notes.append(Problem("", "not-kept", message))
+        c = self.choice(choice)
+        self._ev(c, "CUSTOM", name=NOT_KEPT_EVENT, value={"rule": "not-kept", "message": message})
 
     def problem(self, rule: str, message: str) -> None:
         """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped."""

@@ -313,8 +313,9 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
     if kind == "text":
         b.text(block.get("text") or "", slot=slot)
         if block.get("citations"):
-            b.problem(
-                "not-kept", f"the citations of text block {index} are not kept (the message has no place for them)"
+            b.not_kept(
+                f"citations/{slot}",
+                f"the citations of text block {index} are not kept (the message has no place for them)",
             )
     elif kind == "thinking":
         b.thinking(block.get("thinking") or "", slot=slot)
@@ -382,7 +383,7 @@ class StreamParser(BaseStreamParser):
         super().__init__(**options)
         self._usage: dict[str, Any] = {}
         self._inputs: dict[str, str] = {}  # tool_use slot -> its start input (used when no delta comes)
-        self._not_kept: set[tuple[str, Any]] = set()  # (slot, delta type) reported as not kept
+        self._unknown_deltas: set[tuple[str, Any]] = set()  # (slot, delta type) reported as unknown
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         b = self.builder
@@ -399,15 +400,14 @@ class StreamParser(BaseStreamParser):
                 b.thinking(delta.get("thinking") or "", slot=slot)
             elif dkind == "signature_delta":
                 b.signature(delta.get("signature") or "", slot=slot)  # the whole signature: the last one wins
-            elif (slot, dkind) not in self._not_kept:  # reported once per block and kind
-                self._not_kept.add((slot, dkind))
-                if dkind == "citations_delta":
-                    b.problem(
-                        "not-kept",
-                        f"the citations of text block {obj.get('index')} are not kept (the message has no place for them)",
-                    )
-                else:
-                    b.problem("enum", f"content block delta type {dkind!r} is not supported: skipped")
+            elif dkind == "citations_delta":
+                b.not_kept(
+                    f"citations/{slot}",
+                    f"the citations of text block {obj.get('index')} are not kept (the message has no place for them)",
+                )
+            elif (slot, dkind) not in self._unknown_deltas:  # reported once per block and kind
+                self._unknown_deltas.add((slot, dkind))
+                b.problem("enum", f"content block delta type {dkind!r} is not supported: skipped")
         elif kind == "content_block_start":
             block = obj["content_block"]
             slot = f"b{obj.get('index')}"

@@ -381,6 +381,15 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
         calls.open, calls.writer = None, None
 
 
+# Candidate data the message has no place for: said (StreamBuilder.not_kept), not dropped silently.
+_NOT_KEPT = (
+    ("groundingMetadata", "grounding (search sources)"),
+    ("citationMetadata", "citation data"),
+    ("urlContextMetadata", "URL context data"),
+    ("logprobsResult", "log probabilities"),
+)
+
+
 def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Calls]) -> None:
     i = cand.get("index", 0)
     if type(i) is not int:
@@ -410,6 +419,9 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             # signature-only thinking block at that place, so it is replayed.
             b.thinking("", choice=i, slot="signature", signature=sig)
             b.end_block("signature", i)
+    for key, what in _NOT_KEPT:
+        if cand.get(key):
+            b.not_kept(f"{key}/{i}", f"{what} ({key}) is not kept (the message has no place for it)", i)
     reason = cand.get("finishReason")
     if isinstance(reason, str) and reason:
         if calls.get(i) is not None and calls[i].open is not None:

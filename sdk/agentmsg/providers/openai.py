@@ -277,6 +277,17 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
     refusal = m.get("refusal")
     if isinstance(refusal, str) and refusal:
         b.text(refusal, choice=i, slot="refusal")
+    if m.get("annotations"):
+        b.not_kept(
+            f"annotations/{i}", "annotations (URL citations) are not kept (the message has no place for them)", i
+        )
+    if m.get("audio"):
+        b.not_kept(f"audio/{i}", "audio output is not kept (the message has no place for it)", i)
+
+
+def _not_kept_choice(b: StreamBuilder, i: int, ch: Mapping[str, Any]) -> None:
+    if ch.get("logprobs"):
+        b.not_kept(f"logprobs/{i}", "log probabilities (logprobs) are not kept (the message has no place for them)", i)
 
 
 def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> None:
@@ -356,6 +367,7 @@ def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, An
         m = as_object(choice.get("message"))
         b.choice(i)
         _message(b, i, m)
+        _not_kept_choice(b, i, choice)
         _tool_calls(b, i, m, whole=True)
         _finish(b, i, choice.get("finish_reason") or "stop")
     b.close()
@@ -413,6 +425,8 @@ class StreamParser(BaseStreamParser):
             else:
                 _message(b, i, delta)
                 _tool_calls(b, i, delta, whole=False)
+            if ch.get("logprobs"):
+                _not_kept_choice(b, i, ch)
             reason = ch.get("finish_reason")
             if reason:
                 _finish(b, i, reason)
