@@ -349,7 +349,13 @@ static int enc(Enc *e, PyObject *v, int depth) {
     if (v == Py_False) return put(e, "false", 5);
     if (t == &PyFloat_Type) return enc_float(e, v);
     PyObject *cap = PyDict_GetItemWithError(e->plans, (PyObject *)t);
-    if (cap != NULL) return enc_model(e, v, (const Plan *)PyCapsule_GetPointer(cap, PLAN_CAPSULE), depth);
+    if (cap != NULL) {
+        /* held while in use: a hook run meanwhile may change the table */
+        Py_INCREF(cap);
+        int rc = enc_model(e, v, (const Plan *)PyCapsule_GetPointer(cap, PLAN_CAPSULE), depth);
+        Py_DECREF(cap);
+        return rc;
+    }
     if (PyErr_Occurred()) return -1;
     if (t == &PyTuple_Type) return enc_seq(e, v, depth, 0);
     /* subclasses orjson writes as their base: str (str enums), int (int enums), list, dict */
