@@ -250,10 +250,20 @@ def test_openai_and_gemini_extras_the_message_has_no_place_for_are_said_once() -
         ],
         "modelVersion": "gemini",
     }
+    grounded["candidates"][0]["content"]["parts"][:0] = [
+        {"executableCode": {"language": "PYTHON", "code": "print(1)"}},
+        {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1"}},
+    ]
     gemini_body = b"data: " + orjson.dumps(grounded) + b"\r\n\r\n"
     events = list(gemini.parse_stream(gemini_body))
     notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM"]
-    assert [n.split(" (")[0] for n in notes] == ["grounding", "citation data"]
+    assert [n.split(" (")[0] for n in notes] == [
+        "executableCode parts",
+        "codeExecutionResult parts",
+        "grounding",
+        "citation data",
+    ]
+    assert custom(events) == [("agentmsg.not-kept", "not-kept")] * 4
     assert reduce_ok(events).text_content == "sunny"
 
 
@@ -496,3 +506,53 @@ def test_parse_cli_reads_streams_incrementally_and_bounds_whole_bodies(tmp_path:
         timeout=120,
     )
     assert run.returncode == 1 and "[max-bytes]" in run.stderr
+
+
+def test_anthropic_server_tools_are_no_client_calls() -> None:
+    """A tool the provider runs itself (web search) streams its input as input_json_delta like a client
+    tool: it must not become a call for the client to run (nor make the reply TOOL_CALLS). Its blocks are
+    said as not kept; the answer around them is kept."""
+
+    def ev(kind: str, **data: Any) -> bytes:
+        return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
+
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    result = {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": [{"type": "web_search_result", "url": "https://x", "title": "t", "encrypted_content": "E"}],
+    }
+    body = b"".join(
+        [
+            ev("message_start", message={"id": "msg_6", "model": "claude", "usage": {"input_tokens": 5}}),
+            ev("content_block_start", index=0, content_block=use),
+            ev("content_block_delta", index=0, delta={"type": "input_json_delta", "partial_json": '{"query": "sky"}'}),
+            ev("content_block_stop", index=0),
+            ev("content_block_start", index=1, content_block=result),
+            ev("content_block_stop", index=1),
+            ev("content_block_start", index=2, content_block={"type": "text", "text": ""}),
+            ev("content_block_delta", index=2, delta={"type": "text_delta", "text": "blue"}),
+            ev("content_block_stop", index=2),
+            ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 9}),
+            ev("message_stop"),
+        ]
+    )
+    events = list(anthropic.parse_stream(body))
+    assert not [e for e in events if e["type"].startswith("TOOL_CALL")]
+    assert custom(events) == [("agentmsg.not-kept", "not-kept")] * 2
+    msg = reduce_ok(events)
+    assert [b.type for b in msg.content] == ["text"] and msg.text_content == "blue"
+    assert msg.generate_reason is None or msg.generate_reason.value == "MODEL_STOP"
+    whole = {
+        "id": "msg_7",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude",
+        "content": [{**use, "input": {"query": "sky"}}, result, {"type": "text", "text": "blue"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 5, "output_tokens": 9},
+    }
+    assert anthropic.parse_response(whole).content == msg.content
+    # an unknown block type stays a problem (the reply was not read whole)
+    odd = {**whole, "content": [{"type": "future_block", "x": 1}, {"type": "text", "text": "blue"}]}
+    assert custom(anthropic.response_events(odd)) == [("agentmsg.problem", "enum")]

@@ -306,8 +306,15 @@ def _error(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
     b.error(str(err.get("message") or err), kind=str(err.get("type") or "provider_error"))
 
 
-def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) -> None:
-    """A content block: whole (non-streaming) or as content_block_start gives it."""
+def _server_side(kind: Any) -> bool:
+    """A block of a tool the provider runs itself (``server_tool_use``, ``web_search_tool_result``,
+    ``mcp_tool_use``, ``code_execution_tool_result``, ...): no call for the client to run."""
+    return isinstance(kind, str) and (kind.endswith(("_tool_use", "_tool_result")) or kind == "container_upload")
+
+
+def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) -> bool:
+    """A content block: whole (non-streaming) or as content_block_start gives it. False when it is skipped
+    (its deltas are then skipped too)."""
     slot = f"b{index}"
     kind = block.get("type")
     if kind == "text":
@@ -331,12 +338,19 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
         b.tool_call(slot, call_id=block.get("id"), name=block.get("name"), arguments=args)
         if whole:
             b.end_tool_call(slot)
-        return
+        return True
+    elif _server_side(kind):
+        b.not_kept(
+            f"block/{kind}",
+            f"{kind} blocks (a tool the provider runs itself) are not kept (the message has no place for them)",
+        )
+        return False
     else:
         b.problem("enum", f"content block type {kind!r} is not supported: skipped")
-        return
+        return False
     if whole:
         b.end_block(slot)
+    return True
 
 
 def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
@@ -384,6 +398,7 @@ class StreamParser(BaseStreamParser):
         self._usage: dict[str, Any] = {}
         self._inputs: dict[str, str] = {}  # tool_use slot -> its start input (used when no delta comes)
         self._unknown_deltas: set[tuple[str, Any]] = set()  # (slot, delta type) reported as unknown
+        self._skipped: set[str] = set()  # slots of server tools' blocks (their deltas are skipped too)
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         b = self.builder
@@ -392,6 +407,8 @@ class StreamParser(BaseStreamParser):
             delta = obj["delta"]
             dkind = delta.get("type")
             slot = f"b{obj.get('index')}"
+            if slot in self._skipped:
+                return  # the deltas of a server tool's block (its input): skipped with it
             if dkind == "text_delta":
                 b.text(delta.get("text") or "", slot=slot)
             elif dkind == "input_json_delta":
@@ -414,9 +431,12 @@ class StreamParser(BaseStreamParser):
             if block.get("type") == "tool_use":
                 start_input = block.get("input")
                 self._inputs[slot] = orjson.dumps(start_input if start_input is not None else {}).decode()
-            _block(b, obj.get("index"), block, whole=False)
+            if not _block(b, obj.get("index"), block, whole=False) and _server_side(block.get("type")):
+                self._skipped.add(slot)  # its input_json_delta is no call of the client's
         elif kind == "content_block_stop":
             slot = f"b{obj.get('index')}"
+            if slot in self._skipped:
+                return
             if b.open_call(slot):
                 b.end_tool_call(slot, default_arguments=self._inputs.pop(slot, None))
             else:

@@ -381,6 +381,8 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
         calls.open, calls.writer = None, None
 
 
+_SERVER_PARTS = frozenset({"executableCode", "codeExecutionResult"})
+
 # Candidate data the message has no place for: said (StreamBuilder.not_kept), not dropped silently.
 _NOT_KEPT = (
     ("groundingMetadata", "grounding (search sources)"),
@@ -413,7 +415,14 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             b.text(text, choice=i)
         elif "text" not in part:
             kinds = ", ".join(sorted(k for k in part if k != "thoughtSignature"))
-            b.problem("enum", f"part kind {kinds!r} is not supported: skipped")
+            if kinds in _SERVER_PARTS:  # code the provider ran itself: no call for the client
+                b.not_kept(
+                    f"part/{kinds}/{i}",
+                    f"{kinds} parts (code the provider runs itself) are not kept (the message has no place for them)",
+                    i,
+                )
+            else:
+                b.problem("enum", f"part kind {kinds!r} is not supported: skipped")
         if sig is not None:
             # A signature on an answer part (Gemini 3 sends it on the last part, often empty text): kept as a
             # signature-only thinking block at that place, so it is replayed.
