@@ -275,3 +275,15 @@ def test_pure_python_mode_writes_the_same_bytes() -> None:
     )
     assert r.returncode == 0, r.stderr.decode()
     assert r.stdout == msg.to_json_bytes()
+
+
+@pytest.mark.parametrize("levels", [1, 60, 100, 115, 120, 125, 126, 200])
+def test_nested_models_deep_the_same_as_the_pure_path_or_its_error(levels: int) -> None:
+    """Tool results nested in tool results (two JSON levels each): written alike, or left to orjson near its
+    depth limit (which writes up to 254 levels and raises max-depth beyond), never written past it."""
+    block = ToolResultBlock(id="c", name="f", output=[TextBlock(text="x")])
+    for _ in range(levels):
+        outer = ToolResultBlock(id="c", name="f", output=[TextBlock(text="x")])
+        outer.output = [block]  # set after construction: constructors bound the depth themselves
+        block = outer
+    same_as_pure(block, must_write=levels <= 115)
