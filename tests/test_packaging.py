@@ -119,6 +119,63 @@ def test_wheel_holds_the_c_writer_built_for_its_platform(dists: dict[str, Path])
     assert "-none-any.whl" not in dists["wheel"].name
 
 
+def test_without_a_c_compiler_the_sdist_builds_a_pure_python_agentmsg(dists: dict[str, Path], tmp_path: Path) -> None:
+    """Where no C compiler is found, the sdist still builds and installs (the C writer is optional), and that
+    agentmsg writes the same bytes as this one, in pure Python."""
+    out, target = tmp_path / "wheel", tmp_path / "site"
+    env = {**os.environ, "CC": str(tmp_path / "no-such-cc"), "PIP_NO_INDEX": "1"}
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(out),
+            str(dists["sdist"]),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    (wheel,) = out.glob("*.whl")
+    assert not [n for n in wheel_names(wheel) if PurePosixPath(n).suffix in (".so", ".pyd")]
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    msg = agentmsg.AssistantMessage(
+        [agentmsg.ThinkingBlock(thinking="hm \u00e9"), agentmsg.TextBlock(text='a\n"b"')],
+        usage=agentmsg.ChatUsage(input_tokens=1, output_tokens=2, time=1e-7),
+    )
+    script = (
+        "import sys, agentmsg; from agentmsg import _converter as c;"
+        f"assert agentmsg.__file__.startswith({str(target)!r}), agentmsg.__file__;"
+        "assert c._speedups is None;"
+        "sys.stdout.buffer.write(agentmsg.Msg.from_json(sys.stdin.buffer.read()).to_json_bytes())"
+    )
+    # -S: no .pth files, so no editable install's import hook; the dependencies come from this environment
+    paths = sysconfig.get_paths()
+    pythonpath = os.pathsep.join(dict.fromkeys([str(target), paths["purelib"], paths["platlib"]]))
+    r = subprocess.run(
+        [sys.executable, "-S", "-c", script],
+        input=msg.to_json_bytes(),
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": pythonpath},
+    )
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert r.stdout == msg.to_json_bytes()
+
+
 def _c_compiler() -> bool:
     cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
     return shutil.which(cc) is not None and Path(sysconfig.get_paths()["include"], "Python.h").is_file()
