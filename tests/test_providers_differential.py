@@ -158,7 +158,7 @@ FINISH = ["stop", "length", "content_filter", "tool_calls"]
 @st.composite
 def openai_call(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
     """One tool call's fragments: id, type and name in the first only (its ``arguments`` key may be left
-    out), or the name on the second; the arguments split anywhere; later fragments may carry
+    out), or the name (or the id) on the second; the arguments split anywhere; later fragments may carry
     ``"id": ""`` / ``null`` and ``"name": null`` as some compatible servers do."""
     args = draw(st.one_of(json_text(draw(ARGS_OBJECT)), st.sampled_from(["{}", ""])))
     pieces = draw(split(args))
@@ -167,7 +167,7 @@ def openai_call(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
     if pieces[0] or draw(st.booleans()):
         first["function"]["arguments"] = pieces[0]
     rest = []
-    style = draw(st.sampled_from(["bare", "empty id", "null fields", "name later"]))
+    style = draw(st.sampled_from(["bare", "empty id", "null fields", "name later", "id later"]))
     for p in pieces[1:]:
         fragment: dict[str, Any] = {"index": index, "function": {"arguments": p}}
         if style == "empty id":
@@ -180,6 +180,10 @@ def openai_call(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
         if not rest:
             rest.append({"index": index, "function": {}})
         rest[0]["function"]["name"] = first["function"].pop("name")
+    if style == "id later":  # the name first, the id on the next fragment (the SDK merges them)
+        if not rest:
+            rest.append({"index": index, "function": {}})
+        rest[0]["id"] = first.pop("id")
     return [first, *rest]
 
 

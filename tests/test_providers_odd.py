@@ -556,3 +556,35 @@ def test_anthropic_server_tools_are_no_client_calls() -> None:
     # an unknown block type stays a problem (the reply was not read whole)
     odd = {**whole, "content": [{"type": "future_block", "x": 1}, {"type": "text", "text": "blue"}]}
     assert custom(anthropic.response_events(odd)) == [("agentmsg.problem", "enum")]
+
+
+def test_openai_an_id_after_the_name_is_the_calls_own() -> None:
+    """Some compatible servers send a call's name before its id: one call with the provider's id, as
+    openai's ChatCompletionStreamState merges it (not two calls, the first with a made-up id)."""
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+
+    chunks = [
+        chunk({"tool_calls": [tc(0, name="get_weather")]}),
+        chunk({"tool_calls": [tc(0, "call_w", args='{"city": ')]}),
+        chunk({"tool_calls": [tc(0, args='"Oslo"}'), tc(1, name="get_time", args="{}")]}),
+        chunk({"tool_calls": [tc(1, "call_t")]}),
+        chunk({}, "tool_calls"),
+    ]
+    msg = reduce_ok(list(openai.parse_stream(sse(*chunks))))
+    assert calls(msg) == [("call_w", "get_weather", {"city": "Oslo"}), ("call_t", "get_time", {})]
+    state: Any = ChatCompletionStreamState()
+    for c in chunks:
+        state.handle_chunk(_oai_chunk(c))
+    official = state.current_completion_snapshot.choices[0].message.tool_calls
+    assert [(t.id, t.function.name, orjson.loads(t.function.arguments)) for t in official] == calls(msg)
+    # a provider that never sends ids: the calls start when they end, with ids derived from the reply
+    no_ids = [chunk({"tool_calls": [tc(0, name="f", args='{"a": 1}')]}), chunk({}, "tool_calls")]
+    (only,) = calls(reduce_ok(list(openai.parse_stream(sse(*no_ids)))))
+    assert only[0].startswith("call_") and only[1:] == ("f", {"a": 1})
+
+
+def _oai_chunk(c: dict[str, Any]) -> Any:
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletionChunk
+
+    return construct_type(type_=ChatCompletionChunk, value={"created": 0, **c})

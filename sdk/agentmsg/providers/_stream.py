@@ -247,6 +247,11 @@ class StreamBuilder:
     ) -> None:
         self.provider = provider
         self.name = name
+        #: The provider names every call with an id, possibly after its name (OpenAI's family): a call waits
+        #: for its id before it starts, so an id that comes late is the call's own (as the official
+        #: accumulator merges it), not a new call's; a call that never gets one starts, with a derived id,
+        #: when it ends. Otherwise (Gemini: no ids) a call starts as soon as it has its name.
+        self.ids_expected = False
         self.model: str | None = None
         self.response_id: str | None = reply_id
         self._fixed_id = reply_id is not None
@@ -444,10 +449,11 @@ class StreamBuilder:
 
         A fragment with an id other than the open call's at that key starts a new call (providers that
         reuse an index for parallel calls); a name is set once, never appended. Calls start in the order
-        they appeared, each once it has its name (its id then is the provider's, or one derived when the
-        provider gave none): a call whose name comes after its id, or after a later call's first fragment,
-        keeps both its name and its place. Fragments that come before are held until it starts, or until
-        the call (or the stream) ends."""
+        they appeared, each once it has its name (and, where :attr:`ids_expected`, its id; the id then is
+        the provider's, or one derived when the provider gave none): a call whose name comes after its id,
+        or its id after its name, or either after a later call's first fragment, keeps its name, its id and
+        its place. Fragments that come before are held until it starts, or until the call (or the stream)
+        ends."""
         if not (
             _text_or_none(call_id)
             and _text_or_none(name)
@@ -477,7 +483,7 @@ class StreamBuilder:
             call.name = name
         if thought_signature:
             self._signatures[id(call)] = thought_signature
-        if not call.started and call.name:
+        if not call.started and call.name and not (self.ids_expected and call.id.startswith("\x00")):
             self._start_ready(c)
         if arguments:
             if call.started:
@@ -487,8 +493,9 @@ class StreamBuilder:
                 self._pending[id(call)].append(arguments)
 
     def _start_ready(self, c: _Choice) -> None:
-        """Start the waiting calls that have their names, in order, up to the first that has none yet."""
-        while c.waiting and c.waiting[0].name:
+        """Start the waiting calls that have their names (and ids, see :attr:`ids_expected`), in order, up to
+        the first that does not yet."""
+        while c.waiting and c.waiting[0].name and not (self.ids_expected and c.waiting[0].id.startswith("\x00")):
             self._start_call(c, c.waiting.pop(0))
 
     def _start_call(self, c: _Choice, call: _Call) -> None:

@@ -398,6 +398,7 @@ class StreamParser(BaseStreamParser):
     def __init__(self, *, variant: str = "openai", **options: Any) -> None:
         options.setdefault("provider", _family(variant))
         super().__init__(**options)
+        self.builder.ids_expected = True  # an id after the name is the call's (ChatCompletionStreamState)
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         b = self.builder
