@@ -54,7 +54,7 @@ help:
 	@echo "make wheel-test    - install dist/'s wheel (not editable) into .venv-wheel, run pytest against it"
 	@echo "make vectors-lock  - re-lock the conformance vectors (after a schema version bump)"
 	@echo "make bench         - speed: agentmsg vs pydantic / msgspec / orjson, side by side"
-	@echo "make fuzz          - the fuzz suites (tests/fuzz: messages; tests/test_events_fuzz.py: events) run longer than in make test"
+	@echo "make fuzz          - the fuzz, property and differential suites (messages, events, provider streams, the C writer) run longer than in make test"
 	@echo "make client        - build @agentmsg/client (sdk/typescript) and the viewer's assets (committed)"
 	@echo "make client-check  - fail when the committed client build differs from a fresh one"
 	@echo "make client-test   - the client's own tests (node --test)"
@@ -300,10 +300,11 @@ FUZZ_SECONDS ?= 300
 FUZZ_SEED ?= $(shell date +%s)
 fuzz: install
 	AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) \
-	  $(PYTHON) -m pytest tests/fuzz tests/test_events_fuzz.py tests/test_providers_fuzz.py -q -p no:cacheprovider --timeout=0
+	  $(PYTHON) -m pytest tests/fuzz tests/test_events_fuzz.py tests/test_providers_fuzz.py tests/test_speedups.py tests/test_providers_differential.py -q -p no:cacheprovider --timeout=0
 
 clean:
 	rm -rf $(VENV) $(WHEEL_VENV) .make .installed dist build *.egg-info .mypy_cache .pytest_cache .hypothesis .ruff_cache
 	rm -rf tests/typescript/node_modules tests/typescript/dist codegen/node/node_modules tests/java/target tests/java/out
 	rm -rf sdk/typescript/node_modules sdk/typescript/dist tests/browser/node_modules tests/browser/out
 	find sdk generated codegen tests examples bench -name __pycache__ -type d -prune -exec rm -rf {} +
+	find sdk -name "_speedups*.so" -delete
