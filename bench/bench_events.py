@@ -150,32 +150,24 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     return rows
 
 
-def _comparable_ours(msg: Any) -> list[tuple[Any, ...]]:
+def _comparable(msg: Any, tool_type: str = "tool_use", tool_args: str = "content") -> list[tuple[Any, ...]]:
+    """A message's name and blocks as plain tuples; AgentScope Python names a tool call's block type and
+    its raw arguments differently (``tool_call``, ``input``)."""
     out: list[tuple[Any, ...]] = [("name", msg.name)]
     for b in msg.content:
         if b.type == "text":
             out.append(("text", b.text))
         elif b.type == "thinking":
             out.append(("thinking", b.thinking))
-        elif b.type == "tool_use":
-            out.append(("tool_call", b.id, b.name, b.content))
+        elif b.type == tool_type:
+            out.append(("tool_call", b.id, b.name, getattr(b, tool_args)))
         else:
             out.append((b.type,))
     return out
 
 
 def _comparable_agentscope(msg: Any) -> list[tuple[Any, ...]]:
-    out: list[tuple[Any, ...]] = [("name", msg.name)]
-    for b in msg.content:
-        if b.type == "text":
-            out.append(("text", b.text))
-        elif b.type == "thinking":
-            out.append(("thinking", b.thinking))
-        elif b.type == "tool_call":
-            out.append(("tool_call", b.id, b.name, b.input))
-        else:
-            out.append((b.type,))
-    return out
+    return _comparable(msg, "tool_call", "input")
 
 
 def _matched(quick: bool) -> list[dict[str, Any]]:
@@ -199,9 +191,9 @@ def _matched(quick: bool) -> list[dict[str, Any]]:
         events = stream.count(b"\n")
         converted = _to_agentscope_python(stream)
         parsed = _agentscope_parse(converted)
-        same = _comparable_ours(reduce_stream(stream, strict=True)[0]) == _comparable_agentscope(
+        same = _comparable(reduce_stream(stream, strict=True)[0]) == _comparable_agentscope(
             _agentscope_reduce(converted)
-        ) and _comparable_ours(reduce_stream(stream)[0]) == _comparable_ours(reduce_stream(stream, strict=True)[0])
+        ) and _comparable(reduce_stream(stream)[0]) == _comparable(reduce_stream(stream, strict=True)[0])
         mark = "" if same else " [MESSAGES DIFFER]"
         timings = [
             ("agentmsg reduce_stream strict=True (validates every event)", lambda: reduce_stream(stream, strict=True)),

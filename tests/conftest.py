@@ -28,6 +28,15 @@ def schema_registry() -> Any:
     return Registry().with_resources(resources)
 
 
+def c_compiler_available() -> bool:
+    """Whether agentmsg's optional C writer can be built here: a C compiler and the Python headers."""
+    import shutil
+    import sysconfig
+
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc) is not None and Path(sysconfig.get_paths()["include"], "Python.h").is_file()
+
+
 def pytest_report_header() -> str:
     """Say which agentmsg the suite tests: the installed wheel (`make test`) or a source tree."""
     import agentmsg

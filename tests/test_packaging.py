@@ -23,7 +23,7 @@ import pytest
 
 import agentmsg
 import agentmsg_models
-from tests.conftest import ROOT
+from tests.conftest import ROOT, c_compiler_available
 
 # Import package -> its folder in the source tree.
 PACKAGES = {"agentmsg": ROOT / "sdk" / "agentmsg", "agentmsg_models": ROOT / "generated" / "agentmsg_models"}
@@ -113,7 +113,7 @@ def test_wheel_holds_the_c_writer_built_for_its_platform(dists: dict[str, Path])
     the only compiled file; without a C compiler the wheel is pure Python (said by the skip)."""
     names = wheel_names(dists["wheel"])
     compiled = [n for n in names if PurePosixPath(n).suffix in (".so", ".pyd")]
-    if not compiled and not _c_compiler():
+    if not compiled and not c_compiler_available():
         pytest.skip("no C compiler here: the wheel was built without agentmsg._speedups (pure Python)")
     assert compiled == [f"agentmsg/_speedups{sysconfig.get_config_var('EXT_SUFFIX')}"]
     assert "-none-any.whl" not in dists["wheel"].name
@@ -174,11 +174,6 @@ def test_without_a_c_compiler_the_sdist_builds_a_pure_python_agentmsg(dists: dic
     )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     assert r.stdout == msg.to_json_bytes()
-
-
-def _c_compiler() -> bool:
-    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    return shutil.which(cc) is not None and Path(sysconfig.get_paths()["include"], "Python.h").is_file()
 
 
 def test_wheel_holds_every_schema_as_in_schemas(dists: dict[str, Path]) -> None:

@@ -32,6 +32,27 @@ def chunk(
     return {"id": "chatcmpl-x", "object": "chat.completion.chunk", "model": "m", "choices": choices, **extra}
 
 
+def ev(kind: str, **data: Any) -> bytes:
+    """One Anthropic SSE event (``event:`` and ``data:`` lines)."""
+    return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
+
+
+CITE = {"type": "char_location", "cited_text": "sky", "document_index": 0}
+
+
+def cited_response(message_id: str) -> dict[str, Any]:
+    """A whole Anthropic response whose one text block ("blue") has a citation."""
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": "claude",
+        "content": [{"type": "text", "text": "blue", "citations": [CITE]}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 2},
+    }
+
+
 def reduce_ok(events: list[dict[str, Any]]) -> agentmsg.AssistantMessage:
     for e in events:
         agentmsg.validate(e, "event")
@@ -141,9 +162,6 @@ def test_openai_logprobs_and_n2_choices() -> None:
 
 
 def test_anthropic_ping_unknown_events_signature_only_and_redacted() -> None:
-    def ev(kind: str, **data: Any) -> bytes:
-        return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
-
     body = b"".join(
         [
             ev(
@@ -180,15 +198,11 @@ def test_anthropic_ping_unknown_events_signature_only_and_redacted() -> None:
 
 
 def test_anthropic_citations_and_unknown_deltas_are_reported_once_per_block() -> None:
-    def ev(kind: str, **data: Any) -> bytes:
-        return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
-
-    cite = {"type": "char_location", "cited_text": "sky", "document_index": 0}
     body = b"".join(
         [
             ev("message_start", message={"id": "msg_2", "model": "claude", "usage": {"input_tokens": 1}}),
             ev("content_block_start", index=0, content_block={"type": "text", "text": "", "citations": []}),
-            *[ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": cite})] * 3,
+            *[ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": CITE})] * 3,
             ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "blue"}),
             *[ev("content_block_delta", index=0, delta={"type": "future_delta", "x": 1})] * 2,
             ev("content_block_stop", index=0),
@@ -200,15 +214,7 @@ def test_anthropic_citations_and_unknown_deltas_are_reported_once_per_block() ->
     assert custom(events) == [("agentmsg.not-kept", "not-kept"), ("agentmsg.problem", "enum")]
     assert reduce_ok(events).text_content == "blue"
     # the whole response: its text block's citations are reported too
-    response = {
-        "id": "msg_3",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude",
-        "content": [{"type": "text", "text": "blue", "citations": [cite]}],
-        "stop_reason": "end_turn",
-        "usage": {"input_tokens": 1, "output_tokens": 2},
-    }
+    response = cited_response("msg_3")
     events = anthropic.response_events(response)
     assert custom(events) == [("agentmsg.not-kept", "not-kept")]
     assert anthropic.parse_response(response).text_content == "blue"
@@ -270,16 +276,12 @@ def test_openai_and_gemini_extras_the_message_has_no_place_for_are_said_once() -
 def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Data the message has no place for is said in the events, but the reply was read whole: exit 0."""
 
-    def ev(kind: str, **data: Any) -> bytes:
-        return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
-
-    cite = {"type": "char_location", "cited_text": "sky", "document_index": 0}
     body = b"".join(
         [
             ev("message_start", message={"id": "msg_4", "model": "claude", "usage": {"input_tokens": 1}}),
             ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
             ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "blue"}),
-            ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": cite}),
+            ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": CITE}),
             ev("content_block_stop", index=0),
             ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 2}),
             ev("message_stop"),
@@ -290,19 +292,7 @@ def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, caps
     assert main(["parse", "--provider", "anthropic", "--stream", str(path)]) == 0
     assert agentmsg.Msg.from_json(capsys.readouterr().out).text_content == "blue"
     whole = tmp_path / "cited.json"
-    whole.write_bytes(
-        orjson.dumps(
-            {
-                "id": "msg_5",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude",
-                "content": [{"type": "text", "text": "blue", "citations": [cite]}],
-                "stop_reason": "end_turn",
-                "usage": {"input_tokens": 1, "output_tokens": 2},
-            }
-        )
-    )
+    whole.write_bytes(orjson.dumps(cited_response("msg_5")))
     assert main(["parse", "--provider", "anthropic", str(whole)]) == 0
 
 
@@ -512,9 +502,6 @@ def test_anthropic_server_tools_are_no_client_calls() -> None:
     """A tool the provider runs itself (web search) streams its input as input_json_delta like a client
     tool: it must not become a call for the client to run (nor make the reply TOOL_CALLS). Its blocks are
     said as not kept; the answer around them is kept."""
-
-    def ev(kind: str, **data: Any) -> bytes:
-        return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
 
     use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
     result = {

@@ -13,13 +13,10 @@ import datetime
 import enum
 import math
 import os
-import shutil
 import subprocess
 import sys
-import sysconfig
 import uuid
 from collections import namedtuple
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -30,21 +27,17 @@ from hypothesis import strategies as st
 import agentmsg
 from agentmsg import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage, _converter
 from agentmsg.errors import ValidationError
+from tests.conftest import c_compiler_available
 from tests.fuzz.budget import examples
 from tests.fuzz.msg_strategies import any_block, messages, scalars
 
 native = _converter._speedups
 
 
-def _c_compiler() -> bool:
-    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    return shutil.which(cc) is not None and Path(sysconfig.get_paths()["include"], "Python.h").is_file()
-
-
 if native is None:
     if os.environ.get("AGENTMSG_PURE_PYTHON"):
         pytestmark = pytest.mark.skip("AGENTMSG_PURE_PYTHON is set: the C writer is turned off")
-    elif not _c_compiler():
+    elif not c_compiler_available():
         pytestmark = pytest.mark.skip("no C compiler or Python headers here: agentmsg was built without its C writer")
 
 

@@ -483,7 +483,7 @@ class StreamBuilder:
             call.name = name
         if thought_signature:
             self._signatures[id(call)] = thought_signature
-        if not call.started and call.name and not (self.ids_expected and call.id.startswith("\x00")):
+        if not call.started and self._ready(call):
             self._start_ready(c)
         if arguments:
             if call.started:
@@ -492,10 +492,13 @@ class StreamBuilder:
             else:
                 self._pending[id(call)].append(arguments)
 
+    def _ready(self, call: _Call) -> bool:
+        """A waiting call can start: it has its name (and its id, see :attr:`ids_expected`)."""
+        return bool(call.name) and not (self.ids_expected and call.id.startswith("\x00"))
+
     def _start_ready(self, c: _Choice) -> None:
-        """Start the waiting calls that have their names (and ids, see :attr:`ids_expected`), in order, up to
-        the first that does not yet."""
-        while c.waiting and c.waiting[0].name and not (self.ids_expected and c.waiting[0].id.startswith("\x00")):
+        """Start the waiting calls that are ready (:meth:`_ready`), in order, up to the first that is not."""
+        while c.waiting and self._ready(c.waiting[0]):
             self._start_call(c, c.waiting.pop(0))
 
     def _start_call(self, c: _Choice, call: _Call) -> None:

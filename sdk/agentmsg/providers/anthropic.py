@@ -312,18 +312,20 @@ def _server_side(kind: Any) -> bool:
     return isinstance(kind, str) and (kind.endswith(("_tool_use", "_tool_result")) or kind == "container_upload")
 
 
-def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) -> bool:
-    """A content block: whole (non-streaming) or as content_block_start gives it. False when it is skipped
-    (its deltas are then skipped too)."""
+def _citations_not_kept(b: StreamBuilder, index: Any) -> None:
+    b.not_kept(
+        f"citations/b{index}", f"the citations of text block {index} are not kept (the message has no place for them)"
+    )
+
+
+def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) -> None:
+    """A content block: whole (non-streaming) or as content_block_start gives it."""
     slot = f"b{index}"
     kind = block.get("type")
     if kind == "text":
         b.text(block.get("text") or "", slot=slot)
         if block.get("citations"):
-            b.not_kept(
-                f"citations/{slot}",
-                f"the citations of text block {index} are not kept (the message has no place for them)",
-            )
+            _citations_not_kept(b, index)
     elif kind == "thinking":
         b.thinking(block.get("thinking") or "", slot=slot)
         sig = block.get("signature")
@@ -338,19 +340,18 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
         b.tool_call(slot, call_id=block.get("id"), name=block.get("name"), arguments=args)
         if whole:
             b.end_tool_call(slot)
-        return True
+        return
     elif _server_side(kind):
         b.not_kept(
             f"block/{kind}",
             f"{kind} blocks (a tool the provider runs itself) are not kept (the message has no place for them)",
         )
-        return False
+        return
     else:
         b.problem("enum", f"content block type {kind!r} is not supported: skipped")
-        return False
+        return
     if whole:
         b.end_block(slot)
-    return True
 
 
 def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
@@ -418,10 +419,7 @@ class StreamParser(BaseStreamParser):
             elif dkind == "signature_delta":
                 b.signature(delta.get("signature") or "", slot=slot)  # the whole signature: the last one wins
             elif dkind == "citations_delta":
-                b.not_kept(
-                    f"citations/{slot}",
-                    f"the citations of text block {obj.get('index')} are not kept (the message has no place for them)",
-                )
+                _citations_not_kept(b, obj.get("index"))
             elif (slot, dkind) not in self._unknown_deltas:  # reported once per block and kind
                 self._unknown_deltas.add((slot, dkind))
                 b.problem("enum", f"content block delta type {dkind!r} is not supported: skipped")
@@ -431,8 +429,9 @@ class StreamParser(BaseStreamParser):
             if block.get("type") == "tool_use":
                 start_input = block.get("input")
                 self._inputs[slot] = orjson.dumps(start_input if start_input is not None else {}).decode()
-            if not _block(b, obj.get("index"), block, whole=False) and _server_side(block.get("type")):
+            if _server_side(block.get("type")):
                 self._skipped.add(slot)  # its input_json_delta is no call of the client's
+            _block(b, obj.get("index"), block, whole=False)
         elif kind == "content_block_stop":
             slot = f"b{obj.get('index')}"
             if slot in self._skipped:
