@@ -575,3 +575,93 @@ def _oai_chunk(c: dict[str, Any]) -> Any:
     from openai.types.chat import ChatCompletionChunk
 
     return construct_type(type_=ChatCompletionChunk, value={"created": 0, **c})
+
+
+def test_media_a_reply_carries_becomes_media_blocks_in_place() -> None:
+    """An image the model made (Gemini ``inlineData`` / ``fileData``, DashScope ``{"image": ...}`` parts) is
+    a media block in its place, whole and streamed alike, and goes back to Gemini as it came; a part that
+    cannot be read is a problem, a thought image is said as not kept: nothing is dropped silently."""
+    png = "iVBORw0KGgo="
+    parts = [
+        {"text": "Here is your cat:"},
+        {"inlineData": {"mimeType": "image/png", "data": png}, "thoughtSignature": "c2ln"},
+        {"text": "Enjoy."},
+        {"fileData": {"mimeType": "video/mp4", "fileUri": "gs://b/v.mp4"}},
+    ]
+    whole = {
+        "responseId": "r1",
+        "modelVersion": "gemini-image",
+        "candidates": [{"index": 0, "content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
+    }
+    msg = gemini.parse_response(orjson.dumps(whole))
+    content = msg.to_dict()["content"]
+    assert [b["type"] for b in content] == ["text", "data", "thinking", "text", "data"]
+    assert content[1]["source"] == {"type": "base64", "media_type": "image/png", "data": png}
+    assert content[4]["source"] == {"type": "url", "url": "gs://b/v.mp4", "mime_type": "video/mp4"}
+    streamed = sse(
+        *(
+            {**whole, "candidates": [{"content": {"parts": [p]}, **({"finishReason": "STOP"} if k == 3 else {})}]}
+            for k, p in enumerate(parts)
+        ),
+        done=False,
+    )
+    assert reduce_ok(list(gemini.parse_stream(streamed))).to_dict()["content"] == content
+    request = gemini.format_request([msg], model="m")
+    assert request.body["contents"][0]["parts"] == parts  # the signature back on its image part
+    assert not [d for d in request.diagnostics if d.rule != "thinking-dropped"]
+
+    odd = {
+        "candidates": [
+            {
+                "content": {
+                    "parts": [
+                        {"inlineData": {"mimeType": "image/png", "data": "not base64!"}},
+                        {"thought": True, "inlineData": {"mimeType": "image/png", "data": png}},
+                        {"fileData": {"mimeType": "image/png"}},
+                    ]
+                },
+                "finishReason": "STOP",
+            }
+        ]
+    }
+    events = list(gemini.parse_stream(sse(odd, done=False)))
+    assert custom(events) == [
+        ("agentmsg.problem", "type"),
+        ("agentmsg.not-kept", "not-kept"),
+        ("agentmsg.problem", "type"),
+    ]
+    assert reduce_ok(events).content == []
+
+    image = {"image": "https://x/y.png?sig=1"}
+    inline = {"image": f"data:image/png;base64,{png}"}
+    reply = {
+        "request_id": "q1",
+        "output": {
+            "choices": [
+                {
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": [image, {"text": "a cat"}, inline, {"weird": 1}]},
+                }
+            ]
+        },
+    }
+    events = dashscope.response_events(orjson.dumps(reply))
+    assert custom(events) == [("agentmsg.problem", "enum")]
+    assert reduce_ok(events).to_dict()["content"] == [
+        {"type": "image", "source": {"type": "url", "url": "https://x/y.png?sig=1"}},
+        {"type": "text", "text": "a cat"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
+    ]
+    # cumulative output repeats the parts so far: each image is taken once
+    chunks = [[{"text": "a"}], [{"text": "a cat"}, image], [{"text": "a cat"}, image, inline]]
+    body = sse(
+        *(
+            {"request_id": "q1", "output": {"choices": [{"finish_reason": "null", "message": {"content": c}}]}}
+            for c in chunks
+        ),
+        {"request_id": "q1", "output": {"choices": [{"finish_reason": "stop", "message": {"content": chunks[-1]}}]}},
+        done=False,
+    )
+    got = reduce_ok(list(dashscope.parse_stream(body))).to_dict()["content"]
+    assert [b["type"] for b in got] == ["text", "image", "image"]
+    assert got[0]["text"] == "a cat"

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -56,6 +57,7 @@ __all__ = [
     "Framer",
     "StreamBuilder",
     "as_chunks",
+    "base64_source",
     "json_fragment_writer",
 ]
 
@@ -411,6 +413,18 @@ class StreamBuilder:
         block = c.blocks.get(slot)
         block_id = block[1] if block is not None and block[0] == "thinking" else self._open(c, slot, "thinking")
         self._whole_signatures[block_id] = value
+
+    def media(self, block: dict[str, Any], *, choice: int = 0) -> None:
+        """A whole media block of the reply (an image the model made, say: a ``data`` block, see
+        ``schemas/content-block.schema.json``), in its place among the blocks: the open text and thinking
+        blocks end first, then DATA_BLOCK_START carrying the block and its DATA_BLOCK_END."""
+        c = self.choice(choice)
+        for slot in list(c.blocks):
+            self.end_block(slot, c)
+        self._blocks += 1
+        block_id = f"data-{self._blocks}"
+        self._ev(c, "DATA_BLOCK_START", replyId=c.reply_id, blockId=block_id, block=block)
+        self._ev(c, "DATA_BLOCK_END", replyId=c.reply_id, blockId=block_id)
 
     def has_block(self, slot: str, *, choice: int = 0) -> bool:
         c = self._choices.get(choice)
@@ -909,6 +923,18 @@ def run_parser(parser: BaseStreamParser, chunks: Iterable[bytes | str] | bytes |
 def _text_or_none(value: Any) -> bool:
     """A string field of a payload that may be absent (None, or empty)."""
     return not value or type(value) is str
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")  # the source schema's pattern for base64 data
+
+
+def base64_source(media_type: Any, data: Any) -> dict[str, Any] | None:
+    """A base64 source (``schemas/source.schema.json``) for media a reply carries inline, or None when
+    ``data`` is not standard base64 text (a MIME type missing is ``application/octet-stream``)."""
+    if not isinstance(data, str) or not _BASE64.fullmatch(data):
+        return None
+    mime = media_type if isinstance(media_type, str) and media_type else "application/octet-stream"
+    return {"type": "base64", "media_type": mime, "data": data}
 
 
 def as_list(value: Any) -> list[Any]:

@@ -26,6 +26,7 @@ from ._stream import (
     BaseStreamParser,
     StreamBuilder,
     as_object,
+    base64_source,
     read_response,
     response_message,
     run_parser,
@@ -186,6 +187,7 @@ class _DashScopeWalk(ChatWalk):
 
 
 _TOOL_FINISH = ("tool_calls", "function_call")
+_MEDIA_KINDS = ("image", "audio", "video")  # content parts of a reply that become media blocks
 
 
 def _usage(u: Any) -> dict[str, Any] | None:
@@ -242,6 +244,7 @@ class _Reader:
         self.incremental = incremental
         self.seen: dict[tuple[int, str], str] = {}  # cumulative mode / detection: the text so far per field
         self.last_key: dict[int, Any] = {}
+        self.media_seen: dict[int, list[Any]] = {}  # per choice: the media parts of the last chunk
 
     def _delta(self, i: int, field: str, value: str) -> str:
         if self.incremental is True or not value:
@@ -278,14 +281,55 @@ class _Reader:
             reasoning = m.get("reasoning_content")
             if isinstance(reasoning, str) and reasoning:
                 b.thinking(self._delta(i, "reasoning", reasoning), choice=i)
-            text = _text_of(m.get("content"))
-            if text:
-                b.end_block("thinking", i)
-                b.text(self._delta(i, "content", text), choice=i)
+            content = m.get("content")
+            if self.incremental is True and isinstance(content, list):
+                self._parts(i, content)  # each part in its place
+            else:
+                text = _text_of(content)
+                if text:
+                    b.end_block("thinking", i)
+                    b.text(self._delta(i, "content", text), choice=i)
+                if isinstance(content, list):
+                    self._media(i, content)
             calls = m.get("tool_calls")
             if isinstance(calls, list):
                 self._tool_calls(i, calls, whole)
             _finish(b, i, reason)
+
+    def _parts(self, i: int, parts: list[Any]) -> None:
+        """Multimodal content parts in order: text, and media (an image the model made) as media blocks."""
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            if "text" in part:
+                if isinstance(part["text"], str) and part["text"]:
+                    self.b.end_block("thinking", i)
+                    self.b.text(part["text"], choice=i)
+            else:
+                self._media_part(i, part)
+
+    def _media(self, i: int, parts: list[Any]) -> None:
+        """The media parts of a chunk whose text was read as a whole (cumulative output or not known yet):
+        after its text; parts a cumulative chunk repeats from the one before are not taken again."""
+        media = [p for p in parts if isinstance(p, dict) and "text" not in p]
+        seen = self.media_seen.get(i)
+        self.media_seen[i] = media
+        if seen and media[: len(seen)] == seen:
+            media = media[len(seen) :]
+        for part in media:
+            self._media_part(i, part)
+
+    def _media_part(self, i: int, part: Mapping[str, Any]) -> None:
+        kinds = [k for k in _MEDIA_KINDS if isinstance(part.get(k), str) and part[k]]
+        if len(kinds) != 1:
+            names = ", ".join(sorted(part))
+            self.b.problem("enum", f"content part kind {names!r} is not supported: skipped")
+            return
+        kind, value = kinds[0], part[kinds[0]]
+        head, comma, data = value.partition(",")
+        is_inline = comma and head.startswith("data:") and head.endswith(";base64")
+        inline = base64_source(head[5:-7], data) if is_inline else None
+        self.b.media({"type": kind, "source": inline or {"type": "url", "url": value}}, choice=i)
 
     def _tool_calls(self, i: int, calls: list[Any], whole: bool) -> None:
         b = self.b

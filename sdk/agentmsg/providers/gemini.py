@@ -26,6 +26,7 @@ from ._format import Context, FormatOptions, FormattedRequest
 from ._stream import (
     BaseStreamParser,
     StreamBuilder,
+    base64_source,
     json_fragment_writer,
     read_response,
     response_message,
@@ -381,6 +382,29 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
         calls.open, calls.writer = None, None
 
 
+def _media_part(b: StreamBuilder, i: int, part: Mapping[str, Any]) -> None:
+    """An ``inlineData`` (base64) or ``fileData`` (URI) part of a reply, an image the model made say: a
+    ``data`` block in its place. Interim images of the reasoning (``thought: true``) are said as not kept."""
+    if part.get("thought"):
+        b.not_kept(f"thought-media/{i}", "media in thought parts (interim images of the reasoning) are not kept", i)
+        return
+    inline, file = part.get("inlineData"), part.get("fileData")
+    source: dict[str, Any] | None = None
+    if isinstance(inline, dict):
+        source = base64_source(inline.get("mimeType"), inline.get("data"))
+    elif isinstance(file, dict):
+        uri, mime = file.get("fileUri"), file.get("mimeType")
+        if isinstance(uri, str) and uri:
+            source = {"type": "url", "url": uri}
+            if isinstance(mime, str) and mime:
+                source["mime_type"] = mime
+    if source is None:
+        what = "inlineData without standard base64 data" if inline is not None else "fileData without a fileUri"
+        b.problem("type", f"a part with {what}: skipped")
+        return
+    b.media({"type": "data", "source": source}, choice=i)
+
+
 _SERVER_PARTS = frozenset({"executableCode", "codeExecutionResult"})
 
 # Candidate data the message has no place for: said (StreamBuilder.not_kept), not dropped silently.
@@ -405,6 +429,12 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
         sig = sig if isinstance(sig, str) and sig else None
         if "functionCall" in part:
             _function_call(b, i, calls.setdefault(i, _Calls()), part)
+            continue
+        if "inlineData" in part or "fileData" in part:
+            _media_part(b, i, part)
+            if sig is not None:
+                b.thinking("", choice=i, slot="signature", signature=sig)  # as on an answer part (below)
+                b.end_block("signature", i)
             continue
         text = part.get("text")
         if part.get("thought"):
