@@ -54,7 +54,7 @@ help:
 	@echo "make wheel-test    - install dist/'s wheel (not editable) into .venv-wheel, run pytest against it"
 	@echo "make vectors-lock  - re-lock the conformance vectors (after a schema version bump)"
 	@echo "make bench         - speed: agentmsg vs pydantic / msgspec / orjson, side by side"
-	@echo "make fuzz          - the fuzz, property and differential suites (messages, events, provider streams, the C writer) run longer than in make test"
+	@echo "make fuzz          - the fuzz, property and differential suites (messages, events, provider streams, the C speed-ups) run longer than in make test"
 	@echo "make client        - build @agentmsg/client (sdk/typescript) and the viewer's assets (committed)"
 	@echo "make client-check  - fail when the committed client build differs from a fresh one"
 	@echo "make client-test   - the client's own tests (node --test)"
@@ -158,7 +158,7 @@ $(VENV)/pyvenv.cfg:
 	@echo "== creating $(VENV) from $(BASE_PYTHON) =="
 	@bash -c "$$MAKE_VENV_SH" make-venv "$(BASE_PYTHON)" "$(VENV)"
 
-# Reinstalled when pyproject.toml or the C writer (built in place by the editable install) changes, or the
+# Reinstalled when pyproject.toml or the C speed-ups (built in place by the editable install) changes, or the
 # virtualenv is new.
 $(STAMP): pyproject.toml sdk/agentmsg/_speedups.c $(NEW_VENV)
 	@bash -c "$$CHECK_PYTHON_SH" check "$(PYTHON)" "$(MAKECMDGOALS)"

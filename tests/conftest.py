@@ -46,12 +46,14 @@ def pytest_report_header() -> str:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Say which JSON writer the suite ran: the C writer, or pure Python (tests/test_speedups.py says why)."""
-    from agentmsg import _converter
+    """Say which paths the suite ran: the C speed-ups (JSON writer, SSE scanner), or pure Python
+    (tests/test_speedups.py says why)."""
+    from agentmsg import _native
 
-    if _converter._speedups is not None:
-        terminalreporter.write_line(f"JSON writer: C ({Path(_converter._speedups.__file__ or '').name})")
+    if _native.speedups is not None:
+        name = Path(_native.speedups.__file__ or "").name
+        terminalreporter.write_line(f"JSON writer and SSE scanner: C ({name})")
     else:
         terminalreporter.write_line(
-            "JSON writer: pure Python (agentmsg._speedups not built or turned off)", yellow=True
+            "JSON writer and SSE scanner: pure Python (agentmsg._speedups not built or turned off)", yellow=True
         )

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentmsg import SSEDecoder, encode_sse, reduce_events, reduce_stream
+from agentmsg import SSEDecoder, _sse, encode_sse, reduce_events, reduce_stream
 from agentmsg.events.sse import events_after
 
 EVENTS = [
@@ -164,6 +164,11 @@ def _sse_body(rng: Any) -> bytes:
                         b"field: ignored",
                         b"",
                         b"y" * 70,
+                        b":" + b"z" * 70,
+                        b"id: \xc3\xa9",
+                        b"id",
+                        b"event",
+                        b"event: \x01",
                     ]
                 )
                 + end
@@ -171,15 +176,21 @@ def _sse_body(rng: Any) -> bytes:
     return b"".join(out)
 
 
-def test_the_simple_event_fast_path_decodes_as_the_line_parser() -> None:
+@pytest.mark.parametrize("scanner", ["C", "Python"])
+def test_the_simple_event_fast_path_decodes_as_the_line_parser(scanner: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whole bodies take the fast path for the simple pieces; fed one byte at a time they never do: the
-    events (data, name, id, retry, problem) are the same, whatever the line ends, limits and splits."""
+    events (data, name, id, retry, problem) are the same, whatever the line ends, limits and splits. The
+    fast path runs in C (agentmsg._speedups.sse_scan) where it was built, and in Python."""
+    if scanner == "Python":
+        monkeypatch.setattr(_sse, "_scan", None)
+    elif _sse._scan is None:
+        pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
 
     def fields(events: list[Any]) -> list[Any]:
         return [(e.data, e.event, e.id, e.retry, e.problem and e.problem.rule) for e in events]
 
     rng = random.Random(20261124)
-    for _ in range(600):
+    for _ in range(1500):
         body = _sse_body(rng)
         limit = rng.choice([None, 30, 60])
 

@@ -32,7 +32,6 @@ writes exactly orjson's bytes and leaves whatever it cannot write exactly to the
 from __future__ import annotations
 
 import enum
-import os
 import re
 import types
 import typing
@@ -44,16 +43,9 @@ import cattrs
 import orjson
 
 from ._json import encode_error
+from ._native import speedups as _speedups  # the optional C writer (None: pure Python)
 from ._schemas import schema_documents
 
-_speedups: types.ModuleType | None
-if os.environ.get("AGENTMSG_PURE_PYTHON"):
-    _speedups = None
-else:
-    try:
-        from . import _speedups  # the optional C writer, built where a C compiler was at install time
-    except ImportError:
-        _speedups = None
 _NativeEncode = Callable[[object, dict[type, object], Callable[[Any], Any], Callable[[Any], bytes]], "bytes | None"]
 _native_encode: _NativeEncode | None = _speedups.encode if _speedups is not None else None
 _orjson_dumps = orjson.dumps

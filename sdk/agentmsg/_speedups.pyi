@@ -1,4 +1,5 @@
-"""Types of the optional C writer (_speedups.c): see agentmsg._converter.dumps_json."""
+"""Types of the optional C speed-ups (_speedups.c): see agentmsg._converter.dumps_json and
+agentmsg._sse.SSEDecoder._simple_events."""
 
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -11,3 +12,14 @@ def encode(
     dumps: Callable[[Any], bytes],
     /,
 ) -> bytes | None: ...
+def sse_scan(
+    chunk: bytes,
+    pos: int,
+    crlf: bool,
+    limit: int,
+    max_line: int,
+    last_id: str,
+    out: list[Any],
+    cls: Callable[[str, str, str], Any],
+    /,
+) -> tuple[int, int, str]: ...

@@ -17,6 +17,7 @@ import attrs
 import orjson
 
 from ._limits import limits
+from ._native import speedups
 from .errors import Problem
 
 __all__ = ["SSEDecoder", "SSEEvent", "Sniffer", "encode_event", "sniff"]
@@ -97,6 +98,9 @@ def encode_event(data: str, *, id: str | None = None, event: str | None = None, 
     return f"{head}{body}\n"
 
 
+_scan = speedups.sse_scan if speedups is not None else None
+
+
 class SSEDecoder:
     """Incremental text/event-stream parser. ``feed(chunk)`` returns the events completed by the chunk;
     chunks may split anything, even a CRLF or a UTF-8 sequence.
@@ -158,9 +162,19 @@ class SSEDecoder:
             sep, eol = b"\r\n\r\n", b"\r\n"
         else:
             sep, eol = b"\n\n", b"\n"
+        limit = min(self.max_line_bytes, self.max_event_bytes - 1)
+        if _scan is not None:  # the same, in C (agentmsg._speedups.sse_scan)
+            pos, crlf = 0, len(sep) == 4
+            while True:
+                pos, stop, self.last_event_id = _scan(
+                    chunk, pos, crlf, limit, self.max_line_bytes, self.last_event_id, out, SSEEvent
+                )
+                if stop < 0:
+                    return chunk[pos:]
+                self._lines(chunk[pos:stop], out)  # a piece that is not simple, with its blank line
+                pos = stop
         pieces = chunk.split(sep)
         rest = pieces.pop()
-        limit = min(self.max_line_bytes, self.max_event_bytes - 1)
         for piece in pieces:
             event = self._simple_event(piece, eol, limit)
             if event is None:
