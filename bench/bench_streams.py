@@ -17,6 +17,10 @@ Rows, per provider (all its recorded streams, µs per chunk, best of the repeats
   over an ``httpx.Response`` of the body, ``parse_chunk``) and ``_aggregate``. google-genai has no stream
   accumulator (no row).
 
+Rows "<provider> long": one recorded stream per provider (:data:`LONG`) with its text deltas repeated to
+about 1,000 chunks, the same three ways: the recorded streams are short (4 to 70 chunks), so their figures
+carry each reply's fixed cost; the long rows show the cost of each further chunk.
+
 Same work, and where it is not: both sides start from the body's bytes and end with the reply rebuilt.
 agentmsg does more: it also emits the AgentEvents (a dict per event, ids, createdAt) and validates the
 final Msg; the SDKs validate nothing (``construct_type``) and emit no events. Equal results are checked
@@ -62,6 +66,45 @@ def _streams(provider: str) -> list[bytes]:
     if provider == "anthropic":
         paths = [p for p in paths if "extended_thinking" not in p.name]  # edited docs sample: the SDK rejects it
     return [p.read_bytes() for p in paths]
+
+
+#: One recorded stream per provider whose text deltas are repeated into a long reply (the ``long`` rows): the
+#: recorded streams are short (4 to 70 chunks), so their per-chunk figures carry each reply's fixed cost
+#: (set-up, start and end events, the final Msg); a long reply shows what each further chunk costs.
+LONG = {
+    "openai": "openai/stream_text_include_usage.sse",
+    "anthropic": "anthropic/stream_sdk_basic.sse",
+    "gemini": "gemini/stream_text.sse",
+    "dashscope": "dashscope/native_stream_text_docs.sse",
+}
+LONG_CHUNKS = 1000
+
+
+def _is_text_delta(provider: str, obj: dict[str, Any]) -> bool:
+    if provider == "anthropic":
+        return obj.get("type") == "content_block_delta" and obj["delta"].get("type") == "text_delta"
+    if provider == "gemini":
+        cand = (obj.get("candidates") or [{}])[0]
+        parts = (cand.get("content") or {}).get("parts") or []
+        return not cand.get("finishReason") and bool(parts) and all(set(p) == {"text"} for p in parts)
+    choice = ((obj.get("output") or {}) if provider == "dashscope" else obj).get("choices") or [{}]
+    if provider == "dashscope":
+        return choice[0].get("finish_reason") == "null"
+    delta = choice[0].get("delta") or {}
+    return bool(delta.get("content")) and not choice[0].get("finish_reason") and set(delta) == {"content"}
+
+
+def _long_stream(provider: str) -> bytes:
+    """The recorded stream ``LONG[provider]`` with its text deltas repeated to about ``LONG_CHUNKS`` chunks
+    (the same events, in the same framing: the reply just says more)."""
+    body = (FIX / LONG[provider]).read_bytes()
+    sep = b"\r\n\r\n" if b"\r\n" in body else b"\n\n"
+    events = [e for e in body.split(sep) if e.strip()]
+    deltas = [i for i, e in enumerate(events) if (p := _payloads(e)) and _is_text_delta(provider, orjson.loads(p[0]))]
+    first, last = deltas[0], deltas[-1]
+    middle = [events[i] for i in deltas]
+    reps = max(1, LONG_CHUNKS // len(middle))
+    return sep.join(events[:first] + middle * reps + events[last + 1 :]) + sep
 
 
 def _best(fn: Callable[[], Any], repeat: int, number: int) -> float:
@@ -145,8 +188,9 @@ def _text(result: Any) -> str:
 def run(quick: bool = False) -> list[dict[str, Any]]:
     repeat, target_s = (3, 0.05) if quick else (7, 0.2)
     rows = []
-    for provider, mod in MODULES.items():
-        bodies = _streams(provider)
+    cases = [(p, p, _streams(p)) for p in MODULES] + [(f"{p} long", p, [_long_stream(p)]) for p in MODULES]
+    for label, provider, bodies in cases:
+        mod = MODULES[provider]
         chunks = sum(len(_payloads(b)) for b in bodies)
 
         def floor() -> None:
@@ -182,7 +226,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             once = max(time.perf_counter() - t0, 1e-6)
             number = max(1, int(target_s / once))
             times[name] = _best(fn, repeat, number)
-        row: dict[str, Any] = {"provider": provider, "streams": len(bodies), "chunks": chunks}
+        row: dict[str, Any] = {"provider": label, "streams": len(bodies), "chunks": chunks}
         for name, t in times.items():
             row[f"{name}_us_per_chunk"] = round(t / chunks * 1e6, 2)
         row["vs_orjson"] = round(times["agentmsg"] / times["orjson"], 2)
@@ -195,13 +239,13 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 def print_rows(rows: list[dict[str, Any]]) -> None:
     print("\n== provider streams: SSE bytes -> events -> Msg (µs per chunk, best of repeats) ==")
     print(
-        f"  {'provider':<10} {'chunks':>6} {'orjson':>8} {'agentmsg':>9} {'official':>9} {'x orjson':>9} {'official/agentmsg':>18}"
+        f"  {'provider':<15} {'chunks':>6} {'orjson':>8} {'agentmsg':>9} {'official':>9} {'x orjson':>9} {'official/agentmsg':>18}"
     )
     for r in rows:
         off = r.get("official_us_per_chunk")
         ratio = r.get("official_over_agentmsg")
         print(
-            f"  {r['provider']:<10} {r['chunks']:>6} {r['orjson_us_per_chunk']:>8} {r['agentmsg_us_per_chunk']:>9} "
+            f"  {r['provider']:<15} {r['chunks']:>6} {r['orjson_us_per_chunk']:>8} {r['agentmsg_us_per_chunk']:>9} "
             f"{off if off is not None else '-':>9} {r['vs_orjson']:>9} {ratio if ratio is not None else '-':>18}"
         )
     for r in rows:
