@@ -665,3 +665,162 @@ def test_media_a_reply_carries_becomes_media_blocks_in_place() -> None:
     got = reduce_ok(list(dashscope.parse_stream(body))).to_dict()["content"]
     assert [b["type"] for b in got] == ["text", "image", "image"]
     assert got[0]["text"] == "a cat"
+
+
+def test_openai_error_objects_done_and_reasoning_details_as_the_sdk_reads_them() -> None:
+    """``"error": null`` / ``{}`` on a chunk is no error (the SDK raises on a truthy one only); an error beside
+    choices (OpenRouter: finish_reason "error") ends the reply interrupted after what they carry;
+    ``data: [DONE] `` ends the stream as the SDK's ``startswith`` does; OpenRouter's reasoning_details are
+    said as not kept."""
+    usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
+    for empty in (None, {}):
+        body = sse(chunk({"content": "Hi"}), chunk({}, "stop"), {**chunk(), "usage": usage, "error": empty})
+        msg = reduce_ok(list(openai.parse_stream(body)))
+        assert (msg.text_content, msg.generate_reason.value, msg.usage and msg.usage.output_tokens) == (
+            "Hi",
+            "MODEL_STOP",
+            3,
+        )
+    err = {"code": "server_error", "message": "Provider disconnected unexpectedly"}
+    body = sse(chunk({"content": "Partial"}), {**chunk({"content": ""}, "error"), "error": err})
+    events = list(openai.parse_stream(body))
+    assert [(e["name"], e["value"]["message"]) for e in events if e["type"] == "CUSTOM"] == [
+        ("agentmsg.error", "Provider disconnected unexpectedly")
+    ]
+    msg = reduce_ok(events)
+    assert (msg.text_content, msg.generate_reason.value) == ("Partial", "INTERRUPTED")
+    assert msg.metadata["agentmsg_errors"][0]["message"] == "Provider disconnected unexpectedly"
+
+    body = (
+        sse(chunk({"content": "a"}), chunk({}, "stop"), done=False)
+        + b"data: [DONE] \n\n"
+        + sse(chunk({"content": "zzz"}), done=False)
+    )
+    events = list(openai.parse_stream(body))
+    assert custom(events) == []
+    assert reduce_ok(events).text_content == "a"
+
+    details = [{"type": "reasoning.text", "signature": "SIG==", "index": 0}]
+    body = sse(
+        chunk({"reasoning": "Think", "reasoning_details": [{"type": "reasoning.text", "text": "Think"}]}),
+        chunk({"content": "", "reasoning_details": details}),
+        chunk({"content": "Answer"}, "stop"),
+    )
+    events = list(openai.parse_stream(body))
+    assert custom(events) == [("agentmsg.not-kept", "not-kept")]
+    msg = reduce_ok(events)
+    assert [b.type for b in msg.content] == ["thinking", "text"]
+
+
+def test_an_error_event_with_plain_text_data_is_the_providers_error() -> None:
+    body = ev("message_start", message={"id": "m1", "model": "claude", "usage": {"input_tokens": 1}}) + (
+        b"event: error\ndata: Internal Server Error\n\n"
+    )
+    events = list(anthropic.parse_stream(body))
+    errors = [e["value"]["message"] for e in events if e["type"] == "CUSTOM"]
+    assert errors == ["Internal Server Error"]
+    assert reduce_ok(events).generate_reason.value == "INTERRUPTED"
+
+
+def test_gemini_parts_keep_their_order_and_their_signatures() -> None:
+    """Text after a call, a thought or a signed part is a block of its own, each signed thought is a thinking
+    block of its own (two whole signatures are never joined), and the formatter sends each signature back
+    on its part."""
+
+    def gem(*parts: dict[str, Any], finish: bool = False) -> dict[str, Any]:
+        cand: dict[str, Any] = {"content": {"parts": list(parts), "role": "model"}, "index": 0}
+        return {"candidates": [{**cand, **({"finishReason": "STOP"} if finish else {})}], "responseId": "r1"}
+
+    def shape(body: bytes) -> list[tuple[str, Any, Any]]:
+        msg = reduce_ok(list(gemini.parse_stream(body)))
+        whole = gemini.parse_response(orjson.dumps(gem(*(p for c in chunks for p in c), finish=True)))
+        assert whole.to_dict()["content"] == msg.to_dict()["content"]  # whole and streamed alike
+        return [
+            (b["type"], b.get("text") or b.get("thinking") or b.get("name"), (b.get("metadata") or {}).get("signature"))
+            for b in msg.to_dict()["content"]
+        ]
+
+    call = {"functionCall": {"name": "f", "args": {"a": 1}}, "thoughtSignature": "S1"}
+    chunks: list[list[dict[str, Any]]] = [[{"text": "Before "}], [call], [{"text": "after"}]]
+    body = sse(*(gem(*c, finish=k == len(chunks) - 1) for k, c in enumerate(chunks)), done=False)
+    assert shape(body) == [("text", "Before ", None), ("tool_use", "f", None), ("text", "after", None)]
+
+    chunks = [
+        [{"text": "t1", "thought": True}],
+        [{"text": "a1"}],
+        [{"text": "t2", "thought": True}],
+        [{"text": "a2"}],
+    ]
+    body = sse(*(gem(*c, finish=k == len(chunks) - 1) for k, c in enumerate(chunks)), done=False)
+    assert [s[:2] for s in shape(body)] == [("thinking", "t1"), ("text", "a1"), ("thinking", "t2"), ("text", "a2")]
+
+    chunks = [
+        [{"text": "think A", "thought": True, "thoughtSignature": "SIGA"}],
+        [{"text": " think B", "thought": True, "thoughtSignature": "SIGB"}],
+        [{"text": "first", "thoughtSignature": "VFM="}],
+        [{"text": " second"}],
+    ]
+    body = sse(*(gem(*c, finish=k == len(chunks) - 1) for k, c in enumerate(chunks)), done=False)
+    assert shape(body) == [
+        ("thinking", "think A", "SIGA"),
+        ("thinking", " think B", "SIGB"),
+        ("text", "first", None),
+        ("thinking", None, "VFM="),
+        ("text", " second", None),
+    ]
+    msg = reduce_ok(list(gemini.parse_stream(body)))
+    sent = gemini.format_request([msg], model="m").body["contents"][0]["parts"]
+    assert sent == [*chunks[0], *chunks[1], *chunks[2], *chunks[3]]  # each signature back on its part
+
+
+def _ds(content: str = "", finish: str = "null", **message: Any) -> dict[str, Any]:
+    choice = {"message": {"content": content, "role": "assistant", **message}, "finish_reason": finish}
+    return {"output": {"choices": [choice]}, "request_id": "req-1"}
+
+
+@pytest.mark.parametrize(
+    ("payloads", "text"),
+    [
+        # incremental fragments where the second starts with the first: held until the third tells
+        ([_ds("**"), _ds("**Plan"), _ds("**", "stop")], "****Plan**"),
+        ([_ds("ha"), _ds("ha"), _ds("!", "stop")], "haha!"),
+        # cumulative: a value equal to the last one adds nothing
+        ([_ds("Hello"), _ds("Hello", "stop")], "Hello"),
+        ([_ds("Hel"), _ds("Hello"), _ds("Hello world", "stop")], "Hello world"),
+        # only two values that may be either: the API's default (cumulative)
+        ([_ds("a"), _ds("ab", "stop")], "ab"),
+    ],
+)
+def test_dashscope_mode_told_from_the_stream(payloads: list[dict[str, Any]], text: str) -> None:
+    body = sse(*payloads, done=False)
+    for pieces in ([body], [body[i : i + 7] for i in range(0, len(body), 7)]):
+        events = list(dashscope.parse_stream(pieces))
+        assert custom(events) == []
+        assert reduce_ok(events).text_content == text
+
+
+def test_dashscope_cumulative_reasoning_and_tool_calls_told_from_the_stream() -> None:
+    body = sse(
+        _ds(reasoning_content="Th"),
+        _ds(reasoning_content="Think"),
+        _ds("A", reasoning_content="Think"),
+        _ds("AB", "stop", reasoning_content="Think"),
+        done=False,
+    )
+    msg = reduce_ok(list(dashscope.parse_stream(body)))
+    assert [(b.type, b.thinking if b.type == "thinking" else b.text) for b in msg.content] == [
+        ("thinking", "Think"),
+        ("text", "AB"),
+    ]
+
+    def call(args: str) -> list[dict[str, Any]]:
+        return [{"id": "c1", "type": "function", "function": {"name": "get", "arguments": args}}]
+
+    body = sse(
+        _ds(tool_calls=call('{"city": "Hang')),
+        _ds("", "tool_calls", tool_calls=call('{"city": "Hangzhou"}')),
+        done=False,
+    )
+    msg = reduce_ok(list(dashscope.parse_stream(body)))
+    assert calls(msg) == [("c1", "get", {"city": "Hangzhou"})]
+    assert msg.generate_reason.value == "TOOL_CALLS"

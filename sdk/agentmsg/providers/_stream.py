@@ -317,7 +317,7 @@ class StreamBuilder:
         if c is None:
             c = self._choices[index] = _Choice(None if index == 0 else f"choice/{index}")
         if self.response_id is None:
-            self.response_id = uuid.uuid4().hex
+            self.response_id = uuid.uuid4().hex  # none from the provider: unique (two replies never share one)
         c.reply_id = self.response_id if index == 0 else f"{self.response_id}-{index}"
         c.started = True
         if self.agent_events:
@@ -833,14 +833,16 @@ class BaseStreamParser:
             self.builder.problem(problem.rule, f"{problem.message}: {'skipped' if not data else 'payload kept'}")
             if not data:
                 return
-        if data == "[DONE]":
+        if data.startswith("[DONE]"):  # as the OpenAI SDK reads it (a trailing space, say)
             self.done = True
             self.builder.close()
             return
         try:
             obj = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            if problem is TRAILING:
+            if event == "error":  # an error event whose data is plain text ("Internal Server Error")
+                self.builder.error(data[:1000] or "error event without data")
+            elif problem is TRAILING:
                 self.builder.problem("incomplete", f"{problem.message}, and it is not JSON: skipped: {data[:80]!r}")
             else:
                 self.builder.problem("json", f"a payload is not JSON ({exc}): skipped: {data[:80]!r}")
@@ -856,6 +858,9 @@ class BaseStreamParser:
     def payload(self, event: str, obj: dict[str, Any]) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def end_payloads(self) -> None:
+        """No payload comes after this one (the body or the transport ended): a subclass emits what it holds."""
+
     def error(self, message: str, **info: Any) -> list[dict[str, Any]]:
         """The transport failed (disconnect, timeout, cancellation): end every open choice as interrupted,
         keeping all that was received. Returns the closing events."""
@@ -864,6 +869,7 @@ class BaseStreamParser:
             b.tick()
             for payload in self._framer.close():
                 self._data(payload.event, payload.data, payload.problem)
+            self.end_payloads()
             b.error(message, **info)
             b.close()
         return b.drain()
@@ -875,6 +881,7 @@ class BaseStreamParser:
             b.tick()
             for payload in self._framer.close():
                 self._data(payload.event, payload.data, payload.problem)
+            self.end_payloads()
             b.close()
         return b.drain()
 

@@ -10,7 +10,8 @@ shape (``tool_calls``, ``tool`` messages with ``tool_call_id`` and ``name``, ``r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, Final
 
 import orjson
@@ -236,8 +237,7 @@ def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
 class _Reader:
     """Reads native payloads into a builder. ``incremental``: True when each chunk carries only the new
     text (``incremental_output=true``), False when it carries everything so far (the default of
-    ``incremental_output=false``), None to tell from the stream (a second fragment that extends the
-    first means cumulative)."""
+    ``incremental_output=false``), None to tell from the stream (see :meth:`_delta`)."""
 
     def __init__(self, b: StreamBuilder, incremental: bool | None) -> None:
         self.b = b
@@ -245,25 +245,64 @@ class _Reader:
         self.seen: dict[tuple[int, str], str] = {}  # cumulative mode / detection: the text so far per field
         self.last_key: dict[int, Any] = {}
         self.media_seen: dict[int, list[Any]] = {}  # per choice: the media parts of the last chunk
+        # While the mode is not known: a value that may be either (field, the value before, it, its emitter).
+        self.held: tuple[tuple[int, str], str, str, Callable[[str], None]] | None = None
 
-    def _delta(self, i: int, field: str, value: str) -> str:
-        if self.incremental is True or not value:
-            return value
-        prev = self.seen.get((i, field))
+    def _delta(self, i: int, field: str, value: str, emit: Callable[[str], None]) -> None:
+        """Emit (``emit``) the new text of a field's ``value``: all of it in incremental mode, what it adds to
+        the field's last value in cumulative mode.
+
+        While the mode is not known: a field's first value is new text either way; a second value that does
+        not start with the first means incremental. One that does may be either (incremental ``"**"`` then
+        ``"**Plan"``, or ``"ha"`` then ``"ha"``): it is held until the next value tells (it starts with its
+        field's last value again: cumulative; it does not: incremental) or the reply ends (cumulative, the
+        API's default)."""
+        if not value:
+            return
+        key = (i, field)
         if self.incremental is None:
-            if prev is None:
-                self.seen[(i, field)] = value
-                return value
-            self.incremental = not (len(value) > len(prev) and value.startswith(prev))
-            if self.incremental:
+            prev = self.seen.get(key)
+            if self.held is not None:
+                self._settle(prev is None or value.startswith(prev))
+            elif prev is None:
+                self.seen[key] = value
+                emit(value)
+                return
+            elif value.startswith(prev):
+                self.held = (key, prev, value, emit)
+                self.seen[key] = value
+                return
+            else:
+                self.incremental = True
                 self.seen.clear()
-                return value
-        prev = prev or ""
-        self.seen[(i, field)] = value
+        if self.incremental:
+            emit(value)
+            return
+        prev = self.seen.get(key, "")
+        self.seen[key] = value
         if value.startswith(prev):
-            return value[len(prev) :]
+            if len(value) > len(prev):
+                emit(value[len(prev) :])
+            return
         self.b.problem("cumulative", f"a cumulative {field} does not extend the text so far: taken as new text")
-        return value
+        emit(value)
+
+    def _settle(self, cumulative: bool = True) -> None:
+        """Decide the mode of a held value and emit it (see :meth:`_delta`)."""
+        if self.held is None:
+            return
+        _key, prev, value, emit = self.held
+        self.held = None
+        self.incremental = not cumulative
+        if cumulative:
+            emit(value[len(prev) :])
+        else:
+            self.seen.clear()
+            emit(value)
+
+    def end(self) -> None:
+        """The reply ends: a value still held is taken as cumulative output."""
+        self._settle()
 
     def payload(self, obj: Mapping[str, Any], whole: bool) -> None:
         b = self.b
@@ -280,7 +319,7 @@ class _Reader:
             b.choice(i)
             reasoning = m.get("reasoning_content")
             if isinstance(reasoning, str) and reasoning:
-                b.thinking(self._delta(i, "reasoning", reasoning), choice=i)
+                self._delta(i, "reasoning", reasoning, partial(b.thinking, choice=i))
             content = m.get("content")
             if self.incremental is True and isinstance(content, list):
                 self._parts(i, content)  # each part in its place
@@ -288,7 +327,7 @@ class _Reader:
                 text = _text_of(content)
                 if text:
                     b.end_block("thinking", i)
-                    b.text(self._delta(i, "content", text), choice=i)
+                    self._delta(i, "content", text, partial(b.text, choice=i))
                 if isinstance(content, list):
                     self._media(i, content)
             calls = m.get("tool_calls")
@@ -316,6 +355,8 @@ class _Reader:
         self.media_seen[i] = media
         if seen and media[: len(seen)] == seen:
             media = media[len(seen) :]
+        if media:
+            self._settle()  # the text held before them is emitted first (with the API's default mode)
         for part in media:
             self._media_part(i, part)
 
@@ -330,6 +371,9 @@ class _Reader:
         is_inline = comma and head.startswith("data:") and head.endswith(";base64")
         inline = base64_source(head[5:-7], data) if is_inline else None
         self.b.media({"type": kind, "source": inline or {"type": "url", "url": value}}, choice=i)
+
+    def _arguments(self, i: int, key: Any, call_id: str | None, text: str) -> None:
+        self.b.tool_call(key, choice=i, call_id=call_id, arguments=text)
 
     def _tool_calls(self, i: int, calls: list[Any], whole: bool) -> None:
         b = self.b
@@ -350,16 +394,19 @@ class _Reader:
             args = fn.get("arguments")
             if isinstance(args, (dict, list)):
                 args = orjson.dumps(args).decode()
-            if isinstance(args, str) and self.incremental is False and not whole:
-                args = self._delta(i, f"arguments{key}", args)
             name = fn.get("name")
+            by_delta = isinstance(args, str) and self.incremental is not True and not whole
             b.tool_call(
                 key,
                 choice=i,
                 call_id=call_id or None,
                 name=name if isinstance(name, str) else None,
-                arguments=args if isinstance(args, str) else None,
+                arguments=args if isinstance(args, str) and not by_delta else None,
             )
+            if by_delta:  # cumulative (or not known yet): the arguments' new text, under the call's id
+                assert isinstance(args, str)
+                field = f"arguments/{call_id or position}"
+                self._delta(i, field, args, partial(self._arguments, i, key, call_id or None))
             if whole:
                 b.end_tool_call(key, choice=i)
 
@@ -401,6 +448,9 @@ class StreamParser(BaseStreamParser):
     def __init__(self, *, incremental: bool | None = None, **options: Any) -> None:
         super().__init__(**options)
         self._reader = _Reader(self.builder, incremental)
+
+    def end_payloads(self) -> None:
+        self._reader.end()
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         if event == "error" and not _is_error(obj):

@@ -422,13 +422,18 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
         i = 0
     content = cand.get("content")
     parts = content.get("parts") if isinstance(content, dict) else None
+    # Parts keep their order: a text part after a call, a thought or a signature starts a block of its own,
+    # and a part with a signature is never merged with the next (Gemini's rule for sending them back).
     for part in parts or ():
         if not isinstance(part, dict):
             continue
         sig = part.get("thoughtSignature")
         sig = sig if isinstance(sig, str) and sig else None
         if "functionCall" in part:
-            _function_call(b, i, calls.setdefault(i, _Calls()), part)
+            call = calls.setdefault(i, _Calls())
+            if call.open is None:
+                b.end_block("text", i)  # a new call: the text before it is over
+            _function_call(b, i, call, part)
             continue
         if "inlineData" in part or "fileData" in part:
             _media_part(b, i, part)
@@ -438,7 +443,10 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             continue
         text = part.get("text")
         if part.get("thought"):
+            b.end_block("text", i)
             b.thinking(text if isinstance(text, str) else "", choice=i, signature=sig)
+            if sig is not None:
+                b.end_block("thinking", i)  # its signature is whole: the next thought is a part of its own
             continue
         if isinstance(text, str) and text:
             b.end_block("thinking", i)  # the reasoning is over once the answer starts
@@ -458,6 +466,7 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             # signature-only thinking block at that place, so it is replayed.
             b.thinking("", choice=i, slot="signature", signature=sig)
             b.end_block("signature", i)
+            b.end_block("text", i)  # the signed part is over: text after it is a part of its own
     for key, what in _NOT_KEPT:
         if cand.get(key):
             b.not_kept(f"{key}/{i}", f"{what} ({key}) is not kept (the message has no place for it)", i)

@@ -283,6 +283,13 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
         )
     if m.get("audio"):
         b.not_kept(f"audio/{i}", "audio output is not kept (the message has no place for it)", i)
+    if m.get("reasoning_details"):
+        b.not_kept(
+            f"reasoning_details/{i}",
+            "reasoning_details (OpenRouter's structured reasoning: signatures, encrypted reasoning) are not kept;"
+            " the reasoning text is",
+            i,
+        )
 
 
 def _not_kept_choice(b: StreamBuilder, i: int, ch: Mapping[str, Any]) -> None:
@@ -354,7 +361,7 @@ def response_events(
 
 def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, Any]) -> list[dict[str, Any]]:
     b = StreamBuilder(options.pop("provider", _family(variant)), **options)
-    if "error" in obj and "choices" not in obj:
+    if obj.get("error") and not obj.get("choices"):
         _provider_error(b, obj["error"])
         b.close()
         return b.drain()
@@ -402,11 +409,12 @@ class StreamParser(BaseStreamParser):
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         b = self.builder
-        if "error" in obj and not obj.get("choices"):
-            _provider_error(b, obj["error"])
-            return
+        err = obj.get("error")  # null or {} on a chunk is no error (the SDK raises on a truthy one only)
         if event == "error":
-            _provider_error(b, obj)
+            _provider_error(b, err or obj)
+            return
+        if err and not obj.get("choices"):
+            _provider_error(b, err)
             return
         if b.model is None or b.response_id is None:
             b.identify(obj.get("id"), obj.get("model"))
@@ -431,6 +439,8 @@ class StreamParser(BaseStreamParser):
             reason = ch.get("finish_reason")
             if reason:
                 _finish(b, i, reason)
+        if err:  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry
+            _provider_error(b, err)
 
 
 def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
