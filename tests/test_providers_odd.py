@@ -824,3 +824,21 @@ def test_dashscope_cumulative_reasoning_and_tool_calls_told_from_the_stream() ->
     msg = reduce_ok(list(dashscope.parse_stream(body)))
     assert calls(msg) == [("c1", "get", {"city": "Hangzhou"})]
     assert msg.generate_reason.value == "TOOL_CALLS"
+
+
+def test_a_surrogate_pair_split_across_payloads_keeps_the_payloads() -> None:
+    """JSON allows a lone surrogate escape, orjson (and a message that must be written back) does not: a
+    pair cut across two chunks costs the character (U+FFFD each, a problem), not the chunks' other data."""
+    body = sse(
+        chunk({"content": "a"}),
+        b'{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"\\ud83d"}}]}',
+        b'{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"\\ude00 \\\\ud83d \\ud83d\\ude00"},'
+        b'"finish_reason":"stop"}]}',
+    )
+    events = list(openai.parse_stream(body))
+    assert custom(events) == [("agentmsg.problem", "surrogate")] * 2
+    msg = Reducer()
+    msg.feed_many(events)
+    (m,) = msg.finish()
+    assert m.text_content == "a\ufffd\ufffd \\ud83d \U0001f600"
+    assert m.to_dict()["metadata"]["agentmsg_finish_reason"] == "stop"

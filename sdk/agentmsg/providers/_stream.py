@@ -790,6 +790,45 @@ class json_fragment_writer:
         return "".join(out)
 
 
+_ESCAPE = re.compile(r"\\\\|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # an escaped backslash, or a surrogate escape
+
+
+def _without_lone_surrogates(data: str) -> str | None:
+    """``data`` with each lone surrogate escape (``\\ud83d`` not followed by a low one, or a low one alone)
+    written as ``\\ufffd``, or None when it has none. JSON's grammar allows them; orjson (and the message,
+    which must be written back) does not. One pass over the escapes."""
+    if "\\u" not in data:
+        return None
+    out: list[str] = []
+    last = 0
+    pending: re.Match[str] | None = None  # a high surrogate escape waiting for its low half
+    changed = False
+    for m in _ESCAPE.finditer(data):
+        token = m.group()
+        if token == "\\\\":
+            continue
+        high = token[2].lower() == "d" and token[3].lower() in "89ab"
+        if pending is not None:
+            if not high and m.start() == pending.end():
+                pending = None  # a whole pair
+                continue
+            out.append(data[last : pending.start()] + "\\ufffd")
+            last, changed = pending.end(), True
+            pending = None
+        if high:
+            pending = m
+        else:
+            out.append(data[last : m.start()] + "\\ufffd")
+            last, changed = m.end(), True
+    if pending is not None:
+        out.append(data[last : pending.start()] + "\\ufffd")
+        last, changed = pending.end(), True
+    if not changed:
+        return None
+    out.append(data[last:])
+    return "".join(out)
+
+
 def loads(data: str | bytes) -> Any:
     """orjson.loads, for the parsers (one import site)."""
     return orjson.loads(data)
@@ -840,6 +879,18 @@ class BaseStreamParser:
         try:
             obj = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
+            fixed = _without_lone_surrogates(data)
+            if fixed is not None:
+                try:
+                    obj = orjson.loads(fixed)
+                except orjson.JSONDecodeError:
+                    pass
+                else:  # a surrogate pair split across two payloads (a server cutting UTF-16): all else kept
+                    self.builder.problem(
+                        "surrogate", "a lone UTF-16 surrogate escape (half of a character) replaced by U+FFFD"
+                    )
+                    self._object(event, obj, data)
+                    return
             if event == "error":  # an error event whose data is plain text ("Internal Server Error")
                 self.builder.error(data[:1000] or "error event without data")
             elif problem is TRAILING:
@@ -847,6 +898,9 @@ class BaseStreamParser:
             else:
                 self.builder.problem("json", f"a payload is not JSON ({exc}): skipped: {data[:80]!r}")
             return
+        self._object(event, obj, data)
+
+    def _object(self, event: str, obj: Any, data: str) -> None:
         if not isinstance(obj, dict):
             self.builder.problem("type", f"a payload is not a JSON object: skipped: {data[:80]!r}")
             return
