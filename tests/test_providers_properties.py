@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,6 +31,7 @@ from agentmsg import (
     VideoBlock,
 )
 from agentmsg.providers import NAMES, RULES, get
+from tests.fuzz.budget import examples
 from tests.oracles import check
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20)
@@ -175,3 +177,21 @@ def test_signed_reasoning_reaches_anthropic_byte_for_byte(sig: str, thought: str
     content = json.loads(request.body_bytes())["messages"][1]["content"]
     assert content[0] == {"type": "thinking", "thinking": thought, "signature": sig}
     assert content[1] == {"type": "redacted_thinking", "data": data}
+
+
+_JSON_STRING_PIECES = [r"\ud83d", r"\ude00", r"\uD83D", r"\uDE00", r"\\", r"\\ud83d", "a", r"\n", r"\u00e9", "é", r"\""]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(st.sampled_from(_JSON_STRING_PIECES), max_size=12))
+def test_lone_surrogate_escapes_become_replacement_characters(pieces: list[str]) -> None:
+    """What a payload with lone surrogate escapes is read as (providers/_stream.py): the string JSON's
+    grammar gives (the stdlib reader, which keeps lone surrogates), each lone one as U+FFFD; pairs whole."""
+    import re
+
+    from agentmsg.providers._stream import _without_lone_surrogates
+
+    data = '{"a":"' + "".join(pieces) + '"}'
+    expected = re.sub("[\ud800-\udfff]", "\ufffd", json.loads(data)["a"])
+    fixed = _without_lone_surrogates(data)
+    assert orjson.loads(data if fixed is None else fixed)["a"] == expected
