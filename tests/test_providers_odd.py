@@ -842,3 +842,10 @@ def test_a_surrogate_pair_split_across_payloads_keeps_the_payloads() -> None:
     (m,) = msg.finish()
     assert m.text_content == "a\ufffd\ufffd \\ud83d \U0001f600"
     assert m.to_dict()["metadata"]["agentmsg_finish_reason"] == "stop"
+
+
+def test_groq_usage_on_the_last_chunk_is_read() -> None:
+    groq = {"id": "req", "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}
+    body = sse(chunk({"content": "a"}), {**chunk({}, "stop"), "x_groq": groq})
+    usage = reduce_ok(list(openai.parse_stream(body))).usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (3, 4, 7)

@@ -419,6 +419,8 @@ class StreamParser(BaseStreamParser):
         if b.model is None or b.response_id is None:
             b.identify(obj.get("id"), obj.get("model"))
         usage = obj.get("usage")
+        if not usage and "x_groq" in obj:  # Groq sends the usage there, on the last chunk
+            usage = as_object(obj["x_groq"]).get("usage")
         if usage:
             b.set_usage(_usage(usage))
         for ch in obj.get("choices") or ():
