@@ -46,14 +46,15 @@ def pytest_report_header() -> str:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Say which paths the suite ran: the C speed-ups (JSON writer, SSE scanner), or pure Python
+    """Say which paths the suite ran: the C speed-ups (JSON writer, SSE scanner, reducer loop), or pure Python
     (tests/test_speedups.py says why)."""
     from agentmsg import _native
 
     if _native.speedups is not None:
         name = Path(_native.speedups.__file__ or "").name
-        terminalreporter.write_line(f"JSON writer and SSE scanner: C ({name})")
+        terminalreporter.write_line(f"JSON writer, SSE scanner and reducer loop: C ({name})")
     else:
         terminalreporter.write_line(
-            "JSON writer and SSE scanner: pure Python (agentmsg._speedups not built or turned off)", yellow=True
+            "JSON writer, SSE scanner and reducer loop: pure Python (agentmsg._speedups not built or turned off)",
+            yellow=True,
         )

@@ -138,8 +138,51 @@ def test_encode_sse_event_keeps_line_breaks_out_of_its_fields() -> None:
             encode_sse_event(bad)  # type: ignore[arg-type]
 
 
+_DATA = [b'{"a": 1}', b"x" * 40, b"\xff", b""]
+# UTF-8 at its edges (the C scanner checks it itself when it hands data as bytes): valid 2-, 3- and 4-byte
+# forms and the largest ones; overlong forms, surrogates, code points past U+10FFFF, cut sequences, stray
+# continuation bytes.
+_UTF8 = [
+    b"\xc3\xa9",
+    b"\xe2\x82\xac",
+    b"\xf0\x9f\x98\x80",
+    b"\xef\xbf\xbf",
+    b"\xf4\x8f\xbf\xbf",
+    b"\xed\x9f\xbf",
+    b"\xee\x80\x80",
+    b"\xc0\x80",
+    b"\xc1\xbf",
+    b"\xe0\x9f\xbf",
+    b"\xed\xa0\x80",
+    b"\xed\xbf\xbf",
+    b"\xf0\x8f\xbf\xbf",
+    b"\xf4\x90\x80\x80",
+    b"\xf5\x80\x80\x80",
+    b"\xe2\x82",
+    b"\xf0\x9f\x98",
+    b"\xc3",
+    b"\x80",
+    b"\xbf",
+]
+
+
+def _utf8_edge(rng: Any) -> bytes:
+    """ASCII runs (of every length around 8, the C check's word) with UTF-8 edge cases between them."""
+    return b"".join(b"a" * rng.randint(0, 17) + rng.choice(_UTF8) for _ in range(rng.randint(1, 3)))
+
+
+def _mixed_body(rng: Any) -> bytes:
+    """Short lines, many of them blank, each with its own line end: CRLF blank lines after LF or CR lines
+    and the like, where a scanner that looks for CRLF CRLF can be misled."""
+    lines = [b"data: one", b"data: two", b'data: {"k": "\xc3\xa9"}', b"", b"", b"event: e", b"id: 7", b": c"]
+    ends = [b"\n", b"\r\n", b"\r"]
+    return b"".join(rng.choice(lines) + rng.choice(ends) for _ in range(rng.randint(0, 16)))
+
+
 def _sse_body(rng: Any) -> bytes:
     """A random event stream: the simple shapes providers send, and everything else the spec allows."""
+    if rng.random() < 0.3:
+        return _mixed_body(rng)
     eol = rng.choice([b"\n", b"\r\n", b"\r", None])
     out = []
     for _ in range(rng.randint(0, 12)):
@@ -148,7 +191,7 @@ def _sse_body(rng: Any) -> bytes:
         if kind < 0.5:  # the simple shape
             if rng.random() < 0.4:
                 out.append(b"event: " + rng.choice([b"message_start", b"delta", b"", b"\xc3\xa9t\xc3\xa9"]) + end)
-            out.append(b"data:" + rng.choice([b" ", b""]) + rng.choice([b'{"a": 1}', b"x" * 40, b"\xff", b""]) + end)
+            out.append(b"data:" + rng.choice([b" ", b""]) + rng.choice([*_DATA, _utf8_edge(rng)]) + end)
             out.append(end)
         else:
             out.append(
@@ -176,18 +219,30 @@ def _sse_body(rng: Any) -> bytes:
     return b"".join(out)
 
 
-@pytest.mark.parametrize("scanner", ["C", "Python"])
+@pytest.mark.parametrize("scanner", ["C", "C bytes", "Python"])
 def test_the_simple_event_fast_path_decodes_as_the_line_parser(scanner: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whole bodies take the fast path for the simple pieces; fed one byte at a time they never do: the
     events (data, name, id, retry, problem) are the same, whatever the line ends, limits and splits. The
-    fast path runs in C (agentmsg._speedups.sse_scan) where it was built, and in Python."""
+    fast path runs in C (agentmsg._speedups.sse_scan) where it was built, and in Python. "C bytes": the
+    decoder of the provider parsers (``bytes_data=True``), whose simple events carry their data as UTF-8
+    bytes: the same text, invalid UTF-8 reported alike."""
     if scanner == "Python":
         monkeypatch.setattr(_sse, "_scan", None)
     elif _sse._scan is None:
         pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
+    as_bytes = scanner == "C bytes"
+    kinds: set[type] = set()
 
     def fields(events: list[Any]) -> list[Any]:
-        return [(e.data, e.event, e.id, e.retry, e.problem and e.problem.rule) for e in events]
+        out = []
+        for e in events:
+            data = e.data
+            kinds.add(type(data))
+            if isinstance(data, bytes):
+                assert as_bytes
+                data = data.decode("utf-8")  # checked by the scanner: never fails
+            out.append((data, e.event, e.id, e.retry, e.problem and e.problem.rule))
+        return out
 
     rng = random.Random(20261124)
     for _ in range(1500):
@@ -195,10 +250,11 @@ def test_the_simple_event_fast_path_decodes_as_the_line_parser(scanner: str, mon
         limit = rng.choice([None, 30, 60])
 
         def decode(pieces: list[bytes], limit: int | None = limit) -> list[Any]:
-            decoder = SSEDecoder(max_line_bytes=limit, max_event_bytes=limit)
+            decoder = SSEDecoder(max_line_bytes=limit, max_event_bytes=limit, bytes_data=as_bytes)
             return fields([e for p in pieces for e in decoder.feed(p)] + decoder.close())
 
         cut = rng.randrange(len(body) + 1)
         bytewise = decode([body[i : i + 1] for i in range(len(body))])
         assert decode([body]) == bytewise, body
         assert decode([body[:cut], body[cut:]]) == bytewise, (body, cut)
+    assert kinds == ({bytes, str} if as_bytes else {str})

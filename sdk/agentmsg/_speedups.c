@@ -1,5 +1,5 @@
 /* agentmsg._speedups: optional C speed-ups. The JSON writer of model objects (encode, make_plan) and the
- * SSE event scanner (sse_scan, at the end of this file).
+ * SSE event scanner (sse_scan) and the reducer's event loop (fold_events), at the end of this file.
  *
  * It writes exactly what orjson.dumps(value, default=agentmsg._converter.json_default) writes, faster: the
  * model objects (attrs classes of agentmsg_models and their SDK subclasses) are written from a plan per
@@ -501,13 +501,14 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  */
 
 static const char *find_sep(const char *p, const char *end, int crlf) {
-    /* the next blank line: "\n\n", or "\r\n\r\n" in a chunk whose every CR is in a CRLF */
+    /* the next blank line: "\n\n", or "\r\n\r\n" (crlf: the chunk has CRs, maybe lone CRs and LFs too; a
+     * piece between two such separators is simple only if its every line ends with CRLF, see simple_event) */
     Py_ssize_t need = crlf ? 4 : 2;
     while (end - p >= need) {
         const char *nl = memchr(crlf ? p + 1 : p, '\n', (size_t)(end - (crlf ? p + 1 : p)));
         if (nl == NULL) return NULL;
         if (crlf) {
-            if (end - nl >= 3 && nl[1] == '\r' && nl[2] == '\n') return nl - 1;
+            if (nl[-1] == '\r' && end - nl >= 3 && nl[1] == '\r' && nl[2] == '\n') return nl - 1;
             p = nl;
         } else {
             if (end - nl >= 2 && nl[1] == '\n') return nl;
@@ -523,9 +524,46 @@ static int all_ascii(const char *p, Py_ssize_t n) {
     return 1;
 }
 
-/* The event of a simple piece [p, end): 1 and *out set, 0 when the piece is not simple, -1 on error. */
+/* Whether [s, s + n) is UTF-8 as Python's strict decoder reads it: no overlong forms, no surrogates, nothing
+ * past U+10FFFF, no sequence cut short. ASCII runs are checked 8 bytes at a time. */
+static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        uint64_t w;
+        while (i + 8 <= n) {
+            memcpy(&w, s + i, 8);
+            if (w & 0x8080808080808080ULL) break;
+            i += 8;
+        }
+        if (i >= n) break;
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+        } else if (c < 0xC2) {
+            return 0; /* a continuation byte, or an overlong 2-byte form */
+        } else if (c < 0xE0) {
+            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
+            i += 2;
+        } else if (c < 0xF0) {
+            if (i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return 0;
+            if ((c == 0xE0 && s[i + 1] < 0xA0) || (c == 0xED && s[i + 1] >= 0xA0)) return 0; /* overlong, surrogate */
+            i += 3;
+        } else if (c < 0xF5) {
+            if (i + 3 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
+                return 0;
+            if ((c == 0xF0 && s[i + 1] < 0x90) || (c == 0xF4 && s[i + 1] >= 0x90)) return 0; /* overlong, > U+10FFFF */
+            i += 4;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The event of a simple piece [p, end): 1 and *out set, 0 when the piece is not simple, -1 on error. raw: the
+ * data as bytes (checked to be UTF-8), not str. */
 static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t limit, Py_ssize_t max_line,
-                        PyObject **last_id, PyObject *cls, PyObject *message, PyObject **out) {
+                        PyObject **last_id, PyObject *cls, PyObject *message, int raw, PyObject **out) {
     Py_ssize_t eol = crlf ? 2 : 1;
     const char *line = p;       /* the data line */
     const char *event = NULL;   /* the event name's bytes, when an event field was given */
@@ -533,6 +571,12 @@ static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t lim
     const char *id = NULL;
     Py_ssize_t id_len = 0;
     int has_id = 0;
+    if (crlf) { /* the piece's lines end with CRLF, each: no lone CR or LF (the caller did not check) */
+        for (const char *q = p; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
+            if (q == p || q[-1] != '\r') return 0;
+        for (const char *q = p; (q = memchr(q, '\r', (size_t)(end - q))) != NULL; q++)
+            if (q + 1 >= end || q[1] != '\n') return 0;
+    }
     if (end - p >= 5 && memcmp(p, "data:", 5) == 0) {
         if (end - p > limit || memchr(p, crlf ? '\r' : '\n', (size_t)(end - p)) != NULL) return 0;
     } else {
@@ -567,8 +611,12 @@ static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t lim
     }
     const char *d = line + 5;
     if (d < end && *d == ' ') d++;
-    PyObject *data = PyUnicode_DecodeUTF8(d, end - d, "strict");
-    if (data == NULL) {
+    PyObject *data;
+    if (raw) {
+        if (!valid_utf8((const unsigned char *)d, end - d)) return 0; /* the line parser reports it */
+        data = PyBytes_FromStringAndSize(d, end - d);
+        if (data == NULL) return -1;
+    } else if ((data = PyUnicode_DecodeUTF8(d, end - d, "strict")) == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return -1;
         PyErr_Clear();
         return 0; /* the line parser reports the invalid UTF-8 */
@@ -600,19 +648,21 @@ static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t lim
 }
 
 PyDoc_STRVAR(sse_scan_doc,
-             "sse_scan(chunk, pos, crlf, limit, max_line, last_id, out, cls) -> (pos, stop, last_id)\n\n"
+             "sse_scan(chunk, pos, crlf, limit, max_line, last_id, out, cls, raw=False) -> (pos, stop, last_id)\n\n"
              "Append to out the SSEEvent (cls(data, event, id)) of each simple piece of chunk from pos on (see "
              "agentmsg._sse.SSEDecoder._simple_event), up to the first that is not simple. Returns where the "
              "scan stopped, the end of that piece with its separator (-1: no more whole pieces; chunk[pos:] "
-             "is the rest), and the last event id.");
+             "is the rest), and the last event id. raw: each event's data is its UTF-8 bytes (checked), not str.");
 
 static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 8 || !PyBytes_CheckExact(args[0]) || !PyUnicode_CheckExact(args[5]) || !PyList_CheckExact(args[6])) {
+    if ((nargs != 8 && nargs != 9) || !PyBytes_CheckExact(args[0]) || !PyUnicode_CheckExact(args[5]) || !PyList_CheckExact(args[6])) {
         PyErr_SetString(PyExc_TypeError, "sse_scan(chunk: bytes, pos, crlf, limit, max_line, last_id: str, out: list, cls)");
         return NULL;
     }
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
     int crlf = PyObject_IsTrue(args[2]);
+    int raw = nargs == 9 ? PyObject_IsTrue(args[8]) : 0;
+    if (raw < 0) return NULL;
     Py_ssize_t limit = PyLong_AsSsize_t(args[3]);
     Py_ssize_t max_line = PyLong_AsSsize_t(args[4]);
     if (PyErr_Occurred() || crlf < 0) return NULL;
@@ -632,7 +682,7 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
         const char *sep = find_sep(buf + pos, buf + n, crlf);
         if (sep == NULL) break;
         PyObject *event = NULL;
-        int rc = simple_event(buf + pos, sep, crlf, limit, max_line, &last_id, args[7], message, &event);
+        int rc = simple_event(buf + pos, sep, crlf, limit, max_line, &last_id, args[7], message, raw, &event);
         if (rc < 0) {
             Py_DECREF(last_id);
             return NULL;
@@ -652,17 +702,183 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
     return Py_BuildValue("nnN", pos, stop, last_id);
 }
 
+/* ---- The reducer's event loop (fold_events) ------------------------------------------------------
+ * The loop of agentmsg.events.reducer.Reducer._feed_many, with the plain-delta case of
+ * agentmsg.events._handlers.apply inlined: the bulk of every stream is text, thinking and tool-call
+ * deltas for an open block or call. Everything else is handed back to Python, which defines the
+ * rules; the result is the same either way (tests/test_events_fold.py runs both). */
+
+static PyObject *s_source, *s_id, *s_type, *s_delta, *s_block_id, *s_call_id, *s_thinking_delta, *s_signature,
+    *s_redacted, *s_current, *s_previous, *s_count, *s_parts, *s_flush;
+
+static int fold_init(void) {
+    if (s_flush != NULL) return 0;
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return -1
+    INTERN(s_source, "source");
+    INTERN(s_id, "id");
+    INTERN(s_type, "type");
+    INTERN(s_delta, "delta");
+    INTERN(s_block_id, "blockId");
+    INTERN(s_call_id, "toolCallId");
+    INTERN(s_thinking_delta, "THINKING_BLOCK_DELTA");
+    INTERN(s_signature, "signature");
+    INTERN(s_redacted, "redactedData");
+    INTERN(s_current, "current");
+    INTERN(s_previous, "previous");
+    INTERN(s_count, "count");
+    INTERN(s_parts, "parts");
+    INTERN(s_flush, "flush");
+#undef INTERN
+    return 0;
+}
+
+/* The Text a plain delta goes to (borrowed), or NULL (not a plain delta for an open block or call:
+ * apply's handlers decide). Never fails. */
+static PyObject *plain_delta_target(PyObject *e, PyObject *routes, PyObject *calls) {
+    if (routes == Py_None) return NULL;
+    PyObject *kind = PyDict_GetItemWithError(e, s_type);
+    if (kind == NULL || !PyUnicode_CheckExact(kind)) return NULL;
+    PyObject *table = PyDict_GetItemWithError(routes, kind);
+    if (table == NULL || !PyDict_CheckExact(table)) return NULL;
+    PyObject *key = PyDict_GetItemWithError(e, table == calls ? s_call_id : s_block_id);
+    PyObject *delta = PyDict_GetItemWithError(e, s_delta);
+    if (key == NULL || delta == NULL || !PyUnicode_CheckExact(key) || !PyUnicode_CheckExact(delta)) return NULL;
+    if (PyUnicode_Compare(kind, s_thinking_delta) == 0 &&
+        (PyDict_GetItemWithError(e, s_signature) != NULL || PyDict_GetItemWithError(e, s_redacted) != NULL))
+        return NULL;
+    return PyDict_GetItemWithError(table, key);
+}
+
+PyDoc_STRVAR(fold_events_doc,
+             "fold_events(it, st, window, routes, calls, join_every) -> (mode, event)\n\n"
+             "Reduce events from the iterator it as Reducer._feed_many does, until one needs Python: mode 1, "
+             "feed(event) (not a plain dict, a source, an id that is not a string: not counted yet); mode 2, "
+             "apply(st, event, st.count - 1) (counted and new to the dedupe window, not a plain delta for an "
+             "open block or call); mode 0, event None: the iterator is exhausted. routes / calls: the open "
+             "reply's routing tables (None without a reply); st.count and the window are kept up to date.");
+
+static PyObject *fold_events(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "fold_events(it, st, window, routes, calls, join_every)");
+        return NULL;
+    }
+    if (fold_init() < 0) return NULL;
+    PyObject *it = args[0], *st = args[1], *window = args[2], *routes = args[3], *calls = args[4];
+    if (routes != Py_None && !PyDict_CheckExact(routes)) {
+        PyErr_SetString(PyExc_TypeError, "routes must be a dict or None");
+        return NULL;
+    }
+    Py_ssize_t join_every = PyLong_AsSsize_t(args[5]);
+    if (join_every == -1 && PyErr_Occurred()) return NULL;
+    PyObject *count_obj = PyObject_GetAttr(st, s_count);
+    if (count_obj == NULL) return NULL;
+    Py_ssize_t count = PyLong_AsSsize_t(count_obj);
+    Py_DECREF(count_obj);
+    if (count == -1 && PyErr_Occurred()) return NULL;
+    PyObject *size_obj = PyObject_GetAttrString(window, "size");
+    if (size_obj == NULL) return NULL;
+    Py_ssize_t size = size_obj == Py_None ? -1 : PyLong_AsSsize_t(size_obj);
+    Py_DECREF(size_obj);
+    if (size == -1 && PyErr_Occurred()) return NULL;
+    PyObject *current = PyObject_GetAttr(window, s_current);
+    PyObject *previous = current == NULL ? NULL : PyObject_GetAttr(window, s_previous);
+    if (previous == NULL || !PySet_CheckExact(current) || !PySet_CheckExact(previous)) {
+        if (previous != NULL) PyErr_SetString(PyExc_TypeError, "the dedupe window holds sets");
+        Py_XDECREF(current);
+        Py_XDECREF(previous);
+        return NULL;
+    }
+    PyObject *result = NULL, *e;
+    int mode = 0;
+    while ((e = PyIter_Next(it)) != NULL) {
+        if (!PyDict_CheckExact(e)) {
+            mode = 1;
+            break;
+        }
+        int has_source = PyDict_Contains(e, s_source);
+        if (has_source < 0) goto fail;
+        PyObject *event_id = has_source ? NULL : PyDict_GetItemWithError(e, s_id);
+        if (event_id == NULL || !PyUnicode_CheckExact(event_id)) {
+            if (PyErr_Occurred()) goto fail;
+            mode = 1;
+            break;
+        }
+        count++;
+        /* DedupeWindow.seen */
+        int seen = PySet_Contains(current, event_id);
+        if (seen == 0) seen = PySet_Contains(previous, event_id);
+        if (seen < 0) goto fail;
+        if (seen) {
+            Py_DECREF(e);
+            continue;
+        }
+        if (PySet_Add(current, event_id) < 0) goto fail;
+        if (size >= 0 && PySet_GET_SIZE(current) >= size) {
+            PyObject *fresh = PySet_New(NULL);
+            if (fresh == NULL) goto fail;
+            if (PyObject_SetAttr(window, s_previous, current) < 0 || PyObject_SetAttr(window, s_current, fresh) < 0) {
+                Py_DECREF(fresh);
+                goto fail;
+            }
+            Py_SETREF(previous, current);
+            current = fresh;
+        }
+        /* apply's common case: a plain delta for an open block or call (Text.add) */
+        PyObject *text = plain_delta_target(e, routes, calls);
+        if (text == NULL) {
+            if (PyErr_Occurred()) goto fail;
+            mode = 2;
+            break;
+        }
+        PyObject *parts = PyObject_GetAttr(text, s_parts);
+        if (parts == NULL) goto fail;
+        int err = PyList_Check(parts) ? PyList_Append(parts, PyDict_GetItemWithError(e, s_delta)) : -1;
+        Py_ssize_t pending = err < 0 ? 0 : PyList_GET_SIZE(parts);
+        if (err < 0 && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "Text.parts is a list");
+        Py_DECREF(parts);
+        if (err < 0) goto fail;
+        if (pending >= join_every) {
+            PyObject *r = PyObject_CallMethodNoArgs(text, s_flush);
+            if (r == NULL) goto fail;
+            Py_DECREF(r);
+        }
+        Py_DECREF(e);
+    }
+    if (e == NULL && PyErr_Occurred()) goto done;  /* the iterator raised: count kept, error passed on */
+    result = mode == 0 ? Py_BuildValue("(iO)", 0, Py_None) : Py_BuildValue("(iN)", mode, e);
+    e = NULL;
+    goto done;
+fail:
+    Py_XDECREF(e);
+done:
+    Py_DECREF(current);
+    Py_DECREF(previous);
+    {  /* st.count, also when an error is on its way (it is kept, and passed on) */
+        PyObject *et, *ev, *etb;
+        PyErr_Fetch(&et, &ev, &etb);
+        PyObject *c = PyLong_FromSsize_t(count);
+        if (c == NULL || PyObject_SetAttr(st, s_count, c) < 0) {
+            Py_CLEAR(result);
+            if (et != NULL) PyErr_Clear();
+        }
+        Py_XDECREF(c);
+        if (et != NULL) PyErr_Restore(et, ev, etb);
+    }
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"encode", (PyCFunction)(void (*)(void))encode, METH_FASTCALL, encode_doc},
     {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
     {"sse_scan", (PyCFunction)(void (*)(void))sse_scan, METH_FASTCALL, sse_scan_doc},
+    {"fold_events", (PyCFunction)(void (*)(void))fold_events, METH_FASTCALL, fold_events_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "agentmsg._speedups",
-    .m_doc = "Optional C speed-ups: the JSON writer of model objects, the SSE event scanner.",
+    .m_doc = "Optional C speed-ups: the JSON writer of model objects, the SSE event scanner, the reducer's event loop.",
     .m_size = 0,
     .m_methods = methods,
 };

@@ -1,7 +1,8 @@
-"""Types of the optional C speed-ups (_speedups.c): see agentmsg._converter.dumps_json and
-agentmsg._sse.SSEDecoder._simple_events."""
+"""Types of the optional C speed-ups (_speedups.c): see agentmsg._converter.dumps_json,
+agentmsg._sse.SSEDecoder._simple_events and
+agentmsg.events.reducer.Reducer._feed_many."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 def make_plan(cls: type, fields: Sequence[tuple[str, str, bool]], unknown_name: str | None, /) -> object: ...
@@ -20,6 +21,16 @@ def sse_scan(
     max_line: int,
     last_id: str,
     out: list[Any],
-    cls: Callable[[str, str, str], Any],
+    cls: Callable[[Any, str, str], Any],
+    raw: bool = False,
     /,
 ) -> tuple[int, int, str]: ...
+def fold_events(
+    it: Iterator[Any],
+    st: Any,
+    window: Any,
+    routes: dict[str, dict[str, Any]] | None,
+    calls: dict[str, Any] | None,
+    join_every: int,
+    /,
+) -> tuple[int, Any]: ...

@@ -107,10 +107,18 @@ class SSEDecoder:
 
     ``max_line_bytes`` and ``max_event_bytes`` (default ``limits['max_event_bytes']``, 64 MiB) bound
     what is held: a longer line is dropped as it arrives (never buffered whole), data beyond the event
-    limit is dropped; either way the event is dispatched with an empty ``data`` and a ``problem``."""
+    limit is dropped; either way the event is dispatched with an empty ``data`` and a ``problem``.
 
-    def __init__(self, *, max_line_bytes: int | None = None, max_event_bytes: int | None = None) -> None:
+    ``bytes_data=True`` (for readers that parse each event's data as JSON at once: the provider stream
+    parsers) lets the C scanner hand the data of the simple events it dispatches as UTF-8 ``bytes``, checked
+    to be valid UTF-8 as a decode would, so orjson reads them without a ``str`` in between; any other event's
+    ``data`` is still ``str``."""
+
+    def __init__(
+        self, *, max_line_bytes: int | None = None, max_event_bytes: int | None = None, bytes_data: bool = False
+    ) -> None:
         default = limits.max_event_bytes
+        self.bytes_data = bytes_data
         self.max_line_bytes = max_line_bytes or default
         self.max_event_bytes = max_event_bytes or default
         self._head: bytes | None = b""  # the first bytes, until the BOM question is settled
@@ -156,9 +164,10 @@ class SSEDecoder:
         the rest of the chunk after its last blank line, for the line parser: the events are the line
         parser's on the whole chunk."""
         if b"\r" in chunk:
-            crlf = chunk.count(b"\r\n")
-            if crlf != chunk.count(b"\r") or crlf != chunk.count(b"\n"):
-                return chunk  # mixed line ends: the line parser
+            if _scan is None:  # (the C scanner checks each piece for mixed line ends itself)
+                crlf = chunk.count(b"\r\n")
+                if crlf != chunk.count(b"\r") or crlf != chunk.count(b"\n"):
+                    return chunk  # mixed line ends: the line parser
             sep, eol = b"\r\n\r\n", b"\r\n"
         else:
             sep, eol = b"\n\n", b"\n"
@@ -167,7 +176,7 @@ class SSEDecoder:
             pos, crlf = 0, len(sep) == 4
             while True:
                 pos, stop, self.last_event_id = _scan(
-                    chunk, pos, crlf, limit, self.max_line_bytes, self.last_event_id, out, SSEEvent
+                    chunk, pos, crlf, limit, self.max_line_bytes, self.last_event_id, out, SSEEvent, self.bytes_data
                 )
                 if stop < 0:
                     return chunk[pos:]

@@ -44,6 +44,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from .._limits import limits
+from .._native import speedups
 from .._schemas import validate
 from ..errors import Problem, ValidationError
 from ..message import AssistantMessage
@@ -51,10 +52,12 @@ from . import _jsonl
 from ._build import build, close_reply
 from ._check import check_results
 from ._handlers import apply
-from ._state import Block, State, ToolResult
+from ._state import JOIN_EVERY, Block, State, ToolResult
 from .types import AgentEventDict
 
 __all__ = ["Reducer", "reduce_events"]
+
+_fold = speedups.fold_events if speedups is not None else None  # _feed_many's loop in C, when built
 
 DEFAULT_DEDUPE_WINDOW = 4096
 DEFAULT_MAX_PROBLEMS = 10_000
@@ -175,6 +178,24 @@ class Reducer:
             for event in events:
                 feed(event)
             return
+        if _fold is not None:  # the same loop in C (agentmsg._speedups.fold_events)
+            it = iter(events)
+            while True:
+                reply = st.reply
+                mode, event = _fold(
+                    it,
+                    st,
+                    st.window,
+                    None if reply is None else reply.routes,
+                    None if reply is None else reply.calls,
+                    JOIN_EVERY,
+                )
+                if mode == 0:
+                    return
+                if mode == 1:
+                    feed(event)
+                else:
+                    apply(st, event, st.count - 1)
         seen = st.window.seen
         for event in events:
             if type(event) is not dict or "source" in event:

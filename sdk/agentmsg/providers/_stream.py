@@ -100,7 +100,7 @@ class Framer:
     def __init__(self) -> None:
         self._mode: str | None = None  # "sse" | "jsonl", decided by the body's first bytes
         self._sniffer = Sniffer()
-        self._decoder = SSEDecoder()
+        self._decoder = SSEDecoder(bytes_data=True)  # simple events' data as bytes: see BaseStreamParser._data
         self._lines = LineSplitter(limits.max_event_bytes)
 
     def feed(self, chunk: bytes | str) -> list[SSEEvent]:
@@ -261,7 +261,8 @@ class StreamBuilder:
         self.problems: list[Problem] = []
         self.not_kept_notes: list[Problem] = []  # provider data not kept (see not_kept)
         self._not_kept_keys: set[str] = set()
-        self.usage: dict[str, Any] | None = None
+        self.usage: dict[str, Any] | None = None  # see usage_later: the last one may wait in _later
+        self._later: tuple[Callable[[Any], dict[str, Any] | None], Any] | None = None
         self.errors: list[dict[str, Any]] = []  # the errors reported (error events' values)
         self.started_at = started_at
         self.agent_events = agent_events
@@ -570,6 +571,24 @@ class StreamBuilder:
         """The response's usage so far (providers send cumulative usage: the last one wins)."""
         if usage:
             self.usage = usage
+            self._later = None
+
+    def usage_later(self, convert: Callable[[Any], dict[str, Any] | None], raw: Any, sure: bool) -> None:
+        """The provider's cumulative usage ``raw`` of this chunk, converted by ``convert`` only if it is
+        still the last when the reply ends (Gemini and DashScope send it with every chunk: converting each
+        would cost more than the chunk's text). ``sure``: the caller checked that ``convert(raw)`` is not
+        empty (its input count is a number, say); otherwise it is converted now, and kept only if it is not
+        empty, as :meth:`set_usage` keeps it. Either way the last non-empty usage wins."""
+        if sure:
+            self._later = (convert, raw)
+        else:
+            self.set_usage(convert(raw))
+
+    def _settle_usage(self) -> None:
+        later = self._later
+        if later is not None:
+            self._later = None
+            self.set_usage(later[0](later[1]))
 
     def finish(self, choice: int, finish_reason: Any, *, tool_calls: bool = False, normal: bool = False) -> None:
         """The provider's finish reason for a choice. ``tool_calls``: the reason says the model called
@@ -670,6 +689,7 @@ class StreamBuilder:
         c.done = True
 
     def usage_event(self) -> dict[str, Any] | None:
+        self._settle_usage()
         usage = self.usage
         if usage is None and self.started_at is None:
             return None
@@ -865,9 +885,21 @@ class BaseStreamParser:
             self._data(payload.event, payload.data, payload.problem)
         return b.drain()
 
-    def _data(self, event: str, data: str, problem: Problem | None) -> None:
+    def _data(self, event: str, data: str | bytes, problem: Problem | None) -> None:
         if self.done:
             return
+        if type(data) is bytes:  # a simple event's data from the C scanner: UTF-8, checked; orjson reads it as is
+            if problem is None and data[:1] == b"{":
+                try:
+                    obj = orjson.loads(data)
+                except orjson.JSONDecodeError:
+                    pass  # read again below, as text, to say why
+                else:
+                    if type(obj) is dict:
+                        self._dispatch(event, obj)
+                        return
+            data = data.decode("utf-8")
+        assert isinstance(data, str)  # (for the type checker)
         if problem is not None and problem is not TRAILING:
             self.builder.problem(problem.rule, f"{problem.message}: {'skipped' if not data else 'payload kept'}")
             if not data:
@@ -900,14 +932,17 @@ class BaseStreamParser:
             return
         self._object(event, obj, data)
 
-    def _object(self, event: str, obj: Any, data: str) -> None:
-        if not isinstance(obj, dict):
-            self.builder.problem("type", f"a payload is not a JSON object: skipped: {data[:80]!r}")
-            return
+    def _dispatch(self, event: str, obj: dict[str, Any]) -> None:
         try:
             self.payload(event, obj)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             self.builder.problem("type", f"an unexpected payload shape ({type(exc).__name__}: {exc}): skipped")
+
+    def _object(self, event: str, obj: Any, data: str) -> None:
+        if not isinstance(obj, dict):
+            self.builder.problem("type", f"a payload is not a JSON object: skipped: {data[:80]!r}")
+            return
+        self._dispatch(event, obj)
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -217,7 +217,9 @@ def _choices(output: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any], An
     if isinstance(choices, list):
         for position, ch in enumerate(choices):
             if isinstance(ch, dict):
-                i = ch.get("index", position) if isinstance(ch.get("index", position), int) else position
+                i = ch.get("index", position)
+                if type(i) is not int:
+                    i = position
                 m = ch.get("message") or ch.get("delta") or {}
                 out.append((i, m if isinstance(m, dict) else {}, ch.get("finish_reason")))
     elif "text" in output:
@@ -247,6 +249,15 @@ class _Reader:
         self.media_seen: dict[int, list[Any]] = {}  # per choice: the media parts of the last chunk
         # While the mode is not known: a value that may be either (field, the value before, it, its emitter).
         self.held: tuple[tuple[int, str], str, str, Callable[[str], None]] | None = None
+        self.emitters: dict[tuple[int, str], Callable[[str], None]] = {}
+
+    def _emitter(self, i: int, method: Callable[..., None]) -> Callable[[str], None]:
+        """``method`` (the builder's text or thinking) bound to choice ``i``, made once per choice."""
+        key = (i, method.__name__)
+        emit = self.emitters.get(key)
+        if emit is None:
+            emit = self.emitters[key] = partial(method, choice=i)
+        return emit
 
     def _delta(self, i: int, field: str, value: str, emit: Callable[[str], None]) -> None:
         """Emit (``emit``) the new text of a field's ``value``: all of it in incremental mode, what it adds to
@@ -306,28 +317,36 @@ class _Reader:
 
     def payload(self, obj: Mapping[str, Any], whole: bool) -> None:
         b = self.b
-        if _is_error(obj):
+        output = obj.get("output")
+        if output is None and _is_error(obj):
             b.error(str(obj.get("message")), kind=str(obj.get("code")), request_id=obj.get("request_id"))
             return
-        b.identify(obj.get("request_id") or obj.get("requestId"), obj.get("model"))
-        if "usage" in obj:
-            b.set_usage(_usage(obj["usage"]))
-        output = obj.get("output")
+        if b.response_id is None or b.model is None:
+            b.identify(obj.get("request_id") or obj.get("requestId"), obj.get("model"))
+        u = obj.get("usage")
+        if u is not None:
+            n = u.get("input_tokens") if isinstance(u, dict) else None
+            b.usage_later(_usage, u, type(n) is int and n >= 0)  # with every chunk: converted once, the last
         if not isinstance(output, dict):
             return
         for i, m, reason in _choices(output):
             b.choice(i)
             reasoning = m.get("reasoning_content")
-            if isinstance(reasoning, str) and reasoning:
-                self._delta(i, "reasoning", reasoning, partial(b.thinking, choice=i))
+            if reasoning and type(reasoning) is str:
+                self._delta(i, "reasoning", reasoning, self._emitter(i, b.thinking))
             content = m.get("content")
-            if self.incremental is True and isinstance(content, list):
+            if type(content) is str:  # text generation: the common chunk
+                if content:
+                    if b.has_block("thinking", choice=i):
+                        b.end_block("thinking", i)
+                    self._delta(i, "content", content, self._emitter(i, b.text))
+            elif self.incremental is True and isinstance(content, list):
                 self._parts(i, content)  # each part in its place
             else:
                 text = _text_of(content)
                 if text:
                     b.end_block("thinking", i)
-                    self._delta(i, "content", text, partial(b.text, choice=i))
+                    self._delta(i, "content", text, self._emitter(i, b.text))
                 if isinstance(content, list):
                     self._media(i, content)
             calls = m.get("tool_calls")

@@ -415,6 +415,8 @@ _NOT_KEPT = (
     ("logprobsResult", "log probabilities"),
 )
 
+_NOT_KEPT_KEYS = frozenset(key for key, _ in _NOT_KEPT)
+
 
 def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Calls]) -> None:
     i = cand.get("index", 0)
@@ -449,7 +451,8 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
                 b.end_block("thinking", i)  # its signature is whole: the next thought is a part of its own
             continue
         if isinstance(text, str) and text:
-            b.end_block("thinking", i)  # the reasoning is over once the answer starts
+            if b.has_block("thinking", choice=i):
+                b.end_block("thinking", i)  # the reasoning is over once the answer starts
             b.text(text, choice=i)
         elif "text" not in part:
             kinds = ", ".join(sorted(k for k in part if k != "thoughtSignature"))
@@ -467,9 +470,10 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             b.thinking("", choice=i, slot="signature", signature=sig)
             b.end_block("signature", i)
             b.end_block("text", i)  # the signed part is over: text after it is a part of its own
-    for key, what in _NOT_KEPT:
-        if cand.get(key):
-            b.not_kept(f"{key}/{i}", f"{what} ({key}) is not kept (the message has no place for it)", i)
+    if not cand.keys().isdisjoint(_NOT_KEPT_KEYS):
+        for key, what in _NOT_KEPT:
+            if cand.get(key):
+                b.not_kept(f"{key}/{i}", f"{what} ({key}) is not kept (the message has no place for it)", i)
     reason = cand.get("finishReason")
     if isinstance(reason, str) and reason:
         if calls.get(i) is not None and calls[i].open is not None:
@@ -482,9 +486,12 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
     if isinstance(err, dict):
         b.error(str(err.get("message") or err), kind=str(err.get("status") or "provider_error"), code=err.get("code"))
         return
-    b.identify(obj.get("responseId"), obj.get("modelVersion"))
-    if "usageMetadata" in obj:
-        b.set_usage(_usage(obj["usageMetadata"]))
+    if b.response_id is None or b.model is None:
+        b.identify(obj.get("responseId"), obj.get("modelVersion"))
+    u = obj.get("usageMetadata")
+    if u is not None:
+        p = u.get("promptTokenCount") if isinstance(u, dict) else None
+        b.usage_later(_usage, u, type(p) is int and p >= 0)  # with every chunk: converted once, the last
     for cand in obj.get("candidates") or ():
         if isinstance(cand, dict):
             _candidate(b, cand, calls)
