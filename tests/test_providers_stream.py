@@ -489,3 +489,44 @@ def test_gemini_stream_replayed_signatures_in_place(path: Path) -> None:
     for p in parts:
         if "thoughtSignature" in p and "functionCall" not in p:
             assert "text" in p and not p.get("thought")
+
+
+@pytest.mark.parametrize(
+    ("provider", "usages", "expected"),
+    [
+        # each chunk's cumulative usage, converted once at the end: the last that says something wins
+        (
+            "gemini",
+            [{"promptTokenCount": 5, "candidatesTokenCount": 2}, {"promptTokenCount": 5, "candidatesTokenCount": 9}],
+            (5, 9),
+        ),
+        ("gemini", [{"promptTokenCount": 5, "candidatesTokenCount": 2}, {}], (5, 2)),
+        ("gemini", [{"promptTokenCount": 5, "candidatesTokenCount": 2}, {"promptTokenCount": "x"}], (5, 2)),
+        ("gemini", [{"promptTokenCount": 5, "candidatesTokenCount": 2}, {"candidatesTokenCount": 7}], (None, 7)),
+        ("gemini", [{"candidatesTokenCount": 7}, {"promptTokenCount": -1}], (None, 7)),
+        ("dashscope", [{"input_tokens": 4, "output_tokens": 1}, {"input_tokens": 4, "output_tokens": 6}], (4, 6)),
+        ("dashscope", [{"input_tokens": 4, "output_tokens": 1}, {"total_tokens": None}], (4, 1)),
+        ("dashscope", [{"input_tokens": 4, "output_tokens": 1}, {"prompt_tokens": 3, "completion_tokens": 2}], (3, 2)),
+        ("dashscope", [{"input_tokens": 4, "output_tokens": 1}, {"output_tokens": 8}], (None, 8)),
+    ],
+)
+def test_cumulative_usage_the_last_that_says_something_wins(
+    provider: str, usages: list[dict[str, Any]], expected: tuple[int | None, int | None]
+) -> None:
+    chunks = []
+    for n, usage in enumerate(usages):
+        last = n == len(usages) - 1
+        if provider == "gemini":
+            cand: dict[str, Any] = {"content": {"parts": [{"text": f"t{n}"}], "role": "model"}, "index": 0}
+            if last:
+                cand["finishReason"] = "STOP"
+            chunk: dict[str, Any] = {"candidates": [cand], "usageMetadata": usage}
+        else:
+            choice = {"message": {"role": "assistant", "content": f"t{n}"}, "finish_reason": "stop" if last else "null"}
+            chunk = {"output": {"choices": [choice]}, "usage": usage, "request_id": "q"}
+        chunks.append(b"data: " + orjson.dumps(chunk) + b"\n\n")
+    module = importlib.import_module(f"agentmsg.providers.{provider}")
+    (msg,) = reduce_events(module.parse_stream(b"".join(chunks)))
+    assert msg.text_content == "".join(f"t{n}" for n in range(len(usages)))
+    assert msg.usage is not None
+    assert (msg.usage.input_tokens, msg.usage.output_tokens) == expected
