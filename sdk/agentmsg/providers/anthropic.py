@@ -458,8 +458,10 @@ class StreamParser(BaseStreamParser):
 
     def _add_usage(self, u: Any) -> None:
         if isinstance(u, dict):
-            self._usage.update((k, v) for k, v in u.items() if v is not None)  # cumulative counts: last wins
-            self.builder.set_usage(_usage(self._usage))
+            merged = self._usage
+            merged.update((k, v) for k, v in u.items() if v is not None)  # cumulative counts: last wins
+            n = merged.get("input_tokens")  # converted once, at the end, unless it may say nothing
+            self.builder.usage_later(_usage, dict(merged), type(n) is int and n >= 0)
 
 
 def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
