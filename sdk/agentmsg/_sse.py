@@ -11,7 +11,7 @@ event. Agent events over SSE are in :mod:`agentmsg.events.sse`; provider streams
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import orjson
@@ -107,18 +107,16 @@ class SSEDecoder:
 
     ``max_line_bytes`` and ``max_event_bytes`` (default ``limits['max_event_bytes']``, 64 MiB) bound
     what is held: a longer line is dropped as it arrives (never buffered whole), data beyond the event
-    limit is dropped; either way the event is dispatched with an empty ``data`` and a ``problem``.
+    limit is dropped; either way the event is dispatched with an empty ``data`` and a ``problem``."""
 
-    ``bytes_data=True`` (for readers that parse each event's data as JSON at once: the provider stream
-    parsers) lets the C scanner hand the data of the simple events it dispatches as UTF-8 ``bytes``, checked
-    to be valid UTF-8 as a decode would, so orjson reads them without a ``str`` in between; any other event's
-    ``data`` is still ``str``."""
+    #: A subclass for readers that parse each event's data as JSON at once (the provider stream parsers'
+    #: framing) sets it: the C scanner then hands the data of the simple events it dispatches as UTF-8
+    #: ``bytes``, checked to be valid UTF-8 as a decode would, so orjson reads them without a ``str`` in
+    #: between; every other event's ``data`` is ``str``, as it always is here.
+    _bytes_data: ClassVar[bool] = False
 
-    def __init__(
-        self, *, max_line_bytes: int | None = None, max_event_bytes: int | None = None, bytes_data: bool = False
-    ) -> None:
+    def __init__(self, *, max_line_bytes: int | None = None, max_event_bytes: int | None = None) -> None:
         default = limits.max_event_bytes
-        self.bytes_data = bytes_data
         self.max_line_bytes = max_line_bytes or default
         self.max_event_bytes = max_event_bytes or default
         self._head: bytes | None = b""  # the first bytes, until the BOM question is settled
@@ -176,7 +174,7 @@ class SSEDecoder:
             pos, crlf = 0, len(sep) == 4
             while True:
                 pos, stop, self.last_event_id = _scan(
-                    chunk, pos, crlf, limit, self.max_line_bytes, self.last_event_id, out, SSEEvent, self.bytes_data
+                    chunk, pos, crlf, limit, self.max_line_bytes, self.last_event_id, out, SSEEvent, self._bytes_data
                 )
                 if stop < 0:
                     return chunk[pos:]
