@@ -259,3 +259,38 @@ def test_the_simple_event_fast_path_decodes_as_the_line_parser(scanner: str, mon
         assert decode([body]) == bytewise, body
         assert decode([body[:cut], body[cut:]]) == bytewise, (body, cut)
     assert kinds == ({bytes, str} if as_bytes else {str})
+
+
+def test_the_sniffer_tells_a_body_the_same_whole_or_byte_by_byte() -> None:
+    """A first chunk that starts with content is told at once from its first 8 bytes (held, not copied);
+    the answer and the bytes held are those of feeding the same body one byte at a time."""
+    from agentmsg._sse import Sniffer
+
+    starts = [b"", b"\xef\xbb\xbf", b" ", b"\r\n", b"\t\n \n", b"\xef\xbb"]
+    heads = [
+        b"data: {}",
+        b"data:x",
+        b"id: 1",
+        b"event: e",
+        b":ok",
+        b"retry: 5",
+        b"{",
+        b'{"a": 1}',
+        b"<html>",
+        b"da",
+        b"dat",
+    ]
+    rng = random.Random(20261126)
+    for _ in range(2000):
+        body = rng.choice(starts) + rng.choice(heads) + rng.choice([b"", b"\n", b"data: more\n\n", b"x" * 9])
+        whole = Sniffer()
+        told = whole.feed(body)
+        slow = Sniffer()
+        answer = None
+        for i in range(len(body)):
+            answer = slow.feed(body[i : i + 1])
+            if answer is not None:
+                break
+        assert told == answer, body
+        if told is not None:
+            assert bytes(whole.head) == body and bytes(slow.head) == body[: len(slow.head)]

@@ -26,6 +26,7 @@ _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
 _SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
 SNIFF_LIMIT = 1 << 16  # leading blanks beyond this: not SSE
+_WS_OR_BOM = _WS + _BOM[:1]  # the bytes a body may start with before its first field
 
 
 @attrs.define
@@ -70,10 +71,14 @@ class Sniffer:
     __slots__ = ("_content", "head")
 
     def __init__(self) -> None:
-        self.head = bytearray()
+        self.head: bytearray | bytes = bytearray()
         self._content = -1  # where the first byte that is not a blank (or a BOM) is, once seen
 
     def feed(self, chunk: bytes) -> bool | None:
+        if not self.head and len(chunk) >= 8 and chunk[0] not in _WS_OR_BOM:
+            self.head = chunk  # the common case, told by the first chunk's first bytes: held, not copied
+            self._content = 0
+            return sniff(chunk[:8])
         at = len(self.head)
         self.head += chunk
         if self._content < 0:
