@@ -135,3 +135,43 @@ def test_bad_arguments_raise_type_errors() -> None:
         speedups.fold_events(iter([]), r._st, r._st.window, [], None, JOIN_EVERY)
     with pytest.raises(TypeError):
         speedups.fold_events(iter([]))
+
+
+def test_an_iterator_that_uses_the_reducer_sees_it_as_the_python_loop_leaves_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The iterator is Python code: it may report a problem about the event it is about to give (pointing at
+    the reducer's count), feed the reducer itself, or finish it. Both loops give the same result."""
+    base = [
+        {"type": "AGENT_START", "id": "s", "replyId": "r"},
+        {"type": "TEXT_BLOCK_START", "id": "t", "replyId": "r", "blockId": "b"},
+        *(
+            {"type": "TEXT_BLOCK_DELTA", "id": f"d{i}", "replyId": "r", "blockId": "b", "delta": f"{i}"}
+            for i in range(6)
+        ),
+        {"type": "TEXT_BLOCK_END", "id": "u", "replyId": "r", "blockId": "b"},
+        {"type": "AGENT_END", "id": "v", "replyId": "r"},
+    ]
+
+    def run(native: bool, action: str) -> Any:
+        monkeypatch.setattr(reducer_module, "_fold", FOLD if native else None)
+        r = Reducer()
+
+        def events() -> Iterator[dict[str, Any]]:
+            for n, e in enumerate(base):
+                if n == 4:
+                    if action == "report":
+                        r.report("the transport replaced a bad byte", rule="utf-8")
+                    elif action == "feed":
+                        r.feed({"type": "TEXT_BLOCK_DELTA", "id": "x", "replyId": "r", "blockId": "b", "delta": "X"})
+                    elif action == "finish":
+                        r.finish()
+                yield dict(e)
+
+        r.feed_many(events())
+        return [m.to_dict() for m in r.finish()], [(p.pointer, p.rule) for p in r.problems], r.count
+
+    for action in ("report", "feed", "finish"):
+        assert run(True, action) == run(False, action), action
+    assert run(True, "report")[1] == [("/4", "utf-8")]
+    assert run(True, "feed")[0][0]["content"][0]["text"] == "01X2345"

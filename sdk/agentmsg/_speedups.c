@@ -709,10 +709,10 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
  * rules; the result is the same either way (tests/test_events_fold.py runs both). */
 
 static PyObject *s_source, *s_id, *s_type, *s_delta, *s_block_id, *s_call_id, *s_thinking_delta, *s_signature,
-    *s_redacted, *s_current, *s_previous, *s_count, *s_parts, *s_flush;
+    *s_redacted, *s_current, *s_previous, *s_count, *s_parts, *s_flush, *s_reply;
 
 static int fold_init(void) {
-    if (s_flush != NULL) return 0;
+    if (s_reply != NULL) return 0;
 #define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return -1
     INTERN(s_source, "source");
     INTERN(s_id, "id");
@@ -728,6 +728,7 @@ static int fold_init(void) {
     INTERN(s_count, "count");
     INTERN(s_parts, "parts");
     INTERN(s_flush, "flush");
+    INTERN(s_reply, "reply");
 #undef INTERN
     return 0;
 }
@@ -747,6 +748,33 @@ static PyObject *plain_delta_target(PyObject *e, PyObject *routes, PyObject *cal
         (PyDict_GetItemWithError(e, s_signature) != NULL || PyDict_GetItemWithError(e, s_redacted) != NULL))
         return NULL;
     return PyDict_GetItemWithError(table, key);
+}
+
+static int store_count(PyObject *st, Py_ssize_t count) {
+    PyObject *c = PyLong_FromSsize_t(count);
+    if (c == NULL) return -1;
+    int rc = PyObject_SetAttr(st, s_count, c);
+    Py_DECREF(c);
+    return rc;
+}
+
+static Py_ssize_t load_count(PyObject *st) {
+    PyObject *c = PyObject_GetAttr(st, s_count);
+    if (c == NULL) return -1;
+    Py_ssize_t count = PyLong_AsSsize_t(c);
+    Py_DECREF(c);
+    return count; /* -1 with an error set: counts are never negative */
+}
+
+/* Whether st.count is no longer count or st.reply no longer reply (1), or not (0); -1 on error. */
+static int state_changed(PyObject *st, Py_ssize_t count, PyObject *reply) {
+    Py_ssize_t now = load_count(st);
+    if (now < 0) return -1;
+    if (now != count) return 1;
+    PyObject *r = PyObject_GetAttr(st, s_reply);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return r != reply;
 }
 
 PyDoc_STRVAR(fold_events_doc,
@@ -788,9 +816,29 @@ static PyObject *fold_events(PyObject *self, PyObject *const *args, Py_ssize_t n
         Py_XDECREF(previous);
         return NULL;
     }
-    PyObject *result = NULL, *e;
+    PyObject *result = NULL, *e, *reply = PyObject_GetAttr(st, s_reply);
+    if (reply == NULL) {
+        Py_DECREF(current);
+        Py_DECREF(previous);
+        return NULL;
+    }
     int mode = 0;
-    while ((e = PyIter_Next(it)) != NULL) {
+    for (;;) {
+        /* The iterator runs Python code, which may look at the reducer (report() points at st.count) or
+         * even feed it: st.count is written before, and if the count or the reply changed meanwhile, the
+         * event goes to feed() with the state as it now is. */
+        if (store_count(st, count) < 0) {
+            e = NULL;
+            goto fail;
+        }
+        if ((e = PyIter_Next(it)) == NULL) break;
+        int changed = state_changed(st, count, reply);
+        if (changed < 0) goto fail;
+        if (changed) {
+            if ((count = load_count(st)) < 0) goto fail;
+            mode = 1;
+            break;
+        }
         if (!PyDict_CheckExact(e)) {
             mode = 1;
             break;
@@ -853,6 +901,7 @@ fail:
 done:
     Py_DECREF(current);
     Py_DECREF(previous);
+    Py_DECREF(reply);
     {  /* st.count, also when an error is on its way (it is kept, and passed on) */
         PyObject *et, *ev, *etb;
         PyErr_Fetch(&et, &ev, &etb);
