@@ -333,13 +333,19 @@ class _Reader:
             b.choice(i)
             reasoning = m.get("reasoning_content")
             if reasoning and type(reasoning) is str:
-                self._delta(i, "reasoning", reasoning, self._emitter(i, b.thinking))
+                if self.incremental is True:  # (what _delta does once the mode is known to be incremental)
+                    b.thinking(reasoning, choice=i)
+                else:
+                    self._delta(i, "reasoning", reasoning, self._emitter(i, b.thinking))
             content = m.get("content")
             if type(content) is str:  # text generation: the common chunk
                 if content:
                     if b.has_block("thinking", choice=i):
                         b.end_block("thinking", i)
-                    self._delta(i, "content", content, self._emitter(i, b.text))
+                    if self.incremental is True:
+                        b.text(content, choice=i)
+                    else:
+                        self._delta(i, "content", content, self._emitter(i, b.text))
             elif self.incremental is True and isinstance(content, list):
                 self._parts(i, content)  # each part in its place
             else:
@@ -350,9 +356,10 @@ class _Reader:
                 if isinstance(content, list):
                     self._media(i, content)
             calls = m.get("tool_calls")
-            if isinstance(calls, list):
+            if calls is not None and isinstance(calls, list):
                 self._tool_calls(i, calls, whole)
-            _finish(b, i, reason)
+            if reason and reason != "null":
+                _finish(b, i, reason)
 
     def _parts(self, i: int, parts: list[Any]) -> None:
         """Multimodal content parts in order: text, and media (an image the model made) as media blocks."""
