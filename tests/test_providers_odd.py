@@ -849,3 +849,32 @@ def test_groq_usage_on_the_last_chunk_is_read() -> None:
     body = sse(chunk({"content": "a"}), {**chunk({}, "stop"), "x_groq": groq})
     usage = reduce_ok(list(openai.parse_stream(body))).usage
     assert usage is not None and (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (3, 4, 7)
+
+
+def test_gemini_finish_message_is_said_with_its_text() -> None:
+    """finishMessage (why Gemini stopped: a malformed function call, say) has no place in the message: it is
+    said as not kept, its text in the note, so the caller sees why the reply ended; streamed or not."""
+    from agentmsg.providers import gemini
+
+    why = "Malformed function call: print(default_api.get_weather(city='Paris'"
+    chunk = {
+        "candidates": [
+            {
+                "content": {"parts": [{"text": "Let me check."}], "role": "model"},
+                "finishReason": "MALFORMED_FUNCTION_CALL",
+                "finishMessage": why,
+                "index": 0,
+            }
+        ],
+        "modelVersion": "gemini-2.5-flash",
+    }
+    parser = gemini.StreamParser()
+    events = [*parser.feed(b"data: " + orjson.dumps(chunk) + b"\r\n\r\n"), *parser.close()]
+    msg = reduce_ok(events)
+    assert msg.text_content == "Let me check." and msg.metadata["agentmsg_finish_reason"] == "MALFORMED_FUNCTION_CALL"
+    assert parser.problems == []
+    ((rule, message),) = [(p.rule, p.message) for p in parser.builder.not_kept_notes]
+    assert rule == "not-kept" and why in message
+    assert custom(events) == [("agentmsg.not-kept", "not-kept")]
+    response = gemini.parse_response(orjson.dumps(chunk))
+    assert response.text_content == "Let me check."

@@ -476,6 +476,12 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
                 b.not_kept(f"{key}/{i}", f"{what} ({key}) is not kept (the message has no place for it)", i)
     reason = cand.get("finishReason")
     if isinstance(reason, str) and reason:
+        note = cand.get("finishMessage")  # why it finished so (a malformed call, say): said with its text
+        if isinstance(note, str) and note:
+            shown = note if len(note) <= 500 else note[:500] + "..."
+            b.not_kept(
+                f"finishMessage/{i}", f"the finish message is not kept (the message has no place for it): {shown!r}", i
+            )
         if calls.get(i) is not None and calls[i].open is not None:
             _function_call(b, i, calls[i], {"functionCall": {}})  # a call still streaming ends with the reply
         b.finish(i, reason, normal=reason == "STOP")
