@@ -16,14 +16,18 @@ Budget: ``make test`` runs the numbers below; ``make fuzz`` multiplies them (tes
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+import re
+from datetime import datetime, timezone
 from typing import Any
 
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from rfc3339_validator import validate_rfc3339  # type: ignore[import-untyped]
 
 import agentmsg
 from agentmsg import Msg, ValidationError
@@ -45,11 +49,32 @@ def _registry(docs: Any) -> Any:
     return Registry().with_resources([(d["$id"], Resource.from_contents(d)) for d in docs])
 
 
+_LEAP = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:)60((?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2}))")
+
+
+def _date_time(value: object) -> bool:
+    """RFC 3339 date-time as the oracle reads it: rfc3339-validator (python-jsonschema's checker), which
+    takes no leap second at all, plus the one RFC 3339 allows: second 60 at 23:59 UTC (what agentmsg and
+    jsonschema-rs accept; a leap second at any other minute is refused by both)."""
+    if not isinstance(value, str):
+        return True
+    value = value.upper()  # as python-jsonschema's own check does
+    if validate_rfc3339(value):
+        return True
+    m = _LEAP.fullmatch(value)
+    if m is None or not validate_rfc3339(f"{m.group(1)}59{m.group(2)}"):
+        return False
+    utc = datetime.fromisoformat(f"{m.group(1)}59{m.group(2)}".replace("Z", "+00:00")).astimezone(timezone.utc)
+    return (utc.hour, utc.minute) == (23, 59)
+
+
+_FORMATS = copy.deepcopy(jsonschema.Draft202012Validator.FORMAT_CHECKER)
+_FORMATS.checks("date-time")(_date_time)
+
+
 def _oracle(uri: str, closed: bool) -> jsonschema.Draft202012Validator:
     docs = agentmsg.closed_schema_documents().values() if closed else agentmsg.schema_documents().values()
-    return jsonschema.Draft202012Validator(
-        {"$ref": uri}, registry=_registry(docs), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-    )
+    return jsonschema.Draft202012Validator({"$ref": uri}, registry=_registry(docs), format_checker=_FORMATS)
 
 
 OPEN = {"msg": _oracle(MSG_URI, False), "content-block": _oracle(BLOCK_URI, False)}
@@ -284,3 +309,31 @@ def test_conversations_accepted_are_written_and_read_back_equal(msgs: list[Msg],
         and agentmsg.encode_messages(agentmsg.decode_messages(written)) == written
     )
     assert [type(m) for m in agentmsg.decode_messages(text.encode())] == [type(m) for m in decoded]
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "2016-12-31T23:59:60Z",
+        "2016-12-31t23:59:60z",
+        "2016-12-31T23:59:60.5Z",
+        "2016-12-31T22:59:60-01:00",
+        "2017-01-01T00:59:60+01:00",
+        "2016-12-31T23:59:60+01:00",
+        "2025-01-01T12:34:60Z",
+        "2025-02-30T23:59:60Z",
+        "2016-12-31T23:59:59Z",
+    ],
+)
+def test_leap_seconds_decide_as_the_oracle(stamp: str) -> None:
+    """A leap second is RFC 3339's at 23:59:60 UTC only: agentmsg reads what the oracle (python-jsonschema,
+    its date-time check widened to RFC 3339's leap second, see _date_time) accepts, and refuses the rest
+    (found by the fuzz test above: rfc3339-validator takes no leap second at all)."""
+    doc = {"id": "m", "role": "USER", "content": [{"type": "text", "text": "hi"}], "timestamp": stamp}
+    try:
+        Msg.from_dict(doc)
+    except ValidationError as exc:
+        assert not OPEN["msg"].is_valid(doc), exc
+        assert [p.rule for p in exc.problems] == ["timestamp"]
+    else:
+        assert OPEN["msg"].is_valid(doc)
