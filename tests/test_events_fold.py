@@ -167,11 +167,14 @@ def test_an_iterator_that_uses_the_reducer_sees_it_as_the_python_loop_leaves_it(
                     elif action == "finish":
                         r.finish()
                 yield dict(e)
+            if action == "unreadable at the end":  # the transport's last word, after the last event
+                r.feed_unreadable("the stream ended inside an event")
 
         r.feed_many(events())
         return [m.to_dict() for m in r.finish()], [(p.pointer, p.rule) for p in r.problems], r.count
 
-    for action in ("report", "feed", "finish"):
+    for action in ("report", "feed", "finish", "unreadable at the end"):
         assert run(True, action) == run(False, action), action
     assert run(True, "report")[1] == [("/4", "utf-8")]
     assert run(True, "feed")[0][0]["content"][0]["text"] == "01X2345"
+    assert run(True, "unreadable at the end")[1:] == ([("/10", "json")], 11)

@@ -831,7 +831,10 @@ static PyObject *fold_events(PyObject *self, PyObject *const *args, Py_ssize_t n
             e = NULL;
             goto fail;
         }
-        if ((e = PyIter_Next(it)) == NULL) break;
+        if ((e = PyIter_Next(it)) == NULL) {
+            count = -1; /* st.count was written before next(), which may have changed it since: it stands */
+            break;
+        }
         int changed = state_changed(st, count, reply);
         if (changed < 0) goto fail;
         if (changed) {
@@ -902,7 +905,7 @@ done:
     Py_DECREF(current);
     Py_DECREF(previous);
     Py_DECREF(reply);
-    {  /* st.count, also when an error is on its way (it is kept, and passed on) */
+    if (count >= 0) { /* st.count, also when an error is on its way (it is kept, and passed on) */
         PyObject *et, *ev, *etb;
         PyErr_Fetch(&et, &ev, &etb);
         PyObject *c = PyLong_FromSsize_t(count);
