@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from agentmsg import SSEDecoder, _sse, encode_sse, reduce_events, reduce_stream
+from agentmsg._sse import JSONDataDecoder
 from agentmsg.events.sse import events_after
-from agentmsg.providers._stream import _PayloadDecoder
 
 EVENTS = [
     {"type": "AGENT_START", "id": "e1", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "name": "Friday"},
@@ -225,7 +225,7 @@ def test_the_simple_event_fast_path_decodes_as_the_line_parser(scanner: str, mon
     """Whole bodies take the fast path for the simple pieces; fed one byte at a time they never do: the
     events (data, name, id, retry, problem) are the same, whatever the line ends, limits and splits. The
     fast path runs in C (agentmsg._speedups.sse_scan) where it was built, and in Python. "C bytes": the
-    decoder of the provider parsers (``_PayloadDecoder``), whose simple events carry their data as UTF-8
+    decoder of the provider parsers and agent events over SSE (``JSONDataDecoder``), whose simple events carry their data as UTF-8
     bytes: the same text, invalid UTF-8 reported alike."""
     if scanner == "Python":
         monkeypatch.setattr(_sse, "_scan", None)
@@ -251,13 +251,16 @@ def test_the_simple_event_fast_path_decodes_as_the_line_parser(scanner: str, mon
         limit = rng.choice([None, 30, 60])
 
         def decode(pieces: list[bytes], limit: int | None = limit) -> list[Any]:
-            decoder = (_PayloadDecoder if as_bytes else SSEDecoder)(max_line_bytes=limit, max_event_bytes=limit)
+            decoder = (JSONDataDecoder if as_bytes else SSEDecoder)(max_line_bytes=limit, max_event_bytes=limit)
             return fields([e for p in pieces for e in decoder.feed(p)] + decoder.close())
 
         cut = rng.randrange(len(body) + 1)
         bytewise = decode([body[i : i + 1] for i in range(len(body))])
         assert decode([body]) == bytewise, body
         assert decode([body[:cut], body[cut:]]) == bytewise, (body, cut)
+        cuts = sorted(rng.sample(range(len(body) + 1), min(len(body) + 1, 4)))  # chunks ending inside events
+        pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+        assert decode(pieces) == bytewise, (body, cuts)
     assert kinds == ({bytes, str} if as_bytes else {str})
 
 

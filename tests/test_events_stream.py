@@ -149,3 +149,58 @@ def test_random_streams_with_replays_agree(ms: list[Any], chunk: int, replays: l
         got = via_bytes(jsonl(events), chunk, mp)
     assert got == one_by_one(events)
     assert got[0] == [_comparable(m) for m in ms]
+
+
+def _sse_one_by_one(body: bytes) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]], int]:
+    """The reference for SSE: each event decoded by the public SSEDecoder and fed on its own, problems told
+    to the reducer in its place (what reduce_stream did before it fed them in one feed_many)."""
+    from agentmsg import SSEDecoder
+
+    r = Reducer()
+    decoder = SSEDecoder()
+    for sse in [*decoder.feed(body), *decoder.close()]:
+        where = f"SSE event {sse.id!r:.80} ({sse.event:.80})"
+        if sse.problem is not None:
+            if sse.problem.rule != "utf-8":
+                limit = sse.problem.rule in ("max-line-bytes", "max-event-bytes")
+                r.feed_unreadable(f"{where}: {sse.problem.message}: event skipped", rule=sse.problem.rule, limit=limit)
+                continue
+            r.report(f"{where}: {sse.problem.message}", rule=sse.problem.rule)
+        try:
+            event = orjson.loads(sse.data)
+        except orjson.JSONDecodeError as exc:
+            r.feed_unreadable(f"{where}: data is not JSON: {exc}")
+            continue
+        r.feed(event)
+    msgs = [_comparable(m) for m in r.finish()]
+    return msgs, [(p.pointer, p.rule, p.message) for p in r.problems], r.count
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    ms=st.lists(assistant_messages(), min_size=1, max_size=3),
+    faults=st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["utf8", "json", "dup", "ping"])), max_size=4),
+    cuts=st.lists(st.integers(1, 4000), max_size=5),
+)
+def test_sse_streams_with_faults_reduce_as_event_by_event(ms: list[Any], faults: list[Any], cuts: list[int]) -> None:
+    """reduce_stream feeds SSE agent events in one feed_many (the reducer's loop runs in C where built) while
+    the transport tells the reducer about bad events in place: the same messages, problems (pointers
+    included) and count as feeding each event on its own, whatever the chunking."""
+    blocks = [orjson.dumps(e) for m in ms for e in emit_events(m)]
+    for at, kind in faults:
+        i = at % (len(blocks) + 1)
+        if kind == "utf8" and i < len(blocks):
+            blocks[i] = blocks[i].replace(b'"delta":"', b'"delta":"\xff', 1)
+        elif kind == "json":
+            blocks.insert(i, b"{not json")
+        elif kind == "dup" and i < len(blocks):
+            blocks.insert(i, blocks[i])
+        else:
+            blocks.insert(i, b'{"type":"PING_EVENT_NOBODY_KNOWS","id":"p"}')
+    body = b"".join(b"data: " + b + b"\n\n" for b in blocks)
+    expected = _sse_one_by_one(body)
+    points = sorted({c % (len(body) + 1) for c in cuts})
+    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    r = Reducer()
+    got = reduce_stream(iter(pieces), sse=True, reducer=r)
+    assert ([_comparable(m) for m in got], [(p.pointer, p.rule, p.message) for p in r.problems], r.count) == expected

@@ -20,7 +20,7 @@ from ._limits import limits
 from ._native import speedups
 from .errors import Problem
 
-__all__ = ["SSEDecoder", "SSEEvent", "Sniffer", "encode_event", "sniff"]
+__all__ = ["JSONDataDecoder", "SSEDecoder", "SSEEvent", "Sniffer", "encode_event", "sniff"]
 
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
@@ -44,6 +44,17 @@ class SSEEvent:
 
     def json(self) -> Any:
         return orjson.loads(self.data)
+
+
+def _event_end(chunk: bytes) -> int:
+    """Where the first blank line ``\n\n`` or ``\r\n\r\n`` of ``chunk`` ends (-1: none): whatever line the
+    chunk starts in, the second line end there ends an empty line, so the line parser holds no event after
+    it. (A blank line of lone CRs is not looked for: the line parser then reads the whole chunk.)"""
+    lf = chunk.find(b"\n\n")
+    crlf = chunk.find(b"\r\n\r\n")
+    if crlf >= 0 and (lf < 0 or crlf + 4 < lf + 2):
+        return crlf + 4
+    return lf + 2 if lf >= 0 else -1
 
 
 def sniff(head: bytes) -> bool | None:
@@ -154,6 +165,13 @@ class SSEDecoder:
             self._pending_cr = False
             if chunk[0] == 0x0A:
                 chunk = chunk[1:]  # the LF of a CRLF split across chunks
+        if self._line or self._skip or self._data or self._event or self._problem or self._retry is not None:
+            # The last chunk ended inside an event: the line parser reads on to its blank line, the fast path
+            # takes the rest (else one cut event would send the whole stream down the line parser).
+            cut = _event_end(chunk)
+            if cut > 0:
+                self._lines(chunk[:cut], out)
+                chunk = chunk[cut:]
         if not (self._line or self._skip or self._data or self._event or self._problem) and self._retry is None:
             chunk = self._simple_events(chunk, out)
         self._lines(chunk, out)
@@ -344,3 +362,12 @@ class SSEDecoder:
                 self.last_event_id = text
         elif field == b"retry" and value.isdigit() and len(value) < 16:
             self._retry = int(value)
+
+
+class JSONDataDecoder(SSEDecoder):
+    """An SSE decoder for readers that parse each event's data as JSON at once (the provider stream parsers,
+    agent events over SSE): the simple events the C scanner dispatches carry their data as UTF-8 ``bytes``
+    (checked), which orjson reads as they are; every other event's ``data`` is ``str``. Without the C
+    scanner, always ``str``."""
+
+    _bytes_data = True

@@ -17,7 +17,7 @@ import orjson
 
 from .._limits import limits
 from .._lines import LineSplitter, Run, checked
-from .._sse import SNIFF_LIMIT, Sniffer, SSEDecoder, SSEEvent, sniff
+from .._sse import SNIFF_LIMIT, JSONDataDecoder, Sniffer, SSEEvent, sniff
 from ..errors import Problem, SizeLimitError, ValidationError
 from ..message import AssistantMessage
 from ._jsonl import parse_line
@@ -153,7 +153,7 @@ def iter_jsonl(
 
 
 def _sse_events(chunks: Iterable[bytes]) -> Iterator[SSEEvent]:
-    decoder = SSEDecoder()
+    decoder = JSONDataDecoder()  # every event's data is parsed as JSON at once: bytes where they can be
     for chunk in chunks:
         yield from decoder.feed(chunk)
     yield from decoder.close()
@@ -228,8 +228,7 @@ def reduce_stream(
     gc.disable()
     try:
         if is_sse:
-            for event in _sse_events(_chunks(body)):
-                _feed_sse(r, event)
+            r.feed_many(_sse_agent_events(r, _sse_events(_chunks(body))))
         else:
             max_line = max_event_bytes()
             line = 1
@@ -245,20 +244,24 @@ def reduce_stream(
             gc.enable()
 
 
-def _feed_sse(r: Reducer, sse: SSEEvent) -> None:
-    problem = sse.problem
-    if problem is not None:
-        if problem.rule != "utf-8":
-            r.feed_unreadable(
-                f"{_where(sse)}: {problem.message}: event skipped",
-                rule=problem.rule,
-                limit=problem.rule in _LIMIT_RULES,
-            )
-            return
-        r.report(f"{_where(sse)}: {problem.message}", rule=problem.rule)
-    try:
-        event = orjson.loads(sse.data)
-    except orjson.JSONDecodeError as exc:
-        r.feed_unreadable(f"{_where(sse)}: data is not JSON: {exc}")
-        return
-    r.feed(event)
+def _sse_agent_events(r: Reducer, events: Iterable[SSEEvent]) -> Iterator[Any]:
+    """The agent events of SSE events, for ``r.feed_many`` (one ``feed`` each, faster); what cannot be read is
+    told to ``r`` in its place: ``feed_unreadable`` (counted as one event), or ``report`` of invalid UTF-8
+    replaced before the event it is about (the reducer's count is then that event's index)."""
+    for sse in events:
+        problem = sse.problem
+        if problem is not None:
+            if problem.rule != "utf-8":
+                r.feed_unreadable(
+                    f"{_where(sse)}: {problem.message}: event skipped",
+                    rule=problem.rule,
+                    limit=problem.rule in _LIMIT_RULES,
+                )
+                continue
+            r.report(f"{_where(sse)}: {problem.message}", rule=problem.rule)
+        try:
+            event = orjson.loads(sse.data)
+        except orjson.JSONDecodeError as exc:
+            r.feed_unreadable(f"{_where(sse)}: data is not JSON: {exc}")
+            continue
+        yield event

@@ -44,7 +44,7 @@ from .._json import json_type
 from .._json import loads as json_loads
 from .._limits import limits
 from .._lines import LineSplitter, Run
-from .._sse import Sniffer, SSEDecoder, SSEEvent
+from .._sse import JSONDataDecoder, Sniffer, SSEEvent
 from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
 from ..message import Msg
@@ -83,13 +83,6 @@ _BLANK = b" \t\r\n"
 TRAILING = Problem("", "incomplete", "the stream ended inside this payload (no end of event or line after it)")
 
 
-class _PayloadDecoder(SSEDecoder):
-    """The SSE decoder whose simple events carry their data as UTF-8 bytes (see ``SSEDecoder._bytes_data``),
-    for :meth:`BaseStreamParser._data`, which hands them to orjson as they are."""
-
-    _bytes_data = True
-
-
 class Framer:
     """Raw body chunks -> payloads (:class:`agentmsg._sse.SSEEvent`: event name, data text, problem): SSE
     through :class:`SSEDecoder`, or JSON lines (the one line splitter, :class:`agentmsg._lines.LineSplitter`)
@@ -107,7 +100,7 @@ class Framer:
     def __init__(self) -> None:
         self._mode: str | None = None  # "sse" | "jsonl", decided by the body's first bytes
         self._sniffer = Sniffer()
-        self._decoder = _PayloadDecoder()
+        self._decoder = JSONDataDecoder()  # data as bytes, for BaseStreamParser._data
         self._lines = LineSplitter(limits.max_event_bytes)
 
     def feed(self, chunk: bytes | str) -> list[SSEEvent]:
