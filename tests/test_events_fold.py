@@ -132,7 +132,7 @@ def test_bad_arguments_raise_type_errors() -> None:
     assert speedups is not None
     r = Reducer()
     with pytest.raises(TypeError):
-        speedups.fold_events(iter([]), r._st, r._st.window, [], None, JOIN_EVERY)
+        speedups.fold_events(iter([]), r._st, "not a count")
     with pytest.raises(TypeError):
         speedups.fold_events(iter([]))
 

@@ -656,7 +656,8 @@ PyDoc_STRVAR(sse_scan_doc,
 
 static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if ((nargs != 8 && nargs != 9) || !PyBytes_CheckExact(args[0]) || !PyUnicode_CheckExact(args[5]) || !PyList_CheckExact(args[6])) {
-        PyErr_SetString(PyExc_TypeError, "sse_scan(chunk: bytes, pos, crlf, limit, max_line, last_id: str, out: list, cls)");
+        PyErr_SetString(PyExc_TypeError,
+                        "sse_scan(chunk: bytes, pos, crlf, limit, max_line, last_id: str, out: list, cls, raw=False)");
         return NULL;
     }
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
@@ -709,10 +710,10 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
  * rules; the result is the same either way (tests/test_events_fold.py runs both). */
 
 static PyObject *s_source, *s_id, *s_type, *s_delta, *s_block_id, *s_call_id, *s_thinking_delta, *s_signature,
-    *s_redacted, *s_current, *s_previous, *s_count, *s_parts, *s_flush, *s_reply;
+    *s_redacted, *s_current, *s_previous, *s_count, *s_parts, *s_flush, *s_reply, *s_window, *s_routes, *s_calls;
 
 static int fold_init(void) {
-    if (s_reply != NULL) return 0;
+    if (s_calls != NULL) return 0;
 #define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return -1
     INTERN(s_source, "source");
     INTERN(s_id, "id");
@@ -729,6 +730,9 @@ static int fold_init(void) {
     INTERN(s_parts, "parts");
     INTERN(s_flush, "flush");
     INTERN(s_reply, "reply");
+    INTERN(s_window, "window");
+    INTERN(s_routes, "routes");
+    INTERN(s_calls, "calls");
 #undef INTERN
     return 0;
 }
@@ -778,51 +782,51 @@ static int state_changed(PyObject *st, Py_ssize_t count, PyObject *reply) {
 }
 
 PyDoc_STRVAR(fold_events_doc,
-             "fold_events(it, st, window, routes, calls, join_every) -> (mode, event)\n\n"
-             "Reduce events from the iterator it as Reducer._feed_many does, until one needs Python: mode 1, "
-             "feed(event) (not a plain dict, a source, an id that is not a string: not counted yet); mode 2, "
-             "apply(st, event, st.count - 1) (counted and new to the dedupe window, not a plain delta for an "
-             "open block or call); mode 0, event None: the iterator is exhausted. routes / calls: the open "
-             "reply's routing tables (None without a reply); st.count and the window are kept up to date.");
+             "fold_events(it, st, join_every) -> (mode, event)\n\n"
+             "Reduce events from the iterator it into the reducer state st (its count, dedupe window and the open "
+             "reply's routing tables) as Reducer._feed_many does, until one needs Python: mode 1, feed(event) "
+             "(not a plain dict, a source, an id that is not a string, or the iterator used the reducer: not "
+             "counted yet); mode 2, apply(st, event, st.count - 1) (counted and new to the dedupe window, not a "
+             "plain delta for an open block or call); mode 0, event None: the iterator is exhausted.");
 
 static PyObject *fold_events(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "fold_events(it, st, window, routes, calls, join_every)");
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "fold_events(it, st, join_every)");
         return NULL;
     }
     if (fold_init() < 0) return NULL;
-    PyObject *it = args[0], *st = args[1], *window = args[2], *routes = args[3], *calls = args[4];
-    if (routes != Py_None && !PyDict_CheckExact(routes)) {
-        PyErr_SetString(PyExc_TypeError, "routes must be a dict or None");
-        return NULL;
-    }
-    Py_ssize_t join_every = PyLong_AsSsize_t(args[5]);
+    PyObject *it = args[0], *st = args[1];
+    Py_ssize_t join_every = PyLong_AsSsize_t(args[2]);
     if (join_every == -1 && PyErr_Occurred()) return NULL;
-    PyObject *count_obj = PyObject_GetAttr(st, s_count);
-    if (count_obj == NULL) return NULL;
-    Py_ssize_t count = PyLong_AsSsize_t(count_obj);
-    Py_DECREF(count_obj);
-    if (count == -1 && PyErr_Occurred()) return NULL;
-    PyObject *size_obj = PyObject_GetAttrString(window, "size");
-    if (size_obj == NULL) return NULL;
-    Py_ssize_t size = size_obj == Py_None ? -1 : PyLong_AsSsize_t(size_obj);
-    Py_DECREF(size_obj);
-    if (size == -1 && PyErr_Occurred()) return NULL;
-    PyObject *current = PyObject_GetAttr(window, s_current);
-    PyObject *previous = current == NULL ? NULL : PyObject_GetAttr(window, s_previous);
-    if (previous == NULL || !PySet_CheckExact(current) || !PySet_CheckExact(previous)) {
-        if (previous != NULL) PyErr_SetString(PyExc_TypeError, "the dedupe window holds sets");
-        Py_XDECREF(current);
-        Py_XDECREF(previous);
-        return NULL;
-    }
-    PyObject *result = NULL, *e, *reply = PyObject_GetAttr(st, s_reply);
-    if (reply == NULL) {
-        Py_DECREF(current);
-        Py_DECREF(previous);
-        return NULL;
-    }
+    Py_ssize_t count = load_count(st);
+    if (count < 0) return NULL;
+    PyObject *window = NULL, *current = NULL, *previous = NULL, *reply = NULL, *routes = NULL, *calls = NULL;
+    PyObject *result = NULL, *e = NULL, *size_obj;
+    Py_ssize_t size = -1;
     int mode = 0;
+    if ((window = PyObject_GetAttr(st, s_window)) == NULL) goto setup_failed;
+    if ((size_obj = PyObject_GetAttrString(window, "size")) == NULL) goto setup_failed;
+    size = size_obj == Py_None ? -1 : PyLong_AsSsize_t(size_obj);
+    Py_DECREF(size_obj);
+    if (size == -1 && PyErr_Occurred()) goto setup_failed;
+    if ((current = PyObject_GetAttr(window, s_current)) == NULL) goto setup_failed;
+    if ((previous = PyObject_GetAttr(window, s_previous)) == NULL) goto setup_failed;
+    if (!PySet_CheckExact(current) || !PySet_CheckExact(previous)) {
+        PyErr_SetString(PyExc_TypeError, "the dedupe window holds sets");
+        goto setup_failed;
+    }
+    if ((reply = PyObject_GetAttr(st, s_reply)) == NULL) goto setup_failed;
+    if (reply == Py_None) {
+        routes = Py_NewRef(Py_None);
+        calls = Py_NewRef(Py_None);
+    } else {
+        if ((routes = PyObject_GetAttr(reply, s_routes)) == NULL) goto setup_failed;
+        if ((calls = PyObject_GetAttr(reply, s_calls)) == NULL) goto setup_failed;
+        if (!PyDict_CheckExact(routes)) {
+            PyErr_SetString(PyExc_TypeError, "the reply's routes are a dict");
+            goto setup_failed;
+        }
+    }
     for (;;) {
         /* The iterator runs Python code, which may look at the reducer (report() points at st.count) or
          * even feed it: st.count is written before, and if the count or the reply changed meanwhile, the
@@ -902,20 +906,22 @@ static PyObject *fold_events(PyObject *self, PyObject *const *args, Py_ssize_t n
 fail:
     Py_XDECREF(e);
 done:
-    Py_DECREF(current);
-    Py_DECREF(previous);
-    Py_DECREF(reply);
     if (count >= 0) { /* st.count, also when an error is on its way (it is kept, and passed on) */
         PyObject *et, *ev, *etb;
         PyErr_Fetch(&et, &ev, &etb);
-        PyObject *c = PyLong_FromSsize_t(count);
-        if (c == NULL || PyObject_SetAttr(st, s_count, c) < 0) {
+        if (store_count(st, count) < 0) {
             Py_CLEAR(result);
             if (et != NULL) PyErr_Clear();
         }
-        Py_XDECREF(c);
         if (et != NULL) PyErr_Restore(et, ev, etb);
     }
+setup_failed:
+    Py_XDECREF(window);
+    Py_XDECREF(current);
+    Py_XDECREF(previous);
+    Py_XDECREF(reply);
+    Py_XDECREF(routes);
+    Py_XDECREF(calls);
     return result;
 }
 

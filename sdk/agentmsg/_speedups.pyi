@@ -25,12 +25,4 @@ def sse_scan(
     raw: bool = False,
     /,
 ) -> tuple[int, int, str]: ...
-def fold_events(
-    it: Iterator[Any],
-    st: Any,
-    window: Any,
-    routes: dict[str, dict[str, Any]] | None,
-    calls: dict[str, Any] | None,
-    join_every: int,
-    /,
-) -> tuple[int, Any]: ...
+def fold_events(it: Iterator[Any], st: Any, join_every: int, /) -> tuple[int, Any]: ...

@@ -165,17 +165,21 @@ class SSEDecoder:
             self._pending_cr = False
             if chunk[0] == 0x0A:
                 chunk = chunk[1:]  # the LF of a CRLF split across chunks
-        if self._line or self._skip or self._data or self._event or self._problem or self._retry is not None:
+        if self._inside_event():
             # The last chunk ended inside an event: the line parser reads on to its blank line, the fast path
             # takes the rest (else one cut event would send the whole stream down the line parser).
             cut = _event_end(chunk)
             if cut > 0:
                 self._lines(chunk[:cut], out)
                 chunk = chunk[cut:]
-        if not (self._line or self._skip or self._data or self._event or self._problem) and self._retry is None:
+        if not self._inside_event():
             chunk = self._simple_events(chunk, out)
         self._lines(chunk, out)
         return out
+
+    def _inside_event(self) -> bool:
+        """Whether the line parser holds part of an event (a line, fields, data or a problem)."""
+        return bool(self._line or self._skip or self._data or self._event or self._problem) or self._retry is not None
 
     def _simple_events(self, chunk: bytes, out: list[SSEEvent]) -> bytes:
         """The fast path, between events: whole events of one ``data`` line after any ``event``, ``id`` and

@@ -181,15 +181,7 @@ class Reducer:
         if _fold is not None:  # the same loop in C (agentmsg._speedups.fold_events)
             it = iter(events)
             while True:
-                reply = st.reply
-                mode, event = _fold(
-                    it,
-                    st,
-                    st.window,
-                    None if reply is None else reply.routes,
-                    None if reply is None else reply.calls,
-                    JOIN_EVERY,
-                )
+                mode, event = _fold(it, st, JOIN_EVERY)
                 if mode == 0:
                     return
                 if mode == 1:

@@ -573,13 +573,14 @@ class StreamBuilder:
             self.usage = usage
             self._later = None
 
-    def usage_later(self, convert: Callable[[Any], dict[str, Any] | None], raw: Any, sure: bool) -> None:
+    def usage_later(self, convert: Callable[[Any], dict[str, Any] | None], raw: Any, input_key: str) -> None:
         """The provider's cumulative usage ``raw`` of this chunk, converted by ``convert`` only if it is
         still the last when the reply ends (Gemini and DashScope send it with every chunk: converting each
-        would cost more than the chunk's text). ``sure``: the caller checked that ``convert(raw)`` is not
-        empty (its input count is a number, say); otherwise it is converted now, and kept only if it is not
-        empty, as :meth:`set_usage` keeps it. Either way the last non-empty usage wins."""
-        if sure:
+        would cost more than the chunk's text). That is when its input count (``raw[input_key]``) is a
+        token count, so that ``convert(raw)`` cannot be empty; otherwise it is converted now, and kept only
+        if it is not empty, as :meth:`set_usage` keeps it. Either way the last non-empty usage wins."""
+        n = raw.get(input_key) if isinstance(raw, dict) else None
+        if type(n) is int and n >= 0:
             self._later = (convert, raw)
         else:
             self.set_usage(convert(raw))

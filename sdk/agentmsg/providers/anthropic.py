@@ -458,10 +458,8 @@ class StreamParser(BaseStreamParser):
 
     def _add_usage(self, u: Any) -> None:
         if isinstance(u, dict):
-            merged = self._usage
-            merged.update((k, v) for k, v in u.items() if v is not None)  # cumulative counts: last wins
-            n = merged.get("input_tokens")  # converted once, at the end, unless it may say nothing
-            self.builder.usage_later(_usage, dict(merged), type(n) is int and n >= 0)
+            self._usage.update((k, v) for k, v in u.items() if v is not None)  # cumulative counts: last wins
+            self.builder.usage_later(_usage, dict(self._usage), "input_tokens")  # converted once, at the end
 
 
 def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:

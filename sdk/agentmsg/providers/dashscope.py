@@ -251,13 +251,18 @@ class _Reader:
         self.held: tuple[tuple[int, str], str, str, Callable[[str], None]] | None = None
         self.emitters: dict[tuple[int, str], Callable[[str], None]] = {}
 
-    def _emitter(self, i: int, method: Callable[..., None]) -> Callable[[str], None]:
-        """``method`` (the builder's text or thinking) bound to choice ``i``, made once per choice."""
+    def _new_text(self, i: int, field: str, value: str, method: Callable[..., None]) -> None:
+        """The new text of ``field`` to the builder's ``method`` (text or thinking) for choice ``i``: straight
+        on once the output is known to be incremental (the common chunk), else through :meth:`_delta` with
+        ``method`` bound to the choice (made once per choice)."""
+        if self.incremental is True:
+            method(value, choice=i)
+            return
         key = (i, method.__name__)
         emit = self.emitters.get(key)
         if emit is None:
             emit = self.emitters[key] = partial(method, choice=i)
-        return emit
+        self._delta(i, field, value, emit)
 
     def _delta(self, i: int, field: str, value: str, emit: Callable[[str], None]) -> None:
         """Emit (``emit``) the new text of a field's ``value``: all of it in incremental mode, what it adds to
@@ -325,41 +330,28 @@ class _Reader:
             b.identify(obj.get("request_id") or obj.get("requestId"), obj.get("model"))
         u = obj.get("usage")
         if u is not None:
-            n = u.get("input_tokens") if isinstance(u, dict) else None
-            b.usage_later(_usage, u, type(n) is int and n >= 0)  # with every chunk: converted once, the last
+            b.usage_later(_usage, u, "input_tokens")  # with every chunk: converted once, the last
         if not isinstance(output, dict):
             return
         for i, m, reason in _choices(output):
             b.choice(i)
             reasoning = m.get("reasoning_content")
             if reasoning and type(reasoning) is str:
-                if self.incremental is True:  # (what _delta does once the mode is known to be incremental)
-                    b.thinking(reasoning, choice=i)
-                else:
-                    self._delta(i, "reasoning", reasoning, self._emitter(i, b.thinking))
+                self._new_text(i, "reasoning", reasoning, b.thinking)
             content = m.get("content")
-            if type(content) is str:  # text generation: the common chunk
-                if content:
-                    if b.has_block("thinking", choice=i):
-                        b.end_block("thinking", i)
-                    if self.incremental is True:
-                        b.text(content, choice=i)
-                    else:
-                        self._delta(i, "content", content, self._emitter(i, b.text))
-            elif self.incremental is True and isinstance(content, list):
+            if self.incremental is True and isinstance(content, list):
                 self._parts(i, content)  # each part in its place
             else:
                 text = _text_of(content)
                 if text:
                     b.end_block("thinking", i)
-                    self._delta(i, "content", text, self._emitter(i, b.text))
+                    self._new_text(i, "content", text, b.text)
                 if isinstance(content, list):
                     self._media(i, content)
             calls = m.get("tool_calls")
-            if calls is not None and isinstance(calls, list):
+            if isinstance(calls, list):
                 self._tool_calls(i, calls, whole)
-            if reason and reason != "null":
-                _finish(b, i, reason)
+            _finish(b, i, reason)
 
     def _parts(self, i: int, parts: list[Any]) -> None:
         """Multimodal content parts in order: text, and media (an image the model made) as media blocks."""

@@ -451,8 +451,7 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
                 b.end_block("thinking", i)  # its signature is whole: the next thought is a part of its own
             continue
         if isinstance(text, str) and text:
-            if b.has_block("thinking", choice=i):
-                b.end_block("thinking", i)  # the reasoning is over once the answer starts
+            b.end_block("thinking", i)  # the reasoning is over once the answer starts
             b.text(text, choice=i)
         elif "text" not in part:
             kinds = ", ".join(sorted(k for k in part if k != "thoughtSignature"))
@@ -496,8 +495,7 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
         b.identify(obj.get("responseId"), obj.get("modelVersion"))
     u = obj.get("usageMetadata")
     if u is not None:
-        p = u.get("promptTokenCount") if isinstance(u, dict) else None
-        b.usage_later(_usage, u, type(p) is int and p >= 0)  # with every chunk: converted once, the last
+        b.usage_later(_usage, u, "promptTokenCount")  # with every chunk: converted once, the last
     for cand in obj.get("candidates") or ():
         if isinstance(cand, dict):
             _candidate(b, cand, calls)
