@@ -543,6 +543,121 @@ def test_anthropic_synthetic_equals_accumulate_event(stream: Any, cuts: list[int
     assert cli_messages("anthropic", body) == whole
 
 
+#: Deltas of a type that does not belong to the block: the SDK's accumulator applies a delta only to a block of
+#: its kind (it ignores the others), and so does agentmsg, saying so.
+MISPLACED = {
+    "text": ["input_json_delta", "thinking_delta", "signature_delta"],
+    "thinking": ["text_delta", "input_json_delta"],
+    "redacted_thinking": ["text_delta", "thinking_delta", "signature_delta", "input_json_delta"],
+    "tool_use": ["text_delta", "thinking_delta", "signature_delta"],
+}
+MISPLACED_DELTA = {
+    "text_delta": {"type": "text_delta", "text": "misplaced"},
+    "thinking_delta": {"type": "thinking_delta", "thinking": "misplaced"},
+    "signature_delta": {"type": "signature_delta", "signature": "MISPLACED"},
+    "input_json_delta": {"type": "input_json_delta", "partial_json": '{"misplaced": 1}'},
+}
+
+
+@st.composite
+def with_misplaced_deltas(draw: st.DrawFn, events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], set[Any]]:
+    """``events`` with deltas of the wrong type sent to blocks while they are open (between their
+    content_block_start and content_block_stop), and the (block index, delta type) pairs sent."""
+    out: list[dict[str, Any]] = []
+    sent: set[Any] = set()
+    open_kinds: dict[int, str] = {}
+    for e in events:
+        if e["type"] == "content_block_stop":
+            open_kinds.pop(e["index"], None)
+        out.append(e)
+        if e["type"] == "content_block_start":
+            open_kinds[e["index"]] = e["content_block"]["type"]
+        for index, kind in open_kinds.items():
+            if draw(st.integers(0, 3)) == 0:
+                dkind = draw(st.sampled_from(MISPLACED[kind]))
+                out.append({"type": "content_block_delta", "index": index, "delta": MISPLACED_DELTA[dkind]})
+                sent.add((index, dkind))
+    return out, sent
+
+
+@SETTINGS
+@given(st.data())
+def test_anthropic_deltas_of_another_blocks_type_are_skipped_as_the_sdk_skips_them(data: st.DataObject) -> None:
+    """Hand-made streams may send a delta to a block of another type (a ``thinking_delta`` to a text block,
+    an ``input_json_delta`` to a thinking block). The SDK's accumulator ignores it. agentmsg made a block of
+    the delta's kind at that index: a text block inside a tool call's place, or a call with no name. Now the
+    message equals the one without those deltas (itself checked against the SDK above), and the SDK's snapshot
+    does too; each (block, delta type) is one problem, rule ``order``."""
+    pytest.importorskip("anthropic.lib.streaming._messages", reason="the official anthropic package is not installed")
+    clean, _ = data.draw(anthropic_stream())
+    events, sent = data.draw(with_misplaced_deltas(clean))
+    mod = module("anthropic")
+    assert anthropic_snapshot(events) == anthropic_snapshot(clean)
+    body = data.draw(sse_body([(e["type"], e) for e in events]))
+    parsed = list(mod.parse_stream(body))
+    clean_parsed = list(mod.parse_stream(b"".join(b"data: " + orjson.dumps(e) + b"\n\n" for e in clean)))
+    assert every_choice(parsed) == every_choice(clean_parsed)
+    problems = [e["value"] for e in parsed if e["type"] == "CUSTOM"]
+    assert all(p["rule"] == "order" and p["message"].endswith("skipped (and any more like it)") for p in problems)
+    assert sorted(p["message"].split(",")[0] for p in problems) == sorted(
+        f"{dkind} for block {index}" for index, dkind in sent
+    )
+
+
+def test_anthropic_deltas_before_start_or_after_stop_are_kept_or_skipped_and_said() -> None:
+    """A text or reasoning fragment for a block that did not start, or that has stopped, is kept in a block of
+    its own; arguments and signatures there have no call or block to go to and are skipped; all said
+    (rule ``order``), once per block, delta type and case. (The SDK raises for a block that did not start,
+    and appends to a stopped one.)"""
+
+    def delta(index: int, d: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "content_block_delta", "index": index, "delta": d}
+
+    start = {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}}}
+    events = [
+        start,
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        delta(0, {"type": "text_delta", "text": "A"}),
+        {"type": "content_block_stop", "index": 0},
+        delta(0, {"type": "text_delta", "text": "B"}),
+        delta(0, {"type": "text_delta", "text": "C"}),
+        delta(0, {"type": "input_json_delta", "partial_json": "{}"}),
+        delta(3, {"type": "thinking_delta", "thinking": "T"}),
+        delta(4, {"type": "signature_delta", "signature": "S"}),
+        delta(5, {"type": "input_json_delta", "partial_json": "{}"}),
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+        {"type": "message_stop"},
+    ]
+    body = b"".join(b"data: " + orjson.dumps(e) + b"\n\n" for e in events)
+    parsed = list(module("anthropic").parse_stream(body))
+    msg = reduce_checked(parsed)
+    assert [(b.type, getattr(b, "text", None) or getattr(b, "thinking", None)) for b in msg.content] == [
+        ("text", "A"),
+        ("text", "BC"),
+        ("thinking", "T"),
+    ]
+    assert msg.generate_reason == "MODEL_STOP"
+    assert [(e["value"]["rule"], e["value"]["message"]) for e in parsed if e["type"] == "CUSTOM"] == [
+        ("order", "text_delta for block 0 after its content_block_stop: kept in a block of its own"),
+        ("order", "input_json_delta for block 0 after its content_block_stop: skipped (and any more like it)"),
+        (
+            "order",
+            "thinking_delta for block 3, which did not start (no content_block_start before it): kept in a block"
+            " of its own",
+        ),
+        (
+            "order",
+            "signature_delta for block 4, which did not start (no content_block_start before it): skipped (and"
+            " any more like it)",
+        ),
+        (
+            "order",
+            "input_json_delta for block 5, which did not start (no content_block_start before it): skipped (and"
+            " any more like it)",
+        ),
+    ]
+
+
 def test_anthropic_signature_is_a_whole_value_the_last_one_wins() -> None:
     """Regression: ``signature_delta`` carries the block's whole signature (the SDK's accumulator sets it,
     a later one replacing an earlier one or the start's). agentmsg appended every signature it saw

@@ -386,6 +386,17 @@ def parse_response(body: bytes | str | Mapping[str, Any], **options: Any) -> Msg
 # ---- stream (issue 10) ----------------------------------------------------------------------------
 
 
+#: The block type each delta type belongs to (the SDK's accumulator applies a delta only to a block of it).
+_DELTA_BLOCK: dict[Any, Any] = {
+    "text_delta": "text",
+    "citations_delta": "text",
+    "thinking_delta": "thinking",
+    "signature_delta": "thinking",
+    "input_json_delta": "tool_use",
+}
+_ENDED = object()  # a block whose content_block_stop came
+
+
 class StreamParser(BaseStreamParser):
     """Messages SSE -> AgentEvents, incrementally: blocks by ``index``; thinking with ``signature_delta``
     (signature-only deltas), redacted thinking, ``input_json_delta`` fragments routed to their tool_use;
@@ -398,8 +409,9 @@ class StreamParser(BaseStreamParser):
         super().__init__(**options)
         self._usage: dict[str, Any] = {}
         self._inputs: dict[str, str] = {}  # tool_use slot -> its start input (used when no delta comes)
-        self._unknown_deltas: set[tuple[str, Any]] = set()  # (slot, delta type) reported as unknown
+        self._unknown_deltas: set[tuple[Any, ...]] = set()  # (slot, delta type[, case]) reported: unknown, misplaced
         self._skipped: set[str] = set()  # slots of server tools' blocks (their deltas are skipped too)
+        self._kinds: dict[str, Any] = {}  # slot -> its block's type (content_block_start); _ENDED once stopped
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         b = self.builder
@@ -410,6 +422,9 @@ class StreamParser(BaseStreamParser):
             slot = f"b{obj.get('index')}"
             if slot in self._skipped:
                 return  # the deltas of a server tool's block (its input): skipped with it
+            block_kind = self._kinds.get(slot)
+            if block_kind != _DELTA_BLOCK.get(dkind, block_kind) and not self._misplaced(slot, dkind, block_kind):
+                return
             if dkind == "text_delta":
                 b.text(delta.get("text") or "", slot=slot)
             elif dkind == "input_json_delta":
@@ -431,11 +446,14 @@ class StreamParser(BaseStreamParser):
                 self._inputs[slot] = orjson.dumps(start_input if start_input is not None else {}).decode()
             if _server_side(block.get("type")):
                 self._skipped.add(slot)  # its input_json_delta is no call of the client's
+            self._kinds[slot] = block.get("type")
             _block(b, obj.get("index"), block, whole=False)
         elif kind == "content_block_stop":
             slot = f"b{obj.get('index')}"
             if slot in self._skipped:
                 return
+            if slot in self._kinds:
+                self._kinds[slot] = _ENDED
             if b.open_call(slot):
                 b.end_tool_call(slot, default_arguments=self._inputs.pop(slot, None))
             else:
@@ -455,6 +473,27 @@ class StreamParser(BaseStreamParser):
         elif kind == "error":
             _error(b, obj)
         # ping and unknown event types: nothing to do
+
+    def _misplaced(self, slot: str, dkind: Any, block_kind: Any) -> bool:
+        """A delta whose type is not its block's (a ``thinking_delta`` for a text block, say), for a block
+        that never started or has stopped: whether it is kept. The SDK's accumulator applies a delta only to
+        a block of its kind; agentmsg does the same and says so, once per block and delta type: a text or
+        reasoning fragment of a block that did not start (no ``content_block_start``) or has stopped is kept,
+        in a block of its own (nothing received is lost); any other is skipped (arguments or a signature
+        have no block of theirs to go to)."""
+        index = slot[1:]
+        keep = dkind in ("text_delta", "thinking_delta") and block_kind in (None, _ENDED)
+        if block_kind is None:
+            where = f"block {index}, which did not start (no content_block_start before it)"
+        elif block_kind is _ENDED:
+            where = f"block {index} after its content_block_stop"
+        else:
+            where = f"block {index}, a {str(block_kind)[:40]!r} block"
+        if (slot, dkind, where) not in self._unknown_deltas:  # said once per block, delta type and case
+            self._unknown_deltas.add((slot, dkind, where))
+            what = "kept in a block of its own" if keep else "skipped (and any more like it)"
+            self.builder.problem("order", f"{dkind} for {where}: {what}")
+        return keep
 
     def _add_usage(self, u: Any) -> None:
         if isinstance(u, dict):
