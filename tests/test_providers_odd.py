@@ -290,10 +290,43 @@ def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, caps
     path = tmp_path / "cited.sse"
     path.write_bytes(body)
     assert main(["parse", "--provider", "anthropic", "--stream", str(path)]) == 0
-    assert agentmsg.Msg.from_json(capsys.readouterr().out).text_content == "blue"
+    out, err = capsys.readouterr()
+    assert agentmsg.Msg.from_json(out).text_content == "blue"
+    assert err == f"{path}: note: the citations of text block 0 are not kept (the message has no place for them) [not-kept]\n"
     whole = tmp_path / "cited.json"
     whole.write_bytes(orjson.dumps(cited_response("msg_5")))
     assert main(["parse", "--provider", "anthropic", str(whole)]) == 0
+
+
+def test_cli_parse_says_why_it_exits_1_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 1 (a payload skipped, a cut stream, the provider's error) comes with one stderr line each saying
+    why; the message on stdout keeps everything received."""
+    head = [
+        ev("message_start", message={"id": "msg_6", "model": "claude", "usage": {"input_tokens": 1}}),
+        ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+        ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"}),
+    ]
+    path = tmp_path / "odd.sse"
+    path.write_bytes(b"".join([*head, b"data: {not json\n\n"]))
+    assert main(["parse", "--provider", "anthropic", "--stream", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert agentmsg.Msg.from_json(out).text_content == "Hi"
+    lines = err.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"{path}: a payload is not JSON") and lines[0].endswith("[json]")
+    assert lines[1] == f"{path}: error: the stream ended before the provider finished the reply [incomplete_stream]"
+    # the same lines beside --events; a choice other than the first is named
+    assert main(["parse", "--provider", "anthropic", "--stream", "--events", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines() == lines
+    chunk = {"id": "c", "object": "chat.completion.chunk", "model": "m"}
+    n2 = [
+        {**chunk, "choices": [{"index": 1, "delta": {"content": "x"}, "finish_reason": None}]},
+        {**chunk, "choices": [{"index": 0, "delta": {"content": "y"}, "finish_reason": "stop"}]},
+    ]
+    path.write_bytes(b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in n2) + b"data: [DONE]\n\n")
+    assert main(["parse", "--provider", "openai", "--stream", "--choice", "all", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert [agentmsg.Msg.from_json(line).text_content for line in out.splitlines()] == ["y", "x"]
+    assert err.startswith(f"{path}: choice/1: error: ") and err.endswith("[incomplete_stream]\n")
 
 
 def test_dashscope_cumulative_mode_and_detection() -> None:

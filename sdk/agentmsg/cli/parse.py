@@ -7,7 +7,10 @@ streamed body (SSE as the provider sends it, or JSON lines), read and reduced as
 one line per choice, in index order), or with ``--events`` the AgentEvents as JSON lines. Exit 0 when
 the reply was read whole, 1 when the stream was cut or carried an error or unreadable payloads (the
 message, with everything received, is printed all the same), 2 when FILE cannot be read or is not a
-response at all.
+response at all. What the parser said on the way is printed on stderr, one line each: a problem
+(``FILE: message [rule]``), the provider's error or a cut stream (``FILE: error: message [type]``) and
+data the message has no place for (``FILE: note: message [not-kept]``); ``choice/N: `` before the message
+for a choice other than the first.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import orjson
 from ..errors import ValidationError
 from ..events import Reducer
 from ..providers import NAMES, get
-from ..providers._stream import ERROR_EVENT, PROBLEM_EVENT
+from ..providers._stream import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from ._io import EXIT_INVALID, EXIT_OK, UsageError, chunks_of, command_limits, limit_options, print_problems, read_bytes
 
 
@@ -47,6 +50,21 @@ def _response_events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, 
     yield events, not any(e["type"] == "CUSTOM" and e.get("name") in (ERROR_EVENT, PROBLEM_EVENT) for e in events)
 
 
+def _say(where: str, e: dict[str, Any], err: TextIO) -> None:
+    """One stderr line for what a parser said in a CUSTOM event (a problem, an error, data not kept)."""
+    name, value = e.get("name"), e.get("value")
+    if name not in (PROBLEM_EVENT, ERROR_EVENT, NOT_KEPT_EVENT) or not isinstance(value, dict):
+        return
+    source = e.get("source")
+    head = f"{where}: {source}: " if source else f"{where}: "
+    if name == ERROR_EVENT:
+        err.write(f"{head}error: {value.get('message')} [{value.get('type')}]\n")
+    elif name == NOT_KEPT_EVENT:
+        err.write(f"{head}note: {value.get('message')} [not-kept]\n")
+    else:
+        err.write(f"{head}{value.get('message')} [{value.get('rule')}]\n")
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     with command_limits(args):
         return _run(args, out)
@@ -62,6 +80,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         for events, whole in (_stream_events if args.stream else _response_events)(args):
             clean = whole  # the last pair says whether the reply was read whole
+            for e in events:
+                if e["type"] == "CUSTOM":
+                    _say(args.file, e, sys.stderr)
             if args.events:
                 out.writelines(orjson.dumps(e).decode() + "\n" for e in events)
                 continue
