@@ -292,7 +292,10 @@ def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, caps
     assert main(["parse", "--provider", "anthropic", "--stream", str(path)]) == 0
     out, err = capsys.readouterr()
     assert agentmsg.Msg.from_json(out).text_content == "blue"
-    assert err == f"{path}: note: the citations of text block 0 are not kept (the message has no place for them) [not-kept]\n"
+    assert (
+        err
+        == f"{path}: note: the citations of text block 0 are not kept (the message has no place for them) [not-kept]\n"
+    )
     whole = tmp_path / "cited.json"
     whole.write_bytes(orjson.dumps(cited_response("msg_5")))
     assert main(["parse", "--provider", "anthropic", str(whole)]) == 0
