@@ -332,6 +332,36 @@ def test_cli_parse_says_why_it_exits_1_on_stderr(tmp_path: Path, capsys: pytest.
     assert err.startswith(f"{path}: choice/1: error: ") and err.endswith("[incomplete_stream]\n")
 
 
+def test_a_payload_after_the_end_of_the_reply_is_skipped_and_said_once() -> None:
+    """After Anthropic's message_stop (or ``[DONE]``) the reply is over: a payload that follows (a second reply
+    pasted into the file, say) is skipped and said once (problem ``order``), in the same chunk, a later one or
+    at the end without its blank line; another ``[DONE]``, a ping or a comment is no news."""
+    reply = [
+        ev("message_start", message={"id": "msg_7", "model": "claude", "usage": {"input_tokens": 1}}),
+        ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+        ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "A"}),
+        ev("content_block_stop", index=0),
+        ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 2}),
+        ev("message_stop"),
+    ]
+    body = b"".join(reply)
+    for chunks in (
+        [body + body],
+        [body, body],
+        [body, body[:-2]],
+        [body, b": ok\n\n", ev("ping"), b"data: [DONE]\n\n"],
+    ):
+        parser = anthropic.StreamParser()
+        events = [e for c in chunks for e in parser.feed(c)] + parser.close()
+        said = [e["value"]["message"] for e in events if e["type"] == "CUSTOM"]
+        assert reduce_ok(events).text_content == "A"
+        if len(chunks) == 4:
+            assert said == [] and parser.problems == []
+        else:
+            assert len(said) == 1 and said[0].startswith("a payload after the end of the reply: skipped")
+            assert [p.rule for p in parser.problems] == ["order"]
+
+
 def test_dashscope_cumulative_mode_and_detection() -> None:
     def payload(content: str, reasoning: str = "", finish: str = "null", calls: Any = None) -> dict[str, Any]:
         m: dict[str, Any] = {"role": "assistant", "content": content, "reasoning_content": reasoning}
@@ -706,8 +736,8 @@ def test_media_a_reply_carries_becomes_media_blocks_in_place() -> None:
 def test_openai_error_objects_done_and_reasoning_details_as_the_sdk_reads_them() -> None:
     """``"error": null`` / ``{}`` on a chunk is no error (the SDK raises on a truthy one only); an error beside
     choices (OpenRouter: finish_reason "error") ends the reply interrupted after what they carry;
-    ``data: [DONE] `` ends the stream as the SDK's ``startswith`` does; OpenRouter's reasoning_details are
-    said as not kept."""
+    ``data: [DONE] `` ends the stream as the SDK's ``startswith`` does (a payload after it is skipped, as the
+    SDK skips it, and said); OpenRouter's reasoning_details are said as not kept."""
     usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
     for empty in (None, {}):
         body = sse(chunk({"content": "Hi"}), chunk({}, "stop"), {**chunk(), "usage": usage, "error": empty})
@@ -733,8 +763,9 @@ def test_openai_error_objects_done_and_reasoning_details_as_the_sdk_reads_them()
         + sse(chunk({"content": "zzz"}), done=False)
     )
     events = list(openai.parse_stream(body))
-    assert custom(events) == []
+    assert custom(events) == [("agentmsg.problem", "order")]  # what comes after it is skipped, and said
     assert reduce_ok(events).text_content == "a"
+    assert [e["type"] for e in events[-3:]] == ["MODEL_CALL_END", "AGENT_END", "CUSTOM"]
 
     details = [{"type": "reasoning.text", "signature": "SIG==", "index": 0}]
     body = sse(

@@ -871,6 +871,7 @@ class BaseStreamParser:
         self.builder = StreamBuilder(options.pop("provider", self.provider), **options)
         self._framer = Framer()
         self.done = False  # the provider's end-of-stream signal was seen
+        self._after_end = False  # a payload after the end was said (see _past_end)
 
     @property
     def problems(self) -> list[Problem]:
@@ -880,14 +881,32 @@ class BaseStreamParser:
         """Parse the next piece of the body; the events it completes."""
         b = self.builder
         if b.closed:
-            return []
+            if not self._after_end:  # read on only to say whether the body goes on after its end
+                for payload in self._framer.feed(chunk):
+                    self._past_end(payload.event, payload.data)
+            return b.drain()
         b.tick()
         for payload in self._framer.feed(chunk):
             self._data(payload.event, payload.data, payload.problem)
         return b.drain()
 
+    def _past_end(self, event: str, data: str | bytes) -> None:
+        """A payload after the provider's end-of-stream signal (``[DONE]``, Anthropic's ``message_stop``): the
+        reply is over, so it is skipped, and said once (problem ``order``), not dropped silently. Another
+        ``[DONE]``, a ping or an empty payload is no news."""
+        if self._after_end or event == "ping":
+            return
+        text = data.strip() if isinstance(data, str) else data.strip().decode("utf-8", "replace")
+        if not text or text.startswith("[DONE]"):
+            return
+        self._after_end = True
+        self.builder.problem(
+            "order", f"a payload after the end of the reply: skipped, as is any after it: {text[:80]!r}"
+        )
+
     def _data(self, event: str, data: str | bytes, problem: Problem | None) -> None:
         if self.done:
+            self._past_end(event, data)
             return
         if type(data) is bytes:  # a simple event's data from the C scanner: UTF-8, checked; orjson reads it as is
             if problem is None and data[:1] == b"{":
@@ -967,6 +986,9 @@ class BaseStreamParser:
     def close(self) -> list[dict[str, Any]]:
         """End of the body: the closing events (a reply the provider did not finish ends interrupted)."""
         b = self.builder
+        if b.closed and self.done and not self._after_end:  # a last payload after the end, without its blank line
+            for payload in self._framer.close():
+                self._past_end(payload.event, payload.data)
         if not b.closed:
             b.tick()
             for payload in self._framer.close():
