@@ -313,9 +313,10 @@ def test_garbled_event_streams() -> None:
                     assert raised
                 elif not ref[1]:
                     assert not raised
-            # Through bytes: the fast path at odd run sizes equals the reference.
+            # Through bytes: the fast path at odd run sizes equals the reference. (JSONL said, not detected: a
+            # garbled first event that is a JSON array makes the body a JSON array of events, see test_events_stream.)
             data = b"".join(orjson.dumps(e) + b"\n" for e in events if _jsonable(e))
-            assert by_stream(data, chunk=rng.choice([64, 331, 4096])) == reference_lines(data)
+            assert by_stream(data, chunk=rng.choice([64, 331, 4096]), sse=False) == reference_lines(data)
         except Exception as exc:  # any failure names its seed
             raise AssertionError(f"seed {seed}: {type(exc).__name__}: {exc}") from exc
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmsg import AssistantMessage, Reducer, emit_events, reduce_stream
+from agentmsg import AssistantMessage, Reducer, ValidationError, emit_events, reduce_stream
 from agentmsg.events import stream as stream_mod
 from tests.test_events_emitter import assistant_messages
 from tests.test_events_reducer import CASES, events_of, load
@@ -204,3 +204,84 @@ def test_sse_streams_with_faults_reduce_as_event_by_event(ms: list[Any], faults:
     r = Reducer()
     got = reduce_stream(iter(pieces), sse=True, reducer=r)
     assert ([_comparable(m) for m in got], [(p.pointer, p.rule, p.message) for p in r.problems], r.count) == expected
+
+
+def _values_one_by_one(blocks: list[bytes]) -> tuple[list[dict[str, Any]], list[tuple[str, str]], int]:
+    """The reference for a JSON array of events: each value parsed and fed on its own, what cannot be read told
+    to the reducer in its place."""
+    r = Reducer()
+    for data in blocks:
+        try:
+            event = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            try:
+                event = orjson.loads(data.decode("utf-8", "replace"))
+            except orjson.JSONDecodeError:
+                r.feed_unreadable("not JSON")
+                continue
+            r.report("invalid UTF-8", rule="utf-8")
+        r.feed(event)
+    return [_comparable(m) for m in r.finish()], [(p.pointer, p.rule) for p in r.problems], r.count
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ms=st.lists(assistant_messages(), min_size=1, max_size=3),
+    faults=st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["utf8", "json", "dup", "ping"])), max_size=4),
+    pretty=st.booleans(),
+    cuts=st.lists(st.integers(1, 4000), max_size=5),
+)
+def test_a_json_array_of_events_reduces_as_event_by_event(
+    ms: list[Any], faults: list[Any], pretty: bool, cuts: list[int]
+) -> None:
+    """Events saved as a JSON array (``JSON.stringify(events)``, a devtools copy), compact or pretty-printed,
+    are read as such (detected, as SSE and JSONL are): the same messages, problem pointers and rules, and
+    count as feeding each event on its own, whatever the chunking; ``read_events`` gives the events."""
+    from agentmsg.events import read_events
+
+    events = [e for m in ms for e in emit_events(m)]
+    blocks = [orjson.dumps(e, option=orjson.OPT_INDENT_2 if pretty else 0) for e in events]
+    for at, kind in faults:
+        i = at % (len(blocks) + 1)
+        if kind == "utf8" and i < len(blocks):
+            blocks[i] = blocks[i].replace(b'"id":', b'"\xff":1,"id":', 1).replace(b'"id": ', b'"\xff": 1, "id": ', 1)
+        elif kind == "json":
+            blocks.insert(i, b'{"not": json}')  # brackets balanced: the value is cut where it ends
+        elif kind == "dup" and i < len(blocks):
+            blocks.insert(i, blocks[i])
+        else:
+            blocks.insert(i, b'{"type":"PING_EVENT_NOBODY_KNOWS","id":"p"}')
+    body = b"[" + (b",\n" if pretty else b",").join(blocks) + b"]"
+    expected = _values_one_by_one(blocks)
+    points = sorted({c % (len(body) + 1) for c in cuts})
+    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    for source in (body, iter(pieces)):
+        r = Reducer()
+        got = reduce_stream(source, reducer=r)
+        assert ([_comparable(m) for m in got], [(p.pointer, p.rule) for p in r.problems], r.count) == expected
+    if not faults:
+        assert list(read_events(iter(pieces))) == events
+
+
+def test_a_json_array_of_events_bad_values_are_said_and_the_rest_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentmsg import limits
+    from agentmsg.events import read_events
+
+    events = BASE
+    body = b"[" + b",".join([orjson.dumps(events[0]), b"42", b'{"x": nope}', *map(orjson.dumps, events[1:])]) + b"]"
+    r = Reducer()
+    msgs = reduce_stream(body, reducer=r)
+    assert [_comparable(m) for m in msgs] == one_by_one(events)[0]
+    assert [(p.pointer, p.rule, p.message.split(":")[0]) for p in r.problems] == [
+        ("/1", "type", "not an event object"),  # 42: JSON, but no event
+        ("/2", "json", "value 3"),
+    ]
+    with pytest.raises(ValidationError, match="value 3: not valid JSON"):
+        list(read_events(body))
+    monkeypatch.setattr(limits, "max_event_bytes", 60)
+    r = Reducer()
+    reduce_stream(
+        b'[{"type": "CUSTOM", "id": "c", "name": "' + b"x" * 100 + b'"}, ' + orjson.dumps(events[0]) + b"]", reducer=r
+    )
+    assert [(p.pointer, p.rule) for p in r.problems][:1] == [("/0", "max-event-bytes")]
+    assert r.count == 2

@@ -4,14 +4,22 @@ linear in its length."""
 
 from __future__ import annotations
 
+import itertools
+import json
+import time
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agentmsg
 from agentmsg import limits
-from agentmsg.providers import dashscope, openai
+from agentmsg._values import ValueSplitter
+from agentmsg.providers import dashscope, get, openai
+from tests.fuzz.budget import examples
 from tests.test_providers_odd import reduce_ok
 
 OPENAI_CHUNK = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "model": "m"}
@@ -159,3 +167,123 @@ def test_sse_after_blanks_and_a_bom_in_any_chunking(size: int) -> None:
     body = b"\xef\xbb\xbf\r\n\n" + sse(text_chunk("hi", finish="stop"))
     msg, problems = parsed([body[i : i + size] for i in range(0, len(body), size)])
     assert msg.text_content == "hi" and problems == []
+
+
+# ---- JSON values one after another (a JSON array of payloads, pretty-printed payloads) -----------------
+
+_TEXT = st.text(st.sampled_from('ab{}[]",\\\n é😀'), max_size=12)
+_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=10,
+)
+_OBJECTS = st.lists(st.dictionaries(_TEXT, _VALUE, max_size=4), max_size=6)
+
+
+def _write(objs: list[Any], shape: str) -> bytes:
+    if shape == "array-pretty":
+        return json.dumps(objs, indent=2, ensure_ascii=False).encode()
+    if shape == "array-compact":
+        return orjson.dumps(objs)
+    if shape == "gemini":  # streamGenerateContent without alt=sse: "[{...}\n,\r\n{...}\n]"
+        return b"[" + b"\n,\r\n".join(json.dumps(o, indent=2).encode() for o in objs) + b"]"
+    return b"\n".join(json.dumps(o, indent=1, ensure_ascii=False).encode() for o in objs)  # "objects"
+
+
+def _split(splitter: ValueSplitter, body: bytes, cuts: list[int]) -> list[Any]:
+    bounds = [0, *sorted(c % (len(body) + 1) for c in cuts), len(body)]
+    items = [item for a, b in itertools.pairwise(bounds) for item in splitter.feed(body[a:b])] + splitter.close()
+    return [None if item is None else (orjson.loads(item[0]) if item[1] else item[0]) for item in items]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    _OBJECTS,
+    st.sampled_from(["array-pretty", "array-compact", "gemini", "objects"]),
+    st.lists(st.integers(0, 1 << 16), max_size=8),
+)
+def test_value_splitter_gives_each_payload_in_any_chunking(objs: list[Any], shape: str, cuts: list[int]) -> None:
+    """Whatever the chunking, each object of an array (or each of objects written one after another,
+    pretty-printed) comes out whole, strings holding brackets, quotes, escapes and multi-byte characters."""
+    assert _split(ValueSplitter(1 << 20), _write(objs, shape), cuts) == objs
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    _OBJECTS,
+    st.integers(0, 6),
+    st.sampled_from([b"oops", b"data: x", b"42", b"}"]),
+    st.lists(st.integers(0, 1 << 16), max_size=8),
+)
+def test_value_splitter_hands_over_text_between_values_and_goes_on(
+    objs: list[Any], at: int, junk: bytes, cuts: list[int]
+) -> None:
+    """Text between values that is no value is handed over up to its line end (the reader reports it as not
+    JSON); the values after it come out whole."""
+    at = min(at, len(objs))
+    parts = [orjson.dumps(o) for o in objs]
+    body = b"\n".join([*parts[:at], junk, *parts[at:]]) + b"\n"
+    assert _split(ValueSplitter(1 << 20), body, cuts) == [*objs[:at], junk, *objs[at:]]
+
+
+def test_value_splitter_drops_a_value_over_the_limit_and_goes_on() -> None:
+    body = b'[{"a": 1}, {"big": "' + b"x" * 100 + b'"}, {"b": 2}]'
+    for size in (1, 7, len(body)):
+        splitter = ValueSplitter(50)
+        items = [i for k in range(0, len(body), size) for i in splitter.feed(body[k : k + size])] + splitter.close()
+        assert items == [(b'{"a": 1}', True), None, (b'{"b": 2}', True)]
+
+
+def test_value_splitter_is_linear_in_a_long_value() -> None:
+    """A value of many small strings and brackets, fed a byte at a time and whole: each byte is looked at a
+    bounded number of times (the held bytes are not scanned again)."""
+    value = b'{"a": [' + b",".join(b'"x\\"y"' for _ in range(20_000)) + b"]}"
+    times = []
+    for size in (1 << 16, 64):
+        splitter = ValueSplitter(1 << 24)
+        t = time.perf_counter()
+        items = [i for k in range(0, len(value), size) for i in splitter.feed(value[k : k + size])]
+        times.append(time.perf_counter() - t)
+        assert items == [(value, True)]
+    assert times[1] < times[0] * 50 + 0.5  # generous: 1,000 times more chunks, not quadratic in them
+
+
+@pytest.mark.parametrize("shape", ["array-pretty", "array-compact", "gemini", "objects"])
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "dashscope"])
+def test_a_recorded_stream_saved_as_json_values_reads_as_its_sse(provider: str, shape: str) -> None:
+    """A stream saved as a JSON array of its payloads (Gemini's own format without ``alt=sse``, or a list of
+    chunks dumped by a script) or as pretty-printed payloads one after another gives the message its SSE
+    gives, in any chunking."""
+    from tests.test_providers_differential import every_choice
+
+    fixtures = Path(__file__).parent / "fixtures" / "providers"
+    names = {"openai": "openai/stream_parallel_tool_calls.sse", "anthropic": "anthropic/stream_docs_tool_use.sse"}
+    names |= {
+        "gemini": "gemini/stream_function_call_partial_args.sse",
+        "dashscope": "dashscope/native_stream_text_docs.sse",
+    }
+    sse_body = (fixtures / names[provider]).read_bytes()
+    payloads = [
+        orjson.loads(line[5:]) for line in sse_body.splitlines() if line.startswith(b"data:") and b"[DONE]" not in line
+    ]
+    mod = get(provider)
+    want = every_choice(list(mod.parse_stream(sse_body)))
+    body = _write(payloads, shape)
+    for size in (len(body), 7, 1):
+        events = list(mod.parse_stream([body[k : k + size] for k in range(0, len(body), size)]))
+        assert [e for e in events if e["type"] == "CUSTOM"] == []
+        assert every_choice(events) == want
+
+
+def test_value_splitter_hands_over_scalars_in_the_array_up_to_the_next_comma() -> None:
+    splitter = ValueSplitter(1 << 10)
+    body = b'[{"a": 1}, 42, "s,t" , {"b": [2]}]\n{"c": 3}'
+    items = splitter.feed(body) + splitter.close()
+    assert items == [
+        (b'{"a": 1}', True),
+        (b"42", False),
+        (b'"s', False),
+        (b't" ', False),
+        (b'{"b": [2]}', True),
+        (b'{"c": 3}', True),
+    ]

@@ -2,7 +2,7 @@
 
     agentmsg validate [--kind KIND] FILE...   check JSON (object, array or JSONL; '-' = stdin)
     agentmsg schema [NAME] [--bundle]         print a schema (bundle: one self-contained document)
-    agentmsg reduce FILE                      events (JSONL or SSE) -> one message JSON per line
+    agentmsg reduce FILE                      events (JSONL, SSE or a JSON array) -> one message JSON per line
     agentmsg events FILE [--sse]              messages -> their event stream
     agentmsg format --provider P MESSAGES     conversation -> provider request body (diagnostics on stderr)
     agentmsg parse --provider P [--stream] F  provider response / stream -> message JSON (or --events)

@@ -50,7 +50,7 @@ def _peeked(source: IO[bytes]) -> tuple[bytes, Iterator[bytes]]:
 
 
 def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
-    """Reduce a JSONL or SSE event stream; print one message JSON per line."""
+    """Reduce an event stream (JSONL, SSE or a JSON array of events); print one message JSON per line."""
     import sys
 
     source = open_binary(args.file)
@@ -126,7 +126,9 @@ def _write_events(instance: Any, prefix: str, args: argparse.Namespace, out: Tex
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("reduce", help="reduce an event stream (JSONL or SSE) to messages, one JSON per line")
+    p = sub.add_parser(
+        "reduce", help="reduce an event stream (JSONL, SSE or a JSON array) to messages, one JSON per line"
+    )
     p.add_argument("file", metavar="FILE", help="events as JSON lines or text/event-stream; '-' for stdin")
     p.add_argument("--sse", action="store_true", help="the input is SSE (default: detected)")
     p.add_argument(

@@ -1,4 +1,4 @@
-"""``agentmsg serve``: the event viewer. Serves the events of a JSONL or SSE file at ``/events``
+"""``agentmsg serve``: the event viewer. Serves the events of a JSONL, SSE or JSON-array file at ``/events``
 (:class:`agentmsg.web.EventStream`: ids, keep-alive, resume) and at ``/`` a page built on
 ``@agentmsg/client`` that renders the reply live. Needs the ``web`` extra (Starlette, uvicorn)."""
 
@@ -23,7 +23,7 @@ def _positive(text: str) -> int:
 
 
 def file_events(source: IO[bytes], name: str, warn: TextIO) -> Iterator[Any]:
-    """The events of a JSONL or SSE stream (sniffed), read as they are needed; a line (SSE event)
+    """The events of a JSONL, SSE or JSON-array stream (sniffed), read as they are needed; a line (SSE event)
     that cannot be read is reported on ``warn`` and skipped, as ``agentmsg reduce`` reports it."""
 
     def chunks() -> Iterator[bytes]:

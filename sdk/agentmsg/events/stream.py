@@ -1,8 +1,11 @@
-"""Reading event streams from bytes, files and sockets: JSONL or SSE, in bounded memory and linear time.
+"""Reading event streams from bytes, files and sockets: JSONL, SSE or a JSON array of events, in bounded
+memory and linear time.
 
 This module is transport only: it finds the format (:func:`sniff_sse`, from however many bytes that
 takes), cuts JSONL into runs of whole lines with their line numbers (:func:`_runs`, through the one line
-splitter, :mod:`agentmsg._lines`) or decodes SSE (:class:`agentmsg._sse.SSEDecoder`), enforces the line and event size limit,
+splitter, :mod:`agentmsg._lines`), decodes SSE (:class:`agentmsg._sse.SSEDecoder`) or cuts a JSON array
+of events (or pretty-printed events one after another) into its values (:mod:`agentmsg._values`),
+enforces the line and event size limit,
 and hands events to the :class:`~agentmsg.Reducer` through its public methods (``feed``,
 ``feed_jsonl``, ``report``, ``feed_unreadable``).
 """
@@ -10,6 +13,7 @@ and hands events to the :class:`~agentmsg.Reducer` through its public methods (`
 from __future__ import annotations
 
 import gc
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
@@ -18,6 +22,7 @@ import orjson
 from .._limits import limits
 from .._lines import LineSplitter, Run, checked
 from .._sse import SNIFF_LIMIT, JSONDataDecoder, Sniffer, SSEEvent, sniff
+from .._values import ValueSplitter, starts_values
 from ..errors import Problem, SizeLimitError, ValidationError
 from ..message import AssistantMessage
 from ._jsonl import parse_line
@@ -60,22 +65,52 @@ def sniff_sse(head: bytes) -> bool:
     return bool(sniff(head))
 
 
-def _detect(chunks: Iterator[bytes]) -> tuple[bool, Iterator[bytes]]:
-    """Read as many chunks as it takes to tell SSE from JSONL; then the same chunks again, all of them."""
+def _format(head: bytes, more: bool) -> str | None:
+    """ "sse", "jsonl" or "values" (a JSON array of events, or pretty-printed events one after another) for
+    a stream that starts with ``head``; None while it does not tell (``more``: bytes may follow)."""
+    decision = sniff(head[: SNIFF_LIMIT + 8])
+    if decision is None:
+        return None if more else "jsonl"
+    if decision:
+        return "sse"
+    values = starts_values(head.removeprefix(_BOM).lstrip(b" \t\r\n"))
+    if values is None:
+        return None if more and len(head) < SNIFF_LIMIT else "jsonl"
+    return "values" if values else "jsonl"
+
+
+def _detect(chunks: Iterator[bytes]) -> tuple[str, Iterator[bytes]]:
+    """Read as many chunks as it takes to tell SSE, JSONL and JSON values apart (see :func:`_format`); then
+    the same chunks again, all of them."""
     sniffer = Sniffer()
-    decision: bool | None = None
+    decided = None
+    held = b""
     for chunk in chunks:
-        decision = sniffer.feed(chunk)
-        if decision is not None:
+        if sniffer.feed(chunk) is not None:
+            held = bytes(sniffer.head)
+            decided = _format(held, more=True)
             break
-    head = bytes(sniffer.head)
+    else:
+        held = bytes(sniffer.head)
+    if decided is None:  # "{" and blanks so far (or the stream ended): read on to the first line's end
+        parts = [held]
+        for chunk in chunks:
+            parts.append(chunk)
+            held = b"".join(parts)
+            decided = _format(held, more=True)
+            if decided is not None:
+                break
+            parts = [held]
+        decided = decided or _format(held, more=False)
+    head = held
 
     def again() -> Iterator[bytes]:
         if head:
             yield head
         yield from chunks
 
-    return bool(decision), again()
+    assert decided is not None
+    return decided, again()
 
 
 # ---- JSONL ----------------------------------------------------------------------------------------------------
@@ -149,6 +184,71 @@ def iter_jsonl(
             line_no += 1
 
 
+# ---- JSON values -----------------------------------------------------------------------------------------------
+
+
+def _values(chunks: Iterable[bytes]) -> Iterator[tuple[int, Any, Problem | None]]:
+    """Each value of a JSON array of events (or of events one after another): (its number, from 1, the parsed
+    event or None, a problem or None). Invalid UTF-8 is replaced by U+FFFD and said (the event kept); a value
+    that is not JSON, text between values that is none, or a value over the size limit is said, no event."""
+    splitter = ValueSplitter(max_event_bytes())
+    number = 0
+    for items in itertools.chain((splitter.feed(c) for c in _without_bom(iter(chunks))), (splitter.close(),)):
+        for item in items:
+            number += 1
+            if item is None:
+                limit = max_event_bytes()
+                too_long = f"value {number}: longer than {limit} bytes (limits['max_event_bytes']): skipped"
+                yield number, None, Problem("", "max-event-bytes", too_long)
+                continue
+            data, value = item
+            event, problem = _value(number, data, value)
+            yield number, event, problem
+
+
+def _value(number: int, data: bytes, value: bool) -> tuple[Any, Problem | None]:
+    """The event a value's bytes hold (None: none) and what was wrong with them (None: nothing)."""
+    try:
+        return orjson.loads(data), None
+    except orjson.JSONDecodeError as exc:
+        error = exc
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        replaced = Problem("", "utf-8", f"value {number}: invalid UTF-8 (byte {exc.start}) replaced by U+FFFD")
+        try:
+            return orjson.loads(data.decode("utf-8", "replace")), replaced
+        except orjson.JSONDecodeError as again:
+            error = again
+    what = "not valid JSON" if value else "not a JSON value"
+    return None, Problem("", "json", f"value {number}: {what}: {error}")
+
+
+def _iter_values(source: Source, *, strict: bool, on_problem: Callable[[Problem], None] | None) -> Iterator[Any]:
+    for _, event, problem in _values(_chunks(source)):
+        if problem is not None:
+            if strict:
+                raise (SizeLimitError if problem.rule in _LIMIT_RULES else ValidationError)([problem], "event")
+            if on_problem is not None:
+                on_problem(problem)
+        if event is not None:
+            yield event
+
+
+def _value_agent_events(r: Reducer, chunks: Iterable[bytes]) -> Iterator[Any]:
+    """The events of a JSON array of events, for ``r.feed_many``; what cannot be read is told to ``r`` in its
+    place, as :func:`_sse_agent_events` does."""
+    for _, event, problem in _values(chunks):
+        if problem is not None:
+            if event is None:
+                r.feed_unreadable(
+                    f"{problem.message}: event skipped", rule=problem.rule, limit=problem.rule in _LIMIT_RULES
+                )
+                continue
+            r.report(problem.message, rule=problem.rule)
+        yield event
+
+
 # ---- SSE ------------------------------------------------------------------------------------------------------
 
 
@@ -192,11 +292,13 @@ def iter_sse_events(
 def read_events(
     source: Source, *, strict: bool = True, on_problem: Callable[[Problem], None] | None = None
 ) -> Iterator[Any]:
-    """Events from JSONL or SSE, whichever the stream is (detected from however many bytes it takes).
-    Bad input raises (``strict``) or is skipped and passed to ``on_problem``."""
-    is_sse, chunks = _detect(_chunks(source))
-    if is_sse:
+    """Events from JSONL, SSE or a JSON array of events, whichever the stream is (detected from however many
+    bytes it takes). Bad input raises (``strict``) or is skipped and passed to ``on_problem``."""
+    kind, chunks = _detect(_chunks(source))
+    if kind == "sse":
         return iter_sse_events(chunks, strict=strict, on_problem=on_problem)
+    if kind == "values":
+        return _iter_values(chunks, strict=strict, on_problem=on_problem)
     return iter_jsonl(chunks, strict=strict, on_problem=on_problem)
 
 
@@ -210,25 +312,29 @@ def reduce_stream(
     sse: bool | None = None,
     reducer: Reducer | None = None,
 ) -> list[AssistantMessage]:
-    """Bytes (JSONL or SSE, detected unless ``sse`` says) → messages, in bounded memory. Bad lines and
-    events are reported like other bad input (``reducer.problems``, or :class:`ValidationError` when
-    ``strict``); a line or SSE event over ``limits['max_event_bytes']`` is skipped with a problem
-    (rule ``max-event-bytes``; strict: :class:`SizeLimitError`)."""
+    """Bytes (JSONL, SSE or a JSON array of events, detected unless ``sse`` says SSE or JSONL) → messages, in
+    bounded memory. Bad lines and events are reported like other bad input (``reducer.problems``, or
+    :class:`ValidationError` when ``strict``); a line, SSE event or array value over
+    ``limits['max_event_bytes']`` is skipped with a problem (rule ``max-event-bytes``; strict:
+    :class:`SizeLimitError`)."""
     r = reducer or Reducer(strict=strict)
     if isinstance(source, (bytearray, memoryview)):
         source = bytes(source)
+    kind: str | None = None if sse is None else "sse" if sse else "jsonl"
     if isinstance(source, bytes):
-        is_sse = bool(sniff(source[: SNIFF_LIMIT + 8])) if sse is None else sse
+        kind = kind or _format(source[: SNIFF_LIMIT + 8], more=len(source) > SNIFF_LIMIT + 8) or "jsonl"
         body: Source = source
     else:
         chunks = _chunks(source)
-        is_sse, body = _detect(chunks) if sse is None else (sse, chunks)
+        kind, body = _detect(chunks) if kind is None else (kind, chunks)
     # Millions of short-lived objects: generational GC passes would dominate; nothing here makes cycles.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        if is_sse:
+        if kind == "sse":
             r.feed_many(_sse_agent_events(r, _sse_events(_chunks(body))))
+        elif kind == "values":
+            r.feed_many(_value_agent_events(r, _chunks(body)))
         else:
             max_line = max_event_bytes()
             line = 1

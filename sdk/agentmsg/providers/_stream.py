@@ -44,7 +44,8 @@ from .._json import json_type
 from .._json import loads as json_loads
 from .._limits import limits
 from .._lines import LineSplitter, Run
-from .._sse import JSONDataDecoder, Sniffer, SSEEvent
+from .._sse import SNIFF_LIMIT, JSONDataDecoder, Sniffer, SSEEvent
+from .._values import ValueSplitter, starts_values
 from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
 from ..message import Msg
@@ -87,7 +88,10 @@ class Framer:
     """Raw body chunks -> payloads (:class:`agentmsg._sse.SSEEvent`: event name, data text, problem): SSE
     through :class:`SSEDecoder`, or JSON lines (the one line splitter, :class:`agentmsg._lines.LineSplitter`)
     when the body does not start as SSE does (:func:`agentmsg._sse.sniff`, as for agent event streams: a
-    body that is neither, an HTML error page say, is then reported line by line, not skipped as SSE).
+    body that is neither, an HTML error page say, is then reported line by line, not skipped as SSE), or
+    JSON values one after another (:class:`agentmsg._values.ValueSplitter`) when it starts with ``[`` (a
+    JSON array of payloads: Gemini without ``alt=sse``, a saved list of chunks) or with ``{`` alone on its
+    first line (pretty-printed payloads).
 
     Nothing is changed or dropped silently: ``problem`` is the decoder's (rule ``utf-8``: invalid UTF-8
     replaced by U+FFFD, the data otherwise whole; ``max-line-bytes`` / ``max-event-bytes``: a line or
@@ -95,13 +99,15 @@ class Framer:
     payload of a body that ended inside it. The SSE ``data: [DONE]`` sentinel is passed on as ``"[DONE]"``.
     Time is linear in the body, whatever the chunking; memory holds one line or event."""
 
-    __slots__ = ("_decoder", "_lines", "_mode", "_sniffer")
+    __slots__ = ("_decoder", "_held", "_lines", "_mode", "_sniffer", "_values")
 
     def __init__(self) -> None:
-        self._mode: str | None = None  # "sse" | "jsonl", decided by the body's first bytes
+        self._mode: str | None = None  # "sse" | "jsonl" | "values", decided by the body's first bytes
         self._sniffer = Sniffer()
         self._decoder = JSONDataDecoder()  # data as bytes, for BaseStreamParser._data
-        self._lines = LineSplitter(limits.max_event_bytes)
+        self._lines: LineSplitter | None = None  # made when the body is JSON lines
+        self._values: ValueSplitter | None = None  # made when the body is JSON values
+        self._held: bytes | None = None  # a head "{" (and blanks) that does not tell lines from values yet
 
     def feed(self, chunk: bytes | str) -> list[SSEEvent]:
         if isinstance(chunk, str):
@@ -112,24 +118,49 @@ class Framer:
                 return []
         if self._mode == "sse":
             return self._decoder.feed(chunk)
+        if self._values is not None:
+            return self._value_payloads(self._values.feed(chunk), trailing=False)
+        assert self._lines is not None
         return self._payloads(self._lines.feed(chunk), trailing=False)
 
     def _decide(self, chunk: bytes) -> bytes:
         """Read the body's first bytes until they tell SSE from JSON lines (:class:`agentmsg._sse.Sniffer`,
-        as ``reduce_stream`` tells them); then the bytes to parse (a BOM left out for JSON lines; the SSE
-        decoder handles its own)."""
-        decision = self._sniffer.feed(chunk)
-        if decision is None:
+        as ``reduce_stream`` tells them) or JSON values (see the class); then the bytes to parse (a BOM left
+        out for JSON lines and values; the SSE decoder handles its own)."""
+        if self._held is not None:
+            head, self._held = self._held + chunk, None
+        else:
+            decision = self._sniffer.feed(chunk)
+            if decision is None:
+                return b""
+            head = bytes(self._sniffer.head)
+            self._sniffer = Sniffer()  # the head is handed over: not held twice
+            if decision:
+                self._mode = "sse"
+                return head
+            head = head.removeprefix(_BOM)
+        values = starts_values(head.lstrip(_BLANK))
+        if values is None and len(head) < SNIFF_LIMIT:
+            self._held = head  # "{" then blanks so far: its first line tells, once it goes on
             return b""
-        self._mode = "sse" if decision else "jsonl"
-        head = bytes(self._sniffer.head)
-        self._sniffer = Sniffer()  # the head is handed over: not held twice
-        return head if decision else head.removeprefix(_BOM)
+        if values:
+            self._mode = "values"
+            self._values = ValueSplitter(limits.max_event_bytes)
+        else:
+            self._mode = "jsonl"
+            self._lines = LineSplitter(limits.max_event_bytes)
+        return head
 
     def close(self) -> list[SSEEvent]:
         """End of the body: a last payload not followed by its terminator, with :data:`TRAILING` (or the
         decoder's own problem)."""
-        if self._mode == "jsonl":
+        if self._held is not None:  # the body was "{" and blanks: read as a line, which it is
+            self._mode, self._lines = "jsonl", LineSplitter(limits.max_event_bytes)
+            self._lines.feed(self._held)
+            self._held = None
+        if self._values is not None:
+            return self._value_payloads(self._values.close(), trailing=True)
+        if self._lines is not None:
             return self._payloads(self._lines.close(), trailing=True)
         if self._mode is None:
             return []
@@ -137,6 +168,25 @@ class Framer:
         out = self._decoder.feed(b"\n\n")
         for e in out:
             e.problem = e.problem or TRAILING
+        return out
+
+    def _value_payloads(self, items: list[tuple[bytes, bool] | None], trailing: bool) -> list[SSEEvent]:
+        out: list[SSEEvent] = []
+        for item in items:
+            if item is None:
+                limit = limits.max_event_bytes
+                out.append(
+                    SSEEvent("", problem=Problem("", "max-event-bytes", f"a value longer than {limit} bytes: dropped"))
+                )
+                continue
+            data, _ = item  # text that is no value is read, and reported, as a payload that is not JSON
+            try:
+                out.append(SSEEvent(data.decode("utf-8")))
+            except UnicodeDecodeError as exc:
+                problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a value) replaced by U+FFFD")
+                out.append(SSEEvent(data.decode("utf-8", "replace"), problem=problem))
+        if trailing and out and out[-1].problem is None:
+            out[-1].problem = TRAILING
         return out
 
     def _payloads(self, runs: list[Run | None], trailing: bool) -> list[SSEEvent]:
