@@ -287,3 +287,46 @@ def test_value_splitter_hands_over_scalars_in_the_array_up_to_the_next_comma() -
         (b'{"b": [2]}', True),
         (b'{"c": 3}', True),
     ]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "dashscope"])
+def test_a_stream_captured_with_its_http_head_reads_as_its_body(provider: str, tmp_path: Path) -> None:
+    """``curl -i`` saves the response head (status line, headers, a blank line; an interim ``100 Continue``
+    head first) before the body: the heads are left out and said as not kept (one note each, with the
+    status line), whatever the chunking; the message is the body's. ``agentmsg parse`` exits 0 on it."""
+    from agentmsg.cli import main
+    from tests.test_providers_differential import every_choice
+
+    fixtures = Path(__file__).parent / "fixtures" / "providers"
+    names = {"openai": "openai/stream_single_tool_call.sse", "anthropic": "anthropic/stream_sdk_basic.sse"}
+    names |= {"gemini": "gemini/stream_text.sse", "dashscope": "dashscope/native_stream_text_docs.sse"}
+    sse_body = (fixtures / names[provider]).read_bytes()
+    mod = get(provider)
+    want = every_choice(list(mod.parse_stream(sse_body)))
+    heads = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/2 200 \r\ncontent-type: text/event-stream\r\nx-request-id: r1\r\n\r\n"
+    body = heads + sse_body
+    for size in (len(body), 1, 5, 64):
+        events = list(mod.parse_stream([body[k : k + size] for k in range(0, len(body), size)]))
+        assert every_choice(events) == want
+        said = [(e["name"], e["value"]["message"]) for e in events if e["type"] == "CUSTOM"]
+        assert said == [
+            ("agentmsg.not-kept", "the body starts with an HTTP response head ('HTTP/1.1 100 Continue'): left out"),
+            ("agentmsg.not-kept", "the body starts with an HTTP response head ('HTTP/2 200'): left out"),
+        ]
+    path = tmp_path / "captured.txt"
+    path.write_bytes(body)
+    assert main(["parse", "--provider", provider, "--stream", str(path)]) == 0
+
+
+def test_an_error_response_captured_with_its_head_is_the_providers_error() -> None:
+    body = (
+        b'HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n\r\n{"error": {"message": "slow down"}}\n'
+    )
+    events = list(openai.parse_stream(body))
+    said = [(e["name"], e["value"]["message"]) for e in events if e["type"] == "CUSTOM"]
+    assert said[0] == ("agentmsg.error", "slow down")
+    assert said[1][1].startswith("the body starts with an HTTP response head ('HTTP/1.1 429 Too Many Requests')")
+    # what only looks like the start of a head is the body
+    for odd in (b"HTTP", b"HTTPS is not a head\n", b"HTTP/1.1 200 OK\r\n"):
+        _, problems = parsed(odd)
+        assert problems and odd.split(b"\r")[0].split(b"\n")[0].decode()[:10] in problems[0][1]

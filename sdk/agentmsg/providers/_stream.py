@@ -44,7 +44,7 @@ from .._json import json_type
 from .._json import loads as json_loads
 from .._limits import limits
 from .._lines import LineSplitter, Run
-from .._sse import SNIFF_LIMIT, JSONDataDecoder, Sniffer, SSEEvent
+from .._sse import SNIFF_LIMIT, JSONDataDecoder, Sniffer, SSEEvent, _event_end
 from .._values import ValueSplitter, starts_values
 from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
@@ -79,6 +79,7 @@ def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | s
 
 _BOM = b"\xef\xbb\xbf"
 _BLANK = b" \t\r\n"
+_HTTP = b"HTTP/"  # a captured response's status line starts so (curl -i)
 #: A payload read at the end of a body without its terminator (SSE: the blank line; JSON lines: the newline).
 #: Bodies saved from docs and logs often lack it, so the payload is still taken when it is whole JSON.
 TRAILING = Problem("", "incomplete", "the stream ended inside this payload (no end of event or line after it)")
@@ -99,7 +100,7 @@ class Framer:
     payload of a body that ended inside it. The SSE ``data: [DONE]`` sentinel is passed on as ``"[DONE]"``.
     Time is linear in the body, whatever the chunking; memory holds one line or event."""
 
-    __slots__ = ("_decoder", "_held", "_lines", "_mode", "_sniffer", "_values")
+    __slots__ = ("_decoder", "_head", "_held", "_lines", "_mode", "_sniffer", "_values", "notes")
 
     def __init__(self) -> None:
         self._mode: str | None = None  # "sse" | "jsonl" | "values", decided by the body's first bytes
@@ -108,10 +109,18 @@ class Framer:
         self._lines: LineSplitter | None = None  # made when the body is JSON lines
         self._values: ValueSplitter | None = None  # made when the body is JSON values
         self._held: bytes | None = None  # a head "{" (and blanks) that does not tell lines from values yet
+        self._head: bytes | None = b""  # the body's start while it may be an HTTP response head (None: past it)
+        #: What was left out that is not the reply's: the status lines of a captured response (``curl -i``),
+        #: for the parser to say (:meth:`BaseStreamParser.feed`).
+        self.notes: list[str] = []
 
     def feed(self, chunk: bytes | str) -> list[SSEEvent]:
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8: reported
+        if self._head is not None:
+            chunk = self._past_http_head(chunk)
+            if self._head is not None:
+                return []
         if self._mode is None:
             chunk = self._decide(chunk)
             if self._mode is None:
@@ -122,6 +131,34 @@ class Framer:
             return self._value_payloads(self._values.feed(chunk), trailing=False)
         assert self._lines is not None
         return self._payloads(self._lines.feed(chunk), trailing=False)
+
+    def _past_http_head(self, chunk: bytes) -> bytes:
+        """A body saved with its HTTP response head (``curl -i``: a status line, headers, a blank line; an
+        interim ``100 Continue`` head before it): the heads are left out and their status lines noted; then
+        the rest of the body. Other bodies are given back as they are, with no copy."""
+        head = self._head
+        assert head is not None
+        if not head and chunk[: len(_HTTP)] != _HTTP[: len(chunk)]:
+            self._head = None  # the usual case: no HTTP head
+            return chunk
+        data = head + chunk
+        while True:
+            if data[: len(_HTTP)] != _HTTP[: len(data)]:
+                self._head = None
+                return data
+            if len(data) < len(_HTTP):
+                self._head = data  # maybe "HTTP/" cut across chunks: wait
+                return b""
+            end = _event_end(data)
+            if end < 0:
+                if len(data) <= SNIFF_LIMIT:
+                    self._head = data  # the head goes on in the next chunk
+                    return b""
+                self._head = None  # no blank line in 64 KiB: no HTTP head after all
+                return data
+            status = data[: data.find(b"\n")].strip().decode("utf-8", "replace")[:200]
+            self.notes.append(f"the body starts with an HTTP response head ({status!r}): left out")
+            data = data[end:]
 
     def _decide(self, chunk: bytes) -> bytes:
         """Read the body's first bytes until they tell SSE from JSON lines (:class:`agentmsg._sse.Sniffer`,
@@ -154,6 +191,11 @@ class Framer:
     def close(self) -> list[SSEEvent]:
         """End of the body: a last payload not followed by its terminator, with :data:`TRAILING` (or the
         decoder's own problem)."""
+        if self._head:  # the body ended inside what may be an HTTP head: read as a body after all
+            held, self._head = self._head, None
+            out = self.feed(held)
+            return out + self.close()
+        self._head = None
         if self._held is not None:  # the body was "{" and blanks: read as a line, which it is
             self._mode, self._lines = "jsonl", LineSplitter(limits.max_event_bytes)
             self._lines.feed(self._held)
@@ -476,6 +518,10 @@ class StreamBuilder:
         block_id = f"data-{self._blocks}"
         self._ev(c, "DATA_BLOCK_START", replyId=c.reply_id, blockId=block_id, block=block)
         self._ev(c, "DATA_BLOCK_END", replyId=c.reply_id, blockId=block_id)
+
+    def opened(self) -> bool:
+        """Whether a choice has started (its AGENT_START and MODEL_CALL_START emitted)."""
+        return bool(self._choices)
 
     def has_block(self, slot: str, *, choice: int = 0) -> bool:
         c = self._choices.get(choice)
@@ -936,9 +982,19 @@ class BaseStreamParser:
                     self._past_end(payload.event, payload.data)
             return b.drain()
         b.tick()
-        for payload in self._framer.feed(chunk):
+        framer = self._framer
+        for payload in framer.feed(chunk):
             self._data(payload.event, payload.data, payload.problem)
+        if framer.notes and b.opened():
+            self._say_notes()
         return b.drain()
+
+    def _say_notes(self) -> None:
+        """What the framer left out that is not the reply's (an HTTP response head), said as not kept once the
+        reply is open (said before its first payload, it would open the reply before the payload names it)."""
+        for note in self._framer.notes:
+            self.builder.not_kept(f"framing/{note}", note)
+        self._framer.notes.clear()
 
     def _past_end(self, event: str, data: str | bytes) -> None:
         """A payload after the provider's end-of-stream signal (``[DONE]``, Anthropic's ``message_stop``): the
@@ -1028,6 +1084,8 @@ class BaseStreamParser:
             b.tick()
             for payload in self._framer.close():
                 self._data(payload.event, payload.data, payload.problem)
+            if self._framer.notes:
+                self._say_notes()
             self.end_payloads()
             b.error(message, **info)
             b.close()
@@ -1043,8 +1101,12 @@ class BaseStreamParser:
             b.tick()
             for payload in self._framer.close():
                 self._data(payload.event, payload.data, payload.problem)
+            if self._framer.notes:
+                self._say_notes()
             self.end_payloads()
             b.close()
+        if self._framer.notes:  # (a body of nothing but an HTTP head and the end signal)
+            self._say_notes()
         return b.drain()
 
 
