@@ -485,6 +485,28 @@ def test_cli_parse(provider: str, path: str, stream: bool) -> None:
     assert reduce_events(events)[0].to_dict()["content"] == msg.to_dict()["content"]
 
 
+def test_cli_parse_reads_an_sse_body_as_a_stream_without_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """A stream saved to a file and given without ``--stream`` is SSE all the same: read as a stream (it
+    failed as "not valid JSON" at its first byte); a JSON body without the flag is still a response."""
+    fixtures = Path(__file__).parent / "fixtures" / "providers"
+    for provider, name in (("openai", "openai/stream_parallel_tool_calls.sse"), ("gemini", "gemini/stream_text.sse")):
+        path = str(fixtures / name)
+        assert main(["parse", "--provider", provider, "--stream", path]) == 0
+        streamed = capsys.readouterr().out
+        assert main(["parse", "--provider", provider, path]) == 0
+        assert strip_time(capsys.readouterr().out) == strip_time(streamed)
+    assert main(["parse", "--provider", "openai", str(fixtures / "openai/chat_completion_text.json")]) == 0
+    assert agentmsg.Msg.from_json(capsys.readouterr().out).text_content
+
+
+def strip_time(line: str) -> dict[str, Any]:
+    d: dict[str, Any] = orjson.loads(line)
+    d.pop("timestamp")
+    if d.get("usage"):
+        d["usage"].pop("time", None)
+    return d
+
+
 def test_cli_parse_choices_and_cut_stream(tmp_path: Path) -> None:
     code, out = run_cli(
         "parse",

@@ -3,7 +3,8 @@
     agentmsg parse --provider NAME [--stream] [--events] [--choice N|all] [--cumulative|--incremental] FILE
 
 FILE is a non-streaming response body (JSON, at most ``limits.max_bytes``), or with ``--stream`` the raw
-streamed body (SSE as the provider sends it, or JSON lines), read and reduced as it arrives (bounded memory). Prints the assistant message as one JSON line (``--choice all``:
+streamed body (SSE as the provider sends it, JSON lines, a JSON array of chunks), read and reduced as it
+arrives (bounded memory); a body that is SSE is read as a stream without the flag too. Prints the assistant message as one JSON line (``--choice all``:
 one line per choice, in index order), or with ``--events`` the AgentEvents as JSON lines. Exit 0 when
 the reply was read whole, 1 when the stream was cut or carried an error or unreadable payloads (the
 message, with everything received, is printed all the same), 2 when FILE cannot be read or is not a
@@ -16,33 +17,78 @@ for a choice other than the first.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 import orjson
 
-from ..errors import ValidationError
+from .._limits import limits
+from .._sse import Sniffer
+from ..errors import SizeLimitError, ValidationError
 from ..events import Reducer
 from ..providers import NAMES, get
 from ..providers._stream import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
-from ._io import EXIT_INVALID, EXIT_OK, UsageError, chunks_of, command_limits, limit_options, print_problems, read_bytes
+from ._io import (
+    EXIT_INVALID,
+    EXIT_OK,
+    UsageError,
+    _too_big,
+    chunks_of,
+    command_limits,
+    limit_options,
+    print_problems,
+)
 
 
-def _stream_events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bool]]:
+def _events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bool]]:
+    """The events of FILE as it is read, then whether it was read whole. Without ``--stream``, a body that is
+    SSE all the same (it starts with an SSE field: a stream saved without its flag) is read as a stream."""
+    chunks = chunks_of(args.file)
+    if args.stream:
+        return _stream_events(args, chunks)
+    sniffer = Sniffer()
+    head: list[bytes] = []
+    for chunk in chunks:
+        head.append(chunk)
+        decision = sniffer.feed(chunk)
+        if decision is not None or sum(map(len, head)) > limits.max_bytes:
+            break
+    else:
+        decision = None
+    if decision:
+        return _stream_events(args, itertools.chain(head, chunks))
+    return _response_events(args, _whole(head, chunks))
+
+
+def _whole(head: list[bytes], chunks: Iterator[bytes]) -> bytes:
+    """The body read so far and the rest of it, as one bytes, at most ``limits.max_bytes`` (else
+    :class:`~agentmsg.SizeLimitError`, rule ``max-bytes``, without reading on)."""
+    size = sum(map(len, head))
+    for chunk in chunks:
+        if size > limits.max_bytes:
+            break
+        head.append(chunk)
+        size += len(chunk)
+    if size > limits.max_bytes:
+        raise SizeLimitError([_too_big()])
+    return b"".join(head)
+
+
+def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterator[tuple[list[dict[str, Any]], bool]]:
     """The events of a streamed body as it is read (bounded memory), then whether it was read whole."""
     options: dict[str, Any] = {}
     if args.provider == "dashscope" and args.incremental is not None:
         options["incremental"] = args.incremental
     parser = get(args.provider).StreamParser(**options)
-    for chunk in chunks_of(args.file):
+    for chunk in chunks:
         yield parser.feed(chunk), True
     yield parser.close(), not parser.builder.errors and not parser.builder.problems
 
 
-def _response_events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bool]]:
+def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[tuple[list[dict[str, Any]], bool]]:
     """The events of a whole (non-streamed) response body."""
-    data = read_bytes(args.file)
     try:
         events = get(args.provider).response_events(data)
     except (orjson.JSONDecodeError, TypeError) as exc:
@@ -78,7 +124,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     reducers: dict[str | None, Reducer] = {}
     clean = True
     try:
-        for events, whole in (_stream_events if args.stream else _response_events)(args):
+        for events, whole in _events(args):
             clean = whole  # the last pair says whether the reply was read whole
             for e in events:
                 if e["type"] == "CUSTOM":
@@ -109,7 +155,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("parse", help="a provider's response or stream -> the agentmsg message (or its events)")
     p.add_argument("--provider", required=True, choices=NAMES, help="the provider (registry name)")
-    p.add_argument("--stream", action="store_true", help="FILE is a streamed body (SSE or JSON lines)")
+    p.add_argument(
+        "--stream",
+        action="store_true",
+        help="FILE is a streamed body (SSE, JSON lines or a JSON array of chunks; SSE is told without it)",
+    )
     p.add_argument("--events", action="store_true", help="print the AgentEvents as JSON lines instead")
     p.add_argument("--choice", default="0", help="which choice / candidate to print (default 0), or 'all'")
     mode = p.add_mutually_exclusive_group()
