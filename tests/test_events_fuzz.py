@@ -218,20 +218,25 @@ def reference_lines(data: bytes) -> tuple[list[Any], list[tuple[str, str]]]:
     r = Reducer()
     data = data.removeprefix(b"\xef\xbb\xbf")  # a leading BOM is not part of the first line
     for n, line in enumerate(data.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            event = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            try:
-                event = orjson.loads(line.decode("utf-8", "replace"))
-            except orjson.JSONDecodeError:
-                r.feed_unreadable(f"line {n}")
-                continue
-            if line.decode("utf-8", "replace").encode() != line:
-                r.report("utf-8", rule="utf-8")
-        r.feed(event)
+        if line.strip():
+            feed_text(r, line, f"line {n}")
     return comparable(r.finish()), problems_of(r)
+
+
+def feed_text(r: Reducer, data: bytes, where: str) -> None:
+    """One event's JSON text fed on its own: text that is not JSON is unreadable, invalid UTF-8 is reported
+    (and replaced) before the event it is in."""
+    try:
+        event = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            event = orjson.loads(data.decode("utf-8", "replace"))
+        except orjson.JSONDecodeError:
+            r.feed_unreadable(where)
+            return
+        if data.decode("utf-8", "replace").encode() != data:
+            r.report("utf-8", rule="utf-8")
+    r.feed(event)
 
 
 def by_stream(data: bytes, *, chunk: int, pieces: int | None = None, sse: bool | None = None) -> Any:

@@ -209,18 +209,11 @@ def test_sse_streams_with_faults_reduce_as_event_by_event(ms: list[Any], faults:
 def _values_one_by_one(blocks: list[bytes]) -> tuple[list[dict[str, Any]], list[tuple[str, str]], int]:
     """The reference for a JSON array of events: each value parsed and fed on its own, what cannot be read told
     to the reducer in its place."""
+    from tests.test_events_fuzz import feed_text
+
     r = Reducer()
-    for data in blocks:
-        try:
-            event = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            try:
-                event = orjson.loads(data.decode("utf-8", "replace"))
-            except orjson.JSONDecodeError:
-                r.feed_unreadable("not JSON")
-                continue
-            r.report("invalid UTF-8", rule="utf-8")
-        r.feed(event)
+    for n, data in enumerate(blocks, 1):
+        feed_text(r, data, f"value {n}")
     return [_comparable(m) for m in r.finish()], [(p.pointer, p.rule) for p in r.problems], r.count
 
 

@@ -213,45 +213,41 @@ class Framer:
         return out
 
     def _value_payloads(self, items: list[tuple[bytes, bool] | None], trailing: bool) -> list[SSEEvent]:
-        out: list[SSEEvent] = []
-        for item in items:
-            if item is None:
-                limit = limits.max_event_bytes
-                out.append(
-                    SSEEvent("", problem=Problem("", "max-event-bytes", f"a value longer than {limit} bytes: dropped"))
-                )
-                continue
-            data, _ = item  # text that is no value is read, and reported, as a payload that is not JSON
-            try:
-                out.append(SSEEvent(data.decode("utf-8")))
-            except UnicodeDecodeError as exc:
-                problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a value) replaced by U+FFFD")
-                out.append(SSEEvent(data.decode("utf-8", "replace"), problem=problem))
-        if trailing and out and out[-1].problem is None:
-            out[-1].problem = TRAILING
-        return out
+        # text between values that is no value is read, and reported, as a payload that is not JSON
+        out = [_dropped("value") if item is None else _payload(item[0], "value") for item in items]
+        return _trailing(out) if trailing else out
 
     def _payloads(self, runs: list[Run | None], trailing: bool) -> list[SSEEvent]:
         out: list[SSEEvent] = []
         for run in runs:
             if run is None:
-                limit = limits.max_event_bytes
-                out.append(
-                    SSEEvent("", problem=Problem("", "max-event-bytes", f"a line longer than {limit} bytes: dropped"))
-                )
+                out.append(_dropped("line"))
                 continue
             data, start, end = run
-            for line in data[start:end].split(b"\n"):
-                if not line.strip(_BLANK):
-                    continue
-                try:
-                    out.append(SSEEvent(line.decode("utf-8")))
-                except UnicodeDecodeError as exc:
-                    problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a line) replaced by U+FFFD")
-                    out.append(SSEEvent(line.decode("utf-8", "replace"), problem=problem))
-        if trailing and out and out[-1].problem is None:
-            out[-1].problem = TRAILING
-        return out
+            out.extend(_payload(line, "line") for line in data[start:end].split(b"\n") if line.strip(_BLANK))
+        return _trailing(out) if trailing else out
+
+
+def _payload(data: bytes, what: str) -> SSEEvent:
+    """A JSON line's or value's payload: its text (invalid UTF-8 replaced by U+FFFD and said, rule ``utf-8``)."""
+    try:
+        return SSEEvent(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a {what}) replaced by U+FFFD")
+        return SSEEvent(data.decode("utf-8", "replace"), problem=problem)
+
+
+def _dropped(what: str) -> SSEEvent:
+    """The empty payload said in place of a line or value over ``limits.max_event_bytes``."""
+    limit = limits.max_event_bytes
+    return SSEEvent("", problem=Problem("", "max-event-bytes", f"a {what} longer than {limit} bytes: dropped"))
+
+
+def _trailing(out: list[SSEEvent]) -> list[SSEEvent]:
+    """The payloads read at the end of a body: the last one lacked its terminator (:data:`TRAILING`)."""
+    if out and out[-1].problem is None:
+        out[-1].problem = TRAILING
+    return out
 
 
 # ---- the event builder -------------------------------------------------------------------------------
