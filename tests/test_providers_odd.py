@@ -539,8 +539,20 @@ def test_cli_chat_over_replay_server(capsys: pytest.CaptureFixture[str]) -> None
         finally:
             del os.environ["OPENAI_API_KEY"]
     assert code == 0
-    assert "[tool call] GetWeatherArgs" in out and "[usage] input 149" in out
+    assert "[tool call] GetWeatherArgs" in out and "[usage] input 149 · output 60 · total 209 · " in out
     assert isinstance(OpenAIClient, type)
+    # a reply whose provider gave no token counts says so, not "input None"
+    body = (FIX / "anthropic/stream_docs_extended_thinking.sse").read_bytes()
+    with ReplayServer() as server:
+        server.add("/v1/messages", Reply(body=body, sse=True))
+        os.environ["ANTHROPIC_API_KEY"] = "sk-test"
+        try:
+            code, out = run_cli("chat", "--provider", "anthropic", "--base-url", server.url, "27 * 453?")
+        finally:
+            del os.environ["ANTHROPIC_API_KEY"]
+    assert code == 0 and "12,231" in out
+    usage = out.splitlines()[-1]
+    assert usage.startswith("[usage] no token counts from the provider · ") and usage.endswith(" s")
 
 
 def test_parse_cli_reads_streams_incrementally_and_bounds_whole_bodies(tmp_path: Path) -> None:

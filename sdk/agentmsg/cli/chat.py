@@ -64,11 +64,26 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     usage = msg.usage if msg is not None else None
     out.write("\n")
     if usage is not None:
-        out.write(
-            f"[usage] input {usage.input_tokens} · output {usage.output_tokens} · total {usage.total_tokens}"
-            f"{f' · {usage.time:.2f} s' if usage.time is not None else ''}\n"
-        )
+        out.write(f"[usage] {_usage_line(usage)}\n")
     return EXIT_OK
+
+
+def _usage_line(usage: Any) -> str:
+    """The counts the provider gave (a count it did not give is left out, not printed as None), and the time."""
+    counts = [
+        f"{label} {value}"
+        for label, value in (
+            ("input", usage.input_tokens),
+            ("cached", usage.cached_tokens),
+            ("output", usage.output_tokens),
+            ("total", usage.total_tokens),
+        )
+        if value is not None
+    ]
+    parts = counts or ["no token counts from the provider"]
+    if usage.time is not None:
+        parts.append(f"{usage.time:.2f} s")
+    return " · ".join(parts)
 
 
 def add_parser(sub: Any) -> None:
