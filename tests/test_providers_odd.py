@@ -550,7 +550,8 @@ def test_cli_chat_over_replay_server(capsys: pytest.CaptureFixture[str]) -> None
             code, out = run_cli("chat", "--provider", "anthropic", "--base-url", server.url, "27 * 453?")
         finally:
             del os.environ["ANTHROPIC_API_KEY"]
-    assert code == 0 and "12,231" in out
+    assert code == 0 and "\n6. 10,800 + 1,350 + 81 = 12,231\n\n27 * 453 = 12,231\n" in out  # the answer apart
+    assert out.startswith("[thinking] Let me solve this step by step:")
     usage = out.splitlines()[-1]
     assert usage.startswith("[usage] no token counts from the provider · ") and usage.endswith(" s")
 

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 out.write(e["delta"])
             elif t == "TEXT_BLOCK_DELTA":
                 if kind not in (None, "text"):
-                    out.write("\n")
+                    out.write("\n\n" if kind == "thinking" else "\n")  # the answer apart from the reasoning
                 kind = "text"
                 out.write(e["delta"])
             elif t == "TOOL_CALL_START":
