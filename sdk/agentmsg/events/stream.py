@@ -92,17 +92,20 @@ def _detect(chunks: Iterator[bytes]) -> tuple[str, Iterator[bytes]]:
             break
     else:
         held = bytes(sniffer.head)
-    if decided is None:  # "{" and blanks so far (or the stream ended): read on to the first line's end
+    if decided is None and held.removeprefix(_BOM).lstrip(b" \t\r\n")[:1] == b"{":
+        # "{" and blanks so far: the first byte after them tells (each byte looked at once)
         parts = [held]
+        size = len(held)
         for chunk in chunks:
             parts.append(chunk)
-            held = b"".join(parts)
-            decided = _format(held, more=True)
-            if decided is not None:
+            size += len(chunk)
+            values = starts_values(b"{" + chunk.lstrip(b" \t"))
+            if values is not None or size >= SNIFF_LIMIT:
+                decided = "values" if values else "jsonl"
                 break
-            parts = [held]
-        decided = decided or _format(held, more=False)
+        held = b"".join(parts)
     head = held
+    decided = decided or _format(held, more=False)
 
     def again() -> Iterator[bytes]:
         if head:

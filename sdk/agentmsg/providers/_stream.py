@@ -100,7 +100,7 @@ class Framer:
     payload of a body that ended inside it. The SSE ``data: [DONE]`` sentinel is passed on as ``"[DONE]"``.
     Time is linear in the body, whatever the chunking; memory holds one line or event."""
 
-    __slots__ = ("_decoder", "_head", "_held", "_lines", "_mode", "_sniffer", "_values", "notes")
+    __slots__ = ("_decoder", "_head", "_held", "_lines", "_mode", "_scanned", "_sniffer", "_values", "notes")
 
     def __init__(self) -> None:
         self._mode: str | None = None  # "sse" | "jsonl" | "values", decided by the body's first bytes
@@ -108,8 +108,9 @@ class Framer:
         self._decoder = JSONDataDecoder()  # data as bytes, for BaseStreamParser._data
         self._lines: LineSplitter | None = None  # made when the body is JSON lines
         self._values: ValueSplitter | None = None  # made when the body is JSON values
-        self._held: bytes | None = None  # a head "{" (and blanks) that does not tell lines from values yet
-        self._head: bytes | None = b""  # the body's start while it may be an HTTP response head (None: past it)
+        self._held: bytearray | None = None  # a head "{" (and blanks) that does not tell lines from values yet
+        self._head: bytearray | None = bytearray()  # the body's start while it may be an HTTP head (None: past it)
+        self._scanned = 0  # bytes of the held head with no blank line in them
         #: What was left out that is not the reply's: the status lines of a captured response (``curl -i``),
         #: for the parser to say (:meth:`BaseStreamParser.feed`).
         self.notes: list[str] = []
@@ -135,37 +136,45 @@ class Framer:
     def _past_http_head(self, chunk: bytes) -> bytes:
         """A body saved with its HTTP response head (``curl -i``: a status line, headers, a blank line; an
         interim ``100 Continue`` head before it): the heads are left out and their status lines noted; then
-        the rest of the body. Other bodies are given back as they are, with no copy."""
+        the rest of the body. Other bodies are given back as they are, with no copy. A head is held until its
+        blank line (each byte looked at once), at most 64 KiB: without a blank line by then, it is no head."""
         head = self._head
         assert head is not None
         if not head and chunk[: len(_HTTP)] != _HTTP[: len(chunk)]:
             self._head = None  # the usual case: no HTTP head
             return chunk
-        data = head + chunk
+        head += chunk
         while True:
-            if data[: len(_HTTP)] != _HTTP[: len(data)]:
+            if head[: len(_HTTP)] != _HTTP[: len(head)]:
                 self._head = None
-                return data
-            if len(data) < len(_HTTP):
-                self._head = data  # maybe "HTTP/" cut across chunks: wait
-                return b""
-            end = _event_end(data)
+                return bytes(head)
+            if len(head) < len(_HTTP):
+                return b""  # maybe "HTTP/" cut across chunks: wait
+            start = max(0, self._scanned - 3)  # (a blank line may straddle the last chunk's end)
+            end = _event_end(bytes(head[start:]))
             if end < 0:
-                if len(data) <= SNIFF_LIMIT:
-                    self._head = data  # the head goes on in the next chunk
-                    return b""
+                self._scanned = len(head)
+                if len(head) <= SNIFF_LIMIT:
+                    return b""  # the head goes on in the next chunk
                 self._head = None  # no blank line in 64 KiB: no HTTP head after all
-                return data
-            status = data[: data.find(b"\n")].strip().decode("utf-8", "replace")[:200]
+                return bytes(head)
+            end += start
+            status = bytes(head[: head.find(b"\n")]).strip().decode("utf-8", "replace")[:200]
             self.notes.append(f"the body starts with an HTTP response head ({status!r}): left out")
-            data = data[end:]
+            del head[:end]
+            self._scanned = 0
 
     def _decide(self, chunk: bytes) -> bytes:
         """Read the body's first bytes until they tell SSE from JSON lines (:class:`agentmsg._sse.Sniffer`,
         as ``reduce_stream`` tells them) or JSON values (see the class); then the bytes to parse (a BOM left
         out for JSON lines and values; the SSE decoder handles its own)."""
-        if self._held is not None:
-            head, self._held = self._held + chunk, None
+        held = self._held
+        if held is not None:  # "{" and blanks so far: the first byte after them tells (each byte looked at once)
+            held += chunk
+            values = starts_values(b"{" + chunk.lstrip(b" \t"))
+            if values is None and len(held) < SNIFF_LIMIT:
+                return b""
+            head, self._held = bytes(held), None
         else:
             decision = self._sniffer.feed(chunk)
             if decision is None:
@@ -176,10 +185,10 @@ class Framer:
                 self._mode = "sse"
                 return head
             head = head.removeprefix(_BOM)
-        values = starts_values(head.lstrip(_BLANK))
-        if values is None and len(head) < SNIFF_LIMIT:
-            self._held = head  # "{" then blanks so far: its first line tells, once it goes on
-            return b""
+            values = starts_values(head.lstrip(_BLANK))
+            if values is None and len(head) < SNIFF_LIMIT:
+                self._held = bytearray(head)  # "{" then blanks so far: its first line tells, once it goes on
+                return b""
         if values:
             self._mode = "values"
             self._values = ValueSplitter(limits.max_event_bytes)
@@ -192,13 +201,13 @@ class Framer:
         """End of the body: a last payload not followed by its terminator, with :data:`TRAILING` (or the
         decoder's own problem)."""
         if self._head:  # the body ended inside what may be an HTTP head: read as a body after all
-            held, self._head = self._head, None
+            held, self._head = bytes(self._head), None
             out = self.feed(held)
             return out + self.close()
         self._head = None
         if self._held is not None:  # the body was "{" and blanks: read as a line, which it is
             self._mode, self._lines = "jsonl", LineSplitter(limits.max_event_bytes)
-            self._lines.feed(self._held)
+            self._lines.feed(bytes(self._held))
             self._held = None
         if self._values is not None:
             return self._value_payloads(self._values.close(), trailing=True)
