@@ -19,6 +19,7 @@ from agentmsg import limits
 from agentmsg._values import ValueSplitter
 from agentmsg.providers import dashscope, get, openai
 from tests.fuzz.budget import examples
+from tests.test_providers_differential import every_choice
 from tests.test_providers_odd import reduce_ok
 
 OPENAI_CHUNK = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "model": "m"}
@@ -302,8 +303,6 @@ def test_a_recorded_stream_saved_as_json_values_reads_as_its_sse(provider: str, 
     """A stream saved as a JSON array of its payloads (Gemini's own format without ``alt=sse``, or a list of
     chunks dumped by a script) or as pretty-printed payloads one after another gives the message its SSE
     gives, in any chunking."""
-    from tests.test_providers_differential import every_choice
-
     fixtures = Path(__file__).parent / "fixtures" / "providers"
     names = {"openai": "openai/stream_parallel_tool_calls.sse", "anthropic": "anthropic/stream_docs_tool_use.sse"}
     names |= {
@@ -343,8 +342,6 @@ def test_a_stream_captured_with_its_http_head_reads_as_its_body(provider: str, t
     head first) before the body: the heads are left out and said as not kept (one note each, with the
     status line), whatever the chunking; the message is the body's. ``agentmsg parse`` exits 0 on it."""
     from agentmsg.cli import main
-    from tests.test_providers_differential import every_choice
-
     fixtures = Path(__file__).parent / "fixtures" / "providers"
     names = {"openai": "openai/stream_single_tool_call.sse", "anthropic": "anthropic/stream_sdk_basic.sse"}
     names |= {"gemini": "gemini/stream_text.sse", "dashscope": "dashscope/native_stream_text_docs.sse"}
@@ -378,3 +375,47 @@ def test_an_error_response_captured_with_its_head_is_the_providers_error() -> No
     for odd in (b"HTTP", b"HTTPS is not a head\n", b"HTTP/1.1 200 OK\r\n"):
         _, problems = parsed(odd)
         assert problems and odd.split(b"\r")[0].split(b"\n")[0].decode()[:10] in problems[0][1]
+
+
+_SSE_FIXTURES = sorted((Path(__file__).parent / "fixtures" / "providers").glob("*/*.sse"))
+
+
+def _provider_of(path: Path) -> str:
+    provider = path.parent.name
+    return "openai" if provider == "dashscope" and path.name.startswith("compat_") else provider
+
+
+@settings(max_examples=examples(120), deadline=None)
+@given(
+    st.sampled_from(_SSE_FIXTURES),
+    st.sampled_from(["sse", "array-pretty", "array-compact", "gemini", "objects", "jsonl"]),
+    st.sampled_from([b"", b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n", b"\xef\xbb\xbf", b"\n\n"]),
+    st.lists(st.integers(0, 1 << 16), max_size=10),
+)
+def test_every_framing_of_a_recorded_stream_gives_its_message(
+    path: Path, shape: str, head: bytes, cuts: list[int]
+) -> None:
+    """A recorded stream, framed as SSE, JSON lines, a JSON array (compact, pretty, Gemini's own) or pretty
+    payloads, after an HTTP head, a BOM or blank lines, and cut anywhere: the messages of the SSE as
+    recorded, and nothing said but the head left out."""
+    provider = _provider_of(path)
+    mod = get(provider)
+    sse_body = path.read_bytes()
+    want = list(mod.parse_stream(sse_body))
+    if shape == "sse":
+        body = sse_body
+    else:
+        lines = [ln[5:].strip() for ln in sse_body.splitlines() if ln.startswith(b"data:")]
+        payloads = [orjson.loads(p) for p in lines if p and p != b"[DONE]"]
+        body = b"\n".join(orjson.dumps(p) for p in payloads) + b"\n" if shape == "jsonl" else _write(payloads, shape)
+    if head.startswith(b"\xef") and shape != "sse" and not body.startswith((b"[", b"{")):
+        head = b""
+    body = head + body
+    bounds = [0, *sorted(c % (len(body) + 1) for c in cuts), len(body)]
+    got = list(mod.parse_stream([body[a:b] for a, b in itertools.pairwise(bounds)]))
+    assert every_choice(got) == every_choice(want)
+    said = [(e["name"], e["value"]["rule"]) for e in got if e["type"] == "CUSTOM"]
+    expected = [(e["name"], e["value"]["rule"]) for e in want if e["type"] == "CUSTOM"]
+    if head.startswith(b"HTTP"):
+        expected.append(("agentmsg.not-kept", "not-kept"))
+    assert sorted(said) == sorted(expected)
