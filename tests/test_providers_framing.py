@@ -342,6 +342,7 @@ def test_a_stream_captured_with_its_http_head_reads_as_its_body(provider: str, t
     head first) before the body: the heads are left out and said as not kept (one note each, with the
     status line), whatever the chunking; the message is the body's. ``agentmsg parse`` exits 0 on it."""
     from agentmsg.cli import main
+
     fixtures = Path(__file__).parent / "fixtures" / "providers"
     names = {"openai": "openai/stream_single_tool_call.sse", "anthropic": "anthropic/stream_sdk_basic.sse"}
     names |= {"gemini": "gemini/stream_text.sse", "dashscope": "dashscope/native_stream_text_docs.sse"}
