@@ -278,3 +278,46 @@ def test_a_json_array_of_events_bad_values_are_said_and_the_rest_kept(monkeypatc
     )
     assert [(p.pointer, p.rule) for p in r.problems][:1] == [("/0", "max-event-bytes")]
     assert r.count == 2
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        None,  # every event valid
+        b'{"type": "TEXT_BLOCK_DELTA", "id": "x1", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "blockId": 7, "delta": "a"}',
+        b'{"type": "CUSTOM", "id": "x2", "createdAt": "2025-01-01T00:00:00Z", "name": "n", "value": '
+        + b"[" * 254
+        + b"]" * 254
+        + b"}",  # 255 deep: over the depth limit
+        b'{"type": "CUSTOM", "id": "x3", "createdAt": "2025-01-01T00:00:00Z", "name": "n", "value": '
+        + b"[" * 253
+        + b"]" * 253
+        + b"}",  # 254 deep: at it
+        b'{"type": "NOPE", "id": "x4", "createdAt": "2025-01-01T00:00:00Z"}',
+        b'{"type": "CUSTOM", "id": "x5", "createdAt": "2025-01-01T00:00:00Z", "name": "n", "value": 1e308}',
+    ],
+)
+def test_strict_jsonl_checks_each_line_as_feed_does(bad: bytes | None) -> None:
+    """Strict reading of JSON lines checks each event with the one-pass JSON check meant for what orjson read
+    from text (agentmsg._schemas.validate_parsed): it accepts and refuses exactly what feeding each parsed
+    event to a strict Reducer does, with the same problems."""
+    lines = [orjson.dumps(e) for e in BASE]
+    if bad is not None:
+        lines.insert(2, bad)
+    body = b"\n".join(lines) + b"\n"
+
+    def outcome(run: Any) -> Any:
+        try:
+            return [_comparable(m) for m in run()], None
+        except ValidationError as exc:
+            return None, [(p.pointer, p.rule, p.message) for p in exc.problems]
+
+    def one_by_one_strict() -> list[AssistantMessage]:
+        r = Reducer(strict=True)
+        for line in lines:
+            r.feed(orjson.loads(line))
+        return r.finish()
+
+    assert outcome(lambda: reduce_stream(body, strict=True)) == outcome(one_by_one_strict)
+    if bad is None:
+        assert outcome(lambda: reduce_stream(body, strict=True))[0]

@@ -40,12 +40,12 @@ duplicate window), ``_handlers`` (one handler per event type), ``_build`` (messa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 from .._limits import limits
 from .._native import speedups
-from .._schemas import validate
+from .._schemas import validate, validate_parsed
 from ..errors import Problem, ValidationError
 from ..message import AssistantMessage
 from . import _jsonl
@@ -126,6 +126,14 @@ class Reducer:
 
     def feed(self, event: AgentEventDict | Mapping[str, Any] | Any) -> None:
         """Reduce one event (a parsed JSON object or a generated event instance)."""
+        self._feed(event, validate)
+
+    def _feed_parsed(self, event: Any) -> None:
+        """:meth:`feed` for an event ``orjson.loads`` read from JSON text (the JSONL reader): strict mode
+        checks it the same, faster (:func:`agentmsg._schemas.validate_parsed`)."""
+        self._feed(event, validate_parsed)
+
+    def _feed(self, event: Any, check: Callable[[Any, str], None]) -> None:
         st = self._st
         index = st.count
         st.count = index + 1
@@ -141,7 +149,7 @@ class Reducer:
         event = e
         if st.strict:
             try:
-                validate(event, "event")
+                check(event, "event")
             except ValidationError as exc:
                 raise exc.under(f"/{index}", "event") from None
         if event.get("source") != st.source:
@@ -207,7 +215,7 @@ class Reducer:
         first being line ``first_line`` of the stream (for messages); returns the number of lines. The
         same as parsing each non-blank line and feeding it (a line that is not JSON is a problem, rule
         ``json``, and counts as one event), only much faster."""
-        return _jsonl.feed_run(self._st, self.feed, data, start, len(data) if end is None else end, first_line)
+        return _jsonl.feed_run(self._st, self._feed_parsed, data, start, len(data) if end is None else end, first_line)
 
     def report(self, message: str, *, rule: str) -> None:
         """Record a problem a transport found with the event it is about to feed (pointer
