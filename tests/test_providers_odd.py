@@ -527,29 +527,23 @@ def test_cli_parse_choices_and_cut_stream(tmp_path: Path) -> None:
     assert code == 2
 
 
-def test_cli_chat_over_replay_server(capsys: pytest.CaptureFixture[str]) -> None:
-    body = (FIX / "openai/stream_parallel_tool_calls.sse").read_bytes()
+def _chat(monkeypatch: pytest.MonkeyPatch, provider: str, route: str, fixture: str, prompt: str) -> tuple[int, str]:
+    """``agentmsg chat`` against the replay server playing a recorded stream."""
+    monkeypatch.setenv({"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[provider], "sk-test")
     with ReplayServer() as server:
-        server.add("/chat/completions", Reply(body=body, sse=True))
-        import os
+        server.add(route, Reply(body=(FIX / fixture).read_bytes(), sse=True))
+        return run_cli("chat", "--provider", provider, "--base-url", server.url, prompt)
 
-        os.environ["OPENAI_API_KEY"] = "sk-test"
-        try:
-            code, out = run_cli("chat", "--provider", "openai", "--base-url", server.url, "weather?")
-        finally:
-            del os.environ["OPENAI_API_KEY"]
+
+def test_cli_chat_over_replay_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out = _chat(monkeypatch, "openai", "/chat/completions", "openai/stream_parallel_tool_calls.sse", "weather?")
     assert code == 0
     assert "[tool call] GetWeatherArgs" in out and "[usage] input 149 · output 60 · total 209 · " in out
     assert isinstance(OpenAIClient, type)
     # a reply whose provider gave no token counts says so, not "input None"
-    body = (FIX / "anthropic/stream_docs_extended_thinking.sse").read_bytes()
-    with ReplayServer() as server:
-        server.add("/v1/messages", Reply(body=body, sse=True))
-        os.environ["ANTHROPIC_API_KEY"] = "sk-test"
-        try:
-            code, out = run_cli("chat", "--provider", "anthropic", "--base-url", server.url, "27 * 453?")
-        finally:
-            del os.environ["ANTHROPIC_API_KEY"]
+    code, out = _chat(
+        monkeypatch, "anthropic", "/v1/messages", "anthropic/stream_docs_extended_thinking.sse", "27*453?"
+    )
     assert code == 0 and "\n6. 10,800 + 1,350 + 81 = 12,231\n\n27 * 453 = 12,231\n" in out  # the answer apart
     assert out.startswith("[thinking] Let me solve this step by step:")
     usage = out.splitlines()[-1]
