@@ -250,6 +250,26 @@ def test_lone_surrogates_in_json_text_are_rejected(text: str) -> None:
     assert [rule for _, rule in _problems(lambda: Msg.from_dict(parsed_by_python))] == ["lone-surrogate"]
 
 
+def test_json_bytes_that_are_not_utf8_say_so_with_the_byte() -> None:
+    """Bytes that are not UTF-8 are rule ``utf-8`` with the byte where they stop being so (they were reported
+    as "a lone UTF-16 surrogate escape", orjson's wording for any bad UTF-8); a surrogate encoded as UTF-8
+    (what ``surrogatepass`` writes) is still ``lone-surrogate``; a ``str`` holding one says so."""
+    good = '{"id":"m","role":"USER","content":[{"type":"text","text":"caf\u00e9"}]}'.encode()
+    for bad, at, why in (
+        (good.replace(b"\xc3", b"\xff"), good.index(b"\xc3"), "invalid start byte"),
+        (good.replace(b"\xa9", b"A"), good.index(b"\xc3"), "invalid continuation byte"),
+        (good[: good.index(b"\xc3") + 1], good.index(b"\xc3"), "unexpected end of data"),
+    ):
+        with pytest.raises(ValidationError) as info:
+            Msg.from_json(bad)
+        p = info.value.problems[0]
+        assert (p.rule, p.message) == ("utf-8", f"not valid JSON: invalid UTF-8 at byte {at} ({why})")
+    encoded = '{"id":"m","role":"USER","content":[{"type":"text","text":"\ud800"}]}'.encode("utf-8", "surrogatepass")
+    assert _problems(lambda: Msg.from_json(encoded)) == [("", "lone-surrogate")]
+    with pytest.raises(ValidationError, match="the text holds a lone UTF-16 surrogate"):
+        Msg.from_json('{"id":"m","role":"USER","content":[{"type":"text","text":"\ud800"}]}')
+
+
 def test_lone_surrogates_from_constructors_and_python_strings_are_rejected() -> None:
     assert _problems(lambda: UserMessage("\ud800")) == [("/content/0/text", "lone-surrogate")]
     assert _problems(lambda: UserMessage("ok", name="\udfff")) == [("/name", "lone-surrogate")]

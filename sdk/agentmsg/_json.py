@@ -135,11 +135,24 @@ def writable(value: Any) -> bool:
 
 
 def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
-    """The problem of text msgspec could not parse, worded with orjson's position when it has one."""
+    """The problem of text msgspec could not parse, worded with orjson's position when it has one. Bytes that
+    are not UTF-8 are rule ``utf-8`` with the byte where they stop being so (orjson words that as "surrogates
+    not allowed"), unless what is there is a UTF-16 surrogate encoded as UTF-8 (``lone-surrogate``)."""
+    if not isinstance(data, str):
+        raw = bytes(data)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            at = bad.start
+            if not (raw[at] == 0xED and at + 1 < len(raw) and 0xA0 <= raw[at + 1] <= 0xBF):
+                return Problem("", "utf-8", f"not valid JSON: invalid UTF-8 at byte {at} ({bad.reason})")
+            return Problem("", "lone-surrogate", f"not valid JSON: a UTF-16 surrogate encoded as UTF-8 at byte {at}")
     try:
         orjson.loads(data)
     except orjson.JSONDecodeError as other:
         text = str(other)
+        if "surrogates not allowed" in text:  # (a str holding one: bytes that are not UTF-8 were told above)
+            return Problem("", "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate")
         if "surrogate" in text:
             return Problem("", "lone-surrogate", f"not valid JSON: a lone UTF-16 surrogate escape ({text})")
         return Problem("", "json", f"not valid JSON: {text}")
