@@ -420,3 +420,24 @@ def test_every_framing_of_a_recorded_stream_gives_its_message(
     if head.startswith(b"HTTP"):
         expected.append(("agentmsg.not-kept", "not-kept"))
     assert sorted(said) == sorted(expected)
+
+
+@pytest.mark.parametrize("path", _SSE_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_sse_saved_without_its_blank_lines_is_read_payload_by_payload(path: Path) -> None:
+    """SSE with the blank lines between events taken out (a hand-edited file) is, as the spec reads it, one
+    event whose data lines are joined: no JSON, and everything was lost (as it is for the SDKs' decoders).
+    When each line of that data is a JSON object (or ``[DONE]``), they are read one by one and said once
+    (problem ``sse``): the recorded message, whatever the chunking."""
+    mod = get(_provider_of(path))
+    recorded = path.read_bytes()
+    stripped = b"\n".join(line for line in recorded.replace(b"\r\n", b"\n").split(b"\n") if line.strip()) + b"\n"
+    want = every_choice(list(mod.parse_stream(recorded)))
+    for size in (len(stripped), 7):
+        events = list(mod.parse_stream([stripped[k : k + size] for k in range(0, len(stripped), size)]))
+        assert every_choice(events) == want
+        said = [(e["name"], e["value"]["rule"]) for e in events if e["type"] == "CUSTOM"]
+        expected = [(e["name"], e["value"]["rule"]) for e in mod.parse_stream(recorded) if e["type"] == "CUSTOM"]
+        payloads = [ln for ln in recorded.splitlines() if ln.startswith(b"data:")]
+        if len(payloads) > 1:
+            expected.append(("agentmsg.problem", "sse"))
+        assert sorted(said) == sorted(expected)

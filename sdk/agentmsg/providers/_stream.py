@@ -973,6 +973,7 @@ class BaseStreamParser:
         self._framer = Framer()
         self.done = False  # the provider's end-of-stream signal was seen
         self._after_end = False  # a payload after the end was said (see _past_end)
+        self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
 
     @property
     def problems(self) -> list[Problem]:
@@ -1054,6 +1055,8 @@ class BaseStreamParser:
                     )
                     self._object(event, obj, data)
                     return
+            if "\n" in data and self._lines_of(event, data):
+                return
             if event == "error":  # an error event whose data is plain text ("Internal Server Error")
                 self.builder.error(data[:1000] or "error event without data")
             elif problem is TRAILING:
@@ -1062,6 +1065,35 @@ class BaseStreamParser:
                 self.builder.problem("json", f"a payload is not JSON ({exc}): skipped: {data[:80]!r}")
             return
         self._object(event, obj, data)
+
+    def _lines_of(self, event: str, data: str) -> bool:
+        """SSE saved without the blank lines between events (``data: {…}`` lines one after another): the spec
+        joins them into one event's data, which is then no JSON. When each of its lines is a JSON object, they
+        are the payloads: read one by one (True), and said once (problem ``sse``). The SDKs' decoders, which
+        join them too, lose them all."""
+        lines = [line for line in data.split("\n") if line.strip()]
+        try:
+            objs = [None if line.startswith("[DONE]") else orjson.loads(line) for line in lines]
+        except orjson.JSONDecodeError:
+            return False
+        if len(objs) < 2 or not all(obj is None or type(obj) is dict for obj in objs):
+            return False
+        for k, obj in enumerate(objs):
+            if k == 1 and not self._joined_said:  # said once the first payload has opened (and named) the reply
+                self._joined_said = True
+                self.builder.problem(
+                    "sse",
+                    f"an SSE event's data holds {len(objs)} JSON payloads on lines of their own (no blank line"
+                    " between events?): read one by one",
+                )
+            if self.done:
+                self._past_end(event, "[DONE]" if obj is None else orjson.dumps(obj))
+            elif obj is None:  # the end of the stream, as a payload of its own would say
+                self.done = True
+                self.builder.close()
+            else:
+                self._dispatch(event, obj)
+        return True
 
     def _dispatch(self, event: str, obj: dict[str, Any]) -> None:
         try:
