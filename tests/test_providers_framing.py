@@ -268,7 +268,7 @@ def test_a_held_body_start_is_looked_at_once(monkeypatch: pytest.MonkeyPatch) ->
     """What the framer holds before it can tell the format (an HTTP head up to its blank line, ``{`` and
     blanks up to the next byte) is not searched again with each chunk: fed a byte at a time, the bytes
     searched stay a small multiple of the input (both are bounded by 64 KiB, and were quadratic within it)."""
-    from agentmsg.events import stream as events_stream
+    from agentmsg import _sse
     from agentmsg.providers import _stream
 
     seen = [0]
@@ -281,8 +281,7 @@ def test_a_held_body_start_is_looked_at_once(monkeypatch: pytest.MonkeyPatch) ->
         return wrapper
 
     monkeypatch.setattr(_stream, "_event_end", counting(_stream._event_end))
-    monkeypatch.setattr(_stream, "starts_values", counting(_stream.starts_values))
-    monkeypatch.setattr(events_stream, "starts_values", counting(events_stream.starts_values))
+    monkeypatch.setattr(_sse, "starts_values", counting(_sse.starts_values))  # (the framer's and the events')
     head = b"HTTP/1.1 200 OK\r\n" + b"x-header: value\r\n" * 2000 + b"\r\n"
     pretty = b"{" + b" " * 30_000 + b"\n" + b'"id": "c", "choices": []}'
     for body in (head + sse(text_chunk("hi", finish="stop")), pretty):

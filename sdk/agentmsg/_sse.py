@@ -18,9 +18,10 @@ import orjson
 
 from ._limits import limits
 from ._native import speedups
+from ._values import starts_values
 from .errors import Problem
 
-__all__ = ["JSONDataDecoder", "SSEDecoder", "SSEEvent", "Sniffer", "encode_event", "sniff"]
+__all__ = ["FormatSniffer", "JSONDataDecoder", "SSEDecoder", "SSEEvent", "Sniffer", "encode_event", "sniff"]
 
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
@@ -99,6 +100,43 @@ class Sniffer:
             elif len(self.head) < SNIFF_LIMIT:
                 return None  # only blanks so far: nothing to decide (no re-scan of what was read)
         return sniff(bytes(self.head[: min(max(self._content, 0) + 8, SNIFF_LIMIT + 8)]))
+
+
+class FormatSniffer:
+    """A body's format from its first bytes, as they arrive: ``feed(chunk)`` is None until they tell, then
+    ``"sse"`` (:class:`Sniffer`), ``"values"`` (JSON values one after another: the body starts with ``[``, or
+    with ``{`` alone on its first line, :func:`agentmsg._values.starts_values`) or ``"jsonl"``. A body that
+    ends undecided (blanks, or ``{`` and blanks) is JSON lines. :attr:`head` is every byte fed so far. Each
+    byte is looked at once; at most 64 KiB is held undecided."""
+
+    __slots__ = ("_held", "_sniffer")
+
+    def __init__(self) -> None:
+        self._sniffer = Sniffer()
+        self._held: bytearray | None = None  # "{" and blanks so far: the next byte that is not one tells
+
+    @property
+    def head(self) -> bytes:
+        return bytes(self._sniffer.head if self._held is None else self._held)
+
+    def feed(self, chunk: bytes) -> str | None:
+        held = self._held
+        if held is not None:
+            held += chunk
+            values = starts_values(b"{" + chunk.lstrip(b" \t"))
+        else:
+            decision = self._sniffer.feed(chunk)
+            if decision is None:
+                return None
+            if decision:
+                return "sse"
+            head = self._sniffer.head
+            values = starts_values(bytes(head).removeprefix(_BOM).lstrip(_WS))
+            if values is None:
+                held = self._held = bytearray(head)
+        if values is None and held is not None and len(held) < SNIFF_LIMIT:
+            return None
+        return "values" if values else "jsonl"
 
 
 def encode_event(data: str, *, id: str | None = None, event: str | None = None, retry: int | None = None) -> str:

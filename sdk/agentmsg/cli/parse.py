@@ -17,16 +17,14 @@ for a choice other than the first.
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 import orjson
 
-from .._limits import limits
-from .._sse import Sniffer
-from ..errors import SizeLimitError, ValidationError
+from .._sse import SNIFF_LIMIT, sniff
+from ..errors import ValidationError
 from ..events import Reducer
 from ..providers import NAMES, get
 from ..providers._stream import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
@@ -34,46 +32,24 @@ from ._io import (
     EXIT_INVALID,
     EXIT_OK,
     UsageError,
-    _too_big,
     chunks_of,
     command_limits,
     limit_options,
     print_problems,
+    read_bytes,
 )
 
 
 def _events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bool]]:
     """The events of FILE as it is read, then whether it was read whole. Without ``--stream``, a body that is
-    SSE all the same (it starts with an SSE field: a stream saved without its flag) is read as a stream."""
-    chunks = chunks_of(args.file)
+    SSE all the same (it starts with an SSE field: a stream saved without its flag) is read as a stream (read
+    whole first, under ``limits.max_bytes``, as any body without the flag)."""
     if args.stream:
-        return _stream_events(args, chunks)
-    sniffer = Sniffer()
-    head: list[bytes] = []
-    for chunk in chunks:
-        head.append(chunk)
-        decision = sniffer.feed(chunk)
-        if decision is not None or sum(map(len, head)) > limits.max_bytes:
-            break
-    else:
-        decision = None
-    if decision:
-        return _stream_events(args, itertools.chain(head, chunks))
-    return _response_events(args, _whole(head, chunks))
-
-
-def _whole(head: list[bytes], chunks: Iterator[bytes]) -> bytes:
-    """The body read so far and the rest of it, as one bytes, at most ``limits.max_bytes`` (else
-    :class:`~agentmsg.SizeLimitError`, rule ``max-bytes``, without reading on)."""
-    size = sum(map(len, head))
-    for chunk in chunks:
-        if size > limits.max_bytes:
-            break
-        head.append(chunk)
-        size += len(chunk)
-    if size > limits.max_bytes:
-        raise SizeLimitError([_too_big()])
-    return b"".join(head)
+        return _stream_events(args, chunks_of(args.file))
+    data = read_bytes(args.file)
+    if sniff(data[: SNIFF_LIMIT + 8]):
+        return _stream_events(args, (data,))
+    return _response_events(args, data)
 
 
 def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterator[tuple[list[dict[str, Any]], bool]]:

@@ -21,8 +21,8 @@ import orjson
 
 from .._limits import limits
 from .._lines import LineSplitter, Run, checked
-from .._sse import SNIFF_LIMIT, JSONDataDecoder, Sniffer, SSEEvent, sniff
-from .._values import ValueSplitter, starts_values
+from .._sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, sniff
+from .._values import ValueSplitter
 from ..errors import Problem, SizeLimitError, ValidationError
 from ..message import AssistantMessage
 from ._jsonl import parse_line
@@ -65,55 +65,23 @@ def sniff_sse(head: bytes) -> bool:
     return bool(sniff(head))
 
 
-def _format(head: bytes, more: bool) -> str | None:
-    """ "sse", "jsonl" or "values" (a JSON array of events, or pretty-printed events one after another) for
-    a stream that starts with ``head``; None while it does not tell (``more``: bytes may follow)."""
-    decision = sniff(head[: SNIFF_LIMIT + 8])
-    if decision is None:
-        return None if more else "jsonl"
-    if decision:
-        return "sse"
-    values = starts_values(head.removeprefix(_BOM).lstrip(b" \t\r\n"))
-    if values is None:
-        return None if more and len(head) < SNIFF_LIMIT else "jsonl"
-    return "values" if values else "jsonl"
-
-
 def _detect(chunks: Iterator[bytes]) -> tuple[str, Iterator[bytes]]:
-    """Read as many chunks as it takes to tell SSE, JSONL and JSON values apart (see :func:`_format`); then
-    the same chunks again, all of them."""
-    sniffer = Sniffer()
-    decided = None
-    held = b""
+    """Read as many chunks as it takes to tell SSE, JSONL and JSON values apart
+    (:class:`agentmsg._sse.FormatSniffer`); then the same chunks again, all of them."""
+    sniffer = FormatSniffer()
+    kind = None
     for chunk in chunks:
-        if sniffer.feed(chunk) is not None:
-            held = bytes(sniffer.head)
-            decided = _format(held, more=True)
+        kind = sniffer.feed(chunk)
+        if kind is not None:
             break
-    else:
-        held = bytes(sniffer.head)
-    if decided is None and held.removeprefix(_BOM).lstrip(b" \t\r\n")[:1] == b"{":
-        # "{" and blanks so far: the first byte after them tells (each byte looked at once)
-        parts = [held]
-        size = len(held)
-        for chunk in chunks:
-            parts.append(chunk)
-            size += len(chunk)
-            values = starts_values(b"{" + chunk.lstrip(b" \t"))
-            if values is not None or size >= SNIFF_LIMIT:
-                decided = "values" if values else "jsonl"
-                break
-        held = b"".join(parts)
-    head = held
-    decided = decided or _format(held, more=False)
+    head = sniffer.head
 
     def again() -> Iterator[bytes]:
         if head:
             yield head
         yield from chunks
 
-    assert decided is not None
-    return decided, again()
+    return kind or "jsonl", again()
 
 
 # ---- JSONL ----------------------------------------------------------------------------------------------------
@@ -325,7 +293,7 @@ def reduce_stream(
         source = bytes(source)
     kind: str | None = None if sse is None else "sse" if sse else "jsonl"
     if isinstance(source, bytes):
-        kind = kind or _format(source[: SNIFF_LIMIT + 8], more=len(source) > SNIFF_LIMIT + 8) or "jsonl"
+        kind = kind or FormatSniffer().feed(source[: SNIFF_LIMIT + 8]) or "jsonl"
         body: Source = source
     else:
         chunks = _chunks(source)

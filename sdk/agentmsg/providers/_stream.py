@@ -44,8 +44,8 @@ from .._json import json_type
 from .._json import loads as json_loads
 from .._limits import limits
 from .._lines import LineSplitter, Run
-from .._sse import SNIFF_LIMIT, JSONDataDecoder, Sniffer, SSEEvent, _event_end
-from .._values import ValueSplitter, starts_values
+from .._sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, _event_end
+from .._values import ValueSplitter
 from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
 from ..message import Msg
@@ -100,15 +100,14 @@ class Framer:
     payload of a body that ended inside it. The SSE ``data: [DONE]`` sentinel is passed on as ``"[DONE]"``.
     Time is linear in the body, whatever the chunking; memory holds one line or event."""
 
-    __slots__ = ("_decoder", "_head", "_held", "_lines", "_mode", "_scanned", "_sniffer", "_values", "notes")
+    __slots__ = ("_decoder", "_format", "_head", "_lines", "_mode", "_scanned", "_values", "notes")
 
     def __init__(self) -> None:
         self._mode: str | None = None  # "sse" | "jsonl" | "values", decided by the body's first bytes
-        self._sniffer = Sniffer()
+        self._format: FormatSniffer | None = FormatSniffer()  # (None once decided)
         self._decoder = JSONDataDecoder()  # data as bytes, for BaseStreamParser._data
         self._lines: LineSplitter | None = None  # made when the body is JSON lines
         self._values: ValueSplitter | None = None  # made when the body is JSON values
-        self._held: bytearray | None = None  # a head "{" (and blanks) that does not tell lines from values yet
         self._head: bytearray | None = bytearray()  # the body's start while it may be an HTTP head (None: past it)
         self._scanned = 0  # bytes of the held head with no blank line in them
         #: What was left out that is not the reply's: the status lines of a captured response (``curl -i``),
@@ -165,56 +164,43 @@ class Framer:
             self._scanned = 0
 
     def _decide(self, chunk: bytes) -> bytes:
-        """Read the body's first bytes until they tell SSE from JSON lines (:class:`agentmsg._sse.Sniffer`,
-        as ``reduce_stream`` tells them) or JSON values (see the class); then the bytes to parse (a BOM left
-        out for JSON lines and values; the SSE decoder handles its own)."""
-        held = self._held
-        if held is not None:  # "{" and blanks so far: the first byte after them tells (each byte looked at once)
-            held += chunk
-            values = starts_values(b"{" + chunk.lstrip(b" \t"))
-            if values is None and len(held) < SNIFF_LIMIT:
-                return b""
-            head, self._held = bytes(held), None
-        else:
-            decision = self._sniffer.feed(chunk)
-            if decision is None:
-                return b""
-            head = bytes(self._sniffer.head)
-            self._sniffer = Sniffer()  # the head is handed over: not held twice
-            if decision:
-                self._mode = "sse"
-                return head
-            head = head.removeprefix(_BOM)
-            values = starts_values(head.lstrip(_BLANK))
-            if values is None and len(head) < SNIFF_LIMIT:
-                self._held = bytearray(head)  # "{" then blanks so far: its first line tells, once it goes on
-                return b""
-        if values:
-            self._mode = "values"
+        """Read the body's first bytes until they tell its format (:class:`agentmsg._sse.FormatSniffer`, as
+        ``reduce_stream`` tells them); then the bytes to parse."""
+        assert self._format is not None
+        kind = self._format.feed(chunk)
+        return b"" if kind is None else self._begin(kind)
+
+    def _begin(self, kind: str) -> bytes:
+        """Read the body as ``kind`` from now on; the bytes read so far, to parse (a BOM left out for JSON lines
+        and values; the SSE decoder handles its own)."""
+        assert self._format is not None
+        head = self._format.head
+        self._format = None  # the head is handed over: not held twice
+        self._mode = kind
+        if kind == "sse":
+            return head
+        if kind == "values":
             self._values = ValueSplitter(limits.max_event_bytes)
         else:
-            self._mode = "jsonl"
             self._lines = LineSplitter(limits.max_event_bytes)
-        return head
+        return head.removeprefix(_BOM)
 
     def close(self) -> list[SSEEvent]:
         """End of the body: a last payload not followed by its terminator, with :data:`TRAILING` (or the
         decoder's own problem)."""
         if self._head:  # the body ended inside what may be an HTTP head: read as a body after all
             held, self._head = bytes(self._head), None
-            out = self.feed(held)
-            return out + self.close()
+            return self.feed(held) + self.close()
         self._head = None
-        if self._held is not None:  # the body was "{" and blanks: read as a line, which it is
-            self._mode, self._lines = "jsonl", LineSplitter(limits.max_event_bytes)
-            self._lines.feed(bytes(self._held))
-            self._held = None
+        first: list[SSEEvent] = []
+        if self._mode is None:  # the body ended before it told its format (blanks, or "{" and blanks): lines
+            head = self._begin("jsonl")
+            assert self._lines is not None
+            first = self._payloads(self._lines.feed(head), trailing=False)
         if self._values is not None:
             return self._value_payloads(self._values.close(), trailing=True)
         if self._lines is not None:
-            return self._payloads(self._lines.close(), trailing=True)
-        if self._mode is None:
-            return []
+            return first + self._payloads(self._lines.close(), trailing=True)
         # A last event without its blank line: dispatched (the spec discards it; saved bodies lack it).
         out = self._decoder.feed(b"\n\n")
         for e in out:
@@ -527,10 +513,6 @@ class StreamBuilder:
     def opened(self) -> bool:
         """Whether a choice has started (its AGENT_START and MODEL_CALL_START emitted)."""
         return bool(self._choices)
-
-    def has_block(self, slot: str, *, choice: int = 0) -> bool:
-        c = self._choices.get(choice)
-        return c is not None and slot in c.blocks
 
     def end_block(self, slot: str, c: _Choice | int = 0) -> None:
         if isinstance(c, int):
@@ -1068,31 +1050,27 @@ class BaseStreamParser:
 
     def _lines_of(self, event: str, data: str) -> bool:
         """SSE saved without the blank lines between events (``data: {…}`` lines one after another): the spec
-        joins them into one event's data, which is then no JSON. When each of its lines is a JSON object, they
-        are the payloads: read one by one (True), and said once (problem ``sse``). The SDKs' decoders, which
-        join them too, lose them all."""
+        joins them into one event's data, which is then no JSON. When each of its lines is a JSON object (or
+        ``[DONE]``), they are the payloads: each read as a payload of its own (True), and said once (problem
+        ``sse``). The SDKs' decoders, which join them too, lose them all."""
         lines = [line for line in data.split("\n") if line.strip()]
         try:
-            objs = [None if line.startswith("[DONE]") else orjson.loads(line) for line in lines]
+            payloads = len(lines) > 1 and all(
+                line.startswith("[DONE]") or type(orjson.loads(line)) is dict for line in lines
+            )
         except orjson.JSONDecodeError:
             return False
-        if len(objs) < 2 or not all(obj is None or type(obj) is dict for obj in objs):
+        if not payloads:
             return False
-        for k, obj in enumerate(objs):
+        for k, line in enumerate(lines):
             if k == 1 and not self._joined_said:  # said once the first payload has opened (and named) the reply
                 self._joined_said = True
                 self.builder.problem(
                     "sse",
-                    f"an SSE event's data holds {len(objs)} JSON payloads on lines of their own (no blank line"
+                    f"an SSE event's data holds {len(lines)} JSON payloads on lines of their own (no blank line"
                     " between events?): read one by one",
                 )
-            if self.done:
-                self._past_end(event, "[DONE]" if obj is None else orjson.dumps(obj))
-            elif obj is None:  # the end of the stream, as a payload of its own would say
-                self.done = True
-                self.builder.close()
-            else:
-                self._dispatch(event, obj)
+            self._data(event, line, None)
         return True
 
     def _dispatch(self, event: str, obj: dict[str, Any]) -> None:
