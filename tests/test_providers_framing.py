@@ -1,4 +1,4 @@
-"""Provider body framing (providers/_stream.py ``Framer``): what the SSE decoder and the line splitter
+"""Provider body framing (providers/_framing.py ``Framer``): what the SSE decoder and the line splitter
 report reaches the events as problems (nothing changed or dropped silently), and a long line costs work
 linear in its length."""
 
@@ -269,7 +269,7 @@ def test_a_held_body_start_is_looked_at_once(monkeypatch: pytest.MonkeyPatch) ->
     blanks up to the next byte) is not searched again with each chunk: fed a byte at a time, the bytes
     searched stay a small multiple of the input (both are bounded by 64 KiB, and were quadratic within it)."""
     from agentmsg import _sse
-    from agentmsg.providers import _stream
+    from agentmsg.providers import _framing
 
     seen = [0]
 
@@ -280,7 +280,7 @@ def test_a_held_body_start_is_looked_at_once(monkeypatch: pytest.MonkeyPatch) ->
 
         return wrapper
 
-    monkeypatch.setattr(_stream, "_event_end", counting(_stream._event_end))
+    monkeypatch.setattr(_framing, "_event_end", counting(_framing._event_end))
     monkeypatch.setattr(_sse, "starts_values", counting(_sse.starts_values))  # (the framer's and the events')
     head = b"HTTP/1.1 200 OK\r\n" + b"x-header: value\r\n" * 2000 + b"\r\n"
     pretty = b"{" + b" " * 30_000 + b"\n" + b'"id": "c", "choices": []}'

@@ -27,7 +27,7 @@ from .._sse import SNIFF_LIMIT, sniff
 from ..errors import ValidationError
 from ..events import Reducer
 from ..providers import NAMES, get
-from ..providers._stream import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
+from ..providers._builder import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from ._io import (
     EXIT_INVALID,
     EXIT_OK,

@@ -21,19 +21,10 @@ from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBloc
 from agentmsg.message import Msg
 
 from . import _format as F
+from ._builder import StreamBuilder, as_list, as_object, safe_int, usage_dict
 from ._common import media_kind
 from ._format import Context, FormatOptions, FormattedRequest
-from ._stream import (
-    BaseStreamParser,
-    StreamBuilder,
-    as_list,
-    as_object,
-    read_response,
-    response_message,
-    run_parser,
-    safe_int,
-    usage_dict,
-)
+from ._stream import BaseStreamParser, read_response, response_message, run_parser
 from ._tools import anthropic_tool_choice, anthropic_tools, normalize_tool_choice, normalize_tools
 from ._turns import TurnWalk
 

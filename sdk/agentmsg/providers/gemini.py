@@ -21,19 +21,11 @@ from agentmsg import Msg
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
 from . import _format as F
+from ._builder import StreamBuilder, base64_source, safe_int, usage_dict
 from ._common import media_kind
 from ._format import Context, FormatOptions, FormattedRequest
-from ._stream import (
-    BaseStreamParser,
-    StreamBuilder,
-    base64_source,
-    json_fragment_writer,
-    read_response,
-    response_message,
-    run_parser,
-    safe_int,
-    usage_dict,
-)
+from ._partial_json import json_fragment_writer
+from ._stream import BaseStreamParser, read_response, response_message, run_parser
 from ._tools import gemini_tool_config, gemini_tools, normalize_tool_choice, normalize_tools
 from ._turns import TurnWalk
 

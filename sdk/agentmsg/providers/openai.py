@@ -22,19 +22,11 @@ from agentmsg.blocks import ImageBlock
 from agentmsg.message import Msg
 
 from . import _format as F
+from ._builder import StreamBuilder, as_list, as_object, usage_dict
 from ._chat import ChatWalk, copy_hints
 from ._common import AUDIO_FORMATS, media_kind
 from ._format import Context, FormatOptions, FormattedRequest
-from ._stream import (
-    BaseStreamParser,
-    StreamBuilder,
-    as_list,
-    as_object,
-    read_response,
-    response_message,
-    run_parser,
-    usage_dict,
-)
+from ._stream import BaseStreamParser, read_response, response_message, run_parser
 from ._tools import normalize_tool_choice, normalize_tools, openai_tool_choice, openai_tools
 
 __all__ = [

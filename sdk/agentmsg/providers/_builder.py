@@ -1,0 +1,652 @@
+"""The AgentEvents of one provider response: :class:`StreamBuilder`, which every provider parser drives.
+
+A provider parser (``providers/<provider>.py``, section ``# ---- stream``) reads the provider's payloads
+and calls a :class:`StreamBuilder`, which writes AgentEvent dicts valid against
+``schemas/agent-event.schema.json``; the one :class:`agentmsg.Reducer` folds them into the message. No
+provider keeps an accumulator of its own: the builder only remembers which blocks and calls are open.
+
+What the events of one provider response look like (one *choice* / candidate)::
+
+    AGENT_START (replyId = the provider's response id, name)
+    MODEL_CALL_START (modelName)
+      THINKING_BLOCK_* / TEXT_BLOCK_* / TOOL_CALL_*   blocks in the order they started
+      CUSTOM agentmsg.error        a provider error mid-stream, or a stream cut short (then:)
+      REQUEST_STOP                 generateReason when it is not MODEL_STOP (TOOL_CALLS, INTERRUPTED),
+                                   ``reason`` = the provider's finish reason or the error message
+    MODEL_CALL_END (usage)
+    AGENT_END
+
+Choices other than the first (OpenAI ``n > 1``, Gemini ``candidateCount``) carry ``source: "choice/<i>"``
+on every event, so ``reduce_events(events)`` is choice 0 and ``reduce_events(events, source="choice/1")``
+is choice 1.
+
+A non-streaming response is written through a builder too, as the events its stream would give
+(:func:`agentmsg.providers._stream.read_response`).
+
+The helpers at the end read provider payload values into event values (counts, usage, base64 sources).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from .._json import json_type
+from ..errors import Problem
+
+__all__ = [
+    "ERROR_EVENT",
+    "NOT_KEPT_EVENT",
+    "PROBLEM_EVENT",
+    "StreamBuilder",
+    "as_list",
+    "as_object",
+    "base64_source",
+    "safe_int",
+    "usage_dict",
+]
+
+ERROR_EVENT = "agentmsg.error"  # CUSTOM event name: a provider error or a cut stream
+PROBLEM_EVENT = "agentmsg.problem"  # CUSTOM event name: a payload that could not be read (skipped)
+NOT_KEPT_EVENT = "agentmsg.not-kept"  # CUSTOM event name: provider data the message has no place for
+
+
+class _Call:
+    __slots__ = ("args", "id", "name", "open", "started")
+
+    def __init__(self, call_id: str, name: str | None) -> None:
+        self.id = call_id
+        self.name = name
+        self.open = True
+        self.started = False
+        self.args = False  # whether an argument delta was emitted
+
+
+class _Choice:
+    """What the builder remembers of one choice: its open blocks and calls (no content)."""
+
+    __slots__ = (
+        "blocks",
+        "calls",
+        "calls_by_id",
+        "done",
+        "error",
+        "finish",
+        "minted",
+        "normal",
+        "reason",
+        "reply_id",
+        "source",
+        "started",
+        "waiting",
+    )
+
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+        self.started = False
+        self.reply_id = ""
+        self.blocks: dict[str, tuple[str, str]] = {}  # slot -> (kind, blockId), open blocks
+        self.calls: dict[Any, _Call] = {}  # key (index / slot) -> call
+        self.calls_by_id: dict[str, _Call] = {}
+        self.waiting: list[_Call] = []  # calls not started yet, in the order they appeared
+        self.finish: str | None = None  # the provider's finish reason
+        self.normal = False  # the finish reason is a plain stop
+        self.minted = 0  # tool call ids minted so far
+        self.reason: str | None = None  # generate reason when not MODEL_STOP
+        self.error: dict[str, Any] | None = None
+        self.done = False
+
+
+_SECOND: tuple[int, str] = (-1, "")  # the last second formatted, shared by every builder
+
+
+def _now() -> str:
+    """createdAt now (RFC 3339 UTC, microseconds); the date-time part is formatted once per second."""
+    global _SECOND
+    secs, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    second = _SECOND
+    if second[0] != secs:  # (one tuple: threads never pair one second's date with another's)
+        second = _SECOND = (secs, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)))
+    return f"{second[1]}.{micros:06d}Z"
+
+
+class StreamBuilder:
+    """Writes the AgentEvents of one provider response; provider stream parsers drive it.
+
+    ``provider`` goes into thinking blocks' provenance (``provider``, ``model``). ``name`` is the reply's
+    agent name (the message's ``name``). ``reply_id`` overrides the provider's response id as the message
+    id. ``id_factory`` / ``clock`` make event ids and createdAt deterministic. ``started_at``
+    (``time.monotonic()`` when the request was sent) adds the call's wall-clock ``time`` to the usage.
+    ``agent_events=False`` leaves out AGENT_START/AGENT_END (for an agent loop that frames its own reply).
+
+    Events accumulate in :attr:`events`; :meth:`drain` hands them over.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        *,
+        name: str | None = None,
+        reply_id: str | None = None,
+        id_factory: Callable[[], str] | None = None,
+        clock: Callable[[], str] | None = None,
+        started_at: float | None = None,
+        agent_events: bool = True,
+    ) -> None:
+        self.provider = provider
+        self.name = name
+        #: The provider names every call with an id, possibly after its name (OpenAI's family): a call waits
+        #: for its id before it starts, so an id that comes late is the call's own (as the official
+        #: accumulator merges it), not a new call's; a call that never gets one starts, with a derived id,
+        #: when it ends. Otherwise (Gemini: no ids) a call starts as soon as it has its name.
+        self.ids_expected = False
+        self.model: str | None = None
+        self.response_id: str | None = reply_id
+        self._fixed_id = reply_id is not None
+        self.events: list[dict[str, Any]] = []
+        self.problems: list[Problem] = []
+        self.not_kept_notes: list[Problem] = []  # provider data not kept (see not_kept)
+        self._not_kept_keys: set[str] = set()
+        self.usage: dict[str, Any] | None = None  # see usage_later: the last one may wait in _later
+        self._later: tuple[Callable[[Any], dict[str, Any] | None], Any] | None = None
+        self.errors: list[dict[str, Any]] = []  # the errors reported (error events' values)
+        self.started_at = started_at
+        self.agent_events = agent_events
+        self.closed = False
+        if id_factory is None:
+            prefix = os.urandom(11).hex()
+            counter = iter(range(1 << 62))
+
+            def id_factory() -> str:
+                return f"{prefix}{next(counter):010x}"  # 32 hex characters, like Java's ids
+
+        self._new_id: Callable[[], str] = id_factory
+        self._now = clock or _now
+        self._stamp = self._now()
+        self._choices: dict[int, _Choice] = {}
+        self._blocks = 0
+        self._pending: dict[int, list[str]] = {}  # argument fragments of calls not started yet
+        self._signatures: dict[int, str] = {}  # thought signatures of calls not started yet
+        self._whole_signatures: dict[str, str] = {}  # blockId -> its whole signature, sent when it ends
+
+    # ---- plumbing -------------------------------------------------------------------------------
+
+    def drain(self) -> list[dict[str, Any]]:
+        out = self.events
+        self.events = []
+        return out
+
+    def tick(self) -> None:
+        """Take the time: the events built until the next tick share it as createdAt (a parser ticks once
+        per chunk of the body it is fed: the events of one network read were created together)."""
+        self._stamp = self._now()
+
+    def _ev(self, c: _Choice, type_: str, **fields: Any) -> dict[str, Any]:
+        e: dict[str, Any] = {"type": type_, "id": self._new_id(), "createdAt": self._stamp}
+        if c.source is not None:
+            e["source"] = c.source
+        e.update(fields)
+        self.events.append(e)
+        return e
+
+    def identify(self, response_id: Any = None, model: Any = None) -> None:
+        """The provider's response id (the message id) and model, as soon as a payload names them."""
+        if not self._fixed_id and self.response_id is None and isinstance(response_id, str) and response_id:
+            self.response_id = response_id
+        if self.model is None and isinstance(model, str) and model:
+            self.model = model
+
+    def choice(self, index: int = 0) -> _Choice:
+        """The state of choice ``index``, opened (AGENT_START, MODEL_CALL_START) on first use."""
+        c = self._choices.get(index)
+        if c is not None and c.started:
+            return c
+        if c is None:
+            c = self._choices[index] = _Choice(None if index == 0 else f"choice/{index}")
+        if self.response_id is None:
+            self.response_id = uuid.uuid4().hex  # none from the provider: unique (two replies never share one)
+        c.reply_id = self.response_id if index == 0 else f"{self.response_id}-{index}"
+        c.started = True
+        if self.agent_events:
+            start: dict[str, Any] = {"replyId": c.reply_id}
+            if self.name is not None:
+                start["name"] = self.name
+            self._ev(c, "AGENT_START", **start, role="assistant")
+        if self.model is not None:
+            self._ev(c, "MODEL_CALL_START", replyId=c.reply_id, modelName=self.model)
+        else:
+            self._ev(c, "MODEL_CALL_START", replyId=c.reply_id)
+        return c
+
+    # ---- blocks ---------------------------------------------------------------------------------
+
+    def _open(self, c: _Choice, slot: str, kind: str) -> str:
+        block = c.blocks.get(slot)
+        if block is not None:
+            if block[0] == kind:
+                return block[1]
+            self.end_block(slot, c)
+        self._blocks += 1
+        block_id = f"{kind}-{self._blocks}"
+        c.blocks[slot] = (kind, block_id)
+        if kind == "thinking":
+            extra: dict[str, Any] = {"provider": self.provider}
+            if self.model is not None:
+                extra["model"] = self.model
+            self._ev(c, "THINKING_BLOCK_START", replyId=c.reply_id, blockId=block_id, **extra)
+        else:
+            self._ev(c, "TEXT_BLOCK_START", replyId=c.reply_id, blockId=block_id)
+        return block_id
+
+    def text(self, delta: str, *, choice: int = 0, slot: str = "text") -> None:
+        """A text fragment for the text block in ``slot`` (opened on first use)."""
+        if not delta:
+            return  # an empty fragment opens no block (no empty text blocks)
+        if type(delta) is not str:
+            self._not_text("a text fragment", delta)
+            return
+        c = self._choices.get(choice)
+        if c is None or not c.started:
+            c = self.choice(choice)
+        block = c.blocks.get(slot)
+        block_id = block[1] if block is not None and block[0] == "text" else self._open(c, slot, "text")
+        e = {
+            "type": "TEXT_BLOCK_DELTA",
+            "id": self._new_id(),
+            "createdAt": self._stamp,
+            "replyId": c.reply_id,
+            "blockId": block_id,
+            "delta": delta,
+        }
+        if c.source is not None:
+            e["source"] = c.source
+        self.events.append(e)
+
+    def thinking(
+        self,
+        delta: str,
+        *,
+        choice: int = 0,
+        slot: str = "thinking",
+        signature: str | None = None,
+        redacted: str | None = None,
+    ) -> None:
+        """A reasoning fragment (and/or a signature or redacted-data fragment) for the thinking block in ``slot``."""
+        if not (delta or signature or redacted):
+            return
+        if not (_text_or_none(delta) and _text_or_none(signature) and _text_or_none(redacted)):
+            self._not_text("a thinking fragment, signature or redacted data", delta, signature, redacted)
+            return
+        c = self.choice(choice)
+        block = c.blocks.get(slot)
+        block_id = block[1] if block is not None and block[0] == "thinking" else self._open(c, slot, "thinking")
+        e = self._ev(c, "THINKING_BLOCK_DELTA", replyId=c.reply_id, blockId=block_id, delta=delta)
+        if signature:
+            e["signature"] = signature
+        if redacted:
+            e["redactedData"] = redacted
+
+    def signature(self, value: str, *, choice: int = 0, slot: str = "thinking") -> None:
+        """The *whole* signature of the thinking block in ``slot`` (opened on first use), where the provider
+        sends it as one value that a later one replaces (Anthropic's ``signature_delta``): held, the last
+        one winning, and emitted once as a signature-only delta when the block ends. (``thinking(...,
+        signature=)`` is for signature *fragments*, which the reducer concatenates.)"""
+        if not value:
+            return
+        if type(value) is not str:
+            self._not_text("a signature", value)
+            return
+        c = self.choice(choice)
+        block = c.blocks.get(slot)
+        block_id = block[1] if block is not None and block[0] == "thinking" else self._open(c, slot, "thinking")
+        self._whole_signatures[block_id] = value
+
+    def media(self, block: dict[str, Any], *, choice: int = 0) -> None:
+        """A whole media block of the reply (an image the model made, say: a ``data`` block, see
+        ``schemas/content-block.schema.json``), in its place among the blocks: the open text and thinking
+        blocks end first, then DATA_BLOCK_START carrying the block and its DATA_BLOCK_END."""
+        c = self.choice(choice)
+        for slot in list(c.blocks):
+            self.end_block(slot, c)
+        self._blocks += 1
+        block_id = f"data-{self._blocks}"
+        self._ev(c, "DATA_BLOCK_START", replyId=c.reply_id, blockId=block_id, block=block)
+        self._ev(c, "DATA_BLOCK_END", replyId=c.reply_id, blockId=block_id)
+
+    def opened(self) -> bool:
+        """Whether a choice has started (its AGENT_START and MODEL_CALL_START emitted)."""
+        return bool(self._choices)
+
+    def end_block(self, slot: str, c: _Choice | int = 0) -> None:
+        if isinstance(c, int):
+            c = self._choices.get(c)  # type: ignore[assignment]
+            if c is None:
+                return
+        assert isinstance(c, _Choice)
+        block = c.blocks.pop(slot, None)
+        if block is None:
+            return
+        kind, block_id = block
+        signature = self._whole_signatures.pop(block_id, None)
+        if signature is not None:
+            self._ev(c, "THINKING_BLOCK_DELTA", replyId=c.reply_id, blockId=block_id, delta="", signature=signature)
+        self._ev(
+            c, "THINKING_BLOCK_END" if kind == "thinking" else "TEXT_BLOCK_END", replyId=c.reply_id, blockId=block_id
+        )
+
+    # ---- tool calls -----------------------------------------------------------------------------
+
+    def tool_call(
+        self,
+        key: Any,
+        *,
+        choice: int = 0,
+        call_id: str | None = None,
+        name: str | None = None,
+        arguments: str | None = None,
+        thought_signature: str | None = None,
+    ) -> None:
+        """One fragment of a tool call addressed by ``key`` (the provider's index or block slot).
+
+        A fragment with an id other than the open call's at that key starts a new call (providers that
+        reuse an index for parallel calls); a name is set once, never appended. Calls start in the order
+        they appeared, each once it has its name (and, where :attr:`ids_expected`, its id; the id then is
+        the provider's, or one derived when the provider gave none): a call whose name comes after its id,
+        or its id after its name, or either after a later call's first fragment, keeps its name, its id and
+        its place. Fragments that come before are held until it starts, or until the call (or the stream)
+        ends."""
+        if not (
+            _text_or_none(call_id)
+            and _text_or_none(name)
+            and _text_or_none(arguments)
+            and _text_or_none(thought_signature)
+        ):
+            self._not_text(
+                "a tool call's id, name, arguments or thought signature", call_id, name, arguments, thought_signature
+            )
+            return
+        c = self.choice(choice)
+        call = c.calls.get(key)
+        if call_id and call is not None and call.id != call_id and not call.id.startswith("\x00"):
+            self._end_call(c, call)
+            call = None
+        if call is None or not call.open:
+            if call_id and call_id in c.calls_by_id and c.calls_by_id[call_id].open:
+                call = c.calls_by_id[call_id]  # the same call under another key
+            else:
+                call = _Call(call_id or f"\x00{key}", name or None)
+                c.calls[key] = call
+                c.waiting.append(call)
+                self._pending[id(call)] = []
+        elif call.id.startswith("\x00") and call_id:
+            call.id = call_id  # an id that arrives late
+        if name and not call.name:
+            call.name = name
+        if thought_signature:
+            self._signatures[id(call)] = thought_signature
+        if not call.started and self._ready(call):
+            self._start_ready(c)
+        if arguments:
+            if call.started:
+                self._ev(c, "TOOL_CALL_DELTA", replyId=c.reply_id, toolCallId=call.id, delta=arguments)
+                call.args = True
+            else:
+                self._pending[id(call)].append(arguments)
+
+    def _ready(self, call: _Call) -> bool:
+        """A waiting call can start: it has its name (and its id, see :attr:`ids_expected`)."""
+        return bool(call.name) and not (self.ids_expected and call.id.startswith("\x00"))
+
+    def _start_ready(self, c: _Choice) -> None:
+        """Start the waiting calls that are ready (:meth:`_ready`), in order, up to the first that is not."""
+        while c.waiting and self._ready(c.waiting[0]):
+            self._start_call(c, c.waiting.pop(0))
+
+    def _start_call(self, c: _Choice, call: _Call) -> None:
+        if call.id.startswith("\x00"):
+            # No id from the provider (Gemini, some compatible servers): one derived from the response id
+            # and the call's place, so a reply parsed twice, streamed or whole, gets the same ids.
+            c.minted += 1
+            seed = f"{self.response_id}/{c.source}/{c.minted}".encode()
+            call.id = f"call_{hashlib.blake2b(seed, digest_size=12).hexdigest()}"
+        for slot in [s for s, b in c.blocks.items() if b[0] == "thinking"]:
+            self.end_block(slot, c)  # reasoning is over once the model calls a tool
+        call.started = True
+        c.calls_by_id[call.id] = call
+        fields: dict[str, Any] = {"replyId": c.reply_id, "toolCallId": call.id, "toolCallName": call.name or ""}
+        sig = self._signatures.pop(id(call), None)
+        if sig:
+            fields["thoughtSignature"] = sig
+        self._ev(c, "TOOL_CALL_START", **fields)
+        pending = self._pending.pop(id(call), None)
+        if pending:
+            self._ev(c, "TOOL_CALL_DELTA", replyId=c.reply_id, toolCallId=call.id, delta="".join(pending))
+            call.args = True
+
+    def end_tool_call(self, key: Any, *, choice: int = 0, default_arguments: str | None = None) -> None:
+        """The call at ``key`` is complete. ``default_arguments`` is what the provider gave as the call's
+        arguments before any delta (Anthropic's ``input`` on content_block_start), emitted when no delta came."""
+        c = self._choices.get(choice)
+        call = c.calls.get(key) if c is not None else None
+        if c is None or call is None or not call.open:
+            return
+        if default_arguments is not None and not call.args and not self._pending.get(id(call)):
+            self.tool_call(key, choice=choice, arguments=default_arguments)
+        self._end_call(c, call)
+
+    def _end_call(self, c: _Choice, call: _Call) -> None:
+        if not call.started:  # it starts as it is, and so do the calls before it
+            while c.waiting:
+                first = c.waiting.pop(0)
+                self._start_call(c, first)
+                if first is call:
+                    break
+            self._start_ready(c)
+        if call.open:
+            call.open = False
+            self._ev(c, "TOOL_CALL_END", replyId=c.reply_id, toolCallId=call.id, toolCallName=call.name or "")
+
+    def open_call(self, key: Any, *, choice: int = 0) -> bool:
+        c = self._choices.get(choice)
+        call = c.calls.get(key) if c is not None else None
+        return call is not None and call.open
+
+    # ---- end of a response ----------------------------------------------------------------------
+
+    def set_usage(self, usage: dict[str, Any] | None) -> None:
+        """The response's usage so far (providers send cumulative usage: the last one wins)."""
+        if usage:
+            self.usage = usage
+            self._later = None
+
+    def usage_later(self, convert: Callable[[Any], dict[str, Any] | None], raw: Any, input_key: str) -> None:
+        """The provider's cumulative usage ``raw`` of this chunk, converted by ``convert`` only if it is
+        still the last when the reply ends (Gemini and DashScope send it with every chunk: converting each
+        would cost more than the chunk's text). That is when its input count (``raw[input_key]``) is a
+        token count, so that ``convert(raw)`` cannot be empty; otherwise it is converted now, and kept only
+        if it is not empty, as :meth:`set_usage` keeps it. Either way the last non-empty usage wins."""
+        n = raw.get(input_key) if isinstance(raw, dict) else None
+        if type(n) is int and n >= 0:
+            self._later = (convert, raw)
+        else:
+            self.set_usage(convert(raw))
+
+    def _settle_usage(self) -> None:
+        later = self._later
+        if later is not None:
+            self._later = None
+            self.set_usage(later[0](later[1]))
+
+    def finish(self, choice: int, finish_reason: Any, *, tool_calls: bool = False, normal: bool = False) -> None:
+        """The provider's finish reason for a choice. ``tool_calls``: the reason says the model called
+        tools; ``normal``: a plain stop, which means TOOL_CALLS too when the choice holds tool calls
+        (Gemini has no tool finish reason; some compatible providers say ``stop``). Anything else
+        (length, content filter, refusal, ...) keeps MODEL_STOP."""
+        c = self.choice(choice)
+        c.finish = finish_reason if isinstance(finish_reason, str) else "stop"
+        c.normal = normal
+        if tool_calls and c.reason is None:
+            c.reason = "TOOL_CALLS"
+
+    def finished(self) -> bool:
+        """True when every choice seen has its finish reason."""
+        return bool(self._choices) and all(c.finish is not None or c.error for c in self._choices.values())
+
+    def error(self, message: str, *, kind: str = "provider_error", choice: int | None = None, **info: Any) -> None:
+        """A provider error in the middle of the stream (or a cut stream): every open choice ends interrupted,
+        keeping what it received. ``info`` (e.g. ``status``, ``code``) goes into the error event."""
+        value = {"type": kind, "message": message, "provider": self.provider}
+        value.update((k, v) for k, v in info.items() if v is not None)
+        self.errors.append(value)
+        targets = [choice] if choice is not None else (list(self._choices) or [0])
+        for index in targets:
+            c = self.choice(index)
+            if c.done or c.error is not None:
+                continue
+            c.error = value
+            self._ev(c, "CUSTOM", name=ERROR_EVENT, value=value)
+            c.reason = "INTERRUPTED"
+            c.finish = None
+
+    def _not_text(self, what: str, *values: Any) -> None:
+        bad = next((v for v in values if v and type(v) is not str), None)
+        self.problem("type", f"{what} is not a string (a JSON {json_type(bad)}): skipped")
+
+    def not_kept(self, key: str, message: str, choice: int = 0) -> None:
+        """Provider data the message has no place for (citations, log probabilities, grounding): said once
+        per ``key`` and reply, in :attr:`not_kept_notes` and as a CUSTOM ``agentmsg.not-kept`` event, not
+        dropped silently. Unlike a problem, the input was fine: nothing about the reply is wrong."""
+        if key in self._not_kept_keys:
+            return
+        self._not_kept_keys.add(key)
+        self.not_kept_notes.append(Problem("", "not-kept", message))
+        c = self.choice(choice)
+        self._ev(c, "CUSTOM", name=NOT_KEPT_EVENT, value={"rule": "not-kept", "message": message})
+
+    def problem(self, rule: str, message: str) -> None:
+        """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped."""
+        self.problems.append(Problem("", rule, message))
+        c = self.choice(0)
+        self._ev(c, "CUSTOM", name=PROBLEM_EVENT, value={"rule": rule, "message": message})
+
+    def close(self) -> None:
+        """End of the response: close every open block and call, then each choice's terminal events. A
+        choice without a finish reason (the stream stopped early) ends INTERRUPTED with an error event."""
+        if self.closed:
+            return
+        self.closed = True
+        if not self._choices:
+            self.choice(0)
+        for index in sorted(self._choices):
+            c = self._choices[index]
+            if c.done:
+                continue
+            if c.finish is None and c.error is None:
+                self.error(
+                    "the stream ended before the provider finished the reply", kind="incomplete_stream", choice=index
+                )
+            self._close_choice(c, usage=index == 0)
+
+    def _close_choice(self, c: _Choice, usage: bool) -> None:
+        for slot in list(c.blocks):
+            self.end_block(slot, c)
+        for call in list(c.calls.values()):
+            if call.open:
+                self._end_call(c, call)
+        if c.reason is None and c.normal and c.calls_by_id:
+            c.reason = "TOOL_CALLS"
+        if c.reason is not None:
+            reason = c.error["message"] if c.error is not None else (c.finish or "")
+            self._ev(c, "REQUEST_STOP", reason=str(reason), generateReason=c.reason)
+        end: dict[str, Any] = {"replyId": c.reply_id}
+        if usage:
+            u = self.usage_event()
+            if u is not None:
+                end["usage"] = u
+        meta = {}
+        if c.finish is not None:
+            meta["finishReason"] = c.finish
+        if self.model is not None:
+            meta["model"] = self.model
+        if meta:
+            end["metadata"] = meta
+        self._ev(c, "MODEL_CALL_END", **end)
+        if self.agent_events:
+            self._ev(c, "AGENT_END", replyId=c.reply_id)
+        c.done = True
+
+    def usage_event(self) -> dict[str, Any] | None:
+        self._settle_usage()
+        usage = self.usage
+        if usage is None and self.started_at is None:
+            return None
+        out = dict(usage or {})
+        if self.started_at is not None:
+            out["time"] = round(max(0.0, time.monotonic() - self.started_at), 6)
+        return out
+
+
+# ---- provider payload values -------------------------------------------------------------------------
+
+
+def _text_or_none(value: Any) -> bool:
+    """A string field of a payload that may be absent (None, or empty)."""
+    return not value or type(value) is str
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")  # the source schema's pattern for base64 data
+
+
+def base64_source(media_type: Any, data: Any) -> dict[str, Any] | None:
+    """A base64 source (``schemas/source.schema.json``) for media a reply carries inline, or None when
+    ``data`` is not standard base64 text (a MIME type missing is ``application/octet-stream``)."""
+    if not isinstance(data, str) or not _BASE64.fullmatch(data):
+        return None
+    mime = media_type if isinstance(media_type, str) and media_type else "application/octet-stream"
+    return {"type": "base64", "media_type": mime, "data": data}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty one (payload fields of unexpected types)."""
+    return value if isinstance(value, list) else []
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (payload fields of unexpected types)."""
+    return value if isinstance(value, dict) else {}
+
+
+def safe_int(value: Any) -> int | None:
+    """A token count as the usage schema wants it (a non-negative int), or None; counts saturate at Java's
+    long maximum, as the reducer's sums do."""
+    if type(value) is int and value >= 0:
+        return min(value, _LONG_MAX)
+    if type(value) is float and value >= 0 and value.is_integer():
+        return min(int(value), _LONG_MAX)
+    return None
+
+
+_LONG_MAX = 2**63 - 1
+
+
+def usage_dict(input_tokens: Any, output_tokens: Any, cached: Any = None, total: Any = None) -> dict[str, Any] | None:
+    """A ChatUsage dict from provider counts (only the counts given; totalTokens = input + output)."""
+    out: dict[str, Any] = {}
+    i, o, c = safe_int(input_tokens), safe_int(output_tokens), safe_int(cached)  # sums of counts, too
+    if i is not None:
+        out["inputTokens"] = i
+    if o is not None:
+        out["outputTokens"] = o
+    if c is not None:
+        out["cachedTokens"] = c
+    t = safe_int(total)
+    if i is not None and o is not None:
+        out["totalTokens"] = min(i + o, _LONG_MAX)
+    elif t is not None:
+        out["totalTokens"] = t
+    return out or None

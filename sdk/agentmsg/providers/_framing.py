@@ -1,0 +1,192 @@
+"""Provider bodies -> payloads: :class:`Framer` turns raw bytes into payloads through the one SSE decoder
+(:class:`agentmsg._sse.SSEDecoder`), or reads JSON lines when the body is not SSE (a body that does not
+start with an SSE field or comment: DashScope's SDK-printed streams, logs, an error page), or JSON values
+one after another (a JSON array of chunks, pretty-printed payloads).
+:class:`~agentmsg.providers._stream.BaseStreamParser` reads each payload it gives."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .._limits import limits
+from .._lines import LineSplitter, Run
+from .._sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, _event_end
+from .._values import ValueSplitter
+from ..errors import Problem
+
+__all__ = ["TRAILING", "Framer", "as_chunks"]
+
+
+def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | str]:
+    """A whole body or an iterable of chunks, as an iterable of chunks."""
+    if isinstance(chunks, (bytes, bytearray, str)):
+        return (chunks,)
+    return chunks
+
+
+_BOM = b"\xef\xbb\xbf"
+_BLANK = b" \t\r\n"
+_HTTP = b"HTTP/"  # a captured response's status line starts so (curl -i)
+#: A payload read at the end of a body without its terminator (SSE: the blank line; JSON lines: the newline).
+#: Bodies saved from docs and logs often lack it, so the payload is still taken when it is whole JSON.
+TRAILING = Problem("", "incomplete", "the stream ended inside this payload (no end of event or line after it)")
+
+
+class Framer:
+    """Raw body chunks -> payloads (:class:`agentmsg._sse.SSEEvent`: event name, data text, problem): SSE
+    through :class:`SSEDecoder`, or JSON lines (the one line splitter, :class:`agentmsg._lines.LineSplitter`)
+    when the body does not start as SSE does (:func:`agentmsg._sse.sniff`, as for agent event streams: a
+    body that is neither, an HTML error page say, is then reported line by line, not skipped as SSE), or
+    JSON values one after another (:class:`agentmsg._values.ValueSplitter`) when it starts with ``[`` (a
+    JSON array of payloads: Gemini without ``alt=sse``, a saved list of chunks) or with ``{`` alone on its
+    first line (pretty-printed payloads).
+
+    Nothing is changed or dropped silently: ``problem`` is the decoder's (rule ``utf-8``: invalid UTF-8
+    replaced by U+FFFD, the data otherwise whole; ``max-line-bytes`` / ``max-event-bytes``: a line or
+    event over ``limits.max_event_bytes`` was dropped, ``data`` is empty) or :data:`TRAILING` for the last
+    payload of a body that ended inside it. The SSE ``data: [DONE]`` sentinel is passed on as ``"[DONE]"``.
+    Time is linear in the body, whatever the chunking; memory holds one line or event."""
+
+    __slots__ = ("_decoder", "_format", "_head", "_lines", "_mode", "_scanned", "_values", "notes")
+
+    def __init__(self) -> None:
+        self._mode: str | None = None  # "sse" | "jsonl" | "values", decided by the body's first bytes
+        self._format: FormatSniffer | None = FormatSniffer()  # (None once decided)
+        self._decoder = JSONDataDecoder()  # data as bytes, for BaseStreamParser._data
+        self._lines: LineSplitter | None = None  # made when the body is JSON lines
+        self._values: ValueSplitter | None = None  # made when the body is JSON values
+        self._head: bytearray | None = bytearray()  # the body's start while it may be an HTTP head (None: past it)
+        self._scanned = 0  # bytes of the held head with no blank line in them
+        #: What was left out that is not the reply's: the status lines of a captured response (``curl -i``),
+        #: for the parser to say (:meth:`BaseStreamParser.feed`).
+        self.notes: list[str] = []
+
+    def feed(self, chunk: bytes | str) -> list[SSEEvent]:
+        if isinstance(chunk, str):
+            chunk = chunk.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8: reported
+        if self._head is not None:
+            chunk = self._past_http_head(chunk)
+            if self._head is not None:
+                return []
+        if self._mode is None:
+            chunk = self._decide(chunk)
+            if self._mode is None:
+                return []
+        if self._mode == "sse":
+            return self._decoder.feed(chunk)
+        if self._values is not None:
+            return self._value_payloads(self._values.feed(chunk), trailing=False)
+        assert self._lines is not None
+        return self._payloads(self._lines.feed(chunk), trailing=False)
+
+    def _past_http_head(self, chunk: bytes) -> bytes:
+        """A body saved with its HTTP response head (``curl -i``: a status line, headers, a blank line; an
+        interim ``100 Continue`` head before it): the heads are left out and their status lines noted; then
+        the rest of the body. Other bodies are given back as they are, with no copy. A head is held until its
+        blank line (each byte looked at once), at most 64 KiB: without a blank line by then, it is no head."""
+        head = self._head
+        assert head is not None
+        if not head and chunk[: len(_HTTP)] != _HTTP[: len(chunk)]:
+            self._head = None  # the usual case: no HTTP head
+            return chunk
+        head += chunk
+        while True:
+            if head[: len(_HTTP)] != _HTTP[: len(head)]:
+                self._head = None
+                return bytes(head)
+            if len(head) < len(_HTTP):
+                return b""  # maybe "HTTP/" cut across chunks: wait
+            start = max(0, self._scanned - 3)  # (a blank line may straddle the last chunk's end)
+            end = _event_end(bytes(head[start:]))
+            if end < 0:
+                self._scanned = len(head)
+                if len(head) <= SNIFF_LIMIT:
+                    return b""  # the head goes on in the next chunk
+                self._head = None  # no blank line in 64 KiB: no HTTP head after all
+                return bytes(head)
+            end += start
+            status = bytes(head[: head.find(b"\n")]).strip().decode("utf-8", "replace")[:200]
+            self.notes.append(f"the body starts with an HTTP response head ({status!r}): left out")
+            del head[:end]
+            self._scanned = 0
+
+    def _decide(self, chunk: bytes) -> bytes:
+        """Read the body's first bytes until they tell its format (:class:`agentmsg._sse.FormatSniffer`, as
+        ``reduce_stream`` tells them); then the bytes to parse."""
+        assert self._format is not None
+        kind = self._format.feed(chunk)
+        return b"" if kind is None else self._begin(kind)
+
+    def _begin(self, kind: str) -> bytes:
+        """Read the body as ``kind`` from now on; the bytes read so far, to parse (a BOM left out for JSON lines
+        and values; the SSE decoder handles its own)."""
+        assert self._format is not None
+        head = self._format.head
+        self._format = None  # the head is handed over: not held twice
+        self._mode = kind
+        if kind == "sse":
+            return head
+        if kind == "values":
+            self._values = ValueSplitter(limits.max_event_bytes)
+        else:
+            self._lines = LineSplitter(limits.max_event_bytes)
+        return head.removeprefix(_BOM)
+
+    def close(self) -> list[SSEEvent]:
+        """End of the body: a last payload not followed by its terminator, with :data:`TRAILING` (or the
+        decoder's own problem)."""
+        if self._head:  # the body ended inside what may be an HTTP head: read as a body after all
+            held, self._head = bytes(self._head), None
+            return self.feed(held) + self.close()
+        self._head = None
+        first: list[SSEEvent] = []
+        if self._mode is None:  # the body ended before it told its format (blanks, or "{" and blanks): lines
+            head = self._begin("jsonl")
+            assert self._lines is not None
+            first = self._payloads(self._lines.feed(head), trailing=False)
+        if self._values is not None:
+            return self._value_payloads(self._values.close(), trailing=True)
+        if self._lines is not None:
+            return first + self._payloads(self._lines.close(), trailing=True)
+        # A last event without its blank line: dispatched (the spec discards it; saved bodies lack it).
+        out = self._decoder.feed(b"\n\n")
+        for e in out:
+            e.problem = e.problem or TRAILING
+        return out
+
+    def _value_payloads(self, items: list[tuple[bytes, bool] | None], trailing: bool) -> list[SSEEvent]:
+        # text between values that is no value is read, and reported, as a payload that is not JSON
+        out = [_dropped("value") if item is None else _payload(item[0], "value") for item in items]
+        return _trailing(out) if trailing else out
+
+    def _payloads(self, runs: list[Run | None], trailing: bool) -> list[SSEEvent]:
+        out: list[SSEEvent] = []
+        for run in runs:
+            if run is None:
+                out.append(_dropped("line"))
+                continue
+            data, start, end = run
+            out.extend(_payload(line, "line") for line in data[start:end].split(b"\n") if line.strip(_BLANK))
+        return _trailing(out) if trailing else out
+
+
+def _payload(data: bytes, what: str) -> SSEEvent:
+    """A JSON line's or value's payload: its text (invalid UTF-8 replaced by U+FFFD and said, rule ``utf-8``)."""
+    try:
+        return SSEEvent(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a {what}) replaced by U+FFFD")
+        return SSEEvent(data.decode("utf-8", "replace"), problem=problem)
+
+
+def _dropped(what: str) -> SSEEvent:
+    """The empty payload said in place of a line or value over ``limits.max_event_bytes``."""
+    limit = limits.max_event_bytes
+    return SSEEvent("", problem=Problem("", "max-event-bytes", f"a {what} longer than {limit} bytes: dropped"))
+
+
+def _trailing(out: list[SSEEvent]) -> list[SSEEvent]:
+    """The payloads read at the end of a body: the last one lacked its terminator (:data:`TRAILING`)."""
+    if out and out[-1].problem is None:
+        out[-1].problem = TRAILING
+    return out
