@@ -974,3 +974,107 @@ def test_gemini_finish_message_is_said_with_its_text() -> None:
     assert custom(events) == [("agentmsg.not-kept", "not-kept")]
     response = gemini.parse_response(orjson.dumps(chunk))
     assert response.text_content == "Let me check."
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        b"data: keep-alive\n\n",  # not JSON
+        b'data: "ping"\n\n',  # JSON, not an object
+        b"data: \n\n",  # empty
+    ],
+)
+def test_a_problem_before_the_first_payload_keeps_the_providers_id_and_model(first: bytes) -> None:
+    """A payload that cannot be read before the one that names the reply is said inside the reply, once it
+    has opened with the provider's id and model (it used to open the reply itself, with a random id)."""
+    events = list(openai.parse_stream(first + sse(chunk({"content": "Hi"}, finish="stop"))))
+    msg = reduce_ok(events)
+    assert msg.id == "chatcmpl-x" and msg.text_content == "Hi"
+    assert events[1]["type"] == "MODEL_CALL_START" and events[1]["modelName"] == "m"
+    assert [e["name"] for e in events if e["type"] == "CUSTOM"] == ["agentmsg.problem"]
+    # the same for a lone surrogate escape or invalid UTF-8 in the first payload itself
+    body = sse(b'{"id": "chatcmpl-y", "model": "m", "choices": [{"index": 0, "delta": {"content": "a\\ud83d"}}]}')
+    assert reduce_ok(list(openai.parse_stream(body))).id == "chatcmpl-y"
+    bad = orjson.dumps(chunk({"content": "H\x00i"}, finish="stop")).replace(b"\\u0000", b"\xff")
+    parser = openai.StreamParser()
+    events = parser.feed(sse(bad)) + parser.close()
+    assert reduce_ok(events).id == "chatcmpl-x" and [p.rule for p in parser.problems] == ["utf-8"]
+
+
+def test_a_note_said_of_a_choice_that_has_nothing_else_opens_it() -> None:
+    """What is said of a choice (its log probabilities) before it has content is held until it opens; a
+    choice that never has any opens at the end to say it."""
+    logprobs = {"content": [{"token": "x", "logprob": -0.1, "bytes": [120], "top_logprobs": []}]}
+    c1 = {**chunk({}, index=1), "choices": [{"index": 1, "delta": {}, "logprobs": logprobs, "finish_reason": "stop"}]}
+    events = list(openai.parse_stream(sse(chunk({"content": "a"}, finish="stop"), c1)))
+    assert reduce_ok(events).text_content == "a"
+    second = reduce_events(events, source="choice/1")
+    assert len(second) == 1 and second[0].content == []
+    notes = [e for e in events if e["type"] == "CUSTOM"]
+    assert len(notes) == 1 and notes[0]["source"] == "choice/1" and notes[0]["name"] == "agentmsg.not-kept"
+
+
+def test_openai_fields_of_the_wrong_type_are_said_and_the_rest_kept() -> None:
+    """A field whose JSON type the provider never sends is left out with a problem (rule ``type``), never
+    dropped silently; the rest of the payload is kept."""
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"content": 5}, "a message's content is not a string (a JSON number)"),
+        ({"refusal": ["no"]}, "a refusal is not a string (a JSON array)"),
+        ({"reasoning_content": 1}, "reasoning_content is not a string (a JSON number)"),
+        ({"tool_calls": {"0": 1}}, "tool_calls is a JSON object, not an array"),
+        ({"function_call": "f"}, "function_call is a JSON string, not an object"),
+        ({"tool_calls": [tc(0, "c1", ["f"], "{}")]}, "a tool call's name is not a string (a JSON array)"),
+        ({"tool_calls": [tc(0, 7, "f", "{}")]}, "a tool call's id is not a string (a JSON number)"),
+    ]
+    for delta, said in cases:
+        parser = openai.StreamParser()
+        body = sse(chunk({"content": "ok"}), chunk(delta), chunk({"content": "!"}, finish="stop"))
+        events = parser.feed(body) + parser.close()
+        msg = reduce_ok(events)
+        assert msg.text_content == "ok!", delta
+        assert [str(p) for p in parser.problems] == [f"{said}: left out [type]"], delta
+    # the rest of a call whose id has the wrong type is kept (its arguments, its name)
+    parser = openai.StreamParser()
+    events = parser.feed(sse(chunk({"tool_calls": [tc(0, 7, "f", '{"a": 1}')]}, finish="tool_calls"))) + parser.close()
+    assert [(n, i) for _, n, i in calls(reduce_ok(events))] == [("f", {"a": 1})]
+    # a finish reason or a delta of the wrong type
+    for bad_choice, said in (
+        ({"index": 0, "delta": {"content": "x"}, "finish_reason": 3}, "finish_reason is not a string (a JSON number)"),
+        ({"index": 0, "delta": "x", "finish_reason": "stop"}, "a choice's delta is a JSON string, not an object"),
+    ):
+        parser = openai.StreamParser()
+        events = parser.feed(sse({**chunk(), "choices": [bad_choice]})) + parser.close()
+        assert said in str(parser.problems[0]), bad_choice
+
+
+def test_a_tool_name_that_a_later_fragment_changes_is_said() -> None:
+    """A call's name is set once (providers repeat it on every fragment); a later fragment with another name
+    (a name split in two) is said once, not appended silently."""
+    parser = openai.StreamParser()
+    body = sse(
+        chunk({"tool_calls": [tc(0, "c1", "get_", "{")]}),
+        chunk({"tool_calls": [tc(0, None, "weather", "}")]}),
+        chunk({"tool_calls": [tc(0, None, "more", "")]}),
+        chunk({"tool_calls": [tc(0, "c1", "get_", "")]}, finish="tool_calls"),
+    )
+    events = parser.feed(body) + parser.close()
+    assert [(n, i) for _, n, i in calls(reduce_ok(events))] == [("get_", {})]
+    assert [p.rule for p in parser.problems] == ["name"]
+    assert "'weather', not 'get_'" in parser.problems[0].message
+
+
+def test_done_without_a_finish_reason_says_the_reply_may_be_incomplete() -> None:
+    """[DONE] (or Anthropic's message_stop) before any finish reason: the reply ends INTERRUPTED (nothing says
+    it is whole), and the error says the provider ended the stream, not that the stream was cut."""
+    events = list(openai.parse_stream(sse(chunk({"content": "Hi"}))))
+    msg = reduce_ok(events)
+    assert msg.text_content == "Hi" and msg.generate_reason == "INTERRUPTED"
+    errors = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.error"]
+    assert errors == ["the provider ended the stream without a finish reason: the reply may be incomplete"]
+    cut = list(openai.parse_stream(sse(chunk({"content": "Hi"}), done=False)))
+    assert [e["value"]["message"] for e in cut if e["type"] == "CUSTOM"] == [
+        "the stream ended before the provider finished the reply"
+    ]
+    body = ev("message_start", message={"id": "msg_1", "model": "claude", "usage": {}}) + ev("message_stop")
+    events = list(anthropic.parse_stream(body))
+    assert "without a finish reason" in next(e for e in events if e["type"] == "CUSTOM")["value"]["message"]

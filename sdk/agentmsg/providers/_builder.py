@@ -173,6 +173,10 @@ class StreamBuilder:
         self._pending: dict[int, list[str]] = {}  # argument fragments of calls not started yet
         self._signatures: dict[int, str] = {}  # thought signatures of calls not started yet
         self._whole_signatures: dict[str, str] = {}  # blockId -> its whole signature, sent when it ends
+        #: CUSTOM events (problems, notes) said before their choice opened: held until it opens, so that a
+        #: problem with the first payload does not open the reply before a later payload names it (id, model)
+        self._held: list[tuple[int, str, dict[str, Any]]] = []
+        self._renamed: set[int] = set()  # calls (id()) a differing later name was said of
 
     # ---- plumbing -------------------------------------------------------------------------------
 
@@ -221,7 +225,22 @@ class StreamBuilder:
             self._ev(c, "MODEL_CALL_START", replyId=c.reply_id, modelName=self.model)
         else:
             self._ev(c, "MODEL_CALL_START", replyId=c.reply_id)
+        if self._held:
+            held, self._held = self._held, []
+            for at, name, value in held:
+                if at == index:
+                    self._ev(c, "CUSTOM", name=name, value=value)
+                else:
+                    self._held.append((at, name, value))
         return c
+
+    def _say(self, index: int, name: str, value: dict[str, Any]) -> None:
+        """A CUSTOM event of choice ``index``; held until the choice opens (see :attr:`_held`)."""
+        c = self._choices.get(index)
+        if c is None or not c.started:
+            self._held.append((index, name, value))
+            return
+        self._ev(c, "CUSTOM", name=name, value=value)
 
     # ---- blocks ---------------------------------------------------------------------------------
 
@@ -387,6 +406,13 @@ class StreamBuilder:
             call.id = call_id  # an id that arrives late
         if name and not call.name:
             call.name = name
+        elif name and name != call.name and id(call) not in self._renamed:
+            self._renamed.add(id(call))  # said once per call
+            self.problem(
+                "name",
+                f"a later fragment names a tool call {name[:80]!r}, not {str(call.name)[:80]!r}: left out (a call's"
+                " name is set once)",
+            )
         if thought_signature:
             self._signatures[id(call)] = thought_signature
         if not call.started and self._ready(call):
@@ -513,6 +539,14 @@ class StreamBuilder:
             c.reason = "INTERRUPTED"
             c.finish = None
 
+    def string(self, value: Any, what: str) -> str | None:
+        """A payload field that is text: ``value`` when it is a string, None when it is absent (None); any other
+        JSON value is said (problem ``type``) and left out, the rest of the payload kept."""
+        if value is None or type(value) is str:
+            return value
+        self.problem("type", f"{what} is not a string (a JSON {json_type(value)}): left out")
+        return None
+
     def _not_text(self, what: str, *values: Any) -> None:
         bad = next((v for v in values if v and type(v) is not str), None)
         self.problem("type", f"{what} is not a string (a JSON {json_type(bad)}): skipped")
@@ -525,31 +559,36 @@ class StreamBuilder:
             return
         self._not_kept_keys.add(key)
         self.not_kept_notes.append(Problem("", "not-kept", message))
-        c = self.choice(choice)
-        self._ev(c, "CUSTOM", name=NOT_KEPT_EVENT, value={"rule": "not-kept", "message": message})
+        self._say(choice, NOT_KEPT_EVENT, {"rule": "not-kept", "message": message})
 
     def problem(self, rule: str, message: str) -> None:
         """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped."""
         self.problems.append(Problem("", rule, message))
-        c = self.choice(0)
-        self._ev(c, "CUSTOM", name=PROBLEM_EVENT, value={"rule": rule, "message": message})
+        self._say(0, PROBLEM_EVENT, {"rule": rule, "message": message})
 
-    def close(self) -> None:
+    def close(self, *, ended: bool = False) -> None:
         """End of the response: close every open block and call, then each choice's terminal events. A
-        choice without a finish reason (the stream stopped early) ends INTERRUPTED with an error event."""
+        choice without a finish reason ends INTERRUPTED with an error event: the stream stopped early, or
+        (``ended``: the provider said the stream is over, ``[DONE]`` or ``message_stop``) it never said why
+        the reply ended, so it may be incomplete."""
         if self.closed:
             return
         self.closed = True
         if not self._choices:
             self.choice(0)
+        for index in sorted({at for at, _, _ in self._held}):
+            self.choice(index)  # what was said of a choice that had nothing else: it opens to say it
         for index in sorted(self._choices):
             c = self._choices[index]
             if c.done:
                 continue
             if c.finish is None and c.error is None:
-                self.error(
-                    "the stream ended before the provider finished the reply", kind="incomplete_stream", choice=index
+                why = (
+                    "the provider ended the stream without a finish reason: the reply may be incomplete"
+                    if ended
+                    else "the stream ended before the provider finished the reply"
                 )
+                self.error(why, kind="incomplete_stream", choice=index)
             self._close_choice(c, usage=index == 0)
 
     def _close_choice(self, c: _Choice, usage: bool) -> None:

@@ -156,7 +156,7 @@ class BaseStreamParser:
                 return
         if data.startswith("[DONE]"):  # as the OpenAI SDK reads it (a trailing space, say)
             self.done = True
-            self.builder.close()
+            self.builder.close(ended=True)
             return
         try:
             obj = orjson.loads(data)

@@ -460,7 +460,7 @@ class StreamParser(BaseStreamParser):
             _finish(b, delta.get("stop_reason"))
         elif kind == "message_stop":
             self.done = True
-            b.close()
+            b.close(ended=True)
         elif kind == "error":
             _error(b, obj)
         # ping and unknown event types: nothing to do

@@ -21,6 +21,7 @@ import orjson
 from agentmsg.blocks import ImageBlock
 from agentmsg.message import Msg
 
+from .._json import json_type
 from . import _format as F
 from ._builder import StreamBuilder, as_list, as_object, usage_dict
 from ._chat import ChatWalk, copy_hints
@@ -242,32 +243,36 @@ def _usage(u: Any) -> dict[str, Any] | None:
     return usage_dict(u.get("prompt_tokens"), u.get("completion_tokens"), cached, u.get("total_tokens"))
 
 
-def _text_of(content: Any) -> str:
+def _text_of(b: StreamBuilder, content: Any) -> str:
     """``content`` as a string, or the text of its parts (some compatible providers send a part list)."""
-    if isinstance(content, str):
+    if type(content) is str:
         return content
     if isinstance(content, list):
         return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return ""
+    return b.string(content, "a message's content") or ""
 
 
-def _reasoning(m: Mapping[str, Any]) -> str:
+def _reasoning(b: StreamBuilder, m: Mapping[str, Any]) -> str:
     r = m.get("reasoning_content")
-    if not isinstance(r, str) or not r:
+    if type(r) is not str or not r:
+        if r is not None and type(r) is not str:
+            b.string(r, "reasoning_content")
         r = m.get("reasoning")  # OpenRouter / vLLM spelling
-    return r if isinstance(r, str) else ""
+        if type(r) is not str:
+            return b.string(r, "reasoning") or ""
+    return r
 
 
 def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
     """One choice's message (non-streaming) or delta (streaming) into the builder."""
-    reasoning = _reasoning(m)
+    reasoning = _reasoning(b, m)
     if reasoning:
         b.thinking(reasoning, choice=i)
-    text = _text_of(m.get("content"))
+    text = _text_of(b, m.get("content"))
     if text:
         b.text(text, choice=i)
-    refusal = m.get("refusal")
-    if isinstance(refusal, str) and refusal:
+    refusal = b.string(m.get("refusal"), "a refusal")
+    if refusal:
         b.text(refusal, choice=i, slot="refusal")
     if m.get("annotations"):
         b.not_kept(
@@ -300,29 +305,34 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
             if isinstance(tc, dict):
                 index = tc.get("index")
                 entries.append((("index", index) if isinstance(index, int) else ("position", position), tc))
+    elif calls is not None:
+        b.problem("type", f"tool_calls is a JSON {json_type(calls)}, not an array: left out")
     legacy = m.get("function_call")
     if isinstance(legacy, dict):
         entries.append((("function_call",), {"function": legacy}))
+    elif legacy is not None:
+        b.problem("type", f"function_call is a JSON {json_type(legacy)}, not an object: left out")
     for key, tc in entries:
         fn = as_object(tc.get("function"))
         args = fn.get("arguments")
-        if not isinstance(args, str):
-            args = orjson.dumps(args).decode() if isinstance(args, (dict, list)) else None
+        if type(args) is not str:
+            args = orjson.dumps(args).decode() if isinstance(args, (dict, list)) else b.string(args, "arguments")
         sig = fn.get("thought_signature") or tc.get("thought_signature")
         b.tool_call(
             key,
             choice=i,
-            call_id=tc.get("id") if isinstance(tc.get("id"), str) else None,
-            name=fn.get("name") if isinstance(fn.get("name"), str) else None,
+            call_id=b.string(tc.get("id"), "a tool call's id"),
+            name=b.string(fn.get("name"), "a tool call's name"),
             arguments=args,
-            thought_signature=sig if isinstance(sig, str) else None,
+            thought_signature=b.string(sig, "a thought signature"),
         )
         if whole:
             b.end_tool_call(key, choice=i)
 
 
 def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
-    if isinstance(reason, str) and reason and reason != "null":
+    reason = b.string(reason, "finish_reason")
+    if reason and reason != "null":
         b.finish(i, reason, tool_calls=reason in _TOOL_FINISH, normal=reason == "stop")
 
 
@@ -420,7 +430,9 @@ class StreamParser(BaseStreamParser):
             if type(i) is not int:
                 i = 0
             delta = ch.get("delta")
-            if not isinstance(delta, dict):
+            if type(delta) is not dict:
+                if delta is not None:
+                    b.problem("type", f"a choice's delta is a JSON {json_type(delta)}, not an object: left out")
                 delta = as_object(ch.get("message"))
             content = delta.get("content")
             if content and type(content) is str and (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):
