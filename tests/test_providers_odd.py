@@ -981,7 +981,7 @@ def test_gemini_finish_message_is_said_with_its_text() -> None:
     [
         b"data: keep-alive\n\n",  # not JSON
         b'data: "ping"\n\n',  # JSON, not an object
-        b"data: \n\n",  # empty
+        b"data: [1]\n\n",  # an array
     ],
 )
 def test_a_problem_before_the_first_payload_keeps_the_providers_id_and_model(first: bytes) -> None:
@@ -1078,3 +1078,77 @@ def test_done_without_a_finish_reason_says_the_reply_may_be_incomplete() -> None
     body = ev("message_start", message={"id": "msg_1", "model": "claude", "usage": {}}) + ev("message_stop")
     events = list(anthropic.parse_stream(body))
     assert "without a finish reason" in next(e for e in events if e["type"] == "CUSTOM")["value"]["message"]
+
+
+def test_an_event_without_data_is_no_news_but_an_error_event_without_data_is_an_error() -> None:
+    """An SSE event whose data is empty (a ``ping`` with ``data:``, a keep-alive ``data:``) carries nothing: it is
+    skipped, as the SDKs skip it, without a problem. An ``error`` event without data still ends the reply."""
+    start = ev("message_start", message={"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}})
+    rest = [
+        ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+        ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"}),
+        ev("content_block_stop", index=0),
+        ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 1}),
+        ev("message_stop"),
+    ]
+    parser = anthropic.StreamParser()
+    events = parser.feed(b"".join([start, b"event: ping\ndata: \n\n", *rest])) + parser.close()
+    assert reduce_ok(events).text_content == "Hi" and parser.problems == []
+    assert [e for e in events if e["type"] == "CUSTOM"] == []
+    parser = openai.StreamParser()
+    events = parser.feed(b"data:\n\n" + sse(chunk({"content": "Hi"}, finish="stop"))) + parser.close()
+    assert reduce_ok(events).text_content == "Hi" and parser.problems == []
+    events = list(anthropic.parse_stream(start + b"event: error\ndata:\n\n"))
+    msg = reduce_ok(events)
+    assert msg.generate_reason == "INTERRUPTED" and msg.to_dict()["metadata"]["agentmsg_errors"][0]["message"] == (
+        "error event without data"
+    )
+
+
+def test_anthropic_how_the_reply_ended_beyond_its_reason_is_said() -> None:
+    """The stop sequence that ended the reply, stop_details and the container are said as not kept (the
+    message has no place for them), streamed and whole."""
+    start = ev("message_start", message={"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}})
+    end = ev(
+        "message_delta",
+        delta={"stop_reason": "stop_sequence", "stop_sequence": "###", "stop_details": {"type": "x"}},
+        usage={"output_tokens": 1},
+    )
+    parser = anthropic.StreamParser()
+    events = parser.feed(start + end + ev("message_stop")) + parser.close()
+    reduce_ok(events)
+    notes = [p.message for p in parser.builder.not_kept_notes]
+    assert notes == [
+        'the stop sequence that ended the reply (stop_sequence: "###") is not kept (the message has no place for it)',
+        'stop_details (why the reply stopped) (stop_details: {"type":"x"}) is not kept (the message has no place'
+        " for it)",
+    ]
+    whole = {**cited_response("msg_2"), "stop_reason": "stop_sequence", "stop_sequence": "###"}
+    whole["content"] = [{"type": "text", "text": "x"}]
+    events = anthropic.response_events(orjson.dumps({**whole, "container": {"id": "c1"}}))
+    said = [e["value"]["message"] for e in events if e["type"] == "CUSTOM"]
+    assert len(said) == 2 and said[0].startswith("the stop sequence") and said[1].startswith("the code execution")
+
+
+def test_a_tool_call_id_an_earlier_call_has_is_made_unique_and_said() -> None:
+    """Two calls with one id would be joined into one by the reducer (its rule: one id, one call), losing the
+    second's name: the second gets the id with a suffix, and that is said (problem ``id``)."""
+    start = ev("message_start", message={"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}})
+    blocks = []
+    for index, (name, args) in enumerate((("f", '{"x":1}'), ("g", '{"y":2}'))):
+        blocks += [
+            ev(
+                "content_block_start",
+                index=index,
+                content_block={"type": "tool_use", "id": "t1", "name": name, "input": {}},
+            ),
+            ev("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": args}),
+            ev("content_block_stop", index=index),
+        ]
+    end = ev("message_delta", delta={"stop_reason": "tool_use"}, usage={"output_tokens": 1}) + ev("message_stop")
+    parser = anthropic.StreamParser()
+    events = parser.feed(b"".join([start, *blocks, end])) + parser.close()
+    assert calls(reduce_ok(events)) == [("t1", "f", {"x": 1}), ("t1-2", "g", {"y": 2})]
+    assert [str(p) for p in parser.problems] == [
+        "tool call id 't1' is an earlier call's too: this call's is 't1-2' [id]"
+    ]

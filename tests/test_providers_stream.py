@@ -98,9 +98,10 @@ def test_stream_events_valid_and_reduce(path: Path) -> None:
     assert msg.content or "refusal" in path.name, "every recorded stream carries content"
     assert msg.generate_reason is not None
     assert msg.to_dict()["metadata"].get("agentscope_generate_reason") != "INTERRUPTED"
-    # no error or problem in a recorded stream; data the message has no place for is said (logprobs)
+    # no error or problem in a recorded stream; data the message has no place for is said (logprobs, the
+    # stop_details of a refusal)
     said = [e["name"] for e in events if e["type"] == "CUSTOM"]
-    assert said == (["agentmsg.not-kept"] if "logprobs" in path.name else [])
+    assert said == (["agentmsg.not-kept"] if "logprobs" in path.name or path.name == "stream_sdk_refusal.sse" else [])
     meta = msg.to_dict()["metadata"]
     assert isinstance(meta["agentmsg_finish_reason"], str)
     assert isinstance(meta.get("agentmsg_model", ""), str)  # DashScope native replies name no model

@@ -442,6 +442,12 @@ class StreamBuilder:
             call.id = f"call_{hashlib.blake2b(seed, digest_size=12).hexdigest()}"
         for slot in [s for s, b in c.blocks.items() if b[0] == "thinking"]:
             self.end_block(slot, c)  # reasoning is over once the model calls a tool
+        if call.id in c.calls_by_id:  # an earlier call's id: the reducer would join the two into one
+            taken, n = call.id, 2
+            while f"{taken}-{n}" in c.calls_by_id:
+                n += 1
+            call.id = f"{taken}-{n}"
+            self.problem("id", f"tool call id {taken[:80]!r} is an earlier call's too: this call's is {call.id[:90]!r}")
         call.started = True
         c.calls_by_id[call.id] = call
         fields: dict[str, Any] = {"replyId": c.reply_id, "toolCallId": call.id, "toolCallName": call.name or ""}

@@ -154,6 +154,8 @@ class BaseStreamParser:
             self.builder.problem(problem.rule, f"{problem.message}: {'skipped' if not data else 'payload kept'}")
             if not data:
                 return
+        if not data.strip() and event != "error":
+            return  # an event without data (a ping's `data:`): no news, as the SDKs skip it
         if data.startswith("[DONE]"):  # as the OpenAI SDK reads it (a trailing space, say)
             self.done = True
             self.builder.close(ended=True)

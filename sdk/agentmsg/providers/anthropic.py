@@ -292,6 +292,24 @@ def _finish(b: StreamBuilder, reason: Any) -> None:
         b.finish(0, reason, tool_calls=reason == "tool_use", normal=reason in _NORMAL_STOP)
 
 
+#: What a message (or its message_delta) says of how it ended, or of where it ran, that the message has no
+#: place for: said (StreamBuilder.not_kept), not dropped silently.
+_ENDING_NOT_KEPT = (
+    ("stop_sequence", "the stop sequence that ended the reply"),
+    ("stop_details", "stop_details (why the reply stopped)"),
+    ("container", "the code execution container"),
+)
+
+
+def _ending_not_kept(b: StreamBuilder, holder: Mapping[str, Any]) -> None:
+    for key, what in _ENDING_NOT_KEPT:
+        value = holder.get(key)
+        if value:
+            shown = orjson.dumps(value).decode()
+            shown = shown if len(shown) <= 200 else shown[:200] + "..."
+            b.not_kept(key, f"{what} ({key}: {shown}) is not kept (the message has no place for it)")
+
+
 def _error(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
     err = as_object(obj.get("error"))
     b.error(str(err.get("message") or err), kind=str(err.get("type") or "provider_error"))
@@ -364,6 +382,7 @@ def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[di
             if isinstance(block, dict):
                 _block(b, index, block, whole=True)
         _finish(b, obj.get("stop_reason") or "end_turn")
+        _ending_not_kept(b, obj)
     b.close()
     return b.drain()
 
@@ -454,10 +473,12 @@ class StreamParser(BaseStreamParser):
             b.identify(m.get("id"), m.get("model"))
             self._add_usage(m.get("usage"))
             b.choice(0)
+            _ending_not_kept(b, m)
         elif kind == "message_delta":
             self._add_usage(obj.get("usage"))
             delta = obj.get("delta") or {}
             _finish(b, delta.get("stop_reason"))
+            _ending_not_kept(b, delta)
         elif kind == "message_stop":
             self.done = True
             b.close(ended=True)
