@@ -1152,3 +1152,56 @@ def test_a_tool_call_id_an_earlier_call_has_is_made_unique_and_said() -> None:
     assert [str(p) for p in parser.problems] == [
         "tool call id 't1' is an earlier call's too: this call's is 't1-2' [id]"
     ]
+
+
+BIG = "123456789012345678901234567890"
+
+
+def test_an_integer_beyond_64_bits_in_tool_input_keeps_its_digits_streamed_and_whole() -> None:
+    """A tool input holding an integer beyond 64 bits (which a message cannot hold, and which orjson reads as
+    the nearest float) keeps the model's digits in the call's raw arguments text, with argumentsError and
+    ``input: {}``, whole and streamed alike, for every provider that sends arguments as JSON; the reply is
+    never rejected for it, and two calls whose numbers round to the same float keep their own digits."""
+    args = f'{{"n":{BIG},"m":[1,{{"k":-{BIG}7}}]}}'
+    other = f'{{"n":{BIG[:-1]}1}}'
+
+    def check(msg: agentmsg.Msg) -> None:
+        blocks = msg.blocks("tool_use")
+        assert [(b.input, b.content, b.metadata.get("argumentsError")) for b in blocks] == [
+            ({}, args, "arguments are not valid JSON"),
+            ({}, other, "arguments are not valid JSON"),
+        ]
+        assert msg.text_content == "calling"
+
+    parts = f'[{{"text":"calling"}},{{"functionCall":{{"name":"f","args":{args}}}}},{{"functionCall":{{"name":"g","args":{other}}}}}]'
+    gem = f'{{"candidates":[{{"content":{{"parts":{parts},"role":"model"}},"finishReason":"STOP","index":0}}],"responseId":"r","modelVersion":"g"}}'
+    check(reduce_ok(list(gemini.parse_stream(b"data: " + gem.encode() + b"\n\n"))))
+    check(gemini.parse_response(gem.encode()))
+    blocks = f'[{{"type":"text","text":"calling"}},{{"type":"tool_use","id":"t1","name":"f","input":{args}}},{{"type":"tool_use","id":"t2","name":"g","input":{other}}}]'
+    whole = f'{{"id":"msg_1","type":"message","role":"assistant","model":"c","content":{blocks},"stop_reason":"tool_use","usage":{{"input_tokens":1,"output_tokens":{BIG}}}}}'
+    msg = anthropic.parse_response(whole.encode())
+    check(msg)
+    assert msg.usage is not None and msg.usage.output_tokens == 2**63 - 1  # a count saturates
+    start = ev("message_start", message={"id": "msg_1", "model": "c", "usage": {"input_tokens": 1}})
+    text = [
+        ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+        ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "calling"}),
+        ev("content_block_stop", index=0),
+    ]
+    calls_sse = []
+    for index, (name, raw) in enumerate((("f", args), ("g", other)), start=1):
+        block = f'{{"type":"tool_use","id":"t{index}","name":"{name}","input":{raw}}}'  # input whole on the start
+        calls_sse += [
+            f'event: content_block_start\ndata: {{"type":"content_block_start","index":{index},"content_block":{block}}}\n\n'.encode(),
+            ev("content_block_stop", index=index),
+        ]
+    end = ev("message_delta", delta={"stop_reason": "tool_use"}, usage={"output_tokens": 1}) + ev("message_stop")
+    check(reduce_ok(list(anthropic.parse_stream(b"".join([start, *text, *calls_sse, end])))))
+    # OpenAI-compatible servers that send arguments as an object
+    tcs = f'[{{"index":0,"id":"c1","function":{{"name":"f","arguments":{args}}}}},{{"index":1,"id":"c2","function":{{"name":"g","arguments":{other}}}}}]'
+    oai = f'{{"id":"x","model":"m","choices":[{{"index":0,"delta":{{"content":"calling","tool_calls":{tcs}}},"finish_reason":"tool_calls"}}]}}'
+    check(reduce_ok(list(openai.parse_stream(b"data: " + oai.encode() + b"\n\ndata: [DONE]\n\n"))))
+    # anything else the codec refuses still rejects a whole reply
+    with pytest.raises(agentmsg.ValidationError) as info:
+        anthropic.parse_response(whole.replace('"calling"', '"\\ud800"').encode())
+    assert info.value.problems[0].rule == "lone-surrogate"

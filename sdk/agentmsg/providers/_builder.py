@@ -29,12 +29,16 @@ The helpers at the end read provider payload values into event values (counts, u
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
+
+import msgspec
+import orjson
 
 from .._json import json_type
 from ..errors import Problem
@@ -177,6 +181,9 @@ class StreamBuilder:
         #: problem with the first payload does not open the reply before a later payload names it (id, model)
         self._held: list[tuple[int, str, dict[str, Any]]] = []
         self._renamed: set[int] = set()  # calls (id()) a differing later name was said of
+        #: The text of the payload being read (its parser sets it): :meth:`json_text` takes numbers from it
+        self.payload: str | bytes | None = None
+        self._exact: tuple[str | bytes, Any, set[int]] | None = None  # (payload, its exact decode, nodes taken)
 
     # ---- plumbing -------------------------------------------------------------------------------
 
@@ -545,6 +552,54 @@ class StreamBuilder:
             c.reason = "INTERRUPTED"
             c.finish = None
 
+    def json_text(self, value: Any) -> str:
+        """The JSON text of a value a payload carries as JSON (a tool call's arguments object), to stream as
+        the call's arguments. orjson, which reads the payloads, reads an integer beyond 64 bits as the nearest
+        float: where ``value`` holds such a float, the value is taken again, digit for digit, from the
+        payload's text, so the arguments say what the model wrote (the reducer keeps such text raw, with
+        ``argumentsError``: a message cannot hold the number), never a rounded number."""
+        if self.payload is not None and _overflowed(value):
+            exact = self._exact_node(self.payload, value)
+            if exact is not None:
+                value = exact
+        try:
+            return orjson.dumps(value).decode()
+        except orjson.JSONEncodeError as exc:
+            if "64-bit" not in str(exc):
+                raise
+            # an integer beyond 64 bits (read exactly): the standard library writes its digits
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+    def _exact_node(self, payload: str | bytes, value: Any) -> Any:
+        """The node of the payload, decoded exactly (integers as read), that orjson read as ``value``; the
+        first such in document order not taken already (two calls with equal rounded arguments), or None."""
+        if self._exact is None or self._exact[0] is not payload:
+            try:
+                self._exact = (payload, msgspec.json.decode(payload), set())
+            except msgspec.DecodeError:
+                self._exact = (payload, None, set())
+        _, root, taken = self._exact
+        stack: list[Any] = [root]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is dict:
+                children = list(node.values())
+            elif kind is list:
+                children = list(node)
+            else:
+                continue
+            if kind is type(value) and len(node) == len(value) and id(node) not in taken:
+                try:
+                    same = orjson.loads(json.dumps(node, allow_nan=False)) == value
+                except (ValueError, RecursionError):
+                    same = False
+                if same:
+                    taken.add(id(node))
+                    return node
+            stack.extend(reversed(children))
+        return None
+
     def string(self, value: Any, what: str) -> str | None:
         """A payload field that is text: ``value`` when it is a string, None when it is absent (None); any other
         JSON value is said (problem ``type``) and left out, the rest of the payload kept."""
@@ -637,6 +692,24 @@ class StreamBuilder:
 
 
 # ---- provider payload values -------------------------------------------------------------------------
+
+_OVERFLOW = float(2**63)
+
+
+def _overflowed(value: Any) -> bool:
+    """Whether ``value`` holds a float that orjson may have read from an integer beyond 64 bits (an integral
+    float of magnitude 2**63 or more)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        kind = type(v)
+        if kind is dict:
+            stack.extend(v.values())
+        elif kind is list:
+            stack.extend(v)
+        elif kind is float and abs(v) >= _OVERFLOW and v.is_integer():
+            return True
+    return False
 
 
 def _text_or_none(value: Any) -> bool:

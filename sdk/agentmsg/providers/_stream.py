@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from .._json import json_type
+from .._json import INT_MAX, INT_MIN, check_json_value, json_type, parse_fast
 from .._json import loads as json_loads
 from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
@@ -146,7 +146,7 @@ class BaseStreamParser:
                     pass  # read again below, as text, to say why
                 else:
                     if type(obj) is dict:
-                        self._dispatch(event, obj)
+                        self._dispatch(event, obj, data)
                         return
             data = data.decode("utf-8")
         assert isinstance(data, str)  # (for the type checker)
@@ -173,7 +173,7 @@ class BaseStreamParser:
                     self.builder.problem(
                         "surrogate", "a lone UTF-16 surrogate escape (half of a character) replaced by U+FFFD"
                     )
-                    self._object(event, obj, data)
+                    self._object(event, obj, fixed)
                     return
             if "\n" in data and self._lines_of(event, data):
                 return
@@ -211,7 +211,8 @@ class BaseStreamParser:
             self._data(event, line, None)
         return True
 
-    def _dispatch(self, event: str, obj: dict[str, Any]) -> None:
+    def _dispatch(self, event: str, obj: dict[str, Any], data: str | bytes) -> None:
+        self.builder.payload = data
         try:
             self.payload(event, obj)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -221,7 +222,7 @@ class BaseStreamParser:
         if not isinstance(obj, dict):
             self.builder.problem("type", f"a payload is not a JSON object: skipped: {data[:80]!r}")
             return
-        self._dispatch(event, obj)
+        self._dispatch(event, obj, data)
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -277,7 +278,7 @@ def read_response(
     ``arrays``: a JSON array of responses is accepted too). Whatever is not such a response raises
     :class:`ValidationError`: text that is not JSON (rule ``json``, ...), a body that is not an object
     (``type``), or a shape the provider's reader cannot follow (``shape``), never a bare TypeError."""
-    obj = json_loads(body) if isinstance(body, (bytes, bytearray, memoryview, str)) else body
+    obj = _read_body(body) if isinstance(body, (bytes, bytearray, memoryview, str)) else body
     if not (isinstance(obj, Mapping) or (arrays and isinstance(obj, list))):
         raise ValidationError.single("", "type", f"{what} is a JSON object, not a JSON {json_type(obj)}")
     try:
@@ -286,6 +287,42 @@ def read_response(
         raise ValidationError.single(
             "", "shape", f"{what} has an unexpected shape ({type(exc).__name__}: {exc})"
         ) from None
+
+
+def _read_body(body: bytes | bytearray | memoryview | str) -> Any:
+    """A response body read by the codec (under the limits). An integer beyond 64 bits, which a message cannot
+    hold, does not cost the whole reply: it is read as it is, so that a tool's input keeps it in its raw
+    arguments text (``argumentsError``), as the streamed reply does; a count saturates (:func:`safe_int`).
+    Anything else the codec refuses still raises."""
+    try:
+        return json_loads(body)
+    except ValidationError as exc:
+        if any(p.rule != "integer-range" for p in exc.problems):
+            raise
+    value = parse_fast(bytes(body) if isinstance(body, (bytearray, memoryview)) else body)
+    check_json_value(_big_ints_as_zero(value))  # depth, lone surrogates: what else the codec checks
+    return value
+
+
+def _big_ints_as_zero(value: Any) -> Any:
+    """A copy of ``value`` with each integer beyond 64 bits replaced by 0 (for the codec's other checks)."""
+    out: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, out, 0)]
+    while stack:
+        node, parent, key = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            copy: Any = dict(node)
+            stack.extend((child, copy, k) for k, child in node.items())
+        elif kind is list:
+            copy = list(node)
+            stack.extend((child, copy, i) for i, child in enumerate(node))
+        elif kind is int and not INT_MIN <= node <= INT_MAX:
+            copy = 0
+        else:
+            copy = node
+        parent[key] = copy
+    return out[0]
 
 
 def response_message(events: list[dict[str, Any]], choice: int, what: str) -> Msg:

@@ -345,7 +345,7 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
     elif kind == "tool_use":
         args = None
         if whole:
-            args = orjson.dumps(block.get("input") if block.get("input") is not None else {}).decode()
+            args = b.json_text(block.get("input") if block.get("input") is not None else {})
         b.tool_call(slot, call_id=block.get("id"), name=block.get("name"), arguments=args)
         if whole:
             b.end_tool_call(slot)
@@ -453,7 +453,7 @@ class StreamParser(BaseStreamParser):
             slot = f"b{obj.get('index')}"
             if block.get("type") == "tool_use":
                 start_input = block.get("input")
-                self._inputs[slot] = orjson.dumps(start_input if start_input is not None else {}).decode()
+                self._inputs[slot] = b.json_text(start_input if start_input is not None else {})
             if _server_side(block.get("type")):
                 self._skipped.add(slot)  # its input_json_delta is no call of the client's
             self._kinds[slot] = block.get("type")

@@ -14,8 +14,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, Final
 
-import orjson
-
 from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.message import Msg
 
@@ -403,7 +401,7 @@ class _Reader:
             self.last_key[i] = key
             args = fn.get("arguments")
             if isinstance(args, (dict, list)):
-                args = orjson.dumps(args).decode()
+                args = b.json_text(args)
             name = fn.get("name")
             by_delta = isinstance(args, str) and self.incremental is not True and not whole
             b.tool_call(

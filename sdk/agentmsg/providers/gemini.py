@@ -15,8 +15,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
-import orjson
-
 from agentmsg import Msg
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
@@ -357,7 +355,7 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
             thought_signature=sig if isinstance(sig, str) else None,
         )
         if "args" in fc and fc["args"] is not None:
-            b.tool_call(key, choice=i, arguments=orjson.dumps(fc["args"]).decode())
+            b.tool_call(key, choice=i, arguments=b.json_text(fc["args"]))
         if more:
             calls.open, calls.writer = key, json_fragment_writer()
     if "partialArgs" in fc and calls.writer is not None:

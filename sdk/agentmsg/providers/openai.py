@@ -16,7 +16,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
-import orjson
 
 from agentmsg.blocks import ImageBlock
 from agentmsg.message import Msg
@@ -316,7 +315,7 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
         fn = as_object(tc.get("function"))
         args = fn.get("arguments")
         if type(args) is not str:
-            args = orjson.dumps(args).decode() if isinstance(args, (dict, list)) else b.string(args, "arguments")
+            args = b.json_text(args) if isinstance(args, (dict, list)) else b.string(args, "arguments")
         sig = fn.get("thought_signature") or tc.get("thought_signature")
         b.tool_call(
             key,
