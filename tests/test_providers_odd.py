@@ -1205,3 +1205,19 @@ def test_an_integer_beyond_64_bits_in_tool_input_keeps_its_digits_streamed_and_w
     with pytest.raises(agentmsg.ValidationError) as info:
         anthropic.parse_response(whole.replace('"calling"', '"\\ud800"').encode())
     assert info.value.problems[0].rule == "lone-surrogate"
+
+
+def test_azure_content_filter_results_are_said_as_not_kept() -> None:
+    """Azure's first chunk (no choices, empty id) carries prompt_filter_results; each choice content_filter_results.
+    Both are said once as not kept, inside the reply named by the chunks that follow."""
+    first = {"id": "", "model": "", "choices": [], "prompt_filter_results": [{"prompt_index": 0}]}
+    filt = {"hate": {"filtered": False, "severity": "safe"}}
+    c = {**chunk(), "choices": [{"index": 0, "delta": {"content": "Hi"}, "content_filter_results": filt}]}
+    parser = openai.StreamParser()
+    events = parser.feed(sse(first, c, c, chunk({}, finish="stop"))) + parser.close()
+    msg = reduce_ok(events)
+    assert msg.id == "chatcmpl-x" and msg.text_content == "HiHi" and parser.problems == []
+    assert [n.message.split(" (")[0] for n in parser.builder.not_kept_notes] == [
+        "prompt filter results",
+        "content filter results",
+    ]

@@ -291,6 +291,22 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
 def _not_kept_choice(b: StreamBuilder, i: int, ch: Mapping[str, Any]) -> None:
     if ch.get("logprobs"):
         b.not_kept(f"logprobs/{i}", "log probabilities (logprobs) are not kept (the message has no place for them)", i)
+    if ch.get("content_filter_results"):
+        b.not_kept(
+            f"content_filter_results/{i}",
+            "content filter results (Azure's content_filter_results) are not kept (the message has no place for them)",
+            i,
+        )
+
+
+def _not_kept_response(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
+    """What a chunk (or response) says beside its choices that the message has no place for. Fields that
+    describe the serving, not the reply (``created``, ``system_fingerprint``, ``service_tier``), are not said."""
+    if obj.get("prompt_filter_results"):
+        b.not_kept(
+            "prompt_filter_results",
+            "prompt filter results (Azure's prompt_filter_results) are not kept (the message has no place for them)",
+        )
 
 
 def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> None:
@@ -368,6 +384,7 @@ def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, An
         return b.drain()
     b.identify(obj.get("id"), obj.get("model"))
     b.set_usage(_usage(obj.get("usage")))
+    _not_kept_response(b, obj)
     for choice in as_list(obj.get("choices")):
         if not isinstance(choice, dict):
             continue
@@ -439,11 +456,13 @@ class StreamParser(BaseStreamParser):
             else:
                 _message(b, i, delta)
                 _tool_calls(b, i, delta, whole=False)
-            if ch.get("logprobs"):
+            if ch.get("logprobs") or ch.get("content_filter_results"):
                 _not_kept_choice(b, i, ch)
             reason = ch.get("finish_reason")
             if reason:
                 _finish(b, i, reason)
+        if "prompt_filter_results" in obj:
+            _not_kept_response(b, obj)
         if err:  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry
             _provider_error(b, err)
 
