@@ -1221,3 +1221,24 @@ def test_azure_content_filter_results_are_said_as_not_kept() -> None:
         "prompt filter results",
         "content filter results",
     ]
+
+
+def test_a_refusal_is_marked_on_the_message() -> None:
+    """The model declining (OpenAI's ``refusal``, Anthropic's ``refusal`` stop reason) reaches the message as
+    metadata ``agentmsg_refusal: true`` (its text is the reply's text), streamed and whole; an answer has none."""
+    for path in ("openai/stream_refusal.sse", "anthropic/stream_sdk_refusal.sse"):
+        mod = openai if path.startswith("openai") else anthropic
+        msg = reduce_ok(list(mod.parse_stream((FIX / path).read_bytes())))
+        assert msg.to_dict()["metadata"]["agentmsg_refusal"] is True, path
+    whole = openai.parse_response((FIX / "openai" / "chat_completion_refusal.json").read_bytes())
+    assert whole.to_dict()["metadata"]["agentmsg_refusal"] is True and whole.text_content
+    answer = openai.parse_response((FIX / "openai" / "chat_completion_text.json").read_bytes())
+    assert "agentmsg_refusal" not in answer.to_dict()["metadata"]
+    # n > 1: only the choice that refused
+    events = list(
+        openai.parse_stream(
+            sse(chunk({"refusal": "No."}, index=1, finish="stop"), chunk({"content": "Yes."}, finish="stop"))
+        )
+    )
+    assert "agentmsg_refusal" not in reduce_ok(events).to_dict()["metadata"]
+    assert reduce_events(events, source="choice/1")[0].to_dict()["metadata"]["agentmsg_refusal"] is True

@@ -2296,6 +2296,10 @@ export const schemas = {
             "description": "agentmsg: why the reply was stopped early: the last non-empty REQUEST_STOP `reason` the event reducer received (provider streams: the finish reason or the error).",
             "type": "string"
           },
+          "agentmsg_refusal": {
+            "description": "agentmsg: the model declined to answer (OpenAI's `refusal`, Anthropic's `refusal` stop reason); the reply's text says why. The event reducer sets it when a MODEL_CALL_END envelope `metadata.refusal` is true (provider stream parsers put it there).",
+            "const": true
+          },
           "agentmsg_errors": {
             "description": "agentmsg: errors reported in the reply's event stream (provider errors mid-stream, a cut stream): the `value` of every CUSTOM event named `agentmsg.error`, in order. The message still holds everything received.",
             "type": "array",

@@ -545,6 +545,10 @@ export interface MsgMetadata {
    */
   agentmsg_stop_reason?: string;
   /**
+   * agentmsg: the model declined to answer (OpenAI's `refusal`, Anthropic's `refusal` stop reason); the reply's text says why. The event reducer sets it when a MODEL_CALL_END envelope `metadata.refusal` is true (provider stream parsers put it there).
+   */
+  agentmsg_refusal?: true;
+  /**
    * agentmsg: errors reported in the reply's event stream (provider errors mid-stream, a cut stream): the `value` of every CUSTOM event named `agentmsg.error`, in order. The message still holds everything received.
    */
   agentmsg_errors?: {
@@ -569,6 +573,7 @@ export interface MsgMetadata {
     | {
         [k: string]: unknown | undefined;
       }[]
+    | true
     | string[]
     | undefined;
 }

@@ -124,6 +124,8 @@ def build(
         metadata["agentmsg_model"] = reply.model
     if reply.stop_reason is not None:
         metadata["agentmsg_stop_reason"] = reply.stop_reason
+    if reply.refusal:
+        metadata["agentmsg_refusal"] = True
     if reply.errors:
         metadata["agentmsg_errors"] = list(reply.errors)
     reason = "INTERRUPTED" if interrupted else reply.reason

@@ -187,6 +187,12 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
     model = _ending(st, e, i, "model")
     if model is not None:
         reply.model = model
+    meta = e.get("metadata")
+    refusal = meta.get("refusal") if type(meta) is dict else None
+    if refusal is True:
+        reply.refusal = True
+    elif refusal is not None:
+        st.problem(i, "/metadata/refusal", "type", f"refusal {refusal!r:.80} is not true: not taken")
     usage = e.get("usage")
     if not usage:
         return

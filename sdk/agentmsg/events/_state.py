@@ -126,6 +126,7 @@ class Reply:
         "name",
         "origin",
         "reason",
+        "refusal",
         "result",
         "routes",
         "stop_reason",
@@ -163,6 +164,7 @@ class Reply:
         self.finish_reason: str | None = None
         self.model: str | None = None
         self.stop_reason: str | None = None
+        self.refusal = False  # metadata agentmsg_refusal
         self.errors: list[dict[str, Any]] = []
         # Every event other than a plain delta came from a producer that guarantees valid events parsed
         # from JSON text (Reducer.feed_many(trusted=True)): the message may take the codec's fast path.

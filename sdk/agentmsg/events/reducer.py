@@ -24,7 +24,7 @@ Rules (``docs/events.md`` has the full list):
   wins); without it the message id is the AGENT_START replyId and the timestamp its createdAt. A reply
   nothing names gets ``"msg-" + <id (or index) of its first event>``: no random ids.
 * What the reply ended with is in metadata ``agentmsg_finish_reason``, ``agentmsg_model``,
-  ``agentmsg_stop_reason`` and ``agentmsg_errors`` (CUSTOM ``agentmsg.error`` events).
+  ``agentmsg_stop_reason``, ``agentmsg_refusal`` and ``agentmsg_errors`` (CUSTOM ``agentmsg.error`` events).
 * Duplicate events (an id among the last ``dedupe_window`` ids) are ignored.
 * A stream that ends inside a reply keeps everything received: open blocks are closed, open tool
   results get state ``interrupted`` and the message's generate reason is ``INTERRUPTED``.

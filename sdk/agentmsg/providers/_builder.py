@@ -84,6 +84,7 @@ class _Choice:
         "minted",
         "normal",
         "reason",
+        "refusal",
         "reply_id",
         "source",
         "started",
@@ -104,6 +105,7 @@ class _Choice:
         self.reason: str | None = None  # generate reason when not MODEL_STOP
         self.error: dict[str, Any] | None = None
         self.done = False
+        self.refusal = False  # the model declined (MODEL_CALL_END metadata refusal: message agentmsg_refusal)
 
 
 _SECOND: tuple[int, str] = (-1, "")  # the last second formatted, shared by every builder
@@ -532,6 +534,11 @@ class StreamBuilder:
         if tool_calls and c.reason is None:
             c.reason = "TOOL_CALLS"
 
+    def refused(self, choice: int = 0) -> None:
+        """The model declined to answer in choice ``choice`` (OpenAI's ``refusal``, Anthropic's ``refusal``
+        stop reason): its MODEL_CALL_END says so (``metadata.refusal``), the message has ``agentmsg_refusal``."""
+        self.choice(choice).refusal = True
+
     def finished(self) -> bool:
         """True when every choice seen has its finish reason."""
         return bool(self._choices) and all(c.finish is not None or c.error for c in self._choices.values())
@@ -668,11 +675,13 @@ class StreamBuilder:
             u = self.usage_event()
             if u is not None:
                 end["usage"] = u
-        meta = {}
+        meta: dict[str, Any] = {}
         if c.finish is not None:
             meta["finishReason"] = c.finish
         if self.model is not None:
             meta["model"] = self.model
+        if c.refusal:
+            meta["refusal"] = True
         if meta:
             end["metadata"] = meta
         self._ev(c, "MODEL_CALL_END", **end)

@@ -290,6 +290,8 @@ def _usage(u: Mapping[str, Any]) -> dict[str, Any] | None:
 def _finish(b: StreamBuilder, reason: Any) -> None:
     if isinstance(reason, str) and reason:
         b.finish(0, reason, tool_calls=reason == "tool_use", normal=reason in _NORMAL_STOP)
+        if reason == "refusal":
+            b.refused(0)
 
 
 #: What a message (or its message_delta) says of how it ended, or of where it ran, that the message has no

@@ -273,6 +273,7 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
     refusal = b.string(m.get("refusal"), "a refusal")
     if refusal:
         b.text(refusal, choice=i, slot="refusal")
+        b.refused(i)
     if m.get("annotations"):
         b.not_kept(
             f"annotations/{i}", "annotations (URL citations) are not kept (the message has no place for them)", i

@@ -91,6 +91,7 @@ export function build(reply: Reply, interrupted: boolean, defaultName: string | 
   if (reply.finishReason !== null) metadata.agentmsg_finish_reason = reply.finishReason;
   if (reply.model !== null) metadata.agentmsg_model = reply.model;
   if (reply.stopReason !== null) metadata.agentmsg_stop_reason = reply.stopReason;
+  if (reply.refusal) metadata.agentmsg_refusal = true;
   if (reply.errors.length) metadata.agentmsg_errors = [...reply.errors];
   const reason = interrupted ? "INTERRUPTED" : reply.reason;
   if (reason !== null) metadata.agentscope_generate_reason = reason;

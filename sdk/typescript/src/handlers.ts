@@ -159,6 +159,10 @@ function modelEnd(st: State, e: Obj, i: number): void {
   if (finishReason !== null) reply.finishReason = finishReason;
   const model = ending(st, e, i, "model");
   if (model !== null) reply.model = model;
+  const meta = e.metadata;
+  const refusal = isObject(meta) && Object.hasOwn(meta, "refusal") ? meta.refusal : null;
+  if (refusal === true) reply.refusal = true;
+  else if (refusal !== null) st.problem(i, "/metadata/refusal", "type", `refusal ${short(refusal)} is not true: not taken`);
   const usage = get(e, "usage");
   if (!truthy(usage)) return;
   if (!isObject(usage)) throw new Malformed("type", "usage is not an object");

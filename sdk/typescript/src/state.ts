@@ -116,6 +116,7 @@ export class Reply {
   finishReason: string | null = null;
   model: string | null = null;
   stopReason: string | null = null;
+  refusal = false;
   errors: Obj[] = [];
   /** The message id when the stream names none: from the opening event's id, else its index. */
   readonly fallbackId: string;
