@@ -1242,3 +1242,29 @@ def test_a_refusal_is_marked_on_the_message() -> None:
     )
     assert "agentmsg_refusal" not in reduce_ok(events).to_dict()["metadata"]
     assert reduce_events(events, source="choice/1")[0].to_dict()["metadata"]["agentmsg_refusal"] is True
+
+
+def test_exact_digits_for_many_calls_in_one_payload_take_linear_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact decode of a payload is walked once for all its calls (it went on from the last call found),
+    not once per call: 2,000 calls with integers beyond 64 bits in one chunk keep their digits, with a number
+    of comparisons proportional to the calls (it was quadratic)."""
+    import json
+
+    from agentmsg.providers import _builder
+
+    compared = [0]
+    real = json.dumps
+
+    class CountingJson:
+        @staticmethod
+        def dumps(*args: Any, **kwargs: Any) -> str:
+            compared[0] += 1
+            return real(*args, **kwargs)
+
+    monkeypatch.setattr(_builder, "json", CountingJson)
+    n = 2000
+    parts = ",".join(f'{{"functionCall":{{"name":"f","args":{{"n":{BIG}{k}}}}}}}' for k in range(n))
+    gem = f'{{"candidates":[{{"content":{{"parts":[{parts}],"role":"model"}},"finishReason":"STOP","index":0}}],"responseId":"r"}}'
+    msg = reduce_ok(list(gemini.parse_stream(b"data: " + gem.encode() + b"\n\n")))
+    assert [b.content for b in msg.blocks("tool_use")] == [f'{{"n":{BIG}{k}}}' for k in range(n)]
+    assert compared[0] <= 4 * n

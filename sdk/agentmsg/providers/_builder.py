@@ -185,7 +185,7 @@ class StreamBuilder:
         self._renamed: set[int] = set()  # calls (id()) a differing later name was said of
         #: The text of the payload being read (its parser sets it): :meth:`json_text` takes numbers from it
         self.payload: str | bytes | None = None
-        self._exact: tuple[str | bytes, Any, set[int]] | None = None  # (payload, its exact decode, nodes taken)
+        self._exact: tuple[str | bytes, list[Any]] | None = None  # (payload, the walk of its exact decode)
 
     # ---- plumbing -------------------------------------------------------------------------------
 
@@ -578,33 +578,34 @@ class StreamBuilder:
             return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
     def _exact_node(self, payload: str | bytes, value: Any) -> Any:
-        """The node of the payload, decoded exactly (integers as read), that orjson read as ``value``; the
-        first such in document order not taken already (two calls with equal rounded arguments), or None."""
+        """The node of the payload, decoded exactly (integers as read), that orjson read as ``value``: the next
+        such in document order (the payload's calls are read in that order, so the walk goes on from the last
+        one found: each node is looked at once per payload, and two calls whose numbers round alike keep their
+        own digits), or None."""
         if self._exact is None or self._exact[0] is not payload:
             try:
-                self._exact = (payload, msgspec.json.decode(payload), set())
+                root = msgspec.json.decode(payload)
             except msgspec.DecodeError:
-                self._exact = (payload, None, set())
-        _, root, taken = self._exact
-        stack: list[Any] = [root]
+                root = None
+            self._exact = (payload, [root])
+        stack = self._exact[1]
         while stack:
             node = stack.pop()
             kind = type(node)
             if kind is dict:
-                children = list(node.values())
+                stack.extend(reversed(list(node.values())))
             elif kind is list:
-                children = list(node)
+                stack.extend(reversed(node))
             else:
                 continue
-            if kind is type(value) and len(node) == len(value) and id(node) not in taken:
+            if kind is type(value) and len(node) == len(value):
                 try:
                     same = orjson.loads(json.dumps(node, allow_nan=False)) == value
                 except (ValueError, RecursionError):
                     same = False
                 if same:
-                    taken.add(id(node))
+                    # its children are still on the stack: a call's arguments never hold another call's
                     return node
-            stack.extend(reversed(children))
         return None
 
     def string(self, value: Any, what: str) -> str | None:
