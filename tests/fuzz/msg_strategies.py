@@ -122,6 +122,7 @@ MSG_METADATA_VALUES: dict[str, Any] = {
     "agentmsg_finish_reason": short,
     "agentmsg_model": short,
     "agentmsg_stop_reason": short,
+    "agentmsg_refusal": st.just(True),
     "agentmsg_errors": st.lists(st.dictionaries(short, json_value, max_size=2), max_size=2),
     "agentmsg_reduce_errors": st.lists(short, max_size=3),
 }
