@@ -334,3 +334,116 @@ def test_async_disconnect(server: ReplayServer) -> None:
 
     partial = asyncio.run(main())
     assert partial.generate_reason.value == "INTERRUPTED" and partial.blocks("tool_use")
+
+
+# ---- what a demanding caller runs into (each was a bug) -------------------------------------------------
+
+
+@pytest.mark.parametrize("stop_at", ["MODEL_CALL_END", "AGENT_END"])
+def test_leaving_on_the_closing_events_keeps_the_whole_reply(server: ReplayServer, stop_at: str) -> None:
+    """A caller that stops once it sees the reply end (Gemini and DashScope send no end signal: their
+    closing events come after the body) gets the whole message, not None; sync and async."""
+    body = (FIX / "gemini/stream_text.sse").read_bytes()
+    server.add("/v1beta/models/g:streamGenerateContent", Reply(body=body, sse=True), Reply(body=body, sse=True))
+    request = FormattedRequest(body={}, path="/v1beta/models/g:streamGenerateContent", stream=True, model="g")
+    c = Client("gemini", base_url=server.url, api_key="k")
+    with c.send_stream(request) as stream:
+        for event in stream:
+            if event["type"] == stop_at:
+                break
+    assert stream.message is not None and content(stream.message) == content(expected(body, gemini_mod))
+    assert stream.message.generate_reason == "MODEL_STOP"
+
+    async def run() -> agentmsg.Msg | None:
+        async with AsyncClient("gemini", base_url=server.url, api_key="k") as ac:
+            async with ac.send_stream(request) as astream:
+                async for event in astream:
+                    if event["type"] == stop_at:
+                        break
+            return astream.message
+
+    msg = asyncio.run(run())
+    assert msg is not None and content(msg) == content(expected(body, gemini_mod))
+
+
+def test_a_gzipped_stream_and_a_mock_transport(server: ReplayServer) -> None:
+    """The stream is read content-decoded (a gzipping proxy: it was fed compressed, and lost whole), and a
+    body httpx has read already (a mock transport) streams too (it raised httpx.StreamConsumed)."""
+    import gzip
+
+    import httpx
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
+        return httpx.Response(200, content=gzip.compress(TEXT_SSE), headers=headers)
+
+    c = OpenAIClient(api_key="k", model="m", http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    with c.stream(CONVO) as stream:
+        list(stream)
+    assert stream.message is not None and content(stream.message) == content(expected(TEXT_SSE))
+
+    async def run() -> agentmsg.Msg | None:
+        transport = httpx.MockTransport(handler)
+        ac = AsyncOpenAIClient(api_key="k", model="m", http_client=httpx.AsyncClient(transport=transport))
+        async with ac.stream(CONVO) as astream:
+            async for _ in astream:
+                pass
+        return astream.message
+
+    msg = asyncio.run(run())
+    assert msg is not None and content(msg) == content(expected(TEXT_SSE))
+
+
+def test_headers_replace_whatever_their_case_and_big_integers_are_sent(server: ReplayServer) -> None:
+    """headers= replaces a header the client sets, whatever the case of its name (it added a second one); a
+    tool schema with an integer beyond 64 bits is sent as the formatter writes it (it raised TypeError)."""
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True))
+    c = client(server, headers={"Authorization": "Bearer other", "Content-Type": "application/json; x=1"})
+    tool = {"name": "f", "parameters": {"type": "object", "properties": {"n": {"maximum": 2**70}}}}
+    with c.stream(CONVO, tools=[tool]) as stream:
+        list(stream)
+    sent = server.requests[-1]
+    names = [k.lower() for k in sent.headers]
+    assert names.count("authorization") == 1 and names.count("content-type") == 1
+    got = {k.lower(): v for k, v in sent.headers.items()}
+    assert got["authorization"] == "Bearer other" and got["content-type"] == "application/json; x=1"
+    assert str(2**70).encode() in sent.body
+
+
+def test_a_2xx_body_that_is_not_the_reply_raises_a_provider_error(server: ReplayServer) -> None:
+    """call() on a 200 that is an HTML page or empty raises BrokenStreamError (a ProviderError) with the
+    status, the request id and the body, not a bare ValidationError; a 200 error body names the provider's
+    message and request id; a broken stream carries the response's status and request id."""
+    server.add("/chat/completions", Reply(200, b"<html>proxy</html>", headers={"x-request-id": "req-1"}))
+    with pytest.raises(BrokenStreamError) as info:
+        client(server).call(CONVO)
+    assert (info.value.status_code, info.value.request_id, info.value.body) == (200, "req-1", "<html>proxy</html>")
+    assert isinstance(info.value.__cause__, agentmsg.ValidationError)
+    server.add("/chat/completions", Reply.json({"error": {"message": "quota"}, "request_id": "req-2"}))
+    with pytest.raises(BrokenStreamError) as info:
+        client(server).call(CONVO)
+    assert (info.value.message, info.value.request_id) == ("quota", "req-2")
+    server.add("/chat/completions", Reply(body=TEXT_SSE[:300], sse=True, headers={"x-request-id": "req-3"}))
+    with pytest.raises(BrokenStreamError) as info:
+        list(client(server).stream(CONVO))
+    assert (info.value.status_code, info.value.request_id) == (200, "req-3") and info.value.partial is not None
+
+
+def test_bad_configuration_is_said_before_anything_is_sent(server: ReplayServer) -> None:
+    """An API key no HTTP header can carry (a non-breaking space pasted with it, a line break) is an
+    AuthenticationError, not a UnicodeEncodeError or a retried connection failure; a base_url that is no
+    http(s) URL is refused when the client is made; an async stream closed before it starts sends nothing."""
+    for key in ("sk-abc\xa0", "sk-abc\nX: 1"):
+        with pytest.raises(AuthenticationError, match="cannot carry"):
+            OpenAIClient(base_url=server.url, api_key=key, model="m").call(CONVO)
+    assert server.requests == []
+    for url in ("localhost:9", "http://[::1", "ftp://example.com"):
+        with pytest.raises(ValueError, match="base_url"):
+            OpenAIClient(base_url=url, api_key="k")
+
+    async def closed_first() -> list[Any]:
+        stream = AsyncOpenAIClient(base_url=server.url, api_key="k", model="m").stream(CONVO)
+        await stream.aclose()
+        return [e async for e in stream]
+
+    assert asyncio.run(closed_first()) == [] and server.requests == []

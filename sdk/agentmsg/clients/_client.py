@@ -16,7 +16,7 @@ import attrs
 import httpx
 import orjson
 
-from agentmsg import Msg, Reducer, providers
+from agentmsg import Msg, Reducer, ValidationError, providers
 
 from ._errors import (
     APIConnectionError,
@@ -73,6 +73,7 @@ SPECS: dict[str, ProviderSpec] = {
 }
 
 _RETRY_STATUS = frozenset({408, 409, 429})
+DEFAULT_TIMEOUT = httpx.Timeout(60.0)  # seconds, for the client's own http_client
 
 
 def _provider_message(body: bytes) -> tuple[str, Any, str | None]:
@@ -97,6 +98,12 @@ def _provider_message(body: bytes) -> tuple[str, Any, str | None]:
         rid = parsed.get("request_id") or parsed.get("requestId")
         request_id = rid if isinstance(rid, str) else None
     return (str(message) if message else body.decode("utf-8", "replace")[:500]), parsed, request_id
+
+
+def _request_id(headers: httpx.Headers) -> str | None:
+    """The provider's request id from response headers (OpenAI, Anthropic, DashScope name it so)."""
+    value = headers.get("x-request-id") or headers.get("request-id") or headers.get("x-dashscope-request-id")
+    return str(value) if value else None
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
@@ -131,7 +138,7 @@ class _Base:
         model: str | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
-        timeout: float | httpx.Timeout = 60.0,
+        timeout: float | httpx.Timeout | None = None,
         max_retries: int = 2,
         backoff: float = 0.5,
         max_retry_after: float = 60.0,
@@ -149,7 +156,16 @@ class _Base:
             api_key if api_key is not None else next((os.environ[e] for e in self.spec.env if os.environ.get(e)), None)
         )
         self.base_url = (base_url or self.spec.base_url).rstrip("/")
-        self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        try:
+            url = httpx.URL(self.base_url)
+        except httpx.InvalidURL as exc:
+            raise ValueError(f"base_url {base_url!r} is not a URL: {exc}") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"base_url {base_url!r} is not an http:// or https:// URL")
+        #: None: the http_client's own timeout (60 s for the client's own http_client)
+        self.timeout: httpx.Timeout | None = (
+            timeout if isinstance(timeout, httpx.Timeout) or timeout is None else httpx.Timeout(timeout)
+        )
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_retry_after = max_retry_after
@@ -184,6 +200,10 @@ class _Base:
             **kwargs,
         )
 
+    @property
+    def _timeout(self) -> Any:
+        return self.timeout if self.timeout is not None else httpx.USE_CLIENT_DEFAULT
+
     def _url(self, request: Any) -> str:
         path = str(request.path or "")
         if "{model}" in path:
@@ -195,17 +215,24 @@ class _Base:
             raise AuthenticationError(
                 f"no API key: pass api_key= or set {' or '.join(self.spec.env)}", provider=self.provider
             )
+        if not (self.api_key.isascii() and self.api_key.isprintable()):
+            raise AuthenticationError(
+                "the API key holds a character an HTTP header cannot carry (a non-breaking space, a line"
+                " break?): check api_key= or the environment variable",
+                provider=self.provider,
+            )
+        # Header names are case-insensitive: each layer replaces a header of the one before, whatever its case.
         h = {
             "content-type": "application/json",
             "accept": "text/event-stream" if request.stream else "application/json",
         }
-        h.update(self.spec.headers)
-        h.update(request.headers or {})
+        h.update((k.lower(), v) for k, v in self.spec.headers.items())
+        h.update((k.lower(), v) for k, v in (request.headers or {}).items())
         if self.spec.auth == "bearer":
             h["authorization"] = f"Bearer {self.api_key}"
         else:
-            h[self.spec.auth] = self.api_key
-        h.update(self.extra_headers)
+            h[self.spec.auth.lower()] = self.api_key
+        h.update((k.lower(), v) for k, v in self.extra_headers.items())
         return h
 
     def _options(self, started_at: float) -> dict[str, Any]:
@@ -225,7 +252,7 @@ class _Base:
 
     def _error(self, status: int, body: bytes, headers: httpx.Headers) -> ProviderError:
         message, parsed, request_id = _provider_message(body)
-        request_id = request_id or headers.get("x-request-id") or headers.get("request-id")
+        request_id = request_id or _request_id(headers)
         cls: type[ProviderError]
         if status in (401, 403):
             cls = AuthenticationError
@@ -265,7 +292,13 @@ class _Base:
         return status in _RETRY_STATUS or status >= 500
 
     def _broken(self, message: str, stream: Any) -> BrokenStreamError:
-        return BrokenStreamError(message, provider=self.provider, partial=stream.message)
+        return BrokenStreamError(
+            message,
+            provider=self.provider,
+            partial=stream.message,
+            status_code=stream.status_code,
+            request_id=stream.request_id,
+        )
 
 
 # ---- the event streams -------------------------------------------------------------------------------
@@ -280,6 +313,12 @@ class _StreamState:
         self._message: Msg | None = None
         self.error: str | None = None
         self._closing: list[dict[str, Any]] = []
+        self.status_code: int | None = None  # the response's, once it came
+        self.request_id: str | None = None  # the provider's request id (response header), once it came
+
+    def _responded(self, response: httpx.Response) -> None:
+        self.status_code = response.status_code
+        self.request_id = _request_id(response.headers)
 
     @property
     def diagnostics(self) -> tuple[Any, ...]:
@@ -309,8 +348,8 @@ class _StreamState:
     def _read_failed(parser: Any, exc: httpx.HTTPError) -> list[dict[str, Any]]:
         """The closing events of a stream whose body broke (read timeout or disconnect)."""
         if isinstance(exc, httpx.TimeoutException):
-            return parser.error(f"no data within the read timeout ({exc})", kind="timeout")  # type: ignore[no-any-return]
-        return parser.error(f"the connection broke: {exc}", kind="disconnect")  # type: ignore[no-any-return]
+            return parser.error(f"no data within the read timeout ({_reason(exc)})", kind="timeout")  # type: ignore[no-any-return]
+        return parser.error(f"the connection broke: {_reason(exc)}", kind="disconnect")  # type: ignore[no-any-return]
 
     def _cancelled(self, parser: Any) -> None:
         """The caller left (or cancelled) the stream: the message ends INTERRUPTED with what arrived."""
@@ -327,8 +366,9 @@ class _StreamState:
 
 class EventStream(_StreamState):
     """A streaming call: iterate it for AgentEvents as they arrive; ``message`` is the reduced Msg,
-    ``request`` / ``diagnostics`` what the formatter built. Leaving early (``break``, ``close()``)
-    cancels the call: the message keeps what arrived and is marked INTERRUPTED. A stream that breaks
+    ``request`` / ``diagnostics`` what the formatter built. Leaving early inside ``with`` (or calling
+    ``close()``) cancels the call: the message keeps what arrived and is marked INTERRUPTED (a loop left
+    without either keeps the connection until the stream is collected). A stream that breaks
     (disconnect, read timeout, provider error mid-stream) yields its closing events, then raises
     :class:`BrokenStreamError` whose ``partial`` is that message (``raise_on_error=False``: no raise)."""
 
@@ -364,11 +404,12 @@ class EventStream(_StreamState):
     def _run(self) -> Generator[dict[str, Any], None, None]:
         started = time.monotonic()
         response = self._client._send(self.request)
+        self._responded(response)
         parser = self.client.parser(self.request, started)
         closing: list[dict[str, Any]] = []
         try:
             try:
-                for chunk in response.iter_raw():
+                for chunk in response.iter_bytes():  # content-decoded (a gzipped stream)
                     events = parser.feed(chunk)
                     if events:
                         self._feed(events)
@@ -383,7 +424,11 @@ class EventStream(_StreamState):
             response.close()
         self._closing = closing
         self._feed(closing)
-        yield from closing
+        try:
+            yield from closing
+        except (GeneratorExit, KeyboardInterrupt):  # the caller left during the closing events: all arrived
+            self._end(parser)
+            raise
         self._closed(parser)
 
 
@@ -408,8 +453,11 @@ class AsyncEventStream(_StreamState):
         await self.aclose()
 
     async def aclose(self) -> None:
+        """Cancel (or finish) the call; the message is final afterwards."""
         if self._gen is not None:
             await self._gen.aclose()
+        else:
+            self._gen = _nothing()  # never started: nothing was sent
 
     async def until_done(self) -> Msg:
         async for _ in self:
@@ -420,11 +468,12 @@ class AsyncEventStream(_StreamState):
     async def _run(self) -> AsyncGenerator[dict[str, Any], None]:
         started = time.monotonic()
         response = await self._client._send(self.request)
+        self._responded(response)
         parser = self.client.parser(self.request, started)
         closing: list[dict[str, Any]] = []
         try:
             try:
-                async for chunk in response.aiter_raw():
+                async for chunk in response.aiter_bytes():  # content-decoded (a gzipped stream)
                     events = parser.feed(chunk)
                     if events:
                         self._feed(events)
@@ -440,9 +489,18 @@ class AsyncEventStream(_StreamState):
             await response.aclose()
         self._closing = closing
         self._feed(closing)
-        for e in closing:
-            yield e
+        try:
+            for e in closing:
+                yield e
+        except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt):  # left during the closing events
+            self._end(parser)
+            raise
         self._closed(parser)
+
+
+async def _nothing() -> AsyncGenerator[dict[str, Any], None]:
+    return
+    yield  # (an async generator that yields nothing)
 
 
 # ---- clients ---------------------------------------------------------------------------------------
@@ -453,15 +511,15 @@ class Client(_Base):
     ``dashscope-compatible``, ``anthropic``, ``gemini``, ``dashscope``).
 
     ``api_key`` (default: the provider's usual environment variable), ``base_url`` (e.g. a proxy or a
-    local server), ``model``, ``timeout`` (seconds or an ``httpx.Timeout``; a stream silent for longer
-    breaks), ``max_retries`` (429, 408, 409, 5xx and connection failures before the stream starts, with
+    local server), ``model``, ``timeout`` (seconds or an ``httpx.Timeout``, default 60 s, or your
+    ``http_client``'s own; a stream silent for longer breaks), ``max_retries`` (429, 408, 409, 5xx and connection failures before the stream starts, with
     exponential ``backoff`` honouring Retry-After up to ``max_retry_after`` seconds), ``name`` (the
     replies' agent name), ``http_client`` (your own ``httpx.Client``, e.g. with a mock transport)."""
 
     def __init__(self, provider: str, *, http_client: httpx.Client | None = None, **kwargs: Any) -> None:
         super().__init__(provider, **kwargs)
         self._own = http_client is None
-        self.http = http_client or httpx.Client(timeout=self.timeout)
+        self.http = http_client or httpx.Client(timeout=self.timeout or DEFAULT_TIMEOUT)
 
     def close(self) -> None:
         if self._own:
@@ -508,18 +566,24 @@ class Client(_Base):
         try:
             body = response.read()
         except httpx.HTTPError as exc:
-            raise APIConnectionError(f"the response body broke: {exc}", provider=self.provider) from exc
+            cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
+            raise cls(
+                f"the response body broke: {_reason(exc)}",
+                provider=self.provider,
+                status_code=response.status_code,
+                request_id=_request_id(response.headers),
+            ) from exc
         finally:
             response.close()
-        return _parse_whole(self, body, started)
+        return _parse_whole(self, body, started, response)
 
     def _send(self, request: Any) -> httpx.Response:
-        url, headers, content = self._url(request), self._headers(request), orjson.dumps(request.body)
+        url, headers, content = self._url(request), self._headers(request), request.body_bytes()
         attempt = 0
         while True:
             try:
                 response = self.http.send(
-                    self.http.build_request("POST", url, headers=headers, content=content, timeout=self.timeout),
+                    self.http.build_request("POST", url, headers=headers, content=content, timeout=self._timeout),
                     stream=True,
                 )
             except httpx.HTTPError as exc:
@@ -545,7 +609,7 @@ class AsyncClient(_Base):
     def __init__(self, provider: str, *, http_client: httpx.AsyncClient | None = None, **kwargs: Any) -> None:
         super().__init__(provider, **kwargs)
         self._own = http_client is None
-        self.http = http_client or httpx.AsyncClient(timeout=self.timeout)
+        self.http = http_client or httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)
 
     async def aclose(self) -> None:
         if self._own:
@@ -588,18 +652,24 @@ class AsyncClient(_Base):
         try:
             body = await response.aread()
         except httpx.HTTPError as exc:
-            raise APIConnectionError(f"the response body broke: {exc}", provider=self.provider) from exc
+            cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
+            raise cls(
+                f"the response body broke: {_reason(exc)}",
+                provider=self.provider,
+                status_code=response.status_code,
+                request_id=_request_id(response.headers),
+            ) from exc
         finally:
             await response.aclose()
-        return _parse_whole(self, body, started)
+        return _parse_whole(self, body, started, response)
 
     async def _send(self, request: Any) -> httpx.Response:
-        url, headers, content = self._url(request), self._headers(request), orjson.dumps(request.body)
+        url, headers, content = self._url(request), self._headers(request), request.body_bytes()
         attempt = 0
         while True:
             try:
                 response = await self.http.send(
-                    self.http.build_request("POST", url, headers=headers, content=content, timeout=self.timeout),
+                    self.http.build_request("POST", url, headers=headers, content=content, timeout=self._timeout),
                     stream=True,
                 )
             except httpx.HTTPError as exc:
@@ -618,13 +688,34 @@ class AsyncClient(_Base):
             attempt += 1
 
 
-def _parse_whole(client: _Base, body: bytes, started: float) -> Msg:
-    """A non-streaming reply: the message; a body that is a provider error raises."""
-    events = client.entry.response_events(body, **client._options(started))
+def _parse_whole(client: _Base, body: bytes, started: float, response: httpx.Response) -> Msg:
+    """A non-streaming reply: the message. A body that is a provider error, or that is not the provider's
+    reply at all (an HTML page, an SSE body, nothing), raises :class:`BrokenStreamError` with the status,
+    the request id and the body (its text when it is not JSON)."""
+    where = {"provider": client.provider, "status_code": response.status_code}
+    request_id = _request_id(response.headers)
+    try:
+        events = client.entry.response_events(body, **client._options(started))
+    except ValidationError as exc:
+        _message, parsed, body_id = _provider_message(body)
+        raise BrokenStreamError(
+            f"the response is not {client.provider}'s reply: {exc}",
+            **where,
+            body=parsed,
+            request_id=body_id or request_id,
+        ) from exc
     errors = [e["value"] for e in events if e["type"] == "CUSTOM" and e.get("name") == "agentmsg.error"]
     reducer = Reducer(name=client.name)
     reducer.feed_many(events, trusted=True)
     msg = reducer.finish()[0]
     if errors:
-        raise BrokenStreamError(str(errors[0].get("message")), provider=client.provider, partial=msg)
+        _message, parsed, body_id = _provider_message(body)
+        raise BrokenStreamError(
+            str(errors[0].get("message")), **where, partial=msg, body=parsed, request_id=body_id or request_id
+        )
     return msg
+
+
+def _reason(exc: Exception) -> str:
+    """An httpx error's text, or its kind when it has none (an async read timeout)."""
+    return str(exc) or type(exc).__name__
