@@ -1268,3 +1268,50 @@ def test_exact_digits_for_many_calls_in_one_payload_take_linear_time(monkeypatch
     msg = reduce_ok(list(gemini.parse_stream(b"data: " + gem.encode() + b"\n\n")))
     assert [b.content for b in msg.blocks("tool_use")] == [f'{{"n":{BIG}{k}}}' for k in range(n)]
     assert compared[0] <= 4 * n
+
+
+def test_dashscope_mode_told_when_the_reply_moves_on_and_parallel_continuations() -> None:
+    """Not told the mode: a held reasoning value is decided by the chunk that starts the answer (a cumulative
+    chunk repeats the reasoning so far; one without it is incremental), before the answer ends the thinking
+    block; parallel calls continued by id-"" fragments keep each its own arguments (their fields were keyed by
+    place in the chunk and shared); an error payload with "output": null (as the SDK prints it) is the
+    provider's error."""
+    body = sse(
+        _ds(reasoning_content="**"),
+        _ds(reasoning_content="**Plan"),
+        _ds("Answer", reasoning_content=""),
+        _ds(" here", "stop"),
+        done=False,
+    )
+    parser = dashscope.StreamParser()
+    msg = reduce_ok(parser.feed(body) + parser.close())
+    assert [(b.type, b.thinking if b.type == "thinking" else b.text) for b in msg.content] == [
+        ("thinking", "****Plan"),
+        ("text", "Answer here"),
+    ]
+    assert parser.problems == []
+
+    def frag(index: int, call_id: str, args: str) -> dict[str, Any]:
+        fn = {"name": "get_current_weather", "arguments": args} if call_id else {"arguments": args}
+        return {"index": index, "id": call_id, "type": "function", "function": fn}
+
+    body = sse(
+        _ds(tool_calls=[frag(0, "call_a", '{"location": "杭州')]),
+        _ds(tool_calls=[frag(0, "", '"}')]),
+        _ds(tool_calls=[frag(1, "call_b", '{"location": "北京')]),
+        _ds("", "tool_calls", tool_calls=[frag(1, "", '"}')]),
+        done=False,
+    )
+    for incremental in (None, True):
+        parser = dashscope.StreamParser(incremental=incremental)
+        msg = reduce_ok(parser.feed(body) + parser.close())
+        assert calls(msg) == [
+            ("call_a", "get_current_weather", {"location": "杭州"}),
+            ("call_b", "get_current_weather", {"location": "北京"}),
+        ], incremental
+    for output in (None, {}):
+        error = {"status_code": 400, "code": "DataInspectionFailed", "message": "bad", "output": output}
+        events = list(dashscope.parse_stream(sse(_ds("Once"), error, done=False)))
+        msg = reduce_ok(events)
+        assert msg.text_content == "Once" and msg.generate_reason == "INTERRUPTED"
+        assert msg.to_dict()["metadata"]["agentmsg_errors"][0]["type"] == "DataInspectionFailed"

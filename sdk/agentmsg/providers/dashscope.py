@@ -218,7 +218,9 @@ def _choices(output: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any], An
 
 
 def _is_error(obj: Mapping[str, Any]) -> bool:
-    return "output" not in obj and isinstance(obj.get("code"), str) and bool(obj.get("code")) and "message" in obj
+    """An error response: a code and a message, and no output (absent, null or empty: the SDK prints
+    ``"output": null``)."""
+    return not obj.get("output") and isinstance(obj.get("code"), str) and bool(obj.get("code")) and "message" in obj
 
 
 def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
@@ -240,6 +242,7 @@ class _Reader:
         # While the mode is not known: a value that may be either (field, the value before, it, its emitter).
         self.held: tuple[tuple[int, str], str, str, Callable[[str], None]] | None = None
         self.emitters: dict[tuple[int, str], Callable[[str], None]] = {}
+        self.last_call: dict[int, str] = {}  # per choice: the call the last fragment went to (its field name)
 
     def _new_text(self, i: int, field: str, value: str, method: Callable[..., None]) -> None:
         """The new text of ``field`` to the builder's ``method`` (text or thinking) for choice ``i``: straight
@@ -268,12 +271,12 @@ class _Reader:
         key = (i, field)
         if self.incremental is None:
             prev = self.seen.get(key)
-            if self.held is not None:
-                self._settle(prev is None or value.startswith(prev))
-            elif prev is None:
+            if prev is None:  # a field's first value is new text either way: it tells nothing
                 self.seen[key] = value
                 emit(value)
                 return
+            if self.held is not None:
+                self._settle(value.startswith(prev))
             elif value.startswith(prev):
                 self.held = (key, prev, value, emit)
                 self.seen[key] = value
@@ -292,6 +295,17 @@ class _Reader:
             return
         self.b.problem("cumulative", f"a cumulative {field} does not extend the text so far: taken as new text")
         emit(value)
+
+    def _moves_on(self, i: int, carried: tuple[bool, bool, bool]) -> None:
+        """While a value is held: choice ``i``'s chunk brings text (reasoning, answer, tool calls: ``carried``)
+        but none of the held field's kind. The output is then incremental, since a cumulative chunk repeats
+        all the text so far; decided before the new text ends the held field's block (the held text would
+        otherwise come after it, in a block of its own)."""
+        assert self.held is not None
+        (at, field), *_ = self.held
+        kind = 0 if field == "reasoning" else 1 if field == "content" else 2
+        if at == i and any(carried) and not carried[kind]:
+            self._settle(cumulative=False)
 
     def _settle(self, cumulative: bool = True) -> None:
         """Decide the mode of a held value and emit it (see :meth:`_delta`)."""
@@ -313,7 +327,7 @@ class _Reader:
     def payload(self, obj: Mapping[str, Any], whole: bool) -> None:
         b = self.b
         output = obj.get("output")
-        if output is None and _is_error(obj):
+        if not output and _is_error(obj):
             b.error(str(obj.get("message")), kind=str(obj.get("code")), request_id=obj.get("request_id"))
             return
         if b.response_id is None or b.model is None:
@@ -326,9 +340,13 @@ class _Reader:
         for i, m, reason in _choices(output):
             b.choice(i)
             reasoning = m.get("reasoning_content")
+            content = m.get("content")
+            calls = m.get("tool_calls")
+            if self.held is not None:
+                carried = (bool(reasoning and type(reasoning) is str), bool(_text_of(content)), bool(calls))
+                self._moves_on(i, carried)
             if reasoning and type(reasoning) is str:
                 self._new_text(i, "reasoning", reasoning, b.thinking)
-            content = m.get("content")
             if self.incremental is True and isinstance(content, list):
                 self._parts(i, content)  # each part in its place
             else:
@@ -338,7 +356,6 @@ class _Reader:
                     self._new_text(i, "content", text, b.text)
                 if isinstance(content, list):
                     self._media(i, content)
-            calls = m.get("tool_calls")
             if isinstance(calls, list):
                 self._tool_calls(i, calls, whole)
             _finish(b, i, reason)
@@ -411,9 +428,19 @@ class _Reader:
                 name=name if isinstance(name, str) else None,
                 arguments=args if isinstance(args, str) and not by_delta else None,
             )
-            if by_delta:  # cumulative (or not known yet): the arguments' new text, under the call's id
+            if by_delta:  # cumulative (or not known yet): the arguments' new text, per call
                 assert isinstance(args, str)
-                field = f"arguments/{call_id or position}"
+                # The call's own field: by its index or id; a continuation (id "" and no index) is the last
+                # call's (keyed by its place in the chunk, parallel continuations would share one field).
+                if isinstance(tc.get("index"), int):
+                    field = f"arguments/index {tc['index']}"
+                elif call_id:
+                    field = f"arguments/id {call_id}"
+                elif self.incremental is None and i in self.last_call:
+                    field = self.last_call[i]
+                else:
+                    field = f"arguments/position {position}"
+                self.last_call[i] = field
                 self._delta(i, field, args, partial(self._arguments, i, key, call_id or None))
             if whole:
                 b.end_tool_call(key, choice=i)
