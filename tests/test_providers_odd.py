@@ -1315,3 +1315,79 @@ def test_dashscope_mode_told_when_the_reply_moves_on_and_parallel_continuations(
         msg = reduce_ok(events)
         assert msg.text_content == "Once" and msg.generate_reason == "INTERRUPTED"
         assert msg.to_dict()["metadata"]["agentmsg_errors"][0]["type"] == "DataInspectionFailed"
+
+
+def _gem(*parts: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    cand: dict[str, Any] = {"content": {"role": "model", "parts": list(parts)}, "index": 0}
+    if finish:
+        cand["finishReason"] = finish
+    return {"candidates": [cand], "responseId": "resp-1", "modelVersion": "gemini-3-pro-preview"}
+
+
+def _fc(**fc: Any) -> dict[str, Any]:
+    return {"functionCall": fc}
+
+
+def _arg(path: str, value: str, more: bool = False) -> dict[str, Any]:
+    return {"jsonPath": path, "stringValue": value, **({"willContinue": True} if more else {})}
+
+
+def test_gemini_streamed_calls_keep_what_the_model_sent() -> None:
+    """Streamed function-call arguments (partialArgs, willContinue): a call the reply leaves unfinished (cut by
+    MAX_TOKENS, or a new call begins) keeps its arguments as they came, raw with argumentsError, and is said,
+    never closed into JSON the model did not write; partialArgs without willContinue are read; a signature on a
+    later part is kept; args {} beside willContinue is no argument text."""
+    parser = gemini.StreamParser()
+    body = sse(
+        _gem(_fc(name="write", willContinue=True)),
+        _gem(_fc(partialArgs=[_arg("$.text", "Once upon a ti", more=True)], willContinue=True), finish="MAX_TOKENS"),
+        done=False,
+    )
+    msg = reduce_ok(parser.feed(body) + parser.close())
+    (call,) = msg.blocks("tool_use")
+    assert (call.input, call.content) == ({}, '{"text":"Once upon a ti')
+    assert call.metadata["argumentsError"] == "arguments are not valid JSON"
+    assert [p.rule for p in parser.problems] == ["incomplete"]
+    parser = gemini.StreamParser()
+    body = sse(
+        _gem(_fc(name="f", willContinue=True)),
+        _gem(_fc(partialArgs=[_arg("$.a", "1")], willContinue=True)),
+        _gem(_fc(name="g", args={"b": 2})),  # a new call while f streams: f is left unfinished
+        _gem(_fc(name="h", partialArgs=[_arg("$.c", "3")])),  # partialArgs without willContinue
+        _gem(_fc(name="k", args={}, willContinue=True)),  # {} beside willContinue: the arguments follow
+        _gem({**_fc(partialArgs=[_arg("$.d", "4")], willContinue=True), "thoughtSignature": "sig-late"}),
+        _gem(_fc(), finish="STOP"),
+        done=False,
+    )
+    msg = reduce_ok(parser.feed(body) + parser.close())
+    got = [(b.name, b.input, b.content, b.metadata) for b in msg.blocks("tool_use")]
+    assert got == [
+        ("f", {}, '{"a":"1"', {"argumentsError": "arguments are not valid JSON"}),
+        ("g", {"b": 2}, '{"b":2}', {}),
+        ("h", {"c": "3"}, '{"c":"3"}', {}),
+        ("k", {"d": "4"}, '{"d":"4"}', {"thoughtSignature": "sig-late"}),
+    ]
+    assert [p.rule for p in parser.problems] == ["incomplete"]
+
+
+def test_gemini_code_parts_usage_signature_parts_and_an_error_beside_candidates() -> None:
+    """Text after a part the provider ran itself (executableCode) is a block of its own, as after a call (it
+    was glued to the text before); the tool-use prompt counts as input (totalTokenCount counts it); a part
+    that is only a thoughtSignature is no unsupported part; candidates beside an error are kept."""
+    code = {"executableCode": {"language": "PYTHON", "code": "print(2+2)"}}
+    usage = {"promptTokenCount": 100, "toolUsePromptTokenCount": 25, "candidatesTokenCount": 37, "totalTokenCount": 162}
+    body = sse(
+        _gem({"text": "I'll compute."}, code, {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "4"}})
+        | {"usageMetadata": usage},
+        _gem({"text": "The answer is 4."}, {"thoughtSignature": "c2ln"}, finish="STOP") | {"usageMetadata": usage},
+        done=False,
+    )
+    parser = gemini.StreamParser()
+    msg = reduce_ok(parser.feed(body) + parser.close())
+    assert [b.text for b in msg.blocks("text")] == ["I'll compute.", "The answer is 4."]
+    assert agentmsg.thinking_signature(msg.blocks("thinking")[0]) == "c2ln"
+    assert parser.problems == []
+    assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.total_tokens) == (125, 162)
+    error = _gem({"text": "y"}) | {"error": {"code": 500, "message": "Internal", "status": "INTERNAL"}}
+    msg = reduce_ok(list(gemini.parse_stream(sse(_gem({"text": "x"}), error, done=False))))
+    assert msg.text_content == "xy" and msg.generate_reason == "INTERRUPTED"

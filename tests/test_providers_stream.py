@@ -495,7 +495,8 @@ def test_gemini_stream_replayed_signatures_in_place(path: Path) -> None:
 @pytest.mark.parametrize(
     ("provider", "usages", "expected"),
     [
-        # each chunk's cumulative usage, converted once at the end: the last that says something wins
+        # each chunk's cumulative usage, converted once at the end: each count's last value wins (a usage
+        # without the input count keeps the one before: it was lost)
         (
             "gemini",
             [{"promptTokenCount": 5, "candidatesTokenCount": 2}, {"promptTokenCount": 5, "candidatesTokenCount": 9}],
@@ -503,12 +504,12 @@ def test_gemini_stream_replayed_signatures_in_place(path: Path) -> None:
         ),
         ("gemini", [{"promptTokenCount": 5, "candidatesTokenCount": 2}, {}], (5, 2)),
         ("gemini", [{"promptTokenCount": 5, "candidatesTokenCount": 2}, {"promptTokenCount": "x"}], (5, 2)),
-        ("gemini", [{"promptTokenCount": 5, "candidatesTokenCount": 2}, {"candidatesTokenCount": 7}], (None, 7)),
+        ("gemini", [{"promptTokenCount": 5, "candidatesTokenCount": 2}, {"candidatesTokenCount": 7}], (5, 7)),
         ("gemini", [{"candidatesTokenCount": 7}, {"promptTokenCount": -1}], (None, 7)),
         ("dashscope", [{"input_tokens": 4, "output_tokens": 1}, {"input_tokens": 4, "output_tokens": 6}], (4, 6)),
         ("dashscope", [{"input_tokens": 4, "output_tokens": 1}, {"total_tokens": None}], (4, 1)),
         ("dashscope", [{"input_tokens": 4, "output_tokens": 1}, {"prompt_tokens": 3, "completion_tokens": 2}], (3, 2)),
-        ("dashscope", [{"input_tokens": 4, "output_tokens": 1}, {"output_tokens": 8}], (None, 8)),
+        ("dashscope", [{"input_tokens": 4, "output_tokens": 1}, {"output_tokens": 8}], (4, 8)),
     ],
 )
 def test_cumulative_usage_the_last_that_says_something_wins(

@@ -61,7 +61,7 @@ NOT_KEPT_EVENT = "agentmsg.not-kept"  # CUSTOM event name: provider data the mes
 
 
 class _Call:
-    __slots__ = ("args", "id", "name", "open", "started")
+    __slots__ = ("args", "id", "late_signature", "name", "open", "started")
 
     def __init__(self, call_id: str, name: str | None) -> None:
         self.id = call_id
@@ -69,6 +69,9 @@ class _Call:
         self.open = True
         self.started = False
         self.args = False  # whether an argument delta was emitted
+        #: a thought signature that came after the call started without one (a later part of a streamed
+        #: Gemini call): sent with its TOOL_CALL_END, as the call's metadata
+        self.late_signature: str | None = None
 
 
 class _Choice:
@@ -423,7 +426,10 @@ class StreamBuilder:
                 " name is set once)",
             )
         if thought_signature:
-            self._signatures[id(call)] = thought_signature
+            if not call.started:
+                self._signatures[id(call)] = thought_signature
+            elif call.late_signature is None:
+                call.late_signature = thought_signature
         if not call.started and self._ready(call):
             self._start_ready(c)
         if arguments:
@@ -463,6 +469,7 @@ class StreamBuilder:
         sig = self._signatures.pop(id(call), None)
         if sig:
             fields["thoughtSignature"] = sig
+            call.late_signature = ""  # it has one: a later one is not taken
         self._ev(c, "TOOL_CALL_START", **fields)
         pending = self._pending.pop(id(call), None)
         if pending:
@@ -490,7 +497,10 @@ class StreamBuilder:
             self._start_ready(c)
         if call.open:
             call.open = False
-            self._ev(c, "TOOL_CALL_END", replyId=c.reply_id, toolCallId=call.id, toolCallName=call.name or "")
+            end: dict[str, Any] = {"replyId": c.reply_id, "toolCallId": call.id, "toolCallName": call.name or ""}
+            if call.late_signature:
+                end["metadata"] = {"thoughtSignature": call.late_signature}
+            self._ev(c, "TOOL_CALL_END", **end)
 
     def open_call(self, key: Any, *, choice: int = 0) -> bool:
         c = self._choices.get(choice)
@@ -500,10 +510,15 @@ class StreamBuilder:
     # ---- end of a response ----------------------------------------------------------------------
 
     def set_usage(self, usage: dict[str, Any] | None) -> None:
-        """The response's usage so far (providers send cumulative usage: the last one wins)."""
+        """The response's usage so far (providers send cumulative usage: each count's last value wins; a
+        usage without a count, Gemini's last chunk without promptTokenCount say, keeps the one before)."""
         if usage:
-            self.usage = usage
-            self._later = None
+            later, self._later = self._later, None
+            if later is not None:  # the usage held for later (usage_later): taken now, under this one
+                earlier = later[0](later[1])
+                if earlier:
+                    self.usage = earlier
+            self.usage = {**self.usage, **usage} if self.usage else usage
 
     def usage_later(self, convert: Callable[[Any], dict[str, Any] | None], raw: Any, input_key: str) -> None:
         """The provider's cumulative usage ``raw`` of this chunk, converted by ``convert`` only if it is

@@ -302,7 +302,11 @@ def _usage(u: Any) -> dict[str, Any] | None:
         return None
     cand, thoughts = safe_int(u.get("candidatesTokenCount")), safe_int(u.get("thoughtsTokenCount"))
     out = None if cand is None and thoughts is None else (cand or 0) + (thoughts or 0)
-    return usage_dict(u.get("promptTokenCount"), out, u.get("cachedContentTokenCount"), u.get("totalTokenCount"))
+    # inputTokens counts every input token: the prompt and the tool-use prompt (the results of tools Gemini
+    # ran itself, which totalTokenCount counts too)
+    prompt, tool_prompt = safe_int(u.get("promptTokenCount")), safe_int(u.get("toolUsePromptTokenCount"))
+    inp = prompt if tool_prompt is None or prompt is None else prompt + tool_prompt
+    return usage_dict(inp, out, u.get("cachedContentTokenCount"), u.get("totalTokenCount"))
 
 
 class _Calls:
@@ -337,12 +341,19 @@ def _partial(writer: json_fragment_writer, partial: Any) -> str:
 
 
 def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, Any]) -> None:
+    """A functionCall part: a whole call, or the first or a later part of a call whose arguments stream
+    (``willContinue``; later parts carry ``partialArgs``, the last ends it)."""
     fc = part["functionCall"]
     if not isinstance(fc, dict):
         return
     sig = part.get("thoughtSignature")
+    sig = sig if isinstance(sig, str) and sig else None
     more = bool(fc.get("willContinue"))
+    name = fc.get("name")
     key = calls.open
+    if key is not None and isinstance(name, str) and name:  # a new call: the one streaming was left unfinished
+        _cut_call(b, i, calls, "a new function call began while the one before was streaming its arguments")
+        key = None
     if key is None:
         calls.count += 1
         key = f"fc{calls.count}"
@@ -351,13 +362,18 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
             key,
             choice=i,
             call_id=fid if isinstance(fid, str) and fid else None,
-            name=str(fc.get("name") or ""),
-            thought_signature=sig if isinstance(sig, str) else None,
+            name=str(name or ""),
+            thought_signature=sig,
         )
-        if "args" in fc and fc["args"] is not None:
-            b.tool_call(key, choice=i, arguments=b.json_text(fc["args"]))
+        args = fc.get("args")
+        if args is not None and not (more and args == {}):  # ({} beside willContinue: they follow as partialArgs)
+            b.tool_call(key, choice=i, arguments=b.json_text(args))
+        if more or "partialArgs" in fc:
+            calls.writer = json_fragment_writer()
         if more:
-            calls.open, calls.writer = key, json_fragment_writer()
+            calls.open = key
+    elif sig is not None:
+        b.tool_call(key, choice=i, thought_signature=sig)  # on a later part: kept with the call's end
     if "partialArgs" in fc and calls.writer is not None:
         text = _partial(calls.writer, fc["partialArgs"])
         if text:
@@ -370,6 +386,15 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
             b.tool_call(key, choice=i, arguments="{}")
         b.end_tool_call(key, choice=i)
         calls.open, calls.writer = None, None
+
+
+def _cut_call(b: StreamBuilder, i: int, calls: _Calls, why: str) -> None:
+    """The call whose arguments were streaming ends unfinished: its arguments stay as they came (not closed
+    into JSON the model did not write: the message keeps them raw, with ``argumentsError``), and it is said."""
+    assert calls.open is not None
+    b.problem("incomplete", f"{why}: its arguments are kept as they came")
+    b.end_tool_call(calls.open, choice=i)
+    calls.open, calls.writer = None, None
 
 
 def _media_part(b: StreamBuilder, i: int, part: Mapping[str, Any]) -> None:
@@ -443,9 +468,10 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
         if isinstance(text, str) and text:
             b.end_block("thinking", i)  # the reasoning is over once the answer starts
             b.text(text, choice=i)
-        elif "text" not in part:
+        elif "text" not in part and set(part) != {"thoughtSignature"}:  # (a signature alone: kept below)
             kinds = ", ".join(sorted(k for k in part if k != "thoughtSignature"))
             if kinds in _SERVER_PARTS:  # code the provider ran itself: no call for the client
+                b.end_block("text", i)  # the text after it is a part of its own, as after a call
                 b.not_kept(
                     f"part/{kinds}/{i}",
                     f"{kinds} parts (code the provider runs itself) are not kept (the message has no place for them)",
@@ -472,13 +498,18 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
                 f"finishMessage/{i}", f"the finish message is not kept (the message has no place for it): {shown!r}", i
             )
         if calls.get(i) is not None and calls[i].open is not None:
-            _function_call(b, i, calls[i], {"functionCall": {}})  # a call still streaming ends with the reply
+            _cut_call(
+                b, i, calls[i], f"the reply finished ({reason[:40]}) while a function call's arguments were streaming"
+            )
         b.finish(i, reason, normal=reason == "STOP")
 
 
 def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls]) -> None:
     err = obj.get("error")
     if isinstance(err, dict):
+        for cand in obj.get("candidates") or ():  # what came with the error is kept
+            if isinstance(cand, dict):
+                _candidate(b, cand, calls)
         b.error(str(err.get("message") or err), kind=str(err.get("status") or "provider_error"), code=err.get("code"))
         return
     if b.response_id is None or b.model is None:
