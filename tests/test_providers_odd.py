@@ -325,7 +325,7 @@ def test_cli_parse_says_why_it_exits_1_on_stderr(tmp_path: Path, capsys: pytest.
         {**chunk, "choices": [{"index": 1, "delta": {"content": "x"}, "finish_reason": None}]},
         {**chunk, "choices": [{"index": 0, "delta": {"content": "y"}, "finish_reason": "stop"}]},
     ]
-    path.write_bytes(b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in n2) + b"data: [DONE]\n\n")
+    path.write_bytes(b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in n2))  # cut before [DONE]
     assert main(["parse", "--provider", "openai", "--stream", "--choice", "all", str(path)]) == 1
     out, err = capsys.readouterr()
     assert [agentmsg.Msg.from_json(line).text_content for line in out.splitlines()] == ["y", "x"]
@@ -1063,21 +1063,24 @@ def test_a_tool_name_that_a_later_fragment_changes_is_said() -> None:
     assert "'weather', not 'get_'" in parser.problems[0].message
 
 
-def test_done_without_a_finish_reason_says_the_reply_may_be_incomplete() -> None:
-    """[DONE] (or Anthropic's message_stop) before any finish reason: the reply ends INTERRUPTED (nothing says
-    it is whole), and the error says the provider ended the stream, not that the stream was cut."""
+def test_done_without_a_finish_reason_is_a_whole_reply() -> None:
+    """[DONE] (or Anthropic's message_stop) before any finish reason: the provider said the reply is over
+    without saying why (Snowflake's OpenAI-compatible streams do so): the reply is whole, MODEL_STOP (TOOL_CALLS
+    with calls), without agentmsg_finish_reason and without an error; a stream cut before its end is not."""
     events = list(openai.parse_stream(sse(chunk({"content": "Hi"}))))
     msg = reduce_ok(events)
-    assert msg.text_content == "Hi" and msg.generate_reason == "INTERRUPTED"
-    errors = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.error"]
-    assert errors == ["the provider ended the stream without a finish reason: the reply may be incomplete"]
+    assert msg.text_content == "Hi" and msg.generate_reason == "MODEL_STOP"
+    assert [e for e in events if e["type"] == "CUSTOM"] == []
+    assert "agentmsg_finish_reason" not in msg.to_dict()["metadata"]
+    with_call = list(openai.parse_stream(sse(chunk({"tool_calls": [tc(0, "c1", "f", "{}")]}))))
+    assert reduce_ok(with_call).generate_reason == "TOOL_CALLS"
     cut = list(openai.parse_stream(sse(chunk({"content": "Hi"}), done=False)))
     assert [e["value"]["message"] for e in cut if e["type"] == "CUSTOM"] == [
         "the stream ended before the provider finished the reply"
     ]
+    assert reduce_ok(cut).generate_reason == "INTERRUPTED"
     body = ev("message_start", message={"id": "msg_1", "model": "claude", "usage": {}}) + ev("message_stop")
-    events = list(anthropic.parse_stream(body))
-    assert "without a finish reason" in next(e for e in events if e["type"] == "CUSTOM")["value"]["message"]
+    assert reduce_ok(list(anthropic.parse_stream(body))).generate_reason == "MODEL_STOP"
 
 
 def test_an_event_without_data_is_no_news_but_an_error_event_without_data_is_an_error() -> None:
@@ -1391,3 +1394,62 @@ def test_gemini_code_parts_usage_signature_parts_and_an_error_beside_candidates(
     error = _gem({"text": "y"}) | {"error": {"code": 500, "message": "Internal", "status": "INTERNAL"}}
     msg = reduce_ok(list(gemini.parse_stream(sse(_gem({"text": "x"}), error, done=False))))
     assert msg.text_content == "xy" and msg.generate_reason == "INTERRUPTED"
+
+
+def test_recorded_shapes_from_other_projects() -> None:
+    """Shapes seen in streams recorded by other projects: an Anthropic message whole in its message_start
+    (programmatic tool calling: content and stop reason there, then message_stop); compaction and fallback
+    blocks said as not kept, their deltas skipped; a second message_start said; Mistral's content part lists
+    with thinking parts; xAI's usage, whose completion_tokens leave the reasoning out; Perplexity's citations
+    and OpenAI's moderation said; logprobs of nulls not said."""
+    tool_use = {"type": "tool_use", "id": "toolu_1", "name": "rollDie", "input": {"player": "p2"}}
+    start = {"id": "msg_1", "model": "claude", "content": [tool_use], "stop_reason": "tool_use", "usage": {}}
+    msg = reduce_ok(list(anthropic.parse_stream(ev("message_start", message=start) + ev("message_stop"))))
+    assert calls(msg) == [("toolu_1", "rollDie", {"player": "p2"})] and msg.generate_reason == "TOOL_CALLS"
+    parser = anthropic.StreamParser()
+    body = b"".join(
+        [
+            ev("message_start", message={"id": "msg_2", "model": "claude", "usage": {"input_tokens": 1}}),
+            ev("content_block_start", index=0, content_block={"type": "compaction", "content": None}),
+            ev("content_block_delta", index=0, delta={"type": "compaction_delta", "content": "summary"}),
+            ev("content_block_stop", index=0),
+            ev("content_block_start", index=1, content_block={"type": "text", "text": ""}),
+            ev("content_block_delta", index=1, delta={"type": "text_delta", "text": "Hi"}),
+            ev("content_block_stop", index=1),
+            ev("message_start", message={"id": "msg_3", "model": "claude", "usage": {}}),
+            ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 1}),
+            ev("message_stop"),
+        ]
+    )
+    msg = reduce_ok(parser.feed(body) + parser.close())
+    assert msg.text_content == "Hi" and [p.rule for p in parser.problems] == ["order"]
+    assert [n.message.split(" (")[0] for n in parser.builder.not_kept_notes] == ["the context compaction"]
+    mistral = [
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": [{"type": "text", "text": "2+2"}]}]},
+        {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": " is 4"}]}]},
+        {"content": [{"type": "text", "text": "4"}]},
+    ]
+    usage = {
+        "prompt_tokens": 12,
+        "completion_tokens": 1,
+        "total_tokens": 303,
+        "completion_tokens_details": {"reasoning_tokens": 290},
+    }
+    parser = openai.StreamParser()
+    body = sse(
+        *[chunk(d) for d in mistral],
+        chunk(
+            {}, finish="stop", usage=usage, citations=["https://a.example"], moderation={"input": {"flagged": False}}
+        ),
+        {**chunk(), "choices": [{"index": 0, "delta": {}, "logprobs": {"content": None, "refusal": None}}]},
+    )
+    msg = reduce_ok(parser.feed(body) + parser.close())
+    assert [(b.type, b.thinking if b.type == "thinking" else b.text) for b in msg.content] == [
+        ("thinking", "2+2 is 4"),
+        ("text", "4"),
+    ]
+    assert msg.usage is not None and (msg.usage.output_tokens, msg.usage.total_tokens) == (291, 303)
+    assert sorted(n.message.split(" (")[0] for n in parser.builder.not_kept_notes) == [
+        "citations",
+        "moderation results",
+    ]

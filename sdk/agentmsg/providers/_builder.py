@@ -652,9 +652,10 @@ class StreamBuilder:
 
     def close(self, *, ended: bool = False) -> None:
         """End of the response: close every open block and call, then each choice's terminal events. A
-        choice without a finish reason ends INTERRUPTED with an error event: the stream stopped early, or
-        (``ended``: the provider said the stream is over, ``[DONE]`` or ``message_stop``) it never said why
-        the reply ended, so it may be incomplete."""
+        choice without a finish reason ends INTERRUPTED with an error event (the stream stopped early),
+        unless ``ended``: the provider said the stream is over (``[DONE]``, ``message_stop``), which some
+        compatible servers do without a finish reason; the reply is then whole (MODEL_STOP, or TOOL_CALLS
+        when it holds calls), and its message has no ``agentmsg_finish_reason``."""
         if self.closed:
             return
         self.closed = True
@@ -667,12 +668,14 @@ class StreamBuilder:
             if c.done:
                 continue
             if c.finish is None and c.error is None:
-                why = (
-                    "the provider ended the stream without a finish reason: the reply may be incomplete"
-                    if ended
-                    else "the stream ended before the provider finished the reply"
-                )
-                self.error(why, kind="incomplete_stream", choice=index)
+                if ended:  # the provider said the reply is over, without saying why (Snowflake's [DONE]): whole
+                    c.normal = True
+                else:
+                    self.error(
+                        "the stream ended before the provider finished the reply",
+                        kind="incomplete_stream",
+                        choice=index,
+                    )
             self._close_choice(c, usage=index == 0)
 
     def _close_choice(self, c: _Choice, usage: bool) -> None:

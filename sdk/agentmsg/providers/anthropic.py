@@ -323,6 +323,13 @@ def _server_side(kind: Any) -> bool:
     return isinstance(kind, str) and (kind.endswith(("_tool_use", "_tool_result")) or kind == "container_upload")
 
 
+#: Block types the API sends that the message has no place for (not tools): said, their deltas skipped.
+_NOT_KEPT_BLOCKS = {
+    "compaction": "the context compaction (the summary that replaces the earlier turns)",
+    "fallback": "the notice that another model answered",
+}
+
+
 def _citations_not_kept(b: StreamBuilder, index: Any) -> None:
     b.not_kept(
         f"citations/b{index}", f"the citations of text block {index} are not kept (the message has no place for them)"
@@ -356,6 +363,15 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
         b.not_kept(
             f"block/{kind}",
             f"{kind} blocks (a tool the provider runs itself) are not kept (the message has no place for them)",
+        )
+        return
+    elif kind in _NOT_KEPT_BLOCKS:
+        detail = ""
+        if kind == "fallback" and isinstance(block.get("from"), dict):
+            detail = f": from {str(block['from'].get('model'))[:80]!r}"
+        b.not_kept(
+            f"block/{kind}",
+            f"{_NOT_KEPT_BLOCKS[kind]} ({kind} blocks{detail}) is not kept (the message has no place for it)",
         )
         return
     else:
@@ -456,8 +472,8 @@ class StreamParser(BaseStreamParser):
             if block.get("type") == "tool_use":
                 start_input = block.get("input")
                 self._inputs[slot] = b.json_text(start_input if start_input is not None else {})
-            if _server_side(block.get("type")):
-                self._skipped.add(slot)  # its input_json_delta is no call of the client's
+            if _server_side(block.get("type")) or block.get("type") in _NOT_KEPT_BLOCKS:
+                self._skipped.add(slot)  # its deltas (a server tool's input_json_delta) are not the client's
             self._kinds[slot] = block.get("type")
             _block(b, obj.get("index"), block, whole=False)
         elif kind == "content_block_stop":
@@ -472,9 +488,23 @@ class StreamParser(BaseStreamParser):
                 b.end_block(slot)
         elif kind == "message_start":
             m = obj.get("message") or {}
+            if b.opened() and m.get("id") and b.response_id and m.get("id") != b.response_id:
+                b.problem(
+                    "order",
+                    f"a second message_start (message {str(m.get('id'))[:80]!r}) before the first one stopped:"
+                    " its content is kept in the same reply",
+                )
             b.identify(m.get("id"), m.get("model"))
             self._add_usage(m.get("usage"))
             b.choice(0)
+            # A message that comes whole in its message_start (programmatic tool calling: content and stop
+            # reason there, then message_stop)
+            for index, block in enumerate(as_list(m.get("content"))):
+                if isinstance(block, dict):
+                    _block(b, index, block, whole=True)
+                    self._kinds[f"b{index}"] = _ENDED
+            if m.get("stop_reason"):
+                _finish(b, m.get("stop_reason"))
             _ending_not_kept(b, m)
         elif kind == "message_delta":
             self._add_usage(obj.get("usage"))

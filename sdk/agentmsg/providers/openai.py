@@ -22,7 +22,7 @@ from agentmsg.message import Msg
 
 from .._json import json_type
 from . import _format as F
-from ._builder import StreamBuilder, as_list, as_object, usage_dict
+from ._builder import StreamBuilder, as_list, as_object, safe_int, usage_dict
 from ._chat import ChatWalk, copy_hints
 from ._common import AUDIO_FORMATS, media_kind
 from ._format import Context, FormatOptions, FormattedRequest
@@ -239,16 +239,47 @@ def _usage(u: Any) -> dict[str, Any] | None:
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     if cached is None:
         cached = u.get("prompt_cache_hit_tokens")  # DeepSeek
-    return usage_dict(u.get("prompt_tokens"), u.get("completion_tokens"), cached, u.get("total_tokens"))
+    completion = u.get("completion_tokens")
+    out_details = u.get("completion_tokens_details")
+    if isinstance(out_details, dict) and out_details.get("reasoning_tokens"):
+        p, c = safe_int(u.get("prompt_tokens")), safe_int(completion)
+        r, t = safe_int(out_details.get("reasoning_tokens")), safe_int(u.get("total_tokens"))
+        if p is not None and c is not None and r is not None and t is not None and p + c != t == p + c + r:
+            completion = c + r  # xAI: completion_tokens leaves the reasoning out (total_tokens counts it)
+    return usage_dict(u.get("prompt_tokens"), completion, cached, u.get("total_tokens"))
 
 
 def _text_of(b: StreamBuilder, content: Any) -> str:
-    """``content`` as a string, or the text of its parts (some compatible providers send a part list)."""
+    """``content`` as a string (a part list is read by :func:`_parts`)."""
     if type(content) is str:
         return content
-    if isinstance(content, list):
-        return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     return b.string(content, "a message's content") or ""
+
+
+def _parts(b: StreamBuilder, i: int, parts: list[Any]) -> None:
+    """A content part list (some compatible providers send one), in order: ``text`` parts as text,
+    ``thinking`` parts (Mistral's Magistral: ``thinking`` a list of text parts, or a string) as reasoning;
+    another part type is said as not kept."""
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "thinking" or (kind is None and "thinking" in part):
+            inner = part.get("thinking")
+            if isinstance(inner, list):
+                inner = "".join(t["text"] for t in inner if isinstance(t, dict) and isinstance(t.get("text"), str))
+            if isinstance(inner, str) and inner:
+                b.thinking(inner, choice=i)
+        elif isinstance(part.get("text"), str):
+            if part["text"]:
+                b.end_block("thinking", i)
+                b.text(part["text"], choice=i)
+        else:
+            b.not_kept(
+                f"part/{str(kind)[:40]}/{i}",
+                f"content parts of type {str(kind)[:40]!r} are not kept (the message has no place for them)",
+                i,
+            )
 
 
 def _reasoning(b: StreamBuilder, m: Mapping[str, Any]) -> str:
@@ -267,9 +298,13 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
     reasoning = _reasoning(b, m)
     if reasoning:
         b.thinking(reasoning, choice=i)
-    text = _text_of(b, m.get("content"))
-    if text:
-        b.text(text, choice=i)
+    content = m.get("content")
+    if isinstance(content, list):
+        _parts(b, i, content)
+    else:
+        text = _text_of(b, content)
+        if text:
+            b.text(text, choice=i)
     refusal = b.string(m.get("refusal"), "a refusal")
     if refusal:
         b.text(refusal, choice=i, slot="refusal")
@@ -289,8 +324,13 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
         )
 
 
+def _has_data(value: Any) -> bool:
+    """A value that says something: not empty, and not an object of nulls (``{"content": null}``)."""
+    return any(v for v in value.values()) if isinstance(value, dict) else bool(value)
+
+
 def _not_kept_choice(b: StreamBuilder, i: int, ch: Mapping[str, Any]) -> None:
-    if ch.get("logprobs"):
+    if _has_data(ch.get("logprobs")):
         b.not_kept(f"logprobs/{i}", "log probabilities (logprobs) are not kept (the message has no place for them)", i)
     if ch.get("content_filter_results"):
         b.not_kept(
@@ -303,11 +343,19 @@ def _not_kept_choice(b: StreamBuilder, i: int, ch: Mapping[str, Any]) -> None:
 def _not_kept_response(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
     """What a chunk (or response) says beside its choices that the message has no place for. Fields that
     describe the serving, not the reply (``created``, ``system_fingerprint``, ``service_tier``), are not said."""
-    if obj.get("prompt_filter_results"):
-        b.not_kept(
-            "prompt_filter_results",
-            "prompt filter results (Azure's prompt_filter_results) are not kept (the message has no place for them)",
-        )
+    for key, what in _RESPONSE_NOT_KEPT:
+        if _has_data(obj.get(key)):
+            b.not_kept(key, f"{what} ({key}) are not kept (the message has no place for them)")
+
+
+#: What a chunk (or response) may say beside its choices that the message has no place for.
+_RESPONSE_NOT_KEPT = (
+    ("prompt_filter_results", "prompt filter results (Azure's)"),
+    ("moderation", "moderation results"),
+    ("citations", "citations (Perplexity's sources)"),
+    ("search_results", "search results"),
+)
+_RESPONSE_NOT_KEPT_KEYS = frozenset(key for key, _ in _RESPONSE_NOT_KEPT)
 
 
 def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> None:
@@ -462,7 +510,7 @@ class StreamParser(BaseStreamParser):
             reason = ch.get("finish_reason")
             if reason:
                 _finish(b, i, reason)
-        if "prompt_filter_results" in obj:
+        if not _RESPONSE_NOT_KEPT_KEYS.isdisjoint(obj):
             _not_kept_response(b, obj)
         if err:  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry
             _provider_error(b, err)
