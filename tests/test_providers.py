@@ -469,6 +469,10 @@ def test_gemini_signatures_policy() -> None:
     r = formatted("gemini", msgs, options={"missing_thought_signature": "skip"})
     assert [p["thoughtSignature"] for p in r.body["contents"][1]["parts"]] == ["skip_thought_signature_validator"] * 2
     assert ("/1/content/1", "signature-added") in rules(r)
+    # "auto" (the default): the placeholder for Gemini 3, which refuses a current call without a signature
+    r = formatted("gemini", msgs, model="gemini-3-pro-preview")
+    assert [p["thoughtSignature"] for p in r.body["contents"][1]["parts"]] == ["skip_thought_signature_validator"] * 2
+    assert ("/1/content/1", "signature-added") in rules(r)
 
 
 def test_gemini_no_empty_parts_and_media() -> None:
@@ -654,3 +658,33 @@ def test_openai_long_call_ids_mapped_alike() -> None:
     sent = r.body["messages"][1]["tool_calls"][0]["id"]
     assert len(sent) == 40 and sent == r.body["messages"][2]["tool_call_id"]
     assert rules(r) == [("/1/content/0", "tool-id-mapped")]
+
+
+def test_deepseek_keeps_the_reasoning_of_earlier_turns_that_called_tools() -> None:
+    """DeepSeek's thinking mode requires the reasoning of a turn that called tools in every later request
+    (it answers 400 without it): only the reasoning of earlier turns without tool calls is pruned."""
+    msgs = [
+        UserMessage("q1"),
+        AssistantMessage([ThinkingBlock(thinking="t1"), ToolUseBlock(id="c", name="get_weather", input={})]),
+        ToolResultMessage(ToolResultBlock(id="c", name="get_weather", output="x", state="success")),
+        AssistantMessage([ThinkingBlock(thinking="t2"), TextBlock(text="a1")]),
+        UserMessage("q2"),
+        AssistantMessage([ThinkingBlock(thinking="t3"), TextBlock(text="a2")]),
+        UserMessage("q3"),
+    ]
+    r = formatted("deepseek", msgs, tools=TOOLS)
+    got = [m.get("reasoning_content") for m in r.body["messages"] if m["role"] == "assistant"]
+    assert got == ["t1", "t2", None]
+    assert rules(r) == [("/5/content/0", "thinking-pruned")]
+
+
+def test_a_gemini_call_signature_sent_elsewhere_is_said() -> None:
+    """A function call's Gemini thoughtSignature has no field at any other provider: signature-dropped."""
+    call = ToolUseBlock(id="c", name="get_weather", input={}, metadata={"thoughtSignature": "c2ln"})
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([call]),
+        ToolResultMessage(ToolResultBlock(id="c", name="get_weather", output="x", state="success")),
+    ]
+    for provider in ("openai", "deepseek", "dashscope-compatible", "anthropic", "dashscope"):
+        assert ("/1/content/0", "signature-dropped") in rules(formatted(provider, msgs, tools=TOOLS)), provider

@@ -127,7 +127,7 @@ kwargs = st.fixed_dictionaries(
                 "repair": st.booleans(),
                 "reasoning": st.sampled_from(["drop", "text"]),
                 "multi_agent_layout": st.sampled_from(["prefix", "history"]),
-                "missing_thought_signature": st.sampled_from(["omit", "skip"]),
+                "missing_thought_signature": st.sampled_from(["auto", "omit", "skip"]),
             },
         ),
     },

@@ -291,6 +291,16 @@ class _Base:
     def _retryable(status: int) -> bool:
         return status in _RETRY_STATUS or status >= 500
 
+    def _body_broke(self, exc: httpx.HTTPError, response: httpx.Response) -> APIConnectionError:
+        """A non-streaming reply whose body broke while read (a stall is a timeout)."""
+        cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
+        return cls(
+            f"the response body broke: {_reason(exc)}",
+            provider=self.provider,
+            status_code=response.status_code,
+            request_id=_request_id(response.headers),
+        )
+
     def _broken(self, message: str, stream: Any) -> BrokenStreamError:
         return BrokenStreamError(
             message,
@@ -566,13 +576,7 @@ class Client(_Base):
         try:
             body = response.read()
         except httpx.HTTPError as exc:
-            cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
-            raise cls(
-                f"the response body broke: {_reason(exc)}",
-                provider=self.provider,
-                status_code=response.status_code,
-                request_id=_request_id(response.headers),
-            ) from exc
+            raise self._body_broke(exc, response) from exc
         finally:
             response.close()
         return _parse_whole(self, body, started, response)
@@ -652,13 +656,7 @@ class AsyncClient(_Base):
         try:
             body = await response.aread()
         except httpx.HTTPError as exc:
-            cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
-            raise cls(
-                f"the response body broke: {_reason(exc)}",
-                provider=self.provider,
-                status_code=response.status_code,
-                request_id=_request_id(response.headers),
-            ) from exc
+            raise self._body_broke(exc, response) from exc
         finally:
             await response.aclose()
         return _parse_whole(self, body, started, response)

@@ -53,6 +53,10 @@ class ChatWalk(Walk):
         self.name = ctx.provider
         self.out: list[dict[str, Any]] = []
         self.last_user = -1
+        #: reasoning_current_turn_only: messages before the last user message whose turn (from a user message
+        #: to the next) called tools: their reasoning is still sent (DeepSeek's thinking mode requires the
+        #: reasoning of a tool-calling turn in every later request, and refuses the request without it)
+        self.tool_turns: set[int] = set()
 
     # ---- hooks (OpenAI shapes by default) ----
 
@@ -77,10 +81,17 @@ class ChatWalk(Walk):
 
     def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
         if self.reasoning_current_turn_only:
-            for i in range(len(msgs) - 1, -1, -1):
-                if msgs[i].role is _USER:
+            turn: list[int] = []  # the messages of the turn so far (since the last user message)
+            calls = False
+            for i, msg in enumerate(msgs):
+                if msg.role is _USER:
                     self.last_user = i
-                    break
+                    if calls:
+                        self.tool_turns.update(turn)
+                    turn, calls = [], False
+                else:
+                    turn.append(i)
+                    calls = calls or any(type(b) is ToolUseBlock for b in msg.content)
         return super().run(msgs)
 
     def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
@@ -180,6 +191,11 @@ class ChatWalk(Walk):
                     arguments = F.tool_arguments(b, ctx, f"/{i}/content/{j}")[1]
                 calls.append({"id": sent, "type": "function", "function": {"name": tool, "arguments": arguments}})
                 open_calls[cid] = (sent, tool, name, i, j)
+                meta = b.metadata
+                if meta and meta.get("thoughtSignature"):
+                    ctx.report(
+                        f"/{i}/content/{j}", "signature-dropped", f"{self.name} has no field for a call's signature"
+                    )
             elif t is TextBlock:
                 if b.text or not drop:
                     texts.append(b.text)
@@ -250,8 +266,12 @@ class ChatWalk(Walk):
         if meta.get("redacted") is True:
             ctx.report(pointer, "thinking-dropped", f"redacted reasoning cannot be sent to {self.name}")
             return
-        if self.reasoning_current_turn_only and i < self.last_user:
-            ctx.report(pointer, "thinking-pruned", f"{self.name} takes reasoning of the current turn only")
+        if self.reasoning_current_turn_only and i < self.last_user and i not in self.tool_turns:
+            ctx.report(
+                pointer,
+                "thinking-pruned",
+                f"{self.name} takes reasoning of the current turn and of turns that called tools",
+            )
             return
         if meta.get("signature") is not None:
             ctx.report(pointer, "signature-dropped", f"{self.name} has no field for a reasoning signature")

@@ -113,7 +113,10 @@ ERROR: Final = "error"  # the conversation breaks a provider rule and is sent as
 RULES: Final[dict[str, tuple[str, str]]] = {
     "thinking-dropped": (LOSSY, "reasoning not sent (the provider takes none, or it came from another provider)"),
     "thinking-demoted": (LOSSY, "reasoning from another provider sent as plain text (option reasoning='text')"),
-    "thinking-pruned": (REWRITE, "reasoning of an earlier turn not sent, as the provider's protocol asks"),
+    "thinking-pruned": (
+        REWRITE,
+        "reasoning of an earlier turn (that called no tools) not sent, as the provider's protocol asks",
+    ),
     "thinking-moved": (REWRITE, "thinking blocks moved to the start of the assistant turn"),
     "signature-dropped": (LOSSY, "a reasoning signature from another provider was not sent"),
     "signature-added": (REWRITE, "a placeholder thought signature was added (option missing_thought_signature)"),
@@ -177,8 +180,10 @@ class FormatOptions:
     reasoning this request may replay verbatim (default: the target provider's own names).
     ``repair``: add a synthetic error result for an unanswered tool call and leave out a tool result
     that answers no call (off by default: orphans are only reported).
-    ``missing_thought_signature``: Gemini function calls without a signature are sent ``"omit"``
-    (default) or with Google's documented placeholder ``"skip"`` (``skip_thought_signature_validator``).
+    ``missing_thought_signature``: Gemini function calls without a signature (another provider's) are
+    sent without one (``"omit"``) or with Google's documented placeholder (``"skip"``:
+    ``skip_thought_signature_validator``, said as ``signature-added``); ``"auto"`` (default) is ``"skip"``
+    for Gemini 3 models, which refuse a current turn's call without a signature, ``"omit"`` for others.
     ``multi_agent_layout``: ``"prefix"`` (each other speaker's turn as a user turn ``[Name]: text``)
     or ``"history"`` (runs of other speakers folded into one user turn wrapped in ``<history>``).
     ``history_prompt``: the text before the first ``<history>`` in the ``"history"`` layout.
@@ -191,7 +196,9 @@ class FormatOptions:
         converter=attrs.converters.optional(tuple),
     )
     repair: bool = False
-    missing_thought_signature: str = attrs.field(default="omit", validator=attrs.validators.in_(("omit", "skip")))
+    missing_thought_signature: str = attrs.field(
+        default="auto", validator=attrs.validators.in_(("auto", "omit", "skip"))
+    )
     multi_agent_layout: str = attrs.field(default="prefix", validator=attrs.validators.in_(("prefix", "history")))
     history_prompt: str = DEFAULT_HISTORY_PROMPT
 

@@ -164,6 +164,9 @@ class _AnthropicWalk(TurnWalk):
         return None
 
     def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
+        meta = block.metadata
+        if meta and meta.get("thoughtSignature"):
+            self.ctx.report(f"/{i}/content/{j}", "signature-dropped", "anthropic has no field for a call's signature")
         return {"type": "tool_use", "id": sent, "name": tool, "input": block.input}
 
     def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:

@@ -85,7 +85,7 @@ def format_request(
     tool_defs = normalize_tools(tools)
     choice = normalize_tool_choice(tool_choice)
     ctx = Context("gemini", FAMILIES, opts, msgs, tool_name_ok=_NAME_OK)
-    walk = _GeminiWalk(ctx, multi_agent, agent_name)
+    walk = _GeminiWalk(ctx, multi_agent, agent_name, model or DEFAULT_MODEL)
     try:
         contents = walk.run(msgs)
     finally:
@@ -141,9 +141,15 @@ class _GeminiWalk(TurnWalk):
     parts_key = "parts"
     typed_text = False
 
-    def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
+    def __init__(self, ctx: Context, multi: bool, agent: str | None, model: str) -> None:
         super().__init__(ctx, multi, agent)
-        self.skip_signature = ctx.options.missing_thought_signature == "skip"
+        option = ctx.options.missing_thought_signature
+        self.skip_signature = option == "skip"
+        # Gemini 3 refuses a function call of the current turn without a signature: the calls of a turn that
+        # has none (another provider's) get the placeholder; Gemini's own parallel calls (a signature on the
+        # first only) are sent as they came
+        self.auto_skip = option == "auto" and "gemini-3" in model
+        self._signed: dict[int, bool] = {}
 
     def text_part(self, text: str) -> Any:
         return {"text": text}
@@ -178,7 +184,8 @@ class _GeminiWalk(TurnWalk):
         call: dict[str, Any] = {"id": sent, "name": tool, "args": args} if sent else {"name": tool, "args": args}
         meta = block.metadata
         signature = meta.get("thoughtSignature") if meta else None
-        if signature is None and not self.skip_signature:  # a call with no signature to replay
+        skip = self.skip_signature or (self.auto_skip and not self._turn_signed(i))
+        if signature is None and not skip:  # a call with no signature to replay
             return {"functionCall": call}
         ctx = self.ctx
         part: dict[str, Any] = {"functionCall": call}
@@ -193,10 +200,29 @@ class _GeminiWalk(TurnWalk):
             else:
                 ctx.report(pointer, "signature-dropped", f"thought signature from {origin} not sent to gemini")
                 signature = None
-        if not signature and self.skip_signature:
+        if not signature and skip:
             ctx.report(pointer, "signature-added", "function call without a thought signature: placeholder added")
             part["thoughtSignature"] = SKIP_SIGNATURE
         return part
+
+    def _turn_signed(self, i: int) -> bool:
+        """Whether message ``i`` has a function call with a thought signature that is sent (Gemini's own)."""
+        signed = self._signed.get(i)
+        if signed is None:
+            signed = self._signed[i] = any(
+                type(b) is ToolUseBlock and self._own_signature(b.metadata or {}) for b in self.ctx.messages[i].content
+            )
+        return signed
+
+    def _own_signature(self, meta: Mapping[str, Any]) -> bool:
+        signature = meta.get("thoughtSignature")
+        origin = meta.get("provider")
+        return (
+            isinstance(signature, str)
+            and bool(signature)
+            and _b64_ok(signature)
+            and (origin is None or origin in self.ctx.families)
+        )
 
     def tool_result_part(self, block: ToolResultBlock, sent: str, tool: str | None, i: int, j: int) -> Any:
         output: list[Any] = block.output

@@ -330,6 +330,25 @@ def case_reasoning_current_turn() -> dict[str, Any]:
     }
 
 
+def case_reasoning_tool_turns() -> dict[str, Any]:
+    return {
+        "description": "reasoning of an earlier turn that called tools (DeepSeek sends it in every later request), "
+        "and of an earlier turn that did not",
+        "messages": [
+            UserMessage("Q1"),
+            AssistantMessage(
+                [ThinkingBlock(thinking="t1"), ToolUseBlock(id="c", name="get_weather", input={"city": "Oslo"})]
+            ),
+            ToolResultMessage(ToolResultBlock(id="c", name="get_weather", output="Cold", state="success")),
+            AssistantMessage([ThinkingBlock(thinking="t2"), TextBlock(text="A1")]),
+            UserMessage("Q2"),
+            AssistantMessage([ThinkingBlock(thinking="t3"), TextBlock(text="A2")]),
+            UserMessage("Q3"),
+        ],
+        "tools": [WEATHER],
+    }
+
+
 def case_strict_refused() -> dict[str, Any]:
     return {
         "description": "strict: a lossy step (reasoning from another provider) is an error",
