@@ -490,7 +490,9 @@ class StreamParser(BaseStreamParser):
             usage = as_object(obj["x_groq"]).get("usage")
         if usage:
             b.set_usage(_usage(usage))
-        for ch in obj.get("choices") or ():
+        choices = obj.get("choices") or ()
+        ended = not choices
+        for ch in choices:
             i = ch.get("index", 0)
             if type(i) is not int:
                 i = 0
@@ -510,7 +512,11 @@ class StreamParser(BaseStreamParser):
             reason = ch.get("finish_reason")
             if reason:
                 _finish(b, i, reason)
-        if not _RESPONSE_NOT_KEPT_KEYS.isdisjoint(obj):
+                ended = True
+        # What a chunk says beside its choices comes on the first chunk (Azure's prompt filter results, with no
+        # choices), on the last ones (moderation, with no choices), or on every chunk (Perplexity's citations):
+        # looked for there, not on every text fragment
+        if ended and not _RESPONSE_NOT_KEPT_KEYS.isdisjoint(obj):
             _not_kept_response(b, obj)
         if err:  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry
             _provider_error(b, err)
