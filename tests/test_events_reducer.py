@@ -372,3 +372,29 @@ def test_trusted_feeding_changes_nothing_for_valid_events(name: str) -> None:
     if "strict" not in case:
         assert got == [m.to_json_bytes() for m in general.finish()]
         assert trusted.problems == general.problems
+
+
+@pytest.mark.parametrize(
+    ("created_at", "timestamp"),
+    [
+        ("2026-11-22T10:34:38.5Z", "2026-11-22 10:34:38.500"),
+        ("2026-11-22t10:34:38.123456789z", "2026-11-22 10:34:38.123"),
+        ("2026-11-22T10:34:38,5Z", None),
+        ("2026-11-22T10:34:38.Z", None),
+        ("2026-11-22T10:34:38.1234567890Z", None),
+        ("2026-11-22T10:34:38.abcZ", None),
+        ("2026-11-22T10:34:38.5 Z", None),
+        ("2026-11-22T10:34:38.\u0661Z", None),  # an Arabic-Indic digit: a digit to Python's re, not to RFC 3339
+    ],
+)
+def test_only_an_rfc3339_instant_in_utc_gives_the_timestamp(created_at: str, timestamp: str | None) -> None:
+    """The message's timestamp comes from AGENT_START createdAt only when it is an RFC 3339 instant in UTC
+    (ASCII digits), in Python as in TypeScript (sdk/typescript/test/reducer.test.mjs has the same cases)."""
+    at = "2026-11-22T10:34:38Z"
+    (msg,) = reduce_events(
+        [
+            {"type": "AGENT_START", "id": "1", "createdAt": created_at, "replyId": "m"},
+            {"type": "AGENT_END", "id": "2", "createdAt": at, "replyId": "m"},
+        ]
+    )
+    assert msg.to_dict()["timestamp"] == timestamp

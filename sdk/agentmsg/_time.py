@@ -15,8 +15,10 @@ from .errors import ValidationError
 
 __all__ = ["event_now", "java_form_of_instant", "now_timestamp", "parse_timestamp"]
 
-_JAVA = re.compile(r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?")
-_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))")
+_JAVA = re.compile(r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?", re.ASCII)
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))", re.ASCII
+)
 _ACCEPTED = (
     "AgentScope Java's 'yyyy-MM-dd HH:mm:ss.SSS' (read as UTC) or an RFC 3339 date-time with a zone "
     "('2025-01-01T12:00:00Z')"

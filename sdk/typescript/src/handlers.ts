@@ -196,10 +196,13 @@ function modelEnd(st: State, e: Obj, i: number): void {
 }
 
 /** `2026-11-22T10:34:38.563248392Z` -> `2026-11-22 10:34:38.563` (the written form, UTC). */
+/** An RFC 3339 instant in UTC (Python's _time._RFC3339 with a Z): only such a createdAt gives a timestamp. */
+const INSTANT = /^\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.(\d{1,9}))?[Zz]$/;
+
 function javaTimestamp(createdAt: Json): string | null {
-  if (typeof createdAt !== "string" || createdAt.length < 19 || !"Tt".includes(createdAt[10]!) || !/[Zz]$/.test(createdAt)) return null;
-  const frac = createdAt.length > 20 && createdAt[19] === "." ? createdAt.slice(20, -1) : "";
-  return `${createdAt.slice(0, 10)} ${createdAt.slice(11, 19)}.${(frac + "000").slice(0, 3)}`;
+  const m = typeof createdAt === "string" ? INSTANT.exec(createdAt) : null;
+  if (m === null) return null;
+  return `${(createdAt as string).slice(0, 10)} ${(createdAt as string).slice(11, 19)}.${((m[1] ?? "") + "000").slice(0, 3)}`;
 }
 
 // ---- text, thinking and data blocks ----------------------------------------------------------------------

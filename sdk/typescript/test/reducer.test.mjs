@@ -125,3 +125,20 @@ test("strict mode throws at the first problem and keeps what it had", () => {
   assert.throws(() => r.feed(ev("TEXT_BLOCK_DELTA", "5", { blockId: "zz", delta: "x" })), (e) => e.problems[0].rule === "order");
   assert.equal(r.finish()[0].content[0].text, "kept");
 });
+
+test("only an RFC 3339 instant in UTC gives the message its timestamp, as in Python", () => {
+  const cases = [
+    ["2026-11-22T10:34:38.5Z", "2026-11-22 10:34:38.500"],
+    ["2026-11-22t10:34:38.123456789z", "2026-11-22 10:34:38.123"],
+    ["2026-11-22T10:34:38,5Z", null],
+    ["2026-11-22T10:34:38.Z", null],
+    ["2026-11-22T10:34:38.1234567890Z", null],
+    ["2026-11-22T10:34:38.abcZ", null],
+    ["2026-11-22T10:34:38.5 Z", null],
+    ["2026-11-22T10:34:38.\u0661Z", null],
+  ];
+  for (const [createdAt, want] of cases) {
+    const [msg] = reduceEvents([{ type: "AGENT_START", id: "1", createdAt, replyId: "m" }, { type: "AGENT_END", id: "2", createdAt: at, replyId: "m" }]);
+    assert.equal(msg.timestamp, want, createdAt);
+  }
+});
