@@ -398,3 +398,29 @@ def test_only_an_rfc3339_instant_in_utc_gives_the_timestamp(created_at: str, tim
         ]
     )
     assert msg.to_dict()["timestamp"] == timestamp
+
+
+def test_text_with_a_lone_surrogate_fed_as_python_objects_is_left_out_and_said() -> None:
+    """Events fed as Python objects (parsed by the standard library's json, which reads a lone surrogate
+    escape) may carry text no JSON writer takes: the block is left out and said, so the message can be
+    written back (it could not: to_json raised). From JSON text the codec reads, such text never comes."""
+    at = "2026-11-22T10:34:38Z"
+
+    def ev(type_: str, id_: str, **extra: Any) -> dict[str, Any]:
+        return {"type": type_, "id": id_, "createdAt": at, "replyId": "m", **extra}
+
+    events = [
+        ev("AGENT_START", "1"),
+        ev("TEXT_BLOCK_START", "2", blockId="t"),
+        ev("TEXT_BLOCK_DELTA", "3", blockId="t", delta=json.loads('"a\\ud800b"')),
+        ev("TEXT_BLOCK_END", "4", blockId="t"),
+        ev("TEXT_BLOCK_START", "5", blockId="u"),
+        ev("TEXT_BLOCK_DELTA", "6", blockId="u", delta="ok"),
+        ev("AGENT_END", "7"),
+    ]
+    r = Reducer()
+    r.feed_many(events)
+    (msg,) = r.finish()
+    assert msg.text_content == "ok"
+    assert agentmsg.Msg.from_json(msg.to_json()).text_content == "ok"
+    assert [p.rule for p in r.problems][:1] == ["json-value"]

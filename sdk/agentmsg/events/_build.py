@@ -167,7 +167,7 @@ def build(
             else:
                 assert isinstance(msg, AssistantMessage)
                 return msg
-    unwritable, recheck = _unwritable(data)
+    unwritable, recheck = _unwritable(data, text_too=st is not None and st.unchecked)
     if unwritable:  # values JSON cannot carry (from events fed as Python objects): left out, reported
         found = []
         for path in deepest_last_first(unwritable):
@@ -201,12 +201,13 @@ _JSON_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS 
 _BIG_TEXT = frozenset({"text", "thinking", "content", "data"})  # a message's bulk: built from checked deltas
 
 
-def _unwritable(data: dict[str, Any]) -> tuple[list[list[str | int]], bool]:
+def _unwritable(data: dict[str, Any], text_too: bool = False) -> tuple[list[list[str | int]], bool]:
     """Paths of values orjson cannot write (integers outside -2**63 .. 2**64-1, strings with a lone
     surrogate): they can only come from events fed as Python objects; and whether the message needs the full
     JSON-value check anyway (a list or map nested ``limits.max_depth`` deep or more, a key that is not a
     string or has a lone surrogate, a value of any other type, NaN or an infinity). The bulk text fields
-    (built from deltas, which are checked when parsed from bytes) are not scanned, so this stays cheap."""
+    (built from deltas, which are checked when parsed from bytes) are not scanned, so this stays cheap, unless
+    ``text_too``: events fed as Python objects, whose text nothing has checked."""
     out: list[list[str | int]] = []
     recheck = False
     max_depth = limits.max_depth
@@ -218,7 +219,14 @@ def _unwritable(data: dict[str, Any]) -> tuple[list[list[str | int]], bool]:
             if len(path) >= max_depth or any(type(k) is not str or has_lone_surrogate(k) for k in node):
                 recheck = True
             for key, child in node.items():
-                if key in _BIG_TEXT and type(child) is str and path and path[0] == "content" and len(path) <= 4:
+                if (
+                    not text_too
+                    and key in _BIG_TEXT
+                    and type(child) is str
+                    and path
+                    and path[0] == "content"
+                    and len(path) <= 4
+                ):
                     continue
                 stack.append((child, [*path, key]))
         elif kind is list:

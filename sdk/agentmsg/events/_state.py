@@ -252,6 +252,7 @@ class State:
         "source",
         "strict",
         "trusted",
+        "unchecked",
         "window",
     )
 
@@ -279,6 +280,9 @@ class State:
         self.window = DedupeWindow(dedupe_window)
         self.event_id: Any = None  # the id of the event being applied (names a reply it opens)
         self.trusted = False  # the events being fed are valid by construction (Reducer.feed_many(trusted=True))
+        #: events came as Python objects (feed / feed_many, not from JSON text the codec read, nor trusted): their
+        #: text may hold lone surrogates, so the message's text is checked too before it is built
+        self.unchecked = False
 
     def problem(
         self, index: int, pointer: str, rule: str, message: str, *, limit: bool = False, schema: str | None = None

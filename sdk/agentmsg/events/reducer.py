@@ -126,6 +126,7 @@ class Reducer:
 
     def feed(self, event: AgentEventDict | Mapping[str, Any] | Any) -> None:
         """Reduce one event (a parsed JSON object or a generated event instance)."""
+        self._st.unchecked = True
         self._feed(event, validate)
 
     def _feed_parsed(self, event: Any) -> None:
@@ -174,6 +175,8 @@ class Reducer:
         reduced by them and nothing raises, only its schema problems go unreported. Strict mode ignores it."""
         st = self._st
         st.trusted = trusted and not st.strict
+        if not trusted:
+            st.unchecked = True
         try:
             self._feed_many(events)
         finally:
