@@ -1453,3 +1453,47 @@ def test_recorded_shapes_from_other_projects() -> None:
         "citations",
         "moderation results",
     ]
+
+
+def test_cli_chat_ctrl_c_keeps_what_arrived_and_exits_130() -> None:
+    """Ctrl-C during `agentmsg chat` (a stalled stream): what arrived stays printed, with a line that says it
+    was interrupted, exit 130, and no traceback; usage errors are one line, exit 2."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    body = (FIX / "openai" / "stream_text_include_usage.sse").read_bytes()
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply(body=body, sse=True, stall_after=600, stall=30.0))
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "PYTHONUNBUFFERED": "1"}
+        cmd = [sys.executable, "-m", "agentmsg", "chat", "--provider", "openai", "--base-url", server.url, "hi"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)  # the first events have arrived; the server is stalling
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err and err.decode().strip().endswith("agentmsg: interrupted")
+    assert out.decode().startswith("I")  # the text that arrived
+    for argv in (["--choice", "abc"], ["--timeout", "-1"]):
+        cmd = [sys.executable, "-m", "agentmsg", "chat", "--provider", "openai", *argv, "hi"]
+        done = subprocess.run(cmd, capture_output=True, env={**os.environ, "OPENAI_API_KEY": "k"}, timeout=60)
+        assert done.returncode == 2 and b"Traceback" not in done.stderr
+
+
+def test_cli_parse_another_providers_reply_is_said() -> None:
+    """A reply of another provider is not read as an empty one that ended well: a whole body is not this
+    provider's response (exit 2), an Anthropic stream without message_start is said (exit 1)."""
+    code, _ = run_cli("parse", "--provider", "anthropic", str(FIX / "openai" / "chat_completion_text.json"))
+    assert code == 2
+    code, _ = run_cli("parse", "--provider", "openai", str(FIX / "anthropic" / "message_text.json"))
+    assert code == 2
+    code, _ = run_cli("parse", "--provider", "anthropic", "--stream", str(FIX / "openai" / "stream_finish_length.sse"))
+    assert code == 1
+    with pytest.raises(agentmsg.ValidationError) as info:
+        gemini.parse_response(b'{"a": 1}')
+    assert info.value.problems[0].rule == "shape"

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from .._schemas import schema_documents
 from .._version import __version__
 from . import chat, events, format, parse, schema, serve, validate
-from ._io import EXIT_OK, EXIT_USAGE, UsageError
+from ._io import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
 
 __all__ = ["build_parser", "main"]
 
@@ -55,3 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
+    except KeyboardInterrupt:  # Ctrl-C: serve stops (its banner says so); any other command was cut short
+        if args.command == "serve":
+            return EXIT_OK
+        print("agentmsg: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED

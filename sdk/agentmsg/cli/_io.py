@@ -13,6 +13,7 @@ from .._limits import limits
 from ..errors import Problem, SizeLimitError, ValidationError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
 class UsageError(Exception):
@@ -105,13 +106,13 @@ def limit_options(p: Any) -> None:
     """``--max-bytes`` / ``--max-depth``: the API's limits (agentmsg.limits) for one run of a command."""
     p.add_argument(
         "--max-bytes",
-        type=_limit("--max-bytes"),
+        type=whole_number("--max-bytes"),
         metavar="N",
         help=f"largest document or JSON Lines record, in bytes (default: agentmsg.limits, {limits.max_bytes})",
     )
     p.add_argument(
         "--max-depth",
-        type=_limit("--max-depth", 254),
+        type=whole_number("--max-depth", 254),
         metavar="N",
         help=f"deepest nesting of arrays and objects, 1-254 (default: agentmsg.limits, {limits.max_depth})",
     )
@@ -132,15 +133,32 @@ def command_limits(args: Any) -> Iterator[None]:
         limits.max_bytes, limits.max_depth = saved
 
 
-def _limit(name: str, maximum: int | None = None) -> Any:
+def whole_number(name: str, maximum: int | None = None, minimum: int = 1) -> Any:
+    """An argparse type: a whole number from ``minimum`` (1) to ``maximum``; anything else is a usage error."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
-        if value < 1 or (maximum is not None and value > maximum):
-            bound = f"between 1 and {maximum}" if maximum is not None else "at least 1"
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
             raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {value}")
+        return value
+
+    return parse
+
+
+def seconds(name: str) -> Any:
+    """An argparse type: a number of seconds above 0."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number of seconds, got {text!r}") from None
+        if not value > 0 or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{name} must be above 0, got {text}")
         return value
 
     return parse

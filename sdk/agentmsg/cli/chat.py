@@ -4,7 +4,8 @@
 
 Text is printed as it arrives; reasoning is marked ``[thinking]`` and tool calls ``[tool call]``; the last
 line gives the usage. The API key comes from the provider's usual environment variable. Exit 1 when the
-call fails or the stream breaks (what arrived is still printed).
+call fails or the stream breaks (what arrived is still printed), 2 for a usage error, 130 on Ctrl-C
+(what arrived stays printed, with the usage so far).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from typing import Any, TextIO
 
 from ..providers import NAMES
-from ._io import EXIT_INVALID, EXIT_OK
+from ._io import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, UsageError, seconds, whole_number
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -28,8 +29,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     params: dict[str, Any] = {}
     if args.max_tokens is not None:
         params["max_tokens"] = args.max_tokens
-    client = Client(args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout)
+    try:
+        client = Client(args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout)
+    except ValueError as exc:  # a base_url that is no http(s) URL
+        raise UsageError(str(exc)) from None
     kind = None
+    stream = None
     try:
         stream = client.stream(messages, **params)
         for p in stream.diagnostics:
@@ -55,9 +60,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 out.write(e["delta"])
             out.flush()
     except ProviderError as exc:
-        out.write("\n")
+        if kind is not None:
+            out.write("\n")
         sys.stderr.write(f"agentmsg: {exc}\n")
         return EXIT_INVALID
+    except KeyboardInterrupt:  # Ctrl-C: what arrived stays printed, with the usage so far
+        if stream is not None:
+            stream.close()
+        out.write("\n")
+        msg = stream.message if stream is not None else None
+        if msg is not None and msg.usage is not None:
+            out.write(f"[usage] {_usage_line(msg.usage)}\n")
+        sys.stderr.write("agentmsg: interrupted\n")
+        return EXIT_INTERRUPTED
     finally:
         client.close()
     msg = stream.message
@@ -92,7 +107,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--model", default=None, help="the model (default: the formatter's default for the provider)")
     p.add_argument("--base-url", default=None, help="the API's base URL (a proxy, a local server)")
     p.add_argument("--system", default=None, help="a system prompt")
-    p.add_argument("--max-tokens", type=int, default=None)
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds without data before the call fails")
+    p.add_argument("--max-tokens", type=whole_number("--max-tokens"), default=None, metavar="N")
+    p.add_argument(
+        "--timeout", type=seconds("--timeout"), default=60.0, help="seconds without data before the call fails"
+    )
     p.add_argument("prompt", metavar="PROMPT")
     p.set_defaults(func=run)

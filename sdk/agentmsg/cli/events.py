@@ -28,6 +28,7 @@ from ._io import (
     open_binary,
     print_problems,
     records,
+    whole_number,
 )
 
 _EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
@@ -144,6 +145,12 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("events", help="print the event stream of messages (JSONL, or SSE with --sse)")
     p.add_argument("file", metavar="FILE", help="a message JSON object, an array or JSONL; '-' for stdin")
     p.add_argument("--sse", action="store_true", help="write text/event-stream instead of JSON lines")
-    p.add_argument("--chunk-size", type=int, default=None, help="split text deltas into pieces of N characters")
+    p.add_argument(
+        "--chunk-size",
+        type=whole_number("--chunk-size"),
+        default=None,
+        metavar="N",
+        help="split text deltas into pieces of N characters",
+    )
     limit_options(p)
     p.set_defaults(func=run_events)

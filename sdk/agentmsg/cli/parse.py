@@ -37,6 +37,7 @@ from ._io import (
     limit_options,
     print_problems,
     read_bytes,
+    whole_number,
 )
 
 
@@ -67,8 +68,9 @@ def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[tuple[li
     """The events of a whole (non-streamed) response body."""
     try:
         events = get(args.provider).response_events(data)
-    except (orjson.JSONDecodeError, TypeError) as exc:
-        raise UsageError(f"{args.file}: not a {args.provider} response: {exc}") from None
+    except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
+        article = "an" if args.provider[:1] in "aeiou" else "a"
+        raise UsageError(f"{args.file}: not {article} {args.provider} response: {exc}") from None
     yield events, not any(e["type"] == "CUSTOM" and e.get("name") in (ERROR_EVENT, PROBLEM_EVENT) for e in events)
 
 
@@ -128,6 +130,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if clean else EXIT_INVALID
 
 
+def _choice(text: str) -> str:
+    if text != "all":
+        whole_number("--choice", minimum=0)(text)
+    return text
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("parse", help="a provider's response or stream -> the agentmsg message (or its events)")
     p.add_argument("--provider", required=True, choices=NAMES, help="the provider (registry name)")
@@ -137,7 +145,9 @@ def add_parser(sub: Any) -> None:
         help="FILE is a streamed body (SSE, JSON lines or a JSON array of chunks; SSE is told without it)",
     )
     p.add_argument("--events", action="store_true", help="print the AgentEvents as JSON lines instead")
-    p.add_argument("--choice", default="0", help="which choice / candidate to print (default 0), or 'all'")
+    p.add_argument(
+        "--choice", type=_choice, default="0", help="which choice / candidate to print (default 0), or 'all'"
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
         "--cumulative",

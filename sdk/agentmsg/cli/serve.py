@@ -12,14 +12,7 @@ from typing import IO, Any, TextIO
 
 from ..errors import Problem
 from ..events.stream import read_events
-from ._io import EXIT_OK, UsageError, open_binary
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+from ._io import EXIT_OK, UsageError, open_binary, whole_number
 
 
 def file_events(source: IO[bytes], name: str, warn: TextIO) -> Iterator[Any]:
@@ -72,10 +65,12 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help="the event viewer: a page that renders an event file's reply live")
     p.add_argument("file", metavar="EVENTS_FILE", help="events as JSON lines or text/event-stream; '-' for stdin")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    p.add_argument(
+        "--port", type=whole_number("--port", 65535, 0), default=8000, help="port (default 8000; 0 picks a free one)"
+    )
     p.add_argument(
         "--drop-every",
-        type=_positive,
+        type=whole_number("--drop-every"),
         default=None,
         metavar="N",
         help="close the event connection after every N events, so that resume (Last-Event-ID) can be seen working",

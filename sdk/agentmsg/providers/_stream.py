@@ -158,6 +158,7 @@ class BaseStreamParser:
             return  # an event without data (a ping's `data:`): no news, as the SDKs skip it
         if data.startswith("[DONE]"):  # as the OpenAI SDK reads it (a trailing space, say)
             self.done = True
+            self.end_payloads()
             self.builder.close(ended=True)
             return
         try:
@@ -283,6 +284,8 @@ def read_response(
         raise ValidationError.single("", "type", f"{what} is a JSON object, not a JSON {json_type(obj)}")
     try:
         return events(obj)
+    except ValidationError:
+        raise  # the reader's own word (rule shape: not this provider's response)
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
         raise ValidationError.single(
             "", "shape", f"{what} has an unexpected shape ({type(exc).__name__}: {exc})"

@@ -20,6 +20,7 @@ import orjson
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg
 
+from ..errors import ValidationError
 from . import _format as F
 from ._builder import StreamBuilder, as_list, as_object, safe_int, usage_dict
 from ._common import media_kind
@@ -391,6 +392,8 @@ def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> li
 
 
 def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
+    if obj.get("type") not in ("message", "error") and not isinstance(obj.get("content"), list):
+        raise ValidationError.single("", "shape", "a Messages response is a message (type, content) or an error")
     b = StreamBuilder(options.pop("provider", "anthropic"), **options)
     if obj.get("type") == "error":
         _error(b, obj)
@@ -443,6 +446,8 @@ class StreamParser(BaseStreamParser):
         self._unknown_deltas: set[tuple[Any, ...]] = set()  # (slot, delta type[, case]) reported: unknown, misplaced
         self._skipped: set[str] = set()  # slots of server tools' blocks (their deltas are skipped too)
         self._kinds: dict[str, Any] = {}  # slot -> its block's type (content_block_start); _ENDED once stopped
+        self._started = False  # a message_start came
+        self._foreign = 0  # payloads of no Anthropic event type (another provider's stream, say)
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         b = self.builder
@@ -490,6 +495,7 @@ class StreamParser(BaseStreamParser):
             else:
                 b.end_block(slot)
         elif kind == "message_start":
+            self._started = True
             m = obj.get("message") or {}
             if b.opened() and m.get("id") and b.response_id and m.get("id") != b.response_id:
                 b.problem(
@@ -519,7 +525,16 @@ class StreamParser(BaseStreamParser):
             b.close(ended=True)
         elif kind == "error":
             _error(b, obj)
-        # ping and unknown event types: nothing to do
+        elif kind != "ping":
+            self._foreign += 1  # an event type not known (a newer API's: skipped, as the SDK skips it)
+
+    def end_payloads(self) -> None:
+        if not self._started and self._foreign:
+            self.builder.problem(
+                "type",
+                f"no message_start, and {self._foreign} payloads of no Anthropic event type: not an Anthropic"
+                " stream? (they were skipped)",
+            )
 
     def _misplaced(self, slot: str, dkind: Any, block_kind: Any) -> bool:
         """A delta whose type is not its block's (a ``thinking_delta`` for a text block, say), for a block

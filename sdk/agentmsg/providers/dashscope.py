@@ -17,6 +17,7 @@ from typing import Any, Final
 from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.message import Msg
 
+from ..errors import ValidationError
 from . import _format as F
 from ._builder import StreamBuilder, as_object, base64_source, usage_dict
 from ._chat import ChatWalk, copy_hints
@@ -453,6 +454,8 @@ def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> li
 
 
 def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
+    if "output" not in obj and not _is_error(obj):
+        raise ValidationError.single("", "shape", "a DashScope response has an output (or a code and a message)")
     b = StreamBuilder(options.pop("provider", "dashscope"), **options)
     _Reader(b, True).payload(obj, whole=True)
     for c in list(b._choices.values()):

@@ -18,6 +18,7 @@ from typing import Any, Final
 from agentmsg import Msg
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
+from ..errors import ValidationError
 from . import _format as F
 from ._builder import StreamBuilder, base64_source, safe_int, usage_dict
 from ._common import media_kind
@@ -567,6 +568,8 @@ def _response_events(obj: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
                 _payload(b, item, calls)
         b.close()
         return b.drain()
+    if not any(key in obj for key in ("candidates", "promptFeedback", "error", "usageMetadata")):
+        raise ValidationError.single("", "shape", "a generateContent response has candidates (or an error): none here")
     b = StreamBuilder(options.pop("provider", "gemini"), **options)
     _payload(b, obj, {})
     b.close()

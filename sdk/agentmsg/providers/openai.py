@@ -21,6 +21,7 @@ from agentmsg.blocks import ImageBlock
 from agentmsg.message import Msg
 
 from .._json import json_type
+from ..errors import ValidationError
 from . import _format as F
 from ._builder import StreamBuilder, as_list, as_object, safe_int, usage_dict
 from ._chat import ChatWalk, copy_hints
@@ -426,6 +427,8 @@ def response_events(
 
 
 def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, Any]) -> list[dict[str, Any]]:
+    if "choices" not in obj and not obj.get("error"):
+        raise ValidationError.single("", "shape", "a Chat Completions response has choices (or an error): none here")
     b = StreamBuilder(options.pop("provider", _family(variant)), **options)
     if obj.get("error") and not obj.get("choices"):
         _provider_error(b, obj["error"])
