@@ -145,8 +145,12 @@ class BaseStreamParser:
                 except orjson.JSONDecodeError:
                     pass  # read again below, as text, to say why
                 else:
-                    if type(obj) is dict:
-                        self._dispatch(event, obj, data)
+                    if type(obj) is dict:  # (_dispatch, inline: the common payload)
+                        self.builder.payload = data
+                        try:
+                            self.payload(event, obj)
+                        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                            self._shape(exc)
                         return
             data = data.decode("utf-8")
         assert isinstance(data, str)  # (for the type checker)
@@ -217,7 +221,10 @@ class BaseStreamParser:
         try:
             self.payload(event, obj)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            self.builder.problem("type", f"an unexpected payload shape ({type(exc).__name__}: {exc}): skipped")
+            self._shape(exc)
+
+    def _shape(self, exc: Exception) -> None:
+        self.builder.problem("type", f"an unexpected payload shape ({type(exc).__name__}: {exc}): skipped")
 
     def _object(self, event: str, obj: Any, data: str) -> None:
         if not isinstance(obj, dict):

@@ -447,6 +447,7 @@ class StreamParser(BaseStreamParser):
         self._skipped: set[str] = set()  # slots of server tools' blocks (their deltas are skipped too)
         self._kinds: dict[str, Any] = {}  # slot -> its block's type (content_block_start); _ENDED once stopped
         self._started = False  # a message_start came
+        self._slots: dict[int, str] = {}  # block index -> its slot name (made once)
         self._foreign = 0  # payloads of no Anthropic event type (another provider's stream, say)
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
@@ -455,7 +456,12 @@ class StreamParser(BaseStreamParser):
         if kind == "content_block_delta":
             delta = obj["delta"]
             dkind = delta.get("type")
-            slot = f"b{obj.get('index')}"
+            index = obj.get("index")
+            slot = self._slots.get(index) if type(index) is int else None
+            if slot is None:
+                slot = f"b{index}"
+                if type(index) is int:
+                    self._slots[index] = slot
             if slot in self._skipped:
                 return  # the deltas of a server tool's block (its input): skipped with it
             block_kind = self._kinds.get(slot)
