@@ -1497,3 +1497,22 @@ def test_cli_parse_another_providers_reply_is_said() -> None:
     with pytest.raises(agentmsg.ValidationError) as info:
         gemini.parse_response(b'{"a": 1}')
     assert info.value.problems[0].rule == "shape"
+
+
+def test_cli_parse_a_whole_response_saved_with_its_http_head(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A response saved with `curl -i` (its HTTP head before the body) is read without --stream too, whole
+    or SSE, the head said as left out (exit 0)."""
+    body = (FIX / "openai" / "chat_completion_text.json").read_bytes()
+    path = tmp_path / "curl_i.json"
+    path.write_bytes(b"HTTP/2 200\r\ncontent-type: application/json\r\n\r\n" + body)
+    assert main(["parse", "--provider", "openai", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert agentmsg.Msg.from_json(out).text_content == openai.parse_response(body).text_content
+    assert err == f"{path}: note: the body starts with an HTTP response head ('HTTP/2 200'): left out [not-kept]\n"
+    sse_path = tmp_path / "curl_i.sse"
+    stream = (FIX / "openai" / "stream_text_include_usage.sse").read_bytes()
+    sse_path.write_bytes(b"HTTP/1.1 200 OK\nContent-Type: text/event-stream\n\n" + stream)
+    assert main(["parse", "--provider", "openai", str(sse_path)]) == 0
+    assert agentmsg.Msg.from_json(capsys.readouterr().out).text_content
