@@ -28,6 +28,7 @@ from ..errors import ValidationError
 from ..events import Reducer
 from ..providers import NAMES, get
 from ..providers._builder import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
+from ..providers._framing import without_http_heads
 from ._io import (
     EXIT_INVALID,
     EXIT_OK,
@@ -50,18 +51,12 @@ def _events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bo
     data = read_bytes(args.file)
     if sniff(data[: SNIFF_LIMIT + 8]):
         return _stream_events(args, (data,))
-    if data[:5] == b"HTTP/":  # saved with `curl -i`: the response head before the body
-        end = min((i + len(sep) for sep in (b"\r\n\r\n", b"\n\n") if (i := data.find(sep)) >= 0), default=-1)
-        if end >= 0:
-            body = data[end:]
-            if sniff(body[: SNIFF_LIMIT + 8]):
-                return _stream_events(args, (data,))  # the stream's framer skips the head and says so
-            status = data[: data.find(b"\n")].strip().decode("latin-1")[:80]
-            sys.stderr.write(
-                f"{args.file}: note: the body starts with an HTTP response head ({status!r}): left out [not-kept]\n"
-            )
-            return _response_events(args, body)
-    return _response_events(args, data)
+    body, notes = without_http_heads(data)  # saved with `curl -i`: the response head before the body
+    if notes and sniff(body[: SNIFF_LIMIT + 8]):
+        return _stream_events(args, (data,))  # the stream's framer skips the head and says so
+    for note in notes:
+        sys.stderr.write(f"{args.file}: note: {note} [not-kept]\n")
+    return _response_events(args, body)
 
 
 def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterator[tuple[list[dict[str, Any]], bool]]:

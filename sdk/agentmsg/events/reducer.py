@@ -126,7 +126,9 @@ class Reducer:
 
     def feed(self, event: AgentEventDict | Mapping[str, Any] | Any) -> None:
         """Reduce one event (a parsed JSON object or a generated event instance)."""
-        self._st.unchecked = True
+        st = self._st
+        if not st.trusted:  # (feed_many(trusted=True) hands some events to feed: they stay trusted)
+            st.unchecked = True
         self._feed(event, validate)
 
     def _feed_parsed(self, event: Any) -> None:

@@ -14,7 +14,7 @@ from .._sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, _event
 from .._values import ValueSplitter
 from ..errors import Problem
 
-__all__ = ["TRAILING", "Framer", "as_chunks"]
+__all__ = ["TRAILING", "Framer", "as_chunks", "without_http_heads"]
 
 
 def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | str]:
@@ -168,6 +168,16 @@ class Framer:
             data, start, end = run
             out.extend(_payload(line, "line") for line in data[start:end].split(b"\n") if line.strip(_BLANK))
         return _trailing(out) if trailing else out
+
+
+def without_http_heads(data: bytes) -> tuple[bytes, list[str]]:
+    """A whole body without the HTTP response heads it starts with (saved with ``curl -i``), and the notes
+    that say them; the body as it is, and no note, when it has none (:meth:`Framer._past_http_head`)."""
+    framer = Framer()
+    rest = framer._past_http_head(data)
+    if framer._head is not None:  # no blank line after what looked like a head: no head after all
+        return data, []
+    return rest, framer.notes
 
 
 def _payload(data: bytes, what: str) -> SSEEvent:

@@ -456,12 +456,8 @@ class StreamParser(BaseStreamParser):
         if kind == "content_block_delta":
             delta = obj["delta"]
             dkind = delta.get("type")
-            index = obj.get("index")
-            slot = self._slots.get(index) if type(index) is int else None
-            if slot is None:
-                slot = f"b{index}"
-                if type(index) is int:
-                    self._slots[index] = slot
+            index = obj.get("index")  # (the slot looked up inline: the common payload)
+            slot = (self._slots.get(index) if type(index) is int else None) or self._slot(index)
             if slot in self._skipped:
                 return  # the deltas of a server tool's block (its input): skipped with it
             block_kind = self._kinds.get(slot)
@@ -482,7 +478,7 @@ class StreamParser(BaseStreamParser):
                 b.problem("enum", f"content block delta type {dkind!r} is not supported: skipped")
         elif kind == "content_block_start":
             block = obj["content_block"]
-            slot = f"b{obj.get('index')}"
+            slot = self._slot(obj.get("index"))
             if block.get("type") == "tool_use":
                 start_input = block.get("input")
                 self._inputs[slot] = b.json_text(start_input if start_input is not None else {})
@@ -491,7 +487,7 @@ class StreamParser(BaseStreamParser):
             self._kinds[slot] = block.get("type")
             _block(b, obj.get("index"), block, whole=False)
         elif kind == "content_block_stop":
-            slot = f"b{obj.get('index')}"
+            slot = self._slot(obj.get("index"))
             if slot in self._skipped:
                 return
             if slot in self._kinds:
@@ -533,6 +529,15 @@ class StreamParser(BaseStreamParser):
             _error(b, obj)
         elif kind != "ping":
             self._foreign += 1  # an event type not known (a newer API's: skipped, as the SDK skips it)
+
+    def _slot(self, index: Any) -> str:
+        """The builder slot of content block ``index`` (named once per index)."""
+        slot = self._slots.get(index) if type(index) is int else None
+        if slot is None:
+            slot = f"b{index}"
+            if type(index) is int:
+                self._slots[index] = slot
+        return slot
 
     def end_payloads(self) -> None:
         if not self._started and self._foreign:

@@ -284,14 +284,10 @@ def _parts(b: StreamBuilder, i: int, parts: list[Any]) -> None:
 
 
 def _reasoning(b: StreamBuilder, m: Mapping[str, Any]) -> str:
-    r = m.get("reasoning_content")
-    if type(r) is not str or not r:
-        if r is not None and type(r) is not str:
-            b.string(r, "reasoning_content")
-        r = m.get("reasoning")  # OpenRouter / vLLM spelling
-        if type(r) is not str:
-            return b.string(r, "reasoning") or ""
-    return r
+    r = b.string(m.get("reasoning_content"), "reasoning_content")
+    if not r:
+        r = b.string(m.get("reasoning"), "reasoning")  # OpenRouter / vLLM spelling
+    return r or ""
 
 
 def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
