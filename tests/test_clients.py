@@ -213,6 +213,30 @@ def test_cancel_marks_interrupted_and_keeps(server: ReplayServer) -> None:
     assert expected(TEXT_SSE).text_content.startswith(msg.text_content) and msg.text_content
 
 
+def test_mid_stream_snapshot_does_not_claim_a_normal_end(server: ReplayServer) -> None:
+    """A snapshot read while the reply streams says INTERRUPTED (the reply as it would stand were the stream
+    cut there), not MODEL_STOP (a missing reason reads as one: a normal end that has not happened);
+    ``done`` tells it from the final message, which has the reason the stream gave."""
+    server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True))
+    stream = client(server).stream(CONVO)
+    assert stream.message is None and not stream.done
+    snapshots = []
+    for e in stream:
+        if e["type"] == "TEXT_BLOCK_DELTA":
+            assert not stream.done
+            snapshots.append(stream.message)
+    assert snapshots and all(m is not None for m in snapshots)
+    for m in snapshots:
+        assert m.metadata["agentscope_generate_reason"] == "INTERRUPTED"
+        assert m.generate_reason == agentmsg.GenerateReason.INTERRUPTED
+    assert snapshots[-1].text_content == expected(TEXT_SSE).text_content
+    final = stream.message
+    assert stream.done and final is not None and final is stream.message
+    assert "agentscope_generate_reason" not in final.metadata  # MODEL_STOP, as the reducer gives it
+    assert final.generate_reason == agentmsg.GenerateReason.MODEL_STOP
+    assert final.metadata == expected(TEXT_SSE).metadata and content(final) == content(expected(TEXT_SSE))
+
+
 # ---- the other providers, over HTTP, from a formatted request ---------------------------------------------
 
 OTHERS = [

@@ -5,7 +5,7 @@
     with client.stream(messages, tools=tools) as stream:
         for event in stream:                                      # AgentEvents as they arrive
             ...
-    stream.message                                                # the reduced Msg
+    stream.message                                                # the reduced Msg (mid-stream: a snapshot, INTERRUPTED)
     msg = client.call(messages)                                   # one non-streaming call
 
 One ``Client`` / ``AsyncClient`` class takes any registry name (``openai``, ``deepseek``,

@@ -16,7 +16,8 @@ import attrs
 import httpx
 import orjson
 
-from agentmsg import Msg, Reducer, ValidationError, providers
+from agentmsg import GenerateReason, Msg, Reducer, ValidationError, providers
+from agentmsg.message import METADATA_GENERATE_REASON
 
 from ._errors import (
     APIConnectionError,
@@ -321,6 +322,7 @@ class _StreamState:
         self._raise = raise_on_error
         self.reducer = Reducer(name=client.name)
         self._message: Msg | None = None
+        self._done = False
         self.error: str | None = None
         self._closing: list[dict[str, Any]] = []
         self.status_code: int | None = None  # the response's, once it came
@@ -336,12 +338,24 @@ class _StreamState:
         return tuple(self.request.diagnostics)
 
     @property
+    def done(self) -> bool:
+        """Whether the stream has ended (read whole, broken or cancelled): ``message`` is then final."""
+        return self._done
+
+    @property
     def message(self) -> Msg | None:
-        """The reduced message once the stream has ended (INTERRUPTED when it was cut or cancelled);
-        while it runs, the message so far."""
-        if self._message is not None:
+        """The reduced message once the stream has ended (INTERRUPTED when it was cut or cancelled).
+        While it runs, a snapshot of the message so far (None before the reply began), which is the reply
+        as it would stand were the stream cut there: its generate reason is INTERRUPTED (a missing one
+        would read MODEL_STOP, a normal end that has not happened) unless an event already gave one.
+        ``done`` tells a snapshot from the final message."""
+        if self._done:
             return self._message
-        return self.reducer.snapshot()
+        snapshot = self.reducer.snapshot()
+        if snapshot is not None:
+            # A fresh message built for this call: setting a valid enum value needs no re-validation.
+            snapshot.metadata.setdefault(METADATA_GENERATE_REASON, GenerateReason.INTERRUPTED.value)
+        return snapshot
 
     def _feed(self, events: list[dict[str, Any]]) -> None:
         if events:
@@ -350,6 +364,7 @@ class _StreamState:
     def _end(self, parser: Any) -> None:
         msgs = self.reducer.finish()
         self._message = msgs[-1] if msgs else None
+        self._done = True
         errors = parser.builder.errors
         if errors and self.error is None:
             self.error = str(errors[0].get("message"))
