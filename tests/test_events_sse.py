@@ -5,10 +5,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import attrs
 import pytest
 
 from agentmsg import SSEDecoder, _sse, encode_sse, reduce_events, reduce_stream
-from agentmsg._sse import JSONDataDecoder
+from agentmsg._sse import JSONDataDecoder, SSEEvent
 from agentmsg.events.sse import events_after
 
 EVENTS = [
@@ -297,3 +298,31 @@ def test_the_sniffer_tells_a_body_the_same_whole_or_byte_by_byte() -> None:
         assert told == answer, body
         if told is not None:
             assert bytes(whole.head) == body and bytes(slow.head) == body[: len(slow.head)]
+
+
+def test_the_c_scanner_makes_ordinary_events() -> None:
+    """The C scanner fills an SSEEvent's slots itself (no Python frame per event): each is the instance calling
+    the class makes (equal, the same repr, evolve and assignment work, ``retry`` and ``problem`` None); a class
+    with an ``__attrs_post_init__`` is called as it is, so that its own step runs."""
+    if _sse._scan is None:
+        pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
+    body = b'event: delta\nid: 7\ndata: {"a": 1}\n\ndata: two\n\n'
+    made = SSEDecoder().feed(body)
+    assert made == [SSEEvent('{"a": 1}', "delta", "7"), SSEEvent("two", "message", "7")]
+    assert [repr(e) for e in made] == [repr(SSEEvent('{"a": 1}', "delta", "7")), repr(SSEEvent("two", "message", "7"))]
+    assert (made[0].retry, made[0].problem) == (None, None)
+    assert attrs.evolve(made[1], data="x") == SSEEvent("x", "message", "7")
+    made[1].data = "changed"
+    assert made[1].data == "changed"
+
+    @attrs.define
+    class Counted(SSEEvent):
+        def __attrs_post_init__(self) -> None:
+            self.retry = 1
+
+    out: list[Any] = []
+    _sse._scan(b"data: x\n\n", 0, False, 100, 100, "", out, Counted)
+    assert out == [Counted("x", "message", "", 1)] and type(out[0]) is Counted
+    out.clear()
+    _sse._scan(b"data: y\n\n", 0, False, 100, 100, "", out, SSEEvent)  # back to the plain class
+    assert out == [SSEEvent("y")] and type(out[0]) is SSEEvent

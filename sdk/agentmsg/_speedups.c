@@ -562,6 +562,45 @@ static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
 
 /* The event of a simple piece [p, end): 1 and *out set, 0 when the piece is not simple, -1 on error. raw: the
  * data as bytes (checked to be UTF-8), not str. */
+/* cls(data, event, id): an SSEEvent (retry and problem None). When cls keeps those five attributes in plain
+ * object slots (attrs' slotted classes do) and has no __init__ logic beyond storing them, the instance is
+ * filled in here, with no Python frame; otherwise (a subclass, another class) cls is called. */
+static PyObject *event_cls = NULL; /* the class the offsets below were read from (a strong reference) */
+static Py_ssize_t event_offsets[5];
+static int event_direct = 0;
+
+static PyObject *new_event(PyObject *cls, PyObject *data, PyObject *name, PyObject *id) {
+    if (cls != event_cls) {
+        static const char *names[5] = {"data", "event", "id", "retry", "problem"};
+        event_direct = PyType_Check(cls) && PyObject_HasAttrString(cls, "__attrs_attrs__") &&
+                       !PyObject_HasAttrString(cls, "__attrs_post_init__") &&
+                       !PyObject_HasAttrString(cls, "__attrs_pre_init__");
+        for (int i = 0; i < 5 && event_direct; i++) {
+            PyObject *attr = PyUnicode_InternFromString(names[i]);
+            if (attr == NULL) return NULL;
+            event_offsets[i] = slot_offset((PyTypeObject *)cls, attr);
+            Py_DECREF(attr);
+            if (event_offsets[i] < 0) event_direct = 0;
+        }
+        if (PyErr_Occurred()) return NULL;
+        Py_INCREF(cls);
+        Py_XSETREF(event_cls, cls);
+    }
+    if (!event_direct) {
+        PyObject *args[3] = {data, name, id};
+        return PyObject_Vectorcall(cls, args, 3, NULL);
+    }
+    PyTypeObject *type = (PyTypeObject *)cls;
+    PyObject *o = type->tp_alloc(type, 0);
+    if (o == NULL) return NULL;
+    PyObject *values[5] = {data, name, id, Py_None, Py_None};
+    for (int i = 0; i < 5; i++) {
+        Py_INCREF(values[i]);
+        *(PyObject **)((char *)o + event_offsets[i]) = values[i];
+    }
+    return o;
+}
+
 static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t limit, Py_ssize_t max_line,
                         PyObject **last_id, PyObject *cls, PyObject *message, int raw, PyObject **out) {
     Py_ssize_t eol = crlf ? 2 : 1;
@@ -640,8 +679,7 @@ static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t lim
         }
         Py_SETREF(*last_id, new_id);
     }
-    PyObject *args[3] = {data, name, *last_id};
-    *out = PyObject_Vectorcall(cls, args, 3, NULL);
+    *out = new_event(cls, data, name, *last_id);
     Py_DECREF(data);
     Py_DECREF(name);
     return *out == NULL ? -1 : 1;

@@ -107,8 +107,25 @@ class BaseStreamParser:
             return b.drain()
         b.tick()
         framer = self._framer
+        loads = orjson.loads
         for payload in framer.feed(chunk):
-            self._data(payload.event, payload.data, payload.problem)
+            data = payload.data
+            # The common payload, inline (what _data does first): a simple event's data from the C scanner
+            # (UTF-8, checked) holding a JSON object, before the provider's end of stream.
+            if type(data) is bytes and data[:1] == b"{" and payload.problem is None and not self.done:
+                try:
+                    obj = loads(data)
+                except orjson.JSONDecodeError:
+                    pass  # _data reads it again, as text, to say why
+                else:
+                    if type(obj) is dict:
+                        b.payload = data
+                        try:
+                            self.payload(payload.event, obj)
+                        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                            self._shape(exc)
+                        continue
+            self._data(payload.event, data, payload.problem)
         if framer.notes and b.opened():
             self._say_notes()
         return b.drain()
