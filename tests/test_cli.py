@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 GOOD = {
     "id": "m1",
     "name": None,
@@ -174,3 +176,91 @@ def test_subcommand_help_pages_have_descriptions() -> None:
         r = run(command, "--help")
         _, _, rest = r.stdout.partition("\n\n")
         assert r.returncode == 0 and rest.strip() and not rest.startswith(("positional", "options")), command
+
+
+def test_every_help_page_ends_with_its_exit_codes() -> None:
+    for command in ("validate", "schema", "reduce", "events", "format", "parse", "chat", "serve"):
+        r = run(command, "--help")
+        _, _, status = r.stdout.partition("\nexit status:\n")
+        codes = [line.split()[0] for line in status.splitlines() if line[:3].strip().isdigit()]
+        assert codes == sorted(codes, key=int) and {"0", "2"} <= set(codes), command
+        assert "130" in codes or command == "serve", command  # serve: Ctrl-C is how it stops (0)
+    reduce_help = run("reduce", "--help").stdout.partition("exit status:")[2]
+    assert "a reply was cut" in reduce_help
+
+
+def test_serve_refuses_a_file_of_messages_naming_the_command_meant(tmp_path: Path) -> None:
+    """Served as events, messages would show an empty viewer: serve says what was meant, in one line, exit 2,
+    before it listens (a file, a pretty-printed one, an array, stdin)."""
+    pytest.importorskip("uvicorn")
+    reply = {**GOOD, "role": "ASSISTANT"}
+    for name, text in (
+        ("msg.json", json.dumps(reply)),
+        ("pretty.json", json.dumps(reply, indent=2)),
+        ("conversation.json", json.dumps([GOOD, reply])),
+        ("msgs.jsonl", json.dumps(GOOD) + "\n" + json.dumps(reply) + "\n"),
+    ):
+        path = tmp_path / name
+        path.write_text(text)
+        r = run("serve", str(path), "--port", "0")
+        assert r.returncode == 2 and r.stdout == "", name
+        assert r.stderr == (
+            f"agentmsg: {path} holds messages, not events: to serve their events, "
+            f"'agentmsg events {path} | agentmsg serve -'\n"
+        )
+    r = run("serve", "-", "--port", "0", stdin=json.dumps(reply))
+    assert r.returncode == 2 and "'agentmsg events -' first" in r.stderr
+
+
+def test_serve_reads_events_after_the_bytes_it_looked_at() -> None:
+    """serve looks at the first bytes of its input (what a pipe holds already) and serves them too."""
+    import io
+
+    from agentmsg import AssistantMessage, emit_events
+    from agentmsg.cli.serve import _head, file_events
+
+    events = emit_events(AssistantMessage("hello " * 30000))  # more than one chunk of JSON lines
+    data = b"".join(json.dumps(e).encode() + b"\n" for e in events)
+    source = io.BufferedReader(io.BytesIO(data), buffer_size=4096)
+    head = _head(source, "events.jsonl")
+    assert 0 < len(head) < len(data)
+    err = io.StringIO()
+    assert list(file_events(source, "events.jsonl", err, head)) == events and err.getvalue() == ""
+
+
+def test_validate_report_is_on_stdout_and_json_lines_with_json(tmp_path: Path) -> None:
+    """validate's problems are its result (stdout, as a linter's); only what stopped a file from being
+    checked goes to stderr. --json gives CI one object per problem, a note or an unreadable file included."""
+    mixed = tmp_path / "mixed.jsonl"
+    newer = {**GOOD, "usage": {"inputTokens": 1, "cacheCreationInputTokens": 5}}
+    mixed.write_text(json.dumps(GOOD) + "\n" + json.dumps(BAD) + "\n" + json.dumps(newer) + "\n")
+    missing = tmp_path / "missing.json"
+    r = run("validate", "--json", str(mixed), str(missing))
+    assert r.returncode == 2  # an unreadable file wins over an invalid instance, as without --json
+    assert r.stderr == f"agentmsg: {missing}: cannot read: No such file or directory\n"
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert all(list(row) == ["file", "instance", "pointer", "rule", "kind", "message"] for row in rows)
+    assert {(row["instance"], row["pointer"], row["rule"], row["kind"]) for row in rows} == {
+        (1, "/content/0/type", "role-content", "error"),
+        (2, "/usage/cacheCreationInputTokens", "unknown-key", "note"),
+        (None, "", "unreadable", "error"),
+    }
+    assert rows[-1] == {
+        "file": str(missing),
+        "instance": None,
+        "pointer": "",
+        "rule": "unreadable",
+        "kind": "error",
+        "message": "cannot read: No such file or directory",
+    }
+    text = run("validate", str(mixed))
+    assert text.returncode == 1 and text.stderr == ""
+    assert text.stdout.splitlines()[0].startswith(f"{mixed}:/1/content/0/type: ")
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(GOOD))
+    ok = run("validate", "--json", str(good))
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
+    one = run("validate", "--json", "-", stdin="not json")
+    assert (
+        one.returncode == 1 and json.loads(one.stdout)["rule"] == "json" and json.loads(one.stdout)["instance"] is None
+    )

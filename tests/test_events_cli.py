@@ -153,3 +153,58 @@ def test_validate_lists_one_kind_per_schema(capsys: Any) -> None:
     assert "event," in usage and "agent-event" not in usage
     assert len(set(agentmsg.KINDS.values())) == len(agentmsg.KINDS)
     agentmsg.validate({"type": "CUSTOM", "id": "a", "createdAt": "2025-01-01T00:00:00Z"}, "agent-event")  # still read
+
+
+def _reduce(capsys: Any, *args: str) -> tuple[int, list[dict[str, Any]], list[str]]:
+    from agentmsg.cli import main
+
+    code = main(["reduce", *args])
+    captured = capsys.readouterr()
+    return code, [json.loads(x) for x in captured.out.splitlines()], captured.err.splitlines()
+
+
+def test_reduce_of_a_cut_stream_exits_1_as_parse_does(tmp_path: Path, capsys: Any) -> None:
+    """A stream that ends inside a reply (no AGENT_END, a block or model call still open) is said on stderr
+    and exits 1, as `agentmsg parse` does for a cut provider stream; the message is printed all the same,
+    INTERRUPTED with what arrived. A whole stream, and one of model-call events only (all closed), exit 0."""
+    from agentmsg import AssistantMessage, emit_events
+
+    events = emit_events(AssistantMessage("hello there", name="F"), chunk_size=4)
+    types = [e["type"] for e in events]
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("".join(json.dumps(e) + "\n" for e in events))
+    code, msgs, err = _reduce(capsys, str(whole))
+    assert (code, err) == (0, []) and msgs[0]["content"] == [{"type": "text", "text": "hello there"}]
+    for end in ("AGENT_END", "TEXT_BLOCK_END", "MODEL_CALL_END"):  # cut before each end event
+        cut = tmp_path / f"cut-{end}.jsonl"
+        cut.write_text("".join(json.dumps(e) + "\n" for e in events[: types.index(end)]))
+        code, msgs, err = _reduce(capsys, str(cut))
+        assert code == 1, end
+        assert msgs[0]["content"] == [{"type": "text", "text": "hello there"}]
+        assert msgs[0]["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+        (line,) = err
+        assert line.startswith(f"{cut}: error: message ") and line.endswith("[incomplete_stream]")
+    calls = tmp_path / "calls.jsonl"
+    start, end = types.index("MODEL_CALL_START"), types.index("MODEL_CALL_END")
+    calls.write_text("".join(json.dumps(e) + "\n" for e in events[start : end + 1]))
+    code, msgs, err = _reduce(capsys, str(calls))
+    assert (code, err) == (0, []) and "agentscope_generate_reason" not in msgs[0]["metadata"]
+
+
+def test_reduce_says_the_errors_a_stream_reported_and_exits_1(tmp_path: Path, capsys: Any) -> None:
+    """`agentmsg parse --events | agentmsg reduce -`: the parser closes a cut provider stream with an
+    agentmsg.error event; reduce says it (as parse did) and exits 1 too."""
+    from agentmsg.providers import openai
+
+    body = (ROOT / "tests/fixtures/providers/openai/stream_text_include_usage.sse").read_bytes()
+    cut = body[: body.index(b"\n\n", len(body) // 2) + 2]
+    events = list(openai.parse_stream(cut))
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    code, msgs, err = _reduce(capsys, str(path))
+    assert code == 1 and msgs[0]["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+    (line,) = err
+    assert "the stream ended before the provider finished the reply [incomplete_stream]" in line
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("".join(json.dumps(e) + "\n" for e in openai.parse_stream(body)))
+    assert _reduce(capsys, str(whole))[0] == 0

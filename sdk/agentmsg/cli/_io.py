@@ -20,6 +20,22 @@ class UsageError(Exception):
     """A usage problem (bad arguments, unreadable file): printed as ``agentmsg: ...``, exit 2."""
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that an epilog starting ``exit status:`` keeps its lines as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("exit status:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def exit_status(*lines: str, interrupt: bool = True) -> dict[str, Any]:
+    """``add_parser`` keywords for a command's ``--help`` to end with its exit codes, one ``CODE  meaning``
+    line each (continuation lines indented by the caller); ``interrupt`` adds Ctrl-C's 130."""
+    rows = [*lines, "130  interrupted (Ctrl-C)"] if interrupt else list(lines)
+    return {"epilog": "exit status:\n" + "\n".join("  " + row for row in rows), "formatter_class": HelpFormatter}
+
+
 def read_bytes(path: str) -> bytes:
     """The whole content of a file, or of stdin for ``-``, read in bounded memory: more than
     ``limits.max_bytes`` raises :class:`~agentmsg.SizeLimitError` (rule ``max-bytes``) without reading on."""

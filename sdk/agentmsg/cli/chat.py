@@ -15,7 +15,7 @@ import sys
 from typing import Any, TextIO
 
 from ..providers import NAMES
-from ._io import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, UsageError, seconds, whole_number
+from ._io import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, UsageError, exit_status, seconds, whole_number
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -102,7 +102,17 @@ def _usage_line(usage: Any) -> str:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("chat", help="stream a reply from a provider, live")
+    p = sub.add_parser(
+        "chat",
+        help="stream a reply from a provider, live",
+        **exit_status(
+            "0  the reply arrived whole",
+            "1  the call failed or the stream broke (what arrived is still printed), said on stderr",
+            "2  usage error (a base URL that is no http(s) URL, say)",
+            "130  interrupted (Ctrl-C): what arrived stays printed, with the usage so far",
+            interrupt=False,
+        ),
+    )
     p.add_argument("--provider", required=True, choices=NAMES)
     p.add_argument("--model", default=None, help="the model (default: the formatter's default for the provider)")
     p.add_argument("--base-url", default=None, help="the API's base URL (a proxy, a local server)")

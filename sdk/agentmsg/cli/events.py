@@ -11,12 +11,14 @@ from typing import IO, Any, TextIO
 
 import orjson
 
+from agentmsg_models.generate_reason import GenerateReason
+
 from ..errors import ValidationError
 from ..events.emitter import iter_events
 from ..events.reducer import Reducer
 from ..events.sse import encode_sse_event
 from ..events.stream import CHUNK, reduce_stream, sniff_sse
-from ..message import Msg
+from ..message import AssistantMessage, Msg
 from ._io import (
     EXIT_INVALID,
     EXIT_OK,
@@ -24,6 +26,7 @@ from ._io import (
     Peeked,
     UsageError,
     command_limits,
+    exit_status,
     limit_options,
     open_binary,
     print_problems,
@@ -35,7 +38,7 @@ _EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
 _ROLE = re.compile(rb'"role"\s*:\s*"[A-Za-z]+"')
 
 
-def _looks_like(head: bytes) -> str | None:
+def looks_like(head: bytes) -> str | None:
     """ "events" or "messages" when the start of a file clearly holds one of them, else None."""
     text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     if sniff_sse(text) or _EVENT_TYPE.search(text):
@@ -50,17 +53,57 @@ def _peeked(source: IO[bytes]) -> tuple[bytes, Iterator[bytes]]:
     return head, itertools.chain([head], iter(lambda: source.read(CHUNK), b""))
 
 
+class _CutReducer(Reducer):
+    """A reducer that remembers whether ``finish`` closed a reply the stream cut short (it ended inside the
+    reply: no AGENT_END, or a model call or block still open), which the message only says as INTERRUPTED."""
+
+    cut: AssistantMessage | None = None
+
+    def finish(self) -> list[AssistantMessage]:
+        open_reply = self.snapshot()  # the reply still open at the end of the stream, built as if it ended well
+        messages = super().finish()
+        if open_reply is not None and messages and self.cut is None:
+            last = messages[-1]
+            # finish marks a cut reply INTERRUPTED (docs/events.md rule 11); a reply the stream left open
+            # without cutting it (model-call events only, all closed) keeps its own reason.
+            if (
+                last.generate_reason is GenerateReason.INTERRUPTED
+                and open_reply.generate_reason is not last.generate_reason
+            ):
+                self.cut = last
+        return messages
+
+
+def _say_incomplete(where: str, messages: list[AssistantMessage], cut: AssistantMessage | None, err: TextIO) -> int:
+    """One ``FILE: error: message [type]`` line (as ``agentmsg parse`` prints them) for each error the stream
+    reported in a reply (CUSTOM ``agentmsg.error``: a provider error, a cut provider stream) and for a reply
+    the stream itself cut short; returns how many."""
+    n = 0
+    for msg in messages:
+        for error in msg.metadata.get("agentmsg_errors") or ():
+            if isinstance(error, dict):
+                err.write(f"{where}: error: message {msg.id}: {error.get('message')} [{error.get('type')}]\n")
+                n += 1
+        if msg is cut:
+            err.write(
+                f"{where}: error: message {msg.id}: the stream ended inside the reply (no AGENT_END, or a block or "
+                "model call still open): kept with what arrived, marked INTERRUPTED [incomplete_stream]\n"
+            )
+            n += 1
+    return n
+
+
 def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
     """Reduce an event stream (JSONL, SSE or a JSON array of events); print one message JSON per line."""
     import sys
 
     source = open_binary(args.file)
-    reducer = Reducer(strict=args.strict, source=args.source)
+    reducer = _CutReducer(strict=args.strict, source=args.source)
     status = EXIT_OK
     try:
         with source if args.file != "-" else contextlib.nullcontext(source):
             head, chunks = _peeked(source)
-            if not args.sse and _looks_like(head) == "messages":
+            if not args.sse and looks_like(head) == "messages":
                 print(
                     f"agentmsg: {args.file} holds messages, not events: "
                     f"to turn messages into events use 'agentmsg events {args.file}'",
@@ -78,6 +121,8 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
         args.file, "", reducer.problems + (reducer.check_results() if args.check_result else []), sys.stderr
     ):
         status = EXIT_INVALID
+    if _say_incomplete(args.file, messages, reducer.cut, sys.stderr):
+        status = EXIT_INVALID
     return status
 
 
@@ -92,7 +137,7 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
     try:
         with source if args.file != "-" else contextlib.nullcontext(source), command_limits(args):
             stream = Peeked(source, CHUNK)
-            if _looks_like(stream.head) == "events":
+            if looks_like(stream.head) == "events":
                 print(
                     f"agentmsg: {args.file} holds agent events, not messages: "
                     f"to reduce events to messages use 'agentmsg reduce {args.file}'",
@@ -128,7 +173,16 @@ def _write_events(instance: Any, prefix: str, args: argparse.Namespace, out: Tex
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "reduce", help="reduce an event stream (JSONL, SSE or a JSON array) to messages, one JSON per line"
+        "reduce",
+        help="reduce an event stream (JSONL, SSE or a JSON array) to messages, one JSON per line",
+        **exit_status(
+            "0  every reply was read whole, and no event was bad",
+            "1  a reply was cut (the stream ended inside it) or the stream reported an error in it (CUSTOM",
+            "   agentmsg.error), an event was bad (fixed by the tolerant rules; --strict stops there), or",
+            "   --check-result found a difference: the messages are still printed (a cut one INTERRUPTED,",
+            "   with what arrived), and why on stderr, one line each",
+            "2  usage error, a file that cannot be read, or a file of messages (not events)",
+        ),
     )
     p.add_argument("file", metavar="FILE", help="events as JSON lines or text/event-stream; '-' for stdin")
     p.add_argument("--sse", action="store_true", help="the input is SSE (default: detected)")
@@ -142,7 +196,16 @@ def add_parser(sub: Any) -> None:
         help="also report where a message does not cover its AGENT_RESULT (exit 1 if so)",
     )
     p.set_defaults(func=run_reduce)
-    p = sub.add_parser("events", help="print the event stream of messages (JSONL, or SSE with --sse)")
+    p = sub.add_parser(
+        "events",
+        help="print the event stream of messages (JSONL, or SSE with --sse)",
+        **exit_status(
+            "0  every message was turned into events",
+            "1  a record is not a valid ASSISTANT message (not JSON, beyond the limits, another role): said on",
+            "   stderr, the other records still turned into events",
+            "2  usage error, a file that cannot be read, or a file of events (not messages)",
+        ),
+    )
     p.add_argument("file", metavar="FILE", help="a message JSON object, an array or JSONL; '-' for stdin")
     p.add_argument("--sse", action="store_true", help="write text/event-stream instead of JSON lines")
     p.add_argument(

@@ -22,7 +22,7 @@ import orjson
 from ..conversation import decode_messages
 from ..errors import ValidationError
 from ..providers import NAMES, RULES, FormatOptions, MediaPolicy, get
-from ._io import EXIT_INVALID, EXIT_OK, UsageError, command_limits, limit_options, read_bytes
+from ._io import EXIT_INVALID, EXIT_OK, UsageError, command_limits, exit_status, limit_options, read_bytes
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -111,6 +111,12 @@ def add_parser(sub: Any) -> None:
         "format",
         help="format a conversation as a provider request (body on stdout, diagnostics on stderr)",
         description="Format a conversation (a JSON array of messages) as a provider request body.",
+        **exit_status(
+            "0  the body is printed (diagnostics on stderr, one JSON line each, do not count)",
+            "1  the input is invalid or beyond the limits, media is refused, or --strict met a lossy or",
+            "   error diagnostic: the problems on stderr as JSON lines, no body",
+            "2  usage error, or a file that cannot be read (--tools: not JSON)",
+        ),
     )
     p.add_argument("--provider", required=True, choices=NAMES, help="target provider")
     p.add_argument("--model", help="model name (default: the provider's default)")

@@ -35,6 +35,7 @@ from ._io import (
     UsageError,
     chunks_of,
     command_limits,
+    exit_status,
     limit_options,
     print_problems,
     read_bytes,
@@ -143,7 +144,16 @@ def _choice(text: str) -> str:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("parse", help="a provider's response or stream -> the agentmsg message (or its events)")
+    p = sub.add_parser(
+        "parse",
+        help="a provider's response or stream -> the agentmsg message (or its events)",
+        **exit_status(
+            "0  the reply was read whole (notes of data the message has no place for do not count)",
+            "1  it was not: a cut stream, an error from the provider, payloads that could not be read; the",
+            "   message (or --events) is still printed with everything received, and why on stderr",
+            "2  usage error, FILE cannot be read, or is not a response of that provider at all",
+        ),
+    )
     p.add_argument("--provider", required=True, choices=NAMES, help="the provider (registry name)")
     p.add_argument(
         "--stream",

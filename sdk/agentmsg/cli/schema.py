@@ -8,7 +8,7 @@ from typing import Any, TextIO
 import orjson
 
 from .._schemas import BASE_URI, KINDS, closed_document, schema_documents
-from ._io import EXIT_OK, UsageError
+from ._io import EXIT_OK, UsageError, exit_status
 
 
 def bundle(name: str) -> dict[str, Any]:
@@ -49,6 +49,7 @@ def add_parser(sub: Any) -> None:
         description="Without NAME, list the schemas (kind and $id). With NAME, print that canonical JSON Schema "
         "(draft 2020-12); --bundle prints one self-contained document with every schema it uses, for other "
         "languages and tools; --strict prints the closed variant strict readers use (unknown keys rejected).",
+        **exit_status("0  printed", "2  usage error (an unknown schema name)"),
     )
     p.add_argument("name", nargs="?", help=f"one of: {', '.join(sorted(KINDS))}")
     p.add_argument("--bundle", action="store_true", help="one self-contained document (for other languages)")

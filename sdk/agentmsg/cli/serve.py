@@ -11,15 +11,19 @@ from collections.abc import Iterator
 from typing import IO, Any, TextIO
 
 from ..errors import Problem
-from ..events.stream import read_events
-from ._io import EXIT_OK, UsageError, open_binary, whole_number
+from ..events.stream import CHUNK, read_events
+from ._io import EXIT_OK, UsageError, exit_status, open_binary, whole_number
+from .events import looks_like
 
 
-def file_events(source: IO[bytes], name: str, warn: TextIO) -> Iterator[Any]:
-    """The events of a JSONL, SSE or JSON-array stream (sniffed), read as they are needed; a line (SSE event)
-    that cannot be read is reported on ``warn`` and skipped, as ``agentmsg reduce`` reports it."""
+def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -> Iterator[Any]:
+    """The events of a JSONL, SSE or JSON-array stream (sniffed), read as they are needed (after ``head``, its
+    first bytes when they were read ahead); a line (SSE event) that cannot be read is reported on ``warn`` and
+    skipped, as ``agentmsg reduce`` reports it."""
 
     def chunks() -> Iterator[bytes]:
+        if head:
+            yield head
         while chunk := source.read(1 << 17):
             yield chunk
 
@@ -27,6 +31,19 @@ def file_events(source: IO[bytes], name: str, warn: TextIO) -> Iterator[Any]:
         print(f"{name}: {problem.message} [{problem.rule}] (skipped)", file=warn)
 
     return read_events(chunks(), strict=False, on_problem=report)
+
+
+def _head(source: IO[bytes], name: str) -> bytes:
+    """The first bytes of the file, what a pipe holds already (a live producer is not waited for); a file of
+    messages is refused (served as events it would show nothing), saying what was meant."""
+    try:
+        head: bytes = getattr(source, "read1", source.read)(CHUNK) or b""
+    except OSError as exc:
+        raise UsageError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    if looks_like(head) == "messages":
+        fix = f"'agentmsg events {name} | agentmsg serve -'" if name != "-" else "'agentmsg events -' first"
+        raise UsageError(f"{name} holds messages, not events: to serve their events, {fix}")
+    return head
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -37,7 +54,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     except ImportError as exc:
         raise UsageError(f"serve needs the web extra ({exc.name} is missing): pip install 'agentmsg[web]'") from None
     source = open_binary(args.file)
-    app = viewer_app(file_events(source, args.file, sys.stderr), drop_every=args.drop_every)
+    try:
+        head = _head(source, args.file)
+    except UsageError:
+        if args.file != "-":
+            source.close()
+        raise
+    app = viewer_app(file_events(source, args.file, sys.stderr, head), drop_every=args.drop_every)
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     try:
         sock = socket.create_server((args.host, args.port), family=family)
@@ -62,7 +85,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("serve", help="the event viewer: a page that renders an event file's reply live")
+    p = sub.add_parser(
+        "serve",
+        help="the event viewer: a page that renders an event file's reply live",
+        **exit_status(
+            "0  stopped with Ctrl-C",
+            "2  usage error: the web extra is missing, the address cannot be listened on, EVENTS_FILE cannot",
+            "   be read or holds messages, not events",
+            interrupt=False,
+        ),
+    )
     p.add_argument("file", metavar="EVENTS_FILE", help="events as JSON lines or text/event-stream; '-' for stdin")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from typing import Any, TextIO
+
+import orjson
 
 from .._schemas import KINDS, find_unknown_keys, validate
 from ..errors import Problem, ValidationError
@@ -26,16 +29,21 @@ pointer prefix /N) or JSON Lines (one instance per non-blank line, prefix /N for
 are read in bounded memory: JSON Lines line by line, any record or document larger than the byte limit is
 refused without reading it all.
 
-Every problem prints as FILE:POINTER: message [rule]. Keys the schema does not declare (a newer producer's)
-are accepted, as the readers keep them, and printed as notes (FILE:POINTER: note: ... [unknown-key]);
---strict rejects them instead ([additionalProperties])."""
+The problems are the command's result, so they go to stdout (as a linter's do); stderr has only what stopped
+a file from being checked (agentmsg: FILE: cannot read: ...) and usage errors. Every problem prints as
+FILE:POINTER: message [rule]; with --json, as one JSON object per line instead: {"file", "instance" (the
+0-based index in an array or JSON Lines file, or null), "pointer" (within the instance), "rule", "kind"
+("error" or "note"), "message"}, and a file that cannot be read as rule "unreadable". Keys the schema does
+not declare (a newer producer's) are accepted, as the readers keep them, and printed as notes
+(FILE:POINTER: note: ... [unknown-key]); --strict rejects them instead ([additionalProperties])."""
 
 EPILOG = """\
 exit status:
   0  every instance is valid (notes about unknown keys do not count)
   1  some instance is invalid: a schema or role rule, text that is not JSON, or beyond the limits
      ([max-bytes], [max-depth]), or a value that could not be written back ([integer-range], [lone-surrogate])
-  2  usage error, or a file that cannot be read (the other files are still checked)"""
+  2  usage error, or a file that cannot be read (the other files are still checked)
+  130  interrupted (Ctrl-C)"""
 
 
 def _check(instance: Any, kind: str, strict: bool) -> tuple[list[Problem], list[Problem]]:
@@ -54,21 +62,22 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     invalid = unreadable = False
+    report = _json_lines if args.json else print_problems
     for path in args.files:
         try:
             source = open_binary(path)
         except UsageError as exc:
-            print_usage_error(exc)
+            _unreadable(path, exc, args.json, out)
             unreadable = True
             continue
         try:
             for prefix, instance, error in records(source, args.kind):
                 problems, notes = ([error], []) if error is not None else _check(instance, args.kind, args.strict)
-                if print_problems(path, prefix, problems, out):
+                if report(path, prefix, problems, out):
                     invalid = True
-                print_problems(path, prefix, notes, out, note=True)
+                report(path, prefix, notes, out, note=True)
         except OSError as exc:
-            print_usage_error(UsageError(f"{path}: cannot read: {exc.strerror or exc}"))
+            _unreadable(path, UsageError(f"{path}: cannot read: {exc.strerror or exc}"), args.json, out)
             unreadable = True
         finally:
             if path != "-":
@@ -76,10 +85,32 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
 
 
-def print_usage_error(exc: UsageError) -> None:
+def _json_lines(path: str, prefix: str, problems: Iterable[Problem], out: TextIO, *, note: bool = False) -> int:
+    """``--json``: one JSON object per problem (file, instance, pointer, rule, kind, message); how many."""
+    n = 0
+    instance = int(prefix[1:]) if prefix else None
+    for p in problems:
+        row = {
+            "file": path,
+            "instance": instance,
+            "pointer": p.pointer,
+            "rule": p.rule,
+            "kind": "note" if note else "error",
+            "message": p.message,
+        }
+        out.write(orjson.dumps(row).decode() + "\n")
+        n += 1
+    return n
+
+
+def _unreadable(path: str, exc: UsageError, as_json: bool, out: TextIO) -> None:
+    """A file that cannot be read: said on stderr; with ``--json`` in the report too (rule ``unreadable``)."""
     import sys
 
     print(f"agentmsg: {exc}", file=sys.stderr)
+    if as_json:
+        message = str(exc).removeprefix(f"{path}: ")
+        _json_lines(path, "", [Problem("", "unreadable", message)], out)
 
 
 def add_parser(sub: Any) -> None:
@@ -94,6 +125,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--strict", action="store_true", help="reject keys the schema does not declare (default: accept them, as notes)"
     )
+    p.add_argument("--json", action="store_true", help="one JSON object per problem and note (for CI and other tools)")
     limit_options(p)
     p.add_argument("files", nargs="+", metavar="FILE", help="JSON value, array or JSON Lines; '-' for stdin")
     p.set_defaults(func=run)
