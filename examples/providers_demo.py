@@ -105,7 +105,7 @@ def main() -> int:
             convo: list[Msg] = [SystemMessage("You are a helpful assistant."), UserMessage(question, name="alice")]
             client = Client(provider, base_url=server.url, api_key="demo-key", name="Friday")
             request = client.format(convo, stream=True, tools=TOOLS)
-            path = client._url(request)[len(server.url) :]
+            path = request.path  # where the request goes, relative to the base URL
             server.add(path, Reply(body=(FIX / fixture).read_bytes(), sse=True, chunk_size=256, delay=0.001))
             print(f"\n--- {provider}: POST {path.split('?')[0]} ({len(request.diagnostics)} diagnostics) ---")
             with client.stream(convo, tools=TOOLS) as stream:
@@ -131,8 +131,9 @@ def main() -> int:
         server.add("/chat/completions", Reply(body=body, sse=True, chunk_size=200, disconnect_after=len(body) // 2))
         client = Client("openai", base_url=server.url, api_key="demo-key")
         try:
-            for _ in client.stream([UserMessage("Weather in San Francisco?")]):
-                pass
+            with client.stream([UserMessage("Weather in San Francisco?")]) as stream:
+                for _ in stream:
+                    pass
         except BrokenStreamError as exc:
             print(f"  BrokenStreamError: {exc.message}")
             print(f"  kept: {describe(exc.partial)}")
