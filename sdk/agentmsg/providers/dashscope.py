@@ -478,7 +478,8 @@ class StreamParser(BaseStreamParser):
     """Native SSE (``id:`` / ``event:result`` / ``:HTTP_STATUS/200`` / ``data:{...}``) -> AgentEvents.
     Incremental and cumulative output (``incremental``: True, False, or None to tell from the stream),
     cumulative usage (the last wins), ``finish_reason: "null"`` while streaming, tool-call continuations
-    with ``id: ""`` and no index, an error payload (``code`` + ``message``) ending the reply interrupted.
+    with ``id: ""`` and no index, an error payload (``code`` + ``message``) ending the reply interrupted (payloads
+    after it skipped and said).
     Also reads the JSON-lines form the SDK prints (``requestId``)."""
 
     provider = "dashscope"
@@ -492,9 +493,19 @@ class StreamParser(BaseStreamParser):
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         if event == "error" and not _is_error(obj):
+            self._reader.end()  # a value held to tell the mode is text received before the error
             self.builder.error(str(obj.get("message") or obj), kind=str(obj.get("code") or "provider_error"))
+        elif not obj.get("output") and _is_error(obj):
+            self._reader.end()
+            self._reader.payload(obj, whole=False)  # the error
+        else:
+            self._reader.payload(obj, whole=False)
             return
-        self._reader.payload(obj, whole=False)
+        # The provider's error ends the reply (the SDK's stream ends there): what came before is kept, a payload
+        # after it is skipped and said once (problem order), as one after another provider's end of stream
+        self.done = True
+        self.end_payloads()
+        self.builder.close()
 
 
 def parse_stream(

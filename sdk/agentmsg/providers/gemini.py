@@ -531,14 +531,15 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
         b.finish(i, reason, normal=reason == "STOP")
 
 
-def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls]) -> None:
+def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls]) -> bool:
+    """Read one response (a chunk); True when it was the provider's error, which ends the reply."""
     err = obj.get("error")
     if isinstance(err, dict):
         for cand in obj.get("candidates") or ():  # what came with the error is kept
             if isinstance(cand, dict):
                 _candidate(b, cand, calls)
         b.error(str(err.get("message") or err), kind=str(err.get("status") or "provider_error"), code=err.get("code"))
-        return
+        return True
     if b.response_id is None or b.model is None:
         b.identify(obj.get("responseId"), obj.get("modelVersion"))
     u = obj.get("usageMetadata")
@@ -551,6 +552,13 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
     if isinstance(feedback, dict) and feedback.get("blockReason") and not obj.get("candidates"):
         b.choice(0)
         b.finish(0, str(feedback["blockReason"]))
+    return False
+
+
+def _after_error(b: StreamBuilder, skipped: int) -> None:
+    """Responses that came after the provider's error (which ended the reply): skipped, as the SDK's stream
+    raises at the error, and said once (problem ``order``)."""
+    b.problem("order", f"{skipped} payload(s) after the provider's error, which ended the reply: skipped")
 
 
 def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
@@ -563,9 +571,11 @@ def _response_events(obj: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(obj, list):  # a streamGenerateContent response read without alt=sse: a JSON array
         b = StreamBuilder(options.pop("provider", "gemini"), **options)
         calls: dict[int, _Calls] = {}
-        for item in obj:
-            if isinstance(item, dict):
-                _payload(b, item, calls)
+        for k, item in enumerate(obj):
+            if isinstance(item, dict) and _payload(b, item, calls):
+                if k + 1 < len(obj):
+                    _after_error(b, len(obj) - k - 1)
+                break
         b.close()
         return b.drain()
     if not any(key in obj for key in ("candidates", "promptFeedback", "error", "usageMetadata")):
@@ -590,7 +600,8 @@ class StreamParser(BaseStreamParser):
     """streamGenerateContent?alt=sse -> AgentEvents, incrementally. Every chunk is a whole response
     holding the next parts; usage is cumulative (the last wins). Streamed function-call arguments
     (``partialArgs`` / ``willContinue``) become argument deltas of valid JSON text; a call's
-    thoughtSignature goes on its TOOL_CALL_START; an ``error`` payload ends the reply interrupted."""
+    thoughtSignature goes on its TOOL_CALL_START; an ``error`` payload ends the reply interrupted (payloads
+    after it are skipped and said)."""
 
     provider = "gemini"
 
@@ -599,7 +610,12 @@ class StreamParser(BaseStreamParser):
         self._calls: dict[int, _Calls] = {}
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
-        _payload(self.builder, obj, self._calls)
+        if _payload(self.builder, obj, self._calls):
+            # The provider's error ends the reply (the SDK's stream raises there): what came before is kept, a
+            # payload after it is skipped and said once (problem order), as one after another provider's end
+            self.done = True
+            self.end_payloads()
+            self.builder.close()
 
 
 def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:

@@ -464,7 +464,8 @@ class StreamParser(BaseStreamParser):
     Tool-call fragments are routed by ``index`` to their call (a new id at an index starts a new call),
     names are set once, ``reasoning_content`` / ``reasoning`` become thinking, ``refusal`` a text block of
     its own, ``n > 1`` choices are kept apart (``source: choice/i``), the usage-only final chunk gives
-    the usage, and an ``error`` payload mid-stream ends the reply interrupted with everything kept."""
+    the usage, and an ``error`` payload mid-stream ends the reply interrupted with everything before it kept
+    (payloads after it are skipped and said, as after ``[DONE]``)."""
 
     provider = "openai"
 
@@ -478,9 +479,11 @@ class StreamParser(BaseStreamParser):
         err = obj.get("error")  # null or {} on a chunk is no error (the SDK raises on a truthy one only)
         if event == "error":
             _provider_error(b, err or obj)
+            self._end_at_error()
             return
         if err and not obj.get("choices"):
             _provider_error(b, err)
+            self._end_at_error()
             return
         if b.model is None or b.response_id is None:
             b.identify(obj.get("id"), obj.get("model"))
@@ -519,6 +522,15 @@ class StreamParser(BaseStreamParser):
             _not_kept_response(b, obj)
         if err:  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry
             _provider_error(b, err)
+            self._end_at_error()
+
+    def _end_at_error(self) -> None:
+        """The provider's error ends the reply (the SDK's stream raises there): what came before is kept, the
+        reply closes interrupted, and a payload after it is skipped and said once (problem ``order``), as one
+        after ``[DONE]`` is."""
+        self.done = True
+        self.end_payloads()
+        self.builder.close()
 
 
 def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:

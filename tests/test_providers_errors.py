@@ -1,0 +1,180 @@
+"""A provider error mid-stream ends the reply."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+import agentmsg
+from agentmsg import Reducer
+from agentmsg.providers import anthropic, dashscope, gemini, openai
+
+
+def reduce_ok(events: list[dict[str, Any]]) -> agentmsg.AssistantMessage:
+    for e in events:
+        agentmsg.validate(e, "event")
+    r = Reducer()
+    r.feed_many(events)
+    (msg,) = r.finish()
+    assert r.problems == []
+    return msg
+
+
+def data(payload: Any, event: str | None = None) -> bytes:
+    head = f"event: {event}\n".encode() if event else b""
+    return head + b"data: " + orjson.dumps(payload) + b"\n\n"
+
+
+def ant(kind: str, **fields: Any) -> bytes:
+    return data({"type": kind, **fields}, kind)
+
+
+def oai(content: str | None = None, finish: str | None = None, **extra: Any) -> bytes:
+    delta = {} if content is None else {"content": content}
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return data({"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [choice], **extra})
+
+
+def gem(text: str, finish: str | None = None) -> bytes:
+    cand: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}
+    if finish:
+        cand["finishReason"] = finish
+    return data({"candidates": [cand], "responseId": "g1", "modelVersion": "gemini-x"})
+
+
+def dsc(content: str, finish: str = "null", event: str = "result") -> bytes:
+    payload = {"output": {"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": finish}]}}
+    return (
+        f"event:{event}\n:HTTP_STATUS/200\n".encode()
+        + b"data:"
+        + orjson.dumps({**payload, "request_id": "r1"})
+        + b"\n\n"
+    )
+
+
+ANT_START = ant(
+    "message_start", message={"id": "msg_1", "model": "claude", "content": [], "usage": {"input_tokens": 3}}
+) + ant("content_block_start", index=0, content_block={"type": "text", "text": ""})
+
+#: provider -> (parser, the payloads before the error, the error, the payloads after it)
+STREAMS: dict[str, tuple[Any, bytes, bytes, bytes]] = {
+    "anthropic": (
+        anthropic.StreamParser,
+        ANT_START + ant("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"}),
+        ant("error", error={"type": "overloaded_error", "message": "Overloaded"}),
+        ant("content_block_delta", index=0, delta={"type": "text_delta", "text": " more"})
+        + ant("content_block_stop", index=0)
+        + ant("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 9})
+        + ant("message_stop"),
+    ),
+    "openai": (
+        openai.StreamParser,
+        oai("Hi"),
+        data({"error": {"message": "Overloaded", "type": "server_error"}}),
+        oai(" more", "stop") + oai(usage={"prompt_tokens": 1, "completion_tokens": 9}) + b"data: [DONE]\n\n",
+    ),
+    "openai-event": (
+        openai.StreamParser,
+        oai("Hi"),
+        data({"message": "Overloaded"}, "error"),
+        oai(" more", "stop") + b"data: [DONE]\n\n",
+    ),
+    "gemini": (
+        gemini.StreamParser,
+        gem("Hi"),
+        data({"error": {"code": 503, "message": "Overloaded", "status": "UNAVAILABLE"}}),
+        gem(" more", "STOP"),
+    ),
+    "dashscope": (
+        dashscope.StreamParser,
+        dsc("Hi"),
+        b"event:error\n:HTTP_STATUS/500\n" + b'data:{"code":"Overloaded","message":"Overloaded"}\n\n',
+        dsc(" more", "stop"),
+    ),
+    "dashscope-result": (
+        dashscope.StreamParser,
+        dsc("Hi"),
+        b'event:result\ndata:{"code":"Overloaded","message":"Overloaded","request_id":"r1"}\n\n',
+        dsc(" more", "stop"),
+    ),
+}
+
+
+def chunkings(body: bytes) -> list[list[bytes]]:
+    return [[body], [body[i : i + 7] for i in range(0, len(body), 7)], [bytes([c]) for c in body]]
+
+
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_a_provider_error_ends_the_reply_and_what_follows_is_skipped_and_said(name: str) -> None:
+    """The SDKs' streams raise (or end) at a provider's error; agentmsg keeps what came before it, ends the reply
+    there (INTERRUPTED, the error in agentmsg_errors), and skips what follows, said once (problem order), as a
+    payload after [DONE] or message_stop is. The text and finish reason after the error were applied before."""
+    make, before, error, after = STREAMS[name]
+    for chunks in chunkings(before + error + after):
+        parser = make()
+        events = [e for c in chunks for e in parser.feed(c)] + parser.close()
+        msg = reduce_ok(events)
+        assert msg.text_content == "Hi"
+        assert msg.generate_reason.value == "INTERRUPTED"
+        meta = msg.to_dict()["metadata"]
+        assert [e["message"] for e in meta["agentmsg_errors"]] == ["Overloaded"]
+        assert "agentmsg_finish_reason" not in meta
+        assert [p.rule for p in parser.problems] == ["order"]
+        assert parser.problems[0].message.startswith("a payload after the end of the reply: skipped")
+        # the error is the reply's last news: nothing of the reply after it
+        kinds = [e["type"] for e in events]
+        at = next(k for k, e in enumerate(events) if e.get("name") == "agentmsg.error")
+        assert "TEXT_BLOCK_DELTA" not in kinds[at:]
+
+
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_an_error_at_the_end_says_nothing_more(name: str) -> None:
+    """An error that ends the body (or is followed only by [DONE], a ping or a comment) is no payload after
+    the end: no problem."""
+    make, before, error, _ = STREAMS[name]
+    parser = make()
+    events = parser.feed(before + error + b": keep-alive\n\n" + b"data: [DONE]\n\n" + ant("ping")) + parser.close()
+    assert reduce_ok(events).text_content == "Hi"
+    assert parser.problems == []
+
+
+def test_openai_an_error_beside_choices_keeps_what_they_carry_and_ends_there() -> None:
+    """OpenRouter: finish_reason "error" with an error object on the chunk: the chunk's text is kept, the reply
+    ends there; a usage chunk after it is skipped and said."""
+    body = (
+        oai("A") + oai("B", "error", error={"message": "upstream died", "code": 502}) + oai(usage={"total_tokens": 3})
+    )
+    parser = openai.StreamParser()
+    msg = reduce_ok(parser.feed(body + b"data: [DONE]\n\n") + parser.close())
+    assert (msg.text_content, msg.generate_reason.value) == ("AB", "INTERRUPTED")
+    assert msg.usage is None
+    assert [p.rule for p in parser.problems] == ["order"]
+
+
+def test_gemini_a_json_array_stops_at_the_error() -> None:
+    """streamGenerateContent without alt=sse (a JSON array of responses) read whole: the responses after an
+    error are skipped and said, as in the stream."""
+    items = [
+        orjson.loads(gem("Hi")[6:]),
+        {"error": {"code": 500, "message": "boom"}},
+        orjson.loads(gem("!", "STOP")[6:]),
+    ]
+    events = gemini.response_events(orjson.dumps(items))
+    msg = reduce_ok(events)
+    assert (msg.text_content, msg.generate_reason.value) == ("Hi", "INTERRUPTED")
+    said = [e["value"] for e in events if e.get("name") == "agentmsg.problem"]
+    assert [s["rule"] for s in said] == ["order"] and "after the provider's error" in said[0]["message"]
+
+
+def test_dashscope_text_held_to_tell_the_mode_comes_before_the_error() -> None:
+    """DashScope output whose mode is not known yet ("**" then "**Plan" may be either): the held text is
+    emitted (as the API's default, cumulative) before the error event, not after it."""
+    body = dsc("**") + dsc("**Plan") + b'event:error\ndata:{"code":"X","message":"boom"}\n\n'
+    events = list(dashscope.parse_stream(body))
+    msg = reduce_ok(events)
+    assert msg.text_content == "**Plan"
+    last_delta = max(k for k, e in enumerate(events) if e["type"] == "TEXT_BLOCK_DELTA")
+    error_at = next(k for k, e in enumerate(events) if e.get("name") == "agentmsg.error")
+    assert last_delta < error_at
