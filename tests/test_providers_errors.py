@@ -1,4 +1,4 @@
-"""A provider error mid-stream ends the reply."""
+"""A provider error mid-stream ends the reply; Gemini's streamed arguments with a repeated path."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 import agentmsg
 from agentmsg import Reducer
 from agentmsg.providers import anthropic, dashscope, gemini, openai
+from agentmsg.providers._partial_json import json_fragment_writer
 
 
 def reduce_ok(events: list[dict[str, Any]]) -> agentmsg.AssistantMessage:
@@ -178,3 +179,99 @@ def test_dashscope_text_held_to_tell_the_mode_comes_before_the_error() -> None:
     last_delta = max(k for k, e in enumerate(events) if e["type"] == "TEXT_BLOCK_DELTA")
     error_at = next(k for k, e in enumerate(events) if e.get("name") == "agentmsg.error")
     assert last_delta < error_at
+
+
+# ---- Gemini partialArgs: a path given again, out of order ------------------------------------------
+
+
+def write(*updates: tuple[Any, ...]) -> tuple[str, list[str]]:
+    w = json_fragment_writer()
+    out = []
+    for path, value, *more in updates:
+        out.append(w.add(path, value, is_string=isinstance(value, str), more=bool(more and more[0])))
+    out.append(w.close())
+    return "".join(out), [rule for rule, _ in w.notes]
+
+
+@pytest.mark.parametrize(
+    ("updates", "value", "said"),
+    [
+        ([("$.city", "Paris"), ("$.city", "Rome")], {"city": "Rome"}, ["duplicate"]),
+        ([("$.city", "Paris"), ("$.n", 1), ("$.city", "Rome")], {"city": "Rome", "n": 1}, ["duplicate"]),
+        ([("$.a.x", 1), ("$.b", 2), ("$.a.y", 3)], {"a": {"x": 1, "y": 3}, "b": 2}, ["order"]),
+        ([("$.a[0]", 1), ("$.a[1]", 2), ("$.a[0]", 9)], {"a": [9, 2]}, ["duplicate"]),
+        ([("$.a[1]", "b"), ("$.a[0]", "a")], {"a": ["a", "b"]}, ["order"]),
+        ([("$.a", 1), ("$.a.b", 2)], {"a": {"b": 2}}, ["order"]),
+        ([("$.s", "ab", True), ("$.s", "cd"), ("$.s", "X", True), ("$.s", "Y")], {"s": "XY"}, ["duplicate"]),
+        ([("$.a", "1"), ("$.a", "2", True), ("$.a", "3"), ("$.b", 5)], {"a": "23", "b": 5}, ["duplicate"]),
+        # what Gemini sends: a string in pieces, the last one (empty) without willContinue; nothing said
+        (
+            [("$.c", "USA", True), ("$.c", ""), ("$.m[0][0]", 1), ("$.m[0][1]", 2), ("$.m[1][0]", 3)],
+            {"c": "USA", "m": [[1, 2], [3]]},
+            [],
+        ),
+    ],
+)
+def test_partial_args_the_last_value_of_a_path_wins(updates: list[Any], value: Any, said: list[str]) -> None:
+    """The arguments are the object every update builds, the last value of a path winning (as a JSON parser reads
+    a repeated key): the streamed text, read by a JSON parser, is that object; an update that could not be
+    appended (a path given again, a container already complete, an index out of order) is noted once."""
+    text, notes = write(*updates)
+    assert orjson.loads(text) == value
+    assert notes == said
+
+
+def _gem_call(fc: dict[str, Any], finish: str | None = None) -> bytes:
+    cand: dict[str, Any] = {"content": {"role": "model", "parts": [{"functionCall": fc}]}, "index": 0}
+    if finish:
+        cand["finishReason"] = finish
+    return data({"candidates": [cand], "responseId": "g1"})
+
+
+def test_gemini_a_repeated_argument_path_is_said_and_the_last_value_wins() -> None:
+    arg = lambda path, value: {"jsonPath": path, "stringValue": value}  # noqa: E731
+    body = (
+        _gem_call({"name": "f", "willContinue": True})
+        + _gem_call({"partialArgs": [arg("$.trip.city", "Paris"), arg("$.n", "1")], "willContinue": True})
+        + _gem_call({"partialArgs": [arg("$.trip.city", "Rome"), arg("$.trip.day", "2")], "willContinue": True})
+        + _gem_call({"partialArgs": [arg("$.n", "3")], "willContinue": True})
+        + _gem_call({}, finish="STOP")
+    )
+    parser = gemini.StreamParser()
+    msg = reduce_ok(parser.feed(body) + parser.close())
+    (call,) = msg.blocks("tool_use")
+    assert call.input == {"trip": {"city": "Rome", "day": "2"}, "n": "3"}
+    assert "argumentsError" not in call.metadata
+    assert [p.rule for p in parser.problems] == ["duplicate"]  # said once for the call
+    assert "$.trip.city" in parser.problems[0].message and "last value" in parser.problems[0].message
+
+
+def test_gemini_a_cut_call_keeps_the_updates_held_after_a_repeat() -> None:
+    """A call cut (MAX_TOKENS) after a repeated path: what came after the repeat is kept in its raw arguments."""
+    arg = {"jsonPath": "$.a", "stringValue": "x"}
+    body = (
+        _gem_call({"name": "f", "willContinue": True})
+        + _gem_call({"partialArgs": [arg, arg, {"jsonPath": "$.b", "numberValue": 7}], "willContinue": True})
+        + _gem_call({"partialArgs": [], "willContinue": True}, finish="MAX_TOKENS")
+    )
+    parser = gemini.StreamParser()
+    msg = reduce_ok(parser.feed(body) + parser.close())
+    (call,) = msg.blocks("tool_use")
+    assert call.content == '{"a":"x","a":"x","b":7'
+    assert call.metadata["argumentsError"] == "arguments are not valid JSON"
+    assert [p.rule for p in parser.problems] == ["duplicate", "incomplete"]
+
+
+def test_gemini_a_partial_argument_of_the_wrong_type_is_said() -> None:
+    """stringValue 5 was written as "" (the JSON text of 5 without its first and last character): said, skipped."""
+    body = (
+        _gem_call({"name": "f", "willContinue": True})
+        + _gem_call(
+            {"partialArgs": [{"jsonPath": "$.a", "stringValue": 12345}, {"jsonPath": "$.b", "boolValue": True}]}
+        )
+        + _gem_call({}, finish="STOP")
+    )
+    parser = gemini.StreamParser()
+    msg = reduce_ok(parser.feed(body) + parser.close())
+    assert msg.blocks("tool_use")[0].input == {"b": True}
+    assert [p.rule for p in parser.problems] == ["type"]

@@ -44,74 +44,191 @@ def _path_parts(path: str) -> list[str | int]:
     return out
 
 
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
 class json_fragment_writer:
     """Writes a JSON object as text, incrementally, from (path, value, more) updates: Gemini's streamed
-    function-call arguments (``partialArgs``). ``add`` returns the text to append; ``close`` the rest."""
+    function-call arguments (``partialArgs``). ``add`` returns the text to append; ``close`` the rest.
 
-    __slots__ = ("_open_string", "_stack", "_started")
+    The object is the one every update builds, each path's last value winning (as a JSON parser reads a
+    repeated key): an update that cannot be appended to the text written so far (a path given again without
+    ``willContinue`` on the one before, an array index out of order, a container already closed, a path through
+    a value of another kind) is said in :attr:`notes`, and from then on the updates are held and written at
+    :meth:`close` as the whole values of the top-level keys they touched, after the text already streamed: the
+    text read by any JSON parser (the last of a repeated key winning) is then that object. Streamed text is
+    never taken back."""
+
+    __slots__ = ("_open_string", "_redo", "_root_items", "_stack", "_started", "_tree", "notes")
 
     def __init__(self) -> None:
-        self._stack: list[tuple[list[str | int], str, bool]] = []  # (path, "{"/"[", has items)
-        self._open_string: list[str | int] | None = None
+        # the open containers, root first: (path, "{"/"[", the keys written (object) or items written (array))
+        self._stack: list[tuple[tuple[str | int, ...], str, Any]] = []
+        self._open_string: tuple[str | int, ...] | None = None
         self._started = False
+        self._tree: dict[str | int, Any] = {}  # every update applied, the last value of a path winning
+        self._redo: dict[str | int, None] | None = None  # held: the top-level keys to write at close (None: none)
+        self._root_items = False  # the text has an item at the top level
+        #: (rule, message) of updates that could not be appended (said by the caller, then cleared)
+        self.notes: list[tuple[str, str]] = []
 
     def add(self, path: str, value: Any, *, is_string: bool, more: bool) -> str:
-        parts = _path_parts(path) or [path]
+        parts = tuple(_path_parts(path)) or (path,)
+        if isinstance(parts[0], int):  # the arguments are an object: a top-level index is a key
+            parts = (str(parts[0]), *parts[1:])
         out: list[str] = []
         if not self._started:
             self._started = True
-            self._stack.append(([], "{", False))
+            self._stack.append(((), "{", set()))
             out.append("{")
         if self._open_string is not None:
-            if self._open_string == parts and is_string:
-                out.append(orjson.dumps(value).decode()[1:-1] if value else "")
+            if self._open_string == parts and is_string:  # the next piece of the open string
+                self._append_string(parts, value)
+                if self._redo is None:
+                    out.append(_dumps(value)[1:-1] if value else "")
+                    if not more:
+                        out.append('"')
                 if not more:
-                    out.append('"')
                     self._open_string = None
                 return "".join(out)
-            out.append('"')
+            if self._redo is None:
+                out.append('"')
             self._open_string = None
+        if self._redo is None:
+            why = self._not_appendable(parts)
+            if why is not None:
+                self.notes.append(why)
+                # close the text down to the top-level object; from here on, updates are held (see close)
+                while len(self._stack) > 1:
+                    out.append("}" if self._stack.pop()[1] == "{" else "]")
+                self._redo = {}
+            else:
+                out.append(self._write(parts, value, is_string, more))
+        self._set(parts, value)
+        if self._redo is not None:
+            self._redo[parts[0]] = None
+        if is_string and more:
+            self._open_string = parts
+        return "".join(out)
+
+    def _write(self, parts: tuple[str | int, ...], value: Any, is_string: bool, more: bool) -> str:
+        """The text of an update that can be appended (see :meth:`_not_appendable`)."""
+        out: list[str] = []
         parent, last = parts[:-1], parts[-1]
-        # close containers that are not ancestors of this value
-        while len(self._stack) > 1 and self._stack[-1][0] != parent[: len(self._stack[-1][0])]:
-            _, kind, _ = self._stack.pop()
-            out.append("}" if kind == "{" else "]")
-        while len(self._stack) > 1 and len(self._stack[-1][0]) > len(parent):
-            _, kind, _ = self._stack.pop()
-            out.append("}" if kind == "{" else "]")
-        # open the containers down to the parent
-        depth = len(self._stack[-1][0])
-        for level in range(depth, len(parent)):
-            key = parent[level]
-            out.append(self._item(key))
-            child_kind = "[" if isinstance(parent[level + 1] if level + 1 < len(parent) else last, int) else "{"
-            out.append(child_kind)
-            self._stack.append((parent[: level + 1], child_kind, False))
+        while len(self._stack[-1][0]) > len(parent) or self._stack[-1][0] != parent[: len(self._stack[-1][0])]:
+            out.append("}" if self._stack.pop()[1] == "{" else "]")  # containers this value is not inside
+        for level in range(len(self._stack[-1][0]), len(parent)):  # open the containers down to its parent
+            out.append(self._item(parent[level]))
+            kind = "[" if isinstance(parts[level + 1], int) else "{"
+            out.append(kind)
+            self._stack.append((parent[: level + 1], kind, set() if kind == "{" else [0]))
         out.append(self._item(last))
         if is_string:
-            out.append('"' + (orjson.dumps(value).decode()[1:-1] if value else ""))
-            if more:
-                self._open_string = parts
-            else:
+            out.append('"' + (_dumps(value)[1:-1] if value else ""))
+            if not more:
                 out.append('"')
         else:
-            out.append(orjson.dumps(value).decode())
+            out.append(_dumps(value))
         return "".join(out)
 
     def _item(self, key: str | int) -> str:
-        path, kind, has = self._stack[-1]
-        self._stack[-1] = (path, kind, True)
-        sep = "," if has else ""
+        path, kind, seen = self._stack[-1]
         if kind == "[":
+            sep = "," if seen[0] else ""
+            seen[0] += 1
             return sep
-        return sep + orjson.dumps(str(key)).decode() + ":"
+        sep = "," if seen else ""
+        seen.add(key)
+        if not path:
+            self._root_items = True
+        return sep + _dumps(str(key)) + ":"
+
+    def _not_appendable(self, parts: tuple[str | int, ...]) -> tuple[str, str] | None:
+        """Why the value at ``parts`` cannot be appended to the text written so far (rule, message), or None."""
+        shown = _show(parts)
+        node: Any = self._tree
+        for level, key in enumerate(parts):
+            open_here = level < len(self._stack) and self._stack[level][0] == parts[:level]
+            if isinstance(node, dict) != isinstance(key, str):
+                kind = "an object" if isinstance(node, dict) else "an array"
+                return "order", f"argument path {shown} goes through {_show(parts[:level])}, which is {kind}"
+            present = key in node if isinstance(key, str) else key < len(node)
+            if not present:
+                if not open_here:
+                    return "order", f"argument path {shown} comes after {_show(parts[:level])} was complete"
+                if isinstance(node, list) and key != len(node):
+                    return "order", f"argument path {shown} comes with {len(node)} item(s) in its array"
+                if any(isinstance(k, int) and k != 0 for k in parts[level + 1 :]):
+                    return "order", f"argument path {shown} starts an array at an index other than 0"
+                return None
+            if level == len(parts) - 1:
+                return "duplicate", f"argument path {shown} is given again (without willContinue before)"
+            node = node[key]
+            if not isinstance(node, (dict, list)):
+                return "order", f"argument path {shown} goes through {_show(parts[: level + 1])}, a value"
+        return "duplicate", f"argument path {shown} is given again"  # (not reached: a path has a last key)
+
+    def _set(self, parts: tuple[str | int, ...], value: Any) -> None:
+        """Apply an update to :attr:`_tree`: the last value of a path wins, as a JSON parser reads a repeated key
+        (a value on the way that is not a container of the path's kind is replaced by one; an array is padded
+        with nulls up to the index)."""
+        node: Any = self._tree
+        for level, key in enumerate(parts):
+            if isinstance(node, dict) != isinstance(key, str):  # (not at the top: its keys are text)
+                node = self._replace(parts[:level], [] if isinstance(key, int) else {})
+            if isinstance(node, list):
+                assert isinstance(key, int)
+                node.extend([None] * (key + 1 - len(node)))
+            if level == len(parts) - 1:
+                node[key] = value
+                return
+            child = node.get(key) if isinstance(node, dict) else node[key]
+            if not isinstance(child, (dict, list)):
+                child = [] if isinstance(parts[level + 1], int) else {}
+                node[key] = child
+            node = child
+
+    def _replace(self, parts: tuple[str | int, ...], new: Any) -> Any:
+        node: Any = self._tree
+        for key in parts[:-1]:
+            node = node[key]
+        node[parts[-1]] = new
+        return new
+
+    def _append_string(self, parts: tuple[str | int, ...], value: Any) -> None:
+        node: Any = self._tree
+        for key in parts[:-1]:
+            node = node[key]
+        last = node[parts[-1]]
+        node[parts[-1]] = (last if isinstance(last, str) else "") + (value or "")
+
+    def pending(self) -> str:
+        """What is held (see :meth:`close`), without closing the object: for a call left unfinished, whose
+        arguments are kept as they came."""
+        if not self._redo:
+            return ""
+        out = []
+        for key in self._redo:
+            out.append(("," if self._root_items else "") + _dumps(str(key)) + ":" + _dumps(self._tree[key]))
+            self._root_items = True
+        self._redo = {}
+        return "".join(out)
 
     def close(self) -> str:
         if not self._started:
             return ""
+        if self._redo is not None:
+            self._open_string = None
+            return self.pending() + "}"
         out = ['"'] if self._open_string is not None else []
         self._open_string = None
         while self._stack:
-            _, kind, _ = self._stack.pop()
-            out.append("}" if kind == "{" else "]")
+            out.append("}" if self._stack.pop()[1] == "{" else "]")
         return "".join(out)
+
+
+def _show(parts: tuple[str | int, ...]) -> str:
+    """A path as JSONPath, for a message."""
+    text = "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in parts)
+    return text if len(text) <= 80 else text[:80] + "..."

@@ -18,6 +18,7 @@ from typing import Any, Final
 from agentmsg import Msg
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 
+from .._json import json_type
 from ..errors import ValidationError
 from . import _format as F
 from ._builder import StreamBuilder, base64_source, safe_int, usage_dict
@@ -347,23 +348,43 @@ class _Calls:
         self.writer: json_fragment_writer | None = None
 
 
-_VALUE_KEYS = (("stringValue", True), ("numberValue", False), ("boolValue", False), ("nullValue", False))
+#: The value fields of a partial argument: (field, written as a string, the Python types it may hold)
+_VALUE_KEYS: tuple[tuple[str, bool, tuple[type, ...]], ...] = (
+    ("stringValue", True, (str,)),
+    ("numberValue", False, (int, float)),
+    ("boolValue", False, (bool,)),
+    ("nullValue", False, (object,)),
+)
 
 
-def _partial(writer: json_fragment_writer, partial: Any) -> str:
+def _partial(b: StreamBuilder, writer: json_fragment_writer, partial: Any) -> str:
+    """The argument text of a part's ``partialArgs``. A value of a type its field never holds is said (problem
+    ``type``) and skipped; an update the writer cannot append (a path given again, say) is said once per call:
+    the call's arguments are the object of every update, the last value of a path winning."""
     out = []
     for p in partial if isinstance(partial, list) else ():
         if not isinstance(p, dict):
             continue
-        for key, is_string in _VALUE_KEYS:
+        for key, is_string, types in _VALUE_KEYS:
             if key in p:
                 value = None if key == "nullValue" else p[key]
+                if not isinstance(value, types) or (key == "numberValue" and isinstance(value, bool)):
+                    b.problem("type", f"a partial argument's {key} is a JSON {json_type(value)}: skipped")
+                    break
                 out.append(
                     writer.add(
                         str(p.get("jsonPath") or "$"), value, is_string=is_string, more=bool(p.get("willContinue"))
                     )
                 )
                 break
+    if writer.notes:
+        rule, why = writer.notes[0]
+        writer.notes.clear()
+        b.problem(
+            rule,
+            f"{why}: the call's arguments are the object of every update, the last value of a path winning (its"
+            " streamed text keeps what came, the rest follows when the call ends)",
+        )
     return "".join(out)
 
 
@@ -402,7 +423,7 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
     elif sig is not None:
         b.tool_call(key, choice=i, thought_signature=sig)  # on a later part: kept with the call's end
     if "partialArgs" in fc and calls.writer is not None:
-        text = _partial(calls.writer, fc["partialArgs"])
+        text = _partial(b, calls.writer, fc["partialArgs"])
         if text:
             b.tool_call(key, choice=i, arguments=text)
     if not more:
@@ -420,6 +441,9 @@ def _cut_call(b: StreamBuilder, i: int, calls: _Calls, why: str) -> None:
     into JSON the model did not write: the message keeps them raw, with ``argumentsError``), and it is said."""
     assert calls.open is not None
     b.problem("incomplete", f"{why}: its arguments are kept as they came")
+    held = calls.writer.pending() if calls.writer is not None else ""
+    if held:  # updates the writer held (see json_fragment_writer): they came, so they are kept too
+        b.tool_call(calls.open, choice=i, arguments=held)
     b.end_tool_call(calls.open, choice=i)
     calls.open, calls.writer = None, None
 
