@@ -1,4 +1,5 @@
-"""A provider error mid-stream ends the reply; Gemini's streamed arguments with a repeated path."""
+"""A provider error mid-stream ends the reply; Gemini's streamed arguments with a repeated path; Anthropic
+thinking replayed in the model's order (interleaved thinking)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import orjson
 import pytest
 
 import agentmsg
-from agentmsg import Reducer
+from agentmsg import AssistantMessage, Reducer, ToolResultMessage, UserMessage
+from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.providers import anthropic, dashscope, gemini, openai
 from agentmsg.providers._partial_json import json_fragment_writer
 
@@ -275,3 +277,52 @@ def test_gemini_a_partial_argument_of_the_wrong_type_is_said() -> None:
     msg = reduce_ok(parser.feed(body) + parser.close())
     assert msg.blocks("tool_use")[0].input == {"b": True}
     assert [p.rule for p in parser.problems] == ["type"]
+
+
+# ---- Anthropic: thinking in the model's order ---------------------------------------------------------
+
+
+def _thinking(n: str) -> ThinkingBlock:
+    return ThinkingBlock(thinking=f"step {n}", metadata={"signature": f"sig{n}", "provider": "anthropic"})
+
+
+def _call(n: str) -> ToolUseBlock:
+    return ToolUseBlock(id=f"toolu_{n}", name="f", input={})
+
+
+TOOLS = [{"name": "f", "description": "d", "parameters": {"type": "object", "properties": {}}}]
+
+
+def _assistant_turn(*blocks: Any) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    calls = [b for b in blocks if isinstance(b, ToolUseBlock)]
+    msgs = [UserMessage("q"), AssistantMessage(list(blocks))]
+    msgs += [ToolResultMessage(ToolResultBlock(id=c.id, name="f", output="ok")) for c in calls]
+    r = anthropic.format_request(msgs, tools=TOOLS)
+    turn = r.body["messages"][1]["content"]
+    shown = [(p["type"], p.get("thinking") or p.get("id") or p.get("text")) for p in turn]
+    return shown, [(d.pointer, d.rule) for d in r.diagnostics if d.rule == "thinking-moved"]
+
+
+def test_anthropic_interleaved_thinking_keeps_its_place() -> None:
+    """Interleaved thinking (thinking after a tool_use in one reply) is sent back as the API returned it: Anthropic
+    asks for each assistant turn back exactly as received, and moving a thinking block fails the prefix check of
+    models with preserved thinking. (It was moved ahead of the first tool_use, said thinking-moved.)"""
+    turn, moved = _assistant_turn(_thinking("1"), _call("1"), _thinking("2"), _call("2"))
+    assert turn == [("thinking", "step 1"), ("tool_use", "toolu_1"), ("thinking", "step 2"), ("tool_use", "toolu_2")]
+    assert moved == []
+    turn, moved = _assistant_turn(_thinking("1"), TextBlock(text="a"), _thinking("2"), _call("1"))
+    assert [t for t, _ in turn] == ["thinking", "text", "thinking", "tool_use"] and moved == []
+
+
+def test_anthropic_a_message_not_starting_with_thinking_has_its_first_run_moved() -> None:
+    """The API rejects an assistant message that holds thinking but starts otherwise ("the first block must be
+    thinking or redacted_thinking"): its first run of thinking goes first (said), later thinking stays put."""
+    turn, moved = _assistant_turn(TextBlock(text="a"), _thinking("1"), _call("1"), _thinking("2"), _call("2"))
+    assert turn == [
+        ("thinking", "step 1"),
+        ("text", "a"),
+        ("tool_use", "toolu_1"),
+        ("thinking", "step 2"),
+        ("tool_use", "toolu_2"),
+    ]
+    assert moved == [("/1/content/1", "thinking-moved")]

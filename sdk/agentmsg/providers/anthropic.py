@@ -2,9 +2,9 @@
 
 Layout (docs/formatters.md): SYSTEM messages -> top-level ``system``; user and assistant turns of
 content blocks, strictly alternating (consecutive messages of one role are merged, reported);
-signed thinking first in its assistant turn, byte for byte, redacted thinking as
-``redacted_thinking``; every tool result of a batch in the one user turn after the calls, with
-images inside ``tool_result``; ``max_tokens`` always set (default 4096).
+signed thinking byte for byte, first in its message or in its place among its blocks (interleaved
+thinking), redacted thinking as ``redacted_thinking``; every tool result of a batch in the one user
+turn after the calls, with images inside ``tool_result``; ``max_tokens`` always set (default 4096).
 """
 
 from __future__ import annotations
@@ -142,20 +142,41 @@ class _AnthropicWalk(TurnWalk):
     def text_part(self, text: str) -> Any:
         return {"type": "text", "text": text}
 
+    #: (message, the part before it) of the run of thinking blocks that goes first in that message's turn
+    _lead_run: tuple[int, Any] | None = None
+
+    def _first(self, i: int, prev: Any) -> bool:
+        """Whether a thinking block of message ``i`` goes to the start of its turn (else it stays in its place).
+
+        The API returns an assistant message that has thinking with thinking first, rejects one that has
+        thinking but starts otherwise ("the first block must be thinking or redacted_thinking"), and asks for
+        each turn back exactly as it returned it: moving a thinking block fails the prefix check of models with
+        preserved thinking (a 400, or the block dropped). So thinking stays where the model put it, interleaved
+        thinking (after a tool_use) included; only in a message that does not start with thinking does its
+        first run of thinking blocks go first (said ``thinking-moved``), the least move the API accepts."""
+        if prev is None:  # the message starts with thinking (or this continues that first run)
+            self._lead_run = (i, None)
+            return True
+        run = self._lead_run
+        if run is None or run[0] != i:  # the message's first thinking, after other parts: its run goes first
+            self._lead_run = (i, prev)
+            return True
+        return run[1] is prev  # the same run (its blocks went first, so nothing came between), else in place
+
     def thinking_part(self, block: ThinkingBlock, i: int, j: int, prev: Any) -> Any:
         ctx = self.ctx
         meta = block.metadata or {}
         if meta.get("redacted") is True:
             data = meta.get("redactedData")
             if isinstance(data, str) and data:
-                return True, {"type": "redacted_thinking", "data": data}
+                return self._first(i, prev), {"type": "redacted_thinking", "data": data}
             ctx.report(
                 f"/{i}/content/{j}", "thinking-dropped", "redacted thinking without redactedData cannot be replayed"
             )
             return None
         signature = meta.get("signature")
         if isinstance(signature, str) and signature:
-            return True, {"type": "thinking", "thinking": block.thinking, "signature": signature}
+            return self._first(i, prev), {"type": "thinking", "thinking": block.thinking, "signature": signature}
         if self.demote and block.thinking:
             ctx.report(f"/{i}/content/{j}", "thinking-demoted", "unsigned reasoning sent to anthropic as text")
             return False, {"type": "text", "text": block.thinking}
