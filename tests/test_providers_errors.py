@@ -1,5 +1,5 @@
-"""A provider error mid-stream ends the reply; Gemini's streamed arguments with a repeated path; Anthropic
-thinking replayed in the model's order (interleaved thinking)."""
+"""A provider error mid-stream ends the reply; Gemini's streamed arguments with a repeated path; DashScope's
+cached-token count; Anthropic thinking replayed in the model's order (interleaved thinking)."""
 
 from __future__ import annotations
 
@@ -277,6 +277,41 @@ def test_gemini_a_partial_argument_of_the_wrong_type_is_said() -> None:
     msg = reduce_ok(parser.feed(body) + parser.close())
     assert msg.blocks("tool_use")[0].input == {"b": True}
     assert [p.rule for p in parser.problems] == ["type"]
+
+
+# ---- DashScope: cached input tokens -----------------------------------------------------------------
+
+
+def test_dashscope_cached_tokens_are_read_where_the_docs_put_them() -> None:
+    """DashScope's docs (context cache; the qwen-vl example) and its SDKs' usage classes put the cache hits at
+    usage.prompt_tokens_details.cached_tokens, in the native text and multimodal APIs (beside
+    input_tokens_details: text_tokens, image_tokens, ...) and in compatible mode: read as cachedTokens."""
+    usage = {
+        "input_tokens": 1112,
+        "output_tokens": 91,
+        "total_tokens": 1203,
+        "input_tokens_details": {"text_tokens": 21, "image_tokens": 1091},
+        "prompt_tokens_details": {"cached_tokens": 512},
+    }
+    out = {"choices": [{"message": {"role": "assistant", "content": [{"text": "Hi"}]}, "finish_reason": "stop"}]}
+    whole = {"output": out, "usage": usage, "request_id": "r1"}
+    expected = {"inputTokens": 1112, "outputTokens": 91, "cachedTokens": 512, "totalTokens": 1203}
+    assert dashscope.parse_response(whole).to_dict()["usage"] == expected
+    streamed = reduce_ok(list(dashscope.parse_stream(b"data:" + orjson.dumps(whole) + b"\n\n")))
+    assert streamed.to_dict()["usage"] == expected
+    compat = {
+        "id": "chatcmpl-1",
+        "model": "qwen-plus",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": 3019,
+            "completion_tokens": 104,
+            "total_tokens": 3123,
+            "prompt_tokens_details": {"cached_tokens": 2048},
+        },
+    }
+    msg = openai.parse_response(compat, variant="dashscope-compatible")
+    assert msg.to_dict()["usage"]["cachedTokens"] == 2048
 
 
 # ---- Anthropic: thinking in the model's order ---------------------------------------------------------
