@@ -15,7 +15,9 @@ export function ucs2length(s) {
   return n;
 }
 
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):?(\d{2}))$/;
+// RFC 3339 section 5.6, as Python's checker (jsonschema-rs) reads it: a `T` (or `t`) between date and
+// time, never a space, and an offset with its colon (`+05:30`, not `+0530`).
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 const DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** RFC 3339 `date-time` (a zone is required): real calendar dates, hours/minutes/seconds in range, a

@@ -2,6 +2,7 @@
 
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
+import { dateTime } from "./compiled/runtime.js";
 import { schemas } from "./schemas.js";
 
 export { schemas };
@@ -38,6 +39,7 @@ export function closedSchema(doc) {
 export function createAjv(options = {}, { closed = false } = {}) {
   const ajv = new Ajv2020({ allErrors: true, strict: true, ...options });
   addFormats(ajv);
+  ajv.addFormat("date-time", dateTime); // RFC 3339 as Python checks it (ajv-formats' also takes a space, +0530)
   ajv.addKeyword("x-rule");
   ajv.addKeyword("x-message");
   ajv.addKeyword("x-agentmsg-map");

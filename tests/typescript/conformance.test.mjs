@@ -36,6 +36,9 @@ const pkg = await import("@agentmsg/schema");
 // An ajv set up here, independently of the package's createAjv(), so the package is tested too.
 const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true });
 addFormats(ajv);
+// RFC 3339 date-time as Python checks it (ajv-formats' own also accepts a space for the T and +0530).
+const { dateTime } = await import("@agentmsg/schema/compiled");
+ajv.addFormat("date-time", dateTime);
 ajv.addKeyword("x-rule");
 ajv.addKeyword("x-message");
 ajv.addKeyword("x-agentmsg-map");
@@ -53,6 +56,7 @@ function close(node) {
 }
 const closedAjv = new Ajv2020({ allErrors: true, strict: true, verbose: true });
 addFormats(closedAjv);
+closedAjv.addFormat("date-time", dateTime);
 for (const k of ["x-rule", "x-message", "x-agentmsg-map"]) closedAjv.addKeyword(k);
 for (const f of schemaFiles) closedAjv.addSchema(close(JSON.parse(fs.readFileSync(path.join(root, "schemas", f), "utf8"))));
 const pointerKey = (k) => k.replace(/~/g, "~0").replace(/\//g, "~1");
