@@ -9,7 +9,7 @@ import { Reducer } from "./reducer.js";
 import type { ReducerOptions } from "./reducer.js";
 import { readEventJson } from "./json.js";
 import { SSEDecoder } from "./sse.js";
-import type { SSEEvent } from "./sse.js";
+import type { SSEEvent, SSEProblem } from "./sse.js";
 
 export interface RetryOptions {
   /** First delay before reconnecting, in ms (default 500; a server's `retry:` field replaces it). */
@@ -143,7 +143,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
           const { value, done } = await reader.read();
           if (done) break;
           for (const event of decoder.feed(value)) {
-            lastEventId = decoder.lastEventId;
+            lastEventId = event.id;
             if (decoder.retry !== null) base = decoder.retry;
             if (endEvent !== null && event.event === endEvent) return;
             if (errorEvent !== null && event.event === errorEvent) throw new StreamError(`the server's event source failed: ${serverMessage(event.data)}`);
@@ -152,12 +152,18 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
             yield event;
           }
           if (decoder.retry !== null) base = decoder.retry;
-          lastEventId = decoder.lastEventId;
+          // (Not the decoder's lastEventId: an event the connection breaks inside may have had its `id`
+          // line already; a resume after it would skip that event. Only a dispatched event's id counts.)
         }
       } finally {
         await reader.cancel().catch(() => {}); // closes the connection when iteration stops early
       }
-      if (endEvent === null || options.reconnect === false) return;
+      if (endEvent === null || options.reconnect === false) {
+        // The stream is over: an event it ended inside is said (rule `incomplete`), not dropped silently.
+        // (With a reconnect instead, the resume after the last whole event sends that event again.)
+        yield* decoder.close();
+        return;
+      }
       error = new Error("the connection closed before the end of the stream");
     } catch (x) {
       if (x instanceof StreamError || options.signal?.aborted) throw x;
@@ -176,11 +182,19 @@ export interface EventStreamOptions extends StreamOptions {
   /** Called for an SSE event whose data is not JSON (it is skipped): not JSON.parse's, or JSON Python's
    * reader refuses too (a lone surrogate escape, a number beyond a double, over 1,024 levels deep). */
   onInvalid?: (event: SSEEvent, error: unknown) => void;
+  /** Called for an SSE event the reader had to fix or could not finish (`event.problem`): rule `utf-8`
+   * (invalid UTF-8 replaced by U+FFFD; the event is kept) or `incomplete` (the stream ended inside it;
+   * skipped). */
+  onProblem?: (event: SSEEvent, problem: SSEProblem) => void;
 }
 
 /** The agent events at `url` (each SSE event's data parsed as JSON), across reconnects. */
 export async function* streamEvents(url: string | URL, options: EventStreamOptions = {}): AsyncGenerator<AgentEvent, void, undefined> {
   for await (const sse of streamSSE(url, options)) {
+    if (sse.problem !== null) {
+      options.onProblem?.(sse, sse.problem);
+      if (sse.problem.rule !== "utf-8") continue;
+    }
     const value = readEventJson(sse.data);
     if (value === undefined) {
       options.onInvalid?.(sse, new SyntaxError("data is not JSON"));
@@ -222,6 +236,18 @@ export async function reduceSSE(url: string | URL, options: ReduceSSEOptions = {
   };
   const { onRestart: _, onGap, ...rest } = options;
   for await (const sse of streamSSE(url, { ...rest, onRestart: onGap === "fail" ? undefined : restart })) {
+    const problem = sse.problem;
+    if (problem !== null) {
+      // As Python's reduce_stream: invalid UTF-8 is reported with the event it was replaced in; an event
+      // that could not be read counts as one event.
+      options.onProblem?.(sse, problem);
+      const where = `SSE event ${JSON.stringify(sse.id)} (${sse.event})`;
+      if (problem.rule !== "utf-8") {
+        reducer.feedUnreadable(`${where}: ${problem.message}: event skipped`, problem.rule);
+        continue;
+      }
+      reducer.report(`${where}: ${problem.message}`, problem.rule);
+    }
     const event = readEventJson(sse.data);
     if (event === undefined) {
       // Counted as one event, as Python's reduce_stream counts it: problem pointers stay the same.

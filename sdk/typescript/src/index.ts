@@ -4,7 +4,7 @@
 export { Reducer, ReducerError, reduceEvents, isBase64Fragment, EVENT_TYPES } from "./reducer.js";
 export type { Problem, ReducerOptions } from "./reducer.js";
 export { SSEDecoder, encodeSSE } from "./sse.js";
-export type { SSEEvent } from "./sse.js";
+export type { SSEEvent, SSEProblem } from "./sse.js";
 export { streamSSE, streamEvents, reduceSSE, StreamError } from "./client.js";
 export type { StreamOptions, RetryOptions, RestartInfo, EventStreamOptions, ReduceSSEOptions } from "./client.js";
 export { canonicalMessage } from "./canonical.js";

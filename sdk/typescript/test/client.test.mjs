@@ -264,3 +264,49 @@ test("reduceSSE counts data that is not JSON as one event, as Python's reduce_st
     assert.deepEqual(reducer.problems.map((p) => [p.pointer, p.rule]), [["/1", "json"], ["/3", "json"]]);
   } finally { await s.close(); }
 });
+
+test("reduceSSE reports what the SSE reader fixed or could not finish, as Python's reduce_stream (utf-8, incomplete)", async () => {
+  // EVENTS with invalid UTF-8 in the third event's delta, and a last event the stream ends inside.
+  const enc = new TextEncoder();
+  const parts = EVENTS.map((e) => enc.encode(encodeSSE(JSON.stringify(e), { id: e.id, event: e.type })));
+  const third = parts[2];
+  const at = third.indexOf(0xc3); // the "é" of "héllo": its lead byte replaced by an invalid one
+  const bad = Uint8Array.from(third);
+  bad[at] = 0xff;
+  const body = [...parts.slice(0, 2), bad, ...parts.slice(3), enc.encode('id: e7\ndata: {"type": "AGENT_START"')];
+  const s = await serve((req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    for (const p of body) res.write(p);
+    res.end();
+  });
+  try {
+    const problems = [];
+    const reducers = [];
+    const [msg] = await reduceSSE(s.url, { ...fast, endEvent: null, onProblem: (e, p) => problems.push([e.id, p.rule]), onEvent: (_, r) => reducers.push(r) });
+    assert.deepEqual(problems, [["e3", "utf-8"], ["e7", "incomplete"]]);
+    const r = reducers.at(-1);
+    assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [["/2", "utf-8"], ["/6", "incomplete"]]);
+    assert.equal(r.count, 7);
+    assert.match(msg.content[0].text, /^h\ufffd\ufffdllo/); // replaced, kept (0xff and the lone continuation byte)
+  } finally { await s.close(); }
+});
+
+test("a connection cut inside an event (its id line already read) resumes after the last whole event: nothing lost", async () => {
+  const s = await serve((req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const last = req.headers["last-event-id"];
+    const start = last ? EVENTS.findIndex((e) => e.id === last) + 1 : 0;
+    for (let i = start; i < EVENTS.length; i++) {
+      const text = encodeSSE(JSON.stringify(EVENTS[i]), { id: EVENTS[i].id, event: EVENTS[i].type });
+      if (!last && i === 3) return res.socket.end(text.slice(0, text.indexOf("data:") + 12)); // cut inside e4
+      res.write(text);
+    }
+    res.end("event: end\ndata: {}\n\n");
+  });
+  try {
+    const got = [];
+    for await (const e of streamEvents(s.url, fast)) got.push(e);
+    assert.deepEqual(got, EVENTS);
+    assert.equal(s.state.requests[1].headers["last-event-id"], "e3");
+  } finally { await s.close(); }
+});

@@ -61,10 +61,39 @@ test("string chunks work too", () => {
   assert.equal([...text].flatMap((ch) => d.feed(ch)).length, EVENTS.length);
 });
 
-test("an unterminated last event is not dispatched", () => {
+test("an unterminated last event is not dispatched: close() says so (rule incomplete), as Python's decoder", () => {
   const d = new SSEDecoder();
-  assert.deepEqual(d.feed(utf8("data: partial")), []);
-  assert.deepEqual(d.close(), []);
+  assert.deepEqual(d.feed(utf8("id: 1\nevent: x\ndata: partial")), []);
+  const [cut, ...more] = d.close();
+  assert.deepEqual([cut.data, cut.event, cut.id, cut.problem?.rule, more.length], ["", "x", "1", "incomplete", 0]);
+  assert.deepEqual(d.close(), []); // said once
+  for (const rest of ["data: a\n", "data: a\n\ndata: b", "data: a\n\n\xe2", "id: 2\ndata: x\ndata: y\r"]) {
+    const e = new SSEDecoder();
+    e.feed(rest === "data: a\n\n\xe2" ? Uint8Array.of(...utf8("data: a\n\n"), 0xe2) : utf8(rest));
+    assert.deepEqual(e.close().map((x) => x.problem?.rule), ["incomplete"], JSON.stringify(rest));
+  }
+  // Nothing pending: nothing said (an event type or retry alone is no event yet).
+  for (const done of ["data: a\n\n", "event: x\n", "retry: 5\n", ": c\n", ""]) {
+    const e = new SSEDecoder();
+    e.feed(utf8(done));
+    assert.deepEqual(e.close(), [], JSON.stringify(done));
+  }
+});
+
+test("invalid UTF-8 is replaced by U+FFFD and said on its event (rule utf-8), chunked anyhow", () => {
+  const raw = Uint8Array.of(...utf8("data: a"), 0xff, ...utf8("b\n\nid: 7\ndata: ok \u00e9\n\n: c"), 0xc3, ...utf8("\nevent: "), 0xe2, 0x98, ...utf8("\ndata: {}\n\n"));
+  const want = [["a\ufffdb", "message", "", "utf-8"], ["ok \u00e9", "message", "7", null], ["{}", "\ufffd", "7", "utf-8"]];
+  const run = (chunks) => {
+    const d = new SSEDecoder();
+    return [...chunks.flatMap((c) => d.feed(c)), ...d.close()].map((e) => [e.data, e.event, e.id, e.problem?.rule ?? null]);
+  };
+  assert.deepEqual(run([raw]), want);
+  assert.deepEqual(run([...raw].map((b) => Uint8Array.of(b))), want); // one byte at a time
+  for (let cut = 0; cut <= raw.length; cut++) assert.deepEqual(run([raw.subarray(0, cut), raw.subarray(cut)]), want);
+  // A U+FFFD that was sent as such is no problem; a split multi-byte character is none either.
+  assert.deepEqual(run([utf8("data: \ufffd \u2600\n\n")]), [["\ufffd \u2600", "message", "", null]]);
+  const sun = utf8("data: \u2600\n\n");
+  assert.deepEqual(run([sun.subarray(0, 7), sun.subarray(7)]), [["\u2600", "message", "", null]]);
 });
 
 test("empty chunks between the CR and LF of a CRLF do not make a blank line", () => {
