@@ -1157,6 +1157,49 @@ def test_a_tool_call_id_an_earlier_call_has_is_made_unique_and_said() -> None:
     ]
 
 
+def test_a_call_that_repeats_an_open_calls_id_is_a_call_of_its_own() -> None:
+    """The same while the first call is still open: overlapping Anthropic tool_use blocks, or OpenAI parallel
+    calls (two indexes) that share an id. A fragment under another key that names a call starts one (its id
+    suffixed, said); they used to be joined, the second name lost and the arguments run together."""
+    start = ev("message_start", message={"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}})
+    blocks = [
+        ev("content_block_start", index=i, content_block={"type": "tool_use", "id": "t1", "name": n, "input": {}})
+        for i, n in enumerate("fg")
+    ]
+    blocks += [
+        ev("content_block_delta", index=i, delta={"type": "input_json_delta", "partial_json": a})
+        for i, a in enumerate(('{"x":1}', '{"y":2}'))
+    ]
+    blocks += [ev("content_block_stop", index=i) for i in range(2)]
+    end = ev("message_delta", delta={"stop_reason": "tool_use"}, usage={"output_tokens": 1}) + ev("message_stop")
+    parser = anthropic.StreamParser()
+    events = parser.feed(b"".join([start, *blocks, end])) + parser.close()
+    assert calls(reduce_ok(events)) == [("t1", "f", {"x": 1}), ("t1-2", "g", {"y": 2})]
+    assert [p.rule for p in parser.problems] == ["id"]
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return b"data: " + orjson.dumps({"id": "c", "model": "m", "choices": [choice]}) + b"\n\n"
+
+    tool_calls = [
+        {"index": i, "id": "a", "type": "function", "function": {"name": n, "arguments": ""}}
+        for i, n in enumerate("fg")
+    ]
+    body = chunk({"tool_calls": tool_calls})
+    body += chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"x":1}'}}]})
+    body += chunk({"tool_calls": [{"index": 1, "function": {"arguments": '{"y":2}'}}]})
+    body += chunk({}, "tool_calls") + b"data: [DONE]\n\n"
+    parser2 = openai.StreamParser()
+    events = parser2.feed(body) + parser2.close()
+    assert calls(reduce_ok(events)) == [("a", "f", {"x": 1}), ("a-2", "g", {"y": 2})]
+    assert [p.rule for p in parser2.problems] == ["id"]
+    # A fragment that repeats the open call's id without a name, under another index, is still that call's.
+    again = chunk({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": '{"x":'}}]})
+    again += chunk({"tool_calls": [{"index": 5, "id": "a", "function": {"arguments": "1}"}}]})
+    again += chunk({}, "tool_calls") + b"data: [DONE]\n\n"
+    assert calls(reduce_ok(list(openai.parse_stream(again)))) == [("a", "f", {"x": 1})]
+
+
 BIG = "123456789012345678901234567890"
 
 

@@ -405,8 +405,10 @@ class StreamBuilder:
             self._end_call(c, call)
             call = None
         if call is None or not call.open:
-            if call_id and call_id in c.calls_by_id and c.calls_by_id[call_id].open:
-                call = c.calls_by_id[call_id]  # the same call under another key
+            if call_id and not name and call_id in c.calls_by_id and c.calls_by_id[call_id].open:
+                # A fragment of an open call under another key (no name: it does not start a call). One that
+                # names a call starts a new one, though it repeats an open call's id: see _start_call.
+                call = c.calls_by_id[call_id]
             else:
                 call = _Call(call_id or f"\x00{key}", name or None)
                 c.calls[key] = call
