@@ -264,3 +264,69 @@ def test_validate_report_is_on_stdout_and_json_lines_with_json(tmp_path: Path) -
     assert (
         one.returncode == 1 and json.loads(one.stdout)["rule"] == "json" and json.loads(one.stdout)["instance"] is None
     )
+
+
+def _cut_short(*args: str, stdin: bytes = b"") -> tuple[int, str]:
+    """Run agentmsg with its stdout read for a few bytes then closed, as `| head -c 16` does."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    proc.stdout.read(16)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    return proc.wait(60), err
+
+
+def test_output_closed_early_stops_quietly_with_141(tmp_path: Path) -> None:
+    """`agentmsg ... | head`: no traceback, no 'Exception ignored', not 'cannot read: Broken pipe' (validate
+    and events said so, exit 2, as if the input could not be read), and not exit 0 (validate's problems were
+    not all printed): 141, as a tool killed by SIGPIPE."""
+    reply = {**GOOD, "role": "ASSISTANT", "content": [{"type": "text", "text": "hello " * 50}]}
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps([{**reply, "id": f"m{i}"} for i in range(3000)]))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text((json.dumps(BAD) + "\n") * 5000)
+    events = run("events", str(many)).stdout.encode()
+    for args, stdin in (
+        (("validate", str(bad)), b""),
+        (("validate", "--json", str(bad), str(bad)), b""),
+        (("events", "--chunk-size", "2", str(many)), b""),
+        (("events", "--sse", str(many)), b""),
+        (("reduce", "-"), events),
+    ):
+        code, err = _cut_short(*args, stdin=stdin)
+        assert (code, err) == (141, ""), args
+
+
+def test_reduce_and_serve_refuse_binary_and_empty_input_at_once(tmp_path: Path) -> None:
+    """Binary data (/dev/zero never ends: reduce read it forever) is refused after one chunk; an empty input
+    is said (reduce printed nothing and exited 0). A text file whose first line is not an event (a log line)
+    is still reduced, that line said."""
+    pytest.importorskip("uvicorn")
+    png = tmp_path / "image.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n  \n")
+    for path in ("/dev/zero", str(png)):
+        r = run("reduce", path)
+        assert r.returncode == 1 and r.stdout == ""
+        assert r.stderr.startswith(f"{path}: not an event stream (JSON lines, SSE or a JSON array): binary data (")
+        s = run("serve", path, "--port", "0")
+        assert s.returncode == 2 and s.stderr.startswith(f"agentmsg: {path} is not an event stream")
+        p = run("parse", "--provider", "openai", "--stream", path)
+        assert p.returncode == 2 and p.stderr.startswith(f"agentmsg: {path}: not an openai stream: binary data")
+    r = run("reduce", str(empty))
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", f"{empty}: no events: the input is empty [empty]\n")
+    s = run("serve", "-", "--port", "0", stdin="")
+    assert s.returncode == 2 and s.stderr == "agentmsg: - holds no events: it is empty\n"
+    reply = {**GOOD, "role": "ASSISTANT"}
+    events = run("events", "-", stdin=json.dumps(reply)).stdout
+    r = run("reduce", "-", stdin="starting the agent...\n" + events)
+    assert r.returncode == 1 and json.loads(r.stdout)["content"] == reply["content"]
+    assert r.stderr.startswith("-:/0: line 1: not valid JSON")

@@ -237,6 +237,26 @@ def test_mid_stream_snapshot_does_not_claim_a_normal_end(server: ReplayServer) -
     assert final.metadata == expected(TEXT_SSE).metadata and content(final) == content(expected(TEXT_SSE))
 
 
+def test_a_200_that_is_no_stream_says_what_came(server: ReplayServer) -> None:
+    """A proxy's HTML page (or an empty body) answered with 200 broke the stream as 'the stream ended before
+    the provider finished the reply', nothing more: the error now says what the body was."""
+    page = b"<html><body>502 Bad Gateway</body></html>"
+    server.add("/chat/completions", Reply(body=page, headers={"content-type": "text/html"}))
+    with pytest.raises(BrokenStreamError) as info:
+        list(client(server).stream(CONVO))
+    message = str(info.value)
+    assert "the stream ended before the provider finished the reply" in message
+    assert "the body is not an openai stream: content-type text/html" in message and "502 Bad Gateway" in message
+    server.add("/chat/completions", Reply(body=b"", sse=True))
+    with pytest.raises(BrokenStreamError, match=r"the body is not an openai stream: .*it was empty"):
+        list(client(server).stream(CONVO))
+    cut = TEXT_SSE[: TEXT_SSE.index(b"\n\n", 400) + 2]  # a real stream cut short: no note about the body
+    server.add("/chat/completions", Reply(body=cut, sse=True))
+    with pytest.raises(BrokenStreamError) as info:
+        list(client(server).stream(CONVO))
+    assert "the body is not" not in str(info.value)
+
+
 # ---- the other providers, over HTTP, from a formatted request ---------------------------------------------
 
 OTHERS = [

@@ -15,13 +15,14 @@ Each command module has ``add_parser(subparsers)``; the parsed arguments carry `
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from .._schemas import schema_documents
 from .._version import __version__
 from . import chat, events, format, parse, schema, serve, validate
-from ._io import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
+from ._io import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
 
 __all__ = ["build_parser", "main"]
 
@@ -53,10 +54,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"agentmsg: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except BrokenPipeError:
-        return EXIT_OK
+    except BrokenPipeError:  # the reader left (`| head`): stop quietly, as a tool killed by SIGPIPE does
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:  # Ctrl-C: serve stops (its banner says so); any other command was cut short
         if args.command == "serve":
             return EXIT_OK
         print("agentmsg: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: what is still buffered for stdout goes nowhere, so that the interpreter's last
+    flush does not print 'Exception ignored ... BrokenPipeError' (Python's documented remedy)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is no file (captured in-process): nothing will be flushed to a pipe
+        pass

@@ -14,6 +14,7 @@ from ..errors import Problem, SizeLimitError, ValidationError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+EXIT_BROKEN_PIPE = 141  # the output was closed early (`| head`), as shells report SIGPIPE
 
 
 class UsageError(Exception):

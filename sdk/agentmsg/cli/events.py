@@ -13,6 +13,7 @@ import orjson
 
 from agentmsg_models.generate_reason import GenerateReason
 
+from .._sse import sniff
 from ..errors import ValidationError
 from ..events.emitter import iter_events
 from ..events.reducer import Reducer
@@ -46,6 +47,22 @@ def looks_like(head: bytes) -> str | None:
     if text[:1] in (b"{", b"[") and _ROLE.search(text):
         return "messages"
     return None
+
+
+def binary(head: bytes) -> str | None:
+    """What shows that input starting with ``head`` is binary data, not text (JSON lines, SSE, a JSON array):
+    a NUL byte (JSON and SSE text never hold one) or mostly bytes that are not text; None when it is text or
+    starts as events do. A text file that does not start with an event (a log line first) is not refused: its
+    bad lines are said one by one, its events reduced."""
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not text or text[:1] in b"{[" or sniff(text) is not False:
+        return None
+    shown = f"it starts with {text[:8]!r}"
+    if b"\x00" in text:
+        return f"binary data ({shown}, a NUL byte at byte {head.index(0)})"
+    decoded = text.decode("utf-8", "replace")
+    odd = sum(1 for c in decoded if c == "\ufffd" or (c < " " and c not in "\t\n\r\f\v"))
+    return f"binary data ({shown})" if odd * 8 > len(decoded) else None
 
 
 def _peeked(source: IO[bytes]) -> tuple[bytes, Iterator[bytes]]:
@@ -110,6 +127,15 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
+            if not head.removeprefix(b"\xef\xbb\xbf").strip() and len(head) < CHUNK:
+                sys.stderr.write(f"{args.file}: no events: the input is empty [empty]\n")
+                return EXIT_INVALID
+            found = None if args.sse else binary(head)
+            if found is not None:  # read no further (/dev/zero would never end)
+                sys.stderr.write(
+                    f"{args.file}: not an event stream (JSON lines, SSE or a JSON array): {found} [json]\n"
+                )
+                return EXIT_INVALID
             messages = reduce_stream(chunks, strict=args.strict, sse=True if args.sse else None, reducer=reducer)
     except ValidationError as exc:
         print_problems(args.file, "", exc.problems, sys.stderr)
@@ -149,6 +175,8 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
                     status = EXIT_INVALID
                 if error is not None:
                     print_problems(args.file, prefix, [error], sys.stderr)
+    except BrokenPipeError:  # stdout closed (`| head`): not a file that cannot be read
+        raise
     except OSError as exc:
         raise UsageError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
     return status
@@ -180,7 +208,8 @@ def add_parser(sub: Any) -> None:
             "1  a reply was cut (the stream ended inside it) or the stream reported an error in it (CUSTOM",
             "   agentmsg.error), an event was bad (fixed by the tolerant rules; --strict stops there), or",
             "   --check-result found a difference: the messages are still printed (a cut one INTERRUPTED,",
-            "   with what arrived), and why on stderr, one line each",
+            "   with what arrived), and why on stderr, one line each; an empty input, or binary data (read no",
+            "   further)",
             "2  usage error, a file that cannot be read, or a file of messages (not events)",
         ),
     )

@@ -17,6 +17,7 @@ for a choice other than the first.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
@@ -41,6 +42,7 @@ from ._io import (
     read_bytes,
     whole_number,
 )
+from .events import binary
 
 
 def _events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bool]]:
@@ -48,7 +50,12 @@ def _events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bo
     SSE all the same (it starts with an SSE field: a stream saved without its flag) is read as a stream (read
     whole first, under ``limits.max_bytes``, as any body without the flag)."""
     if args.stream:
-        return _stream_events(args, chunks_of(args.file))
+        chunks = chunks_of(args.file)
+        first = next(chunks, b"")
+        found = binary(first)
+        if found is not None:  # read no further (/dev/zero would never end)
+            raise UsageError(f"{args.file}: not {_a(args.provider)} stream: {found}")
+        return _stream_events(args, itertools.chain([first], chunks))
     data = read_bytes(args.file)
     if sniff(data[: SNIFF_LIMIT + 8]):
         return _stream_events(args, (data,))
@@ -76,9 +83,12 @@ def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[tuple[li
     try:
         events = get(args.provider).response_events(data)
     except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
-        article = "an" if args.provider[:1] in "aeiou" else "a"
-        raise UsageError(f"{args.file}: not {article} {args.provider} response: {exc}") from None
+        raise UsageError(f"{args.file}: not {_a(args.provider)} response: {exc}") from None
     yield events, not any(e["type"] == "CUSTOM" and e.get("name") in (ERROR_EVENT, PROBLEM_EVENT) for e in events)
+
+
+def _a(provider: str) -> str:
+    return f"{'an' if provider[:1] in 'aeiou' else 'a'} {provider}"
 
 
 def _say(where: str, e: dict[str, Any], err: TextIO) -> None:

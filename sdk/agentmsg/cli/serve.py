@@ -13,7 +13,7 @@ from typing import IO, Any, TextIO
 from ..errors import Problem
 from ..events.stream import CHUNK, read_events
 from ._io import EXIT_OK, UsageError, exit_status, open_binary, whole_number
-from .events import looks_like
+from .events import binary, looks_like
 
 
 def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -> Iterator[Any]:
@@ -34,12 +34,18 @@ def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -
 
 
 def _head(source: IO[bytes], name: str) -> bytes:
-    """The first bytes of the file, what a pipe holds already (a live producer is not waited for); a file of
-    messages is refused (served as events it would show nothing), saying what was meant."""
+    """The first bytes of the file, what a pipe holds already (a live producer is not waited for). An empty
+    file, binary data (/dev/zero would be read forever) and a file of messages (served as events it would show
+    nothing) are refused, saying what was meant."""
     try:
         head: bytes = getattr(source, "read1", source.read)(CHUNK) or b""
     except OSError as exc:
         raise UsageError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    if not head:
+        raise UsageError(f"{name} holds no events: it is empty")
+    found = binary(head)
+    if found is not None:
+        raise UsageError(f"{name} is not an event stream (JSON lines, SSE or a JSON array): {found}")
     if looks_like(head) == "messages":
         fix = f"'agentmsg events {name} | agentmsg serve -'" if name != "-" else "'agentmsg events -' first"
         raise UsageError(f"{name} holds messages, not events: to serve their events, {fix}")

@@ -314,6 +314,8 @@ class _Base:
 
 # ---- the event streams -------------------------------------------------------------------------------
 
+_BODY_HEAD = 120  # bytes of a body that was no stream shown in the error
+
 
 class _StreamState:
     def __init__(self, client: _Base, request: Any, raise_on_error: bool) -> None:
@@ -327,10 +329,21 @@ class _StreamState:
         self._closing: list[dict[str, Any]] = []
         self.status_code: int | None = None  # the response's, once it came
         self.request_id: str | None = None  # the provider's request id (response header), once it came
+        self._content_type: str | None = None
+        self._body_head = b""  # the body's first bytes, to say what came when it was no stream at all
+        self._parsed = False  # whether the parser made anything of the body before its closing events
 
     def _responded(self, response: httpx.Response) -> None:
         self.status_code = response.status_code
         self.request_id = _request_id(response.headers)
+        self._content_type = response.headers.get("content-type")
+
+    def _read(self, chunk: bytes, events: list[dict[str, Any]]) -> None:
+        """A chunk of the body and the events the parser made of it."""
+        if events:
+            self._parsed = True
+        if len(self._body_head) < _BODY_HEAD:
+            self._body_head += chunk[: _BODY_HEAD - len(self._body_head)]
 
     @property
     def diagnostics(self) -> tuple[Any, ...]:
@@ -368,6 +381,13 @@ class _StreamState:
         errors = parser.builder.errors
         if errors and self.error is None:
             self.error = str(errors[0].get("message"))
+            if not self._parsed and errors[0].get("type") == "incomplete_stream":
+                # Nothing of the body was the provider's stream (a proxy's HTML page, nothing): say what came.
+                shown = f"content-type {self._content_type}" if self._content_type else "no content-type"
+                what = f"it starts {self._body_head!r}" if self._body_head else "it was empty"
+                provider = self.client.provider
+                article = "an" if provider[:1] in "aeiou" else "a"
+                self.error += f" (the body is not {article} {provider} stream: {shown}, {what})"
 
     @staticmethod
     def _read_failed(parser: Any, exc: httpx.HTTPError) -> list[dict[str, Any]]:
@@ -436,6 +456,7 @@ class EventStream(_StreamState):
             try:
                 for chunk in response.iter_bytes():  # content-decoded (a gzipped stream)
                     events = parser.feed(chunk)
+                    self._read(chunk, events)
                     if events:
                         self._feed(events)
                         yield from events
@@ -500,6 +521,7 @@ class AsyncEventStream(_StreamState):
             try:
                 async for chunk in response.aiter_bytes():  # content-decoded (a gzipped stream)
                     events = parser.feed(chunk)
+                    self._read(chunk, events)
                     if events:
                         self._feed(events)
                         for e in events:
