@@ -143,6 +143,19 @@ def test_an_error_at_the_end_says_nothing_more(name: str) -> None:
     assert parser.problems == []
 
 
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_a_plain_text_error_event_ends_the_reply_too(name: str) -> None:
+    """An SSE ``event: error`` whose data is plain text (a proxy's "Internal Server Error") is the provider's
+    error with that text, and ends the reply as a JSON error does: what follows is skipped and said once."""
+    make, before, _, after = STREAMS[name]
+    parser = make()
+    events = parser.feed(before + b"event: error\ndata: Internal Server Error\n\n" + after) + parser.close()
+    msg = reduce_ok(events)
+    assert msg.text_content == "Hi" and msg.generate_reason.value == "INTERRUPTED"
+    assert [e["message"] for e in msg.to_dict()["metadata"]["agentmsg_errors"]] == ["Internal Server Error"]
+    assert [p.rule for p in parser.problems] == ["order"]
+
+
 def test_openai_an_error_beside_choices_keeps_what_they_carry_and_ends_there() -> None:
     """OpenRouter: finish_reason "error" with an error object on the chunk: the chunk's text is kept, the reply
     ends there; a usage chunk after it is skipped and said."""

@@ -109,7 +109,7 @@ class BaseStreamParser:
         framer = self._framer
         loads = orjson.loads
         for payload in framer.feed(chunk):
-            data = payload.data
+            data: str | bytes = payload.data
             # The common payload, inline (what _data does first): a simple event's data from the C scanner
             # (UTF-8, checked) holding a JSON object, before the provider's end of stream.
             if type(data) is bytes and data[:1] == b"{" and payload.problem is None and not self.done:
@@ -201,6 +201,7 @@ class BaseStreamParser:
                 return
             if event == "error":  # an error event whose data is plain text ("Internal Server Error")
                 self.builder.error(data[:1000] or "error event without data")
+                self.end_at_error()
             elif problem is TRAILING:
                 self.builder.problem("incomplete", f"{problem.message}, and it is not JSON: skipped: {data[:80]!r}")
             else:
@@ -251,6 +252,14 @@ class BaseStreamParser:
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def end_at_error(self) -> None:
+        """The provider's error (said already, :meth:`StreamBuilder.error`) ends the reply, as the SDKs' streams
+        raise or stop there: what came before is kept, the reply closes interrupted, and a payload after it is
+        skipped and said once (problem ``order``), as one after ``[DONE]`` is."""
+        self.done = True
+        self.end_payloads()
+        self.builder.close()
 
     def end_payloads(self) -> None:
         """No payload comes after this one (the body or the transport ended): a subclass emits what it holds."""

@@ -548,16 +548,9 @@ class StreamParser(BaseStreamParser):
             b.close(ended=True)
         elif kind == "error":
             _error(b, obj)
-            self._end_at_error()
+            self.end_at_error()
         elif kind != "ping":
             self._foreign += 1  # an event type not known (a newer API's: skipped, as the SDK skips it)
-
-    def _end_at_error(self) -> None:
-        """The provider's error ends the reply (the SDK's stream raises there): what came before is kept, the
-        reply closes interrupted, and a payload after it is skipped and said once (problem ``order``)."""
-        self.done = True
-        self.end_payloads()
-        self.builder.close()
 
     def _slot(self, index: Any) -> str:
         """The builder slot of content block ``index`` (named once per index)."""

@@ -501,11 +501,7 @@ class StreamParser(BaseStreamParser):
         else:
             self._reader.payload(obj, whole=False)
             return
-        # The provider's error ends the reply (the SDK's stream ends there): what came before is kept, a payload
-        # after it is skipped and said once (problem order), as one after another provider's end of stream
-        self.done = True
-        self.end_payloads()
-        self.builder.close()
+        self.end_at_error()  # the provider's error ends the reply (the SDK's stream ends there)
 
 
 def parse_stream(

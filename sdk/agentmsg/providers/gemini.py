@@ -635,11 +635,7 @@ class StreamParser(BaseStreamParser):
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         if _payload(self.builder, obj, self._calls):
-            # The provider's error ends the reply (the SDK's stream raises there): what came before is kept, a
-            # payload after it is skipped and said once (problem order), as one after another provider's end
-            self.done = True
-            self.end_payloads()
-            self.builder.close()
+            self.end_at_error()  # the provider's error ends the reply (the SDK's stream raises there)
 
 
 def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:

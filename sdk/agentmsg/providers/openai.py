@@ -479,11 +479,11 @@ class StreamParser(BaseStreamParser):
         err = obj.get("error")  # null or {} on a chunk is no error (the SDK raises on a truthy one only)
         if event == "error":
             _provider_error(b, err or obj)
-            self._end_at_error()
+            self.end_at_error()
             return
         if err and not obj.get("choices"):
             _provider_error(b, err)
-            self._end_at_error()
+            self.end_at_error()
             return
         if b.model is None or b.response_id is None:
             b.identify(obj.get("id"), obj.get("model"))
@@ -522,15 +522,7 @@ class StreamParser(BaseStreamParser):
             _not_kept_response(b, obj)
         if err:  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry
             _provider_error(b, err)
-            self._end_at_error()
-
-    def _end_at_error(self) -> None:
-        """The provider's error ends the reply (the SDK's stream raises there): what came before is kept, the
-        reply closes interrupted, and a payload after it is skipped and said once (problem ``order``), as one
-        after ``[DONE]`` is."""
-        self.done = True
-        self.end_payloads()
-        self.builder.close()
+            self.end_at_error()
 
 
 def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
