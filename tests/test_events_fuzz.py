@@ -34,7 +34,7 @@ import pytest
 import agentmsg
 from agentmsg import AssistantMessage, Msg, Reducer, emit_events, encode_sse, reduce_stream
 from agentmsg.events import stream as stream_mod
-from tests.test_events_reducer import CASES, events_of, load
+from tests.test_events_reducer import TEXT_CASES, events_of, load
 
 BUDGET = float(os.environ.get("AGENTMSG_FUZZ_SECONDS", "15"))
 DEEP = BUDGET > 60  # `make fuzz`: every split point of every stream too
@@ -125,7 +125,7 @@ def _random_message(rng: random.Random, n: int) -> Msg:
 
 def base_streams(rng: random.Random) -> list[dict[str, Any]]:
     if rng.random() < 0.4:
-        return [dict(e) for e in events_of(load(rng.choice(CASES)))]
+        return [dict(e) for e in events_of(load(rng.choice(TEXT_CASES)))]
     counter = iter(range(10**9))
     events: list[dict[str, Any]] = []
     for n in range(rng.randint(1, 3)):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from agentmsg import AssistantMessage, Reducer, ValidationError, emit_events, reduce_stream
 from agentmsg.events import stream as stream_mod
 from tests.test_events_emitter import assistant_messages
-from tests.test_events_reducer import CASES, events_of, load
+from tests.test_events_reducer import TEXT_CASES, events_of, load
 
 TS = "2025-01-01T00:00:00Z"
 
@@ -44,7 +44,7 @@ def jsonl(events: list[Any]) -> bytes:
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 64, 333, 1 << 17])
-@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("name", TEXT_CASES)
 def test_vectors_agree_for_any_batch_size(name: str, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
     case = load(name)
     events = events_of(case)

@@ -3,6 +3,7 @@ carried does not make a valid message: every valid part is kept, every dropped p
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -12,7 +13,7 @@ from .._limits import limits
 from .._schemas import validate
 from ..errors import Problem, ValidationError, pointer_of
 from ..message import AssistantMessage, Msg
-from ._pointer import deepest_last_first, tokens, without
+from ._pointer import deepest_last_first, replaced, tokens, without
 from ._state import Block, Reply, State, ToolResult
 
 
@@ -36,6 +37,8 @@ def _tool_use_dict(b: Block, closing: bool) -> dict[str, Any]:
         args = {}  # still streaming: parsed when the call ends
     else:
         err: str | None
+        if has_lone_surrogate(raw):
+            raw = join_surrogates(raw)  # a pair split across deltas is one character, as in UTF-16
         try:
             # The codec's reader: what it accepts can be written back (integers within 64 bits, finite
             # numbers, no lone surrogates, within the limits), so no runtime's parser shows through.
@@ -101,9 +104,16 @@ def _block_dict(b: Any, close: bool) -> dict[str, Any] | None:
 
 
 def build(
-    reply: Reply, *, interrupted: bool, default_name: str | None, close: bool, st: State | None = None
+    reply: Reply,
+    *,
+    interrupted: bool,
+    default_name: str | None,
+    close: bool,
+    st: State | None = None,
+    text_too: bool = False,
 ) -> AssistantMessage:
-    """The reply's message. ``st`` given (the reply is closing): salvage problems are recorded there."""
+    """The reply's message. ``st`` given (the reply is closing): salvage problems are recorded there.
+    ``text_too`` (without ``st``: a snapshot): events were fed as objects, so the text is scanned too."""
     origins: list[int] = []
     content: list[Any] = []
     for b in reply.blocks:
@@ -151,6 +161,7 @@ def build(
         "timestamp": result.get("timestamp") if "timestamp" in result else reply.timestamp,
         "usage": usage,
     }
+    force_text = False
     if reply.trusted:
         # Valid events parsed from JSON text (Reducer.feed_many(trusted=True)): the data is JSON already, so
         # the message takes the codec's fast path (one C encode, one typed decode); anything it does not
@@ -158,7 +169,7 @@ def build(
         try:
             encoded = orjson.dumps(data, option=_JSON_ONLY)
         except orjson.JSONEncodeError:
-            pass
+            force_text = True  # the promise is broken (e.g. a lone surrogate): its text is checked too
         else:
             try:
                 msg = Msg.from_json(encoded)
@@ -167,23 +178,37 @@ def build(
             else:
                 assert isinstance(msg, AssistantMessage)
                 return msg
-    unwritable, recheck = _unwritable(data, text_too=st is not None and st.unchecked)
-    if unwritable:  # values JSON cannot carry (from events fed as Python objects): left out, reported
-        found = []
-        for path in deepest_last_first(unwritable):
-            data = without(data, path)
-            at = origins[path[1]] if path[0] == "content" and isinstance(path[1], int) else reply.origin
+    unwritable, lone, recheck = _unwritable(data, text_too=force_text or (text_too if st is None else st.unchecked))
+    found: list[Problem] = []
+    for path in deepest_last_first(lone):
+        # A string holding surrogates (from events fed as objects): a pair split across deltas is joined, as
+        # UTF-16 (JavaScript) strings join it; a surrogate still alone is replaced by U+FFFD, reported.
+        text = join_surrogates(_at(data, path))
+        if has_lone_surrogate(text):
+            text = _SURROGATE.sub("\ufffd", text)
             found.append(
                 Problem(
-                    f"/{at}",
-                    "json-value",
-                    f"the reduced message's {pointer_of(path)} cannot be written as JSON (an integer beyond 64"
-                    " bits or a lone surrogate): left out",
+                    f"/{_origin(path, origins, reply.origin)}",
+                    "lone-surrogate",
+                    f"the reduced message's {pointer_of(path)} holds a lone UTF-16 surrogate (not encodable as"
+                    " UTF-8): replaced by U+FFFD",
                 )
             )
-        if st is not None:
-            for p in found:
-                st.add(p)
+        data = replaced(data, path, text)
+    for path in deepest_last_first(unwritable):
+        # Integers JSON cannot carry (beyond 64 bits, from events fed as Python objects): left out, reported.
+        data = without(data, path)
+        found.append(
+            Problem(
+                f"/{_origin(path, origins, reply.origin)}",
+                "json-value",
+                f"the reduced message's {pointer_of(path)} cannot be written as JSON (an integer beyond 64 bits):"
+                " left out",
+            )
+        )
+    if st is not None:
+        for p in found:
+            st.add(p)
     try:
         # Checked above (and the bulk text comes from checked deltas): the JSON-value check is not run
         # again, since it writes every string with orjson, which keeps a UTF-8 copy inside each non-ASCII
@@ -198,17 +223,40 @@ def build(
 #: orjson writes these Python types in a JSON form of its own: they are not JSON values, so they fail here.
 _JSON_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def join_surrogates(text: str) -> str:
+    """``text`` with each high surrogate followed by a low one joined into the character they encode (a pair
+    split across two deltas); surrogates that are alone stay as they are."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def _at(node: Any, path: list[str | int]) -> Any:
+    for key in path:
+        node = node[key]
+    return node
+
+
+def _origin(path: list[str | int], origins: list[int], origin: int) -> int:
+    """The index of the event a value of the message came from: the block's start, else the reply's."""
+    return origins[path[1]] if path[0] == "content" and isinstance(path[1], int) else origin
+
+
 _BIG_TEXT = frozenset({"text", "thinking", "content", "data"})  # a message's bulk: built from checked deltas
 
 
-def _unwritable(data: dict[str, Any], text_too: bool = False) -> tuple[list[list[str | int]], bool]:
-    """Paths of values orjson cannot write (integers outside -2**63 .. 2**64-1, strings with a lone
-    surrogate): they can only come from events fed as Python objects; and whether the message needs the full
+def _unwritable(
+    data: dict[str, Any], text_too: bool = False
+) -> tuple[list[list[str | int]], list[list[str | int]], bool]:
+    """Paths of values orjson cannot write, integers outside -2**63 .. 2**64-1 and strings holding a
+    surrogate (two lists): they can only come from events fed as Python objects; and whether the message needs the full
     JSON-value check anyway (a list or map nested ``limits.max_depth`` deep or more, a key that is not a
     string or has a lone surrogate, a value of any other type, NaN or an infinity). The bulk text fields
     (built from deltas, which are checked when parsed from bytes) are not scanned, so this stays cheap, unless
     ``text_too``: events fed as Python objects, whose text nothing has checked."""
     out: list[list[str | int]] = []
+    lone: list[list[str | int]] = []
     recheck = False
     max_depth = limits.max_depth
     stack: list[tuple[Any, list[str | int]]] = [(data, [])]
@@ -238,13 +286,13 @@ def _unwritable(data: dict[str, Any], text_too: bool = False) -> tuple[list[list
                 out.append(path)
         elif kind is str:
             if has_lone_surrogate(node):
-                out.append(path)
+                lone.append(path)
         elif kind is float:
             if node - node != 0.0:  # NaN or an infinity
                 recheck = True
         elif kind is not bool and node is not None:
             recheck = True
-    return out, recheck
+    return out, lone, recheck
 
 
 def _problems_of(value: Any, kind: str) -> tuple[Problem, ...]:

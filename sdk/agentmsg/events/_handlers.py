@@ -205,6 +205,11 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
             # JSON integers beyond 64 bits come back from the parser as floats: never sum them as such.
             st.problem(i, f"/usage/{k}", "type", f"usage {k} {v!r:.40} is not a 64-bit integer: value ignored")
             continue
+        if v < 0:
+            # Counts and times are never negative (schema: minimum 0): such a value is not summed, so a sum
+            # stays a valid count (a negative one would make the whole usage invalid).
+            st.problem(i, f"/usage/{k}", "minimum", f"usage {k} {v!r:.40} is negative: value ignored")
+            continue
         s = total.get(k, 0) + v
         if s > _MAX_INT:
             st.problem(

@@ -41,3 +41,19 @@ def deepest_last_first(paths: list[list[str | int]]) -> list[list[str | int]]:
     """Paths in the order to remove them: later list items before earlier ones (so that removing one
     does not shift the others), children before parents."""
     return sorted(paths, key=lambda t: [(0, x, "") if isinstance(x, int) else (1, 0, x) for x in t], reverse=True)
+
+
+def replaced(node: Any, path: list[str | int], value: Any) -> Any:
+    """A copy of ``node`` with ``value`` at ``path`` (only the containers on the path are copied)."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(node, dict) and head in node:
+        copy = dict(node)
+        copy[head] = replaced(node[head], rest, value)
+        return copy
+    if isinstance(node, list) and isinstance(head, int) and head < len(node):
+        items = list(node)
+        items[head] = replaced(node[head], rest, value)
+        return items
+    return node

@@ -259,7 +259,9 @@ class Reducer:
         """The message being assembled, as it stands (None between replies). Doesn't change state."""
         st = self._st
         reply = st.reply
-        return None if reply is None else build(reply, interrupted=False, default_name=st.default_name, close=False)
+        if reply is None:
+            return None
+        return build(reply, interrupted=False, default_name=st.default_name, close=False, text_too=st.unchecked)
 
     def finish(self) -> list[AssistantMessage]:
         """End of stream: close an open reply (as interrupted if it was cut short) and return all messages."""

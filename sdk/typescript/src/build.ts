@@ -108,37 +108,54 @@ export function build(reply: Reply, interrupted: boolean, defaultName: string | 
     timestamp: Object.hasOwn(result, "timestamp") ? result.timestamp : reply.timestamp,
     usage,
   };
-  const unwritable = unwritablePaths(data);
-  if (unwritable.length) {
-    // Values JSON cannot carry (from events given as objects, not parsed JSON): left out, reported.
-    for (const path of deepestLastFirst(unwritable)) {
-      data = without(data, path);
-      const at = path[0] === "content" && typeof path[1] === "number" ? origins[path[1]]! : reply.origin;
-      st?.add({ pointer: `/${at}`, rule: "json-value", message: `the reduced message's ${pointerOf(path)} cannot be written as JSON (a lone surrogate): left out` });
-    }
+  // A string with a lone surrogate (from events given as objects, not parsed JSON: a pair split across two
+  // deltas is one character already, JavaScript strings being UTF-16) cannot be written as UTF-8: each
+  // such surrogate is replaced by U+FFFD, reported (Python joins split pairs the same way, then does this).
+  for (const path of deepestLastFirst(lonePaths(data))) {
+    data = replaced(data, path, (valueAt(data, path) as string).replace(LONE_SURROGATES, "\ufffd")) as Obj;
+    const at = path[0] === "content" && typeof path[1] === "number" ? origins[path[1]]! : reply.origin;
+    st?.add({ pointer: `/${at}`, rule: "lone-surrogate", message: `the reduced message's ${pointerOf(path)} holds a lone UTF-16 surrogate (not encodable as UTF-8): replaced by U+FFFD` });
   }
   const problems = schemaProblems(checkMsg, data);
   return canonicalMessage((problems.length ? salvage(data, problems, origins, reply.origin, st) : data) as Msg);
 }
 
-const BIG_TEXT = new Set(["text", "thinking", "content", "data"]); // a message's bulk: built from checked deltas
+const LONE_SURROGATES = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-/** Paths of strings with a lone surrogate (they cannot be written as UTF-8), as Python's _unwritable
- * finds them: the bulk text fields are not scanned (their deltas are checked when parsed from bytes). */
-function unwritablePaths(data: Obj): (string | number)[][] {
+/** Paths of the string values holding a lone surrogate (object keys are left to the schema check). */
+function lonePaths(data: Obj): (string | number)[][] {
   const out: (string | number)[][] = [];
   const stack: [Json, (string | number)[]][] = [[data, []]];
   while (stack.length) {
     const [node, path] = stack.pop()!;
     if (Array.isArray(node)) node.forEach((child, i) => stack.push([child, [...path, i]]));
     else if (isObject(node)) {
-      for (const [key, child] of Object.entries(node)) {
-        if (BIG_TEXT.has(key) && typeof child === "string" && path[0] === "content" && path.length <= 4) continue;
-        stack.push([child, [...path, key]]);
-      }
+      for (const [key, child] of Object.entries(node)) stack.push([child, [...path, key]]);
     } else if (typeof node === "string" && hasLoneSurrogate(node)) out.push(path);
   }
   return out;
+}
+
+function valueAt(node: Json, path: (string | number)[]): Json {
+  for (const key of path) node = (node as Record<string | number, Json>)[key]!;
+  return node;
+}
+
+/** A copy of `node` with `value` at `path` (only the containers on the path are copied). */
+function replaced(node: Json, path: (string | number)[], value: Json): Json {
+  if (!path.length) return value;
+  const [head, ...rest] = path;
+  if (Array.isArray(node) && typeof head === "number") {
+    const items = [...node];
+    items[head] = replaced(node[head], rest, value);
+    return items;
+  }
+  if (isObject(node)) {
+    const copy: Obj = { ...node };
+    setOwn(copy, String(head), replaced(node[String(head)], rest, value));
+    return copy;
+  }
+  return node;
 }
 
 // ---- JSON pointers: leaving out the values a schema rejected (copy-on-write) ------------------------------

@@ -177,13 +177,27 @@ function modelEnd(st: State, e: Obj, i: number): void {
         st.problem(i, `/usage/${k}`, "type", `usage ${k} ${short(v)} is not a 64-bit integer: value ignored`);
         continue;
       }
+      if (v < 0) {
+        // Counts are never negative (schema: minimum 0): not summed, so the sum stays a valid count.
+        st.problem(i, `/usage/${k}`, "minimum", `usage ${k} ${short(v)} is negative: value ignored`);
+        continue;
+      }
       const exactSum = exact(have) + exact(v);
       if (exactSum > MAX_INT) {
         st.problem(i, `/usage/${k}`, "maximum", `usage ${k} summed over the reply exceeds ${MAX_INT} (Java's Long.MAX_VALUE): kept at that value`);
         sum = MAX_INT_NUMBER;
       } else sum = Number(exactSum);
+      if (v > Number.MAX_SAFE_INTEGER || sum > Number.MAX_SAFE_INTEGER) {
+        // JavaScript only: a number beyond 2^53 is a double, which may not hold the count's last digits
+        // (JSON.parse may have rounded it already; Python keeps the exact integer). Said, never silent.
+        st.problem(i, `/usage/${k}`, "precision", `usage ${k} ${sum === MAX_INT_NUMBER ? MAX_INT : sum} is beyond 2^53: a JavaScript number may not hold it exactly`);
+      }
     } else {
       if (typeof v !== "number" && typeof v !== "boolean") throw new Malformed("type", `usage time ${short(v)} is not a number`);
+      if (Number(v) < 0) {
+        st.problem(i, `/usage/${k}`, "minimum", `usage ${k} ${short(v)} is negative: value ignored`);
+        continue;
+      }
       sum = have + Number(v);
       if (sum >= MAX_INT_NUMBER) { // every double from 2^63 on is beyond 2^63-1
         st.problem(i, `/usage/${k}`, "maximum", `usage ${k} summed over the reply exceeds ${MAX_INT} (Java's Long.MAX_VALUE): kept at that value`);

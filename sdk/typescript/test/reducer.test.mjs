@@ -109,7 +109,9 @@ test("the compiled validators: role rules, event schema, date-time format", () =
   assert.ok(validateMessage({ id: "m", role: "USER", content: [{ type: "thinking", thinking: "x" }] }).length > 0);
   assert.deepEqual(validateEvent(ev("TEXT_BLOCK_DELTA", "e", { blockId: "t", delta: "x" })), []);
   assert.ok(validateEvent({ type: "REPLY_START", id: "e", createdAt: at }).length > 0);
-  for (const [s, ok] of [["2024-02-29T12:00:00Z", true], ["2023-02-29T12:00:00Z", false], ["2025-13-01T00:00:00Z", false], ["2025-01-01T24:00:00Z", false], ["2025-06-30T23:59:60Z", true], ["2025-06-30T22:59:60-01:00", true], ["2025-06-30T12:59:60Z", false], ["2025-01-01T00:00:00+24:00", false], ["2025-01-01", false]]) {
+  for (const [s, ok] of [["2024-02-29T12:00:00Z", true], ["2023-02-29T12:00:00Z", false], ["2025-13-01T00:00:00Z", false], ["2025-01-01T24:00:00Z", false], ["2025-06-30T23:59:60Z", true], ["2025-06-30T22:59:60-01:00", true], ["2025-06-30T12:59:60Z", false], ["2025-01-01T00:00:00+24:00", false], ["2025-01-01", false],
+    // RFC 3339 as Python's checker reads it: no space for the T, an offset with its colon.
+    ["2025-01-01 12:00:00Z", false], ["2025-01-01T12:00:00+0530", false], ["2025-01-01t12:00:00+05:30", true]]) {
     assert.equal(dateTime(s), ok, s);
   }
   // A timestamp that is neither Java's form nor RFC 3339 is one problem with the schema's x-rule, as in Python.
@@ -141,4 +143,25 @@ test("only an RFC 3339 instant in UTC gives the message its timestamp, as in Pyt
     const [msg] = reduceEvents([{ type: "AGENT_START", id: "1", createdAt, replyId: "m" }, { type: "AGENT_END", id: "2", createdAt: at, replyId: "m" }]);
     assert.equal(msg.timestamp, want, createdAt);
   }
+});
+
+test("usage beyond 2^53: JavaScript cannot promise the digits, so it says so (rule precision); Python keeps exact ints", () => {
+  const at = "2025-01-01T00:00:00Z";
+  const end = (id, usage) => ({ type: "MODEL_CALL_END", id, createdAt: at, replyId: "m", usage });
+  const r = new Reducer();
+  r.feed({ type: "AGENT_START", id: "a", createdAt: at, replyId: "r" });
+  r.feed(end("b", { inputTokens: 2 ** 53 - 1, outputTokens: 4 }));
+  r.feed(end("c", { inputTokens: 1, outputTokens: 2 ** 53 + 2 }));
+  r.feed(end("d", { inputTokens: -1, outputTokens: 1 }));
+  r.feed({ type: "AGENT_END", id: "e", createdAt: at, replyId: "r" });
+  const [msg] = r.finish();
+  // (the negative count is not summed; 4 + (2^53 + 2) + 1 = 2^53 + 7 is no double: it became 2^53 + 8)
+  assert.deepEqual(msg.usage, { inputTokens: 2 ** 53, outputTokens: 2 ** 53 + 8 });
+  assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [
+    ["/2/usage/inputTokens", "precision"], // the sum 2^53 may not be exact
+    ["/2/usage/outputTokens", "precision"],
+    ["/3/usage/inputTokens", "minimum"], // the schema check
+    ["/3/usage/inputTokens", "minimum"], // the sum leaves it out
+    ["/3/usage/outputTokens", "precision"],
+  ]);
 });
