@@ -84,3 +84,36 @@ def test_envelope_tools_and_module_entry(conversation: Path, tmp_path: Path) -> 
     assert env["path"] == "/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse" and env["model"] == "gemini-3-pro"
     assert env["body"]["toolConfig"]["functionCallingConfig"]["allowedFunctionNames"] == ["f"]
     assert env["body"]["contents"][0]["parts"][0]["text"].startswith("[alice]: hi")
+
+
+def test_messages_as_json_lines_or_one_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """format reads messages as validate and events do: JSON Lines (one message per line) or one message, not
+    only an array (a JSONL conversation was 'not valid JSON: unexpected content after document'); a bad line
+    is said at /N; a broken document keeps its own problem."""
+    msgs = [UserMessage("hi", name="alice"), AssistantMessage("hello")]
+    array = tmp_path / "conv.json"
+    array.write_bytes(encode_messages(msgs))
+    assert main(["format", "--provider", "anthropic", str(array)]) == 0
+    expected = capsys.readouterr().out
+    lines = tmp_path / "conv.jsonl"
+    lines.write_bytes(b"".join(m.to_json_bytes() + b"\n" for m in msgs))
+    assert main(["format", "--provider", "anthropic", str(lines)]) == 0
+    assert capsys.readouterr().out == expected
+    one = tmp_path / "one.json"
+    one.write_bytes(msgs[0].to_json_bytes())
+    assert main(["format", "--provider", "anthropic", str(one)]) == 0
+    assert json.loads(capsys.readouterr().out)["messages"] == json.loads(expected)["messages"][:1]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(msgs[0].to_json_bytes() + b'\n{"id":"a","role":"ASSISTANT","content":"yo"}\nnot json\n')
+    assert main(["format", "--provider", "anthropic", str(bad)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and [(r["pointer"], r["rule"]) for r in map(json.loads, err.splitlines())] == [("/2", "json")]
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"id": "u",\n "role": ')
+    assert main(["format", "--provider", "anthropic", str(broken)]) == 1
+    ((row),) = map(json.loads, capsys.readouterr().err.splitlines())
+    assert (row["pointer"], row["rule"]) == ("", "json") and "line 2" in row["message"]
+    scalar = tmp_path / "scalar.json"
+    scalar.write_text('"hi"')
+    assert main(["format", "--provider", "anthropic", str(scalar)]) == 1
+    assert "expected a JSON array of messages, got str" in capsys.readouterr().err

@@ -5,15 +5,16 @@
                     [--reasoning drop|text] [--layout prefix|history] [--allow-root DIR]...
                     [--allow-download] [--allow-private] [--param KEY=JSON]... [--envelope] MESSAGES.json
 
-Prints the body on stdout (compact JSON; with ``--envelope`` an object holding ``model``, ``path``,
-``headers``, ``stream`` and ``body``) and every diagnostic as one JSON line on stderr
-(``pointer``, ``rule``, ``kind``, ``message``). Exit 1 when the input is invalid, media is refused, or
+MESSAGES.json is a JSON array of messages, JSON Lines (one message per line) or one message. Prints the body
+on stdout (compact JSON; with ``--envelope`` an object holding ``model``, ``path``, ``headers``, ``stream`` and
+``body``) and every diagnostic as one JSON line on stderr (``pointer``, ``rule``, ``kind``, ``message``). Exit 1 when the input is invalid, media is refused, or
 ``--strict`` meets a lossy or error diagnostic (the problems go to stderr as JSON lines too).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from typing import Any, TextIO
 
@@ -22,7 +23,7 @@ import orjson
 from ..conversation import decode_messages
 from ..errors import ValidationError
 from ..providers import NAMES, RULES, FormatOptions, MediaPolicy, get
-from ._io import EXIT_INVALID, EXIT_OK, UsageError, command_limits, exit_status, limit_options, read_bytes
+from ._io import EXIT_INVALID, EXIT_OK, UsageError, command_limits, exit_status, limit_options, read_bytes, records
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -38,6 +39,27 @@ def _param(text: str) -> tuple[str, Any]:
 def _problem_line(p: Any, kind: str | None) -> bytes:
     row = {"pointer": p.pointer, "rule": p.rule, "kind": kind, "message": p.message}
     return orjson.dumps(row) + b"\n"
+
+
+def _conversation(data: bytes) -> list[Any]:
+    """The messages of MESSAGES.json: a JSON array (a conversation), or as ``agentmsg validate`` and
+    ``agentmsg events`` read messages, JSON Lines (one message per line, problems at ``/N``) or one message."""
+    try:
+        return decode_messages(data)
+    except ValidationError as exc:
+        first = exc.problems[0]
+        if first.pointer or first.rule not in ("json", "type"):
+            raise
+        found = list(records(io.BytesIO(data), "msg"))
+        if first.rule == "json" and (not all(prefix for prefix, _, _ in found) or found[0][2] is not None):
+            raise  # not JSON Lines either (or its first line is broken: a broken document): the document's problem
+        problems = [p.under(prefix) if prefix else p for prefix, _, p in found if p is not None]
+        if problems:
+            raise ValidationError(problems) from None
+        items = [instance for _, instance, _ in found]
+        if first.rule == "type" and not isinstance(items[0] if items else None, dict):
+            raise  # neither an array nor one message (a string, a number)
+        return decode_messages(orjson.dumps(items))
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -73,7 +95,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         multi_agent_layout=args.layout,
     )
     try:
-        messages = decode_messages(data)
+        messages = _conversation(data)
         request = get(args.provider).format_request(
             messages,
             model=args.model,
@@ -136,6 +158,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--allow-private", action="store_true", help="let downloads reach private/loopback addresses")
     p.add_argument("--param", metavar="KEY=JSON", action="append", type=_param, help="a generation parameter")
     p.add_argument("--envelope", action="store_true", help="print model, path, headers and body")
-    p.add_argument("messages", metavar="MESSAGES.json", help="JSON array of messages; '-' for stdin")
+    p.add_argument(
+        "messages",
+        metavar="MESSAGES.json",
+        help="a JSON array of messages (or JSON Lines, one message per line, or one message); '-' for stdin",
+    )
     limit_options(p)
     p.set_defaults(func=run)
