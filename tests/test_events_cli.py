@@ -208,3 +208,36 @@ def test_reduce_says_the_errors_a_stream_reported_and_exits_1(tmp_path: Path, ca
     whole = tmp_path / "whole.jsonl"
     whole.write_text("".join(json.dumps(e) + "\n" for e in openai.parse_stream(body)))
     assert _reduce(capsys, str(whole))[0] == 0
+
+
+def test_reduce_interrupted_prints_what_arrived(tmp_path: Path) -> None:
+    """Ctrl-C on `producer | agentmsg reduce -` printed nothing (every reply lost) but 'interrupted': now the
+    replies that arrived are printed (one still open as cut, INTERRUPTED), exit 130. The events are reduced
+    as they arrive (a pipe's first write is not held back until a whole chunk came)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from agentmsg import AssistantMessage, emit_events
+
+    first = emit_events(AssistantMessage("one", name="F"))
+    second = emit_events(AssistantMessage("two", name="F"))
+    head = "".join(json.dumps(e) + "\n" for e in first + second[:4])  # the second reply still open
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg", "reduce", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(head)
+    proc.stdin.flush()
+    time.sleep(4)  # the interpreter is up and has read the pipe (a loaded machine is slow to start one)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err and err.endswith("agentmsg: interrupted\n")
+    msgs = [json.loads(line) for line in out.splitlines()]
+    assert [m["content"] for m in msgs] == [[{"type": "text", "text": "one"}], [{"type": "text", "text": "two"}]]
+    assert msgs[1]["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"

@@ -21,6 +21,7 @@ from ..events.sse import encode_sse_event
 from ..events.stream import CHUNK, reduce_stream, sniff_sse
 from ..message import AssistantMessage, Msg
 from ._io import (
+    EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
@@ -66,8 +67,11 @@ def binary(head: bytes) -> str | None:
 
 
 def _peeked(source: IO[bytes]) -> tuple[bytes, Iterator[bytes]]:
-    head = source.read(CHUNK) or b""
-    return head, itertools.chain([head], iter(lambda: source.read(CHUNK), b""))
+    """The first chunk, then every chunk again. Chunks are what the input holds already (up to ``CHUNK``:
+    ``read1``), so that a live pipe's events are reduced as they come, and Ctrl-C finds them reduced."""
+    read = getattr(source, "read1", source.read)
+    head: bytes = read(CHUNK) or b""
+    return head, itertools.chain([head], iter(lambda: read(CHUNK), b""))
 
 
 class _CutReducer(Reducer):
@@ -127,9 +131,6 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
-            if not head.removeprefix(b"\xef\xbb\xbf").strip() and len(head) < CHUNK:
-                sys.stderr.write(f"{args.file}: no events: the input is empty [empty]\n")
-                return EXIT_INVALID
             found = None if args.sse else binary(head)
             if found is not None:  # read no further (/dev/zero would never end)
                 sys.stderr.write(
@@ -141,14 +142,25 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
         print_problems(args.file, "", exc.problems, sys.stderr)
         messages = reducer.finish()  # keep what was received before the error
         status = EXIT_INVALID
+    except KeyboardInterrupt:  # Ctrl-C (a live pipe, say): what arrived is printed, a reply still open as cut
+        messages = reducer.finish()
+        status = EXIT_INTERRUPTED
     for msg in messages:
         out.write(msg.to_json() + "\n")
-    if print_problems(
-        args.file, "", reducer.problems + (reducer.check_results() if args.check_result else []), sys.stderr
+    if reducer.count == 0 and not reducer.problems and status == EXIT_OK:
+        sys.stderr.write(f"{args.file}: no events in the input [empty]\n")
+        return EXIT_INVALID
+    if (
+        print_problems(
+            args.file, "", reducer.problems + (reducer.check_results() if args.check_result else []), sys.stderr
+        )
+        and status == EXIT_OK
     ):
         status = EXIT_INVALID
-    if _say_incomplete(args.file, messages, reducer.cut, sys.stderr):
+    if _say_incomplete(args.file, messages, reducer.cut, sys.stderr) and status == EXIT_OK:
         status = EXIT_INVALID
+    if status == EXIT_INTERRUPTED:
+        sys.stderr.write("agentmsg: interrupted\n")
     return status
 
 
@@ -211,6 +223,8 @@ def add_parser(sub: Any) -> None:
             "   with what arrived), and why on stderr, one line each; an empty input, or binary data (read no",
             "   further)",
             "2  usage error, a file that cannot be read, or a file of messages (not events)",
+            "130  interrupted (Ctrl-C): what arrived is printed, a reply still open marked INTERRUPTED",
+            interrupt=False,
         ),
     )
     p.add_argument("file", metavar="FILE", help="events as JSON lines or text/event-stream; '-' for stdin")
