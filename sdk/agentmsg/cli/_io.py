@@ -56,8 +56,9 @@ def read_bytes(path: str) -> bytes:
 def chunks_of(path: str, size: int = 1 << 16) -> Iterator[bytes]:
     """A file (or stdin for ``-``) in chunks of at most ``size`` bytes, for readers that work incrementally."""
     stream = open_binary(path)
+    read = getattr(stream, "read1", stream.read)  # what a pipe holds already: a live producer's data as it comes
     try:
-        while chunk := stream.read(size):
+        while chunk := read(size):
             yield chunk
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None

@@ -31,6 +31,7 @@ from ..providers import NAMES, get
 from ..providers._builder import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from ..providers._framing import without_http_heads
 from ._io import (
+    EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_OK,
     UsageError,
@@ -118,6 +119,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         wanted = None if index == 0 else f"choice/{index}"
     reducers: dict[str | None, Reducer] = {}
     clean = True
+    interrupted = False
     try:
         for events, whole in _events(args):
             clean = whole  # the last pair says whether the reply was read whole
@@ -136,15 +138,29 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     except ValidationError as exc:
         print_problems(args.file, "", exc.problems, sys.stderr)
         return EXIT_INVALID
+    except KeyboardInterrupt:  # Ctrl-C (a live pipe, say): what arrived is printed, the reply marked INTERRUPTED
+        interrupted = True
+    if interrupted:
+        if not args.events:
+            chosen = sorted(reducers, key=_choice_order) if args.choice == "all" else [wanted]
+            for source in (s for s in chosen if s in reducers):
+                for msg in reducers[source].finish():
+                    out.write(msg.to_json() + "\n")
+        sys.stderr.write("agentmsg: interrupted\n")
+        return EXIT_INTERRUPTED
     if args.events:
         return EXIT_OK if clean else EXIT_INVALID
     if args.choice != "all" and wanted not in reducers:
         raise UsageError(f"{args.file}: the reply has no choice {args.choice}")
-    order = sorted(reducers, key=lambda s: -1 if s is None else int(s.rsplit("/", 1)[1]))
+    order = sorted(reducers, key=_choice_order)
     for source in order if args.choice == "all" else [wanted]:
         for msg in reducers[source].finish():
             out.write(msg.to_json() + "\n")
     return EXIT_OK if clean else EXIT_INVALID
+
+
+def _choice_order(source: str | None) -> int:
+    return -1 if source is None else int(source.rsplit("/", 1)[1])
 
 
 def _choice(text: str) -> str:
@@ -162,6 +178,8 @@ def add_parser(sub: Any) -> None:
             "1  it was not: a cut stream, an error from the provider, payloads that could not be read; the",
             "   message (or --events) is still printed with everything received, and why on stderr",
             "2  usage error, FILE cannot be read, or is not a response of that provider at all",
+            "130  interrupted (Ctrl-C): the message so far is printed, INTERRUPTED",
+            interrupt=False,
         ),
     )
     p.add_argument("--provider", required=True, choices=NAMES, help="the provider (registry name)")
