@@ -374,3 +374,35 @@ def test_anthropic_a_message_not_starting_with_thinking_has_its_first_run_moved(
         ("tool_use", "toolu_2"),
     ]
     assert moved == [("/1/content/1", "thinking-moved")]
+
+
+def test_partial_args_held_strings_and_gaps_stay_linear_in_the_input() -> None:
+    """Held updates (after a repeat) keep a string that arrives in pieces as its pieces, joined once when written
+    (appending to a str held in a dict copies it each time: quadratic in a long streamed value); an index
+    beyond an array's end pads it with nulls only within the size of the updates received, so an index of
+    10**9 (a 20-byte update) is skipped and said, not a billion nulls."""
+    import tracemalloc
+
+    from agentmsg.providers import _partial_json
+
+    w = json_fragment_writer()
+    w.add("$.a", 1, is_string=False, more=False)
+    w.add("$.a", 2, is_string=False, more=False)  # a repeat: from here on, updates are held
+    n = 20_000
+    for i in range(n):
+        w.add("$.body", "xy", is_string=True, more=i < n - 1)
+    held = w._tree["body"]
+    assert isinstance(held, _partial_json._Pieces) and len(held.parts) == n  # pieces, not a str copied n times
+    assert orjson.loads("{" + w.close()) == {"a": 2, "body": "xy" * n}
+
+    tracemalloc.start()
+    try:
+        w = json_fragment_writer()
+        assert w.add("$.a[1000000000]", 1, is_string=False, more=False) == ""
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
+    assert [rule for rule, _ in w.notes] == ["order"] and w.notes[0][1].endswith(": skipped")
+    text, said = write(("$.a[2]", "c"), ("$.a[0]", "a"), ("$.a[1]", "b"))  # a small gap: padded, then filled
+    assert orjson.loads(text) == {"a": ["a", "b", "c"]} and said == ["order"]

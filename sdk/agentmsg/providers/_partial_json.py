@@ -45,7 +45,23 @@ def _path_parts(path: str) -> list[str | int]:
 
 
 def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    return orjson.dumps(value, default=_joined).decode()
+
+
+class _Pieces:
+    """A string value of the held object (:attr:`json_fragment_writer._tree`) that arrives in pieces, joined
+    when written: appending to a ``str`` in a dict copies it each time (quadratic in a long streamed value)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[str]) -> None:
+        self.parts = parts
+
+
+def _joined(value: Any) -> str:
+    if isinstance(value, _Pieces):
+        return "".join(value.parts)
+    raise TypeError(f"not JSON: {type(value).__name__}")  # (not reached: the tree holds JSON values)
 
 
 class json_fragment_writer:
@@ -60,7 +76,7 @@ class json_fragment_writer:
     text read by any JSON parser (the last of a repeated key winning) is then that object. Streamed text is
     never taken back."""
 
-    __slots__ = ("_open_string", "_redo", "_root_items", "_stack", "_started", "_tree", "notes")
+    __slots__ = ("_open_string", "_padded", "_received", "_redo", "_root_items", "_stack", "_started", "_tree", "notes")
 
     def __init__(self) -> None:
         # the open containers, root first: (path, "{"/"[", the keys written (object) or items written (array))
@@ -70,6 +86,8 @@ class json_fragment_writer:
         self._tree: dict[str | int, Any] = {}  # every update applied, the last value of a path winning
         self._redo: dict[str | int, None] | None = None  # held: the top-level keys to write at close (None: none)
         self._root_items = False  # the text has an item at the top level
+        self._received = 0  # the size of the updates received (paths and values)
+        self._padded = 0  # the nulls arrays were padded with (at most _received: see add)
         #: (rule, message) of updates that could not be appended (said by the caller, then cleared)
         self.notes: list[tuple[str, str]] = []
 
@@ -77,6 +95,17 @@ class json_fragment_writer:
         parts = tuple(_path_parts(path)) or (path,)
         if isinstance(parts[0], int):  # the arguments are an object: a top-level index is a key
             parts = (str(parts[0]), *parts[1:])
+        self._received += len(path) + (len(value) if isinstance(value, str) else 1)
+        if not (self._open_string == parts and is_string):
+            gap, where = self._gap(parts)
+            if gap:
+                # An index beyond its array's end: the array is padded with nulls, as long as the padding stays
+                # within the size of the updates received (an index of 10**9 would take memory the input never
+                # paid for): beyond that, the update is skipped, and said.
+                if self._padded + gap > self._received:
+                    self.notes.append(("order", f"argument path {_show(parts)} skips array items ({where}): skipped"))
+                    return ""
+                self._padded += gap
         out: list[str] = []
         if not self._started:
             self._started = True
@@ -169,10 +198,28 @@ class json_fragment_writer:
                 return "order", f"argument path {shown} goes through {_show(parts[: level + 1])}, a value"
         return "duplicate", f"argument path {shown} is given again"  # (not reached: a path has a last key)
 
+    def _gap(self, parts: tuple[str | int, ...]) -> tuple[int, str]:
+        """The nulls the update at ``parts`` would pad arrays with (an index beyond an array's end), and where."""
+        node: Any = self._tree
+        gap, where = 0, ""
+        for level, key in enumerate(parts):
+            if isinstance(key, int):
+                size = len(node) if isinstance(node, list) else 0  # (a value of another kind is replaced)
+                if key > size:
+                    gap += key - size
+                    where = where or f"index {key} of {_show(parts[:level])}, which holds {size} item(s)"
+            if isinstance(node, dict) and isinstance(key, str):
+                node = node.get(key)
+            elif isinstance(node, list) and isinstance(key, int):
+                node = node[key] if key < len(node) else None
+            else:
+                node = None  # (replaced by a container of the path's kind: empty)
+        return gap, where
+
     def _set(self, parts: tuple[str | int, ...], value: Any) -> None:
         """Apply an update to :attr:`_tree`: the last value of a path wins, as a JSON parser reads a repeated key
         (a value on the way that is not a container of the path's kind is replaced by one; an array is padded
-        with nulls up to the index)."""
+        with nulls up to the index, within the bound :meth:`add` keeps)."""
         node: Any = self._tree
         for level, key in enumerate(parts):
             if isinstance(node, dict) != isinstance(key, str):  # (not at the top: its keys are text)
@@ -201,7 +248,10 @@ class json_fragment_writer:
         for key in parts[:-1]:
             node = node[key]
         last = node[parts[-1]]
-        node[parts[-1]] = (last if isinstance(last, str) else "") + (value or "")
+        if isinstance(last, _Pieces):
+            last.parts.append(value or "")
+        else:
+            node[parts[-1]] = _Pieces([last if isinstance(last, str) else "", value or ""])
 
     def pending(self) -> str:
         """What is held (see :meth:`close`), without closing the object: for a call left unfinished, whose
