@@ -355,3 +355,51 @@ def test_parse_stream_interrupted_prints_what_arrived() -> None:
     assert proc.returncode == 130 and err.decode().endswith("agentmsg: interrupted\n") and b"Traceback" not in err
     (msg,) = map(json.loads, out.splitlines())
     assert msg["content"][0]["text"] and msg["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists() or not Path("/proc/self/mem").exists(), reason="Linux devices")
+def test_write_and_read_errors_are_one_line_each_naming_the_right_side(tmp_path: Path) -> None:
+    """Output to a full disk printed a traceback (chat, reduce, schema...) or blamed the input ('msg.json:
+    cannot read: No space left on device': validate, events); an input that fails mid-read (EIO) is named."""
+    reply = tmp_path / "reply.json"
+    reply.write_text(json.dumps({**GOOD, "role": "ASSISTANT"}))
+    events = tmp_path / "events.jsonl"
+    events.write_text(run("events", str(reply)).stdout)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(BAD))
+    for args in (
+        ("events", str(reply)),
+        ("validate", str(bad)),
+        ("validate", "--json", str(bad)),
+        ("reduce", str(events)),
+        ("schema", "msg"),
+        ("format", "--provider", "openai", str(reply)),
+    ):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(
+                [sys.executable, "-m", "agentmsg", *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60
+            )
+        assert (r.returncode, r.stderr) == (2, "agentmsg: cannot write the output: No space left on device\n"), args
+    for command in ("reduce", "events", "validate"):
+        r = run(command, "/proc/self/mem")
+        assert r.returncode == 2 and r.stderr == "agentmsg: /proc/self/mem: cannot read: Input/output error\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="Linux devices")
+def test_chat_to_a_full_disk_is_one_line_not_a_traceback() -> None:
+    import os
+
+    from agentmsg.testing import ReplayServer, Reply
+
+    body = (Path(__file__).parent / "fixtures/providers/openai/stream_text_include_usage.sse").read_bytes()
+    with ReplayServer() as server, open("/dev/full", "w") as full:
+        server.add("/chat/completions", Reply(body=body, sse=True))
+        r = subprocess.run(
+            [sys.executable, "-m", "agentmsg", "chat", "--provider", "openai", "--base-url", server.url, "hi"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env={**os.environ, "OPENAI_API_KEY": "k"},
+        )
+    assert (r.returncode, r.stderr) == (2, "agentmsg: cannot write the output: No space left on device\n")

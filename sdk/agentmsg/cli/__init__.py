@@ -57,6 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left (`| head`): stop quietly, as a tool killed by SIGPIPE does
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as exc:  # what reads inputs says which file; anything else is the output (a full disk)
+        where = f"{exc.filename}: cannot read" if exc.filename else "cannot write the output"
+        print(f"agentmsg: {where}: {exc.strerror or exc}", file=sys.stderr)
+        if not exc.filename:
+            _quiet_stdout()
+        return EXIT_USAGE
     except KeyboardInterrupt:  # Ctrl-C: serve stops (its banner says so); any other command was cut short
         if args.command == "serve":
             return EXIT_OK

@@ -6,11 +6,13 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterable, Iterator
-from typing import IO, Any, Protocol, TextIO
+from typing import IO, Any, Protocol, TextIO, TypeVar
 
 from .._json import loads
 from .._limits import limits
 from ..errors import Problem, SizeLimitError, ValidationError
+
+T = TypeVar("T")
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
@@ -75,6 +77,20 @@ def open_binary(path: str) -> IO[bytes]:
         return open(path, "rb")
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def reading(path: str, items: Iterable[T]) -> Iterator[T]:
+    """``items`` as they are read from ``path``; an OSError while reading them is a :class:`UsageError`
+    (``cannot read``). Only the reading: an error writing the output, in the caller's loop, is not caught."""
+    it = iter(items)
+    while True:
+        try:
+            item = next(it)
+        except StopIteration:
+            return
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        yield item
 
 
 class Readable(Protocol):

@@ -32,6 +32,7 @@ from ._io import (
     limit_options,
     open_binary,
     print_problems,
+    reading,
     records,
     whole_number,
 )
@@ -66,12 +67,16 @@ def binary(head: bytes) -> str | None:
     return f"binary data ({shown})" if odd * 8 > len(decoded) else None
 
 
-def _peeked(source: IO[bytes]) -> tuple[bytes, Iterator[bytes]]:
-    """The first chunk, then every chunk again. Chunks are what the input holds already (up to ``CHUNK``:
-    ``read1``), so that a live pipe's events are reduced as they come, and Ctrl-C finds them reduced."""
+def _peeked(source: IO[bytes], path: str) -> tuple[bytes, Iterator[bytes]]:
+    """The first chunk, then every chunk again (a read error is a :class:`UsageError`). Chunks are what the
+    input holds already (up to ``CHUNK``: ``read1``), so that a live pipe's events are reduced as they come,
+    and Ctrl-C finds them reduced."""
     read = getattr(source, "read1", source.read)
-    head: bytes = read(CHUNK) or b""
-    return head, itertools.chain([head], iter(lambda: read(CHUNK), b""))
+    try:
+        head: bytes = read(CHUNK) or b""
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return head, reading(path, itertools.chain([head], iter(lambda: read(CHUNK), b"")))
 
 
 class _CutReducer(Reducer):
@@ -123,7 +128,7 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
     status = EXIT_OK
     try:
         with source if args.file != "-" else contextlib.nullcontext(source):
-            head, chunks = _peeked(source)
+            head, chunks = _peeked(source, args.file)
             if not args.sse and looks_like(head) == "messages":
                 print(
                     f"agentmsg: {args.file} holds messages, not events: "
@@ -172,25 +177,23 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
 
     source = open_binary(args.file)
     status = EXIT_OK
-    try:
-        with source if args.file != "-" else contextlib.nullcontext(source), command_limits(args):
+    with source if args.file != "-" else contextlib.nullcontext(source), command_limits(args):
+        try:
             stream = Peeked(source, CHUNK)
-            if looks_like(stream.head) == "events":
-                print(
-                    f"agentmsg: {args.file} holds agent events, not messages: "
-                    f"to reduce events to messages use 'agentmsg reduce {args.file}'",
-                    file=sys.stderr,
-                )
-                return EXIT_USAGE
-            for prefix, instance, error in records(stream, "msg"):
-                if error is not None or not _write_events(instance, prefix, args, out):
-                    status = EXIT_INVALID
-                if error is not None:
-                    print_problems(args.file, prefix, [error], sys.stderr)
-    except BrokenPipeError:  # stdout closed (`| head`): not a file that cannot be read
-        raise
-    except OSError as exc:
-        raise UsageError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise UsageError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
+        if looks_like(stream.head) == "events":
+            print(
+                f"agentmsg: {args.file} holds agent events, not messages: "
+                f"to reduce events to messages use 'agentmsg reduce {args.file}'",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        for prefix, instance, error in reading(args.file, records(stream, "msg")):
+            if error is not None or not _write_events(instance, prefix, args, out):
+                status = EXIT_INVALID
+            if error is not None:
+                print_problems(args.file, prefix, [error], sys.stderr)
     return status
 
 

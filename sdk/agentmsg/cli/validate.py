@@ -19,6 +19,7 @@ from ._io import (
     limit_options,
     open_binary,
     print_problems,
+    reading,
     records,
 )
 
@@ -71,13 +72,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             unreadable = True
             continue
         try:
-            for prefix, instance, error in records(source, args.kind):
+            for prefix, instance, error in reading(path, records(source, args.kind)):
                 problems, notes = ([error], []) if error is not None else _check(instance, args.kind, args.strict)
                 if report(path, prefix, problems, out):
                     invalid = True
                 report(path, prefix, notes, out, note=True)
-        except OSError as exc:
-            _unreadable(path, UsageError(f"{path}: cannot read: {exc.strerror or exc}"), args.json, out)
+        except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
+            _unreadable(path, exc, args.json, out)
             unreadable = True
         finally:
             if path != "-":
