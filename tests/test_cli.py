@@ -403,3 +403,32 @@ def test_chat_to_a_full_disk_is_one_line_not_a_traceback() -> None:
             env={**os.environ, "OPENAI_API_KEY": "k"},
         )
     assert (r.returncode, r.stderr) == (2, "agentmsg: cannot write the output: No space left on device\n")
+
+
+def test_validate_reads_an_sse_event_stream_with_kind_event(tmp_path: Path) -> None:
+    """`agentmsg events --sse` output (what serve reads) was 'not valid JSON: it starts with b'i'': with
+    --kind event each SSE event's data is an instance (/N: the N-th event); other kinds say what it is."""
+    reply = tmp_path / "reply.json"
+    reply.write_text(json.dumps({**GOOD, "role": "ASSISTANT"}))
+    sse = run("events", "--sse", str(reply)).stdout
+    n = sse.count("\ndata: ")
+    good = tmp_path / "events.sse"
+    good.write_text(sse)
+    r = run("validate", "--kind", "event", str(good))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    bad = tmp_path / "bad.sse"
+    bad.write_bytes(
+        sse.encode()
+        + b'data: {"type":"BOGUS","id":"x","createdAt":"2025-01-01T00:00:00Z"}\n\ndata: not json\n\n'
+        + b'data: {"type":"AGENT_END","id":"y","createdAt":"2025-01-01T00:00:00Z","replyId":"\xff"}\n\n'
+    )
+    r = run("validate", "--kind", "event", "--json", str(bad))
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert r.returncode == 1
+    assert [(row["instance"], row["pointer"], row["rule"]) for row in rows] == [
+        (n, "/type", "enum"),
+        (n + 1, "", "json"),
+        (n + 2, "", "utf-8"),
+    ]
+    r = run("validate", str(good))
+    assert r.returncode == 1 and "it is an SSE stream (validate --kind event reads one) [json]" in r.stdout

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
-from typing import Any, TextIO
+from collections.abc import Iterable, Iterator
+from typing import IO, Any, TextIO
 
 import orjson
 
 from .._schemas import KINDS, find_unknown_keys, validate
+from .._sse import sniff
 from ..errors import Problem, ValidationError
+from ..events.stream import CHUNK, iter_sse_events
 from ._io import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
+    Peeked,
     UsageError,
     command_limits,
     limit_options,
@@ -26,7 +29,8 @@ from ._io import (
 DESCRIPTION = """\
 Validate JSON files against an agentmsg schema (default: msg), with the same limits and rule names as the
 Python API (agentmsg.validate). A file holds one JSON value, an array of instances (each checked on its own,
-pointer prefix /N) or JSON Lines (one instance per non-blank line, prefix /N for the N-th, 0-based). Files
+pointer prefix /N) or JSON Lines (one instance per non-blank line, prefix /N for the N-th, 0-based); with
+--kind event, an SSE stream too (each event's data an instance, /N for the N-th event). Files
 are read in bounded memory: JSON Lines line by line, any record or document larger than the byte limit is
 refused without reading it all.
 
@@ -72,7 +76,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             unreadable = True
             continue
         try:
-            for prefix, instance, error in reading(path, records(source, args.kind)):
+            for prefix, instance, error in reading(path, _records(source, args.kind)):
                 problems, notes = ([error], []) if error is not None else _check(instance, args.kind, args.strict)
                 if report(path, prefix, problems, out):
                     invalid = True
@@ -84,6 +88,35 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             if path != "-":
                 source.close()
     return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
+
+
+def _records(source: IO[bytes], kind: str) -> Iterator[tuple[str, Any, Problem | None]]:
+    """:func:`records` of a file; with ``--kind event``, an SSE stream too (``agentmsg events --sse``, what
+    ``agentmsg serve`` reads): each SSE event's data is an instance, prefix ``/N`` for the N-th event."""
+    stream = Peeked(source, CHUNK)
+    if sniff(stream.head) is not True:
+        yield from records(stream, kind)
+        return
+    if kind != "event":
+        yield "", None, Problem("", "json", "not valid JSON: it is an SSE stream (validate --kind event reads one)")
+        return
+    pending: list[Problem] = []
+    index = 0
+    for event in iter_sse_events(iter(lambda: stream.read(CHUNK), b""), strict=False, on_problem=pending.append):
+        for problem in pending:  # events skipped before this one, each at its own index; bad UTF-8 is this one's
+            yield f"/{index}", None, problem
+            if problem.rule != "utf-8":
+                index += 1
+        if pending and pending[-1].rule == "utf-8":
+            pending.clear()
+            index += 1
+            continue  # its text was replaced: already invalid, said
+        pending.clear()
+        yield f"/{index}", event, None
+        index += 1
+    for problem in pending:
+        yield f"/{index}", None, problem
+        index += 1
 
 
 def _json_lines(path: str, prefix: str, problems: Iterable[Problem], out: TextIO, *, note: bool = False) -> int:
