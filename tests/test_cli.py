@@ -432,3 +432,14 @@ def test_validate_reads_an_sse_event_stream_with_kind_event(tmp_path: Path) -> N
     ]
     r = run("validate", str(good))
     assert r.returncode == 1 and "it is an SSE stream (validate --kind event reads one) [json]" in r.stdout
+
+
+def test_an_unknown_option_is_said_with_the_commands_usage() -> None:
+    """argparse said 'agentmsg: error: unrecognized arguments: --bogus' under the top-level usage, as if the
+    command were unknown: the command's own usage and name now."""
+    r = run("reduce", "--bogus", "events.jsonl")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("usage: agentmsg reduce ")
+    assert r.stderr.endswith("agentmsg reduce: error: unrecognized arguments: --bogus\n")
+    r = run("validate", "x.json", "--jsn")
+    assert r.returncode == 2 and r.stderr.endswith("agentmsg validate: error: unrecognized arguments: --jsn\n")
