@@ -326,3 +326,29 @@ def test_the_c_scanner_makes_ordinary_events() -> None:
     out.clear()
     _sse._scan(b"data: y\n\n", 0, False, 100, 100, "", out, SSEEvent)  # back to the plain class
     assert out == [SSEEvent("y")] and type(out[0]) is SSEEvent
+
+
+@pytest.mark.parametrize("scanner", ["C", "Python"])
+def test_last_event_id_is_the_last_dispatched_events(scanner: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``last_event_id`` (what a reconnect sends as Last-Event-ID) is the id of the last event dispatched: a
+    stream cut inside an event after its ``id:`` line resumes at that event, not after it (it was set at the
+    id line, so the cut event was lost on resume). The events carry their ids as before, whatever the chunks."""
+    if scanner == "Python":
+        monkeypatch.setattr(_sse, "_scan", None)
+    elif _sse._scan is None:
+        pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
+    body = b"id: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c"  # cut inside event 3
+    for pieces in ([body], [body[i : i + 1] for i in range(len(body))], [body[:20], body[20:]]):
+        d = SSEDecoder()
+        events = [e for p in pieces for e in d.feed(p)]
+        assert [(e.data, e.id) for e in events] == [("a", "1"), ("b", "2")]
+        assert d.last_event_id == "2"
+        (cut,) = d.close()
+        assert (cut.id, cut.problem and cut.problem.rule) == ("3", "incomplete")
+        assert d.last_event_id == "2"
+    d = SSEDecoder()
+    d.feed(b"id: 7\n")  # an id line, its event not ended yet
+    assert d.last_event_id == ""
+    assert [(e.data, e.id) for e in d.feed(b"data: x\n\n")] == [("x", "7")] and d.last_event_id == "7"
+    d.feed(b"id: 8\n\n")  # an event of no data still sets it, as the spec says
+    assert d.last_event_id == "8"

@@ -182,7 +182,10 @@ class SSEDecoder:
         self._event = ""
         self._retry: int | None = None
         self._problem: Problem | None = None
+        #: The id of the last event dispatched (what a reconnect sends as Last-Event-ID): set at the event's
+        #: blank line, so a stream cut inside an event resumes at that event, not after it.
         self.last_event_id = ""
+        self._id = ""  # the spec's last event ID buffer: an id line sets it at once
 
     def feed(self, chunk: str | bytes) -> list[SSEEvent]:
         if isinstance(chunk, str):
@@ -238,9 +241,12 @@ class SSEDecoder:
         if _scan is not None:  # the same, in C (agentmsg._speedups.sse_scan)
             pos, crlf = 0, len(sep) == 4
             while True:
-                pos, stop, self.last_event_id = _scan(
-                    chunk, pos, crlf, limit, self.max_line_bytes, self.last_event_id, out, SSEEvent, self._bytes_data
+                start = pos
+                pos, stop, last_id = _scan(
+                    chunk, pos, crlf, limit, self.max_line_bytes, self._id, out, SSEEvent, self._bytes_data
                 )
+                if pos > start:  # whole events were dispatched: the last one's id
+                    self._id = self.last_event_id = last_id
                 if stop < 0:
                     return chunk[pos:]
                 self._lines(chunk[pos:stop], out)  # a piece that is not simple, with its blank line
@@ -260,12 +266,12 @@ class SSEDecoder:
         if piece[:5] == b"data:":
             if len(piece) > limit or eol in piece:
                 return None
-            line, event, last_id = piece, "message", self.last_event_id
+            line, event, last_id = piece, "message", self._id
         else:
             *fields, line = piece.split(eol)
             if line[:5] != b"data:" or len(line) > limit:
                 return None
-            event, last_id = "message", self.last_event_id
+            event, last_id = "message", self._id
             for field in fields:
                 if field[:1] == b":" and len(field) <= self.max_line_bytes:
                     continue  # a comment
@@ -282,7 +288,7 @@ class SSEDecoder:
             data = (line[6:] if line[5:6] == b" " else line[5:]).decode("utf-8")
         except UnicodeDecodeError:
             return None  # the line parser reports the invalid UTF-8
-        self.last_event_id = last_id
+        self._id = self.last_event_id = last_id
         return SSEEvent(data, event, last_id)
 
     def _lines(self, chunk: bytes, out: list[SSEEvent]) -> None:
@@ -335,7 +341,7 @@ class SSEDecoder:
                 SSEEvent(
                     "",
                     self._event or "message",
-                    self.last_event_id,
+                    self._id,
                     self._retry,
                     Problem("", "incomplete", f"the stream ended inside an event ({size} bytes of it dropped)"),
                 )
@@ -363,13 +369,14 @@ class SSEDecoder:
 
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
         if not line:
+            self.last_event_id = self._id  # dispatched (with data or without, as the spec sets it)
             data, problem = self._data, self._problem
             if data or problem is not None:
                 if problem is not None and problem.rule != "utf-8":
                     text = ""
                 else:
                     text = data[0] if len(data) == 1 else "\n".join(data)
-                out.append(SSEEvent(text, self._event or "message", self.last_event_id, self._retry, problem))
+                out.append(SSEEvent(text, self._event or "message", self._id, self._retry, problem))
                 self._data, self._size, self._problem = [], 0, None
             self._event, self._retry = "", None
             return
@@ -401,7 +408,7 @@ class SSEDecoder:
         elif field == b"id":
             text = self._text(value)
             if "\x00" not in text:
-                self.last_event_id = text
+                self._id = text
         elif field == b"retry" and value.isdigit() and len(value) < 16:
             self._retry = int(value)
 
