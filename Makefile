@@ -10,7 +10,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 #   make ... PYTHON=/path/to/python   that interpreter as it is (agentmsg is installed into it);
 #   an active virtualenv ($VIRTUAL_ENV)  its python;
 #   otherwise                          the project's own virtualenv .venv, created from $(BASE_PYTHON).
-# Python 3.10 or newer. The built wheel is tested in a separate virtualenv, .venv-wheel.
+# Python 3.10 or newer. On 3.10 the two pins that need 3.11+ (google-genai, the Gemini test oracle;
+# agentscope, a bench peer) are not installed (markers in pyproject.toml): their tests skip, saying so, and
+# make bench prints their rows as missing. The built wheel is tested in a separate virtualenv, .venv-wheel.
 BASE_PYTHON ?= python3
 VENV := .venv
 WHEEL_VENV := .venv-wheel
@@ -60,7 +62,9 @@ help:
 	@echo "make client-test   - the client's own tests (node --test)"
 	@echo "make browser-test  - the viewer in headless Chromium (skipped, saying so, without one)"
 	@echo "make clean         - remove everything make created (.venv, .venv-wheel, dist, node_modules, ...)"
-	@echo "Python: PYTHON=... (as is), else an active virtualenv, else .venv from BASE_PYTHON (default python3)."
+	@echo "Python 3.10+: PYTHON=... (as is), else an active virtualenv, else .venv from BASE_PYTHON (default python3)."
+	@echo "  On 3.10 google-genai (the Gemini test oracle) and agentscope (a bench peer) need 3.11+ and are not installed:"
+	@echo "  the tests that use the oracle skip and the bench rows of the peer say so."
 
 # --- Python environment --------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peers import agentscope_missing
 from streams import make_stream
 
 from agentmsg import reduce_stream
@@ -208,7 +209,7 @@ def _matched(quick: bool) -> list[dict[str, Any]]:
         return [
             {
                 "case": "agentscope comparison",
-                "impl": f"skipped: agentscope not installed ({exc.name}); pip install agentscope",
+                "impl": f"skipped: AgentScope Python {agentscope_missing(exc.name)}",
                 "events_per_s": float("nan"),
                 "ratio": float("nan"),
             }

@@ -43,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import orjson
+from peers import agentscope_missing
 
 from agentmsg import (
     AssistantMessage,
@@ -253,7 +254,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         as_version = getattr(agentscope, "__version__", "?")
     except ImportError as exc:
         asf = None
-        as_version = f"not installed ({exc.name})"
+        as_version = agentscope_missing(exc.name)
     rows: list[dict[str, Any]] = []
     for provider, as_name in PROVIDERS.items():
         fmt = get(provider).format_request

@@ -24,6 +24,8 @@ usage counters) is omitted when unset (pydantic ``exclude_if``, msgspec ``omit_d
 
 from __future__ import annotations
 
+import platform
+import sys
 from typing import Annotated, Any, Literal, Union
 
 import msgspec
@@ -38,6 +40,13 @@ TIMESTAMP = (
     r"|[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2}))$"
 )
 BASE64 = r"^[A-Za-z0-9+/]*={0,2}$"
+
+
+def agentscope_missing(module: str | None) -> str:
+    """Why AgentScope Python is not in a comparison: ``not installed``, and why where pip cannot install it."""
+    if sys.version_info < (3, 11):  # the bench extra installs agentscope only there (pyproject.toml)
+        return f"not installed: agentscope 2.0.10 needs Python 3.11+ (this is {platform.python_version()})"
+    return f"not installed ({module}); pip install -e '.[bench]'"
 
 
 def check_roles(role: str, types: list[str]) -> None:

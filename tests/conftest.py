@@ -58,3 +58,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             "JSON writer, SSE scanner and reducer loop: pure Python (agentmsg._speedups not built or turned off)",
             yellow=True,
         )
+    # An oracle whose pinned version needs a newer Python (google-genai on 3.10): its skips said in one line,
+    # since pytest lists skip reasons only with -rs.
+    from tests import oracles
+
+    for module in oracles.NEEDS_NEWER_PYTHON:
+        reason = oracles.missing(module)
+        if reason is None:
+            continue
+        skipped = [r for r in terminalreporter.stats.get("skipped", []) if reason in str(getattr(r, "longrepr", ""))]
+        terminalreporter.write_line(f"{len(skipped)} tests skipped: {reason}", yellow=True)

@@ -20,6 +20,7 @@ import pytest
 
 import agentmsg
 from agentmsg import Reducer, reduce_events
+from tests import oracles
 
 FIXTURES = Path(__file__).parent / "fixtures" / "providers"
 
@@ -303,7 +304,7 @@ GEMINI_STREAMS = [p for p in STREAMS if p.parent.name == "gemini"]
 def test_gemini_chunks_valid_sdk_types_and_merge(path: Path) -> None:
     """google-genai has no stream accumulator: each chunk must validate as a GenerateContentResponse, and
     the stream must equal its parts merged into one response (texts of a kind joined, calls whole)."""
-    types = pytest.importorskip("google.genai.types")
+    types = oracles.require("google.genai.types")
     chunks = [p for _, p in sse_payloads(path.read_bytes())]
     for c in chunks:
         types.GenerateContentResponse._from_response(response=c, kwargs={})
