@@ -241,3 +241,22 @@ def test_reduce_interrupted_prints_what_arrived(tmp_path: Path) -> None:
     msgs = [json.loads(line) for line in out.splitlines()]
     assert [m["content"] for m in msgs] == [[{"type": "text", "text": "one"}], [{"type": "text", "text": "two"}]]
     assert msgs[1]["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+
+
+def test_reduce_says_when_no_reply_was_reduced(tmp_path: Path, capsys: Any) -> None:
+    """A stream of a subagent's events (or --source naming none) printed nothing and exited 0, silently:
+    a note says why (exit still 0: nothing was wrong with the stream)."""
+    from agentmsg import AssistantMessage, emit_events
+
+    events = emit_events(AssistantMessage("hi", name="F"))
+    sub = tmp_path / "sub.jsonl"
+    sub.write_text("".join(json.dumps({**e, "source": "parent/child"}) + "\n" for e in events))
+    code, msgs, err = _reduce(capsys, str(sub))
+    assert (code, msgs) == (0, []) and err == [
+        f"{sub}: note: no reply: no event opens one here (a subagent's events, their 'source' set, are reduced"
+        " with --source PATH) [no-reply]"
+    ]
+    code, msgs, err = _reduce(capsys, "--source", "parent/child", str(sub))
+    assert (code, err) == (0, []) and msgs[0]["content"] == [{"type": "text", "text": "hi"}]
+    code, msgs, err = _reduce(capsys, "--source", "other", str(sub))
+    assert (code, msgs, err) == (0, [], [f"{sub}: note: no reply: none of source 'other' [no-reply]"])

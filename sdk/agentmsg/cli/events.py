@@ -155,6 +155,13 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
     if reducer.count == 0 and not reducer.problems and status == EXIT_OK:
         sys.stderr.write(f"{args.file}: no events in the input [empty]\n")
         return EXIT_INVALID
+    if not messages and not reducer.problems and status == EXIT_OK:  # events, but none of a reply reduced here
+        why = (
+            f"none of source {args.source!r}"
+            if args.source
+            else "no event opens one here (a subagent's events, their 'source' set, are reduced with --source PATH)"
+        )
+        sys.stderr.write(f"{args.file}: note: no reply: {why} [no-reply]\n")
     if (
         print_problems(
             args.file, "", reducer.problems + (reducer.check_results() if args.check_result else []), sys.stderr
