@@ -336,7 +336,8 @@ def test_parse_stream_interrupted_prints_what_arrived() -> None:
     """Ctrl-C on `producer | agentmsg parse --provider openai --stream -` printed nothing but 'interrupted':
     now the message so far is printed, INTERRUPTED, exit 130 (the stream is read as it arrives)."""
     import signal
-    import time
+
+    from tests._procs import wait_until_read
 
     body = (Path(__file__).parent / "fixtures/providers/openai/stream_text_include_usage.sse").read_bytes()
     head = body[: body.index(b"\n\n", len(body) // 2) + 2]
@@ -349,7 +350,7 @@ def test_parse_stream_interrupted_prints_what_arrived() -> None:
     assert proc.stdin is not None
     proc.stdin.write(head)
     proc.stdin.flush()
-    time.sleep(4)  # the interpreter is up and has read the pipe (a loaded machine is slow to start one)
+    wait_until_read(proc)  # the interpreter is up, has read the pipe and waits for more
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err.decode().endswith("agentmsg: interrupted\n") and b"Traceback" not in err

@@ -217,9 +217,9 @@ def test_reduce_interrupted_prints_what_arrived(tmp_path: Path) -> None:
     import signal
     import subprocess
     import sys
-    import time
 
     from agentmsg import AssistantMessage, emit_events
+    from tests._procs import wait_until_read
 
     first = emit_events(AssistantMessage("one", name="F"))
     second = emit_events(AssistantMessage("two", name="F"))
@@ -234,7 +234,7 @@ def test_reduce_interrupted_prints_what_arrived(tmp_path: Path) -> None:
     assert proc.stdin is not None
     proc.stdin.write(head)
     proc.stdin.flush()
-    time.sleep(4)  # the interpreter is up and has read the pipe (a loaded machine is slow to start one)
+    wait_until_read(proc)  # the interpreter is up, has read the pipe and waits for more
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err and err.endswith("agentmsg: interrupted\n")

@@ -1502,10 +1502,10 @@ def test_cli_chat_ctrl_c_keeps_what_arrived_and_exits_130() -> None:
     """Ctrl-C during `agentmsg chat` (a stalled stream): what arrived stays printed, with a line that says it
     was interrupted, exit 130, and no traceback; usage errors are one line, exit 2."""
     import os
+    import select
     import signal
     import subprocess
     import sys
-    import time
 
     body = (FIX / "openai" / "stream_text_include_usage.sse").read_bytes()
     with ReplayServer() as server:
@@ -1513,12 +1513,12 @@ def test_cli_chat_ctrl_c_keeps_what_arrived_and_exits_130() -> None:
         env = {**os.environ, "OPENAI_API_KEY": "sk-test", "PYTHONUNBUFFERED": "1"}
         cmd = [sys.executable, "-m", "agentmsg", "chat", "--provider", "openai", "--base-url", server.url, "hi"]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        deadline = time.monotonic() + 60
-        while not server.requests and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(1.0)  # the first events have arrived; the server is stalling
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 120)  # the first text printed: the server now stalls
+        first = os.read(proc.stdout.fileno(), 1) if ready else b""
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
+        out = first + out
     assert proc.returncode == 130, err
     assert b"Traceback" not in err and err.decode().strip().endswith("agentmsg: interrupted")
     assert out.decode().startswith("I")  # the text that arrived
@@ -1559,3 +1559,284 @@ def test_cli_parse_a_whole_response_saved_with_its_http_head(
     sse_path.write_bytes(b"HTTP/1.1 200 OK\nContent-Type: text/event-stream\n\n" + stream)
     assert main(["parse", "--provider", "openai", str(sse_path)]) == 0
     assert agentmsg.Msg.from_json(capsys.readouterr().out).text_content
+
+
+# ---- probe 5: what a reply carries outside the usual shapes ---------------------------------------
+
+
+def said(events: list[dict[str, Any]], name: str = "agentmsg.problem") -> list[str]:
+    return [e["value"]["rule"] for e in events if e["type"] == "CUSTOM" and e["name"] == name]
+
+
+def gem(*parts: Any, finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    cand: dict[str, Any] = {"content": {"role": "model", "parts": list(parts)}, "index": 0}
+    if finish:
+        cand["finishReason"] = finish
+    return {"candidates": [cand], "responseId": "r1", **extra}
+
+
+# Gemini's error after the SSE events, as raw JSON lines (no data:), as the Firebase AI SDKs' test data has it
+# (FirebaseExtended/vertexai-sdk-test-data, Apache-2.0: mock-responses/vertexai/streaming-failure-error-mid-stream.txt,
+# shortened here) and as google-genai reads it (lines gathered until the braces balance, then APIError).
+RAW_ERROR = b'{\n  "error": {\n    "code": 499,\n    "message": "The operation was cancelled.",\n    "status": "CANCELLED"\n  }\n}\n'
+ONE_LINE_ERROR = b'{"error": {"code": 503, "message": "The model is overloaded {[.", "status": "UNAVAILABLE"}}\n'
+
+
+@pytest.mark.parametrize("error", [RAW_ERROR, ONE_LINE_ERROR], ids=["pretty", "one-line"])
+@pytest.mark.parametrize("size", [1, 5, 10_000])
+def test_gemini_raw_json_error_after_the_events_ends_the_reply_with_its_code(error: bytes, size: int) -> None:
+    body = sse(gem({"text": "First "}, finish="STOP"), gem({"text": "Second "}, finish="STOP"), done=False) + error
+    parser = gemini.StreamParser()
+    events: list[dict[str, Any]] = []
+    for k in range(0, len(body), size):
+        events += parser.feed(body[k : k + size])
+    assert any(e["type"] == "AGENT_END" for e in events), "the error ends the reply as it arrives, not at close"
+    events += parser.close()
+    msg = reduce_ok(events)
+    assert msg.text_content == "First Second "
+    meta = msg.to_dict()["metadata"]
+    assert meta["agentscope_generate_reason"] == "INTERRUPTED"
+    err = orjson.loads(error)["error"]
+    assert meta["agentmsg_errors"] == [
+        {"type": err["status"], "message": err["message"], "provider": "gemini", "code": err["code"]}
+    ]
+    assert said(events) == ["sse"]  # said once
+
+
+def test_raw_json_lines_are_read_for_every_provider_and_said_once() -> None:
+    error = b'{"error": {"message": "overloaded", "type": "server_error"}}\n'
+    body = sse(chunk({"content": "a"}), done=False) + error + b"\n" + error
+    events = list(openai.parse_stream(body))
+    msg = reduce_ok(events)
+    assert msg.text_content == "a" and msg.to_dict()["metadata"]["agentmsg_errors"][0]["message"] == "overloaded"
+    assert said(events) == ["sse", "order"]  # the second one comes after the error that ended the reply
+
+
+def test_a_raw_json_value_cut_before_it_is_whole_is_said_and_the_events_after_it_read() -> None:
+    body = (
+        sse(gem({"text": "a"}), done=False)
+        + b'{\n  "error": {"code": 1,\n\n'
+        + sse(gem({"text": "b"}, finish="STOP"), done=False)
+    )
+    for cut in (body, body + b'{"error": {\n'):
+        events = list(gemini.parse_stream(cut))
+        assert said(events) == ["sse", "incomplete"] + (["incomplete"] if cut is not body else [])
+        assert reduce_ok(events).text_content == "ab"
+
+
+def test_a_raw_json_value_over_the_event_limit_is_dropped_and_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agentmsg.limits, "max_event_bytes", 200)
+    big = b'{"error": {"code": 1,\n' + b'"message": "' + b"x" * 150 + b'",\n' + b'"status": "' + b"y" * 150 + b'"}}\n'
+    events = list(gemini.parse_stream(sse(gem({"text": "a"}, finish="STOP"), done=False) + big))
+    assert said(events) == ["max-event-bytes"]
+    assert reduce_ok(events).text_content == "a"
+
+
+NO_FINISH = {
+    "openai": {
+        "id": "gen-1",
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"}}],
+    },
+    "anthropic": {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-x",
+        "content": [{"type": "text", "text": "Hi"}],
+        "stop_reason": None,
+        "usage": {"input_tokens": 3, "output_tokens": 1},
+    },
+    "dashscope": {"output": {"choices": [{"message": {"role": "assistant", "content": "Hi"}}]}, "request_id": "q1"},
+    "gemini": {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "Hi"}]}, "index": 0}],
+        "responseId": "r9",
+    },
+}
+
+
+@pytest.mark.parametrize("provider", sorted(NO_FINISH))
+def test_a_whole_response_without_a_finish_reason_is_whole_and_invents_none(provider: str) -> None:
+    module = agentmsg.providers.get(provider)
+    events = module.response_events(NO_FINISH[provider])
+    msg = reduce_ok(events)
+    meta = msg.to_dict()["metadata"]
+    assert msg.text_content == "Hi" and msg.generate_reason is not None
+    assert "agentscope_generate_reason" not in meta  # MODEL_STOP
+    assert "agentmsg_finish_reason" not in meta and "agentmsg_errors" not in meta
+    assert said(events) == []
+    # with a call: TOOL_CALLS, as a stream the provider ends without a finish reason
+    if provider == "openai":
+        body = dict(NO_FINISH["openai"])
+        call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        body["choices"] = [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]
+        whole = openai.parse_response(body)
+        streamed = reduce_ok(list(openai.parse_stream(sse(chunk({"tool_calls": [{"index": 0, **call}]})))))
+        assert whole.to_dict()["metadata"] == streamed.to_dict()["metadata"]
+        assert whole.to_dict()["metadata"]["agentscope_generate_reason"] == "TOOL_CALLS"
+
+
+def test_the_same_reply_streamed_without_a_finish_reason_gives_the_same_message() -> None:
+    whole = openai.parse_response(NO_FINISH["openai"])
+    streamed = reduce_ok(list(openai.parse_stream(sse(chunk({"role": "assistant", "content": "Hi"}, id="gen-1")))))
+    assert whole.to_dict()["metadata"] == streamed.to_dict()["metadata"] and whole.content == streamed.content
+    a = NO_FINISH["anthropic"]
+    start = {**a, "content": [], "stop_reason": None}
+    body = (
+        ev("message_start", message=start)
+        + ev("content_block_start", index=0, content_block={"type": "text", "text": ""})
+        + ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"})
+        + ev("content_block_stop", index=0)
+        + ev("message_delta", delta={"stop_reason": None}, usage={"output_tokens": 1})
+        + ev("message_stop")
+    )
+    streamed = reduce_ok(list(anthropic.parse_stream(body)))
+    whole = anthropic.parse_response(a)
+    assert whole.to_dict()["metadata"] == streamed.to_dict()["metadata"] and whole.content == streamed.content
+
+
+def test_dashscope_search_info_and_tool_info_are_said_as_not_kept() -> None:
+    first = {
+        "output": {
+            "choices": [
+                {
+                    "message": {"content": "", "reasoning_content": "Compute.", "role": "assistant"},
+                    "finish_reason": "null",
+                }
+            ],
+            "tool_info": [{"code_interpreter": {"code": "1+1"}, "type": "code_interpreter"}],
+        },
+        "request_id": "ci-1",
+    }
+    last = {
+        "output": {
+            "choices": [{"message": {"content": "2", "role": "assistant"}, "finish_reason": "stop"}],
+            "search_info": {"search_results": [{"index": 1, "title": "Example", "url": "https://example.com/a"}]},
+        },
+        "request_id": "ci-1",
+    }
+    events = list(dashscope.parse_stream(sse(first, last, done=False), incremental=True))
+    notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM"]
+    assert len(notes) == 2 and "tool_info" in notes[0] and "search_info" in notes[1]
+    assert said(events, "agentmsg.not-kept") == ["not-kept", "not-kept"]
+    whole = dashscope.response_events(last)
+    assert said(whole, "agentmsg.not-kept") == ["not-kept"] and said(whole) == []
+
+
+def test_gemini_block_reason_message_is_said_as_not_kept() -> None:
+    blocked = {
+        "promptFeedback": {"blockReason": "SAFETY", "blockReasonMessage": "The prompt was blocked for safety reasons."},
+        "usageMetadata": {"promptTokenCount": 7, "totalTokenCount": 7},
+        "responseId": "rb1",
+    }
+    for events in (list(gemini.parse_stream(sse(blocked, done=False))), gemini.response_events(blocked)):
+        notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM"]
+        assert len(notes) == 1 and "The prompt was blocked for safety reasons." in notes[0]
+        msg = reduce_ok(events)
+        assert msg.to_dict()["metadata"]["agentmsg_finish_reason"] == "SAFETY"
+        # proto3 JSON leaves out a zero count: no candidatesTokenCount beside the prompt's is 0 output tokens
+        assert msg.usage is not None and msg.usage.output_tokens == 0 and msg.usage.input_tokens == 7
+
+
+def test_gemini_usage_without_the_prompt_count_does_not_zero_the_output() -> None:
+    first = gem({"text": "a"}, usageMetadata={"promptTokenCount": 5, "candidatesTokenCount": 7, "totalTokenCount": 12})
+    last = gem(finish="STOP", usageMetadata={"totalTokenCount": 12})
+    msg = reduce_ok(list(gemini.parse_stream(sse(first, last, done=False))))
+    assert msg.usage is not None and msg.usage.output_tokens == 7
+
+
+def test_a_gemini_empty_part_is_skipped_quietly() -> None:
+    body = gem({"text": "Here:"}, {}, {"text": " done"}, finish="STOP")
+    for events in (list(gemini.parse_stream(sse(body, done=False))), gemini.response_events(body)):
+        assert reduce_ok(events).text_content == "Here: done"
+        assert [e for e in events if e["type"] == "CUSTOM"] == []
+
+
+def test_a_response_body_with_a_utf8_bom_is_read(tmp_path: Path) -> None:
+    body = orjson.dumps(
+        {"id": "c1", "model": "m", "choices": [{"index": 0, "message": {"content": "hi"}, "finish_reason": "stop"}]}
+    )
+    plain = openai.parse_response(body)
+    for bom in (b"\xef\xbb\xbf" + body, "\ufeff" + body.decode(), bytearray(b"\xef\xbb\xbf" + body)):
+        msg = openai.parse_response(bom)
+        assert msg.content == plain.content and msg.to_dict()["metadata"] == plain.to_dict()["metadata"]
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + body)
+    assert main(["parse", "--provider", "openai", str(path)]) == 0
+
+
+def test_azure_legacy_on_your_data_messages_are_read() -> None:
+    def legacy(*messages: Any, finish: str | None = None) -> dict[str, Any]:
+        ch: dict[str, Any] = {"index": 0, "messages": [{"delta": m, "end_turn": False} for m in messages]}
+        if finish:
+            ch["finish_reason"] = finish
+        return {"id": "response-id", "model": "", "object": "chat.completion", "choices": [ch]}
+
+    body = sse(
+        legacy({"role": "tool", "content": '{"citations": []}'}),
+        legacy({"role": "assistant", "content": "Test chat"}),
+        legacy({"content": " with data"}, finish="stop"),
+    )
+    events = list(openai.parse_stream(body))
+    assert reduce_ok(events).text_content == "Test chat with data"
+    assert said(events) == [] and said(events, "agentmsg.not-kept") == ["not-kept"]
+    whole = {
+        "id": "response-id",
+        "model": "",
+        "choices": [
+            {
+                "index": 0,
+                "messages": [
+                    {"role": "tool", "content": '{"citations": []}', "end_turn": False},
+                    {"role": "assistant", "content": "Test chat with data", "end_turn": True},
+                ],
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    events = openai.response_events(whole)
+    assert reduce_ok(events).text_content == "Test chat with data"
+    assert said(events, "agentmsg.not-kept") == ["not-kept"]
+
+
+def test_tool_arguments_cut_at_max_tokens_are_said_for_every_provider() -> None:
+    # Anthropic: the SDK's own test stream (fixtures/providers/anthropic, its README names the source)
+    events = list(anthropic.parse_stream((FIX / "anthropic" / "stream_sdk_incomplete_partial_json.sse").read_bytes()))
+    msg = reduce_ok(events)
+    call = msg.to_dict()["content"][-1]
+    assert call["metadata"]["argumentsError"] and call["content"].startswith('{"filename"')
+    assert said(events) == ["incomplete"]
+    # OpenAI: streamed and whole alike
+    cut = '{"city": "Par'
+    call_chunk = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": cut}}
+    events = list(openai.parse_stream(sse(chunk({"tool_calls": [call_chunk]}), chunk({}, finish="length"))))
+    assert said(events) == ["incomplete"]
+    whole = {
+        "id": "chatcmpl-x",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "tool_calls": [{k: v for k, v in call_chunk.items() if k != "index"}]},
+                "finish_reason": "length",
+            }
+        ],
+    }
+    assert said(openai.response_events(whole)) == ["incomplete"]
+    assert reduce_ok(events).content == openai.parse_response(whole).content
+    # not said when the reply was cut (the error says it) or the arguments are whole
+    assert said(list(openai.parse_stream(sse(chunk({"tool_calls": [call_chunk]}), done=False)))) == []
+    whole["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = '{"city": "Paris"}'
+    assert said(openai.response_events(whole)) == []
+    # Gemini: a streamed call the reply leaves unfinished is said once, as before
+    start = gem({"functionCall": {"name": "f", "willContinue": True}})
+    part = gem(
+        {
+            "functionCall": {
+                "partialArgs": [{"jsonPath": "$.a", "stringValue": "x", "willContinue": True}],
+                "willContinue": True,
+            }
+        }
+    )
+    events = list(gemini.parse_stream(sse(start, part, gem(finish="MAX_TOKENS"), done=False)))
+    assert said(events) == ["incomplete"]

@@ -1,0 +1,43 @@
+"""Waiting for a child process to be ready for a signal, without a fixed sleep (a loaded machine is slow to
+start an interpreter: a fixed wait is a flaky test)."""
+
+from __future__ import annotations
+
+import fcntl
+import struct
+import subprocess
+import termios
+import time
+from pathlib import Path
+
+__all__ = ["wait_until_read"]
+
+
+def _unread(pipe: int) -> int:
+    """Bytes written to a pipe and not read yet (FIONREAD works on either end of a Linux pipe)."""
+    return int(struct.unpack("i", fcntl.ioctl(pipe, termios.FIONREAD, b"\0\0\0\0"))[0])
+
+
+def _state(pid: int) -> str:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2]
+
+
+def wait_until_read(proc: subprocess.Popen[bytes] | subprocess.Popen[str], timeout: float = 120.0) -> None:
+    """Return once ``proc`` has read all that was written to its stdin and is blocked again (sleeping, on its
+    next read): its signal handlers are set up and what it read has been handled. Raises TimeoutError."""
+    assert proc.stdin is not None
+    deadline = time.monotonic() + timeout
+    pipe = proc.stdin.fileno()
+    sleeping = 0
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the process ended (exit {proc.returncode}) before it read its input")
+        if _unread(pipe) == 0 and _state(proc.pid) == "S":
+            sleeping += 1
+            if sleeping >= 5:  # asleep at five looks 20 ms apart: waiting on its next read
+                return
+        else:
+            sleeping = 0
+        time.sleep(0.02)
+    raise TimeoutError("the process did not read its input in time")
