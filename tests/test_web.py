@@ -219,6 +219,20 @@ def test_a_failing_source_sends_an_error_event() -> None:
     assert again.sse[-1].event == "error"
 
 
+def test_an_event_with_half_a_character_is_sent_as_a_json_escape() -> None:
+    """Events given as Python objects may hold a lone UTF-16 surrogate (a pair split across two deltas), which
+    has no UTF-8 form: the stream sends it as a ``\\ud83d`` escape in the JSON text (the page's JSON.parse and
+    every runtime's reader decide what to do with it) instead of ending the stream with an encoding error."""
+    odd = [{"type": "TEXT_BLOCK_DELTA", "id": "e1", "delta": "\ud83d"}, {"type": "TEXT_BLOCK_DELTA", "id": "e2"}]
+    with serving(starlette_app(EventStream(odd))) as port:
+        r = get(port, "/events")
+    assert [e.data for e in r.sse[:-1]] == [
+        '{"type":"TEXT_BLOCK_DELTA","id":"e1","delta":"\\ud83d"}',
+        '{"type":"TEXT_BLOCK_DELTA","id":"e2"}',
+    ]
+    assert r.sse[-1].event == "end"
+
+
 def test_head_method_and_event_types_that_clash() -> None:
     odd = [{"type": "end", "id": "x"}, {"type": "error", "id": "y"}, {"type": "A\nB", "id": "z"}, {"id": "w"}]
     with serving(starlette_app(EventStream(odd))) as port:

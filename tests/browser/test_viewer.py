@@ -35,6 +35,7 @@ from agentmsg import encode_sse, reduce_events, reduce_stream
 from tests._client import same_json
 from tests.browser._env import CHROMIUM, MISSING, NODE
 from tests.conftest import ROOT
+from tests.test_events_reducer import TEXT_CASES
 
 HERE = Path(__file__).resolve().parent
 STREAMS = HERE / "streams"
@@ -214,8 +215,13 @@ def vectors_server() -> Iterator[str]:
         sock.close()
 
 
+#: The vectors whose events JSON text can carry (the page reads them over SSE): not those whose events, given
+#: as objects, hold lone surrogates (the server sends those as \\u escapes, which every runtime's reader refuses).
+TEXT_VECTORS = [p for p in sorted(REDUCER.glob("*.json")) if p.stem in TEXT_CASES]
+
+
 @pytest.mark.parametrize("drop", [False, True], ids=["whole", "drop-every-2"])
-@pytest.mark.parametrize("path", sorted(REDUCER.glob("*.json")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", TEXT_VECTORS, ids=lambda p: p.stem)
 def test_reducer_vectors_in_the_browser(visit: Visit, vectors_server: str, path: Path, drop: bool) -> None:
     result = visit(f"{vectors_server}{path.stem}{'-drop' if drop else ''}/")
     _check(result, _vector_events(path), 2 if drop else None)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -108,7 +109,16 @@ class EventStream:
         kind = event.get("type") if isinstance(event, Mapping) else None
         if not isinstance(kind, str) or kind in (self.end_event, "error") or not kind.isprintable():
             kind = None  # never mistaken for the stream's own end/error events
-        data = orjson.dumps(event).decode()
+        try:
+            data = orjson.dumps(event).decode()
+        except orjson.JSONEncodeError:
+            # A string holding a lone UTF-16 surrogate (events given as Python objects: half of a character
+            # split across two deltas) has no UTF-8 form, but JSON text carries it as a \u escape, as the
+            # browser's JSON.parse reads it; the reducers join the pair. Anything else still fails here.
+            try:
+                data = json.dumps(event, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+            except (TypeError, ValueError):
+                raise orjson.JSONEncodeError(f"event {self._count} is not JSON") from None
         return encode_event(data, id=str(self._count), event=kind).encode()
 
     def _add(self, event: Mapping[str, Any]) -> None:
