@@ -41,7 +41,7 @@ from typing import Any
 import msgspec
 import orjson
 
-from .._json import json_type
+from .._json import has_lone_surrogate, json_type
 from ..errors import Problem
 
 __all__ = [
@@ -62,7 +62,7 @@ NOT_KEPT_EVENT = "agentmsg.not-kept"  # CUSTOM event name: provider data the mes
 
 
 class _Call:
-    __slots__ = ("args", "id", "late_signature", "name", "open", "started")
+    __slots__ = ("args", "id", "late_signature", "name", "open", "said", "started", "text")
 
     def __init__(self, call_id: str, name: str | None) -> None:
         self.id = call_id
@@ -70,6 +70,8 @@ class _Call:
         self.open = True
         self.started = False
         self.args = False  # whether an argument delta was emitted
+        self.text: list[str] = []  # its argument fragments, read once when the reply ends (see _check_arguments)
+        self.said = False  # its arguments were said to be unfinished (see incomplete_call)
         #: a thought signature that came after the call started without one (a later part of a streamed
         #: Gemini call): sent with its TOOL_CALL_END, as the call's metadata
         self.late_signature: str | None = None
@@ -433,6 +435,7 @@ class StreamBuilder:
         if not call.started and self._ready(call):
             self._start_ready(c)
         if arguments:
+            call.text.append(arguments)
             if call.started:
                 self._ev(c, "TOOL_CALL_DELTA", replyId=c.reply_id, toolCallId=call.id, delta=arguments)
                 call.args = True
@@ -501,6 +504,39 @@ class StreamBuilder:
             if call.late_signature:
                 end["metadata"] = {"thoughtSignature": call.late_signature}
             self._ev(c, "TOOL_CALL_END", **end)
+
+    def incomplete_call(self, key: Any, why: str, *, choice: int = 0) -> None:
+        """The call at ``key`` is left unfinished by the provider (Gemini: the reply finished, or a new call
+        began, while its arguments were streaming): said (problem ``incomplete``, with ``why``), once per call;
+        its arguments stay as they came (the message keeps text that is not JSON raw, with ``argumentsError``)."""
+        c = self._choices.get(choice)
+        call = c.calls.get(key) if c is not None else None
+        if c is None or call is None or call.said:
+            return
+        call.said = True
+        self._problem_at(c, "incomplete", f"{why}: its arguments are kept as they came")
+
+    def _check_arguments(self, c: _Choice) -> None:
+        """The reply ended as the provider ended it (no error): a call whose arguments are not whole JSON (cut at
+        max_tokens, say) is said (problem ``incomplete``), once per call, as Gemini's unfinished streamed call
+        is; the message keeps them raw, with ``argumentsError``. Each call's text is read once, here."""
+        for call in c.calls_by_id.values():
+            if call.said or not call.text:
+                continue
+            text = "".join(call.text)
+            try:
+                orjson.loads(text)
+            except orjson.JSONDecodeError:
+                if has_lone_surrogate(text):
+                    continue  # (a pair split across fragments: the reducer joins it, and reads the text)
+                call.said = True
+                ended = f"({c.finish[:40]})" if c.finish else "(no finish reason)"
+                self._problem_at(
+                    c,
+                    "incomplete",
+                    f"the reply ended {ended} with tool call {str(call.name)[:80]!r}'s arguments not whole JSON:"
+                    f" kept as they came (raw, with argumentsError): ...{text[-60:]!r}",
+                )
 
     def open_call(self, key: Any, *, choice: int = 0) -> bool:
         c = self._choices.get(choice)
@@ -650,6 +686,11 @@ class StreamBuilder:
         self.problems.append(Problem("", rule, message))
         self._say(0, PROBLEM_EVENT, {"rule": rule, "message": message})
 
+    def _problem_at(self, c: _Choice, rule: str, message: str) -> None:
+        """A problem of choice ``c`` (open), said among its own events."""
+        self.problems.append(Problem("", rule, message))
+        self._ev(c, "CUSTOM", name=PROBLEM_EVENT, value={"rule": rule, "message": message})
+
     def close(self, *, ended: bool = False) -> None:
         """End of the response: close every open block and call, then each choice's terminal events. A
         choice without a finish reason ends INTERRUPTED with an error event (the stream stopped early),
@@ -684,6 +725,8 @@ class StreamBuilder:
         for call in list(c.calls.values()):
             if call.open:
                 self._end_call(c, call)
+        if c.error is None and c.calls_by_id:
+            self._check_arguments(c)
         if c.reason is None and c.normal and c.calls_by_id:
             c.reason = "TOOL_CALLS"
         if c.reason is not None:

@@ -6,15 +6,16 @@ one after another (a JSON array of chunks, pretty-printed payloads).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from .._limits import limits
 from .._lines import LineSplitter, Run
-from .._sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, _event_end
+from .._sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEDecoder, SSEEvent, _event_end
 from .._values import ValueSplitter
 from ..errors import Problem
 
-__all__ = ["TRAILING", "Framer", "as_chunks", "without_http_heads"]
+__all__ = ["RAW_CUT", "RAW_JSON", "TRAILING", "Framer", "as_chunks", "without_http_heads"]
 
 
 def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | str]:
@@ -30,6 +31,111 @@ _HTTP = b"HTTP/"  # a captured response's status line starts so (curl -i)
 #: A payload read at the end of a body without its terminator (SSE: the blank line; JSON lines: the newline).
 #: Bodies saved from docs and logs often lack it, so the payload is still taken when it is whole JSON.
 TRAILING = Problem("", "incomplete", "the stream ended inside this payload (no end of event or line after it)")
+#: A JSON value an SSE body carries on lines outside any SSE field (Gemini sends its error so after the events,
+#: pretty-printed or on one line): read as a payload, as google-genai reads it, and said once by the parser.
+RAW_JSON = Problem("", "sse", "a JSON value on lines of no SSE field (no `data:`) is read as a payload")
+#: Such a value that ended (a blank line, an SSE field, the end of the body) before its brackets balanced.
+RAW_CUT = Problem("", "incomplete", "a JSON value on lines of no SSE field ended before it was whole")
+_SSE_FIELDS = (b"data", b"event", b"id", b"retry")
+_OPENERS = (b"{", b"[")
+_RAW_MARK = "\x00raw JSON value"  # _ProviderSSE._event while a raw JSON value is read (never dispatched)
+#: What counts for a raw JSON value's depth: a whole string on its line (JSON strings hold no line end), or a bracket
+_DEPTH = re.compile(rb'"(?:[^"\\]|\\.)*"?|[][{}]')
+
+
+class _ProviderSSE(JSONDataDecoder):
+    """The SSE decoder of provider bodies: an SSE decoder (:class:`JSONDataDecoder`) that also reads a JSON value
+    sent on lines outside any SSE field (no ``data:``): Gemini sends its error so after the events, pretty-printed
+    over several lines or on one (google-genai collects such lines until the braces balance and raises the
+    error). A line of no SSE field that starts with ``{`` or ``[`` starts such a value; it is dispatched as a
+    payload when its brackets balance (problem :data:`RAW_JSON`), or, cut by a blank line, an SSE field or the
+    end of the body, with :data:`RAW_CUT`. The spec ignores such lines: the SDKs of the other providers lose
+    them. Each line is scanned once; the value is bounded by ``max_event_bytes`` (beyond: dropped, said)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw: list[bytes] | None = None  # the lines of the raw JSON value being read (None: none)
+        self._raw_depth: int | None = 0  # its open brackets (None: unknown, an overlong line was dropped)
+        self._raw_size = 0
+        self._raw_problem: Problem | None = None  # the value was dropped (over a size limit)
+
+    def _process(self, line: bytes, out: list[SSEEvent]) -> None:
+        if self._raw is not None:
+            if line and line[:1] != b":" and line.partition(b":")[0] not in _SSE_FIELDS:
+                self._raw_line(line, out)
+                return
+            self._raw_end(out, RAW_CUT)  # a blank line or an SSE field: the value ends here, cut
+        elif line[:1] in _OPENERS or (line[:1] in b" \t" and line.lstrip(b" \t")[:1] in _OPENERS):
+            # (no SSE field starts so): a JSON value outside any field
+            if self._data or self._problem is not None or self._event or self._retry is not None:
+                SSEDecoder._process(self, b"", out)  # the event before it, in its place
+            self._raw, self._raw_depth, self._raw_size, self._raw_problem = [], 0, 0, None
+            # While the value is read, the decoder is inside an event (SSEDecoder._inside_event, which this mark
+            # makes true at no cost to the common chunk): the next chunk's lines go to the line parser, in order,
+            # up to a blank line, never to the fast path of simple events ahead of the value's end.
+            self._event = _RAW_MARK
+            self._raw_line(line, out)
+            return
+        SSEDecoder._process(self, line, out)
+
+    def _raw_line(self, line: bytes, out: list[SSEEvent]) -> None:
+        raw = self._raw
+        assert raw is not None
+        if self._raw_problem is None:
+            self._raw_size += len(line) + 1
+            if self._raw_size > self.max_event_bytes:
+                raw.clear()
+                self._raw_problem = Problem(
+                    "",
+                    "max-event-bytes",
+                    f"a JSON value on lines of no SSE field is longer than {self.max_event_bytes} bytes: dropped",
+                )
+            else:
+                raw.append(line)
+        depth = self._raw_depth
+        if depth is None:
+            return  # (an overlong line was dropped: the value ends at a blank line or a field)
+        for m in _DEPTH.finditer(line):
+            token = m.group()
+            if token[:1] == b'"':
+                continue
+            depth += 1 if token in (b"{", b"[") else -1
+            if depth <= 0:
+                break
+        self._raw_depth = depth
+        if depth <= 0:
+            self._raw_end(out, RAW_JSON)
+
+    def _raw_end(self, out: list[SSEEvent], problem: Problem) -> None:
+        raw, self._raw = self._raw, None
+        self._event = ""
+        assert raw is not None
+        if self._raw_problem is not None:
+            out.append(SSEEvent("", "message", self._id, None, self._raw_problem))
+            return
+        data = b"\n".join(raw)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = data.decode("utf-8", "replace")
+            problem = Problem(
+                "", "utf-8", f"invalid UTF-8 (byte {exc.start} of a JSON value of no SSE field) replaced by U+FFFD"
+            )
+        out.append(SSEEvent(text, "message", self._id, None, problem))
+
+    def _overlong(self) -> None:
+        if self._raw is None:
+            super()._overlong()
+            return
+        self._line.clear()
+        self._skip = True
+        self._raw.clear()
+        self._raw_depth = None
+        self._raw_problem = Problem(
+            "",
+            "max-line-bytes",
+            f"a line longer than {self.max_line_bytes} bytes in a JSON value of no SSE field: dropped",
+        )
 
 
 class Framer:
@@ -52,7 +158,7 @@ class Framer:
     def __init__(self) -> None:
         self._mode: str | None = None  # "sse" | "jsonl" | "values", decided by the body's first bytes
         self._format: FormatSniffer | None = FormatSniffer()  # (None once decided)
-        self._decoder = JSONDataDecoder()  # data as bytes, for BaseStreamParser._data
+        self._decoder = _ProviderSSE()  # data as bytes, for BaseStreamParser._data
         self._lines: LineSplitter | None = None  # made when the body is JSON lines
         self._values: ValueSplitter | None = None  # made when the body is JSON values
         self._head: bytearray | None = bytearray()  # the body's start while it may be an HTTP head (None: past it)

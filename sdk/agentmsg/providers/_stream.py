@@ -25,7 +25,7 @@ from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
 from ..message import Msg
 from ._builder import StreamBuilder
-from ._framing import TRAILING, Framer, as_chunks
+from ._framing import RAW_CUT, RAW_JSON, TRAILING, Framer, as_chunks
 
 __all__ = ["BaseStreamParser", "read_response", "response_message", "run_parser"]
 
@@ -92,6 +92,7 @@ class BaseStreamParser:
         self.done = False  # the provider's end-of-stream signal was seen
         self._after_end = False  # a payload after the end was said (see _past_end)
         self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
+        self._raw_said = False  # a JSON value on lines of no SSE field was said (see _raw)
 
     @property
     def problems(self) -> list[Problem]:
@@ -171,6 +172,10 @@ class BaseStreamParser:
                         return
             data = data.decode("utf-8")
         assert isinstance(data, str)  # (for the type checker)
+        if problem is RAW_JSON or problem is RAW_CUT:
+            if not self._raw(data, problem):
+                return
+            problem = None
         if problem is not None and problem is not TRAILING:
             self.builder.problem(problem.rule, f"{problem.message}: {'skipped' if not data else 'payload kept'}")
             if not data:
@@ -208,6 +213,17 @@ class BaseStreamParser:
                 self.builder.problem("json", f"a payload is not JSON ({exc}): skipped: {data[:80]!r}")
             return
         self._object(event, obj, data)
+
+    def _raw(self, data: str, problem: Problem) -> bool:
+        """A JSON value the SSE body sent on lines of no SSE field (no ``data:``; Gemini's error after the events,
+        as google-genai reads it): said once (problem ``sse``); whether it is read as a payload (it is whole)."""
+        if not self._raw_said:
+            self._raw_said = True
+            self.builder.problem("sse", f"{RAW_JSON.message} (the SSE spec ignores such lines): {data[:80]!r}")
+        if problem is RAW_CUT:
+            self.builder.problem("incomplete", f"{problem.message}: skipped: {data[:80]!r}")
+            return False
+        return True
 
     def _lines_of(self, event: str, data: str) -> bool:
         """SSE saved without the blank lines between events (``data: {…}`` lines one after another): the spec
@@ -329,7 +345,13 @@ def _read_body(body: bytes | bytearray | memoryview | str) -> Any:
     """A response body read by the codec (under the limits). An integer beyond 64 bits, which a message cannot
     hold, does not cost the whole reply: it is read as it is, so that a tool's input keeps it in its raw
     arguments text (``argumentsError``), as the streamed reply does; a count saturates (:func:`safe_int`).
-    Anything else the codec refuses still raises."""
+    Anything else the codec refuses still raises. A leading UTF-8 byte order mark is not part of the JSON (RFC 8259
+    lets a reader ignore it; a stream's is too): left out, as it is of a stream."""
+    if isinstance(body, str):
+        if body[:1] == "\ufeff":
+            body = body[1:]
+    elif bytes(body[:3]) == b"\xef\xbb\xbf":
+        body = bytes(body[3:])
     try:
         return json_loads(body)
     except ValidationError as exc:

@@ -426,9 +426,9 @@ def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[di
         for index, block in enumerate(as_list(obj.get("content"))):
             if isinstance(block, dict):
                 _block(b, index, block, whole=True)
-        _finish(b, obj.get("stop_reason") or "end_turn")
+        _finish(b, obj.get("stop_reason"))
         _ending_not_kept(b, obj)
-    b.close()
+    b.close(ended=True)  # a whole message without a stop reason is whole, as one that ends with message_stop
     return b.drain()
 
 

@@ -180,6 +180,12 @@ class _DashScopeWalk(ChatWalk):
 
 _TOOL_FINISH = ("tool_calls", "function_call")
 _MEDIA_KINDS = ("image", "audio", "video")  # content parts of a reply that become media blocks
+#: What an output says beside its choices that the message has no place for: said (StreamBuilder.not_kept)
+_NOT_KEPT = (
+    ("search_info", "web search results"),
+    ("tool_info", "the runs of tools the provider runs itself (code interpreter, ...)"),
+)
+_NOT_KEPT_KEYS = frozenset(key for key, _ in _NOT_KEPT)
 
 
 def _usage(u: Any) -> dict[str, Any] | None:
@@ -338,6 +344,10 @@ class _Reader:
             b.usage_later(_usage, u, "input_tokens")  # with every chunk: converted once, the last
         if not isinstance(output, dict):
             return
+        if len(output) > 1 and not _NOT_KEPT_KEYS.isdisjoint(output):  # (output is mostly {"choices": [...]})
+            for key, what in _NOT_KEPT:
+                if output.get(key):
+                    b.not_kept(key, f"{what} ({key}) are not kept (the message has no place for them)")
         for i, m, reason in _choices(output):
             b.choice(i)
             reasoning = m.get("reasoning_content")
@@ -458,10 +468,7 @@ def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[di
         raise ValidationError.single("", "shape", "a DashScope response has an output (or a code and a message)")
     b = StreamBuilder(options.pop("provider", "dashscope"), **options)
     _Reader(b, True).payload(obj, whole=True)
-    for c in list(b._choices.values()):
-        if c.finish is None and c.error is None:
-            c.finish, c.normal = "stop", True
-    b.close()
+    b.close(ended=True)  # the whole response: a choice without a finish reason is whole (no reason invented)
     return b.drain()
 
 

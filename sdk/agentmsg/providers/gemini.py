@@ -329,10 +329,15 @@ def _usage(u: Any) -> dict[str, Any] | None:
     if not isinstance(u, dict):
         return None
     cand, thoughts = safe_int(u.get("candidatesTokenCount")), safe_int(u.get("thoughtsTokenCount"))
-    out = None if cand is None and thoughts is None else (cand or 0) + (thoughts or 0)
     # inputTokens counts every input token: the prompt and the tool-use prompt (the results of tools Gemini
     # ran itself, which totalTokenCount counts too)
     prompt, tool_prompt = safe_int(u.get("promptTokenCount")), safe_int(u.get("toolUsePromptTokenCount"))
+    if cand is None and prompt:
+        # Gemini writes proto3 JSON, which leaves out a count of 0: a usage that counts the prompt and not the
+        # candidates says that no candidate token came (a blocked prompt, a reply of thoughts or calls only).
+        # (A usage without the prompt count, a chunk's partial one, tells nothing of the candidates.)
+        cand = 0
+    out = None if cand is None and thoughts is None else (cand or 0) + (thoughts or 0)
     inp = prompt if tool_prompt is None or prompt is None else prompt + tool_prompt
     return usage_dict(inp, out, u.get("cachedContentTokenCount"), u.get("totalTokenCount"))
 
@@ -440,7 +445,7 @@ def _cut_call(b: StreamBuilder, i: int, calls: _Calls, why: str) -> None:
     """The call whose arguments were streaming ends unfinished: its arguments stay as they came (not closed
     into JSON the model did not write: the message keeps them raw, with ``argumentsError``), and it is said."""
     assert calls.open is not None
-    b.problem("incomplete", f"{why}: its arguments are kept as they came")
+    b.incomplete_call(calls.open, why, choice=i)
     held = calls.writer.pending() if calls.writer is not None else ""
     if held:  # updates the writer held (see json_fragment_writer): they came, so they are kept too
         b.tool_call(calls.open, choice=i, arguments=held)
@@ -528,7 +533,7 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
                     f"{kinds} parts (code the provider runs itself) are not kept (the message has no place for them)",
                     i,
                 )
-            else:
+            elif kinds:  # (an empty part, {}, carries nothing: skipped quietly)
                 b.problem("enum", f"part kind {kinds!r} is not supported: skipped")
         if sig is not None:
             # A signature on an answer part (Gemini 3 sends it on the last part, often empty text): kept as a
@@ -575,6 +580,13 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
     feedback = obj.get("promptFeedback")
     if isinstance(feedback, dict) and feedback.get("blockReason") and not obj.get("candidates"):
         b.choice(0)
+        note = feedback.get("blockReasonMessage")  # why the prompt was blocked: said with its text, as finishMessage
+        if isinstance(note, str) and note:
+            shown = note if len(note) <= 500 else note[:500] + "..."
+            b.not_kept(
+                "blockReasonMessage",
+                f"the block reason message is not kept (the message has no place for it): {shown!r}",
+            )
         b.finish(0, str(feedback["blockReason"]))
     return False
 
@@ -606,7 +618,7 @@ def _response_events(obj: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
         raise ValidationError.single("", "shape", "a generateContent response has candidates (or an error): none here")
     b = StreamBuilder(options.pop("provider", "gemini"), **options)
     _payload(b, obj, {})
-    b.close()
+    b.close(ended=True)  # the whole response: a candidate without a finishReason is whole (no reason invented)
     return b.drain()
 
 

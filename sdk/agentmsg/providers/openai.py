@@ -355,6 +355,34 @@ _RESPONSE_NOT_KEPT = (
 _RESPONSE_NOT_KEPT_KEYS = frozenset(key for key, _ in _RESPONSE_NOT_KEPT)
 
 
+def _legacy_messages(
+    b: StreamBuilder, i: int, messages: Any, key: str | None, roles: dict[tuple[int, int], Any]
+) -> None:
+    """Azure's legacy "On Your Data" choice (the ``extensions`` API before 2024-02-15): ``messages`` in place of
+    ``message``, each with its ``delta`` (streamed: ``key`` "delta") or the message itself (whole). The assistant's
+    messages are read as a message is; a ``tool`` message (the documents retrieved, as citations JSON) is said as
+    not kept. A message's role comes on its first delta: ``roles`` remembers it, by the message's place."""
+    if not isinstance(messages, list):
+        b.problem("shape", f"a choice's messages is a JSON {json_type(messages)}, not an array: left out")
+        return
+    for k, item in enumerate(messages):
+        m = as_object(item.get(key) if key is not None and isinstance(item, dict) else item)
+        index = item.get("index") if isinstance(item, dict) else None
+        at = index if type(index) is int else k
+        role = m.get("role") or roles.get((i, at))
+        roles[(i, at)] = role
+        if role in (None, "assistant"):
+            _message(b, i, m)
+            _tool_calls(b, i, m, whole=key is None)
+        else:
+            b.not_kept(
+                f"legacy-messages/{str(role)[:40]}/{i}",
+                f"{str(role)[:40]!r} messages of Azure's legacy On Your Data choices (the documents retrieved, the"
+                " citations) are not kept (the message has no place for them)",
+                i,
+            )
+
+
 def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> None:
     """A message's (or delta's) calls: ``tool_calls``, routed by index, and the legacy ``function_call``
     (the deprecated ``functions`` API, finish reason ``function_call``: one call, no id, so the builder
@@ -439,11 +467,15 @@ def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, An
         i = choice.get("index", 0) if isinstance(choice.get("index"), int) else 0
         m = as_object(choice.get("message"))
         b.choice(i)
+        if "message" not in choice and "messages" in choice:
+            _legacy_messages(b, i, choice["messages"], None, {})
         _message(b, i, m)
         _not_kept_choice(b, i, choice)
         _tool_calls(b, i, m, whole=True)
-        _finish(b, i, choice.get("finish_reason") or "stop")
-    b.close()
+        _finish(b, i, choice.get("finish_reason"))
+    # The whole response is the provider's end of the reply: a choice without a finish reason (some compatible
+    # servers send none) is whole, as one that ends with [DONE] is (MODEL_STOP, or TOOL_CALLS with calls)
+    b.close(ended=True)
     return b.drain()
 
 
@@ -472,6 +504,7 @@ class StreamParser(BaseStreamParser):
     def __init__(self, *, variant: str = "openai", **options: Any) -> None:
         options.setdefault("provider", _family(variant))
         super().__init__(**options)
+        self._legacy_roles: dict[tuple[int, int], Any] = {}  # (choice, message) -> its role (_legacy_messages)
         self.builder.ids_expected = True  # an id after the name is the call's (ChatCompletionStreamState)
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
@@ -502,6 +535,8 @@ class StreamParser(BaseStreamParser):
             if type(delta) is not dict:
                 if delta is not None:
                     b.problem("type", f"a choice's delta is a JSON {json_type(delta)}, not an object: left out")
+                elif "messages" in ch:
+                    _legacy_messages(b, i, ch["messages"], "delta", self._legacy_roles)
                 delta = as_object(ch.get("message"))
             content = delta.get("content")
             if content and type(content) is str and (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):
