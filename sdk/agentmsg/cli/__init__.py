@@ -53,7 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
         return int(exc.code or 0)
     try:
-        return int(args.func(args, sys.stdout))
+        code = int(args.func(args, sys.stdout))
+        sys.stdout.flush()  # here, not at the interpreter's exit: a full disk or a closed pipe is said below
+        return code
     except UsageError as exc:
         print(f"agentmsg: {exc}", file=sys.stderr)
         return EXIT_USAGE
