@@ -8,21 +8,11 @@ from typing import Any
 import orjson
 import pytest
 
-import agentmsg
-from agentmsg import AssistantMessage, Reducer, ToolResultMessage, UserMessage
+from agentmsg import AssistantMessage, ToolResultMessage, UserMessage
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.providers import anthropic, dashscope, gemini, openai
 from agentmsg.providers._partial_json import json_fragment_writer
-
-
-def reduce_ok(events: list[dict[str, Any]]) -> agentmsg.AssistantMessage:
-    for e in events:
-        agentmsg.validate(e, "event")
-    r = Reducer()
-    r.feed_many(events)
-    (msg,) = r.finish()
-    assert r.problems == []
-    return msg
+from tests.test_providers_odd import reduce_ok
 
 
 def data(payload: Any, event: str | None = None) -> bytes:
