@@ -62,6 +62,12 @@ STREAMS: dict[str, tuple[Any, bytes, bytes, bytes]] = {
         + ant("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 9})
         + ant("message_stop"),
     ),
+    "anthropic-untyped": (  # an error object without its event type (a proxy's; one on lines of no SSE field)
+        anthropic.StreamParser,
+        ANT_START + ant("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"}),
+        data({"error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        ant("content_block_delta", index=0, delta={"type": "text_delta", "text": " more"}) + ant("message_stop"),
+    ),
     "openai": (
         openai.StreamParser,
         oai("Hi"),

@@ -1200,6 +1200,26 @@ def test_a_call_that_repeats_an_open_calls_id_is_a_call_of_its_own() -> None:
     assert calls(reduce_ok(list(openai.parse_stream(again)))) == [("a", "f", {"x": 1})]
 
 
+def test_arguments_that_are_json_but_no_object_are_said() -> None:
+    """A call whose arguments are JSON but not an object (a tool's input is one) keeps them raw with
+    argumentsError in the message, and the parser says so (problem ``type``), as it says arguments that are not
+    whole JSON (``incomplete``)."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return b"data: " + orjson.dumps({"id": "c", "model": "m", "choices": [choice]}) + b"\n\n"
+
+    call = {"index": 0, "id": "a", "type": "function", "function": {"name": "f", "arguments": "[1, 2]"}}
+    parser = openai.StreamParser()
+    events = parser.feed(chunk({"tool_calls": [call]}) + chunk({}, "tool_calls") + b"data: [DONE]\n\n")
+    events += parser.close()
+    (block,) = reduce_ok(events).content
+    assert block.content == "[1, 2]" and block.metadata["argumentsError"].startswith("arguments are JSON but not")
+    assert [(p.rule, p.message.split(":")[0]) for p in parser.problems] == [
+        ("type", "tool call 'f''s arguments are JSON but not an object (array)")
+    ]
+
+
 BIG = "123456789012345678901234567890"
 
 

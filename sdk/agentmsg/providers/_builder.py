@@ -525,7 +525,7 @@ class StreamBuilder:
                 continue
             text = "".join(call.text)
             try:
-                orjson.loads(text)
+                value = orjson.loads(text)
             except orjson.JSONDecodeError:
                 if has_lone_surrogate(text):
                     continue  # (a pair split across fragments: the reducer joins it, and reads the text)
@@ -537,6 +537,15 @@ class StreamBuilder:
                     f"the reply ended {ended} with tool call {str(call.name)[:80]!r}'s arguments not whole JSON:"
                     f" kept as they came (raw, with argumentsError): ...{text[-60:]!r}",
                 )
+            else:
+                if type(value) is not dict:  # JSON, but no object: a tool's input is one
+                    call.said = True
+                    self._problem_at(
+                        c,
+                        "type",
+                        f"tool call {str(call.name)[:80]!r}'s arguments are JSON but not an object ({json_type(value)}):"
+                        " kept as they came (raw, with argumentsError)",
+                    )
 
     def open_call(self, key: Any, *, choice: int = 0) -> bool:
         c = self._choices.get(choice)

@@ -546,8 +546,8 @@ class StreamParser(BaseStreamParser):
         elif kind == "message_stop":
             self.done = True
             b.close(ended=True)
-        elif kind == "error":
-            _error(b, obj)
+        elif kind == "error" or ("type" not in obj and isinstance(obj.get("error"), dict)):
+            _error(b, obj)  # (an error without its type: a proxy's, or one on lines of no SSE field)
             self.end_at_error()
         elif kind != "ping":
             self._foreign += 1  # an event type not known (a newer API's: skipped, as the SDK skips it)
