@@ -3,8 +3,8 @@
 // dependencies; browser-safe ESM (no Node built-ins, no eval); runs in Node 20 too.
 export { Reducer, ReducerError, reduceEvents, isBase64Fragment, EVENT_TYPES } from "./reducer.js";
 export type { Problem, ReducerOptions } from "./reducer.js";
-export { SSEDecoder, encodeSSE } from "./sse.js";
-export type { SSEEvent, SSEProblem } from "./sse.js";
+export { SSEDecoder, encodeSSE, MAX_EVENT_LENGTH } from "./sse.js";
+export type { SSEEvent, SSEProblem, SSELimits } from "./sse.js";
 export { streamSSE, streamEvents, reduceSSE, StreamError } from "./client.js";
 export type { StreamOptions, RetryOptions, RestartInfo, EventStreamOptions, ReduceSSEOptions } from "./client.js";
 export { canonicalMessage } from "./canonical.js";

@@ -27,6 +27,17 @@ export interface SSEEvent {
 
 const LF = 10;
 const CR = 13;
+/** Python's default `limits.max_event_bytes` (64 MiB): here in UTF-16 code units, which a line of N UTF-8
+ * bytes never exceeds (ASCII text counts the same in both). */
+export const MAX_EVENT_LENGTH = 64 * 1024 * 1024;
+
+/** Limits of one SSEDecoder: a longer line, or an event's data beyond `maxEventLength`, is dropped and
+ * reported (rules `max-line-bytes`, `max-event-bytes`), as Python's decoder does; memory holds one line
+ * or one event's data at the most. */
+export interface SSELimits {
+  maxLineLength?: number;
+  maxEventLength?: number;
+}
 
 /** Where a UTF-8 sequence that `bytes` ends inside starts (bytes.length when it ends on a boundary). */
 function unfinished(bytes: Uint8Array): number {
@@ -52,12 +63,22 @@ export class SSEDecoder {
   private tail: Uint8Array | null = null; // the bytes of a UTF-8 sequence the last chunk ended inside
   private bad = false; // the line being read had invalid UTF-8 (replaced by U+FFFD)
   private problem: SSEProblem | null = null;
-  private buffer = "";
+  private held: string[] = []; // the pieces of the line being read
+  private heldLength = 0;
   private started = false;
   private pendingCR = false;
   private data: string[] = [];
   private eventType = "";
   private eventRetry: number | null = null;
+  private skip = false; // dropping the rest of a line over the limit
+  private size = 0; // the event's data so far (code units, a line end each)
+  private readonly maxLine: number;
+  private readonly maxEvent: number;
+
+  constructor(limits: SSELimits = {}) {
+    this.maxLine = limits.maxLineLength ?? MAX_EVENT_LENGTH;
+    this.maxEvent = limits.maxEventLength ?? MAX_EVENT_LENGTH;
+  }
 
   feed(chunk: string | Uint8Array): SSEEvent[] {
     if (typeof chunk === "string") return this.feedText(chunk);
@@ -106,17 +127,19 @@ export class SSEDecoder {
     if (!text) return []; // nothing decoded yet: state unchanged (an empty chunk between CR and LF too)
     if (this.pendingCR && text.charCodeAt(0) === 10) text = text.slice(1); // the LF of a split CRLF
     this.pendingCR = false;
-    const buffer = this.buffer + text;
+    // What is held of the last chunks is the start of one line, with no line end in it: it is kept as its
+    // pieces and joined once, when its line ends; only the new text is searched for line ends (joining and
+    // searching the held line at every chunk was quadratic in a long line).
     const out: SSEEvent[] = [];
     let start = 0;
-    const length = buffer.length;
+    const length = text.length;
     // The next CR and LF are looked up again only once passed (a chunk without CR is scanned once,
     // not once per line).
-    let cr = buffer.indexOf("\r", start);
-    let lf = buffer.indexOf("\n", start);
+    let cr = text.indexOf("\r");
+    let lf = text.indexOf("\n");
     for (;;) {
-      if (cr >= 0 && cr < start) cr = buffer.indexOf("\r", start);
-      if (lf >= 0 && lf < start) lf = buffer.indexOf("\n", start);
+      if (cr >= 0 && cr < start) cr = text.indexOf("\r", start);
+      if (lf >= 0 && lf < start) lf = text.indexOf("\n", start);
       if (cr < 0 && lf < 0) break;
       let end: number, next: number;
       if (cr < 0 || (lf >= 0 && lf < cr)) {
@@ -124,16 +147,32 @@ export class SSEDecoder {
         next = lf + 1;
       } else {
         end = cr;
-        if (cr + 1 < length) next = buffer.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+        if (cr + 1 < length) next = text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
         else {
           next = cr + 1;
           this.pendingCR = true;
         }
       }
-      this.line(buffer.slice(start, end), out);
+      if (this.skip) this.skip = false; // the end of a line over the limit: dropped with it
+      else if (this.held.length) {
+        this.held.push(text.slice(start, end));
+        const line = this.held.join("");
+        this.held = [];
+        this.heldLength = 0;
+        this.line(line, out);
+      } else this.line(text.slice(start, end), out);
       start = next;
     }
-    this.buffer = buffer.slice(start);
+    if (start < length && !this.skip) {
+      const rest = text.slice(start);
+      this.heldLength += rest.length;
+      if (this.heldLength > this.maxLine) {
+        this.held = [];
+        this.heldLength = 0;
+        this.overlong();
+        this.skip = true;
+      } else this.held.push(rest);
+    }
     return out;
   }
 
@@ -141,7 +180,7 @@ export class SSEDecoder {
    * nothing is dropped silently, when such an event (or a part of a line) was pending the result is one
    * event with empty `data` and a `problem` (rule `incomplete`), as Python's decoder does; else []. */
   close(): SSEEvent[] {
-    const pending = this.data.length > 0 || this.buffer !== "" || this.tail !== null || this.problem !== null;
+    const pending = this.data.length > 0 || this.held.length > 0 || this.tail !== null || this.problem !== null || this.skip;
     const out: SSEEvent[] = [];
     if (pending) {
       const message = "the stream ended inside an event (what had arrived of it is dropped)";
@@ -150,13 +189,23 @@ export class SSEDecoder {
     this.tail = null;
     this.bad = false;
     this.problem = null;
-    this.buffer = "";
+    this.held = [];
+    this.heldLength = 0;
     this.data = [];
     this.eventType = "";
     this.eventRetry = null;
     this.started = false;
     this.pendingCR = false;
+    this.skip = false;
+    this.size = 0;
     return out;
+  }
+
+  /** A line over the limit: it is dropped with the event's data (Python: rule max-line-bytes). */
+  private overlong(): void {
+    this.data = [];
+    this.size = 0;
+    this.problem = { rule: "max-line-bytes", message: `a line longer than ${this.maxLine} characters was dropped with the event's data` };
   }
 
   private line(line: string, out: SSEEvent[]): void {
@@ -165,9 +214,14 @@ export class SSEDecoder {
     if (!line) {
       if (this.data.length || this.problem !== null) out.push({ data: this.data.join("\n"), event: this.eventType || "message", id: this.lastEventId, retry: this.eventRetry, problem: this.problem });
       this.data = [];
+      this.size = 0;
       this.problem = null;
       this.eventType = "";
       this.eventRetry = null;
+      return;
+    }
+    if (line.length > this.maxLine) {
+      this.overlong();
       return;
     }
     if (line.charCodeAt(0) === 58) return; // ":" comment
@@ -178,8 +232,17 @@ export class SSEDecoder {
     if (bad && this.problem === null && (field === "data" || field === "event" || field === "id") && value.includes("\ufffd")) {
       this.problem = { rule: "utf-8", message: `invalid UTF-8 (in the ${field} field) replaced by U+FFFD` };
     }
-    if (field === "data") this.data.push(value);
-    else if (field === "event") this.eventType = value;
+    if (field === "data") {
+      if (this.problem !== null && this.problem.rule !== "utf-8") return; // this event's data was dropped
+      this.size += value.length + 1;
+      if (this.size > this.maxEvent) {
+        this.data = [];
+        this.size = 0;
+        this.problem = { rule: "max-event-bytes", message: `the event's data is longer than ${this.maxEvent} characters: dropped` };
+        return;
+      }
+      this.data.push(value);
+    } else if (field === "event") this.eventType = value;
     else if (field === "id") {
       if (!value.includes("\0")) this.lastEventId = value;
     } else if (field === "retry" && /^[0-9]+$/.test(value)) {

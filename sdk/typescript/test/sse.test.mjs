@@ -118,3 +118,43 @@ test("resume: the last event id before a drop; a replayed overlap is dropped by 
   assert.deepEqual(reduceEvents(replayed)[0].content, reduceEvents(EVENTS)[0].content);
   assert.equal(reduceEvents(EVENTS)[0].content[0].text, "héllo ☀️\nline2 world");
 });
+
+test("a long line is scanned and joined once: time linear in it (the held line was joined and searched again at every chunk)", () => {
+  // Work, not time: count the characters indexOf is asked to search, through a wrapped String.prototype.
+  const original = String.prototype.indexOf;
+  let searched = 0;
+  String.prototype.indexOf = function (needle, from = 0) {
+    searched += this.length - from;
+    return original.call(this, needle, from);
+  };
+  try {
+    for (const n of [256, 1024]) {
+      searched = 0;
+      const d = new SSEDecoder();
+      d.feed(utf8("data: "));
+      const chunk = utf8("x".repeat(4096));
+      for (let i = 0; i < n; i++) d.feed(chunk);
+      // held as its pieces, joined once at its end (a string joined at every chunk is copied every time)
+      assert.equal(d.held.length, n + 1); // "data: " and the n chunks
+      const [event] = d.feed(utf8("\n\n"));
+      assert.equal(event.data.length, n * 4096);
+      assert.ok(searched < 3 * (n * 4096 + 16), `searched ${searched} characters for a ${n * 4096}-character line`);
+    }
+  } finally {
+    String.prototype.indexOf = original;
+  }
+});
+
+test("limits: a line or an event's data over them is dropped and said, as Python's decoder says it", () => {
+  const d = new SSEDecoder({ maxLineLength: 20, maxEventLength: 30 });
+  const chunks = ["data: ", "x".repeat(15), "y".repeat(15), "\ndata: more\n\n", "data: ok\n\n"];
+  const events = chunks.flatMap((c) => d.feed(utf8(c)));
+  assert.deepEqual(events.map((e) => [e.data, e.problem?.rule ?? null]), [["", "max-line-bytes"], ["ok", null]]);
+  const many = d.feed(utf8("data: 0123456789abc\ndata: 0123456789abc\ndata: 0123456789abc\n\n"));
+  assert.deepEqual(many.map((e) => [e.data, e.problem?.rule ?? null]), [["", "max-event-bytes"]]);
+  const whole = new SSEDecoder({ maxLineLength: 10 }).feed(utf8("data: 0123456789\n\ndata: a\n\n"));
+  assert.deepEqual(whole.map((e) => [e.data, e.problem?.rule ?? null]), [["", "max-line-bytes"], ["a", null]]);
+  const cut = new SSEDecoder({ maxLineLength: 10 });
+  cut.feed(utf8("data: 0123456789"));
+  assert.deepEqual(cut.close().map((e) => e.problem?.rule), ["incomplete"]);
+});
