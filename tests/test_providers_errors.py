@@ -402,3 +402,90 @@ def test_partial_args_held_strings_and_gaps_stay_linear_in_the_input() -> None:
     assert [rule for rule, _ in w.notes] == ["order"] and w.notes[0][1].endswith(": skipped")
     text, said = write(("$.a[2]", "c"), ("$.a[0]", "a"), ("$.a[1]", "b"))  # a small gap: padded, then filled
     assert orjson.loads(text) == {"a": ["a", "b", "c"]} and said == ["order"]
+
+
+# ---- an adversarial probe of the code above (each case failed before its fix) ----------------------------
+
+
+def _pa(parts: list[dict[str, Any]], more: bool, name: str | None = None) -> bytes:
+    fc: dict[str, Any] = {"partialArgs": parts, "willContinue": more}
+    if name:
+        fc["name"] = name
+    return _gem_call(fc)
+
+
+def _oc(tool_calls: list[dict[str, Any]] | None, finish: str | None = None) -> bytes:
+    delta = {"tool_calls": tool_calls} if tool_calls else {}
+    return data({"id": "c", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+
+def _run(parser: Any, body: bytes) -> tuple[AssistantMessage, list[str]]:
+    events = parser.feed(body) + parser.close()
+    return reduce_ok(events), [p.rule for p in parser.problems]
+
+
+def test_probe_gemini_held_updates_deep_paths_odd_indexes_and_plain_text_errors() -> None:
+    held = _pa([{"jsonPath": "$.a", "stringValue": "one"}], True, "f") + _pa(
+        [{"jsonPath": "$.a", "stringValue": "two"}], True
+    )
+    held += _pa([{"jsonPath": "$.b", "stringValue": "HELD"}], True)
+    # held updates are kept when the reply ends at an error or a cut (they were dropped)
+    for end in (data({"error": {"code": 500, "message": "x", "status": "INTERNAL"}}), b""):
+        msg, _ = _run(gemini.StreamParser(), held + end)
+        (call,) = msg.content
+        assert orjson.loads(call.content + "}") == {"a": "two", "b": "HELD"}
+    # a path deeper than a message holds is skipped and said; the finish reason still counts (orjson's recursion
+    # limit raised at close: the payload, its STOP and the held values were lost)
+    deep = _pa([{"jsonPath": "$.a", "numberValue": 1}], True, "f") + _pa([{"jsonPath": "$.a", "numberValue": 2}], True)
+    deep += _pa([{"jsonPath": "$.b" + ".c" * 300, "numberValue": 3}], False) + gem(" after", "STOP")
+    msg, said = _run(gemini.StreamParser(), deep)
+    assert msg.generate_reason.value == "TOOL_CALLS" and msg.content[0].input == {"a": 2}
+    assert said == ["duplicate", "max-depth"]
+    # an index of digits that are not ASCII ("²": int() refused it and the payload was skipped) is a key
+    odd = _pa([{"jsonPath": "$.a[²]", "numberValue": 1}], False, "f") + gem("", "STOP")
+    msg, said = _run(gemini.StreamParser(), odd)
+    assert msg.content[0].input == {"a": {"²": 1}} and said == []
+    # an error that is plain text ends the reply (it was ignored, the text after it applied)
+    msg, said = _run(gemini.StreamParser(), gem("a") + data({"error": "quota exceeded"}) + gem("c", "STOP"))
+    assert msg.text_content == "a" and msg.generate_reason.value == "INTERRUPTED" and said == ["order"]
+    assert [e["message"] for e in msg.to_dict()["metadata"]["agentmsg_errors"]] == ["quota exceeded"]
+
+
+def test_probe_tool_call_ids_repeated_renamed_and_many() -> None:
+    # two parallel calls sharing an id that every chunk repeats: the second (renamed x-2) keeps its fragments
+    f = {"index": 0, "id": "x", "type": "function", "function": {"name": "f", "arguments": ""}}
+    g = {"index": 1, "id": "x", "type": "function", "function": {"name": "g", "arguments": ""}}
+    body = _oc([f]) + _oc([g])
+    for i, (a, b) in enumerate(((b'{"a":', b'{"b":'), (b"1}", b"2}"))):
+        del i
+        body += _oc([{"index": 0, "id": "x", "function": {"arguments": a.decode()}}])
+        body += _oc([{"index": 1, "id": "x", "function": {"arguments": b.decode()}}])
+    msg, said = _run(openai.StreamParser(), body + _oc(None, "tool_calls") + b"data: [DONE]\n\n")
+    assert [(c.id, c.name, c.input) for c in msg.content] == [("x", "f", {"a": 1}), ("x-2", "g", {"b": 2})]
+    assert said == ["id"]
+    # a nameless fragment under another key joins the open call, and that key's later fragments stay with it
+    body = _oc([{**f, "function": {"name": "f", "arguments": '{"a":'}}])
+    body += _oc([{"index": 1, "id": "x", "function": {"arguments": "1"}}])
+    body += _oc([{"index": 1, "function": {"arguments": "}"}}]) + _oc(None, "tool_calls") + b"data: [DONE]\n\n"
+    msg, said = _run(openai.StreamParser(), body)
+    assert [(c.id, c.name, c.input) for c in msg.content] == [("x", "f", {"a": 1})] and said == []
+    # many calls with one id: each gets the next free suffix, without searching from -2 again (quadratic)
+    parser = openai.StreamParser()
+    n = 3000
+    many = b"".join(_oc([{**f, "index": i, "function": {"name": "f", "arguments": "{}"}}]) for i in range(n))
+    events = parser.feed(many + _oc(None, "tool_calls") + b"data: [DONE]\n\n") + parser.close()
+    ids = [e["toolCallId"] for e in events if e["type"] == "TOOL_CALL_START"]
+    assert ids == ["x"] + [f"x-{k}" for k in range(2, n + 1)]
+    assert parser.builder._choices[0].suffixes == {"x": n + 1}
+
+
+def test_probe_arguments_json_the_message_cannot_hold_are_said_as_such() -> None:
+    """Arguments orjson reads but the message cannot hold (an integer beyond 64 bits, nesting beyond the
+    limits) are said with the codec's rule, not left unsaid (the message has argumentsError)."""
+    for args, rule in (
+        ('{"a":123456789012345678901234567890}', "integer-range"),
+        ('{"a":' + "[" * 300 + "]" * 300 + "}", "max-depth"),
+    ):
+        call = {"index": 0, "id": "x", "type": "function", "function": {"name": "f", "arguments": args}}
+        msg, said = _run(openai.StreamParser(), _oc([call]) + _oc(None, "tool_calls") + b"data: [DONE]\n\n")
+        assert said == [rule] and msg.content[0].content == args and "argumentsError" in msg.content[0].metadata

@@ -42,7 +42,8 @@ import msgspec
 import orjson
 
 from .._json import has_lone_surrogate, json_type
-from ..errors import Problem
+from .._json import loads as codec_loads
+from ..errors import Problem, ValidationError
 
 __all__ = [
     "ERROR_EVENT",
@@ -62,10 +63,11 @@ NOT_KEPT_EVENT = "agentmsg.not-kept"  # CUSTOM event name: provider data the mes
 
 
 class _Call:
-    __slots__ = ("args", "id", "late_signature", "name", "open", "said", "started", "text")
+    __slots__ = ("args", "given", "id", "late_signature", "name", "open", "said", "started", "text")
 
     def __init__(self, call_id: str, name: str | None) -> None:
         self.id = call_id
+        self.given = call_id  # the id the provider gave (``id`` may get a suffix: see _start_call)
         self.name = name
         self.open = True
         self.started = False
@@ -94,6 +96,7 @@ class _Choice:
         "reply_id",
         "source",
         "started",
+        "suffixes",
         "waiting",
     )
 
@@ -104,6 +107,7 @@ class _Choice:
         self.blocks: dict[str, tuple[str, str]] = {}  # slot -> (kind, blockId), open blocks
         self.calls: dict[Any, _Call] = {}  # key (index / slot) -> call
         self.calls_by_id: dict[str, _Call] = {}
+        self.suffixes: dict[str, int] = {}  # id -> the next suffix to try for a call that repeats it
         self.waiting: list[_Call] = []  # calls not started yet, in the order they appeared
         self.finish: str | None = None  # the provider's finish reason
         self.normal = False  # the finish reason is a plain stop
@@ -403,7 +407,7 @@ class StreamBuilder:
             return
         c = self.choice(choice)
         call = c.calls.get(key)
-        if call_id and call is not None and call.id != call_id and not call.id.startswith("\x00"):
+        if call_id and call is not None and call.given != call_id and not call.given.startswith("\x00"):
             self._end_call(c, call)
             call = None
         if call is None or not call.open:
@@ -411,13 +415,14 @@ class StreamBuilder:
                 # A fragment of an open call under another key (no name: it does not start a call). One that
                 # names a call starts a new one, though it repeats an open call's id: see _start_call.
                 call = c.calls_by_id[call_id]
+                c.calls[key] = call  # (this key's later fragments, with or without the id, are this call's)
             else:
                 call = _Call(call_id or f"\x00{key}", name or None)
                 c.calls[key] = call
                 c.waiting.append(call)
                 self._pending[id(call)] = []
         elif call.id.startswith("\x00") and call_id:
-            call.id = call_id  # an id that arrives late
+            call.id = call.given = call_id  # an id that arrives late
         if name and not call.name:
             call.name = name
         elif name and name != call.name and id(call) not in self._renamed:
@@ -461,9 +466,11 @@ class StreamBuilder:
         for slot in [s for s, b in c.blocks.items() if b[0] == "thinking"]:
             self.end_block(slot, c)  # reasoning is over once the model calls a tool
         if call.id in c.calls_by_id:  # an earlier call's id: the reducer would join the two into one
-            taken, n = call.id, 2
+            taken = call.id
+            n = c.suffixes.get(taken, 2)  # (from where the last search stopped: linear in the calls)
             while f"{taken}-{n}" in c.calls_by_id:
                 n += 1
+            c.suffixes[taken] = n + 1
             call.id = f"{taken}-{n}"
             self.problem("id", f"tool call id {taken[:80]!r} is an earlier call's too: this call's is {call.id[:90]!r}")
         call.started = True
@@ -524,12 +531,23 @@ class StreamBuilder:
             if call.said or not call.text:
                 continue
             text = "".join(call.text)
+            if has_lone_surrogate(text):
+                continue  # (a pair split across fragments: the reducer joins it, and reads the text)
             try:
-                value = orjson.loads(text)
-            except orjson.JSONDecodeError:
-                if has_lone_surrogate(text):
-                    continue  # (a pair split across fragments: the reducer joins it, and reads the text)
+                # The codec's reader, as the reducer reads them: an integer beyond 64 bits or nesting beyond the
+                # limits is JSON the message cannot hold (argumentsError), said as such, not as unfinished.
+                value = codec_loads(text.encode())
+            except ValidationError as exc:
                 call.said = True
+                first = exc.problems[0] if exc.problems else Problem("", "json", "not valid JSON")
+                if first.rule != "json":
+                    self._problem_at(
+                        c,
+                        first.rule,
+                        f"tool call {str(call.name)[:80]!r}'s arguments are JSON the message cannot hold"
+                        f" ({first.message[:120]}): kept as they came (raw, with argumentsError)",
+                    )
+                    continue
                 ended = f"({c.finish[:40]})" if c.finish else "(no finish reason)"
                 self._problem_at(
                     c,

@@ -6,6 +6,8 @@ from typing import Any
 
 import orjson
 
+from .._limits import limits
+
 __all__ = ["json_fragment_writer"]
 
 
@@ -30,7 +32,7 @@ def _path_parts(path: str) -> list[str | int]:
             inner = path[i + 1 : j]
             if inner[:1] in ("'", '"') and inner[-1:] == inner[:1] and len(inner) >= 2:
                 out.append(inner[1:-1])
-            elif inner.isdigit():
+            elif inner.isascii() and inner.isdigit():  # (not "²": int() reads only ASCII digits here)
                 out.append(int(inner))
             else:
                 out.append(inner)
@@ -96,6 +98,11 @@ class json_fragment_writer:
         if isinstance(parts[0], int):  # the arguments are an object: a top-level index is a key
             parts = (str(parts[0]), *parts[1:])
         self._received += len(path) + (len(value) if isinstance(value, str) else 1)
+        if len(parts) >= limits.max_depth - 1:  # (deeper than a message holds: the state per level stays bounded)
+            self.notes.append(
+                ("max-depth", f"argument path {_show(parts)} is {len(parts)} levels deep (limits.max_depth): skipped")
+            )
+            return ""
         if not (self._open_string == parts and is_string):
             gap, where = self._gap(parts)
             if gap:

@@ -563,11 +563,16 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
 def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls]) -> bool:
     """Read one response (a chunk); True when it was the provider's error, which ends the reply."""
     err = obj.get("error")
-    if isinstance(err, dict):
+    if isinstance(err, dict) or (isinstance(err, str) and err):  # (a proxy's may be plain text)
         for cand in obj.get("candidates") or ():  # what came with the error is kept
             if isinstance(cand, dict):
                 _candidate(b, cand, calls)
-        b.error(str(err.get("message") or err), kind=str(err.get("status") or "provider_error"), code=err.get("code"))
+        if isinstance(err, str):
+            b.error(err[:1000], kind="provider_error")
+        else:
+            b.error(
+                str(err.get("message") or err), kind=str(err.get("status") or "provider_error"), code=err.get("code")
+            )
         return True
     if b.response_id is None or b.model is None:
         b.identify(obj.get("responseId"), obj.get("modelVersion"))
@@ -644,6 +649,14 @@ class StreamParser(BaseStreamParser):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self._calls: dict[int, _Calls] = {}
+
+    def end_payloads(self) -> None:
+        # No payload comes after this one (an error, a cut, the end): updates a call's writer held are
+        # written into its arguments (they came), before the reply closes the call.
+        for i, calls in self._calls.items():
+            held = calls.writer.pending() if calls.open is not None and calls.writer is not None else ""
+            if held:
+                self.builder.tool_call(calls.open, choice=i, arguments=held)
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         if _payload(self.builder, obj, self._calls):
