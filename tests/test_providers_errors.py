@@ -489,3 +489,10 @@ def test_probe_arguments_json_the_message_cannot_hold_are_said_as_such() -> None
         call = {"index": 0, "id": "x", "type": "function", "function": {"name": "f", "arguments": args}}
         msg, said = _run(openai.StreamParser(), _oc([call]) + _oc(None, "tool_calls") + b"data: [DONE]\n\n")
         assert said == [rule] and msg.content[0].content == args and "argumentsError" in msg.content[0].metadata
+
+
+def test_probe_anthropic_an_error_that_is_text_is_said_with_its_text() -> None:
+    body = ANT_START + ant("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"})
+    msg, said = _run(anthropic.StreamParser(), body + ant("error", error="Overloaded") + ant("message_stop"))
+    assert msg.text_content == "Hi" and msg.generate_reason.value == "INTERRUPTED" and said == ["order"]
+    assert [e["message"] for e in msg.to_dict()["metadata"]["agentmsg_errors"]] == ["Overloaded"]  # (it was '{}')

@@ -338,7 +338,12 @@ def _ending_not_kept(b: StreamBuilder, holder: Mapping[str, Any]) -> None:
 
 
 def _error(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
-    err = as_object(obj.get("error"))
+    raw = obj.get("error")
+    if not isinstance(raw, dict):  # (a proxy's error as text, or none: the message says what came)
+        shown = raw if isinstance(raw, str) and raw else orjson.dumps(obj).decode()
+        b.error(shown[:1000], kind="provider_error")
+        return
+    err = as_object(raw)
     b.error(str(err.get("message") or err), kind=str(err.get("type") or "provider_error"))
 
 
