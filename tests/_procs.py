@@ -41,3 +41,21 @@ def wait_until_read(proc: subprocess.Popen[bytes] | subprocess.Popen[str], timeo
             sleeping = 0
         time.sleep(0.02)
     raise TimeoutError("the process did not read its input in time")
+
+
+def interrupted(args: list[str], head: bytes) -> tuple[int, str, str]:
+    """``agentmsg ARGS`` fed ``head`` on stdin and interrupted (SIGINT) once it has read it and waits for more,
+    as Ctrl-C on ``producer | agentmsg ...`` does: (exit status, stdout, stderr)."""
+    import signal
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(head)
+    proc.stdin.flush()
+    wait_until_read(proc)  # the interpreter is up, has read the pipe and waits for more
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    return proc.returncode, out.decode(), err.decode()

@@ -335,25 +335,12 @@ def test_reduce_and_serve_refuse_binary_and_empty_input_at_once(tmp_path: Path) 
 def test_parse_stream_interrupted_prints_what_arrived() -> None:
     """Ctrl-C on `producer | agentmsg parse --provider openai --stream -` printed nothing but 'interrupted':
     now the message so far is printed, INTERRUPTED, exit 130 (the stream is read as it arrives)."""
-    import signal
-
-    from tests._procs import wait_until_read
+    from tests._procs import interrupted
 
     body = (Path(__file__).parent / "fixtures/providers/openai/stream_text_include_usage.sse").read_bytes()
     head = body[: body.index(b"\n\n", len(body) // 2) + 2]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentmsg", "parse", "--provider", "openai", "--stream", "-"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(head)
-    proc.stdin.flush()
-    wait_until_read(proc)  # the interpreter is up, has read the pipe and waits for more
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and err.decode().endswith("agentmsg: interrupted\n") and b"Traceback" not in err
+    code, out, err = interrupted(["parse", "--provider", "openai", "--stream", "-"], head)
+    assert code == 130 and err.endswith("agentmsg: interrupted\n") and "Traceback" not in err
     (msg,) = map(json.loads, out.splitlines())
     assert msg["content"][0]["text"] and msg["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
 

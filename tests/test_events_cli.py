@@ -214,30 +214,14 @@ def test_reduce_interrupted_prints_what_arrived(tmp_path: Path) -> None:
     """Ctrl-C on `producer | agentmsg reduce -` printed nothing (every reply lost) but 'interrupted': now the
     replies that arrived are printed (one still open as cut, INTERRUPTED), exit 130. The events are reduced
     as they arrive (a pipe's first write is not held back until a whole chunk came)."""
-    import signal
-    import subprocess
-    import sys
-
     from agentmsg import AssistantMessage, emit_events
-    from tests._procs import wait_until_read
+    from tests._procs import interrupted
 
     first = emit_events(AssistantMessage("one", name="F"))
     second = emit_events(AssistantMessage("two", name="F"))
     head = "".join(json.dumps(e) + "\n" for e in first + second[:4])  # the second reply still open
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentmsg", "reduce", "-"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(head)
-    proc.stdin.flush()
-    wait_until_read(proc)  # the interpreter is up, has read the pipe and waits for more
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "Traceback" not in err and err.endswith("agentmsg: interrupted\n")
+    code, out, err = interrupted(["reduce", "-"], head.encode())
+    assert code == 130 and "Traceback" not in err and err.endswith("agentmsg: interrupted\n")
     msgs = [json.loads(line) for line in out.splitlines()]
     assert [m["content"] for m in msgs] == [[{"type": "text", "text": "one"}], [{"type": "text", "text": "two"}]]
     assert msgs[1]["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Protocol, TextIO, TypeVar
 
 from .._json import loads
 from .._limits import limits
+from .._sse import sniff
 from ..errors import Problem, SizeLimitError, ValidationError
+from ..events.stream import sniff_sse
 
 T = TypeVar("T")
 
@@ -356,3 +359,35 @@ def _jsonl(stream: Readable, kind: str, first: Any, second: bytes | None) -> Ite
             yield f"/{index}", value, problem
             index += 1
         line = _read_line(stream, max_bytes)
+
+
+# ---- what an input holds, told from its first bytes (events, reduce, serve, parse) ----
+
+_EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
+_ROLE = re.compile(rb'"role"\s*:\s*"[A-Za-z]+"')
+
+
+def looks_like(head: bytes) -> str | None:
+    """ "events" or "messages" when the start of a file clearly holds one of them, else None."""
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if sniff_sse(text) or _EVENT_TYPE.search(text):
+        return "events"
+    if text[:1] in (b"{", b"[") and _ROLE.search(text):
+        return "messages"
+    return None
+
+
+def binary(head: bytes) -> str | None:
+    """What shows that input starting with ``head`` is binary data, not text (JSON lines, SSE, a JSON array):
+    a NUL byte (JSON and SSE text never hold one) or mostly bytes that are not text; None when it is text or
+    starts as events do. A text file that does not start with an event (a log line first) is not refused: its
+    bad lines are said one by one, its events reduced."""
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not text or text[:1] in b"{[" or sniff(text) is not False:
+        return None
+    shown = f"it starts with {text[:8]!r}"
+    if b"\x00" in text:
+        return f"binary data ({shown}, a NUL byte at byte {head.index(0)})"
+    decoded = text.decode("utf-8", "replace")
+    odd = sum(1 for c in decoded if c == "\ufffd" or (c < " " and c not in "\t\n\r\f\v"))
+    return f"binary data ({shown})" if odd * 8 > len(decoded) else None

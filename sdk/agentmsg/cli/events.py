@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-import re
 from collections.abc import Iterator
 from typing import IO, Any, TextIO
 
@@ -13,12 +12,11 @@ import orjson
 
 from agentmsg_models.generate_reason import GenerateReason
 
-from .._sse import sniff
 from ..errors import ValidationError
 from ..events.emitter import iter_events
 from ..events.reducer import Reducer
 from ..events.sse import encode_sse_event
-from ..events.stream import CHUNK, reduce_stream, sniff_sse
+from ..events.stream import CHUNK, reduce_stream
 from ..message import AssistantMessage, Msg
 from ._io import (
     EXIT_INTERRUPTED,
@@ -27,44 +25,17 @@ from ._io import (
     EXIT_USAGE,
     Peeked,
     UsageError,
+    binary,
     command_limits,
     exit_status,
     limit_options,
+    looks_like,
     open_binary,
     print_problems,
     reading,
     records,
     whole_number,
 )
-
-_EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
-_ROLE = re.compile(rb'"role"\s*:\s*"[A-Za-z]+"')
-
-
-def looks_like(head: bytes) -> str | None:
-    """ "events" or "messages" when the start of a file clearly holds one of them, else None."""
-    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    if sniff_sse(text) or _EVENT_TYPE.search(text):
-        return "events"
-    if text[:1] in (b"{", b"[") and _ROLE.search(text):
-        return "messages"
-    return None
-
-
-def binary(head: bytes) -> str | None:
-    """What shows that input starting with ``head`` is binary data, not text (JSON lines, SSE, a JSON array):
-    a NUL byte (JSON and SSE text never hold one) or mostly bytes that are not text; None when it is text or
-    starts as events do. A text file that does not start with an event (a log line first) is not refused: its
-    bad lines are said one by one, its events reduced."""
-    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    if not text or text[:1] in b"{[" or sniff(text) is not False:
-        return None
-    shown = f"it starts with {text[:8]!r}"
-    if b"\x00" in text:
-        return f"binary data ({shown}, a NUL byte at byte {head.index(0)})"
-    decoded = text.decode("utf-8", "replace")
-    odd = sum(1 for c in decoded if c == "\ufffd" or (c < " " and c not in "\t\n\r\f\v"))
-    return f"binary data ({shown})" if odd * 8 > len(decoded) else None
 
 
 def _peeked(source: IO[bytes], path: str) -> tuple[bytes, Iterator[bytes]]:

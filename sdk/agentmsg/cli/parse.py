@@ -35,6 +35,7 @@ from ._io import (
     EXIT_INVALID,
     EXIT_OK,
     UsageError,
+    binary,
     chunks_of,
     command_limits,
     exit_status,
@@ -43,7 +44,6 @@ from ._io import (
     read_bytes,
     whole_number,
 )
-from .events import binary
 
 
 def _events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bool]]:

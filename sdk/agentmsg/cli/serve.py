@@ -12,8 +12,7 @@ from typing import IO, Any, TextIO
 
 from ..errors import Problem
 from ..events.stream import CHUNK, read_events
-from ._io import EXIT_OK, UsageError, exit_status, open_binary, whole_number
-from .events import binary, looks_like
+from ._io import EXIT_OK, UsageError, binary, exit_status, looks_like, open_binary, whole_number
 
 
 def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -> Iterator[Any]:

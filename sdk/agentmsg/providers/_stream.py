@@ -156,21 +156,8 @@ class BaseStreamParser:
         if self.done:
             self._past_end(event, data)
             return
-        if type(data) is bytes:  # a simple event's data from the C scanner: UTF-8, checked; orjson reads it as is
-            if problem is None and data[:1] == b"{":
-                try:
-                    obj = orjson.loads(data)
-                except orjson.JSONDecodeError:
-                    pass  # read again below, as text, to say why
-                else:
-                    if type(obj) is dict:  # (_dispatch, inline: the common payload)
-                        self.builder.payload = data
-                        try:
-                            self.payload(event, obj)
-                        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-                            self._shape(exc)
-                        return
-            data = data.decode("utf-8")
+        if type(data) is bytes:  # a simple event's data from the C scanner (UTF-8, checked) that feed's inline
+            data = data.decode("utf-8")  # path did not take (not an object, not JSON): read as text, to say why
         assert isinstance(data, str)  # (for the type checker)
         if problem is RAW_JSON or problem is RAW_CUT:
             if not self._raw(data, problem):

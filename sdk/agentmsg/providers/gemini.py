@@ -446,11 +446,17 @@ def _cut_call(b: StreamBuilder, i: int, calls: _Calls, why: str) -> None:
     into JSON the model did not write: the message keeps them raw, with ``argumentsError``), and it is said."""
     assert calls.open is not None
     b.incomplete_call(calls.open, why, choice=i)
-    held = calls.writer.pending() if calls.writer is not None else ""
-    if held:  # updates the writer held (see json_fragment_writer): they came, so they are kept too
-        b.tool_call(calls.open, choice=i, arguments=held)
+    _write_held(b, i, calls)
     b.end_tool_call(calls.open, choice=i)
     calls.open, calls.writer = None, None
+
+
+def _write_held(b: StreamBuilder, i: int, calls: _Calls) -> None:
+    """Updates the open call's writer held (see json_fragment_writer): they came, so they are kept too, in its
+    arguments as they are."""
+    held = calls.writer.pending() if calls.open is not None and calls.writer is not None else ""
+    if held:
+        b.tool_call(calls.open, choice=i, arguments=held)
 
 
 def _media_part(b: StreamBuilder, i: int, part: Mapping[str, Any]) -> None:
@@ -654,9 +660,7 @@ class StreamParser(BaseStreamParser):
         # No payload comes after this one (an error, a cut, the end): updates a call's writer held are
         # written into its arguments (they came), before the reply closes the call.
         for i, calls in self._calls.items():
-            held = calls.writer.pending() if calls.open is not None and calls.writer is not None else ""
-            if held:
-                self.builder.tool_call(calls.open, choice=i, arguments=held)
+            _write_held(self.builder, i, calls)
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         if _payload(self.builder, obj, self._calls):
