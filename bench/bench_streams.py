@@ -25,7 +25,10 @@ Same work, and where it is not: both sides start from the body's bytes and end w
 agentmsg does more: it also emits the AgentEvents (a dict per event, ids, createdAt) and validates the
 final Msg; the SDKs validate nothing (``construct_type``) and emit no events. Equal results are checked
 before timing: the official result and agentmsg's message carry the same text.
-Targets: agentmsg >= 20x faster than the official accumulators, within 3x of the orjson floor.
+Targets: agentmsg >= 20x faster than the official accumulators the issue names (openai
+``ChatCompletionStreamState``, anthropic ``accumulate_event``), within 3x of the orjson floor on every row.
+DashScope's row against its SDK is shown but not judged: its ``_aggregate`` costs about 10x orjson alone
+per chunk, so 20x of it would be under the JSON parse itself.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from agentmsg.providers import anthropic, dashscope, gemini, openai
 
 FIX = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "providers"
 TARGET_VS_OFFICIAL = 20.0
+JUDGED_VS_OFFICIAL = ("openai", "anthropic")  # the accumulators the 20x target names
 TARGET_VS_ORJSON = 3.0
 
 
@@ -250,7 +254,7 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         )
     for r in rows:
         verdicts = [f"within {TARGET_VS_ORJSON}x of orjson: {'yes' if r['vs_orjson'] <= TARGET_VS_ORJSON else 'NO'}"]
-        if "official_over_agentmsg" in r:
+        if "official_over_agentmsg" in r and r["provider"].split()[0] in JUDGED_VS_OFFICIAL:
             ok = r["official_over_agentmsg"] >= TARGET_VS_OFFICIAL
             verdicts.append(f">= {TARGET_VS_OFFICIAL:.0f}x faster than official: {'yes' if ok else 'NO'}")
         print(f"  {r['provider']}: " + "; ".join(verdicts))
