@@ -96,6 +96,16 @@ export function build(reply: Reply, interrupted: boolean, defaultName: string | 
   const reason = interrupted ? "INTERRUPTED" : reply.reason;
   if (reason !== null) metadata.agentscope_generate_reason = reason;
   const usage = reply.usage !== null ? { ...reply.usage } : Object.hasOwn(result, "usage") ? result.usage : null;
+  if (reply.usage === null && isObject(usage)) {
+    // AGENT_RESULT's usage reaches the message as it is: a count beyond 2^53 may have lost its last digits
+    // in a JS number (Python keeps it exact), which is said, as for the counts MODEL_CALL_END gives (rule
+    // precision, JavaScript only).
+    for (const [key, count] of Object.entries(usage)) {
+      if (key !== "time" && typeof count === "number" && Math.abs(count) > Number.MAX_SAFE_INTEGER) {
+        st?.add({ pointer: `/${reply.resultAt}${pointerOf(["result", "usage", key])}`, rule: "precision", message: `usage ${key} ${count} is beyond 2^53: a JavaScript number may not hold it exactly` });
+      }
+    }
+  }
   // Ids and names come from the stream: only non-empty strings (ids) and strings (names) are used.
   const id = [result.id, reply.msgId].find((v) => typeof v === "string" && v !== "") ?? reply.fallbackId;
   const name = [result.name, reply.name].find((v) => typeof v === "string") ?? defaultName;

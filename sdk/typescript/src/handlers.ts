@@ -120,10 +120,12 @@ function agentEnd(st: State, e: Obj, i: number): void {
   closeReply(st, reply, false);
 }
 
-function agentResult(st: State, e: Obj): void {
+function agentResult(st: State, e: Obj, i: number): void {
   const result = req(e, "result");
   if (!isObject(result)) throw new Malformed("type", "result is not an object");
-  st.current().result = result;
+  const reply = st.current();
+  reply.result = result;
+  reply.resultAt = i;
 }
 
 function modelStart(st: State, e: Obj): void {

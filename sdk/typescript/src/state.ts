@@ -110,8 +110,9 @@ export class Reply {
   reason: Json = null;
   meta: Obj = {};
   hitl: Json[] = [];
-  /** AGENT_RESULT's message. */
+  /** AGENT_RESULT's message, and the index of the event that gave it. */
   result: Json = null;
+  resultAt = -1;
   modelOpen = 0;
   finishReason: string | null = null;
   model: string | null = null;
