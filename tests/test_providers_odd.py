@@ -1652,6 +1652,67 @@ def test_a_raw_json_value_over_the_event_limit_is_dropped_and_said(monkeypatch: 
     assert reduce_ok(events).text_content == "a"
 
 
+#: A reply's first text ("hi") as each provider streams it, for the framing tests of every provider
+HI = {
+    "openai": sse(chunk({"content": "hi"}), done=False),
+    "anthropic": ev("message_start", message={"id": "m1", "model": "c", "role": "assistant", "content": []})
+    + ev("content_block_start", index=0, content_block={"type": "text", "text": ""})
+    + ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "hi"}),
+    "gemini": sse(gem({"text": "hi"}), done=False),
+    "dashscope": b'id:1\nevent:result\n:HTTP_STATUS/200\ndata:{"output":{"choices":[{"message":'
+    b'{"role":"assistant","content":"hi"},"finish_reason":"null"}]},"request_id":"q"}\n\n',
+}
+
+
+@pytest.mark.parametrize("provider", sorted(HI))
+@pytest.mark.parametrize(
+    "error",
+    [b'{"code": "Throttling", "message": "boom"}\n', b'{\n  "code": "Throttling",\n  "message": "boom"\n}\n'],
+    ids=["one-line", "pretty"],
+)
+def test_an_error_event_whose_data_is_a_raw_json_value_is_the_providers_error(provider: str, error: bytes) -> None:
+    # `event: error`, then the error as a JSON value with no `data:`: the value is that event's data (the event
+    # name was lost, and with it the error for the providers that know an error by its event: a payload of no
+    # choices, a foreign payload, nothing said)
+    module = agentmsg.providers.get(provider)
+    bodies = [HI[provider] + name + error + b"\n" for name in (b"event: error\n", b"event:error\n")]
+    if b"\n  " not in error:  # and as the event's data (Gemini read it as a response of nothing, said nothing)
+        bodies.append(HI[provider] + b"event: error\ndata: " + error + b"\n")
+    for body in bodies:
+        events = list(module.parse_stream(body))
+        msg = reduce_ok(events)
+        meta = msg.to_dict()["metadata"]
+        assert msg.text_content == "hi" and meta["agentscope_generate_reason"] == "INTERRUPTED"
+        assert len(meta["agentmsg_errors"]) == 1 and "boom" in meta["agentmsg_errors"][0]["message"]
+        assert said(events) == (["sse"] if b"data:" not in body[len(HI[provider]) :] else [])
+
+
+def test_an_error_event_with_data_before_a_raw_json_value_keeps_its_own_data() -> None:
+    # the event had its data: it is dispatched as it is, and the raw value after it is a payload of its own
+    body = HI["openai"] + b'event: error\ndata: {"message": "first"}\n{"error": {"message": "second"}}\n\n'
+    events = list(openai.parse_stream(body))
+    meta = reduce_ok(events).to_dict()["metadata"]
+    assert [e["message"] for e in meta["agentmsg_errors"]] == ["first"]
+    assert said(events) == ["order"]  # the raw value came after the error that ended the reply: skipped, said
+
+
+@pytest.mark.parametrize("size", [1, 7, 10_000])
+def test_a_raw_json_value_with_invalid_utf8_is_said_as_read_outside_a_field_and_as_replaced(size: int) -> None:
+    # two things happened, each said once: the value was read outside any SSE field (sse), and bytes were
+    # replaced (utf-8); the raw value was said as utf-8 only
+    body = HI["gemini"] + b'{"error": {"code": 500, "message": "bad \xff byte", "status": "INTERNAL"}}\n'
+    parser = gemini.StreamParser()
+    events = [e for k in range(0, len(body), size) for e in parser.feed(body[k : k + size])] + parser.close()
+    meta = reduce_ok(events).to_dict()["metadata"]
+    assert meta["agentmsg_errors"][0]["message"] == "bad \ufffd byte"
+    assert said(events) == ["sse", "utf-8"]
+    # a cut one is skipped whole: said as read outside a field and cut, its bytes not read
+    cut = HI["gemini"] + b'{"error": {"code": 500, "message": "bad \xff byte",\n\n'
+    events = list(gemini.parse_stream(cut))
+    assert said(events) == ["sse", "incomplete"]
+    assert reduce_ok(events).text_content == "hi"
+
+
 NO_FINISH = {
     "openai": {
         "id": "gen-1",

@@ -9,13 +9,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+import attrs
+
 from .._limits import limits
 from .._lines import LineSplitter, Run
 from .._sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEDecoder, SSEEvent, _event_end
 from .._values import ValueSplitter
 from ..errors import Problem
 
-__all__ = ["RAW_CUT", "RAW_JSON", "TRAILING", "Framer", "as_chunks", "without_http_heads"]
+__all__ = ["RAW_CUT", "RAW_JSON", "TRAILING", "Framer", "RawUTF8", "as_chunks", "without_http_heads"]
 
 
 def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | str]:
@@ -36,6 +38,15 @@ TRAILING = Problem("", "incomplete", "the stream ended inside this payload (no e
 RAW_JSON = Problem("", "sse", "a JSON value on lines of no SSE field (no `data:`) is read as a payload")
 #: Such a value that ended (a blank line, an SSE field, the end of the body) before its brackets balanced.
 RAW_CUT = Problem("", "incomplete", "a JSON value on lines of no SSE field ended before it was whole")
+
+
+@attrs.frozen
+class RawUTF8(Problem):
+    """A whole JSON value of no SSE field (as :data:`RAW_JSON`) that held invalid UTF-8, replaced by U+FFFD (rule
+    ``utf-8``): the parser says both, each once (the value read outside a field as ``sse``, the bytes replaced
+    as ``utf-8``)."""
+
+
 _SSE_FIELDS = (b"data", b"event", b"id", b"retry")
 _OPENERS = (b"{", b"[")
 _RAW_MARK = "\x00raw JSON value"  # _ProviderSSE._event while a raw JSON value is read (never dispatched)
@@ -58,6 +69,7 @@ class _ProviderSSE(JSONDataDecoder):
         self._raw_depth: int | None = 0  # its open brackets (None: unknown, an overlong line was dropped)
         self._raw_size = 0
         self._raw_problem: Problem | None = None  # the value was dropped (over a size limit)
+        self._raw_event = "message"  # its event name: an ``event:`` line just before it, with no data, names it
 
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
         if self._raw is not None:
@@ -67,8 +79,12 @@ class _ProviderSSE(JSONDataDecoder):
             self._raw_end(out, RAW_CUT)  # a blank line or an SSE field: the value ends here, cut
         elif line[:1] in _OPENERS or (line[:1] in b" \t" and line.lstrip(b" \t")[:1] in _OPENERS):
             # (no SSE field starts so): a JSON value outside any field
+            named = self._event if not self._data and self._problem is None else ""
             if self._data or self._problem is not None or self._event or self._retry is not None:
                 SSEDecoder._process(self, b"", out)  # the event before it, in its place
+            # An event name with no data before it (``event: error``, then the error as a raw JSON value) is the
+            # value's: the value is that event's data (else the name was lost, and the error with it)
+            self._raw_event = named or "message"
             self._raw, self._raw_depth, self._raw_size, self._raw_problem = [], 0, 0, None
             # While the value is read, the decoder is inside an event (SSEDecoder._inside_event, which this mark
             # makes true at no cost to the common chunk): the next chunk's lines go to the line parser, in order,
@@ -111,17 +127,18 @@ class _ProviderSSE(JSONDataDecoder):
         self._event = ""
         assert raw is not None
         if self._raw_problem is not None:
-            out.append(SSEEvent("", "message", self._id, None, self._raw_problem))
+            out.append(SSEEvent("", self._raw_event, self._id, None, self._raw_problem))
             return
         data = b"\n".join(raw)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             text = data.decode("utf-8", "replace")
-            problem = Problem(
-                "", "utf-8", f"invalid UTF-8 (byte {exc.start} of a JSON value of no SSE field) replaced by U+FFFD"
-            )
-        out.append(SSEEvent(text, "message", self._id, None, problem))
+            if problem is RAW_JSON:  # (a cut value is skipped whole: its bytes are not read)
+                problem = RawUTF8(
+                    "", "utf-8", f"invalid UTF-8 (byte {exc.start} of a JSON value of no SSE field) replaced by U+FFFD"
+                )
+        out.append(SSEEvent(text, self._raw_event, self._id, None, problem))
 
     def _overlong(self) -> None:
         if self._raw is None:

@@ -25,7 +25,7 @@ from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
 from ..message import Msg
 from ._builder import StreamBuilder
-from ._framing import RAW_CUT, RAW_JSON, TRAILING, Framer, as_chunks
+from ._framing import RAW_CUT, RAW_JSON, TRAILING, Framer, RawUTF8, as_chunks
 
 __all__ = ["BaseStreamParser", "read_response", "response_message", "run_parser"]
 
@@ -159,10 +159,10 @@ class BaseStreamParser:
         if type(data) is bytes:  # a simple event's data from the C scanner (UTF-8, checked) that feed's inline
             data = data.decode("utf-8")  # path did not take (not an object, not JSON): read as text, to say why
         assert isinstance(data, str)  # (for the type checker)
-        if problem is RAW_JSON or problem is RAW_CUT:
+        if problem is RAW_JSON or problem is RAW_CUT or type(problem) is RawUTF8:
             if not self._raw(data, problem):
                 return
-            problem = None
+            problem = None if problem is RAW_JSON else problem  # (invalid UTF-8 in it is said too, as utf-8)
         if problem is not None and problem is not TRAILING:
             self.builder.problem(problem.rule, f"{problem.message}: {'skipped' if not data else 'payload kept'}")
             if not data:

@@ -663,6 +663,8 @@ class StreamParser(BaseStreamParser):
             _write_held(self.builder, i, calls)
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
+        if event == "error" and not obj.get("error"):  # an SSE error event (a proxy's): its data is the error
+            obj = {"error": obj}
         if _payload(self.builder, obj, self._calls):
             self.end_at_error()  # the provider's error ends the reply (the SDK's stream raises there)
 
