@@ -1713,6 +1713,113 @@ def test_a_raw_json_value_with_invalid_utf8_is_said_as_read_outside_a_field_and_
     assert reduce_ok(events).text_content == "hi"
 
 
+def _nameless(provider: str, name: Any, whole: bool) -> Any:
+    """A reply with one tool call (arguments {"a": 1}) whose function name is ``name`` (None: no name key)."""
+    named = {} if name is None else {"name": name}
+    if provider == "openai":
+        call = {"index": 0, "id": "call_1", "type": "function", "function": {**named, "arguments": '{"a": 1}'}}
+        if whole:
+            del call["index"]
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            return {
+                "id": "c1",
+                "model": "m",
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+            }
+        return sse(chunk({"tool_calls": [call]}), chunk({}, "tool_calls"))
+    if provider == "anthropic":
+        block = {"type": "tool_use", "id": "t1", **named, "input": {}}
+        if whole:
+            return {
+                "id": "m1",
+                "type": "message",
+                "role": "assistant",
+                "model": "c",
+                "content": [{**block, "input": {"a": 1}}],
+                "stop_reason": "tool_use",
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            }
+        return (
+            ev("message_start", message={"id": "m1", "model": "c", "role": "assistant", "content": []})
+            + ev("content_block_start", index=0, content_block=block)
+            + ev("content_block_delta", index=0, delta={"type": "input_json_delta", "partial_json": '{"a": 1}'})
+            + ev("content_block_stop", index=0)
+            + ev("message_delta", delta={"stop_reason": "tool_use"}, usage={"output_tokens": 1})
+            + ev("message_stop")
+        )
+    if provider == "gemini":
+        body = gem({"functionCall": {**named, "args": {"a": 1}}}, finish="STOP")
+        return body if whole else sse(body, done=False)
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {**named, "arguments": '{"a": 1}'}}
+    message = {"role": "assistant", "content": "", "tool_calls": [call]}
+    body = {"output": {"choices": [{"message": message, "finish_reason": "tool_calls"}]}, "request_id": "q"}
+    return body if whole else b"data:" + orjson.dumps(body) + b"\n\n"
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["stream", "whole"])
+@pytest.mark.parametrize("provider", sorted(HI))
+def test_a_tool_call_that_never_gets_a_name_is_said_once(provider: str, whole: bool) -> None:
+    module = agentmsg.providers.get(provider)
+
+    def read(name: Any) -> tuple[agentmsg.AssistantMessage, list[str]]:
+        body = _nameless(provider, name, whole)
+        events = module.response_events(body) if whole else list(module.parse_stream(body))
+        return reduce_ok(events), said(events)
+
+    for name in (None, ""):  # kept with an empty name, and said (it was not)
+        msg, rules = read(name)
+        (call,) = msg.blocks("tool_use")
+        assert call.name == "" and call.input == {"a": 1}
+        assert rules == ["required"]
+    # a name that is no text is said as such, once, and not again as missing (an earlier attempt said both);
+    # Gemini made it text ("5"), unsaid; Anthropic skipped the whole call (its id and input lost)
+    msg, rules = read(5)
+    (call,) = msg.blocks("tool_use")
+    assert call.name == "" and call.input == {"a": 1} and rules == ["type"]
+    msg, rules = read("f")
+    assert [c.name for c in msg.blocks("tool_use")] == ["f"] and rules == []
+
+
+def test_a_bad_name_repeated_by_each_cumulative_chunk_is_said_once() -> None:
+    def chunk_of(args: str, finish: str = "null") -> bytes:
+        call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": 5, "arguments": args}}
+        message = {"role": "assistant", "content": "", "tool_calls": [call]}
+        body = {"output": {"choices": [{"message": message, "finish_reason": finish}]}, "request_id": "q"}
+        return b"data:" + orjson.dumps(body) + b"\n\n"
+
+    events = list(dashscope.parse_stream(chunk_of('{"a"') + chunk_of('{"a": 1') + chunk_of('{"a": 1}', "tool_calls")))
+    assert calls(reduce_ok(events)) == [("call_1", "", {"a": 1})]
+    assert said(events) == ["type"]
+
+
+def test_a_call_waiting_for_its_name_is_not_started_nameless_when_a_later_call_ends() -> None:
+    # call_a has no name yet; call_b ends (a new id at its index): call_a was started then with name "", and its
+    # name, which came later, was lost, unsaid (the reducer keeps the START's name)
+    body = sse(
+        chunk({"tool_calls": [tc(0, "call_a", args="{}")]}),
+        chunk({"tool_calls": [tc(1, "call_b", "g", "{}")]}),
+        chunk({"tool_calls": [tc(1, "call_c", "h", "{}")]}),
+        chunk({"tool_calls": [tc(0, name="f")]}, "tool_calls"),
+    )
+    events = list(openai.parse_stream(body))
+    assert calls(reduce_ok(events)) == [("call_a", "f", {}), ("call_b", "g", {}), ("call_c", "h", {})]
+    assert said(events) == []
+
+
+def test_gemini_an_empty_function_call_after_a_call_ended_is_no_call() -> None:
+    # the last update of a streamed call lacked willContinue (the call ended there), then the usual closing
+    # `functionCall: {}`: it made a second call, nameless, with arguments {} the model never wrote
+    body = sse(
+        gem({"functionCall": {"name": "f", "willContinue": True}}),
+        gem({"functionCall": {"partialArgs": [{"jsonPath": "$.a", "numberValue": 1}]}}),
+        gem({"functionCall": {}}, finish="STOP"),
+        done=False,
+    )
+    events = list(gemini.parse_stream(body))
+    assert [(c.name, c.input) for c in reduce_ok(events).blocks("tool_use")] == [("f", {"a": 1})]
+    assert said(events) == []
+
+
 NO_FINISH = {
     "openai": {
         "id": "gen-1",

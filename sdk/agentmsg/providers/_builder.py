@@ -63,7 +63,19 @@ NOT_KEPT_EVENT = "agentmsg.not-kept"  # CUSTOM event name: provider data the mes
 
 
 class _Call:
-    __slots__ = ("args", "given", "id", "late_signature", "name", "open", "said", "started", "text")
+    __slots__ = (
+        "args",
+        "ended",
+        "given",
+        "id",
+        "late_signature",
+        "name",
+        "name_said",
+        "open",
+        "said",
+        "started",
+        "text",
+    )
 
     def __init__(self, call_id: str, name: str | None) -> None:
         self.id = call_id
@@ -71,9 +83,11 @@ class _Call:
         self.name = name
         self.open = True
         self.started = False
+        self.ended = False  # it ended before it could start (a call before it waits for its name): its END waits
         self.args = False  # whether an argument delta was emitted
         self.text: list[str] = []  # its argument fragments, read once when the reply ends (see _check_arguments)
         self.said = False  # its arguments were said to be unfinished (see incomplete_call)
+        self.name_said = False  # a name of it that is no text, or its having none, was said (said once)
         #: a thought signature that came after the call started without one (a later part of a streamed
         #: Gemini call): sent with its TOOL_CALL_END, as the call's metadata
         self.late_signature: str | None = None
@@ -394,16 +408,13 @@ class StreamBuilder:
         the provider's, or one derived when the provider gave none): a call whose name comes after its id,
         or its id after its name, or either after a later call's first fragment, keeps its name, its id and
         its place. Fragments that come before are held until it starts, or until the call (or the stream)
-        ends."""
-        if not (
-            _text_or_none(call_id)
-            and _text_or_none(name)
-            and _text_or_none(arguments)
-            and _text_or_none(thought_signature)
-        ):
-            self._not_text(
-                "a tool call's id, name, arguments or thought signature", call_id, name, arguments, thought_signature
-            )
+        ends. A name that is no text is said (``type``, once per call) and left out, the rest of the fragment
+        kept; a call that ends with no name is said (``required``) unless that was said of it."""
+        bad_name = name
+        if type(name) is not str:
+            name = None
+        if not (_text_or_none(call_id) and _text_or_none(arguments) and _text_or_none(thought_signature)):
+            self._not_text("a tool call's id, arguments or thought signature", call_id, arguments, thought_signature)
             return
         c = self.choice(choice)
         call = c.calls.get(key)
@@ -423,6 +434,9 @@ class StreamBuilder:
                 self._pending[id(call)] = []
         elif call.id.startswith("\x00") and call_id:
             call.id = call.given = call_id  # an id that arrives late
+        if bad_name is not name and not call.name_said:  # (bad_name is not None: no text)
+            call.name_said = True
+            self._problem_at(c, "type", f"a tool call's name is not a string (a JSON {json_type(bad_name)}): left out")
         if name and not call.name:
             call.name = name
         elif name and name != call.name and id(call) not in self._renamed:
@@ -448,13 +462,18 @@ class StreamBuilder:
                 self._pending[id(call)].append(arguments)
 
     def _ready(self, call: _Call) -> bool:
-        """A waiting call can start: it has its name (and its id, see :attr:`ids_expected`)."""
-        return bool(call.name) and not (self.ids_expected and call.id.startswith("\x00"))
+        """A waiting call can start: it has its name (and its id, see :attr:`ids_expected`), or it ended (no more
+        of it comes: it starts as it is)."""
+        return call.ended or (bool(call.name) and not (self.ids_expected and call.id.startswith("\x00")))
 
     def _start_ready(self, c: _Choice) -> None:
-        """Start the waiting calls that are ready (:meth:`_ready`), in order, up to the first that is not."""
+        """Start the waiting calls that are ready (:meth:`_ready`), in order, up to the first that is not; one
+        that ended while it waited ends too."""
         while c.waiting and self._ready(c.waiting[0]):
-            self._start_call(c, c.waiting.pop(0))
+            call = c.waiting.pop(0)
+            self._start_call(c, call)
+            if call.ended:
+                self._end_started(c, call)
 
     def _start_call(self, c: _Choice, call: _Call) -> None:
         if call.id.startswith("\x00"):
@@ -498,19 +517,26 @@ class StreamBuilder:
         self._end_call(c, call)
 
     def _end_call(self, c: _Choice, call: _Call) -> None:
-        if not call.started:  # it starts as it is, and so do the calls before it
-            while c.waiting:
-                first = c.waiting.pop(0)
-                self._start_call(c, first)
-                if first is call:
-                    break
-            self._start_ready(c)
+        if not call.started:
+            # No more of it comes: it starts as it is, once every call before it has started (one before it that
+            # waits for its name may still get it: it is not started nameless for this one), and ends then.
+            if call.open:
+                call.open, call.ended = False, True
+                self._start_ready(c)
+            return
         if call.open:
-            call.open = False
-            end: dict[str, Any] = {"replyId": c.reply_id, "toolCallId": call.id, "toolCallName": call.name or ""}
-            if call.late_signature:
-                end["metadata"] = {"thoughtSignature": call.late_signature}
-            self._ev(c, "TOOL_CALL_END", **end)
+            self._end_started(c, call)
+
+    def _end_started(self, c: _Choice, call: _Call) -> None:
+        """The END of a started call (said when it has no name, :meth:`tool_call`)."""
+        call.open = False
+        if not call.name and not call.name_said and c.error is None:  # (a cut reply: the cut is said)
+            call.name_said = True
+            self._problem_at(c, "required", f"tool call {call.id[:80]!r} ended without a name: kept with an empty name")
+        end: dict[str, Any] = {"replyId": c.reply_id, "toolCallId": call.id, "toolCallName": call.name or ""}
+        if call.late_signature:
+            end["metadata"] = {"thoughtSignature": call.late_signature}
+        self._ev(c, "TOOL_CALL_END", **end)
 
     def incomplete_call(self, key: Any, why: str, *, choice: int = 0) -> None:
         """The call at ``key`` is left unfinished by the provider (Gemini: the reply finished, or a new call
@@ -752,6 +778,10 @@ class StreamBuilder:
         for call in list(c.calls.values()):
             if call.open:
                 self._end_call(c, call)
+        if c.waiting:  # (none is left: each waiting call is open under its key, or ended; but never lose one)
+            for call in c.waiting:
+                call.open, call.ended = False, True
+            self._start_ready(c)
         if c.error is None and c.calls_by_id:
             self._check_arguments(c)
         if c.reason is None and c.normal and c.calls_by_id:

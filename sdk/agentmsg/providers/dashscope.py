@@ -436,7 +436,7 @@ class _Reader:
                 key,
                 choice=i,
                 call_id=call_id or None,
-                name=name if isinstance(name, str) else None,
+                name=name,  # (one that is no text is said by the builder, once per call)
                 arguments=args if isinstance(args, str) and not by_delta else None,
             )
             if by_delta:  # cumulative (or not known yet): the arguments' new text, per call

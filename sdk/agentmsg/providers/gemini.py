@@ -407,6 +407,8 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
     if key is not None and isinstance(name, str) and name:  # a new call: the one streaming was left unfinished
         _cut_call(b, i, calls, "a new function call began while the one before was streaming its arguments")
         key = None
+    if key is None and sig is None and fc.keys() <= {"willContinue"}:
+        return  # an empty functionCall with no call streaming (the end of one whose last update ended it): nothing
     if key is None:
         calls.count += 1
         key = f"fc{calls.count}"
@@ -415,7 +417,7 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
             key,
             choice=i,
             call_id=fid if isinstance(fid, str) and fid else None,
-            name=str(name or ""),
+            name=name,  # (one that is no text is said by the builder: it was made text, 5 -> "5")
             thought_signature=sig,
         )
         args = fc.get("args")

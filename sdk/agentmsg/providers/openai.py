@@ -411,7 +411,7 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
             key,
             choice=i,
             call_id=b.string(tc.get("id"), "a tool call's id"),
-            name=b.string(fn.get("name"), "a tool call's name"),
+            name=fn.get("name"),  # (one that is no text is said by the builder, once per call)
             arguments=args,
             thought_signature=b.string(sig, "a thought signature"),
         )
