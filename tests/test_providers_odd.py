@@ -1820,6 +1820,31 @@ def test_gemini_an_empty_function_call_after_a_call_ended_is_no_call() -> None:
     assert said(events) == []
 
 
+def test_dashscope_model_name_is_the_model_and_what_else_an_output_says_is_said_as_not_kept() -> None:
+    # qwen-mt names the model in output.model_name (it was dropped: no agentmsg_model); qwen-image's task_metric,
+    # Qwen-TTS's audio, a choice's logprobs and Qwen-VL OCR's ocr_result beside a part's text were dropped unsaid,
+    # while search_info and tool_info were said as not kept
+    message = {"role": "assistant", "content": [{"text": "INTERNATIONAL", "ocr_result": {"words_info": []}}]}
+    choice = {"finish_reason": "stop", "message": message, "logprobs": {"content": [{"token": "IN", "logprob": -0.1}]}}
+    output = {
+        "choices": [choice],
+        "model_name": "qwen-mt-plus",
+        "task_metric": {"TOTAL": 1, "SUCCEEDED": 1, "FAILED": 0},
+        "audio": {"url": "https://example.com/a.wav", "data": "", "id": "audio_1", "expires_at": 1},
+    }
+    body = {"output": output, "usage": {"input_tokens": 3, "output_tokens": 1}, "request_id": "q1"}
+    streamed = list(dashscope.parse_stream(b"data:" + orjson.dumps(body) + b"\n\n"))
+    for events in (dashscope.response_events(body), streamed):
+        msg = reduce_ok(events)
+        assert msg.text_content == "INTERNATIONAL"
+        assert msg.to_dict()["metadata"]["agentmsg_model"] == "qwen-mt-plus"
+        notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.not-kept"]
+        for key in ("(task_metric)", "(audio)", "(logprobs)", "'ocr_result'"):
+            assert sum(key in n for n in notes) == 1, (key, notes)
+        assert len(notes) == 4
+        assert said(events) == []
+
+
 NO_FINISH = {
     "openai": {
         "id": "gen-1",

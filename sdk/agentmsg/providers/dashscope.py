@@ -184,8 +184,11 @@ _MEDIA_KINDS = ("image", "audio", "video")  # content parts of a reply that beco
 _NOT_KEPT = (
     ("search_info", "web search results"),
     ("tool_info", "the runs of tools the provider runs itself (code interpreter, ...)"),
+    ("task_metric", "the counts of the task's results (images made: TOTAL, SUCCEEDED, FAILED)"),
+    ("audio", "audio outputs (Qwen-TTS's, Omni's: a URL or base64 data, read as no audio block)"),
 )
-_NOT_KEPT_KEYS = frozenset(key for key, _ in _NOT_KEPT)
+#: The output's keys beside its choices that are read (model_name: the model, as qwen-mt says it) or said
+_OUTPUT_KEYS = frozenset(key for key, _ in _NOT_KEPT) | {"model_name"}
 
 
 def _usage(u: Any) -> dict[str, Any] | None:
@@ -207,8 +210,9 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def _choices(output: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any], Any]]:
-    """(index, message, finish_reason) per choice; the legacy ``result_format=text`` output too."""
+def _choices(output: Mapping[str, Any], b: StreamBuilder) -> list[tuple[int, Mapping[str, Any], Any]]:
+    """(index, message, finish_reason) per choice; the legacy ``result_format=text`` output too. A choice's log
+    probabilities (``logprobs: true``) are said as not kept."""
     out: list[tuple[int, Mapping[str, Any], Any]] = []
     choices = output.get("choices")
     if isinstance(choices, list):
@@ -217,11 +221,32 @@ def _choices(output: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any], An
                 i = ch.get("index", position)
                 if type(i) is not int:
                     i = position
+                if ch.get("logprobs"):
+                    b.not_kept(
+                        f"logprobs/{i}",
+                        "log probabilities (logprobs) are not kept (the message has no place for them)",
+                        i,
+                    )
                 m = ch.get("message") or ch.get("delta") or {}
                 out.append((i, m if isinstance(m, dict) else {}, ch.get("finish_reason")))
     elif "text" in output:
         out.append((0, {"content": output.get("text")}, output.get("finish_reason")))
     return out
+
+
+def _part_extras(b: StreamBuilder, i: int, parts: list[Any]) -> None:
+    """What a text part carries beside its text (Qwen-VL OCR's ``ocr_result``: the words and their places):
+    said as not kept, once per key (the text is kept)."""
+    for part in parts:
+        if isinstance(part, dict) and len(part) > 1 and "text" in part:
+            for key in part:
+                if key != "text":
+                    name = str(key)[:40]
+                    b.not_kept(
+                        f"part/{name}/{i}",
+                        f"{name!r} beside a content part's text is not kept (the message has no place for it)",
+                        i,
+                    )
 
 
 def _is_error(obj: Mapping[str, Any]) -> bool:
@@ -344,11 +369,13 @@ class _Reader:
             b.usage_later(_usage, u, "input_tokens")  # with every chunk: converted once, the last
         if not isinstance(output, dict):
             return
-        if len(output) > 1 and not _NOT_KEPT_KEYS.isdisjoint(output):  # (output is mostly {"choices": [...]})
+        if len(output) > 1 and not _OUTPUT_KEYS.isdisjoint(output):  # (output is mostly {"choices": [...]})
+            if b.model is None:
+                b.identify(None, output.get("model_name"))  # (qwen-mt names the model there; nothing else does)
             for key, what in _NOT_KEPT:
                 if output.get(key):
                     b.not_kept(key, f"{what} ({key}) are not kept (the message has no place for them)")
-        for i, m, reason in _choices(output):
+        for i, m, reason in _choices(output, b):
             b.choice(i)
             reasoning = m.get("reasoning_content")
             content = m.get("content")
@@ -358,6 +385,8 @@ class _Reader:
                 self._moves_on(i, carried)
             if reasoning and type(reasoning) is str:
                 self._new_text(i, "reasoning", reasoning, b.thinking)
+            if isinstance(content, list):
+                _part_extras(b, i, content)
             if self.incremental is True and isinstance(content, list):
                 self._parts(i, content)  # each part in its place
             else:
