@@ -11,6 +11,7 @@ event. Agent events over SSE are in :mod:`agentmsg.events.sse`; provider streams
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 import attrs
@@ -28,6 +29,17 @@ _WS = b" \t\r\n"
 _SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
 SNIFF_LIMIT = 1 << 16  # leading blanks beyond this: not SSE
 _WS_OR_BOM = _WS + _BOM[:1]  # the bytes a body may start with before its first field
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_bytes(text: str) -> bytes:
+    """A str chunk as UTF-8. Surrogates (a str holds them only from UTF-16 text, as a JavaScript string does)
+    are read as UTF-16: a pair is one character; a surrogate still alone becomes the invalid byte 0xFF, which
+    the decoder replaces by one U+FFFD and reports (rule ``utf-8``), as ``@agentmsg/client``'s does."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text.encode("utf-8")
+    joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return _SURROGATE.sub("\udcff", joined).encode("utf-8", "surrogateescape")  # U+DCFF: the byte 0xFF
 
 
 @attrs.define
@@ -157,7 +169,9 @@ _scan = speedups.sse_scan if speedups is not None else None
 
 class SSEDecoder:
     """Incremental text/event-stream parser. ``feed(chunk)`` returns the events completed by the chunk;
-    chunks may split anything, even a CRLF or a UTF-8 sequence.
+    chunks may split anything, even a CRLF or a UTF-8 sequence. A ``str`` chunk is read as its UTF-8 bytes;
+    its surrogates as UTF-16 (a pair split across two chunks is one character, a lone one an invalid byte:
+    one U+FFFD, reported), as ``@agentmsg/client``'s decoder reads a string (tests/conformance/sse).
 
     ``max_line_bytes`` and ``max_event_bytes`` (default ``limits['max_event_bytes']``, 64 MiB) bound
     what is held: a longer line is dropped as it arrives (never buffered whole), data beyond the event
@@ -186,12 +200,20 @@ class SSEDecoder:
         #: blank line, so a stream cut inside an event resumes at that event, not after it.
         self.last_event_id = ""
         self._id = ""  # the spec's last event ID buffer: an id line sets it at once
+        self._high = ""  # a high surrogate a str chunk ended with: the next chunk may end its pair
 
     def feed(self, chunk: str | bytes) -> list[SSEEvent]:
         if isinstance(chunk, str):
-            chunk = chunk.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8: reported
-        elif not isinstance(chunk, bytes):
-            chunk = bytes(chunk)
+            if self._high:
+                chunk, self._high = self._high + chunk, ""
+            if chunk and "\ud800" <= chunk[-1] <= "\udbff":
+                chunk, self._high = chunk[:-1], chunk[-1]  # the first half of a pair split across chunks?
+            chunk = _text_bytes(chunk)  # a lone surrogate becomes an invalid byte: reported
+        else:
+            if not isinstance(chunk, bytes):
+                chunk = bytes(chunk)
+            if self._high:
+                chunk, self._high = b"\xff" + chunk, ""  # the held high surrogate stays alone
         if self._head is not None:
             head = self._head + chunk
             if len(head) < len(_BOM) and _BOM.startswith(head):
@@ -331,10 +353,13 @@ class SSEDecoder:
 
     def close(self) -> list[SSEEvent]:
         """End of stream. Per the spec an event not followed by a blank line is not dispatched; so that
-        nothing is dropped silently, when such an event (or a partial line) was pending the result is
-        one event with empty ``data`` and a ``problem`` (rule ``incomplete``); otherwise ``[]``."""
-        pending = bool(self._data or self._line or self._skip or self._problem is not None)
-        out = []
+        nothing is dropped silently, when such an event (or a partial line, or the first bytes of a BOM) was
+        pending the result is one event with empty ``data`` and a ``problem`` (rule ``incomplete``); otherwise
+        ``[]``."""
+        out = self.feed(b"") if self._high else []  # a high surrogate held: alone (an invalid byte)
+        pending = bool(self._data or self._line or self._skip or self._problem is not None or self._head)
+        if self._head:
+            self._head = b""  # (bytes that may have begun a BOM: the stream ended there)
         if pending:
             size = self._size + len(self._line)
             out.append(

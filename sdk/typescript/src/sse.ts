@@ -2,7 +2,8 @@
 // SSEDecoder does (agentmsg/_sse.py): LF, CRLF and CR line ends (also split across chunks), a leading
 // BOM, comment lines, multi-line `data`, `event`, `id` (ignored when it holds NUL) and `retry`. Nothing
 // changes silently: invalid UTF-8 is replaced by U+FFFD as the spec says and reported on the event (rule
-// `utf-8`), and `close()` reports an event the stream ended inside (rule `incomplete`), as Python's does.
+// `utf-8`; in text chunks, a lone UTF-16 surrogate likewise), and `close()` reports an event the stream
+// ended inside (rule `incomplete`), as Python's does. Its limits count UTF-8 bytes, as Python's do.
 
 /** What went wrong while reading an event (Python's SSEEvent.problem): rule `utf-8` (invalid UTF-8 in a
  * `data`, `event` or `id` field was replaced by U+FFFD; the event is otherwise whole) or `incomplete`
@@ -27,16 +28,52 @@ export interface SSEEvent {
 
 const LF = 10;
 const CR = 13;
-/** Python's default `limits.max_event_bytes` (64 MiB): here in UTF-16 code units, which a line of N UTF-8
- * bytes never exceeds (ASCII text counts the same in both). */
+/** Python's default `limits.max_event_bytes` (64 MiB), in UTF-8 bytes. */
 export const MAX_EVENT_LENGTH = 64 * 1024 * 1024;
 
-/** Limits of one SSEDecoder: a longer line, or an event's data beyond `maxEventLength`, is dropped and
- * reported (rules `max-line-bytes`, `max-event-bytes`), as Python's decoder does; memory holds one line
- * or one event's data at the most. */
+/** Limits of one SSEDecoder, in UTF-8 bytes as the stream sends them (Python's SSEDecoder `max_line_bytes`
+ * and `max_event_bytes`, counted the same way: a line without its line end; an event's data lines each
+ * with one more for its line end; an invalid byte as one byte): a longer line, or an event's data beyond
+ * `maxEventLength`, is dropped and reported (rules `max-line-bytes`, `max-event-bytes`), as Python's
+ * decoder does; memory holds one line or one event's data at the most. */
 export interface SSELimits {
   maxLineLength?: number;
   maxEventLength?: number;
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** The length of `text` in UTF-8 bytes (a lone surrogate counts 3, as U+FFFD does), without a copy. */
+export function utf8Length(text: string): number {
+  const first = text.search(NON_ASCII);
+  if (first < 0) return text.length;
+  let n = text.length;
+  for (let i = first; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++, (n += 2); // a pair: 4 bytes
+    else n += 2;
+  }
+  return n;
+}
+
+const SURROGATE = /[\ud800-\udfff]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const encoder = new TextEncoder();
+
+/** `text` as UTF-8, each lone surrogate written as the invalid byte 0xFF: decoded, it is one U+FFFD, reported
+ * (rule `utf-8`), as Python's decoder does with a str chunk. */
+function withInvalidBytes(text: string): Uint8Array {
+  const parts = text.split(LONE_SURROGATE).map((part) => encoder.encode(part));
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, parts.length - 1));
+  let at = 0;
+  parts.forEach((part, k) => {
+    if (k) out[at++] = 0xff;
+    out.set(part, at);
+    at += part.length;
+  });
+  return out;
 }
 
 /** Where a UTF-8 sequence that `bytes` ends inside starts (bytes.length when it ends on a boundary). */
@@ -64,14 +101,20 @@ export class SSEDecoder {
   private bad = false; // the line being read had invalid UTF-8 (replaced by U+FFFD)
   private problem: SSEProblem | null = null;
   private held: string[] = []; // the pieces of the line being read
-  private heldLength = 0;
+  private heldLength = 0; // their UTF-8 bytes
+  private excess = 0; // what U+FFFD replacing invalid bytes adds to the UTF-8 length of the line being read
+  private high: string | null = null; // a high surrogate that ended a text chunk: the next one may end its pair
   private started = false;
   private pendingCR = false;
   private data: string[] = [];
   private eventType = "";
   private eventRetry: number | null = null;
   private skip = false; // dropping the rest of a line over the limit
-  private size = 0; // the event's data so far (code units, a line end each)
+  // The event's data so far, a line end each: in UTF-8 bytes once it may be near the limit (`exact`), before
+  // that in code units (which 3 times bound its bytes, so that most text is never counted byte by byte).
+  private size = 0;
+  private exact = false;
+  private dataExcess = 0; // what U+FFFD for invalid bytes adds to the UTF-8 length of the data lines
   private readonly maxLine: number;
   private readonly maxEvent: number;
 
@@ -81,8 +124,29 @@ export class SSEDecoder {
   }
 
   feed(chunk: string | Uint8Array): SSEEvent[] {
-    if (typeof chunk === "string") return this.feedText(chunk);
+    if (typeof chunk === "string") {
+      // Text: a surrogate pair split across two chunks is one character (UTF-16 text); a surrogate still
+      // alone cannot be UTF-8: it goes through the bytes path as an invalid byte (U+FFFD, reported).
+      let text = chunk;
+      if (this.high !== null) {
+        text = this.high + text;
+        this.high = null;
+      }
+      if (!SURROGATE.test(text)) return this.feedText(text);
+      const last = text.charCodeAt(text.length - 1);
+      if (last >= 0xd800 && last <= 0xdbff) {
+        this.high = text.slice(-1);
+        text = text.slice(0, -1);
+      }
+      return LONE_SURROGATE.test(text) ? this.feed(withInvalidBytes(text)) : this.feedText(text);
+    }
     let bytes = chunk;
+    if (this.high !== null) {
+      this.high = null;
+      bytes = new Uint8Array(chunk.length + 1);
+      bytes[0] = 0xff; // the high surrogate the last text chunk ended with stays alone
+      bytes.set(chunk, 1);
+    }
     if (this.tail !== null) {
       bytes = new Uint8Array(this.tail.length + chunk.length);
       bytes.set(this.tail);
@@ -106,19 +170,24 @@ export class SSEDecoder {
         start = i + 1;
         if (!line.length) continue;
         let text: string;
+        let excess = 0;
         try {
           text = this.strict.decode(line);
         } catch {
           text = this.lossy.decode(line);
           this.bad = true; // the line this piece ends (or goes on with) holds the replacement
+          excess = utf8Length(text) - line.length; // the limits count the bytes sent
         }
-        out.push(...this.feedText(text));
+        out.push(...this.feedText(text, excess));
       }
       return out;
     }
   }
 
-  private feedText(chunk: string): SSEEvent[] {
+  /** `excess`: how many more UTF-8 bytes `chunk` has than the bytes it was decoded from (U+FFFD for invalid
+   * bytes); such a chunk holds at most one line end, at its end. */
+  private feedText(chunk: string, excess = 0): SSEEvent[] {
+    this.excess += excess;
     let text = chunk;
     if (!this.started && text) {
       this.started = true;
@@ -153,22 +222,25 @@ export class SSEDecoder {
           this.pendingCR = true;
         }
       }
+      const excess = this.excess;
+      this.excess = 0;
       if (this.skip) this.skip = false; // the end of a line over the limit: dropped with it
       else if (this.held.length) {
         this.held.push(text.slice(start, end));
         const line = this.held.join("");
         this.held = [];
         this.heldLength = 0;
-        this.line(line, out);
-      } else this.line(text.slice(start, end), out);
+        this.line(line, out, excess);
+      } else this.line(text.slice(start, end), out, excess);
       start = next;
     }
     if (start < length && !this.skip) {
       const rest = text.slice(start);
-      this.heldLength += rest.length;
-      if (this.heldLength > this.maxLine) {
+      this.heldLength += utf8Length(rest);
+      if (this.heldLength - this.excess > this.maxLine) {
         this.held = [];
         this.heldLength = 0;
+        this.excess = 0;
         this.overlong();
         this.skip = true;
       } else this.held.push(rest);
@@ -180,8 +252,9 @@ export class SSEDecoder {
    * nothing is dropped silently, when such an event (or a part of a line) was pending the result is one
    * event with empty `data` and a `problem` (rule `incomplete`), as Python's decoder does; else []. */
   close(): SSEEvent[] {
+    const early = this.high !== null ? this.feed(new Uint8Array(0)) : []; // a high surrogate held: alone
     const pending = this.data.length > 0 || this.held.length > 0 || this.tail !== null || this.problem !== null || this.skip;
-    const out: SSEEvent[] = [];
+    const out: SSEEvent[] = early;
     if (pending) {
       const message = "the stream ended inside an event (what had arrived of it is dropped)";
       out.push({ data: "", event: this.eventType || "message", id: this.lastEventId, retry: this.eventRetry, problem: { rule: "incomplete", message } });
@@ -191,36 +264,42 @@ export class SSEDecoder {
     this.problem = null;
     this.held = [];
     this.heldLength = 0;
-    this.data = [];
+    this.excess = 0;
+    this.clearData();
     this.eventType = "";
     this.eventRetry = null;
     this.started = false;
     this.pendingCR = false;
     this.skip = false;
-    this.size = 0;
     return out;
   }
 
   /** A line over the limit: it is dropped with the event's data (Python: rule max-line-bytes). */
   private overlong(): void {
-    this.data = [];
-    this.size = 0;
-    this.problem = { rule: "max-line-bytes", message: `a line longer than ${this.maxLine} characters was dropped with the event's data` };
+    this.clearData();
+    this.problem = { rule: "max-line-bytes", message: `a line longer than ${this.maxLine} bytes was dropped with the event's data` };
   }
 
-  private line(line: string, out: SSEEvent[]): void {
+  private clearData(): void {
+    this.data = [];
+    this.size = 0;
+    this.exact = false;
+    this.dataExcess = 0;
+  }
+
+  /** One line, without its line end; `excess`: what U+FFFD for invalid bytes adds to its UTF-8 length. */
+  private line(line: string, out: SSEEvent[], excess: number): void {
     const bad = this.bad;
     this.bad = false;
     if (!line) {
       if (this.data.length || this.problem !== null) out.push({ data: this.data.join("\n"), event: this.eventType || "message", id: this.lastEventId, retry: this.eventRetry, problem: this.problem });
-      this.data = [];
-      this.size = 0;
+      this.clearData();
       this.problem = null;
       this.eventType = "";
       this.eventRetry = null;
       return;
     }
-    if (line.length > this.maxLine) {
+    if (line.length > this.maxLine || (line.length * 3 > this.maxLine && utf8Length(line) - excess > this.maxLine)) {
       this.overlong();
       return;
     }
@@ -234,18 +313,26 @@ export class SSEDecoder {
     }
     if (field === "data") {
       if (this.problem !== null && this.problem.rule !== "utf-8") return; // this event's data was dropped
-      this.size += value.length + 1;
+      // (The invalid bytes of a data line are in its value.)
+      if (this.exact) this.size += utf8Length(value) - excess + 1;
+      else {
+        this.size += value.length + 1;
+        this.dataExcess += excess;
+        if (this.size * 3 > this.maxEvent) {
+          this.exact = true; // it may be near the limit: its bytes
+          this.size = this.data.reduce((n, d) => n + utf8Length(d) + 1, utf8Length(value) + 1) - this.dataExcess;
+        }
+      }
       if (this.size > this.maxEvent) {
-        this.data = [];
-        this.size = 0;
-        this.problem = { rule: "max-event-bytes", message: `the event's data is longer than ${this.maxEvent} characters: dropped` };
+        this.clearData();
+        this.problem = { rule: "max-event-bytes", message: `the event's data is longer than ${this.maxEvent} bytes: dropped` };
         return;
       }
       this.data.push(value);
     } else if (field === "event") this.eventType = value;
     else if (field === "id") {
       if (!value.includes("\0")) this.lastEventId = value;
-    } else if (field === "retry" && /^[0-9]+$/.test(value)) {
+    } else if (field === "retry" && /^[0-9]{1,15}$/.test(value)) { // (Python's reader takes at most 15 digits)
       this.eventRetry = Number(value);
       this.retry = this.eventRetry;
     }
