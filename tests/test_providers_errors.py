@@ -372,6 +372,69 @@ def test_anthropic_a_message_not_starting_with_thinking_has_its_first_run_moved(
     assert moved == [("/1/content/1", "thinking-moved")]
 
 
+def _merged(provider: str, *messages: list[Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The first assistant turn of ``q`` + consecutive assistant ``messages`` (merged into it), and the diagnostics."""
+    from tests.oracles import formatted
+
+    r = formatted(provider, [UserMessage("q"), *(AssistantMessage(blocks) for blocks in messages)])
+    turn = r.body["messages" if provider == "anthropic" else "contents"][1]
+    shown = []
+    for p in turn["content" if provider == "anthropic" else "parts"]:
+        kind = p.get("type") or ("thought" if p.get("thought") else "text")
+        shown.append((kind, p.get("thinking") or p.get("text") or ""))
+    return shown, [(d.pointer, d.rule) for d in r.diagnostics]
+
+
+def test_anthropic_thinking_opening_a_merged_message_stays_in_its_place() -> None:
+    """Consecutive assistant messages (a continuation after pause_turn, say) go in one turn, as the API itself
+    would combine them. When that turn starts with thinking, thinking that opens the second message stays after
+    the first message's blocks, where the model produced it: moved ahead of them, its prefix would change (the
+    preserved-thinking check). Only the merge is said. (It was moved to the start of the turn, said thinking-moved.)"""
+    turn, said = _merged("anthropic", [_thinking("1"), TextBlock(text="a")], [_thinking("2"), TextBlock(text="b")])
+    assert turn == [("thinking", "step 1"), ("text", "a"), ("thinking", "step 2"), ("text", "b")]
+    assert said == [("/2", "turns-merged")]
+    # a thinking block is sent byte for byte with its signature, in its place
+    r = anthropic.format_request(
+        [UserMessage("q"), AssistantMessage([_thinking("1")]), AssistantMessage([_thinking("2"), _call("1")])]
+    )
+    assert r.body["messages"][1]["content"][:2] == [
+        {"type": "thinking", "thinking": "step 1", "signature": "sig1"},
+        {"type": "thinking", "thinking": "step 2", "signature": "sig2"},
+    ]
+
+
+def test_anthropic_a_merged_turn_without_thinking_gets_the_first_run_first() -> None:
+    """A turn that would hold thinking but not start with it is what the API rejects: when the first message of
+    the turn has no thinking, the merged message's first run goes to the start of the turn, said once (it was
+    said twice when that run did not open its message), later thinking in its place."""
+    turn, said = _merged("anthropic", [TextBlock(text="a")], [_thinking("1"), TextBlock(text="b"), _thinking("2")])
+    assert turn == [("thinking", "step 1"), ("text", "a"), ("text", "b"), ("thinking", "step 2")]
+    assert said == [("/2/content/0", "thinking-moved"), ("/2", "turns-merged")]
+    turn, said = _merged("anthropic", [TextBlock(text="a")], [TextBlock(text="b"), _thinking("1")])
+    assert turn == [("thinking", "step 1"), ("text", "a"), ("text", "b")]
+    assert said == [("/2/content/1", "thinking-moved"), ("/2", "turns-merged")]
+
+
+def _thought(n: str) -> ThinkingBlock:
+    return ThinkingBlock(thinking=f"step {n}", metadata={"signature": "c2lnbmF0dXJl", "provider": "gemini"})
+
+
+def test_gemini_thought_parts_keep_their_order() -> None:
+    """Gemini asks for a response's parts back as they came, in their order (thought signatures docs): a thought
+    part stays where it was, in a message and in a merged turn; nothing is moved, so nothing is said but the merge.
+    (Every thought part was moved to the start of its turn.)"""
+    turn, said = _merged("gemini", [TextBlock(text="a"), _thought("1"), TextBlock(text="b")])
+    assert turn == [("text", "a"), ("thought", "step 1"), ("text", "b")] and said == []
+    turn, said = _merged("gemini", [_thought("1"), TextBlock(text="a")], [_thought("2"), TextBlock(text="b")])
+    assert turn == [("thought", "step 1"), ("text", "a"), ("thought", "step 2"), ("text", "b")]
+    assert said == [("/2", "turns-merged")]
+    r = gemini.format_request([UserMessage("q"), AssistantMessage([TextBlock(text="a"), _thought("1")])])
+    assert r.body["contents"][1]["parts"] == [
+        {"text": "a"},
+        {"text": "step 1", "thought": True, "thoughtSignature": "c2lnbmF0dXJl"},
+    ]
+
+
 def test_partial_args_held_strings_and_gaps_stay_linear_in_the_input() -> None:
     """Held updates (after a repeat) keep a string that arrives in pieces as its pieces, joined once when written
     (appending to a str held in a dict copies it each time: quadratic in a long streamed value); an index

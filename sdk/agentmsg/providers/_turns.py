@@ -3,8 +3,9 @@
 System messages become the top-level system prompt; USER and TOOL messages, tool results and hints
 go into user turns; the current agent's ASSISTANT messages into assistant (model) turns. Consecutive
 parts of one role form one turn (every merge of two input messages is reported), so parallel tool
-results always land in the one user turn after the calls. Thinking parts go first in their turn.
-A provider module subclasses :class:`TurnWalk` and supplies the block shapes.
+results always land in the one user turn after the calls. Thinking parts stay where the model put
+them, unless the provider's hook sends one first in its turn (Anthropic: see its ``_first``), which
+is reported when that moves it. A provider module subclasses :class:`TurnWalk` and supplies the block shapes.
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ class TurnWalk(Walk):
 
     def thinking_part(self, block: ThinkingBlock, i: int, j: int, prev: Any) -> Any:
         """(first in the turn?, part) for the target provider's own reasoning, or None. ``prev``:
-        the part the message put last in the turn so far, apart from thinking (None: none)."""
+        the part the message put last in the turn so far, apart from thinking (None: none). A part
+        that goes first when the message does not start with it, or when the message is merged into
+        an assistant turn that holds parts already, is reported ``thinking-moved``."""
         raise NotImplementedError
 
     def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
@@ -72,11 +75,9 @@ class TurnWalk(Walk):
 
     # ---- turns ----
 
-    def emit(
-        self, role: str, rest: list[Any], i: int, lead: list[Any] | None = None, lead_at: Sequence[int] = ()
-    ) -> None:
+    def emit(self, role: str, rest: list[Any], i: int, lead: list[Any] | None = None) -> None:
         """Add a message's parts to the turn of ``role`` (a new turn when the role changes): ``rest``
-        after what the turn holds, ``lead`` (thinking parts, from the blocks at ``lead_at``) first in it."""
+        after what the turn holds, ``lead`` (thinking parts, already reported when that moves them) first in it."""
         if role != self.role:  # close the turn being built, start one
             if self.lead:
                 self.parts[:0] = self.lead
@@ -91,9 +92,6 @@ class TurnWalk(Walk):
         if i >= 0 and self.last_i >= 0 and i != self.last_i:
             self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn of message /{self.last_i}")
         if lead:
-            if self.parts:
-                for j in lead_at:
-                    self.ctx.report(f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn")
             self.lead.extend(lead)
         self.parts.extend(rest)
         if i >= 0:
@@ -169,7 +167,8 @@ class TurnWalk(Walk):
         other = self.multi and not F.is_current_agent(msg, self.agent)
         label = f"[{F.speaker_label(msg)}]: " if other else ""
         lead: list[Any] = []  # thinking parts, first in the turn
-        lead_at: list[int] = []  # their blocks
+        # merged into the assistant turn before (when it puts a part): parts it holds come before this message's
+        merging = self.role == self.assistant_role and bool(self.parts or self.lead)
         rest: list[Any] = []
         results: list[tuple[Any, int]] = []
         open_calls = ctx.open_calls
@@ -213,10 +212,9 @@ class TurnWalk(Walk):
                 if part is not None:
                     first, part = part
                     if first:
-                        if rest:
+                        if rest or merging:
                             ctx.report(f"/{i}/content/{j}", "thinking-moved", "thinking moved to the start of the turn")
                         lead.append(part)
-                        lead_at.append(j)
                     else:
                         rest.append(part)
             elif t is ToolResultBlock:
@@ -229,7 +227,7 @@ class TurnWalk(Walk):
                     rest.append(part)
         put = bool(lead or rest)
         if put:
-            self.emit(self.assistant_role, rest, i, lead, lead_at)
+            self.emit(self.assistant_role, rest, i, lead)
         for b, j in results:
             put = self._result(b, i, j) or put
         if not put:

@@ -153,7 +153,16 @@ class _AnthropicWalk(TurnWalk):
         each turn back exactly as it returned it: moving a thinking block fails the prefix check of models with
         preserved thinking (a 400, or the block dropped). So thinking stays where the model put it, interleaved
         thinking (after a tool_use) included; only in a message that does not start with thinking does its
-        first run of thinking blocks go first (said ``thinking-moved``), the least move the API accepts."""
+        first run of thinking blocks go first (said ``thinking-moved``), the least move the API accepts.
+
+        The same holds for the turn a message is merged into (consecutive assistant messages, which the API
+        itself would combine into one turn in their order): when that turn starts with thinking, the merged
+        message's thinking stays in its place after the turn's blocks, as the model produced it (a
+        continuation, say after ``pause_turn``, is generated after them: moving its thinking ahead of them would
+        change its prefix); only when the turn holds no thinking yet does the message's first run go to the
+        start of the turn (said ``thinking-moved``)."""
+        if self.role == self.assistant_role and self.lead:  # merged into a turn that starts with thinking
+            return False
         if prev is None:  # the message starts with thinking (or this continues that first run)
             self._lead_run = (i, None)
             return True

@@ -3,7 +3,8 @@ parsers (issue 10).
 
 Layout (docs/formatters.md): SYSTEM messages -> ``systemInstruction``; ``user`` and ``model``
 contents of parts, never an empty part or an empty ``parts``; function calls with their
-``thoughtSignature`` replayed; every function response of a batch in the one ``user`` content after
+``thoughtSignature`` replayed; thought parts in their place among the parts, as Gemini returned them; every
+function response of a batch in the one ``user`` content after
 the calls (``response: {"output": ...}`` or ``{"error": ...}``, media in ``functionResponse.parts``).
 The model goes in the URL (``FormattedRequest.model`` / ``.path``), not in the body.
 """
@@ -179,7 +180,9 @@ class _GeminiWalk(TurnWalk):
         elif not block.thinking:
             ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty unsigned reasoning not sent")
             return None
-        return True, part
+        # in its place: Gemini asks for a response's parts back as they came, in their order (its thought
+        # signatures docs), and sets no rule that thoughts come first (it was moved to the turn's start)
+        return False, part
 
     def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
         args = block.input
@@ -387,8 +390,8 @@ def _partial(b: StreamBuilder, writer: json_fragment_writer, partial: Any) -> st
         writer.notes.clear()
         b.problem(
             rule,
-            f"{why}: the call's arguments are the object of every update, the last value of a path winning (its"
-            " streamed text keeps what came, the rest follows when the call ends)",
+            f"{why}: the call's input is the object of every update, the last value of a path winning (its"
+            " streamed text, never taken back, keeps a key's first value; keys it lacks follow when the call ends)",
         )
     return "".join(out)
 
@@ -434,12 +437,14 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
         if text:
             b.tool_call(key, choice=i, arguments=text)
     if not more:
+        changed = None
         if calls.writer is not None:
             rest = calls.writer.close() or "{}"
             b.tool_call(key, choice=i, arguments=rest)
+            changed = calls.writer.changed()  # (a key given again: its text keeps the first value, input the last)
         elif not ("args" in fc and fc["args"] is not None):
             b.tool_call(key, choice=i, arguments="{}")
-        b.end_tool_call(key, choice=i)
+        b.end_tool_call(key, choice=i, input=changed)
         calls.open, calls.writer = None, None
 
 

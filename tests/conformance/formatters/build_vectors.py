@@ -310,6 +310,33 @@ def case_gemini_signatures() -> dict[str, Any]:
     }
 
 
+def case_merged_thinking() -> dict[str, Any]:
+    def signed(text: str, signature: str, provider: str) -> ThinkingBlock:
+        return ThinkingBlock(thinking=text, metadata={"signature": signature, "provider": provider})
+
+    return {
+        "description": "two consecutive assistant messages (a continuation), each opening with signed thinking "
+        "(Anthropic's and Gemini's): merged into one turn, every thinking block in its place, as the model produced it",
+        "messages": [
+            UserMessage("Plan a trip."),
+            AssistantMessage(
+                [
+                    signed("First leg.", "EqQBCkYIBxgCKkA", "anthropic"),
+                    signed("First leg.", "c2lnbmF0dXJl", "gemini"),
+                    TextBlock(text="Nice first."),
+                ]
+            ),
+            AssistantMessage(
+                [
+                    signed("Second leg.", "EqQBCkYIBxgCKkB", "anthropic"),
+                    signed("Second leg.", "b3RoZXI=", "gemini"),
+                    TextBlock(text="Then Rome."),
+                ]
+            ),
+        ],
+    }
+
+
 def case_reasoning_current_turn() -> dict[str, Any]:
     return {
         "description": "unsigned reasoning without provenance in an earlier turn and in the current tool loop",
