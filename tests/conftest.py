@@ -58,8 +58,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             "JSON writer, SSE scanner and reducer loop: pure Python (agentmsg._speedups not built or turned off)",
             yellow=True,
         )
-    # An oracle whose pinned version needs a newer Python (google-genai on 3.10): its skips said in one line,
-    # since pytest lists skip reasons only with -rs.
+    # An oracle whose pinned version needs a newer Python (google-genai on 3.10): its skips and the tests that ran
+    # without its check, said in two lines, since pytest lists skip reasons only with -rs.
     from tests import oracles
 
     for module in oracles.NEEDS_NEWER_PYTHON:
@@ -68,3 +68,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             continue
         skipped = [r for r in terminalreporter.stats.get("skipped", []) if reason in str(getattr(r, "longrepr", ""))]
         terminalreporter.write_line(f"{len(skipped)} tests skipped: {reason}", yellow=True)
+        # the formatter tests run on, without this oracle's check of their bodies (tests/oracles: _usable)
+        unchecked = oracles.NOT_CHECKED.get(reason, ())
+        terminalreporter.write_line(f"{len(unchecked)} tests ran without its check of their bodies", yellow=True)
