@@ -3,6 +3,7 @@ cached-token count; Anthropic thinking replayed in the model's order (interleave
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -196,12 +197,28 @@ def test_dashscope_text_held_to_tell_the_mode_comes_before_the_error() -> None:
 
 
 def write(*updates: tuple[Any, ...]) -> tuple[str, list[str]]:
+    """The text the updates write (checked to be one JSON object, each key once) and the notes; the text is the
+    object of every update, or the writer says that object (:meth:`changed`), which is then returned as text."""
     w = json_fragment_writer()
     out = []
     for path, value, *more in updates:
         out.append(w.add(path, value, is_string=isinstance(value, str), more=bool(more and more[0])))
     out.append(w.close())
-    return "".join(out), [rule for rule, _ in w.notes]
+    text = "".join(out)
+    once(text)
+    changed = w.changed()
+    return (text if changed is None else orjson.dumps(changed).decode()), [rule for rule, _ in w.notes]
+
+
+def once(text: str) -> None:
+    """``text`` is JSON whose objects hold each key once (a repeated key was written: the text said two values)."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in items]
+        assert len(keys) == len(set(keys)), f"a key written twice: {text!r}"
+        return dict(items)
+
+    json.loads(text, object_pairs_hook=pairs)
 
 
 @pytest.mark.parametrize(
@@ -253,6 +270,11 @@ def test_gemini_a_repeated_argument_path_is_said_and_the_last_value_wins() -> No
     (call,) = msg.blocks("tool_use")
     assert call.input == {"trip": {"city": "Rome", "day": "2"}, "n": "3"}
     assert "argumentsError" not in call.metadata
+    # its text, never taken back, is one JSON object with each key once (it wrote trip and n again, after the
+    # streamed ones: two values for one key), keeping their first values: the input says the last
+    assert call.content is not None
+    once(call.content)
+    assert orjson.loads(call.content) == {"trip": {"city": "Paris"}, "n": "1"}
     assert [p.rule for p in parser.problems] == ["duplicate"]  # said once for the call
     assert "$.trip.city" in parser.problems[0].message and "last value" in parser.problems[0].message
 
@@ -452,7 +474,10 @@ def test_partial_args_held_strings_and_gaps_stay_linear_in_the_input() -> None:
         text += w.add("$.body", "xy", is_string=True, more=i < n - 1)
     held = w._tree["body"]
     assert isinstance(held, _partial_json._Pieces) and len(held.parts) == n  # pieces, not a str copied n times
-    assert orjson.loads(text + w.close()) == {"a": 2, "body": "xy" * n}
+    text += w.close()
+    once(text)
+    assert orjson.loads(text) == {"a": 1, "body": "xy" * n}  # the streamed text keeps a's first value
+    assert w.changed() == {"a": 2, "body": "xy" * n}  # the call's input: the last
 
     tracemalloc.start()
     try:

@@ -68,6 +68,7 @@ class _Call:
         "ended",
         "given",
         "id",
+        "input",
         "late_signature",
         "name",
         "name_said",
@@ -91,6 +92,7 @@ class _Call:
         #: a thought signature that came after the call started without one (a later part of a streamed
         #: Gemini call): sent with its TOOL_CALL_END, as the call's metadata
         self.late_signature: str | None = None
+        self.input: dict[str, Any] | None = None  # its input when its text does not say it (see end_tool_call)
 
 
 class _Choice:
@@ -505,13 +507,23 @@ class StreamBuilder:
             self._ev(c, "TOOL_CALL_DELTA", replyId=c.reply_id, toolCallId=call.id, delta="".join(pending))
             call.args = True
 
-    def end_tool_call(self, key: Any, *, choice: int = 0, default_arguments: str | None = None) -> None:
+    def end_tool_call(
+        self,
+        key: Any,
+        *,
+        choice: int = 0,
+        default_arguments: str | None = None,
+        input: dict[str, Any] | None = None,
+    ) -> None:
         """The call at ``key`` is complete. ``default_arguments`` is what the provider gave as the call's
-        arguments before any delta (Anthropic's ``input`` on content_block_start), emitted when no delta came."""
+        arguments before any delta (Anthropic's ``input`` on content_block_start), emitted when no delta came.
+        ``input``: the call's input, when its text is not it (Gemini's updates that changed a key the streamed
+        text already holds, which is never taken back): sent on its TOOL_CALL_END."""
         c = self._choices.get(choice)
         call = c.calls.get(key) if c is not None else None
         if c is None or call is None or not call.open:
             return
+        call.input = input
         if default_arguments is not None and not call.args and not self._pending.get(id(call)):
             self.tool_call(key, choice=choice, arguments=default_arguments)
         self._end_call(c, call)
@@ -536,6 +548,8 @@ class StreamBuilder:
         end: dict[str, Any] = {"replyId": c.reply_id, "toolCallId": call.id, "toolCallName": call.name or ""}
         if call.late_signature:
             end["metadata"] = {"thoughtSignature": call.late_signature}
+        if call.input is not None:
+            end["input"] = call.input
         self._ev(c, "TOOL_CALL_END", **end)
 
     def incomplete_call(self, key: Any, why: str, *, choice: int = 0) -> None:

@@ -74,11 +74,23 @@ class json_fragment_writer:
     repeated key): an update that cannot be appended to the text written so far (a path given again without
     ``willContinue`` on the one before, an array index out of order, a container already closed, a path through
     a value of another kind) is said in :attr:`notes`, and from then on the updates are held and written at
-    :meth:`close` as the whole values of the top-level keys they touched, after the text already streamed: the
-    text read by any JSON parser (the last of a repeated key winning) is then that object. Streamed text is
-    never taken back."""
+    :meth:`close` as the whole values of the top-level keys they touched, after the text already streamed. Streamed
+    text is never taken back, and a key is never written twice (the text is one JSON object, each key once): a
+    top-level key the text already holds keeps its streamed value there, and :meth:`changed` is then the object
+    of every update, for the call's ``input``."""
 
-    __slots__ = ("_open_string", "_padded", "_received", "_redo", "_root_items", "_stack", "_started", "_tree", "notes")
+    __slots__ = (
+        "_changed",
+        "_open_string",
+        "_padded",
+        "_received",
+        "_redo",
+        "_root_items",
+        "_stack",
+        "_started",
+        "_tree",
+        "notes",
+    )
 
     def __init__(self) -> None:
         # the open containers, root first: (path, "{"/"[", the keys written (object) or items written (array))
@@ -90,6 +102,7 @@ class json_fragment_writer:
         self._root_items = False  # the text has an item at the top level
         self._received = 0  # the size of the updates received (paths and values)
         self._padded = 0  # the nulls arrays were padded with (at most _received: see add)
+        self._changed = False  # a held update touched a top-level key the text holds (see changed)
         #: (rule, message) of updates that could not be appended (said by the caller, then cleared)
         self.notes: list[tuple[str, str]] = []
 
@@ -260,24 +273,39 @@ class json_fragment_writer:
         else:
             node[parts[-1]] = _Pieces([last if isinstance(last, str) else "", value or ""])
 
-    def pending(self) -> str:
+    def pending(self, *, again: bool = True) -> str:
         """What is held (see :meth:`close`), without closing the object: for a call left unfinished, whose
-        arguments are kept as they came."""
+        arguments are kept as they came (``again``: a top-level key the text holds is written again, its later
+        value kept in the only place an unfinished call has; else it is left to :meth:`changed`)."""
         if not self._redo:
             return ""
         out = []
+        written = self._stack[0][2] if self._stack else set()  # the top-level keys the text holds
         for key in self._redo:
+            if key in written:
+                self._changed = True
+                if not again:
+                    continue
             out.append(("," if self._root_items else "") + _dumps(str(key)) + ":" + _dumps(self._tree[key]))
             self._root_items = True
+            written.add(key)
         self._redo = {}
         return "".join(out)
+
+    def changed(self) -> dict[str, Any] | None:
+        """The object of every update when the text (closed) is not it: a held update touched a top-level key
+        the text already holds, which keeps its streamed value there (a key is written once); else None."""
+        if not self._changed:
+            return None
+        value: dict[str, Any] = orjson.loads(_dumps(self._tree))
+        return value
 
     def close(self) -> str:
         if not self._started:
             return ""
         if self._redo is not None:
             self._open_string = None
-            return self.pending() + "}"
+            return self.pending(again=False) + "}"
         out = ['"'] if self._open_string is not None else []
         self._open_string = None
         while self._stack:
