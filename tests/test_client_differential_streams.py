@@ -1,0 +1,200 @@
+"""Differential tests of the transports and of text: @agentmsg/client (TypeScript, in Node from its build) against
+the Python SDK on the same input.
+
+* SSE bytes: every reducer vector written as SSE with LF, CRLF and CR line ends, with and without a BOM, fed
+  whole and in small chunks, and seeded byte-level mutations of them (line ends, empty and field-less data
+  lines, comments, ids, BOMs and invalid UTF-8 inserted, bytes cut out, the stream cut short) go through
+  ``reduceSSE`` and ``reduce_stream(sse=True)``: the same messages and problems. The same bytes through the
+  two SSE decoders alone give the same events.
+* Lone surrogates: each string of each vector event (events given as objects) with a lone UTF-16 surrogate
+  added: the same messages and problems.
+
+What JavaScript cannot represent is left out as in tests/test_client_differential.py (the vectors' usage
+counts beyond 2^53 are reported by the client alone, rule ``precision``: those problems are not compared).
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import random
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentmsg import Reducer
+from agentmsg._sse import SSEDecoder
+from agentmsg.events import reduce_stream
+from tests._client import NODE, built_client, same_json
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js not found: the TypeScript side cannot run")
+
+VECTORS = sorted((Path(__file__).parent / "conformance" / "reducer").glob("*.json"))
+SCRIPT = """
+import fs from "node:fs";
+const { Reducer, SSEDecoder, reduceSSE } = await import(%s);
+const out = [];
+const result = (r) => ({ messages: r.finish(), problems: r.problems.filter((p) => p.rule !== "precision").map((p) => [p.pointer, p.rule]) });
+for (const line of fs.readFileSync(process.argv[2], "utf8").split("\\n")) {
+  if (!line) continue;
+  const c = JSON.parse(line);
+  if (c.events) {
+    const r = new Reducer();
+    for (const e of c.events) r.feed(e);
+    out.push(result(r));
+    continue;
+  }
+  const bytes = new Uint8Array(Buffer.from(c.bytes, "base64"));
+  const n = c.chunk || bytes.length || 1;
+  const chunks = [];
+  for (let i = 0; i < bytes.length; i += n) chunks.push(bytes.slice(i, i + n));
+  if (c.decoder) {
+    const d = new SSEDecoder();
+    const events = [...chunks.flatMap((x) => d.feed(x)), ...d.close()];
+    out.push(events.map((e) => [e.data, e.event, e.id, e.retry, e.problem && e.problem.rule]));
+    continue;
+  }
+  const body = new ReadableStream({ start(ctl) { for (const x of chunks) ctl.enqueue(x); ctl.close(); } });
+  const fetch = async () => new Response(body, { headers: { "content-type": "text/event-stream" } });
+  const r = new Reducer();
+  await reduceSSE("http://localhost/", { fetch, reducer: r, endEvent: null, reconnect: false });
+  out.push(result(r));
+}
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def _typescript(tmp_path: Path, cases: list[dict[str, Any]]) -> list[Any]:
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")  # (\\u escapes: lone surrogates)
+    script = tmp_path / "run.mjs"
+    script.write_text(SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
+    done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
+    results: list[Any] = json.loads(done.stdout)
+    return results
+
+
+def _python(case: dict[str, Any]) -> Any:
+    if "events" in case:
+        r = Reducer()
+        for e in case["events"]:
+            r.feed(e)
+    else:
+        data = base64.b64decode(case["bytes"])
+        n = case["chunk"] or len(data) or 1
+        chunks = [data[i : i + n] for i in range(0, len(data), n)]
+        if case.get("decoder"):
+            d = SSEDecoder()
+            events = [e for chunk in chunks for e in d.feed(chunk)] + d.close()
+            texts = [e.data if isinstance(e.data, str) else e.data.decode() for e in events]
+            return [
+                [t, e.event, e.id, e.retry, e.problem and e.problem.rule] for t, e in zip(texts, events, strict=True)
+            ]
+        r = Reducer()
+        reduce_stream(iter(chunks), sse=True, reducer=r)
+    messages = [m.to_dict() for m in r.finish()]
+    return json.loads(json.dumps({"messages": messages, "problems": [[p.pointer, p.rule] for p in r.problems]}))
+
+
+def _compare(tmp_path: Path, cases: list[dict[str, Any]]) -> None:
+    mismatches = []
+    for case, ts in zip(cases, _typescript(tmp_path, cases), strict=True):
+        py = _python(case)
+        if not same_json(ts, py):
+            mismatches.append((case, py, ts))
+    if mismatches:
+        case, py, ts = mismatches[0]
+        pytest.fail(
+            f"{len(mismatches)} of {len(cases)} cases differ; first ({case['name']}):\n"
+            f" input  {json.dumps(case)[:3000]}\n python {json.dumps(py)[:3000]}\n ts     {json.dumps(ts)[:3000]}"
+        )
+
+
+def _events(path: Path) -> list[Any]:
+    vector = json.loads(path.read_text(encoding="utf-8"))
+    if "jsonl" in vector:
+        return [json.loads(line) for line in vector["jsonl"].split("\n") if line.strip()]
+    events: list[Any] = vector["events"]
+    return events
+
+
+def _sse(events: list[Any], eol: str, bom: bool) -> bytes:
+    text = "\ufeff" if bom else ""
+    for k, e in enumerate(events):
+        text += f"id: {k + 1}{eol}" + "".join(f"data: {line}{eol}" for line in json.dumps(e).split("\n")) + eol
+    return text.encode("utf-8")
+
+
+INSERTS = [
+    b"\r",
+    b"\n",
+    b"\r\n",
+    b"data:\n",
+    b"data\n",
+    b": c\n",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xe2\x82",
+    b"\xed\xa0\xbd",
+]
+INSERTS += [b"id: 9\n", b"event: x\n", b"retry: 5\n", b"\x00", " é😀".encode(), b"data: {}\n\n", b"\n\n"]
+
+
+def test_sse_bytes_reduce_alike(tmp_path: Path) -> None:
+    rng = random.Random(20261127)
+    cases: list[dict[str, Any]] = []
+    for path in VECTORS:
+        events = _events(path)
+        for eol in ("\n", "\r\n", "\r"):
+            for bom in (False, True):
+                raw = _sse(events, eol, bom)
+                for chunk in (0, 1, 7):
+                    name = f"{path.name} eol={eol!r} bom={bom} chunk={chunk}"
+                    cases.append({"name": name, "bytes": base64.b64encode(raw).decode(), "chunk": chunk})
+            raw = _sse(events, eol, False)
+            for k in range(6):
+                mutated = bytearray(raw)
+                for _ in range(rng.randint(1, 4)):
+                    at, r = rng.randrange(len(mutated) + 1), rng.random()
+                    if r < 0.8:
+                        mutated[at:at] = rng.choice(INSERTS)
+                    elif r < 0.9:
+                        del mutated[at : at + rng.randint(1, 20)]
+                    else:
+                        del mutated[at:]
+                encoded = base64.b64encode(bytes(mutated)).decode()
+                name = f"{path.name} eol={eol!r} mutation {k}"
+                cases.append({"name": name, "bytes": encoded, "chunk": rng.choice([0, 1, 5, 64])})
+                cases.append(
+                    {"name": name + " (decoder)", "bytes": encoded, "chunk": rng.choice([0, 1, 3]), "decoder": True}
+                )
+    _compare(tmp_path, cases)
+
+
+def _strings(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(node, str):
+        return [path]
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+    return [p for key, child in items for p in _strings(child, (*path, key))]
+
+
+def test_lone_surrogates_in_any_string_reduce_alike(tmp_path: Path) -> None:
+    cases: list[dict[str, Any]] = []
+    for path in VECTORS:
+        events = _events(path)
+        k = 0
+        for i, event in enumerate(events):
+            for where in _strings(event) if isinstance(event, dict) else []:
+                if where == ("type",):
+                    continue
+                mutated = copy.deepcopy(events)
+                node = mutated[i]
+                for key in where[:-1]:
+                    node = node[key]
+                k += 1
+                node[where[-1]] += ("\ud83d", "\ude00", "x\udbff")[k % 3]
+                cases.append({"name": f"{path.name} event {i} {where}", "events": mutated})
+    _compare(tmp_path, cases)
