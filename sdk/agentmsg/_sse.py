@@ -151,8 +151,13 @@ class FormatSniffer:
         return "values" if values else "jsonl"
 
 
+_LINE_END = re.compile("\r\n|\r|\n")
+
+
 def encode_event(data: str, *, id: str | None = None, event: str | None = None, retry: int | None = None) -> str:
-    """One SSE event block (ends with a blank line). Multi-line ``data`` becomes several ``data:`` lines."""
+    """One SSE event block (ends with a blank line). Multi-line ``data`` becomes several ``data:`` lines: a
+    line end in it (LF, CRLF or CR: SSE's) starts the next one, so the data reads back with LF line ends,
+    nothing lost (SSE cannot carry a CR in data; written as it is, it would end the line there)."""
     head = ""
     if id:
         head += f"id: {id}\n"
@@ -160,7 +165,7 @@ def encode_event(data: str, *, id: str | None = None, event: str | None = None, 
         head += f"event: {event}\n"
     if retry is not None:
         head += f"retry: {retry}\n"
-    body = "".join(f"data: {line}\n" for line in data.split("\n"))
+    body = "".join(f"data: {line}\n" for line in _LINE_END.split(data))
     return f"{head}{body}\n"
 
 

@@ -1,6 +1,6 @@
-"""The SSE decoder vectors (tests/conformance/sse/*.json), which @agentmsg/client's decoder runs too
-(tests/typescript/sse.test.mjs): the same chunks give the same events (data, event, id, retry and the rule of
-the problem) in both runtimes. Bytes are also fed split at every byte."""
+"""The SSE vectors (tests/conformance/sse/*.json), which @agentmsg/client runs too (tests/typescript/sse.test.mjs):
+the same chunks give the same events (data, event, id, retry and the rule of the problem) in both runtimes'
+decoders (bytes are also fed split at every byte), and their encoders write the same text."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from agentmsg._sse import SSEDecoder
+from agentmsg._sse import SSEDecoder, encode_event
 
 DIR = Path(__file__).parent / "sse"
-CASES = [
-    (path.name, case) for path in sorted(DIR.glob("*.json")) for case in json.loads(path.read_text("utf-8"))["cases"]
-]
+DOCS = [(path.name, json.loads(path.read_text("utf-8"))) for path in sorted(DIR.glob("*.json"))]
+CASES = [(name, case) for name, doc in DOCS for case in doc.get("cases", [])]
+ENCODE = [(name, case) for name, doc in DOCS for case in doc.get("encode", [])]
 
 
 def decode(chunks: list[str | bytes], limits: dict[str, int] | None) -> list[dict[str, Any]]:
@@ -35,6 +35,14 @@ def decode(chunks: list[str | bytes], limits: dict[str, int] | None) -> list[dic
 
 def test_there_are_sse_vectors() -> None:
     assert len(CASES) >= 10
+    assert ENCODE
+
+
+@pytest.mark.parametrize(("name", "case"), ENCODE, ids=[f"{name}:{case['id']}" for name, case in ENCODE])
+def test_sse_encoder_vector(name: str, case: dict[str, Any]) -> None:
+    assert encode_event(case["data"], **case["options"]) == case["text"]
+    (event,) = SSEDecoder().feed(case["text"])
+    assert event.data == case["data"].replace("\r\n", "\n").replace("\r", "\n")
 
 
 @pytest.mark.parametrize(("name", "case"), CASES, ids=[f"{name}:{case['id']}" for name, case in CASES])

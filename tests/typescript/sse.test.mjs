@@ -1,17 +1,18 @@
-// The SSE decoder vectors (tests/conformance/sse/*.json), which Python's decoder runs too
-// (tests/conformance/test_sse_vectors.py): the same chunks give the same events (data, event, id, retry and
-// the rule of the problem) in both runtimes. Bytes are also fed split at every byte.
+// The SSE vectors (tests/conformance/sse/*.json), which Python runs too (tests/conformance/test_sse_vectors.py):
+// the same chunks give the same events (data, event, id, retry and the rule of the problem) in both runtimes'
+// decoders (bytes are also fed split at every byte), and their encoders write the same text.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { SSEDecoder } from "@agentmsg/client";
+import { SSEDecoder, encodeSSE } from "@agentmsg/client";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dir = path.resolve(here, "..", "conformance", "sse");
-const cases = fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort()
-  .flatMap((f) => JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")).cases.map((c) => [f, c]));
+const docs = fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort().map((f) => [f, JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"))]);
+const cases = docs.flatMap(([f, doc]) => (doc.cases ?? []).map((c) => [f, c]));
+const encode = docs.flatMap(([f, doc]) => (doc.encode ?? []).map((c) => [f, c]));
 
 function decode(chunks, limits) {
   const d = new SSEDecoder(limits ? { maxLineLength: limits.line, maxEventLength: limits.event } : {});
@@ -19,7 +20,15 @@ function decode(chunks, limits) {
   return events.map((e) => ({ data: e.data, event: e.event, id: e.id, retry: e.retry, problem: e.problem && e.problem.rule }));
 }
 
-test("there are SSE vectors", () => assert.ok(cases.length >= 10));
+test("there are SSE vectors", () => assert.ok(cases.length >= 10 && encode.length));
+
+for (const [file, c] of encode) {
+  test(`SSE encoder vector ${file}:${c.id}`, () => {
+    assert.equal(encodeSSE(c.data, c.options), c.text);
+    const [event] = new SSEDecoder().feed(c.text);
+    assert.equal(event.data, c.data.replace(/\r\n?/g, "\n"));
+  });
+}
 
 for (const [file, c] of cases) {
   test(`SSE vector ${file}:${c.id}`, () => {

@@ -339,11 +339,12 @@ export class SSEDecoder {
   }
 }
 
-/** One SSE event block (ends with a blank line); multi-line data becomes several `data:` lines. */
+/** One SSE event block (ends with a blank line); multi-line data becomes several `data:` lines: a line end in
+ * it (LF, CRLF or CR: SSE's) starts the next one, so the data reads back with LF line ends, nothing lost. */
 export function encodeSSE(data: string, options: { id?: string | null; event?: string | null; retry?: number | null } = {}): string {
   let head = "";
   if (options.id) head += `id: ${options.id}\n`;
   if (options.event) head += `event: ${options.event}\n`;
   if (options.retry !== undefined && options.retry !== null) head += `retry: ${options.retry}\n`;
-  return head + data.split("\n").map((l) => `data: ${l}\n`).join("") + "\n";
+  return head + data.split(/\r\n|\r|\n/).map((l) => `data: ${l}\n`).join("") + "\n";
 }
