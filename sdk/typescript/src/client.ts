@@ -9,7 +9,7 @@ import { Reducer } from "./reducer.js";
 import type { ReducerOptions } from "./reducer.js";
 import { readEventJson } from "./json.js";
 import { SSEDecoder } from "./sse.js";
-import type { SSEEvent, SSEProblem } from "./sse.js";
+import type { SSEEvent, SSELimits, SSEProblem } from "./sse.js";
 
 export interface RetryOptions {
   /** First delay before reconnecting, in ms (default 500; a server's `retry:` field replaces it). */
@@ -47,6 +47,9 @@ export interface StreamOptions {
   onRestart?: (info: RestartInfo) => void;
   /** The fetch to use (default globalThis.fetch). */
   fetch?: typeof globalThis.fetch;
+  /** The SSE reader's limits, in UTF-8 bytes (default 64 MiB each, Python's `limits.max_event_bytes`): set
+   * them as the Python side's are, and the same events are dropped (and said) in both. */
+  limits?: SSELimits;
 }
 
 /** Why a stream started over (`onRestart`). */
@@ -136,7 +139,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
       }
       if (!response.body) throw new Error("response has no body");
       const reader = response.body.getReader();
-      const decoder = new SSEDecoder();
+      const decoder = new SSEDecoder(options.limits);
       decoder.lastEventId = lastEventId;
       try {
         for (;;) {

@@ -3,7 +3,7 @@
 // empty chunks between CR and LF, an unterminated event at the end.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SSEDecoder, encodeSSE, reduceEvents } from "../dist/index.js";
+import { Reducer, SSEDecoder, encodeSSE, reduceEvents, reduceSSE } from "../dist/index.js";
 
 const at = "2025-01-01T00:00:00Z";
 export const EVENTS = [
@@ -157,4 +157,18 @@ test("limits: a line or an event's data over them is dropped and said, as Python
   const cut = new SSEDecoder({ maxLineLength: 10 });
   cut.feed(utf8("data: 0123456789"));
   assert.deepEqual(cut.close().map((e) => e.problem?.rule), ["incomplete"]);
+});
+
+test("reduceSSE reads with the limits it is given (UTF-8 bytes): an event over them is dropped and said", async () => {
+  const text = body(EVENTS); // event 3's data (a delta with "héllo ☀️") is the longest
+  const longest = Math.max(...EVENTS.map((e) => utf8(JSON.stringify(e)).length));
+  const fetch = async () => new Response(utf8(text), { headers: { "content-type": "text/event-stream" } });
+  const run = async (limits) => {
+    const r = new Reducer();
+    await reduceSSE("http://localhost/", { fetch, reducer: r, endEvent: null, reconnect: false, limits });
+    return r;
+  };
+  assert.deepEqual((await run({ maxEventLength: longest + 1 })).problems, []);
+  const cut = await run({ maxEventLength: longest });
+  assert.deepEqual(cut.problems.map((p) => [p.pointer, p.rule]), [["/2", "max-event-bytes"]]);
 });
