@@ -304,6 +304,8 @@ class ChatWalk(Walk):
                 ctx.report(
                     f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
                 )
+        if msg.name:  # a tool message has no name field (a DashScope one's name is the tool's)
+            ctx.report(f"/{i}/name", "name-dropped", f"{self.name} takes no name on a tool message")
 
     def _result(self, b: ToolResultBlock, i: int, j: int, call: Any = False) -> None:
         """A tool message for one result; ``call`` is the open call it answers when the caller popped

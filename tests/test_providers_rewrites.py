@@ -1,0 +1,68 @@
+"""Formatters: every change made to a conversation is said. Odd but legal shapes (a named message where the
+provider has no name field, ...) formatted for every provider: what is changed appears in the diagnostics and
+the body passes the provider's oracle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentmsg import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
+from agentmsg.blocks import ToolResultBlock, ToolUseBlock
+from agentmsg.providers import NAMES
+from tests.oracles import formatted
+
+TOOLS = [{"name": "f", "description": "d", "parameters": {"type": "object", "properties": {}}}]
+
+
+def said(request: Any, rule: str) -> list[str]:
+    return [d.pointer for d in request.diagnostics if d.rule == rule]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+def test_turn_providers_say_the_names_they_do_not_send(provider: str) -> None:
+    """Anthropic and Gemini turns have no name field: a named message's name is not sent, said name-dropped (it
+    was left out silently; the OpenAI family sends it, DashScope too). In multi-agent mode other speakers' names
+    are in their text and the current agent's is agent_name: nothing is said of them."""
+    msgs = [
+        SystemMessage("s", name="boss"),
+        UserMessage("hi", name="alice"),
+        AssistantMessage("yo", name="Friday"),
+        UserMessage("more", name="alice"),
+        AssistantMessage([ToolUseBlock(id="c1", name="f", input={})], name="Friday"),
+        ToolResultMessage(ToolResultBlock(id="c1", name="f", output="ok")),
+    ]
+    r = formatted(provider, msgs, tools=TOOLS)
+    assert said(r, "name-dropped") == ["/0/name", "/1/name", "/2/name", "/3/name", "/4/name"]
+    text = str(r.body)
+    assert "alice" not in text and "Friday" not in text and "boss" not in text
+    r = formatted(provider, msgs, tools=TOOLS, multi_agent=True, agent_name="Friday")
+    assert said(r, "name-dropped") == ["/0/name"]  # a system prompt's name is in no text
+    assert "[alice]: hi" in str(r.body)
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_tool_message_name_is_said_everywhere(provider: str) -> None:
+    """No provider takes a name on a tool message (DashScope's tool name is the tool's): said, in multi-agent mode
+    too, where it is in no text either."""
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([ToolUseBlock(id="c1", name="f", input={})]),
+        ToolResultMessage(ToolResultBlock(id="c1", name="f", output="ok"), name="toolbot"),
+    ]
+    for multi in (False, True):
+        r = formatted(provider, msgs, tools=TOOLS, multi_agent=multi)
+        assert said(r, "name-dropped") == ["/2/name"], (provider, multi)
+        assert "toolbot" not in str(r.body)
+
+
+@pytest.mark.parametrize("provider", ["openai", "deepseek", "dashscope-compatible", "dashscope"])
+def test_chat_providers_send_names(provider: str) -> None:
+    r = formatted(provider, [UserMessage("hi", name="alice"), AssistantMessage("yo", name="Friday")])
+    assert said(r, "name-dropped") == [] and [
+        m.get("name") for m in r.body.get("messages") or r.body["input"]["messages"]
+    ] == [
+        "alice",
+        "Friday",
+    ]
