@@ -1713,6 +1713,33 @@ def test_a_raw_json_value_with_invalid_utf8_is_said_as_read_outside_a_field_and_
     assert reduce_ok(events).text_content == "hi"
 
 
+@pytest.mark.parametrize("provider", sorted(HI))
+def test_a_plain_text_error_on_lines_of_no_sse_field_is_the_providers_error(provider: str) -> None:
+    # `event: error`, then its text with no `data:` (a proxy's): the spec dispatches nothing (no data), so the
+    # error was lost and the reply read as a cut stream; `event: error` alone was lost too
+    module = agentmsg.providers.get(provider)
+    for tail, message in (
+        (b"event: error\nInternal Server Error\n\n", "Internal Server Error"),
+        (b"event: error\nupstream: timed out\nafter 30 s\n\n", "upstream: timed out\nafter 30 s"),
+        (b"event: error\n\n", "error event without data"),
+    ):
+        events = list(module.parse_stream(HI[provider] + tail))
+        msg = reduce_ok(events)
+        meta = msg.to_dict()["metadata"]
+        assert msg.text_content == "hi" and meta["agentscope_generate_reason"] == "INTERRUPTED"
+        assert [e["message"] for e in meta["agentmsg_errors"]] == [message]
+        assert said(events) == ([] if tail == b"event: error\n\n" else ["sse"])
+
+
+def test_lines_of_no_sse_field_that_are_no_json_are_said_once() -> None:
+    # a proxy's HTML page, a stray line: the spec skips them, and so does agentmsg, but no longer silently
+    body = HI["openai"] + b"<html>\n<body>502 Bad Gateway</body>\n\ngarbage\n\n" + sse(chunk({"content": "!"}, "stop"))
+    events = list(openai.parse_stream(body))
+    assert reduce_ok(events).text_content == "hi!"
+    assert said(events) == ["sse"]
+    assert "'<html>'" in next(e["value"]["message"] for e in events if e["type"] == "CUSTOM")
+
+
 def _nameless(provider: str, name: Any, whole: bool) -> Any:
     """A reply with one tool call (arguments {"a": 1}) whose function name is ``name`` (None: no name key)."""
     named = {} if name is None else {"name": name}

@@ -17,7 +17,7 @@ from .._sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEDecoder, SSEE
 from .._values import ValueSplitter
 from ..errors import Problem
 
-__all__ = ["RAW_CUT", "RAW_JSON", "TRAILING", "Framer", "RawUTF8", "as_chunks", "without_http_heads"]
+__all__ = ["RAW_CUT", "RAW_JSON", "TRAILING", "Framer", "RawUTF8", "StrayLine", "as_chunks", "without_http_heads"]
 
 
 def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | str]:
@@ -47,6 +47,13 @@ class RawUTF8(Problem):
     as ``utf-8``)."""
 
 
+@attrs.frozen
+class StrayLine(Problem):
+    """A line of no SSE field that starts no JSON value (a proxy's ``Internal Server Error``, an HTML error page):
+    the spec ignores it; the parser says the first of a stream (rule ``sse``). After ``event: error`` with no data,
+    it is that error's text (the event's data)."""
+
+
 _SSE_FIELDS = (b"data", b"event", b"id", b"retry")
 _OPENERS = (b"{", b"[")
 _RAW_MARK = "\x00raw JSON value"  # _ProviderSSE._event while a raw JSON value is read (never dispatched)
@@ -70,6 +77,7 @@ class _ProviderSSE(JSONDataDecoder):
         self._raw_size = 0
         self._raw_problem: Problem | None = None  # the value was dropped (over a size limit)
         self._raw_event = "message"  # its event name: an ``event:`` line just before it, with no data, names it
+        self._stray_error = False  # the event's data is the text of lines of no SSE field after `event: error`
 
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
         if self._raw is not None:
@@ -92,7 +100,30 @@ class _ProviderSSE(JSONDataDecoder):
             self._event = _RAW_MARK
             self._raw_line(line, out)
             return
+        elif not line:
+            self._stray_error = False
+            if self._event == "error" and not self._data and self._problem is None:
+                # `event: error` with no data: the spec dispatches nothing (the error was lost); an error it is
+                out.append(SSEEvent("", "error", self._id, self._retry))
+        elif line[:1] != b":" and line.partition(b":")[0] not in _SSE_FIELDS:
+            self._stray(line, out)
+            return
         SSEDecoder._process(self, line, out)
+
+    def _stray(self, line: bytes, out: list[SSEEvent]) -> None:
+        """A line of no SSE field that starts no JSON value: said (:class:`StrayLine`), and, after ``event: error``
+        with no data, read as that error's data (its text: a proxy's ``Internal Server Error``)."""
+        shown = line[:80].decode("utf-8", "replace")
+        if self._event == "error" and self._problem is None and (self._stray_error or not self._data):
+            why = f"a line of no SSE field after `event: error` is read as the error's text: {shown!r}"
+            SSEDecoder._process(self, b"data:" + line, out)
+            self._stray_error = True  # (the error's next such line too: its text may span lines)
+        else:
+            why = (
+                f"a line of no SSE field (no `data:`) is skipped, as the SSE spec reads it (and any more like it):"
+                f" {shown!r}"
+            )
+        out.append(SSEEvent("", "message", self._id, None, StrayLine("", "sse", why)))
 
     def _raw_line(self, line: bytes, out: list[SSEEvent]) -> None:
         raw = self._raw

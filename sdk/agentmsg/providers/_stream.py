@@ -25,7 +25,7 @@ from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
 from ..message import Msg
 from ._builder import StreamBuilder
-from ._framing import RAW_CUT, RAW_JSON, TRAILING, Framer, RawUTF8, as_chunks
+from ._framing import RAW_CUT, RAW_JSON, TRAILING, Framer, RawUTF8, StrayLine, as_chunks
 
 __all__ = ["BaseStreamParser", "read_response", "response_message", "run_parser"]
 
@@ -93,6 +93,7 @@ class BaseStreamParser:
         self._after_end = False  # a payload after the end was said (see _past_end)
         self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
         self._raw_said = False  # a JSON value on lines of no SSE field was said (see _raw)
+        self._stray_said: set[str] = set()  # the kinds of lines of no SSE field (no JSON) said (see _data)
 
     @property
     def problems(self) -> list[Problem]:
@@ -159,6 +160,12 @@ class BaseStreamParser:
         if type(data) is bytes:  # a simple event's data from the C scanner (UTF-8, checked) that feed's inline
             data = data.decode("utf-8")  # path did not take (not an object, not JSON): read as text, to say why
         assert isinstance(data, str)  # (for the type checker)
+        if type(problem) is StrayLine:  # (each kind said once a stream: a proxy's page sends many such lines)
+            kind = problem.message.partition(":")[0]
+            if kind not in self._stray_said:
+                self._stray_said.add(kind)
+                self.builder.problem(problem.rule, problem.message)
+            return
         if problem is RAW_JSON or problem is RAW_CUT or type(problem) is RawUTF8:
             if not self._raw(data, problem):
                 return
