@@ -4,6 +4,7 @@ in a recorded problem (tolerant) or a ValidationError (strict), in bounded memor
 from __future__ import annotations
 
 import io
+import json
 from typing import Any
 
 import orjson
@@ -582,3 +583,23 @@ def test_reducing_keeps_one_copy_of_non_ascii_text_and_a_bounded_peak() -> None:
     assert msg.content[1].input == {"log": "25°C " * 20_000}
     assert sys.getsizeof(msg.content[1].input["log"]) < 100_000 + 100  # nor do the parsed arguments
     assert peak < 6 * len(msg.to_json_bytes())
+
+
+def test_a_usage_count_beyond_64_bits_is_ignored_as_objects_as_in_json_text() -> None:
+    """A count that is no 64-bit integer is not summed (rule type) whether the events are JSON text (the parser
+    reads it as a float) or objects (a Python int beyond 64 bits, which was summed and kept at 2^63-1)."""
+    events = [
+        ev(1, "AGENT_START"),
+        ev(2, "MODEL_CALL_END", usage={"inputTokens": 10**20, "outputTokens": 3}),
+        ev(3, "AGENT_END"),
+    ]
+    as_objects, as_text = Reducer(), Reducer()
+    for e in events:
+        as_objects.feed(e)
+    text = "".join(json.dumps(e) + "\n" for e in events)  # (orjson cannot write 10**20)
+    reduce_stream(text.encode(), reducer=as_text)
+    (a,), (b,) = as_objects.finish(), as_text.finish()
+    assert a.to_dict() == b.to_dict()
+    assert a.usage is not None and a.usage.input_tokens is None and a.usage.output_tokens == 3
+    assert rules(as_text) == [("/1/usage/inputTokens", "type")]
+    assert rules(as_objects) == [("/1/usage/inputTokens", "integer-range"), ("/1/usage/inputTokens", "type")]

@@ -17,6 +17,7 @@ import binascii
 from collections.abc import Callable
 from typing import Any
 
+from .._json import INT_MAX, INT_MIN
 from .._schemas import schema_documents, validate
 from .._time import java_form_of_instant
 from ..errors import ValidationError
@@ -201,8 +202,9 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
         v = usage.get(k)
         if v is None:
             continue
-        if k != "time" and type(v) is not int:
-            # JSON integers beyond 64 bits come back from the parser as floats: never sum them as such.
+        if k != "time" and (type(v) is not int or not INT_MIN <= v <= INT_MAX):
+            # JSON integers beyond 64 bits come back from the parser as floats: never sum them as such (an int
+            # beyond 64 bits, from events given as objects, is ignored as the same stream's JSON text is).
             st.problem(i, f"/usage/{k}", "type", f"usage {k} {v!r:.40} is not a 64-bit integer: value ignored")
             continue
         if v < 0:

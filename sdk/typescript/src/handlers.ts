@@ -175,7 +175,9 @@ function modelEnd(st: State, e: Obj, i: number): void {
     const have = Object.hasOwn(total, k) ? total[k] : 0;
     let sum: number;
     if (k !== "time") {
-      if (typeof v !== "number" || !Number.isInteger(v)) {
+      // A double beyond 2^64 or below -2^63 is no 64-bit integer rounded (2^64 itself may be 2^64-1): JSON text
+      // of an integer beyond 64 bits, which Python's reader reads as a float.
+      if (typeof v !== "number" || !Number.isInteger(v) || v > 2 ** 64 || v < -(2 ** 63)) {
         st.problem(i, `/usage/${k}`, "type", `usage ${k} ${short(v)} is not a 64-bit integer: value ignored`);
         continue;
       }
