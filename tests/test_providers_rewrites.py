@@ -66,3 +66,28 @@ def test_chat_providers_send_names(provider: str) -> None:
         "alice",
         "Friday",
     ]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+@pytest.mark.parametrize("state", ["error", "denied", "interrupted"])
+def test_an_error_result_is_marked_or_said(provider: str, state: str) -> None:
+    """A failed tool result is marked where the provider has a field for it (Anthropic is_error, Gemini's error
+    response); a tool message of the OpenAI family and DashScope holds text only: said tool-result-state-dropped
+    (the state was lost silently), in a TOOL message or inside the assistant message (AgentScope's shape)."""
+    call = ToolUseBlock(id="c1", name="f", input={})
+    failed = ToolResultBlock(id="c1", name="f", output="boom", state=state)
+    for msgs, at in (
+        ([UserMessage("q"), AssistantMessage([call]), ToolResultMessage(failed)], "/2/content/0"),
+        ([UserMessage("q"), AssistantMessage([call, failed])], "/1/content/1"),
+    ):
+        r = formatted(provider, msgs, tools=TOOLS)
+        text = str(r.body)
+        if provider == "anthropic":
+            assert "'is_error': True" in text and said(r, "tool-result-state-dropped") == []
+        elif provider == "gemini":
+            assert "'error': 'boom'" in text and said(r, "tool-result-state-dropped") == []
+        else:
+            assert said(r, "tool-result-state-dropped") == [at]
+    fine = ToolResultMessage(ToolResultBlock(id="c1", name="f", output="fine"))
+    ok = formatted(provider, [UserMessage("q"), AssistantMessage([call]), fine], tools=TOOLS)
+    assert said(ok, "tool-result-state-dropped") == []

@@ -289,7 +289,7 @@ class ChatWalk(Walk):
             if t is ToolResultBlock:
                 call = open_calls.pop(b.id, None)
                 output = b.output
-                if call is not None and len(output) == 1 and type(output[0]) is TextBlock:
+                if call is not None and len(output) == 1 and type(output[0]) is TextBlock and b.state == "success":
                     # the usual result, one text block, answering an open call
                     text = output[0].text
                     entry = {"role": "tool", "content": text if plain else [{"text": text}], "tool_call_id": call[0]}
@@ -320,6 +320,8 @@ class ChatWalk(Walk):
             if ctx.options.repair:
                 ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {cid!r} left out")
                 return
+        if b.state in F.ERROR_STATES:  # a tool message has text only: no is_error, no error response
+            ctx.report(f"/{i}/content/{j}", "tool-result-state-dropped", f"{self.name} takes no {b.state} state")
         output: list[Any] = b.output
         media: list[tuple[Any, str]] = []
         if len(output) == 1 and type(output[0]) is TextBlock:

@@ -146,6 +146,10 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     "tool-result-orphan": (ERROR, "a tool result answers no open tool call"),
     "tool-use-repaired": (REWRITE, "a synthetic error result was added for an unanswered tool call (repair)"),
     "tool-result-dropped": (LOSSY, "an orphaned tool result was left out (repair)"),
+    "tool-result-state-dropped": (
+        LOSSY,
+        "a tool result's error state (error, denied, interrupted) was not sent: the provider has no field for it",
+    ),
     "schema-keyword-dropped": (LOSSY, "a JSON Schema keyword the provider does not take was removed"),
     "schema-keyword-converted": (REWRITE, "a JSON Schema keyword was rewritten into the provider's subset"),
     "param-dropped": (LOSSY, "a generation parameter the provider does not take was not sent"),
