@@ -1740,6 +1740,20 @@ def test_lines_of_no_sse_field_that_are_no_json_are_said_once() -> None:
     assert "'<html>'" in next(e["value"]["message"] for e in events if e["type"] == "CUSTOM")
 
 
+def test_gemini_safety_ratings_are_said_as_not_kept() -> None:
+    # the ratings (a blocked category: why the reply stopped at SAFETY) were dropped unsaid; Azure's content
+    # filter results, their like, are said
+    ratings = [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}]
+    body = gem({"text": "x"})
+    last = {
+        "candidates": [{"content": {"role": "model"}, "index": 0, "finishReason": "SAFETY", "safetyRatings": ratings}]
+    }
+    for events in (list(gemini.parse_stream(sse(body, last, done=False))), gemini.response_events(last)):
+        notes = said(events, "agentmsg.not-kept")
+        assert notes == ["not-kept"]
+        assert reduce_ok(events).to_dict()["metadata"]["agentmsg_finish_reason"] == "SAFETY"
+
+
 def _nameless(provider: str, name: Any, whole: bool) -> Any:
     """A reply with one tool call (arguments {"a": 1}) whose function name is ``name`` (None: no name key)."""
     named = {} if name is None else {"name": name}

@@ -497,6 +497,7 @@ _NOT_KEPT = (
     ("citationMetadata", "citation data"),
     ("urlContextMetadata", "URL context data"),
     ("logprobsResult", "log probabilities"),
+    ("safetyRatings", "safety rating data (harm categories, probabilities, whether it blocked)"),
 )
 
 _NOT_KEPT_KEYS = frozenset(key for key, _ in _NOT_KEPT)
