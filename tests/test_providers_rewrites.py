@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentmsg import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
-from agentmsg.blocks import ToolResultBlock, ToolUseBlock
+from agentmsg.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.providers import NAMES
 from tests.oracles import formatted
 
@@ -91,3 +91,26 @@ def test_an_error_result_is_marked_or_said(provider: str, state: str) -> None:
     fine = ToolResultMessage(ToolResultBlock(id="c1", name="f", output="fine"))
     ok = formatted(provider, [UserMessage("q"), AssistantMessage([call]), fine], tools=TOOLS)
     assert said(ok, "tool-result-state-dropped") == []
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+def test_blank_system_text_is_left_out_and_said(provider: str) -> None:
+    """A system text block must hold text (Anthropic; Gemini takes no empty part): empty or blank system texts are
+    left out, said empty-text-dropped, and a system message left with nothing empty-message-dropped (the empty
+    ones were left out silently, the blank ones sent)."""
+    msgs = [
+        SystemMessage(""),
+        SystemMessage("   "),
+        SystemMessage([TextBlock(text="a"), TextBlock(text=" "), TextBlock(text="b")]),
+        UserMessage("q"),
+    ]
+    r = formatted(provider, msgs)
+    system = r.body["system"] if provider == "anthropic" else r.body["systemInstruction"]["parts"]
+    assert [p["text"] for p in system] == ["a", "b"]
+    assert [(d.pointer, d.rule) for d in r.diagnostics] == [
+        ("/0/content/0", "empty-text-dropped"),
+        ("/0", "empty-message-dropped"),
+        ("/1/content/0", "empty-text-dropped"),
+        ("/1", "empty-message-dropped"),
+        ("/2/content/1", "empty-text-dropped"),
+    ]

@@ -149,12 +149,18 @@ class TurnWalk(Walk):
         ctx = self.ctx
         hoisted = i > self.first_turn
         blocks: list[Any] = msg.content
+        sent = len(self.system)
         for j, b in enumerate(blocks):
             if type(b) is TextBlock:
-                if b.text:
+                if b.text and not b.text.isspace():
                     self.system.append((b.text, i))
+                else:  # a system text block must hold text (Anthropic), a part must not be empty (Gemini)
+                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty system text not sent")
             else:
                 ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a system message")
+        if len(self.system) == sent:
+            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this system message")
+            return
         if hoisted:
             ctx.report(f"/{i}", "system-hoisted", "system message moved to the top-level system prompt")
         if msg.name:  # in multi-agent mode too: a system prompt carries no speaker
