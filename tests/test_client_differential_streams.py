@@ -23,6 +23,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from agentmsg import Reducer
@@ -115,8 +116,8 @@ def _compare(tmp_path: Path, cases: list[dict[str, Any]]) -> None:
 
 def _events(path: Path) -> list[Any]:
     vector = json.loads(path.read_text(encoding="utf-8"))
-    if "jsonl" in vector:
-        return [json.loads(line) for line in vector["jsonl"].split("\n") if line.strip()]
+    if "jsonl" in vector:  # read as JSON text is read (orjson: an integer beyond 64 bits is a float)
+        return [orjson.loads(line) for line in vector["jsonl"].split("\n") if line.strip()]
     events: list[Any] = vector["events"]
     return events
 
