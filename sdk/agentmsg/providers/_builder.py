@@ -65,6 +65,7 @@ NOT_KEPT_EVENT = "agentmsg.not-kept"  # CUSTOM event name: provider data the mes
 class _Call:
     __slots__ = (
         "args",
+        "custom",
         "ended",
         "given",
         "id",
@@ -93,6 +94,7 @@ class _Call:
         #: Gemini call): sent with its TOOL_CALL_END, as the call's metadata
         self.late_signature: str | None = None
         self.input: dict[str, Any] | None = None  # its input when its text does not say it (see end_tool_call)
+        self.custom = False  # an OpenAI custom tool's call: its text is free text, not JSON arguments (tool_call)
 
 
 class _Choice:
@@ -401,6 +403,7 @@ class StreamBuilder:
         name: str | None = None,
         arguments: str | None = None,
         thought_signature: str | None = None,
+        custom: bool = False,
     ) -> None:
         """One fragment of a tool call addressed by ``key`` (the provider's index or block slot).
 
@@ -411,7 +414,10 @@ class StreamBuilder:
         or its id after its name, or either after a later call's first fragment, keeps its name, its id and
         its place. Fragments that come before are held until it starts, or until the call (or the stream)
         ends. A name that is no text is said (``type``, once per call) and left out, the rest of the fragment
-        kept; a call that ends with no name is said (``required``) unless that was said of it."""
+        kept; a call that ends with no name is said (``required``) unless that was said of it. ``custom``: the
+        call is an OpenAI custom tool's, whose "arguments" are the tool's free-text input, not JSON: its
+        TOOL_CALL_END gives ``input: {}`` and metadata ``toolType: "custom"`` (the text is the call's
+        ``content``, never read as JSON: no ``argumentsError``, nothing said of it)."""
         bad_name = name
         if type(name) is not str:
             name = None
@@ -448,6 +454,8 @@ class StreamBuilder:
                 f"a later fragment names a tool call {name[:80]!r}, not {str(call.name)[:80]!r}: left out (a call's"
                 " name is set once)",
             )
+        if custom:
+            call.custom = True
         if thought_signature:
             if not call.started:
                 self._signatures[id(call)] = thought_signature
@@ -548,6 +556,9 @@ class StreamBuilder:
         end: dict[str, Any] = {"replyId": c.reply_id, "toolCallId": call.id, "toolCallName": call.name or ""}
         if call.late_signature:
             end["metadata"] = {"thoughtSignature": call.late_signature}
+        if call.custom:  # free text, not JSON arguments: no input is read from it (see tool_call)
+            end["metadata"] = {**end.get("metadata", {}), "toolType": "custom"}
+            end["input"] = {}
         if call.input is not None:
             end["input"] = call.input
         self._ev(c, "TOOL_CALL_END", **end)
@@ -568,7 +579,7 @@ class StreamBuilder:
         max_tokens, say) is said (problem ``incomplete``), once per call, as Gemini's unfinished streamed call
         is; the message keeps them raw, with ``argumentsError``. Each call's text is read once, here."""
         for call in c.calls_by_id.values():
-            if call.said or not call.text:
+            if call.said or not call.text or call.custom:
                 continue
             text = "".join(call.text)
             if has_lone_surrogate(text):

@@ -46,6 +46,9 @@ class ChatWalk(Walk):
     typed_text = True
     #: leave out empty text blocks and messages left with nothing to send (reported)
     drop_empty = False
+    #: a call marked ``toolType: "custom"`` (an OpenAI custom tool's: free-text input) is sent back as one
+    #: (``type: "custom"``, ``custom: {name, input}``); else it is a function call like any other
+    custom_calls = False
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         assert ctx.id_bad is None, "chat providers limit the length of tool-call ids only"
@@ -182,16 +185,21 @@ class ChatWalk(Walk):
                 name = b.name
                 sent = cid if not id_max or 0 < len(cid) <= id_max else ctx.sent_id(cid, (i, j))
                 tool = tool_names.get(name) or ctx.tool_name(name, f"/{i}/content/{j}/name")
-                if b.content is None:
-                    try:
-                        arguments = _dumps(b.input).decode()
-                    except TypeError:  # integers beyond 64 bits
-                        arguments = F.json_text(b.input)
-                else:
-                    arguments = F.tool_arguments(b, ctx, f"/{i}/content/{j}")[1]
-                calls.append({"id": sent, "type": "function", "function": {"name": tool, "arguments": arguments}})
-                open_calls[cid] = (sent, tool, name, i, j)
                 meta = b.metadata
+                if meta and self.custom_calls and meta.get("toolType") == "custom":
+                    # an OpenAI custom tool's call: its free-text input (content) back as it came
+                    text = b.content if b.content is not None else F.json_text(b.input) if b.input else ""
+                    calls.append({"id": sent, "type": "custom", "custom": {"name": tool, "input": text}})
+                else:
+                    if b.content is None:
+                        try:
+                            arguments = _dumps(b.input).decode()
+                        except TypeError:  # integers beyond 64 bits
+                            arguments = F.json_text(b.input)
+                    else:
+                        arguments = F.tool_arguments(b, ctx, f"/{i}/content/{j}")[1]
+                    calls.append({"id": sent, "type": "function", "function": {"name": tool, "arguments": arguments}})
+                open_calls[cid] = (sent, tool, name, i, j)
                 if meta and meta.get("thoughtSignature"):
                     ctx.report(
                         f"/{i}/content/{j}", "signature-dropped", f"{self.name} has no field for a call's signature"

@@ -63,6 +63,7 @@ class OpenAIVariant:
     text_only: bool = False  # no media parts at all: content is a string (media become placeholders)
     drop_empty: bool = False  # leave out empty text (and messages left empty), reported
     id_max: int = 0  # longest tool-call id taken (0: no limit); longer ids are mapped
+    custom_tools: bool = False  # custom tool calls (free-text input, GPT-5) sent back as such
 
 
 VARIANTS: Final[dict[str, OpenAIVariant]] = {
@@ -73,6 +74,7 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
             families=("openai",),
             default_model="gpt-4o",
             id_max=40,
+            custom_tools=True,
             params={"max_tokens": "max_completion_tokens", "top_k": None, "thinking_budget": None},
         ),
         OpenAIVariant(
@@ -180,6 +182,7 @@ class _OpenAIWalk(ChatWalk):
         self.send_name = v.send_name
         self.hint_role = v.hint_role
         self.drop_empty = v.drop_empty
+        self.custom_calls = v.custom_tools
 
     def user_content(self, parts: list[dict[str, Any]]) -> Any:
         if self.v.text_only:
@@ -402,10 +405,18 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
     elif legacy is not None:
         b.problem("type", f"function_call is a JSON {json_type(legacy)}, not an object: left out")
     for key, tc in entries:
-        fn = as_object(tc.get("function"))
-        args = fn.get("arguments")
-        if type(args) is not str:
-            args = b.json_text(args) if isinstance(args, (dict, list)) else b.string(args, "arguments")
+        fn = tc.get("function")
+        custom = fn is None and type(tc.get("custom")) is dict  # (its later fragments name no type)
+        if custom:
+            # A custom tool's call (GPT-5 custom / grammar tools): custom.name, and custom.input, the tool's
+            # free-text input (not JSON), streamed as arguments are: kept as the call's raw text (content)
+            fn = tc["custom"]
+            args = b.string(fn.get("input"), "a custom tool call's input")
+        else:
+            fn = as_object(fn)
+            args = fn.get("arguments")
+            if type(args) is not str:
+                args = b.json_text(args) if isinstance(args, (dict, list)) else b.string(args, "arguments")
         sig = fn.get("thought_signature") or tc.get("thought_signature")
         b.tool_call(
             key,
@@ -414,6 +425,7 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
             name=fn.get("name"),  # (one that is no text is said by the builder, once per call)
             arguments=args,
             thought_signature=b.string(sig, "a thought signature"),
+            custom=custom,
         )
         if whole:
             b.end_tool_call(key, choice=i)
