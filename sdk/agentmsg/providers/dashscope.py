@@ -385,16 +385,16 @@ class _Reader:
                 self._moves_on(i, carried)
             if reasoning and type(reasoning) is str:
                 self._new_text(i, "reasoning", reasoning, b.thinking)
-            if isinstance(content, list):
-                _part_extras(b, i, content)
             if self.incremental is True and isinstance(content, list):
+                _part_extras(b, i, content)
                 self._parts(i, content)  # each part in its place
             else:
                 text = _text_of(content)
                 if text:
                     b.end_block("thinking", i)
                     self._new_text(i, "content", text, b.text)
-                if isinstance(content, list):
+                if isinstance(content, list):  # (part lists only: no cost for the text of a string content)
+                    _part_extras(b, i, content)
                     self._media(i, content)
             if isinstance(calls, list):
                 self._tool_calls(i, calls, whole)
