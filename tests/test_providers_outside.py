@@ -10,9 +10,10 @@ import orjson
 
 import agentmsg
 from agentmsg import Reducer, UserMessage
-from agentmsg.providers import openai
+from agentmsg.providers import gemini, openai
 
 FIX = Path(__file__).parent / "fixtures" / "providers"
+OUTSIDE = Path(__file__).parent / "fixtures" / "outside"
 
 
 def sse(*payloads: Any, done: bool = True) -> bytes:
@@ -83,3 +84,49 @@ def test_openai_formatter_sends_a_custom_call_back_as_one() -> None:
     r = openai.format_request([UserMessage("Add four plus four."), msg], variant="deepseek")
     assert r.body["messages"][1]["tool_calls"][0]["type"] == "function"
     assert ("/1/content/0", "tool-arguments-invalid") in [(p.pointer, p.rule) for p in r.diagnostics]
+
+
+# ---- Gemini enums as numbers (enum-encoding=int: the Go SDKs, the Vertex AI SDK's REST transport) -------------
+
+
+def _gem(cand: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"candidates": [cand], "modelVersion": "gemini-2.0-flash", "responseId": "r", **extra}
+
+
+def test_gemini_integer_finish_reason_ends_the_reply_as_its_name_does() -> None:
+    # recorded (langchaingo, generativelanguage): finishReason 1 was dropped, so the stream read as cut (INTERRUPTED)
+    events = list(gemini.parse_stream((OUTSIDE / "gemini/stream_enum_int_array.json").read_bytes()))
+    assert said(events) == [] and not [e for e in events if e.get("name") == "agentmsg.error"]
+    msg = reduce_ok(events)
+    assert msg.to_dict()["metadata"]["agentmsg_finish_reason"] == "STOP"
+    assert msg.generate_reason == "MODEL_STOP" and msg.text_content.startswith("Clementine")
+    # recorded (Vertex AI): finishReason 2 was dropped silently
+    whole = gemini.response_events((OUTSIDE / "gemini/vertex_enum_int_max_tokens.json").read_bytes())
+    assert reduce_ok(whole).to_dict()["metadata"]["agentmsg_finish_reason"] == "MAX_TOKENS"
+
+
+def test_gemini_integer_enums_by_their_proto_numbers() -> None:
+    for number, name in enumerate(("FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER")):
+        events = gemini.response_events(_gem({"content": {"parts": [{"text": "x"}]}, "finishReason": number}))
+        assert said(events) == [] and said(events, "agentmsg.not-kept") == []
+        assert reduce_ok(events).to_dict()["metadata"]["agentmsg_finish_reason"] == name
+    # a call and STOP as a number: TOOL_CALLS, as with the name
+    call = {"content": {"parts": [{"functionCall": {"name": "f", "args": {}}}]}, "finishReason": 1}
+    assert reduce_ok(list(gemini.parse_stream(sse(_gem(call), done=False)))).generate_reason == "TOOL_CALLS"
+    # a blocked prompt: blockReason 1 is SAFETY (it read as finish reason "1")
+    blocked = {"promptFeedback": {"blockReason": 1}, "usageMetadata": {"promptTokenCount": 4}}
+    for events in (gemini.response_events(blocked), list(gemini.parse_stream(sse(blocked, done=False)))):
+        assert said(events) == []
+        assert reduce_ok(events).to_dict()["metadata"]["agentmsg_finish_reason"] == "SAFETY"
+
+
+def test_gemini_integer_enum_the_two_apis_name_differently_is_kept_and_said() -> None:
+    # 7 is BLOCKLIST on the Gemini API, PROHIBITED_CONTENT on Vertex AI: a stop all the same (not a cut reply)
+    body = sse(_gem({"content": {"parts": [{"text": "x"}]}}), _gem({"finishReason": 7}), done=False)
+    for events in (list(gemini.parse_stream(body)), gemini.response_events(_gem({"finishReason": 7}))):
+        assert said(events) == [] and said(events, "agentmsg.not-kept") == ["not-kept"]
+        msg = reduce_ok(events)
+        assert msg.to_dict()["metadata"]["agentmsg_finish_reason"] == "7"
+        assert msg.generate_reason == "MODEL_STOP"
+    # a finish reason of another type is said, no longer dropped silently
+    assert said(gemini.response_events(_gem({"content": {"parts": [{"text": "x"}]}, "finishReason": [1]}))) == ["type"]

@@ -560,6 +560,8 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             if cand.get(key):
                 b.not_kept(f"{key}/{i}", f"{what} ({key}) is not kept (the message has no place for it)", i)
     reason = cand.get("finishReason")
+    if reason is not None and type(reason) is not str:
+        reason = _enum_name(b, "finishReason", reason, _FINISH_REASONS, i)
     if isinstance(reason, str) and reason:
         note = cand.get("finishMessage")  # why it finished so (a malformed call, say): said with its text
         if isinstance(note, str) and note:
@@ -572,6 +574,31 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
                 b, i, calls[i], f"the reply finished ({reason[:40]}) while a function call's arguments were streaming"
             )
         b.finish(i, reason, normal=reason == "STOP")
+
+
+#: Proto enum numbers, as a response requested with ``$alt=json;enum-encoding=int`` gives them (the Go SDKs, the Vertex
+#: AI Python SDK's REST transport): the numbers the Gemini API (generativelanguage) and Vertex AI (aiplatform) number
+#: alike. Above them the two differ (finish reason 6 is LANGUAGE on the Gemini API, BLOCKLIST on Vertex AI; block
+#: reason 5 is IMAGE_SAFETY, MODEL_ARMOR), and a response does not say which API sent it.
+_FINISH_REASONS = ("FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER")
+_BLOCK_REASONS = ("BLOCK_REASON_UNSPECIFIED", "SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT")
+
+
+def _enum_name(b: StreamBuilder, field: str, value: Any, names: tuple[str, ...], i: int) -> str | None:
+    """The name of an enum ``field`` given as its proto number (``enum-encoding=int``). A number the two APIs name
+    differently is kept as its digits, said (not-kept: its name); a value of another type is said (``type``)."""
+    if type(value) is not int:
+        b.problem("type", f"{field} is a JSON {json_type(value)}, not an enum name or number: left out")
+        return None
+    if 0 <= value < len(names):
+        return names[value]
+    b.not_kept(
+        f"{field}-number/{i}",
+        f"{field} {value} is an enum number (enum-encoding=int) that the Gemini API and Vertex AI name differently:"
+        " kept as the number, its name is not known",
+        i,
+    )
+    return str(value)
 
 
 def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls]) -> bool:
@@ -606,7 +633,10 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
                 "blockReasonMessage",
                 f"the block reason message is not kept (the message has no place for it): {shown!r}",
             )
-        b.finish(0, str(feedback["blockReason"]))
+        block = feedback["blockReason"]
+        b.finish(
+            0, block if type(block) is str else _enum_name(b, "blockReason", block, _BLOCK_REASONS, 0) or str(block)
+        )
     return False
 
 
