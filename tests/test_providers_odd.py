@@ -1821,6 +1821,18 @@ def test_a_tool_call_that_never_gets_a_name_is_said_once(provider: str, whole: b
     assert [c.name for c in msg.blocks("tool_use")] == ["f"] and rules == []
 
 
+def test_a_tool_call_whose_id_is_no_text_keeps_its_name_and_input() -> None:
+    # the whole fragment was skipped: Anthropic's call lost its name (a nameless call made of its deltas) or
+    # was lost whole (a response's)
+    body = _nameless("anthropic", "f", whole=True)
+    body["content"][0]["id"] = 5
+    streamed = _nameless("anthropic", "f", whole=False).replace(b'"id":"t1"', b'"id":5')
+    for events in (anthropic.response_events(body), list(anthropic.parse_stream(streamed))):
+        (call,) = reduce_ok(events).blocks("tool_use")
+        assert call.name == "f" and call.input == {"a": 1} and call.id.startswith("call_")
+        assert said(events) == ["type"]
+
+
 def test_a_bad_name_repeated_by_each_cumulative_chunk_is_said_once() -> None:
     def chunk_of(args: str, finish: str = "null") -> bytes:
         call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": 5, "arguments": args}}
