@@ -130,3 +130,55 @@ def test_gemini_integer_enum_the_two_apis_name_differently_is_kept_and_said() ->
         assert msg.generate_reason == "MODEL_STOP"
     # a finish reason of another type is said, no longer dropped silently
     assert said(gemini.response_events(_gem({"content": {"parts": [{"text": "x"}]}, "finishReason": [1]}))) == ["type"]
+
+
+# ---- Gemini 3 thought signatures through Google's OpenAI-compatible endpoint ----------------------------------
+
+
+def _signed_call(index: int | None = None) -> dict[str, Any]:
+    call: dict[str, Any] = {
+        "extra_content": {"google": {"thought_signature": "Eo4GCosG"}},
+        "function": {"arguments": '{"q":"x"}', "name": "task"},
+        "id": "FL1tqiJ9",
+        "type": "function",
+    }
+    if index is not None:
+        call["index"] = index
+    return call
+
+
+def test_openai_compatible_gemini_thought_signature_is_kept_and_sent_back() -> None:
+    # Google's compat endpoint puts Gemini 3's call signature in extra_content (and refuses the next turn without
+    # it): it was dropped silently
+    whole = {
+        "id": "r10",
+        "model": "gemini-3-pro-preview",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {"role": "assistant", "tool_calls": [_signed_call()]},
+            }
+        ],
+    }
+    chunk = {
+        "id": "r9",
+        "model": "gemini-3.1-flash-lite",
+        "choices": [
+            {"index": 0, "delta": {"role": "assistant", "tool_calls": [_signed_call(0)]}, "finish_reason": None}
+        ],
+    }
+    end = {"id": "r9", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    for events in (openai.response_events(whole), list(openai.parse_stream(sse(chunk, end)))):
+        msg = reduce_ok(events)
+        (call,) = msg.blocks("tool_use")
+        assert call.metadata == {"thoughtSignature": "Eo4GCosG"} and call.input == {"q": "x"}
+        r = openai.format_request([UserMessage("go"), msg], model="gemini-3-pro-preview")
+        (sent,) = r.body["messages"][1]["tool_calls"]
+        assert sent["extra_content"] == {"google": {"thought_signature": "Eo4GCosG"}}
+        assert "signature-dropped" not in [p.rule for p in r.diagnostics]
+        # OpenAI's own API (its request schema refuses the field) and DeepSeek have no place for it: said
+        for options in ({"model": "gpt-4o"}, {"model": "gemini-3-pro-preview", "variant": "deepseek"}):
+            r = openai.format_request([UserMessage("go"), msg], **options)
+            assert "extra_content" not in r.body["messages"][1]["tool_calls"][0]
+            assert "signature-dropped" in [p.rule for p in r.diagnostics]

@@ -49,6 +49,9 @@ class ChatWalk(Walk):
     #: a call marked ``toolType: "custom"`` (an OpenAI custom tool's: free-text input) is sent back as one
     #: (``type: "custom"``, ``custom: {name, input}``); else it is a function call like any other
     custom_calls = False
+    #: a call's Gemini thought signature (metadata ``thoughtSignature``, provider gemini or none) is sent as Google's
+    #: OpenAI-compatible endpoint gives it and asks it back: ``extra_content.google.thought_signature``
+    google_signatures = False
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         assert ctx.id_bad is None, "chat providers limit the length of tool-call ids only"
@@ -201,9 +204,14 @@ class ChatWalk(Walk):
                     calls.append({"id": sent, "type": "function", "function": {"name": tool, "arguments": arguments}})
                 open_calls[cid] = (sent, tool, name, i, j)
                 if meta and meta.get("thoughtSignature"):
-                    ctx.report(
-                        f"/{i}/content/{j}", "signature-dropped", f"{self.name} has no field for a call's signature"
-                    )
+                    signature = meta["thoughtSignature"]
+                    if self.google_signatures and type(signature) is str and meta.get("provider") in (None, "gemini"):
+                        # Gemini's, through Google's OpenAI-compatible endpoint: back where it came (which asks for it)
+                        calls[-1]["extra_content"] = {"google": {"thought_signature": signature}}
+                    else:
+                        ctx.report(
+                            f"/{i}/content/{j}", "signature-dropped", f"{self.name} has no field for a call's signature"
+                        )
             elif t is TextBlock:
                 if b.text or not drop:
                     texts.append(b.text)

@@ -64,6 +64,7 @@ class OpenAIVariant:
     drop_empty: bool = False  # leave out empty text (and messages left empty), reported
     id_max: int = 0  # longest tool-call id taken (0: no limit); longer ids are mapped
     custom_tools: bool = False  # custom tool calls (free-text input, GPT-5) sent back as such
+    google_signatures: bool = False  # calls' Gemini thought signatures sent in extra_content (Google's endpoint)
 
 
 VARIANTS: Final[dict[str, OpenAIVariant]] = {
@@ -75,6 +76,7 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
             default_model="gpt-4o",
             id_max=40,
             custom_tools=True,
+            google_signatures=True,
             params={"max_tokens": "max_completion_tokens", "top_k": None, "thinking_budget": None},
         ),
         OpenAIVariant(
@@ -139,7 +141,11 @@ def format_request(
     choice = normalize_tool_choice(tool_choice)
     ctx = Context(v.name, v.families, opts, msgs, tool_name_ok=_NAME_OK, id_max=v.id_max)
     try:
-        out = _OpenAIWalk(ctx, v, multi_agent, agent_name).run(msgs)
+        walk = _OpenAIWalk(ctx, v, multi_agent, agent_name)
+        # Google's OpenAI-compatible endpoint (a Gemini model) takes a call's signature back in extra_content,
+        # which OpenAI's own API refuses (its tool calls have no other field)
+        walk.google_signatures = v.google_signatures and "gemini" in (model or "").lower()
+        out = walk.run(msgs)
     finally:
         ctx.media.close()
     F.require_turns(out, ctx.provider)
@@ -418,6 +424,8 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
             if type(args) is not str:
                 args = b.json_text(args) if isinstance(args, (dict, list)) else b.string(args, "arguments")
         sig = fn.get("thought_signature") or tc.get("thought_signature")
+        if sig is None and "extra_content" in tc:  # Gemini 3 through Google's OpenAI-compatible endpoint
+            sig = as_object(as_object(tc["extra_content"]).get("google")).get("thought_signature")
         b.tool_call(
             key,
             choice=i,
