@@ -352,3 +352,19 @@ def test_last_event_id_is_the_last_dispatched_events(scanner: str, monkeypatch: 
     assert [(e.data, e.id) for e in d.feed(b"data: x\n\n")] == [("x", "7")] and d.last_event_id == "7"
     d.feed(b"id: 8\n\n")  # an event of no data still sets it, as the spec says
     assert d.last_event_id == "8"
+
+
+def test_the_endpoints_end_event_is_no_agent_event() -> None:
+    """A body saved from agentmsg's endpoint ends with `event: end` (data {}): @agentmsg/client stops there, and
+    Python's readers skip it (it was reduced as an event of no type: rule enum), on every path."""
+    from agentmsg import Reducer
+    from agentmsg.events import read_events
+
+    events = [
+        {"type": "AGENT_START", "id": "e1", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r"},
+        {"type": "AGENT_END", "id": "e2", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r"},
+    ]
+    body = encode_sse(events).encode() + b"event: end\ndata: {}\n\n"
+    assert list(read_events(body)) == events
+    r = Reducer()
+    assert [m.id for m in reduce_stream(body, reducer=r)] == ["r"] and r.problems == [] and r.count == 2

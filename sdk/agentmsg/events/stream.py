@@ -33,6 +33,9 @@ __all__ = ["iter_jsonl", "iter_sse_events", "read_events", "reduce_stream", "sni
 CHUNK = 1 << 17  # bytes read (or sliced) at a time: about one run of lines
 _BOM = b"\xef\xbb\xbf"
 _LIMIT_RULES = ("max-line-bytes", "max-event-bytes")
+#: The SSE event type agentmsg's endpoint (agentmsg.web.EventStream) ends a stream with (data ``{}``); no agent
+#: event is sent under it (their types are upper case), and @agentmsg/client stops there: not an agent event.
+END_EVENT = "end"
 
 Source = IO[bytes] | bytes | Iterable[bytes]
 
@@ -242,6 +245,8 @@ def iter_sse_events(
     whose only fault is invalid UTF-8 is then kept, with U+FFFD)."""
     for sse in _sse_events(_chunks(source)):
         problem = sse.problem
+        if sse.event == END_EVENT and problem is None:
+            continue  # the endpoint's end of stream (a saved body ends with it): no agent event
         if problem is not None:
             problem = Problem("", problem.rule, f"{_where(sse)}: {problem.message}")
             if strict:
@@ -327,6 +332,8 @@ def _sse_agent_events(r: Reducer, events: Iterable[SSEEvent]) -> Iterator[Any]:
     replaced before the event it is about (the reducer's count is then that event's index)."""
     for sse in events:
         problem = sse.problem
+        if sse.event == END_EVENT and problem is None:
+            continue  # the endpoint's end of stream (a saved body ends with it): no agent event
         if problem is not None:
             if problem.rule != "utf-8":
                 r.feed_unreadable(
