@@ -1752,6 +1752,10 @@ def test_gemini_safety_ratings_are_said_as_not_kept() -> None:
         notes = said(events, "agentmsg.not-kept")
         assert notes == ["not-kept"]
         assert reduce_ok(events).to_dict()["metadata"]["agentmsg_finish_reason"] == "SAFETY"
+    # the prompt's (a blocked prompt's: why), as Azure's prompt filter results are
+    blocked = {"promptFeedback": {"blockReason": "SAFETY", "safetyRatings": ratings}, "responseId": "r"}
+    events = gemini.response_events(blocked)
+    assert said(events, "agentmsg.not-kept") == ["not-kept"] and "promptFeedback" in str(events)
 
 
 def _nameless(provider: str, name: Any, whole: bool) -> Any:

@@ -624,6 +624,12 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
         if isinstance(cand, dict):
             _candidate(b, cand, calls)
     feedback = obj.get("promptFeedback")
+    if isinstance(feedback, dict) and feedback.get("safetyRatings"):  # (the first chunk's: the prompt's ratings)
+        b.not_kept(
+            "promptFeedback/safetyRatings",
+            "the prompt's safety rating data (promptFeedback.safetyRatings) is not kept (the message has no place"
+            " for it)",
+        )
     if isinstance(feedback, dict) and feedback.get("blockReason") and not obj.get("candidates"):
         b.choice(0)
         note = feedback.get("blockReasonMessage")  # why the prompt was blocked: said with its text, as finishMessage
