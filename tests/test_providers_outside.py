@@ -182,3 +182,52 @@ def test_openai_compatible_gemini_thought_signature_is_kept_and_sent_back() -> N
             r = openai.format_request([UserMessage("go"), msg], **options)
             assert "extra_content" not in r.body["messages"][1]["tool_calls"][0]
             assert "signature-dropped" in [p.rule for p in r.diagnostics]
+
+
+# ---- images the model made, through OpenRouter / Vercel AI Gateway ------------------------------------------
+
+
+PNG = "iVBORw0KGgo="
+
+
+def test_openai_compatible_images_are_image_blocks() -> None:
+    # message.images / delta.images (documented by OpenRouter and Vercel AI Gateway): dropped silently
+    image = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}, "index": 0}
+    whole = {
+        "id": "gen-2",
+        "model": "google/gemini-2.5-flash-image",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "Here is your image.", "images": [image]},
+            }
+        ],
+    }
+    first = {"id": "gen-1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Here is it."}}]}
+    last = {
+        "id": "gen-1",
+        "choices": [{"index": 0, "delta": {"content": "", "images": [image]}, "finish_reason": "stop"}],
+    }
+    for events in (openai.response_events(whole), list(openai.parse_stream(sse(first, last)))):
+        assert said(events) == [] and said(events, "agentmsg.not-kept") == []
+        d = reduce_ok(events).to_dict()
+        assert [b["type"] for b in d["content"]] == ["text", "image"]
+        assert d["content"][1]["source"] == {"type": "base64", "media_type": "image/png", "data": PNG}
+
+
+def test_openai_compatible_image_url_content_part_is_an_image_block() -> None:
+    # it was said "not kept (the message has no place for them)", though the message has image blocks
+    parts = [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "https://x.test/i.png"}}]
+    events = openai.response_events(
+        {"id": "r", "choices": [{"index": 0, "finish_reason": "stop", "message": {"content": parts}}]}
+    )
+    assert said(events, "agentmsg.not-kept") == []
+    d = reduce_ok(events).to_dict()
+    assert d["content"][1] == {"type": "image", "source": {"type": "url", "url": "https://x.test/i.png"}}
+    # an image that cannot be read is said, not dropped silently
+    bad = {"type": "image_url", "image_url": {"url": "data:image/png;base64,not base64!"}}
+    events = openai.response_events(
+        {"id": "r", "choices": [{"index": 0, "finish_reason": "stop", "message": {"content": "a", "images": [bad]}}]}
+    )
+    assert said(events) == ["type"]

@@ -23,7 +23,7 @@ from agentmsg.message import Msg
 from .._json import json_type
 from ..errors import ValidationError
 from . import _format as F
-from ._builder import StreamBuilder, as_list, as_object, safe_int, usage_dict
+from ._builder import StreamBuilder, as_list, as_object, base64_source, safe_int, usage_dict
 from ._chat import ChatWalk, copy_hints
 from ._common import AUDIO_FORMATS, media_kind
 from ._format import Context, FormatOptions, FormattedRequest
@@ -284,12 +284,34 @@ def _parts(b: StreamBuilder, i: int, parts: list[Any]) -> None:
             if part["text"]:
                 b.end_block("thinking", i)
                 b.text(part["text"], choice=i)
+        elif kind == "image_url":
+            _image(b, i, part)
         else:
             b.not_kept(
                 f"part/{str(kind)[:40]}/{i}",
                 f"content parts of type {str(kind)[:40]!r} are not kept (the message has no place for them)",
                 i,
             )
+
+
+def _image(b: StreamBuilder, i: int, part: Any) -> None:
+    """An ``image_url`` part of a reply (an image the model made: OpenRouter's and Vercel AI Gateway's
+    ``images``, a content part): an image block in its place, a ``data:...;base64,`` URL as a base64 source."""
+    url = part.get("image_url") if isinstance(part, dict) else None
+    if isinstance(url, dict):
+        url = url.get("url")
+    if not isinstance(url, str) or not url:
+        b.problem("type", "an image of the reply without a URL: skipped")
+        return
+    head, comma, data = url.partition(",")
+    if comma and head.startswith("data:") and head.endswith(";base64"):
+        source = base64_source(head[5:-7], data)
+        if source is None:
+            b.problem("type", "an image of the reply whose data URL is not standard base64: skipped")
+            return
+    else:
+        source = {"type": "url", "url": url}
+    b.media({"type": "image", "source": source}, choice=i)
 
 
 def _reasoning(b: StreamBuilder, m: Mapping[str, Any]) -> str:
@@ -311,6 +333,13 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
         text = _text_of(b, content)
         if text:
             b.text(text, choice=i)
+    images = m.get("images")  # images the model made (OpenRouter, Vercel AI Gateway), after the text
+    if images:
+        if isinstance(images, list):
+            for part in images:
+                _image(b, i, part)
+        else:
+            b.problem("type", f"images is a JSON {json_type(images)}, not an array: left out")
     refusal = b.string(m.get("refusal"), "a refusal")
     if refusal:
         b.text(refusal, choice=i, slot="refusal")
