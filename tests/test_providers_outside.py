@@ -231,3 +231,22 @@ def test_openai_compatible_image_url_content_part_is_an_image_block() -> None:
         {"id": "r", "choices": [{"index": 0, "finish_reason": "stop", "message": {"content": "a", "images": [bad]}}]}
     )
     assert said(events) == ["type"]
+
+
+# ---- Moonshot / Kimi: the usage inside the last chunk's choice --------------------------------------------------
+
+
+def test_moonshot_usage_in_the_choice_is_read() -> None:
+    first = {"id": "cmpl-1", "model": "moonshot-v1-8k", "choices": [{"index": 0, "delta": {"content": "Hi"}}]}
+    usage = {"prompt_tokens": 19, "completion_tokens": 13, "total_tokens": 32, "cached_tokens": 10}
+    last = {"id": "cmpl-1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop", "usage": usage}]}
+    msg = reduce_ok(list(openai.parse_stream(sse(first, last))))
+    assert msg.to_dict()["usage"] == {"inputTokens": 19, "outputTokens": 13, "cachedTokens": 10, "totalTokens": 32}
+    whole = {
+        "id": "c",
+        "choices": [{"index": 0, "message": {"content": "Hi"}, "finish_reason": "stop", "usage": usage}],
+    }
+    assert reduce_ok(openai.response_events(whole)).to_dict()["usage"]["inputTokens"] == 19
+    # a top-level usage is the reply's (the choice's is not read over it)
+    top = {**last, "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}}
+    assert reduce_ok(list(openai.parse_stream(sse(first, top)))).to_dict()["usage"]["inputTokens"] == 1

@@ -249,6 +249,8 @@ def _usage(u: Any) -> dict[str, Any] | None:
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     if cached is None:
         cached = u.get("prompt_cache_hit_tokens")  # DeepSeek
+        if cached is None:
+            cached = u.get("cached_tokens")  # Moonshot / Kimi
     completion = u.get("completion_tokens")
     out_details = u.get("completion_tokens_details")
     if isinstance(out_details, dict) and out_details.get("reasoning_tokens"):
@@ -508,7 +510,10 @@ def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, An
         b.close()
         return b.drain()
     b.identify(obj.get("id"), obj.get("model"))
-    b.set_usage(_usage(obj.get("usage")))
+    usage = obj.get("usage")
+    if not usage:  # Moonshot / Kimi put it in the choice (in a stream's last chunk; a response's, if so, too)
+        usage = next((c["usage"] for c in as_list(obj.get("choices")) if isinstance(c, dict) and c.get("usage")), None)
+    b.set_usage(_usage(usage))
     _not_kept_response(b, obj)
     for choice in as_list(obj.get("choices")):
         if not isinstance(choice, dict):
@@ -597,6 +602,8 @@ class StreamParser(BaseStreamParser):
                 _not_kept_choice(b, i, ch)
             reason = ch.get("finish_reason")
             if reason:
+                if not usage and ch.get("usage"):  # Moonshot / Kimi: the usage in the last chunk's choice
+                    b.set_usage(_usage(ch["usage"]))
                 _finish(b, i, reason)
                 ended = True
         # What a chunk says beside its choices comes on the first chunk (Azure's prompt filter results, with no
