@@ -250,3 +250,27 @@ def test_moonshot_usage_in_the_choice_is_read() -> None:
     # a top-level usage is the reply's (the choice's is not read over it)
     top = {**last, "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}}
     assert reduce_ok(list(openai.parse_stream(sse(first, top)))).to_dict()["usage"]["inputTokens"] == 1
+
+
+# ---- an `error:` SSE line (GPUStack / llama-box) --------------------------------------------------------------
+
+
+def test_an_error_field_line_is_the_providers_error() -> None:
+    # the spec ignores the unknown field, so the provider's message was lost and the reply read as cut
+    first = {"id": "chatcmpl-g1", "model": "qwen3", "choices": [{"index": 0, "delta": {"content": "Hel"}}]}
+    error = b'error: {"detail":"failed to decode","error":{"message":"failed to decode, try again"}}\n\n'
+    for body in (sse(first, done=False) + error, sse(first, done=False)[:-1] + error):  # its own event, or not
+        for chunks in ([body], [body[:k] for k in range(1, len(body) + 1)]):  # whole, and byte by byte
+            parser = openai.StreamParser()
+            events = [e for c in chunks for e in parser.feed(c[-1:] if len(chunks) > 1 else c)]
+            events += parser.close()
+            assert said(events) == ["sse"]
+            errors = [e["value"] for e in events if e.get("name") == "agentmsg.error"]
+            assert [(e["type"], e["message"]) for e in errors] == [("provider_error", "failed to decode, try again")]
+            msg = reduce_ok(events)
+            assert msg.text_content == "Hel" and msg.generate_reason == "INTERRUPTED"
+    # plain text after `error:` is the error's text; Gemini reads the line as its own error payload
+    events = list(gemini.parse_stream(b'data: {"candidates": []}\n\nerror: {"error": {"message": "boom"}}\n\n'))
+    assert [e["value"]["message"] for e in events if e.get("name") == "agentmsg.error"] == ["boom"]
+    events = list(openai.parse_stream(sse(first, done=False) + b"error: upstream gone\n\n"))
+    assert [e["value"]["message"] for e in events if e.get("name") == "agentmsg.error"] == ["upstream gone"]

@@ -54,6 +54,13 @@ class StrayLine(Problem):
     it is that error's text (the event's data)."""
 
 
+@attrs.frozen
+class ErrorLine(Problem):
+    """An ``error:`` line: a field the SSE spec does not know (it ignores the line), which GPUStack / llama-box send
+    their error on (``error: {"error": {"message": ...}}``), ending the stream. Dispatched as an ``error`` event
+    whose data is the line's value, so that the provider's error is the reply's; said once (rule ``sse``)."""
+
+
 _SSE_FIELDS = (b"data", b"event", b"id", b"retry")
 _OPENERS = (b"{", b"[")
 _RAW_MARK = "\x00raw JSON value"  # _ProviderSSE._event while a raw JSON value is read (never dispatched)
@@ -114,6 +121,21 @@ class _ProviderSSE(JSONDataDecoder):
         """A line of no SSE field that starts no JSON value: said (:class:`StrayLine`), and, after ``event: error``
         with no data, read as that error's data (its text: a proxy's ``Internal Server Error``)."""
         shown = line[:80].decode("utf-8", "replace")
+        if line[:6] == b"error:" and not self._stray_error:
+            if self._data or self._problem is not None or self._event or self._retry is not None:
+                SSEDecoder._process(self, b"", out)  # the event before it, in its place
+            value = line[6:]
+            why = "an `error:` line (a field the SSE spec does not know, which it ignores) is read as the provider's error"
+            out.append(
+                SSEEvent(
+                    self._text(value[1:] if value[:1] == b" " else value),
+                    "error",
+                    self._id,
+                    None,
+                    ErrorLine("", "sse", why),
+                )
+            )
+            return
         if self._event == "error" and self._problem is None and (self._stray_error or not self._data):
             why = f"a line of no SSE field after `event: error` is read as the error's text: {shown!r}"
             SSEDecoder._process(self, b"data:" + line, out)

@@ -25,7 +25,7 @@ from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
 from ..message import Msg
 from ._builder import StreamBuilder
-from ._framing import RAW_CUT, RAW_JSON, TRAILING, Framer, RawUTF8, StrayLine, as_chunks
+from ._framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
 
 __all__ = ["BaseStreamParser", "read_response", "response_message", "run_parser"]
 
@@ -160,7 +160,12 @@ class BaseStreamParser:
         if type(data) is bytes:  # a simple event's data from the C scanner (UTF-8, checked) that feed's inline
             data = data.decode("utf-8")  # path did not take (not an object, not JSON): read as text, to say why
         assert isinstance(data, str)  # (for the type checker)
-        if type(problem) is StrayLine:  # (each kind said once a stream: a proxy's page sends many such lines)
+        if type(problem) is ErrorLine:  # an `error:` line (GPUStack's): the provider's error, said as read so
+            if "error-line" not in self._stray_said:
+                self._stray_said.add("error-line")
+                self.builder.problem(problem.rule, problem.message)
+            problem = None
+        elif type(problem) is StrayLine:  # (each kind said once a stream: a proxy's page sends many such lines)
             kind = problem.message.partition(":")[0]
             if kind not in self._stray_said:
                 self._stray_said.add(kind)
