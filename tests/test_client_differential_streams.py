@@ -204,3 +204,51 @@ def test_lone_surrogates_in_any_string_reduce_alike(tmp_path: Path) -> None:
                 node[where[-1]] += ("\ud83d", "\ude00", "x\udbff")[k % 3]
                 cases.append({"name": f"{path.name} event {i} {where}", "events": mutated})
     _compare(tmp_path, cases)
+
+
+def test_json_text_at_the_readers_edges_reduces_alike(tmp_path: Path) -> None:
+    """Event JSON over SSE at the edges of what the readers take (orjson, and JSON.parse with the client's checks):
+    nesting at 1,024 levels and one more, numbers that overflow a double, duplicate keys, escapes (a lone surrogate
+    escape), a BOM or a second value in the data, data that is no object, tool-call arguments at those edges. (What
+    a JS number cannot tell apart is left out: docs/web.md.)"""
+    at = "2026-11-28T10:00:00Z"
+    ids = iter(range(10**6))
+
+    def event(kind: str, rest: str) -> str:
+        return f'{{"type":"{kind}","id":"e{next(ids)}","createdAt":"{at}","replyId":"m"{rest}}}'
+
+    def call(arguments: str) -> list[str]:
+        keys = ',"toolCallId":"c","toolCallName":"f"'
+        return [
+            event("TOOL_CALL_START", keys),
+            event("TOOL_CALL_DELTA", keys + ',"delta":' + json.dumps(arguments)),
+            event("TOOL_CALL_END", keys + ',"state":"pending"'),
+        ]
+
+    def nested(n: int) -> str:
+        return "[" * n + "]" * n
+
+    start = event("TEXT_BLOCK_START", ',"blockId":"t"')
+    bodies: dict[str, list[str]] = {
+        "usage 1e400": [event("MODEL_CALL_END", ',"usage":{"inputTokens":1e400}')],
+        "time 1e-400 and 2e308": [event("MODEL_CALL_END", ',"usage":{"time":1e-400,"outputTokens":1}'), event("MODEL_CALL_END", ',"usage":{"time":2e308}')],
+        "duplicate keys": [event("MODEL_CALL_END", ',"usage":{"inputTokens":1,"inputTokens":2}'), event("TEXT_BLOCK_START", "").replace('START"', 'START","type":"AGENT_START"', 1)],
+        "escapes": [start, event("TEXT_BLOCK_DELTA", ',"blockId":"t","delta":"\\u0000\\ud83d\\ude00\\u2028\\/"')],
+        "lone surrogate escape": [start, event("TEXT_BLOCK_DELTA", ',"blockId":"t","delta":"a\\ud83d"')],
+        "data not an object": ["[1,2]", '"text"', "null", "5", ""],
+        "data with a BOM, two values, blanks": ["\ufeff" + start, start + start, start + " \t"],
+        "created at forms": [event("MODEL_CALL_START", "").replace(at, "2026-11-28t10:00:00z"), event("MODEL_CALL_START", "").replace(at, "2026-02-30T10:00:00Z")],
+        "arguments at the edges": [
+            *call('{"a": 1e400}'), *call('{"a": 18446744073709551616}'), *call('{"a": 1, "a": 2}'), *call('{"a": "\\ud83d"}'),
+            *call("\ufeff{}"), *call('{"a": NaN}'), *call(' \t\n{"a": 1}\r\n '), *call("\u00a0{}"), *call('{"a": 1.0, "b": 1e2}'),
+            *call('{"a": ' + nested(252) + "}"), *call('{"a": ' + nested(253) + "}"),
+        ],
+    }  # fmt: skip
+    for depth in (252, 253, 254, 1023, 1024, 1025, 1026):
+        bodies[f"custom value {depth} deep"] = [event("CUSTOM", f',"name":"x","value":{nested(depth)}')]
+    cases = []
+    for name, lines in bodies.items():
+        body = [event("AGENT_START", "").replace('"m"', '"r"'), *lines, event("AGENT_END", "").replace('"m"', '"r"')]
+        raw = "".join(f"data: {line}\n\n" for line in body).encode()
+        cases.append({"name": name, "bytes": base64.b64encode(raw).decode(), "chunk": 0})
+    _compare(tmp_path, cases)

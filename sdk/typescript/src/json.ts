@@ -124,5 +124,5 @@ export function readEventJson(text: string): unknown {
   } catch {
     return undefined;
   }
-  return jsonProblem(value, 1025) === null ? value : undefined;
+  return jsonProblem(value, 1024) === null ? value : undefined; // orjson reads 1,024 levels, not 1,025
 }
