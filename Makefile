@@ -12,8 +12,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 #   otherwise                          the project's own virtualenv .venv, created from $(BASE_PYTHON).
 # Python 3.10 or newer. On 3.10 the two pins that need 3.11+ (google-genai, the Gemini test oracle;
 # agentscope, a bench peer) are not installed (markers in pyproject.toml): the tests run without the oracle's
-# check of the Gemini bodies, those that need the package itself skip, saying so, and
-# make bench prints their rows as missing. The built wheel is tested in a separate virtualenv, .venv-wheel.
+# checks of the Gemini bodies and chunks, saying so, and make bench prints their rows as missing. The built wheel is tested in a separate virtualenv, .venv-wheel.
 BASE_PYTHON ?= python3
 VENV := .venv
 WHEEL_VENV := .venv-wheel
@@ -65,7 +64,7 @@ help:
 	@echo "make clean         - remove everything make created (.venv, .venv-wheel, dist, node_modules, ...)"
 	@echo "Python 3.10+: PYTHON=... (as is), else an active virtualenv, else .venv from BASE_PYTHON (default python3)."
 	@echo "  On 3.10 google-genai (the Gemini test oracle) and agentscope (a bench peer) need 3.11+ and are not installed:"
-	@echo "  the Gemini bodies go unchecked by it (the tests run on), its own tests skip, and the bench rows of the peer say so."
+	@echo "  the Gemini bodies and chunks go unchecked by it (the tests run on) and the bench rows of the peer say so."
 
 # --- Python environment --------------------------------------------------------------------------
 

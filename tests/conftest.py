@@ -67,7 +67,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         if reason is None:
             continue
         skipped = [r for r in terminalreporter.stats.get("skipped", []) if reason in str(getattr(r, "longrepr", ""))]
-        terminalreporter.write_line(f"{len(skipped)} tests skipped: {reason}", yellow=True)
-        # the formatter tests run on, without this oracle's check of their bodies (tests/oracles: _usable)
+        if skipped:
+            terminalreporter.write_line(f"{len(skipped)} tests skipped: {reason}", yellow=True)
+        # the tests that run on without this oracle's checks (request bodies, stream chunks: tests/oracles.usable)
         unchecked = oracles.NOT_CHECKED.get(reason, ())
-        terminalreporter.write_line(f"{len(unchecked)} tests ran without its check of their bodies", yellow=True)
+        terminalreporter.write_line(f"{len(unchecked)} tests ran without its checks: {reason}", yellow=True)

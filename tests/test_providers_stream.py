@@ -306,11 +306,13 @@ GEMINI_STREAMS = [p for p in STREAMS if p.parent.name == "gemini"]
 @pytest.mark.parametrize("path", GEMINI_STREAMS, ids=ids(GEMINI_STREAMS))
 def test_gemini_chunks_valid_sdk_types_and_merge(path: Path) -> None:
     """google-genai has no stream accumulator: each chunk must validate as a GenerateContentResponse, and
-    the stream must equal its parts merged into one response (texts of a kind joined, calls whole)."""
-    types = oracles.require("google.genai.types")
+    the stream must equal its parts merged into one response (texts of a kind joined, calls whole). Without
+    google-genai (Python 3.10) the chunks go unchecked and the rest runs."""
     chunks = [p for _, p in sse_payloads(path.read_bytes())]
-    for c in chunks:
-        types.GenerateContentResponse._from_response(response=c, kwargs={})
+    if oracles.usable("google.genai"):
+        types = oracles.require("google.genai.types")
+        for c in chunks:
+            types.GenerateContentResponse._from_response(response=c, kwargs={})
     if "partial" in path.name:
         return  # streamed arguments have no whole form to merge into: checked in test_gemini_partial_args
     parts: list[dict[str, Any]] = []

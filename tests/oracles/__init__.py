@@ -367,14 +367,14 @@ def require(module: str) -> Any:
 
 
 #: Oracle checks left out because the oracle package needs a newer Python than this one: reason -> the tests
-#: that ran without them (said at the end of the run, tests/conftest.py).
+#: that ran without them (said at the end of the run, tests/conftest.py; see usable).
 NOT_CHECKED: dict[str, set[str]] = {}
 
 
-def _usable(module: str) -> bool:
-    """Whether the oracle package ``module`` can check a body here. One that needs a newer Python
+def usable(module: str) -> bool:
+    """Whether the oracle package ``module`` can check here. One that needs a newer Python
     (NEEDS_NEWER_PYTHON) leaves its check out, recorded in NOT_CHECKED, and the test goes on: what it asserts
-    of the formatter itself holds on every Python. Any other missing package skips the test, as require does."""
+    of agentmsg itself holds on every Python. Any other missing package skips the test, as require does."""
     reason = missing(module)
     if reason is None:
         return True
@@ -387,7 +387,7 @@ def _usable(module: str) -> bool:
 
 def check(provider: str, request: Any) -> list[str]:
     """The oracle's problems with a FormattedRequest for ``provider`` ([] when it passes; also when the
-    oracle needs a newer Python than this one, which is recorded: see ``_usable``)."""
+    oracle needs a newer Python than this one, which is recorded: see ``usable``)."""
     body = request.body
     if provider == "openai":
         require("jsonschema")
@@ -400,7 +400,7 @@ def check(provider: str, request: Any) -> list[str]:
         require("jsonschema")
         return anthropic_errors(body)
     if provider == "gemini":
-        return gemini_errors(body) if _usable("google.genai") else []
+        return gemini_errors(body) if usable("google.genai") else []
     if provider == "dashscope":
         require("dashscope")
         return dashscope_errors(body, request.path, request.headers, request.stream)
