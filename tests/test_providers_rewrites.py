@@ -114,3 +114,24 @@ def test_blank_system_text_is_left_out_and_said(provider: str) -> None:
         ("/1", "empty-message-dropped"),
         ("/2/content/1", "empty-text-dropped"),
     ]
+
+
+@pytest.mark.parametrize("provider", ["dashscope", "dashscope-compatible"])
+def test_dashscope_leaves_out_empty_system_text_as_it_does_elsewhere(provider: str) -> None:
+    """DashScope (both modes) leaves out empty text blocks and messages left with nothing, said: system messages
+    too (they were sent as they were, an empty system message as content "")."""
+    msgs = [
+        SystemMessage(""),
+        SystemMessage([TextBlock(text="a"), TextBlock(text=""), TextBlock(text="b")]),
+        UserMessage("q"),
+    ]
+    r = formatted(provider, msgs)
+    sent = r.body["messages"] if "messages" in r.body else r.body["input"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user"] and sent[0]["content"] in ("a\nb", [{"text": "a\nb"}])
+    assert [(d.pointer, d.rule) for d in r.diagnostics] == [
+        ("/0/content/0", "empty-text-dropped"),
+        ("/0", "empty-message-dropped"),
+        ("/1/content/1", "empty-text-dropped"),
+    ]
+    r = formatted("openai", msgs)  # OpenAI takes empty strings: sent as they are
+    assert [m["content"] for m in r.body["messages"]] == ["", "a\n\nb", "q"] and r.diagnostics == ()

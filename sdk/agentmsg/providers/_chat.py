@@ -145,9 +145,15 @@ class ChatWalk(Walk):
         blocks: list[Any] = msg.content
         for j, b in enumerate(blocks):
             if type(b) is TextBlock:
+                if not b.text and self.drop_empty:  # as in the other messages
+                    self.ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty system text not sent")
+                    continue
                 texts.append(b.text)
             else:
                 self.ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a system message")
+        if not texts and self.drop_empty:
+            self.ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this system message")
+            return
         entry: dict[str, Any] = {"role": "system", "content": self.text_content("\n".join(texts))}
         self._name(msg, i, entry)
         self.out.append(entry)
