@@ -35,6 +35,7 @@ import os
 import re
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -126,7 +127,7 @@ class _Choice:
         self.calls: dict[Any, _Call] = {}  # key (index / slot) -> call
         self.calls_by_id: dict[str, _Call] = {}
         self.suffixes: dict[str, int] = {}  # id -> the next suffix to try for a call that repeats it
-        self.waiting: list[_Call] = []  # calls not started yet, in the order they appeared
+        self.waiting: deque[_Call] = deque()  # calls not started yet, in the order they appeared
         self.finish: str | None = None  # the provider's finish reason
         self.normal = False  # the finish reason is a plain stop
         self.minted = 0  # tool call ids minted so far
@@ -483,7 +484,7 @@ class StreamBuilder:
         """Start the waiting calls that are ready (:meth:`_ready`), in order, up to the first that is not; one
         that ended while it waited ends too."""
         while c.waiting and self._ready(c.waiting[0]):
-            call = c.waiting.pop(0)
+            call = c.waiting.popleft()  # (a deque: calls that ended behind one waiting for its name may be many)
             self._start_call(c, call)
             if call.ended:
                 self._end_started(c, call)
