@@ -119,8 +119,9 @@ export class SSEDecoder {
   private readonly maxEvent: number;
 
   constructor(limits: SSELimits = {}) {
-    this.maxLine = limits.maxLineLength ?? MAX_EVENT_LENGTH;
-    this.maxEvent = limits.maxEventLength ?? MAX_EVENT_LENGTH;
+    // (0 is the default too, as in Python's decoder.)
+    this.maxLine = limits.maxLineLength || MAX_EVENT_LENGTH;
+    this.maxEvent = limits.maxEventLength || MAX_EVENT_LENGTH;
   }
 
   feed(chunk: string | Uint8Array): SSEEvent[] {
