@@ -1837,6 +1837,24 @@ def test_a_tool_call_whose_id_is_no_text_keeps_its_name_and_input() -> None:
         assert said(events) == ["type"]
 
 
+def test_anthropic_a_tool_calls_caller_is_said_as_not_kept() -> None:
+    # programmatic tool calling: code the provider runs calls the tool (caller); it was dropped unsaid
+    body = _nameless("anthropic", "f", whole=True)
+    caller = {"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}
+    body["content"] = [
+        {**body["content"][0], "caller": caller, "toolset_name": "tools"},
+        {"type": "tool_use", "id": "t2", "name": "g", "input": {}, "caller": {"type": "direct"}},
+    ]
+    streamed = _nameless("anthropic", "f", whole=False).replace(
+        b'"name":"f"', b'"name":"f","caller":' + orjson.dumps(caller) + b',"toolset_name":"tools"'
+    )
+    for events in (anthropic.response_events(body), list(anthropic.parse_stream(streamed))):
+        assert reduce_ok(events).blocks("tool_use")[0].name == "f"
+        notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.not-kept"]
+        assert len(notes) == 2 and "code_execution_20250825" in notes[0] and "'tools'" in notes[1]
+        assert said(events) == []
+
+
 def test_a_bad_name_repeated_by_each_cumulative_chunk_is_said_once() -> None:
     def chunk_of(args: str, finish: str = "null") -> bytes:
         call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": 5, "arguments": args}}

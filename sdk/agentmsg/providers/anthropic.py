@@ -346,6 +346,24 @@ def _ending_not_kept(b: StreamBuilder, holder: Mapping[str, Any]) -> None:
             b.not_kept(key, f"{what} ({key}: {shown}) is not kept (the message has no place for it)")
 
 
+def _call_not_kept(b: StreamBuilder, block: Mapping[str, Any]) -> None:
+    """What a tool_use block says beside its call that the message has no place for: its ``caller`` when the call
+    is not the model's own (programmatic tool calling: code the provider runs calls the tool) and its
+    ``toolset_name``; said once per reply and kind."""
+    caller = block.get("caller")
+    kind = caller.get("type") if isinstance(caller, dict) else caller
+    if caller and kind != "direct":
+        shown = orjson.dumps(caller).decode()[:200]
+        b.not_kept(
+            f"caller/{str(kind)[:40]}",
+            f"the caller of a tool call ({shown}: code the provider runs calls the tool) is not kept (the message has"
+            " no place for it)",
+        )
+    toolset = block.get("toolset_name")
+    if toolset:
+        b.not_kept("toolset_name", f"a tool call's toolset ({str(toolset)[:80]!r}) is not kept")
+
+
 def _error(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
     raw = obj.get("error")
     if not isinstance(raw, dict):  # (a proxy's error as text, or none: the message says what came)
@@ -397,6 +415,8 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
         b.tool_call(slot, call_id=block.get("id"), name=block.get("name"), arguments=args)
         if whole:
             b.end_tool_call(slot)
+        if len(block) > 4:  # (id, name, input, type: what a call holds; anything beside them is said)
+            _call_not_kept(b, block)
         return
     elif _server_side(kind):
         b.not_kept(
