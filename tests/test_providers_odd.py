@@ -1752,6 +1752,9 @@ def test_gemini_safety_ratings_are_said_as_not_kept() -> None:
         notes = said(events, "agentmsg.not-kept")
         assert notes == ["not-kept"]
         assert reduce_ok(events).to_dict()["metadata"]["agentmsg_finish_reason"] == "SAFETY"
+    # the average log probability (Vertex sends it unasked, as Azure sends its filter results), as logprobsResult is
+    whole = gemini.response_events(gem({"text": "x"}, finish="STOP") | {"candidates": [{"avgLogprobs": -0.25}]})
+    assert said(whole, "agentmsg.not-kept") == ["not-kept"] and "avgLogprobs" in str(whole)
     # the prompt's (a blocked prompt's: why), as Azure's prompt filter results are
     blocked = {"promptFeedback": {"blockReason": "SAFETY", "safetyRatings": ratings}, "responseId": "r"}
     events = gemini.response_events(blocked)

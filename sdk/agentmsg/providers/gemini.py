@@ -498,6 +498,8 @@ _NOT_KEPT = (
     ("urlContextMetadata", "URL context data"),
     ("logprobsResult", "log probabilities"),
     ("safetyRatings", "safety rating data (harm categories, probabilities, whether it blocked)"),
+    ("avgLogprobs", "the average log probability"),
+    ("continuationToken", "the continuation token"),
 )
 
 _NOT_KEPT_KEYS = frozenset(key for key, _ in _NOT_KEPT)
