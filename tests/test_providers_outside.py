@@ -10,7 +10,7 @@ import orjson
 
 import agentmsg
 from agentmsg import Reducer, UserMessage
-from agentmsg.providers import gemini, openai
+from agentmsg.providers import dashscope, gemini, openai
 
 FIX = Path(__file__).parent / "fixtures" / "providers"
 OUTSIDE = Path(__file__).parent / "fixtures" / "outside"
@@ -274,3 +274,31 @@ def test_an_error_field_line_is_the_providers_error() -> None:
     assert [e["value"]["message"] for e in events if e.get("name") == "agentmsg.error"] == ["boom"]
     events = list(openai.parse_stream(sse(first, done=False) + b"error: upstream gone\n\n"))
     assert [e["value"]["message"] for e in events if e.get("name") == "agentmsg.error"] == ["upstream gone"]
+
+
+# ---- payloads of no shape the parser knows: said once, as Anthropic's parser says them ------------------------
+
+
+def test_payloads_of_no_known_shape_are_said_once() -> None:
+    chunk = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}]}
+    # OpenAI: chunks wrapped ({"data": chunk}) were skipped silently: an empty message, exit 0
+    events = list(openai.parse_stream(sse({"data": chunk}, {"data": chunk})))
+    assert said(events) == ["type"]
+    (message,) = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.problem"]
+    assert message.startswith("2 payload(s)") and message.endswith("not an openai stream?")
+    # beside real chunks: said too (without the question), the chunks read
+    events = list(openai.parse_stream(sse({"ping": 1}, chunk)))
+    assert said(events) == ["type"] and reduce_ok(events).text_content == "Hi"
+    # a usage-only chunk, Azure's prompt filter chunk (choices []), an error: chunks, nothing said
+    usage = {"id": "c", "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    azure = {"id": "", "choices": [], "prompt_filter_results": [{"prompt_index": 0}]}
+    assert said(list(openai.parse_stream(sse(azure, chunk, usage)))) == []
+    # Gemini: Code Assist's {"response": {...}} wrapper (gemini-cli with a Google login) read as nothing, unsaid
+    gem = {"candidates": [{"content": {"parts": [{"text": "Hello"}]}, "finishReason": "STOP"}]}
+    events = list(gemini.parse_stream(sse({"response": gem, "traceId": "t"}, done=False)))
+    assert said(events) == ["type"]
+    # DashScope native
+    events = list(
+        dashscope.parse_stream(sse({"foo": {"output": {"text": "Hello", "finish_reason": "stop"}}}, done=False))
+    )
+    assert said(events) == ["type"]

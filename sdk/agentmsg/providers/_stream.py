@@ -94,6 +94,7 @@ class BaseStreamParser:
         self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
         self._raw_said = False  # a JSON value on lines of no SSE field was said (see _raw)
         self._stray_said: set[str] = set()  # the kinds of lines of no SSE field (no JSON) said (see _data)
+        self.foreign = 0  # payloads of no shape the provider's parser knows, skipped (see say_foreign)
 
     @property
     def problems(self) -> list[Problem]:
@@ -278,6 +279,19 @@ class BaseStreamParser:
 
     def end_payloads(self) -> None:
         """No payload comes after this one (the body or the transport ended): a subclass emits what it holds."""
+
+    def say_foreign(self, shape: str) -> None:
+        """The payloads of no shape the parser knows (:attr:`foreign`: another provider's, or a wrapper around the
+        provider's own), which it skipped: said once, when no more comes (problem ``type``), as Anthropic's parser
+        says payloads of no Anthropic event type; when nothing else came, the body is not this provider's stream?"""
+        n, self.foreign = self.foreign, 0
+        if n:
+            alone = (
+                ""
+                if self.builder.opened()
+                else f", and nothing else: not a{'n' if self.provider[:1] in 'aeiou' else ''} {self.provider} stream?"
+            )
+            self.builder.problem("type", f"{n} payload(s) of {shape} were skipped{alone}")
 
     def error(self, message: str, **info: Any) -> list[dict[str, Any]]:
         """The transport failed (disconnect, timeout, cancellation): end every open choice as interrupted,

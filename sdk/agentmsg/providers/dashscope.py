@@ -526,6 +526,7 @@ class StreamParser(BaseStreamParser):
 
     def end_payloads(self) -> None:
         self._reader.end()
+        self.say_foreign("no DashScope shape (no output, usage or error)")
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         if event == "error" and not _is_error(obj):
@@ -534,8 +535,11 @@ class StreamParser(BaseStreamParser):
         elif not obj.get("output") and _is_error(obj):
             self._reader.end()
             self._reader.payload(obj, whole=False)  # the error
-        else:
+        elif "output" in obj or "usage" in obj:
             self._reader.payload(obj, whole=False)
+            return
+        else:
+            self.foreign += 1  # (another provider's payload, a wrapper around one): said when the body ends
             return
         self.end_at_error()  # the provider's error ends the reply (the SDK's stream ends there)
 

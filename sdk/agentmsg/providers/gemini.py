@@ -648,6 +648,9 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
     return False
 
 
+_RESPONSE_KEYS = frozenset(("candidates", "promptFeedback", "error", "usageMetadata"))  # a response has one
+
+
 def _after_error(b: StreamBuilder, skipped: int) -> None:
     """Responses that came after the provider's error (which ended the reply): skipped, as the SDK's stream
     raises at the error, and said once (problem ``order``)."""
@@ -671,7 +674,7 @@ def _response_events(obj: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
                 break
         b.close()
         return b.drain()
-    if not any(key in obj for key in ("candidates", "promptFeedback", "error", "usageMetadata")):
+    if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
         raise ValidationError.single("", "shape", "a generateContent response has candidates (or an error): none here")
     b = StreamBuilder(options.pop("provider", "gemini"), **options)
     _payload(b, obj, {})
@@ -707,10 +710,14 @@ class StreamParser(BaseStreamParser):
         # written into its arguments (they came), before the reply closes the call.
         for i, calls in self._calls.items():
             _write_held(self.builder, i, calls)
+        self.say_foreign("no generateContent response shape (no candidates, promptFeedback, usageMetadata or error)")
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         if event == "error" and not obj.get("error"):  # an SSE error event (a proxy's): its data is the error
             obj = {"error": obj}
+        if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
+            self.foreign += 1  # (a wrapper around a response, Code Assist's {"response": ...}): said at the end
+            return
         if _payload(self.builder, obj, self._calls):
             self.end_at_error()  # the provider's error ends the reply (the SDK's stream raises there)
 

@@ -366,6 +366,15 @@ def _has_data(value: Any) -> bool:
     return any(v for v in value.values()) if isinstance(value, dict) else bool(value)
 
 
+def _stop_not_kept(b: StreamBuilder, i: int, ch: Mapping[str, Any]) -> None:
+    """The stop string or token that ended a choice (vLLM's ``stop_reason``, SGLang's ``matched_stop``; null when
+    the model ended it), read beside its finish reason: said as not kept, as Anthropic's ``stop_sequence`` is."""
+    for key in ("stop_reason", "matched_stop"):
+        value = ch.get(key)
+        if value is not None and value != "":
+            b.not_kept(f"{key}/{i}", f"the stop that ended the reply ({key}: {str(value)[:200]!r}) is not kept", i)
+
+
 def _not_kept_choice(b: StreamBuilder, i: int, ch: Mapping[str, Any]) -> None:
     if _has_data(ch.get("logprobs")):
         b.not_kept(f"logprobs/{i}", "log probabilities (logprobs) are not kept (the message has no place for them)", i)
@@ -527,6 +536,7 @@ def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, An
         _not_kept_choice(b, i, choice)
         _tool_calls(b, i, m, whole=True)
         _finish(b, i, choice.get("finish_reason"))
+        _stop_not_kept(b, i, choice)
     # The whole response is the provider's end of the reply: a choice without a finish reason (some compatible
     # servers send none) is whole, as one that ends with [DONE] is (MODEL_STOP, or TOOL_CALLS with calls)
     b.close(ended=True)
@@ -561,6 +571,9 @@ class StreamParser(BaseStreamParser):
         self._legacy_roles: dict[tuple[int, int], Any] = {}  # (choice, message) -> its role (_legacy_messages)
         self.builder.ids_expected = True  # an id after the name is the call's (ChatCompletionStreamState)
 
+    def end_payloads(self) -> None:
+        self.say_foreign("no Chat Completions chunk shape (no choices, usage or error)")
+
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         b = self.builder
         err = obj.get("error")  # null or {} on a chunk is no error (the SDK raises on a truthy one only)
@@ -581,6 +594,9 @@ class StreamParser(BaseStreamParser):
             b.set_usage(_usage(usage))
         choices = obj.get("choices") or ()
         ended = not choices
+        if ended and "choices" not in obj and not usage and not err and _RESPONSE_NOT_KEPT_KEYS.isdisjoint(obj):
+            self.foreign += 1  # no chunk (a wrapper around one, another provider's payload): said when the body ends
+            return
         for ch in choices:
             i = ch.get("index", 0)
             if type(i) is not int:
@@ -605,6 +621,7 @@ class StreamParser(BaseStreamParser):
                 if not usage and ch.get("usage"):  # Moonshot / Kimi: the usage in the last chunk's choice
                     b.set_usage(_usage(ch["usage"]))
                 _finish(b, i, reason)
+                _stop_not_kept(b, i, ch)
                 ended = True
         # What a chunk says beside its choices comes on the first chunk (Azure's prompt filter results, with no
         # choices), on the last ones (moderation, with no choices), or on every chunk (Perplexity's citations):
