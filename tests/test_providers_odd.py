@@ -1858,6 +1858,22 @@ def test_anthropic_a_tool_calls_caller_is_said_as_not_kept() -> None:
         assert said(events) == []
 
 
+def test_openai_compatible_stop_that_ended_the_reply_is_said_as_not_kept() -> None:
+    # vLLM's stop_reason (the stop string or token id) and SGLang's matched_stop were dropped unsaid; Anthropic's
+    # stop_sequence is said; null (the model ended it) says nothing
+    for key, value in (("stop_reason", "###"), ("matched_stop", 128009), ("stop_reason", None)):
+        last = chunk({}, "stop")
+        last["choices"][0][key] = value
+        body = {"id": "c1", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}}]}
+        body["choices"][0] |= {"finish_reason": "stop", key: value}
+        for events in (list(openai.parse_stream(sse(chunk({"content": "hi"}), last))), openai.response_events(body)):
+            assert reduce_ok(events).text_content == "hi"
+            notes = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.not-kept"]
+            assert notes == (
+                [] if value is None else [f"the stop that ended the reply ({key}: {str(value)!r}) is not kept"]
+            )
+
+
 def test_a_bad_name_repeated_by_each_cumulative_chunk_is_said_once() -> None:
     def chunk_of(args: str, finish: str = "null") -> bytes:
         call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": 5, "arguments": args}}
