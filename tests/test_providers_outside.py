@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 import agentmsg
 from agentmsg import Reducer, UserMessage
+from agentmsg.cli import main
 from agentmsg.providers import dashscope, gemini, openai
 
 FIX = Path(__file__).parent / "fixtures" / "providers"
@@ -302,3 +304,37 @@ def test_payloads_of_no_known_shape_are_said_once() -> None:
         dashscope.parse_stream(sse({"foo": {"output": {"text": "Hello", "finish_reason": "stop"}}}, done=False))
     )
     assert said(events) == ["type"]
+
+
+# ---- DashScope Application API (dashscope.Application.call) and async tasks -----------------------------------
+
+
+def test_dashscope_application_reasoning_and_usage_per_model() -> None:
+    # output.thoughts (a deepseek-r1 app's reasoning) and usage.models[] were dropped silently (no thinking, usage null)
+    events = dashscope.response_events((OUTSIDE / "dashscope/application_thoughts.json").read_bytes())
+    assert said(events) == [] and said(events, "agentmsg.not-kept") == ["not-kept"]  # the retrieval's thoughts
+    d = reduce_ok(events).to_dict()
+    assert [b["type"] for b in d["content"]] == ["thinking", "text"]
+    assert d["content"][0]["thinking"].startswith("好的，我现在需要总结")
+    assert d["content"][1]["text"].startswith("《xUnit Test Patterns》")
+    assert d["usage"] == {"inputTokens": 1129, "outputTokens": 1126, "totalTokens": 2255}
+    # streamed: the usage per model, cumulative (the last wins)
+    events = list(dashscope.parse_stream((OUTSIDE / "dashscope/application_stream_usage_models.sse").read_bytes()))
+    assert said(events) == []
+    assert reduce_ok(events).to_dict()["usage"] == {"inputTokens": 2304, "outputTokens": 244, "totalTokens": 2548}
+    # several models: summed
+    body = {"output": {"text": "x", "finish_reason": "stop"}, "usage": {"models": [
+        {"model_id": "a", "input_tokens": 1, "output_tokens": 2}, {"model_id": "b", "input_tokens": 3, "output_tokens": 4}
+    ]}, "request_id": "r"}  # fmt: skip
+    assert reduce_ok(dashscope.response_events(body)).to_dict()["usage"]["inputTokens"] == 4
+
+
+def test_dashscope_pending_task_is_not_a_reply() -> None:
+    # an async task submission read as an empty assistant message, exit 0
+    body = (OUTSIDE / "dashscope/task_pending.json").read_bytes()
+    with pytest.raises(agentmsg.ValidationError) as exc:
+        dashscope.response_events(body)
+    assert exc.value.problems[0].rule == "shape" and "PENDING" in exc.value.problems[0].message
+    # the CLI: exit 2, not a DashScope reply
+    path = OUTSIDE / "dashscope/task_pending.json"
+    assert main(["parse", "--provider", "dashscope", str(path)]) == 2

@@ -19,7 +19,7 @@ from agentmsg.message import Msg
 
 from ..errors import ValidationError
 from . import _format as F
-from ._builder import StreamBuilder, as_object, base64_source, usage_dict
+from ._builder import StreamBuilder, as_object, base64_source, safe_int, usage_dict
 from ._chat import ChatWalk, copy_hints
 from ._common import media_kind
 from ._format import Context, FormatOptions, FormattedRequest
@@ -186,9 +186,35 @@ _NOT_KEPT = (
     ("tool_info", "the runs of tools the provider runs itself (code interpreter, ...)"),
     ("task_metric", "the counts of the task's results (images made: TOTAL, SUCCEEDED, FAILED)"),
     ("audio", "audio outputs (Qwen-TTS's, Omni's: a URL or base64 data, read as no audio block)"),
+    ("doc_references", "an application's document references (the knowledge base passages it cited)"),
 )
-#: The output's keys beside its choices that are read (model_name: the model, as qwen-mt says it) or said
-_OUTPUT_KEYS = frozenset(key for key, _ in _NOT_KEPT) | {"model_name"}
+#: The output's keys beside its choices that are read (model_name: the model, as qwen-mt says it; thoughts: an
+#: application's reasoning, see _thoughts) or said
+_OUTPUT_KEYS = frozenset(key for key, _ in _NOT_KEPT) | {"model_name", "thoughts"}
+
+
+def _thoughts(b: StreamBuilder, thoughts: Any) -> str:
+    """The reasoning of an Application API reply (``output.thoughts`` of an app with ``has_thoughts``: the entries
+    of ``action_type`` ``reasoning``, a deepseek-r1 app's), its text joined; its other entries (knowledge retrieval,
+    plugin and tool runs, with their observations) are said as not kept."""
+    texts: list[str] = []
+    other = False
+    for t in thoughts if isinstance(thoughts, list) else ():
+        if not isinstance(t, dict):
+            continue
+        if t.get("action_type") == "reasoning" or t.get("action") == "reasoning":
+            text = t.get("thought") or t.get("response")
+            if isinstance(text, str) and text:
+                texts.append(text)
+        else:
+            other = True
+    if other:
+        b.not_kept(
+            "thoughts",
+            "an application's thoughts other than its reasoning (knowledge retrieval, plugin and tool runs, and their"
+            " observations) are not kept (the message has no place for them)",
+        )
+    return "\n\n".join(texts)
 
 
 def _usage(u: Any) -> dict[str, Any] | None:
@@ -198,6 +224,12 @@ def _usage(u: Any) -> dict[str, Any] | None:
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     inp = u.get("input_tokens", u.get("prompt_tokens"))
     out = u.get("output_tokens", u.get("completion_tokens"))
+    if inp is None and out is None and isinstance(u.get("models"), list):  # an Application API reply: per model
+        models = [m for m in u["models"] if isinstance(m, dict)]
+        ins = [n for n in (safe_int(m.get("input_tokens")) for m in models) if n is not None]
+        outs = [n for n in (safe_int(m.get("output_tokens")) for m in models) if n is not None]
+        inp = sum(ins) if ins else None
+        out = sum(outs) if outs else None
     return usage_dict(inp, out, cached, u.get("total_tokens"))
 
 
@@ -375,9 +407,14 @@ class _Reader:
             for key, what in _NOT_KEPT:
                 if output.get(key):
                     b.not_kept(key, f"{what} ({key}) are not kept (the message has no place for them)")
+            app_reasoning = _thoughts(b, output["thoughts"]) if output.get("thoughts") else ""
+        else:
+            app_reasoning = ""
         for i, m, reason in _choices(output, b):
             b.choice(i)
             reasoning = m.get("reasoning_content")
+            if app_reasoning and i == 0 and not reasoning:
+                reasoning = app_reasoning  # an application's reasoning (output.thoughts), as the model's
             content = m.get("content")
             calls = m.get("tool_calls")
             if self.held is not None:
@@ -495,6 +532,14 @@ def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> li
 def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
     if "output" not in obj and not _is_error(obj):
         raise ValidationError.single("", "shape", "a DashScope response has an output (or a code and a message)")
+    output = as_object(obj.get("output"))
+    if output.get("task_status") in ("PENDING", "RUNNING") and "choices" not in output and "text" not in output:
+        raise ValidationError.single(
+            "/output/task_status",
+            "shape",
+            f"an async task's submission or status (task_status {output['task_status']}, task_id"
+            f" {str(output.get('task_id'))[:80]!r}) is not a reply: the reply is the task's result (GET /tasks/<task_id>)",
+        )
     b = StreamBuilder(options.pop("provider", "dashscope"), **options)
     _Reader(b, True).payload(obj, whole=True)
     b.close(ended=True)  # the whole response: a choice without a finish reason is whole (no reason invented)
