@@ -338,3 +338,25 @@ def test_dashscope_pending_task_is_not_a_reply() -> None:
     # the CLI: exit 2, not a DashScope reply
     path = OUTSIDE / "dashscope/task_pending.json"
     assert main(["parse", "--provider", "dashscope", str(path)]) == 2
+
+
+# ---- DeepSeek: a generation the provider interrupted -----------------------------------------------------------
+
+
+def test_deepseek_insufficient_system_resource_is_an_interrupted_reply() -> None:
+    # documented: the generation was interrupted for want of resources; it read as a normal stop (MODEL_STOP)
+    first = {"id": "d1", "model": "deepseek-chat", "choices": [{"index": 0, "delta": {"content": "Hel"}}]}
+    last = {"id": "d1", "choices": [{"index": 0, "delta": {}, "finish_reason": "insufficient_system_resource"}]}
+    whole = {
+        "id": "d2",
+        "model": "deepseek-chat",
+        "choices": [{"index": 0, "message": {"content": "Hel"}, "finish_reason": "insufficient_system_resource"}],
+    }
+    streamed = list(openai.parse_stream(sse(first, last), variant="deepseek"))
+    for events in (streamed, openai.response_events(whole, variant="deepseek")):
+        errors = [e["value"] for e in events if e.get("name") == "agentmsg.error"]
+        assert [e["code"] for e in errors] == ["insufficient_system_resource"]
+        d = reduce_ok(events).to_dict()
+        assert d["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+        assert d["metadata"]["agentmsg_finish_reason"] == "insufficient_system_resource"
+        assert d["content"] == [{"type": "text", "text": "Hel"}]

@@ -479,9 +479,18 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
             b.end_tool_call(key, choice=i)
 
 
+#: Finish reasons that say the provider interrupted the generation (DeepSeek's: "the inference system's resources
+#: ran short"): the reply ends INTERRUPTED with the provider's error, as a cut one does, its finish reason kept
+_INTERRUPTED_FINISH = {
+    "insufficient_system_resource": "the provider interrupted the generation: insufficient system resources",
+}
+
+
 def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
     reason = b.string(reason, "finish_reason")
     if reason and reason != "null":
+        if reason in _INTERRUPTED_FINISH:
+            b.error(_INTERRUPTED_FINISH[reason], kind="provider_error", code=reason, choice=i)
         b.finish(i, reason, tool_calls=reason in _TOOL_FINISH, normal=reason == "stop")
 
 
