@@ -295,15 +295,54 @@ def test_payloads_of_no_known_shape_are_said_once() -> None:
     usage = {"id": "c", "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
     azure = {"id": "", "choices": [], "prompt_filter_results": [{"prompt_index": 0}]}
     assert said(list(openai.parse_stream(sse(azure, chunk, usage)))) == []
-    # Gemini: Code Assist's {"response": {...}} wrapper (gemini-cli with a Google login) read as nothing, unsaid
+    # Gemini: a proxy's wrapper ({"data": response}); Code Assist's own envelope is read (the test below)
     gem = {"candidates": [{"content": {"parts": [{"text": "Hello"}]}, "finishReason": "STOP"}]}
-    events = list(gemini.parse_stream(sse({"response": gem, "traceId": "t"}, done=False)))
+    events = list(gemini.parse_stream(sse({"data": gem}, done=False)))
     assert said(events) == ["type"]
     # DashScope native
     events = list(
         dashscope.parse_stream(sse({"foo": {"output": {"text": "Hello", "finish_reason": "stop"}}}, done=False))
     )
     assert said(events) == ["type"]
+
+
+def test_gemini_code_assist_envelope_is_read_whole_and_streamed() -> None:
+    # The Code Assist API behind gemini-cli (a Google login) wraps each response: {"response": ..., "traceId": ...}.
+    # It was skipped as a payload of no Gemini shape: the reply's text, call and usage lost ("not a stream?").
+    first = {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "Hel"}]}}],
+        "modelVersion": "gemini-2.5-pro",
+        "responseId": "r-1",
+    }
+    last = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"text": "lo"}, {"functionCall": {"name": "f", "args": {"a": 1}}}],
+                },
+                "finishReason": "STOP",
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 2, "totalTokenCount": 5},
+        "modelVersion": "gemini-2.5-pro",
+        "responseId": "r-1",
+    }
+    plain = reduce_ok(list(gemini.parse_stream(sse(first, last, done=False))))
+    events = list(gemini.parse_stream(sse(*({"response": r, "traceId": "t-9"} for r in (first, last)), done=False)))
+    wrapped = reduce_ok(events)
+    assert said(events) == [] and said(events, "agentmsg.not_kept") == []
+    assert wrapped.id == plain.id == "r-1" and wrapped.text_content == "Hello"
+    assert [(c.name, c.input) for c in wrapped.blocks("tool_use")] == [("f", {"a": 1})]
+    assert wrapped.usage is not None and wrapped.usage.output_tokens == 2
+    # whole: one response, and a JSON array of them (streamGenerateContent without alt=sse)
+    whole = gemini.parse_response({"response": last, "traceId": "t-9"})
+    assert whole.text_content == "lo" and whole.generate_reason == gemini.parse_response(last).generate_reason
+    arr = gemini.parse_response(orjson.dumps([{"response": first}, {"response": last}]))
+    assert arr.text_content == "Hello"
+    # an envelope holding no response shape is still no Gemini response
+    with pytest.raises(agentmsg.ValidationError, match="candidates"):
+        gemini.parse_response({"response": {"foo": 1}, "traceId": "t"})
 
 
 # ---- DashScope Application API (dashscope.Application.call) and async tasks -----------------------------------

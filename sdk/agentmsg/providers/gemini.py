@@ -651,6 +651,16 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
 _RESPONSE_KEYS = frozenset(("candidates", "promptFeedback", "error", "usageMetadata"))  # a response has one
 
 
+def _unwrapped(obj: Any) -> Any:
+    """The response inside Gemini Code Assist's envelope (``{"response": {...}, "traceId": ...}``, what the
+    Code Assist API behind gemini-cli sends, whole and streamed), else ``obj`` itself. Only a payload of no
+    response shape is looked into; ``traceId`` describes the serving, not the reply (as ``system_fingerprint``)."""
+    inner = obj.get("response")
+    if isinstance(inner, dict) and not _RESPONSE_KEYS.isdisjoint(inner) and _RESPONSE_KEYS.isdisjoint(obj):
+        return inner
+    return obj
+
+
 def _after_error(b: StreamBuilder, skipped: int) -> None:
     """Responses that came after the provider's error (which ended the reply): skipped, as the SDK's stream
     raises at the error, and said once (problem ``order``)."""
@@ -668,12 +678,14 @@ def _response_events(obj: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
         b = StreamBuilder(options.pop("provider", "gemini"), **options)
         calls: dict[int, _Calls] = {}
         for k, item in enumerate(obj):
-            if isinstance(item, dict) and _payload(b, item, calls):
+            if isinstance(item, dict) and _payload(b, _unwrapped(item), calls):
                 if k + 1 < len(obj):
                     _after_error(b, len(obj) - k - 1)
                 break
         b.close()
         return b.drain()
+    if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
+        obj = _unwrapped(obj)
     if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
         raise ValidationError.single("", "shape", "a generateContent response has candidates (or an error): none here")
     b = StreamBuilder(options.pop("provider", "gemini"), **options)
@@ -716,8 +728,10 @@ class StreamParser(BaseStreamParser):
         if event == "error" and not obj.get("error"):  # an SSE error event (a proxy's): its data is the error
             obj = {"error": obj}
         if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
-            self.foreign += 1  # (a wrapper around a response, Code Assist's {"response": ...}): said at the end
-            return
+            obj = _unwrapped(obj)  # (Code Assist's envelope)
+            if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
+                self.foreign += 1  # (another provider's payload, a proxy's wrapper): said at the end
+                return
         if _payload(self.builder, obj, self._calls):
             self.end_at_error()  # the provider's error ends the reply (the SDK's stream raises there)
 
