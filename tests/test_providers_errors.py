@@ -584,3 +584,53 @@ def test_probe_anthropic_an_error_that_is_text_is_said_with_its_text() -> None:
     msg, said = _run(anthropic.StreamParser(), body + ant("error", error="Overloaded") + ant("message_stop"))
     assert msg.text_content == "Hi" and msg.generate_reason.value == "INTERRUPTED" and said == ["order"]
     assert [e["message"] for e in msg.to_dict()["metadata"]["agentmsg_errors"]] == ["Overloaded"]  # (it was '{}')
+
+
+def _deep(levels: int) -> str:
+    return '{"a":' * levels + "null" + "}" * levels
+
+
+@pytest.mark.parametrize("mod", [openai, anthropic, gemini, dashscope])
+def test_a_stream_payload_too_deep_to_write_as_text_is_said_not_raised(mod: Any) -> None:
+    # A payload's depth is orjson's (1,024): an error message 1,000 levels deep made str() raise RecursionError
+    # out of parse_stream (a traceback from `agentmsg parse`); vLLM's stop_reason so too
+    deep = _deep(1000)
+    bodies = [
+        b'data: {"error": {"message": %s}}\n\n' % deep.encode(),
+        b'data: {"error": %s}\n\n' % deep.encode(),
+        b"event: error\n%s\n\n" % deep.encode(),
+        oai("a")
+        + b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop","stop_reason":%s}]}\n\n' % deep.encode(),
+    ]
+    for body in bodies:
+        for chunks in (body, [body[i : i + 7] for i in range(0, len(body), 7)]):
+            events = list(mod.parse_stream(chunks, reply_id="r"))
+            problems = [e["value"] for e in events if e.get("name") == "agentmsg.problem"]
+            assert problems, body[:40]
+
+
+@pytest.mark.parametrize(
+    ("mod", "body"),
+    [
+        (gemini, data({"error": {"code": {"a": [[[1]]]}, "message": "m", "status": "S"}})),
+        (dashscope, data({"code": "X", "message": "m", "request_id": {"a": 1}})),
+        (openai, data({"error": {"message": "m", "code": [1]}})),
+    ],
+)
+def test_a_provider_errors_code_or_request_id_of_no_scalar_is_said_and_left_out(mod: Any, body: bytes) -> None:
+    # Gemini and DashScope passed it into the error event as it came (a value nested past the event's depth
+    # limit made the event invalid against the AgentEvent schema)
+    from agentmsg import validate
+
+    events = list(mod.parse_stream(body, reply_id="r"))
+    for e in events:
+        validate(e, "event")
+    errors = [e["value"] for e in events if e.get("name") == "agentmsg.error"]
+    assert errors and errors[0]["message"] == "m"
+    assert not {"code", "request_id"} & errors[0].keys()
+    if mod is not openai:  # (OpenAI's parser leaves such a code out itself)
+        assert any(
+            e["value"]["rule"] == "type" and "not a scalar" in e["value"]["message"]
+            for e in events
+            if e.get("name") == "agentmsg.problem"
+        )

@@ -680,7 +680,13 @@ class StreamBuilder:
         """A provider error in the middle of the stream (or a cut stream): every open choice ends interrupted,
         keeping what it received. ``info`` (e.g. ``status``, ``code``) goes into the error event."""
         value = {"type": kind, "message": message, "provider": self.provider}
-        value.update((k, v) for k, v in info.items() if v is not None)
+        for k, v in info.items():
+            if v is None:
+                continue
+            if type(v) in (str, int, float, bool):
+                value[k] = v
+            else:  # a provider's error code or request id of another JSON type (nested at will): said, left out
+                self.problem("type", f"the provider error's {k} is a JSON {json_type(v)}, not a scalar: left out")
         self.errors.append(value)
         targets = [choice] if choice is not None else (list(self._choices) or [0])
         for index in targets:

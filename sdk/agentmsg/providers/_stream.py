@@ -125,7 +125,7 @@ class BaseStreamParser:
                         b.payload = data
                         try:
                             self.payload(payload.event, obj)
-                        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                        except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
                             self._shape(exc)
                         continue
             self._data(payload.event, data, payload.problem)
@@ -254,10 +254,13 @@ class BaseStreamParser:
         self.builder.payload = data
         try:
             self.payload(event, obj)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
             self._shape(exc)
 
     def _shape(self, exc: Exception) -> None:
+        if type(exc) is RecursionError:  # a value nested too deep to write as text (a payload's depth is orjson's)
+            self.builder.problem("max-depth", "a payload nested too deep to read (RecursionError): skipped")
+            return
         self.builder.problem("type", f"an unexpected payload shape ({type(exc).__name__}: {exc}): skipped")
 
     def _object(self, event: str, obj: Any, data: str) -> None:
