@@ -2147,3 +2147,17 @@ def test_tool_arguments_cut_at_max_tokens_are_said_for_every_provider() -> None:
     )
     events = list(gemini.parse_stream(sse(start, part, gem(finish="MAX_TOKENS"), done=False)))
     assert said(events) == ["incomplete"]
+
+
+def test_a_cumulative_text_that_restarts_on_many_chunks_is_said_once() -> None:
+    # cumulative output whose text stops extending what came (a server that resets it): each such chunk's text
+    # is taken as new text, and that is said once per field, not once per chunk
+    def chunk_of(text: str, finish: str = "null") -> bytes:
+        message = {"role": "assistant", "content": text}
+        body = {"output": {"choices": [{"message": message, "finish_reason": finish}]}, "request_id": "q"}
+        return b"data:" + orjson.dumps(body) + b"\n\n"
+
+    body = chunk_of("ab") + chunk_of("abc") + chunk_of("x") + chunk_of("y") + chunk_of("z", "stop")
+    events = list(dashscope.parse_stream(body, incremental=False))
+    assert reduce_ok(events).text_content == "abcxyz"
+    assert said(events) == ["cumulative"]

@@ -307,6 +307,7 @@ class _Reader:
         self.held: tuple[tuple[int, str], str, str, Callable[[str], None]] | None = None
         self.emitters: dict[tuple[int, str], Callable[[str], None]] = {}
         self.last_call: dict[int, str] = {}  # per choice: the call the last fragment went to (its field name)
+        self.restarts: set[tuple[int, str]] = set()  # (choice, field)s a cumulative value restarted, said once
 
     def _new_text(self, i: int, field: str, value: str, method: Callable[..., None]) -> None:
         """The new text of ``field`` to the builder's ``method`` (text or thinking) for choice ``i``: straight
@@ -357,7 +358,12 @@ class _Reader:
             if len(value) > len(prev):
                 emit(value[len(prev) :])
             return
-        self.b.problem("cumulative", f"a cumulative {field} does not extend the text so far: taken as new text")
+        if key not in self.restarts:  # said once per field (a reply that restarts does so on many chunks)
+            self.restarts.add(key)
+            self.b.problem(
+                "cumulative",
+                f"a cumulative {field} does not extend the text so far: taken as new text (and any later one like it)",
+            )
         emit(value)
 
     def _moves_on(self, i: int, carried: tuple[bool, bool, bool]) -> None:
