@@ -2161,3 +2161,14 @@ def test_a_cumulative_text_that_restarts_on_many_chunks_is_said_once() -> None:
     events = list(dashscope.parse_stream(body, incremental=False))
     assert reduce_ok(events).text_content == "abcxyz"
     assert said(events) == ["cumulative"]
+
+
+def test_anthropic_proxy_error_of_code_and_message_after_an_error_event_is_its_message() -> None:
+    # event: error whose data is {"code": ..., "message": ...} (a proxy's, no Anthropic error object): the error's
+    # message is the provider's text and its code is kept (the whole JSON was the message)
+    start = ev("message_start", message={"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}})
+    events = list(anthropic.parse_stream(start + b'event: error\ndata: {"code": 529, "message": "Overloaded"}\n\n'))
+    msg = reduce_ok(events)
+    (error,) = msg.to_dict()["metadata"]["agentmsg_errors"]
+    assert msg.generate_reason == "INTERRUPTED"
+    assert (error["message"], error["code"], error["type"]) == ("Overloaded", 529, "provider_error")

@@ -367,6 +367,10 @@ def _call_not_kept(b: StreamBuilder, block: Mapping[str, Any]) -> None:
 def _error(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
     raw = obj.get("error")
     if not isinstance(raw, dict):  # (a proxy's error as text, or none: the message says what came)
+        message = obj.get("message")
+        if raw is None and isinstance(message, str) and message:  # a proxy's {code, message} after event: error
+            b.error(message[:1000], kind="provider_error", code=obj.get("code"))
+            return
         shown = raw if isinstance(raw, str) and raw else orjson.dumps(obj).decode()
         b.error(shown[:1000], kind="provider_error")
         return
