@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 import agentmsg
-from agentmsg import Reducer, UserMessage
+from agentmsg import Reducer, UserMessage, reduce_events
 from agentmsg.cli import main
 from agentmsg.providers import dashscope, gemini, openai
 
@@ -132,6 +132,12 @@ def test_gemini_integer_enum_the_two_apis_name_differently_is_kept_and_said() ->
         assert msg.generate_reason == "MODEL_STOP"
     # a finish reason of another type is said, no longer dropped silently
     assert said(gemini.response_events(_gem({"content": {"parts": [{"text": "x"}]}, "finishReason": [1]}))) == ["type"]
+    # a block reason of another type is said and left out, as a finish reason is (it was made text: "[1]", "True")
+    for bad in ([1], {"a": 1}, 1.5, True):
+        blocked = {"promptFeedback": {"blockReason": bad}}
+        for events in (gemini.response_events(blocked), list(gemini.parse_stream(sse(blocked, done=False)))):
+            assert said(events) == ["type"]
+            assert "agentmsg_finish_reason" not in reduce_events(events)[0].to_dict()["metadata"]
 
 
 # ---- Gemini 3 thought signatures through Google's OpenAI-compatible endpoint ----------------------------------

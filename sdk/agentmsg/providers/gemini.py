@@ -642,9 +642,9 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
                 f"the block reason message is not kept (the message has no place for it): {shown!r}",
             )
         block = feedback["blockReason"]
-        b.finish(
-            0, block if type(block) is str else _enum_name(b, "blockReason", block, _BLOCK_REASONS, 0) or str(block)
-        )
+        block = block if type(block) is str else _enum_name(b, "blockReason", block, _BLOCK_REASONS, 0)
+        if block:  # (one of another type is said and left out, as a finishReason is: not made text)
+            b.finish(0, block)
     return False
 
 
