@@ -138,7 +138,7 @@ class ChatWalk(Walk):
                     return
                 entry["name"] = self.ctx.speaker_name(name, f"/{i}/name")
             elif not self.multi:
-                self.ctx.report(f"/{i}/name", "name-dropped", f"{self.name} takes no message name")
+                self.ctx.names_dropped.append(i)
 
     def system_message(self, msg: Msg, i: int) -> None:
         texts = []
@@ -327,7 +327,7 @@ class ChatWalk(Walk):
                     f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
                 )
         if msg.name:  # a tool message has no name field (a DashScope one's name is the tool's)
-            ctx.report(f"/{i}/name", "name-dropped", f"{self.name} takes no name on a tool message")
+            ctx.names_dropped.append(i)
 
     def _result(self, b: ToolResultBlock, i: int, j: int, call: Any = False) -> None:
         """A tool message for one result; ``call`` is the open call it answers when the caller popped

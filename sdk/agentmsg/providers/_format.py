@@ -244,6 +244,7 @@ class Context:
         "media",
         "messages",
         "name_cache",
+        "names_dropped",
         "open_calls",
         "options",
         "provider",
@@ -281,6 +282,7 @@ class Context:
         self.tool_name_cache: dict[str, str] = {}
         self.tool_name_used: set[str] = set()
         self.name_cache: dict[str, str] = {}
+        self.names_dropped: list[int] = []  # indexes of the messages whose name was not sent (said once, at finish)
         # open tool calls: original id -> (id sent, tool name sent, tool name, message index, block index)
         self.open_calls: dict[str, tuple[str, str, str, int, int]] = {}
 
@@ -295,12 +297,29 @@ class Context:
         """The diagnostics recorded, as (pointer, rule, message) for :class:`FormattedRequest`; with
         ``strict`` raise the lossy and error ones as a ValidationError."""
         self.media.close()
+        if self.names_dropped:
+            self._say_names_dropped()
         diagnostics = tuple(self.diagnostics)
         if strict:
             bad = [as_problem(d) for d in diagnostics if RULES[d[1]][0] in _STRICT_KINDS]
             if bad:
                 raise ValidationError(bad, f"{self.provider} request (strict)")
         return diagnostics
+
+    def _say_names_dropped(self) -> None:
+        """One ``name-dropped`` for the request, at the first message whose name was not sent: a conversation
+        of named messages (AgentScope names every one) would otherwise say the same thing once per message."""
+        dropped = list(dict.fromkeys(self.names_dropped))  # (in message order; one message may say it twice)
+        first = dropped[0]
+        if len(dropped) == 1:
+            message = f"{self.provider} sends no name on this message: its name was not sent"
+        else:
+            shown = ", ".join(str(i) for i in dropped[:20]) + (", ..." if len(dropped) > 20 else "")
+            message = (
+                f"{self.provider} sends no name on these messages: the names of {len(dropped)} messages were not"
+                f" sent (messages {shown}; the first is pointed at)"
+            )
+        self.diagnostics.append((f"/{first}/name", "name-dropped", message))
 
     # ---- ids and names ----
 

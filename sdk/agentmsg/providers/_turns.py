@@ -120,7 +120,7 @@ class TurnWalk(Walk):
     def _name_dropped(self, i: int) -> None:
         """A message's name, not sent: turns have no name field (multi-agent: other speakers' names are in
         their text, the current agent's is ``agent_name``, so that is not said; a system or tool message's is)."""
-        self.ctx.report(f"/{i}/name", "name-dropped", f"{self.ctx.provider} takes no message name")
+        self.ctx.names_dropped.append(i)  # said once for the request (Context.finish)
 
     def fold(self, group: list[tuple[int, Msg]]) -> None:
         parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self._history_media, self._hint)
