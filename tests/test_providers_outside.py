@@ -374,6 +374,23 @@ def test_dashscope_application_reasoning_and_usage_per_model() -> None:
     assert reduce_ok(dashscope.response_events(body)).to_dict()["usage"]["inputTokens"] == 4
 
 
+def test_dashscope_application_reasoning_in_an_output_of_no_text() -> None:
+    # an output of thoughts with no text (nor choices) lost its reasoning silently: it read as no choice at all
+    think = {
+        "output": {"thoughts": [{"action_type": "reasoning", "thought": "hm"}], "session_id": "s"},
+        "request_id": "r",
+    }
+    last = {"output": {"text": "x", "finish_reason": "stop", "session_id": "s"}, "request_id": "r"}
+    for options in ({}, {"incremental": True}):
+        events = list(dashscope.parse_stream(sse(think, last, done=False), **options))
+        assert said(events) == []
+        assert [(b.type, b.thinking if b.type == "thinking" else b.text) for b in reduce_ok(events).content] == [
+            ("thinking", "hm"),
+            ("text", "x"),
+        ]
+    assert [b.type for b in dashscope.parse_response(think).content] == ["thinking"]
+
+
 def test_dashscope_pending_task_is_not_a_reply() -> None:
     # an async task submission read as an empty assistant message, exit 0
     body = (OUTSIDE / "dashscope/task_pending.json").read_bytes()

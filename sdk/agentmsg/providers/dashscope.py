@@ -416,7 +416,10 @@ class _Reader:
             app_reasoning = _thoughts(b, output["thoughts"]) if output.get("thoughts") else ""
         else:
             app_reasoning = ""
-        for i, m, reason in _choices(output, b):
+        choices = _choices(output, b)
+        if app_reasoning and not choices:  # an application's reasoning in an output of no text (nor choices)
+            choices = [(0, {}, output.get("finish_reason"))]
+        for i, m, reason in choices:
             b.choice(i)
             reasoning = m.get("reasoning_content")
             if app_reasoning and i == 0 and not reasoning:
