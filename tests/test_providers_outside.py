@@ -402,6 +402,23 @@ def test_dashscope_pending_task_is_not_a_reply() -> None:
     assert main(["parse", "--provider", "dashscope", str(path)]) == 2
 
 
+def test_dashscope_task_status_other_than_pending_is_no_empty_reply() -> None:
+    # a FAILED task's code and message, and a SUCCEEDED (or UNKNOWN) task's status, read as an empty message (exit 0)
+    failed = {"request_id": "q", "output": {"task_id": "t", "task_status": "FAILED", "code": "Bad", "message": "no"}}
+    errors = [e["value"] for e in dashscope.response_events(failed) if e.get("name") == "agentmsg.error"]
+    assert errors == [{"type": "Bad", "message": "no", "provider": "dashscope", "task_id": "t"}]
+    assert reduce_ok(dashscope.response_events(failed)).generate_reason == "INTERRUPTED"
+    results = {"results": [{"url": "https://example.com/a.png"}], "task_metrics": {"TOTAL": 1, "SUCCEEDED": 1}}
+    for output in ({"task_status": "SUCCEEDED", **results}, {"task_status": "UNKNOWN"}, {"task_status": "FAILED"}):
+        with pytest.raises(agentmsg.ValidationError) as exc:
+            dashscope.response_events({"request_id": "q", "output": {"task_id": "t", **output}})
+        assert exc.value.problems[0].rule == "shape" and output["task_status"] in exc.value.problems[0].message
+    # task_metrics (the tasks' key) beside a reply's choices is said as not kept, as task_metric is
+    body = {"output": {"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}], **results}}
+    notes = [e["value"]["message"] for e in dashscope.response_events(body) if e.get("name") == "agentmsg.not-kept"]
+    assert any("(task_metrics)" in n for n in notes)
+
+
 # ---- DeepSeek: a generation the provider interrupted -----------------------------------------------------------
 
 

@@ -185,6 +185,7 @@ _NOT_KEPT = (
     ("search_info", "web search results"),
     ("tool_info", "the runs of tools the provider runs itself (code interpreter, ...)"),
     ("task_metric", "the counts of the task's results (images made: TOTAL, SUCCEEDED, FAILED)"),
+    ("task_metrics", "the counts of the task's results (TOTAL, SUCCEEDED, FAILED: the async tasks' key)"),
     ("audio", "audio outputs (Qwen-TTS's, Omni's: a URL or base64 data, read as no audio block)"),
     ("doc_references", "an application's document references (the knowledge base passages it cited)"),
 )
@@ -542,14 +543,29 @@ def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[di
     if "output" not in obj and not _is_error(obj):
         raise ValidationError.single("", "shape", "a DashScope response has an output (or a code and a message)")
     output = as_object(obj.get("output"))
-    if output.get("task_status") in ("PENDING", "RUNNING") and "choices" not in output and "text" not in output:
-        raise ValidationError.single(
-            "/output/task_status",
-            "shape",
-            f"an async task's submission or status (task_status {output['task_status']}, task_id"
-            f" {str(output.get('task_id'))[:80]!r}) is not a reply: the reply is the task's result (GET /tasks/<task_id>)",
-        )
+    status = output.get("task_status")
+    failed = False
+    if status is not None and "choices" not in output and "text" not in output:
+        # An async task's status (GET /tasks/<task_id>): a FAILED one's code and message are the provider's error;
+        # any other (PENDING, RUNNING; SUCCEEDED with its results, an image task's URLs; UNKNOWN, CANCELED) is no
+        # chat reply (it read as an empty message, exit 0, a FAILED task's error lost)
+        failed = status == "FAILED" and isinstance(output.get("code"), str) and bool(output["code"])
+        if not failed:
+            why = "is not a reply: the reply is the task's result (GET /tasks/<task_id>)"
+            if status not in ("PENDING", "RUNNING"):
+                why = "is no chat reply (an image, audio or file task's results are not read)"
+            raise ValidationError.single(
+                "/output/task_status",
+                "shape",
+                f"an async task's submission or status (task_status {str(status)[:40]}, task_id"
+                f" {str(output.get('task_id'))[:80]!r}) {why}",
+            )
     b = StreamBuilder(options.pop("provider", "dashscope"), **options)
+    if failed:
+        b.identify(obj.get("request_id"), None)
+        b.error(str(output.get("message"))[:1000], kind=output["code"], task_id=output.get("task_id"))
+        b.close()
+        return b.drain()
     _Reader(b, True).payload(obj, whole=True)
     b.close(ended=True)  # the whole response: a choice without a finish reason is whole (no reason invented)
     return b.drain()
