@@ -88,6 +88,43 @@ def test_openai_formatter_sends_a_custom_call_back_as_one() -> None:
     assert ("/1/content/0", "tool-arguments-invalid") in [(p.pointer, p.rule) for p in r.diagnostics]
 
 
+def test_openai_custom_tool_definitions_and_choice_are_sent_as_openai_has_them() -> None:
+    # the tool whose calls a conversation holds can be given too (it could not: a custom tool definition was
+    # read as a function tool with no parameters)
+    from tests.oracles import openai_errors
+
+    msg = openai.parse_response((FIX / "openai/chat_completion_custom_tool_call.json").read_bytes())
+    grammar = {"type": "grammar", "grammar": {"syntax": "lark", "definition": "start: /[0-9+ ]+/"}}
+    tools = [
+        {"type": "custom", "custom": {"name": "math_exp", "description": "Arithmetic", "format": grammar}},
+        {"type": "custom", "name": "notes"},  # its keys beside the type
+        {"name": "f", "parameters": {"type": "object", "properties": {}}},
+    ]
+    choice = {"type": "custom", "custom": {"name": "math_exp"}}
+    r = openai.format_request([UserMessage("Add four plus four."), msg], tools=tools, tool_choice=choice, model="gpt-5")
+    assert r.body["tools"][:2] == [
+        {"type": "custom", "custom": {"name": "math_exp", "description": "Arithmetic", "format": grammar}},
+        {"type": "custom", "custom": {"name": "notes"}},
+    ]
+    assert r.body["tools"][2]["type"] == "function"
+    assert r.body["tool_choice"] == {"type": "custom", "custom": {"name": "math_exp"}}
+    assert openai_errors(r.body) == [] and [d.rule for d in r.diagnostics] == ["tool-use-orphan"]  # (no result)
+    # every other provider has no tool whose input is free text: refused, the tool named
+    for provider in ("deepseek", "dashscope-compatible", "dashscope", "anthropic", "gemini"):
+        with pytest.raises(agentmsg.ValidationError, match="no custom tools") as caught:
+            agentmsg.providers.get(provider).format_request([UserMessage("q")], tools=tools)
+        assert caught.value.problems[0].pointer == "/tools/0/custom", provider
+    # a bad definition is said where it is
+    for bad, pointer in (
+        ({"type": "custom", "custom": "x"}, "/tools/0/custom"),
+        ({"type": "custom", "custom": {"name": ""}}, "/tools/0/custom/name"),
+        ({"type": "custom", "custom": {"name": "n", "format": "lark"}}, "/tools/0/custom/format"),
+    ):
+        with pytest.raises(agentmsg.ValidationError) as caught:
+            openai.format_request([UserMessage("q")], tools=[bad])
+        assert caught.value.problems[0].pointer == pointer
+
+
 # ---- Gemini enums as numbers (enum-encoding=int: the Go SDKs, the Vertex AI SDK's REST transport) -------------
 
 

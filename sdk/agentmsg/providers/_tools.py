@@ -5,9 +5,18 @@ Callers pass tools as JSON Schema function definitions, in either of two shapes:
     {"name": "get_weather", "description": "...", "parameters": {...JSON Schema...}}
     {"type": "function", "function": {"name": ..., "description": ..., "parameters": ..., "strict": true}}
 
-(``input_schema`` is accepted for ``parameters``.) ``tool_choice`` is ``"auto"``, ``"none"``,
-``"required"`` (``"any"`` is the same), or one tool: ``{"name": X}``, ``{"type": "function",
-"function": {"name": X}}`` or ``{"type": "tool", "name": X}``.
+(``input_schema`` is accepted for ``parameters``.) An OpenAI custom tool (GPT-5: free-text input, optionally
+constrained by a grammar) is given as OpenAI has it::
+
+    {"type": "custom", "custom": {"name": ..., "description": ..., "format": {"type": "grammar", ...}}}
+
+(or with ``name``, ``description`` and ``format`` beside ``"type": "custom"``). Only OpenAI takes one; every
+other provider refuses it (:class:`~agentmsg.ValidationError`, rule ``enum``): it has no tool whose input is
+free text.
+
+``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` (``"any"`` is the same), or one tool:
+``{"name": X}``, ``{"type": "function", "function": {"name": X}}``, ``{"type": "tool", "name": X}`` or
+``{"type": "custom", "custom": {"name": X}}``.
 """
 
 from __future__ import annotations
@@ -31,12 +40,15 @@ class ToolDef:
     parameters: dict[str, Any]
     strict: bool | None
     pointer: str
+    #: An OpenAI custom tool's ``format`` (``{}`` when it gives none); None for a function tool
+    custom: dict[str, Any] | None = None
 
 
 @attrs.frozen
 class ToolChoice:
     mode: str  # auto | none | required | tool
     name: str | None = None
+    custom: bool = False  # the tool named is an OpenAI custom tool ({"type": "custom", ...})
 
 
 _EMPTY_PARAMS: Final = {"type": "object", "properties": {}}
@@ -53,9 +65,13 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         if not isinstance(tool, Mapping):
             raise ValidationError.single(pointer, "type", "a tool definition must be an object")
         spec = tool
-        if tool.get("type") == "function" and isinstance(tool.get("function"), Mapping):
+        kind = tool.get("type")
+        if kind == "function" and isinstance(tool.get("function"), Mapping):
             spec = tool["function"]
             pointer += "/function"
+        elif kind == "custom":
+            out.append(_custom_tool(tool, pointer))
+            continue
         name = spec.get("name")
         if not isinstance(name, str) or not name:
             raise ValidationError.single(pointer + "/name", "required", "a tool needs a non-empty string name")
@@ -74,6 +90,38 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
     return out
 
 
+def _custom_tool(tool: Mapping[str, Any], pointer: str) -> ToolDef:
+    """An OpenAI custom tool definition (``{"type": "custom", "custom": {...}}``, or its keys beside the type)."""
+    spec = tool
+    if "custom" in tool:
+        spec = tool["custom"]
+        pointer += "/custom"
+        if not isinstance(spec, Mapping):
+            raise ValidationError.single(pointer, "type", "a custom tool's definition must be an object")
+    name = spec.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValidationError.single(pointer + "/name", "required", "a tool needs a non-empty string name")
+    description = spec.get("description")
+    if description is not None and not isinstance(description, str):
+        raise ValidationError.single(pointer + "/description", "type", "description must be a string")
+    fmt = spec.get("format")
+    if fmt is not None and not isinstance(fmt, Mapping):
+        raise ValidationError.single(pointer + "/format", "type", "a custom tool's format must be an object")
+    return ToolDef(name, description, {}, None, pointer, dict(fmt) if fmt is not None else {})
+
+
+def refuse_custom(tools: list[ToolDef], provider: str) -> None:
+    """A provider with no custom tools refuses one (rule ``enum``), naming it: it has no tool whose input is
+    free text, and sent as a function its calls would not fit."""
+    for t in tools:
+        if t.custom is not None:
+            raise ValidationError.single(
+                t.pointer,
+                "enum",
+                f"{provider} has no custom tools (free-text input, OpenAI's): give {t.name!r} as a function tool",
+            )
+
+
 def normalize_tool_choice(choice: Any) -> ToolChoice | None:
     if choice is None:
         return None
@@ -89,8 +137,11 @@ def normalize_tool_choice(choice: Any) -> ToolChoice | None:
         fn = choice.get("function")
         if name is None and isinstance(fn, Mapping):
             name = fn.get("name")
+        custom = choice.get("type") == "custom"
+        if custom and name is None and isinstance(choice.get("custom"), Mapping):
+            name = choice["custom"].get("name")
         if isinstance(name, str) and name:
-            return ToolChoice("tool", name)
+            return ToolChoice("tool", name, custom)
         kind = choice.get("type")
         if isinstance(kind, str) and kind in ("auto", "none", "any", "required"):
             return normalize_tool_choice(kind)
@@ -108,9 +159,20 @@ def _declaration(t: ToolDef, ctx: Context) -> dict[str, Any]:
     return decl
 
 
-def openai_tools(tools: list[ToolDef], ctx: Context, *, strict_field: bool = True) -> list[dict[str, Any]]:
+def openai_tools(
+    tools: list[ToolDef], ctx: Context, *, strict_field: bool = True, custom: bool = False
+) -> list[dict[str, Any]]:
+    """``custom``: the provider takes OpenAI custom tools (else one is refused: :func:`refuse_custom`)."""
+    if not custom:
+        refuse_custom(tools, ctx.provider)
     out = []
     for t in tools:
+        if t.custom is not None:
+            decl = _declaration(t, ctx)
+            if t.custom:
+                decl["format"] = t.custom
+            out.append({"type": "custom", "custom": decl})
+            continue
         fn = _declaration(t, ctx)
         fn["parameters"] = t.parameters
         if t.strict is not None:
@@ -124,6 +186,8 @@ def openai_tools(tools: list[ToolDef], ctx: Context, *, strict_field: bool = Tru
 
 def openai_tool_choice(choice: ToolChoice, ctx: Context, *, required: bool = True) -> Any:
     if choice.mode == "tool":
+        if choice.custom:
+            return {"type": "custom", "custom": {"name": ctx.tool_name(choice.name or "", "/tool_choice")}}
         return {"type": "function", "function": {"name": ctx.tool_name(choice.name or "", "/tool_choice")}}
     if choice.mode == "required" and not required:
         ctx.report("/tool_choice", "tool-choice-changed", f"{ctx.provider} has no 'required' tool choice; sent 'auto'")
@@ -132,6 +196,7 @@ def openai_tool_choice(choice: ToolChoice, ctx: Context, *, required: bool = Tru
 
 
 def anthropic_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
+    refuse_custom(tools, ctx.provider)
     out = []
     for t in tools:
         tool = _declaration(t, ctx)
@@ -167,6 +232,7 @@ def anthropic_tool_choice(choice: ToolChoice | None, parallel: bool | None, ctx:
 
 
 def gemini_tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
+    refuse_custom(tools, ctx.provider)
     decls = []
     for t in tools:
         decl = _declaration(t, ctx)

@@ -155,7 +155,7 @@ def format_request(
         if v.stream_options:
             body["stream_options"] = {"include_usage": True}
     if tool_defs:
-        body["tools"] = openai_tools(tool_defs, ctx, strict_field=v.tool_strict)
+        body["tools"] = openai_tools(tool_defs, ctx, strict_field=v.tool_strict, custom=v.custom_tools)
     if choice is not None:
         if tool_defs or choice.mode == "none":
             body["tool_choice"] = openai_tool_choice(choice, ctx, required=v.required_choice)
