@@ -135,11 +135,16 @@ export class SSEDecoder {
       }
       if (!SURROGATE.test(text)) return this.feedText(text);
       const last = text.charCodeAt(text.length - 1);
+      let high: string | null = null;
       if (last >= 0xd800 && last <= 0xdbff) {
-        this.high = text.slice(-1);
+        high = text.slice(-1);
         text = text.slice(0, -1);
       }
-      return LONE_SURROGATE.test(text) ? this.feed(withInvalidBytes(text)) : this.feedText(text);
+      const out = LONE_SURROGATE.test(text) ? this.feed(withInvalidBytes(text)) : this.feedText(text);
+      // held after this chunk is read (held before, the bytes path took it as this chunk's first byte: its
+      // first line began with U+FFFD, a field no more, and was lost)
+      this.high = high;
+      return out;
     }
     let bytes = chunk;
     if (this.high !== null) {
