@@ -368,3 +368,42 @@ def test_the_endpoints_end_event_is_no_agent_event() -> None:
     assert list(read_events(body)) == events
     r = Reducer()
     assert [m.id for m in reduce_stream(body, reducer=r)] == ["r"] and r.problems == [] and r.count == 2
+
+
+def test_the_endpoints_error_event_is_said_with_the_servers_message() -> None:
+    """agentmsg's endpoint ends a failed stream with `event: error` (data {"message": ...}): @agentmsg/client throws
+    a StreamError with that message; Python's readers say it (rule source-error, the server's message) instead of
+    reducing it as an event of no type (rule enum, the message lost)."""
+    from agentmsg import Reducer, ValidationError
+    from agentmsg.events import read_events
+
+    events = [
+        {"type": "AGENT_START", "id": "e1", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r"},
+        {"type": "TEXT_BLOCK_START", "id": "e2", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r", "blockId": "b"},
+        {
+            "type": "TEXT_BLOCK_DELTA",
+            "id": "e3",
+            "createdAt": "2026-01-01T00:00:00Z",
+            "replyId": "r",
+            "blockId": "b",
+            "delta": "Hel",
+        },
+    ]
+    body = encode_sse(events).encode() + b'event: error\ndata: {"message": "model timed out"}\n\n'
+    r = Reducer()
+    (msg,) = reduce_stream(body, reducer=r)
+    assert msg.text_content == "Hel"  # what came before is kept
+    (said,) = [p for p in r.problems if p.rule == "source-error"]
+    assert said.pointer == "/3" and said.message.endswith("the server's event source failed: model timed out")
+    assert "enum" not in [p.rule for p in r.problems]
+    seen: list[Any] = []
+    assert list(read_events(body, strict=False, on_problem=seen.append)) == events
+    assert [(p.rule, p.message.split(": ", 1)[1]) for p in seen] == [
+        ("source-error", "the server's event source failed: model timed out")
+    ]
+    with pytest.raises(ValidationError, match="model timed out"):
+        list(read_events(body))
+    # data that is not the endpoint's object: said as it came
+    r = Reducer()
+    reduce_stream(encode_sse(events).encode() + b"event: error\ndata: Bad Gateway\n\n", reducer=r)
+    assert [p.message.rsplit(": ", 1)[1] for p in r.problems if p.rule == "source-error"] == ["Bad Gateway"]

@@ -36,6 +36,10 @@ _LIMIT_RULES = ("max-line-bytes", "max-event-bytes")
 #: The SSE event type agentmsg's endpoint (agentmsg.web.EventStream) ends a stream with (data ``{}``); no agent
 #: event is sent under it (their types are upper case), and @agentmsg/client stops there: not an agent event.
 END_EVENT = "end"
+#: The SSE event type agentmsg's endpoint sends when its event source failed (data ``{"message": ...}``), then
+#: closes the stream: no agent event either; said (rule ``source-error``, the server's message), as
+#: @agentmsg/client throws a StreamError with that message.
+ERROR_EVENT = "error"
 
 Source = IO[bytes] | bytes | Iterable[bytes]
 
@@ -237,6 +241,19 @@ def _where(sse: SSEEvent) -> str:
     return f"SSE event {sse.id!r:.80} ({sse.event:.80})"
 
 
+def _source_failed(sse: SSEEvent) -> str:
+    """What the endpoint's ``error`` event says: its data's ``message`` (the text as it came otherwise)."""
+    data = sse.data
+    text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else str(data)
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        value = None
+    message = value.get("message") if isinstance(value, dict) else None
+    shown = message if isinstance(message, str) else text
+    return f"{_where(sse)}: the server's event source failed: {shown[:1000]}"
+
+
 def iter_sse_events(
     source: Source, *, strict: bool = True, on_problem: Callable[[Problem], None] | None = None
 ) -> Iterator[Any]:
@@ -247,6 +264,13 @@ def iter_sse_events(
         problem = sse.problem
         if sse.event == END_EVENT and problem is None:
             continue  # the endpoint's end of stream (a saved body ends with it): no agent event
+        if sse.event == ERROR_EVENT and problem is None:  # the endpoint's failure: said, no agent event
+            problem = Problem("", "source-error", _source_failed(sse))
+            if strict:
+                raise ValidationError([problem], "event")
+            if on_problem is not None:
+                on_problem(problem)
+            continue
         if problem is not None:
             problem = Problem("", problem.rule, f"{_where(sse)}: {problem.message}")
             if strict:
@@ -334,6 +358,9 @@ def _sse_agent_events(r: Reducer, events: Iterable[SSEEvent]) -> Iterator[Any]:
         problem = sse.problem
         if sse.event == END_EVENT and problem is None:
             continue  # the endpoint's end of stream (a saved body ends with it): no agent event
+        if sse.event == ERROR_EVENT and problem is None:  # the endpoint's failure: said, counted as one event
+            r.feed_unreadable(_source_failed(sse), rule="source-error")
+            continue
         if problem is not None:
             if problem.rule != "utf-8":
                 r.feed_unreadable(
