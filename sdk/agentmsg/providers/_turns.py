@@ -113,14 +113,9 @@ class TurnWalk(Walk):
             return False
         part = {"type": "text", "text": text} if self.typed_text else {"text": text}
         self.emit(self.assistant_role if role is _ASSISTANT else USER, [part], i)
-        if msg.name:
-            self._name_dropped(i)
+        if msg.name:  # turns have no name field: said once for the request (Context.finish); in multi-agent
+            self.ctx.names_dropped.append(i)  # mode only a system or tool message's (the others' are in their text)
         return True
-
-    def _name_dropped(self, i: int) -> None:
-        """A message's name, not sent: turns have no name field (multi-agent: other speakers' names are in
-        their text, the current agent's is ``agent_name``, so that is not said; a system or tool message's is)."""
-        self.ctx.names_dropped.append(i)  # said once for the request (Context.finish)
 
     def fold(self, group: list[tuple[int, Msg]]) -> None:
         parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self._history_media, self._hint)
@@ -164,7 +159,7 @@ class TurnWalk(Walk):
         if hoisted:
             ctx.report(f"/{i}", "system-hoisted", "system message moved to the top-level system prompt")
         if msg.name:  # in multi-agent mode too: a system prompt carries no speaker
-            self._name_dropped(i)
+            self.ctx.names_dropped.append(i)
 
     def user_text(self, text: str) -> Any:
         return None if not text or text.isspace() else self.text_part(text)
@@ -177,7 +172,7 @@ class TurnWalk(Walk):
         if parts:
             self.emit(USER, parts, i)
             if msg.name and not self.multi:
-                self._name_dropped(i)
+                self.ctx.names_dropped.append(i)
 
     def assistant_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
@@ -246,7 +241,7 @@ class TurnWalk(Walk):
         if put:
             self.emit(self.assistant_role, rest, i, lead)
             if msg.name and not self.multi:
-                self._name_dropped(i)
+                self.ctx.names_dropped.append(i)
         for b, j in results:
             put = self._result(b, i, j) or put
         if not put:
@@ -277,7 +272,7 @@ class TurnWalk(Walk):
         if parts:
             self.emit(USER, parts, i)
             if msg.name:  # not carried in the text in multi-agent mode either
-                self._name_dropped(i)
+                self.ctx.names_dropped.append(i)
         elif not msg.content:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
 
