@@ -2172,3 +2172,17 @@ def test_anthropic_proxy_error_of_code_and_message_after_an_error_event_is_its_m
     (error,) = msg.to_dict()["metadata"]["agentmsg_errors"]
     assert msg.generate_reason == "INTERRUPTED"
     assert (error["message"], error["code"], error["type"]) == ("Overloaded", 529, "provider_error")
+
+
+def test_openai_response_choice_index_of_a_boolean_is_no_choice_number(tmp_path: Any, capsys: Any) -> None:
+    # index true was read as the int it subclasses: its events came as source "choice/True", and
+    # `agentmsg parse --choice all` raised ValueError (a traceback) sorting the choices
+    from agentmsg.cli import main
+
+    body = {"id": "x", "choices": [{"index": True, "finish_reason": "stop", "message": {"content": "a"}}]}
+    events = openai.response_events(body)
+    assert {e.get("source") for e in events} == {None}
+    path = tmp_path / "r.json"
+    path.write_bytes(orjson.dumps(body))
+    assert main(["parse", "--provider", "openai", "--choice", "all", str(path)]) == 0
+    assert '"text":"a"' in capsys.readouterr().out

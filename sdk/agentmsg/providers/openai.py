@@ -536,7 +536,7 @@ def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, An
     for choice in as_list(obj.get("choices")):
         if not isinstance(choice, dict):
             continue
-        i = choice.get("index", 0) if isinstance(choice.get("index"), int) else 0
+        i = choice.get("index", 0) if type(choice.get("index")) is int else 0  # (not a boolean: choice/True)
         m = as_object(choice.get("message"))
         b.choice(i)
         if "message" not in choice and "messages" in choice:
