@@ -12,7 +12,7 @@ import pytest
 import agentmsg
 from agentmsg import Reducer, UserMessage, reduce_events
 from agentmsg.cli import main
-from agentmsg.providers import dashscope, gemini, openai
+from agentmsg.providers import anthropic, dashscope, gemini, openai
 
 FIX = Path(__file__).parent / "fixtures" / "providers"
 OUTSIDE = Path(__file__).parent / "fixtures" / "outside"
@@ -319,6 +319,23 @@ def test_an_error_field_line_is_the_providers_error() -> None:
     assert [e["value"]["message"] for e in events if e.get("name") == "agentmsg.error"] == ["boom"]
     events = list(openai.parse_stream(sse(first, done=False) + b"error: upstream gone\n\n"))
     assert [e["value"]["message"] for e in events if e.get("name") == "agentmsg.error"] == ["upstream gone"]
+
+
+def test_a_body_that_starts_with_an_error_field_line_is_sse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # an error before any data: the body was sniffed as JSON lines, "not JSON", the error lost and the reply cut
+    error = b'error: {"error":{"message":"context too long"}}\n\n'
+    for body in (error, b"\xef\xbb\xbf\n" + error, b"error: upstream gone\n\n"):
+        for mod in (openai, gemini, anthropic, dashscope):
+            for chunks in ([body], [body[k : k + 1] for k in range(len(body))]):
+                events = list(mod.parse_stream(chunks))
+                assert said(events) == ["sse"], (mod, body)
+                errors = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.error"]
+                assert errors == ["upstream gone" if b"gone" in body else "context too long"], (mod, body)
+    # agentmsg parse (without --stream) reads it as the stream it is: exit 1 and the error, not exit 2 "not JSON"
+    path = tmp_path / "e.sse"
+    path.write_bytes(error)
+    assert main(["parse", "--provider", "openai", str(path)]) == 1
+    assert "context too long" in capsys.readouterr().err
 
 
 # ---- payloads of no shape the parser knows: said once, as Anthropic's parser says them ------------------------

@@ -70,7 +70,7 @@ def _event_end(chunk: bytes) -> int:
     return lf + 2 if lf >= 0 else -1
 
 
-def sniff(head: bytes) -> bool | None:
+def sniff(head: bytes, prefixes: tuple[bytes, ...] = _SSE_PREFIXES) -> bool | None:
     """Whether a stream that starts with ``head`` is a text/event-stream (True: after a BOM and blanks it
     starts with an SSE field, ``data:``, ``id:``, ``event:``, ``retry:``, or a comment), something else
     (False: JSON lines, an error page, ...), or None when ``head`` is too short to tell."""
@@ -79,7 +79,7 @@ def sniff(head: bytes) -> bool | None:
     text = head.removeprefix(_BOM).lstrip(_WS)
     if not text:
         return None if len(head) < SNIFF_LIMIT else False
-    for prefix in _SSE_PREFIXES:
+    for prefix in prefixes:
         if text.startswith(prefix):
             return True
         if prefix.startswith(text):
@@ -92,17 +92,18 @@ class Sniffer:
     True (SSE) or False; :attr:`head` holds what was fed so far (at most one chunk past 64 KiB of blanks).
     Each byte is scanned once."""
 
-    __slots__ = ("_content", "head")
+    __slots__ = ("_content", "_prefixes", "head")
 
-    def __init__(self) -> None:
+    def __init__(self, prefixes: tuple[bytes, ...] = _SSE_PREFIXES) -> None:
         self.head: bytearray | bytes = bytearray()
         self._content = -1  # where the first byte that is not a blank (or a BOM) is, once seen
+        self._prefixes = prefixes  # the starts of an SSE body (see sniff)
 
     def feed(self, chunk: bytes) -> bool | None:
         if not self.head and len(chunk) >= 8 and chunk[0] not in _WS_OR_BOM:
             self.head = chunk  # the common case, told by the first chunk's first bytes: held, not copied
             self._content = 0
-            return sniff(chunk[:8])
+            return sniff(chunk[:8], self._prefixes)
         at = len(self.head)
         self.head += chunk
         if self._content < 0:
@@ -111,7 +112,7 @@ class Sniffer:
                 self._content = at + len(chunk) - len(rest)
             elif len(self.head) < SNIFF_LIMIT:
                 return None  # only blanks so far: nothing to decide (no re-scan of what was read)
-        return sniff(bytes(self.head[: min(max(self._content, 0) + 8, SNIFF_LIMIT + 8)]))
+        return sniff(bytes(self.head[: min(max(self._content, 0) + 8, SNIFF_LIMIT + 8)]), self._prefixes)
 
 
 class FormatSniffer:
@@ -123,8 +124,8 @@ class FormatSniffer:
 
     __slots__ = ("_held", "_sniffer")
 
-    def __init__(self) -> None:
-        self._sniffer = Sniffer()
+    def __init__(self, prefixes: tuple[bytes, ...] = _SSE_PREFIXES) -> None:
+        self._sniffer = Sniffer(prefixes)
         self._held: bytearray | None = None  # "{" and blanks so far: the next byte that is not one tells
 
     @property

@@ -29,7 +29,7 @@ from ..errors import ValidationError
 from ..events import Reducer
 from ..providers import NAMES, get
 from ..providers._builder import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
-from ..providers._framing import without_http_heads
+from ..providers._framing import SSE_STARTS, without_http_heads
 from ._io import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -58,10 +58,10 @@ def _events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bo
             raise UsageError(f"{args.file}: not {_a(args.provider)} stream: {found}")
         return _stream_events(args, itertools.chain([first], chunks))
     data = read_bytes(args.file)
-    if sniff(data[: SNIFF_LIMIT + 8]):
+    if sniff(data[: SNIFF_LIMIT + 8], SSE_STARTS):
         return _stream_events(args, (data,))
     body, notes = without_http_heads(data)  # saved with `curl -i`: the response head before the body
-    if notes and sniff(body[: SNIFF_LIMIT + 8]):
+    if notes and sniff(body[: SNIFF_LIMIT + 8], SSE_STARTS):
         return _stream_events(args, (data,))  # the stream's framer skips the head and says so
     for note in notes:
         sys.stderr.write(f"{args.file}: note: {note} [not-kept]\n")

@@ -13,11 +13,21 @@ import attrs
 
 from .._limits import limits
 from .._lines import LineSplitter, Run
-from .._sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEDecoder, SSEEvent, _event_end
+from .._sse import _SSE_PREFIXES, SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEDecoder, SSEEvent, _event_end
 from .._values import ValueSplitter
 from ..errors import Problem
 
-__all__ = ["RAW_CUT", "RAW_JSON", "TRAILING", "Framer", "RawUTF8", "StrayLine", "as_chunks", "without_http_heads"]
+__all__ = [
+    "RAW_CUT",
+    "RAW_JSON",
+    "SSE_STARTS",
+    "TRAILING",
+    "Framer",
+    "RawUTF8",
+    "StrayLine",
+    "as_chunks",
+    "without_http_heads",
+]
 
 
 def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | str]:
@@ -61,6 +71,10 @@ class ErrorLine(Problem):
     whose data is the line's value, so that the provider's error is the reply's; said once (rule ``sse``)."""
 
 
+#: How a provider's SSE body may start: an SSE field or comment, or an `error:` line (GPUStack / llama-box send an
+#: error that comes before any data so: :class:`ErrorLine`, read as the provider's error; the body was read as JSON
+#: lines, the error lost and the reply read as cut)
+SSE_STARTS = (*_SSE_PREFIXES, b"error:")
 _SSE_FIELDS = (b"data", b"event", b"id", b"retry")
 _OPENERS = (b"{", b"[")
 _RAW_MARK = "\x00raw JSON value"  # _ProviderSSE._event while a raw JSON value is read (never dispatched)
@@ -227,7 +241,7 @@ class Framer:
 
     def __init__(self) -> None:
         self._mode: str | None = None  # "sse" | "jsonl" | "values", decided by the body's first bytes
-        self._format: FormatSniffer | None = FormatSniffer()  # (None once decided)
+        self._format: FormatSniffer | None = FormatSniffer(SSE_STARTS)  # (None once decided)
         self._decoder = _ProviderSSE()  # data as bytes, for BaseStreamParser._data
         self._lines: LineSplitter | None = None  # made when the body is JSON lines
         self._values: ValueSplitter | None = None  # made when the body is JSON values

@@ -601,6 +601,8 @@ class StreamParser(BaseStreamParser):
     def payload(self, event: str, obj: dict[str, Any]) -> None:
         if event == "error" and not _is_error(obj):
             self._reader.end()  # a value held to tell the mode is text received before the error
+            if not obj.get("message") and isinstance(obj.get("error"), dict):
+                obj = obj["error"]  # OpenAI's shape ({"error": {"message", ...}}: an `error:` line's, GPUStack's)
             self.builder.error(str(obj.get("message") or obj), kind=str(obj.get("code") or "provider_error"))
         elif not obj.get("output") and _is_error(obj):
             self._reader.end()
