@@ -152,14 +152,25 @@ def test_a_long_line_costs_work_linear_in_its_length(mod: Any) -> None:
 
 
 def test_a_body_that_is_neither_sse_nor_json_is_reported_not_skipped() -> None:
-    """Format detection is the one reduce_stream uses (agentmsg._sse.sniff): an error page is read as
-    lines and each is reported; as SSE its lines would have been unknown fields, ignored in silence."""
+    """A body whose first line is no SSE field and starts no JSON value (an error page) is read as SSE, whose
+    lines of no field are said (the first of them shown), not ignored in silence; the reply is cut."""
     body = b"<html>\n<body>502 Bad Gateway</body>\n</html>\n"
     events = list(openai.parse_stream([body[i : i + 3] for i in range(0, len(body), 3)]))
-    problems = [e["value"]["rule"] for e in events if e.get("name") == "agentmsg.problem"]
-    assert problems == ["json", "json", "json"]
+    problems = [e["value"] for e in events if e.get("name") == "agentmsg.problem"]
+    assert [p["rule"] for p in problems] == ["sse"] and "<html>" in problems[0]["message"]
     (msg,) = agentmsg.reduce_events(events)
     assert msg.generate_reason.value == "INTERRUPTED"
+
+
+def test_a_stray_first_line_does_not_lose_the_events_after_it() -> None:
+    # a banner line before the events: the body was read as JSON lines, each data: line "not JSON", the reply lost
+    for head in (b"OK\n\n", b"\xef\xbb\xbf \nInternal note\n"):
+        body = head + sse(text_chunk("hi", finish="stop"))
+        for size in (1, 3, len(body)):
+            events = list(openai.parse_stream([body[i : i + size] for i in range(0, len(body), size)]))
+            assert [e["value"]["rule"] for e in events if e.get("name") == "agentmsg.problem"] == ["sse"]
+            (msg,) = agentmsg.reduce_events(events)
+            assert msg.text_content == "hi" and msg.generate_reason.value == "MODEL_STOP"
 
 
 @pytest.mark.parametrize("size", [1, 2, 5])

@@ -305,6 +305,11 @@ class Framer:
         ``reduce_stream`` tells them); then the bytes to parse."""
         assert self._format is not None
         kind = self._format.feed(chunk)
+        if kind == "jsonl" and self._format.head.removeprefix(_BOM).lstrip(_BLANK)[:1] not in _OPENERS:
+            # a first line that is no SSE field and starts no JSON value (a proxy's banner, a stray line): no JSON
+            # lines either; read as SSE, which skips and says it (StrayLine) and reads the events after it (as JSON
+            # lines, each data: line was "not JSON": the reply lost). JSON lines after it are read there too.
+            kind = "sse"
         return b"" if kind is None else self._begin(kind)
 
     def _begin(self, kind: str) -> bytes:
