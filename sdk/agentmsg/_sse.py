@@ -153,12 +153,18 @@ class FormatSniffer:
 
 
 _LINE_END = re.compile("\r\n|\r|\n")
+_FIELD_SAFE = re.compile("[^\r\n\x00]*")  # what an id field can hold (read back as written)
 
 
 def encode_event(data: str, *, id: str | None = None, event: str | None = None, retry: int | None = None) -> str:
     """One SSE event block (ends with a blank line). Multi-line ``data`` becomes several ``data:`` lines: a
     line end in it (LF, CRLF or CR: SSE's) starts the next one, so the data reads back with LF line ends,
-    nothing lost (SSE cannot carry a CR in data; written as it is, it would end the line there)."""
+    nothing lost (SSE cannot carry a CR in data; written as it is, it would end the line there). An ``id`` or
+    ``event`` holding a line break would end its field there and start another (the rest read as a field of
+    its own: a forged event), and a decoder ignores an id holding NUL: :class:`ValueError` for either."""
+    if (id and not _FIELD_SAFE.fullmatch(id)) or (event and _LINE_END.search(event)):
+        which = "id" if id and not _FIELD_SAFE.fullmatch(id) else "event"
+        raise ValueError(f"an SSE {which} cannot hold a line break (CR or LF){' or NUL' if which == 'id' else ''}")
     head = ""
     if id:
         head += f"id: {id}\n"

@@ -45,6 +45,15 @@ def test_sse_encoder_vector(name: str, case: dict[str, Any]) -> None:
     assert event.data == case["data"].replace("\r\n", "\n").replace("\r", "\n")
 
 
+REFUSE = [(name, case) for name, doc in DOCS for case in doc.get("refuse", [])]
+
+
+@pytest.mark.parametrize(("name", "case"), REFUSE, ids=[f"{name}:{case['id']}" for name, case in REFUSE])
+def test_sse_encoder_refuses(name: str, case: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="line break"):
+        encode_event(case["data"], **case["options"])
+
+
 @pytest.mark.parametrize(("name", "case"), CASES, ids=[f"{name}:{case['id']}" for name, case in CASES])
 def test_sse_vector(name: str, case: dict[str, Any]) -> None:
     chunks = [c if isinstance(c, str) else bytes.fromhex(c["hex"]) for c in case["chunks"]]

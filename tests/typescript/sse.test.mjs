@@ -13,6 +13,7 @@ const dir = path.resolve(here, "..", "conformance", "sse");
 const docs = fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort().map((f) => [f, JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"))]);
 const cases = docs.flatMap(([f, doc]) => (doc.cases ?? []).map((c) => [f, c]));
 const encode = docs.flatMap(([f, doc]) => (doc.encode ?? []).map((c) => [f, c]));
+const refuse = docs.flatMap(([f, doc]) => (doc.refuse ?? []).map((c) => [f, c]));
 
 function decode(chunks, limits) {
   const d = new SSEDecoder(limits ? { maxLineLength: limits.line, maxEventLength: limits.event } : {});
@@ -27,6 +28,12 @@ for (const [file, c] of encode) {
     assert.equal(encodeSSE(c.data, c.options), c.text);
     const [event] = new SSEDecoder().feed(c.text);
     assert.equal(event.data, c.data.replace(/\r\n?/g, "\n"));
+  });
+}
+
+for (const [file, c] of refuse) {
+  test(`SSE encoder refuses ${file}:${c.id}`, () => {
+    assert.throws(() => encodeSSE(c.data, c.options), (e) => e instanceof RangeError && /line break/.test(e.message));
   });
 }
 

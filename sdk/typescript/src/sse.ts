@@ -346,8 +346,15 @@ export class SSEDecoder {
 }
 
 /** One SSE event block (ends with a blank line); multi-line data becomes several `data:` lines: a line end in
- * it (LF, CRLF or CR: SSE's) starts the next one, so the data reads back with LF line ends, nothing lost. */
+ * it (LF, CRLF or CR: SSE's) starts the next one, so the data reads back with LF line ends, nothing lost. An
+ * id or event type holding a line break (or an id holding NUL) throws a RangeError. */
 export function encodeSSE(data: string, options: { id?: string | null; event?: string | null; retry?: number | null } = {}): string {
+  // An id or event type holding a line break would end its field there and start another (the rest read as a
+  // field of its own: a forged event); a decoder ignores an id holding NUL. Refused, as Python's encode_event does.
+  const badId = !!options.id && /[\r\n\0]/.test(options.id);
+  if (badId || (!!options.event && /[\r\n]/.test(options.event))) {
+    throw new RangeError(`an SSE ${badId ? "id" : "event"} cannot hold a line break (CR or LF)${badId ? " or NUL" : ""}`);
+  }
   let head = "";
   if (options.id) head += `id: ${options.id}\n`;
   if (options.event) head += `event: ${options.event}\n`;
