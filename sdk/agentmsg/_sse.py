@@ -20,7 +20,7 @@ import orjson
 from ._limits import limits
 from ._native import speedups
 from ._values import starts_values
-from .errors import Problem
+from .errors import Problem, ValidationError
 
 __all__ = ["FormatSniffer", "JSONDataDecoder", "SSEDecoder", "SSEEvent", "Sniffer", "encode_event", "sniff"]
 
@@ -161,10 +161,15 @@ def encode_event(data: str, *, id: str | None = None, event: str | None = None, 
     line end in it (LF, CRLF or CR: SSE's) starts the next one, so the data reads back with LF line ends,
     nothing lost (SSE cannot carry a CR in data; written as it is, it would end the line there). An ``id`` or
     ``event`` holding a line break would end its field there and start another (the rest read as a field of
-    its own: a forged event), and a decoder ignores an id holding NUL: :class:`ValueError` for either."""
+    its own: a forged event), and a decoder ignores an id holding NUL: :class:`~agentmsg.ValidationError`
+    (rule ``sse``, pointer ``/id`` or ``/event``) for either."""
     if (id and not _FIELD_SAFE.fullmatch(id)) or (event and _LINE_END.search(event)):
         which = "id" if id and not _FIELD_SAFE.fullmatch(id) else "event"
-        raise ValueError(f"an SSE {which} cannot hold a line break (CR or LF){' or NUL' if which == 'id' else ''}")
+        raise ValidationError.single(
+            f"/{which}",
+            "sse",
+            f"an SSE {which} cannot hold a line break (CR or LF){' or NUL' if which == 'id' else ''}",
+        )
     head = ""
     if id:
         head += f"id: {id}\n"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agentmsg import ValidationError
 from agentmsg._sse import SSEDecoder, encode_event
 
 DIR = Path(__file__).parent / "sse"
@@ -50,7 +51,7 @@ REFUSE = [(name, case) for name, doc in DOCS for case in doc.get("refuse", [])]
 
 @pytest.mark.parametrize(("name", "case"), REFUSE, ids=[f"{name}:{case['id']}" for name, case in REFUSE])
 def test_sse_encoder_refuses(name: str, case: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match="line break"):
+    with pytest.raises(ValidationError, match="line break"):
         encode_event(case["data"], **case["options"])
 
 
