@@ -932,7 +932,7 @@ def test_a_surrogate_pair_split_across_payloads_keeps_the_payloads() -> None:
         b'"finish_reason":"stop"}]}',
     )
     events = list(openai.parse_stream(body))
-    assert custom(events) == [("agentmsg.problem", "surrogate")] * 2
+    assert custom(events) == [("agentmsg.problem", "surrogate")]  # (two payloads, the same news: said once)
     msg = Reducer()
     msg.feed_many(events)
     (m,) = msg.finish()
@@ -2186,3 +2186,18 @@ def test_openai_response_choice_index_of_a_boolean_is_no_choice_number(tmp_path:
     path.write_bytes(orjson.dumps(body))
     assert main(["parse", "--provider", "openai", "--choice", "all", str(path)]) == 0
     assert '"text":"a"' in capsys.readouterr().out
+
+
+def test_a_bad_field_a_provider_repeats_on_every_chunk_is_said_once() -> None:
+    # the same problem, word for word, from every chunk (a bad images field on each delta) was said per chunk:
+    # 1,000 chunks, 1,000 problems of the same news; what differs is still said
+    def bad(images: Any) -> dict[str, Any]:
+        return {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "x", "images": images}}]}
+
+    events = list(openai.parse_stream(sse(*[bad(5)] * 1000, bad("no"), bad(5))))
+    said = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.problem"]
+    assert said == [
+        "images is a JSON number, not an array: left out",
+        "images is a JSON string, not an array: left out",
+    ]
+    assert reduce_ok(events).text_content == "x" * 1002

@@ -187,6 +187,7 @@ class StreamBuilder:
         self.problems: list[Problem] = []
         self.not_kept_notes: list[Problem] = []  # provider data not kept (see not_kept)
         self._not_kept_keys: set[str] = set()
+        self._said: set[tuple[str, str]] = set()  # (rule, message) of the problems said (see problem)
         self.usage: dict[str, Any] | None = None  # see usage_later: the last one may wait in _later
         self._later: tuple[Callable[[Any], dict[str, Any] | None], Any] | None = None
         self.errors: list[dict[str, Any]] = []  # the errors reported (error events' values)
@@ -777,7 +778,13 @@ class StreamBuilder:
         self._say(choice, NOT_KEPT_EVENT, {"rule": "not-kept", "message": message})
 
     def problem(self, rule: str, message: str) -> None:
-        """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped."""
+        """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped. A problem the
+        reply has said already, word for word (a bad field a provider repeats on every chunk), is not said
+        again: each thing is said once."""
+        said = (rule, message)
+        if said in self._said:
+            return
+        self._said.add(said)
         self.problems.append(Problem("", rule, message))
         self._say(0, PROBLEM_EVENT, {"rule": rule, "message": message})
 
