@@ -10,31 +10,13 @@ import orjson
 import pytest
 
 import agentmsg
-from agentmsg import Reducer, UserMessage, reduce_events
+from agentmsg import UserMessage, reduce_events
 from agentmsg.cli import main
 from agentmsg.providers import anthropic, dashscope, gemini, openai
+from tests.test_providers_odd import reduce_ok, said, sse
 
 FIX = Path(__file__).parent / "fixtures" / "providers"
 OUTSIDE = Path(__file__).parent / "fixtures" / "outside"
-
-
-def sse(*payloads: Any, done: bool = True) -> bytes:
-    out = b"".join(b"data: " + (p if isinstance(p, bytes) else orjson.dumps(p)) + b"\n\n" for p in payloads)
-    return out + (b"data: [DONE]\n\n" if done else b"")
-
-
-def reduce_ok(events: list[dict[str, Any]]) -> agentmsg.AssistantMessage:
-    for e in events:
-        agentmsg.validate(e, "event")
-    r = Reducer()
-    r.feed_many(events)
-    (msg,) = r.finish()
-    assert r.problems == []
-    return msg
-
-
-def said(events: list[dict[str, Any]], name: str = "agentmsg.problem") -> list[str]:
-    return [e["value"]["rule"] for e in events if e["type"] == "CUSTOM" and e["name"] == name]
 
 
 # ---- OpenAI custom tool calls (GPT-5 custom / grammar tools) -----------------------------------------------

@@ -426,9 +426,9 @@ class StreamBuilder:
         if not (_text_or_none(call_id) and _text_or_none(arguments) and _text_or_none(thought_signature)):
             # each field that is no text is said and left out, the rest of the fragment kept (a call whose id is a
             # number keeps its name and arguments: it gets an id as a call without one does)
-            call_id = self._text_field(call_id, "a tool call's id")
-            arguments = self._text_field(arguments, "a tool call's arguments")
-            thought_signature = self._text_field(thought_signature, "a tool call's thought signature")
+            call_id = self.string(call_id, "a tool call's id")
+            arguments = self.string(arguments, "a tool call's arguments")
+            thought_signature = self.string(thought_signature, "a tool call's thought signature")
         c = self.choice(choice)
         call = c.calls.get(key)
         if call_id and call is not None and call.given != call_id and not call.given.startswith("\x00"):
@@ -752,13 +752,6 @@ class StreamBuilder:
         """A payload field that is text: ``value`` when it is a string, None when it is absent (None); any other
         JSON value is said (problem ``type``) and left out, the rest of the payload kept."""
         if value is None or type(value) is str:
-            return value
-        self.problem("type", f"{what} is not a string (a JSON {json_type(value)}): left out")
-        return None
-
-    def _text_field(self, value: Any, what: str) -> Any:
-        """``value`` if it is text or absent (falsy), else None, said (problem ``type``: left out)."""
-        if _text_or_none(value):
             return value
         self.problem("type", f"{what} is not a string (a JSON {json_type(value)}): left out")
         return None

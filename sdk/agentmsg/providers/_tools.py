@@ -72,12 +72,7 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         elif kind == "custom":
             out.append(_custom_tool(tool, pointer))
             continue
-        name = spec.get("name")
-        if not isinstance(name, str) or not name:
-            raise ValidationError.single(pointer + "/name", "required", "a tool needs a non-empty string name")
-        description = spec.get("description")
-        if description is not None and not isinstance(description, str):
-            raise ValidationError.single(pointer + "/description", "type", "description must be a string")
+        name, description = _named(spec, pointer)
         params = spec.get("parameters", spec.get("input_schema"))
         if params is None:
             params = dict(_EMPTY_PARAMS)
@@ -90,6 +85,17 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
     return out
 
 
+def _named(spec: Mapping[str, Any], pointer: str) -> tuple[str, str | None]:
+    """A tool definition's name (required, non-empty) and description (optional), checked."""
+    name = spec.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValidationError.single(pointer + "/name", "required", "a tool needs a non-empty string name")
+    description = spec.get("description")
+    if description is not None and not isinstance(description, str):
+        raise ValidationError.single(pointer + "/description", "type", "description must be a string")
+    return name, description
+
+
 def _custom_tool(tool: Mapping[str, Any], pointer: str) -> ToolDef:
     """An OpenAI custom tool definition (``{"type": "custom", "custom": {...}}``, or its keys beside the type)."""
     spec = tool
@@ -98,12 +104,7 @@ def _custom_tool(tool: Mapping[str, Any], pointer: str) -> ToolDef:
         pointer += "/custom"
         if not isinstance(spec, Mapping):
             raise ValidationError.single(pointer, "type", "a custom tool's definition must be an object")
-    name = spec.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValidationError.single(pointer + "/name", "required", "a tool needs a non-empty string name")
-    description = spec.get("description")
-    if description is not None and not isinstance(description, str):
-        raise ValidationError.single(pointer + "/description", "type", "description must be a string")
+    name, description = _named(spec, pointer)
     fmt = spec.get("format")
     if fmt is not None and not isinstance(fmt, Mapping):
         raise ValidationError.single(pointer + "/format", "type", "a custom tool's format must be an object")
