@@ -427,6 +427,56 @@ def test_dashscope_application_reasoning_in_an_output_of_no_text() -> None:
     assert [b.type for b in dashscope.parse_response(think).content] == ["thinking"]
 
 
+def test_dashscope_application_thoughts_that_cannot_be_read_are_said() -> None:
+    # a reasoning thought whose text is no string, an entry that is no object, thoughts that are no list: dropped
+    # silently (the reasoning lost, nothing said); now each is said (type), what can be read kept
+    def read(thoughts: Any) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+        body = {"output": {"thoughts": thoughts, "text": "x", "finish_reason": "stop"}, "request_id": "r"}
+        events = dashscope.response_events(body)
+        problems = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+        blocks = [(b.type, b.thinking if b.type == "thinking" else b.text) for b in reduce_ok(events).content]
+        return said(events), problems, blocks
+
+    rules, problems, blocks = read([{"action_type": "reasoning", "thought": 5, "response": "hm"}])
+    assert rules == ["type"] and "output.thoughts[].thought" in problems[0] and "number" in problems[0]
+    assert blocks == [("thinking", "hm"), ("text", "x")]  # the response, which repeats the thought, is read
+    rules, problems, blocks = read([{"action_type": "reasoning", "thought": {"text": "hm"}}])
+    assert rules == ["type"] and "object" in problems[0] and blocks == [("text", "x")]
+    rules, problems, blocks = read(["hm", {"action_type": "reasoning", "thought": "ok"}])
+    assert rules == ["type"] and "an entry of output.thoughts" in problems[0]
+    assert blocks == [("thinking", "ok"), ("text", "x")]
+    rules, problems, blocks = read({"action_type": "reasoning", "thought": "hm"})
+    assert rules == ["type"] and "output.thoughts is not a list" in problems[0] and blocks == [("text", "x")]
+    # an output of thoughts alone (no text, no session id) is read too (it was no choice at all)
+    only = {"output": {"thoughts": [{"action_type": "reasoning", "thought": "hm"}]}, "request_id": "r"}
+    assert [(b.type, b.thinking) for b in dashscope.parse_response(only).content] == [("thinking", "hm")]
+
+
+def test_dashscope_application_thoughts_beside_reasoning_content() -> None:
+    # output.thoughts' reasoning was dropped unsaid when the choice had a reasoning_content: the same text is kept
+    # once; a different one is said as not kept (the model's reasoning_content is the reply's reasoning)
+    def reply(app: str, model: Any, text: str = "x") -> dict[str, Any]:
+        message = {"role": "assistant", "reasoning_content": model, "content": text}
+        output = {"thoughts": [{"action_type": "reasoning", "thought": app}], "choices": [
+            {"message": message, "finish_reason": "stop" if text else "null"}
+        ]}  # fmt: skip
+        return {"output": output, "request_id": "r"}
+
+    for body in (reply("hm", "hm"), sse(reply("h", "h", ""), reply("m", "m"), done=False)):
+        events = dashscope.response_events(body) if isinstance(body, dict) else list(dashscope.parse_stream(body))
+        assert said(events) == [] and said(events, "agentmsg.not-kept") == []
+        assert [b.type for b in reduce_ok(events).content] == ["thinking", "text"]
+        assert reduce_ok(events).content[0].thinking == "hm"
+    events = dashscope.response_events(reply("the app's", "the model's"))
+    assert said(events) == [] and said(events, "agentmsg.not-kept") == ["not-kept"]
+    notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.not-kept"]
+    assert "output.thoughts" in notes[0] and "reasoning_content" in notes[0]
+    assert reduce_ok(events).content[0].thinking == "the model's"
+    # a reasoning_content that is no text is said (it was dropped silently); the thoughts' reasoning is kept then
+    events = dashscope.response_events(reply("hm", 7))
+    assert said(events) == ["type"] and reduce_ok(events).content[0].thinking == "hm"
+
+
 def test_dashscope_pending_task_is_not_a_reply() -> None:
     # an async task submission read as an empty assistant message, exit 0
     body = (OUTSIDE / "dashscope/task_pending.json").read_bytes()

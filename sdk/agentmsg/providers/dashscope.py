@@ -17,6 +17,7 @@ from typing import Any, Final
 from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.message import Msg
 
+from .._json import json_type
 from ..errors import ValidationError
 from . import _format as F
 from ._builder import StreamBuilder, as_object, base64_source, safe_int, usage_dict
@@ -200,12 +201,19 @@ def _thoughts(b: StreamBuilder, thoughts: Any) -> str:
     plugin and tool runs, with their observations) are said as not kept."""
     texts: list[str] = []
     other = False
-    for t in thoughts if isinstance(thoughts, list) else ():
+    if not isinstance(thoughts, list):
+        b.problem("type", f"output.thoughts is not a list (a JSON {json_type(thoughts)}): left out")
+        return ""
+    for t in thoughts:
         if not isinstance(t, dict):
+            b.problem("type", f"an entry of output.thoughts is not an object (a JSON {json_type(t)}): left out")
             continue
         if t.get("action_type") == "reasoning" or t.get("action") == "reasoning":
-            text = t.get("thought") or t.get("response")
-            if isinstance(text, str) and text:
+            # the text is in ``thought`` (``response`` repeats it): one that is no text is said, the other read
+            text = b.string(t.get("thought"), "an application's reasoning thought (output.thoughts[].thought)")
+            if not text:
+                text = b.string(t.get("response"), "an application's reasoning thought (output.thoughts[].response)")
+            if text:
                 texts.append(text)
         else:
             other = True
@@ -408,13 +416,14 @@ class _Reader:
             b.usage_later(_usage, u, "input_tokens")  # with every chunk: converted once, the last
         if not isinstance(output, dict):
             return
-        if len(output) > 1 and not _OUTPUT_KEYS.isdisjoint(output):  # (output is mostly {"choices": [...]})
+        if (len(output) > 1 or "choices" not in output) and not _OUTPUT_KEYS.isdisjoint(output):
+            # (output is mostly {"choices": [...]})
             if b.model is None:
                 b.identify(None, output.get("model_name"))  # (qwen-mt names the model there; nothing else does)
             for key, what in _NOT_KEPT:
                 if output.get(key):
                     b.not_kept(key, f"{what} ({key}) are not kept (the message has no place for them)")
-            app_reasoning = _thoughts(b, output["thoughts"]) if output.get("thoughts") else ""
+            app_reasoning = _thoughts(b, output["thoughts"]) if output.get("thoughts") is not None else ""
         else:
             app_reasoning = ""
         choices = _choices(output, b)
@@ -422,9 +431,16 @@ class _Reader:
             choices = [(0, {}, output.get("finish_reason"))]
         for i, m, reason in choices:
             b.choice(i)
-            reasoning = m.get("reasoning_content")
-            if app_reasoning and i == 0 and not reasoning:
-                reasoning = app_reasoning  # an application's reasoning (output.thoughts), as the model's
+            reasoning = b.string(m.get("reasoning_content"), "reasoning_content")
+            if app_reasoning and i == 0:
+                if not reasoning:
+                    reasoning = app_reasoning  # an application's reasoning (output.thoughts), as the model's
+                elif app_reasoning != reasoning:  # (the same text twice is kept once)
+                    b.not_kept(
+                        "thoughts/reasoning",
+                        "an application's reasoning (output.thoughts) that differs from the reasoning_content beside"
+                        " it is not kept (the reasoning_content is the reply's reasoning)",
+                    )
             content = m.get("content")
             calls = m.get("tool_calls")
             if self.held is not None:
