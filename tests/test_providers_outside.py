@@ -211,6 +211,30 @@ def test_openai_compatible_gemini_thought_signature_is_kept_and_sent_back() -> N
             assert "signature-dropped" in [p.rule for p in r.diagnostics]
 
 
+def test_openai_compatible_empty_thought_signature_hides_no_signature() -> None:
+    # an empty thought_signature beside extra_content hid the signature there: dropped silently (the next turn,
+    # sent without it, is refused by Google's endpoint)
+    def reply(**fields: Any) -> dict[str, Any]:
+        call = {**_signed_call(0), **fields}
+        delta = {"role": "assistant", "tool_calls": [call]}
+        return {"id": "r9", "model": "gemini-3-pro-preview", "choices": [
+            {"index": 0, "delta": delta, "message": delta, "finish_reason": "tool_calls"}
+        ]}  # fmt: skip
+
+    for fields in ({"thought_signature": ""}, {"function": {**_signed_call()["function"], "thought_signature": ""}}):
+        for events in (openai.response_events(reply(**fields)), list(openai.parse_stream(sse(reply(**fields))))):
+            assert said(events) == []
+            (call,) = reduce_ok(events).blocks("tool_use")
+            assert call.metadata == {"thoughtSignature": "Eo4GCosG"}
+    # two that differ: the first kept, the other said; an extra_content that is no object is said
+    events = openai.response_events(reply(thought_signature="Other"))
+    assert said(events) == ["duplicate"]
+    assert reduce_ok(events).blocks("tool_use")[0].metadata == {"thoughtSignature": "Other"}
+    for extra in ("Eo4GCosG", {"google": "Eo4GCosG"}):
+        events = openai.response_events(reply(extra_content=extra))
+        assert said(events) == ["type"] and not reduce_ok(events).blocks("tool_use")[0].metadata
+
+
 # ---- images the model made, through OpenRouter / Vercel AI Gateway ------------------------------------------
 
 

@@ -463,20 +463,48 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
             args = fn.get("arguments")
             if type(args) is not str:
                 args = b.json_text(args) if isinstance(args, (dict, list)) else b.string(args, "arguments")
-        sig = fn.get("thought_signature") or tc.get("thought_signature")
-        if sig is None and "extra_content" in tc:  # Gemini 3 through Google's OpenAI-compatible endpoint
-            sig = as_object(as_object(tc["extra_content"]).get("google")).get("thought_signature")
         b.tool_call(
             key,
             choice=i,
             call_id=b.string(tc.get("id"), "a tool call's id"),
             name=fn.get("name"),  # (one that is no text is said by the builder, once per call)
             arguments=args,
-            thought_signature=b.string(sig, "a thought signature"),
+            thought_signature=_call_signature(b, fn, tc),
             custom=custom,
         )
         if whole:
             b.end_tool_call(key, choice=i)
+
+
+def _call_signature(b: StreamBuilder, fn: Mapping[str, Any], tc: Mapping[str, Any]) -> str | None:
+    """A call's thought signature: ``thought_signature`` on the function or the call, or, Gemini 3 through Google's
+    OpenAI-compatible endpoint, ``extra_content.google.thought_signature``. An empty one carries nothing and never
+    hides a signature the others give; two that differ keep the first and say the other (``duplicate``)."""
+    found: list[str] = []
+    for sig in (fn.get("thought_signature"), tc.get("thought_signature")):
+        sig = b.string(sig, "a thought signature")
+        if sig:
+            found.append(sig)
+    extra = tc.get("extra_content")
+    if extra is not None:
+        google = extra.get("google") if isinstance(extra, dict) else None
+        if not isinstance(extra, dict) or not isinstance(google, (dict, type(None))):
+            bad = google if isinstance(extra, dict) else extra
+            where = "extra_content.google" if isinstance(extra, dict) else "extra_content"
+            b.problem("type", f"a tool call's {where} is not an object (a JSON {json_type(bad)}): left out")
+        elif google is not None:
+            sig = b.string(google.get("thought_signature"), "a thought signature (extra_content.google)")
+            if sig:
+                found.append(sig)
+    for other in found[1:]:
+        if other != found[0]:
+            b.problem(
+                "duplicate",
+                "a tool call gives two different thought signatures (thought_signature, extra_content.google): the"
+                " first kept",
+            )
+            break
+    return found[0] if found else None
 
 
 #: Finish reasons that say the provider interrupted the generation (DeepSeek's: "the inference system's resources
