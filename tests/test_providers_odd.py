@@ -1518,6 +1518,37 @@ def test_recorded_shapes_from_other_projects() -> None:
     ]
 
 
+def test_anthropic_fallback_names_the_serving_model_and_an_mcp_tool_listing_is_said() -> None:
+    """Beta block types the SDK knows: a server-side fallback block names the model that served what follows
+    (the SDK relabels its snapshot so, as the whole response is): the message's model is that one, streamed
+    and whole alike (the requested model was kept); an mcp_tool_listing block (the tools an MCP server listed)
+    is said as not kept, not an unknown block (a problem, exit 1)."""
+    fallback = {"type": "fallback", "from": {"model": "claude-opus"}, "to": {"model": "claude-sonnet"}}
+    listing = {"type": "mcp_tool_listing", "mcp_server_name": "srv", "tools": [{"name": "echo"}]}
+    body = b"".join(
+        [
+            ev("message_start", message={"id": "msg_1", "model": "claude-opus", "usage": {"input_tokens": 1}}),
+            ev("content_block_start", index=0, content_block=listing),
+            ev("content_block_stop", index=0),
+            ev("content_block_start", index=1, content_block=fallback),
+            ev("content_block_stop", index=1),
+            ev("content_block_start", index=2, content_block={"type": "text", "text": ""}),
+            ev("content_block_delta", index=2, delta={"type": "text_delta", "text": "Hi"}),
+            ev("content_block_stop", index=2),
+            ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 1}),
+            ev("message_stop"),
+        ]
+    )
+    parser = anthropic.StreamParser()
+    msg = reduce_ok(parser.feed(body) + parser.close())
+    assert parser.problems == [] and msg.text_content == "Hi"
+    assert msg.to_dict()["metadata"]["agentmsg_model"] == "claude-sonnet"
+    notes = sorted(n.message.split(" (")[0] for n in parser.builder.not_kept_notes)
+    assert notes == ["the notice that another model answered", "the tool listing fetched from an MCP server"]
+    whole = {"id": "msg_1", "type": "message", "model": "claude-sonnet", "content": [listing, fallback]}
+    assert anthropic.parse_response(whole).to_dict()["metadata"]["agentmsg_model"] == "claude-sonnet"
+
+
 def test_cli_chat_ctrl_c_keeps_what_arrived_and_exits_130() -> None:
     """Ctrl-C during `agentmsg chat` (a stalled stream): what arrived stays printed, with a line that says it
     was interrupted, exit 130, and no traceback; usage errors are one line, exit 2."""

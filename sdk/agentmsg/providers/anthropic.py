@@ -388,6 +388,7 @@ def _server_side(kind: Any) -> bool:
 _NOT_KEPT_BLOCKS = {
     "compaction": "the context compaction (the summary that replaces the earlier turns)",
     "fallback": "the notice that another model answered",
+    "mcp_tool_listing": "the tool listing fetched from an MCP server",
 }
 
 
@@ -432,6 +433,9 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
         detail = ""
         if kind == "fallback" and isinstance(block.get("from"), dict):
             detail = f": from {str(block['from'].get('model'))[:80]!r}"
+        served = block.get("to")
+        if kind == "fallback" and isinstance(served, dict) and isinstance(served.get("model"), str) and served["model"]:
+            b.model = served["model"]  # the model that served what follows (the SDK relabels its snapshot so)
         b.not_kept(
             f"block/{kind}",
             f"{_NOT_KEPT_BLOCKS[kind]} ({kind} blocks{detail}) is not kept (the message has no place for it)",
