@@ -1518,6 +1518,41 @@ def test_recorded_shapes_from_other_projects() -> None:
     ]
 
 
+def test_anthropic_request_reports_are_said_as_not_kept() -> None:
+    """The beta fields that report what the API did with the request (context_management's applied edits,
+    input_transformations, diagnostics' cache miss reason) were dropped unsaid, on message_start's message, on
+    message_delta and on the whole response; each is said as not kept once it says something (an empty list, an
+    object of nulls: nothing), as container is; fields that only name the serving (system_fingerprint) are not."""
+    edits = {"applied_edits": [{"type": "clear_tool_uses_20250919", "cleared_tool_uses": 2}]}
+    dropped = [{"type": "thinking_dropped", "message_index": 1, "block_index": 0}]
+    cache = {"cache_miss_reason": {"type": "tools_changed"}}
+    start = {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}, "diagnostics": cache}
+    body = b"".join(
+        [
+            ev("message_start", message=start),
+            ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+            ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"}),
+            ev("content_block_stop", index=0),
+            ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 1},
+               context_management=edits, input_transformations=dropped),
+            ev("message_stop"),
+        ]
+    )  # fmt: skip
+    whole = {"id": "msg_1", "type": "message", "model": "claude", "content": [{"type": "text", "text": "Hi"}],
+             "stop_reason": "end_turn", "context_management": edits, "input_transformations": dropped,
+             "diagnostics": cache}  # fmt: skip
+    for events in (list(anthropic.parse_stream(body)), anthropic.response_events(whole)):
+        assert reduce_ok(events).text_content == "Hi" and said(events) == []
+        notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.not-kept"]
+        keys = ("context_management", "input_transformations", "diagnostics")
+        assert len(notes) == 3 and all(any(f"({k}: " in n for n in notes) for k in keys)
+        assert any("clear_tool_uses_20250919" in n for n in notes)
+    # nothing to say: not said
+    quiet = {**whole, "context_management": {"applied_edits": []}, "input_transformations": [],
+             "diagnostics": {"cache_miss_reason": None}}  # fmt: skip
+    assert said(anthropic.response_events(quiet), "agentmsg.not-kept") == []
+
+
 def test_anthropic_fallback_names_the_serving_model_and_an_mcp_tool_listing_is_said() -> None:
     """Beta block types the SDK knows: a server-side fallback block names the model that served what follows
     (the SDK relabels its snapshot so, as the whole response is): the message's model is that one, streamed

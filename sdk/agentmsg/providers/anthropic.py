@@ -346,6 +346,26 @@ def _ending_not_kept(b: StreamBuilder, holder: Mapping[str, Any]) -> None:
             b.not_kept(key, f"{what} ({key}: {shown}) is not kept (the message has no place for it)")
 
 
+#: What a message (message_start's, or the whole response) or a message_delta event reports of what the API did
+#: with the request (beta fields: the context edits it applied, the input blocks it changed or dropped, why the
+#: prompt cache missed): news of this call, unlike fields that only name the serving (OpenAI's
+#: ``system_fingerprint``, ``service_tier``); said (StreamBuilder.not_kept) when it says something.
+_REQUEST_NOT_KEPT = (
+    ("context_management", "the context edits the API applied to the request"),
+    ("input_transformations", "the changes the API made to the request's input (blocks dropped or let through)"),
+    ("diagnostics", "the request's diagnostics (why the prompt cache missed)"),
+)
+
+
+def _request_not_kept(b: StreamBuilder, holder: Mapping[str, Any]) -> None:
+    for key, what in _REQUEST_NOT_KEPT:
+        value = holder.get(key)
+        if any(value.values()) if isinstance(value, dict) else value:  # (an object of nulls or empties: nothing)
+            shown = orjson.dumps(value).decode()
+            shown = shown if len(shown) <= 200 else shown[:200] + "..."
+            b.not_kept(key, f"{what} ({key}: {shown}) is not kept (the message has no place for it)")
+
+
 def _call_not_kept(b: StreamBuilder, block: Mapping[str, Any]) -> None:
     """What a tool_use block says beside its call that the message has no place for: its ``caller`` when the call
     is not the model's own (programmatic tool calling: code the provider runs calls the tool) and its
@@ -470,6 +490,7 @@ def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[di
                 _block(b, index, block, whole=True)
         _finish(b, obj.get("stop_reason"))
         _ending_not_kept(b, obj)
+        _request_not_kept(b, obj)
     b.close(ended=True)  # a whole message without a stop reason is whole, as one that ends with message_stop
     return b.drain()
 
@@ -580,11 +601,13 @@ class StreamParser(BaseStreamParser):
             if m.get("stop_reason"):
                 _finish(b, m.get("stop_reason"))
             _ending_not_kept(b, m)
+            _request_not_kept(b, m)
         elif kind == "message_delta":
             self._add_usage(obj.get("usage"))
             delta = obj.get("delta") or {}
             _finish(b, delta.get("stop_reason"))
             _ending_not_kept(b, delta)
+            _request_not_kept(b, obj)  # (beside the delta, on the event)
         elif kind == "message_stop":
             self.done = True
             b.close(ended=True)
