@@ -178,7 +178,9 @@ class StreamBuilder:
         #: The provider names every call with an id, possibly after its name (OpenAI's family): a call waits
         #: for its id before it starts, so an id that comes late is the call's own (as the official
         #: accumulator merges it), not a new call's; a call that never gets one starts, with a derived id,
-        #: when it ends. Otherwise (Gemini: no ids) a call starts as soon as it has its name.
+        #: when it ends. It waits for its first argument text (or a later call) too: a name split across the
+        #: fragments before it is joined, as the accumulator joins it. Otherwise (Gemini: no ids) a call starts
+        #: as soon as it has its name.
         self.ids_expected = False
         self.model: str | None = None
         self.response_id: str | None = reply_id
@@ -410,8 +412,10 @@ class StreamBuilder:
         """One fragment of a tool call addressed by ``key`` (the provider's index or block slot).
 
         A fragment with an id other than the open call's at that key starts a new call (providers that
-        reuse an index for parallel calls); a name is set once, never appended. Calls start in the order
-        they appeared, each once it has its name (and, where :attr:`ids_expected`, its id; the id then is
+        reuse an index for parallel calls); a name is set once, never appended, except, where :attr:`ids_expected`,
+        one split across the fragments before the call's first argument text (a fragment that repeats the name so
+        far repeats it). Calls start in the order they appeared, each once it has its name (and, where
+        :attr:`ids_expected`, its id and its first argument text, or a later call; the id then is
         the provider's, or one derived when the provider gave none): a call whose name comes after its id,
         or its id after its name, or either after a later call's first fragment, keeps its name, its id and
         its place. Fragments that come before are held until it starts, or until the call (or the stream)
@@ -452,6 +456,9 @@ class StreamBuilder:
             self._problem_at(c, "type", f"a tool call's name is not a string (a JSON {json_type(bad_name)}): left out")
         if name and not call.name:
             call.name = name
+        elif name and name != call.name and self.ids_expected and not call.started and not call.text:
+            # a name split across the fragments before its arguments: one name, as the SDK's accumulator joins it
+            call.name = (call.name or "") + name
         elif name and name != call.name and id(call) not in self._renamed:
             self._renamed.add(id(call))  # said once per call
             self.problem(
@@ -466,25 +473,31 @@ class StreamBuilder:
                 self._signatures[id(call)] = thought_signature
             elif call.late_signature is None:
                 call.late_signature = thought_signature
-        if not call.started and self._ready(call):
-            self._start_ready(c)
-        if arguments:
-            call.text.append(arguments)
-            if call.started:
+        if call.started:
+            if arguments:
+                call.text.append(arguments)
                 self._ev(c, "TOOL_CALL_DELTA", replyId=c.reply_id, toolCallId=call.id, delta=arguments)
                 call.args = True
-            else:
-                self._pending[id(call)].append(arguments)
+            return
+        if arguments:
+            call.text.append(arguments)
+            self._pending[id(call)].append(arguments)
+        self._start_ready(c)
 
-    def _ready(self, call: _Call) -> bool:
+    def _ready(self, c: _Choice, call: _Call) -> bool:
         """A waiting call can start: it has its name (and its id, see :attr:`ids_expected`), or it ended (no more
         of it comes: it starts as it is)."""
-        return call.ended or (bool(call.name) and not (self.ids_expected and call.id.startswith("\x00")))
+        if call.ended:
+            return True
+        if self.ids_expected:  # (OpenAI's family) its id, and its first argument text or a later call: its name is
+            # whole then (a name split across fragments comes before them)
+            return bool(call.name) and not call.id.startswith("\x00") and bool(call.text or c.waiting[-1] is not call)
+        return bool(call.name)
 
     def _start_ready(self, c: _Choice) -> None:
         """Start the waiting calls that are ready (:meth:`_ready`), in order, up to the first that is not; one
         that ended while it waited ends too."""
-        while c.waiting and self._ready(c.waiting[0]):
+        while c.waiting and self._ready(c, c.waiting[0]):
             call = c.waiting.popleft()  # (a deque: calls that ended behind one waiting for its name may be many)
             self._start_call(c, call)
             if call.ended:
