@@ -5,8 +5,8 @@ the Python SDK on the same input.
   whole and in small chunks, and seeded byte-level mutations of them (line ends, empty and field-less data
   lines, comments, ids, BOMs and invalid UTF-8 inserted, bytes cut out, the stream cut short) go through
   ``reduceSSE`` and ``reduce_stream(sse=True)``: the same messages and problems; so does a body that ends with
-  the end event agentmsg's endpoint sends (``reduceSSE`` stops at it by default). The same bytes through the
-  two SSE decoders alone give the same events.
+  the end event agentmsg's endpoint sends (both stop at it), and one with events after it (both say them, rule
+  ``order``, and fold none). The same bytes through the two SSE decoders alone give the same events.
 * Lone surrogates: each string of each vector event (events given as objects) with a lone UTF-16 surrogate
   added: the same messages and problems.
 
@@ -157,10 +157,17 @@ def test_sse_bytes_reduce_alike(tmp_path: Path) -> None:
                     name = f"{path.name} eol={eol!r} bom={bom} chunk={chunk}"
                     cases.append({"name": name, "bytes": base64.b64encode(raw).decode(), "chunk": chunk})
             raw = _sse(events, eol, False)
-            # A body saved from agentmsg's endpoint ends with its end event: the client stops there (its default),
-            # Python's reader skips it; neither takes it for an agent event.
-            ended = base64.b64encode(raw + f"event: end{eol}data: {{}}{eol}{eol}".encode()).decode()
+            # A body saved from agentmsg's endpoint ends with its end event: the stream ends there in both (the
+            # client stops reading, Python's readers read nothing after it into events); neither takes it for an
+            # agent event. Events after it (here: the stream again, in the same read) are said in both (rule
+            # order, counted as one event in the end event's place), never folded.
+            end = f"event: end{eol}data: {{}}{eol}{eol}".encode()
+            ended = base64.b64encode(raw + end).decode()
             cases.append({"name": f"{path.name} eol={eol!r} end event", "bytes": ended, "chunk": 0, "end": True})
+            if events:
+                more = base64.b64encode(raw + end + raw).decode()
+                name = f"{path.name} eol={eol!r} events after the end event"
+                cases.append({"name": name, "bytes": more, "chunk": 0, "end": True})
             for k in range(6):
                 mutated = bytearray(raw)
                 for _ in range(rng.randint(1, 4)):

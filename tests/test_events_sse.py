@@ -356,7 +356,7 @@ def test_last_event_id_is_the_last_dispatched_events(scanner: str, monkeypatch: 
 
 def test_the_endpoints_end_event_is_no_agent_event() -> None:
     """A body saved from agentmsg's endpoint ends with `event: end` (data {}): @agentmsg/client stops there, and
-    Python's readers skip it (it was reduced as an event of no type: rule enum), on every path."""
+    so do Python's readers (it was reduced as an event of no type: rule enum), on every path."""
     from agentmsg import Reducer
     from agentmsg.events import read_events
 
@@ -368,6 +368,42 @@ def test_the_endpoints_end_event_is_no_agent_event() -> None:
     assert list(read_events(body)) == events
     r = Reducer()
     assert [m.id for m in reduce_stream(body, reducer=r)] == ["r"] and r.problems == [] and r.count == 2
+
+
+def test_events_after_the_endpoints_end_event_are_said_not_folded() -> None:
+    """The stream ends at the endpoint's `event: end` in both runtimes (@agentmsg/client stops reading there).
+    Python's readers skipped the end event and read on: SSE events a saved body has after it were folded into the
+    messages, unsaid, where the client never saw them. Now nothing after it is read into events: what is there is
+    said once (rule order, its count, in the end event's place), as the client says what came with the end event.
+    Blank lines and comments after it are no events: nothing said."""
+    from agentmsg import Reducer, ValidationError
+    from agentmsg.events import read_events
+
+    events = [
+        {"type": "AGENT_START", "id": "e1", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r"},
+        {"type": "AGENT_END", "id": "e2", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r"},
+    ]
+    later = {"type": "AGENT_START", "id": "e3", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r2"}
+    body = encode_sse(events).encode() + b"event: end\ndata: {}\n\n" + encode_sse([later]).encode() + b"data: x\n\n"
+    r = Reducer()
+    assert [m.id for m in reduce_stream(body, reducer=r)] == ["r"]  # r2 is not folded
+    ((pointer, rule, message),) = [(p.pointer, p.rule, p.message) for p in r.problems]
+    assert (pointer, rule, r.count) == ("/2", "order", 3)
+    assert "2 SSE events after it" in message and "'e3'" in message
+    seen: list[Any] = []
+    assert list(read_events(body, strict=False, on_problem=seen.append)) == events
+    assert [p.rule for p in seen] == ["order"]
+    with pytest.raises(ValidationError, match="the stream ended here"):
+        list(read_events(body))
+    # whatever the chunking
+    for n in (1, 7):
+        r = Reducer()
+        reduce_stream(iter([body[i : i + n] for i in range(0, len(body), n)]), sse=True, reducer=r)
+        assert [(p.pointer, p.rule) for p in r.problems] == [("/2", "order")]
+    # nothing after it but blank lines and a comment: nothing said
+    r = Reducer()
+    reduce_stream(encode_sse(events).encode() + b"event: end\ndata: {}\n\n\n: bye\n\n", reducer=r)
+    assert r.problems == [] and r.count == 2
 
 
 def test_the_endpoints_error_event_is_said_with_the_servers_message() -> None:

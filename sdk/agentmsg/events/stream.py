@@ -34,7 +34,9 @@ CHUNK = 1 << 17  # bytes read (or sliced) at a time: about one run of lines
 _BOM = b"\xef\xbb\xbf"
 _LIMIT_RULES = ("max-line-bytes", "max-event-bytes")
 #: The SSE event type agentmsg's endpoint (agentmsg.web.EventStream) ends a stream with (data ``{}``); no agent
-#: event is sent under it (their types are upper case), and @agentmsg/client stops there: not an agent event.
+#: event is sent under it (their types are upper case): not an agent event. The stream ends there, in both
+#: runtimes: @agentmsg/client stops reading, and Python's readers read nothing after it into events; SSE events
+#: a saved body has after it are said (rule ``order``, with their count, in the end event's place), not folded.
 END_EVENT = "end"
 #: The SSE event type agentmsg's endpoint sends when its event source failed (data ``{"message": ...}``), then
 #: closes the stream: no agent event either; said (rule ``source-error``, the server's message), as
@@ -241,6 +243,20 @@ def _where(sse: SSEEvent) -> str:
     return f"SSE event {sse.id!r:.80} ({sse.event:.80})"
 
 
+def _after_end(end: SSEEvent, rest: Iterator[SSEEvent]) -> str | None:
+    """What a body has after the endpoint's end event (``end``): None when nothing (blank lines and comments are
+    no events), else what to say of it. The rest is read (counted, not kept: bounded memory), not folded."""
+    first = next(rest, None)
+    if first is None:
+        return None
+    count = 1 + sum(1 for _ in rest)
+    what = "1 SSE event" if count == 1 else f"{count} SSE events"
+    return (
+        f"{_where(end)}: the stream ended here (the end event); {what} after it (the first: id {first.id!r:.80},"
+        f" type {first.event!r:.80}) not read"
+    )
+
+
 def _source_failed(sse: SSEEvent) -> str:
     """What the endpoint's ``error`` event says: its data's ``message`` (the text as it came otherwise)."""
     data = sse.data
@@ -260,10 +276,17 @@ def iter_sse_events(
     """Parsed agent events from a text/event-stream (each SSE ``data`` is one event's JSON). A bad
     event raises :class:`ValidationError` (``strict``) or is skipped and passed to ``on_problem`` (one
     whose only fault is invalid UTF-8 is then kept, with U+FFFD)."""
-    for sse in _sse_events(_chunks(source)):
+    events = _sse_events(_chunks(source))
+    for sse in events:
         problem = sse.problem
-        if sse.event == END_EVENT and problem is None:
-            continue  # the endpoint's end of stream (a saved body ends with it): no agent event
+        if sse.event == END_EVENT and problem is None:  # the endpoint's end of stream: no agent event; the end
+            said = _after_end(sse, events)
+            if said is not None:
+                if strict:
+                    raise ValidationError([Problem("", "order", said)], "event")
+                if on_problem is not None:
+                    on_problem(Problem("", "order", said))
+            return
         if sse.event == ERROR_EVENT and problem is None:  # the endpoint's failure: said, no agent event
             problem = Problem("", "source-error", _source_failed(sse))
             if strict:
@@ -354,10 +377,14 @@ def _sse_agent_events(r: Reducer, events: Iterable[SSEEvent]) -> Iterator[Any]:
     """The agent events of SSE events, for ``r.feed_many`` (one ``feed`` each, faster); what cannot be read is
     told to ``r`` in its place: ``feed_unreadable`` (counted as one event), or ``report`` of invalid UTF-8
     replaced before the event it is about (the reducer's count is then that event's index)."""
+    events = iter(events)
     for sse in events:
         problem = sse.problem
-        if sse.event == END_EVENT and problem is None:
-            continue  # the endpoint's end of stream (a saved body ends with it): no agent event
+        if sse.event == END_EVENT and problem is None:  # the endpoint's end of stream: no agent event; the end
+            said = _after_end(sse, events)
+            if said is not None:  # (counted as one event, as @agentmsg/client counts it)
+                r.feed_unreadable(said, rule="order")
+            return
         if sse.event == ERROR_EVENT and problem is None:  # the endpoint's failure: said, counted as one event
             r.feed_unreadable(_source_failed(sse), rule="source-error")
             continue

@@ -98,7 +98,9 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
  * The SSE events at `url`, across reconnects. Each connection after the first sends the last event
  * id seen as `Last-Event-ID`, so a server that keeps a replay buffer (agentmsg's ASGI endpoint)
  * resumes without loss; an attempt that delivers events resets the backoff. The iteration ends at
- * the end event (or, with `endEvent: null`, when a connection closes), on HTTP 204, or on abort.
+ * the end event (or, with `endEvent: null`, when a connection closes), on HTTP 204, or on abort. SSE events
+ * that came with the end event after it are not delivered: one event in the end event's place says them
+ * (`problem.rule` "order", with their count); no more is read.
  */
 export async function* streamSSE(url: string | URL, options: StreamOptions = {}): AsyncGenerator<SSEEvent, void, undefined> {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
@@ -145,10 +147,17 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
         for (;;) {
           const { value, done } = await reader.read();
           if (done) break;
-          for (const event of decoder.feed(value)) {
+          const batch = decoder.feed(value);
+          for (let k = 0; k < batch.length; k++) {
+            const event = batch[k]!;
             lastEventId = event.id;
             if (decoder.retry !== null) base = decoder.retry;
-            if (endEvent !== null && event.event === endEvent) return;
+            if (endEvent !== null && event.event === endEvent) {
+              // The stream ends here: nothing after it is read (the client waits for no more). Events that came
+              // with it are said, not dropped silently (as Python's readers say what a saved body has after it).
+              if (k + 1 < batch.length) yield afterEnd(event, batch[k + 1]!, batch.length - k - 1);
+              return;
+            }
             if (errorEvent !== null && event.event === errorEvent) throw new StreamError(`the server's event source failed: ${serverMessage(event.data)}`);
             delivered = true;
             failures = 0;
@@ -179,6 +188,14 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
     options.onRetry?.({ attempt: failures, delay, lastEventId, error });
     await sleep(delay, options.signal);
   }
+}
+
+/** The problem event for `count` SSE events that came after the end event (`first` the first of them): rule
+ * `order`, in the end event's place (reduceSSE counts it as one event, as Python's reduce_stream does). */
+function afterEnd(end: SSEEvent, first: SSEEvent, count: number): SSEEvent {
+  const what = count === 1 ? "1 SSE event" : `${count} SSE events`;
+  const message = `the stream ended here (the end event); ${what} after it (the first: id ${JSON.stringify(first.id).slice(0, 80)}, type ${JSON.stringify(first.event).slice(0, 80)}) not read`;
+  return { data: "", event: end.event, id: end.id, retry: null, problem: { rule: "order", message } };
 }
 
 export interface EventStreamOptions extends StreamOptions {

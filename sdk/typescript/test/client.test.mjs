@@ -265,6 +265,33 @@ test("reduceSSE counts data that is not JSON as one event, as Python's reduce_st
   } finally { await s.close(); }
 });
 
+test("the stream ends at the end event: events that came with it after it are said (rule order), not delivered", async () => {
+  // (Python's readers say what a saved body has after the end event the same way: tests/test_events_sse.py)
+  const later = { ...EVENTS[0], id: "z1", replyId: "other" };
+  const s = await serve((req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(EVENTS.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + `event: end\ndata: {}\n\nid: z1\ndata: ${JSON.stringify(later)}\n\ndata: x\n\n`);
+  });
+  try {
+    const problems = [];
+    let reducer;
+    const messages = await reduceSSE(s.url, { onProblem: (e, p) => problems.push([e.event, p.rule, p.message]), onEvent: (_e, r) => (reducer = r) });
+    assert.deepEqual(messages, reduceEvents(EVENTS)); // nothing after the end event is folded
+    assert.equal(problems.length, 1);
+    assert.deepEqual(problems[0].slice(0, 2), ["end", "order"]);
+    assert.match(problems[0][2], /2 SSE events after it \(the first: id "z1"/);
+    assert.deepEqual(reducer.problems.map((p) => [p.pointer, p.rule]), [[`/${EVENTS.length}`, "order"]]);
+    assert.equal(reducer.count, EVENTS.length + 1);
+    // nothing after it: nothing said
+    const t = await serve((req, res) => { res.writeHead(200, { "content-type": "text/event-stream" }); res.end("data: " + JSON.stringify(EVENTS[0]) + "\n\nevent: end\ndata: {}\n\n\n: bye\n\n"); });
+    try {
+      const said = [];
+      await reduceSSE(t.url, { onProblem: (e, p) => said.push(p.rule) });
+      assert.deepEqual(said, []);
+    } finally { await t.close(); }
+  } finally { await s.close(); }
+});
+
 test("reduceSSE reports what the SSE reader fixed or could not finish, as Python's reduce_stream (utf-8, incomplete)", async () => {
   // EVENTS with invalid UTF-8 in the third event's delta, and a last event the stream ends inside.
   const enc = new TextEncoder();
