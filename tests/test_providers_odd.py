@@ -869,6 +869,37 @@ def test_gemini_parts_keep_their_order_and_their_signatures() -> None:
     assert sent == [*chunks[0], *chunks[1], *chunks[2], *chunks[3]]  # each signature back on its part
 
 
+def test_gemini_empty_text_part_with_a_signature_goes_back_as_it_came() -> None:
+    """Gemini 3 streams the answer's signature on a last, empty text part of its own ({"text": "",
+    "thoughtSignature": ...}, no thought). It went back with thought: true when no answer part came before it
+    (after a call or a thought, or alone), and merged onto the text part before it otherwise: a part of another
+    kind, signed parts merged. It goes back as it came, a part of its own, as google-genai's chat history
+    replays it; an empty *thought* part with a signature still goes back as a thought."""
+    from tests import oracles
+
+    def gem(*parts: dict[str, Any], finish: bool = False) -> dict[str, Any]:
+        cand: dict[str, Any] = {"content": {"parts": list(parts), "role": "model"}, "index": 0}
+        return {"candidates": [{**cand, **({"finishReason": "STOP"} if finish else {})}], "responseId": "r1"}
+
+    signed = {"text": "", "thoughtSignature": "c2ln"}
+    call = {"functionCall": {"id": "c1", "name": "f", "args": {"a": 1}}, "thoughtSignature": "QUJD"}
+    cases = [
+        [[{"text": "Hello"}], [signed]],
+        [[call], [signed]],
+        [[{"text": "hm", "thought": True}], [signed]],
+        [[signed]],
+        [[{"text": "", "thought": True, "thoughtSignature": "c2ln"}]],  # a thought: stays one
+    ]
+    for chunks in cases:
+        body = sse(*(gem(*c, finish=k == len(chunks) - 1) for k, c in enumerate(chunks)), done=False)
+        whole = gem(*(p for c in chunks for p in c), finish=True)
+        for msg in (reduce_ok(list(gemini.parse_stream(body))), gemini.parse_response(whole)):
+            request = gemini.format_request([agentmsg.UserMessage("q"), msg], model="gemini-3-pro-preview")
+            assert request.body["contents"][1]["parts"] == [p for c in chunks for p in c]
+            assert {d.rule for d in request.diagnostics} <= {"tool-use-orphan"}  # (the call: no result follows)
+            assert oracles.check("gemini", request) == []
+
+
 def _ds(content: str = "", finish: str = "null", **message: Any) -> dict[str, Any]:
     choice = {"message": {"content": content, "role": "assistant", **message}, "finish_reason": finish}
     return {"output": {"choices": [choice]}, "request_id": "req-1"}

@@ -306,8 +306,9 @@ GEMINI_STREAMS = [p for p in STREAMS if p.parent.name == "gemini"]
 @pytest.mark.parametrize("path", GEMINI_STREAMS, ids=ids(GEMINI_STREAMS))
 def test_gemini_chunks_valid_sdk_types_and_merge(path: Path) -> None:
     """google-genai has no stream accumulator: each chunk must validate as a GenerateContentResponse, and
-    the stream must equal its parts merged into one response (texts of a kind joined, calls whole). Without
-    google-genai (Python 3.10) the chunks go unchecked and the rest runs."""
+    the stream must equal its parts merged into one response (texts of a kind joined, calls whole; an empty
+    answer text part that carries a signature, a stream's last chunk, stays a part of its own, as google-genai's
+    chat history replays it). Without google-genai (Python 3.10) the chunks go unchecked and the rest runs."""
     chunks = [p for _, p in sse_payloads(path.read_bytes())]
     if oracles.usable("google.genai"):
         types = oracles.require("google.genai.types")
@@ -326,6 +327,7 @@ def test_gemini_chunks_valid_sdk_types_and_merge(path: Path) -> None:
                     and "text" in last
                     and bool(p.get("thought")) == bool(last.get("thought"))
                     and "thoughtSignature" not in last
+                    and not (p["text"] == "" and "thoughtSignature" in p and not p.get("thought"))
                 ):
                     last["text"] += p["text"]
                     if "thoughtSignature" in p:
@@ -481,7 +483,7 @@ def test_gemini_response_replayed_as_returned(path: Path) -> None:
 @pytest.mark.parametrize("path", GEMINI_STREAMS, ids=ids(GEMINI_STREAMS))
 def test_gemini_stream_replayed_signatures_in_place(path: Path) -> None:
     """A streamed reply (the signature of the answer comes alone on a last, empty text part): every
-    signature Gemini sent is replayed once, the answer's on the answer's (last) text part."""
+    signature Gemini sent is replayed once, the answer's on that empty text part, as it came (not a thought)."""
     data = path.read_bytes()
     sent_sigs = []
     for line in data.decode().splitlines():

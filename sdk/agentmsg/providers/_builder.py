@@ -379,7 +379,9 @@ class StreamBuilder:
         """Whether a choice has started (its AGENT_START and MODEL_CALL_START emitted)."""
         return bool(self._choices)
 
-    def end_block(self, slot: str, c: _Choice | int = 0) -> None:
+    def end_block(self, slot: str, c: _Choice | int = 0, *, metadata: dict[str, Any] | None = None) -> None:
+        """End the block in ``slot``; ``metadata``: the block's own metadata, sent on its END event (the reducer
+        keeps it, beside the provider, model and signature the block's other events gave)."""
         if isinstance(c, int):
             c = self._choices.get(c)  # type: ignore[assignment]
             if c is None:
@@ -392,9 +394,11 @@ class StreamBuilder:
         signature = self._whole_signatures.pop(block_id, None)
         if signature is not None:
             self._ev(c, "THINKING_BLOCK_DELTA", replyId=c.reply_id, blockId=block_id, delta="", signature=signature)
-        self._ev(
+        end = self._ev(
             c, "THINKING_BLOCK_END" if kind == "thinking" else "TEXT_BLOCK_END", replyId=c.reply_id, blockId=block_id
         )
+        if metadata:
+            end["metadata"] = metadata
 
     # ---- tool calls -----------------------------------------------------------------------------
 

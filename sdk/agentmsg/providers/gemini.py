@@ -171,6 +171,10 @@ class _GeminiWalk(TurnWalk):
             )
             signature = None
         if isinstance(signature, str) and signature:
+            if not block.thinking and meta.get(EMPTY_TEXT_PART) is True:
+                # Gemini's signature on an empty text part of its own (a stream's last chunk): back as that part,
+                # as it came (google-genai's chat history replays it so), not as a thought
+                return False, {"text": "", "thoughtSignature": signature}
             if not block.thinking and _answer_part(prev):
                 # Gemini's signature on an answer part (the parser keeps it as a signature-only thinking
                 # block right after that part's content): back on the part, where Gemini returned it
@@ -505,6 +509,11 @@ _NOT_KEPT = (
 _NOT_KEPT_KEYS = frozenset(key for key, _ in _NOT_KEPT)
 
 
+#: The metadata of a signature-only thinking block whose signature came on an empty text part of its own
+#: (``{"text": "", "thoughtSignature": ...}``, no ``thought``): sent back as that part (GeminiTurns.thinking_part).
+EMPTY_TEXT_PART: Final = "emptyTextPart"
+
+
 def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Calls]) -> None:
     i = cand.get("index", 0)
     if type(i) is not int:
@@ -553,9 +562,11 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
                 b.problem("enum", f"part kind {kinds!r} is not supported: skipped")
         if sig is not None:
             # A signature on an answer part (Gemini 3 sends it on the last part, often empty text): kept as a
-            # signature-only thinking block at that place, so it is replayed.
+            # signature-only thinking block at that place, so it is replayed. One that came on an empty text part
+            # of its own (a stream's last chunk) says so (metadata emptyTextPart): the formatter sends that part
+            # back as it came, not on the part before, and never as a thought.
             b.thinking("", choice=i, slot="signature", signature=sig)
-            b.end_block("signature", i)
+            b.end_block("signature", i, metadata={EMPTY_TEXT_PART: True} if text == "" else None)
             b.end_block("text", i)  # the signed part is over: text after it is a part of its own
     if not cand.keys().isdisjoint(_NOT_KEPT_KEYS):
         for key, what in _NOT_KEPT:
