@@ -549,3 +549,37 @@ def test_deepseek_insufficient_system_resource_is_an_interrupted_reply() -> None
         assert d["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
         assert d["metadata"]["agentmsg_finish_reason"] == "insufficient_system_resource"
         assert d["content"] == [{"type": "text", "text": "Hel"}]
+
+
+def test_gemini_built_in_tool_call_and_response_parts_are_said_not_unknown() -> None:
+    """Gemini's server-side tool parts (google-genai Part.tool_call / tool_response: a built-in tool, Google Search
+    say, that the model called beside function calling; "the client is NOT expected to execute" it) are said as
+    not kept, as executableCode is, streamed and whole: they were unknown part kinds (a problem each, exit 1). Their
+    signature is kept in its place; text after them is a block of its own."""
+
+    def resp(*parts: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        cand: dict[str, Any] = {"index": 0, "content": {"role": "model", "parts": list(parts)}}
+        if finish:
+            cand["finishReason"] = finish
+        return {"candidates": [cand], "responseId": "r1", "modelVersion": "gemini-3-pro"}
+
+    call = {
+        "toolCall": {"id": "tc1", "toolType": "GOOGLE_SEARCH_WEB", "args": {"queries": ["x"]}},
+        "thoughtSignature": "c2ln",
+    }
+    answer = {"toolResponse": {"id": "tc1", "toolType": "GOOGLE_SEARCH_WEB", "response": {"results": []}}}
+    chunks = [resp({"text": "Let me look."}), resp(call), resp(answer), resp({"text": "Found."}, finish="STOP")]
+    parser = gemini.StreamParser()
+    msg = reduce_ok(parser.feed(sse(*chunks, done=False)) + parser.close())
+    assert parser.problems == []
+    assert [(b.type, b.text if b.type == "text" else b.metadata["signature"]) for b in msg.content] == [
+        ("text", "Let me look."),
+        ("thinking", "c2ln"),
+        ("text", "Found."),
+    ]
+    assert sorted(n.message.split(" (")[0] for n in parser.builder.not_kept_notes) == [
+        "toolCall parts",
+        "toolResponse parts",
+    ]
+    whole = resp(*[part for c in chunks for part in c["candidates"][0]["content"]["parts"]], finish="STOP")
+    assert gemini.parse_response(whole).content == msg.content

@@ -493,7 +493,15 @@ def _media_part(b: StreamBuilder, i: int, part: Mapping[str, Any]) -> None:
     b.media({"type": "data", "source": source}, choice=i)
 
 
-_SERVER_PARTS = frozenset({"executableCode", "codeExecutionResult"})
+#: Parts of tools the provider runs itself (no call for the client): the code it ran and its result, and a built-in
+#: tool's call and response (``toolCall``, ``toolResponse``: Google Search, say, beside function calling), each
+#: with what it is.
+_SERVER_PARTS = {
+    "executableCode": "code the provider runs itself",
+    "codeExecutionResult": "code the provider runs itself",
+    "toolCall": "a built-in tool the provider runs itself",
+    "toolResponse": "a built-in tool the provider runs itself",
+}
 
 # Candidate data the message has no place for: said (StreamBuilder.not_kept), not dropped silently.
 _NOT_KEPT = (
@@ -551,11 +559,11 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             b.text(text, choice=i)
         elif "text" not in part and set(part) != {"thoughtSignature"}:  # (a signature alone: kept below)
             kinds = ", ".join(sorted(k for k in part if k != "thoughtSignature"))
-            if kinds in _SERVER_PARTS:  # code the provider ran itself: no call for the client
+            if kinds in _SERVER_PARTS:  # a tool the provider ran itself: no call for the client
                 b.end_block("text", i)  # the text after it is a part of its own, as after a call
                 b.not_kept(
                     f"part/{kinds}/{i}",
-                    f"{kinds} parts (code the provider runs itself) are not kept (the message has no place for them)",
+                    f"{kinds} parts ({_SERVER_PARTS[kinds]}) are not kept (the message has no place for them)",
                     i,
                 )
             elif kinds:  # (an empty part, {}, carries nothing: skipped quietly)
