@@ -1097,17 +1097,17 @@ def test_a_tool_name_that_a_later_fragment_changes_is_said() -> None:
 def test_a_tool_name_split_before_its_arguments_is_joined() -> None:
     """A name split across the fragments before the call's first argument text (some compatible servers stream
     it as they stream arguments: "get_", then "weather") is one name, as ChatCompletionStreamState joins it (the
-    first piece was kept, the rest said and dropped); a fragment that repeats the name so far repeats it, and the
-    call still starts in its place, before a later call."""
+    first piece was kept, the rest said and dropped), a later call's fragments between the pieces or not; a
+    fragment that repeats the name so far repeats it, and each call keeps its place."""
     parser = openai.StreamParser()
     body = sse(
         chunk({"role": "assistant", "tool_calls": [tc(0, "c1", "get_", "")]}),
-        chunk({"tool_calls": [tc(0, None, "weather")]}),
-        chunk({"tool_calls": [tc(0, None, "get_weather", '{"city":')]}),
-        chunk({"tool_calls": [tc(0, None, None, '"Paris"}')]}),
         chunk({"tool_calls": [tc(1, "c2", "now", "")]}),
+        chunk({"tool_calls": [tc(0, None, "weather")]}),
         chunk({"tool_calls": [tc(2, "c3", "lo", "")]}),
-        chunk({"tool_calls": [tc(2, None, "g", "{}")]}, finish="tool_calls"),
+        chunk({"tool_calls": [tc(0, None, "get_weather", '{"city":')]}),
+        chunk({"tool_calls": [tc(2, None, "g", "{}")]}),
+        chunk({"tool_calls": [tc(0, None, None, '"Paris"}')]}, finish="tool_calls"),
     )
     events = parser.feed(body) + parser.close()
     assert calls(reduce_ok(events)) == [("c1", "get_weather", {"city": "Paris"}), ("c2", "now", {}), ("c3", "log", {})]

@@ -178,9 +178,9 @@ class StreamBuilder:
         #: The provider names every call with an id, possibly after its name (OpenAI's family): a call waits
         #: for its id before it starts, so an id that comes late is the call's own (as the official
         #: accumulator merges it), not a new call's; a call that never gets one starts, with a derived id,
-        #: when it ends. It waits for its first argument text (or a later call) too: a name split across the
-        #: fragments before it is joined, as the accumulator joins it. Otherwise (Gemini: no ids) a call starts
-        #: as soon as it has its name.
+        #: when it ends. It waits for its first argument text too: a name split across the fragments before it
+        #: is joined, as the accumulator joins it. Otherwise (Gemini: no ids) a call starts as soon as it has its
+        #: name.
         self.ids_expected = False
         self.model: str | None = None
         self.response_id: str | None = reply_id
@@ -419,7 +419,7 @@ class StreamBuilder:
         reuse an index for parallel calls); a name is set once, never appended, except, where :attr:`ids_expected`,
         one split across the fragments before the call's first argument text (a fragment that repeats the name so
         far repeats it). Calls start in the order they appeared, each once it has its name (and, where
-        :attr:`ids_expected`, its id and its first argument text, or a later call; the id then is
+        :attr:`ids_expected`, its id and its first argument text; the id then is
         the provider's, or one derived when the provider gave none): a call whose name comes after its id,
         or its id after its name, or either after a later call's first fragment, keeps its name, its id and
         its place. Fragments that come before are held until it starts, or until the call (or the stream)
@@ -488,20 +488,20 @@ class StreamBuilder:
             self._pending[id(call)].append(arguments)
         self._start_ready(c)
 
-    def _ready(self, c: _Choice, call: _Call) -> bool:
+    def _ready(self, call: _Call) -> bool:
         """A waiting call can start: it has its name (and its id, see :attr:`ids_expected`), or it ended (no more
         of it comes: it starts as it is)."""
         if call.ended:
             return True
-        if self.ids_expected:  # (OpenAI's family) its id, and its first argument text or a later call: its name is
-            # whole then (a name split across fragments comes before them)
-            return bool(call.name) and not call.id.startswith("\x00") and bool(call.text or c.waiting[-1] is not call)
+        if self.ids_expected:  # (OpenAI's family) its id, and its first argument text: its name is whole then (a
+            # name split across fragments comes before it, a later call's fragments between them or not)
+            return bool(call.name) and bool(call.text) and not call.id.startswith("\x00")
         return bool(call.name)
 
     def _start_ready(self, c: _Choice) -> None:
         """Start the waiting calls that are ready (:meth:`_ready`), in order, up to the first that is not; one
         that ended while it waited ends too."""
-        while c.waiting and self._ready(c, c.waiting[0]):
+        while c.waiting and self._ready(c.waiting[0]):
             call = c.waiting.popleft()  # (a deque: calls that ended behind one waiting for its name may be many)
             self._start_call(c, call)
             if call.ended:
