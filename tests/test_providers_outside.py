@@ -583,3 +583,49 @@ def test_gemini_built_in_tool_call_and_response_parts_are_said_not_unknown() -> 
     ]
     whole = resp(*[part for c in chunks for part in c["candidates"][0]["content"]["parts"]], finish="STOP")
     assert gemini.parse_response(whole).content == msg.content
+
+
+def test_gemini_fields_given_as_null_are_absent() -> None:
+    """A Gemini payload whose parts write every field, null where unset (a response re-serialised with pydantic's
+    model_dump, as a proxy or a test built from google-genai's types writes it), reads as the same payload
+    without the nulls, as google-genai reads it (proto3 JSON): "functionCall": null beside text made every text part
+    a call (the text lost, each call's arguments written twice: '{"x":1}{}'); a partial argument's null fields
+    beside its value are absent, while "nullValue": null alone is still a null."""
+    nulls = dict.fromkeys(("text", "thought", "thoughtSignature", "functionCall", "inlineData", "executableCode"))
+
+    def part(**given: Any) -> dict[str, Any]:
+        return {**nulls, **given}
+
+    def value(**given: Any) -> dict[str, Any]:
+        return {**dict.fromkeys(("stringValue", "numberValue", "boolValue", "nullValue", "willContinue")), **given}
+
+    def resp(*parts: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        cand = {"index": 0, "content": {"role": "model", "parts": list(parts)}, "finishReason": finish}
+        return {"candidates": [cand], "responseId": "r1", "modelVersion": "gemini-3-pro", "usageMetadata": None}
+
+    call = {"id": None, "name": "f", "args": {"x": 1}, "partialArgs": None, "willContinue": None}
+    streamed = {
+        "id": "c2",
+        "name": "g",
+        "args": None,
+        "willContinue": True,
+        "partialArgs": [value(jsonPath="$.s", stringValue="a")],
+    }
+    rest = [value(jsonPath="$.n", numberValue=3), {"jsonPath": "$.z", "nullValue": None}]
+    chunks = [
+        resp(part(text="Let me ", thought=True, thoughtSignature="c2ln"), part(text="check.")),
+        resp(part(functionCall=call), part(functionCall=streamed)),
+        resp(part(functionCall={"id": None, "name": None, "args": None, "partialArgs": rest, "willContinue": None})),
+        resp(part(text=""), finish="STOP"),
+    ]
+    parser = gemini.StreamParser()
+    msg = reduce_ok(parser.feed(sse(*chunks, done=False)) + parser.close())
+    assert parser.problems == []
+    assert [
+        (b.type, b.thinking if b.type == "thinking" else b.text if b.type == "text" else b.input) for b in msg.content
+    ] == [
+        ("thinking", "Let me "),
+        ("text", "check."),
+        ("tool_use", {"x": 1}),
+        ("tool_use", {"s": "a", "n": 3, "z": None}),
+    ]

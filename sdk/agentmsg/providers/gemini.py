@@ -367,6 +367,7 @@ _VALUE_KEYS: tuple[tuple[str, bool, tuple[type, ...]], ...] = (
     ("boolValue", False, (bool,)),
     ("nullValue", False, (object,)),
 )
+_VALUE_NAMES = frozenset(key for key, _, _ in _VALUE_KEYS)
 
 
 def _partial(b: StreamBuilder, writer: json_fragment_writer, partial: Any) -> str:
@@ -377,6 +378,12 @@ def _partial(b: StreamBuilder, writer: json_fragment_writer, partial: Any) -> st
     for p in partial if isinstance(partial, list) else ():
         if not isinstance(p, dict):
             continue
+        if None in p.values():
+            # Null fields beside the value are absent fields (google-genai's model_dump writes every field); a null
+            # with no other value is its own (nullValue: null is how proto3 JSON writes a null)
+            given = {k: v for k, v in p.items() if v is not None}
+            if not _VALUE_NAMES.isdisjoint(given):
+                p = given
         for key, is_string, types in _VALUE_KEYS:
             if key in p:
                 value = None if key == "nullValue" else p[key]
@@ -406,6 +413,8 @@ def _function_call(b: StreamBuilder, i: int, calls: _Calls, part: Mapping[str, A
     fc = part["functionCall"]
     if not isinstance(fc, dict):
         return
+    if None in fc.values():  # a field given as null is absent, as in a part
+        fc = {k: v for k, v in fc.items() if v is not None}
     sig = part.get("thoughtSignature")
     sig = sig if isinstance(sig, str) and sig else None
     more = bool(fc.get("willContinue"))
@@ -533,6 +542,8 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
     for part in parts or ():
         if not isinstance(part, dict):
             continue
+        if None in part.values():  # a field given as null is absent (proto3 JSON; google-genai reads it so)
+            part = {k: v for k, v in part.items() if v is not None}
         sig = part.get("thoughtSignature")
         sig = sig if isinstance(sig, str) and sig else None
         if "functionCall" in part:
