@@ -629,3 +629,65 @@ def test_gemini_fields_given_as_null_are_absent() -> None:
         ("tool_use", {"x": 1}),
         ("tool_use", {"s": "a", "n": 3, "z": None}),
     ]
+
+
+def test_gemini_proto_field_names_are_read_as_their_camel_case() -> None:
+    """A Gemini response written with the proto's field names (finish_reason, usage_metadata, function_call,
+    thought_signature, ...: what google-genai's own to_json_dict and model_dump write, and what proto3 JSON parsers
+    accept beside lowerCamelCase) reads as the same response in lowerCamelCase, streamed and whole; a call's args
+    keep their own keys. It read as text alone: calls and media were unknown parts, the usage and the finish reason
+    lost (a cut stream, exit 1)."""
+    chunks = [
+        {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [{"text": "Plan", "thought": True, "thought_signature": "c2ln"}],
+                    }
+                }
+            ],
+            "response_id": "r1",
+            "model_version": "gemini-3-pro",
+        },
+        {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [
+                            {"function_call": {"id": "c1", "name": "f", "args": {"city_name": "Paris"}}},
+                            {"inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo="}},
+                        ],
+                    },
+                    "finish_reason": "STOP",
+                }
+            ],
+            "usage_metadata": {"prompt_token_count": 10, "candidates_token_count": 5, "thoughts_token_count": 2},
+            "response_id": "r1",
+            "model_version": "gemini-3-pro",
+        },
+    ]
+    parser = gemini.StreamParser()
+    msg = reduce_ok(parser.feed(sse(*chunks, done=False)) + parser.close())
+    assert parser.problems == []
+    assert [b.type for b in msg.content] == ["thinking", "tool_use", "data"]
+    assert msg.content[0].metadata["signature"] == "c2ln"
+    assert [(c.id, c.name, c.input) for c in msg.blocks("tool_use")] == [("c1", "f", {"city_name": "Paris"})]
+    assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (10, 7)
+    assert msg.to_dict()["metadata"]["agentmsg_finish_reason"] == "STOP"
+    whole = chunks[1] | {
+        "candidates": [
+            chunks[1]["candidates"][0]
+            | {
+                "content": {
+                    "role": "model",
+                    "parts": [
+                        *chunks[0]["candidates"][0]["content"]["parts"],
+                        *chunks[1]["candidates"][0]["content"]["parts"],
+                    ],
+                }
+            }
+        ]
+    }
+    assert gemini.parse_response(whole).content == msg.content

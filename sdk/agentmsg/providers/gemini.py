@@ -531,7 +531,72 @@ _NOT_KEPT_KEYS = frozenset(key for key, _ in _NOT_KEPT)
 EMPTY_TEXT_PART: Final = "emptyTextPart"
 
 
+# ---- proto field names (snake_case) ----------------------------------------------------------------------
+# Proto3 JSON parsers accept a message's field names as the proto writes them (``finish_reason``) as well as in
+# lowerCamelCase (``finishReason``, what the API sends); google-genai reads both, and its own dumps
+# (``to_json_dict``, ``model_dump``) write the proto names. A response, candidate or part written so is read under
+# the lowerCamelCase names, field by field where the parser reads one (never inside a call's args or a tool's
+# response: the model's data).
+
+#: Proto names of a response's and a candidate's fields (each is told by one of them: a chunk may hold no other)
+_SNAKE_RESPONSE = frozenset(
+    ("response_id", "model_version", "usage_metadata", "prompt_feedback", "create_time", "model_status")
+)
+_SNAKE_CANDIDATE = frozenset(
+    (
+        "finish_reason",
+        "finish_message",
+        "safety_ratings",
+        "citation_metadata",
+        "grounding_metadata",
+        "url_context_metadata",
+        "avg_logprobs",
+        "logprobs_result",
+        "token_count",
+        "continuation_token",
+    )
+)
+
+
+def _camel_keys(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """``fields`` with each proto name (``thought_signature``) in lowerCamelCase (``thoughtSignature``)."""
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        if type(key) is str and "_" in key:
+            head, *rest = key.split("_")
+            key = head + "".join(word[:1].upper() + word[1:] for word in rest)
+        out[key] = value
+    return out
+
+
+def _camel_part(part: Mapping[str, Any]) -> dict[str, Any]:
+    """A part written with proto names, in lowerCamelCase: its fields, its function call's (not the args) and its
+    partial arguments', its media's."""
+    out = _camel_keys(part)
+    fc = out.get("functionCall")
+    if isinstance(fc, dict):
+        fc = _camel_keys(fc)
+        if isinstance(fc.get("partialArgs"), list):
+            fc["partialArgs"] = [_camel_keys(p) if isinstance(p, dict) else p for p in fc["partialArgs"]]
+        out["functionCall"] = fc
+    for key in ("inlineData", "fileData"):
+        if isinstance(out.get(key), dict):
+            out[key] = _camel_keys(out[key])
+    return out
+
+
+def _camel_response(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A response written with proto names, in lowerCamelCase (its candidates are read so in :func:`_candidate`)."""
+    out = _camel_keys(obj)
+    for key in ("usageMetadata", "promptFeedback"):
+        if isinstance(out.get(key), dict):
+            out[key] = _camel_keys(out[key])
+    return out
+
+
 def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Calls]) -> None:
+    if not _SNAKE_CANDIDATE.isdisjoint(cand):
+        cand = _camel_keys(cand)
     i = cand.get("index", 0)
     if type(i) is not int:
         i = 0
@@ -544,6 +609,8 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             continue
         if None in part.values():  # a field given as null is absent (proto3 JSON; google-genai reads it so)
             part = {k: v for k, v in part.items() if v is not None}
+        if ("text" not in part or len(part) > 1) and any("_" in k for k in part):
+            part = _camel_part(part)  # (written with proto names)
         sig = part.get("thoughtSignature")
         sig = sig if isinstance(sig, str) and sig else None
         if "functionCall" in part:
@@ -635,6 +702,8 @@ def _enum_name(b: StreamBuilder, field: str, value: Any, names: tuple[str, ...],
 
 def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls]) -> bool:
     """Read one response (a chunk); True when it was the provider's error, which ends the reply."""
+    if not _SNAKE_RESPONSE.isdisjoint(obj):
+        obj = _camel_response(obj)  # (written with proto names)
     err = obj.get("error")
     if isinstance(err, dict) or (isinstance(err, str) and err):  # (a proxy's may be plain text)
         for cand in obj.get("candidates") or ():  # what came with the error is kept
@@ -678,7 +747,10 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
     return False
 
 
-_RESPONSE_KEYS = frozenset(("candidates", "promptFeedback", "error", "usageMetadata"))  # a response has one
+#: A response has one (its proto names too: see _SNAKE_RESPONSE)
+_RESPONSE_KEYS = frozenset(
+    ("candidates", "promptFeedback", "error", "usageMetadata", "prompt_feedback", "usage_metadata")
+)
 
 
 def _unwrapped(obj: Any) -> Any:
