@@ -1114,6 +1114,80 @@ def test_a_tool_name_split_before_its_arguments_is_joined() -> None:
     assert parser.problems == []
 
 
+def test_a_name_piece_like_the_name_so_far_is_a_piece_when_a_new_piece_follows() -> None:
+    """A fragment before the arguments that repeats the name so far is read as the name repeated (servers that send
+    it on every fragment), but when a new piece follows it, it was a piece too: "c", "c", "x_" is "ccx_", as
+    ChatCompletionStreamState joins it (it was "cx_": a name the model never wrote, nothing said)."""
+    parser = openai.StreamParser()
+    body = sse(
+        chunk({"tool_calls": [tc(0, "c1", "c", "")]}),
+        chunk({"tool_calls": [tc(0, None, "c")]}),
+        chunk({"tool_calls": [tc(0, None, "x_")]}),
+        chunk({"tool_calls": [tc(0, None, "_z", '{"a":')]}),
+        chunk({"tool_calls": [tc(0, None, "ccx__z", "1}")]}, finish="tool_calls"),  # the whole name again
+    )
+    events = parser.feed(body) + parser.close()
+    assert calls(reduce_ok(events)) == [("c1", "ccx__z", {"a": 1})]
+    assert parser.problems == []
+
+
+def test_a_call_waiting_for_its_argument_text_keeps_its_place_before_what_follows() -> None:
+    """A call waits for its first argument text (its name may still be split), but once the reply moves on to text
+    or reasoning its name is whole: it starts there, before them, as it came (a call that never gets argument
+    text, a tool without parameters, was put after the text that followed it; whole, it is the same call)."""
+    parser = openai.StreamParser()
+    body = sse(
+        chunk({"role": "assistant", "tool_calls": [tc(0, "c1", "get_", "")]}),
+        chunk({"tool_calls": [tc(0, None, "time")]}),
+        chunk({"reasoning_content": "Now the date."}),
+        chunk({"tool_calls": [tc(1, "c2", "get_date", "")]}),
+        chunk({"content": "Asking."}, finish="tool_calls"),
+    )
+    events = parser.feed(body) + parser.close()
+    msg = reduce_ok(events)
+    assert [b.type for b in msg.content] == ["tool_use", "thinking", "tool_use", "text"]
+    assert calls(msg) == [("c1", "get_time", {}), ("c2", "get_date", {})]
+    assert parser.problems == []
+
+
+def test_arguments_with_a_number_beyond_a_double_are_said_as_such_not_as_unfinished() -> None:
+    """Arguments that are whole JSON but hold a number no double can hold (1e400: the codec refuses it, the
+    message keeps them raw with argumentsError) are said as JSON the message cannot hold (rule json, the
+    number named), streamed and whole; they were said as "not whole JSON" (incomplete), as if cut short."""
+    args = '{"x": [1, -1e400], "y": 2e999}'
+    body = sse(chunk({"tool_calls": [tc(0, "c1", "f", args)]}), chunk({}, finish="tool_calls"))
+    whole = {
+        "id": "x",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": args}}],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+    }
+    for events in (list(openai.parse_stream(body)), openai.response_events(whole)):
+        (block,) = reduce_ok(events).content
+        assert (block.content, block.metadata["argumentsError"]) == (args, "arguments are not valid JSON")
+        said = [(e["value"]["rule"], e["value"]["message"]) for e in events if e.get("name") == "agentmsg.problem"]
+        assert said == [
+            (
+                "json",
+                "tool call 'f''s arguments are JSON the message cannot hold (a number beyond a double's range:"
+                " -1e400): kept as they came (raw, with argumentsError)",
+            )
+        ]
+    # cut short, they are still unfinished
+    body = sse(chunk({"tool_calls": [tc(0, "c1", "f", '{"x": 1e400')]}), chunk({}, finish="length"))
+    assert [e["value"]["rule"] for e in openai.parse_stream(body) if e.get("name") == "agentmsg.problem"] == [
+        "incomplete"
+    ]
+
+
 def test_done_without_a_finish_reason_is_a_whole_reply() -> None:
     """[DONE] (or Anthropic's message_stop) before any finish reason: the provider said the reply is over
     without saying why (Snowflake's OpenAI-compatible streams do so): the reply is whole, MODEL_STOP (TOOL_CALLS

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import time
@@ -75,6 +76,8 @@ class _Call:
         "name",
         "name_said",
         "open",
+        "pieces",
+        "repeated",
         "said",
         "started",
         "text",
@@ -84,6 +87,10 @@ class _Call:
         self.id = call_id
         self.given = call_id  # the id the provider gave (``id`` may get a suffix: see _start_call)
         self.name = name
+        #: (OpenAI's family) the name's fragments before its first argument text, as the SDK's accumulator joins
+        #: them, and whether the last of them repeated the name so far (see StreamBuilder.tool_call)
+        self.pieces: list[str] = []
+        self.repeated = False
         self.open = True
         self.started = False
         self.ended = False  # it ended before it could start (a call before it waits for its name): its END waits
@@ -283,6 +290,8 @@ class StreamBuilder:
     # ---- blocks ---------------------------------------------------------------------------------
 
     def _open(self, c: _Choice, slot: str, kind: str) -> str:
+        if c.waiting and self.ids_expected:
+            self._moved_on(c)
         block = c.blocks.get(slot)
         if block is not None:
             if block[0] == kind:
@@ -368,6 +377,8 @@ class StreamBuilder:
         ``schemas/content-block.schema.json``), in its place among the blocks: the open text and thinking
         blocks end first, then DATA_BLOCK_START carrying the block and its DATA_BLOCK_END."""
         c = self.choice(choice)
+        if c.waiting and self.ids_expected:
+            self._moved_on(c)
         for slot in list(c.blocks):
             self.end_block(slot, c)
         self._blocks += 1
@@ -449,7 +460,7 @@ class StreamBuilder:
                 call = c.calls_by_id[call_id]
                 c.calls[key] = call  # (this key's later fragments, with or without the id, are this call's)
             else:
-                call = _Call(call_id or f"\x00{key}", name or None)
+                call = _Call(call_id or f"\x00{key}", None)  # (named below)
                 c.calls[key] = call
                 c.waiting.append(call)
                 self._pending[id(call)] = []
@@ -460,9 +471,19 @@ class StreamBuilder:
             self._problem_at(c, "type", f"a tool call's name is not a string (a JSON {json_type(bad_name)}): left out")
         if name and not call.name:
             call.name = name
-        elif name and name != call.name and self.ids_expected and not call.started and not call.text:
-            # a name split across the fragments before its arguments: one name, as the SDK's accumulator joins it
-            call.name = (call.name or "") + name
+            call.pieces.append(name)
+        elif name and self.ids_expected and not call.started and not call.text:
+            # A name split across the fragments before its arguments: one name, as the SDK's accumulator joins it.
+            # A fragment that repeats the name so far repeats it (servers that send the name on every fragment),
+            # unless a new piece follows it: then it was a piece too (the name was split, a piece like the name
+            # so far: "c", "c", "x"), and the name is every piece, as the accumulator joins them.
+            call.pieces.append(name)
+            if name == call.name:
+                call.repeated = True
+            elif call.repeated:
+                call.name, call.repeated = "".join(call.pieces), False
+            else:
+                call.name = (call.name or "") + name
         elif name and name != call.name and id(call) not in self._renamed:
             self._renamed.add(id(call))  # said once per call
             self.problem(
@@ -507,6 +528,21 @@ class StreamBuilder:
             if call.ended:
                 self._end_started(c, call)
 
+    def _moved_on(self, c: _Choice) -> None:
+        """(:attr:`ids_expected`) A block of another kind opens while calls wait for their first argument text:
+        the reply has moved on, so their names are whole (a name split across fragments comes before anything
+        else). Each that has its name and id starts, in order, up to the first that has not, so the calls keep
+        their place before the block (a call that never gets argument text, a tool without parameters, before
+        the text after it)."""
+        while c.waiting:
+            call = c.waiting[0]
+            if not (call.ended or (call.name and not call.id.startswith("\x00"))):
+                return
+            c.waiting.popleft()
+            self._start_call(c, call)
+            if call.ended:
+                self._end_started(c, call)
+
     def _start_call(self, c: _Choice, call: _Call) -> None:
         if call.id.startswith("\x00"):
             # No id from the provider (Gemini, some compatible servers): one derived from the response id
@@ -525,6 +561,7 @@ class StreamBuilder:
             call.id = f"{taken}-{n}"
             self.problem("id", f"tool call id {taken[:80]!r} is an earlier call's too: this call's is {call.id[:90]!r}")
         call.started = True
+        call.pieces = []  # (its name is whole)
         c.calls_by_id[call.id] = call
         fields: dict[str, Any] = {"replyId": c.reply_id, "toolCallId": call.id, "toolCallName": call.name or ""}
         sig = self._signatures.pop(id(call), None)
@@ -613,6 +650,15 @@ class StreamBuilder:
             except ValidationError as exc:
                 call.said = True
                 first = exc.problems[0] if exc.problems else Problem("", "json", "not valid JSON")
+                beyond = _beyond_double(text) if first.rule == "json" else None
+                if beyond is not None:  # whole JSON, but a number a double cannot hold (1e400): not unfinished
+                    self._problem_at(
+                        c,
+                        "json",
+                        f"tool call {str(call.name)[:80]!r}'s arguments are JSON the message cannot hold (a number"
+                        f" beyond a double's range: {beyond[:40]}): kept as they came (raw, with argumentsError)",
+                    )
+                    continue
                 if first.rule != "json":
                     self._problem_at(
                         c,
@@ -897,6 +943,28 @@ def _overflowed(value: Any) -> bool:
         elif kind is float and abs(v) >= _OVERFLOW and v.is_integer():
             return True
     return False
+
+
+def _beyond_double(text: str) -> str | None:
+    """The first number of ``text`` beyond a double's range (``1e400``) when ``text`` is otherwise whole JSON (what
+    the standard library reads, NaN and Infinity aside), else None: JSON the codec refuses for its number, not JSON
+    cut short."""
+    found: list[str] = []
+
+    def number(digits: str) -> float:
+        value = float(digits)
+        if not found and value in (math.inf, -math.inf):
+            found.append(digits)
+        return value
+
+    def constant(name: str) -> Any:
+        raise ValueError(name)  # (NaN, Infinity: no JSON)
+
+    try:
+        json.loads(text, parse_float=number, parse_constant=constant)
+    except (ValueError, RecursionError):
+        return None
+    return found[0] if found else None
 
 
 def _text_or_none(value: Any) -> bool:
