@@ -409,7 +409,7 @@ class _Reader:
         if not output and _is_error(obj):
             b.error(str(obj.get("message")), kind=str(obj.get("code")), request_id=obj.get("request_id"))
             return
-        if b.response_id is None or b.model is None:
+        if b.response_id is None or (b.model is None and "model" in obj):  # (the native API names no model)
             b.identify(obj.get("request_id") or obj.get("requestId"), obj.get("model"))
         u = obj.get("usage")
         if u is not None:
@@ -431,6 +431,19 @@ class _Reader:
             choices = [(0, {}, output.get("finish_reason"))]
         for i, m, reason in choices:
             b.choice(i)
+            content = m.get("content")
+            if (
+                type(content) is str
+                and self.incremental is True
+                and self.held is None
+                and not app_reasoning
+                and (len(m) == 1 or (len(m) == 2 and "role" in m))
+            ):
+                # The common chunk, incremental text alone: what the rest of the loop does with it, in fewer calls
+                b.text(content, choice=i, ends="thinking")
+                if reason is not None and reason != "null":
+                    _finish(b, i, reason)
+                continue
             reasoning = b.string(m.get("reasoning_content"), "reasoning_content")
             if app_reasoning and i == 0:
                 if not reasoning:
@@ -441,7 +454,6 @@ class _Reader:
                         "an application's reasoning (output.thoughts) that differs from the reasoning_content beside"
                         " it is not kept (the reasoning_content is the reply's reasoning)",
                     )
-            content = m.get("content")
             calls = m.get("tool_calls")
             if self.held is not None:
                 carried = (bool(reasoning and type(reasoning) is str), bool(_text_of(content)), bool(calls))
