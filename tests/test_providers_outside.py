@@ -691,3 +691,48 @@ def test_gemini_proto_field_names_are_read_as_their_camel_case() -> None:
         ]
     }
     assert gemini.parse_response(whole).content == msg.content
+
+
+def test_gemini_a_field_given_both_ways_keeps_its_camel_case_value_and_says_the_other() -> None:
+    """A field given both in lowerCamelCase and with its proto name (a proxy's mix; google-genai refuses it) keeps
+    the lowerCamelCase value, the API's, and says the other when it differs (duplicate, once per object): the later
+    key won, silently (a part's functionCall lost to its function_call, a finish reason replaced). A null says
+    nothing (a null lowerCamelCase field takes the other); the same value both ways is no news. Only proto names are
+    renamed: "text_" or "_x" is no field of the part's ("text_" replaced the part's text). A camelCase usage or
+    function call with proto names inside is read field by field too (its counts were lost, unsaid)."""
+    response = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [
+                        {"text": "Plan", "thoughtSignature": "c2ln", "thought_signature": "c2ln"},
+                        {"text": "hi", "text_": "bye"},
+                        {"functionCall": {"name": "f", "args": {}}, "function_call": {"name": "g", "args": {"a": 1}}},
+                        {"functionCall": {"name": "h", "args": {"my_key": 1}, "will_continue": False}},
+                    ],
+                },
+                "finishReason": None,
+                "finish_reason": "MAX_TOKENS",
+                "safetyRatings": [],
+                "safety_ratings": [{"category": "X"}],
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 4, "candidates_token_count": 3},
+        "modelVersion": "g",
+        "model_version": "g",
+    }
+    body = sse(response, done=False)
+    for events in (list(gemini.parse_stream(body)), gemini.response_events(response)):
+        msg = reduce_ok(events)
+        assert [b.type for b in msg.content] == ["text", "thinking", "text", "tool_use", "tool_use"]
+        assert [b.text for b in msg.blocks("text")] == ["Plan", "hi"]
+        assert [(c.name, c.input) for c in msg.blocks("tool_use")] == [("f", {}), ("h", {"my_key": 1})]
+        assert msg.to_dict()["metadata"]["agentmsg_finish_reason"] == "MAX_TOKENS"
+        assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (4, 3)
+        assert [e["value"]["message"] for e in events if e.get("name") == "agentmsg.problem"] == [
+            "a candidate gives a field both in lowerCamelCase and with its proto name, with different values: the"
+            " lowerCamelCase value kept, 'safety_ratings' left out",
+            "a part gives a field both in lowerCamelCase and with its proto name, with different values: the"
+            " lowerCamelCase value kept, 'function_call' left out",
+        ]

@@ -558,45 +558,91 @@ _SNAKE_CANDIDATE = frozenset(
 )
 
 
-def _camel_keys(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """``fields`` with each proto name (``thought_signature``) in lowerCamelCase (``thoughtSignature``)."""
+#: A proto field name: lower-case words joined by single underscores (``thought_signature``; not ``text_``, ``_x``)
+_PROTO_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+
+
+def _camel_keys(b: StreamBuilder, fields: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``fields`` with each proto name (``thought_signature``) in lowerCamelCase (``thoughtSignature``). A field
+    given both ways keeps its lowerCamelCase value, the API's (google-genai refuses such a mix); the other is said
+    (``duplicate``) when it says something else (a null says nothing: a null lowerCamelCase field takes the other)."""
     out: dict[str, Any] = {}
+    renamed: list[tuple[str, str, Any]] = []
     for key, value in fields.items():
-        if type(key) is str and "_" in key:
+        if type(key) is str and "_" in key and _PROTO_NAME.fullmatch(key):
             head, *rest = key.split("_")
-            key = head + "".join(word[:1].upper() + word[1:] for word in rest)
-        out[key] = value
+            renamed.append((head + "".join(word[:1].upper() + word[1:] for word in rest), key, value))
+        else:
+            out[key] = value
+    differ: list[str] = []
+    for camel, key, value in renamed:
+        kept = out.get(camel)
+        if kept is None:
+            out[camel] = value
+        elif value is not None and value != kept:
+            differ.append(key)
+    if differ:  # (said once per object)
+        shown = ", ".join(repr(key[:80]) for key in differ[:3]) + (
+            f" and {len(differ) - 3} more" if len(differ) > 3 else ""
+        )
+        b.problem(
+            "duplicate",
+            f"{where} gives a field both in lowerCamelCase and with its proto name, with different values: the"
+            f" lowerCamelCase value kept, {shown} left out",
+        )
     return out
 
 
-def _camel_part(part: Mapping[str, Any]) -> dict[str, Any]:
+#: A part's fields whose own fields have proto names too (a call's args, the model's data, are never renamed)
+_PART_OBJECTS = ("functionCall", "function_call", "inlineData", "inline_data", "fileData", "file_data")
+
+
+def _proto_named(part: Mapping[str, Any]) -> bool:
+    """Whether a part has a field with a proto name: its own, its call's, a partial argument's or its media's."""
+    for key, value in part.items():
+        if type(key) is str and "_" in key:
+            return True
+        if key in _PART_OBJECTS and type(value) is dict:
+            if any(type(k) is str and "_" in k for k in value):
+                return True
+            partial = value.get("partialArgs")
+            if type(partial) is list and any(
+                type(p) is dict and any(type(k) is str and "_" in k for k in p) for p in partial
+            ):
+                return True
+    return False
+
+
+def _camel_part(b: StreamBuilder, part: Mapping[str, Any]) -> dict[str, Any]:
     """A part written with proto names, in lowerCamelCase: its fields, its function call's (not the args) and its
     partial arguments', its media's."""
-    out = _camel_keys(part)
+    out = _camel_keys(b, part, "a part")
     fc = out.get("functionCall")
     if isinstance(fc, dict):
-        fc = _camel_keys(fc)
+        fc = _camel_keys(b, fc, "a function call")
         if isinstance(fc.get("partialArgs"), list):
-            fc["partialArgs"] = [_camel_keys(p) if isinstance(p, dict) else p for p in fc["partialArgs"]]
+            fc["partialArgs"] = [
+                _camel_keys(b, p, "a partial argument") if isinstance(p, dict) else p for p in fc["partialArgs"]
+            ]
         out["functionCall"] = fc
     for key in ("inlineData", "fileData"):
         if isinstance(out.get(key), dict):
-            out[key] = _camel_keys(out[key])
+            out[key] = _camel_keys(b, out[key], key)
     return out
 
 
-def _camel_response(obj: Mapping[str, Any]) -> dict[str, Any]:
+def _camel_response(b: StreamBuilder, obj: Mapping[str, Any]) -> dict[str, Any]:
     """A response written with proto names, in lowerCamelCase (its candidates are read so in :func:`_candidate`)."""
-    out = _camel_keys(obj)
+    out = _camel_keys(b, obj, "a response")
     for key in ("usageMetadata", "promptFeedback"):
         if isinstance(out.get(key), dict):
-            out[key] = _camel_keys(out[key])
+            out[key] = _camel_keys(b, out[key], key)
     return out
 
 
 def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Calls]) -> None:
     if not _SNAKE_CANDIDATE.isdisjoint(cand):
-        cand = _camel_keys(cand)
+        cand = _camel_keys(b, cand, "a candidate")
     i = cand.get("index", 0)
     if type(i) is not int:
         i = 0
@@ -609,8 +655,8 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             continue
         if None in part.values():  # a field given as null is absent (proto3 JSON; google-genai reads it so)
             part = {k: v for k, v in part.items() if v is not None}
-        if ("text" not in part or len(part) > 1) and any("_" in k for k in part):
-            part = _camel_part(part)  # (written with proto names)
+        if ("text" not in part or len(part) > 1) and _proto_named(part):
+            part = _camel_part(b, part)  # (written with proto names)
         sig = part.get("thoughtSignature")
         sig = sig if isinstance(sig, str) and sig else None
         if "functionCall" in part:
@@ -702,8 +748,11 @@ def _enum_name(b: StreamBuilder, field: str, value: Any, names: tuple[str, ...],
 
 def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls]) -> bool:
     """Read one response (a chunk); True when it was the provider's error, which ends the reply."""
-    if not _SNAKE_RESPONSE.isdisjoint(obj):
-        obj = _camel_response(obj)  # (written with proto names)
+    if not _SNAKE_RESPONSE.isdisjoint(obj) or any(
+        type(obj.get(key)) is dict and any(type(k) is str and "_" in k for k in obj[key])
+        for key in ("usageMetadata", "promptFeedback")
+    ):
+        obj = _camel_response(b, obj)  # (written with proto names, or its usage or prompt feedback)
     err = obj.get("error")
     if isinstance(err, dict) or (isinstance(err, str) and err):  # (a proxy's may be plain text)
         for cand in obj.get("candidates") or ():  # what came with the error is kept
