@@ -406,6 +406,44 @@ def test_events_after_the_endpoints_end_event_are_said_not_folded() -> None:
     assert r.problems == [] and r.count == 2
 
 
+def test_the_endpoints_end_event_ends_the_stream_whatever_its_data_says() -> None:
+    """An `event: end` whose data or id holds invalid UTF-8 is still the end (@agentmsg/client ends there, whatever
+    its data): Python's readers took it for an agent event (utf-8 and json problems) and folded the events after it,
+    unsaid, where the client stopped. An error event so is still the endpoint's failure. An event the stream ends
+    inside is no end event (said: incomplete); one cut short after the end event counts among the events after it
+    (the client says it too)."""
+    from agentmsg import Reducer
+    from agentmsg.events import read_events
+
+    events = [
+        {"type": "AGENT_START", "id": "e1", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r"},
+        {"type": "AGENT_END", "id": "e2", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r"},
+    ]
+    later = encode_sse([{"type": "AGENT_START", "id": "e3", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r2"}])
+    for end in (b'event: end\ndata: {"\xff"}\n\n', b"id: \xff\nevent: end\ndata: {}\n\n"):
+        body = encode_sse(events).encode() + end + later.encode()
+        r = Reducer()
+        assert [m.id for m in reduce_stream(body, reducer=r)] == ["r"]
+        assert [(p.pointer, p.rule) for p in r.problems] == [("/2", "order")]
+        seen: list[Any] = []
+        assert list(read_events(body, strict=False, on_problem=seen.append)) == events
+        assert [p.rule for p in seen] == ["order"]
+    body = encode_sse(events[:1]).encode() + b'event: error\ndata: {"message": "gone \xff"}\n\n'
+    r = Reducer()
+    reduce_stream(body, reducer=r)
+    assert [(p.rule, p.message.split(": ", 1)[1]) for p in r.problems] == [
+        ("source-error", "the server's event source failed: gone \ufffd")
+    ]
+    # cut short after the end event: said with the rest; the end event itself cut short: incomplete, not the end
+    r = Reducer()
+    reduce_stream(encode_sse(events).encode() + b'event: end\ndata: {}\n\nid: z2\ndata: {"type"', reducer=r)
+    ((rule, message),) = [(p.rule, p.message) for p in r.problems]
+    assert rule == "order" and "1 SSE event after it (the first: id 'z2'" in message
+    r = Reducer()
+    reduce_stream(encode_sse(events).encode() + b"event: end\ndata: {}", reducer=r)
+    assert [p.rule for p in r.problems] == ["incomplete"]
+
+
 def test_the_endpoints_error_event_is_said_with_the_servers_message() -> None:
     """agentmsg's endpoint ends a failed stream with `event: error` (data {"message": ...}): @agentmsg/client throws
     a StreamError with that message; Python's readers say it (rule source-error, the server's message) instead of

@@ -239,6 +239,13 @@ def _sse_events(chunks: Iterable[bytes]) -> Iterator[SSEEvent]:
     yield from decoder.close()
 
 
+def _endpoints(sse: SSEEvent, name: str) -> bool:
+    """Whether ``sse`` is the endpoint's event ``name`` (its end, or its failure): an event of that type that was
+    dispatched, whatever its data (invalid UTF-8 there, or data over the limit, leaves it the end, as
+    @agentmsg/client takes it); an event the stream ended inside (``incomplete``) is no event of the endpoint's."""
+    return sse.event == name and (sse.problem is None or sse.problem.rule != "incomplete")
+
+
 def _where(sse: SSEEvent) -> str:
     return f"SSE event {sse.id!r:.80} ({sse.event:.80})"
 
@@ -279,7 +286,7 @@ def iter_sse_events(
     events = _sse_events(_chunks(source))
     for sse in events:
         problem = sse.problem
-        if sse.event == END_EVENT and problem is None:  # the endpoint's end of stream: no agent event; the end
+        if _endpoints(sse, END_EVENT):  # the endpoint's end of stream: no agent event; the end
             said = _after_end(sse, events)
             if said is not None:
                 if strict:
@@ -287,7 +294,7 @@ def iter_sse_events(
                 if on_problem is not None:
                     on_problem(Problem("", "order", said))
             return
-        if sse.event == ERROR_EVENT and problem is None:  # the endpoint's failure: said, no agent event
+        if _endpoints(sse, ERROR_EVENT):  # the endpoint's failure: said, no agent event
             problem = Problem("", "source-error", _source_failed(sse))
             if strict:
                 raise ValidationError([problem], "event")
@@ -380,12 +387,12 @@ def _sse_agent_events(r: Reducer, events: Iterable[SSEEvent]) -> Iterator[Any]:
     events = iter(events)
     for sse in events:
         problem = sse.problem
-        if sse.event == END_EVENT and problem is None:  # the endpoint's end of stream: no agent event; the end
+        if _endpoints(sse, END_EVENT):  # the endpoint's end of stream: no agent event; the end
             said = _after_end(sse, events)
             if said is not None:  # (counted as one event, as @agentmsg/client counts it)
                 r.feed_unreadable(said, rule="order")
             return
-        if sse.event == ERROR_EVENT and problem is None:  # the endpoint's failure: said, counted as one event
+        if _endpoints(sse, ERROR_EVENT):  # the endpoint's failure: said, counted as one event
             r.feed_unreadable(_source_failed(sse), rule="source-error")
             continue
         if problem is not None:

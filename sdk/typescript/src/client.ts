@@ -99,8 +99,8 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
  * id seen as `Last-Event-ID`, so a server that keeps a replay buffer (agentmsg's ASGI endpoint)
  * resumes without loss; an attempt that delivers events resets the backoff. The iteration ends at
  * the end event (or, with `endEvent: null`, when a connection closes), on HTTP 204, or on abort. SSE events
- * that came with the end event after it are not delivered: one event in the end event's place says them
- * (`problem.rule` "order", with their count); no more is read.
+ * that came with the end event after it (one cut short there too) are not delivered: one event in the end event's
+ * place says them (`problem.rule` "order", with their count); no more is read.
  */
 export async function* streamSSE(url: string | URL, options: StreamOptions = {}): AsyncGenerator<SSEEvent, void, undefined> {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
@@ -154,8 +154,10 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
             if (decoder.retry !== null) base = decoder.retry;
             if (endEvent !== null && event.event === endEvent) {
               // The stream ends here: nothing after it is read (the client waits for no more). Events that came
-              // with it are said, not dropped silently (as Python's readers say what a saved body has after it).
-              if (k + 1 < batch.length) yield afterEnd(event, batch[k + 1]!, batch.length - k - 1);
+              // with it are said, not dropped silently (as Python's readers say what a saved body has after it),
+              // and so is an event that came in part (the decoder holds it: the end of what was read is inside it).
+              const rest = [...batch.slice(k + 1), ...decoder.close()];
+              if (rest.length > 0) yield afterEnd(event, rest[0]!, rest.length);
               return;
             }
             if (errorEvent !== null && event.event === errorEvent) throw new StreamError(`the server's event source failed: ${serverMessage(event.data)}`);

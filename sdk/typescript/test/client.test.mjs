@@ -289,6 +289,15 @@ test("the stream ends at the end event: events that came with it after it are sa
       await reduceSSE(t.url, { onProblem: (e, p) => said.push(p.rule) });
       assert.deepEqual(said, []);
     } finally { await t.close(); }
+    // an event cut short after it, in the same read, is said too (it was dropped silently; Python says it)
+    const u = await serve((req, res) => { res.writeHead(200, { "content-type": "text/event-stream" }); res.end("data: " + JSON.stringify(EVENTS[0]) + '\n\nevent: end\ndata: {}\n\nid: z2\ndata: {"type"'); });
+    try {
+      const said = [];
+      await reduceSSE(u.url, { onProblem: (e, p) => said.push([p.rule, p.message]) });
+      assert.equal(said.length, 1);
+      assert.equal(said[0][0], "order");
+      assert.match(said[0][1], /1 SSE event after it \(the first: id "z2"/);
+    } finally { await u.close(); }
   } finally { await s.close(); }
 });
 
