@@ -195,3 +195,54 @@ def test_lone_surrogate_escapes_become_replacement_characters(pieces: list[str])
     expected = re.sub("[\ud800-\udfff]", "\ufffd", json.loads(data)["a"])
     fixed = _without_lone_surrogates(data)
     assert orjson.loads(data if fixed is None else fixed)["a"] == expected
+
+
+def _general_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Switch off the fast paths of user messages (a message of texts and usual images built in one pass, a
+    usual image part made without its pointer): every user message then goes through Walk.user_parts and each
+    media block through the provider's media resolution."""
+    from agentmsg.providers import _chat, _walk
+
+    monkeypatch.setattr(_chat.ChatWalk, "_usual_user_parts", lambda self, blocks: None)
+    for cls in (_walk.Walk, *_subclasses(_walk.Walk)):
+        if "inline_image" in vars(cls):
+            monkeypatch.setattr(cls, "inline_image", lambda self, block: None)
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
+
+
+usual_image = st.builds(
+    ImageBlock,
+    source=st.builds(Base64Source, media_type=st.sampled_from(["image/png", "image/jpeg", "image/heic"]), data=b64),
+    min_pixels=st.none() | st.none() | st.just(1024),
+)
+usual_text = st.builds(TextBlock, text=st.text(min_size=1, max_size=10) | st.text(min_size=1, max_size=10) | text)
+# mostly the usual user message (texts and base64 images), sometimes one the fast path leaves to user_parts
+usual_user = st.builds(
+    UserMessage,
+    st.lists(usual_text | usual_image | usual_text | usual_image | media, min_size=1, max_size=4),
+    name=st.none() | st.sampled_from(["alice", "Bob", "bad name!"]),
+)
+
+
+@pytest.mark.parametrize("provider", NAMES)
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    msgs=st.lists(st.one_of(usual_user, usual_user, usual_user, assistant, tool_msg), min_size=1, max_size=5), kw=kwargs
+)
+def test_user_fast_paths_give_what_the_general_way_gives(provider: str, msgs: list[Any], kw: dict[str, Any]) -> None:
+    """The same body and diagnostics (or the same refusal) with the fast paths of user messages as without."""
+    fmt = get(provider).format_request
+    try:
+        fast: Any = fmt(msgs, **kw)
+    except ValidationError as exc:
+        fast = exc.problems
+    with pytest.MonkeyPatch.context() as mp:
+        _general_way(mp)
+        try:
+            general: Any = fmt(msgs, **kw)
+        except ValidationError as exc:
+            general = exc.problems
+    assert fast == general

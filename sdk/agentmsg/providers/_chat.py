@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg, MsgRole
 
 from . import _format as F
@@ -58,6 +58,9 @@ class ChatWalk(Walk):
         super().__init__(ctx, multi, agent)
         self.name = ctx.provider
         self.out: list[dict[str, Any]] = []
+        #: speaker names sent as they are (send_name, and the provider's pattern takes them): the hot paths
+        #: test this set, and call :meth:`_name` (which fills it) for the other names
+        self.names_as_is: set[str] = set()
         self.last_user = -1
         #: reasoning_current_turn_only: messages before the last user message whose turn (from a user message
         #: to the next) called tools: their reasoning is still sent (DeepSeek's thinking mode requires the
@@ -109,7 +112,7 @@ class ChatWalk(Walk):
         }
         name = msg.name
         if name:
-            if self.send_name and self.ctx.name_cache.get(name) == name:
+            if name in self.names_as_is:
                 entry["name"] = name
             else:
                 self._name(msg, i, entry)
@@ -133,10 +136,12 @@ class ChatWalk(Walk):
         name = msg.name
         if name:
             if self.send_name:
-                if self.ctx.name_cache.get(name) == name:  # taken as it is before
+                if name in self.names_as_is:
                     entry["name"] = name
                     return
-                entry["name"] = self.ctx.speaker_name(name, f"/{i}/name")
+                sent = entry["name"] = self.ctx.speaker_name(name, f"/{i}/name")
+                if sent == name:
+                    self.names_as_is.add(name)
             elif not self.multi:
                 self.ctx.names_dropped.append(i)
 
@@ -167,13 +172,42 @@ class ChatWalk(Walk):
         return self.media_part(block, pointer)
 
     def user_message(self, msg: Msg, i: int, prefix: bool) -> None:
-        parts = self.user_parts(msg, i, prefix)
-        if not parts:
-            return
+        parts = None if prefix else self._usual_user_parts(msg.content)
+        if parts is None:
+            parts = self.user_parts(msg, i, prefix)
+            if not parts:
+                return
         entry: dict[str, Any] = {"role": "user", "content": self.user_content(parts)}
-        if msg.name:
-            self._name(msg, i, entry)
+        name = msg.name
+        if name:
+            if name in self.names_as_is:  # as _name does, without the call
+                entry["name"] = name
+            else:
+                self._name(msg, i, entry)
         self.out.append(entry)
+
+    def _usual_user_parts(self, blocks: list[Any]) -> list[Any] | None:
+        """The parts of a user message of the usual kind, non-empty texts and images :meth:`inline_image` takes,
+        built as :meth:`user_parts` builds them (:meth:`user_text`, :meth:`media_part`); None for any other
+        message (then user_parts makes its parts). Nothing is reported or resolved here, so falling back
+        repeats nothing (tests/test_providers_properties.py compares the two ways)."""
+        parts: list[Any] = []
+        typed = self.typed_text
+        for b in blocks:
+            t = type(b)
+            if t is TextBlock:
+                text = b.text
+                if not text:  # user_text may leave it out (drop_empty), reported
+                    return None
+                parts.append({"type": "text", "text": text} if typed else self.text_part(text))
+            elif t is ImageBlock:
+                part = self.inline_image(b)
+                if part is None:
+                    return None
+                parts.append(part)
+            else:
+                return None
+        return parts or None
 
     def assistant_message(self, msg: Msg, i: int) -> None:
         ctx = self.ctx
@@ -187,7 +221,9 @@ class ChatWalk(Walk):
         tool_names = ctx.tool_name_cache
         open_calls = ctx.open_calls
         blocks: list[Any] = msg.content
-        for j, b in enumerate(blocks):
+        j = -1  # the block's index (counted: cheaper than an enumerate per message)
+        for b in blocks:
+            j += 1
             t = type(b)
             if t is ToolUseBlock:
                 cid = b.id
@@ -248,7 +284,7 @@ class ChatWalk(Walk):
         entry: dict[str, Any] = {"role": "assistant", "content": content}
         name = msg.name
         if name:
-            if self.send_name and ctx.name_cache.get(name) == name:
+            if name in self.names_as_is:
                 entry["name"] = name
             else:
                 self._name(msg, i, entry)
@@ -306,7 +342,9 @@ class ChatWalk(Walk):
         named = self.tool_name_field
         append = self.out.append
         blocks: list[Any] = msg.content
-        for j, b in enumerate(blocks):
+        j = -1  # the block's index (counted: cheaper than an enumerate per message)
+        for b in blocks:
+            j += 1
             t = type(b)
             if t is ToolResultBlock:
                 call = open_calls.pop(b.id, None)

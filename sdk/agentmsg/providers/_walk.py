@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock
+from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock
 from agentmsg.message import Msg, MsgRole
 
 from . import _format as F
@@ -52,6 +52,12 @@ class Walk:
     def user_media(self, block: Any, pointer: str) -> Any:
         """The part of one media block of a user turn, or None when it is not sent (reported)."""
         raise NotImplementedError
+
+    def inline_image(self, block: Any) -> Any:
+        """The part :meth:`user_media` makes of an image block when that part is the block as it is (base64
+        data, no sizing hint: nothing to resolve or report), else None. Tried first: the usual image needs no
+        pointer made."""
+        return None
 
     def text_part(self, text: str) -> Any:
         raise NotImplementedError
@@ -95,7 +101,9 @@ class Walk:
         label = f"[{F.speaker_label(msg)}]: " if prefix else ""
         parts: list[Any] = []
         blocks: list[Any] = msg.content
-        for j, b in enumerate(blocks):
+        j = -1  # the block's index (counted: cheaper than an enumerate per message)
+        for b in blocks:
+            j += 1
             t = type(b)
             if t is TextBlock:
                 part = self.user_text(label + b.text if label else b.text)
@@ -108,7 +116,9 @@ class Walk:
                 if label:
                     parts.append(self.text_part(label.rstrip()))
                     label = ""
-                part = self.user_media(b, f"/{i}/content/{j}")
+                part = self.inline_image(b) if t is ImageBlock else None
+                if part is None:
+                    part = self.user_media(b, f"/{i}/content/{j}")
                 if part is not None:
                     parts.append(part)
             elif t is HintBlock:

@@ -158,11 +158,18 @@ class _DashScopeWalk(ChatWalk):
         # text generation: no media can be here (they select the multimodal endpoint)
         return parts[0]["text"] if len(parts) == 1 else "\n".join(p.get("text", "") for p in parts)
 
+    def inline_image(self, b: Any) -> dict[str, Any] | None:
+        src = b.source
+        if src.type == "base64" and b.min_pixels is None and b.max_pixels is None:
+            return {"image": f"data:{src.media_type};base64,{src.data}"}
+        return None
+
     def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx
-        src = b.source
-        if type(b) is ImageBlock and src.type == "base64" and b.min_pixels is None and b.max_pixels is None:
-            return {"image": f"data:{src.media_type};base64,{src.data}"}
+        if type(b) is ImageBlock:
+            usual = self.inline_image(b)
+            if usual is not None:
+                return usual
         kind, mime = media_kind(b)
         if kind == "file":
             return self.placeholder(b, pointer, f"{mime or 'unknown'} data")

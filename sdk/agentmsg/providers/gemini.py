@@ -268,11 +268,18 @@ class _GeminiWalk(TurnWalk):
     def media_part(self, block: Any, pointer: str, assistant: bool) -> Any:
         return self._media(block, pointer)
 
+    def inline_image(self, block: Any) -> dict[str, Any] | None:
+        src = block.source
+        if src.type == "base64" and block.min_pixels is None and block.max_pixels is None:
+            return {"inlineData": {"mimeType": src.media_type, "data": src.data}}
+        return None
+
     def _media(self, block: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx
-        src = block.source
-        if type(block) is ImageBlock and src.type == "base64" and block.min_pixels is None and block.max_pixels is None:
-            return {"inlineData": {"mimeType": src.media_type, "data": src.data}}
+        if type(block) is ImageBlock:
+            usual = self.inline_image(block)
+            if usual is not None:
+                return usual
         kind, mime = media_kind(block)
         inline = mime is None
         if inline and not ctx.options.media.allow_download and block.source.type == "url":

@@ -193,16 +193,24 @@ class _OpenAIWalk(ChatWalk):
     def user_content(self, parts: list[dict[str, Any]]) -> Any:
         if self.v.text_only:
             return "\n".join(p["text"] for p in parts)
-        return super().user_content(parts)
+        return ChatWalk.user_content(self, parts)
+
+    def inline_image(self, b: Any) -> dict[str, Any] | None:
+        src = b.source
+        if self.v.text_only or src.type != "base64" or b.min_pixels is not None or b.max_pixels is not None:
+            return None
+        return {"type": "image_url", "image_url": {"url": f"data:{src.media_type};base64,{src.data}"}}
 
     def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx
         v = self.v
         src = b.source
+        if type(b) is ImageBlock:
+            usual = self.inline_image(b)
+            if usual is not None:
+                return usual
         if v.text_only:
             return self.placeholder(b, pointer, "media (text only)")
-        if type(b) is ImageBlock and src.type == "base64" and b.min_pixels is None and b.max_pixels is None:
-            return {"type": "image_url", "image_url": {"url": f"data:{src.media_type};base64,{src.data}"}}
         kind, mime = media_kind(b)
         if kind == "image":
             m = ctx.media.resolve(src, pointer, inline=False)
