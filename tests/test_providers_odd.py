@@ -1188,6 +1188,47 @@ def test_arguments_with_a_number_beyond_a_double_are_said_as_such_not_as_unfinis
     ]
 
 
+def test_a_value_nested_deeper_than_orjson_writes_never_costs_its_payload() -> None:
+    """A payload may be nested as deep as orjson reads (1,024 levels), deeper than it writes (254): a call's input so
+    deep (OpenAI-compatible arguments as an object, a Gemini call's args, an Anthropic tool_use's input) is kept as it
+    came (raw, argumentsError; said: max-depth), and an Anthropic field said as not kept is named by its type. The
+    payload was skipped as "an unexpected payload shape": the call lost, and a message_delta's stop reason with it."""
+    deep = "[" * 300 + "1" + "]" * 300
+    args = '{"a":' + deep + "}"
+
+    def check(events: list[dict[str, Any]]) -> None:
+        msg = reduce_ok(events)
+        assert msg.text_content == "calling"
+        (call,) = msg.blocks("tool_use")
+        assert (call.name, call.input, call.content) == ("f", {}, args)
+        assert [e["value"]["rule"] for e in events if e.get("name") == "agentmsg.problem"] == ["max-depth"]
+
+    tool_calls = '[{"index":0,"id":"c1","function":{"name":"f","arguments":' + args + "}}]"
+    oai = '{"id":"x","model":"m","choices":[{"index":0,"delta":{"content":"calling","tool_calls":' + tool_calls + "}"
+    oai += ',"finish_reason":"tool_calls"}]}'
+    check(list(openai.parse_stream(b"data: " + oai.encode() + b"\n\ndata: [DONE]\n\n")))
+    parts = '[{"text":"calling"},{"functionCall":{"name":"f","args":' + args + "}}]"
+    gem = '{"candidates":[{"content":{"parts":' + parts + ',"role":"model"},"finishReason":"STOP"}],"responseId":"r"}'
+    check(list(gemini.parse_stream(b"data: " + gem.encode() + b"\n\n")))
+    start = ev("message_start", message={"id": "msg_1", "model": "c", "usage": {"input_tokens": 1}})
+    text = [
+        ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+        ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "calling"}),
+        ev("content_block_stop", index=0),
+    ]
+    block = '{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"f","input":'
+    call = [f"event: content_block_start\ndata: {block}{args}}}}}\n\n".encode(), ev("content_block_stop", index=1)]
+    end = b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":'
+    end += (
+        b'{"output_tokens":1},"context_management":{"applied_edits":' + deep.encode() + b"}}\n\n" + ev("message_stop")
+    )
+    events = list(anthropic.parse_stream(b"".join([start, *text, *call, end])))
+    check(events)
+    assert reduce_ok(events).to_dict()["metadata"]["agentmsg_finish_reason"] == "tool_use"
+    (note,) = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.not-kept"]
+    assert "context_management: a JSON object nested too deep to show" in note
+
+
 def test_done_without_a_finish_reason_is_a_whole_reply() -> None:
     """[DONE] (or Anthropic's message_stop) before any finish reason: the provider said the reply is over
     without saying why (Snowflake's OpenAI-compatible streams do so): the reply is whole, MODEL_STOP (TOOL_CALLS

@@ -792,11 +792,11 @@ class StreamBuilder:
                 value = exact
         try:
             return orjson.dumps(value).decode()
-        except orjson.JSONEncodeError as exc:
-            if "64-bit" not in str(exc):
-                raise
-            # an integer beyond 64 bits (read exactly): the standard library writes its digits
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except orjson.JSONEncodeError:
+            # an integer beyond 64 bits (read exactly), or nesting deeper than orjson writes (a payload may be
+            # nested as deep as orjson reads): written as it came, the reducer keeps such arguments raw (a message
+            # cannot hold them), never the payload lost for them
+            return _json_text(value)
 
     def _exact_node(self, payload: str | bytes, value: Any) -> Any:
         """The node of the payload, decoded exactly (integers as read), that orjson read as ``value``: the next
@@ -961,6 +961,50 @@ def _overflowed(value: Any) -> bool:
         elif kind is float and abs(v) >= _OVERFLOW and v.is_integer():
             return True
     return False
+
+
+def _json_text(value: Any) -> str:
+    """Compact JSON text of a value read from JSON (dicts, lists, strings, numbers, booleans, None), at any depth
+    (no recursion) and with integers of any size, for what orjson cannot write (:meth:`StreamBuilder.json_text`)."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is _Close:
+            out.append(node.text)
+        elif kind is dict:
+            out.append("{")
+            stack.append(_CLOSE_OBJECT)
+            items = list(node.items())
+            for k in range(len(items) - 1, -1, -1):
+                key, child = items[k]
+                stack.append(child)
+                stack.append(_Close(("," if k else "") + orjson.dumps(str(key)).decode() + ":"))
+        elif kind is list:
+            out.append("[")
+            stack.append(_CLOSE_ARRAY)
+            for k in range(len(node) - 1, -1, -1):
+                stack.append(node[k])
+                if k:
+                    stack.append(_COMMA)
+        elif kind is int:
+            out.append(str(node))
+        else:
+            out.append(orjson.dumps(node).decode())
+    return "".join(out)
+
+
+class _Close:
+    """Text :func:`_json_text` writes as it comes to it (a closing bracket, a comma, a key)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+_CLOSE_OBJECT, _CLOSE_ARRAY, _COMMA = _Close("}"), _Close("]"), _Close(",")
 
 
 def _beyond_double(text: str) -> str | None:
