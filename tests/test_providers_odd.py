@@ -1229,6 +1229,22 @@ def test_a_value_nested_deeper_than_orjson_writes_never_costs_its_payload() -> N
     assert "context_management: a JSON object nested too deep to show" in note
 
 
+def test_arguments_the_message_could_not_hold_are_said_when_sent_back() -> None:
+    """A call whose arguments are JSON the message could not hold (an integer beyond 64 bits, nesting beyond the
+    limits: kept raw with argumentsError, input {}) goes back with its parsed input, {}, and every formatter says so
+    (tool-arguments-invalid), as for text that is no JSON object: orjson reads such text (rounded, or deeper than a
+    message goes) as an object, so it was sent as {} unsaid, the model's arguments lost."""
+    from agentmsg.providers import get
+
+    for args in (f'{{"n": {BIG}}}', '{"a":' + "[" * 300 + "]" * 300 + "}", '{"x": 1e400}'):
+        body = sse(chunk({"tool_calls": [tc(0, "c1", "f", args)]}), chunk({}, finish="tool_calls"))
+        msg = reduce_ok(list(openai.parse_stream(body)))
+        assert msg.blocks("tool_use")[0].metadata["argumentsError"]
+        for name in ("openai", "anthropic", "gemini", "dashscope"):
+            request = get(name).format_request([agentmsg.UserMessage("hi"), msg], model="m")
+            assert ("/1/content/0", "tool-arguments-invalid") in [(d.pointer, d.rule) for d in request.diagnostics]
+
+
 def test_done_without_a_finish_reason_is_a_whole_reply() -> None:
     """[DONE] (or Anthropic's message_stop) before any finish reason: the provider said the reply is over
     without saying why (Snowflake's OpenAI-compatible streams do so): the reply is whole, MODEL_STOP (TOOL_CALLS

@@ -452,6 +452,14 @@ def tool_arguments(block: ToolUseBlock, ctx: Context, pointer: str) -> tuple[dic
         if type(parsed) is dict:
             if parsed == args:
                 return args, raw
+            if (block.metadata or {}).get("argumentsError"):
+                # JSON the message could not hold (an integer beyond 64 bits, nesting beyond the limits: orjson
+                # reads it, rounded or deeper than a message goes): the model's text is not what is sent
+                ctx.report(
+                    pointer,
+                    "tool-arguments-invalid",
+                    "raw arguments are JSON the message could not hold (argumentsError); sent the parsed input instead",
+                )
         else:
             ctx.report(
                 pointer,
