@@ -552,6 +552,31 @@ def test_anthropic_synthetic_equals_accumulate_event(stream: Any, cuts: list[int
     assert cli_messages("anthropic", body) == whole
 
 
+@SETTINGS
+@given(anthropic_stream(), st.lists(st.integers(0, 1 << 20), max_size=12))
+def test_anthropic_text_deltas_read_in_c_as_in_python(stream: Any, cuts: list[int]) -> None:
+    """The text deltas in the API's bytes are read in C (``_speedups.json_string_between``, see
+    ``BaseStreamParser.route_text``) where it was built: the events are those of the Python path (orjson and
+    the parser's ``payload``), whole and cut into chunks anywhere."""
+    from agentmsg.providers import _stream
+
+    if _stream._string_between is None:
+        pytest.skip("agentmsg._speedups is not built (or AGENTMSG_PURE_PYTHON is set): only the Python path runs")
+    _, body = stream
+    mod = module("anthropic")
+
+    def parse(chunks: bytes | list[bytes]) -> list[dict[str, Any]]:
+        n = itertools.count()
+        return list(mod.parse_stream(chunks, id_factory=lambda: str(next(n)), clock=lambda: "T"))
+
+    read_in_c = [parse(body), parse(cut_body(body, cuts))]
+    saved, _stream._string_between = _stream._string_between, None
+    try:
+        assert [parse(body), parse(cut_body(body, cuts))] == read_in_c
+    finally:
+        _stream._string_between = saved
+
+
 #: Deltas of a type that does not belong to the block: the SDK's accumulator applies a delta only to a block of
 #: its kind (it ignores the others), and so does agentmsg, saying so.
 MISPLACED = {

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime
 import enum
+import itertools
+import json
 import math
 import os
 import subprocess
@@ -280,3 +282,160 @@ def test_nested_models_deep_the_same_as_the_pure_path_or_its_error(levels: int) 
         outer.output = [block]  # set after construction: constructors bound the depth themselves
         block = outer
     same_as_pure(block, must_write=levels <= 115)
+
+
+# ---- json_string_between: the string of a payload of a known shape (the stream parsers' text deltas) ----------
+
+HEAD = b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":'
+TAIL = b"}}"
+
+
+def between(data: bytes, head: bytes = HEAD, tail: bytes = TAIL) -> str | None:
+    assert native is not None
+    return native.json_string_between(data, head, tail)  # type: ignore[no-any-return]
+
+
+def orjson_string(data: bytes) -> str | None:
+    """What orjson reads from a payload HEAD + one JSON string + TAIL: the string, or None (not JSON)."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    text = value["delta"]["text"]
+    assert isinstance(text, str)
+    return text
+
+
+def same_string_as_orjson(body: bytes) -> str | None:
+    """``body`` between quotes in a payload: json_string_between reads orjson's string, or gives up (None)."""
+    data = HEAD + b'"' + body + b'"' + TAIL
+    got = between(data)
+    if got is not None:
+        assert got == orjson_string(data), data
+    return got
+
+
+def escaped(text: str, draw: st.DrawFn) -> bytes:
+    """``text`` as a JSON string's body, each character written as a server might: raw UTF-8, or escaped (a
+    short escape where JSON has one, ``\\u`` with lower or upper case hex, a surrogate pair beyond the BMP)."""
+    out = []
+    short = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "/": "\\/"}
+    for ch in text:
+        how = draw(st.integers(0, 3))
+        if ch in short and (how or ch in '"\\' or ord(ch) < 0x20):
+            out.append(short[ch] if how != 3 else f"\\u{ord(ch):04x}")
+        elif ord(ch) < 0x20 or how == 3:
+            code = ord(ch)
+            if code > 0xFFFF:  # a surrogate pair: left to orjson
+                code -= 0x10000
+                esc = f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+            else:
+                esc = f"\\u{code:04x}"
+            out.append(esc.upper().replace("\\U", "\\u") if draw(st.booleans()) else esc)
+        else:
+            out.append(ch)
+    return "".join(out).encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_json_string_between_reads_text_as_orjson_does(data: st.DataObject) -> None:
+    """Any text, written raw or escaped every way JSON allows: the string orjson reads, or None where it gives up
+    (only where the text holds a surrogate pair escape)."""
+    text = data.draw(st.text(st.characters(codec="utf-8", exclude_categories=["Cs"])))
+    body = escaped(text, data.draw)
+    got = same_string_as_orjson(body)
+    assert got == text or (got is None and b"\\u" in body.lower())
+    assert same_string_as_orjson(orjson.dumps(text)[1:-1]) == text  # as orjson (and the API) writes it
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.binary(max_size=40)
+    | st.lists(
+        st.sampled_from([b"\\", b'"', b"u", b"d83d", b"00e9", b"\xff", b"\xe4\xb8\xad", b"\x01", b"a", b"n", b"/"]),
+        max_size=12,
+    ).map(b"".join)
+)
+def test_json_string_between_on_any_bytes_reads_orjsons_string_or_gives_up(body: bytes) -> None:
+    """Any bytes between the quotes: orjson's string, or None; never a string where orjson fails."""
+    got = same_string_as_orjson(body)
+    if orjson_string(HEAD + b'"' + body + b'"' + TAIL) is None:
+        assert got is None
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (HEAD + b'"Hello"' + TAIL, "Hello"),
+        (HEAD + b'""' + TAIL, ""),
+        (HEAD + b'"a\\n\\"b\\" \\u00e9\\u4E2D \\/"' + TAIL, 'a\n"b" é中 /'),
+        (HEAD + b'"\xe4\xb8\xad"' + TAIL, "中"),
+        (HEAD + b'"\\ud83d\\ude00"' + TAIL, None),  # a surrogate pair: orjson's
+        (HEAD + b'"\\ud83d"' + TAIL, None),  # a lone surrogate: the parser's repair
+        (HEAD + b'"a"b"' + TAIL, None),  # not one string
+        (HEAD + b'"a\\"' + TAIL, None),  # the string is not closed
+        (HEAD + b'"a\x01"' + TAIL, None),  # a raw control character: not JSON
+        (HEAD + b'"\\x"' + TAIL, None),  # no such escape
+        (HEAD + b'"\\u12"' + TAIL, None),
+        (HEAD + b'"\xff"' + TAIL, None),  # invalid UTF-8
+        (HEAD + b'"x"' + TAIL + b" ", None),  # other bytes around it
+        (HEAD[:-1] + b' "x"' + TAIL, None),
+        (HEAD.replace(b"0", b"1") + b'"x"' + TAIL, None),
+        (HEAD + b'"x', None),
+        (b"", None),
+    ],
+)
+def test_json_string_between_cases(data: bytes, expected: str | None) -> None:
+    assert between(data) == expected
+    if expected is not None:
+        assert orjson_string(data) == expected
+
+
+def test_json_string_between_takes_bytes_only() -> None:
+    assert native is not None
+    with pytest.raises(TypeError):
+        native.json_string_between("x", HEAD, TAIL)
+    with pytest.raises(TypeError):
+        native.json_string_between(b"x", HEAD)
+
+
+@pytest.mark.parametrize("dumps", ["orjson", "ascii", "spaced"])
+def test_pure_python_mode_reads_anthropic_text_deltas_the_same(dumps: str) -> None:
+    """AGENTMSG_PURE_PYTHON=1 (a fresh interpreter: no C speed-ups, so no text delta read in C): the events of
+    Anthropic streams whose text deltas the C path reads (escapes, multi-byte text, one it leaves to orjson)
+    are the same."""
+    deltas = ["Hello", ' "quoted" \\ back', "line\nbreak\ttab", "\u4e2d\u6587 \u00e9", "\U0001f600 emoji", "", "/"]
+    events = [
+        {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 3}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}} for t in deltas),
+        {"type": "ping"},
+        *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}} for t in deltas),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "late"}},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}},
+        {"type": "message_stop"},
+    ]
+    if dumps == "orjson":  # compact, UTF-8: the API's bytes, read in C
+        write: Any = orjson.dumps
+    elif dumps == "ascii":  # compact, ASCII-escaped: read in C but for the emoji's surrogate pair (orjson)
+        write = lambda e: json.dumps(e, separators=(",", ":")).encode()  # noqa: E731
+    else:  # spaced: no text delta has the API's bytes (all read by orjson)
+        write = lambda e: json.dumps(e).encode()  # noqa: E731
+    body = b"".join(b"event: " + e["type"].encode() + b"\ndata: " + write(e) + b"\n\n" for e in events)
+    script = (
+        "import sys, itertools, orjson; from agentmsg.providers import anthropic, _stream;"
+        "assert _stream._string_between is None; n = itertools.count();"
+        "evs = list(anthropic.parse_stream(sys.stdin.buffer.read(), id_factory=lambda: str(next(n)), clock=lambda: 'T'));"
+        "sys.stdout.buffer.write(orjson.dumps(evs))"
+    )
+    env = {**os.environ, "AGENTMSG_PURE_PYTHON": "1"}
+    r = subprocess.run([sys.executable, "-c", script], input=body, capture_output=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    from agentmsg.providers import _stream, anthropic
+
+    assert _stream._string_between is not None
+    n = itertools.count()
+    ours = list(anthropic.parse_stream(body, id_factory=lambda: str(next(n)), clock=lambda: "T"))
+    assert orjson.loads(r.stdout) == ours

@@ -1,5 +1,6 @@
 /* agentmsg._speedups: optional C speed-ups. The JSON writer of model objects (encode, make_plan) and the
- * SSE event scanner (sse_scan) and the reducer's event loop (fold_events), at the end of this file.
+ * SSE event scanner (sse_scan), the reducer's event loop (fold_events) and the string of a payload of a known
+ * shape (json_string_between), at the end of this file.
  *
  * It writes exactly what orjson.dumps(value, default=agentmsg._converter.json_default) writes, faster: the
  * model objects (attrs classes of agentmsg_models and their SDK subclasses) are written from a plan per
@@ -741,6 +742,109 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
     return Py_BuildValue("nnN", pos, stop, last_id);
 }
 
+/* ---- A payload of a known shape around one JSON string (json_string_between) ---------------------------
+ * A stream parser's common payload is a text fragment whose bytes are the same around its text from one
+ * payload to the next (Anthropic's text_delta). When data is exactly head, one JSON string, then tail, the
+ * string is the value orjson would read there; anything this does not read exactly as orjson does (a \u escape
+ * of a surrogate, a control character, an escape JSON does not have, invalid UTF-8) gives None, and the
+ * caller reads the payload with orjson (tests/test_speedups.py compares the two). */
+
+static int hex4(const unsigned char *p, unsigned int *out) {
+    unsigned int v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = p[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9') v |= (unsigned int)(c - '0');
+        else if (c >= 'a' && c <= 'f') v |= (unsigned int)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') v |= (unsigned int)(c - 'A' + 10);
+        else return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+/* The text of the JSON string body [s, e) (between its quotes) unescaped into out (at most e - s bytes);
+ * its length, or -1 when it is not one whole JSON string read here (see above). */
+static Py_ssize_t unescape(const unsigned char *s, const unsigned char *e, unsigned char *out) {
+    unsigned char *q = out;
+    while (s < e) {
+        unsigned char c = *s;
+        if (c == '"' || c < 0x20) return -1; /* the string ends before e, or a raw control character */
+        if (c != '\\') {
+            *q++ = c;
+            s++;
+            continue;
+        }
+        if (e - s < 2) return -1;
+        switch (s[1]) {
+        case '"': *q++ = '"'; break;
+        case '\\': *q++ = '\\'; break;
+        case '/': *q++ = '/'; break;
+        case 'b': *q++ = '\b'; break;
+        case 'f': *q++ = '\f'; break;
+        case 'n': *q++ = '\n'; break;
+        case 'r': *q++ = '\r'; break;
+        case 't': *q++ = '\t'; break;
+        case 'u': {
+            unsigned int cp;
+            if (e - s < 6 || !hex4(s + 2, &cp) || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
+            if (cp < 0x80) {
+                *q++ = (unsigned char)cp;
+            } else if (cp < 0x800) {
+                *q++ = (unsigned char)(0xC0 | (cp >> 6));
+                *q++ = (unsigned char)(0x80 | (cp & 0x3F));
+            } else {
+                *q++ = (unsigned char)(0xE0 | (cp >> 12));
+                *q++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+                *q++ = (unsigned char)(0x80 | (cp & 0x3F));
+            }
+            s += 6;
+            continue;
+        }
+        default: return -1;
+        }
+        s += 2;
+    }
+    return q - out;
+}
+
+PyDoc_STRVAR(json_string_between_doc,
+             "json_string_between(data, head, tail) -> str | None\n\n"
+             "The value of the JSON string when data is exactly head + a JSON string + tail (all bytes), as orjson "
+             "reads it; None when data is not so, or the string holds what this does not read (a \\u escape of a "
+             "surrogate, a control character, an escape JSON does not have, invalid UTF-8).");
+
+static PyObject *json_string_between(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyBytes_CheckExact(args[0]) || !PyBytes_CheckExact(args[1]) || !PyBytes_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "json_string_between(data: bytes, head: bytes, tail: bytes)");
+        return NULL;
+    }
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(args[0]);
+    Py_ssize_t n = PyBytes_GET_SIZE(args[0]), h = PyBytes_GET_SIZE(args[1]), t = PyBytes_GET_SIZE(args[2]);
+    if (n - h - t < 2 || memcmp(d, PyBytes_AS_STRING(args[1]), (size_t)h) != 0 ||
+        memcmp(d + n - t, PyBytes_AS_STRING(args[2]), (size_t)t) != 0 || d[h] != '"' || d[n - t - 1] != '"')
+        Py_RETURN_NONE;
+    const unsigned char *s = d + h + 1, *e = d + n - t - 1; /* the string's body, between its quotes */
+    const unsigned char *p = s;
+    while (p < e && *p != '\\' && *p != '"' && *p >= 0x20) p++;
+    PyObject *text;
+    if (p == e) { /* no escape: the bytes are the text */
+        text = PyUnicode_DecodeUTF8((const char *)s, e - s, "strict");
+    } else {
+        unsigned char small[512];
+        unsigned char *buf = e - s <= (Py_ssize_t)sizeof(small) ? small : PyMem_Malloc((size_t)(e - s));
+        if (buf == NULL) return PyErr_NoMemory();
+        Py_ssize_t len = unescape(s, e, buf);
+        text = len < 0 ? Py_NewRef(Py_None) : PyUnicode_DecodeUTF8((const char *)buf, len, "strict");
+        if (buf != small) PyMem_Free(buf);
+    }
+    if (text == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+        PyErr_Clear();
+        Py_RETURN_NONE; /* invalid UTF-8: orjson says why */
+    }
+    return text;
+}
+
 /* ---- The reducer's event loop (fold_events) ------------------------------------------------------
  * The loop of agentmsg.events.reducer.Reducer._feed_many, with the plain-delta case of
  * agentmsg.events._handlers.apply inlined: the bulk of every stream is text, thinking and tool-call
@@ -968,13 +1072,16 @@ static PyMethodDef methods[] = {
     {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
     {"sse_scan", (PyCFunction)(void (*)(void))sse_scan, METH_FASTCALL, sse_scan_doc},
     {"fold_events", (PyCFunction)(void (*)(void))fold_events, METH_FASTCALL, fold_events_doc},
+    {"json_string_between", (PyCFunction)(void (*)(void))json_string_between, METH_FASTCALL,
+     json_string_between_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "agentmsg._speedups",
-    .m_doc = "Optional C speed-ups: the JSON writer of model objects, the SSE event scanner, the reducer's event loop.",
+    .m_doc = "Optional C speed-ups: the JSON writer of model objects, the SSE event scanner, the reducer's event loop, "
+             "the string of a payload of a known shape.",
     .m_size = 0,
     .m_methods = methods,
 };

@@ -21,6 +21,7 @@ import orjson
 
 from .._json import INT_MAX, INT_MIN, check_json_value, json_type, parse_fast
 from .._json import loads as json_loads
+from .._native import speedups
 from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
 from ..message import Msg
@@ -69,6 +70,10 @@ def _without_lone_surrogates(data: str) -> str | None:
     return "".join(out)
 
 
+#: The string of a payload of a known shape, in C (see BaseStreamParser.route_text); None without agentmsg._speedups
+_string_between: Callable[[bytes, bytes, bytes], str | None] | None = getattr(speedups, "json_string_between", None)
+
+
 def loads(data: str | bytes) -> Any:
     """orjson.loads, for the parsers (one import site)."""
     return orjson.loads(data)
@@ -95,6 +100,7 @@ class BaseStreamParser:
         self._raw_said = False  # a JSON value on lines of no SSE field was said (see _raw)
         self._stray_said: set[str] = set()  # the kinds of lines of no SSE field (no JSON) said (see _data)
         self.foreign = 0  # payloads of no shape the provider's parser knows, skipped (see say_foreign)
+        self._route: tuple[bytes, bytes, str] | None = None  # the text payloads' shape (see route_text)
 
     @property
     def problems(self) -> list[Problem]:
@@ -111,11 +117,23 @@ class BaseStreamParser:
         b.tick()
         framer = self._framer
         loads = orjson.loads
+        between = _string_between
         for payload in framer.feed(chunk):
             data: str | bytes = payload.data
             # The common payload, inline (what _data does first): a simple event's data from the C scanner
             # (UTF-8, checked) holding a JSON object, before the provider's end of stream.
             if type(data) is bytes and data[:1] == b"{" and payload.problem is None and not self.done:
+                route = self._route
+                if route is not None and between is not None:
+                    text = between(data, route[0], route[1])
+                    if text is not None:  # a text payload of the shape the last payload's text had: route_text
+                        b.payload = data
+                        try:
+                            b.text(text, slot=route[2])
+                        except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+                            self._shape(exc)
+                        continue
+                    self._route = None  # another payload: read as below, which may set the route again
                 try:
                     obj = loads(data)
                 except orjson.JSONDecodeError:
@@ -155,6 +173,7 @@ class BaseStreamParser:
         )
 
     def _data(self, event: str, data: str | bytes, problem: Problem | None) -> None:
+        self._route = None  # (every payload but the route's own is read by payload(), which may set it again)
         if self.done:
             self._past_end(event, data)
             return
@@ -271,6 +290,16 @@ class BaseStreamParser:
 
     def payload(self, event: str, obj: dict[str, Any]) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def route_text(self, head: bytes, tail: bytes, slot: str) -> None:
+        """What :meth:`payload` says of the payload it is reading: a payload whose bytes are exactly ``head``, a
+        JSON string and ``tail`` would be read as ``builder.text(<the string>, slot=slot)`` and nothing else (the
+        provider's common text delta, for the block now open). Until another payload comes, such payloads are
+        read so with no orjson and no :meth:`payload` call: the string is read in C
+        (``agentmsg._speedups.json_string_between``, which leaves what it does not read exactly as orjson does to
+        orjson). Any other payload ends the route before it is read. Without the C speed-ups, nothing."""
+        if _string_between is not None:
+            self._route = (head, tail, slot)
 
     def end_at_error(self) -> None:
         """The provider's error (said already, :meth:`StreamBuilder.error`) ends the reply, as the SDKs' streams

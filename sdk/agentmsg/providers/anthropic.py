@@ -523,6 +523,8 @@ _DELTA_BLOCK: dict[Any, Any] = {
     "input_json_delta": "tool_use",
 }
 _ENDED = object()  # a block whose content_block_stop came
+#: A text delta's bytes before its text, as the API writes them (then the text's JSON string and ``}}``)
+_TEXT_DELTA = b'{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":'
 
 
 class StreamParser(BaseStreamParser):
@@ -558,6 +560,9 @@ class StreamParser(BaseStreamParser):
             if block_kind != _DELTA_BLOCK.get(dkind, block_kind) and not self._misplaced(slot, dkind, block_kind):
                 return
             if dkind == "text_delta":
+                if block_kind == "text" and type(index) is int:
+                    # the next text deltas of this block, in the API's bytes, are read as this one (in C)
+                    self.route_text(_TEXT_DELTA % index, b"}}", slot)
                 b.text(delta.get("text") or "", slot=slot)
             elif dkind == "input_json_delta":
                 b.tool_call(slot, arguments=delta.get("partial_json") or "")
