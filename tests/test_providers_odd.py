@@ -869,6 +869,43 @@ def test_gemini_parts_keep_their_order_and_their_signatures() -> None:
     assert sent == [*chunks[0], *chunks[1], *chunks[2], *chunks[3]]  # each signature back on its part
 
 
+def test_gemini_a_thought_after_a_server_part_or_a_signature_part_is_a_block_of_its_own() -> None:
+    """A thought after a part the provider ran itself (executableCode, toolCall, toolResponse) or after a signed empty
+    part is a block of its own, after that part's signature: it was merged with the thought before, across the part,
+    and the part's signature put after both, so the formatter sent the later thought's signature on the earlier
+    thought's text and the part's own after it."""
+    for between in (
+        {"executableCode": {"code": "1", "language": "PYTHON"}, "thoughtSignature": "U0lHMQ=="},
+        {"toolResponse": {"response": {"r": 1}}, "thoughtSignature": "U0lHMQ=="},
+        {"text": "", "thoughtSignature": "U0lHMQ=="},
+    ):
+        parts = [
+            {"text": "t1", "thought": True},
+            between,
+            {"text": "t2", "thought": True, "thoughtSignature": "U0lHMg=="},
+        ]
+        chunks = [
+            {"candidates": [{"content": {"role": "model", "parts": [p]}, "index": 0}], "responseId": "r"} for p in parts
+        ]
+        chunks[-1]["candidates"][0]["finishReason"] = "STOP"
+        whole = {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
+            "responseId": "r",
+        }
+        for msg in (reduce_ok(list(gemini.parse_stream(sse(*chunks, done=False)))), gemini.parse_response(whole)):
+            assert [(b.thinking, b.metadata.get("signature")) for b in msg.blocks("thinking")] == [
+                ("t1", None),
+                ("", "U0lHMQ=="),
+                ("t2", "U0lHMg=="),
+            ]
+            sent = gemini.format_request([msg], model="m").body["contents"][0]["parts"]
+            assert [(p.get("text"), p.get("thoughtSignature")) for p in sent] == [
+                ("t1", None),
+                ("", "U0lHMQ=="),
+                ("t2", "U0lHMg=="),
+            ]
+
+
 def test_gemini_empty_text_part_with_a_signature_goes_back_as_it_came() -> None:
     """Gemini 3 streams the answer's signature on a last, empty text part of its own ({"text": "",
     "thoughtSignature": ...}, no thought). It went back with thought: true when no answer part came before it

@@ -692,6 +692,7 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             kinds = ", ".join(sorted(k for k in part if k != "thoughtSignature"))
             if kinds in _SERVER_PARTS:  # a tool the provider ran itself: no call for the client
                 b.end_block("text", i)  # the text after it is a part of its own, as after a call
+                b.end_block("thinking", i)  # and so is a thought (it was merged with the one before, across it)
                 b.not_kept(
                     f"part/{kinds}/{i}",
                     f"{kinds} parts ({_SERVER_PARTS[kinds]}) are not kept (the message has no place for them)",
@@ -703,7 +704,9 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             # A signature on an answer part (Gemini 3 sends it on the last part, often empty text): kept as a
             # signature-only thinking block at that place, so it is replayed. One that came on an empty text part
             # of its own (a stream's last chunk) says so (metadata emptyTextPart): the formatter sends that part
-            # back as it came, not on the part before, and never as a thought.
+            # back as it came, not on the part before, and never as a thought. A thought before it is over (a
+            # thought after it was merged with that one, across it, and its signature put after both).
+            b.end_block("thinking", i)
             b.thinking("", choice=i, slot="signature", signature=sig)
             b.end_block("signature", i, metadata={EMPTY_TEXT_PART: True} if text == "" else None)
             b.end_block("text", i)  # the signed part is over: text after it is a part of its own
