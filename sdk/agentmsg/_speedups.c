@@ -665,10 +665,18 @@ static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t lim
     Py_INCREF(name);
     if (event != NULL && event_len > 0) {
         Py_DECREF(name);
-        name = PyUnicode_DecodeASCII(event, event_len, "strict");
-        if (name == NULL) {
-            Py_DECREF(data);
-            return -1;
+        /* a stream names its events with a few names, mostly the one before: that str again (ASCII, checked) */
+        static PyObject *last_name = NULL;
+        if (last_name != NULL && PyUnicode_GET_LENGTH(last_name) == event_len &&
+            memcmp(PyUnicode_1BYTE_DATA(last_name), event, (size_t)event_len) == 0) {
+            name = Py_NewRef(last_name);
+        } else {
+            name = PyUnicode_DecodeASCII(event, event_len, "strict");
+            if (name == NULL) {
+                Py_DECREF(data);
+                return -1;
+            }
+            Py_XSETREF(last_name, Py_NewRef(name));
         }
     }
     if (has_id) {
