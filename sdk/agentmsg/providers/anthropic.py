@@ -245,17 +245,23 @@ class _AnthropicWalk(TurnWalk):
             return {"type": "text", "text": label}
         return self._media(block, pointer, in_result=False)
 
-    def _media(self, block: Any, pointer: str, in_result: bool) -> dict[str, Any]:
-        ctx = self.ctx
+    def inline_image(self, block: Any) -> dict[str, Any] | None:
         src = block.source
         if (
-            type(block) is ImageBlock
-            and src.type == "base64"
+            src.type == "base64"
             and src.media_type in _IMAGE_TYPES
             and block.min_pixels is None
             and block.max_pixels is None
         ):
             return {"type": "image", "source": {"type": "base64", "media_type": src.media_type, "data": src.data}}
+        return None
+
+    def _media(self, block: Any, pointer: str, in_result: bool) -> dict[str, Any]:
+        ctx = self.ctx
+        if type(block) is ImageBlock:
+            usual = self.inline_image(block)
+            if usual is not None:
+                return usual
         kind, mime = media_kind(block)
         F.media_options(block, (), ctx, pointer)
         if kind == "image" and (mime is None or mime in _IMAGE_TYPES):
