@@ -1225,6 +1225,62 @@ def test_arguments_with_a_number_beyond_a_double_are_said_as_such_not_as_unfinis
     ]
 
 
+def test_a_number_beyond_a_double_in_a_payloads_input_keeps_the_payload_and_the_models_text() -> None:
+    """A tool input a payload carries as JSON (a Gemini call's args or partial argument, an Anthropic tool_use input,
+    OpenAI-compatible arguments as an object) holding a number beyond a double's range (1e400, or an integer of
+    hundreds of digits) keeps the model's text, raw with argumentsError (said: json), streamed and whole, as
+    arguments sent as text do: the payload was not JSON to orjson and was skipped whole, its text and the call lost
+    (a whole response raised)."""
+
+    def check(msg: agentmsg.Msg, args: str) -> None:
+        assert msg.text_content == "calling"
+        (call,) = msg.blocks("tool_use")
+        assert (call.name, call.input, call.content, call.metadata["argumentsError"]) == (
+            "f",
+            {},
+            args,
+            "arguments are not valid JSON",
+        )
+
+    for args in ('{"n":1e400}', '{"n":[-2E+999]}', '{"n":' + "9" * 500 + "}"):
+        parts = f'[{{"text":"calling"}},{{"functionCall":{{"name":"f","args":{args}}}}}]'
+        gem = f'{{"candidates":[{{"content":{{"parts":{parts},"role":"model"}},"finishReason":"STOP"}}],"responseId":"r"}}'
+        events = list(gemini.parse_stream(b"data: " + gem.encode() + b"\n\n"))
+        check(reduce_ok(events), args)
+        rule = "integer-range" if "9" * 500 in args else "json"  # (an integer read exactly: beyond 64 bits)
+        assert [e["value"]["rule"] for e in events if e.get("name") == "agentmsg.problem"] == [rule]
+        check(gemini.parse_response(gem.encode()), args)
+        block = f'{{"type":"tool_use","id":"t1","name":"f","input":{args}}}'
+        whole = f'{{"id":"m","type":"message","role":"assistant","model":"c","content":[{{"type":"text","text":"calling"}},{block}],"stop_reason":"tool_use","usage":{{"input_tokens":1,"output_tokens":1}}}}'
+        check(anthropic.parse_response(whole.encode()), args)
+        start = ev("message_start", message={"id": "m", "model": "c", "usage": {"input_tokens": 1}})
+        body = b"".join(
+            [
+                start,
+                ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+                ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "calling"}),
+                ev("content_block_stop", index=0),
+                f'event: content_block_start\ndata: {{"type":"content_block_start","index":1,"content_block":{block}}}\n\n'.encode(),
+                ev("content_block_stop", index=1),
+                ev("message_delta", delta={"stop_reason": "tool_use"}, usage={"output_tokens": 1}),
+                ev("message_stop"),
+            ]
+        )
+        check(reduce_ok(list(anthropic.parse_stream(body))), args)
+        call = f'{{"index":0,"id":"c1","function":{{"name":"f","arguments":{args}}}}}'
+        oai = f'{{"id":"x","model":"m","choices":[{{"index":0,"delta":{{"content":"calling","tool_calls":[{call}]}},"finish_reason":"tool_calls"}}]}}'
+        check(reduce_ok(list(openai.parse_stream(b"data: " + oai.encode() + b"\n\ndata: [DONE]\n\n"))), args)
+    # a Gemini partial argument's numberValue so
+    update = '{"functionCall":{"name":"f","partialArgs":[{"jsonPath":"$.n","numberValue":1e400}],"willContinue":false}}'
+    gem = f'{{"candidates":[{{"content":{{"parts":[{{"text":"calling"}},{update}]}},"finishReason":"STOP"}}],"responseId":"r"}}'
+    check(reduce_ok(list(gemini.parse_stream(b"data: " + gem.encode() + b"\n\n"))), '{"n":1e400}')
+    # a number so where no input goes is no count: the rest of the payload is read
+    usage = b'"usageMetadata":{"promptTokenCount":1e400,"candidatesTokenCount":2}'
+    body = b'data: {"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"STOP"}],' + usage + b"}\n\n"
+    msg = reduce_ok(list(gemini.parse_stream(body)))
+    assert msg.text_content == "x" and msg.usage is not None and msg.usage.output_tokens == 2
+
+
 def test_a_value_nested_deeper_than_orjson_writes_never_costs_its_payload() -> None:
     """A payload may be nested as deep as orjson reads (1,024 levels), deeper than it writes (254): a call's input so
     deep (OpenAI-compatible arguments as an object, a Gemini call's args, an Anthropic tool_use's input) is kept as it

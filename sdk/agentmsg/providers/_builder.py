@@ -990,9 +990,50 @@ def _json_text(value: Any) -> str:
                     stack.append(_COMMA)
         elif kind is int:
             out.append(str(node))
+        elif kind is HugeNumber:
+            out.append(node.text)
         else:
             out.append(orjson.dumps(node).decode())
     return "".join(out)
+
+
+class HugeNumber(float):
+    """A number a payload holds that a double cannot (``1e400``): infinite as a float, its JSON text kept in
+    ``text`` (:func:`loads_beyond_double`). No JSON writer takes it (orjson and msgspec refuse a float subclass), so
+    it never becomes a rounded number or a null: a call's arguments keep its text (:meth:`StreamBuilder.json_text`),
+    a count or a text field that holds it is no count or text (:func:`safe_int`, :meth:`StreamBuilder.string`)."""
+
+    __slots__ = ("text",)
+
+    def __new__(cls, text: str) -> HugeNumber:
+        number = float.__new__(cls, float(text))
+        number.text = text
+        return number
+
+    text: str
+
+
+def loads_beyond_double(text: str | bytes) -> Any:
+    """A payload orjson refuses for a number beyond a double's range (``1e400``, or an integer of hundreds of
+    digits), read by the standard library with each such number a :class:`HugeNumber` (an integer beyond 64 bits an
+    int, as the codec's fallback reads it); None when it is no JSON so either (NaN, Infinity, cut short, ...). A tool
+    input holding such a number then keeps the model's text, as arguments sent as text do, and the payload is not
+    lost for it."""
+
+    def number(digits: str) -> float:
+        value = float(digits)
+        return HugeNumber(digits) if value in (math.inf, -math.inf) else value
+
+    def integer(digits: str) -> Any:
+        return int(digits) if len(digits) <= 4000 else HugeNumber(digits)  # (int() of more digits is refused)
+
+    def constant(name: str) -> Any:
+        raise ValueError(name)
+
+    try:
+        return json.loads(text, parse_float=number, parse_int=integer, parse_constant=constant)
+    except (ValueError, RecursionError):
+        return None
 
 
 class _Close:
@@ -1019,11 +1060,18 @@ def _beyond_double(text: str) -> str | None:
             found.append(digits)
         return value
 
+    def integer(digits: str) -> int:
+        if len(digits) <= 4000:  # (int() of more digits is refused)
+            return int(digits)
+        if not found:
+            found.append(digits)
+        return 0
+
     def constant(name: str) -> Any:
         raise ValueError(name)  # (NaN, Infinity: no JSON)
 
     try:
-        json.loads(text, parse_float=number, parse_constant=constant)
+        json.loads(text, parse_float=number, parse_int=integer, parse_constant=constant)
     except (ValueError, RecursionError):
         return None
     return found[0] if found else None

@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 
 from .._limits import limits
+from ._builder import HugeNumber
 
 __all__ = ["json_fragment_writer"]
 
@@ -60,9 +61,11 @@ class _Pieces:
         self.parts = parts
 
 
-def _joined(value: Any) -> str:
+def _joined(value: Any) -> Any:
     if isinstance(value, _Pieces):
         return "".join(value.parts)
+    if type(value) is HugeNumber:  # a number beyond a double's range (1e400): written as it came
+        return orjson.Fragment(value.text)
     raise TypeError(f"not JSON: {type(value).__name__}")  # (not reached: the tree holds JSON values)
 
 
@@ -297,7 +300,10 @@ class json_fragment_writer:
         the text already holds, which keeps its streamed value there (a key is written once); else None."""
         if not self._changed:
             return None
-        value: dict[str, Any] = orjson.loads(_dumps(self._tree))
+        try:
+            value: dict[str, Any] = orjson.loads(_dumps(self._tree))
+        except orjson.JSONDecodeError:  # a number beyond a double's range in it (1e400): no input a message holds,
+            return None  # the text is the call's arguments (kept raw, with argumentsError, where it holds one)
         return value
 
     def close(self) -> str:

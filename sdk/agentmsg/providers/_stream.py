@@ -25,7 +25,7 @@ from .._native import speedups
 from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
 from ..message import Msg
-from ._builder import StreamBuilder
+from ._builder import HugeNumber, StreamBuilder, loads_beyond_double
 from ._framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
 
 __all__ = ["BaseStreamParser", "read_response", "response_message", "run_parser"]
@@ -221,6 +221,11 @@ class BaseStreamParser:
                     )
                     self._object(event, obj, fixed)
                     return
+            if "infinity" in str(exc):  # a number beyond a double's range (1e400): read so, the payload kept
+                huge = loads_beyond_double(data)
+                if huge is not None:
+                    self._object(event, huge, data)
+                    return
             if "\n" in data and self._lines_of(event, data):
                 return
             if event == "error":  # an error event whose data is plain text ("Internal Server Error")
@@ -400,6 +405,13 @@ def _read_body(body: bytes | bytearray | memoryview | str) -> Any:
     try:
         return json_loads(body)
     except ValidationError as exc:
+        if all(p.rule == "json" and "infinity" in p.message for p in exc.problems):
+            # a number beyond a double's range (1e400): read so (HugeNumber), as a stream's payload is
+            value = loads_beyond_double(bytes(body) if isinstance(body, (bytearray, memoryview)) else body)
+            if value is None:
+                raise
+            check_json_value(_big_ints_as_zero(value))
+            return value
         if any(p.rule != "integer-range" for p in exc.problems):
             raise
     value = parse_fast(bytes(body) if isinstance(body, (bytearray, memoryview)) else body)
@@ -420,7 +432,7 @@ def _big_ints_as_zero(value: Any) -> Any:
         elif kind is list:
             copy = list(node)
             stack.extend((child, copy, i) for i, child in enumerate(node))
-        elif kind is int and not INT_MIN <= node <= INT_MAX:
+        elif (kind is int and not INT_MIN <= node <= INT_MAX) or kind is HugeNumber:
             copy = 0
         else:
             copy = node
