@@ -686,8 +686,7 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
                 b.end_block("thinking", i)  # its signature is whole: the next thought is a part of its own
             continue
         if isinstance(text, str) and text:
-            b.end_block("thinking", i)  # the reasoning is over once the answer starts
-            b.text(text, choice=i)
+            b.text(text, choice=i, ends="thinking")  # the reasoning is over once the answer starts
         elif "text" not in part and set(part) != {"thoughtSignature"}:  # (a signature alone: kept below)
             kinds = ", ".join(sorted(k for k in part if k != "thoughtSignature"))
             if kinds in _SERVER_PARTS:  # a tool the provider ran itself: no call for the client
@@ -756,11 +755,22 @@ def _enum_name(b: StreamBuilder, field: str, value: Any, names: tuple[str, ...],
     return str(value)
 
 
+def _snake_key(value: Any) -> bool:
+    """Whether ``value`` is an object with a key written with an underscore (a proto name)."""
+    if type(value) is not dict:
+        return False
+    try:
+        return "_" in "".join(value)  # (its keys joined in C, once a chunk: a JSON object's keys are all text)
+    except TypeError:  # a key that is no text (an object not read from JSON)
+        return any(type(k) is str and "_" in k for k in value)
+
+
 def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls]) -> bool:
     """Read one response (a chunk); True when it was the provider's error, which ends the reply."""
-    if not _SNAKE_RESPONSE.isdisjoint(obj) or any(
-        type(obj.get(key)) is dict and any(type(k) is str and "_" in k for k in obj[key])
-        for key in ("usageMetadata", "promptFeedback")
+    if (
+        not _SNAKE_RESPONSE.isdisjoint(obj)
+        or _snake_key(obj.get("usageMetadata"))
+        or _snake_key(obj.get("promptFeedback"))
     ):
         obj = _camel_response(b, obj)  # (written with proto names, or its usage or prompt feedback)
     err = obj.get("error")
