@@ -235,6 +235,24 @@ def test_openai_compatible_empty_thought_signature_hides_no_signature() -> None:
         assert said(events) == ["type"] and not reduce_ok(events).blocks("tool_use")[0].metadata
 
 
+def test_a_thought_signature_a_later_fragment_changes_is_said_and_the_first_kept() -> None:
+    # a call's later fragment (before its first argument text, while the call waits) with another signature replaced
+    # the first, silently; after the call started it was dropped, silently. The same one again is no news.
+    def frag(signature: str, function: dict[str, Any], **fields: Any) -> dict[str, Any]:
+        call = {"index": 0, "function": function, "extra_content": {"google": {"thought_signature": signature}}}
+        return {"id": "r9", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [{**call, **fields}]}}]}
+
+    end = {"id": "r9", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    for first_args, later_args in ((None, "{}"), ("{", "}")):  # the later fragment before the call starts, or after
+        for second, said_rules in (("Eo4GCosG", []), ("T3RoZXI=", ["duplicate"])):
+            function = {"name": "task"} if first_args is None else {"name": "task", "arguments": first_args}
+            first = frag("Eo4GCosG", function, id="c1", type="function")
+            events = list(openai.parse_stream(sse(first, frag(second, {"arguments": later_args}), end)))
+            assert said(events) == said_rules
+            (call,) = reduce_ok(events).blocks("tool_use")
+            assert (call.name, call.input, call.metadata) == ("task", {}, {"thoughtSignature": "Eo4GCosG"})
+
+
 # ---- images the model made, through OpenRouter / Vercel AI Gateway ------------------------------------------
 
 

@@ -80,6 +80,7 @@ class _Call:
         "pieces",
         "repeated",
         "said",
+        "signature",
         "started",
         "text",
     )
@@ -102,6 +103,9 @@ class _Call:
         #: a thought signature that came after the call started without one (a later part of a streamed
         #: Gemini call): sent with its TOOL_CALL_END, as the call's metadata
         self.late_signature: str | None = None
+        #: the first thought signature it got (one that differs later is said, once: see StreamBuilder.tool_call),
+        #: or "" once that was said
+        self.signature: str | None = None
         self.input: dict[str, Any] | None = None  # its input when its text does not say it (see end_tool_call)
         self.custom = False  # an OpenAI custom tool's call: its text is free text, not JSON arguments (tool_call)
 
@@ -512,10 +516,20 @@ class StreamBuilder:
         if custom:
             call.custom = True
         if thought_signature:
-            if not call.started:
-                self._signatures[id(call)] = thought_signature
-            elif call.late_signature is None:
-                call.late_signature = thought_signature
+            if call.signature is None:  # its first: sent on its START, or on its END when it came after the START
+                call.signature = thought_signature
+                if not call.started:
+                    self._signatures[id(call)] = thought_signature
+                elif call.late_signature is None:
+                    call.late_signature = thought_signature
+            elif call.signature and thought_signature != call.signature:  # (the same one again: no news)
+                call.signature = ""  # (said once per call)
+                self._problem_at(
+                    c,
+                    "duplicate",
+                    f"a later fragment of tool call {str(call.name)[:80]!r} gives another thought signature: the"
+                    " first kept",
+                )
         if call.started:
             if arguments:
                 call.text.append(arguments)
