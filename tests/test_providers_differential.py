@@ -777,3 +777,31 @@ def test_openai_tool_name_after_its_id_keeps_name_and_place() -> None:
         ("call_a", "first", {"n": 1}),
         ("call_b", "second", {"n": 2}),
     ]
+
+
+def test_anthropic_subclass_reads_every_text_delta_through_payload() -> None:
+    """A subclass of the Anthropic parser may read payloads its own way: its text deltas are never read past its
+    payload() (the C route of BaseStreamParser.route_text is the plain parser's alone)."""
+    from agentmsg.providers import anthropic
+
+    seen: list[str] = []
+
+    class Counting(anthropic.StreamParser):
+        def payload(self, event: str, obj: dict[str, Any]) -> None:
+            seen.append(obj.get("type", event))
+            super().payload(event, obj)
+
+    body = b"".join(
+        b"event: " + e["type"].encode() + b"\ndata: " + orjson.dumps(e) + b"\n\n"
+        for e in [
+            {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}}},
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}} for t in "abc"),
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_stop"},
+        ]
+    )
+    parser = Counting()
+    events = parser.feed(body) + parser.close()
+    assert seen.count("content_block_delta") == 3
+    assert "".join(e["delta"] for e in events if e["type"] == "TEXT_BLOCK_DELTA") == "abc"

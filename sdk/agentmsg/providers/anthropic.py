@@ -566,8 +566,9 @@ class StreamParser(BaseStreamParser):
             if block_kind != _DELTA_BLOCK.get(dkind, block_kind) and not self._misplaced(slot, dkind, block_kind):
                 return
             if dkind == "text_delta":
-                if block_kind == "text" and type(index) is int:
-                    # the next text deltas of this block, in the API's bytes, are read as this one (in C)
+                if block_kind == "text" and type(index) is int and type(self) is StreamParser:
+                    # the next text deltas of this block, in the API's bytes, are read as this one (in C); not in a
+                    # subclass, which may read payloads its own way (payload() would not see them)
                     self.route_text(_TEXT_DELTA % index, b"}}", slot)
                 b.text(delta.get("text") or "", slot=slot)
             elif dkind == "input_json_delta":
