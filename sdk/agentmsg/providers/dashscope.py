@@ -303,6 +303,10 @@ def _is_error(obj: Mapping[str, Any]) -> bool:
     return not obj.get("output") and isinstance(obj.get("code"), str) and bool(obj.get("code")) and "message" in obj
 
 
+#: The keys of a choice's message that hold only its reasoning and text (see _Reader.payload)
+_PLAIN_MESSAGE = frozenset(("content", "reasoning_content", "role"))
+
+
 def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
     if isinstance(reason, str) and reason and reason != "null":
         b.finish(i, reason, tool_calls=reason in _TOOL_FINISH, normal=reason == "stop")
@@ -439,19 +443,25 @@ class _Reader:
         for i, m, reason in choices:
             b.choice(i)
             content = m.get("content")
+            reasoning = m.get("reasoning_content")
             if (
-                type(content) is str
-                and self.incremental is True
+                self.incremental is True
                 and self.held is None
                 and not app_reasoning
-                and (len(m) == 1 or (len(m) == 2 and "role" in m))
+                and _PLAIN_MESSAGE.issuperset(m)
+                and (reasoning is None or type(reasoning) is str)
+                and (content is None or type(content) is str or content == [])
             ):
-                # The common chunk, incremental text alone: what the rest of the loop does with it, in fewer calls
-                b.text(content, choice=i, ends="thinking")
+                # The common chunk, incremental reasoning or text (or both) and nothing else: what the rest of the
+                # loop does with it, in fewer calls (an empty content, "" or [], carries nothing)
+                if reasoning:
+                    b.thinking(reasoning, choice=i)
+                if content:
+                    b.text(content, choice=i, ends="thinking")
                 if reason is not None and reason != "null":
                     _finish(b, i, reason)
                 continue
-            reasoning = b.string(m.get("reasoning_content"), "reasoning_content")
+            reasoning = b.string(reasoning, "reasoning_content")
             if app_reasoning and i == 0:
                 if not reasoning:
                     reasoning = app_reasoning  # an application's reasoning (output.thoughts), as the model's
