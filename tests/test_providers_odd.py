@@ -2542,3 +2542,197 @@ def test_a_bad_field_a_provider_repeats_on_every_chunk_is_said_once() -> None:
         "images is a JSON string, not an array: left out",
     ]
     assert reduce_ok(events).text_content == "x" * 1002
+
+
+# ---- usage counts that are no counts -------------------------------------------------------------------------
+
+# Raw numbers orjson cannot write, put in a body in place of these stand-ins: a number beyond a double's range (no
+# count), an integer beyond 64 bits (a count: it saturates, unsaid, as before) and a negative one (no count)
+_RAW = {b"777777": b"1e400", b"888888": b"9" * 30, b"666666": b"-" + b"9" * 30}
+
+#: Per provider: a usage with counts that are no counts ("12", -3, 1.5, true, 1e400, a negative integer beyond 64
+#: bits), one beyond 64 bits that is a count, a null (no news) and detail counts the converter does not read (unsaid),
+#: and the fields said
+ODD_USAGE: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "openai": (
+        {
+            "prompt_tokens": 888888,
+            "completion_tokens": "12",
+            "total_tokens": 777777,
+            "prompt_tokens_details": {"cached_tokens": -3, "audio_tokens": "x"},
+            "completion_tokens_details": {"reasoning_tokens": 1.5},
+            "prompt_cache_hit_tokens": None,
+        },
+        [
+            "usage.completion_tokens",
+            "usage.completion_tokens_details.reasoning_tokens",
+            "usage.prompt_tokens_details.cached_tokens",
+            "usage.total_tokens",
+        ],
+    ),
+    "anthropic": (
+        {
+            "input_tokens": 888888,
+            "output_tokens": "12",
+            "cache_read_input_tokens": True,
+            "cache_creation_input_tokens": 666666,
+            "server_tool_use": {"web_search_requests": "x"},
+            "service_tier": None,
+        },
+        ["usage.cache_creation_input_tokens", "usage.cache_read_input_tokens", "usage.output_tokens"],
+    ),
+    "gemini": (
+        {
+            "promptTokenCount": 888888,
+            "candidatesTokenCount": "12",
+            "thoughtsTokenCount": -3,
+            "cachedContentTokenCount": 1.5,
+            "totalTokenCount": 777777,
+            "toolUsePromptTokenCount": None,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": "x"}],
+        },
+        [
+            "usageMetadata.cachedContentTokenCount",
+            "usageMetadata.candidatesTokenCount",
+            "usageMetadata.thoughtsTokenCount",
+            "usageMetadata.totalTokenCount",
+        ],
+    ),
+    "dashscope": (
+        {
+            "input_tokens": 888888,
+            "output_tokens": True,
+            "total_tokens": 666666,
+            "prompt_tokens_details": {"cached_tokens": "12"},
+            "plugins": {"search": {"count": "x"}},
+        },
+        ["usage.output_tokens", "usage.prompt_tokens_details.cached_tokens", "usage.total_tokens"],
+    ),
+}
+
+
+def _raw(body: bytes) -> bytes:
+    for stand_in, raw in _RAW.items():
+        body = body.replace(stand_in, raw)
+    return body
+
+
+def _usage_reply(provider: str, usages: list[dict[str, Any]], whole: bool) -> bytes:
+    """A reply of "hi" whose usage is ``usages[0]`` (whole), or that streams each of ``usages`` in turn."""
+    if whole:
+        (u,) = usages
+        if provider == "openai":
+            body: Any = {"id": "c1", "object": "chat.completion", "model": "m", "usage": u}
+            body["choices"] = [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]
+        elif provider == "anthropic":
+            body = {"id": "m1", "type": "message", "role": "assistant", "model": "c", "usage": u}
+            body |= {"content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn"}
+        elif provider == "gemini":
+            body = gem({"text": "hi"}, finish="STOP", usageMetadata=u)
+        else:
+            message = {"role": "assistant", "content": "hi"}
+            body = {
+                "output": {"choices": [{"message": message, "finish_reason": "stop"}]},
+                "usage": u,
+                "request_id": "q",
+            }
+        return _raw(orjson.dumps(body))
+    first, last = usages
+    if provider == "openai":
+        return _raw(sse(chunk({"content": "hi"}), chunk({}, "stop"), chunk(usage=first), chunk(usage=last)))
+    if provider == "anthropic":
+        return _raw(
+            ev("message_start", message={"id": "m1", "model": "c", "role": "assistant", "content": [], "usage": first})
+            + ev("content_block_start", index=0, content_block={"type": "text", "text": ""})
+            + ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "hi"})
+            + ev("content_block_stop", index=0)
+            + ev("message_delta", delta={"stop_reason": "end_turn"}, usage=last)
+            + ev("message_stop")
+        )
+    if provider == "gemini":
+        return _raw(sse(gem({"text": "h"}, usageMetadata=first), gem({"text": "i"}, finish="STOP", usageMetadata=last)))
+
+    def ds(content: str, finish: str, u: dict[str, Any]) -> bytes:
+        message = {"role": "assistant", "content": content}
+        payload = {
+            "output": {"choices": [{"message": message, "finish_reason": finish}]},
+            "usage": u,
+            "request_id": "q",
+        }
+        return b"data:" + orjson.dumps(payload) + b"\n\n"
+
+    return _raw(ds("h", "null", first) + ds("i", "stop", last))
+
+
+def _no_counts(events: list[dict[str, Any]]) -> list[str]:
+    """The fields said to be no token count (each problem's rule is type)."""
+    problems = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+    assert all(p["rule"] == "type" and p["message"].endswith(": not kept") for p in problems), problems
+    return [p["message"].split(" is no token count (")[0] for p in problems]
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["stream", "whole"])
+@pytest.mark.parametrize("provider", sorted(ODD_USAGE))
+def test_a_usage_count_that_is_no_count_is_said_once_per_field_and_the_rest_kept(provider: str, whole: bool) -> None:
+    # a count that is not a non-negative whole number ("12", -3, 1.5, true, 1e400) was dropped unsaid, in every
+    # provider's usage; a null says nothing, an integer beyond 64 bits is a count (it saturates, as documented), and
+    # the detail counts the converter does not read stay unsaid
+    module = agentmsg.providers.get(provider)
+    usage, fields = ODD_USAGE[provider]
+    body = _usage_reply(provider, [usage] if whole else [usage, usage], whole)
+    events = module.response_events(body) if whole else list(module.parse_stream(body))
+    msg = reduce_ok(events)
+    assert msg.text_content == "hi"
+    assert sorted(_no_counts(events)) == fields  # once each, though a stream sent the usage twice
+    assert msg.usage is not None
+    assert (msg.usage.input_tokens, msg.usage.output_tokens, msg.usage.cached_tokens, msg.usage.total_tokens) == (
+        2**63 - 1,
+        None,
+        None,
+        None,
+    )
+    if whole:
+        assert module.parse_response(body).usage == msg.usage
+    shown = {
+        "openai": "usage.completion_tokens is no token count ('12'): not kept",
+        "anthropic": "usage.cache_read_input_tokens is no token count (true): not kept",
+        "gemini": "usageMetadata.totalTokenCount is no token count (1e400): not kept",
+        "dashscope": "usage.total_tokens is no token count (a negative number beyond 64 bits): not kept",
+    }[provider]
+    assert shown in [e["value"]["message"] for e in events if e.get("name") == "agentmsg.problem"]
+
+
+# Per provider: the input count's field, and the field the output count is read from
+_IN_OUT = {
+    "openai": ("prompt_tokens", "completion_tokens"),
+    "anthropic": ("input_tokens", "output_tokens"),
+    "gemini": ("promptTokenCount", "candidatesTokenCount"),
+    "dashscope": ("input_tokens", "output_tokens"),
+}
+
+
+@pytest.mark.parametrize("provider", sorted(_IN_OUT))
+def test_a_count_that_is_no_count_in_every_usage_of_a_stream_is_said_once(provider: str) -> None:
+    # each usage a stream sends with a count that is no count, with another value each time: said once (the field)
+    module = agentmsg.providers.get(provider)
+    key, out = _IN_OUT[provider]
+    usages = [{key: "12", out: 2, "total": None}, {key: "13", out: 2}]
+    events = list(module.parse_stream(_usage_reply(provider, usages, whole=False)))
+    msg = reduce_ok(events)
+    where = "usageMetadata" if provider == "gemini" else "usage"
+    assert _no_counts(events) == [f"{where}.{key}"]
+    assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (None, 2)
+    # and all well: nothing said
+    events = list(module.parse_stream(_usage_reply(provider, [{key: 1, out: 2}, {key: 3, out: 4}], whole=False)))
+    usage = reduce_ok(events).usage
+    assert _no_counts(events) == [] and usage is not None and usage.input_tokens == 3
+
+
+def test_dashscope_application_counts_per_model_that_are_no_counts_are_said() -> None:
+    models = [{"model_id": "qwen-plus", "input_tokens": 5, "output_tokens": -1}, {"model_id": "q", "output_tokens": 2}]
+    message = {"role": "assistant", "content": "hi"}
+    body = {"output": {"choices": [{"message": message, "finish_reason": "stop"}]}, "usage": {"models": models}}
+    events = dashscope.response_events(body)
+    assert _no_counts(events) == ["usage.models[].output_tokens"]
+    msg = reduce_ok(events)
+    assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (5, 2)

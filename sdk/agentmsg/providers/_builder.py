@@ -217,7 +217,7 @@ class StreamBuilder:
         self._not_kept_keys: set[str] = set()
         self._said: set[tuple[str, str]] = set()  # (rule, message) of the problems said (see problem)
         self.usage: dict[str, Any] | None = None  # see usage_later: the last one may wait in _later
-        self._later: tuple[Callable[[Any], dict[str, Any] | None], Any] | None = None
+        self._later: tuple[Callable[[Any, StreamBuilder], dict[str, Any] | None], Any] | None = None
         self.errors: list[dict[str, Any]] = []  # the errors reported (error events' values)
         self.started_at = started_at
         self.agent_events = agent_events
@@ -729,28 +729,42 @@ class StreamBuilder:
         if usage:
             later, self._later = self._later, None
             if later is not None:  # the usage held for later (usage_later): taken now, under this one
-                earlier = later[0](later[1])
+                earlier = later[0](later[1], self)
                 if earlier:
                     self.usage = earlier
             self.usage = {**self.usage, **usage} if self.usage else usage
 
-    def usage_later(self, convert: Callable[[Any], dict[str, Any] | None], raw: Any, input_key: str) -> None:
-        """The provider's cumulative usage ``raw`` of this chunk, converted by ``convert`` only if it is
-        still the last when the reply ends (Gemini and DashScope send it with every chunk: converting each
+    def usage_later(
+        self, convert: Callable[[Any, StreamBuilder], dict[str, Any] | None], raw: Any, input_key: str
+    ) -> None:
+        """The provider's cumulative usage ``raw`` of this chunk, converted by ``convert(raw, self)`` only if it
+        is still the last when the reply ends (Gemini and DashScope send it with every chunk: converting each
         would cost more than the chunk's text). That is when its input count (``raw[input_key]``) is a
         token count, so that ``convert(raw)`` cannot be empty; otherwise it is converted now, and kept only
-        if it is not empty, as :meth:`set_usage` keeps it. Either way the last non-empty usage wins."""
+        if it is not empty, as :meth:`set_usage` keeps it. Either way the last non-empty usage wins. (A count
+        that is no count is said when its usage is converted, :meth:`no_count`: a usage a later one replaced
+        before it was converted is not read.)"""
         n = raw.get(input_key) if isinstance(raw, dict) else None
         if type(n) is int and n >= 0:
             self._later = (convert, raw)
         else:
-            self.set_usage(convert(raw))
+            self.set_usage(convert(raw, self))
 
     def _settle_usage(self) -> None:
         later = self._later
         if later is not None:
             self._later = None
-            self.set_usage(later[0](later[1]))
+            self.set_usage(later[0](later[1], self))
+
+    def no_count(self, field: str, value: Any) -> None:
+        """A usage count ``field`` the provider gave (not null) that is no token count (a string, a negative or
+        fractional number, a boolean, a number beyond a double's range): said (problem ``type``) and not kept,
+        once per reply and field (a provider that sends it so sends it in every usage, with any value)."""
+        key = ("count", field)  # (no problem's (rule, message): see problem)
+        if key in self._said:
+            return
+        self._said.add(key)
+        self.problem("type", f"{field} is no token count ({_shown(value)}): not kept")
 
     def finish(self, choice: int, finish_reason: Any, *, tool_calls: bool = False, normal: bool = False) -> None:
         """The provider's finish reason for a choice. ``tool_calls``: the reason says the model called
@@ -1118,32 +1132,55 @@ def as_object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def safe_int(value: Any) -> int | None:
+def safe_int(value: Any, b: StreamBuilder | None = None, field: str = "") -> int | None:
     """A token count as the usage schema wants it (a non-negative int), or None; counts saturate at Java's
-    long maximum, as the reducer's sums do."""
+    long maximum, as the reducer's sums do (an integer beyond 64 bits is such a count). Any other value but null
+    (``"12"``, ``-3``, ``1.5``, ``true``, ``1e400``) is said by ``b``, when given, as ``field``'s
+    (:meth:`StreamBuilder.no_count`): a plain count costs nothing more."""
     if type(value) is int and value >= 0:
-        return min(value, _LONG_MAX)
+        return value if value <= _LONG_MAX else _LONG_MAX
     if type(value) is float and value >= 0 and value.is_integer():
         return min(int(value), _LONG_MAX)
+    if b is not None and value is not None:
+        b.no_count(field, value)
     return None
 
 
 _LONG_MAX = 2**63 - 1
 
 
-def usage_dict(input_tokens: Any, output_tokens: Any, cached: Any = None, total: Any = None) -> dict[str, Any] | None:
-    """A ChatUsage dict from provider counts (only the counts given; totalTokens = input + output)."""
+def _shown(value: Any) -> str:
+    """A value that is no token count, as a problem shows it (a string quoted, a number's text)."""
+    kind = type(value)
+    if kind is str:
+        return repr(value[:40]) + ("..." if len(value) > 40 else "")
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is HugeNumber:
+        return f"{value.text[:40]}..." if len(value.text) > 40 else value.text
+    if (kind is int and value < -_OVERFLOW) or (kind is float and value <= -_OVERFLOW):
+        return "a negative number beyond 64 bits"  # (orjson reads a stream's so as the nearest float: no digits)
+    if kind is int or kind is float:
+        text = repr(value)
+        return f"{text[:40]}..." if len(text) > 40 else text
+    return f"a JSON {json_type(value)}"
+
+
+def usage_dict(
+    input_tokens: int | None, output_tokens: int | None, cached: int | None = None, total: int | None = None
+) -> dict[str, Any] | None:
+    """A ChatUsage dict from provider counts read by :func:`safe_int`, or their sums (only the counts given, a
+    sum saturating at Java's long maximum; totalTokens = input + output)."""
     out: dict[str, Any] = {}
-    i, o, c = safe_int(input_tokens), safe_int(output_tokens), safe_int(cached)  # sums of counts, too
+    i, o = input_tokens, output_tokens
     if i is not None:
-        out["inputTokens"] = i
+        out["inputTokens"] = i = i if i <= _LONG_MAX else _LONG_MAX
     if o is not None:
-        out["outputTokens"] = o
-    if c is not None:
-        out["cachedTokens"] = c
-    t = safe_int(total)
+        out["outputTokens"] = o = o if o <= _LONG_MAX else _LONG_MAX
+    if cached is not None:
+        out["cachedTokens"] = cached if cached <= _LONG_MAX else _LONG_MAX
     if i is not None and o is not None:
         out["totalTokens"] = min(i + o, _LONG_MAX)
-    elif t is not None:
-        out["totalTokens"] = t
+    elif total is not None:
+        out["totalTokens"] = total if total <= _LONG_MAX else _LONG_MAX
     return out or None

@@ -320,12 +320,15 @@ def _decode_text(data: str) -> str | None:
 _NORMAL_STOP = ("end_turn", "stop_sequence")
 
 
-def _usage(u: Mapping[str, Any]) -> dict[str, Any] | None:
+def _usage(u: Mapping[str, Any], b: StreamBuilder) -> dict[str, Any] | None:
     """Anthropic counts cached input apart from ``input_tokens``: inputTokens is their sum (every input
-    token, as the other providers count it) and cachedTokens the cache reads."""
-    parts = [safe_int(u.get(k)) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
-    total_in = sum(p for p in parts if p is not None) if parts[0] is not None else None
-    return usage_dict(total_in, u.get("output_tokens"), parts[2])
+    token, as the other providers count it) and cachedTokens the cache reads. A count given that is no count is
+    said (``safe_int``), the rest kept."""
+    given = safe_int(u.get("input_tokens"), b, "usage.input_tokens")
+    written = safe_int(u.get("cache_creation_input_tokens"), b, "usage.cache_creation_input_tokens")
+    read = safe_int(u.get("cache_read_input_tokens"), b, "usage.cache_read_input_tokens")
+    total_in = None if given is None else given + (written or 0) + (read or 0)
+    return usage_dict(total_in, safe_int(u.get("output_tokens"), b, "usage.output_tokens"), read)
 
 
 def _finish(b: StreamBuilder, reason: Any) -> None:
@@ -499,7 +502,7 @@ def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[di
     else:
         b.identify(obj.get("id"), obj.get("model"))
         if isinstance(obj.get("usage"), dict):
-            b.set_usage(_usage(obj["usage"]))
+            b.set_usage(_usage(obj["usage"], b))
         b.choice(0)
         for index, block in enumerate(as_list(obj.get("content"))):
             if isinstance(block, dict):

@@ -233,20 +233,40 @@ def _thoughts(b: StreamBuilder, thoughts: Any) -> str:
     return "\n\n".join(texts)
 
 
-def _usage(u: Any) -> dict[str, Any] | None:
+def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
+    """The counts read; one given that is no count is said (``safe_int``), the rest kept."""
     if not isinstance(u, dict):
         return None
     details = u.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
-    inp = u.get("input_tokens", u.get("prompt_tokens"))
-    out = u.get("output_tokens", u.get("completion_tokens"))
+    if "input_tokens" in u:
+        inp, in_field = u["input_tokens"], "usage.input_tokens"
+    else:
+        inp, in_field = u.get("prompt_tokens"), "usage.prompt_tokens"
+    if "output_tokens" in u:
+        out, out_field = u["output_tokens"], "usage.output_tokens"
+    else:
+        out, out_field = u.get("completion_tokens"), "usage.completion_tokens"
     if inp is None and out is None and isinstance(u.get("models"), list):  # an Application API reply: per model
         models = [m for m in u["models"] if isinstance(m, dict)]
-        ins = [n for n in (safe_int(m.get("input_tokens")) for m in models) if n is not None]
-        outs = [n for n in (safe_int(m.get("output_tokens")) for m in models) if n is not None]
-        inp = sum(ins) if ins else None
-        out = sum(outs) if outs else None
-    return usage_dict(inp, out, cached, u.get("total_tokens"))
+        ins = [
+            n for m in models if (n := safe_int(m.get("input_tokens"), b, "usage.models[].input_tokens")) is not None
+        ]
+        outs = [
+            n for m in models if (n := safe_int(m.get("output_tokens"), b, "usage.models[].output_tokens")) is not None
+        ]
+        return usage_dict(
+            sum(ins) if ins else None,
+            sum(outs) if outs else None,
+            safe_int(cached, b, "usage.prompt_tokens_details.cached_tokens"),
+            safe_int(u.get("total_tokens"), b, "usage.total_tokens"),
+        )
+    return usage_dict(
+        safe_int(inp, b, in_field),
+        safe_int(out, b, out_field),
+        safe_int(cached, b, "usage.prompt_tokens_details.cached_tokens"),
+        safe_int(u.get("total_tokens"), b, "usage.total_tokens"),
+    )
 
 
 def _text_of(content: Any) -> str:

@@ -338,22 +338,27 @@ def _b64_ok(value: str) -> bool:
 # A Gemini generateContent response becomes the events its stream would give, reduced by the one Reducer.
 
 
-def _usage(u: Any) -> dict[str, Any] | None:
-    """outputTokens counts the reasoning too (candidates + thoughts), as the usage schema says."""
+def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
+    """outputTokens counts the reasoning too (candidates + thoughts), as the usage schema says. A count given
+    that is no count is said (``safe_int``), the rest kept."""
     if not isinstance(u, dict):
         return None
-    cand, thoughts = safe_int(u.get("candidatesTokenCount")), safe_int(u.get("thoughtsTokenCount"))
+    cand = safe_int(u.get("candidatesTokenCount"), b, "usageMetadata.candidatesTokenCount")
+    thoughts = safe_int(u.get("thoughtsTokenCount"), b, "usageMetadata.thoughtsTokenCount")
     # inputTokens counts every input token: the prompt and the tool-use prompt (the results of tools Gemini
     # ran itself, which totalTokenCount counts too)
-    prompt, tool_prompt = safe_int(u.get("promptTokenCount")), safe_int(u.get("toolUsePromptTokenCount"))
-    if cand is None and prompt:
+    prompt = safe_int(u.get("promptTokenCount"), b, "usageMetadata.promptTokenCount")
+    tool_prompt = safe_int(u.get("toolUsePromptTokenCount"), b, "usageMetadata.toolUsePromptTokenCount")
+    if cand is None and prompt and u.get("candidatesTokenCount") is None:
         # Gemini writes proto3 JSON, which leaves out a count of 0: a usage that counts the prompt and not the
         # candidates says that no candidate token came (a blocked prompt, a reply of thoughts or calls only).
-        # (A usage without the prompt count, a chunk's partial one, tells nothing of the candidates.)
+        # (A usage without the prompt count, a chunk's partial one, tells nothing of the candidates; nor does one
+        # whose candidates count is no count.)
         cand = 0
     out = None if cand is None and thoughts is None else (cand or 0) + (thoughts or 0)
     inp = prompt if tool_prompt is None or prompt is None else prompt + tool_prompt
-    return usage_dict(inp, out, u.get("cachedContentTokenCount"), u.get("totalTokenCount"))
+    cached = safe_int(u.get("cachedContentTokenCount"), b, "usageMetadata.cachedContentTokenCount")
+    return usage_dict(inp, out, cached, safe_int(u.get("totalTokenCount"), b, "usageMetadata.totalTokenCount"))
 
 
 class _Calls:

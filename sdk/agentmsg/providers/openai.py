@@ -250,23 +250,26 @@ class _OpenAIWalk(ChatWalk):
 _TOOL_FINISH = ("tool_calls", "function_call")
 
 
-def _usage(u: Any) -> dict[str, Any] | None:
+def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
+    """The counts read; one given that is no count is said (``safe_int``), the rest kept."""
     if not isinstance(u, dict):
         return None
     details = u.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    cached_field = "usage.prompt_tokens_details.cached_tokens"
     if cached is None:
-        cached = u.get("prompt_cache_hit_tokens")  # DeepSeek
+        cached, cached_field = u.get("prompt_cache_hit_tokens"), "usage.prompt_cache_hit_tokens"  # DeepSeek
         if cached is None:
-            cached = u.get("cached_tokens")  # Moonshot / Kimi
-    completion = u.get("completion_tokens")
+            cached, cached_field = u.get("cached_tokens"), "usage.cached_tokens"  # Moonshot / Kimi
+    p = safe_int(u.get("prompt_tokens"), b, "usage.prompt_tokens")
+    c = safe_int(u.get("completion_tokens"), b, "usage.completion_tokens")
+    t = safe_int(u.get("total_tokens"), b, "usage.total_tokens")
     out_details = u.get("completion_tokens_details")
     if isinstance(out_details, dict) and out_details.get("reasoning_tokens"):
-        p, c = safe_int(u.get("prompt_tokens")), safe_int(completion)
-        r, t = safe_int(out_details.get("reasoning_tokens")), safe_int(u.get("total_tokens"))
+        r = safe_int(out_details["reasoning_tokens"], b, "usage.completion_tokens_details.reasoning_tokens")
         if p is not None and c is not None and r is not None and t is not None and p + c != t == p + c + r:
-            completion = c + r  # xAI: completion_tokens leaves the reasoning out (total_tokens counts it)
-    return usage_dict(u.get("prompt_tokens"), completion, cached, u.get("total_tokens"))
+            c += r  # xAI: completion_tokens leaves the reasoning out (total_tokens counts it)
+    return usage_dict(p, c, safe_int(cached, b, cached_field), t)
 
 
 def _text_of(b: StreamBuilder, content: Any) -> str:
@@ -567,7 +570,7 @@ def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, An
     usage = obj.get("usage")
     if not usage:  # Moonshot / Kimi put it in the choice (in a stream's last chunk; a response's, if so, too)
         usage = next((c["usage"] for c in as_list(obj.get("choices")) if isinstance(c, dict) and c.get("usage")), None)
-    b.set_usage(_usage(usage))
+    b.set_usage(_usage(usage, b))
     _not_kept_response(b, obj)
     for choice in as_list(obj.get("choices")):
         if not isinstance(choice, dict):
@@ -636,7 +639,7 @@ class StreamParser(BaseStreamParser):
         if not usage and "x_groq" in obj:  # Groq sends the usage there, on the last chunk
             usage = as_object(obj["x_groq"]).get("usage")
         if usage:
-            b.set_usage(_usage(usage))
+            b.set_usage(_usage(usage, b))
         choices = obj.get("choices") or ()
         ended = not choices
         if ended and "choices" not in obj and not usage and not err and _RESPONSE_NOT_KEPT_KEYS.isdisjoint(obj):
@@ -664,7 +667,7 @@ class StreamParser(BaseStreamParser):
             reason = ch.get("finish_reason")
             if reason:
                 if not usage and ch.get("usage"):  # Moonshot / Kimi: the usage in the last chunk's choice
-                    b.set_usage(_usage(ch["usage"]))
+                    b.set_usage(_usage(ch["usage"], b))
                 _finish(b, i, reason)
                 _stop_not_kept(b, i, ch)
                 ended = True
