@@ -2736,3 +2736,22 @@ def test_dashscope_application_counts_per_model_that_are_no_counts_are_said() ->
     assert _no_counts(events) == ["usage.models[].output_tokens"]
     msg = reduce_ok(events)
     assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (5, 2)
+
+
+@pytest.mark.parametrize("usage", ["12 tokens", [], 7], ids=["string", "empty-array", "number"])
+@pytest.mark.parametrize("whole", [False, True], ids=["stream", "whole"])
+@pytest.mark.parametrize("provider", sorted(_IN_OUT))
+def test_a_usage_that_is_no_object_is_said_once(provider: str, whole: bool, usage: Any) -> None:
+    # a usage that is no JSON object was dropped unsaid (its counts lost); said once per reply, the text kept
+    module = agentmsg.providers.get(provider)
+    body = _usage_reply(provider, [usage] if whole else [usage, usage], whole)
+    events = module.response_events(body) if whole else list(module.parse_stream(body))
+    msg = reduce_ok(events)
+    assert msg.text_content == "hi" and msg.usage is None
+    where = "usageMetadata" if provider == "gemini" else "usage"
+    problems = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+    kind = {str: "string", list: "array", int: "number"}[type(usage)]
+    assert problems == [{"rule": "type", "message": f"{where} is no object ({kind}): its counts not kept"}]
+    # and a null usage says nothing
+    events = module.response_events(_usage_reply(provider, [None], True))  # type: ignore[list-item]
+    assert [e for e in events if e.get("name") == "agentmsg.problem"] == []

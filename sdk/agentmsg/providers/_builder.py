@@ -766,6 +766,15 @@ class StreamBuilder:
         self._said.add(key)
         self.problem("type", f"{field} is no token count ({_shown(value)}): not kept")
 
+    def no_usage(self, field: str, value: Any) -> None:
+        """A usage ``field`` the provider gave (not null) that is no JSON object: said (problem ``type``) and not
+        kept, once per reply and field, as :meth:`no_count` says a count."""
+        key = ("usage", field)
+        if key in self._said:
+            return
+        self._said.add(key)
+        self.problem("type", f"{field} is no object ({json_type(value)}): its counts not kept")
+
     def finish(self, choice: int, finish_reason: Any, *, tool_calls: bool = False, normal: bool = False) -> None:
         """The provider's finish reason for a choice. ``tool_calls``: the reason says the model called
         tools; ``normal``: a plain stop, which means TOOL_CALLS too when the choice holds tool calls

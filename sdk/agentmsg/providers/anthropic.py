@@ -503,6 +503,8 @@ def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[di
         b.identify(obj.get("id"), obj.get("model"))
         if isinstance(obj.get("usage"), dict):
             b.set_usage(_usage(obj["usage"], b))
+        elif obj.get("usage") is not None:
+            b.no_usage("usage", obj["usage"])
         b.choice(0)
         for index, block in enumerate(as_list(obj.get("content"))):
             if isinstance(block, dict):
@@ -681,9 +683,12 @@ class StreamParser(BaseStreamParser):
         return keep
 
     def _add_usage(self, u: Any) -> None:
-        if isinstance(u, dict):
-            self._usage.update((k, v) for k, v in u.items() if v is not None)  # cumulative counts: last wins
-            self.builder.usage_later(_usage, dict(self._usage), "input_tokens")  # converted once, at the end
+        if not isinstance(u, dict):
+            if u is not None:
+                self.builder.no_usage("usage", u)
+            return
+        self._usage.update((k, v) for k, v in u.items() if v is not None)  # cumulative counts: last wins
+        self.builder.usage_later(_usage, dict(self._usage), "input_tokens")  # converted once, at the end
 
 
 def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:

@@ -234,8 +234,11 @@ def _thoughts(b: StreamBuilder, thoughts: Any) -> str:
 
 
 def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
-    """The counts read; one given that is no count is said (``safe_int``), the rest kept."""
+    """The counts read; one given that is no count is said (``safe_int``), the rest kept (a usage that is no
+    object: said)."""
     if not isinstance(u, dict):
+        if u is not None:
+            b.no_usage("usage", u)
         return None
     details = u.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None

@@ -340,8 +340,10 @@ def _b64_ok(value: str) -> bool:
 
 def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
     """outputTokens counts the reasoning too (candidates + thoughts), as the usage schema says. A count given
-    that is no count is said (``safe_int``), the rest kept."""
+    that is no count is said (``safe_int``), the rest kept (a usage that is no object: said)."""
     if not isinstance(u, dict):
+        if u is not None:
+            b.no_usage("usageMetadata", u)
         return None
     cand = safe_int(u.get("candidatesTokenCount"), b, "usageMetadata.candidatesTokenCount")
     thoughts = safe_int(u.get("thoughtsTokenCount"), b, "usageMetadata.thoughtsTokenCount")

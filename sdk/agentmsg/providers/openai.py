@@ -251,8 +251,11 @@ _TOOL_FINISH = ("tool_calls", "function_call")
 
 
 def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
-    """The counts read; one given that is no count is said (``safe_int``), the rest kept."""
+    """The counts read; one given that is no count is said (``safe_int``), the rest kept (a usage that is no
+    object: said)."""
     if not isinstance(u, dict):
+        if u is not None:
+            b.no_usage("usage", u)
         return None
     details = u.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
@@ -569,7 +572,7 @@ def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, An
     b.identify(obj.get("id"), obj.get("model"))
     usage = obj.get("usage")
     if not usage:  # Moonshot / Kimi put it in the choice (in a stream's last chunk; a response's, if so, too)
-        usage = next((c["usage"] for c in as_list(obj.get("choices")) if isinstance(c, dict) and c.get("usage")), None)
+        usage = next((c["usage"] for c in as_list(obj.get("choices")) if isinstance(c, dict) and c.get("usage")), usage)
     b.set_usage(_usage(usage, b))
     _not_kept_response(b, obj)
     for choice in as_list(obj.get("choices")):
@@ -638,7 +641,7 @@ class StreamParser(BaseStreamParser):
         usage = obj.get("usage")
         if not usage and "x_groq" in obj:  # Groq sends the usage there, on the last chunk
             usage = as_object(obj["x_groq"]).get("usage")
-        if usage:
+        if usage is not None:  # ({} has no count: _usage gives None, which set_usage keeps no record of)
             b.set_usage(_usage(usage, b))
         choices = obj.get("choices") or ()
         ended = not choices
