@@ -780,11 +780,11 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
     if (
         not _SNAKE_RESPONSE.isdisjoint(obj)
         or _snake_key(obj.get("usageMetadata"))
-        or _snake_key(obj.get("promptFeedback"))
+        or ("promptFeedback" in obj and _snake_key(obj["promptFeedback"]))
     ):
         obj = _camel_response(b, obj)  # (written with proto names, or its usage or prompt feedback)
     err = obj.get("error")
-    if isinstance(err, dict) or (isinstance(err, str) and err):  # (a proxy's may be plain text)
+    if err is not None and (isinstance(err, dict) or (isinstance(err, str) and err)):  # (a proxy's may be text)
         for cand in obj.get("candidates") or ():  # what came with the error is kept
             if isinstance(cand, dict):
                 _candidate(b, cand, calls)
