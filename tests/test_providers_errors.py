@@ -153,6 +153,18 @@ def test_a_plain_text_error_event_ends_the_reply_too(name: str) -> None:
     assert [p.rule for p in parser.problems] == ["order"]
 
 
+def test_anthropic_an_error_keeps_its_request_id() -> None:
+    """Anthropic's error event names the request beside the error (``request_id``, what its support asks for):
+    kept in the error, streamed and whole; it was dropped unsaid."""
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}, "request_id": "req_9"}
+    parser = anthropic.StreamParser()
+    streamed = reduce_ok(parser.feed(ANT_START + ant("error", **{k: v for k, v in error.items() if k != "type"})))
+    whole = anthropic.parse_response(orjson.dumps(error))
+    for msg in (streamed, whole):
+        (err,) = msg.to_dict()["metadata"]["agentmsg_errors"]
+        assert (err["type"], err["message"], err["request_id"]) == ("overloaded_error", "Overloaded", "req_9")
+
+
 def test_openai_an_error_beside_choices_keeps_what_they_carry_and_ends_there() -> None:
     """OpenRouter: finish_reason "error" with an error object on the chunk: the chunk's text is kept, the reply
     ends there; a usage chunk after it is skipped and said."""

@@ -414,7 +414,9 @@ def _error(b: StreamBuilder, obj: Mapping[str, Any]) -> None:
         b.error(shown[:1000], kind="provider_error")
         return
     err = as_object(raw)
-    b.error(str(err.get("message") or err), kind=str(err.get("type") or "provider_error"))
+    # (the request's id, beside the error: what Anthropic's support asks for)
+    rid = obj.get("request_id")
+    b.error(str(err.get("message") or err), kind=str(err.get("type") or "provider_error"), request_id=rid)
 
 
 def _server_side(kind: Any) -> bool:
