@@ -3,6 +3,7 @@ names appended, reasoning lost, everything lost on a cut) and the CLI that reads
 
 from __future__ import annotations
 
+import base64
 import io
 from pathlib import Path
 from typing import Any
@@ -2755,3 +2756,131 @@ def test_a_usage_that_is_no_object_is_said_once(provider: str, whole: bool, usag
     # and a null usage says nothing
     events = module.response_events(_usage_reply(provider, [None], True))  # type: ignore[list-item]
     assert [e for e in events if e.get("name") == "agentmsg.problem"] == []
+
+
+# ---- an OpenAI reply's audio (modalities ["text", "audio"]) ----------------------------------------
+
+_PCM = bytes(range(256)) * 3 + b"\x01\x02"  # raw pcm16 (no header): 770 bytes, not a multiple of 3
+_WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + bytes(40)
+
+
+def _audio_response(raw: bytes, content: str | None = None, transcript: str = "Hello there") -> dict[str, Any]:
+    audio = {"id": "audio_1", "data": base64.b64encode(raw).decode(), "expires_at": 1729, "transcript": transcript}
+    message = {"role": "assistant", "content": content, "audio": audio}
+    return {"id": "c", "model": "gpt-audio", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+
+
+def _audio_chunks(raw: bytes, size: int, content: str | None = None) -> list[dict[str, Any]]:
+    """A stream of the reply as OpenAI sends it: the id with the first transcript piece, then transcript and data
+    pieces interleaved (each data piece its own base64, padded), then the expiry with the id again."""
+    out = [chunk({"role": "assistant", "content": None, "audio": {"id": "audio_1", "transcript": "Hello"}})]
+    if content:
+        out.insert(0, chunk({"content": content}))
+    for n, k in enumerate(range(0, len(raw), size)):
+        out.append(chunk({"audio": {"data": base64.b64encode(raw[k : k + size]).decode()}}))
+        if n == 3:
+            out.append(chunk({"audio": {"transcript": " there"}}))
+    return [*out, chunk({"audio": {"expires_at": 1729, "id": "audio_1"}}), chunk({}, "stop")]
+
+
+def _notes(events: list[dict[str, Any]]) -> list[str]:
+    return [e["value"]["message"] for e in events if e["type"] == "CUSTOM"]
+
+
+def test_openai_audio_reply_keeps_its_transcript_and_audio_whole_and_streamed() -> None:
+    """The transcript (the words spoken; content is null) is a text block, the audio a data block (its base64, its
+    id the audio's, its media type read from its bytes); a stream gives the same message, the data pieces (each its
+    own padded base64) re-chunked so the deltas join into valid base64, on any chunking of the body."""
+    whole = reduce_ok(openai.response_events(_audio_response(_PCM)))
+    data = {"type": "base64", "media_type": "audio/pcm;rate=24000", "data": base64.b64encode(_PCM).decode()}
+    assert whole.to_dict()["content"] == [
+        {"type": "text", "text": "Hello there"},
+        {"type": "data", "source": data, "id": "audio_1"},
+    ]
+    chunks = _audio_chunks(_PCM, 7)
+    assert sum(c["choices"][0]["delta"].get("audio", {}).get("data", "").endswith("=") for c in chunks) > 10
+    body = sse(*chunks)
+    events = list(openai.parse_stream(body))
+    deltas = [e["delta"] for e in events if e["type"] == "DATA_BLOCK_DELTA"]
+    assert all("=" not in d for d in deltas[:-1]) and len(deltas) > 10
+    streamed = reduce_ok(events)
+    assert streamed.to_dict()["content"] == whole.to_dict()["content"]
+    one_byte = reduce_ok(list(openai.parse_stream([body[k : k + 1] for k in range(len(body))])))
+    assert one_byte.to_dict()["content"] == whole.to_dict()["content"]
+    # the expiry has no place: said, streamed and whole alike
+    expiry = [n for n in _notes(events) if "expires_at" in n]
+    assert len(expiry) == 1 and expiry == [n for n in _notes(openai.response_events(_audio_response(_PCM)))]
+    assert not any("audio output" in n for n in _notes(events))
+
+
+def test_openai_audio_reply_text_content_too_media_types_and_bad_pieces() -> None:
+    """Text content beside the transcript: both kept, in order, as blocks of their own; a WAV / MP3 / FLAC / Ogg
+    header names its type; data that comes before any transcript still follows it; a piece that is no base64 is
+    said and the rest kept."""
+    msg = reduce_ok(openai.response_events(_audio_response(_WAV, content="Sure.")))
+    assert [b.type for b in msg.content] == ["text", "text", "data"]
+    assert [b.text for b in msg.blocks("text")] == ["Sure.", "Hello there"]
+    assert msg.to_dict()["content"][2]["source"]["media_type"] == "audio/wav"
+    streamed = reduce_ok(list(openai.parse_stream(sse(*_audio_chunks(_WAV, 5, content="Sure.")))))
+    assert streamed.to_dict()["content"] == msg.to_dict()["content"]
+    for head, mime in [
+        (b"ID3\x04\x00", "audio/mpeg"),
+        (b"\xff\xfb\x90\x64", "audio/mpeg"),
+        (b"fLaC\x00\x00\x00\x22", "audio/flac"),
+        (b"OggS\x00\x02", "audio/ogg"),
+        (b"\xff\xff\x00\x00", "audio/pcm;rate=24000"),  # pcm16 near silence: no MP3 frame header
+    ]:
+        raw = head + bytes(20)
+        for events in (
+            openai.response_events(_audio_response(raw)),
+            list(openai.parse_stream(sse(*_audio_chunks(raw, 2)))),
+        ):
+            (block,) = reduce_ok(events).to_dict()["content"][1:]
+            assert block["source"] == {"type": "base64", "media_type": mime, "data": base64.b64encode(raw).decode()}
+    # the data before the transcript (and fewer bytes than the type is read from): it still comes after it
+    early = [
+        chunk({"audio": {"id": "audio_1", "data": base64.b64encode(_WAV[:5]).decode()}}),
+        chunk({"audio": {"transcript": "Hello there"}}),
+        chunk({"audio": {"data": base64.b64encode(_WAV[5:]).decode()}}),
+        chunk({}, "stop"),
+    ]
+    whole = reduce_ok(openai.response_events(_audio_response(_WAV)))
+    assert reduce_ok(list(openai.parse_stream(sse(*early)))).to_dict()["content"] == whole.to_dict()["content"]
+    # a piece that is no base64: said, the others kept
+    bad = _audio_chunks(_PCM, 6)
+    bad.insert(3, chunk({"audio": {"data": "not base64!"}}))
+    events = list(openai.parse_stream(sse(*bad)))
+    assert [e["value"]["rule"] for e in events if e.get("name") == "agentmsg.problem"] == ["type"]
+    r = Reducer()
+    r.feed_many(events)
+    (got,) = r.finish()
+    assert got.to_dict()["content"] == reduce_ok(openai.response_events(_audio_response(_PCM))).to_dict()["content"]
+
+
+def test_openai_audio_transcript_agrees_with_chat_completion_stream_state() -> None:
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+
+    chunks = _audio_chunks(_PCM, 9)
+    state: Any = ChatCompletionStreamState()
+    for c in chunks:
+        state.handle_chunk(_oai_chunk(c))
+    official = state.current_completion_snapshot.choices[0].message
+    msg = reduce_ok(list(openai.parse_stream(sse(*chunks))))
+    assert [b.text for b in msg.blocks("text")] == [official.audio.transcript]
+    (block,) = msg.blocks("data")
+    assert block.id == "audio_1" and official.audio.id == "audio_1audio_1"  # (the SDK joins the id's repeats too)
+    # the SDK joins the pieces' base64 as strings (padding inside: no base64); each piece decoded, the same bytes
+    audio = [c["choices"][0]["delta"].get("audio", {}) for c in chunks]
+    pieces = [a["data"] for a in audio if "data" in a]
+    assert "".join(pieces) == official.audio.data
+    assert base64.b64decode(block.source.data) == b"".join(base64.b64decode(p) for p in pieces) == _PCM
+
+
+def test_openai_formatter_sends_an_audio_replys_transcript_and_says_its_audio() -> None:
+    """Sent back, the transcript is the assistant's content; the audio, which an assistant turn cannot carry, is
+    its label, said (media-unsupported), not dropped silently."""
+    msg = reduce_ok(openai.response_events(_audio_response(_PCM)))
+    req = openai.format_request([agentmsg.UserMessage("Hi"), msg, agentmsg.UserMessage("Again")])
+    assistant = req.body["messages"][1]
+    assert assistant["role"] == "assistant" and assistant["content"].startswith("Hello there\n")
+    assert [d.rule for d in req.diagnostics] == ["media-unsupported"]

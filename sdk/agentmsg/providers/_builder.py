@@ -28,6 +28,7 @@ The helpers at the end read provider payload values into event values (counts, u
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
 import json
@@ -149,6 +150,23 @@ class _Choice:
         self.refusal = False  # the model declined (MODEL_CALL_END metadata refusal: message agentmsg_refusal)
 
 
+class _Data:
+    """A data block the provider streams as bytes (see :meth:`StreamBuilder.data`): held until it can start, then
+    its bytes of no whole 3-byte group yet, carried to the next piece."""
+
+    __slots__ = ("block_id", "bytes", "held", "sniff")
+
+    def __init__(self, sniff: Callable[[bytes], str], block_id: str | None) -> None:
+        self.sniff = sniff
+        self.block_id = block_id  # the id it asks for (a provider's), if any
+        self.bytes = bytearray()  # before it starts: all its bytes; after: the 0-2 left over
+        self.held = False
+
+
+#: How many bytes a data block's media type is read from (:meth:`StreamBuilder.data`): "RIFF....WAVE" is 12
+SNIFF_BYTES = 12
+
+
 _SECOND: tuple[int, str] = (-1, "")  # the last second formatted, shared by every builder
 
 
@@ -237,6 +255,9 @@ class StreamBuilder:
         #: problem with the first payload does not open the reply before a later payload names it (id, model)
         self._held: list[tuple[int, str, dict[str, Any]]] = []
         self._renamed: set[int] = set()  # calls (id()) a differing later name was said of
+        self._unstarted: dict[tuple[int, str], _Data] = {}  # (choice, slot) -> a streamed data block not started yet
+        self._data: dict[str, _Data] = {}  # blockId -> a streamed data block started (open)
+        self._data_ids: set[str] = set()  # the provider ids streamed data blocks took as their blockId
         #: The text of the payload being read (its parser sets it): :meth:`json_text` takes numbers from it
         self.payload: str | bytes | None = None
         self._exact: tuple[str | bytes, list[Any]] | None = None  # (payload, the walk of its exact decode)
@@ -408,6 +429,85 @@ class StreamBuilder:
         self._ev(c, "DATA_BLOCK_START", replyId=c.reply_id, blockId=block_id, block=block)
         self._ev(c, "DATA_BLOCK_END", replyId=c.reply_id, blockId=block_id)
 
+    def data(
+        self,
+        raw: bytes,
+        *,
+        choice: int = 0,
+        slot: str = "data",
+        sniff: Callable[[bytes], str],
+        block_id: str | None = None,
+        hold: bool = False,
+    ) -> None:
+        """Bytes of a ``data`` block the provider streams in pieces (each piece's own base64 decoded by the
+        parser: OpenAI's audio), for the block in ``slot``. It starts (DATA_BLOCK_START, its ``mediaType``
+        ``sniff`` of its first :data:`SNIFF_BYTES` bytes, its blockId ``block_id`` when given and not taken) once
+        it has that many bytes and is not ``hold`` (see :meth:`release`), or when it ends; its DATA_BLOCK_DELTAs
+        are the base64 of whole 3-byte groups, the 0-2 bytes left carried to the next piece and written, padded,
+        when it ends (:meth:`end_block`): the deltas join into the base64 of the bytes, however they came."""
+        c = self.choice(choice)
+        d = self._unstarted.get((choice, slot))
+        if d is None:
+            block = c.blocks.get(slot)
+            if block is not None and block[0] == "data":
+                d = self._data[block[1]]
+                d.bytes += raw
+                self._data_delta(c, block[1], d, end=False)
+                return
+            d = self._unstarted[(choice, slot)] = _Data(sniff, block_id)
+        d.block_id = d.block_id or block_id
+        d.bytes += raw
+        d.held = d.held or hold
+        if not d.held and len(d.bytes) >= SNIFF_BYTES:
+            self._data_start(c, choice, slot)
+
+    def is_open(self, slot: str, choice: int = 0) -> bool:
+        """Whether choice ``choice`` has an open block in ``slot``."""
+        c = self._choices.get(choice)
+        return c is not None and slot in c.blocks
+
+    def data_id(self, *, choice: int = 0, slot: str = "data") -> str | None:
+        """The blockId of the data block open in ``slot`` (:meth:`data`), None when none has started there."""
+        c = self._choices.get(choice)
+        block = c.blocks.get(slot) if c is not None else None
+        return block[1] if block is not None and block[0] == "data" else None
+
+    def release(self, *, choice: int = 0, slot: str = "data") -> None:
+        """The data block in ``slot`` (:meth:`data`) need no longer wait: it starts once it has its first bytes."""
+        d = self._unstarted.get((choice, slot))
+        if d is not None:
+            d.held = False
+            if len(d.bytes) >= SNIFF_BYTES:
+                self._data_start(self.choice(choice), choice, slot)
+
+    def _data_start(self, c: _Choice, choice: int, slot: str) -> None:
+        d = self._unstarted.pop((choice, slot))
+        if c.waiting and self.ids_expected:
+            self._moved_on(c)
+        block = c.blocks.get(slot)
+        if block is not None:
+            self.end_block(slot, c)
+        self._blocks += 1
+        block_id = d.block_id
+        if not block_id or block_id in self._data_ids:
+            block_id = f"data-{self._blocks}"
+        else:
+            self._data_ids.add(block_id)
+        c.blocks[slot] = ("data", block_id)
+        self._data[block_id] = d
+        self._ev(
+            c, "DATA_BLOCK_START", replyId=c.reply_id, blockId=block_id, mediaType=d.sniff(bytes(d.bytes[:SNIFF_BYTES]))
+        )
+        self._data_delta(c, block_id, d, end=False)
+
+    def _data_delta(self, c: _Choice, block_id: str, d: _Data, *, end: bool) -> None:
+        raw = d.bytes
+        whole = len(raw) if end else len(raw) - len(raw) % 3
+        if whole:
+            delta = base64.b64encode(raw[:whole]).decode("ascii")
+            del raw[:whole]
+            self._ev(c, "DATA_BLOCK_DELTA", replyId=c.reply_id, blockId=block_id, delta=delta)
+
     def opened(self) -> bool:
         """Whether a choice has started (its AGENT_START and MODEL_CALL_START emitted)."""
         return bool(self._choices)
@@ -424,6 +524,10 @@ class StreamBuilder:
         if block is None:
             return
         kind, block_id = block
+        if kind == "data":
+            self._data_delta(c, block_id, self._data.pop(block_id), end=True)
+            self._ev(c, "DATA_BLOCK_END", replyId=c.reply_id, blockId=block_id)
+            return
         signature = self._whole_signatures.pop(block_id, None)
         if signature is not None:
             self._ev(c, "THINKING_BLOCK_DELTA", replyId=c.reply_id, blockId=block_id, delta="", signature=signature)
@@ -933,6 +1037,13 @@ class StreamBuilder:
             self._close_choice(c, usage=index == 0)
 
     def _close_choice(self, c: _Choice, usage: bool) -> None:
+        if self._unstarted:  # a streamed data block still waiting (held, or of fewer bytes than its type is read from)
+            for choice, slot in list(self._unstarted):
+                if self._choices.get(choice) is c:
+                    if self._unstarted[(choice, slot)].bytes:
+                        self._data_start(c, choice, slot)
+                    else:
+                        del self._unstarted[(choice, slot)]
         for slot in list(c.blocks):
             self.end_block(slot, c)
         for call in list(c.calls.values()):

@@ -12,6 +12,8 @@ tool result follows in a ``user`` message after the batch of tool messages (repo
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -23,7 +25,7 @@ from agentmsg.message import Msg
 from .._json import json_type
 from ..errors import ValidationError
 from . import _format as F
-from ._builder import StreamBuilder, as_list, as_object, base64_source, safe_int, usage_dict
+from ._builder import SNIFF_BYTES, StreamBuilder, as_list, as_object, base64_source, safe_int, usage_dict
 from ._chat import ChatWalk, copy_hints
 from ._common import AUDIO_FORMATS, media_kind
 from ._format import Context, FormatOptions, FormattedRequest
@@ -330,6 +332,78 @@ def _image(b: StreamBuilder, i: int, part: Any) -> None:
     b.media({"type": "image", "source": source}, choice=i)
 
 
+def _audio(b: StreamBuilder, i: int, audio: Any) -> None:
+    """A reply's audio (``modalities: ["text", "audio"]``): ``message.audio`` whole, or ``delta.audio`` fragments
+    (``{id, transcript}``, ``{transcript}``, ``{data}``, ``{expires_at, id}``). The transcript (the words spoken)
+    is a text block of its own (slot ``transcript``: beside the content's text, never joined to it); the audio a
+    ``data`` block (:meth:`StreamBuilder.data`: each piece's base64 decoded, the deltas the base64 of the bytes
+    joined), its blockId (so the block's id) the audio's id, its media type read from its first bytes
+    (:func:`_audio_type`). It starts after the transcript's block (held until the transcript starts, or the reply
+    ends), so a stream gives the blocks in the order the whole response does. ``expires_at`` is said as not kept."""
+    if not isinstance(audio, dict):
+        b.problem("type", f"a message's audio is a JSON {json_type(audio)}, not an object: left out")
+        return
+    transcript = b.string(audio.get("transcript"), "the audio's transcript")
+    if transcript:
+        b.text(transcript, choice=i, slot="transcript")
+        b.release(choice=i, slot="audio")
+    audio_id = b.string(audio.get("id"), "the audio's id") or None
+    data = b.string(audio.get("data"), "the audio's data")
+    raw = b""
+    if data:
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            b.problem("type", "a piece of the reply's audio (audio.data) is not standard base64: skipped")
+    if raw or audio_id:
+        started = b.data_id(choice=i, slot="audio")
+        if audio_id and started is not None and started != audio_id:
+            b.not_kept(
+                f"audio-id/{i}",
+                f"the audio's id ({audio_id[:80]!r}, given after its data began) is not kept (the data block's id is"
+                " the reply's own)",
+                i,
+            )
+        b.data(raw, choice=i, slot="audio", sniff=_audio_type, block_id=audio_id, hold=not b.is_open("transcript", i))
+    expires = audio.get("expires_at")
+    if expires is not None:
+        b.not_kept(
+            f"audio-expires/{i}",
+            f"the audio's expires_at ({str(expires)[:40]}: when the provider forgets the audio by its id, the data"
+            " block's id) is not kept (the message has no place for it)",
+            i,
+        )
+
+
+#: The media type of OpenAI's ``pcm16`` (raw 16-bit little-endian PCM, 24 kHz, mono; what a stream always gives):
+#: as Google documents such audio (Gemini Live). Not ``audio/L16``: RFC 2586's L16 is big-endian.
+PCM16 = "audio/pcm;rate=24000"
+
+
+def _audio_type(head: bytes) -> str:
+    """The media type of audio from its first bytes (:data:`SNIFF_BYTES`): WAV, MP3 (an ID3 tag, or an MPEG
+    layer III frame header), FLAC, Ogg (Opus); else OpenAI's ``pcm16`` (:data:`PCM16`)."""
+    head = head[:SNIFF_BYTES]
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        return "audio/wav"
+    if head[:3] == b"ID3":
+        return "audio/mpeg"
+    if (
+        len(head) >= 3
+        and head[0] == 0xFF
+        and head[1] & 0xE6 == 0xE2  # frame sync (11 bits), layer III
+        and head[1] & 0x18 != 0x08  # not the reserved MPEG version
+        and 0 < head[2] >> 4 < 15  # a bitrate (not free, not bad)
+        and head[2] & 0x0C != 0x0C  # a sampling rate (not reserved)
+    ):
+        return "audio/mpeg"
+    if head[:4] == b"fLaC":
+        return "audio/flac"
+    if head[:4] == b"OggS":
+        return "audio/ogg"
+    return PCM16
+
+
 def _reasoning(b: StreamBuilder, m: Mapping[str, Any]) -> str:
     r = b.string(m.get("reasoning_content"), "reasoning_content")
     if not r:
@@ -364,8 +438,9 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
         b.not_kept(
             f"annotations/{i}", "annotations (URL citations) are not kept (the message has no place for them)", i
         )
-    if m.get("audio"):
-        b.not_kept(f"audio/{i}", "audio output is not kept (the message has no place for it)", i)
+    audio = m.get("audio")
+    if audio:
+        _audio(b, i, audio)
     if m.get("reasoning_details"):
         b.not_kept(
             f"reasoning_details/{i}",
