@@ -611,20 +611,40 @@ def _camel_keys(b: StreamBuilder, fields: Mapping[str, Any], where: str) -> dict
 _PART_OBJECTS = ("functionCall", "function_call", "inlineData", "inline_data", "fileData", "file_data")
 
 
+def _underscored(fields: Iterable[Any]) -> bool:
+    """Whether a key of ``fields`` (an object, or its keys) is text with an underscore (a proto name)."""
+    try:
+        # (its keys joined in C, no generator per object: a JSON object's keys are all text, and a "_" in the
+        # joined text is one in a key)
+        return "_" in "".join(fields)
+    except TypeError:  # a key that is no text (an object not read from JSON)
+        return any(type(k) is str and "_" in k for k in fields)
+
+
+def _snake_key(value: Any) -> bool:
+    """Whether ``value`` is an object (a dict) with a key written with an underscore (a proto name)."""
+    return type(value) is dict and _underscored(value)
+
+
 def _proto_named(part: Mapping[str, Any]) -> bool:
     """Whether a part has a field with a proto name: its own, its call's, a partial argument's or its media's."""
-    for key, value in part.items():
-        if type(key) is str and "_" in key:
-            return True
-        if key in _PART_OBJECTS and type(value) is dict:
-            if any(type(k) is str and "_" in k for k in value):
-                return True
+    # The keys of the part, of its call, its partial arguments and its media, tested at once (one join; a generator
+    # per object cost more). An object under its proto name (function_call) is told by its own key: only the
+    # lowerCamelCase ones are looked into.
+    keys = list(part)
+    for key in _CAMEL_PART_OBJECTS:
+        value = part.get(key)
+        if type(value) is dict:
+            keys += value
             partial = value.get("partialArgs")
-            if type(partial) is list and any(
-                type(p) is dict and any(type(k) is str and "_" in k for k in p) for p in partial
-            ):
-                return True
-    return False
+            if type(partial) is list:
+                for p in partial:
+                    if type(p) is dict:
+                        keys += p
+    return _underscored(keys)
+
+
+_CAMEL_PART_OBJECTS = _PART_OBJECTS[::2]  # ("functionCall", "inlineData", "fileData")
 
 
 def _camel_part(b: StreamBuilder, part: Mapping[str, Any]) -> dict[str, Any]:
@@ -654,8 +674,13 @@ def _camel_response(b: StreamBuilder, obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: The keys of a usual candidate: one that has no others has no proto name and nothing _NOT_KEPT
+_USUAL_CANDIDATE_KEYS = frozenset(("content", "index", "finishReason"))
+
+
 def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Calls]) -> None:
-    if not _SNAKE_CANDIDATE.isdisjoint(cand):
+    usual = _USUAL_CANDIDATE_KEYS.issuperset(cand)  # (one set test instead of two)
+    if not usual and not _SNAKE_CANDIDATE.isdisjoint(cand):
         cand = _camel_keys(b, cand, "a candidate")
     i = cand.get("index", 0)
     if type(i) is not int:
@@ -677,7 +702,9 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
         sig = part.get("thoughtSignature")
         sig = sig if isinstance(sig, str) and sig else None
         if "functionCall" in part:
-            call = calls.setdefault(i, _Calls())
+            call = calls.get(i)
+            if call is None:
+                call = calls[i] = _Calls()
             if call.open is None:
                 b.end_block("text", i)  # a new call: the text before it is over
             _function_call(b, i, call, part)
@@ -719,7 +746,7 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             b.thinking("", choice=i, slot="signature", signature=sig)
             b.end_block("signature", i, metadata={EMPTY_TEXT_PART: True} if text == "" else None)
             b.end_block("text", i)  # the signed part is over: text after it is a part of its own
-    if not cand.keys().isdisjoint(_NOT_KEPT_KEYS):
+    if not usual and not cand.keys().isdisjoint(_NOT_KEPT_KEYS):
         for key, what in _NOT_KEPT:
             if cand.get(key):
                 b.not_kept(f"{key}/{i}", f"{what} ({key}) is not kept (the message has no place for it)", i)
@@ -765,25 +792,46 @@ def _enum_name(b: StreamBuilder, field: str, value: Any, names: tuple[str, ...],
     return str(value)
 
 
-def _snake_key(value: Any) -> bool:
-    """Whether ``value`` is an object with a key written with an underscore (a proto name)."""
-    if type(value) is not dict:
-        return False
-    try:
-        return "_" in "".join(value)  # (its keys joined in C, once a chunk: a JSON object's keys are all text)
-    except TypeError:  # a key that is no text (an object not read from JSON)
-        return any(type(k) is str and "_" in k for k in value)
+#: The keys of a usual chunk (a stream's every chunk but the first, often all): a response that has no others
+#: has no error, no prompt feedback and no field with a proto name, and _payload skips looking for them.
+_USUAL_RESPONSE_KEYS = frozenset(("candidates", "usageMetadata", "modelVersion", "responseId", "createTime"))
+
+#: The usage counts _usage reads: a usage object with none of them converts to nothing (says nothing either), so it
+#: is not converted (Vertex AI's chunks but the last carry {"trafficType": ...} alone).
+_USAGE_COUNTS = frozenset(
+    (
+        "candidatesTokenCount",
+        "thoughtsTokenCount",
+        "promptTokenCount",
+        "toolUsePromptTokenCount",
+        "cachedContentTokenCount",
+        "totalTokenCount",
+    )
+)
+
+
+#: A usage's fields (google-genai's GenerateContentResponseUsageMetadata), in lowerCamelCase: a usage whose keys are
+#: all among them has no key with an underscore, which one set test tells (joining its keys costs ten times as much)
+_USAGE_KEYS = _USAGE_COUNTS | {
+    "promptTokensDetails",
+    "candidatesTokensDetails",
+    "cacheTokensDetails",
+    "toolUsePromptTokensDetails",
+    "trafficType",
+}
 
 
 def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls]) -> bool:
     """Read one response (a chunk); True when it was the provider's error, which ends the reply."""
-    if (
-        not _SNAKE_RESPONSE.isdisjoint(obj)
-        or _snake_key(obj.get("usageMetadata"))
-        or ("promptFeedback" in obj and _snake_key(obj["promptFeedback"]))
+    usual = _USUAL_RESPONSE_KEYS.issuperset(obj)  # (no error, no promptFeedback, no proto name at its top)
+    u = obj.get("usageMetadata")
+    if (type(u) is dict and not _USAGE_KEYS.issuperset(u) and _underscored(u)) or (
+        not usual
+        and (not _SNAKE_RESPONSE.isdisjoint(obj) or ("promptFeedback" in obj and _snake_key(obj["promptFeedback"])))
     ):
         obj = _camel_response(b, obj)  # (written with proto names, or its usage or prompt feedback)
-    err = obj.get("error")
+        u = obj.get("usageMetadata")
+    err = None if usual else obj.get("error")
     if err is not None and (isinstance(err, dict) or (isinstance(err, str) and err)):  # (a proxy's may be text)
         for cand in obj.get("candidates") or ():  # what came with the error is kept
             if isinstance(cand, dict):
@@ -797,12 +845,15 @@ def _payload(b: StreamBuilder, obj: Mapping[str, Any], calls: dict[int, _Calls])
         return True
     if b.response_id is None or b.model is None:
         b.identify(obj.get("responseId"), obj.get("modelVersion"))
-    u = obj.get("usageMetadata")
-    if u is not None:
+    # (a usage object with no count converts to None, unsaid: set_usage keeps nothing, so it is skipped; the usual
+    # usage has the prompt's count, told by one key test)
+    if u is not None and (type(u) is not dict or "promptTokenCount" in u or not _USAGE_COUNTS.isdisjoint(u)):
         b.usage_later(_usage, u, "promptTokenCount")  # with every chunk: converted once, the last
     for cand in obj.get("candidates") or ():
         if isinstance(cand, dict):
             _candidate(b, cand, calls)
+    if usual:
+        return False  # (no promptFeedback)
     feedback = obj.get("promptFeedback")
     if isinstance(feedback, dict) and feedback.get("safetyRatings"):  # (the first chunk's: the prompt's ratings)
         b.not_kept(
