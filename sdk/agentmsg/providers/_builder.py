@@ -645,20 +645,21 @@ class StreamBuilder:
             self._pending[id(call)].append(arguments)
         self._start_ready(c)
 
-    def _ready(self, call: _Call) -> bool:
+    def _ready(self, call: _Call, moved_on: bool = False) -> bool:
         """A waiting call can start: it has its name (and its id, see :attr:`ids_expected`), or it ended (no more
-        of it comes: it starts as it is)."""
+        of it comes: it starts as it is). ``moved_on``: see :meth:`_moved_on`."""
         if call.ended:
             return True
         if self.ids_expected:  # (OpenAI's family) its id, and its first argument text: its name is whole then (a
-            # name split across fragments comes before it, a later call's fragments between them or not)
-            return bool(call.name) and bool(call.text) and not call.id.startswith("\x00")
+            # name split across fragments comes before it, a later call's fragments between them or not), or the
+            # reply moved on to another block
+            return bool(call.name) and (moved_on or bool(call.text)) and not call.id.startswith("\x00")
         return bool(call.name)
 
-    def _start_ready(self, c: _Choice) -> None:
+    def _start_ready(self, c: _Choice, moved_on: bool = False) -> None:
         """Start the waiting calls that are ready (:meth:`_ready`), in order, up to the first that is not; one
         that ended while it waited ends too."""
-        while c.waiting and self._ready(c.waiting[0]):
+        while c.waiting and self._ready(c.waiting[0], moved_on):
             call = c.waiting.popleft()  # (a deque: calls that ended behind one waiting for its name may be many)
             self._start_call(c, call)
             if call.ended:
@@ -670,14 +671,7 @@ class StreamBuilder:
         else). Each that has its name and id starts, in order, up to the first that has not, so the calls keep
         their place before the block (a call that never gets argument text, a tool without parameters, before
         the text after it)."""
-        while c.waiting:
-            call = c.waiting[0]
-            if not (call.ended or (call.name and not call.id.startswith("\x00"))):
-                return
-            c.waiting.popleft()
-            self._start_call(c, call)
-            if call.ended:
-                self._end_started(c, call)
+        self._start_ready(c, moved_on=True)
 
     def _start_call(self, c: _Choice, call: _Call) -> None:
         if call.id.startswith("\x00"):
@@ -1198,31 +1192,17 @@ _CLOSE_OBJECT, _CLOSE_ARRAY, _COMMA = _Close("}"), _Close("]"), _Close(",")
 
 def _beyond_double(text: str) -> str | None:
     """The first number of ``text`` beyond a double's range (``1e400``) when ``text`` is otherwise whole JSON (what
-    the standard library reads, NaN and Infinity aside), else None: JSON the codec refuses for its number, not JSON
-    cut short."""
-    found: list[str] = []
-
-    def number(digits: str) -> float:
-        value = float(digits)
-        if not found and value in (math.inf, -math.inf):
-            found.append(digits)
-        return value
-
-    def integer(digits: str) -> int:
-        if len(digits) <= 4000:  # (int() of more digits is refused)
-            return int(digits)
-        if not found:
-            found.append(digits)
-        return 0
-
-    def constant(name: str) -> Any:
-        raise ValueError(name)  # (NaN, Infinity: no JSON)
-
-    try:
-        json.loads(text, parse_float=number, parse_int=integer, parse_constant=constant)
-    except (ValueError, RecursionError):
-        return None
-    return found[0] if found else None
+    :func:`loads_beyond_double` reads), else None: JSON the codec refuses for its number, not JSON cut short."""
+    stack = [loads_beyond_double(text)]
+    while stack:  # (in the text's order, with no recursion)
+        node = stack.pop()
+        if type(node) is HugeNumber:
+            return node.text
+        if type(node) is dict:
+            stack.extend(reversed(node.values()))
+        elif type(node) is list:
+            stack.extend(reversed(node))
+    return None
 
 
 def _text_or_none(value: Any) -> bool:
