@@ -4,9 +4,11 @@ stream parser turns the body into AgentEvents as it arrives, the one Reducer fol
 from __future__ import annotations
 
 import asyncio
+import datetime
 import email.utils
 import os
 import random
+import re
 import time
 from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
 from types import ModuleType
@@ -16,7 +18,7 @@ import attrs
 import httpx
 import orjson
 
-from agentmsg import GenerateReason, Msg, Reducer, ValidationError, providers
+from agentmsg import GenerateReason, Msg, Reducer, ValidationError, limits, providers
 from agentmsg.message import METADATA_GENERATE_REASON
 
 from ._errors import (
@@ -74,6 +76,9 @@ SPECS: dict[str, ProviderSpec] = {
 }
 
 _RETRY_STATUS = frozenset({408, 409, 429})
+#: Bytes of an error response's body read: enough for any provider's error; the rest is not read (a
+#: hostile or broken server's endless error page cannot fill the memory).
+ERROR_BODY_MAX = 1 << 20
 DEFAULT_TIMEOUT = httpx.Timeout(60.0)  # seconds, for the client's own http_client
 
 
@@ -108,25 +113,33 @@ def _request_id(headers: httpx.Headers) -> str | None:
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds the server asks to wait (``retry-after-ms``, ``Retry-After`` seconds or HTTP date)."""
-    ms = headers.get("retry-after-ms")
+    """Seconds the server asks to wait (``retry-after-ms``, ``Retry-After`` seconds or HTTP date); None
+    when it asks nothing readable (a negative number, nan, garbage: the client's own backoff then)."""
+    ms = _seconds(headers.get("retry-after-ms"))
     if ms is not None:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
+        return ms / 1000
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
+    seconds = _seconds(value)
+    if seconds is not None:
+        return seconds
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
+    if when.tzinfo is None:  # an HTTP date is GMT (parsedate_to_datetime leaves "-0000" and no zone naive)
+        when = when.replace(tzinfo=datetime.timezone.utc)
     return max(0.0, when.timestamp() - time.time())
+
+
+_SECONDS = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)\s*")
+
+
+def _seconds(value: str | None) -> float | None:
+    """A non-negative decimal number of a header (``float()`` also reads nan, inf, -5, 1_0, 0x...: not)."""
+    match = _SECONDS.fullmatch(value) if value is not None else None
+    return float(match[1]) if match else None
 
 
 class _Base:
@@ -222,6 +235,12 @@ class _Base:
                 " break?): check api_key= or the environment variable",
                 provider=self.provider,
             )
+        if self.api_key != self.api_key.strip():
+            # h11 refuses the header, and its error quotes the value: the key would be in the message.
+            raise AuthenticationError(
+                "the API key has leading or trailing whitespace: check api_key= or the environment variable",
+                provider=self.provider,
+            )
         # Header names are case-insensitive: each layer replaces a header of the one before, whatever its case.
         h = {
             "content-type": "application/json",
@@ -274,6 +293,15 @@ class _Base:
             raise APITimeoutError(f"no response within the timeout: {exc}", provider=self.provider) from exc
         raise APIConnectionError(f"connection failed: {exc}", provider=self.provider) from exc
 
+    def _unsendable(self) -> BadRequestError:
+        """The request is no valid HTTP (a header value with leading or trailing whitespace): never retried,
+        and said without httpx's message, which quotes the value (it may hold a key)."""
+        return BadRequestError(
+            "the request could not be sent: a header value is not valid HTTP (leading or trailing whitespace,"
+            " a control character?): check headers=",
+            provider=self.provider,
+        )
+
     def _refused(self, attempt: int, response: httpx.Response, body: bytes) -> float:
         """Seconds to wait before retrying a request answered with an error status that is worth
         retrying; raises the provider's error otherwise."""
@@ -297,6 +325,15 @@ class _Base:
         cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
         return cls(
             f"the response body broke: {_reason(exc)}",
+            provider=self.provider,
+            status_code=response.status_code,
+            request_id=_request_id(response.headers),
+        )
+
+    def _too_big(self, response: httpx.Response, cap: int) -> BrokenStreamError:
+        """A non-streaming reply longer than ``limits.max_bytes``: not read further."""
+        return BrokenStreamError(
+            f"the response body exceeds limits.max_bytes ({cap} bytes): not read further",
             provider=self.provider,
             status_code=response.status_code,
             request_id=_request_id(response.headers),
@@ -610,12 +647,15 @@ class Client(_Base):
         """The reply to an already formatted non-streaming request."""
         started = time.monotonic()
         response = self._send(request)
+        cap = limits.max_bytes
         try:
-            body = response.read()
+            body = _read_sync(response, cap)
         except httpx.HTTPError as exc:
             raise self._body_broke(exc, response) from exc
         finally:
             response.close()
+        if len(body) > cap:
+            raise self._too_big(response, cap)
         return _parse_whole(self, body, started, response)
 
     def _send(self, request: Any) -> httpx.Response:
@@ -627,6 +667,8 @@ class Client(_Base):
                     self.http.build_request("POST", url, headers=headers, content=content, timeout=self._timeout),
                     stream=True,
                 )
+            except httpx.LocalProtocolError:
+                raise self._unsendable() from None
             except httpx.HTTPError as exc:
                 time.sleep(self._failed(attempt, exc))
                 attempt += 1
@@ -634,7 +676,7 @@ class Client(_Base):
             if response.status_code < 400:
                 return response
             try:
-                body = response.read()
+                body = _read_sync(response, ERROR_BODY_MAX)[:ERROR_BODY_MAX]
             except httpx.HTTPError:
                 body = b""
             finally:
@@ -690,12 +732,15 @@ class AsyncClient(_Base):
     async def send(self, request: Any) -> Msg:
         started = time.monotonic()
         response = await self._send(request)
+        cap = limits.max_bytes
         try:
-            body = await response.aread()
+            body = await _read_async(response, cap)
         except httpx.HTTPError as exc:
             raise self._body_broke(exc, response) from exc
         finally:
             await response.aclose()
+        if len(body) > cap:
+            raise self._too_big(response, cap)
         return _parse_whole(self, body, started, response)
 
     async def _send(self, request: Any) -> httpx.Response:
@@ -707,6 +752,8 @@ class AsyncClient(_Base):
                     self.http.build_request("POST", url, headers=headers, content=content, timeout=self._timeout),
                     stream=True,
                 )
+            except httpx.LocalProtocolError:
+                raise self._unsendable() from None
             except httpx.HTTPError as exc:
                 await asyncio.sleep(self._failed(attempt, exc))
                 attempt += 1
@@ -714,13 +761,34 @@ class AsyncClient(_Base):
             if response.status_code < 400:
                 return response
             try:
-                body = await response.aread()
+                body = (await _read_async(response, ERROR_BODY_MAX))[:ERROR_BODY_MAX]
             except httpx.HTTPError:
                 body = b""
             finally:
                 await response.aclose()
             await asyncio.sleep(self._refused(attempt, response, body))
             attempt += 1
+
+
+def _read_sync(response: httpx.Response, cap: int) -> bytes:
+    """The body (content-decoded), read no further than ``cap`` bytes and one chunk: longer is ``cap + 1``
+    bytes or more."""
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > cap:
+            break
+    return bytes(body)
+
+
+async def _read_async(response: httpx.Response, cap: int) -> bytes:
+    """The async :func:`_read_sync`."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > cap:
+            break
+    return bytes(body)
 
 
 def _parse_whole(client: _Base, body: bytes, started: float, response: httpx.Response) -> Msg:

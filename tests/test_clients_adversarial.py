@@ -1,0 +1,232 @@
+"""The provider clients against a hostile or broken server, over real HTTP on loopback: a raw socket
+server (the standard library) that answers whatever bytes a test scripts, and what the client must do
+then (each was a bug)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import email.utils
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+import agentmsg
+from agentmsg import UserMessage
+from agentmsg.clients import (
+    AsyncOpenAIClient,
+    AuthenticationError,
+    BadRequestError,
+    BrokenStreamError,
+    OpenAIClient,
+    ServerError,
+)
+from agentmsg.clients._client import ERROR_BODY_MAX, _retry_after
+from agentmsg.testing import ReplayServer, Reply
+
+CONVO = [UserMessage("hi")]
+
+
+class RawServer:
+    """Loopback server: reads one request per connection, then runs ``handler(conn)``; ``finished`` is
+    set when a handler wrote all it meant to (no broken pipe: the client read it all)."""
+
+    def __init__(self, handler: Callable[[socket.socket], None]) -> None:
+        self.handler = handler
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.connections = 0
+        self.finished = threading.Event()
+        self.broken = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                got = conn.recv(65536)
+                if not got:
+                    return
+                data += got
+            head, _, rest = data.partition(b"\r\n\r\n")
+            length = next(
+                (
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                ),
+                0,
+            )
+            while len(rest) < length:
+                rest += conn.recv(65536)
+            try:
+                self.handler(conn)
+                self.finished.set()
+            except OSError:
+                self.broken.set()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def raw() -> Iterator[Callable[[Callable[[socket.socket], None]], RawServer]]:
+    servers: list[RawServer] = []
+
+    def make(handler: Callable[[socket.socket], None]) -> RawServer:
+        servers.append(RawServer(handler))
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def chunk(data: bytes) -> bytes:
+    return b"%x\r\n" % len(data) + data + b"\r\n"
+
+
+def endless(status: int, content_type: bytes, first: bytes, total: int = 48 << 20) -> Callable[[socket.socket], None]:
+    """A chunked body of ``total`` bytes (far beyond what the kernel's socket buffers hold)."""
+
+    def handler(conn: socket.socket) -> None:
+        conn.sendall(
+            b"HTTP/1.1 %d X\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n\r\n" % (status, content_type)
+            + chunk(first)
+        )
+        piece = chunk(b"a" * 65536)
+        for _ in range(total // 65536):
+            conn.sendall(piece)
+        conn.sendall(b"0\r\n\r\n")
+
+    return handler
+
+
+def client(url: str, **kw: Any) -> Any:
+    kw.setdefault("max_retries", 0)
+    kw.setdefault("backoff", 0.01)
+    kw.setdefault("timeout", 5.0)
+    return OpenAIClient(base_url=url, api_key="sk-test", model="m", **kw)
+
+
+# ---- bodies without end: read no further than a limit ----------------------------------------------------
+
+
+def test_an_endless_error_body_is_not_read_whole(raw: Any) -> None:
+    """A 500 whose HTML page never ends was read whole into memory (gigabytes in seconds from a hostile
+    server) before the error was raised: now the first ERROR_BODY_MAX bytes, sync and async."""
+    server = raw(endless(500, b"text/html", b"<html>"))
+    with pytest.raises(ServerError) as info:
+        client(server.url).call(CONVO)
+    assert isinstance(info.value.body, str) and info.value.body.startswith("<html>aaa")
+    assert len(info.value.body) <= ERROR_BODY_MAX
+    assert server.broken.wait(5) and not server.finished.is_set()
+
+    async def run() -> None:
+        async with AsyncOpenAIClient(base_url=server.url, api_key="k", model="m", max_retries=0) as c:
+            with pytest.raises(ServerError):
+                async for _ in c.stream(CONVO):
+                    pass
+
+    server.broken.clear()
+    asyncio.run(run())
+    assert server.broken.wait(5) and not server.finished.is_set()
+
+
+def test_a_whole_reply_longer_than_the_limit_is_not_read_whole(raw: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """call() read the whole body before the JSON reader refused it as beyond limits.max_bytes: an endless
+    body filled the memory. Now reading stops past the limit, sync and async."""
+    monkeypatch.setattr(agentmsg.limits, "max_bytes", 1 << 20)
+    server = raw(endless(200, b"application/json", b'{"choices":[{"message":{"content":"'))
+    with pytest.raises(BrokenStreamError, match=r"exceeds limits.max_bytes \(1048576 bytes\): not read further"):
+        client(server.url).call(CONVO)
+    assert server.broken.wait(5) and not server.finished.is_set()
+
+    async def run() -> None:
+        async with AsyncOpenAIClient(base_url=server.url, api_key="k", model="m", max_retries=0) as c:
+            await c.call(CONVO)
+
+    server.broken.clear()
+    with pytest.raises(BrokenStreamError, match=r"exceeds limits\.max_bytes"):
+        asyncio.run(run())
+    assert server.broken.wait(5) and not server.finished.is_set()
+
+
+# ---- the API key is never in a message --------------------------------------------------------------------
+
+
+def test_a_key_with_whitespace_is_said_without_the_key_and_not_retried() -> None:
+    """A key with trailing whitespace (a pasted line, an .env file) made h11 refuse the header with an error
+    quoting it ('Illegal header value b"Bearer sk-..."'), retried as a connection failure and raised as
+    APIConnectionError with the key in its message. Now an AuthenticationError before anything is sent; a
+    headers= value HTTP cannot carry is a BadRequestError that does not quote it, not retried."""
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply.json({"error": {"message": "x"}}, status=400))
+        for key in ("sk-secret-1234 ", " sk-secret-1234"):
+            with pytest.raises(AuthenticationError, match="leading or trailing whitespace") as info:
+                OpenAIClient(base_url=server.url, api_key=key, model="m", max_retries=2, backoff=0.01).call(CONVO)
+            assert "secret" not in str(info.value) and "secret" not in repr(info.value.__cause__)
+        c = OpenAIClient(
+            base_url=server.url, api_key="k", model="m", max_retries=2, backoff=0.01, headers={"X-Token": "tok-secret "}
+        )
+        with pytest.raises(BadRequestError, match="not valid HTTP") as binfo:
+            c.call(CONVO)
+        assert "secret" not in str(binfo.value) and binfo.value.__cause__ is None
+        assert binfo.value.__suppress_context__
+        assert server.requests == []
+
+
+# ---- Retry-After -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["nan", "-5", "-inf", "1_0", "0x10", "garbage", ""])
+def test_a_retry_after_that_is_no_delay_is_ignored(value: str) -> None:
+    """Retry-After nan or negative read as 0 (retry at once, no backoff), 1_0 as 10 (float() reads them);
+    retry-after-ms nan overrode a good Retry-After. Now neither is read: the backoff (or the other header)."""
+    assert _retry_after(httpx.Headers({"retry-after": value})) is None
+    assert _retry_after(httpx.Headers({"retry-after-ms": value, "retry-after": "2"})) == 2.0
+
+
+def test_retry_after_as_an_http_date(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An HTTP date is GMT: one without a zone (or -0000) was read as local time."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")  # nine hours from GMT
+    time.tzset()
+    monkeypatch.undo()  # the environment as it was; the zone read back below, whatever the outcome
+    try:
+        _http_dates()
+    finally:
+        time.tzset()
+
+
+def _http_dates() -> None:
+    soon = time.time() + 30
+    for value in (
+        email.utils.formatdate(soon, usegmt=True),
+        datetime.datetime.fromtimestamp(soon, datetime.timezone.utc).strftime("%a, %d %b %Y %H:%M:%S"),
+        datetime.datetime.fromtimestamp(soon, datetime.timezone.utc).strftime("%a, %d %b %Y %H:%M:%S -0000"),
+    ):
+        wait = _retry_after(httpx.Headers({"retry-after": value}))
+        assert wait is not None and 25 < wait <= 30, value
+    assert _retry_after(httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0
+
+
+def test_a_huge_retry_after_falls_back_to_the_backoff() -> None:
+    c = OpenAIClient(api_key="k", backoff=0.01, max_retry_after=1.0)
+    for value in ("99999999999999999999999", "Fri, 31 Dec 9999 23:59:59 GMT", "1e400"):
+        assert c._delay(0, httpx.Headers({"retry-after": value})) <= 0.01
