@@ -11,24 +11,33 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 import agentmsg
-from agentmsg import UserMessage
+from agentmsg import UserMessage, reduce_events
 from agentmsg.clients import (
+    AsyncClient,
     AsyncOpenAIClient,
     AuthenticationError,
     BadRequestError,
     BrokenStreamError,
+    Client,
     OpenAIClient,
     ServerError,
 )
 from agentmsg.clients._client import ERROR_BODY_MAX, _retry_after
+from agentmsg.providers import FormattedRequest
+from agentmsg.providers import anthropic as anthropic_mod
+from agentmsg.providers import dashscope as dashscope_mod
+from agentmsg.providers import gemini as gemini_mod
+from agentmsg.providers import openai as openai_mod
 from agentmsg.testing import ReplayServer, Reply
 
+FIX = Path(__file__).parent / "fixtures" / "providers"
 CONVO = [UserMessage("hi")]
 
 
@@ -230,3 +239,69 @@ def test_a_huge_retry_after_falls_back_to_the_backoff() -> None:
     c = OpenAIClient(api_key="k", backoff=0.01, max_retry_after=1.0)
     for value in ("99999999999999999999999", "Fri, 31 Dec 9999 23:59:59 GMT", "1e400"):
         assert c._delay(0, httpx.Headers({"retry-after": value})) <= 0.01
+
+
+# ---- redirects are not followed -----------------------------------------------------------------------------
+
+
+def test_a_redirect_is_said_not_followed() -> None:
+    """A 3xx was taken for the reply: a stream broke as 'the body is not an openai stream', call() as 'not
+    openai's reply'. An http_client made with follow_redirects=True followed it, sending the x-api-key (httpx
+    drops only Authorization on another host) wherever the server said, and a 301-303 as a GET. Now a
+    BadRequestError naming the location, never followed, never retried; sync and async."""
+    with ReplayServer() as elsewhere, ReplayServer() as server:
+        target = elsewhere.url + "/v1/messages"
+        server.add("/v1/messages", Reply(307, b"", headers={"location": target}))
+        request = FormattedRequest(body={}, path="/v1/messages", stream=True)
+        for http in (None, httpx.Client(follow_redirects=True)):
+            c = Client("anthropic", base_url=server.url, api_key="sk-ant-secret", max_retries=2, http_client=http)
+            with pytest.raises(BadRequestError, match=f"redirects to {target}: not followed") as info:
+                list(c.send_stream(request))
+            assert info.value.status_code == 307
+        server.add("/v1/messages", Reply(301, b"Moved", headers={"location": target, "content-type": "text/html"}))
+
+        async def run() -> None:
+            async with AsyncClient(
+                "anthropic", base_url=server.url, api_key="k", http_client=httpx.AsyncClient(follow_redirects=True)
+            ) as ac:
+                await ac.send(FormattedRequest(body={}, path="/v1/messages", stream=False))
+
+        with pytest.raises(BadRequestError, match="redirects") as info:
+            asyncio.run(run())
+        assert (info.value.status_code, info.value.body) == (301, "Moved")
+        assert elsewhere.requests == [] and len(server.requests) == 3
+
+
+# ---- call() on a server that streams anyway --------------------------------------------------------------------
+
+STREAMS = [
+    ("openai", openai_mod, "openai/stream_parallel_tool_calls.sse"),
+    ("anthropic", anthropic_mod, "anthropic/stream_sdk_tool_use.sse"),
+    ("gemini", gemini_mod, "gemini/stream_function_call.sse"),
+    ("dashscope", dashscope_mod, "dashscope/native_stream_thinking_docs.sse"),
+]
+
+
+@pytest.mark.parametrize(("provider", "mod", "fixture"), STREAMS, ids=[s[0] for s in STREAMS])
+def test_call_on_a_server_that_streams_reads_the_stream(provider: str, mod: Any, fixture: str) -> None:
+    """call() on a server that streams whatever it is asked (a proxy, a local server ignoring stream: false)
+    raised 'not valid JSON' and lost the reply: a text/event-stream body is now read as the stream it is,
+    sync and async; one cut short raises BrokenStreamError with what arrived."""
+    body = (FIX / fixture).read_bytes()
+    want = reduce_events(list(mod.parse_stream(body)))[0]
+    request = FormattedRequest(body={}, path="/x", stream=False, model="m")
+    with ReplayServer() as server:
+        server.add("/x", Reply(body=body, sse=True, chunk_size=37))
+        msg = Client(provider, base_url=server.url, api_key="k").send(request)
+        assert msg.to_dict()["content"] == want.to_dict()["content"] and msg.generate_reason == want.generate_reason
+
+        async def run() -> agentmsg.Msg:
+            async with AsyncClient(provider, base_url=server.url, api_key="k") as ac:
+                return await ac.send(request)
+
+        assert asyncio.run(run()).to_dict()["content"] == want.to_dict()["content"]
+        if provider in ("openai", "anthropic"):  # the others have no end signal: a cut there reads whole
+            server.add("/x", Reply(body=body[: len(body) // 2], sse=True))
+            with pytest.raises(BrokenStreamError, match="ended before") as info:
+                Client(provider, base_url=server.url, api_key="k").send(request)
+            assert info.value.partial is not None and info.value.partial.generate_reason == "INTERRUPTED"

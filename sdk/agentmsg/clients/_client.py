@@ -305,9 +305,24 @@ class _Base:
     def _refused(self, attempt: int, response: httpx.Response, body: bytes) -> float:
         """Seconds to wait before retrying a request answered with an error status that is worth
         retrying; raises the provider's error otherwise."""
+        if response.status_code < 400:
+            raise self._redirected(response, body)
         if self._retryable(response.status_code) and attempt < self.max_retries:
             return self._delay(attempt, response.headers)
         raise self._error(response.status_code, body, response.headers)
+
+    def _redirected(self, response: httpx.Response, body: bytes) -> BadRequestError:
+        """A 3xx: not followed (the API key would go along, and httpx makes a 301-303 POST a GET)."""
+        location = response.headers.get("location")
+        where = f" to {location}" if location else ""
+        _message, parsed, body_id = _provider_message(body) if body else ("", None, None)
+        return BadRequestError(
+            f"the server redirects{where}: not followed (the API key would go along); set base_url to where the API is",
+            provider=self.provider,
+            status_code=response.status_code,
+            body=parsed,
+            request_id=body_id or _request_id(response.headers),
+        )
 
     def _delay(self, attempt: int, headers: httpx.Headers | None) -> float:
         if headers is not None:
@@ -656,7 +671,7 @@ class Client(_Base):
             response.close()
         if len(body) > cap:
             raise self._too_big(response, cap)
-        return _parse_whole(self, body, started, response)
+        return _parse_whole(self, request, body, started, response)
 
     def _send(self, request: Any) -> httpx.Response:
         url, headers, content = self._url(request), self._headers(request), request.body_bytes()
@@ -666,6 +681,7 @@ class Client(_Base):
                 response = self.http.send(
                     self.http.build_request("POST", url, headers=headers, content=content, timeout=self._timeout),
                     stream=True,
+                    follow_redirects=False,  # the key would go along, to any host (httpx drops only Authorization)
                 )
             except httpx.LocalProtocolError:
                 raise self._unsendable() from None
@@ -673,7 +689,7 @@ class Client(_Base):
                 time.sleep(self._failed(attempt, exc))
                 attempt += 1
                 continue
-            if response.status_code < 400:
+            if response.status_code < 300:
                 return response
             try:
                 body = _read_sync(response, ERROR_BODY_MAX)[:ERROR_BODY_MAX]
@@ -741,7 +757,7 @@ class AsyncClient(_Base):
             await response.aclose()
         if len(body) > cap:
             raise self._too_big(response, cap)
-        return _parse_whole(self, body, started, response)
+        return _parse_whole(self, request, body, started, response)
 
     async def _send(self, request: Any) -> httpx.Response:
         url, headers, content = self._url(request), self._headers(request), request.body_bytes()
@@ -751,6 +767,7 @@ class AsyncClient(_Base):
                 response = await self.http.send(
                     self.http.build_request("POST", url, headers=headers, content=content, timeout=self._timeout),
                     stream=True,
+                    follow_redirects=False,  # the key would go along, to any host (httpx drops only Authorization)
                 )
             except httpx.LocalProtocolError:
                 raise self._unsendable() from None
@@ -758,7 +775,7 @@ class AsyncClient(_Base):
                 await asyncio.sleep(self._failed(attempt, exc))
                 attempt += 1
                 continue
-            if response.status_code < 400:
+            if response.status_code < 300:
                 return response
             try:
                 body = (await _read_async(response, ERROR_BODY_MAX))[:ERROR_BODY_MAX]
@@ -791,14 +808,20 @@ async def _read_async(response: httpx.Response, cap: int) -> bytes:
     return bytes(body)
 
 
-def _parse_whole(client: _Base, body: bytes, started: float, response: httpx.Response) -> Msg:
-    """A non-streaming reply: the message. A body that is a provider error, or that is not the provider's
-    reply at all (an HTML page, an SSE body, nothing), raises :class:`BrokenStreamError` with the status,
-    the request id and the body (its text when it is not JSON)."""
+def _parse_whole(client: _Base, request: Any, body: bytes, started: float, response: httpx.Response) -> Msg:
+    """A non-streaming reply: the message. A server that streams anyway (content-type text/event-stream: a
+    proxy or a local server that ignores ``stream: false``) is read as the stream it is. A body that is a
+    provider error, or that is not the provider's reply at all (an HTML page, nothing), raises
+    :class:`BrokenStreamError` with the status, the request id and the body (its text when it is not JSON)."""
     where = {"provider": client.provider, "status_code": response.status_code}
     request_id = _request_id(response.headers)
+    content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     try:
-        events = client.entry.response_events(body, **client._options(started))
+        if content_type == "text/event-stream":
+            parser = client.parser(request, started)
+            events = parser.feed(body) + parser.close()
+        else:
+            events = client.entry.response_events(body, **client._options(started))
     except ValidationError as exc:
         _message, parsed, body_id = _provider_message(body)
         raise BrokenStreamError(
