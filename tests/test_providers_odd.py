@@ -1359,6 +1359,33 @@ def test_done_without_a_finish_reason_is_a_whole_reply() -> None:
     assert reduce_ok(list(anthropic.parse_stream(body))).generate_reason == "MODEL_STOP"
 
 
+# Recorded from Snowflake Cortex's OpenAI-compatible chat completions by github:pydantic/pydantic-ai@4fda38988f29
+# tests/models/cassettes/test_snowflake/test_snowflake_model_simple.yaml (interaction 0, response; MIT licence).
+SNOWFLAKE_RESPONSE = (
+    b'{"choices": [{"finish_reason": "", "index": 0, "logprobs": {"content": null, "refusal": null}, "message":'
+    b' {"annotations": null, "audio": {"data": "", "expires_at": 0, "id": "", "transcript": ""}, "content": "4",'
+    b' "function_call": {"arguments": "", "name": ""}, "refusal": "", "role": "assistant", "tool_calls": null}}],'
+    b' "created": 1783468047, "id": "", "model": "claude-sonnet-4-6", "object": "chat.completion",'
+    b' "service_tier": "", "system_fingerprint": "", "usage": {"completion_tokens": 5, "completion_tokens_details":'
+    b' {"accepted_prediction_tokens": 0, "audio_tokens": 0, "reasoning_tokens": 0, "rejected_prediction_tokens": 0},'
+    b' "prompt_tokens": 22, "prompt_tokens_details": {"audio_tokens": 0, "cached_tokens": 0}, "total_tokens": 27}}'
+)
+
+
+def test_snowflake_zero_valued_function_call_and_audio_are_no_call_and_no_audio() -> None:
+    """Snowflake's server writes every field of a message, unset ones as zero values: ``function_call`` as
+    ``{"name": "", "arguments": ""}`` and ``audio`` as ``{"data": "", "id": "", "transcript": "", "expires_at": 0}``
+    on a plain text reply. They carry nothing: no tool call (it was a call with no name, TOOL_CALLS, said as a
+    problem) and no audio (its expires_at 0 was said as not kept); streamed alike."""
+    events = openai.response_events(SNOWFLAKE_RESPONSE)
+    msg = reduce_ok(events)
+    assert msg.text_content == "4" and msg.blocks("tool_use") == [] and msg.generate_reason == "MODEL_STOP"
+    assert [e for e in events if e["type"] == "CUSTOM"] == []
+    delta = {"content": "4", "function_call": {"name": "", "arguments": ""}, "audio": {"id": "", "expires_at": 0}}
+    events = list(openai.parse_stream(sse(chunk(delta), chunk({}, finish="stop"))))
+    assert reduce_ok(events).blocks("tool_use") == [] and [e for e in events if e["type"] == "CUSTOM"] == []
+
+
 def test_an_event_without_data_is_no_news_but_an_error_event_without_data_is_an_error() -> None:
     """An SSE event whose data is empty (a ``ping`` with ``data:``, a keep-alive ``data:``) carries nothing: it is
     skipped, as the SDKs skip it, without a problem. An ``error`` event without data still ends the reply."""

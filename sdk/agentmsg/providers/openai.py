@@ -343,6 +343,8 @@ def _audio(b: StreamBuilder, i: int, audio: Any) -> None:
     if not isinstance(audio, dict):
         b.problem("type", f"a message's audio is a JSON {json_type(audio)}, not an object: left out")
         return
+    if not any(audio.values()):  # Snowflake's zero values ({"data": "", "id": "", "expires_at": 0, ...}): no audio
+        return
     transcript = b.string(audio.get("transcript"), "the audio's transcript")
     if transcript:
         b.text(transcript, choice=i, slot="transcript")
@@ -536,7 +538,8 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
         b.problem("type", f"tool_calls is a JSON {json_type(calls)}, not an array: left out")
     legacy = m.get("function_call")
     if isinstance(legacy, dict):
-        entries.append((("function_call",), {"function": legacy}))
+        if any(v not in (None, "") for v in legacy.values()):  # Snowflake's {"name": "", "arguments": ""}: no call
+            entries.append((("function_call",), {"function": legacy}))
     elif legacy is not None:
         b.problem("type", f"function_call is a JSON {json_type(legacy)}, not an object: left out")
     for key, tc in entries:
