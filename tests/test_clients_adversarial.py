@@ -305,3 +305,46 @@ def test_call_on_a_server_that_streams_reads_the_stream(provider: str, mod: Any,
             with pytest.raises(BrokenStreamError, match="ended before") as info:
                 Client(provider, base_url=server.url, api_key="k").send(request)
             assert info.value.partial is not None and info.value.partial.generate_reason == "INTERRUPTED"
+
+
+# ---- a provider error mid-stream --------------------------------------------------------------------------
+
+MID_STREAM_ERRORS = [
+    (
+        "anthropic",
+        "anthropic/stream_sdk_tool_use.sse",
+        b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"},'
+        b' "request_id": "req_011CSHoEeqs5C35K2UUqR7Fy"}\n\n',
+        "req_011CSHoEeqs5C35K2UUqR7Fy",
+    ),
+    (
+        "dashscope",
+        "dashscope/native_stream_text_docs.sse",
+        b'id:2\nevent:error\n:HTTP_STATUS/400\ndata:{"code":"DataInspectionFailed","message":"Output data may'
+        b' contain inappropriate content.","request_id":"2a7a6a9c-0d16-9b3e-a8b2-1c0e4c5b0a11"}\n\n',
+        "2a7a6a9c-0d16-9b3e-a8b2-1c0e4c5b0a11",
+    ),
+]
+
+
+@pytest.mark.parametrize(("provider", "fixture", "error", "rid"), MID_STREAM_ERRORS, ids=["anthropic", "dashscope"])
+def test_a_provider_error_mid_stream_carries_its_request_id(
+    provider: str, fixture: str, error: bytes, rid: str
+) -> None:
+    """The request id a provider puts in its error event (what its support asks for) was kept in the error
+    event but not on the BrokenStreamError raised (request_id None: only a response header was read)."""
+    body = (FIX / fixture).read_bytes()
+    body = body[: body.index(b"\n\n", body.index(b"data:")) + 2] + error
+    with ReplayServer() as server:
+        server.add("/x", Reply(body=body, sse=True))
+        stream = Client(provider, base_url=server.url, api_key="k").send_stream(
+            FormattedRequest(body={}, path="/x", stream=True)
+        )
+        with pytest.raises(BrokenStreamError) as info:
+            list(stream)
+        assert info.value.request_id == rid and stream.request_id == rid
+        assert info.value.partial is not None and info.value.partial.generate_reason == "INTERRUPTED"
+        server.add("/x", Reply(body=body, sse=True, headers={"x-request-id": "from-header"}))
+        with pytest.raises(BrokenStreamError) as info:
+            list(Client(provider, base_url=server.url, api_key="k").send_stream(FormattedRequest(body={}, path="/x")))
+        assert info.value.request_id == "from-header"

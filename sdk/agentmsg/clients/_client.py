@@ -433,6 +433,9 @@ class _StreamState:
         errors = parser.builder.errors
         if errors and self.error is None:
             self.error = str(errors[0].get("message"))
+            rid = errors[0].get("request_id")  # a provider error's own (Anthropic, DashScope), when no header gave one
+            if self.request_id is None and isinstance(rid, str) and rid:
+                self.request_id = rid
             if not self._parsed and errors[0].get("type") == "incomplete_stream":
                 # Nothing of the body was the provider's stream (a proxy's HTML page, nothing): say what came.
                 shown = f"content-type {self._content_type}" if self._content_type else "no content-type"
