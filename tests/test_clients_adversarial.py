@@ -27,6 +27,7 @@ from agentmsg.clients import (
     BrokenStreamError,
     Client,
     OpenAIClient,
+    RateLimitError,
     ServerError,
 )
 from agentmsg.clients._client import ERROR_BODY_MAX, _retry_after
@@ -348,3 +349,29 @@ def test_a_provider_error_mid_stream_carries_its_request_id(
         with pytest.raises(BrokenStreamError) as info:
             list(Client(provider, base_url=server.url, api_key="k").send_stream(FormattedRequest(body={}, path="/x")))
         assert info.value.request_id == "from-header"
+
+
+# ---- the errors travel -------------------------------------------------------------------------------------
+
+
+def test_errors_pickle_and_copy() -> None:
+    """A ProviderError could not be pickled nor copied (Exception's reduce calls cls(*args), and provider is
+    keyword-only): a process pool or a task queue lost it in a TypeError. A BrokenStreamError keeps its
+    partial message, over real HTTP."""
+    import copy
+    import pickle
+
+    err = RateLimitError("slow down", provider="openai", status_code=429, body={"error": {}}, request_id="r1")
+    with ReplayServer() as server:
+        body = (FIX / "openai/stream_text_include_usage.sse").read_bytes()
+        server.add("/chat/completions", Reply(body=body, sse=True, disconnect_after=1500))
+        with pytest.raises(BrokenStreamError) as info:
+            list(client(server.url).stream(CONVO))
+    for original in (err, info.value):
+        for again in (pickle.loads(pickle.dumps(original)), copy.copy(original), copy.deepcopy(original)):
+            assert type(again) is type(original) and str(again) == str(original)
+            assert vars(again).keys() == vars(original).keys()
+            for k in ("message", "provider", "status_code", "body", "request_id"):
+                assert getattr(again, k) == getattr(original, k)
+    again = pickle.loads(pickle.dumps(info.value))
+    assert again.partial.to_dict() == info.value.partial.to_dict() and again.partial.text_content

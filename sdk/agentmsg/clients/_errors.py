@@ -38,6 +38,18 @@ class ProviderError(Exception):
         where = f"{provider} {status_code}" if status_code is not None else provider
         super().__init__(f"{where}: {message}")
 
+    def __reduce__(self) -> Any:
+        # Exception's own reduce calls cls(*args), which lacks the keyword-only provider: a ProviderError
+        # could not be pickled (a process pool, a task queue) nor copied.
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+
+def _rebuild(cls: type[ProviderError], args: tuple[Any, ...], state: dict[str, Any]) -> ProviderError:
+    err = Exception.__new__(cls)
+    err.args = args
+    err.__dict__.update(state)
+    return err
+
 
 class AuthenticationError(ProviderError):
     """401 / 403: the API key is missing, wrong or not allowed."""
