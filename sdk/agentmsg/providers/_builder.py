@@ -23,7 +23,8 @@ is choice 1.
 A non-streaming response is written through a builder too, as the events its stream would give
 (:func:`agentmsg.providers._stream.read_response`).
 
-The helpers at the end read provider payload values into event values (counts, usage, base64 sources).
+The values it writes are read from payloads by :mod:`._payload`; JSON numbers a double cannot hold, by
+:mod:`._numbers`.
 """
 
 from __future__ import annotations
@@ -32,10 +33,8 @@ import base64
 import hashlib
 import itertools
 import json
-import math
 import operator
 import os
-import re
 import time
 import uuid
 from collections import deque
@@ -48,17 +47,14 @@ import orjson
 from .._json import has_lone_surrogate, json_type
 from .._json import loads as codec_loads
 from ..errors import Problem, ValidationError
+from ._numbers import first_beyond_double, json_text_of, overflowed
+from ._payload import shown, text_or_none
 
 __all__ = [
     "ERROR_EVENT",
     "NOT_KEPT_EVENT",
     "PROBLEM_EVENT",
     "StreamBuilder",
-    "as_list",
-    "as_object",
-    "base64_source",
-    "safe_int",
-    "usage_dict",
 ]
 
 ERROR_EVENT = "agentmsg.error"  # CUSTOM event name: a provider error or a cut stream
@@ -388,7 +384,7 @@ class StreamBuilder:
         """A reasoning fragment (and/or a signature or redacted-data fragment) for the thinking block in ``slot``."""
         if not (delta or signature or redacted):
             return
-        if not (_text_or_none(delta) and _text_or_none(signature) and _text_or_none(redacted)):
+        if not (text_or_none(delta) and text_or_none(signature) and text_or_none(redacted)):
             self._not_text("a thinking fragment, signature or redacted data", delta, signature, redacted)
             return
         c = self.choice(choice)
@@ -568,7 +564,7 @@ class StreamBuilder:
         bad_name = name
         if type(name) is not str:
             name = None
-        if not (_text_or_none(call_id) and _text_or_none(arguments) and _text_or_none(thought_signature)):
+        if not (text_or_none(call_id) and text_or_none(arguments) and text_or_none(thought_signature)):
             # each field that is no text is said and left out, the rest of the fragment kept (a call whose id is a
             # number keeps its name and arguments: it gets an id as a call without one does)
             call_id = self.string(call_id, "a tool call's id")
@@ -780,7 +776,7 @@ class StreamBuilder:
             except ValidationError as exc:
                 call.said = True
                 first = exc.problems[0] if exc.problems else Problem("", "json", "not valid JSON")
-                beyond = _beyond_double(text) if first.rule == "json" else None
+                beyond = first_beyond_double(text) if first.rule == "json" else None
                 if beyond is not None:  # whole JSON, but a number a double cannot hold (1e400): not unfinished
                     self._problem_at(
                         c,
@@ -862,7 +858,7 @@ class StreamBuilder:
         if key in self._said:
             return
         self._said.add(key)
-        self.problem("type", f"{field} is no token count ({_shown(value)}): not kept")
+        self.problem("type", f"{field} is no token count ({shown(value)}): not kept")
 
     def no_usage(self, field: str, value: Any) -> None:
         """A usage ``field`` the provider gave (not null) that is no JSON object: said (problem ``type``) and not
@@ -921,7 +917,7 @@ class StreamBuilder:
         float: where ``value`` holds such a float, the value is taken again, digit for digit, from the
         payload's text, so the arguments say what the model wrote (the reducer keeps such text raw, with
         ``argumentsError``: a message cannot hold the number), never a rounded number."""
-        if self.payload is not None and _overflowed(value):
+        if self.payload is not None and overflowed(value):
             exact = self._exact_node(self.payload, value)
             if exact is not None:
                 value = exact
@@ -931,7 +927,7 @@ class StreamBuilder:
             # an integer beyond 64 bits (read exactly), or nesting deeper than orjson writes (a payload may be
             # nested as deep as orjson reads): written as it came, the reducer keeps such arguments raw (a message
             # cannot hold them), never the payload lost for them
-            return _json_text(value)
+            return json_text_of(value)
 
     def _exact_node(self, payload: str | bytes, value: Any) -> Any:
         """The node of the payload, decoded exactly (integers as read), that orjson read as ``value``: the next
@@ -1082,205 +1078,3 @@ class StreamBuilder:
         if self.started_at is not None:
             out["time"] = round(max(0.0, time.monotonic() - self.started_at), 6)
         return out
-
-
-# ---- provider payload values -------------------------------------------------------------------------
-
-_OVERFLOW = float(2**63)
-
-
-def _overflowed(value: Any) -> bool:
-    """Whether ``value`` holds a float that orjson may have read from an integer beyond 64 bits (an integral
-    float of magnitude 2**63 or more)."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        kind = type(v)
-        if kind is dict:
-            stack.extend(v.values())
-        elif kind is list:
-            stack.extend(v)
-        elif kind is float and abs(v) >= _OVERFLOW and v.is_integer():
-            return True
-    return False
-
-
-def _json_text(value: Any) -> str:
-    """Compact JSON text of a value read from JSON (dicts, lists, strings, numbers, booleans, None), at any depth
-    (no recursion) and with integers of any size, for what orjson cannot write (:meth:`StreamBuilder.json_text`)."""
-    out: list[str] = []
-    stack: list[Any] = [value]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is _Close:
-            out.append(node.text)
-        elif kind is dict:
-            out.append("{")
-            stack.append(_CLOSE_OBJECT)
-            items = list(node.items())
-            for k in range(len(items) - 1, -1, -1):
-                key, child = items[k]
-                stack.append(child)
-                stack.append(_Close(("," if k else "") + orjson.dumps(str(key)).decode() + ":"))
-        elif kind is list:
-            out.append("[")
-            stack.append(_CLOSE_ARRAY)
-            for k in range(len(node) - 1, -1, -1):
-                stack.append(node[k])
-                if k:
-                    stack.append(_COMMA)
-        elif kind is int:
-            out.append(str(node))
-        elif kind is HugeNumber:
-            out.append(node.text)
-        else:
-            out.append(orjson.dumps(node).decode())
-    return "".join(out)
-
-
-class HugeNumber(float):
-    """A number a payload holds that a double cannot (``1e400``): infinite as a float, its JSON text kept in
-    ``text`` (:func:`loads_beyond_double`). No JSON writer takes it (orjson and msgspec refuse a float subclass), so
-    it never becomes a rounded number or a null: a call's arguments keep its text (:meth:`StreamBuilder.json_text`),
-    a count or a text field that holds it is no count or text (:func:`safe_int`, :meth:`StreamBuilder.string`)."""
-
-    __slots__ = ("text",)
-
-    def __new__(cls, text: str) -> HugeNumber:
-        number = float.__new__(cls, float(text))
-        number.text = text
-        return number
-
-    text: str
-
-
-def loads_beyond_double(text: str | bytes) -> Any:
-    """A payload orjson refuses for a number beyond a double's range (``1e400``, or an integer of hundreds of
-    digits), read by the standard library with each such number a :class:`HugeNumber` (an integer beyond 64 bits an
-    int, as the codec's fallback reads it); None when it is no JSON so either (NaN, Infinity, cut short, ...). A tool
-    input holding such a number then keeps the model's text, as arguments sent as text do, and the payload is not
-    lost for it."""
-
-    def number(digits: str) -> float:
-        value = float(digits)
-        return HugeNumber(digits) if value in (math.inf, -math.inf) else value
-
-    def integer(digits: str) -> Any:
-        return int(digits) if len(digits) <= 4000 else HugeNumber(digits)  # (int() of more digits is refused)
-
-    def constant(name: str) -> Any:
-        raise ValueError(name)
-
-    try:
-        return json.loads(text, parse_float=number, parse_int=integer, parse_constant=constant)
-    except (ValueError, RecursionError):
-        return None
-
-
-class _Close:
-    """Text :func:`_json_text` writes as it comes to it (a closing bracket, a comma, a key)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-_CLOSE_OBJECT, _CLOSE_ARRAY, _COMMA = _Close("}"), _Close("]"), _Close(",")
-
-
-def _beyond_double(text: str) -> str | None:
-    """The first number of ``text`` beyond a double's range (``1e400``) when ``text`` is otherwise whole JSON (what
-    :func:`loads_beyond_double` reads), else None: JSON the codec refuses for its number, not JSON cut short."""
-    stack = [loads_beyond_double(text)]
-    while stack:  # (in the text's order, with no recursion)
-        node = stack.pop()
-        if type(node) is HugeNumber:
-            return node.text
-        if type(node) is dict:
-            stack.extend(reversed(node.values()))
-        elif type(node) is list:
-            stack.extend(reversed(node))
-    return None
-
-
-def _text_or_none(value: Any) -> bool:
-    """A string field of a payload that may be absent (None, or empty)."""
-    return not value or type(value) is str
-
-
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")  # the source schema's pattern for base64 data
-
-
-def base64_source(media_type: Any, data: Any) -> dict[str, Any] | None:
-    """A base64 source (``schemas/source.schema.json``) for media a reply carries inline, or None when
-    ``data`` is not standard base64 text (a MIME type missing is ``application/octet-stream``)."""
-    if not isinstance(data, str) or not _BASE64.fullmatch(data):
-        return None
-    mime = media_type if isinstance(media_type, str) and media_type else "application/octet-stream"
-    return {"type": "base64", "media_type": mime, "data": data}
-
-
-def as_list(value: Any) -> list[Any]:
-    """``value`` when it is a JSON array, else an empty one (payload fields of unexpected types)."""
-    return value if isinstance(value, list) else []
-
-
-def as_object(value: Any) -> dict[str, Any]:
-    """``value`` when it is a JSON object, else an empty one (payload fields of unexpected types)."""
-    return value if isinstance(value, dict) else {}
-
-
-def safe_int(value: Any, b: StreamBuilder | None = None, field: str = "") -> int | None:
-    """A token count as the usage schema wants it (a non-negative int), or None; counts saturate at Java's
-    long maximum, as the reducer's sums do (an integer beyond 64 bits is such a count). Any other value but null
-    (``"12"``, ``-3``, ``1.5``, ``true``, ``1e400``) is said by ``b``, when given, as ``field``'s
-    (:meth:`StreamBuilder.no_count`): a plain count costs nothing more."""
-    if type(value) is int and value >= 0:
-        return value if value <= _LONG_MAX else _LONG_MAX
-    if type(value) is float and value >= 0 and value.is_integer():
-        return min(int(value), _LONG_MAX)
-    if b is not None and value is not None:
-        b.no_count(field, value)
-    return None
-
-
-_LONG_MAX = 2**63 - 1
-
-
-def _shown(value: Any) -> str:
-    """A value that is no token count, as a problem shows it (a string quoted, a number's text)."""
-    kind = type(value)
-    if kind is str:
-        return repr(value[:40]) + ("..." if len(value) > 40 else "")
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is HugeNumber:
-        return f"{value.text[:40]}..." if len(value.text) > 40 else value.text
-    if (kind is int and value < -_OVERFLOW) or (kind is float and value <= -_OVERFLOW):
-        return "a negative number beyond 64 bits"  # (orjson reads a stream's so as the nearest float: no digits)
-    if kind is int or kind is float:
-        text = repr(value)
-        return f"{text[:40]}..." if len(text) > 40 else text
-    return f"a JSON {json_type(value)}"
-
-
-def usage_dict(
-    input_tokens: int | None, output_tokens: int | None, cached: int | None = None, total: int | None = None
-) -> dict[str, Any] | None:
-    """A ChatUsage dict from provider counts read by :func:`safe_int`, or their sums (only the counts given, a
-    sum saturating at Java's long maximum; totalTokens = input + output)."""
-    out: dict[str, Any] = {}
-    i, o = input_tokens, output_tokens
-    if i is not None:
-        out["inputTokens"] = i = i if i <= _LONG_MAX else _LONG_MAX
-    if o is not None:
-        out["outputTokens"] = o = o if o <= _LONG_MAX else _LONG_MAX
-    if cached is not None:
-        out["cachedTokens"] = cached if cached <= _LONG_MAX else _LONG_MAX
-    if i is not None and o is not None:
-        out["totalTokens"] = min(i + o, _LONG_MAX)
-    elif total is not None:
-        out["totalTokens"] = total if total <= _LONG_MAX else _LONG_MAX
-    return out or None

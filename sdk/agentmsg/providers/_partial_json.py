@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from .._limits import limits
-from ._builder import HugeNumber
+from ._numbers import HugeNumber
 
 __all__ = ["json_fragment_writer"]
 

@@ -25,8 +25,9 @@ from .._native import speedups
 from ..errors import Problem, ValidationError
 from ..events.reducer import reduce_events
 from ..message import Msg
-from ._builder import HugeNumber, StreamBuilder, loads_beyond_double
+from ._builder import StreamBuilder
 from ._framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
+from ._numbers import HugeNumber, loads_beyond_double
 
 __all__ = ["BaseStreamParser", "read_response", "response_message", "run_parser"]
 

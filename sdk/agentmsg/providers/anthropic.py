@@ -23,9 +23,10 @@ from agentmsg.message import Msg
 from .._json import json_type
 from ..errors import ValidationError
 from . import _format as F
-from ._builder import StreamBuilder, as_list, as_object, safe_int, usage_dict
+from ._builder import StreamBuilder
 from ._common import media_kind
 from ._format import Context, FormatOptions, FormattedRequest
+from ._payload import as_list, as_object, safe_int, usage_dict
 from ._stream import BaseStreamParser, read_response, response_message, run_parser
 from ._tools import anthropic_tool_choice, anthropic_tools, normalize_tool_choice, normalize_tools
 from ._turns import TurnWalk

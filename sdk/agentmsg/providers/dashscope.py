@@ -20,10 +20,11 @@ from agentmsg.message import Msg
 from .._json import json_type
 from ..errors import ValidationError
 from . import _format as F
-from ._builder import StreamBuilder, as_object, base64_source, safe_int, usage_dict
+from ._builder import StreamBuilder
 from ._chat import ChatWalk, copy_hints
 from ._common import media_kind
 from ._format import Context, FormatOptions, FormattedRequest
+from ._payload import as_object, base64_source, safe_int, usage_dict
 from ._stream import BaseStreamParser, read_response, response_message, run_parser
 from ._tools import normalize_tool_choice, normalize_tools, openai_tool_choice, openai_tools
 

@@ -22,10 +22,11 @@ from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBloc
 from .._json import json_type
 from ..errors import ValidationError
 from . import _format as F
-from ._builder import StreamBuilder, base64_source, safe_int, usage_dict
+from ._builder import StreamBuilder
 from ._common import media_kind
 from ._format import Context, FormatOptions, FormattedRequest
 from ._partial_json import json_fragment_writer
+from ._payload import base64_source, safe_int, usage_dict
 from ._stream import BaseStreamParser, read_response, response_message, run_parser
 from ._tools import gemini_tool_config, gemini_tools, normalize_tool_choice, normalize_tools
 from ._turns import TurnWalk

@@ -1,0 +1,132 @@
+"""JSON numbers a double cannot hold, in provider payloads: ``1e400``, an integer of hundreds of digits, an integer
+beyond 64 bits that orjson reads as a float. A payload holding one is still read (:func:`loads_beyond_double`), such a
+number keeps its text (:class:`HugeNumber`), and a value holding one is written back as JSON text as it came
+(:func:`json_text_of`): a tool call's arguments are never rounded, nulled or lost for a number in them."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import orjson
+
+__all__ = ["OVERFLOW", "HugeNumber", "first_beyond_double", "json_text_of", "loads_beyond_double", "overflowed"]
+
+OVERFLOW = float(2**63)
+
+
+def overflowed(value: Any) -> bool:
+    """Whether ``value`` holds a float that orjson may have read from an integer beyond 64 bits (an integral
+    float of magnitude 2**63 or more)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        kind = type(v)
+        if kind is dict:
+            stack.extend(v.values())
+        elif kind is list:
+            stack.extend(v)
+        elif kind is float and abs(v) >= OVERFLOW and v.is_integer():
+            return True
+    return False
+
+
+def json_text_of(value: Any) -> str:
+    """Compact JSON text of a value read from JSON (dicts, lists, strings, numbers, booleans, None), at any depth
+    (no recursion) and with integers of any size, for what orjson cannot write (:meth:`~agentmsg.providers._builder.StreamBuilder.json_text`)."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is _Close:
+            out.append(node.text)
+        elif kind is dict:
+            out.append("{")
+            stack.append(_CLOSE_OBJECT)
+            items = list(node.items())
+            for k in range(len(items) - 1, -1, -1):
+                key, child = items[k]
+                stack.append(child)
+                stack.append(_Close(("," if k else "") + orjson.dumps(str(key)).decode() + ":"))
+        elif kind is list:
+            out.append("[")
+            stack.append(_CLOSE_ARRAY)
+            for k in range(len(node) - 1, -1, -1):
+                stack.append(node[k])
+                if k:
+                    stack.append(_COMMA)
+        elif kind is int:
+            out.append(str(node))
+        elif kind is HugeNumber:
+            out.append(node.text)
+        else:
+            out.append(orjson.dumps(node).decode())
+    return "".join(out)
+
+
+class HugeNumber(float):
+    """A number a payload holds that a double cannot (``1e400``): infinite as a float, its JSON text kept in
+    ``text`` (:func:`loads_beyond_double`). No JSON writer takes it (orjson and msgspec refuse a float subclass), so
+    it never becomes a rounded number or a null: a call's arguments keep its text (:meth:`~agentmsg.providers._builder.StreamBuilder.json_text`),
+    a count or a text field that holds it is no count or text (:func:`safe_int`, :meth:`StreamBuilder.string`)."""
+
+    __slots__ = ("text",)
+
+    def __new__(cls, text: str) -> HugeNumber:
+        number = float.__new__(cls, float(text))
+        number.text = text
+        return number
+
+    text: str
+
+
+def loads_beyond_double(text: str | bytes) -> Any:
+    """A payload orjson refuses for a number beyond a double's range (``1e400``, or an integer of hundreds of
+    digits), read by the standard library with each such number a :class:`HugeNumber` (an integer beyond 64 bits an
+    int, as the codec's fallback reads it); None when it is no JSON so either (NaN, Infinity, cut short, ...). A tool
+    input holding such a number then keeps the model's text, as arguments sent as text do, and the payload is not
+    lost for it."""
+
+    def number(digits: str) -> float:
+        value = float(digits)
+        return HugeNumber(digits) if value in (math.inf, -math.inf) else value
+
+    def integer(digits: str) -> Any:
+        return int(digits) if len(digits) <= 4000 else HugeNumber(digits)  # (int() of more digits is refused)
+
+    def constant(name: str) -> Any:
+        raise ValueError(name)
+
+    try:
+        return json.loads(text, parse_float=number, parse_int=integer, parse_constant=constant)
+    except (ValueError, RecursionError):
+        return None
+
+
+class _Close:
+    """Text :func:`json_text_of` writes as it comes to it (a closing bracket, a comma, a key)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+_CLOSE_OBJECT, _CLOSE_ARRAY, _COMMA = _Close("}"), _Close("]"), _Close(",")
+
+
+def first_beyond_double(text: str) -> str | None:
+    """The first number of ``text`` beyond a double's range (``1e400``) when ``text`` is otherwise whole JSON (what
+    :func:`loads_beyond_double` reads), else None: JSON the codec refuses for its number, not JSON cut short."""
+    stack = [loads_beyond_double(text)]
+    while stack:  # (in the text's order, with no recursion)
+        node = stack.pop()
+        if type(node) is HugeNumber:
+            return node.text
+        if type(node) is dict:
+            stack.extend(reversed(node.values()))
+        elif type(node) is list:
+            stack.extend(reversed(node))
+    return None
