@@ -375,3 +375,12 @@ def test_errors_pickle_and_copy() -> None:
                 assert getattr(again, k) == getattr(original, k)
     again = pickle.loads(pickle.dumps(info.value))
     assert again.partial.to_dict() == info.value.partial.to_dict() and again.partial.text_content
+
+
+def test_the_default_timeout_waits_for_a_reasoning_model() -> None:
+    """The default read timeout was 60 s: a reasoning model whose first byte comes after a minute or more
+    (streamed or not) timed out, was retried (billed again) and failed. Now the providers' SDKs' default:
+    600 s, 10 s to connect; a timeout given is used as given."""
+    for c in (Client("openai", api_key="k"), AsyncClient("anthropic", api_key="k")):
+        assert (c.http.timeout.read, c.http.timeout.connect, c.http.timeout.write) == (600.0, 10.0, 600.0)
+    assert Client("gemini", api_key="k", timeout=2.5).http.timeout == httpx.Timeout(2.5)

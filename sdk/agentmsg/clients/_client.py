@@ -79,7 +79,10 @@ _RETRY_STATUS = frozenset({408, 409, 429})
 #: Bytes of an error response's body read: enough for any provider's error; the rest is not read (a
 #: hostile or broken server's endless error page cannot fill the memory).
 ERROR_BODY_MAX = 1 << 20
-DEFAULT_TIMEOUT = httpx.Timeout(60.0)  # seconds, for the client's own http_client
+#: Seconds, for the client's own http_client: 10 to connect, 600 for the rest, as the providers' own SDKs
+#: (a reasoning model's first byte, streamed or not, often comes after more than a minute: with 60 s the
+#: call timed out, was retried and billed again, and failed).
+DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
 
 def _provider_message(body: bytes) -> tuple[str, Any, str | None]:
@@ -176,7 +179,7 @@ class _Base:
             raise ValueError(f"base_url {base_url!r} is not a URL: {exc}") from None
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"base_url {base_url!r} is not an http:// or https:// URL")
-        #: None: the http_client's own timeout (60 s for the client's own http_client)
+        #: None: the http_client's own timeout (DEFAULT_TIMEOUT for the client's own http_client)
         self.timeout: httpx.Timeout | None = (
             timeout if isinstance(timeout, httpx.Timeout) or timeout is None else httpx.Timeout(timeout)
         )
@@ -613,7 +616,7 @@ class Client(_Base):
     ``dashscope-compatible``, ``anthropic``, ``gemini``, ``dashscope``).
 
     ``api_key`` (default: the provider's usual environment variable), ``base_url`` (e.g. a proxy or a
-    local server), ``model``, ``timeout`` (seconds or an ``httpx.Timeout``, default 60 s, or your
+    local server), ``model``, ``timeout`` (seconds or an ``httpx.Timeout``, default 600 s, 10 s to connect, or your
     ``http_client``'s own; a stream silent for longer breaks), ``max_retries`` (429, 408, 409, 5xx and connection failures before the stream starts, with
     exponential ``backoff`` honouring Retry-After up to ``max_retry_after`` seconds), ``name`` (the
     replies' agent name), ``http_client`` (your own ``httpx.Client``, e.g. with a mock transport)."""
