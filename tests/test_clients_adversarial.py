@@ -195,10 +195,24 @@ def test_a_key_with_whitespace_is_said_without_the_key_and_not_retried() -> None
         c = OpenAIClient(
             base_url=server.url, api_key="k", model="m", max_retries=2, backoff=0.01, headers={"X-Token": "tok-secret "}
         )
-        with pytest.raises(BadRequestError, match="not valid HTTP") as binfo:
+        with pytest.raises(BadRequestError, match="no HTTP header value") as binfo:
             c.call(CONVO)
         assert "secret" not in str(binfo.value) and binfo.value.__cause__ is None
-        assert binfo.value.__suppress_context__
+        assert server.requests == []
+
+
+@pytest.mark.parametrize("value", ["Bearer sk-secret\xa0", "Caf\xe9 secret", "a\r\nX-Injected: secret", "secret\t"])
+def test_a_header_value_http_cannot_carry_is_said_without_it(value: str) -> None:
+    """headers= with a non-ASCII value raised a bare UnicodeEncodeError whose repr quotes the value (a key
+    passed as Authorization, say), not a ProviderError; a line break or tab reached h11, whose error quotes
+    it too. Now a BadRequestError naming the header, not its value; nothing is sent, nothing retried."""
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply.json({"error": {"message": "x"}}, status=400))
+        c = OpenAIClient(base_url=server.url, api_key="k", model="m", max_retries=2, headers={"Authorization": value})
+        with pytest.raises(BadRequestError, match="'Authorization'") as info:
+            c.call(CONVO)
+        assert "secret" not in str(info.value) and "secret" not in repr(info.value)
+        assert info.value.__cause__ is None and info.value.__context__ is None
         assert server.requests == []
 
 

@@ -255,7 +255,15 @@ class _Base:
             h["authorization"] = f"Bearer {self.api_key}"
         else:
             h[self.spec.auth.lower()] = self.api_key
-        h.update((k.lower(), v) for k, v in self.extra_headers.items())
+        for name, value in self.extra_headers.items():
+            if not (isinstance(value, str) and value.isascii() and value.isprintable() and value == value.strip()):
+                # httpx would raise UnicodeEncodeError (its repr quotes the value: a key, maybe) or h11 refuse it.
+                raise BadRequestError(
+                    f"headers={{{name!r}: ...}}: the value is no HTTP header value (non-ASCII, a control character"
+                    " or line break, leading or trailing whitespace): nothing was sent",
+                    provider=self.provider,
+                )
+            h[name.lower()] = value
         return h
 
     def _options(self, started_at: float) -> dict[str, Any]:
