@@ -204,6 +204,43 @@ def _validator(ref: str, closed: bool = False, cut: bool = False) -> Any:
 
 
 @cache
+def event_type_validators() -> dict[str, Any]:
+    """Per event type, the ``is_valid`` of the (open) event schema's branch for that type. The event schema is an
+    object whose ``type`` is one of an enum, and any of a list of branches, each fixing ``type`` to its own
+    constant; so for an event whose ``type`` is a string naming a branch, that branch accepts it exactly when the
+    whole event schema does (every other branch needs another ``type``). Checking the one branch skips trying the
+    others first. Empty when the event schema has another shape (then one branch says nothing)."""
+    doc = schema_documents().get(KINDS.get("event", ""))
+    if doc is None:
+        return {}
+    plain = {"$schema", "$id", "title", "description", "type", "required", "properties", "anyOf", "$defs"}
+    prop = doc.get("properties", {}).get("type")
+    if (
+        not set(doc) <= plain
+        or doc.get("type") != "object"
+        or doc.get("required") != ["type"]
+        or set(doc.get("properties", {})) != {"type"}
+        or not isinstance(prop, dict)
+        or not set(prop) <= {"description", "enum"}
+        or not isinstance(prop.get("enum"), list)
+    ):
+        return {}
+    defs = doc.get("$defs", {})
+    out: dict[str, Any] = {}
+    for branch in doc.get("anyOf", []):
+        ref = branch.get("$ref") if isinstance(branch, dict) and set(branch) == {"$ref"} else None
+        if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+            return {}
+        node = defs.get(ref.removeprefix("#/$defs/"))
+        props = node.get("properties") if isinstance(node, dict) else None
+        tag = props.get("type", {}).get("const") if isinstance(props, dict) else None
+        if not isinstance(tag, str) or tag not in prop["enum"] or tag in out:
+            return {}
+        out[tag] = _validator(schema_uri("event") + ref).is_valid
+    return out
+
+
+@cache
 def array_validator_for_kind(kind: str, strict: bool = False) -> Any:
     """A compiled validator for a JSON array whose items are of ``kind`` (e.g. a conversation)."""
     return jsonschema_rs.validator_for(

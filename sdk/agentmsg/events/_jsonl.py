@@ -7,10 +7,15 @@ of which is in the dedupe window, no subagent ``source``, no thinking ``signatur
 its ids enter the window at once and every delta that the reply's routing table can place is appended
 directly; any other line is parsed and applied as the reference does. A run that is not clean goes
 through the reference. So messages and problems are exactly those of feeding the lines one by one.
+
+A strict reducer reads a run in one loop (:func:`feed_lines_strict`): each event is checked against the event
+schema's branch for its type, which accepts exactly what the whole schema does; anything else is fed as the
+reference does, so the errors are the same.
 """
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Union
@@ -18,9 +23,11 @@ from typing import TYPE_CHECKING, Any, Union
 import msgspec
 import orjson
 
-from .._schemas import schema_documents
+from .._json import _STRICT
+from .._limits import MAX_WRITABLE_DEPTH, limits
+from .._schemas import event_type_validators, schema_documents
 from ._handlers import apply
-from ._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, State, Text
+from ._state import CALL_DELTA, JOIN_EVERY, TEXT_DELTA, THINKING_DELTA, State, Text
 
 Feed = Callable[[Any], None]
 
@@ -51,6 +58,89 @@ def feed_lines(st: State, feed: Feed, lines: list[bytes], first_line: int) -> No
         if not line.strip():
             continue
         feed_line(st, feed, line, first_line + offset)
+
+
+def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int) -> None:
+    """:func:`feed_lines` for a strict reducer (``feed`` is its ``_feed_parsed``; each line with or without its
+    newline), in one loop: the same events, messages and errors. A line that orjson reads as an object whose
+    ``type`` names an event type, that orjson can write back (the depth check of ``validate_parsed``; a line of at
+    most ``MAX_WRITABLE_DEPTH`` bytes always can: orjson reads only what it can write but for the depth) and that
+    the event schema's branch for its type accepts (:func:`~agentmsg._schemas.event_type_validators`: then the
+    whole event schema accepts it) is valid: it is applied here as ``Reducer._feed`` would (subagent source,
+    duplicates, then the delta routing of :func:`~._handlers.apply`, else ``apply``). Any other line goes through
+    :func:`feed_line` / ``feed`` unchanged, which check it again in full and raise what they raise.
+    ``tests/test_events_strict_jsonl.py`` compares the two paths."""
+    checks = event_type_validators()
+    if limits.max_depth != MAX_WRITABLE_DEPTH or not checks:
+        feed_lines(st, feed, lines, first_line)
+        return
+    loads, dumps, option, decode_error, encode_error = (
+        orjson.loads,
+        orjson.dumps,
+        _STRICT,
+        orjson.JSONDecodeError,
+        orjson.JSONEncodeError,
+    )
+    source, window = st.source, st.window
+    size = window.size
+    line_no = first_line - 1
+    for line in lines:
+        line_no += 1
+        try:
+            event = loads(line)
+        except decode_error:
+            if line.strip():  # (a blank line is no event)
+                feed_line(st, feed, line[:-1] if line.endswith(b"\n") else line, line_no)
+            continue
+        kind = event.get("type") if type(event) is dict else None
+        check = checks.get(kind) if type(kind) is str else None
+        if check is None:
+            feed(event)
+            continue
+        if len(line) > MAX_WRITABLE_DEPTH:  # (a shorter line cannot hold that many nested arrays and objects)
+            try:
+                dumps(event, option=option)
+            except encode_error:
+                feed(event)
+                continue
+        if not check(event):
+            feed(event)
+            continue
+        # Valid: what Reducer._feed does after its check.
+        index = st.count
+        st.count = index + 1
+        if event.get("source") != source:
+            continue
+        event_id = event.get("id")
+        if type(event_id) is str:
+            # window.seen(event_id), inlined (the same sets, rotated at the same events)
+            current = window.current
+            if event_id in current or event_id in window.previous:
+                continue
+            current.add(event_id)
+            if size is not None and len(current) >= size:
+                window.previous, window.current = current, set()
+        elif event_id is not None:
+            st.problem(index, "/id", "type", f"event id {event_id!r:.80} is not a string: not checked for duplicates")
+        reply = st.reply
+        if reply is not None:  # apply's common case: a plain delta for an open block or call
+            table = reply.routes.get(kind)  # type: ignore[arg-type]
+            if table is not None:
+                key = event.get("toolCallId" if table is reply.calls else "blockId")
+                delta = event.get("delta")
+                if (
+                    type(key) is str
+                    and type(delta) is str
+                    and (kind != THINKING_DELTA or ("signature" not in event and "redactedData" not in event))
+                ):
+                    text = table.get(key)
+                    if text is not None:
+                        parts = text.parts
+                        parts.append(delta)
+                        if len(parts) >= JOIN_EVERY:
+                            text.flush()
+                        continue
+        apply(st, event, index)
 
 
 def feed_line(st: State, feed: Feed, line: bytes, line_no: int) -> None:
@@ -116,6 +206,12 @@ _NO_ROUTES: tuple[dict[str, Text], dict[str, Text], dict[str, Text]] = ({}, {}, 
 def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_line: int) -> int:
     """Feed ``data[start:end]``, whole lines (the first one is line ``first_line``), as the reference
     does; returns the number of lines."""
+    if st.strict:
+        # The lines with their newlines (BytesIO finds them with memchr: several times faster than split);
+        # a run ending with a newline ends with one more, empty, line.
+        kept = io.BytesIO(data[start:end]).readlines()
+        feed_lines_strict(st, feed, kept, first_line)
+        return len(kept) + 1 if not kept or kept[-1].endswith(b"\n") else len(kept)
     count = data.count(b"\n", start, end) + 1
     views: list[_View] | None = None
     if not st.strict and st.source is None:
