@@ -398,3 +398,44 @@ def test_the_default_timeout_waits_for_a_reasoning_model() -> None:
     for c in (Client("openai", api_key="k"), AsyncClient("anthropic", api_key="k")):
         assert (c.http.timeout.read, c.http.timeout.connect, c.http.timeout.write) == (600.0, 10.0, 600.0)
     assert Client("gemini", api_key="k", timeout=2.5).http.timeout == httpx.Timeout(2.5)
+
+
+def test_a_stream_ended_before_any_reply_is_done(raw: Any) -> None:
+    """A stream cancelled while it waited for the response headers (or refused: a 500 after the retries)
+    kept done False, which says it may still go on (done: 'ended: read whole, broken or cancelled'). Now
+    done, with no message; the connection is closed."""
+    closed = threading.Event()
+
+    def silent(conn: socket.socket) -> None:
+        conn.settimeout(5)
+        if conn.recv(1) == b"":
+            closed.set()
+
+    server = raw(silent)
+
+    async def run() -> Any:
+        c = AsyncOpenAIClient(base_url=server.url, api_key="k", model="m")
+        stream = c.stream(CONVO)
+
+        async def consume() -> None:
+            async for _ in stream:
+                pass
+
+        task = asyncio.create_task(consume())
+        while server.connections == 0:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await c.aclose()
+        return stream
+
+    stream = asyncio.run(run())
+    assert stream.done and stream.message is None
+    assert closed.wait(5)
+    with ReplayServer() as replay:
+        replay.add("/chat/completions", Reply.json({"error": {"message": "down"}}, status=500))
+        sync = client(replay.url).stream(CONVO)
+        with pytest.raises(ServerError):
+            list(sync)
+        assert sync.done and sync.message is None

@@ -514,7 +514,11 @@ class EventStream(_StreamState):
 
     def _run(self) -> Generator[dict[str, Any], None, None]:
         started = time.monotonic()
-        response = self._client._send(self.request)
+        try:
+            response = self._client._send(self.request)
+        except BaseException:  # refused, failed or cancelled before any reply: ended, no message
+            self._done = True
+            raise
         self._responded(response)
         parser = self.client.parser(self.request, started)
         closing: list[dict[str, Any]] = []
@@ -579,7 +583,11 @@ class AsyncEventStream(_StreamState):
 
     async def _run(self) -> AsyncGenerator[dict[str, Any], None]:
         started = time.monotonic()
-        response = await self._client._send(self.request)
+        try:
+            response = await self._client._send(self.request)
+        except BaseException:  # refused, failed or cancelled before any reply: ended, no message
+            self._done = True
+            raise
         self._responded(response)
         parser = self.client.parser(self.request, started)
         closing: list[dict[str, Any]] = []
