@@ -439,3 +439,31 @@ def test_a_stream_ended_before_any_reply_is_done(raw: Any) -> None:
         with pytest.raises(ServerError):
             list(sync)
         assert sync.done and sync.message is None
+
+
+def test_api_keys_from_each_providers_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each provider's usual variable; Gemini's two as google-genai reads them: GOOGLE_API_KEY wins when
+    both are set (GEMINI_API_KEY won: another key than the provider's SDK used, another project billed); an
+    empty variable is no key; a key given (even empty) is not replaced by the environment."""
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "DASHSCOPE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for provider, variable in [
+        ("openai", "OPENAI_API_KEY"),
+        ("anthropic", "ANTHROPIC_API_KEY"),
+        ("dashscope", "DASHSCOPE_API_KEY"),
+        ("dashscope-compatible", "DASHSCOPE_API_KEY"),
+    ]:
+        with pytest.raises(AuthenticationError, match=rf"set {variable}$"):
+            Client(provider, base_url="http://127.0.0.1:9", model="m").call(CONVO)
+        monkeypatch.setenv(variable, f"{variable}-value")
+        assert Client(provider).api_key == f"{variable}-value"
+        monkeypatch.delenv(variable)
+    with pytest.raises(AuthenticationError, match=r"set GOOGLE_API_KEY or GEMINI_API_KEY$"):
+        Client("gemini", base_url="http://127.0.0.1:9", model="m").call(CONVO)
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini")
+    assert Client("gemini").api_key == "gemini"
+    monkeypatch.setenv("GOOGLE_API_KEY", "google")
+    assert Client("gemini").api_key == "google"
+    monkeypatch.setenv("GOOGLE_API_KEY", "")
+    assert Client("gemini").api_key == "gemini"
+    assert Client("gemini", api_key="").api_key == ""

@@ -68,7 +68,7 @@ SPECS: dict[str, ProviderSpec] = {
         ProviderSpec(
             "gemini",
             "https://generativelanguage.googleapis.com",
-            ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+            ("GOOGLE_API_KEY", "GEMINI_API_KEY"),  # google-genai: GOOGLE_API_KEY wins when both are set
             "x-goog-api-key",
         ),
         ProviderSpec("dashscope", "https://dashscope.aliyuncs.com/api/v1", ("DASHSCOPE_API_KEY",), "bearer"),
