@@ -315,6 +315,18 @@ def test_call_on_a_server_that_streams_reads_the_stream(provider: str, mod: Any,
                 return await ac.send(request)
 
         assert asyncio.run(run()).to_dict()["content"] == want.to_dict()["content"]
+        whole = {
+            "openai": "openai/chat_completion_parallel_tool_calls.json",
+            "anthropic": "anthropic/message_text.json",
+            "gemini": "gemini/generate_content_text.json",
+            "dashscope": "dashscope/native_multimodal_response_docs.json",
+        }[provider]
+        reply = (FIX / whole).read_bytes()
+        server.add("/x", Reply(body=reply, headers={"Content-Type": "text/event-stream"}))  # a JSON reply mislabelled
+        assert (
+            Client(provider, base_url=server.url, api_key="k").send(request).to_dict()["content"]
+            == (mod.parse_response(reply).to_dict()["content"])
+        )
         if provider in ("openai", "anthropic"):  # the others have no end signal: a cut there reads whole
             server.add("/x", Reply(body=body[: len(body) // 2], sse=True))
             with pytest.raises(BrokenStreamError, match="ended before") as info:

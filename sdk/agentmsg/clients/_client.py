@@ -839,7 +839,7 @@ def _parse_whole(client: _Base, request: Any, body: bytes, started: float, respo
     request_id = _request_id(response.headers)
     content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     try:
-        if content_type == "text/event-stream":
+        if content_type == "text/event-stream" and body.lstrip()[:1] not in (b"{", b"["):  # (a JSON reply: read as one)
             parser = client.parser(request, started)
             events = parser.feed(body) + parser.close()
         else:
