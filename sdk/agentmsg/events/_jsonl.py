@@ -60,11 +60,16 @@ def feed_lines(st: State, feed: Feed, lines: list[bytes], first_line: int) -> No
         feed_line(st, feed, line, first_line + offset)
 
 
+#: Nesting more than ``MAX_WRITABLE_DEPTH`` arrays and objects takes more than that many brackets, each closed:
+#: a shorter line cannot be too deep to write back.
+_DEEP_LINE = 2 * MAX_WRITABLE_DEPTH
+
+
 def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int) -> None:
     """:func:`feed_lines` for a strict reducer (``feed`` is its ``_feed_parsed``; each line with or without its
     newline), in one loop: the same events, messages and errors. A line that orjson reads as an object whose
-    ``type`` names an event type, that orjson can write back (the depth check of ``validate_parsed``; a line of at
-    most ``MAX_WRITABLE_DEPTH`` bytes always can: orjson reads only what it can write but for the depth) and that
+    ``type`` names an event type, that orjson can write back (the depth check of ``validate_parsed``; a line
+    shorter than ``_DEEP_LINE`` always can: orjson reads only what it can write but for the depth) and that
     the event schema's branch for its type accepts (:func:`~agentmsg._schemas.event_type_validators`: then the
     whole event schema accepts it) is valid: it is applied here as ``Reducer._feed`` would (subagent source,
     duplicates, then the delta routing of :func:`~._handlers.apply`, else ``apply``). Any other line goes through
@@ -97,7 +102,7 @@ def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int
         if check is None:
             feed(event)
             continue
-        if len(line) > MAX_WRITABLE_DEPTH:  # (a shorter line cannot hold that many nested arrays and objects)
+        if len(line) >= _DEEP_LINE:
             try:
                 dumps(event, option=option)
             except encode_error:
