@@ -479,3 +479,26 @@ def test_api_keys_from_each_providers_environment_variables(monkeypatch: pytest.
     monkeypatch.setenv("GOOGLE_API_KEY", "")
     assert Client("gemini").api_key == "gemini"
     assert Client("gemini", api_key="").api_key == ""
+
+
+def test_an_error_status_with_an_sse_body_says_the_providers_message() -> None:
+    """DashScope refuses a streaming request with a 4xx whose body is an SSE error event (id:1 / event:error
+    / :HTTP_STATUS/400 / data:{code, message, request_id}): the error's message was that whole text and
+    its request id was lost. Now the event's message, its body parsed, its request id."""
+    body = (
+        b'id:1\nevent:error\n:HTTP_STATUS/400\ndata:{"request_id":"req-1","code":"Arrearage","message":"Access'
+        b' denied, please make sure your account is in good standing."}\n\n'
+    )
+    with ReplayServer() as server:
+        server.add("/services/aigc/text-generation/generation", Reply(400, body, sse=True))
+        c = Client("dashscope", base_url=server.url, api_key="k", model="qwen-plus")
+        with pytest.raises(BadRequestError) as info:
+            list(c.stream(CONVO))
+        assert info.value.message == "Access denied, please make sure your account is in good standing."
+        assert info.value.request_id == "req-1" and info.value.body["code"] == "Arrearage"
+        server.add("/chat/completions", Reply(429, b'data: {"error": {"message": "slow down"}}\r\n\r\n', sse=True))
+        with pytest.raises(RateLimitError, match=r"slow down$"):
+            client(server.url).call(CONVO)
+        server.add("/chat/completions", Reply(500, b"data: not json\n\n", sse=True))
+        with pytest.raises(ServerError, match=r"data: not json$"):
+            client(server.url).call(CONVO)

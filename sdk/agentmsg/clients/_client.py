@@ -90,8 +90,10 @@ def _provider_message(body: bytes) -> tuple[str, Any, str | None]:
     try:
         parsed: Any = orjson.loads(body)
     except orjson.JSONDecodeError:
-        text = body.decode("utf-8", "replace").strip()
-        return (text[:500] or "(empty body)"), text, None
+        parsed = _sse_error(body)
+        if parsed is None:
+            text = body.decode("utf-8", "replace").strip()
+            return (text[:500] or "(empty body)"), text, None
     message: Any = None
     request_id = None
     if isinstance(parsed, list) and parsed and isinstance(parsed[0], dict):
@@ -107,6 +109,21 @@ def _provider_message(body: bytes) -> tuple[str, Any, str | None]:
         rid = parsed.get("request_id") or parsed.get("requestId")
         request_id = rid if isinstance(rid, str) else None
     return (str(message) if message else body.decode("utf-8", "replace")[:500]), parsed, request_id
+
+
+def _sse_error(body: bytes) -> Any:
+    """The JSON of an error sent as an SSE event (DashScope answers a streaming request it refuses so, with
+    the 4xx: ``id:1 / event:error / :HTTP_STATUS/400 / data:{"code", "message", "request_id"}``); None when
+    the body's first event with data is none."""
+    for event in body.replace(b"\r\n", b"\n").split(b"\n\n"):
+        data = [line[5:].removeprefix(b" ") for line in event.split(b"\n") if line.startswith(b"data:")]
+        if data:
+            try:
+                parsed = orjson.loads(b"\n".join(data))
+            except orjson.JSONDecodeError:
+                return None
+            return parsed if isinstance(parsed, (dict, list)) else None
+    return None
 
 
 def _request_id(headers: httpx.Headers) -> str | None:
