@@ -502,3 +502,29 @@ def test_an_error_status_with_an_sse_body_says_the_providers_message() -> None:
         server.add("/chat/completions", Reply(500, b"data: not json\n\n", sse=True))
         with pytest.raises(ServerError, match=r"data: not json$"):
             client(server.url).call(CONVO)
+
+
+def test_x_should_retry_is_obeyed() -> None:
+    """OpenAI's and Anthropic's APIs may say whether to retry (x-should-retry), and their SDKs obey it: a 429
+    that says false was retried anyway (pointless waits and requests), a 400 that says true was not."""
+    with ReplayServer() as server:
+        server.add(
+            "/chat/completions", Reply.json({"error": {"message": "quota"}}, 429, headers={"x-should-retry": "false"})
+        )
+        with pytest.raises(RateLimitError, match="quota"):
+            client(server.url, max_retries=2).call(CONVO)
+        assert len(server.requests) == 1
+        body = (FIX / "openai/chat_completion_parallel_tool_calls.json").read_bytes()
+        server.add(
+            "/chat/completions",
+            Reply.json({"error": {"message": "x"}}, 400, headers={"X-Should-Retry": "True"}),
+            Reply(body=body),
+        )
+        assert client(server.url, max_retries=2).call(CONVO).generate_reason == "TOOL_CALLS"
+        assert len(server.requests) == 3
+        server.add(
+            "/chat/completions", Reply.json({"error": {"message": "down"}}, 503, headers={"x-should-retry": "maybe"})
+        )
+        with pytest.raises(ServerError):
+            client(server.url, max_retries=1).call(CONVO)
+        assert len(server.requests) == 5

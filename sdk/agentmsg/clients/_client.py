@@ -335,7 +335,7 @@ class _Base:
         retrying; raises the provider's error otherwise."""
         if response.status_code < 400:
             raise self._redirected(response, body)
-        if self._retryable(response.status_code) and attempt < self.max_retries:
+        if self._retryable(response.status_code, response.headers) and attempt < self.max_retries:
             return self._delay(attempt, response.headers)
         raise self._error(response.status_code, body, response.headers)
 
@@ -360,7 +360,12 @@ class _Base:
         return float(min(8.0, self.backoff * (2**attempt)) * random.uniform(0.75, 1.0))
 
     @staticmethod
-    def _retryable(status: int) -> bool:
+    def _retryable(status: int, headers: httpx.Headers | None = None) -> bool:
+        """Whether a status is worth retrying: the server's ``x-should-retry: true|false`` first (OpenAI's and
+        Anthropic's APIs may send it and their SDKs obey it), else 408, 409, 429, 5xx."""
+        should = headers.get("x-should-retry", "").strip().lower() if headers is not None else ""
+        if should in ("true", "false"):
+            return should == "true"
         return status in _RETRY_STATUS or status >= 500
 
     def _body_broke(self, exc: httpx.HTTPError, response: httpx.Response) -> APIConnectionError:
