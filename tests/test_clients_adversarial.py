@@ -528,3 +528,36 @@ def test_x_should_retry_is_obeyed() -> None:
         with pytest.raises(ServerError):
             client(server.url, max_retries=1).call(CONVO)
         assert len(server.requests) == 5
+
+
+WHOLE = [
+    ("openai", openai_mod, "openai/chat_completion_parallel_tool_calls.json"),
+    ("anthropic", anthropic_mod, "anthropic/message_thinking_signature.json"),
+    ("gemini", gemini_mod, "gemini/generate_content_function_call.json"),
+    ("dashscope", dashscope_mod, "dashscope/native_multimodal_response_docs.json"),
+]
+
+
+@pytest.mark.parametrize(("provider", "mod", "fixture"), WHOLE, ids=[w[0] for w in WHOLE])
+def test_stream_on_a_server_that_answers_whole_gives_the_whole_reply(provider: str, mod: Any, fixture: str) -> None:
+    """stream() on a server that ignores stream: true and answers one whole JSON reply (application/json) gives
+    the message parse_response makes of it, sync and async, as a whole reply: not interrupted, no error
+    (Anthropic's stream parser took a whole Messages response for no Anthropic stream: no message)."""
+    reply = (FIX / fixture).read_bytes()
+    want = mod.parse_response(reply)
+    request = FormattedRequest(body={}, path="/x", stream=True, model="m")
+    with ReplayServer() as server:
+        server.add("/x", Reply(body=reply, chunk_size=29))
+        with Client(provider, base_url=server.url, api_key="k").send_stream(request) as stream:
+            events = list(stream)
+        assert events and stream.done
+        msg = stream.message
+        assert msg.to_dict()["content"] == want.to_dict()["content"]
+        assert msg.generate_reason == want.generate_reason != "INTERRUPTED"
+
+        async def run() -> agentmsg.Msg:
+            async with AsyncClient(provider, base_url=server.url, api_key="k") as ac:
+                s = ac.send_stream(request)
+                return await s.until_done()
+
+        assert asyncio.run(run()).to_dict()["content"] == want.to_dict()["content"]

@@ -540,3 +540,18 @@ def test_cumulative_usage_the_last_that_says_something_wins(
     assert msg.text_content == "".join(f"t{n}" for n in range(len(usages)))
     assert msg.usage is not None
     assert (msg.usage.input_tokens, msg.usage.output_tokens) == expected
+
+
+@pytest.mark.parametrize("path", RESPONSES, ids=ids(RESPONSES))
+def test_stream_parser_reads_a_whole_response(path: Path) -> None:
+    """A whole (non-streaming) response given to the stream parser (a server or proxy that ignores
+    ``stream: true``, a saved response read with ``--stream``) is the message ``parse_response`` makes of it,
+    whole or fed one byte at a time, for every provider (Anthropic's stream parser took a whole Messages
+    response for another provider's payload: no message, exit 1)."""
+    mod = parser_for(path)
+    body = path.read_bytes()
+    whole = mod.parse_response(body)
+    streamed = reduce_checked(list(mod.parse_stream(body)))
+    assert comparable(streamed, minted_ids=True) == comparable(whole, minted_ids=True)
+    bytewise = reduce_checked(list(mod.parse_stream([body[k : k + 1] for k in range(len(body))])))
+    assert comparable(bytewise, minted_ids=True) == comparable(whole, minted_ids=True)

@@ -611,27 +611,7 @@ class StreamParser(BaseStreamParser):
             else:
                 b.end_block(slot)
         elif kind == "message_start":
-            self._started = True
-            m = obj.get("message") or {}
-            if b.opened() and m.get("id") and b.response_id and m.get("id") != b.response_id:
-                b.problem(
-                    "order",
-                    f"a second message_start (message {str(m.get('id'))[:80]!r}) before the first one stopped:"
-                    " its content is kept in the same reply",
-                )
-            b.identify(m.get("id"), m.get("model"))
-            self._add_usage(m.get("usage"))
-            b.choice(0)
-            # A message that comes whole in its message_start (programmatic tool calling: content and stop
-            # reason there, then message_stop)
-            for index, block in enumerate(as_list(m.get("content"))):
-                if isinstance(block, dict):
-                    _block(b, index, block, whole=True)
-                    self._kinds[f"b{index}"] = _ENDED
-            if m.get("stop_reason"):
-                _finish(b, m.get("stop_reason"))
-            _ending_not_kept(b, m)
-            _request_not_kept(b, m)
+            self._message_start(obj.get("message") or {})
         elif kind == "message_delta":
             self._add_usage(obj.get("usage"))
             delta = obj.get("delta") or {}
@@ -641,11 +621,40 @@ class StreamParser(BaseStreamParser):
         elif kind == "message_stop":
             self.done = True
             b.close(ended=True)
+        elif kind == "message" and not self._started and isinstance(obj.get("content"), list):
+            # A whole Messages response where a stream was asked for (a server or proxy that ignores "stream": true,
+            # a saved response read with --stream): the message_start of a message that comes whole, then its end.
+            self._message_start(obj)  # (its stop reason too)
+            self.done = True
+            b.close(ended=True)
         elif kind == "error" or ("type" not in obj and isinstance(obj.get("error"), dict)):
             _error(b, obj)  # (an error without its type: a proxy's, or one on lines of no SSE field)
             self.end_at_error()
         elif kind != "ping":
             self._foreign += 1  # an event type not known (a newer API's: skipped, as the SDK skips it)
+
+    def _message_start(self, m: Mapping[str, Any]) -> None:
+        b = self.builder
+        self._started = True
+        if b.opened() and m.get("id") and b.response_id and m.get("id") != b.response_id:
+            b.problem(
+                "order",
+                f"a second message_start (message {str(m.get('id'))[:80]!r}) before the first one stopped:"
+                " its content is kept in the same reply",
+            )
+        b.identify(m.get("id"), m.get("model"))
+        self._add_usage(m.get("usage"))
+        b.choice(0)
+        # A message that comes whole in its message_start (programmatic tool calling: content and stop
+        # reason there, then message_stop)
+        for index, block in enumerate(as_list(m.get("content"))):
+            if isinstance(block, dict):
+                _block(b, index, block, whole=True)
+                self._kinds[f"b{index}"] = _ENDED
+        if m.get("stop_reason"):
+            _finish(b, m.get("stop_reason"))
+        _ending_not_kept(b, m)
+        _request_not_kept(b, m)
 
     def _slot(self, index: Any) -> str:
         """The builder slot of content block ``index`` (named once per index)."""
