@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentmsg import Reducer, ValidationError, reduce_stream
-from agentmsg._schemas import BASE_URI, _validator, event_type_validators
+from agentmsg._schemas import BASE_URI, _validator, event_type_array_validators, event_type_validators
 from agentmsg.events import _jsonl
 
 TS = "2026-11-22T10:34:38.563248392Z"
@@ -259,3 +259,39 @@ def test_branch_validators_agree_with_the_event_schema() -> None:
                 kind = changed.get("type")
                 check = checks.get(kind) if type(kind) is str else None
                 assert (check is not None and check(changed)) == whole(changed), (key, value)
+
+
+def test_branch_array_validators_agree_with_the_branches() -> None:
+    """One call for many events of a type accepts them exactly when the branch accepts each."""
+    checks, arrays = event_type_validators(), event_type_array_validators()
+    assert set(arrays) == set(checks)
+    for e in _valid_stream():
+        kind = e["type"]
+        assert arrays[kind]([e, e]) and arrays[kind]([])
+        for key in KEYS:
+            for value in VALUES:
+                changed = {**e, key: value}
+                assert arrays[kind]([e, changed, e]) == (changed.get("type") == kind and checks[kind](changed))
+
+
+@pytest.mark.parametrize("bad_at", [None, 3, 1500, 2990])
+def test_long_streams_agree(bad_at: int | None) -> None:
+    """Streams of several runs (reduce_stream reads about 128 KB at a time), a bad event in the first or a later one."""
+    events = _valid_stream()
+    head, tail = events[:5], events[11:]
+    lines = [dump(e) for e in head]
+    for n in range(3000):
+        kind = ("TEXT_BLOCK_DELTA", "blockId", "text") if n % 3 else ("TOOL_CALL_DELTA", "toolCallId", "c1")
+        lines.append(dump(ev(100 + n, kind[0], **{kind[1]: kind[2], "delta": f"w{n} " + "x" * (n % 40)})))
+    lines += [dump(e) for e in tail]
+    if bad_at is not None:
+        lines[bad_at] = dump({**json.loads(lines[bad_at]), "createdAt": "2026-02-30T00:00:00Z"})
+    body = b"\n".join(lines) + b"\n"
+    assert len(body) > 3 * (1 << 17)
+    expected = _general(body, body.split(b"\n"))
+    try:
+        got: Any = [m.to_dict() for m in reduce_stream(body, strict=True, sse=False)]
+    except ValidationError as exc:
+        got = [(p.pointer, p.rule, p.message) for p in exc.problems]
+    assert got == expected[0]
+    assert (bad_at is None) == (got and "content" in got[0])

@@ -8,9 +8,10 @@ its ids enter the window at once and every delta that the reply's routing table 
 directly; any other line is parsed and applied as the reference does. A run that is not clean goes
 through the reference. So messages and problems are exactly those of feeding the lines one by one.
 
-A strict reducer reads a run in one loop (:func:`feed_lines_strict`): each event is checked against the event
-schema's branch for its type, which accepts exactly what the whole schema does; anything else is fed as the
-reference does, so the errors are the same.
+A strict reducer reads a run with :func:`feed_lines_strict`: the events are checked against the event schema's
+branch for their type (which accepts exactly what the whole schema does), those of a type in one call, then
+applied; a run with anything else is fed line by line, an event not accepted as the reference feeds it, so the
+errors are the same.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import orjson
 
 from .._json import _STRICT
 from .._limits import MAX_WRITABLE_DEPTH, limits
-from .._schemas import event_type_validators, schema_documents
+from .._schemas import event_type_array_validators, event_type_validators, schema_documents
 from ._handlers import apply
 from ._state import CALL_DELTA, JOIN_EVERY, TEXT_DELTA, THINKING_DELTA, State, Text
 
@@ -67,51 +68,57 @@ _DEEP_LINE = 2 * MAX_WRITABLE_DEPTH
 
 def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int) -> None:
     """:func:`feed_lines` for a strict reducer (``feed`` is its ``_feed_parsed``; each line with or without its
-    newline), in one loop: the same events, messages and errors. A line that orjson reads as an object whose
-    ``type`` names an event type, that orjson can write back (the depth check of ``validate_parsed``; a line
-    shorter than ``_DEEP_LINE`` always can: orjson reads only what it can write but for the depth) and that
-    the event schema's branch for its type accepts (:func:`~agentmsg._schemas.event_type_validators`: then the
-    whole event schema accepts it) is valid: it is applied here as ``Reducer._feed`` would (subagent source,
-    duplicates, then the delta routing of :func:`~._handlers.apply`, else ``apply``). Any other line goes through
-    :func:`feed_line` / ``feed`` unchanged, which check it again in full and raise what they raise.
-    ``tests/test_events_strict_jsonl.py`` compares the two paths."""
-    checks = event_type_validators()
-    if limits.max_depth != MAX_WRITABLE_DEPTH or not checks:
+    newline): the same events, messages and errors. First every line is read; when each is blank or an object of
+    a known event type that orjson can write back (see :func:`_feed_checked`), and the events of each type are
+    valid against that type's branch of the event schema (one call per type:
+    :func:`~agentmsg._schemas.event_type_array_validators`), they are applied in order as ``Reducer._feed``
+    would, unchecked again. Otherwise the lines go through :func:`_feed_checked`, one at a time: it applies the
+    valid events before the first invalid one, which then raises what the general path raises."""
+    arrays = event_type_array_validators()
+    if limits.max_depth != MAX_WRITABLE_DEPTH or not arrays:
         feed_lines(st, feed, lines, first_line)
         return
-    loads, dumps, option, decode_error, encode_error = (
+    loads, dumps, decode_error, encode_error = (
         orjson.loads,
         orjson.dumps,
-        _STRICT,
         orjson.JSONDecodeError,
         orjson.JSONEncodeError,
     )
-    source, window = st.source, st.window
-    size = window.size
-    line_no = first_line - 1
+    events: list[dict[str, Any]] = []
+    by_type: dict[str, list[dict[str, Any]]] = {}
     for line in lines:
-        line_no += 1
         try:
             event = loads(line)
         except decode_error:
-            if line.strip():  # (a blank line is no event)
-                feed_line(st, feed, line[:-1] if line.endswith(b"\n") else line, line_no)
+            if line.strip():
+                break
             continue
         kind = event.get("type") if type(event) is dict else None
-        check = checks.get(kind) if type(kind) is str else None
-        if check is None:
-            feed(event)
-            continue
+        if type(kind) is not str or kind not in arrays:
+            break
         if len(line) >= _DEEP_LINE:
             try:
-                dumps(event, option=option)
+                dumps(event, option=_STRICT)
             except encode_error:
-                feed(event)
-                continue
-        if not check(event):
-            feed(event)
-            continue
-        # Valid: what Reducer._feed does after its check.
+                break
+        group = by_type.get(kind)
+        if group is None:
+            group = by_type[kind] = []
+        group.append(event)
+        events.append(event)
+    else:
+        if all(arrays[kind](group) for kind, group in by_type.items()):
+            _apply_valid(st, events)
+            return
+    _feed_checked(st, feed, lines, first_line)
+
+
+def _apply_valid(st: State, events: list[dict[str, Any]]) -> None:
+    """Apply events valid against the event schema as ``Reducer._feed`` does after checking them (subagent
+    source, duplicates, then the delta routing of :func:`~._handlers.apply`, else ``apply``)."""
+    source, window = st.source, st.window
+    size = window.size
+    for event in events:
         index = st.count
         st.count = index + 1
         if event.get("source") != source:
@@ -129,7 +136,8 @@ def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int
             st.problem(index, "/id", "type", f"event id {event_id!r:.80} is not a string: not checked for duplicates")
         reply = st.reply
         if reply is not None:  # apply's common case: a plain delta for an open block or call
-            table = reply.routes.get(kind)  # type: ignore[arg-type]
+            kind = event["type"]
+            table = reply.routes.get(kind)
             if table is not None:
                 key = event.get("toolCallId" if table is reply.calls else "blockId")
                 delta = event.get("delta")
@@ -146,6 +154,46 @@ def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int
                             text.flush()
                         continue
         apply(st, event, index)
+
+
+def _feed_checked(st: State, feed: Feed, lines: list[bytes], first_line: int) -> None:
+    """The lines one at a time. A line that orjson reads as an object whose ``type`` names an event type, that
+    orjson can write back (the depth check of ``validate_parsed``; a line shorter than ``_DEEP_LINE`` always can:
+    orjson reads only what it can write but for the depth) and that the event schema's branch for its type
+    accepts (:func:`~agentmsg._schemas.event_type_validators`: then the whole event schema accepts it) is valid
+    and applied (:func:`_apply_valid`). Any other line goes through :func:`feed_line` / ``feed`` unchanged, which
+    check it again in full and raise what they raise. ``tests/test_events_strict_jsonl.py`` compares the paths."""
+    checks = event_type_validators()
+    loads, dumps, decode_error, encode_error = (
+        orjson.loads,
+        orjson.dumps,
+        orjson.JSONDecodeError,
+        orjson.JSONEncodeError,
+    )
+    line_no = first_line - 1
+    for line in lines:
+        line_no += 1
+        try:
+            event = loads(line)
+        except decode_error:
+            if line.strip():  # (a blank line is no event)
+                feed_line(st, feed, line[:-1] if line.endswith(b"\n") else line, line_no)
+            continue
+        kind = event.get("type") if type(event) is dict else None
+        check = checks.get(kind) if type(kind) is str else None
+        if check is None:
+            feed(event)
+            continue
+        if len(line) >= _DEEP_LINE:
+            try:
+                dumps(event, option=_STRICT)
+            except encode_error:
+                feed(event)
+                continue
+        if not check(event):
+            feed(event)
+            continue
+        _apply_valid(st, [event])
 
 
 def feed_line(st: State, feed: Feed, line: bytes, line_no: int) -> None:
