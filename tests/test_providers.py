@@ -688,3 +688,16 @@ def test_a_gemini_call_signature_sent_elsewhere_is_said() -> None:
     ]
     for provider in ("openai", "deepseek", "dashscope-compatible", "anthropic", "dashscope"):
         assert ("/1/content/0", "signature-dropped") in rules(formatted(provider, msgs, tools=TOOLS)), provider
+
+
+def test_gemini_model_path_tuned_models_and_quoting() -> None:
+    """A tuned model is its own resource (tunedModels/..., as google-genai names it; it became
+    models/tunedModels/...), and a name's URL characters are quoted (a ? or # cut the path there)."""
+    msgs = [UserMessage("hi")]
+    tuned = formatted("gemini", msgs, model="tunedModels/my-model-7")
+    assert tuned.path == "/v1beta/tunedModels/my-model-7:generateContent"
+    assert formatted("gemini", msgs, model="models/gemini-2.5-flash").path == (
+        "/v1beta/models/gemini-2.5-flash:generateContent"
+    )
+    odd = formatted("gemini", msgs, model="a?b#c d", stream=True)
+    assert odd.path == "/v1beta/models/a%3Fb%23c%20d:streamGenerateContent?alt=sse"

@@ -15,6 +15,7 @@ import base64
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import quote
 
 from agentmsg import Msg
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
@@ -128,13 +129,16 @@ def format_request(
     name = model or DEFAULT_MODEL
     if name.startswith("models/"):
         name = name[len("models/") :]
+    # A tuned model is a resource of its own (tunedModels/...), as google-genai names it; any other name is a model's.
+    # Quoted: a character a URL gives a meaning to (?, #, %, a space) stays part of the name.
+    resource = name if name.startswith("tunedModels/") else f"models/{name}"
     action = "streamGenerateContent?alt=sse" if stream else "generateContent"
     diagnostics = ctx.finish(strict)
     return FormattedRequest(
         body=body,
         diagnostics=diagnostics,
         model=name,
-        path=f"/v1beta/models/{name}:{action}",
+        path=f"/v1beta/{quote(resource, safe='/')}:{action}",
         headers={},
         stream=stream,
     )
