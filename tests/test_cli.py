@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 GOOD = {
@@ -431,3 +432,18 @@ def test_an_unknown_option_is_said_with_the_commands_usage() -> None:
     assert r.stderr.endswith("agentmsg reduce: error: unrecognized arguments: --bogus\n")
     r = run("validate", "x.json", "--jsn")
     assert r.returncode == 2 and r.stderr.endswith("agentmsg validate: error: unrecognized arguments: --jsn\n")
+
+
+def test_chat_uses_the_clients_default_timeout_unless_told() -> None:
+    """agentmsg chat timed out after 60 s by default, where the clients wait 600 s (a reasoning model's first
+    byte often takes more than a minute): without --timeout the client's own default is used."""
+    from agentmsg.cli import build_parser
+    from agentmsg.clients import Client
+    from agentmsg.clients._client import DEFAULT_TIMEOUT
+
+    args = build_parser().parse_args(["chat", "--provider", "openai", "--model", "m", "hi"])
+    assert args.timeout is None
+    client = Client("openai", api_key="k", timeout=args.timeout)
+    assert client.http.timeout == DEFAULT_TIMEOUT
+    told = build_parser().parse_args(["chat", "--provider", "openai", "--timeout", "5", "hi"])
+    assert Client("openai", api_key="k", timeout=told.timeout).timeout == httpx.Timeout(5.0)

@@ -561,3 +561,44 @@ def test_stream_on_a_server_that_answers_whole_gives_the_whole_reply(provider: s
                 return await s.until_done()
 
         assert asyncio.run(run()).to_dict()["content"] == want.to_dict()["content"]
+
+
+def test_base_url_with_a_query_keeps_it_after_the_path() -> None:
+    """A base URL with a query (Azure OpenAI's ?api-version=...) gets the path before its query, and a path's own
+    query (Gemini's ?alt=sse) joins it: the path was written after the query ('?api-version=1/chat/completions')."""
+    body = (FIX / "openai/stream_text_include_usage.sse").read_bytes()
+    with ReplayServer() as server:
+        server.add("/openai/deployments/d/chat/completions", Reply(body=body, sse=True))
+        client = Client("openai", base_url=f"{server.url}/openai/deployments/d?api-version=2024-10-21", api_key="k")
+        assert client.stream(CONVO, model="m").until_done().content
+        assert server.requests[-1].path == "/openai/deployments/d/chat/completions?api-version=2024-10-21"
+        gem = (FIX / "gemini/stream_text.sse").read_bytes()
+        server.add("/v1beta/models/g:streamGenerateContent", Reply(body=gem, sse=True))
+        client = Client("gemini", base_url=f"{server.url}/?key-version=2", api_key="k")
+        assert client.stream(CONVO, model="g").until_done().content
+        assert server.requests[-1].path == "/v1beta/models/g:streamGenerateContent?key-version=2&alt=sse"
+
+
+def test_a_long_provider_message_is_cut_in_the_error_text_and_whole_in_message() -> None:
+    """A provider's message of megabytes (a proxy's error page in its message) went whole into the error's text,
+    each traceback and log line: the text shows its first MESSAGE_SHOWN characters and says so; .message keeps it."""
+    from agentmsg.clients._errors import MESSAGE_SHOWN
+
+    long = "x" * 100_000
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply.json({"error": {"message": long}}, status=400))
+        with pytest.raises(BadRequestError) as info:
+            Client("openai", base_url=server.url, api_key="k", max_retries=0).call(CONVO, model="m")
+    assert info.value.message == long
+    text = str(info.value)
+    assert len(text) < MESSAGE_SHOWN + 100 and text.startswith("openai 400: xxx") and "100,000 characters" in text
+    short = BadRequestError("short", provider="openai", status_code=400)
+    assert str(short) == "openai 400: short"
+
+
+def test_replay_server_content_type_given_in_any_case_is_sent_once() -> None:
+    """A Reply's content-type given in lower case was sent beside the server's own Content-Type (two headers)."""
+    with ReplayServer() as server:
+        server.add("/x", Reply(body=b"{}", headers={"content-type": "application/x-ndjson"}))
+        response = httpx.post(f"{server.url}/x", content=b"{}")
+    assert response.headers.get_list("content-type") == ["application/x-ndjson"]

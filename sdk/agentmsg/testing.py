@@ -96,7 +96,8 @@ class _Handler(BaseHTTPRequestHandler):
             reply = Reply.json({"error": {"message": f"no reply scripted for {self.path}"}}, status=404)
         self.send_response(reply.status)
         headers = dict(reply.headers)
-        headers.setdefault("Content-Type", "text/event-stream" if reply.sse else "application/json")
+        if not any(k.lower() == "content-type" for k in headers):  # (a header's name in any case)
+            headers["Content-Type"] = "text/event-stream" if reply.sse else "application/json"
         for k, v in headers.items():
             self.send_header(k, v)
         if reply.sse:

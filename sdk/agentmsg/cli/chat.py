@@ -119,7 +119,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--system", default=None, help="a system prompt")
     p.add_argument("--max-tokens", type=whole_number("--max-tokens"), default=None, metavar="N")
     p.add_argument(
-        "--timeout", type=seconds("--timeout"), default=60.0, help="seconds without data before the call fails"
+        "--timeout",
+        type=seconds("--timeout"),
+        default=None,
+        help="seconds without data before the call fails (default: the client's, 600, and 10 to connect)",
     )
     p.add_argument("prompt", metavar="PROMPT")
     p.set_defaults(func=run)

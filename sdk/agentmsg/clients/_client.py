@@ -242,7 +242,12 @@ class _Base:
         path = str(request.path or "")
         if "{model}" in path:
             path = path.replace("{model}", str(request.model or self.model or ""))
-        return self.base_url + path
+        if "?" not in self.base_url:
+            return self.base_url + path
+        # A base URL with a query (Azure's ?api-version=...): the path goes before it, the queries are joined.
+        base, _, base_query = self.base_url.partition("?")
+        path, _, path_query = path.partition("?")
+        return f"{base.rstrip('/')}{path}?{'&'.join(q for q in (base_query, path_query) if q)}"
 
     def _headers(self, request: Any) -> dict[str, str]:
         if not self.api_key:

@@ -16,10 +16,15 @@ __all__ = [
 ]
 
 
+#: Characters of the provider's message an error's text shows (a traceback, a log line); ``.message`` keeps it whole.
+MESSAGE_SHOWN = 2000
+
+
 class ProviderError(Exception):
     """A provider call failed. ``message`` is the provider's own message (from its error body when it
     sent one), ``status_code`` the HTTP status (None before any response), ``provider`` the registry
-    name, ``body`` the parsed error body (or its text), ``request_id`` the provider's request id."""
+    name, ``body`` the parsed error body (or its text), ``request_id`` the provider's request id. The error's
+    text (``str(error)``) shows the message's first :data:`MESSAGE_SHOWN` characters."""
 
     def __init__(
         self,
@@ -36,7 +41,12 @@ class ProviderError(Exception):
         self.body = body
         self.request_id = request_id
         where = f"{provider} {status_code}" if status_code is not None else provider
-        super().__init__(f"{where}: {message}")
+        shown = (
+            message if len(message) <= MESSAGE_SHOWN else f"{message[:MESSAGE_SHOWN]}... ({len(message):,} characters:"
+        )
+        if shown is not message:
+            shown += " the whole in .message)"
+        super().__init__(f"{where}: {shown}")
 
     def __reduce__(self) -> Any:
         # Exception's own reduce calls cls(*args), which lacks the keyword-only provider: a ProviderError
