@@ -26,11 +26,14 @@ import orjson
 
 from .._json import _STRICT
 from .._limits import MAX_WRITABLE_DEPTH, limits
+from .._native import speedups
 from .._schemas import event_type_array_validators, event_type_validators, schema_documents
 from ._handlers import apply
 from ._state import CALL_DELTA, JOIN_EVERY, TEXT_DELTA, THINKING_DELTA, State, Text
 
 Feed = Callable[[Any], None]
+
+_fold = speedups.fold_events if speedups is not None else None  # Reducer._feed_many's loop in C, when built
 
 
 def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
@@ -72,7 +75,8 @@ def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int
     a known event type that orjson can write back (see :func:`_feed_checked`), and the events of each type are
     valid against that type's branch of the event schema (one call per type:
     :func:`~agentmsg._schemas.event_type_array_validators`), they are applied in order as ``Reducer._feed``
-    would, unchecked again. Otherwise the lines go through :func:`_feed_checked`, one at a time: it applies the
+    would, unchecked again (by the C loop of the tolerant ``Reducer._feed_many`` when built, else
+    :func:`_apply_valid`). Otherwise the lines go through :func:`_feed_checked`, one at a time: it applies the
     valid events before the first invalid one, which then raises what the general path raises."""
     arrays = event_type_array_validators()
     if limits.max_depth != MAX_WRITABLE_DEPTH or not arrays:
@@ -108,8 +112,20 @@ def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int
         events.append(event)
     else:
         if all(arrays[kind](group) for kind, group in by_type.items()):
-            _apply_valid(st, events)
-            return
+            if _fold is None or st.source is not None:
+                _apply_valid(st, events)
+                return
+            # Valid events: Reducer._feed_many's tolerant loop in C applies them as _apply_valid does (what it
+            # hands back: feed, which checks the event again, or apply).
+            it = iter(events)
+            while True:
+                mode, event = _fold(it, st, JOIN_EVERY)
+                if mode == 0:
+                    return
+                if mode == 1:
+                    feed(event)
+                else:
+                    apply(st, event, st.count - 1)
     _feed_checked(st, feed, lines, first_line)
 
 
