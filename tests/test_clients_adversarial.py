@@ -499,6 +499,11 @@ def test_an_error_status_with_an_sse_body_says_the_providers_message() -> None:
         server.add("/chat/completions", Reply(429, b'data: {"error": {"message": "slow down"}}\r\n\r\n', sse=True))
         with pytest.raises(RateLimitError, match=r"slow down$"):
             client(server.url).call(CONVO)
+        server.add(
+            "/chat/completions", Reply(400, b'event:error\r\ndata:{"message":"no blank line at its end"}', sse=True)
+        )
+        with pytest.raises(BadRequestError, match=r"no blank line at its end$"):  # (the body is whole)
+            client(server.url, max_retries=0).call(CONVO)
         server.add("/chat/completions", Reply(500, b"data: not json\n\n", sse=True))
         with pytest.raises(ServerError, match=r"data: not json$"):
             client(server.url).call(CONVO)

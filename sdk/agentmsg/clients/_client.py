@@ -19,6 +19,7 @@ import httpx
 import orjson
 
 from agentmsg import GenerateReason, Msg, Reducer, ValidationError, limits, providers
+from agentmsg._sse import SSEDecoder
 from agentmsg.message import METADATA_GENERATE_REASON
 
 from ._errors import (
@@ -115,11 +116,11 @@ def _sse_error(body: bytes) -> Any:
     """The JSON of an error sent as an SSE event (DashScope answers a streaming request it refuses so, with
     the 4xx: ``id:1 / event:error / :HTTP_STATUS/400 / data:{"code", "message", "request_id"}``); None when
     the body's first event with data is none."""
-    for event in body.replace(b"\r\n", b"\n").split(b"\n\n"):
-        data = [line[5:].removeprefix(b" ") for line in event.split(b"\n") if line.startswith(b"data:")]
-        if data:
+    decoder = SSEDecoder()  # (the body is whole: its last event ends with it, blank line or not)
+    for event in decoder.feed(body + b"\n\n"):
+        if event.data:
             try:
-                parsed = orjson.loads(b"\n".join(data))
+                parsed = orjson.loads(event.data)
             except orjson.JSONDecodeError:
                 return None
             return parsed if isinstance(parsed, (dict, list)) else None
