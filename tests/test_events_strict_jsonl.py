@@ -13,7 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentmsg import Reducer, ValidationError, reduce_stream
-from agentmsg._schemas import BASE_URI, _validator, event_type_array_validators, event_type_validators
+from agentmsg._schemas import (
+    BASE_URI,
+    _validator,
+    event_array_validator,
+    event_type_array_validators,
+    event_type_validators,
+)
 from agentmsg.events import _jsonl
 
 TS = "2026-11-22T10:34:38.563248392Z"
@@ -295,3 +301,19 @@ def test_long_streams_agree(bad_at: int | None) -> None:
         got = [(p.pointer, p.rule, p.message) for p in exc.problems]
     assert got == expected[0]
     assert (bad_at is None) == (got and "content" in got[0])
+
+
+def test_one_check_for_a_run_agrees_with_the_event_schema() -> None:
+    """The check of a whole run accepts an array exactly when the event schema accepts each of its items."""
+    whole = _validator(BASE_URI + "agent-event.schema.json").is_valid
+    every = event_array_validator()
+    assert every is not None
+    events = _valid_stream()
+    assert every(events) and every([])
+    for e in events:
+        for key in KEYS:
+            for value in VALUES:
+                changed = {**e, key: value}
+                assert every([*events, changed]) == whole(changed), (key, value)
+        for other in VALUES:
+            assert every([e, other]) == whole(other)

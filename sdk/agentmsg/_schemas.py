@@ -260,6 +260,37 @@ def event_type_array_validators() -> dict[str, Any]:
     }
 
 
+#: Event types tried first when an event is checked against the union of the branches (the bulk of streams).
+_HOT_EVENT_TYPES = ("TEXT_BLOCK_DELTA", "TOOL_CALL_DELTA", "THINKING_BLOCK_DELTA", "DATA_BLOCK_DELTA")
+
+
+@cache
+def event_array_validator() -> Any:
+    """The ``is_valid`` of an array of events each valid against the (open) event schema, or None (see
+    :func:`_event_branches`): the event schema's own keywords with its ``anyOf`` of branches in another order,
+    the usual deltas first (``anyOf`` accepts what any branch does, in whatever order they are tried), so that
+    one call checks a run of events of any types, most of them at their first branch."""
+    branches = _event_branches()
+    if not branches:
+        return None
+    doc = schema_documents()[KINDS["event"]]
+    order = [t for t in _HOT_EVENT_TYPES if t in branches] + [t for t in branches if t not in _HOT_EVENT_TYPES]
+    items: dict[str, Any] = {"anyOf": [{"$ref": branches[t]} for t in order]}
+    defs = doc["$defs"]
+    if not all(
+        defs[ref.rsplit("/", 1)[1]].get("type") == "object"
+        and "type" in defs[ref.rsplit("/", 1)[1]].get("required", ())
+        for ref in branches.values()
+    ):
+        # (when every branch asks for an object with a type, its constant among the enum, they say it all)
+        items.update(
+            type=doc["type"], required=doc["required"], properties={"type": {"enum": doc["properties"]["type"]["enum"]}}
+        )
+    return jsonschema_rs.validator_for(
+        {"type": "array", "items": items}, registry=_registry(), validate_formats=True
+    ).is_valid
+
+
 @cache
 def array_validator_for_kind(kind: str, strict: bool = False) -> Any:
     """A compiled validator for a JSON array whose items are of ``kind`` (e.g. a conversation)."""

@@ -27,7 +27,7 @@ import orjson
 from .._json import _STRICT
 from .._limits import MAX_WRITABLE_DEPTH, limits
 from .._native import speedups
-from .._schemas import event_type_array_validators, event_type_validators, schema_documents
+from .._schemas import event_array_validator, event_type_array_validators, event_type_validators, schema_documents
 from ._handlers import apply
 from ._state import CALL_DELTA, JOIN_EVERY, TEXT_DELTA, THINKING_DELTA, State, Text
 
@@ -71,7 +71,9 @@ _DEEP_LINE = 2 * MAX_WRITABLE_DEPTH
 
 def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int) -> None:
     """:func:`feed_lines` for a strict reducer (``feed`` is its ``_feed_parsed``; each line with or without its
-    newline): the same events, messages and errors. First every line is read; when each is blank or an object of
+    newline): the same events, messages and errors. Usually one call checks the whole run
+    (:func:`~agentmsg._schemas.event_array_validator`), when no line is blank or long enough to be too deep to
+    write back. Else every line is read; when each is blank or an object of
     a known event type that orjson can write back (see :func:`_feed_checked`), and the events of each type are
     valid against that type's branch of the event schema (one call per type:
     :func:`~agentmsg._schemas.event_type_array_validators`), they are applied in order as ``Reducer._feed``
@@ -82,6 +84,17 @@ def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int
     if limits.max_depth != MAX_WRITABLE_DEPTH or not arrays:
         feed_lines(st, feed, lines, first_line)
         return
+    valid_all = event_array_validator()
+    if valid_all is not None and max(map(len, lines), default=0) < _DEEP_LINE:
+        # The usual run: no blank line, no line long enough to be too deep to write back; one check for all.
+        try:
+            parsed = list(map(orjson.loads, lines))
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if valid_all(parsed):
+                _apply_all(st, feed, parsed)
+                return
     loads, dumps, decode_error, encode_error = (
         orjson.loads,
         orjson.dumps,
@@ -112,21 +125,26 @@ def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int
         events.append(event)
     else:
         if all(arrays[kind](group) for kind, group in by_type.items()):
-            if _fold is None or st.source is not None:
-                _apply_valid(st, events)
-                return
-            # Valid events: Reducer._feed_many's tolerant loop in C applies them as _apply_valid does (what it
-            # hands back: feed, which checks the event again, or apply).
-            it = iter(events)
-            while True:
-                mode, event = _fold(it, st, JOIN_EVERY)
-                if mode == 0:
-                    return
-                if mode == 1:
-                    feed(event)
-                else:
-                    apply(st, event, st.count - 1)
+            _apply_all(st, feed, events)
+            return
     _feed_checked(st, feed, lines, first_line)
+
+
+def _apply_all(st: State, feed: Feed, events: list[dict[str, Any]]) -> None:
+    """Apply events valid against the event schema, in order: by Reducer._feed_many's tolerant loop in C when
+    built (what it hands back goes to feed, which checks the event again, or to apply), else :func:`_apply_valid`."""
+    if _fold is None or st.source is not None:
+        _apply_valid(st, events)
+        return
+    it = iter(events)
+    while True:
+        mode, event = _fold(it, st, JOIN_EVERY)
+        if mode == 0:
+            return
+        if mode == 1:
+            feed(event)
+        else:
+            apply(st, event, st.count - 1)
 
 
 def _apply_valid(st: State, events: list[dict[str, Any]]) -> None:
