@@ -267,9 +267,9 @@ _HOT_EVENT_TYPES = ("TEXT_BLOCK_DELTA", "TOOL_CALL_DELTA", "THINKING_BLOCK_DELTA
 @cache
 def event_array_validator() -> Any:
     """The ``is_valid`` of an array of events each valid against the (open) event schema, or None (see
-    :func:`_event_branches`): the event schema's own keywords with its ``anyOf`` of branches in another order,
-    the usual deltas first (``anyOf`` accepts what any branch does, in whatever order they are tried), so that
-    one call checks a run of events of any types, most of them at their first branch."""
+    :func:`_event_branches`): the event schema's ``anyOf`` of branches in another order, the usual deltas first
+    (``anyOf`` accepts what any branch does, in whatever order they are tried), and its own keywords unless every
+    branch implies them; so one call checks a run of events of any types, most of them at their first branch."""
     branches = _event_branches()
     if not branches:
         return None
