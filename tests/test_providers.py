@@ -690,6 +690,20 @@ def test_a_gemini_call_signature_sent_elsewhere_is_said() -> None:
         assert ("/1/content/0", "signature-dropped") in rules(formatted(provider, msgs, tools=TOOLS)), provider
 
 
+def test_gemini_nested_snake_case_args_go_as_they_came() -> None:
+    """A call's arguments are the caller's own JSON: snake_case keys at any depth (in an object inside a
+    list, say, as Gemini itself returned them in recorded replies) go back as they came, and the oracle
+    takes them (it took them only at the top level of args and rejected those replies' bodies)."""
+    args = {"steps": [{"step_number": 1, "depends_on": []}], "level": {"level_type": "ground"}}
+    msgs = [
+        UserMessage("plan"),
+        AssistantMessage([ToolUseBlock(id="call_1", name="plan", input=args)]),
+        ToolResultMessage(ToolResultBlock(id="call_1", name="plan", output="done", state="success")),
+    ]
+    r = formatted("gemini", msgs)
+    assert r.body["contents"][1]["parts"][0]["functionCall"]["args"] == args
+
+
 def test_gemini_model_path_tuned_models_and_quoting() -> None:
     """A tuned model is its own resource (tunedModels/..., as google-genai names it; it became
     models/tunedModels/...), and a name's URL characters are quoted (a ? or # cut the path there)."""

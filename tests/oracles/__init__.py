@@ -217,7 +217,9 @@ def _snake_keys(node: Any, path: str, out: list[str], free: bool = False) -> Non
         for k, v in node.items():
             if not free and "_" in k.strip("_"):
                 out.append(f"{path}/{k}: snake_case key (REST JSON is camelCase)")
-            # free-form maps: function args/response and schema properties
+            if not free and path.endswith(("/functionCall", "/functionResponse")) and k in ("args", "response"):
+                continue  # a call's args and a function's response are the caller's own JSON, at every depth
+            # free-form maps: a declaration's response schema and schema properties (names -> schemas)
             _snake_keys(v, f"{path}/{k}", out, free=k in ("args", "response", "properties") and not free)
     elif isinstance(node, list):
         for j, v in enumerate(node):
