@@ -233,6 +233,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"provider": label, "streams": len(bodies), "chunks": chunks}
         for name, t in times.items():
             row[f"{name}_us_per_chunk"] = round(t / chunks * 1e6, 2)
+        row["agentmsg_us_per_reply"] = round(times["agentmsg"] / len(bodies) * 1e6, 1)
         row["vs_orjson"] = round(times["agentmsg"] / times["orjson"], 2)
         if "official" in times:
             row["official_over_agentmsg"] = round(times["official"] / times["agentmsg"], 1)
@@ -252,6 +253,20 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
             f"  {r['provider']:<15} {r['chunks']:>6} {r['orjson_us_per_chunk']:>8} {r['agentmsg_us_per_chunk']:>9} "
             f"{off if off is not None else '-':>9} {r['vs_orjson']:>9} {ratio if ratio is not None else '-':>18}"
         )
+    # What a reply costs besides its chunks: a recorded reply's time less its chunks at the long row's cost per chunk
+    # (the long rows carry the fixed cost once over ~1,000 chunks).
+    per_chunk = {
+        r["provider"].removesuffix(" long"): r["agentmsg_us_per_chunk"] for r in rows if r["provider"].endswith(" long")
+    }
+    for r in rows:
+        name = r["provider"]
+        if name in per_chunk and r["streams"] > 1:
+            average = r["chunks"] / r["streams"]
+            fixed = r["agentmsg_us_per_reply"] - per_chunk[name] * average
+            print(
+                f"  {name}: {r['streams']} replies of {average:.0f} chunks on average, {r['agentmsg_us_per_reply']} µs a"
+                f" reply, of which about {fixed:.0f} µs besides its chunks (set-up, start and end events, the Msg)"
+            )
     for r in rows:
         verdicts = [f"within {TARGET_VS_ORJSON}x of orjson: {'yes' if r['vs_orjson'] <= TARGET_VS_ORJSON else 'NO'}"]
         if "official_over_agentmsg" in r and r["provider"].split()[0] in JUDGED_VS_OFFICIAL:
