@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import http.server
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,8 +102,10 @@ def test_data_block_pointer_inside_a_tool_result(media_root: Path) -> None:
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     routes: ClassVar[dict[str, tuple[int, dict[str, str], bytes]]] = {}
+    seen: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
+        self.seen.append(self.path)
         status, headers, body = self.routes.get(self.path, (404, {}, b"no"))
         self.send_response(status)
         for k, v in headers.items():
@@ -117,6 +120,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
+    _Handler.seen = []
     _Handler.routes = {
         "/a.wav": (200, {"Content-Type": "audio/wav"}, WAV),
         "/big.wav": (200, {"Content-Type": "audio/wav"}, b"x" * 5000),
@@ -155,6 +159,24 @@ def test_loopback_refused_unless_allowed(server: str) -> None:
     assert part == {"type": "input_audio", "input_audio": {"data": base64.b64encode(WAV).decode(), "format": "wav"}}
     r = formatted("openai", audio_msg(f"{server}/hop"), options=private)  # a redirect is followed
     assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()
+
+
+def test_dns_rebinding_refused_before_the_request_is_sent(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the name resolves to a public address when checked, then to loopback when httpx connects: the
+    # connected address is checked before the request goes out, so the private server sees nothing
+    real = socket.getaddrinfo
+    answers = iter(["93.184.216.34", "127.0.0.1"])
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "rebind.test":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (next(answers), port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=5))
+    url = f"http://rebind.test:{server.rsplit(':', 1)[1]}/a.wav"
+    assert refused("openai", audio_msg(url), on) == ("/0/content/0", "media-address-refused")
+    assert _Handler.seen == []
 
 
 def test_download_limits(server: str) -> None:

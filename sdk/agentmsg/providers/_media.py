@@ -8,7 +8,7 @@ source is local or the provider takes only inline data, and then this module app
   traversal nor a symlink can leave a root), only regular files, at most ``max_bytes``;
 * URLs are downloaded only when ``allow_download`` is set: http(s) only, no private, loopback,
   link-local or otherwise non-global address (checked before connecting and on the connected
-  socket, at every redirect) unless ``allow_private``, with timeouts, a redirect limit and a size
+  socket before the request is sent, at every redirect) unless ``allow_private``, with timeouts, a redirect limit and a size
   cap, over httpx.
 
 Every refusal is a :class:`~agentmsg.ValidationError` whose pointer is the block's.
@@ -255,6 +255,27 @@ class MediaSession:
         for info in infos:
             _check_address(str(info[4][0]), pointer, url)
 
+    def _on_connect(self, pointer: str, url: str) -> Any:
+        """An httpcore trace hook that checks the address a new connection reached before the request
+        is sent on it (the name may resolve to another address than the one checked: DNS rebinding)."""
+
+        def trace(event: str, info: dict[str, Any]) -> None:
+            if event != "connection.connect_tcp.complete" or self.policy.allow_private:
+                return
+            stream = info["return_value"]
+            peer = stream.get_extra_info("server_addr")
+            try:
+                if not peer:
+                    raise ValidationError.single(
+                        pointer, "media-address-refused", f"{url}: the connected address is unknown"
+                    )
+                _check_address(str(peer[0]), pointer, url)
+            except ValidationError:
+                stream.close()
+                raise
+
+        return trace
+
     def _download(self, url: str, scheme: str, pointer: str) -> tuple[bytes, str | None]:
         policy = self.policy
         if not policy.allow_download:
@@ -293,12 +314,9 @@ class MediaSession:
                 raise ValidationError.single(pointer, "media-fetch-failed", f"bad port in {current!r}") from None
             self._check_host(host, port, pointer, current)
             try:
-                with self._client.stream("GET", current) as response:
-                    if not policy.allow_private:
-                        stream = response.extensions.get("network_stream")
-                        peer = stream.get_extra_info("server_addr") if stream is not None else None
-                        if peer:
-                            _check_address(str(peer[0]), pointer, current)
+                with self._client.stream(
+                    "GET", current, extensions={"trace": self._on_connect(pointer, current)}
+                ) as response:
                     if response.is_redirect:
                         location = response.headers.get("location")
                         if not location:
