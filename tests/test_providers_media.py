@@ -5,9 +5,12 @@ The download tests run a real HTTP server on loopback (started and stopped by th
 from __future__ import annotations
 
 import base64
+import gzip
 import http.server
 import socket
 import threading
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -118,6 +121,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def _gzip_bomb(size: int) -> bytes:
+    co = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = bytes(1 << 20)
+    return b"".join(co.compress(zeros) for _ in range(size >> 20)) + co.flush()
+
+
+_BOMB = _gzip_bomb(64 << 20)  # 64 MiB of zeros in about 64 kB
+
+
 @pytest.fixture
 def server() -> Iterator[str]:
     _Handler.seen = []
@@ -127,6 +139,9 @@ def server() -> Iterator[str]:
         "/hop": (302, {"Location": "/a.wav"}, b""),
         "/loop": (302, {"Location": "/loop"}, b""),
         "/gone.wav": (404, {}, b""),
+        "/z.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, gzip.compress(WAV)),
+        "/bomb.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, _BOMB),
+        "/br.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "br"}, b"\x0b\x01\x80abc\x03"),
     }
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -177,6 +192,23 @@ def test_dns_rebinding_refused_before_the_request_is_sent(server: str, monkeypat
     url = f"http://rebind.test:{server.rsplit(':', 1)[1]}/a.wav"
     assert refused("openai", audio_msg(url), on) == ("/0/content/0", "media-address-refused")
     assert _Handler.seen == []
+
+
+def test_compressed_downloads_decoded_within_the_limit(server: str) -> None:
+    private = {"allow_download": True, "allow_private": True, "timeout": 5}
+    r = formatted("openai", audio_msg(f"{server}/z.wav"), options=FormatOptions(media=MediaPolicy(**private)))
+    assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()
+    # a gzip bomb under the Content-Length limit is refused without inflating more than the limit
+    small = FormatOptions(media=MediaPolicy(max_bytes=100_000, **private))
+    tracemalloc.start()
+    try:
+        assert refused("openai", audio_msg(f"{server}/bomb.wav"), small) == ("/0/content/0", "media-too-large")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
+    # an encoding agentmsg does not decode is refused, not passed on as if it were the media
+    assert refused("openai", audio_msg(f"{server}/br.wav"), small)[1] == "media-fetch-failed"
 
 
 def test_download_limits(server: str) -> None:

@@ -24,6 +24,7 @@ import re
 import socket
 import stat
 import time
+import zlib
 from typing import Any, Final
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -295,6 +296,7 @@ class MediaSession:
                 timeout=httpx.Timeout(policy.timeout),
                 follow_redirects=False,
                 trust_env=False,
+                headers={"Accept-Encoding": "gzip, deflate"},
             )
         deadline = time.monotonic() + policy.timeout
         current = url
@@ -336,9 +338,26 @@ class MediaSession:
                             "media-too-large",
                             f"{current} has {declared} bytes, over the limit of {policy.max_bytes}",
                         )
+                    encoding = response.headers.get("content-encoding", "").strip().lower()
+                    if encoding in ("gzip", "x-gzip", "deflate"):
+                        # decoded here, never more than the limit allows (httpx would inflate a whole
+                        # network read at once: a few kB of gzip can be gigabytes)
+                        decoder: Any = zlib.decompressobj(zlib.MAX_WBITS | 32)
+                    elif encoding in ("", "identity"):
+                        decoder = None
+                    else:
+                        raise ValidationError.single(
+                            pointer, "media-fetch-failed", f"{current} sent Content-Encoding {encoding!r}"
+                        )
                     chunks = []
                     total = 0
-                    for chunk in response.iter_bytes():
+                    for raw in response.iter_raw():
+                        try:
+                            chunk = decoder.decompress(raw, policy.max_bytes + 1 - total) if decoder else raw
+                        except zlib.error as exc:
+                            raise ValidationError.single(
+                                pointer, "media-fetch-failed", f"{current}: bad {encoding} body: {exc}"
+                            ) from None
                         total += len(chunk)
                         if total > policy.max_bytes:
                             raise ValidationError.single(
