@@ -9,6 +9,7 @@ import gzip
 import http.server
 import socket
 import threading
+import time
 import tracemalloc
 import zlib
 from collections.abc import Iterator
@@ -109,6 +110,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.seen.append(self.path)
+        if self.path.startswith("/slow"):  # a byte every 50 ms for 5 s: of the headers, or of a body without length
+            head = self.path == "/slow-head"
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n" if head else b"HTTP/1.0 200 OK\r\nContent-Type: audio/wav\r\n\r\n")
+            for _ in range(100):
+                try:
+                    self.wfile.write(b"X" if head else b"\x00")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.05)
+            return
         status, headers, body = self.routes.get(self.path, (404, {}, b"no"))
         self.send_response(status)
         for k, v in headers.items():
@@ -209,6 +221,16 @@ def test_compressed_downloads_decoded_within_the_limit(server: str) -> None:
     assert peak < 8 << 20
     # an encoding agentmsg does not decode is refused, not passed on as if it were the media
     assert refused("openai", audio_msg(f"{server}/br.wav"), small)[1] == "media-fetch-failed"
+
+
+@pytest.mark.parametrize("path", ["/slow-head", "/slow-body"])
+def test_trickling_server_cut_at_the_timeout(server: str, path: str) -> None:
+    # each byte comes well within the per-read timeout; the whole download still ends at the timeout
+    options = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=0.5))
+    start = time.monotonic()
+    pointer, rule = refused("openai", audio_msg(f"{server}{path}"), options)
+    assert time.monotonic() - start < 2
+    assert (pointer, rule) == ("/0/content/0", "media-fetch-failed")
 
 
 def test_download_limits(server: str) -> None:

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import ipaddress
 import os
 import re
 import socket
 import stat
+import threading
 import time
 import zlib
 from typing import Any, Final
@@ -256,24 +258,34 @@ class MediaSession:
         for info in infos:
             _check_address(str(info[4][0]), pointer, url)
 
-    def _on_connect(self, pointer: str, url: str) -> Any:
-        """An httpcore trace hook that checks the address a new connection reached before the request
-        is sent on it (the name may resolve to another address than the one checked: DNS rebinding)."""
+    def _on_connect(self, pointer: str, url: str, deadline: float, watch: list[Any]) -> Any:
+        """An httpcore trace hook on each new connection: checks the address it reached before the
+        request is sent on it (the name may resolve to another address than the one checked: DNS
+        rebinding), and cuts it at the download's deadline (a server sending a byte now and then, each
+        within the per-read timeout, would otherwise hold the download for as long as it likes)."""
 
         def trace(event: str, info: dict[str, Any]) -> None:
-            if event != "connection.connect_tcp.complete" or self.policy.allow_private:
+            if event != "connection.connect_tcp.complete":
                 return
             stream = info["return_value"]
-            peer = stream.get_extra_info("server_addr")
-            try:
-                if not peer:
-                    raise ValidationError.single(
-                        pointer, "media-address-refused", f"{url}: the connected address is unknown"
-                    )
-                _check_address(str(peer[0]), pointer, url)
-            except ValidationError:
-                stream.close()
-                raise
+            if not self.policy.allow_private:
+                peer = stream.get_extra_info("server_addr")
+                try:
+                    if not peer:
+                        raise ValidationError.single(
+                            pointer, "media-address-refused", f"{url}: the connected address is unknown"
+                        )
+                    _check_address(str(peer[0]), pointer, url)
+                except ValidationError:
+                    stream.close()
+                    raise
+            sock = stream.get_extra_info("socket")
+            if sock is not None:
+                cut = sock.dup()  # the same connection; still usable once TLS has taken over `sock`
+                timer = threading.Timer(max(0.0, deadline - time.monotonic()), _shutdown, (cut,))
+                timer.daemon = True
+                watch.append((timer, cut))
+                timer.start()
 
         return trace
 
@@ -297,6 +309,7 @@ class MediaSession:
                 follow_redirects=False,
                 trust_env=False,
                 headers={"Accept-Encoding": "gzip, deflate"},
+                limits=httpx.Limits(max_keepalive_connections=0),  # each hop a new, checked connection
             )
         deadline = time.monotonic() + policy.timeout
         current = url
@@ -315,9 +328,10 @@ class MediaSession:
             except ValueError:
                 raise ValidationError.single(pointer, "media-fetch-failed", f"bad port in {current!r}") from None
             self._check_host(host, port, pointer, current)
+            watch: list[Any] = []
             try:
                 with self._client.stream(
-                    "GET", current, extensions={"trace": self._on_connect(pointer, current)}
+                    "GET", current, extensions={"trace": self._on_connect(pointer, current, deadline, watch)}
                 ) as response:
                     if response.is_redirect:
                         location = response.headers.get("location")
@@ -364,17 +378,28 @@ class MediaSession:
                                 pointer, "media-too-large", f"{current} is over the limit of {policy.max_bytes} bytes"
                             )
                         if time.monotonic() > deadline:
-                            raise ValidationError.single(
-                                pointer, "media-fetch-failed", f"download of {current} took over {policy.timeout} s"
-                            )
+                            break
                         chunks.append(chunk)
+                    if time.monotonic() > deadline:  # also a body without a length that the cut ended
+                        raise ValidationError.single(
+                            pointer, "media-fetch-failed", f"download of {current} took over {policy.timeout} s"
+                        )
                     result = (b"".join(chunks), response.headers.get("content-type"))
                     self._cache[url] = result
                     return result
             except httpx.HTTPError as exc:
+                if time.monotonic() > deadline:
+                    raise ValidationError.single(
+                        pointer, "media-fetch-failed", f"download of {current} took over {policy.timeout} s"
+                    ) from None
                 raise ValidationError.single(
                     pointer, "media-fetch-failed", f"GET {current} failed: {type(exc).__name__}: {exc}"
                 ) from None
+            finally:
+                for timer, cut in watch:
+                    timer.cancel()
+                    timer.join()  # not running when its socket is closed
+                    cut.close()
         raise ValidationError.single(
             pointer, "media-fetch-failed", f"more than {policy.max_redirects} redirects from {url}"
         )
@@ -393,6 +418,11 @@ def _check_address(addr: str, pointer: str, url: str) -> None:
             "media-address-refused",
             f"{url} resolves to the non-public address {ip} (MediaPolicy.allow_private)",
         )
+
+
+def _shutdown(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _clean_mime(value: str | None) -> str | None:
