@@ -150,6 +150,7 @@ def server() -> Iterator[str]:
         "/big.wav": (200, {"Content-Type": "audio/wav"}, b"x" * 5000),
         "/hop": (302, {"Location": "/a.wav"}, b""),
         "/loop": (302, {"Location": "/loop"}, b""),
+        "/badhop": (302, {"Location": "http://[::1/a.wav"}, b""),
         "/gone.wav": (404, {}, b""),
         "/z.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, gzip.compress(WAV)),
         "/bomb.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, _BOMB),
@@ -231,6 +232,20 @@ def test_trickling_server_cut_at_the_timeout(server: str, path: str) -> None:
     pointer, rule = refused("openai", audio_msg(f"{server}{path}"), options)
     assert time.monotonic() - start < 2
     assert (pointer, rule) == ("/0/content/0", "media-fetch-failed")
+
+
+def test_malformed_urls_are_refusals_not_exceptions(server: str, media_root: Path) -> None:
+    on = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    for url in (
+        "http://[::1/a.wav",  # urlsplit: Invalid IPv6 URL
+        f"{server}/badhop",  # the same in a redirect's Location
+        f"{server}/{'a' * 70000}.wav",  # httpx: URL too long
+    ):
+        assert refused("openai", audio_msg(url), on) == ("/0/content/0", "media-fetch-failed")
+    local = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    assert refused("openai", image_msg("file://[::1/dot.png"), local) == ("/0/content/0", "media-local-refused")
+    # a URL the provider fetches itself passes as it is, even one this module cannot parse
+    formatted("openai", [UserMessage([ImageBlock(source=URLSource(url="http://[::1/a"))])])
 
 
 def test_download_limits(server: str) -> None:

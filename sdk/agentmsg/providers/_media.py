@@ -28,7 +28,7 @@ import threading
 import time
 import zlib
 from typing import Any, Final
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import SplitResult, unquote, urljoin, urlsplit
 
 import attrs
 
@@ -126,7 +126,10 @@ _EXT_MIME: Final = {
 
 def guess_mime(ref: str) -> str | None:
     """MIME type from a URL's or path's extension (None when unknown)."""
-    path = urlsplit(ref).path if _SCHEME.match(ref) else ref
+    try:
+        path = urlsplit(ref).path if _SCHEME.match(ref) else ref
+    except ValueError:  # a malformed URL ("http://[::1/x")
+        return None
     dot = path.rfind(".")
     if dot < 0 or "/" in path[dot:]:
         return None
@@ -190,7 +193,7 @@ class MediaSession:
 
     def _local(self, ref: str, scheme: str | None, pointer: str) -> tuple[bytes, str | None]:
         if scheme == "file":
-            parts = urlsplit(ref)
+            parts = _split(ref, pointer, "media-local-refused")
             if parts.netloc not in ("", "localhost"):
                 raise ValidationError.single(pointer, "media-local-refused", f"file URL with a remote host: {ref}")
             path = unquote(parts.path)
@@ -314,7 +317,7 @@ class MediaSession:
         deadline = time.monotonic() + policy.timeout
         current = url
         for _ in range(policy.max_redirects + 1):
-            parts = urlsplit(current)
+            parts = _split(current, pointer, "media-fetch-failed")
             hop_scheme = parts.scheme.lower()
             if hop_scheme not in ("http", "https"):
                 raise ValidationError.single(
@@ -339,7 +342,12 @@ class MediaSession:
                             raise ValidationError.single(
                                 pointer, "media-fetch-failed", f"redirect without Location from {current}"
                             )
-                        current = urljoin(current, location)
+                        try:
+                            current = urljoin(current, location)
+                        except ValueError:
+                            raise ValidationError.single(
+                                pointer, "media-fetch-failed", f"{current} redirects to a malformed URL {location!r}"
+                            ) from None
                         continue
                     if response.status_code != 200:
                         raise ValidationError.single(
@@ -387,7 +395,7 @@ class MediaSession:
                     result = (b"".join(chunks), response.headers.get("content-type"))
                     self._cache[url] = result
                     return result
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 if time.monotonic() > deadline:
                     raise ValidationError.single(
                         pointer, "media-fetch-failed", f"download of {current} took over {policy.timeout} s"
@@ -418,6 +426,13 @@ def _check_address(addr: str, pointer: str, url: str) -> None:
             "media-address-refused",
             f"{url} resolves to the non-public address {ip} (MediaPolicy.allow_private)",
         )
+
+
+def _split(url: str, pointer: str, rule: str) -> SplitResult:
+    try:
+        return urlsplit(url)
+    except ValueError as exc:
+        raise ValidationError.single(pointer, rule, f"malformed URL {url!r}: {exc}") from None
 
 
 def _shutdown(sock: socket.socket) -> None:
