@@ -279,3 +279,19 @@ def test_data_urls_are_inline() -> None:
     assert r.body["messages"][0]["content"][0]["input_audio"] == {"data": "UklGRg==", "format": "wav"}
     bad = [UserMessage([AudioBlock(source=URLSource(url="data:audio/wav;base64,@@@"))])]
     assert refused("openai", bad)[1] == "media-data-url"
+
+
+def test_data_urls_read_as_browsers_do() -> None:
+    # the base64 token in any case, percent-escapes and whitespace in the payload:
+    # the bytes sent are the bytes meant (";BASE64" was taken for text and its base64 encoded again)
+    riff = base64.b64encode(b"RIFF").decode()
+    for url in (
+        "data:audio/wav;BASE64,UklGRg==",
+        "data:audio/wav;base64,UklG%0ARg%3D%3D",
+        "data:audio/wav,RIFF",
+    ):
+        r = formatted("openai", [UserMessage([AudioBlock(source=URLSource(url=url))])])
+        assert r.body["messages"][0]["content"][0]["input_audio"] == {"data": riff, "format": "wav"}, url
+    # percent-escaped bytes of a non-base64 payload are those bytes, not U+FFFD in UTF-8
+    r = formatted("openai", [UserMessage([AudioBlock(source=URLSource(url="data:audio/wav,%FF%00RIFF"))])])
+    assert base64.b64decode(r.body["messages"][0]["content"][0]["input_audio"]["data"]) == b"\xff\x00RIFF"

@@ -28,7 +28,7 @@ import threading
 import time
 import zlib
 from typing import Any, Final
-from urllib.parse import SplitResult, unquote, urljoin, urlsplit
+from urllib.parse import SplitResult, unquote, unquote_to_bytes, urljoin, urlsplit
 
 import attrs
 
@@ -447,17 +447,25 @@ def _clean_mime(value: str | None) -> str | None:
     return mime or None
 
 
+_DATA_B64 = re.compile(r";[ \t]*base64[ \t]*$", re.IGNORECASE)
+_B64_SPACE = re.compile(rb"[\t\n\f\r ]+")
+
+
 def _parse_data_url(url: str, pointer: str) -> tuple[str | None, str]:
+    """``data:[<mime>][;...][;base64],<payload>`` (RFC 2397, read as browsers do: the MIME type and the
+    ``base64`` token in any case, percent-escapes decoded to bytes, whitespace in base64 ignored)."""
     head, sep, payload = url.partition(",")
     if not sep:
         raise ValidationError.single(pointer, "media-data-url", "data: URL without a comma")
     meta = head[5:]
-    is_b64 = meta.endswith(";base64")
-    mime = (meta[:-7] if is_b64 else meta).split(";", 1)[0] or None
-    if is_b64:
+    b64 = _DATA_B64.search(meta)
+    mime = (meta[: b64.start()] if b64 else meta).split(";", 1)[0].strip().lower() or None
+    if b64:
+        text = _B64_SPACE.sub(b"", unquote_to_bytes(payload))
         try:
-            base64.b64decode(payload, validate=True)
+            decoded = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError):
             raise ValidationError.single(pointer, "media-data-url", "data: URL with invalid base64") from None
-        return mime, payload
-    return mime, base64.b64encode(unquote(payload).encode("utf-8")).decode("ascii")
+        # the same length: nothing was unescaped or dropped (a non-ASCII character is not base64)
+        return mime, payload if len(text) == len(payload) else base64.b64encode(decoded).decode("ascii")
+    return mime, base64.b64encode(unquote_to_bytes(payload)).decode("ascii")
