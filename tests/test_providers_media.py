@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import gzip
 import http.server
+import os
 import socket
 import threading
 import time
@@ -76,6 +77,28 @@ def test_traversal_and_symlink_escape_refused(media_root: Path) -> None:
     # a link that stays inside the root is fine
     (media_root / "alias.png").symlink_to(media_root / "dot.png")
     formatted("openai", image_msg(str(media_root / "alias.png")), options=options)
+
+
+def test_directory_swapped_for_a_symlink_after_the_check(media_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the path is resolved and checked, then (a race won by someone who can write under the root) a
+    # directory on it becomes a symlink out of the root: the file is opened without following it
+    (media_root / "sub").mkdir()
+    (media_root / "sub" / "dot.png").write_bytes(b"inside")
+    (media_root.parent / "out").mkdir()
+    (media_root.parent / "out" / "dot.png").write_bytes(b"secret")
+    target = str(media_root / "sub" / "dot.png")
+    real_realpath = os.path.realpath
+
+    def realpath(path: Any, *args: Any, **kwargs: Any) -> Any:
+        resolved = real_realpath(path, *args, **kwargs)
+        if path == target:
+            (media_root / "sub").rename(media_root / "sub.old")
+            (media_root / "sub").symlink_to(media_root.parent / "out", target_is_directory=True)
+        return resolved
+
+    monkeypatch.setattr(os.path, "realpath", realpath)
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    assert refused("openai", image_msg(target), options) == ("/0/content/0", "media-local-refused")
 
 
 def test_local_size_limit_and_non_files(media_root: Path) -> None:

@@ -5,7 +5,8 @@ Formatters pass URLs through to providers that fetch them themselves. They need 
 source is local or the provider takes only inline data, and then this module applies the policy:
 
 * local files are read only under ``allowed_roots`` (after resolving ``..`` and symlinks, so neither
-  traversal nor a symlink can leave a root), only regular files, at most ``max_bytes``;
+  traversal nor a symlink can leave a root; opened from the root following no symlink, so neither
+  can a directory swapped for one after the check), only regular files, at most ``max_bytes``;
 * URLs are downloaded only when ``allow_download`` is set: http(s) only, no private, loopback,
   link-local or otherwise non-global address (checked before connecting and on the connected
   socket before the request is sent, at every redirect) unless ``allow_private``, with timeouts, a redirect limit and a size
@@ -209,7 +210,8 @@ class MediaSession:
         if "\x00" in path:
             raise ValidationError.single(pointer, "media-local-refused", "local path contains a NUL character")
         real = os.path.realpath(path)
-        if not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+        root = next((r for r in roots if real == r or real.startswith(r.rstrip(os.sep) + os.sep)), None)
+        if root is None:
             raise ValidationError.single(
                 pointer, "media-local-refused", f"local file {ref!r} is outside the allowed roots"
             )
@@ -218,7 +220,7 @@ class MediaSession:
             return cached
         limit = self.policy.max_bytes
         try:
-            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            fd = _open_under(root, real)
         except OSError as exc:
             raise ValidationError.single(
                 pointer, "media-local-refused", f"cannot read {ref!r}: {exc.strerror or exc}"
@@ -426,6 +428,28 @@ def _check_address(addr: str, pointer: str, url: str) -> None:
             "media-address-refused",
             f"{url} resolves to the non-public address {ip} (MediaPolicy.allow_private)",
         )
+
+
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_under(root: str, real: str) -> int:
+    """Open ``real`` (resolved, under ``root``) one component at a time from ``root``, following no
+    symlink: a directory swapped for a symlink after the check cannot lead out of the root."""
+    flags = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+    rel = os.path.relpath(real, root)
+    if rel == os.curdir or not _NOFOLLOW or os.open not in os.supports_dir_fd:
+        return os.open(real, flags)
+    *dirs, name = rel.split(os.sep)
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for part in dirs:
+            inner = os.open(part, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0), dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(name, flags, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _split(url: str, pointer: str, rule: str) -> SplitResult:
