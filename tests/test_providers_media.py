@@ -296,6 +296,22 @@ def test_private_addresses_refused_without_connecting() -> None:
         assert refused("openai", audio_msg(url), on)[1] == "media-address-refused"
 
 
+def test_ipv6_forms_of_private_ipv4_refused_without_connecting() -> None:
+    # NAT64, 6to4, SIIT and IPv4-compatible addresses carry an IPv4 address a gateway may deliver to;
+    # NAT64 local use and site-local are not public (Python 3.11 calls all of these global)
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=1))
+    for host in (
+        "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+        "64:ff9b::a9fe:a9fe",  # NAT64 of the cloud metadata address
+        "2002:a00:1::1",  # 6to4 of 10.0.0.1
+        "::ffff:0:a00:1",  # SIIT of 10.0.0.1
+        "::a9fe:a9fe",  # IPv4-compatible 169.254.169.254
+        "64:ff9b:1::a00:1",
+        "fec0::1",
+    ):
+        assert refused("openai", audio_msg(f"http://[{host}]/a.wav"), on)[1] == "media-address-refused", host
+
+
 def test_data_urls_are_inline() -> None:
     msgs = [UserMessage([AudioBlock(source=URLSource(url="data:audio/wav;base64,UklGRg=="))])]
     r = formatted("openai", msgs)

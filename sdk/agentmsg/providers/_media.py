@@ -415,19 +415,30 @@ class MediaSession:
         )
 
 
+# IPv6 forms that carry an IPv4 address a gateway may deliver to (NAT64, SIIT, IPv4-compatible), and
+# prefixes not routed publicly that older Pythons call global (NAT64 local use, deprecated site-local)
+_EMBEDS_V4: Final = tuple(ipaddress.IPv6Network(n) for n in ("64:ff9b::/96", "::ffff:0:0:0/96", "::/96"))
+_NOT_GLOBAL_V6: Final = tuple(ipaddress.IPv6Network(n) for n in ("64:ff9b:1::/48", "fec0::/10"))
+
+
 def _check_address(addr: str, pointer: str, url: str) -> None:
     try:
         ip = ipaddress.ip_address(addr.split("%", 1)[0])
     except ValueError:
         raise ValidationError.single(pointer, "media-address-refused", f"{url}: unusable address {addr!r}") from None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if not ip.is_global or ip.is_multicast:
-        raise ValidationError.single(
-            pointer,
-            "media-address-refused",
-            f"{url} resolves to the non-public address {ip} (MediaPolicy.allow_private)",
-        )
+    seen: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = [ip]
+    if isinstance(ip, ipaddress.IPv6Address):
+        seen += [v4 for v4 in (ip.ipv4_mapped, ip.sixtofour, *(ip.teredo or ())) if v4 is not None]
+        if any(ip in net for net in _EMBEDS_V4):
+            seen.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    for one in seen:
+        if not one.is_global or one.is_multicast or any(one in net for net in _NOT_GLOBAL_V6):
+            shown = f"{ip} ({one})" if one is not ip else str(ip)
+            raise ValidationError.single(
+                pointer,
+                "media-address-refused",
+                f"{url} resolves to the non-public address {shown} (MediaPolicy.allow_private)",
+            )
 
 
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
