@@ -174,6 +174,8 @@ def server() -> Iterator[str]:
         "/hop": (302, {"Location": "/a.wav"}, b""),
         "/loop": (302, {"Location": "/loop"}, b""),
         "/badhop": (302, {"Location": "http://[::1/a.wav"}, b""),
+        "/to-file": (302, {"Location": "file:///etc/passwd"}, b""),
+        "/to-data": (302, {"Location": "data:audio/wav;base64,UklGRg=="}, b""),
         "/gone.wav": (404, {}, b""),
         "/z.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, gzip.compress(WAV)),
         "/bomb.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, _BOMB),
@@ -269,6 +271,27 @@ def test_malformed_urls_are_refusals_not_exceptions(server: str, media_root: Pat
     assert refused("openai", image_msg("file://[::1/dot.png"), local) == ("/0/content/0", "media-local-refused")
     # a URL the provider fetches itself passes as it is, even one this module cannot parse
     formatted("openai", [UserMessage([ImageBlock(source=URLSource(url="http://[::1/a"))])])
+
+
+def test_mixed_dns_answers_and_redirects_out_of_http(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "mixed.test":  # one public answer and one private: refused, nothing is sent
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port)) for ip in ("93.184.216.34", "127.0.0.1")]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=5))
+    url = f"http://mixed.test:{server.rsplit(':', 1)[1]}/a.wav"
+    assert refused("openai", audio_msg(url), on) == ("/0/content/0", "media-address-refused")
+    assert _Handler.seen == []
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    assert refused("openai", audio_msg(f"{server}/to-file"), private)[1] == "media-scheme-refused"
+    assert refused("openai", audio_msg(f"{server}/to-data"), private)[1] in (
+        "media-scheme-refused",
+        "media-fetch-failed",
+    )
 
 
 def test_download_limits(server: str) -> None:
