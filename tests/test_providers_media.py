@@ -178,6 +178,8 @@ def server() -> Iterator[str]:
         "/to-data": (302, {"Location": "data:audio/wav;base64,UklGRg=="}, b""),
         "/gone.wav": (404, {}, b""),
         "/z.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, gzip.compress(WAV)),
+        "/zd.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "deflate"}, zlib.compress(WAV)),
+        "/zr.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "deflate"}, zlib.compress(WAV, wbits=-15)),
         "/bomb.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, _BOMB),
         "/br.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "br"}, b"\x0b\x01\x80abc\x03"),
     }
@@ -234,8 +236,9 @@ def test_dns_rebinding_refused_before_the_request_is_sent(server: str, monkeypat
 
 def test_compressed_downloads_decoded_within_the_limit(server: str) -> None:
     private = {"allow_download": True, "allow_private": True, "timeout": 5}
-    r = formatted("openai", audio_msg(f"{server}/z.wav"), options=FormatOptions(media=MediaPolicy(**private)))
-    assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()
+    for path in ("/z.wav", "/zd.wav", "/zr.wav"):  # gzip, deflate (zlib), deflate sent raw
+        r = formatted("openai", audio_msg(f"{server}{path}"), options=FormatOptions(media=MediaPolicy(**private)))
+        assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()
     # a gzip bomb under the Content-Length limit is refused without inflating more than the limit
     small = FormatOptions(media=MediaPolicy(max_bytes=100_000, **private))
     tracemalloc.start()

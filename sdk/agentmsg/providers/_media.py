@@ -375,8 +375,12 @@ class MediaSession:
                         )
                     chunks = []
                     total = 0
+                    first_deflate = encoding == "deflate"
                     for raw in response.iter_raw():
                         try:
+                            if first_deflate and not _zlib_head(raw):
+                                decoder = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent raw, as some servers do
+                            first_deflate = False
                             chunk = decoder.decompress(raw, policy.max_bytes + 1 - total) if decoder else raw
                         except zlib.error as exc:
                             raise ValidationError.single(
@@ -468,6 +472,11 @@ def _split(url: str, pointer: str, rule: str) -> SplitResult:
         return urlsplit(url)
     except ValueError as exc:
         raise ValidationError.single(pointer, rule, f"malformed URL {url!r}: {exc}") from None
+
+
+def _zlib_head(data: bytes) -> bool:
+    """Whether ``data`` starts with a zlib header (RFC 1950: deflate method, check bits)."""
+    return len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
 
 
 def _shutdown(sock: socket.socket) -> None:
