@@ -360,3 +360,46 @@ def test_data_urls_read_as_browsers_do() -> None:
     # percent-escaped bytes of a non-base64 payload are those bytes, not U+FFFD in UTF-8
     r = formatted("openai", [UserMessage([AudioBlock(source=URLSource(url="data:audio/wav,%FF%00RIFF"))])])
     assert base64.b64decode(r.body["messages"][0]["content"][0]["input_audio"]["data"]) == b"\xff\x00RIFF"
+
+
+def test_placeholders_name_inline_data_by_type_and_local_files_by_name() -> None:
+    """A placeholder is text sent to the provider: it put a data: URL whole into the prompt (megabytes of base64,
+    as text) and a local file's full path (the caller's directories). It names inline data by its type and a
+    local file by its name now; a long web URL is cut."""
+    import json
+
+    payload = base64.b64encode(WAV * 100).decode()
+    msgs = [
+        UserMessage(
+            [
+                ImageBlock(source=URLSource(url=f"data:image/PNG;base64,{payload}")),
+                ImageBlock(source=URLSource(url="file:///home/alice/private/scan%201.png")),
+                ImageBlock(source=URLSource(url="/srv/alice/photo.jpg")),
+                ImageBlock(source=URLSource(url="https://example.com/" + "a" * 500 + ".png")),
+            ]
+        )
+    ]
+    r = formatted("deepseek", msgs)  # (text only: every media block is a placeholder)
+    text = json.dumps(r.body)
+    assert "[image: data:image/png]" in text and payload[:40] not in text
+    assert "[image: scan 1.png]" in text and "[image: photo.jpg]" in text and "alice" not in text
+    assert "[image: https://example.com/" + "a" * 180 in text and "a" * 300 not in text
+    assert len([d for d in r.diagnostics if d.rule == "media-unsupported"]) == 4
+
+
+def test_a_mime_type_in_another_case_is_the_same_type() -> None:
+    """MIME types are case-insensitive: data:Audio/WAV went to OpenAI as a placeholder (only wav and mp3), and a
+    base64 image/PNG to Anthropic as one too (not among its image types). Both are sent as the media now, with
+    the type in lowercase as the providers list them."""
+    wav = base64.b64encode(WAV).decode()
+    msgs = [UserMessage([AudioBlock(source=URLSource(url=f"data:Audio/WAV;base64,{wav}"))])]
+    part = formatted("openai", msgs, model="gpt-4o-audio-preview").body["messages"][0]["content"][0]
+    assert part == {"type": "input_audio", "input_audio": {"data": wav, "format": "wav"}}
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
+    from agentmsg import Base64Source
+
+    msgs = [UserMessage([ImageBlock(source=Base64Source(media_type="Image/PNG", data=png))])]
+    r = formatted("anthropic", msgs, model="claude-sonnet-4-5", max_tokens=16)
+    image = r.body["messages"][0]["content"][0]
+    assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
+    assert not r.diagnostics

@@ -12,15 +12,16 @@ _KIND_BY_TYPE: Final = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "v
 
 
 def mime_of(source: Any) -> str | None:
-    """The MIME type a source declares, or that its URL's extension (or data: prefix) implies."""
+    """The MIME type a source declares, or that its URL's extension (or data: prefix) implies, in lowercase (a MIME
+    type's case means nothing: ``Audio/WAV`` is ``audio/wav``)."""
     if source.type == "base64":
-        return source.media_type  # type: ignore[no-any-return]
+        return source.media_type.lower()  # type: ignore[no-any-return]
     if source.mime_type:
-        return source.mime_type  # type: ignore[no-any-return]
+        return source.mime_type.lower()  # type: ignore[no-any-return]
     url: str = source.url
     if scheme_of(url) == "data":
         head = url[5:].split(",", 1)[0]
-        mime = head.split(";", 1)[0]
+        mime = head.split(";", 1)[0].strip().lower()
         return mime or None
     return guess_mime(url)
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import Any, Final
+from urllib.parse import unquote
 
 import attrs
 import orjson
@@ -32,7 +33,7 @@ from agentmsg.blocks import (
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.message import Msg
 
-from ._media import MediaPolicy
+from ._media import MediaPolicy, scheme_of
 
 __all__ = [
     "ERROR",
@@ -538,14 +539,32 @@ MEDIA: Final = frozenset(MEDIA_TYPES)  # for ``type(block) in MEDIA``
 
 
 def block_label(block: Any) -> str:
-    """A short text naming a media block, for placeholders: ``[image: https://...]``."""
+    """A short text naming a media block, for placeholders: ``[image: https://...]``. It is sent to the provider, so
+    it names inline data by its type (``data:image/png``, never its bytes) and a local file by its name (never the
+    caller's directories); a web URL is shown up to :data:`LABEL_URL_MAX` characters."""
     kind = block.type
     source = block.source
-    what = source.url if source.type == "url" else source.media_type
+    what = _where(source.url) if source.type == "url" else source.media_type
     name = getattr(block, "name", None)
     if name:
         what = f"{name} ({what})"
     return f"[{kind}: {what}]"
+
+
+LABEL_URL_MAX = 200
+
+
+def _where(url: str) -> str:
+    """A URL as a placeholder shows it (:func:`block_label`)."""
+    scheme = scheme_of(url)
+    if scheme == "data":
+        mime = url[5:].split(",", 1)[0].split(";", 1)[0].strip().lower()
+        return f"data:{mime or 'text/plain'}"
+    if scheme is None or scheme == "file":  # a local file: its name alone
+        path = unquote(url.split("?", 1)[0]) if scheme == "file" else url
+        name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        return name or "a local file"
+    return url if len(url) <= LABEL_URL_MAX else url[:LABEL_URL_MAX] + "..."
 
 
 def text_of_blocks(blocks: Sequence[Any], ctx: Context, pointer: str, media: list[tuple[Any, str]] | None) -> str:

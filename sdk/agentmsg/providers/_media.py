@@ -165,9 +165,9 @@ class MediaSession:
         """Resolve a block's source. With ``inline`` the bytes are needed (read or downloaded under
         the policy); otherwise URLs whose scheme is in ``schemes`` pass through as they are."""
         if source.type == "base64":
-            return Media(source.media_type, data=source.data)
+            return Media(source.media_type.lower(), data=source.data)  # (a MIME type's case means nothing)
         url: str = source.url
-        declared = source.mime_type
+        declared = source.mime_type.lower() if source.mime_type else None
         scheme = scheme_of(url)
         if scheme == "data":
             mime, data = _parse_data_url(url, pointer)
