@@ -403,3 +403,24 @@ def test_a_mime_type_in_another_case_is_the_same_type() -> None:
     image = r.body["messages"][0]["content"][0]
     assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
     assert not r.diagnostics
+
+
+def test_an_empty_allowed_root_is_refused_not_the_current_directory(tmp_path: Path) -> None:
+    """allowed_roots="" (a root left unset: os.environ.get("MEDIA_ROOT", "")) meant the current directory, whose
+    files a message could then have sent to a provider; it is refused now ('.' says the current directory)."""
+    with pytest.raises(ValueError, match="empty path"):
+        MediaPolicy(allowed_roots="")
+    with pytest.raises(ValueError, match="empty path"):
+        MediaPolicy(allowed_roots=[str(tmp_path), ""])
+    assert MediaPolicy(allowed_roots=".").allowed_roots == (".",)
+    import subprocess
+    import sys
+
+    conversation = tmp_path / "c.json"
+    conversation.write_text('[{"role": "USER", "content": [{"type": "text", "text": "hi"}]}]')
+    run = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "format", "--provider", "openai", "--allow-root", "", str(conversation)],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2 and "empty path" in run.stderr and "Traceback" not in run.stderr

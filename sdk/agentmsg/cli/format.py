@@ -84,12 +84,16 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     choice: Any = args.tool_choice
     if choice is not None and choice not in ("auto", "none", "required", "any"):
         choice = {"name": choice}
-    options = FormatOptions(
-        media=MediaPolicy(
+    try:
+        media = MediaPolicy(
             allowed_roots=tuple(args.allow_root or ()),
             allow_download=args.allow_download,
             allow_private=args.allow_private,
-        ),
+        )
+    except ValueError as exc:  # --allow-root ""
+        raise UsageError(f"--allow-root: {exc}") from None
+    options = FormatOptions(
+        media=media,
         reasoning=args.reasoning,
         repair=args.repair,
         multi_agent_layout=args.layout,

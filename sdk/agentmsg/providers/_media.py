@@ -45,7 +45,10 @@ def _roots(value: Any) -> tuple[str, ...]:
         return ()
     if isinstance(value, (str, os.PathLike)):
         value = (value,)
-    return tuple(os.fspath(v) for v in value)
+    roots = tuple(os.fspath(v) for v in value)
+    if any(not r for r in roots):  # ("" would be the current directory: a root left unset, most likely)
+        raise ValueError("allowed_roots: an empty path is no root (give '.' for the current directory)")
+    return roots
 
 
 @attrs.frozen(kw_only=True)
