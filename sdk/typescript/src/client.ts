@@ -12,7 +12,8 @@ import { SSEDecoder } from "./sse.js";
 import type { SSEEvent, SSELimits, SSEProblem } from "./sse.js";
 
 export interface RetryOptions {
-  /** First delay before reconnecting, in ms (default 500; a server's `retry:` field replaces it). */
+  /** First delay before reconnecting, in ms (default 500; a server's `retry:` field replaces it, but not
+   * below 100 ms, or below this delay when it is lower). */
   initialDelay?: number;
   /** Longest delay, in ms (default 10,000). */
   maxDelay?: number;
@@ -80,6 +81,19 @@ function serverMessage(data: string): string {
   return data;
 }
 
+/** The shortest reconnect delay a server's `retry:` field can set, in ms (unless `initialDelay` is lower). */
+const MIN_SERVER_RETRY = 100;
+
+/** `text` as UTF-8, one character per byte (a header value for fetch, which takes characters up to U+00FF as
+ * the bytes they are). */
+function utf8ByteString(text: string): string {
+  if (!/[^\x00-\x7f]/.test(text)) return text;
+  const bytes = new TextEncoder().encode(text);
+  let out = "";
+  for (let i = 0; i < bytes.length; i += 8192) out += String.fromCharCode(...bytes.subarray(i, i + 8192));
+  return out;
+}
+
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -110,6 +124,9 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
   const maxDelay = options.retry?.maxDelay ?? 10_000;
   const maxAttempts = options.retry?.maxAttempts ?? 8;
   let lastEventId = options.lastEventId ?? "";
+  // A server's `retry:` is not taken below this: `retry: 0` on connections that each deliver an event (so
+  // the backoff never grows) reconnected in a tight loop, hundreds of requests a second.
+  const floor = Math.min(initial, MIN_SERVER_RETRY);
   let base = initial;
   let failures = 0;
   for (;;) {
@@ -117,7 +134,9 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
     let delivered = false;
     try {
       const headers: Record<string, string> = { accept: "text/event-stream", "cache-control": "no-cache", ...options.headers };
-      if (lastEventId) headers["last-event-id"] = lastEventId;
+      // As UTF-8 (what the SSE spec sends and Python's readers decode); fetch takes a header value as bytes,
+      // one per character up to U+00FF, and refused any other id with a TypeError (retried until it gave up).
+      if (lastEventId) headers["last-event-id"] = utf8ByteString(lastEventId);
       const response = await doFetch(url, { method: options.method ?? "GET", headers, body: options.body ?? null, signal: options.signal ?? null, cache: "no-store" });
       if (response.status === 204) return;
       if (response.status === 409 && lastEventId && options.onRestart) {
@@ -135,7 +154,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
         throw new Error(`HTTP ${response.status}`);
       }
       const type = response.headers.get("content-type") ?? "";
-      if (!type.toLowerCase().startsWith("text/event-stream")) {
+      if (type.split(";")[0]!.trim().toLowerCase() !== "text/event-stream") {
         await response.body?.cancel();
         throw new StreamError(`expected text/event-stream from ${String(url)}, got ${type || "no content type"}`, response.status);
       }
@@ -151,7 +170,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
           for (let k = 0; k < batch.length; k++) {
             const event = batch[k]!;
             lastEventId = event.id;
-            if (decoder.retry !== null) base = decoder.retry;
+            if (decoder.retry !== null) base = Math.max(decoder.retry, floor);
             if (endEvent !== null && event.event === endEvent) {
               // The stream ends here: nothing after it is read (the client waits for no more). Events that came
               // with it are said, not dropped silently (as Python's readers say what a saved body has after it),
@@ -165,7 +184,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
             failures = 0;
             yield event;
           }
-          if (decoder.retry !== null) base = decoder.retry;
+          if (decoder.retry !== null) base = Math.max(decoder.retry, floor);
           // (Not the decoder's lastEventId: an event the connection breaks inside may have had its `id`
           // line already; a resume after it would skip that event. Only a dispatched event's id counts.)
         }

@@ -73,13 +73,13 @@ for (const dropEvery of [1, 2, 4]) {
 }
 
 test("the server's retry field sets the reconnect delay", async () => {
-  const s = await serve(eventsHandler({ dropEvery: 3, retry: 7 }));
+  const s = await serve(eventsHandler({ dropEvery: 3, retry: 150 }));
   try {
     const delays = [];
     const got = [];
     for await (const e of streamSSE(s.url, { retry: { initialDelay: 1000 }, onRetry: (i) => delays.push(i.delay) })) got.push(e.id);
     assert.deepEqual(got, EVENTS.map((e) => e.id));
-    assert.deepEqual(delays, [7]);
+    assert.deepEqual(delays, [150]);
   } finally { await s.close(); }
 });
 
@@ -344,5 +344,55 @@ test("a connection cut inside an event (its id line already read) resumes after 
     for await (const e of streamEvents(s.url, fast)) got.push(e);
     assert.deepEqual(got, EVENTS);
     assert.equal(s.state.requests[1].headers["last-event-id"], "e3");
+  } finally { await s.close(); }
+});
+
+test("a server's retry: 0 does not make the client reconnect in a tight loop (at least 100 ms, or initialDelay when lower)", async () => {
+  // Each connection delivers an event (so the backoff never grows) and closes: with retry 0 the client sent
+  // hundreds of requests a second.
+  const s = await serve((req, res, state) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(`retry: 0\nid: ${state.requests.length}\ndata: {}\n\n`);
+  });
+  /** The delays of the first `n` reconnects, and the requests made meanwhile. */
+  async function delays(n, retry) {
+    const controller = new AbortController();
+    const out = [];
+    const before = s.state.requests.length;
+    const onRetry = (i) => { out.push(i.delay); if (out.length === n) controller.abort(); };
+    await assert.rejects(async () => {
+      for await (const _ of streamSSE(s.url, { signal: controller.signal, retry, onRetry }));
+    }, (e) => e.name === "AbortError");
+    return [out, s.state.requests.length - before];
+  }
+  try {
+    const started = Date.now();
+    assert.deepEqual(await delays(3), [[100, 100, 100], 3]);
+    assert.ok(Date.now() - started >= 200);
+    assert.deepEqual(await delays(2, { initialDelay: 5 }), [[5, 5], 2]); // the caller may go lower
+  } finally { await s.close(); }
+});
+
+test("Last-Event-ID is sent as UTF-8 (an id beyond U+00FF made fetch throw at every reconnect)", async () => {
+  const id = "é€😀";
+  const s = await serve((req, res, state) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    if (state.requests.length === 1) return res.end(`id: ${id}\ndata: {"a":1}\n\n`);
+    res.end('id: 2\ndata: {"b":2}\n\nevent: end\ndata: {}\n\n');
+  });
+  try {
+    const got = [];
+    for await (const e of streamSSE(s.url, { ...fast, retry: { ...fast.retry, maxAttempts: 2 } })) got.push(e.id);
+    assert.deepEqual(got, [id, "2"]);
+    assert.equal(s.state.requests.length, 2);
+    // node:http gives header bytes as latin1 characters
+    assert.equal(Buffer.from(s.state.requests[1].headers["last-event-id"], "latin1").toString("utf8"), id);
+  } finally { await s.close(); }
+});
+
+test("the content type must be text/event-stream itself, not a type that starts with it", async () => {
+  const s = await serve((req, res) => { res.writeHead(200, { "content-type": "text/event-streamy" }); res.end("data: 1\n\nevent: end\ndata: {}\n\n"); });
+  try {
+    await assert.rejects(async () => { for await (const _ of streamSSE(s.url, fast)); }, (e) => e instanceof StreamError && /event-streamy/.test(e.message));
   } finally { await s.close(); }
 });
