@@ -94,6 +94,19 @@ function utf8ByteString(text: string): string {
   return out;
 }
 
+/** Why fetch would refuse this request at once (a URL it cannot parse, a method or header value it does not
+ * take), or null: such a TypeError looks like a network error, and was retried until the client gave up
+ * (35 s with the default delays). (The body is left out: checking it could use up a stream.) */
+function badRequest(url: string | URL, method: string, headers: Record<string, string>): string | null {
+  if (typeof Request !== "function") return null;
+  try {
+    new Request(url, { method, headers });
+    return null;
+  } catch (x) {
+    return String((x as Error)?.message ?? x);
+  }
+}
+
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -137,7 +150,10 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
       // As UTF-8 (what the SSE spec sends and Python's readers decode); fetch takes a header value as bytes,
       // one per character up to U+00FF, and refused any other id with a TypeError (retried until it gave up).
       if (lastEventId) headers["last-event-id"] = utf8ByteString(lastEventId);
-      const response = await doFetch(url, { method: options.method ?? "GET", headers, body: options.body ?? null, signal: options.signal ?? null, cache: "no-store" });
+      const method = options.method ?? "GET";
+      const request = options.fetch ? null : badRequest(url, method, headers); // (a fetch of its own may take more)
+      if (request !== null) throw new StreamError(`cannot request ${String(url)}: ${request}`);
+      const response = await doFetch(url, { method, headers, body: options.body ?? null, signal: options.signal ?? null, cache: "no-store" });
       if (response.status === 204) return;
       if (response.status === 409 && lastEventId && options.onRestart) {
         // The server cannot resume after lastEventId: start over from the beginning (no Last-Event-ID).

@@ -396,3 +396,13 @@ test("the content type must be text/event-stream itself, not a type that starts 
     await assert.rejects(async () => { for await (const _ of streamSSE(s.url, fast)); }, (e) => e instanceof StreamError && /event-streamy/.test(e.message));
   } finally { await s.close(); }
 });
+
+test("a request fetch refuses at once (bad URL, method or header value) throws StreamError without retrying", async () => {
+  for (const [url, options] of [["/relative", {}], ["http://127.0.0.1:9/x", { headers: { "x-a": "a\nb" } }], ["http://127.0.0.1:9/x", { method: "CONNECT" }]]) {
+    const retries = [];
+    await assert.rejects(async () => {
+      for await (const _ of streamSSE(url, { ...options, onRetry: (i) => retries.push(i) }));
+    }, (e) => e instanceof StreamError && /cannot request/.test(e.message), url);
+    assert.equal(retries.length, 0);
+  }
+});
