@@ -107,6 +107,29 @@ function badRequest(url: string | URL, method: string, headers: Record<string, s
   }
 }
 
+/** The start of a response's text, at most about `limit` bytes read ("" if it fails); the rest is not read (a
+ * 409's whole text was read to keep 300 characters of it: memory without bound, and no restart at all while
+ * a server kept sending it). */
+async function leadingText(response: Response, limit: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for (let n = 0; n < limit; ) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      n += value.length;
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    // what arrived is enough
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return text;
+}
+
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -157,7 +180,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
       if (response.status === 204) return;
       if (response.status === 409 && lastEventId && options.onRestart) {
         // The server cannot resume after lastEventId: start over from the beginning (no Last-Event-ID).
-        const message = (await response.text().catch(() => "")).trim().slice(0, 300);
+        const message = (await leadingText(response, 1200)).trim().slice(0, 300);
         const info = { lastEventId, status: response.status, message };
         lastEventId = "";
         options.onRestart(info);

@@ -406,3 +406,29 @@ test("a request fetch refuses at once (bad URL, method or header value) throws S
     assert.equal(retries.length, 0);
   }
 });
+
+test("a 409 to a resume whose text never ends (or is huge) still starts the stream over: only its start is read", async () => {
+  const s = await serve((req, res, state) => {
+    if (req.headers["last-event-id"]) {
+      res.writeHead(409, { "content-type": "text/plain" });
+      res.write("cannot resume " + "x".repeat(2000));
+      const timer = setInterval(() => res.write("x".repeat(1000)), 5); // and on, until the client hangs up
+      return res.on("close", () => clearInterval(timer));
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    if (state.requests.length === 1) return res.end('id: 1\ndata: {"a":1}\n\n');
+    res.end('id: 1\ndata: {"a":1}\n\nid: 2\ndata: {"b":2}\n\nevent: end\ndata: {}\n\n');
+  });
+  try {
+    const restarts = [];
+    const got = [];
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 3000);
+    for await (const e of streamSSE(s.url, { ...fast, signal: controller.signal, onRestart: (i) => restarts.push(i) })) got.push(e.id);
+    clearTimeout(timer);
+    assert.deepEqual(got, ["1", "1", "2"]);
+    assert.equal(restarts.length, 1);
+    assert.equal(restarts[0].message.length, 300);
+    assert.ok(restarts[0].message.startsWith("cannot resume x"));
+  } finally { await s.close(); }
+});
