@@ -337,3 +337,67 @@ def test_the_viewer_ships_built_and_agentmsg_serve_needs_no_node(tmp_path: Path)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_a_last_event_id_of_thousands_of_digits_is_refused_not_a_server_error() -> None:
+    """int() of over 4,300 digits raises ValueError: such an id was an HTTP 500 (and a traceback), not a 409."""
+    with serving(starlette_app(EventStream(events(), replay=None))) as port:
+        assert get(port, "/events").events == events()
+        huge = get(port, "/events", {"Last-Event-ID": "9" * 5000})
+        zeros = get(port, "/events", {"Last-Event-ID": "0" * 5000 + "1"})
+        late = get(port, "/events", {"Last-Event-ID": "9" * 30})
+    assert huge.status == 409 and b"(5000 digits)" in huge.raw
+    assert late.status == 409 and b"after event " + b"9" * 30 in late.raw
+    assert zeros.status == 200 and zeros.events == events()[1:]
+
+
+def test_the_viewer_answers_only_at_localhost_or_an_ip_address_not_a_rebound_name() -> None:
+    """DNS rebinding: a page at http://evil.example:PORT/ whose name then resolves to 127.0.0.1 reads the
+    viewer same-origin, with ``Host: evil.example:PORT``; such a request is refused (403), the others served."""
+    with serving(viewer_app(events(), hosts=["MyBox.lan"])) as port:
+        refused = {
+            (host, path): get(port, path, {"Host": host})
+            for host in (f"evil.example:{port}", "evil.example", "127.0.0.1.evil.example", "localhost.evil.example")
+            for path in ("/", "/events", "/viewer.js", "/nothing")
+        }
+        served = [
+            get(port, "/events", {"Host": host})
+            for host in (
+                f"127.0.0.1:{port}",
+                f"localhost:{port}",
+                "LOCALHOST.",
+                "[::1]:80",
+                "app.localhost",
+                "mybox.lan:8",
+            )
+        ]
+    for r in refused.values():
+        assert r.status == 403 and b"DNS rebinding" in r.raw and r.headers["content-security-policy"] == CSP
+    assert [r.status for r in served] == [200] * len(served)
+    assert all(r.events == events() for r in served)
+
+
+def test_serve_warns_when_listening_beyond_loopback() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg", "serve", "-", "--host", "0.0.0.0", "--port", "0"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(orjson.dumps(events()[0]).decode() + "\n")
+        proc.stdin.close()
+        found = re.search(r"viewer at http://0\.0\.0\.0:(\d+)/", proc.stderr.readline())
+        assert found
+        assert get(int(found.group(1)), "/viewer.css").status == 200  # started: what it had to say is said
+        proc.terminate()
+        assert "warning: 0.0.0.0 is not a loopback address" in proc.stderr.read()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import socket
 import sys
 from collections.abc import Iterator
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if args.file != "-":
             source.close()
         raise
-    app = viewer_app(file_events(source, args.file, sys.stderr, head), drop_every=args.drop_every)
+    app = viewer_app(file_events(source, args.file, sys.stderr, head), drop_every=args.drop_every, hosts=[args.host])
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     try:
         sock = socket.create_server((args.host, args.port), family=family)
@@ -79,6 +80,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         file=sys.stderr,
         flush=True,
     )
+    if not ipaddress.ip_address(host).is_loopback:
+        print(
+            f"agentmsg serve: warning: {args.host} is not a loopback address: anyone who can reach this machine "
+            "on that port can read the events (no authentication)",
+            file=sys.stderr,
+            flush=True,
+        )
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
     try:
         server.run(sockets=[sock])

@@ -196,9 +196,12 @@ class EventStream:
             return oldest  # a new client: from the start (or the oldest event still buffered)
         if not last_event_id.isascii() or not last_event_id.isdigit():
             raise _Refused(400, f"Last-Event-ID {last_event_id!r} is not an event id of this stream (1, 2, ...)")
-        position = int(last_event_id)
+        digits = last_event_id.lstrip("0")
+        # More digits than any count has: past the end (int() of over 4,300 digits would raise ValueError).
+        position = int(digits) if len(digits) <= len(str(self._count)) else self._count + 1
         if position > self._count:
-            raise _Refused(409, f"cannot resume after event {position}: this stream has sent {self._count} events")
+            shown = digits if len(digits) <= 40 else f"{digits[:20]}... ({len(digits)} digits)"
+            raise _Refused(409, f"cannot resume after event {shown}: this stream has sent {self._count} events")
         if position < oldest:
             raise _Refused(
                 409, f"cannot resume after event {position}: only events after {oldest} are still in the replay buffer"

@@ -8,10 +8,15 @@
 
 Every response carries a strict Content-Security-Policy (:data:`CSP`): the page loads only its own
 script and style, connects only to its own origin, and shows images only from ``data:`` URLs.
+
+Only requests addressed to ``localhost`` (or a ``*.localhost`` name), to an IP address, or to a name in
+``hosts`` are answered (others get 403): a web page from elsewhere could otherwise read the events through
+DNS rebinding (its own name resolved to 127.0.0.1, its requests then same-origin to it, ``Host`` its name).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import AsyncIterable, Iterable, Mapping
 from importlib.resources import files
 from typing import Any
@@ -51,15 +56,45 @@ def _asset(name: str) -> bytes:
         ) from None
 
 
-class _SecurityHeaders:
-    """Adds the CSP and related headers to every HTTP response of the wrapped app."""
+def _host_name(host: str) -> str:
+    """The name or address of a ``Host`` header (no port, no brackets, lower case, no final dot)."""
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rpartition(":")[0] if ":" in host else host
 
-    def __init__(self, app: Any) -> None:
+
+def _known_host(host: str, hosts: frozenset[str]) -> bool:
+    name = _host_name(host.strip()).lower().removesuffix(".")
+    if name == "localhost" or name.endswith(".localhost") or name in hosts:
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class _SecurityHeaders:
+    """Adds the CSP and related headers to every HTTP response of the wrapped app, and refuses a request
+    whose ``Host`` is a name other than localhost or one of ``hosts`` (DNS rebinding)."""
+
+    def __init__(self, app: Any, hosts: Iterable[str] = ()) -> None:
         self.app = app
+        self.hosts = frozenset(h.lower().removesuffix(".") for h in hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        host = next((bytes(v).decode("latin-1") for k, v in scope.get("headers") or () if k.lower() == b"host"), None)
+        if host is not None and not _known_host(host, self.hosts):
+            text = (
+                f"this viewer answers at localhost or an IP address, not at {host!r} (a page elsewhere could read "
+                "the events through DNS rebinding); to use a name, listen on it (agentmsg serve --host NAME)\n"
+            ).encode()
+            headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(text)).encode())]
+            await send({"type": "http.response.start", "status": 403, "headers": headers + _SECURITY_HEADERS})
+            await send({"type": "http.response.body", "body": text})
             return
 
         async def send_with_headers(message: Mapping[str, Any]) -> None:
@@ -76,12 +111,14 @@ def viewer_app(
     drop_every: int | None = None,
     retry: int = 250,
     replay: int | None = None,
+    hosts: Iterable[str] = (),
 ) -> Any:
     """The viewer as an ASGI app: the page at ``/``, ``events`` at ``/events``. ``drop_every`` closes
     the event connection after every N events (the page resumes with Last-Event-ID); ``retry`` is the
     reconnect delay (ms) sent to the page; ``replay`` the events kept for resuming and for pages opened
     later (default: all of them, so a reloaded page shows the whole stream; give a bound for endless
-    sources)."""
+    sources). Requests are answered only when addressed to localhost, an IP address or a name in
+    ``hosts`` (DNS rebinding)."""
     assets = {name: (_asset(name), media_type) for name, media_type in _ASSETS.items()}
     stream = EventStream(events, drop_every=drop_every, retry=retry, replay=replay)
 
@@ -102,4 +139,4 @@ def viewer_app(
     ]
     app = Starlette(routes=routes)
     app.state.events = stream
-    return _SecurityHeaders(app)
+    return _SecurityHeaders(app, hosts)
