@@ -102,6 +102,16 @@ def test_resume_after_last_event_id_without_duplicates() -> None:
     assert list(events_after(EVENTS, "unknown")) == EVENTS
 
 
+def test_events_after_an_id_sent_in_utf8_and_read_as_latin1() -> None:
+    """A client sends Last-Event-ID in UTF-8 (the SSE spec; browsers, @agentmsg/client) and an ASGI framework decodes
+    header bytes as Latin-1: the id 'é-€' arrived as 'Ã©-â\x82¬' and matched no event, so every event was resent."""
+    events = [dict(e, id=f"é-€-{k}") for k, e in enumerate(EVENTS)]
+    header = "é-€-2".encode().decode("latin-1")
+    assert [e["id"] for e in events_after(events, header)] == [f"é-€-{k}" for k in range(3, len(EVENTS))]
+    assert [e["id"] for e in events_after(events, "é-€-2")] == [f"é-€-{k}" for k in range(3, len(EVENTS))]
+    assert list(events_after(events, "\xff-not-utf8")) == events
+
+
 def test_empty_chunks_between_cr_and_lf_do_not_add_a_blank_line() -> None:
     """A CRLF split by empty chunks is still one line end (else the blank line would dispatch early)."""
     body = b"data: a\r\ndata: b\r\n\r\n"

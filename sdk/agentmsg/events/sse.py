@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -35,10 +36,15 @@ def encode_sse(events: Iterable[Mapping[str, Any]]) -> str:
 
 def events_after(events: Iterable[Mapping[str, Any]], last_event_id: str | None) -> Iterator[Mapping[str, Any]]:
     """Server side of a reconnect: the events that come after the one whose id is ``last_event_id``
-    (all of them when it is None or unknown to this stream)."""
+    (all of them when it is None or unknown to this stream). Clients send the header in UTF-8 (the SSE spec;
+    browsers, @agentmsg/client) and servers often decode header bytes as Latin-1 (ASGI frameworks do): an id
+    given so is the same id."""
     buffered = list(events)
     if last_event_id:
+        ids = {last_event_id}
+        with contextlib.suppress(UnicodeError):  # (not UTF-8 read as Latin-1: the id as given)
+            ids.add(last_event_id.encode("latin-1").decode("utf-8"))
         for index, event in enumerate(buffered):
-            if event.get("id") == last_event_id:
+            if event.get("id") in ids:
                 return iter(buffered[index + 1 :])
     return iter(buffered)
