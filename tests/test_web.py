@@ -401,3 +401,41 @@ def test_serve_warns_when_listening_beyond_loopback() -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_serve_from_a_live_pipe_keeps_serving_while_the_producer_is_quiet() -> None:
+    """stdin (a pipe) was read in the event loop, 128 kB at a time: while a live producer wrote nothing more the
+    whole server hung (the page did not load) and even the events already written were not sent."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg", "serve", "-", "--port", "0"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+    )
+    lines = [orjson.dumps(e) + b"\n" for e in events(3)]
+    try:
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(b"".join(lines[:3]))
+        proc.stdin.flush()
+        found = re.search(rb"http://127\.0\.0\.1:(\d+)/", proc.stderr.readline())
+        assert found
+        port = int(found.group(1))
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("GET", "/events")
+        resp = conn.getresponse()
+        decoder, got = SSEDecoder(), []
+        while len(got) < 3:  # the events written so far arrive while the producer is still open
+            got += decoder.feed(resp.read1(65536))
+        assert get(port, "/", limit=5).status == 200  # and the page is served meanwhile
+        proc.stdin.write(b"".join(lines[3:]))
+        proc.stdin.close()
+        got += decoder.feed(resp.read())
+        conn.close()
+        assert [e.json() for e in got if e.event != "end"] == events(3) and got[-1].event == "end"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -5,10 +5,16 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import concurrent.futures
+import contextlib
 import ipaddress
+import os
 import socket
+import stat
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, TextIO
 
 from ..errors import Problem
@@ -31,6 +37,60 @@ def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -
         print(f"{name}: {problem.message} [{problem.rule}] (skipped)", file=warn)
 
     return read_events(chunks(), strict=False, on_problem=report)
+
+
+def _regular_file(source: IO[bytes]) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(source.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+async def piped_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -> AsyncIterator[Any]:
+    """:func:`file_events` of a pipe, FIFO or terminal (a live producer, which may write nothing for a while):
+    read in a thread, so that the server goes on serving meanwhile, and each event is passed on as soon as its
+    bytes have arrived (what a read returned, not a full buffer). At most a few runs of events are read ahead."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[list[Any] | BaseException | None] = asyncio.Queue(maxsize=4)
+    batch: list[Any] = []
+    read = getattr(source, "read1", source.read)
+
+    def put(item: list[Any] | BaseException | None) -> None:
+        asyncio.run_coroutine_threadsafe(queue.put(item), loop).result()
+
+    def chunks() -> Iterator[bytes]:
+        if head:
+            yield head
+        while True:
+            if batch:  # the events of the bytes so far go out before waiting for more
+                put(batch.copy())
+                batch.clear()
+            chunk: bytes = read(1 << 17)
+            if not chunk:
+                return
+            yield chunk
+
+    def report(problem: Problem) -> None:
+        print(f"{name}: {problem.message} [{problem.rule}] (skipped)", file=warn, flush=True)
+
+    def work() -> None:
+        end: BaseException | None = None
+        try:
+            for event in read_events(chunks(), strict=False, on_problem=report):
+                batch.append(event)
+        except Exception as exc:  # the stream's error event says it
+            end = exc
+        with contextlib.suppress(RuntimeError, concurrent.futures.CancelledError):  # the server has stopped
+            if batch:
+                put(batch.copy())
+            put(end)
+
+    threading.Thread(target=work, name=f"agentmsg serve: reading {name}", daemon=True).start()
+    while (item := await queue.get()) is not None:
+        if isinstance(item, BaseException):
+            raise item
+        for event in item:
+            yield event
 
 
 def _head(source: IO[bytes], name: str) -> bytes:
@@ -66,7 +126,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if args.file != "-":
             source.close()
         raise
-    app = viewer_app(file_events(source, args.file, sys.stderr, head), drop_every=args.drop_every, hosts=[args.host])
+    # A regular file is read in the event loop (it does not block); a pipe is read in a thread.
+    reader = file_events if _regular_file(source) else piped_events
+    app = viewer_app(reader(source, args.file, sys.stderr, head), drop_every=args.drop_every, hosts=[args.host])
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     try:
         sock = socket.create_server((args.host, args.port), family=family)
