@@ -46,6 +46,11 @@ export interface StreamOptions {
    * built from the events before; the events that follow repeat or replace those. Without it such a 409
    * throws a StreamError (status 409), as any other 4xx. */
   onRestart?: (info: RestartInfo) => void;
+  /** Milliseconds without a byte from the server (an event or a keepalive comment) after which the connection
+   * is taken for dead and the stream resumes on a new one (a half-open connection, after a network change or a
+   * proxy that drops it silently, would otherwise wait forever). Default none; agentmsg's endpoint sends a
+   * keepalive after 15 s of silence, so 45,000 suits it. */
+  idleTimeout?: number;
   /** The fetch to use (default globalThis.fetch). */
   fetch?: typeof globalThis.fetch;
   /** The SSE reader's limits, in UTF-8 bytes (default 64 MiB each, Python's `limits.max_event_bytes`): set
@@ -130,6 +135,16 @@ async function leadingText(response: Response, limit: number): Promise<string> {
   return text;
 }
 
+/** The next read, or an error when nothing arrives within `ms` (the caller's finally cancels the reader, which
+ * closes the connection and settles the read still pending). */
+function readWithin(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<ReadableStreamReadResult<Uint8Array>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silent = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no data for ${ms} ms (idleTimeout): the connection is taken for dead`)), ms);
+  });
+  return Promise.race([reader.read(), silent]).finally(() => clearTimeout(timer));
+}
+
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -159,6 +174,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
   const initial = options.retry?.initialDelay ?? 500;
   const maxDelay = options.retry?.maxDelay ?? 10_000;
   const maxAttempts = options.retry?.maxAttempts ?? 8;
+  const idle = options.idleTimeout ?? 0;
   let lastEventId = options.lastEventId ?? "";
   // A server's `retry:` is not taken below this: `retry: 0` on connections that each deliver an event (so
   // the backoff never grows) reconnected in a tight loop, hundreds of requests a second.
@@ -203,7 +219,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
       decoder.lastEventId = lastEventId;
       try {
         for (;;) {
-          const { value, done } = await reader.read();
+          const { value, done } = idle > 0 ? await readWithin(reader, idle) : await reader.read();
           if (done) break;
           const batch = decoder.feed(value);
           for (let k = 0; k < batch.length; k++) {

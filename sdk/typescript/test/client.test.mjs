@@ -432,3 +432,53 @@ test("a 409 to a resume whose text never ends (or is huge) still starts the stre
     assert.ok(restarts[0].message.startsWith("cannot resume x"));
   } finally { await s.close(); }
 });
+
+test("idleTimeout: a connection silent past it (half-open) is taken for dead and the stream resumes on a new one", { timeout: 5000 }, async () => {
+  // The first connection sends two events and then nothing (it stays open: a half-open connection looks so);
+  // the next ones send the rest. Without idleTimeout the iteration waited forever.
+  const s = await serve((req, res, state) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const last = req.headers["last-event-id"];
+    const start = last ? EVENTS.findIndex((e) => e.id === last) + 1 : 0;
+    const stop = state.requests.length === 1 ? 2 : EVENTS.length;
+    for (let i = start; i < stop; i++) res.write(encodeSSE(JSON.stringify(EVENTS[i]), { id: EVENTS[i].id, event: EVENTS[i].type }));
+    if (stop === EVENTS.length) res.end("event: end\ndata: {}\n\n");
+  });
+  try {
+    const got = [];
+    const retries = [];
+    const options = { ...fast, idleTimeout: 150, onRetry: (info) => retries.push(info) };
+    for await (const e of streamEvents(s.url, options)) got.push(e);
+    assert.deepEqual(got, EVENTS);
+    assert.equal(s.state.requests.length, 2);
+    assert.equal(s.state.requests[1].headers["last-event-id"], EVENTS[1].id);
+    assert.match(String(retries[0].error.message), /idleTimeout/);
+  } finally { await s.close(); }
+});
+
+test("idleTimeout: keepalive comments keep a quiet connection alive", { timeout: 5000 }, async () => {
+  const s = await serve((req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    // an event every 4 ticks of 40 ms (160 ms apart: longer than idleTimeout), a keepalive comment every tick
+    let k = 0;
+    let ticks = 0;
+    const tick = setInterval(() => {
+      ticks++;
+      if (ticks % 4 !== 0) return void res.write(": keepalive\n\n");
+      if (k < EVENTS.length) {
+        res.write(encodeSSE(JSON.stringify(EVENTS[k]), { id: EVENTS[k].id, event: EVENTS[k].type }));
+        k++;
+      } else {
+        clearInterval(tick);
+        res.end("event: end\ndata: {}\n\n");
+      }
+    }, 40);
+    res.on("close", () => clearInterval(tick));
+  });
+  try {
+    const got = [];
+    for await (const e of streamEvents(s.url, { ...fast, idleTimeout: 120 })) got.push(e);
+    assert.deepEqual(got, EVENTS);
+    assert.equal(s.state.requests.length, 1);
+  } finally { await s.close(); }
+});

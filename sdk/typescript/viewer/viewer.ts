@@ -139,6 +139,9 @@ async function main(): Promise<void> {
   document.body.dataset.restarts = "0";
   const messages = await reduceSSE(new URL("events", document.baseURI), {
     retry: { initialDelay: 200, maxDelay: 5000 },
+    // The endpoint sends a keepalive after 15 s of silence: a connection silent three times that long is dead
+    // (a laptop's sleep, a network change), and the page resumes on a new one.
+    idleTimeout: 45_000,
     onEvent: (_e, r) => {
       reducer = r;
       events++;
