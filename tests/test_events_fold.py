@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from agentmsg import Reducer
 from agentmsg._native import speedups
-from agentmsg.events import reducer as reducer_module
+from agentmsg.events import _handlers as handlers_module
 from agentmsg.events._state import JOIN_EVERY
 
 FOLD = speedups.fold_events if speedups is not None else None
@@ -70,7 +70,7 @@ def streams(draw: Any) -> list[Any]:
 
 
 def _run(events: list[Any], window: int | None, *, native: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(reducer_module, "_fold", FOLD if native else None)
+    monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
     r = Reducer(dedupe_window=window)
     r.feed_many(iter([dict(e) if isinstance(e, dict) else e for e in events]))
     mid = (r.count, sorted(r._st.window.current), sorted(r._st.window.previous))
@@ -104,7 +104,7 @@ def test_fragments_are_compacted_and_joined_in_order(monkeypatch: pytest.MonkeyP
     assert results[0] == results[1]
     assert results[0][0][0]["content"][0]["text"] == "".join(f"{i}," for i in range(n))
     for native in (True, False):  # memory: fragments are joined every JOIN_EVERY, as the Python loop does
-        monkeypatch.setattr(reducer_module, "_fold", FOLD if native else None)
+        monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
         r = Reducer()
         r.feed_many(events[:-2])
         text = r._st.reply.texts["b"]  # type: ignore[union-attr]
@@ -119,7 +119,7 @@ def test_an_iterator_that_fails_midway_keeps_what_it_gave(monkeypatch: pytest.Mo
         raise OSError("the connection broke")
 
     for native in (True, False):
-        monkeypatch.setattr(reducer_module, "_fold", FOLD if native else None)
+        monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
         r = Reducer()
         with pytest.raises(OSError, match="broke"):
             r.feed_many(events())
@@ -154,7 +154,7 @@ def test_an_iterator_that_uses_the_reducer_sees_it_as_the_python_loop_leaves_it(
     ]
 
     def run(native: bool, action: str) -> Any:
-        monkeypatch.setattr(reducer_module, "_fold", FOLD if native else None)
+        monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
         r = Reducer()
 
         def events() -> Iterator[dict[str, Any]]:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._json import INT_MAX, INT_MIN
+from .._native import speedups
 from .._schemas import schema_documents, validate
 from .._time import java_form_of_instant
 from ..errors import ValidationError
@@ -28,6 +29,26 @@ Handler = Callable[[State, dict[str, Any], int], None]
 
 _MAX_INT = 2**63 - 1  # Java's Long.MAX_VALUE: the largest usage a Java reader can hold
 _USAGE_KEYS = ("inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens")
+
+
+_fold = speedups.fold_events if speedups is not None else None  # the tolerant feed loop in C, when built
+
+
+def fold(st: State, events: Iterable[Any], feed: Callable[[Any], None]) -> bool:
+    """Reduce ``events`` by the tolerant feed loop in C (``agentmsg._speedups.fold_events``): the plain events it
+    takes itself, an event it hands back either to ``feed`` (it needs the checks) or to :func:`apply`. False, with
+    nothing read, when the loop is not built (the caller's Python loop then)."""
+    if _fold is None:
+        return False
+    it = iter(events)
+    while True:
+        mode, event = _fold(it, st, JOIN_EVERY)
+        if mode == 0:
+            return True
+        if mode == 1:
+            feed(event)
+        else:
+            apply(st, event, st.count - 1)
 
 
 def apply(st: State, e: dict[str, Any], i: int) -> None:

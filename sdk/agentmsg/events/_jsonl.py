@@ -26,14 +26,11 @@ import orjson
 
 from .._json import _STRICT
 from .._limits import MAX_WRITABLE_DEPTH, limits
-from .._native import speedups
 from .._schemas import event_array_validator, event_type_array_validators, event_type_validators, schema_documents
-from ._handlers import apply
-from ._state import CALL_DELTA, JOIN_EVERY, TEXT_DELTA, THINKING_DELTA, State, Text
+from ._handlers import apply, fold
+from ._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, State, Text
 
 Feed = Callable[[Any], None]
-
-_fold = speedups.fold_events if speedups is not None else None  # Reducer._feed_many's loop in C, when built
 
 
 def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
@@ -132,26 +129,17 @@ def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int
 
 def _apply_all(st: State, feed: Feed, events: list[dict[str, Any]]) -> None:
     """Apply events valid against the event schema, in order: by Reducer._feed_many's tolerant loop in C when
-    built (what it hands back goes to feed, which checks the event again, or to apply), else :func:`_apply_valid`."""
-    if _fold is None or st.source is not None:
-        _apply_valid(st, events)
+    built (:func:`~._handlers.fold`: what it hands back goes to feed, which checks the event again, or to apply),
+    else :func:`_apply_valid`."""
+    if st.source is None and fold(st, events, feed):
         return
-    it = iter(events)
-    while True:
-        mode, event = _fold(it, st, JOIN_EVERY)
-        if mode == 0:
-            return
-        if mode == 1:
-            feed(event)
-        else:
-            apply(st, event, st.count - 1)
+    _apply_valid(st, events)
 
 
 def _apply_valid(st: State, events: list[dict[str, Any]]) -> None:
-    """Apply events valid against the event schema as ``Reducer._feed`` does after checking them (subagent
-    source, duplicates, then the delta routing of :func:`~._handlers.apply`, else ``apply``)."""
-    source, window = st.source, st.window
-    size = window.size
+    """Apply events valid against the event schema as ``Reducer._feed`` does after checking them: subagent
+    source, duplicates, then :func:`~._handlers.apply`."""
+    source, seen = st.source, st.window.seen
     for event in events:
         index = st.count
         st.count = index + 1
@@ -159,34 +147,10 @@ def _apply_valid(st: State, events: list[dict[str, Any]]) -> None:
             continue
         event_id = event.get("id")
         if type(event_id) is str:
-            # window.seen(event_id), inlined (the same sets, rotated at the same events)
-            current = window.current
-            if event_id in current or event_id in window.previous:
+            if seen(event_id):
                 continue
-            current.add(event_id)
-            if size is not None and len(current) >= size:
-                window.previous, window.current = current, set()
         elif event_id is not None:
             st.problem(index, "/id", "type", f"event id {event_id!r:.80} is not a string: not checked for duplicates")
-        reply = st.reply
-        if reply is not None:  # apply's common case: a plain delta for an open block or call
-            kind = event["type"]
-            table = reply.routes.get(kind)
-            if table is not None:
-                key = event.get("toolCallId" if table is reply.calls else "blockId")
-                delta = event.get("delta")
-                if (
-                    type(key) is str
-                    and type(delta) is str
-                    and (kind != THINKING_DELTA or ("signature" not in event and "redactedData" not in event))
-                ):
-                    text = table.get(key)
-                    if text is not None:
-                        parts = text.parts
-                        parts.append(delta)
-                        if len(parts) >= JOIN_EVERY:
-                            text.flush()
-                        continue
         apply(st, event, index)
 
 

@@ -44,20 +44,18 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 from .._limits import limits
-from .._native import speedups
 from .._schemas import validate, validate_parsed
 from ..errors import Problem, ValidationError
 from ..message import AssistantMessage
 from . import _jsonl
 from ._build import build, close_reply
 from ._check import check_results
-from ._handlers import apply
-from ._state import JOIN_EVERY, Block, State, ToolResult
+from ._handlers import apply, fold
+from ._state import Block, State, ToolResult
 from .types import AgentEventDict
 
 __all__ = ["Reducer", "reduce_events"]
 
-_fold = speedups.fold_events if speedups is not None else None  # _feed_many's loop in C, when built
 
 DEFAULT_DEDUPE_WINDOW = 4096
 DEFAULT_MAX_PROBLEMS = 10_000
@@ -191,16 +189,8 @@ class Reducer:
             for event in events:
                 feed(event)
             return
-        if _fold is not None:  # the same loop in C (agentmsg._speedups.fold_events)
-            it = iter(events)
-            while True:
-                mode, event = _fold(it, st, JOIN_EVERY)
-                if mode == 0:
-                    return
-                if mode == 1:
-                    feed(event)
-                else:
-                    apply(st, event, st.count - 1)
+        if fold(st, events, feed):  # the same loop in C, when built
+            return
         seen = st.window.seen
         for event in events:
             if type(event) is not dict or "source" in event:
