@@ -403,6 +403,17 @@ def test_a_mime_type_in_another_case_is_the_same_type() -> None:
     image = r.body["messages"][0]["content"][0]
     assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
     assert not r.diagnostics
+    # and the usual image's one-pass path of the other providers agrees with it
+    parts = {
+        "openai": formatted("openai", msgs, model="gpt-4o").body["messages"][0]["content"][0],
+        "gemini": formatted("gemini", msgs, model="gemini-2.5-flash").body["contents"][0]["parts"][0],
+        "dashscope": formatted("dashscope", msgs, model="qwen-vl-max").body["input"]["messages"][0]["content"][0],
+    }
+    assert parts == {
+        "openai": {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}},
+        "gemini": {"inlineData": {"mimeType": "image/png", "data": png}},
+        "dashscope": {"image": f"data:image/png;base64,{png}"},
+    }
 
 
 def test_an_empty_allowed_root_is_refused_not_the_current_directory(tmp_path: Path) -> None:

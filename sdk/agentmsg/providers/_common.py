@@ -6,7 +6,7 @@ from typing import Any, Final
 
 from agentmsg.blocks import AudioBlock, DataBlock, ImageBlock, VideoBlock
 
-from ._media import guess_mime, scheme_of
+from ._media import data_url_mime, guess_mime, scheme_of
 
 _KIND_BY_TYPE: Final = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video"}
 
@@ -20,9 +20,7 @@ def mime_of(source: Any) -> str | None:
         return source.mime_type.lower()  # type: ignore[no-any-return]
     url: str = source.url
     if scheme_of(url) == "data":
-        head = url[5:].split(",", 1)[0]
-        mime = head.split(";", 1)[0].strip().lower()
-        return mime or None
+        return data_url_mime(url)
     return guess_mime(url)
 
 

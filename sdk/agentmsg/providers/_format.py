@@ -33,7 +33,7 @@ from agentmsg.blocks import (
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.message import Msg
 
-from ._media import MediaPolicy, scheme_of
+from ._media import MediaPolicy, data_url_mime, scheme_of
 
 __all__ = [
     "ERROR",
@@ -544,7 +544,7 @@ def block_label(block: Any) -> str:
     caller's directories); a web URL is shown up to :data:`LABEL_URL_MAX` characters."""
     kind = block.type
     source = block.source
-    what = _where(source.url) if source.type == "url" else source.media_type
+    what = _where(source.url) if source.type == "url" else source.media_type.lower()
     name = getattr(block, "name", None)
     if name:
         what = f"{name} ({what})"
@@ -558,8 +558,7 @@ def _where(url: str) -> str:
     """A URL as a placeholder shows it (:func:`block_label`)."""
     scheme = scheme_of(url)
     if scheme == "data":
-        mime = url[5:].split(",", 1)[0].split(";", 1)[0].strip().lower()
-        return f"data:{mime or 'text/plain'}"
+        return f"data:{data_url_mime(url) or 'text/plain'}"
     if scheme is None or scheme == "file":  # a local file: its name alone
         path = unquote(url.split("?", 1)[0]) if scheme == "file" else url
         name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]

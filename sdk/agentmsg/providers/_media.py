@@ -498,6 +498,11 @@ _DATA_B64 = re.compile(r";[ \t]*base64[ \t]*$", re.IGNORECASE)
 _B64_SPACE = re.compile(rb"[\t\n\f\r ]+")
 
 
+def data_url_mime(url: str) -> str | None:
+    """The MIME type a ``data:`` URL declares, in lowercase (None when it declares none)."""
+    return url[5:].partition(",")[0].split(";", 1)[0].strip().lower() or None
+
+
 def _parse_data_url(url: str, pointer: str) -> tuple[str | None, str]:
     """``data:[<mime>][;...][;base64],<payload>`` (RFC 2397, read as browsers do: the MIME type and the
     ``base64`` token in any case, percent-escapes decoded to bytes, whitespace in base64 ignored)."""
@@ -506,7 +511,7 @@ def _parse_data_url(url: str, pointer: str) -> tuple[str | None, str]:
         raise ValidationError.single(pointer, "media-data-url", "data: URL without a comma")
     meta = head[5:]
     b64 = _DATA_B64.search(meta)
-    mime = (meta[: b64.start()] if b64 else meta).split(";", 1)[0].strip().lower() or None
+    mime = data_url_mime(url)
     if b64:
         text = _B64_SPACE.sub(b"", unquote_to_bytes(payload))
         try:

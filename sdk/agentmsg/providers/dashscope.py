@@ -162,7 +162,7 @@ class _DashScopeWalk(ChatWalk):
     def inline_image(self, b: Any) -> dict[str, Any] | None:
         src = b.source
         if src.type == "base64" and b.min_pixels is None and b.max_pixels is None:
-            return {"image": f"data:{src.media_type};base64,{src.data}"}
+            return {"image": f"data:{src.media_type.lower()};base64,{src.data}"}
         return None
 
     def media_part(self, b: Any, pointer: str) -> dict[str, Any]:

@@ -276,7 +276,7 @@ class _GeminiWalk(TurnWalk):
     def inline_image(self, block: Any) -> dict[str, Any] | None:
         src = block.source
         if src.type == "base64" and block.min_pixels is None and block.max_pixels is None:
-            return {"inlineData": {"mimeType": src.media_type, "data": src.data}}
+            return {"inlineData": {"mimeType": src.media_type.lower(), "data": src.data}}
         return None
 
     def _media(self, block: Any, pointer: str) -> dict[str, Any]:

@@ -202,7 +202,7 @@ class _OpenAIWalk(ChatWalk):
         src = b.source
         if self.v.text_only or src.type != "base64" or b.min_pixels is not None or b.max_pixels is not None:
             return None
-        return {"type": "image_url", "image_url": {"url": f"data:{src.media_type};base64,{src.data}"}}
+        return {"type": "image_url", "image_url": {"url": f"data:{src.media_type.lower()};base64,{src.data}"}}
 
     def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx
