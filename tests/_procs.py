@@ -10,7 +10,7 @@ import termios
 import time
 from pathlib import Path
 
-__all__ = ["wait_until_read"]
+__all__ = ["stop", "wait_until_read"]
 
 
 def _unread(pipe: int) -> int:
@@ -59,3 +59,13 @@ def interrupted(args: list[str], head: bytes) -> tuple[int, str, str]:
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     return proc.returncode, out.decode(), err.decode()
+
+
+def stop(proc: subprocess.Popen[bytes] | subprocess.Popen[str], timeout: float = 10.0) -> None:
+    """Terminate ``proc`` and wait for it; kill it if it has not ended within ``timeout`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

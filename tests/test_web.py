@@ -29,6 +29,7 @@ from starlette.routing import Mount, Route
 from agentmsg import reduce_events
 from agentmsg._sse import SSEDecoder, SSEEvent
 from agentmsg.web import CSP, EventStream, viewer_app
+from tests._procs import stop
 
 AT = "2026-01-01T00:00:00Z"
 
@@ -331,12 +332,7 @@ def test_the_viewer_ships_built_and_agentmsg_serve_needs_no_node(tmp_path: Path)
         assert get(port, "/").raw == assets["index.html"]
         assert get(port, "/events").events == events(3)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def test_a_last_event_id_of_thousands_of_digits_is_refused_not_a_server_error() -> None:
@@ -395,12 +391,7 @@ def test_serve_warns_when_listening_beyond_loopback() -> None:
         proc.terminate()
         assert "warning: 0.0.0.0 is not a loopback address" in proc.stderr.read()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def test_serve_from_a_live_pipe_keeps_serving_while_the_producer_is_quiet() -> None:
@@ -433,9 +424,4 @@ def test_serve_from_a_live_pipe_keeps_serving_while_the_producer_is_quiet() -> N
         conn.close()
         assert [e.json() for e in got if e.event != "end"] == events(3) and got[-1].event == "end"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)

@@ -33,6 +33,7 @@ import pytest
 
 from agentmsg import encode_sse, reduce_events, reduce_stream
 from tests._client import same_json
+from tests._procs import stop
 from tests.browser._env import CHROMIUM, MISSING, NODE
 from tests.conftest import ROOT
 from tests.test_events_reducer import TEXT_CASES
@@ -130,12 +131,7 @@ def _serve_cli(path: Path, drop_every: int | None) -> Iterator[str]:
         assert found, f"agentmsg serve printed {line!r}"
         yield found.group(0)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def _events_of(path: Path) -> list[Any]:

@@ -30,13 +30,19 @@ def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -
     def chunks() -> Iterator[bytes]:
         if head:
             yield head
-        while chunk := source.read(1 << 17):
+        while chunk := source.read(CHUNK):
             yield chunk
 
-    def report(problem: Problem) -> None:
-        print(f"{name}: {problem.message} [{problem.rule}] (skipped)", file=warn)
+    return _read(chunks(), name, warn)
 
-    return read_events(chunks(), strict=False, on_problem=report)
+
+def _read(chunks: Iterator[bytes], name: str, warn: TextIO) -> Iterator[Any]:
+    """The events of ``chunks``; a line (SSE event) that cannot be read is reported on ``warn`` and skipped."""
+
+    def report(problem: Problem) -> None:
+        print(f"{name}: {problem.message} [{problem.rule}] (skipped)", file=warn, flush=True)
+
+    return read_events(chunks, strict=False, on_problem=report)
 
 
 def _regular_file(source: IO[bytes]) -> bool:
@@ -65,18 +71,15 @@ async def piped_events(source: IO[bytes], name: str, warn: TextIO, head: bytes =
             if batch:  # the events of the bytes so far go out before waiting for more
                 put(batch.copy())
                 batch.clear()
-            chunk: bytes = read(1 << 17)
+            chunk: bytes = read(CHUNK)
             if not chunk:
                 return
             yield chunk
 
-    def report(problem: Problem) -> None:
-        print(f"{name}: {problem.message} [{problem.rule}] (skipped)", file=warn, flush=True)
-
     def work() -> None:
         end: BaseException | None = None
         try:
-            for event in read_events(chunks(), strict=False, on_problem=report):
+            for event in _read(chunks(), name, warn):
                 batch.append(event)
         except Exception as exc:  # the stream's error event says it
             end = exc
