@@ -1729,7 +1729,9 @@ def test_gemini_streamed_calls_keep_what_the_model_sent() -> None:
         done=False,
     )
     msg = reduce_ok(parser.feed(body) + parser.close())
-    got = [(b.name, b.input, b.content, b.metadata) for b in msg.blocks("tool_use")]
+    calls = msg.blocks("tool_use")
+    assert [b.metadata.pop("agentmsg_minted_id") for b in calls] == [b.id for b in calls]  # Gemini gave no ids
+    got = [(b.name, b.input, b.content, b.metadata) for b in calls]
     assert got == [
         ("f", {}, '{"a":"1"', {"argumentsError": "arguments are not valid JSON"}),
         ("g", {"b": 2}, '{"b":2}', {}),

@@ -52,6 +52,7 @@ from ._payload import shown, text_or_none
 
 __all__ = [
     "ERROR_EVENT",
+    "MINTED_ID",
     "NOT_KEPT_EVENT",
     "PROBLEM_EVENT",
     "StreamBuilder",
@@ -60,6 +61,10 @@ __all__ = [
 ERROR_EVENT = "agentmsg.error"  # CUSTOM event name: a provider error or a cut stream
 PROBLEM_EVENT = "agentmsg.problem"  # CUSTOM event name: a payload that could not be read (skipped)
 NOT_KEPT_EVENT = "agentmsg.not-kept"  # CUSTOM event name: provider data the message has no place for
+#: tool_use metadata key: the call's id, when agentmsg minted it (the provider gave none, see _start_call). A
+#: formatter for a provider that matches id-less calls by name and order (Gemini) sends no id for such a call: the
+#: provider never gave one. The value is the id itself, so a call whose id was changed since is not taken for one.
+MINTED_ID = "agentmsg_minted_id"
 
 
 class _Call:
@@ -71,6 +76,7 @@ class _Call:
         "id",
         "input",
         "late_signature",
+        "minted",
         "name",
         "name_said",
         "open",
@@ -105,6 +111,7 @@ class _Call:
         self.signature: str | None = None
         self.input: dict[str, Any] | None = None  # its input when its text does not say it (see end_tool_call)
         self.custom = False  # an OpenAI custom tool's call: its text is free text, not JSON arguments (tool_call)
+        self.minted = False  # the provider gave no id: agentmsg minted it (see _start_call, MINTED_ID)
 
 
 class _Choice:
@@ -676,6 +683,7 @@ class StreamBuilder:
             c.minted += 1
             seed = f"{self.response_id}/{c.source}/{c.minted}".encode()
             call.id = f"call_{hashlib.blake2b(seed, digest_size=12).hexdigest()}"
+            call.minted = True
         for slot in [s for s, b in c.blocks.items() if b[0] == "thinking"]:
             self.end_block(slot, c)  # reasoning is over once the model calls a tool
         if call.id in c.calls_by_id:  # an earlier call's id: the reducer would join the two into one
@@ -744,6 +752,8 @@ class StreamBuilder:
         if call.custom:  # free text, not JSON arguments: no input is read from it (see tool_call)
             end["metadata"] = {**end.get("metadata", {}), "toolType": "custom"}
             end["input"] = {}
+        if call.minted:  # (its final id: a suffix _start_call added is part of it)
+            end["metadata"] = {**end.get("metadata", {}), MINTED_ID: call.id}
         if call.input is not None:
             end["input"] = call.input
         self._ev(c, "TOOL_CALL_END", **end)

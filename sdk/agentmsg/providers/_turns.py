@@ -17,6 +17,7 @@ from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolResultBlock
 from agentmsg.message import Msg, MsgRole
 
 from . import _format as F
+from ._builder import MINTED_ID
 from ._format import Context
 from ._walk import Walk
 
@@ -32,6 +33,10 @@ class TurnWalk(Walk):
     parts_key = "content"
     #: text parts are {"type": "text", "text": ...}; else {"text": ...}
     typed_text = True
+    #: a call whose id agentmsg minted (tool_use metadata ``agentmsg_minted_id``: the provider gave none) is sent
+    #: with it, and so is its result; else (Gemini, which matches id-less calls and responses by name and order)
+    #: both go without an id (``sent`` is ""), as the provider gave the call
+    minted_ids = True
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         assert not ctx.id_max, "turn providers limit the characters of tool-call ids only"
@@ -205,6 +210,8 @@ class TurnWalk(Walk):
                 cid = b.id
                 name = b.name
                 sent = cid if id_bad is None or (cid and id_bad(cid) is None) else ctx.sent_id(cid, (i, j))
+                if not self.minted_ids and b.metadata and b.metadata.get(MINTED_ID) == cid:
+                    sent = ""
                 tool = tool_names.get(name) or ctx.tool_name(name, f"/{i}/content/{j}/name")
                 if b.content is not None:  # reports raw arguments that are not a JSON object
                     F.tool_arguments(b, ctx, f"/{i}/content/{j}")

@@ -148,6 +148,7 @@ class _GeminiWalk(TurnWalk):
     assistant_role = "model"
     parts_key = "parts"
     typed_text = False
+    minted_ids = False  # a call Gemini gave no id goes back without one (matched by name and order), as it came
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None, model: str) -> None:
         super().__init__(ctx, multi, agent)
@@ -307,13 +308,9 @@ class _GeminiWalk(TurnWalk):
         return part
 
     def repair_part(self, sent: str, tool: str) -> Any:
-        return {
-            "functionResponse": {
-                "id": sent,
-                "name": tool,
-                "response": {"error": F.REPAIR_TEXT},
-            }
-        }
+        response: dict[str, Any] = {"id": sent, "name": tool} if sent else {"name": tool}
+        response["response"] = {"error": F.REPAIR_TEXT}
+        return {"functionResponse": response}
 
 
 def _answer_part(part: Any) -> bool:
