@@ -4,6 +4,7 @@ what another provider needs it still gets. Every body goes through its oracle (`
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -12,7 +13,7 @@ import pytest
 import agentmsg
 from agentmsg import Reducer, ToolResultMessage, UserMessage
 from agentmsg.blocks import ToolResultBlock, ToolUseBlock
-from agentmsg.providers import gemini
+from agentmsg.providers import anthropic, gemini, openai
 from tests.oracles import formatted
 
 TOOLS = [
@@ -144,3 +145,78 @@ def test_an_unanswered_minted_call_is_repaired_without_an_id() -> None:
     )
     response = request.body["contents"][2]["parts"][0]["functionResponse"]
     assert "id" not in response and response["name"] == "get_weather"
+
+
+# ---- OpenAI refusals ----------------------------------------------------------------------------------------------
+
+FIX = Path(__file__).parent / "fixtures" / "providers"
+REFUSED = "I'm very sorry, but I can't assist with that."
+
+
+def _openai_refusals() -> list[agentmsg.AssistantMessage]:
+    """OpenAI's refusal (message.refusal, content null), whole and streamed."""
+    whole = openai.parse_response((FIX / "openai" / "chat_completion_refusal.json").read_bytes())
+    streamed = reduce_ok(list(openai.parse_stream((FIX / "openai" / "stream_refusal.sse").read_bytes())))
+    return [whole, streamed]
+
+
+def _assistant(provider: str, reply: agentmsg.AssistantMessage) -> tuple[dict[str, Any], Any]:
+    request = formatted(provider, [UserMessage("Do it."), reply, UserMessage("Please?")])
+    body = request.body
+    messages = body.get("messages") or body.get("contents") or body["input"]["messages"]
+    return messages[1], request
+
+
+def test_an_openai_refusal_goes_back_to_openai_as_a_refusal() -> None:
+    """OpenAI gave the refusal in message.refusal: the parser keeps it as a text block of its own, the message marked
+    agentmsg_refusal. Sent back to OpenAI it is the assistant's refusal, no content (as OpenAI's own Agents SDK sends
+    a refusal back): it went as the assistant's content, an answer the model never gave. Nothing is said: it is
+    sent where OpenAI gave it."""
+    for reply in _openai_refusals():
+        assert reply.metadata["agentmsg_refusal"] is True and reply.text_content.startswith("I'm ")
+        entry, request = _assistant("openai", reply)
+        assert entry == {"role": "assistant", "refusal": reply.text_content}
+        assert list(request.diagnostics) == []
+
+
+def test_an_openai_refusal_after_an_answer_keeps_the_answer_as_content() -> None:
+    """A reply with content and a refusal (two text blocks, content first): the content goes back as content, the
+    refusal as the refusal (they went joined as one content)."""
+    body = orjson.loads((FIX / "openai" / "chat_completion_refusal.json").read_bytes())
+    body["choices"][0]["message"]["content"] = "Partly:"
+    reply = openai.parse_response(body)
+    assert [b.text for b in reply.blocks("text")] == ["Partly:", REFUSED]
+    entry, _ = _assistant("openai", reply)
+    assert entry == {"role": "assistant", "content": "Partly:", "refusal": REFUSED}
+
+
+@pytest.mark.parametrize("provider", ["deepseek", "dashscope-compatible", "anthropic", "gemini", "dashscope"])
+def test_a_refusal_stays_text_for_other_providers(provider: str) -> None:
+    """The other providers (DeepSeek and DashScope's compatible mode too: their APIs document no refusal field, and
+    a server that ignores it would hide the text from the model) get the refusal as the assistant's text, as
+    before."""
+    for reply in _openai_refusals():
+        entry, _ = _assistant(provider, reply)
+        assert "refusal" not in entry
+        assert reply.text_content in orjson.dumps(entry).decode()
+
+
+def test_an_anthropic_refusal_is_no_openai_refusal() -> None:
+    """Anthropic's refusal is its stop reason (agentmsg_finish_reason "refusal"): the text is what the model said
+    before it was stopped, its answer, not a refusal message: it goes to OpenAI as content."""
+    body = orjson.loads((FIX / "anthropic" / "message_refusal.json").read_bytes())
+    body["content"] = [{"type": "text", "text": "Here is how to"}]
+    reply = anthropic.parse_response(body)
+    assert reply.metadata["agentmsg_refusal"] is True and reply.metadata["agentmsg_finish_reason"] == "refusal"
+    entry, _ = _assistant("openai", reply)
+    assert entry == {"role": "assistant", "content": "Here is how to"}
+
+
+def test_a_message_of_text_only_marked_refused_by_hand_is_taken_for_one() -> None:
+    """The mark and the message's last text block make a refusal, however the message was made (read from JSON, a
+    message the caller built): the text before it stays content."""
+    msg = agentmsg.AssistantMessage(["Here is half.", "No more."], metadata={"agentmsg_refusal": True})
+    entry, _ = _assistant("openai", msg)
+    assert entry == {"role": "assistant", "content": "Here is half.", "refusal": "No more."}
+    unmarked = agentmsg.AssistantMessage(["No more."])
+    assert _assistant("openai", unmarked)[0] == {"role": "assistant", "content": "No more."}

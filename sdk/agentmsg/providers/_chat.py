@@ -52,6 +52,9 @@ class ChatWalk(Walk):
     #: a call's Gemini thought signature (metadata ``thoughtSignature``, provider gemini or none) is sent as Google's
     #: OpenAI-compatible endpoint gives it and asks it back: ``extra_content.google.thought_signature``
     google_signatures = False
+    #: a refusal (:func:`refusal_at`: OpenAI's ``message.refusal`` as the parser keeps it) goes back in the assistant
+    #: message's ``refusal`` field, where the provider gave it; else it is text like any other
+    refusals = False
 
     def __init__(self, ctx: Context, multi: bool, agent: str | None) -> None:
         assert ctx.id_bad is None, "chat providers limit the length of tool-call ids only"
@@ -106,6 +109,8 @@ class ChatWalk(Walk):
     def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
         if not text and self.drop_empty:
             return False
+        if self.refusals and role is _ASSISTANT and msg.metadata.get(REFUSAL) is True:
+            return False  # (a refusal: assistant_message sends it)
         entry: dict[str, Any] = {
             "role": "user" if role is _USER else "assistant",
             "content": text if self.plain else [{"text": text}],
@@ -221,11 +226,15 @@ class ChatWalk(Walk):
         tool_names = ctx.tool_name_cache
         open_calls = ctx.open_calls
         blocks: list[Any] = msg.content
+        refusal_j = refusal_at(msg) if self.refusals and not other else -1
+        refusal: str | None = None
         j = -1  # the block's index (counted: cheaper than an enumerate per message)
         for b in blocks:
             j += 1
             t = type(b)
-            if t is ToolUseBlock:
+            if j == refusal_j:
+                refusal = b.text
+            elif t is ToolUseBlock:
                 cid = b.id
                 name = b.name
                 sent = cid if not id_max or 0 < len(cid) <= id_max else ctx.sent_id(cid, (i, j))
@@ -282,6 +291,10 @@ class ChatWalk(Walk):
         else:
             content = self.tool_only_content if calls else self.text_content("")
         entry: dict[str, Any] = {"role": "assistant", "content": content}
+        if refusal is not None:
+            entry["refusal"] = refusal
+            if not texts and not calls:
+                del entry["content"]  # (the refusal is the message: content "" would be an answer of no text)
         name = msg.name
         if name:
             if name in self.names_as_is:
@@ -292,7 +305,7 @@ class ChatWalk(Walk):
             entry[self.reasoning_field or "reasoning_content"] = "\n".join(reasoning)
         if calls:
             entry["tool_calls"] = calls
-        if texts or calls or reasoning:
+        if texts or calls or reasoning or refusal is not None:
             self.out.append(entry)
         elif not results:
             if drop:
@@ -426,6 +439,28 @@ class ChatWalk(Walk):
         label = F.block_label(b)
         self.ctx.report(pointer, "media-unsupported", f"{self.name} takes no {what}; sent as {label!r}")
         return self.text_part(label)
+
+
+#: message metadata: the model declined (the reducer sets it from MODEL_CALL_END ``metadata.refusal``)
+REFUSAL = "agentmsg_refusal"
+
+
+def refusal_at(msg: Msg) -> int:
+    """The index of the block of ``msg`` that is an OpenAI refusal, or -1. OpenAI gives a refusal in a field of its
+    own (``message.refusal``), which the parser keeps as a text block of its own after the content's text, the
+    message marked ``agentmsg_refusal: true``: that block is the message's last text block, when it is marked so
+    and is not Anthropic's refusal (its stop reason ``refusal``, ``agentmsg_finish_reason``: there the text is the
+    answer the model gave before it was stopped, not a refusal message). An empty text is no refusal (the parser
+    makes no empty block)."""
+    meta = msg.metadata
+    if meta.get(REFUSAL) is not True or meta.get("agentmsg_finish_reason") == "refusal":
+        return -1
+    blocks: list[Any] = msg.content
+    for j in range(len(blocks) - 1, -1, -1):
+        b = blocks[j]
+        if type(b) is TextBlock:
+            return j if b.text else -1
+    return -1
 
 
 def copy_hints(block: Any, part: dict[str, Any], names: tuple[str, ...]) -> None:

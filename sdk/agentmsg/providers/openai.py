@@ -68,6 +68,7 @@ class OpenAIVariant:
     id_max: int = 0  # longest tool-call id taken (0: no limit); longer ids are mapped
     custom_tools: bool = False  # custom tool calls (free-text input, GPT-5) sent back as such
     google_signatures: bool = False  # calls' Gemini thought signatures sent in extra_content (Google's endpoint)
+    refusals: bool = False  # a parsed refusal (message.refusal) sent back in the assistant's refusal field
 
 
 VARIANTS: Final[dict[str, OpenAIVariant]] = {
@@ -80,6 +81,7 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
             id_max=40,
             custom_tools=True,
             google_signatures=True,
+            refusals=True,
             params={"max_tokens": "max_completion_tokens", "top_k": None, "thinking_budget": None},
         ),
         OpenAIVariant(
@@ -192,6 +194,7 @@ class _OpenAIWalk(ChatWalk):
         self.hint_role = v.hint_role
         self.drop_empty = v.drop_empty
         self.custom_calls = v.custom_tools
+        self.refusals = v.refusals
 
     def user_content(self, parts: list[dict[str, Any]]) -> Any:
         if self.v.text_only:
