@@ -1188,6 +1188,51 @@ def test_a_call_waiting_for_its_argument_text_keeps_its_place_before_what_follow
     assert parser.problems == []
 
 
+def test_a_call_without_argument_text_does_not_hold_back_the_calls_after_it() -> None:
+    """A call that gets no argument text (a tool without parameters) waited, for its name might still grow, until
+    the reply moved on or ended, and every later call's events waited behind it: a live consumer saw them only at
+    the end. Calls come in index order and a name is split only before its call's argument text, so once a later
+    call's argument text comes the call before it is whole: it starts then, and the later call's text flows as it
+    arrives. The split name is still joined, the repeat still not, and the message is the same, fed whole."""
+    payloads = [
+        chunk({"role": "assistant", "tool_calls": [tc(0, "c1", "get_", "")]}),
+        chunk({"tool_calls": [tc(0, None, "time")]}),  # a piece of the name
+        chunk({"tool_calls": [tc(0, None, "get_time")]}),  # the whole name repeated
+        chunk({"tool_calls": [tc(1, "c2", "look", "")]}),
+        chunk({"tool_calls": [tc(1, None, "up", '{"q": ')]}),
+        chunk({"tool_calls": [tc(1, None, None, '"x"}')]}),
+        chunk({"tool_calls": [tc(2, "c3", "now", "")]}),
+        chunk({}, finish="tool_calls"),
+    ]
+    parser = openai.StreamParser()
+    seen = [
+        [
+            (e["type"], e.get("toolCallId"), e.get("delta"))
+            for e in parser.feed(sse(p, done=False))
+            if "TOOL" in e["type"]
+        ]
+        for p in payloads
+    ]
+    assert seen[:4] == [[], [], [], []]  # c1 may still grow its name: it waits; c2 waits behind it
+    assert seen[4] == [
+        ("TOOL_CALL_START", "c1", None),
+        ("TOOL_CALL_START", "c2", None),
+        ("TOOL_CALL_DELTA", "c2", '{"q": '),
+    ]
+    assert seen[5] == [("TOOL_CALL_DELTA", "c2", '"x"}')]
+    assert seen[6] == []  # c3 (no argument text yet, and none after it) waits for the end
+    end = parser.feed(b"data: [DONE]\n\n") + parser.close()
+    assert [(e["type"], e.get("toolCallId")) for e in end if e["type"].startswith("TOOL")] == [
+        ("TOOL_CALL_END", "c1"),
+        ("TOOL_CALL_END", "c2"),
+        ("TOOL_CALL_START", "c3"),
+        ("TOOL_CALL_END", "c3"),
+    ]
+    expected = [("c1", "get_time", {}), ("c2", "lookup", {"q": "x"}), ("c3", "now", {})]
+    assert calls(reduce_ok(list(openai.parse_stream(sse(*payloads))))) == expected
+    assert parser.problems == []
+
+
 def test_arguments_with_a_number_beyond_a_double_are_said_as_such_not_as_unfinished() -> None:
     """Arguments that are whole JSON but hold a number no double can hold (1e400: the codec refuses it, the
     message keeps them raw with argumentsError) are said as JSON the message cannot hold (rule json, the

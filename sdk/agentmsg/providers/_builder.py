@@ -83,13 +83,15 @@ class _Call:
         "pieces",
         "repeated",
         "said",
+        "seq",
         "signature",
         "started",
         "text",
     )
 
-    def __init__(self, call_id: str, name: str | None) -> None:
+    def __init__(self, call_id: str, name: str | None, seq: int = 0) -> None:
         self.id = call_id
+        self.seq = seq  # its place among its choice's calls, in the order they appeared (see _Choice.settled)
         self.given = call_id  # the id the provider gave (``id`` may get a suffix: see _start_call)
         self.name = name
         #: (OpenAI's family) the name's fragments before its first argument text, as the SDK's accumulator joins
@@ -118,6 +120,7 @@ class _Choice:
     """What the builder remembers of one choice: its open blocks and calls (no content)."""
 
     __slots__ = (
+        "appeared",
         "blocks",
         "calls",
         "calls_by_id",
@@ -129,6 +132,7 @@ class _Choice:
         "reason",
         "refusal",
         "reply_id",
+        "settled",
         "source",
         "started",
         "suffixes",
@@ -144,6 +148,10 @@ class _Choice:
         self.calls_by_id: dict[str, _Call] = {}
         self.suffixes: dict[str, int] = {}  # id -> the next suffix to try for a call that repeats it
         self.waiting: deque[_Call] = deque()  # calls not started yet, in the order they appeared
+        #: (StreamBuilder.ids_expected) calls whose seq is below it have their whole name: a later call's argument
+        #: text came (see StreamBuilder.tool_call)
+        self.settled = 0
+        self.appeared = 0  # calls that appeared so far (each call's seq)
         self.finish: str | None = None  # the provider's finish reason
         self.normal = False  # the finish reason is a plain stop
         self.minted = 0  # tool call ids minted so far
@@ -225,8 +233,8 @@ class StreamBuilder:
         #: The provider names every call with an id, possibly after its name (OpenAI's family): a call waits
         #: for its id before it starts, so an id that comes late is the call's own (as the official
         #: accumulator merges it), not a new call's; a call that never gets one starts, with a derived id,
-        #: when it ends. It waits for its first argument text too: a name split across the fragments before it
-        #: is joined, as the accumulator joins it. Otherwise (Gemini: no ids) a call starts as soon as it has its
+        #: when it ends. It waits for its first argument text too (or a later call's: calls come in index order):
+        #: a name split across the fragments before it is joined, as the accumulator joins it. Otherwise (Gemini: no ids) a call starts as soon as it has its
         #: name.
         self.ids_expected = False
         self.model: str | None = None
@@ -559,7 +567,7 @@ class StreamBuilder:
         reuse an index for parallel calls); a name is set once, never appended, except, where :attr:`ids_expected`,
         one split across the fragments before the call's first argument text (a fragment that repeats the name so
         far repeats it). Calls start in the order they appeared, each once it has its name (and, where
-        :attr:`ids_expected`, its id and its first argument text; the id then is
+        :attr:`ids_expected`, its id and its first argument text, or a later call's; the id then is
         the provider's, or one derived when the provider gave none): a call whose name comes after its id,
         or its id after its name, or either after a later call's first fragment, keeps its name, its id and
         its place. Fragments that come before are held until it starts, or until the call (or the stream)
@@ -589,7 +597,8 @@ class StreamBuilder:
                 call = c.calls_by_id[call_id]
                 c.calls[key] = call  # (this key's later fragments, with or without the id, are this call's)
             else:
-                call = _Call(call_id or f"\x00{key}", None)  # (named below)
+                c.appeared += 1
+                call = _Call(call_id or f"\x00{key}", None, c.appeared)  # (named below)
                 c.calls[key] = call
                 c.waiting.append(call)
                 self._pending[id(call)] = []
@@ -646,23 +655,30 @@ class StreamBuilder:
         if arguments:
             call.text.append(arguments)
             self._pending[id(call)].append(arguments)
+            if self.ids_expected and call.seq > c.settled:
+                # (OpenAI's family) A call's name is split only across the fragments before its argument text, and
+                # calls come in index order: each call before this one has its whole name now, so one that never
+                # gets argument text (a tool without parameters) starts once it has its id, and no longer holds
+                # this one back until the reply moves on or ends
+                c.settled = call.seq
         self._start_ready(c)
 
-    def _ready(self, call: _Call, moved_on: bool = False) -> bool:
+    def _ready(self, call: _Call, moved_on: bool = False, settled: bool = False) -> bool:
         """A waiting call can start: it has its name (and its id, see :attr:`ids_expected`), or it ended (no more
-        of it comes: it starts as it is). ``moved_on``: see :meth:`_moved_on`."""
+        of it comes: it starts as it is). ``moved_on``: see :meth:`_moved_on`; ``settled``: a later call's argument
+        text came (:attr:`_Choice.settled`)."""
         if call.ended:
             return True
         if self.ids_expected:  # (OpenAI's family) its id, and its first argument text: its name is whole then (a
-            # name split across fragments comes before it, a later call's fragments between them or not), or the
-            # reply moved on to another block
-            return bool(call.name) and (moved_on or bool(call.text)) and not call.id.startswith("\x00")
+            # name split across fragments comes before it, a later call's first fragments between them or not), or
+            # the reply moved on to another block, or a later call's argument text came (``settled``)
+            return bool(call.name) and (moved_on or settled or bool(call.text)) and not call.id.startswith("\x00")
         return bool(call.name)
 
     def _start_ready(self, c: _Choice, moved_on: bool = False) -> None:
         """Start the waiting calls that are ready (:meth:`_ready`), in order, up to the first that is not; one
         that ended while it waited ends too."""
-        while c.waiting and self._ready(c.waiting[0], moved_on):
+        while c.waiting and self._ready(c.waiting[0], moved_on, c.waiting[0].seq < c.settled):
             call = c.waiting.popleft()  # (a deque: calls that ended behind one waiting for its name may be many)
             self._start_call(c, call)
             if call.ended:
