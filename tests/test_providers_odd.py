@@ -462,6 +462,79 @@ def run_cli(*argv: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+def test_cli_parse_exits_3_for_tool_arguments_the_provider_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A valid stream whose tool call arguments the provider cut at max_tokens (Anthropic's recorded one) exited 1,
+    as a broken input does, though every payload was read: the message keeps the raw text (argumentsError) and
+    the problem is said. Now exit 3 (documented), for every provider, streamed (with --events too) and whole;
+    the problem's value names the call (toolCallId). A broken input beside it still exits 1, and so does a cut
+    stream."""
+    fixture = FIX / "anthropic" / "stream_sdk_incomplete_partial_json.sse"
+    assert main(["parse", "--provider", "anthropic", "--stream", str(fixture)]) == 3
+    out, err = capsys.readouterr()
+    (call,) = agentmsg.Msg.from_json(out).blocks("tool_use")
+    assert call.metadata["argumentsError"] and call.content and call.content.startswith('{"filename"')
+    assert err.startswith(f"{fixture}: the reply ended (max_tokens) with tool call 'make_file'")
+    assert err.endswith("[incomplete]\n") and len(err.splitlines()) == 1
+    assert main(["parse", "--provider", "anthropic", "--stream", "--events", str(fixture)]) == 3
+    (said,) = [orjson.loads(x) for x in capsys.readouterr().out.splitlines() if b"agentmsg.problem" in x.encode()]
+    assert said["value"]["toolCallId"] == call.id
+    cut_args = '{"city": "Par'
+    whole_openai = {
+        "id": "c",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "tool_calls": [tc(0, "c1", "f", cut_args)]},
+                "finish_reason": "length",
+            }
+        ],
+    }
+    gem_cut = {"functionCall": {"name": "f", "willContinue": True}}
+    gem_more = {"functionCall": {"partialArgs": [{"jsonPath": "$.a", "stringValue": "x", "willContinue": True}]}}
+    gem_more["functionCall"]["willContinue"] = True
+    dashscope_msg = {"role": "assistant", "content": "", "tool_calls": [tc(0, "c1", "f", cut_args)]}
+    cases = {
+        ("openai", "--stream"): sse(
+            chunk({"tool_calls": [tc(0, "c1", "f", cut_args[:5])]}),
+            chunk({"tool_calls": [tc(0, None, None, cut_args[5:])]}),
+            chunk({}, "length"),
+        ),
+        ("openai", None): orjson.dumps(whole_openai),
+        ("openai", "not an object"): sse(chunk({"tool_calls": [tc(0, "c1", "f", "[1]")]}), chunk({}, "tool_calls")),
+        ("gemini", "--stream"): b"".join(
+            b"data: " + orjson.dumps({"candidates": [cand], "responseId": "g1"}) + b"\n\n"
+            for cand in (
+                {"content": {"role": "model", "parts": [gem_cut]}, "index": 0},
+                {"content": {"role": "model", "parts": [gem_more]}, "index": 0, "finishReason": "MAX_TOKENS"},
+            )
+        ),
+        ("dashscope", "--stream"): b"data:"
+        + orjson.dumps(
+            {"output": {"choices": [{"message": dashscope_msg, "finish_reason": "length"}]}, "request_id": "r1"}
+        )
+        + b"\n\n",
+    }
+    for (provider, flag), body in cases.items():
+        path = tmp_path / "reply"
+        path.write_bytes(body)
+        args = ["parse", "--provider", provider, *([flag] if flag == "--stream" else []), str(path)]
+        assert main(args) == 3, (provider, flag)
+        out, err = capsys.readouterr()
+        (call,) = agentmsg.Msg.from_json(out).blocks("tool_use")
+        assert call.metadata["argumentsError"], (provider, flag)
+        assert err.endswith("[type]\n" if flag == "not an object" else "[incomplete]\n"), (provider, flag, err)
+    # a broken input beside it: 1 (the input was not read whole); a stream cut inside the arguments: 1
+    path.write_bytes(cases[("openai", "--stream")].replace(b"data: {", b"data: {not json\n\ndata: {", 1))
+    assert main(["parse", "--provider", "openai", "--stream", str(path)]) == 1
+    assert "[json]" in capsys.readouterr().err
+    path.write_bytes(cases[("openai", "--stream")].rsplit(b"data: {", 1)[0])
+    assert main(["parse", "--provider", "openai", "--stream", str(path)]) == 1
+    assert capsys.readouterr().err.endswith("[incomplete_stream]\n")
+
+
 @pytest.mark.parametrize(
     ("provider", "path", "stream"),
     [

@@ -18,6 +18,9 @@ from ..events.stream import sniff_sse
 T = TypeVar("T")
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+#: ``agentmsg parse``: the reply was read whole, but a tool call's arguments, as the provider gave them, are no JSON
+#: object the message can hold (cut at max_tokens, say): kept raw, with argumentsError
+EXIT_ARGUMENTS = 3
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 EXIT_BROKEN_PIPE = 141  # the output was closed early (`| head`), as shells report SIGPIPE
 

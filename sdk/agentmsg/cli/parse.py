@@ -8,7 +8,8 @@ arrives (bounded memory); a body that is SSE is read as a stream without the fla
 one line per choice, in index order), or with ``--events`` the AgentEvents as JSON lines. Exit 0 when
 the reply was read whole, 1 when the stream was cut or carried an error or unreadable payloads (the
 message, with everything received, is printed all the same), 2 when FILE cannot be read or is not a
-response at all. What the parser said on the way is printed on stderr, one line each: a problem
+response at all, 3 when the reply was read whole but a tool call's arguments, as the provider gave them, are
+no JSON object the message can hold (cut at max_tokens, say: kept raw, with ``argumentsError``). What the parser said on the way is printed on stderr, one line each: a problem
 (``FILE: message [rule]``), the provider's error or a cut stream (``FILE: error: message [type]``) and
 data the message has no place for (``FILE: note: message [not-kept]``); ``choice/N: `` before the message
 for a choice other than the first.
@@ -31,6 +32,7 @@ from ..providers import NAMES, get
 from ..providers._builder import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from ..providers._framing import SSE_STARTS, without_http_heads
 from ._io import (
+    EXIT_ARGUMENTS,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_OK,
@@ -46,8 +48,8 @@ from ._io import (
 )
 
 
-def _events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bool]]:
-    """The events of FILE as it is read, then whether it was read whole. Without ``--stream``, a body that is
+def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
+    """The events of FILE as it is read. Without ``--stream``, a body that is
     SSE all the same (it starts with an SSE field: a stream saved without its flag) is read as a stream (read
     whole first, under ``limits.max_bytes``, as any body without the flag)."""
     if args.stream:
@@ -68,43 +70,48 @@ def _events(args: argparse.Namespace) -> Iterator[tuple[list[dict[str, Any]], bo
     return _response_events(args, body)
 
 
-def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterator[tuple[list[dict[str, Any]], bool]]:
-    """The events of a streamed body as it is read (bounded memory), then whether it was read whole."""
+def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterator[list[dict[str, Any]]]:
+    """The events of a streamed body as it is read (bounded memory)."""
     options: dict[str, Any] = {}
     if args.provider == "dashscope" and args.incremental is not None:
         options["incremental"] = args.incremental
     parser = get(args.provider).StreamParser(**options)
     for chunk in chunks:
-        yield parser.feed(chunk), True
-    yield parser.close(), not parser.builder.errors and not parser.builder.problems
+        yield parser.feed(chunk)
+    yield parser.close()
 
 
-def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[tuple[list[dict[str, Any]], bool]]:
+def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[list[dict[str, Any]]]:
     """The events of a whole (non-streamed) response body."""
     try:
         events = get(args.provider).response_events(data)
     except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
         raise UsageError(f"{args.file}: not {_a(args.provider)} response: {exc}") from None
-    yield events, not any(e["type"] == "CUSTOM" and e.get("name") in (ERROR_EVENT, PROBLEM_EVENT) for e in events)
+    yield events
 
 
 def _a(provider: str) -> str:
     return f"{'an' if provider[:1] in 'aeiou' else 'a'} {provider}"
 
 
-def _say(where: str, e: dict[str, Any], err: TextIO) -> None:
-    """One stderr line for what a parser said in a CUSTOM event (a problem, an error, data not kept)."""
+def _say(where: str, e: dict[str, Any], err: TextIO) -> int:
+    """One stderr line for what a parser said in a CUSTOM event (a problem, an error, data not kept); the exit
+    status it calls for: :data:`EXIT_INVALID` for an error or a problem of the input, :data:`EXIT_ARGUMENTS` for a
+    problem of a tool call's arguments as the provider gave them (its value names the call: ``toolCallId``),
+    :data:`EXIT_OK` for a note."""
     name, value = e.get("name"), e.get("value")
     if name not in (PROBLEM_EVENT, ERROR_EVENT, NOT_KEPT_EVENT) or not isinstance(value, dict):
-        return
+        return EXIT_OK
     source = e.get("source")
     head = f"{where}: {source}: " if source else f"{where}: "
     if name == ERROR_EVENT:
         err.write(f"{head}error: {value.get('message')} [{value.get('type')}]\n")
-    elif name == NOT_KEPT_EVENT:
+        return EXIT_INVALID
+    if name == NOT_KEPT_EVENT:
         err.write(f"{head}note: {value.get('message')} [not-kept]\n")
-    else:
-        err.write(f"{head}{value.get('message')} [{value.get('rule')}]\n")
+        return EXIT_OK
+    err.write(f"{head}{value.get('message')} [{value.get('rule')}]\n")
+    return EXIT_ARGUMENTS if "toolCallId" in value else EXIT_INVALID
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -118,14 +125,15 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         index = int(args.choice)
         wanted = None if index == 0 else f"choice/{index}"
     reducers: dict[str | None, Reducer] = {}
-    clean = True
+    status = EXIT_OK  # EXIT_INVALID (the input was not read whole) wins over EXIT_ARGUMENTS
     interrupted = False
     try:
-        for events, whole in _events(args):
-            clean = whole  # the last pair says whether the reply was read whole
+        for events in _events(args):
             for e in events:
                 if e["type"] == "CUSTOM":
-                    _say(args.file, e, sys.stderr)
+                    said = _say(args.file, e, sys.stderr)
+                    if said != EXIT_OK and status != EXIT_INVALID:
+                        status = said
             if args.events:
                 out.writelines(orjson.dumps(e).decode() + "\n" for e in events)
                 continue
@@ -149,14 +157,14 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write("agentmsg: interrupted\n")
         return EXIT_INTERRUPTED
     if args.events:
-        return EXIT_OK if clean else EXIT_INVALID
+        return status
     if args.choice != "all" and wanted not in reducers:
         raise UsageError(f"{args.file}: the reply has no choice {args.choice}")
     order = sorted(reducers, key=_choice_order)
     for source in order if args.choice == "all" else [wanted]:
         for msg in reducers[source].finish():
             out.write(msg.to_json() + "\n")
-    return EXIT_OK if clean else EXIT_INVALID
+    return status
 
 
 def _choice_order(source: str | None) -> int:
@@ -178,6 +186,9 @@ def add_parser(sub: Any) -> None:
             "1  it was not: a cut stream, an error from the provider, payloads that could not be read; the",
             "   message (or --events) is still printed with everything received, and why on stderr",
             "2  usage error, FILE cannot be read, or is not a response of that provider at all",
+            "3  the reply was read whole, but a tool call's arguments, as the provider gave them, are no",
+            "   JSON object the message can hold (cut at max_tokens, say): kept raw, with argumentsError, and",
+            "   why on stderr (1 when the input was not read whole either)",
             "130  interrupted (Ctrl-C): the message so far is printed, INTERRUPTED",
             interrupt=False,
         ),

@@ -783,7 +783,7 @@ class StreamBuilder:
         if c is None or call is None or call.said:
             return
         call.said = True
-        self._problem_at(c, "incomplete", f"{why}: its arguments are kept as they came")
+        self._problem_at(c, "incomplete", f"{why}: its arguments are kept as they came", call)
 
     def _check_arguments(self, c: _Choice) -> None:
         """The reply ended as the provider ended it (no error): a call whose arguments are not whole JSON (cut at
@@ -809,6 +809,7 @@ class StreamBuilder:
                         "json",
                         f"tool call {str(call.name)[:80]!r}'s arguments are JSON the message cannot hold (a number"
                         f" beyond a double's range: {beyond[:40]}): kept as they came (raw, with argumentsError)",
+                        call,
                     )
                     continue
                 if first.rule != "json":
@@ -817,6 +818,7 @@ class StreamBuilder:
                         first.rule,
                         f"tool call {str(call.name)[:80]!r}'s arguments are JSON the message cannot hold"
                         f" ({first.message[:120]}): kept as they came (raw, with argumentsError)",
+                        call,
                     )
                     continue
                 ended = f"({c.finish[:40]})" if c.finish else "(no finish reason)"
@@ -825,6 +827,7 @@ class StreamBuilder:
                     "incomplete",
                     f"the reply ended {ended} with tool call {str(call.name)[:80]!r}'s arguments not whole JSON:"
                     f" kept as they came (raw, with argumentsError): ...{text[-60:]!r}",
+                    call,
                 )
             else:
                 if type(value) is not dict:  # JSON, but no object: a tool's input is one
@@ -834,6 +837,7 @@ class StreamBuilder:
                         "type",
                         f"tool call {str(call.name)[:80]!r}'s arguments are JSON but not an object ({json_type(value)}):"
                         " kept as they came (raw, with argumentsError)",
+                        call,
                     )
 
     def open_call(self, key: Any, *, choice: int = 0) -> bool:
@@ -1019,10 +1023,15 @@ class StreamBuilder:
         self.problems.append(Problem("", rule, message))
         self._say(0, PROBLEM_EVENT, {"rule": rule, "message": message})
 
-    def _problem_at(self, c: _Choice, rule: str, message: str) -> None:
-        """A problem of choice ``c`` (open), said among its own events."""
+    def _problem_at(self, c: _Choice, rule: str, message: str, call: _Call | None = None) -> None:
+        """A problem of choice ``c`` (open), said among its own events. ``call``: the problem is the arguments of
+        this call as the provider gave them (cut at max_tokens, JSON but no object, ...), not the stream: its value
+        names the call (``toolCallId``), so that a reader can tell a reply the provider cut from a broken input."""
         self.problems.append(Problem("", rule, message))
-        self._ev(c, "CUSTOM", name=PROBLEM_EVENT, value={"rule": rule, "message": message})
+        value = {"rule": rule, "message": message}
+        if call is not None and call.started:
+            value["toolCallId"] = call.id
+        self._ev(c, "CUSTOM", name=PROBLEM_EVENT, value=value)
 
     def close(self, *, ended: bool = False) -> None:
         """End of the response: close every open block and call, then each choice's terminal events. A
