@@ -151,12 +151,20 @@ def test_a_cut_stream_says_why_in_the_message(path: Path) -> None:
 @pytest.mark.parametrize("path", STREAMS, ids=ids(STREAMS))
 @pytest.mark.parametrize("size", [1, 7, 64])
 def test_stream_any_chunking_same_events(path: Path, size: int) -> None:
-    """Chunks may split anything (a UTF-8 sequence, a CRLF, a JSON value): the same message."""
+    """Chunks may split anything (a UTF-8 sequence, a CRLF, a JSON value): the same message, of every choice, and
+    the same things said."""
     data = path.read_bytes()
     mod = parser_for(path)
-    whole = comparable(reduce_events(list(mod.parse_stream(data)))[0], minted_ids=True)
+    whole_events = list(mod.parse_stream(data))
     pieces = [data[i : i + size] for i in range(0, len(data), size)]
-    assert comparable(reduce_events(list(mod.parse_stream(pieces)))[0], minted_ids=True) == whole
+    events = list(mod.parse_stream(pieces))
+    sources = sorted({e.get("source") for e in whole_events}, key=str)
+    assert sources == sorted({e.get("source") for e in events}, key=str)
+    for source in sources:
+        whole = comparable(reduce_events(whole_events, source=source)[0], minted_ids=True)
+        assert comparable(reduce_events(events, source=source)[0], minted_ids=True) == whole
+    said = [(e.get("source"), e["name"], e["value"]) for e in events if e["type"] == "CUSTOM"]
+    assert said == [(e.get("source"), e["name"], e["value"]) for e in whole_events if e["type"] == "CUSTOM"]
 
 
 @pytest.mark.parametrize("path", RESPONSES, ids=ids(RESPONSES))
