@@ -1306,6 +1306,41 @@ def test_a_call_without_argument_text_does_not_hold_back_the_calls_after_it() ->
     assert parser.problems == []
 
 
+def test_a_legacy_function_call_streams_as_it_arrives() -> None:
+    """The legacy ``function_call`` (the deprecated functions API) has no id field: the call waited for an id that
+    never comes, so none of it was emitted before the reply ended. It starts (its id derived) at its first argument
+    text, its name joined before it; the message is the one it was, and the whole response's."""
+    payloads = [
+        chunk({"role": "assistant", "function_call": {"name": "get_", "arguments": ""}}),
+        chunk({"function_call": {"name": "weather"}}),
+        chunk({"function_call": {"arguments": '{"city":'}}),
+        chunk({"function_call": {"arguments": '"Paris"}'}}),
+        chunk({}, finish="function_call"),
+    ]
+    parser = openai.StreamParser()
+    seen = [
+        [(e["type"], e.get("delta")) for e in parser.feed(sse(p, done=False)) if "TOOL" in e["type"]] for p in payloads
+    ]
+    assert seen[:2] == [[], []]
+    assert seen[2:4] == [
+        [("TOOL_CALL_START", None), ("TOOL_CALL_DELTA", '{"city":')],
+        [("TOOL_CALL_DELTA", '"Paris"}')],
+    ]
+    streamed = reduce_ok(list(openai.parse_stream(sse(*payloads))))
+    message = {
+        "role": "assistant",
+        "content": None,
+        "function_call": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+    }
+    whole = {
+        "id": "chatcmpl-x",
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "function_call"}],
+    }
+    assert calls(streamed) == calls(reduce_ok(openai.response_events(whole)))
+    assert [(n, i) for _, n, i in calls(streamed)] == [("get_weather", {"city": "Paris"})]
+
+
 def test_arguments_with_a_number_beyond_a_double_are_said_as_such_not_as_unfinished() -> None:
     """Arguments that are whole JSON but hold a number no double can hold (1e400: the codec refuses it, the
     message keeps them raw with argumentsError) are said as JSON the message cannot hold (rule json, the

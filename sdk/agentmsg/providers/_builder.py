@@ -79,6 +79,7 @@ class _Call:
         "minted",
         "name",
         "name_said",
+        "no_id",
         "open",
         "pieces",
         "repeated",
@@ -114,6 +115,7 @@ class _Call:
         self.input: dict[str, Any] | None = None  # its input when its text does not say it (see end_tool_call)
         self.custom = False  # an OpenAI custom tool's call: its text is free text, not JSON arguments (tool_call)
         self.minted = False  # the provider gave no id: agentmsg minted it (see _start_call, MINTED_ID)
+        self.no_id = False  # the provider never gives it an id (OpenAI's legacy function_call): none is waited for
 
 
 class _Choice:
@@ -560,6 +562,7 @@ class StreamBuilder:
         arguments: str | None = None,
         thought_signature: str | None = None,
         custom: bool = False,
+        no_id: bool = False,
     ) -> None:
         """One fragment of a tool call addressed by ``key`` (the provider's index or block slot).
 
@@ -575,7 +578,9 @@ class StreamBuilder:
         kept; a call that ends with no name is said (``required``) unless that was said of it. ``custom``: the
         call is an OpenAI custom tool's, whose "arguments" are the tool's free-text input, not JSON: its
         TOOL_CALL_END gives ``input: {}`` and metadata ``toolType: "custom"`` (the text is the call's
-        ``content``, never read as JSON: no ``argumentsError``, nothing said of it)."""
+        ``content``, never read as JSON: no ``argumentsError``, nothing said of it). ``no_id``: the provider never
+        gives the call an id (OpenAI's legacy ``function_call``): where :attr:`ids_expected`, it does not wait for
+        one (it starts with a derived id once it has its name and first argument text)."""
         bad_name = name
         if type(name) is not str:
             name = None
@@ -631,6 +636,8 @@ class StreamBuilder:
             )
         if custom:
             call.custom = True
+        if no_id:
+            call.no_id = True
         if thought_signature:
             if call.signature is None:  # its first: sent on its START, or on its END when it came after the START
                 call.signature = thought_signature
@@ -672,7 +679,11 @@ class StreamBuilder:
         if self.ids_expected:  # (OpenAI's family) its id, and its first argument text: its name is whole then (a
             # name split across fragments comes before it, a later call's first fragments between them or not), or
             # the reply moved on to another block, or a later call's argument text came (``settled``)
-            return bool(call.name) and (moved_on or settled or bool(call.text)) and not call.id.startswith("\x00")
+            return (
+                bool(call.name)
+                and (moved_on or settled or bool(call.text))
+                and (call.no_id or not call.id.startswith("\x00"))
+            )
         return bool(call.name)
 
     def _start_ready(self, c: _Choice, moved_on: bool = False) -> None:

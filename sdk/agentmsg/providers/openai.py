@@ -567,6 +567,7 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
             arguments=args,
             thought_signature=_call_signature(b, fn, tc),
             custom=custom,
+            no_id=key == ("function_call",),  # (the legacy call has no id field: none comes)
         )
         if whole:
             b.end_tool_call(key, choice=i)
