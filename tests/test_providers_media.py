@@ -129,10 +129,15 @@ def test_data_block_pointer_inside_a_tool_result(media_root: Path) -> None:
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     routes: ClassVar[dict[str, tuple[int, dict[str, str], bytes]]] = {}
+    raw: ClassVar[dict[str, bytes]] = {}  # a whole response as it is sent, then the connection is closed
     seen: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
         self.seen.append(self.path)
+        if self.path in self.raw:
+            self.wfile.write(self.raw[self.path])
+            self.close_connection = True
+            return
         if self.path.startswith("/slow"):  # a byte every 50 ms for 5 s: of the headers, or of a body without length
             head = self.path == "/slow-head"
             self.wfile.write(b"HTTP/1.1 200 OK\r\n" if head else b"HTTP/1.0 200 OK\r\nContent-Type: audio/wav\r\n\r\n")
@@ -168,6 +173,7 @@ _BOMB = _gzip_bomb(64 << 20)  # 64 MiB of zeros in about 64 kB
 @pytest.fixture
 def server() -> Iterator[str]:
     _Handler.seen = []
+    _Handler.raw = {}
     _Handler.routes = {
         "/a.wav": (200, {"Content-Type": "audio/wav"}, WAV),
         "/big.wav": (200, {"Content-Type": "audio/wav"}, b"x" * 5000),
@@ -250,6 +256,47 @@ def test_compressed_downloads_decoded_within_the_limit(server: str) -> None:
     assert peak < 8 << 20
     # an encoding agentmsg does not decode is refused, not passed on as if it were the media
     assert refused("openai", audio_msg(f"{server}/br.wav"), small)[1] == "media-fetch-failed"
+
+
+def test_a_body_cut_short_is_refused_not_sent_in_part(server: str) -> None:
+    """A gzip or deflate body that ends inside its compressed stream (the connection closed early, with no
+    length, or a length that agrees with the cut) was inflated as far as it went and that part sent as the
+    media; a gzip body of two members (valid gzip) lost its second one; bytes after the end were ignored."""
+    big = WAV + bytes(range(256)) * 40
+    z = gzip.compress(big)
+    d = zlib.compress(big)
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: audio/wav\r\nContent-Encoding: %s\r\n"
+    _Handler.raw = {
+        "/cut.gz": head % b"gzip" + b"Connection: close\r\n\r\n" + z[: len(z) // 2],  # no length
+        "/cut-len.gz": head % b"gzip" + b"Content-Length: %d\r\n\r\n" % (len(z) // 2) + z[: len(z) // 2],
+        "/no-trailer.gz": head % b"gzip" + b"Content-Length: %d\r\n\r\n" % (len(z) - 8) + z[:-8],  # no CRC, size
+        "/cut.zd": head % b"deflate" + b"Connection: close\r\n\r\n" + d[: len(d) // 2],
+        "/cut.zr": head % b"deflate" + b"Connection: close\r\n\r\n" + d[2 : len(d) // 2],  # raw deflate
+        "/junk.gz": head % b"gzip" + b"Content-Length: %d\r\n\r\n" % (len(z) + 5) + z + b"junk!",
+        # an identity body shorter than its Content-Length, a chunked body without its last chunk
+        "/short.wav": b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(big) + big[:100],
+        "/chunked.wav": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n" + big[:16] + b"\r\n",
+    }
+    half = len(big) // 2
+    two = gzip.compress(big[:half]) + b"\x00\x00" + gzip.compress(big[half:]) + b"\x00" * 4  # zero padding
+    _Handler.raw["/two.gz"] = head % b"gzip" + b"Content-Length: %d\r\n\r\n" % len(two) + two
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    for path in (
+        "/cut.gz",
+        "/cut-len.gz",
+        "/no-trailer.gz",
+        "/cut.zd",
+        "/cut.zr",
+        "/junk.gz",
+        "/short.wav",
+        "/chunked.wav",
+    ):
+        assert refused("openai", audio_msg(f"{server}{path}"), private) == ("/0/content/0", "media-fetch-failed"), path
+    r = formatted("openai", audio_msg(f"{server}/two.gz"), options=private)
+    assert base64.b64decode(r.body["messages"][0]["content"][0]["input_audio"]["data"]) == big
+    # the limit holds across members: both are counted
+    small = FormatOptions(media=MediaPolicy(max_bytes=len(big) - 1, allow_download=True, allow_private=True))
+    assert refused("openai", audio_msg(f"{server}/two.gz"), small)[1] == "media-too-large"
 
 
 @pytest.mark.parametrize("path", ["/slow-head", "/slow-body"])

@@ -369,7 +369,7 @@ class MediaSession:
                     if encoding in ("gzip", "x-gzip", "deflate"):
                         # decoded here, never more than the limit allows (httpx would inflate a whole
                         # network read at once: a few kB of gzip can be gigabytes)
-                        decoder: Any = zlib.decompressobj(zlib.MAX_WBITS | 32)
+                        decoder: _Inflater | None = _Inflater(encoding)
                     elif encoding in ("", "identity"):
                         decoder = None
                     else:
@@ -378,13 +378,9 @@ class MediaSession:
                         )
                     chunks = []
                     total = 0
-                    first_deflate = encoding == "deflate"
                     for raw in response.iter_raw():
                         try:
-                            if first_deflate and not _zlib_head(raw):
-                                decoder = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent raw, as some servers do
-                            first_deflate = False
-                            chunk = decoder.decompress(raw, policy.max_bytes + 1 - total) if decoder else raw
+                            chunk = decoder.feed(raw, policy.max_bytes + 1 - total) if decoder else raw
                         except zlib.error as exc:
                             raise ValidationError.single(
                                 pointer, "media-fetch-failed", f"{current}: bad {encoding} body: {exc}"
@@ -400,6 +396,14 @@ class MediaSession:
                     if time.monotonic() > deadline:  # also a body without a length that the cut ended
                         raise ValidationError.single(
                             pointer, "media-fetch-failed", f"download of {current} took over {policy.timeout} s"
+                        )
+                    if decoder is not None and not decoder.complete():
+                        # a body cut short (a connection closed early, without a length to tell): what was
+                        # inflated is part of the media, never sent as if it were the media
+                        raise ValidationError.single(
+                            pointer,
+                            "media-fetch-failed",
+                            f"{current}: the {encoding} body is cut short (it ends inside its compressed stream)",
                         )
                     result = (b"".join(chunks), response.headers.get("content-type"))
                     self._cache[url] = result
@@ -475,6 +479,50 @@ def _split(url: str, pointer: str, rule: str) -> SplitResult:
         return urlsplit(url)
     except ValueError as exc:
         raise ValidationError.single(pointer, rule, f"malformed URL {url!r}: {exc}") from None
+
+
+class _Inflater:
+    """A gzip or deflate body inflated as it comes, never past a limit. It is complete only at the end of
+    its compressed stream: a body that ends before (cut short) is not, and bytes after it are an error,
+    except what the gzip format allows there (another member, zero padding), as Python's gzip reads it."""
+
+    def __init__(self, encoding: str) -> None:
+        self._gzip = encoding != "deflate"
+        self._head = b"" if encoding == "deflate" else None  # deflate: zlib-wrapped or raw? (first 2 bytes)
+        self._inflate: Any = None if self._head is not None else zlib.decompressobj(zlib.MAX_WBITS | 32)
+        self._fed = False
+
+    def feed(self, data: bytes, room: int) -> bytes:
+        """Inflate ``data``; at most ``room`` bytes come out (more would be over the limit anyway)."""
+        if self._head is not None:
+            self._head += data
+            if len(self._head) < 2:
+                return b""
+            data, self._head = self._head, None
+            self._inflate = zlib.decompressobj(zlib.MAX_WBITS if _zlib_head(data) else -zlib.MAX_WBITS)
+        if data:
+            self._fed = True
+        out = []
+        while data and room > 0:
+            if self._inflate is None:  # after the end of a stream
+                if not self._gzip:
+                    raise zlib.error(f"{len(data)} bytes after the end of the deflate stream")
+                data = data.lstrip(b"\x00")
+                if not data:
+                    break
+                self._inflate = zlib.decompressobj(zlib.MAX_WBITS | 16)  # another member
+            chunk = self._inflate.decompress(data, room)
+            out.append(chunk)
+            room -= len(chunk)
+            if not self._inflate.eof:
+                break  # all taken in, or `room` is full (the caller refuses the size)
+            data = self._inflate.unused_data
+            self._inflate = None
+        return b"".join(out)
+
+    def complete(self) -> bool:
+        """Whether the body ended where its compressed stream did (or was empty)."""
+        return not self._fed or (self._head is None and self._inflate is None)
 
 
 def _zlib_head(data: bytes) -> bool:
