@@ -79,6 +79,29 @@ def test_traversal_and_symlink_escape_refused(media_root: Path) -> None:
     formatted("openai", image_msg(str(media_root / "alias.png")), options=options)
 
 
+def test_a_hard_link_to_a_file_outside_the_root_is_refused(media_root: Path) -> None:
+    """A hard link under a root to a file outside it (made by anyone who can write under the root) is the
+    file's second name, as real as the first: path checks pass it and O_NOFOLLOW has nothing to refuse. It was
+    read and sent; a file with more than one name is refused now unless the policy allows hard links."""
+    secret = media_root.parent / "secret.png"
+    os.link(secret, media_root / "hard.png")
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    for url in (str(media_root / "hard.png"), (media_root / "hard.png").as_uri()):
+        assert refused("openai", image_msg(url), options) == ("/0/content/0", "media-local-refused")
+    with pytest.raises(ValidationError, match="hard links"):
+        get("openai").format_request(image_msg(str(media_root / "hard.png")), options=options)
+    # both names inside the root are refused too (a count cannot tell where the other name is) ...
+    os.link(media_root / "dot.png", media_root / "dot2.png")
+    assert refused("openai", image_msg(str(media_root / "dot.png")), options)[1] == "media-local-refused"
+    # ... unless the caller allows hard links (a store of hard-linked files: nix, pnpm, uv)
+    allowed = FormatOptions(media=MediaPolicy(allowed_roots=[media_root], allow_hard_links=True))
+    r = formatted("openai", image_msg(str(media_root / "hard.png")), options=allowed)
+    assert base64.b64encode(b"secret").decode() in r.body_bytes().decode()
+    # a file with one name is read as before
+    (media_root / "dot2.png").unlink()
+    formatted("openai", image_msg(str(media_root / "dot.png")), options=options)
+
+
 def test_directory_swapped_for_a_symlink_after_the_check(media_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the path is resolved and checked, then (a race won by someone who can write under the root) a
     # directory on it becomes a symlink out of the root: the file is opened without following it

@@ -6,7 +6,8 @@ source is local or the provider takes only inline data, and then this module app
 
 * local files are read only under ``allowed_roots`` (after resolving ``..`` and symlinks, so neither
   traversal nor a symlink can leave a root; opened from the root following no symlink, so neither
-  can a directory swapped for one after the check), only regular files, at most ``max_bytes``;
+  can a directory swapped for one after the check), only regular files with one name (a hard link's
+  other name may be outside the roots) unless ``allow_hard_links``, at most ``max_bytes``;
 * URLs are downloaded only when ``allow_download`` is set: http(s) only, no private, loopback,
   link-local or otherwise non-global address (checked before connecting and on the connected
   socket before the request is sent, at every redirect) unless ``allow_private``, with timeouts, a redirect limit and a size
@@ -56,6 +57,7 @@ class MediaPolicy:
     """What a formatter may read or fetch to get media bytes. The default reads and fetches nothing.
 
     ``allowed_roots``: directories under which local files may be read.
+    ``allow_hard_links``: read a file that has other names (hard links), which may be outside the roots.
     ``max_bytes``: size limit of one file or download (default 20 MiB).
     ``allow_download``: fetch http(s) URLs for providers that take only inline bytes.
     ``allow_private``: let downloads reach private, loopback and link-local addresses.
@@ -65,6 +67,7 @@ class MediaPolicy:
     """
 
     allowed_roots: tuple[str, ...] = attrs.field(default=(), converter=_roots)
+    allow_hard_links: bool = False
     max_bytes: int = DEFAULT_MAX_BYTES
     allow_download: bool = False
     allow_private: bool = False
@@ -232,6 +235,16 @@ class MediaSession:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise ValidationError.single(pointer, "media-local-refused", f"{ref!r} is not a regular file")
+            if st.st_nlink > 1 and not self.policy.allow_hard_links:
+                # a hard link is a second name of the same file, just as real as the first: one made under
+                # a root (by anyone who can write there) to a file outside it (/etc/shadow, another user's
+                # key) passes every path check, and O_NOFOLLOW has no link to refuse. Its count shows it.
+                raise ValidationError.single(
+                    pointer,
+                    "media-local-refused",
+                    f"{ref!r} has {st.st_nlink} names (hard links), which may be outside the allowed roots "
+                    "(MediaPolicy.allow_hard_links)",
+                )
             if st.st_size > limit:
                 raise ValidationError.single(
                     pointer, "media-too-large", f"{ref!r} has {st.st_size} bytes, over the limit of {limit}"
