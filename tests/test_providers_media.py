@@ -154,9 +154,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     routes: ClassVar[dict[str, tuple[int, dict[str, str], bytes]]] = {}
     raw: ClassVar[dict[str, bytes]] = {}  # a whole response as it is sent, then the connection is closed
     seen: ClassVar[list[str]] = []
+    hosts: ClassVar[list[str | None]] = []  # the Host header of each request
 
     def do_GET(self) -> None:
         self.seen.append(self.path)
+        self.hosts.append(self.headers.get("Host"))
         if self.path in self.raw:
             self.wfile.write(self.raw[self.path])
             self.close_connection = True
@@ -196,6 +198,7 @@ _BOMB = _gzip_bomb(64 << 20)  # 64 MiB of zeros in about 64 kB
 @pytest.fixture
 def server() -> Iterator[str]:
     _Handler.seen = []
+    _Handler.hosts = []
     _Handler.raw = {}
     _Handler.routes = {
         "/a.wav": (200, {"Content-Type": "audio/wav"}, WAV),
@@ -247,7 +250,11 @@ def test_loopback_refused_unless_allowed(server: str) -> None:
 
 def test_dns_rebinding_refused_before_the_request_is_sent(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # the name resolves to a public address when checked, then to loopback when httpx connects: the
-    # connected address is checked before the request goes out, so the private server sees nothing
+    # connected address is checked before the request goes out, so the private server sees nothing.
+    # (agentmsg connects to the address it checked, so httpx resolves no name: only a transport of the
+    # caller's, which gets the URL as it is, resolves it a second time)
+    import httpx
+
     real = socket.getaddrinfo
     answers = iter(["93.184.216.34", "127.0.0.1"])
 
@@ -257,10 +264,68 @@ def test_dns_rebinding_refused_before_the_request_is_sent(server: str, monkeypat
         return real(host, port, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=5))
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=5, transport=httpx.HTTPTransport()))
     url = f"http://rebind.test:{server.rsplit(':', 1)[1]}/a.wav"
     assert refused("openai", audio_msg(url), on) == ("/0/content/0", "media-address-refused")
     assert _Handler.seen == []
+
+
+def test_a_name_is_resolved_once_and_the_checked_address_connected(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The name was resolved for the check, then again by httpx to connect (two answers, only the first
+    checked before connecting, the second looked up with no deadline). It is resolved once now and the
+    connection made to the address checked; the request still names the host (Host header; TLS's server
+    name). Here every address passes the check (as if loopback were public), and the name answers 127.0.0.1
+    once, then 127.0.0.2, where nothing listens."""
+    from agentmsg.providers import _media
+
+    real = socket.getaddrinfo
+    asked: list[Any] = []
+    checked: list[str] = []
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "name.test":
+            asked.append(host)
+            ip = "127.0.0.1" if len(asked) == 1 else "127.0.0.2"
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(_media, "_check_address", lambda address, pointer, url: checked.append(address))
+    port = server.rsplit(":", 1)[1]
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=5))
+    r = formatted("openai", audio_msg(f"http://name.test:{port}/a.wav"), options=on)
+    assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()
+    assert asked == ["name.test"]
+    assert set(checked) == {"127.0.0.1"}  # before connecting, and the connected socket's peer
+    assert _Handler.hosts == [f"name.test:{port}"]
+
+
+@pytest.mark.parametrize("allow_private", [False, True])
+def test_a_slow_resolver_is_cut_at_the_timeout(allow_private: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """getaddrinfo has no timeout: a resolver that takes its time held the download past its timeout (the
+    check's lookup, and httpx's own when private addresses are allowed). The lookup is under the deadline now:
+    the call fails (media-fetch-failed) while the resolver has not answered yet."""
+    release = threading.Event()
+    answered: list[bool] = []
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        release.wait(30)  # (a resolver that answers late: 127.0.0.1, after the test)
+        answered.append(True)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    options = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=allow_private, timeout=0.3))
+    try:
+        with pytest.raises(ValidationError) as exc:
+            get("openai").format_request(audio_msg("http://slow.test/a.wav"), options=options)
+        assert not answered  # it ended before the resolver answered
+        p = exc.value.problems[0]
+        assert (p.pointer, p.rule) == ("/0/content/0", "media-fetch-failed")
+        assert "resolving 'slow.test' took over 0.3 s" in p.message
+    finally:
+        release.set()
 
 
 def test_compressed_downloads_decoded_within_the_limit(server: str) -> None:

@@ -9,9 +9,10 @@ source is local or the provider takes only inline data, and then this module app
   can a directory swapped for one after the check), only regular files with one name (a hard link's
   other name may be outside the roots) unless ``allow_hard_links``, at most ``max_bytes``;
 * URLs are downloaded only when ``allow_download`` is set: http(s) only, no private, loopback,
-  link-local or otherwise non-global address (checked before connecting and on the connected
-  socket before the request is sent, at every redirect) unless ``allow_private``, with timeouts, a redirect limit and a size
-  cap, over httpx.
+  link-local or otherwise non-global address (the name resolved once, within the timeout, and the
+  connection made to an address checked; the connected socket checked again before the request is
+  sent; at every redirect) unless ``allow_private``, with a timeout for the whole download, a
+  redirect limit and a size cap, over httpx.
 
 Every refusal is a :class:`~agentmsg.ValidationError` whose pointer is the block's.
 """
@@ -269,15 +270,69 @@ class MediaSession:
 
     # ---- downloads ----
 
-    def _check_host(self, host: str, port: int, pointer: str, url: str) -> None:
-        if self.policy.allow_private:
-            return
-        try:
-            infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-        except (OSError, UnicodeError) as exc:
-            raise ValidationError.single(pointer, "media-fetch-failed", f"cannot resolve {host!r}: {exc}") from None
-        for info in infos:
-            _check_address(str(info[4][0]), pointer, url)
+    def _resolve(self, host: str, port: int, pointer: str, url: str, deadline: float) -> list[str]:
+        """The addresses of ``host``, looked up within the download's deadline (getaddrinfo has no timeout of
+        its own: a slow resolver held the call as long as it liked). The lookup runs in a thread, left to end
+        on its own when the deadline passes first."""
+        box: list[Any] = []
+
+        def lookup() -> None:
+            try:
+                box.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP))
+            except Exception as exc:  # (handed to the caller)
+                box.append(exc)
+
+        worker = threading.Thread(target=lookup, name="agentmsg-media-resolve", daemon=True)
+        worker.start()
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if not box:
+            raise ValidationError.single(
+                pointer, "media-fetch-failed", f"{url}: resolving {host!r} took over {self.policy.timeout} s"
+            )
+        if isinstance(box[0], Exception):
+            raise ValidationError.single(pointer, "media-fetch-failed", f"cannot resolve {host!r}: {box[0]}")
+        addresses = list(dict.fromkeys(str(info[4][0]) for info in box[0]))
+        if not addresses:
+            raise ValidationError.single(pointer, "media-fetch-failed", f"{host!r} resolves to no address")
+        if not self.policy.allow_private:
+            for address in addresses:
+                _check_address(address, pointer, url)
+        return addresses
+
+    def _send(
+        self, target: Any, host: str, port: int, pointer: str, url: str, deadline: float, watch: list[Any]
+    ) -> Any:
+        """Send the GET of one hop; its response is streamed. The name is resolved once, within the deadline,
+        and the connection made to an address that was checked, each in turn (the request keeps the name in
+        its Host header and TLS its server name): httpx resolving the name again, with no deadline, to
+        addresses no one checked, is what the trace hook's check on the connected socket caught after the
+        fact. With a ``transport`` of the caller's (a proxy resolves names itself), the name is checked the
+        same way when private addresses are refused, and the URL sent as it is."""
+        import httpx
+
+        policy = self.policy
+        extensions: dict[str, Any] = {"trace": self._on_connect(pointer, url, deadline, watch)}
+        targets = [target]
+        headers: dict[str, str] = {}
+        if policy.transport is None or not policy.allow_private:
+            addresses = self._resolve(host, port, pointer, url, deadline)
+            if policy.transport is None:
+                targets = [target.copy_with(host=address) for address in addresses]
+                headers["Host"] = target.netloc.decode("ascii")
+                extensions["sni_hostname"] = host
+        for i, one in enumerate(targets):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise httpx.ConnectTimeout(f"no connection to {host!r} within the timeout")
+            request = self._client.build_request(
+                "GET", one, headers=headers, extensions=extensions, timeout=httpx.Timeout(min(left, policy.timeout))
+            )
+            try:
+                return self._client.send(request, stream=True)
+            except (httpx.ConnectError, httpx.ConnectTimeout):
+                if i == len(targets) - 1:
+                    raise
+        raise AssertionError("unreachable: _resolve gives at least one address")
 
     def _on_connect(self, pointer: str, url: str, deadline: float, watch: list[Any]) -> Any:
         """An httpcore trace hook on each new connection: checks the address it reached before the
@@ -341,19 +396,19 @@ class MediaSession:
                 raise ValidationError.single(
                     pointer, "media-scheme-refused", f"only http(s) URLs are downloaded, not {current!r}"
                 )
-            host = parts.hostname
+            try:
+                target = httpx.URL(current)  # the host and port as httpx connects to them (IDNA 2008, ...)
+                host = target.raw_host.decode("ascii")
+                port = target.port or (443 if hop_scheme == "https" else 80)
+            except (httpx.InvalidURL, UnicodeError, ValueError) as exc:
+                raise ValidationError.single(
+                    pointer, "media-fetch-failed", f"malformed URL {current!r}: {exc}"
+                ) from None
             if not host:
                 raise ValidationError.single(pointer, "media-fetch-failed", f"URL without a host: {current!r}")
-            try:
-                port = parts.port or (443 if hop_scheme == "https" else 80)
-            except ValueError:
-                raise ValidationError.single(pointer, "media-fetch-failed", f"bad port in {current!r}") from None
-            self._check_host(host, port, pointer, current)
             watch: list[Any] = []
             try:
-                with self._client.stream(
-                    "GET", current, extensions={"trace": self._on_connect(pointer, current, deadline, watch)}
-                ) as response:
+                with contextlib.closing(self._send(target, host, port, pointer, current, deadline, watch)) as response:
                     if response.is_redirect:
                         location = response.headers.get("location")
                         if not location:
