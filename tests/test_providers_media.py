@@ -570,3 +570,84 @@ def test_an_empty_allowed_root_is_refused_not_the_current_directory(tmp_path: Pa
         text=True,
     )
     assert run.returncode == 2 and "empty path" in run.stderr and "Traceback" not in run.stderr
+
+
+def _self_signed(tmp_path: Path, name: str) -> tuple[str, str]:
+    """A certificate for ``name`` (its own CA) and its key, as PEM files."""
+    import datetime
+
+    x509 = pytest.importorskip("cryptography.x509")
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return str(cert_file), str(key_file)
+
+
+def test_https_to_the_checked_address_keeps_the_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The connection goes to the address resolved and checked; TLS still sends the name (SNI) and checks the
+    certificate against it, not against the address."""
+    import ssl
+
+    import httpx
+
+    from agentmsg.providers._media import MediaSession
+
+    cert, key = _self_signed(tmp_path, "name.test")
+    names: list[str | None] = []
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    context.sni_callback = lambda sock, name, ctx: names.append(name)  # type: ignore[assignment,misc,return-value]
+    _Handler.routes = {"/a.wav": (200, {"Content-Type": "audio/wav"}, WAV)}
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in ("name.test", "other.test"):
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    try:
+        port = httpd.server_address[1]
+        results: dict[str, Any] = {}
+        for host in ("name.test", "other.test"):
+            session = MediaSession(MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+            # (the client agentmsg makes, trusting this certificate)
+            session._client = httpx.Client(verify=ssl.create_default_context(cafile=cert), trust_env=False)
+            try:
+                results[host] = session._download(f"https://{host}:{port}/a.wav", "https", "/p")[0]
+            except ValidationError as exc:
+                results[host] = exc.problems[0].message
+            finally:
+                session.close()
+        assert results["name.test"] == WAV
+        assert "not valid for 'other.test'" in results["other.test"]
+        assert names == ["name.test", "other.test"]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
