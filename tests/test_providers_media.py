@@ -432,6 +432,35 @@ def test_mixed_dns_answers_and_redirects_out_of_http(server: str, monkeypatch: p
     )
 
 
+def test_a_download_of_another_kind_than_the_block_says_is_refused(server: str) -> None:
+    """A server answering 200 with an HTML page (a login page, a soft 404) for a block that says it is WAV audio
+    (its type, or its URL's extension): the page went to OpenAI as that audio. It is refused when the server's
+    Content-Type names another kind of content; a type that says nothing, or another name of the same kind,
+    is not."""
+    page = b"<html><body>Please log in</body></html>"
+    _Handler.routes.update(
+        {
+            "/page.wav": (200, {"Content-Type": "text/html; charset=utf-8"}, page),
+            "/json.wav": (200, {"Content-Type": "application/json"}, b"{}"),
+            "/image.wav": (200, {"Content-Type": "image/png"}, b"\x89PNG\r\n\x1a\n"),
+            "/octet.wav": (200, {"Content-Type": "application/octet-stream"}, WAV),
+            "/x-wav.wav": (200, {"Content-Type": "Audio/X-WAV"}, WAV),
+            "/video.wav": (200, {"Content-Type": "video/x-wav"}, WAV),
+            "/none.wav": (200, {}, WAV),
+        }
+    )
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    for path in ("/page.wav", "/json.wav", "/image.wav"):
+        assert refused("openai", audio_msg(f"{server}{path}"), private) == ("/0/content/0", "media-fetch-failed")
+    # the type from the URL's extension, the block declaring none
+    untyped = [UserMessage([AudioBlock(source=URLSource(url=f"{server}/page.wav"))])]
+    with pytest.raises(ValidationError, match="sent text/html where audio/wav was expected"):
+        get("openai").format_request(untyped, options=private)
+    for path in ("/octet.wav", "/x-wav.wav", "/video.wav", "/none.wav"):
+        r = formatted("openai", audio_msg(f"{server}{path}"), options=private)
+        assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode(), path
+
+
 def test_download_limits(server: str) -> None:
     private = {"allow_download": True, "allow_private": True, "timeout": 5}
     small = FormatOptions(media=MediaPolicy(max_bytes=1000, **private))

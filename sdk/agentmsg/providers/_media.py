@@ -189,7 +189,17 @@ class MediaSession:
                 pointer, "media-scheme-refused", f"{scheme}: URLs cannot be sent to this provider ({url})"
             )
         raw, content_type = self._download(url, scheme, pointer)
-        mime = declared or _clean_mime(content_type) or guess_mime(url)
+        expected, sent = declared or guess_mime(url), _clean_mime(content_type)
+        if expected and sent and _family(sent) not in (None, _family(expected)):
+            # the formatter chose how to send it from the block's type (OpenAI: wav or mp3, a PDF file):
+            # an HTML page answering 200 (a login page, a soft 404) would go as that audio or document
+            raise ValidationError.single(
+                pointer,
+                "media-fetch-failed",
+                f"{url} sent {sent} where {expected} was expected"
+                f"{'' if declared else ' (from the URL)'}: not sent as {expected}",
+            )
+        mime = expected or sent
         return Media(mime, data=base64.b64encode(raw).decode("ascii"))
 
     # ---- local files ----
@@ -601,6 +611,22 @@ def _zlib_head(data: bytes) -> bool:
 def _shutdown(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
+
+
+def _family(mime: str) -> str | None:
+    """What kind of content a MIME type names, coarsely, for telling a download that is not what was expected
+    (audio and video are one: servers label mp4, ogg and webm either way); None for a type that says nothing
+    (``application/octet-stream``) or that agentmsg does not tell apart."""
+    main, _, sub = mime.partition("/")
+    if main in ("audio", "video"):
+        return "audio/video"
+    if main == "image":
+        return "image"
+    if main == "text" or sub in ("json", "xml", "xhtml+xml", "javascript") or sub.endswith(("+json", "+xml")):
+        return "text"
+    if sub in ("pdf", "x-pdf"):
+        return "pdf"
+    return None
 
 
 def _clean_mime(value: str | None) -> str | None:
