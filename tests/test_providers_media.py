@@ -300,6 +300,19 @@ def test_a_name_is_resolved_once_and_the_checked_address_connected(
     assert asked == ["name.test"]
     assert set(checked) == {"127.0.0.1"}  # before connecting, and the connected socket's peer
     assert _Handler.hosts == [f"name.test:{port}"]
+    # an international name is looked up as httpx sends it (IDNA 2008): faß was checked as "fass" (Python's
+    # IDNA 2003) and fetched as xn--fa-hia, two names, two answers
+    asked.clear()
+
+    def any_name(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "127.0.0.1":  # (the address connected is looked up too, as a number)
+            asked.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", any_name)
+    formatted("openai", audio_msg(f"http://faß.test:{port}/a.wav"), options=on)
+    assert asked == ["xn--fa-hia.test"]
+    assert _Handler.hosts[-1] == f"xn--fa-hia.test:{port}"
 
 
 @pytest.mark.parametrize("allow_private", [False, True])
