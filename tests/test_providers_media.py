@@ -395,6 +395,10 @@ def test_a_body_cut_short_is_refused_not_sent_in_part(server: str) -> None:
         assert refused("openai", audio_msg(f"{server}{path}"), private) == ("/0/content/0", "media-fetch-failed"), path
     r = formatted("openai", audio_msg(f"{server}/two.gz"), options=private)
     assert base64.b64decode(r.body["messages"][0]["content"][0]["input_audio"]["data"]) == big
+    # compressed bytes count too: zero padding (or empty members) that inflate to nothing were read on
+    _Handler.raw["/padded.gz"] = head % b"gzip" + b"Connection: close\r\n\r\n" + z + bytes(2 << 20)
+    padded = FormatOptions(media=MediaPolicy(max_bytes=1 << 20, allow_download=True, allow_private=True))
+    assert refused("openai", audio_msg(f"{server}/padded.gz"), padded) == ("/0/content/0", "media-too-large")
     # the limit holds across members: both are counted
     small = FormatOptions(media=MediaPolicy(max_bytes=len(big) - 1, allow_download=True, allow_private=True))
     assert refused("openai", audio_msg(f"{server}/two.gz"), small)[1] == "media-too-large"

@@ -456,7 +456,18 @@ class MediaSession:
                         )
                     chunks = []
                     total = 0
+                    received = 0
                     for raw in response.iter_raw():
+                        received += len(raw)
+                        if decoder is not None and received > policy.max_bytes:
+                            # the compressed bytes too, as their Content-Length is: a body that inflates to
+                            # little or nothing (zero padding, empty gzip members, an endless header) was
+                            # read for as long as the timeout let it
+                            raise ValidationError.single(
+                                pointer,
+                                "media-too-large",
+                                f"{current} sent over {policy.max_bytes} bytes of {encoding} body (the limit)",
+                            )
                         try:
                             chunk = decoder.feed(raw, policy.max_bytes + 1 - total) if decoder else raw
                         except zlib.error as exc:
