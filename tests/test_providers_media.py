@@ -100,6 +100,17 @@ def test_a_hard_link_to_a_file_outside_the_root_is_refused(media_root: Path) -> 
     # a file with one name is read as before
     (media_root / "dot2.png").unlink()
     formatted("openai", image_msg(str(media_root / "dot.png")), options=options)
+    # and the CLI: refused (exit 1, the problem on stderr) unless --allow-hard-links
+    import subprocess
+    import sys
+
+    conversation = media_root.parent / "c.json"
+    conversation.write_text(image_msg(str(media_root / "hard.png"))[0].to_json())
+    base = [sys.executable, "-m", "agentmsg", "format", "--provider", "openai", "--allow-root", str(media_root)]
+    run = subprocess.run([*base, str(conversation)], capture_output=True, text=True)
+    assert run.returncode == 1 and "media-local-refused" in run.stderr, run.stderr
+    run = subprocess.run([*base, "--allow-hard-links", str(conversation)], capture_output=True, text=True)
+    assert run.returncode == 0 and base64.b64encode(b"secret").decode() in run.stdout, run.stderr
 
 
 def test_directory_swapped_for_a_symlink_after_the_check(media_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,7 +2,7 @@
 
     agentmsg format --provider NAME [--model M] [--multi-agent] [--agent NAME] [--tools FILE]
                     [--tool-choice auto|none|required|TOOL] [--stream] [--strict] [--repair]
-                    [--reasoning drop|text] [--layout prefix|history] [--allow-root DIR]...
+                    [--reasoning drop|text] [--layout prefix|history] [--allow-root DIR]... [--allow-hard-links]
                     [--allow-download] [--allow-private] [--param KEY=JSON]... [--envelope] MESSAGES.json
 
 MESSAGES.json is a JSON array of messages, JSON Lines (one message per line) or one message. Prints the body
@@ -87,6 +87,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         media = MediaPolicy(
             allowed_roots=tuple(args.allow_root or ()),
+            allow_hard_links=args.allow_hard_links,
             allow_download=args.allow_download,
             allow_private=args.allow_private,
         )
@@ -158,6 +159,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--repair", action="store_true", help="repair orphaned tool calls and results")
     p.add_argument("--reasoning", choices=("drop", "text"), default="drop", help="reasoning from another provider")
     p.add_argument("--allow-root", metavar="DIR", action="append", help="a directory local media may be read from")
+    p.add_argument(
+        "--allow-hard-links", action="store_true", help="read local media files that have other names (hard links)"
+    )
     p.add_argument("--allow-download", action="store_true", help="download media URLs a provider needs as bytes")
     p.add_argument("--allow-private", action="store_true", help="let downloads reach private/loopback addresses")
     p.add_argument("--param", metavar="KEY=JSON", action="append", type=_param, help="a generation parameter")
