@@ -384,6 +384,7 @@ def test_a_body_cut_short_is_refused_not_sent_in_part(server: str) -> None:
         "/no-trailer.gz": head % b"gzip" + b"Content-Length: %d\r\n\r\n" % (len(z) - 8) + z[:-8],  # no CRC, size
         "/cut.zd": head % b"deflate" + b"Connection: close\r\n\r\n" + d[: len(d) // 2],
         "/cut.zr": head % b"deflate" + b"Connection: close\r\n\r\n" + d[2 : len(d) // 2],  # raw deflate
+        "/one-byte.zd": head % b"deflate" + b"Content-Length: 1\r\n\r\nx",  # too short to tell zlib from raw
         "/junk.gz": head % b"gzip" + b"Content-Length: %d\r\n\r\n" % (len(z) + 5) + z + b"junk!",
         # an identity body shorter than its Content-Length, a chunked body without its last chunk
         "/short.wav": b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(big) + big[:100],
@@ -399,6 +400,7 @@ def test_a_body_cut_short_is_refused_not_sent_in_part(server: str) -> None:
         "/no-trailer.gz",
         "/cut.zd",
         "/cut.zr",
+        "/one-byte.zd",
         "/junk.gz",
         "/short.wav",
         "/chunked.wav",

@@ -583,14 +583,14 @@ class _Inflater:
 
     def feed(self, data: bytes, room: int) -> bytes:
         """Inflate ``data``; at most ``room`` bytes come out (more would be over the limit anyway)."""
+        if data:
+            self._fed = True
         if self._head is not None:
             self._head += data
             if len(self._head) < 2:
                 return b""
             data, self._head = self._head, None
             self._inflate = zlib.decompressobj(zlib.MAX_WBITS if _zlib_head(data) else -zlib.MAX_WBITS)
-        if data:
-            self._fed = True
         out = []
         while data and room > 0:
             if self._inflate is None:  # after the end of a stream
