@@ -51,6 +51,11 @@ class ValidationError(ValueError):
             text = f"{head}: {len(self.problems)} problems\n" + "\n".join(f"  {p}" for p in self.problems)
         super().__init__(text)
 
+    def __reduce__(self) -> tuple[type[ValidationError], tuple[tuple[Problem, ...], str | None], dict[str, object]]:
+        # Exception's own reduce calls cls(*args) with the message text, which this class would take for its
+        # problems (one per character): pickling (a process pool, a task queue) and copy.copy garbled it.
+        return type(self), (self.problems, self.kind), dict(self.__dict__)
+
     @classmethod
     def single(cls, pointer: str, rule: str, message: str, kind: str | None = None) -> ValidationError:
         return cls([Problem(pointer, rule, message)], kind)
