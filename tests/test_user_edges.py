@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import copy
 import pickle
+from typing import Any
 
 import pytest
 
-from agentmsg import SizeLimitError, ValidationError
+from agentmsg import (
+    AssistantMessage,
+    SizeLimitError,
+    UserMessage,
+    ValidationError,
+    decode_messages,
+    encode_messages,
+)
 from agentmsg.errors import Problem
 
 
@@ -22,3 +30,31 @@ def test_validation_errors_pickle_and_copy(cls: type[ValidationError]) -> None:
         assert again.problems == original.problems and again.kind == "msg"
         assert str(again) == str(original) == "invalid msg: /content/0/type: USER may not hold thinking [role-content]"
         assert again.__notes__ == ["while reading conversation.json"]
+
+
+@pytest.mark.parametrize(
+    ("value", "pointer", "says"),
+    [
+        ("hello", "", "got str"),  # was written as ["h","e","l","l","o"]
+        (b"[]", "", "got bytes"),
+        (UserMessage("hi"), "", "got UserMessage"),  # was a bare TypeError: not iterable
+        ({"role": "USER", "content": []}, "", "got dict"),
+        (3, "", "got int"),
+        (
+            [UserMessage("hi"), {"role": "USER", "content": []}],
+            "/1",
+            "got dict (Msg.from_dict reads one)",
+        ),  # was written
+        ((m for m in [UserMessage("hi"), "hello"]), "/1", "got str"),
+    ],
+)
+def test_encode_messages_takes_only_messages(value: Any, pointer: str, says: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        encode_messages(value)
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == (pointer, "type") and says in problem.message
+
+
+def test_encode_messages_takes_any_iterable_of_messages() -> None:
+    msgs = [UserMessage("hi"), AssistantMessage("hello")]
+    assert decode_messages(encode_messages(iter(msgs))) == decode_messages(encode_messages(tuple(msgs))) == msgs

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from itertools import repeat
 from typing import Any
 
 import orjson
@@ -63,5 +64,21 @@ def _check_writable(parsed: list[Any], msgs: list[Msg]) -> None:
 
 
 def encode_messages(messages: Iterable[Msg]) -> bytes:
-    """A conversation as a compact JSON array (each message exactly as :meth:`Msg.to_json_bytes`)."""
-    return dumps_json(messages if type(messages) is list else list(messages), "msg")
+    """A conversation as a compact JSON array (each message exactly as :meth:`Msg.to_json_bytes`).
+
+    Raises :class:`ValidationError` (rule ``type``) for anything but an iterable of :class:`Msg`: a string
+    or a single message (pointer ``""``), a dict or other value in place of a message (``/<index>``;
+    :meth:`Msg.from_dict` reads a dict), rather than writing what would not read back as a conversation."""
+    if isinstance(messages, (str, bytes, bytearray, Mapping, Msg)) or not isinstance(messages, Iterable):
+        raise ValidationError.single(
+            "", "type", f"expected a list of Msg (a conversation), got {type(messages).__name__}", "msg"
+        )
+    msgs = messages if type(messages) is list else list(messages)
+    if not all(map(isinstance, msgs, repeat(Msg))):  # the loop in C; the one below finds the culprit
+        for index, m in enumerate(msgs):
+            if not isinstance(m, Msg):
+                hint = " (Msg.from_dict reads one)" if isinstance(m, Mapping) else ""
+                raise ValidationError.single(
+                    f"/{index}", "type", f"expected a Msg, got {type(m).__name__}{hint}", "msg"
+                )
+    return dumps_json(msgs, "msg")
