@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 import attrs
@@ -105,10 +105,30 @@ if TYPE_CHECKING:  # statically the fields and constructor signatures of the gen
         ImageBlock,
         TextBlock,
         ThinkingBlock,
-        ToolResultBlock,
         ToolUseBlock,
         VideoBlock,
     )
+
+    class ToolResultBlock(_gen.ToolResultBlock):
+        """Statically, the constructor takes ``output`` as every constructor takes blocks (see the module
+        docstring): a string, a block, a dict or a sequence of those; the field is a list of blocks."""
+
+        def __init__(
+            self,
+            *,
+            type: Literal["tool_result"] = "tool_result",
+            id: str,
+            name: str | None = None,
+            output: str
+            | _gen.ContentBlock
+            | Mapping[str, Any]
+            | Sequence[_gen.ContentBlock | str | Mapping[str, Any]]
+            | None = None,
+            metadata: Mapping[str, Any] | None = None,
+            state: ToolResultState | str = ToolResultState.RUNNING,
+            unknown_keys: Mapping[str, Any] | None = None,
+        ) -> None: ...
+
 else:
     globals().update((c.__name__, c) for c in _SDK_BLOCKS)
 

@@ -18,7 +18,7 @@ import attrs
 import httpx
 import orjson
 
-from agentmsg import GenerateReason, Msg, Reducer, ValidationError, limits, providers
+from agentmsg import GenerateReason, Msg, Problem, Reducer, ValidationError, limits, providers
 from agentmsg._sse import SSEDecoder
 from agentmsg.message import METADATA_GENERATE_REASON
 
@@ -437,7 +437,7 @@ class _StreamState:
             self._body_head += chunk[: _BODY_HEAD - len(self._body_head)]
 
     @property
-    def diagnostics(self) -> tuple[Any, ...]:
+    def diagnostics(self) -> tuple[Problem, ...]:
         """The formatter's diagnostics for the request sent."""
         return tuple(self.request.diagnostics)
 

@@ -13,15 +13,18 @@ and ``dashscope`` (native). The registry maps the CLI names to them::
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 from ..message import Msg
 from ._format import ERROR, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
 from ._media import MediaPolicy
+
+if TYPE_CHECKING:  # (the provider modules and their stream machinery are imported on first use)
+    from ._stream import BaseStreamParser
 
 __all__ = [
     "ERROR",
@@ -60,21 +63,33 @@ class Provider:
             kwargs.setdefault("variant", self.variant)
         return kwargs
 
-    def format_request(self, messages: Sequence[Any], **kwargs: Any) -> FormattedRequest:
+    def format_request(self, messages: Sequence[Msg], **kwargs: Any) -> FormattedRequest:
+        """The provider's request for a conversation (a list of :class:`~agentmsg.Msg`): the module's
+        ``format_request`` (keywords ``model``, ``tools``, ``tool_choice``, ``stream``, ``strict``,
+        ``options``, generation parameters: see it with ``help(get(name).module.format_request)``).
+        Without ``model`` the body names the module's default model (``DEFAULT_MODEL``; OpenAI's family:
+        the variant's)."""
         return self.module.format_request(messages, **self._for_variant(kwargs))  # type: ignore[no-any-return]
 
-    def parse_response(self, body: Any, **kwargs: Any) -> Msg:
+    def parse_response(self, body: bytes | str | Mapping[str, Any], **kwargs: Any) -> Msg:
+        """A non-streaming response body (JSON text or parsed) -> the assistant message; raises
+        :class:`~agentmsg.ValidationError` for a body that is not such a response."""
         return self.module.parse_response(body, **self._for_variant(kwargs))  # type: ignore[no-any-return]
 
-    def response_events(self, body: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    def response_events(self, body: bytes | str | Mapping[str, Any], **kwargs: Any) -> list[dict[str, Any]]:
+        """A non-streaming response body -> the agent events of the reply (what :meth:`parse_response`
+        reduces)."""
         return self.module.response_events(body, **self._for_variant(kwargs))  # type: ignore[no-any-return]
 
-    def parse_stream(self, chunks: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
+    def parse_stream(self, chunks: Iterable[bytes | str] | bytes | str, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """A streamed body (all of it, or its chunks as they arrive) -> agent events, as they complete;
+        never raises for bad input (problems are ``CUSTOM agentmsg.problem`` events)."""
         return self.module.parse_stream(chunks, **self._for_variant(kwargs))  # type: ignore[no-any-return]
 
-    def StreamParser(self, **kwargs: Any) -> Any:
-        """The module's StreamParser for this variant."""
-        return self.module.StreamParser(**self._for_variant(kwargs))
+    def StreamParser(self, **kwargs: Any) -> BaseStreamParser:
+        """The module's incremental stream parser for this variant: ``feed(chunk)`` and ``close()``
+        return the events they complete; ``problems`` what it fixed or left out."""
+        return self.module.StreamParser(**self._for_variant(kwargs))  # type: ignore[no-any-return]
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):

@@ -69,7 +69,7 @@ _GENERATION: Final[Mapping[str, str | None]] = {
 
 
 def format_request(
-    messages: Sequence[Any],
+    messages: Sequence[Msg],
     *,
     model: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,

@@ -1,0 +1,92 @@
+"""What a user's type checker sees: the public API used as the README and docs show it type-checks under
+``mypy --strict`` with precise types, no ``Any`` where the SDK knows the type, and the usual mistakes
+flagged (``--warn-unused-ignores``, part of strict, fails a ``type: ignore`` that is not needed). Runs where
+mypy is installed (``make pytest``; the wheel's test virtualenv has no mypy)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mypy.api", reason="mypy (the dev extra)")
+
+import agentmsg
+import agentmsg_models
+
+USER_CODE = """
+from __future__ import annotations
+
+from typing import Any, assert_type
+
+from agentmsg import (AssistantMessage, ContentBlock, Msg, Problem, TextBlock, ThinkingBlock, ToolResultBlock,
+                      ToolResultMessage, ToolUseBlock, UserMessage)
+from agentmsg.clients import Client
+from agentmsg.providers import FormattedRequest, get
+
+reply = AssistantMessage([ToolUseBlock(id="call_1", name="get_weather", input={"city": "Paris"})])
+assert_type(reply.blocks(ToolUseBlock), list[ToolUseBlock])
+assert_type(reply.blocks("tool_use"), list[ToolUseBlock])  # as the README shows it
+assert_type(reply.blocks("ToolUseBlock"), list[ToolUseBlock])
+assert_type(reply.first_block("thinking"), ThinkingBlock | None)
+assert_type(reply.first_block("text"), TextBlock | None)
+some: str = "text"
+assert_type(reply.blocks(some), list[ContentBlock])
+name: str = reply.blocks("tool_use")[0].name
+
+# The README's tool result: output given as a string (a TextBlock), a dict or blocks; state as its value.
+results = ToolResultMessage([
+    ToolResultBlock(id="call_1", name="get_weather", output="sunny"),
+    ToolResultBlock(id="call_1", output={"type": "text", "text": "sunny"}, state="success"),
+    ToolResultBlock(id="call_1", output=[TextBlock(text="sunny"), "and warm"]),
+])
+assert_type(results.blocks("tool_result")[0].output, list[ContentBlock])
+
+provider = get("anthropic")
+conversation = [UserMessage("What's the weather in Paris?"), reply, results]
+assert_type(provider.format_request(conversation, model="claude-sonnet-4-5"), FormattedRequest)
+assert_type(provider.parse_response(b"{}"), Msg)
+parser = provider.StreamParser()
+assert_type(parser.feed(b"data: {}\\n\\n"), list[dict[str, Any]])
+assert_type(parser.close(), list[dict[str, Any]])
+assert_type(parser.problems, list[Problem])
+provider.format_request("What's the weather?", model="m")  # type: ignore[arg-type]
+provider.format_request(UserMessage("hi"), model="m")  # type: ignore[arg-type]
+
+client = Client("anthropic", model="claude-sonnet-4-5")
+with client.stream(conversation) as stream:
+    assert_type(stream.diagnostics, tuple[Problem, ...])
+"""
+
+
+def test_user_code_sees_precise_types(tmp_path: Path) -> None:
+    code = tmp_path / "user_code.py"
+    code.write_text(USER_CODE, encoding="utf-8")
+    env = dict(os.environ)
+    # The agentmsg this test imports (a source tree on PYTHONPATH, or the install mypy finds by itself).
+    roots = {str(Path(m.__file__ or "").resolve().parent.parent) for m in (agentmsg, agentmsg_models)}
+    env["MYPYPATH"] = os.pathsep.join(sorted(r for r in roots if "site-packages" not in r))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--python-version",
+            "3.11",
+            "--no-incremental",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(code),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=280,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
