@@ -24,7 +24,9 @@ from typing import Any, assert_type
 
 from agentmsg import (AssistantMessage, ContentBlock, Msg, Problem, TextBlock, ThinkingBlock, ToolResultBlock,
                       ToolResultMessage, ToolUseBlock, UserMessage)
-from agentmsg.clients import Client
+import httpx
+
+from agentmsg.clients import AnthropicClient, AsyncClient, Client
 from agentmsg.providers import FormattedRequest, get
 
 reply = AssistantMessage([ToolUseBlock(id="call_1", name="get_weather", input={"city": "Paris"})])
@@ -59,6 +61,10 @@ provider.format_request(UserMessage("hi"), model="m")  # type: ignore[arg-type]
 client = Client("anthropic", model="claude-sonnet-4-5")
 with client.stream(conversation) as stream:
     assert_type(stream.diagnostics, tuple[Problem, ...])
+assert_type(AnthropicClient(model="claude-sonnet-4-5").call(conversation), Msg)  # was Any: the class was
+Client("anthropic", modle="claude-sonnet-4-5")  # type: ignore[call-arg]
+Client("anthropic", max_retries="3")  # type: ignore[arg-type]
+AsyncClient("anthropic", http_client=httpx.Client())  # type: ignore[arg-type]
 """
 
 

@@ -17,6 +17,7 @@ from agentmsg import (
     decode_messages,
     encode_messages,
 )
+from agentmsg.clients import AnthropicClient, AsyncAnthropicClient, Client, OpenAIClient
 from agentmsg.errors import Problem
 
 
@@ -58,3 +59,12 @@ def test_encode_messages_takes_only_messages(value: Any, pointer: str, says: str
 def test_encode_messages_takes_any_iterable_of_messages() -> None:
     msgs = [UserMessage("hi"), AssistantMessage("hello")]
     assert decode_messages(encode_messages(iter(msgs))) == decode_messages(encode_messages(tuple(msgs))) == msgs
+
+
+def test_clients_made_for_one_provider() -> None:
+    assert OpenAIClient(api_key="k").provider == "openai" and AsyncAnthropicClient(api_key="k").provider == "anthropic"
+    assert OpenAIClient("openai", api_key="k").provider == "openai"
+    with pytest.raises(ValueError, match="AnthropicClient is for anthropic, got provider 'openai'"):
+        AnthropicClient("openai", api_key="k")  # was a bare TypeError (the provider given twice)
+    with pytest.raises(ValueError, match="a provider is required: one of openai, "):
+        Client(api_key="k")

@@ -16,9 +16,6 @@ provider's own message.
 
 from __future__ import annotations
 
-from functools import partialmethod
-from typing import Any
-
 from ._client import SPECS, AsyncClient, AsyncEventStream, Client, EventStream, ProviderSpec
 from ._errors import (
     APIConnectionError,
@@ -61,25 +58,73 @@ __all__ = [
 ]
 
 
-def _bind(base: type[Any], provider: str, name: str) -> Any:
-    cls = type(
-        name,
-        (base,),
-        {"__init__": partialmethod(base.__init__, provider), "__doc__": f"{base.__name__} for {provider}."},
-    )
-    cls.__module__ = __name__
-    return cls
+class OpenAIClient(Client):
+    """:class:`Client` for ``openai`` (no provider argument needed)."""
+
+    _pinned_provider = "openai"
 
 
-OpenAIClient: Any = _bind(Client, "openai", "OpenAIClient")
-DeepSeekClient: Any = _bind(Client, "deepseek", "DeepSeekClient")
-DashScopeCompatibleClient: Any = _bind(Client, "dashscope-compatible", "DashScopeCompatibleClient")
-AnthropicClient: Any = _bind(Client, "anthropic", "AnthropicClient")
-GeminiClient: Any = _bind(Client, "gemini", "GeminiClient")
-DashScopeClient: Any = _bind(Client, "dashscope", "DashScopeClient")
-AsyncOpenAIClient: Any = _bind(AsyncClient, "openai", "AsyncOpenAIClient")
-AsyncDeepSeekClient: Any = _bind(AsyncClient, "deepseek", "AsyncDeepSeekClient")
-AsyncDashScopeCompatibleClient: Any = _bind(AsyncClient, "dashscope-compatible", "AsyncDashScopeCompatibleClient")
-AsyncAnthropicClient: Any = _bind(AsyncClient, "anthropic", "AsyncAnthropicClient")
-AsyncGeminiClient: Any = _bind(AsyncClient, "gemini", "AsyncGeminiClient")
-AsyncDashScopeClient: Any = _bind(AsyncClient, "dashscope", "AsyncDashScopeClient")
+class DeepSeekClient(Client):
+    """:class:`Client` for ``deepseek`` (no provider argument needed)."""
+
+    _pinned_provider = "deepseek"
+
+
+class DashScopeCompatibleClient(Client):
+    """:class:`Client` for ``dashscope-compatible`` (no provider argument needed)."""
+
+    _pinned_provider = "dashscope-compatible"
+
+
+class AnthropicClient(Client):
+    """:class:`Client` for ``anthropic`` (no provider argument needed)."""
+
+    _pinned_provider = "anthropic"
+
+
+class GeminiClient(Client):
+    """:class:`Client` for ``gemini`` (no provider argument needed)."""
+
+    _pinned_provider = "gemini"
+
+
+class DashScopeClient(Client):
+    """:class:`Client` for ``dashscope`` (no provider argument needed)."""
+
+    _pinned_provider = "dashscope"
+
+
+class AsyncOpenAIClient(AsyncClient):
+    """:class:`AsyncClient` for ``openai`` (no provider argument needed)."""
+
+    _pinned_provider = "openai"
+
+
+class AsyncDeepSeekClient(AsyncClient):
+    """:class:`AsyncClient` for ``deepseek`` (no provider argument needed)."""
+
+    _pinned_provider = "deepseek"
+
+
+class AsyncDashScopeCompatibleClient(AsyncClient):
+    """:class:`AsyncClient` for ``dashscope-compatible`` (no provider argument needed)."""
+
+    _pinned_provider = "dashscope-compatible"
+
+
+class AsyncAnthropicClient(AsyncClient):
+    """:class:`AsyncClient` for ``anthropic`` (no provider argument needed)."""
+
+    _pinned_provider = "anthropic"
+
+
+class AsyncGeminiClient(AsyncClient):
+    """:class:`AsyncClient` for ``gemini`` (no provider argument needed)."""
+
+    _pinned_provider = "gemini"
+
+
+class AsyncDashScopeClient(AsyncClient):
+    """:class:`AsyncClient` for ``dashscope`` (no provider argument needed)."""
+
+    _pinned_provider = "dashscope"

@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import httpx
@@ -21,6 +21,7 @@ import orjson
 from agentmsg import GenerateReason, Msg, Problem, Reducer, ValidationError, limits, providers
 from agentmsg._sse import SSEDecoder
 from agentmsg.message import METADATA_GENERATE_REASON
+from agentmsg.providers import FormatOptions
 
 from ._errors import (
     APIConnectionError,
@@ -166,9 +167,12 @@ def _seconds(value: str | None) -> float | None:
 class _Base:
     """What the sync and async clients share: configuration, request building, error mapping, retry policy."""
 
+    #: the provider of a class made for one (``AnthropicClient``: ``anthropic``), else None
+    _pinned_provider: ClassVar[str | None] = None
+
     def __init__(
         self,
-        provider: str,
+        provider: str | None = None,
         *,
         model: str | None = None,
         api_key: str | None = None,
@@ -179,8 +183,15 @@ class _Base:
         max_retry_after: float = 60.0,
         name: str | None = None,
         headers: Mapping[str, str] | None = None,
-        format_options: Any = None,
+        format_options: FormatOptions | Mapping[str, Any] | None = None,
     ) -> None:
+        pinned = type(self)._pinned_provider
+        if provider is None:
+            provider = pinned
+        elif pinned is not None and provider != pinned:
+            raise ValueError(f"{type(self).__name__} is for {pinned}, got provider {provider!r}")
+        if provider is None:
+            raise ValueError(f"a provider is required: one of {', '.join(SPECS)}")
         if provider not in SPECS:
             raise ValueError(f"unknown provider {provider!r}; known: {', '.join(SPECS)}")
         self.spec = SPECS[provider]
@@ -665,8 +676,35 @@ class Client(_Base):
     exponential ``backoff`` honouring Retry-After up to ``max_retry_after`` seconds), ``name`` (the
     replies' agent name), ``http_client`` (your own ``httpx.Client``, e.g. with a mock transport)."""
 
-    def __init__(self, provider: str, *, http_client: httpx.Client | None = None, **kwargs: Any) -> None:
-        super().__init__(provider, **kwargs)
+    def __init__(
+        self,
+        provider: str | None = None,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        max_retry_after: float = 60.0,
+        name: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        format_options: FormatOptions | Mapping[str, Any] | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        super().__init__(
+            provider,
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_retry_after=max_retry_after,
+            name=name,
+            headers=headers,
+            format_options=format_options,
+        )
         self._own = http_client is None
         self.http = http_client or httpx.Client(timeout=self.timeout or DEFAULT_TIMEOUT)
 
@@ -755,8 +793,35 @@ class AsyncClient(_Base):
     """The async :class:`Client` (``httpx.AsyncClient``): ``stream()`` gives an
     :class:`AsyncEventStream`, ``await call()`` the message."""
 
-    def __init__(self, provider: str, *, http_client: httpx.AsyncClient | None = None, **kwargs: Any) -> None:
-        super().__init__(provider, **kwargs)
+    def __init__(
+        self,
+        provider: str | None = None,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        max_retry_after: float = 60.0,
+        name: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        format_options: FormatOptions | Mapping[str, Any] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(
+            provider,
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_retry_after=max_retry_after,
+            name=name,
+            headers=headers,
+            format_options=format_options,
+        )
         self._own = http_client is None
         self.http = http_client or httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)
 
