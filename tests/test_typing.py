@@ -65,6 +65,8 @@ assert_type(AnthropicClient(model="claude-sonnet-4-5").call(conversation), Msg) 
 Client("anthropic", modle="claude-sonnet-4-5")  # type: ignore[call-arg]
 Client("anthropic", max_retries="3")  # type: ignore[arg-type]
 AsyncClient("anthropic", http_client=httpx.Client())  # type: ignore[arg-type]
+client.send(conversation)  # type: ignore[arg-type]
+client.call(conversation, tool_choice=3)  # type: ignore[arg-type]
 """
 
 

@@ -21,7 +21,7 @@ import orjson
 from agentmsg import GenerateReason, Msg, Problem, Reducer, ValidationError, limits, providers
 from agentmsg._sse import SSEDecoder
 from agentmsg.message import METADATA_GENERATE_REASON
-from agentmsg.providers import FormatOptions
+from agentmsg.providers import FormatOptions, FormattedRequest
 
 from ._errors import (
     APIConnectionError,
@@ -230,7 +230,7 @@ class _Base:
         *,
         stream: bool,
         tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
         **params: Any,
     ) -> Any:
         """The formatter's request (``.body``, ``.diagnostics``, ``.path``, ...) for these messages."""
@@ -723,7 +723,7 @@ class Client(_Base):
         messages: Sequence[Msg],
         *,
         tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
         raise_on_error: bool = True,
         **params: Any,
     ) -> EventStream:
@@ -731,7 +731,7 @@ class Client(_Base):
         request = self.format(messages, stream=True, tools=tools, tool_choice=tool_choice, **params)
         return EventStream(self, request, raise_on_error)
 
-    def send_stream(self, request: Any, *, raise_on_error: bool = True) -> EventStream:
+    def send_stream(self, request: FormattedRequest, *, raise_on_error: bool = True) -> EventStream:
         """Stream the reply to an already formatted request (a ``FormattedRequest``)."""
         return EventStream(self, request, raise_on_error)
 
@@ -740,13 +740,13 @@ class Client(_Base):
         messages: Sequence[Msg],
         *,
         tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
         **params: Any,
     ) -> Msg:
         """One non-streaming call: the assistant message."""
         return self.send(self.format(messages, stream=False, tools=tools, tool_choice=tool_choice, **params))
 
-    def send(self, request: Any) -> Msg:
+    def send(self, request: FormattedRequest) -> Msg:
         """The reply to an already formatted non-streaming request."""
         started = time.monotonic()
         response = self._send(request)
@@ -840,14 +840,16 @@ class AsyncClient(_Base):
         messages: Sequence[Msg],
         *,
         tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
         raise_on_error: bool = True,
         **params: Any,
     ) -> AsyncEventStream:
+        """Stream the reply (an :class:`AsyncEventStream`: ``async with`` / ``async for``), as :meth:`Client.stream`."""
         request = self.format(messages, stream=True, tools=tools, tool_choice=tool_choice, **params)
         return AsyncEventStream(self, request, raise_on_error)
 
-    def send_stream(self, request: Any, *, raise_on_error: bool = True) -> AsyncEventStream:
+    def send_stream(self, request: FormattedRequest, *, raise_on_error: bool = True) -> AsyncEventStream:
+        """Stream the reply to an already formatted request (a ``FormattedRequest``)."""
         return AsyncEventStream(self, request, raise_on_error)
 
     async def call(
@@ -855,12 +857,14 @@ class AsyncClient(_Base):
         messages: Sequence[Msg],
         *,
         tools: Sequence[Mapping[str, Any]] | None = None,
-        tool_choice: Any = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
         **params: Any,
     ) -> Msg:
+        """The reply, non-streaming, as :meth:`Client.call`."""
         return await self.send(self.format(messages, stream=False, tools=tools, tool_choice=tool_choice, **params))
 
-    async def send(self, request: Any) -> Msg:
+    async def send(self, request: FormattedRequest) -> Msg:
+        """The reply to an already formatted non-streaming request."""
         started = time.monotonic()
         response = await self._send(request)
         cap = limits.max_bytes
