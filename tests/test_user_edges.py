@@ -4,6 +4,7 @@ wrong (a garbled error, a silent wrong result, an imprecise type) and what it do
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 from typing import Any
 
@@ -11,14 +12,20 @@ import pytest
 
 from agentmsg import (
     AssistantMessage,
+    Reducer,
     SizeLimitError,
     UserMessage,
     ValidationError,
     decode_messages,
+    emit_events,
     encode_messages,
+    encode_sse,
+    reduce_stream,
 )
 from agentmsg.clients import AnthropicClient, AsyncAnthropicClient, Client, OpenAIClient
 from agentmsg.errors import Problem
+from agentmsg.events import read_events
+from agentmsg.events import stream as stream_module
 
 
 @pytest.mark.parametrize("cls", [ValidationError, SizeLimitError])
@@ -68,3 +75,31 @@ def test_clients_made_for_one_provider() -> None:
         AnthropicClient("openai", api_key="k")  # was a bare TypeError (the provider given twice)
     with pytest.raises(ValueError, match="a provider is required: one of openai, "):
         Client(api_key="k")
+
+
+def test_a_stream_given_as_text_is_read_as_its_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """encode_sse returns a str, and reduce_stream(encode_sse(events)) is the natural call: a str was read as
+    an iterable of one-character chunks (the same messages, about 150 times slower), and a lone surrogate in
+    it was a bare UnicodeEncodeError."""
+    reply = AssistantMessage("hello world " * 2000)
+    events = emit_events(reply, chunk_size=10)
+    chunks: list[int] = []
+    real = stream_module._chunks
+
+    def counted(source: Any) -> Any:
+        for chunk in real(source):
+            chunks.append(len(chunk))
+            yield chunk
+
+    monkeypatch.setattr(stream_module, "_chunks", counted)
+    for text in (encode_sse(events), "".join(json.dumps(e) + "\n" for e in events)):
+        chunks.clear()
+        assert [m.content for m in reduce_stream(text)] == [reply.content]
+        assert len(chunks) <= len(text.encode()) // stream_module.CHUNK + 2  # was one per character
+        assert [e["type"] for e in read_events(text)] == [e["type"] for e in events]
+
+    reducer = Reducer()
+    (msg,) = reduce_stream(
+        '{"type": "TEXT_BLOCK_DELTA", "id": "e1", "blockId": "t", "delta": "\ud800"}\n', reducer=reducer
+    )
+    assert set(msg.text_content) == {"\ufffd"} and [p.rule for p in reducer.problems][:1] == ["utf-8"]

@@ -43,7 +43,16 @@ END_EVENT = "end"
 #: @agentmsg/client throws a StreamError with that message.
 ERROR_EVENT = "error"
 
-Source = IO[bytes] | bytes | Iterable[bytes]
+#: What the readers take: bytes, a binary file, an iterable of byte chunks, or the stream's text as one str (as
+#: :func:`~agentmsg.encode_sse` returns it; read as its UTF-8 bytes; not a file name: ``open(path, "rb")``).
+Source = IO[bytes] | bytes | Iterable[bytes] | str
+
+
+def _text(source: Source) -> Source:
+    """A stream given as one str: its UTF-8 bytes (a lone surrogate kept as the bytes it would be, which the
+    readers report as invalid UTF-8). A str was read as an iterable of one-character chunks: the same
+    messages, about 150 times slower."""
+    return source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
 
 
 def max_event_bytes() -> int:
@@ -52,6 +61,7 @@ def max_event_bytes() -> int:
 
 
 def _chunks(source: Source) -> Iterator[bytes]:
+    source = _text(source)
     if isinstance(source, (bytes, bytearray, memoryview)):
         view = memoryview(source)
         for start in range(0, len(view), CHUNK):
@@ -63,10 +73,16 @@ def _chunks(source: Source) -> Iterator[bytes]:
             chunk = read(CHUNK)
             if not chunk:
                 return
-            yield chunk if isinstance(chunk, bytes) else str(chunk).encode()
+            yield chunk if isinstance(chunk, bytes) else str(chunk).encode("utf-8", "surrogatepass")
     else:
         for chunk in source:
-            yield chunk if isinstance(chunk, bytes) else bytes(chunk) if not isinstance(chunk, str) else chunk.encode()
+            yield (
+                chunk
+                if isinstance(chunk, bytes)
+                else bytes(chunk)
+                if not isinstance(chunk, str)
+                else chunk.encode("utf-8", "surrogatepass")
+            )
 
 
 def sniff_sse(head: bytes) -> bool:
@@ -141,7 +157,7 @@ def iter_jsonl(
     fault is invalid UTF-8 is then kept, with U+FFFD)."""
     max_line = max_event_bytes()
     line_no = 1
-    for run in _runs(source, max_line):
+    for run in _runs(_text(source), max_line):
         if run is None:
             problem = Problem("", "max-event-bytes", _too_long(line_no, max_line))
             if strict:
@@ -342,12 +358,14 @@ def reduce_stream(
     sse: bool | None = None,
     reducer: Reducer | None = None,
 ) -> list[AssistantMessage]:
-    """Bytes (JSONL, SSE or a JSON array of events, detected unless ``sse`` says SSE or JSONL) → messages, in
+    """Bytes (JSONL, SSE or a JSON array of events, detected unless ``sse`` says SSE or JSONL; a binary file,
+    chunks, or the text as a str) → messages, in
     bounded memory. Bad lines and events are reported like other bad input (``reducer.problems``, or
     :class:`ValidationError` when ``strict``); a line, SSE event or array value over
     ``limits['max_event_bytes']`` is skipped with a problem (rule ``max-event-bytes``; strict:
     :class:`SizeLimitError`)."""
     r = reducer or Reducer(strict=strict)
+    source = _text(source)
     if isinstance(source, (bytearray, memoryview)):
         source = bytes(source)
     kind: str | None = None if sse is None else "sse" if sse else "jsonl"
