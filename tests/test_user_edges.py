@@ -20,6 +20,7 @@ from agentmsg import (
     emit_events,
     encode_messages,
     encode_sse,
+    reduce_events,
     reduce_stream,
 )
 from agentmsg.clients import AnthropicClient, AsyncAnthropicClient, Client, OpenAIClient
@@ -103,3 +104,21 @@ def test_a_stream_given_as_text_is_read_as_its_bytes(monkeypatch: pytest.MonkeyP
         '{"type": "TEXT_BLOCK_DELTA", "id": "e1", "blockId": "t", "delta": "\ud800"}\n', reducer=reducer
     )
     assert set(msg.text_content) == {"\ufffd"} and [p.rule for p in reducer.problems][:1] == ["utf-8"]
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ('{"type": "TEXT_BLOCK_DELTA"}\n', "got str (JSON text: reduce_stream reads"),
+        (b'{"type": "TEXT_BLOCK_DELTA"}\n', "got bytes (JSON text"),
+        ({"type": "AGENT_START", "id": "e1", "replyId": "r"}, "got dict (one event: feed(event)"),
+    ],
+)
+def test_events_given_as_text_or_one_event_are_a_mistake_not_a_stream(value: Any, says: str) -> None:
+    """Reduced to nothing before (each character or key a problem no caller of reduce_events can see)."""
+    for call in (lambda: reduce_events(value), lambda: Reducer().feed_many(value)):
+        with pytest.raises(ValidationError) as info:
+            call()
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule) == ("", "type") and says in problem.message
+    assert reduce_events(iter(emit_events(AssistantMessage("hi"))))[0].text_content == "hi"  # any iterable

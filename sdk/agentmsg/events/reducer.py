@@ -172,7 +172,20 @@ class Reducer:
         parsers; ``tests/test_providers_stream.py`` validates every event they emit). The tolerant reducer
         then skips checking events other than the plain deltas against the schema, and builds the message
         through the codec's fast path. The rules do not change: an event that breaks the promise is still
-        reduced by them and nothing raises, only its schema problems go unreported. Strict mode ignores it."""
+        reduced by them and nothing raises, only its schema problems go unreported. Strict mode ignores it.
+
+        ``events`` given as one str, bytes or dict (JSON text, or one event, in place of the events) raises
+        :class:`ValidationError` (rule ``type``) even when tolerant: it is a mistake, not a stream (it was
+        taken for its characters or keys, each a problem, and reduced to nothing)."""
+        if isinstance(events, (str, bytes, bytearray, memoryview, Mapping)):
+            hint = (
+                "one event: feed(event), or a list of them"
+                if isinstance(events, Mapping)
+                else "JSON text: reduce_stream reads JSON lines, SSE or a JSON array"
+            )
+            raise ValidationError.single(
+                "", "type", f"expected an iterable of events, got {type(events).__name__} ({hint})", "event"
+            )
         st = self._st
         st.trusted = trusted and not st.strict
         if not trusted:
