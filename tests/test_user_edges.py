@@ -27,6 +27,7 @@ from agentmsg.clients import AnthropicClient, AsyncAnthropicClient, Client, Open
 from agentmsg.errors import Problem
 from agentmsg.events import read_events
 from agentmsg.events import stream as stream_module
+from agentmsg.providers import get
 
 
 @pytest.mark.parametrize("cls", [ValidationError, SizeLimitError])
@@ -122,3 +123,17 @@ def test_events_given_as_text_or_one_event_are_a_mistake_not_a_stream(value: Any
         (problem,) = info.value.problems
         assert (problem.pointer, problem.rule) == ("", "type") and says in problem.message
     assert reduce_events(iter(emit_events(AssistantMessage("hi"))))[0].text_content == "hi"  # any iterable
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "dashscope"])
+@pytest.mark.parametrize("key", ["functionDeclarations", "function_declarations"])
+def test_gemini_shaped_tools_say_what_to_give(provider: str, key: str) -> None:
+    """Was: /tools/0/name: a tool needs a non-empty string name (the wrapper has none)."""
+    tools = [{key: [{"name": "get_weather", "parameters": {"type": "object"}}]}]
+    with pytest.raises(ValidationError) as info:
+        get(provider).format_request([UserMessage("hi")], model="m", tools=tools)
+    (problem,) = info.value.problems
+    assert problem.pointer == "/tools/0" and "Gemini's tools wrapper" in problem.message
+    assert "give each declaration in it as a tool" in problem.message
+    ok = get(provider).format_request([UserMessage("hi")], model="m", tools=tools[0][key])  # as it says
+    assert "get_weather" in ok.body_bytes().decode()

@@ -72,6 +72,13 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         elif kind == "custom":
             out.append(_custom_tool(tool, pointer))
             continue
+        elif "name" not in tool and ("functionDeclarations" in tool or "function_declarations" in tool):
+            raise ValidationError.single(
+                pointer,
+                "type",
+                "Gemini's tools wrapper ({functionDeclarations: [...]}) is not a tool definition: give each "
+                "declaration in it as a tool ({name, description, parameters}); the Gemini formatter wraps them",
+            )
         name, description = _named(spec, pointer)
         params = spec.get("parameters", spec.get("input_schema"))
         if params is None:
