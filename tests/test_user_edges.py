@@ -12,6 +12,7 @@ import pytest
 
 from agentmsg import (
     AssistantMessage,
+    Msg,
     Reducer,
     SizeLimitError,
     UserMessage,
@@ -137,3 +138,36 @@ def test_gemini_shaped_tools_say_what_to_give(provider: str, key: str) -> None:
     assert "give each declaration in it as a tool" in problem.message
     ok = get(provider).format_request([UserMessage("hi")], model="m", tools=tools[0][key])  # as it says
     assert "get_weather" in ok.body_bytes().decode()
+
+
+def test_usage_dict_with_attribute_names_is_refused_by_constructors() -> None:
+    """{"input_tokens": 5} was kept as an unknown key: usage.input_tokens None, the count lost in silence."""
+    with pytest.raises(ValidationError) as info:
+        AssistantMessage("hi", usage={"input_tokens": 5, "outputTokens": 2})
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == (
+        "/usage/input_tokens",
+        "wire-name",
+    ) and "'inputTokens'" in problem.message
+    usage = AssistantMessage("hi", usage={"inputTokens": 5, "outputTokens": 2}).usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens) == (5, 2)
+    # Readers keep such a key as they keep every key the schema does not declare (another producer's).
+    read = Msg.from_dict({"id": "m", "role": "ASSISTANT", "content": [], "usage": {"input_tokens": 5}})
+    assert read.usage is not None and read.usage.unknown_keys == {"input_tokens": 5}
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda: emit_events([AssistantMessage("hi")]), "got list: one message at a time"),  # AttributeError
+        (lambda: emit_events({"role": "ASSISTANT", "content": []}), "got dict: Msg.from_dict reads one"),
+        (lambda: encode_sse(AssistantMessage("hi")), "got AssistantMessage: a message's events are emit_events"),
+        (lambda: encode_sse(emit_events(AssistantMessage("hi"))[0]), "got dict: one event: encode_sse_event"),
+    ],
+)
+def test_emitting_the_wrong_thing_says_what_to_call(call: Any, says: str) -> None:
+    """Bare AttributeError / TypeError before (and a dict given to encode_sse: one problem per key)."""
+    with pytest.raises(ValidationError) as info:
+        call()
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == ("", "type") and says in problem.message

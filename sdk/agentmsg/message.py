@@ -89,7 +89,16 @@ def _role(role: Any) -> MsgRole:
     )
 
 
-def _usage(value: Any) -> ChatUsage | None:
+#: ChatUsage's attribute names that are not its JSON keys (``input_tokens`` / ``inputTokens``, ...)
+_USAGE_ATTRIBUTES: dict[str, str] = {
+    f.name: f.metadata["wire"] for f in attrs.fields(ChatUsage) if f.metadata.get("wire", f.name) != f.name
+}
+
+
+def _usage(value: Any, given: bool = False) -> ChatUsage | None:
+    """A usage as a constructor takes it (``given``) or as read from metadata. A dict holds JSON keys; one
+    given to a constructor with an attribute's name in place of its key (``input_tokens``) would be kept as
+    an unknown key, the count lost in silence: refused, naming the key (rule ``wire-name``)."""
     if value is None:
         return None
     if isinstance(value, ChatUsage):
@@ -100,6 +109,16 @@ def _usage(value: Any) -> ChatUsage | None:
         same = extra == value.unknown_keys and (extra is None or type(value.unknown_keys) is dict)
         return value if same else attrs.evolve(value, unknown_keys=extra)
     if isinstance(value, Mapping):
+        for key in value if given else ():
+            wire = _USAGE_ATTRIBUTES.get(key) if isinstance(key, str) else None
+            if wire is not None:
+                raise ValidationError.single(
+                    f"/usage/{key}",
+                    "wire-name",
+                    f"{key!r} is ChatUsage's attribute; a usage dict has the JSON keys: {wire!r} "
+                    f"(or pass ChatUsage({key}=...))",
+                    "msg",
+                )
         try:
             validate(value, "chat-usage")
         except ValidationError as exc:
@@ -171,7 +190,7 @@ class Msg(_msg_mod.Msg):
             content=as_blocks(content, "/content", "msg"),
             metadata=as_mapping(metadata, "/metadata", False, "msg"),
             timestamp=now_timestamp() if timestamp is None else timestamp,
-            usage=_usage(usage),
+            usage=_usage(usage, given=True),
             unknown_keys=normalise_unknown_keys(unknown_keys, _msg_mod.Msg, "msg"),
         )
         validate(self.to_dict(), "msg")

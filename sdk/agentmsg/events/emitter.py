@@ -12,7 +12,7 @@ and ``state`` on TOOL_CALL_END, block metadata on the END events' ``metadata``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .._time import event_now
@@ -152,6 +152,15 @@ def iter_events(
     clock: Callable[[], str] | None = None,
 ) -> Iterator[AgentEventDict]:
     """:func:`emit_events` one event at a time (the role is checked before the first one)."""
+    if not isinstance(msg, Msg):
+        hint = (
+            ": one message at a time (emit_events(m) for each)"
+            if isinstance(msg, (list, tuple))
+            else ": Msg.from_dict reads one"
+            if isinstance(msg, Mapping)
+            else ""
+        )
+        raise ValidationError.single("", "type", f"expected an AssistantMessage, got {type(msg).__name__}{hint}", "msg")
     role = getattr(msg.role, "value", msg.role)
     if role != "ASSISTANT":
         raise ValidationError.single(

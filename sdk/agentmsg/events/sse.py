@@ -30,7 +30,19 @@ def encode_sse_event(event: Mapping[str, Any]) -> str:
 
 
 def encode_sse(events: Iterable[Mapping[str, Any]]) -> str:
-    """Agent events as a text/event-stream body."""
+    """Agent events as a text/event-stream body. ``events`` given as one event or a message (not an iterable of
+    events) raises :class:`ValidationError` (rule ``type``)."""
+    if isinstance(events, (str, bytes, Mapping)) or not isinstance(events, Iterable):
+        hint = (
+            ": one event: encode_sse_event(event), or a list of them"
+            if isinstance(events, Mapping)
+            else ": a message's events are emit_events(msg)"
+            if hasattr(events, "role") and hasattr(events, "content")
+            else ""
+        )
+        raise ValidationError.single(
+            "", "type", f"expected an iterable of events, got {type(events).__name__}{hint}", "event"
+        )
     return "".join(encode_sse_event(e) for e in events)
 
 
