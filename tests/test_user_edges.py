@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 
+import agentmsg
 from agentmsg import (
     AssistantMessage,
     Msg,
     Reducer,
     SizeLimitError,
+    TextBlock,
     UserMessage,
     ValidationError,
     decode_messages,
@@ -171,3 +173,21 @@ def test_emitting_the_wrong_thing_says_what_to_call(call: Any, says: str) -> Non
         call()
     (problem,) = info.value.problems
     assert (problem.pointer, problem.rule) == ("", "type") and says in problem.message
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda: agentmsg.validate(UserMessage("hi")), "a UserMessage is not a JSON value (its to_dict() is)"),
+        (lambda: Msg.from_dict(UserMessage("hi")), "a UserMessage is not a JSON value (its to_dict() is)"),  # type: ignore[arg-type]
+        (lambda: agentmsg.block_from_dict(TextBlock(text="x")), "(agentmsg.block_to_dict(block) is)"),  # type: ignore[arg-type]
+        (lambda: UserMessage("hi", metadata={"b": TextBlock(text="x")}), "(agentmsg.block_to_dict(block) is)"),
+    ],
+)
+def test_an_sdk_object_given_for_json_says_what_gives_its_json(call: Any, says: str) -> None:
+    """``agentmsg.validate(msg)`` after mutating it (the README says validate re-checks) said only that a
+    UserMessage is not a JSON value."""
+    with pytest.raises(ValidationError) as info:
+        call()
+    (problem,) = info.value.problems
+    assert problem.rule == "json-value" and says in problem.message

@@ -216,7 +216,19 @@ def _scalar_problem(value: Any) -> tuple[str, str] | None:
         return _scalar_problem(int(value))
     if isinstance(value, float):
         return _scalar_problem(float(value))
-    return "json-value", f"a {kind.__name__} is not a JSON value"
+    return "json-value", f"a {kind.__name__} is not a JSON value{_model_hint(value)}"
+
+
+def _model_hint(value: Any) -> str:
+    """What gives the JSON value of one of agentmsg's own objects, said where one is given for JSON (a message
+    passed to ``validate``, a block in metadata)."""
+    if not type(value).__module__.startswith(("agentmsg.", "agentmsg_models.")):
+        return ""
+    if callable(getattr(value, "to_dict", None)):
+        return " (its to_dict() is)"
+    if type(value).__name__.endswith("Block"):
+        return " (agentmsg.block_to_dict(block) is)"
+    return ""
 
 
 def _short(value: Any, limit: int = 60) -> str:
