@@ -67,8 +67,8 @@ class Provider:
         """The provider's request for a conversation (a list of :class:`~agentmsg.Msg`): the module's
         ``format_request`` (keywords ``model``, ``tools``, ``tool_choice``, ``stream``, ``strict``,
         ``options``, generation parameters: see it with ``help(get(name).module.format_request)``).
-        Without ``model`` the body names the module's default model (``DEFAULT_MODEL``; OpenAI's family:
-        the variant's)."""
+        Without ``model`` the request names the provider's default model (``gpt-4o``, ``claude-sonnet-4-5``,
+        ...: ``request.model`` says which; docs/formatters.md lists them)."""
         return self.module.format_request(messages, **self._for_variant(kwargs))  # type: ignore[no-any-return]
 
     def parse_response(self, body: bytes | str | Mapping[str, Any], **kwargs: Any) -> Msg:
