@@ -26,7 +26,8 @@ from agentmsg import (
     reduce_events,
     reduce_stream,
 )
-from agentmsg.clients import AnthropicClient, AsyncAnthropicClient, Client, OpenAIClient
+from agentmsg.cli import main as cli_main
+from agentmsg.clients import SPECS, AnthropicClient, AsyncAnthropicClient, Client, OpenAIClient
 from agentmsg.errors import Problem
 from agentmsg.events import read_events
 from agentmsg.events import stream as stream_module
@@ -191,3 +192,20 @@ def test_an_sdk_object_given_for_json_says_what_gives_its_json(call: Any, says: 
         call()
     (problem,) = info.value.problems
     assert problem.rule == "json-value" and says in problem.message
+
+
+@pytest.mark.parametrize("provider", sorted(SPECS))
+def test_chat_without_an_api_key_names_the_variable_to_set(
+    provider: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said 'pass api_key= or set ...' (a Python keyword a command line has not); --help said nothing of
+    the key."""
+    for spec in SPECS.values():
+        for name in spec.env:
+            monkeypatch.delenv(name, raising=False)
+    assert cli_main(["chat", "--provider", provider, "--base-url", "http://127.0.0.1:9", "hi"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"agentmsg: {provider}: no API key: set {' or '.join(SPECS[provider].env)}\n"
+    assert cli_main(["chat", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert all(f"{name}" in help_text for name in SPECS[provider].env)

@@ -33,6 +33,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         client = Client(args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout)
     except ValueError as exc:  # a base_url that is no http(s) URL
         raise UsageError(str(exc)) from None
+    if client.api_key is None:  # (the client's own message says api_key=, which a command line has not)
+        client.close()
+        sys.stderr.write(f"agentmsg: {args.provider}: no API key: set {' or '.join(client.spec.env)}\n")
+        return EXIT_INVALID
     kind = None
     stream = None
     try:
@@ -105,9 +109,12 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "chat",
         help="stream a reply from a provider, live",
+        description="Stream a reply from a provider, live. The API key is read from the provider's environment "
+        "variable: OPENAI_API_KEY (openai), DEEPSEEK_API_KEY (deepseek), DASHSCOPE_API_KEY (dashscope, "
+        "dashscope-compatible), ANTHROPIC_API_KEY (anthropic), GOOGLE_API_KEY or GEMINI_API_KEY (gemini).",
         **exit_status(
             "0  the reply arrived whole",
-            "1  the call failed or the stream broke (what arrived is still printed), said on stderr",
+            "1  no API key, the call failed or the stream broke (what arrived is still printed), said on stderr",
             "2  usage error (a base URL that is no http(s) URL, say)",
             "130  interrupted (Ctrl-C): what arrived stays printed, with the usage so far",
             interrupt=False,
