@@ -4,8 +4,10 @@ wrong (a garbled error, a silent wrong result, an imprecise type) and what it do
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import pickle
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -209,3 +211,24 @@ def test_chat_without_an_api_key_names_the_variable_to_set(
     assert cli_main(["chat", "--help"]) == 0
     help_text = " ".join(capsys.readouterr().out.split())
     assert all(f"{name}" in help_text for name in SPECS[provider].env)
+
+
+def test_every_public_name_is_documented() -> None:
+    """A new user looks a name up in the README and docs/, and in help(): OpenAIClient, block_to_json,
+    thinking_provider, FormattedRequest, LOSSY, SSEEvent ... were in neither, or had no docstring."""
+    import agentmsg.clients
+    import agentmsg.events
+    import agentmsg.providers
+
+    root = Path(__file__).resolve().parent.parent
+    text = "".join(p.read_text(encoding="utf-8") for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
+    for module in (agentmsg, agentmsg.providers, agentmsg.clients, agentmsg.events):
+        names: list[str] = module.__all__
+        assert [n for n in names if f"{n}" not in text] == [], module.__name__
+        undocumented = [
+            n
+            for n in names
+            if (inspect.isclass(getattr(module, n)) or inspect.isfunction(getattr(module, n)))
+            and not (getattr(module, n).__doc__ or "").strip()
+        ]
+        assert undocumented == [], module.__name__

@@ -189,6 +189,7 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
 
 
 def block_to_json(block: ContentBlock) -> str:
+    """One block as compact JSON text (:func:`block_to_dict`'s value, written as :meth:`Msg.to_json` writes)."""
     return dumps_json(block).decode()
 
 
@@ -306,6 +307,7 @@ def thinking_signature(block: _gen.ThinkingBlock) -> str | None:
 
 
 def thinking_provider(block: _gen.ThinkingBlock) -> str | None:
+    """The provider the reasoning came from (metadata ``provider``): formatters send it back only there."""
     value = (block.metadata or {}).get("provider")
     return value if isinstance(value, str) else None
 
@@ -316,5 +318,6 @@ def is_redacted(block: _gen.ThinkingBlock) -> bool:
 
 
 def tool_call_signature(block: _gen.ToolUseBlock) -> str | None:
+    """A tool call's thought signature (metadata ``thoughtSignature``, Gemini's), sent back with the call."""
     value = block.metadata.get("thoughtSignature")
     return value if isinstance(value, str) else None
