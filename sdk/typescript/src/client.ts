@@ -17,7 +17,8 @@ export interface RetryOptions {
   initialDelay?: number;
   /** Longest delay, in ms (default 10,000). */
   maxDelay?: number;
-  /** Give up after this many attempts in a row that deliver no event (default 8). */
+  /** Give up after this many attempts in a row that deliver no event (default 8), and after this many
+   * restarts in a row (`onRestart`: resumes refused with HTTP 409, none taken between them). */
   maxAttempts?: number;
 }
 
@@ -43,8 +44,12 @@ export interface StreamOptions {
    * no longer in its replay buffer, or the id is not one it sent, e.g. after a server restart): when
    * given, the stream starts over from its beginning (a request without `Last-Event-ID`, so the server
    * sends the oldest events it still holds) and this is called first, so the consumer can drop what it
-   * built from the events before; the events that follow repeat or replace those. Without it such a 409
-   * throws a StreamError (status 409), as any other 4xx. */
+   * built from the events before; the events that follow repeat or replace those. Restarts in a row (no
+   * resume taken by the server between them) back off: the first is immediate, the next wait as failed
+   * attempts do (`initialDelay`, doubling, at most `maxDelay`; `onRetry` says each wait), and after
+   * `maxAttempts` of them the iteration throws a StreamError (status 409): a server that refuses every
+   * resume would otherwise make the client start over after every drop, forever. Without `onRestart` such
+   * a 409 throws a StreamError (status 409) at once, as any other 4xx. */
   onRestart?: (info: RestartInfo) => void;
   /** Milliseconds without a byte from the server (an event or a keepalive comment) after which the connection
    * is taken for dead and the stream resumes on a new one (a half-open connection, after a network change or a
@@ -181,6 +186,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
   const floor = Math.min(initial, MIN_SERVER_RETRY);
   let base = initial;
   let failures = 0;
+  let restarts = 0; // resumes refused with 409 since the server last took one
   for (;;) {
     let error: unknown = null;
     let delivered = false;
@@ -197,9 +203,21 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
       if (response.status === 409 && lastEventId && options.onRestart) {
         // The server cannot resume after lastEventId: start over from the beginning (no Last-Event-ID).
         const message = (await leadingText(response, 1200)).trim().slice(0, 300);
+        // A server that refuses every resume (no replay buffer, or one that never holds the events) made the
+        // client start over after every drop, forever, about twice a second: restarts in a row back off as
+        // failed attempts do, and maxAttempts of them end the stream.
+        restarts++;
+        if (restarts > maxAttempts) {
+          throw new StreamError(`gave up after the server refused ${restarts} resumes in a row (HTTP 409): ${message}`, response.status);
+        }
         const info = { lastEventId, status: response.status, message };
         lastEventId = "";
         options.onRestart(info);
+        if (restarts > 1) {
+          const delay = Math.min(maxDelay, base * 2 ** (restarts - 2));
+          options.onRetry?.({ attempt: restarts, delay, lastEventId, error: new StreamError(`HTTP 409 to ${restarts} resumes in a row: ${message}`, 409) });
+          await sleep(delay, options.signal);
+        }
         continue;
       }
       if (!response.ok) {
@@ -214,6 +232,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
         throw new StreamError(`expected text/event-stream from ${String(url)}, got ${type || "no content type"}`, response.status);
       }
       if (!response.body) throw new Error("response has no body");
+      if (lastEventId) restarts = 0; // the server took this resume
       const reader = response.body.getReader();
       const decoder = new SSEDecoder(options.limits);
       decoder.lastEventId = lastEventId;

@@ -222,6 +222,58 @@ test("with onRestart, a 409 to a resume starts the stream over without Last-Even
   } finally { await s.close(); }
 });
 
+test("a server that refuses every resume: restarts back off and end after maxAttempts in a row (no endless loop)", async () => {
+  // Each fresh connection delivers one event and drops; every resume gets 409. The client started over after
+  // each drop forever, about twice a second with the default delays.
+  const s = await serve((req, res, state) => {
+    if (req.headers["last-event-id"]) {
+      res.writeHead(409, { "content-type": "text/plain" });
+      return res.end("cannot resume: no replay buffer\n");
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(`id: ${state.requests.length}\ndata: {}\n\n`);
+    res.socket.end();
+  });
+  const controller = new AbortController();
+  const restarts = [];
+  const waits = [];
+  const onRetry = (i) => {
+    if (i.lastEventId === "") waits.push(i.delay); // the waits before a restarted request
+    if (s.state.requests.length > 60) controller.abort(); // (the loop without a bound)
+  };
+  try {
+    await assert.rejects(async () => {
+      for await (const _ of streamSSE(s.url, { ...fast, signal: controller.signal, onRetry, onRestart: (i) => restarts.push(i) }));
+    }, (e) => e instanceof StreamError && e.status === 409 && /refused 9 resumes in a row/.test(e.message));
+    assert.equal(restarts.length, 8);
+    assert.deepEqual(waits, [5, 10, 20, 20, 20, 20, 20]); // the first restart at once, then initialDelay doubling
+    assert.equal(s.state.requests.length, 18);
+  } finally { await s.close(); }
+});
+
+test("restarts in a row are counted only until the server takes a resume", async () => {
+  // Every other resume is refused: each restart is the first in a row (at once, never giving up).
+  let resumes = 0;
+  const s = await serve((req, res, state) => {
+    if (req.headers["last-event-id"] && ++resumes % 2 === 1) {
+      res.writeHead(409);
+      return res.end("gone");
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const n = state.requests.length;
+    if (n >= 40) return res.end(`id: ${n}\ndata: {}\n\nevent: end\ndata: {}\n\n`);
+    res.write(`id: ${n}\ndata: {}\n\n`);
+    res.socket.end();
+  });
+  try {
+    const restarts = [];
+    const waits = [];
+    for await (const _ of streamSSE(s.url, { ...fast, onRetry: (i) => { if (i.lastEventId === "") waits.push(i.delay); }, onRestart: (i) => restarts.push(i) }));
+    assert.ok(restarts.length >= 10);
+    assert.deepEqual(waits, []);
+  } finally { await s.close(); }
+});
+
 test("reduceSSE starts over with a fresh reducer: the messages are those of the whole stream, once", async () => {
   const s = await serve(goneHandler(4));
   try {
