@@ -53,8 +53,10 @@ export interface StreamOptions {
   onRestart?: (info: RestartInfo) => void;
   /** Milliseconds without a byte from the server (an event or a keepalive comment) after which the connection
    * is taken for dead and the stream resumes on a new one (a half-open connection, after a network change or a
-   * proxy that drops it silently, would otherwise wait forever). Default none; agentmsg's endpoint sends a
-   * keepalive after 15 s of silence, so 45,000 suits it. */
+   * proxy that drops it silently, would otherwise wait forever). Default 300,000 (5 minutes: what Node's own
+   * fetch already allows a silent response body, so browsers and Node behave alike, and long enough for a
+   * server that sends no keepalives while an agent thinks); 0 waits forever. agentmsg's endpoint sends a
+   * keepalive after 15 s of silence, so 45,000 suits it (the viewer's). */
   idleTimeout?: number;
   /** The fetch to use (default globalThis.fetch). */
   fetch?: typeof globalThis.fetch;
@@ -90,6 +92,10 @@ function serverMessage(data: string): string {
   }
   return data;
 }
+
+/** `idleTimeout`'s default, in ms: a half-open connection was waited on forever in a browser (Node's fetch gives
+ * up on a body silent for 300 s). */
+const DEFAULT_IDLE_TIMEOUT = 300_000;
 
 /** The shortest reconnect delay a server's `retry:` field can set, in ms (unless `initialDelay` is lower). */
 const MIN_SERVER_RETRY = 100;
@@ -179,7 +185,7 @@ export async function* streamSSE(url: string | URL, options: StreamOptions = {})
   const initial = options.retry?.initialDelay ?? 500;
   const maxDelay = options.retry?.maxDelay ?? 10_000;
   const maxAttempts = options.retry?.maxAttempts ?? 8;
-  const idle = options.idleTimeout ?? 0;
+  const idle = options.idleTimeout ?? DEFAULT_IDLE_TIMEOUT;
   let lastEventId = options.lastEventId ?? "";
   // A server's `retry:` is not taken below this: `retry: 0` on connections that each deliver an event (so
   // the backoff never grows) reconnected in a tight loop, hundreds of requests a second.

@@ -534,3 +534,24 @@ test("idleTimeout: keepalive comments keep a quiet connection alive", { timeout:
     assert.equal(s.state.requests.length, 1);
   } finally { await s.close(); }
 });
+
+test("idleTimeout defaults to 300,000 ms (Node's fetch's own bound): a half-open connection is not waited on forever", async (t) => {
+  // A browser's fetch waits on a silent body forever: without a default the iteration never ended. (A fetch of
+  // our own and mocked setTimeout: the body never sends a byte, and five minutes pass at once.)
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  const controller = new AbortController();
+  const silent = async () => new Response(new ReadableStream({ pull: () => new Promise(() => {}) }), { headers: { "content-type": "text/event-stream" } });
+  const retries = [];
+  const flush = () => new Promise((r) => setImmediate(r));
+  const stream = streamSSE("http://127.0.0.1:9/events", { fetch: silent, signal: controller.signal, onRetry: (i) => { retries.push(i); controller.abort(); } });
+  const ended = assert.rejects(stream.next(), (e) => e.name === "AbortError");
+  for (let k = 0; k < 5; k++) await flush(); // the first read waits
+  t.mock.timers.tick(299_999);
+  for (let k = 0; k < 5; k++) await flush();
+  assert.equal(retries.length, 0);
+  t.mock.timers.tick(1);
+  for (let k = 0; k < 5; k++) await flush();
+  assert.equal(retries.length, 1);
+  assert.match(String(retries[0].error.message), /no data for 300000 ms \(idleTimeout\)/);
+  await ended;
+});
