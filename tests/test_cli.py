@@ -229,6 +229,49 @@ def test_serve_reads_events_after_the_bytes_it_looked_at() -> None:
     assert list(file_events(source, "events.jsonl", err, head)) == events and err.getvalue() == ""
 
 
+def test_serve_refuses_a_file_of_only_whitespace_as_an_empty_one(tmp_path: Path) -> None:
+    """An empty input was refused ("holds no events") but one of only whitespace (blank lines, a BOM) was served
+    as zero events: both hold no events (reduce says both the same way). A file, a pipe, longer than a chunk; and
+    whitespace before the events is still served, from the start (the file is read again, the pipe's kept)."""
+    import io
+    import os
+    import threading
+
+    from agentmsg import AssistantMessage, emit_events
+    from agentmsg.cli._io import UsageError
+    from agentmsg.cli.serve import _head, file_events
+    from agentmsg.events.stream import CHUNK
+
+    def pipe(data: bytes) -> io.BufferedReader:
+        r, w = os.pipe()
+
+        def write() -> None:
+            with open(w, "wb") as f:
+                f.write(data)
+
+        threading.Thread(target=write, daemon=True).start()
+        return open(r, "rb")
+
+    def opened(data: bytes) -> io.BufferedReader:
+        path = tmp_path / "events.jsonl"
+        path.write_bytes(data)
+        return open(path, "rb")
+
+    for blank in (b"\n  \n", b"\xef\xbb\xbf\r\n\t\n", b" \n" * CHUNK):
+        for make in (opened, pipe):
+            with make(blank) as source, pytest.raises(UsageError) as caught:
+                _head(source, "events.jsonl")
+            assert str(caught.value) == f"events.jsonl holds no events: it is only whitespace ({len(blank)} bytes)"
+    events = emit_events(AssistantMessage("hello"))
+    data = b"\n" * (2 * CHUNK + 3) + b"".join(json.dumps(e).encode() + b"\n" for e in events) + b"{nope\n"
+    for make in (opened, pipe):
+        with make(data) as source:
+            head = _head(source, "events.jsonl")
+            err = io.StringIO()
+            assert list(file_events(source, "events.jsonl", err, head)) == events
+            assert err.getvalue().startswith(f"events.jsonl: line {2 * CHUNK + 4 + len(events)}: not valid JSON")
+
+
 def test_validate_report_is_on_stdout_and_json_lines_with_json(tmp_path: Path) -> None:
     """validate's problems are its result (stdout, as a linter's); only what stopped a file from being
     checked goes to stderr. --json gives CI one object per problem, a note or an unreadable file included."""

@@ -96,16 +96,55 @@ async def piped_events(source: IO[bytes], name: str, warn: TextIO, head: bytes =
             yield event
 
 
+_BLANK = b" \t\r\n"  # what JSON lines and SSE skip between events
+
+
+def _blank(data: bytes) -> bool:
+    return not data.removeprefix(b"\xef\xbb\xbf").strip(_BLANK)
+
+
+def _past_blank(source: IO[bytes], name: str, head: bytes) -> bytes:
+    """``head`` (blank: only whitespace) and what follows it up to its first other byte, read on until there is
+    one (a file of only whitespace holds no events, as an empty one: it is refused). A regular file is read
+    again from where ``head`` began, so that the whitespace is not held; a pipe's is held (linear in it)."""
+    read = getattr(source, "read1", source.read)
+    start: int | None = None
+    if _regular_file(source):
+        with contextlib.suppress(OSError, ValueError):
+            start = source.tell() - len(head)
+    held = bytearray(head)
+    size = len(head)
+    try:
+        while True:
+            chunk: bytes = read(CHUNK)
+            if not chunk:
+                raise UsageError(f"{name} holds no events: it is only whitespace ({size} bytes)")
+            size += len(chunk)
+            if start is None:
+                held += chunk
+            if not _blank(chunk):
+                break
+        if start is not None:
+            source.seek(start)
+            return read(CHUNK) or b""
+    except OSError as exc:
+        raise UsageError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    return bytes(held)
+
+
 def _head(source: IO[bytes], name: str) -> bytes:
-    """The first bytes of the file, what a pipe holds already (a live producer is not waited for). An empty
-    file, binary data (/dev/zero would be read forever) and a file of messages (served as events it would show
-    nothing) are refused, saying what was meant."""
+    """The first bytes of the file, what a pipe holds already (a live producer is not waited for, unless all it
+    has written is whitespace). An empty file or one of only whitespace, binary data (/dev/zero would be read
+    forever) and a file of messages (served as events it would show nothing) are refused, saying what was
+    meant."""
     try:
         head: bytes = getattr(source, "read1", source.read)(CHUNK) or b""
     except OSError as exc:
         raise UsageError(f"{name}: cannot read: {exc.strerror or exc}") from None
     if not head:
         raise UsageError(f"{name} holds no events: it is empty")
+    if _blank(head):
+        head = _past_blank(source, name, head)
     found = binary(head)
     if found is not None:
         raise UsageError(f"{name} is not an event stream (JSON lines, SSE or a JSON array): {found}")
