@@ -29,6 +29,7 @@ from starlette.routing import Mount, Route
 from agentmsg import reduce_events
 from agentmsg._sse import SSEDecoder, SSEEvent
 from agentmsg.web import CSP, EventStream, viewer_app
+from agentmsg.web._server import uvicorn_config
 from tests._procs import stop
 
 AT = "2026-01-01T00:00:00Z"
@@ -54,10 +55,11 @@ def events(n: int = 12) -> list[dict[str, Any]]:
 
 
 @contextlib.contextmanager
-def serving(app: Any) -> Iterator[int]:
-    """uvicorn serving ``app`` on 127.0.0.1 (a free port) in a thread; yields the port."""
+def serving(app: Any, config: Any = uvicorn.Config) -> Iterator[int]:
+    """uvicorn serving ``app`` on 127.0.0.1 (a free port) in a thread; yields the port. ``config`` makes the
+    uvicorn.Config (agentmsg serve's: agentmsg.web._server.uvicorn_config)."""
     sock = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
+    server = uvicorn.Server(config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -425,3 +427,83 @@ def test_serve_from_a_live_pipe_keeps_serving_while_the_producer_is_quiet() -> N
         assert [e.json() for e in got if e.event != "end"] == events(3) and got[-1].event == "end"
     finally:
         stop(proc)
+
+
+def closed_within(sock: socket.socket, seconds: float, trickle: bytes = b"") -> bool:
+    """Whether the server closes ``sock`` within ``seconds`` (reading what it sends), while ``trickle`` is sent a
+    byte every 0.2 s (a slowloris keeping its request alive)."""
+    deadline = time.monotonic() + seconds
+    sent = 0
+    while time.monotonic() < deadline:
+        if sent < len(trickle):
+            try:
+                sock.sendall(trickle[sent : sent + 1])
+            except OSError:
+                return True
+            sent += 1
+        sock.settimeout(0.2 if trickle else max(0.01, deadline - time.monotonic()))
+        try:
+            if sock.recv(65536) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except OSError:  # reset
+            return True
+    return False
+
+
+def test_a_request_whose_headers_never_finish_is_closed_in_bounded_time() -> None:
+    """uvicorn has no deadline on a request's headers (its keep-alive timeout starts after a response, and any
+    byte cancels it): a client that sent part of a request line, or a byte now and then, or began a second
+    request on a kept-alive connection and stopped, kept the connection forever (slowloris). agentmsg serve's
+    config closes each within its header timeout (1 s here); a stream that lasts longer than it is not cut."""
+
+    async def thinking() -> AsyncIterator[dict[str, Any]]:
+        for i, e in enumerate(events(2)):
+            if i == 2:
+                await asyncio.sleep(1.5)  # longer than the header timeout
+            yield e
+
+    app = viewer_app(thinking())
+    with serving(app, lambda a, **o: uvicorn_config(a, header_timeout=1.0, **o)) as port:
+        partial = socket.create_connection(("127.0.0.1", port))
+        partial.sendall(b"GET /eve")
+        trickle = socket.create_connection(("127.0.0.1", port))
+        kept = socket.create_connection(("127.0.0.1", port))
+        kept.sendall(b"GET /viewer.css HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        kept.settimeout(5)
+        first = b""
+        while b"}" not in first:  # the whole stylesheet (it ends with a rule)
+            first += kept.recv(65536)
+        kept.sendall(b"GET / HT")
+        try:
+            assert closed_within(partial, 8)
+            assert closed_within(trickle, 8, b"GET /events HTTP/1.1\r\nX-Pad: " + b"a" * 100)
+            assert closed_within(kept, 8)
+        finally:
+            for sock in (partial, trickle, kept):
+                sock.close()
+        streamed = get(port, "/events")  # served whole, though it takes longer than the header timeout
+    assert first.startswith(b"HTTP/1.1 200")
+    assert streamed.status == 200 and streamed.events == events(2)
+
+
+def test_connections_beyond_the_bound_are_closed_at_once() -> None:
+    """Each connection holds a file descriptor: past max_connections (3 here) a new one is closed as it comes,
+    and served again once others have gone."""
+    with serving(viewer_app(events()), lambda a, **o: uvicorn_config(a, max_connections=3, **o)) as port:
+        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        extra = socket.create_connection(("127.0.0.1", port))
+        try:
+            assert closed_within(extra, 8)
+            assert not closed_within(held[0], 0.3)
+        finally:
+            for sock in (*held, extra):
+                sock.close()
+        for _ in range(100):  # the server sees them go
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                if get(port, "/events", limit=5).events == events():
+                    break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("not served after the held connections closed")

@@ -159,6 +159,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         import uvicorn
 
         from ..web import viewer_app
+        from ..web._server import uvicorn_config
     except ImportError as exc:
         raise UsageError(f"serve needs the web extra ({exc.name} is missing): pip install 'agentmsg[web]'") from None
     source = open_binary(args.file)
@@ -191,7 +192,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             file=sys.stderr,
             flush=True,
         )
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
+    # (uvicorn_config: a deadline on each request's headers, a bound on the connections open at once)
+    config = uvicorn_config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
     try:
         server.run(sockets=[sock])
     finally:

@@ -1,0 +1,85 @@
+"""uvicorn, bounded for ``agentmsg serve``: uvicorn has no deadline for a request's headers (its keep-alive
+timeout starts only after a response, and any byte cancels it), so a client that sends a request line in part
+and then nothing, or a byte now and then (slowloris), kept its connection, a file descriptor and a little memory,
+forever; enough of them and the server could accept no more. :func:`uvicorn_config` gives uvicorn an HTTP
+protocol that closes a connection whose request has not reached the app within ``header_timeout`` seconds of
+the connection being opened or of its previous response, and closes at once the connections beyond
+``max_connections``. A request that has reached the app (an event stream that lasts hours) is not timed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+__all__ = ["bounded_protocol", "uvicorn_config"]
+
+HEADER_TIMEOUT = 10.0  # seconds for a request's line and headers (nginx allows 60, Apache 20 to 40)
+MAX_CONNECTIONS = 1000  # open at once; more are closed as they come
+
+
+def bounded_protocol(header_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (the one ``http="auto"`` picks) with a deadline on each request's headers and a
+    bound on the connections open at once (see the module docstring)."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    state: dict[str, int] = {"open": 0}  # connections open now (of this server)
+
+    class Bounded(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self._deadline: asyncio.TimerHandle | None = None
+            self._lost = False
+            self._refused = state["open"] >= max_connections
+            if self._refused:
+                transport.close()
+                return
+            state["open"] += 1
+            super().connection_made(transport)
+            inner = getattr(self, "app", None)
+            if inner is None:  # a protocol that calls its app otherwise: no deadline rather than a wrong one
+                return
+
+            async def app(scope: Any, receive: Any, send: Any) -> None:
+                self._disarm()  # the request has reached the app: its response may take as long as it takes
+                try:
+                    await inner(scope, receive, send)
+                finally:
+                    self._arm()  # the next request on this connection has header_timeout too
+
+            self.app = app
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._refused:
+                return
+            self._lost = True
+            self._disarm()
+            state["open"] -= 1
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            if not self._lost:
+                self._deadline = asyncio.get_running_loop().call_later(header_timeout, self._expire)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self) -> None:
+            self._deadline = None
+            transport = getattr(self, "transport", None)
+            if transport is not None and not transport.is_closing():
+                transport.close()
+
+    return Bounded
+
+
+def uvicorn_config(
+    app: Any, *, header_timeout: float = HEADER_TIMEOUT, max_connections: int = MAX_CONNECTIONS, **options: Any
+) -> Any:
+    """A ``uvicorn.Config`` for ``app`` with :func:`bounded_protocol` (``options`` are uvicorn's)."""
+    import uvicorn
+
+    return uvicorn.Config(app, http=bounded_protocol(header_timeout, max_connections), **options)
