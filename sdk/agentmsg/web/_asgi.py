@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -80,7 +79,12 @@ class EventStream:
         self._source = events
         self._sync: Iterator[Mapping[str, Any]] | None = None
         self._async: AsyncIterator[Mapping[str, Any]] | None = None
-        self._buffer: deque[bytes] = deque(maxlen=replay)  # frames of events (count-len(buffer), count]
+        # The frames of the events after the first `_dropped`: a list, read by index (a deque's index is
+        # linear in its distance from an end: a client reading the whole of an unbounded buffer from its start,
+        # a reloaded page, took time quadratic in the stream). Events before `_oldest()` are dropped in runs.
+        self._replay = replay
+        self._frames: list[bytes] = []
+        self._dropped = 0
         self._count = 0  # events read from the source so far
         self._done = False
         self._error: str | None = None
@@ -123,7 +127,15 @@ class EventStream:
 
     def _add(self, event: Mapping[str, Any]) -> None:
         self._count += 1
-        self._buffer.append(self._frame(event))
+        self._frames.append(self._frame(event))
+        if self._replay is not None and len(self._frames) >= self._replay + max(64, self._replay // 8):
+            cut = len(self._frames) - self._replay  # (in runs: constant time per event, amortized)
+            del self._frames[:cut]
+            self._dropped += cut
+
+    def _oldest(self) -> int:
+        """The number of events before the oldest one kept for resuming (the last ``replay`` events)."""
+        return self._count - min(self._count, self._replay) if self._replay is not None else 0
 
     async def _read_more(self) -> None:
         """Read the next event(s) from the source into the buffer (one task at a time)."""
@@ -143,7 +155,7 @@ class EventStream:
             else:
                 assert self._sync is not None
                 # Never more than the buffer holds: the client that asked must still find them.
-                for _ in range(min(_SYNC_BATCH, self._buffer.maxlen or _SYNC_BATCH)):
+                for _ in range(min(_SYNC_BATCH, self._replay or _SYNC_BATCH)):
                     try:
                         event = next(self._sync)
                     except StopIteration:
@@ -191,7 +203,7 @@ class EventStream:
 
     def _resume_position(self, last_event_id: str | None) -> int:
         """The number of events the client already has."""
-        oldest = self._count - len(self._buffer)  # events before this one are no longer buffered
+        oldest = self._oldest()  # events before this one are no longer buffered
         if not last_event_id:
             return oldest  # a new client: from the start (or the oldest event still buffered)
         if not last_event_id.isascii() or not last_event_id.isdigit():
@@ -214,13 +226,12 @@ class EventStream:
         sent = 0
         while not disconnected.is_set():
             if position < self._count:
-                oldest = self._count - len(self._buffer)
-                if position < oldest:
+                if position < self._oldest():
                     return  # this client fell behind the replay buffer: it reconnects and is told (409)
                 frames: list[bytes] = []
                 size = 0
                 while position < self._count and size < _SEND_BYTES:
-                    frame = self._buffer[position - oldest]
+                    frame = self._frames[position - self._dropped]
                     frames.append(frame)
                     size += len(frame)
                     position += 1
