@@ -170,6 +170,26 @@ def test_agentmsg_serve_on_an_sse_file(visit: Visit, tmp_path: Path) -> None:
     _check(result, events, 3)
 
 
+def test_a_stream_of_more_messages_than_a_call_takes_arguments(visit: Visit, tmp_path: Path) -> None:
+    """The page put its cards in with one call, every card an argument (replaceChildren(...cards)): past about
+    125,000 messages (V8's limit on a call's arguments) that threw 'Maximum call stack size exceeded', and the
+    page ended in error, showing none of them. A stream of 130,000 one-event replies now shows them all."""
+    n = 130_000
+    path = tmp_path / "many.jsonl"
+    at = "2026-01-01T00:00:00Z"
+    path.write_bytes(
+        b"".join(
+            b'{"type":"AGENT_START","id":"s%d","createdAt":"%s","replyId":"r%d","name":"F"}\n' % (i, at.encode(), i)
+            for i in range(n)
+        )
+    )
+    with _serve_cli(path, None) as url:
+        result = visit(url)
+    assert result["state"] == "done" and result["pageErrors"] == [], {k: result.get(k) for k in ("status", "error")}
+    assert result["events"] == n and result["cards"] == n and len(result["messages"]) == n
+    assert result["messages"][-1]["id"] == f"r{n - 1}"
+
+
 REDUCER = ROOT / "tests" / "conformance" / "reducer"
 
 

@@ -100,6 +100,9 @@ function card(m: Msg, live: boolean): HTMLElement {
 const cards = $("cards");
 const status = $("status");
 const done: HTMLElement[] = [];
+let shown = 0; // of `done`, the cards in the page (in order, before the live card)
+let liveCard: HTMLElement | null = null;
+let restarted = false; // the cards in the page are a dropped reducer's
 let reducer: Reducer | null = null;
 let events = 0;
 let reconnects = 0;
@@ -119,10 +122,29 @@ function render(): void {
     done.push(c);
   }
   const snap = reducer.snapshot();
-  cards.replaceChildren(...done, ...(snap ? [card(snap, true)] : []));
+  // Only what is new goes in, one node at a time: replaceChildren(...cards) rebuilt the page at each render and,
+  // past about 125,000 cards (the most arguments a call takes), threw.
+  if (restarted) {
+    cards.replaceChildren();
+    shown = 0;
+    liveCard = null;
+    restarted = false;
+  }
+  liveCard?.remove();
+  cards.append(fragment(done.slice(shown)));
+  shown = done.length;
+  liveCard = snap ? card(snap, true) : null;
+  if (liveCard) cards.append(liveCard);
   status.textContent = `${events} events · ${finished.length} message(s)${snap ? " · streaming" : ""}${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${restarts ? ` · restarted ${restarts} time(s)` : ""}`;
   document.body.dataset.events = String(events);
   cost = performance.now() - started;
+}
+
+/** `nodes` in one fragment (appended one by one: a call with each as an argument fails past ~125,000). */
+function fragment(nodes: Iterable<Node>): DocumentFragment {
+  const out = document.createDocumentFragment();
+  for (const node of nodes) out.appendChild(node);
+  return out;
 }
 
 function schedule(): void {
@@ -158,6 +180,7 @@ async function main(): Promise<void> {
       restarts++;
       reducer = fresh;
       done.length = 0;
+      restarted = true;
       document.body.dataset.restarts = String(restarts);
       status.textContent = `the server could not resume after event ${lastEventId}: starting over`;
       schedule();
@@ -165,7 +188,7 @@ async function main(): Promise<void> {
   });
   ended = true;
   document.body.dataset.events = String(events);
-  cards.replaceChildren(...messages.map((m) => card(m, false)));
+  cards.replaceChildren(fragment(messages.map((m) => card(m, false))));
   const problems = reducer ? (reducer as Reducer).problems.length : 0;
   status.textContent = `done · ${events} events · ${messages.length} message(s)${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${restarts ? ` · restarted ${restarts} time(s)` : ""}${problems ? ` · ${problems} problem(s) fixed by the tolerant rules` : ""}`;
   $("messages-json").textContent = JSON.stringify(messages, null, 2);
