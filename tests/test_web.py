@@ -557,3 +557,26 @@ def test_connections_beyond_the_bound_are_closed_at_once() -> None:
             time.sleep(0.05)
         else:
             raise AssertionError("not served after the held connections closed")
+
+
+def test_a_client_that_reads_nothing_is_dropped_after_the_write_timeout() -> None:
+    """uvicorn stops writing to a client whose send buffer is full and the stream waits: one that never read held
+    its connection (and its buffers) forever. It is dropped after write_timeout (1 s here): with room for one
+    connection, another client is served again once it is gone."""
+    big = [{"type": "TEXT_BLOCK_DELTA", "id": f"d{i}", "delta": "x" * 1000} for i in range(20_000)]
+    config = lambda a, **o: uvicorn_config(a, max_connections=1, write_timeout=1.0, **o)  # noqa: E731
+    with serving(viewer_app(big), config) as port:
+        idle = socket.socket()
+        idle.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        idle.connect(("127.0.0.1", port))
+        idle.sendall(b"GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        try:
+            for _ in range(80):  # until the server lets the idle client go (it is never read)
+                time.sleep(0.1)
+                with contextlib.suppress(OSError, http.client.HTTPException):
+                    if get(port, "/viewer.css", limit=2).status == 200:
+                        break
+            else:
+                raise AssertionError("the client that reads nothing still holds its connection")
+        finally:
+            idle.close()

@@ -3,8 +3,12 @@ timeout starts only after a response, and any byte cancels it), so a client that
 and then nothing, or a byte now and then (slowloris), kept its connection, a file descriptor and a little memory,
 forever; enough of them and the server could accept no more. :func:`uvicorn_config` gives uvicorn an HTTP
 protocol that closes a connection whose request has not reached the app within ``header_timeout`` seconds of
-the connection being opened or of its previous response, and closes at once the connections beyond
-``max_connections``. A request that has reached the app (an event stream that lasts hours) is not timed.
+the connection being opened or of its previous response, closes at once the connections beyond
+``max_connections``, and drops a connection whose client has read nothing of what was sent for
+``write_timeout`` seconds (uvicorn stops writing to it when its buffer is full, and the event stream waits: a
+client that never reads held its connection, and up to about 128 KiB of memory, for as long as it liked; a
+client that resumes, as ``@agentmsg/client`` does, loses nothing). A request that has reached the app (an
+event stream that lasts hours) is not timed otherwise.
 """
 
 from __future__ import annotations
@@ -16,11 +20,15 @@ __all__ = ["bounded_protocol", "uvicorn_config"]
 
 HEADER_TIMEOUT = 10.0  # seconds for a request's line and headers (nginx allows 60, Apache 20 to 40)
 MAX_CONNECTIONS = 1000  # open at once; more are closed as they come
+WRITE_TIMEOUT = 60.0  # seconds a client may leave a full send buffer unread
 
 
-def bounded_protocol(header_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP protocol (the one ``http="auto"`` picks) with a deadline on each request's headers and a
-    bound on the connections open at once (see the module docstring)."""
+def bounded_protocol(
+    header_timeout: float, max_connections: int, write_timeout: float = WRITE_TIMEOUT
+) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (the one ``http="auto"`` picks) with a deadline on each request's headers, a
+    bound on the connections open at once and on how long a client may leave what it is sent unread (see the
+    module docstring)."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     state: dict[str, int] = {"open": 0}  # connections open now (of this server)
@@ -28,6 +36,7 @@ def bounded_protocol(header_timeout: float, max_connections: int) -> type[asynci
     class Bounded(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             self._deadline: asyncio.TimerHandle | None = None
+            self._stall: asyncio.TimerHandle | None = None
             self._lost = False
             self._refused = state["open"] >= max_connections
             if self._refused:
@@ -54,6 +63,7 @@ def bounded_protocol(header_timeout: float, max_connections: int) -> type[asynci
                 return
             self._lost = True
             self._disarm()
+            self._unstall()
             state["open"] -= 1
             super().connection_lost(exc)
 
@@ -67,6 +77,26 @@ def bounded_protocol(header_timeout: float, max_connections: int) -> type[asynci
                 self._deadline.cancel()
                 self._deadline = None
 
+        def pause_writing(self) -> None:  # the send buffer is full: the client has that long to read
+            super().pause_writing()
+            if not self._lost and self._stall is None:
+                self._stall = asyncio.get_running_loop().call_later(write_timeout, self._stalled)
+
+        def resume_writing(self) -> None:
+            self._unstall()
+            super().resume_writing()
+
+        def _unstall(self) -> None:
+            if self._stall is not None:
+                self._stall.cancel()
+                self._stall = None
+
+        def _stalled(self) -> None:
+            self._stall = None
+            transport = getattr(self, "transport", None)
+            if transport is not None:
+                transport.abort()  # (close() would wait for the buffer to be sent)
+
         def _expire(self) -> None:
             self._deadline = None
             transport = getattr(self, "transport", None)
@@ -77,9 +107,14 @@ def bounded_protocol(header_timeout: float, max_connections: int) -> type[asynci
 
 
 def uvicorn_config(
-    app: Any, *, header_timeout: float = HEADER_TIMEOUT, max_connections: int = MAX_CONNECTIONS, **options: Any
+    app: Any,
+    *,
+    header_timeout: float = HEADER_TIMEOUT,
+    max_connections: int = MAX_CONNECTIONS,
+    write_timeout: float = WRITE_TIMEOUT,
+    **options: Any,
 ) -> Any:
     """A ``uvicorn.Config`` for ``app`` with :func:`bounded_protocol` (``options`` are uvicorn's)."""
     import uvicorn
 
-    return uvicorn.Config(app, http=bounded_protocol(header_timeout, max_connections), **options)
+    return uvicorn.Config(app, http=bounded_protocol(header_timeout, max_connections, write_timeout), **options)
