@@ -47,12 +47,12 @@ import orjson
 from .._json import has_lone_surrogate, json_type
 from .._json import loads as codec_loads
 from ..errors import Problem, ValidationError
+from ._common import MINTED_ID
 from ._numbers import first_beyond_double, json_text_of, overflowed
 from ._payload import shown, text_or_none
 
 __all__ = [
     "ERROR_EVENT",
-    "MINTED_ID",
     "NOT_KEPT_EVENT",
     "PROBLEM_EVENT",
     "StreamBuilder",
@@ -61,10 +61,6 @@ __all__ = [
 ERROR_EVENT = "agentmsg.error"  # CUSTOM event name: a provider error or a cut stream
 PROBLEM_EVENT = "agentmsg.problem"  # CUSTOM event name: a payload that could not be read (skipped)
 NOT_KEPT_EVENT = "agentmsg.not-kept"  # CUSTOM event name: provider data the message has no place for
-#: tool_use metadata key: the call's id, when agentmsg minted it (the provider gave none, see _start_call). A
-#: formatter for a provider that matches id-less calls by name and order (Gemini) sends no id for such a call: the
-#: provider never gave one. The value is the id itself, so a call whose id was changed since is not taken for one.
-MINTED_ID = "agentmsg_minted_id"
 
 
 class _Call:

@@ -8,6 +8,12 @@ from agentmsg.blocks import AudioBlock, DataBlock, ImageBlock, VideoBlock
 
 from ._media import data_url_mime, guess_mime, scheme_of
 
+#: tool_use metadata key the stream builder writes and the formatters read: the call's id, when agentmsg minted it
+#: (the provider gave none, see StreamBuilder._start_call). A formatter for a provider that matches id-less calls by
+#: name and order (Gemini) sends no id for such a call: the provider never gave one. The value is the id itself, so
+#: a call whose id was changed since is not taken for one.
+MINTED_ID: Final = "agentmsg_minted_id"
+
 _KIND_BY_TYPE: Final = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video"}
 
 

@@ -17,7 +17,7 @@ from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolResultBlock
 from agentmsg.message import Msg, MsgRole
 
 from . import _format as F
-from ._builder import MINTED_ID
+from ._common import MINTED_ID
 from ._format import Context
 from ._walk import Walk
 
