@@ -3066,3 +3066,29 @@ def test_openai_formatter_sends_an_audio_replys_transcript_and_says_its_audio() 
     assistant = req.body["messages"][1]
     assert assistant["role"] == "assistant" and assistant["content"].startswith("Hello there\n")
     assert [d.rule for d in req.diagnostics] == ["media-unsupported"]
+
+
+def test_cli_chat_says_the_parsers_problems_and_exits_3_for_cut_arguments(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``agentmsg chat`` ignored what the parser said: a reply whose tool call arguments the provider cut at
+    max_tokens (Anthropic's recorded one) exited 0 with nothing on stderr, and so did a stream with a payload
+    that could not be read. Now, as ``agentmsg parse``: the problem is said on stderr after the reply, exit 3
+    for cut arguments, 1 for a payload not read (its text still printed)."""
+    capsys.readouterr()
+    code, out = _chat(monkeypatch, "anthropic", "/v1/messages", "anthropic/stream_sdk_incomplete_partial_json.sse", "x")
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert "[tool call] " in out and "[usage] " in out
+    assert "[incomplete]" in err and err.startswith("agentmsg: ")
+    body = (FIX / "openai/stream_text_include_usage.sse").read_bytes()
+    cut = body.replace(b"data: ", b"data: {not json\n\ndata: ", 1)  # one payload no one can read, then the rest
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply(body=cut, sse=True))
+        code, out = run_cli("chat", "--provider", "openai", "--base-url", server.url, "hi")
+    err = capsys.readouterr().err
+    assert code == 1, err
+    text = reduce_events(openai.parse_stream(body))[0].text_content
+    assert text and text in out
+    assert err.count("\n") == 1 and err.startswith("agentmsg: ")

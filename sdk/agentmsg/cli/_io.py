@@ -217,6 +217,28 @@ def print_problems(where: str, prefix: str, problems: Iterable[Problem], out: Te
     return n
 
 
+def say(where: str, e: dict[str, Any], err: TextIO) -> int:
+    """One line on ``err`` for what a provider parser said in a CUSTOM event (a problem, an error, data not
+    kept); the exit status it calls for: :data:`EXIT_INVALID` for an error or a problem of the input, :data:`EXIT_ARGUMENTS` for a
+    problem of a tool call's arguments as the provider gave them (its value names the call: ``toolCallId``),
+    :data:`EXIT_OK` for a note."""
+    from ..providers._builder import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
+
+    name, value = e.get("name"), e.get("value")
+    if name not in (PROBLEM_EVENT, ERROR_EVENT, NOT_KEPT_EVENT) or not isinstance(value, dict):
+        return EXIT_OK
+    source = e.get("source")
+    head = f"{where}: {source}: " if source else f"{where}: "
+    if name == ERROR_EVENT:
+        err.write(f"{head}error: {value.get('message')} [{value.get('type')}]\n")
+        return EXIT_INVALID
+    if name == NOT_KEPT_EVENT:
+        err.write(f"{head}note: {value.get('message')} [not-kept]\n")
+        return EXIT_OK
+    err.write(f"{head}{value.get('message')} [{value.get('rule')}]\n")
+    return EXIT_ARGUMENTS if "toolCallId" in value else EXIT_INVALID
+
+
 _CHUNK = 1 << 16
 _BOM = b"\xef\xbb\xbf"
 

@@ -3,24 +3,29 @@
     agentmsg chat --provider NAME [--model M] [--base-url URL] [--system TEXT] [--max-tokens N] PROMPT
 
 Text is printed as it arrives; reasoning is marked ``[thinking]`` and tool calls ``[tool call]``; the last
-line gives the usage. The API key comes from the provider's usual environment variable. Exit 1 when the
-call fails or the stream breaks (what arrived is still printed), 2 for a usage error, 130 on Ctrl-C
-(what arrived stays printed, with the usage so far).
+line gives the usage. What the parser said on the way (a payload it could not read, a tool call's arguments cut
+at max_tokens, data the message has no place for) is printed on stderr after the reply, one line each, as
+``agentmsg parse`` prints it. The API key comes from the provider's usual environment variable. Exit 1 when
+the call fails, the stream breaks or a payload could not be read (what arrived is still printed), 2 for a
+usage error, 3 when a tool call's arguments, as the provider gave them, are no JSON object (cut at
+max_tokens, say), 130 on Ctrl-C (what arrived stays printed, with the usage so far).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from typing import Any, TextIO
 
 from ..providers import NAMES
-from ._io import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, UsageError, exit_status, seconds, whole_number
+from ._io import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, UsageError, exit_status, say, seconds, whole_number
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..clients import Client, ProviderError
     from ..message import SystemMessage, UserMessage
+    from ..providers._builder import ERROR_EVENT
 
     messages: list[Any] = []
     if args.system:
@@ -39,12 +44,18 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_INVALID
     kind = None
     stream = None
+    said = io.StringIO()  # what the parser said, printed after the reply (not inside its text)
+    status = EXIT_OK  # EXIT_INVALID (a payload not read) wins over EXIT_ARGUMENTS
     try:
         stream = client.stream(messages, **params)
         for p in stream.diagnostics:
             sys.stderr.write(f"agentmsg: {p}\n")
         for e in stream:
             t = e["type"]
+            if t == "CUSTOM" and e.get("name") != ERROR_EVENT:  # (an error raises: said below)
+                code = say("agentmsg", e, said)
+                if code != EXIT_OK and status != EXIT_INVALID:
+                    status = code
             if e.get("source"):
                 continue
             if t == "THINKING_BLOCK_DELTA" and e["delta"]:
@@ -66,7 +77,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     except ProviderError as exc:
         if kind is not None:
             out.write("\n")
-        sys.stderr.write(f"agentmsg: {exc}\n")
+        sys.stderr.write(said.getvalue() + f"agentmsg: {exc}\n")
         return EXIT_INVALID
     except KeyboardInterrupt:  # Ctrl-C: what arrived stays printed, with the usage so far
         if stream is not None:
@@ -75,7 +86,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         msg = stream.message if stream is not None else None
         if msg is not None and msg.usage is not None:
             out.write(f"[usage] {_usage_line(msg.usage)}\n")
-        sys.stderr.write("agentmsg: interrupted\n")
+        sys.stderr.write(said.getvalue() + "agentmsg: interrupted\n")
         return EXIT_INTERRUPTED
     finally:
         client.close()
@@ -84,7 +95,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     out.write("\n")
     if usage is not None:
         out.write(f"[usage] {_usage_line(usage)}\n")
-    return EXIT_OK
+    out.flush()
+    sys.stderr.write(said.getvalue())
+    return status
 
 
 def _usage_line(usage: Any) -> str:
@@ -114,8 +127,11 @@ def add_parser(sub: Any) -> None:
         "dashscope-compatible), ANTHROPIC_API_KEY (anthropic), GOOGLE_API_KEY or GEMINI_API_KEY (gemini).",
         **exit_status(
             "0  the reply arrived whole",
-            "1  no API key, the call failed or the stream broke (what arrived is still printed), said on stderr",
+            "1  no API key, the call failed, the stream broke or a payload could not be read (what arrived is",
+            "   still printed), said on stderr",
             "2  usage error (a base URL that is no http(s) URL, say)",
+            "3  the reply arrived whole, but a tool call's arguments, as the provider gave them, are no JSON",
+            "   object (cut at max_tokens, say), said on stderr",
             "130  interrupted (Ctrl-C): what arrived stays printed, with the usage so far",
             interrupt=False,
         ),

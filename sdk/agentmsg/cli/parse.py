@@ -29,10 +29,8 @@ from .._sse import SNIFF_LIMIT, sniff
 from ..errors import ValidationError
 from ..events import Reducer
 from ..providers import NAMES, get
-from ..providers._builder import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from ..providers._framing import SSE_STARTS, without_http_heads
 from ._io import (
-    EXIT_ARGUMENTS,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_OK,
@@ -44,6 +42,7 @@ from ._io import (
     limit_options,
     print_problems,
     read_bytes,
+    say,
     whole_number,
 )
 
@@ -94,26 +93,6 @@ def _a(provider: str) -> str:
     return f"{'an' if provider[:1] in 'aeiou' else 'a'} {provider}"
 
 
-def _say(where: str, e: dict[str, Any], err: TextIO) -> int:
-    """One stderr line for what a parser said in a CUSTOM event (a problem, an error, data not kept); the exit
-    status it calls for: :data:`EXIT_INVALID` for an error or a problem of the input, :data:`EXIT_ARGUMENTS` for a
-    problem of a tool call's arguments as the provider gave them (its value names the call: ``toolCallId``),
-    :data:`EXIT_OK` for a note."""
-    name, value = e.get("name"), e.get("value")
-    if name not in (PROBLEM_EVENT, ERROR_EVENT, NOT_KEPT_EVENT) or not isinstance(value, dict):
-        return EXIT_OK
-    source = e.get("source")
-    head = f"{where}: {source}: " if source else f"{where}: "
-    if name == ERROR_EVENT:
-        err.write(f"{head}error: {value.get('message')} [{value.get('type')}]\n")
-        return EXIT_INVALID
-    if name == NOT_KEPT_EVENT:
-        err.write(f"{head}note: {value.get('message')} [not-kept]\n")
-        return EXIT_OK
-    err.write(f"{head}{value.get('message')} [{value.get('rule')}]\n")
-    return EXIT_ARGUMENTS if "toolCallId" in value else EXIT_INVALID
-
-
 def run(args: argparse.Namespace, out: TextIO) -> int:
     with command_limits(args):
         return _run(args, out)
@@ -131,7 +110,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         for events in _events(args):
             for e in events:
                 if e["type"] == "CUSTOM":
-                    said = _say(args.file, e, sys.stderr)
+                    said = say(args.file, e, sys.stderr)
                     if said != EXIT_OK and status != EXIT_INVALID:
                         status = said
             if args.events:
