@@ -289,7 +289,7 @@ def test_a_name_is_resolved_once_and_the_checked_address_connected(
     connection made to the address checked; the request still names the host (Host header; TLS's server
     name). Here every address passes the check (as if loopback were public), and the name answers 127.0.0.1
     once, then 127.0.0.2, where nothing listens."""
-    from agentmsg.providers import _media
+    from agentmsg.providers import _download
 
     real = socket.getaddrinfo
     asked: list[Any] = []
@@ -303,7 +303,7 @@ def test_a_name_is_resolved_once_and_the_checked_address_connected(
         return real(host, port, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    monkeypatch.setattr(_media, "_check_address", lambda address, pointer, url: checked.append(address))
+    monkeypatch.setattr(_download, "_check_address", lambda address, pointer, url: checked.append(address))
     port = server.rsplit(":", 1)[1]
     on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=5))
     r = formatted("openai", audio_msg(f"http://name.test:{port}/a.wav"), options=on)
@@ -696,9 +696,9 @@ def test_https_to_the_checked_address_keeps_the_name(tmp_path: Path, monkeypatch
         for host in ("name.test", "other.test"):
             session = MediaSession(MediaPolicy(allow_download=True, allow_private=True, timeout=5))
             # (the client agentmsg makes, trusting this certificate)
-            session._client = httpx.Client(verify=ssl.create_default_context(cafile=cert), trust_env=False)
+            session._downloader._client = httpx.Client(verify=ssl.create_default_context(cafile=cert), trust_env=False)
             try:
-                results[host] = session._download(f"https://{host}:{port}/a.wav", "https", "/p")[0]
+                results[host] = session._download(f"https://{host}:{port}/a.wav", "/p")[0]
             except ValidationError as exc:
                 results[host] = exc.problems[0].message
             finally:

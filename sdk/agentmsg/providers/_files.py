@@ -1,0 +1,128 @@
+"""Local files for media (the file half of :class:`~agentmsg.providers._media.MediaPolicy`).
+
+A file is read only under ``allowed_roots`` (after resolving ``..`` and symlinks, so neither traversal nor a
+symlink can leave a root; opened from the root following no symlink, so neither can a directory swapped for
+one after the check), only a regular file with one name (a hard link's other name may be outside the roots)
+unless ``allow_hard_links``, at most ``max_bytes``. Every refusal is a :class:`~agentmsg.ValidationError`
+whose pointer is the block's.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any, Final
+from urllib.parse import unquote
+
+from agentmsg.errors import ValidationError
+
+from ._download import split_url
+
+__all__ = ["LocalFiles"]
+
+
+class LocalFiles:
+    """Reads local files for one media session under its policy (a ``MediaPolicy``), each file once."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self._cache: dict[str, bytes] = {}
+        self._real_roots: tuple[str, ...] | None = None
+
+    def _roots(self) -> tuple[str, ...]:
+        if self._real_roots is None:
+            self._real_roots = tuple(os.path.realpath(r) for r in self.policy.allowed_roots)
+        return self._real_roots
+
+    def read(self, ref: str, scheme: str | None, pointer: str) -> bytes:
+        """The bytes of the local file ``ref`` (a path, or a ``file:`` URL when ``scheme`` says so), under the
+        policy; every refusal a :class:`~agentmsg.ValidationError` at ``pointer``."""
+        if scheme == "file":
+            parts = split_url(ref, pointer, "media-local-refused")
+            if parts.netloc not in ("", "localhost"):
+                raise ValidationError.single(pointer, "media-local-refused", f"file URL with a remote host: {ref}")
+            path = unquote(parts.path)
+        else:
+            path = ref
+        roots = self._roots()
+        if not roots:
+            raise ValidationError.single(
+                pointer,
+                "media-local-refused",
+                f"local file {ref!r} not read: no allowed roots (MediaPolicy.allowed_roots)",
+            )
+        if "\x00" in path:
+            raise ValidationError.single(pointer, "media-local-refused", "local path contains a NUL character")
+        real = os.path.realpath(path)
+        root = next((r for r in roots if real == r or real.startswith(r.rstrip(os.sep) + os.sep)), None)
+        if root is None:
+            raise ValidationError.single(
+                pointer, "media-local-refused", f"local file {ref!r} is outside the allowed roots"
+            )
+        cached = self._cache.get(real)
+        if cached is not None:
+            return cached
+        limit = self.policy.max_bytes
+        try:
+            fd = _open_under(root, real)
+        except OSError as exc:
+            raise ValidationError.single(
+                pointer, "media-local-refused", f"cannot read {ref!r}: {exc.strerror or exc}"
+            ) from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise ValidationError.single(pointer, "media-local-refused", f"{ref!r} is not a regular file")
+            if st.st_nlink > 1 and not self.policy.allow_hard_links:
+                # a hard link is a second name of the same file, just as real as the first: one made under
+                # a root (by anyone who can write there) to a file outside it (/etc/shadow, another user's
+                # key) passes every path check, and O_NOFOLLOW has no link to refuse. Its count shows it.
+                raise ValidationError.single(
+                    pointer,
+                    "media-local-refused",
+                    f"{ref!r} has {st.st_nlink} names (hard links), which may be outside the allowed roots "
+                    "(MediaPolicy.allow_hard_links)",
+                )
+            if st.st_size > limit:
+                raise ValidationError.single(
+                    pointer, "media-too-large", f"{ref!r} has {st.st_size} bytes, over the limit of {limit}"
+                )
+            chunks = []
+            total = 0
+            while True:
+                chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+                if total > limit:
+                    raise ValidationError.single(
+                        pointer, "media-too-large", f"{ref!r} is over the limit of {limit} bytes"
+                    )
+        finally:
+            os.close(fd)
+        result = b"".join(chunks)
+        self._cache[real] = result
+        return result
+
+
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_under(root: str, real: str) -> int:
+    """Open ``real`` (resolved, under ``root``) one component at a time from ``root``, following no
+    symlink: a directory swapped for a symlink after the check cannot lead out of the root."""
+    flags = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+    rel = os.path.relpath(real, root)
+    if rel == os.curdir or not _NOFOLLOW or os.open not in os.supports_dir_fd:
+        return os.open(real, flags)
+    *dirs, name = rel.split(os.sep)
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for part in dirs:
+            inner = os.open(part, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0), dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(name, flags, dir_fd=fd)
+    finally:
+        os.close(fd)
