@@ -71,6 +71,7 @@ class _Call:
         "given",
         "id",
         "input",
+        "kept",
         "late_signature",
         "minted",
         "name",
@@ -82,6 +83,8 @@ class _Call:
         "said",
         "seq",
         "signature",
+        "size",
+        "stale",
         "started",
         "text",
     )
@@ -92,9 +95,14 @@ class _Call:
         self.given = call_id  # the id the provider gave (``id`` may get a suffix: see _start_call)
         self.name = name
         #: (OpenAI's family) the name's fragments before its first argument text, as the SDK's accumulator joins
-        #: them, and whether the last of them repeated the name so far (see StreamBuilder.tool_call)
+        #: them, and whether the last of them repeated the name so far (see StreamBuilder.tool_call). The name is
+        #: ``pieces[:kept]`` joined, ``size`` characters long; joined only when read (:meth:`whole_name`), while
+        #: ``stale`` (``name`` then holds an earlier, shorter join): joining at each piece was quadratic in them
         self.pieces: list[str] = []
         self.repeated = False
+        self.kept = 0
+        self.size = 0
+        self.stale = False
         self.open = True
         self.started = False
         self.ended = False  # it ended before it could start (a call before it waits for its name): its END waits
@@ -112,6 +120,13 @@ class _Call:
         self.custom = False  # an OpenAI custom tool's call: its text is free text, not JSON arguments (tool_call)
         self.minted = False  # the provider gave no id: agentmsg minted it (see _start_call, MINTED_ID)
         self.no_id = False  # the provider never gives it an id (OpenAI's legacy function_call): none is waited for
+
+    def whole_name(self) -> str | None:
+        """The call's name, its pieces joined if they were not yet (see :attr:`pieces`)."""
+        if self.stale:
+            self.name = "".join(self.pieces[: self.kept])
+            self.stale = False
+        return self.name
 
 
 class _Choice:
@@ -611,19 +626,22 @@ class StreamBuilder:
         if name and not call.name:
             call.name = name
             call.pieces.append(name)
+            call.kept, call.size = 1, len(name)
         elif name and self.ids_expected and not call.started and not call.text:
             # A name split across the fragments before its arguments: one name, as the SDK's accumulator joins it.
             # A fragment that repeats the name so far repeats it (servers that send the name on every fragment),
             # unless a new piece follows it: then it was a piece too (the name was split, a piece like the name
-            # so far: "c", "c", "x"), and the name is every piece, as the accumulator joins them.
+            # so far: "c", "c", "x"), and the name is every piece, as the accumulator joins them. (Joined when
+            # read: a piece is compared with the name only when as long, so each costs its own length.)
             call.pieces.append(name)
-            if name == call.name:
+            if len(name) == call.size and name == call.whole_name():
                 call.repeated = True
-            elif call.repeated:
-                call.name, call.repeated = "".join(call.pieces), False
             else:
-                call.name = (call.name or "") + name
-        elif name and name != call.name and id(call) not in self._renamed:
+                call.repeated = False
+                call.size += sum(map(len, call.pieces[call.kept :]))
+                call.kept = len(call.pieces)
+                call.stale = True
+        elif name and name != call.whole_name() and id(call) not in self._renamed:
             self._renamed.add(id(call))  # said once per call
             self.problem(
                 "name",
@@ -646,7 +664,7 @@ class StreamBuilder:
                 self._problem_at(
                     c,
                     "duplicate",
-                    f"a later fragment of tool call {str(call.name)[:80]!r} gives another thought signature: the"
+                    f"a later fragment of tool call {str(call.whole_name())[:80]!r} gives another thought signature: the"
                     " first kept",
                 )
         if call.started:
@@ -717,6 +735,7 @@ class StreamBuilder:
             c.suffixes[taken] = n + 1
             call.id = f"{taken}-{n}"
             self.problem("id", f"tool call id {taken[:80]!r} is an earlier call's too: this call's is {call.id[:90]!r}")
+        call.whole_name()
         call.started = True
         call.pieces = []  # (its name is whole)
         c.calls_by_id[call.id] = call
