@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 import agentmsg
-from agentmsg.providers import _builder, openai
+from agentmsg.providers import _builder, anthropic, openai
 
 
 def sse(*payloads: Any) -> bytes:
@@ -55,3 +55,32 @@ def test_a_name_in_many_pieces_is_joined_once(shape: str, monkeypatch: pytest.Mo
     (call,) = msg.content
     assert call.name == name and call.input == {}
     assert _CountedCall.written <= 2 * len(body), (_CountedCall.written, len(body))
+
+
+def _anthropic(kind: str, **data: Any) -> bytes:
+    return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
+
+
+def test_anthropic_usage_of_many_keys_then_many_events_is_copied_in_linear_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each message_delta's usage is merged into the counts so far and a copy handed on (converted at the end): the
+    copy held every key any event gave, so one usage of 5,000 keys (no count among them) and 5,000 events after it
+    copied 25 million keys. Only the counts read are kept now."""
+    handed = []
+    usage_later = _builder.StreamBuilder.usage_later
+
+    def counted(self: _builder.StreamBuilder, convert: Any, raw: Any, input_key: str) -> None:
+        handed.append(len(raw))
+        usage_later(self, convert, raw, input_key)
+
+    monkeypatch.setattr(_builder.StreamBuilder, "usage_later", counted)
+    n = 5000
+    message = {"id": "m", "type": "message", "role": "assistant", "model": "c", "content": []}
+    body = _anthropic("message_start", message={**message, "usage": {"input_tokens": 7, "output_tokens": 1}})
+    body += _anthropic("message_delta", delta={}, usage={f"k{i}": {"n": i} for i in range(n)})
+    body += b"".join(_anthropic("message_delta", delta={}, usage={"output_tokens": i}) for i in range(n))
+    body += _anthropic("message_delta", delta={"stop_reason": "end_turn"}) + _anthropic("message_stop")
+    (msg,) = agentmsg.reduce_events(list(anthropic.parse_stream(body)))
+    assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (7, n - 1)
+    assert len(handed) == n + 2 and sum(handed) <= 4 * len(handed), sum(handed)

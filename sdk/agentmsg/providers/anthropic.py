@@ -321,6 +321,10 @@ def _decode_text(data: str) -> str | None:
 _NORMAL_STOP = ("end_turn", "stop_sequence")
 
 
+#: The usage counts :func:`_usage` reads
+_COUNTS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+
+
 def _usage(u: Mapping[str, Any], b: StreamBuilder) -> dict[str, Any] | None:
     """Anthropic counts cached input apart from ``input_tokens``: inputTokens is their sum (every input
     token, as the other providers count it) and cachedTokens the cache reads. A count given that is no count is
@@ -699,7 +703,12 @@ class StreamParser(BaseStreamParser):
             if u is not None:
                 self.builder.no_usage("usage", u)
             return
-        self._usage.update((k, v) for k, v in u.items() if v is not None)  # cumulative counts: last wins
+        # cumulative counts: last wins. Only the counts _usage reads are kept: the copy each event hands on stays
+        # that small (a copy of every key any event gave was quadratic: one usage of many keys, then many events)
+        for k in _COUNTS:
+            v = u.get(k)
+            if v is not None:
+                self._usage[k] = v
         self.builder.usage_later(_usage, dict(self._usage), "input_tokens")  # converted once, at the end
 
 
