@@ -3,6 +3,11 @@ characters a step writes, the calls a step makes), never timed."""
 
 from __future__ import annotations
 
+import base64
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import orjson
@@ -84,3 +89,70 @@ def test_anthropic_usage_of_many_keys_then_many_events_is_copied_in_linear_work(
     (msg,) = agentmsg.reduce_events(list(anthropic.parse_stream(body)))
     assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (7, n - 1)
     assert len(handed) == n + 2 and sum(handed) <= 4 * len(handed), sum(handed)
+
+
+_SDK = str(Path(agentmsg.__file__).parent)
+
+
+def _lines_run(run: Callable[[], Any]) -> int:
+    """How many lines of the SDK's Python code ``run()`` executes: work counted, not timed."""
+    count = 0
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        if not frame.f_code.co_filename.startswith(_SDK):
+            return None
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def _growth(make: Callable[[int], bytes], parse: Callable[[bytes], Any], n: int) -> float:
+    """The work of parsing ``make(2n)`` over that of ``make(n)``: about 2 when linear, 4 when quadratic."""
+    small, large = make(n), make(2 * n)
+    return _lines_run(lambda: parse(large)) / _lines_run(lambda: parse(small))
+
+
+def _events(mod: Any) -> Callable[[bytes], Any]:
+    return lambda body: agentmsg.reduce_events(list(mod.parse_stream(body)))
+
+
+def _choice(i: int, delta: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "c", "model": "m", "choices": [{"index": i, "delta": delta, "finish_reason": "stop"}]}
+
+
+def _choices_with_a_problem(n: int) -> bytes:
+    """Choices 1..n (no choice 0), each with two calls sharing an id: a problem said of each, held for choice 0."""
+    call = {"type": "function", "function": {"name": "f", "arguments": "{}"}}
+    return sse(
+        *(_choice(i, {"tool_calls": [{"index": k, "id": f"t{i}", **call} for k in (0, 1)]}) for i in range(1, n + 1))
+    )
+
+
+def _choices_with_audio(n: int) -> bytes:
+    """Choices 0..n-1, each with 3 bytes of audio: too few to tell its type, so its block waits for the end."""
+    audio = base64.b64encode(b"abc").decode()
+    return sse(*(_choice(i, {"audio": {"id": f"a{i}", "data": audio}}) for i in range(n)))
+
+
+@pytest.mark.parametrize("make", [_choices_with_a_problem, _choices_with_audio], ids=["held-problems", "waiting-audio"])
+def test_many_choices_take_work_linear_in_them(make: Callable[[int], bytes]) -> None:
+    """What the builder holds per choice (problems said before choice 0 opened, audio too short to start a block)
+    was looked through whole at each choice that opened or closed: quadratic in the choices (8,000 choices with a
+    problem each: 53 s). Now each choice finds its own: the SDK lines run grow as the choices (about 2 for twice
+    as many; 2.7 and more before)."""
+    events = list(openai.parse_stream(make(2)))
+    if make is _choices_with_a_problem:  # said in choice 0, which opens to say them
+        said = [e for e in events if e.get("name") == "agentmsg.problem"]
+        assert [("source" in e, e["value"]["rule"]) for e in said] == [(False, "id"), (False, "id")]
+    for i in (1, 2) if make is _choices_with_a_problem else (0, 1):
+        (msg,) = agentmsg.reduce_events(events, source=f"choice/{i}" if i else None)
+        assert [b.type for b in msg.content] == (["tool_use"] * 2 if make is _choices_with_a_problem else ["data"])
+    assert _growth(make, _events(openai), 300) < 2.4

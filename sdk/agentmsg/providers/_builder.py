@@ -38,7 +38,7 @@ import os
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -277,7 +277,7 @@ class StreamBuilder:
         self._whole_signatures: dict[str, str] = {}  # blockId -> its whole signature, sent when it ends
         #: CUSTOM events (problems, notes) said before their choice opened: held until it opens, so that a
         #: problem with the first payload does not open the reply before a later payload names it (id, model)
-        self._held: list[tuple[int, str, dict[str, Any]]] = []
+        self._held: dict[int, list[tuple[str, dict[str, Any]]]] = {}  # choice -> (name, value), in order
         self._renamed: set[int] = set()  # calls (id()) a differing later name was said of
         self._unstarted: dict[tuple[int, str], _Data] = {}  # (choice, slot) -> a streamed data block not started yet
         self._data: dict[str, _Data] = {}  # blockId -> a streamed data block started (open)
@@ -334,19 +334,16 @@ class StreamBuilder:
         else:
             self._ev(c, "MODEL_CALL_START", replyId=c.reply_id)
         if self._held:
-            held, self._held = self._held, []
-            for at, name, value in held:
-                if at == index:
-                    self._ev(c, "CUSTOM", name=name, value=value)
-                else:
-                    self._held.append((at, name, value))
+            # (this choice's only: scanning every choice's at each choice that opens was quadratic in the choices)
+            for name, value in self._held.pop(index, ()):
+                self._ev(c, "CUSTOM", name=name, value=value)
         return c
 
     def _say(self, index: int, name: str, value: dict[str, Any]) -> None:
         """A CUSTOM event of choice ``index``; held until the choice opens (see :attr:`_held`)."""
         c = self._choices.get(index)
         if c is None or not c.started:
-            self._held.append((index, name, value))
+            self._held.setdefault(index, []).append((name, value))
             return
         self._ev(c, "CUSTOM", name=name, value=value)
 
@@ -1070,8 +1067,11 @@ class StreamBuilder:
         self.closed = True
         if not self._choices:
             self.choice(0)
-        for index in sorted({at for at, _, _ in self._held}):
+        for index in sorted(self._held):
             self.choice(index)  # what was said of a choice that had nothing else: it opens to say it
+        waiting: dict[int, list[str]] = {}  # choice -> the slots of its streamed data blocks not started yet
+        for at, slot in self._unstarted:
+            waiting.setdefault(at, []).append(slot)
         for index in sorted(self._choices):
             c = self._choices[index]
             if c.done:
@@ -1085,16 +1085,17 @@ class StreamBuilder:
                         kind="incomplete_stream",
                         choice=index,
                     )
-            self._close_choice(c, usage=index == 0)
+            self._close_choice(c, index, waiting.get(index, ()), usage=index == 0)
 
-    def _close_choice(self, c: _Choice, usage: bool) -> None:
-        if self._unstarted:  # a streamed data block still waiting (held, or of fewer bytes than its type is read from)
-            for choice, slot in list(self._unstarted):
-                if self._choices.get(choice) is c:
-                    if self._unstarted[(choice, slot)].bytes:
-                        self._data_start(c, choice, slot)
-                    else:
-                        del self._unstarted[(choice, slot)]
+    def _close_choice(self, c: _Choice, index: int, waiting: Iterable[str], usage: bool) -> None:
+        # a streamed data block still waiting (held, or of fewer bytes than its type is read from): ``waiting``, its
+        # slots (looking through every choice's at each choice was quadratic in the choices)
+        for slot in waiting:
+            d = self._unstarted.get((index, slot))
+            if d is not None and d.bytes:
+                self._data_start(c, index, slot)
+            elif d is not None:
+                del self._unstarted[(index, slot)]
         for slot in list(c.blocks):
             self.end_block(slot, c)
         for call in list(c.calls.values()):
