@@ -16,7 +16,11 @@ import pytest
 
 import agentmsg
 from agentmsg._sse import SSEDecoder
-from agentmsg.providers import _builder, anthropic, openai
+from agentmsg.providers import _builder, anthropic, gemini, openai
+
+
+def data_event(payload: Any) -> bytes:
+    return b"data: " + orjson.dumps(payload) + b"\n\n"
 
 
 def sse(*payloads: Any) -> bytes:
@@ -179,3 +183,24 @@ def test_an_event_of_many_short_data_lines_holds_its_bytes_not_a_string_per_line
     assert event.data == "\n".join(["xy"] * n) and event.problem is None
     (event,) = SSEDecoder().feed(b"data: a\xff\ndata:\ndata: \xe2\x82\n\n")
     assert event.data == "a\ufffd\n\n\ufffd" and event.problem is not None and event.problem.rule == "utf-8"
+
+
+def test_a_json_value_on_many_short_lines_of_no_sse_field_holds_its_bytes() -> None:
+    """A JSON value sent on lines of no SSE field (Gemini's error after the events) was held as a bytes object per
+    line: 16 times the body for a value of many short lines. Now its bytes; the value read as before."""
+    n = 200_000
+    items = b"".join(b'"%d",\n' % (i % 10) for i in range(n))
+    body = data_event({"candidates": [{"content": {"parts": [{"text": "a"}]}}]}) + b'{"error": {"details": [\n' + items
+    parser, events = gemini.StreamParser(), []
+    tracemalloc.start()
+    try:
+        for i in range(0, len(body), 65536):
+            events += parser.feed(body[i : i + 65536])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * len(body), (peak, len(body))  # (16 times before)
+    events += parser.feed(b'""], "code": 500, "message": "boom", "status": "INTERNAL"}}\n') + parser.close()
+    (msg,) = agentmsg.reduce_events(events)
+    assert msg.text_content == "a" and msg.generate_reason.value == "INTERRUPTED"
+    assert [e["message"] for e in msg.to_dict()["metadata"]["agentmsg_errors"]] == ["boom"]

@@ -93,7 +93,9 @@ class _ProviderSSE(JSONDataDecoder):
 
     def __init__(self) -> None:
         super().__init__()
-        self._raw: list[bytes] | None = None  # the lines of the raw JSON value being read (None: none)
+        #: the raw JSON value being read, its lines joined by LFs (None: none): its bytes (a bytes object per line
+        #: held about 20 times the bytes of a value of many short lines, which the size limit counts)
+        self._raw: bytearray | None = None
         self._raw_depth: int | None = 0  # its open brackets (None: unknown, an overlong line was dropped)
         self._raw_size = 0
         self._raw_problem: Problem | None = None  # the value was dropped (over a size limit)
@@ -114,7 +116,7 @@ class _ProviderSSE(JSONDataDecoder):
             # An event name with no data before it (``event: error``, then the error as a raw JSON value) is the
             # value's: the value is that event's data (else the name was lost, and the error with it)
             self._raw_event = named or "message"
-            self._raw, self._raw_depth, self._raw_size, self._raw_problem = [], 0, 0, None
+            self._raw, self._raw_depth, self._raw_size, self._raw_problem = bytearray(), 0, 0, None
             # While the value is read, the decoder is inside an event (SSEDecoder._inside_event, which this mark
             # makes true at no cost to the common chunk): the next chunk's lines go to the line parser, in order,
             # up to a blank line, never to the fast path of simple events ahead of the value's end.
@@ -174,7 +176,9 @@ class _ProviderSSE(JSONDataDecoder):
                     f"a JSON value on lines of no SSE field is longer than {self.max_event_bytes} bytes: dropped",
                 )
             else:
-                raw.append(line)
+                if raw:  # (its first line is not empty: it starts the value)
+                    raw += b"\n"
+                raw += line
         depth = self._raw_depth
         if depth is None:
             return  # (an overlong line was dropped: the value ends at a blank line or a field)
@@ -196,11 +200,10 @@ class _ProviderSSE(JSONDataDecoder):
         if self._raw_problem is not None:
             out.append(SSEEvent("", self._raw_event, self._id, None, self._raw_problem))
             return
-        data = b"\n".join(raw)
         try:
-            text = data.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            text = data.decode("utf-8", "replace")
+            text = raw.decode("utf-8", "replace")
             if problem is RAW_JSON:  # (a cut value is skipped whole: its bytes are not read)
                 problem = RawUTF8(
                     "", "utf-8", f"invalid UTF-8 (byte {exc.start} of a JSON value of no SSE field) replaced by U+FFFD"
