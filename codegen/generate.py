@@ -5,9 +5,11 @@ validation needs are removed, see ``codegen_view``), runs datamodel-code-generat
 template in ``codegen/templates``, formats the result with ruff, and writes it to the output
 directory. Output is deterministic: running it twice gives byte-identical files.
 
-Usage: python codegen/generate.py [--check] [--out DIR]
-  --check  regenerate into a temporary directory and fail (exit 1) with a diff when the committed
-           generated/ differs. ``make test`` runs this.
+Usage: python codegen/generate.py [--check] [--out DIR] [--schemas DIR]
+  --check    regenerate into a temporary directory and fail (exit 1) with a diff when the committed
+             generated/ differs. ``make test`` runs this.
+  --schemas  read the schemas from DIR instead of schemas/ (with --out: try a schema change out of tree;
+             tests/test_schema_drift.py does).
 """
 
 from __future__ import annotations
@@ -119,11 +121,11 @@ def check_reserved_names(node: Any, where: str) -> None:
             check_reserved_names(value, where)
 
 
-def run_codegen(out_dir: Path) -> None:
+def run_codegen(out_dir: Path, schemas: Path = SCHEMAS) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "schemas"
         src.mkdir()
-        for path in sorted(SCHEMAS.glob("*.schema.json")):
+        for path in sorted(schemas.glob("*.schema.json")):
             schema = json.loads(path.read_text(encoding="utf-8"))
             check_reserved_names(schema, path.name)
             # datamodel-code-generator names modules after files: msg.schema.json -> msg_schema.py;
@@ -168,7 +170,7 @@ def run_codegen(out_dir: Path) -> None:
         ]
         env = dict(os.environ, RUFF_NO_CACHE="true", PYTHONWARNINGS="ignore::FutureWarning")
         subprocess.run(cmd, check=True, env=env)
-        typeddicts.write(SCHEMAS, raw, HEADER)  # TypedDicts of the events (formatted with the rest below)
+        typeddicts.write(schemas, raw, HEADER)  # TypedDicts of the events (formatted with the rest below)
         # Format and tidy (ruff removes the stock `from dataclasses import dataclass` import).
         subprocess.run(
             [sys.executable, "-m", "ruff", "check", "--fix-only", "--quiet", "--select", "F401,I,UP", str(raw)],
@@ -186,7 +188,7 @@ def run_codegen(out_dir: Path) -> None:
         (raw / "py.typed").write_text("", encoding="utf-8")
         # Ship the schemas with the models: the SDK validates against exactly what it was generated from.
         (raw / "schemas").mkdir()
-        for path in [*sorted(SCHEMAS.glob("*.schema.json")), SCHEMAS / "VERSION.json"]:
+        for path in [*sorted(schemas.glob("*.schema.json")), schemas / "VERSION.json"]:
             shutil.copyfile(path, raw / "schemas" / path.name)
         if out_dir.exists():
             shutil.rmtree(out_dir)
@@ -207,14 +209,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="fail when the committed output is stale")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--schemas", type=Path, default=SCHEMAS)
     args = parser.parse_args(argv)
     if not args.check:
-        run_codegen(args.out)
+        run_codegen(args.out, args.schemas)
         print(f"generated {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         fresh_dir = Path(tmp) / PACKAGE
-        run_codegen(fresh_dir)
+        run_codegen(fresh_dir, args.schemas)
         fresh, committed = snapshot(fresh_dir), snapshot(args.out)
         if fresh == committed:
             print("generated/ is up to date")

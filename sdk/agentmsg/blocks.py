@@ -31,7 +31,7 @@ from agentmsg_models.source import Base64Source, URLSource
 
 from ._converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
 from ._json import JsonInput, depth_error, loads
-from ._schemas import has_unknown_keys, validate
+from ._schemas import has_unknown_keys, schema_documents, validate
 from ._unknown import normalise_unknown_keys
 from .errors import ValidationError
 
@@ -85,17 +85,17 @@ def _sdk_class(generated: type) -> type:
     )
 
 
-_GENERATED_BLOCKS = (
-    _gen.TextBlock,
-    _gen.ThinkingBlock,
-    _gen.ImageBlock,
-    _gen.AudioBlock,
-    _gen.VideoBlock,
-    _gen.DataBlock,
-    _gen.ToolUseBlock,
-    _gen.ToolResultBlock,
-    _gen.HintBlock,
-)
+def _generated_blocks() -> tuple[type[Any], ...]:
+    """The generated class of every branch of the content-block schema's union, in the schema's order (the
+    generator names each class after its definition's ``title``). Derived, not listed: a block type added to
+    the schema is decoded, constructed and written by the SDK after ``make codegen`` (tests/test_schema_drift.py
+    says what else to update)."""
+    doc = schema_documents()["content-block.schema.json"]
+    titles = [doc["$defs"][branch["$ref"].rpartition("/")[2]]["title"] for branch in doc["anyOf"]]
+    return tuple(getattr(_gen, title) for title in titles)
+
+
+_GENERATED_BLOCKS = _generated_blocks()
 _SDK_BLOCKS: tuple[type, ...] = tuple(_sdk_class(c) for c in _GENERATED_BLOCKS)
 if TYPE_CHECKING:  # statically the fields and constructor signatures of the generated classes
     from agentmsg_models.content_block import (

@@ -11,9 +11,12 @@ and ``state`` on TOOL_CALL_END, block metadata on the END events' ``metadata``.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+import attrs
 
 from .._time import event_now
 from ..blocks import block_to_dict
@@ -113,6 +116,8 @@ def _hint(x: _Emit, data: dict[str, Any], index: int) -> Iterator[AgentEventDict
 
 
 #: Block type -> the events that carry it. A block type without an entry cannot be emitted.
+#: (Hand-written, as the event vocabulary is: tests/test_schema_drift.py fails, naming what to update, when a
+#: block type of the schema has no entry or a block field is missing from :data:`CARRIED`.)
 EMITTERS: dict[str, Emitter] = {
     "text": _text_or_thinking,
     "thinking": _text_or_thinking,
@@ -124,6 +129,66 @@ EMITTERS: dict[str, Emitter] = {
     "tool_result": _tool_result,
     "hint": _hint,
 }
+
+_MEDIA_KEYS = None  # the whole block rides on DATA_BLOCK_START ``block``: every key is carried
+
+#: Block type -> the block's JSON keys its events carry (and the reducer puts back), or None for every key.
+#: A field the schema declares beyond these would be lost between emit_events and the reducer: emitting a
+#: block with such a field set raises instead (rule ``no-event-carrier``).
+CARRIED: dict[str, frozenset[str] | None] = {
+    "text": frozenset({"type", "text"}),
+    "thinking": frozenset({"type", "thinking", "metadata"}),
+    "image": _MEDIA_KEYS,
+    "audio": _MEDIA_KEYS,
+    "video": _MEDIA_KEYS,
+    "data": _MEDIA_KEYS,
+    "tool_use": frozenset({"type", "id", "name", "input", "content", "metadata", "state"}),
+    "tool_result": frozenset({"type", "id", "name", "output", "metadata", "state"}),
+    "hint": frozenset({"type", "id", "hint", "source"}),
+}
+
+
+@functools.cache
+def _uncarried(cls: type) -> tuple[str, tuple[tuple[str, str, Any], ...]]:
+    """The block type of block class ``cls``, and (attribute, wire key, default) of its declared fields that
+    no event carries."""
+    fields = [a for a in attrs.fields(cls) if "wire" in a.metadata]
+    tag = next(a.default for a in fields if a.metadata["wire"] == "type")
+    carried = CARRIED.get(tag, frozenset())
+    if carried is None:
+        return tag, ()
+    return tag, tuple((a.name, a.metadata["wire"], _default(a)) for a in fields if a.metadata["wire"] not in carried)
+
+
+def _default(a: attrs.Attribute[Any]) -> Any:
+    d: Any = a.default
+    factory = getattr(d, "factory", None)  # attrs.Factory: the value a new block holds
+    return factory() if callable(factory) and not getattr(d, "takes_self", False) else d
+
+
+def _check_carried(block: Any, index: int) -> None:
+    """Raise rather than drop: a block type without events, or a declared field set that no event carries."""
+    cls: Any = type(block)
+    tag, uncarried = _uncarried(cls)
+    if tag not in EMITTERS:
+        raise ValidationError.single(
+            f"/content/{index}/type",
+            "no-event-carrier",
+            f"no agent event carries a {tag!r} block: emit_events would drop it (a new block type needs an entry"
+            " in agentmsg.events.emitter.EMITTERS and the reducers: README, 'Changing a schema')",
+            "msg",
+        )
+    for name, wire, default in uncarried:
+        value = getattr(block, name)
+        if value is not None and value != default:
+            raise ValidationError.single(
+                f"/content/{index}/{wire}",
+                "no-event-carrier",
+                f"{type(block).__name__}.{name} is set but no agent event carries it: emit_events would drop it"
+                " (after a schema change the emitter, both reducers and the event schema need it: README,"
+                " 'Changing a schema')",
+                "msg",
+            )
 
 
 def emit_events(
@@ -169,6 +234,8 @@ def iter_events(
             f"only ASSISTANT messages have an event stream (events carry an agent's reply), got {role}",
             "msg",
         )
+    for index, block in enumerate(msg.content):
+        _check_carried(block, index)
     return _iter_events(_Emit(msg, chunk_size, id_factory or (lambda: uuid.uuid4().hex), clock or event_now), msg)
 
 
