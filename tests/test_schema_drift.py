@@ -34,6 +34,7 @@ from agentmsg import (
 )
 from agentmsg.blocks import BLOCK_CLASSES
 from agentmsg.events import _handlers, _jsonl, emitter
+from agentmsg.providers._format import FORMATTED_BLOCKS
 from tests.conftest import ROOT
 
 SCHEMA_CHANGE = "README.md, 'Changing a schema'"
@@ -58,6 +59,13 @@ def block_drift() -> list[str]:
             out.append(
                 f"block type {tag!r}: export {title} from sdk/agentmsg/blocks.py (__all__ and the TYPE_CHECKING"
                 " imports) and sdk/agentmsg/__init__.py (import and __all__)"
+            )
+        if cls is not None and cls not in FORMATTED_BLOCKS:
+            out.append(
+                f"block type {tag!r} has no rule in the provider formatters: decide what each provider gets"
+                " (sdk/agentmsg/providers: _turns.py, _chat.py, _format.py history_parts, each provider's module),"
+                " add formatter vectors (tests/conformance/formatters), then add it to FORMATTED_BLOCKS in"
+                " providers/_format.py"
             )
         if tag not in emitter.EMITTERS:
             out.append(
@@ -307,6 +315,15 @@ for content in ([msg.content[0]], [msg.content[1]]):
         out["emit"].append([exc.problems[0].pointer, exc.problems[0].rule])
     except Exception as exc:
         out["emit"].append(repr(exc))
+from agentmsg.providers import get
+out["format"] = {}
+for provider in ("openai", "anthropic", "gemini", "dashscope"):
+    for multi in (False, True):
+        try:
+            r = get(provider).format_request([agentmsg.UserMessage("q"), msg], model="m", multi_agent=multi, agent_name="me")
+            out["format"][f"{provider}/{multi}"] = [[d.pointer, d.rule] for d in r.diagnostics if "citation" in d.message]
+        except ValidationError as exc:
+            out["format"][f"{provider}/{multi}"] = [exc.problems[0].pointer, exc.problems[0].rule]
 try:
     out["drift"] = drift.block_drift()
 except Exception as exc:
@@ -360,6 +377,13 @@ def test_a_new_block_field_and_block_type_through_codegen(tmp_path: Path) -> Non
     out = json.loads(r.stdout)
     assert out["emit"] == [["/content/0/citations", "no-event-carrier"], ["/content/0/type", "no-event-carrier"]]
     assert out["class"] == "agentmsg.blocks.CitationBlock"
+    # Formatting names the new type: an error in a model's own turn (it was `cannot format this message:
+    # AttributeError(...)` at /1), a diagnostic where multi-agent mode folds another agent's turn into text.
+    for key, got in out["format"].items():
+        multi = key.endswith("True")
+        assert got == ([["/1/content/1", "block-dropped"]] if multi else ["/1/content/1/type", "unsupported-block"]), (
+            key
+        )
     assert (
         '"content":[{"type":"text","text":"hi","citations":["a"]},{"type":"citation","url":"u","title":"t"}]'
         in out["json"]
@@ -368,6 +392,7 @@ def test_a_new_block_field_and_block_type_through_codegen(tmp_path: Path) -> Non
     drift = "\n".join(out["drift"])
     assert "export CitationBlock" in drift
     assert "block type 'citation' has no events" in drift
+    assert "block type 'citation' has no rule in the provider formatters" in drift
     assert "TextBlock.citations: no agent event carries it" in drift
 
 

@@ -174,7 +174,7 @@ class Walk:
                 else:
                     self.system_message(msg, i)
             except (AttributeError, TypeError, KeyError) as exc:
-                raise F.broken_message(i, exc) from None
+                raise F.broken_message(i, exc, msg) from None
             if deferred and not open_calls:
                 self.send_deferred()
         if group:
