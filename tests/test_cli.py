@@ -283,15 +283,16 @@ def test_validate_report_is_on_stdout_and_json_lines_with_json(tmp_path: Path) -
     assert r.returncode == 2  # an unreadable file wins over an invalid instance, as without --json
     assert r.stderr == f"agentmsg: {missing}: cannot read: No such file or directory\n"
     rows = [json.loads(line) for line in r.stdout.splitlines()]
-    assert all(list(row) == ["file", "instance", "pointer", "rule", "kind", "message"] for row in rows)
-    assert {(row["instance"], row["pointer"], row["rule"], row["kind"]) for row in rows} == {
-        (1, "/content/0/type", "role-content", "error"),
-        (2, "/usage/cacheCreationInputTokens", "unknown-key", "note"),
-        (None, "", "unreadable", "error"),
+    assert all(list(row) == ["file", "instance", "line", "pointer", "rule", "kind", "message"] for row in rows)
+    assert {(row["instance"], row["line"], row["pointer"], row["rule"], row["kind"]) for row in rows} == {
+        (1, 2, "/content/0/type", "role-content", "error"),
+        (2, 3, "/usage/cacheCreationInputTokens", "unknown-key", "note"),
+        (None, None, "", "unreadable", "error"),
     }
     assert rows[-1] == {
         "file": str(missing),
         "instance": None,
+        "line": None,
         "pointer": "",
         "rule": "unreadable",
         "kind": "error",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -301,89 +302,146 @@ def _read_rest(stream: Readable, limit: int) -> bytes:
     return b"".join(parts)
 
 
+#: (pointer prefix, instance, problem, line): ``line`` is the file's line (1-based) where the instance starts, when
+#: it is known (a JSON Lines record, a one-line document, a document that is no JSON at all), else None
+Record = tuple[str, Any, Problem | None, int | None]
+
+_AT = re.compile(r"line (\d+) column (\d+) \(char \d+\)")
+
+
+def _relocate(problem: Problem | None, line: int) -> tuple[Problem | None, int]:
+    """A parse problem of text starting at the file's line ``line``: the position the parser gives (``line L
+    column C (char K)``, counted from the start of that text) made the file's (``line N column C``), and that
+    line (``line`` when the problem says none)."""
+    if problem is None:
+        return None, line
+    found = _AT.search(problem.message)
+    if found is None:
+        return problem, line
+    at = line + int(found[1]) - 1
+    message = problem.message[: found.start()] + f"line {at} column {found[2]}" + problem.message[found.end() :]
+    return Problem(problem.pointer, problem.rule, message), at
+
+
 def records(stream: Readable, kind: str) -> Iterator[tuple[str, Any, Problem | None]]:
-    """(pointer prefix, instance, problem) for each instance of a file: one JSON value, an array (each item an
-    instance, prefix ``/N``) or JSON Lines (each non-blank line, prefix ``/N``). Reads in bounded memory: a
+    """(pointer prefix, instance, problem) for each instance of a file: :func:`numbered_records` without the
+    line."""
+    for prefix, instance, problem, _ in numbered_records(stream, kind):
+        yield prefix, instance, problem
+
+
+def numbered_records(stream: Readable, kind: str) -> Iterator[Record]:
+    """(pointer prefix, instance, problem, line) for each instance of a file: one JSON value, an array (each item
+    an instance, prefix ``/N``) or JSON Lines (each non-blank line, prefix ``/N``). Reads in bounded memory: a
     document is read up to ``limits.max_bytes`` + 1 bytes, JSON Lines one line at a time; a record beyond the
     limit gives ``max-bytes`` without being read whole. Parse problems carry the API's rules (``json``,
-    ``max-bytes``, ``max-depth``, ``integer-range``, ``lone-surrogate``)."""
+    ``max-bytes``, ``max-depth``, ``integer-range``, ``lone-surrogate``), and the position they give is the
+    file's (a JSON Lines record's error is on its own line of the file, not on "line 1")."""
     max_bytes = limits.max_bytes
     blank = 0  # bytes of leading blank lines (part of a document)
+    at = 1  # the line the first value starts on
     chunk = stream.readline(_CHUNK)
     if chunk.startswith(_BOM):
         chunk = chunk[len(_BOM) :]
     while chunk and not chunk.strip() and chunk.endswith(b"\n") and blank <= max_bytes:
         blank += len(chunk)
+        at += 1
         chunk = stream.readline(_CHUNK)
     head = chunk.lstrip()
     if not head or head[:1] not in b'{["-0123456789tfn':
         # Not the start of any JSON value (binary data, /dev/zero, an empty file): read no further.
         shown = f"it starts with {head[:1]!r}" if head else "there is no JSON value"
-        yield "", None, Problem("", "json", f"not valid JSON: {shown}")
+        yield "", None, Problem("", "json", f"not valid JSON: {shown}"), at if head else None
         return
     line = _read_line(stream, max_bytes - blank, chunk, drain=False)
     if line is None:  # one line beyond the limit: document or record, it cannot be taken
-        yield "", None, _too_big()
+        yield "", None, _too_big(), at
         return
     first = line
     if first.endswith(b"\n"):
         value, problem = _parse(first, kind)
         if problem is None:
             # The first line is a whole value: JSON Lines when another non-blank line follows.
-            nxt = _read_line(stream, max_bytes)
+            nxt, nxt_at = _read_line(stream, max_bytes), at + 1
             while nxt is not None and nxt.endswith(b"\n") and not nxt.strip():
-                nxt = _read_line(stream, max_bytes)
+                nxt, nxt_at = _read_line(stream, max_bytes), nxt_at + 1
             if nxt is None or nxt.strip():
-                yield from _jsonl(stream, kind, value, nxt)
+                yield from _jsonl(stream, kind, (value, at), (nxt, nxt_at))
             else:
-                yield from _items(value)
+                yield from _items(value, at, one_line=True)
             return
         if problem.rule != "json":
-            yield "", None, problem
+            yield "", None, problem, at
             return
         # A document over several lines (or JSON Lines whose first line is broken): read it, within the limit.
         text = first + _read_rest(stream, max_bytes - blank - len(first))
     else:
         text = first  # the whole input is one line
     if len(text) + blank > max_bytes:
-        yield "", None, _too_big()
+        yield "", None, _too_big(), at
         return
     value, problem = _parse(text, kind)
     if problem is None:
-        yield from _items(value)
+        yield from _items(value, at, one_line=b"\n" not in text.rstrip())
         return
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if len(lines) < 2 or problem.rule != "json":
-        yield "", None, problem
+    # JSON Lines whose first line is broken, or a document over several lines with a mistake (a missing comma in
+    # a pretty-printed file): JSON Lines when most of the next lines are JSON objects or arrays on their own, as
+    # almost no line of a pretty-printed document is.
+    numbered = _nonblank_lines(text, at)
+    head_lines = list(itertools.islice(numbered, _SAMPLE + 1))
+    alone = sum(1 for _, line in head_lines[1:] if line.lstrip()[:1] in b"{[" and _parse(line, kind)[1] is None)
+    if problem.rule != "json" or alone == 0 or 2 * alone < len(head_lines) - 1:
+        yield ("", None, *_relocate(problem, at))
         return
-    for index, line in enumerate(lines):  # JSON Lines whose first line is broken
+    for index, (line_at, line) in enumerate(itertools.chain(head_lines, numbered)):
         value, problem = _parse(line, kind)
-        yield f"/{index}", value, problem
+        yield f"/{index}", value, _relocate(problem, line_at)[0], line_at
 
 
-def _items(value: Any) -> Iterator[tuple[str, Any, Problem | None]]:
+_SAMPLE = 100  # lines looked at to tell JSON Lines with a broken first line from a broken document
+
+
+def _nonblank_lines(text: bytes, at: int) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) for each non-blank line of ``text`` (a line ends at LF; one holding lone CRs counts as
+    several, as ``bytes.splitlines`` has it), without a copy of the text in a list."""
+    start = 0
+    while start < len(text):
+        end = text.find(b"\n", start)
+        end = len(text) if end < 0 else end
+        for part in text[start:end].splitlines():
+            if part.strip():
+                yield at, part
+        start, at = end + 1, at + 1
+
+
+def _items(value: Any, at: int, *, one_line: bool) -> Iterator[Record]:
+    """The instances of a document starting on line ``at``: itself, or its items (their line known only when the
+    document is one line)."""
     if isinstance(value, list):
         for index, item in enumerate(value):
-            yield f"/{index}", item, None
+            yield f"/{index}", item, None, at if one_line else None
     else:
-        yield "", value, None
+        yield "", value, None, at
 
 
-def _jsonl(stream: Readable, kind: str, first: Any, second: bytes | None) -> Iterator[tuple[str, Any, Problem | None]]:
+def _jsonl(stream: Readable, kind: str, first: tuple[Any, int], second: tuple[bytes | None, int]) -> Iterator[Record]:
     max_bytes = limits.max_bytes
-    yield "/0", first, None
-    index, line = 1, second
+    yield "/0", first[0], None, first[1]
+    index = 1
+    line, at = second
     while True:
         if line is None:  # longer than the limit (and dropped)
-            yield f"/{index}", None, _too_big()
+            yield f"/{index}", None, _too_big(), at
             index += 1
         elif not line:
             return
         elif line.strip():
             value, problem = _parse(line, kind)
-            yield f"/{index}", value, problem
+            if problem is not None and problem.rule == "json":  # its position on this line, not after its newline
+                problem = _parse(line.rstrip(b"\r\n"), kind)[1] or problem
+            yield f"/{index}", value, _relocate(problem, at)[0], at
             index += 1
-        line = _read_line(stream, max_bytes)
+        line, at = _read_line(stream, max_bytes), at + 1
 
 
 # ---- what an input holds, told from its first bytes (events, reduce, serve, parse) ----

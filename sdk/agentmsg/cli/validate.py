@@ -17,13 +17,14 @@ from ._io import (
     EXIT_OK,
     EXIT_USAGE,
     Peeked,
+    Record,
     UsageError,
     command_limits,
     limit_options,
+    numbered_records,
     open_binary,
     print_problems,
     reading,
-    records,
 )
 
 DESCRIPTION = """\
@@ -36,9 +37,13 @@ refused without reading it all.
 
 The problems are the command's result, so they go to stdout (as a linter's do); stderr has only what stopped
 a file from being checked (agentmsg: FILE: cannot read: ...) and usage errors. Every problem prints as
-FILE:POINTER: message [rule]; with --json, as one JSON object per line instead: {"file", "instance" (the
-0-based index in an array or JSON Lines file, or null), "pointer" (within the instance), "rule", "kind"
-("error" or "note"), "message"}, and a file that cannot be read as rule "unreadable". Keys the schema does
+FILE:POINTER: message [rule]; with --json (--output-format json), as one JSON object per line instead:
+{"file", "instance" (the 0-based index in an array or JSON Lines file, or null), "line" (the file's line, 1-based,
+where the instance starts: a JSON Lines record's, a one-line document's, the line a JSON syntax error is on;
+null when not known: an item of a document over several lines, an SSE event), "pointer" (within the instance),
+"rule", "kind" ("error" or "note"), "message"}, and a file that cannot be read as rule "unreadable". With
+--output-format github, as GitHub Actions workflow commands (::error file=FILE,line=LINE,title=...::POINTER:
+message, ::notice for notes), which a workflow step shows as annotations on the files. Keys the schema does
 not declare (a newer producer's) are accepted, as the readers keep them, and printed as notes
 (FILE:POINTER: note: ... [unknown-key]); --strict rejects them instead ([additionalProperties])."""
 
@@ -67,22 +72,22 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     invalid = unreadable = False
-    report = _json_lines if args.json else print_problems
+    report = REPORTS[args.output_format]
     for path in args.files:
         try:
             source = open_binary(path)
         except UsageError as exc:
-            _unreadable(path, exc, args.json, out)
+            _unreadable(path, exc, args.output_format, out)
             unreadable = True
             continue
         try:
-            for prefix, instance, error in reading(path, _records(source, args.kind)):
+            for prefix, instance, error, line in reading(path, _records(source, args.kind)):
                 problems, notes = ([error], []) if error is not None else _check(instance, args.kind, args.strict)
-                if report(path, prefix, problems, out):
+                if report(path, prefix, problems, out, line=line):
                     invalid = True
-                report(path, prefix, notes, out, note=True)
+                report(path, prefix, notes, out, line=line, note=True)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
-            _unreadable(path, exc, args.json, out)
+            _unreadable(path, exc, args.output_format, out)
             unreadable = True
         finally:
             if path != "-":
@@ -90,21 +95,22 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
 
 
-def _records(source: IO[bytes], kind: str) -> Iterator[tuple[str, Any, Problem | None]]:
+def _records(source: IO[bytes], kind: str) -> Iterator[Record]:
     """:func:`records` of a file; with ``--kind event``, an SSE stream too (``agentmsg events --sse``, what
     ``agentmsg serve`` reads): each SSE event's data is an instance, prefix ``/N`` for the N-th event."""
     stream = Peeked(source, CHUNK)
     if sniff(stream.head) is not True:
-        yield from records(stream, kind)
+        yield from numbered_records(stream, kind)
         return
     if kind != "event":
-        yield "", None, Problem("", "json", "not valid JSON: it is an SSE stream (validate --kind event reads one)")
+        problem = Problem("", "json", "not valid JSON: it is an SSE stream (validate --kind event reads one)")
+        yield "", None, problem, None
         return
     pending: list[Problem] = []
     index = 0
     for event in iter_sse_events(iter(lambda: stream.read(CHUNK), b""), strict=False, on_problem=pending.append):
         for problem in pending:  # events skipped before this one, each at its own index; bad UTF-8 is this one's
-            yield f"/{index}", None, problem
+            yield f"/{index}", None, problem, None
             if problem.rule != "utf-8":
                 index += 1
         if pending and pending[-1].rule == "utf-8":
@@ -112,21 +118,31 @@ def _records(source: IO[bytes], kind: str) -> Iterator[tuple[str, Any, Problem |
             index += 1
             continue  # its text was replaced: already invalid, said
         pending.clear()
-        yield f"/{index}", event, None
+        yield f"/{index}", event, None, None
         index += 1
     for problem in pending:
-        yield f"/{index}", None, problem
+        yield f"/{index}", None, problem, None
         index += 1
 
 
-def _json_lines(path: str, prefix: str, problems: Iterable[Problem], out: TextIO, *, note: bool = False) -> int:
-    """``--json``: one JSON object per problem (file, instance, pointer, rule, kind, message); how many."""
+def _text(
+    path: str, prefix: str, problems: Iterable[Problem], out: TextIO, *, line: int | None = None, note: bool = False
+) -> int:
+    """The default report: ``FILE:POINTER: message [rule]`` (the line is not part of it)."""
+    return print_problems(path, prefix, problems, out, note=note)
+
+
+def _json_lines(
+    path: str, prefix: str, problems: Iterable[Problem], out: TextIO, *, line: int | None = None, note: bool = False
+) -> int:
+    """``--json``: one JSON object per problem (file, instance, line, pointer, rule, kind, message); how many."""
     n = 0
     instance = int(prefix[1:]) if prefix else None
     for p in problems:
         row = {
             "file": path,
             "instance": instance,
+            "line": line,
             "pointer": p.pointer,
             "rule": p.rule,
             "kind": "note" if note else "error",
@@ -137,14 +153,44 @@ def _json_lines(path: str, prefix: str, problems: Iterable[Problem], out: TextIO
     return n
 
 
-def _unreadable(path: str, exc: UsageError, as_json: bool, out: TextIO) -> None:
-    """A file that cannot be read: said on stderr; with ``--json`` in the report too (rule ``unreadable``)."""
+def _github(
+    path: str, prefix: str, problems: Iterable[Problem], out: TextIO, *, line: int | None = None, note: bool = False
+) -> int:
+    """``--output-format github``: one GitHub Actions workflow command per problem (``::error`` or, for a note,
+    ``::notice``), which the runner shows as an annotation on the file (on the line, when known); how many."""
+    n = 0
+    for p in problems:
+        pointer = prefix + p.pointer
+        props = f"file={_gh_property(path)}" + (f",line={line}" if line is not None else "")
+        props += f",title={_gh_property(f'agentmsg validate [{p.rule}]')}"
+        text = f"{pointer}: {p.message}" if pointer else p.message
+        out.write(f"::{'notice' if note else 'error'} {props}::{_gh_data(text)}\n")
+        n += 1
+    return n
+
+
+def _gh_data(text: str) -> str:
+    """A workflow command's message, escaped as GitHub's toolkit does (``%``, CR and LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_property(text: str) -> str:
+    """A workflow command's property value: its message escapes, and ``:`` and ``,`` too."""
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+REPORTS = {"text": _text, "json": _json_lines, "github": _github}
+
+
+def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO) -> None:
+    """A file that cannot be read: said on stderr; with ``--json`` or ``--output-format github`` in the report
+    too (rule ``unreadable``)."""
     import sys
 
     print(f"agentmsg: {exc}", file=sys.stderr)
-    if as_json:
+    if output_format != "text":
         message = str(exc).removeprefix(f"{path}: ")
-        _json_lines(path, "", [Problem("", "unreadable", message)], out)
+        REPORTS[output_format](path, "", [Problem("", "unreadable", message)], out)
 
 
 def add_parser(sub: Any) -> None:
@@ -159,7 +205,16 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--strict", action="store_true", help="reject keys the schema does not declare (default: accept them, as notes)"
     )
-    p.add_argument("--json", action="store_true", help="one JSON object per problem and note (for CI and other tools)")
+    p.add_argument(
+        "--output-format",
+        choices=sorted(REPORTS),
+        default="text",
+        help="text: FILE:POINTER: message [rule] (default); json: one JSON object per problem and note (for CI "
+        "and other tools); github: GitHub Actions annotations",
+    )
+    p.add_argument(
+        "--json", dest="output_format", action="store_const", const="json", help="the same as --output-format json"
+    )
     limit_options(p)
     p.add_argument("files", nargs="+", metavar="FILE", help="JSON value, array or JSON Lines; '-' for stdin")
     p.set_defaults(func=run)

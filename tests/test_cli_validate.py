@@ -1,0 +1,148 @@
+"""`agentmsg validate` as a CI pipeline uses it: where each problem is (file, line, pointer, rule), its report
+formats (text, JSON lines, GitHub Actions annotations), and verdicts that agree with an independent validator."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from referencing import Registry, Resource
+
+from tests.conftest import VECTORS, load_vectors
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = {"id": "m1", "name": "Friday", "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+BAD = {"id": "m2", "role": "SYSTEM", "content": [{"type": "thinking", "thinking": "x"}]}
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentmsg", *args], input=stdin, capture_output=True, text=True, timeout=120
+    )
+
+
+def rows(r: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def test_a_pretty_printed_document_with_a_mistake_is_one_problem_at_its_line(tmp_path: Path) -> None:
+    """A missing comma in an indented file (json.dump(indent=2), Jackson's pretty printer) was taken for JSON
+    Lines with a broken first line: one problem per line of the file (53 here), each 'line 1', none where the
+    mistake is. Now the document's one problem, at the file's line and column."""
+    pretty = tmp_path / "pretty.json"
+    text = json.dumps(GOOD, indent=2)  # line 3 is '  "name": "Friday",'
+    pretty.write_text("\n" + text.replace('"Friday",', '"Friday"'))  # a blank line first: lines are the file's
+    r = run("validate", str(pretty))
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == [
+        f"{pretty}: not valid JSON: unexpected character, expected ',' or '}}': line 5 column 3 [json]"
+    ]
+    (row,) = rows(run("validate", "--json", str(pretty)))
+    assert (row["instance"], row["line"], row["pointer"], row["rule"]) == (None, 5, "", "json")
+    # JSON Lines whose first line is broken are still checked record by record.
+    jsonl = tmp_path / "log.jsonl"
+    jsonl.write_text('{"id": broken\n' + "\n".join(json.dumps(m) for m in (GOOD, GOOD, BAD, GOOD)) + "\n")
+    r = run("validate", str(jsonl))
+    lines = r.stdout.splitlines()
+    assert r.returncode == 1 and len(lines) == 2
+    assert (
+        lines[0] == f"{jsonl}:/0: not valid JSON: unexpected character, expected a JSON value: line 1 column 8 [json]"
+    )
+    assert lines[1].startswith(f"{jsonl}:/3/content/0/type: ") and lines[1].endswith("[role-content]")
+
+
+def test_json_lines_problems_name_the_files_line(tmp_path: Path) -> None:
+    """A broken record said 'line 1 column 1 (char 0)', its position in the record; and --json had no line at
+    all (the instance index is not the line when blank lines are in between). Now the file's line."""
+    jsonl = tmp_path / "msgs.jsonl"
+    jsonl.write_text(json.dumps(GOOD) + "\n\n" + json.dumps(BAD) + "\n\n" + "garbage\n" + '{"id": 1,\n')
+    r = run("validate", str(jsonl))
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[1:] == [
+        f"{jsonl}:/2: not valid JSON: unexpected character, expected a JSON value: line 5 column 1 [json]",
+        f"{jsonl}:/3: not valid JSON: unexpected end of data: line 6 column 10 [json]",
+    ]
+    got = [
+        (row["instance"], row["line"], row["pointer"], row["rule"])
+        for row in rows(run("validate", "--json", str(jsonl)))
+    ]
+    assert got == [(1, 3, "/content/0/type", "role-content"), (2, 5, "", "json"), (3, 6, "", "json")]
+    one_line = tmp_path / "array.json"
+    one_line.write_text("\n\n" + json.dumps([GOOD, BAD]) + "\n")
+    (row,) = rows(run("validate", "--json", str(one_line)))
+    assert (row["instance"], row["line"]) == (1, 3)  # a one-line array: every item is on its line
+    indented = tmp_path / "indented.json"
+    indented.write_text(json.dumps([GOOD, BAD], indent=2))
+    (row,) = rows(run("validate", "--json", str(indented)))
+    assert (row["instance"], row["line"], row["pointer"]) == (1, None, "/content/0/type")  # not known: null
+
+
+def test_github_output_format_is_annotations_on_the_files(tmp_path: Path) -> None:
+    """--output-format github: one workflow command per problem (::error, ::notice for a note), with the
+    file's line when known; messages and properties escaped as GitHub's toolkit does."""
+    jsonl = tmp_path / "a,b.jsonl"
+    newer = {**GOOD, "usage": {"inputTokens": 1, "cacheCreationInputTokens": 5}}
+    jsonl.write_text(json.dumps(GOOD) + "\n" + json.dumps(BAD) + "\n" + json.dumps(newer) + "\n")
+    missing = tmp_path / "missing.json"
+    r = run("validate", "--output-format", "github", str(jsonl), str(missing))
+    assert r.returncode == 2 and r.stderr == f"agentmsg: {missing}: cannot read: No such file or directory\n"
+    where = str(jsonl).replace(",", "%2C")
+    assert r.stdout.splitlines() == [
+        f"::error file={where},line=2,title=agentmsg validate [role-content]::/1/content/0/type: "
+        "SYSTEM messages may only contain text blocks, got 'thinking'",
+        f"::notice file={where},line=3,title=agentmsg validate [unknown-key]::/2/usage/cacheCreationInputTokens: "
+        + r.stdout.splitlines()[1].split(": ", 1)[1],
+        f"::error file={missing},title=agentmsg validate [unreadable]::cannot read: No such file or directory",
+    ]
+    assert "'cacheCreationInputTokens' is not a key" in r.stdout.splitlines()[1]
+    deep = run("validate", "--output-format", "github", "--max-depth", "2", "-", stdin=json.dumps(GOOD))
+    assert deep.returncode == 1
+    assert deep.stdout == (
+        "::error file=-,line=1,title=agentmsg validate [max-depth]::nested deeper than 2 levels (limits.max_depth)\n"
+    )
+    from agentmsg.cli.validate import _gh_data, _gh_property
+
+    assert _gh_data("50% a\r\nb") == "50%25 a%0D%0Ab"
+    assert _gh_property("C:\\x,y") == "C%3A\\x%2Cy"
+    assert run("validate", "--output-format", "xml", str(jsonl)).returncode == 2
+    help_text = " ".join(run("validate", "--help").stdout.split())
+    assert "--output-format github" in help_text and "GitHub Actions" in help_text
+
+
+def _oracle(kind_doc: dict[str, Any]) -> jsonschema.Draft202012Validator:
+    docs = [json.loads(p.read_text()) for p in sorted((ROOT / "schemas").glob("*.schema.json"))]
+    registry: Registry[Any] = Registry().with_resources([(d["$id"], Resource.from_contents(d)) for d in docs])
+    return jsonschema.Draft202012Validator(
+        {"$ref": kind_doc["schema"]}, registry=registry, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in VECTORS.glob("*.json")))
+def test_cli_verdicts_agree_with_python_jsonschema_on_every_vector(name: str, tmp_path: Path) -> None:
+    """Every conformance instance, as one JSON Lines file through the command a CI runs, against
+    python-jsonschema with the files in schemas/ (draft 2020-12, formats checked): the same instances invalid;
+    each invalid case's problem at its pointer with its rule; --strict rejects exactly the cases with
+    unknown keys besides."""
+    doc = load_vectors(name)
+    cases = doc["cases"]
+    jsonl = tmp_path / f"{doc['kind']}.jsonl"
+    jsonl.write_text("".join(json.dumps(c["instance"]) + "\n" for c in cases))
+    oracle = _oracle(doc)
+    for strict in (False, True):
+        r = run("validate", "--json", "--kind", doc["kind"], *(["--strict"] if strict else []), str(jsonl))
+        errors: dict[int, set[tuple[str, str]]] = {}
+        for row in rows(r):
+            if row["kind"] == "error":
+                errors.setdefault(row["instance"], set()).add((row["pointer"], row["rule"]))
+        assert all(row["line"] == row["instance"] + 1 for row in rows(r))
+        for i, case in enumerate(cases):
+            valid = oracle.is_valid(case["instance"]) and not (strict and case.get("unknown_keys"))
+            assert (i not in errors) == valid, (case["id"], strict, errors.get(i))
+            if not case["valid"]:
+                assert (case["pointer"], case["rule"]) in errors[i], case["id"]
+        assert r.returncode == (1 if errors else 0)
