@@ -4,6 +4,7 @@ formats (text, JSON lines, GitHub Actions annotations), and verdicts that agree 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -146,3 +147,64 @@ def test_cli_verdicts_agree_with_python_jsonschema_on_every_vector(name: str, tm
             if not case["valid"]:
                 assert (case["pointer"], case["rule"]) in errors[i], case["id"]
         assert r.returncode == (1 if errors else 0)
+
+
+def _x_keywords(node: Any) -> set[str]:
+    if isinstance(node, dict):
+        return {k for k in node if k.startswith("x-")}.union(*(_x_keywords(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_x_keywords(v) for v in node))
+    return set()
+
+
+def test_schemas_are_usable_by_other_validators(tmp_path: Path) -> None:
+    """What another tool needs is said: the README names every x- keyword the schemas carry, which ajv's
+    default strict mode refuses ('strict mode: unknown keyword: "x-rule"') unless declared. Each bundle, open
+    and closed, resolves with no registry in python-jsonschema and agrees with the vectors; with node and the
+    ajv of tests/typescript installed, ajv compiles it with the keywords declared as the README says and
+    agrees too."""
+    docs = [json.loads(p.read_text()) for p in sorted((ROOT / "schemas").glob("*.schema.json"))]
+    keywords = set().union(*(_x_keywords(d) for d in docs))
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    other = readme[readme.index("**Other validators**") :][:900]
+    assert keywords and all(f"`{k}`" in other for k in keywords), (keywords, other)
+    assert 'ajv.addKeyword("x-rule")' in other and "strict: false" in other
+    checks = []
+    for name in sorted(p.name for p in VECTORS.glob("*.json")):
+        doc = load_vectors(name)
+        for strict in (False, True):
+            r = run("schema", doc["kind"], "--bundle", *(["--strict"] if strict else []))
+            bundle = tmp_path / f"{doc['kind']}{'-strict' if strict else ''}.json"
+            bundle.write_text(r.stdout)
+            validator = jsonschema.Draft202012Validator(
+                json.loads(r.stdout), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+            )
+            for case in doc["cases"]:
+                want = case["valid"] and not (strict and case.get("unknown_keys"))
+                assert validator.is_valid(case["instance"]) == want, (name, strict, case["id"])
+                checks.append({"bundle": str(bundle), "instance": case["instance"], "valid": want, "id": case["id"]})
+    modules = ROOT / "tests" / "typescript" / "node_modules"
+    node = shutil.which("node")
+    if node is None or not (modules / "ajv").is_dir() or not (modules / "ajv-formats").is_dir():
+        pytest.skip("node or tests/typescript/node_modules (ajv) not installed: python-jsonschema checked only")
+    (tmp_path / "checks.json").write_text(json.dumps(checks))
+    script = f"""
+const Ajv2020 = require({json.dumps(str(modules / "ajv" / "dist" / "2020"))}).default;
+const addFormats = require({json.dumps(str(modules / "ajv-formats"))});
+const fs = require("fs");
+const compiled = {{}};
+const wrong = [];
+for (const c of JSON.parse(fs.readFileSync({json.dumps(str(tmp_path / "checks.json"))}))) {{
+  if (!compiled[c.bundle]) {{
+    const ajv = new Ajv2020({{ allErrors: true }});  // ajv's defaults: strict
+    addFormats(ajv);
+    for (const k of {json.dumps(sorted(keywords))}) ajv.addKeyword(k);
+    compiled[c.bundle] = ajv.compile(JSON.parse(fs.readFileSync(c.bundle)));
+  }}
+  if (compiled[c.bundle](c.instance) !== c.valid) wrong.push(c.bundle + " " + c.id);
+}}
+console.log(JSON.stringify(wrong));
+"""
+    r = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == []
