@@ -208,3 +208,28 @@ console.log(JSON.stringify(wrong));
     r = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == []
+
+
+def test_json_lines_with_a_broken_first_line_are_read_record_by_record_at_any_size(tmp_path: Path) -> None:
+    """JSON Lines whose first line is broken (a log cut at its start) were read whole as a document first: in
+    memory up to the byte limit, and beyond it the whole file was one [max-bytes] problem, none of its records
+    checked. Now they are read line by line like any JSON Lines, each record within the limit checked."""
+    log = tmp_path / "log.jsonl"
+    records = [GOOD] * 30 + [BAD] + [GOOD] * 30  # about 6 KB, each record about 100 bytes
+    log.write_text('"id": "m0", "role": "USER"}\n' + "".join(json.dumps(m) + "\n" for m in records))
+    r = run("validate", "--max-bytes", "1000", str(log))
+    lines = r.stdout.splitlines()
+    assert r.returncode == 1 and len(lines) == 2, lines
+    assert lines[0].startswith(f"{log}:/0: not valid JSON: ") and lines[0].endswith(" [json]")
+    assert lines[1].startswith(f"{log}:/31/content/0/type: ") and lines[1].endswith("[role-content]")
+    (row,) = [row for row in rows(run("validate", "--json", "--max-bytes", "1000", str(log))) if row["instance"]]
+    assert row["line"] == 32
+    # A record beyond the limit among them is one problem, the next ones still checked.
+    log.write_text(
+        '{"id": \n' + json.dumps(GOOD) + "\n" + json.dumps({**GOOD, "id": "x" * 2000}) + "\n" + json.dumps(BAD) + "\n"
+    )
+    got = [
+        (row["instance"], row["line"], row["rule"])
+        for row in rows(run("validate", "--json", "--max-bytes", "1000", str(log)))
+    ]
+    assert got == [(0, 1, "json"), (2, 3, "max-bytes"), (3, 4, "role-content")]

@@ -373,10 +373,9 @@ def numbered_records(stream: Readable, kind: str) -> Iterator[Record]:
         if problem.rule != "json":
             yield "", None, problem, at
             return
-        # A document over several lines (or JSON Lines whose first line is broken): read it, within the limit.
-        text = first + _read_rest(stream, max_bytes - blank - len(first))
-    else:
-        text = first  # the whole input is one line
+        yield from _document_or_jsonl(stream, kind, first, at, blank)
+        return
+    text = first  # the whole input is one line (or lines ended by CR alone)
     if len(text) + blank > max_bytes:
         yield "", None, _too_big(), at
         return
@@ -384,9 +383,8 @@ def numbered_records(stream: Readable, kind: str) -> Iterator[Record]:
     if problem is None:
         yield from _items(value, at, one_line=b"\n" not in text.rstrip())
         return
-    # JSON Lines whose first line is broken, or a document over several lines with a mistake (a missing comma in
-    # a pretty-printed file): JSON Lines when most of the next lines are JSON objects or arrays on their own, as
-    # almost no line of a pretty-printed document is.
+    # Lines ended by CR alone: JSON Lines whose first line is broken when most of the next lines are JSON objects
+    # or arrays on their own (see _document_or_jsonl).
     numbered = _nonblank_lines(text, at)
     head_lines = list(itertools.islice(numbered, _SAMPLE + 1))
     alone = sum(1 for _, line in head_lines[1:] if line.lstrip()[:1] in b"{[" and _parse(line, kind)[1] is None)
@@ -399,6 +397,67 @@ def numbered_records(stream: Readable, kind: str) -> Iterator[Record]:
 
 
 _SAMPLE = 100  # lines looked at to tell JSON Lines with a broken first line from a broken document
+
+
+def _alone(line: bytes, kind: str) -> bool:
+    """Whether a line is a JSON object or array on its own."""
+    return line.lstrip()[:1] in b"{[" and _parse(line, kind)[1] is None
+
+
+def _document_or_jsonl(stream: Readable, kind: str, first: bytes, at: int, blank: int) -> Iterator[Record]:
+    """The instances of a file whose first line (``first``, on line ``at``) is no JSON value: a document over
+    several lines (a pretty-printed one), or JSON Lines whose first record is broken. Told apart by the next
+    (up to ``_SAMPLE``) non-blank lines: JSON Lines when most of them are JSON objects or arrays on their own.
+    No line of a valid document over several lines can be so (each is followed by a line starting with ``,``
+    ``]`` or ``}``, or closes what the first line opened), so a valid document is never taken for JSON Lines,
+    and one with a mistake (a missing comma) is one problem at its place rather than one per line. JSON Lines
+    are then read on line by line (bounded memory, any size), a document within ``limits.max_bytes``."""
+    max_bytes = limits.max_bytes
+    held: list[bytes] = []  # every line read after the first, blank ones included (the document's text)
+    size = blank + len(first)
+    sample: list[tuple[int, bytes]] = []  # the non-blank ones, with their line numbers
+    line_at = at
+    too_long = False
+    while len(sample) < _SAMPLE and size <= max_bytes:
+        line = _read_line(stream, max_bytes)
+        line_at += 1
+        if line is None:  # a line beyond the limit (read and dropped): no record nor document can take it whole
+            too_long = True
+            break
+        if not line:
+            break
+        held.append(line)
+        size += len(line)
+        if line.strip():
+            sample.append((line_at, line))
+    if 2 * sum(1 for _, line in sample if _alone(line, kind)) > len(sample):
+        held.clear()
+        problem = _parse(first.rstrip(b"\r\n"), kind)[1]
+        yield ("/0", None, *_relocate(problem, at))
+        for index, (record_at, line) in enumerate(sample, 1):
+            value, problem = _parse(line, kind)
+            if problem is not None and problem.rule == "json":
+                problem = _parse(line.rstrip(b"\r\n"), kind)[1] or problem
+            yield f"/{index}", value, _relocate(problem, record_at)[0], record_at
+        index = len(sample) + 1
+        if too_long:
+            yield f"/{index}", None, _too_big(), line_at
+            index += 1
+        yield from _jsonl_rest(stream, kind, index, _read_line(stream, max_bytes), line_at + 1)
+        return
+    if too_long or size > max_bytes:
+        yield "", None, _too_big(), at
+        return
+    text = first + b"".join(held) + _read_rest(stream, max_bytes - size)
+    held.clear()
+    if len(text) + blank > max_bytes:
+        yield "", None, _too_big(), at
+        return
+    value, problem = _parse(text, kind)
+    if problem is None:
+        yield from _items(value, at, one_line=False)
+    else:
+        yield ("", None, *_relocate(problem, at))
 
 
 def _nonblank_lines(text: bytes, at: int) -> Iterator[tuple[int, bytes]]:
@@ -425,10 +484,14 @@ def _items(value: Any, at: int, *, one_line: bool) -> Iterator[Record]:
 
 
 def _jsonl(stream: Readable, kind: str, first: tuple[Any, int], second: tuple[bytes | None, int]) -> Iterator[Record]:
-    max_bytes = limits.max_bytes
     yield "/0", first[0], None, first[1]
-    index = 1
-    line, at = second
+    yield from _jsonl_rest(stream, kind, 1, *second)
+
+
+def _jsonl_rest(stream: Readable, kind: str, index: int, line: bytes | None, at: int) -> Iterator[Record]:
+    """JSON Lines records from ``line`` (read already, on line ``at``; None when it was beyond the limit) on,
+    the first of them instance ``index``."""
+    max_bytes = limits.max_bytes
     while True:
         if line is None:  # longer than the limit (and dropped)
             yield f"/{index}", None, _too_big(), at
