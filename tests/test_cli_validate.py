@@ -4,6 +4,7 @@ formats (text, JSON lines, GitHub Actions annotations), and verdicts that agree 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -233,3 +234,33 @@ def test_json_lines_with_a_broken_first_line_are_read_record_by_record_at_any_si
         for row in rows(run("validate", "--json", "--max-bytes", "1000", str(log)))
     ]
     assert got == [(0, 1, "json"), (2, 3, "max-bytes"), (3, 4, "role-content")]
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    """A file name with bytes that are not UTF-8 (Python holds them as surrogate escapes) crashed --json
+    ('str is not valid UTF-8: surrogates not allowed', a traceback, exit 1) and, on a stdout without
+    surrogateescape (PYTHONIOENCODING=utf-8, as CI runners often set), the text report too. Now the name is
+    shown with \\xNN for those bytes, in every format, on stdout and stderr alike."""
+    name = os.fsdecode(b"bad\xffname.json")
+    try:
+        (tmp_path / name).write_text(json.dumps(BAD))
+    except (OSError, UnicodeError):
+        pytest.skip("this file system does not take file names that are not UTF-8")
+    bad, missing = str(tmp_path / name), str(tmp_path / os.fsdecode(b"missing\xfe.json"))
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    shown, shown_missing = f"{tmp_path}/bad\\xffname.json", f"{tmp_path}/missing\\xfe.json"
+    for fmt in ("text", "json", "github"):
+        r = subprocess.run(
+            [sys.executable, "-m", "agentmsg", "validate", "--output-format", fmt, bad, missing],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            env=env,
+            timeout=120,
+        )
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr == f"agentmsg: {shown_missing}: cannot read: No such file or directory\n"
+        if fmt == "json":
+            assert [row["file"] for row in rows(r)] == [shown, shown_missing]
+        else:
+            assert shown in r.stdout.splitlines()[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, TextIO
 
@@ -80,12 +81,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             _unreadable(path, exc, args.output_format, out)
             unreadable = True
             continue
+        shown = _shown(path)
         try:
             for prefix, instance, error, line in reading(path, _records(source, args.kind)):
                 problems, notes = ([error], []) if error is not None else _check(instance, args.kind, args.strict)
-                if report(path, prefix, problems, out, line=line):
+                if report(shown, prefix, problems, out, line=line):
                     invalid = True
-                report(path, prefix, notes, out, line=line, note=True)
+                report(shown, prefix, notes, out, line=line, note=True)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
             _unreadable(path, exc, args.output_format, out)
             unreadable = True
@@ -182,15 +184,22 @@ def _gh_property(text: str) -> str:
 REPORTS = {"text": _text, "json": _json_lines, "github": _github}
 
 
+def _shown(path: str) -> str:
+    """A file name as the report shows it: bytes that are not UTF-8 (a name Python holds with surrogate escapes)
+    as ``\\xNN``, which any output can write (JSON cannot hold them, nor a UTF-8 stdout without
+    surrogateescape: PYTHONIOENCODING=utf-8)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace") if path != "-" else path
+
+
 def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO) -> None:
     """A file that cannot be read: said on stderr; with ``--json`` or ``--output-format github`` in the report
     too (rule ``unreadable``)."""
     import sys
 
-    print(f"agentmsg: {exc}", file=sys.stderr)
+    message = str(exc).removeprefix(f"{path}: ")
+    print(f"agentmsg: {_shown(path)}: {message}", file=sys.stderr)
     if output_format != "text":
-        message = str(exc).removeprefix(f"{path}: ")
-        REPORTS[output_format](path, "", [Problem("", "unreadable", message)], out)
+        REPORTS[output_format](_shown(path), "", [Problem("", "unreadable", message)], out)
 
 
 def add_parser(sub: Any) -> None:
