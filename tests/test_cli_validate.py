@@ -264,3 +264,23 @@ def test_a_file_name_that_is_not_utf8_is_reported_not_a_traceback(tmp_path: Path
             assert [row["file"] for row in rows(r)] == [shown, shown_missing]
         else:
             assert shown in r.stdout.splitlines()[0]
+
+
+def test_a_file_of_the_other_kind_gets_a_hint_after_its_problems(tmp_path: Path) -> None:
+    """Agent events checked as messages (--kind left at its default, msg) gave only two problems per event
+    ('"content" is a required property', a lowercase role), nothing pointing at --kind. Now, after the
+    problems, one line on stderr says which option fits; the same for messages checked as events."""
+    doc = json.loads((ROOT / "tests/conformance/reducer/java-case5-duplicate-type-jsonl.json").read_text())
+    events = tmp_path / "events.jsonl"
+    events.write_text(doc["jsonl"])  # as AgentScope Java writes them
+    r = run("validate", str(events))
+    assert r.returncode == 1 and r.stdout.count("\n") > 10
+    assert r.stderr == f"agentmsg: {events}: it looks like agent events, not messages: check them with --kind event\n"
+    ok = run("validate", "--kind", "event", str(events))
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
+    messages = tmp_path / "messages.json"
+    messages.write_text(json.dumps([GOOD, GOOD]))
+    r = run("validate", "--kind", "event", "--json", str(messages))
+    assert r.returncode == 1 and {row["rule"] for row in rows(r)} >= {"required"}
+    assert r.stderr.endswith("it looks like messages, not agent events: check them with --kind msg (the default)\n")
+    assert run("validate", str(messages)).stderr == ""

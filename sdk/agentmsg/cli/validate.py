@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, TextIO
 
@@ -22,6 +23,7 @@ from ._io import (
     UsageError,
     command_limits,
     limit_options,
+    looks_like,
     numbered_records,
     open_binary,
     print_problems,
@@ -37,7 +39,8 @@ are read in bounded memory: JSON Lines line by line, any record or document larg
 refused without reading it all.
 
 The problems are the command's result, so they go to stdout (as a linter's do); stderr has only what stopped
-a file from being checked (agentmsg: FILE: cannot read: ...) and usage errors. Every problem prints as
+a file from being checked (agentmsg: FILE: cannot read: ...), usage errors, and after an invalid file's
+problems a hint when it looks like the other kind (agent events checked as messages: --kind event). Every problem prints as
 FILE:POINTER: message [rule]; with --json (--output-format json), as one JSON object per line instead:
 {"file", "instance" (the 0-based index in an array or JSON Lines file, or null), "line" (the file's line, 1-based,
 where the instance starts: a JSON Lines record's, a one-line document's, the line a JSON syntax error is on;
@@ -82,12 +85,16 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             unreadable = True
             continue
         shown = _shown(path)
+        hints: list[str] = []
+        file_invalid = False
         try:
-            for prefix, instance, error, line in reading(path, _records(source, args.kind)):
+            for prefix, instance, error, line in reading(path, _records(source, args.kind, hints)):
                 problems, notes = ([error], []) if error is not None else _check(instance, args.kind, args.strict)
                 if report(shown, prefix, problems, out, line=line):
-                    invalid = True
+                    file_invalid = invalid = True
                 report(shown, prefix, notes, out, line=line, note=True)
+            if file_invalid and hints:  # after its problems, on stderr: a hint about the command, not a problem
+                print(f"agentmsg: {shown}: {hints[0]}", file=sys.stderr)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
             _unreadable(path, exc, args.output_format, out)
             unreadable = True
@@ -97,10 +104,17 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
 
 
-def _records(source: IO[bytes], kind: str) -> Iterator[Record]:
+def _records(source: IO[bytes], kind: str, hints: list[str]) -> Iterator[Record]:
     """:func:`records` of a file; with ``--kind event``, an SSE stream too (``agentmsg events --sse``, what
-    ``agentmsg serve`` reads): each SSE event's data is an instance, prefix ``/N`` for the N-th event."""
+    ``agentmsg serve`` reads): each SSE event's data is an instance, prefix ``/N`` for the N-th event. When the
+    file's start shows it holds agent events but ``kind`` is msg (the default), or messages but ``kind`` is
+    event, the option that fits is added to ``hints``."""
     stream = Peeked(source, CHUNK)
+    seen = looks_like(stream.head)
+    if seen == "events" and kind == "msg":
+        hints.append("it looks like agent events, not messages: check them with --kind event")
+    elif seen == "messages" and kind == "event":
+        hints.append("it looks like messages, not agent events: check them with --kind msg (the default)")
     if sniff(stream.head) is not True:
         yield from numbered_records(stream, kind)
         return
@@ -194,8 +208,6 @@ def _shown(path: str) -> str:
 def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO) -> None:
     """A file that cannot be read: said on stderr; with ``--json`` or ``--output-format github`` in the report
     too (rule ``unreadable``)."""
-    import sys
-
     message = str(exc).removeprefix(f"{path}: ")
     print(f"agentmsg: {_shown(path)}: {message}", file=sys.stderr)
     if output_format != "text":
