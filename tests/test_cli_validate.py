@@ -284,3 +284,35 @@ def test_a_file_of_the_other_kind_gets_a_hint_after_its_problems(tmp_path: Path)
     assert r.returncode == 1 and {row["rule"] for row in rows(r)} >= {"required"}
     assert r.stderr.endswith("it looks like messages, not agent events: check them with --kind msg (the default)\n")
     assert run("validate", str(messages)).stderr == ""
+
+
+def test_a_quoted_glob_pattern_gives_the_files_it_matches(tmp_path: Path) -> None:
+    """A CI step run without a shell (pre-commit's args, a YAML exec form, Windows) passes 'data/**/*.json' as it
+    is: it was 'cannot read: No such file or directory', and a directory 'Is a directory' with no way out said.
+    Now a pattern naming no file as it is gives the files it matches, sorted, ** at any depth (as ajv-cli
+    does); one matching none is unreadable (exit 2); a directory says how to give its files; a file whose
+    name looks like a pattern is that file."""
+    (tmp_path / "data" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "data" / "top.json").write_text(json.dumps(GOOD))
+    (tmp_path / "data" / "a" / "b" / "deep.json").write_text(json.dumps(BAD))
+    (tmp_path / "data" / "a" / "log.jsonl").write_text(json.dumps(BAD) + "\n" + json.dumps(GOOD) + "\n")
+    odd = tmp_path / "data" / "[odd].json"
+    odd.write_text(json.dumps(BAD))
+    r = run("validate", "--json", f"{tmp_path}/data/**/*.json", f"{tmp_path}/data/**/*.jsonl")
+    assert r.returncode == 1 and r.stderr == ""
+    assert [Path(row["file"]).relative_to(tmp_path).as_posix() for row in rows(r)] == [
+        "data/[odd].json",
+        "data/a/b/deep.json",
+        "data/a/log.jsonl",
+    ]
+    r = run("validate", str(odd))
+    assert r.returncode == 1 and r.stdout.startswith(f"{odd}:/content/0/type: ")
+    r = run("validate", "--json", f"{tmp_path}/nothing/*.json")
+    assert r.returncode == 2 and r.stderr == f"agentmsg: {tmp_path}/nothing/*.json: no file matches this pattern\n"
+    assert [row["rule"] for row in rows(r)] == ["unreadable"]
+    r = run("validate", f"{tmp_path}/data/")
+    assert r.returncode == 2
+    assert r.stderr == (
+        f"agentmsg: {tmp_path}/data/: cannot read: Is a directory "
+        f"(give its files: '{tmp_path}/data/**/*.json', quoted, is every .json file under it)\n"
+    )

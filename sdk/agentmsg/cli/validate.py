@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -32,7 +33,9 @@ from ._io import (
 
 DESCRIPTION = """\
 Validate JSON files against an agentmsg schema (default: msg), with the same limits and rule names as the
-Python API (agentmsg.validate). A file holds one JSON value, an array of instances (each checked on its own,
+Python API (agentmsg.validate). A FILE that does not exist but is a glob pattern (quoted, so that no shell
+expanded it) stands for the files it matches, ** at any depth ('data/**/*.json'); one matching none is an
+unreadable file. A file holds one JSON value, an array of instances (each checked on its own,
 pointer prefix /N) or JSON Lines (one instance per non-blank line, prefix /N for the N-th, 0-based); with
 --kind event, an SSE stream too (each event's data an instance, /N for the N-th event). Files
 are read in bounded memory: JSON Lines line by line, any record or document larger than the byte limit is
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     invalid = unreadable = False
     report = REPORTS[args.output_format]
-    for path in args.files:
+    for path in _expand(args.files):
         try:
             source = open_binary(path)
         except UsageError as exc:
@@ -198,6 +201,22 @@ def _gh_property(text: str) -> str:
 REPORTS = {"text": _text, "json": _json_lines, "github": _github}
 
 
+def _expand(paths: list[str]) -> Iterator[str]:
+    """The files to check: each argument as given, except a glob pattern that names no file as it is (quoted, so
+    no shell expanded it: a CI step run without a shell, pre-commit's args, Windows), which gives the files it
+    matches, sorted (``**`` any depth, as ajv-cli does); one that matches none is said as unreadable."""
+    for path in paths:
+        if path == "-" or not _is_pattern(path) or os.path.lexists(path):
+            yield path
+            continue
+        found = sorted(p for p in glob.glob(path, recursive=True) if not os.path.isdir(p))
+        yield from found or [path]
+
+
+def _is_pattern(path: str) -> bool:
+    return any(c in path for c in "*?[")
+
+
 def _shown(path: str) -> str:
     """A file name as the report shows it: bytes that are not UTF-8 (a name Python holds with surrogate escapes)
     as ``\\xNN``, which any output can write (JSON cannot hold them, nor a UTF-8 stdout without
@@ -209,6 +228,11 @@ def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO) -> 
     """A file that cannot be read: said on stderr; with ``--json`` or ``--output-format github`` in the report
     too (rule ``unreadable``)."""
     message = str(exc).removeprefix(f"{path}: ")
+    if path != "-" and os.path.isdir(path):  # validate takes files, several: say how to give a directory's
+        where = _shown(path).rstrip("/")
+        message += f" (give its files: '{where}/**/*.json', quoted, is every .json file under it)"
+    elif _is_pattern(path):  # a pattern (see _expand) that matched nothing
+        message = "no file matches this pattern"
     print(f"agentmsg: {_shown(path)}: {message}", file=sys.stderr)
     if output_format != "text":
         REPORTS[output_format](_shown(path), "", [Problem("", "unreadable", message)], out)
@@ -237,5 +261,10 @@ def add_parser(sub: Any) -> None:
         "--json", dest="output_format", action="store_const", const="json", help="the same as --output-format json"
     )
     limit_options(p)
-    p.add_argument("files", nargs="+", metavar="FILE", help="JSON value, array or JSON Lines; '-' for stdin")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="JSON value, array or JSON Lines; '-' for stdin; a quoted glob pattern ('data/**/*.jsonl') is expanded",
+    )
     p.set_defaults(func=run)
