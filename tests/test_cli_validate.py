@@ -316,3 +316,11 @@ def test_a_quoted_glob_pattern_gives_the_files_it_matches(tmp_path: Path) -> Non
         f"agentmsg: {tmp_path}/data/: cannot read: Is a directory "
         f"(give its files: '{tmp_path}/data/**/*.json', quoted, is every .json file under it)\n"
     )
+
+
+def test_an_sse_stream_checked_as_messages_is_said_once(tmp_path: Path) -> None:
+    """The SSE stream's own problem names --kind event: no second line on stderr saying it again."""
+    sse = tmp_path / "events.sse"
+    sse.write_text('data: {"type":"AGENT_START","id":"e1","createdAt":"2026-01-01T00:00:00Z","replyId":"r"}\n\n')
+    r = run("validate", str(sse))
+    assert r.returncode == 1 and r.stderr == "" and "validate --kind event reads one" in r.stdout

@@ -122,6 +122,7 @@ def _records(source: IO[bytes], kind: str, hints: list[str]) -> Iterator[Record]
         yield from numbered_records(stream, kind)
         return
     if kind != "event":
+        hints.clear()  # the problem says it
         problem = Problem("", "json", "not valid JSON: it is an SSE stream (validate --kind event reads one)")
         yield "", None, problem, None
         return
