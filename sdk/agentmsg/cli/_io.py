@@ -387,7 +387,7 @@ def numbered_records(stream: Readable, kind: str) -> Iterator[Record]:
     # or arrays on their own (see _document_or_jsonl).
     numbered = _nonblank_lines(text, at)
     head_lines = list(itertools.islice(numbered, _SAMPLE + 1))
-    alone = sum(1 for _, line in head_lines[1:] if line.lstrip()[:1] in b"{[" and _parse(line, kind)[1] is None)
+    alone = sum(1 for _, line in head_lines[1:] if _alone(line, kind))
     if problem.rule != "json" or alone == 0 or 2 * alone < len(head_lines) - 1:
         yield ("", None, *_relocate(problem, at))
         return
