@@ -335,8 +335,8 @@ class _Base:
         if attempt < self.max_retries:
             return self._delay(attempt, None)
         if isinstance(exc, httpx.TimeoutException):
-            raise APITimeoutError(f"no response within the timeout: {exc}", provider=self.provider) from exc
-        raise APIConnectionError(f"connection failed: {exc}", provider=self.provider) from exc
+            raise APITimeoutError(f"no response: {_reason(exc)}", provider=self.provider) from exc
+        raise APIConnectionError(f"connection failed: {_reason(exc)}", provider=self.provider) from exc
 
     def _unsendable(self) -> BadRequestError:
         """The request is no valid HTTP (a header value with leading or trailing whitespace): never retried,
@@ -498,7 +498,7 @@ class _StreamState:
     def _read_failed(parser: Any, exc: httpx.HTTPError) -> list[dict[str, Any]]:
         """The closing events of a stream whose body broke (read timeout or disconnect)."""
         if isinstance(exc, httpx.TimeoutException):
-            return parser.error(f"no data within the read timeout ({_reason(exc)})", kind="timeout")  # type: ignore[no-any-return]
+            return parser.error(_reason(exc), kind="timeout")  # type: ignore[no-any-return]
         return parser.error(f"the connection broke: {_reason(exc)}", kind="disconnect")  # type: ignore[no-any-return]
 
     def _cancelled(self, parser: Any) -> None:
@@ -961,6 +961,25 @@ def _parse_whole(client: _Base, request: Any, body: bytes, started: float, respo
     return msg
 
 
+_TIMEOUTS = (
+    (httpx.ConnectTimeout, "connect", "no connection within the connect timeout"),
+    (httpx.ReadTimeout, "read", "no data within the read timeout"),
+    (httpx.WriteTimeout, "write", "the request not sent within the write timeout"),
+    (httpx.PoolTimeout, "pool", "no connection free in the pool within the pool timeout"),
+)
+
+
 def _reason(exc: Exception) -> str:
-    """An httpx error's text, or its kind when it has none (an async read timeout)."""
+    """An httpx error's text, the same sync and async: a timeout says which one and its seconds (the async
+    backend's timeouts have no text, the sync one's is the OS's: 'timed out', 'The read operation timed
+    out'), another error its text, or its kind when it has none."""
+    if isinstance(exc, httpx.TimeoutException):
+        for cls, key, text in _TIMEOUTS:
+            if isinstance(exc, cls):
+                try:
+                    seconds = exc.request.extensions.get("timeout", {}).get(key)
+                except RuntimeError:  # (an error raised without its request)
+                    seconds = None
+                return f"{text} ({seconds:g} s)" if isinstance(seconds, (int, float)) else text
+        return "timed out"
     return str(exc) or type(exc).__name__

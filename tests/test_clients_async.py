@@ -1,0 +1,303 @@
+"""The async client against the sync one, and what only asyncio does to it.
+
+* Parity: the same fault scenarios (retries, refusals, a disconnect, a stall past the read timeout, a provider
+  error mid-stream, a body that is no stream, malformed lines, a redirect, a caller that leaves) over the replay
+  server through ``Client`` and ``AsyncClient``: the same events (ids and times aside), the same message, the same
+  error (type, text, status, request id, body, partial message), the same stream state, the same requests sent.
+* asyncio: cancellation at each point (before the request, waiting for headers, mid-stream, in a retry's sleep),
+  ``asyncio.timeout`` / ``wait_for`` around a call, ``aclose()`` from another task, concurrent streams, closing
+  the client while streams run; each keeps what arrived, propagates the cancellation and closes the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentmsg
+from agentmsg import UserMessage
+from agentmsg.clients import AsyncClient, Client, ProviderError
+from agentmsg.providers import FormattedRequest
+from agentmsg.testing import ReplayServer, Reply, malformed
+
+FIX = Path(__file__).parent / "fixtures" / "providers"
+TEXT_SSE = (FIX / "openai/stream_text_include_usage.sse").read_bytes()
+TOOLS_SSE = (FIX / "openai/stream_parallel_tool_calls.sse").read_bytes()
+CONVO = [UserMessage("What's the weather in San Francisco?")]
+VOLATILE = {"id", "createdAt", "timestamp", "created_at", "time", "replyId"}  # (usage.time: seconds taken)
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as s:
+        yield s
+
+
+def stable(value: Any) -> Any:
+    """A value without what differs from call to call (ids, times)."""
+    if isinstance(value, dict):
+        return {k: stable(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [stable(v) for v in value]
+    return value
+
+
+def msg_dict(msg: agentmsg.Msg | None) -> Any:
+    return None if msg is None else stable(msg.to_dict())
+
+
+def error_dict(exc: BaseException | None) -> Any:
+    if exc is None:
+        return None
+    out: dict[str, Any] = {"type": type(exc).__name__, "text": str(exc)}
+    if isinstance(exc, ProviderError):
+        out.update(
+            message=exc.message, provider=exc.provider, status_code=exc.status_code, body=exc.body,
+            request_id=exc.request_id, partial=msg_dict(getattr(exc, "partial", None)),
+        )  # fmt: skip
+    return out
+
+
+# Each scenario: (path, replies, client options, how it is run: stream | stop-after-N-deltas | call)
+OPENAI = "/chat/completions"
+CUT = TEXT_SSE[: TEXT_SSE.index(b"\n\n", 1500) + 2]
+SCENARIOS: dict[str, tuple[str, str, list[Reply], dict[str, Any], str]] = {
+    "whole": ("openai", OPENAI, [Reply(body=TOOLS_SSE, sse=True, chunk_size=37)], {}, "stream"),
+    "429-then-ok": (
+        "openai",
+        OPENAI,
+        [Reply.json({"error": {"message": "busy"}}, 429, headers={"Retry-After": "0"}), Reply(body=TEXT_SSE, sse=True)],
+        {},
+        "stream",
+    ),
+    "500-exhausted": (
+        "openai",
+        OPENAI,
+        [Reply.json({"error": {"message": "down"}}, 500, headers={"x-request-id": "r-500"})],
+        {},
+        "stream",
+    ),
+    "401": ("openai", OPENAI, [Reply.json({"error": {"message": "bad key"}}, 401)], {}, "stream"),
+    "redirect": ("openai", OPENAI, [Reply(302, headers={"Location": "http://elsewhere/"})], {}, "stream"),
+    "disconnect": (
+        "openai",
+        OPENAI,
+        [Reply(body=TOOLS_SSE, sse=True, chunk_size=50, disconnect_after=2500, headers={"x-request-id": "r-1"})],
+        {},
+        "stream",
+    ),
+    "stall-past-read-timeout": (
+        "openai",
+        OPENAI,
+        [Reply(body=TEXT_SSE, sse=True, stall_after=3000, stall=3.0)],
+        {"timeout": 0.4},
+        "stream",
+    ),
+    "provider-error-mid-stream": (
+        "openai",
+        OPENAI,
+        [Reply(body=CUT + b'data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n', sse=True)],
+        {},
+        "stream",
+    ),
+    "html-page": (
+        "openai",
+        OPENAI,
+        [Reply(body=b"<html>502 Bad Gateway</html>", headers={"content-type": "text/html"})],
+        {},
+        "stream",
+    ),
+    "cut-short": ("openai", OPENAI, [Reply(body=CUT, sse=True)], {}, "stream"),
+    "malformed-lines-kept-going": (
+        "openai",
+        OPENAI,
+        [Reply(body=malformed(TEXT_SSE), sse=True, chunk_size=33)],
+        {"raise_on_error": False},
+        "stream",
+    ),
+    "disconnect-not-raised": (
+        "openai",
+        OPENAI,
+        [Reply(body=TOOLS_SSE, sse=True, chunk_size=50, disconnect_after=2500)],
+        {"raise_on_error": False},
+        "stream",
+    ),
+    "gemini-whole": (
+        "gemini",
+        "/v1beta/models/g:streamGenerateContent?alt=sse",
+        [Reply(body=(FIX / "gemini/stream_text.sse").read_bytes(), sse=True, chunk_size=41)],
+        {},
+        "stream",
+    ),
+    "anthropic-error-event": (
+        "anthropic",
+        "/v1/messages",
+        [
+            Reply(
+                body=(FIX / "anthropic/stream_sdk_tool_use.sse").read_bytes().split(b"event: content_block_stop")[0]
+                + b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message":'
+                b' "Overloaded"}, "request_id": "req_1"}\n\n',
+                sse=True,
+            )
+        ],
+        {},
+        "stream",
+    ),
+    "caller-leaves-mid-stream": ("openai", OPENAI, [Reply(body=TEXT_SSE, sse=True)], {}, "leave:5"),
+    "caller-leaves-on-model-call-end": (
+        "gemini",
+        "/v1beta/models/g:streamGenerateContent?alt=sse",
+        [Reply(body=(FIX / "gemini/stream_text.sse").read_bytes(), sse=True)],
+        {},
+        "leave:MODEL_CALL_END",
+    ),
+    "call-whole": (
+        "openai",
+        OPENAI,
+        [Reply(body=(FIX / "openai/chat_completion_parallel_tool_calls.json").read_bytes())],
+        {},
+        "call",
+    ),
+    "call-429-exhausted": (
+        "openai",
+        OPENAI,
+        [Reply.json({"error": {"message": "slow"}}, 429, headers={"Retry-After": "0", "x-request-id": "r-9"})],
+        {},
+        "call",
+    ),
+    "call-body-stalls": (
+        "openai",
+        OPENAI,
+        [Reply(body=(FIX / "openai/chat_completion_text.json").read_bytes(), chunk_size=40, stall_after=40, stall=3.0)],
+        {"timeout": 0.4},
+        "call",
+    ),
+    "call-on-a-stream": ("openai", OPENAI, [Reply(body=CUT, sse=True)], {}, "call"),
+}
+
+
+def request_for(provider: str, path: str, how: str) -> FormattedRequest:
+    return FormattedRequest(body={"model": "m"}, path=path, stream=how != "call", model="g")
+
+
+def run_sync(provider: str, path: str, opts: dict[str, Any], how: str) -> dict[str, Any]:
+    raise_on_error = opts.pop("raise_on_error", True)
+    client = Client(provider, api_key="k", backoff=0.01, **opts)
+    events: list[Any] = []
+    out: dict[str, Any] = {"error": None}
+    request = request_for(provider, path, how)
+    try:
+        if how == "call":
+            out["message"] = msg_dict(client.send(request))
+        else:
+            with client.send_stream(request, raise_on_error=raise_on_error) as stream:
+                for e in stream:
+                    events.append(e)
+                    if leave(how, events):
+                        break
+    except Exception as exc:
+        out["error"] = error_dict(exc)
+    finally:
+        client.close()
+    if how != "call":
+        out.update(state(stream))
+    out["events"] = stable(events)
+    return out
+
+
+def run_async(provider: str, path: str, opts: dict[str, Any], how: str) -> dict[str, Any]:
+    raise_on_error = opts.pop("raise_on_error", True)
+
+    async def main() -> dict[str, Any]:
+        client = AsyncClient(provider, api_key="k", backoff=0.01, **opts)
+        events: list[Any] = []
+        out: dict[str, Any] = {"error": None}
+        request = request_for(provider, path, how)
+        try:
+            if how == "call":
+                out["message"] = msg_dict(await client.send(request))
+            else:
+                async with client.send_stream(request, raise_on_error=raise_on_error) as stream:
+                    async for e in stream:
+                        events.append(e)
+                        if leave(how, events):
+                            break
+        except Exception as exc:
+            out["error"] = error_dict(exc)
+        finally:
+            await client.aclose()
+        if how != "call":
+            out.update(state(stream))
+        out["events"] = stable(events)
+        return out
+
+    return asyncio.run(main())
+
+
+def leave(how: str, events: list[Any]) -> bool:
+    if not how.startswith("leave:"):
+        return False
+    at = how.split(":", 1)[1]
+    if at.isdigit():
+        return sum(e["type"] == "TEXT_BLOCK_DELTA" for e in events) == int(at)
+    return events[-1]["type"] == at
+
+
+def state(stream: Any) -> dict[str, Any]:
+    return {
+        "message": msg_dict(stream.message),
+        "done": stream.done,
+        "stream_error": stream.error,
+        "status_code": stream.status_code,
+        "request_id": stream.request_id,
+        "closing": stable(stream._closing),
+    }
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_sync_and_async_clients_behave_the_same(server: ReplayServer, name: str) -> None:
+    provider, path, replies, opts, how = SCENARIOS[name]
+    results = []
+    for run in (run_sync, run_async):
+        server.add(path, *replies)
+        server.requests.clear()
+        result = run(provider, path, {**opts, "base_url": server.url}, how)
+        result["requests"] = [(r.method, r.path, r.body) for r in server.requests]
+        results.append(result)
+    sync, async_ = results
+    assert sync["requests"], name
+    for key in sync:
+        assert async_[key] == sync[key], key
+
+
+def test_no_response_within_the_timeout_is_said_the_same_sync_and_async() -> None:
+    """A server that takes the connection and never answers: APITimeoutError with the same text sync and async,
+    naming the timeout and its seconds (the async one ended 'no response within the timeout: ', an empty
+    reason: the async backend's timeouts have no text; a stall mid-stream said '(ReadTimeout)' against
+    '(timed out)')."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)  # (the kernel completes the handshakes; nothing is ever read or answered)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        request = FormattedRequest(body={}, path="/chat/completions", stream=True)
+        errors = []
+        with pytest.raises(agentmsg.clients.APITimeoutError) as info:
+            list(Client("openai", base_url=url, api_key="k", max_retries=0, timeout=0.3).send_stream(request))
+        errors.append(error_dict(info.value))
+
+        async def main() -> None:
+            async with AsyncClient("openai", base_url=url, api_key="k", max_retries=0, timeout=0.3) as c:
+                async for _ in c.send_stream(request):
+                    pass
+
+        with pytest.raises(agentmsg.clients.APITimeoutError) as info:
+            asyncio.run(main())
+        errors.append(error_dict(info.value))
+    assert errors[0] == errors[1]
+    assert errors[0]["message"] == "no response: no data within the read timeout (0.3 s)"
