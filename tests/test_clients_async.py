@@ -12,10 +12,13 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 import agentmsg
@@ -301,3 +304,124 @@ def test_no_response_within_the_timeout_is_said_the_same_sync_and_async() -> Non
         errors.append(error_dict(info.value))
     assert errors[0] == errors[1]
     assert errors[0]["message"] == "no response: no data within the read timeout (0.3 s)"
+
+
+# ---- asyncio: cancellation ----------------------------------------------------------------------------------
+
+
+class Silent:
+    """A loopback server that takes each connection, reads the request and never answers."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.requests = threading.Semaphore(0)
+        self.conns: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            conn.recv(65536)
+            self.requests.release()
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.conns:
+            conn.close()
+
+
+@pytest.mark.parametrize("phase", ["waiting-for-headers", "mid-stream"])
+def test_a_task_cancelled_twice_gives_its_connection_back(server: ReplayServer, phase: str) -> None:
+    """A stream's task cancelled twice in a row (a TaskGroup's cancel and a timeout's, a user's twice) while it
+    waited for the response or read the body: httpcore's cleanup of the first cancellation was cut by the second
+    (its shield is anyio's, which asyncio's own cancellation goes through) and the connection stayed taken until
+    the client was closed; with max_connections=1, the next request waited out the pool timeout. Now each
+    cancelled stream is done, INTERRUPTED with what arrived (mid-stream), the CancelledError goes on, and the
+    pool's one connection is free again."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.02))
+    silent = Silent()
+
+    async def main() -> None:
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+        url = silent.url if phase == "waiting-for-headers" else server.url
+        c = AsyncClient("openai", base_url=url, api_key="k", model="m", max_retries=0, http_client=http)
+        for _ in range(3):
+            stream = c.stream(CONVO)
+            seen = asyncio.Event()
+
+            async def consume(stream: Any = stream, seen: asyncio.Event = seen) -> None:
+                try:
+                    async for e in stream:
+                        if e["type"] == "TEXT_BLOCK_DELTA":
+                            seen.set()
+                finally:
+                    seen.set()  # (no connection: the pool timeout's error)
+
+            task = asyncio.create_task(consume())
+            if phase == "waiting-for-headers":
+                assert await asyncio.to_thread(silent.requests.acquire, timeout=5)
+            else:
+                await seen.wait()
+            for _ in range(3):
+                task.cancel()
+                await asyncio.sleep(0)
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert stream.done
+            if phase == "mid-stream":
+                assert stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+            else:
+                assert stream.message is None
+        other = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+        msg = await other.stream(CONVO).until_done()
+        assert msg.generate_reason == "MODEL_STOP"
+        await http.aclose()
+
+    try:
+        asyncio.run(main())
+    finally:
+        silent.close()
+
+
+def test_a_task_cancelled_while_its_stream_closes_gives_the_connection_back(server: ReplayServer) -> None:
+    """A caller that leaves the loop inside ``async with`` (the stream closes its response on the way out) and is
+    cancelled while the response closes: the close was cut halfway and the connection stayed taken until the
+    client was closed. Now the close ends first; the message is INTERRUPTED with what arrived; the cancellation
+    goes on."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.02))
+
+    async def main() -> None:
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+        for _ in range(3):
+            stream = c.stream(CONVO)
+            left = asyncio.Event()
+
+            async def consume(stream: Any = stream, left: asyncio.Event = left) -> None:
+                try:
+                    async with stream:
+                        async for e in stream:
+                            if e["type"] == "TEXT_BLOCK_DELTA":
+                                left.set()
+                                break
+                finally:
+                    left.set()  # (no connection: the pool timeout's error)
+                await asyncio.sleep(10)
+
+            task = asyncio.create_task(consume())
+            await left.wait()  # (the consumer is closing the response now)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert stream.done and stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+        assert (await c.stream(CONVO).until_done()).generate_reason == "MODEL_STOP"
+        await http.aclose()
+
+    asyncio.run(main())

@@ -4,15 +4,16 @@ stream parser turns the body into AgentEvents as it arrives, the one Reducer fol
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import email.utils
 import os
 import random
 import re
 import time
-from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Generator, Mapping, Sequence
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 import httpx
@@ -632,7 +633,8 @@ class AsyncEventStream(_StreamState):
         closing: list[dict[str, Any]] = []
         try:
             try:
-                async for chunk in response.aiter_bytes():  # content-decoded (a gzipped stream)
+                chunks = response.aiter_bytes()  # content-decoded (a gzipped stream)
+                while (chunk := await _once(_next(chunks))) is not None:
                     events = parser.feed(chunk)
                     self._read(chunk, events)
                     if events:
@@ -646,7 +648,7 @@ class AsyncEventStream(_StreamState):
             self._cancelled(parser)
             raise
         finally:
-            await response.aclose()
+            await _release(response)
         self._closing = closing
         self._feed(closing)
         try:
@@ -873,7 +875,7 @@ class AsyncClient(_Base):
         except httpx.HTTPError as exc:
             raise self._body_broke(exc, response) from exc
         finally:
-            await response.aclose()
+            await _release(response)
         if len(body) > cap:
             raise self._too_big(response, cap)
         return _parse_whole(self, request, body, started, response)
@@ -883,10 +885,13 @@ class AsyncClient(_Base):
         attempt = 0
         while True:
             try:
-                response = await self.http.send(
-                    self.http.build_request("POST", url, headers=headers, content=content, timeout=self._timeout),
-                    stream=True,
-                    follow_redirects=False,  # the key would go along, to any host (httpx drops only Authorization)
+                response = await _once(
+                    self.http.send(
+                        self.http.build_request("POST", url, headers=headers, content=content, timeout=self._timeout),
+                        stream=True,
+                        follow_redirects=False,  # the key would go along, to any host (httpx drops only Authorization)
+                    ),
+                    _release,
                 )
             except httpx.LocalProtocolError:
                 raise self._unsendable() from None
@@ -901,9 +906,59 @@ class AsyncClient(_Base):
             except httpx.HTTPError:
                 body = b""
             finally:
-                await response.aclose()
+                await _release(response)
             await asyncio.sleep(self._refused(attempt, response, body))
             attempt += 1
+
+
+_T = TypeVar("_T")
+
+
+async def _once(step: Coroutine[Any, Any, _T], lost: Callable[[_T], Coroutine[Any, Any, None]] | None = None) -> _T:
+    """``await step`` (httpx sending a request, or reading the body's next chunk) in a task of its own, which the
+    caller's cancellation reaches once however many times the caller is cancelled, and which ends before the
+    cancellation goes on. httpcore cleans up a cancelled request or read (closes the connection, gives its pool
+    slot back) under anyio's shield, which asyncio's own ``Task.cancel()`` goes through: cancelled twice (a
+    TaskGroup's and a timeout's, a user's twice), its cleanup was cut halfway and the connection stayed taken
+    until the client was closed (the pool's last one taken: every later request waited out the pool timeout).
+    ``lost``: what to do with a result that came as the caller was cancelled (a response: close it)."""
+    inner = asyncio.ensure_future(step)
+    try:
+        return await asyncio.shield(inner)
+    except asyncio.CancelledError:
+        inner.cancel()
+        while not inner.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(inner)
+        if not inner.cancelled() and inner.exception() is None and lost is not None:
+            await lost(inner.result())
+        raise
+
+
+async def _next(chunks: AsyncIterator[bytes]) -> bytes | None:
+    """The next chunk of a body, None at its end."""
+    try:
+        return await anext(chunks)
+    except StopAsyncIteration:
+        return None
+
+
+async def _release(response: httpx.Response) -> None:
+    """Close a response (its connection closed or back in the pool) even when the task is cancelled again
+    while it closes (a second ``Task.cancel()``: a TaskGroup's and a timeout's, a user's twice): httpcore
+    shields its close with anyio's shield, which asyncio's own cancellation goes through, and a close cut
+    halfway kept the connection, its pool slot taken until the client was closed (the pool's last one
+    taken: every later request waited out the pool timeout). The cancellation is raised once it is closed."""
+    closing = asyncio.ensure_future(response.aclose())
+    cancelled: asyncio.CancelledError | None = None
+    while not closing.done():
+        try:
+            await asyncio.shield(closing)
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+    if cancelled is not None:
+        raise cancelled
+    closing.result()
 
 
 def _read_sync(response: httpx.Response, cap: int) -> bytes:
@@ -920,7 +975,8 @@ def _read_sync(response: httpx.Response, cap: int) -> bytes:
 async def _read_async(response: httpx.Response, cap: int) -> bytes:
     """The async :func:`_read_sync`."""
     body = bytearray()
-    async for chunk in response.aiter_bytes():
+    chunks = response.aiter_bytes()
+    while (chunk := await _once(_next(chunks))) is not None:
         body += chunk
         if len(body) > cap:
             break
