@@ -425,3 +425,72 @@ def test_a_task_cancelled_while_its_stream_closes_gives_the_connection_back(serv
         await http.aclose()
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("phase", ["waiting-for-headers", "retry-wait", "mid-stream"])
+def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: str) -> None:
+    """``aclose()`` called from another task (a stop button's handler) while the stream's loop waited for the
+    network raised RuntimeError ('aclose(): asynchronous generator is already running') and the stream went on
+    to its end. Now the loop ends there without error, the message INTERRUPTED with what arrived (none before
+    any reply: ``until_done`` says so), the connection given back; a cancellation of the loop's own task still
+    goes on."""
+    silent = Silent()
+    if phase == "retry-wait":
+        server.add(OPENAI, Reply.json({"error": {"message": "busy"}}, 429, headers={"Retry-After": "30"}))
+    else:
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.05))
+
+    async def main() -> None:
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+        url = silent.url if phase == "waiting-for-headers" else server.url
+        c = AsyncClient("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
+        stream = c.stream(CONVO)
+        seen: list[Any] = []
+        reading = asyncio.Event()
+
+        async def consume() -> str:
+            async for e in stream:
+                seen.append(e)
+                if e["type"] == "TEXT_BLOCK_DELTA":
+                    reading.set()
+            return "ended"
+
+        task = asyncio.create_task(consume())
+        if phase == "waiting-for-headers":
+            assert await asyncio.to_thread(silent.requests.acquire, timeout=5)
+        elif phase == "retry-wait":
+            while not server.requests:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)
+        else:
+            await reading.wait()
+        await asyncio.wait_for(stream.aclose(), 5)
+        assert stream.done and await asyncio.wait_for(task, 5) == "ended"
+        if phase == "mid-stream":
+            msg = stream.message
+            assert msg.generate_reason == "INTERRUPTED" and msg.text_content
+            assert stream.error == "cancelled by the caller"
+        else:
+            assert stream.message is None and not seen
+            with pytest.raises(agentmsg.clients.APIConnectionError, match="closed before any reply"):
+                await stream.until_done()
+        other = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+        assert (await other.stream(CONVO).until_done()).generate_reason == "MODEL_STOP"
+        # the loop's own task cancelled as aclose() stops it: the CancelledError goes on
+        stream = other.stream(CONVO)
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.05))
+        reading.clear()
+        task = asyncio.create_task(consume())
+        await reading.wait()
+        task.cancel()
+        await stream.aclose()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert stream.done and stream.message.generate_reason == "INTERRUPTED"
+        await http.aclose()
+
+    try:
+        asyncio.run(main())
+    finally:
+        silent.close()

@@ -590,12 +590,16 @@ class EventStream(_StreamState):
 
 class AsyncEventStream(_StreamState):
     """The async :class:`EventStream`: ``async for event in stream``; cancelling the task (or leaving
-    the loop) marks the message INTERRUPTED and keeps what arrived."""
+    the loop) marks the message INTERRUPTED and keeps what arrived. ``aclose()`` from another task while
+    the loop waits for the network stops it there: the loop ends (no error), the message INTERRUPTED."""
 
     def __init__(self, client: AsyncClient, request: Any, raise_on_error: bool = True) -> None:
         super().__init__(client, request, raise_on_error)
         self._client = client
         self._gen: AsyncGenerator[dict[str, Any], None] | None = None
+        self._reader: asyncio.Task[Any] | None = None  # the task waiting inside the stream for the network
+        self._stopping = False  # aclose() from another task cancelled the reader
+        self._ended: asyncio.Event | None = None  # set when the stream ends, for that aclose()
 
     def __aiter__(self) -> AsyncGenerator[dict[str, Any], None]:
         if self._gen is None:
@@ -609,55 +613,93 @@ class AsyncEventStream(_StreamState):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Cancel (or finish) the call; the message is final afterwards."""
-        if self._gen is not None:
-            await self._gen.aclose()
-        else:
+        """Cancel (or finish) the call; the message is final afterwards. Called from another task while the
+        stream's loop waits for the network (the headers, the next bytes, a retry's wait), it stops the loop
+        there (an async generator cannot be closed while it runs: that raised RuntimeError and the stream went
+        on): the loop ends without error, the message INTERRUPTED with what arrived."""
+        if self._gen is None:
             self._gen = _nothing()  # never started: nothing was sent
+            return
+        reader = self._reader
+        if reader is not None and reader is not asyncio.current_task() and not reader.done():
+            self._stopping = True
+            self._ended = self._ended or asyncio.Event()
+            reader.cancel()
+            await self._ended.wait()
+            return
+        await self._gen.aclose()
 
     async def until_done(self) -> Msg:
         async for _ in self:
             pass
-        assert self._message is not None
+        if self._message is None:  # closed from another task before any reply
+            raise APIConnectionError("the stream was closed before any reply came", provider=self.client.provider)
         return self._message
 
+    def _stopped(self, exc: BaseException) -> bool:
+        """Whether a cancellation is the one :meth:`aclose` made from another task, and no other (the loop then
+        ends quietly; another cancellation goes on)."""
+        if not (self._stopping and isinstance(exc, asyncio.CancelledError)):
+            return False
+        uncancel = getattr(asyncio.current_task(), "uncancel", None)  # (Python 3.11+)
+        return uncancel is None or uncancel() == 0
+
     async def _run(self) -> AsyncGenerator[dict[str, Any], None]:
-        started = time.monotonic()
         try:
-            response = await self._client._send(self.request)
-        except BaseException:  # refused, failed or cancelled before any reply: ended, no message
-            self._done = True
-            raise
-        self._responded(response)
-        parser = self.client.parser(self.request, started)
-        closing: list[dict[str, Any]] = []
-        try:
+            started = time.monotonic()
+            self._reader = asyncio.current_task()
             try:
-                chunks = response.aiter_bytes()  # content-decoded (a gzipped stream)
-                while (chunk := await _once(_next(chunks))) is not None:
-                    events = parser.feed(chunk)
-                    self._read(chunk, events)
-                    if events:
-                        self._feed(events)
-                        for e in events:
-                            yield e
-                closing = parser.close()
-            except httpx.HTTPError as exc:
-                closing = self._read_failed(parser, exc)
-        except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt):
-            self._cancelled(parser)
-            raise
+                response = await self._client._send(self.request)
+            except BaseException as exc:  # refused, failed or cancelled before any reply: ended, no message
+                self._done = True
+                if self._stopped(exc):
+                    return
+                raise
+            finally:
+                self._reader = None
+            self._responded(response)
+            parser = self.client.parser(self.request, started)
+            closing: list[dict[str, Any]] = []
+            try:
+                try:
+                    chunks = response.aiter_bytes()  # content-decoded (a gzipped stream)
+                    while True:
+                        self._reader = asyncio.current_task()
+                        try:
+                            chunk = await _once(_next(chunks))
+                        finally:
+                            self._reader = None
+                        if chunk is None:
+                            break
+                        events = parser.feed(chunk)
+                        self._read(chunk, events)
+                        if events:
+                            self._feed(events)
+                            for e in events:
+                                yield e
+                    closing = parser.close()
+                except httpx.HTTPError as exc:
+                    closing = self._read_failed(parser, exc)
+            except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt) as exc:
+                self._cancelled(parser)
+                if self._stopped(exc):
+                    return
+                raise
+            finally:
+                await _release(response)
+            self._closing = closing
+            self._feed(closing)
+            try:
+                for e in closing:
+                    yield e
+            except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt):  # left during the closing events
+                self._end(parser)
+                raise
+            self._closed(parser)
+
         finally:
-            await _release(response)
-        self._closing = closing
-        self._feed(closing)
-        try:
-            for e in closing:
-                yield e
-        except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt):  # left during the closing events
-            self._end(parser)
-            raise
-        self._closed(parser)
+            if self._ended is not None:  # (aclose() from another task waits for it)
+                self._ended.set()
 
 
 async def _nothing() -> AsyncGenerator[dict[str, Any], None]:
