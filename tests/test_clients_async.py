@@ -494,3 +494,97 @@ def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: 
         asyncio.run(main())
     finally:
         silent.close()
+
+
+def test_timeouts_around_a_call_and_a_retry_wait_cancel_it(server: ReplayServer) -> None:
+    """asyncio.timeout / wait_for around a stream: mid-stream the message is INTERRUPTED with what arrived; in a
+    Retry-After wait of 30 s the wait is cut (one request sent, no message); the caller gets TimeoutError."""
+
+    async def main() -> None:
+        async with AsyncClient("openai", base_url=server.url, api_key="k", model="m") as c:
+            server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.05))
+            stream = c.stream(CONVO)
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(stream.until_done(), 0.5)
+            assert stream.done and stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+            stream = c.stream(CONVO)
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.5), stream:
+                    async for _ in stream:
+                        pass
+            assert stream.done and stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+            server.add(OPENAI, Reply.json({"error": {"message": "busy"}}, 429, headers={"Retry-After": "30"}))
+            server.requests.clear()
+            stream = c.stream(CONVO)
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.5):
+                    await stream.until_done()
+            assert stream.done and stream.message is None and len(server.requests) == 1
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(c.call(CONVO), 0.5)
+
+    asyncio.run(main())
+
+
+def test_concurrent_streams_on_one_client_and_closing_it_under_them(server: ReplayServer) -> None:
+    """Twenty streams on one AsyncClient (a pool of five connections) beside one that stalls: the twenty end whole
+    while the stalled one waits; closing the client under the stalled one breaks it (BrokenStreamError, what
+    arrived kept), no CancelledError nor a bare httpcore/anyio error."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, chunk_size=97))
+    server.add("/slow" + OPENAI, Reply(body=TEXT_SSE, sse=True, stall_after=1500, stall=30))
+
+    async def main() -> None:
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=5))
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", http_client=http)
+        slow_client = AsyncClient("openai", base_url=server.url + "/slow", api_key="k", model="m", http_client=http)
+        slow = slow_client.stream(CONVO)
+        slow_task = asyncio.create_task(slow.until_done())
+        msgs = await asyncio.gather(*(c.stream(CONVO).until_done() for _ in range(20)))
+        assert all(m.generate_reason == "MODEL_STOP" and m.text_content for m in msgs)
+        assert not slow_task.done()
+        await http.aclose()
+        with pytest.raises(agentmsg.clients.BrokenStreamError) as info:
+            await slow_task
+        assert info.value.partial.generate_reason == "INTERRUPTED" and info.value.partial.text_content
+
+    asyncio.run(main())
+
+
+def test_a_stream_left_unfinished_and_collected_warns_nothing_and_frees_its_connection(server: ReplayServer) -> None:
+    """A loop left early without ``async with`` and the stream dropped: asyncio closes the generator when it is
+    collected; no ResourceWarning, no 'never awaited', no unraisable error, and the pool's one connection serves
+    the next stream."""
+    import gc
+    import sys
+    import warnings
+
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.01))
+    unraisable: list[Any] = []
+
+    async def main() -> None:
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+        for _ in range(2):
+            stream = c.stream(CONVO)
+            async for e in stream:
+                if e["type"] == "TEXT_BLOCK_DELTA":
+                    break
+            never_started = c.stream(CONVO)
+            del stream, never_started
+            gc.collect()
+            await asyncio.sleep(0.05)  # (the loop runs the generator's aclose)
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+        assert (await c.stream(CONVO).until_done()).generate_reason == "MODEL_STOP"
+        await http.aclose()
+
+    hook = sys.unraisablehook
+    sys.unraisablehook = unraisable.append
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            asyncio.run(main())
+            gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert not unraisable
+    assert not [w for w in caught if issubclass(w.category, (ResourceWarning, RuntimeWarning))]
