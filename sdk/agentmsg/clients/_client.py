@@ -638,11 +638,12 @@ class AsyncEventStream(_StreamState):
 
     def _stopped(self, exc: BaseException) -> bool:
         """Whether a cancellation is the one :meth:`aclose` made from another task, and no other (the loop then
-        ends quietly; another cancellation goes on)."""
+        ends quietly; another cancellation goes on). Python 3.10 cannot tell them apart (no ``Task.uncancel``):
+        the cancellation goes on there, never swallowed."""
         if not (self._stopping and isinstance(exc, asyncio.CancelledError)):
             return False
         uncancel = getattr(asyncio.current_task(), "uncancel", None)  # (Python 3.11+)
-        return uncancel is None or uncancel() == 0
+        return uncancel is not None and uncancel() == 0
 
     async def _run(self) -> AsyncGenerator[dict[str, Any], None]:
         try:
