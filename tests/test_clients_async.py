@@ -592,3 +592,27 @@ def test_a_stream_left_unfinished_and_collected_warns_nothing_and_frees_its_conn
         sys.unraisablehook = hook
     assert not unraisable
     assert not [w for w in caught if issubclass(w.category, (ResourceWarning, RuntimeWarning))]
+
+
+def test_a_stream_closed_before_it_started_is_done_sync_and_async(server: ReplayServer) -> None:
+    """close() / aclose() before the first iteration sends nothing and ends the stream: ``done`` stayed False (a
+    stream that may still go on) and ``until_done()`` failed on a bare AssertionError. Now done, no message,
+    nothing yielded, and until_done() says it was closed before any reply; the same sync and async."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    sync = Client("openai", base_url=server.url, api_key="k", model="m").stream(CONVO)
+    sync.close()
+    with pytest.raises(agentmsg.clients.APIConnectionError) as info:
+        sync.until_done()
+    got = [(sync.done, sync.message, list(sync), error_dict(info.value))]
+
+    async def main() -> Any:
+        stream = AsyncClient("openai", base_url=server.url, api_key="k", model="m").stream(CONVO)
+        await stream.aclose()
+        with pytest.raises(agentmsg.clients.APIConnectionError) as info:
+            await stream.until_done()
+        return (stream.done, stream.message, [e async for e in stream], error_dict(info.value))
+
+    got.append(asyncio.run(main()))
+    assert got[0] == got[1] and got[0][:3] == (True, None, [])
+    assert got[0][3]["message"] == "the stream was closed before any reply came"
+    assert server.requests == []

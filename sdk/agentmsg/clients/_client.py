@@ -545,11 +545,13 @@ class EventStream(_StreamState):
             self._gen.close()
         else:
             self._gen = iter(())  # type: ignore[assignment]  # never started: nothing was sent
+            self._done = True
 
     def until_done(self) -> Msg:
         for _ in self:
             pass
-        assert self._message is not None
+        if self._message is None:  # closed before it started
+            raise APIConnectionError("the stream was closed before any reply came", provider=self.client.provider)
         return self._message
 
     def _run(self) -> Generator[dict[str, Any], None, None]:
@@ -619,6 +621,7 @@ class AsyncEventStream(_StreamState):
         on): the loop ends without error, the message INTERRUPTED with what arrived."""
         if self._gen is None:
             self._gen = _nothing()  # never started: nothing was sent
+            self._done = True
             return
         reader = self._reader
         if reader is not None and reader is not asyncio.current_task() and not reader.done():
@@ -632,7 +635,7 @@ class AsyncEventStream(_StreamState):
     async def until_done(self) -> Msg:
         async for _ in self:
             pass
-        if self._message is None:  # closed from another task before any reply
+        if self._message is None:  # closed before it started, or from another task before any reply
             raise APIConnectionError("the stream was closed before any reply came", provider=self.client.provider)
         return self._message
 
