@@ -616,3 +616,43 @@ def test_a_stream_closed_before_it_started_is_done_sync_and_async(server: Replay
     assert got[0] == got[1] and got[0][:3] == (True, None, [])
     assert got[0][3]["message"] == "the stream was closed before any reply came"
     assert server.requests == []
+
+
+def test_an_async_client_used_again_under_a_new_event_loop() -> None:
+    """An AsyncClient used under one ``asyncio.run()`` then another (a script's two calls, a notebook cell
+    each): its own pool kept the first loop's connection alive and handed it to the second call, which failed on
+    a bare RuntimeError ('Event loop is closed'). Now its own pool is made anew under a new loop; every call
+    gets the reply. (A keep-alive server: the replay server closes each connection.)"""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    body = (FIX / "openai/chat_completion_text.json").read_bytes()
+
+    class KeepAlive(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), KeepAlive)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        c = AsyncClient("openai", base_url=f"http://127.0.0.1:{httpd.server_address[1]}", api_key="k", model="m")
+        for _ in range(3):
+            assert asyncio.run(c.call(CONVO)).generate_reason == "MODEL_STOP"
+
+        async def closing() -> None:
+            await c.aclose()
+
+        asyncio.run(closing())
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -872,10 +872,23 @@ class AsyncClient(_Base):
         )
         self._own = http_client is None
         self.http = http_client or httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)
+        self._loop: asyncio.AbstractEventLoop | None = None  # the event loop the client's own pool runs on
+
+    def _pool(self) -> httpx.AsyncClient:
+        """The http client, for the running event loop. The client's own pool keeps connections alive, each
+        bound to the loop it was opened on: an AsyncClient used again under a new loop (``asyncio.run()`` called
+        twice, a notebook cell each) took a connection of the closed one and failed on a bare RuntimeError
+        ('Event loop is closed'). Its own pool is then made anew (the old one's connections cannot be closed
+        from another loop; they go with it); an ``http_client`` given is the caller's to manage."""
+        loop = asyncio.get_running_loop()
+        if self._own and self._loop is not None and self._loop is not loop and self._loop.is_closed():
+            self.http = httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)
+        self._loop = loop
+        return self.http
 
     async def aclose(self) -> None:
         if self._own:
-            await self.http.aclose()
+            await self._pool().aclose()
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -928,12 +941,13 @@ class AsyncClient(_Base):
 
     async def _send(self, request: Any) -> httpx.Response:
         url, headers, content = self._url(request), self._headers(request), request.body_bytes()
+        http = self._pool()
         attempt = 0
         while True:
             try:
                 response = await _once(
-                    self.http.send(
-                        self.http.build_request("POST", url, headers=headers, content=content, timeout=self._timeout),
+                    http.send(
+                        http.build_request("POST", url, headers=headers, content=content, timeout=self._timeout),
                         stream=True,
                         follow_redirects=False,  # the key would go along, to any host (httpx drops only Authorization)
                     ),
