@@ -710,3 +710,27 @@ def test_https_to_the_checked_address_keeps_the_name(tmp_path: Path, monkeypatch
         httpd.shutdown()
         httpd.server_close()
         thread.join(5)
+
+
+def test_an_empty_download_or_local_file_is_refused_not_sent_as_empty_media(server: str, media_root: Path) -> None:
+    """A 200 with an empty body (or a gzip body that inflates to nothing) went to the provider as empty base64
+    audio or image; an empty local file the same. Both are refused, naming the URL or the file."""
+    _Handler.routes.update(
+        {
+            "/empty.wav": (200, {"Content-Type": "audio/wav"}, b""),
+            "/empty-gz.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, gzip.compress(b"")),
+        }
+    )
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    for path in ("/empty.wav", "/empty-gz.wav"):
+        with pytest.raises(ValidationError, match=f"{server}{path}.*empty body") as exc:
+            get("openai").format_request(audio_msg(f"{server}{path}"), options=private)
+        p = exc.value.problems[0]
+        assert (p.pointer, p.rule) == ("/0/content/0", "media-fetch-failed"), path
+    (media_root / "empty.png").write_bytes(b"")
+    local = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    for url in (str(media_root / "empty.png"), (media_root / "empty.png").as_uri()):
+        with pytest.raises(ValidationError, match=r"empty\.png.* is empty") as exc:
+            get("anthropic").format_request(image_msg(url), options=local)
+        p = exc.value.problems[0]
+        assert (p.pointer, p.rule) == ("/0/content/0", "media-local-refused"), url

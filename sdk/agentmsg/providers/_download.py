@@ -4,7 +4,8 @@ A :class:`Downloader` fetches an http(s) URL for one media session: the name res
 timeout, and the connection made to an address checked (no private, loopback, link-local or otherwise
 non-global address unless ``allow_private``; the connected socket checked again before the request is sent;
 at every redirect), with a deadline for the whole download, a redirect limit and a size cap on the body and
-on its compressed bytes (gzip and deflate inflated here, never past the limit; a body cut short refused).
+on its compressed bytes (gzip and deflate inflated here, never past the limit; a body cut short refused,
+an empty one too).
 Every refusal is a :class:`~agentmsg.ValidationError` whose pointer is the block's.
 """
 
@@ -244,7 +245,13 @@ class Downloader:
                             "media-fetch-failed",
                             f"{current}: the {encoding} body is cut short (it ends inside its compressed stream)",
                         )
-                    return b"".join(chunks), response.headers.get("content-type")
+                    body = b"".join(chunks)
+                    if not body:
+                        # nothing to send: an empty image, audio or file went to the provider as the media
+                        raise ValidationError.single(
+                            pointer, "media-fetch-failed", f"GET {current} answered HTTP 200 with an empty body"
+                        )
+                    return body, response.headers.get("content-type")
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 if time.monotonic() > deadline:
                     raise ValidationError.single(

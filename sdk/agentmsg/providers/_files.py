@@ -3,7 +3,7 @@
 A file is read only under ``allowed_roots`` (after resolving ``..`` and symlinks, so neither traversal nor a
 symlink can leave a root; opened from the root following no symlink, so neither can a directory swapped for
 one after the check), only a regular file with one name (a hard link's other name may be outside the roots)
-unless ``allow_hard_links``, at most ``max_bytes``. Every refusal is a :class:`~agentmsg.ValidationError`
+unless ``allow_hard_links``, at most ``max_bytes`` and not empty. Every refusal is a :class:`~agentmsg.ValidationError`
 whose pointer is the block's.
 """
 
@@ -102,6 +102,9 @@ class LocalFiles:
         finally:
             os.close(fd)
         result = b"".join(chunks)
+        if not result:
+            # an empty file is no media (an empty image, audio or document), refused as an empty download is
+            raise ValidationError.single(pointer, "media-local-refused", f"local file {ref!r} is empty")
         self._cache[real] = result
         return result
 
