@@ -119,3 +119,17 @@ def test_messages_as_json_lines_or_one_message(tmp_path: Path, capsys: pytest.Ca
     scalar.write_text('"hi"')
     assert main(["format", "--provider", "anthropic", str(scalar)]) == 1
     assert "expected a JSON array of messages, got str" in capsys.readouterr().err
+
+
+def test_stdin_given_for_messages_and_tools_is_a_usage_error() -> None:
+    """`--tools - -`: the messages read stdin whole and the tools then read nothing, 'not valid JSON' of an
+    input never given. Now a usage error naming both (exit 2), before anything is read."""
+    r = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "format", "--provider", "openai", "--tools", "-", "-"],
+        input='[{"role": "USER", "content": "hi"}]',
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert "'-' (stdin) given 2 times (MESSAGES.json, --tools)" in r.stderr, r.stderr

@@ -324,3 +324,16 @@ def test_an_sse_stream_checked_as_messages_is_said_once(tmp_path: Path) -> None:
     sse.write_text('data: {"type":"AGENT_START","id":"e1","createdAt":"2026-01-01T00:00:00Z","replyId":"r"}\n\n')
     r = run("validate", str(sse))
     assert r.returncode == 1 and r.stderr == "" and "validate --kind event reads one" in r.stdout
+
+
+def test_stdin_given_twice_is_a_usage_error(tmp_path: Path) -> None:
+    """'-' given twice: stdin was read by the first, the second read as empty and was reported as 'no JSON
+    value' (exit 1), a problem of an input that does not exist. Now a usage error naming the repeat (exit 2),
+    before anything is read."""
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(GOOD))
+    for args in (["-", "-"], ["-", str(good), "-"], ["--json", "-", "-"]):
+        r = run("validate", *args, stdin=json.dumps(GOOD))
+        assert (r.returncode, r.stdout) == (2, ""), (args, r.stdout, r.stderr)
+        assert "'-' (stdin) given 2 times" in r.stderr and "read only once" in r.stderr, r.stderr
+    assert run("validate", "-", str(good), stdin=json.dumps(GOOD)).returncode == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -44,6 +45,22 @@ def exit_status(*lines: str, interrupt: bool = True) -> dict[str, Any]:
     line each (continuation lines indented by the caller); ``interrupt`` adds Ctrl-C's 130."""
     rows = [*lines, "130  interrupted (Ctrl-C)"] if interrupt else list(lines)
     return {"epilog": "exit status:\n" + "\n".join("  " + row for row in rows), "formatter_class": HelpFormatter}
+
+
+def stdin_once(*given: tuple[str, str | None]) -> None:
+    """A :class:`UsageError` when ``-`` (stdin) is given more than once, in ``(what, path)`` pairs (``what`` the
+    argument's name; a path None when not given): stdin is read once, and the second read as empty (then
+    reported as "no JSON value"), never the same input again."""
+    where = [what for what, path in given if path == "-"]
+    if len(where) > 1:
+        raise UsageError(f"'-' (stdin) given {len(where)} times ({', '.join(where)}): stdin can be read only once")
+
+
+def shown_path(path: str) -> str:
+    """A file name as a command shows it: bytes that are not UTF-8 (a name Python holds with surrogate escapes)
+    as ``\\xNN``, which any output can write (JSON cannot hold them, nor a UTF-8 stdout or stderr without
+    surrogateescape: PYTHONIOENCODING=utf-8)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace") if path != "-" else path
 
 
 def read_bytes(path: str) -> bytes:

@@ -23,7 +23,17 @@ import orjson
 from ..conversation import decode_messages
 from ..errors import ValidationError
 from ..providers import NAMES, RULES, FormatOptions, MediaPolicy, get
-from ._io import EXIT_INVALID, EXIT_OK, UsageError, command_limits, exit_status, limit_options, read_bytes, records
+from ._io import (
+    EXIT_INVALID,
+    EXIT_OK,
+    UsageError,
+    command_limits,
+    exit_status,
+    limit_options,
+    read_bytes,
+    records,
+    stdin_once,
+)
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -70,6 +80,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     err = sys.stderr
     tools = None
+    stdin_once(("MESSAGES.json", args.messages), ("--tools", args.tools))
     try:
         data = read_bytes(args.messages)
         if args.tools:

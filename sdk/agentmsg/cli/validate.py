@@ -29,6 +29,8 @@ from ._io import (
     open_binary,
     print_problems,
     reading,
+    shown_path,
+    stdin_once,
 )
 
 DESCRIPTION = """\
@@ -80,6 +82,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     invalid = unreadable = False
     report = REPORTS[args.output_format]
+    stdin_once(*((f"FILE {i}", path) for i, path in enumerate(args.files, 1)))
     for path in _expand(args.files):
         try:
             source = open_binary(path)
@@ -87,7 +90,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             _unreadable(path, exc, args.output_format, out)
             unreadable = True
             continue
-        shown = _shown(path)
+        shown = shown_path(path)
         hints: list[str] = []
         file_invalid = False
         try:
@@ -218,25 +221,18 @@ def _is_pattern(path: str) -> bool:
     return any(c in path for c in "*?[")
 
 
-def _shown(path: str) -> str:
-    """A file name as the report shows it: bytes that are not UTF-8 (a name Python holds with surrogate escapes)
-    as ``\\xNN``, which any output can write (JSON cannot hold them, nor a UTF-8 stdout without
-    surrogateescape: PYTHONIOENCODING=utf-8)."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace") if path != "-" else path
-
-
 def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO) -> None:
     """A file that cannot be read: said on stderr; with ``--json`` or ``--output-format github`` in the report
     too (rule ``unreadable``)."""
     message = str(exc).removeprefix(f"{path}: ")
     if path != "-" and os.path.isdir(path):  # validate takes files, several: say how to give a directory's
-        where = _shown(path).rstrip("/")
+        where = shown_path(path).rstrip("/")
         message += f" (give its files: '{where}/**/*.json', quoted, is every .json file under it)"
     elif _is_pattern(path):  # a pattern (see _expand) that matched nothing
         message = "no file matches this pattern"
-    print(f"agentmsg: {_shown(path)}: {message}", file=sys.stderr)
+    print(f"agentmsg: {shown_path(path)}: {message}", file=sys.stderr)
     if output_format != "text":
-        REPORTS[output_format](_shown(path), "", [Problem("", "unreadable", message)], out)
+        REPORTS[output_format](shown_path(path), "", [Problem("", "unreadable", message)], out)
 
 
 def add_parser(sub: Any) -> None:
