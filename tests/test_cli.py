@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -491,3 +492,40 @@ def test_chat_uses_the_clients_default_timeout_unless_told() -> None:
     assert client.http.timeout == DEFAULT_TIMEOUT
     told = build_parser().parse_args(["chat", "--provider", "openai", "--timeout", "5", "hi"])
     assert Client("openai", api_key="k", timeout=told.timeout).timeout == httpx.Timeout(5.0)
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_with_xnn_by_every_command(tmp_path: Path) -> None:
+    """A file name with bytes that are not UTF-8 (Python holds them as surrogate escapes) was shown by events,
+    reduce, parse and format as '\\udcff' (stderr's backslashreplace of the surrogate): not the name's bytes,
+    and not as validate shows it. Now '\\xff', as validate does, in problem lines and usage errors alike, with
+    PYTHONIOENCODING=utf-8 too."""
+    names = {key: os.fsdecode(b"%s\xff.json" % key.encode()) for key in ("bad", "tools", "missing")}
+    try:
+        for key in ("bad", "tools"):
+            (tmp_path / names[key]).write_bytes(b"{not json")
+    except (OSError, UnicodeError):
+        pytest.skip("this file system does not take file names that are not UTF-8")
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps([{"role": "USER", "content": "hi"}]))
+    bad, tools, missing = (str(tmp_path / names[key]) for key in ("bad", "tools", "missing"))
+    cases = [
+        (["events", bad], "bad"),
+        (["reduce", bad], "bad"),
+        (["parse", "--provider", "openai", bad], "bad"),
+        (["parse", "--provider", "openai", "--stream", bad], "bad"),
+        (["format", "--provider", "openai", "--tools", tools, str(ok)], "tools"),
+        (["format", "--provider", "openai", "--tools", missing, str(ok)], "missing"),
+    ] + [([*command, missing], "missing") for command in (["events"], ["reduce"], ["parse", "--provider", "openai"])]
+    cases.append((["format", "--provider", "openai", missing], "missing"))
+    for env in ({}, {"PYTHONIOENCODING": "utf-8"}):
+        for args, key in cases:
+            r = subprocess.run(
+                [sys.executable, "-m", "agentmsg", *args],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                env={**os.environ, **env},
+                timeout=120,
+            )
+            assert r.returncode in (1, 2) and "Traceback" not in r.stderr, (args, r.stderr)
+            assert f"{tmp_path}/{key}\\xff.json" in r.stderr and "\\udcff" not in r.stderr, (args, r.stderr)

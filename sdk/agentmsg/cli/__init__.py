@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from .._schemas import schema_documents
 from .._version import __version__
 from . import chat, events, format, parse, schema, serve, validate
-from ._io import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
+from ._io import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, shown_path
 
 __all__ = ["build_parser", "main"]
 
@@ -63,7 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
     except OSError as exc:  # what reads inputs says which file; anything else is the output (a full disk)
-        where = f"{exc.filename}: cannot read" if exc.filename else "cannot write the output"
+        name = shown_path(exc.filename) if isinstance(exc.filename, str) else exc.filename
+        where = f"{name}: cannot read" if exc.filename else "cannot write the output"
         print(f"agentmsg: {where}: {exc.strerror or exc}", file=sys.stderr)
         if not exc.filename:
             _quiet_stdout()

@@ -70,7 +70,7 @@ def read_bytes(path: str) -> bytes:
     try:
         data = stream.read(limits.max_bytes + 1)
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
@@ -87,7 +87,7 @@ def chunks_of(path: str, size: int = 1 << 16) -> Iterator[bytes]:
         while chunk := read(size):
             yield chunk
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
@@ -100,7 +100,7 @@ def open_binary(path: str) -> IO[bytes]:
     try:
         return open(path, "rb")
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
 
 
 def reading(path: str, items: Iterable[T]) -> Iterator[T]:
@@ -113,7 +113,7 @@ def reading(path: str, items: Iterable[T]) -> Iterator[T]:
         except StopIteration:
             return
         except OSError as exc:
-            raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+            raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
         yield item
 
 

@@ -34,6 +34,7 @@ from ._io import (
     print_problems,
     reading,
     records,
+    shown_path,
     whole_number,
 )
 
@@ -46,7 +47,7 @@ def _peeked(source: IO[bytes], path: str) -> tuple[bytes, Iterator[bytes]]:
     try:
         head: bytes = read(CHUNK) or b""
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
     return head, reading(path, itertools.chain([head], iter(lambda: read(CHUNK), b"")))
 
 
@@ -102,20 +103,20 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
             head, chunks = _peeked(source, args.file)
             if not args.sse and looks_like(head) == "messages":
                 print(
-                    f"agentmsg: {args.file} holds messages, not events: "
-                    f"to turn messages into events use 'agentmsg events {args.file}'",
+                    f"agentmsg: {shown_path(args.file)} holds messages, not events: "
+                    f"to turn messages into events use 'agentmsg events {shown_path(args.file)}'",
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
             found = None if args.sse else binary(head)
             if found is not None:  # read no further (/dev/zero would never end)
                 sys.stderr.write(
-                    f"{args.file}: not an event stream (JSON lines, SSE or a JSON array): {found} [json]\n"
+                    f"{shown_path(args.file)}: not an event stream (JSON lines, SSE or a JSON array): {found} [json]\n"
                 )
                 return EXIT_INVALID
             messages = reduce_stream(chunks, strict=args.strict, sse=True if args.sse else None, reducer=reducer)
     except ValidationError as exc:
-        print_problems(args.file, "", exc.problems, sys.stderr)
+        print_problems(shown_path(args.file), "", exc.problems, sys.stderr)
         messages = reducer.finish()  # keep what was received before the error
         status = EXIT_INVALID
     except KeyboardInterrupt:  # Ctrl-C (a live pipe, say): what arrived is printed, a reply still open as cut
@@ -124,7 +125,7 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
     for msg in messages:
         out.write(msg.to_json() + "\n")
     if reducer.count == 0 and not reducer.problems and status == EXIT_OK:
-        sys.stderr.write(f"{args.file}: no events in the input [empty]\n")
+        sys.stderr.write(f"{shown_path(args.file)}: no events in the input [empty]\n")
         return EXIT_INVALID
     if not messages and not reducer.problems and status == EXIT_OK:  # events, but none of a reply reduced here
         why = (
@@ -132,15 +133,18 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
             if args.source
             else "no event opens one here (a subagent's events, their 'source' set, are reduced with --source PATH)"
         )
-        sys.stderr.write(f"{args.file}: note: no reply: {why} [no-reply]\n")
+        sys.stderr.write(f"{shown_path(args.file)}: note: no reply: {why} [no-reply]\n")
     if (
         print_problems(
-            args.file, "", reducer.problems + (reducer.check_results() if args.check_result else []), sys.stderr
+            shown_path(args.file),
+            "",
+            reducer.problems + (reducer.check_results() if args.check_result else []),
+            sys.stderr,
         )
         and status == EXIT_OK
     ):
         status = EXIT_INVALID
-    if _say_incomplete(args.file, messages, reducer.cut, sys.stderr) and status == EXIT_OK:
+    if _say_incomplete(shown_path(args.file), messages, reducer.cut, sys.stderr) and status == EXIT_OK:
         status = EXIT_INVALID
     if status == EXIT_INTERRUPTED:
         sys.stderr.write("agentmsg: interrupted\n")
@@ -159,11 +163,11 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
         try:
             stream = Peeked(source, CHUNK)
         except OSError as exc:
-            raise UsageError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
+            raise UsageError(f"{shown_path(args.file)}: cannot read: {exc.strerror or exc}") from None
         if looks_like(stream.head) == "events":
             print(
-                f"agentmsg: {args.file} holds agent events, not messages: "
-                f"to reduce events to messages use 'agentmsg reduce {args.file}'",
+                f"agentmsg: {shown_path(args.file)} holds agent events, not messages: "
+                f"to reduce events to messages use 'agentmsg reduce {shown_path(args.file)}'",
                 file=sys.stderr,
             )
             return EXIT_USAGE
@@ -171,7 +175,7 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
             if error is not None or not _write_events(instance, prefix, args, out):
                 status = EXIT_INVALID
             if error is not None:
-                print_problems(args.file, prefix, [error], sys.stderr)
+                print_problems(shown_path(args.file), prefix, [error], sys.stderr)
     return status
 
 
@@ -185,7 +189,7 @@ def _write_events(instance: Any, prefix: str, args: argparse.Namespace, out: Tex
         msg = Msg.from_dict(instance)
         events = iter_events(msg, chunk_size=args.chunk_size)  # not an assistant message: raises (rule role)
     except ValidationError as exc:
-        print_problems(args.file, prefix, exc.problems, sys.stderr)
+        print_problems(shown_path(args.file), prefix, exc.problems, sys.stderr)
         return False
     for event in events:
         out.write(encode_sse_event(event) if args.sse else orjson.dumps(event).decode() + "\n")

@@ -32,6 +32,7 @@ from ._io import (
     limit_options,
     read_bytes,
     records,
+    shown_path,
     stdin_once,
 )
 
@@ -87,7 +88,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             try:
                 tools = orjson.loads(read_bytes(args.tools))
             except orjson.JSONDecodeError as exc:
-                raise UsageError(f"{args.tools}: not valid JSON: {exc}") from None
+                raise UsageError(f"{shown_path(args.tools)}: not valid JSON: {exc}") from None
     except ValidationError as exc:  # an input over limits.max_bytes
         for p in exc.problems:
             err.write(_problem_line(p, "error").decode())

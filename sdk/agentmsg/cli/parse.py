@@ -43,6 +43,7 @@ from ._io import (
     print_problems,
     read_bytes,
     say,
+    shown_path,
     whole_number,
 )
 
@@ -56,7 +57,7 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
         first = next(chunks, b"")
         found = binary(first)
         if found is not None:  # read no further (/dev/zero would never end)
-            raise UsageError(f"{args.file}: not {_a(args.provider)} stream: {found}")
+            raise UsageError(f"{shown_path(args.file)}: not {_a(args.provider)} stream: {found}")
         return _stream_events(args, itertools.chain([first], chunks))
     data = read_bytes(args.file)
     if sniff(data[: SNIFF_LIMIT + 8], SSE_STARTS):
@@ -65,7 +66,7 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
     if notes and sniff(body[: SNIFF_LIMIT + 8], SSE_STARTS):
         return _stream_events(args, (data,))  # the stream's framer skips the head and says so
     for note in notes:
-        sys.stderr.write(f"{args.file}: note: {note} [not-kept]\n")
+        sys.stderr.write(f"{shown_path(args.file)}: note: {note} [not-kept]\n")
     return _response_events(args, body)
 
 
@@ -85,7 +86,7 @@ def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[list[dic
     try:
         events = get(args.provider).response_events(data)
     except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
-        raise UsageError(f"{args.file}: not {_a(args.provider)} response: {exc}") from None
+        raise UsageError(f"{shown_path(args.file)}: not {_a(args.provider)} response: {exc}") from None
     yield events
 
 
@@ -110,7 +111,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         for events in _events(args):
             for e in events:
                 if e["type"] == "CUSTOM":
-                    said = say(args.file, e, sys.stderr)
+                    said = say(shown_path(args.file), e, sys.stderr)
                     if said != EXIT_OK and status != EXIT_INVALID:
                         status = said
             if args.events:
@@ -123,7 +124,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     r = reducers[source] = Reducer(source=source)
                 r.feed_many((e,), trusted=True)  # the provider parser's events: valid by construction
     except ValidationError as exc:
-        print_problems(args.file, "", exc.problems, sys.stderr)
+        print_problems(shown_path(args.file), "", exc.problems, sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:  # Ctrl-C (a live pipe, say): what arrived is printed, the reply marked INTERRUPTED
         interrupted = True
@@ -138,7 +139,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if args.events:
         return status
     if args.choice != "all" and wanted not in reducers:
-        raise UsageError(f"{args.file}: the reply has no choice {args.choice}")
+        raise UsageError(f"{shown_path(args.file)}: the reply has no choice {args.choice}")
     order = sorted(reducers, key=_choice_order)
     for source in order if args.choice == "all" else [wanted]:
         for msg in reducers[source].finish():

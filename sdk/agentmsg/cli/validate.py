@@ -224,7 +224,7 @@ def _is_pattern(path: str) -> bool:
 def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO) -> None:
     """A file that cannot be read: said on stderr; with ``--json`` or ``--output-format github`` in the report
     too (rule ``unreadable``)."""
-    message = str(exc).removeprefix(f"{path}: ")
+    message = str(exc).removeprefix(f"{shown_path(path)}: ")
     if path != "-" and os.path.isdir(path):  # validate takes files, several: say how to give a directory's
         where = shown_path(path).rstrip("/")
         message += f" (give its files: '{where}/**/*.json', quoted, is every .json file under it)"
