@@ -501,6 +501,137 @@ def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: 
         silent.close()
 
 
+def _stop_setup(server: ReplayServer, phase: str) -> Silent:
+    silent = Silent()
+    if phase == "retry-wait":
+        server.add(OPENAI, Reply.json({"error": {"message": "busy"}}, 429, headers={"Retry-After": "30"}))
+    else:
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.05))
+    return silent
+
+
+def _stop_outcome(stream: Any, seen: list[Any], until_done: BaseException | None) -> dict[str, Any]:
+    msg = stream.message
+    return {
+        "done": stream.done,
+        "reason": None if msg is None else msg.generate_reason,
+        "text": bool(msg is not None and msg.text_content),
+        "error": stream.error,
+        "seen": bool(seen),
+        "until_done": error_dict(until_done),
+    }
+
+
+@pytest.mark.parametrize("phase", ["waiting-for-headers", "retry-wait", "mid-stream"])
+def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
+    server: ReplayServer, phase: str
+) -> None:
+    """``EventStream.close()`` called from another thread (a GUI's stop button, a watchdog) while the consuming
+    thread iterated raised ValueError ('generator already executing') and the stream went on to its end (a retry's
+    30 s wait slept out). Now, as ``aclose()`` from another task does: ``close()`` returns once the stream has
+    ended, the loop ends without error, the message INTERRUPTED with what arrived (none before any reply:
+    ``until_done`` says so), the connection given back (the pool's one connection serves the next call); the
+    sync and async outcomes are the same."""
+    silent = _stop_setup(server, phase)
+    http = httpx.Client(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+    try:
+        url = silent.url if phase == "waiting-for-headers" else server.url
+        c = Client("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
+        stream = c.stream(CONVO)
+        seen: list[Any] = []
+        reading = threading.Event()
+        outcome: list[Any] = []
+
+        def consume() -> None:
+            try:
+                for e in stream:
+                    seen.append(e)
+                    if e["type"] == "TEXT_BLOCK_DELTA":
+                        reading.set()
+                outcome.append("ended")
+            except BaseException as exc:  # (what the consuming thread raised)
+                outcome.append(exc)
+
+        reader = threading.Thread(target=consume, daemon=True)
+        reader.start()
+        if phase == "waiting-for-headers":
+            assert silent.requests.acquire(timeout=5)
+        elif phase == "retry-wait":
+            for _ in range(500):
+                if server.requests:
+                    break
+                threading.Event().wait(0.01)
+            threading.Event().wait(0.1)
+        else:
+            assert reading.wait(5)
+        stream.close()  # (from this thread, not the reader's)
+        assert stream.done
+        reader.join(5)
+        assert not reader.is_alive() and outcome == ["ended"]
+        until_done: BaseException | None = None
+        try:
+            stream.until_done()
+        except agentmsg.clients.APIConnectionError as exc:
+            until_done = exc
+        sync = _stop_outcome(stream, seen, until_done)
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+        other = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+        assert other.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
+    finally:
+        http.close()
+        silent.close()
+    if phase == "mid-stream":
+        assert sync["reason"] == "INTERRUPTED" and sync["text"] and sync["error"] == "cancelled by the caller"
+        assert sync["until_done"] is None
+    else:
+        assert sync["reason"] is None and not sync["seen"]
+        assert sync["until_done"]["message"] == "the stream was closed before any reply came"
+    if sys.version_info < (3, 11):  # (the async side's aclose() cannot end the loop quietly there)
+        return
+
+    server.requests.clear()
+    silent = _stop_setup(server, phase)
+
+    async def main() -> dict[str, Any]:
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+        url = silent.url if phase == "waiting-for-headers" else server.url
+        c = AsyncClient("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
+        stream = c.stream(CONVO)
+        seen: list[Any] = []
+        reading = asyncio.Event()
+
+        async def consume() -> str:
+            async for e in stream:
+                seen.append(e)
+                if e["type"] == "TEXT_BLOCK_DELTA":
+                    reading.set()
+            return "ended"
+
+        task = asyncio.create_task(consume())
+        if phase == "waiting-for-headers":
+            assert await asyncio.to_thread(silent.requests.acquire, timeout=5)
+        elif phase == "retry-wait":
+            while not server.requests:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)
+        else:
+            await reading.wait()
+        await asyncio.wait_for(stream.aclose(), 5)
+        assert await asyncio.wait_for(task, 5) == "ended"
+        until_done: BaseException | None = None
+        try:
+            await stream.until_done()
+        except agentmsg.clients.APIConnectionError as exc:
+            until_done = exc
+        await http.aclose()
+        return _stop_outcome(stream, seen, until_done)
+
+    try:
+        assert asyncio.run(main()) == sync
+    finally:
+        silent.close()
+
+
 def test_timeouts_around_a_call_and_a_retry_wait_cancel_it(server: ReplayServer) -> None:
     """asyncio.timeout / wait_for around a stream: mid-stream the message is INTERRUPTED with what arrived; in a
     Retry-After wait of 30 s the wait is cut (one request sent, no message); the caller gets TimeoutError."""

@@ -10,6 +10,8 @@ import email.utils
 import os
 import random
 import re
+import socket
+import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Generator, Mapping, Sequence
 from types import ModuleType
@@ -515,11 +517,22 @@ class _StreamState:
             raise self.client._broken(self.error, self)
 
 
+class _Stop(Exception):
+    """:meth:`EventStream.close` from another thread: the stream's loop ends quietly where it is."""
+
+
+#: Seconds :meth:`EventStream.close` called from another thread waits, at most, for the reading thread to end
+#: the stream.
+CLOSE_WAIT = 10.0
+
+
 class EventStream(_StreamState):
     """A streaming call: iterate it for AgentEvents as they arrive; ``message`` is the reduced Msg,
     ``request`` / ``diagnostics`` what the formatter built. Leaving early inside ``with`` (or calling
     ``close()``) cancels the call: the message keeps what arrived and is marked INTERRUPTED (a loop left
-    without either keeps the connection until the stream is collected). A stream that breaks
+    without either keeps the connection until the stream is collected). ``close()`` from another thread (a
+    GUI's stop button, a watchdog) while the loop runs stops it: the loop ends without error, the message
+    INTERRUPTED with what arrived. A stream that breaks
     (disconnect, read timeout, provider error mid-stream) yields its closing events, then raises
     :class:`BrokenStreamError` whose ``partial`` is that message (``raise_on_error=False``: no raise)."""
 
@@ -527,9 +540,15 @@ class EventStream(_StreamState):
         super().__init__(client, request, raise_on_error)
         self._client = client
         self._gen: Generator[dict[str, Any], None, None] | None = None
+        self._reader: int | None = None  # the thread iterating the stream (its ident)
+        self._stop = threading.Event()  # close() from another thread asked the loop to end
+        self._ended = threading.Event()  # the loop ended (for that close() to wait on)
+        self._lock = threading.Lock()
+        self._net: Any = None  # the network stream being read (the headers, the body), for that close() to shut
 
     def __iter__(self) -> Generator[dict[str, Any], None, None]:
         if self._gen is None:
+            self._reader = threading.get_ident()
             self._gen = self._run()
         return self._gen
 
@@ -539,55 +558,115 @@ class EventStream(_StreamState):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Cancel (or finish) the call; the message is final afterwards."""
-        if self._gen is not None:
-            self._gen.close()
-        else:
+    def close(self, wait: float = CLOSE_WAIT) -> None:
+        """Cancel (or finish) the call; the message is final afterwards. Called from another thread than the
+        one iterating the stream (a generator cannot be closed while it runs: that raised ValueError
+        'generator already executing' and the stream went on), it stops the loop where it is: the headers'
+        wait or the body's read is cut (the connection's socket shut down, the connection not reused), a
+        retry's wait too, or the loop ends as it next asks for an event; the loop ends without error, the
+        message INTERRUPTED with what arrived (none before any reply: ``until_done()`` says so). That
+        ``close()`` returns once the stream has ended, or after ``wait`` seconds when the reading thread does
+        not come back to it (busy between two events, or waiting for the headers on a reused keep-alive
+        connection, which cannot be cut: the loop then ends when they come); ``done`` tells."""
+        if self._gen is None:
             self._gen = iter(())  # type: ignore[assignment]  # never started: nothing was sent
             self._done = True
+            self._ended.set()
+            return
+        if self._reader is not None and self._reader != threading.get_ident():
+            if not self._ended.is_set():
+                self._stop.set()
+                with self._lock:
+                    _shut(self._net)
+                self._ended.wait(wait)
+            return
+        self._gen.close()
 
     def until_done(self) -> Msg:
         for _ in self:
             pass
-        if self._message is None:  # closed before it started
+        if self._message is None:  # closed before it started, or from another thread before any reply
             raise APIConnectionError("the stream was closed before any reply came", provider=self.client.provider)
         return self._message
 
+    def _reading(self, net: Any) -> None:
+        """The network stream now read (None: none), for close() from another thread to shut."""
+        with self._lock:
+            self._net = net
+        if net is not None and self._stop.is_set():
+            _shut(net)
+
+    def _trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpcore's trace: a new connection's network stream, while the request waits for its headers."""
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            self._reading(info.get("return_value"))
+
     def _run(self) -> Generator[dict[str, Any], None, None]:
-        started = time.monotonic()
         try:
-            response = self._client._send(self.request)
-        except BaseException:  # refused, failed or cancelled before any reply: ended, no message
-            self._done = True
-            raise
-        self._responded(response)
-        parser = self.client.parser(self.request, started)
-        closing: list[dict[str, Any]] = []
-        try:
+            started = time.monotonic()
             try:
-                for chunk in response.iter_bytes():  # content-decoded (a gzipped stream)
-                    events = parser.feed(chunk)
-                    self._read(chunk, events)
-                    if events:
-                        self._feed(events)
-                        yield from events
-                closing = parser.close()
-            except httpx.HTTPError as exc:
-                closing = self._read_failed(parser, exc)
-        except (GeneratorExit, KeyboardInterrupt):
-            self._cancelled(parser)
-            raise
+                response = self._client._send(self.request, self)
+            except _Stop:  # close() from another thread before any reply: ended quietly, no message
+                self._done = True
+                return
+            except BaseException:  # refused, failed or cancelled before any reply: ended, no message
+                self._done = True
+                raise
+            self._responded(response)
+            parser = self.client.parser(self.request, started)
+            closing: list[dict[str, Any]] = []
+            try:
+                try:
+                    self._reading(response.extensions.get("network_stream"))
+                    for chunk in response.iter_bytes():  # content-decoded (a gzipped stream)
+                        events = parser.feed(chunk)
+                        self._read(chunk, events)
+                        if events:
+                            self._feed(events)
+                            for e in events:
+                                self._check()
+                                yield e
+                    self._check()  # (a socket shut down may read as the body's end)
+                    closing = parser.close()
+                except httpx.HTTPError as exc:
+                    self._check()
+                    closing = self._read_failed(parser, exc)
+            except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:
+                self._cancelled(parser)
+                if isinstance(exc, _Stop):
+                    return
+                raise
+            finally:
+                self._reading(None)
+                response.close()
+            self._closing = closing
+            self._feed(closing)
+            try:
+                for e in closing:
+                    self._check()
+                    yield e
+            except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:  # left during the closing events: all arrived
+                self._end(parser)
+                if isinstance(exc, _Stop):
+                    return
+                raise
+            self._closed(parser)
         finally:
-            response.close()
-        self._closing = closing
-        self._feed(closing)
-        try:
-            yield from closing
-        except (GeneratorExit, KeyboardInterrupt):  # the caller left during the closing events: all arrived
-            self._end(parser)
-            raise
-        self._closed(parser)
+            self._ended.set()
+
+    def _check(self) -> None:
+        if self._stop.is_set():
+            raise _Stop
+
+
+def _shut(net: Any) -> None:
+    """Shut down a network stream's socket, from another thread than the one reading it: a blocked read
+    returns (closing it would not wake the read; an SSL socket's own shutdown would drop its state under
+    the reader)."""
+    sock = net.get_extra_info("socket") if net is not None else None
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
 class AsyncEventStream(_StreamState):
@@ -809,32 +888,56 @@ class Client(_Base):
             raise self._too_big(response, cap)
         return _parse_whole(self, request, body, started, response)
 
-    def _send(self, request: Any) -> httpx.Response:
+    def _send(self, request: Any, stream: EventStream | None = None) -> httpx.Response:
+        """The response (2xx) after retries. For a ``stream``, its ``close()`` from another thread cuts the
+        wait for the headers (a new connection's), an error body's read and a retry's wait: ``_Stop``."""
         url, headers, content = self._url(request), self._headers(request), request.body_bytes()
+        extensions = {"trace": stream._trace} if stream is not None else None
         attempt = 0
         while True:
+            if stream is not None:
+                stream._check()
             try:
                 response = self.http.send(
-                    self.http.build_request("POST", url, headers=headers, content=content, timeout=self._timeout),
+                    self.http.build_request(
+                        "POST", url, headers=headers, content=content, timeout=self._timeout, extensions=extensions
+                    ),
                     stream=True,
                     follow_redirects=False,  # the key would go along, to any host (httpx drops only Authorization)
                 )
             except httpx.LocalProtocolError:
                 raise self._unsendable() from None
             except httpx.HTTPError as exc:
-                time.sleep(self._failed(attempt, exc))
+                if stream is not None:
+                    stream._reading(None)
+                    stream._check()
+                self._pause(self._failed(attempt, exc), stream)
                 attempt += 1
                 continue
             if response.status_code < 300:
+                if stream is not None:
+                    stream._reading(None)
                 return response
             try:
                 body = _read_sync(response, ERROR_BODY_MAX)[:ERROR_BODY_MAX]
             except httpx.HTTPError:
                 body = b""
             finally:
+                if stream is not None:
+                    stream._reading(None)
                 response.close()
-            time.sleep(self._refused(attempt, response, body))
+            if stream is not None:
+                stream._check()
+            self._pause(self._refused(attempt, response, body), stream)
             attempt += 1
+
+    @staticmethod
+    def _pause(delay: float, stream: EventStream | None) -> None:
+        """A retry's wait, cut by the stream's ``close()`` from another thread."""
+        if stream is None:
+            time.sleep(delay)
+        elif stream._stop.wait(delay):
+            raise _Stop
 
 
 class AsyncClient(_Base):
