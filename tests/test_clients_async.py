@@ -632,6 +632,38 @@ def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
         silent.close()
 
 
+def test_a_stream_read_in_one_thread_and_closed_in_another_between_events(server: ReplayServer) -> None:
+    """A stream read in a worker thread that left the loop (or is busy with an event) and closed from another: the
+    stream is closed at once there (no wait for a reader that does not come back), INTERRUPTED with what arrived,
+    its connection given back; a later ``next()`` in the worker ends the loop quietly."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.02))
+    http = httpx.Client(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+    c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+    stream = c.stream(CONVO)
+    got: list[Any] = []
+
+    def worker() -> None:
+        for e in stream:
+            if e["type"] == "TEXT_BLOCK_DELTA":
+                got.append(e)
+                return
+
+    reader = threading.Thread(target=worker)
+    reader.start()
+    reader.join(5)
+    assert got and not reader.is_alive()
+    stream.close(wait=30)
+    assert stream.done and stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+    rest: list[Any] = []
+    reader = threading.Thread(target=lambda: rest.extend(stream))
+    reader.start()
+    reader.join(5)
+    assert not reader.is_alive() and rest == []
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
+    http.close()
+
+
 def test_timeouts_around_a_call_and_a_retry_wait_cancel_it(server: ReplayServer) -> None:
     """asyncio.timeout / wait_for around a stream: mid-stream the message is INTERRUPTED with what arrived; in a
     Retry-After wait of 30 s the wait is cut (one request sent, no message); the caller gets TimeoutError."""

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import datetime
 import email.utils
+import inspect
 import os
 import random
 import re
@@ -540,7 +541,8 @@ class EventStream(_StreamState):
         super().__init__(client, request, raise_on_error)
         self._client = client
         self._gen: Generator[dict[str, Any], None, None] | None = None
-        self._reader: int | None = None  # the thread iterating the stream (its ident)
+        self._inner: Generator[dict[str, Any], None, None] | None = None  # _run(), each step taken under _running
+        self._running = threading.Lock()  # held while a thread runs the stream (between two events it is free)
         self._stop = threading.Event()  # close() from another thread asked the loop to end
         self._ended = threading.Event()  # the loop ended (for that close() to wait on)
         self._lock = threading.Lock()
@@ -548,9 +550,24 @@ class EventStream(_StreamState):
 
     def __iter__(self) -> Generator[dict[str, Any], None, None]:
         if self._gen is None:
-            self._reader = threading.get_ident()
-            self._gen = self._run()
+            self._inner = self._run()
+            self._gen = self._guarded(self._inner)
         return self._gen
+
+    def _guarded(self, inner: Generator[dict[str, Any], None, None]) -> Generator[dict[str, Any], None, None]:
+        """The stream's events, each step taken under ``_running``: ``close()`` from another thread closes the
+        stream itself between two events, and stops it while it runs."""
+        try:
+            while True:
+                with self._running:
+                    try:
+                        event = next(inner)
+                    except StopIteration:
+                        return
+                yield event
+        finally:
+            with self._running:
+                inner.close()
 
     def __enter__(self) -> EventStream:
         return self
@@ -560,27 +577,34 @@ class EventStream(_StreamState):
 
     def close(self, wait: float = CLOSE_WAIT) -> None:
         """Cancel (or finish) the call; the message is final afterwards. Called from another thread than the
-        one iterating the stream (a generator cannot be closed while it runs: that raised ValueError
-        'generator already executing' and the stream went on), it stops the loop where it is: the headers'
-        wait or the body's read is cut (the connection's socket shut down, the connection not reused), a
-        retry's wait too, or the loop ends as it next asks for an event; the loop ends without error, the
-        message INTERRUPTED with what arrived (none before any reply: ``until_done()`` says so). That
-        ``close()`` returns once the stream has ended, or after ``wait`` seconds when the reading thread does
-        not come back to it (busy between two events, or waiting for the headers on a reused keep-alive
-        connection, which cannot be cut: the loop then ends when they come); ``done`` tells."""
+        one iterating the stream (a GUI's stop button, a watchdog; a generator cannot be closed while it runs:
+        that raised ValueError 'generator already executing' and the stream went on), it stops the loop where
+        it is: the headers' wait (on a new connection), the body's read (the connection's socket shut down, the
+        connection not reused) or a retry's wait is cut; between two events the stream is closed at once. The
+        loop ends without error, the message INTERRUPTED with what arrived (none before any reply:
+        ``until_done()`` says so). That ``close()`` returns once the stream has ended, or after ``wait`` seconds
+        when the read cannot be cut (the headers awaited on a reused keep-alive connection: the loop then ends
+        when they come); ``done`` tells."""
         if self._gen is None:
-            self._gen = iter(())  # type: ignore[assignment]  # never started: nothing was sent
+            self._gen = self._inner = _nothing_sync()  # never started: nothing was sent
             self._done = True
             self._ended.set()
             return
-        if self._reader is not None and self._reader != threading.get_ident():
-            if not self._ended.is_set():
-                self._stop.set()
-                with self._lock:
-                    _shut(self._net)
-                self._ended.wait(wait)
+        assert self._inner is not None
+        if self._running.acquire(blocking=False):  # not running (this thread's loop, or another's between events)
+            try:
+                if inspect.getgeneratorstate(self._inner) == inspect.GEN_CREATED:  # never started: nothing was sent
+                    self._done = True
+                self._inner.close()
+                self._ended.set()
+            finally:
+                self._running.release()
             return
-        self._gen.close()
+        # another thread runs the stream: stop it there, and wait for it to end
+        self._stop.set()
+        with self._lock:
+            _shut(self._net)
+        self._ended.wait(wait)
 
     def until_done(self) -> Msg:
         for _ in self:
@@ -657,6 +681,11 @@ class EventStream(_StreamState):
     def _check(self) -> None:
         if self._stop.is_set():
             raise _Stop
+
+
+def _nothing_sync() -> Generator[dict[str, Any], None, None]:
+    return
+    yield  # (a generator that yields nothing)
 
 
 def _shut(net: Any) -> None:
