@@ -517,6 +517,9 @@ def test_a_file_name_that_is_not_utf8_is_shown_with_xnn_by_every_command(tmp_pat
         (["format", "--provider", "openai", "--tools", missing, str(ok)], "missing"),
     ] + [([*command, missing], "missing") for command in (["events"], ["reduce"], ["parse", "--provider", "openai"])]
     cases.append((["format", "--provider", "openai", missing], "missing"))
+    empty = tmp_path / names["bad"].replace("bad", "empty")
+    empty.write_bytes(b"")
+    cases += [(["serve", str(empty)], "empty"), (["serve", missing], "missing")]  # (refused before it listens)
     for env in ({}, {"PYTHONIOENCODING": "utf-8"}):
         for args, key in cases:
             r = subprocess.run(

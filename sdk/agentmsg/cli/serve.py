@@ -19,7 +19,7 @@ from typing import IO, Any, TextIO
 
 from ..errors import Problem
 from ..events.stream import CHUNK, read_events
-from ._io import EXIT_OK, UsageError, binary, exit_status, looks_like, open_binary, whole_number
+from ._io import EXIT_OK, UsageError, binary, exit_status, looks_like, open_binary, shown_path, whole_number
 
 
 def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -> Iterator[Any]:
@@ -163,15 +163,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     except ImportError as exc:
         raise UsageError(f"serve needs the web extra ({exc.name} is missing): pip install 'agentmsg[web]'") from None
     source = open_binary(args.file)
+    name = shown_path(args.file)  # (a name that is not UTF-8 shown as \xNN, as every command shows it)
     try:
-        head = _head(source, args.file)
+        head = _head(source, name)
     except UsageError:
         if args.file != "-":
             source.close()
         raise
     # A regular file is read in the event loop (it does not block); a pipe is read in a thread.
     reader = file_events if _regular_file(source) else piped_events
-    app = viewer_app(reader(source, args.file, sys.stderr, head), drop_every=args.drop_every, hosts=[args.host])
+    app = viewer_app(reader(source, name, sys.stderr, head), drop_every=args.drop_every, hosts=[args.host])
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     try:
         sock = socket.create_server((args.host, args.port), family=family)
@@ -181,7 +182,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     drops = f"; the event connection closes after every {args.drop_every} events" if args.drop_every else ""
     print(
-        f"agentmsg serve: viewer at http://{shown}:{port}/ (events of {args.file} at /events{drops}); Ctrl-C stops",
+        f"agentmsg serve: viewer at http://{shown}:{port}/ (events of {name} at /events{drops}); Ctrl-C stops",
         file=sys.stderr,
         flush=True,
     )
