@@ -819,3 +819,42 @@ def test_an_async_client_used_again_under_a_new_event_loop() -> None:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_close_from_another_thread_as_the_reader_takes_an_event_and_leaves(server: ReplayServer) -> None:
+    """``close()`` from another thread that came while the reading thread's step was yielding an event (past its
+    last check of the stop) and the reader then left the loop (``break``) without another step: ``close()`` waited
+    its whole ``wait`` for a loop that did not come back and left the stream open (done False, the connection
+    taken). Now, once the step is over, ``close()`` closes the stream itself: INTERRUPTED with what arrived, the
+    connection given back."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.02))
+    http = httpx.Client(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+    c = Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+    stream = c.stream(CONVO)
+    checked = threading.Event()
+    check = stream._check
+
+    def check_then_wait_for_the_stop() -> None:  # the step's last check passed; the stop comes before its yield
+        check()
+        if stream.reducer.snapshot() is not None and not checked.is_set():
+            checked.set()
+            assert stream._stop.wait(5)
+
+    stream._check = check_then_wait_for_the_stop  # type: ignore[method-assign]
+    got: list[Any] = []
+
+    def worker() -> None:
+        for e in stream:
+            got.append(e)
+            return
+
+    reader = threading.Thread(target=worker)
+    reader.start()
+    assert checked.wait(5)
+    stream.close(wait=2)
+    reader.join(5)
+    assert got and not reader.is_alive()
+    assert stream.done and stream.message.generate_reason == "INTERRUPTED"
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+    assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
+    http.close()

@@ -590,21 +590,28 @@ class EventStream(_StreamState):
             self._done = True
             self._ended.set()
             return
-        assert self._inner is not None
         if self._running.acquire(blocking=False):  # not running (this thread's loop, or another's between events)
-            try:
-                if inspect.getgeneratorstate(self._inner) == inspect.GEN_CREATED:  # never started: nothing was sent
-                    self._done = True
-                self._inner.close()
-                self._ended.set()
-            finally:
-                self._running.release()
+            self._close_here()
             return
-        # another thread runs the stream: stop it there, and wait for it to end
+        # another thread runs the stream: stop it there, and wait for it to end. Its step may have been yielding
+        # an event as the stop came (past its last check) and its thread gone on without another step: once the
+        # step is over, the stream is closed here as between two events.
         self._stop.set()
         with self._lock:
             _shut(self._net)
-        self._ended.wait(wait)
+        if self._running.acquire(timeout=wait):
+            self._close_here()
+
+    def _close_here(self) -> None:
+        """Close the stream in this thread, ``_running`` held (released here)."""
+        assert self._inner is not None
+        try:
+            if inspect.getgeneratorstate(self._inner) == inspect.GEN_CREATED:  # never started: nothing was sent
+                self._done = True
+            self._inner.close()
+            self._ended.set()
+        finally:
+            self._running.release()
 
     def until_done(self) -> Msg:
         for _ in self:
