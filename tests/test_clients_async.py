@@ -353,7 +353,7 @@ def test_a_task_cancelled_twice_gives_its_connection_back(server: ReplayServer, 
         http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
         url = silent.url if phase == "waiting-for-headers" else server.url
         c = AsyncClient("openai", base_url=url, api_key="k", model="m", max_retries=0, http_client=http)
-        for _ in range(3):
+        for _ in range(7):
             stream = c.stream(CONVO)
             seen = asyncio.Event()
 
@@ -370,7 +370,7 @@ def test_a_task_cancelled_twice_gives_its_connection_back(server: ReplayServer, 
                 assert await asyncio.to_thread(silent.requests.acquire, timeout=5)
             else:
                 await seen.wait()
-            for _ in range(3):
+            for _ in range(7):
                 task.cancel()
                 await asyncio.sleep(0)
             with pytest.raises(asyncio.CancelledError):
@@ -401,7 +401,7 @@ def test_a_task_cancelled_while_its_stream_closes_gives_the_connection_back(serv
     async def main() -> None:
         http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
         c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
-        for _ in range(3):
+        for _ in range(7):
             stream = c.stream(CONVO)
             left = asyncio.Event()
 
@@ -557,7 +557,7 @@ def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
         if phase == "waiting-for-headers":
             assert silent.requests.acquire(timeout=5)
         elif phase == "retry-wait":
-            for _ in range(500):
+            for _ in range(7):
                 if server.requests:
                     break
                 threading.Event().wait(0.01)
@@ -731,7 +731,7 @@ def test_a_stream_left_unfinished_and_collected_warns_nothing_and_frees_its_conn
     async def main() -> None:
         http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
         c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
-        for _ in range(2):
+        for _ in range(7):
             stream = c.stream(CONVO)
             async for e in stream:
                 if e["type"] == "TEXT_BLOCK_DELTA":
@@ -809,7 +809,7 @@ def test_an_async_client_used_again_under_a_new_event_loop() -> None:
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         c = AsyncClient("openai", base_url=f"http://127.0.0.1:{httpd.server_address[1]}", api_key="k", model="m")
-        for _ in range(3):
+        for _ in range(7):
             assert asyncio.run(c.call(CONVO)).generate_reason == "MODEL_STOP"
 
         async def closing() -> None:
@@ -858,3 +858,37 @@ def test_close_from_another_thread_as_the_reader_takes_an_event_and_leaves(serve
     server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
     assert c.stream(CONVO).until_done().generate_reason == "MODEL_STOP"
     http.close()
+
+
+def test_aclose_from_another_task_as_the_cancelled_loop_closes_its_response(server: ReplayServer) -> None:
+    """A stop button's handler that cancels the stream's task and then calls ``aclose()``: the loop was closing its
+    response (the cancellation's cleanup) and ``aclose()`` raised RuntimeError ('aclose(): asynchronous generator is
+    already running'). Now it waits for that cleanup; the stream is done, INTERRUPTED with what arrived, the
+    cancellation goes on in the loop's task and the connection is given back."""
+    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.05))
+
+    async def main() -> None:
+        http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
+        stream = c.stream(CONVO)
+        reading = asyncio.Event()
+
+        async def consume() -> None:
+            async for e in stream:
+                if e["type"] == "TEXT_BLOCK_DELTA":
+                    reading.set()
+
+        task = asyncio.create_task(consume())
+        await reading.wait()
+        task.cancel()
+        while stream._reader is not None:  # (the loop's task, cancelled, now closes its response)
+            await asyncio.sleep(0)
+        await asyncio.wait_for(stream.aclose(), 5)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert stream.done and stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True))
+        assert (await c.stream(CONVO).until_done()).generate_reason == "MODEL_STOP"
+        await http.aclose()
+
+    asyncio.run(main())

@@ -745,6 +745,13 @@ class AsyncEventStream(_StreamState):
             reader.cancel()
             await self._ended.wait()
             return
+        while (
+            getattr(self._gen, "ag_running", False) and self._reader is None
+        ):  # another task's loop closes its response (cancelled)
+            await asyncio.sleep(0)
+        if self._reader is not None:  # (it went on to the network meanwhile)
+            await self.aclose()
+            return
         await self._gen.aclose()
 
     async def until_done(self) -> Msg:
