@@ -11,10 +11,11 @@ import orjson
 import pytest
 
 import agentmsg
-from agentmsg import Reducer, ToolResultMessage, UserMessage
+from agentmsg import ToolResultMessage, UserMessage
 from agentmsg.blocks import ToolResultBlock, ToolUseBlock
 from agentmsg.providers import anthropic, gemini, openai
 from tests.oracles import formatted
+from tests.test_providers_odd import reduce_ok
 
 TOOLS = [
     {
@@ -23,16 +24,6 @@ TOOLS = [
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
     }
 ]
-
-
-def reduce_ok(events: list[dict[str, Any]]) -> agentmsg.AssistantMessage:
-    for e in events:
-        agentmsg.validate(e, "event")
-    r = Reducer()
-    r.feed_many(events)
-    (msg,) = r.finish()
-    assert r.problems == []
-    return msg
 
 
 # ---- Gemini calls without an id -------------------------------------------------------------------------------

@@ -544,7 +544,6 @@ class EventStream(_StreamState):
         self._inner: Generator[dict[str, Any], None, None] | None = None  # _run(), each step taken under _running
         self._running = threading.Lock()  # held while a thread runs the stream (between two events it is free)
         self._stop = threading.Event()  # close() from another thread asked the loop to end
-        self._ended = threading.Event()  # the loop ended (for that close() to wait on)
         self._lock = threading.Lock()
         self._net: Any = None  # the network stream being read (the headers, the body), for that close() to shut
 
@@ -588,7 +587,6 @@ class EventStream(_StreamState):
         if self._gen is None:
             self._gen = self._inner = _nothing_sync()  # never started: nothing was sent
             self._done = True
-            self._ended.set()
             return
         if self._running.acquire(blocking=False):  # not running (this thread's loop, or another's between events)
             self._close_here()
@@ -609,7 +607,6 @@ class EventStream(_StreamState):
             if inspect.getgeneratorstate(self._inner) == inspect.GEN_CREATED:  # never started: nothing was sent
                 self._done = True
             self._inner.close()
-            self._ended.set()
         finally:
             self._running.release()
 
@@ -633,57 +630,54 @@ class EventStream(_StreamState):
             self._reading(info.get("return_value"))
 
     def _run(self) -> Generator[dict[str, Any], None, None]:
+        started = time.monotonic()
         try:
-            started = time.monotonic()
+            response = self._client._send(self.request, self)
+        except _Stop:  # close() from another thread before any reply: ended quietly, no message
+            self._done = True
+            return
+        except BaseException:  # refused, failed or cancelled before any reply: ended, no message
+            self._done = True
+            raise
+        self._responded(response)
+        parser = self.client.parser(self.request, started)
+        closing: list[dict[str, Any]] = []
+        try:
             try:
-                response = self._client._send(self.request, self)
-            except _Stop:  # close() from another thread before any reply: ended quietly, no message
-                self._done = True
+                self._reading(response.extensions.get("network_stream"))
+                for chunk in response.iter_bytes():  # content-decoded (a gzipped stream)
+                    events = parser.feed(chunk)
+                    self._read(chunk, events)
+                    if events:
+                        self._feed(events)
+                        for e in events:
+                            self._check()
+                            yield e
+                self._check()  # (a socket shut down may read as the body's end)
+                closing = parser.close()
+            except httpx.HTTPError as exc:
+                self._check()
+                closing = self._read_failed(parser, exc)
+        except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:
+            self._cancelled(parser)
+            if isinstance(exc, _Stop):
                 return
-            except BaseException:  # refused, failed or cancelled before any reply: ended, no message
-                self._done = True
-                raise
-            self._responded(response)
-            parser = self.client.parser(self.request, started)
-            closing: list[dict[str, Any]] = []
-            try:
-                try:
-                    self._reading(response.extensions.get("network_stream"))
-                    for chunk in response.iter_bytes():  # content-decoded (a gzipped stream)
-                        events = parser.feed(chunk)
-                        self._read(chunk, events)
-                        if events:
-                            self._feed(events)
-                            for e in events:
-                                self._check()
-                                yield e
-                    self._check()  # (a socket shut down may read as the body's end)
-                    closing = parser.close()
-                except httpx.HTTPError as exc:
-                    self._check()
-                    closing = self._read_failed(parser, exc)
-            except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:
-                self._cancelled(parser)
-                if isinstance(exc, _Stop):
-                    return
-                raise
-            finally:
-                self._reading(None)
-                response.close()
-            self._closing = closing
-            self._feed(closing)
-            try:
-                for e in closing:
-                    self._check()
-                    yield e
-            except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:  # left during the closing events: all arrived
-                self._end(parser)
-                if isinstance(exc, _Stop):
-                    return
-                raise
-            self._closed(parser)
+            raise
         finally:
-            self._ended.set()
+            self._reading(None)
+            response.close()
+        self._closing = closing
+        self._feed(closing)
+        try:
+            for e in closing:
+                self._check()
+                yield e
+        except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:  # left during the closing events: all arrived
+            self._end(parser)
+            if isinstance(exc, _Stop):
+                return
+            raise
+        self._closed(parser)
 
     def _check(self) -> None:
         if self._stop.is_set():
