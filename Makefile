@@ -35,7 +35,7 @@ PY_DIRS := $(wildcard sdk generated codegen tests examples bench)
 
 .PHONY: help install demo test lint typecheck codegen codegen-check pytest deps java-harness ts-deps \
 	ts-conformance conformance dist wheel-test vectors-lock bench clean
-.PHONY: client client-check client-test client-size browser-test viewer-screenshot fuzz
+.PHONY: client client-check client-test client-size browser-test viewer-screenshot fuzz speedups
 
 help:
 	@echo "make demo          - set up .venv, then build/validate/round-trip/print messages of every kind"
@@ -164,7 +164,7 @@ $(VENV)/pyvenv.cfg:
 
 # Reinstalled when pyproject.toml or the C speed-ups (built in place by the editable install) changes, or the
 # virtualenv is new.
-$(STAMP): pyproject.toml sdk/agentmsg/_speedups.c $(NEW_VENV)
+$(STAMP): pyproject.toml sdk/agentmsg/_speedups.c $(wildcard sdk/agentmsg/_csrc/*.c sdk/agentmsg/_csrc/*.h) $(NEW_VENV)
 	@bash -c "$$CHECK_PYTHON_SH" check "$(PYTHON)" "$(MAKECMDGOALS)"
 	@echo "== installing agentmsg (editable) with [dev,bench] into $(PYTHON) (pip's log only on failure) =="
 	@bash -c "$$QUIET_SH" quiet $(PYTHON) -m pip install -e ".[dev,bench]"
@@ -306,9 +306,27 @@ fuzz: install
 	AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) \
 	  $(PYTHON) -m pytest tests/fuzz tests/test_events_fuzz.py tests/test_providers_fuzz.py tests/test_speedups.py tests/test_providers_differential.py -q -p no:cacheprovider --timeout=0
 
+# Rebuild the C speed-ups in place (sdk/agentmsg/_speedups*.so) after editing _speedups.c or _csrc/, without pip:
+# for work on the C sources (an editable install rebuilds them too). Ext modules as pyproject.toml lists them.
+speedups:
+	$(PYTHON) -c "$$BUILD_SPEEDUPS_PY"
+
 clean:
 	rm -rf $(VENV) $(WHEEL_VENV) .make .installed dist build *.egg-info .mypy_cache .pytest_cache .hypothesis .ruff_cache
 	rm -rf tests/typescript/node_modules tests/typescript/dist codegen/node/node_modules tests/java/target tests/java/out
 	rm -rf sdk/typescript/node_modules sdk/typescript/dist tests/browser/node_modules tests/browser/out
 	find sdk generated codegen tests examples bench -name __pycache__ -type d -prune -exec rm -rf {} +
 	find sdk -name "_speedups*.so" -delete
+
+define BUILD_SPEEDUPS_PY
+import tomllib
+from setuptools import Extension, setup
+with open("pyproject.toml", "rb") as f:
+    mods = tomllib.load(f)["tool"]["setuptools"]["ext-modules"]
+setup(
+    script_args=["-q", "build_ext", "--inplace"],
+    package_dir={"": "sdk"},
+    ext_modules=[Extension(m["name"], m["sources"], extra_compile_args=m.get("extra-compile-args", [])) for m in mods],
+)
+endef
+export BUILD_SPEEDUPS_PY

@@ -15,6 +15,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include "_csrc/cstream.h"
 #include <stdint.h>
 #include <structmember.h>
 
@@ -1082,6 +1083,7 @@ static PyMethodDef methods[] = {
     {"fold_events", (PyCFunction)(void (*)(void))fold_events, METH_FASTCALL, fold_events_doc},
     {"json_string_between", (PyCFunction)(void (*)(void))json_string_between, METH_FASTCALL,
      json_string_between_doc},
+    CSTREAM_METHODS
     {NULL, NULL, 0, NULL},
 };
 

@@ -218,6 +218,47 @@ def _now() -> str:
     return f"{second[1]}.{micros:06d}Z"
 
 
+def arguments_problem(name: str | None, text: str, finish: str | None) -> tuple[str, str] | None:
+    """What is wrong with a tool call's whole arguments text at the end of a reply the provider ended (no error):
+    (rule, message) of the problem to say, or None when the text is a JSON object the message holds. A pair of
+    surrogates split across fragments is not judged here (the reducer joins it, and reads the text). The stream
+    builder says it (:meth:`StreamBuilder._check_arguments`); the C fast paths ask it too."""
+    if has_lone_surrogate(text):
+        return None
+    try:
+        # The codec's reader, as the reducer reads them: an integer beyond 64 bits or nesting beyond the
+        # limits is JSON the message cannot hold (argumentsError), said as such, not as unfinished.
+        value = codec_loads(text.encode())
+    except ValidationError as exc:
+        first = exc.problems[0] if exc.problems else Problem("", "json", "not valid JSON")
+        beyond = first_beyond_double(text) if first.rule == "json" else None
+        if beyond is not None:  # whole JSON, but a number a double cannot hold (1e400): not unfinished
+            return (
+                "json",
+                f"tool call {str(name)[:80]!r}'s arguments are JSON the message cannot hold (a number"
+                f" beyond a double's range: {beyond[:40]}): kept as they came (raw, with argumentsError)",
+            )
+        if first.rule != "json":
+            return (
+                first.rule,
+                f"tool call {str(name)[:80]!r}'s arguments are JSON the message cannot hold"
+                f" ({first.message[:120]}): kept as they came (raw, with argumentsError)",
+            )
+        ended = f"({finish[:40]})" if finish else "(no finish reason)"
+        return (
+            "incomplete",
+            f"the reply ended {ended} with tool call {str(name)[:80]!r}'s arguments not whole JSON:"
+            f" kept as they came (raw, with argumentsError): ...{text[-60:]!r}",
+        )
+    if type(value) is not dict:  # JSON, but no object: a tool's input is one
+        return (
+            "type",
+            f"tool call {str(name)[:80]!r}'s arguments are JSON but not an object ({json_type(value)}):"
+            " kept as they came (raw, with argumentsError)",
+        )
+    return None
+
+
 class StreamBuilder:
     """Writes the AgentEvents of one provider response; provider stream parsers drive it.
 
@@ -815,53 +856,10 @@ class StreamBuilder:
         for call in c.calls_by_id.values():
             if call.said or not call.text or call.custom:
                 continue
-            text = "".join(call.text)
-            if has_lone_surrogate(text):
-                continue  # (a pair split across fragments: the reducer joins it, and reads the text)
-            try:
-                # The codec's reader, as the reducer reads them: an integer beyond 64 bits or nesting beyond the
-                # limits is JSON the message cannot hold (argumentsError), said as such, not as unfinished.
-                value = codec_loads(text.encode())
-            except ValidationError as exc:
+            said = arguments_problem(call.name, "".join(call.text), c.finish)
+            if said is not None:
                 call.said = True
-                first = exc.problems[0] if exc.problems else Problem("", "json", "not valid JSON")
-                beyond = first_beyond_double(text) if first.rule == "json" else None
-                if beyond is not None:  # whole JSON, but a number a double cannot hold (1e400): not unfinished
-                    self._problem_at(
-                        c,
-                        "json",
-                        f"tool call {str(call.name)[:80]!r}'s arguments are JSON the message cannot hold (a number"
-                        f" beyond a double's range: {beyond[:40]}): kept as they came (raw, with argumentsError)",
-                        call,
-                    )
-                    continue
-                if first.rule != "json":
-                    self._problem_at(
-                        c,
-                        first.rule,
-                        f"tool call {str(call.name)[:80]!r}'s arguments are JSON the message cannot hold"
-                        f" ({first.message[:120]}): kept as they came (raw, with argumentsError)",
-                        call,
-                    )
-                    continue
-                ended = f"({c.finish[:40]})" if c.finish else "(no finish reason)"
-                self._problem_at(
-                    c,
-                    "incomplete",
-                    f"the reply ended {ended} with tool call {str(call.name)[:80]!r}'s arguments not whole JSON:"
-                    f" kept as they came (raw, with argumentsError): ...{text[-60:]!r}",
-                    call,
-                )
-            else:
-                if type(value) is not dict:  # JSON, but no object: a tool's input is one
-                    call.said = True
-                    self._problem_at(
-                        c,
-                        "type",
-                        f"tool call {str(call.name)[:80]!r}'s arguments are JSON but not an object ({json_type(value)}):"
-                        " kept as they came (raw, with argumentsError)",
-                        call,
-                    )
+                self._problem_at(c, said[0], said[1], call)
 
     def open_call(self, key: Any, *, choice: int = 0) -> bool:
         c = self._choices.get(choice)
