@@ -182,8 +182,21 @@ int cs_run_sse(CSRun *r, PyObject *body, PyObject *loads);
  * by the caller) and returns the events, None (gave up) or NULL (an exception). */
 PyObject *cs_entry(PyObject *const *args, Py_ssize_t nargs, const char *provider, CSRun *r);
 
-/* ---- the entry points (one per provider file), registered in _speedups.c's method table ------------- */
-/* Each: f(body: bytes, prefix: str, stamp: str, loads, arguments_problem) -> list | None */
-#define CSTREAM_METHODS /* {"<provider>_stream", (PyCFunction)(void (*)(void))cs_<provider>_stream, METH_FASTCALL, "..."}, */
+/* ---- the entry points, registered in _speedups.c's method table ------------------------------------ */
+/* <provider>_stream(body: bytes, prefix: str, stamp: str, loads, arguments_problem) -> list | None */
+PyObject *cs_anthropic_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *cs_openai_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *cs_gemini_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *cs_dashscope_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* reduce_reply(events: list) -> dict | None (reduce.c) */
+PyObject *cs_reduce_reply(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+#define CS_METHOD(name, doc) {#name, (PyCFunction)(void (*)(void))cs_##name, METH_FASTCALL, doc},
+#define CSTREAM_METHODS                                                                                        \
+    CS_METHOD(anthropic_stream, "The whole-body fast path of providers.anthropic.parse_stream.")              \
+    CS_METHOD(openai_stream, "The whole-body fast path of providers.openai.parse_stream.")                    \
+    CS_METHOD(gemini_stream, "The whole-body fast path of providers.gemini.parse_stream.")                    \
+    CS_METHOD(dashscope_stream, "The whole-body fast path of providers.dashscope.parse_stream.")              \
+    CS_METHOD(reduce_reply, "The reducer's fast path for a whole list of trusted events.")
 
 #endif

@@ -1,0 +1,9 @@
+/* agentmsg._speedups: the whole-body fast path of providers/gemini.py's stream parser (see cstream.h). */
+#include "cstream.h"
+
+PyObject *cs_gemini_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    (void)args;
+    (void)nargs;
+    Py_RETURN_NONE; /* not written yet: the Python parser reads every body */
+}
