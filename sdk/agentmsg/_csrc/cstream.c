@@ -616,7 +616,7 @@ int cs_sse_next(CSSse *s, const char **ev, Py_ssize_t *evlen, const char **data,
         if (memchr(line, '\r', (size_t)n) != NULL) return CS_BAIL;
         s->p = nl + 1;
         if (n == 0) {
-            if (!fields) return CS_BAIL; /* blank lines that end no event */
+            if (!fields) continue; /* a blank line that ends no event: nothing, as the SSE decoder reads it */
             if (d == NULL) return CS_BAIL;
             *ev = name;
             *evlen = namelen;
