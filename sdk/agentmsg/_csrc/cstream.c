@@ -622,7 +622,7 @@ int cs_sse_next(CSSse *s, const char **ev, Py_ssize_t *evlen, const char **data,
             *evlen = namelen;
             *data = d;
             *dlen = dn;
-            return 1;
+            return CS_EVENT;
         }
         fields = 1;
         if (line[0] == ':') continue;
@@ -687,7 +687,7 @@ int cs_run_sse(CSRun *r, PyObject *body, PyObject *loads) {
     const char *ev, *data;
     Py_ssize_t evlen, dlen;
     int got;
-    while ((got = cs_sse_next(&s, &ev, &evlen, &data, &dlen)) == 1) {
+    while ((got = cs_sse_next(&s, &ev, &evlen, &data, &dlen)) == CS_EVENT) {
         if (r->done) { /* BaseStreamParser._past_end: no news, or a payload after the end (said: give up) */
             if (cs_is(ev, evlen, "ping") || blank(data, dlen) || (dlen >= 6 && memcmp(data, "[DONE]", 6) == 0))
                 continue;

@@ -149,8 +149,9 @@ typedef struct {
 } CSSse;
 
 int cs_sse_begin(CSSse *s, PyObject *body); /* CS_OK or CS_BAIL */
-/* The next event: 1 with its name ([*ev, *ev + *evlen); "message" when it has none) and data, 0 at the end of
- * the body, CS_BAIL. */
+/* The next event: CS_EVENT with its name ([*ev, *ev + *evlen); "message" when it has none) and data, 0 at the end
+ * of the body, or CS_BAIL (not 1: that is CS_BAIL's value). */
+#define CS_EVENT 2
 int cs_sse_next(CSSse *s, const char **ev, Py_ssize_t *evlen, const char **data, Py_ssize_t *dlen);
 /* Whether [p, p + n) is exactly the C string lit. */
 static inline int cs_is(const char *p, Py_ssize_t n, const char *lit) {
