@@ -639,7 +639,15 @@ int cs_sse_next(CSSse *s, const char **ev, Py_ssize_t *evlen, const char **data,
             return CS_BAIL;
         }
     }
-    return fields ? CS_BAIL : 0; /* an event without its blank line */
+    if (!fields) return 0;
+    if (d == NULL) return CS_BAIL;
+    /* The last event without its blank line (its last line ended): Framer.close dispatches it with the problem
+     * TRAILING, which BaseStreamParser._data says only when its data is no JSON (cs_loads gives up then) */
+    *ev = name;
+    *evlen = namelen;
+    *data = d;
+    *dlen = dn;
+    return CS_EVENT;
 }
 
 PyObject *cs_loads(PyObject *loads, const char *data, Py_ssize_t n, int *rc) {

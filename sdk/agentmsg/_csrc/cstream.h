@@ -139,8 +139,9 @@ int cs_close(CS *b, int ended);
 
 /* ---- a whole SSE body of simple events ---------------------------------------------------------------
  * Accepted: lines all ending in "\n" or all in "\r\n" (the first line decides); fields `event`, `data` (at most
- * one line of it an event), `id` and comments (":..."); a blank line ends each event, the body ends with one; more
- * blank lines between events are nothing (as the SSE decoder reads them).
+ * one line of it an event), `id` and comments (":..."); a blank line ends each event; more blank lines between
+ * events are nothing (as the SSE decoder reads them); the last event may lack its blank line (not its last line's
+ * end), as Framer.close reads it.
  * Anything else (a `retry` field, other lines, a body that does not start with a field, a UTF-8 byte order
  * mark, an HTTP head, JSON lines) gives up, as do events of no data. */
 typedef struct {
