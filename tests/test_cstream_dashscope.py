@@ -1,0 +1,400 @@
+"""The whole-body fast path of DashScope's native stream parser (agentmsg._speedups.dashscope_stream,
+sdk/agentmsg/_csrc/dashscope.c) against the Python parser (providers/dashscope.py StreamParser, no options: the
+output's mode, incremental or cumulative, told from the stream): the same events, key for key and in the same order,
+or it gives up (None). The recorded streams of the bench's row are all taken; mutations of them are taken or given
+up, never read otherwise."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from agentmsg import _native
+from agentmsg.events._batch import EventList
+from agentmsg.providers import dashscope
+from agentmsg.providers._builder import arguments_problem
+from agentmsg.providers.dashscope import StreamParser
+from tests._cstream import PREFIX, STAMP, fast_events, python_events, same_or_gives_up
+from tests.fuzz.budget import examples
+
+FIX = Path(__file__).parent / "fixtures" / "providers" / "dashscope"
+#: The bench row's recorded streams (bench/bench_streams.py): each is taken by the C path
+BENCH = ["native_multimodal_stream_thinking_docs.sse", "native_stream_text_docs.sse", "native_stream_thinking_docs.sse"]
+
+fast = getattr(_native.speedups, "dashscope_stream", None)
+pytestmark = pytest.mark.skipif(fast is None, reason="agentmsg._speedups is not built")
+
+
+def body_of(name: str) -> bytes:
+    return (FIX / name).read_bytes()
+
+
+def sse(payloads: list[Any], *, crlf: bool = False, space: bool = False) -> bytes:
+    """An SSE body of DashScope's native shape (id, event:result, the status comment, data) for payloads (dicts,
+    or raw bytes/str data)."""
+    out = []
+    for n, p in enumerate(payloads, 1):
+        data = p if isinstance(p, bytes) else p.encode() if isinstance(p, str) else json.dumps(p).encode()
+        out.append(b"id:%d\nevent:result\n:HTTP_STATUS/200\ndata:%s%s\n\n" % (n, b" " if space else b"", data))
+    body = b"".join(out)
+    return body.replace(b"\n", b"\r\n") if crlf else body
+
+
+def payloads_of(body: bytes) -> list[Any]:
+    return [orjson.loads(line[5:]) for line in body.split(b"\n") if line.startswith(b"data:")]
+
+
+def cumulative(payloads: list[Any]) -> list[Any]:
+    """The same stream as incremental_output=false sends it: each chunk's reasoning and content are all so far."""
+    out = []
+    so_far = {"reasoning_content": "", "content": ""}
+    for p in payloads:
+        p = json.loads(json.dumps(p))
+        m = p["output"]["choices"][0]["message"]
+        for key in so_far:
+            value = m.get(key)
+            if isinstance(value, list):
+                value = "".join(part["text"] for part in value)
+                so_far[key] += value
+                m[key] = [{"text": so_far[key]}] if so_far[key] else []
+            elif isinstance(value, str):
+                so_far[key] += value
+                m[key] = so_far[key]
+        out.append(p)
+    return out
+
+
+def strip_ids(events: list[dict[str, Any]]) -> list[list[tuple[str, Any]]]:
+    return [[(k, v) for k, v in e.items() if k not in ("id", "createdAt")] for e in events]
+
+
+def clean(events: list[dict[str, Any]]) -> bool:
+    """The Python parser read the body without saying anything (no problem, error or not-kept note)."""
+    return not any(e["type"] == "CUSTOM" for e in events)
+
+
+# ---- the recorded streams ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", BENCH)
+def test_bench_streams_are_taken(name: str) -> None:
+    assert same_or_gives_up(StreamParser, fast, body_of(name))
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIX.iterdir() if p.name != "README.md"))
+def test_every_fixture_is_the_parsers_or_given_up(name: str) -> None:
+    same_or_gives_up(StreamParser, fast, body_of(name))
+
+
+def test_sdk_printed_json_lines_are_given_up() -> None:
+    assert fast_events(fast, body_of("native_stream_reasoning_tool_call_sdkprint.jsonl")) is None
+
+
+@pytest.mark.parametrize("name", BENCH)
+def test_parse_stream_uses_the_fast_path(name: str) -> None:
+    body = body_of(name)
+    got = dashscope.parse_stream(body)
+    assert type(got) is EventList
+    assert strip_ids(list(got)) == strip_ids(list(dashscope.parse_stream([body])))  # (chunks: the Python parser)
+
+
+# ---- the cases around the recorded ones -----------------------------------------------------------------
+
+
+def test_cumulative_output_is_told_and_read() -> None:
+    for name in BENCH:
+        body = sse(cumulative(payloads_of(body_of(name))))
+        assert same_or_gives_up(StreamParser, fast, body), name
+        assert clean(python_events(StreamParser, body))
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["ha", "ha", "hab"],  # held, then cumulative
+        ["ha", "ha", "x"],  # held, then incremental
+        ["**", "**Plan", "**Plan!"],
+        ["a", "ab", "ab", "abc"],
+        ["a", "b", "a"],
+        ["abc", "ab", "abd"],
+        ["a", "ab", "abc", "x", "xy", "z"],  # cumulative, then restarts (said once)
+        ["x", "x"],  # held to the end: cumulative
+    ],
+)
+def test_mode_told_from_the_values(texts: list[str]) -> None:
+    for key in ("content", "reasoning_content"):
+        payloads = [
+            {
+                "output": {"choices": [{"message": {key: t, "role": "assistant"}, "finish_reason": "null"}]},
+                "request_id": "r1",
+                "usage": {"input_tokens": 3, "output_tokens": n},
+            }
+            for n, t in enumerate(texts)
+        ]
+        payloads[-1]["output"]["choices"][0]["finish_reason"] = "stop"
+        assert same_or_gives_up(StreamParser, fast, sse(payloads)), (key, texts)
+
+
+def test_held_reasoning_then_content() -> None:
+    """A value held (the mode unknown) and a chunk of another kind of text: incremental (_moves_on)."""
+    ps = [
+        {"output": {"choices": [{"message": {"reasoning_content": "ab"}}]}, "request_id": "r"},
+        {"output": {"choices": [{"message": {"reasoning_content": "ab"}}]}, "request_id": "r"},
+        {"output": {"choices": [{"message": {"content": [{"text": "c"}]}, "finish_reason": "stop"}]}},
+    ]
+    assert same_or_gives_up(StreamParser, fast, sse(ps))
+
+
+def test_bodies_the_sse_reader_gives_up_on_are_not_read_twice() -> None:
+    """(cstream) A body the SSE reader gives up on halfway (a retry line) is given up, not read with the event
+    before it read again."""
+    body = body_of("native_stream_text_docs.sse").replace(b"id:2\n", b"retry:5\nid:2\n", 1)
+    assert fast_events(fast, body) is None
+
+
+def test_usage_counts() -> None:
+    base = payloads_of(body_of("native_stream_text_docs.sse"))
+    for usage in [
+        {"input_tokens": 5, "output_tokens": 2.0, "total_tokens": 7},
+        {"input_tokens": 2**63 + 5, "output_tokens": 2**63, "prompt_tokens_details": {"cached_tokens": 1e19}},
+        {"input_tokens": 0, "completion_tokens": 4},
+        {"input_tokens": 5, "output_tokens": None, "total_tokens": 9},
+        {"input_tokens": 5, "total_tokens": 9.0, "prompt_tokens_details": {"cached_tokens": None}},
+    ]:
+        ps = json.loads(json.dumps(base))
+        ps[-1]["usage"] = usage
+        assert same_or_gives_up(StreamParser, fast, sse(ps)), usage
+    for usage in [
+        {"input_tokens": 5, "output_tokens": -1},
+        {"input_tokens": 5, "output_tokens": 1.5},
+        {"input_tokens": True},
+        {"output_tokens": 3},
+        [],
+        {"input_tokens": 5, "total_tokens": "9"},
+    ]:
+        ps = json.loads(json.dumps(base))
+        ps[-1]["usage"] = usage
+        same_or_gives_up(StreamParser, fast, sse(ps))
+        # (an earlier chunk's usage that a later one replaced is never read: either way for it)
+        ps = json.loads(json.dumps(base))
+        ps[0]["usage"] = usage
+        same_or_gives_up(StreamParser, fast, sse(ps))
+
+
+# ---- fuzz ------------------------------------------------------------------------------------------------
+
+VALUES: list[Any] = [
+    None,
+    0,
+    -1,
+    1,
+    1.5,
+    2.0,
+    2**70,
+    10**30,
+    True,
+    False,
+    "",
+    "x",
+    "null",
+    "stop",
+    "tool_calls",
+    "length",
+    "\u00e9\u2028\ud83d\ude00",
+    "\ud83d",
+    'q"\\\n\t',
+    {},
+    [],
+    {"text": "a"},
+    [{"text": "b"}],
+    [{"text": "c", "x": 1}],
+    [{"image": "http://x/y.png"}],
+    [{"text": 5}],
+    [1, "a", None],
+    {"a": {"b": [1]}},
+    [{"id": "c1", "function": {"name": "f", "arguments": "{}"}}],
+]
+
+
+def value(rng: random.Random) -> Any:
+    return copy.deepcopy(rng.choice(VALUES))
+
+
+KEYS = [
+    "request_id",
+    "requestId",
+    "output",
+    "usage",
+    "choices",
+    "message",
+    "delta",
+    "content",
+    "reasoning_content",
+    "role",
+    "finish_reason",
+    "index",
+    "logprobs",
+    "tool_calls",
+    "code",
+    "message",
+    "text",
+    "model",
+    "thoughts",
+    "search_info",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "prompt_tokens_details",
+    "cached_tokens",
+    "zz_unknown",
+]
+
+
+def nodes(value: Any) -> list[Any]:
+    """Every dict and list in a JSON value."""
+    out, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (dict, list)):
+            out.append(v)
+            stack.extend(v.values() if isinstance(v, dict) else v)
+    return out
+
+
+def mutate_payload(rng: random.Random, p: Any) -> Any:
+    p = json.loads(json.dumps(p))
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        node = rng.choice(nodes(p)) if nodes(p) else None
+        if isinstance(node, dict) and node:
+            key = rng.choice(list(node))
+            what = rng.random()
+            if what < 0.25:
+                del node[key]
+            elif what < 0.8:
+                node[key] = value(rng)
+            else:
+                node[rng.choice(KEYS)] = value(rng)
+        elif isinstance(node, list) and node:
+            i = rng.randrange(len(node))
+            if rng.random() < 0.5:
+                node[i] = value(rng)
+            else:
+                node.append(json.loads(json.dumps(node[i])))
+        elif isinstance(node, dict):
+            node[rng.choice(KEYS)] = value(rng)
+    return p
+
+
+def mutate_body(rng: random.Random, payloads: list[Any]) -> bytes:
+    ps: list[Any] = list(payloads)
+    what = rng.randrange(12)
+    if what == 0 and len(ps) > 1:
+        del ps[rng.randrange(len(ps))]
+    elif what == 1:
+        i = rng.randrange(len(ps))
+        ps.insert(i, ps[i])
+    elif what == 2 and len(ps) > 1:
+        i, j = rng.randrange(len(ps)), rng.randrange(len(ps))
+        ps[i], ps[j] = ps[j], ps[i]
+    elif what == 3:
+        ps.insert(rng.randrange(len(ps) + 1), "[DONE]")
+    elif what == 4:
+        ps.insert(
+            rng.randrange(len(ps) + 1),
+            rng.choice(
+                [
+                    '{"code":"X","message":"m"}',
+                    '{"foo":1}',
+                    "",
+                    " ",
+                    "[1]",
+                    "{bad",
+                    '{"output":null,"code":"E","message":"m"}',
+                ]
+            ),
+        )
+    else:
+        i = rng.randrange(len(ps))
+        ps[i] = mutate_payload(rng, ps[i])
+    body = sse(ps, crlf=rng.random() < 0.1, space=rng.random() < 0.2)
+    r = rng.random()
+    if r < 0.05:
+        body = body.replace(b"event:result", b"event:error", 1)
+    elif r < 0.1:
+        body = body[: -rng.choice([1, 2, 3])]  # the last event's blank line, or more, cut
+    elif r < 0.13:
+        body = body.replace(b"\n\n", b"\n\n\n", rng.randrange(1, 4))
+    elif r < 0.16:
+        body = body.replace(b"id:2\n", b"id:2\nevent:ping\n", 1)
+    return body
+
+
+def bases() -> list[list[Any]]:
+    out = []
+    for name in BENCH:
+        ps = payloads_of(body_of(name))
+        out += [ps, cumulative(ps)]
+    return out
+
+
+def test_fuzz_mutations_are_the_parsers_or_given_up() -> None:
+    rng = random.Random(20261127)
+    base = bases()
+    n = examples(3000)
+    taken = readable = taken_readable = 0
+    deadline = time.monotonic() + 30 * (n / 3000)
+    for k in range(n):
+        body = mutate_body(rng, rng.choice(base))
+        try:
+            took = same_or_gives_up(StreamParser, fast, body)
+        except AssertionError:
+            raise AssertionError(f"divergence on mutation {k}: {body!r}") from None
+        taken += took
+        if clean(python_events(StreamParser, body)):
+            readable += 1
+            taken_readable += took
+        assert time.monotonic() < deadline
+    print(
+        f"dashscope fuzz: {n} bodies, C took {taken}; the parser read {readable} without a word, C took"
+        f" {taken_readable} of them"
+    )
+    assert taken_readable >= 0.6 * readable, (taken_readable, readable)
+
+
+def test_every_truncation_at_an_event_boundary() -> None:
+    for ps in bases():
+        body = sse(ps)
+        ends = [i + 2 for i in range(len(body)) if body.startswith(b"\n\n", i)]
+        for end in ends:
+            for cut in (end, end - 1, end - 2):
+                same_or_gives_up(StreamParser, fast, body[:cut])
+
+
+# ---- memory --------------------------------------------------------------------------------------------
+
+
+def test_no_leaks() -> None:
+    bodies = [body_of(n) for n in BENCH] + [sse(ps) for ps in bases()]
+    bodies.append(body_of("native_stream_text_docs.sse").replace(b"id:3\n", b"retry:5\nid:3\n"))  # given up
+    bodies.append(sse([{"output": {"choices": [{"message": {"content": "a"}}]}, "request_id": "r"}, '{"foo": 1}']))
+
+    def run(times: int) -> None:
+        for body in bodies:
+            for _ in range(times):
+                fast(body, PREFIX, STAMP, orjson.loads, arguments_problem)
+
+    run(200)
+    gc.collect()
+    before = sys.getallocatedblocks()
+    run(20_000 // len(bodies))
+    gc.collect()
+    assert sys.getallocatedblocks() - before < 200
