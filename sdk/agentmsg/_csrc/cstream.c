@@ -594,6 +594,12 @@ int cs_sse_begin(CSSse *s, PyObject *body) {
     return CS_OK;
 }
 
+static int ascii(const char *p, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((unsigned char)p[i] >= 0x80) return 0;
+    return 1;
+}
+
 /* The value of a field line's rest [p, e) after its colon: one leading space dropped. */
 static inline const char *field_value(const char *p, const char *e) { return p < e && *p == ' ' ? p + 1 : p; }
 
@@ -633,8 +639,9 @@ int cs_sse_next(CSSse *s, const char **ev, Py_ssize_t *evlen, const char **data,
         } else if (n >= 6 && memcmp(line, "event:", 6) == 0) {
             name = field_value(line + 6, e);
             namelen = e - name;
+            if (!ascii(name, namelen)) return CS_BAIL; /* (invalid UTF-8 in it is said by the SSE decoder) */
         } else if (n >= 3 && memcmp(line, "id:", 3) == 0) {
-            if (memchr(line, '\0', (size_t)n) != NULL) return CS_BAIL;
+            if (memchr(line, '\0', (size_t)n) != NULL || !ascii(line, n)) return CS_BAIL;
         } else {
             return CS_BAIL;
         }

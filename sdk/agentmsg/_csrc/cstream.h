@@ -142,6 +142,7 @@ int cs_close(CS *b, int ended);
  * one line of it an event), `id` and comments (":..."); a blank line ends each event; more blank lines between
  * events are nothing (as the SSE decoder reads them); the last event may lack its blank line (not its last line's
  * end), as Framer.close reads it.
+ * An `event` or `id` field that is not ASCII (the SSE decoder says invalid UTF-8 in it) gives up too.
  * Anything else (a `retry` field, other lines, a body that does not start with a field, a UTF-8 byte order
  * mark, an HTTP head, JSON lines) gives up, as do events of no data. */
 typedef struct {
