@@ -161,6 +161,17 @@ def test_bodies_the_sse_reader_gives_up_on_are_not_read_twice() -> None:
     assert fast_events(fast, body) is None
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [(b"id:2\n", b"id:\xff2\n"), (b"event:result\n", b"event:res\xffult\n"), (b"id:2\n", b"id:\xc3\xa92\n")],
+)
+def test_fields_of_no_utf8(old: bytes, new: bytes) -> None:
+    """(cstream) An id or event field of invalid UTF-8, which the SSE decoder says (utf-8): given up (as is one of
+    any other byte beyond ASCII)."""
+    body = body_of("native_stream_text_docs.sse").replace(old, new, 1)
+    assert not same_or_gives_up(StreamParser, fast, body)
+
+
 def test_usage_counts() -> None:
     base = payloads_of(body_of("native_stream_text_docs.sse"))
     for usage in [
@@ -335,6 +346,10 @@ def mutate_body(rng: random.Random, payloads: list[Any]) -> bytes:
         body = body.replace(b"\n\n", b"\n\n\n", rng.randrange(1, 4))
     elif r < 0.16:
         body = body.replace(b"id:2\n", b"id:2\nevent:ping\n", 1)
+    elif r < 0.19:
+        body = body.replace(
+            rng.choice([b"id:", b"event:", b":HTTP"]), rng.choice([b"id:\xff", b"event:\xfe", b":\xff"]), 1
+        )
     return body
 
 
