@@ -154,6 +154,56 @@ def test_held_reasoning_then_content() -> None:
     assert same_or_gives_up(StreamParser, fast, sse(ps))
 
 
+def _chunk(message: Any, reason: Any = "null", **top: Any) -> dict[str, Any]:
+    return {"output": {"choices": [{"message": message, "finish_reason": reason}]}, **top}
+
+
+@pytest.mark.parametrize(
+    "payloads",
+    [
+        # a model named on a later chunk (the native API names none): the blocks after it carry it
+        [
+            _chunk({"reasoning_content": "a"}, request_id="r"),
+            _chunk({"reasoning_content": "b"}, model="qwen-x"),
+            _chunk({"content": "c"}, "stop", model="other"),
+        ],
+        # the SDK's key for the id; the message under delta; two entries of choice 0
+        [
+            _chunk({"content": "a"}, requestId="r2"),
+            {"output": {"choices": [{"delta": {"content": "b"}}]}},
+            {
+                "output": {
+                    "choices": [{"index": 0, "message": {"content": "c"}}, {"index": 0, "message": {"content": "d"}}]
+                }
+            },
+            _chunk({"content": ""}, "length"),
+        ],
+        # a finish reason, then more text and another reason; tool_calls as the reason with no call
+        [_chunk({"content": "a"}, "stop", request_id="r"), _chunk({"content": "b"}, "tool_calls")],
+        # usage only, output null, an empty output; [DONE] at the end
+        [
+            {"usage": {"input_tokens": 1}, "request_id": "r"},
+            {"output": None, "usage": None},
+            {"output": {}},
+            _chunk({"content": "x", "role": "assistant"}, "stop"),
+            "[DONE]",
+        ],
+        # no finish reason and no [DONE]: the reply ends interrupted
+        [_chunk({"content": "a"}, request_id="r"), _chunk({"content": "b"})],
+        # no finish reason, [DONE]: whole
+        [_chunk({"content": "a"}, request_id="r"), "[DONE]", "[DONE]"],
+        # content parts (several in one chunk) after incremental output is known
+        [
+            _chunk({"reasoning_content": "a", "content": []}, request_id="r"),
+            _chunk({"reasoning_content": "b"}),
+            _chunk({"content": [{"text": "c"}, {"text": ""}, "x", {"text": "d"}]}, "stop"),
+        ],
+    ],
+)
+def test_clean_cases(payloads: list[Any]) -> None:
+    assert same_or_gives_up(StreamParser, fast, sse(payloads))
+
+
 def test_bodies_the_sse_reader_gives_up_on_are_not_read_twice() -> None:
     """(cstream) A body the SSE reader gives up on halfway (a retry line) is given up, not read with the event
     before it read again."""
