@@ -99,6 +99,19 @@ def test_sdk_printed_json_lines_are_given_up() -> None:
     assert fast_events(fast, body_of("native_stream_reasoning_tool_call_sdkprint.jsonl")) is None
 
 
+def tool_call_payloads() -> list[Any]:
+    """The SDK-printed tool call stream's payloads (reasoning, then a call keyed by its id whose continuation has id
+    "" and no index)."""
+    text = body_of("native_stream_reasoning_tool_call_sdkprint.jsonl").decode()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_tool_call_stream_as_sse_is_taken() -> None:
+    body = sse(tool_call_payloads())
+    assert same_or_gives_up(StreamParser, fast, body)
+    assert any(e["type"] == "TOOL_CALL_END" for e in python_events(StreamParser, body))
+
+
 @pytest.mark.parametrize("name", BENCH)
 def test_parse_stream_uses_the_fast_path(name: str) -> None:
     body = body_of(name)
@@ -158,6 +171,10 @@ def _chunk(message: Any, reason: Any = "null", **top: Any) -> dict[str, Any]:
     return {"output": {"choices": [{"message": message, "finish_reason": reason}]}, **top}
 
 
+#: two chunks that tell the output is incremental
+KNOWN = [_chunk({"content": "h"}, request_id="r"), _chunk({"content": "i"})]
+
+
 @pytest.mark.parametrize(
     "payloads",
     [
@@ -189,9 +206,9 @@ def _chunk(message: Any, reason: Any = "null", **top: Any) -> dict[str, Any]:
             "[DONE]",
         ],
         # no finish reason and no [DONE]: the reply ends interrupted
-        [_chunk({"content": "a"}, request_id="r"), _chunk({"content": "b"})],
+        [*KNOWN, _chunk({"content": "b"})],
         # no finish reason, [DONE]: whole
-        [_chunk({"content": "a"}, request_id="r"), "[DONE]", "[DONE]"],
+        [*KNOWN, "[DONE]", "[DONE]"],
         # content parts (several in one chunk) after incremental output is known
         [
             _chunk({"reasoning_content": "a", "content": []}, request_id="r"),
@@ -202,6 +219,56 @@ def _chunk(message: Any, reason: Any = "null", **top: Any) -> dict[str, Any]:
 )
 def test_clean_cases(payloads: list[Any]) -> None:
     assert same_or_gives_up(StreamParser, fast, sse(payloads))
+
+
+def _calls(*calls: Any, reason: Any = "null", **top: Any) -> dict[str, Any]:
+    return _chunk({"content": "", "tool_calls": list(calls)}, reason, **top)
+
+
+def _fn(name: Any = None, arguments: Any = None, **call: Any) -> dict[str, Any]:
+    fn = {k: v for k, v in (("name", name), ("arguments", arguments)) if v is not None}
+    return {"type": "function", "function": fn, **call}
+
+
+C1 = [_fn("f", '{"a":', index=0, id="c1"), _fn("g", "{", index=1, id="c2")]
+C2 = [_fn(None, "1}", index=0), _fn("g", "}", index=1, id="c2")]
+
+
+@pytest.mark.parametrize(
+    ("payloads", "taken"),
+    [
+        # by index, two calls in parallel, their arguments interleaved; a text before them
+        ([*KNOWN, _calls(*C1), _calls(*C2), _calls(reason="tool_calls")], True),
+        # no id: minted; continuations by the last key
+        ([*KNOWN, _calls(_fn("f", "{")), _calls(_fn(None, "}", id="")), _calls(reason="stop")], True),
+        # another id at an index: a new call; arguments that are no JSON object (said at the end)
+        ([*KNOWN, _calls(_fn("f", "[1]", index=0, id="c1")), _calls(_fn("f", "{", index=0, id="c2"))], True),
+        # an id at the index of a call that had none (minted): no news, the call goes on
+        ([*KNOWN, _calls(_fn("f", "{", index=0)), _calls(_fn("f", "}", index=0, id="c9"))], True),
+        # two calls by id, each continued (id "", no index: the last entry's call)
+        (
+            [
+                *KNOWN,
+                _calls(_fn("f", "{", id="c1")),
+                _calls(_fn(None, "}", id="")),
+                _calls(_fn("g", "{", id="c2")),
+                _calls(_fn(None, "}", id=""), _fn(None, "", id="")),
+            ],
+            True,
+        ),
+        # no finish: interrupted, the arguments not judged
+        ([*KNOWN, _calls(_fn("f", '{"a"', id="c1"))], True),
+        # a call waiting for its name; a later name that differs; arguments as an object; an id repeated
+        ([*KNOWN, _calls(_fn(None, "{", id="c1")), _calls(_fn("f", "}", id="c1"))], False),
+        ([*KNOWN, _calls(_fn("f", "{", index=0)), _calls(_fn("g", "}", index=0))], False),
+        ([*KNOWN, _calls(_fn("f", {"a": 1}, id="c1"))], False),
+        ([*KNOWN, _calls(_fn("f", "{}", index=0, id="c1"), _fn("f", "{}", index=1, id="c1"))], False),
+        # the mode not known yet when the call comes
+        ([_calls(_fn("f", "{}", id="c1"), request_id="r")], False),
+    ],
+)
+def test_tool_calls(payloads: list[Any], taken: bool) -> None:
+    assert same_or_gives_up(StreamParser, fast, sse(payloads)) is taken
 
 
 def test_bodies_the_sse_reader_gives_up_on_are_not_read_twice() -> None:
@@ -408,7 +475,7 @@ def bases() -> list[list[Any]]:
     for name in BENCH:
         ps = payloads_of(body_of(name))
         out += [ps, cumulative(ps)]
-    return out
+    return [*out, tool_call_payloads()]
 
 
 def test_fuzz_mutations_are_the_parsers_or_given_up() -> None:
@@ -435,6 +502,50 @@ def test_fuzz_mutations_are_the_parsers_or_given_up() -> None:
     assert taken_readable >= 0.6 * readable, (taken_readable, readable)
 
 
+def _fragment(rng: random.Random) -> dict[str, Any]:
+    """A tool call entry of DashScope's shape, clean or not (index, id, name, arguments of any kind)."""
+    tc: dict[str, Any] = {"type": "function"}
+    if rng.random() < 0.4:
+        tc["index"] = rng.choice([0, 0, 1, 2, True, "0", None, 1.0])
+    if rng.random() < 0.6:
+        tc["id"] = rng.choice(["c1", "c2", "", "", None, 5, "call_x"])
+    fn: dict[str, Any] = {}
+    if rng.random() < 0.6:
+        fn["name"] = rng.choice(["f", "g", "", None, 3])
+    if rng.random() < 0.8:
+        fn["arguments"] = rng.choice(["{", "}", '"a":1', "{}", "", None, 7, {"a": 1}, "[", "]", '{"x":', "1}"])
+    tc["function"] = fn if rng.random() < 0.95 else "x"
+    return tc
+
+
+def test_fuzz_tool_call_fragments() -> None:
+    """Sequences of tool call fragments (keyed by index, id or the last key; named late or never; ...) among text,
+    reasoning and finish reasons."""
+    rng = random.Random(7)
+    n = examples(2000)
+    taken = 0
+    for k in range(n):
+        ps: list[Any] = [_chunk({"content": "h"}, request_id="r")]
+        if rng.random() < 0.9:
+            ps.append(_chunk({"reasoning_content": "i"}))  # (incremental output: told)
+        for _ in range(rng.randint(1, 6)):
+            r = rng.random()
+            if r < 0.6:
+                ps.append(_calls(*[_fragment(rng) for _ in range(rng.randint(1, 3))]))
+            elif r < 0.75:
+                ps.append(_chunk({"content": rng.choice(["t", ""]), "reasoning_content": rng.choice(["", "u", None])}))
+            else:
+                ps.append(_chunk({"content": ""}, rng.choice(["stop", "tool_calls", "length", "null"])))
+        if rng.random() < 0.2:
+            ps.append("[DONE]")
+        try:
+            taken += same_or_gives_up(StreamParser, fast, sse(ps))
+        except AssertionError:
+            raise AssertionError(f"divergence on sequence {k}: {ps!r}") from None
+    print(f"dashscope tool call fuzz: {n} bodies, C took {taken}")
+    assert taken >= n // 20
+
+
 def test_every_truncation_at_an_event_boundary() -> None:
     for ps in bases():
         body = sse(ps)
@@ -451,6 +562,9 @@ def test_no_leaks() -> None:
     bodies = [body_of(n) for n in BENCH] + [sse(ps) for ps in bases()]
     bodies.append(body_of("native_stream_text_docs.sse").replace(b"id:3\n", b"retry:5\nid:3\n"))  # given up
     bodies.append(sse([{"output": {"choices": [{"message": {"content": "a"}}]}, "request_id": "r"}, '{"foo": 1}']))
+    texts = ["a", "ab", "abc", "x", "x"]  # held, cumulative, a restart (said), held to the end
+    bodies.append(sse([_chunk({"content": t}, request_id="r") for t in texts]))
+    bodies.append(sse([*KNOWN, _calls(_fn("f", "{", index=0)), _calls(_fn("f", "[", index=0, id="c"))]))  # minted
 
     def run(times: int) -> None:
         for body in bodies:

@@ -4,7 +4,8 @@
  * the clean native SSE replies: choice 0, reasoning_content and content (a string, or a list of {"text"} parts),
  * finish_reason ("null" while streaming), request_id as the reply id, usage held as usage_later holds it (each
  * chunk's, converted once at the end when it is still the last). Given up (CS_BAIL): an error payload or event, a
- * payload of no DashScope shape, a choice other than 0, logprobs, tool calls, media parts, parts with more than
+ * payload of no DashScope shape, a choice other than 0, logprobs, tool calls but those named on their first
+ * fragment once the output is known to be incremental (see read_call), media parts, parts with more than
  * their text, an output with more than its choices (search_info, thoughts, ...), the legacy output.text, a usage
  * whose input_tokens is no count or any count of it that is no count, a reasoning_content that is no string.
  */
@@ -12,19 +13,20 @@
 
 #include <math.h>
 
-#define DS_STRINGS(X)                                                                                          \
-    X(output, "output") X(usage, "usage") X(request_id, "request_id") X(requestId, "requestId")                \
-    X(model, "model") X(code, "code") X(message, "message") X(choices, "choices") X(index, "index")            \
-    X(logprobs, "logprobs") X(delta, "delta") X(finish_reason, "finish_reason") X(content, "content")          \
-    X(reasoning_content, "reasoning_content") X(role, "role") X(tool_calls, "tool_calls") X(text, "text")      \
-    X(thinking, "thinking") X(input_tokens, "input_tokens") X(output_tokens, "output_tokens")                  \
-    X(completion_tokens, "completion_tokens") X(prompt_tokens_details, "prompt_tokens_details")                \
-    X(cached_tokens, "cached_tokens") X(total_tokens, "total_tokens") X(inputTokens, "inputTokens")            \
-    X(outputTokens, "outputTokens") X(cachedTokens, "cachedTokens") X(totalTokens, "totalTokens")              \
-    X(cumulative, "cumulative") X(empty, "")                                                                  \
-    X(restart_reasoning, "a cumulative reasoning does not extend the text so far: taken as new text (and any "  \
-                         "later one like it)")                                                                 \
-    X(restart_content, "a cumulative content does not extend the text so far: taken as new text (and any "      \
+#define DS_STRINGS(X)                                                                                                 \
+    X(output, "output") X(usage, "usage") X(request_id, "request_id") X(requestId, "requestId")                       \
+    X(model, "model") X(code, "code") X(message, "message") X(choices, "choices") X(index, "index")                   \
+    X(logprobs, "logprobs") X(delta, "delta") X(finish_reason, "finish_reason") X(content, "content")                 \
+    X(reasoning_content, "reasoning_content") X(role, "role") X(tool_calls, "tool_calls") X(text, "text")             \
+    X(thinking, "thinking") X(input_tokens, "input_tokens") X(output_tokens, "output_tokens")                         \
+    X(completion_tokens, "completion_tokens") X(prompt_tokens_details, "prompt_tokens_details")                       \
+    X(cached_tokens, "cached_tokens") X(total_tokens, "total_tokens") X(inputTokens, "inputTokens")                   \
+    X(outputTokens, "outputTokens") X(cachedTokens, "cachedTokens") X(totalTokens, "totalTokens")                     \
+    X(function, "function") X(arguments, "arguments") X(id, "id") X(name, "name") X(position, "position")             \
+    X(cumulative, "cumulative") X(empty, "")                                                                          \
+    X(restart_reasoning, "a cumulative reasoning does not extend the text so far: taken as new text (and any "        \
+                         "later one like it)")                                                                        \
+    X(restart_content, "a cumulative content does not extend the text so far: taken as new text (and any "            \
                        "later one like it)")
 
 #define DS_DEFINE(var, text) static PyObject *ds_##var = NULL;
@@ -60,6 +62,7 @@ typedef struct {
     PyObject *held_prev;     /* owned while held */
     PyObject *held_value;    /* owned while held */
     PyObject *later;         /* the last usage (a dict) held by usage_later: owned or NULL */
+    PyObject *last_key;      /* _Reader.last_key[0]: the key of the last tool call entry, owned or NULL */
 } DS;
 
 static void ds_clear(DS *st) {
@@ -68,6 +71,7 @@ static void ds_clear(DS *st) {
     Py_CLEAR(st->held_prev);
     Py_CLEAR(st->held_value);
     Py_CLEAR(st->later);
+    Py_CLEAR(st->last_key);
 }
 
 static inline PyObject *get(PyObject *d, PyObject *key) { return PyDict_GetItemWithError(d, key); }
@@ -227,6 +231,64 @@ static int has_text(PyObject *content) {
     return 0;
 }
 
+/* One entry (at position) of _Reader._tool_calls once the output is known to be incremental, then
+ * StreamBuilder.tool_call for it: keyed by its index, else its id, else (a continuation: id "" and no index) the
+ * last entry's key. Given up: a call waiting for its name (its first fragment names none), arguments given as JSON
+ * (b.json_text), a name that is no string or that differs later, an index that is a bool. */
+static int read_call(CS *b, DS *st, PyObject *tc, Py_ssize_t position) {
+    PyObject *index = get(tc, ds_index);
+    PyObject *fn = get(tc, ds_function); /* as_object */
+    if (fn != NULL && !PyDict_CheckExact(fn)) fn = NULL;
+    PyObject *call_id = get(tc, ds_id); /* the id when it is a str, "" (None) otherwise */
+    if (!nonempty_str(call_id)) call_id = NULL;
+    PyObject *args = fn != NULL ? get(fn, ds_arguments) : NULL;
+    PyObject *name = fn != NULL ? get(fn, ds_name) : NULL;
+    if (PyErr_Occurred()) return CS_ERR;
+    if (index != NULL && PyBool_Check(index)) return CS_BAIL; /* (isinstance(True, int): a key of its own) */
+    if (args != NULL && (PyDict_CheckExact(args) || PyList_CheckExact(args))) return CS_BAIL; /* b.json_text */
+    if (args != NULL && !PyUnicode_CheckExact(args)) args = NULL; /* (no text: no arguments) */
+    if (name == Py_None) name = NULL;
+    if (name != NULL && !PyUnicode_CheckExact(name)) return CS_BAIL; /* said by the builder */
+    PyObject *key; /* a new reference */
+    if (index != NULL && PyLong_CheckExact(index)) {
+        key = PyTuple_Pack(2, ds_index, index);
+    } else if (call_id != NULL) {
+        key = PyTuple_Pack(2, ds_id, call_id);
+    } else if (st->last_key != NULL) {
+        key = Py_NewRef(st->last_key);
+    } else {
+        PyObject *at = PyLong_FromSsize_t(position);
+        key = at == NULL ? NULL : PyTuple_Pack(2, ds_position, at);
+        Py_XDECREF(at);
+    }
+    if (key == NULL) return CS_ERR;
+    Py_XSETREF(st->last_key, Py_NewRef(key));
+    CSCall *call = cs_open_call(b, key);
+    int rc = CS_OK;
+    if (call != NULL && call_id != NULL && !call->minted) { /* another id at the key: a new call */
+        int eq = PyUnicode_Compare(call->id, call_id);
+        if (eq == -1 && PyErr_Occurred()) rc = CS_ERR;
+        else if (eq != 0) {
+            rc = cs_call_end(b, call);
+            call = NULL;
+        }
+    }
+    if (rc != CS_OK) {
+    } else if (call == NULL) { /* a call starts: whole once it has its name (_start_ready), its arguments pending */
+        if (name == NULL || PyUnicode_GET_LENGTH(name) == 0) rc = CS_BAIL; /* it waits for its name */
+        else rc = cs_call_start(b, key, call_id, name, NULL, args);
+    } else {
+        if (name != NULL && PyUnicode_GET_LENGTH(name) > 0) { /* a later name: the same is no news, another said */
+            int eq = PyUnicode_Compare(call->name, name);
+            if (eq == -1 && PyErr_Occurred()) rc = CS_ERR;
+            else if (eq != 0) rc = CS_BAIL;
+        }
+        if (rc == CS_OK) rc = cs_call_args(b, call, args);
+    }
+    Py_DECREF(key);
+    return rc;
+}
+
 /* One choice of _Reader.payload's loop (choice 0): m a dict or NULL ({}), reason borrowed or NULL. */
 static int read_choice(CS *b, DS *st, PyObject *m, PyObject *reason) {
     int rc = cs_open(b); /* b.choice(i) */
@@ -253,7 +315,6 @@ static int read_choice(CS *b, DS *st, PyObject *m, PyObject *reason) {
     }
     if (reasoning != NULL && !PyUnicode_CheckExact(reasoning)) return CS_BAIL; /* b.string says it */
     PyObject *calls = m != NULL ? get(m, ds_tool_calls) : NULL;
-    if (calls != NULL && PyList_CheckExact(calls) && PyList_GET_SIZE(calls) > 0) return CS_BAIL; /* _tool_calls */
     if (st->held >= 0) { /* _moves_on */
         int carried[3] = {reasoning != NULL && PyUnicode_GET_LENGTH(reasoning) > 0, has_text(content), truthy(calls)};
         if ((carried[0] || carried[1] || carried[2]) && !carried[st->held] && (rc = settle(b, st, 0)) != CS_OK)
@@ -280,6 +341,13 @@ static int read_choice(CS *b, DS *st, PyObject *m, PyObject *reason) {
         if (rc == CS_OK) rc = new_text(b, st, F_CONTENT, text);
         Py_DECREF(text);
         if (rc != CS_OK) return rc;
+    }
+    if (calls != NULL && PyList_CheckExact(calls) && PyList_GET_SIZE(calls) > 0) { /* _tool_calls(i, calls, False) */
+        if (st->incremental != 1) return CS_BAIL; /* their arguments read by _delta (cumulative, or not known yet) */
+        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(calls); k++) {
+            PyObject *tc = PyList_GET_ITEM(calls, k);
+            if (PyDict_CheckExact(tc) && (rc = read_call(b, st, tc, k)) != CS_OK) return rc;
+        }
     }
     return finish(b, reason);
 }
