@@ -390,6 +390,7 @@ int cs_call_start(CS *b, PyObject *key, PyObject *id, PyObject *name, PyObject *
     if (!PyUnicode_CheckExact(name) || PyUnicode_GET_LENGTH(name) == 0) return CS_BAIL;
     if (id != NULL && (!PyUnicode_CheckExact(id) || PyUnicode_GET_LENGTH(id) == 0)) return CS_BAIL;
     if (sig != NULL && sig != Py_None && !PyUnicode_CheckExact(sig)) return CS_BAIL;
+    if (b->ncalls >= CS_MAX_CALLS) return CS_BAIL; /* (the id check below and cs_open_call look through them all) */
     int rc = cs_open(b);
     if (rc != CS_OK) return rc;
     PyObject *call_id = id != NULL ? Py_NewRef(id) : mint(b);

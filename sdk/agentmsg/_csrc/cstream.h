@@ -54,6 +54,7 @@ int cs_strings(void); /* interns them once; 0, or -1 with an exception */
 /* ---- the builder ------------------------------------------------------------------------------------ */
 enum { CS_TEXT = 1, CS_THINKING = 2 };
 #define CS_MAX_BLOCKS 16 /* open blocks at once (a clean reply has one or two): more gives up */
+#define CS_MAX_CALLS 64  /* tool calls in a reply (each is looked for among the others: more gives up, as linear) */
 
 typedef struct {
     PyObject *slot;      /* the provider's key for it (str or int), owned */
@@ -116,7 +117,7 @@ int cs_block_kind(CS *b, PyObject *slot);
 /* The started call under key that is still open, or NULL (no exception). */
 CSCall *cs_open_call(CS *b, PyObject *key);
 /* A call that starts whole (StreamBuilder._start_call for a call that has its name): id NULL mints one as
- * _start_call does; an id an earlier call has gives up. Ends the open thinking blocks, emits TOOL_CALL_START
+ * _start_call does; an id an earlier call has gives up, as does a call beyond CS_MAX_CALLS. Ends the open thinking blocks, emits TOOL_CALL_START
  * (thoughtSignature when sig is a non-empty str) and, when pending is a non-empty str, one TOOL_CALL_DELTA. */
 int cs_call_start(CS *b, PyObject *key, PyObject *id, PyObject *name, PyObject *sig, PyObject *pending);
 /* A fragment of arguments text for a started open call (empty: nothing). */
