@@ -271,6 +271,14 @@ def test_tool_calls(payloads: list[Any], taken: bool) -> None:
     assert same_or_gives_up(StreamParser, fast, sse(payloads)) is taken
 
 
+def test_many_tool_calls_are_given_up() -> None:
+    """(cstream) Beyond 64 calls in a reply (each is looked for among the others in C) the parser reads it: time
+    linear in the body."""
+    calls = [_calls(_fn("f", "{}", id=f"c{k}")) for k in range(65)]
+    assert same_or_gives_up(StreamParser, fast, sse([*KNOWN, *calls[:64]]))
+    assert not same_or_gives_up(StreamParser, fast, sse([*KNOWN, *calls]))
+
+
 def test_bodies_the_sse_reader_gives_up_on_are_not_read_twice() -> None:
     """(cstream) A body the SSE reader gives up on halfway (a retry line) is given up, not read with the event
     before it read again."""
