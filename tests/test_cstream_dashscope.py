@@ -11,7 +11,6 @@ import gc
 import json
 import random
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -491,7 +490,6 @@ def test_fuzz_mutations_are_the_parsers_or_given_up() -> None:
     base = bases()
     n = examples(3000)
     taken = readable = taken_readable = 0
-    deadline = time.monotonic() + 30 * (n / 3000)
     for k in range(n):
         body = mutate_body(rng, rng.choice(base))
         try:
@@ -502,7 +500,6 @@ def test_fuzz_mutations_are_the_parsers_or_given_up() -> None:
         if clean(python_events(StreamParser, body)):
             readable += 1
             taken_readable += took
-        assert time.monotonic() < deadline
     print(
         f"dashscope fuzz: {n} bodies, C took {taken}; the parser read {readable} without a word, C took"
         f" {taken_readable} of them"
