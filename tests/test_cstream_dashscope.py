@@ -18,6 +18,7 @@ import orjson
 import pytest
 
 from agentmsg import _native
+from agentmsg._limits import limits
 from agentmsg.events._batch import EventList
 from agentmsg.providers import dashscope
 from agentmsg.providers._builder import arguments_problem
@@ -276,6 +277,21 @@ def test_many_tool_calls_are_given_up() -> None:
     calls = [_calls(_fn("f", "{}", id=f"c{k}")) for k in range(65)]
     assert same_or_gives_up(StreamParser, fast, sse([*KNOWN, *calls[:64]]))
     assert not same_or_gives_up(StreamParser, fast, sse([*KNOWN, *calls]))
+
+
+def test_parse_stream_keeps_the_event_limit() -> None:
+    """A body that may hold a line or an event over limits.max_event_bytes goes to the parser, which drops it and
+    says so (the C path does not look at the limit)."""
+    body = sse([*KNOWN, _chunk({"content": "x" * 300}), _chunk({"content": "y"}, "stop")])
+    saved = limits.max_event_bytes
+    limits.max_event_bytes = 250
+    try:
+        got = list(dashscope.parse_stream(body))
+        want = list(dashscope.parse_stream([body]))
+    finally:
+        limits.max_event_bytes = saved
+    assert any(e["type"] == "CUSTOM" for e in want)
+    assert strip_ids(got) == strip_ids(want)
 
 
 def test_bodies_the_sse_reader_gives_up_on_are_not_read_twice() -> None:

@@ -22,6 +22,7 @@ import orjson
 
 from .._json import INT_MAX, INT_MIN, check_json_value, json_type, parse_fast
 from .._json import loads as json_loads
+from .._limits import limits
 from .._native import speedups
 from ..errors import Problem, ValidationError
 from ..events._batch import EventList
@@ -480,8 +481,15 @@ def parse_body(
     (``agentmsg._speedups.<provider>_stream``, ``_csrc/<provider>.c``), which returns the very events the parser
     returns (ids and createdAt aside, which it makes the same way), or None when the body holds anything but the
     clean cases it knows: then the parser reads it. The events come as an :class:`~agentmsg.events._batch.EventList`,
-    which :func:`~agentmsg.reduce_events` takes whole."""
-    if fast is not None and not options and type(chunks) is bytes and len(chunks) <= FAST_MAX_BYTES:
+    which :func:`~agentmsg.reduce_events` takes whole. (A body as long as ``limits.max_event_bytes`` may hold a line
+    or an event the framer drops: the parser reads it.)"""
+    if (
+        fast is not None
+        and not options
+        and type(chunks) is bytes
+        and len(chunks) <= FAST_MAX_BYTES
+        and len(chunks) < limits.max_event_bytes
+    ):
         events = fast(chunks, os.urandom(11).hex(), _now(), orjson.loads, arguments_problem)
         if events is not None:
             return EventList(events)
