@@ -833,7 +833,11 @@ static PyObject *json_string_between(PyObject *self, PyObject *const *args, Py_s
     if (n - h - t < 2 || memcmp(d, PyBytes_AS_STRING(args[1]), (size_t)h) != 0 ||
         memcmp(d + n - t, PyBytes_AS_STRING(args[2]), (size_t)t) != 0 || d[h] != '"' || d[n - t - 1] != '"')
         Py_RETURN_NONE;
-    const unsigned char *s = d + h + 1, *e = d + n - t - 1; /* the string's body, between its quotes */
+    return cs_json_string((const char *)d + h + 1, (const char *)d + n - t - 1); /* the body between its quotes */
+}
+
+PyObject *cs_json_string(const char *body, const char *end) {
+    const unsigned char *s = (const unsigned char *)body, *e = (const unsigned char *)end;
     const unsigned char *p = s;
     while (p < e && *p != '\\' && *p != '"' && *p >= 0x20) p++;
     PyObject *text;

@@ -719,6 +719,10 @@ int cs_run_sse(CSRun *r, PyObject *body, PyObject *loads) {
             if (cs_is(ev, evlen, "error")) return CS_BAIL;
             continue;
         }
+        if (r->raw != NULL && (rc = r->raw(r, ev, evlen, data, dlen)) != CS_PASS) {
+            if (rc != CS_OK) return rc;
+            continue;
+        }
         PyObject *obj = cs_loads(loads, data, dlen, &rc);
         if (obj == NULL) return rc;
         rc = r->payload(r, ev, evlen, obj);

@@ -23,6 +23,7 @@
 #define CS_OK 0
 #define CS_BAIL 1
 #define CS_ERR (-1)
+#define CS_PASS 2 /* (CSRun.raw) not read here */
 
 /* ---- interned strings (cs_strings) ------------------------------------------------------------------ */
 #define CS_STRINGS(X)                                                                                          \
@@ -165,6 +166,11 @@ static inline int cs_is(const char *p, Py_ssize_t n, const char *lit) {
 /* loads(data) as a dict: a new reference; NULL with CS_BAIL in *rc when it is not JSON or not an object (no
  * exception), or with CS_ERR (an exception). */
 PyObject *cs_loads(PyObject *loads, const char *data, Py_ssize_t n, int *rc);
+/* The value of the JSON string whose body (between its quotes) is [body, end), as orjson reads it (_speedups.c,
+ * json_string_between's reader): a new reference; None (a new reference) when it is not one whole JSON string this
+ * reads (a \u escape of a surrogate, a control character, an escape JSON does not have, invalid UTF-8: orjson says
+ * why); NULL with an exception. */
+PyObject *cs_json_string(const char *body, const char *end);
 /* d[key] for a C string key: borrowed, NULL when absent (no exception). */
 static inline PyObject *cs_get(PyObject *d, const char *key) { return PyDict_GetItemString(d, key); }
 
@@ -178,6 +184,9 @@ struct CSRun {
     /* StreamParser.end_payloads() (may be NULL) */
     int (*end_payloads)(CSRun *r);
     void *state; /* the provider file's own */
+    /* (may be NULL) a payload's data before it is read as JSON: CS_OK (read so), CS_PASS (read it as JSON and
+     * call payload), CS_BAIL or CS_ERR: for a provider's common payloads of a known shape, read with no dict */
+    int (*raw)(CSRun *r, const char *ev, Py_ssize_t evlen, const char *data, Py_ssize_t n);
 };
 /* BaseStreamParser.feed(body) then close(), as run_parser runs them on a whole body: each payload that is a JSON
  * object goes to r->payload; [DONE] ends the reply (end_payloads, close(ended=True)); a blank payload is skipped;
