@@ -9,6 +9,7 @@
  * message that comes whole, an error event, a second message_start of another message, a tool_use block that
  * restarts an open call, ids or names that are no text, counts that are no counts, a value too deep to show. */
 #include "cstream.h"
+#include <stddef.h>
 
 #define A_STRINGS(X)                                                                                           \
     X(type, "type") X(index, "index") X(delta, "delta") X(content_block, "content_block") X(message, "message") \
@@ -74,8 +75,8 @@ typedef struct {
 #define N_COUNTS 4      /* _COUNTS: input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens */
 
 typedef struct {
-    ASlot slots[A_MAX_SLOTS];
     int nslots;
+    ASlot slots[A_MAX_SLOTS];
     PyObject *counts[N_COUNTS]; /* StreamParser._usage: each count's last value, owned or NULL */
     PyObject *held[N_COUNTS];   /* StreamBuilder._later's raw usage (a copy of _usage), owned or NULL */
     int has_held;
@@ -453,6 +454,27 @@ static int block_start(CS *b, AState *s, PyObject *obj) {
     return CS_BAIL; /* a server tool's block, a block not kept, a type not supported */
 }
 
+enum { D_TEXT = 1, D_JSON, D_THINKING, D_SIGNATURE }; /* the delta types read */
+
+/* The delta of type dk for the block sl (the payload's delta.get(<its field>) in v, borrowed; NULL: none) */
+static int apply_delta(CS *b, ASlot *sl, int dk, PyObject *v) {
+    /* a delta of a type its block is not (StreamParser._misplaced): said */
+    static const int block_of[] = {0, K_TEXT, K_TOOL, K_THINKING, K_THINKING};
+    if (sl->kind != block_of[dk]) return CS_BAIL;
+    if ((v = or_empty(v)) == NULL) return CS_ERR;
+    switch (dk) {
+    case D_TEXT: return cs_text(b, sl->key, v, NULL);
+    case D_THINKING: return cs_thinking(b, sl->key, v, NULL, NULL);
+    case D_SIGNATURE: return cs_signature(b, sl->key, v); /* the whole signature: the last one wins */
+    default: {
+        if (!PyUnicode_CheckExact(v)) return CS_BAIL;
+        CSCall *call = cs_open_call(b, sl->key);
+        if (call == NULL) return CS_BAIL; /* (no call started there: one of no name would wait for it) */
+        return cs_call_args(b, call, v);
+    }
+    }
+}
+
 /* content_block_delta */
 static int block_delta(CS *b, AState *s, PyObject *obj) {
     PyObject *delta = get(obj, A_S(delta));
@@ -465,41 +487,108 @@ static int block_delta(CS *b, AState *s, PyObject *obj) {
     int rc;
     ASlot *sl = slot_of(s, index, &rc);
     if (sl == NULL) return rc;
-    PyObject *v;
-    /* a delta of a type its block is not (_misplaced), or of no type known: said */
-    if (STR_IS(dkind, "text_delta")) {
-        if (sl->kind != K_TEXT) return CS_BAIL;
-        v = get(delta, A_S(text));
-        if (v == NULL && PyErr_Occurred()) return CS_ERR;
-        if ((v = or_empty(v)) == NULL) return CS_ERR;
-        return cs_text(b, sl->key, v, NULL);
+    int dk;
+    PyObject *field;
+    if (STR_IS(dkind, "text_delta")) dk = D_TEXT, field = A_S(text);
+    else if (STR_IS(dkind, "input_json_delta")) dk = D_JSON, field = A_S(partial_json);
+    else if (STR_IS(dkind, "thinking_delta")) dk = D_THINKING, field = A_S(thinking);
+    else if (STR_IS(dkind, "signature_delta")) dk = D_SIGNATURE, field = A_S(signature);
+    else return CS_BAIL; /* citations_delta (not kept), or a type not supported: said */
+    PyObject *v = get(delta, field);
+    if (v == NULL && PyErr_Occurred()) return CS_ERR;
+    return apply_delta(b, sl, dk, v);
+}
+
+/* ---- content_block_delta's bytes, read with no dict ------------------------------------------------------
+ * The API's deltas are {"type":"content_block_delta","index":N,"delta":{"type":T,F:S}} (JSON whitespace between
+ * the tokens or not) with T one of the delta types read and F its field: such a payload is read here, the string S
+ * by orjson's rules (cs_json_string), as orjson.loads and payload() would read it; any other goes to orjson. */
+
+static inline const char *skip_ws(const char *p, const char *e) {
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    return p;
+}
+
+/* Past the token lit after whitespace at p, or NULL */
+static inline const char *token(const char *p, const char *e, const char *lit, size_t n) {
+    if (p == NULL) return NULL;
+    p = skip_ws(p, e);
+    return (size_t)(e - p) >= n && memcmp(p, lit, n) == 0 ? p + n : NULL;
+}
+#define TOKEN(p, e, lit) token((p), (e), lit, sizeof(lit) - 1)
+
+/* Past the JSON string after whitespace at p, its body (between the quotes) in [*body, *bend); or NULL */
+static const char *string_at(const char *p, const char *e, const char **body, const char **bend) {
+    if (p == NULL) return NULL;
+    p = skip_ws(p, e);
+    if (p == e || *p != '"') return NULL;
+    *body = ++p;
+    while (p < e) {
+        if (*p == '"') {
+            *bend = p;
+            return p + 1;
+        }
+        if (*p == '\\') {
+            if (e - p < 2) return NULL;
+            p += 2;
+        } else {
+            p++;
+        }
     }
-    if (STR_IS(dkind, "input_json_delta")) {
-        if (sl->kind != K_TOOL) return CS_BAIL;
-        v = get(delta, A_S(partial_json));
-        if (v == NULL && PyErr_Occurred()) return CS_ERR;
-        if ((v = or_empty(v)) == NULL) return CS_ERR;
-        if (!PyUnicode_CheckExact(v)) return CS_BAIL;
-        CSCall *call = cs_open_call(b, sl->key);
-        if (call == NULL) return CS_BAIL; /* a call of no name yet: waits */
-        if ((rc = cs_open(b)) != CS_OK) return rc;
-        return cs_call_args(b, call, v);
-    }
-    if (STR_IS(dkind, "thinking_delta")) {
-        if (sl->kind != K_THINKING) return CS_BAIL;
-        v = get(delta, A_S(thinking));
-        if (v == NULL && PyErr_Occurred()) return CS_ERR;
-        if ((v = or_empty(v)) == NULL) return CS_ERR;
-        return cs_thinking(b, sl->key, v, NULL, NULL);
-    }
-    if (STR_IS(dkind, "signature_delta")) {
-        if (sl->kind != K_THINKING) return CS_BAIL;
-        v = get(delta, A_S(signature));
-        if (v == NULL && PyErr_Occurred()) return CS_ERR;
-        if ((v = or_empty(v)) == NULL) return CS_ERR;
-        return cs_signature(b, sl->key, v);
-    }
-    return CS_BAIL; /* citations_delta (not kept), or a type not supported */
+    return NULL;
+}
+
+static int body_is(const char *p, const char *e, const char *lit) {
+    return cs_is(p, e - p, lit);
+}
+
+static int raw_payload(CSRun *r, const char *ev, Py_ssize_t evlen, const char *data, Py_ssize_t n) {
+    (void)ev;
+    (void)evlen;
+    const char *e = data + n, *p = data, *tb = NULL, *te = NULL, *fb = NULL, *fe = NULL, *vb = NULL, *ve = NULL;
+    p = TOKEN(p, e, "{");
+    p = TOKEN(p, e, "\"type\"");
+    p = TOKEN(p, e, ":");
+    p = TOKEN(p, e, "\"content_block_delta\"");
+    p = TOKEN(p, e, ",");
+    p = TOKEN(p, e, "\"index\"");
+    p = TOKEN(p, e, ":");
+    if (p == NULL) return CS_PASS;
+    p = skip_ws(p, e); /* the index: a JSON int of at most 18 digits */
+    long long index = 0;
+    const char *digits = p;
+    while (p < e && *p >= '0' && *p <= '9' && p - digits < 18) index = index * 10 + (*p++ - '0');
+    if (p == digits || (p - digits > 1 && *digits == '0')) return CS_PASS;
+    p = TOKEN(p, e, ",");
+    p = TOKEN(p, e, "\"delta\"");
+    p = TOKEN(p, e, ":");
+    p = TOKEN(p, e, "{");
+    p = TOKEN(p, e, "\"type\"");
+    p = TOKEN(p, e, ":");
+    p = string_at(p, e, &tb, &te);
+    p = TOKEN(p, e, ",");
+    p = string_at(p, e, &fb, &fe);
+    p = TOKEN(p, e, ":");
+    p = string_at(p, e, &vb, &ve);
+    p = TOKEN(p, e, "}");
+    p = TOKEN(p, e, "}");
+    if (p == NULL || skip_ws(p, e) != e) return CS_PASS;
+    int dk;
+    if (body_is(tb, te, "text_delta") && body_is(fb, fe, "text")) dk = D_TEXT;
+    else if (body_is(tb, te, "input_json_delta") && body_is(fb, fe, "partial_json")) dk = D_JSON;
+    else if (body_is(tb, te, "thinking_delta") && body_is(fb, fe, "thinking")) dk = D_THINKING;
+    else if (body_is(tb, te, "signature_delta") && body_is(fb, fe, "signature")) dk = D_SIGNATURE;
+    else return CS_PASS;
+    AState *s = r->state;
+    ASlot *sl = NULL;
+    for (int i = 0; i < s->nslots && sl == NULL; i++)
+        if (s->slots[i].index == index) sl = &s->slots[i];
+    if (sl == NULL) return CS_BAIL; /* a block that did not start: said */
+    PyObject *v = cs_json_string(vb, ve);
+    if (v == NULL) return CS_ERR;
+    int rc = v == Py_None ? CS_PASS : apply_delta(r->b, sl, dk, v);
+    Py_DECREF(v);
+    return rc;
 }
 
 /* content_block_stop */
@@ -603,11 +692,11 @@ static int end_payloads(CSRun *r) {
 PyObject *cs_anthropic_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (a_strings() < 0) return NULL;
-    AState *s = PyMem_Calloc(1, sizeof(AState));
-    if (s == NULL) return PyErr_NoMemory();
-    CSRun r = {.payload = payload, .end_payloads = end_payloads, .state = s};
+    AState s; /* (its slots are set as they are taken) */
+    s.nslots = 0;
+    memset(s.counts, 0, sizeof(AState) - offsetof(AState, counts));
+    CSRun r = {.payload = payload, .end_payloads = end_payloads, .state = &s, .raw = raw_payload};
     PyObject *out = cs_entry(args, nargs, "anthropic", &r);
-    a_clear(s);
-    PyMem_Free(s);
+    a_clear(&s);
     return out;
 }
