@@ -21,9 +21,9 @@
 #include <Python.h>
 
 #define CS_OK 0
-#define CS_BAIL 1
+#define CS_BAIL 2 /* (not 1: cs_sse_next's "an event") */
 #define CS_ERR (-1)
-#define CS_PASS 2 /* (CSRun.raw) not read here */
+#define CS_PASS 3 /* (CSRun.raw) not read here */
 
 /* ---- interned strings (cs_strings) ------------------------------------------------------------------ */
 #define CS_STRINGS(X)                                                                                          \
