@@ -612,16 +612,15 @@ int cs_sse_next(CSSse *s, const char **ev, Py_ssize_t *evlen, const char **data,
     int fields = 0;
     while (s->p < s->end) {
         const char *nl = memchr(s->p, '\n', (size_t)(s->end - s->p));
-        if (nl == NULL) return CS_BAIL; /* a last line without its end */
-        const char *e = nl;
-        if (s->crlf) {
+        const char *e = nl != NULL ? nl : s->end; /* (none: a last line without its end, which Framer.close ends) */
+        if (s->crlf && nl != NULL) {
             if (e == s->p || e[-1] != '\r') return CS_BAIL;
             e--;
         }
         const char *line = s->p;
         Py_ssize_t n = e - line;
         if (memchr(line, '\r', (size_t)n) != NULL) return CS_BAIL;
-        s->p = nl + 1;
+        s->p = nl != NULL ? nl + 1 : s->end;
         if (n == 0) {
             if (!fields) continue; /* a blank line that ends no event: nothing, as the SSE decoder reads it */
             if (d == NULL) return CS_BAIL;
@@ -648,9 +647,9 @@ int cs_sse_next(CSSse *s, const char **ev, Py_ssize_t *evlen, const char **data,
         }
     }
     if (!fields) return 0;
+    /* A last event without its blank line: dispatched, as Framer.close dispatches it (it feeds the decoder "\n\n";
+     * its TRAILING problem is said only of data that is not JSON, which gives up) */
     if (d == NULL) return CS_BAIL;
-    /* The last event without its blank line (its last line ended): Framer.close dispatches it with the problem
-     * TRAILING, which BaseStreamParser._data says only when its data is no JSON (cs_loads gives up then) */
     *ev = name;
     *evlen = namelen;
     *data = d;

@@ -142,8 +142,8 @@ int cs_close(CS *b, int ended);
 /* ---- a whole SSE body of simple events ---------------------------------------------------------------
  * Accepted: lines all ending in "\n" or all in "\r\n" (the first line decides); fields `event`, `data` (at most
  * one line of it an event), `id` and comments (":..."); a blank line ends each event; more blank lines between
- * events are nothing (as the SSE decoder reads them); the last event may lack its blank line (not its last line's
- * end), as Framer.close reads it.
+ * events are nothing (as the SSE decoder reads them); the last event may lack its blank line, and its last line
+ * its end, as Framer.close reads them.
  * An `event` or `id` field that is not ASCII (the SSE decoder says invalid UTF-8 in it) gives up too.
  * Anything else (a `retry` field, other lines, a body that does not start with a field, a UTF-8 byte order
  * mark, an HTTP head, JSON lines) gives up, as do events of no data. */
@@ -155,7 +155,7 @@ typedef struct {
 int cs_sse_begin(CSSse *s, PyObject *body); /* CS_OK or CS_BAIL */
 /* The next event: CS_EVENT with its name ([*ev, *ev + *evlen); "message" when it has none) and data, 0 at the end
  * of the body, or CS_BAIL (not 1: that is CS_BAIL's value). */
-#define CS_EVENT 2
+#define CS_EVENT 4 /* (not CS_OK, CS_BAIL or CS_PASS) */
 int cs_sse_next(CSSse *s, const char **ev, Py_ssize_t *evlen, const char **data, Py_ssize_t *dlen);
 /* Whether [p, p + n) is exactly the C string lit. */
 static inline int cs_is(const char *p, Py_ssize_t n, const char *lit) {
