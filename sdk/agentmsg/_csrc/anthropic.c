@@ -449,7 +449,8 @@ static int block_start(CS *b, AState *s, PyObject *obj) {
             if ((t = truthy(v)) < 0) return CS_ERR;
             if (t) return CS_BAIL;
         }
-        return cs_call_start(b, sl->key, id, name, NULL, NULL); /* (a name that is no text or none: gives up) */
+        if (name == NULL) return CS_BAIL; /* a call of no name waits for it */
+        return cs_call_start(b, sl->key, id, name, NULL, NULL); /* (a name that is no text or empty: gives up) */
     }
     return CS_BAIL; /* a server tool's block, a block not kept, a type not supported */
 }
@@ -597,7 +598,19 @@ static int block_stop(CS *b, AState *s, PyObject *obj) {
     if (index == NULL && PyErr_Occurred()) return CS_ERR;
     int rc;
     ASlot *sl = slot_of(s, index, &rc);
-    if (sl == NULL) return rc;
+    if (sl == NULL) {
+        /* an index of another type (none, null, a bool, a float, an object...) but str, or an int beyond 64 bits:
+         * its slot f"b{index}" is none a block that started here has (they are ints of 64 bits): nothing ends */
+        if (index == NULL || !PyUnicode_Check(index)) return CS_OK;
+        /* a str: f"b{index}" is an int's slot when it is an int's text */
+        Py_ssize_t n = PyUnicode_GET_LENGTH(index);
+        if (!PyUnicode_IS_ASCII(index) || n == 0) return CS_OK;
+        const char *t = (const char *)PyUnicode_1BYTE_DATA(index), *d = t + (t[0] == '-');
+        if (d == t + n || (d[0] == '0' && t + n - d > 1)) return CS_OK;
+        for (const char *p = d; p < t + n; p++)
+            if (*p < '0' || *p > '9') return CS_OK;
+        return CS_BAIL;
+    }
     if (sl->kind != K_NONE) sl->kind = K_ENDED;
     CSCall *call = cs_open_call(b, sl->key);
     if (call == NULL) return cs_end_block(b, sl->key, NULL);
