@@ -543,23 +543,60 @@ static int body_is(const char *p, const char *e, const char *lit) {
     return cs_is(p, e - p, lit);
 }
 
+/* Past the JSON int of at most 18 digits after whitespace at p (its value in *out), or NULL */
+static const char *int_at(const char *p, const char *e, long long *out) {
+    if (p == NULL) return NULL;
+    p = skip_ws(p, e);
+    long long v = 0;
+    const char *digits = p;
+    while (p < e && *p >= '0' && *p <= '9' && p - digits < 18) v = v * 10 + (*p++ - '0');
+    if (p == digits || (p - digits > 1 && *digits == '0')) return NULL;
+    *out = v;
+    return p;
+}
+
+static ASlot *slot_at(AState *s, long long index) {
+    for (int i = 0; i < s->nslots; i++)
+        if (s->slots[i].index == index) return &s->slots[i];
+    return NULL;
+}
+
+static int stop_slot(CS *b, ASlot *sl);
+static int message_stop(CSRun *r);
+
+/* Also {"type":"content_block_stop","index":N}, {"type":"message_stop"} and {"type":"ping"}, read so. */
 static int raw_payload(CSRun *r, const char *ev, Py_ssize_t evlen, const char *data, Py_ssize_t n) {
     (void)ev;
     (void)evlen;
-    const char *e = data + n, *p = data, *tb = NULL, *te = NULL, *fb = NULL, *fe = NULL, *vb = NULL, *ve = NULL;
+    const char *e = data + n, *p = data, *kb = NULL, *ke = NULL, *tb = NULL, *te = NULL, *fb = NULL, *fe = NULL,
+               *vb = NULL, *ve = NULL;
+    long long index = 0;
     p = TOKEN(p, e, "{");
     p = TOKEN(p, e, "\"type\"");
     p = TOKEN(p, e, ":");
-    p = TOKEN(p, e, "\"content_block_delta\"");
+    p = string_at(p, e, &kb, &ke);
+    if (p == NULL) return CS_PASS;
+    AState *s = r->state;
+    if (body_is(kb, ke, "content_block_stop")) {
+        p = TOKEN(p, e, ",");
+        p = TOKEN(p, e, "\"index\"");
+        p = TOKEN(p, e, ":");
+        p = int_at(p, e, &index);
+        p = TOKEN(p, e, "}");
+        if (p == NULL || skip_ws(p, e) != e) return CS_PASS;
+        ASlot *sl = slot_at(s, index);
+        return sl == NULL ? CS_OK : stop_slot(r->b, sl); /* (no block started at it: nothing ends) */
+    }
+    if (body_is(kb, ke, "message_stop") || body_is(kb, ke, "ping")) {
+        p = TOKEN(p, e, "}");
+        if (p == NULL || skip_ws(p, e) != e) return CS_PASS;
+        return *kb == 'p' ? CS_OK : message_stop(r);
+    }
+    if (!body_is(kb, ke, "content_block_delta")) return CS_PASS;
     p = TOKEN(p, e, ",");
     p = TOKEN(p, e, "\"index\"");
     p = TOKEN(p, e, ":");
-    if (p == NULL) return CS_PASS;
-    p = skip_ws(p, e); /* the index: a JSON int of at most 18 digits */
-    long long index = 0;
-    const char *digits = p;
-    while (p < e && *p >= '0' && *p <= '9' && p - digits < 18) index = index * 10 + (*p++ - '0');
-    if (p == digits || (p - digits > 1 && *digits == '0')) return CS_PASS;
+    p = int_at(p, e, &index);
     p = TOKEN(p, e, ",");
     p = TOKEN(p, e, "\"delta\"");
     p = TOKEN(p, e, ":");
@@ -580,10 +617,7 @@ static int raw_payload(CSRun *r, const char *ev, Py_ssize_t evlen, const char *d
     else if (body_is(tb, te, "thinking_delta") && body_is(fb, fe, "thinking")) dk = D_THINKING;
     else if (body_is(tb, te, "signature_delta") && body_is(fb, fe, "signature")) dk = D_SIGNATURE;
     else return CS_PASS;
-    AState *s = r->state;
-    ASlot *sl = NULL;
-    for (int i = 0; i < s->nslots && sl == NULL; i++)
-        if (s->slots[i].index == index) sl = &s->slots[i];
+    ASlot *sl = slot_at(s, index);
     if (sl == NULL) return CS_BAIL; /* a block that did not start: said */
     PyObject *v = cs_json_string(vb, ve);
     if (v == NULL) return CS_ERR;
@@ -611,6 +645,12 @@ static int block_stop(CS *b, AState *s, PyObject *obj) {
             if (*p < '0' || *p > '9') return CS_OK;
         return CS_BAIL;
     }
+    return stop_slot(b, sl);
+}
+
+/* content_block_stop of the block sl */
+static int stop_slot(CS *b, ASlot *sl) {
+    int rc;
     if (sl->kind != K_NONE) sl->kind = K_ENDED;
     CSCall *call = cs_open_call(b, sl->key);
     if (call == NULL) return cs_end_block(b, sl->key, NULL);
@@ -620,6 +660,13 @@ static int block_stop(CS *b, AState *s, PyObject *obj) {
     if (input && PyList_GET_SIZE(call->text) == 0 && (rc = cs_call_args(b, call, A_S(empty_object))) != CS_OK)
         return rc;
     return cs_call_end(b, call);
+}
+
+/* message_stop: the end signal (self.done = True; b.close(ended=True)) */
+static int message_stop(CSRun *r) {
+    r->done = 1;
+    int rc = settle_usage(r->b, r->state);
+    return rc != CS_OK ? rc : cs_close(r->b, 1);
 }
 
 /* StreamParser.payload(event, obj) */
@@ -675,11 +722,7 @@ static int payload(CSRun *r, const char *ev, Py_ssize_t evlen, PyObject *obj) {
         }
         return request_not_kept(b, obj);
     }
-    if (cs_is(k, kn, "message_stop")) {
-        r->done = 1;
-        if ((rc = settle_usage(b, s)) != CS_OK) return rc;
-        return cs_close(b, 1);
-    }
+    if (cs_is(k, kn, "message_stop")) return message_stop(r);
     if (cs_is(k, kn, "message")) {
         v = get(obj, A_S(content));
         if (v == NULL && PyErr_Occurred()) return CS_ERR;
