@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 import pytest
 
+from agentmsg import limits
 from agentmsg.events._batch import EventList
 from agentmsg.providers import anthropic
 from agentmsg.providers._builder import arguments_problem
@@ -120,6 +121,22 @@ def test_parse_stream_hands_out_the_c_events(name: str) -> None:
     strip = lambda events: [{k: v for k, v in e.items() if k not in ("id", "createdAt")} for e in events]  # noqa: E731
     assert strip(got) == strip(want)
     assert len({e["id"] for e in got}) == len(got)
+
+
+def test_parse_stream_leaves_a_body_over_the_event_limit_to_the_parser() -> None:
+    """The parser's framer skips (and says) a line or an event's data over limits.max_event_bytes, which C does not
+    know: parse_stream gives C no body that could hold one (it gave it every body up to 1 MiB: C read the payloads
+    the parser skipped)."""
+    body = _body("stream_docs_basic.sse")
+    old = limits.max_event_bytes
+    try:
+        limits.max_event_bytes = 100
+        got = list(anthropic.parse_stream(body))
+        limits.max_event_bytes = len(body) + 1
+        assert isinstance(anthropic.parse_stream(body), EventList)
+    finally:
+        limits.max_event_bytes = old
+    assert any(e["type"] == "CUSTOM" and e["value"]["rule"] == "max-line-bytes" for e in got), got
 
 
 # ---- cases written out -------------------------------------------------------------------------------
