@@ -230,6 +230,11 @@ CASES: dict[str, tuple[bytes, bool]] = {  # name: (body, whether C takes it)
     "same message again": (_sse(START, START, STOP), True),
     "no message_start": (_sse(_block(0, {"type": "text", "text": "a"}), STOP), False),
     "foreign only": (_sse({"choices": []}), False),
+    "backslash runs": (
+        _sse(START, _block(0, {"type": "text", "text": ""}), _delta(0, "text_delta", "text", '\\"\\\\"x\\'),
+             _delta(0, "text_delta", "text", "\\\\"), STOP),
+        True,
+    ),
     "escapes": (_sse(START, _block(0, {"type": "text", "text": ""}),
                      _delta(0, "text_delta", "text", 'é\n"\\\u2028\U0001f600\x7f'), STOP), True),
 }  # fmt: skip

@@ -524,16 +524,12 @@ static const char *string_at(const char *p, const char *e, const char **body, co
     p = skip_ws(p, e);
     if (p == e || *p != '"') return NULL;
     *body = ++p;
-    while (p < e) {
-        if (*p == '"') {
-            *bend = p;
-            return p + 1;
-        }
-        if (*p == '\\') {
-            if (e - p < 2) return NULL;
-            p += 2;
-        } else {
-            p++;
+    for (const char *q; (q = memchr(p, '"', (size_t)(e - p))) != NULL; p = q + 1) {
+        const char *k = q; /* the quote ends the string unless an odd run of backslashes escapes it */
+        while (k > *body && k[-1] == '\\') k--;
+        if ((q - k) % 2 == 0) {
+            *bend = q;
+            return q + 1;
         }
     }
     return NULL;
