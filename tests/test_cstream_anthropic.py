@@ -279,6 +279,20 @@ def test_surrogate_escapes_read_as_orjson_reads_them() -> None:
         assert taken is (text not in (r"\ud83d", r"\ude00x", r"\q")), text
 
 
+def test_many_usages_and_many_keys_taken() -> None:
+    """(test_providers_linear's body) a usage of many keys, then many usages: C keeps its 4 counts, reads the rest
+    of each usage not at all, and gives the parser's events."""
+    n = 2000
+    body = _sse(
+        {**START, "message": {"id": "m", "model": "c", "usage": {"input_tokens": 7, "output_tokens": 1}}},
+        {"type": "message_delta", "delta": {}, "usage": {f"k{i}": {"n": i} for i in range(n)}},
+        *[{"type": "message_delta", "delta": {}, "usage": {"output_tokens": i}} for i in range(n)],
+        _reason("end_turn"),
+        STOP,
+    )
+    assert same_or_gives_up(StreamParser, FAST, body) is True
+
+
 # ---- mutations -------------------------------------------------------------------------------------------
 
 VALUES: list[Any] = [

@@ -17,6 +17,7 @@ import pytest
 import agentmsg
 from agentmsg._sse import SSEDecoder
 from agentmsg.providers import _builder, anthropic, gemini, openai
+from agentmsg.providers._stream import run_parser
 
 
 def data_event(payload: Any) -> bytes:
@@ -92,7 +93,8 @@ def test_anthropic_usage_of_many_keys_then_many_events_is_copied_in_linear_work(
     body += _anthropic("message_delta", delta={}, usage={f"k{i}": {"n": i} for i in range(n)})
     body += b"".join(_anthropic("message_delta", delta={}, usage={"output_tokens": i}) for i in range(n))
     body += _anthropic("message_delta", delta={"stop_reason": "end_turn"}) + _anthropic("message_stop")
-    (msg,) = agentmsg.reduce_events(list(anthropic.parse_stream(body)))
+    # (the Python parser: the whole-body C fast path of parse_stream keeps its own 4 counts, and calls no usage_later)
+    (msg,) = agentmsg.reduce_events(list(run_parser(anthropic.StreamParser(), body)))
     assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (7, n - 1)
     assert len(handed) == n + 2 and sum(handed) <= 4 * len(handed), sum(handed)
 
