@@ -324,7 +324,7 @@ from setuptools import Extension, setup
 with open("pyproject.toml", "rb") as f:
     mods = tomllib.load(f)["tool"]["setuptools"]["ext-modules"]
 setup(
-    script_args=["-q", "build_ext", "--inplace"],
+    script_args=["-q", "build_ext", "--inplace", "--force"],
     package_dir={"": "sdk"},
     ext_modules=[Extension(m["name"], m["sources"], extra_compile_args=m.get("extra-compile-args", [])) for m in mods],
 )

@@ -35,6 +35,7 @@ import itertools
 import json
 import operator
 import os
+import re
 import time
 import uuid
 from collections import deque
@@ -218,6 +219,11 @@ def _now() -> str:
     return f"{second[1]}.{micros:06d}Z"
 
 
+#: A number a double may not hold: an exponent, or 309 digits in a row (without one, the text holds none, and
+#: first_beyond_double, which reads the whole text again, need not look)
+_MAYBE_HUGE = re.compile(r"[0-9][eE][+-]?[0-9]|[0-9]{309}")
+
+
 def arguments_problem(name: str | None, text: str, finish: str | None) -> tuple[str, str] | None:
     """What is wrong with a tool call's whole arguments text at the end of a reply the provider ended (no error):
     (rule, message) of the problem to say, or None when the text is a JSON object the message holds. A pair of
@@ -231,7 +237,7 @@ def arguments_problem(name: str | None, text: str, finish: str | None) -> tuple[
         value = codec_loads(text.encode())
     except ValidationError as exc:
         first = exc.problems[0] if exc.problems else Problem("", "json", "not valid JSON")
-        beyond = first_beyond_double(text) if first.rule == "json" else None
+        beyond = first_beyond_double(text) if first.rule == "json" and _MAYBE_HUGE.search(text) else None
         if beyond is not None:  # whole JSON, but a number a double cannot hold (1e400): not unfinished
             return (
                 "json",
