@@ -36,19 +36,8 @@ def _tool_use_dict(b: Block, closing: bool) -> dict[str, Any]:
     elif b.open and not closing:
         args = {}  # still streaming: parsed when the call ends
     else:
-        err: str | None
-        if has_lone_surrogate(raw):
-            raw = join_surrogates(raw)  # a pair split across deltas is one character, as in UTF-16
-        try:
-            # The codec's reader: what it accepts can be written back (integers within 64 bits, finite
-            # numbers, no lone surrogates, within the limits), so no runtime's parser shows through.
-            args = loads(raw.encode("utf-8", "surrogatepass"))
-        except ValidationError:
-            args, err = None, "arguments are not valid JSON"
-        else:
-            err = None if isinstance(args, dict) else f"arguments are JSON but not an object: {json_type(args)}"
+        raw, args, err = parse_arguments(raw)
         if err is not None:
-            args = {}
             meta["argumentsError"] = err
     return {
         "type": "tool_use",
@@ -59,6 +48,23 @@ def _tool_use_dict(b: Block, closing: bool) -> dict[str, Any]:
         "metadata": meta,
         "state": b.extra.get("state", "pending"),
     }
+
+
+def parse_arguments(raw: str) -> tuple[str, Any, str | None]:
+    """A tool call's arguments text (not empty) as its message has it: ``(content, input, error)``: the text
+    (a surrogate pair split across deltas joined), its JSON object (``{}`` when it is none) and why it is none
+    (None when it is one). The reducer's C fast path (``_csrc/reduce.c``) calls it too."""
+    if has_lone_surrogate(raw):
+        raw = join_surrogates(raw)  # a pair split across deltas is one character, as in UTF-16
+    try:
+        # The codec's reader: what it accepts can be written back (integers within 64 bits, finite
+        # numbers, no lone surrogates, within the limits), so no runtime's parser shows through.
+        args = loads(raw.encode("utf-8", "surrogatepass"))
+    except ValidationError:
+        return raw, {}, "arguments are not valid JSON"
+    if isinstance(args, dict):
+        return raw, args, None
+    return raw, {}, f"arguments are JSON but not an object: {json_type(args)}"
 
 
 def _block_dict(b: Any, close: bool) -> dict[str, Any] | None:

@@ -43,14 +43,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
+import orjson
+
 from .._limits import limits
+from .._native import speedups
 from .._schemas import validate, validate_parsed
 from ..errors import Problem, ValidationError
-from ..message import AssistantMessage
+from ..message import _FAST, AssistantMessage
 from . import _jsonl
-from ._build import build, close_reply
+from ._batch import EventList
+from ._build import _JSON_ONLY, build, close_reply, parse_arguments
 from ._check import check_results
-from ._handlers import apply, fold
+from ._handlers import _CALL_STATES, apply, fold
 from ._state import Block, State, ToolResult
 from .types import AgentEventDict
 
@@ -303,6 +307,36 @@ def reduce_events(
 ) -> list[AssistantMessage]:
     """Reduce a whole event stream: one assistant message per agent reply. ``trusted``: see
     :meth:`Reducer.feed_many`."""
+    if trusted and not strict and source is None and name is None and _reduce_reply is not None:
+        # The events of one reply as a list (a provider parser's whole-body fast path returns an EventList):
+        # the C fast path reduces it, or gives up and the reducer below reads the same list.
+        kind = type(events)
+        whole = events if kind is list else events.untouched() if kind is EventList else None  # type: ignore[attr-defined]
+        if whole is not None:
+            msg = _fast_reply(whole)
+            if msg is not None:
+                return [msg]
+            events = whole
     reducer = Reducer(strict=strict, source=source, name=name)
     reducer.feed_many(events, trusted=trusted)
     return reducer.finish()
+
+
+_reduce_reply = speedups.reduce_reply if speedups is not None and _FAST is not None else None
+
+
+def _fast_reply(events: list[Any]) -> AssistantMessage | None:
+    """``reduce_events(events, trusted=True)`` for a list of the events of one clean reply, by the C fast path
+    (``_csrc/reduce.c``): it makes the message data ``_build.build`` makes, which takes the same way to a Msg as
+    build's for a trusted reply (orjson, then the codec's fast path); None when either gives up (the reducer
+    then reduces the events, with the same result)."""
+    assert _reduce_reply is not None and _FAST is not None
+    data = _reduce_reply(events, limits.max_open_blocks, _CALL_STATES, parse_arguments)
+    if data is None:
+        return None
+    try:
+        encoded = orjson.dumps(data, option=_JSON_ONLY)
+    except orjson.JSONEncodeError:
+        return None
+    msg = _FAST.decode(encoded)
+    return msg if type(msg) is AssistantMessage else None
