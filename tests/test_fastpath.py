@@ -70,3 +70,29 @@ def test_a_schema_it_cannot_check_turns_it_off(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(Unsupported):
         FastPath("msg", message_module._BUILD_AS, message_module._BY_ROLE)
     assert agentmsg.Msg.from_json('{"id":"m","role":"USER","content":[]}').id == "m"
+
+
+def test_rejected_decodes_leave_nothing_behind() -> None:
+    """A message msgspec decodes but the converters reject (here a thinking block's metadata ``signature`` that is
+    not a string, which only the map check finds) takes the detailed path: again and again, nothing stays behind
+    (one shared exception instance kept every raise's traceback and the frames it holds: ~27 blocks a decode)."""
+    import gc
+    import sys
+
+    data = json.dumps(
+        {
+            "id": "r",
+            "role": "ASSISTANT",
+            "content": [{"type": "thinking", "thinking": "x", "metadata": {"signature": 0}}],
+            "metadata": {},
+        }
+    ).encode()
+    assert FAST is not None and FAST.decode(data) is None
+    for _ in range(10):
+        FAST.decode(data)
+    gc.collect()
+    before = sys.getallocatedblocks()
+    for _ in range(2000):
+        FAST.decode(data)
+    gc.collect()
+    assert sys.getallocatedblocks() - before < 100

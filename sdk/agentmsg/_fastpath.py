@@ -60,7 +60,10 @@ class _Reject(Exception):
     """Raised while converting: the input needs the detailed path."""
 
 
-_REJECT = _Reject()
+#: ``raise _REJECT`` raises a new _Reject each time: one instance raised again and again would keep every raise's
+#: traceback (each raise prepends its frames to the instance's ``__traceback__``), and with them the frames and the
+#: decoded structs they hold, so each rejected decode would leak
+_REJECT = _Reject
 
 # ---- patterns -----------------------------------------------------------------------------------------
 
