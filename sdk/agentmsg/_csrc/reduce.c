@@ -10,11 +10,12 @@
  * anything but the clean cases below. The Python reducer defines the results; tests/test_cstream_reduce.py runs
  * both over the recorded streams, the conformance vectors and mutated lists.
  *
- * Taken: exact dict events without `source`, ids that are distinct (an id that is not a str is not checked for
- * duplicates, as in Python), types AGENT_START (the first event only), MODEL_CALL_START, MODEL_CALL_END (usage,
+ * Taken: exact dict events without `source`; an event whose id (a str) came before is ignored, as the
+ * reducer's duplicate window ignores it (a list of more than 4,096 events with a duplicate gives up: the window
+ * may have forgotten the first); types AGENT_START (the first event only), MODEL_CALL_START, MODEL_CALL_END (usage,
  * metadata finishReason / model / refusal), TEXT_BLOCK_*, THINKING_BLOCK_* (provider, model, signature,
  * redactedData, END metadata), TOOL_CALL_* (a call started once; its deltas and END while it is open),
- * REQUEST_STOP, CUSTOM, AGENT_END (the last event only). Given up: any other event type, an event before
+ * REQUEST_STOP, CUSTOM, AGENT_END (then only duplicates may follow). Given up: any other event type, an event before
  * AGENT_START or after AGENT_END, a delta or END for what is not open (or is open as another kind), a START for
  * what is open (a tool call id started before), a value of a type the handler would fail on or report, more
  * open blocks than max_open, more than R_MAX_BLOCKS blocks. parse_arguments(raw) -> (raw, input, error) is
@@ -634,6 +635,8 @@ static int r_start(R *r, PyObject *e) {
 }
 
 #define R_SMALL_IDS 256
+#define R_WINDOW 4096 /* the reducer's dedupe_window (DEFAULT_DEDUPE_WINDOW): a list of no more events than
+                       * that remembers every id, so a duplicate is always ignored */
 
 PyObject *cs_reduce_reply(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -673,7 +676,13 @@ PyObject *cs_reduce_reply(PyObject *self, PyObject *const *args, Py_ssize_t narg
         Py_INCREF(e);
         PyObject *v = r_get(e, r_source, &rc);
         if (v != NULL) rc = BAIL; /* a subagent's event, or a source of None: Python decides */
-        if (rc == 0 && (v = r_get(e, r_id, &rc)) != NULL && PyUnicode_CheckExact(v)) rc = r_id_add(&ids, v);
+        if (rc == 0 && (v = r_get(e, r_id, &rc)) != NULL && PyUnicode_CheckExact(v) && r_id_add(&ids, v)) {
+            /* a duplicate: ignored, as the reducer's window of the last 4,096 ids or more ignores it */
+            if (n > R_WINDOW) rc = BAIL;
+            Py_DECREF(e);
+            continue;
+        }
+        if (rc == 0 && ended) rc = BAIL; /* an event after AGENT_END */
         int t = -1;
         if (rc == 0) {
             v = r_get(e, r_type, &rc);
@@ -686,7 +695,7 @@ PyObject *cs_reduce_reply(PyObject *self, PyObject *const *args, Py_ssize_t narg
             else if (t == T_AGENT_START)
                 rc = BAIL;
             else if (t == T_AGENT_END)
-                rc = i == n - 1 && PyList_GET_SIZE(events) == n ? (ended = 1, 0) : BAIL;
+                ended = 1;
             else
                 rc = r_event(&r, e, t, max_open, call_states);
         }

@@ -310,8 +310,11 @@ def reduce_events(
     if trusted and not strict and source is None and name is None and _reduce_reply is not None:
         # The events of one reply as a list (a provider parser's whole-body fast path returns an EventList):
         # the C fast path reduces it, or gives up and the reducer below reads the same list.
-        kind = type(events)
-        whole = events if kind is list else events.untouched() if kind is EventList else None  # type: ignore[attr-defined]
+        whole: list[Any] | None = None
+        if type(events) is list:
+            whole = events
+        elif type(events) is EventList:
+            whole = events.untouched()
         if whole is not None:
             msg = _fast_reply(whole)
             if msg is not None:
