@@ -42,6 +42,20 @@
 R_STRINGS(R_DECLARE)
 #undef R_DECLARE
 static PyObject *r_zero, *r_int_min, *r_int_max, *r_max_long;
+/* the dicts build makes, keys in its order (values None, the block type set): copied, then filled in */
+static PyObject *r_tpl_data, *r_tpl_text, *r_tpl_thinking, *r_tpl_tool;
+
+/* A dict of the keys (NULL-terminated), each None but key0 = value0 when value0 is not NULL. */
+static PyObject *r_template(PyObject *value0, PyObject **keys) {
+    PyObject *d = PyDict_New();
+    if (d == NULL) return NULL;
+    for (int i = 0; keys[i] != NULL; i++)
+        if (PyDict_SetItem(d, keys[i], i == 0 && value0 != NULL ? value0 : Py_None) < 0) {
+            Py_DECREF(d);
+            return NULL;
+        }
+    return d;
+}
 
 /* the event types, in the order of r_types */
 enum {
@@ -81,7 +95,15 @@ static int r_init(void) {
     if ((r_zero = PyLong_FromLong(0)) == NULL) return -1;
     if ((r_int_min = PyLong_FromLongLong(LLONG_MIN)) == NULL) return -1;
     if ((r_int_max = PyLong_FromUnsignedLongLong(ULLONG_MAX)) == NULL) return -1;
-    if ((r_max_long = PyLong_FromLongLong(LLONG_MAX)) == NULL) return -1;
+    PyObject *data[] = {r_id, r_name, r_role, r_content, r_metadata, r_timestamp, r_usage, NULL};
+    PyObject *text[] = {r_type, r_text, NULL};
+    PyObject *thinking[] = {r_type, r_thinking, r_metadata, NULL};
+    PyObject *tool[] = {r_type, r_id, r_name, r_input, r_content, r_metadata, r_state, NULL};
+    if ((r_tpl_data = r_template(NULL, data)) == NULL || (r_tpl_text = r_template(r_text, text)) == NULL ||
+        (r_tpl_thinking = r_template(r_thinking, thinking)) == NULL ||
+        (r_tpl_tool = r_template(r_tool_use, tool)) == NULL)
+        return -1;
+    if ((r_max_long = PyLong_FromLongLong(LLONG_MAX)) == NULL) return -1; /* last: r_init is done */
     return 0;
 }
 
@@ -278,6 +300,25 @@ static int r_model_end(R *r, PyObject *e) {
         PyObject *v = r_get(usage, keys[k], &rc);
         if (rc || v == NULL || v == Py_None) continue;
         int neg;
+        if (PyLong_CheckExact(v)) { /* the common case in C: a count within 63 bits, summed to one */
+            int vo = 0, oo = 0;
+            long long x = PyLong_AsLongLongAndOverflow(v, &vo), y = 0;
+            PyObject *old = r_get(total, keys[k], &rc);
+            if (rc) break;
+            if (old != NULL) y = PyLong_CheckExact(old) ? PyLong_AsLongLongAndOverflow(old, &oo) : (oo = 1, 0);
+            if (vo == 0 && oo == 0 && x != -1 && y != -1) {
+                if (x < 0) continue; /* negative: ignored (and within INT_MIN) */
+                long long sum;
+                PyObject *s = __builtin_add_overflow(x, y, &sum) ? Py_NewRef(r_max_long) : PyLong_FromLongLong(sum);
+                if (s == NULL || PyDict_SetItem(total, keys[k], s) < 0) rc = ERR;
+                Py_XDECREF(s);
+                continue;
+            }
+            if (PyErr_Occurred()) {
+                rc = ERR;
+                break;
+            }
+        }
         if (keys[k] != r_time) {
             if (!PyLong_CheckExact(v)) continue; /* not a 64-bit integer: ignored */
             int lo = PyObject_RichCompareBool(v, r_int_min, Py_GE), hi = PyObject_RichCompareBool(v, r_int_max, Py_LE);
@@ -349,9 +390,9 @@ static PyObject *r_thinking_dict(RBlock *b) {
             Py_DECREF(red);
         }
     }
-    out = PyDict_New();
-    if (out == NULL || PyDict_SetItem(out, r_type, r_thinking) < 0 || PyDict_SetItem(out, r_thinking, text) < 0 ||
-        PyDict_SetItem(out, r_metadata, meta != NULL ? meta : Py_None) < 0)
+    out = PyDict_Copy(r_tpl_thinking);
+    if (out == NULL || PyDict_SetItem(out, r_thinking, text) < 0 ||
+        (meta != NULL && PyDict_SetItem(out, r_metadata, meta) < 0))
         Py_CLEAR(out);
 done:
     Py_DECREF(text);
@@ -386,8 +427,8 @@ static PyObject *r_tool_use_dict(RBlock *b, PyObject *parse_arguments) {
         PyObject *err = PyTuple_GET_ITEM(parsed, 2);
         if (err != Py_None && PyDict_SetItem(meta, r_argumentsError, err) < 0) goto done;
     }
-    out = PyDict_New();
-    if (out == NULL || PyDict_SetItem(out, r_type, r_tool_use) < 0 || PyDict_SetItem(out, r_id, b->key) < 0 ||
+    out = PyDict_Copy(r_tpl_tool);
+    if (out == NULL || PyDict_SetItem(out, r_id, b->key) < 0 ||
         PyDict_SetItem(out, r_name,
                        b->extra1 != NULL && PyUnicode_GET_LENGTH(b->extra1) > 0 ? b->extra1 : r_empty) < 0 ||
         PyDict_SetItem(out, r_input, args) < 0 || PyDict_SetItem(out, r_content, raw) < 0 ||
@@ -411,8 +452,8 @@ static PyObject *r_build(R *r, int interrupted, PyObject *parse_arguments) {
         if (b->kind == K_TEXT) {
             PyObject *text = r_join(b->parts);
             if (text == NULL) goto done;
-            d = PyDict_New();
-            if (d != NULL && (PyDict_SetItem(d, r_type, r_text) < 0 || PyDict_SetItem(d, r_text, text) < 0))
+            d = PyDict_Copy(r_tpl_text);
+            if (d != NULL && PyDict_SetItem(d, r_text, text) < 0)
                 Py_CLEAR(d);
             Py_DECREF(text);
         } else if (b->kind == K_THINKING) {
@@ -442,9 +483,9 @@ static PyObject *r_build(R *r, int interrupted, PyObject *parse_arguments) {
     } else {
         usage = Py_NewRef(Py_None);
     }
-    data = PyDict_New();
+    data = PyDict_Copy(r_tpl_data);
     if (data == NULL || PyDict_SetItem(data, r_id, r->msg_id) < 0 ||
-        PyDict_SetItem(data, r_name, r->reply_name != NULL ? r->reply_name : Py_None) < 0 ||
+        (r->reply_name != NULL && PyDict_SetItem(data, r_name, r->reply_name) < 0) ||
         PyDict_SetItem(data, r_role, r_ASSISTANT) < 0 || PyDict_SetItem(data, r_content, content) < 0 ||
         PyDict_SetItem(data, r_metadata, metadata) < 0 || PyDict_SetItem(data, r_timestamp, r->timestamp) < 0 ||
         PyDict_SetItem(data, r_usage, usage) < 0)
@@ -466,9 +507,23 @@ static size_t r_id_hash(PyObject *s) {
     /* cheap: the length and the last 16 bytes (ids differ at the end: a prefix and a counter) */
     size_t n = (size_t)PyUnicode_GET_LENGTH(s) * (size_t)PyUnicode_KIND(s);
     const unsigned char *p = (const unsigned char *)PyUnicode_DATA(s);
-    size_t h = 1469598103934665603ULL ^ n;
-    for (size_t i = n > 16 ? n - 16 : 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
-    return h ^ (h >> 29);
+    uint64_t a = 0, b = 0;
+    if (n >= 16) {
+        memcpy(&a, p + n - 8, 8);
+        memcpy(&b, p + n - 16, 8);
+    } else if (n >= 8) {
+        memcpy(&a, p + n - 8, 8);
+        memcpy(&b, p, 8);
+    } else {
+        memcpy(&a, p, n);
+    }
+    uint64_t h = a ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
+    h ^= h >> 33; /* MurmurHash3's finalizer: every input bit reaches the low bits the table uses */
+    h *= 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ULL;
+    h ^= h >> 33;
+    return (size_t)h;
 }
 
 /* 0: new (remembered), BAIL: seen before. */
