@@ -373,3 +373,39 @@ def test_no_memory_left_behind() -> None:
             assert min(grown) < 50, f"{grown} blocks more after {runs} runs of {fn.__name__}"
     finally:
         gc.enable()
+
+
+class _Unequal:
+    """A key whose == raises, with the hash of the key ``like``: a lookup of that key in an event holding it fails."""
+
+    def __init__(self, like: str) -> None:
+        self.like = like
+
+    def __hash__(self) -> int:
+        return hash(self.like)
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no comparing")
+
+
+def _outcome(fn: Any, events: list[Any]) -> Any:
+    try:
+        return fn(events)
+    except Exception as exc:  # the outcome compared: a result or the type of the exception
+        return type(exc)
+
+
+@pytest.mark.parametrize("key", ["source", "id", "type", "blockId", "delta", "usage", "finishReason"])
+def test_an_event_whose_lookup_fails_is_left_to_python(key: str) -> None:
+    """C gives up (no exception of its own) when looking up a key of an event fails; Python then decides (the same
+    lookup fails there: the error, or a problem)."""
+    events = copy.deepcopy(next(events for label, events in RECORDED if label == "anthropic/stream_sdk_basic.sse"))
+    for e in events[1:]:  # (a dict cannot hold both the key and one with its hash that fails ==)
+        if key == "finishReason" and e["type"] == "MODEL_CALL_END":
+            del e["metadata"][key]
+            e["metadata"][_Unequal(key)] = 1
+        elif key in e or key in ("source", "id", "type"):
+            e.pop(key, None)
+            e[_Unequal(key)] = 1
+    assert c_data(events) is None
+    assert _outcome(lambda ev: reduce_events(ev, trusted=True), events) == _outcome(python_reduce, events)

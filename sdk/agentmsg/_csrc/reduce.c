@@ -216,10 +216,14 @@ static PyObject *r_join(PyObject *list) {
 #define BAIL 1
 #define ERR (-1)
 
-/* e[key]: borrowed, NULL when absent; *rc = ERR when the lookup failed. */
+/* e[key]: borrowed, NULL when absent; *rc = BAIL when the lookup failed (a key of the event's whose == raised:
+ * Python's handlers report that as a problem, so the error is cleared and Python decides). */
 static inline PyObject *r_get(PyObject *e, PyObject *key, int *rc) {
     PyObject *v = PyDict_GetItemWithError(e, key);
-    if (v == NULL && PyErr_Occurred()) *rc = ERR;
+    if (v == NULL && PyErr_Occurred()) {
+        PyErr_Clear();
+        *rc = BAIL;
+    }
     return v;
 }
 
@@ -543,7 +547,8 @@ static int r_id_add(RIds *t, PyObject *id) {
 static inline PyObject *r_str(PyObject *e, PyObject *key, int *rc) {
     PyObject *v = PyDict_GetItemWithError(e, key);
     if (v == NULL) {
-        *rc = PyErr_Occurred() ? ERR : BAIL;
+        PyErr_Clear(); /* absent, or the lookup failed (see r_get) */
+        *rc = BAIL;
         return NULL;
     }
     if (!PyUnicode_CheckExact(v)) {
