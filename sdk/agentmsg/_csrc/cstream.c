@@ -728,7 +728,7 @@ int cs_run_sse(CSRun *r, PyObject *body, PyObject *loads) {
         Py_DECREF(obj);
         if (rc != CS_OK) return rc;
     }
-    if (got != 0) return got;
+    if (got != 0) return CS_BAIL;
     if (!r->b->closed) {
         if (r->end_payloads != NULL && (rc = r->end_payloads(r)) != CS_OK) return rc;
         if ((rc = cs_close(r->b, 0)) != CS_OK) return rc;
