@@ -26,7 +26,7 @@
     X(inputTokens, "inputTokens") X(outputTokens, "outputTokens") X(cachedTokens, "cachedTokens")              \
     X(totalTokens, "totalTokens") X(emptyTextPart, "emptyTextPart") X(thinking, "thinking")                    \
     X(signature, "signature") X(finishMessage, "finishMessage") X(STOP, "STOP") X(dollar, "$")                 \
-    X(braces, "{}") X(close_brace, "}") X(quote_close_brace, "\"}") X(max_depth, "max_depth")
+    X(braces, "{}") X(close_brace, "}") X(quote_close_brace, "\"}")
 
 #define G_DEFINE(var, lit) static PyObject *g_s_##var = NULL;
 G_STRINGS(G_DEFINE)
@@ -200,8 +200,37 @@ typedef struct {
     PyObject *w_open; /* the key of the string still open (_open_string), or NULL; owned */
     PyObject *sig;    /* the open call's first thought signature (_Call.signature), owned or NULL */
     PyObject *later;  /* StreamBuilder._later's raw usage (usage_later), owned or NULL */
-    int depth_ok;     /* limits.max_depth lets a top-level path through: -1 not read yet */
+    /* The open call's text is one JSON object the message holds once it closes (arguments_problem would say
+     * nothing: the check is left out, cs_close's said): its arguments object written by orjson, or its writer's
+     * updates alone; and the UTF-8 bytes of it so far. */
+    int text_ok;
+    Py_ssize_t text_bytes;
+    int limits_read;           /* agentmsg.limits read (once a body, when first needed) */
+    long max_depth;            /* limits.max_depth */
+    long long max_bytes;       /* limits.max_bytes */
 } G;
+
+/* limits.max_depth and limits.max_bytes, read once a body. */
+static int read_limits(G *g) {
+    if (g->limits_read) return CS_OK;
+    PyObject *md = PyObject_GetAttrString(g_limits, "max_depth");
+    PyObject *mb = md == NULL ? NULL : PyObject_GetAttrString(g_limits, "max_bytes");
+    if (mb == NULL) {
+        Py_XDECREF(md);
+        return CS_ERR;
+    }
+    g->max_depth = PyLong_Check(md) ? PyLong_AsLong(md) : 0;
+    g->max_bytes = PyLong_Check(mb) ? PyLong_AsLongLong(mb) : 0;
+    Py_DECREF(md);
+    Py_DECREF(mb);
+    if (PyErr_Occurred()) { /* (a limit beyond a C long: the checks are left to the Python parser) */
+        PyErr_Clear();
+        g->max_depth = 0;
+        g->max_bytes = 0;
+    }
+    g->limits_read = 1;
+    return CS_OK;
+}
 
 static void g_clear(G *g) {
     Py_CLEAR(g->w_keys);
@@ -459,18 +488,11 @@ static int partial_args(G *g, Buf *out, PyObject *partial) {
             int rc;
             PyObject *key = path_key(jp, &rc);
             if (key == NULL) return rc;
-            if (g->depth_ok < 0) { /* len(parts) >= limits.max_depth - 1: said */
-                PyObject *md = PyObject_GetAttr(g_limits, G_S(max_depth));
-                if (md == NULL) {
-                    Py_DECREF(key);
-                    return CS_ERR;
-                }
-                long m = PyLong_Check(md) ? PyLong_AsLong(md) : 0;
-                Py_DECREF(md);
-                if (m == -1 && PyErr_Occurred()) PyErr_Clear();
-                g->depth_ok = m > 2;
+            if (read_limits(g) != CS_OK) { /* len(parts) >= limits.max_depth - 1: said */
+                Py_DECREF(key);
+                return CS_ERR;
             }
-            rc = g->depth_ok ? writer_add(g, out, key, value, j == 0, more) : CS_BAIL;
+            rc = g->max_depth > 2 ? writer_add(g, out, key, value, j == 0, more) : CS_BAIL;
             Py_DECREF(key);
             if (rc != CS_OK) return rc;
             break;
@@ -480,23 +502,24 @@ static int partial_args(G *g, Buf *out, PyObject *partial) {
 }
 
 /* Whether a value holds a float orjson may have read from an integer beyond 64 bits (_numbers.overflowed):
- * 1, 0, or -1 when nested beyond what this walks (gives up). */
-static int overflowed(PyObject *v, int depth) {
+ * 1, 0, or -1 when nested beyond what this walks (gives up); *deepest: the levels of containers it holds. */
+static int overflowed(PyObject *v, int depth, int *deepest) {
     if (depth > 200) return -1;
     if (PyFloat_CheckExact(v)) {
         double d = PyFloat_AS_DOUBLE(v);
         return (d >= 9223372036854775808.0 || d <= -9223372036854775808.0) && d == floor(d);
     }
+    if ((PyDict_CheckExact(v) || PyList_CheckExact(v)) && depth + 1 > *deepest) *deepest = depth + 1;
     if (PyDict_CheckExact(v)) {
         Py_ssize_t pos = 0;
         PyObject *k, *x;
         while (PyDict_Next(v, &pos, &k, &x)) {
-            int r = overflowed(x, depth + 1);
+            int r = overflowed(x, depth + 1, deepest);
             if (r) return r;
         }
     } else if (PyList_CheckExact(v)) {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
-            int r = overflowed(PyList_GET_ITEM(v, i), depth + 1);
+            int r = overflowed(PyList_GET_ITEM(v, i), depth + 1, deepest);
             if (r) return r;
         }
     }
@@ -506,6 +529,7 @@ static int overflowed(PyObject *v, int depth) {
 /* cs_call_args with the text in a buffer (emptied) */
 static int args_from(CS *b, G *g, Buf *buf) {
     if (buf->n == 0) return CS_OK;
+    g->text_bytes += buf->n;
     PyObject *text = buf_str(buf);
     buf->n = 0;
     if (text == NULL) return CS_ERR;
@@ -544,14 +568,23 @@ static int function_call(CS *b, G *g, PyObject *fc, PyObject *sig) {
         if ((rc = cs_call_start(b, Py_None, nonempty_str(fid) ? fid : NULL, name, sig, NULL)) != CS_OK) return rc;
         g->open = b->ncalls - 1; /* (the call's place while this part is read; kept below only when more) */
         Py_XSETREF(g->sig, Py_XNewRef(sig));
+        g->text_ok = 1;
+        g->text_bytes = 0;
+        int dumped = 0;
         if (args != NULL && !(more && PyDict_CheckExact(args) && PyDict_GET_SIZE(args) == 0)) {
-            int over = overflowed(args, 0); /* json_text: digits from the payload's text (not here) */
+            int deepest = 0;
+            int over = overflowed(args, 0, &deepest); /* json_text: digits from the payload's text (not here) */
             if (over) return CS_BAIL;
+            if ((rc = read_limits(g)) != CS_OK) return rc;
+            /* (a JSON object orjson wrote, nested within the depth the codec reads) */
+            g->text_ok = PyDict_CheckExact(args) && deepest <= 64 && deepest <= g->max_depth;
+            dumped = 1;
             if ((rc = buf_dumps(&buf, args)) != CS_OK || (rc = args_from(b, g, &buf)) != CS_OK) goto out;
         }
         if (more || partial != NULL) {
             writer_reset(g);
             g->writer = 1;
+            if (dumped) g->text_ok = 0; /* (the object, then the writer's text: not one object) */
         }
     } else if (sig != NULL) { /* a later part's signature: kept for the call's END, or the same one again */
         if (g->sig == NULL) {
@@ -570,11 +603,16 @@ static int function_call(CS *b, G *g, PyObject *fc, PyObject *sig) {
         CSCall *call = &b->calls[g->open];
         if (g->writer) {
             PyObject *rest = writer_close(g);
+            g->text_bytes += PyUnicode_GET_LENGTH(rest);
             rc = cs_call_args(b, call, rest);
             Py_DECREF(rest);
         } else if (args == NULL) {
+            g->text_bytes += 2;
             rc = cs_call_args(b, call, G_S(braces));
         }
+        if (rc == CS_OK && g->text_ok && (rc = read_limits(g)) == CS_OK && g->max_depth >= 1 &&
+            g->text_bytes <= g->max_bytes)
+            call->said = 1; /* _check_arguments: nothing to say of a whole object the message holds */
         if (rc == CS_OK) rc = cs_call_end(b, call);
         g->open = -1;
         writer_reset(g);
@@ -824,7 +862,6 @@ PyObject *cs_gemini_stream(PyObject *self, PyObject *const *args, Py_ssize_t nar
     G g;
     memset(&g, 0, sizeof(g));
     g.open = -1;
-    g.depth_ok = -1;
     CSRun r;
     memset(&r, 0, sizeof(r));
     r.payload = payload;
