@@ -393,3 +393,12 @@ def test_arguments_the_limits_refuse_are_said_as_the_parser_says_them(limit: tup
     # (the limit is said of a call's arguments; at max_depth 3 the arguments, 3 levels deep, are within it)
     assert bool(said) == (limit != ("max_depth", 3))
     assert taken or name == "max_depth"  # (at max_depth 2, a partial argument's path is too deep: said)
+
+
+@pytest.mark.parametrize("response_id", ["r", "é" * 70 + "x", "r" * 127, "r" * 128, "r" * 300, "\U0001f600" * 40])
+def test_minted_call_ids_are_the_builders(response_id: str) -> None:
+    body = _sse(
+        {**_chunk([{"functionCall": {"name": "f", "args": {}}}]), "responseId": response_id},
+        {**_chunk([{"functionCall": {"name": "g"}}], cand={"finishReason": "STOP"}), "responseId": response_id},
+    )
+    assert _taken(body)
