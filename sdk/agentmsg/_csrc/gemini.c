@@ -103,13 +103,49 @@ static inline int underscored(PyObject *k) {
     return PyUnicode_FindChar(k, '_', 0, PyUnicode_GET_LENGTH(k), 1) != -1;
 }
 
-static int any_underscored(PyObject *d) {
+/* One pass over an object's fields: vals[j] the value of the field named lits[j] (borrowed, NULL when absent; a
+ * null stays a null), *given the fields that are not null, *other whether one not among lits is, and whether a
+ * key holds an underscore (a proto name: gives up). Returns 1 for an underscore, else 0. (One pass of memcmp
+ * costs less than a lookup per field, most of them missing.) */
+typedef struct {
+    const char *lit;
+    Py_ssize_t n;
+} Lit;
+#define LIT(s) {s, (Py_ssize_t)(sizeof(s) - 1)}
+
+static int scan(PyObject *d, const Lit *lits, int nl, PyObject **vals, int *given, int *other) {
+    for (int j = 0; j < nl; j++) vals[j] = NULL;
+    int g = 0, o = 0;
     Py_ssize_t pos = 0;
     PyObject *k, *v;
-    while (PyDict_Next(d, &pos, &k, &v))
-        if (underscored(k)) return 1;
+    while (PyDict_Next(d, &pos, &k, &v)) {
+        if (!PyUnicode_CheckExact(k)) return 1;
+        int known = 0;
+        if (PyUnicode_IS_COMPACT_ASCII(k)) {
+            Py_ssize_t n = PyUnicode_GET_LENGTH(k);
+            const char *c = (const char *)PyUnicode_DATA(k);
+            if (memchr(c, '_', (size_t)n) != NULL) return 1;
+            for (int j = 0; j < nl; j++)
+                if (lits[j].n == n && memcmp(lits[j].lit, c, (size_t)n) == 0) {
+                    vals[j] = v;
+                    known = 1;
+                    break;
+                }
+        } else if (underscored(k)) {
+            return 1;
+        }
+        if (v != Py_None) {
+            g++;
+            if (!known) o = 1;
+        }
+    }
+    if (given != NULL) *given = g;
+    if (other != NULL) *other = o;
     return 0;
 }
+
+/* a value read by scan() with a null as absent (a field given as null is absent: gemini.py filters them) */
+static inline PyObject *nn(PyObject *v) { return v == Py_None ? NULL : v; }
 
 static inline int nonempty_str(PyObject *v) {
     return v != NULL && PyUnicode_CheckExact(v) && PyUnicode_GET_LENGTH(v) > 0;
@@ -557,38 +593,26 @@ static PyObject *path_key(PyObject *jp, int *rc) {
 /* _partial(b, writer, partial): the text of a part's partialArgs appended to out. */
 static int partial_args(G *g, Buf *out, PyObject *partial) {
     if (!PyList_CheckExact(partial)) return CS_OK;
-    static PyObject **const VALUE_KEYS[4] = {&g_s_stringValue, &g_s_numberValue, &g_s_boolValue, &g_s_nullValue};
+    static const Lit P_KEYS[6] = {LIT("stringValue"), LIT("numberValue"), LIT("boolValue"),
+                                  LIT("nullValue"),   LIT("jsonPath"),    LIT("willContinue")};
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(partial); k++) {
         PyObject *p = PyList_GET_ITEM(partial, k);
         if (!PyDict_CheckExact(p)) continue;
+        PyObject *pv[6];
+        int given;
+        if (scan(p, P_KEYS, 6, pv, &given, NULL)) return CS_BAIL; /* (a proto name) */
         /* null fields beside a value are absent; a null with no other value is its own (nullValue: null) */
-        int nulls = 0, given = 0;
-        Py_ssize_t pos = 0;
-        PyObject *kk, *vv;
-        while (PyDict_Next(p, &pos, &kk, &vv)) {
-            if (vv == Py_None) nulls = 1;
-            else
-                for (int j = 0; j < 4; j++)
-                    if (PyUnicode_Compare(kk, *VALUE_KEYS[j]) == 0) given = 1;
-            if (PyErr_Occurred()) return CS_ERR;
-        }
-        int filtered = nulls && given;
+        int filtered = given < PyDict_GET_SIZE(p) && (nn(pv[0]) || nn(pv[1]) || nn(pv[2]) || nn(pv[3]));
         for (int j = 0; j < 4; j++) {
-            PyObject *v = PyDict_GetItemWithError(p, *VALUE_KEYS[j]);
-            if (v == NULL) {
-                if (PyErr_Occurred()) return CS_ERR;
-                continue;
-            }
-            if (v == Py_None && filtered) continue;
+            PyObject *v = pv[j];
+            if (v == NULL || (v == Py_None && filtered)) continue;
             PyObject *value = j == 3 ? Py_None : v;
             if ((j == 0 && !PyUnicode_CheckExact(value)) ||
                 (j == 1 && !PyLong_CheckExact(value) && !PyFloat_CheckExact(value)) || (j == 2 && !PyBool_Check(value)))
                 return CS_BAIL; /* a value of a type its field never holds: said */
-            PyObject *jp = PyDict_GetItemWithError(p, G_S(jsonPath));
-            if (jp == NULL && PyErr_Occurred()) return CS_ERR;
+            PyObject *jp = pv[4];
             if (jp == Py_None && filtered) jp = NULL;
-            PyObject *wc = PyDict_GetItemWithError(p, G_S(willContinue));
-            if (wc == NULL && PyErr_Occurred()) return CS_ERR;
+            PyObject *wc = pv[5];
             int more = wc != NULL && !(wc == Py_None && filtered) ? PyObject_IsTrue(wc) : 0;
             if (more < 0) return CS_ERR;
             int rc;
@@ -646,31 +670,22 @@ static int args_from(CS *b, G *g, Buf *buf) {
 
 /* _function_call(b, 0, calls, part): fc the part's functionCall (a dict), sig its signature (or NULL). */
 static int function_call(CS *b, G *g, PyObject *fc, PyObject *sig) {
-    /* (fields given as null are absent: get() reads them so) */
-    PyObject *wc = get(fc, G_S(willContinue));
-    if (wc == NULL && PyErr_Occurred()) return CS_ERR;
+    static const Lit FC_KEYS[5] = {LIT("willContinue"), LIT("name"), LIT("partialArgs"), LIT("args"), LIT("id")};
+    PyObject *fv[5];
+    int other;
+    if (scan(fc, FC_KEYS, 5, fv, NULL, &other)) return CS_BAIL; /* (a proto name) */
+    /* (fields given as null are absent) */
+    PyObject *wc = nn(fv[0]), *name = nn(fv[1]), *partial = nn(fv[2]), *args = nn(fv[3]), *fid = nn(fv[4]);
     int more = wc != NULL ? PyObject_IsTrue(wc) : 0;
     if (more < 0) return CS_ERR;
-    PyObject *name = get(fc, G_S(name));
-    PyObject *partial = get(fc, G_S(partialArgs));
-    PyObject *args = get(fc, G_S(args));
-    if (PyErr_Occurred()) return CS_ERR;
     int rc;
     Buf buf = {NULL, 0, 0};
     if (g->open >= 0 && nonempty_str(name)) return CS_BAIL; /* _cut_call: a new call while one streams */
     if (g->open < 0) {
-        if (sig == NULL) { /* fc.keys() <= {"willContinue"}: nothing */
-            int other = 0;
-            Py_ssize_t pos = 0;
-            PyObject *k, *v;
-            while (PyDict_Next(fc, &pos, &k, &v))
-                if (v != Py_None && !KEY_IS(k, "willContinue")) other = 1;
-            if (!other) return CS_OK;
-        }
+        if (sig == NULL && !other && !name && !partial && !args && !fid)
+            return CS_OK; /* fc.keys() <= {"willContinue"}: nothing */
         if (!nonempty_str(name)) return CS_BAIL; /* a call without its name waits for it (or is said) */
         g->count++;
-        PyObject *fid = get(fc, G_S(id));
-        if (fid == NULL && PyErr_Occurred()) return CS_ERR;
         if (nonempty_str(fid)) {
             if ((rc = cs_call_start(b, Py_None, fid, name, sig, NULL)) != CS_OK) return rc;
         } else { /* no id: one minted as _start_call mints it (cs_call_start's mint, without a Python call) */
@@ -741,25 +756,6 @@ out:
 
 /* ---- parts and candidates: _candidate --------------------------------------------------------------- */
 
-/* Whether a part (or its call, partial arguments or media) has a key with an underscore: _proto_named may hold
- * (the part would be read under lowerCamelCase names, or said): gives up. */
-static int proto_named(PyObject *part) {
-    if (any_underscored(part)) return 1;
-    PyObject *objs[3] = {G_S(functionCall), G_S(inlineData), G_S(fileData)};
-    for (int i = 0; i < 3; i++) {
-        PyObject *v = PyDict_GetItemWithError(part, objs[i]);
-        if (v == NULL || !PyDict_CheckExact(v)) continue;
-        if (any_underscored(v)) return 1;
-        PyObject *partial = PyDict_GetItemWithError(v, G_S(partialArgs));
-        if (partial == NULL || !PyList_CheckExact(partial)) continue;
-        for (Py_ssize_t k = 0; k < PyList_GET_SIZE(partial); k++) {
-            PyObject *p = PyList_GET_ITEM(partial, k);
-            if (PyDict_CheckExact(p) && any_underscored(p)) return 1;
-        }
-    }
-    return PyErr_Occurred() ? 1 : 0;
-}
-
 static int not_kept(CS *b, PyObject *key, PyObject *message) {
     int rc = key != NULL && message != NULL ? cs_not_kept(b, key, message) : CS_ERR;
     Py_XDECREF(key);
@@ -775,20 +771,24 @@ static int part_of(CS *b, G *g, PyObject *part) {
         PyUnicode_CheckExact(text))
         return cs_text(b, G_S(text), text, G_S(thinking)); /* the common part, text alone */
     if (PyErr_Occurred()) return CS_ERR;
-    if (proto_named(part)) return PyErr_Occurred() ? CS_ERR : CS_BAIL;
-    /* (a field given as null is absent: get() reads them so) */
-    PyObject *sig = get(part, G_S(thoughtSignature));
+    static const Lit PART_KEYS[6] = {LIT("text"),       LIT("thought"),    LIT("thoughtSignature"),
+                                     LIT("functionCall"), LIT("inlineData"), LIT("fileData")};
+    PyObject *pv[6];
+    /* (a proto name gives up: _proto_named's keys of the call and its partial arguments are looked at where they
+     * are read; media gives up) */
+    if (scan(part, PART_KEYS, 6, pv, NULL, NULL)) return CS_BAIL;
+    /* (fields given as null are absent) */
+    PyObject *sig = nn(pv[2]);
     if (!nonempty_str(sig)) sig = NULL;
-    PyObject *fc = get(part, G_S(functionCall));
+    PyObject *fc = nn(pv[3]);
     if (fc != NULL) {
         int rc;
         if (g->open < 0 && (rc = cs_end_block(b, G_S(text), NULL)) != CS_OK) return rc; /* the text before is over */
         return PyDict_CheckExact(fc) ? function_call(b, g, fc, sig) : CS_OK;
     }
-    if (get(part, G_S(inlineData)) != NULL || get(part, G_S(fileData)) != NULL) return CS_BAIL; /* media */
-    text = get(part, G_S(text));
-    PyObject *thought = get(part, G_S(thought));
-    if (PyErr_Occurred()) return CS_ERR;
+    if (nn(pv[4]) != NULL || nn(pv[5]) != NULL) return CS_BAIL; /* media */
+    text = nn(pv[0]);
+    PyObject *thought = nn(pv[1]);
     int rc;
     if (thought != NULL) {
         int t = PyObject_IsTrue(thought);
@@ -931,22 +931,19 @@ static int payload(CSRun *r, const char *ev, Py_ssize_t evlen, PyObject *obj) {
         else if (!KEY_IS(k, "createTime")) return CS_BAIL;
     }
     if (!shaped) return CS_BAIL; /* no response shape: another's payload, an envelope (said) */
-    if (u != NULL && PyDict_CheckExact(u) && any_underscored(u)) return CS_BAIL; /* proto names */
-    int rc = cs_identify(b, rid, model);
-    if (rc != CS_OK) return rc;
+    int counted = 0;
     if (u != NULL && u != Py_None) {
         if (!PyDict_CheckExact(u)) return CS_BAIL; /* said */
-        static PyObject **const COUNTS[6] = {&g_s_candidatesTokenCount,    &g_s_thoughtsTokenCount,
-                                             &g_s_promptTokenCount,        &g_s_toolUsePromptTokenCount,
-                                             &g_s_cachedContentTokenCount, &g_s_totalTokenCount};
-        int counted = 0;
-        for (int i = 0; i < 6 && !counted; i++) {
-            int in = PyDict_Contains(u, *COUNTS[i]);
-            if (in < 0) return CS_ERR;
-            counted = in;
-        }
-        if (counted && (rc = usage_later(b, g, u)) != CS_OK) return rc;
+        static const Lit COUNTS[6] = {LIT("candidatesTokenCount"),    LIT("thoughtsTokenCount"),
+                                      LIT("promptTokenCount"),        LIT("toolUsePromptTokenCount"),
+                                      LIT("cachedContentTokenCount"), LIT("totalTokenCount")};
+        PyObject *cv[6];
+        if (scan(u, COUNTS, 6, cv, NULL, NULL)) return CS_BAIL; /* proto names */
+        for (int i = 0; i < 6; i++) counted |= cv[i] != NULL; /* (a count's key, even one given as null) */
     }
+    int rc = cs_identify(b, rid, model);
+    if (rc != CS_OK) return rc;
+    if (counted && (rc = usage_later(b, g, u)) != CS_OK) return rc;
     if (cands == NULL || cands == Py_None) return CS_OK;
     if (!PyList_CheckExact(cands)) {
         int t = PyObject_IsTrue(cands);
