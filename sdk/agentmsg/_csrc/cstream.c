@@ -1,6 +1,8 @@
 /* agentmsg._speedups, the whole-body fast paths: the shared machinery. See cstream.h. */
 #include "cstream.h"
 
+#include <stdint.h>
+
 #define CS_DEFINE(var, text) PyObject *cs_s_##var = NULL;
 CS_STRINGS(CS_DEFINE)
 #undef CS_DEFINE
@@ -355,35 +357,109 @@ CSCall *cs_open_call(CS *b, PyObject *key) {
     return NULL;
 }
 
-/* _start_call's id for a call the provider gave none: call_ + blake2b(f"{response_id}/{source}/{n}", 12). */
-static PyObject *mint(CS *b) {
-    static PyObject *blake2b = NULL;
-    if (blake2b == NULL) {
-        PyObject *hashlib = PyImport_ImportModule("hashlib");
-        if (hashlib == NULL) return NULL;
-        blake2b = PyObject_GetAttrString(hashlib, "blake2b");
-        Py_DECREF(hashlib);
-        if (blake2b == NULL) return NULL;
+/* ---- minted call ids: StreamBuilder._start_call's call_ + blake2b(f"{response_id}/None/{n}", 12) ---------
+ * (BLAKE2b, RFC 7693, unkeyed, a 12-byte digest: what hashlib.blake2b(seed, digest_size=12) gives; in C, as a
+ * Python call cost a microsecond a call, and every Gemini call has its id minted; test_cstream_gemini.py compares
+ * the ids with hashlib's) */
+
+static const uint64_t B2_IV[8] = {0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL,
+                                  0xa54ff53a5f1d36f1ULL, 0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL,
+                                  0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL};
+static const uint8_t B2_SIGMA[12][16] = {
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+    {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4}, {7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8},
+    {9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13}, {2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9},
+    {12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11}, {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
+    {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5}, {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+};
+
+static inline uint64_t b2_rotr(uint64_t x, int n) { return (x >> n) | (x << (64 - n)); }
+
+#define B2_G(a, b, c, d, x, y)          \
+    do {                                \
+        v[a] = v[a] + v[b] + (x);       \
+        v[d] = b2_rotr(v[d] ^ v[a], 32); \
+        v[c] = v[c] + v[d];             \
+        v[b] = b2_rotr(v[b] ^ v[c], 24); \
+        v[a] = v[a] + v[b] + (y);       \
+        v[d] = b2_rotr(v[d] ^ v[a], 16); \
+        v[c] = v[c] + v[d];             \
+        v[b] = b2_rotr(v[b] ^ v[c], 63); \
+    } while (0)
+
+static void b2_compress(uint64_t h[8], const uint8_t block[128], uint64_t t, int last) {
+    uint64_t m[16], v[16];
+    for (int i = 0; i < 16; i++) {
+        uint64_t w = 0;
+        for (int j = 7; j >= 0; j--) w = (w << 8) | block[i * 8 + j];
+        m[i] = w;
     }
+    for (int i = 0; i < 8; i++) {
+        v[i] = h[i];
+        v[i + 8] = B2_IV[i];
+    }
+    v[12] ^= t; /* (the high word of the counter: a seed is far below 2**64 bytes) */
+    if (last) v[14] = ~v[14];
+    for (int r = 0; r < 12; r++) {
+        const uint8_t *s = B2_SIGMA[r];
+        B2_G(0, 4, 8, 12, m[s[0]], m[s[1]]);
+        B2_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
+        B2_G(2, 6, 10, 14, m[s[4]], m[s[5]]);
+        B2_G(3, 7, 11, 15, m[s[6]], m[s[7]]);
+        B2_G(0, 5, 10, 15, m[s[8]], m[s[9]]);
+        B2_G(1, 6, 11, 12, m[s[10]], m[s[11]]);
+        B2_G(2, 7, 8, 13, m[s[12]], m[s[13]]);
+        B2_G(3, 4, 9, 14, m[s[14]], m[s[15]]);
+    }
+    for (int i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
+}
+
+/* blake2b(data, digest_size=12).hexdigest() into hex (24 characters) */
+static void b2_hex12(const uint8_t *data, size_t n, char hex[24]) {
+    uint64_t h[8];
+    memcpy(h, B2_IV, sizeof(h));
+    h[0] ^= 0x01010000ULL ^ 12; /* digest length 12, no key, fanout and depth 1 */
+    uint64_t t = 0;
+    uint8_t block[128];
+    while (n > 128) {
+        t += 128;
+        b2_compress(h, data, t, 0);
+        data += 128;
+        n -= 128;
+    }
+    memset(block, 0, sizeof(block));
+    memcpy(block, data, n);
+    t += n;
+    b2_compress(h, block, t, 1);
+    for (int i = 0; i < 12; i++) {
+        uint8_t byte = (uint8_t)(h[i / 8] >> (8 * (i % 8)));
+        hex[2 * i] = "0123456789abcdef"[byte >> 4];
+        hex[2 * i + 1] = "0123456789abcdef"[byte & 15];
+    }
+}
+
+/* The next minted id of the reply (b->minted counted): its response id is known (the reply is open). */
+static PyObject *mint(CS *b) {
+    Py_ssize_t n;
+    const char *rid = PyUnicode_AsUTF8AndSize(b->response_id, &n);
+    if (rid == NULL) return NULL;
     b->minted++;
-    PyObject *seed = PyUnicode_FromFormat("%U/None/%d", b->response_id, b->minted);
-    if (seed == NULL) return NULL;
-    PyObject *raw = PyUnicode_AsUTF8String(seed);
-    Py_DECREF(seed);
-    if (raw == NULL) return NULL;
-    PyObject *kw = Py_BuildValue("{s:i}", "digest_size", 12);
-    PyObject *args = kw == NULL ? NULL : PyTuple_Pack(1, raw);
-    PyObject *h = args == NULL ? NULL : PyObject_Call(blake2b, args, kw);
-    Py_XDECREF(kw);
-    Py_XDECREF(args);
-    Py_DECREF(raw);
-    if (h == NULL) return NULL;
-    PyObject *hex = PyObject_CallMethod(h, "hexdigest", NULL);
-    Py_DECREF(h);
-    if (hex == NULL) return NULL;
-    PyObject *id = PyUnicode_FromFormat("call_%U", hex);
-    Py_DECREF(hex);
-    return id;
+    char tail[32];
+    int k = snprintf(tail, sizeof(tail), "/None/%d", b->minted);
+    uint8_t small[256];
+    uint8_t *seed = (size_t)n + (size_t)k <= sizeof(small) ? small : PyMem_Malloc((size_t)n + (size_t)k);
+    if (seed == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(seed, rid, (size_t)n);
+    memcpy(seed + n, tail, (size_t)k);
+    char id[5 + 24];
+    memcpy(id, "call_", 5);
+    b2_hex12(seed, (size_t)n + (size_t)k, id + 5);
+    if (seed != small) PyMem_Free(seed);
+    return PyUnicode_FromStringAndSize(id, (Py_ssize_t)sizeof(id));
 }
 
 int cs_call_start(CS *b, PyObject *key, PyObject *id, PyObject *name, PyObject *sig, PyObject *pending) {
