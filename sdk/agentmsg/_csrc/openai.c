@@ -21,14 +21,8 @@
 /* ---- interned strings ------------------------------------------------------------------------------- */
 #define OA_STRINGS(X)                                                                                          \
     X(error, "error") X(id, "id") X(model, "model") X(usage, "usage") X(x_groq, "x_groq") X(choices, "choices") \
-    X(index, "index") X(delta, "delta") X(messages, "messages") X(message, "message") X(content, "content")    \
-    X(reasoning_content, "reasoning_content") X(reasoning, "reasoning") X(images, "images")                    \
-    X(refusal, "refusal") X(annotations, "annotations") X(audio, "audio")                                      \
-    X(reasoning_details, "reasoning_details") X(tool_calls, "tool_calls") X(function_call, "function_call")    \
-    X(logprobs, "logprobs") X(content_filter_results, "content_filter_results")                               \
-    X(finish_reason, "finish_reason") X(stop_reason, "stop_reason") X(matched_stop, "matched_stop")            \
-    X(function, "function") X(custom, "custom") X(name, "name") X(arguments, "arguments")                      \
-    X(thought_signature, "thought_signature") X(extra_content, "extra_content")                                \
+    X(index, "index") X(refusal, "refusal") X(function, "function") X(custom, "custom") X(name, "name")        \
+    X(arguments, "arguments") X(thought_signature, "thought_signature") X(extra_content, "extra_content")      \
     X(prompt_tokens_details, "prompt_tokens_details") X(cached_tokens, "cached_tokens")                        \
     X(prompt_cache_hit_tokens, "prompt_cache_hit_tokens") X(prompt_tokens, "prompt_tokens")                    \
     X(completion_tokens, "completion_tokens") X(total_tokens, "total_tokens")                                  \
@@ -216,34 +210,97 @@ static int tool_call(CS *b, OAState *st, PyObject *tc) {
     return start_ready(b, st, 0);
 }
 
+/* The fields of a choice and of its delta the parser reads, found in one pass over the dict (a delta has a key or
+ * two, a choice four or five: one pass costs less than a lookup of each field the parser may read). */
+enum {
+    D_REASONING_CONTENT, D_REASONING, D_CONTENT, D_IMAGES, D_REFUSAL, D_ANNOTATIONS, D_AUDIO, D_REASONING_DETAILS,
+    D_TOOL_CALLS, D_FUNCTION_CALL, D_N
+};
+enum {
+    C_INDEX, C_DELTA, C_MESSAGES, C_MESSAGE, C_LOGPROBS, C_CONTENT_FILTER_RESULTS, C_FINISH_REASON, C_USAGE,
+    C_STOP_REASON, C_MATCHED_STOP, C_N
+};
+
+static inline int is(const char *s, Py_ssize_t n, const char *lit, Py_ssize_t litn) {
+    return n == litn && memcmp(s, lit, (size_t)n) == 0;
+}
+#define IS(lit) is(s, n, lit, (Py_ssize_t)sizeof(lit) - 1)
+
+/* The D_ field a delta's key names, -1 for another key. */
+static int delta_key(PyObject *k) {
+    if (!PyUnicode_CheckExact(k) || !PyUnicode_IS_COMPACT_ASCII(k)) return -1;
+    const char *s = (const char *)PyUnicode_1BYTE_DATA(k);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(k);
+    switch (n) {
+    case 5: return IS("audio") ? D_AUDIO : -1;
+    case 6: return IS("images") ? D_IMAGES : -1;
+    case 7: return IS("content") ? D_CONTENT : IS("refusal") ? D_REFUSAL : -1;
+    case 9: return IS("reasoning") ? D_REASONING : -1;
+    case 10: return IS("tool_calls") ? D_TOOL_CALLS : -1;
+    case 11: return IS("annotations") ? D_ANNOTATIONS : -1;
+    case 13: return IS("function_call") ? D_FUNCTION_CALL : -1;
+    case 17: return IS("reasoning_content") ? D_REASONING_CONTENT : IS("reasoning_details") ? D_REASONING_DETAILS : -1;
+    default: return -1;
+    }
+}
+
+/* The C_ field a choice's key names, -1 for another key. */
+static int choice_key(PyObject *k) {
+    if (!PyUnicode_CheckExact(k) || !PyUnicode_IS_COMPACT_ASCII(k)) return -1;
+    const char *s = (const char *)PyUnicode_1BYTE_DATA(k);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(k);
+    switch (n) {
+    case 5: return IS("index") ? C_INDEX : IS("delta") ? C_DELTA : IS("usage") ? C_USAGE : -1;
+    case 7: return IS("message") ? C_MESSAGE : -1;
+    case 8: return IS("messages") ? C_MESSAGES : IS("logprobs") ? C_LOGPROBS : -1;
+    case 11: return IS("stop_reason") ? C_STOP_REASON : -1;
+    case 12: return IS("matched_stop") ? C_MATCHED_STOP : -1;
+    case 13: return IS("finish_reason") ? C_FINISH_REASON : -1;
+    case 22: return IS("content_filter_results") ? C_CONTENT_FILTER_RESULTS : -1;
+    default: return -1;
+    }
+}
+#undef IS
+
+/* v[f] = d[<the key of field f>] (borrowed, NULL when absent) for each field the dict has. */
+static void fields_of(PyObject *d, int (*key_of)(PyObject *), PyObject **v, int nv) {
+    memset(v, 0, sizeof(PyObject *) * (size_t)nv);
+    Py_ssize_t pos = 0;
+    PyObject *k, *x;
+    while (PyDict_Next(d, &pos, &k, &x)) {
+        int f = key_of(k);
+        if (f >= 0) v[f] = x;
+    }
+}
+
 /* _message then _tool_calls for a choice's delta. */
 static int delta_of(CS *b, OAState *st, PyObject *m) {
-    PyObject *th, *text, *refusal;
+    PyObject *v[D_N], *th, *text, *refusal;
     int rc;
+    fields_of(m, delta_key, v, D_N);
     /* _reasoning: reasoning_content, else reasoning */
-    if (text_field(get(m, OA(reasoning_content)), &th) != CS_OK) return CS_BAIL;
-    if (th == NULL && text_field(get(m, OA(reasoning)), &th) != CS_OK) return CS_BAIL;
+    if (text_field(v[D_REASONING_CONTENT], &th) != CS_OK) return CS_BAIL;
+    if (th == NULL && text_field(v[D_REASONING], &th) != CS_OK) return CS_BAIL;
     if (th != NULL) {
         if ((rc = before_block(b, st, OA(slot_thinking), CS_THINKING)) != CS_OK) return rc;
         if ((rc = cs_thinking(b, OA(slot_thinking), th, NULL, NULL)) != CS_OK) return rc;
     }
-    PyObject *content = get(m, OA(content));
+    PyObject *content = v[D_CONTENT];
     if (content != NULL && PyList_CheckExact(content)) return CS_BAIL; /* content parts */
     if (text_field(content, &text) != CS_OK) return CS_BAIL;
     if (text != NULL) {
         if ((rc = cs_open(b)) != CS_OK || (rc = before_block(b, st, OA(slot_text), CS_TEXT)) != CS_OK) return rc;
         if ((rc = cs_text(b, OA(slot_text), text, NULL)) != CS_OK) return rc;
     }
-    if (truthy(get(m, OA(images)))) return CS_BAIL;
-    if (text_field(get(m, OA(refusal)), &refusal) != CS_OK) return CS_BAIL;
+    if (truthy(v[D_IMAGES])) return CS_BAIL;
+    if (text_field(v[D_REFUSAL], &refusal) != CS_OK) return CS_BAIL;
     if (refusal != NULL) { /* a text block of its own (slot "refusal"), and the reply says it declined */
         if ((rc = cs_open(b)) != CS_OK || (rc = before_block(b, st, OA(refusal), CS_TEXT)) != CS_OK) return rc;
         if ((rc = cs_text(b, OA(refusal), refusal, NULL)) != CS_OK) return rc;
         cs_refused(b);
     }
-    if (truthy(get(m, OA(annotations))) || truthy(get(m, OA(audio))) || truthy(get(m, OA(reasoning_details))))
-        return CS_BAIL;
-    PyObject *calls = get(m, OA(tool_calls));
+    if (truthy(v[D_ANNOTATIONS]) || truthy(v[D_AUDIO]) || truthy(v[D_REASONING_DETAILS])) return CS_BAIL;
+    PyObject *calls = v[D_TOOL_CALLS];
     if (calls != NULL && calls != Py_None) {
         if (!PyList_CheckExact(calls)) return CS_BAIL;
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(calls); i++) {
@@ -252,8 +309,7 @@ static int delta_of(CS *b, OAState *st, PyObject *m) {
             if ((rc = tool_call(b, st, tc)) != CS_OK) return rc;
         }
     }
-    PyObject *legacy = get(m, OA(function_call));
-    if (legacy != NULL && legacy != Py_None) return CS_BAIL;
+    if (v[D_FUNCTION_CALL] != NULL && v[D_FUNCTION_CALL] != Py_None) return CS_BAIL; /* the legacy call */
     return CS_OK;
 }
 
@@ -344,27 +400,29 @@ static int payload(CSRun *r, const char *ev, Py_ssize_t evlen, PyObject *obj) {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(choices); i++) {
             PyObject *ch = PyList_GET_ITEM(choices, i);
             if (!PyDict_CheckExact(ch)) return CS_BAIL; /* said (type) */
-            PyObject *index = get(ch, OA(index));
+            PyObject *v[C_N];
+            fields_of(ch, choice_key, v, C_N);
+            PyObject *index = v[C_INDEX];
             if (index != NULL && PyLong_CheckExact(index)) { /* (another type is choice 0) */
                 int overflow;
                 long long n = PyLong_AsLongLongAndOverflow(index, &overflow);
                 if (overflow || n != 0) return CS_BAIL; /* another choice */
             }
-            PyObject *delta = get(ch, OA(delta));
+            PyObject *delta = v[C_DELTA];
             if (delta == NULL || !PyDict_CheckExact(delta)) {
                 if (delta != NULL && delta != Py_None) return CS_BAIL; /* said */
-                PyObject *message = get(ch, OA(message));
-                if (PyDict_Contains(ch, OA(messages)) || (message != NULL && PyDict_CheckExact(message)))
+                PyObject *message = v[C_MESSAGE];
+                if (v[C_MESSAGES] != NULL || (message != NULL && PyDict_CheckExact(message)))
                     return CS_BAIL; /* Azure's legacy messages; a whole message read as the delta */
                 delta = NULL;
             }
             if (delta != NULL && (rc = delta_of(b, st, delta)) != CS_OK) return rc;
-            if (truthy(get(ch, OA(content_filter_results)))) return CS_BAIL;
-            if (has_data(get(ch, OA(logprobs))) && (rc = cs_not_kept(b, OA(logprobs_key), OA(logprobs_note))) != CS_OK)
+            if (truthy(v[C_CONTENT_FILTER_RESULTS])) return CS_BAIL;
+            if (has_data(v[C_LOGPROBS]) && (rc = cs_not_kept(b, OA(logprobs_key), OA(logprobs_note))) != CS_OK)
                 return rc;
-            PyObject *reason = get(ch, OA(finish_reason));
+            PyObject *reason = v[C_FINISH_REASON];
             if (truthy(reason)) {
-                if (!has_usage && truthy(get(ch, OA(usage)))) return CS_BAIL; /* Moonshot's usage in the choice */
+                if (!has_usage && truthy(v[C_USAGE])) return CS_BAIL;        /* Moonshot's usage in the choice */
                 if (!PyUnicode_CheckExact(reason)) return CS_BAIL;            /* said */
                 if (PyUnicode_CompareWithASCIIString(reason, "null") != 0) {  /* _finish */
                     if (PyUnicode_CompareWithASCIIString(reason, "insufficient_system_resource") == 0) return CS_BAIL;
@@ -373,7 +431,7 @@ static int payload(CSRun *r, const char *ev, Py_ssize_t evlen, PyObject *obj) {
                     int normal = PyUnicode_CompareWithASCIIString(reason, "stop") == 0;
                     if ((rc = cs_finish(b, reason, tools, normal)) != CS_OK) return rc;
                 }
-                PyObject *stops[2] = {get(ch, OA(stop_reason)), get(ch, OA(matched_stop))}; /* _stop_not_kept */
+                PyObject *stops[2] = {v[C_STOP_REASON], v[C_MATCHED_STOP]}; /* _stop_not_kept */
                 for (int s = 0; s < 2; s++)
                     if (stops[s] != NULL && stops[s] != Py_None &&
                         !(PyUnicode_CheckExact(stops[s]) && PyUnicode_GET_LENGTH(stops[s]) == 0))
