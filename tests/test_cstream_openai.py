@@ -175,6 +175,8 @@ GIVEN_UP: dict[str, bytes] = {
     "second call at an index": _sse(_calls(_tc(0, "{}", "call_a", "f")), _calls(_tc(0, "{}", "call_b", "g")), FINISH),
     "no id": _sse(_calls(_tc(0, "{}", None, "f")), FINISH),
     "id after the name": _sse(_calls(_tc(0, "", None, "f")), _calls(_tc(0, "{}", "call_a")), FINISH),
+    # (the builder marks a call without an id so: such an id is read as none, and the call's id minted)
+    "id starting with NUL": _sse(_calls(_tc(0, "{}", "\x00call_a", "f")), FINISH),
     "no name": _sse(_calls(_tc(0, "{}", "call_a")), FINISH),
     "fragment at an index without a call": _sse(_calls(_tc(0, "{}")), FINISH),
     "repeated id": _sse(_calls(_tc(0, "{}", "call_a", "f")), _calls(_tc(1, "{}", "call_a", "g")), FINISH),
@@ -252,7 +254,8 @@ def _payload_of(event: bytes) -> Any:
 
 def _with_payload(event: bytes, obj: Any, raw: str | None = None) -> bytes:
     head = event.split(b"data: ", 1)[0]
-    return head + b"data: " + (raw if raw is not None else json.dumps(obj, ensure_ascii=False)).encode()
+    text = raw if raw is not None else json.dumps(obj, ensure_ascii=False)
+    return head + b"data: " + text.encode("utf-8", "surrogatepass")  # (a lone surrogate: bytes of no UTF-8)
 
 
 def _mutate_payload(obj: Any, rng: random.Random) -> tuple[Any, str | None]:

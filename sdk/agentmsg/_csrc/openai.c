@@ -150,6 +150,7 @@ static int tool_call(CS *b, OAState *st, PyObject *tc) {
     }
     PyObject *id, *name, *args = NULL;
     if (text_field(get(tc, OA(id)), &id) != CS_OK) return CS_BAIL;
+    if (id != NULL && PyUnicode_READ_CHAR(id, 0) == 0) return CS_BAIL; /* "\x00...": the builder's mark of no id */
     if (fn != NULL) {
         if (text_field(get(fn, OA(name)), &name) != CS_OK) return CS_BAIL;
         args = get(fn, OA(arguments));
