@@ -319,6 +319,36 @@ def _mutated(raw: bytes, rng: random.Random) -> bytes:
     return body
 
 
+def _random_reply(rng: random.Random) -> bytes:
+    """A reply of random chunks: text, reasoning, refusal, tool call fragments of every shape (index, id, name and
+    arguments each present or not), logprobs, finish reasons and usage, in any order, ended or cut."""
+    chunks: list[dict[str, Any] | str] = []
+    for _ in range(rng.randint(1, 9)):
+        kind = rng.random()
+        if kind < 0.5:
+            tc: dict[str, Any] = {}
+            if rng.random() < 0.95:
+                tc["index"] = rng.choice([0, 0, 1, 1, 2, 3])
+            if rng.random() < 0.5:
+                tc["id"] = rng.choice(["call_a", "call_b", "call_c", "", "call_a"])
+            fn: dict[str, Any] = {}
+            if rng.random() < 0.5:
+                fn["name"] = rng.choice(["f", "g", "", "f"])
+            if rng.random() < 0.8:
+                fn["arguments"] = rng.choice(["", "", "{", "}", "{}", '"a"', "1"])
+            tc["function"] = fn
+            chunks.append(_calls(tc))
+        elif kind < 0.6:
+            chunks.append(_chunk({rng.choice(["content", "reasoning_content", "reasoning", "refusal"]): "x"}))
+        elif kind < 0.65:
+            chunks.append(_chunk({"content": "y"}, logprobs={"content": [1]}))
+        elif kind < 0.8:
+            chunks.append(_chunk(finish=rng.choice(["stop", "tool_calls", "length", "null"])))
+        else:
+            chunks.append(USAGE)
+    return _sse(*chunks, done=rng.random() < 0.8)
+
+
 def _clean(events: list[dict[str, Any]]) -> bool:
     """The Python parser read it without a problem or an error."""
     return not any(e["type"] == "CUSTOM" and e["name"] in ("agentmsg.problem", "agentmsg.error") for e in events)
@@ -343,7 +373,7 @@ def test_mutated_bodies_same_or_given_up() -> None:
     for k in range(examples(4000)):
         if time.monotonic() > deadline and k >= 500:
             break
-        body = _mutated(sources[k % len(sources)], rng)
+        body = _random_reply(rng) if k % 3 == 2 else _mutated(sources[k % len(sources)], rng)
         want = python_events(Parser, body)
         took = same_or_gives_up(Parser, FAST, body)
         n += 1
