@@ -183,7 +183,7 @@ static int tool_call(CS *b, OAState *st, PyObject *tc) {
         if (!has_text) return CS_OK;
         if (call->started >= 0) return cs_call_args(b, &b->calls[call->started], args);
         /* it waits (so it has no text yet): its first text, which settles the calls before it */
-        call->pending = Py_NewRef(args);
+        Py_XSETREF(call->pending, Py_NewRef(args));
         if (call->seq > st->settled) st->settled = call->seq;
         return start_ready(b, st, 0);
     }
