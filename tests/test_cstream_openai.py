@@ -164,6 +164,8 @@ TAKEN: dict[str, bytes] = {
     "cut, call started": _sse(_calls(_tc(0, "{", "call_a", "f")), done=False),
     "indexes out of order": _sse(_calls(_tc(3, "", "call_a", "f")), _calls(_tc(1, "{}", "call_b", "g")), FINISH),
     "fragment not an object": _sse(_calls("x", _tc(0, "{}", "call_a", "f")), FINISH),  # type: ignore[arg-type]
+    # a blank line more between events is nothing, as in the SSE decoder (once read as the event before again)
+    "a blank line more": _sse(_chunk({"content": "a"})).replace(b"\n\n", b"\n\n\n", 1),
 }
 
 GIVEN_UP: dict[str, bytes] = {
@@ -198,7 +200,6 @@ GIVEN_UP: dict[str, bytes] = {
     "a foreign payload": _sse({"hello": 1}, _chunk({"content": "a"})),
     "no id for the reply": _sse({"choices": [{"index": 0, "delta": {"content": "a"}}]}),
     # bodies the SSE reader gives up on (cs_sse_next's give-up was once read as the event before it again)
-    "a blank line more": _sse(_chunk({"content": "a"})).replace(b"\n\n", b"\n\n\n", 1),
     "cut mid-line": _sse(_chunk({"content": "a"}))[:-3],
 }
 
