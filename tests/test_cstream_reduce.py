@@ -23,7 +23,14 @@ from typing import Any
 
 import pytest
 
-from agentmsg import Msg, Reducer, ValidationError, emit_events, encode_messages, reduce_events
+from agentmsg import (
+    Msg,
+    Reducer,
+    ValidationError,
+    emit_events,
+    encode_messages,
+    reduce_events,
+)
 from agentmsg.events import reducer as reducer_mod
 from agentmsg.events._batch import EventList
 from agentmsg.providers import anthropic, dashscope, gemini, openai
@@ -62,7 +69,53 @@ def same_or_gives_up(events: list[Any]) -> bool:
     assert len(want) == 1 and type(got) is type(want[0])
     assert [got] == want
     assert encode_messages([got]) == encode_messages(want)
+    assert not _containers(got) & _containers(events)  # the message shares no list or dict with the events
     return True
+
+
+def _containers(root: Any) -> set[int]:
+    """The ids of the lists and dicts reachable from ``root`` (a message's through its blocks' and its own maps)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Msg):
+            stack.extend([node.metadata, *node.content])
+        elif hasattr(node, "__attrs_attrs__"):
+            stack.extend(getattr(node, a.name) for a in node.__attrs_attrs__)
+        elif type(node) in (dict, list) and id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(node.values() if type(node) is dict else node)
+    return seen
+
+
+def test_message_shares_no_container_with_the_events() -> None:
+    """The message is built from the events' values (msgspec.convert keeps what it is given where the type is Any):
+    none of its lists or dicts is one of the events', nested in a map or not (a change to one never shows in the
+    other), whether the C path's data went through the JSON text or not."""
+
+    def reply(end: dict[str, Any], model_end: dict[str, Any]) -> list[dict[str, Any]]:
+        ev = [
+            {"type": "AGENT_START", "replyId": "r", "role": "assistant"},
+            {"type": "MODEL_CALL_START", "replyId": "r", "modelName": "m"},
+            {"type": "TOOL_CALL_START", "replyId": "r", "toolCallId": "c1", "toolCallName": "f"},
+            {"type": "TOOL_CALL_DELTA", "replyId": "r", "toolCallId": "c1", "delta": '{"a": {"b": [1]}, "d": 1}'},
+            {"type": "TOOL_CALL_END", "replyId": "r", "toolCallId": "c1", "toolCallName": "f", **end},
+            {"type": "MODEL_CALL_END", "replyId": "r", **model_end},
+            {"type": "AGENT_END", "replyId": "r"},
+        ]
+        return [{"id": f"e{i}", "createdAt": STAMP, **e} for i, e in enumerate(ev)]
+
+    taken = 0
+    for end, model_end in [
+        ({}, {}),
+        ({"metadata": {"k": "v"}}, {"metadata": {"finishReason": "stop", "model": "m"}}),
+        ({"metadata": {"k": {"nested": [1]}}}, {"usage": {"inputTokens": 1, "outputTokens": 2}}),
+        ({"input": {"x": {"y": [1, {"z": 2}]}}}, {"metadata": {"finishReason": "stop"}}),
+        ({"input": {"x": 1}, "metadata": {"thoughtSignature": "s"}}, {}),
+    ]:
+        taken += same_or_gives_up(reply(end, model_end))
+    assert taken
 
 
 def _stream_events(provider: str, body: bytes) -> list[dict[str, Any]] | None:
@@ -409,3 +462,28 @@ def test_an_event_whose_lookup_fails_is_left_to_python(key: str) -> None:
             e[_Unequal(key)] = 1
     assert c_data(events) is None
     assert _outcome(lambda ev: reduce_events(ev, trusted=True), events) == _outcome(python_reduce, events)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        float("nan"),
+        float("inf"),
+        chr(0xD800),
+        "a" + chr(0xDFFF),
+        1 << 64,
+        -(1 << 63) - 1,
+        1 << 70,
+        type("S", (str,), {})("x"),
+    ]
+    + [(1, 2), {1: 2}, b"x", {"deep": {"x": 1}}],  # noqa: RUF005
+)
+def test_plain_json_refuses_what_the_json_round_trip_would_change(value: Any) -> None:
+    """plain_json (which lets the reducer skip orjson.dumps and the JSON decoder) refuses a value the round trip
+    writes otherwise (NaN as null) or refuses (a lone surrogate, an integer beyond 64 bits, a subclass, a tuple, a
+    key that is no str), and a list or dict nested in a message map (msgspec.convert would keep the event's own)."""
+    plain = reducer_mod._plain_json
+    assert plain is not None
+    assert plain({"id": "m", "metadata": {"k": 1.5, "s": "é😀", "n": None}}, 1 << 20)
+    assert not plain({"id": "m", "metadata": {"k": value}}, 1 << 20)
+    assert not plain({"id": "m", "content": [{"type": "text", "text": "x" * 100}]}, 100)  # over the size limit

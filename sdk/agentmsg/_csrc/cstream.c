@@ -812,6 +812,62 @@ int cs_run_sse(CSRun *r, PyObject *body, PyObject *loads) {
     return CS_OK;
 }
 
+/* ---- event ids and createdAt, made here (an entry point given None for them) -------------------------- */
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <time.h>
+#include <unistd.h>
+#if defined(__APPLE__)
+#include <sys/random.h>
+#endif
+
+/* os.urandom(11).hex(), as StreamBuilder's id prefix: 22 hex digits of fresh random bytes. */
+static PyObject *new_prefix(void) {
+    unsigned char raw[11];
+    if (getentropy(raw, sizeof(raw)) != 0) return PyErr_SetFromErrno(PyExc_OSError);
+    PyObject *out = PyUnicode_New(22, 127);
+    if (out == NULL) return NULL;
+    Py_UCS1 *p = PyUnicode_1BYTE_DATA(out);
+    for (int i = 0; i < 11; i++) {
+        p[2 * i] = (Py_UCS1)HEXD[raw[i] >> 4];
+        p[2 * i + 1] = (Py_UCS1)HEXD[raw[i] & 15];
+    }
+    return out;
+}
+
+/* providers._builder._now(): the time now, RFC 3339 UTC with microseconds ("2026-11-27T20:19:13.780123Z"). */
+static PyObject *new_stamp(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return PyErr_SetFromErrno(PyExc_OSError);
+    long long us = (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+    time_t secs = (time_t)(us / 1000000LL);
+    long micros = (long)(us % 1000000LL);
+    if (micros < 0) { /* (before 1970: floor, as divmod) */
+        micros += 1000000;
+        secs -= 1;
+    }
+    struct tm tm;
+    if (gmtime_r(&secs, &tm) == NULL) return PyErr_SetFromErrno(PyExc_OSError);
+    char out[64];
+    size_t n = strftime(out, sizeof(out), "%Y-%m-%dT%H:%M:%S", &tm);
+    if (n == 0) {
+        PyErr_SetString(PyExc_ValueError, "the time now cannot be written");
+        return NULL;
+    }
+    snprintf(out + n, sizeof(out) - n, ".%06ldZ", micros);
+    return PyUnicode_FromString(out);
+}
+#else
+static PyObject *new_prefix(void) {
+    PyErr_SetString(PyExc_TypeError, "prefix is a str here");
+    return NULL;
+}
+static PyObject *new_stamp(void) {
+    PyErr_SetString(PyExc_TypeError, "stamp is a str here");
+    return NULL;
+}
+#endif
+
 PyObject *cs_entry(PyObject *const *args, Py_ssize_t nargs, const char *provider, CSRun *r) {
     if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError, "expected (body, prefix, stamp, loads, arguments_problem)");
@@ -819,9 +875,14 @@ PyObject *cs_entry(PyObject *const *args, Py_ssize_t nargs, const char *provider
     }
     PyObject *name = PyUnicode_FromString(provider);
     if (name == NULL) return NULL;
+    PyObject *prefix = args[1] == Py_None ? new_prefix() : Py_NewRef(args[1]);
+    PyObject *stamp = args[2] == Py_None ? new_stamp() : Py_NewRef(args[2]);
     CS b;
-    int rc = cs_begin(&b, name, args[1], args[2], args[4]);
+    int rc = prefix == NULL || stamp == NULL ? CS_ERR : cs_begin(&b, name, prefix, stamp, args[4]);
     Py_DECREF(name);
+    Py_XDECREF(prefix);
+    Py_XDECREF(stamp);
+    if (rc == CS_ERR && (prefix == NULL || stamp == NULL)) return NULL;
     if (rc == CS_OK) {
         r->b = &b;
         r->done = 0;

@@ -204,6 +204,8 @@ PyObject *cs_gemini_stream(PyObject *self, PyObject *const *args, Py_ssize_t nar
 PyObject *cs_dashscope_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* reduce_reply(events: list) -> dict | None (reduce.c) */
 PyObject *cs_reduce_reply(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* plain_json(value, max_bytes) -> bool (reduce.c) */
+PyObject *cs_plain_json(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #define CS_METHOD(name, doc) {#name, (PyCFunction)(void (*)(void))cs_##name, METH_FASTCALL, doc},
 #define CSTREAM_METHODS                                                                                        \
@@ -211,6 +213,8 @@ PyObject *cs_reduce_reply(PyObject *self, PyObject *const *args, Py_ssize_t narg
     CS_METHOD(openai_stream, "The whole-body fast path of providers.openai.parse_stream.")                    \
     CS_METHOD(gemini_stream, "The whole-body fast path of providers.gemini.parse_stream.")                    \
     CS_METHOD(dashscope_stream, "The whole-body fast path of providers.dashscope.parse_stream.")              \
-    CS_METHOD(reduce_reply, "The reducer's fast path for a whole list of trusted events.")
+    CS_METHOD(reduce_reply, "The reducer's fast path for a whole list of trusted events.")                    \
+    CS_METHOD(plain_json, "Whether a value holds nothing but exact JSON types msgspec.convert reads as the JSON " \
+                          "round trip would (and its text is within max_bytes).")
 
 #endif

@@ -22,6 +22,8 @@
  * agentmsg.events._build.parse_arguments: the arguments of a tool call, parsed as build parses them. */
 #include "cstream.h"
 
+#include <math.h>
+
 #define R_STRINGS(X)                                                                                           \
     X(type, "type") X(id, "id") X(createdAt, "createdAt") X(replyId, "replyId") X(name, "name")               \
     X(blockId, "blockId") X(delta, "delta") X(signature, "signature") X(redactedData, "redactedData")          \
@@ -767,4 +769,95 @@ PyObject *cs_reduce_reply(PyObject *self, PyObject *const *args, Py_ssize_t narg
     for (size_t i = 0; i < size; i++) Py_XDECREF(ids.slots[i]);
     if (ids.slots != small) PyMem_Free(ids.slots);
     return out;
+}
+
+/* ---- plain_json: whether msgspec.convert may stand for orjson.dumps + the JSON decoder ----------------------
+ * The reducer's data reaches the codec's fast path as JSON text (orjson.dumps, then msgspec's decoder). For a value
+ * of nothing but exact JSON types, that round trip gives back the same values, so msgspec.convert on the value
+ * itself makes the same structs with the same checks (events/reducer.py, _fast_reply), without the text. Not so
+ * for what orjson writes otherwise or refuses: a float that is not finite (written as null), a str with a lone
+ * surrogate, an integer beyond 64 bits, a subclass, other types, nesting orjson refuses; nor for a value whose text
+ * may be over the size limit the decoder is given. Any of those: 0 (the round trip decides).
+ * msgspec.convert keeps the objects it is given where the type is Any (a map's values): the JSON text made new
+ * ones. So that the message shares no list or dict with the events, containers are taken only down to the
+ * message's maps: `budget` is how many more levels of containers a value may hold (the message's blocks and their
+ * maps, which convert makes anew, as structs or shallow copies). */
+
+static int plain(PyObject *v, int budget, Py_ssize_t *size) {
+    PyTypeObject *t = Py_TYPE(v);
+    if (t == &PyUnicode_Type) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+        int kind = PyUnicode_KIND(v);
+        if (kind != PyUnicode_1BYTE_KIND) {
+            const void *d = PyUnicode_DATA(v);
+            for (Py_ssize_t i = 0; i < n; i++) {
+                Py_UCS4 c = PyUnicode_READ(kind, d, i);
+                if (c >= 0xD800 && c <= 0xDFFF) return 0;
+            }
+        }
+        *size += 6 * n + 2; /* (at most 6 bytes a character: \u00XX, or 4 of UTF-8) */
+        return 1;
+    }
+    if (t == &PyLong_Type) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow != 0 || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0; /* (beyond 64 signed bits: the round trip decides) */
+        }
+        *size += 21;
+        return 1;
+    }
+    if (t == &PyFloat_Type) {
+        double x = PyFloat_AS_DOUBLE(v);
+        if (!isfinite(x)) return 0;
+        *size += 32;
+        return 1;
+    }
+    if (v == Py_None || v == Py_True || v == Py_False) {
+        *size += 5;
+        return 1;
+    }
+    if (budget <= 0) return 0;
+    if (t == &PyDict_Type) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *x;
+        *size += 2;
+        while (PyDict_Next(v, &pos, &k, &x)) {
+            if (Py_TYPE(k) != &PyUnicode_Type || !plain(k, 0, size) || !plain(x, budget - 1, size)) return 0;
+            *size += 2;
+        }
+        return 1;
+    }
+    if (t == &PyList_Type) {
+        *size += 2;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
+            if (!plain(PyList_GET_ITEM(v, i), budget - 1, size)) return 0;
+            *size += 1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+PyObject *cs_plain_json(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2 || !PyLong_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "plain_json(value, max_bytes)");
+        return NULL;
+    }
+    Py_ssize_t limit = PyLong_AsSsize_t(args[1]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    /* the message: its content (a list of blocks, each with maps) three levels, its other fields (maps) one */
+    PyObject *msg = args[0];
+    if (Py_TYPE(msg) != &PyDict_Type) Py_RETURN_FALSE;
+    Py_ssize_t pos = 0, size = 2;
+    PyObject *k, *x;
+    while (PyDict_Next(msg, &pos, &k, &x)) {
+        if (Py_TYPE(k) != &PyUnicode_Type || !plain(k, 0, &size)) Py_RETURN_FALSE;
+        int content = PyUnicode_CompareWithASCIIString(k, "content") == 0;
+        if (!plain(x, content ? 3 : 1, &size)) Py_RETURN_FALSE;
+        size += 2;
+    }
+    return PyBool_FromLong(size <= limit);
 }

@@ -326,6 +326,7 @@ def reduce_events(
 
 
 _reduce_reply = speedups.reduce_reply if speedups is not None and _FAST is not None else None
+_plain_json = speedups.plain_json if speedups is not None else None
 
 
 def _fast_reply(events: list[Any]) -> AssistantMessage | None:
@@ -333,10 +334,13 @@ def _fast_reply(events: list[Any]) -> AssistantMessage | None:
     (``_csrc/reduce.c``): it makes the message data ``_build.build`` makes, which takes the same way to a Msg as
     build's for a trusted reply (orjson, then the codec's fast path); None when either gives up (the reducer
     then reduces the events, with the same result)."""
-    assert _reduce_reply is not None and _FAST is not None
+    assert _reduce_reply is not None and _FAST is not None and _plain_json is not None
     data = _reduce_reply(events, limits.max_open_blocks, _CALL_STATES, parse_arguments)
     if data is None:
         return None
+    if _plain_json(data, limits.max_bytes):  # (the JSON round trip would give back the same values: skipped)
+        msg = _FAST.convert(data)
+        return msg if type(msg) is AssistantMessage else None
     try:
         encoded = orjson.dumps(data, option=_JSON_ONLY)
     except orjson.JSONEncodeError:

@@ -465,6 +465,9 @@ def run_parser(parser: BaseStreamParser, chunks: Iterable[bytes | str] | bytes |
 FAST_MAX_BYTES = 1 << 20
 
 
+_FRESH = (None, None) if os.name == "posix" else ()  # (see parse_body)
+
+
 def fast_path(name: str) -> Callable[..., list[dict[str, Any]] | None] | None:
     """The whole-body fast path ``agentmsg._speedups.<name>`` (see :func:`parse_body`), None when not built."""
     return getattr(speedups, name, None)
@@ -490,7 +493,8 @@ def parse_body(
         and len(chunks) <= FAST_MAX_BYTES
         and len(chunks) < limits.max_event_bytes
     ):
-        events = fast(chunks, os.urandom(11).hex(), _now(), orjson.loads, arguments_problem)
+        # (the event-id prefix and createdAt made in C where it can, as StreamBuilder makes them: os.urandom, _now)
+        events = fast(chunks, *_FRESH or (os.urandom(11).hex(), _now()), orjson.loads, arguments_problem)
         if events is not None:
             return EventList(events)
     return run_parser(parser(**options), chunks)
