@@ -475,8 +475,11 @@ def test_an_event_whose_lookup_fails_is_left_to_python(key: str) -> None:
         -(1 << 63) - 1,
         1 << 70,
         type("S", (str,), {})("x"),
-    ]
-    + [(1, 2), {1: 2}, b"x", {"deep": {"x": 1}}],  # noqa: RUF005
+        (1, 2),
+        {1: 2},
+        b"x",
+        {"deep": {"x": 1}},
+    ],
 )
 def test_plain_json_refuses_what_the_json_round_trip_would_change(value: Any) -> None:
     """plain_json (which lets the reducer skip orjson.dumps and the JSON decoder) refuses a value the round trip
