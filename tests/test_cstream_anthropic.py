@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 import pytest
 
-from agentmsg import limits
+from agentmsg import _native, limits
 from agentmsg.events._batch import EventList
 from agentmsg.providers import anthropic
 from agentmsg.providers._builder import arguments_problem
@@ -32,7 +32,9 @@ from agentmsg.providers.anthropic import StreamParser
 from tests._cstream import PREFIX, STAMP, python_events, same_or_gives_up
 from tests.fuzz.budget import examples
 
-speedups = pytest.importorskip("agentmsg._speedups")
+if _native.speedups is None:
+    pytest.skip("agentmsg._speedups is not built here (or AGENTMSG_PURE_PYTHON is set)", allow_module_level=True)
+speedups = _native.speedups
 FAST: Callable[..., Any] = speedups.anthropic_stream
 
 FIX = Path(__file__).parent / "fixtures" / "providers" / "anthropic"

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from agentmsg import _native
 from agentmsg.events._batch import EventList
 from agentmsg.providers import gemini
 from agentmsg.providers._stream import run_parser
@@ -26,7 +27,9 @@ from tests._cstream import fast_events, python_events, same_or_gives_up
 from tests.fuzz.budget import examples
 from tests.fuzz.msg_strategies import json_paths
 
-speedups = pytest.importorskip("agentmsg._speedups")
+if _native.speedups is None:
+    pytest.skip("agentmsg._speedups is not built here (or AGENTMSG_PURE_PYTHON is set)", allow_module_level=True)
+speedups = _native.speedups
 FAST = speedups.gemini_stream
 
 FIX = Path(__file__).parent / "fixtures" / "providers" / "gemini"

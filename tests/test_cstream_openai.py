@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
+from agentmsg import _native
 from agentmsg.events._batch import EventList
 from agentmsg.providers import openai
 from agentmsg.providers._stream import run_parser
@@ -24,7 +25,9 @@ from tests._cstream import same_or_gives_up as _same_or_gives_up
 from tests.fuzz.budget import SCALE, examples
 from tests.fuzz.msg_strategies import json_paths
 
-speedups = pytest.importorskip("agentmsg._speedups")
+if _native.speedups is None:
+    pytest.skip("agentmsg._speedups is not built here (or AGENTMSG_PURE_PYTHON is set)", allow_module_level=True)
+speedups = _native.speedups
 FAST = speedups.openai_stream
 Parser = openai.StreamParser
 
