@@ -4,10 +4,14 @@ side by side in one process with the official SDKs' accumulators and plain orjso
 Rows, per provider (all its recorded streams, µs per chunk, best of the repeats):
 * ``orjson``: split the body into ``data:`` lines and ``orjson.loads`` each payload: the floor, it builds
   nothing;
-* ``agentmsg``: ``reduce_events(parse_stream(body), trusted=True)``, what agentmsg's clients and
-  ``agentmsg parse`` do: the SSE decoder, the provider parser, the events and the reducer, down to the
-  validated Msg (``trusted``: the parser's events are valid by construction, so the reducer skips its
-  per-event schema check and builds the Msg through the codec's fast path);
+* ``agentmsg``: ``reduce_events(parse_stream(body), trusted=True)``: the SSE decoder, the provider parser, the
+  events and the reducer, down to the validated Msg (``trusted``: the parser's events are valid by construction,
+  so the reducer skips its per-event schema check and builds the Msg through the codec's fast path). A whole body
+  goes through the C fast paths where they are built (``sdk/agentmsg/_csrc``): the provider parser's, which makes
+  every AgentEvent the Python parser makes (ids, createdAt and all), then the reducer's, which folds that list into
+  the message the Python reducer makes; each gives up to the Python code on anything but the clean cases it knows
+  (``tests/test_cstream_*.py`` compare them with it). A live client reads chunks as they arrive, through the
+  Python parser: the long rows show that path's cost per chunk;
 * ``official``: each SDK's own streaming path from the same bytes, as its stream helper runs it (the
   HTTP read aside): openai and anthropic decode the body with the SDK's ``SSEDecoder``, parse each event
   (``sse.json()``), build the typed chunk as their ``Stream`` does (``construct_type``, unvalidated) and
