@@ -298,13 +298,13 @@ bench: install
 # The fuzz/property suites run in `make test` with a bounded budget; this runs them longer, with a fresh
 # random seed each time. Messages: tests/fuzz (FUZZ_SCALE times the examples; pytest --hypothesis-seed=N
 # replays one). Events: tests/test_events_fuzz.py (FUZZ_SECONDS per target, FUZZ_SEED). Provider parsers:
-# tests/test_providers_fuzz.py (FUZZ_SECONDS in all, FUZZ_SEED).
+# tests/test_providers_fuzz.py (FUZZ_SECONDS in all, FUZZ_SEED). The C fast paths against the Python code: tests/test_cstream_*.py.
 FUZZ_SCALE ?= 25
 FUZZ_SECONDS ?= 300
 FUZZ_SEED ?= $(shell date +%s)
 fuzz: install
 	AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) \
-	  $(PYTHON) -m pytest tests/fuzz tests/test_events_fuzz.py tests/test_providers_fuzz.py tests/test_speedups.py tests/test_providers_differential.py -q -p no:cacheprovider --timeout=0
+	  $(PYTHON) -m pytest tests/fuzz tests/test_events_fuzz.py tests/test_providers_fuzz.py tests/test_speedups.py tests/test_providers_differential.py tests/test_cstream_*.py -q -p no:cacheprovider --timeout=0
 
 # Rebuild the C speed-ups in place (sdk/agentmsg/_speedups*.so) after editing _speedups.c or _csrc/, without pip:
 # for work on the C sources (an editable install rebuilds them too). Ext modules as pyproject.toml lists them.
