@@ -24,24 +24,15 @@
     X(stop_details, "stop_details") X(container, "container") X(context_management, "context_management")      \
     X(input_transformations, "input_transformations") X(diagnostics, "diagnostics")
 
-#define A_DEFINE(var, text) static PyObject *a_s_##var = NULL;
-A_STRINGS(A_DEFINE)
-#undef A_DEFINE
+#define CS_PREFIX a_s_
+A_STRINGS(CS_STRING_VAR)
 #define A_S(var) (a_s_##var)
-
-static PyObject *a_dumps = NULL; /* orjson.dumps, for _shown */
 
 static int a_strings(void) {
     if (a_s_type != NULL) return 0;
-#define A_INTERN(var, text) \
-    if ((a_s_##var = PyUnicode_InternFromString(text)) == NULL) return -1;
-    A_STRINGS(A_INTERN)
-#undef A_INTERN
-    PyObject *orjson = PyImport_ImportModule("orjson");
-    if (orjson == NULL) return -1;
-    a_dumps = PyObject_GetAttrString(orjson, "dumps");
-    Py_DECREF(orjson);
-    return a_dumps == NULL ? -1 : 0;
+    if (cs_strings() < 0) return -1;
+    A_STRINGS(CS_STRING_INTERN)
+    return 0;
 }
 
 /* d.get(key) for an interned key: borrowed, NULL when absent */
@@ -248,7 +239,7 @@ static int add_usage(CS *b, AState *s, PyObject *u) {
 
 /* StreamBuilder.not_kept(key, f"{what} ({key}: {_shown(value)}) is not kept (the message has no place for it)") */
 static int note(CS *b, PyObject *key, const char *what, PyObject *value) {
-    PyObject *raw = PyObject_CallOneArg(a_dumps, value);
+    PyObject *raw = PyObject_CallOneArg(cs_dumps, value);
     if (raw == NULL) { /* nested too deep to write: said another way */
         PyErr_Clear();
         return CS_BAIL;

@@ -3,17 +3,20 @@
 
 #include <stdint.h>
 
+#define CS_PREFIX cs_s_
 #define CS_DEFINE(var, text) PyObject *cs_s_##var = NULL;
 CS_STRINGS(CS_DEFINE)
 #undef CS_DEFINE
+PyObject *cs_dumps = NULL;
 
 int cs_strings(void) {
-    if (cs_s_type != NULL) return 0;
-#define CS_INTERN(var, text) \
-    if ((cs_s_##var = PyUnicode_InternFromString(text)) == NULL) return -1;
-    CS_STRINGS(CS_INTERN)
-#undef CS_INTERN
-    return 0;
+    if (cs_dumps != NULL) return 0;
+    CS_STRINGS(CS_STRING_INTERN)
+    PyObject *orjson = PyImport_ImportModule("orjson");
+    if (orjson == NULL) return -1;
+    cs_dumps = PyObject_GetAttrString(orjson, "dumps");
+    Py_DECREF(orjson);
+    return cs_dumps == NULL ? -1 : 0;
 }
 
 /* ---- set-up ----------------------------------------------------------------------------------------- */

@@ -50,7 +50,17 @@ CS_STRINGS(CS_DECLARE)
 #undef CS_DECLARE
 #define CS_S(var) (cs_s_##var)
 
-int cs_strings(void); /* interns them once; 0, or -1 with an exception */
+int cs_strings(void); /* interns them (and takes orjson.dumps) once; 0, or -1 with an exception */
+extern PyObject *cs_dumps; /* orjson.dumps, once cs_strings() has run */
+
+/* A provider file's own interned strings, from an X-macro list LIST(X) of X(var, "text"): with CS_PREFIX defined as
+ * the file's prefix (a_s_, ...), LIST(CS_STRING_VAR) declares `static PyObject *<prefix>var` and, in the file's
+ * set-up function, LIST(CS_STRING_INTERN) interns each (returning -1 from that function when one fails). */
+#define CS_PASTE_(a, b) a##b
+#define CS_PASTE(a, b) CS_PASTE_(a, b)
+#define CS_STRING_VAR(var, text) static PyObject *CS_PASTE(CS_PREFIX, var) = NULL;
+#define CS_STRING_INTERN(var, text) \
+    if ((CS_PASTE(CS_PREFIX, var) = PyUnicode_InternFromString(text)) == NULL) return -1;
 
 /* ---- the builder ------------------------------------------------------------------------------------ */
 enum { CS_TEXT = 1, CS_THINKING = 2 };
@@ -91,7 +101,7 @@ typedef struct {
     int minted;                    /* ids minted so far */
     PyObject *usage;               /* dict or NULL */
     PyObject *finish;              /* str or NULL */
-    int normal, tool_calls, refusal, ended_error;
+    int normal, tool_calls, refusal;
     PyObject *held;                /* (name, value) CUSTOM events said before the reply opened: list or NULL */
     PyObject *said;                /* set of the keys of not-kept notes and (rule, message) problems said */
 } CS;
@@ -171,8 +181,6 @@ PyObject *cs_loads(PyObject *loads, const char *data, Py_ssize_t n, int *rc);
  * reads (a \u escape of a surrogate, a control character, an escape JSON does not have, invalid UTF-8: orjson says
  * why); NULL with an exception. */
 PyObject *cs_json_string(const char *body, const char *end);
-/* d[key] for a C string key: borrowed, NULL when absent (no exception). */
-static inline PyObject *cs_get(PyObject *d, const char *key) { return PyDict_GetItemString(d, key); }
 
 /* ---- BaseStreamParser over a whole SSE body --------------------------------------------------------- */
 typedef struct CSRun CSRun;

@@ -29,9 +29,8 @@
     X(restart_content, "a cumulative content does not extend the text so far: taken as new text (and any "            \
                        "later one like it)")
 
-#define DS_DEFINE(var, text) static PyObject *ds_##var = NULL;
-DS_STRINGS(DS_DEFINE)
-#undef DS_DEFINE
+#define CS_PREFIX ds_
+DS_STRINGS(CS_STRING_VAR)
 
 /* dashscope._OUTPUT_KEYS: an output's keys beside its choices that are read or said */
 static const char *const OUTPUT_KEYS[] = {"search_info", "tool_info",      "task_metric", "task_metrics",
@@ -41,10 +40,7 @@ static PyObject *ds_output_keys[N_OUTPUT_KEYS];
 
 static int ds_strings(void) {
     if (ds_output != NULL) return 0;
-#define DS_INTERN(var, text) \
-    if ((ds_##var = PyUnicode_InternFromString(text)) == NULL) return -1;
-    DS_STRINGS(DS_INTERN)
-#undef DS_INTERN
+    DS_STRINGS(CS_STRING_INTERN)
     for (int k = 0; k < N_OUTPUT_KEYS; k++)
         if ((ds_output_keys[k] = PyUnicode_InternFromString(OUTPUT_KEYS[k])) == NULL) return -1;
     return 0;

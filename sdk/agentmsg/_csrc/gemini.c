@@ -30,9 +30,8 @@
     X(signature, "signature") X(finishMessage, "finishMessage") X(STOP, "STOP") X(dollar, "$")                 \
     X(braces, "{}") X(close_brace, "}") X(quote_close_brace, "\"}")
 
-#define G_DEFINE(var, lit) static PyObject *g_s_##var = NULL;
-G_STRINGS(G_DEFINE)
-#undef G_DEFINE
+#define CS_PREFIX g_s_
+G_STRINGS(CS_STRING_VAR)
 #define G_S(var) (g_s_##var)
 
 /* _NOT_KEPT: (key, what), in its order */
@@ -57,23 +56,14 @@ static const char *const SERVER_PARTS[][2] = {
 };
 #define N_SERVER_PARTS (sizeof(SERVER_PARTS) / sizeof(SERVER_PARTS[0]))
 
-static PyObject *g_dumps = NULL;  /* orjson.dumps */
 static PyObject *g_limits = NULL; /* agentmsg._limits.limits */
 
 static int g_strings(void) {
     if (g_s_candidates != NULL) return 0;
     if (cs_strings() < 0) return -1;
-#define G_INTERN(var, lit) \
-    if ((g_s_##var = PyUnicode_InternFromString(lit)) == NULL) return -1;
-    G_STRINGS(G_INTERN)
-#undef G_INTERN
+    G_STRINGS(CS_STRING_INTERN)
     for (size_t i = 0; i < N_NOT_KEPT; i++)
         if ((g_not_kept_keys[i] = PyUnicode_InternFromString(NOT_KEPT[i][0])) == NULL) return -1;
-    PyObject *orjson = PyImport_ImportModule("orjson");
-    if (orjson == NULL) return -1;
-    g_dumps = PyObject_GetAttrString(orjson, "dumps");
-    Py_DECREF(orjson);
-    if (g_dumps == NULL) return -1;
     PyObject *lim = PyImport_ImportModule("agentmsg._limits");
     if (lim == NULL) return -1;
     g_limits = PyObject_GetAttrString(lim, "limits");
@@ -211,7 +201,7 @@ static int buf_escaped(Buf *b, PyObject *s) {
 
 /* orjson.dumps(value) appended; CS_BAIL when orjson cannot write it (the Python parser says a problem). */
 static int buf_dumps(Buf *b, PyObject *value) {
-    PyObject *raw = PyObject_CallOneArg(g_dumps, value);
+    PyObject *raw = PyObject_CallOneArg(cs_dumps, value);
     if (raw == NULL) {
         if (PyErr_ExceptionMatches(PyExc_TypeError)) { /* orjson.JSONEncodeError */
             PyErr_Clear();

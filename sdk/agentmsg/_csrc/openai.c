@@ -33,17 +33,13 @@
     X(slot_thinking, "thinking") X(logprobs_key, "logprobs/0")                                                 \
     X(logprobs_note, "log probabilities (logprobs) are not kept (the message has no place for them)")
 
-#define OA_DEFINE(var, text) static PyObject *oa_s_##var = NULL;
-OA_STRINGS(OA_DEFINE)
-#undef OA_DEFINE
+#define CS_PREFIX oa_s_
+OA_STRINGS(CS_STRING_VAR)
 #define OA(var) (oa_s_##var)
 
 static int oa_strings(void) {
     if (oa_s_error != NULL) return 0;
-#define OA_INTERN(var, text) \
-    if ((oa_s_##var = PyUnicode_InternFromString(text)) == NULL) return -1;
-    OA_STRINGS(OA_INTERN)
-#undef OA_INTERN
+    OA_STRINGS(CS_STRING_INTERN)
     return 0;
 }
 

@@ -40,9 +40,8 @@
     X(inputTokens, "inputTokens") X(outputTokens, "outputTokens") X(cachedTokens, "cachedTokens")             \
     X(time, "time") X(totalTokens, "totalTokens") X(modelName, "modelName")
 
-#define R_DECLARE(var, text) static PyObject *r_##var;
-R_STRINGS(R_DECLARE)
-#undef R_DECLARE
+#define CS_PREFIX r_
+R_STRINGS(CS_STRING_VAR)
 static PyObject *r_zero, *r_int_min, *r_int_max, *r_max_long;
 /* the dicts build makes, keys in its order (values None, the block type set): copied, then filled in */
 static PyObject *r_tpl_data, *r_tpl_text, *r_tpl_thinking, *r_tpl_tool;
@@ -87,10 +86,7 @@ static PyObject *r_types[T_COUNT];
 
 static int r_init(void) {
     if (r_max_long != NULL) return 0;
-#define R_INTERN(var, text) \
-    if ((r_##var = PyUnicode_InternFromString(text)) == NULL) return -1;
-    R_STRINGS(R_INTERN)
-#undef R_INTERN
+    R_STRINGS(CS_STRING_INTERN)
     for (int t = 0; t < T_COUNT; t++)
         if ((r_types[t] = PyUnicode_InternFromString(r_type_names[t])) == NULL) return -1;
     /* _handlers: INT_MIN, INT_MAX (agentmsg._json) and _MAX_INT (Java's Long.MAX_VALUE) */
@@ -260,6 +256,19 @@ static PyObject *r_java_time(PyObject *c) {
 
 /* Set *slot to a new reference of v. */
 static inline void r_set(PyObject **slot, PyObject *v) { Py_XSETREF(*slot, Py_NewRef(v)); }
+
+/* The END of an open block or call b (its event e): the metadata it carries kept, the block closed; rc passed on
+ * (a lookup of e's that failed). */
+static int r_end(R *r, RBlock *b, PyObject *e, int rc) {
+    PyObject *v = r_get(e, r_metadata, &rc);
+    if (v != NULL) {
+        r_set(&b->meta, v);
+        b->has_meta = 1;
+    }
+    b->open = 0;
+    r->nopen--;
+    return rc;
+}
 
 /* A new block (open): NULL when there are too many (gives up). */
 static RBlock *r_new_block(R *r, int kind, PyObject *key, Py_ssize_t max_open) {
@@ -611,13 +620,7 @@ static int r_event(R *r, PyObject *e, int t, Py_ssize_t max_open, PyObject *call
     case T_THINKING_BLOCK_END:
         if ((key = r_str(e, r_blockId, &rc)) == NULL) return rc;
         if ((b = r_open(r, t == T_TEXT_BLOCK_END ? K_TEXT : K_THINKING, key)) == NULL) return BAIL;
-        if ((v = r_get(e, r_metadata, &rc)) != NULL) {
-            r_set(&b->meta, v);
-            b->has_meta = 1;
-        }
-        b->open = 0;
-        r->nopen--;
-        return rc;
+        return r_end(r, b, e, rc);
     case T_TOOL_CALL_START:
         if ((key = r_str(e, r_toolCallId, &rc)) == NULL) return rc;
         if (r_find(r, K_CALL, K_CALL, 0, key) != NULL) return BAIL; /* started before */
@@ -641,13 +644,7 @@ static int r_event(R *r, PyObject *e, int t, Py_ssize_t max_open, PyObject *call
             if (known < 0) return ERR;
             if (known) r_set(&b->red, v);
         }
-        if ((v = r_get(e, r_metadata, &rc)) != NULL) {
-            r_set(&b->meta, v);
-            b->has_meta = 1;
-        }
-        b->open = 0;
-        r->nopen--;
-        return rc;
+        return r_end(r, b, e, rc);
     case T_REQUEST_STOP:
         v = r_get(e, r_generateReason, &rc);
         if (v == NULL || v == Py_None || (PyUnicode_CheckExact(v) && PyUnicode_GET_LENGTH(v) == 0))
