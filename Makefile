@@ -56,7 +56,7 @@ help:
 	@echo "make wheel-test    - install dist/'s wheel (not editable) into .venv-wheel, run pytest against it"
 	@echo "make vectors-lock  - re-lock the conformance vectors (after a schema version bump)"
 	@echo "make bench         - speed: agentmsg vs pydantic / msgspec / orjson, side by side"
-	@echo "make fuzz          - the fuzz, property and differential suites (messages, events, provider streams, the C speed-ups) run longer than in make test"
+	@echo "make fuzz          - the fuzz, property and differential suites (messages, events, provider streams, the C kernels) run longer than in make test"
 	@echo "make client        - build @agentmsg/client (sdk/typescript) and the viewer's assets (committed)"
 	@echo "make client-check  - fail when the committed client build differs from a fresh one"
 	@echo "make client-test   - the client's own tests (node --test)"
@@ -164,7 +164,7 @@ $(VENV)/pyvenv.cfg:
 
 # Reinstalled when pyproject.toml or the C speed-ups (built in place by the editable install) changes, or the
 # virtualenv is new.
-$(STAMP): pyproject.toml sdk/agentmsg/_speedups.c $(wildcard sdk/agentmsg/_csrc/*.c sdk/agentmsg/_csrc/*.h) $(NEW_VENV)
+$(STAMP): pyproject.toml sdk/agentmsg/_speedups.c $(NEW_VENV)
 	@bash -c "$$CHECK_PYTHON_SH" check "$(PYTHON)" "$(MAKECMDGOALS)"
 	@echo "== installing agentmsg (editable) with [dev,bench] into $(PYTHON) (pip's log only on failure) =="
 	@bash -c "$$QUIET_SH" quiet $(PYTHON) -m pip install -e ".[dev,bench]"
@@ -298,15 +298,15 @@ bench: install
 # The fuzz/property suites run in `make test` with a bounded budget; this runs them longer, with a fresh
 # random seed each time. Messages: tests/fuzz (FUZZ_SCALE times the examples; pytest --hypothesis-seed=N
 # replays one). Events: tests/test_events_fuzz.py (FUZZ_SECONDS per target, FUZZ_SEED). Provider parsers:
-# tests/test_providers_fuzz.py (FUZZ_SECONDS in all, FUZZ_SEED). The C fast paths against the Python code: tests/test_cstream_*.py.
+# tests/test_providers_fuzz.py (FUZZ_SECONDS in all, FUZZ_SEED).
 FUZZ_SCALE ?= 25
 FUZZ_SECONDS ?= 300
 FUZZ_SEED ?= $(shell date +%s)
 fuzz: install
 	AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) \
-	  $(PYTHON) -m pytest tests/fuzz tests/test_events_fuzz.py tests/test_providers_fuzz.py tests/test_speedups.py tests/test_providers_differential.py tests/test_cstream_*.py -q -p no:cacheprovider --timeout=0
+	  $(PYTHON) -m pytest tests/fuzz tests/test_events_fuzz.py tests/test_providers_fuzz.py tests/test_speedups.py tests/test_providers_differential.py -q -p no:cacheprovider --timeout=0
 
-# Rebuild the C speed-ups in place (sdk/agentmsg/_speedups*.so) after editing _speedups.c or _csrc/, without pip:
+# Rebuild the C speed-ups in place (sdk/agentmsg/_speedups*.so) after editing _speedups.c, without pip:
 # for work on the C sources (an editable install rebuilds them too). Ext modules as pyproject.toml lists them.
 speedups:
 	$(PYTHON) -c "$$BUILD_SPEEDUPS_PY"

@@ -6,12 +6,8 @@ Rows, per provider (all its recorded streams, µs per chunk, best of the repeats
   nothing;
 * ``agentmsg``: ``reduce_events(parse_stream(body), trusted=True)``: the SSE decoder, the provider parser, the
   events and the reducer, down to the validated Msg (``trusted``: the parser's events are valid by construction,
-  so the reducer skips its per-event schema check and builds the Msg through the codec's fast path). A whole body
-  goes through the C fast paths where they are built (``sdk/agentmsg/_csrc``): the provider parser's, which makes
-  every AgentEvent the Python parser makes (ids, createdAt and all), then the reducer's, which folds that list into
-  the message the Python reducer makes; each gives up to the Python code on anything but the clean cases it knows
-  (``tests/test_cstream_*.py`` compare them with it). (A live client, which reads the body in chunks as they
-  arrive, goes through the Python parser: not timed here.)
+  so the reducer skips its per-event schema check and builds the Msg through the codec's fast path), all in
+  Python but the generic C kernels (the SSE scanner, the reducer's delta loop);
 * ``official``: each SDK's own streaming path from the same bytes, as its stream helper runs it (the
   HTTP read aside): openai and anthropic decode the body with the SDK's ``SSEDecoder``, parse each event
   (``sse.json()``), build the typed chunk as their ``Stream`` does (``construct_type``, unvalidated) and

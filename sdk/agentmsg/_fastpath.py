@@ -384,17 +384,6 @@ class FastPath:
         except _DECODE_ERRORS:
             return None
 
-    def convert(self, value: object) -> Any:
-        """:meth:`decode` of ``orjson.dumps(value)``, from the value itself (``msgspec.convert``: the same structs
-        and checks, no text), for a value the caller has found to be plain JSON whose text is within the limits
-        (``agentmsg._speedups.plain_json``); None where the detailed path is needed."""
-        if limits.max_depth != MAX_WRITABLE_DEPTH:
-            return None
-        try:
-            return self._convert(msgspec.convert(value, self.root), 1)
-        except _DECODE_ERRORS:
-            return None
-
     def decode_list(self, data: object) -> list[Any] | None:
         if not self.takes(data):
             return None

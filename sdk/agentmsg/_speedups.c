@@ -15,7 +15,6 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include "_csrc/cstream.h"
 #include <stdint.h>
 #include <structmember.h>
 
@@ -817,6 +816,8 @@ static Py_ssize_t unescape(const unsigned char *s, const unsigned char *e, unsig
     return q - out;
 }
 
+static PyObject *cs_json_string(const char *body, const char *end);
+
 PyDoc_STRVAR(json_string_between_doc,
              "json_string_between(data, head, tail) -> str | None\n\n"
              "The value of the JSON string when data is exactly head + a JSON string + tail (all bytes), as orjson "
@@ -836,7 +837,7 @@ static PyObject *json_string_between(PyObject *self, PyObject *const *args, Py_s
     return cs_json_string((const char *)d + h + 1, (const char *)d + n - t - 1); /* the body between its quotes */
 }
 
-PyObject *cs_json_string(const char *body, const char *end) {
+static PyObject *cs_json_string(const char *body, const char *end) {
     const unsigned char *s = (const unsigned char *)body, *e = (const unsigned char *)end;
     const unsigned char *p = s;
     while (p < e && *p != '\\' && *p != '"' && *p >= 0x20) p++;
@@ -1087,7 +1088,6 @@ static PyMethodDef methods[] = {
     {"fold_events", (PyCFunction)(void (*)(void))fold_events, METH_FASTCALL, fold_events_doc},
     {"json_string_between", (PyCFunction)(void (*)(void))json_string_between, METH_FASTCALL,
      json_string_between_doc},
-    CSTREAM_METHODS
     {NULL, NULL, 0, NULL},
 };
 

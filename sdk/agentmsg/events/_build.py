@@ -53,7 +53,7 @@ def _tool_use_dict(b: Block, closing: bool) -> dict[str, Any]:
 def parse_arguments(raw: str) -> tuple[str, Any, str | None]:
     """A tool call's arguments text (not empty) as its message has it: ``(content, input, error)``: the text
     (a surrogate pair split across deltas joined), its JSON object (``{}`` when it is none) and why it is none
-    (None when it is one). The reducer's C fast path (``_csrc/reduce.c``) calls it too."""
+    (None when it is one)."""
     if has_lone_surrogate(raw):
         raw = join_surrogates(raw)  # a pair split across deltas is one character, as in UTF-16
     try:

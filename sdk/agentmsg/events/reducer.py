@@ -43,18 +43,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
-import orjson
-
 from .._limits import limits
-from .._native import speedups
 from .._schemas import validate, validate_parsed
 from ..errors import Problem, ValidationError
-from ..message import _FAST, AssistantMessage
+from ..message import AssistantMessage
 from . import _jsonl
-from ._batch import EventList
-from ._build import _JSON_ONLY, build, close_reply, parse_arguments
+from ._build import build, close_reply
 from ._check import check_results
-from ._handlers import _CALL_STATES, apply, fold
+from ._handlers import apply, fold
 from ._state import Block, State, ToolResult
 from .types import AgentEventDict
 
@@ -307,43 +303,6 @@ def reduce_events(
 ) -> list[AssistantMessage]:
     """Reduce a whole event stream: one assistant message per agent reply. ``trusted``: see
     :meth:`Reducer.feed_many`."""
-    if trusted and not strict and source is None and name is None and _reduce_reply is not None:
-        # The events of one reply as a list (a provider parser's whole-body fast path returns an EventList):
-        # the C fast path reduces it, or gives up and the reducer below reads the same list.
-        whole: list[Any] | None = None
-        if type(events) is list:
-            whole = events
-        elif type(events) is EventList:
-            whole = events.untouched()
-        if whole is not None:
-            msg = _fast_reply(whole)
-            if msg is not None:
-                return [msg]
-            events = whole
     reducer = Reducer(strict=strict, source=source, name=name)
     reducer.feed_many(events, trusted=trusted)
     return reducer.finish()
-
-
-_reduce_reply = speedups.reduce_reply if speedups is not None and _FAST is not None else None
-_plain_json = speedups.plain_json if speedups is not None else None
-
-
-def _fast_reply(events: list[Any]) -> AssistantMessage | None:
-    """``reduce_events(events, trusted=True)`` for a list of the events of one clean reply, by the C fast path
-    (``_csrc/reduce.c``): it makes the message data ``_build.build`` makes, which takes the same way to a Msg as
-    build's for a trusted reply (orjson, then the codec's fast path); None when either gives up (the reducer
-    then reduces the events, with the same result)."""
-    assert _reduce_reply is not None and _FAST is not None and _plain_json is not None
-    data = _reduce_reply(events, limits.max_open_blocks, _CALL_STATES, parse_arguments)
-    if data is None:
-        return None
-    if _plain_json(data, limits.max_bytes):  # (the JSON round trip would give back the same values: skipped)
-        msg = _FAST.convert(data)
-        return msg if type(msg) is AssistantMessage else None
-    try:
-        encoded = orjson.dumps(data, option=_JSON_ONLY)
-    except orjson.JSONEncodeError:
-        return None
-    msg = _FAST.decode(encoded)
-    return msg if type(msg) is AssistantMessage else None

@@ -13,7 +13,6 @@ the body, the provider writes through a builder) and reduced the same way (:func
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
@@ -22,17 +21,15 @@ import orjson
 
 from .._json import INT_MAX, INT_MIN, check_json_value, json_type, parse_fast
 from .._json import loads as json_loads
-from .._limits import limits
 from .._native import speedups
 from ..errors import Problem, ValidationError
-from ..events._batch import EventList
 from ..events.reducer import reduce_events
 from ..message import Msg
-from ._builder import StreamBuilder, _now, arguments_problem
+from ._builder import StreamBuilder
 from ._framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
 from ._numbers import HugeNumber, loads_beyond_double
 
-__all__ = ["BaseStreamParser", "parse_body", "read_response", "response_message", "run_parser"]
+__all__ = ["BaseStreamParser", "read_response", "response_message", "run_parser"]
 
 
 _ESCAPE = re.compile(r"\\\\|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # an escaped backslash, or a surrogate escape
@@ -458,43 +455,3 @@ def run_parser(parser: BaseStreamParser, chunks: Iterable[bytes | str] | bytes |
     for chunk in as_chunks(chunks):
         yield from parser.feed(chunk)
     yield from parser.close()
-
-
-#: The largest body a whole-body fast path reads (its events are all made before the first is handed out, where the
-#: Python parser's generator makes them as they are read: beyond this, that costs more memory than it saves time)
-FAST_MAX_BYTES = 1 << 20
-
-
-_FRESH = (None, None) if os.name == "posix" else ()  # (see parse_body)
-
-
-def fast_path(name: str) -> Callable[..., list[dict[str, Any]] | None] | None:
-    """The whole-body fast path ``agentmsg._speedups.<name>`` (see :func:`parse_body`), None when not built."""
-    return getattr(speedups, name, None)
-
-
-def parse_body(
-    parser: Callable[..., BaseStreamParser],
-    fast: Callable[..., list[dict[str, Any]] | None] | None,
-    chunks: Iterable[bytes | str] | bytes | str,
-    options: dict[str, Any],
-) -> Iterator[dict[str, Any]]:
-    """``run_parser(parser(**options), chunks)``: a provider's ``parse_stream``. A whole body (bytes, up to
-    :data:`FAST_MAX_BYTES`) parsed with no options goes first to the provider's C fast path ``fast``
-    (``agentmsg._speedups.<provider>_stream``, ``_csrc/<provider>.c``), which returns the very events the parser
-    returns (ids and createdAt aside, which it makes the same way), or None when the body holds anything but the
-    clean cases it knows: then the parser reads it. The events come as an :class:`~agentmsg.events._batch.EventList`,
-    which :func:`~agentmsg.reduce_events` takes whole. (A body as long as ``limits.max_event_bytes`` may hold a line
-    or an event the framer drops: the parser reads it.)"""
-    if (
-        fast is not None
-        and not options
-        and type(chunks) is bytes
-        and len(chunks) <= FAST_MAX_BYTES
-        and len(chunks) < limits.max_event_bytes
-    ):
-        # (the event-id prefix and createdAt made in C where it can, as StreamBuilder makes them: os.urandom, _now)
-        events = fast(chunks, *_FRESH or (os.urandom(11).hex(), _now()), orjson.loads, arguments_problem)
-        if events is not None:
-            return EventList(events)
-    return run_parser(parser(**options), chunks)

@@ -27,7 +27,7 @@ from ._builder import StreamBuilder
 from ._common import media_kind
 from ._format import Context, FormatOptions, FormattedRequest
 from ._payload import as_list, as_object, safe_int, usage_dict
-from ._stream import BaseStreamParser, fast_path, parse_body, read_response, response_message
+from ._stream import BaseStreamParser, read_response, response_message, run_parser
 from ._tools import anthropic_tool_choice, anthropic_tools, normalize_tool_choice, normalize_tools
 from ._turns import TurnWalk
 
@@ -712,10 +712,6 @@ class StreamParser(BaseStreamParser):
         self.builder.usage_later(_usage, dict(self._usage), "input_tokens")  # converted once, at the end
 
 
-#: The C fast path of parse_stream for a whole body (``_csrc/anthropic.c``; None: not built)
-_FAST = fast_path("anthropic_stream")
-
-
 def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
     """AgentEvents of a Messages SSE body (whole, or an iterable of chunks as they arrive)."""
-    return parse_body(StreamParser, _FAST, chunks, options)
+    return run_parser(StreamParser(**options), chunks)

@@ -28,7 +28,7 @@ from ._common import media_kind
 from ._format import Context, FormatOptions, FormattedRequest
 from ._partial_json import json_fragment_writer
 from ._payload import base64_source, safe_int, usage_dict
-from ._stream import BaseStreamParser, fast_path, parse_body, read_response, response_message
+from ._stream import BaseStreamParser, read_response, response_message, run_parser
 from ._tools import gemini_tool_config, gemini_tools, normalize_tool_choice, normalize_tools
 from ._turns import TurnWalk
 
@@ -970,10 +970,6 @@ class StreamParser(BaseStreamParser):
             self.end_at_error()  # the provider's error ends the reply (the SDK's stream raises there)
 
 
-#: The C fast path of parse_stream for a whole body (``_csrc/gemini.c``; None: not built)
-_FAST = fast_path("gemini_stream")
-
-
 def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
     """AgentEvents of a streamGenerateContent SSE body (whole, or an iterable of chunks as they arrive)."""
-    return parse_body(StreamParser, _FAST, chunks, options)
+    return run_parser(StreamParser(**options), chunks)

@@ -30,7 +30,7 @@ from ._chat import ChatWalk, copy_hints
 from ._common import AUDIO_FORMATS, media_kind
 from ._format import Context, FormatOptions, FormattedRequest
 from ._payload import as_list, as_object, base64_source, safe_int, usage_dict
-from ._stream import BaseStreamParser, fast_path, parse_body, read_response, response_message
+from ._stream import BaseStreamParser, read_response, response_message, run_parser
 from ._tools import normalize_tool_choice, normalize_tools, openai_tool_choice, openai_tools
 
 __all__ = [
@@ -767,10 +767,6 @@ class StreamParser(BaseStreamParser):
             self.end_at_error()
 
 
-#: The C fast path of parse_stream for a whole body (``_csrc/openai.c``; None: not built)
-_FAST = fast_path("openai_stream")
-
-
 def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
     """AgentEvents of a Chat Completions SSE body (whole, or an iterable of chunks as they arrive)."""
-    return parse_body(StreamParser, _FAST, chunks, options)
+    return run_parser(StreamParser(**options), chunks)
