@@ -56,7 +56,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers
 
 import agentmsg
-from agentmsg import Msg, _converter
+from agentmsg import Msg
+from agentmsg._codec import converter as _converter
 
 AGENTMSG, PYDANTIC, MSGSPEC, FLOOR = "agentmsg", "pydantic v2", "msgspec", "orjson (no validation)"
 PURE = "agentmsg, pure Python"

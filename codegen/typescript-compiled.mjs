@@ -42,7 +42,7 @@ function makeResolver(docs) {
 
 /**
  * The schema as the compiled validators see it: the same verdicts, and errors that are exactly the problems
- * Python's validate() reports (sdk/agentmsg/_schemas.py: level by level, descending into the branch a union
+ * Python's validate() reports (sdk/agentmsg/_codec/schemas.py: level by level, descending into the branch a union
  * selects; rule = the nearest `x-rule`, else the keyword):
  * - a discriminated union (an `anyOf` of `$ref`s whose targets fix `type` with `const`, beside a `type` enum
  *   and `required: ["type"]`) becomes one `if` (the tag) / `then` (the branch) per branch, plus an `anyOf`

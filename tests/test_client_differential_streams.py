@@ -28,7 +28,7 @@ import orjson
 import pytest
 
 from agentmsg import Reducer
-from agentmsg._sse import SSEDecoder
+from agentmsg._wire.sse import SSEDecoder
 from agentmsg.events import reduce_stream
 from tests._client import NODE, built_client, same_json
 

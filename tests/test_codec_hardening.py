@@ -29,7 +29,7 @@ from agentmsg import (
     ValidationError,
     limits,
 )
-from agentmsg import _schemas as schemas
+from agentmsg._codec import schemas as schemas
 
 
 def _nested_results(levels: int, inner: dict[str, Any]) -> dict[str, Any]:

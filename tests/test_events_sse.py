@@ -8,8 +8,9 @@ from typing import Any
 import attrs
 import pytest
 
-from agentmsg import SSEDecoder, _sse, encode_sse, reduce_events, reduce_stream
-from agentmsg._sse import JSONDataDecoder, SSEEvent
+from agentmsg import SSEDecoder, encode_sse, reduce_events, reduce_stream
+from agentmsg._wire import sse as _sse
+from agentmsg._wire.sse import JSONDataDecoder, SSEEvent
 from agentmsg.events.sse import events_after
 
 EVENTS = [
@@ -278,7 +279,7 @@ def test_the_simple_event_fast_path_decodes_as_the_line_parser(scanner: str, mon
 def test_the_sniffer_tells_a_body_the_same_whole_or_byte_by_byte() -> None:
     """A first chunk that starts with content is told at once from its first 8 bytes (held, not copied);
     the answer and the bytes held are those of feeding the same body one byte at a time."""
-    from agentmsg._sse import Sniffer
+    from agentmsg._wire.sse import Sniffer
 
     starts = [b"", b"\xef\xbb\xbf", b" ", b"\r\n", b"\t\n \n", b"\xef\xbb"]
     heads = [

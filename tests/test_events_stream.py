@@ -299,7 +299,7 @@ def test_a_json_array_of_events_bad_values_are_said_and_the_rest_kept(monkeypatc
 )
 def test_strict_jsonl_checks_each_line_as_feed_does(bad: bytes | None) -> None:
     """Strict reading of JSON lines checks each event with the one-pass JSON check meant for what orjson read
-    from text (agentmsg._schemas.validate_parsed): it accepts and refuses exactly what feeding each parsed
+    from text (agentmsg._codec.schemas.validate_parsed): it accepts and refuses exactly what feeding each parsed
     event to a strict Reducer does, with the same problems."""
     lines = [orjson.dumps(e) for e in BASE]
     if bad is not None:

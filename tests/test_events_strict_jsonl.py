@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentmsg import Reducer, ValidationError, reduce_stream
-from agentmsg._schemas import (
+from agentmsg._codec.schemas import (
     BASE_URI,
     _validator,
     event_array_validator,

@@ -1,4 +1,4 @@
-"""The decode fast path (agentmsg._fastpath): msgspec types derived from the closed schema. It must exist for
+"""The decode fast path (agentmsg._codec.fastpath): msgspec types derived from the closed schema. It must exist for
 messages, accept no more than the schema, and decode exactly as the detailed path does."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import agentmsg
 from agentmsg import Msg
 from agentmsg import message as message_module
-from agentmsg._fastpath import FastPath, Unsupported, _python_pattern
+from agentmsg._codec.fastpath import FastPath, Unsupported, _python_pattern
 from tests.conftest import load_vectors
 
 FAST = message_module._FAST
@@ -61,7 +61,7 @@ def test_the_fast_path_takes_the_common_forms() -> None:
 
 
 def test_a_schema_it_cannot_check_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentmsg._fastpath as fastpath
+    import agentmsg._codec.fastpath as fastpath
 
     def unsupported(*args: Any) -> Any:
         raise Unsupported("a keyword")

@@ -157,7 +157,7 @@ def test_without_a_c_compiler_the_sdist_builds_a_pure_python_agentmsg(dists: dic
         usage=agentmsg.ChatUsage(input_tokens=1, output_tokens=2, time=1e-7),
     )
     script = (
-        "import sys, agentmsg; from agentmsg import _converter as c;"
+        "import sys, agentmsg; from agentmsg._codec import converter as c;"
         f"assert agentmsg.__file__.startswith({str(target)!r}), agentmsg.__file__;"
         "assert c._speedups is None;"
         "sys.stdout.buffer.write(agentmsg.Msg.from_json(sys.stdin.buffer.read()).to_json_bytes())"

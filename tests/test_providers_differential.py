@@ -558,7 +558,7 @@ def test_anthropic_text_deltas_read_in_c_as_in_python(stream: Any, cuts: list[in
     """The text deltas in the API's bytes are read in C (``_speedups.json_string_between``, see
     ``BaseStreamParser.route_text``) where it was built: the events are those of the Python path (orjson and
     the parser's ``payload``), whole and cut into chunks anywhere."""
-    from agentmsg.providers import _stream
+    from agentmsg.providers._response import parser as _stream
 
     if _stream._string_between is None:
         pytest.skip("agentmsg._speedups is not built (or AGENTMSG_PURE_PYTHON is set): only the Python path runs")

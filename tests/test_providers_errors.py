@@ -12,7 +12,7 @@ import pytest
 from agentmsg import AssistantMessage, ToolResultMessage, UserMessage
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.providers import anthropic, dashscope, gemini, openai
-from agentmsg.providers._partial_json import json_fragment_writer
+from agentmsg.providers._response.partial_json import json_fragment_writer
 from tests.test_providers_odd import reduce_ok
 
 
@@ -476,7 +476,7 @@ def test_partial_args_held_strings_and_gaps_stay_linear_in_the_input() -> None:
     10**9 (a 20-byte update) is skipped and said, not a billion nulls."""
     import tracemalloc
 
-    from agentmsg.providers import _partial_json
+    from agentmsg.providers._response import partial_json as _partial_json
 
     w = json_fragment_writer()
     text = w.add("$.a", 1, is_string=False, more=False)

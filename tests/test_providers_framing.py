@@ -1,4 +1,4 @@
-"""Provider body framing (providers/_framing.py ``Framer``): what the SSE decoder and the line splitter
+"""Provider body framing (_wire/framing.py ``Framer``): what the SSE decoder and the line splitter
 report reaches the events as problems (nothing changed or dropped silently), and a long line costs work
 linear in its length."""
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import agentmsg
 from agentmsg import limits
-from agentmsg._values import ValueSplitter
+from agentmsg._wire.values import ValueSplitter
 from agentmsg.providers import dashscope, get, openai
 from tests.fuzz.budget import examples
 from tests.test_providers_differential import every_choice
@@ -262,7 +262,7 @@ class _CountingPattern:
 def test_value_splitter_looks_at_each_byte_a_bounded_number_of_times(monkeypatch: pytest.MonkeyPatch) -> None:
     """A value of many small strings and brackets, fed a byte at a time or in 64-byte chunks: the bytes its
     searches go through stay the size of the input (the bytes held are not searched again)."""
-    from agentmsg import _values
+    from agentmsg._wire import values as _values
 
     for name in ("_BLANK", "_STRUCT", "_IN_STRING", "_JUNK_END", "_JUNK_END_ARRAY"):
         monkeypatch.setattr(_values, name, _CountingPattern(getattr(_values, name)))
@@ -279,8 +279,8 @@ def test_a_held_body_start_is_looked_at_once(monkeypatch: pytest.MonkeyPatch) ->
     """What the framer holds before it can tell the format (an HTTP head up to its blank line, ``{`` and
     blanks up to the next byte) is not searched again with each chunk: fed a byte at a time, the bytes
     searched stay a small multiple of the input (both are bounded by 64 KiB, and were quadratic within it)."""
-    from agentmsg import _sse
-    from agentmsg.providers import _framing
+    from agentmsg._wire import framing as _framing
+    from agentmsg._wire import sse as _sse
 
     seen = [0]
 

@@ -15,9 +15,10 @@ import orjson
 import pytest
 
 import agentmsg
-from agentmsg._sse import SSEDecoder
-from agentmsg.providers import _builder, anthropic, gemini, openai
-from agentmsg.providers._stream import run_parser
+from agentmsg._wire.sse import SSEDecoder
+from agentmsg.providers import anthropic, gemini, openai
+from agentmsg.providers._response import builder as _builder
+from agentmsg.providers._response.parser import run_parser
 
 
 def data_event(payload: Any) -> bytes:

@@ -289,7 +289,7 @@ def test_a_name_is_resolved_once_and_the_checked_address_connected(
     connection made to the address checked; the request still names the host (Host header; TLS's server
     name). Here every address passes the check (as if loopback were public), and the name answers 127.0.0.1
     once, then 127.0.0.2, where nothing listens."""
-    from agentmsg.providers import _download
+    from agentmsg.providers._request import download as _download
 
     real = socket.getaddrinfo
     asked: list[Any] = []
@@ -670,7 +670,7 @@ def test_https_to_the_checked_address_keeps_the_name(tmp_path: Path, monkeypatch
 
     import httpx
 
-    from agentmsg.providers._media import MediaSession
+    from agentmsg.providers._request.media import MediaSession
 
     cert, key = _self_signed(tmp_path, "name.test")
     names: list[str | None] = []

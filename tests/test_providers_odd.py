@@ -1772,7 +1772,7 @@ def test_exact_digits_for_many_calls_in_one_payload_take_linear_time(monkeypatch
     of comparisons proportional to the calls (it was quadratic)."""
     import json
 
-    from agentmsg.providers import _builder
+    from agentmsg.providers._response import builder as _builder
 
     compared = [0]
     real = json.dumps

@@ -185,11 +185,11 @@ _JSON_STRING_PIECES = [r"\ud83d", r"\ude00", r"\uD83D", r"\uDE00", r"\\", r"\\ud
 @settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(_JSON_STRING_PIECES), max_size=12))
 def test_lone_surrogate_escapes_become_replacement_characters(pieces: list[str]) -> None:
-    """What a payload with lone surrogate escapes is read as (providers/_stream.py): the string JSON's
+    """What a payload with lone surrogate escapes is read as (providers/_response/parser.py): the string JSON's
     grammar gives (the stdlib reader, which keeps lone surrogates), each lone one as U+FFFD; pairs whole."""
     import re
 
-    from agentmsg.providers._stream import _without_lone_surrogates
+    from agentmsg.providers._response.parser import _without_lone_surrogates
 
     data = '{"a":"' + "".join(pieces) + '"}'
     expected = re.sub("[\ud800-\udfff]", "\ufffd", json.loads(data)["a"])
@@ -201,7 +201,8 @@ def _general_way(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch off the fast paths of user messages (a message of texts and usual images built in one pass, a
     usual image part made without its pointer): every user message then goes through Walk.user_parts and each
     media block through the provider's media resolution."""
-    from agentmsg.providers import _chat, _walk
+    from agentmsg.providers._request import chat as _chat
+    from agentmsg.providers._request import walk as _walk
 
     monkeypatch.setattr(_chat.ChatWalk, "_usual_user_parts", lambda self, blocks: None)
     for cls in (_walk.Walk, *_subclasses(_walk.Walk)):

@@ -180,7 +180,7 @@ def test_response_parses(path: Path) -> None:
 
 
 def sse_payloads(data: bytes) -> list[tuple[str, Any]]:
-    from agentmsg._sse import SSEDecoder
+    from agentmsg._wire.sse import SSEDecoder
 
     d = SSEDecoder()
     out = [(e.event, e.data) for e in d.feed(data)] + [(e.event, e.data) for e in d.feed(b"\n\n")]

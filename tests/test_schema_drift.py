@@ -34,7 +34,7 @@ from agentmsg import (
 )
 from agentmsg.blocks import BLOCK_CLASSES
 from agentmsg.events import _handlers, _jsonl, emitter
-from agentmsg.providers._format import FORMATTED_BLOCKS
+from agentmsg.providers._request.context import FORMATTED_BLOCKS
 from tests.conftest import ROOT
 
 SCHEMA_CHANGE = "README.md, 'Changing a schema'"
@@ -63,9 +63,9 @@ def block_drift() -> list[str]:
         if cls is not None and cls not in FORMATTED_BLOCKS:
             out.append(
                 f"block type {tag!r} has no rule in the provider formatters: decide what each provider gets"
-                " (sdk/agentmsg/providers: _turns.py, _chat.py, _format.py history_parts, each provider's module),"
+                " (sdk/agentmsg/providers/_request: turns.py, chat.py, context.py history_parts, each provider's module),"
                 " add formatter vectors (tests/conformance/formatters), then add it to FORMATTED_BLOCKS in"
-                " providers/_format.py"
+                " providers/_request/context.py"
             )
         if tag not in emitter.EMITTERS:
             out.append(

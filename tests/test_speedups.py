@@ -27,7 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentmsg
-from agentmsg import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage, _converter
+from agentmsg import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from agentmsg._codec import converter as _converter
 from agentmsg.errors import ValidationError
 from tests.conftest import c_compiler_available
 from tests.fuzz.budget import examples
@@ -253,7 +254,7 @@ def test_a_mutated_message_with_a_bad_value_gets_the_pure_paths_error() -> None:
 def test_pure_python_mode_writes_the_same_bytes() -> None:
     """AGENTMSG_PURE_PYTHON=1 turns the C writer off (a fresh interpreter); the bytes are the same."""
     script = (
-        "import sys, agentmsg; from agentmsg import _converter as c; assert c._speedups is None;"
+        "import sys, agentmsg; from agentmsg._codec import converter as c; assert c._speedups is None;"
         "m = agentmsg.Msg.from_json(sys.stdin.buffer.read()); sys.stdout.buffer.write(m.to_json_bytes())"
     )
     msg = agentmsg.AssistantMessage(
@@ -425,7 +426,7 @@ def test_pure_python_mode_reads_anthropic_text_deltas_the_same(dumps: str) -> No
         write = lambda e: json.dumps(e).encode()  # noqa: E731
     body = b"".join(b"event: " + e["type"].encode() + b"\ndata: " + write(e) + b"\n\n" for e in events)
     script = (
-        "import sys, itertools, orjson; from agentmsg.providers import anthropic, _stream;"
+        "import sys, itertools, orjson; from agentmsg.providers import anthropic; from agentmsg.providers._response import parser as _stream;"
         "assert _stream._string_between is None; n = itertools.count();"
         "evs = list(anthropic.parse_stream(sys.stdin.buffer.read(), id_factory=lambda: str(next(n)), clock=lambda: 'T'));"
         "sys.stdout.buffer.write(orjson.dumps(evs))"
@@ -433,7 +434,8 @@ def test_pure_python_mode_reads_anthropic_text_deltas_the_same(dumps: str) -> No
     env = {**os.environ, "AGENTMSG_PURE_PYTHON": "1"}
     r = subprocess.run([sys.executable, "-c", script], input=body, capture_output=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr.decode()
-    from agentmsg.providers import _stream, anthropic
+    from agentmsg.providers import anthropic
+    from agentmsg.providers._response import parser as _stream
 
     assert _stream._string_between is not None
     n = itertools.count()

@@ -27,7 +27,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 
 from agentmsg import reduce_events
-from agentmsg._sse import SSEDecoder, SSEEvent
+from agentmsg._wire.sse import SSEDecoder, SSEEvent
 from agentmsg.web import CSP, EventStream, viewer_app
 from agentmsg.web._server import uvicorn_config
 from tests._procs import stop

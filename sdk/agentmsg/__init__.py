@@ -5,15 +5,12 @@ Everything public is importable from here::
     from agentmsg import Msg, UserMessage, AssistantMessage, TextBlock, validate, ValidationError
 """
 
-from agentmsg_models.chat_usage import ChatUsage
-from agentmsg_models.generate_reason import GenerateReason
-
-from ._limits import Limits, limits
-from ._schemas import KINDS, closed_schema_documents, is_valid, schema_documents, schema_version, validate
-from ._time import now_timestamp, parse_timestamp
-from ._unknown import find_unknown_keys
-from ._version import __version__
-from .blocks import (
+from agentmsg._codec.limits import Limits, limits
+from agentmsg._codec.schemas import KINDS, closed_schema_documents, is_valid, schema_documents, schema_version, validate
+from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
+from agentmsg._codec.unknown import find_unknown_keys
+from agentmsg._version import __version__
+from agentmsg.blocks import (
     AudioBlock,
     Base64Source,
     ContentBlock,
@@ -39,10 +36,12 @@ from .blocks import (
     thinking_signature,
     tool_call_signature,
 )
-from .conversation import decode_messages, encode_messages
-from .errors import Problem, SizeLimitError, ValidationError
-from .events import Reducer, SSEDecoder, emit_events, encode_sse, reduce_events, reduce_stream
-from .message import AssistantMessage, Msg, MsgRole, SystemMessage, ToolResultMessage, UserMessage, new_id
+from agentmsg.conversation import decode_messages, encode_messages
+from agentmsg.errors import Problem, SizeLimitError, ValidationError
+from agentmsg.events import Reducer, SSEDecoder, emit_events, encode_sse, reduce_events, reduce_stream
+from agentmsg.message import AssistantMessage, Msg, MsgRole, SystemMessage, ToolResultMessage, UserMessage, new_id
+from agentmsg_models.chat_usage import ChatUsage
+from agentmsg_models.generate_reason import GenerateReason
 
 __all__ = [
     "KINDS",

@@ -1,5 +1,5 @@
 """``python -m agentmsg`` runs the command line."""
 
-from .cli import main
+from agentmsg.cli import main
 
 raise SystemExit(main())

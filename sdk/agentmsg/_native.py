@@ -16,6 +16,6 @@ if os.environ.get("AGENTMSG_PURE_PYTHON"):
     speedups = None
 else:
     try:
-        from . import _speedups as speedups
+        from agentmsg import _speedups as speedups
     except ImportError:
         speedups = None

@@ -2,7 +2,7 @@
  * SSE event scanner (sse_scan), the reducer's event loop (fold_events) and the string of a payload of a known
  * shape (json_string_between), at the end of this file.
  *
- * It writes exactly what orjson.dumps(value, default=agentmsg._converter.json_default) writes, faster: the
+ * It writes exactly what orjson.dumps(value, default=agentmsg._codec.converter.json_default) writes, faster: the
  * model objects (attrs classes of agentmsg_models and their SDK subclasses) are written from a plan per
  * class that Python builds from the same attrs metadata as the pure-Python hooks (wire key, key order,
  * omitted when None), reading each attribute straight from its slot, so no dict is built per object.
@@ -40,7 +40,7 @@ typedef struct {
     char *buf;          /* PyBytes_AS_STRING(bytes) */
     Py_ssize_t len, cap;
     PyObject *plans;    /* dict: type -> capsule(Plan) */
-    PyObject *fallback; /* callable: model object -> dict (agentmsg._converter.json_default) */
+    PyObject *fallback; /* callable: model object -> dict (agentmsg._codec.converter.json_default) */
     PyObject *dumps;    /* callable: float -> bytes (orjson.dumps) */
 } Enc;
 
@@ -495,7 +495,7 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* ---- SSE: whole simple events straight from a chunk ------------------------------------------------
  *
- * The C form of agentmsg._sse.SSEDecoder._simple_event over the blank-line-separated pieces of a chunk:
+ * The C form of agentmsg._wire.sse.SSEDecoder._simple_event over the blank-line-separated pieces of a chunk:
  * a piece of `event:` / `id:` / comment lines then one `data:` line (the shapes providers send) becomes
  * an SSEEvent; the scan stops at the first piece that is not that simple and hands it back, with its
  * separator, to the Python line parser. Same rules, same results (tests/test_speedups.py compares them).
@@ -697,7 +697,7 @@ static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t lim
 PyDoc_STRVAR(sse_scan_doc,
              "sse_scan(chunk, pos, crlf, limit, max_line, last_id, out, cls, raw=False) -> (pos, stop, last_id)\n\n"
              "Append to out the SSEEvent (cls(data, event, id)) of each simple piece of chunk from pos on (see "
-             "agentmsg._sse.SSEDecoder._simple_event), up to the first that is not simple. Returns where the "
+             "agentmsg._wire.sse.SSEDecoder._simple_event), up to the first that is not simple. Returns where the "
              "scan stopped, the end of that piece with its separator (-1: no more whole pieces; chunk[pos:] "
              "is the rest), and the last event id. raw: each event's data is its UTF-8 bytes (checked), not str.");
 

@@ -1,5 +1,5 @@
-"""Types of the optional C speed-ups (_speedups.c): see agentmsg._converter.dumps_json,
-agentmsg._sse.SSEDecoder._simple_events and
+"""Types of the optional C speed-ups (_speedups.c): see agentmsg._codec.converter.dumps_json,
+agentmsg._wire.sse.SSEDecoder._simple_events and
 agentmsg.events.reducer.Reducer._feed_many."""
 
 from collections.abc import Callable, Iterator, Sequence

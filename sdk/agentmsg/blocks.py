@@ -25,15 +25,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 import attrs
 
+from agentmsg._codec.converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
+from agentmsg._codec.jsontext import JsonInput, depth_error, loads
+from agentmsg._codec.schemas import has_unknown_keys, schema_documents, validate
+from agentmsg._codec.unknown import normalise_unknown_keys
+from agentmsg.errors import ValidationError
 from agentmsg_models import content_block as _gen
 from agentmsg_models.content_block import ToolCallState, ToolResultState
 from agentmsg_models.source import Base64Source, URLSource
-
-from ._converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
-from ._json import JsonInput, depth_error, loads
-from ._schemas import has_unknown_keys, schema_documents, validate
-from ._unknown import normalise_unknown_keys
-from .errors import ValidationError
 
 __all__ = [
     "BLOCK_CLASSES",

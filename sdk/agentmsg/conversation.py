@@ -8,11 +8,11 @@ from typing import Any
 
 import orjson
 
-from ._converter import dumps_json
-from ._json import JsonInput, loads
-from ._schemas import array_validator_for_kind
-from .errors import ValidationError
-from .message import _FAST, Msg, _structure_msg, _structure_open_msg
+from agentmsg._codec.converter import dumps_json
+from agentmsg._codec.jsontext import JsonInput, loads
+from agentmsg._codec.schemas import array_validator_for_kind
+from agentmsg.errors import ValidationError
+from agentmsg.message import _FAST, Msg, _structure_msg, _structure_open_msg
 
 __all__ = ["decode_messages", "encode_messages"]
 

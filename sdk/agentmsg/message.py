@@ -18,20 +18,19 @@ import attrs
 import cattrs
 import orjson
 
+from agentmsg import blocks as _b
+from agentmsg._codec.converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
+from agentmsg._codec.fastpath import FastPath, Unsupported
+from agentmsg._codec.jsontext import JsonInput, check_json_value, depth_error, loads
+from agentmsg._codec.limits import limits
+from agentmsg._codec.schemas import has_unknown_keys, validate, validator_for_kind
+from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
+from agentmsg._codec.unknown import normalise_unknown_keys
+from agentmsg.blocks import BLOCK_CLASSES, SDK_CLASS_OF, ContentBlock, TextBlock, as_blocks, as_mapping, lenient_warning
+from agentmsg.errors import ValidationError
 from agentmsg_models import msg as _msg_mod
 from agentmsg_models.chat_usage import ChatUsage
 from agentmsg_models.generate_reason import GenerateReason
-
-from . import blocks as _b
-from ._converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
-from ._fastpath import FastPath, Unsupported
-from ._json import JsonInput, check_json_value, depth_error, loads
-from ._limits import limits
-from ._schemas import has_unknown_keys, validate, validator_for_kind
-from ._time import now_timestamp, parse_timestamp
-from ._unknown import normalise_unknown_keys
-from .blocks import BLOCK_CLASSES, SDK_CLASS_OF, ContentBlock, TextBlock, as_blocks, as_mapping, lenient_warning
-from .errors import ValidationError
 
 __all__ = [
     "MESSAGE_CLASSES",
@@ -221,7 +220,7 @@ class Msg(_msg_mod.Msg):
         if lenient is not None:
             lenient_warning()
         # Fast path: a msgspec typed decode against types derived from the closed schema, converted
-        # straight into the models (agentmsg._fastpath). Anything it does not accept, for whatever reason,
+        # straight into the models (agentmsg._codec.fastpath). Anything it does not accept, for whatever reason,
         # takes the detailed path below, which decides and reports exactly.
         if _FAST is not None:
             msg = _FAST.decode(data)

@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 import agentmsg
-from agentmsg._converter import json_default as _json_default
+from agentmsg._codec.converter import json_default as _json_default
 from tests.conformance.test_schema_vectors import _drop
 from tests.conftest import ROOT, load_vectors
 

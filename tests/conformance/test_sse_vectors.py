@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentmsg import ValidationError
-from agentmsg._sse import SSEDecoder, encode_event
+from agentmsg._wire.sse import SSEDecoder, encode_event
 
 DIR = Path(__file__).parent / "sse"
 DOCS = [(path.name, json.loads(path.read_text("utf-8"))) for path in sorted(DIR.glob("*.json"))]

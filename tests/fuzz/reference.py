@@ -1,14 +1,14 @@
 """The reference error reporter: validate the whole instance at once and descend into the branch a union's
 ``type`` selects by validating that branch's whole subtree again (what agentmsg did before the linear
 reporter). Correct but about cubic in nesting depth: an oracle for small inputs only. The linear reporter
-(agentmsg._schemas) must report exactly the same (pointer, rule, message) problems."""
+(agentmsg._codec.schemas) must report exactly the same (pointer, rule, message) problems."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from agentmsg import _schemas as s
+from agentmsg._codec import schemas as s
 from agentmsg.errors import pointer_of
 
 

@@ -19,10 +19,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .._schemas import schema_documents
-from .._version import __version__
-from . import chat, events, format, parse, schema, serve, validate
-from ._io import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, shown_path
+from agentmsg._codec.schemas import schema_documents
+from agentmsg._version import __version__
+from agentmsg.cli import chat, events, format, parse, schema, serve, validate
+from agentmsg.cli._io import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, shown_path
 
 __all__ = ["build_parser", "main"]
 

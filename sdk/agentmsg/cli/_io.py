@@ -11,11 +11,11 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Protocol, TextIO, TypeVar
 
-from .._json import loads
-from .._limits import limits
-from .._sse import sniff
-from ..errors import Problem, SizeLimitError, ValidationError
-from ..events.stream import sniff_sse
+from agentmsg._codec.jsontext import loads
+from agentmsg._codec.limits import limits
+from agentmsg._wire.sse import sniff
+from agentmsg.errors import Problem, SizeLimitError, ValidationError
+from agentmsg.events.stream import sniff_sse
 
 T = TypeVar("T")
 
@@ -240,7 +240,7 @@ def say(where: str, e: dict[str, Any], err: TextIO) -> int:
     kept); the exit status it calls for: :data:`EXIT_INVALID` for an error or a problem of the input, :data:`EXIT_ARGUMENTS` for a
     problem of a tool call's arguments as the provider gave them (its value names the call: ``toolCallId``),
     :data:`EXIT_OK` for a note."""
-    from ..providers._builder import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
+    from agentmsg.providers._response.builder import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 
     name, value = e.get("name"), e.get("value")
     if name not in (PROBLEM_EVENT, ERROR_EVENT, NOT_KEPT_EVENT) or not isinstance(value, dict):

@@ -18,14 +18,23 @@ import io
 import sys
 from typing import Any, TextIO
 
-from ..providers import NAMES
-from ._io import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, UsageError, exit_status, say, seconds, whole_number
+from agentmsg.cli._io import (
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_OK,
+    UsageError,
+    exit_status,
+    say,
+    seconds,
+    whole_number,
+)
+from agentmsg.providers import NAMES
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    from ..clients import Client, ProviderError
-    from ..message import SystemMessage, UserMessage
-    from ..providers._builder import ERROR_EVENT
+    from agentmsg.clients import Client, ProviderError
+    from agentmsg.message import SystemMessage, UserMessage
+    from agentmsg.providers._response.builder import ERROR_EVENT
 
     messages: list[Any] = []
     if args.system:

@@ -10,15 +10,7 @@ from typing import IO, Any, TextIO
 
 import orjson
 
-from agentmsg_models.generate_reason import GenerateReason
-
-from ..errors import ValidationError
-from ..events.emitter import iter_events
-from ..events.reducer import Reducer
-from ..events.sse import encode_sse_event
-from ..events.stream import CHUNK, reduce_stream
-from ..message import AssistantMessage, Msg
-from ._io import (
+from agentmsg.cli._io import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_OK,
@@ -37,6 +29,13 @@ from ._io import (
     shown_path,
     whole_number,
 )
+from agentmsg.errors import ValidationError
+from agentmsg.events.emitter import iter_events
+from agentmsg.events.reducer import Reducer
+from agentmsg.events.sse import encode_sse_event
+from agentmsg.events.stream import CHUNK, reduce_stream
+from agentmsg.message import AssistantMessage, Msg
+from agentmsg_models.generate_reason import GenerateReason
 
 
 def _peeked(source: IO[bytes], path: str) -> tuple[bytes, Iterator[bytes]]:

@@ -20,10 +20,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from ..conversation import decode_messages
-from ..errors import ValidationError
-from ..providers import NAMES, RULES, FormatOptions, MediaPolicy, get
-from ._io import (
+from agentmsg.cli._io import (
     EXIT_INVALID,
     EXIT_OK,
     UsageError,
@@ -35,6 +32,9 @@ from ._io import (
     shown_path,
     stdin_once,
 )
+from agentmsg.conversation import decode_messages
+from agentmsg.errors import ValidationError
+from agentmsg.providers import NAMES, RULES, FormatOptions, MediaPolicy, get
 
 
 def _param(text: str) -> tuple[str, Any]:

@@ -25,12 +25,9 @@ from typing import Any, TextIO
 
 import orjson
 
-from .._sse import SNIFF_LIMIT, sniff
-from ..errors import ValidationError
-from ..events import Reducer
-from ..providers import NAMES, get
-from ..providers._framing import SSE_STARTS, without_http_heads
-from ._io import (
+from agentmsg._wire.framing import SSE_STARTS, without_http_heads
+from agentmsg._wire.sse import SNIFF_LIMIT, sniff
+from agentmsg.cli._io import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_OK,
@@ -46,6 +43,9 @@ from ._io import (
     shown_path,
     whole_number,
 )
+from agentmsg.errors import ValidationError
+from agentmsg.events import Reducer
+from agentmsg.providers import NAMES, get
 
 
 def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:

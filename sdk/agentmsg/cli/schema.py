@@ -7,8 +7,8 @@ from typing import Any, TextIO
 
 import orjson
 
-from .._schemas import BASE_URI, KINDS, closed_document, schema_documents
-from ._io import EXIT_OK, UsageError, exit_status
+from agentmsg._codec.schemas import BASE_URI, KINDS, closed_document, schema_documents
+from agentmsg.cli._io import EXIT_OK, UsageError, exit_status
 
 
 def bundle(name: str) -> dict[str, Any]:

@@ -17,9 +17,9 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, TextIO
 
-from ..errors import Problem
-from ..events.stream import CHUNK, read_events
-from ._io import EXIT_OK, UsageError, binary, exit_status, looks_like, open_binary, shown_path, whole_number
+from agentmsg.cli._io import EXIT_OK, UsageError, binary, exit_status, looks_like, open_binary, shown_path, whole_number
+from agentmsg.errors import Problem
+from agentmsg.events.stream import CHUNK, read_events
 
 
 def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -> Iterator[Any]:
@@ -158,8 +158,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         import uvicorn
 
-        from ..web import viewer_app
-        from ..web._server import uvicorn_config
+        from agentmsg.web import viewer_app
+        from agentmsg.web._server import uvicorn_config
     except ImportError as exc:
         raise UsageError(f"serve needs the web extra ({exc.name} is missing): pip install 'agentmsg[web]'") from None
     source = open_binary(args.file)

@@ -11,11 +11,9 @@ from typing import IO, Any, TextIO
 
 import orjson
 
-from .._schemas import KINDS, find_unknown_keys, validate
-from .._sse import sniff
-from ..errors import Problem, ValidationError
-from ..events.stream import CHUNK, iter_sse_events
-from ._io import (
+from agentmsg._codec.schemas import KINDS, find_unknown_keys, validate
+from agentmsg._wire.sse import sniff
+from agentmsg.cli._io import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
@@ -32,6 +30,8 @@ from ._io import (
     shown_path,
     stdin_once,
 )
+from agentmsg.errors import Problem, ValidationError
+from agentmsg.events.stream import CHUNK, iter_sse_events
 
 DESCRIPTION = """\
 Validate JSON files against an agentmsg schema (default: msg), with the same limits and rule names as the

@@ -16,8 +16,8 @@ provider's own message.
 
 from __future__ import annotations
 
-from ._client import SPECS, AsyncClient, AsyncEventStream, Client, EventStream, ProviderSpec
-from ._errors import (
+from agentmsg.clients._client import SPECS, AsyncClient, AsyncEventStream, Client, EventStream, ProviderSpec
+from agentmsg.clients._errors import (
     APIConnectionError,
     APITimeoutError,
     AuthenticationError,

@@ -23,11 +23,8 @@ import httpx
 import orjson
 
 from agentmsg import GenerateReason, Msg, Problem, Reducer, ValidationError, limits, providers
-from agentmsg._sse import SSEDecoder
-from agentmsg.message import METADATA_GENERATE_REASON
-from agentmsg.providers import FormatOptions, FormattedRequest
-
-from ._errors import (
+from agentmsg._wire.sse import SSEDecoder
+from agentmsg.clients._errors import (
     APIConnectionError,
     APITimeoutError,
     AuthenticationError,
@@ -37,6 +34,8 @@ from ._errors import (
     RateLimitError,
     ServerError,
 )
+from agentmsg.message import METADATA_GENERATE_REASON
+from agentmsg.providers import FormatOptions, FormattedRequest
 
 __all__ = ["SPECS", "AsyncClient", "AsyncEventStream", "Client", "EventStream", "ProviderSpec"]
 

@@ -8,13 +8,13 @@ from typing import Any
 
 import orjson
 
-from .._json import INT_MAX, INT_MIN, has_lone_surrogate, json_type, loads
-from .._limits import limits
-from .._schemas import validate
-from ..errors import Problem, ValidationError, pointer_of
-from ..message import AssistantMessage, Msg
-from ._pointer import deepest_last_first, replaced, tokens, without
-from ._state import Block, Reply, State, ToolResult
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, has_lone_surrogate, json_type, loads
+from agentmsg._codec.limits import limits
+from agentmsg._codec.schemas import validate
+from agentmsg.errors import Problem, ValidationError, pointer_of
+from agentmsg.events._pointer import deepest_last_first, replaced, tokens, without
+from agentmsg.events._state import Block, Reply, State, ToolResult
+from agentmsg.message import AssistantMessage, Msg
 
 
 def close_reply(st: State, reply: Reply, interrupted: bool) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import Problem
-from ..message import AssistantMessage
+from agentmsg.errors import Problem
+from agentmsg.message import AssistantMessage
 
 
 def check_results(done: Sequence[AssistantMessage], results: Sequence[Any]) -> list[Problem]:

@@ -17,13 +17,13 @@ import binascii
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._json import INT_MAX, INT_MIN
-from .._native import speedups
-from .._schemas import schema_documents, validate
-from .._time import java_form_of_instant
-from ..errors import ValidationError
-from ._build import close_reply
-from ._state import JOIN_EVERY, THINKING_DELTA, Block, Reply, State, Text, ToolResult
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN
+from agentmsg._codec.schemas import schema_documents, validate
+from agentmsg._codec.timestamps import java_form_of_instant
+from agentmsg._native import speedups
+from agentmsg.errors import ValidationError
+from agentmsg.events._build import close_reply
+from agentmsg.events._state import JOIN_EVERY, THINKING_DELTA, Block, Reply, State, Text, ToolResult
 
 Handler = Callable[[State, dict[str, Any], int], None]
 

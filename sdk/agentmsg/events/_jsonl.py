@@ -24,11 +24,16 @@ from typing import TYPE_CHECKING, Any, Union
 import msgspec
 import orjson
 
-from .._json import _STRICT
-from .._limits import MAX_WRITABLE_DEPTH, limits
-from .._schemas import event_array_validator, event_type_array_validators, event_type_validators, schema_documents
-from ._handlers import apply, fold
-from ._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, State, Text
+from agentmsg._codec.jsontext import _STRICT
+from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
+from agentmsg._codec.schemas import (
+    event_array_validator,
+    event_type_array_validators,
+    event_type_validators,
+    schema_documents,
+)
+from agentmsg.events._handlers import apply, fold
+from agentmsg.events._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, State, Text
 
 Feed = Callable[[Any], None]
 
@@ -69,11 +74,11 @@ _DEEP_LINE = 2 * MAX_WRITABLE_DEPTH
 def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int) -> None:
     """:func:`feed_lines` for a strict reducer (``feed`` is its ``_feed_parsed``; each line with or without its
     newline): the same events, messages and errors. Usually one call checks the whole run
-    (:func:`~agentmsg._schemas.event_array_validator`), when no line is blank or long enough to be too deep to
+    (:func:`~agentmsg._codec.schemas.event_array_validator`), when no line is blank or long enough to be too deep to
     write back. Else every line is read; when each is blank or an object of
     a known event type that orjson can write back (see :func:`_feed_checked`), and the events of each type are
     valid against that type's branch of the event schema (one call per type:
-    :func:`~agentmsg._schemas.event_type_array_validators`), they are applied in order as ``Reducer._feed``
+    :func:`~agentmsg._codec.schemas.event_type_array_validators`), they are applied in order as ``Reducer._feed``
     would, unchecked again (by the C loop of the tolerant ``Reducer._feed_many`` when built, else
     :func:`_apply_valid`). Otherwise the lines go through :func:`_feed_checked`, one at a time: it applies the
     valid events before the first invalid one, which then raises what the general path raises."""
@@ -158,7 +163,7 @@ def _feed_checked(st: State, feed: Feed, lines: list[bytes], first_line: int) ->
     """The lines one at a time. A line that orjson reads as an object whose ``type`` names an event type, that
     orjson can write back (the depth check of ``validate_parsed``; a line shorter than ``_DEEP_LINE`` always can:
     orjson reads only what it can write but for the depth) and that the event schema's branch for its type
-    accepts (:func:`~agentmsg._schemas.event_type_validators`: then the whole event schema accepts it) is valid
+    accepts (:func:`~agentmsg._codec.schemas.event_type_validators`: then the whole event schema accepts it) is valid
     and applied (:func:`_apply_valid`). Any other line goes through :func:`feed_line` / ``feed`` unchanged, which
     check it again in full and raise what they raise. ``tests/test_events_strict_jsonl.py`` compares the paths."""
     checks = event_type_validators()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import Problem, SizeLimitError, ValidationError
-from ._dedupe import DedupeWindow
+from agentmsg.errors import Problem, SizeLimitError, ValidationError
+from agentmsg.events._dedupe import DedupeWindow
 
 JOIN_EVERY = 512  # compact a block's fragments once this many are pending
 

@@ -18,11 +18,11 @@ from typing import Any
 
 import attrs
 
-from .._time import event_now
-from ..blocks import block_to_dict
-from ..errors import ValidationError
-from ..message import Msg
-from .types import AgentEventDict
+from agentmsg._codec.timestamps import event_now
+from agentmsg.blocks import block_to_dict
+from agentmsg.errors import ValidationError
+from agentmsg.events.types import AgentEventDict
+from agentmsg.message import Msg
 
 
 class _Emit:

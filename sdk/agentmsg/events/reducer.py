@@ -43,16 +43,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
-from .._limits import limits
-from .._schemas import validate, validate_parsed
-from ..errors import Problem, ValidationError
-from ..message import AssistantMessage
-from . import _jsonl
-from ._build import build, close_reply
-from ._check import check_results
-from ._handlers import apply, fold
-from ._state import Block, State, ToolResult
-from .types import AgentEventDict
+from agentmsg._codec.limits import limits
+from agentmsg._codec.schemas import validate, validate_parsed
+from agentmsg.errors import Problem, ValidationError
+from agentmsg.events import _jsonl
+from agentmsg.events._build import build, close_reply
+from agentmsg.events._check import check_results
+from agentmsg.events._handlers import apply, fold
+from agentmsg.events._state import Block, State, ToolResult
+from agentmsg.events.types import AgentEventDict
+from agentmsg.message import AssistantMessage
 
 __all__ = ["Reducer", "reduce_events"]
 
@@ -131,7 +131,7 @@ class Reducer:
 
     def _feed_parsed(self, event: Any) -> None:
         """:meth:`feed` for an event ``orjson.loads`` read from JSON text (the JSONL reader): strict mode
-        checks it the same, faster (:func:`agentmsg._schemas.validate_parsed`)."""
+        checks it the same, faster (:func:`agentmsg._codec.schemas.validate_parsed`)."""
         self._feed(event, validate_parsed)
 
     def _feed(self, event: Any, check: Callable[[Any, str], None]) -> None:
@@ -241,7 +241,7 @@ class Reducer:
         st.problem(index, "", rule, message, limit=limit)
 
     def _as_dict(self, event: Any, index: int) -> dict[str, Any] | None:
-        from .._converter import unstructure_hooks
+        from agentmsg._codec.converter import unstructure_hooks
 
         try:
             value = unstructure_hooks[event.__class__](event)

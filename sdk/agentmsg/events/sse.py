@@ -7,9 +7,9 @@ import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .._json import dumps
-from .._sse import encode_event
-from ..errors import Problem, ValidationError
+from agentmsg._codec.jsontext import dumps
+from agentmsg._wire.sse import encode_event
+from agentmsg.errors import Problem, ValidationError
 
 __all__ = ["encode_sse", "encode_sse_event", "events_after"]
 

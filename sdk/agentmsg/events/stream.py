@@ -3,8 +3,8 @@ memory and linear time.
 
 This module is transport only: it finds the format (:func:`sniff_sse`, from however many bytes that
 takes), cuts JSONL into runs of whole lines with their line numbers (:func:`_runs`, through the one line
-splitter, :mod:`agentmsg._lines`), decodes SSE (:class:`agentmsg._sse.SSEDecoder`) or cuts a JSON array
-of events (or pretty-printed events one after another) into its values (:mod:`agentmsg._values`),
+splitter, :mod:`agentmsg._wire.lines`), decodes SSE (:class:`agentmsg._wire.sse.SSEDecoder`) or cuts a JSON array
+of events (or pretty-printed events one after another) into its values (:mod:`agentmsg._wire.values`),
 enforces the line and event size limit,
 and hands events to the :class:`~agentmsg.Reducer` through its public methods (``feed``,
 ``feed_jsonl``, ``report``, ``feed_unreadable``).
@@ -19,14 +19,14 @@ from typing import IO, Any
 
 import orjson
 
-from .._limits import limits
-from .._lines import LineSplitter, Run, checked
-from .._sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, sniff
-from .._values import ValueSplitter
-from ..errors import Problem, SizeLimitError, ValidationError
-from ..message import AssistantMessage
-from ._jsonl import parse_line
-from .reducer import Reducer
+from agentmsg._codec.limits import limits
+from agentmsg._wire.lines import LineSplitter, Run, checked
+from agentmsg._wire.sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, sniff
+from agentmsg._wire.values import ValueSplitter
+from agentmsg.errors import Problem, SizeLimitError, ValidationError
+from agentmsg.events._jsonl import parse_line
+from agentmsg.events.reducer import Reducer
+from agentmsg.message import AssistantMessage
 
 __all__ = ["iter_jsonl", "iter_sse_events", "read_events", "reduce_stream", "sniff_sse"]
 
@@ -92,7 +92,7 @@ def sniff_sse(head: bytes) -> bool:
 
 def _detect(chunks: Iterator[bytes]) -> tuple[str, Iterator[bytes]]:
     """Read as many chunks as it takes to tell SSE, JSONL and JSON values apart
-    (:class:`agentmsg._sse.FormatSniffer`); then the same chunks again, all of them."""
+    (:class:`agentmsg._wire.sse.FormatSniffer`); then the same chunks again, all of them."""
     sniffer = FormatSniffer()
     kind = None
     for chunk in chunks:
@@ -115,7 +115,7 @@ def _detect(chunks: Iterator[bytes]) -> tuple[str, Iterator[bytes]]:
 def _runs(source: Source, max_line: int) -> Iterator[Run | None]:
     """Runs of whole lines, in order (about CHUNK bytes each; bytes in memory are not copied; a leading
     BOM left out), and None in place of each line longer than ``max_line`` bytes (its bytes are skipped,
-    never buffered whole): :mod:`agentmsg._lines`. Line numbers are counted by the consumer: a run has
+    never buffered whole): :mod:`agentmsg._wire.lines`. Line numbers are counted by the consumer: a run has
     ``count(newline) + 1`` lines, a None one."""
     if isinstance(source, bytes):
         start, size = (len(_BOM) if source.startswith(_BOM) else 0), len(source)

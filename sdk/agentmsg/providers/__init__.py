@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from ..message import Msg
-from ._format import ERROR, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
-from ._media import MediaPolicy
+from agentmsg.message import Msg
+from agentmsg.providers._request.context import ERROR, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
+from agentmsg.providers._request.media import MediaPolicy
 
 if TYPE_CHECKING:  # (the provider modules and their stream machinery are imported on first use)
-    from ._stream import BaseStreamParser
+    from agentmsg.providers._response.parser import BaseStreamParser
 
 __all__ = [
     "ERROR",

@@ -17,19 +17,23 @@ from typing import Any, Final
 
 import orjson
 
+from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
-
-from .._json import json_type
-from ..errors import ValidationError
-from . import _format as F
-from ._builder import StreamBuilder
-from ._common import media_kind
-from ._format import Context, FormatOptions, FormattedRequest
-from ._payload import as_list, as_object, safe_int, usage_dict
-from ._stream import BaseStreamParser, read_response, response_message, run_parser
-from ._tools import anthropic_tool_choice, anthropic_tools, normalize_tool_choice, normalize_tools
-from ._turns import TurnWalk
+from agentmsg.providers._request import context as F
+from agentmsg.providers._request.common import media_kind
+from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.tools import (
+    anthropic_tool_choice,
+    anthropic_tools,
+    normalize_tool_choice,
+    normalize_tools,
+)
+from agentmsg.providers._request.turns import TurnWalk
+from agentmsg.providers._response.builder import StreamBuilder
+from agentmsg.providers._response.parser import BaseStreamParser, read_response, response_message, run_parser
+from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

@@ -14,19 +14,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, Final
 
+from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock, ToolResultBlock
+from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
-
-from .._json import json_type
-from ..errors import ValidationError
-from . import _format as F
-from ._builder import StreamBuilder
-from ._chat import ChatWalk, copy_hints
-from ._common import media_kind
-from ._format import Context, FormatOptions, FormattedRequest
-from ._payload import as_object, base64_source, safe_int, usage_dict
-from ._stream import BaseStreamParser, read_response, response_message, run_parser
-from ._tools import normalize_tool_choice, normalize_tools, openai_tool_choice, openai_tools
+from agentmsg.providers._request import context as F
+from agentmsg.providers._request.chat import ChatWalk, copy_hints
+from agentmsg.providers._request.common import media_kind
+from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.tools import normalize_tool_choice, normalize_tools, openai_tool_choice, openai_tools
+from agentmsg.providers._response.builder import StreamBuilder
+from agentmsg.providers._response.parser import BaseStreamParser, read_response, response_message, run_parser
+from agentmsg.providers._response.payload import as_object, base64_source, safe_int, usage_dict
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -18,19 +18,18 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from agentmsg import Msg
+from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-
-from .._json import json_type
-from ..errors import ValidationError
-from . import _format as F
-from ._builder import StreamBuilder
-from ._common import media_kind
-from ._format import Context, FormatOptions, FormattedRequest
-from ._partial_json import json_fragment_writer
-from ._payload import base64_source, safe_int, usage_dict
-from ._stream import BaseStreamParser, read_response, response_message, run_parser
-from ._tools import gemini_tool_config, gemini_tools, normalize_tool_choice, normalize_tools
-from ._turns import TurnWalk
+from agentmsg.errors import ValidationError
+from agentmsg.providers._request import context as F
+from agentmsg.providers._request.common import media_kind
+from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.tools import gemini_tool_config, gemini_tools, normalize_tool_choice, normalize_tools
+from agentmsg.providers._request.turns import TurnWalk
+from agentmsg.providers._response.builder import StreamBuilder
+from agentmsg.providers._response.parser import BaseStreamParser, read_response, response_message, run_parser
+from agentmsg.providers._response.partial_json import json_fragment_writer
+from agentmsg.providers._response.payload import base64_source, safe_int, usage_dict
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -289,7 +288,7 @@ class _GeminiWalk(TurnWalk):
         kind, mime = media_kind(block)
         inline = mime is None
         if inline and not ctx.options.media.allow_download and block.source.type == "url":
-            from ._media import scheme_of
+            from agentmsg.providers._request.media import scheme_of
 
             if scheme_of(block.source.url) in ("http", "https"):
                 label = F.block_label(block)

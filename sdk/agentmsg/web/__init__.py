@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._asgi import EventStream
+from agentmsg.web._asgi import EventStream
 
 if TYPE_CHECKING:
-    from ._viewer import CSP, viewer_app
+    from agentmsg.web._viewer import CSP, viewer_app
 
 __all__ = ["CSP", "EventStream", "viewer_app"]
 
@@ -22,7 +22,7 @@ __all__ = ["CSP", "EventStream", "viewer_app"]
 def __getattr__(name: str) -> Any:
     # The viewer needs Starlette (the `web` extra); EventStream needs nothing.
     if name in ("viewer_app", "CSP"):
-        from . import _viewer
+        from agentmsg.web import _viewer
 
         return getattr(_viewer, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from .._sse import encode_event
+from agentmsg._wire.sse import encode_event
 
 __all__ = ["EventStream"]
 

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ._asgi import EventStream, Receive, Scope, Send
+from agentmsg.web._asgi import EventStream, Receive, Scope, Send
 
 __all__ = ["CSP", "viewer_app"]
 

@@ -1,4 +1,4 @@
-// JSON values as agentmsg's Python codec sees them (agentmsg/_json.py): what can be written back, and
+// JSON values as agentmsg's Python codec sees them (agentmsg/_codec/jsontext.py): what can be written back, and
 // the one reader whose verdict decides "valid JSON" for tool-call arguments. JavaScript's JSON.parse
 // accepts more (lone surrogate escapes, integers beyond 64 bits, numbers that overflow to Infinity):
 // those are refused here, so both runtimes agree on what is valid.

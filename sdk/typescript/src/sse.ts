@@ -1,5 +1,5 @@
 // An incremental text/event-stream parser, as the WHATWG HTML spec says and as agentmsg's Python
-// SSEDecoder does (agentmsg/_sse.py): LF, CRLF and CR line ends (also split across chunks), a leading
+// SSEDecoder does (agentmsg/_wire/sse.py): LF, CRLF and CR line ends (also split across chunks), a leading
 // BOM, comment lines, multi-line `data`, `event`, `id` (ignored when it holds NUL) and `retry`. Nothing
 // changes silently: invalid UTF-8 is replaced by U+FFFD as the spec says and reported on the event (rule
 // `utf-8`; in text chunks, a lone UTF-16 surrogate likewise), and `close()` reports an event the stream

@@ -33,8 +33,7 @@ from agentmsg.blocks import (
 )
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.message import Msg
-
-from ._media import MediaPolicy, data_url_mime, scheme_of
+from agentmsg.providers._request.media import MediaPolicy, data_url_mime, scheme_of
 
 __all__ = [
     "ERROR",

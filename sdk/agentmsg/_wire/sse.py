@@ -17,10 +17,10 @@ from typing import Any, ClassVar
 import attrs
 import orjson
 
-from ._limits import limits
-from ._native import speedups
-from ._values import starts_values
-from .errors import Problem, ValidationError
+from agentmsg._codec.limits import limits
+from agentmsg._native import speedups
+from agentmsg._wire.values import starts_values
+from agentmsg.errors import Problem, ValidationError
 
 __all__ = ["FormatSniffer", "JSONDataDecoder", "SSEDecoder", "SSEEvent", "Sniffer", "encode_event", "sniff"]
 
@@ -118,7 +118,7 @@ class Sniffer:
 class FormatSniffer:
     """A body's format from its first bytes, as they arrive: ``feed(chunk)`` is None until they tell, then
     ``"sse"`` (:class:`Sniffer`), ``"values"`` (JSON values one after another: the body starts with ``[``, or
-    with ``{`` alone on its first line, :func:`agentmsg._values.starts_values`) or ``"jsonl"``. A body that
+    with ``{`` alone on its first line, :func:`agentmsg._wire.values.starts_values`) or ``"jsonl"``. A body that
     ends undecided (blanks, or ``{`` and blanks) is JSON lines. :attr:`head` is every byte fed so far. Each
     byte is looked at once; at most 64 KiB is held undecided."""
 

@@ -1,5 +1,5 @@
 """Lines out of a byte stream: the one line splitter, for JSON lines of agent events
-(:mod:`agentmsg.events.stream`) and of provider bodies (:mod:`agentmsg.providers._framing`).
+(:mod:`agentmsg.events.stream`) and of provider bodies (:mod:`agentmsg._wire.framing`).
 
 It works in time linear in the input and holds at most one line: bytes are handed over in *runs* of
 whole lines (``data[start:end]``, no final newline; bytes in memory are not copied), and a line longer

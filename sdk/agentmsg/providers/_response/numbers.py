@@ -34,7 +34,7 @@ def overflowed(value: Any) -> bool:
 
 def json_text_of(value: Any) -> str:
     """Compact JSON text of a value read from JSON (dicts, lists, strings, numbers, booleans, None), at any depth
-    (no recursion) and with integers of any size, for what orjson cannot write (:meth:`~agentmsg.providers._builder.StreamBuilder.json_text`)."""
+    (no recursion) and with integers of any size, for what orjson cannot write (:meth:`~agentmsg.providers._response.builder.StreamBuilder.json_text`)."""
     out: list[str] = []
     stack: list[Any] = [value]
     while stack:
@@ -69,7 +69,7 @@ def json_text_of(value: Any) -> str:
 class HugeNumber(float):
     """A number a payload holds that a double cannot (``1e400``): infinite as a float, its JSON text kept in
     ``text`` (:func:`loads_beyond_double`). No JSON writer takes it (orjson and msgspec refuse a float subclass), so
-    it never becomes a rounded number or a null: a call's arguments keep its text (:meth:`~agentmsg.providers._builder.StreamBuilder.json_text`),
+    it never becomes a rounded number or a null: a call's arguments keep its text (:meth:`~agentmsg.providers._response.builder.StreamBuilder.json_text`),
     a count or a text field that holds it is no count or text (:func:`safe_int`, :meth:`StreamBuilder.string`)."""
 
     __slots__ = ("text",)

@@ -17,10 +17,9 @@ import orjson
 
 from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg, MsgRole
-
-from . import _format as F
-from ._format import Context
-from ._walk import Walk
+from agentmsg.providers._request import context as F
+from agentmsg.providers._request.context import Context
+from agentmsg.providers._request.walk import Walk
 
 _USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
 _dumps = orjson.dumps

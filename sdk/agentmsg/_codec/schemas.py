@@ -27,9 +27,9 @@ from typing import Any
 import jsonschema_rs
 import orjson
 
-from ._json import _STRICT, check_json_value
-from ._limits import MAX_WRITABLE_DEPTH, limits
-from .errors import Problem, SizeLimitError, ValidationError, pointer_of
+from agentmsg._codec.jsontext import _STRICT, check_json_value
+from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of
 
 BASE_URI = "https://agentmsg.dev/schemas/v1/"
 
@@ -586,7 +586,7 @@ def find_unknown_keys(instance: Any, kind: str = "msg") -> list[Problem]:
 
 
 def check_depth(instance: Any, kind: str | None = None) -> None:
-    """Deprecated name of :func:`agentmsg._json.check_json_value` (kept for callers inside the package)."""
+    """Deprecated name of :func:`agentmsg._codec.jsontext.check_json_value` (kept for callers inside the package)."""
     check_json_value(instance, kind)
 
 
@@ -611,7 +611,7 @@ def validate(instance: Any, kind: str = "msg", *, strict: bool = False) -> None:
     """Validate a parsed JSON value against the canonical schema of ``kind``.
 
     Raises :class:`ValidationError` listing every problem with its JSON pointer and rule (first the value
-    must be JSON that can be written back: see :func:`agentmsg._json.check_json_value`). Keys a schema does
+    must be JSON that can be written back: see :func:`agentmsg._codec.jsontext.check_json_value`). Keys a schema does
     not declare are accepted (they are kept and written back; :func:`find_unknown_keys` lists them) unless
     ``strict``, which rejects them (rule ``additionalProperties``). ``kind`` is one of ``msg``,
     ``content-block``, ``source``, ``chat-usage``, ``event``, ``generate-reason``."""

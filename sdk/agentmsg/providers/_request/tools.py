@@ -27,8 +27,7 @@ from typing import Any, Final
 import attrs
 
 from agentmsg.errors import ValidationError
-
-from ._format import Context
+from agentmsg.providers._request.context import Context
 
 __all__ = ["ToolChoice", "ToolDef", "gemini_schema", "normalize_tool_choice", "normalize_tools"]
 

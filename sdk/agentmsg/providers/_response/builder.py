@@ -21,7 +21,7 @@ on every event, so ``reduce_events(events)`` is choice 0 and ``reduce_events(eve
 is choice 1.
 
 A non-streaming response is written through a builder too, as the events its stream would give
-(:func:`agentmsg.providers._stream.read_response`).
+(:func:`agentmsg.providers._response.parser.read_response`).
 
 The values it writes are read from payloads by :mod:`._payload`; JSON numbers a double cannot hold, by
 :mod:`._numbers`.
@@ -45,12 +45,12 @@ from typing import Any
 import msgspec
 import orjson
 
-from .._json import has_lone_surrogate, json_type
-from .._json import loads as codec_loads
-from ..errors import Problem, ValidationError
-from ._common import MINTED_ID
-from ._numbers import first_beyond_double, json_text_of, overflowed
-from ._payload import shown, text_or_none
+from agentmsg._codec.jsontext import has_lone_surrogate, json_type
+from agentmsg._codec.jsontext import loads as codec_loads
+from agentmsg.errors import Problem, ValidationError
+from agentmsg.providers._request.common import MINTED_ID
+from agentmsg.providers._response.numbers import first_beyond_double, json_text_of, overflowed
+from agentmsg.providers._response.payload import shown, text_or_none
 
 __all__ = [
     "ERROR_EVENT",

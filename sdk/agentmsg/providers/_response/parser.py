@@ -1,10 +1,10 @@
 """Provider chunks -> agentmsg AgentEvents: the parser every provider stream parser extends.
 
 A provider parser (``providers/<provider>.py``, section ``# ---- stream``) subclasses :class:`BaseStreamParser`:
-the body's bytes go through the :class:`~agentmsg.providers._framing.Framer` (SSE, JSON lines or JSON values),
+the body's bytes go through the :class:`~agentmsg._wire.framing.Framer` (SSE, JSON lines or JSON values),
 each payload is decoded here (``[DONE]``, payloads that are not JSON, lone surrogate escapes, a payload after
 the end), and the provider's :meth:`BaseStreamParser.payload` drives a
-:class:`~agentmsg.providers._builder.StreamBuilder`, which writes the AgentEvents; the one
+:class:`~agentmsg.providers._response.builder.StreamBuilder`, which writes the AgentEvents; the one
 :class:`agentmsg.Reducer` folds them into the message. No provider keeps an accumulator of its own.
 
 A non-streaming response is turned into the events its stream would give (:func:`read_response` reads
@@ -19,15 +19,15 @@ from typing import Any, ClassVar
 
 import orjson
 
-from .._json import INT_MAX, INT_MIN, check_json_value, json_type, parse_fast
-from .._json import loads as json_loads
-from .._native import speedups
-from ..errors import Problem, ValidationError
-from ..events.reducer import reduce_events
-from ..message import Msg
-from ._builder import StreamBuilder
-from ._framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
-from ._numbers import HugeNumber, loads_beyond_double
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, check_json_value, json_type, parse_fast
+from agentmsg._codec.jsontext import loads as json_loads
+from agentmsg._native import speedups
+from agentmsg._wire.framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Framer, RawUTF8, StrayLine, as_chunks
+from agentmsg.errors import Problem, ValidationError
+from agentmsg.events.reducer import reduce_events
+from agentmsg.message import Msg
+from agentmsg.providers._response.builder import StreamBuilder
+from agentmsg.providers._response.numbers import HugeNumber, loads_beyond_double
 
 __all__ = ["BaseStreamParser", "read_response", "response_message", "run_parser"]
 

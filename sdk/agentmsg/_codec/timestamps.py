@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-from .errors import ValidationError
+from agentmsg.errors import ValidationError
 
 __all__ = ["event_now", "java_form_of_instant", "now_timestamp", "parse_timestamp"]
 

@@ -1,4 +1,4 @@
-"""URL downloads for media (the network half of :class:`~agentmsg.providers._media.MediaPolicy`).
+"""URL downloads for media (the network half of :class:`~agentmsg.providers._request.media.MediaPolicy`).
 
 A :class:`Downloader` fetches an http(s) URL for one media session: the name resolved once, within the
 timeout, and the connection made to an address checked (no private, loopback, link-local or otherwise

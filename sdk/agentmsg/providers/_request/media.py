@@ -30,9 +30,8 @@ from urllib.parse import unquote_to_bytes, urlsplit
 import attrs
 
 from agentmsg.errors import ValidationError
-
-from ._download import Downloader
-from ._files import LocalFiles
+from agentmsg.providers._request.download import Downloader
+from agentmsg.providers._request.files import LocalFiles
 
 __all__ = ["Media", "MediaPolicy", "MediaSession", "guess_mime"]
 

@@ -30,9 +30,9 @@ import attrs
 import msgspec
 import orjson
 
-from ._converter import _hints, _strip_optional, _wire_fields
-from ._limits import MAX_WRITABLE_DEPTH, limits
-from ._schemas import _absolute, _by_id, _union_tags, _validator, closed_document, schema_uri
+from agentmsg._codec.converter import _hints, _strip_optional, _wire_fields
+from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
+from agentmsg._codec.schemas import _absolute, _by_id, _union_tags, _validator, closed_document, schema_uri
 
 __all__ = ["FastPath", "Unsupported"]
 

@@ -15,11 +15,10 @@ from typing import Any
 
 from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg, MsgRole
-
-from . import _format as F
-from ._common import MINTED_ID
-from ._format import Context
-from ._walk import Walk
+from agentmsg.providers._request import context as F
+from agentmsg.providers._request.common import MINTED_ID
+from agentmsg.providers._request.context import Context
+from agentmsg.providers._request.walk import Walk
 
 _USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
 USER = "user"

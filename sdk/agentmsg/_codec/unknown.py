@@ -19,11 +19,11 @@ from typing import Any
 
 import attrs
 
-from ._converter import _generated_base, known_keys, unstructure_hooks
-from ._json import depth_error
-from ._schemas import KINDS, schema_documents
-from ._schemas import find_unknown_keys as _find_in_json
-from .errors import Problem, ValidationError
+from agentmsg._codec.converter import _generated_base, known_keys, unstructure_hooks
+from agentmsg._codec.jsontext import depth_error
+from agentmsg._codec.schemas import KINDS, schema_documents
+from agentmsg._codec.schemas import find_unknown_keys as _find_in_json
+from agentmsg.errors import Problem, ValidationError
 
 __all__ = ["find_unknown_keys", "normalise_unknown_keys"]
 

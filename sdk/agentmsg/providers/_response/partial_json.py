@@ -6,8 +6,8 @@ from typing import Any
 
 import orjson
 
-from .._limits import limits
-from ._numbers import HugeNumber
+from agentmsg._codec.limits import limits
+from agentmsg.providers._response.numbers import HugeNumber
 
 __all__ = ["json_fragment_writer"]
 

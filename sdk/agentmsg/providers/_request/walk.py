@@ -16,9 +16,8 @@ from typing import Any
 
 from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock
 from agentmsg.message import Msg, MsgRole
-
-from . import _format as F
-from ._format import Context
+from agentmsg.providers._request import context as F
+from agentmsg.providers._request.context import Context
 
 _USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
 

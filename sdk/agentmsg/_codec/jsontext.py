@@ -23,8 +23,8 @@ from typing import Any
 import msgspec
 import orjson
 
-from ._limits import MAX_WRITABLE_DEPTH, limits
-from .errors import Problem, SizeLimitError, ValidationError, pointer_of
+from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
+from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of
 
 __all__ = [
     "INT_MAX",

@@ -42,9 +42,9 @@ import attrs
 import cattrs
 import orjson
 
-from ._json import encode_error
-from ._native import speedups as _speedups  # the optional C writer (None: pure Python)
-from ._schemas import schema_documents
+from agentmsg._codec.jsontext import encode_error
+from agentmsg._codec.schemas import schema_documents
+from agentmsg._native import speedups as _speedups  # the optional C writer (None: pure Python)
 
 _NativeEncode = Callable[[object, dict[type, object], Callable[[Any], Any], Callable[[Any], bytes]], "bytes | None"]
 _native_encode: _NativeEncode | None = _speedups.encode if _speedups is not None else None

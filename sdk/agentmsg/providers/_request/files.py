@@ -1,4 +1,4 @@
-"""Local files for media (the file half of :class:`~agentmsg.providers._media.MediaPolicy`).
+"""Local files for media (the file half of :class:`~agentmsg.providers._request.media.MediaPolicy`).
 
 A file is read only under ``allowed_roots`` (after resolving ``..`` and symlinks, so neither traversal nor a
 symlink can leave a root; opened from the root following no symlink, so neither can a directory swapped for
@@ -15,8 +15,7 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from agentmsg.errors import ValidationError
-
-from ._download import split_url
+from agentmsg.providers._request.download import split_url
 
 __all__ = ["LocalFiles"]
 

@@ -1,8 +1,8 @@
 """Provider bodies -> payloads: :class:`Framer` turns raw bytes into payloads through the one SSE decoder
-(:class:`agentmsg._sse.SSEDecoder`), or reads JSON lines when the body is not SSE (a body that does not
+(:class:`agentmsg._wire.sse.SSEDecoder`), or reads JSON lines when the body is not SSE (a body that does not
 start with an SSE field or comment: DashScope's SDK-printed streams, logs, an error page), or JSON values
 one after another (a JSON array of chunks, pretty-printed payloads).
-:class:`~agentmsg.providers._stream.BaseStreamParser` reads each payload it gives."""
+:class:`~agentmsg.providers._response.parser.BaseStreamParser` reads each payload it gives."""
 
 from __future__ import annotations
 
@@ -11,11 +11,19 @@ from collections.abc import Iterable
 
 import attrs
 
-from .._limits import limits
-from .._lines import LineSplitter, Run
-from .._sse import _SSE_PREFIXES, SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEDecoder, SSEEvent, _event_end
-from .._values import ValueSplitter
-from ..errors import Problem
+from agentmsg._codec.limits import limits
+from agentmsg._wire.lines import LineSplitter, Run
+from agentmsg._wire.sse import (
+    _SSE_PREFIXES,
+    SNIFF_LIMIT,
+    FormatSniffer,
+    JSONDataDecoder,
+    SSEDecoder,
+    SSEEvent,
+    _event_end,
+)
+from agentmsg._wire.values import ValueSplitter
+from agentmsg.errors import Problem
 
 __all__ = [
     "RAW_CUT",
@@ -226,11 +234,11 @@ class _ProviderSSE(JSONDataDecoder):
 
 
 class Framer:
-    """Raw body chunks -> payloads (:class:`agentmsg._sse.SSEEvent`: event name, data text, problem): SSE
-    through :class:`SSEDecoder`, or JSON lines (the one line splitter, :class:`agentmsg._lines.LineSplitter`)
-    when the body does not start as SSE does (:func:`agentmsg._sse.sniff`, as for agent event streams: a
+    """Raw body chunks -> payloads (:class:`agentmsg._wire.sse.SSEEvent`: event name, data text, problem): SSE
+    through :class:`SSEDecoder`, or JSON lines (the one line splitter, :class:`agentmsg._wire.lines.LineSplitter`)
+    when the body does not start as SSE does (:func:`agentmsg._wire.sse.sniff`, as for agent event streams: a
     body that is neither, an HTML error page say, is then reported line by line, not skipped as SSE), or
-    JSON values one after another (:class:`agentmsg._values.ValueSplitter`) when it starts with ``[`` (a
+    JSON values one after another (:class:`agentmsg._wire.values.ValueSplitter`) when it starts with ``[`` (a
     JSON array of payloads: Gemini without ``alt=sse``, a saved list of chunks) or with ``{`` alone on its
     first line (pretty-printed payloads).
 
@@ -304,7 +312,7 @@ class Framer:
             self._scanned = 0
 
     def _decide(self, chunk: bytes) -> bytes:
-        """Read the body's first bytes until they tell its format (:class:`agentmsg._sse.FormatSniffer`, as
+        """Read the body's first bytes until they tell its format (:class:`agentmsg._wire.sse.FormatSniffer`, as
         ``reduce_stream`` tells them); then the bytes to parse."""
         assert self._format is not None
         kind = self._format.feed(chunk)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from agentmsg.blocks import AudioBlock, DataBlock, ImageBlock, VideoBlock
-
-from ._media import data_url_mime, guess_mime, scheme_of
+from agentmsg.providers._request.media import data_url_mime, guess_mime, scheme_of
 
 #: tool_use metadata key the stream builder writes and the formatters read: the call's id, when agentmsg minted it
 #: (the provider gave none, see StreamBuilder._start_call). A formatter for a provider that matches id-less calls by

@@ -1,5 +1,5 @@
 """Provider payload values read into event values: token counts and usage, base64 sources, fields of unexpected
-types. Every provider parser reads its payloads through these (and :class:`~agentmsg.providers._builder.StreamBuilder`
+types. Every provider parser reads its payloads through these (and :class:`~agentmsg.providers._response.builder.StreamBuilder`
 says what they cannot read)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
-from .._json import json_type
-from ._numbers import OVERFLOW, HugeNumber
+from agentmsg._codec.jsontext import json_type
+from agentmsg.providers._response.numbers import OVERFLOW, HugeNumber
 
 __all__ = ["LONG_MAX", "as_list", "as_object", "base64_source", "safe_int", "shown", "text_or_none", "usage_dict"]
 
@@ -50,7 +50,7 @@ def safe_int(value: Any, b: CountSayer | None = None, field: str = "") -> int | 
     """A token count as the usage schema wants it (a non-negative int), or None; counts saturate at Java's
     long maximum, as the reducer's sums do (an integer beyond 64 bits is such a count). Any other value but null
     (``"12"``, ``-3``, ``1.5``, ``true``, ``1e400``) is said by ``b``, when given, as ``field``'s
-    (:meth:`~agentmsg.providers._builder.StreamBuilder.no_count`): a plain count costs nothing more."""
+    (:meth:`~agentmsg.providers._response.builder.StreamBuilder.no_count`): a plain count costs nothing more."""
     if type(value) is int and value >= 0:
         return value if value <= LONG_MAX else LONG_MAX
     if type(value) is float and value >= 0 and value.is_integer():
