@@ -446,7 +446,8 @@ def test_registry_parses_for_its_variant(name: str, response: str, stream: str |
     body = (FIXTURES / response).read_bytes()
     assert origins(module("openai").parse_response(body)) == {"openai"}  # the module's default variant
     assert origins(provider.parse_response(body)) == {family}
-    assert origins(provider.parse_response(body, variant="openai")) == {"openai"}
+    with pytest.deprecated_call(match="variant= on a registry entry"):  # (the old way to another variant)
+        assert origins(provider.parse_response(body, variant="openai")) == {"openai"}
     starts = [e for e in provider.response_events(body) if e["type"] == "THINKING_BLOCK_START"]
     assert starts and {e["provider"] for e in starts} == {family}
     # the request the reply is replayed in keeps the reasoning (no thinking-dropped)
@@ -455,8 +456,10 @@ def test_registry_parses_for_its_variant(name: str, response: str, stream: str |
     if stream is not None:
         data = (FIXTURES / stream).read_bytes()
         assert origins(reduce_events(list(provider.parse_stream(data)))[0]) == {family}
-        parser = provider.StreamParser()
+        parser = provider.stream_parser()
         assert origins(reduce_events(parser.feed(data) + parser.close())[0]) == {family}
+        with pytest.deprecated_call(match="use stream_parser"):  # (the old name)
+            provider.StreamParser()  # type: ignore[attr-defined]
 
 
 # ---- Gemini: a reply replayed gives back its parts, signatures where they were -------------------------

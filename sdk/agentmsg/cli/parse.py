@@ -75,7 +75,7 @@ def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterato
     options: dict[str, Any] = {}
     if args.provider == "dashscope" and args.incremental is not None:
         options["incremental"] = args.incremental
-    parser = get(args.provider).StreamParser(**options)
+    parser = get(args.provider).stream_parser(**options)
     for chunk in chunks:
         yield parser.feed(chunk)
     yield parser.close()

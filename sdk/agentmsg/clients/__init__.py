@@ -16,7 +16,7 @@ provider's own message.
 
 from __future__ import annotations
 
-from agentmsg.clients._client import SPECS, AsyncClient, AsyncEventStream, Client, EventStream, ProviderSpec
+from agentmsg.clients._client import AsyncClient, AsyncEventStream, Client, EventStream, ProviderSpec, _specs
 from agentmsg.clients._errors import (
     APIConnectionError,
     APITimeoutError,
@@ -29,7 +29,6 @@ from agentmsg.clients._errors import (
 )
 
 __all__ = [
-    "SPECS",
     "APIConnectionError",
     "APITimeoutError",
     "AnthropicClient",
@@ -128,3 +127,16 @@ class AsyncDashScopeClient(AsyncClient):
     """:class:`AsyncClient` for ``dashscope`` (no provider argument needed)."""
 
     _pinned_provider = "dashscope"
+
+
+def __getattr__(attr: str) -> object:
+    if attr == "SPECS":  # deprecated: the registry's specs (agentmsg.providers.get(name).spec)
+        import warnings
+
+        warnings.warn(
+            "agentmsg.clients.SPECS is deprecated: use agentmsg.providers.get(name).spec",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _specs()
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")

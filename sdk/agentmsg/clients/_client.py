@@ -15,10 +15,8 @@ import socket
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Generator, Mapping, Sequence
-from types import ModuleType
 from typing import Any, ClassVar, TypeVar
 
-import attrs
 import httpx
 import orjson
 
@@ -35,50 +33,18 @@ from agentmsg.clients._errors import (
     ServerError,
 )
 from agentmsg.message import METADATA_GENERATE_REASON
-from agentmsg.providers import FormatOptions, FormattedRequest
+from agentmsg.providers import FormatOptions, FormattedRequest, Spec
 
-__all__ = ["SPECS", "AsyncClient", "AsyncEventStream", "Client", "EventStream", "ProviderSpec"]
-
-
-@attrs.frozen
-class ProviderSpec:
-    """How to reach one provider: its registry name (``agentmsg.providers.get(name)`` formats the
-    requests and parses the replies), default base URL, API-key environment variables and auth header."""
-
-    name: str
-    base_url: str
-    env: tuple[str, ...]
-    auth: str  # "bearer" | "x-api-key" | "x-goog-api-key"
-    headers: Mapping[str, str] = attrs.field(factory=dict)
+__all__ = ["AsyncClient", "AsyncEventStream", "Client", "EventStream", "ProviderSpec"]
 
 
-SPECS: dict[str, ProviderSpec] = {
-    s.name: s
-    for s in (
-        ProviderSpec("openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",), "bearer"),
-        ProviderSpec("deepseek", "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "bearer"),
-        ProviderSpec(
-            "dashscope-compatible",
-            "https://dashscope.aliyuncs.com/compatible-mode/v1",
-            ("DASHSCOPE_API_KEY",),
-            "bearer",
-        ),
-        ProviderSpec(
-            "anthropic",
-            "https://api.anthropic.com",
-            ("ANTHROPIC_API_KEY",),
-            "x-api-key",
-            {"anthropic-version": "2023-06-01"},
-        ),
-        ProviderSpec(
-            "gemini",
-            "https://generativelanguage.googleapis.com",
-            ("GOOGLE_API_KEY", "GEMINI_API_KEY"),  # google-genai: GOOGLE_API_KEY wins when both are set
-            "x-goog-api-key",
-        ),
-        ProviderSpec("dashscope", "https://dashscope.aliyuncs.com/api/v1", ("DASHSCOPE_API_KEY",), "bearer"),
-    )
-}
+#: Deprecated: the spec of each provider is ``agentmsg.providers.get(name).spec``
+ProviderSpec = Spec
+
+
+def _specs() -> dict[str, Spec]:
+    return {p.name: p.spec for p in providers.providers()}
+
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 #: Bytes of an error response's body read: enough for any provider's error; the rest is not read (a
@@ -194,12 +160,12 @@ class _Base:
         elif pinned is not None and provider != pinned:
             raise ValueError(f"{type(self).__name__} is for {pinned}, got provider {provider!r}")
         if provider is None:
-            raise ValueError(f"a provider is required: one of {', '.join(SPECS)}")
-        if provider not in SPECS:
-            raise ValueError(f"unknown provider {provider!r}; known: {', '.join(SPECS)}")
-        self.spec = SPECS[provider]
+            raise ValueError(f"a provider is required: one of {', '.join(providers.NAMES)}")
+        if provider not in providers.NAMES:
+            raise ValueError(f"unknown provider {provider!r}; known: {', '.join(providers.NAMES)}")
         self.provider = provider
         self.entry = providers.get(provider)  # the formatter and parsers, for this provider's variant
+        self.spec = self.entry.spec
         self.model = model
         self.api_key = (
             api_key if api_key is not None else next((os.environ[e] for e in self.spec.env if os.environ.get(e)), None)
@@ -221,11 +187,6 @@ class _Base:
         self.name = name
         self.extra_headers = dict(headers or {})
         self.format_options = format_options
-
-    @property
-    def module(self) -> ModuleType:
-        """The provider module (``agentmsg.providers.<name>``)."""
-        return self.entry.module
 
     def format(
         self,
@@ -312,11 +273,8 @@ class _Base:
     def parser(self, request: Any, started_at: float) -> Any:
         """The provider's StreamParser for a request (DashScope: incremental or cumulative as asked)."""
         opts = self._options(started_at)
-        if self.entry.module_name == "dashscope":
-            params = request.body.get("parameters") if isinstance(request.body, dict) else None
-            inc = params.get("incremental_output") if isinstance(params, dict) else None
-            opts["incremental"] = inc if isinstance(inc, bool) else None
-        return self.entry.StreamParser(**opts)
+        opts.update(self.entry.parser_options(request))
+        return self.entry.stream_parser(**opts)
 
     def _error(self, status: int, body: bytes, headers: httpx.Headers) -> ProviderError:
         message, parsed, request_id = _provider_message(body)

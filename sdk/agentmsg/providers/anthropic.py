@@ -1,4 +1,4 @@
-"""Anthropic Messages: request formatter; response and stream parsers (issue 10).
+"""Anthropic Messages: the spec, the request formatter, and the reader of whole replies and SSE streams.
 
 Layout (docs/formatters.md): SYSTEM messages -> top-level ``system``; user and assistant turns of
 content blocks, strictly alternating (consecutive messages of one role are merged, reported);
@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import orjson
@@ -24,20 +24,20 @@ from agentmsg.message import Msg
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
-from agentmsg.providers._request.tools import (
-    anthropic_tool_choice,
-    anthropic_tools,
-    normalize_tool_choice,
-    normalize_tools,
-)
+from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.tools import ToolChoice, ToolDef, anthropic_tool_choice, anthropic_tools
 from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
-from agentmsg.providers._response.parser import BaseStreamParser, read_response, response_message, run_parser
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
+from agentmsg.providers._response.reader import PayloadReader
+from agentmsg.providers.base import Entry, Spec
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MODEL",
+    "PROVIDERS",
+    "SPEC",
+    "Reader",
     "StreamParser",
     "format_request",
     "parse_response",
@@ -45,10 +45,24 @@ __all__ = [
     "response_events",
 ]
 
-DEFAULT_MODEL: Final = "claude-sonnet-4-5"
-DEFAULT_MAX_TOKENS: Final = 4096
+
+# ---- spec -----------------------------------------------------------------------------------------
+
+#: The Messages API version every request names (the ``anthropic-version`` header)
 API_VERSION: Final = "2023-06-01"
-FAMILIES: Final = ("anthropic",)
+SPEC: Final = Spec(
+    name="anthropic",
+    title="Anthropic",
+    base_url="https://api.anthropic.com",
+    env=("ANTHROPIC_API_KEY",),
+    auth="x-api-key",
+    headers={"anthropic-version": API_VERSION},
+    default_model="claude-sonnet-4-5",
+    families=("anthropic",),
+    client_class="AnthropicClient",
+)
+DEFAULT_MODEL: Final = SPEC.default_model
+DEFAULT_MAX_TOKENS: Final = 4096
 _IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _ID_BAD = re.compile(r"[^A-Za-z0-9_-]").search  # tool-call ids are [A-Za-z0-9_-]+
 _NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,128}")
@@ -60,7 +74,7 @@ _PARAMS: Final[Mapping[str, str | None]] = {
 }
 
 
-# ---- request (issue 9) ----------------------------------------------------------------------------
+# ---- request --------------------------------------------------------------------------------------
 
 
 def format_request(
@@ -81,53 +95,49 @@ def format_request(
     ``params``: ``max_tokens`` (default 4096), ``temperature``, ``top_p``, ``top_k``, ``stop``
     (-> ``stop_sequences``), ``thinking_budget`` (-> ``thinking``), ``parallel_tool_calls=False``
     (-> ``disable_parallel_tool_use``); other names pass through to the body."""
-    msgs = F.check_messages(messages)
-    opts = F.as_options(options)
-    tool_defs = normalize_tools(tools)
-    choice = normalize_tool_choice(tool_choice)
-    ctx = Context("anthropic", FAMILIES, opts, msgs, id_bad=_ID_BAD, tool_name_ok=_NAME_OK)
-    walk = _AnthropicWalk(ctx, multi_agent, agent_name)
-    try:
+
+    def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
+        walk = _AnthropicWalk(ctx, multi_agent, agent_name)
         turns = walk.run(msgs)
-    finally:
-        ctx.media.close()
-    F.require_turns(turns, ctx.provider)
-    params = dict(params)
-    body: dict[str, Any] = {
-        "model": model or DEFAULT_MODEL,
-        "max_tokens": params.pop("max_tokens", None) or DEFAULT_MAX_TOKENS,
-        "messages": turns,
-    }
-    system = walk.system_texts()
-    if system:
-        body["system"] = system[0] if len(system) == 1 else [{"type": "text", "text": t} for t in system]
-    if stream:
-        body["stream"] = True
-    if tool_defs:
-        body["tools"] = anthropic_tools(tool_defs, ctx)
-    parallel = params.pop("parallel_tool_calls", None)
-    if choice is not None and not tool_defs and choice.mode != "none":
-        ctx.report("/tool_choice", "param-dropped", "tool_choice without tools is not sent")
-    else:
-        tc = anthropic_tool_choice(choice, parallel if tool_defs else None, ctx)
+        F.require_turns(turns, ctx.provider)
+        extra = dict(params)
+        body: dict[str, Any] = {
+            "model": model or SPEC.default_model,
+            "max_tokens": extra.pop("max_tokens", None) or DEFAULT_MAX_TOKENS,
+            "messages": turns,
+        }
+        system = walk.system_texts()
+        if system:
+            body["system"] = system[0] if len(system) == 1 else [{"type": "text", "text": t} for t in system]
+        if stream:
+            body["stream"] = True
+        if tool_defs:
+            body["tools"] = anthropic_tools(tool_defs, ctx)
+        parallel = extra.pop("parallel_tool_calls", None)
+        tc = anthropic_tool_choice(usable_choice(ctx, choice, tool_defs), parallel if tool_defs else None, ctx)
         if tc is not None:
             body["tool_choice"] = tc
-    budget = params.pop("thinking_budget", None)
-    if budget is not None:
-        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-    stop = params.get("stop")
-    if isinstance(stop, str):
-        params["stop"] = [stop]
-    F.apply_params(ctx, params, _PARAMS, body)
-    _strip_final_assistant(turns, walk, ctx)
-    diagnostics = ctx.finish(strict)
-    return FormattedRequest(
-        body=body,
-        diagnostics=diagnostics,
-        model=body["model"],
-        path="/v1/messages",
-        headers={"anthropic-version": API_VERSION},
+        budget = extra.pop("thinking_budget", None)
+        if budget is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        stop = extra.get("stop")
+        if isinstance(stop, str):
+            extra["stop"] = [stop]
+        F.apply_params(ctx, extra, _PARAMS, body)
+        _strip_final_assistant(turns, walk, ctx)
+        return Draft(body=body, path="/v1/messages", model=body["model"], headers=dict(SPEC.headers))
+
+    return run_format(
+        SPEC,
+        messages,
+        build,
+        tools=tools,
+        tool_choice=tool_choice,
         stream=stream,
+        strict=strict,
+        options=options,
+        id_bad=_ID_BAD,
+        tool_name_ok=_NAME_OK,
     )
 
 
@@ -318,7 +328,7 @@ def _decode_text(data: str) -> str | None:
         return None
 
 
-# ---- response (issue 10) --------------------------------------------------------------------------
+# ---- payload reading: the values of a response and of a stream's events -----------------------------
 # An Anthropic Messages response becomes the events its stream would give, reduced by the one Reducer.
 
 
@@ -498,42 +508,7 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
         b.end_block(slot)
 
 
-def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
-    """The AgentEvents of a non-streaming Messages response. :class:`~agentmsg.ValidationError` for a body
-    that is not such a response."""
-    return read_response(body, "an Anthropic response", lambda obj: _response_events(obj, options))
-
-
-def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
-    if obj.get("type") not in ("message", "error") and not isinstance(obj.get("content"), list):
-        raise ValidationError.single("", "shape", "a Messages response is a message (type, content) or an error")
-    b = StreamBuilder(options.pop("provider", "anthropic"), **options)
-    if obj.get("type") == "error":
-        _error(b, obj)
-    else:
-        b.identify(obj.get("id"), obj.get("model"))
-        if isinstance(obj.get("usage"), dict):
-            b.set_usage(_usage(obj["usage"], b))
-        elif obj.get("usage") is not None:
-            b.no_usage("usage", obj["usage"])
-        b.choice(0)
-        for index, block in enumerate(as_list(obj.get("content"))):
-            if isinstance(block, dict):
-                _block(b, index, block, whole=True)
-        _finish(b, obj.get("stop_reason"))
-        _ending_not_kept(b, obj)
-        _request_not_kept(b, obj)
-    b.close(ended=True)  # a whole message without a stop reason is whole, as one that ends with message_stop
-    return b.drain()
-
-
-def parse_response(body: bytes | str | Mapping[str, Any], **options: Any) -> Msg:
-    """The assistant message of a Messages response: text, thinking with its signature, redacted
-    thinking, tool calls, usage, stop reason mapped to the generate reason."""
-    return response_message(response_events(body, **options), 0, "the Anthropic response")
-
-
-# ---- stream (issue 10) ----------------------------------------------------------------------------
+# ---- the reader of whole replies and stream events ------------------------------------------------
 
 
 #: The block type each delta type belongs to (the SDK's accumulator applies a delta only to a block of it).
@@ -549,16 +524,16 @@ _ENDED = object()  # a block whose content_block_stop came
 _TEXT_DELTA = b'{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":'
 
 
-class StreamParser(BaseStreamParser):
-    """Messages SSE -> AgentEvents, incrementally: blocks by ``index``; thinking with ``signature_delta``
-    (signature-only deltas), redacted thinking, ``input_json_delta`` fragments routed to their tool_use;
-    ``ping`` and unknown event types ignored; an ``error`` event mid-stream ends the reply interrupted
-    with everything before it kept (payloads after it are skipped and said, as after ``message_stop``)."""
+class Reader(PayloadReader):
+    """Messages payloads -> AgentEvents: a whole response (a message: text, thinking with its signature,
+    redacted thinking, tool calls, usage, stop reason mapped to the generate reason), and each event of an SSE
+    stream: blocks by ``index``; thinking with ``signature_delta`` (signature-only deltas), redacted thinking,
+    ``input_json_delta`` fragments routed to their tool_use; ``ping`` and unknown event types ignored; an
+    ``error`` event mid-stream ends the reply interrupted with everything before it kept (payloads after it are
+    skipped and said, as after ``message_stop``)."""
 
-    provider = "anthropic"
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(self, builder: StreamBuilder, spec: Spec, **options: Any) -> None:
+        super().__init__(builder, spec, **options)
         self._usage: dict[str, Any] = {}
         self._inputs: dict[str, str] = {}  # tool_use slot -> its start input (used when no delta comes)
         self._unknown_deltas: set[tuple[Any, ...]] = set()  # (slot, delta type[, case]) reported: unknown, misplaced
@@ -568,8 +543,29 @@ class StreamParser(BaseStreamParser):
         self._slots: dict[int, str] = {}  # block index -> its slot name (made once)
         self._foreign = 0  # payloads of no Anthropic event type (another provider's stream, say)
 
-    def payload(self, event: str, obj: dict[str, Any]) -> None:
-        b = self.builder
+    def reply(self, obj: Any) -> None:
+        b = self.b
+        if obj.get("type") not in ("message", "error") and not isinstance(obj.get("content"), list):
+            raise ValidationError.single("", "shape", "a Messages response is a message (type, content) or an error")
+        if obj.get("type") == "error":
+            _error(b, obj)
+        else:
+            b.identify(obj.get("id"), obj.get("model"))
+            if isinstance(obj.get("usage"), dict):
+                b.set_usage(_usage(obj["usage"], b))
+            elif obj.get("usage") is not None:
+                b.no_usage("usage", obj["usage"])
+            b.choice(0)
+            for index, block in enumerate(as_list(obj.get("content"))):
+                if isinstance(block, dict):
+                    _block(b, index, block, whole=True)
+            _finish(b, obj.get("stop_reason"))
+            _ending_not_kept(b, obj)
+            _request_not_kept(b, obj)
+        b.close(ended=True)  # a whole message without a stop reason is whole, as one that ends with message_stop
+
+    def chunk(self, event: str, obj: dict[str, Any]) -> None:
+        b = self.b
         kind = obj.get("type", event)
         if kind == "content_block_delta":
             delta = obj["delta"]
@@ -582,9 +578,9 @@ class StreamParser(BaseStreamParser):
             if block_kind != _DELTA_BLOCK.get(dkind, block_kind) and not self._misplaced(slot, dkind, block_kind):
                 return
             if dkind == "text_delta":
-                if block_kind == "text" and type(index) is int and type(self) is StreamParser:
+                if block_kind == "text" and type(index) is int and type(self) is Reader:
                     # the next text deltas of this block, in the API's bytes, are read as this one (in C); not in a
-                    # subclass, which may read payloads its own way (payload() would not see them)
+                    # subclass, which may read payloads its own way (chunk() would not see them)
                     self.route_text(_TEXT_DELTA % index, b"}}", slot)
                 b.text(delta.get("text") or "", slot=slot)
             elif dkind == "input_json_delta":
@@ -642,7 +638,7 @@ class StreamParser(BaseStreamParser):
             self._foreign += 1  # an event type not known (a newer API's: skipped, as the SDK skips it)
 
     def _message_start(self, m: Mapping[str, Any]) -> None:
-        b = self.builder
+        b = self.b
         self._started = True
         if b.opened() and m.get("id") and b.response_id and m.get("id") != b.response_id:
             b.problem(
@@ -673,9 +669,9 @@ class StreamParser(BaseStreamParser):
                 self._slots[index] = slot
         return slot
 
-    def end_payloads(self) -> None:
+    def end(self) -> None:
         if not self._started and self._foreign:
-            self.builder.problem(
+            self.b.problem(
                 "type",
                 f"no message_start, and {self._foreign} payloads of no Anthropic event type: not an Anthropic"
                 " stream? (they were skipped)",
@@ -699,13 +695,13 @@ class StreamParser(BaseStreamParser):
         if (slot, dkind, where) not in self._unknown_deltas:  # said once per block, delta type and case
             self._unknown_deltas.add((slot, dkind, where))
             what = "kept in a block of its own" if keep else "skipped (and any more like it)"
-            self.builder.problem("order", f"{dkind} for {where}: {what}")
+            self.b.problem("order", f"{dkind} for {where}: {what}")
         return keep
 
     def _add_usage(self, u: Any) -> None:
         if not isinstance(u, dict):
             if u is not None:
-                self.builder.no_usage("usage", u)
+                self.b.no_usage("usage", u)
             return
         # cumulative counts: last wins. Only the counts _usage reads are kept: the copy each event hands on stays
         # that small (a copy of every key any event gave was quadratic: one usage of many keys, then many events)
@@ -713,9 +709,15 @@ class StreamParser(BaseStreamParser):
             v = u.get(k)
             if v is not None:
                 self._usage[k] = v
-        self.builder.usage_later(_usage, dict(self._usage), "input_tokens")  # converted once, at the end
+        self.b.usage_later(_usage, dict(self._usage), "input_tokens")  # converted once, at the end
 
 
-def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
-    """AgentEvents of a Messages SSE body (whole, or an iterable of chunks as they arrive)."""
-    return run_parser(StreamParser(**options), chunks)
+# ---- the registry's entry and the module's functions -----------------------------------------------
+
+PROVIDER: Final = Entry(SPEC, format_request, Reader, __name__)
+PROVIDERS: Final = (PROVIDER,)
+
+response_events = PROVIDER.response_events
+parse_response = PROVIDER.parse_response
+parse_stream = PROVIDER.parse_stream
+StreamParser = PROVIDER.stream_parser

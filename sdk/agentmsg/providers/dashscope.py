@@ -1,4 +1,5 @@
-"""Alibaba DashScope native API: request formatter; response and stream parsers (issue 10).
+"""Alibaba DashScope native API: the spec, the request formatter, and the reader of whole replies and SSE
+streams.
 
 The body is ``{"model", "input": {"messages": [...]}, "parameters": {...}}``. The endpoint is
 multimodal generation when the model is a multimodal one (Qwen-VL, QVQ, Omni, Qwen3.5+, ...) or the
@@ -10,7 +11,7 @@ shape (``tool_calls``, ``tool`` messages with ``tool_call_id`` and ``name``, ``r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Final
 
@@ -22,15 +23,20 @@ from agentmsg.providers._request import context as F
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
-from agentmsg.providers._request.tools import normalize_tool_choice, normalize_tools, openai_tool_choice, openai_tools
+from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
 from agentmsg.providers._response.builder import StreamBuilder
-from agentmsg.providers._response.parser import BaseStreamParser, read_response, response_message, run_parser
 from agentmsg.providers._response.payload import as_object, base64_source, safe_int, usage_dict
+from agentmsg.providers._response.reader import PayloadReader
+from agentmsg.providers.base import Entry, Spec, StreamFlag
 
 __all__ = [
     "DEFAULT_MODEL",
     "MULTIMODAL_PATH",
+    "PROVIDERS",
+    "SPEC",
     "TEXT_PATH",
+    "Reader",
     "StreamParser",
     "format_request",
     "is_multimodal_model",
@@ -39,10 +45,33 @@ __all__ = [
     "response_events",
 ]
 
-DEFAULT_MODEL: Final = "qwen-plus"
+
+# ---- spec -----------------------------------------------------------------------------------------
+
+SPEC: Final = Spec(
+    name="dashscope",
+    title="DashScope",
+    base_url="https://dashscope.aliyuncs.com/api/v1",
+    env=("DASHSCOPE_API_KEY",),
+    auth="bearer",
+    default_model="qwen-plus",
+    families=("dashscope",),
+    stream_flags=(
+        StreamFlag(
+            flag="--cumulative",
+            option="incremental",
+            value=False,
+            help="DashScope native: each chunk repeats the text so far (incremental_output=false)",
+        ),
+        StreamFlag(
+            flag="--incremental", option="incremental", value=True, help="DashScope native: each chunk is new text"
+        ),
+    ),
+    client_class="DashScopeClient",
+)
+DEFAULT_MODEL: Final = SPEC.default_model
 TEXT_PATH: Final = "/services/aigc/text-generation/generation"
 MULTIMODAL_PATH: Final = "/services/aigc/multimodal-generation/generation"
-FAMILIES: Final = ("dashscope",)
 _NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
 _PARAMS: Final[Mapping[str, str | None]] = {}
 _HINTS: Final = {"image": ("min_pixels", "max_pixels"), "video": ("fps", "min_pixels", "max_pixels", "total_pixels")}
@@ -63,7 +92,7 @@ def is_multimodal_model(model: str) -> bool:
     )
 
 
-# ---- request (issue 9) ----------------------------------------------------------------------------
+# ---- request --------------------------------------------------------------------------------------
 
 
 def format_request(
@@ -84,43 +113,52 @@ def format_request(
     ``params`` go into ``parameters`` as they are (``temperature``, ``top_p``, ``top_k``,
     ``max_tokens``, ``stop``, ``seed``, ``enable_thinking``, ``thinking_budget`` (which also sets
     ``enable_thinking``), ``enable_search``, ...)."""
-    msgs = F.check_messages(messages)
-    opts = F.as_options(options)
-    tool_defs = normalize_tools(tools)
-    choice = normalize_tool_choice(tool_choice)
-    name = model or DEFAULT_MODEL
-    multimodal = is_multimodal_model(name) or _has_media(msgs)
-    ctx = Context("dashscope", FAMILIES, opts, msgs, tool_name_ok=_NAME_OK)
-    walk = _DashScopeWalk(ctx, multi_agent, agent_name, multimodal)
-    try:
+    name = model or SPEC.default_model
+
+    def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
+        multimodal = is_multimodal_model(name) or _has_media(msgs)
+        walk = _DashScopeWalk(ctx, multi_agent, agent_name, multimodal)
         out = walk.run(msgs)
-    finally:
-        ctx.media.close()
-    F.require_turns(out, ctx.provider)
-    parameters: dict[str, Any] = {"result_format": "message"}
-    if stream:
-        parameters["incremental_output"] = True
-    params = dict(params)
-    if params.get("thinking_budget") is not None:
-        params.setdefault("enable_thinking", True)
-    F.apply_params(ctx, params, _PARAMS, parameters)
-    if tool_defs:
-        parameters["tools"] = openai_tools(tool_defs, ctx, strict_field=False)
-    if choice is not None:
-        if tool_defs or choice.mode == "none":
+        F.require_turns(out, ctx.provider)
+        parameters: dict[str, Any] = {"result_format": "message"}
+        if stream:
+            parameters["incremental_output"] = True
+        extra = dict(params)
+        if extra.get("thinking_budget") is not None:
+            extra.setdefault("enable_thinking", True)
+        F.apply_params(ctx, extra, _PARAMS, parameters)
+        if tool_defs:
+            parameters["tools"] = openai_tools(tool_defs, ctx, strict_field=False)
+        choice = usable_choice(ctx, choice, tool_defs)
+        if choice is not None:
             parameters["tool_choice"] = openai_tool_choice(choice, ctx, required=False)
-        else:
-            ctx.report("/tool_choice", "param-dropped", "tool_choice without tools is not sent")
-    body = {"model": name, "input": {"messages": out}, "parameters": parameters}
-    diagnostics = ctx.finish(strict)
-    return FormattedRequest(
-        body=body,
-        diagnostics=diagnostics,
-        model=name,
-        path=MULTIMODAL_PATH if multimodal else TEXT_PATH,
-        headers={"X-DashScope-SSE": "enable"} if stream else {},
+        body = {"model": name, "input": {"messages": out}, "parameters": parameters}
+        return Draft(
+            body=body,
+            path=MULTIMODAL_PATH if multimodal else TEXT_PATH,
+            model=name,
+            headers={"X-DashScope-SSE": "enable"} if stream else {},
+        )
+
+    return run_format(
+        SPEC,
+        messages,
+        build,
+        tools=tools,
+        tool_choice=tool_choice,
         stream=stream,
+        strict=strict,
+        options=options,
+        tool_name_ok=_NAME_OK,
     )
+
+
+def _parser_options(request: FormattedRequest) -> dict[str, Any]:
+    """The stream parser options a request asks for: incremental output or not (``incremental_output``; the API's
+    default, when the request says nothing, is cumulative, but a server may differ: then told from the stream)."""
+    params = request.body.get("parameters") if isinstance(request.body, dict) else None
+    inc = params.get("incremental_output") if isinstance(params, dict) else None
+    return {"incremental": inc if isinstance(inc, bool) else None}
 
 
 def _has_media(msgs: Sequence[Msg]) -> bool:
@@ -181,7 +219,7 @@ class _DashScopeWalk(ChatWalk):
         return part
 
 
-# ---- response (issue 10) --------------------------------------------------------------------------
+# ---- payload reading: the values of a response and of a stream's chunks -------------------------------
 # A DashScope native generation response (text or multimodal) becomes the events its stream would give,
 # reduced by the one Reducer.
 
@@ -326,7 +364,7 @@ def _is_error(obj: Mapping[str, Any]) -> bool:
     return not obj.get("output") and isinstance(obj.get("code"), str) and bool(obj.get("code")) and "message" in obj
 
 
-#: The keys of a choice's message that hold only its reasoning and text (see _Reader.payload)
+#: The keys of a choice's message that hold only its reasoning and text (see Reader._read)
 _PLAIN_MESSAGE = frozenset(("content", "reasoning_content", "role"))
 
 
@@ -335,13 +373,23 @@ def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
         b.finish(i, reason, tool_calls=reason in _TOOL_FINISH, normal=reason == "stop")
 
 
-class _Reader:
-    """Reads native payloads into a builder. ``incremental``: True when each chunk carries only the new
-    text (``incremental_output=true``), False when it carries everything so far (the default of
-    ``incremental_output=false``), None to tell from the stream (see :meth:`_delta`)."""
+class Reader(PayloadReader):
+    """Native payloads -> AgentEvents: a whole text- or multimodal-generation response (``result_format``
+    ``message`` or ``text``: reasoning_content, content (string or parts), tool calls, usage, finish; choice
+    i > 0 under ``source: choice/i``), and each chunk of the native SSE stream (``id:`` / ``event:result`` /
+    ``:HTTP_STATUS/200`` / ``data:{...}``; also the JSON-lines form the SDK prints, ``requestId``): cumulative
+    usage (the last wins), ``finish_reason: "null"`` while streaming, tool-call continuations with ``id: ""``
+    and no index, an error payload (``code`` + ``message``) ending the reply interrupted (payloads after it
+    skipped and said).
 
-    def __init__(self, b: StreamBuilder, incremental: bool | None) -> None:
-        self.b = b
+    ``incremental``: True when each chunk carries only the new text (``incremental_output=true``), False when it
+    carries everything so far (the default of ``incremental_output=false``), None to tell from the stream (see
+    :meth:`_delta`)."""
+
+    options = ("incremental",)
+
+    def __init__(self, builder: StreamBuilder, spec: Spec, *, incremental: bool | None = None) -> None:
+        super().__init__(builder, spec)
         self.incremental = incremental
         self.seen: dict[tuple[int, str], str] = {}  # cumulative mode / detection: the text so far per field
         self.last_key: dict[int, Any] = {}
@@ -433,11 +481,63 @@ class _Reader:
             self.seen.clear()
             emit(value)
 
-    def end(self) -> None:
-        """The reply ends: a value still held is taken as cumulative output."""
+    def settle(self) -> None:
+        """No more text comes: a value still held to tell the mode is taken as cumulative output."""
         self._settle()
 
-    def payload(self, obj: Mapping[str, Any], whole: bool) -> None:
+    def end(self) -> None:
+        self.settle()
+        self.say_foreign("no DashScope shape (no output, usage or error)")
+
+    def reply(self, obj: Any) -> None:
+        if "output" not in obj and not _is_error(obj):
+            raise ValidationError.single("", "shape", "a DashScope response has an output (or a code and a message)")
+        output = as_object(obj.get("output"))
+        status = output.get("task_status")
+        failed = False
+        if status is not None and "choices" not in output and "text" not in output:
+            # An async task's status (GET /tasks/<task_id>): a FAILED one's code and message are the provider's
+            # error; any other (PENDING, RUNNING; SUCCEEDED with its results, an image task's URLs; UNKNOWN,
+            # CANCELED) is no chat reply (it read as an empty message, exit 0, a FAILED task's error lost)
+            failed = status == "FAILED" and isinstance(output.get("code"), str) and bool(output["code"])
+            if not failed:
+                why = "is not a reply: the reply is the task's result (GET /tasks/<task_id>)"
+                if status not in ("PENDING", "RUNNING"):
+                    why = "is no chat reply (an image, audio or file task's results are not read)"
+                raise ValidationError.single(
+                    "/output/task_status",
+                    "shape",
+                    f"an async task's submission or status (task_status {str(status)[:40]}, task_id"
+                    f" {str(output.get('task_id'))[:80]!r}) {why}",
+                )
+        b = self.b
+        if failed:
+            b.identify(obj.get("request_id"), None)
+            b.error(str(output.get("message"))[:1000], kind=output["code"], task_id=output.get("task_id"))
+            b.close()
+            return
+        self.incremental = True  # (a whole reply holds each text once)
+        self._read(obj, whole=True)
+        b.close(ended=True)  # the whole response: a choice without a finish reason is whole (no reason invented)
+
+    def chunk(self, event: str, obj: dict[str, Any]) -> None:
+        if event == "error" and not _is_error(obj):
+            self.settle()  # a value held to tell the mode is text received before the error
+            if not obj.get("message") and isinstance(obj.get("error"), dict):
+                obj = obj["error"]  # OpenAI's shape ({"error": {"message", ...}}: an `error:` line's, GPUStack's)
+            self.b.error(str(obj.get("message") or obj), kind=str(obj.get("code") or "provider_error"))
+        elif not obj.get("output") and _is_error(obj):
+            self.settle()
+            self._read(obj, whole=False)  # the error
+        elif "output" in obj or "usage" in obj:
+            self._read(obj, whole=False)
+            return
+        else:
+            self.foreign += 1  # (another provider's payload, a wrapper around one): said when the body ends
+            return
+        self.end_at_error()  # the provider's error ends the reply (the SDK's stream ends there)
+
+    def _read(self, obj: Mapping[str, Any], whole: bool) -> None:
         b = self.b
         output = obj.get("output")
         if not output and _is_error(obj):
@@ -601,93 +701,12 @@ class _Reader:
                 b.end_tool_call(key, choice=i)
 
 
-def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
-    """The AgentEvents of a non-streaming native response (choice i > 0 under ``source: choice/i``).
-    :class:`~agentmsg.ValidationError` for a body that is not such a response."""
-    return read_response(body, "a DashScope response", lambda obj: _response_events(obj, options))
+# ---- the registry's entry and the module's functions -----------------------------------------------
 
+PROVIDER: Final = Entry(SPEC, format_request, Reader, __name__, request_options=_parser_options)
+PROVIDERS: Final = (PROVIDER,)
 
-def _response_events(obj: Mapping[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
-    if "output" not in obj and not _is_error(obj):
-        raise ValidationError.single("", "shape", "a DashScope response has an output (or a code and a message)")
-    output = as_object(obj.get("output"))
-    status = output.get("task_status")
-    failed = False
-    if status is not None and "choices" not in output and "text" not in output:
-        # An async task's status (GET /tasks/<task_id>): a FAILED one's code and message are the provider's error;
-        # any other (PENDING, RUNNING; SUCCEEDED with its results, an image task's URLs; UNKNOWN, CANCELED) is no
-        # chat reply (it read as an empty message, exit 0, a FAILED task's error lost)
-        failed = status == "FAILED" and isinstance(output.get("code"), str) and bool(output["code"])
-        if not failed:
-            why = "is not a reply: the reply is the task's result (GET /tasks/<task_id>)"
-            if status not in ("PENDING", "RUNNING"):
-                why = "is no chat reply (an image, audio or file task's results are not read)"
-            raise ValidationError.single(
-                "/output/task_status",
-                "shape",
-                f"an async task's submission or status (task_status {str(status)[:40]}, task_id"
-                f" {str(output.get('task_id'))[:80]!r}) {why}",
-            )
-    b = StreamBuilder(options.pop("provider", "dashscope"), **options)
-    if failed:
-        b.identify(obj.get("request_id"), None)
-        b.error(str(output.get("message"))[:1000], kind=output["code"], task_id=output.get("task_id"))
-        b.close()
-        return b.drain()
-    _Reader(b, True).payload(obj, whole=True)
-    b.close(ended=True)  # the whole response: a choice without a finish reason is whole (no reason invented)
-    return b.drain()
-
-
-def parse_response(body: bytes | str | Mapping[str, Any], *, choice: int = 0, **options: Any) -> Msg:
-    """The assistant message of a native text- or multimodal-generation response (``result_format``
-    ``message`` or ``text``): reasoning_content, content (string or parts), tool calls, usage, finish."""
-    return response_message(response_events(body, **options), choice, "the DashScope response")
-
-
-# ---- stream (issue 10) ----------------------------------------------------------------------------
-
-
-class StreamParser(BaseStreamParser):
-    """Native SSE (``id:`` / ``event:result`` / ``:HTTP_STATUS/200`` / ``data:{...}``) -> AgentEvents.
-    Incremental and cumulative output (``incremental``: True, False, or None to tell from the stream),
-    cumulative usage (the last wins), ``finish_reason: "null"`` while streaming, tool-call continuations
-    with ``id: ""`` and no index, an error payload (``code`` + ``message``) ending the reply interrupted (payloads
-    after it skipped and said).
-    Also reads the JSON-lines form the SDK prints (``requestId``)."""
-
-    provider = "dashscope"
-
-    def __init__(self, *, incremental: bool | None = None, **options: Any) -> None:
-        super().__init__(**options)
-        self._reader = _Reader(self.builder, incremental)
-
-    def end_payloads(self) -> None:
-        self._reader.end()
-        self.say_foreign("no DashScope shape (no output, usage or error)")
-
-    def payload(self, event: str, obj: dict[str, Any]) -> None:
-        if event == "error" and not _is_error(obj):
-            self._reader.end()  # a value held to tell the mode is text received before the error
-            if not obj.get("message") and isinstance(obj.get("error"), dict):
-                obj = obj["error"]  # OpenAI's shape ({"error": {"message", ...}}: an `error:` line's, GPUStack's)
-            self.builder.error(str(obj.get("message") or obj), kind=str(obj.get("code") or "provider_error"))
-        elif not obj.get("output") and _is_error(obj):
-            self._reader.end()
-            self._reader.payload(obj, whole=False)  # the error
-        elif "output" in obj or "usage" in obj:
-            self._reader.payload(obj, whole=False)
-            return
-        else:
-            self.foreign += 1  # (another provider's payload, a wrapper around one): said when the body ends
-            return
-        self.end_at_error()  # the provider's error ends the reply (the SDK's stream ends there)
-
-
-def parse_stream(
-    chunks: Iterable[bytes | str] | bytes | str, *, incremental: bool | None = None, **options: Any
-) -> Iterator[dict[str, Any]]:
-    """AgentEvents of a native SSE body (whole, or an iterable of chunks as they arrive)."""
-    if incremental is not None:
-        options["incremental"] = incremental
-    return run_parser(StreamParser(**options), chunks)
+response_events = PROVIDER.response_events
+parse_response = PROVIDER.parse_response
+parse_stream = PROVIDER.parse_stream
+StreamParser = PROVIDER.stream_parser

@@ -1,5 +1,5 @@
-"""Google Gemini generateContent (REST JSON, camelCase): request formatter; response and stream
-parsers (issue 10).
+"""Google Gemini generateContent (REST JSON, camelCase): the spec, the request formatter, and the reader of
+whole replies and SSE streams.
 
 Layout (docs/formatters.md): SYSTEM messages -> ``systemInstruction``; ``user`` and ``model``
 contents of parts, never an empty part or an empty ``parts``; function calls with their
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -24,16 +24,21 @@ from agentmsg.errors import ValidationError
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
-from agentmsg.providers._request.tools import gemini_tool_config, gemini_tools, normalize_tool_choice, normalize_tools
+from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.tools import ToolChoice, ToolDef, gemini_tool_config, gemini_tools
 from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
-from agentmsg.providers._response.parser import BaseStreamParser, read_response, response_message, run_parser
 from agentmsg.providers._response.partial_json import json_fragment_writer
 from agentmsg.providers._response.payload import base64_source, safe_int, usage_dict
+from agentmsg.providers._response.reader import PayloadReader
+from agentmsg.providers.base import Entry, Spec
 
 __all__ = [
     "DEFAULT_MODEL",
+    "PROVIDERS",
     "SKIP_SIGNATURE",
+    "SPEC",
+    "Reader",
     "StreamParser",
     "format_request",
     "parse_response",
@@ -41,10 +46,22 @@ __all__ = [
     "response_events",
 ]
 
-DEFAULT_MODEL: Final = "gemini-2.5-flash"
+
+# ---- spec -----------------------------------------------------------------------------------------
+
+SPEC: Final = Spec(
+    name="gemini",
+    title="Gemini",
+    base_url="https://generativelanguage.googleapis.com",
+    env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),  # google-genai: GOOGLE_API_KEY wins when both are set
+    auth="x-goog-api-key",
+    default_model="gemini-2.5-flash",
+    families=("gemini", "google"),
+    client_class="GeminiClient",
+)
+DEFAULT_MODEL: Final = SPEC.default_model
 #: Google's documented placeholder for function calls that have no thought signature
 SKIP_SIGNATURE: Final = "skip_thought_signature_validator"
-FAMILIES: Final = ("gemini", "google")
 _NAME_OK = F.id_matcher(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}")
 _GENERATION: Final[Mapping[str, str | None]] = {
     "temperature": "temperature",
@@ -64,7 +81,7 @@ _GENERATION: Final[Mapping[str, str | None]] = {
 }
 
 
-# ---- request (issue 9) ----------------------------------------------------------------------------
+# ---- request --------------------------------------------------------------------------------------
 
 
 def format_request(
@@ -84,62 +101,58 @@ def format_request(
     when ``stream``). ``params``: ``temperature``, ``top_p``, ``top_k``, ``max_tokens``, ``stop``,
     ``seed``, ... go into ``generationConfig``; ``thinking_budget`` into its ``thinkingConfig``;
     other names pass through to the body (e.g. ``safetySettings``)."""
-    msgs = F.check_messages(messages)
-    opts = F.as_options(options)
-    tool_defs = normalize_tools(tools)
-    choice = normalize_tool_choice(tool_choice)
-    ctx = Context("gemini", FAMILIES, opts, msgs, tool_name_ok=_NAME_OK)
-    walk = _GeminiWalk(ctx, multi_agent, agent_name, model or DEFAULT_MODEL)
-    try:
+
+    def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
+        walk = _GeminiWalk(ctx, multi_agent, agent_name, model or SPEC.default_model)
         contents = walk.run(msgs)
-    finally:
-        ctx.media.close()
-    F.require_turns(contents, ctx.provider)
-    body: dict[str, Any] = {"contents": contents}
-    system = walk.system_texts()
-    if system:
-        body["systemInstruction"] = {"parts": [{"text": t} for t in system]}
-    if tool_defs:
-        body["tools"] = gemini_tools(tool_defs, ctx)
-    if choice is not None:
-        if tool_defs or choice.mode == "none":
+        F.require_turns(contents, ctx.provider)
+        body: dict[str, Any] = {"contents": contents}
+        system = walk.system_texts()
+        if system:
+            body["systemInstruction"] = {"parts": [{"text": t} for t in system]}
+        if tool_defs:
+            body["tools"] = gemini_tools(tool_defs, ctx)
+        choice = usable_choice(ctx, choice, tool_defs)
+        if choice is not None:
             body["toolConfig"] = gemini_tool_config(choice, ctx)
-        else:
-            ctx.report("/tool_choice", "param-dropped", "tool_choice without tools is not sent")
-    params = dict(params)
-    generation: dict[str, Any] = {}
-    budget = params.pop("thinking_budget", None)
-    stop = params.get("stop")
-    if isinstance(stop, str):
-        params["stop"] = [stop]
-    passthrough: dict[str, Any] = {}
-    for key, value in params.items():
-        if value is None:
-            continue
-        if key in _GENERATION:
-            F.apply_params(ctx, {key: value}, _GENERATION, generation)
-        else:
-            passthrough[key] = value
-    if budget is not None:
-        generation["thinkingConfig"] = {"thinkingBudget": budget, "includeThoughts": True}
-    if generation:
-        body["generationConfig"] = generation
-    body.update(passthrough)
-    name = model or DEFAULT_MODEL
-    if name.startswith("models/"):
-        name = name[len("models/") :]
-    # A tuned model is a resource of its own (tunedModels/...), as google-genai names it; any other name is a model's.
-    # Quoted: a character a URL gives a meaning to (?, #, %, a space) stays part of the name.
-    resource = name if name.startswith("tunedModels/") else f"models/{name}"
-    action = "streamGenerateContent?alt=sse" if stream else "generateContent"
-    diagnostics = ctx.finish(strict)
-    return FormattedRequest(
-        body=body,
-        diagnostics=diagnostics,
-        model=name,
-        path=f"/v1beta/{quote(resource, safe='/')}:{action}",
-        headers={},
+        extra = dict(params)
+        generation: dict[str, Any] = {}
+        budget = extra.pop("thinking_budget", None)
+        stop = extra.get("stop")
+        if isinstance(stop, str):
+            extra["stop"] = [stop]
+        passthrough: dict[str, Any] = {}
+        for key, value in extra.items():
+            if value is None:
+                continue
+            if key in _GENERATION:
+                F.apply_params(ctx, {key: value}, _GENERATION, generation)
+            else:
+                passthrough[key] = value
+        if budget is not None:
+            generation["thinkingConfig"] = {"thinkingBudget": budget, "includeThoughts": True}
+        if generation:
+            body["generationConfig"] = generation
+        body.update(passthrough)
+        name = model or SPEC.default_model
+        if name.startswith("models/"):
+            name = name[len("models/") :]
+        # A tuned model is a resource of its own (tunedModels/...), as google-genai names it; any other name is a
+        # model's. Quoted: a character a URL gives a meaning to (?, #, %, a space) stays part of the name.
+        resource = name if name.startswith("tunedModels/") else f"models/{name}"
+        action = "streamGenerateContent?alt=sse" if stream else "generateContent"
+        return Draft(body=body, path=f"/v1beta/{quote(resource, safe='/')}:{action}", model=name)
+
+    return run_format(
+        SPEC,
+        messages,
+        build,
+        tools=tools,
+        tool_choice=tool_choice,
         stream=stream,
+        strict=strict,
+        options=options,
+        tool_name_ok=_NAME_OK,
     )
 
 
@@ -335,7 +348,7 @@ def _b64_ok(value: str) -> bool:
     return base64.b64encode(raw).decode("ascii").rstrip("=") == text
 
 
-# ---- response (issue 10) --------------------------------------------------------------------------
+# ---- payload reading: the values of a response and of a stream's chunks -------------------------------
 # A Gemini generateContent response becomes the events its stream would give, reduced by the one Reducer.
 
 
@@ -900,64 +913,52 @@ def _after_error(b: StreamBuilder, skipped: int) -> None:
     b.problem("order", f"{skipped} payload(s) after the provider's error, which ended the reply: skipped")
 
 
-def response_events(body: bytes | str | Mapping[str, Any], **options: Any) -> list[dict[str, Any]]:
-    """The AgentEvents of a non-streaming generateContent response (candidate i > 0 under ``source: choice/i``),
-    or of a JSON array of streamed responses. :class:`~agentmsg.ValidationError` for a body that is neither."""
-    return read_response(body, "a Gemini response", lambda obj: _response_events(obj, options), arrays=True)
+# ---- the reader of whole replies and stream chunks -------------------------------------------------
 
 
-def _response_events(obj: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
-    if isinstance(obj, list):  # a streamGenerateContent response read without alt=sse: a JSON array
-        b = StreamBuilder(options.pop("provider", "gemini"), **options)
-        calls: dict[int, _Calls] = {}
-        for k, item in enumerate(obj):
-            if isinstance(item, dict) and _payload(b, _unwrapped(item), calls):
-                if k + 1 < len(obj):
-                    _after_error(b, len(obj) - k - 1)
-                break
-        b.close()
-        return b.drain()
-    if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
-        obj = _unwrapped(obj)
-    if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
-        raise ValidationError.single("", "shape", "a generateContent response has candidates (or an error): none here")
-    b = StreamBuilder(options.pop("provider", "gemini"), **options)
-    _payload(b, obj, {})
-    b.close(ended=True)  # the whole response: a candidate without a finishReason is whole (no reason invented)
-    return b.drain()
+class Reader(PayloadReader):
+    """generateContent payloads -> AgentEvents: a whole response (candidate i > 0 under ``source: choice/i``;
+    thought parts as thinking, thoughtSignature on thinking / tool calls, a signature on an answer part as a
+    signature-only thinking block, function calls, usage (output = candidates + thoughts), finish reason mapped
+    to the generate reason), a JSON array of streamed responses, and each chunk of
+    ``streamGenerateContent?alt=sse``: every chunk is a whole response holding the next parts; usage is
+    cumulative (the last wins). Streamed function-call arguments (``partialArgs`` / ``willContinue``) become
+    argument deltas of valid JSON text; a call's thoughtSignature goes on its TOOL_CALL_START; an ``error``
+    payload ends the reply interrupted (payloads after it are skipped and said)."""
 
+    arrays = True
 
-def parse_response(body: bytes | str | Mapping[str, Any], *, choice: int = 0, **options: Any) -> Msg:
-    """The assistant message of a generateContent response: thought parts as thinking, thoughtSignature
-    on thinking / tool calls (a signature on an answer part as a signature-only thinking block), function
-    calls, usage (output = candidates + thoughts), finish reason mapped to the generate reason."""
-    return response_message(response_events(body, **options), choice, "the Gemini response")
-
-
-# ---- stream (issue 10) ----------------------------------------------------------------------------
-
-
-class StreamParser(BaseStreamParser):
-    """streamGenerateContent?alt=sse -> AgentEvents, incrementally. Every chunk is a whole response
-    holding the next parts; usage is cumulative (the last wins). Streamed function-call arguments
-    (``partialArgs`` / ``willContinue``) become argument deltas of valid JSON text; a call's
-    thoughtSignature goes on its TOOL_CALL_START; an ``error`` payload ends the reply interrupted (payloads
-    after it are skipped and said)."""
-
-    provider = "gemini"
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(self, builder: StreamBuilder, spec: Spec, **options: Any) -> None:
+        super().__init__(builder, spec, **options)
         self._calls: dict[int, _Calls] = {}
 
-    def end_payloads(self) -> None:
+    def reply(self, obj: Any) -> None:
+        b = self.b
+        if isinstance(obj, list):  # a streamGenerateContent response read without alt=sse: a JSON array
+            for k, item in enumerate(obj):
+                if isinstance(item, dict) and _payload(b, _unwrapped(item), self._calls):
+                    if k + 1 < len(obj):
+                        _after_error(b, len(obj) - k - 1)
+                    break
+            b.close()
+            return
+        if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
+            obj = _unwrapped(obj)
+        if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
+            raise ValidationError.single(
+                "", "shape", "a generateContent response has candidates (or an error): none here"
+            )
+        _payload(b, obj, {})
+        b.close(ended=True)  # the whole response: a candidate without a finishReason is whole (no reason invented)
+
+    def end(self) -> None:
         # No payload comes after this one (an error, a cut, the end): updates a call's writer held are
         # written into its arguments (they came), before the reply closes the call.
         for i, calls in self._calls.items():
-            _write_held(self.builder, i, calls)
+            _write_held(self.b, i, calls)
         self.say_foreign("no generateContent response shape (no candidates, promptFeedback, usageMetadata or error)")
 
-    def payload(self, event: str, obj: dict[str, Any]) -> None:
+    def chunk(self, event: str, obj: dict[str, Any]) -> None:
         if event == "error" and not obj.get("error"):  # an SSE error event (a proxy's): its data is the error
             obj = {"error": obj}
         if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
@@ -965,10 +966,16 @@ class StreamParser(BaseStreamParser):
             if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
                 self.foreign += 1  # (another provider's payload, a proxy's wrapper): said at the end
                 return
-        if _payload(self.builder, obj, self._calls):
+        if _payload(self.b, obj, self._calls):
             self.end_at_error()  # the provider's error ends the reply (the SDK's stream raises there)
 
 
-def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
-    """AgentEvents of a streamGenerateContent SSE body (whole, or an iterable of chunks as they arrive)."""
-    return run_parser(StreamParser(**options), chunks)
+# ---- the registry's entry and the module's functions -----------------------------------------------
+
+PROVIDER: Final = Entry(SPEC, format_request, Reader, __name__)
+PROVIDERS: Final = (PROVIDER,)
+
+response_events = PROVIDER.response_events
+parse_response = PROVIDER.parse_response
+parse_stream = PROVIDER.parse_stream
+StreamParser = PROVIDER.stream_parser

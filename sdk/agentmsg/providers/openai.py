@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -27,14 +28,20 @@ from agentmsg.providers._request import context as F
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
 from agentmsg.providers._request.common import AUDIO_FORMATS, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
-from agentmsg.providers._request.tools import normalize_tool_choice, normalize_tools, openai_tool_choice, openai_tools
+from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
+from agentmsg.providers._response import parser
 from agentmsg.providers._response.builder import SNIFF_BYTES, StreamBuilder
-from agentmsg.providers._response.parser import BaseStreamParser, read_response, response_message, run_parser
 from agentmsg.providers._response.payload import as_list, as_object, base64_source, safe_int, usage_dict
+from agentmsg.providers._response.reader import PayloadReader
+from agentmsg.providers.base import Entry, Spec
 
 __all__ = [
+    "PROVIDERS",
+    "SPECS",
     "VARIANTS",
     "OpenAIVariant",
+    "Reader",
     "StreamParser",
     "format_request",
     "parse_response",
@@ -43,13 +50,48 @@ __all__ = [
 ]
 
 
+# ---- spec -----------------------------------------------------------------------------------------
+
+SPECS: Final = (
+    Spec(
+        name="openai",
+        title="OpenAI",
+        base_url="https://api.openai.com/v1",
+        env=("OPENAI_API_KEY",),
+        auth="bearer",
+        default_model="gpt-4o",
+        families=("openai",),
+        client_class="OpenAIClient",
+    ),
+    Spec(
+        name="deepseek",
+        title="DeepSeek",
+        base_url="https://api.deepseek.com",
+        env=("DEEPSEEK_API_KEY",),
+        auth="bearer",
+        default_model="deepseek-chat",
+        families=("deepseek",),
+        client_class="DeepSeekClient",
+    ),
+    Spec(
+        name="dashscope-compatible",
+        title="DashScope (compatible mode)",
+        base_url="https://dashscope.aliyuncs.com/compatible-mode/v1",
+        env=("DASHSCOPE_API_KEY",),
+        auth="bearer",
+        default_model="qwen-plus",
+        families=("dashscope",),
+        client_class="DashScopeCompatibleClient",
+    ),
+)
+_SPEC: Final = {spec.name: spec for spec in SPECS}
+
+
 @attrs.frozen(kw_only=True)
 class OpenAIVariant:
-    """What one OpenAI-compatible provider accepts."""
+    """What one OpenAI-compatible provider accepts (its spec has its name, default model and families)."""
 
     name: str
-    families: tuple[str, ...]  # thinking metadata ``provider`` values replayed as native reasoning
-    default_model: str
     reasoning_field: str | None = None  # assistant field carrying reasoning text
     reasoning_current_turn_only: bool = False  # replay reasoning only after the last user message
     send_name: bool = True
@@ -68,6 +110,7 @@ class OpenAIVariant:
     custom_tools: bool = False  # custom tool calls (free-text input, GPT-5) sent back as such
     google_signatures: bool = False  # calls' Gemini thought signatures sent in extra_content (Google's endpoint)
     refusals: bool = False  # a parsed refusal (message.refusal) sent back in the assistant's refusal field
+    thinking_budget_enables: bool = False  # thinking_budget also sets enable_thinking (DashScope's extension)
 
 
 VARIANTS: Final[dict[str, OpenAIVariant]] = {
@@ -75,8 +118,6 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
     for v in (
         OpenAIVariant(
             name="openai",
-            families=("openai",),
-            default_model="gpt-4o",
             id_max=40,
             custom_tools=True,
             google_signatures=True,
@@ -85,8 +126,6 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
         ),
         OpenAIVariant(
             name="deepseek",
-            families=("deepseek",),
-            default_model="deepseek-chat",
             reasoning_field="reasoning_content",
             reasoning_current_turn_only=True,
             files=False,
@@ -96,8 +135,6 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
         ),
         OpenAIVariant(
             name="dashscope-compatible",
-            families=("dashscope",),
-            default_model="qwen-plus",
             reasoning_field="reasoning_content",
             video=True,
             audio_urls=True,
@@ -107,13 +144,21 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
             required_choice=False,
             hint_role="user",
             drop_empty=True,
+            thinking_budget_enables=True,
             params={},
         ),
     )
 }
 
 
-# ---- request (issue 9) ----------------------------------------------------------------------------
+def _variant(variant: str) -> tuple[Spec, OpenAIVariant]:
+    v = VARIANTS.get(variant)
+    if v is None:
+        raise ValueError(f"unknown OpenAI variant {variant!r}; known: {', '.join(VARIANTS)}")
+    return _SPEC[variant], v
+
+
+# ---- request --------------------------------------------------------------------------------------
 
 
 def format_request(
@@ -136,47 +181,42 @@ def format_request(
     ``seed``, ...): common names are mapped to the variant's; others pass through to the body.
     Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for
     every lossy or error diagnostic."""
-    v = VARIANTS.get(variant)
-    if v is None:
-        raise ValueError(f"unknown OpenAI variant {variant!r}; known: {', '.join(VARIANTS)}")
-    msgs = F.check_messages(messages)
-    opts = F.as_options(options)
-    tool_defs = normalize_tools(tools)
-    choice = normalize_tool_choice(tool_choice)
-    ctx = Context(v.name, v.families, opts, msgs, tool_name_ok=_NAME_OK, id_max=v.id_max)
-    try:
+    spec, v = _variant(variant)
+
+    def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
         walk = _OpenAIWalk(ctx, v, multi_agent, agent_name)
         # Google's OpenAI-compatible endpoint (a Gemini model) takes a call's signature back in extra_content,
         # which OpenAI's own API refuses (its tool calls have no other field)
         walk.google_signatures = v.google_signatures and "gemini" in (model or "").lower()
         out = walk.run(msgs)
-    finally:
-        ctx.media.close()
-    F.require_turns(out, ctx.provider)
-    body: dict[str, Any] = {"model": model or v.default_model, "messages": out}
-    if stream:
-        body["stream"] = True
-        if v.stream_options:
-            body["stream_options"] = {"include_usage": True}
-    if tool_defs:
-        body["tools"] = openai_tools(tool_defs, ctx, strict_field=v.tool_strict, custom=v.custom_tools)
-    if choice is not None:
-        if tool_defs or choice.mode == "none":
+        F.require_turns(out, ctx.provider)
+        body: dict[str, Any] = {"model": model or spec.default_model, "messages": out}
+        if stream:
+            body["stream"] = True
+            if v.stream_options:
+                body["stream_options"] = {"include_usage": True}
+        if tool_defs:
+            body["tools"] = openai_tools(tool_defs, ctx, strict_field=v.tool_strict, custom=v.custom_tools)
+        choice = usable_choice(ctx, choice, tool_defs)
+        if choice is not None:
             body["tool_choice"] = openai_tool_choice(choice, ctx, required=v.required_choice)
-        else:
-            ctx.report("/tool_choice", "param-dropped", "tool_choice without tools is not sent")
-    params = dict(params)
-    if v.name == "dashscope-compatible" and params.get("thinking_budget") is not None:
-        params.setdefault("enable_thinking", True)
-    F.apply_params(ctx, params, v.params, body)
-    diagnostics = ctx.finish(strict)
-    return FormattedRequest(
-        body=body,
-        diagnostics=diagnostics,
-        model=body["model"],
-        path="/chat/completions",
-        headers={},
+        extra = dict(params)
+        if v.thinking_budget_enables and extra.get("thinking_budget") is not None:
+            extra.setdefault("enable_thinking", True)
+        F.apply_params(ctx, extra, v.params, body)
+        return Draft(body=body, path="/chat/completions", model=body["model"])
+
+    return run_format(
+        spec,
+        messages,
+        build,
+        tools=tools,
+        tool_choice=tool_choice,
         stream=stream,
+        strict=strict,
+        options=options,
+        tool_name_ok=_NAME_OK,
+        id_max=v.id_max,
     )
 
 
@@ -246,7 +286,7 @@ class _OpenAIWalk(ChatWalk):
         return {"type": "file", "file": file}
 
 
-# ---- response (issue 10) --------------------------------------------------------------------------
+# ---- payload reading: the values of a response and of a stream's chunks -------------------------------
 # An OpenAI Chat Completions response (and the compatible family: DeepSeek, DashScope compatible mode,
 # ...) becomes the events a stream of it would give, reduced by the one Reducer: parse_response and
 # reduce(parse_stream) cannot drift apart.
@@ -629,86 +669,64 @@ def _provider_error(b: StreamBuilder, err: Any) -> None:
         b.error(str(err))
 
 
-def _family(variant: str) -> str:
-    """The provider name kept in thinking provenance for a variant (``deepseek``, ``dashscope``, ...)."""
-    v = VARIANTS.get(variant)
-    return v.families[0] if v is not None else variant
+# ---- the reader of whole replies and stream chunks -------------------------------------------------
 
 
-def response_events(
-    body: bytes | str | Mapping[str, Any], *, variant: str = "openai", **options: Any
-) -> list[dict[str, Any]]:
-    """The AgentEvents of a non-streaming response (every choice; choice i > 0 under ``source: choice/i``).
-    :class:`~agentmsg.ValidationError` for a body that is not such a response."""
-    return read_response(body, "an OpenAI response", lambda obj: _response_events(obj, variant, options))
-
-
-def _response_events(obj: Mapping[str, Any], variant: str, options: dict[str, Any]) -> list[dict[str, Any]]:
-    if "choices" not in obj and not obj.get("error"):
-        raise ValidationError.single("", "shape", "a Chat Completions response has choices (or an error): none here")
-    b = StreamBuilder(options.pop("provider", _family(variant)), **options)
-    if obj.get("error") and not obj.get("choices"):
-        _provider_error(b, obj["error"])
-        b.close()
-        return b.drain()
-    b.identify(obj.get("id"), obj.get("model"))
-    usage = obj.get("usage")
-    if not usage:  # Moonshot / Kimi put it in the choice (in a stream's last chunk; a response's, if so, too)
-        usage = next((c["usage"] for c in as_list(obj.get("choices")) if isinstance(c, dict) and c.get("usage")), usage)
-    b.set_usage(_usage(usage, b))
-    _not_kept_response(b, obj)
-    for choice in as_list(obj.get("choices")):
-        if not isinstance(choice, dict):
-            continue
-        i = choice.get("index", 0) if type(choice.get("index")) is int else 0  # (not a boolean: choice/True)
-        m = as_object(choice.get("message"))
-        b.choice(i)
-        if "message" not in choice and "messages" in choice:
-            _legacy_messages(b, i, choice["messages"], None, {})
-        _message(b, i, m)
-        _not_kept_choice(b, i, choice)
-        _tool_calls(b, i, m, whole=True)
-        _finish(b, i, choice.get("finish_reason"))
-        _stop_not_kept(b, i, choice)
-    # The whole response is the provider's end of the reply: a choice without a finish reason (some compatible
-    # servers send none) is whole, as one that ends with [DONE] is (MODEL_STOP, or TOOL_CALLS with calls)
-    b.close(ended=True)
-    return b.drain()
-
-
-def parse_response(
-    body: bytes | str | Mapping[str, Any], *, choice: int = 0, variant: str = "openai", **options: Any
-) -> Msg:
-    """The assistant message of a Chat Completions response (choice ``choice``; ``variant`` names the
-    compatible provider, kept as the reasoning's provenance). Options: see :class:`StreamBuilder`."""
-    return response_message(response_events(body, variant=variant, **options), choice, "the OpenAI response")
-
-
-# ---- stream (issue 10) ----------------------------------------------------------------------------
-
-
-class StreamParser(BaseStreamParser):
-    """Chat Completions SSE (``data: {chunk}`` ... ``data: [DONE]``) -> AgentEvents, incrementally.
+class Reader(PayloadReader):
+    """Chat Completions payloads -> AgentEvents: a whole response (every choice; choice i > 0 under
+    ``source: choice/i``) and each chunk of an SSE stream (``data: {chunk}`` ... ``data: [DONE]``).
 
     Tool-call fragments are routed by ``index`` to their call (a new id at an index starts a new call),
     names are set once, ``reasoning_content`` / ``reasoning`` become thinking, ``refusal`` a text block of
-    its own, ``n > 1`` choices are kept apart (``source: choice/i``), the usage-only final chunk gives
-    the usage, and an ``error`` payload mid-stream ends the reply interrupted with everything before it kept
-    (payloads after it are skipped and said, as after ``[DONE]``)."""
+    its own, ``n > 1`` choices are kept apart, the usage-only final chunk gives the usage, and an ``error``
+    payload mid-stream ends the reply interrupted with everything before it kept (payloads after it are
+    skipped and said, as after ``[DONE]``)."""
 
-    provider = "openai"
-
-    def __init__(self, *, variant: str = "openai", **options: Any) -> None:
-        options.setdefault("provider", _family(variant))
-        super().__init__(**options)
+    def __init__(self, builder: StreamBuilder, spec: Spec, **options: Any) -> None:
+        super().__init__(builder, spec, **options)
         self._legacy_roles: dict[tuple[int, int], Any] = {}  # (choice, message) -> its role (_legacy_messages)
-        self.builder.ids_expected = True  # an id after the name is the call's (ChatCompletionStreamState)
 
-    def end_payloads(self) -> None:
+    def reply(self, obj: Any) -> None:
+        b = self.b
+        if "choices" not in obj and not obj.get("error"):
+            raise ValidationError.single(
+                "", "shape", "a Chat Completions response has choices (or an error): none here"
+            )
+        if obj.get("error") and not obj.get("choices"):
+            _provider_error(b, obj["error"])
+            b.close()
+            return
+        b.identify(obj.get("id"), obj.get("model"))
+        usage = obj.get("usage")
+        if not usage:  # Moonshot / Kimi put it in the choice (in a stream's last chunk; a response's, if so, too)
+            usage = next(
+                (c["usage"] for c in as_list(obj.get("choices")) if isinstance(c, dict) and c.get("usage")), usage
+            )
+        b.set_usage(_usage(usage, b))
+        _not_kept_response(b, obj)
+        for choice in as_list(obj.get("choices")):
+            if not isinstance(choice, dict):
+                continue
+            i = choice.get("index", 0) if type(choice.get("index")) is int else 0  # (not a boolean: choice/True)
+            m = as_object(choice.get("message"))
+            b.choice(i)
+            if "message" not in choice and "messages" in choice:
+                _legacy_messages(b, i, choice["messages"], None, {})
+            _message(b, i, m)
+            _not_kept_choice(b, i, choice)
+            _tool_calls(b, i, m, whole=True)
+            _finish(b, i, choice.get("finish_reason"))
+            _stop_not_kept(b, i, choice)
+        # The whole response is the provider's end of the reply: a choice without a finish reason (some compatible
+        # servers send none) is whole, as one that ends with [DONE] is (MODEL_STOP, or TOOL_CALLS with calls)
+        b.close(ended=True)
+
+    def end(self) -> None:
         self.say_foreign("no Chat Completions chunk shape (no choices, usage or error)")
 
-    def payload(self, event: str, obj: dict[str, Any]) -> None:
-        b = self.builder
+    def chunk(self, event: str, obj: dict[str, Any]) -> None:
+        b = self.b
+        b.ids_expected = True  # an id after the name is the call's (ChatCompletionStreamState)
         err = obj.get("error")  # null or {} on a chunk is no error (the SDK raises on a truthy one only)
         if event == "error":
             _provider_error(b, err or obj)
@@ -766,6 +784,42 @@ class StreamParser(BaseStreamParser):
             self.end_at_error()
 
 
-def parse_stream(chunks: Iterable[bytes | str] | bytes | str, **options: Any) -> Iterator[dict[str, Any]]:
+# ---- the registry's entries and the module's functions ---------------------------------------------
+
+PROVIDERS: Final = tuple(
+    Entry(spec, functools.partial(format_request, variant=spec.name), Reader, __name__) for spec in SPECS
+)
+_ENTRY: Final = {entry.spec.name: entry for entry in PROVIDERS}
+
+
+def _entry(variant: str) -> Entry:
+    _variant(variant)  # (an unknown variant: ValueError)
+    return _ENTRY[variant]
+
+
+def response_events(
+    body: bytes | str | Mapping[str, Any], *, variant: str = "openai", **options: Any
+) -> list[dict[str, Any]]:
+    """The AgentEvents of a non-streaming response (every choice; choice i > 0 under ``source: choice/i``).
+    :class:`~agentmsg.ValidationError` for a body that is not such a response."""
+    return _entry(variant).response_events(body, **options)
+
+
+def parse_response(
+    body: bytes | str | Mapping[str, Any], *, choice: int = 0, variant: str = "openai", **options: Any
+) -> Msg:
+    """The assistant message of a Chat Completions response (choice ``choice``; ``variant`` names the
+    compatible provider, kept as the reasoning's provenance). Options: see :class:`StreamBuilder`."""
+    return _entry(variant).parse_response(body, choice=choice, **options)
+
+
+def StreamParser(*, variant: str = "openai", **options: Any) -> parser.StreamParser:
+    """An incremental parser of a Chat Completions SSE body (``feed(chunk)``, ``close()``)."""
+    return _entry(variant).stream_parser(**options)
+
+
+def parse_stream(
+    chunks: Iterable[bytes | str] | bytes | str, *, variant: str = "openai", **options: Any
+) -> Iterator[dict[str, Any]]:
     """AgentEvents of a Chat Completions SSE body (whole, or an iterable of chunks as they arrive)."""
-    return run_parser(StreamParser(**options), chunks)
+    return _entry(variant).parse_stream(chunks, **options)

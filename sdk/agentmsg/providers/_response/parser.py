@@ -1,21 +1,22 @@
-"""Provider chunks -> agentmsg AgentEvents: the parser every provider stream parser extends.
+"""Provider bodies -> agentmsg AgentEvents: the one stream parser and the one whole-reply reader.
 
-A provider parser (``providers/<provider>.py``, section ``# ---- stream``) subclasses :class:`BaseStreamParser`:
-the body's bytes go through the :class:`~agentmsg._wire.framing.Framer` (SSE, JSON lines or JSON values),
-each payload is decoded here (``[DONE]``, payloads that are not JSON, lone surrogate escapes, a payload after
-the end), and the provider's :meth:`BaseStreamParser.payload` drives a
+:class:`StreamParser` serves every provider: the body's bytes go through the
+:class:`~agentmsg._wire.framing.Framer` (SSE, JSON lines or JSON values), each payload is decoded here
+(``[DONE]``, payloads that are not JSON, lone surrogate escapes, a payload after the end), and the provider's
+:class:`~agentmsg.providers._response.reader.PayloadReader` (``Reader.chunk``) drives a
 :class:`~agentmsg.providers._response.builder.StreamBuilder`, which writes the AgentEvents; the one
 :class:`agentmsg.Reducer` folds them into the message. No provider keeps an accumulator of its own.
 
-A non-streaming response is turned into the events its stream would give (:func:`read_response` reads
-the body, the provider writes through a builder) and reduced the same way (:func:`response_message`).
+A non-streaming response is turned into the events its stream would give (:func:`read_response` reads the
+body, the provider's ``Reader.reply`` writes through a builder) and reduced the same way
+(:func:`response_message`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -28,8 +29,12 @@ from agentmsg.events.reducer import reduce_events
 from agentmsg.message import Msg
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.numbers import HugeNumber, loads_beyond_double
+from agentmsg.providers._response.reader import PayloadReader
 
-__all__ = ["BaseStreamParser", "read_response", "response_message", "run_parser"]
+if TYPE_CHECKING:
+    from agentmsg.providers.base import Spec
+
+__all__ = ["StreamParser", "read_response", "response_message", "run_parser"]
 
 
 _ESCAPE = re.compile(r"\\\\|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # an escaped backslash, or a surrogate escape
@@ -71,7 +76,7 @@ def _without_lone_surrogates(data: str) -> str | None:
     return "".join(out)
 
 
-#: The string of a payload of a known shape, in C (see BaseStreamParser.route_text); None without agentmsg._speedups
+#: The string of a payload of a known shape, in C (see PayloadReader.route_text); None without agentmsg._speedups
 _string_between: Callable[[bytes, bytes, bytes], str | None] | None = getattr(speedups, "json_string_between", None)
 
 
@@ -80,28 +85,32 @@ def loads(data: str | bytes) -> Any:
     return orjson.loads(data)
 
 
-# ---- the incremental parser every provider's StreamParser extends ----------------------------------
+# ---- the incremental parser of every provider ----------------------------------------------------
 
 
-class BaseStreamParser:
+class StreamParser:
     """Raw body bytes in, AgentEvent dicts out: ``feed(chunk) -> events``, ``close() -> events``.
 
-    Framing (SSE or JSON lines), JSON decoding, the ``[DONE]`` sentinel and unreadable payloads are
-    handled here; a provider subclass implements :meth:`payload` (one decoded JSON payload and its SSE
-    event name) by driving :attr:`builder`. Keyword arguments go to :class:`StreamBuilder`."""
+    Framing (SSE, JSON lines or JSON values), JSON decoding, the ``[DONE]`` sentinel and unreadable payloads are
+    handled here; the provider's reader (``reader``, a :class:`PayloadReader` subclass) reads each decoded JSON
+    payload by driving :attr:`builder`. ``options``: the reader's own (``reader.options``), the rest go to the
+    :class:`StreamBuilder` (``provider``: the name kept as reasoning provenance, default the spec's first
+    family)."""
 
-    provider: ClassVar[str] = "unknown"
-
-    def __init__(self, **options: Any) -> None:
-        self.builder = StreamBuilder(options.pop("provider", self.provider), **options)
+    def __init__(self, reader: type[PayloadReader], spec: Spec, **options: Any) -> None:
+        own = {k: options.pop(k) for k in reader.options if k in options}
+        self.builder = StreamBuilder(options.pop("provider", spec.families[0]), **options)
+        self.reader = reader(self.builder, spec, **own)
         self._framer = Framer()
-        self.done = False  # the provider's end-of-stream signal was seen
         self._after_end = False  # a payload after the end was said (see _past_end)
         self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
         self._raw_said = False  # a JSON value on lines of no SSE field was said (see _raw)
         self._stray_said: set[str] = set()  # the kinds of lines of no SSE field (no JSON) said (see _data)
-        self.foreign = 0  # payloads of no shape the provider's parser knows, skipped (see say_foreign)
-        self._route: tuple[bytes, bytes, str] | None = None  # the text payloads' shape (see route_text)
+
+    @property
+    def done(self) -> bool:
+        """Whether the provider's end-of-stream signal was seen."""
+        return self.reader.done
 
     @property
     def problems(self) -> list[Problem]:
@@ -117,14 +126,15 @@ class BaseStreamParser:
             return b.drain()
         b.tick()
         framer = self._framer
+        reader = self.reader
         loads = orjson.loads
         between = _string_between
         for payload in framer.feed(chunk):
             data: str | bytes = payload.data
             # The common payload, inline (what _data does first): a simple event's data from the C scanner
             # (UTF-8, checked) holding a JSON object, before the provider's end of stream.
-            if type(data) is bytes and data[:1] == b"{" and payload.problem is None and not self.done:
-                route = self._route
+            if type(data) is bytes and data[:1] == b"{" and payload.problem is None and not reader.done:
+                route = reader.route
                 if route is not None and between is not None:
                     text = between(data, route[0], route[1])
                     if text is not None:  # a text payload of the shape the last payload's text had: route_text
@@ -134,7 +144,7 @@ class BaseStreamParser:
                         except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
                             self._shape(exc)
                         continue
-                    self._route = None  # another payload: read as below, which may set the route again
+                    reader.route = None  # another payload: read as below, which may set the route again
                 try:
                     obj = loads(data)
                 except orjson.JSONDecodeError:
@@ -143,7 +153,7 @@ class BaseStreamParser:
                     if type(obj) is dict:
                         b.payload = data
                         try:
-                            self.payload(payload.event, obj)
+                            reader.chunk(payload.event, obj)
                         except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
                             self._shape(exc)
                         continue
@@ -174,8 +184,8 @@ class BaseStreamParser:
         )
 
     def _data(self, event: str, data: str | bytes, problem: Problem | None) -> None:
-        self._route = None  # (every payload but the route's own is read by payload(), which may set it again)
-        if self.done:
+        self.reader.route = None  # (every payload but the route's own is read by chunk(), which may set it again)
+        if self.reader.done:
             self._past_end(event, data)
             return
         if type(data) is bytes:  # a simple event's data from the C scanner (UTF-8, checked) that feed's inline
@@ -203,8 +213,8 @@ class BaseStreamParser:
         if not data.strip() and event != "error":
             return  # an event without data (a ping's `data:`): no news, as the SDKs skip it
         if data.startswith("[DONE]"):  # as the OpenAI SDK reads it (a trailing space, say)
-            self.done = True
-            self.end_payloads()
+            self.reader.done = True
+            self.reader.end()
             self.builder.close(ended=True)
             return
         try:
@@ -231,7 +241,7 @@ class BaseStreamParser:
                 return
             if event == "error":  # an error event whose data is plain text ("Internal Server Error")
                 self.builder.error(data[:1000] or "error event without data")
-                self.end_at_error()
+                self.reader.end_at_error()
             elif problem is TRAILING:
                 self.builder.problem("incomplete", f"{problem.message}, and it is not JSON: skipped: {data[:80]!r}")
             else:
@@ -278,7 +288,7 @@ class BaseStreamParser:
     def _dispatch(self, event: str, obj: dict[str, Any], data: str | bytes) -> None:
         self.builder.payload = data
         try:
-            self.payload(event, obj)
+            self.reader.chunk(event, obj)
         except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
             self._shape(exc)
 
@@ -294,43 +304,6 @@ class BaseStreamParser:
             return
         self._dispatch(event, obj, data)
 
-    def payload(self, event: str, obj: dict[str, Any]) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def route_text(self, head: bytes, tail: bytes, slot: str) -> None:
-        """What :meth:`payload` says of the payload it is reading: a payload whose bytes are exactly ``head``, a
-        JSON string and ``tail`` would be read as ``builder.text(<the string>, slot=slot)`` and nothing else (the
-        provider's common text delta, for the block now open). Until another payload comes, such payloads are
-        read so with no orjson and no :meth:`payload` call: the string is read in C
-        (``agentmsg._speedups.json_string_between``, which leaves what it does not read exactly as orjson does to
-        orjson). Any other payload ends the route before it is read. Without the C speed-ups, nothing."""
-        if _string_between is not None:
-            self._route = (head, tail, slot)
-
-    def end_at_error(self) -> None:
-        """The provider's error (said already, :meth:`StreamBuilder.error`) ends the reply, as the SDKs' streams
-        raise or stop there: what came before is kept, the reply closes interrupted, and a payload after it is
-        skipped and said once (problem ``order``), as one after ``[DONE]`` is."""
-        self.done = True
-        self.end_payloads()
-        self.builder.close()
-
-    def end_payloads(self) -> None:
-        """No payload comes after this one (the body or the transport ended): a subclass emits what it holds."""
-
-    def say_foreign(self, shape: str) -> None:
-        """The payloads of no shape the parser knows (:attr:`foreign`: another provider's, or a wrapper around the
-        provider's own), which it skipped: said once, when no more comes (problem ``type``), as Anthropic's parser
-        says payloads of no Anthropic event type; when nothing else came, the body is not this provider's stream?"""
-        n, self.foreign = self.foreign, 0
-        if n:
-            alone = (
-                ""
-                if self.builder.opened()
-                else f", and nothing else: not a{'n' if self.provider[:1] in 'aeiou' else ''} {self.provider} stream?"
-            )
-            self.builder.problem("type", f"{n} payload(s) of {shape} were skipped{alone}")
-
     def error(self, message: str, **info: Any) -> list[dict[str, Any]]:
         """The transport failed (disconnect, timeout, cancellation): end every open choice as interrupted,
         keeping all that was received. Returns the closing events."""
@@ -341,7 +314,7 @@ class BaseStreamParser:
                 self._data(payload.event, payload.data, payload.problem)
             if self._framer.notes:
                 self._say_notes()
-            self.end_payloads()
+            self.reader.end()
             b.error(message, **info)
             b.close()
         return b.drain()
@@ -349,7 +322,9 @@ class BaseStreamParser:
     def close(self) -> list[dict[str, Any]]:
         """End of the body: the closing events (a reply the provider did not finish ends interrupted)."""
         b = self.builder
-        if b.closed and self.done and not self._after_end:  # a last payload after the end, without its blank line
+        if (
+            b.closed and self.reader.done and not self._after_end
+        ):  # a last payload after the end, without its blank line
             for payload in self._framer.close():
                 self._past_end(payload.event, payload.data)
         if not b.closed:
@@ -358,7 +333,7 @@ class BaseStreamParser:
                 self._data(payload.event, payload.data, payload.problem)
             if self._framer.notes:
                 self._say_notes()
-            self.end_payloads()
+            self.reader.end()
             b.close()
         if self._framer.notes:  # (a body of nothing but an HTTP head and the end signal)
             self._say_notes()
@@ -450,7 +425,7 @@ def response_message(events: list[dict[str, Any]], choice: int, what: str) -> Ms
     return msgs[0]
 
 
-def run_parser(parser: BaseStreamParser, chunks: Iterable[bytes | str] | bytes | str) -> Iterator[dict[str, Any]]:
+def run_parser(parser: StreamParser, chunks: Iterable[bytes | str] | bytes | str) -> Iterator[dict[str, Any]]:
     """Every event of a body given whole or as chunks."""
     for chunk in as_chunks(chunks):
         yield from parser.feed(chunk)

@@ -1,0 +1,100 @@
+"""The skeleton of every provider's ``format_request``, written once: :func:`run_format`.
+
+A provider's formatter is its ``build`` function: given the call's :class:`Context`, the checked messages,
+the normalized tools and tool choice, it walks the conversation and returns a :class:`Draft` (body, path,
+model, headers). Checking the arguments, the context and its media session, the diagnostics and ``strict``
+are done here, the same for every provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from agentmsg.message import Msg
+from agentmsg.providers._request.context import (
+    Context,
+    FormatOptions,
+    FormattedRequest,
+    as_options,
+    check_messages,
+)
+from agentmsg.providers._request.tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
+
+if TYPE_CHECKING:
+    from agentmsg.providers.base import Spec
+
+__all__ = ["Build", "Draft", "run_format", "usable_choice"]
+
+
+@attrs.frozen(kw_only=True)
+class Draft:
+    """What a provider's ``build`` makes of a conversation: the JSON ``body``, the endpoint ``path`` (relative
+    to the spec's base URL), the ``model`` and the non-auth ``headers`` the request needs."""
+
+    body: dict[str, Any]
+    path: str
+    model: str
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+#: ``build(ctx, messages, tools, tool_choice) -> Draft``: a provider's request, its diagnostics said on ``ctx``
+Build = Callable[[Context, Sequence[Msg], list[ToolDef], "ToolChoice | None"], Draft]
+
+
+def run_format(
+    spec: Spec,
+    messages: Sequence[Msg],
+    build: Build,
+    *,
+    tools: Sequence[Mapping[str, Any]] | None,
+    tool_choice: str | Mapping[str, Any] | None,
+    stream: bool,
+    strict: bool,
+    options: FormatOptions | Mapping[str, Any] | None,
+    families: Sequence[str] | None = None,
+    id_max: int = 0,
+    id_bad: Callable[[str], Any] | None = None,
+    tool_name_ok: Callable[[str], Any] | None = None,
+) -> FormattedRequest:
+    """A provider's request for ``messages``: the arguments checked (:class:`~agentmsg.ValidationError` naming
+    the one at fault), ``build`` run under a :class:`Context` for ``spec`` (its media session closed however it
+    ends), and with ``strict`` every lossy or error diagnostic raised. ``families``: the reasoning this request
+    replays natively (default the spec's); ``id_max``, ``id_bad``, ``tool_name_ok``: which tool-call ids and tool
+    names the provider takes as they are (the others are mapped, alike in call and result)."""
+    msgs = check_messages(messages)
+    opts = as_options(options)
+    tool_defs = normalize_tools(tools)
+    choice = normalize_tool_choice(tool_choice)
+    ctx = Context(
+        spec.name,
+        spec.families if families is None else families,
+        opts,
+        msgs,
+        id_max=id_max,
+        id_bad=id_bad,
+        tool_name_ok=tool_name_ok,
+    )
+    try:
+        draft = build(ctx, msgs, tool_defs, choice)
+    finally:
+        ctx.media.close()
+    diagnostics = ctx.finish(strict)
+    return FormattedRequest(
+        body=draft.body,
+        diagnostics=diagnostics,
+        model=draft.model,
+        path=draft.path,
+        headers=draft.headers,
+        stream=stream,
+    )
+
+
+def usable_choice(ctx: Context, choice: ToolChoice | None, tools: Sequence[ToolDef]) -> ToolChoice | None:
+    """The tool choice to send: none without tools (said, ``param-dropped``), unless it is ``none``."""
+    if choice is not None and not tools and choice.mode != "none":
+        ctx.report("/tool_choice", "param-dropped", "tool_choice without tools is not sent")
+        return None
+    return choice
