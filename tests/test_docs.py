@@ -94,6 +94,20 @@ def _formatter(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert ns["request"].path == "/v1/messages" and ns["request"].body["tool_choice"] == {"type": "auto"}
 
 
+def _provider_module(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/adding-a-provider.md: the example module runs, is a provider the contract accepts, and what the page
+    shows it gives holds (the second block runs after the module's)."""
+    module, *_ = fenced(ROOT / "docs" / "adding-a-provider.md", "python")
+    source = ns.pop("source")
+    ns["source"] = module
+    run_block(ns)
+    assert ns["PROVIDERS"] and ns["Reader"].__mro__[1].__name__ == "PayloadReader"
+    if source != module:
+        ns["source"] = source
+        run_block(ns)
+        assert ns["streamed"] == ns["msg"] or ns["streamed"].text_content == ns["msg"].text_content
+
+
 def run_block(ns: dict[str, Any]) -> None:
     exec(ns.pop("source"), ns)
 
@@ -103,6 +117,8 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("streams.md", "StreamParser()", _parsers),
     ("streams.md", "client.stream(", _client),
     ("formatters.md", "format_request(", _formatter),
+    ("adding-a-provider.md", "class Reader(PayloadReader)", _provider_module),
+    ("adding-a-provider.md", "reduce_events(parse_stream(sse))", _provider_module),
 ]
 PY_BLOCKS = [(p.name, i, b) for p in DOCS for i, b in enumerate(fenced(p, "python"))]
 

@@ -1,5 +1,5 @@
-"""The optional C speed-ups (``_speedups.c``: the JSON writer, the SSE event scanner, the
-reducer's event loop), imported once.
+"""The optional C kernels (``_speedups.c``: the JSON writer, the SSE event scanner, the reducer's delta loop, a
+JSON string reader; ``_speedups.pyi`` states each one's contract), imported once.
 
 :data:`speedups` is the module where it was built (a C compiler at install time) and
 ``AGENTMSG_PURE_PYTHON`` is not set, else None: every caller then runs its pure-Python path, which

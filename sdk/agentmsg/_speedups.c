@@ -752,7 +752,7 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
 
 /* ---- A payload of a known shape around one JSON string (json_string_between) ---------------------------
  * A stream parser's common payload is a text fragment whose bytes are the same around its text from one
- * payload to the next (Anthropic's text_delta). When data is exactly head, one JSON string, then tail, the
+ * payload to the next (a text delta event, say). When data is exactly head, one JSON string, then tail, the
  * string is the value orjson would read there; anything this does not read exactly as orjson does (a \u escape
  * of a surrogate, a control character, an escape JSON does not have, invalid UTF-8) gives None, and the
  * caller reads the payload with orjson (tests/test_speedups.py compares the two). */

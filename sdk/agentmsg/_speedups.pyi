@@ -1,18 +1,33 @@
-"""Types of the optional C speed-ups (_speedups.c): see agentmsg._codec.converter.dumps_json,
-agentmsg._wire.sse.SSEDecoder._simple_events and
-agentmsg.events.reducer.Reducer._feed_many."""
+"""The optional C kernels (``_speedups.c``), loaded by :mod:`agentmsg._native`.
+
+Generic kernels only: a JSON writer, an SSE scanner, the reducer's delta loop and a JSON string reader. No
+provider's or protocol's rules are written here. Each has one Python caller that also holds the pure-Python path,
+which defines the result; a kernel either gives exactly that result or gives up (``None`` / a "not simple"
+stop) and leaves the case to Python. ``AGENTMSG_PURE_PYTHON=1`` runs without them.
+"""
 
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-def make_plan(cls: type, fields: Sequence[tuple[str, str, bool]], unknown_name: str | None, /) -> object: ...
+def make_plan(cls: type, fields: Sequence[tuple[str, str, bool]], unknown_name: str | None, /) -> object:
+    """The plan for writing instances of the model class ``cls``: ``fields`` are (attribute name, wire key,
+    omitted when None) in wire order; ``unknown_name`` the attribute holding unknown keys (written after the
+    fields), or None. Caller: :func:`agentmsg._codec.converter._native_plan`."""
+
 def encode(
     value: object,
     plans: dict[type, object],
     fallback: Callable[[Any], Any],
     dumps: Callable[[Any], bytes],
     /,
-) -> bytes | None: ...
+) -> bytes | None:
+    """``value`` as compact JSON, byte for byte what ``orjson.dumps(value, default=fallback)`` writes, or None
+    where it gives up: a type it does not write exactly (datetime, UUID, namedtuple, ...), a non-str dict key,
+    an integer beyond 64 bits, a lone surrogate, nesting beyond 240, an error raised by ``fallback``. ``plans``:
+    model class -> :func:`make_plan`; ``fallback``: model object -> dict for a class without a plan; ``dumps``:
+    ``orjson.dumps``, for floats. Never raises for a value; the caller then runs orjson. Caller:
+    :func:`agentmsg._codec.converter.dumps_json`."""
+
 def sse_scan(
     chunk: bytes,
     pos: int,
@@ -24,5 +39,27 @@ def sse_scan(
     cls: Callable[[Any, str, str], Any],
     raw: bool = False,
     /,
-) -> tuple[int, int, str]: ...
-def fold_events(it: Iterator[Any], st: Any, join_every: int, /) -> tuple[int, Any]: ...
+) -> tuple[int, int, str]:
+    """Append ``cls(data, event, id)`` to ``out`` for each *simple* SSE event of ``chunk`` from ``pos`` on (only
+    ``data:``/``event:``/``id:`` lines with one space, LF or CRLF as ``crlf`` says, data within ``limit`` bytes
+    and lines within ``max_line``), stopping at the first piece that is not simple. Returns ``(pos, stop,
+    last_id)``: where it stopped, the end of that piece with its separator (-1: no whole piece left, ``chunk[pos:]``
+    is the rest) and the last event id. ``raw``: each event's data is its UTF-8 bytes (validated), not str. The
+    caller reads every piece it stops at with the line parser. Caller:
+    :meth:`agentmsg._wire.sse.SSEDecoder._simple_events`."""
+
+def json_string_between(data: bytes, head: bytes, tail: bytes, /) -> str | None:
+    """The value of the JSON string when ``data`` is exactly ``head`` + one JSON string + ``tail``, as orjson
+    reads it; None when ``data`` is not so, or the string holds what this does not read exactly as orjson does
+    (a ``\\u`` escape of a surrogate, a raw control character, an escape JSON does not have, invalid UTF-8): the
+    caller then reads the payload with orjson. Caller: the text route of
+    :class:`agentmsg.providers._response.parser.StreamParser` (:meth:`PayloadReader.route_text`)."""
+
+def fold_events(it: Iterator[Any], st: Any, join_every: int, /) -> tuple[int, Any]:
+    """Reduce events from ``it`` into the reducer state ``st`` (its count, duplicate window and the open reply's
+    routing tables) as the Python loop does, folding each plain text, thinking or tool-call delta for an open
+    block or call into it, until an event needs Python. Returns ``(mode, event)``: mode 1, ``feed(event)`` (not
+    a plain dict, a ``source``, an id that is not a string: not counted yet); mode 2, ``apply(st, event,
+    st.count - 1)`` (counted and in the duplicate window, not a plain delta); mode 0 (event None), the iterator is
+    exhausted. ``join_every``: fragments are joined every that many deltas. Caller:
+    :func:`agentmsg.events._handlers.fold`."""

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-# ---- spec -----------------------------------------------------------------------------------------
+# ---- spec --------------------------------------------------------------------------------------------------
 
 #: The Messages API version every request names (the ``anthropic-version`` header)
 API_VERSION: Final = "2023-06-01"
@@ -74,7 +74,7 @@ _PARAMS: Final[Mapping[str, str | None]] = {
 }
 
 
-# ---- request --------------------------------------------------------------------------------------
+# ---- request -----------------------------------------------------------------------------------------------
 
 
 def format_request(
@@ -328,7 +328,7 @@ def _decode_text(data: str) -> str | None:
         return None
 
 
-# ---- payload reading: the values of a response and of a stream's events -----------------------------
+# ---- payload values: what a reply's and a chunk's fields hold ----------------------------------------------
 # An Anthropic Messages response becomes the events its stream would give, reduced by the one Reducer.
 
 
@@ -508,7 +508,7 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
         b.end_block(slot)
 
 
-# ---- the reader of whole replies and stream events ------------------------------------------------
+# ---- reader: whole replies and stream payloads -------------------------------------------------------------
 
 
 #: The block type each delta type belongs to (the SDK's accumulator applies a delta only to a block of it).
@@ -712,7 +712,7 @@ class Reader(PayloadReader):
         self.b.usage_later(_usage, dict(self._usage), "input_tokens")  # converted once, at the end
 
 
-# ---- the registry's entry and the module's functions -----------------------------------------------
+# ---- registry entries and the module's functions -----------------------------------------------------------
 
 PROVIDER: Final = Entry(SPEC, format_request, Reader, __name__)
 PROVIDERS: Final = (PROVIDER,)

@@ -24,7 +24,7 @@ import importlib
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
@@ -80,6 +80,7 @@ class Spec:
     client_class: str = ""
 
 
+@runtime_checkable
 class Provider(Protocol):
     """What :func:`agentmsg.providers.get` hands out for a registry name: one provider (or one variant of it),
     with its spec, its formatter and its parsers."""

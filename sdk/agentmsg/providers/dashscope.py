@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-# ---- spec -----------------------------------------------------------------------------------------
+# ---- spec --------------------------------------------------------------------------------------------------
 
 SPEC: Final = Spec(
     name="dashscope",
@@ -92,7 +92,7 @@ def is_multimodal_model(model: str) -> bool:
     )
 
 
-# ---- request --------------------------------------------------------------------------------------
+# ---- request -----------------------------------------------------------------------------------------------
 
 
 def format_request(
@@ -219,7 +219,7 @@ class _DashScopeWalk(ChatWalk):
         return part
 
 
-# ---- payload reading: the values of a response and of a stream's chunks -------------------------------
+# ---- payload values: what a reply's and a chunk's fields hold ----------------------------------------------
 # A DashScope native generation response (text or multimodal) becomes the events its stream would give,
 # reduced by the one Reducer.
 
@@ -371,6 +371,9 @@ _PLAIN_MESSAGE = frozenset(("content", "reasoning_content", "role"))
 def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
     if isinstance(reason, str) and reason and reason != "null":
         b.finish(i, reason, tool_calls=reason in _TOOL_FINISH, normal=reason == "stop")
+
+
+# ---- reader: whole replies and stream payloads -------------------------------------------------------------
 
 
 class Reader(PayloadReader):
@@ -701,7 +704,7 @@ class Reader(PayloadReader):
                 b.end_tool_call(key, choice=i)
 
 
-# ---- the registry's entry and the module's functions -----------------------------------------------
+# ---- registry entries and the module's functions -----------------------------------------------------------
 
 PROVIDER: Final = Entry(SPEC, format_request, Reader, __name__, request_options=_parser_options)
 PROVIDERS: Final = (PROVIDER,)

@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-# ---- spec -----------------------------------------------------------------------------------------
+# ---- spec --------------------------------------------------------------------------------------------------
 
 SPEC: Final = Spec(
     name="gemini",
@@ -81,7 +81,7 @@ _GENERATION: Final[Mapping[str, str | None]] = {
 }
 
 
-# ---- request --------------------------------------------------------------------------------------
+# ---- request -----------------------------------------------------------------------------------------------
 
 
 def format_request(
@@ -348,7 +348,7 @@ def _b64_ok(value: str) -> bool:
     return base64.b64encode(raw).decode("ascii").rstrip("=") == text
 
 
-# ---- payload reading: the values of a response and of a stream's chunks -------------------------------
+# ---- payload values: what a reply's and a chunk's fields hold ----------------------------------------------
 # A Gemini generateContent response becomes the events its stream would give, reduced by the one Reducer.
 
 
@@ -559,7 +559,7 @@ _NOT_KEPT_KEYS = frozenset(key for key, _ in _NOT_KEPT)
 EMPTY_TEXT_PART: Final = "emptyTextPart"
 
 
-# ---- proto field names (snake_case) ----------------------------------------------------------------------
+# ---- proto field names (snake_case) ------------------------------------------------------------------------
 # Proto3 JSON parsers accept a message's field names as the proto writes them (``finish_reason``) as well as in
 # lowerCamelCase (``finishReason``, what the API sends); google-genai reads both, and its own dumps
 # (``to_json_dict``, ``model_dump``) write the proto names. A response, candidate or part written so is read under
@@ -913,7 +913,7 @@ def _after_error(b: StreamBuilder, skipped: int) -> None:
     b.problem("order", f"{skipped} payload(s) after the provider's error, which ended the reply: skipped")
 
 
-# ---- the reader of whole replies and stream chunks -------------------------------------------------
+# ---- reader: whole replies and stream payloads -------------------------------------------------------------
 
 
 class Reader(PayloadReader):
@@ -970,7 +970,7 @@ class Reader(PayloadReader):
             self.end_at_error()  # the provider's error ends the reply (the SDK's stream raises there)
 
 
-# ---- the registry's entry and the module's functions -----------------------------------------------
+# ---- registry entries and the module's functions -----------------------------------------------------------
 
 PROVIDER: Final = Entry(SPEC, format_request, Reader, __name__)
 PROVIDERS: Final = (PROVIDER,)

@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 
-# ---- spec -----------------------------------------------------------------------------------------
+# ---- spec --------------------------------------------------------------------------------------------------
 
 SPECS: Final = (
     Spec(
@@ -158,7 +158,7 @@ def _variant(variant: str) -> tuple[Spec, OpenAIVariant]:
     return _SPEC[variant], v
 
 
-# ---- request --------------------------------------------------------------------------------------
+# ---- request -----------------------------------------------------------------------------------------------
 
 
 def format_request(
@@ -286,7 +286,7 @@ class _OpenAIWalk(ChatWalk):
         return {"type": "file", "file": file}
 
 
-# ---- payload reading: the values of a response and of a stream's chunks -------------------------------
+# ---- payload values: what a reply's and a chunk's fields hold ----------------------------------------------
 # An OpenAI Chat Completions response (and the compatible family: DeepSeek, DashScope compatible mode,
 # ...) becomes the events a stream of it would give, reduced by the one Reducer: parse_response and
 # reduce(parse_stream) cannot drift apart.
@@ -669,7 +669,7 @@ def _provider_error(b: StreamBuilder, err: Any) -> None:
         b.error(str(err))
 
 
-# ---- the reader of whole replies and stream chunks -------------------------------------------------
+# ---- reader: whole replies and stream payloads -------------------------------------------------------------
 
 
 class Reader(PayloadReader):
@@ -784,7 +784,7 @@ class Reader(PayloadReader):
             self.end_at_error()
 
 
-# ---- the registry's entries and the module's functions ---------------------------------------------
+# ---- registry entries and the module's functions -----------------------------------------------------------
 
 PROVIDERS: Final = tuple(
     Entry(spec, functools.partial(format_request, variant=spec.name), Reader, __name__) for spec in SPECS

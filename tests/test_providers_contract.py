@@ -1,0 +1,130 @@
+"""Every provider keeps the one contract (providers/base.py, docs/adding-a-provider.md): one module, one registry
+line, a Spec per name, format_request, a Reader, Entry objects; and nothing outside providers/ knows a vendor."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import agentmsg
+from agentmsg import providers
+from agentmsg.providers import MODULES, NAMES, get
+from agentmsg.providers._response.parser import StreamParser
+from agentmsg.providers._response.reader import PayloadReader
+from agentmsg.providers.base import Entry, Provider, Spec
+
+SDK = Path(agentmsg.__file__).resolve().parent
+#: The order of the sections of a provider module
+SECTIONS = ("spec", "request", "payload values", "reader", "registry entries")
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_each_module_has_the_contracts_parts_in_its_order(module_name: str) -> None:
+    module = importlib.import_module(f"agentmsg.providers.{module_name}")
+    source = inspect.getsource(module)
+    headings = [m.group(1) for m in re.finditer(r"^# ---- (.+?) -+$", source, re.M)]
+    found = [next(s for s in SECTIONS if h.startswith(s)) for h in headings if any(h.startswith(s) for s in SECTIONS)]
+    assert [s for s in SECTIONS if s in found] == list(SECTIONS), f"{module_name}: sections {headings}"
+    assert found == sorted(found, key=SECTIONS.index), f"{module_name}: sections out of order: {found}"
+    assert issubclass(module.Reader, PayloadReader) and module.Reader is not PayloadReader
+    assert module.PROVIDERS and all(type(e) is Entry and e.reader is module.Reader for e in module.PROVIDERS)
+    for name in ("format_request", "parse_response", "response_events", "parse_stream", "StreamParser"):
+        assert callable(getattr(module, name)), f"{module_name}.{name}"
+        assert name in module.__all__
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_registry_name_is_a_provider_with_its_spec(name: str) -> None:
+    provider = get(name)
+    assert isinstance(provider, Provider)
+    spec = provider.spec
+    assert isinstance(spec, Spec) and spec.name == name == provider.name
+    assert spec.title and spec.default_model and spec.families and spec.env
+    assert spec.base_url.startswith("https://") and not spec.base_url.endswith("/")
+    assert spec.auth in ("bearer", "x-api-key", "x-goog-api-key")
+    assert all(var == var.upper() and var.endswith("_API_KEY") for var in spec.env)
+    request = provider.format_request([agentmsg.UserMessage("Hi")])
+    assert request.model == spec.default_model and request.path.startswith("/")
+    assert all(request.headers.get(k) == v for k, v in spec.headers.items())  # (the version header, in one place)
+    assert isinstance(provider.stream_parser(), StreamParser)
+    assert isinstance(provider.parser_options(request), dict)
+
+
+def test_the_registry_lists_every_module_and_every_name_once() -> None:
+    files = sorted(p.stem for p in (SDK / "providers").glob("*.py") if not p.stem.startswith("_") and p.stem != "base")
+    assert sorted(MODULES) == files
+    assert len(set(NAMES)) == len(NAMES) == len(providers.providers())
+    with pytest.raises(KeyError, match="unknown provider 'nope'; known: openai"):
+        get("nope")
+
+
+def _vendor_words() -> re.Pattern[str]:
+    """The vendors' names: each module's, each registry name's first part, each title's first word."""
+    words = set(MODULES)
+    for p in providers.providers():
+        words |= {p.spec.name.split("-")[0], p.spec.title.split()[0]}
+    return re.compile(r"\b(?:" + "|".join(sorted(words, key=len, reverse=True)) + r")\b", re.I)
+
+
+@pytest.mark.parametrize(
+    "package",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="until clients/ and cli/ read the registry"))
+        for p in ("clients", "cli")
+    ],
+)
+def test_clients_and_cli_name_no_vendor(package: str) -> None:
+    """A vendor's facts live in its module: the clients and the CLI read the registry, so a new provider needs no edit
+    there. Docstrings and comments may name one as an example; the code may not."""
+    vendor = _vendor_words()
+    found = []
+    for path in sorted((SDK / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                if vendor.search(node.value):
+                    found.append(f"{path.relative_to(SDK)}:{node.lineno}: {node.value[:60]!r}")
+            elif isinstance(node, ast.Name) and vendor.search(node.id):
+                found.append(f"{path.relative_to(SDK)}:{node.lineno}: {node.id}")
+    assert not found, "vendor names in code outside providers/:\n" + "\n".join(found)
+
+
+def test_native_code_holds_no_vendor_or_protocol_logic() -> None:
+    """The C kernels are generic (a JSON writer, an SSE scanner, the reducer's delta loop, a JSON string reader):
+    no provider's name or payload key appears in them."""
+    vendor = _vendor_words()
+    for path in sorted(SDK.glob("*.c")) + sorted(SDK.glob("**/*.h")):
+        text = path.read_text(encoding="utf-8")
+        assert not vendor.search(text), f"{path.name} names a vendor: {vendor.search(text)}"
+        for key in ("content_block_delta", "choices", "candidates", "finish_reason", "usageMetadata"):
+            assert key not in text, f"{path.name} reads a provider's payload key {key!r}"
+    assert not list(SDK.glob("_csrc")), "provider fast paths in C are gone for good"
+
+
+def test_the_native_stub_declares_every_kernel_with_its_contract() -> None:
+    """``_speedups.pyi`` is complete: every function the built module has is declared there, with a docstring that
+    states what it gives, when it gives up and who calls it."""
+    from agentmsg._native import speedups
+
+    stub = ast.parse((SDK / "_speedups.pyi").read_text(encoding="utf-8"))
+    declared = {n.name: ast.get_docstring(n) or "" for n in stub.body if isinstance(n, ast.FunctionDef)}
+    c_source = (SDK / "_speedups.c").read_text(encoding="utf-8")
+    in_c = {m.group(1) for m in re.finditer(r'^\s*\{"(\w+)",', c_source, re.M)}
+    assert in_c == set(declared), f"the stub and _speedups.c's method table differ: {in_c ^ set(declared)}"
+    if speedups is not None:
+        assert {n for n in dir(speedups) if not n.startswith("_")} == set(declared)
+    for name, doc in declared.items():
+        assert "Caller:" in doc and len(doc) > 200, f"_speedups.pyi: {name} has no stated contract"
