@@ -42,7 +42,7 @@ PY_DIRS := $(wildcard sdk generated codegen tests examples bench)
 .PHONY: client client-check client-test client-size browser-test viewer-screenshot fuzz speedups
 
 help:
-	@echo "make demo          - set up .venv with agentmsg alone (no dev tools), then build/validate/round-trip/print messages"
+	@echo "make demo          - set up .venv with agentmsg alone (no dev tools), then a tour of it (about 80 lines)"
 	@echo "make test          - what CI runs: lint, typecheck, deps, codegen-check, ts-conformance, dist, then"
 	@echo "                     wheel-test: the pytest suite (Java conformance included) on the built wheel"
 	@echo "make install       - install agentmsg (editable) with [dev,bench] into the Python in use (.venv by default)"
@@ -225,9 +225,9 @@ install-runtime: $(RUNTIME_STAMP)
 
 # --- Commands ------------------------------------------------------------------------------------
 
+# DEMO_ARGS: e.g. --full (every body and event in full, not only in the files the tour names).
 demo: install-runtime
-	$(PYTHON) examples/demo.py
-	$(PYTHON) examples/providers_demo.py
+	@$(PYTHON) examples/demo.py $(DEMO_ARGS)
 
 codegen: install
 	@bash -c "$$CHECK_NODE_SH" check "make codegen (TypeScript types)"
