@@ -26,6 +26,10 @@ else
   STAMP := $(VENV)/.agentmsg-installed
   NEW_VENV := $(VENV)/pyvenv.cfg
 endif
+# Two levels of install into $(PYTHON), each with its stamp: $(STAMP) agentmsg with [dev,bench] (what make
+# uses: tests, types, build, bench), $(RUNTIME_STAMP) agentmsg alone with its runtime dependencies (what
+# make demo runs). The dev install includes the runtime one, so it refreshes both stamps.
+RUNTIME_STAMP := $(STAMP).runtime
 # Bounds of the steps that download (they run before pytest, whose limit is 300 s per test).
 MAVEN_TIMEOUT ?= 1200
 NPM_TIMEOUT ?= 600
@@ -33,15 +37,16 @@ NPM_TIMEOUT ?= 600
 bound = $(if $(shell command -v timeout),timeout $(1))
 PY_DIRS := $(wildcard sdk generated codegen tests examples bench)
 
-.PHONY: help install demo test lint typecheck codegen codegen-check pytest deps java-harness ts-deps \
+.PHONY: help install install-runtime demo test lint typecheck codegen codegen-check pytest deps java-harness ts-deps \
 	ts-conformance conformance dist wheel-test vectors-lock bench clean
 .PHONY: client client-check client-test client-size browser-test viewer-screenshot fuzz speedups
 
 help:
-	@echo "make demo          - set up .venv, then build/validate/round-trip/print messages of every kind"
+	@echo "make demo          - set up .venv with agentmsg alone (no dev tools), then a tour of it (about 80 lines)"
 	@echo "make test          - what CI runs: lint, typecheck, deps, codegen-check, ts-conformance, dist, then"
 	@echo "                     wheel-test: the pytest suite (Java conformance included) on the built wheel"
 	@echo "make install       - install agentmsg (editable) with [dev,bench] into the Python in use (.venv by default)"
+	@echo "make install-runtime - install agentmsg (editable) with its runtime dependencies only (what make demo uses)"
 	@echo "make lint          - ruff check + ruff format --check"
 	@echo "make typecheck     - mypy --strict"
 	@echo "make codegen       - regenerate generated/ (Python and TypeScript) from schemas/"
@@ -75,6 +80,40 @@ log=$$(mktemp)
 rm -f "$$log"
 endef
 export QUIET_SH
+
+# `pip_progress CMD...`: runs a pip install, printing a line per step as it goes (the packages pip collects,
+# the build, the install) instead of pip's log, which is shown whole only when it fails.
+define PIP_PROGRESS_SH
+set -o pipefail
+log=$$(mktemp)
+start=$$SECONDS
+if "$$@" --progress-bar off 2>&1 | tee "$$log" | awk "$$PIP_PROGRESS_AWK"; then
+  echo "   done in $$((SECONDS - start)) s"
+  rm -f "$$log"
+else
+  status=$$?
+  echo >&2; echo "make: pip failed; its log:" >&2; cat "$$log" >&2; rm -f "$$log"; exit "$$status"
+fi
+endef
+export PIP_PROGRESS_SH
+
+define PIP_PROGRESS_AWK
+function close_line() { if (width) { printf "\n"; width = 0 } }
+function say(text) { close_line(); print "   " text; fflush() }
+/^Collecting / {
+  name = $$2; sub(/[<>=!~;[( ].*/, "", name)
+  if (!width) { printf "   collecting %s", name; width = 14 + length(name) }
+  else if (width + length(name) > 104) { printf ",\n              %s", name; width = 14 + length(name) }
+  else { printf ", %s", name; width += 2 + length(name) }
+  fflush(); next
+}
+/Installing build dependencies: started/ { say("getting setuptools to build agentmsg (pip's isolated build)") }
+/Building editable for .*: started/ { say("building agentmsg (editable; its C speed-ups where a C compiler is found)") }
+/Building wheel for .*: started/ { say("building " $$4) }
+/^Installing collected packages:/ { n = split(substr($$0, 32), names, ", "); say("installing " n (n == 1 ? " package" : " packages")) }
+END { close_line() }
+endef
+export PIP_PROGRESS_AWK
 
 # `check_python PY`: fails with a clear message unless PY runs and is Python 3.10+.
 define CHECK_PYTHON_SH
@@ -163,21 +202,32 @@ $(VENV)/pyvenv.cfg:
 	@bash -c "$$MAKE_VENV_SH" make-venv "$(BASE_PYTHON)" "$(VENV)"
 
 # Reinstalled when pyproject.toml or the C speed-ups (built in place by the editable install) changes, or the
-# virtualenv is new.
+# virtualenv is new. Installing [dev,bench] installs the runtime too: both stamps are touched. After a
+# runtime-only install, the first target that needs the dev tools installs them (pip keeps what is there).
 $(STAMP): pyproject.toml sdk/agentmsg/_speedups.c $(NEW_VENV)
 	@bash -c "$$CHECK_PYTHON_SH" check "$(PYTHON)" "$(MAKECMDGOALS)"
-	@echo "== installing agentmsg (editable) with [dev,bench] into $(PYTHON) (pip's log only on failure) =="
-	@bash -c "$$QUIET_SH" quiet $(PYTHON) -m pip install -e ".[dev,bench]"
+	@echo "== installing agentmsg (editable) with its dev and bench extras into $(PYTHON) =="
+	@bash -c "$$PIP_PROGRESS_SH" pip $(PYTHON) -m pip install -e ".[dev,bench]"
+	@mkdir -p $(@D) && touch $@ $(RUNTIME_STAMP)
+
+$(RUNTIME_STAMP): pyproject.toml sdk/agentmsg/_speedups.c $(NEW_VENV)
+	@bash -c "$$CHECK_PYTHON_SH" check "$(PYTHON)" "$(MAKECMDGOALS)"
+	@echo "== installing agentmsg (editable) and what it needs to run into $(PYTHON); no dev tools (make install) =="
+	@bash -c "$$PIP_PROGRESS_SH" pip $(PYTHON) -m pip install -e .
 	@mkdir -p $(@D) && touch $@
 
 install: $(STAMP)
-	@$(PYTHON) -c "$$CHECK_CHECKOUT_PY" "$(CURDIR)" || { rm -f $(STAMP); $(MAKE) --no-print-directory $(STAMP); }
+	@$(PYTHON) -c "$$CHECK_CHECKOUT_PY" "$(CURDIR)" || { rm -f $(STAMP) $(RUNTIME_STAMP); $(MAKE) --no-print-directory $(STAMP); }
+
+install-runtime: $(RUNTIME_STAMP)
+	@$(PYTHON) -c "$$CHECK_CHECKOUT_PY" "$(CURDIR)" || \
+	  { rm -f $(STAMP) $(RUNTIME_STAMP); $(MAKE) --no-print-directory $(RUNTIME_STAMP); }
 
 # --- Commands ------------------------------------------------------------------------------------
 
-demo: install
-	$(PYTHON) examples/demo.py
-	$(PYTHON) examples/providers_demo.py
+# DEMO_ARGS: e.g. --full (every body and event in full, not only in the files the tour names).
+demo: install-runtime
+	@$(PYTHON) examples/demo.py $(DEMO_ARGS)
 
 codegen: install
 	@bash -c "$$CHECK_NODE_SH" check "make codegen (TypeScript types)"
