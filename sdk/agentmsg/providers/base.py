@@ -126,6 +126,10 @@ class Provider(Protocol):
 
     def parser_options(self, request: FormattedRequest) -> dict[str, Any]: ...
 
+    def StreamParser(self, **options: Any) -> StreamParser:
+        """Deprecated: :meth:`stream_parser` (warns)."""
+        ...
+
 
 def _no_parser_options(request: FormattedRequest) -> dict[str, Any]:
     return {}
