@@ -15,6 +15,7 @@ from agentmsg._codec.jsontext import loads
 from agentmsg._codec.limits import limits
 from agentmsg._wire.sse import sniff
 from agentmsg.errors import Problem, SizeLimitError, ValidationError
+from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from agentmsg.events.stream import sniff_sse
 
 T = TypeVar("T")
@@ -240,8 +241,6 @@ def say(where: str, e: dict[str, Any], err: TextIO) -> int:
     kept); the exit status it calls for: :data:`EXIT_INVALID` for an error or a problem of the input, :data:`EXIT_ARGUMENTS` for a
     problem of a tool call's arguments as the provider gave them (its value names the call: ``toolCallId``),
     :data:`EXIT_OK` for a note."""
-    from agentmsg.providers._response.builder import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
-
     name, value = e.get("name"), e.get("value")
     if name not in (PROBLEM_EVENT, ERROR_EVENT, NOT_KEPT_EVENT) or not isinstance(value, dict):
         return EXIT_OK

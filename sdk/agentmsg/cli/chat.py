@@ -28,13 +28,13 @@ from agentmsg.cli._io import (
     seconds,
     whole_number,
 )
+from agentmsg.events import ERROR_EVENT
 from agentmsg.providers import NAMES
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from agentmsg.clients import Client, ProviderError
     from agentmsg.message import SystemMessage, UserMessage
-    from agentmsg.providers._response.builder import ERROR_EVENT
 
     messages: list[Any] = []
     if args.system:
