@@ -13,10 +13,8 @@ from typing import IO, Any, Protocol, TextIO, TypeVar
 
 from agentmsg._codec.jsontext import loads
 from agentmsg._codec.limits import limits
-from agentmsg._wire.sse import sniff
 from agentmsg.errors import Problem, SizeLimitError, ValidationError
-from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
-from agentmsg.events.stream import sniff_sse
+from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT, sniff_format
 
 T = TypeVar("T")
 
@@ -529,10 +527,16 @@ _EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
 _ROLE = re.compile(rb'"role"\s*:\s*"[A-Za-z]+"')
 
 
+def is_sse(head: bytes) -> bool:
+    """Whether input that starts with ``head`` is SSE (text/event-stream), as the event readers tell it
+    (``agentmsg.events.sniff_format``), however many blanks the head holds before its first field."""
+    return sniff_format(head.removeprefix(_BOM).lstrip(b" \t\r\n")) == "sse"
+
+
 def looks_like(head: bytes) -> str | None:
     """ "events" or "messages" when the start of a file clearly holds one of them, else None."""
-    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    if sniff_sse(text) or _EVENT_TYPE.search(text):
+    text = head.removeprefix(_BOM).lstrip()
+    if is_sse(text) or _EVENT_TYPE.search(text):
         return "events"
     if text[:1] in (b"{", b"[") and _ROLE.search(text):
         return "messages"
@@ -544,8 +548,8 @@ def binary(head: bytes) -> str | None:
     a NUL byte (JSON and SSE text never hold one) or mostly bytes that are not text; None when it is text or
     starts as events do. A text file that does not start with an event (a log line first) is not refused: its
     bad lines are said one by one, its events reduced."""
-    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    if not text or text[:1] in b"{[" or sniff(text) is not False:
+    text = head.removeprefix(_BOM).lstrip()
+    if not text or text[:1] in b"{[" or sniff_format(text) in ("sse", None):  # (None: the start of an SSE field)
         return None
     shown = f"it starts with {text[:8]!r}"
     if b"\x00" in text:

@@ -12,7 +12,6 @@ from typing import IO, Any, TextIO
 import orjson
 
 from agentmsg._codec.schemas import KINDS, find_unknown_keys, validate
-from agentmsg._wire.sse import sniff
 from agentmsg.cli._io import (
     EXIT_INVALID,
     EXIT_OK,
@@ -21,6 +20,7 @@ from agentmsg.cli._io import (
     Record,
     UsageError,
     command_limits,
+    is_sse,
     limit_options,
     looks_like,
     numbered_records,
@@ -121,7 +121,7 @@ def _records(source: IO[bytes], kind: str, hints: list[str]) -> Iterator[Record]
         hints.append("it looks like agent events, not messages: check them with --kind event")
     elif seen == "messages" and kind == "event":
         hints.append("it looks like messages, not agent events: check them with --kind msg (the default)")
-    if sniff(stream.head) is not True:
+    if not is_sse(stream.head):
         yield from numbered_records(stream, kind)
         return
     if kind != "event":

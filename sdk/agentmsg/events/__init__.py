@@ -7,7 +7,7 @@ from agentmsg.events._handlers import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from agentmsg.events.emitter import emit_events
 from agentmsg.events.reducer import Reducer, reduce_events
 from agentmsg.events.sse import encode_sse
-from agentmsg.events.stream import iter_jsonl, iter_sse_events, read_events, reduce_stream
+from agentmsg.events.stream import iter_jsonl, iter_sse_events, read_events, reduce_stream, sniff_format
 from agentmsg.events.types import AgentEventDict
 
 __all__ = [
@@ -25,4 +25,5 @@ __all__ = [
     "read_events",
     "reduce_events",
     "reduce_stream",
+    "sniff_format",
 ]
