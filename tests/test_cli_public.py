@@ -1,10 +1,11 @@
 """The public names the command line is built on, where no other test reaches them directly: the CUSTOM
-event names and the format sniffer (``agentmsg.events``)."""
+event names and the format sniffer (``agentmsg.events``), a saved reply's helpers
+(``agentmsg.providers.is_sse_body`` / ``without_http_heads``)."""
 
 from __future__ import annotations
 
 from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT, sniff_format
-from agentmsg.providers import get
+from agentmsg.providers import get, is_sse_body, without_http_heads
 
 
 def test_the_custom_event_names_are_the_wire_names() -> None:
@@ -25,3 +26,14 @@ def test_sniff_format_tells_the_formats_read_events_reads() -> None:
     for undecided in (b"", b"  \n", b"da", b"{"):
         assert sniff_format(undecided) is None, undecided
     assert sniff_format(b" " * 70_000 + b"data: {}\n\n") == "jsonl"  # (blanks beyond 64 KiB: no SSE)
+
+
+def test_is_sse_body_and_without_http_heads() -> None:
+    """A provider reply saved to a file: a stream or a whole response, with or without its ``curl -i`` head."""
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n"
+    assert is_sse_body(b"data: {}\n\n") and is_sse_body(b'error: {"error": {"message": "x"}}\n\n')
+    assert is_sse_body(head + b"data: {}\n\n")
+    assert not is_sse_body(b'{"id": "r"}') and not is_sse_body(head + b'{"id": "r"}')
+    assert without_http_heads(b'{"id": "r"}') == (b'{"id": "r"}', [])
+    body, notes = without_http_heads(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{}")
+    assert body == b"{}" and len(notes) == 1 and "HTTP/1.1 200 OK" in notes[0]

@@ -25,8 +25,6 @@ from typing import Any, TextIO
 
 import orjson
 
-from agentmsg._wire.framing import SSE_STARTS, without_http_heads
-from agentmsg._wire.sse import SNIFF_LIMIT, sniff
 from agentmsg.cli._io import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -45,7 +43,7 @@ from agentmsg.cli._io import (
 )
 from agentmsg.errors import ValidationError
 from agentmsg.events import Reducer
-from agentmsg.providers import NAMES, get
+from agentmsg.providers import NAMES, get, is_sse_body, without_http_heads
 
 
 def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
@@ -60,11 +58,9 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
             raise UsageError(f"{shown_path(args.file)}: not {_a(args.provider)} stream: {found}")
         return _stream_events(args, itertools.chain([first], chunks))
     data = read_bytes(args.file)
-    if sniff(data[: SNIFF_LIMIT + 8], SSE_STARTS):
+    if is_sse_body(data):  # (saved with `curl -i` too: the stream's framer skips the head and says so)
         return _stream_events(args, (data,))
     body, notes = without_http_heads(data)  # saved with `curl -i`: the response head before the body
-    if notes and sniff(body[: SNIFF_LIMIT + 8], SSE_STARTS):
-        return _stream_events(args, (data,))  # the stream's framer skips the head and says so
     for note in notes:
         sys.stderr.write(f"{shown_path(args.file)}: note: {note} [not-kept]\n")
     return _response_events(args, body)
