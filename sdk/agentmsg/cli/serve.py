@@ -158,8 +158,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         import uvicorn
 
-        from agentmsg.web import viewer_app
-        from agentmsg.web._server import uvicorn_config
+        from agentmsg.web import uvicorn_config, viewer_app
     except ImportError as exc:
         raise UsageError(f"serve needs the web extra ({exc.name} is missing): pip install 'agentmsg[web]'") from None
     source = open_binary(args.file)
