@@ -1,9 +1,13 @@
-"""The public names the command line is built on, where no other test reaches them directly: the CUSTOM
-event names and the format sniffer (``agentmsg.events``), a saved reply's helpers
-(``agentmsg.providers.is_sse_body`` / ``without_http_heads``)."""
+"""The public names the command line is built on, where no other test reaches them directly: the JSON
+records reader (``agentmsg.read_records``), the CUSTOM event names and the format sniffer
+(``agentmsg.events``), a saved reply's helpers (``agentmsg.providers.is_sse_body`` / ``without_http_heads``)."""
 
 from __future__ import annotations
 
+import io
+
+import agentmsg
+from agentmsg import Problem, read_records
 from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT, sniff_format
 from agentmsg.providers import get, is_sse_body, without_http_heads
 
@@ -37,3 +41,33 @@ def test_is_sse_body_and_without_http_heads() -> None:
     assert without_http_heads(b'{"id": "r"}') == (b'{"id": "r"}', [])
     body, notes = without_http_heads(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{}")
     assert body == b"{}" and len(notes) == 1 and "HTTP/1.1 200 OK" in notes[0]
+
+
+def test_read_records_reads_a_value_an_array_and_json_lines() -> None:
+    """The records reader the CLI's validate, events and format use: its fields by name, bytes or a file."""
+    (one,) = read_records(b'\xef\xbb\xbf{"a": 1}')
+    assert (one.pointer, one.value, one.problem, one.line) == ("", {"a": 1}, None, 1)
+    assert [(r.pointer, r.value, r.line) for r in read_records(b"[1, 2]")] == [("/0", 1, 1), ("/1", 2, 1)]
+    assert [(r.pointer, r.line) for r in read_records(b"[\n1,\n2\n]\n")] == [("/0", None), ("/1", None)]
+    records = list(read_records(io.BytesIO(b'{"a": 1}\n\n{"a": \n{"a": 3}\n')))
+    assert [(r.pointer, r.value, r.line) for r in records] == [
+        ("/0", {"a": 1}, 1),
+        ("/1", None, 3),
+        ("/2", {"a": 3}, 4),
+    ]
+    problem = records[1].problem
+    assert isinstance(problem, Problem) and problem.rule == "json" and "line 3 column" in problem.message
+    (nothing,) = read_records(b"\x00\x01")
+    assert nothing.problem is not None and nothing.problem.message == "not valid JSON: it starts with b'\\x00'"
+
+
+def test_read_records_keeps_to_the_limits() -> None:
+    """A record beyond ``limits.max_bytes`` is said (``max-bytes``) and the next one still read."""
+    saved = agentmsg.limits.max_bytes
+    agentmsg.limits.max_bytes = 64
+    try:
+        records = list(read_records(b'{"a": 1}\n{"b": "' + b"x" * 100 + b'"}\n{"c": 3}\n'))
+    finally:
+        agentmsg.limits.max_bytes = saved
+    assert [(r.pointer, r.value) for r in records] == [("/0", {"a": 1}), ("/1", None), ("/2", {"c": 3})]
+    assert records[1].problem is not None and records[1].problem.rule == "max-bytes"

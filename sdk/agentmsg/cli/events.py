@@ -10,6 +10,7 @@ from typing import IO, Any, TextIO
 
 import orjson
 
+from agentmsg import read_records
 from agentmsg.cli._io import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -25,7 +26,6 @@ from agentmsg.cli._io import (
     open_binary,
     print_problems,
     reading,
-    records,
     shown_path,
     whole_number,
 )
@@ -170,7 +170,7 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-        for prefix, instance, error in reading(args.file, records(stream, "msg")):
+        for prefix, instance, error, _ in reading(args.file, read_records(stream)):
             if error is not None or not _write_events(instance, prefix, args, out):
                 status = EXIT_INVALID
             if error is not None:
