@@ -1,15 +1,93 @@
-"""The public names the command line is built on, where no other test reaches them directly: the JSON
-records reader (``agentmsg.read_records``), the CUSTOM event names and the format sniffer
-(``agentmsg.events``), a saved reply's helpers (``agentmsg.providers.is_sse_body`` / ``without_http_heads``)."""
+"""The command line is built on the public API only. Also the public names it uses that no other test reaches
+directly (``agentmsg.read_records``, ``agentmsg.events.sniff_format``, the CUSTOM event names,
+``agentmsg.providers.is_sse_body`` / ``without_http_heads``)."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import io
+from pathlib import Path
 
 import agentmsg
 from agentmsg import Problem, read_records
 from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT, sniff_format
 from agentmsg.providers import get, is_sse_body, without_http_heads
+
+CLI = Path(agentmsg.__file__).parent / "cli"
+
+
+#: The modules the CLI may import from: the package faces (their ``__all__``), and its own modules.
+FACES = {
+    "agentmsg",
+    "agentmsg.blocks",
+    "agentmsg.clients",
+    "agentmsg.conversation",
+    "agentmsg.errors",
+    "agentmsg.events",
+    "agentmsg.message",
+    "agentmsg.providers",
+    "agentmsg.web",
+}
+
+
+def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names imported from it) of every import in a file, at any depth (function bodies too);
+    relative imports resolved against ``agentmsg.cli``."""
+    found: list[tuple[int, str, list[str]]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name, []) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = "agentmsg.cli".rsplit(".", node.level - 1)[0]
+                module = f"{base}.{module}" if module else base
+            found.append((node.lineno, module, [alias.name for alias in node.names]))
+    return found
+
+
+def _private(module: str) -> bool:
+    """A dotted path with a private part (``_io``, ``_wire``; not ``__future__`` or another dunder)."""
+    return any(part.startswith("_") and not part.endswith("__") for part in module.split("."))
+
+
+def test_the_cli_imports_only_public_names() -> None:
+    """Every import of every CLI module is a public name of a package face (``agentmsg``, ``agentmsg.events``,
+    ``agentmsg.providers`` ...: in its ``__all__``), or the CLI's own module; none reaches a private module
+    (a path part starting with ``_``) or ``agentmsg_models``, at the top of a module or inside a function."""
+    wrong: list[str] = []
+    files = sorted(CLI.glob("*.py"))
+    assert len(files) >= 8  # every command module is looked at
+    for path in files:
+        for line, module, names in _imports(path):
+            where = f"{path.name}:{line}: {module}"
+            root = module.split(".")[0]
+            if root == "agentmsg_models":
+                wrong.append(f"{where}: generated models (take them from agentmsg)")
+            if root != "agentmsg":
+                if _private(module):
+                    wrong.append(f"{where}: a private module")
+                continue
+            if module == "agentmsg.cli" or module.startswith("agentmsg.cli."):
+                continue  # the CLI's own modules (agentmsg.cli._io: its I/O helpers)
+            if module not in FACES:
+                why = "a private module" if _private(module) else f"not a package face ({', '.join(sorted(FACES))})"
+                wrong.append(f"{where}: {why}")
+                continue
+            public = getattr(importlib.import_module(module), "__all__", None)
+            for name in names:
+                if (name not in public) if public is not None else name.startswith("_"):
+                    wrong.append(f"{where}: {name} is not in its __all__")
+    assert wrong == []
+
+
+def test_the_pin_sees_a_private_import() -> None:
+    """The walk above finds imports inside functions and tells private paths from dunders."""
+    assert _private("agentmsg._wire.sse") and _private("agentmsg.providers._response.builder")
+    assert not _private("__future__") and not _private("agentmsg.events")
+    found = _imports(CLI / "chat.py")
+    assert any(module == "agentmsg.clients" and "Client" in names for _, module, names in found)  # (in run())
 
 
 def test_the_custom_event_names_are_the_wire_names() -> None:

@@ -11,11 +11,15 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, TextIO, TypeVar
 
-from agentmsg._codec.limits import limits
+from agentmsg import limits
 from agentmsg.errors import Problem, SizeLimitError
 from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT, sniff_format
 
 T = TypeVar("T")
+
+#: bytes read at a time from an input the commands read as it comes (events, a provider's stream)
+CHUNK = 1 << 17
+_BOM = b"\xef\xbb\xbf"
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: ``agentmsg parse``: the reply was read whole, but a tool call's arguments, as the provider gave them, are no JSON
@@ -243,9 +247,6 @@ def say(where: str, e: dict[str, Any], err: TextIO) -> int:
         return EXIT_OK
     err.write(f"{head}{value.get('message')} [{value.get('rule')}]\n")
     return EXIT_ARGUMENTS if "toolCallId" in value else EXIT_INVALID
-
-
-_BOM = b"\xef\xbb\xbf"
 
 
 def _too_big() -> Problem:

@@ -17,9 +17,19 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, TextIO
 
-from agentmsg.cli._io import EXIT_OK, UsageError, binary, exit_status, looks_like, open_binary, shown_path, whole_number
+from agentmsg.cli._io import (
+    CHUNK,
+    EXIT_OK,
+    UsageError,
+    binary,
+    exit_status,
+    looks_like,
+    open_binary,
+    shown_path,
+    whole_number,
+)
 from agentmsg.errors import Problem
-from agentmsg.events.stream import CHUNK, read_events
+from agentmsg.events import read_events
 
 
 def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -> Iterator[Any]:

@@ -11,9 +11,9 @@ from typing import IO, Any, TextIO
 
 import orjson
 
-from agentmsg import read_records
-from agentmsg._codec.schemas import KINDS, find_unknown_keys, validate
+from agentmsg import KINDS, find_unknown_keys, read_records, validate
 from agentmsg.cli._io import (
+    CHUNK,
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
@@ -30,7 +30,7 @@ from agentmsg.cli._io import (
     stdin_once,
 )
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.events.stream import CHUNK, iter_sse_events
+from agentmsg.events import iter_sse_events
 
 #: (pointer prefix, instance, problem, line) of one instance of a file (``agentmsg.read_records``)
 Record = tuple[str, Any, Problem | None, int | None]
