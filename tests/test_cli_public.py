@@ -1,21 +1,25 @@
-"""The command line is built on the public API only. Also the public names it uses that no other test reaches
-directly (``agentmsg.read_records``, ``agentmsg.events.sniff_format``, the CUSTOM event names,
-``agentmsg.providers.is_sse_body`` / ``without_http_heads``)."""
+"""The command line is built on the public API only, and names no provider: what it knows of providers (their
+names, API-key variables, stream parser flags) comes from the registry. Also the public names it uses that no
+other test reaches directly (``agentmsg.read_records``, ``agentmsg.events.sniff_format``, the CUSTOM event
+names, ``agentmsg.providers.is_sse_body`` / ``without_http_heads``)."""
 
 from __future__ import annotations
 
 import ast
 import importlib
 import io
+import json
 from pathlib import Path
 
+import pytest
+
 import agentmsg
-from agentmsg import Problem, read_records
+from agentmsg import Problem, TextBlock, read_records, reduce_events
+from agentmsg.cli import main
 from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT, sniff_format
-from agentmsg.providers import get, is_sse_body, without_http_heads
+from agentmsg.providers import get, is_sse_body, providers, without_http_heads
 
 CLI = Path(agentmsg.__file__).parent / "cli"
-
 
 #: The modules the CLI may import from: the package faces (their ``__all__``), and its own modules.
 FACES = {
@@ -88,6 +92,98 @@ def test_the_pin_sees_a_private_import() -> None:
     assert not _private("__future__") and not _private("agentmsg.events")
     found = _imports(CLI / "chat.py")
     assert any(module == "agentmsg.clients" and "Client" in names for _, module, names in found)  # (in run())
+
+
+def _vendor_words() -> set[str]:
+    """What names a provider, from the registry: each registry name and its parts, the first word of its title,
+    its API-key variables and the provider family of its replies."""
+    words: set[str] = set()
+    for provider in providers():
+        spec = provider.spec
+        words.update(part for part in spec.name.split("-") if part != "compatible")
+        words.add(spec.title.split()[0])
+        words.update(spec.env)
+        words.update(spec.families)
+    return {w.lower() for w in words}
+
+
+def test_the_cli_names_no_provider() -> None:
+    """A new provider is a registry entry: the CLI's source names none (its help lists them from the registry)."""
+    words = _vendor_words()
+    assert {"openai", "anthropic", "gemini", "dashscope", "deepseek"} <= words
+    named = [
+        f"{path.name}:{number}: {word}"
+        for path in sorted(CLI.glob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        for word in sorted(words)
+        if word in line.lower()
+    ]
+    assert named == []
+
+
+def test_chat_help_lists_every_key_variable_of_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["chat", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for provider in providers():
+        spec = provider.spec
+        said = f"{' or '.join(spec.env)} ("
+        assert said in text, spec.name
+        names = text.split(said, 1)[1].split(")", 1)[0].split(", ")
+        assert spec.name in names, spec.name
+
+
+def _flags() -> dict[str, list[str]]:
+    """Each stream flag of the registry, with the providers that offer it."""
+    found: dict[str, list[str]] = {}
+    for provider in providers():
+        for flag in provider.spec.stream_flags:
+            found.setdefault(flag.flag, []).append(provider.spec.name)
+    return found
+
+
+def test_parse_offers_the_stream_flags_of_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    flags = _flags()
+    assert flags  # (DashScope's --incremental / --cumulative)
+    assert main(["parse", "--help"]) == 0
+    text = capsys.readouterr().out
+    for provider in providers():
+        for flag in provider.spec.stream_flags:
+            assert flag.flag in text and " ".join(flag.help.split()) in " ".join(text.split()), flag
+
+
+def test_a_stream_flag_the_provider_does_not_offer_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Said before the file is read (it does not exist here), naming the providers the flag is for."""
+    for flag, offering in _flags().items():
+        other = next(p.spec.name for p in providers() if p.spec.name not in offering)
+        assert main(["parse", "--provider", other, "--stream", flag, str(tmp_path / "missing")]) == 2
+        err = capsys.readouterr().err
+        assert err == f"agentmsg: {flag} is for --provider {' or '.join(offering)}, not {other}\n"
+
+
+def _native_chunk(text: str, finish: str = "null") -> str:
+    choice = {"message": {"role": "assistant", "content": text}, "finish_reason": finish}
+    return "data:" + json.dumps({"output": {"choices": [choice]}, "request_id": "r1"}) + "\n\n"
+
+
+def test_dashscope_stream_flags_set_its_parser_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """DashScope native's --incremental / --cumulative (from its spec) reach its stream parser: a cumulative
+    stream (each chunk the text so far) read as each flag says, as ``parse_stream(incremental=...)`` reads it."""
+    body = tmp_path / "cumulative.sse"
+    body.write_text(_native_chunk("Hel") + _native_chunk("Hello") + _native_chunk("Hello!", "stop"))
+    got = {}
+    for flag in ("", "--incremental", "--cumulative"):
+        assert main(["parse", "--provider", "dashscope", "--stream", *([flag] if flag else []), str(body)]) == 0
+        got[flag] = agentmsg.Msg.from_json(capsys.readouterr().out).content
+    assert got == {
+        "": [TextBlock(text="Hello!")],
+        "--incremental": [TextBlock(text="HelHelloHello!")],
+        "--cumulative": [TextBlock(text="Hello!")],
+    }
+    for offered in get("dashscope").spec.stream_flags:
+        events = get("dashscope").parse_stream(body.read_bytes(), **{offered.option: offered.value})
+        assert reduce_events(list(events))[0].content == got[offered.flag]
 
 
 def test_the_custom_event_names_are_the_wire_names() -> None:
