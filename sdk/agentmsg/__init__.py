@@ -10,6 +10,7 @@ from agentmsg._codec.schemas import KINDS, closed_schema_documents, is_valid, sc
 from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
 from agentmsg._codec.unknown import find_unknown_keys
 from agentmsg._version import __version__
+from agentmsg._wire.records import read_records
 from agentmsg.blocks import (
     AudioBlock,
     Base64Source,
@@ -92,6 +93,7 @@ __all__ = [
     "new_id",
     "now_timestamp",
     "parse_timestamp",
+    "read_records",
     "reduce_events",
     "reduce_stream",
     "schema_documents",

@@ -21,6 +21,7 @@ from agentmsg._wire.sse import (
     SSEDecoder,
     SSEEvent,
     _event_end,
+    sniff,
 )
 from agentmsg._wire.values import ValueSplitter
 from agentmsg.errors import Problem
@@ -34,6 +35,7 @@ __all__ = [
     "RawUTF8",
     "StrayLine",
     "as_chunks",
+    "is_sse_body",
     "without_http_heads",
 ]
 
@@ -377,13 +379,28 @@ class Framer:
 
 
 def without_http_heads(data: bytes) -> tuple[bytes, list[str]]:
-    """A whole body without the HTTP response heads it starts with (saved with ``curl -i``), and the notes
-    that say them; the body as it is, and no note, when it has none (:meth:`Framer._past_http_head`)."""
+    """A reply body saved whole with the HTTP response heads it starts with (``curl -i``: a status line, headers,
+    a blank line; an interim ``100 Continue`` head before it), without them, and the notes that say what was
+    left out (one per head, naming its status line); the body as it is, and no note, when it starts with none.
+    For ``parse_response``, which takes a body; a stream parser leaves heads out itself (and says so in a
+    CUSTOM ``agentmsg.not-kept`` event). (:meth:`Framer._past_http_head`.)"""
     framer = Framer()
     rest = framer._past_http_head(data)
     if framer._head is not None:  # no blank line after what looked like a head: no head after all
         return data, []
     return rest, framer.notes
+
+
+def is_sse_body(data: bytes) -> bool:
+    """Whether a provider's reply body, saved whole, is a stream as the provider sends one (text/event-stream),
+    not a whole response: after a BOM, blanks and any HTTP response head saved with it (:func:`without_http_heads`),
+    it starts with an SSE field or comment, or with an ``error:`` line (GPUStack and llama-box send an error
+    that comes before any data so). A stream saved as JSON lines or a JSON array of chunks is not told so: it
+    is read as a stream when the caller says it is one."""
+    if sniff(data[: SNIFF_LIMIT + 8], SSE_STARTS):
+        return True
+    body, notes = without_http_heads(data)
+    return bool(notes) and bool(sniff(body[: SNIFF_LIMIT + 8], SSE_STARTS))
 
 
 def _payload(data: bytes, what: str) -> SSEEvent:

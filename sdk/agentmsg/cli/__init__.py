@@ -1,4 +1,7 @@
-"""The ``agentmsg`` command line: one module per command group, sharing their I/O helpers (``_io``).
+"""The ``agentmsg`` command line: one module per command group, sharing their I/O helpers (``_io``). It is
+built on the public API only (``agentmsg``, ``agentmsg.events``, ``agentmsg.providers``, ...), and names no
+provider: the providers, their key variables and stream flags come from the registry
+(``tests/test_cli_public.py`` checks both).
 
     agentmsg validate [--kind KIND] FILE...   check JSON (object, array or JSONL; '-' = stdin)
     agentmsg schema [NAME] [--bundle]         print a schema (bundle: one self-contained document)
@@ -19,8 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from agentmsg._codec.schemas import schema_documents
-from agentmsg._version import __version__
+from agentmsg import __version__, schema_documents
 from agentmsg.cli import chat, events, format, parse, schema, serve, validate
 from agentmsg.cli._io import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, shown_path
 

@@ -1,23 +1,25 @@
-"""What the commands share: reading inputs, splitting them into instances, printing problems, exit codes."""
+"""What the commands share: exit codes, usage errors, opening and reading inputs, telling what they hold,
+printing problems. (The records of a JSON or JSON Lines file are read by ``agentmsg.read_records``.)"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from typing import IO, Any, Protocol, TextIO, TypeVar
+from typing import IO, Any, TextIO, TypeVar
 
-from agentmsg._codec.jsontext import loads
-from agentmsg._codec.limits import limits
-from agentmsg._wire.sse import sniff
-from agentmsg.errors import Problem, SizeLimitError, ValidationError
-from agentmsg.events.stream import sniff_sse
+from agentmsg import limits
+from agentmsg.errors import Problem, SizeLimitError
+from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT, sniff_format
 
 T = TypeVar("T")
+
+#: bytes read at a time from an input the commands read as it comes (events, a provider's stream)
+CHUNK = 1 << 17
+_BOM = b"\xef\xbb\xbf"
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: ``agentmsg parse``: the reply was read whole, but a tool call's arguments, as the provider gave them, are no JSON
@@ -115,14 +117,6 @@ def reading(path: str, items: Iterable[T]) -> Iterator[T]:
         except OSError as exc:
             raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
         yield item
-
-
-class Readable(Protocol):
-    """What the readers here need of a binary stream."""
-
-    def read(self, size: int = -1, /) -> bytes: ...
-
-    def readline(self, size: int = -1, /) -> bytes: ...
 
 
 class Peeked:
@@ -240,8 +234,6 @@ def say(where: str, e: dict[str, Any], err: TextIO) -> int:
     kept); the exit status it calls for: :data:`EXIT_INVALID` for an error or a problem of the input, :data:`EXIT_ARGUMENTS` for a
     problem of a tool call's arguments as the provider gave them (its value names the call: ``toolCallId``),
     :data:`EXIT_OK` for a note."""
-    from agentmsg.providers._response.builder import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
-
     name, value = e.get("name"), e.get("value")
     if name not in (PROBLEM_EVENT, ERROR_EVENT, NOT_KEPT_EVENT) or not isinstance(value, dict):
         return EXIT_OK
@@ -257,271 +249,11 @@ def say(where: str, e: dict[str, Any], err: TextIO) -> int:
     return EXIT_ARGUMENTS if "toolCallId" in value else EXIT_INVALID
 
 
-_CHUNK = 1 << 16
-_BOM = b"\xef\xbb\xbf"
-
-
 def _too_big() -> Problem:
+    """What :func:`read_bytes` says of a file beyond the limit (as ``agentmsg.read_records`` says it)."""
     return Problem(
         "", "max-bytes", f"larger than the limit of {limits.max_bytes} bytes (limits.max_bytes): not read whole"
     )
-
-
-def _parse(text: bytes, kind: str) -> tuple[Any, Problem | None]:
-    try:
-        return loads(text, kind), None
-    except ValidationError as exc:
-        return None, exc.problems[0]
-
-
-def _skip_line(stream: Readable) -> None:
-    """Read and drop the rest of a line (bounded memory)."""
-    while True:
-        chunk = stream.readline(_CHUNK)
-        if not chunk or chunk.endswith(b"\n"):
-            return
-
-
-def _read_line(stream: Readable, limit: int, first: bytes = b"", *, drain: bool = True) -> bytes | None:
-    """One line (through its newline, or to the end of the input), read in chunks after ``first``; None when it
-    is longer than ``limit`` bytes: at most ``limit`` + one chunk was held, and with ``drain`` the rest of the
-    line is read and dropped (bounded memory), so that the next call reads the next line."""
-    parts = [first] if first else []
-    size = len(first)
-    if first.endswith(b"\n"):
-        return first if size <= limit else None
-    while True:
-        chunk = stream.readline(_CHUNK)
-        if not chunk:
-            break
-        size += len(chunk)
-        if size > limit:
-            parts.clear()
-            if drain and not chunk.endswith(b"\n"):
-                _skip_line(stream)
-            return None
-        parts.append(chunk)
-        if chunk.endswith(b"\n"):
-            break
-    return b"".join(parts)
-
-
-def _read_rest(stream: Readable, limit: int) -> bytes:
-    """The rest of the input in chunks, at most ``limit`` + 1 bytes."""
-    parts: list[bytes] = []
-    size = 0
-    while size <= limit:
-        chunk = stream.read(min(_CHUNK, limit + 1 - size))
-        if not chunk:
-            break
-        parts.append(chunk)
-        size += len(chunk)
-    return b"".join(parts)
-
-
-#: (pointer prefix, instance, problem, line): ``line`` is the file's line (1-based) where the instance starts, when
-#: it is known (a JSON Lines record, a one-line document, a document that is no JSON at all), else None
-Record = tuple[str, Any, Problem | None, int | None]
-
-_AT = re.compile(r"line (\d+) column (\d+) \(char \d+\)")
-
-
-def _relocate(problem: Problem | None, line: int) -> tuple[Problem | None, int]:
-    """A parse problem of text starting at the file's line ``line``: the position the parser gives (``line L
-    column C (char K)``, counted from the start of that text) made the file's (``line N column C``), and that
-    line (``line`` when the problem says none)."""
-    if problem is None:
-        return None, line
-    found = _AT.search(problem.message)
-    if found is None:
-        return problem, line
-    at = line + int(found[1]) - 1
-    message = problem.message[: found.start()] + f"line {at} column {found[2]}" + problem.message[found.end() :]
-    return Problem(problem.pointer, problem.rule, message), at
-
-
-def records(stream: Readable, kind: str) -> Iterator[tuple[str, Any, Problem | None]]:
-    """(pointer prefix, instance, problem) for each instance of a file: :func:`numbered_records` without the
-    line."""
-    for prefix, instance, problem, _ in numbered_records(stream, kind):
-        yield prefix, instance, problem
-
-
-def numbered_records(stream: Readable, kind: str) -> Iterator[Record]:
-    """(pointer prefix, instance, problem, line) for each instance of a file: one JSON value, an array (each item
-    an instance, prefix ``/N``) or JSON Lines (each non-blank line, prefix ``/N``). Reads in bounded memory: a
-    document is read up to ``limits.max_bytes`` + 1 bytes, JSON Lines one line at a time; a record beyond the
-    limit gives ``max-bytes`` without being read whole. Parse problems carry the API's rules (``json``,
-    ``max-bytes``, ``max-depth``, ``integer-range``, ``lone-surrogate``), and the position they give is the
-    file's (a JSON Lines record's error is on its own line of the file, not on "line 1")."""
-    max_bytes = limits.max_bytes
-    blank = 0  # bytes of leading blank lines (part of a document)
-    at = 1  # the line the first value starts on
-    chunk = stream.readline(_CHUNK)
-    if chunk.startswith(_BOM):
-        chunk = chunk[len(_BOM) :]
-    while chunk and not chunk.strip() and chunk.endswith(b"\n") and blank <= max_bytes:
-        blank += len(chunk)
-        at += 1
-        chunk = stream.readline(_CHUNK)
-    head = chunk.lstrip()
-    if not head or head[:1] not in b'{["-0123456789tfn':
-        # Not the start of any JSON value (binary data, /dev/zero, an empty file): read no further.
-        shown = f"it starts with {head[:1]!r}" if head else "there is no JSON value"
-        yield "", None, Problem("", "json", f"not valid JSON: {shown}"), at if head else None
-        return
-    line = _read_line(stream, max_bytes - blank, chunk, drain=False)
-    if line is None:  # one line beyond the limit: document or record, it cannot be taken
-        yield "", None, _too_big(), at
-        return
-    first = line
-    if first.endswith(b"\n"):
-        value, problem = _parse(first, kind)
-        if problem is None:
-            # The first line is a whole value: JSON Lines when another non-blank line follows.
-            nxt, nxt_at = _read_line(stream, max_bytes), at + 1
-            while nxt is not None and nxt.endswith(b"\n") and not nxt.strip():
-                nxt, nxt_at = _read_line(stream, max_bytes), nxt_at + 1
-            if nxt is None or nxt.strip():
-                yield from _jsonl(stream, kind, (value, at), (nxt, nxt_at))
-            else:
-                yield from _items(value, at, one_line=True)
-            return
-        if problem.rule != "json":
-            yield "", None, problem, at
-            return
-        yield from _document_or_jsonl(stream, kind, first, at, blank)
-        return
-    text = first  # the whole input is one line (or lines ended by CR alone)
-    if len(text) + blank > max_bytes:
-        yield "", None, _too_big(), at
-        return
-    value, problem = _parse(text, kind)
-    if problem is None:
-        yield from _items(value, at, one_line=b"\n" not in text.rstrip())
-        return
-    # Lines ended by CR alone: JSON Lines whose first line is broken when most of the next lines are JSON objects
-    # or arrays on their own (see _document_or_jsonl).
-    numbered = _nonblank_lines(text, at)
-    head_lines = list(itertools.islice(numbered, _SAMPLE + 1))
-    alone = sum(1 for _, line in head_lines[1:] if _alone(line, kind))
-    if problem.rule != "json" or alone == 0 or 2 * alone < len(head_lines) - 1:
-        yield ("", None, *_relocate(problem, at))
-        return
-    for index, (line_at, line) in enumerate(itertools.chain(head_lines, numbered)):
-        value, problem = _parse(line, kind)
-        yield f"/{index}", value, _relocate(problem, line_at)[0], line_at
-
-
-_SAMPLE = 100  # lines looked at to tell JSON Lines with a broken first line from a broken document
-
-
-def _alone(line: bytes, kind: str) -> bool:
-    """Whether a line is a JSON object or array on its own."""
-    return line.lstrip()[:1] in b"{[" and _parse(line, kind)[1] is None
-
-
-def _document_or_jsonl(stream: Readable, kind: str, first: bytes, at: int, blank: int) -> Iterator[Record]:
-    """The instances of a file whose first line (``first``, on line ``at``) is no JSON value: a document over
-    several lines (a pretty-printed one), or JSON Lines whose first record is broken. Told apart by the next
-    (up to ``_SAMPLE``) non-blank lines: JSON Lines when most of them are JSON objects or arrays on their own.
-    No line of a valid document over several lines can be so (each is followed by a line starting with ``,``
-    ``]`` or ``}``, or closes what the first line opened), so a valid document is never taken for JSON Lines,
-    and one with a mistake (a missing comma) is one problem at its place rather than one per line. JSON Lines
-    are then read on line by line (bounded memory, any size), a document within ``limits.max_bytes``."""
-    max_bytes = limits.max_bytes
-    held: list[bytes] = []  # every line read after the first, blank ones included (the document's text)
-    size = blank + len(first)
-    sample: list[tuple[int, bytes]] = []  # the non-blank ones, with their line numbers
-    line_at = at
-    too_long = False
-    while len(sample) < _SAMPLE and size <= max_bytes:
-        line = _read_line(stream, max_bytes)
-        line_at += 1
-        if line is None:  # a line beyond the limit (read and dropped): no record nor document can take it whole
-            too_long = True
-            break
-        if not line:
-            break
-        held.append(line)
-        size += len(line)
-        if line.strip():
-            sample.append((line_at, line))
-    if 2 * sum(1 for _, line in sample if _alone(line, kind)) > len(sample):
-        held.clear()
-        problem = _parse(first.rstrip(b"\r\n"), kind)[1]
-        yield ("/0", None, *_relocate(problem, at))
-        for index, (record_at, line) in enumerate(sample, 1):
-            value, problem = _parse(line, kind)
-            if problem is not None and problem.rule == "json":
-                problem = _parse(line.rstrip(b"\r\n"), kind)[1] or problem
-            yield f"/{index}", value, _relocate(problem, record_at)[0], record_at
-        index = len(sample) + 1
-        if too_long:
-            yield f"/{index}", None, _too_big(), line_at
-            index += 1
-        yield from _jsonl_rest(stream, kind, index, _read_line(stream, max_bytes), line_at + 1)
-        return
-    if too_long or size > max_bytes:
-        yield "", None, _too_big(), at
-        return
-    text = first + b"".join(held) + _read_rest(stream, max_bytes - size)
-    held.clear()
-    if len(text) + blank > max_bytes:
-        yield "", None, _too_big(), at
-        return
-    value, problem = _parse(text, kind)
-    if problem is None:
-        yield from _items(value, at, one_line=False)
-    else:
-        yield ("", None, *_relocate(problem, at))
-
-
-def _nonblank_lines(text: bytes, at: int) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) for each non-blank line of ``text`` (a line ends at LF; one holding lone CRs counts as
-    several, as ``bytes.splitlines`` has it), without a copy of the text in a list."""
-    start = 0
-    while start < len(text):
-        end = text.find(b"\n", start)
-        end = len(text) if end < 0 else end
-        for part in text[start:end].splitlines():
-            if part.strip():
-                yield at, part
-        start, at = end + 1, at + 1
-
-
-def _items(value: Any, at: int, *, one_line: bool) -> Iterator[Record]:
-    """The instances of a document starting on line ``at``: itself, or its items (their line known only when the
-    document is one line)."""
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            yield f"/{index}", item, None, at if one_line else None
-    else:
-        yield "", value, None, at
-
-
-def _jsonl(stream: Readable, kind: str, first: tuple[Any, int], second: tuple[bytes | None, int]) -> Iterator[Record]:
-    yield "/0", first[0], None, first[1]
-    yield from _jsonl_rest(stream, kind, 1, *second)
-
-
-def _jsonl_rest(stream: Readable, kind: str, index: int, line: bytes | None, at: int) -> Iterator[Record]:
-    """JSON Lines records from ``line`` (read already, on line ``at``; None when it was beyond the limit) on,
-    the first of them instance ``index``."""
-    max_bytes = limits.max_bytes
-    while True:
-        if line is None:  # longer than the limit (and dropped)
-            yield f"/{index}", None, _too_big(), at
-            index += 1
-        elif not line:
-            return
-        elif line.strip():
-            value, problem = _parse(line, kind)
-            if problem is not None and problem.rule == "json":  # its position on this line, not after its newline
-                problem = _parse(line.rstrip(b"\r\n"), kind)[1] or problem
-            yield f"/{index}", value, _relocate(problem, at)[0], at
-            index += 1
-        line, at = _read_line(stream, max_bytes), at + 1
 
 
 # ---- what an input holds, told from its first bytes (events, reduce, serve, parse) ----
@@ -530,10 +262,16 @@ _EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
 _ROLE = re.compile(rb'"role"\s*:\s*"[A-Za-z]+"')
 
 
+def is_sse(head: bytes) -> bool:
+    """Whether input that starts with ``head`` is SSE (text/event-stream), as the event readers tell it
+    (``agentmsg.events.sniff_format``), however many blanks the head holds before its first field."""
+    return sniff_format(head.removeprefix(_BOM).lstrip(b" \t\r\n")) == "sse"
+
+
 def looks_like(head: bytes) -> str | None:
     """ "events" or "messages" when the start of a file clearly holds one of them, else None."""
-    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    if sniff_sse(text) or _EVENT_TYPE.search(text):
+    text = head.removeprefix(_BOM).lstrip()
+    if is_sse(text) or _EVENT_TYPE.search(text):
         return "events"
     if text[:1] in (b"{", b"[") and _ROLE.search(text):
         return "messages"
@@ -545,8 +283,8 @@ def binary(head: bytes) -> str | None:
     a NUL byte (JSON and SSE text never hold one) or mostly bytes that are not text; None when it is text or
     starts as events do. A text file that does not start with an event (a log line first) is not refused: its
     bad lines are said one by one, its events reduced."""
-    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    if not text or text[:1] in b"{[" or sniff(text) is not False:
+    text = head.removeprefix(_BOM).lstrip()
+    if not text or text[:1] in b"{[" or sniff_format(text) in ("sse", None):  # (None: the start of an SSE field)
         return None
     shown = f"it starts with {text[:8]!r}"
     if b"\x00" in text:

@@ -28,13 +28,13 @@ from agentmsg.cli._io import (
     seconds,
     whole_number,
 )
-from agentmsg.providers import NAMES
+from agentmsg.events import ERROR_EVENT
+from agentmsg.providers import NAMES, providers
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     from agentmsg.clients import Client, ProviderError
     from agentmsg.message import SystemMessage, UserMessage
-    from agentmsg.providers._response.builder import ERROR_EVENT
 
     messages: list[Any] = []
     if args.system:
@@ -127,13 +127,21 @@ def _usage_line(usage: Any) -> str:
     return " · ".join(parts)
 
 
+def _key_variables() -> str:
+    """The API-key variables of every provider in the registry, each with the providers that read it, in
+    registry order: ``A_API_KEY (a), B_API_KEY or C_API_KEY (b, b-variant)``."""
+    readers: dict[tuple[str, ...], list[str]] = {}
+    for provider in providers():
+        readers.setdefault(provider.spec.env, []).append(provider.spec.name)
+    return ", ".join(f"{' or '.join(env)} ({', '.join(sorted(names))})" for env, names in readers.items())
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "chat",
         help="stream a reply from a provider, live",
         description="Stream a reply from a provider, live. The API key is read from the provider's environment "
-        "variable: OPENAI_API_KEY (openai), DEEPSEEK_API_KEY (deepseek), DASHSCOPE_API_KEY (dashscope, "
-        "dashscope-compatible), ANTHROPIC_API_KEY (anthropic), GOOGLE_API_KEY or GEMINI_API_KEY (gemini).",
+        f"variable: {_key_variables()}.",
         **exit_status(
             "0  the reply arrived whole",
             "1  no API key, the call failed, the stream broke or a payload could not be read (what arrived is",

@@ -10,7 +10,9 @@ from typing import IO, Any, TextIO
 
 import orjson
 
+from agentmsg import GenerateReason, read_records
 from agentmsg.cli._io import (
+    CHUNK,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_OK,
@@ -25,17 +27,12 @@ from agentmsg.cli._io import (
     open_binary,
     print_problems,
     reading,
-    records,
     shown_path,
     whole_number,
 )
 from agentmsg.errors import ValidationError
-from agentmsg.events.emitter import iter_events
-from agentmsg.events.reducer import Reducer
-from agentmsg.events.sse import encode_sse_event
-from agentmsg.events.stream import CHUNK, reduce_stream
+from agentmsg.events import Reducer, emit_events, encode_sse, reduce_stream
 from agentmsg.message import AssistantMessage, Msg
-from agentmsg_models.generate_reason import GenerateReason
 
 
 def _peeked(source: IO[bytes], path: str) -> tuple[bytes, Iterator[bytes]]:
@@ -170,7 +167,7 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-        for prefix, instance, error in reading(args.file, records(stream, "msg")):
+        for prefix, instance, error, _ in reading(args.file, read_records(stream)):
             if error is not None or not _write_events(instance, prefix, args, out):
                 status = EXIT_INVALID
             if error is not None:
@@ -186,12 +183,14 @@ def _write_events(instance: Any, prefix: str, args: argparse.Namespace, out: Tex
         return True
     try:
         msg = Msg.from_dict(instance)
-        events = iter_events(msg, chunk_size=args.chunk_size)  # not an assistant message: raises (rule role)
+        events = emit_events(msg, chunk_size=args.chunk_size)  # not an assistant message: raises (rule role)
     except ValidationError as exc:
         print_problems(shown_path(args.file), prefix, exc.problems, sys.stderr)
         return False
-    for event in events:
-        out.write(encode_sse_event(event) if args.sse else orjson.dumps(event).decode() + "\n")
+    if args.sse:
+        out.write(encode_sse(events))
+    else:
+        out.writelines(orjson.dumps(event).decode() + "\n" for event in events)
     return True
 
 

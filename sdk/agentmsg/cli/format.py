@@ -14,12 +14,12 @@ on stdout (compact JSON; with ``--envelope`` an object holding ``model``, ``path
 from __future__ import annotations
 
 import argparse
-import io
 import sys
 from typing import Any, TextIO
 
 import orjson
 
+from agentmsg import read_records
 from agentmsg.cli._io import (
     EXIT_INVALID,
     EXIT_OK,
@@ -28,7 +28,6 @@ from agentmsg.cli._io import (
     exit_status,
     limit_options,
     read_bytes,
-    records,
     shown_path,
     stdin_once,
 )
@@ -61,13 +60,13 @@ def _conversation(data: bytes) -> list[Any]:
         first = exc.problems[0]
         if first.pointer or first.rule not in ("json", "type"):
             raise
-        found = list(records(io.BytesIO(data), "msg"))
-        if first.rule == "json" and (not all(prefix for prefix, _, _ in found) or found[0][2] is not None):
+        found = list(read_records(data))
+        if first.rule == "json" and (not all(r.pointer for r in found) or found[0].problem is not None):
             raise  # not JSON Lines either (or its first line is broken: a broken document): the document's problem
-        problems = [p.under(prefix) if prefix else p for prefix, _, p in found if p is not None]
+        problems = [r.problem.under(r.pointer) if r.pointer else r.problem for r in found if r.problem is not None]
         if problems:
             raise ValidationError(problems) from None
-        items = [instance for _, instance, _ in found]
+        items = [r.value for r in found]
         if first.rule == "type" and not isinstance(items[0] if items else None, dict):
             raise  # neither an array nor one message (a string, a number)
         return decode_messages(orjson.dumps(items))

@@ -1,6 +1,6 @@
 """``agentmsg parse``: a provider's reply as agentmsg's message (or its AgentEvents).
 
-    agentmsg parse --provider NAME [--stream] [--events] [--choice N|all] [--cumulative|--incremental] FILE
+    agentmsg parse --provider NAME [--stream] [--events] [--choice N|all] [STREAM_FLAG] FILE
 
 FILE is a non-streaming response body (JSON, at most ``limits.max_bytes``), or with ``--stream`` the raw
 streamed body (SSE as the provider sends it, JSON lines, a JSON array of chunks), read and reduced as it
@@ -12,7 +12,8 @@ response at all, 3 when the reply was read whole but a tool call's arguments, as
 no JSON object the message can hold (cut at max_tokens, say: kept raw, with ``argumentsError``). What the parser said on the way is printed on stderr, one line each: a problem
 (``FILE: message [rule]``), the provider's error or a cut stream (``FILE: error: message [type]``) and
 data the message has no place for (``FILE: note: message [not-kept]``); ``choice/N: `` before the message
-for a choice other than the first.
+for a choice other than the first. STREAM_FLAG: the stream parser options a provider's spec offers as flags
+(``Spec.stream_flags``); one the chosen provider does not offer is a usage error.
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ from typing import Any, TextIO
 
 import orjson
 
-from agentmsg._wire.framing import SSE_STARTS, without_http_heads
-from agentmsg._wire.sse import SNIFF_LIMIT, sniff
 from agentmsg.cli._io import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -45,7 +44,7 @@ from agentmsg.cli._io import (
 )
 from agentmsg.errors import ValidationError
 from agentmsg.events import Reducer
-from agentmsg.providers import NAMES, get
+from agentmsg.providers import NAMES, StreamFlag, get, is_sse_body, providers, without_http_heads
 
 
 def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
@@ -60,11 +59,9 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
             raise UsageError(f"{shown_path(args.file)}: not {_a(args.provider)} stream: {found}")
         return _stream_events(args, itertools.chain([first], chunks))
     data = read_bytes(args.file)
-    if sniff(data[: SNIFF_LIMIT + 8], SSE_STARTS):
+    if is_sse_body(data):  # (saved with `curl -i` too: the stream's framer skips the head and says so)
         return _stream_events(args, (data,))
     body, notes = without_http_heads(data)  # saved with `curl -i`: the response head before the body
-    if notes and sniff(body[: SNIFF_LIMIT + 8], SSE_STARTS):
-        return _stream_events(args, (data,))  # the stream's framer skips the head and says so
     for note in notes:
         sys.stderr.write(f"{shown_path(args.file)}: note: {note} [not-kept]\n")
     return _response_events(args, body)
@@ -72,10 +69,7 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
 
 def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterator[list[dict[str, Any]]]:
     """The events of a streamed body as it is read (bounded memory)."""
-    options: dict[str, Any] = {}
-    if args.provider == "dashscope" and args.incremental is not None:
-        options["incremental"] = args.incremental
-    parser = get(args.provider).stream_parser(**options)
+    parser = get(args.provider).stream_parser(**_stream_options(args))
     for chunk in chunks:
         yield parser.feed(chunk)
     yield parser.close()
@@ -90,6 +84,35 @@ def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[list[dic
     yield events
 
 
+def _stream_flags() -> dict[str, tuple[StreamFlag, list[str]]]:
+    """Every flag the registry's providers offer for their stream parser options (``Spec.stream_flags``), with
+    the providers that offer it, in registry order."""
+    found: dict[str, tuple[StreamFlag, list[str]]] = {}
+    for provider in providers():
+        for flag in provider.spec.stream_flags:
+            found.setdefault(flag.flag, (flag, []))[1].append(provider.spec.name)
+    return found
+
+
+def _flag_dest(option: str) -> str:
+    return f"stream_flag_{option}"  # (a parser option's name cannot collide with the command's own options)
+
+
+def _stream_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The stream parser options the flags given ask for, from the chosen provider's spec; a flag it does not
+    offer is a :class:`UsageError` that names the providers that do."""
+    options: dict[str, Any] = {}
+    offered = {flag.flag: flag for flag in get(args.provider).spec.stream_flags}
+    for name, (flag, names) in _stream_flags().items():
+        if getattr(args, _flag_dest(flag.option), None) != name:
+            continue
+        own = offered.get(name)
+        if own is None:
+            raise UsageError(f"{name} is for --provider {' or '.join(names)}, not {args.provider}")
+        options[own.option] = own.value
+    return options
+
+
 def _a(provider: str) -> str:
     return f"{'an' if provider[:1] in 'aeiou' else 'a'} {provider}"
 
@@ -100,6 +123,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
+    _stream_options(args)  # a flag the provider does not offer: said before FILE is read
     wanted: str | None = None
     if args.choice != "all":
         index = int(args.choice)
@@ -183,17 +207,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--choice", type=_choice, default="0", help="which choice / candidate to print (default 0), or 'all'"
     )
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--cumulative",
-        dest="incremental",
-        action="store_false",
-        default=None,
-        help="DashScope native: each chunk repeats the text so far (incremental_output=false)",
-    )
-    mode.add_argument(
-        "--incremental", dest="incremental", action="store_true", help="DashScope native: each chunk is new text"
-    )
+    groups: dict[str, Any] = {}  # flags that set the same parser option exclude each other
+    for name, (flag, _) in _stream_flags().items():
+        if flag.option not in groups:
+            groups[flag.option] = p.add_mutually_exclusive_group()
+        groups[flag.option].add_argument(
+            name, dest=_flag_dest(flag.option), action="store_const", const=name, default=None, help=flag.help
+        )
     p.add_argument("file", metavar="FILE", help="the response body or the streamed body; '-' for stdin")
     limit_options(p)
     p.set_defaults(func=run)

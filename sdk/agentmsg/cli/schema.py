@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import argparse
 from typing import Any, TextIO
+from urllib.parse import urljoin
 
 import orjson
 
-from agentmsg._codec.schemas import BASE_URI, KINDS, closed_document, schema_documents
+from agentmsg import KINDS, closed_schema_documents, schema_documents
 from agentmsg.cli._io import EXIT_OK, UsageError, exit_status
 
 
-def bundle(name: str) -> dict[str, Any]:
+def bundle(name: str, *, strict: bool = False) -> dict[str, Any]:
     """One self-contained schema document for ``name``: every schema embedded under ``$defs`` with
-    its own ``$id`` (a JSON Schema 2020-12 compound document), the root referring to ``name``."""
-    docs = schema_documents()
+    its own ``$id`` (a JSON Schema 2020-12 compound document), the root referring to ``name``; with
+    ``strict``, of the closed variants."""
+    docs = closed_schema_documents() if strict else schema_documents()
     root = docs[KINDS[name]]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": BASE_URI + f"bundle/{KINDS[name]}",
+        "$id": urljoin(root["$id"], f"bundle/{KINDS[name]}"),  # beside the schemas: .../v1/bundle/msg.schema.json
         "title": f"{root.get('title', name)} (bundle)",
         "description": f"Self-contained bundle of {root['$id']} and every schema it uses.",
         "$ref": root["$id"],
@@ -35,9 +37,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     name = args.name or "msg"
     if name not in KINDS:
         raise UsageError(f"unknown schema {name!r}; known: {', '.join(sorted(KINDS))}")
-    value = bundle(name) if args.bundle else docs[KINDS[name]]
-    if args.strict:
-        value = closed_document(value)
+    if args.bundle:
+        value = bundle(name, strict=args.strict)
+    else:
+        value = (closed_schema_documents() if args.strict else docs)[KINDS[name]]
     out.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
     return EXIT_OK
 

@@ -17,9 +17,19 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, TextIO
 
-from agentmsg.cli._io import EXIT_OK, UsageError, binary, exit_status, looks_like, open_binary, shown_path, whole_number
+from agentmsg.cli._io import (
+    CHUNK,
+    EXIT_OK,
+    UsageError,
+    binary,
+    exit_status,
+    looks_like,
+    open_binary,
+    shown_path,
+    whole_number,
+)
 from agentmsg.errors import Problem
-from agentmsg.events.stream import CHUNK, read_events
+from agentmsg.events import read_events
 
 
 def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -> Iterator[Any]:
@@ -158,8 +168,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         import uvicorn
 
-        from agentmsg.web import viewer_app
-        from agentmsg.web._server import uvicorn_config
+        from agentmsg.web import uvicorn_config, viewer_app
     except ImportError as exc:
         raise UsageError(f"serve needs the web extra ({exc.name} is missing): pip install 'agentmsg[web]'") from None
     source = open_binary(args.file)

@@ -11,19 +11,18 @@ from typing import IO, Any, TextIO
 
 import orjson
 
-from agentmsg._codec.schemas import KINDS, find_unknown_keys, validate
-from agentmsg._wire.sse import sniff
+from agentmsg import KINDS, find_unknown_keys, read_records, validate
 from agentmsg.cli._io import (
+    CHUNK,
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
     Peeked,
-    Record,
     UsageError,
     command_limits,
+    is_sse,
     limit_options,
     looks_like,
-    numbered_records,
     open_binary,
     print_problems,
     reading,
@@ -31,7 +30,10 @@ from agentmsg.cli._io import (
     stdin_once,
 )
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.events.stream import CHUNK, iter_sse_events
+from agentmsg.events import iter_sse_events
+
+#: (pointer prefix, instance, problem, line) of one instance of a file (``agentmsg.read_records``)
+Record = tuple[str, Any, Problem | None, int | None]
 
 DESCRIPTION = """\
 Validate JSON files against an agentmsg schema (default: msg), with the same limits and rule names as the
@@ -111,7 +113,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _records(source: IO[bytes], kind: str, hints: list[str]) -> Iterator[Record]:
-    """:func:`records` of a file; with ``--kind event``, an SSE stream too (``agentmsg events --sse``, what
+    """The records of a file (``agentmsg.read_records``); with ``--kind event``, an SSE stream too (``agentmsg events --sse``, what
     ``agentmsg serve`` reads): each SSE event's data is an instance, prefix ``/N`` for the N-th event. When the
     file's start shows it holds agent events but ``kind`` is msg (the default), or messages but ``kind`` is
     event, the option that fits is added to ``hints``."""
@@ -121,8 +123,8 @@ def _records(source: IO[bytes], kind: str, hints: list[str]) -> Iterator[Record]
         hints.append("it looks like agent events, not messages: check them with --kind event")
     elif seen == "messages" and kind == "event":
         hints.append("it looks like messages, not agent events: check them with --kind msg (the default)")
-    if sniff(stream.head) is not True:
-        yield from numbered_records(stream, kind)
+    if not is_sse(stream.head):
+        yield from read_records(stream)
         return
     if kind != "event":
         hints.clear()  # the problem says it

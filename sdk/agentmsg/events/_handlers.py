@@ -602,8 +602,17 @@ def _request_stop(st: State, e: dict[str, Any], i: int) -> None:
         reply.stop_reason = reason
 
 
-#: CUSTOM event name of an error a producer reports in the stream (provider errors, cut streams).
+# The CUSTOM events agentmsg's producers send (the provider parsers, the clients), by name; public in
+# agentmsg.events. Their value is an object with a ``message``.
+#: CUSTOM event name of an error a producer reports in the stream (a provider error mid-stream, a cut stream, a
+#: timeout, a cancellation; value ``{"type", "message"}``): the reducer keeps it in ``agentmsg_errors``.
 ERROR_EVENT = "agentmsg.error"
+#: CUSTOM event name of a payload a provider parser could not read (skipped), or of a tool call's arguments that
+#: are no JSON object (value ``{"rule", "message"}``, and ``toolCallId`` for a tool call's).
+PROBLEM_EVENT = "agentmsg.problem"
+#: CUSTOM event name of provider data the message has no place for, said once (value ``{"rule": "not-kept",
+#: "message"}``).
+NOT_KEPT_EVENT = "agentmsg.not-kept"
 
 
 def _custom(st: State, e: dict[str, Any], i: int) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import itertools
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any
+from typing import IO, Any, Literal, cast
 
 import orjson
 
@@ -28,7 +28,7 @@ from agentmsg.events._jsonl import parse_line
 from agentmsg.events.reducer import Reducer
 from agentmsg.message import AssistantMessage
 
-__all__ = ["iter_jsonl", "iter_sse_events", "read_events", "reduce_stream", "sniff_sse"]
+__all__ = ["iter_jsonl", "iter_sse_events", "read_events", "reduce_stream", "sniff_format", "sniff_sse"]
 
 CHUNK = 1 << 17  # bytes read (or sliced) at a time: about one run of lines
 _BOM = b"\xef\xbb\xbf"
@@ -88,6 +88,16 @@ def _chunks(source: Source) -> Iterator[bytes]:
 def sniff_sse(head: bytes) -> bool:
     """True when a stream that starts with ``head`` is SSE rather than JSON lines."""
     return bool(sniff(head))
+
+
+def sniff_format(head: bytes) -> Literal["sse", "jsonl", "values"] | None:
+    """The format of an event stream that starts with ``head``, as :func:`read_events` and
+    :func:`reduce_stream` tell it: ``"sse"`` (text/event-stream: after a BOM and blanks, an SSE field or a
+    comment), ``"values"`` (JSON values one after another: a JSON array of events, or events pretty-printed one
+    after another), ``"jsonl"`` (JSON lines, and whatever starts otherwise), or None when ``head`` is too short
+    to tell (blanks, ``da``, a ``{`` alone): read on, or take ``"jsonl"`` when the stream ends there. Blanks
+    beyond 64 KiB before the first field are no SSE."""
+    return cast("Literal['sse', 'jsonl', 'values'] | None", FormatSniffer().feed(head))
 
 
 def _detect(chunks: Iterator[bytes]) -> tuple[str, Iterator[bytes]]:

@@ -22,6 +22,7 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from agentmsg._wire.framing import is_sse_body, without_http_heads
 from agentmsg.providers._request.context import ERROR, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
 from agentmsg.providers._request.media import MediaPolicy
 from agentmsg.providers.base import Provider, Spec, StreamFlag
@@ -43,7 +44,9 @@ __all__ = [
     "Spec",
     "StreamFlag",
     "get",
+    "is_sse_body",
     "providers",
+    "without_http_heads",
 ]
 
 #: The provider modules, in the order the registry lists their providers. Each module's ``PROVIDERS`` holds

@@ -48,6 +48,7 @@ import orjson
 from agentmsg._codec.jsontext import has_lone_surrogate, json_type
 from agentmsg._codec.jsontext import loads as codec_loads
 from agentmsg.errors import Problem, ValidationError
+from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from agentmsg.providers._request.common import MINTED_ID
 from agentmsg.providers._response.numbers import first_beyond_double, json_text_of, overflowed
 from agentmsg.providers._response.payload import shown, text_or_none
@@ -58,10 +59,6 @@ __all__ = [
     "PROBLEM_EVENT",
     "StreamBuilder",
 ]
-
-ERROR_EVENT = "agentmsg.error"  # CUSTOM event name: a provider error or a cut stream
-PROBLEM_EVENT = "agentmsg.problem"  # CUSTOM event name: a payload that could not be read (skipped)
-NOT_KEPT_EVENT = "agentmsg.not-kept"  # CUSTOM event name: provider data the message has no place for
 
 
 class _Call:

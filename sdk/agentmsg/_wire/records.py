@@ -1,0 +1,316 @@
+"""JSON records out of a byte stream: a file of messages, events or blocks, as one JSON value, a JSON array or
+JSON Lines, told apart by the file itself (:func:`read_records`, public as ``agentmsg.read_records``).
+
+It reads in bounded memory, under :data:`agentmsg.limits`: JSON Lines one line at a time (a line beyond the
+limit is dropped as it is read, never held whole), a document up to ``limits.max_bytes`` + 1 bytes. Each
+instance comes with its place in the file (its pointer prefix and, where it is known, its line), and one that
+cannot be read with its problem, in the API's rules; the other instances are read all the same. No schema
+knowledge: the values are plain JSON.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import re
+from collections.abc import Iterator
+from typing import Any, NamedTuple, Protocol
+
+from agentmsg._codec.jsontext import loads
+from agentmsg._codec.limits import limits
+from agentmsg.errors import Problem, ValidationError
+
+__all__ = ["Readable", "Record", "read_records"]
+
+
+class Readable(Protocol):
+    """What :func:`read_records` needs of a binary stream."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+_CHUNK = 1 << 16
+_BOM = b"\xef\xbb\xbf"
+
+
+def _too_big() -> Problem:
+    return Problem(
+        "", "max-bytes", f"larger than the limit of {limits.max_bytes} bytes (limits.max_bytes): not read whole"
+    )
+
+
+def _parse(text: bytes) -> tuple[Any, Problem | None]:
+    try:
+        return loads(text), None
+    except ValidationError as exc:
+        return None, exc.problems[0]
+
+
+def _skip_line(stream: Readable) -> None:
+    """Read and drop the rest of a line (bounded memory)."""
+    while True:
+        chunk = stream.readline(_CHUNK)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+def _read_line(stream: Readable, limit: int, first: bytes = b"", *, drain: bool = True) -> bytes | None:
+    """One line (through its newline, or to the end of the input), read in chunks after ``first``; None when it
+    is longer than ``limit`` bytes: at most ``limit`` + one chunk was held, and with ``drain`` the rest of the
+    line is read and dropped (bounded memory), so that the next call reads the next line."""
+    parts = [first] if first else []
+    size = len(first)
+    if first.endswith(b"\n"):
+        return first if size <= limit else None
+    while True:
+        chunk = stream.readline(_CHUNK)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > limit:
+            parts.clear()
+            if drain and not chunk.endswith(b"\n"):
+                _skip_line(stream)
+            return None
+        parts.append(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return b"".join(parts)
+
+
+def _read_rest(stream: Readable, limit: int) -> bytes:
+    """The rest of the input in chunks, at most ``limit`` + 1 bytes."""
+    parts: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = stream.read(min(_CHUNK, limit + 1 - size))
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)
+
+
+class Record(NamedTuple):
+    """One instance of a file, as :func:`read_records` reads it (its fields are described there)."""
+
+    pointer: str
+    value: Any
+    problem: Problem | None
+    line: int | None
+
+
+_AT = re.compile(r"line (\d+) column (\d+) \(char \d+\)")
+
+
+def _relocate(problem: Problem | None, line: int) -> tuple[Problem | None, int]:
+    """A parse problem of text starting at the file's line ``line``: the position the parser gives (``line L
+    column C (char K)``, counted from the start of that text) made the file's (``line N column C``), and that
+    line (``line`` when the problem says none)."""
+    if problem is None:
+        return None, line
+    found = _AT.search(problem.message)
+    if found is None:
+        return problem, line
+    at = line + int(found[1]) - 1
+    message = problem.message[: found.start()] + f"line {at} column {found[2]}" + problem.message[found.end() :]
+    return Problem(problem.pointer, problem.rule, message), at
+
+
+def read_records(source: bytes | Readable) -> Iterator[Record]:
+    """The instances of a file of JSON records, as they are read: named tuples ``(pointer, value, problem,
+    line)``. The file is one JSON value (one instance), a JSON array (each item an instance) or JSON Lines
+    (each non-blank line one), told apart by the file itself. ``source``: the file's bytes, or a binary file
+    (anything with ``read`` and ``readline``: ``open(path, "rb")``, ``sys.stdin.buffer``), read from where it is.
+
+    ``pointer``: where the instance is in the file, the prefix of its problems' pointers: ``""`` for a file of
+    one JSON value, ``/N`` for the N-th (0-based) item or line. ``value``: the parsed JSON (None when it could
+    not be read). ``problem``: why it could not be read (an :class:`~agentmsg.Problem` with the API's rules:
+    ``json``, ``max-bytes``, ``max-depth``, ``integer-range``, ``lone-surrogate``), else None. ``line``: the
+    file's line (1-based) the instance starts on, when it is known (a JSON Lines record, a one-line document, a
+    document that is no JSON at all), else None.
+
+    Reads in bounded memory under :data:`agentmsg.limits`: a document up to ``limits.max_bytes`` + 1 bytes,
+    JSON Lines one line at a time; a document or record beyond the limit gives ``max-bytes`` without being read
+    whole. A leading UTF-8 BOM is left out. What cannot be read is a record with a ``problem`` (the others are
+    still read: a broken line of JSON Lines does not stop the next), and the position a syntax error gives is
+    the file's (a JSON Lines record's is on its own line of the file, not on "line 1"). The values are not
+    checked against a schema: :func:`agentmsg.validate` or :meth:`agentmsg.Msg.from_dict` does that::
+
+        for record in agentmsg.read_records(open("messages.jsonl", "rb")):
+            if record.problem is not None:
+                print(record.pointer, record.problem)
+            else:
+                msg = agentmsg.Msg.from_dict(record.value)
+    """
+    stream: Readable = io.BytesIO(source) if isinstance(source, (bytes, bytearray, memoryview)) else source
+    max_bytes = limits.max_bytes
+    blank = 0  # bytes of leading blank lines (part of a document)
+    at = 1  # the line the first value starts on
+    chunk = stream.readline(_CHUNK)
+    if chunk.startswith(_BOM):
+        chunk = chunk[len(_BOM) :]
+    while chunk and not chunk.strip() and chunk.endswith(b"\n") and blank <= max_bytes:
+        blank += len(chunk)
+        at += 1
+        chunk = stream.readline(_CHUNK)
+    head = chunk.lstrip()
+    if not head or head[:1] not in b'{["-0123456789tfn':
+        # Not the start of any JSON value (binary data, /dev/zero, an empty file): read no further.
+        shown = f"it starts with {head[:1]!r}" if head else "there is no JSON value"
+        yield Record("", None, Problem("", "json", f"not valid JSON: {shown}"), at if head else None)
+        return
+    line = _read_line(stream, max_bytes - blank, chunk, drain=False)
+    if line is None:  # one line beyond the limit: document or record, it cannot be taken
+        yield Record("", None, _too_big(), at)
+        return
+    first = line
+    if first.endswith(b"\n"):
+        value, problem = _parse(first)
+        if problem is None:
+            # The first line is a whole value: JSON Lines when another non-blank line follows.
+            nxt, nxt_at = _read_line(stream, max_bytes), at + 1
+            while nxt is not None and nxt.endswith(b"\n") and not nxt.strip():
+                nxt, nxt_at = _read_line(stream, max_bytes), nxt_at + 1
+            if nxt is None or nxt.strip():
+                yield from _jsonl(stream, (value, at), (nxt, nxt_at))
+            else:
+                yield from _items(value, at, one_line=True)
+            return
+        if problem.rule != "json":
+            yield Record("", None, problem, at)
+            return
+        yield from _document_or_jsonl(stream, first, at, blank)
+        return
+    text = first  # the whole input is one line (or lines ended by CR alone)
+    if len(text) + blank > max_bytes:
+        yield Record("", None, _too_big(), at)
+        return
+    value, problem = _parse(text)
+    if problem is None:
+        yield from _items(value, at, one_line=b"\n" not in text.rstrip())
+        return
+    # Lines ended by CR alone: JSON Lines whose first line is broken when most of the next lines are JSON objects
+    # or arrays on their own (see _document_or_jsonl).
+    numbered = _nonblank_lines(text, at)
+    head_lines = list(itertools.islice(numbered, _SAMPLE + 1))
+    alone = sum(1 for _, line in head_lines[1:] if _alone(line))
+    if problem.rule != "json" or alone == 0 or 2 * alone < len(head_lines) - 1:
+        yield Record("", None, *_relocate(problem, at))
+        return
+    for index, (line_at, line) in enumerate(itertools.chain(head_lines, numbered)):
+        value, problem = _parse(line)
+        yield Record(f"/{index}", value, _relocate(problem, line_at)[0], line_at)
+
+
+_SAMPLE = 100  # lines looked at to tell JSON Lines with a broken first line from a broken document
+
+
+def _alone(line: bytes) -> bool:
+    """Whether a line is a JSON object or array on its own."""
+    return line.lstrip()[:1] in b"{[" and _parse(line)[1] is None
+
+
+def _document_or_jsonl(stream: Readable, first: bytes, at: int, blank: int) -> Iterator[Record]:
+    """The instances of a file whose first line (``first``, on line ``at``) is no JSON value: a document over
+    several lines (a pretty-printed one), or JSON Lines whose first record is broken. Told apart by the next
+    (up to ``_SAMPLE``) non-blank lines: JSON Lines when most of them are JSON objects or arrays on their own.
+    No line of a valid document over several lines can be so (each is followed by a line starting with ``,``
+    ``]`` or ``}``, or closes what the first line opened), so a valid document is never taken for JSON Lines,
+    and one with a mistake (a missing comma) is one problem at its place rather than one per line. JSON Lines
+    are then read on line by line (bounded memory, any size), a document within ``limits.max_bytes``."""
+    max_bytes = limits.max_bytes
+    held: list[bytes] = []  # every line read after the first, blank ones included (the document's text)
+    size = blank + len(first)
+    sample: list[tuple[int, bytes]] = []  # the non-blank ones, with their line numbers
+    line_at = at
+    too_long = False
+    while len(sample) < _SAMPLE and size <= max_bytes:
+        line = _read_line(stream, max_bytes)
+        line_at += 1
+        if line is None:  # a line beyond the limit (read and dropped): no record nor document can take it whole
+            too_long = True
+            break
+        if not line:
+            break
+        held.append(line)
+        size += len(line)
+        if line.strip():
+            sample.append((line_at, line))
+    if 2 * sum(1 for _, line in sample if _alone(line)) > len(sample):
+        held.clear()
+        problem = _parse(first.rstrip(b"\r\n"))[1]
+        yield Record("/0", None, *_relocate(problem, at))
+        for index, (record_at, line) in enumerate(sample, 1):
+            value, problem = _parse(line)
+            if problem is not None and problem.rule == "json":
+                problem = _parse(line.rstrip(b"\r\n"))[1] or problem
+            yield Record(f"/{index}", value, _relocate(problem, record_at)[0], record_at)
+        index = len(sample) + 1
+        if too_long:
+            yield Record(f"/{index}", None, _too_big(), line_at)
+            index += 1
+        yield from _jsonl_rest(stream, index, _read_line(stream, max_bytes), line_at + 1)
+        return
+    if too_long or size > max_bytes:
+        yield Record("", None, _too_big(), at)
+        return
+    text = first + b"".join(held) + _read_rest(stream, max_bytes - size)
+    held.clear()
+    if len(text) + blank > max_bytes:
+        yield Record("", None, _too_big(), at)
+        return
+    value, problem = _parse(text)
+    if problem is None:
+        yield from _items(value, at, one_line=False)
+    else:
+        yield Record("", None, *_relocate(problem, at))
+
+
+def _nonblank_lines(text: bytes, at: int) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) for each non-blank line of ``text`` (a line ends at LF; one holding lone CRs counts as
+    several, as ``bytes.splitlines`` has it), without a copy of the text in a list."""
+    start = 0
+    while start < len(text):
+        end = text.find(b"\n", start)
+        end = len(text) if end < 0 else end
+        for part in text[start:end].splitlines():
+            if part.strip():
+                yield at, part
+        start, at = end + 1, at + 1
+
+
+def _items(value: Any, at: int, *, one_line: bool) -> Iterator[Record]:
+    """The instances of a document starting on line ``at``: itself, or its items (their line known only when the
+    document is one line)."""
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            yield Record(f"/{index}", item, None, at if one_line else None)
+    else:
+        yield Record("", value, None, at)
+
+
+def _jsonl(stream: Readable, first: tuple[Any, int], second: tuple[bytes | None, int]) -> Iterator[Record]:
+    yield Record("/0", first[0], None, first[1])
+    yield from _jsonl_rest(stream, 1, *second)
+
+
+def _jsonl_rest(stream: Readable, index: int, line: bytes | None, at: int) -> Iterator[Record]:
+    """JSON Lines records from ``line`` (read already, on line ``at``; None when it was beyond the limit) on,
+    the first of them instance ``index``."""
+    max_bytes = limits.max_bytes
+    while True:
+        if line is None:  # longer than the limit (and dropped)
+            yield Record(f"/{index}", None, _too_big(), at)
+            index += 1
+        elif not line:
+            return
+        elif line.strip():
+            value, problem = _parse(line)
+            if problem is not None and problem.rule == "json":  # its position on this line, not after its newline
+                problem = _parse(line.rstrip(b"\r\n"))[1] or problem
+            yield Record(f"/{index}", value, _relocate(problem, at)[0], at)
+            index += 1
+        line, at = _read_line(stream, max_bytes), at + 1
