@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import agentmsg
+import agentmsg.clients
 from agentmsg import UserMessage, reduce_events
 from agentmsg.clients import (
     AnthropicClient,
@@ -493,3 +494,26 @@ def test_bad_configuration_is_said_before_anything_is_sent(server: ReplayServer)
         return [e async for e in stream]
 
     assert asyncio.run(closed_first()) == [] and server.requests == []
+
+
+def test_every_exception_the_sdk_defines_is_an_agentmsg_error() -> None:
+    """One root for everything the SDK raises of its own: bad input and failed provider calls alike are caught
+    by ``except agentmsg.AgentmsgError``; ValidationError stays a ValueError, the client errors ProviderErrors."""
+    import agentmsg.events
+    import agentmsg.providers
+    import agentmsg.web
+
+    faces = (agentmsg, agentmsg.clients, agentmsg.providers, agentmsg.events, agentmsg.web)
+    defined = {
+        value
+        for face in faces
+        for name in face.__all__
+        if isinstance(value := getattr(face, name), type) and issubclass(value, BaseException)
+    }
+    assert {agentmsg.ValidationError, agentmsg.SizeLimitError, BrokenStreamError, RateLimitError} <= defined
+    assert [c.__name__ for c in defined if not issubclass(c, agentmsg.AgentmsgError)] == []
+    assert agentmsg.clients.AgentmsgError is agentmsg.AgentmsgError
+    assert issubclass(agentmsg.ValidationError, ValueError) and issubclass(agentmsg.SizeLimitError, ValueError)
+    with pytest.raises(agentmsg.AgentmsgError):
+        agentmsg.UserMessage([agentmsg.ThinkingBlock(thinking="...")])
+    assert isinstance(RateLimitError("slow", provider="openai"), agentmsg.AgentmsgError)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from agentmsg.clients._client import AsyncClient, AsyncEventStream, Client, EventStream, ProviderSpec, _specs
 from agentmsg.clients._errors import (
+    AgentmsgError,
     APIConnectionError,
     APITimeoutError,
     AuthenticationError,
@@ -31,6 +32,7 @@ from agentmsg.clients._errors import (
 __all__ = [
     "APIConnectionError",
     "APITimeoutError",
+    "AgentmsgError",
     "AnthropicClient",
     "AsyncAnthropicClient",
     "AsyncClient",

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentmsg.errors import AgentmsgError
+
 __all__ = [
     "APIConnectionError",
     "APITimeoutError",
+    "AgentmsgError",
     "AuthenticationError",
     "BadRequestError",
     "BrokenStreamError",
@@ -20,8 +23,8 @@ __all__ = [
 MESSAGE_SHOWN = 2000
 
 
-class ProviderError(Exception):
-    """A provider call failed. ``message`` is the provider's own message (from its error body when it
+class ProviderError(AgentmsgError):
+    """A provider call failed (an :class:`~agentmsg.AgentmsgError`). ``message`` is the provider's own message (from its error body when it
     sent one), ``status_code`` the HTTP status (None before any response), ``provider`` the registry
     name, ``body`` the parsed error body (or its text), ``request_id`` the provider's request id. The error's
     text (``str(error)``) shows the message's first :data:`MESSAGE_SHOWN` characters."""
