@@ -5,11 +5,8 @@ then (each was a bug)."""
 from __future__ import annotations
 
 import asyncio
-import datetime
-import email.utils
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +27,7 @@ from agentmsg.clients import (
     RateLimitError,
     ServerError,
 )
-from agentmsg.clients._client import ERROR_BODY_MAX, _retry_after
+from agentmsg.clients._errors import ERROR_BODY_MAX
 from agentmsg.providers import FormattedRequest
 from agentmsg.providers import anthropic as anthropic_mod
 from agentmsg.providers import dashscope as dashscope_mod
@@ -214,46 +211,6 @@ def test_a_header_value_http_cannot_carry_is_said_without_it(value: str) -> None
         assert "secret" not in str(info.value) and "secret" not in repr(info.value)
         assert info.value.__cause__ is None and info.value.__context__ is None
         assert server.requests == []
-
-
-# ---- Retry-After -----------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("value", ["nan", "-5", "-inf", "1_0", "0x10", "garbage", ""])
-def test_a_retry_after_that_is_no_delay_is_ignored(value: str) -> None:
-    """Retry-After nan or negative read as 0 (retry at once, no backoff), 1_0 as 10 (float() reads them);
-    retry-after-ms nan overrode a good Retry-After. Now neither is read: the backoff (or the other header)."""
-    assert _retry_after(httpx.Headers({"retry-after": value})) is None
-    assert _retry_after(httpx.Headers({"retry-after-ms": value, "retry-after": "2"})) == 2.0
-
-
-def test_retry_after_as_an_http_date(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An HTTP date is GMT: one without a zone (or -0000) was read as local time."""
-    monkeypatch.setenv("TZ", "Asia/Tokyo")  # nine hours from GMT
-    time.tzset()
-    monkeypatch.undo()  # the environment as it was; the zone read back below, whatever the outcome
-    try:
-        _http_dates()
-    finally:
-        time.tzset()
-
-
-def _http_dates() -> None:
-    soon = time.time() + 30
-    for value in (
-        email.utils.formatdate(soon, usegmt=True),
-        datetime.datetime.fromtimestamp(soon, datetime.timezone.utc).strftime("%a, %d %b %Y %H:%M:%S"),
-        datetime.datetime.fromtimestamp(soon, datetime.timezone.utc).strftime("%a, %d %b %Y %H:%M:%S -0000"),
-    ):
-        wait = _retry_after(httpx.Headers({"retry-after": value}))
-        assert wait is not None and 25 < wait <= 30, value
-    assert _retry_after(httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0
-
-
-def test_a_huge_retry_after_falls_back_to_the_backoff() -> None:
-    c = OpenAIClient(api_key="k", backoff=0.01, max_retry_after=1.0)
-    for value in ("99999999999999999999999", "Fri, 31 Dec 9999 23:59:59 GMT", "1e400"):
-        assert c._delay(0, httpx.Headers({"retry-after": value})) <= 0.01
 
 
 # ---- redirects are not followed -----------------------------------------------------------------------------

@@ -8,15 +8,19 @@
     stream.message                                                # the reduced Msg (mid-stream: a snapshot, INTERRUPTED)
     msg = client.call(messages)                                   # one non-streaming call
 
-One ``Client`` / ``AsyncClient`` class takes any registry name (``openai``, ``deepseek``,
-``dashscope-compatible``, ``anthropic``, ``gemini``, ``dashscope``); ``OpenAIClient`` etc. are the same
-with the provider filled in. Errors: :class:`ProviderError` and its subclasses, each carrying the
-provider's own message.
+One ``Client`` / ``AsyncClient`` class takes any registry name (``agentmsg.providers.NAMES``); everything about
+the provider (base URL, key variables, auth and version headers) comes from the registry's spec.
+``OpenAIClient`` etc. are the same with the provider filled in. Errors: :class:`ProviderError` and its
+subclasses, each carrying the provider's own message, all :class:`AgentmsgError`.
+
+The package, one concern a module: ``_config`` (the settings and the request to send, from the spec),
+``_retry`` (the retry policy), ``_errors`` (the exceptions, and which one a failure is), ``_stream`` (a
+streamed reply's state), ``_whole`` (a whole reply's message): none does IO; ``_sync`` and ``_async`` do it.
 """
 
 from __future__ import annotations
 
-from agentmsg.clients._client import AsyncClient, AsyncEventStream, Client, EventStream, ProviderSpec, _specs
+from agentmsg.clients._async import AsyncClient, AsyncEventStream
 from agentmsg.clients._errors import (
     AgentmsgError,
     APIConnectionError,
@@ -28,6 +32,11 @@ from agentmsg.clients._errors import (
     RateLimitError,
     ServerError,
 )
+from agentmsg.clients._sync import Client, EventStream
+from agentmsg.providers import Spec
+
+#: Deprecated: the spec of each provider is ``agentmsg.providers.get(name).spec``
+ProviderSpec = Spec
 
 __all__ = [
     "APIConnectionError",
@@ -140,5 +149,7 @@ def __getattr__(attr: str) -> object:
             DeprecationWarning,
             stacklevel=2,
         )
-        return _specs()
+        from agentmsg import providers
+
+        return {p.name: p.spec for p in providers.providers()}
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
