@@ -718,17 +718,37 @@ def test_concurrent_streams_on_one_client_and_closing_it_under_them(server: Repl
     asyncio.run(main())
 
 
-def test_a_stream_left_unfinished_and_collected_warns_nothing_and_frees_its_connection(server: ReplayServer) -> None:
+def long_stream(size: int) -> bytes:
+    """TEXT_SSE with its text deltas repeated to ``size`` bytes or more."""
+    events = TEXT_SSE.split(b"\n\n")
+    deltas = [e for e in events if b'"content":"' in e and b'"content":""' not in e]
+    middle = deltas * (size // len(b"\n\n".join(deltas)) + 1)
+    return b"\n\n".join([events[0], *middle, *events[-4:]])
+
+
+@pytest.mark.parametrize("body", ["short", "beyond-read-ahead"])
+def test_a_stream_left_unfinished_and_collected_warns_nothing_and_frees_its_connection(
+    server: ReplayServer, body: str
+) -> None:
     """A loop left early without ``async with`` and the stream dropped: asyncio closes the generator when it is
-    collected; no ResourceWarning, no 'never awaited', no unraisable error, and the pool's one connection serves
-    the next stream."""
+    collected; no ResourceWarning, no 'never awaited', no unraisable error, nothing said to the event loop's
+    exception handler (a task destroyed while pending, an exception never retrieved), and the pool's one
+    connection serves the next stream. Also when the stream's reading task waits for its caller, having read
+    READ_AHEAD bytes ahead of it (a long body arriving at once)."""
     import gc
     import warnings
 
-    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.01))
+    from agentmsg.clients._async import READ_AHEAD
+
+    if body == "short":
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.01))
+    else:
+        server.add(OPENAI, Reply(body=long_stream(8 * READ_AHEAD), sse=True, chunk_size=4096))
     unraisable: list[Any] = []
+    said: list[dict[str, Any]] = []
 
     async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: said.append(context))
         http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
         c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
         for _ in range(7):
@@ -753,7 +773,7 @@ def test_a_stream_left_unfinished_and_collected_warns_nothing_and_frees_its_conn
             gc.collect()
     finally:
         sys.unraisablehook = hook
-    assert not unraisable
+    assert not unraisable and not said
     assert not [w for w in caught if issubclass(w.category, (ResourceWarning, RuntimeWarning))]
 
 

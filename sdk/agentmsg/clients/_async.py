@@ -3,17 +3,24 @@
 Cancellation. httpcore cleans up a cancelled request or read (closes the connection, gives its pool slot back)
 under anyio's shield, which asyncio's own ``Task.cancel()`` goes through: a task cancelled twice while httpcore
 waited (a TaskGroup's cancel and a timeout's, a user's twice) had that cleanup cut halfway, and the connection
-stayed taken until the client was closed. So every await that reaches into httpcore (sending a request, reading
-the body's next chunk) runs in a task of its own (:func:`_once`), and a response is closed in one too
-(:func:`_release`).
+stayed taken until the client was closed (the pool's last one taken: every later request waited out the pool
+timeout). So every await that reaches into httpcore runs in a task the caller's cancellations reach once, and
+the caller waits for it to finish before its cancellation goes on:
+
+* sending a request and reading a whole body: one task each (:func:`_once`);
+* a stream's body: one reading task per stream (:class:`_Body`), which reads ahead of the caller (at most
+  :data:`READ_AHEAD` bytes) while the caller takes the chunks it has read. When the stream ends, or the
+  caller leaves or is cancelled, that task is cancelled once and the response closed, in a task of their
+  own that the caller waits for (:func:`_release`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -25,14 +32,79 @@ from agentmsg.clients._stream import StreamState
 from agentmsg.clients._whole import read_whole
 from agentmsg.providers import FormatOptions, FormattedRequest
 
-__all__ = ["AsyncClient", "AsyncEventStream"]
+__all__ = ["READ_AHEAD", "AsyncClient", "AsyncEventStream"]
+
+#: Bytes a stream's reading task reads ahead of the caller, at most (then it waits for the caller to take them)
+READ_AHEAD = 1 << 16
 
 _T = TypeVar("_T")
 
+#: The streams' reading tasks, held until they end (the event loop holds its tasks only weakly)
+_READING: set[asyncio.Task[None]] = set()
+
+
+class _Body:
+    """A stream's response body, read in a task of its own: the caller takes the chunks read (``chunks``) and
+    waits (:meth:`wait`) when there is none; ``ended`` once the body is read whole or its read failed
+    (``error``). The task holds no reference to the stream, which is collected as usual when left unfinished."""
+
+    __slots__ = ("_held", "_loop", "_room", "_waiter", "chunks", "ended", "error", "task")
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.chunks: collections.deque[bytes] = collections.deque()
+        self.ended = False
+        self.error: Exception | None = None
+        self._held = 0  # bytes in chunks
+        self._waiter: asyncio.Future[None] | None = None  # the caller, waiting for a chunk
+        self._room: asyncio.Future[None] | None = None  # the reading task, waiting for the caller to take chunks
+        self._loop = asyncio.get_running_loop()
+        self.task = self._loop.create_task(self._read(response))
+        _READING.add(self.task)
+        self.task.add_done_callback(_READING.discard)
+
+    async def _read(self, response: httpx.Response) -> None:
+        try:
+            async for chunk in response.aiter_bytes():  # content-decoded (a gzipped stream)
+                self.chunks.append(chunk)
+                self._held += len(chunk)
+                self._wake()
+                if self._held >= READ_AHEAD:
+                    self._room = self._loop.create_future()
+                    await self._room
+        except Exception as exc:  # (httpx's errors, a read timeout: the caller raises it after the chunks before it)
+            self.error = exc
+        finally:
+            self.ended = True
+            self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def take(self) -> bytes:
+        """The first chunk read (``chunks`` holds one)."""
+        chunk = self.chunks.popleft()
+        self._held -= len(chunk)
+        room = self._room
+        if room is not None and self._held < READ_AHEAD:
+            self._room = None
+            if not room.done():
+                room.set_result(None)
+        return chunk
+
+    async def wait(self) -> None:
+        """Until a chunk is read or the body has ended."""
+        if not self.chunks and not self.ended:
+            self._waiter = self._loop.create_future()
+            await self._waiter
+
 
 async def _once(step: Coroutine[Any, Any, _T], lost: Callable[[_T], Coroutine[Any, Any, None]] | None = None) -> _T:
-    """``await step`` (httpx sending a request, or reading the body's next chunk) in a task of its own, which the
-    caller's cancellation reaches once however many times the caller is cancelled, and which ends before the
+    """``await step`` (httpx sending a request, reading a whole body) in a task of its own, which the caller's
+    cancellation reaches once however many times the caller is cancelled, and which ends before the
     cancellation goes on (see the module docstring). ``lost``: what to do with a result that came as the caller
     was cancelled (a response: close it)."""
     inner = asyncio.ensure_future(step)
@@ -42,29 +114,22 @@ async def _once(step: Coroutine[Any, Any, _T], lost: Callable[[_T], Coroutine[An
         inner.cancel()
         while not inner.done():
             with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(inner)
+                await asyncio.wait((inner,))
         if not inner.cancelled() and inner.exception() is None and lost is not None:
             await lost(inner.result())
         raise
 
 
-async def _next(chunks: AsyncIterator[bytes]) -> bytes | None:
-    """The next chunk of a body, None at its end."""
-    try:
-        return await anext(chunks)
-    except StopAsyncIteration:
-        return None
-
-
-async def _release(response: httpx.Response) -> None:
-    """Close a response (its connection closed or back in the pool) even when the task is cancelled again
-    while it closes (a second ``Task.cancel()``: see the module docstring); the cancellation is raised once it
-    is closed."""
-    closing = asyncio.ensure_future(response.aclose())
+async def _release(response: httpx.Response, reading: asyncio.Task[None] | None = None) -> None:
+    """Close a response (its connection closed or back in the pool), after its ``reading`` task is cancelled once
+    and has ended, in a task of its own, which ends even when the caller is cancelled again while it runs (a
+    second ``Task.cancel()``: a TaskGroup's and a timeout's, a user's twice; see the module docstring). The
+    caller's cancellation is raised once the response is closed."""
+    closing = asyncio.ensure_future(_close(response, reading))
     cancelled: asyncio.CancelledError | None = None
     while not closing.done():
         try:
-            await asyncio.shield(closing)
+            await asyncio.wait((closing,))
         except asyncio.CancelledError as exc:
             cancelled = exc
     if cancelled is not None:
@@ -72,16 +137,26 @@ async def _release(response: httpx.Response) -> None:
     closing.result()
 
 
-async def read_body(response: httpx.Response, cap: int) -> bytes:
-    """The body (content-decoded), read no further than ``cap`` bytes and one chunk: longer is ``cap + 1``
-    bytes or more."""
+async def _close(response: httpx.Response, reading: asyncio.Task[None] | None) -> None:
+    if reading is not None and not reading.done():
+        reading.cancel()
+        await asyncio.wait((reading,))
+    await response.aclose()
+
+
+async def _collect(response: httpx.Response, cap: int) -> bytes:
     body = bytearray()
-    chunks = response.aiter_bytes()
-    while (chunk := await _once(_next(chunks))) is not None:
+    async for chunk in response.aiter_bytes():
         body += chunk
         if len(body) > cap:
             break
     return bytes(body)
+
+
+async def read_body(response: httpx.Response, cap: int) -> bytes:
+    """The body (content-decoded), read no further than ``cap`` bytes and one chunk: longer is ``cap + 1``
+    bytes or more."""
+    return await _once(_collect(response, cap))
 
 
 class AsyncEventStream(StreamState):
@@ -165,18 +240,24 @@ class AsyncEventStream(StreamState):
                 self._reader = None
             self._responded(response)
             parser = self.client.parser(self.request, started)
+            body = _Body(response)
+            chunks = body.chunks
             closing: list[dict[str, Any]] = []
             try:
                 try:
-                    chunks = response.aiter_bytes()  # content-decoded (a gzipped stream)
                     while True:
-                        self._reader = asyncio.current_task()
-                        try:
-                            chunk = await _once(_next(chunks))
-                        finally:
-                            self._reader = None
-                        if chunk is None:
-                            break
+                        if not chunks:
+                            if body.ended:
+                                if body.error is not None:
+                                    raise body.error
+                                break
+                            self._reader = asyncio.current_task()
+                            try:
+                                await body.wait()
+                            finally:
+                                self._reader = None
+                            continue
+                        chunk = body.take()
                         events = parser.feed(chunk)
                         self._read(chunk, events)
                         for e in events:
@@ -190,7 +271,7 @@ class AsyncEventStream(StreamState):
                     return
                 raise
             finally:
-                await _release(response)
+                await _release(response, body.task)
             self._closing_events(closing)
             try:
                 for e in closing:
