@@ -19,12 +19,14 @@ from agentmsg.clients import (
     AnthropicClient,
     AsyncClient,
     AsyncOpenAIClient,
+    AsyncReplyStream,
     AuthenticationError,
     BadRequestError,
     BrokenStreamError,
     Client,
     OpenAIClient,
     RateLimitError,
+    ReplyStream,
     ServerError,
 )
 from agentmsg.providers import FormattedRequest
@@ -517,3 +519,31 @@ def test_every_exception_the_sdk_defines_is_an_agentmsg_error() -> None:
     with pytest.raises(agentmsg.AgentmsgError):
         agentmsg.UserMessage([agentmsg.ThinkingBlock(thinking="...")])
     assert isinstance(RateLimitError("slow", provider="openai"), agentmsg.AgentmsgError)
+
+
+def test_the_old_names_of_the_streams_keep_working_with_a_deprecation_warning() -> None:
+    """The client's stream and the ASGI endpoint were both EventStream: now ReplyStream / AsyncReplyStream and
+    agentmsg.web.EventEndpoint. The old names are the same classes, and warn."""
+    import agentmsg.clients as clients
+    from agentmsg import web
+
+    with pytest.deprecated_call(
+        match=r"agentmsg\.clients\.EventStream is deprecated: it is now agentmsg\.clients\.ReplyStream"
+    ):
+        from agentmsg.clients import EventStream
+    with pytest.deprecated_call(match=r"AsyncEventStream is deprecated: it is now agentmsg\.clients\.AsyncReplyStream"):
+        assert clients.AsyncEventStream is AsyncReplyStream
+    with pytest.deprecated_call(
+        match=r"agentmsg\.web\.EventStream is deprecated: it is now agentmsg\.web\.EventEndpoint"
+    ):
+        from agentmsg.web import EventStream as WebEventStream
+    assert EventStream is ReplyStream and WebEventStream is web.EventEndpoint
+    stream = Client("openai", api_key="k").stream(CONVO)
+    assert isinstance(stream, EventStream) and type(stream).__name__ == "ReplyStream"
+    assert not {"EventStream", "AsyncEventStream"} & set(clients.__all__) and {
+        "ReplyStream",
+        "AsyncReplyStream",
+    } <= set(clients.__all__)
+    assert "EventStream" not in web.__all__ and "EventEndpoint" in web.__all__
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchStream'"):
+        clients.NoSuchStream  # noqa: B018

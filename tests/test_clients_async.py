@@ -526,7 +526,7 @@ def _stop_outcome(stream: Any, seen: list[Any], until_done: BaseException | None
 def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
     server: ReplayServer, phase: str
 ) -> None:
-    """``EventStream.close()`` called from another thread (a GUI's stop button, a watchdog) while the consuming
+    """``ReplyStream.close()`` called from another thread (a GUI's stop button, a watchdog) while the consuming
     thread iterated raised ValueError ('generator already executing') and the stream went on to its end (a retry's
     30 s wait slept out). Now, as ``aclose()`` from another task does: ``close()`` returns once the stream has
     ended, the loop ends without error, the message INTERRUPTED with what arrived (none before any reply:

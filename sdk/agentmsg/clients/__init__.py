@@ -2,7 +2,7 @@
 
     from agentmsg.clients import Client
     client = Client("anthropic", model="claude-sonnet-4-5")        # key from ANTHROPIC_API_KEY
-    with client.stream(messages, tools=tools) as stream:
+    with client.stream(messages, tools=tools) as stream:          # a ReplyStream
         for event in stream:                                      # AgentEvents as they arrive
             ...
     stream.message                                                # the reduced Msg (mid-stream: a snapshot, INTERRUPTED)
@@ -16,11 +16,17 @@ subclasses, each carrying the provider's own message, all :class:`AgentmsgError`
 The package, one concern a module: ``_config`` (the settings and the request to send, from the spec),
 ``_retry`` (the retry policy), ``_errors`` (the exceptions, and which one a failure is), ``_stream`` (a
 streamed reply's state), ``_whole`` (a whole reply's message): none does IO; ``_sync`` and ``_async`` do it.
+
+Deprecated names, which still work and warn: ``EventStream`` / ``AsyncEventStream`` (now :class:`ReplyStream` /
+:class:`AsyncReplyStream`: ``agentmsg.web.EventEndpoint`` is the server side).
 """
 
 from __future__ import annotations
 
-from agentmsg.clients._async import AsyncClient, AsyncEventStream
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from agentmsg.clients._async import AsyncClient, AsyncReplyStream
 from agentmsg.clients._errors import (
     AgentmsgError,
     APIConnectionError,
@@ -32,11 +38,17 @@ from agentmsg.clients._errors import (
     RateLimitError,
     ServerError,
 )
-from agentmsg.clients._sync import Client, EventStream
+from agentmsg.clients._sync import Client, ReplyStream
 from agentmsg.providers import Spec
 
 #: Deprecated: the spec of each provider is ``agentmsg.providers.get(name).spec``
 ProviderSpec = Spec
+
+if TYPE_CHECKING:  # the deprecated names, as a type checker sees them
+    EventStream = ReplyStream
+    AsyncEventStream = AsyncReplyStream
+
+_RENAMED = {"EventStream": ReplyStream, "AsyncEventStream": AsyncReplyStream}
 
 __all__ = [
     "APIConnectionError",
@@ -48,9 +60,9 @@ __all__ = [
     "AsyncDashScopeClient",
     "AsyncDashScopeCompatibleClient",
     "AsyncDeepSeekClient",
-    "AsyncEventStream",
     "AsyncGeminiClient",
     "AsyncOpenAIClient",
+    "AsyncReplyStream",
     "AuthenticationError",
     "BadRequestError",
     "BrokenStreamError",
@@ -58,12 +70,12 @@ __all__ = [
     "DashScopeClient",
     "DashScopeCompatibleClient",
     "DeepSeekClient",
-    "EventStream",
     "GeminiClient",
     "OpenAIClient",
     "ProviderError",
     "ProviderSpec",
     "RateLimitError",
+    "ReplyStream",
     "ServerError",
 ]
 
@@ -140,10 +152,17 @@ class AsyncDashScopeClient(AsyncClient):
     _pinned_provider = "dashscope"
 
 
-def __getattr__(attr: str) -> object:
+def __getattr__(attr: str) -> Any:
+    if attr in _RENAMED:
+        new = _RENAMED[attr]
+        warnings.warn(
+            f"agentmsg.clients.{attr} is deprecated: it is now agentmsg.clients.{new.__name__}"
+            " (agentmsg.web.EventEndpoint is the server's endpoint)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return new
     if attr == "SPECS":  # deprecated: the registry's specs (agentmsg.providers.get(name).spec)
-        import warnings
-
         warnings.warn(
             "agentmsg.clients.SPECS is deprecated: use agentmsg.providers.get(name).spec",
             DeprecationWarning,

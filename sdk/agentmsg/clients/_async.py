@@ -32,7 +32,7 @@ from agentmsg.clients._stream import StreamState
 from agentmsg.clients._whole import read_whole
 from agentmsg.providers import FormatOptions, FormattedRequest
 
-__all__ = ["READ_AHEAD", "AsyncClient", "AsyncEventStream"]
+__all__ = ["READ_AHEAD", "AsyncClient", "AsyncReplyStream"]
 
 #: Bytes a stream's reading task reads ahead of the caller, at most (then it waits for the caller to take them)
 READ_AHEAD = 1 << 16
@@ -159,10 +159,11 @@ async def read_body(response: httpx.Response, cap: int) -> bytes:
     return await _once(_collect(response, cap))
 
 
-class AsyncEventStream(StreamState):
-    """The async :class:`EventStream`: ``async for event in stream``; cancelling the task (or leaving
+class AsyncReplyStream(StreamState):
+    """The async :class:`ReplyStream`: ``async for event in stream``; cancelling the task (or leaving
     the loop) marks the message INTERRUPTED and keeps what arrived. ``aclose()`` from another task while
-    the loop waits for the network stops it there: the loop ends (no error), the message INTERRUPTED."""
+    the loop waits for the network stops it there: the loop ends (no error), the message INTERRUPTED.
+    (Formerly ``AsyncEventStream``, a name that remains, deprecated.)"""
 
     def __init__(self, client: AsyncClient, request: FormattedRequest, raise_on_error: bool = True) -> None:
         super().__init__(client, request, raise_on_error)
@@ -177,7 +178,7 @@ class AsyncEventStream(StreamState):
             self._gen = self._run()
         return self._gen
 
-    async def __aenter__(self) -> AsyncEventStream:
+    async def __aenter__(self) -> AsyncReplyStream:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -292,7 +293,7 @@ async def _nothing() -> AsyncGenerator[dict[str, Any], None]:
 
 class AsyncClient(BaseClient):
     """The async :class:`Client` (``httpx.AsyncClient``): ``stream()`` gives an
-    :class:`AsyncEventStream`, ``await call()`` the message."""
+    :class:`AsyncReplyStream`, ``await call()`` the message."""
 
     def __init__(
         self,
@@ -358,14 +359,14 @@ class AsyncClient(BaseClient):
         tool_choice: str | Mapping[str, Any] | None = None,
         raise_on_error: bool = True,
         **params: Any,
-    ) -> AsyncEventStream:
-        """Stream the reply (an :class:`AsyncEventStream`: ``async with`` / ``async for``), as :meth:`Client.stream`."""
+    ) -> AsyncReplyStream:
+        """Stream the reply (an :class:`AsyncReplyStream`: ``async with`` / ``async for``), as :meth:`Client.stream`."""
         request = self.format(messages, stream=True, tools=tools, tool_choice=tool_choice, **params)
-        return AsyncEventStream(self, request, raise_on_error)
+        return AsyncReplyStream(self, request, raise_on_error)
 
-    def send_stream(self, request: FormattedRequest, *, raise_on_error: bool = True) -> AsyncEventStream:
+    def send_stream(self, request: FormattedRequest, *, raise_on_error: bool = True) -> AsyncReplyStream:
         """Stream the reply to an already formatted request (a ``FormattedRequest``)."""
-        return AsyncEventStream(self, request, raise_on_error)
+        return AsyncReplyStream(self, request, raise_on_error)
 
     async def call(
         self,

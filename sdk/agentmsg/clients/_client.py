@@ -3,10 +3,10 @@ names imported from it before keep working."""
 
 from __future__ import annotations
 
-from agentmsg.clients._async import AsyncClient, AsyncEventStream
+from agentmsg.clients._async import AsyncClient, AsyncReplyStream
 from agentmsg.clients._config import DEFAULT_TIMEOUT
 from agentmsg.clients._errors import ERROR_BODY_MAX
-from agentmsg.clients._sync import Client, EventStream
+from agentmsg.clients._sync import Client, ReplyStream
 from agentmsg.providers import Spec
 
 #: Deprecated: the spec of each provider is ``agentmsg.providers.get(name).spec``
@@ -16,8 +16,8 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "ERROR_BODY_MAX",
     "AsyncClient",
-    "AsyncEventStream",
+    "AsyncReplyStream",
     "Client",
-    "EventStream",
     "ProviderSpec",
+    "ReplyStream",
 ]

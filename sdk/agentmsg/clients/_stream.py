@@ -23,8 +23,8 @@ _BODY_HEAD = 120  # bytes of a body that was no stream shown in the error
 
 
 class StreamState:
-    """What a stream knows of its reply; :class:`~agentmsg.clients.EventStream` and
-    :class:`~agentmsg.clients.AsyncEventStream` read the body into it."""
+    """What a stream knows of its reply; :class:`~agentmsg.clients.ReplyStream` and
+    :class:`~agentmsg.clients.AsyncReplyStream` read the body into it."""
 
     def __init__(self, client: BaseClient, request: FormattedRequest, raise_on_error: bool) -> None:
         self.client = client

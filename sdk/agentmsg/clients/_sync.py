@@ -1,6 +1,6 @@
 """The sync client and its stream: the IO (httpx.Client) around the shared state and decisions.
 
-``EventStream.close()`` may come from another thread than the one iterating (a GUI's stop button, a watchdog):
+``ReplyStream.close()`` may come from another thread than the one iterating (a GUI's stop button, a watchdog):
 it sets a stop flag the loop checks between steps, and shuts down the socket being read so that a blocked read
 returns."""
 
@@ -23,18 +23,18 @@ from agentmsg.clients._stream import StreamState
 from agentmsg.clients._whole import read_whole
 from agentmsg.providers import FormatOptions, FormattedRequest
 
-__all__ = ["CLOSE_WAIT", "Client", "EventStream"]
+__all__ = ["CLOSE_WAIT", "Client", "ReplyStream"]
 
-#: Seconds :meth:`EventStream.close` called from another thread waits, at most, for the reading thread to end
+#: Seconds :meth:`ReplyStream.close` called from another thread waits, at most, for the reading thread to end
 #: the stream.
 CLOSE_WAIT = 10.0
 
 
 class _Stop(Exception):
-    """:meth:`EventStream.close` from another thread: the stream's loop ends quietly where it is."""
+    """:meth:`ReplyStream.close` from another thread: the stream's loop ends quietly where it is."""
 
 
-class EventStream(StreamState):
+class ReplyStream(StreamState):
     """A streaming call: iterate it for AgentEvents as they arrive; ``message`` is the reduced Msg,
     ``request`` / ``diagnostics`` what the formatter built. Leaving early inside ``with`` (or calling
     ``close()``) cancels the call: the message keeps what arrived and is marked INTERRUPTED (a loop left
@@ -42,7 +42,7 @@ class EventStream(StreamState):
     GUI's stop button, a watchdog) while the loop runs stops it: the loop ends without error, the message
     INTERRUPTED with what arrived. A stream that breaks (disconnect, read timeout, provider error mid-stream)
     yields its closing events, then raises :class:`BrokenStreamError` whose ``partial`` is that message
-    (``raise_on_error=False``: no raise)."""
+    (``raise_on_error=False``: no raise). (Formerly ``EventStream``, a name that remains, deprecated.)"""
 
     def __init__(self, client: Client, request: FormattedRequest, raise_on_error: bool = True) -> None:
         super().__init__(client, request, raise_on_error)
@@ -75,7 +75,7 @@ class EventStream(StreamState):
             with self._running:
                 inner.close()
 
-    def __enter__(self) -> EventStream:
+    def __enter__(self) -> ReplyStream:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -276,14 +276,14 @@ class Client(BaseClient):
         tool_choice: str | Mapping[str, Any] | None = None,
         raise_on_error: bool = True,
         **params: Any,
-    ) -> EventStream:
-        """Stream a reply: a :class:`EventStream` of AgentEvents (the request is sent when iterated)."""
+    ) -> ReplyStream:
+        """Stream a reply: a :class:`ReplyStream` of AgentEvents (the request is sent when iterated)."""
         request = self.format(messages, stream=True, tools=tools, tool_choice=tool_choice, **params)
-        return EventStream(self, request, raise_on_error)
+        return ReplyStream(self, request, raise_on_error)
 
-    def send_stream(self, request: FormattedRequest, *, raise_on_error: bool = True) -> EventStream:
+    def send_stream(self, request: FormattedRequest, *, raise_on_error: bool = True) -> ReplyStream:
         """Stream the reply to an already formatted request (a ``FormattedRequest``)."""
-        return EventStream(self, request, raise_on_error)
+        return ReplyStream(self, request, raise_on_error)
 
     def call(
         self,
@@ -311,7 +311,7 @@ class Client(BaseClient):
             raise too_big(self.provider, cap, response.status_code, response.headers)
         return read_whole(self, request, body, started, response)
 
-    def _send(self, request: FormattedRequest, stream: EventStream | None = None) -> httpx.Response:
+    def _send(self, request: FormattedRequest, stream: ReplyStream | None = None) -> httpx.Response:
         """The response (2xx) after retries. For a ``stream``, its ``close()`` from another thread cuts the
         wait for the headers (a new connection's), an error body's read and a retry's wait: ``_Stop``."""
         out = self._outgoing(request)
@@ -360,7 +360,7 @@ class Client(BaseClient):
             self._sleep(self._refused(policy, attempt, response, body), stream)
             attempt += 1
 
-    def _sleep(self, delay: float, stream: EventStream | None) -> None:
+    def _sleep(self, delay: float, stream: ReplyStream | None) -> None:
         """A retry's wait, cut by the stream's ``close()`` from another thread."""
         if stream is None:
             time.sleep(delay)
