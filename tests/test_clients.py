@@ -14,17 +14,14 @@ import pytest
 
 import agentmsg
 import agentmsg.clients
-from agentmsg import UserMessage, reduce_events
+from agentmsg import UserMessage, providers, reduce_events
 from agentmsg.clients import (
-    AnthropicClient,
     AsyncClient,
-    AsyncOpenAIClient,
     AsyncReplyStream,
     AuthenticationError,
     BadRequestError,
     BrokenStreamError,
     Client,
-    OpenAIClient,
     RateLimitError,
     ReplyStream,
     ServerError,
@@ -52,7 +49,7 @@ def client(server: ReplayServer, **kw: Any) -> Any:
     kw.setdefault("max_retries", 2)
     kw.setdefault("backoff", 0.01)
     kw.setdefault("timeout", 5.0)
-    return OpenAIClient(base_url=server.url, api_key="sk-test", model="gpt-4o", **kw)
+    return Client("openai", base_url=server.url, api_key="sk-test", model="gpt-4o", **kw)
 
 
 def content(msg: agentmsg.Msg) -> Any:
@@ -136,11 +133,11 @@ def test_auth_and_bad_request_not_retried(server: ReplayServer) -> None:
 def test_api_key_from_environment(server: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
     server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    OpenAIClient(base_url=server.url, model="gpt-4o").stream(CONVO).until_done()
+    Client("openai", base_url=server.url, model="gpt-4o").stream(CONVO).until_done()
     assert server.requests[-1].headers["authorization"] == "Bearer sk-env"
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(AuthenticationError, match="OPENAI_API_KEY"):
-        OpenAIClient(base_url=server.url).call(CONVO)
+        Client("openai", base_url=server.url).call(CONVO)
 
 
 @pytest.mark.parametrize("cut", [600, 2500, 5000])
@@ -320,7 +317,7 @@ def test_anthropic_error_event_mid_stream(server: ReplayServer) -> None:
         + b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
     )
     server.add("/v1/messages", Reply(body=broken, sse=True))
-    c = AnthropicClient(base_url=server.url, api_key="k")
+    c = Client("anthropic", base_url=server.url, api_key="k")
     with pytest.raises(BrokenStreamError, match="Overloaded") as info:
         list(c.send_stream(FormattedRequest(body={}, path="/v1/messages", stream=True)))
     assert info.value.partial.text_content.startswith("I'll check")
@@ -337,7 +334,7 @@ def test_async_stream_call_and_retry(server: ReplayServer) -> None:
     )
 
     async def main() -> tuple[Any, Any]:
-        async with AsyncOpenAIClient(base_url=server.url, api_key="k", backoff=0.01) as c:
+        async with AsyncClient("openai", base_url=server.url, api_key="k", backoff=0.01) as c:
             async with c.stream(CONVO) as s:
                 events = [e async for e in s]
             return events, s.message
@@ -426,14 +423,14 @@ def test_a_gzipped_stream_and_a_mock_transport(server: ReplayServer) -> None:
         headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
         return httpx.Response(200, content=gzip.compress(TEXT_SSE), headers=headers)
 
-    c = OpenAIClient(api_key="k", model="m", http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    c = Client("openai", api_key="k", model="m", http_client=httpx.Client(transport=httpx.MockTransport(handler)))
     with c.stream(CONVO) as stream:
         list(stream)
     assert stream.message is not None and content(stream.message) == content(expected(TEXT_SSE))
 
     async def run() -> agentmsg.Msg | None:
         transport = httpx.MockTransport(handler)
-        ac = AsyncOpenAIClient(api_key="k", model="m", http_client=httpx.AsyncClient(transport=transport))
+        ac = AsyncClient("openai", api_key="k", model="m", http_client=httpx.AsyncClient(transport=transport))
         async with ac.stream(CONVO) as astream:
             async for _ in astream:
                 pass
@@ -484,14 +481,14 @@ def test_bad_configuration_is_said_before_anything_is_sent(server: ReplayServer)
     http(s) URL is refused when the client is made; an async stream closed before it starts sends nothing."""
     for key in ("sk-abc\xa0", "sk-abc\nX: 1"):
         with pytest.raises(AuthenticationError, match="cannot carry"):
-            OpenAIClient(base_url=server.url, api_key=key, model="m").call(CONVO)
+            Client("openai", base_url=server.url, api_key=key, model="m").call(CONVO)
     assert server.requests == []
     for url in ("localhost:9", "http://[::1", "ftp://example.com"):
         with pytest.raises(ValueError, match="base_url"):
-            OpenAIClient(base_url=url, api_key="k")
+            Client("openai", base_url=url, api_key="k")
 
     async def closed_first() -> list[Any]:
-        stream = AsyncOpenAIClient(base_url=server.url, api_key="k", model="m").stream(CONVO)
+        stream = AsyncClient("openai", base_url=server.url, api_key="k", model="m").stream(CONVO)
         await stream.aclose()
         return [e async for e in stream]
 
@@ -519,6 +516,66 @@ def test_every_exception_the_sdk_defines_is_an_agentmsg_error() -> None:
     with pytest.raises(agentmsg.AgentmsgError):
         agentmsg.UserMessage([agentmsg.ThinkingBlock(thinking="...")])
     assert isinstance(RateLimitError("slow", provider="openai"), agentmsg.AgentmsgError)
+
+
+# ---- names that moved: they keep working, with a DeprecationWarning ------------------------------------------
+
+
+PINNED = [
+    ("OpenAIClient", "openai"),
+    ("DeepSeekClient", "deepseek"),
+    ("DashScopeCompatibleClient", "dashscope-compatible"),
+    ("AnthropicClient", "anthropic"),
+    ("GeminiClient", "gemini"),
+    ("DashScopeClient", "dashscope"),
+]
+
+
+@pytest.mark.parametrize(("name", "provider"), PINNED, ids=[p[0] for p in PINNED])
+def test_the_classes_pinned_to_a_provider_are_made_from_the_registry_and_deprecated(name: str, provider: str) -> None:
+    """OpenAIClient and the others were twelve hand-written classes: now made from each spec's client_class, on
+    first use. Importing one warns (use Client("openai")); it still fills the provider in, refuses another one,
+    and isinstance holds for it and for the Client(provider) the warning asks for, not for another provider's."""
+    import agentmsg.clients as clients
+
+    assert name not in clients.__all__ and f"Async{name}" not in clients.__all__
+    assert providers.get(provider).spec.client_class == name
+    with pytest.deprecated_call(match=rf'agentmsg\.clients\.{name} is deprecated: use Client\("{provider}"\)'):
+        pinned = getattr(clients, name)
+    with pytest.deprecated_call(match=rf'use AsyncClient\("{provider}"\)'):
+        apinned = getattr(clients, f"Async{name}")
+    with pytest.deprecated_call():
+        assert getattr(clients, name) is pinned  # (made once)
+    assert issubclass(pinned, Client) and issubclass(apinned, AsyncClient) and not issubclass(apinned, Client)
+    assert (pinned.__name__, pinned.__module__, apinned.__name__) == (name, "agentmsg.clients", f"Async{name}")
+    made = pinned(api_key="k")
+    assert made.provider == provider and isinstance(made, (pinned, Client)) and not isinstance(made, apinned)
+    assert apinned(api_key="k").provider == provider
+    assert isinstance(Client(provider, api_key="k"), pinned) and isinstance(AsyncClient(provider, api_key="k"), apinned)
+    assert not isinstance(AsyncClient(provider, api_key="k"), pinned)
+    other = "gemini" if provider != "gemini" else "openai"
+    assert not isinstance(Client(other, api_key="k"), pinned)
+    with pytest.raises(ValueError, match=rf"{name} is for {provider}, got provider '{other}'"):
+        pinned(other, api_key="k")
+
+    class Mine(pinned):  # type: ignore[valid-type,misc]  # (a caller's own subclass: isinstance as usual)
+        pass
+
+    assert isinstance(Mine(api_key="k"), pinned) and not isinstance(pinned(api_key="k"), Mine)
+    assert not isinstance(Client(provider, api_key="k"), Mine)
+
+
+def test_from_import_of_a_pinned_class_specs_and_provider_spec_keeps_working() -> None:
+    with pytest.deprecated_call(match=r'OpenAIClient is deprecated: use Client\("openai"\)'):
+        from agentmsg.clients import OpenAIClient
+    with pytest.deprecated_call(match=r"SPECS is deprecated: use agentmsg\.providers\.get\(name\)\.spec"):
+        from agentmsg.clients import SPECS
+    with pytest.deprecated_call(match=r"ProviderSpec is deprecated: use agentmsg\.providers\.get\(name\)\.spec"):
+        from agentmsg.clients import ProviderSpec
+
+    assert OpenAIClient(api_key="k").provider == "openai"
+    assert ProviderSpec is providers.Spec and {p.name: p.spec for p in providers.providers()} == SPECS
+    assert not {"ProviderSpec", "SPECS"} & set(agentmsg.clients.__all__)
 
 
 def test_the_old_names_of_the_streams_keep_working_with_a_deprecation_warning() -> None:

@@ -18,12 +18,10 @@ import agentmsg
 from agentmsg import UserMessage, reduce_events
 from agentmsg.clients import (
     AsyncClient,
-    AsyncOpenAIClient,
     AuthenticationError,
     BadRequestError,
     BrokenStreamError,
     Client,
-    OpenAIClient,
     RateLimitError,
     ServerError,
 )
@@ -129,7 +127,7 @@ def client(url: str, **kw: Any) -> Any:
     kw.setdefault("max_retries", 0)
     kw.setdefault("backoff", 0.01)
     kw.setdefault("timeout", 5.0)
-    return OpenAIClient(base_url=url, api_key="sk-test", model="m", **kw)
+    return Client("openai", base_url=url, api_key="sk-test", model="m", **kw)
 
 
 # ---- bodies without end: read no further than a limit ----------------------------------------------------
@@ -146,7 +144,7 @@ def test_an_endless_error_body_is_not_read_whole(raw: Any) -> None:
     assert server.broken.wait(5) and not server.finished.is_set()
 
     async def run() -> None:
-        async with AsyncOpenAIClient(base_url=server.url, api_key="k", model="m", max_retries=0) as c:
+        async with AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0) as c:
             with pytest.raises(ServerError):
                 async for _ in c.stream(CONVO):
                     pass
@@ -166,7 +164,7 @@ def test_a_whole_reply_longer_than_the_limit_is_not_read_whole(raw: Any, monkeyp
     assert server.broken.wait(5) and not server.finished.is_set()
 
     async def run() -> None:
-        async with AsyncOpenAIClient(base_url=server.url, api_key="k", model="m", max_retries=0) as c:
+        async with AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0) as c:
             await c.call(CONVO)
 
     server.broken.clear()
@@ -187,10 +185,16 @@ def test_a_key_with_whitespace_is_said_without_the_key_and_not_retried() -> None
         server.add("/chat/completions", Reply.json({"error": {"message": "x"}}, status=400))
         for key in ("sk-secret-1234 ", " sk-secret-1234"):
             with pytest.raises(AuthenticationError, match="leading or trailing whitespace") as info:
-                OpenAIClient(base_url=server.url, api_key=key, model="m", max_retries=2, backoff=0.01).call(CONVO)
+                Client("openai", base_url=server.url, api_key=key, model="m", max_retries=2, backoff=0.01).call(CONVO)
             assert "secret" not in str(info.value) and "secret" not in repr(info.value.__cause__)
-        c = OpenAIClient(
-            base_url=server.url, api_key="k", model="m", max_retries=2, backoff=0.01, headers={"X-Token": "tok-secret "}
+        c = Client(
+            "openai",
+            base_url=server.url,
+            api_key="k",
+            model="m",
+            max_retries=2,
+            backoff=0.01,
+            headers={"X-Token": "tok-secret "},
         )
         with pytest.raises(BadRequestError, match="no HTTP header value") as binfo:
             c.call(CONVO)
@@ -205,7 +209,9 @@ def test_a_header_value_http_cannot_carry_is_said_without_it(value: str) -> None
     it too. Now a BadRequestError naming the header, not its value; nothing is sent, nothing retried."""
     with ReplayServer() as server:
         server.add("/chat/completions", Reply.json({"error": {"message": "x"}}, status=400))
-        c = OpenAIClient(base_url=server.url, api_key="k", model="m", max_retries=2, headers={"Authorization": value})
+        c = Client(
+            "openai", base_url=server.url, api_key="k", model="m", max_retries=2, headers={"Authorization": value}
+        )
         with pytest.raises(BadRequestError, match="'Authorization'") as info:
             c.call(CONVO)
         assert "secret" not in str(info.value) and "secret" not in repr(info.value)
@@ -383,7 +389,7 @@ def test_a_stream_ended_before_any_reply_is_done(raw: Any) -> None:
     server = raw(silent)
 
     async def run() -> Any:
-        c = AsyncOpenAIClient(base_url=server.url, api_key="k", model="m")
+        c = AsyncClient("openai", base_url=server.url, api_key="k", model="m")
         stream = c.stream(CONVO)
 
         async def consume() -> None:

@@ -7,17 +7,5 @@ from agentmsg.clients._async import AsyncClient, AsyncReplyStream
 from agentmsg.clients._config import DEFAULT_TIMEOUT
 from agentmsg.clients._errors import ERROR_BODY_MAX
 from agentmsg.clients._sync import Client, ReplyStream
-from agentmsg.providers import Spec
 
-#: Deprecated: the spec of each provider is ``agentmsg.providers.get(name).spec``
-ProviderSpec = Spec
-
-__all__ = [
-    "DEFAULT_TIMEOUT",
-    "ERROR_BODY_MAX",
-    "AsyncClient",
-    "AsyncReplyStream",
-    "Client",
-    "ProviderSpec",
-    "ReplyStream",
-]
+__all__ = ["DEFAULT_TIMEOUT", "ERROR_BODY_MAX", "AsyncClient", "AsyncReplyStream", "Client", "ReplyStream"]

@@ -106,7 +106,7 @@ class BaseClient:
     an attribute, which may be changed between calls), the formatter, the stream parser, the request to send and
     the decisions after a failed attempt (the retry policy, the error to raise)."""
 
-    #: the provider of a class made for one (``OpenAIClient``: ``openai``), else None
+    #: the provider of a class made for one (the deprecated ``OpenAIClient``: ``openai``), else None
     _pinned_provider: ClassVar[str | None] = None
 
     def __init__(
