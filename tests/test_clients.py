@@ -88,16 +88,78 @@ def test_call_returns_message(server: ReplayServer) -> None:
     assert server.requests[-1].json().get("stream") is None
 
 
+def waits_of(c: Client | AsyncClient) -> list[float]:
+    """The waits ``c`` takes between attempts, recorded in place of being slept (the wait itself is
+    ``time.sleep``, the stop event's wait or ``asyncio.sleep`` of that many seconds)."""
+    waits: list[float] = []
+    if isinstance(c, AsyncClient):
+
+        async def record_async(delay: float) -> None:
+            waits.append(delay)
+
+        c._sleep = record_async  # type: ignore[method-assign]
+    else:
+        c._sleep = lambda delay, stream: waits.append(delay)  # type: ignore[method-assign]
+    return waits
+
+
 def test_429_then_success_honours_retry_after(server: ReplayServer) -> None:
+    """The waits taken are the server's: Retry-After 0 (none), then retry-after-ms 10 (10 ms), not the backoff
+    (0.01 s here, times a jitter: 0.0075 to 0.01)."""
     server.add(
         "/chat/completions",
         Reply.json({"error": {"message": "Rate limit reached"}}, status=429, headers={"Retry-After": "0"}),
         Reply.json({"error": {"message": "Rate limit reached"}}, status=429, headers={"retry-after-ms": "10"}),
         Reply(body=TEXT_SSE, sse=True),
     )
-    msg = client(server).stream(CONVO).until_done()
-    assert len(server.requests) == 3
+    c = client(server)
+    waits = waits_of(c)
+    msg = c.stream(CONVO).until_done()
+    assert len(server.requests) == 3 and waits == [0.0, 0.01]
     assert content(msg) == content(expected(TEXT_SSE))
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+def test_the_wait_taken_is_retry_after_up_to_max_retry_after_else_the_capped_backoff(
+    server: ReplayServer, shell: str
+) -> None:
+    """Each wait between attempts, sync and async, streamed and whole: the server's Retry-After (7 s, 1.5 s:
+    recorded, not slept) while it is at most max_retry_after; beyond it (120 s, or garbage) the backoff
+    (1 s doubling: 4 s at the third attempt, jittered by 0.75 to 1) capped at 8 s."""
+    busy = Reply.json({"error": {"message": "busy"}}, status=429, headers={"Retry-After": "7"})
+    replies = [
+        busy,
+        Reply.json({"error": {"message": "busy"}}, status=503, headers={"retry-after-ms": "1500"}),
+        Reply.json({"error": {"message": "busy"}}, status=429, headers={"Retry-After": "120"}),
+        Reply.json({"error": {"message": "busy"}}, status=500, headers={"Retry-After": "soon"}),
+        Reply.json({"error": {"message": "busy"}}, status=500),
+    ]
+    options: dict[str, Any] = {"base_url": server.url, "api_key": "k", "model": "m", "max_retries": 5}
+    options.update(backoff=1.0, max_retry_after=60.0)
+    for how in ("stream", "call"):
+        server.add("/chat/completions", *replies, Reply(body=TEXT_SSE, sse=True))
+        server.requests.clear()
+        if shell == "sync":
+            c = Client("openai", **options)
+            waits = waits_of(c)
+            msg = c.stream(CONVO).until_done() if how == "stream" else c.call(CONVO)
+        else:
+
+            async def run(how: str) -> tuple[agentmsg.Msg, list[float]]:
+                async with AsyncClient("openai", **options) as ac:
+                    waits = waits_of(ac)
+                    return (await ac.stream(CONVO).until_done() if how == "stream" else await ac.call(CONVO)), waits
+
+            msg, waits = asyncio.run(run(how))
+        assert msg.text_content == expected(TEXT_SSE).text_content and len(server.requests) == 6
+        assert waits[:2] == [7.0, 1.5], how
+        assert 3.0 <= waits[2] <= 4.0 and 6.0 <= waits[3] <= 8.0 and 6.0 <= waits[4] <= 8.0, waits  # (16 s capped)
+    server.add("/chat/completions", busy)
+    c = Client("openai", **{**options, "max_retries": 2, "max_retry_after": 5.0})
+    waits = waits_of(c)
+    with pytest.raises(RateLimitError):
+        c.call(CONVO)
+    assert 0.75 <= waits[0] <= 1.0 and 1.5 <= waits[1] <= 2.0 and len(waits) == 2  # Retry-After 7 > 5: the backoff
 
 
 def test_429_exhausted_raises_rate_limit_with_provider_message(server: ReplayServer) -> None:
@@ -333,14 +395,16 @@ def test_async_stream_call_and_retry(server: ReplayServer) -> None:
         Reply(body=TOOLS_SSE, sse=True, chunk_size=64),
     )
 
-    async def main() -> tuple[Any, Any]:
+    async def main() -> tuple[Any, Any, list[float]]:
         async with AsyncClient("openai", base_url=server.url, api_key="k", backoff=0.01) as c:
+            waits = waits_of(c)
             async with c.stream(CONVO) as s:
                 events = [e async for e in s]
-            return events, s.message
+            return events, s.message, waits
 
-    events, msg = asyncio.run(main())
+    events, msg, waits = asyncio.run(main())
     assert content(msg) == content(expected(TOOLS_SSE)) == content(reduce_events(events)[0])
+    assert waits == [0.0] and len(server.requests) == 2  # Retry-After 0: retried at once
 
 
 def test_async_cancel_task_marks_interrupted(server: ReplayServer) -> None:
