@@ -428,6 +428,32 @@ def test_a_task_cancelled_while_its_stream_closes_gives_the_connection_back(serv
     asyncio.run(main())
 
 
+def entering_the_wait(c: AsyncClient) -> asyncio.Event:
+    """An event set when ``c`` begins a retry's wait (then it waits as usual)."""
+    entered = asyncio.Event()
+    sleep = c._sleep
+
+    async def wait(delay: float) -> None:
+        entered.set()
+        await sleep(delay)
+
+    c._sleep = wait  # type: ignore[method-assign]
+    return entered
+
+
+def entering_the_wait_sync(c: Client) -> threading.Event:
+    """An event set when ``c`` begins a retry's wait (then it waits as usual)."""
+    entered = threading.Event()
+    sleep = c._sleep
+
+    def wait(delay: float, stream: Any) -> None:
+        entered.set()
+        sleep(delay, stream)
+
+    c._sleep = wait  # type: ignore[method-assign]
+    return entered
+
+
 @pytest.mark.parametrize("phase", ["waiting-for-headers", "retry-wait", "mid-stream"])
 def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: str) -> None:
     """``aclose()`` called from another task (a stop button's handler) while the stream's loop waited for the
@@ -445,6 +471,7 @@ def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: 
         http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
         url = silent.url if phase == "waiting-for-headers" else server.url
         c = AsyncClient("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
+        waiting = entering_the_wait(c)
         stream = c.stream(CONVO)
         seen: list[Any] = []
         reading = asyncio.Event()
@@ -460,9 +487,7 @@ def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: 
         if phase == "waiting-for-headers":
             assert await asyncio.to_thread(silent.requests.acquire, timeout=5)
         elif phase == "retry-wait":
-            while not server.requests:
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(0.1)
+            await waiting.wait()
         else:
             await reading.wait()
         await asyncio.wait_for(stream.aclose(), 5)
@@ -537,6 +562,7 @@ def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
     try:
         url = silent.url if phase == "waiting-for-headers" else server.url
         c = Client("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
+        waiting = entering_the_wait_sync(c)
         stream = c.stream(CONVO)
         seen: list[Any] = []
         reading = threading.Event()
@@ -557,11 +583,7 @@ def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
         if phase == "waiting-for-headers":
             assert silent.requests.acquire(timeout=5)
         elif phase == "retry-wait":
-            for _ in range(7):
-                if server.requests:
-                    break
-                threading.Event().wait(0.01)
-            threading.Event().wait(0.1)
+            assert waiting.wait(60)
         else:
             assert reading.wait(5)
         stream.close()  # (from this thread, not the reader's)
@@ -596,6 +618,7 @@ def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
         http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
         url = silent.url if phase == "waiting-for-headers" else server.url
         c = AsyncClient("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
+        waiting = entering_the_wait(c)
         stream = c.stream(CONVO)
         seen: list[Any] = []
         reading = asyncio.Event()
@@ -611,9 +634,7 @@ def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
         if phase == "waiting-for-headers":
             assert await asyncio.to_thread(silent.requests.acquire, timeout=5)
         elif phase == "retry-wait":
-            while not server.requests:
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(0.1)
+            await waiting.wait()
         else:
             await reading.wait()
         await asyncio.wait_for(stream.aclose(), 5)

@@ -193,7 +193,27 @@ def test_a_bounded_replay_buffer_drops_old_frames_in_runs_and_resumes_exactly() 
         assert get(port, "/events").events == source[900:]
 
 
+def read_until(port: int, path: str, keepalives: int, seen: threading.Event) -> Response:
+    """GET ``path``, read line by line: ``seen`` is set once ``keepalives`` keep-alive comments came; then on to
+    the end."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        raw = b""
+        while line := resp.readline():
+            raw += line
+            if line == b": keep-alive\n" and raw.count(b": keep-alive\n\n") + 1 >= keepalives:
+                seen.set()
+        return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, raw)
+    finally:
+        conn.close()
+
+
 def test_async_source_keepalive_backpressure_and_shared_between_clients() -> None:
+    """An async source is read only when a client asks for an event (none before any client connects: an absent
+    client pauses it), once for every client; while it thinks, the clients get keep-alive comments. (This test
+    slept 0.4 s and counted on the clients having connected and read by then: under load they had not.)"""
     produced: list[int] = []
     release = threading.Event()
 
@@ -207,15 +227,17 @@ def test_async_source_keepalive_backpressure_and_shared_between_clients() -> Non
     stream = EventEndpoint(agent(), keepalive=0.05)
     app = starlette_app(stream)
     results: list[Response] = []
+    seen = [threading.Event(), threading.Event()]
     with serving(app) as port:
-        threads = [threading.Thread(target=lambda: results.append(get(port, "/events"))) for _ in range(2)]
+        assert produced == [] and stream.count == 0  # no client: the source is not read
+        threads = [threading.Thread(target=lambda s=s: results.append(read_until(port, "/events", 3, s))) for s in seen]
         for t in threads:
             t.start()
-        time.sleep(0.4)
-        assert produced == [0, 1]  # read only as far as the clients need
+        assert all(s.wait(60) for s in seen)  # both connected and waiting, three keep-alives each
+        assert produced == [0, 1]  # read as far as the clients asked; the agent thinks on the third event
         release.set()
         for t in threads:
-            t.join(10)
+            t.join(60)
     assert len(results) == 2
     for r in results:
         assert r.events == events(3)
