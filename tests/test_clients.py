@@ -6,6 +6,8 @@ fault is lost."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -245,9 +247,66 @@ def test_stall_past_read_timeout_breaks_and_keeps(server: ReplayServer) -> None:
     assert text and full.startswith(text) and text != full
 
 
-def test_stall_before_headers_is_retried(server: ReplayServer) -> None:
-    server.add("/chat/completions", Reply(status=500, body=b"{}"), Reply(body=TEXT_SSE, sse=True))
-    assert client(server).stream(CONVO).until_done().text_content == expected(TEXT_SSE).text_content
+class AnswersEverySecondRequest:
+    """A loopback server that reads each request and answers only every second one (the TEXT_SSE stream): the
+    others get no headers, ever (the connection held open)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.requests = 0
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n"
+        answer = head + b"Content-Length: %d\r\n\r\n" % len(TEXT_SSE) + TEXT_SSE
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            data = b""
+            while b"\r\n\r\n" not in data and (got := conn.recv(65536)):
+                data += got
+            self.requests += 1
+            if self.requests % 2:
+                self.held.append(conn)
+            else:
+                conn.sendall(answer)
+                conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+def test_stall_before_headers_is_retried() -> None:
+    """A server that takes the request and sends no headers within the read timeout: the attempt fails as a
+    timeout before the reply began and is retried (after the backoff, on a new connection), sync and async;
+    the retry gets the reply. (This test served a 500 then the reply: no stall at all.)"""
+    server = AnswersEverySecondRequest()
+    try:
+        c = Client("openai", base_url=server.url, api_key="k", model="m", timeout=0.3, max_retries=1, backoff=0.5)
+        waits = waits_of(c)
+        assert c.stream(CONVO).until_done().text_content == expected(TEXT_SSE).text_content
+        assert server.requests == 2 and len(waits) == 1 and 0.375 <= waits[0] <= 0.5
+
+        async def run() -> tuple[agentmsg.Msg, list[float]]:
+            async with AsyncClient(
+                "openai", base_url=server.url, api_key="k", model="m", timeout=0.3, max_retries=1, backoff=0.5
+            ) as ac:
+                waits = waits_of(ac)
+                return await ac.stream(CONVO).until_done(), waits
+
+        msg, waits = asyncio.run(run())
+        assert msg.text_content == expected(TEXT_SSE).text_content
+        assert server.requests == 4 and len(waits) == 1 and 0.375 <= waits[0] <= 0.5
+        with pytest.raises(agentmsg.clients.APITimeoutError, match="no data within the read timeout"):
+            Client("openai", base_url=server.url, api_key="k", model="m", timeout=0.3, max_retries=0).call(CONVO)
+    finally:
+        server.close()
 
 
 def test_provider_error_mid_stream(server: ReplayServer) -> None:
