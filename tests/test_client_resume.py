@@ -1,5 +1,5 @@
 """@agentmsg/client's reconnect against agentmsg's own endpoint, over real HTTP: ``reduceSSE`` (Node, the
-built client) reading ``agentmsg.web.EventStream`` under uvicorn on loopback.
+built client) reading ``agentmsg.web.EventEndpoint`` under uvicorn on loopback.
 
 A resume the server's replay buffer can no longer serve gets HTTP 409: the client starts the stream
 over from its beginning with a fresh Reducer and says so (``onRestart``), rather than failing or
@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from agentmsg import Reducer
-from agentmsg.web import EventStream
+from agentmsg.web import EventEndpoint
 from tests._client import NODE, built_client, same_json
 from tests.test_web import get, serving, starlette_app
 
@@ -87,7 +87,7 @@ def python_reduction(source: list[dict[str, Any]]) -> dict[str, Any]:
 
 def test_a_resume_past_the_replay_buffer_starts_over_from_the_oldest_event_kept(script: Path) -> None:
     source = events(8)  # 12 events
-    stream = EventStream(source, replay=5, drop_every=3)
+    stream = EventEndpoint(source, replay=5, drop_every=3)
     with serving(starlette_app(stream)) as port:
         url = f"http://127.0.0.1:{port}/events"
         node = subprocess.Popen(
@@ -130,7 +130,7 @@ def test_an_id_the_server_never_sent_starts_over_from_the_beginning(script: Path
     """E.g. a page that resumes after the server restarted: with every event kept, the client gets the
     whole stream again and its messages are Python's for the whole stream."""
     source = events(5)
-    with serving(starlette_app(EventStream(source, replay=None))) as port:
+    with serving(starlette_app(EventEndpoint(source, replay=None))) as port:
         done = subprocess.run(
             [str(NODE), str(script), f"http://127.0.0.1:{port}/events", "999"],
             capture_output=True,

@@ -6,6 +6,8 @@ fault is lost."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,17 +15,17 @@ from typing import Any
 import pytest
 
 import agentmsg
-from agentmsg import UserMessage, reduce_events
+import agentmsg.clients
+from agentmsg import UserMessage, providers, reduce_events
 from agentmsg.clients import (
-    AnthropicClient,
     AsyncClient,
-    AsyncOpenAIClient,
+    AsyncReplyStream,
     AuthenticationError,
     BadRequestError,
     BrokenStreamError,
     Client,
-    OpenAIClient,
     RateLimitError,
+    ReplyStream,
     ServerError,
 )
 from agentmsg.providers import FormattedRequest
@@ -49,7 +51,7 @@ def client(server: ReplayServer, **kw: Any) -> Any:
     kw.setdefault("max_retries", 2)
     kw.setdefault("backoff", 0.01)
     kw.setdefault("timeout", 5.0)
-    return OpenAIClient(base_url=server.url, api_key="sk-test", model="gpt-4o", **kw)
+    return Client("openai", base_url=server.url, api_key="sk-test", model="gpt-4o", **kw)
 
 
 def content(msg: agentmsg.Msg) -> Any:
@@ -88,16 +90,78 @@ def test_call_returns_message(server: ReplayServer) -> None:
     assert server.requests[-1].json().get("stream") is None
 
 
+def waits_of(c: Client | AsyncClient) -> list[float]:
+    """The waits ``c`` takes between attempts, recorded in place of being slept (the wait itself is
+    ``time.sleep``, the stop event's wait or ``asyncio.sleep`` of that many seconds)."""
+    waits: list[float] = []
+    if isinstance(c, AsyncClient):
+
+        async def record_async(delay: float) -> None:
+            waits.append(delay)
+
+        c._sleep = record_async  # type: ignore[method-assign]
+    else:
+        c._sleep = lambda delay, stream: waits.append(delay)  # type: ignore[method-assign]
+    return waits
+
+
 def test_429_then_success_honours_retry_after(server: ReplayServer) -> None:
+    """The waits taken are the server's: Retry-After 0 (none), then retry-after-ms 10 (10 ms), not the backoff
+    (0.01 s here, times a jitter: 0.0075 to 0.01)."""
     server.add(
         "/chat/completions",
         Reply.json({"error": {"message": "Rate limit reached"}}, status=429, headers={"Retry-After": "0"}),
         Reply.json({"error": {"message": "Rate limit reached"}}, status=429, headers={"retry-after-ms": "10"}),
         Reply(body=TEXT_SSE, sse=True),
     )
-    msg = client(server).stream(CONVO).until_done()
-    assert len(server.requests) == 3
+    c = client(server)
+    waits = waits_of(c)
+    msg = c.stream(CONVO).until_done()
+    assert len(server.requests) == 3 and waits == [0.0, 0.01]
     assert content(msg) == content(expected(TEXT_SSE))
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+def test_the_wait_taken_is_retry_after_up_to_max_retry_after_else_the_capped_backoff(
+    server: ReplayServer, shell: str
+) -> None:
+    """Each wait between attempts, sync and async, streamed and whole: the server's Retry-After (7 s, 1.5 s:
+    recorded, not slept) while it is at most max_retry_after; beyond it (120 s, or garbage) the backoff
+    (1 s doubling: 4 s at the third attempt, jittered by 0.75 to 1) capped at 8 s."""
+    busy = Reply.json({"error": {"message": "busy"}}, status=429, headers={"Retry-After": "7"})
+    replies = [
+        busy,
+        Reply.json({"error": {"message": "busy"}}, status=503, headers={"retry-after-ms": "1500"}),
+        Reply.json({"error": {"message": "busy"}}, status=429, headers={"Retry-After": "120"}),
+        Reply.json({"error": {"message": "busy"}}, status=500, headers={"Retry-After": "soon"}),
+        Reply.json({"error": {"message": "busy"}}, status=500),
+    ]
+    options: dict[str, Any] = {"base_url": server.url, "api_key": "k", "model": "m", "max_retries": 5}
+    options.update(backoff=1.0, max_retry_after=60.0)
+    for how in ("stream", "call"):
+        server.add("/chat/completions", *replies, Reply(body=TEXT_SSE, sse=True))
+        server.requests.clear()
+        if shell == "sync":
+            c = Client("openai", **options)
+            waits = waits_of(c)
+            msg = c.stream(CONVO).until_done() if how == "stream" else c.call(CONVO)
+        else:
+
+            async def run(how: str) -> tuple[agentmsg.Msg, list[float]]:
+                async with AsyncClient("openai", **options) as ac:
+                    waits = waits_of(ac)
+                    return (await ac.stream(CONVO).until_done() if how == "stream" else await ac.call(CONVO)), waits
+
+            msg, waits = asyncio.run(run(how))
+        assert msg.text_content == expected(TEXT_SSE).text_content and len(server.requests) == 6
+        assert waits[:2] == [7.0, 1.5], how
+        assert 3.0 <= waits[2] <= 4.0 and 6.0 <= waits[3] <= 8.0 and 6.0 <= waits[4] <= 8.0, waits  # (16 s capped)
+    server.add("/chat/completions", busy)
+    c = Client("openai", **{**options, "max_retries": 2, "max_retry_after": 5.0})
+    waits = waits_of(c)
+    with pytest.raises(RateLimitError):
+        c.call(CONVO)
+    assert 0.75 <= waits[0] <= 1.0 and 1.5 <= waits[1] <= 2.0 and len(waits) == 2  # Retry-After 7 > 5: the backoff
 
 
 def test_429_exhausted_raises_rate_limit_with_provider_message(server: ReplayServer) -> None:
@@ -133,11 +197,11 @@ def test_auth_and_bad_request_not_retried(server: ReplayServer) -> None:
 def test_api_key_from_environment(server: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
     server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    OpenAIClient(base_url=server.url, model="gpt-4o").stream(CONVO).until_done()
+    Client("openai", base_url=server.url, model="gpt-4o").stream(CONVO).until_done()
     assert server.requests[-1].headers["authorization"] == "Bearer sk-env"
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(AuthenticationError, match="OPENAI_API_KEY"):
-        OpenAIClient(base_url=server.url).call(CONVO)
+        Client("openai", base_url=server.url).call(CONVO)
 
 
 @pytest.mark.parametrize("cut", [600, 2500, 5000])
@@ -183,9 +247,66 @@ def test_stall_past_read_timeout_breaks_and_keeps(server: ReplayServer) -> None:
     assert text and full.startswith(text) and text != full
 
 
-def test_stall_before_headers_is_retried(server: ReplayServer) -> None:
-    server.add("/chat/completions", Reply(status=500, body=b"{}"), Reply(body=TEXT_SSE, sse=True))
-    assert client(server).stream(CONVO).until_done().text_content == expected(TEXT_SSE).text_content
+class AnswersEverySecondRequest:
+    """A loopback server that reads each request and answers only every second one (the TEXT_SSE stream): the
+    others get no headers, ever (the connection held open)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.requests = 0
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n"
+        answer = head + b"Content-Length: %d\r\n\r\n" % len(TEXT_SSE) + TEXT_SSE
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            data = b""
+            while b"\r\n\r\n" not in data and (got := conn.recv(65536)):
+                data += got
+            self.requests += 1
+            if self.requests % 2:
+                self.held.append(conn)
+            else:
+                conn.sendall(answer)
+                conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+def test_stall_before_headers_is_retried() -> None:
+    """A server that takes the request and sends no headers within the read timeout: the attempt fails as a
+    timeout before the reply began and is retried (after the backoff, on a new connection), sync and async;
+    the retry gets the reply. (This test served a 500 then the reply: no stall at all.)"""
+    server = AnswersEverySecondRequest()
+    try:
+        c = Client("openai", base_url=server.url, api_key="k", model="m", timeout=0.3, max_retries=1, backoff=0.5)
+        waits = waits_of(c)
+        assert c.stream(CONVO).until_done().text_content == expected(TEXT_SSE).text_content
+        assert server.requests == 2 and len(waits) == 1 and 0.375 <= waits[0] <= 0.5
+
+        async def run() -> tuple[agentmsg.Msg, list[float]]:
+            async with AsyncClient(
+                "openai", base_url=server.url, api_key="k", model="m", timeout=0.3, max_retries=1, backoff=0.5
+            ) as ac:
+                waits = waits_of(ac)
+                return await ac.stream(CONVO).until_done(), waits
+
+        msg, waits = asyncio.run(run())
+        assert msg.text_content == expected(TEXT_SSE).text_content
+        assert server.requests == 4 and len(waits) == 1 and 0.375 <= waits[0] <= 0.5
+        with pytest.raises(agentmsg.clients.APITimeoutError, match="no data within the read timeout"):
+            Client("openai", base_url=server.url, api_key="k", model="m", timeout=0.3, max_retries=0).call(CONVO)
+    finally:
+        server.close()
 
 
 def test_provider_error_mid_stream(server: ReplayServer) -> None:
@@ -317,7 +438,7 @@ def test_anthropic_error_event_mid_stream(server: ReplayServer) -> None:
         + b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
     )
     server.add("/v1/messages", Reply(body=broken, sse=True))
-    c = AnthropicClient(base_url=server.url, api_key="k")
+    c = Client("anthropic", base_url=server.url, api_key="k")
     with pytest.raises(BrokenStreamError, match="Overloaded") as info:
         list(c.send_stream(FormattedRequest(body={}, path="/v1/messages", stream=True)))
     assert info.value.partial.text_content.startswith("I'll check")
@@ -333,14 +454,16 @@ def test_async_stream_call_and_retry(server: ReplayServer) -> None:
         Reply(body=TOOLS_SSE, sse=True, chunk_size=64),
     )
 
-    async def main() -> tuple[Any, Any]:
-        async with AsyncOpenAIClient(base_url=server.url, api_key="k", backoff=0.01) as c:
+    async def main() -> tuple[Any, Any, list[float]]:
+        async with AsyncClient("openai", base_url=server.url, api_key="k", backoff=0.01) as c:
+            waits = waits_of(c)
             async with c.stream(CONVO) as s:
                 events = [e async for e in s]
-            return events, s.message
+            return events, s.message, waits
 
-    events, msg = asyncio.run(main())
+    events, msg, waits = asyncio.run(main())
     assert content(msg) == content(expected(TOOLS_SSE)) == content(reduce_events(events)[0])
+    assert waits == [0.0] and len(server.requests) == 2  # Retry-After 0: retried at once
 
 
 def test_async_cancel_task_marks_interrupted(server: ReplayServer) -> None:
@@ -423,14 +546,14 @@ def test_a_gzipped_stream_and_a_mock_transport(server: ReplayServer) -> None:
         headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
         return httpx.Response(200, content=gzip.compress(TEXT_SSE), headers=headers)
 
-    c = OpenAIClient(api_key="k", model="m", http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    c = Client("openai", api_key="k", model="m", http_client=httpx.Client(transport=httpx.MockTransport(handler)))
     with c.stream(CONVO) as stream:
         list(stream)
     assert stream.message is not None and content(stream.message) == content(expected(TEXT_SSE))
 
     async def run() -> agentmsg.Msg | None:
         transport = httpx.MockTransport(handler)
-        ac = AsyncOpenAIClient(api_key="k", model="m", http_client=httpx.AsyncClient(transport=transport))
+        ac = AsyncClient("openai", api_key="k", model="m", http_client=httpx.AsyncClient(transport=transport))
         async with ac.stream(CONVO) as astream:
             async for _ in astream:
                 pass
@@ -481,15 +604,126 @@ def test_bad_configuration_is_said_before_anything_is_sent(server: ReplayServer)
     http(s) URL is refused when the client is made; an async stream closed before it starts sends nothing."""
     for key in ("sk-abc\xa0", "sk-abc\nX: 1"):
         with pytest.raises(AuthenticationError, match="cannot carry"):
-            OpenAIClient(base_url=server.url, api_key=key, model="m").call(CONVO)
+            Client("openai", base_url=server.url, api_key=key, model="m").call(CONVO)
     assert server.requests == []
     for url in ("localhost:9", "http://[::1", "ftp://example.com"):
         with pytest.raises(ValueError, match="base_url"):
-            OpenAIClient(base_url=url, api_key="k")
+            Client("openai", base_url=url, api_key="k")
 
     async def closed_first() -> list[Any]:
-        stream = AsyncOpenAIClient(base_url=server.url, api_key="k", model="m").stream(CONVO)
+        stream = AsyncClient("openai", base_url=server.url, api_key="k", model="m").stream(CONVO)
         await stream.aclose()
         return [e async for e in stream]
 
     assert asyncio.run(closed_first()) == [] and server.requests == []
+
+
+def test_every_exception_the_sdk_defines_is_an_agentmsg_error() -> None:
+    """One root for everything the SDK raises of its own: bad input and failed provider calls alike are caught
+    by ``except agentmsg.AgentmsgError``; ValidationError stays a ValueError, the client errors ProviderErrors."""
+    import agentmsg.events
+    import agentmsg.providers
+    import agentmsg.web
+
+    faces = (agentmsg, agentmsg.clients, agentmsg.providers, agentmsg.events, agentmsg.web)
+    defined = {
+        value
+        for face in faces
+        for name in face.__all__
+        if isinstance(value := getattr(face, name), type) and issubclass(value, BaseException)
+    }
+    assert {agentmsg.ValidationError, agentmsg.SizeLimitError, BrokenStreamError, RateLimitError} <= defined
+    assert [c.__name__ for c in defined if not issubclass(c, agentmsg.AgentmsgError)] == []
+    assert agentmsg.clients.AgentmsgError is agentmsg.AgentmsgError
+    assert issubclass(agentmsg.ValidationError, ValueError) and issubclass(agentmsg.SizeLimitError, ValueError)
+    with pytest.raises(agentmsg.AgentmsgError):
+        agentmsg.UserMessage([agentmsg.ThinkingBlock(thinking="...")])
+    assert isinstance(RateLimitError("slow", provider="openai"), agentmsg.AgentmsgError)
+
+
+# ---- names that moved: they keep working, with a DeprecationWarning ------------------------------------------
+
+
+PINNED = [
+    ("OpenAIClient", "openai"),
+    ("DeepSeekClient", "deepseek"),
+    ("DashScopeCompatibleClient", "dashscope-compatible"),
+    ("AnthropicClient", "anthropic"),
+    ("GeminiClient", "gemini"),
+    ("DashScopeClient", "dashscope"),
+]
+
+
+@pytest.mark.parametrize(("name", "provider"), PINNED, ids=[p[0] for p in PINNED])
+def test_the_classes_pinned_to_a_provider_are_made_from_the_registry_and_deprecated(name: str, provider: str) -> None:
+    """OpenAIClient and the others were twelve hand-written classes: now made from each spec's client_class, on
+    first use. Importing one warns (use Client("openai")); it still fills the provider in, refuses another one,
+    and isinstance holds for it and for the Client(provider) the warning asks for, not for another provider's."""
+    import agentmsg.clients as clients
+
+    assert name not in clients.__all__ and f"Async{name}" not in clients.__all__
+    assert providers.get(provider).spec.client_class == name
+    with pytest.deprecated_call(match=rf'agentmsg\.clients\.{name} is deprecated: use Client\("{provider}"\)'):
+        pinned = getattr(clients, name)
+    with pytest.deprecated_call(match=rf'use AsyncClient\("{provider}"\)'):
+        apinned = getattr(clients, f"Async{name}")
+    with pytest.deprecated_call():
+        assert getattr(clients, name) is pinned  # (made once)
+    assert issubclass(pinned, Client) and issubclass(apinned, AsyncClient) and not issubclass(apinned, Client)
+    assert (pinned.__name__, pinned.__module__, apinned.__name__) == (name, "agentmsg.clients", f"Async{name}")
+    made = pinned(api_key="k")
+    assert made.provider == provider and isinstance(made, (pinned, Client)) and not isinstance(made, apinned)
+    assert apinned(api_key="k").provider == provider
+    assert isinstance(Client(provider, api_key="k"), pinned) and isinstance(AsyncClient(provider, api_key="k"), apinned)
+    assert not isinstance(AsyncClient(provider, api_key="k"), pinned)
+    other = "gemini" if provider != "gemini" else "openai"
+    assert not isinstance(Client(other, api_key="k"), pinned)
+    with pytest.raises(ValueError, match=rf"{name} is for {provider}, got provider '{other}'"):
+        pinned(other, api_key="k")
+
+    class Mine(pinned):  # type: ignore[valid-type,misc]  # (a caller's own subclass: isinstance as usual)
+        pass
+
+    assert isinstance(Mine(api_key="k"), pinned) and not isinstance(pinned(api_key="k"), Mine)
+    assert not isinstance(Client(provider, api_key="k"), Mine)
+
+
+def test_from_import_of_a_pinned_class_specs_and_provider_spec_keeps_working() -> None:
+    with pytest.deprecated_call(match=r'OpenAIClient is deprecated: use Client\("openai"\)'):
+        from agentmsg.clients import OpenAIClient
+    with pytest.deprecated_call(match=r"SPECS is deprecated: use agentmsg\.providers\.get\(name\)\.spec"):
+        from agentmsg.clients import SPECS
+    with pytest.deprecated_call(match=r"ProviderSpec is deprecated: use agentmsg\.providers\.get\(name\)\.spec"):
+        from agentmsg.clients import ProviderSpec
+
+    assert OpenAIClient(api_key="k").provider == "openai"
+    assert ProviderSpec is providers.Spec and {p.name: p.spec for p in providers.providers()} == SPECS
+    assert not {"ProviderSpec", "SPECS"} & set(agentmsg.clients.__all__)
+
+
+def test_the_old_names_of_the_streams_keep_working_with_a_deprecation_warning() -> None:
+    """The client's stream and the ASGI endpoint were both EventStream: now ReplyStream / AsyncReplyStream and
+    agentmsg.web.EventEndpoint. The old names are the same classes, and warn."""
+    import agentmsg.clients as clients
+    from agentmsg import web
+
+    with pytest.deprecated_call(
+        match=r"agentmsg\.clients\.EventStream is deprecated: it is now agentmsg\.clients\.ReplyStream"
+    ):
+        from agentmsg.clients import EventStream
+    with pytest.deprecated_call(match=r"AsyncEventStream is deprecated: it is now agentmsg\.clients\.AsyncReplyStream"):
+        assert clients.AsyncEventStream is AsyncReplyStream
+    with pytest.deprecated_call(
+        match=r"agentmsg\.web\.EventStream is deprecated: it is now agentmsg\.web\.EventEndpoint"
+    ):
+        from agentmsg.web import EventStream as WebEventStream
+    assert EventStream is ReplyStream and WebEventStream is web.EventEndpoint
+    stream = Client("openai", api_key="k").stream(CONVO)
+    assert isinstance(stream, EventStream) and type(stream).__name__ == "ReplyStream"
+    assert not {"EventStream", "AsyncEventStream"} & set(clients.__all__) and {
+        "ReplyStream",
+        "AsyncReplyStream",
+    } <= set(clients.__all__)
+    assert "EventStream" not in web.__all__ and "EventEndpoint" in web.__all__
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchStream'"):
+        clients.NoSuchStream  # noqa: B018

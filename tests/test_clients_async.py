@@ -428,6 +428,32 @@ def test_a_task_cancelled_while_its_stream_closes_gives_the_connection_back(serv
     asyncio.run(main())
 
 
+def entering_the_wait(c: AsyncClient) -> asyncio.Event:
+    """An event set when ``c`` begins a retry's wait (then it waits as usual)."""
+    entered = asyncio.Event()
+    sleep = c._sleep
+
+    async def wait(delay: float) -> None:
+        entered.set()
+        await sleep(delay)
+
+    c._sleep = wait  # type: ignore[method-assign]
+    return entered
+
+
+def entering_the_wait_sync(c: Client) -> threading.Event:
+    """An event set when ``c`` begins a retry's wait (then it waits as usual)."""
+    entered = threading.Event()
+    sleep = c._sleep
+
+    def wait(delay: float, stream: Any) -> None:
+        entered.set()
+        sleep(delay, stream)
+
+    c._sleep = wait  # type: ignore[method-assign]
+    return entered
+
+
 @pytest.mark.parametrize("phase", ["waiting-for-headers", "retry-wait", "mid-stream"])
 def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: str) -> None:
     """``aclose()`` called from another task (a stop button's handler) while the stream's loop waited for the
@@ -445,6 +471,7 @@ def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: 
         http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
         url = silent.url if phase == "waiting-for-headers" else server.url
         c = AsyncClient("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
+        waiting = entering_the_wait(c)
         stream = c.stream(CONVO)
         seen: list[Any] = []
         reading = asyncio.Event()
@@ -460,9 +487,7 @@ def test_aclose_from_another_task_stops_the_stream(server: ReplayServer, phase: 
         if phase == "waiting-for-headers":
             assert await asyncio.to_thread(silent.requests.acquire, timeout=5)
         elif phase == "retry-wait":
-            while not server.requests:
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(0.1)
+            await waiting.wait()
         else:
             await reading.wait()
         await asyncio.wait_for(stream.aclose(), 5)
@@ -526,7 +551,7 @@ def _stop_outcome(stream: Any, seen: list[Any], until_done: BaseException | None
 def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
     server: ReplayServer, phase: str
 ) -> None:
-    """``EventStream.close()`` called from another thread (a GUI's stop button, a watchdog) while the consuming
+    """``ReplyStream.close()`` called from another thread (a GUI's stop button, a watchdog) while the consuming
     thread iterated raised ValueError ('generator already executing') and the stream went on to its end (a retry's
     30 s wait slept out). Now, as ``aclose()`` from another task does: ``close()`` returns once the stream has
     ended, the loop ends without error, the message INTERRUPTED with what arrived (none before any reply:
@@ -537,6 +562,7 @@ def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
     try:
         url = silent.url if phase == "waiting-for-headers" else server.url
         c = Client("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
+        waiting = entering_the_wait_sync(c)
         stream = c.stream(CONVO)
         seen: list[Any] = []
         reading = threading.Event()
@@ -557,11 +583,7 @@ def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
         if phase == "waiting-for-headers":
             assert silent.requests.acquire(timeout=5)
         elif phase == "retry-wait":
-            for _ in range(7):
-                if server.requests:
-                    break
-                threading.Event().wait(0.01)
-            threading.Event().wait(0.1)
+            assert waiting.wait(60)
         else:
             assert reading.wait(5)
         stream.close()  # (from this thread, not the reader's)
@@ -596,6 +618,7 @@ def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
         http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
         url = silent.url if phase == "waiting-for-headers" else server.url
         c = AsyncClient("openai", base_url=url, api_key="k", model="m", http_client=http, max_retry_after=60)
+        waiting = entering_the_wait(c)
         stream = c.stream(CONVO)
         seen: list[Any] = []
         reading = asyncio.Event()
@@ -611,9 +634,7 @@ def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
         if phase == "waiting-for-headers":
             assert await asyncio.to_thread(silent.requests.acquire, timeout=5)
         elif phase == "retry-wait":
-            while not server.requests:
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(0.1)
+            await waiting.wait()
         else:
             await reading.wait()
         await asyncio.wait_for(stream.aclose(), 5)
@@ -718,17 +739,37 @@ def test_concurrent_streams_on_one_client_and_closing_it_under_them(server: Repl
     asyncio.run(main())
 
 
-def test_a_stream_left_unfinished_and_collected_warns_nothing_and_frees_its_connection(server: ReplayServer) -> None:
+def long_stream(size: int) -> bytes:
+    """TEXT_SSE with its text deltas repeated to ``size`` bytes or more."""
+    events = TEXT_SSE.split(b"\n\n")
+    deltas = [e for e in events if b'"content":"' in e and b'"content":""' not in e]
+    middle = deltas * (size // len(b"\n\n".join(deltas)) + 1)
+    return b"\n\n".join([events[0], *middle, *events[-4:]])
+
+
+@pytest.mark.parametrize("body", ["short", "beyond-read-ahead"])
+def test_a_stream_left_unfinished_and_collected_warns_nothing_and_frees_its_connection(
+    server: ReplayServer, body: str
+) -> None:
     """A loop left early without ``async with`` and the stream dropped: asyncio closes the generator when it is
-    collected; no ResourceWarning, no 'never awaited', no unraisable error, and the pool's one connection serves
-    the next stream."""
+    collected; no ResourceWarning, no 'never awaited', no unraisable error, nothing said to the event loop's
+    exception handler (a task destroyed while pending, an exception never retrieved), and the pool's one
+    connection serves the next stream. Also when the stream's reading task waits for its caller, having read
+    READ_AHEAD bytes ahead of it (a long body arriving at once)."""
     import gc
     import warnings
 
-    server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.01))
+    from agentmsg.clients._async import READ_AHEAD
+
+    if body == "short":
+        server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.01))
+    else:
+        server.add(OPENAI, Reply(body=long_stream(8 * READ_AHEAD), sse=True, chunk_size=4096))
     unraisable: list[Any] = []
+    said: list[dict[str, Any]] = []
 
     async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: said.append(context))
         http = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0))
         c = AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0, http_client=http)
         for _ in range(7):
@@ -753,7 +794,7 @@ def test_a_stream_left_unfinished_and_collected_warns_nothing_and_frees_its_conn
             gc.collect()
     finally:
         sys.unraisablehook = hook
-    assert not unraisable
+    assert not unraisable and not said
     assert not [w for w in caught if issubclass(w.category, (ResourceWarning, RuntimeWarning))]
 
 

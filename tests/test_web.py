@@ -1,4 +1,4 @@
-"""agentmsg.web.EventStream over real HTTP: mounted in Starlette and FastAPI, served by uvicorn on
+"""agentmsg.web.EventEndpoint over real HTTP: mounted in Starlette and FastAPI, served by uvicorn on
 loopback, read with a plain HTTP client and the SDK's SSE decoder. And the viewer app's routes."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from starlette.routing import Mount, Route
 
 from agentmsg import reduce_events
 from agentmsg._wire.sse import SSEDecoder, SSEEvent
-from agentmsg.web import CSP, EventStream, viewer_app
+from agentmsg.web import CSP, EventEndpoint, viewer_app
 from agentmsg.web._server import uvicorn_config
 from tests._procs import stop
 
@@ -100,23 +100,23 @@ def get(
         conn.close()
 
 
-def starlette_app(stream: EventStream) -> Starlette:
+def starlette_app(stream: EventEndpoint) -> Starlette:
     return Starlette(routes=[Route("/events", stream)])
 
 
-def fastapi_app(stream: EventStream) -> FastAPI:
+def fastapi_app(stream: EventEndpoint) -> FastAPI:
     app = FastAPI()
     app.add_route("/agent/events", stream)
     return app
 
 
-def fastapi_mounted(stream: EventStream) -> FastAPI:
+def fastapi_mounted(stream: EventEndpoint) -> FastAPI:
     app = FastAPI()
     app.mount("/runs/1", stream)  # a mounted app answers at the mount point's "/"
     return app
 
 
-def starlette_mounted(stream: EventStream) -> Starlette:
+def starlette_mounted(stream: EventEndpoint) -> Starlette:
     return Starlette(routes=[Mount("/runs/1", app=stream)])
 
 
@@ -131,7 +131,7 @@ def starlette_mounted(stream: EventStream) -> Starlette:
 )
 def test_serves_every_event_with_ids_then_end(make_app: Any, path: str) -> None:
     source = events()
-    with serving(make_app(EventStream(source))) as port:
+    with serving(make_app(EventEndpoint(source))) as port:
         r = get(port, path)
     assert r.status == 200
     assert r.headers["content-type"] == "text/event-stream; charset=utf-8"
@@ -144,7 +144,7 @@ def test_serves_every_event_with_ids_then_end(make_app: Any, path: str) -> None:
 
 def test_resume_from_last_event_id_and_drop_every_lose_and_repeat_nothing() -> None:
     source = events(40)
-    stream = EventStream(iter(source), drop_every=7)  # a one-shot iterator: read once, shared
+    stream = EventEndpoint(iter(source), drop_every=7)  # a one-shot iterator: read once, shared
     got: list[Any] = []
     sent_ids: list[str | None] = []
     with serving(starlette_app(stream)) as port:
@@ -166,7 +166,7 @@ def test_resume_from_last_event_id_and_drop_every_lose_and_repeat_nothing() -> N
 
 def test_replay_buffer_is_bounded_and_a_gap_is_refused() -> None:
     source = events(20)  # 24 events
-    stream = EventStream(source, replay=5)
+    stream = EventEndpoint(source, replay=5)
     with serving(starlette_app(stream)) as port:
         assert len(get(port, "/events").events) == 24
         assert [e["id"] for e in get(port, "/events", {"Last-Event-ID": "21"}).events] == ["d19", "e2", "e3"]
@@ -183,7 +183,7 @@ def test_a_bounded_replay_buffer_drops_old_frames_in_runs_and_resumes_exactly() 
     """The buffer drops the frames before the last ``replay`` in runs (a list read by index, not a deque): what
     it holds stays bounded, and which resumes it serves is exactly the last ``replay`` events."""
     source = [{"type": "TEXT_BLOCK_DELTA", "id": f"d{i}", "delta": str(i)} for i in range(1000)]
-    stream = EventStream(source, replay=100)
+    stream = EventEndpoint(source, replay=100)
     with serving(starlette_app(stream)) as port:
         assert get(port, "/events").events == source
         assert len(stream._frames) <= 100 + 64
@@ -193,7 +193,27 @@ def test_a_bounded_replay_buffer_drops_old_frames_in_runs_and_resumes_exactly() 
         assert get(port, "/events").events == source[900:]
 
 
+def read_until(port: int, path: str, keepalives: int, seen: threading.Event) -> Response:
+    """GET ``path``, read line by line: ``seen`` is set once ``keepalives`` keep-alive comments came; then on to
+    the end."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        raw = b""
+        while line := resp.readline():
+            raw += line
+            if line == b": keep-alive\n" and raw.count(b": keep-alive\n\n") + 1 >= keepalives:
+                seen.set()
+        return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, raw)
+    finally:
+        conn.close()
+
+
 def test_async_source_keepalive_backpressure_and_shared_between_clients() -> None:
+    """An async source is read only when a client asks for an event (none before any client connects: an absent
+    client pauses it), once for every client; while it thinks, the clients get keep-alive comments. (This test
+    slept 0.4 s and counted on the clients having connected and read by then: under load they had not.)"""
     produced: list[int] = []
     release = threading.Event()
 
@@ -204,18 +224,20 @@ def test_async_source_keepalive_backpressure_and_shared_between_clients() -> Non
             produced.append(i)
             yield e
 
-    stream = EventStream(agent(), keepalive=0.05)
+    stream = EventEndpoint(agent(), keepalive=0.05)
     app = starlette_app(stream)
     results: list[Response] = []
+    seen = [threading.Event(), threading.Event()]
     with serving(app) as port:
-        threads = [threading.Thread(target=lambda: results.append(get(port, "/events"))) for _ in range(2)]
+        assert produced == [] and stream.count == 0  # no client: the source is not read
+        threads = [threading.Thread(target=lambda s=s: results.append(read_until(port, "/events", 3, s))) for s in seen]
         for t in threads:
             t.start()
-        time.sleep(0.4)
-        assert produced == [0, 1]  # read only as far as the clients need
+        assert all(s.wait(60) for s in seen)  # both connected and waiting, three keep-alives each
+        assert produced == [0, 1]  # read as far as the clients asked; the agent thinks on the third event
         release.set()
         for t in threads:
-            t.join(10)
+            t.join(60)
     assert len(results) == 2
     for r in results:
         assert r.events == events(3)
@@ -228,7 +250,7 @@ def test_a_failing_source_sends_an_error_event() -> None:
         yield events()[0]
         raise RuntimeError("agent crashed")
 
-    with serving(starlette_app(EventStream(broken()))) as port:
+    with serving(starlette_app(EventEndpoint(broken()))) as port:
         r = get(port, "/events")
         again = get(port, "/events", {"Last-Event-ID": "1"})
     assert r.events == [events()[0]]
@@ -241,7 +263,7 @@ def test_an_event_with_half_a_character_is_sent_as_a_json_escape() -> None:
     has no UTF-8 form: the stream sends it as a ``\\ud83d`` escape in the JSON text (the page's JSON.parse and
     every runtime's reader decide what to do with it) instead of ending the stream with an encoding error."""
     odd = [{"type": "TEXT_BLOCK_DELTA", "id": "e1", "delta": "\ud83d"}, {"type": "TEXT_BLOCK_DELTA", "id": "e2"}]
-    with serving(starlette_app(EventStream(odd))) as port:
+    with serving(starlette_app(EventEndpoint(odd))) as port:
         r = get(port, "/events")
     assert [e.data for e in r.sse[:-1]] == [
         '{"type":"TEXT_BLOCK_DELTA","id":"e1","delta":"\\ud83d"}',
@@ -252,7 +274,7 @@ def test_an_event_with_half_a_character_is_sent_as_a_json_escape() -> None:
 
 def test_head_method_and_event_types_that_clash() -> None:
     odd = [{"type": "end", "id": "x"}, {"type": "error", "id": "y"}, {"type": "A\nB", "id": "z"}, {"id": "w"}]
-    with serving(starlette_app(EventStream(odd))) as port:
+    with serving(starlette_app(EventEndpoint(odd))) as port:
         head = get(port, "/events", method="HEAD")
         put = get(port, "/events", method="PUT")
         r = get(port, "/events")
@@ -268,7 +290,7 @@ def test_a_client_that_disconnects_does_not_disturb_the_others() -> None:
             await asyncio.sleep(0.01)
             yield e
 
-    with serving(starlette_app(EventStream(slow()))) as port:
+    with serving(starlette_app(EventEndpoint(slow()))) as port:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         conn.request("GET", "/events")
         resp = conn.getresponse()
@@ -279,7 +301,7 @@ def test_a_client_that_disconnects_does_not_disturb_the_others() -> None:
 
 
 def test_unbounded_replay_serves_every_client_from_the_start() -> None:
-    stream = EventStream(iter(events(300)), replay=None)  # read once; kept whole
+    stream = EventEndpoint(iter(events(300)), replay=None)  # read once; kept whole
     with serving(starlette_app(stream)) as port:
         first = get(port, "/events")
         later = get(port, "/events")
@@ -353,7 +375,7 @@ def test_the_viewer_ships_built_and_agentmsg_serve_needs_no_node(tmp_path: Path)
 
 def test_a_last_event_id_of_thousands_of_digits_is_refused_not_a_server_error() -> None:
     """int() of over 4,300 digits raises ValueError: such an id was an HTTP 500 (and a traceback), not a 409."""
-    with serving(starlette_app(EventStream(events(), replay=None))) as port:
+    with serving(starlette_app(EventEndpoint(events(), replay=None))) as port:
         assert get(port, "/events").events == events()
         huge = get(port, "/events", {"Last-Event-ID": "9" * 5000})
         zeros = get(port, "/events", {"Last-Event-ID": "0" * 5000 + "1"})
@@ -368,7 +390,7 @@ def test_a_client_reading_a_long_unbounded_buffer_from_its_start_takes_linear_ti
     reloaded) after a long stream had been read took time quadratic in it (200,000 events: 1.7 s, 100,000:
     0.45 s). The same stream read by a second client, 8 times longer: well under 8 * 4 times the time."""
 
-    async def read(stream: EventStream) -> int:
+    async def read(stream: EventEndpoint) -> int:
         got = 0
         gone = asyncio.Event()
 
@@ -384,7 +406,7 @@ def test_a_client_reading_a_long_unbounded_buffer_from_its_start_takes_linear_ti
         return got
 
     def late_reader(n: int) -> float:
-        stream = EventStream(
+        stream = EventEndpoint(
             [{"type": "AGENT_START", "id": f"s{i}", "replyId": f"r{i}"} for i in range(n)], replay=None
         )
         first = asyncio.run(read(stream))  # reads the source into the buffer

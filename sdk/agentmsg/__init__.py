@@ -38,7 +38,7 @@ from agentmsg.blocks import (
     tool_call_signature,
 )
 from agentmsg.conversation import decode_messages, encode_messages
-from agentmsg.errors import Problem, SizeLimitError, ValidationError
+from agentmsg.errors import AgentmsgError, Problem, SizeLimitError, ValidationError
 from agentmsg.events import Reducer, SSEDecoder, emit_events, encode_sse, reduce_events, reduce_stream
 from agentmsg.message import AssistantMessage, Msg, MsgRole, SystemMessage, ToolResultMessage, UserMessage, new_id
 from agentmsg_models.chat_usage import ChatUsage
@@ -46,6 +46,7 @@ from agentmsg_models.generate_reason import GenerateReason
 
 __all__ = [
     "KINDS",
+    "AgentmsgError",
     "AssistantMessage",
     "AudioBlock",
     "Base64Source",

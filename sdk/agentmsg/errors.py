@@ -1,4 +1,7 @@
-"""The SDK's exceptions. Every malformed or forbidden input ends in a :class:`ValidationError`."""
+"""The SDK's exceptions, all under one root, :class:`AgentmsgError`. Every malformed or forbidden input ends in
+a :class:`ValidationError`; a provider call that fails, in a :class:`~agentmsg.clients.ProviderError`.
+Arguments of the wrong kind (an unknown provider name, a negative limit) raise Python's own ``ValueError`` or
+``TypeError``, as in any library."""
 
 from __future__ import annotations
 
@@ -37,7 +40,13 @@ class Problem:
         return Problem(prefix + self.pointer, self.rule, self.message, self.schema_location)
 
 
-class ValidationError(ValueError):
+class AgentmsgError(Exception):
+    """The root of every exception the SDK defines: ``except agentmsg.AgentmsgError`` catches a bad input
+    (:class:`ValidationError`, :class:`SizeLimitError`) and a failed provider call
+    (:class:`~agentmsg.clients.ProviderError` and its subclasses) alike."""
+
+
+class ValidationError(AgentmsgError, ValueError):
     """Raised for any malformed or forbidden input: not JSON, truncated, wrong types, rule violations,
     too large or too deeply nested. ``problems`` lists each problem with its JSON pointer and rule."""
 

@@ -6,7 +6,7 @@ For tests and offline demos of the provider clients: real HTTP on loopback, no n
 
     with ReplayServer() as server:
         server.add("/chat/completions", Reply(429, headers={"Retry-After": "0"}), Reply(body=sse_bytes, sse=True))
-        client = OpenAIClient(base_url=server.url, api_key="test")
+        client = Client("openai", base_url=server.url, api_key="test")
         ...
         server.requests[-1].json()   # what the client sent
 

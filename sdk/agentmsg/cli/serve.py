@@ -1,5 +1,5 @@
 """``agentmsg serve``: the event viewer. Serves the events of a JSONL, SSE or JSON-array file at ``/events``
-(:class:`agentmsg.web.EventStream`: ids, keep-alive, resume) and at ``/`` a page built on
+(:class:`agentmsg.web.EventEndpoint`: ids, keep-alive, resume) and at ``/`` a page built on
 ``@agentmsg/client`` that renders the reply live. Needs the ``web`` extra (Starlette, uvicorn)."""
 
 from __future__ import annotations

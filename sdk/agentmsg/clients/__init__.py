@@ -1,22 +1,35 @@
 """Provider clients over httpx, sync and async.
 
     from agentmsg.clients import Client
-    client = Client("anthropic", model="claude-sonnet-4-5")        # key from ANTHROPIC_API_KEY
-    with client.stream(messages, tools=tools) as stream:
+    client = Client("anthropic", model="claude-sonnet-4-5")        # key from the provider's variable
+    with client.stream(messages, tools=tools) as stream:          # a ReplyStream
         for event in stream:                                      # AgentEvents as they arrive
             ...
     stream.message                                                # the reduced Msg (mid-stream: a snapshot, INTERRUPTED)
     msg = client.call(messages)                                   # one non-streaming call
 
-One ``Client`` / ``AsyncClient`` class takes any registry name (``openai``, ``deepseek``,
-``dashscope-compatible``, ``anthropic``, ``gemini``, ``dashscope``); ``OpenAIClient`` etc. are the same
-with the provider filled in. Errors: :class:`ProviderError` and its subclasses, each carrying the
-provider's own message.
+One ``Client`` / ``AsyncClient`` class takes any registry name (``agentmsg.providers.NAMES``); everything about
+the provider (base URL, key variables, auth and version headers) comes from the registry's spec. Errors:
+:class:`ProviderError` and its subclasses, each carrying the provider's own message, all
+:class:`AgentmsgError`.
+
+The package, one concern a module: ``_config`` (the settings and the request to send, from the spec),
+``_retry`` (the retry policy), ``_errors`` (the exceptions, and which one a failure is), ``_stream`` (a
+streamed reply's state), ``_whole`` (a whole reply's message): none does IO; ``_sync`` and ``_async`` do it.
+
+Deprecated names, which still work and warn: ``EventStream`` / ``AsyncEventStream`` (now :class:`ReplyStream` /
+:class:`AsyncReplyStream`: ``agentmsg.web.EventEndpoint`` is the server side), ``ProviderSpec`` and ``SPECS``
+(``agentmsg.providers.get(name).spec``), and the classes pinned to one provider, ``OpenAIClient``,
+``AsyncAnthropicClient``, ... (``Client("openai")``, ``AsyncClient("anthropic")``).
 """
 
 from __future__ import annotations
 
-from agentmsg.clients._client import AsyncClient, AsyncEventStream, Client, EventStream, ProviderSpec, _specs
+import warnings
+from typing import TYPE_CHECKING, Any, cast
+
+from agentmsg.clients._async import AsyncClient, AsyncReplyStream
+from agentmsg.clients._config import BaseClient
 from agentmsg.clients._errors import (
     APIConnectionError,
     APITimeoutError,
@@ -27,116 +40,143 @@ from agentmsg.clients._errors import (
     RateLimitError,
     ServerError,
 )
+from agentmsg.clients._sync import Client, ReplyStream
+from agentmsg.errors import AgentmsgError
 
 __all__ = [
     "APIConnectionError",
     "APITimeoutError",
-    "AnthropicClient",
-    "AsyncAnthropicClient",
+    "AgentmsgError",
     "AsyncClient",
-    "AsyncDashScopeClient",
-    "AsyncDashScopeCompatibleClient",
-    "AsyncDeepSeekClient",
-    "AsyncEventStream",
-    "AsyncGeminiClient",
-    "AsyncOpenAIClient",
+    "AsyncReplyStream",
     "AuthenticationError",
     "BadRequestError",
     "BrokenStreamError",
     "Client",
-    "DashScopeClient",
-    "DashScopeCompatibleClient",
-    "DeepSeekClient",
-    "EventStream",
-    "GeminiClient",
-    "OpenAIClient",
     "ProviderError",
-    "ProviderSpec",
     "RateLimitError",
+    "ReplyStream",
     "ServerError",
 ]
 
+if TYPE_CHECKING:  # the deprecated names, as a type checker sees them
+    from typing_extensions import deprecated
 
-class OpenAIClient(Client):
-    """:class:`Client` for ``openai`` (no provider argument needed)."""
+    from agentmsg.providers import Spec
 
-    _pinned_provider = "openai"
+    EventStream = ReplyStream
+    AsyncEventStream = AsyncReplyStream
+    ProviderSpec = Spec
+    SPECS: dict[str, Spec]
 
+    @deprecated('use Client("openai")')
+    class OpenAIClient(Client): ...
 
-class DeepSeekClient(Client):
-    """:class:`Client` for ``deepseek`` (no provider argument needed)."""
+    @deprecated('use Client("deepseek")')
+    class DeepSeekClient(Client): ...
 
-    _pinned_provider = "deepseek"
+    @deprecated('use Client("dashscope-compatible")')
+    class DashScopeCompatibleClient(Client): ...
 
+    @deprecated('use Client("anthropic")')
+    class AnthropicClient(Client): ...
 
-class DashScopeCompatibleClient(Client):
-    """:class:`Client` for ``dashscope-compatible`` (no provider argument needed)."""
+    @deprecated('use Client("gemini")')
+    class GeminiClient(Client): ...
 
-    _pinned_provider = "dashscope-compatible"
+    @deprecated('use Client("dashscope")')
+    class DashScopeClient(Client): ...
 
+    @deprecated('use AsyncClient("openai")')
+    class AsyncOpenAIClient(AsyncClient): ...
 
-class AnthropicClient(Client):
-    """:class:`Client` for ``anthropic`` (no provider argument needed)."""
+    @deprecated('use AsyncClient("deepseek")')
+    class AsyncDeepSeekClient(AsyncClient): ...
 
-    _pinned_provider = "anthropic"
+    @deprecated('use AsyncClient("dashscope-compatible")')
+    class AsyncDashScopeCompatibleClient(AsyncClient): ...
 
+    @deprecated('use AsyncClient("anthropic")')
+    class AsyncAnthropicClient(AsyncClient): ...
 
-class GeminiClient(Client):
-    """:class:`Client` for ``gemini`` (no provider argument needed)."""
+    @deprecated('use AsyncClient("gemini")')
+    class AsyncGeminiClient(AsyncClient): ...
 
-    _pinned_provider = "gemini"
-
-
-class DashScopeClient(Client):
-    """:class:`Client` for ``dashscope`` (no provider argument needed)."""
-
-    _pinned_provider = "dashscope"
-
-
-class AsyncOpenAIClient(AsyncClient):
-    """:class:`AsyncClient` for ``openai`` (no provider argument needed)."""
-
-    _pinned_provider = "openai"
-
-
-class AsyncDeepSeekClient(AsyncClient):
-    """:class:`AsyncClient` for ``deepseek`` (no provider argument needed)."""
-
-    _pinned_provider = "deepseek"
+    @deprecated('use AsyncClient("dashscope")')
+    class AsyncDashScopeClient(AsyncClient): ...
 
 
-class AsyncDashScopeCompatibleClient(AsyncClient):
-    """:class:`AsyncClient` for ``dashscope-compatible`` (no provider argument needed)."""
-
-    _pinned_provider = "dashscope-compatible"
+_RENAMED = {"EventStream": ReplyStream, "AsyncEventStream": AsyncReplyStream}
 
 
-class AsyncAnthropicClient(AsyncClient):
-    """:class:`AsyncClient` for ``anthropic`` (no provider argument needed)."""
+class _PinnedClient(type):
+    """The type of a deprecated class pinned to one provider (``OpenAIClient``): ``isinstance`` holds for its own
+    instances and for any client of its kind and provider (``Client("openai")``), which the deprecation asks for."""
 
-    _pinned_provider = "anthropic"
-
-
-class AsyncGeminiClient(AsyncClient):
-    """:class:`AsyncClient` for ``gemini`` (no provider argument needed)."""
-
-    _pinned_provider = "gemini"
-
-
-class AsyncDashScopeClient(AsyncClient):
-    """:class:`AsyncClient` for ``dashscope`` (no provider argument needed)."""
-
-    _pinned_provider = "dashscope"
+    def __instancecheck__(cls, obj: object) -> bool:
+        if type.__instancecheck__(cls, obj):
+            return True
+        pinned = cls.__dict__.get("_pinned_provider")
+        if "_generated" not in cls.__dict__ or pinned is None:  # (a caller's subclass of one)
+            return False
+        return isinstance(obj, cls.__mro__[1]) and getattr(obj, "provider", None) == pinned
 
 
-def __getattr__(attr: str) -> object:
-    if attr == "SPECS":  # deprecated: the registry's specs (agentmsg.providers.get(name).spec)
-        import warnings
+_pinned: dict[str, type[BaseClient]] = {}
 
+
+def _pinned_class(attr: str) -> type[BaseClient] | None:
+    """The deprecated class pinned to one provider named ``attr`` (the spec's ``client_class``, or ``Async`` and
+    it), made once from the registry."""
+    if attr in _pinned:
+        return _pinned[attr]
+    from agentmsg import providers
+
+    for entry in providers.providers():
+        name = entry.spec.client_class
+        for shell in (Client, AsyncClient):
+            if name and attr == ("Async" if shell is AsyncClient else "") + name:
+                namespace = {
+                    "__module__": __name__,
+                    "__qualname__": attr,
+                    "__doc__": f":class:`{shell.__name__}` for ``{entry.name}`` (deprecated: use"
+                    f' ``{shell.__name__}("{entry.name}")``).',
+                    "_pinned_provider": entry.name,
+                    "_generated": True,
+                }
+                cls = cast("type[BaseClient]", _PinnedClient(attr, (shell,), namespace))
+                _pinned[attr] = cls
+                return cls
+    return None
+
+
+def __getattr__(attr: str) -> Any:
+    if attr in _RENAMED:
+        new = _RENAMED[attr]
         warnings.warn(
-            "agentmsg.clients.SPECS is deprecated: use agentmsg.providers.get(name).spec",
+            f"agentmsg.clients.{attr} is deprecated: it is now agentmsg.clients.{new.__name__}"
+            " (agentmsg.web.EventEndpoint is the server's endpoint)",
             DeprecationWarning,
             stacklevel=2,
         )
-        return _specs()
+        return new
+    if attr in ("SPECS", "ProviderSpec"):
+        from agentmsg import providers
+
+        warnings.warn(
+            f"agentmsg.clients.{attr} is deprecated: use agentmsg.providers.get(name).spec"
+            + (" (a Spec)" if attr == "ProviderSpec" else ""),
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return {p.name: p.spec for p in providers.providers()} if attr == "SPECS" else providers.Spec
+    pinned = _pinned_class(attr)
+    if pinned is not None:
+        shell = pinned.__mro__[1].__name__
+        warnings.warn(
+            f'agentmsg.clients.{attr} is deprecated: use {shell}("{pinned._pinned_provider}")',
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return pinned
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")

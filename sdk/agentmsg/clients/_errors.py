@@ -1,27 +1,51 @@
-"""The clients' exceptions: one small hierarchy, each carrying the provider's own message."""
+"""The clients' exceptions, and which one a failure is (no IO: statuses, headers and bytes in, an exception out).
+
+One small hierarchy under :class:`ProviderError` (an :class:`~agentmsg.AgentmsgError`), each carrying the
+provider's own message and request id, read from any provider's error body: a JSON object (``error.message``,
+``message``, ``msg``; a list around it), or an SSE error event, which some providers send with the status when
+they refuse a streaming request.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import httpx
+import orjson
+
+from agentmsg._wire.sse import SSEDecoder
+from agentmsg.clients._retry import header
+from agentmsg.errors import AgentmsgError
+
 __all__ = [
+    "ERROR_BODY_MAX",
     "APIConnectionError",
     "APITimeoutError",
+    "AgentmsgError",
     "AuthenticationError",
     "BadRequestError",
     "BrokenStreamError",
     "ProviderError",
     "RateLimitError",
     "ServerError",
+    "error_for_status",
+    "provider_message",
+    "reason",
+    "request_id",
 ]
+
+#: Bytes of an error response's body read: enough for any provider's error; the rest is not read (a hostile or
+#: broken server's endless error page cannot fill the memory).
+ERROR_BODY_MAX = 1 << 20
 
 
 #: Characters of the provider's message an error's text shows (a traceback, a log line); ``.message`` keeps it whole.
 MESSAGE_SHOWN = 2000
 
 
-class ProviderError(Exception):
-    """A provider call failed. ``message`` is the provider's own message (from its error body when it
+class ProviderError(AgentmsgError):
+    """A provider call failed (an :class:`~agentmsg.AgentmsgError`). ``message`` is the provider's own message (from its error body when it
     sent one), ``status_code`` the HTTP status (None before any response), ``provider`` the registry
     name, ``body`` the parsed error body (or its text), ``request_id`` the provider's request id. The error's
     text (``str(error)``) shows the message's first :data:`MESSAGE_SHOWN` characters."""
@@ -74,7 +98,7 @@ class BadRequestError(ProviderError):
 
 
 class ServerError(ProviderError):
-    """5xx after the retries (also Anthropic's 529 overloaded)."""
+    """5xx after the retries (a provider's own 5xx too, such as 529 overloaded)."""
 
 
 class APIConnectionError(ProviderError):
@@ -93,3 +117,159 @@ class BrokenStreamError(ProviderError):
     def __init__(self, message: str, *, partial: Any = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.partial = partial
+
+
+# ---- classification: which error a failure is -----------------------------------------------------------------
+
+
+def status_class(status: int) -> type[ProviderError]:
+    """The exception of an error status: 401 and 403 :class:`AuthenticationError`, 429 :class:`RateLimitError`,
+    5xx :class:`ServerError`, any other :class:`BadRequestError`."""
+    if status in (401, 403):
+        return AuthenticationError
+    if status == 429:
+        return RateLimitError
+    if status >= 500:
+        return ServerError
+    return BadRequestError
+
+
+def error_for_status(provider: str, status: int, body: bytes, headers: Mapping[str, str]) -> ProviderError:
+    """The error of a response with an error status: its class from the status, the provider's message, the
+    parsed body and the request id from the body or the headers."""
+    message, parsed, body_id = provider_message(body)
+    return status_class(status)(
+        message, provider=provider, status_code=status, body=parsed, request_id=body_id or request_id(headers)
+    )
+
+
+def redirected(provider: str, status: int, body: bytes, headers: Mapping[str, str]) -> BadRequestError:
+    """A 3xx, which the clients never follow (the API key would go along, to any host; httpx makes a 301-303
+    POST a GET)."""
+    location = header(headers, "location")
+    where = f" to {location}" if location else ""
+    _message, parsed, body_id = provider_message(body) if body else ("", None, None)
+    return BadRequestError(
+        f"the server redirects{where}: not followed (the API key would go along); set base_url to where the API is",
+        provider=provider,
+        status_code=status,
+        body=parsed,
+        request_id=body_id or request_id(headers),
+    )
+
+
+def unsendable(provider: str) -> BadRequestError:
+    """A request that is no valid HTTP (a header value with leading or trailing whitespace): never retried, and
+    said without the HTTP library's message, which quotes the value (it may hold a key)."""
+    return BadRequestError(
+        "the request could not be sent: a header value is not valid HTTP (leading or trailing whitespace,"
+        " a control character?): check headers=",
+        provider=provider,
+    )
+
+
+def no_response(provider: str, exc: Exception) -> APIConnectionError:
+    """A request that got no response after the retries: :class:`APITimeoutError` for a timeout."""
+    if isinstance(exc, httpx.TimeoutException):
+        return APITimeoutError(f"no response: {reason(exc)}", provider=provider)
+    return APIConnectionError(f"connection failed: {reason(exc)}", provider=provider)
+
+
+def body_broke(provider: str, exc: Exception, status: int, headers: Mapping[str, str]) -> APIConnectionError:
+    """A non-streaming reply whose body broke while it was read (a stall is a timeout)."""
+    cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
+    return cls(
+        f"the response body broke: {reason(exc)}", provider=provider, status_code=status, request_id=request_id(headers)
+    )
+
+
+def too_big(provider: str, cap: int, status: int, headers: Mapping[str, str]) -> BrokenStreamError:
+    """A non-streaming reply longer than ``limits.max_bytes``: not read further."""
+    return BrokenStreamError(
+        f"the response body exceeds limits.max_bytes ({cap} bytes): not read further",
+        provider=provider,
+        status_code=status,
+        request_id=request_id(headers),
+    )
+
+
+def provider_message(body: bytes) -> tuple[str, Any, str | None]:
+    """(message, parsed body, request id) of an error body, in any provider's shape: the parsed body is the
+    JSON (or the SSE error event's JSON), else the body's text."""
+    try:
+        parsed: Any = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        parsed = _sse_error(body)
+        if parsed is None:
+            text = body.decode("utf-8", "replace").strip()
+            return (text[:500] or "(empty body)"), text, None
+    message: Any = None
+    rid = None
+    if isinstance(parsed, list) and parsed and isinstance(parsed[0], dict):
+        parsed = parsed[0]  # (an error wrapped in a list)
+    if isinstance(parsed, dict):
+        err = parsed.get("error")
+        if isinstance(err, dict):
+            message = err.get("message") or err.get("status") or err.get("type")
+        elif isinstance(err, str):
+            message = err
+        if message is None:
+            message = parsed.get("message") or parsed.get("msg")
+        value = parsed.get("request_id") or parsed.get("requestId")
+        rid = value if isinstance(value, str) else None
+    return (str(message) if message else body.decode("utf-8", "replace")[:500]), parsed, rid
+
+
+def _sse_error(body: bytes) -> Any:
+    """The JSON of an error sent as an SSE event (``id:1 / event:error / :HTTP_STATUS/400 / data:{"code",
+    "message", "request_id"}``, the status with it); None when the body's first event with data is none."""
+    decoder = SSEDecoder()  # (the body is whole: its last event ends with it, blank line or not)
+    for event in decoder.feed(body + b"\n\n"):
+        if event.data:
+            try:
+                parsed = orjson.loads(event.data)
+            except orjson.JSONDecodeError:
+                return None
+            return parsed if isinstance(parsed, (dict, list)) else None
+    return None
+
+
+#: Response headers that carry the provider's request id, before any other ``*-request-id``
+_REQUEST_ID_HEADERS = ("x-request-id", "request-id")
+
+
+def request_id(headers: Mapping[str, str]) -> str | None:
+    """The provider's request id from response headers: ``x-request-id`` or ``request-id``, else the first header
+    named ``*-request-id`` (a provider's own prefix)."""
+    for name in _REQUEST_ID_HEADERS:
+        value = header(headers, name)
+        if value:
+            return str(value)
+    for name, value in headers.items():
+        if value and name.lower().endswith("-request-id"):
+            return str(value)
+    return None
+
+
+_TIMEOUTS = (
+    (httpx.ConnectTimeout, "connect", "no connection within the connect timeout"),
+    (httpx.ReadTimeout, "read", "no data within the read timeout"),
+    (httpx.WriteTimeout, "write", "the request not sent within the write timeout"),
+    (httpx.PoolTimeout, "pool", "no connection free in the pool within the pool timeout"),
+)
+
+
+def reason(exc: Exception) -> str:
+    """An httpx error's text, the same sync and async: a timeout says which one and its seconds (the async
+    backend's timeouts have no text, the sync one's is the OS's: 'timed out', 'The read operation timed
+    out'), another error its text, or its kind when it has none."""
+    if isinstance(exc, httpx.TimeoutException):
+        for cls, key, text in _TIMEOUTS:
+            if isinstance(exc, cls):
+                try:
+                    seconds = exc.request.extensions.get("timeout", {}).get(key)
+                except RuntimeError:  # (an error raised without its request)
+                    seconds = None
+                return f"{text} ({seconds:g} s)" if isinstance(seconds, (int, float)) else text
+        return "timed out"
+    return str(exc) or type(exc).__name__

@@ -33,7 +33,7 @@ __all__ = ["iter_jsonl", "iter_sse_events", "read_events", "reduce_stream", "sni
 CHUNK = 1 << 17  # bytes read (or sliced) at a time: about one run of lines
 _BOM = b"\xef\xbb\xbf"
 _LIMIT_RULES = ("max-line-bytes", "max-event-bytes")
-#: The SSE event type agentmsg's endpoint (agentmsg.web.EventStream) ends a stream with (data ``{}``); no agent
+#: The SSE event type agentmsg's endpoint (agentmsg.web.EventEndpoint) ends a stream with (data ``{}``); no agent
 #: event is sent under it (their types are upper case): not an agent event. The stream ends there, in both
 #: runtimes: @agentmsg/client stops reading, and Python's readers read nothing after it into events; SSE events
 #: a saved body has after it are said (rule ``order``, with their count, in the end event's place), not folded.

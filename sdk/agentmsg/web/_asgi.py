@@ -1,6 +1,6 @@
 """An ASGI endpoint that serves agent events as ``text/event-stream``, with resume.
 
-:class:`EventStream` is a plain ASGI application (no framework needed): mount it in Starlette or
+:class:`EventEndpoint` is a plain ASGI application (no framework needed): mount it in Starlette or
 FastAPI, or run it with any ASGI server. It reads its source (any iterable or async iterable of
 AgentEvents, as dicts) once, on demand, and shares it between connections:
 
@@ -33,7 +33,7 @@ import orjson
 
 from agentmsg._wire.sse import encode_event
 
-__all__ = ["EventStream"]
+__all__ = ["EventEndpoint"]
 
 Scope = Mapping[str, Any]
 Message = Mapping[str, Any]
@@ -50,8 +50,10 @@ class _Refused(Exception):
         self.status = status
 
 
-class EventStream:
-    """ASGI app: ``events`` as text/event-stream (see the module docstring).
+class EventEndpoint:
+    """ASGI app: ``events`` as text/event-stream (see the module docstring). (Formerly
+    ``agentmsg.web.EventStream``, a name that remains, deprecated: ``agentmsg.clients.ReplyStream`` is a client's
+    stream of a reply.)
 
     ``replay``: events kept for resuming (default 10,000; None keeps every event, for finite sources
     such as files: then any client can start from the beginning at any time). ``keepalive``: seconds of silence before a
@@ -178,7 +180,7 @@ class EventStream:
             await _lifespan(receive, send)
             return
         if scope["type"] != "http":
-            raise RuntimeError(f"EventStream serves HTTP, not {scope['type']!r}")
+            raise RuntimeError(f"EventEndpoint serves HTTP, not {scope['type']!r}")
         if scope["method"] not in ("GET", "HEAD", "POST"):
             await _plain(send, 405, "method not allowed: use GET (or POST)\n", [(b"allow", b"GET, HEAD, POST")])
             return

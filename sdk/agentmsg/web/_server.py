@@ -114,7 +114,7 @@ def uvicorn_config(
     write_timeout: float = WRITE_TIMEOUT,
     **options: Any,
 ) -> Any:
-    """A ``uvicorn.Config`` for ``app`` (an :class:`~agentmsg.web.EventStream` or an app that mounts one), bounded
+    """A ``uvicorn.Config`` for ``app`` (an :class:`~agentmsg.web.EventEndpoint` or an app that mounts one), bounded
     as ``agentmsg serve`` runs its viewer (:func:`bounded_protocol`, the module docstring says why): a
     connection whose request has not arrived within ``header_timeout`` seconds is closed, connections beyond
     ``max_connections`` are closed as they come, and a client that reads nothing of what it is sent for

@@ -1,6 +1,6 @@
 """The event viewer behind ``agentmsg serve``: a Starlette app (the ``web`` extra) serving
 
-* ``/events``: the events through :class:`~agentmsg.web.EventStream` (ids, keep-alive, resume);
+* ``/events``: the events through :class:`~agentmsg.web.EventEndpoint` (ids, keep-alive, resume);
 * ``/``: a page built on ``@agentmsg/client`` (``static/``: index.html and viewer.css, and viewer.js,
   which ``make client`` bundles from ``sdk/typescript/viewer``; all shipped in the package) that
   renders the reply live and, when the stream has ended, sets ``data-state="done"`` on ``<body>`` and
@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agentmsg.web._asgi import EventStream, Receive, Scope, Send
+from agentmsg.web._asgi import EventEndpoint, Receive, Scope, Send
 
 __all__ = ["CSP", "viewer_app"]
 
@@ -120,7 +120,7 @@ def viewer_app(
     sources). Requests are answered only when addressed to localhost, an IP address or a name in
     ``hosts`` (DNS rebinding)."""
     assets = {name: (_asset(name), media_type) for name, media_type in _ASSETS.items()}
-    stream = EventStream(events, drop_every=drop_every, retry=retry, replay=replay)
+    stream = EventEndpoint(events, drop_every=drop_every, retry=retry, replay=replay)
 
     def asset(name: str) -> Any:
         body, media_type = assets[name]

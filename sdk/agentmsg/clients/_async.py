@@ -1,0 +1,434 @@
+"""The async client and its stream: the IO (httpx.AsyncClient) around the shared state and decisions.
+
+Cancellation. httpcore cleans up a cancelled request or read (closes the connection, gives its pool slot back)
+under anyio's shield, which asyncio's own ``Task.cancel()`` goes through: a task cancelled twice while httpcore
+waited (a TaskGroup's cancel and a timeout's, a user's twice) had that cleanup cut halfway, and the connection
+stayed taken until the client was closed (the pool's last one taken: every later request waited out the pool
+timeout). So every await that reaches into httpcore runs in a task the caller's cancellations reach once, and
+the caller waits for it to finish before its cancellation goes on:
+
+* sending a request and reading a whole body: one task each (:func:`_once`);
+* a stream's body: one reading task per stream (:class:`_Body`), which reads ahead of the caller (at most
+  :data:`READ_AHEAD` bytes) while the caller takes the chunks it has read. When the stream ends, or the
+  caller leaves or is cancelled, that task is cancelled once and the response closed, in a task of their
+  own that the caller waits for (:func:`_release`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import time
+from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
+from typing import Any, TypeVar
+
+import httpx
+
+from agentmsg import Msg, limits
+from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
+from agentmsg.clients._errors import ERROR_BODY_MAX, APIConnectionError, body_broke, too_big, unsendable
+from agentmsg.clients._stream import StreamState
+from agentmsg.clients._whole import read_whole
+from agentmsg.providers import FormatOptions, FormattedRequest
+
+__all__ = ["READ_AHEAD", "AsyncClient", "AsyncReplyStream"]
+
+#: Bytes a stream's reading task reads ahead of the caller, at most (then it waits for the caller to take them)
+READ_AHEAD = 1 << 16
+
+_T = TypeVar("_T")
+
+#: The streams' reading tasks, held until they end (the event loop holds its tasks only weakly)
+_READING: set[asyncio.Task[None]] = set()
+
+
+class _Body:
+    """A stream's response body, read in a task of its own: the caller takes the chunks read (``chunks``) and
+    waits (:meth:`wait`) when there is none; ``ended`` once the body is read whole or its read failed
+    (``error``). The task holds no reference to the stream, which is collected as usual when left unfinished."""
+
+    __slots__ = ("_held", "_loop", "_room", "_waiter", "chunks", "ended", "error", "task")
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.chunks: collections.deque[bytes] = collections.deque()
+        self.ended = False
+        self.error: Exception | None = None
+        self._held = 0  # bytes in chunks
+        self._waiter: asyncio.Future[None] | None = None  # the caller, waiting for a chunk
+        self._room: asyncio.Future[None] | None = None  # the reading task, waiting for the caller to take chunks
+        self._loop = asyncio.get_running_loop()
+        self.task = self._loop.create_task(self._read(response))
+        _READING.add(self.task)
+        self.task.add_done_callback(_READING.discard)
+
+    async def _read(self, response: httpx.Response) -> None:
+        try:
+            async for chunk in response.aiter_bytes():  # content-decoded (a gzipped stream)
+                self.chunks.append(chunk)
+                self._held += len(chunk)
+                self._wake()
+                if self._held >= READ_AHEAD:
+                    self._room = self._loop.create_future()
+                    await self._room
+        except Exception as exc:  # (httpx's errors, a read timeout: the caller raises it after the chunks before it)
+            self.error = exc
+        finally:
+            self.ended = True
+            self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def take(self) -> bytes:
+        """The first chunk read (``chunks`` holds one)."""
+        chunk = self.chunks.popleft()
+        self._held -= len(chunk)
+        room = self._room
+        if room is not None and self._held < READ_AHEAD:
+            self._room = None
+            if not room.done():
+                room.set_result(None)
+        return chunk
+
+    async def wait(self) -> None:
+        """Until a chunk is read or the body has ended."""
+        if not self.chunks and not self.ended:
+            self._waiter = self._loop.create_future()
+            await self._waiter
+
+
+async def _once(step: Coroutine[Any, Any, _T], lost: Callable[[_T], Coroutine[Any, Any, None]] | None = None) -> _T:
+    """``await step`` (httpx sending a request, reading a whole body) in a task of its own, which the caller's
+    cancellation reaches once however many times the caller is cancelled, and which ends before the
+    cancellation goes on (see the module docstring). ``lost``: what to do with a result that came as the caller
+    was cancelled (a response: close it)."""
+    inner = asyncio.ensure_future(step)
+    try:
+        return await asyncio.shield(inner)
+    except asyncio.CancelledError:
+        inner.cancel()
+        while not inner.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait((inner,))
+        if not inner.cancelled() and inner.exception() is None and lost is not None:
+            await lost(inner.result())
+        raise
+
+
+async def _release(response: httpx.Response, reading: asyncio.Task[None] | None = None) -> None:
+    """Close a response (its connection closed or back in the pool), after its ``reading`` task is cancelled once
+    and has ended, in a task of its own, which ends even when the caller is cancelled again while it runs (a
+    second ``Task.cancel()``: a TaskGroup's and a timeout's, a user's twice; see the module docstring). The
+    caller's cancellation is raised once the response is closed."""
+    closing = asyncio.ensure_future(_close(response, reading))
+    cancelled: asyncio.CancelledError | None = None
+    while not closing.done():
+        try:
+            await asyncio.wait((closing,))
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+    if cancelled is not None:
+        raise cancelled
+    closing.result()
+
+
+async def _close(response: httpx.Response, reading: asyncio.Task[None] | None) -> None:
+    if reading is not None and not reading.done():
+        reading.cancel()
+        await asyncio.wait((reading,))
+    await response.aclose()
+
+
+async def _collect(response: httpx.Response, cap: int) -> bytes:
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > cap:
+            break
+    return bytes(body)
+
+
+async def read_body(response: httpx.Response, cap: int) -> bytes:
+    """The body (content-decoded), read no further than ``cap`` bytes and one chunk: longer is ``cap + 1``
+    bytes or more."""
+    return await _once(_collect(response, cap))
+
+
+class AsyncReplyStream(StreamState):
+    """The async :class:`ReplyStream`: ``async for event in stream``; cancelling the task (or leaving
+    the loop) marks the message INTERRUPTED and keeps what arrived. ``aclose()`` from another task while
+    the loop waits for the network stops it there: the loop ends (no error), the message INTERRUPTED.
+    (Formerly ``AsyncEventStream``, a name that remains, deprecated.)"""
+
+    def __init__(self, client: AsyncClient, request: FormattedRequest, raise_on_error: bool = True) -> None:
+        super().__init__(client, request, raise_on_error)
+        self._client = client
+        self._gen: AsyncGenerator[dict[str, Any], None] | None = None
+        self._reader: asyncio.Task[Any] | None = None  # the task waiting inside the stream for the network
+        self._stopping = False  # aclose() from another task cancelled the reader
+        self._ended: asyncio.Event | None = None  # set when the stream ends, for that aclose()
+
+    def __aiter__(self) -> AsyncGenerator[dict[str, Any], None]:
+        if self._gen is None:
+            self._gen = self._run()
+        return self._gen
+
+    async def __aenter__(self) -> AsyncReplyStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Cancel (or finish) the call; the message is final afterwards. Called from another task while the
+        stream's loop waits for the network (the headers, the next bytes, a retry's wait), it stops the loop
+        there (an async generator cannot be closed while it runs: that raised RuntimeError and the stream went
+        on): the loop ends without error, the message INTERRUPTED with what arrived."""
+        if self._gen is None:
+            self._gen = _nothing()  # never started: nothing was sent
+            self._done = True
+            return
+        reader = self._reader
+        if reader is not None and reader is not asyncio.current_task() and not reader.done():
+            self._stopping = True
+            self._ended = self._ended or asyncio.Event()
+            reader.cancel()
+            await self._ended.wait()
+            return
+        while (
+            getattr(self._gen, "ag_running", False) and self._reader is None
+        ):  # another task's loop closes its response (cancelled)
+            await asyncio.sleep(0)
+        if self._reader is not None:  # (it went on to the network meanwhile)
+            await self.aclose()
+            return
+        await self._gen.aclose()
+
+    async def until_done(self) -> Msg:
+        """Read the stream to its end: the final message."""
+        async for _ in self:
+            pass
+        if self._message is None:  # closed before it started, or from another task before any reply
+            raise APIConnectionError("the stream was closed before any reply came", provider=self.client.provider)
+        return self._message
+
+    def _stopped(self, exc: BaseException) -> bool:
+        """Whether a cancellation is the one :meth:`aclose` made from another task, and no other (the loop then
+        ends quietly; another cancellation goes on). Python 3.10 cannot tell them apart (no ``Task.uncancel``):
+        the cancellation goes on there, never swallowed."""
+        if not (self._stopping and isinstance(exc, asyncio.CancelledError)):
+            return False
+        uncancel = getattr(asyncio.current_task(), "uncancel", None)  # (Python 3.11+)
+        return uncancel is not None and uncancel() == 0
+
+    async def _run(self) -> AsyncGenerator[dict[str, Any], None]:
+        try:
+            started = time.monotonic()
+            self._reader = asyncio.current_task()
+            try:
+                response = await self._client._send(self.request)
+            except BaseException as exc:  # refused, failed or cancelled before any reply: ended, no message
+                self._done = True
+                if self._stopped(exc):
+                    return
+                raise
+            finally:
+                self._reader = None
+            self._responded(response)
+            parser = self.client.parser(self.request, started)
+            body = _Body(response)
+            chunks = body.chunks
+            closing: list[dict[str, Any]] = []
+            try:
+                try:
+                    while True:
+                        if not chunks:
+                            if body.ended:
+                                if body.error is not None:
+                                    raise body.error
+                                break
+                            self._reader = asyncio.current_task()
+                            try:
+                                await body.wait()
+                            finally:
+                                self._reader = None
+                            continue
+                        chunk = body.take()
+                        events = parser.feed(chunk)
+                        self._read(chunk, events)
+                        for e in events:
+                            yield e
+                    closing = parser.close()
+                except httpx.HTTPError as exc:
+                    closing = self._read_failed(parser, exc)
+            except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt) as exc:
+                self._cancelled(parser)
+                if self._stopped(exc):
+                    return
+                raise
+            finally:
+                await _release(response, body.task)
+            self._closing_events(closing)
+            try:
+                for e in closing:
+                    yield e
+            except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt):  # left during the closing events
+                self._end(parser)
+                raise
+            self._closed(parser)
+        finally:
+            if self._ended is not None:  # (aclose() from another task waits for it)
+                self._ended.set()
+
+
+async def _nothing() -> AsyncGenerator[dict[str, Any], None]:
+    return
+    yield  # (an async generator that yields nothing)
+
+
+class AsyncClient(BaseClient):
+    """The async :class:`Client` (``httpx.AsyncClient``): ``stream()`` gives an
+    :class:`AsyncReplyStream`, ``await call()`` the message."""
+
+    def __init__(
+        self,
+        provider: str | None = None,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        max_retry_after: float = 60.0,
+        name: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        format_options: FormatOptions | Mapping[str, Any] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(
+            provider,
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_retry_after=max_retry_after,
+            name=name,
+            headers=headers,
+            format_options=format_options,
+        )
+        self._own = http_client is None
+        self.http = http_client or httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)
+        self._loop: asyncio.AbstractEventLoop | None = None  # the event loop the client's own pool runs on
+
+    def _pool(self) -> httpx.AsyncClient:
+        """The http client, for the running event loop. The client's own pool keeps connections alive, each
+        bound to the loop it was opened on: an AsyncClient used again under a new loop (``asyncio.run()`` called
+        twice, a notebook cell each) took a connection of the closed one and failed on a bare RuntimeError
+        ('Event loop is closed'). Its own pool is then made anew (the old one's connections cannot be closed
+        from another loop; they go with it); an ``http_client`` given is the caller's to manage."""
+        loop = asyncio.get_running_loop()
+        if self._own and self._loop is not None and self._loop is not loop and self._loop.is_closed():
+            self.http = httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)
+        self._loop = loop
+        return self.http
+
+    async def aclose(self) -> None:
+        """Close the client's own connection pool (an ``http_client`` given is the caller's to close)."""
+        if self._own:
+            await self._pool().aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def stream(
+        self,
+        messages: Sequence[Msg],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        raise_on_error: bool = True,
+        **params: Any,
+    ) -> AsyncReplyStream:
+        """Stream the reply (an :class:`AsyncReplyStream`: ``async with`` / ``async for``), as :meth:`Client.stream`."""
+        request = self.format(messages, stream=True, tools=tools, tool_choice=tool_choice, **params)
+        return AsyncReplyStream(self, request, raise_on_error)
+
+    def send_stream(self, request: FormattedRequest, *, raise_on_error: bool = True) -> AsyncReplyStream:
+        """Stream the reply to an already formatted request (a ``FormattedRequest``)."""
+        return AsyncReplyStream(self, request, raise_on_error)
+
+    async def call(
+        self,
+        messages: Sequence[Msg],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        **params: Any,
+    ) -> Msg:
+        """The reply, non-streaming, as :meth:`Client.call`."""
+        return await self.send(self.format(messages, stream=False, tools=tools, tool_choice=tool_choice, **params))
+
+    async def send(self, request: FormattedRequest) -> Msg:
+        """The reply to an already formatted non-streaming request."""
+        started = time.monotonic()
+        response = await self._send(request)
+        cap = limits.max_bytes
+        try:
+            body = await read_body(response, cap)
+        except httpx.HTTPError as exc:
+            raise body_broke(self.provider, exc, response.status_code, response.headers) from exc
+        finally:
+            await _release(response)
+        if len(body) > cap:
+            raise too_big(self.provider, cap, response.status_code, response.headers)
+        return read_whole(self, request, body, started, response)
+
+    async def _send(self, request: FormattedRequest) -> httpx.Response:
+        """The response (2xx) after retries."""
+        out = self._outgoing(request)
+        policy = self._retry_policy()
+        http = self._pool()
+        attempt = 0
+        while True:
+            try:
+                response = await _once(
+                    http.send(
+                        http.build_request(
+                            "POST", out.url, headers=out.headers, content=out.content, timeout=self._timeout
+                        ),
+                        stream=True,
+                        follow_redirects=False,  # the key would go along, to any host (httpx drops only Authorization)
+                    ),
+                    _release,
+                )
+            except httpx.LocalProtocolError:
+                raise unsendable(self.provider) from None
+            except httpx.HTTPError as exc:
+                await self._sleep(self._failed(policy, attempt, exc))
+                attempt += 1
+                continue
+            if response.status_code < 300:
+                return response
+            try:
+                body = (await read_body(response, ERROR_BODY_MAX))[:ERROR_BODY_MAX]
+            except httpx.HTTPError:
+                body = b""
+            finally:
+                await _release(response)
+            await self._sleep(self._refused(policy, attempt, response, body))
+            attempt += 1
+
+    async def _sleep(self, delay: float) -> None:
+        """A retry's wait (cancelled with the caller)."""
+        await asyncio.sleep(delay)

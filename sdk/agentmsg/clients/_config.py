@@ -1,0 +1,229 @@
+"""What the sync and async clients share, without IO: their settings, and the HTTP request to send for a formatted
+request, built from the provider's :class:`~agentmsg.providers.Spec` (base URL, API-key variables, how the key is
+sent, the headers every request carries). The clients read every provider fact from the registry: none is named
+here."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+import httpx
+
+from agentmsg import Msg, providers
+from agentmsg.clients._errors import (
+    AuthenticationError,
+    BadRequestError,
+    error_for_status,
+    no_response,
+    redirected,
+)
+from agentmsg.clients._retry import RetryPolicy
+from agentmsg.providers import FormatOptions, FormattedRequest, Spec
+
+if TYPE_CHECKING:
+    from agentmsg.providers._response.parser import StreamParser
+
+__all__ = ["DEFAULT_TIMEOUT", "BaseClient", "Outgoing", "request_headers", "request_url"]
+
+#: Seconds, for the client's own http_client: 10 to connect, 600 for the rest, as the providers' own SDKs
+#: (a reasoning model's first byte, streamed or not, often comes after more than a minute: with 60 s the
+#: call timed out, was retried and billed again, and failed).
+DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
+
+
+@attrs.frozen
+class Outgoing:
+    """The HTTP request to send for a formatted request: ``POST url`` with ``headers`` and ``content``."""
+
+    url: str
+    headers: dict[str, str]
+    content: bytes
+
+
+def request_url(base_url: str, request: FormattedRequest, model: str | None) -> str:
+    """The URL of a request: its path (``{model}`` filled in) after the base URL. A base URL with a query (an
+    ``?api-version=`` say) keeps it after the path, joined with the path's own query."""
+    path = str(request.path or "")
+    if "{model}" in path:
+        path = path.replace("{model}", str(request.model or model or ""))
+    if "?" not in base_url:
+        return base_url + path
+    base, _, base_query = base_url.partition("?")
+    path, _, path_query = path.partition("?")
+    return f"{base.rstrip('/')}{path}?{'&'.join(q for q in (base_query, path_query) if q)}"
+
+
+def request_headers(
+    spec: Spec, api_key: str | None, request: FormattedRequest, extra: Mapping[str, str]
+) -> dict[str, str]:
+    """The headers of a request: JSON content, the accept type of a stream or a whole reply, the spec's headers,
+    the request's own, the API key as the spec sends it, then ``extra`` (the caller's ``headers=``). Each layer
+    replaces a header of the one before, whatever the case of its name. Raises :class:`AuthenticationError`
+    for a missing key or one no header can carry, :class:`BadRequestError` for an extra value no header can
+    carry; neither quotes the value."""
+    provider = spec.name
+    if not api_key:
+        raise AuthenticationError(f"no API key: pass api_key= or set {' or '.join(spec.env)}", provider=provider)
+    if not (api_key.isascii() and api_key.isprintable()):
+        raise AuthenticationError(
+            "the API key holds a character an HTTP header cannot carry (a non-breaking space, a line"
+            " break?): check api_key= or the environment variable",
+            provider=provider,
+        )
+    if api_key != api_key.strip():
+        # h11 refuses the header, and its error quotes the value: the key would be in the message.
+        raise AuthenticationError(
+            "the API key has leading or trailing whitespace: check api_key= or the environment variable",
+            provider=provider,
+        )
+    h = {
+        "content-type": "application/json",
+        "accept": "text/event-stream" if request.stream else "application/json",
+    }
+    h.update((k.lower(), v) for k, v in spec.headers.items())
+    h.update((k.lower(), v) for k, v in (request.headers or {}).items())
+    if spec.auth == "bearer":
+        h["authorization"] = f"Bearer {api_key}"
+    else:
+        h[spec.auth.lower()] = api_key
+    for name, value in extra.items():
+        if not (isinstance(value, str) and value.isascii() and value.isprintable() and value == value.strip()):
+            # httpx would raise UnicodeEncodeError (its repr quotes the value: a key, maybe) or h11 refuse it.
+            raise BadRequestError(
+                f"headers={{{name!r}: ...}}: the value is no HTTP header value (non-ASCII, a control character"
+                " or line break, leading or trailing whitespace): nothing was sent",
+                provider=provider,
+            )
+        h[name.lower()] = value
+    return h
+
+
+class BaseClient:
+    """What :class:`~agentmsg.clients.Client` and :class:`~agentmsg.clients.AsyncClient` share: the settings (each
+    an attribute, which may be changed between calls), the formatter, the stream parser, the request to send and
+    the decisions after a failed attempt (the retry policy, the error to raise)."""
+
+    #: the provider of a class made for one (the deprecated ``OpenAIClient``: ``openai``), else None
+    _pinned_provider: ClassVar[str | None] = None
+
+    def __init__(
+        self,
+        provider: str | None = None,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        max_retry_after: float = 60.0,
+        name: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        format_options: FormatOptions | Mapping[str, Any] | None = None,
+    ) -> None:
+        pinned = type(self)._pinned_provider
+        if provider is None:
+            provider = pinned
+        elif pinned is not None and provider != pinned:
+            raise ValueError(f"{type(self).__name__} is for {pinned}, got provider {provider!r}")
+        if provider is None:
+            raise ValueError(f"a provider is required: one of {', '.join(providers.NAMES)}")
+        if provider not in providers.NAMES:
+            raise ValueError(f"unknown provider {provider!r}; known: {', '.join(providers.NAMES)}")
+        self.provider = provider
+        self.entry = providers.get(provider)  # the formatter and parsers, for this provider's variant
+        self.spec = self.entry.spec
+        self.model = model
+        self.api_key = (
+            api_key if api_key is not None else next((os.environ[e] for e in self.spec.env if os.environ.get(e)), None)
+        )
+        self.base_url = (base_url or self.spec.base_url).rstrip("/")
+        try:
+            url = httpx.URL(self.base_url)
+        except httpx.InvalidURL as exc:
+            raise ValueError(f"base_url {base_url!r} is not a URL: {exc}") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"base_url {base_url!r} is not an http:// or https:// URL")
+        #: None: the http_client's own timeout (DEFAULT_TIMEOUT for the client's own http_client)
+        self.timeout: httpx.Timeout | None = (
+            timeout if isinstance(timeout, httpx.Timeout) or timeout is None else httpx.Timeout(timeout)
+        )
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_retry_after = max_retry_after
+        self.name = name
+        self.extra_headers = dict(headers or {})
+        self.format_options = format_options
+
+    def format(
+        self,
+        messages: Sequence[Msg],
+        *,
+        stream: bool,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        **params: Any,
+    ) -> FormattedRequest:
+        """The formatter's request (``.body``, ``.diagnostics``, ``.path``, ...) for these messages."""
+        kwargs: dict[str, Any] = dict(params)
+        if self.format_options is not None:
+            kwargs.setdefault("options", self.format_options)
+        return self.entry.format_request(
+            messages,
+            model=kwargs.pop("model", self.model),
+            tools=tools,
+            tool_choice=tool_choice,
+            stream=stream,
+            **kwargs,
+        )
+
+    def parser(self, request: FormattedRequest, started_at: float) -> StreamParser:
+        """The provider's stream parser for a request, with the options the request asks for (the registry's
+        ``parser_options``: incremental or cumulative output, say)."""
+        opts = self._options(started_at)
+        opts.update(self.entry.parser_options(request))
+        return self.entry.stream_parser(**opts)
+
+    def _options(self, started_at: float) -> dict[str, Any]:
+        opts: dict[str, Any] = {"started_at": started_at}
+        if self.name is not None:
+            opts["name"] = self.name
+        return opts
+
+    @property
+    def _timeout(self) -> Any:
+        return self.timeout if self.timeout is not None else httpx.USE_CLIENT_DEFAULT
+
+    def _outgoing(self, request: FormattedRequest) -> Outgoing:
+        """The HTTP request to send (raises before anything is sent when the key or a header cannot be)."""
+        return Outgoing(
+            request_url(self.base_url, request, self.model),
+            request_headers(self.spec, self.api_key, request, self.extra_headers),
+            request.body_bytes(),
+        )
+
+    def _retry_policy(self) -> RetryPolicy:
+        """The retry policy of the client's settings now (``max_retries``, ``backoff``, ``max_retry_after``)."""
+        return RetryPolicy(max_retries=self.max_retries, backoff=self.backoff, max_retry_after=self.max_retry_after)
+
+    def _failed(self, policy: RetryPolicy, attempt: int, exc: httpx.HTTPError) -> float:
+        """Seconds to wait before retrying a request that got no response (connection failure or timeout);
+        raises when no retry is left."""
+        delay = policy.after_failure(attempt)
+        if delay is None:
+            raise no_response(self.provider, exc) from exc
+        return delay
+
+    def _refused(self, policy: RetryPolicy, attempt: int, response: httpx.Response, body: bytes) -> float:
+        """Seconds to wait before retrying a request answered with an error status worth retrying; raises the
+        provider's error otherwise (a redirect, never followed, included)."""
+        status, headers = response.status_code, response.headers
+        if status < 400:
+            raise redirected(self.provider, status, body, headers)
+        delay = policy.after_response(attempt, status, headers)
+        if delay is None:
+            raise error_for_status(self.provider, status, body, headers)
+        return delay

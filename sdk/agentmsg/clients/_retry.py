@@ -1,0 +1,123 @@
+"""The retry policy, without IO: whether a request is tried again, and after how long.
+
+The clients ask it after each attempt that got no reply and wait what it says; None means give up:
+
+* an error status is retried when the server's ``x-should-retry`` header says ``true`` (``false``: never,
+  whatever the status), else for 408, 409, 429 and 5xx;
+* a request that got no response at all (the connection failed or timed out) is retried;
+* at most ``max_retries`` times; a stream is never retried once its reply has begun (the clients ask only
+  before it);
+* the wait is the delay the server asks (``retry-after-ms``, else ``Retry-After`` in seconds or as an HTTP
+  date) when it is readable and at most ``max_retry_after`` seconds; otherwise the exponential backoff,
+  ``backoff * 2**attempt`` seconds capped at ``max_backoff``, times a random factor in [0.75, 1] (jitter, so
+  that clients refused together do not come back together).
+
+Headers are any mapping of names to values; names are compared without case.
+"""
+
+from __future__ import annotations
+
+import datetime
+import email.utils
+import random
+import re
+import time
+from collections.abc import Callable, Mapping
+
+import attrs
+
+__all__ = ["MAX_BACKOFF", "RETRY_STATUSES", "RetryPolicy", "header", "retry_after", "seconds"]
+
+#: Statuses below 500 that are worth retrying: timeout, conflict, too many requests
+RETRY_STATUSES = frozenset({408, 409, 429})
+#: Seconds the exponential backoff grows to, at most
+MAX_BACKOFF = 8.0
+
+_SECONDS = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)\s*")
+
+
+def seconds(value: str | None) -> float | None:
+    """A header's non-negative decimal number of seconds, None when it is none (``float()`` also reads nan, inf,
+    -5, 1_0, 0x10: not here)."""
+    match = _SECONDS.fullmatch(value) if value is not None else None
+    return float(match[1]) if match else None
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """The value of the header ``name`` (lower case), whatever the case of the name in ``headers``."""
+    value = headers.get(name)  # (an httpx.Headers finds it in any case; so does a mapping of lower-case names)
+    if value is None:
+        value = next((v for k, v in headers.items() if k.lower() == name), None)
+    return value
+
+
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds the server asks to wait: ``retry-after-ms``, else ``Retry-After`` as seconds or as an HTTP date
+    (GMT; a date passed is 0). None when it asks nothing readable (a negative number, nan, garbage): the
+    backoff then. ``now``: the time an HTTP date is counted from (default ``time.time()``)."""
+    ms = seconds(header(headers, "retry-after-ms"))
+    if ms is not None:
+        return ms / 1000
+    value = header(headers, "retry-after")
+    if value is None:
+        return None
+    wait = seconds(value)
+    if wait is not None:
+        return wait
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT (parsedate_to_datetime leaves "-0000" and no zone naive)
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _jitter() -> float:
+    return random.uniform(0.75, 1.0)
+
+
+@attrs.frozen(kw_only=True)
+class RetryPolicy:
+    """When to retry and how long to wait first (see the module docstring). ``attempt`` counts from 0: the
+    attempt that just failed. ``jitter`` gives the backoff's random factor and ``clock`` the time an HTTP date
+    is counted from (fixed ones make the decisions repeatable)."""
+
+    max_retries: int = 2
+    backoff: float = 0.5
+    max_backoff: float = MAX_BACKOFF
+    max_retry_after: float = 60.0
+    jitter: Callable[[], float] = _jitter
+    clock: Callable[[], float] = time.time
+
+    def retryable(self, status: int, headers: Mapping[str, str] | None = None) -> bool:
+        """Whether an error status is worth retrying: the server's ``x-should-retry: true|false`` first (a
+        provider may send it, and its own SDK obeys it), else 408, 409, 429 and 5xx."""
+        should = (header(headers, "x-should-retry") or "").strip().lower() if headers is not None else ""
+        if should in ("true", "false"):
+            return should == "true"
+        return status in RETRY_STATUSES or status >= 500
+
+    def after_response(self, attempt: int, status: int, headers: Mapping[str, str]) -> float | None:
+        """Seconds to wait before trying again a request answered with an error ``status``; None: do not."""
+        if attempt >= self.max_retries or not self.retryable(status, headers):
+            return None
+        return self.delay(attempt, headers)
+
+    def after_failure(self, attempt: int) -> float | None:
+        """Seconds to wait before trying again a request that got no response; None: do not."""
+        return self.delay(attempt) if attempt < self.max_retries else None
+
+    def delay(self, attempt: int, headers: Mapping[str, str] | None = None) -> float:
+        """The wait before the next attempt: the server's Retry-After when readable and at most
+        ``max_retry_after``, else :meth:`backoff_delay`."""
+        if headers is not None:
+            wait = retry_after(headers, self.clock())
+            if wait is not None and wait <= self.max_retry_after:
+                return wait
+        return self.backoff_delay(attempt)
+
+    def backoff_delay(self, attempt: int) -> float:
+        """``backoff * 2**attempt`` seconds, at most ``max_backoff``, times the jitter."""
+        grown = self.backoff * 2.0 ** min(attempt, 64)  # (2.0 ** a larger attempt: an OverflowError)
+        return float(min(self.max_backoff, grown) * self.jitter())

@@ -1,0 +1,368 @@
+"""The sync client and its stream: the IO (httpx.Client) around the shared state and decisions.
+
+``ReplyStream.close()`` may come from another thread than the one iterating (a GUI's stop button, a watchdog):
+it sets a stop flag the loop checks between steps, and shuts down the socket being read so that a blocked read
+returns."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import socket
+import threading
+import time
+from collections.abc import Generator, Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from agentmsg import Msg, limits
+from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
+from agentmsg.clients._errors import ERROR_BODY_MAX, APIConnectionError, body_broke, too_big, unsendable
+from agentmsg.clients._stream import StreamState
+from agentmsg.clients._whole import read_whole
+from agentmsg.providers import FormatOptions, FormattedRequest
+
+__all__ = ["CLOSE_WAIT", "Client", "ReplyStream"]
+
+#: Seconds :meth:`ReplyStream.close` called from another thread waits, at most, for the reading thread to end
+#: the stream.
+CLOSE_WAIT = 10.0
+
+
+class _Stop(Exception):
+    """:meth:`ReplyStream.close` from another thread: the stream's loop ends quietly where it is."""
+
+
+class ReplyStream(StreamState):
+    """A streaming call: iterate it for AgentEvents as they arrive; ``message`` is the reduced Msg,
+    ``request`` / ``diagnostics`` what the formatter built. Leaving early inside ``with`` (or calling
+    ``close()``) cancels the call: the message keeps what arrived and is marked INTERRUPTED (a loop left
+    without either keeps the connection until the stream is collected). ``close()`` from another thread (a
+    GUI's stop button, a watchdog) while the loop runs stops it: the loop ends without error, the message
+    INTERRUPTED with what arrived. A stream that breaks (disconnect, read timeout, provider error mid-stream)
+    yields its closing events, then raises :class:`BrokenStreamError` whose ``partial`` is that message
+    (``raise_on_error=False``: no raise). (Formerly ``EventStream``, a name that remains, deprecated.)"""
+
+    def __init__(self, client: Client, request: FormattedRequest, raise_on_error: bool = True) -> None:
+        super().__init__(client, request, raise_on_error)
+        self._client = client
+        self._gen: Generator[dict[str, Any], None, None] | None = None
+        self._inner: Generator[dict[str, Any], None, None] | None = None  # _run(), each step taken under _running
+        self._running = threading.Lock()  # held while a thread runs the stream (between two events it is free)
+        self._stop = threading.Event()  # close() from another thread asked the loop to end
+        self._lock = threading.Lock()
+        self._net: Any = None  # the network stream being read (the headers, the body), for that close() to shut
+
+    def __iter__(self) -> Generator[dict[str, Any], None, None]:
+        if self._gen is None:
+            self._inner = self._run()
+            self._gen = self._guarded(self._inner)
+        return self._gen
+
+    def _guarded(self, inner: Generator[dict[str, Any], None, None]) -> Generator[dict[str, Any], None, None]:
+        """The stream's events, each step taken under ``_running``: ``close()`` from another thread closes the
+        stream itself between two events, and stops it while it runs."""
+        try:
+            while True:
+                with self._running:
+                    try:
+                        event = next(inner)
+                    except StopIteration:
+                        return
+                yield event
+        finally:
+            with self._running:
+                inner.close()
+
+    def __enter__(self) -> ReplyStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self, wait: float = CLOSE_WAIT) -> None:
+        """Cancel (or finish) the call; the message is final afterwards. Called from another thread than the
+        one iterating the stream (a GUI's stop button, a watchdog; a generator cannot be closed while it runs:
+        that raised ValueError 'generator already executing' and the stream went on), it stops the loop where
+        it is: the headers' wait (on a new connection), the body's read (the connection's socket shut down, the
+        connection not reused) or a retry's wait is cut; between two events the stream is closed at once. The
+        loop ends without error, the message INTERRUPTED with what arrived (none before any reply:
+        ``until_done()`` says so). That ``close()`` returns once the stream has ended, or after ``wait`` seconds
+        when the read cannot be cut (the headers awaited on a reused keep-alive connection: the loop then ends
+        when they come); ``done`` tells."""
+        if self._gen is None:
+            self._gen = self._inner = _nothing()  # never started: nothing was sent
+            self._done = True
+            return
+        if self._running.acquire(blocking=False):  # not running (this thread's loop, or another's between events)
+            self._close_here()
+            return
+        # another thread runs the stream: stop it there, and wait for it to end. Its step may have been yielding
+        # an event as the stop came (past its last check) and its thread gone on without another step: once the
+        # step is over, the stream is closed here as between two events.
+        self._stop.set()
+        with self._lock:
+            _shut(self._net)
+        if self._running.acquire(timeout=wait):
+            self._close_here()
+
+    def _close_here(self) -> None:
+        """Close the stream in this thread, ``_running`` held (released here)."""
+        assert self._inner is not None
+        try:
+            if inspect.getgeneratorstate(self._inner) == inspect.GEN_CREATED:  # never started: nothing was sent
+                self._done = True
+            self._inner.close()
+        finally:
+            self._running.release()
+
+    def until_done(self) -> Msg:
+        """Read the stream to its end: the final message."""
+        for _ in self:
+            pass
+        if self._message is None:  # closed before it started, or from another thread before any reply
+            raise APIConnectionError("the stream was closed before any reply came", provider=self.client.provider)
+        return self._message
+
+    def _reading(self, net: Any) -> None:
+        """The network stream now read (None: none), for close() from another thread to shut."""
+        with self._lock:
+            self._net = net
+        if net is not None and self._stop.is_set():
+            _shut(net)
+
+    def _trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpcore's trace: a new connection's network stream, while the request waits for its headers."""
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            self._reading(info.get("return_value"))
+
+    def _check(self) -> None:
+        if self._stop.is_set():
+            raise _Stop
+
+    def _run(self) -> Generator[dict[str, Any], None, None]:
+        started = time.monotonic()
+        try:
+            response = self._client._send(self.request, self)
+        except _Stop:  # close() from another thread before any reply: ended quietly, no message
+            self._done = True
+            return
+        except BaseException:  # refused, failed or cancelled before any reply: ended, no message
+            self._done = True
+            raise
+        self._responded(response)
+        parser = self.client.parser(self.request, started)
+        closing: list[dict[str, Any]] = []
+        try:
+            try:
+                self._reading(response.extensions.get("network_stream"))
+                for chunk in response.iter_bytes():  # content-decoded (a gzipped stream)
+                    events = parser.feed(chunk)
+                    self._read(chunk, events)
+                    for e in events:
+                        self._check()
+                        yield e
+                self._check()  # (a socket shut down may read as the body's end)
+                closing = parser.close()
+            except httpx.HTTPError as exc:
+                self._check()
+                closing = self._read_failed(parser, exc)
+        except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:
+            self._cancelled(parser)
+            if isinstance(exc, _Stop):
+                return
+            raise
+        finally:
+            self._reading(None)
+            response.close()
+        self._closing_events(closing)
+        try:
+            for e in closing:
+                self._check()
+                yield e
+        except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:  # left during the closing events: all arrived
+            self._end(parser)
+            if isinstance(exc, _Stop):
+                return
+            raise
+        self._closed(parser)
+
+
+def _nothing() -> Generator[dict[str, Any], None, None]:
+    return
+    yield  # (a generator that yields nothing)
+
+
+def _shut(net: Any) -> None:
+    """Shut down a network stream's socket, from another thread than the one reading it: a blocked read
+    returns (closing it would not wake the read; an SSL socket's own shutdown would drop its state under
+    the reader)."""
+    sock = net.get_extra_info("socket") if net is not None else None
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+def read_body(response: httpx.Response, cap: int) -> bytes:
+    """The body (content-decoded), read no further than ``cap`` bytes and one chunk: longer is ``cap + 1``
+    bytes or more."""
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > cap:
+            break
+    return bytes(body)
+
+
+class Client(BaseClient):
+    """A provider client over httpx (sync). ``provider`` is a registry name (``agentmsg.providers.NAMES``).
+
+    ``api_key`` (default: the provider's usual environment variable), ``base_url`` (e.g. a proxy or a
+    local server), ``model``, ``timeout`` (seconds or an ``httpx.Timeout``, default 600 s, 10 s to connect, or
+    your ``http_client``'s own; a stream silent for longer breaks), ``max_retries`` (429, 408, 409, 5xx and
+    connection failures before the stream starts, with exponential ``backoff`` honouring Retry-After up to
+    ``max_retry_after`` seconds), ``name`` (the replies' agent name), ``headers`` (each replaces the client's
+    header of that name), ``http_client`` (your own ``httpx.Client``, e.g. with a mock transport)."""
+
+    def __init__(
+        self,
+        provider: str | None = None,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        max_retry_after: float = 60.0,
+        name: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        format_options: FormatOptions | Mapping[str, Any] | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        super().__init__(
+            provider,
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_retry_after=max_retry_after,
+            name=name,
+            headers=headers,
+            format_options=format_options,
+        )
+        self._own = http_client is None
+        self.http = http_client or httpx.Client(timeout=self.timeout or DEFAULT_TIMEOUT)
+
+    def close(self) -> None:
+        """Close the client's own connection pool (an ``http_client`` given is the caller's to close)."""
+        if self._own:
+            self.http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def stream(
+        self,
+        messages: Sequence[Msg],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        raise_on_error: bool = True,
+        **params: Any,
+    ) -> ReplyStream:
+        """Stream a reply: a :class:`ReplyStream` of AgentEvents (the request is sent when iterated)."""
+        request = self.format(messages, stream=True, tools=tools, tool_choice=tool_choice, **params)
+        return ReplyStream(self, request, raise_on_error)
+
+    def send_stream(self, request: FormattedRequest, *, raise_on_error: bool = True) -> ReplyStream:
+        """Stream the reply to an already formatted request (a ``FormattedRequest``)."""
+        return ReplyStream(self, request, raise_on_error)
+
+    def call(
+        self,
+        messages: Sequence[Msg],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        **params: Any,
+    ) -> Msg:
+        """One non-streaming call: the assistant message."""
+        return self.send(self.format(messages, stream=False, tools=tools, tool_choice=tool_choice, **params))
+
+    def send(self, request: FormattedRequest) -> Msg:
+        """The reply to an already formatted non-streaming request."""
+        started = time.monotonic()
+        response = self._send(request)
+        cap = limits.max_bytes
+        try:
+            body = read_body(response, cap)
+        except httpx.HTTPError as exc:
+            raise body_broke(self.provider, exc, response.status_code, response.headers) from exc
+        finally:
+            response.close()
+        if len(body) > cap:
+            raise too_big(self.provider, cap, response.status_code, response.headers)
+        return read_whole(self, request, body, started, response)
+
+    def _send(self, request: FormattedRequest, stream: ReplyStream | None = None) -> httpx.Response:
+        """The response (2xx) after retries. For a ``stream``, its ``close()`` from another thread cuts the
+        wait for the headers (a new connection's), an error body's read and a retry's wait: ``_Stop``."""
+        out = self._outgoing(request)
+        policy = self._retry_policy()
+        extensions = {"trace": stream._trace} if stream is not None else None
+        attempt = 0
+        while True:
+            if stream is not None:
+                stream._check()
+            try:
+                response = self.http.send(
+                    self.http.build_request(
+                        "POST",
+                        out.url,
+                        headers=out.headers,
+                        content=out.content,
+                        timeout=self._timeout,
+                        extensions=extensions,
+                    ),
+                    stream=True,
+                    follow_redirects=False,  # the key would go along, to any host (httpx drops only Authorization)
+                )
+            except httpx.LocalProtocolError:
+                raise unsendable(self.provider) from None
+            except httpx.HTTPError as exc:
+                if stream is not None:
+                    stream._reading(None)
+                    stream._check()
+                self._sleep(self._failed(policy, attempt, exc), stream)
+                attempt += 1
+                continue
+            if response.status_code < 300:
+                if stream is not None:
+                    stream._reading(None)
+                return response
+            try:
+                body = read_body(response, ERROR_BODY_MAX)[:ERROR_BODY_MAX]
+            except httpx.HTTPError:
+                body = b""
+            finally:
+                if stream is not None:
+                    stream._reading(None)
+                response.close()
+            if stream is not None:
+                stream._check()
+            self._sleep(self._refused(policy, attempt, response, body), stream)
+            attempt += 1
+
+    def _sleep(self, delay: float, stream: ReplyStream | None) -> None:
+        """A retry's wait, cut by the stream's ``close()`` from another thread."""
+        if stream is None:
+            time.sleep(delay)
+        elif stream._stop.wait(delay):
+            raise _Stop

@@ -1,0 +1,59 @@
+"""A non-streaming reply, read whole, into its message (no IO: the body's bytes and the response's status and
+headers in, the message or the error out)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentmsg import Msg, Reducer, ValidationError
+from agentmsg.clients._errors import BrokenStreamError, provider_message, request_id
+from agentmsg.providers import FormattedRequest
+
+if TYPE_CHECKING:
+    import httpx
+
+    from agentmsg.clients._config import BaseClient
+
+__all__ = ["read_whole"]
+
+
+def read_whole(
+    client: BaseClient, request: FormattedRequest, body: bytes, started: float, response: httpx.Response
+) -> Msg:
+    """The message of a non-streaming reply. A server that streams anyway (content-type text/event-stream: a
+    proxy or a local server that ignores ``stream: false``) is read as the stream it is. A body that is a
+    provider error, or that is not the provider's reply at all (an HTML page, nothing), raises
+    :class:`BrokenStreamError` with the status, the request id and the body (its text when it is not JSON)."""
+    status = response.status_code
+    header_id = request_id(response.headers)
+    content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    try:
+        if content_type == "text/event-stream" and body.lstrip()[:1] not in (b"{", b"["):  # (a JSON reply: read as one)
+            parser = client.parser(request, started)
+            events = parser.feed(body) + parser.close()
+        else:
+            events = client.entry.response_events(body, **client._options(started))
+    except ValidationError as exc:
+        _message, parsed, body_id = provider_message(body)
+        raise BrokenStreamError(
+            f"the response is not {client.provider}'s reply: {exc}",
+            provider=client.provider,
+            status_code=status,
+            body=parsed,
+            request_id=body_id or header_id,
+        ) from exc
+    errors = [e["value"] for e in events if e["type"] == "CUSTOM" and e.get("name") == "agentmsg.error"]
+    reducer = Reducer(name=client.name)
+    reducer.feed_many(events, trusted=True)
+    msg = reducer.finish()[0]
+    if errors:
+        _message, parsed, body_id = provider_message(body)
+        raise BrokenStreamError(
+            str(errors[0].get("message")),
+            provider=client.provider,
+            status_code=status,
+            partial=msg,
+            body=parsed,
+            request_id=body_id or header_id,
+        )
+    return msg
