@@ -14,16 +14,15 @@ streams is tried. Oracles:
 * loss: every text and thinking delta of a valid, first-seen, top-level event is in the result or named
   by a problem.
 
-Budget: ``AGENTMSG_FUZZ_SECONDS`` (default 15) per time-boxed test, seeds from ``AGENTMSG_FUZZ_SEED``
-(default 0; ``make fuzz`` runs longer with a random seed). A failure names its seed.
+Budget (tests/_support/budget.py): a fixed number of seeded streams per test in ``make test``, seeded from
+``AGENTMSG_FUZZ_SEED`` (default 0); ``make fuzz`` gives each test ``AGENTMSG_FUZZ_SECONDS`` with a fresh seed
+and tries every split point. A failure names its seed.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,11 +33,13 @@ import pytest
 import agentmsg
 from agentmsg import AssistantMessage, Msg, Reducer, emit_events, encode_sse, reduce_stream
 from agentmsg.events import stream as stream_mod
+from tests._support.budget import SECONDS, SEED, rounds
+from tests._support.mutators import garble_bytes, garble_events
 from tests.test_events_reducer import TEXT_CASES, events_of, load
 
-BUDGET = float(os.environ.get("AGENTMSG_FUZZ_SECONDS", "15"))
-DEEP = BUDGET > 60  # `make fuzz`: every split point of every stream too
-SEED = int(os.environ.get("AGENTMSG_FUZZ_SEED", "0"))
+pytestmark = pytest.mark.fuzz
+
+DEEP = (SECONDS or 0) > 60  # `make fuzz`: every split point of every stream too
 
 _DOCS = agentmsg.schema_documents()
 _REGISTRY: Any = None
@@ -58,25 +59,6 @@ def _validator(kind: str) -> Any:
 
 EVENT_VALIDATOR = _validator("agent-event")
 MSG_VALIDATOR = _validator("msg")
-
-JUNK: list[Any] = [
-    None,
-    5,
-    -1,
-    2**63,
-    2**64 + 1,
-    1.5,
-    True,
-    "",
-    "x",
-    "__fragment__",
-    [],
-    [1],
-    {},
-    {"a": 1},
-    "\u00e9\u2600",
-]
-TYPES = [t for t in _DOCS["agent-event.schema.json"]["properties"]["type"]["enum"]] + ["RUN_STARTED", "bogus"]
 
 
 def _random_message(rng: random.Random, n: int) -> Msg:
@@ -136,58 +118,6 @@ def base_streams(rng: random.Random) -> list[dict[str, Any]]:
             clock=lambda: "2025-01-01T00:00:00.000000Z",
         )
     return events
-
-
-def garble_events(rng: random.Random, events: list[dict[str, Any]]) -> list[Any]:
-    out: list[Any] = [dict(e) for e in events]
-    for _ in range(rng.randint(0, 6)):
-        if not out:
-            break
-        at = rng.randrange(len(out))
-        op = rng.randrange(8)
-        if op == 0:
-            del out[at]
-        elif op == 1:
-            out.insert(at, out[rng.randrange(len(out))])
-        elif op == 2:
-            out[at:at] = out[max(0, at - rng.randint(1, 20)) : at]
-        elif op == 3 and at + 1 < len(out):
-            out[at], out[at + 1] = out[at + 1], out[at]
-        elif op == 4 and isinstance(out[at], dict):
-            out[at] = {**out[at], "type": rng.choice(TYPES + JUNK[:6])}
-        elif op == 5 and isinstance(out[at], dict) and out[at]:
-            e = dict(out[at])
-            del e[rng.choice(list(e))]
-            out[at] = e
-        elif op == 6 and isinstance(out[at], dict) and out[at]:
-            e = dict(out[at])
-            e[rng.choice([*list(e), "source", "signature", "usage", "metadata", "state", "input"])] = rng.choice(JUNK)
-            out[at] = e
-        else:
-            out[at] = rng.choice(JUNK)
-    return out
-
-
-def garble_bytes(rng: random.Random, data: bytes) -> bytes:
-    buf = bytearray(data)
-    for _ in range(rng.randint(0, 4)):
-        if not buf:
-            break
-        at = rng.randrange(len(buf))
-        op = rng.randrange(6)
-        if op == 0:
-            buf[at] = rng.randrange(256)
-        elif op == 1:
-            buf[at:at] = b"\n"
-        elif op == 2:
-            buf[at:at] = rng.choice([b"\xff", b"\xed\xa0\x80", b"\xc3", b"\r", b"\n\n", b"   \n", b"\xef\xbb\xbf"])
-        elif op == 3:
-            del buf[at : at + rng.randint(1, 20)]
-        elif op == 4:
-            del buf[at:]
-        else:
-            buf[at:at] = buf[max(0, at - 200) : at]
-    return bytes(buf)
 
 
 def comparable(messages: list[AssistantMessage], *, check: bool = True) -> list[Any]:
@@ -280,20 +210,17 @@ def check_loss(events: list[Any], messages: list[Any], problems: list[tuple[str,
             assert str(index) in flagged, f"delta of event {index} lost: {e!r}"
 
 
-def time_boxed(name: str) -> Iterator[random.Random]:
-    """Seeded generators until the budget is spent (at least a few)."""
-    deadline = time.monotonic() + BUDGET
-    k = 0
-    while k < 5 or time.monotonic() < deadline:
+def seeded(name: str, n: int) -> Iterator[random.Random]:
+    """The seeded generators of a test: ``n`` of them, or as many as ``make fuzz`` gives it time for."""
+    for k in rounds(n):
         seed = SEED * 1_000_003 + k
-        k += 1
         rng = random.Random(f"{name}-{seed}")
         rng.seed_label = seed  # type: ignore[attr-defined]
         yield rng
 
 
 def test_garbled_event_streams() -> None:
-    for rng in time_boxed("events"):
+    for rng in seeded("events", 15):
         seed = rng.seed_label  # type: ignore[attr-defined]
         events = garble_events(rng, base_streams(rng))
         try:
@@ -335,7 +262,7 @@ def _jsonable(e: Any) -> bool:
 
 
 def test_garbled_bytes_fast_path_equals_the_reference() -> None:
-    for rng in time_boxed("bytes"):
+    for rng in seeded("bytes", 40):
         seed = rng.seed_label  # type: ignore[attr-defined]
         events = garble_events(rng, base_streams(rng))
         data = garble_bytes(rng, b"".join(orjson.dumps(e) + b"\n" for e in events if _jsonable(e)))
@@ -348,7 +275,7 @@ def test_garbled_bytes_fast_path_equals_the_reference() -> None:
 
 
 def test_garbled_sse_never_raises_and_any_split_agrees() -> None:
-    for rng in time_boxed("sse"):
+    for rng in seeded("sse", 60):
         seed = rng.seed_label  # type: ignore[attr-defined]
         events = [e for e in garble_events(rng, base_streams(rng)) if isinstance(e, dict) and _jsonable(e)]
         body = garble_bytes(rng, encode_sse(events).replace("\n", rng.choice(["\n", "\r\n", "\r"])).encode())

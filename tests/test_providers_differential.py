@@ -48,7 +48,7 @@ from hypothesis import strategies as st
 import agentmsg
 from agentmsg import reduce_events
 from agentmsg.providers import get
-from tests.fuzz.budget import examples
+from tests._support.budget import examples
 from tests.test_providers_stream import comparable, module, reduce_checked
 
 SETTINGS = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])

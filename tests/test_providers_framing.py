@@ -18,7 +18,7 @@ import agentmsg
 from agentmsg import limits
 from agentmsg._wire.values import ValueSplitter
 from agentmsg.providers import dashscope, get, openai
-from tests.fuzz.budget import examples
+from tests._support.budget import examples
 from tests.test_providers_differential import every_choice
 from tests.test_providers_odd import reduce_ok
 

@@ -31,7 +31,7 @@ from agentmsg import (
     VideoBlock,
 )
 from agentmsg.providers import NAMES, RULES, get
-from tests.fuzz.budget import examples
+from tests._support.budget import examples
 from tests.oracles import check
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20)

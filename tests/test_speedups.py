@@ -30,9 +30,9 @@ import agentmsg
 from agentmsg import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from agentmsg._codec import converter as _converter
 from agentmsg.errors import ValidationError
+from tests._support.budget import examples
+from tests._support.strategies import any_block, messages, scalars
 from tests.conftest import c_compiler_available
-from tests.fuzz.budget import examples
-from tests.fuzz.msg_strategies import any_block, messages, scalars
 
 native = _converter._speedups
 

@@ -25,18 +25,20 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rfc3339_validator import validate_rfc3339  # type: ignore[import-untyped]
 
 import agentmsg
 from agentmsg import Msg, ValidationError
 from agentmsg import message as message_module
+from tests._support.budget import examples
+from tests._support.mutators import edited_json_text, mutated
+from tests._support.reference import reference_problems
+from tests._support.strategies import any_block, messages
 from tests.conftest import ROOT
 
-from .budget import examples
-from .msg_strategies import TEXT_EDITS, any_block, messages, mutated
-from .reference import reference_problems
+pytestmark = [pytest.mark.fuzz, pytest.mark.oracle]
 
 MSG_URI = "https://agentmsg.dev/schemas/v1/msg.schema.json"
 BLOCK_URI = "https://agentmsg.dev/schemas/v1/content-block.schema.json"
@@ -186,26 +188,11 @@ def test_mutated_messages_decide_as_the_oracles(data: st.DataObject) -> None:
     base = data.draw(messages()).to_dict()
     value = data.draw(mutated(json.loads(json.dumps(base, default=str))))
     text = json.dumps(value, ensure_ascii=data.draw(st.booleans()))
-    edit = data.draw(TEXT_EDITS)
-    if edit == "truncate" and text:
-        text = text[: data.draw(st.integers(0, len(text) - 1))]
-    elif edit == "surrogate":
-        at = text.find('"', 1)
-        assume(at > 0)
-        text = (
-            text[: at + 1]
-            + data.draw(st.sampled_from(["\\ud800", "\\udfff", "\\ud83d", "\\ud83d\\ude00"]))
-            + text[at + 1 :]
-        )
-    elif edit == "bigint":
-        text = text.replace("0", "18446744073709551617", 1) if "0" in text else text
-    elif edit == "duplicate" and text.startswith("{") and len(text) > 2:
-        text = '{"id":"dup",' + text[1:]
-    elif edit == "byte":
-        raw = bytearray(text.encode())
-        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
-        _decide_bytes(bytes(raw))
+    edited = data.draw(edited_json_text(text))
+    if isinstance(edited, bytes):
+        _decide_bytes(edited)
         return
+    text = edited
     _decide("msg", text)
     _decide("msg", text.encode("utf-8", "surrogatepass"))
 

@@ -1,14 +1,13 @@
-"""Hypothesis strategies for messages, blocks and their constructor arguments, valid and mutated.
+"""Hypothesis strategies for messages, blocks and their constructor arguments (mutations: mutators.py).
 
-Wider than tests/test_properties.py: timestamps in both accepted forms and near misses (13th months,
-30 February, leap seconds, offsets, lowercase ``t``/``z``, 0-9 fraction digits), every declared metadata key
-with well- and ill-typed values, unknown keys at every level, long text, unicode, 64-bit integer bounds.
+Wider than the valid-message strategies of valid.py: timestamps in both accepted forms and near misses (13th
+months, 30 February, leap seconds, offsets, lowercase ``t``/``z``, 0-9 fraction digits), every declared metadata
+key with well- and ill-typed values, unknown keys at every level, long text, unicode, 64-bit integer bounds.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any
 
 from hypothesis import strategies as st
@@ -240,63 +239,3 @@ def messages(draw: Any) -> Msg:
         usage=draw(usage),
         unknown_keys=draw(unknown_keys),
     )
-
-
-# ---- mutations of valid JSON ---------------------------------------------------------------------------
-
-
-def json_paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every path in parsed JSON (the root's is ``()``), parents before children."""
-    out = [prefix]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += json_paths(v, (*prefix, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += json_paths(v, (*prefix, i))
-    return out
-
-
-REPLACEMENTS = st.one_of(
-    json_value,
-    st.sampled_from(
-        [None, "", "USER", "user", "text", "tool_result", "pending", "FINISHED", -1, 1.5, 2**64, -(2**63) - 1, [], {}]
-    ),
-    odd_timestamps,
-    st.just(2**70),
-)
-
-
-@st.composite
-def mutated(draw: Any, value: Any) -> Any:
-    """``value`` (parsed JSON) after a few random edits: a value replaced, a key removed or added (an unknown
-    key, or a near miss of a declared one), a container wrapped in hundreds of levels."""
-    value = json.loads(json.dumps(value))
-    for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(json_paths(value)))
-        parent = value
-        for part in path[:-1]:
-            parent = parent[part]
-        action = draw(st.sampled_from(["replace", "delete", "add", "deepen", "replace"]))
-        if not path:
-            if action == "replace":
-                value = draw(REPLACEMENTS)
-            continue
-        key = path[-1]
-        if action == "replace":
-            parent[key] = draw(REPLACEMENTS)
-        elif action == "delete":
-            del parent[key]
-        elif action == "add" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(["future", "Type", "mimeType", "min_pixels", "input_tokens"]) | short)] = draw(
-                REPLACEMENTS
-            )
-        elif action == "deepen":
-            inner = parent[key]
-            for _ in range(draw(st.sampled_from([1, 100, 251, 252, 253, 260]))):
-                inner = [inner]
-            parent[key] = inner
-    return value
-
-
-TEXT_EDITS = st.sampled_from(["truncate", "byte", "surrogate", "bigint", "duplicate", "none", "none"])
