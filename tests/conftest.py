@@ -47,7 +47,7 @@ def pytest_report_header() -> str:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Say which paths the suite ran: the C speed-ups (JSON writer, SSE scanner, reducer loop), or pure Python
-    (tests/test_speedups.py says why)."""
+    (tests/native/test_speedups.py says why)."""
     from agentmsg import _native
 
     if _native.speedups is not None:

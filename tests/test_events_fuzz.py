@@ -34,8 +34,8 @@ import agentmsg
 from agentmsg import AssistantMessage, Msg, Reducer, emit_events, encode_sse, reduce_stream
 from agentmsg.events import stream as stream_mod
 from tests._support.budget import SECONDS, SEED, rounds
+from tests._support.events import TEXT_CASES, events_of, feed_text, load
 from tests._support.mutators import garble_bytes, garble_events
-from tests.test_events_reducer import TEXT_CASES, events_of, load
 
 pytestmark = pytest.mark.fuzz
 
@@ -151,22 +151,6 @@ def reference_lines(data: bytes) -> tuple[list[Any], list[tuple[str, str]]]:
         if line.strip():
             feed_text(r, line, f"line {n}")
     return comparable(r.finish()), problems_of(r)
-
-
-def feed_text(r: Reducer, data: bytes, where: str) -> None:
-    """One event's JSON text fed on its own: text that is not JSON is unreadable, invalid UTF-8 is reported
-    (and replaced) before the event it is in."""
-    try:
-        event = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        try:
-            event = orjson.loads(data.decode("utf-8", "replace"))
-        except orjson.JSONDecodeError:
-            r.feed_unreadable(where)
-            return
-        if data.decode("utf-8", "replace").encode() != data:
-            r.report("utf-8", rule="utf-8")
-    r.feed(event)
 
 
 def by_stream(data: bytes, *, chunk: int, pieces: int | None = None, sse: bool | None = None) -> Any:

@@ -237,7 +237,7 @@ def test_agent_result_with_bad_metadata_does_not_stick() -> None:
 
 
 def test_cli_reduce_of_invalid_utf8_prints_messages(tmp_path: Any) -> None:
-    from tests.test_cli import run
+    from tests._support.cli import run
 
     path = tmp_path / "bad.jsonl"
     path.write_bytes(

@@ -34,9 +34,9 @@ import pytest
 from agentmsg import encode_sse, reduce_events, reduce_stream
 from tests._client import same_json
 from tests._procs import stop
+from tests._support.events import TEXT_CASES
 from tests.browser._env import CHROMIUM, MISSING, NODE
 from tests.conftest import ROOT
-from tests.test_events_reducer import TEXT_CASES
 
 HERE = Path(__file__).resolve().parent
 STREAMS = HERE / "streams"

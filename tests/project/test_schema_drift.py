@@ -293,7 +293,7 @@ _SCRATCH = r"""
 import json, sys
 import agentmsg, agentmsg_models
 from agentmsg import Msg, block_from_dict, emit_events, ValidationError
-from tests import test_schema_drift as drift
+from tests.project import test_schema_drift as drift
 
 assert agentmsg_models.__file__.startswith(sys.argv[1]), agentmsg_models.__file__
 out = {"emit": []}

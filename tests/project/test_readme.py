@@ -14,7 +14,7 @@ import pytest
 from agentmsg import ToolResultBlock, ToolResultMessage, emit_events
 from agentmsg.testing import ReplayServer, Reply
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
 FIX = ROOT / "tests" / "fixtures" / "providers" / "anthropic"
 

@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentmsg
-from agentmsg import AssistantMessage, Msg, MsgRole, emit_events, encode_sse, reduce_events, reduce_stream
-from tests.test_properties import any_block, ident, metadata, usage
-
-
-@st.composite
-def assistant_messages(draw: Any) -> Msg:
-    return Msg(
-        MsgRole.ASSISTANT,
-        draw(st.lists(any_block, max_size=6)),
-        name=draw(st.none() | ident),
-        id=draw(ident),
-        metadata=draw(metadata),
-        timestamp=draw(st.none() | st.just("2025-01-01 12:00:00.000")),
-        usage=draw(usage),
-    )
+from agentmsg import AssistantMessage, Msg, emit_events, encode_sse, reduce_events, reduce_stream
+from tests._support.valid import assistant_messages
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,10 +1,10 @@
-"""Property tests: decode(encode(m)) == m for generated valid messages, and encoding is byte-stable."""
+"""Hypothesis strategies for valid messages and blocks: every value they make is accepted, so a test of a
+round trip or of the emitter can assert equality (strategies.py makes wider and invalid ones)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentmsg
@@ -116,12 +116,14 @@ def messages(draw: Any) -> Msg:
     )
 
 
-@settings(max_examples=300, deadline=None)
-@given(messages())
-def test_decode_encode_round_trip(m: Msg) -> None:
-    encoded = m.to_json_bytes()
-    decoded = Msg.from_json(encoded)
-    assert decoded == m
-    assert type(decoded).__name__ != "Msg"  # role-pinned class
-    assert decoded.to_json_bytes() == encoded  # byte-stable
-    assert Msg.from_dict(m.to_dict()) == m
+@st.composite
+def assistant_messages(draw: Any) -> Msg:
+    return Msg(
+        MsgRole.ASSISTANT,
+        draw(st.lists(any_block, max_size=6)),
+        name=draw(st.none() | ident),
+        id=draw(ident),
+        metadata=draw(metadata),
+        timestamp=draw(st.none() | st.just("2025-01-01 12:00:00.000")),
+        usage=draw(usage),
+    )

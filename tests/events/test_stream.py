@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from agentmsg import AssistantMessage, Reducer, ValidationError, emit_events, reduce_stream
 from agentmsg.events import stream as stream_mod
-from tests.test_events_emitter import assistant_messages
-from tests.test_events_reducer import TEXT_CASES, events_of, load
+from tests._support.events import TEXT_CASES, events_of, feed_text, load
+from tests._support.valid import assistant_messages
 
 TS = "2025-01-01T00:00:00Z"
 
@@ -209,7 +209,6 @@ def test_sse_streams_with_faults_reduce_as_event_by_event(ms: list[Any], faults:
 def _values_one_by_one(blocks: list[bytes]) -> tuple[list[dict[str, Any]], list[tuple[str, str]], int]:
     """The reference for a JSON array of events: each value parsed and fed on its own, what cannot be read told
     to the reducer in its place."""
-    from tests.test_events_fuzz import feed_text
 
     r = Reducer()
     for n, data in enumerate(blocks, 1):

@@ -4,7 +4,7 @@ Its contract: ``encode(value, ...)`` returns the bytes of ``orjson.dumps(value, 
 None where it gives up (the caller then runs that pure-Python path). So for every value here, the writer's
 bytes equal orjson's, or it gave up, and ``dumps_json`` (what ``to_json_bytes``, ``encode_messages`` and
 ``block_to_json`` call) gives the pure path's bytes or raises the pure path's error. Oracle: orjson with
-agentmsg's compiled hooks (tests/test_codec*.py check those against the schemas and AgentScope Java).
+agentmsg's compiled hooks (tests/codec/ checks those against the schemas and AgentScope Java).
 """
 
 from __future__ import annotations

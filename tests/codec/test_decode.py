@@ -11,7 +11,7 @@ Oracles:
 * the linear error reporter reports exactly what the (cubic) reference reporter reports;
 * nothing raises but ValidationError.
 
-Budget: ``make test`` runs the numbers below; ``make fuzz`` multiplies them (tests/fuzz/budget.py).
+Budget: ``make test`` runs the numbers below; ``make fuzz`` multiplies them (tests/_support/budget.py).
 """
 
 from __future__ import annotations

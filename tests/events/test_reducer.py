@@ -10,34 +10,7 @@ import pytest
 
 import agentmsg
 from agentmsg import AssistantMessage, Reducer, reduce_events, reduce_stream
-from tests.conftest import ROOT
-
-REDUCER = ROOT / "tests" / "conformance" / "reducer"
-PROPOSED = REDUCER / "proposed"
-# The shared vectors and the proposed ones (rules the TypeScript reducer does not follow yet), all run here.
-CASES = sorted(p.stem for p in REDUCER.glob("*.json")) + sorted(f"proposed/{p.stem}" for p in PROPOSED.glob("*.json"))
-
-
-def load(name: str) -> dict[str, Any]:
-    return json.loads((REDUCER / f"{name}.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
-
-
-def events_of(case: dict[str, Any]) -> list[Any]:
-    if "jsonl" in case:
-        return [orjson.loads(line) for line in case["jsonl"].splitlines() if line.strip()]
-    return case["events"]  # type: ignore[no-any-return]
-
-
-def _writable(value: Any) -> bool:
-    try:
-        orjson.dumps(value)
-    except orjson.JSONEncodeError:
-        return False
-    return True
-
-
-#: The vectors JSON text can carry (not those whose events, given as objects, hold lone surrogates).
-TEXT_CASES = [name for name in CASES if "jsonl" in load(name) or _writable(load(name)["events"])]
+from tests._support.events import CASES, PROPOSED, events_of, load, writable
 
 
 def matches(actual: Any, expected: Any) -> bool:
@@ -121,7 +94,7 @@ def test_vector_events_are_schema_valid_or_named_bad(name: str) -> None:
 @pytest.mark.parametrize("name", CASES)
 def test_vector_through_bytes_jsonl_and_sse(name: str) -> None:
     case = load(name)
-    if "events" in case and not _writable(case["events"]):
+    if "events" in case and not writable(case["events"]):
         # Events as objects with lone surrogates: JSON text cannot carry them (orjson will not write them, and
         # a lone surrogate escape is not valid JSON: such a line is skipped, rule json).
         r = Reducer()

@@ -9,9 +9,9 @@ import orjson
 from hypothesis import given, settings
 
 from agentmsg import Msg, Reducer, emit_events
-from tests.test_cli import run
-from tests.test_events_emitter import assistant_messages
-from tests.test_events_reducer import CASES, events_of, load
+from tests._support.cli import run
+from tests._support.events import CASES, events_of, load
+from tests._support.valid import assistant_messages
 
 
 def checked(events: list[Any]) -> list[tuple[str, str, str]]:

@@ -1,5 +1,5 @@
 """The examples of docs/*.md run as written, and so do the `agentmsg` commands shown in README.md and the docs
-(tests/test_readme.py runs the README's Python). The names a snippet takes from its surrounding text (a
+(tests/project/test_readme.py runs the README's Python). The names a snippet takes from its surrounding text (a
 provider's reply, a conversation, tools) are given here; clients and `agentmsg chat` talk to the local replay
 server instead of the provider; `agentmsg serve` is only checked to take its arguments. docs/events.md is left
 to its own tests. The formatter examples of docs/formatters.md are checked against the conformance vectors
@@ -31,7 +31,7 @@ from agentmsg import (
 from agentmsg.cli import build_parser, main
 from agentmsg.testing import ReplayServer, Reply
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "events.md")
 FIX = ROOT / "tests" / "fixtures" / "providers"
 TOOLS = [
@@ -112,7 +112,7 @@ def test_the_python_examples_of_the_docs_run(
     doc: str, index: int, source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     setups = [s for d, word, s in SETUPS if d == doc and word in source]
-    assert len(setups) == 1, f"{doc}: Python block {index} has no setup in tests/test_docs.py (add one)"
+    assert len(setups) == 1, f"{doc}: Python block {index} has no setup in tests/project/test_docs.py (add one)"
     monkeypatch.chdir(tmp_path)
     setups[0]({"source": source}, tmp_path, monkeypatch)
 
