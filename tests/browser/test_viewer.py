@@ -43,6 +43,8 @@ STREAMS = HERE / "streams"
 OUT = HERE / "out"
 if MISSING:
     pytest.skip(f"browser tests skipped: {MISSING}", allow_module_level=True)
+# One Chromium (the module's fixture) for every test: all on one pytest-xdist worker.
+pytestmark = pytest.mark.xdist_group("browser")
 
 Visit = Callable[..., dict[str, Any]]
 

@@ -14,6 +14,8 @@ from agentmsg import message as message_module
 from agentmsg._codec.fastpath import FastPath, Unsupported, _python_pattern
 from tests.conftest import load_vectors
 
+pytestmark = pytest.mark.differential
+
 FAST = message_module._FAST
 
 

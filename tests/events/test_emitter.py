@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentmsg
-from agentmsg import AssistantMessage, Msg, emit_events, encode_sse, reduce_events, reduce_stream
+from agentmsg import (
+    AssistantMessage,
+    Msg,
+    UserMessage,
+    ValidationError,
+    emit_events,
+    encode_sse,
+    reduce_events,
+    reduce_stream,
+)
 from tests._support.valid import assistant_messages
 
 
+@pytest.mark.fuzz
 @settings(max_examples=300, deadline=None)
 @given(assistant_messages(), st.none() | st.integers(1, 5))
 def test_reduce_emit_is_identity(m: Msg, chunk: int | None) -> None:
@@ -21,6 +34,7 @@ def test_reduce_emit_is_identity(m: Msg, chunk: int | None) -> None:
     assert isinstance(back, AssistantMessage)
 
 
+@pytest.mark.fuzz
 @settings(max_examples=50, deadline=None)
 @given(assistant_messages())
 def test_reduce_emit_through_sse_bytes(m: Msg) -> None:
@@ -79,7 +93,7 @@ def test_only_assistant_messages_have_an_event_stream() -> None:
     """reduce_events(emit_events(UserMessage("hi"))) used to come back as an ASSISTANT message."""
     import pytest
 
-    from agentmsg import SystemMessage, UserMessage, ValidationError
+    from agentmsg import SystemMessage, ValidationError
 
     for msg in (UserMessage("hi"), SystemMessage("be brief")):
         with pytest.raises(ValidationError) as info:
@@ -108,3 +122,20 @@ def test_emitted_events_type_check_as_typed_dicts() -> None:
             assert set(hints) == set(node["properties"]), name
     events = emit_events(AssistantMessage(["hi"], id="m"))
     assert all(isinstance(e, dict) for e in events)
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda: emit_events([AssistantMessage("hi")]), "got list: one message at a time"),  # AttributeError
+        (lambda: emit_events({"role": "ASSISTANT", "content": []}), "got dict: Msg.from_dict reads one"),
+        (lambda: encode_sse(AssistantMessage("hi")), "got AssistantMessage: a message's events are emit_events"),
+        (lambda: encode_sse(emit_events(AssistantMessage("hi"))[0]), "got dict: one event: encode_sse_event"),
+    ],
+)
+def test_emitting_the_wrong_thing_says_what_to_call(call: Any, says: str) -> None:
+    """Bare AttributeError / TypeError before (and a dict given to encode_sse: one problem per key)."""
+    with pytest.raises(ValidationError) as info:
+        call()
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == ("", "type") and says in problem.message

@@ -18,6 +18,8 @@ from agentmsg._native import speedups
 from agentmsg.events import _handlers as handlers_module
 from agentmsg.events._state import JOIN_EVERY
 
+pytestmark = pytest.mark.differential
+
 FOLD = speedups.fold_events if speedups is not None else None
 
 pytestmark = pytest.mark.skipif(
@@ -78,6 +80,7 @@ def _run(events: list[Any], window: int | None, *, native: bool, monkeypatch: py
     return msgs, [(p.pointer, p.rule, p.message) for p in r.problems], mid
 
 
+@pytest.mark.fuzz
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(events=streams(), window=st.sampled_from([1, 2, 3, 5, None, 4096]))
 def test_c_loop_reduces_as_the_python_loop(

@@ -179,6 +179,7 @@ chunk = st.one_of(
 )
 
 
+@pytest.mark.fuzz
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.lists(chunk, max_size=12), min_size=1, max_size=3))
 def test_any_java_shaped_stream_reduces_cleanly(model_calls: list[list[Any]]) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given, settings
 
 from agentmsg import Msg, Reducer, emit_events
@@ -46,6 +47,7 @@ def test_a_renamed_tool_call_in_the_result_is_reported() -> None:
     assert (pointer, rule) == ("/0/content", "agent-result") and "'other'" in message
 
 
+@pytest.mark.fuzz
 @settings(max_examples=100, deadline=None)
 @given(assistant_messages())
 def test_emitted_streams_cover_their_result(m: Msg) -> None:

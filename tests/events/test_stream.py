@@ -3,6 +3,8 @@ feeding the same events one at a time gives: messages and reported problems, whe
 
 from __future__ import annotations
 
+import io
+import json
 from typing import Any
 
 import orjson
@@ -10,12 +12,40 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmsg import AssistantMessage, Reducer, ValidationError, emit_events, reduce_stream
+import agentmsg
+from agentmsg import (
+    AssistantMessage,
+    Reducer,
+    SizeLimitError,
+    SSEDecoder,
+    ValidationError,
+    emit_events,
+    encode_sse,
+    reduce_stream,
+)
+from agentmsg.events import read_events
 from agentmsg.events import stream as stream_mod
-from tests._support.events import TEXT_CASES, events_of, feed_text, load
+from agentmsg.events import stream as stream_module
+from tests._support.budget import SECONDS
+from tests._support.events import (
+    TEXT_CASES,
+    TS,
+    _jsonable,
+    base_streams,
+    by_stream,
+    comparable,
+    ev,
+    events_of,
+    feed_text,
+    jsonl,
+    load,
+    problems_of,
+    reference_lines,
+    rules,
+    seeded,
+)
+from tests._support.mutators import garble_bytes, garble_events
 from tests._support.valid import assistant_messages
-
-TS = "2025-01-01T00:00:00Z"
 
 
 def one_by_one(events: list[Any]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
@@ -39,10 +69,7 @@ def _comparable(m: AssistantMessage) -> dict[str, Any]:
     return d
 
 
-def jsonl(events: list[Any]) -> bytes:
-    return b"".join(orjson.dumps(e) + b"\n" for e in events)
-
-
+@pytest.mark.differential
 @pytest.mark.parametrize("chunk", [1, 7, 64, 333, 1 << 17])
 @pytest.mark.parametrize("name", TEXT_CASES)
 def test_vectors_agree_for_any_batch_size(name: str, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,10 +77,6 @@ def test_vectors_agree_for_any_batch_size(name: str, chunk: int, monkeypatch: py
     events = events_of(case)
     data = case["jsonl"].encode() if "jsonl" in case else jsonl(events)
     assert via_bytes(data, chunk, monkeypatch) == one_by_one(events)
-
-
-def ev(n: int, type_: str, **keys: Any) -> dict[str, Any]:
-    return {"type": type_, "id": f"e{n}", "createdAt": TS, "replyId": "r", **keys}
 
 
 BASE = [
@@ -65,6 +88,7 @@ BASE = [
 ]
 
 
+@pytest.mark.differential
 def test_signature_and_subagent_keys_take_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
     events = [
         *BASE,
@@ -89,6 +113,7 @@ def test_signature_and_subagent_keys_take_the_general_path(monkeypatch: pytest.M
     assert [b["input"] for b in msg["content"][2:]] == [{"a": 1}, {"b": 2}]
 
 
+@pytest.mark.differential
 def test_odd_lines_inside_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two objects on one line, a blank line, CRLF, an unknown type, a duplicate, a missing id, a delta
     for a block never started, a delta of the wrong type for its block: all as feed() handles them."""
@@ -133,6 +158,8 @@ def test_odd_lines_inside_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [_comparable(m) for m in r.finish()] == [msg]
 
 
+@pytest.mark.differential
+@pytest.mark.fuzz
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(assistant_messages(), min_size=1, max_size=3),
@@ -176,6 +203,8 @@ def _sse_one_by_one(body: bytes) -> tuple[list[dict[str, Any]], list[tuple[str, 
     return msgs, [(p.pointer, p.rule, p.message) for p in r.problems], r.count
 
 
+@pytest.mark.differential
+@pytest.mark.fuzz
 @settings(max_examples=150, deadline=None)
 @given(
     ms=st.lists(assistant_messages(), min_size=1, max_size=3),
@@ -216,6 +245,8 @@ def _values_one_by_one(blocks: list[bytes]) -> tuple[list[dict[str, Any]], list[
     return [_comparable(m) for m in r.finish()], [(p.pointer, p.rule) for p in r.problems], r.count
 
 
+@pytest.mark.differential
+@pytest.mark.fuzz
 @settings(max_examples=100, deadline=None)
 @given(
     ms=st.lists(assistant_messages(), min_size=1, max_size=3),
@@ -255,6 +286,7 @@ def test_a_json_array_of_events_reduces_as_event_by_event(
         assert list(read_events(iter(pieces))) == events
 
 
+@pytest.mark.differential
 def test_a_json_array_of_events_bad_values_are_said_and_the_rest_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     from agentmsg import limits
     from agentmsg.events import read_events
@@ -279,6 +311,7 @@ def test_a_json_array_of_events_bad_values_are_said_and_the_rest_kept(monkeypatc
     assert r.count == 2
 
 
+@pytest.mark.differential
 @pytest.mark.parametrize(
     "bad",
     [
@@ -320,3 +353,279 @@ def test_strict_jsonl_checks_each_line_as_feed_does(bad: bytes | None) -> None:
     assert outcome(lambda: reduce_stream(body, strict=True)) == outcome(one_by_one_strict)
     if bad is None:
         assert outcome(lambda: reduce_stream(body, strict=True))[0]
+
+
+def test_a_stream_given_as_text_is_read_as_its_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """encode_sse returns a str, and reduce_stream(encode_sse(events)) is the natural call: a str was read as
+    an iterable of one-character chunks (the same messages, about 150 times slower), and a lone surrogate in
+    it was a bare UnicodeEncodeError."""
+    reply = AssistantMessage("hello world " * 2000)
+    events = emit_events(reply, chunk_size=10)
+    chunks: list[int] = []
+    real = stream_module._chunks
+
+    def counted(source: Any) -> Any:
+        for chunk in real(source):
+            chunks.append(len(chunk))
+            yield chunk
+
+    monkeypatch.setattr(stream_module, "_chunks", counted)
+    for text in (encode_sse(events), "".join(json.dumps(e) + "\n" for e in events)):
+        chunks.clear()
+        assert [m.content for m in reduce_stream(text)] == [reply.content]
+        assert len(chunks) <= len(text.encode()) // stream_module.CHUNK + 2  # was one per character
+        assert [e["type"] for e in read_events(text)] == [e["type"] for e in events]
+
+    reducer = Reducer()
+    (msg,) = reduce_stream(
+        '{"type": "TEXT_BLOCK_DELTA", "id": "e1", "blockId": "t", "delta": "\ud800"}\n', reducer=reducer
+    )
+    assert set(msg.text_content) == {"\ufffd"} and [p.rule for p in reducer.problems][:1] == ["utf-8"]
+
+
+DEEP = (SECONDS or 0) > 60  # `make fuzz`: every split point of every stream too
+
+
+@pytest.mark.fuzz
+def test_garbled_bytes_fast_path_equals_the_reference() -> None:
+    for rng in seeded("bytes", 40):
+        seed = rng.seed_label  # type: ignore[attr-defined]
+        events = garble_events(rng, base_streams(rng))
+        data = garble_bytes(rng, b"".join(orjson.dumps(e) + b"\n" for e in events if _jsonable(e)))
+        try:
+            ref = reference_lines(data)
+            assert by_stream(data, chunk=rng.choice([16, 97, 1000, 1 << 17]), sse=False) == ref
+            assert by_stream(data, chunk=1 << 17, pieces=rng.choice([1, 2, 5, 64]), sse=False) == ref
+        except Exception as exc:  # any failure names its seed
+            raise AssertionError(f"seed {seed}: {type(exc).__name__}: {exc}") from exc
+
+
+@pytest.mark.fuzz
+def test_garbled_sse_never_raises_and_any_split_agrees() -> None:
+    for rng in seeded("sse", 60):
+        seed = rng.seed_label  # type: ignore[attr-defined]
+        events = [e for e in garble_events(rng, base_streams(rng)) if isinstance(e, dict) and _jsonable(e)]
+        body = garble_bytes(rng, encode_sse(events).replace("\n", rng.choice(["\n", "\r\n", "\r"])).encode())
+        try:
+            whole = by_stream(body, chunk=1 << 17, sse=True)
+            assert by_stream(body, chunk=1 << 17, pieces=rng.choice([1, 3, 17]), sse=True) == whole
+        except Exception as exc:  # any failure names its seed
+            raise AssertionError(f"seed {seed}: {type(exc).__name__}: {exc}") from exc
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("name", ["java-case5", "multi-iteration-reply", "bad-input-tolerant"])
+def test_every_split_point(name: str) -> None:
+    """A stream cut into two chunks at any byte gives what the whole stream gives (JSONL and SSE):
+    every cut in ``make fuzz``, every cut within the first 64 bytes and every 7th after that otherwise."""
+    events = events_of(load(name))
+    for data, sse in ((b"".join(orjson.dumps(e) + b"\n" for e in events), False), (encode_sse(events).encode(), True)):
+        whole = by_stream(data, chunk=1 << 17, sse=None)
+        if not sse:
+            assert whole == reference_lines(data)
+        cuts = range(1, len(data)) if DEEP else [*range(1, 64), *range(64, len(data), 7)]
+        for cut in cuts:
+            r = Reducer()
+            got = reduce_stream(iter([data[:cut], data[cut:]]), reducer=r)
+            assert (comparable(got, check=False), problems_of(r)) == whole, f"cut at {cut}"
+
+
+def test_sse_line_without_newline_is_dropped_as_it_arrives() -> None:
+    decoder = SSEDecoder(max_line_bytes=1 << 20)
+    chunk = b"x" * 4096
+    events = decoder.feed(b"data: ")
+    for _ in range(2000):  # 8 MB, fed in 4 KB pieces: never buffered whole
+        events += decoder.feed(chunk)
+        assert len(decoder._line) <= (1 << 20) + len(chunk)
+    events += decoder.feed(b"\n\ndata: after\n\n")
+    assert [(e.data, e.problem and e.problem.rule) for e in events] == [("", "max-line-bytes"), ("after", None)]
+
+
+def test_reduce_stream_sse_long_line_is_a_problem_and_the_rest_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agentmsg.limits, "max_event_bytes", 1 << 16)
+    good = encode_sse(
+        [
+            ev(0, "AGENT_START"),
+            ev(1, "TEXT_BLOCK_START", blockId="t"),
+            ev(2, "TEXT_BLOCK_DELTA", blockId="t", delta="kept"),
+        ]
+    )
+    body = good.encode() + b"data: " + b"x" * 200_000 + b"\n\n" + encode_sse([ev(3, "AGENT_END")]).encode()
+    r = Reducer()
+    (msg,) = reduce_stream(io.BytesIO(body), reducer=r)
+    assert msg.text_content == "kept"
+    assert rules(r) == [("/3", "max-line-bytes")]
+    with pytest.raises(SizeLimitError):
+        reduce_stream(body, strict=True)
+
+
+def test_jsonl_long_line_is_a_problem_in_every_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agentmsg.limits, "max_event_bytes", 1 << 16)
+    long_line = orjson.dumps(ev(1, "TEXT_BLOCK_DELTA", blockId="t", delta="y" * 100_000))
+    body = (
+        jsonl([ev(0, "AGENT_START")]) + long_line + b"\n" + jsonl([ev(2, "TEXT_BLOCK_DELTA", blockId="t", delta="z")])
+    )
+    for source in (body, io.BytesIO(body), [body[i : i + 1000] for i in range(0, len(body), 1000)]):
+        r = Reducer()
+        (msg,) = reduce_stream(source, reducer=r)
+        assert msg.text_content == "z"
+        assert rules(r)[0] == ("/1", "max-event-bytes") and "line 2" in r.problems[0].message
+    with pytest.raises(SizeLimitError):
+        list(agentmsg.events.iter_jsonl(body))
+    # Without a final newline the long line still does not end up buffered whole in a reader.
+    r = Reducer()
+    reduce_stream(io.BytesIO(body[: -len(b"\n")] + b"y" * 200_000), reducer=r)
+    assert [p.rule for p in r.problems].count("max-event-bytes") == 2
+
+
+def test_invalid_utf8_in_sse_data_is_reported_and_the_event_kept() -> None:
+    body = encode_sse([ev(0, "AGENT_START")]).encode()
+    body += b'data: {"type":"TEXT_BLOCK_DELTA","id":"e1","createdAt":"2025-01-01T00:00:00Z","replyId":"r","blockId":"t","delta":"a\xffb"}\n\n'
+    r = Reducer()
+    (msg,) = reduce_stream(body, reducer=r)
+    assert msg.text_content == "a\ufffdb"
+    assert rules(r) == [("/1", "utf-8"), ("/1/blockId", "order")]
+    with pytest.raises(ValidationError) as info:
+        reduce_stream(body, strict=True)
+    assert info.value.problems[0].rule == "utf-8"
+
+
+@pytest.mark.parametrize("bad", [b"\xff", b"\xed\xa0\x80"], ids=["invalid-byte", "cesu8-surrogate"])
+def test_invalid_utf8_in_a_jsonl_line_is_reported_and_the_event_kept(bad: bytes) -> None:
+    body = jsonl([ev(0, "AGENT_START"), ev(1, "TEXT_BLOCK_START", blockId="t")])
+    body += (
+        b'{"type":"TEXT_BLOCK_DELTA","id":"e2","createdAt":"2025-01-01T00:00:00Z","replyId":"r","blockId":"t","delta":"a'
+        + bad
+        + b'b"}\n'
+    )
+    for source in (body, io.BytesIO(body)):
+        r = Reducer()
+        (msg,) = reduce_stream(source, reducer=r)
+        assert msg.text_content.startswith("a\ufffd") and msg.text_content.endswith("b")
+        assert rules(r) == [("/2", "utf-8")]
+
+
+EVENTS = [
+    ev(0, "AGENT_START", name="F"),
+    ev(1, "TEXT_BLOCK_START", blockId="t"),
+    ev(2, "TEXT_BLOCK_DELTA", blockId="t", delta="héllo"),
+    ev(3, "TEXT_BLOCK_END", blockId="t"),
+    ev(4, "AGENT_END"),
+]
+
+
+@pytest.mark.parametrize("split", [1, 2, 3, 5, 7])
+def test_sse_is_detected_however_the_first_chunk_is_cut(split: int) -> None:
+    body = encode_sse(EVENTS).encode()
+    pieces = [body[i : i + split] for i in range(0, len(body), split)]
+    r = Reducer()
+    (msg,) = reduce_stream(iter(pieces), reducer=r)
+    assert msg.text_content == "héllo" and r.problems == []
+    assert [e["id"] for e in agentmsg.events.read_events(iter(pieces))] == [e["id"] for e in EVENTS]
+    # JSONL fed one byte at a time, too (and a BOM split across chunks).
+    data = b"\xef\xbb\xbf" + jsonl(EVENTS)
+    (msg,) = reduce_stream(iter([data[i : i + split] for i in range(0, len(data), split)]))
+    assert msg.text_content == "héllo"
+
+
+def test_line_numbers_do_not_drift_after_blank_lines_across_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [orjson.dumps(ev(0, "AGENT_START"))]
+    for n in range(1, 400):
+        lines.append(orjson.dumps(ev(n, "TEXT_BLOCK_DELTA", blockId="t", delta="x")))
+        if n % 7 == 0:
+            lines.append(b"")
+            lines.append(b"   ")
+        if n % 50 == 0:
+            lines.append(b"{not json %d" % n)
+    body = b"\n".join(lines) + b"\n"
+    expected = [str(i + 1) for i, line in enumerate(lines) if line.startswith(b"{not")]
+    for chunk in (64, 333, 4096, 1 << 17):
+        monkeypatch.setattr(stream_mod, "CHUNK", chunk)
+        for source in (body, io.BytesIO(body)):
+            r = Reducer()
+            reduce_stream(source, reducer=r)
+            bad = [p for p in r.problems if p.rule == "json"]
+            assert [p.message.split(":")[0].removeprefix("line ") for p in bad] == expected
+
+
+def test_incomplete_sse_event_is_reported_not_as_a_size_limit() -> None:
+    body = encode_sse(EVENTS).encode() + b'data: {"type":'
+    r = Reducer()
+    (msg,) = reduce_stream(body, reducer=r)
+    assert msg.text_content == "héllo" and rules(r) == [("/5", "incomplete")]
+    with pytest.raises(ValidationError) as info:
+        reduce_stream(body, strict=True)
+    assert not isinstance(info.value, SizeLimitError) and info.value.problems[0].rule == "incomplete"
+
+
+def test_a_leading_bom_is_not_part_of_the_first_line() -> None:
+    data = b"\xef\xbb\xbf" + jsonl(EVENTS)
+    for source in (data, io.BytesIO(data), iter([data[:1], data[1:2], data[2:]])):
+        r = Reducer()
+        (msg,) = reduce_stream(source, reducer=r)
+        assert msg.name == "F" and r.problems == []
+    assert len(list(agentmsg.events.iter_jsonl(data))) == len(EVENTS)
+
+
+def _stream_with_text(text_deltas: list[str], args: str) -> bytes:
+    head = [
+        {"type": "AGENT_START", "id": "e0", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r"},
+        {"type": "TEXT_BLOCK_START", "id": "e1", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "blockId": "t"},
+    ]
+    deltas = [
+        {
+            "type": "TEXT_BLOCK_DELTA",
+            "id": f"d{i}",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "blockId": "t",
+            "delta": d,
+        }
+        for i, d in enumerate(text_deltas)
+    ]
+    tail = [
+        {"type": "TEXT_BLOCK_END", "id": "e2", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "blockId": "t"},
+        {
+            "type": "TOOL_CALL_START",
+            "id": "e3",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "toolCallId": "c",
+            "toolCallName": "f",
+        },
+        {
+            "type": "TOOL_CALL_DELTA",
+            "id": "e4",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "toolCallId": "c",
+            "delta": args,
+        },
+        {"type": "TOOL_CALL_END", "id": "e5", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "toolCallId": "c"},
+        {"type": "AGENT_END", "id": "e6", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r"},
+    ]
+    return b"\n".join(orjson.dumps(e) for e in head + deltas + tail)
+
+
+def test_reducing_keeps_one_copy_of_non_ascii_text_and_a_bounded_peak() -> None:
+    """The message is built from checked deltas without writing its text through orjson (which keeps a
+    UTF-8 copy inside every non-ASCII str it writes) and without orjson's reader (about 13 bytes of memory
+    per byte read); large tool arguments are checked by the walk, which writes nothing: the strings hold no
+    second copy, and the peak stays a small multiple of the message."""
+    import sys
+    import tracemalloc
+
+    data = _stream_with_text(["25°C, sunny. "] * 20_000, orjson.dumps({"log": "25°C " * 20_000}).decode())
+    tracemalloc.start()
+    try:
+        (msg,) = reduce_stream(io.BytesIO(data))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    text = msg.content[0].text
+    assert text == "25°C, sunny. " * 20_000
+    # a Latin-1 str is its characters plus a fixed header; a cached UTF-8 copy would add len + extra bytes
+    assert sys.getsizeof(text) < len(text) + 100
+    assert msg.content[1].input == {"log": "25°C " * 20_000}
+    assert sys.getsizeof(msg.content[1].input["log"]) < 100_000 + 100  # nor do the parsed arguments
+    assert peak < 6 * len(msg.to_json_bytes())

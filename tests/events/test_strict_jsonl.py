@@ -22,6 +22,8 @@ from agentmsg._codec.schemas import (
 )
 from agentmsg.events import _jsonl
 
+pytestmark = pytest.mark.differential
+
 TS = "2026-11-22T10:34:38.563248392Z"
 
 
@@ -232,6 +234,7 @@ _event = st.sampled_from(range(16)).flatmap(
 )
 
 
+@pytest.mark.fuzz
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_event, st.sampled_from(RAW)), min_size=1, max_size=30), st.booleans())
 def test_random_streams_agree(items: list[Any], newline_at_end: bool) -> None:

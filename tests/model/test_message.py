@@ -369,3 +369,37 @@ def _minimal(tag: str) -> Any:
         "hint": {"hint": ""},
     }.get(tag, {"source": source})
     return BLOCK_CLASSES[tag](**extra)
+
+
+def test_usage_dict_with_attribute_names_is_refused_by_constructors() -> None:
+    """{"input_tokens": 5} was kept as an unknown key: usage.input_tokens None, the count lost in silence."""
+    with pytest.raises(ValidationError) as info:
+        AssistantMessage("hi", usage={"input_tokens": 5, "outputTokens": 2})
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == (
+        "/usage/input_tokens",
+        "wire-name",
+    ) and "'inputTokens'" in problem.message
+    usage = AssistantMessage("hi", usage={"inputTokens": 5, "outputTokens": 2}).usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens) == (5, 2)
+    # Readers keep such a key as they keep every key the schema does not declare (another producer's).
+    read = Msg.from_dict({"id": "m", "role": "ASSISTANT", "content": [], "usage": {"input_tokens": 5}})
+    assert read.usage is not None and read.usage.unknown_keys == {"input_tokens": 5}
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda: agentmsg.validate(UserMessage("hi")), "a UserMessage is not a JSON value (its to_dict() is)"),
+        (lambda: Msg.from_dict(UserMessage("hi")), "a UserMessage is not a JSON value (its to_dict() is)"),  # type: ignore[arg-type]
+        (lambda: agentmsg.block_from_dict(TextBlock(text="x")), "(agentmsg.block_to_dict(block) is)"),  # type: ignore[arg-type]
+        (lambda: UserMessage("hi", metadata={"b": TextBlock(text="x")}), "(agentmsg.block_to_dict(block) is)"),
+    ],
+)
+def test_an_sdk_object_given_for_json_says_what_gives_its_json(call: Any, says: str) -> None:
+    """``agentmsg.validate(msg)`` after mutating it (the README says validate re-checks) said only that a
+    UserMessage is not a JSON value."""
+    with pytest.raises(ValidationError) as info:
+        call()
+    (problem,) = info.value.problems
+    assert problem.rule == "json-value" and says in problem.message

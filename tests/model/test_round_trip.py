@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 
 from agentmsg import Msg
 from tests._support.valid import messages
+
+pytestmark = pytest.mark.fuzz
 
 
 @settings(max_examples=300, deadline=None)

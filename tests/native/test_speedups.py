@@ -34,6 +34,8 @@ from tests._support.budget import examples
 from tests._support.strategies import any_block, messages, scalars
 from tests.conftest import c_compiler_available
 
+pytestmark = pytest.mark.differential
+
 native = _converter._speedups
 
 
@@ -77,6 +79,7 @@ def same_as_pure(value: Any, *, must_write: bool = True) -> None:
 # ---- messages, blocks, conversations (hypothesis) ------------------------------------------------------
 
 
+@pytest.mark.fuzz
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(messages())
 def test_messages_are_written_as_the_pure_path_writes_them(msg: Any) -> None:
@@ -84,6 +87,7 @@ def test_messages_are_written_as_the_pure_path_writes_them(msg: Any) -> None:
     assert msg.to_json_bytes() == pure(msg)
 
 
+@pytest.mark.fuzz
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(messages(), max_size=4))
 def test_conversations_are_written_as_the_pure_path_writes_them(msgs: list[Any]) -> None:
@@ -91,6 +95,7 @@ def test_conversations_are_written_as_the_pure_path_writes_them(msgs: list[Any])
     assert agentmsg.encode_messages(msgs) == pure(msgs)
 
 
+@pytest.mark.fuzz
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(any_block)
 def test_blocks_are_written_as_the_pure_path_writes_them(block: Any) -> None:
@@ -101,6 +106,7 @@ def test_blocks_are_written_as_the_pure_path_writes_them(block: Any) -> None:
 floats = st.floats() | st.sampled_from([0.0, -0.0, 1e15, 1e16, 1e-4, 1e-5, 5e-324, 1.7976931348623157e308])
 
 
+@pytest.mark.fuzz
 @settings(max_examples=examples(500), deadline=None)
 @given(
     st.recursive(
@@ -338,6 +344,7 @@ def escaped(text: str, draw: st.DrawFn) -> bytes:
     return "".join(out).encode("utf-8", "surrogatepass")
 
 
+@pytest.mark.fuzz
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_json_string_between_reads_text_as_orjson_does(data: st.DataObject) -> None:
@@ -350,6 +357,7 @@ def test_json_string_between_reads_text_as_orjson_does(data: st.DataObject) -> N
     assert same_string_as_orjson(orjson.dumps(text)[1:-1]) == text  # as orjson (and the API) writes it
 
 
+@pytest.mark.fuzz
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.binary(max_size=40)

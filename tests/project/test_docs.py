@@ -7,6 +7,7 @@ they show."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import shlex
@@ -202,3 +203,24 @@ def test_the_formatter_examples_are_the_vectors_bodies() -> None:
             assert json.loads(body.replace("[/* get_weather */]", "null")) == want, (name, provider)
             shown += 1
     assert shown >= 12
+
+
+def test_every_public_name_is_documented() -> None:
+    """A new user looks a name up in the README and docs/, and in help(): OpenAIClient, block_to_json,
+    thinking_provider, FormattedRequest, LOSSY, SSEEvent ... were in neither, or had no docstring."""
+    import agentmsg.clients
+    import agentmsg.events
+    import agentmsg.providers
+
+    root = Path(__file__).resolve().parents[2]
+    text = "".join(p.read_text(encoding="utf-8") for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
+    for module in (agentmsg, agentmsg.providers, agentmsg.clients, agentmsg.events):
+        names: list[str] = module.__all__
+        assert [n for n in names if f"{n}" not in text] == [], module.__name__
+        undocumented = [
+            n
+            for n in names
+            if (inspect.isclass(getattr(module, n)) or inspect.isfunction(getattr(module, n)))
+            and not (getattr(module, n).__doc__ or "").strip()
+        ]
+        assert undocumented == [], module.__name__

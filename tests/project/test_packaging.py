@@ -59,6 +59,11 @@ def _not_copied(folder: str, names: list[str]) -> set[str]:
     return skip
 
 
+# Outside wheel mode the module's fixture builds a wheel and an sdist: once, with every test on one pytest-xdist
+# worker.
+pytestmark = pytest.mark.xdist_group("packaging")
+
+
 @pytest.fixture(scope="module")
 def dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if WHEEL_MODE:

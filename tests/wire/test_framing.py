@@ -1,11 +1,12 @@
-"""Provider body framing (_wire/framing.py ``Framer``): what the SSE decoder and the line splitter
-report reaches the events as problems (nothing changed or dropped silently), and a long line costs work
-linear in its length."""
+"""Provider body framing (``agentmsg._wire.framing``'s ``Framer``): what the SSE decoder and the line splitter
+report reaches the events as problems (nothing changed or dropped silently), bodies saved as JSON values, with
+their HTTP head or without their blank lines read as their SSE, and a long line costs work linear in its length
+(counted, never timed)."""
 
 from __future__ import annotations
 
 import itertools
-import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,10 @@ from hypothesis import strategies as st
 
 import agentmsg
 from agentmsg import limits
-from agentmsg._wire.values import ValueSplitter
-from agentmsg.providers import dashscope, get, openai
+from agentmsg.providers import dashscope, gemini, get, openai
 from tests._support.budget import examples
-from tests.test_providers_differential import every_choice
-from tests.test_providers_odd import reduce_ok
+from tests._support.providers import _write, every_choice, reduce_ok
+from tests.conftest import ROOT
 
 OPENAI_CHUNK = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "model": "m"}
 
@@ -180,101 +180,6 @@ def test_sse_after_blanks_and_a_bom_in_any_chunking(size: int) -> None:
     assert msg.text_content == "hi" and problems == []
 
 
-# ---- JSON values one after another (a JSON array of payloads, pretty-printed payloads) -----------------
-
-_TEXT = st.text(st.sampled_from('ab{}[]",\\\n é😀'), max_size=12)
-_VALUE = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 5) | _TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
-    max_leaves=10,
-)
-_OBJECTS = st.lists(st.dictionaries(_TEXT, _VALUE, max_size=4), max_size=6)
-
-
-def _write(objs: list[Any], shape: str) -> bytes:
-    if shape == "array-pretty":
-        return json.dumps(objs, indent=2, ensure_ascii=False).encode()
-    if shape == "array-compact":
-        return orjson.dumps(objs)
-    if shape == "gemini":  # streamGenerateContent without alt=sse: "[{...}\n,\r\n{...}\n]"
-        return b"[" + b"\n,\r\n".join(json.dumps(o, indent=2).encode() for o in objs) + b"]"
-    return b"\n".join(json.dumps(o, indent=1, ensure_ascii=False).encode() for o in objs)  # "objects"
-
-
-def _split(splitter: ValueSplitter, body: bytes, cuts: list[int]) -> list[Any]:
-    bounds = [0, *sorted(c % (len(body) + 1) for c in cuts), len(body)]
-    items = [item for a, b in itertools.pairwise(bounds) for item in splitter.feed(body[a:b])] + splitter.close()
-    return [None if item is None else (orjson.loads(item[0]) if item[1] else item[0]) for item in items]
-
-
-@settings(max_examples=examples(300), deadline=None)
-@given(
-    _OBJECTS,
-    st.sampled_from(["array-pretty", "array-compact", "gemini", "objects"]),
-    st.lists(st.integers(0, 1 << 16), max_size=8),
-)
-def test_value_splitter_gives_each_payload_in_any_chunking(objs: list[Any], shape: str, cuts: list[int]) -> None:
-    """Whatever the chunking, each object of an array (or each of objects written one after another,
-    pretty-printed) comes out whole, strings holding brackets, quotes, escapes and multi-byte characters."""
-    assert _split(ValueSplitter(1 << 20), _write(objs, shape), cuts) == objs
-
-
-@settings(max_examples=examples(200), deadline=None)
-@given(
-    _OBJECTS,
-    st.integers(0, 6),
-    st.sampled_from([b"oops", b"data: x", b"42", b"}"]),
-    st.lists(st.integers(0, 1 << 16), max_size=8),
-)
-def test_value_splitter_hands_over_text_between_values_and_goes_on(
-    objs: list[Any], at: int, junk: bytes, cuts: list[int]
-) -> None:
-    """Text between values that is no value is handed over up to its line end (the reader reports it as not
-    JSON); the values after it come out whole."""
-    at = min(at, len(objs))
-    parts = [orjson.dumps(o) for o in objs]
-    body = b"\n".join([*parts[:at], junk, *parts[at:]]) + b"\n"
-    assert _split(ValueSplitter(1 << 20), body, cuts) == [*objs[:at], junk, *objs[at:]]
-
-
-def test_value_splitter_drops_a_value_over_the_limit_and_goes_on() -> None:
-    body = b'[{"a": 1}, {"big": "' + b"x" * 100 + b'"}, {"b": 2}]'
-    for size in (1, 7, len(body)):
-        splitter = ValueSplitter(50)
-        items = [i for k in range(0, len(body), size) for i in splitter.feed(body[k : k + size])] + splitter.close()
-        assert items == [(b'{"a": 1}', True), None, (b'{"b": 2}', True)]
-
-
-class _CountingPattern:
-    """A compiled pattern whose searches add the bytes they go through to ``scanned``."""
-
-    scanned = 0
-
-    def __init__(self, pattern: Any) -> None:
-        self.pattern = pattern
-
-    def search(self, data: bytes, pos: int = 0) -> Any:
-        m = self.pattern.search(data, pos)
-        _CountingPattern.scanned += (m.end() if m else len(data)) - pos
-        return m
-
-
-def test_value_splitter_looks_at_each_byte_a_bounded_number_of_times(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A value of many small strings and brackets, fed a byte at a time or in 64-byte chunks: the bytes its
-    searches go through stay the size of the input (the bytes held are not searched again)."""
-    from agentmsg._wire import values as _values
-
-    for name in ("_BLANK", "_STRUCT", "_IN_STRING", "_JUNK_END", "_JUNK_END_ARRAY"):
-        monkeypatch.setattr(_values, name, _CountingPattern(getattr(_values, name)))
-    value = b'{"a": [' + b",".join(b'"x\\"y"' for _ in range(5_000)) + b"]}"
-    for size in (1, 64, len(value)):
-        _CountingPattern.scanned = 0
-        splitter = ValueSplitter(1 << 24)
-        items = [i for k in range(0, len(value), size) for i in splitter.feed(value[k : k + size])]
-        assert items == [(value, True)]
-        assert _CountingPattern.scanned <= len(value), (size, _CountingPattern.scanned)
-
-
 def test_a_held_body_start_is_looked_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the framer holds before it can tell the format (an HTTP head up to its blank line, ``{`` and
     blanks up to the next byte) is not searched again with each chunk: fed a byte at a time, the bytes
@@ -313,7 +218,7 @@ def test_a_recorded_stream_saved_as_json_values_reads_as_its_sse(provider: str, 
     """A stream saved as a JSON array of its payloads (Gemini's own format without ``alt=sse``, or a list of
     chunks dumped by a script) or as pretty-printed payloads one after another gives the message its SSE
     gives, in any chunking."""
-    fixtures = Path(__file__).parent / "fixtures" / "providers"
+    fixtures = ROOT / "tests" / "fixtures" / "providers"
     names = {"openai": "openai/stream_parallel_tool_calls.sse", "anthropic": "anthropic/stream_docs_tool_use.sse"}
     names |= {
         "gemini": "gemini/stream_function_call_partial_args.sse",
@@ -332,20 +237,6 @@ def test_a_recorded_stream_saved_as_json_values_reads_as_its_sse(provider: str, 
         assert every_choice(events) == want
 
 
-def test_value_splitter_hands_over_scalars_in_the_array_up_to_the_next_comma() -> None:
-    splitter = ValueSplitter(1 << 10)
-    body = b'[{"a": 1}, 42, "s,t" , {"b": [2]}]\n{"c": 3}'
-    items = splitter.feed(body) + splitter.close()
-    assert items == [
-        (b'{"a": 1}', True),
-        (b"42", False),
-        (b'"s', False),
-        (b't" ', False),
-        (b'{"b": [2]}', True),
-        (b'{"c": 3}', True),
-    ]
-
-
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "dashscope"])
 def test_a_stream_captured_with_its_http_head_reads_as_its_body(provider: str, tmp_path: Path) -> None:
     """``curl -i`` saves the response head (status line, headers, a blank line; an interim ``100 Continue``
@@ -353,7 +244,7 @@ def test_a_stream_captured_with_its_http_head_reads_as_its_body(provider: str, t
     status line), whatever the chunking; the message is the body's. ``agentmsg parse`` exits 0 on it."""
     from agentmsg.cli import main
 
-    fixtures = Path(__file__).parent / "fixtures" / "providers"
+    fixtures = ROOT / "tests" / "fixtures" / "providers"
     names = {"openai": "openai/stream_single_tool_call.sse", "anthropic": "anthropic/stream_sdk_basic.sse"}
     names |= {"gemini": "gemini/stream_text.sse", "dashscope": "dashscope/native_stream_text_docs.sse"}
     sse_body = (fixtures / names[provider]).read_bytes()
@@ -388,7 +279,7 @@ def test_an_error_response_captured_with_its_head_is_the_providers_error() -> No
         assert problems and odd.split(b"\r")[0].split(b"\n")[0].decode()[:10] in problems[0][1]
 
 
-_SSE_FIXTURES = sorted((Path(__file__).parent / "fixtures" / "providers").glob("*/*.sse"))
+_SSE_FIXTURES = sorted((ROOT / "tests" / "fixtures" / "providers").glob("*/*.sse"))
 
 
 def _provider_of(path: Path) -> str:
@@ -396,6 +287,7 @@ def _provider_of(path: Path) -> str:
     return "openai" if provider == "dashscope" and path.name.startswith("compat_") else provider
 
 
+@pytest.mark.fuzz
 @settings(max_examples=examples(120), deadline=None)
 @given(
     st.sampled_from(_SSE_FIXTURES),
@@ -451,3 +343,28 @@ def test_sse_saved_without_its_blank_lines_is_read_payload_by_payload(path: Path
         if len(payloads) > 1:
             expected.append(("agentmsg.problem", "sse"))
         assert sorted(said) == sorted(expected)
+
+
+def data_event(payload: Any) -> bytes:
+    return b"data: " + orjson.dumps(payload) + b"\n\n"
+
+
+def test_a_json_value_on_many_short_lines_of_no_sse_field_holds_its_bytes() -> None:
+    """A JSON value sent on lines of no SSE field (Gemini's error after the events) was held as a bytes object per
+    line: 16 times the body for a value of many short lines. Now its bytes; the value read as before."""
+    n = 200_000
+    items = b"".join(b'"%d",\n' % (i % 10) for i in range(n))
+    body = data_event({"candidates": [{"content": {"parts": [{"text": "a"}]}}]}) + b'{"error": {"details": [\n' + items
+    parser, events = gemini.StreamParser(), []
+    tracemalloc.start()
+    try:
+        for i in range(0, len(body), 65536):
+            events += parser.feed(body[i : i + 65536])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * len(body), (peak, len(body))  # (16 times before)
+    events += parser.feed(b'""], "code": 500, "message": "boom", "status": "INTERNAL"}}\n') + parser.close()
+    (msg,) = agentmsg.reduce_events(events)
+    assert msg.text_content == "a" and msg.generate_reason.value == "INTERRUPTED"
+    assert [e["message"] for e in msg.to_dict()["metadata"]["agentmsg_errors"]] == ["boom"]
