@@ -51,6 +51,37 @@ def test_plain_string_becomes_text_block_and_id_timestamp_are_filled() -> None:
     assert UserMessage("a").id != UserMessage("a").id
 
 
+def test_messages_sharing_an_id_are_unequal_when_any_other_field_differs() -> None:
+    """``Msg.__eq__`` compares every field. Each pair shares its id (and time), so the check fails if ``__eq__``
+    ignored the field that differs: two fresh messages would differ by their random ids alone."""
+    m = AssistantMessage(
+        "hi",
+        name="Friday",
+        id="m1",
+        metadata={"k": 1},
+        timestamp="2025-01-01 12:00:00.000",
+        usage={"inputTokens": 1, "outputTokens": 2},
+    )
+    same = Msg.from_json(m.to_json())
+    assert same == m and (same != m) is False and same is not m
+    changes: dict[str, Any] = {
+        "role": "USER",
+        "content": [TextBlock(text="ho")],
+        "name": "Jarvis",
+        "metadata": {"k": 2},
+        "timestamp": "2025-01-01 12:00:00.001",
+        "usage": {"inputTokens": 1, "outputTokens": 3},
+        "unknown_keys": {"future": 1},
+        "id": "m2",
+    }
+    assert set(changes) == {a.name for a in attrs.fields(Msg)}  # every field is tried
+    for field, value in changes.items():
+        other = m.copy(**{field: value})
+        assert (other.id == m.id) == (field != "id")
+        assert other != m and (other == m) is False, field
+        assert m.copy(**{field: getattr(m, field)}) == m, field
+
+
 def test_java_key_order_and_null_conventions_on_write() -> None:
     m = AssistantMessage(
         [ThinkingBlock(thinking="t"), ToolUseBlock(id="c", name="f")],

@@ -147,6 +147,7 @@ def test_anthropic_media() -> None:
     assert c[3] == {"type": "text", "text": "[audio: https://e.com/a.mp3]"}
     assert rules(r) == [("/0/content/3", "media-unsupported")]
     assert r.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert r.body["max_tokens"] == 8000  # the caller's, not the 4096 default
     assert r.body["stop_sequences"] == ["END"]
 
 

@@ -596,7 +596,7 @@ def test_a_mime_type_in_another_case_is_the_same_type() -> None:
     r = formatted("anthropic", msgs, model="claude-sonnet-4-5", max_tokens=16)
     image = r.body["messages"][0]["content"][0]
     assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
-    assert not r.diagnostics
+    assert not r.diagnostics and r.body["max_tokens"] == 16
     # and the usual image's one-pass path of the other providers agrees with it
     parts = {
         "openai": formatted("openai", msgs, model="gpt-4o").body["messages"][0]["content"][0],
