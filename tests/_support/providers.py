@@ -452,7 +452,7 @@ ANY_TOOLS = [
 ]
 
 
-SETTINGS = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # Any character (surrogates aside): ASCII, accents, CJK, emoji (4 UTF-8 bytes), combining marks, controls,

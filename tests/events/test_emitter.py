@@ -19,11 +19,12 @@ from agentmsg import (
     reduce_events,
     reduce_stream,
 )
+from tests._support.budget import examples
 from tests._support.valid import assistant_messages
 
 
 @pytest.mark.fuzz
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(assistant_messages(), st.none() | st.integers(1, 5))
 def test_reduce_emit_is_identity(m: Msg, chunk: int | None) -> None:
     events = emit_events(m, chunk_size=chunk)
@@ -35,7 +36,7 @@ def test_reduce_emit_is_identity(m: Msg, chunk: int | None) -> None:
 
 
 @pytest.mark.fuzz
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(assistant_messages())
 def test_reduce_emit_through_sse_bytes(m: Msg) -> None:
     (back,) = reduce_stream(encode_sse(emit_events(m, chunk_size=3)).encode())

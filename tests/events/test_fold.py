@@ -17,6 +17,7 @@ from agentmsg import Reducer
 from agentmsg._native import speedups
 from agentmsg.events import _handlers as handlers_module
 from agentmsg.events._state import JOIN_EVERY
+from tests._support.budget import examples
 
 pytestmark = pytest.mark.differential
 
@@ -81,7 +82,7 @@ def _run(events: list[Any], window: int | None, *, native: bool, monkeypatch: py
 
 
 @pytest.mark.fuzz
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(events=streams(), window=st.sampled_from([1, 2, 3, 5, None, 4096]))
 def test_c_loop_reduces_as_the_python_loop(
     events: list[Any], window: int | None, monkeypatch: pytest.MonkeyPatch

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from agentmsg import Reducer, reduce_stream
 from agentmsg.events import stream as stream_mod
+from tests._support.budget import examples
 
 TS = "2026-11-22T10:34:38.563248392Z"
 
@@ -180,7 +181,7 @@ chunk = st.one_of(
 
 
 @pytest.mark.fuzz
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.lists(chunk, max_size=12), min_size=1, max_size=3))
 def test_any_java_shaped_stream_reduces_cleanly(model_calls: list[list[Any]]) -> None:
     """Whatever order chunks come in, each model call's tool calls come out whole: the arguments are the

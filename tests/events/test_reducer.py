@@ -558,7 +558,7 @@ def test_garbled_event_streams() -> None:
                 elif not ref[1]:
                     assert not raised
             # Through bytes: the fast path at odd run sizes equals the reference. (JSONL said, not detected: a
-            # garbled first event that is a JSON array makes the body a JSON array of events, see test_events_stream.)
+            # garbled first event that is a JSON array makes the body a JSON array of events, see tests/events/test_stream.py.)
             data = b"".join(orjson.dumps(e) + b"\n" for e in events if _jsonable(e))
             assert by_stream(data, chunk=rng.choice([64, 331, 4096]), sse=False) == reference_lines(data)
         except Exception as exc:  # any failure names its seed

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 
 from agentmsg import Msg, Reducer, emit_events
+from tests._support.budget import examples
 from tests._support.cli import run
 from tests._support.events import CASES, events_of, load
 from tests._support.valid import assistant_messages
@@ -48,7 +49,7 @@ def test_a_renamed_tool_call_in_the_result_is_reported() -> None:
 
 
 @pytest.mark.fuzz
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(assistant_messages())
 def test_emitted_streams_cover_their_result(m: Msg) -> None:
     assert checked(emit_events(m, chunk_size=2)) == []

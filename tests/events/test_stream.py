@@ -26,7 +26,7 @@ from agentmsg import (
 from agentmsg.events import read_events
 from agentmsg.events import stream as stream_mod
 from agentmsg.events import stream as stream_module
-from tests._support.budget import SECONDS
+from tests._support.budget import SECONDS, examples
 from tests._support.events import (
     TEXT_CASES,
     TS,
@@ -160,7 +160,7 @@ def test_odd_lines_inside_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.differential
 @pytest.mark.fuzz
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(assistant_messages(), min_size=1, max_size=3),
     st.integers(1, 400),
@@ -205,7 +205,7 @@ def _sse_one_by_one(body: bytes) -> tuple[list[dict[str, Any]], list[tuple[str, 
 
 @pytest.mark.differential
 @pytest.mark.fuzz
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(75), deadline=None)
 @given(
     ms=st.lists(assistant_messages(), min_size=1, max_size=3),
     faults=st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["utf8", "json", "dup", "ping"])), max_size=4),
@@ -247,7 +247,7 @@ def _values_one_by_one(blocks: list[bytes]) -> tuple[list[dict[str, Any]], list[
 
 @pytest.mark.differential
 @pytest.mark.fuzz
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     ms=st.lists(assistant_messages(), min_size=1, max_size=3),
     faults=st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["utf8", "json", "dup", "ping"])), max_size=4),

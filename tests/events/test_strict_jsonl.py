@@ -21,6 +21,7 @@ from agentmsg._codec.schemas import (
     event_type_validators,
 )
 from agentmsg.events import _jsonl
+from tests._support.budget import examples
 
 pytestmark = pytest.mark.differential
 
@@ -235,7 +236,7 @@ _event = st.sampled_from(range(16)).flatmap(
 
 
 @pytest.mark.fuzz
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.one_of(_event, st.sampled_from(RAW)), min_size=1, max_size=30), st.booleans())
 def test_random_streams_agree(items: list[Any], newline_at_end: bool) -> None:
     base = _valid_stream()

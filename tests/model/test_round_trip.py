@@ -6,12 +6,13 @@ import pytest
 from hypothesis import given, settings
 
 from agentmsg import Msg
+from tests._support.budget import examples
 from tests._support.valid import messages
 
 pytestmark = pytest.mark.fuzz
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(messages())
 def test_decode_encode_round_trip(m: Msg) -> None:
     encoded = m.to_json_bytes()

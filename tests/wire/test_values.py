@@ -36,7 +36,7 @@ def _split(splitter: ValueSplitter, body: bytes, cuts: list[int]) -> list[Any]:
 
 
 @pytest.mark.fuzz
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     _OBJECTS,
     st.sampled_from(["array-pretty", "array-compact", "gemini", "objects"]),

@@ -25,6 +25,7 @@ from agentmsg import (
     UserMessage,
 )
 from agentmsg.providers import anthropic, get
+from tests._support.budget import examples
 from tests._support.providers import ANY_TOOLS, PNG, TOOLS, _call, _merged, _thinking, rules, text, tool_loop
 from tests.oracles import formatted
 
@@ -170,7 +171,7 @@ def test_anthropic_thinking_opening_a_merged_message_stays_in_its_place() -> Non
 
 
 @pytest.mark.fuzz
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(sig=st.text(min_size=1, max_size=200), thought=text, data=st.text(min_size=1, max_size=50))
 def test_signed_reasoning_reaches_anthropic_byte_for_byte(sig: str, thought: str, data: str) -> None:
     msgs = [

@@ -628,7 +628,7 @@ kwargs = st.fixed_dictionaries(
 
 @pytest.mark.fuzz
 @pytest.mark.parametrize("provider", NAMES)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(msgs=conversations, kw=kwargs)
 def test_any_conversation_formats_or_is_refused(provider: str, msgs: list[Any], kw: dict[str, Any]) -> None:
     fmt = get(provider).format_request
@@ -685,7 +685,7 @@ usual_user = st.builds(
 @pytest.mark.differential
 @pytest.mark.fuzz
 @pytest.mark.parametrize("provider", NAMES)
-@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     msgs=st.lists(st.one_of(usual_user, usual_user, usual_user, assistant, tool_msg), min_size=1, max_size=5), kw=kwargs
 )
