@@ -1,6 +1,7 @@
-"""The anthropic payload reader (``agentmsg.providers.anthropic``'s ``Reader``, through ``parse_stream`` and ``parse_response``):
-Anthropic Messages. Hand-made bodies, odd but valid and broken: what the reader keeps, what it says (problems and notes,
-once), what it never loses on a cut; work counted, never timed, where a body could make it super-linear."""
+"""The anthropic payload reader (``agentmsg.providers.anthropic``'s ``Reader``, through ``parse_stream`` and
+``parse_response``): Anthropic Messages. Hand-made bodies, odd but valid and broken: what the reader keeps, what it
+says (problems and notes, once), what it never loses on a cut; work counted, never timed, where a body could make it
+super-linear."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The anthropic reader on the recorded replies (tests/fixtures/providers/): equal to what the official SDK rebuilds from
-the same stream (marker ``oracle``)."""
+"""The anthropic reader on the recorded replies (tests/fixtures/providers/): equal to what the official SDK rebuilds
+from the same stream (marker ``oracle``)."""
 
 from __future__ import annotations
 

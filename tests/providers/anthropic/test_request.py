@@ -1,5 +1,5 @@
-"""The anthropic formatter (``agentmsg.providers.anthropic.format_request``): Anthropic Messages. The body's layout, the provider's
-rules and the diagnostics; every body goes through its oracle (``tests.oracles``)."""
+"""The anthropic formatter (``agentmsg.providers.anthropic.format_request``): Anthropic Messages. The body's layout,
+the provider's rules and the diagnostics; every body goes through its oracle (``tests.oracles``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The dashscope payload reader (``agentmsg.providers.dashscope``'s ``Reader``, through ``parse_stream`` and ``parse_response``):
-DashScope native (text generation, multimodal generation, the Application API). Hand-made bodies, odd but valid and broken: what the reader keeps, what it says (problems and notes,
-once), what it never loses on a cut; work counted, never timed, where a body could make it super-linear."""
+"""The dashscope payload reader (``agentmsg.providers.dashscope``'s ``Reader``, through ``parse_stream`` and
+``parse_response``): DashScope native (text generation, multimodal generation, the Application API). Hand-made
+bodies, odd but valid and broken: what the reader keeps, what it says (problems and notes, once), what it never
+loses on a cut; work counted, never timed, where a body could make it super-linear."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The dashscope formatter (``agentmsg.providers.dashscope.format_request``): DashScope native (text generation, multimodal generation, the Application API). The body's layout, the provider's
-rules and the diagnostics; every body goes through its oracle (``tests.oracles``)."""
+"""The dashscope formatter (``agentmsg.providers.dashscope.format_request``): DashScope native (text generation,
+multimodal generation, the Application API). The body's layout, the provider's rules and the diagnostics; every body
+goes through its oracle (``tests.oracles``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The gemini payload reader (``agentmsg.providers.gemini``'s ``Reader``, through ``parse_stream`` and ``parse_response``):
-Gemini (generateContent, the Gemini API and Vertex AI). Hand-made bodies, odd but valid and broken: what the reader keeps, what it says (problems and notes,
-once), what it never loses on a cut; work counted, never timed, where a body could make it super-linear."""
+"""The gemini payload reader (``agentmsg.providers.gemini``'s ``Reader``, through ``parse_stream`` and
+``parse_response``): Gemini (generateContent, the Gemini API and Vertex AI). Hand-made bodies, odd but valid and
+broken: what the reader keeps, what it says (problems and notes, once), what it never loses on a cut; work counted,
+never timed, where a body could make it super-linear."""
 
 from __future__ import annotations
 

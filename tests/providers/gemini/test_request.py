@@ -1,5 +1,6 @@
-"""The gemini formatter (``agentmsg.providers.gemini.format_request``): Gemini (generateContent, the Gemini API and Vertex AI). The body's layout, the provider's
-rules and the diagnostics; every body goes through its oracle (``tests.oracles``)."""
+"""The gemini formatter (``agentmsg.providers.gemini.format_request``): Gemini (generateContent, the Gemini API and
+Vertex AI). The body's layout, the provider's rules and the diagnostics; every body goes through its oracle
+(``tests.oracles``)."""
 
 from __future__ import annotations
 

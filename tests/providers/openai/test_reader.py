@@ -1,6 +1,8 @@
-"""The openai payload reader (``agentmsg.providers.openai``'s ``Reader``, through ``parse_stream`` and ``parse_response``):
-OpenAI Chat Completions and the compatible family (DeepSeek, DashScope's compatible mode, Azure, Groq, Moonshot, Snowflake, Google's compatible endpoint, OpenRouter). Hand-made bodies, odd but valid and broken: what the reader keeps, what it says (problems and notes,
-once), what it never loses on a cut; work counted, never timed, where a body could make it super-linear."""
+"""The openai payload reader (``agentmsg.providers.openai``'s ``Reader``, through ``parse_stream`` and
+``parse_response``): OpenAI Chat Completions and the compatible family (DeepSeek, DashScope's compatible mode,
+Azure, Groq, Moonshot, Snowflake, Google's compatible endpoint, OpenRouter). Hand-made bodies, odd but valid and
+broken: what the reader keeps, what it says (problems and notes, once), what it never loses on a cut; work counted,
+never timed, where a body could make it super-linear."""
 
 from __future__ import annotations
 

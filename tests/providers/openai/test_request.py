@@ -1,5 +1,7 @@
-"""The openai formatter (``agentmsg.providers.openai.format_request``): OpenAI Chat Completions and the compatible family (DeepSeek, DashScope's compatible mode, Azure, Groq, Moonshot, Snowflake, Google's compatible endpoint, OpenRouter). The body's layout, the provider's
-rules and the diagnostics; every body goes through its oracle (``tests.oracles``)."""
+"""The openai formatter (``agentmsg.providers.openai.format_request``): OpenAI Chat Completions and the compatible
+family (DeepSeek, DashScope's compatible mode, Azure, Groq, Moonshot, Snowflake, Google's compatible endpoint,
+OpenRouter). The body's layout, the provider's rules and the diagnostics; every body goes through its oracle
+(``tests.oracles``)."""
 
 from __future__ import annotations
 
