@@ -41,7 +41,7 @@ help:
 	@echo "make demo          - set up .venv, then build/validate/round-trip/print messages of every kind"
 	@echo "make test          - what CI runs: lint, typecheck, deps, codegen-check, ts-conformance, dist, then"
 	@echo "                     wheel-test: the pytest suite (Java conformance included) on the built wheel, on every"
-	@echo "                     core, then the provider/event/wire/codec/client tests again in pure Python"
+	@echo "                     core, then the provider/event/wire/client tests again in pure Python"
 	@echo "make install       - install agentmsg (editable) with [dev,bench] into the Python in use (.venv by default)"
 	@echo "make lint          - ruff check + ruff format --check"
 	@echo "make typecheck     - mypy --strict"
@@ -203,14 +203,16 @@ typecheck: install
 PYTEST_WORKERS ?= auto
 PYTEST_N = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadgroup)
 # The Python defines the results and the C speed-ups (_speedups.c) only go faster, so the tests of what has a
-# C path and a Python one (every provider, event, wire and client test, and the codec's) run a second time
-# with AGENTMSG_PURE_PYTHON=1: without this pass the pure-Python configuration would be the less-tested one.
-PURE_PYTHON_TESTS = tests/providers tests/events tests/wire tests/codec tests/clients $(wildcard tests/test_clients*.py)
+# C path and a Python one (every provider, event, wire and client test: the SSE scanner, the reducer's loop,
+# the text-delta reader) run a second time with AGENTMSG_PURE_PYTHON=1: without this pass the pure-Python
+# configuration would be the less-tested one. (The C JSON writer is held to the Python byte for byte by
+# tests/native.)
+PURE_PYTHON_TESTS = tests/providers tests/events tests/wire tests/clients $(wildcard tests/test_clients*.py)
 
 pytest: install
 	@echo "== pytest: the suite against the source tree ($(PYTEST_WORKERS) workers) =="
 	$(PYTHON) -m pytest $(PYTEST_N)
-	@echo "== pytest: provider, event, wire, codec and client tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="
+	@echo "== pytest: provider, event, wire and client tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="
 	AGENTMSG_PURE_PYTHON=1 $(PYTHON) -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
 
 # Downloads before the tests, each with its own bound: Maven (AgentScope Java from Maven Central into
@@ -274,7 +276,7 @@ wheel-test: dist
 	echo "== pytest against the installed wheel ($(WHEEL_VENV), $(PYTEST_WORKERS) workers) =="; \
 	export AGENTMSG_TEST_WHEEL="$(CURDIR)/$$whl" AGENTMSG_TEST_SDIST="$(CURDIR)/$$sdist"; \
 	$(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N); \
-	echo "== pytest: provider, event, wire, codec and client tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="; \
+	echo "== pytest: provider, event, wire and client tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="; \
 	AGENTMSG_PURE_PYTHON=1 $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
 
 test: lint typecheck deps codegen-check client-check ts-conformance client-test wheel-test

@@ -165,7 +165,7 @@ def _decide(kind: str, text: str | bytes) -> None:
         assert type(Msg._from_parsed(parsed, False)) is type(got)
 
 
-@settings(max_examples=examples(150), **SETTINGS)
+@settings(max_examples=examples(60), **SETTINGS)
 @given(messages())
 def test_constructed_messages_round_trip_byte_stably(m: Msg) -> None:
     text = m.to_json_bytes()
@@ -182,7 +182,7 @@ def test_constructed_messages_round_trip_byte_stably(m: Msg) -> None:
     assert CLOSED["msg"].is_valid(parsed) == (not agentmsg.find_unknown_keys(m))
 
 
-@settings(max_examples=examples(250), **SETTINGS)
+@settings(max_examples=examples(100), **SETTINGS)
 @given(st.data())
 def test_mutated_messages_decide_as_the_oracles(data: st.DataObject) -> None:
     base = data.draw(messages()).to_dict()
@@ -208,7 +208,7 @@ def _decide_bytes(raw: bytes) -> None:
     _decide("msg", raw)
 
 
-@settings(max_examples=examples(150), **SETTINGS)
+@settings(max_examples=examples(60), **SETTINGS)
 @given(st.data())
 def test_mutated_blocks_decide_as_the_oracles(data: st.DataObject) -> None:
     block = agentmsg.block_to_dict(data.draw(any_block))
@@ -281,7 +281,7 @@ def test_constructors_accept_or_raise_validation_error_only(cls: Any, data: st.D
         assert again == made and type(again) is type(made)
 
 
-@settings(max_examples=examples(60), **SETTINGS)
+@settings(max_examples=examples(30), **SETTINGS)
 @given(st.lists(messages(), max_size=3), st.data())
 def test_conversations_accepted_are_written_and_read_back_equal(msgs: list[Msg], data: st.DataObject) -> None:
     value = json.loads(agentmsg.encode_messages(msgs).decode())
