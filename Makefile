@@ -44,14 +44,15 @@ PY_DIRS := $(wildcard sdk generated codegen tests examples bench)
 help:
 	@echo "make demo          - set up .venv with agentmsg alone (no dev tools), then a tour of it (about 80 lines)"
 	@echo "make test          - what CI runs: lint, typecheck, deps, codegen-check, ts-conformance, dist, then"
-	@echo "                     wheel-test: the pytest suite (Java conformance included) on the built wheel"
+	@echo "                     wheel-test: the pytest suite (Java conformance included) on the built wheel, on every"
+	@echo "                     core, then the provider/event/wire/client tests again in pure Python"
 	@echo "make install       - install agentmsg (editable) with [dev,bench] into the Python in use (.venv by default)"
 	@echo "make install-runtime - install agentmsg (editable) with its runtime dependencies only (what make demo uses)"
 	@echo "make lint          - ruff check + ruff format --check"
 	@echo "make typecheck     - mypy --strict"
 	@echo "make codegen       - regenerate generated/ (Python and TypeScript) from schemas/"
 	@echo "make codegen-check - fail when generated/ differs from what the schemas generate"
-	@echo "make pytest        - the pytest suite against the source tree (editable install)"
+	@echo "make pytest        - the pytest suite against the source tree (editable install), then its pure-Python pass"
 	@echo "make deps          - java-harness + ts-deps: the downloads, each with its own time limit"
 	@echo "make java-harness  - build the AgentScope Java harness (Maven, artifacts into ~/.m2)"
 	@echo "make ts-deps       - npm packages for codegen and the TypeScript suite (codegen/node, tests/typescript)"
@@ -61,7 +62,7 @@ help:
 	@echo "make wheel-test    - install dist/'s wheel (not editable) into .venv-wheel, run pytest against it"
 	@echo "make vectors-lock  - re-lock the conformance vectors (after a schema version bump)"
 	@echo "make bench         - speed: agentmsg vs pydantic / msgspec / orjson, side by side"
-	@echo "make fuzz          - the fuzz, property and differential suites (messages, events, provider streams, the C kernels) run longer than in make test"
+	@echo "make fuzz          - the tests marked fuzz or differential, with long budgets and a fresh seed"
 	@echo "make client        - build @agentmsg/client (sdk/typescript) and the viewer's assets (committed)"
 	@echo "make client-check  - fail when the committed client build differs from a fresh one"
 	@echo "make client-test   - the client's own tests (node --test)"
@@ -247,8 +248,22 @@ lint: install
 typecheck: install
 	$(PYTHON) -m mypy
 
+# pytest on every core (pytest-xdist; PYTEST_WORKERS=0 runs one process). Tests that share one expensive
+# fixture (the Java harness, one Chromium, the built wheel) carry an xdist_group marker and run on one worker.
+PYTEST_WORKERS ?= auto
+PYTEST_N = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadgroup)
+# The Python defines the results and the C speed-ups (_speedups.c) only go faster, so the tests of what has a
+# C path and a Python one (every provider, event, wire and client test: the SSE scanner, the reducer's loop,
+# the text-delta reader) run a second time with AGENTMSG_PURE_PYTHON=1: without this pass the pure-Python
+# configuration would be the less-tested one. (The C JSON writer is held to the Python byte for byte by
+# tests/native.)
+PURE_PYTHON_TESTS = tests/providers tests/events tests/wire tests/clients $(wildcard tests/test_clients*.py)
+
 pytest: install
-	$(PYTHON) -m pytest
+	@echo "== pytest: the suite against the source tree ($(PYTEST_WORKERS) workers) =="
+	$(PYTHON) -m pytest $(PYTEST_N)
+	@echo "== pytest: provider, event, wire and client tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="
+	AGENTMSG_PURE_PYTHON=1 $(PYTHON) -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
 
 # Downloads before the tests, each with its own bound: Maven (AgentScope Java from Maven Central into
 # ~/.m2; the first build takes minutes) and npm. The Java test then finds the harness built.
@@ -280,7 +295,7 @@ ts-conformance:
 # Conformance: the same vectors in Python (two validators + decoder + reducer), TypeScript (ajv) and Java.
 conformance: install ts-conformance java-harness
 	@echo "== Python: schema vectors (python-jsonschema + jsonschema-rs + decoder), reducer vectors, versioning =="
-	$(PYTHON) -m pytest tests/conformance/test_schema_vectors.py tests/conformance/test_versioning.py tests/test_events_reducer.py
+	$(PYTHON) -m pytest tests/conformance/test_schema_vectors.py tests/conformance/test_versioning.py tests/events/test_reducer.py
 	@echo "== Java: AgentScope agentscope-core (Maven Central) reads/writes every vector, builders, role rules =="
 	$(PYTHON) -m pytest tests/conformance/test_java.py
 
@@ -308,8 +323,11 @@ wheel-test: dist
 	fi; \
 	echo "== installing $$whl into $(WHEEL_VENV) =="; \
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps "$$whl"; \
-	echo "== pytest against the installed wheel ($(WHEEL_VENV)) =="; \
-	AGENTMSG_TEST_WHEEL="$(CURDIR)/$$whl" AGENTMSG_TEST_SDIST="$(CURDIR)/$$sdist" $(WHEEL_VENV)/bin/python -m pytest
+	echo "== pytest against the installed wheel ($(WHEEL_VENV), $(PYTEST_WORKERS) workers) =="; \
+	export AGENTMSG_TEST_WHEEL="$(CURDIR)/$$whl" AGENTMSG_TEST_SDIST="$(CURDIR)/$$sdist"; \
+	$(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N); \
+	echo "== pytest: provider, event, wire and client tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="; \
+	AGENTMSG_PURE_PYTHON=1 $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
 
 test: lint typecheck deps codegen-check client-check ts-conformance client-test wheel-test
 
@@ -336,25 +354,26 @@ client-size:
 
 # The viewer in Debian's headless Chromium (tests/browser; also part of every pytest run).
 browser-test: install
-	$(PYTHON) -m pytest tests/browser -rs
+	$(PYTHON) -m pytest -p no:xdist tests/browser -rs
 
 viewer-screenshot: install
-	$(PYTHON) -m pytest tests/browser -q -k "java_streams and tool-call-then-answer and whole"
+	$(PYTHON) -m pytest -p no:xdist tests/browser -q -k "java_streams and tool-call-then-answer and whole"
 	mkdir -p docs/images && cp tests/browser/out/viewer-java-react-tool-call-then-answer.png docs/images/viewer.png
 
 bench: install
 	$(PYTHON) bench/run.py
 
-# The fuzz/property suites run in `make test` with a bounded budget; this runs them longer, with a fresh
-# random seed each time. Messages: tests/fuzz (FUZZ_SCALE times the examples; pytest --hypothesis-seed=N
-# replays one). Events: tests/test_events_fuzz.py (FUZZ_SECONDS per target, FUZZ_SEED). Provider parsers:
-# tests/test_providers_fuzz.py (FUZZ_SECONDS in all, FUZZ_SEED).
+# The tests marked fuzz (generated inputs) or differential (two implementations that must agree) run in
+# `make test` with short budgets; this runs them alone and longer, with a fresh seed each time
+# (tests/_support/budget.py): FUZZ_SCALE times the Hypothesis examples (pytest --hypothesis-seed=N replays
+# one), FUZZ_SECONDS for each seeded loop (the event and provider mutation fuzzers), FUZZ_SEED for their seeds.
 FUZZ_SCALE ?= 25
 FUZZ_SECONDS ?= 300
 FUZZ_SEED ?= $(shell date +%s)
 fuzz: install
+	@echo "== the fuzz and differential tests, longer: scale $(FUZZ_SCALE), $(FUZZ_SECONDS) s per seeded loop, seed $(FUZZ_SEED) =="
 	AGENTMSG_FUZZ_SCALE=$(FUZZ_SCALE) AGENTMSG_FUZZ_SECONDS=$(FUZZ_SECONDS) AGENTMSG_FUZZ_SEED=$(FUZZ_SEED) \
-	  $(PYTHON) -m pytest tests/fuzz tests/test_events_fuzz.py tests/test_providers_fuzz.py tests/test_speedups.py tests/test_providers_differential.py -q -p no:cacheprovider --timeout=0
+	  $(PYTHON) -m pytest $(PYTEST_N) -m "fuzz or differential" -p no:cacheprovider --timeout=0
 
 # Rebuild the C speed-ups in place (sdk/agentmsg/_speedups*.so) after editing _speedups.c, without pip:
 # for work on the C sources (an editable install rebuilds them too). Ext modules as pyproject.toml lists them.

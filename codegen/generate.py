@@ -9,7 +9,7 @@ Usage: python codegen/generate.py [--check] [--out DIR] [--schemas DIR]
   --check    regenerate into a temporary directory and fail (exit 1) with a diff when the committed
              generated/ differs. ``make test`` runs this.
   --schemas  read the schemas from DIR instead of schemas/ (with --out: try a schema change out of tree;
-             tests/test_schema_drift.py does).
+             tests/project/test_schema_drift.py does).
 """
 
 from __future__ import annotations

@@ -45,9 +45,23 @@ def pytest_report_header() -> str:
     return f"agentmsg under test: {Path(agentmsg.__file__ or '').parent} ({how})"
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    """A test that ran without an oracle's check (tests/oracles.usable) says so on its report, which reaches the
+    summary below from a pytest-xdist worker too (the record itself stays in the worker's process)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        from tests import oracles
+
+        for reason, tests in oracles.NOT_CHECKED.items():
+            if item.nodeid in tests or any(t.endswith(item.nodeid) for t in tests):
+                report.user_properties.append(("oracle_not_checked", reason))
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Say which paths the suite ran: the C speed-ups (JSON writer, SSE scanner, reducer loop), or pure Python
-    (tests/test_speedups.py says why)."""
+    (tests/native/test_speedups.py says why)."""
     from agentmsg import _native
 
     if _native.speedups is not None:
@@ -70,5 +84,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         if skipped:
             terminalreporter.write_line(f"{len(skipped)} tests skipped: {reason}", yellow=True)
         # the tests that run on without this oracle's checks (request bodies, stream chunks: tests/oracles.usable)
-        unchecked = oracles.NOT_CHECKED.get(reason, ())
+        reports = [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])]
+        unchecked = {r.nodeid for r in reports if ("oracle_not_checked", reason) in getattr(r, "user_properties", ())}
         terminalreporter.write_line(f"{len(unchecked)} tests ran without its checks: {reason}", yellow=True)

@@ -34,15 +34,17 @@ import pytest
 from agentmsg import encode_sse, reduce_events, reduce_stream
 from tests._client import same_json
 from tests._procs import stop
+from tests._support.events import TEXT_CASES
 from tests.browser._env import CHROMIUM, MISSING, NODE
 from tests.conftest import ROOT
-from tests.test_events_reducer import TEXT_CASES
 
 HERE = Path(__file__).resolve().parent
 STREAMS = HERE / "streams"
 OUT = HERE / "out"
 if MISSING:
     pytest.skip(f"browser tests skipped: {MISSING}", allow_module_level=True)
+# One Chromium (the module's fixture) for every test: all on one pytest-xdist worker.
+pytestmark = pytest.mark.xdist_group("browser")
 
 Visit = Callable[..., dict[str, Any]]
 

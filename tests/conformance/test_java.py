@@ -28,6 +28,9 @@ pytestmark = [
     # The first test builds the harness unless `make deps` did: on a fresh machine Maven downloads for
     # minutes (run.sh bounds it at 1,200 s), so these tests get more than pytest's default 300 s.
     pytest.mark.timeout(1320),
+    # One harness run (the module's fixture) for every test: all on one pytest-xdist worker.
+    pytest.mark.xdist_group("java"),
+    pytest.mark.oracle,
 ]
 
 # Valid vectors AgentScope Java 2.0.0 cannot read (its bugs, documented in docs/java-compatibility.md).

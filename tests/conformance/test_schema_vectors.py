@@ -13,6 +13,8 @@ import pytest
 import agentmsg
 from tests.conftest import VECTORS, load_vectors
 
+pytestmark = pytest.mark.oracle
+
 FILES = sorted(p.name for p in VECTORS.glob("*.json"))
 DECODERS = {
     "msg": lambda inst: agentmsg.Msg.from_dict(inst),

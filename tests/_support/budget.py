@@ -1,0 +1,40 @@
+"""How much the fuzz and property tests (marker ``fuzz``) run.
+
+``make test`` runs them with the budgets written in the tests: a fixed number of Hypothesis examples
+(``examples(n)``) or of seeded rounds (``rounds(n)``), so a run is the same run on a loaded machine and
+on an idle one. ``make fuzz`` selects them by marker and runs them longer:
+
+* ``AGENTMSG_FUZZ_SCALE`` (there: 25) multiplies every example budget;
+* ``AGENTMSG_FUZZ_SECONDS`` (there: 300), when set, turns each seeded loop into a time box of that many
+  seconds (at least its ``make test`` rounds);
+* ``AGENTMSG_FUZZ_SEED`` (there: a fresh one each run; default 0) seeds the seeded loops. Hypothesis picks
+  a new random seed each run (``--hypothesis-seed=N`` replays one); a failure prints what reproduces it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+SCALE = max(1, int(os.environ.get("AGENTMSG_FUZZ_SCALE", "1") or "1"))
+SECONDS = float(os.environ["AGENTMSG_FUZZ_SECONDS"]) if os.environ.get("AGENTMSG_FUZZ_SECONDS") else None
+SEED = int(os.environ.get("AGENTMSG_FUZZ_SEED", "0") or "0")
+
+
+def examples(n: int) -> int:
+    """The example budget of a test: ``n`` in ``make test``, ``n * AGENTMSG_FUZZ_SCALE`` in ``make fuzz``."""
+    return n * SCALE
+
+
+def rounds(n: int, share: float = 1.0) -> Iterator[int]:
+    """The round numbers (0, 1, ...) of a seeded fuzz loop: ``examples(n)`` rounds; with
+    ``AGENTMSG_FUZZ_SECONDS`` set, as many as ``share`` of those seconds allow, and never fewer than ``n``."""
+    if SECONDS is None:
+        yield from range(examples(n))
+        return
+    deadline = time.monotonic() + SECONDS * share
+    k = 0
+    while k < n or time.monotonic() < deadline:
+        yield k
+        k += 1

@@ -1,0 +1,308 @@
+"""The mutators of every fuzz test: edits of parsed JSON, of event lists, of stream bodies and of bytes.
+
+Two drivers of the same edits: a seeded ``random.Random`` (the loops that ``make fuzz`` time-boxes and
+``AGENTMSG_FUZZ_SEED`` replays, tests/_support/budget.py) and Hypothesis (whose draws shrink to a small
+failing case). Every function returns a new value; what it is given is never changed.
+
+* JSON values: ``mutate_json`` (seeded) and ``mutated`` (Hypothesis) replace a value by one of another
+  JSON type or range, remove a key, add one (unknown, or a near miss of a declared one) or wrap a value in
+  hundreds of levels; ``edit`` is the one edit both make. ``json_paths`` lists where an edit can go.
+* JSON text: ``edited_json_text`` (Hypothesis) cuts it short, changes a byte, adds a lone surrogate escape,
+  an integer beyond 64 bits or a duplicate key.
+* Provider bodies: ``mutate_payloads`` mutates the JSON payloads of an SSE or JSON-lines body in place;
+  ``random_cuts`` cuts a body into chunks.
+* Agent event lists: ``garble_events`` drops, duplicates, replays, reorders and retypes events and removes
+  keys or gives them junk values.
+* Bytes: ``garble_bytes`` flips bytes, cuts them out, cuts the end, inserts line breaks, invalid UTF-8,
+  byte order marks or a copy of what came before; ``insert_bytes`` inserts given pieces, cuts and truncates.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+import agentmsg
+from tests._support.strategies import json_value, odd_timestamps, short
+
+# ---- JSON values ------------------------------------------------------------------------------------
+
+# Values of every JSON type, empty and nested ones, strings a parser might take for a keyword, numbers beyond
+# a double's exactness and beyond 64 bits.
+ODD_VALUES: list[Any] = [
+    None, 0, -1, 5, 1.5, 1e308, 2**70, -(2**70), True, False, "", "x", "null", "[DONE]", "é" * 3,
+    [], [None], [1, "a"], {}, {"type": None}, {"a": {"b": []}},
+]  # fmt: skip
+
+# Keys an edit may add: unknown ones and near misses of declared ones.
+NEW_KEYS = ["future", "Type", "mimeType", "min_pixels", "input_tokens"]
+
+
+def json_paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path in parsed JSON (the root's is ``()``), parents before children."""
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += json_paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += json_paths(v, (*prefix, i))
+    return out
+
+
+def _copy(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+def edit(value: Any, path: tuple[Any, ...], action: str, new: Any = None, *, key: Any = None, depth: int = 1) -> Any:
+    """``value`` (parsed JSON, changed in place) with one edit at ``path``: ``replace`` (by ``new``),
+    ``delete`` (the key or item), ``add`` (``key``: ``new`` beside the value, in a dict) or ``deepen`` (the
+    value wrapped in ``depth`` arrays). An edit at the root replaces the root; a path an earlier edit removed,
+    or an edit that does not apply there, changes nothing. Returns the (new) root."""
+    if not path:
+        return new if action == "replace" else value
+    parent = value
+    try:
+        for part in path[:-1]:
+            parent = parent[part]
+        last = path[-1]
+        if action == "replace":
+            parent[last] = new
+        elif action == "delete":
+            del parent[last]
+        elif action == "add" and isinstance(parent, dict):
+            parent[key] = new
+        elif action == "deepen":
+            inner = parent[last]
+            for _ in range(depth):
+                inner = [inner]
+            parent[last] = inner
+    except (KeyError, IndexError, TypeError):
+        pass  # an earlier edit removed or replaced this path
+    return value
+
+
+def mutate_json(
+    value: Any,
+    rng: random.Random,
+    *,
+    values: Sequence[Any] = ODD_VALUES,
+    edits: Sequence[int] = (1, 1, 2, 3),
+    delete: float = 0.15,
+) -> Any:
+    """A copy of ``value`` (parsed JSON) after ``rng.choice(edits)`` seeded edits, each at a random path below
+    the root: in a dict, the key removed with probability ``delete``; otherwise the value replaced by one of
+    ``values``."""
+    value = _copy(value)
+    paths = [p for p in json_paths(value) if p]
+    for _ in range(rng.choice(edits)):
+        if not paths:
+            break
+        path = rng.choice(paths)
+        node = value
+        try:
+            for key in path[:-1]:
+                node = node[key]
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier edit removed or replaced this path
+        if isinstance(node, dict) and rng.random() < delete:
+            edit(value, path, "delete")
+        else:
+            edit(value, path, "replace", _copy(rng.choice(values)))
+    return value
+
+
+REPLACEMENTS = st.one_of(
+    json_value,
+    st.sampled_from(
+        [None, "", "USER", "user", "text", "tool_result", "pending", "FINISHED", -1, 1.5, 2**64, -(2**63) - 1, [], {}]
+    ),
+    odd_timestamps,
+    st.just(2**70),
+)
+
+
+@st.composite
+def mutated(draw: Any, value: Any) -> Any:
+    """``value`` (parsed JSON) after a few random edits: a value replaced, a key removed or added (an unknown
+    key, or a near miss of a declared one), a container wrapped in hundreds of levels."""
+    value = _copy(value)
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(json_paths(value)))
+        action = draw(st.sampled_from(["replace", "delete", "add", "deepen", "replace"]))
+        if not path:
+            if action == "replace":
+                value = draw(REPLACEMENTS)
+            continue
+        parent = value
+        for part in path[:-1]:
+            parent = parent[part]
+        if action == "replace":
+            edit(value, path, "replace", draw(REPLACEMENTS))
+        elif action == "delete":
+            edit(value, path, "delete")
+        elif action == "add" and isinstance(parent, dict):
+            key = draw(st.sampled_from(NEW_KEYS) | short)
+            edit(value, path, "add", draw(REPLACEMENTS), key=key)
+        elif action == "deepen":
+            edit(value, path, "deepen", depth=draw(st.sampled_from([1, 100, 251, 252, 253, 260])))
+    return value
+
+
+# ---- JSON text -----------------------------------------------------------------------------------------
+
+TEXT_EDITS = st.sampled_from(["truncate", "byte", "surrogate", "bigint", "duplicate", "none", "none"])
+
+
+@st.composite
+def edited_json_text(draw: Any, text: str) -> str | bytes:
+    """JSON text after one edit (or none): cut short, a lone surrogate escape (or a pair) in its first string,
+    an integer beyond 64 bits for its first 0, a duplicate ``id`` key, or one byte changed (then bytes, which
+    may be no UTF-8)."""
+    how = draw(TEXT_EDITS)
+    if how == "truncate" and text:
+        return text[: draw(st.integers(0, len(text) - 1))]
+    if how == "surrogate":
+        at = text.find('"', 1)
+        if at > 0:
+            escape = draw(st.sampled_from(["\\ud800", "\\udfff", "\\ud83d", "\\ud83d\\ude00"]))
+            return text[: at + 1] + escape + text[at + 1 :]
+    elif how == "bigint":
+        return text.replace("0", "18446744073709551617", 1) if "0" in text else text
+    elif how == "duplicate" and text.startswith("{") and len(text) > 2:
+        return '{"id":"dup",' + text[1:]
+    elif how == "byte":
+        raw = bytearray(text.encode())
+        raw[draw(st.integers(0, len(raw) - 1))] = draw(st.integers(0, 255))
+        return bytes(raw)
+    return text
+
+
+# ---- provider bodies -------------------------------------------------------------------------------------
+
+
+def mutate_payloads(raw: bytes, sse: bool, rng: random.Random, *, values: Sequence[Any] = ODD_VALUES) -> bytes:
+    """A stream body (SSE, or JSON lines) with one or two of its JSON payloads mutated (``mutate_json``)."""
+    lines = raw.split(b"\n")
+    if sse:
+        candidates = [
+            i for i, ln in enumerate(lines) if ln.startswith(b"data:") and ln[5:].strip() not in (b"", b"[DONE]")
+        ]
+    else:
+        candidates = [i for i, ln in enumerate(lines) if ln.strip()]
+    for _ in range(rng.choice((1, 2))):
+        i = rng.choice(candidates)
+        payload = json.loads(lines[i][5:] if sse else lines[i])
+        lines[i] = (b"data: " if sse else b"") + json.dumps(mutate_json(payload, rng, values=values)).encode()
+    return b"\n".join(lines)
+
+
+def random_cuts(body: bytes, rng: random.Random, most: int = 8) -> list[bytes]:
+    """``body`` cut at 1 to ``most`` random points."""
+    points = sorted(rng.sample(range(1, len(body)), min(len(body) - 1, rng.randint(1, most))))
+    return [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+
+
+# ---- agent event lists -----------------------------------------------------------------------------------
+
+# Values an event's field may be garbled into: every JSON type, integers beyond 64 bits, the reducer's own
+# internal marker, non-ASCII text.
+JUNK: list[Any] = [
+    None,
+    5,
+    -1,
+    2**63,
+    2**64 + 1,
+    1.5,
+    True,
+    "",
+    "x",
+    "__fragment__",
+    [],
+    [1],
+    {},
+    {"a": 1},
+    "\u00e9\u2600",
+]
+_EVENT_SCHEMA = agentmsg.schema_documents()["agent-event.schema.json"]
+# Every event type of the schema, one AG-UI spelling and one unknown type.
+EVENT_TYPES = [t for t in _EVENT_SCHEMA["properties"]["type"]["enum"]] + ["RUN_STARTED", "bogus"]
+
+
+def garble_events(rng: random.Random, events: list[dict[str, Any]]) -> list[Any]:
+    """Up to six seeded edits of an event list: an event dropped, duplicated, a run replayed, two swapped, a
+    type changed (to another type, junk or unknown), a key removed, a key set to junk, an event replaced by
+    junk."""
+    out: list[Any] = [dict(e) for e in events]
+    for _ in range(rng.randint(0, 6)):
+        if not out:
+            break
+        at = rng.randrange(len(out))
+        op = rng.randrange(8)
+        if op == 0:
+            del out[at]
+        elif op == 1:
+            out.insert(at, out[rng.randrange(len(out))])
+        elif op == 2:
+            out[at:at] = out[max(0, at - rng.randint(1, 20)) : at]
+        elif op == 3 and at + 1 < len(out):
+            out[at], out[at + 1] = out[at + 1], out[at]
+        elif op == 4 and isinstance(out[at], dict):
+            out[at] = {**out[at], "type": rng.choice(EVENT_TYPES + JUNK[:6])}
+        elif op == 5 and isinstance(out[at], dict) and out[at]:
+            e = dict(out[at])
+            del e[rng.choice(list(e))]
+            out[at] = e
+        elif op == 6 and isinstance(out[at], dict) and out[at]:
+            e = dict(out[at])
+            e[rng.choice([*list(e), "source", "signature", "usage", "metadata", "state", "input"])] = rng.choice(JUNK)
+            out[at] = e
+        else:
+            out[at] = rng.choice(JUNK)
+    return out
+
+
+# ---- bytes ------------------------------------------------------------------------------------------------
+
+
+def garble_bytes(rng: random.Random, data: bytes) -> bytes:
+    """Up to four seeded edits of bytes: one changed, a line break, invalid UTF-8, a CR, blank lines or a BOM
+    inserted, up to 20 cut out, the end cut off, up to 200 before a point repeated there."""
+    buf = bytearray(data)
+    for _ in range(rng.randint(0, 4)):
+        if not buf:
+            break
+        at = rng.randrange(len(buf))
+        op = rng.randrange(6)
+        if op == 0:
+            buf[at] = rng.randrange(256)
+        elif op == 1:
+            buf[at:at] = b"\n"
+        elif op == 2:
+            buf[at:at] = rng.choice([b"\xff", b"\xed\xa0\x80", b"\xc3", b"\r", b"\n\n", b"   \n", b"\xef\xbb\xbf"])
+        elif op == 3:
+            del buf[at : at + rng.randint(1, 20)]
+        elif op == 4:
+            del buf[at:]
+        else:
+            buf[at:at] = buf[max(0, at - 200) : at]
+    return bytes(buf)
+
+
+def insert_bytes(rng: random.Random, data: bytes, inserts: Sequence[bytes]) -> bytes:
+    """One to four seeded edits of bytes: one of ``inserts`` put anywhere (80%), up to 20 bytes cut out (10%),
+    the end cut off (10%)."""
+    buf = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        at, r = rng.randrange(len(buf) + 1), rng.random()
+        if r < 0.8:
+            buf[at:at] = rng.choice(inserts)
+        elif r < 0.9:
+            del buf[at : at + rng.randint(1, 20)]
+        else:
+            del buf[at:]
+    return bytes(buf)

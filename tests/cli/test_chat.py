@@ -1,0 +1,111 @@
+"""``agentmsg chat`` against the replay server (``agentmsg.testing``), in process: what it prints, says and exits
+with; Ctrl-C keeps what arrived."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentmsg import (
+    reduce_events,
+)
+from agentmsg.cli import main as cli_main
+from agentmsg.clients import SPECS, OpenAIClient
+from agentmsg.providers import openai
+from agentmsg.testing import ReplayServer, Reply
+from tests._support.providers import FIX, run_cli
+
+
+def _chat(monkeypatch: pytest.MonkeyPatch, provider: str, route: str, fixture: str, prompt: str) -> tuple[int, str]:
+    """``agentmsg chat`` against the replay server playing a recorded stream."""
+    monkeypatch.setenv({"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[provider], "sk-test")
+    with ReplayServer() as server:
+        server.add(route, Reply(body=(FIX / fixture).read_bytes(), sse=True))
+        return run_cli("chat", "--provider", provider, "--base-url", server.url, prompt)
+
+
+def test_cli_chat_over_replay_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out = _chat(monkeypatch, "openai", "/chat/completions", "openai/stream_parallel_tool_calls.sse", "weather?")
+    assert code == 0
+    assert "[tool call] GetWeatherArgs" in out and "[usage] input 149 · output 60 · total 209 · " in out
+    assert isinstance(OpenAIClient, type)
+    # a reply whose provider gave no token counts says so, not "input None"
+    code, out = _chat(
+        monkeypatch, "anthropic", "/v1/messages", "anthropic/stream_docs_extended_thinking.sse", "27*453?"
+    )
+    assert code == 0 and "\n6. 10,800 + 1,350 + 81 = 12,231\n\n27 * 453 = 12,231\n" in out  # the answer apart
+    assert out.startswith("[thinking] Let me solve this step by step:")
+    usage = out.splitlines()[-1]
+    assert usage.startswith("[usage] no token counts from the provider · ") and usage.endswith(" s")
+
+
+def test_cli_chat_ctrl_c_keeps_what_arrived_and_exits_130() -> None:
+    """Ctrl-C during `agentmsg chat` (a stalled stream): what arrived stays printed, with a line that says it
+    was interrupted, exit 130, and no traceback; usage errors are one line, exit 2."""
+    import os
+    import select
+    import signal
+    import subprocess
+    import sys
+
+    body = (FIX / "openai" / "stream_text_include_usage.sse").read_bytes()
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply(body=body, sse=True, stall_after=600, stall=30.0))
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "PYTHONUNBUFFERED": "1"}
+        cmd = [sys.executable, "-m", "agentmsg", "chat", "--provider", "openai", "--base-url", server.url, "hi"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 120)  # the first text printed: the server now stalls
+        first = os.read(proc.stdout.fileno(), 1) if ready else b""
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        out = first + out
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err and err.decode().strip().endswith("agentmsg: interrupted")
+    assert out.decode().startswith("I")  # the text that arrived
+    for argv in (["--choice", "abc"], ["--timeout", "-1"]):
+        cmd = [sys.executable, "-m", "agentmsg", "chat", "--provider", "openai", *argv, "hi"]
+        done = subprocess.run(cmd, capture_output=True, env={**os.environ, "OPENAI_API_KEY": "k"}, timeout=60)
+        assert done.returncode == 2 and b"Traceback" not in done.stderr
+
+
+def test_cli_chat_says_the_parsers_problems_and_exits_3_for_cut_arguments(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``agentmsg chat`` ignored what the parser said: a reply whose tool call arguments the provider cut at
+    max_tokens (Anthropic's recorded one) exited 0 with nothing on stderr, and so did a stream with a payload
+    that could not be read. Now, as ``agentmsg parse``: the problem is said on stderr after the reply, exit 3
+    for cut arguments, 1 for a payload not read (its text still printed)."""
+    capsys.readouterr()
+    code, out = _chat(monkeypatch, "anthropic", "/v1/messages", "anthropic/stream_sdk_incomplete_partial_json.sse", "x")
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert "[tool call] " in out and "[usage] " in out
+    assert "[incomplete]" in err and err.startswith("agentmsg: ")
+    body = (FIX / "openai/stream_text_include_usage.sse").read_bytes()
+    cut = body.replace(b"data: ", b"data: {not json\n\ndata: ", 1)  # one payload no one can read, then the rest
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply(body=cut, sse=True))
+        code, out = run_cli("chat", "--provider", "openai", "--base-url", server.url, "hi")
+    err = capsys.readouterr().err
+    assert code == 1, err
+    text = reduce_events(openai.parse_stream(body))[0].text_content
+    assert text and text in out
+    assert err.count("\n") == 1 and err.startswith("agentmsg: ")
+
+
+@pytest.mark.parametrize("provider", sorted(SPECS))
+def test_chat_without_an_api_key_names_the_variable_to_set(
+    provider: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said 'pass api_key= or set ...' (a Python keyword a command line has not); --help said nothing of
+    the key."""
+    for spec in SPECS.values():
+        for name in spec.env:
+            monkeypatch.delenv(name, raising=False)
+    assert cli_main(["chat", "--provider", provider, "--base-url", "http://127.0.0.1:9", "hi"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"agentmsg: {provider}: no API key: set {' or '.join(SPECS[provider].env)}\n"
+    assert cli_main(["chat", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert all(f"{name}" in help_text for name in SPECS[provider].env)

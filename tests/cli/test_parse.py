@@ -1,0 +1,291 @@
+"""``agentmsg parse`` on provider replies, in process (``agentmsg.cli.main``): exit codes and what it says on
+stderr, choices, cut streams, SSE bodies without ``--stream``, reading incrementally."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import agentmsg
+from agentmsg import reduce_events
+from agentmsg.cli import main
+from agentmsg.providers import gemini, openai
+from tests._support.providers import CITE, FIX, chunk, cited_response, ev, run_cli, sse, tc
+from tests.conftest import ROOT
+
+
+def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Data the message has no place for is said in the events, but the reply was read whole: exit 0."""
+
+    body = b"".join(
+        [
+            ev("message_start", message={"id": "msg_4", "model": "claude", "usage": {"input_tokens": 1}}),
+            ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+            ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "blue"}),
+            ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": CITE}),
+            ev("content_block_stop", index=0),
+            ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 2}),
+            ev("message_stop"),
+        ]
+    )
+    path = tmp_path / "cited.sse"
+    path.write_bytes(body)
+    assert main(["parse", "--provider", "anthropic", "--stream", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert agentmsg.Msg.from_json(out).text_content == "blue"
+    assert (
+        err
+        == f"{path}: note: the citations of text block 0 are not kept (the message has no place for them) [not-kept]\n"
+    )
+    whole = tmp_path / "cited.json"
+    whole.write_bytes(orjson.dumps(cited_response("msg_5")))
+    assert main(["parse", "--provider", "anthropic", str(whole)]) == 0
+
+
+def test_cli_parse_says_why_it_exits_1_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 1 (a payload skipped, a cut stream, the provider's error) comes with one stderr line each saying
+    why; the message on stdout keeps everything received."""
+    head = [
+        ev("message_start", message={"id": "msg_6", "model": "claude", "usage": {"input_tokens": 1}}),
+        ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+        ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "Hi"}),
+    ]
+    path = tmp_path / "odd.sse"
+    path.write_bytes(b"".join([*head, b"data: {not json\n\n"]))
+    assert main(["parse", "--provider", "anthropic", "--stream", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert agentmsg.Msg.from_json(out).text_content == "Hi"
+    lines = err.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"{path}: a payload is not JSON") and lines[0].endswith("[json]")
+    assert lines[1] == f"{path}: error: the stream ended before the provider finished the reply [incomplete_stream]"
+    # the same lines beside --events; a choice other than the first is named
+    assert main(["parse", "--provider", "anthropic", "--stream", "--events", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines() == lines
+    chunk = {"id": "c", "object": "chat.completion.chunk", "model": "m"}
+    n2 = [
+        {**chunk, "choices": [{"index": 1, "delta": {"content": "x"}, "finish_reason": None}]},
+        {**chunk, "choices": [{"index": 0, "delta": {"content": "y"}, "finish_reason": "stop"}]},
+    ]
+    path.write_bytes(b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in n2))  # cut before [DONE]
+    assert main(["parse", "--provider", "openai", "--stream", "--choice", "all", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert [agentmsg.Msg.from_json(line).text_content for line in out.splitlines()] == ["y", "x"]
+    assert err.startswith(f"{path}: choice/1: error: ") and err.endswith("[incomplete_stream]\n")
+
+
+def test_cli_parse_exits_3_for_tool_arguments_the_provider_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A valid stream whose tool call arguments the provider cut at max_tokens (Anthropic's recorded one) exited 1,
+    as a broken input does, though every payload was read: the message keeps the raw text (argumentsError) and
+    the problem is said. Now exit 3 (documented), for every provider, streamed (with --events too) and whole;
+    the problem's value names the call (toolCallId). A broken input beside it still exits 1, and so does a cut
+    stream."""
+    fixture = FIX / "anthropic" / "stream_sdk_incomplete_partial_json.sse"
+    assert main(["parse", "--provider", "anthropic", "--stream", str(fixture)]) == 3
+    out, err = capsys.readouterr()
+    (call,) = agentmsg.Msg.from_json(out).blocks("tool_use")
+    assert call.metadata["argumentsError"] and call.content and call.content.startswith('{"filename"')
+    assert err.startswith(f"{fixture}: the reply ended (max_tokens) with tool call 'make_file'")
+    assert err.endswith("[incomplete]\n") and len(err.splitlines()) == 1
+    assert main(["parse", "--provider", "anthropic", "--stream", "--events", str(fixture)]) == 3
+    (said,) = [orjson.loads(x) for x in capsys.readouterr().out.splitlines() if b"agentmsg.problem" in x.encode()]
+    assert said["value"]["toolCallId"] == call.id
+    cut_args = '{"city": "Par'
+    whole_openai = {
+        "id": "c",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "tool_calls": [tc(0, "c1", "f", cut_args)]},
+                "finish_reason": "length",
+            }
+        ],
+    }
+    gem_cut = {"functionCall": {"name": "f", "willContinue": True}}
+    gem_more = {"functionCall": {"partialArgs": [{"jsonPath": "$.a", "stringValue": "x", "willContinue": True}]}}
+    gem_more["functionCall"]["willContinue"] = True
+    dashscope_msg = {"role": "assistant", "content": "", "tool_calls": [tc(0, "c1", "f", cut_args)]}
+    cases = {
+        ("openai", "--stream"): sse(
+            chunk({"tool_calls": [tc(0, "c1", "f", cut_args[:5])]}),
+            chunk({"tool_calls": [tc(0, None, None, cut_args[5:])]}),
+            chunk({}, "length"),
+        ),
+        ("openai", None): orjson.dumps(whole_openai),
+        ("openai", "not an object"): sse(chunk({"tool_calls": [tc(0, "c1", "f", "[1]")]}), chunk({}, "tool_calls")),
+        ("gemini", "--stream"): b"".join(
+            b"data: " + orjson.dumps({"candidates": [cand], "responseId": "g1"}) + b"\n\n"
+            for cand in (
+                {"content": {"role": "model", "parts": [gem_cut]}, "index": 0},
+                {"content": {"role": "model", "parts": [gem_more]}, "index": 0, "finishReason": "MAX_TOKENS"},
+            )
+        ),
+        ("dashscope", "--stream"): b"data:"
+        + orjson.dumps(
+            {"output": {"choices": [{"message": dashscope_msg, "finish_reason": "length"}]}, "request_id": "r1"}
+        )
+        + b"\n\n",
+    }
+    for (provider, flag), body in cases.items():
+        path = tmp_path / "reply"
+        path.write_bytes(body)
+        args = ["parse", "--provider", provider, *([flag] if flag == "--stream" else []), str(path)]
+        assert main(args) == 3, (provider, flag)
+        out, err = capsys.readouterr()
+        (call,) = agentmsg.Msg.from_json(out).blocks("tool_use")
+        assert call.metadata["argumentsError"], (provider, flag)
+        assert err.endswith("[type]\n" if flag == "not an object" else "[incomplete]\n"), (provider, flag, err)
+    # a broken input beside it: 1 (the input was not read whole); a stream cut inside the arguments: 1
+    path.write_bytes(cases[("openai", "--stream")].replace(b"data: {", b"data: {not json\n\ndata: {", 1))
+    assert main(["parse", "--provider", "openai", "--stream", str(path)]) == 1
+    assert "[json]" in capsys.readouterr().err
+    path.write_bytes(cases[("openai", "--stream")].rsplit(b"data: {", 1)[0])
+    assert main(["parse", "--provider", "openai", "--stream", str(path)]) == 1
+    assert capsys.readouterr().err.endswith("[incomplete_stream]\n")
+
+
+@pytest.mark.parametrize(
+    ("provider", "path", "stream"),
+    [
+        ("openai", "openai/stream_parallel_tool_calls.sse", True),
+        ("dashscope-compatible", "dashscope/compat_stream_tool_call.sse", True),
+        ("anthropic", "anthropic/stream_thinking_signature.sse", True),
+        ("gemini", "gemini/generate_content_function_call.json", False),
+        ("dashscope", "dashscope/native_stream_reasoning_tool_call_sdkprint.jsonl", True),
+        ("deepseek", "deepseek/chat_completion_reasoner.json", False),
+    ],
+)
+def test_cli_parse(provider: str, path: str, stream: bool) -> None:
+    args = ["parse", "--provider", provider, *(["--stream"] if stream else []), str(FIX / path)]
+    code, out = run_cli(*args)
+    assert code == 0
+    (line,) = out.splitlines()
+    msg = agentmsg.Msg.from_json(line)
+    assert msg.content
+    code, out = run_cli(*args, "--events")
+    assert code == 0
+    events = [orjson.loads(x) for x in out.splitlines()]
+    assert reduce_events(events)[0].to_dict()["content"] == msg.to_dict()["content"]
+
+
+def test_cli_parse_reads_an_sse_body_as_a_stream_without_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """A stream saved to a file and given without ``--stream`` is SSE all the same: read as a stream (it
+    failed as "not valid JSON" at its first byte); a JSON body without the flag is still a response."""
+    fixtures = ROOT / "tests" / "fixtures" / "providers"
+    for provider, name in (("openai", "openai/stream_parallel_tool_calls.sse"), ("gemini", "gemini/stream_text.sse")):
+        path = str(fixtures / name)
+        assert main(["parse", "--provider", provider, "--stream", path]) == 0
+        streamed = capsys.readouterr().out
+        assert main(["parse", "--provider", provider, path]) == 0
+        assert strip_time(capsys.readouterr().out) == strip_time(streamed)
+    assert main(["parse", "--provider", "openai", str(fixtures / "openai/chat_completion_text.json")]) == 0
+    assert agentmsg.Msg.from_json(capsys.readouterr().out).text_content
+
+
+def strip_time(line: str) -> dict[str, Any]:
+    d: dict[str, Any] = orjson.loads(line)
+    d.pop("timestamp")
+    if d.get("usage"):
+        d["usage"].pop("time", None)
+    return d
+
+
+def test_cli_parse_choices_and_cut_stream(tmp_path: Path) -> None:
+    code, out = run_cli(
+        "parse",
+        "--provider",
+        "openai",
+        "--stream",
+        "--choice",
+        "all",
+        str(FIX / "openai/stream_n3_multiple_choices.sse"),
+    )
+    assert code == 0 and len(out.splitlines()) == 3
+    cut = tmp_path / "cut.sse"
+    data = (FIX / "openai/stream_text_include_usage.sse").read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    code, out = run_cli("parse", "--provider", "openai", "--stream", str(cut))
+    assert code == 1 and agentmsg.Msg.from_json(out).generate_reason.value == "INTERRUPTED"
+    code, _ = run_cli("parse", "--provider", "openai", "--choice", "5", str(FIX / "openai/chat_completion_text.json"))
+    assert code == 2
+
+
+def test_parse_cli_reads_streams_incrementally_and_bounds_whole_bodies(tmp_path: Path) -> None:
+    """--stream feeds the parser chunk by chunk (a body far larger than one read is reduced whole); a
+    non-streamed body over --max-bytes is refused with rule max-bytes instead of being read on."""
+    import json as _json
+    import subprocess
+    import sys
+
+    text = "x" * 50
+    chunks = [
+        'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n'
+    ]
+    chunks += [
+        'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"'
+        + text
+        + '"},"finish_reason":null}]}\n\n'
+    ] * 4000
+    chunks.append(
+        'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    )
+    body = tmp_path / "stream.sse"
+    body.write_text("".join(chunks))
+    assert body.stat().st_size > 4 * 65536  # several reads
+    run = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "parse", "--provider", "openai", "--stream", str(body)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    (msg,) = [_json.loads(line) for line in run.stdout.splitlines()]
+    assert msg["content"] == [{"type": "text", "text": text * 4000}]
+    assert msg["metadata"]["agentmsg_finish_reason"] == "stop"
+    response = tmp_path / "response.json"
+    response.write_text(_json.dumps({"id": "x", "padding": "y" * 5000}))
+    run = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "parse", "--provider", "openai", "--max-bytes", "1000", str(response)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1 and "[max-bytes]" in run.stderr
+
+
+def test_cli_parse_another_providers_reply_is_said() -> None:
+    """A reply of another provider is not read as an empty one that ended well: a whole body is not this
+    provider's response (exit 2), an Anthropic stream without message_start is said (exit 1)."""
+    code, _ = run_cli("parse", "--provider", "anthropic", str(FIX / "openai" / "chat_completion_text.json"))
+    assert code == 2
+    code, _ = run_cli("parse", "--provider", "openai", str(FIX / "anthropic" / "message_text.json"))
+    assert code == 2
+    code, _ = run_cli("parse", "--provider", "anthropic", "--stream", str(FIX / "openai" / "stream_finish_length.sse"))
+    assert code == 1
+    with pytest.raises(agentmsg.ValidationError) as info:
+        gemini.parse_response(b'{"a": 1}')
+    assert info.value.problems[0].rule == "shape"
+
+
+def test_cli_parse_a_whole_response_saved_with_its_http_head(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A response saved with `curl -i` (its HTTP head before the body) is read without --stream too, whole
+    or SSE, the head said as left out (exit 0)."""
+    body = (FIX / "openai" / "chat_completion_text.json").read_bytes()
+    path = tmp_path / "curl_i.json"
+    path.write_bytes(b"HTTP/2 200\r\ncontent-type: application/json\r\n\r\n" + body)
+    assert main(["parse", "--provider", "openai", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert agentmsg.Msg.from_json(out).text_content == openai.parse_response(body).text_content
+    assert err == f"{path}: note: the body starts with an HTTP response head ('HTTP/2 200'): left out [not-kept]\n"
+    sse_path = tmp_path / "curl_i.sse"
+    stream = (FIX / "openai" / "stream_text_include_usage.sse").read_bytes()
+    sse_path.write_bytes(b"HTTP/1.1 200 OK\nContent-Type: text/event-stream\n\n" + stream)
+    assert main(["parse", "--provider", "openai", str(sse_path)]) == 0
+    assert agentmsg.Msg.from_json(capsys.readouterr().out).text_content

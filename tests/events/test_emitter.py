@@ -1,0 +1,142 @@
+"""The emitter is the reducer's inverse: reduce(emit(m)) == m for every valid assistant message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import agentmsg
+from agentmsg import (
+    AssistantMessage,
+    Msg,
+    UserMessage,
+    ValidationError,
+    emit_events,
+    encode_sse,
+    reduce_events,
+    reduce_stream,
+)
+from tests._support.budget import examples
+from tests._support.valid import assistant_messages
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(100), deadline=None)
+@given(assistant_messages(), st.none() | st.integers(1, 5))
+def test_reduce_emit_is_identity(m: Msg, chunk: int | None) -> None:
+    events = emit_events(m, chunk_size=chunk)
+    for event in events:
+        agentmsg.validate(event, "event")
+    (back,) = reduce_events(events)
+    assert back == m
+    assert isinstance(back, AssistantMessage)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(50), deadline=None)
+@given(assistant_messages())
+def test_reduce_emit_through_sse_bytes(m: Msg) -> None:
+    (back,) = reduce_stream(encode_sse(emit_events(m, chunk_size=3)).encode())
+    assert back == m
+
+
+def test_emitted_shape_follows_java() -> None:
+    m = AssistantMessage(["hi"], name="Friday", id="m1")
+    events = emit_events(m, id_factory=iter(f"e{i}" for i in range(100)).__next__, clock=lambda: "2025-01-01T00:00:00Z")
+    assert [e["type"] for e in events] == [
+        "AGENT_START",
+        "MODEL_CALL_START",
+        "TEXT_BLOCK_START",
+        "TEXT_BLOCK_DELTA",
+        "TEXT_BLOCK_END",
+        "MODEL_CALL_END",
+        "AGENT_RESULT",
+        "AGENT_END",
+    ]
+    assert events[0] == {
+        "type": "AGENT_START",
+        "id": "e0",
+        "createdAt": "2025-01-01T00:00:00Z",
+        "replyId": "m1",
+        "name": "Friday",
+        "role": "assistant",
+    }
+    assert events[3]["blockId"] == "text" and events[3]["delta"] == "hi"
+
+
+def test_two_calls_with_one_id_go_to_two_model_calls() -> None:
+    """Within one model call a repeated toolCallId continues its call (Java's lifecycle), so the emitter
+    puts a second call with the same id into a new model call, and the round trip keeps both."""
+    call = {
+        "type": "tool_use",
+        "id": "c",
+        "name": "f",
+        "input": {},
+        "content": "{}",
+        "metadata": {},
+        "state": "pending",
+    }
+    m = Msg.from_dict({"id": "m1", "role": "ASSISTANT", "content": [call, {**call, "name": "g"}], "metadata": {}})
+    events = emit_events(m)
+    assert [(e["type"], e.get("replyId")) for e in events if e["type"].startswith("MODEL_CALL")] == [
+        ("MODEL_CALL_START", "m1"),
+        ("MODEL_CALL_END", "m1"),
+        ("MODEL_CALL_START", "m1-1"),
+        ("MODEL_CALL_END", "m1-1"),
+    ]
+    assert reduce_events(events) == [m]
+
+
+def test_only_assistant_messages_have_an_event_stream() -> None:
+    """reduce_events(emit_events(UserMessage("hi"))) used to come back as an ASSISTANT message."""
+    import pytest
+
+    from agentmsg import SystemMessage, ValidationError
+
+    for msg in (UserMessage("hi"), SystemMessage("be brief")):
+        with pytest.raises(ValidationError) as info:
+            emit_events(msg)
+        ((pointer, rule),) = [(p.pointer, p.rule) for p in info.value.problems]
+        assert (pointer, rule) == ("/role", "role") and "ASSISTANT" in str(info.value)
+
+
+def test_every_block_type_has_an_emitter() -> None:
+    from agentmsg.events.emitter import EMITTERS
+
+    block_types = agentmsg.schema_documents()["content-block.schema.json"]["properties"]["type"]["enum"]
+    assert set(EMITTERS) == set(block_types)
+
+
+def test_emitted_events_type_check_as_typed_dicts() -> None:
+    """The TypedDicts are generated from the schema: every key they declare is in it, and back."""
+    from typing import get_type_hints
+
+    from agentmsg.events import types
+
+    schema = agentmsg.schema_documents()["agent-event.schema.json"]["$defs"]
+    for name, node in schema.items():
+        if name.endswith("Event"):
+            hints = get_type_hints(getattr(types, f"{name}Dict"))
+            assert set(hints) == set(node["properties"]), name
+    events = emit_events(AssistantMessage(["hi"], id="m"))
+    assert all(isinstance(e, dict) for e in events)
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda: emit_events([AssistantMessage("hi")]), "got list: one message at a time"),  # AttributeError
+        (lambda: emit_events({"role": "ASSISTANT", "content": []}), "got dict: Msg.from_dict reads one"),
+        (lambda: encode_sse(AssistantMessage("hi")), "got AssistantMessage: a message's events are emit_events"),
+        (lambda: encode_sse(emit_events(AssistantMessage("hi"))[0]), "got dict: one event: encode_sse_event"),
+    ],
+)
+def test_emitting_the_wrong_thing_says_what_to_call(call: Any, says: str) -> None:
+    """Bare AttributeError / TypeError before (and a dict given to encode_sse: one problem per key)."""
+    with pytest.raises(ValidationError) as info:
+        call()
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == ("", "type") and says in problem.message

@@ -1,0 +1,184 @@
+"""The reducer's event loop in C (``agentmsg._speedups.fold_events``, used by ``Reducer.feed_many`` and
+``reduce_events``) against the pure-Python loop it replaces: the same messages, problems, event count
+and duplicate window for random event streams (plain deltas for open and closed blocks, duplicates,
+ids that are not strings, forwarded events, signature deltas, non-dict items, window rotation, the
+fragment compaction every ``JOIN_EVERY`` deltas) and for an iterator that fails midway."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentmsg import Reducer
+from agentmsg._native import speedups
+from agentmsg.events import _handlers as handlers_module
+from agentmsg.events._state import JOIN_EVERY
+from tests._support.budget import examples
+
+pytestmark = pytest.mark.differential
+
+FOLD = speedups.fold_events if speedups is not None else None
+
+pytestmark = pytest.mark.skipif(
+    speedups is None, reason="the C speed-ups are not built here (no compiler, or AGENTMSG_PURE_PYTHON)"
+)
+
+KINDS = ["TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA"]
+
+
+def _event(draw: Any, n: int) -> Any:
+    shape = draw(st.integers(0, 19))
+    ident: Any = draw(st.sampled_from([f"e{n}", f"e{n}", f"e{n}", "dup", f"e{n // 3}", 7, None]))
+    if shape == 0:
+        return {"type": "AGENT_START", "id": ident, "replyId": draw(st.sampled_from(["r1", "r2"]))}
+    if shape == 1:
+        return {"type": "AGENT_END", "id": ident, "replyId": "r1"}
+    if shape == 2:
+        kind = draw(st.sampled_from(["TEXT_BLOCK_START", "THINKING_BLOCK_START"]))
+        return {"type": kind, "id": ident, "replyId": "r1", "blockId": draw(st.sampled_from(["b1", "b2", "b3"]))}
+    if shape == 3:
+        kind = draw(st.sampled_from(["TEXT_BLOCK_END", "THINKING_BLOCK_END"]))
+        return {"type": kind, "id": ident, "replyId": "r1", "blockId": draw(st.sampled_from(["b1", "b2", "b3"]))}
+    if shape == 4:
+        return {"type": "TOOL_CALL_START", "id": ident, "replyId": "r1", "toolCallId": "c1", "toolCallName": "f"}
+    if shape == 5:
+        return {"type": "TOOL_CALL_END", "id": ident, "replyId": "r1", "toolCallId": "c1", "toolCallName": "f"}
+    if shape == 6:  # a signature delta: never the plain path
+        return {"type": "THINKING_BLOCK_DELTA", "id": ident, "blockId": "b2", "delta": "", "signature": "sig"}
+    if shape == 7:
+        return {"type": "TEXT_BLOCK_DELTA", "id": ident, "blockId": "b1", "delta": "x", "source": "sub"}
+    if shape == 8:
+        return draw(st.sampled_from(["not an event", 3, ["a"], None]))
+    if shape == 9:  # odd values in the fields the plain path reads
+        return {
+            "type": draw(st.sampled_from([*KINDS, 5, None])),
+            "id": ident,
+            "blockId": draw(st.sampled_from(["b1", 1, None])),
+            "toolCallId": draw(st.sampled_from(["c1", 2])),
+            "delta": draw(st.sampled_from(["y", 3, None])),
+        }
+    kind = draw(st.sampled_from(KINDS))
+    key = "toolCallId" if kind == "TOOL_CALL_DELTA" else "blockId"
+    value = draw(st.sampled_from(["c1", "c2"] if key == "toolCallId" else ["b1", "b2", "b3"]))
+    return {"type": kind, "id": ident, "replyId": "r1", key: value, "delta": draw(st.sampled_from(["a", "é", "", "{"]))}
+
+
+@st.composite
+def streams(draw: Any) -> list[Any]:
+    return [_event(draw, n) for n in range(draw(st.integers(0, 60)))]
+
+
+def _run(events: list[Any], window: int | None, *, native: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
+    r = Reducer(dedupe_window=window)
+    r.feed_many(iter([dict(e) if isinstance(e, dict) else e for e in events]))
+    mid = (r.count, sorted(r._st.window.current), sorted(r._st.window.previous))
+    msgs = [m.to_dict() for m in r.finish()]
+    return msgs, [(p.pointer, p.rule, p.message) for p in r.problems], mid
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=streams(), window=st.sampled_from([1, 2, 3, 5, None, 4096]))
+def test_c_loop_reduces_as_the_python_loop(
+    events: list[Any], window: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _run(events, window, native=True, monkeypatch=monkeypatch) == _run(
+        events, window, native=False, monkeypatch=monkeypatch
+    )
+
+
+def test_fragments_are_compacted_and_joined_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    n = JOIN_EVERY * 2 + 7
+    events = [
+        {"type": "AGENT_START", "id": "s", "replyId": "r"},
+        {"type": "TEXT_BLOCK_START", "id": "t", "replyId": "r", "blockId": "b"},
+        *(
+            {"type": "TEXT_BLOCK_DELTA", "id": f"d{i}", "replyId": "r", "blockId": "b", "delta": f"{i},"}
+            for i in range(n)
+        ),
+        {"type": "TEXT_BLOCK_END", "id": "u", "replyId": "r", "blockId": "b"},
+        {"type": "AGENT_END", "id": "v", "replyId": "r"},
+    ]
+    results = [_run(events, 100, native=native, monkeypatch=monkeypatch) for native in (True, False)]
+    assert results[0] == results[1]
+    assert results[0][0][0]["content"][0]["text"] == "".join(f"{i}," for i in range(n))
+    for native in (True, False):  # memory: fragments are joined every JOIN_EVERY, as the Python loop does
+        monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
+        r = Reducer()
+        r.feed_many(events[:-2])
+        text = r._st.reply.texts["b"]  # type: ignore[union-attr]
+        assert (len(text.chunks), len(text.parts)) == (2, 7)
+
+
+def test_an_iterator_that_fails_midway_keeps_what_it_gave(monkeypatch: pytest.MonkeyPatch) -> None:
+    def events() -> Iterator[dict[str, Any]]:
+        yield {"type": "AGENT_START", "id": "s", "replyId": "r"}
+        yield {"type": "TEXT_BLOCK_START", "id": "t", "replyId": "r", "blockId": "b"}
+        yield {"type": "TEXT_BLOCK_DELTA", "id": "d", "replyId": "r", "blockId": "b", "delta": "kept"}
+        raise OSError("the connection broke")
+
+    for native in (True, False):
+        monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
+        r = Reducer()
+        with pytest.raises(OSError, match="broke"):
+            r.feed_many(events())
+        assert r.count == 3
+        assert r.snapshot() is not None and r.snapshot().text_content == "kept"  # type: ignore[union-attr]
+        assert r.finish()[0].text_content == "kept"
+
+
+def test_bad_arguments_raise_type_errors() -> None:
+    assert speedups is not None
+    r = Reducer()
+    with pytest.raises(TypeError):
+        speedups.fold_events(iter([]), r._st, "not a count")
+    with pytest.raises(TypeError):
+        speedups.fold_events(iter([]))
+
+
+def test_an_iterator_that_uses_the_reducer_sees_it_as_the_python_loop_leaves_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The iterator is Python code: it may report a problem about the event it is about to give (pointing at
+    the reducer's count), feed the reducer itself, or finish it. Both loops give the same result."""
+    base = [
+        {"type": "AGENT_START", "id": "s", "replyId": "r"},
+        {"type": "TEXT_BLOCK_START", "id": "t", "replyId": "r", "blockId": "b"},
+        *(
+            {"type": "TEXT_BLOCK_DELTA", "id": f"d{i}", "replyId": "r", "blockId": "b", "delta": f"{i}"}
+            for i in range(6)
+        ),
+        {"type": "TEXT_BLOCK_END", "id": "u", "replyId": "r", "blockId": "b"},
+        {"type": "AGENT_END", "id": "v", "replyId": "r"},
+    ]
+
+    def run(native: bool, action: str) -> Any:
+        monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
+        r = Reducer()
+
+        def events() -> Iterator[dict[str, Any]]:
+            for n, e in enumerate(base):
+                if n == 4:
+                    if action == "report":
+                        r.report("the transport replaced a bad byte", rule="utf-8")
+                    elif action == "feed":
+                        r.feed({"type": "TEXT_BLOCK_DELTA", "id": "x", "replyId": "r", "blockId": "b", "delta": "X"})
+                    elif action == "finish":
+                        r.finish()
+                yield dict(e)
+            if action == "unreadable at the end":  # the transport's last word, after the last event
+                r.feed_unreadable("the stream ended inside an event")
+
+        r.feed_many(events())
+        return [m.to_dict() for m in r.finish()], [(p.pointer, p.rule) for p in r.problems], r.count
+
+    for action in ("report", "feed", "finish", "unreadable at the end"):
+        assert run(True, action) == run(False, action), action
+    assert run(True, "report")[1] == [("/4", "utf-8")]
+    assert run(True, "feed")[0][0]["content"][0]["text"] == "01X2345"
+    assert run(True, "unreadable at the end")[1:] == ([("/10", "json")], 11)

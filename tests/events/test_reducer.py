@@ -1,0 +1,908 @@
+"""The event reducer against the language-neutral vectors in tests/conformance/reducer/."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+import pytest
+
+import agentmsg
+from agentmsg import (
+    AssistantMessage,
+    Reducer,
+    SizeLimitError,
+    ValidationError,
+    emit_events,
+    reduce_events,
+    reduce_stream,
+)
+from agentmsg.events import stream as stream_mod
+from tests._support.events import (
+    CASES,
+    PROPOSED,
+    TS,
+    _jsonable,
+    _validator,
+    base_streams,
+    by_stream,
+    comparable,
+    ev,
+    events_of,
+    jsonl,
+    load,
+    problems_of,
+    reference_lines,
+    rules,
+    seeded,
+    writable,
+)
+from tests._support.mutators import garble_events
+
+
+def matches(actual: Any, expected: Any) -> bool:
+    """Equality where the expected string "*" matches any string (implementation-defined texts)."""
+    if expected == "*":
+        return isinstance(actual, str)
+    if isinstance(expected, dict):
+        return (
+            isinstance(actual, dict)
+            and actual.keys() == expected.keys()
+            and all(matches(actual[k], v) for k, v in expected.items())
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(matches(a, b) for a, b in zip(actual, expected, strict=True))
+        )
+    return bool(actual == expected) and (
+        type(actual) is type(expected) or {type(actual), type(expected)} <= {int, float}
+    )
+
+
+def test_there_are_vectors_for_every_case_the_issue_names() -> None:
+    assert {
+        "java-case5",
+        "java-case5-duplicate-type-jsonl",
+        "interleaved-parallel-tool-calls",
+        "multi-iteration-reply",
+        "invalid-tool-arguments",
+        "tool-result-text-and-data",
+        "duplicate-events-ignored",
+        "interrupted-stream",
+        "several-replies",
+        "require-user-confirm",
+        "bad-input-tolerant",
+        "missing-reply-id",
+        "thinking-signature-delta",
+        "java-interleaved-tool-calls",  # Java 2.x's tool-call block lifecycle (docs/events.md rule 3)
+        "delta-of-another-kind",
+    } <= set(CASES)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_vector_tolerant(name: str) -> None:
+    case = load(name)
+    reducer = Reducer()
+    reducer.feed_many(events_of(case))
+    messages = reducer.finish()
+    got = [orjson.loads(m.to_json_bytes()) for m in messages]
+    assert len(got) == len(case["expected"])
+    for actual, expected in zip(got, case["expected"], strict=True):
+        assert matches(actual, expected), f"\n got      {json.dumps(actual)}\n expected {json.dumps(expected)}"
+        assert agentmsg.is_valid(actual)
+    assert [{"pointer": p.pointer, "rule": p.rule} for p in reducer.problems] == case["problems"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_vector_events_are_schema_valid_or_named_bad(name: str) -> None:
+    case = load(name)
+    strict = case.get("strict")
+    if strict is None:
+        for event in events_of(case):
+            agentmsg.validate(event, "event")
+        strict_out = [m.to_dict() for m in reduce_events(events_of(case), strict=True)]
+        assert strict_out == [m.to_dict() for m in reduce_events(events_of(case))]
+        return
+    reducer = Reducer(strict=True)
+    with pytest.raises(agentmsg.ValidationError) as info:
+        reducer.feed_many(events_of(case))
+    assert any(p.pointer == strict["pointer"] and p.rule == strict["rule"] for p in info.value.problems), [
+        str(p) for p in info.value.problems
+    ]
+    # Nothing received before the error is lost: the messages are those of the events before it.
+    partial = reducer.finish()
+    before = events_of(case)[: int(strict["pointer"].split("/")[1])]
+    assert all(isinstance(m, AssistantMessage) for m in partial)
+    assert [m.to_dict() for m in partial] == [m.to_dict() for m in reduce_events(before)]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_vector_through_bytes_jsonl_and_sse(name: str) -> None:
+    case = load(name)
+    if "events" in case and not writable(case["events"]):
+        # Events as objects with lone surrogates: JSON text cannot carry them (orjson will not write them, and
+        # a lone surrogate escape is not valid JSON: such a line is skipped, rule json).
+        r = Reducer()
+        reduce_stream("".join(json.dumps(e) + "\n" for e in case["events"]).encode(), reducer=r)
+        assert "json" in {p.rule for p in r.problems}
+        return
+    jsonl = case.get("jsonl") or "".join(orjson.dumps(e).decode() + "\n" for e in case["events"])
+    expected = [m.to_dict() for m in reduce_events(events_of(case))]
+    via_jsonl = [m.to_dict() for m in reduce_stream(jsonl.encode())]
+    via_sse = [m.to_dict() for m in reduce_stream(agentmsg.encode_sse(events_of(case)).encode())]
+    # Byte for byte, ids included: the reducer mints no random ids (docs/events.md rule 8).
+    assert via_jsonl == expected and via_sse == expected
+
+
+def test_javascript_problems_differ_only_by_precision() -> None:
+    """problems_javascript (what a JS runtime reports where its numbers cannot hold a value) is the shared
+    problems plus `precision` entries at usage counts, nothing else."""
+    seen = 0
+    for name in CASES:
+        case = load(name)
+        if "problems_javascript" not in case:
+            continue
+        seen += 1
+        js = case["problems_javascript"]
+        assert [p for p in js if p["rule"] != "precision"] == case["problems"], name
+        assert all("/usage/" in p["pointer"] for p in js if p["rule"] == "precision"), name
+    assert seen
+
+
+def test_snapshot_is_consistent_at_every_step() -> None:
+    events = events_of(load("multi-iteration-reply"))
+    reducer = Reducer()
+    texts = []
+    for event in events[:-1]:
+        reducer.feed(event)
+        snap = reducer.snapshot()
+        assert snap is not None and agentmsg.is_valid(snap.to_dict())
+        texts.append(snap.text_content)
+    assert texts[6] == "Checking." and texts[-1] == "Checking.\nIt is sunny."
+    # Taking snapshots does not disturb the result.
+    reducer.feed(events[-1])
+    assert reducer.snapshot() is None
+    assert reducer.finish()[0].to_dict() == reduce_events(events)[0].to_dict()
+
+
+def test_tool_arguments_are_parsed_only_at_the_end() -> None:
+    reducer = Reducer()
+    for event in [
+        {"type": "AGENT_START", "id": "1", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r"},
+        {
+            "type": "TOOL_CALL_START",
+            "id": "2",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "m",
+            "toolCallId": "c",
+            "toolCallName": "f",
+        },
+        {
+            "type": "TOOL_CALL_DELTA",
+            "id": "3",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "m",
+            "toolCallId": "c",
+            "delta": '{"a": ',
+        },
+    ]:
+        reducer.feed(event)
+    snap = reducer.snapshot()
+    assert snap is not None
+    call = snap.content[0]
+    assert call.content == '{"a": ' and call.input == {} and "argumentsError" not in call.metadata
+
+
+def test_generated_event_objects_are_accepted() -> None:
+    from agentmsg_models.agent_event import AgentStartEvent, TextBlockDeltaEvent, TextBlockStartEvent
+
+    out = reduce_events(
+        [
+            AgentStartEvent(id="1", created_at="2025-01-01T00:00:00Z", reply_id="r"),
+            TextBlockStartEvent(id="2", created_at="2025-01-01T00:00:00Z", reply_id="r", block_id="text"),
+            TextBlockDeltaEvent(id="3", created_at="2025-01-01T00:00:00Z", reply_id="r", block_id="text", delta="x"),
+        ]
+    )
+    assert out[0].text_content == "x"
+
+
+def test_unknown_type_strict_names_the_rule() -> None:
+    with pytest.raises(agentmsg.ValidationError) as info:
+        reduce_events([{"type": "RUN_STARTED", "id": "1", "createdAt": "2025-01-01T00:00:00Z"}], strict=True)
+    assert info.value.problems[0].pointer == "/0/type" and info.value.problems[0].rule == "enum"
+
+
+def test_bad_jsonl_line_is_reported_and_the_rest_kept() -> None:
+    good = [
+        {"type": "AGENT_START", "id": "1", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r"},
+        {"type": "TEXT_BLOCK_START", "id": "2", "createdAt": "2025-01-01T00:00:00Z", "replyId": "r", "blockId": "text"},
+        {
+            "type": "TEXT_BLOCK_DELTA",
+            "id": "3",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "blockId": "text",
+            "delta": "kept",
+        },
+    ]
+    data = (
+        b"\n".join(orjson.dumps(e) for e in good[:2])
+        + b"\n{not json\n"
+        + orjson.dumps(good[2])
+        + b'\n{"type":"TEXT_BLOCK_DELTA","id":"4","delta":'
+    )
+    reducer = Reducer()
+    messages = reduce_stream(data, reducer=reducer)
+    assert messages[0].text_content == "kept"
+    assert messages[0].generate_reason.value == "INTERRUPTED"
+    assert [p.rule for p in reducer.problems] == ["json", "json"]
+    assert "line 3" in reducer.problems[0].message
+
+
+def test_tolerant_reducer_survives_odd_ids_and_names() -> None:
+    """Found by a differential run against the TypeScript reducer: nothing here may raise, and every
+    value left out is reported."""
+    events = [
+        {"type": "AGENT_START", "id": {"x": 1}, "createdAt": "2025-01-01T00:00:00Z", "replyId": True, "name": {"a": 1}},
+        {
+            "type": "TEXT_BLOCK_START",
+            "id": ["a"],
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "blockId": "text",
+        },
+        {
+            "type": "TEXT_BLOCK_DELTA",
+            "id": "3",
+            "createdAt": "2025-01-01T00:00:00Z",
+            "replyId": "r",
+            "blockId": "text",
+            "delta": "ok",
+        },
+    ]
+    for feed_many in (True, False):
+        reducer = Reducer()
+        if feed_many:
+            reducer.feed_many(events)
+        else:
+            for e in events:
+                reducer.feed(e)
+        (msg,) = reducer.finish()
+        assert msg.text_content == "ok" and msg.name is None and msg.id
+        # Nothing is dropped silently: the ill-typed name and replyId are reported (and ignored) too.
+        assert [(p.pointer, p.rule) for p in reducer.problems] == [
+            ("/0/id", "type"),
+            ("/0/name", "type"),
+            ("/0/replyId", "type"),
+            ("/1/id", "type"),
+        ]
+
+
+def test_reducer_handles_exactly_the_schema_event_types() -> None:
+    from agentmsg.events._handlers import HANDLERS
+
+    schema_types = agentmsg.schema_documents()["agent-event.schema.json"]["properties"]["type"]["enum"]
+    assert set(HANDLERS) == set(schema_types), "a new event type in the schema needs a reducer rule (and a vector)"
+
+
+def test_an_unhashable_event_type_is_reported_not_raised() -> None:
+    """Found by the differential run against the TypeScript reducer (tests/test_client_differential.py)."""
+    reducer = Reducer()
+    reducer.feed_many([{"type": ["TEXT_BLOCK_DELTA"], "id": "a"}, {"type": {"x": 1}, "id": "b"}])
+    assert [(p.pointer, p.rule) for p in reducer.problems] == [("/0/type", "enum"), ("/1/type", "enum")]
+
+
+@pytest.mark.parametrize("path", sorted(PROPOSED.glob("*.json")) or [None], ids=lambda p: p.stem if p else "none")
+def test_proposed_vectors(path: Any) -> None:
+    """Vectors for rules the TypeScript reducer does not have yet (proposed/README.md): Python runs them,
+    through feed_many and through JSONL bytes. The README lists the pending ones ("Pending: none." when
+    every vector has moved up into the shared set)."""
+    readme = (PROPOSED / "README.md").read_text(encoding="utf-8")
+    if path is None:
+        assert "Pending: none." in readme
+        return
+    assert f"`{path.stem}`" in readme and "Pending: none." not in readme
+    case = json.loads(path.read_text(encoding="utf-8"))
+    r = Reducer()
+    r.feed_many(case["events"])
+    got = [orjson.loads(m.to_json_bytes()) for m in r.finish()]
+    assert len(got) == len(case["expected"]) and all(matches(a, e) for a, e in zip(got, case["expected"], strict=True))
+    assert [{"pointer": p.pointer, "rule": p.rule} for p in r.problems] == case["problems"]
+    r2 = Reducer()
+    again = reduce_stream(b"".join(orjson.dumps(e) + b"\n" for e in case["events"]), reducer=r2)
+    assert [orjson.loads(m.to_json_bytes()) for m in again] == got and r2.problems == r.problems
+
+
+def _e(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+    return {"type": kind, "id": f"e{i}", "createdAt": "2025-01-01T00:00:00Z", **keys}
+
+
+def test_reply_end_values_of_the_wrong_kind_are_reported_not_taken() -> None:
+    """Round-2 rule 3: only strings (objects for agentmsg_errors) reach the metadata; the rest is reported."""
+    reducer = Reducer()
+    reducer.feed_many(
+        [
+            _e(0, "AGENT_START", replyId="r"),
+            _e(1, "MODEL_CALL_START", replyId="m", modelName=5),
+            _e(2, "CUSTOM", name="agentmsg.error", value="cut"),
+            _e(3, "CUSTOM", name="agentmsg.error", value={"message": "kept"}),
+            _e(4, "REQUEST_STOP", reason=["x"]),
+            _e(5, "MODEL_CALL_END", replyId="m", metadata={"finishReason": None, "model": "m-1"}),
+            _e(6, "AGENT_END", replyId="r"),
+        ]
+    )
+    (msg,) = reducer.finish()
+    assert msg.metadata == {
+        "agentmsg_model": "m-1",
+        "agentmsg_errors": [{"message": "kept"}],
+        "agentscope_generate_reason": "MIDDLEWARE_STOP_REQUESTED",
+    }
+    assert [(p.pointer, p.rule) for p in reducer.problems] == [
+        ("/1/modelName", "type"),
+        ("/2/value", "type"),
+        ("/4/reason", "type"),
+    ]
+
+
+def test_reply_end_metadata_keys_are_declared_by_the_schema() -> None:
+    """A value of the wrong kind under a declared key (here from AGENT_RESULT) is left out by the salvage."""
+    reducer = Reducer()
+    meta = {"agentmsg_finish_reason": 5, "agentmsg_errors": ["x"], "ok": 1}
+    reducer.feed_many(
+        [
+            _e(0, "AGENT_START"),
+            _e(1, "AGENT_RESULT", result={"id": "", "role": "ASSISTANT", "content": [], "metadata": meta}),
+            _e(2, "AGENT_END"),
+        ]
+    )
+    (msg,) = reducer.finish()
+    assert msg.id == "msg-e0"
+    assert msg.metadata == {
+        "ok": 1,
+        "agentmsg_reduce_errors": ["/metadata/agentmsg_errors/0 [type]", "/metadata/agentmsg_finish_reason [type]"],
+    }
+    salvage = [(p.pointer, p.rule) for p in reducer.problems if p.pointer == "/0"]
+    assert salvage == [("/0", "type"), ("/0", "type")]
+
+
+def test_the_fallback_id_is_the_same_in_snapshots_and_in_the_message() -> None:
+    reducer = Reducer()
+    reducer.feed(_e(0, "TEXT_BLOCK_START", blockId="t"))
+    reducer.feed(_e(1, "TEXT_BLOCK_DELTA", blockId="t", delta="x"))
+    snap = reducer.snapshot()
+    assert snap is not None and snap.id == "msg-e0"
+    assert [m.id for m in reducer.finish()] == ["msg-e0"]
+    assert [m.id for m in reduce_stream(b'{"type": "TEXT_BLOCK_START", "blockId": "t"}\n')] == ["msg-0"]
+
+
+def test_arguments_too_deep_to_write_are_not_valid_json() -> None:
+    deep = "[" * 300 + "]" * 300
+    (msg,) = reduce_events(
+        [
+            _e(0, "AGENT_START", replyId="r"),
+            _e(1, "TOOL_CALL_START", replyId="m", toolCallId="c", toolCallName="f"),
+            _e(2, "TOOL_CALL_DELTA", replyId="m", toolCallId="c", delta='{"a": ' + deep + "}"),
+            _e(3, "TOOL_CALL_END", replyId="m", toolCallId="c"),
+        ]
+    )
+    call = msg.content[0]
+    assert call.input == {} and call.metadata == {"argumentsError": "arguments are not valid JSON"}
+    assert msg.to_json()  # the message can be written
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_trusted_feeding_changes_nothing_for_valid_events(name: str) -> None:
+    """Reducer.feed_many(trusted=True) (producers whose events are valid by construction) skips the per-event
+    schema check and builds messages through the codec's fast path: for valid events, the same messages
+    byte for byte and the same problems; for events that break the promise it still never raises."""
+    case = load(name)
+    general, trusted = Reducer(), Reducer()
+    general.feed_many(events_of(case))
+    trusted.feed_many(events_of(case), trusted=True)
+    got = [m.to_json_bytes() for m in trusted.finish()]
+    assert all(agentmsg.is_valid(orjson.loads(m)) for m in got)
+    if "strict" not in case:
+        assert got == [m.to_json_bytes() for m in general.finish()]
+        assert trusted.problems == general.problems
+
+
+@pytest.mark.parametrize(
+    ("created_at", "timestamp"),
+    [
+        ("2026-11-22T10:34:38.5Z", "2026-11-22 10:34:38.500"),
+        ("2026-11-22t10:34:38.123456789z", "2026-11-22 10:34:38.123"),
+        ("2026-11-22T10:34:38,5Z", None),
+        ("2026-11-22T10:34:38.Z", None),
+        ("2026-11-22T10:34:38.1234567890Z", None),
+        ("2026-11-22T10:34:38.abcZ", None),
+        ("2026-11-22T10:34:38.5 Z", None),
+        ("2026-11-22T10:34:38.\u0661Z", None),  # an Arabic-Indic digit: a digit to Python's re, not to RFC 3339
+    ],
+)
+def test_only_an_rfc3339_instant_in_utc_gives_the_timestamp(created_at: str, timestamp: str | None) -> None:
+    """The message's timestamp comes from AGENT_START createdAt only when it is an RFC 3339 instant in UTC
+    (ASCII digits), in Python as in TypeScript (sdk/typescript/test/reducer.test.mjs has the same cases)."""
+    at = "2026-11-22T10:34:38Z"
+    (msg,) = reduce_events(
+        [
+            {"type": "AGENT_START", "id": "1", "createdAt": created_at, "replyId": "m"},
+            {"type": "AGENT_END", "id": "2", "createdAt": at, "replyId": "m"},
+        ]
+    )
+    assert msg.to_dict()["timestamp"] == timestamp
+
+
+def test_text_with_a_lone_surrogate_fed_as_python_objects_is_replaced_and_said() -> None:
+    """Events fed as Python objects (parsed by the standard library's json, which reads a lone surrogate
+    escape) may carry text no JSON writer takes: a pair split across deltas is joined (as JavaScript's UTF-16
+    strings join it), a surrogate still alone is replaced by U+FFFD and said (rule lone-surrogate, the event
+    that started the block), the rest of the text kept, so the message can be written back. (It was left out
+    whole: the block's other text was lost.) From JSON text the codec reads, such text never comes."""
+    at = "2026-11-22T10:34:38Z"
+
+    def ev(type_: str, id_: str, **extra: Any) -> dict[str, Any]:
+        return {"type": type_, "id": id_, "createdAt": at, "replyId": "m", **extra}
+
+    events = [
+        ev("AGENT_START", "1"),
+        ev("TEXT_BLOCK_START", "2", blockId="t"),
+        ev("TEXT_BLOCK_DELTA", "3", blockId="t", delta=json.loads('"a\\ud800b"')),
+        ev("TEXT_BLOCK_END", "4", blockId="t"),
+        ev("TEXT_BLOCK_START", "5", blockId="u"),
+        ev("TEXT_BLOCK_DELTA", "6", blockId="u", delta="ok \ud83d"),
+        ev("TEXT_BLOCK_DELTA", "7", blockId="u", delta="\ude00"),
+        ev("AGENT_END", "8"),
+    ]
+    for trusted in (False, True):  # (trusted: a broken promise is checked all the same)
+        r = Reducer()
+        r.feed_many(events, trusted=trusted)
+        (msg,) = r.finish()
+        assert [b.text for b in msg.content] == ["a\ufffdb", "ok \U0001f600"]
+        assert agentmsg.Msg.from_json(msg.to_json()).to_dict() == msg.to_dict()
+        assert [(p.pointer, p.rule) for p in r.problems] == [("/1", "lone-surrogate")]
+    r = Reducer()
+    for e in events[:-1]:
+        r.feed(e)
+    snap = r.snapshot()  # a snapshot joins and replaces the same way (nothing said until the end)
+    assert snap is not None and [b.text for b in snap.content] == ["a\ufffdb", "ok \U0001f600"]
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ('{"type": "TEXT_BLOCK_DELTA"}\n', "got str (JSON text: reduce_stream reads"),
+        (b'{"type": "TEXT_BLOCK_DELTA"}\n', "got bytes (JSON text"),
+        ({"type": "AGENT_START", "id": "e1", "replyId": "r"}, "got dict (one event: feed(event)"),
+    ],
+)
+def test_events_given_as_text_or_one_event_are_a_mistake_not_a_stream(value: Any, says: str) -> None:
+    """Reduced to nothing before (each character or key a problem no caller of reduce_events can see)."""
+    for call in (lambda: reduce_events(value), lambda: Reducer().feed_many(value)):
+        with pytest.raises(ValidationError) as info:
+            call()
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule) == ("", "type") and says in problem.message
+    assert reduce_events(iter(emit_events(AssistantMessage("hi"))))[0].text_content == "hi"  # any iterable
+
+
+EVENT_VALIDATOR = _validator("agent-event")
+
+
+def by_feed(events: list[Any]) -> tuple[list[Any], list[tuple[str, str]]]:
+    r = Reducer()
+    for e in events:
+        r.feed(e)
+    return comparable(r.finish()), problems_of(r)
+
+
+def check_loss(events: list[Any], messages: list[Any], problems: list[tuple[str, str]]) -> None:
+    """Every delta of a valid, first-seen, top-level event is in a message or named by a problem:
+    text and thinking deltas in the text / thinking, tool-call deltas in a call's raw arguments, data
+    deltas in a data block's base64, tool-result text deltas in a result's text."""
+    seen: set[Any] = set()
+    blocks = [b for m in messages for b in m["content"]]
+    texts = {
+        "TEXT_BLOCK_DELTA": "".join(b["text"] for b in blocks if b["type"] == "text"),
+        "THINKING_BLOCK_DELTA": "".join(b["thinking"] for b in blocks if b["type"] == "thinking"),
+        "TOOL_CALL_DELTA": "".join(b["content"] or "" for b in blocks if b["type"] == "tool_use"),
+        "DATA_BLOCK_DELTA": "".join(
+            b["source"].get("data", "") for b in blocks if b["type"] == "data" and isinstance(b.get("source"), dict)
+        ),
+        "TOOL_RESULT_TEXT_DELTA": "".join(
+            o.get("text", "") for b in blocks if b["type"] == "tool_result" for o in b["output"] if o["type"] == "text"
+        ),
+    }
+    flagged = {p.split("/")[1] for p, _ in problems if p.count("/") >= 1}
+    for index, e in enumerate(events):
+        if not isinstance(e, dict):
+            continue
+        event_id = e.get("id")
+        duplicate = isinstance(event_id, str) and event_id in seen
+        if isinstance(event_id, str):
+            seen.add(event_id)
+        if duplicate or e.get("source") is not None or not EVENT_VALIDATOR.is_valid(e):
+            continue
+        joined = texts.get(e["type"])
+        if joined is not None and e["delta"] and e["delta"] not in joined:
+            assert str(index) in flagged, f"delta of event {index} lost: {e!r}"
+
+
+@pytest.mark.fuzz
+def test_garbled_event_streams() -> None:
+    for rng in seeded("events", 15):
+        seed = rng.seed_label  # type: ignore[attr-defined]
+        events = garble_events(rng, base_streams(rng))
+        try:
+            ref = by_feed(events)
+            r = Reducer()
+            r.feed_many(events)
+            assert (comparable(r.finish()), problems_of(r)) == ref
+            check_loss(events, *ref)
+            # Strict raises exactly when an event is invalid (for python-jsonschema, or JSON that cannot be
+            # written: an integer beyond 64 bits or a lone surrogate, even under a key the schema does not
+            # declare) or tolerant had a problem.
+            dict_events = [e for e in events if isinstance(e, dict)]
+            if len(dict_events) == len(events) and all(isinstance(e.get("id"), str) for e in dict_events):
+                invalid = any(not EVENT_VALIDATOR.is_valid(e) or not _jsonable(e) for e in dict_events)
+                strict = Reducer(strict=True)
+                try:
+                    strict.feed_many(events)
+                    raised = False
+                except agentmsg.ValidationError:
+                    raised = True
+                if invalid:
+                    assert raised
+                elif not ref[1]:
+                    assert not raised
+            # Through bytes: the fast path at odd run sizes equals the reference. (JSONL said, not detected: a
+            # garbled first event that is a JSON array makes the body a JSON array of events, see tests/events/test_stream.py.)
+            data = b"".join(orjson.dumps(e) + b"\n" for e in events if _jsonable(e))
+            assert by_stream(data, chunk=rng.choice([64, 331, 4096]), sse=False) == reference_lines(data)
+        except Exception as exc:  # any failure names its seed
+            raise AssertionError(f"seed {seed}: {type(exc).__name__}: {exc}") from exc
+
+
+def reduced(events: list[Any]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Reduce one by one, through feed_many and through JSONL bytes: all three must agree."""
+    out = []
+    for how in ("feed", "feed_many", "jsonl"):
+        r = Reducer()
+        if how == "feed":
+            for e in events:
+                r.feed(e)
+            msgs = r.finish()
+        elif how == "feed_many":
+            r.feed_many(events)
+            msgs = r.finish()
+        else:
+            msgs = reduce_stream(jsonl(events), reducer=r, sse=False)
+        for m in msgs:
+            assert agentmsg.is_valid(orjson.loads(m.to_json_bytes()))
+        dicts = [m.to_dict() for m in msgs]
+        for d in dicts:
+            if not d["id"].startswith("r"):
+                d["id"] = "minted"  # a reply that carried no id gets a new one on each run
+        out.append((dicts, rules(r)))
+    assert out[0] == out[1] == out[2]
+    return out[0]
+
+
+def test_many_distinct_open_blocks_are_bounded() -> None:
+    """10,000 TEXT_BLOCK_START lines with distinct ids: the routing table is never rebuilt and stays
+    within the open-block limit; every block is kept, each one closed early is reported."""
+    events = [ev(0, "AGENT_START")] + [ev(n, "TEXT_BLOCK_START", blockId=f"b{n}") for n in range(1, 10_001)]
+    events += [ev(10_001, "TEXT_BLOCK_DELTA", blockId="b10000", delta="last")]
+    r = Reducer()
+    (msg,) = reduce_stream(jsonl(events), reducer=r)
+    assert len(msg.content) == 10_000 and msg.content[-1].text == "last"
+    limit = agentmsg.limits.max_open_blocks
+    assert [p.rule for p in r.problems] == ["max-open-blocks"] * (10_000 - limit)
+    with pytest.raises(SizeLimitError):
+        reduce_events(events, strict=True)
+
+
+def test_usage_sum_saturates_at_java_long_max_and_is_reported() -> None:
+    big = 2**63 - 1
+    events = [ev(0, "AGENT_START")] + [ev(n, "MODEL_CALL_END", usage={"inputTokens": big}) for n in (1, 2, 3)]
+    events.append(ev(4, "AGENT_END"))
+    (msg,), problems = reduced(events)
+    assert msg["usage"]["inputTokens"] == big
+    assert problems == [("/2/usage/inputTokens", "maximum"), ("/3/usage/inputTokens", "maximum")]
+
+
+def test_usage_beyond_64_bits_is_rejected_not_turned_into_a_float() -> None:
+    line = b'{"type":"MODEL_CALL_END","id":"e1","createdAt":"2025-01-01T00:00:00Z","replyId":"r","usage":{"inputTokens":18446744073709551617}}\n'
+    r = Reducer()
+    (msg,) = reduce_stream(line, reducer=r)
+    assert msg.usage is None and rules(r) == [("/0/usage/inputTokens", "type")]
+
+
+def _deep(n: int) -> Any:
+    value: Any = []
+    for _ in range(n):
+        value = [value]
+    return value
+
+
+ODD_EVENTS: list[list[dict[str, Any]]] = [
+    [{"type": {"x": 1}, "id": "e1", "createdAt": TS}],
+    [{"type": ["TEXT_BLOCK_DELTA"], "id": "e1", "createdAt": TS}],
+    [ev(0, "AGENT_START"), ev(1, "TEXT_BLOCK_DELTA", blockId=["a"], delta="x")],
+    [ev(0, "AGENT_START"), ev(1, "TOOL_CALL_DELTA", toolCallId={"a": 1}, delta="x")],
+    [
+        ev(0, "AGENT_START"),
+        ev(1, "AGENT_RESULT", result={"id": "m", "role": "ASSISTANT", "content": [], "metadata": 5}),
+    ],
+    [
+        ev(0, "TOOL_RESULT_START", toolCallId="c"),
+        ev(1, "TOOL_RESULT_END", toolCallId="c", state="success", metadata=[1]),
+    ],
+    [ev(0, "THINKING_BLOCK_START", blockId="t"), ev(1, "THINKING_BLOCK_DELTA", blockId="t", delta="", signature=5)],
+    [ev(0, "THINKING_BLOCK_DELTA", blockId="t", delta=5)],
+    [ev(0, "DATA_BLOCK_DELTA", blockId="d", delta=None)],
+    [ev(0, "TOOL_RESULT_DATA_DELTA", toolCallId="c", data={"type": "image", "source": 5})],
+    [ev(0, "MODEL_CALL_END", usage={"inputTokens": "5"})],
+    [ev(0, "MODEL_CALL_END", usage=5)],
+    [ev(0, "AGENT_START", createdAt="2025-13-45T99:99:99Z")],
+    [ev(0, "EXTERNAL_EXECUTION_RESULT", toolResults=[5, {"type": "text"}])],
+    [ev(0, "USER_CONFIRM_RESULT", confirmResults=[5, {"toolCall": 5}])],
+    [{"type": "AGENT_START", "id": "e0", "createdAt": TS, "replyId": "r", "metadata": {"a": float("nan")}}],
+    [ev(0, "TEXT_BLOCK_START", blockId="t", metadata={"k": _deep(2000)})],
+    [ev(0, "TOOL_CALL_DELTA", toolCallId="c", toolCallName=5, delta="x")],
+]
+
+
+@pytest.mark.parametrize("events", ODD_EVENTS, ids=range(len(ODD_EVENTS)))
+def test_tolerant_reducer_never_raises(events: list[dict[str, Any]]) -> None:
+    r = Reducer()
+    for e in events:
+        r.feed(e)
+        snap = r.snapshot()
+        if snap is not None:
+            assert agentmsg.is_valid(snap.to_dict())
+    for m in r.finish():
+        m.to_json()
+        assert agentmsg.is_valid(m.to_dict())
+    assert r.problems, "bad input must be reported"
+    r2 = Reducer()
+    r2.feed_many(events)
+    r2.finish()
+    assert rules(r2) == rules(r)
+
+
+def test_agent_result_with_bad_metadata_does_not_stick() -> None:
+    r = Reducer()
+    r.feed(ev(0, "AGENT_START"))
+    r.feed(ev(1, "AGENT_RESULT", result={"id": "m", "role": "ASSISTANT", "content": [], "metadata": 5, "name": "N"}))
+    r.feed(ev(2, "TEXT_BLOCK_DELTA", blockId="t", delta="x"))
+    assert r.snapshot() is not None
+    r.feed(ev(3, "AGENT_END"))
+    (msg,) = r.finish()
+    assert msg.name == "N" and msg.text_content == "x"
+    assert ("/1/result/metadata", "type") in rules(r)
+
+
+def test_tool_result_with_a_bogus_state_keeps_its_text_and_reports() -> None:
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "TOOL_RESULT_START", toolCallId="c", toolCallName="f"),
+        ev(2, "TOOL_RESULT_TEXT_DELTA", toolCallId="c", delta="IMPORTANT"),
+        ev(3, "TOOL_RESULT_END", toolCallId="c", state="bogus"),
+        ev(4, "AGENT_END"),
+    ]
+    (msg,), problems = reduced(events)
+    assert msg["content"][0]["output"] == [{"type": "text", "text": "IMPORTANT"}]
+    assert ("/3/state", "enum") in problems
+
+
+@pytest.mark.parametrize(
+    ("bad", "pointer", "rule"),
+    [
+        (ev(3, "TOOL_CALL_END", toolCallId="c", input="oops"), "/3/input", "type"),
+        (ev(3, "TOOL_CALL_END", toolCallId="c", toolCallName=5), "/3/toolCallName", "type"),
+    ],
+)
+def test_bad_tool_call_values_are_reported_and_the_call_kept(bad: dict[str, Any], pointer: str, rule: str) -> None:
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+        ev(2, "TOOL_CALL_DELTA", toolCallId="c", delta='{"a": 1}'),
+        bad,
+        ev(4, "TOOL_CALL_END", toolCallId="c"),
+        ev(5, "AGENT_END"),
+    ]
+    (msg,), problems = reduced(events)
+    (call,) = msg["content"]
+    assert call["name"] == "f" and call["input"] == {"a": 1}
+    assert (pointer, rule) in problems
+
+
+def test_bad_thinking_provider_and_media_type_are_reported() -> None:
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "THINKING_BLOCK_START", blockId="t", provider=5),
+        ev(2, "THINKING_BLOCK_DELTA", blockId="t", delta="hm"),
+        ev(3, "DATA_BLOCK_START", blockId="d", mediaType=5),
+        ev(4, "DATA_BLOCK_DELTA", blockId="d", delta="AAAA"),
+        ev(5, "AGENT_END"),
+    ]
+    (msg,), problems = reduced(events)
+    assert msg["content"][0]["thinking"] == "hm" and msg["content"][1]["source"]["data"] == "AAAA"
+    assert [p for p in problems if p[1] != "order"] == [("/1/provider", "type"), ("/3/mediaType", "type")]
+
+
+def test_base64_fragments_each_valid_alone_but_not_joined() -> None:
+    events = [
+        ev(0, "DATA_BLOCK_START", blockId="d", mediaType="image/png"),
+        ev(1, "DATA_BLOCK_DELTA", blockId="d", delta="QQ=="),
+        ev(2, "DATA_BLOCK_DELTA", blockId="d", delta="QQ=="),
+        ev(3, "DATA_BLOCK_END", blockId="d"),
+    ]
+    (msg,), problems = reduced(events)
+    assert msg["content"][0]["source"]["data"] == "QQ=="
+    assert problems == [("/2/delta", "pattern")]
+
+
+def test_salvage_reports_in_problems_not_only_in_metadata() -> None:
+    events = [
+        ev(0, "DATA_BLOCK_START", blockId="d", mediaType="image/png"),
+        ev(1, "DATA_BLOCK_DELTA", blockId="d", delta="QUJD"),
+        ev(2, "TEXT_BLOCK_DELTA", blockId="t", delta="kept"),
+    ]
+    # A data block whose media type is valid for the event but not for the block: left out, reported.
+    events[0]["mediaType"] = "not a media type"
+    r = Reducer()
+    r.feed_many(events)
+    (msg,) = r.finish()
+    if len(msg.content) == 1:  # the block schema rejected it: it must be reported
+        assert any(p.pointer == "/0" for p in r.problems)
+    assert msg.text_content == "kept"
+
+
+def _stream_with_replay(distance: int, deltas: int = 6000) -> list[dict[str, Any]]:
+    events = [ev(0, "AGENT_START"), ev(1, "TEXT_BLOCK_START", blockId="t")]
+    events += [ev(n, "TEXT_BLOCK_DELTA", blockId="t", delta=f"{n},") for n in range(2, deltas + 2)]
+    # A reconnect replays the events of the last `distance` positions.
+    events += events[len(events) - distance :]
+    events += [ev(deltas + 2, "TEXT_BLOCK_END", blockId="t"), ev(deltas + 3, "AGENT_END")]
+    return events
+
+
+@pytest.mark.parametrize("distance", [1, 3, 500, 4095, 4096])
+def test_replays_within_the_window_are_ignored_on_every_path(distance: int) -> None:
+    events = _stream_with_replay(distance)
+    expected = "".join(f"{n}," for n in range(2, 6002))
+    (msg,), problems = reduced(events)
+    assert msg["content"][0]["text"] == expected and problems == []
+    with pytest.MonkeyPatch.context() as mp:
+        for chunk in (97, 4096, 1 << 17):
+            mp.setattr(stream_mod, "CHUNK", chunk)
+            (got,) = reduce_stream(jsonl(events))
+            assert got.text_content == expected
+
+
+def test_replay_far_back_is_treated_the_same_on_every_path_and_memory_is_bounded() -> None:
+    events = _stream_with_replay(10_000, deltas=12_000)
+    reduced(events)  # feed, feed_many and the fast path agree, whatever the window remembers
+    r = Reducer()
+    r.feed_many(_stream_with_replay(1, deltas=50_000))
+    window = r._st.window
+    assert len(window.current) < 4096 and len(window.previous) <= 4096
+
+
+def test_no_fragment_is_lost_where_text_is_joined() -> None:
+    """Streams far longer than the 512-fragment join, with tool calls and thinking interleaved."""
+    events = [ev(0, "AGENT_START"), ev(1, "TEXT_BLOCK_START", blockId="t"), ev(2, "THINKING_BLOCK_START", blockId="h")]
+    events += [ev(3, "TOOL_CALL_START", toolCallId="c", toolCallName="f")]
+    text, thinking, args = [], [], ['{"a": "']
+    events.append(ev(4, "TOOL_CALL_DELTA", toolCallId="c", delta='{"a": "'))
+    for n in range(5, 7000):
+        piece = f"<{n}>"
+        kind = n % 3
+        if kind == 0:
+            text.append(piece)
+            events.append(ev(n, "TEXT_BLOCK_DELTA", blockId="t", delta=piece))
+        elif kind == 1:
+            thinking.append(piece)
+            events.append(ev(n, "THINKING_BLOCK_DELTA", blockId="h", delta=piece))
+        else:
+            args.append(piece)
+            events.append(ev(n, "TOOL_CALL_DELTA", toolCallId="c", delta=piece))
+    events.append(ev(7000, "TOOL_CALL_DELTA", toolCallId="c", delta='"}'))
+    events += [ev(7001, "TOOL_CALL_END", toolCallId="c"), ev(7002, "AGENT_END")]
+    (msg,), problems = reduced(events)
+    assert problems == []
+    assert msg["content"][0]["text"] == "".join(text) and msg["content"][1]["thinking"] == "".join(thinking)
+    assert msg["content"][2]["input"] == {"a": "".join(args[1:])}
+    # A snapshot at every 613th event sees every fragment so far.
+    r = Reducer()
+    for n, e in enumerate(events):
+        r.feed(e)
+        if n % 613 == 0 and n > 5:
+            snap = r.snapshot()
+            assert snap is not None
+            so_far = "".join(x["delta"] for x in events[: n + 1] if x["type"] == "TEXT_BLOCK_DELTA")
+            assert snap.content[0].text == so_far
+
+
+def test_invalid_value_under_a_numeric_looking_key_is_left_out() -> None:
+    events = [ev(0, "AGENT_START"), ev(1, "THINKING_BLOCK_END", blockId="t", metadata={"0": 1, "signature": 5})]
+    events.insert(1, ev(2, "THINKING_BLOCK_START", blockId="t"))
+    (msg,), problems = reduced(events)
+    # Left out when the message is built (salvage), reported at the event that started the block.
+    assert problems == [("/1", "type")]
+    assert msg["content"][0]["metadata"] == {"0": 1}
+
+
+def test_problem_messages_do_not_quote_huge_values() -> None:
+    big = "x" * 1_000_000
+    r = Reducer()
+    r.feed_many([ev(0, "AGENT_START", name=[big]), ev(1, "TOOL_CALL_START", toolCallId="c", toolCallName="f")])
+    r.feed(ev(2, "TOOL_CALL_END", toolCallId="c", state=big))
+    r.finish()
+    assert r.problems and all(len(p.message) < 1000 for p in r.problems)
+
+
+def test_a_start_with_a_wrong_name_keeps_the_calls_arguments() -> None:
+    """Found by the fuzz suite (seed 777002997): a wrong name used to make the built block invalid, so
+    salvage dropped it with every argument delta."""
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "TOOL_CALL_START", toolCallId="B", toolCallName=2**63),
+        ev(2, "TOOL_CALL_DELTA", toolCallId="B", delta='{"y": 2}'),
+        ev(3, "TOOL_CALL_END", toolCallId="B"),
+        ev(4, "TOOL_RESULT_START", toolCallId="B", toolCallName=5),
+        ev(5, "TOOL_RESULT_TEXT_DELTA", toolCallId="B", delta="out"),
+        ev(6, "TOOL_RESULT_END", toolCallId="B", state="success"),
+        ev(7, "AGENT_END"),
+    ]
+    (msg,), problems = reduced(events)
+    assert [b["type"] for b in msg["content"]] == ["tool_use", "tool_result"]
+    assert msg["content"][0]["input"] == {"y": 2} and msg["content"][1]["output"] == [{"type": "text", "text": "out"}]
+    assert problems == [("/1/toolCallName", "type"), ("/4/toolCallName", "type")]
+
+
+def test_values_json_cannot_carry_are_left_out_and_reported() -> None:
+    """Found by the fuzz suite (seed 4242013383): events fed as Python objects may hold integers beyond
+    64 bits or lone surrogates, which a message could not be written with: such an integer is left out, a
+    lone surrogate replaced by U+FFFD (rule lone-surrogate, as @agentmsg/client does)."""
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "REQUIRE_USER_CONFIRM", toolCalls=[], signature=2**64 + 1),
+        ev(2, "TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+        ev(3, "TOOL_CALL_END", toolCallId="c", metadata={"k": "\ud800", "ok": 1}),
+        ev(4, "AGENT_END"),
+    ]
+    r = Reducer()
+    r.feed_many(events)
+    (msg,) = r.finish()
+    msg.to_json()
+    assert msg.content[0].metadata == {"k": "\ufffd", "ok": 1}
+    assert [(p.pointer, p.rule) for p in r.problems if p.rule in ("json-value", "lone-surrogate")] == [
+        ("/3/metadata/k", "lone-surrogate"),  # the event's schema check
+        ("/2", "lone-surrogate"),  # the message's value: replaced
+        ("/0", "json-value"),
+    ]
+
+
+def test_a_usage_count_beyond_64_bits_is_ignored_as_objects_as_in_json_text() -> None:
+    """A count that is no 64-bit integer is not summed (rule type) whether the events are JSON text (the parser
+    reads it as a float) or objects (a Python int beyond 64 bits, which was summed and kept at 2^63-1)."""
+    events = [
+        ev(1, "AGENT_START"),
+        ev(2, "MODEL_CALL_END", usage={"inputTokens": 10**20, "outputTokens": 3}),
+        ev(3, "AGENT_END"),
+    ]
+    as_objects, as_text = Reducer(), Reducer()
+    for e in events:
+        as_objects.feed(e)
+    text = "".join(json.dumps(e) + "\n" for e in events)  # (orjson cannot write 10**20)
+    reduce_stream(text.encode(), reducer=as_text)
+    (a,), (b,) = as_objects.finish(), as_text.finish()
+    assert a.to_dict() == b.to_dict()
+    assert a.usage is not None and a.usage.input_tokens is None and a.usage.output_tokens == 3
+    assert rules(as_text) == [("/1/usage/inputTokens", "type")]
+    assert rules(as_objects) == [("/1/usage/inputTokens", "integer-range"), ("/1/usage/inputTokens", "type")]

@@ -1,0 +1,76 @@
+"""Reducer.check_results(): does each reduced message cover its reply's AGENT_RESULT?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+
+from agentmsg import Msg, Reducer, emit_events
+from tests._support.budget import examples
+from tests._support.cli import run
+from tests._support.events import CASES, events_of, load
+from tests._support.valid import assistant_messages
+
+
+def checked(events: list[Any]) -> list[tuple[str, str, str]]:
+    r = Reducer()
+    r.feed_many(events)
+    r.finish()
+    return [(p.pointer, p.rule, p.message) for p in r.check_results()]
+
+
+def test_java_streams_cover_their_result() -> None:
+    with_result = [n for n in CASES if any(e.get("type") == "AGENT_RESULT" for e in events_of(load(n)))]
+    assert "java-case5" in with_result and "java-case5-duplicate-type-jsonl" in with_result
+    for name in with_result:
+        assert checked(events_of(load(name))) == [], name
+
+
+def test_lost_deltas_are_reported() -> None:
+    events = events_of(load("java-case5"))
+    lost = [e for e in events if not (e["type"] == "TOOL_CALL_DELTA" and e["toolCallId"] == "call_a")]
+    lost = [e for e in lost if e["type"] != "TEXT_BLOCK_DELTA"]
+    problems = checked(lost)
+    assert [(p, rule) for p, rule, _ in problems] == [("/0/content", "agent-result")] * 2
+    assert "text 'Hello'" in problems[0][2] and "'call_a'" in problems[1][2]
+
+
+def test_a_renamed_tool_call_in_the_result_is_reported() -> None:
+    events = events_of(load("java-case5"))
+    for e in events:
+        if e["type"] == "AGENT_RESULT":
+            e["result"]["content"][2]["name"] = "other"
+    ((pointer, rule, message),) = checked(events)
+    assert (pointer, rule) == ("/0/content", "agent-result") and "'other'" in message
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(100), deadline=None)
+@given(assistant_messages())
+def test_emitted_streams_cover_their_result(m: Msg) -> None:
+    assert checked(emit_events(m, chunk_size=2)) == []
+
+
+def test_cli_check_result(tmp_path: Path) -> None:
+    events = events_of(load("java-case5"))
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+    assert run("reduce", "--check-result", str(good)).returncode == 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events if e["type"] != "TEXT_BLOCK_DELTA"))
+    r = run("reduce", "--check-result", str(bad))
+    assert r.returncode == 1 and "[agent-result]" in r.stderr and len(r.stdout.splitlines()) == 1
+    assert run("reduce", str(bad)).returncode == 0  # not checked unless asked
+
+
+def test_a_result_with_another_role_is_reported() -> None:
+    events = events_of(load("java-case5"))
+    for e in events:
+        if e["type"] == "AGENT_RESULT":
+            e["result"]["role"] = "USER"
+    problems = checked(events)
+    assert ("/0/role", "agent-result") in [(p, rule) for p, rule, _ in problems]

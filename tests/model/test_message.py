@@ -1,0 +1,436 @@
+"""The message API: constructors, role rules, codecs, accessors."""
+
+from __future__ import annotations
+
+import re
+from datetime import timezone
+from typing import Any
+
+import attrs
+import orjson
+import pytest
+
+import agentmsg
+from agentmsg import (
+    AssistantMessage,
+    Base64Source,
+    DataBlock,
+    GenerateReason,
+    ImageBlock,
+    Msg,
+    MsgRole,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    URLSource,
+    UserMessage,
+    ValidationError,
+)
+
+JAVA_USER = '{"id":"m1","name":"Alice","role":"USER","content":[{"type":"text","text":"hi"}],"metadata":{},"timestamp":"2025-01-01 12:00:00.000","usage":null}'
+JAVA_CASE5 = (
+    '{"id":"chatcmpl-1","name":"Friday","role":"ASSISTANT","content":[{"type":"thinking","thinking":"think","metadata":null},'
+    '{"type":"text","text":"Hello"},{"type":"tool_use","id":"call_a","name":"f","input":{"x":1},"content":"{\\"x\\":1}","metadata":{},"state":"pending"},'
+    '{"type":"tool_use","id":"call_b","name":"g","input":{},"content":"{}","metadata":{},"state":"pending"}],'
+    '"metadata":{"_chat_usage":{"inputTokens":7,"outputTokens":3,"cachedTokens":0,"time":0.0,"totalTokens":10}},'
+    '"timestamp":"2025-01-01 12:00:00.000","usage":{"inputTokens":7,"outputTokens":3,"cachedTokens":0,"time":0.0,"totalTokens":10}}'
+)
+
+
+def test_plain_string_becomes_text_block_and_id_timestamp_are_filled() -> None:
+    m = UserMessage("hello", name="alice")
+    assert m.role is MsgRole.USER
+    assert m.content == [TextBlock(text="hello")]
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", m.id)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}", m.timestamp or "")
+    assert m.created_at is not None and m.created_at.tzinfo is timezone.utc
+    assert m.metadata == {} and m.usage is None
+    assert UserMessage("a").id != UserMessage("a").id
+
+
+def test_messages_sharing_an_id_are_unequal_when_any_other_field_differs() -> None:
+    """``Msg.__eq__`` compares every field. Each pair shares its id (and time), so the check fails if ``__eq__``
+    ignored the field that differs: two fresh messages would differ by their random ids alone."""
+    m = AssistantMessage(
+        "hi",
+        name="Friday",
+        id="m1",
+        metadata={"k": 1},
+        timestamp="2025-01-01 12:00:00.000",
+        usage={"inputTokens": 1, "outputTokens": 2},
+    )
+    same = Msg.from_json(m.to_json())
+    assert same == m and (same != m) is False and same is not m
+    changes: dict[str, Any] = {
+        "role": "USER",
+        "content": [TextBlock(text="ho")],
+        "name": "Jarvis",
+        "metadata": {"k": 2},
+        "timestamp": "2025-01-01 12:00:00.001",
+        "usage": {"inputTokens": 1, "outputTokens": 3},
+        "unknown_keys": {"future": 1},
+        "id": "m2",
+    }
+    assert set(changes) == {a.name for a in attrs.fields(Msg)}  # every field is tried
+    for field, value in changes.items():
+        other = m.copy(**{field: value})
+        assert (other.id == m.id) == (field != "id")
+        assert other != m and (other == m) is False, field
+        assert m.copy(**{field: getattr(m, field)}) == m, field
+
+
+def test_java_key_order_and_null_conventions_on_write() -> None:
+    m = AssistantMessage(
+        [ThinkingBlock(thinking="t"), ToolUseBlock(id="c", name="f")],
+        name=None,
+        id="x",
+        timestamp="2025-01-01 00:00:00.000",
+    )
+    assert m.to_json() == (
+        '{"id":"x","name":null,"role":"ASSISTANT","content":[{"type":"thinking","thinking":"t","metadata":null},'
+        '{"type":"tool_use","id":"c","name":"f","input":{},"content":null,"metadata":{},"state":"pending"}],'
+        '"metadata":{},"timestamp":"2025-01-01 00:00:00.000","usage":null}'
+    )
+
+
+@pytest.mark.parametrize("text", [JAVA_USER, JAVA_CASE5])
+def test_java_output_round_trips_byte_for_byte(text: str) -> None:
+    m = Msg.from_json(text)
+    assert m.to_json() == text
+    assert m.to_json_bytes() == text.encode()
+    assert Msg.from_json(text.encode()) == m
+
+
+def test_decode_returns_role_pinned_class() -> None:
+    assert type(Msg.from_json(JAVA_USER)) is UserMessage
+    assert type(Msg.from_json(JAVA_CASE5)) is AssistantMessage
+    assert type(UserMessage.from_json(JAVA_USER)) is UserMessage
+    with pytest.raises(ValidationError) as info:
+        AssistantMessage.from_json(JAVA_USER)
+    assert info.value.problems[0].pointer == "/role"
+
+
+@pytest.mark.parametrize(
+    ("cls", "block"),
+    [
+        (UserMessage, ThinkingBlock(thinking="x")),
+        (UserMessage, ToolUseBlock(id="c", name="f")),
+        (SystemMessage, ImageBlock(source=URLSource(url="https://a/x.png"))),
+        (SystemMessage, ToolResultBlock(id="c")),
+    ],
+)
+def test_role_rules_at_construction(cls: type[Msg], block: Any) -> None:
+    with pytest.raises(ValidationError) as info:
+        cls(["ok", block])
+    (problem,) = info.value.problems
+    assert problem.pointer == "/content/1/type"
+    assert problem.rule == "role-content"
+    assert "may only contain" in problem.message and problem.message.endswith(f"got {block.type!r}")
+    assert isinstance(info.value, ValueError)
+
+
+def test_role_rules_allow_what_java_allows() -> None:
+    AssistantMessage([TextBlock(text="a"), ThinkingBlock(thinking="t"), ToolResultBlock(id="c", name="f")])
+    ToolResultMessage([ThinkingBlock(thinking="t"), ToolResultBlock(id="c")])
+    UserMessage([DataBlock(source=Base64Source(media_type="image/png", data="AAAA"))])
+    SystemMessage("You are helpful.")
+    Msg("ASSISTANT", "roles are uppercase, as on the wire")
+
+
+def test_lowercase_roles_are_rejected_with_a_hint_everywhere() -> None:
+    for make in (
+        lambda: Msg("user", "x"),
+        lambda: UserMessage("x").copy(role="assistant"),
+        lambda: Msg.from_json('{"id":"m","role":"user","content":[]}'),
+    ):
+        with pytest.raises(ValidationError) as info:
+            make()
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule) == ("/role", "enum")
+        assert "uppercase" in problem.message
+
+
+def test_constructor_rejects_bad_values_with_pointer() -> None:
+    with pytest.raises(ValidationError) as info:  # the block's own constructor checks it
+        ImageBlock(source=Base64Source(media_type="image/png", data="data:image/png;base64,AA"))
+    assert info.value.problems[0].pointer == "/source/data"
+    with pytest.raises(ValidationError) as info:  # as a dict inside a message: pointer into the message
+        UserMessage([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "data:,"}}])
+    assert info.value.problems[0].pointer == "/content/0/source/data"
+    with pytest.raises(ValidationError):
+        Msg("BOSS", "x")
+    with pytest.raises(ValidationError):
+        Msg(None, "x")
+    with pytest.raises(ValidationError):
+        UserMessage(role="SYSTEM", content="x")
+    with pytest.raises(ValidationError):
+        UserMessage([object()])  # type: ignore[list-item]
+
+
+def test_dict_blocks_are_decoded_at_construction() -> None:
+    m = UserMessage([{"type": "text", "text": "a"}, "b"])
+    assert m.content == [TextBlock(text="a"), TextBlock(text="b")]
+    with pytest.raises(ValidationError) as info:
+        UserMessage([{"type": "text"}])
+    assert info.value.problems[0].pointer == "/content/0"
+
+
+def test_accessors() -> None:
+    m = Msg.from_json(JAVA_CASE5)
+    assert m.text_content == "Hello"
+    assert [b.id for b in m.blocks(ToolUseBlock)] == ["call_a", "call_b"]
+    assert [b.id for b in m.blocks("tool_use")] == ["call_a", "call_b"]
+    assert m.first_block(ThinkingBlock) == ThinkingBlock(thinking="think")
+    assert m.first_block(ImageBlock) is None
+    assert m.has_blocks("thinking") and not m.has_blocks(ToolResultBlock)
+    assert m.generate_reason is GenerateReason.MODEL_STOP
+    assert m.chat_usage is not None and m.chat_usage.total_tokens == 10
+    assert UserMessage(["a", "b", ImageBlock(source=URLSource(url="https://a/x.png")), "c"]).text_content == "a\nb\nc"
+    assert UserMessage([]).text_content == ""
+    with pytest.raises(ValueError):
+        m.blocks("nope")
+
+
+def test_generate_reason_and_legacy_usage() -> None:
+    m = AssistantMessage(
+        "x", metadata={"agentscope_generate_reason": "TOOL_CALLS", "_chat_usage": {"inputTokens": 1, "outputTokens": 2}}
+    )
+    assert m.generate_reason is GenerateReason.TOOL_CALLS
+    assert m.chat_usage is not None and (m.chat_usage.input_tokens, m.chat_usage.output_tokens) == (1, 2)
+
+
+@attrs.define
+class Plan:
+    goal: str
+    steps: list[str]
+
+
+def test_structured_output() -> None:
+    m = AssistantMessage("done", metadata={"_structured_output": {"goal": "g", "steps": ["a", "b"]}})
+    assert m.has_structured_output()
+    assert m.structured_output(Plan) == Plan(goal="g", steps=["a", "b"])
+    with pytest.raises(ValidationError):
+        AssistantMessage("x").structured_output(Plan)
+    with pytest.raises(ValidationError):
+        AssistantMessage("x", metadata={"_structured_output": {"goal": "g"}}).structured_output(Plan)
+
+
+def test_copy_with_changes() -> None:
+    m = Msg.from_json(JAVA_USER)
+    renamed = m.copy(name="Bob")
+    assert renamed.name == "Bob" and renamed.id == m.id and m.name == "Alice"
+    assert type(renamed) is UserMessage
+    promoted = m.copy(role="ASSISTANT", content=[ThinkingBlock(thinking="t")])
+    assert type(promoted) is AssistantMessage
+    with pytest.raises(ValidationError):
+        m.copy(content=[ThinkingBlock(thinking="t")])  # USER may not think
+    with pytest.raises(TypeError):
+        m.copy(colour="red")
+
+
+def test_unknown_keys_are_kept_and_strict_rejects_them() -> None:
+    text = '{"id":"x","role":"USER","future":1,"content":[{"type":"text","text":"a","annotations":[]},{"type":"image","source":{"type":"url","url":"u","mimeType":"x"}}]}'
+    m = Msg.from_json(text)
+    assert m.unknown_keys == {"future": 1}
+    assert m.content[0].unknown_keys == {"annotations": []}
+    assert m.to_dict()["content"][1] == {"type": "image", "source": {"type": "url", "url": "u", "mimeType": "x"}}
+    assert [p.pointer for p in agentmsg.find_unknown_keys(m)] == [
+        "/content/0/annotations",
+        "/content/1/source/mimeType",
+        "/future",
+    ]
+    with pytest.raises(ValidationError) as info:
+        Msg.from_json(text, strict=True)
+    assert {p.pointer for p in info.value.problems} == {"", "/content/0", "/content/1/source"}
+    assert {p.rule for p in info.value.problems} == {"additionalProperties"}
+    with pytest.raises(ValidationError):  # other rules still apply
+        Msg.from_json('{"id":"x","role":"user","future":1,"content":[]}')
+
+
+def test_lenient_is_deprecated_and_changes_nothing() -> None:
+    text = '{"id":"x","role":"USER","future":1,"content":[]}'
+    with pytest.warns(DeprecationWarning, match="lenient"):
+        m = Msg.from_json(text, lenient=True)
+    assert m == Msg.from_json(text) and m.unknown_keys == {"future": 1}
+    with pytest.warns(DeprecationWarning):
+        assert Msg.from_dict(orjson.loads(text), lenient=True) == m
+
+
+def test_snake_case_sizing_is_read_and_camel_case_wins() -> None:
+    m = Msg.from_json(
+        '{"id":"x","role":"USER","content":[{"type":"image","source":{"type":"url","url":"u"},"min_pixels":1,"minPixels":2,"max_pixels":3}]}'
+    )
+    assert m.to_dict()["content"][0] == {
+        "type": "image",
+        "source": {"type": "url", "url": "u"},
+        "minPixels": 2,
+        "maxPixels": 3,
+    }
+
+
+def test_validate_and_is_valid() -> None:
+    agentmsg.validate(orjson.loads(JAVA_USER))
+    assert agentmsg.is_valid({"type": "text", "text": "x"}, kind="content-block")
+    assert not agentmsg.is_valid({"type": "text"}, kind="content-block")
+    with pytest.raises(ValueError, match="unknown kind"):
+        agentmsg.validate({}, kind="nope")
+
+
+def test_block_codecs() -> None:
+    block = agentmsg.block_from_json(
+        '{"type":"data","source":{"type":"base64","media_type":"application/pdf","data":"JVBE"},"name":"a.pdf"}'
+    )
+    assert isinstance(block, DataBlock) and block.id is None
+    assert (
+        agentmsg.block_to_json(block)
+        == '{"type":"data","source":{"type":"base64","media_type":"application/pdf","data":"JVBE"},"name":"a.pdf"}'
+    )
+    assert re.fullmatch(r"[0-9a-f]{32}", agentmsg.new_data_block_id())
+
+
+def test_thinking_extension_accessors() -> None:
+    signed = ThinkingBlock(thinking="", metadata={"signature": "sig", "provider": "anthropic"})
+    assert agentmsg.thinking_signature(signed) == "sig" and agentmsg.thinking_provider(signed) == "anthropic"
+    assert not agentmsg.is_redacted(signed)  # never inferred from empty text
+    assert agentmsg.is_redacted(ThinkingBlock(thinking="", metadata={"redacted": True, "redactedData": "x"}))
+    call = ToolUseBlock(id="c", name="f", metadata={"thoughtSignature": "ts"})
+    assert agentmsg.tool_call_signature(call) == "ts"
+    m = AssistantMessage([signed, call])
+    assert Msg.from_json(m.to_json()) == m
+
+
+def test_timestamps() -> None:
+    assert agentmsg.parse_timestamp("2025-01-01 12:00:00.123").isoformat() == "2025-01-01T12:00:00.123000+00:00"
+    assert agentmsg.parse_timestamp("2025-01-01T12:00:00.123456789+08:00").utcoffset() is not None
+    assert agentmsg.parse_timestamp("2025-01-01T12:00:00Z").tzinfo is not None
+    assert UserMessage("x", timestamp="2025-01-01T12:00:00Z").timestamp == "2025-01-01T12:00:00Z"
+
+
+def test_conversation_codec() -> None:
+    msgs = [Msg.from_json(JAVA_USER), Msg.from_json(JAVA_CASE5), SystemMessage("be brief", id="s", timestamp=None)]
+    data = agentmsg.encode_messages(msgs)
+    assert data == b"[" + b",".join(m.to_json_bytes() for m in msgs) + b"]"
+    assert agentmsg.decode_messages(data) == msgs
+    assert [type(m) for m in agentmsg.decode_messages(data)] == [UserMessage, AssistantMessage, SystemMessage]
+    bad = data.replace(
+        b'"role":"SYSTEM","content":[{"type":"text"', b'"role":"SYSTEM","content":[{"type":"thinking"'
+    ).replace(b'"text":"be brief"', b'"thinking":"be brief"')
+    with pytest.raises(ValidationError) as info:
+        agentmsg.decode_messages(bad)
+    assert info.value.problems[0].pointer == "/2/content/0/type"
+    with pytest.raises(ValidationError):
+        agentmsg.decode_messages(JAVA_USER)  # an object, not an array
+
+
+def test_blocks_are_normalised_the_same_way_in_every_constructor() -> None:
+    result = ToolResultBlock(id="c1", name="f", output="sunny")
+    assert result.output == [TextBlock(text="sunny")]
+    assert agentmsg.block_to_json(result).count('"type":"text"') == 1
+    assert ToolResultBlock(id="c", output=["a", {"type": "text", "text": "b"}]).output == [
+        TextBlock(text="a"),
+        TextBlock(text="b"),
+    ]
+    assert ToolResultBlock(id="c", output=None).output == []
+    with pytest.raises(ValidationError) as info:
+        ToolResultBlock(id="c", output=[{"type": "text"}])
+    assert info.value.problems[0].pointer == "/output/0"
+    with pytest.raises(ValidationError) as info:
+        ToolResultBlock(id="c", output=[5])  # type: ignore[list-item]
+    assert (info.value.problems[0].pointer, info.value.problems[0].rule) == ("/output/0", "type")
+    image = ImageBlock(source={"type": "url", "url": "https://a/x.png"})  # type: ignore[arg-type]
+    assert image.source == URLSource(url="https://a/x.png")
+    with pytest.raises(ValidationError) as info:
+        ImageBlock(source={"type": "url"})  # type: ignore[arg-type]
+    assert info.value.problems[0].pointer.startswith("/source")
+
+
+def test_message_constructors_decode_nested_dicts_and_reject_non_mappings() -> None:
+    m = AssistantMessage("a", usage={"inputTokens": 1})  # type: ignore[arg-type]
+    assert m.chat_usage is not None and m.chat_usage.input_tokens == 1
+    assert Msg.from_json(m.to_json()) == m
+    m = ToolResultMessage([{"type": "tool_result", "id": "c", "output": [{"type": "text", "text": "x"}]}])
+    assert m.content[0].output == [TextBlock(text="x")]  # type: ignore[union-attr]
+    assert Msg.from_json(m.to_json()) == m
+    for bad in (["ab"], 5, "x"):
+        with pytest.raises(ValidationError) as info:
+            UserMessage("hi", metadata=bad)  # type: ignore[arg-type]
+        assert (info.value.problems[0].pointer, info.value.problems[0].rule) == ("/metadata", "type")
+    with pytest.raises(ValidationError) as info:
+        AssistantMessage("a", usage=5)  # type: ignore[arg-type]
+    assert info.value.problems[0].pointer == "/usage"
+    with pytest.raises(ValidationError) as info:
+        AssistantMessage("a", usage={"inputTokens": -1})  # type: ignore[arg-type]
+    assert info.value.problems[0].pointer == "/usage/inputTokens"
+
+
+def test_created_at_never_crashes() -> None:
+    leap = UserMessage("x", timestamp="2016-12-31T23:59:60Z").created_at
+    assert leap is not None and leap.isoformat() == "2017-01-01T00:00:00+00:00"
+    m = Msg.from_json('{"id":"m","role":"USER","content":[],"timestamp":"2025-02-30 10:00:00"}')
+    with pytest.raises(ValidationError) as info:
+        _ = m.created_at
+    assert info.value.problems[0].rule == "timestamp"
+    with pytest.raises(ValidationError) as info:
+        Msg.from_json('{"id":"m","role":"USER","content":[],"timestamp":"2025-13-45 99:99:99"}')
+    assert info.value.problems[0].rule == "timestamp" and "yyyy-MM-dd" in info.value.problems[0].message
+
+
+def test_one_block_table_covers_the_schema() -> None:
+    from agentmsg.blocks import BLOCK_CLASSES
+
+    enum = agentmsg.schema_documents()["content-block.schema.json"]["properties"]["type"]["enum"]
+    assert list(BLOCK_CLASSES) == enum
+    for tag, cls in BLOCK_CLASSES.items():
+        assert getattr(agentmsg, cls.__name__) is cls and cls.__module__ == "agentmsg.blocks"
+        assert type(agentmsg.block_from_dict(agentmsg.block_to_dict(_minimal(tag)))) is cls
+
+
+def _minimal(tag: str) -> Any:
+    from agentmsg.blocks import BLOCK_CLASSES
+
+    source = URLSource(url="https://a/b")
+    extra: dict[str, Any] = {
+        "text": {"text": ""},
+        "thinking": {"thinking": ""},
+        "tool_use": {"id": "c", "name": "f"},
+        "tool_result": {"id": "c"},
+        "hint": {"hint": ""},
+    }.get(tag, {"source": source})
+    return BLOCK_CLASSES[tag](**extra)
+
+
+def test_usage_dict_with_attribute_names_is_refused_by_constructors() -> None:
+    """{"input_tokens": 5} was kept as an unknown key: usage.input_tokens None, the count lost in silence."""
+    with pytest.raises(ValidationError) as info:
+        AssistantMessage("hi", usage={"input_tokens": 5, "outputTokens": 2})
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == (
+        "/usage/input_tokens",
+        "wire-name",
+    ) and "'inputTokens'" in problem.message
+    usage = AssistantMessage("hi", usage={"inputTokens": 5, "outputTokens": 2}).usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens) == (5, 2)
+    # Readers keep such a key as they keep every key the schema does not declare (another producer's).
+    read = Msg.from_dict({"id": "m", "role": "ASSISTANT", "content": [], "usage": {"input_tokens": 5}})
+    assert read.usage is not None and read.usage.unknown_keys == {"input_tokens": 5}
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda: agentmsg.validate(UserMessage("hi")), "a UserMessage is not a JSON value (its to_dict() is)"),
+        (lambda: Msg.from_dict(UserMessage("hi")), "a UserMessage is not a JSON value (its to_dict() is)"),  # type: ignore[arg-type]
+        (lambda: agentmsg.block_from_dict(TextBlock(text="x")), "(agentmsg.block_to_dict(block) is)"),  # type: ignore[arg-type]
+        (lambda: UserMessage("hi", metadata={"b": TextBlock(text="x")}), "(agentmsg.block_to_dict(block) is)"),
+    ],
+)
+def test_an_sdk_object_given_for_json_says_what_gives_its_json(call: Any, says: str) -> None:
+    """``agentmsg.validate(msg)`` after mutating it (the README says validate re-checks) said only that a
+    UserMessage is not a JSON value."""
+    with pytest.raises(ValidationError) as info:
+        call()
+    (problem,) = info.value.problems
+    assert problem.rule == "json-value" and says in problem.message

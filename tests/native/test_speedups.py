@@ -1,0 +1,451 @@
+"""The optional C writer (agentmsg._speedups) writes exactly what the pure-Python path writes.
+
+Its contract: ``encode(value, ...)`` returns the bytes of ``orjson.dumps(value, default=json_default)``, or
+None where it gives up (the caller then runs that pure-Python path). So for every value here, the writer's
+bytes equal orjson's, or it gave up, and ``dumps_json`` (what ``to_json_bytes``, ``encode_messages`` and
+``block_to_json`` call) gives the pure path's bytes or raises the pure path's error. Oracle: orjson with
+agentmsg's compiled hooks (tests/codec/ checks those against the schemas and AgentScope Java).
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import itertools
+import json
+import math
+import os
+import subprocess
+import sys
+import uuid
+from collections import namedtuple
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import agentmsg
+from agentmsg import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from agentmsg._codec import converter as _converter
+from agentmsg.errors import ValidationError
+from tests._support.budget import examples
+from tests._support.strategies import any_block, messages, scalars
+from tests.conftest import c_compiler_available
+
+pytestmark = pytest.mark.differential
+
+native = _converter._speedups
+
+
+if native is None:
+    if os.environ.get("AGENTMSG_PURE_PYTHON"):
+        pytestmark = pytest.mark.skip("AGENTMSG_PURE_PYTHON is set: the C writer is turned off")
+    elif not c_compiler_available():
+        pytestmark = pytest.mark.skip("no C compiler or Python headers here: agentmsg was built without its C writer")
+
+
+def test_the_c_writer_is_built_where_a_compiler_is() -> None:
+    assert native is not None, "a C compiler is here, but agentmsg._speedups was not built (see the install log)"
+
+
+def pure(value: Any) -> bytes:
+    return orjson.dumps(value, default=_converter.json_default)
+
+
+def c_writer(value: Any) -> bytes | None:
+    assert native is not None
+    return native.encode(value, _converter.native_plans, _converter.json_default, orjson.dumps)  # type: ignore[no-any-return]
+
+
+def same_as_pure(value: Any, *, must_write: bool = True) -> None:
+    """The C writer writes the pure path's bytes (or, with must_write=False, may give up); dumps_json agrees
+    with the pure path, bytes or error."""
+    try:
+        expected: bytes | None = pure(value)
+    except orjson.JSONEncodeError:
+        expected = None
+    got = c_writer(value)
+    if got is not None or must_write:
+        assert got == expected, (got, expected)
+    if expected is None:
+        with pytest.raises(ValidationError):
+            _converter.dumps_json(value)
+    else:
+        assert _converter.dumps_json(value) == expected
+
+
+# ---- messages, blocks, conversations (hypothesis) ------------------------------------------------------
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages())
+def test_messages_are_written_as_the_pure_path_writes_them(msg: Any) -> None:
+    same_as_pure(msg, must_write=False)
+    assert msg.to_json_bytes() == pure(msg)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(messages(), max_size=4))
+def test_conversations_are_written_as_the_pure_path_writes_them(msgs: list[Any]) -> None:
+    same_as_pure(msgs, must_write=False)
+    assert agentmsg.encode_messages(msgs) == pure(msgs)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(any_block)
+def test_blocks_are_written_as_the_pure_path_writes_them(block: Any) -> None:
+    same_as_pure(block, must_write=False)
+    assert agentmsg.block_to_json(block).encode() == pure(block)
+
+
+floats = st.floats() | st.sampled_from([0.0, -0.0, 1e15, 1e16, 1e-4, 1e-5, 5e-324, 1.7976931348623157e308])
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(500), deadline=None)
+@given(
+    st.recursive(
+        scalars | floats | st.text(st.characters(codec="utf-8")),
+        lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5),
+        max_leaves=30,
+    )
+)
+def test_json_values_in_metadata_are_written_as_orjson_writes_them(value: Any) -> None:
+    """Every JSON value (strings of every plane, 64-bit integer edges, floats in and out of exponent form,
+    NaN and infinities) is written (nothing given up) with orjson's bytes."""
+    same_as_pure(with_metadata(value))
+    same_as_pure(value)
+
+
+def with_metadata(value: Any) -> Any:
+    msg = UserMessage("x")
+    msg.metadata = {"v": value}  # set after construction: any value, as a program may
+    return msg
+
+
+# ---- edge values, one by one -----------------------------------------------------------------------------
+
+
+class Colour(str, enum.Enum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class Plain(enum.Enum):
+    ONE = (1,)
+
+
+class MyDict(dict):  # type: ignore[type-arg]
+    def items(self) -> Any:  # orjson (and the C writer) read the dict itself, not items()
+        return []
+
+
+class MyList(list):  # type: ignore[type-arg]
+    pass
+
+
+Pair = namedtuple("Pair", "a b")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",
+        "".join(map(chr, range(0x80))),  # every control character and every escape
+        "é ü \xff",  # Latin-1 above ASCII
+        "\u2028 \u4e2d \uffff",  # the BMP
+        "\U0001f600 \U0010ffff",  # astral planes
+        [0, 1, -1, 2**63 - 1, -(2**63), 2**63, 2**64 - 1],
+        [True, False, None],
+        [0.0, -0.0, 0.1, 1.5, 100.0, 1e15, 1e16, 1e-4, 1e-5, 1.2345678901234568e16, 5e-324, 1e308],
+        [math.nan, math.inf, -math.inf],
+        (1, "two", [3]),
+        {"a": {"b": {"c": []}}, "": {}},
+        Colour.RED,
+        Level.HIGH,
+        MyDict(a=1),
+        MyList([1, 2]),
+        {"s": Colour.RED, "i": Level.HIGH, "d": MyDict(x=[MyList()])},
+    ],
+)
+def test_values_the_c_writer_writes(value: Any) -> None:
+    same_as_pure(value)
+    same_as_pure(with_metadata(value))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        2**64,  # integer-range
+        -(2**63) - 1,
+        "lone \ud800 surrogate",  # lone-surrogate
+        "\udfff",
+        {1: "int key"},  # orjson: dict keys must be str
+        {Colour.RED: "str-enum key"},
+        Plain.ONE,  # types orjson writes itself, or refuses: left to orjson
+        datetime.datetime(2025, 1, 2, 3, 4, 5),
+        uuid.UUID(int=7),
+        Pair(1, 2),
+        object(),
+        b"bytes",
+    ],
+)
+def test_values_the_c_writer_leaves_to_orjson(value: Any) -> None:
+    assert c_writer({"v": value}) is None
+    same_as_pure(with_metadata(value), must_write=False)
+
+
+def nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [1, 100, 235, 239, 240, 250, 252, 253, 254, 255, 300, 5000])
+def test_deep_values_the_same_as_the_pure_path_or_its_error(depth: int) -> None:
+    """Deep nesting: written alike below the writer's limit, left to orjson above it (which writes the same
+    bytes up to its own limit and raises max-depth beyond), never a RecursionError or a crash."""
+    same_as_pure(nested(depth), must_write=depth < 230)
+    same_as_pure(with_metadata(nested(depth)), must_write=depth < 225)
+
+
+def test_unknown_keys_are_merged_as_the_hook_merges_them() -> None:
+    block = TextBlock(text="t", unknown_keys={"extra": [1, {"k": "v"}]})
+    same_as_pure(block)
+    block.unknown_keys = {"extra": [1, {"k": "v"}], "text": "declared key again"}  # the constructor refuses it
+    same_as_pure(block)
+    assert c_writer(block) == b'{"type":"text","text":"declared key again","extra":[1,{"k":"v"}]}'
+    same_as_pure(UserMessage([block], unknown_keys={"z": 1}))
+
+
+def test_a_model_class_without_a_plan_is_written_through_its_hook() -> None:
+    class Shouting(TextBlock):
+        __slots__ = ()
+
+    assert Shouting not in _converter.native_plans
+    msg = UserMessage("x")
+    msg.content = [Shouting(text="HI")]  # constructors would make it a TextBlock
+    assert c_writer(msg) == pure(msg)  # through the fallback: its JSON hook, compiled on first use
+    assert Shouting in _converter.native_plans  # and planned with it
+    same_as_pure(msg)
+
+
+def test_nested_results_and_none_fields() -> None:
+    inner = ToolResultBlock(id="c1", name="f", output=[TextBlock(text="deep")])
+    outer = ToolResultBlock(id="c2", name="g", output=[inner, "plain"])
+    same_as_pure(outer)
+    same_as_pure(ToolUseBlock(id="c", name="f", input={}))
+
+
+def test_a_mutated_message_with_a_bad_value_gets_the_pure_paths_error() -> None:
+    msg = UserMessage("hi")
+    msg.metadata = {"big": 2**70}
+    with pytest.raises(ValidationError) as info:
+        msg.to_json_bytes()
+    assert info.value.problems[0].rule == "integer-range"
+    msg.content.append(object())  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        msg.to_json_bytes()
+
+
+def test_pure_python_mode_writes_the_same_bytes() -> None:
+    """AGENTMSG_PURE_PYTHON=1 turns the C writer off (a fresh interpreter); the bytes are the same."""
+    script = (
+        "import sys, agentmsg; from agentmsg._codec import converter as c; assert c._speedups is None;"
+        "m = agentmsg.Msg.from_json(sys.stdin.buffer.read()); sys.stdout.buffer.write(m.to_json_bytes())"
+    )
+    msg = agentmsg.AssistantMessage(
+        [
+            agentmsg.ThinkingBlock(thinking="hm \u4e2d"),
+            TextBlock(text='x\n"y"'),
+            ToolUseBlock(id="a", name="b", input={"f": 1e-7}),
+        ],
+        usage=agentmsg.ChatUsage(input_tokens=3, output_tokens=4, time=0.25),
+    )
+    env = {**os.environ, "AGENTMSG_PURE_PYTHON": "1"}
+    r = subprocess.run(
+        [sys.executable, "-c", script], input=msg.to_json_bytes(), capture_output=True, env=env, timeout=120
+    )
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout == msg.to_json_bytes()
+
+
+@pytest.mark.parametrize("levels", [1, 60, 100, 115, 120, 125, 126, 200])
+def test_nested_models_deep_the_same_as_the_pure_path_or_its_error(levels: int) -> None:
+    """Tool results nested in tool results (two JSON levels each): written alike, or left to orjson near its
+    depth limit (which writes up to 254 levels and raises max-depth beyond), never written past it."""
+    block = ToolResultBlock(id="c", name="f", output=[TextBlock(text="x")])
+    for _ in range(levels):
+        outer = ToolResultBlock(id="c", name="f", output=[TextBlock(text="x")])
+        outer.output = [block]  # set after construction: constructors bound the depth themselves
+        block = outer
+    same_as_pure(block, must_write=levels <= 115)
+
+
+# ---- json_string_between: the string of a payload of a known shape (the stream parsers' text deltas) ----------
+
+HEAD = b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":'
+TAIL = b"}}"
+
+
+def between(data: bytes, head: bytes = HEAD, tail: bytes = TAIL) -> str | None:
+    assert native is not None
+    return native.json_string_between(data, head, tail)  # type: ignore[no-any-return]
+
+
+def orjson_string(data: bytes) -> str | None:
+    """What orjson reads from a payload HEAD + one JSON string + TAIL: the string, or None (not JSON)."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    text = value["delta"]["text"]
+    assert isinstance(text, str)
+    return text
+
+
+def same_string_as_orjson(body: bytes) -> str | None:
+    """``body`` between quotes in a payload: json_string_between reads orjson's string, or gives up (None)."""
+    data = HEAD + b'"' + body + b'"' + TAIL
+    got = between(data)
+    if got is not None:
+        assert got == orjson_string(data), data
+    return got
+
+
+def escaped(text: str, draw: st.DrawFn) -> bytes:
+    """``text`` as a JSON string's body, each character written as a server might: raw UTF-8, or escaped (a
+    short escape where JSON has one, ``\\u`` with lower or upper case hex, a surrogate pair beyond the BMP)."""
+    out = []
+    short = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "/": "\\/"}
+    for ch in text:
+        how = draw(st.integers(0, 3))
+        if ch in short and (how or ch in '"\\' or ord(ch) < 0x20):
+            out.append(short[ch] if how != 3 else f"\\u{ord(ch):04x}")
+        elif ord(ch) < 0x20 or how == 3:
+            code = ord(ch)
+            if code > 0xFFFF:  # a surrogate pair: left to orjson
+                code -= 0x10000
+                esc = f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+            else:
+                esc = f"\\u{code:04x}"
+            out.append(esc.upper().replace("\\U", "\\u") if draw(st.booleans()) else esc)
+        else:
+            out.append(ch)
+    return "".join(out).encode("utf-8", "surrogatepass")
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_json_string_between_reads_text_as_orjson_does(data: st.DataObject) -> None:
+    """Any text, written raw or escaped every way JSON allows: the string orjson reads, or None where it gives up
+    (only where the text holds a surrogate pair escape)."""
+    text = data.draw(st.text(st.characters(codec="utf-8", exclude_categories=["Cs"])))
+    body = escaped(text, data.draw)
+    got = same_string_as_orjson(body)
+    assert got == text or (got is None and b"\\u" in body.lower())
+    assert same_string_as_orjson(orjson.dumps(text)[1:-1]) == text  # as orjson (and the API) writes it
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.binary(max_size=40)
+    | st.lists(
+        st.sampled_from([b"\\", b'"', b"u", b"d83d", b"00e9", b"\xff", b"\xe4\xb8\xad", b"\x01", b"a", b"n", b"/"]),
+        max_size=12,
+    ).map(b"".join)
+)
+def test_json_string_between_on_any_bytes_reads_orjsons_string_or_gives_up(body: bytes) -> None:
+    """Any bytes between the quotes: orjson's string, or None; never a string where orjson fails."""
+    got = same_string_as_orjson(body)
+    if orjson_string(HEAD + b'"' + body + b'"' + TAIL) is None:
+        assert got is None
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (HEAD + b'"Hello"' + TAIL, "Hello"),
+        (HEAD + b'""' + TAIL, ""),
+        (HEAD + b'"a\\n\\"b\\" \\u00e9\\u4E2D \\/"' + TAIL, 'a\n"b" é中 /'),
+        (HEAD + b'"\xe4\xb8\xad"' + TAIL, "中"),
+        (HEAD + b'"\\ud83d\\ude00"' + TAIL, None),  # a surrogate pair: orjson's
+        (HEAD + b'"\\ud83d"' + TAIL, None),  # a lone surrogate: the parser's repair
+        (HEAD + b'"a"b"' + TAIL, None),  # not one string
+        (HEAD + b'"a\\"' + TAIL, None),  # the string is not closed
+        (HEAD + b'"a\x01"' + TAIL, None),  # a raw control character: not JSON
+        (HEAD + b'"\\x"' + TAIL, None),  # no such escape
+        (HEAD + b'"\\u12"' + TAIL, None),
+        (HEAD + b'"\xff"' + TAIL, None),  # invalid UTF-8
+        (HEAD + b'"x"' + TAIL + b" ", None),  # other bytes around it
+        (HEAD[:-1] + b' "x"' + TAIL, None),
+        (HEAD.replace(b"0", b"1") + b'"x"' + TAIL, None),
+        (HEAD + b'"x', None),
+        (b"", None),
+    ],
+)
+def test_json_string_between_cases(data: bytes, expected: str | None) -> None:
+    assert between(data) == expected
+    if expected is not None:
+        assert orjson_string(data) == expected
+
+
+def test_json_string_between_takes_bytes_only() -> None:
+    assert native is not None
+    with pytest.raises(TypeError):
+        native.json_string_between("x", HEAD, TAIL)
+    with pytest.raises(TypeError):
+        native.json_string_between(b"x", HEAD)
+
+
+@pytest.mark.parametrize("dumps", ["orjson", "ascii", "spaced"])
+def test_pure_python_mode_reads_anthropic_text_deltas_the_same(dumps: str) -> None:
+    """AGENTMSG_PURE_PYTHON=1 (a fresh interpreter: no C speed-ups, so no text delta read in C): the events of
+    Anthropic streams whose text deltas the C path reads (escapes, multi-byte text, one it leaves to orjson)
+    are the same."""
+    deltas = ["Hello", ' "quoted" \\ back', "line\nbreak\ttab", "\u4e2d\u6587 \u00e9", "\U0001f600 emoji", "", "/"]
+    events = [
+        {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 3}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}} for t in deltas),
+        {"type": "ping"},
+        *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}} for t in deltas),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "late"}},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}},
+        {"type": "message_stop"},
+    ]
+    if dumps == "orjson":  # compact, UTF-8: the API's bytes, read in C
+        write: Any = orjson.dumps
+    elif dumps == "ascii":  # compact, ASCII-escaped: read in C but for the emoji's surrogate pair (orjson)
+        write = lambda e: json.dumps(e, separators=(",", ":")).encode()  # noqa: E731
+    else:  # spaced: no text delta has the API's bytes (all read by orjson)
+        write = lambda e: json.dumps(e).encode()  # noqa: E731
+    body = b"".join(b"event: " + e["type"].encode() + b"\ndata: " + write(e) + b"\n\n" for e in events)
+    script = (
+        "import sys, itertools, orjson; from agentmsg.providers import anthropic; from agentmsg.providers._response import parser as _stream;"
+        "assert _stream._string_between is None; n = itertools.count();"
+        "evs = list(anthropic.parse_stream(sys.stdin.buffer.read(), id_factory=lambda: str(next(n)), clock=lambda: 'T'));"
+        "sys.stdout.buffer.write(orjson.dumps(evs))"
+    )
+    env = {**os.environ, "AGENTMSG_PURE_PYTHON": "1"}
+    r = subprocess.run([sys.executable, "-c", script], input=body, capture_output=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    from agentmsg.providers import anthropic
+    from agentmsg.providers._response import parser as _stream
+
+    assert _stream._string_between is not None
+    n = itertools.count()
+    ours = list(anthropic.parse_stream(body, id_factory=lambda: str(next(n)), clock=lambda: "T"))
+    assert orjson.loads(r.stdout) == ours

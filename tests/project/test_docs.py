@@ -1,0 +1,242 @@
+"""The examples of docs/*.md run as written, and so do the `agentmsg` commands shown in README.md and the docs
+(tests/project/test_readme.py runs the README's Python). The names a snippet takes from its surrounding text (a
+provider's reply, a conversation, tools) are given here; clients and `agentmsg chat` talk to the local replay
+server instead of the provider; `agentmsg serve` is only checked to take its arguments. docs/events.md is left
+to its own tests. The formatter examples of docs/formatters.md are checked against the conformance vectors
+they show."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from agentmsg import (
+    AssistantMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserMessage,
+    emit_events,
+    encode_messages,
+)
+from agentmsg.cli import build_parser, main
+from agentmsg.testing import ReplayServer, Reply
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "events.md")
+FIX = ROOT / "tests" / "fixtures" / "providers"
+TOOLS = [
+    {
+        "name": "get_weather",
+        "description": "The weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }
+]
+# What a provider's reply and stream are, for the commands and snippets that name one.
+REPLY = {"openai": "openai/chat_completion_text.json", "anthropic": "anthropic/message_text.json"}
+STREAM = {"openai": "openai/stream_parallel_tool_calls.sse", "anthropic": "anthropic/stream_thinking_signature.sse"}
+
+
+def fenced(path: Path, *langs: str) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    return [m.group(2) for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M) if m.group(1) in langs]
+
+
+def conversation() -> list[Any]:
+    reply = AssistantMessage(
+        [
+            ThinkingBlock(thinking="I need the weather tool.", metadata={"signature": "EqQB", "provider": "anthropic"}),
+            TextBlock(text="Let me check."),
+            ToolUseBlock(id="call_1", name="get_weather", input={"city": "Paris"}),
+        ],
+        name="Friday",
+    )
+    result = ToolResultMessage([ToolResultBlock(id="call_1", name="get_weather", output=[TextBlock(text="sunny")])])
+    return [UserMessage("What's the weather in Paris?", name="alice"), reply, result]
+
+
+# ---- Python ---------------------------------------------------------------------------------------------
+
+
+def _parsers(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sse_body = (FIX / STREAM["openai"]).read_bytes()
+    ns.update(body=(FIX / REPLY["openai"]).read_bytes(), sse_body=sse_body)
+    ns["chunks"] = [sse_body[i : i + 7] for i in range(0, len(sse_body), 7)]
+    run_block(ns)
+    assert ns["msg"].text_content and len(ns["live"]) == len(ns["events"])
+
+
+def _client(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns.update(messages=conversation()[:1], tools=TOOLS)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    stream_body, whole = (FIX / STREAM["anthropic"]).read_bytes(), (FIX / REPLY["anthropic"]).read_bytes()
+    with ReplayServer() as server:
+        server.add("/v1/messages", Reply(body=stream_body, sse=True), Reply(body=whole))
+        old = 'model="claude-sonnet-4-5")'
+        assert old in ns["source"]
+        ns["source"] = ns["source"].replace(old, f'model="claude-sonnet-4-5", base_url="{server.url}")')
+        run_block(ns)
+    assert ns["stream"].done and ns["stream"].message.content and ns["msg"].text_content
+
+
+def _formatter(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns["messages"] = conversation()
+    run_block(ns)
+    assert ns["request"].path == "/v1/messages" and ns["request"].body["tool_choice"] == {"type": "auto"}
+
+
+def _provider_module(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/adding-a-provider.md: the example module runs, is a provider the contract accepts, and what the page
+    shows it gives holds (the second block runs after the module's)."""
+    module, *_ = fenced(ROOT / "docs" / "adding-a-provider.md", "python")
+    source = ns.pop("source")
+    ns["source"] = module
+    run_block(ns)
+    assert ns["PROVIDERS"] and ns["Reader"].__mro__[1].__name__ == "PayloadReader"
+    if source != module:
+        ns["source"] = source
+        run_block(ns)
+        assert ns["streamed"] == ns["msg"] or ns["streamed"].text_content == ns["msg"].text_content
+
+
+def run_block(ns: dict[str, Any]) -> None:
+    exec(ns.pop("source"), ns)
+
+
+# (doc, a word only that block holds, setup that runs it through run_block)
+SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch], None]]] = [
+    ("streams.md", "StreamParser()", _parsers),
+    ("streams.md", "client.stream(", _client),
+    ("formatters.md", "format_request(", _formatter),
+    ("adding-a-provider.md", "class Reader(PayloadReader)", _provider_module),
+    ("adding-a-provider.md", "reduce_events(parse_stream(sse))", _provider_module),
+]
+PY_BLOCKS = [(p.name, i, b) for p in DOCS for i, b in enumerate(fenced(p, "python"))]
+
+
+@pytest.mark.parametrize(("doc", "index", "source"), PY_BLOCKS, ids=[f"{d}#{i}" for d, i, _ in PY_BLOCKS])
+def test_the_python_examples_of_the_docs_run(
+    doc: str, index: int, source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    setups = [s for d, word, s in SETUPS if d == doc and word in source]
+    assert len(setups) == 1, f"{doc}: Python block {index} has no setup in tests/project/test_docs.py (add one)"
+    monkeypatch.chdir(tmp_path)
+    setups[0]({"source": source}, tmp_path, monkeypatch)
+
+
+# ---- commands -------------------------------------------------------------------------------------------
+
+
+def _commands() -> list[tuple[str, str]]:
+    out = []
+    for path in [ROOT / "README.md", *DOCS]:
+        for block in fenced(path, "sh"):
+            out += [(path.name, line) for line in block.splitlines() if line.startswith("agentmsg ")]
+    return out
+
+
+def _argvs(line: str) -> list[list[str]]:
+    """The command as shown without its optional [...] parts, and with all of them (the first alternative of
+    a|b that is neither `...` nor N; N alone a number); FILE... one file."""
+    line = line.replace("FILE...", "msg.json")
+
+    def expand(m: re.Match[str]) -> str:
+        words = []
+        for word in m.group(1).split():
+            alternatives = [a for a in word.split("|") if a not in ("...", "N")]
+            words.append(alternatives[0] if alternatives else "2")
+        return " ".join(words)
+
+    bare = shlex.split(re.sub(r"\[[^\]]*\]", "", line), comments=True)
+    full = shlex.split(re.sub(r"\[([^\]]*)\]", expand, line), comments=True)
+    return [bare[1:]] if bare == full else [bare[1:], full[1:]]
+
+
+COMMANDS = _commands()
+
+
+@pytest.mark.parametrize(("doc", "line"), COMMANDS, ids=[f"{d}:{line[:60]}" for d, line in COMMANDS])
+def test_the_commands_of_the_docs_run(doc: str, line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    msgs = conversation()
+    (tmp_path / "msg.json").write_bytes(msgs[1].to_json_bytes())
+    (tmp_path / "conversation.json").write_bytes(encode_messages(msgs))
+    (tmp_path / "events.jsonl").write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in emit_events(msgs[1])))
+    for argv in _argvs(line):
+        command = argv[0]
+        if command == "serve":  # it would serve until stopped: its arguments only
+            args = build_parser().parse_args(argv)
+            assert Path(args.file).is_file()
+            continue
+        provider = argv[argv.index("--provider") + 1] if "--provider" in argv else None
+        if provider in REPLY:
+            (tmp_path / "reply.json").write_bytes((FIX / REPLY[provider]).read_bytes())
+            (tmp_path / "body.sse").write_bytes((FIX / STREAM[provider]).read_bytes())
+        if command == "chat":
+            assert provider == "openai", line
+            monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+            with ReplayServer() as server:
+                server.add("/chat/completions", Reply(body=(FIX / STREAM[provider]).read_bytes(), sse=True))
+                assert main([*argv, "--base-url", server.url]) == 0, (doc, argv)
+            continue
+        assert main(argv) == 0, (doc, argv)
+
+
+# ---- the formatter examples -----------------------------------------------------------------------------
+
+
+def test_the_formatter_examples_are_the_vectors_bodies() -> None:
+    """Each `## Example: NAME` of docs/formatters.md shows, per provider, the path, the diagnostics and the body
+    of the vector tests/conformance/formatters/PROVIDER/NAME.json (tool definitions elided)."""
+    doc = (ROOT / "docs" / "formatters.md").read_text(encoding="utf-8")
+    shown = 0
+    for example in re.finditer(r"^## Example: `([^`]+)`(.*?)(?=^## |\Z)", doc, re.S | re.M):
+        name = example.group(1)
+        sections = re.finditer(
+            r"^### (\S+)\n\n`POST ([^`]+)`.*?; diagnostics: (.*?)\n\n```json\n(.*?)```", example.group(2), re.S | re.M
+        )
+        for section in sections:
+            provider, path, diagnostics, body = section.groups()
+            vector = json.loads((ROOT / "tests/conformance/formatters" / provider / f"{name}.json").read_text("utf-8"))
+            expected = vector["expected"]
+            assert path == expected["path"], (name, provider)
+            said = ", ".join(f"`{d['pointer']}` {d['rule']}" for d in expected["diagnostics"]) or "none"
+            assert diagnostics == said, (name, provider)
+            want = expected["body"]
+            for holder in (want, want.get("parameters")):
+                if isinstance(holder, dict) and "tools" in holder:
+                    holder["tools"] = None
+            assert json.loads(body.replace("[/* get_weather */]", "null")) == want, (name, provider)
+            shown += 1
+    assert shown >= 12
+
+
+def test_every_public_name_is_documented() -> None:
+    """A new user looks a name up in the README and docs/, and in help(): OpenAIClient, block_to_json,
+    thinking_provider, FormattedRequest, LOSSY, SSEEvent ... were in neither, or had no docstring."""
+    import agentmsg.clients
+    import agentmsg.events
+    import agentmsg.providers
+
+    root = Path(__file__).resolve().parents[2]
+    text = "".join(p.read_text(encoding="utf-8") for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
+    for module in (agentmsg, agentmsg.providers, agentmsg.clients, agentmsg.events):
+        names: list[str] = module.__all__
+        assert [n for n in names if f"{n}" not in text] == [], module.__name__
+        undocumented = [
+            n
+            for n in names
+            if (inspect.isclass(getattr(module, n)) or inspect.isfunction(getattr(module, n)))
+            and not (getattr(module, n).__doc__ or "").strip()
+        ]
+        assert undocumented == [], module.__name__

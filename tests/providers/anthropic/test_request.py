@@ -1,0 +1,192 @@
+"""The anthropic formatter (``agentmsg.providers.anthropic.format_request``): Anthropic Messages. The body's layout,
+the provider's rules and the diagnostics; every body goes through its oracle (``tests.oracles``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentmsg import (
+    AssistantMessage,
+    AudioBlock,
+    Base64Source,
+    DataBlock,
+    ImageBlock,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    URLSource,
+    UserMessage,
+)
+from agentmsg.providers import anthropic, get
+from tests._support.budget import examples
+from tests._support.providers import ANY_TOOLS, PNG, TOOLS, _call, _merged, _thinking, rules, text, tool_loop
+from tests.oracles import formatted
+
+
+def test_anthropic_layout_and_parallel_results_in_one_turn() -> None:
+    r = formatted("anthropic", tool_loop(), tools=TOOLS, tool_choice="required", parallel_tool_calls=False)
+    b = r.body
+    assert b["system"] == "You are helpful." and b["max_tokens"] == 4096
+    assert [m["role"] for m in b["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert b["messages"][1]["content"][0] == {
+        "type": "thinking",
+        "thinking": "Two cities.",
+        "signature": "EqQBCkYIBxgCKkA",
+    }
+    results = b["messages"][2]["content"]
+    assert [x["tool_use_id"] for x in results] == ["call_1", "call_2"]
+    assert b["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
+    assert rules(r) == [("/4", "turns-merged")]
+    assert r.headers == {"anthropic-version": "2023-06-01"}
+
+
+def test_anthropic_thinking_first_and_byte_exact() -> None:
+    sig = 'Eq\u00e9+/=\\"x' * 20
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage(
+            [
+                TextBlock(text="Let me think."),
+                ThinkingBlock(thinking="", metadata={"signature": sig, "provider": "anthropic"}),
+                ThinkingBlock(
+                    thinking="", metadata={"redacted": True, "redactedData": "ENC==", "provider": "anthropic"}
+                ),
+                ToolUseBlock(id="toolu_1", name="get_weather", input={"city": "Oslo"}),
+            ]
+        ),
+        ToolResultMessage(ToolResultBlock(id="toolu_1", name="get_weather", output="cold", state="error")),
+    ]
+    r = formatted("anthropic", msgs, tools=TOOLS)
+    content = r.body["messages"][1]["content"]
+    assert content[0] == {"type": "thinking", "thinking": "", "signature": sig}
+    assert content[1] == {"type": "redacted_thinking", "data": "ENC=="}
+    assert [c["type"] for c in content] == ["thinking", "redacted_thinking", "text", "tool_use"]
+    assert json.loads(r.body_bytes())["messages"][1]["content"][0]["signature"] == sig
+    assert rules(r) == [("/1/content/1", "thinking-moved"), ("/1/content/2", "thinking-moved")]
+    assert r.body["messages"][2]["content"][0]["is_error"] is True
+
+
+def test_anthropic_unsigned_and_foreign_reasoning() -> None:
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([ThinkingBlock(thinking="mine, unsigned"), TextBlock(text="a")]),
+        UserMessage("q2"),
+        AssistantMessage([ThinkingBlock(thinking="from gpt", metadata={"provider": "openai"}), TextBlock(text="b")]),
+    ]
+    r = formatted("anthropic", msgs)
+    assert rules(r) == [("/1/content/0", "thinking-dropped"), ("/3/content/0", "thinking-dropped")]
+    r = formatted("anthropic", msgs, options={"reasoning": "text"})
+    assert rules(r) == [("/1/content/0", "thinking-demoted"), ("/3/content/0", "thinking-demoted")]
+    assert r.body["messages"][3]["content"][0] == {"type": "text", "text": "from gpt"}
+
+
+def test_anthropic_ids_mapped_alike_in_call_and_result() -> None:
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage(
+            [
+                ToolUseBlock(id="functions.get_weather:0", name="get_weather", input={}),
+                ToolUseBlock(id="functions_get_weather_0", name="get_weather", input={}),
+            ]
+        ),
+        ToolResultMessage(
+            [
+                ToolResultBlock(id="functions.get_weather:0", name="get_weather", output="a", state="success"),
+                ToolResultBlock(id="functions_get_weather_0", name="get_weather", output="b", state="success"),
+            ]
+        ),
+    ]
+    r = formatted("anthropic", msgs, tools=TOOLS)
+    calls = [c["id"] for c in r.body["messages"][1]["content"]]
+    results = [c["tool_use_id"] for c in r.body["messages"][2]["content"]]
+    assert calls == results and len(set(calls)) == 2
+    assert calls[1] == "functions_get_weather_0"  # already valid: unchanged
+    assert calls[0].startswith("functions_get_weather_0_")  # mapped, and distinct from it
+    assert rules(r) == [("/1/content/0", "tool-id-mapped")]
+
+
+def test_anthropic_system_hoisted_empty_text_and_prefill() -> None:
+    msgs = [
+        UserMessage([TextBlock(text=""), TextBlock(text="hi")]),
+        SystemMessage("Late rule."),
+        AssistantMessage("Sure thing.  "),
+    ]
+    r = formatted("anthropic", msgs)
+    assert r.body["system"] == "Late rule."
+    assert r.body["messages"][0]["content"] == [{"type": "text", "text": "hi"}]
+    assert r.body["messages"][1]["content"] == [{"type": "text", "text": "Sure thing."}]
+    assert rules(r) == [
+        ("/0/content/0", "empty-text-dropped"),
+        ("/1", "system-hoisted"),
+        ("/2", "trailing-whitespace-stripped"),
+    ]
+
+
+def test_anthropic_media() -> None:
+    msgs = [
+        UserMessage(
+            [
+                ImageBlock(source=Base64Source(media_type="image/png", data=PNG)),
+                DataBlock(source=URLSource(url="https://e.com/doc.pdf"), name="doc.pdf"),
+                DataBlock(source=Base64Source(media_type="text/plain", data="aGVsbG8=")),
+                AudioBlock(source=URLSource(url="https://e.com/a.mp3")),
+            ]
+        )
+    ]
+    r = formatted("anthropic", msgs, thinking_budget=2048, max_tokens=8000, stop="END")
+    c = r.body["messages"][0]["content"]
+    assert c[0] == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+    assert c[1] == {"type": "document", "source": {"type": "url", "url": "https://e.com/doc.pdf"}, "title": "doc.pdf"}
+    assert c[2]["source"] == {"type": "text", "media_type": "text/plain", "data": "hello"}
+    assert c[3] == {"type": "text", "text": "[audio: https://e.com/a.mp3]"}
+    assert rules(r) == [("/0/content/3", "media-unsupported")]
+    assert r.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert r.body["max_tokens"] == 8000  # the caller's, not the 4096 default
+    assert r.body["stop_sequences"] == ["END"]
+
+
+def test_anthropic_thinking_opening_a_merged_message_stays_in_its_place() -> None:
+    """Consecutive assistant messages (a continuation after pause_turn, say) go in one turn, as the API itself
+    would combine them. When that turn starts with thinking, thinking that opens the second message stays after
+    the first message's blocks, where the model produced it: moved ahead of them, its prefix would change (the
+    preserved-thinking check). Only the merge is said. (It was moved to the start of the turn, said thinking-moved.)"""
+    turn, said = _merged("anthropic", [_thinking("1"), TextBlock(text="a")], [_thinking("2"), TextBlock(text="b")])
+    assert turn == [("thinking", "step 1"), ("text", "a"), ("thinking", "step 2"), ("text", "b")]
+    assert said == [("/2", "turns-merged")]
+    # a thinking block is sent byte for byte with its signature, in its place
+    r = anthropic.format_request(
+        [UserMessage("q"), AssistantMessage([_thinking("1")]), AssistantMessage([_thinking("2"), _call("1")])]
+    )
+    assert r.body["messages"][1]["content"][:2] == [
+        {"type": "thinking", "thinking": "step 1", "signature": "sig1"},
+        {"type": "thinking", "thinking": "step 2", "signature": "sig2"},
+    ]
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(80), deadline=None)
+@given(sig=st.text(min_size=1, max_size=200), thought=text, data=st.text(min_size=1, max_size=50))
+def test_signed_reasoning_reaches_anthropic_byte_for_byte(sig: str, thought: str, data: str) -> None:
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage(
+            [
+                TextBlock(text="first"),
+                ThinkingBlock(thinking=thought, metadata={"signature": sig, "provider": "anthropic"}),
+                ThinkingBlock(thinking="", metadata={"redacted": True, "redactedData": data}),
+                ToolUseBlock(id="c", name="get_weather", input={}),
+            ]
+        ),
+        ToolResultMessage(ToolResultBlock(id="c", name="get_weather", output="ok", state="success")),
+    ]
+    request = get("anthropic").format_request(msgs, tools=ANY_TOOLS)
+    content = json.loads(request.body_bytes())["messages"][1]["content"]
+    assert content[0] == {"type": "thinking", "thinking": thought, "signature": sig}
+    assert content[1] == {"type": "redacted_thinking", "data": data}

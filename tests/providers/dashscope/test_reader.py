@@ -1,0 +1,400 @@
+"""The dashscope payload reader (``agentmsg.providers.dashscope``'s ``Reader``, through ``parse_stream`` and
+``parse_response``): DashScope native (text generation, multimodal generation, the Application API). Hand-made
+bodies, odd but valid and broken: what the reader keeps, what it says (problems and notes, once), what it never
+loses on a cut; work counted, never timed, where a body could make it super-linear."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+import agentmsg
+from agentmsg.cli import main
+from agentmsg.providers import dashscope, openai
+from tests._support.providers import OUTSIDE, _no_counts, calls, custom, dsc, reduce_ok, said, sse
+
+
+def test_dashscope_cumulative_mode_and_detection() -> None:
+    def payload(content: str, reasoning: str = "", finish: str = "null", calls: Any = None) -> dict[str, Any]:
+        m: dict[str, Any] = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+        if calls:
+            m["tool_calls"] = calls
+        return {"output": {"choices": [{"message": m, "finish_reason": finish}]}, "request_id": "r1"}
+
+    body = b"".join(
+        b"data:" + orjson.dumps(p) + b"\n\n"
+        for p in [
+            payload("", "I think"),
+            payload("", "I think hard"),
+            payload("Hello", "I think hard"),
+            payload("Hello world", "I think hard", "stop"),
+        ]
+    )
+    for incremental in (False, None):  # told, or found out from the stream
+        msg = reduce_ok(list(dashscope.parse_stream(body, incremental=incremental)))
+        assert (msg.content[0].thinking, msg.text_content) == ("I think hard", "Hello world")
+    fn = {"name": "get", "arguments": '{"city": "Hang'}
+    calls_body = b"".join(
+        b"data:" + orjson.dumps(p) + b"\n\n"
+        for p in [
+            payload("", "", calls=[{"id": "c1", "type": "function", "function": fn}]),
+            payload(
+                "",
+                "",
+                "tool_calls",
+                [{"id": "c1", "type": "function", "function": {**fn, "arguments": '{"city": "Hangzhou"}'}}],
+            ),
+        ]
+    )
+    msg = reduce_ok(list(dashscope.parse_stream(calls_body, incremental=False)))
+    assert calls(msg) == [("c1", "get", {"city": "Hangzhou"})]
+
+
+def _ds(content: str = "", finish: str = "null", **message: Any) -> dict[str, Any]:
+    choice = {"message": {"content": content, "role": "assistant", **message}, "finish_reason": finish}
+    return {"output": {"choices": [choice]}, "request_id": "req-1"}
+
+
+@pytest.mark.parametrize(
+    ("payloads", "text"),
+    [
+        # incremental fragments where the second starts with the first: held until the third tells
+        ([_ds("**"), _ds("**Plan"), _ds("**", "stop")], "****Plan**"),
+        ([_ds("ha"), _ds("ha"), _ds("!", "stop")], "haha!"),
+        # cumulative: a value equal to the last one adds nothing
+        ([_ds("Hello"), _ds("Hello", "stop")], "Hello"),
+        ([_ds("Hel"), _ds("Hello"), _ds("Hello world", "stop")], "Hello world"),
+        # only two values that may be either: the API's default (cumulative)
+        ([_ds("a"), _ds("ab", "stop")], "ab"),
+    ],
+)
+def test_dashscope_mode_told_from_the_stream(payloads: list[dict[str, Any]], text: str) -> None:
+    body = sse(*payloads, done=False)
+    for pieces in ([body], [body[i : i + 7] for i in range(0, len(body), 7)]):
+        events = list(dashscope.parse_stream(pieces))
+        assert custom(events) == []
+        assert reduce_ok(events).text_content == text
+
+
+def test_dashscope_cumulative_reasoning_and_tool_calls_told_from_the_stream() -> None:
+    body = sse(
+        _ds(reasoning_content="Th"),
+        _ds(reasoning_content="Think"),
+        _ds("A", reasoning_content="Think"),
+        _ds("AB", "stop", reasoning_content="Think"),
+        done=False,
+    )
+    msg = reduce_ok(list(dashscope.parse_stream(body)))
+    assert [(b.type, b.thinking if b.type == "thinking" else b.text) for b in msg.content] == [
+        ("thinking", "Think"),
+        ("text", "AB"),
+    ]
+
+    def call(args: str) -> list[dict[str, Any]]:
+        return [{"id": "c1", "type": "function", "function": {"name": "get", "arguments": args}}]
+
+    body = sse(
+        _ds(tool_calls=call('{"city": "Hang')),
+        _ds("", "tool_calls", tool_calls=call('{"city": "Hangzhou"}')),
+        done=False,
+    )
+    msg = reduce_ok(list(dashscope.parse_stream(body)))
+    assert calls(msg) == [("c1", "get", {"city": "Hangzhou"})]
+    assert msg.generate_reason.value == "TOOL_CALLS"
+
+
+def test_dashscope_mode_told_when_the_reply_moves_on_and_parallel_continuations() -> None:
+    """Not told the mode: a held reasoning value is decided by the chunk that starts the answer (a cumulative
+    chunk repeats the reasoning so far; one without it is incremental), before the answer ends the thinking
+    block; parallel calls continued by id-"" fragments keep each its own arguments (their fields were keyed by
+    place in the chunk and shared); an error payload with "output": null (as the SDK prints it) is the
+    provider's error."""
+    body = sse(
+        _ds(reasoning_content="**"),
+        _ds(reasoning_content="**Plan"),
+        _ds("Answer", reasoning_content=""),
+        _ds(" here", "stop"),
+        done=False,
+    )
+    parser = dashscope.StreamParser()
+    msg = reduce_ok(parser.feed(body) + parser.close())
+    assert [(b.type, b.thinking if b.type == "thinking" else b.text) for b in msg.content] == [
+        ("thinking", "****Plan"),
+        ("text", "Answer here"),
+    ]
+    assert parser.problems == []
+
+    def frag(index: int, call_id: str, args: str) -> dict[str, Any]:
+        fn = {"name": "get_current_weather", "arguments": args} if call_id else {"arguments": args}
+        return {"index": index, "id": call_id, "type": "function", "function": fn}
+
+    body = sse(
+        _ds(tool_calls=[frag(0, "call_a", '{"location": "杭州')]),
+        _ds(tool_calls=[frag(0, "", '"}')]),
+        _ds(tool_calls=[frag(1, "call_b", '{"location": "北京')]),
+        _ds("", "tool_calls", tool_calls=[frag(1, "", '"}')]),
+        done=False,
+    )
+    for incremental in (None, True):
+        parser = dashscope.StreamParser(incremental=incremental)
+        msg = reduce_ok(parser.feed(body) + parser.close())
+        assert calls(msg) == [
+            ("call_a", "get_current_weather", {"location": "杭州"}),
+            ("call_b", "get_current_weather", {"location": "北京"}),
+        ], incremental
+    for output in (None, {}):
+        error = {"status_code": 400, "code": "DataInspectionFailed", "message": "bad", "output": output}
+        events = list(dashscope.parse_stream(sse(_ds("Once"), error, done=False)))
+        msg = reduce_ok(events)
+        assert msg.text_content == "Once" and msg.generate_reason == "INTERRUPTED"
+        assert msg.to_dict()["metadata"]["agentmsg_errors"][0]["type"] == "DataInspectionFailed"
+
+
+def test_a_bad_name_repeated_by_each_cumulative_chunk_is_said_once() -> None:
+    def chunk_of(args: str, finish: str = "null") -> bytes:
+        call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": 5, "arguments": args}}
+        message = {"role": "assistant", "content": "", "tool_calls": [call]}
+        body = {"output": {"choices": [{"message": message, "finish_reason": finish}]}, "request_id": "q"}
+        return b"data:" + orjson.dumps(body) + b"\n\n"
+
+    events = list(dashscope.parse_stream(chunk_of('{"a"') + chunk_of('{"a": 1') + chunk_of('{"a": 1}', "tool_calls")))
+    assert calls(reduce_ok(events)) == [("call_1", "", {"a": 1})]
+    assert said(events) == ["type"]
+
+
+def test_dashscope_model_name_is_the_model_and_what_else_an_output_says_is_said_as_not_kept() -> None:
+    # qwen-mt names the model in output.model_name (it was dropped: no agentmsg_model); qwen-image's task_metric,
+    # Qwen-TTS's audio, a choice's logprobs and Qwen-VL OCR's ocr_result beside a part's text were dropped unsaid,
+    # while search_info and tool_info were said as not kept
+    message = {"role": "assistant", "content": [{"text": "INTERNATIONAL", "ocr_result": {"words_info": []}}]}
+    choice = {"finish_reason": "stop", "message": message, "logprobs": {"content": [{"token": "IN", "logprob": -0.1}]}}
+    output = {
+        "choices": [choice],
+        "model_name": "qwen-mt-plus",
+        "task_metric": {"TOTAL": 1, "SUCCEEDED": 1, "FAILED": 0},
+        "audio": {"url": "https://example.com/a.wav", "data": "", "id": "audio_1", "expires_at": 1},
+    }
+    body = {"output": output, "usage": {"input_tokens": 3, "output_tokens": 1}, "request_id": "q1"}
+    streamed = list(dashscope.parse_stream(b"data:" + orjson.dumps(body) + b"\n\n"))
+    for events in (dashscope.response_events(body), streamed):
+        msg = reduce_ok(events)
+        assert msg.text_content == "INTERNATIONAL"
+        assert msg.to_dict()["metadata"]["agentmsg_model"] == "qwen-mt-plus"
+        notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.not-kept"]
+        for key in ("(task_metric)", "(audio)", "(logprobs)", "'ocr_result'"):
+            assert sum(key in n for n in notes) == 1, (key, notes)
+        assert len(notes) == 4
+        assert said(events) == []
+
+
+def test_dashscope_search_info_and_tool_info_are_said_as_not_kept() -> None:
+    first = {
+        "output": {
+            "choices": [
+                {
+                    "message": {"content": "", "reasoning_content": "Compute.", "role": "assistant"},
+                    "finish_reason": "null",
+                }
+            ],
+            "tool_info": [{"code_interpreter": {"code": "1+1"}, "type": "code_interpreter"}],
+        },
+        "request_id": "ci-1",
+    }
+    last = {
+        "output": {
+            "choices": [{"message": {"content": "2", "role": "assistant"}, "finish_reason": "stop"}],
+            "search_info": {"search_results": [{"index": 1, "title": "Example", "url": "https://example.com/a"}]},
+        },
+        "request_id": "ci-1",
+    }
+    events = list(dashscope.parse_stream(sse(first, last, done=False), incremental=True))
+    notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM"]
+    assert len(notes) == 2 and "tool_info" in notes[0] and "search_info" in notes[1]
+    assert said(events, "agentmsg.not-kept") == ["not-kept", "not-kept"]
+    whole = dashscope.response_events(last)
+    assert said(whole, "agentmsg.not-kept") == ["not-kept"] and said(whole) == []
+
+
+def test_a_cumulative_text_that_restarts_on_many_chunks_is_said_once() -> None:
+    # cumulative output whose text stops extending what came (a server that resets it): each such chunk's text
+    # is taken as new text, and that is said once per field, not once per chunk
+    def chunk_of(text: str, finish: str = "null") -> bytes:
+        message = {"role": "assistant", "content": text}
+        body = {"output": {"choices": [{"message": message, "finish_reason": finish}]}, "request_id": "q"}
+        return b"data:" + orjson.dumps(body) + b"\n\n"
+
+    body = chunk_of("ab") + chunk_of("abc") + chunk_of("x") + chunk_of("y") + chunk_of("z", "stop")
+    events = list(dashscope.parse_stream(body, incremental=False))
+    assert reduce_ok(events).text_content == "abcxyz"
+    assert said(events) == ["cumulative"]
+
+
+def test_dashscope_application_counts_per_model_that_are_no_counts_are_said() -> None:
+    models = [{"model_id": "qwen-plus", "input_tokens": 5, "output_tokens": -1}, {"model_id": "q", "output_tokens": 2}]
+    message = {"role": "assistant", "content": "hi"}
+    body = {"output": {"choices": [{"message": message, "finish_reason": "stop"}]}, "usage": {"models": models}}
+    events = dashscope.response_events(body)
+    assert _no_counts(events) == ["usage.models[].output_tokens"]
+    msg = reduce_ok(events)
+    assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (5, 2)
+
+
+def test_dashscope_text_held_to_tell_the_mode_comes_before_the_error() -> None:
+    """DashScope output whose mode is not known yet ("**" then "**Plan" may be either): the held text is
+    emitted (as the API's default, cumulative) before the error event, not after it."""
+    body = dsc("**") + dsc("**Plan") + b'event:error\ndata:{"code":"X","message":"boom"}\n\n'
+    events = list(dashscope.parse_stream(body))
+    msg = reduce_ok(events)
+    assert msg.text_content == "**Plan"
+    last_delta = max(k for k, e in enumerate(events) if e["type"] == "TEXT_BLOCK_DELTA")
+    error_at = next(k for k, e in enumerate(events) if e.get("name") == "agentmsg.error")
+    assert last_delta < error_at
+
+
+def test_dashscope_cached_tokens_are_read_where_the_docs_put_them() -> None:
+    """DashScope's docs (context cache; the qwen-vl example) and its SDKs' usage classes put the cache hits at
+    usage.prompt_tokens_details.cached_tokens, in the native text and multimodal APIs (beside
+    input_tokens_details: text_tokens, image_tokens, ...) and in compatible mode: read as cachedTokens."""
+    usage = {
+        "input_tokens": 1112,
+        "output_tokens": 91,
+        "total_tokens": 1203,
+        "input_tokens_details": {"text_tokens": 21, "image_tokens": 1091},
+        "prompt_tokens_details": {"cached_tokens": 512},
+    }
+    out = {"choices": [{"message": {"role": "assistant", "content": [{"text": "Hi"}]}, "finish_reason": "stop"}]}
+    whole = {"output": out, "usage": usage, "request_id": "r1"}
+    expected = {"inputTokens": 1112, "outputTokens": 91, "cachedTokens": 512, "totalTokens": 1203}
+    assert dashscope.parse_response(whole).to_dict()["usage"] == expected
+    streamed = reduce_ok(list(dashscope.parse_stream(b"data:" + orjson.dumps(whole) + b"\n\n")))
+    assert streamed.to_dict()["usage"] == expected
+    compat = {
+        "id": "chatcmpl-1",
+        "model": "qwen-plus",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": 3019,
+            "completion_tokens": 104,
+            "total_tokens": 3123,
+            "prompt_tokens_details": {"cached_tokens": 2048},
+        },
+    }
+    msg = openai.parse_response(compat, variant="dashscope-compatible")
+    assert msg.to_dict()["usage"]["cachedTokens"] == 2048
+
+
+def test_dashscope_application_reasoning_and_usage_per_model() -> None:
+    # output.thoughts (a deepseek-r1 app's reasoning) and usage.models[] were dropped silently (no thinking, usage null)
+    events = dashscope.response_events((OUTSIDE / "dashscope/application_thoughts.json").read_bytes())
+    assert said(events) == [] and said(events, "agentmsg.not-kept") == ["not-kept"]  # the retrieval's thoughts
+    d = reduce_ok(events).to_dict()
+    assert [b["type"] for b in d["content"]] == ["thinking", "text"]
+    assert d["content"][0]["thinking"].startswith("好的，我现在需要总结")
+    assert d["content"][1]["text"].startswith("《xUnit Test Patterns》")
+    assert d["usage"] == {"inputTokens": 1129, "outputTokens": 1126, "totalTokens": 2255}
+    # streamed: the usage per model, cumulative (the last wins)
+    events = list(dashscope.parse_stream((OUTSIDE / "dashscope/application_stream_usage_models.sse").read_bytes()))
+    assert said(events) == []
+    assert reduce_ok(events).to_dict()["usage"] == {"inputTokens": 2304, "outputTokens": 244, "totalTokens": 2548}
+    # several models: summed
+    body = {"output": {"text": "x", "finish_reason": "stop"}, "usage": {"models": [
+        {"model_id": "a", "input_tokens": 1, "output_tokens": 2}, {"model_id": "b", "input_tokens": 3, "output_tokens": 4}
+    ]}, "request_id": "r"}  # fmt: skip
+    assert reduce_ok(dashscope.response_events(body)).to_dict()["usage"]["inputTokens"] == 4
+
+
+def test_dashscope_application_reasoning_in_an_output_of_no_text() -> None:
+    # an output of thoughts with no text (nor choices) lost its reasoning silently: it read as no choice at all
+    think = {
+        "output": {"thoughts": [{"action_type": "reasoning", "thought": "hm"}], "session_id": "s"},
+        "request_id": "r",
+    }
+    last = {"output": {"text": "x", "finish_reason": "stop", "session_id": "s"}, "request_id": "r"}
+    for options in ({}, {"incremental": True}):
+        events = list(dashscope.parse_stream(sse(think, last, done=False), **options))
+        assert said(events) == []
+        assert [(b.type, b.thinking if b.type == "thinking" else b.text) for b in reduce_ok(events).content] == [
+            ("thinking", "hm"),
+            ("text", "x"),
+        ]
+    assert [b.type for b in dashscope.parse_response(think).content] == ["thinking"]
+
+
+def test_dashscope_application_thoughts_that_cannot_be_read_are_said() -> None:
+    # a reasoning thought whose text is no string, an entry that is no object, thoughts that are no list: dropped
+    # silently (the reasoning lost, nothing said); now each is said (type), what can be read kept
+    def read(thoughts: Any) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+        body = {"output": {"thoughts": thoughts, "text": "x", "finish_reason": "stop"}, "request_id": "r"}
+        events = dashscope.response_events(body)
+        problems = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+        blocks = [(b.type, b.thinking if b.type == "thinking" else b.text) for b in reduce_ok(events).content]
+        return said(events), problems, blocks
+
+    rules, problems, blocks = read([{"action_type": "reasoning", "thought": 5, "response": "hm"}])
+    assert rules == ["type"] and "output.thoughts[].thought" in problems[0] and "number" in problems[0]
+    assert blocks == [("thinking", "hm"), ("text", "x")]  # the response, which repeats the thought, is read
+    rules, problems, blocks = read([{"action_type": "reasoning", "thought": {"text": "hm"}}])
+    assert rules == ["type"] and "object" in problems[0] and blocks == [("text", "x")]
+    rules, problems, blocks = read(["hm", {"action_type": "reasoning", "thought": "ok"}])
+    assert rules == ["type"] and "an entry of output.thoughts" in problems[0]
+    assert blocks == [("thinking", "ok"), ("text", "x")]
+    rules, problems, blocks = read({"action_type": "reasoning", "thought": "hm"})
+    assert rules == ["type"] and "output.thoughts is not a list" in problems[0] and blocks == [("text", "x")]
+    # an output of thoughts alone (no text, no session id) is read too (it was no choice at all)
+    only = {"output": {"thoughts": [{"action_type": "reasoning", "thought": "hm"}]}, "request_id": "r"}
+    assert [(b.type, b.thinking) for b in dashscope.parse_response(only).content] == [("thinking", "hm")]
+
+
+def test_dashscope_application_thoughts_beside_reasoning_content() -> None:
+    # output.thoughts' reasoning was dropped unsaid when the choice had a reasoning_content: the same text is kept
+    # once; a different one is said as not kept (the model's reasoning_content is the reply's reasoning)
+    def reply(app: str, model: Any, text: str = "x") -> dict[str, Any]:
+        message = {"role": "assistant", "reasoning_content": model, "content": text}
+        output = {"thoughts": [{"action_type": "reasoning", "thought": app}], "choices": [
+            {"message": message, "finish_reason": "stop" if text else "null"}
+        ]}  # fmt: skip
+        return {"output": output, "request_id": "r"}
+
+    for body in (reply("hm", "hm"), sse(reply("h", "h", ""), reply("m", "m"), done=False)):
+        events = dashscope.response_events(body) if isinstance(body, dict) else list(dashscope.parse_stream(body))
+        assert said(events) == [] and said(events, "agentmsg.not-kept") == []
+        assert [b.type for b in reduce_ok(events).content] == ["thinking", "text"]
+        assert reduce_ok(events).content[0].thinking == "hm"
+    events = dashscope.response_events(reply("the app's", "the model's"))
+    assert said(events) == [] and said(events, "agentmsg.not-kept") == ["not-kept"]
+    notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.not-kept"]
+    assert "output.thoughts" in notes[0] and "reasoning_content" in notes[0]
+    assert reduce_ok(events).content[0].thinking == "the model's"
+    # a reasoning_content that is no text is said (it was dropped silently); the thoughts' reasoning is kept then
+    events = dashscope.response_events(reply("hm", 7))
+    assert said(events) == ["type"] and reduce_ok(events).content[0].thinking == "hm"
+
+
+def test_dashscope_pending_task_is_not_a_reply() -> None:
+    # an async task submission read as an empty assistant message, exit 0
+    body = (OUTSIDE / "dashscope/task_pending.json").read_bytes()
+    with pytest.raises(agentmsg.ValidationError) as exc:
+        dashscope.response_events(body)
+    assert exc.value.problems[0].rule == "shape" and "PENDING" in exc.value.problems[0].message
+    # the CLI: exit 2, not a DashScope reply
+    path = OUTSIDE / "dashscope/task_pending.json"
+    assert main(["parse", "--provider", "dashscope", str(path)]) == 2
+
+
+def test_dashscope_task_status_other_than_pending_is_no_empty_reply() -> None:
+    # a FAILED task's code and message, and a SUCCEEDED (or UNKNOWN) task's status, read as an empty message (exit 0)
+    failed = {"request_id": "q", "output": {"task_id": "t", "task_status": "FAILED", "code": "Bad", "message": "no"}}
+    errors = [e["value"] for e in dashscope.response_events(failed) if e.get("name") == "agentmsg.error"]
+    assert errors == [{"type": "Bad", "message": "no", "provider": "dashscope", "task_id": "t"}]
+    assert reduce_ok(dashscope.response_events(failed)).generate_reason == "INTERRUPTED"
+    results = {"results": [{"url": "https://example.com/a.png"}], "task_metrics": {"TOTAL": 1, "SUCCEEDED": 1}}
+    for output in ({"task_status": "SUCCEEDED", **results}, {"task_status": "UNKNOWN"}, {"task_status": "FAILED"}):
+        with pytest.raises(agentmsg.ValidationError) as exc:
+            dashscope.response_events({"request_id": "q", "output": {"task_id": "t", **output}})
+        assert exc.value.problems[0].rule == "shape" and output["task_status"] in exc.value.problems[0].message
+    # task_metrics (the tasks' key) beside a reply's choices is said as not kept, as task_metric is
+    body = {"output": {"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}], **results}}
+    notes = [e["value"]["message"] for e in dashscope.response_events(body) if e.get("name") == "agentmsg.not-kept"]
+    assert any("(task_metrics)" in n for n in notes)

@@ -1,0 +1,741 @@
+"""Media safety: local files only under allowed roots (no traversal, no symlink escape, size limits),
+downloads off by default and, when on, http(s) only with no private/loopback address unless allowed.
+The download tests run a real HTTP server on loopback (started and stopped by the test)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import http.server
+import os
+import socket
+import threading
+import time
+import tracemalloc
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from agentmsg import AudioBlock, DataBlock, ImageBlock, URLSource, UserMessage, ValidationError
+from agentmsg.providers import FormatOptions, MediaPolicy, get
+from tests.oracles import formatted
+
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + b"\x00" * 28
+
+
+def image_msg(url: str) -> list[Any]:
+    return [UserMessage([ImageBlock(source=URLSource(url=url, mime_type="image/png"))])]
+
+
+def refused(provider: str, msgs: list[Any], options: Any = None) -> tuple[str, str]:
+    with pytest.raises(ValidationError) as exc:
+        get(provider).format_request(msgs, options=options)
+    p = exc.value.problems[0]
+    return p.pointer, p.rule
+
+
+@pytest.fixture
+def media_root(tmp_path: Path) -> Path:
+    root = tmp_path / "allowed"
+    root.mkdir()
+    (root / "dot.png").write_bytes(b"\x89PNG\r\n\x1a\nxyz")
+    (tmp_path / "secret.png").write_bytes(b"secret")
+    return root
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "dashscope"])
+def test_local_files_refused_by_default(provider: str, media_root: Path) -> None:
+    assert refused(provider, image_msg(str(media_root / "dot.png"))) == ("/0/content/0", "media-local-refused")
+    assert refused(provider, image_msg((media_root / "dot.png").as_uri())) == ("/0/content/0", "media-local-refused")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "dashscope"])
+def test_local_file_read_under_an_allowed_root(provider: str, media_root: Path) -> None:
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    encoded = base64.b64encode((media_root / "dot.png").read_bytes()).decode()
+    for url in (str(media_root / "dot.png"), (media_root / "dot.png").as_uri()):
+        r = formatted(provider, image_msg(url), options=options)
+        assert encoded in r.body_bytes().decode()
+        assert str(media_root) not in r.body_bytes().decode()
+
+
+def test_traversal_and_symlink_escape_refused(media_root: Path) -> None:
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    assert refused("openai", image_msg(str(media_root / ".." / "secret.png")), options) == (
+        "/0/content/0",
+        "media-local-refused",
+    )
+    link = media_root / "link.png"
+    link.symlink_to(media_root.parent / "secret.png")
+    assert refused("openai", image_msg(str(link)), options) == ("/0/content/0", "media-local-refused")
+    inner = media_root / "sub"
+    inner.symlink_to(media_root.parent, target_is_directory=True)
+    assert refused("openai", image_msg(str(inner / "secret.png")), options)[1] == "media-local-refused"
+    # a link that stays inside the root is fine
+    (media_root / "alias.png").symlink_to(media_root / "dot.png")
+    formatted("openai", image_msg(str(media_root / "alias.png")), options=options)
+
+
+def test_a_hard_link_to_a_file_outside_the_root_is_refused(media_root: Path) -> None:
+    """A hard link under a root to a file outside it (made by anyone who can write under the root) is the
+    file's second name, as real as the first: path checks pass it and O_NOFOLLOW has nothing to refuse. It was
+    read and sent; a file with more than one name is refused now unless the policy allows hard links."""
+    secret = media_root.parent / "secret.png"
+    os.link(secret, media_root / "hard.png")
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    for url in (str(media_root / "hard.png"), (media_root / "hard.png").as_uri()):
+        assert refused("openai", image_msg(url), options) == ("/0/content/0", "media-local-refused")
+    with pytest.raises(ValidationError, match="hard links"):
+        get("openai").format_request(image_msg(str(media_root / "hard.png")), options=options)
+    # both names inside the root are refused too (a count cannot tell where the other name is) ...
+    os.link(media_root / "dot.png", media_root / "dot2.png")
+    assert refused("openai", image_msg(str(media_root / "dot.png")), options)[1] == "media-local-refused"
+    # ... unless the caller allows hard links (a store of hard-linked files: nix, pnpm, uv)
+    allowed = FormatOptions(media=MediaPolicy(allowed_roots=[media_root], allow_hard_links=True))
+    r = formatted("openai", image_msg(str(media_root / "hard.png")), options=allowed)
+    assert base64.b64encode(b"secret").decode() in r.body_bytes().decode()
+    # a file with one name is read as before
+    (media_root / "dot2.png").unlink()
+    formatted("openai", image_msg(str(media_root / "dot.png")), options=options)
+    # and the CLI: refused (exit 1, the problem on stderr) unless --allow-hard-links
+    import subprocess
+    import sys
+
+    conversation = media_root.parent / "c.json"
+    conversation.write_text(image_msg(str(media_root / "hard.png"))[0].to_json())
+    base = [sys.executable, "-m", "agentmsg", "format", "--provider", "openai", "--allow-root", str(media_root)]
+    run = subprocess.run([*base, str(conversation)], capture_output=True, text=True)
+    assert run.returncode == 1 and "media-local-refused" in run.stderr, run.stderr
+    run = subprocess.run([*base, "--allow-hard-links", str(conversation)], capture_output=True, text=True)
+    assert run.returncode == 0 and base64.b64encode(b"secret").decode() in run.stdout, run.stderr
+
+
+def test_directory_swapped_for_a_symlink_after_the_check(media_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the path is resolved and checked, then (a race won by someone who can write under the root) a
+    # directory on it becomes a symlink out of the root: the file is opened without following it
+    (media_root / "sub").mkdir()
+    (media_root / "sub" / "dot.png").write_bytes(b"inside")
+    (media_root.parent / "out").mkdir()
+    (media_root.parent / "out" / "dot.png").write_bytes(b"secret")
+    target = str(media_root / "sub" / "dot.png")
+    real_realpath = os.path.realpath
+
+    def realpath(path: Any, *args: Any, **kwargs: Any) -> Any:
+        resolved = real_realpath(path, *args, **kwargs)
+        if path == target:
+            (media_root / "sub").rename(media_root / "sub.old")
+            (media_root / "sub").symlink_to(media_root.parent / "out", target_is_directory=True)
+        return resolved
+
+    monkeypatch.setattr(os.path, "realpath", realpath)
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    assert refused("openai", image_msg(target), options) == ("/0/content/0", "media-local-refused")
+
+
+def test_local_size_limit_and_non_files(media_root: Path) -> None:
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root], max_bytes=5))
+    assert refused("openai", image_msg(str(media_root / "dot.png")), options) == ("/0/content/0", "media-too-large")
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    assert refused("openai", image_msg(str(media_root)), options)[1] == "media-local-refused"
+    assert refused("openai", image_msg(str(media_root / "missing.png")), options)[1] == "media-local-refused"
+
+
+def test_data_block_pointer_inside_a_tool_result(media_root: Path) -> None:
+    from agentmsg import AssistantMessage, ToolResultBlock, ToolResultMessage, ToolUseBlock
+
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([ToolUseBlock(id="c", name="f", input={})]),
+        ToolResultMessage(
+            ToolResultBlock(
+                id="c", name="f", output=[DataBlock(source=URLSource(url="/etc/passwd", mime_type="image/png"))]
+            )
+        ),
+    ]
+    assert refused("anthropic", msgs) == ("/2/content/0/output/0", "media-local-refused")
+
+
+# ---- downloads over a loopback server ---------------------------------------------------------
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    routes: ClassVar[dict[str, tuple[int, dict[str, str], bytes]]] = {}
+    raw: ClassVar[dict[str, bytes]] = {}  # a whole response as it is sent, then the connection is closed
+    seen: ClassVar[list[str]] = []
+    hosts: ClassVar[list[str | None]] = []  # the Host header of each request
+    left: ClassVar[threading.Event] = threading.Event()  # set when a client hangs up on a trickle
+
+    def do_GET(self) -> None:
+        self.seen.append(self.path)
+        self.hosts.append(self.headers.get("Host"))
+        if self.path in self.raw:
+            self.wfile.write(self.raw[self.path])
+            self.close_connection = True
+            return
+        if self.path.startswith("/slow"):  # a byte every 50 ms for 60 s: of the headers, or of a body without length
+            head = self.path == "/slow-head"
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n" if head else b"HTTP/1.0 200 OK\r\nContent-Type: audio/wav\r\n\r\n")
+            for _ in range(1200):
+                try:
+                    self.wfile.write(b"X" if head else b"\x00")
+                    self.wfile.flush()
+                except OSError:
+                    self.left.set()  # the client hung up before the trickle ended
+                    return
+                time.sleep(0.05)
+            return
+        status, headers, body = self.routes.get(self.path, (404, {}, b"no"))
+        self.send_response(status)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def _gzip_bomb(size: int) -> bytes:
+    co = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = bytes(1 << 20)
+    return b"".join(co.compress(zeros) for _ in range(size >> 20)) + co.flush()
+
+
+_BOMB = _gzip_bomb(64 << 20)  # 64 MiB of zeros in about 64 kB
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    _Handler.seen = []
+    _Handler.hosts = []
+    _Handler.raw = {}
+    _Handler.left = threading.Event()
+    _Handler.routes = {
+        "/a.wav": (200, {"Content-Type": "audio/wav"}, WAV),
+        "/big.wav": (200, {"Content-Type": "audio/wav"}, b"x" * 5000),
+        "/hop": (302, {"Location": "/a.wav"}, b""),
+        "/loop": (302, {"Location": "/loop"}, b""),
+        "/badhop": (302, {"Location": "http://[::1/a.wav"}, b""),
+        "/to-file": (302, {"Location": "file:///etc/passwd"}, b""),
+        "/to-data": (302, {"Location": "data:audio/wav;base64,UklGRg=="}, b""),
+        "/gone.wav": (404, {}, b""),
+        "/z.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, gzip.compress(WAV)),
+        "/zd.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "deflate"}, zlib.compress(WAV)),
+        "/zr.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "deflate"}, zlib.compress(WAV, wbits=-15)),
+        "/bomb.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, _BOMB),
+        "/br.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "br"}, b"\x0b\x01\x80abc\x03"),
+    }
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+def audio_msg(url: str) -> list[Any]:
+    return [UserMessage([AudioBlock(source=URLSource(url=url, mime_type="audio/wav"))])]
+
+
+def test_download_off_by_default(server: str) -> None:
+    assert refused("openai", audio_msg(f"{server}/a.wav")) == ("/0/content/0", "media-download-refused")
+
+
+def test_loopback_refused_unless_allowed(server: str) -> None:
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=5))
+    assert refused("openai", audio_msg(f"{server}/a.wav"), on) == ("/0/content/0", "media-address-refused")
+    assert refused("openai", audio_msg(f"http://localhost:{server.rsplit(':', 1)[1]}/a.wav"), on)[1] == (
+        "media-address-refused"
+    )
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    r = formatted("openai", audio_msg(f"{server}/a.wav"), options=private)
+    part = r.body["messages"][0]["content"][0]
+    assert part == {"type": "input_audio", "input_audio": {"data": base64.b64encode(WAV).decode(), "format": "wav"}}
+    r = formatted("openai", audio_msg(f"{server}/hop"), options=private)  # a redirect is followed
+    assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()
+
+
+def test_dns_rebinding_refused_before_the_request_is_sent(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the name resolves to a public address when checked, then to loopback when httpx connects: the
+    # connected address is checked before the request goes out, so the private server sees nothing.
+    # (agentmsg connects to the address it checked, so httpx resolves no name: only a transport of the
+    # caller's, which gets the URL as it is, resolves it a second time)
+    import httpx
+
+    real = socket.getaddrinfo
+    answers = iter(["93.184.216.34", "127.0.0.1"])
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "rebind.test":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (next(answers), port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=5, transport=httpx.HTTPTransport()))
+    url = f"http://rebind.test:{server.rsplit(':', 1)[1]}/a.wav"
+    assert refused("openai", audio_msg(url), on) == ("/0/content/0", "media-address-refused")
+    assert _Handler.seen == []
+
+
+def test_a_name_is_resolved_once_and_the_checked_address_connected(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The name was resolved for the check, then again by httpx to connect (two answers, only the first
+    checked before connecting, the second looked up with no deadline). It is resolved once now and the
+    connection made to the address checked; the request still names the host (Host header; TLS's server
+    name). Here every address passes the check (as if loopback were public), and the name answers 127.0.0.1
+    once, then 127.0.0.2, where nothing listens."""
+    from agentmsg.providers._request import download as _download
+
+    real = socket.getaddrinfo
+    asked: list[Any] = []
+    checked: list[str] = []
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "name.test":
+            asked.append(host)
+            ip = "127.0.0.1" if len(asked) == 1 else "127.0.0.2"
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(_download, "_check_address", lambda address, pointer, url: checked.append(address))
+    port = server.rsplit(":", 1)[1]
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=5))
+    r = formatted("openai", audio_msg(f"http://name.test:{port}/a.wav"), options=on)
+    assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()
+    assert asked == ["name.test"]
+    assert set(checked) == {"127.0.0.1"}  # before connecting, and the connected socket's peer
+    assert _Handler.hosts == [f"name.test:{port}"]
+    # an international name is looked up as httpx sends it (IDNA 2008): faß was checked as "fass" (Python's
+    # IDNA 2003) and fetched as xn--fa-hia, two names, two answers
+    asked.clear()
+
+    def any_name(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "127.0.0.1":  # (the address connected is looked up too, as a number)
+            asked.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", any_name)
+    formatted("openai", audio_msg(f"http://faß.test:{port}/a.wav"), options=on)
+    assert asked == ["xn--fa-hia.test"]
+    assert _Handler.hosts[-1] == f"xn--fa-hia.test:{port}"
+
+
+@pytest.mark.parametrize("allow_private", [False, True])
+def test_a_slow_resolver_is_cut_at_the_timeout(allow_private: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """getaddrinfo has no timeout: a resolver that takes its time held the download past its timeout (the
+    check's lookup, and httpx's own when private addresses are allowed). The lookup is under the deadline now:
+    the call fails (media-fetch-failed) while the resolver has not answered yet."""
+    release = threading.Event()
+    answered: list[bool] = []
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        release.wait(30)  # (a resolver that answers late: 127.0.0.1, after the test)
+        answered.append(True)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    options = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=allow_private, timeout=0.3))
+    try:
+        with pytest.raises(ValidationError) as exc:
+            get("openai").format_request(audio_msg("http://slow.test/a.wav"), options=options)
+        assert not answered  # it ended before the resolver answered
+        p = exc.value.problems[0]
+        assert (p.pointer, p.rule) == ("/0/content/0", "media-fetch-failed")
+        assert "resolving 'slow.test' took over 0.3 s" in p.message
+    finally:
+        release.set()
+
+
+def test_compressed_downloads_decoded_within_the_limit(server: str) -> None:
+    private = {"allow_download": True, "allow_private": True, "timeout": 5}
+    for path in ("/z.wav", "/zd.wav", "/zr.wav"):  # gzip, deflate (zlib), deflate sent raw
+        r = formatted("openai", audio_msg(f"{server}{path}"), options=FormatOptions(media=MediaPolicy(**private)))
+        assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()
+    # a gzip bomb under the Content-Length limit is refused without inflating more than the limit
+    small = FormatOptions(media=MediaPolicy(max_bytes=100_000, **private))
+    tracemalloc.start()
+    try:
+        assert refused("openai", audio_msg(f"{server}/bomb.wav"), small) == ("/0/content/0", "media-too-large")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
+    # an encoding agentmsg does not decode is refused, not passed on as if it were the media
+    assert refused("openai", audio_msg(f"{server}/br.wav"), small)[1] == "media-fetch-failed"
+
+
+def test_a_body_cut_short_is_refused_not_sent_in_part(server: str) -> None:
+    """A gzip or deflate body that ends inside its compressed stream (the connection closed early, with no
+    length, or a length that agrees with the cut) was inflated as far as it went and that part sent as the
+    media; a gzip body of two members (valid gzip) lost its second one; bytes after the end were ignored."""
+    big = WAV + bytes(range(256)) * 40
+    z = gzip.compress(big)
+    d = zlib.compress(big)
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: audio/wav\r\nContent-Encoding: %s\r\n"
+    _Handler.raw = {
+        "/cut.gz": head % b"gzip" + b"Connection: close\r\n\r\n" + z[: len(z) // 2],  # no length
+        "/cut-len.gz": head % b"gzip" + b"Content-Length: %d\r\n\r\n" % (len(z) // 2) + z[: len(z) // 2],
+        "/no-trailer.gz": head % b"gzip" + b"Content-Length: %d\r\n\r\n" % (len(z) - 8) + z[:-8],  # no CRC, size
+        "/cut.zd": head % b"deflate" + b"Connection: close\r\n\r\n" + d[: len(d) // 2],
+        "/cut.zr": head % b"deflate" + b"Connection: close\r\n\r\n" + d[2 : len(d) // 2],  # raw deflate
+        "/one-byte.zd": head % b"deflate" + b"Content-Length: 1\r\n\r\nx",  # too short to tell zlib from raw
+        "/junk.gz": head % b"gzip" + b"Content-Length: %d\r\n\r\n" % (len(z) + 5) + z + b"junk!",
+        # an identity body shorter than its Content-Length, a chunked body without its last chunk
+        "/short.wav": b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(big) + big[:100],
+        "/chunked.wav": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n" + big[:16] + b"\r\n",
+    }
+    half = len(big) // 2
+    two = gzip.compress(big[:half]) + b"\x00\x00" + gzip.compress(big[half:]) + b"\x00" * 4  # zero padding
+    _Handler.raw["/two.gz"] = head % b"gzip" + b"Content-Length: %d\r\n\r\n" % len(two) + two
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    for path in (
+        "/cut.gz",
+        "/cut-len.gz",
+        "/no-trailer.gz",
+        "/cut.zd",
+        "/cut.zr",
+        "/one-byte.zd",
+        "/junk.gz",
+        "/short.wav",
+        "/chunked.wav",
+    ):
+        assert refused("openai", audio_msg(f"{server}{path}"), private) == ("/0/content/0", "media-fetch-failed"), path
+    r = formatted("openai", audio_msg(f"{server}/two.gz"), options=private)
+    assert base64.b64decode(r.body["messages"][0]["content"][0]["input_audio"]["data"]) == big
+    # compressed bytes count too: zero padding (or empty members) that inflate to nothing were read on
+    _Handler.raw["/padded.gz"] = head % b"gzip" + b"Connection: close\r\n\r\n" + z + bytes(2 << 20)
+    padded = FormatOptions(media=MediaPolicy(max_bytes=1 << 20, allow_download=True, allow_private=True))
+    assert refused("openai", audio_msg(f"{server}/padded.gz"), padded) == ("/0/content/0", "media-too-large")
+    # the limit holds across members: both are counted
+    small = FormatOptions(media=MediaPolicy(max_bytes=len(big) - 1, allow_download=True, allow_private=True))
+    assert refused("openai", audio_msg(f"{server}/two.gz"), small)[1] == "media-too-large"
+
+
+@pytest.mark.parametrize("path", ["/slow-head", "/slow-body"])
+def test_trickling_server_cut_at_the_timeout(server: str, path: str) -> None:
+    # each byte comes well within the per-read timeout; the whole download still ends at the timeout
+    options = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=0.5))
+    pointer, rule = refused("openai", audio_msg(f"{server}{path}"), options)
+    assert (pointer, rule) == ("/0/content/0", "media-fetch-failed")
+    # The client hung up while the server had most of its minute of bytes still to send: the download ended at
+    # its timeout, not with the trickle. (No clock is read: on a loaded machine the refusal comes later, not
+    # wrongly; without the overall timeout it would come after the whole minute, with the trickle.)
+    assert _Handler.left.wait(30)
+
+
+def test_malformed_urls_are_refusals_not_exceptions(server: str, media_root: Path) -> None:
+    on = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    for url in (
+        "http://[::1/a.wav",  # urlsplit: Invalid IPv6 URL
+        f"{server}/badhop",  # the same in a redirect's Location
+        f"{server}/{'a' * 70000}.wav",  # httpx: URL too long
+    ):
+        assert refused("openai", audio_msg(url), on) == ("/0/content/0", "media-fetch-failed")
+    local = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    assert refused("openai", image_msg("file://[::1/dot.png"), local) == ("/0/content/0", "media-local-refused")
+    # a URL the provider fetches itself passes as it is, even one this module cannot parse
+    formatted("openai", [UserMessage([ImageBlock(source=URLSource(url="http://[::1/a"))])])
+
+
+def test_mixed_dns_answers_and_redirects_out_of_http(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "mixed.test":  # one public answer and one private: refused, nothing is sent
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port)) for ip in ("93.184.216.34", "127.0.0.1")]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=5))
+    url = f"http://mixed.test:{server.rsplit(':', 1)[1]}/a.wav"
+    assert refused("openai", audio_msg(url), on) == ("/0/content/0", "media-address-refused")
+    assert _Handler.seen == []
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    assert refused("openai", audio_msg(f"{server}/to-file"), private)[1] == "media-scheme-refused"
+    assert refused("openai", audio_msg(f"{server}/to-data"), private)[1] in (
+        "media-scheme-refused",
+        "media-fetch-failed",
+    )
+
+
+def test_a_download_of_another_kind_than_the_block_says_is_refused(server: str) -> None:
+    """A server answering 200 with an HTML page (a login page, a soft 404) for a block that says it is WAV audio
+    (its type, or its URL's extension): the page went to OpenAI as that audio. It is refused when the server's
+    Content-Type names another kind of content; a type that says nothing, or another name of the same kind,
+    is not."""
+    page = b"<html><body>Please log in</body></html>"
+    _Handler.routes.update(
+        {
+            "/page.wav": (200, {"Content-Type": "text/html; charset=utf-8"}, page),
+            "/json.wav": (200, {"Content-Type": "application/json"}, b"{}"),
+            "/image.wav": (200, {"Content-Type": "image/png"}, b"\x89PNG\r\n\x1a\n"),
+            "/octet.wav": (200, {"Content-Type": "application/octet-stream"}, WAV),
+            "/x-wav.wav": (200, {"Content-Type": "Audio/X-WAV"}, WAV),
+            "/video.wav": (200, {"Content-Type": "video/x-wav"}, WAV),
+            "/none.wav": (200, {}, WAV),
+        }
+    )
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    for path in ("/page.wav", "/json.wav", "/image.wav"):
+        assert refused("openai", audio_msg(f"{server}{path}"), private) == ("/0/content/0", "media-fetch-failed")
+    # the type from the URL's extension, the block declaring none
+    untyped = [UserMessage([AudioBlock(source=URLSource(url=f"{server}/page.wav"))])]
+    with pytest.raises(ValidationError, match="sent text/html where audio/wav was expected"):
+        get("openai").format_request(untyped, options=private)
+    for path in ("/octet.wav", "/x-wav.wav", "/video.wav", "/none.wav"):
+        r = formatted("openai", audio_msg(f"{server}{path}"), options=private)
+        assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode(), path
+
+
+def test_download_limits(server: str) -> None:
+    private = {"allow_download": True, "allow_private": True, "timeout": 5}
+    small = FormatOptions(media=MediaPolicy(max_bytes=1000, **private))
+    assert refused("openai", audio_msg(f"{server}/big.wav"), small) == ("/0/content/0", "media-too-large")
+    few = FormatOptions(media=MediaPolicy(max_redirects=2, **private))
+    assert refused("openai", audio_msg(f"{server}/loop"), few)[1] == "media-fetch-failed"
+    assert refused("openai", audio_msg(f"{server}/gone.wav"), few)[1] == "media-fetch-failed"
+
+
+def test_only_http_downloads() -> None:
+    on = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True))
+    assert refused("openai", audio_msg("ftp://example.com/a.wav"), on)[1] == "media-scheme-refused"
+
+
+def test_private_addresses_refused_without_connecting() -> None:
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=1))
+    for url in (
+        "http://10.0.0.1/a.wav",
+        "http://169.254.169.254/a.wav",
+        "http://[::1]/a.wav",
+        "http://192.168.1.1/x.wav",
+    ):
+        assert refused("openai", audio_msg(url), on)[1] == "media-address-refused"
+
+
+def test_ipv6_forms_of_private_ipv4_refused_without_connecting() -> None:
+    # NAT64, 6to4, SIIT and IPv4-compatible addresses carry an IPv4 address a gateway may deliver to;
+    # NAT64 local use and site-local are not public (Python 3.11 calls all of these global)
+    on = FormatOptions(media=MediaPolicy(allow_download=True, timeout=1))
+    for host in (
+        "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+        "64:ff9b::a9fe:a9fe",  # NAT64 of the cloud metadata address
+        "2002:a00:1::1",  # 6to4 of 10.0.0.1
+        "::ffff:0:a00:1",  # SIIT of 10.0.0.1
+        "::a9fe:a9fe",  # IPv4-compatible 169.254.169.254
+        "64:ff9b:1::a00:1",
+        "fec0::1",
+    ):
+        assert refused("openai", audio_msg(f"http://[{host}]/a.wav"), on)[1] == "media-address-refused", host
+
+
+def test_data_urls_are_inline() -> None:
+    msgs = [UserMessage([AudioBlock(source=URLSource(url="data:audio/wav;base64,UklGRg=="))])]
+    r = formatted("openai", msgs)
+    assert r.body["messages"][0]["content"][0]["input_audio"] == {"data": "UklGRg==", "format": "wav"}
+    bad = [UserMessage([AudioBlock(source=URLSource(url="data:audio/wav;base64,@@@"))])]
+    assert refused("openai", bad)[1] == "media-data-url"
+
+
+def test_data_urls_read_as_browsers_do() -> None:
+    # the base64 token in any case, percent-escapes and whitespace in the payload:
+    # the bytes sent are the bytes meant (";BASE64" was taken for text and its base64 encoded again)
+    riff = base64.b64encode(b"RIFF").decode()
+    for url in (
+        "data:audio/wav;BASE64,UklGRg==",
+        "data:audio/wav;base64,UklG%0ARg%3D%3D",
+        "data:audio/wav,RIFF",
+    ):
+        r = formatted("openai", [UserMessage([AudioBlock(source=URLSource(url=url))])])
+        assert r.body["messages"][0]["content"][0]["input_audio"] == {"data": riff, "format": "wav"}, url
+    # percent-escaped bytes of a non-base64 payload are those bytes, not U+FFFD in UTF-8
+    r = formatted("openai", [UserMessage([AudioBlock(source=URLSource(url="data:audio/wav,%FF%00RIFF"))])])
+    assert base64.b64decode(r.body["messages"][0]["content"][0]["input_audio"]["data"]) == b"\xff\x00RIFF"
+
+
+def test_placeholders_name_inline_data_by_type_and_local_files_by_name() -> None:
+    """A placeholder is text sent to the provider: it put a data: URL whole into the prompt (megabytes of base64,
+    as text) and a local file's full path (the caller's directories). It names inline data by its type and a
+    local file by its name now; a long web URL is cut."""
+    import json
+
+    payload = base64.b64encode(WAV * 100).decode()
+    msgs = [
+        UserMessage(
+            [
+                ImageBlock(source=URLSource(url=f"data:image/PNG;base64,{payload}")),
+                ImageBlock(source=URLSource(url="file:///home/alice/private/scan%201.png")),
+                ImageBlock(source=URLSource(url="/srv/alice/photo.jpg")),
+                ImageBlock(source=URLSource(url="https://example.com/" + "a" * 500 + ".png")),
+            ]
+        )
+    ]
+    r = formatted("deepseek", msgs)  # (text only: every media block is a placeholder)
+    text = json.dumps(r.body)
+    assert "[image: data:image/png]" in text and payload[:40] not in text
+    assert "[image: scan 1.png]" in text and "[image: photo.jpg]" in text and "alice" not in text
+    assert "[image: https://example.com/" + "a" * 180 in text and "a" * 300 not in text
+    assert len([d for d in r.diagnostics if d.rule == "media-unsupported"]) == 4
+
+
+def test_a_mime_type_in_another_case_is_the_same_type() -> None:
+    """MIME types are case-insensitive: data:Audio/WAV went to OpenAI as a placeholder (only wav and mp3), and a
+    base64 image/PNG to Anthropic as one too (not among its image types). Both are sent as the media now, with
+    the type in lowercase as the providers list them."""
+    wav = base64.b64encode(WAV).decode()
+    msgs = [UserMessage([AudioBlock(source=URLSource(url=f"data:Audio/WAV;base64,{wav}"))])]
+    part = formatted("openai", msgs, model="gpt-4o-audio-preview").body["messages"][0]["content"][0]
+    assert part == {"type": "input_audio", "input_audio": {"data": wav, "format": "wav"}}
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
+    from agentmsg import Base64Source
+
+    msgs = [UserMessage([ImageBlock(source=Base64Source(media_type="Image/PNG", data=png))])]
+    r = formatted("anthropic", msgs, model="claude-sonnet-4-5", max_tokens=16)
+    image = r.body["messages"][0]["content"][0]
+    assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
+    assert not r.diagnostics and r.body["max_tokens"] == 16
+    # and the usual image's one-pass path of the other providers agrees with it
+    parts = {
+        "openai": formatted("openai", msgs, model="gpt-4o").body["messages"][0]["content"][0],
+        "gemini": formatted("gemini", msgs, model="gemini-2.5-flash").body["contents"][0]["parts"][0],
+        "dashscope": formatted("dashscope", msgs, model="qwen-vl-max").body["input"]["messages"][0]["content"][0],
+    }
+    assert parts == {
+        "openai": {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}},
+        "gemini": {"inlineData": {"mimeType": "image/png", "data": png}},
+        "dashscope": {"image": f"data:image/png;base64,{png}"},
+    }
+
+
+def test_an_empty_allowed_root_is_refused_not_the_current_directory(tmp_path: Path) -> None:
+    """allowed_roots="" (a root left unset: os.environ.get("MEDIA_ROOT", "")) meant the current directory, whose
+    files a message could then have sent to a provider; it is refused now ('.' says the current directory)."""
+    with pytest.raises(ValueError, match="empty path"):
+        MediaPolicy(allowed_roots="")
+    with pytest.raises(ValueError, match="empty path"):
+        MediaPolicy(allowed_roots=[str(tmp_path), ""])
+    assert MediaPolicy(allowed_roots=".").allowed_roots == (".",)
+    import subprocess
+    import sys
+
+    conversation = tmp_path / "c.json"
+    conversation.write_text('[{"role": "USER", "content": [{"type": "text", "text": "hi"}]}]')
+    run = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "format", "--provider", "openai", "--allow-root", "", str(conversation)],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2 and "empty path" in run.stderr and "Traceback" not in run.stderr
+
+
+def _self_signed(tmp_path: Path, name: str) -> tuple[str, str]:
+    """A certificate for ``name`` (its own CA) and its key, as PEM files."""
+    import datetime
+
+    x509 = pytest.importorskip("cryptography.x509")
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return str(cert_file), str(key_file)
+
+
+def test_https_to_the_checked_address_keeps_the_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The connection goes to the address resolved and checked; TLS still sends the name (SNI) and checks the
+    certificate against it, not against the address."""
+    import ssl
+
+    import httpx
+
+    from agentmsg.providers._request.media import MediaSession
+
+    cert, key = _self_signed(tmp_path, "name.test")
+    names: list[str | None] = []
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    context.sni_callback = lambda sock, name, ctx: names.append(name)  # type: ignore[assignment,misc,return-value]
+    _Handler.routes = {"/a.wav": (200, {"Content-Type": "audio/wav"}, WAV)}
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in ("name.test", "other.test"):
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    try:
+        port = httpd.server_address[1]
+        results: dict[str, Any] = {}
+        for host in ("name.test", "other.test"):
+            session = MediaSession(MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+            # (the client agentmsg makes, trusting this certificate)
+            session._downloader._client = httpx.Client(verify=ssl.create_default_context(cafile=cert), trust_env=False)
+            try:
+                results[host] = session._download(f"https://{host}:{port}/a.wav", "/p")[0]
+            except ValidationError as exc:
+                results[host] = exc.problems[0].message
+            finally:
+                session.close()
+        assert results["name.test"] == WAV
+        assert "not valid for 'other.test'" in results["other.test"]
+        assert names == ["name.test", "other.test"]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+def test_an_empty_download_or_local_file_is_refused_not_sent_as_empty_media(server: str, media_root: Path) -> None:
+    """A 200 with an empty body (or a gzip body that inflates to nothing) went to the provider as empty base64
+    audio or image; an empty local file the same. Both are refused, naming the URL or the file."""
+    _Handler.routes.update(
+        {
+            "/empty.wav": (200, {"Content-Type": "audio/wav"}, b""),
+            "/empty-gz.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "gzip"}, gzip.compress(b"")),
+        }
+    )
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    for path in ("/empty.wav", "/empty-gz.wav"):
+        with pytest.raises(ValidationError, match=f"{server}{path}.*empty body") as exc:
+            get("openai").format_request(audio_msg(f"{server}{path}"), options=private)
+        p = exc.value.problems[0]
+        assert (p.pointer, p.rule) == ("/0/content/0", "media-fetch-failed"), path
+    (media_root / "empty.png").write_bytes(b"")
+    local = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    for url in (str(media_root / "empty.png"), (media_root / "empty.png").as_uri()):
+        with pytest.raises(ValidationError, match=r"empty\.png.* is empty") as exc:
+            get("anthropic").format_request(image_msg(url), options=local)
+        p = exc.value.problems[0]
+        assert (p.pointer, p.rule) == ("/0/content/0", "media-local-refused"), url

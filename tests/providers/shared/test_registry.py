@@ -1,0 +1,53 @@
+"""The provider registry (``agentmsg.providers.get``): every entry reads its variant's replies, whole and streamed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import agentmsg
+from agentmsg import reduce_events
+from tests._support.providers import FIXTURES, module
+
+
+@pytest.mark.parametrize(
+    ("name", "response", "stream", "family"),
+    [
+        ("deepseek", "deepseek/chat_completion_reasoner.json", None, "deepseek"),
+        (
+            "dashscope-compatible",
+            "dashscope/compat_chat_completion_reasoning.json",
+            "dashscope/compat_stream_reasoning.sse",
+            "dashscope",
+        ),
+    ],
+)
+def test_registry_parses_for_its_variant(name: str, response: str, stream: str | None, family: str) -> None:
+    """get(name) passes its variant to the parse functions as to format_request: the reasoning's
+    provenance names the variant's family (so it is replayed to that provider, not dropped as
+    foreign); an explicit variant still wins."""
+    from agentmsg.providers import get
+
+    provider = get(name)
+
+    def origins(msg: agentmsg.Msg) -> set[Any]:
+        return {agentmsg.thinking_provider(t) for t in msg.blocks("thinking")}
+
+    body = (FIXTURES / response).read_bytes()
+    assert origins(module("openai").parse_response(body)) == {"openai"}  # the module's default variant
+    assert origins(provider.parse_response(body)) == {family}
+    with pytest.deprecated_call(match="variant= on a registry entry"):  # (the old way to another variant)
+        assert origins(provider.parse_response(body, variant="openai")) == {"openai"}
+    starts = [e for e in provider.response_events(body) if e["type"] == "THINKING_BLOCK_START"]
+    assert starts and {e["provider"] for e in starts} == {family}
+    # the request the reply is replayed in keeps the reasoning (no thinking-dropped)
+    replay = provider.format_request([agentmsg.UserMessage("hi"), provider.parse_response(body)])
+    assert "thinking-dropped" not in [p.rule for p in replay.diagnostics]
+    if stream is not None:
+        data = (FIXTURES / stream).read_bytes()
+        assert origins(reduce_events(list(provider.parse_stream(data)))[0]) == {family}
+        parser = provider.stream_parser()
+        assert origins(reduce_events(parser.feed(data) + parser.close())[0]) == {family}
+        with pytest.deprecated_call(match="use stream_parser"):  # (the old name)
+            provider.StreamParser()  # type: ignore[attr-defined]

@@ -1,0 +1,719 @@
+"""What every formatter does (``agentmsg.providers._request``: context and rules, the walk, turns, tools), tested
+across providers: the same input gives the same bytes, every rule is in the table, strict refuses only what is
+lossy, orphaned calls are repaired, multi-agent conversations and hints are laid out, every change made to a
+conversation is said, replies go back to another provider as it needs them. Every body goes through its oracle
+(``tests.oracles.formatted``); the property tests format generated conversations (marker ``fuzz``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import agentmsg
+from agentmsg import (
+    AssistantMessage,
+    AudioBlock,
+    Base64Source,
+    DataBlock,
+    HintBlock,
+    ImageBlock,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    URLSource,
+    UserMessage,
+    ValidationError,
+    VideoBlock,
+)
+from agentmsg.providers import NAMES, RULES, FormatOptions, anthropic, gemini, get, openai
+from tests._support.budget import examples
+from tests._support.providers import (
+    ANY_TOOLS,
+    BIG,
+    TOOLS,
+    _answered,
+    _assistant,
+    _gemini_replies,
+    _openai_refusals,
+    chunk,
+    ev,
+    reduce_ok,
+    rules,
+    sse,
+    tc,
+    text,
+    tool_loop,
+)
+from tests.oracles import check, formatted
+
+
+def test_a_number_beyond_a_double_in_a_payloads_input_keeps_the_payload_and_the_models_text() -> None:
+    """A tool input a payload carries as JSON (a Gemini call's args or partial argument, an Anthropic tool_use input,
+    OpenAI-compatible arguments as an object) holding a number beyond a double's range (1e400, or an integer of
+    hundreds of digits) keeps the model's text, raw with argumentsError (said: json), streamed and whole, as
+    arguments sent as text do: the payload was not JSON to orjson and was skipped whole, its text and the call lost
+    (a whole response raised)."""
+
+    def check(msg: agentmsg.Msg, args: str) -> None:
+        assert msg.text_content == "calling"
+        (call,) = msg.blocks("tool_use")
+        assert (call.name, call.input, call.content, call.metadata["argumentsError"]) == (
+            "f",
+            {},
+            args,
+            "arguments are not valid JSON",
+        )
+
+    for args in ('{"n":1e400}', '{"n":[-2E+999]}', '{"n":' + "9" * 500 + "}"):
+        parts = f'[{{"text":"calling"}},{{"functionCall":{{"name":"f","args":{args}}}}}]'
+        gem = f'{{"candidates":[{{"content":{{"parts":{parts},"role":"model"}},"finishReason":"STOP"}}],"responseId":"r"}}'
+        events = list(gemini.parse_stream(b"data: " + gem.encode() + b"\n\n"))
+        check(reduce_ok(events), args)
+        rule = "integer-range" if "9" * 500 in args else "json"  # (an integer read exactly: beyond 64 bits)
+        assert [e["value"]["rule"] for e in events if e.get("name") == "agentmsg.problem"] == [rule]
+        check(gemini.parse_response(gem.encode()), args)
+        block = f'{{"type":"tool_use","id":"t1","name":"f","input":{args}}}'
+        whole = f'{{"id":"m","type":"message","role":"assistant","model":"c","content":[{{"type":"text","text":"calling"}},{block}],"stop_reason":"tool_use","usage":{{"input_tokens":1,"output_tokens":1}}}}'
+        check(anthropic.parse_response(whole.encode()), args)
+        start = ev("message_start", message={"id": "m", "model": "c", "usage": {"input_tokens": 1}})
+        body = b"".join(
+            [
+                start,
+                ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+                ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "calling"}),
+                ev("content_block_stop", index=0),
+                f'event: content_block_start\ndata: {{"type":"content_block_start","index":1,"content_block":{block}}}\n\n'.encode(),
+                ev("content_block_stop", index=1),
+                ev("message_delta", delta={"stop_reason": "tool_use"}, usage={"output_tokens": 1}),
+                ev("message_stop"),
+            ]
+        )
+        check(reduce_ok(list(anthropic.parse_stream(body))), args)
+        call = f'{{"index":0,"id":"c1","function":{{"name":"f","arguments":{args}}}}}'
+        oai = f'{{"id":"x","model":"m","choices":[{{"index":0,"delta":{{"content":"calling","tool_calls":[{call}]}},"finish_reason":"tool_calls"}}]}}'
+        check(reduce_ok(list(openai.parse_stream(b"data: " + oai.encode() + b"\n\ndata: [DONE]\n\n"))), args)
+    # a Gemini partial argument's numberValue so
+    update = '{"functionCall":{"name":"f","partialArgs":[{"jsonPath":"$.n","numberValue":1e400}],"willContinue":false}}'
+    gem = f'{{"candidates":[{{"content":{{"parts":[{{"text":"calling"}},{update}]}},"finishReason":"STOP"}}],"responseId":"r"}}'
+    check(reduce_ok(list(gemini.parse_stream(b"data: " + gem.encode() + b"\n\n"))), '{"n":1e400}')
+    # a number so where no input goes is no count: the rest of the payload is read
+    usage = b'"usageMetadata":{"promptTokenCount":1e400,"candidatesTokenCount":2}'
+    body = b'data: {"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"STOP"}],' + usage + b"}\n\n"
+    msg = reduce_ok(list(gemini.parse_stream(body)))
+    assert msg.text_content == "x" and msg.usage is not None and msg.usage.output_tokens == 2
+
+
+def test_a_value_nested_deeper_than_orjson_writes_never_costs_its_payload() -> None:
+    """A payload may be nested as deep as orjson reads (1,024 levels), deeper than it writes (254): a call's input so
+    deep (OpenAI-compatible arguments as an object, a Gemini call's args, an Anthropic tool_use's input) is kept as it
+    came (raw, argumentsError; said: max-depth), and an Anthropic field said as not kept is named by its type. The
+    payload was skipped as "an unexpected payload shape": the call lost, and a message_delta's stop reason with it."""
+    deep = "[" * 300 + "1" + "]" * 300
+    args = '{"a":' + deep + "}"
+
+    def check(events: list[dict[str, Any]]) -> None:
+        msg = reduce_ok(events)
+        assert msg.text_content == "calling"
+        (call,) = msg.blocks("tool_use")
+        assert (call.name, call.input, call.content) == ("f", {}, args)
+        assert [e["value"]["rule"] for e in events if e.get("name") == "agentmsg.problem"] == ["max-depth"]
+
+    tool_calls = '[{"index":0,"id":"c1","function":{"name":"f","arguments":' + args + "}}]"
+    oai = '{"id":"x","model":"m","choices":[{"index":0,"delta":{"content":"calling","tool_calls":' + tool_calls + "}"
+    oai += ',"finish_reason":"tool_calls"}]}'
+    check(list(openai.parse_stream(b"data: " + oai.encode() + b"\n\ndata: [DONE]\n\n")))
+    parts = '[{"text":"calling"},{"functionCall":{"name":"f","args":' + args + "}}]"
+    gem = '{"candidates":[{"content":{"parts":' + parts + ',"role":"model"},"finishReason":"STOP"}],"responseId":"r"}'
+    check(list(gemini.parse_stream(b"data: " + gem.encode() + b"\n\n")))
+    start = ev("message_start", message={"id": "msg_1", "model": "c", "usage": {"input_tokens": 1}})
+    text = [
+        ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+        ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "calling"}),
+        ev("content_block_stop", index=0),
+    ]
+    block = '{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"f","input":'
+    call = [f"event: content_block_start\ndata: {block}{args}}}}}\n\n".encode(), ev("content_block_stop", index=1)]
+    end = b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":'
+    end += (
+        b'{"output_tokens":1},"context_management":{"applied_edits":' + deep.encode() + b"}}\n\n" + ev("message_stop")
+    )
+    events = list(anthropic.parse_stream(b"".join([start, *text, *call, end])))
+    check(events)
+    assert reduce_ok(events).to_dict()["metadata"]["agentmsg_finish_reason"] == "tool_use"
+    (note,) = [e["value"]["message"] for e in events if e.get("name") == "agentmsg.not-kept"]
+    assert "context_management: a JSON object nested too deep to show" in note
+
+
+def test_arguments_the_message_could_not_hold_are_said_when_sent_back() -> None:
+    """A call whose arguments are JSON the message could not hold (an integer beyond 64 bits, nesting beyond the
+    limits: kept raw with argumentsError, input {}) goes back with its parsed input, {}, and every formatter says so
+    (tool-arguments-invalid), as for text that is no JSON object: orjson reads such text (rounded, or deeper than a
+    message goes) as an object, so it was sent as {} unsaid, the model's arguments lost."""
+    from agentmsg.providers import get
+
+    for args in (f'{{"n": {BIG}}}', '{"a":' + "[" * 300 + "]" * 300 + "}", '{"x": 1e400}'):
+        body = sse(chunk({"tool_calls": [tc(0, "c1", "f", args)]}), chunk({}, finish="tool_calls"))
+        msg = reduce_ok(list(openai.parse_stream(body)))
+        assert msg.blocks("tool_use")[0].metadata["argumentsError"]
+        for name in ("openai", "anthropic", "gemini", "dashscope"):
+            request = get(name).format_request([agentmsg.UserMessage("hi"), msg], model="m")
+            assert ("/1/content/0", "tool-arguments-invalid") in [(d.pointer, d.rule) for d in request.diagnostics]
+
+
+def test_an_integer_beyond_64_bits_in_tool_input_keeps_its_digits_streamed_and_whole() -> None:
+    """A tool input holding an integer beyond 64 bits (which a message cannot hold, and which orjson reads as
+    the nearest float) keeps the model's digits in the call's raw arguments text, with argumentsError and
+    ``input: {}``, whole and streamed alike, for every provider that sends arguments as JSON; the reply is
+    never rejected for it, and two calls whose numbers round to the same float keep their own digits."""
+    args = f'{{"n":{BIG},"m":[1,{{"k":-{BIG}7}}]}}'
+    other = f'{{"n":{BIG[:-1]}1}}'
+
+    def check(msg: agentmsg.Msg) -> None:
+        blocks = msg.blocks("tool_use")
+        assert [(b.input, b.content, b.metadata.get("argumentsError")) for b in blocks] == [
+            ({}, args, "arguments are not valid JSON"),
+            ({}, other, "arguments are not valid JSON"),
+        ]
+        assert msg.text_content == "calling"
+
+    parts = f'[{{"text":"calling"}},{{"functionCall":{{"name":"f","args":{args}}}}},{{"functionCall":{{"name":"g","args":{other}}}}}]'
+    gem = f'{{"candidates":[{{"content":{{"parts":{parts},"role":"model"}},"finishReason":"STOP","index":0}}],"responseId":"r","modelVersion":"g"}}'
+    check(reduce_ok(list(gemini.parse_stream(b"data: " + gem.encode() + b"\n\n"))))
+    check(gemini.parse_response(gem.encode()))
+    blocks = f'[{{"type":"text","text":"calling"}},{{"type":"tool_use","id":"t1","name":"f","input":{args}}},{{"type":"tool_use","id":"t2","name":"g","input":{other}}}]'
+    whole = f'{{"id":"msg_1","type":"message","role":"assistant","model":"c","content":{blocks},"stop_reason":"tool_use","usage":{{"input_tokens":1,"output_tokens":{BIG}}}}}'
+    msg = anthropic.parse_response(whole.encode())
+    check(msg)
+    assert msg.usage is not None and msg.usage.output_tokens == 2**63 - 1  # a count saturates
+    start = ev("message_start", message={"id": "msg_1", "model": "c", "usage": {"input_tokens": 1}})
+    text = [
+        ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+        ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "calling"}),
+        ev("content_block_stop", index=0),
+    ]
+    calls_sse = []
+    for index, (name, raw) in enumerate((("f", args), ("g", other)), start=1):
+        block = f'{{"type":"tool_use","id":"t{index}","name":"{name}","input":{raw}}}'  # input whole on the start
+        calls_sse += [
+            f'event: content_block_start\ndata: {{"type":"content_block_start","index":{index},"content_block":{block}}}\n\n'.encode(),
+            ev("content_block_stop", index=index),
+        ]
+    end = ev("message_delta", delta={"stop_reason": "tool_use"}, usage={"output_tokens": 1}) + ev("message_stop")
+    check(reduce_ok(list(anthropic.parse_stream(b"".join([start, *text, *calls_sse, end])))))
+    # OpenAI-compatible servers that send arguments as an object
+    tcs = f'[{{"index":0,"id":"c1","function":{{"name":"f","arguments":{args}}}}},{{"index":1,"id":"c2","function":{{"name":"g","arguments":{other}}}}}]'
+    oai = f'{{"id":"x","model":"m","choices":[{{"index":0,"delta":{{"content":"calling","tool_calls":{tcs}}},"finish_reason":"tool_calls"}}]}}'
+    check(reduce_ok(list(openai.parse_stream(b"data: " + oai.encode() + b"\n\ndata: [DONE]\n\n"))))
+    # anything else the codec refuses still rejects a whole reply
+    with pytest.raises(agentmsg.ValidationError) as info:
+        anthropic.parse_response(whole.replace('"calling"', '"\\ud800"').encode())
+    assert info.value.problems[0].rule == "lone-surrogate"
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_same_input_same_bytes(provider: str) -> None:
+    a = formatted(provider, tool_loop(), tools=TOOLS, tool_choice="auto", temperature=0.5)
+    b = formatted(provider, tool_loop(), tools=TOOLS, tool_choice="auto", temperature=0.5)
+    assert a.body_bytes() == b.body_bytes()
+    assert a.diagnostics == b.diagnostics
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_every_rule_is_in_the_table(provider: str) -> None:
+    msgs = [*tool_loop(), AssistantMessage([HintBlock(hint="Be brief."), TextBlock(text="ok")])]
+    request = formatted(provider, msgs, tools=TOOLS)
+    assert request.diagnostics, "the foreign/unsupported thinking or the hint is reported"
+    for p in request.diagnostics:
+        assert p.rule in RULES
+        assert p.pointer.startswith("/")
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_strict_raises_on_lossy_only(provider: str) -> None:
+    lossless = [SystemMessage("Be brief."), UserMessage("hi"), AssistantMessage("hello")]
+    assert formatted(provider, lossless, strict=True).diagnostics == ()
+    lossy = [UserMessage("hi"), AssistantMessage([ThinkingBlock(thinking="x", metadata={"provider": "elsewhere"})])]
+    with pytest.raises(ValidationError) as exc:
+        get(provider).format_request(lossy, strict=True)
+    assert [(p.pointer, p.rule) for p in exc.value.problems] == [("/1/content/0", "thinking-dropped")]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_not_messages_is_a_validation_error(provider: str) -> None:
+    with pytest.raises(ValidationError) as exc:
+        get(provider).format_request([UserMessage("hi"), {"role": "USER"}])  # type: ignore[list-item]
+    assert exc.value.problems[0].pointer == "/1"
+    with pytest.raises(ValidationError):
+        get(provider).format_request("hi")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError) as exc:
+        get(provider).format_request([UserMessage("hi")], tools=[{"description": "no name"}])
+    assert exc.value.problems[0].pointer == "/tools/0/name"
+    with pytest.raises(ValidationError) as exc:
+        get(provider).format_request([UserMessage("hi")], tool_choice="sometimes")
+    assert exc.value.problems[0].pointer == "/tool_choice"
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_mutated_message_is_a_validation_error(provider: str) -> None:
+    msg = AssistantMessage("hi")
+    msg.content.append(object())  # type: ignore[arg-type]  # mutation bypasses validation
+    with pytest.raises(ValidationError) as exc:
+        get(provider).format_request([UserMessage("q"), msg])
+    assert exc.value.problems[0].pointer == "/1"
+    assert exc.value.problems[0].rule == "invalid-message"
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_orphans_detected_and_repaired(provider: str) -> None:
+    msgs = [
+        UserMessage("go"),
+        AssistantMessage([ToolUseBlock(id="call_a", name="get_weather", input={"city": "Oslo"})]),
+        UserMessage("never mind"),
+        ToolResultMessage(ToolResultBlock(id="call_zzz", name="get_weather", output="late", state="success")),
+        AssistantMessage("ok"),
+    ]
+    plain = get(provider).format_request(msgs, tools=TOOLS)
+    assert ("/1/content/0", "tool-use-orphan") in rules(plain)
+    assert ("/3/content/0", "tool-result-orphan") in rules(plain)
+    with pytest.raises(ValidationError):
+        get(provider).format_request(msgs, tools=TOOLS, strict=True)
+    repaired = formatted(provider, msgs, tools=TOOLS, options={"repair": True})
+    assert ("/1/content/0", "tool-use-repaired") in rules(repaired)
+    assert ("/3/content/0", "tool-result-dropped") in rules(repaired)
+    text = json.dumps(repaired.body)
+    assert "call_zzz" not in text and "not answered" in text
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_conversation_ending_in_calls_is_orphaned(provider: str) -> None:
+    msgs = [UserMessage("go"), AssistantMessage([ToolUseBlock(id="c1", name="get_weather", input={})])]
+    assert ("/1/content/0", "tool-use-orphan") in rules(get(provider).format_request(msgs))
+    repaired = formatted(provider, msgs, options=FormatOptions(repair=True))
+    assert "not answered" in json.dumps(repaired.body)
+
+
+def debate() -> list[Any]:
+    return [
+        SystemMessage("You are Bob."),
+        UserMessage("Topic?", name="moderator"),
+        AssistantMessage("Yes.", name="Alice"),
+        AssistantMessage([ToolUseBlock(id="c", name="get_weather", input={"city": "Oslo"})], name="Bob"),
+        ToolResultMessage(ToolResultBlock(id="c", name="get_weather", output="cold", state="success"), name="Bob"),
+        AssistantMessage("It is cold.", name="Bob"),
+        AssistantMessage("No.", name="Alice"),
+    ]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_multi_agent_prefix(provider: str) -> None:
+    r = formatted(provider, debate(), multi_agent=True, agent_name="Bob", tools=TOOLS)
+    text = json.dumps(r.body)
+    assert "[Alice]: Yes." in text and "[moderator]: Topic?" in text and "[Alice]: No." in text
+    assert "[Bob]" not in text  # the current agent keeps its assistant turns
+    assert "It is cold." in text
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_multi_agent_history(provider: str) -> None:
+    r = formatted(
+        provider, debate(), multi_agent=True, agent_name="Bob", tools=TOOLS, options={"multi_agent_layout": "history"}
+    )
+    text = json.dumps(r.body)
+    assert "<history>\\nmoderator: Topic?\\nAlice: Yes.\\n</history>" in text
+    assert "# Conversation History" in text and text.count("# Conversation History") == 1
+    assert "<history>\\nAlice: No.\\n</history>" in text
+
+
+def test_multi_agent_without_agent_name_makes_every_speaker_a_user_turn() -> None:
+    msgs = [UserMessage("hi", name="a"), AssistantMessage("yo", name="b")]
+    r = formatted("anthropic", msgs, multi_agent=True)
+    assert [m["role"] for m in r.body["messages"]] == ["user"]
+    assert r.body["messages"][0]["content"] == [
+        {"type": "text", "text": "[a]: hi"},
+        {"type": "text", "text": "[b]: yo"},
+    ]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_hint_after_the_tool_results(provider: str) -> None:
+    msgs = tool_loop()
+    msgs[2].content.insert(0, HintBlock(hint="Use Celsius.", source="system"))
+    r = formatted(provider, msgs, tools=TOOLS)
+    assert ("/2/content/0", "hint-placed") in rules(r)
+    text = json.dumps(r.body)
+    assert text.index("Use Celsius.") > text.index("Rain")  # after the last tool result
+
+
+def test_a_gemini_call_signature_sent_elsewhere_is_said() -> None:
+    """A function call's Gemini thoughtSignature has no field at any other provider: signature-dropped."""
+    call = ToolUseBlock(id="c", name="get_weather", input={}, metadata={"thoughtSignature": "c2ln"})
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([call]),
+        ToolResultMessage(ToolResultBlock(id="c", name="get_weather", output="x", state="success")),
+    ]
+    for provider in ("openai", "deepseek", "dashscope-compatible", "anthropic", "dashscope"):
+        assert ("/1/content/0", "signature-dropped") in rules(formatted(provider, msgs, tools=TOOLS)), provider
+
+
+F_TOOLS = [{"name": "f", "description": "d", "parameters": {"type": "object", "properties": {}}}]
+
+
+def said(request: Any, rule: str) -> list[str]:
+    return [d.pointer for d in request.diagnostics if d.rule == rule]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+def test_turn_providers_say_the_names_they_do_not_send(provider: str) -> None:
+    """Anthropic and Gemini turns have no name field: a named message's name is not sent, said name-dropped (it
+    was left out silently; the OpenAI family sends it, DashScope too). In multi-agent mode other speakers' names
+    are in their text and the current agent's is agent_name: nothing is said of them."""
+    msgs = [
+        SystemMessage("s", name="boss"),
+        UserMessage("hi", name="alice"),
+        AssistantMessage("yo", name="Friday"),
+        UserMessage("more", name="alice"),
+        AssistantMessage([ToolUseBlock(id="c1", name="f", input={})], name="Friday"),
+        ToolResultMessage(ToolResultBlock(id="c1", name="f", output="ok")),
+    ]
+    r = formatted(provider, msgs, tools=F_TOOLS)
+    # said once for the request (AgentScope names every message: once per message would be one per message)
+    assert said(r, "name-dropped") == ["/0/name"]
+    (note,) = [d.message for d in r.diagnostics if d.rule == "name-dropped"]
+    assert "the names of 5 messages were not sent (messages 0, 1, 2, 3, 4;" in note
+    text = str(r.body)
+    assert "alice" not in text and "Friday" not in text and "boss" not in text
+    r = formatted(provider, msgs, tools=F_TOOLS, multi_agent=True, agent_name="Friday")
+    assert said(r, "name-dropped") == ["/0/name"]  # a system prompt's name is in no text
+    assert "[alice]: hi" in str(r.body)
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_tool_message_name_is_said_everywhere(provider: str) -> None:
+    """No provider takes a name on a tool message (DashScope's tool name is the tool's): said, in multi-agent mode
+    too, where it is in no text either."""
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([ToolUseBlock(id="c1", name="f", input={})]),
+        ToolResultMessage(ToolResultBlock(id="c1", name="f", output="ok"), name="toolbot"),
+    ]
+    for multi in (False, True):
+        r = formatted(provider, msgs, tools=F_TOOLS, multi_agent=multi)
+        assert said(r, "name-dropped") == ["/2/name"], (provider, multi)
+        assert "toolbot" not in str(r.body)
+
+
+@pytest.mark.parametrize("provider", ["openai", "deepseek", "dashscope-compatible", "dashscope"])
+def test_chat_providers_send_names(provider: str) -> None:
+    r = formatted(provider, [UserMessage("hi", name="alice"), AssistantMessage("yo", name="Friday")])
+    assert said(r, "name-dropped") == [] and [
+        m.get("name") for m in r.body.get("messages") or r.body["input"]["messages"]
+    ] == [
+        "alice",
+        "Friday",
+    ]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+@pytest.mark.parametrize("state", ["error", "denied", "interrupted"])
+def test_an_error_result_is_marked_or_said(provider: str, state: str) -> None:
+    """A failed tool result is marked where the provider has a field for it (Anthropic is_error, Gemini's error
+    response); a tool message of the OpenAI family and DashScope holds text only: said tool-result-state-dropped
+    (the state was lost silently), in a TOOL message or inside the assistant message (AgentScope's shape)."""
+    call = ToolUseBlock(id="c1", name="f", input={})
+    failed = ToolResultBlock(id="c1", name="f", output="boom", state=state)
+    for msgs, at in (
+        ([UserMessage("q"), AssistantMessage([call]), ToolResultMessage(failed)], "/2/content/0"),
+        ([UserMessage("q"), AssistantMessage([call, failed])], "/1/content/1"),
+    ):
+        r = formatted(provider, msgs, tools=F_TOOLS)
+        text = str(r.body)
+        if provider == "anthropic":
+            assert "'is_error': True" in text and said(r, "tool-result-state-dropped") == []
+        elif provider == "gemini":
+            assert "'error': 'boom'" in text and said(r, "tool-result-state-dropped") == []
+        else:
+            assert said(r, "tool-result-state-dropped") == [at]
+    fine = ToolResultMessage(ToolResultBlock(id="c1", name="f", output="fine"))
+    ok = formatted(provider, [UserMessage("q"), AssistantMessage([call]), fine], tools=F_TOOLS)
+    assert said(ok, "tool-result-state-dropped") == []
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+def test_blank_system_text_is_left_out_and_said(provider: str) -> None:
+    """A system text block must hold text (Anthropic; Gemini takes no empty part): empty or blank system texts are
+    left out, said empty-text-dropped, and a system message left with nothing empty-message-dropped (the empty
+    ones were left out silently, the blank ones sent)."""
+    msgs = [
+        SystemMessage(""),
+        SystemMessage("   "),
+        SystemMessage([TextBlock(text="a"), TextBlock(text=" "), TextBlock(text="b")]),
+        UserMessage("q"),
+    ]
+    r = formatted(provider, msgs)
+    system = r.body["system"] if provider == "anthropic" else r.body["systemInstruction"]["parts"]
+    assert [p["text"] for p in system] == ["a", "b"]
+    assert [(d.pointer, d.rule) for d in r.diagnostics] == [
+        ("/0/content/0", "empty-text-dropped"),
+        ("/0", "empty-message-dropped"),
+        ("/1/content/0", "empty-text-dropped"),
+        ("/1", "empty-message-dropped"),
+        ("/2/content/1", "empty-text-dropped"),
+    ]
+
+
+@pytest.mark.parametrize("provider", ["openai", "deepseek", "dashscope-compatible", "anthropic", "dashscope"])
+def test_other_providers_still_get_the_minted_id(provider: str) -> None:
+    """Every other provider needs a call id to pair call and result: the minted one is sent, alike in both."""
+    (reply, _) = _gemini_replies((None,))
+    (call,) = reply.blocks("tool_use")
+    body = formatted(provider, _answered(reply), tools=TOOLS).body
+    text = orjson.dumps(body).decode()
+    assert text.count(call.id) == 2, text
+
+
+@pytest.mark.parametrize("provider", ["deepseek", "dashscope-compatible", "anthropic", "gemini", "dashscope"])
+def test_a_refusal_stays_text_for_other_providers(provider: str) -> None:
+    """The other providers (DeepSeek and DashScope's compatible mode too: their APIs document no refusal field, and
+    a server that ignores it would hide the text from the model) get the refusal as the assistant's text, as
+    before."""
+    for reply in _openai_refusals():
+        entry, _ = _assistant(provider, reply)
+        assert "refusal" not in entry
+        assert reply.text_content in orjson.dumps(entry).decode()
+
+
+ident = st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1, max_size=10)
+
+
+b64 = st.sampled_from(["", "AAAA", "iVBORw0KGgo=", "UklGRiQAAABXQVZF"])
+
+
+mime = st.sampled_from(
+    [
+        "image/png",
+        "image/jpeg",
+        "image/heic",
+        "audio/wav",
+        "audio/mpeg",
+        "audio/ogg",
+        "video/mp4",
+        "application/pdf",
+        "text/plain",
+        "application/zip",
+    ]
+)
+
+
+urls = st.sampled_from(
+    [
+        "https://example.com/a.png",
+        "https://example.com/b.mp3",
+        "https://example.com/c",
+        "gs://bucket/x.mp4",
+        "oss://b/y.jpg",
+    ]
+)
+
+
+sources = st.builds(URLSource, url=urls, mime_type=st.none() | mime) | st.builds(
+    Base64Source, media_type=mime, data=b64
+)
+
+
+pixels = st.none() | st.integers(0, 10**6)
+
+
+media = st.one_of(
+    st.builds(ImageBlock, source=sources, min_pixels=pixels, max_pixels=pixels),
+    st.builds(AudioBlock, source=sources),
+    st.builds(VideoBlock, source=sources, fps=st.none() | st.floats(0.1, 30), max_frames=pixels),
+    st.builds(DataBlock, source=sources, name=st.none() | ident),
+)
+
+
+call_ids = st.sampled_from(["call_1", "call_2", "functions.f:0", "toolu_9", "", "x" * 80, "call 3"])
+
+
+tool_names = st.sampled_from(["get_weather", "search", "bad name!", "ns.tool"])
+
+
+signed = st.fixed_dictionaries(
+    {},
+    optional={
+        "signature": ident,
+        "provider": st.sampled_from(["anthropic", "openai", "gemini", "dashscope", "deepseek"]),
+        "redacted": st.booleans(),
+        "redactedData": ident,
+    },
+)
+
+
+thinking = st.builds(ThinkingBlock, thinking=text, metadata=st.none() | signed)
+
+
+tool_use = st.builds(
+    ToolUseBlock,
+    id=call_ids,
+    name=tool_names,
+    input=st.dictionaries(ident, st.integers(min_value=-(2**63), max_value=2**64 - 1) | text, max_size=2),
+    content=st.none() | st.sampled_from(['{"a": 1}', "{", "[]"]),
+    metadata=st.fixed_dictionaries(
+        {},
+        optional={
+            "thoughtSignature": st.sampled_from(["c2ln", "QUJD"]),
+            "provider": st.sampled_from(["gemini", "openai"]),
+        },
+    ),
+)
+
+
+tool_result = st.builds(
+    ToolResultBlock,
+    id=call_ids,
+    name=st.none() | tool_names,
+    output=st.lists(st.builds(TextBlock, text=text) | media, max_size=3),
+    state=st.sampled_from(["success", "error", "running", "denied"]),
+)
+
+
+user = st.builds(UserMessage, st.lists(st.builds(TextBlock, text=text) | media, max_size=3), name=st.none() | ident)
+
+
+assistant = st.builds(
+    AssistantMessage,
+    st.lists(
+        st.builds(TextBlock, text=text) | thinking | tool_use | st.builds(HintBlock, hint=text) | tool_result | media,
+        max_size=4,
+    ),
+    name=st.none() | st.sampled_from(["Bob", "Alice", "Agent 7"]),
+)
+
+
+tool_msg = st.builds(ToolResultMessage, st.lists(tool_result, min_size=1, max_size=3))
+
+
+system = st.builds(SystemMessage, st.lists(st.builds(TextBlock, text=text), max_size=2))
+
+
+conversations = st.lists(st.one_of(user, assistant, tool_msg, system), max_size=8)
+
+
+kwargs = st.fixed_dictionaries(
+    {},
+    optional={
+        "multi_agent": st.booleans(),
+        "agent_name": st.sampled_from(["Bob", "Alice"]),
+        "stream": st.booleans(),
+        "options": st.fixed_dictionaries(
+            {},
+            optional={
+                "repair": st.booleans(),
+                "reasoning": st.sampled_from(["drop", "text"]),
+                "multi_agent_layout": st.sampled_from(["prefix", "history"]),
+                "missing_thought_signature": st.sampled_from(["auto", "omit", "skip"]),
+            },
+        ),
+    },
+)
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("provider", NAMES)
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(msgs=conversations, kw=kwargs)
+def test_any_conversation_formats_or_is_refused(provider: str, msgs: list[Any], kw: dict[str, Any]) -> None:
+    fmt = get(provider).format_request
+    try:
+        request = fmt(msgs, tools=ANY_TOOLS, **kw)
+    except ValidationError as exc:
+        assert exc.problems and all(p.pointer == "" or p.pointer.startswith("/") for p in exc.problems)
+        return
+    again = fmt(msgs, tools=ANY_TOOLS, **kw)
+    assert again.body_bytes() == request.body_bytes() and again.diagnostics == request.diagnostics
+    for p in request.diagnostics:
+        assert p.rule in RULES
+        head = p.pointer.split("/")[1]
+        assert head in ("tools", "tool_choice", "params") or int(head) < len(msgs)
+    problems = check(provider, request)
+    assert not problems, problems
+
+
+def _general_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Switch off the fast paths of user messages (a message of texts and usual images built in one pass, a
+    usual image part made without its pointer): every user message then goes through Walk.user_parts and each
+    media block through the provider's media resolution."""
+    from agentmsg.providers._request import chat as _chat
+    from agentmsg.providers._request import walk as _walk
+
+    monkeypatch.setattr(_chat.ChatWalk, "_usual_user_parts", lambda self, blocks: None)
+    for cls in (_walk.Walk, *_subclasses(_walk.Walk)):
+        if "inline_image" in vars(cls):
+            monkeypatch.setattr(cls, "inline_image", lambda self, block: None)
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
+
+
+usual_image = st.builds(
+    ImageBlock,
+    source=st.builds(Base64Source, media_type=st.sampled_from(["image/png", "image/jpeg", "image/heic"]), data=b64),
+    min_pixels=st.none() | st.none() | st.just(1024),
+)
+
+
+usual_text = st.builds(TextBlock, text=st.text(min_size=1, max_size=10) | st.text(min_size=1, max_size=10) | text)
+
+
+# mostly the usual user message (texts and base64 images), sometimes one the fast path leaves to user_parts
+usual_user = st.builds(
+    UserMessage,
+    st.lists(usual_text | usual_image | usual_text | usual_image | media, min_size=1, max_size=4),
+    name=st.none() | st.sampled_from(["alice", "Bob", "bad name!"]),
+)
+
+
+@pytest.mark.differential
+@pytest.mark.fuzz
+@pytest.mark.parametrize("provider", NAMES)
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    msgs=st.lists(st.one_of(usual_user, usual_user, usual_user, assistant, tool_msg), min_size=1, max_size=5), kw=kwargs
+)
+def test_user_fast_paths_give_what_the_general_way_gives(provider: str, msgs: list[Any], kw: dict[str, Any]) -> None:
+    """The same body and diagnostics (or the same refusal) with the fast paths of user messages as without."""
+    fmt = get(provider).format_request
+    try:
+        fast: Any = fmt(msgs, **kw)
+    except ValidationError as exc:
+        fast = exc.problems
+    with pytest.MonkeyPatch.context() as mp:
+        _general_way(mp)
+        try:
+            general: Any = fmt(msgs, **kw)
+        except ValidationError as exc:
+            general = exc.problems
+    assert fast == general
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "dashscope"])
+@pytest.mark.parametrize("key", ["functionDeclarations", "function_declarations"])
+def test_gemini_shaped_tools_say_what_to_give(provider: str, key: str) -> None:
+    """Was: /tools/0/name: a tool needs a non-empty string name (the wrapper has none)."""
+    tools = [{key: [{"name": "get_weather", "parameters": {"type": "object"}}]}]
+    with pytest.raises(ValidationError) as info:
+        get(provider).format_request([UserMessage("hi")], model="m", tools=tools)
+    (problem,) = info.value.problems
+    assert problem.pointer == "/tools/0" and "Gemini's tools wrapper" in problem.message
+    assert "give each declaration in it as a tool" in problem.message
+    ok = get(provider).format_request([UserMessage("hi")], model="m", tools=tools[0][key])  # as it says
+    assert "get_weather" in ok.body_bytes().decode()

@@ -1,0 +1,321 @@
+"""The SSE decoder (``agentmsg._wire.sse``): line endings, BOMs, comments and multi-line data, chunks split
+anywhere, an incomplete last event, the simple-event fast path and the C scanner against the line parser, the
+sniffer, ``Last-Event-ID``; memory held per event, not per line."""
+
+from __future__ import annotations
+
+import random
+import tracemalloc
+from typing import Any
+
+import attrs
+import pytest
+
+import agentmsg
+from agentmsg import SSEDecoder, encode_sse, reduce_stream
+from agentmsg._wire import sse as _sse
+from agentmsg._wire.sse import JSONDataDecoder, SSEEvent
+from tests._support.events import EVENTS
+
+
+def test_an_event_of_many_short_data_lines_holds_its_bytes_not_a_string_per_line() -> None:
+    """The SSE decoder held an event's data lines as a str each: about 20 times the bytes the event limit counts
+    (2 bytes a line; 1.3 GB under the default limit), 7 times the body here. Now their bytes, decoded once when the
+    event is dispatched: the same data, invalid UTF-8 replaced and said as before."""
+    n = 200_000
+    body = b"data: xy\n" * n
+    decoder = SSEDecoder()
+    tracemalloc.start()
+    try:
+        for i in range(0, len(body), 65536):
+            assert decoder.feed(body[i : i + 65536]) == []
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < len(body), (peak, len(body))  # (12 MB before: 1.8 MB body)
+    (event,) = decoder.feed(b"\n")
+    assert event.data == "\n".join(["xy"] * n) and event.problem is None
+    (event,) = SSEDecoder().feed(b"data: a\xff\ndata:\ndata: \xe2\x82\n\n")
+    assert event.data == "a\ufffd\n\n\ufffd" and event.problem is not None and event.problem.rule == "utf-8"
+
+
+def decode_all(chunks: list[bytes]) -> list[tuple[str, str, str]]:
+    decoder = SSEDecoder()
+    out = []
+    for chunk in chunks:
+        out.extend((e.id, e.event, e.data) for e in decoder.feed(chunk))
+    return out
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_decode_line_endings_bom_comments_multiline(newline: str) -> None:
+    raw = '\ufeff: a comment\nretry: 3000\nid: 7\nevent: custom\ndata: first\ndata:second\ndata:  third\n\n: keepalive\n\ndata: {"x": 1}\n\n'
+    raw = raw.replace("\n", newline)
+    events = SSEDecoder().feed(raw.encode())
+    assert [(e.id, e.event, e.data) for e in events] == [
+        ("7", "custom", "first\nsecond\n third"),
+        ("7", "message", '{"x": 1}'),
+    ]
+    assert events[0].retry == 3000
+
+
+def test_chunks_split_anywhere_even_inside_crlf_and_utf8() -> None:
+    body = encode_sse(EVENTS).replace("\n", "\r\n").encode()
+    whole = decode_all([body])
+    assert len(whole) == len(EVENTS)
+    rng = random.Random(7)
+    for _ in range(200):
+        cuts = sorted(rng.sample(range(1, len(body)), rng.randint(1, 30)))
+        pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+        assert decode_all(pieces) == whole
+    assert decode_all([bytes([b]) for b in body]) == whole  # one byte at a time
+
+
+def test_incomplete_last_event_is_not_dispatched_but_reported() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: partial") == []
+    (event,) = decoder.close()
+    assert event.data == "" and event.problem is not None and event.problem.rule == "incomplete"
+    assert decoder.close() == []
+    decoder.feed(b"data: whole\n\n")
+    assert decoder.close() == []
+
+
+def test_empty_chunks_between_cr_and_lf_do_not_add_a_blank_line() -> None:
+    """A CRLF split by empty chunks is still one line end (else the blank line would dispatch early)."""
+    body = b"data: a\r\ndata: b\r\n\r\n"
+    decoder = SSEDecoder()
+    chunks = [body[:8], b"", b"", body[8:17], b"", body[17:]]
+    assert chunks[0].endswith(b"\r") and chunks[3].endswith(b"\r")
+    assert [e.data for c in chunks for e in decoder.feed(c)] == ["a\nb"]
+
+
+def test_sse_data_that_is_not_json_is_reported_and_the_rest_kept() -> None:
+    from agentmsg import Reducer
+
+    body = encode_sse(EVENTS[:3]) + "event: ping\ndata: [DONE\n\n" + encode_sse(EVENTS[3:])
+    reducer = Reducer()
+    (msg,) = reduce_stream(body.encode(), reducer=reducer)
+    assert msg.text_content == "héllo ☀️\nline2 world"
+    assert [(p.pointer, p.rule) for p in reducer.problems] == [("/3", "json")]
+    assert "'e3' (ping)" in reducer.problems[0].message
+    with pytest.raises(agentmsg.ValidationError):
+        reduce_stream(body.encode(), strict=True)
+
+
+_DATA = [b'{"a": 1}', b"x" * 40, b"\xff", b""]
+
+
+# UTF-8 at its edges (the C scanner checks it itself when it hands data as bytes): valid 2-, 3- and 4-byte
+# forms and the largest ones; overlong forms, surrogates, code points past U+10FFFF, cut sequences, stray
+# continuation bytes.
+_UTF8 = [
+    b"\xc3\xa9",
+    b"\xe2\x82\xac",
+    b"\xf0\x9f\x98\x80",
+    b"\xef\xbf\xbf",
+    b"\xf4\x8f\xbf\xbf",
+    b"\xed\x9f\xbf",
+    b"\xee\x80\x80",
+    b"\xc0\x80",
+    b"\xc1\xbf",
+    b"\xe0\x9f\xbf",
+    b"\xed\xa0\x80",
+    b"\xed\xbf\xbf",
+    b"\xf0\x8f\xbf\xbf",
+    b"\xf4\x90\x80\x80",
+    b"\xf5\x80\x80\x80",
+    b"\xe2\x82",
+    b"\xf0\x9f\x98",
+    b"\xc3",
+    b"\x80",
+    b"\xbf",
+]
+
+
+def _utf8_edge(rng: Any) -> bytes:
+    """ASCII runs (of every length around 8, the C check's word) with UTF-8 edge cases between them."""
+    return b"".join(b"a" * rng.randint(0, 17) + rng.choice(_UTF8) for _ in range(rng.randint(1, 3)))
+
+
+def _mixed_body(rng: Any) -> bytes:
+    """Short lines, many of them blank, each with its own line end: CRLF blank lines after LF or CR lines
+    and the like, where a scanner that looks for CRLF CRLF can be misled."""
+    lines = [b"data: one", b"data: two", b'data: {"k": "\xc3\xa9"}', b"", b"", b"event: e", b"id: 7", b": c"]
+    ends = [b"\n", b"\r\n", b"\r"]
+    return b"".join(rng.choice(lines) + rng.choice(ends) for _ in range(rng.randint(0, 16)))
+
+
+def _sse_body(rng: Any) -> bytes:
+    """A random event stream: the simple shapes providers send, and everything else the spec allows."""
+    if rng.random() < 0.3:
+        return _mixed_body(rng)
+    eol = rng.choice([b"\n", b"\r\n", b"\r", None])
+    out = []
+    for _ in range(rng.randint(0, 12)):
+        end = eol or rng.choice([b"\n", b"\r\n", b"\r"])
+        kind = rng.random()
+        if kind < 0.5:  # the simple shape
+            if rng.random() < 0.4:
+                out.append(b"event: " + rng.choice([b"message_start", b"delta", b"", b"\xc3\xa9t\xc3\xa9"]) + end)
+            out.append(b"data:" + rng.choice([b" ", b""]) + rng.choice([*_DATA, _utf8_edge(rng)]) + end)
+            out.append(end)
+        else:
+            out.append(
+                rng.choice(
+                    [
+                        b"id: " + str(rng.randint(0, 9)).encode(),
+                        b"id: a\x00b",
+                        b"retry: 150",
+                        b": comment",
+                        b"data: two",
+                        b"data",
+                        b"event:x",
+                        b"field: ignored",
+                        b"",
+                        b"y" * 70,
+                        b":" + b"z" * 70,
+                        b"id: \xc3\xa9",
+                        b"id",
+                        b"event",
+                        b"event: \x01",
+                    ]
+                )
+                + end
+            )
+    return b"".join(out)
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("scanner", ["C", "C bytes", "Python"])
+def test_the_simple_event_fast_path_decodes_as_the_line_parser(scanner: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole bodies take the fast path for the simple pieces; fed one byte at a time they never do: the
+    events (data, name, id, retry, problem) are the same, whatever the line ends, limits and splits. The
+    fast path runs in C (agentmsg._speedups.sse_scan) where it was built, and in Python. "C bytes": the
+    decoder of the provider parsers and agent events over SSE (``JSONDataDecoder``), whose simple events carry their data as UTF-8
+    bytes: the same text, invalid UTF-8 reported alike."""
+    if scanner == "Python":
+        monkeypatch.setattr(_sse, "_scan", None)
+    elif _sse._scan is None:
+        pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
+    as_bytes = scanner == "C bytes"
+    kinds: set[type] = set()
+
+    def fields(events: list[Any]) -> list[Any]:
+        out = []
+        for e in events:
+            data = e.data
+            kinds.add(type(data))
+            if isinstance(data, bytes):
+                assert as_bytes
+                data = data.decode("utf-8")  # checked by the scanner: never fails
+            out.append((data, e.event, e.id, e.retry, e.problem and e.problem.rule))
+        return out
+
+    rng = random.Random(20261124)
+    for _ in range(1500):
+        body = _sse_body(rng)
+        limit = rng.choice([None, 30, 60])
+
+        def decode(pieces: list[bytes], limit: int | None = limit) -> list[Any]:
+            decoder = (JSONDataDecoder if as_bytes else SSEDecoder)(max_line_bytes=limit, max_event_bytes=limit)
+            return fields([e for p in pieces for e in decoder.feed(p)] + decoder.close())
+
+        cut = rng.randrange(len(body) + 1)
+        bytewise = decode([body[i : i + 1] for i in range(len(body))])
+        assert decode([body]) == bytewise, body
+        assert decode([body[:cut], body[cut:]]) == bytewise, (body, cut)
+        cuts = sorted(rng.sample(range(len(body) + 1), min(len(body) + 1, 4)))  # chunks ending inside events
+        pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+        assert decode(pieces) == bytewise, (body, cuts)
+    assert kinds == ({bytes, str} if as_bytes else {str})
+
+
+def test_the_sniffer_tells_a_body_the_same_whole_or_byte_by_byte() -> None:
+    """A first chunk that starts with content is told at once from its first 8 bytes (held, not copied);
+    the answer and the bytes held are those of feeding the same body one byte at a time."""
+    from agentmsg._wire.sse import Sniffer
+
+    starts = [b"", b"\xef\xbb\xbf", b" ", b"\r\n", b"\t\n \n", b"\xef\xbb"]
+    heads = [
+        b"data: {}",
+        b"data:x",
+        b"id: 1",
+        b"event: e",
+        b":ok",
+        b"retry: 5",
+        b"{",
+        b'{"a": 1}',
+        b"<html>",
+        b"da",
+        b"dat",
+    ]
+    rng = random.Random(20261126)
+    for _ in range(2000):
+        body = rng.choice(starts) + rng.choice(heads) + rng.choice([b"", b"\n", b"data: more\n\n", b"x" * 9])
+        whole = Sniffer()
+        told = whole.feed(body)
+        slow = Sniffer()
+        answer = None
+        for i in range(len(body)):
+            answer = slow.feed(body[i : i + 1])
+            if answer is not None:
+                break
+        assert told == answer, body
+        if told is not None:
+            assert bytes(whole.head) == body and bytes(slow.head) == body[: len(slow.head)]
+
+
+@pytest.mark.differential
+def test_the_c_scanner_makes_ordinary_events() -> None:
+    """The C scanner fills an SSEEvent's slots itself (no Python frame per event): each is the instance calling
+    the class makes (equal, the same repr, evolve and assignment work, ``retry`` and ``problem`` None); a class
+    with an ``__attrs_post_init__`` is called as it is, so that its own step runs."""
+    if _sse._scan is None:
+        pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
+    body = b'event: delta\nid: 7\ndata: {"a": 1}\n\ndata: two\n\n'
+    made = SSEDecoder().feed(body)
+    assert made == [SSEEvent('{"a": 1}', "delta", "7"), SSEEvent("two", "message", "7")]
+    assert [repr(e) for e in made] == [repr(SSEEvent('{"a": 1}', "delta", "7")), repr(SSEEvent("two", "message", "7"))]
+    assert (made[0].retry, made[0].problem) == (None, None)
+    assert attrs.evolve(made[1], data="x") == SSEEvent("x", "message", "7")
+    made[1].data = "changed"
+    assert made[1].data == "changed"
+
+    @attrs.define
+    class Counted(SSEEvent):
+        def __attrs_post_init__(self) -> None:
+            self.retry = 1
+
+    out: list[Any] = []
+    _sse._scan(b"data: x\n\n", 0, False, 100, 100, "", out, Counted)
+    assert out == [Counted("x", "message", "", 1)] and type(out[0]) is Counted
+    out.clear()
+    _sse._scan(b"data: y\n\n", 0, False, 100, 100, "", out, SSEEvent)  # back to the plain class
+    assert out == [SSEEvent("y")] and type(out[0]) is SSEEvent
+
+
+@pytest.mark.parametrize("scanner", ["C", "Python"])
+def test_last_event_id_is_the_last_dispatched_events(scanner: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``last_event_id`` (what a reconnect sends as Last-Event-ID) is the id of the last event dispatched: a
+    stream cut inside an event after its ``id:`` line resumes at that event, not after it (it was set at the
+    id line, so the cut event was lost on resume). The events carry their ids as before, whatever the chunks."""
+    if scanner == "Python":
+        monkeypatch.setattr(_sse, "_scan", None)
+    elif _sse._scan is None:
+        pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
+    body = b"id: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c"  # cut inside event 3
+    for pieces in ([body], [body[i : i + 1] for i in range(len(body))], [body[:20], body[20:]]):
+        d = SSEDecoder()
+        events = [e for p in pieces for e in d.feed(p)]
+        assert [(e.data, e.id) for e in events] == [("a", "1"), ("b", "2")]
+        assert d.last_event_id == "2"
+        (cut,) = d.close()
+        assert (cut.id, cut.problem and cut.problem.rule) == ("3", "incomplete")
+        assert d.last_event_id == "2"
+    d = SSEDecoder()
+    d.feed(b"id: 7\n")  # an id line, its event not ended yet
+    assert d.last_event_id == ""
+    assert [(e.data, e.id) for e in d.feed(b"data: x\n\n")] == [("x", "7")] and d.last_event_id == "7"
+    d.feed(b"id: 8\n\n")  # an event of no data still sets it, as the spec says
+    assert d.last_event_id == "8"
