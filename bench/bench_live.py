@@ -54,12 +54,20 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_streams
+from replies import (
+    PROVIDERS,
+    GeminiAccumulator,
+    Reply,
+    agentmsg_reply,
+    anthropic_reply,
+    openai_reply,
+    recorded,
+)
 
 from agentmsg import SystemMessage, UserMessage
 from agentmsg.providers import get
 
 HERE = Path(__file__).resolve().parent
-FIX = bench_streams.FIX
 TARGET_VS_FLOOR = 1.3
 TARGET_VS_OFFICIAL = 5.0
 JUDGED_VS_OFFICIAL = ("openai", "anthropic", "gemini")  # the helpers the target names; DashScope's is shown
@@ -69,46 +77,6 @@ JUDGED_VS_OFFICIAL = ("openai", "anthropic", "gemini")  # the helpers the target
 DEFAULT_PACE_US = 200.0
 CASES = ("long", "paced", "recorded")
 
-#: The recorded streams every side reads to the same content (per provider), and why the others are left out.
-RECORDED: dict[str, list[str]] = {
-    "openai": [
-        "stream_parallel_tool_calls",
-        "stream_refusal",
-        "stream_single_tool_call",
-        "stream_text_include_usage",
-    ],
-    "anthropic": [
-        "stream_docs_basic",
-        "stream_docs_tool_use",
-        "stream_sdk_basic",
-        "stream_sdk_refusal",
-        "stream_sdk_tool_use",
-        "stream_thinking_signature",
-        "stream_tool_use_no_args",
-    ],
-    "gemini": [
-        "stream_function_call",
-        "stream_function_call_thought_signature",
-        "stream_text",
-        "stream_thinking",
-        "stream_thinking_gemini3",
-    ],
-    "dashscope": [
-        "native_stream_text_docs",
-        "native_stream_thinking_docs",
-        "native_multimodal_stream_thinking_docs",
-    ],
-}
-LEFT_OUT = {
-    "openai/stream_n3_multiple_choices": "three choices: the SDK keeps all three, agentmsg the first",
-    "openai/stream_logprobs": "the SDK keeps the log probabilities, agentmsg says it does not",
-    "openai/stream_finish_length": "the SDK's helper raises LengthFinishReasonError at a length finish with tools",
-    "anthropic/stream_docs_extended_thinking": "an edited docs sample the SDK rejects",
-    "anthropic/stream_sdk_incomplete_partial_json": "cut short: a broken stream, not a reply",
-    "gemini/stream_function_call_partial_args": "partial arguments: google-genai leaves assembling them to the caller",
-    "gemini/stream_function_call_no_args_partial": "partial arguments: google-genai leaves assembling them to the caller",
-}
-PROVIDERS = tuple(RECORDED)
 #: The floor's httpx timeout: the one agentmsg's clients give their own httpx client (600 s, 10 s to connect).
 HTTP_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
@@ -138,10 +106,7 @@ def live_streams(pace_us: float = DEFAULT_PACE_US) -> dict[str, LiveStream]:
     for provider in PROVIDERS:
         long = bench_streams._long_stream(provider)
         bodies = [(f"bench-{provider}-long", "long", long), (f"bench-{provider}-paced", "paced", long)]
-        bodies += [
-            (f"bench-{provider}-{n}", "recorded", (FIX / provider / f"{n}.sse").read_bytes())
-            for n in RECORDED[provider]
-        ]
+        bodies += [(f"bench-{provider}-{n}", "recorded", body) for n, body in recorded(provider)]
         for name, case, body in bodies:
             events = _split(body)
             out[name] = LiveStream(
@@ -172,37 +137,6 @@ TOOL = {
 }
 AM_MESSAGES = [SystemMessage(SYSTEM), UserMessage(QUESTION)]
 MAX_TOKENS = 1024
-
-
-@dataclass
-class Reply:
-    """What a side ended with, for the equal-work check."""
-
-    text: str = ""
-    thinking: str = ""
-    calls: list[tuple[str, Any]] = field(default_factory=list)  # (name, arguments as a value)
-
-
-def _args(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return orjson.loads(value) if value else {}
-        except orjson.JSONDecodeError:
-            return value
-    return dict(value) if value is not None else {}
-
-
-def _agentmsg_reply(msg: Any) -> Reply:
-    r = Reply()
-    for b in msg.content:
-        kind = getattr(b, "type", None)
-        if kind == "text":
-            r.text += b.text
-        elif kind == "thinking":
-            r.thinking += b.thinking
-        elif kind == "tool_use":
-            r.calls.append((b.name, _args(b.input)))
-    return r
 
 
 # ---- the sides ------------------------------------------------------------------------------------------
@@ -301,9 +235,7 @@ class AgentmsgSide:
         async with self.aclient.stream(AM_MESSAGES, tools=[TOOL], model=name) as stream:
             yield aiter(stream), lambda: stream.message
 
-    @staticmethod
-    def reply(result: Any) -> Reply:
-        return _agentmsg_reply(result)
+    reply = staticmethod(agentmsg_reply)
 
     def close(self) -> None:
         self.client.close()
@@ -361,13 +293,7 @@ class OpenAISide(_Official):
     def chunks(events: list[Any]) -> int:
         return sum(1 for e in events if e.type == "chunk")
 
-    @staticmethod
-    def reply(completion: Any) -> Reply:
-        m = completion.choices[0].message
-        r = Reply(text=(m.content or "") + (m.refusal or ""))
-        for c in m.tool_calls or []:
-            r.calls.append((c.function.name, _args(c.function.arguments)))
-        return r
+    reply = staticmethod(openai_reply)
 
 
 ANTHROPIC_RAW = frozenset(
@@ -419,36 +345,7 @@ class AnthropicSide(_Official):
     def chunks(events: list[Any]) -> int:
         return sum(1 for e in events if e.type in ANTHROPIC_RAW)
 
-    @staticmethod
-    def reply(message: Any) -> Reply:
-        r = Reply()
-        for b in message.content:
-            if b.type == "text":
-                r.text += b.text
-            elif b.type == "thinking":
-                r.thinking += b.thinking
-            elif b.type == "tool_use":
-                r.calls.append((b.name, _args(b.input)))
-        return r
-
-
-class _GeminiAccumulator:
-    """What a caller of google-genai's stream keeps of each chunk: texts, thoughts, function calls."""
-
-    def __init__(self) -> None:
-        self.reply = Reply()
-
-    def add(self, chunk: Any) -> None:
-        cands = chunk.candidates
-        content = cands[0].content if cands else None
-        for part in (content.parts if content is not None else None) or ():
-            if part.text is not None:
-                if part.thought:
-                    self.reply.thinking += part.text
-                else:
-                    self.reply.text += part.text
-            elif part.function_call is not None:
-                self.reply.calls.append((part.function_call.name, _args(part.function_call.args)))
+    reply = staticmethod(anthropic_reply)
 
 
 class GeminiSide(_Official):
@@ -480,7 +377,7 @@ class GeminiSide(_Official):
 
     @contextlib.contextmanager
     def open(self, name: str) -> Iterator[Opened]:
-        acc = _GeminiAccumulator()
+        acc = GeminiAccumulator()
         stream = self.client.models.generate_content_stream(model=name, contents=QUESTION, config=self.config)
 
         def events() -> Iterator[Any]:
@@ -495,7 +392,7 @@ class GeminiSide(_Official):
 
     @contextlib.asynccontextmanager
     async def aopen(self, name: str) -> AsyncIterator[AOpened]:
-        acc = _GeminiAccumulator()
+        acc = GeminiAccumulator()
         stream = await self.client.aio.models.generate_content_stream(model=name, contents=QUESTION, config=self.config)
 
         async def events() -> AsyncIterator[Any]:
@@ -568,13 +465,7 @@ class DashScopeSide(_Official):
     def chunks(events: list[Any]) -> int:
         return len(events)
 
-    @staticmethod
-    def reply(completion: Any) -> Reply:
-        m = completion.choices[0].message
-        r = Reply(text=m.content or "", thinking=getattr(m, "reasoning_content", None) or "")
-        for c in m.tool_calls or []:
-            r.calls.append((c.function.name, _args(c.function.arguments)))
-        return r
+    reply = staticmethod(openai_reply)
 
 
 def official_side(provider: str, url: str) -> Any:
@@ -650,7 +541,7 @@ def check(provider: str, stream: LiveStream, mode: str, runs: dict[str, Run], si
     expected = [_event_key(e) for e in get(provider).parse_stream(stream.body)]
     if [_event_key(e) for e in ours.events] != expected:
         raise AssertionError(f"{where}: agentmsg's events differ from parse_stream's of the whole body")
-    mine = _agentmsg_reply(ours.result)
+    mine = agentmsg_reply(ours.result)
     if "official" in runs:
         side = sides["official"]
         theirs = runs["official"]
@@ -661,7 +552,7 @@ def check(provider: str, stream: LiveStream, mode: str, runs: dict[str, Run], si
                 f"{where}: the official helper gave {chunks} chunks of {stream.payloads - stream.pings}"
             )
         other = side.reply(theirs.result)
-        if (other.text, other.thinking, other.calls) != (mine.text, mine.thinking, mine.calls):
+        if other.key() != mine.key():
             raise AssertionError(f"{where}: different replies\n  agentmsg {mine}\n  official {other}")
 
 
