@@ -686,6 +686,34 @@ def _verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
+def targets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each target of each row: what it is about, the measured ratio, the target, met (None: shown, not judged)."""
+    out = []
+    for r in rows:
+        if "case" not in r:
+            continue
+        name = f"{r['provider']} {r['case']} {r['mode']}"
+        out.append(
+            {
+                "row": f"{name}: agentmsg CPU / floor",
+                "value": r["vs_floor"],
+                "target": f"<= {TARGET_VS_FLOOR:g}",
+                "met": r["vs_floor"] <= TARGET_VS_FLOOR,
+            }
+        )
+        if "official_over_agentmsg" in r:
+            judged = r["provider"] in JUDGED_VS_OFFICIAL
+            out.append(
+                {
+                    "row": f"{name}: official CPU / agentmsg",
+                    "value": r["official_over_agentmsg"],
+                    "target": f">= {TARGET_VS_OFFICIAL:g}",
+                    "met": r["official_over_agentmsg"] >= TARGET_VS_OFFICIAL if judged else None,
+                }
+            )
+    return out
+
+
 def print_rows(rows: list[dict[str, Any]]) -> None:
     data = [r for r in rows if "case" in r]
     pace = max((r["pace_us"] for r in data), default=0)
