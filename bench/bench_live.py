@@ -754,6 +754,171 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
             print(f"    {r['provider']:<10} {r['mode']:<5} " + "; ".join(cells))
 
 
+# ---- where agentmsg's CPU goes (--profile) ------------------------------------------------------------------
+
+
+def _parts(
+    provider: str, stream: LiveStream, http: httpx.Client, url: str, body: bytes
+) -> dict[str, Callable[[], Any]]:
+    """The pieces of agentmsg's sync live path, each alone: the HTTP read, the parser, the reducer (fed one event
+    at a time, as the client feeds them, and the whole body at once, as bench_streams' rows do)."""
+    from agentmsg import Reducer, reduce_events
+
+    entry = get(provider)
+    headers = {"content-type": "application/json", "accept": "text/event-stream"}
+
+    def http_only() -> None:
+        with http.stream("POST", url, content=body, headers=headers) as response:
+            for _ in response.iter_bytes():
+                pass
+
+    def parse_only() -> None:
+        parser = entry.StreamParser()
+        for event in stream.events:
+            parser.feed(event)
+        parser.close()
+
+    def parse_reduce() -> None:
+        parser, reducer = entry.StreamParser(), Reducer()
+        for event in stream.events:
+            events = parser.feed(event)
+            if events:
+                reducer.feed_many(events, trusted=True)
+        reducer.feed_many(parser.close(), trusted=True)
+        reducer.finish()
+
+    def whole_body() -> None:
+        reduce_events(entry.parse_stream(stream.body), trusted=True)
+
+    return {
+        "HTTP read (httpx iter_bytes)": http_only,
+        "parser.feed": parse_only,
+        "parser + reducer": parse_reduce,
+        "parser + reducer, the whole body at once": whole_body,
+    }
+
+
+#: Where a function's self time goes in the profile: the first of these found in its file's path.
+AREAS = (
+    ("agentmsg/clients", "agentmsg client (clients/)"),
+    ("agentmsg/providers", "agentmsg provider parser and builder (providers/)"),
+    ("agentmsg/_wire", "agentmsg SSE framing (_wire/)"),
+    ("agentmsg/events", "agentmsg reducer (events/)"),
+    ("agentmsg", "agentmsg, other"),
+    ("asyncio", "asyncio (tasks, futures, the loop)"),
+    ("h11", "HTTP: h11, httpcore, httpx"),
+    ("httpcore", "HTTP: h11, httpcore, httpx"),
+    ("httpx", "HTTP: h11, httpcore, httpx"),
+    ("anyio", "HTTP: h11, httpcore, httpx"),
+    ("bench_live", "the bench's loop"),
+    ("contextlib", "the bench's loop"),
+)
+
+
+def _area(file: str) -> str | None:
+    path = file.replace("\\", "/")
+    return next((name for key, name in AREAS if key in path), None)
+
+
+def _print_profile(stats: dict[Any, Any], measured: float, chunks: int, mode: str, top: int) -> None:
+    """Self time by area (a built-in's time goes to its callers' areas, in proportion) and the top agentmsg
+    functions, each as its share of the measured CPU per chunk."""
+    total = sum(v[2] for v in stats.values())
+    areas: dict[str, float] = {}
+    for (file, _line, _func), (_cc, _nc, tottime, _cum, callers) in stats.items():
+        area = _area(file)
+        if area is not None:
+            areas[area] = areas.get(area, 0.0) + tottime
+            continue
+        spread = sum(c[2] for c in callers.values()) or 1.0  # a built-in: to its callers' areas
+        for (cfile, _cl, _cf), c in callers.items():
+            name = _area(cfile) or "other (sockets, selectors, builtins)"
+            areas[name] = areas.get(name, 0.0) + tottime * c[2] / spread
+    print(f"  cProfile, {mode}: self time by area, as µs of the {measured:.1f} µs per chunk measured")
+    for name, t in sorted(areas.items(), key=lambda kv: kv[1], reverse=True):
+        print(f"    {t / total * measured:6.2f} µs  {t / total:5.1%}  {name}")
+    ours = [(k, v) for k, v in stats.items() if "agentmsg" in k[0]]
+    print(f"  cProfile, {mode}: agentmsg's top functions by self time")
+    for (file, line, func), (_cc, ncalls, tottime, _cum, _callers) in sorted(ours, key=lambda kv: -kv[1][2])[:top]:
+        where = f"{file.split('agentmsg/')[-1]}:{line} {func}"
+        print(f"    {tottime / total * measured:6.2f} µs  {ncalls / chunks:5.2f} calls/chunk  {where}")
+
+
+def profile(providers: tuple[str, ...], top: int = 15) -> None:
+    """Where agentmsg's CPU per chunk goes on the long stream, sync and async: the pieces timed alone (HTTP read,
+    parser, reducer; the client's own share is what is left), then cProfile's top functions by self time, each
+    given as its share of the measured CPU per chunk (cProfile adds a cost to every call: read them as shares)."""
+    import cProfile
+    import pstats
+
+    streams = live_streams()
+    server = ServerProcess(0.0)
+    loop = asyncio.new_event_loop()
+    try:
+        for provider in providers:
+            stream = streams[f"bench-{provider}-long"]
+            chunks = stream.payloads
+            floor, ours = Floor(server.url, provider), AgentmsgSide(server.url, provider)
+            url, body = floor._request(stream.name)
+            parts = _parts(provider, stream, floor.http, url, body)
+            clock = time.process_time
+
+            def best(fn: Callable[[], Any], repeat: int = 15) -> float:
+                fn()
+                times = []
+                for _ in range(repeat):
+                    gc.collect()
+                    gc.disable()
+                    t = clock()
+                    fn()
+                    times.append(clock() - t)
+                    gc.enable()
+                return min(times) / chunks * 1e6
+
+            figures = {name: best(fn) for name, fn in parts.items()}
+            figures["floor (HTTP + orjson.loads)"] = best(lambda: run_sync(floor, stream.name))
+            figures["agentmsg Client.stream"] = best(lambda: run_sync(ours, stream.name))
+            figures["agentmsg AsyncClient.stream"] = best(lambda: loop.run_until_complete(run_async(ours, stream.name)))
+            figures["floor async"] = best(lambda: loop.run_until_complete(run_async(floor, stream.name)))
+            sync_rest = (
+                figures["agentmsg Client.stream"]
+                - figures["HTTP read (httpx iter_bytes)"]
+                - figures["parser + reducer"]
+            )
+            print(f"\n== {provider}: the long stream ({chunks} chunks), CPU µs per chunk, best of 15 ==")
+            for name, value in figures.items():
+                print(f"  {name:<40} {value:8.2f}")
+            print(
+                f"  {'reducer (parser + reducer - parser)':<40} {figures['parser + reducer'] - figures['parser.feed']:8.2f}"
+            )
+            print(f"  {'client, sync (total - HTTP - parse/reduce)':<40} {sync_rest:8.2f}")
+            print(
+                f"  {'async client over sync client':<40}"
+                f" {figures['agentmsg AsyncClient.stream'] - figures['agentmsg Client.stream']:8.2f}"
+            )
+            measured = {"sync": figures["agentmsg Client.stream"], "async": figures["agentmsg AsyncClient.stream"]}
+            for mode in ("sync", "async"):
+                prof = cProfile.Profile()
+                runs = 20
+                prof.enable()
+                for _ in range(runs):
+                    if mode == "sync":
+                        run_sync(ours, stream.name)
+                    else:
+                        loop.run_until_complete(run_async(ours, stream.name))
+                prof.disable()
+                stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+                _print_profile(stats, measured[mode], runs * chunks, mode, top)
+            floor.close()
+            ours.close()
+            loop.run_until_complete(floor.aclose())
+            loop.run_until_complete(ours.aclose())
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        server.stop()
+
+
 if __name__ == "__main__":
     import argparse
 
@@ -761,5 +926,9 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     parser.add_argument("--pace-us", type=float, default=DEFAULT_PACE_US, help="the paced case's wait between events")
     parser.add_argument("--provider", action="append", choices=PROVIDERS, help="only this provider (repeatable)")
+    parser.add_argument("--profile", action="store_true", help="where agentmsg's CPU per chunk goes, not the rows")
     args = parser.parse_args()
-    print_rows(run(args.quick, args.pace_us, tuple(args.provider or PROVIDERS)))
+    if args.profile:
+        profile(tuple(args.provider or PROVIDERS))
+    else:
+        print_rows(run(args.quick, args.pace_us, tuple(args.provider or PROVIDERS)))
