@@ -2,36 +2,40 @@
 streaming helpers and by the floor, side by side, sync and async.
 
 A server in its own process (bench/live_server.py: its CPU is not counted) serves each provider's recorded
-streams (tests/fixtures/providers, the ones every side reads to the same content: :data:`RECORDED`) and a
-long one (bench_streams.LONG: one recorded stream's text deltas repeated to about 1,000 chunks), each SSE
-event written as its own HTTP chunk, the same bytes for every client. Each side sends the same conversation
-(a system prompt, a user question, one tool), reads the whole stream and ends with the reply:
+streams (the ones every side reads to the same reply: replies.RECORDED) and a long one (bench_streams.LONG:
+one recorded stream's text deltas repeated to about 1,000 chunks), each SSE event written as its own HTTP
+chunk, the same bytes for every client. Each side sends the same conversation (a system prompt, a user
+question, one tool), reads the whole stream and ends with the reply:
 
-* ``floor``: httpx (``httpx.Client`` / ``httpx.AsyncClient``, the settings agentmsg's clients use) posts a
+* ``floor``: httpx (``httpx.Client`` / ``httpx.AsyncClient``, the timeout agentmsg's clients use) posts a
   request body formatted beforehand, streams the response (``iter_bytes``), splits the ``data:`` lines and
   hands each payload's ``orjson.loads`` to the caller (a generator): parsing the chunk's JSON and nothing else;
 * ``agentmsg``: ``Client.stream`` / ``AsyncClient.stream`` (formats the request, then the SSE decoder, the
   provider's parser, the AgentEvents and the reducer), iterating every event, then ``.message`` (the
-  validated Msg);
+  validated Msg); the public API only, so the rows measure whatever the client becomes;
 * ``official``: openai ``client.chat.completions.stream(...)`` then ``get_final_completion()``, anthropic
   ``client.messages.stream(...)`` then ``get_final_message()``, google-genai ``models.generate_content_stream``
   (it has no accumulator: the side collects each chunk's text, thoughts and function calls, as a caller
-  does), DashScope's ``dashscope.Client().chat.completions.create(stream=True)`` then its aggregate; each
-  ``AsyncX`` / ``client.aio`` for async; every client created once and reused (a warm keep-alive connection).
+  does; its async client reads with aiohttp where aiohttp is installed, its default), DashScope's
+  ``dashscope.Client(protocol="native").chat.completions.create(stream=True)`` then its aggregate (shown, not
+  judged: the target names the other three); ``AsyncOpenAI``, ``AsyncAnthropic``, ``client.aio``,
+  ``dashscope.AsyncClient`` for async; every client created once and reused (a warm keep-alive connection).
 
 Before timing, every side reads every stream once and the results are compared: the floor and the official
 helpers see every chunk (their chunk counts equal the stream's payloads), agentmsg gives the same events as
 ``parse_stream`` of the whole body (so it read every chunk), and every side that keeps a reply ends with the
 same text, thinking and tool calls (name and arguments).
 
-Measured per request: CPU time of this process (``time.process_time``: every thread of the client side;
-the server is another process) from the call to the end of the reply, and wall time from the call to the
-first event the caller gets (TTFE; it includes building and sending the request and the server's answer).
-Rows per provider and sync/async: ``long`` (CPU per chunk of the ~1,000-chunk stream: what each further
-chunk costs) and ``recorded`` (the recorded streams one request each: CPU per chunk including each reply's
-fixed cost). Best of the repeats (interleaved across the sides), the garbage collector off while timing.
-Targets, reported and never asserted: agentmsg's CPU per chunk at most 1.3x the floor's, and the official
-helper's at least 5x agentmsg's, sync and async.
+Cases (rows per provider and sync/async): ``long`` (the ~1,000-chunk stream back to back: CPU per chunk, what
+each further chunk costs; reads seldom wait), ``paced`` (the same stream, ``--pace-us`` apart: each event its
+own read and wake-up for every side, as a model's tokens arrive) and ``recorded`` (the recorded streams, one
+request each: CPU per reply, each reply's fixed cost included). Measured per request: CPU time of this process
+(``time.process_time``: every thread of the client side; the server is another process) from the call to the
+end of the reply, and wall time and CPU from the call to the first event the caller gets (it includes building
+and sending the request and the server's answer; best and median over every request of a provider and mode).
+Best of the repeats (interleaved across the sides), the garbage collector off while timing. Targets, reported
+and never asserted: agentmsg's CPU at most 1.3x the floor's, and the official helper's at least 5x agentmsg's,
+sync and async, every row.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import socket
 import statistics
 import subprocess
 import sys
@@ -356,9 +361,10 @@ class GeminiSide(_Official):
         from google import genai
         from google.genai import types
 
-        self.version = f"google-genai {genai.__version__}"
         self.client = genai.Client(api_key="k", http_options=types.HttpOptions(base_url=url, api_version="v1beta"))
         self.aclient = self.client.aio
+        aiohttp = getattr(self.client._api_client, "_use_aiohttp", lambda: False)()  # its async transport
+        self.version = f"google-genai {genai.__version__} (async over {'aiohttp' if aiohttp else 'httpx'})"
         self.config = types.GenerateContentConfig(
             system_instruction=SYSTEM,
             tools=[
@@ -466,6 +472,72 @@ class DashScopeSide(_Official):
         return len(events)
 
     reply = staticmethod(openai_reply)
+
+
+class BareSocket:
+    """A reference, not a client: the same request over a plain socket (kept open), each ``recv`` handed to the
+    caller as it comes, no HTTP parsing, no JSON: what reading the stream costs this machine by itself (with the
+    paced case: the wake-up after each wait). It is timed beside the sides, and not checked (it reads bytes)."""
+
+    label = "socket"
+
+    def __init__(self, url: str) -> None:
+        host, _, port = url.removeprefix("http://").partition(":")
+        self.address = (host, int(port))
+        self.sock: socket.socket | None = None
+        self.streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    def _request(self, name: str) -> bytes:
+        body = orjson.dumps({"model": name})
+        return (
+            b"POST /bench HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
+            % (
+                len(body),
+                body,
+            )
+        )
+
+    @contextlib.contextmanager
+    def open(self, name: str) -> Iterator[Opened]:
+        if self.sock is None:
+            self.sock = socket.create_connection(self.address)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock = self.sock
+        sock.sendall(self._request(name))
+
+        def reads() -> Iterator[bytes]:
+            while True:
+                data = sock.recv(65536)
+                yield data
+                if not data or data.endswith(b"0\r\n\r\n"):  # the chunked body's end (not in the streams' data)
+                    return
+
+        yield reads(), lambda: None
+
+    @contextlib.asynccontextmanager
+    async def aopen(self, name: str) -> AsyncIterator[AOpened]:
+        if self.streams is None:
+            self.streams = await asyncio.open_connection(*self.address)
+        reader, writer = self.streams
+        writer.write(self._request(name))
+
+        async def reads() -> AsyncIterator[bytes]:
+            while True:
+                data = await reader.read(65536)
+                yield data
+                if not data or data.endswith(b"0\r\n\r\n"):
+                    return
+
+        yield reads(), lambda: None
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+
+    async def aclose(self) -> None:
+        if self.streams is not None:
+            self.streams[1].close()
+            await self.streams[1].wait_closed()
 
 
 def official_side(provider: str, url: str) -> Any:
@@ -628,6 +700,7 @@ def run(
                 rows.append({"provider": provider, "official": official})
             else:
                 sides["official"] = official
+            bare = BareSocket(server.url)
             mine = [s for s in streams.values() if s.provider == provider]
             for mode in ("sync", "async"):
                 for s in mine:  # equal work, and every connection warm
@@ -640,10 +713,11 @@ def run(
                         for k, side in sides.items()
                     }
                     check(provider, s, mode, runs, sides)
-                firsts: dict[str, list[Run]] = {k: [] for k in sides}
+                timed = {**sides, "socket": bare}
+                firsts: dict[str, list[Run]] = {k: [] for k in timed}
                 for case in CASES:
                     chosen = [s for s in mine if s.case == case]
-                    cpu = _measure(sides, chosen, mode, repeat, loop, firsts)
+                    cpu = _measure(timed, chosen, mode, repeat, loop, firsts)
                     chunks = sum(s.payloads for s in chosen)
                     per = chunks if case != "recorded" else len(chosen)
                     row: dict[str, Any] = {
@@ -664,11 +738,13 @@ def run(
                     rows.append(row)
                 ttfe: dict[str, Any] = {"provider": provider, "mode": mode, "ttfe": True}
                 for key, got in firsts.items():
+                    if key == "socket":
+                        continue
                     ttfe[f"{key}_best_ms"] = min(r.ttfe for r in got) * 1e3
                     ttfe[f"{key}_median_ms"] = statistics.median(r.ttfe for r in got) * 1e3
                     ttfe[f"{key}_cpu_ms"] = min(r.cpu_first for r in got) * 1e3
                 rows.append(ttfe)
-            for side in sides.values():
+            for side in (*sides.values(), bare):
                 side.close()
                 loop.run_until_complete(side.aclose())
     finally:
@@ -722,7 +798,7 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         f"long: ~1,000 chunks back to back, paced: the same {pace:g} µs apart, recorded: the recorded replies =="
     )
     print(
-        f"  {'provider':<10} {'case':<8} {'mode':<5} {'chunks':>6} {'unit':<8} {'floor':>8} {'agentmsg':>9}"
+        f"  {'provider':<10} {'case':<8} {'mode':<5} {'chunks':>6} {'unit':<8} {'socket':>7} {'floor':>8} {'agentmsg':>9}"
         f" {'official':>9} {'x floor':>8} {'off/am':>7}  targets: x floor <= {TARGET_VS_FLOOR}, off/am >= "
         f"{TARGET_VS_OFFICIAL:g}"
     )
@@ -732,7 +808,8 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
             ok = r["official_over_agentmsg"] >= TARGET_VS_OFFICIAL
             verdicts.append(_verdict(ok) if r["provider"] in JUDGED_VS_OFFICIAL else "(not judged)")
         print(
-            f"  {r['provider']:<10} {r['case']:<8} {r['mode']:<5} {r['chunks']:>6} {r['unit']:<8} {_fmt(r['floor']):>8}"
+            f"  {r['provider']:<10} {r['case']:<8} {r['mode']:<5} {r['chunks']:>6} {r['unit']:<8}"
+            f" {_fmt(r.get('socket')):>7} {_fmt(r['floor']):>8}"
             f" {_fmt(r['agentmsg']):>9} {_fmt(r.get('official')):>9} {_fmt(r['vs_floor']):>8}"
             f" {_fmt(r.get('official_over_agentmsg'), '.1f'):>7}  {', '.join(verdicts)}"
         )
@@ -741,6 +818,10 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
             print(f"  {r['provider']}: no official row: {r['official']}")
     versions = sorted({r["official_version"] for r in data if "official_version" in r})
     print(f"  official helpers: {', '.join(versions)}; the 5x target names {', '.join(JUDGED_VS_OFFICIAL)}")
+    print(
+        "  socket: a reference, not a side: the same stream read with a bare socket (no HTTP parsing, no JSON): what"
+        " the reads and wake-ups alone cost this machine; not judged"
+    )
     firsts = [r for r in rows if r.get("ttfe")]
     if firsts:
         print("  time to first event, ms (wall: best / median over every request of the rows above; CPU: best):")
