@@ -640,8 +640,11 @@ def _child(impl: str, provider: str, n: int) -> None:
     """Under callgrind: one warm call, then the measured calls inside ``sys.call_tracing`` (the only
     function callgrind collects in: setup, imports and the warm call are not counted)."""
     fn = _callable(impl, provider, n)
-    if impl == "agentscope":
-        no_downloads().__enter__()  # (a child process: nothing to restore)
+    with no_downloads() if impl == "agentscope" else contextlib.nullcontext():
+        _measured(fn, n)
+
+
+def _measured(fn: Callable[[], Any], n: int) -> None:
     fn()
     gc.collect()
     gc.disable()
@@ -677,8 +680,8 @@ def _count(impl: str, provider: str, n: int) -> float:
 
 
 def instructions() -> list[dict[str, Any]]:
-    """Instructions per message: agentmsg at every size (is the work per message flat?), AgentScope
-    at 1,000 messages (the ratio the target is about). Each count is one valgrind run (minutes)."""
+    """Instructions per message: agentmsg at every size (is the work per message flat?), AgentScope and the
+    floor at 1,000 messages (the ratio the target is about). Each count is one valgrind run (minutes)."""
     if shutil.which("valgrind") is None:
         return []
     try:
@@ -687,7 +690,7 @@ def instructions() -> list[dict[str, Any]]:
         peer = True
     except ImportError:
         peer = False
-    jobs = [("agentmsg", p, n) for p in PROVIDERS for n in SIZES]
+    jobs = [("agentmsg", p, n) for p in PROVIDERS for n in SIZES] + [("floor", p, 1000) for p in PROVIDERS]
     if peer:
         jobs += [("agentscope", p, 1000) for p in PROVIDERS]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -698,6 +701,7 @@ def instructions() -> list[dict[str, Any]]:
             "messages": n,
             "agentmsg_instructions_per_msg": counts[("agentmsg", p, n)],
             "agentscope_instructions_per_msg": counts.get(("agentscope", p, n), float("nan")),
+            "floor_instructions_per_msg": counts.get(("floor", p, n), float("nan")),
         }
         for p in PROVIDERS
         for n in SIZES
@@ -709,12 +713,18 @@ def print_instructions(rows: list[dict[str, Any]]) -> None:
         print("\n(instruction counts need valgrind on PATH)")
         return
     print("\n== formatters: instructions per message (valgrind callgrind, measured calls only) ==")
-    print(f"{'provider':<11} {'messages':>8} {'agentmsg':>10} {'AgentScope':>11} {'speed-up':>9}")
+    print(
+        f"{'provider':<11} {'messages':>8} {'agentmsg':>10} {'AgentScope':>11} {'floor':>8} {'speed-up':>9} {'x floor':>8}"
+    )
     for r in rows:
         ours, theirs = r["agentmsg_instructions_per_msg"], r["agentscope_instructions_per_msg"]
+        floor = r["floor_instructions_per_msg"]
         ratio = "" if theirs != theirs else f"{theirs / ours:.2f}x"
         shown = "" if theirs != theirs else f"{theirs:,.0f}"
-        print(f"{r['provider']:<11} {r['messages']:>8,} {ours:>10,.0f} {shown:>11} {ratio:>9}")
+        floor_shown, x_floor = ("", "") if floor != floor else (f"{floor:,.0f}", f"{ours / floor:.2f}x")
+        print(
+            f"{r['provider']:<11} {r['messages']:>8,} {ours:>10,.0f} {shown:>11} {floor_shown:>8} {ratio:>9} {x_floor:>8}"
+        )
     for p in PROVIDERS:
         mine = {r["messages"]: r["agentmsg_instructions_per_msg"] for r in rows if r["provider"] == p}
         print(

@@ -48,6 +48,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -361,6 +362,8 @@ class GeminiSide(_Official):
         from google import genai
         from google.genai import types
 
+        # its async client makes an aiohttp session class on first use, which aiohttp warns about: not ours to fix
+        warnings.filterwarnings("ignore", "Inheritance class AiohttpClientSession", DeprecationWarning)
         self.client = genai.Client(api_key="k", http_options=types.HttpOptions(base_url=url, api_version="v1beta"))
         self.aclient = self.client.aio
         aiohttp = getattr(self.client._api_client, "_use_aiohttp", lambda: False)()  # its async transport
