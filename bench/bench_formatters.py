@@ -1,22 +1,33 @@
-"""Formatting a conversation for each provider: agentmsg vs AgentScope Python's formatters.
+"""Formatting a conversation for each provider: agentmsg vs AgentScope Python's formatters, and a floor.
 
 One synthetic conversation, built twice from the same turns: as agentmsg messages and as AgentScope
 Python 2.x messages (``pip install agentscope``; optional, the rows say when it is missing). A turn is:
-a user message (text, and a small inline PNG every third turn: AgentScope downloads image URLs), an assistant message with thinking, text
-and two parallel tool calls, the two tool results, and an assistant answer; agentmsg holds the results
-in a TOOL message, AgentScope in the assistant message after its calls (its own layout). Per message
-below means per agentmsg message (4 per turn) for both.
+a user message (text, and an image by URL every third turn), an assistant message with signed thinking,
+text and two parallel tool calls, the two tool results, and an assistant answer; agentmsg holds the results
+in a TOOL message, AgentScope in the assistant message after its calls (its own layout). Per message below
+means per agentmsg message (4 per turn) for every side.
 
-Work compared: agentmsg ``format_request`` (the whole body: messages, model, provider rules,
-diagnostics) against AgentScope's ``await formatter.format(msgs)`` (the messages list only), each
-formatter driven without an event loop (its coroutine never awaits). Equal work is checked before
-timing: both outputs hold every text and every tool-call id of the conversation.
+Sides:
+
+* ``agentmsg``: ``format_request`` (the whole body: messages, model, provider rules, diagnostics);
+* ``AgentScope``: ``await formatter.format(msgs)`` of its ``*ChatFormatter`` (the messages list only), driven
+  without an event loop (its coroutine never awaits). Its Anthropic and Gemini formatters download every image
+  URL (``requests.get``) to send it inline in base64: the bench answers those calls from memory (a stub that
+  returns the image's bytes), so no network is timed, only what the formatter does with the bytes; agentmsg
+  sends the URL, which both APIs take;
+* ``floor``: the least Python that builds agentmsg's very body for this conversation (checked equal to it):
+  no rules, no diagnostics, no checks; it keeps what agentmsg keeps.
+
+Equal work is checked before timing, for every provider and size: the floor's body equals agentmsg's; agentmsg
+and AgentScope send the same texts, tool calls (id and arguments), tool results (id and output) and images
+(each image's URL, or its bytes inline), and AgentScope sends no thinking or signature that agentmsg does not
+(agentmsg keeps more where the provider takes it: a DashScope ``reasoning_content``, a Gemini ``thoughtSignature``;
+the table's last column says what each side keeps).
 
 Times are CPU time of the benchmarking thread (the machine is shared; wall time would count other
 processes), minimum over interleaved runs, the garbage collector off while timing (as timeit); a
-call's time includes freeing its result. A reference floor row (the least Python that builds the
-OpenAI messages, no rules) shows how per-message time grows with the conversation on this machine
-by itself: at 10,000 messages the input and output (~16 MB) no longer fit the CPU's per-core cache,
+call's time includes freeing its result. The floor shows how per-message time grows with the conversation
+on this machine by itself: at 10,000 messages the input and output no longer fit the CPU's per-core cache,
 so every memory access costs more; instructions per message stay the same.
 
 ``--instructions`` also counts the instructions each call executes, under valgrind (callgrind,
@@ -30,6 +41,8 @@ provider, and agentmsg's time per message at 10,000 messages within 1.2x of that
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import gc
 import os
 import re
@@ -38,7 +51,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -47,19 +60,23 @@ from peers import agentscope_missing
 
 from agentmsg import (
     AssistantMessage,
-    Base64Source,
     ImageBlock,
+    MsgRole,
     SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolResultMessage,
     ToolUseBlock,
+    URLSource,
     UserMessage,
 )
 from agentmsg.providers import get
 
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
+)
+MODEL = "bench-model"
 TARGET_VS_AGENTSCOPE = 2.0
 _clock = time.thread_time
 TARGET_FLAT = 1.2
@@ -70,6 +87,8 @@ PROVIDERS = {  # agentmsg registry name -> AgentScope formatter class
     "dashscope": "DashScopeChatFormatter",
 }
 SIZES = (100, 1000, 10000)
+SYSTEM = "You are a helpful assistant."
+RESULTS = ("sunny", "light rain")
 
 
 def _turn_texts(t: int) -> tuple[str, str, str, str]:
@@ -81,20 +100,34 @@ def _turn_texts(t: int) -> tuple[str, str, str, str]:
     )
 
 
+def signature(t: int) -> str:
+    """The thinking's signature (base64, as the providers' are: Gemini's must be)."""
+    return base64.b64encode(f"signature of turn {t}".encode()).decode()
+
+
+def image_url(t: int) -> str:
+    return f"https://images.example.com/weather/{t}.png"
+
+
+def image_bytes(url: str) -> bytes:
+    """What the image URL serves (each URL its own bytes, so that an image sent inline tells which it is)."""
+    return PNG + url.encode()
+
+
 def conversation(n: int) -> list[Any]:
     """About ``n`` agentmsg messages: a system prompt, then turns of 4 messages."""
-    msgs: list[Any] = [SystemMessage("You are a helpful assistant.")]
+    msgs: list[Any] = [SystemMessage(SYSTEM)]
     t = 0
     while len(msgs) < n:
         question, thought, lead, answer = _turn_texts(t)
         user: list[Any] = [TextBlock(text=question)]
         if t % 3 == 0:
-            user.append(ImageBlock(source=Base64Source(media_type="image/png", data=PNG)))
+            user.append(ImageBlock(source=URLSource(url=image_url(t), mime_type="image/png")))
         msgs.append(UserMessage(user, name="alice"))
         msgs.append(
             AssistantMessage(
                 [
-                    ThinkingBlock(thinking=thought, metadata={"signature": f"sig{t}", "provider": "anthropic"}),
+                    ThinkingBlock(thinking=thought, metadata={"signature": signature(t)}),
                     TextBlock(text=lead),
                     ToolUseBlock(id=f"call_{t}_a", name="get_weather", input={"city": f"city {t}"}),
                     ToolUseBlock(id=f"call_{t}_b", name="get_weather", input={"city": f"city {t + 1}"}),
@@ -105,8 +138,8 @@ def conversation(n: int) -> list[Any]:
         msgs.append(
             ToolResultMessage(
                 [
-                    ToolResultBlock(id=f"call_{t}_a", name="get_weather", output="sunny", state="success"),
-                    ToolResultBlock(id=f"call_{t}_b", name="get_weather", output="light rain", state="success"),
+                    ToolResultBlock(id=f"call_{t}_a", name="get_weather", output=RESULTS[0], state="success"),
+                    ToolResultBlock(id=f"call_{t}_b", name="get_weather", output=RESULTS[1], state="success"),
                 ],
                 name="Friday",
             )
@@ -119,42 +152,77 @@ def conversation(n: int) -> list[Any]:
 def agentscope_conversation(n: int) -> list[Any]:
     """The same turns as AgentScope Python 2.x messages."""
     from agentscope.message import (
-        Base64Source,
         DataBlock,
         Msg,
         TextBlock,
         ThinkingBlock,
         ToolCallBlock,
         ToolResultBlock,
+        URLSource,
     )
 
-    msgs: list[Any] = [Msg(name="system", role="system", content=[TextBlock(text="You are a helpful assistant.")])]
-    count, t = 1, 0
-    while count < n:
+    msgs: list[Any] = [Msg(name="system", role="system", content=[TextBlock(text=SYSTEM)])]
+    t = 0
+    while 1 + 4 * t < n:  # agentmsg's turn t: messages 1 + 4t (user) to 4 + 4t (answer), those below n
+        kept = n - 1 - 4 * t  # how many of the turn's 4 messages agentmsg has
         question, thought, lead, answer = _turn_texts(t)
         user: list[Any] = [TextBlock(text=question)]
         if t % 3 == 0:
-            user.append(DataBlock(source=Base64Source(data=PNG, media_type="image/png")))
+            user.append(DataBlock(source=URLSource(url=image_url(t), media_type="image/png")))
         msgs.append(Msg(name="alice", role="user", content=user))
-        blocks: list[Any] = [
-            ThinkingBlock(thinking=thought, signature=f"sig{t}"),
-            TextBlock(text=lead),
-            ToolCallBlock(id=f"call_{t}_a", name="get_weather", input=orjson.dumps({"city": f"city {t}"}).decode()),
-            ToolCallBlock(id=f"call_{t}_b", name="get_weather", input=orjson.dumps({"city": f"city {t + 1}"}).decode()),
-        ]
-        count += 2  # agentmsg: the assistant message and the TOOL message
-        if count <= n:
-            blocks += [
-                ToolResultBlock(id=f"call_{t}_a", name="get_weather", output="sunny", state="success"),
-                ToolResultBlock(id=f"call_{t}_b", name="get_weather", output="light rain", state="success"),
+        if kept >= 2:
+            blocks: list[Any] = [
+                ThinkingBlock(thinking=thought, signature=signature(t)),
+                TextBlock(text=lead),
+                ToolCallBlock(id=f"call_{t}_a", name="get_weather", input=orjson.dumps({"city": f"city {t}"}).decode()),
+                ToolCallBlock(
+                    id=f"call_{t}_b", name="get_weather", input=orjson.dumps({"city": f"city {t + 1}"}).decode()
+                ),
             ]
-        msgs.append(Msg(name="Friday", role="assistant", content=blocks))
-        if count < n:
+            if kept >= 3:  # agentmsg's TOOL message: the results, after the calls in AgentScope's layout
+                blocks += [
+                    ToolResultBlock(id=f"call_{t}_a", name="get_weather", output=RESULTS[0], state="success"),
+                    ToolResultBlock(id=f"call_{t}_b", name="get_weather", output=RESULTS[1], state="success"),
+                ]
+            msgs.append(Msg(name="Friday", role="assistant", content=blocks))
+        if kept >= 4:
             msgs.append(Msg(name="Friday", role="assistant", content=[TextBlock(text=answer)]))
-            count += 1
-        count += 1
         t += 1
     return msgs
+
+
+class _Downloaded:
+    """What the stub of ``requests.get`` returns: the image URL's bytes."""
+
+    def __init__(self, url: str) -> None:
+        self.content = image_bytes(url)
+
+    def raise_for_status(self) -> None:
+        return None
+
+
+class _Requests:
+    """Stands for ``requests`` in AgentScope's Anthropic and Gemini formatters: ``get`` answers from memory."""
+
+    @staticmethod
+    def get(url: str, timeout: float | None = None) -> _Downloaded:
+        return _Downloaded(url)
+
+
+@contextlib.contextmanager
+def no_downloads() -> Iterator[None]:
+    """AgentScope's formatters get the image URLs' bytes from memory, not from the network."""
+    import agentscope.formatter._anthropic_formatter as anthropic_module
+    import agentscope.formatter._gemini_formatter as gemini_module
+
+    saved = [(m, m.requests) for m in (anthropic_module, gemini_module)]
+    try:
+        for module, _ in saved:
+            module.requests = _Requests  # type: ignore[assignment]
+        yield
+    finally:
+        for module, original in saved:
+            module.requests = original
 
 
 def _drive(coro: Any) -> Any:
@@ -195,51 +263,261 @@ def _best(fns: list[Callable[[], Any]], budget: float) -> list[float]:
     return best
 
 
-def floor_openai(msgs: list[Any]) -> list[dict[str, Any]]:
-    """Reference floor, not a formatter: the least Python that builds OpenAI messages for this
-    conversation (no rules, no diagnostics, no media or name handling). Its time per message shows
-    what the machine itself does from 100 to 10,000 messages (allocation, caches)."""
-    from agentmsg import MsgRole
-    from agentmsg import TextBlock as T
-    from agentmsg import ToolUseBlock as U
+# ---- the floors: agentmsg's body, with nothing but the loop that builds it ----------------------------------
 
-    assistant, tool = MsgRole.ASSISTANT, MsgRole.TOOL
-    dumps = orjson.dumps
+_USER, _ASSISTANT, _TOOL, _SYSTEM = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL, MsgRole.SYSTEM
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def floor_openai(msgs: list[Any]) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     for m in msgs:
         role = m.role
-        if role is assistant:
-            texts: list[str] = []
-            calls: list[dict[str, Any]] = []
+        if role is _ASSISTANT:
+            text = None
+            calls = []
             for b in m.content:
-                t = type(b)
-                if t is T:
-                    texts.append(b.text)
-                elif t is U:
-                    fn = {"name": b.name, "arguments": dumps(b.input).decode()}
+                kind = b.type
+                if kind == "text":
+                    text = b.text
+                elif kind == "tool_use":
+                    fn = {"name": b.name, "arguments": _dumps(b.input)}
                     calls.append({"id": b.id, "type": "function", "function": fn})
-            entry: dict[str, Any] = {"role": "assistant", "content": texts[0] if texts else None}
+            entry: dict[str, Any] = {"role": "assistant", "content": text, "name": m.name}
             if calls:
                 entry["tool_calls"] = calls
             out.append(entry)
-        elif role is tool:
-            out.extend({"role": "tool", "tool_call_id": b.id, "content": b.output[0].text} for b in m.content)
+        elif role is _TOOL:
+            out.extend({"role": "tool", "content": b.output[0].text, "tool_call_id": b.id} for b in m.content)
+        elif role is _USER:
+            blocks = m.content
+            if len(blocks) == 1:
+                content: Any = blocks[0].text
+            else:
+                content = [
+                    {"type": "text", "text": b.text}
+                    if b.type == "text"
+                    else {"type": "image_url", "image_url": {"url": b.source.url}}
+                    for b in blocks
+                ]
+            out.append({"role": "user", "content": content, "name": m.name})
         else:
-            out.append({"role": role.value.lower(), "content": m.content[0].text})
-    return out
+            out.append({"role": "system", "content": m.content[0].text})
+    return {"model": MODEL, "messages": out}
 
 
-def _check_equal_work(ours: Any, theirs: Any, n: int) -> None:
-    a = orjson.dumps(ours.body).decode()
-    b = orjson.dumps(theirs).decode()
-    turns = (n - 1) // 4 + 1
-    for t in range(turns):
-        for text in _turn_texts(t)[0::2]:
-            if text in a and text not in b:
-                raise AssertionError(f"AgentScope output lacks {text!r}")
-        for cid in (f"call_{t}_a", f"call_{t}_b"):
-            if (cid in a) != (cid in b):
-                raise AssertionError(f"tool call {cid} in one output only")
+def floor_anthropic(msgs: list[Any]) -> dict[str, Any]:
+    out: list[dict[str, Any]] = []
+    system = None
+    for m in msgs:
+        role = m.role
+        if role is _ASSISTANT:
+            content = []
+            for b in m.content:
+                kind = b.type
+                if kind == "text":
+                    content.append({"type": "text", "text": b.text})
+                elif kind == "tool_use":
+                    content.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.input})
+                elif kind == "thinking":
+                    content.append({"type": "thinking", "thinking": b.thinking, "signature": b.metadata["signature"]})
+            out.append({"role": "assistant", "content": content})
+        elif role is _TOOL:
+            results = [
+                {"type": "tool_result", "tool_use_id": b.id, "content": [{"type": "text", "text": b.output[0].text}]}
+                for b in m.content
+            ]
+            out.append({"role": "user", "content": results})
+        elif role is _USER:
+            content = [
+                {"type": "text", "text": b.text}
+                if b.type == "text"
+                else {"type": "image", "source": {"type": "url", "url": b.source.url}}
+                for b in m.content
+            ]
+            out.append({"role": "user", "content": content})
+        else:
+            system = m.content[0].text
+    return {"model": MODEL, "max_tokens": 4096, "messages": out, "system": system}
+
+
+def floor_gemini(msgs: list[Any]) -> dict[str, Any]:
+    out: list[dict[str, Any]] = []
+    system = None
+    for m in msgs:
+        role = m.role
+        if role is _ASSISTANT:
+            parts = []
+            for b in m.content:
+                kind = b.type
+                if kind == "text":
+                    parts.append({"text": b.text})
+                elif kind == "tool_use":
+                    parts.append({"functionCall": {"id": b.id, "name": b.name, "args": b.input}})
+                elif kind == "thinking":
+                    parts.append({"text": b.thinking, "thought": True, "thoughtSignature": b.metadata["signature"]})
+            out.append({"role": "model", "parts": parts})
+        elif role is _TOOL:
+            responses = [
+                {"functionResponse": {"id": b.id, "name": b.name, "response": {"output": b.output[0].text}}}
+                for b in m.content
+            ]
+            out.append({"role": "user", "parts": responses})
+        elif role is _USER:
+            parts = [
+                {"text": b.text}
+                if b.type == "text"
+                else {"fileData": {"mimeType": b.source.mime_type, "fileUri": b.source.url}}
+                for b in m.content
+            ]
+            out.append({"role": "user", "parts": parts})
+        else:
+            system = {"parts": [{"text": m.content[0].text}]}
+    return {"contents": out, "systemInstruction": system}
+
+
+def floor_dashscope(msgs: list[Any]) -> dict[str, Any]:
+    """The multimodal form (the conversation holds images): every content a list of parts."""
+    out: list[dict[str, Any]] = []
+    for m in msgs:
+        role = m.role
+        if role is _ASSISTANT:
+            content = []
+            thinking = None
+            calls = []
+            for b in m.content:
+                kind = b.type
+                if kind == "text":
+                    content.append({"text": b.text})
+                elif kind == "tool_use":
+                    fn = {"name": b.name, "arguments": _dumps(b.input)}
+                    calls.append({"id": b.id, "type": "function", "function": fn})
+                elif kind == "thinking":
+                    thinking = b.thinking
+            entry: dict[str, Any] = {"role": "assistant", "content": content, "name": m.name}
+            if thinking is not None:
+                entry["reasoning_content"] = thinking
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+        elif role is _TOOL:
+            out.extend(
+                {"role": "tool", "content": [{"text": b.output[0].text}], "tool_call_id": b.id, "name": b.name}
+                for b in m.content
+            )
+        elif role is _USER:
+            content = [{"text": b.text} if b.type == "text" else {"image": b.source.url} for b in m.content]
+            out.append({"role": "user", "content": content, "name": m.name})
+        else:
+            out.append({"role": "system", "content": [{"text": m.content[0].text}]})
+    return {"model": MODEL, "input": {"messages": out}, "parameters": {"result_format": "message"}}
+
+
+FLOORS: dict[str, Callable[[list[Any]], dict[str, Any]]] = {
+    "openai": floor_openai,
+    "anthropic": floor_anthropic,
+    "gemini": floor_gemini,
+    "dashscope": floor_dashscope,
+}
+
+
+# ---- equal work --------------------------------------------------------------------------------------------
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _dicts(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        yield value
+        for v in value.values():
+            yield from _dicts(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _dicts(v)
+
+
+def facts(output: Any, turns: int) -> dict[str, set[Any]]:
+    """What an output sends of the conversation, whatever its shape: the turns' texts, thinking and
+    signatures found as strings; a tool call (id, city) and a tool result (id, output) in each object holding
+    a call id; each image by its URL or its bytes (a data URL, or base64)."""
+    calls = {f"call_{t}_{x}" for t in range(turns) for x in "ab"}
+    texts = {s for t in range(turns) for i, s in enumerate(_turn_texts(t)) if i != 1}
+    thoughts = {_turn_texts(t)[1] for t in range(turns)}
+    signatures = {signature(t) for t in range(turns)}
+    images = {image_url(t): t for t in range(0, turns, 3)}
+    inline = {image_bytes(u): t for u, t in images.items()}
+    found: dict[str, set[Any]] = {k: set() for k in ("texts", "thinking", "signatures", "calls", "results", "images")}
+    for s in _strings(output):
+        if s in texts:
+            found["texts"].add(s)
+        elif s in thoughts:
+            found["thinking"].add(s)
+        elif s in signatures:
+            found["signatures"].add(s)
+        elif s in images:
+            found["images"].add(images[s])
+        elif len(s) > 80 and s not in texts:
+            data = s.partition(";base64,")[2] if s.startswith("data:") else s
+            with contextlib.suppress(ValueError):
+                t = inline.get(base64.b64decode(data, validate=True))
+                if t is not None:
+                    found["images"].add(t)
+    for d in _dicts(output):
+        ids = [v for v in d.values() if isinstance(v, str) and v in calls]
+        if not ids:
+            continue
+        inside = list(_strings({k: v for k, v in d.items() if v not in ids}))
+        result = [s for s in inside if s in RESULTS]
+        if result:
+            found["results"].add((ids[0], result[0]))
+            continue
+        for s in inside:
+            args = s if s.startswith("city ") else None
+            if s.startswith("{"):
+                args = orjson.loads(s).get("city")
+            if args:
+                found["calls"].add((ids[0], args))
+    return found
+
+
+def check_equal_work(provider: str, msgs: list[Any], as_output: Any | None) -> str:
+    """Raises AssertionError where the sides do different work; returns what each keeps of the thinking."""
+    ours = get(provider).format_request(msgs, model=MODEL).body
+    floor = FLOORS[provider](msgs)
+    if floor != ours:
+        raise AssertionError(f"{provider}: the floor's body is not agentmsg's")
+    if as_output is None:
+        return ""
+    turns = (len(msgs) - 2) // 4 + 1
+    mine, theirs = facts(ours, turns), facts(as_output, turns)
+    for kind in ("texts", "calls", "results", "images"):
+        if mine[kind] != theirs[kind]:
+            raise AssertionError(
+                f"{provider}, {len(msgs)} messages: {kind} differ: agentmsg only {sorted(mine[kind] - theirs[kind])[:3]},"
+                f" AgentScope only {sorted(theirs[kind] - mine[kind])[:3]}"
+            )
+    for kind in ("thinking", "signatures"):
+        if not theirs[kind] <= mine[kind]:
+            raise AssertionError(f"{provider}: AgentScope sends {kind} agentmsg does not")
+    if not mine["images"]:
+        raise AssertionError(f"{provider}: no image in the conversation")
+
+    def kept(side: dict[str, set[Any]]) -> str:
+        return "signed" if side["signatures"] else "text" if side["thinking"] else "none"
+
+    return f"thinking: agentmsg {kept(mine)}, AgentScope {kept(theirs)}"
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
@@ -256,32 +534,35 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         asf = None
         as_version = agentscope_missing(exc.name)
     rows: list[dict[str, Any]] = []
-    for provider, as_name in PROVIDERS.items():
-        fmt = get(provider).format_request
-        formatter = getattr(asf, as_name)() if asf is not None else None
-        for n in sizes:
-            msgs = conversation(n)
-            fns: list[Callable[[], Any]] = [lambda: fmt(msgs)]
-            if formatter is not None:
-                as_msgs = agentscope_conversation(n)
-                _check_equal_work(fmt(msgs), _drive(formatter.format(as_msgs)), n)
-                fns.append(lambda: _drive(formatter.format(as_msgs)))
-            if provider == "openai":
-                fns.append(lambda: floor_openai(msgs))
-            times = _best(fns, budget * (2 if n == sizes[-1] else 1))
-            row: dict[str, Any] = {
-                "provider": provider,
-                "messages": n,
-                "agentmsg_us_per_msg": times[0] / n * 1e6,
-                "agentscope_us_per_msg": float("nan"),
-                "ratio": float("nan"),
-            }
-            if formatter is not None:
-                row["agentscope_us_per_msg"] = times[1] / n * 1e6
-                row["ratio"] = times[1] / times[0]
-            if provider == "openai":
-                row["floor_us_per_msg"] = times[-1] / n * 1e6
-            rows.append(row)
+    with no_downloads() if asf is not None else contextlib.nullcontext():
+        for provider, as_name in PROVIDERS.items():
+            fmt = get(provider).format_request
+            floor = FLOORS[provider]
+            formatter = getattr(asf, as_name)() if asf is not None else None
+            for n in sizes:
+                msgs = conversation(n)
+                fns: list[Callable[[], Any]] = [lambda: fmt(msgs, model=MODEL), lambda: floor(msgs)]
+                kept = ""
+                if formatter is not None:
+                    as_msgs = agentscope_conversation(n)
+                    kept = check_equal_work(provider, msgs, _drive(formatter.format(as_msgs)))
+                    fns.append(lambda: _drive(formatter.format(as_msgs)))
+                else:
+                    check_equal_work(provider, msgs, None)
+                times = _best(fns, budget * (2 if n == sizes[-1] else 1))
+                row: dict[str, Any] = {
+                    "provider": provider,
+                    "messages": n,
+                    "agentmsg_us_per_msg": times[0] / n * 1e6,
+                    "floor_us_per_msg": times[1] / n * 1e6,
+                    "agentscope_us_per_msg": float("nan"),
+                    "ratio": float("nan"),
+                    "kept": kept,
+                }
+                if formatter is not None:
+                    row["agentscope_us_per_msg"] = times[2] / n * 1e6
+                    row["ratio"] = times[2] / times[0]
+                rows.append(row)
     rows.append({"agentscope": as_version})
     return rows
 
@@ -289,34 +570,52 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 def print_rows(rows: list[dict[str, Any]]) -> None:
     version = rows[-1].get("agentscope", "?")
     data = [r for r in rows if "provider" in r]
-    print(f"\n== formatters: conversation -> provider request (AgentScope Python {version}) ==")
-    print(f"{'provider':<11} {'messages':>8} {'agentmsg µs/msg':>16} {'AgentScope µs/msg':>18} {'speed-up':>9}")
+    print(f"\n== formatters: conversation -> provider request (µs per message; AgentScope Python {version}) ==")
+    print(
+        f"{'provider':<11} {'messages':>8} {'agentmsg':>9} {'AgentScope':>11} {'floor':>7} {'speed-up':>9}"
+        f" {'x floor':>8}  what each keeps of the thinking"
+    )
     for r in data:
         ratio = "" if r["ratio"] != r["ratio"] else f"{r['ratio']:.2f}x"
         theirs = "" if r["agentscope_us_per_msg"] != r["agentscope_us_per_msg"] else f"{r['agentscope_us_per_msg']:.2f}"
-        print(f"{r['provider']:<11} {r['messages']:>8,} {r['agentmsg_us_per_msg']:>16.2f} {theirs:>18} {ratio:>9}")
-    floor = {r["messages"]: r["floor_us_per_msg"] for r in data if "floor_us_per_msg" in r}
-    if floor:
         print(
-            "reference floor (plain loop building OpenAI messages, no rules): "
-            + ", ".join(f"{n:,}: {v:.2f} µs/msg" for n, v in floor.items())
-            + f" ({floor[SIZES[-1]] / floor[SIZES[0]]:.2f}x from {SIZES[0]:,} to {SIZES[-1]:,})"
+            f"{r['provider']:<11} {r['messages']:>8,} {r['agentmsg_us_per_msg']:>9.2f} {theirs:>11}"
+            f" {r['floor_us_per_msg']:>7.2f} {ratio:>9} {r['agentmsg_us_per_msg'] / r['floor_us_per_msg']:>7.2f}x"
+            f"  {r['kept'].removeprefix('thinking: ')}"
         )
-    floor_note = f"; the reference floor: {floor[SIZES[-1]] / floor[SIZES[0]]:.2f}x" if floor else ""
+    for t in targets(rows):
+        value = "-" if t["value"] != t["value"] else f"{t['value']:.2f}x"
+        verdict = "AgentScope not installed" if t["met"] is None else "met" if t["met"] else "MISSED"
+        print(f"{t['row']}: {value}, target {t['target']}: {verdict}{t.get('note', '')}")
+
+
+def targets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each target: what it is about, the measured ratio, the target, met (None: AgentScope not installed)."""
+    data = [r for r in rows if "provider" in r]
+    out = []
     for provider in PROVIDERS:
         mine = {r["messages"]: r for r in data if r["provider"] == provider}
-        flat = mine[SIZES[-1]]["agentmsg_us_per_msg"] / mine[SIZES[0]]["agentmsg_us_per_msg"]
         at = mine[1000]["ratio"]
-        vs = (
-            "AgentScope not installed"
-            if at != at
-            else f"{'met' if at >= TARGET_VS_AGENTSCOPE else 'MISSED'} ({at:.2f}x at 1,000 messages)"
+        out.append(
+            {
+                "row": f"{provider}: AgentScope / agentmsg at 1,000 messages",
+                "value": at,
+                "target": f">= {TARGET_VS_AGENTSCOPE:g}",
+                "met": None if at != at else at >= TARGET_VS_AGENTSCOPE,
+            }
         )
-        print(
-            f"{provider:<11} target >= {TARGET_VS_AGENTSCOPE:.0f}x AgentScope: {vs}; "
-            f"flat within {TARGET_FLAT}x from {SIZES[0]:,} to {SIZES[-1]:,}: "
-            f"{'met' if flat <= TARGET_FLAT else 'MISSED'} ({flat:.2f}x{floor_note})"
+        flat = mine[SIZES[-1]]["agentmsg_us_per_msg"] / mine[SIZES[0]]["agentmsg_us_per_msg"]
+        floor_flat = mine[SIZES[-1]]["floor_us_per_msg"] / mine[SIZES[0]]["floor_us_per_msg"]
+        out.append(
+            {
+                "row": f"{provider}: agentmsg per message, {SIZES[-1]:,} / {SIZES[0]:,} messages",
+                "value": flat,
+                "target": f"<= {TARGET_FLAT:g}",
+                "met": flat <= TARGET_FLAT,
+                "note": f" (the floor: {floor_flat:.2f}x)",
+            }
         )
+    return out
 
 
 # ---- instruction counts (valgrind) ----------------------------------------------------------------
@@ -327,10 +626,10 @@ CALLS = {100: 20, 1000: 3, 10000: 1}  # measured calls per size (after one warm 
 def _callable(impl: str, provider: str, n: int) -> Callable[[], Any]:
     if impl == "agentmsg":
         fmt, msgs = get(provider).format_request, conversation(n)
-        return lambda: fmt(msgs)
+        return lambda: fmt(msgs, model=MODEL)
     if impl == "floor":
-        msgs = conversation(n)
-        return lambda: floor_openai(msgs)
+        floor, msgs = FLOORS[provider], conversation(n)
+        return lambda: floor(msgs)
     import agentscope.formatter as asf
 
     formatter, as_msgs = getattr(asf, PROVIDERS[provider])(), agentscope_conversation(n)
@@ -341,6 +640,11 @@ def _child(impl: str, provider: str, n: int) -> None:
     """Under callgrind: one warm call, then the measured calls inside ``sys.call_tracing`` (the only
     function callgrind collects in: setup, imports and the warm call are not counted)."""
     fn = _callable(impl, provider, n)
+    with no_downloads() if impl == "agentscope" else contextlib.nullcontext():
+        _measured(fn, n)
+
+
+def _measured(fn: Callable[[], Any], n: int) -> None:
     fn()
     gc.collect()
     gc.disable()
@@ -376,8 +680,8 @@ def _count(impl: str, provider: str, n: int) -> float:
 
 
 def instructions() -> list[dict[str, Any]]:
-    """Instructions per message: agentmsg at every size (is the work per message flat?), AgentScope
-    at 1,000 messages (the ratio the target is about). Each count is one valgrind run (minutes)."""
+    """Instructions per message: agentmsg at every size (is the work per message flat?), AgentScope and the
+    floor at 1,000 messages (the ratio the target is about). Each count is one valgrind run (minutes)."""
     if shutil.which("valgrind") is None:
         return []
     try:
@@ -386,7 +690,7 @@ def instructions() -> list[dict[str, Any]]:
         peer = True
     except ImportError:
         peer = False
-    jobs = [("agentmsg", p, n) for p in PROVIDERS for n in SIZES]
+    jobs = [("agentmsg", p, n) for p in PROVIDERS for n in SIZES] + [("floor", p, 1000) for p in PROVIDERS]
     if peer:
         jobs += [("agentscope", p, 1000) for p in PROVIDERS]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -397,6 +701,7 @@ def instructions() -> list[dict[str, Any]]:
             "messages": n,
             "agentmsg_instructions_per_msg": counts[("agentmsg", p, n)],
             "agentscope_instructions_per_msg": counts.get(("agentscope", p, n), float("nan")),
+            "floor_instructions_per_msg": counts.get(("floor", p, n), float("nan")),
         }
         for p in PROVIDERS
         for n in SIZES
@@ -408,12 +713,18 @@ def print_instructions(rows: list[dict[str, Any]]) -> None:
         print("\n(instruction counts need valgrind on PATH)")
         return
     print("\n== formatters: instructions per message (valgrind callgrind, measured calls only) ==")
-    print(f"{'provider':<11} {'messages':>8} {'agentmsg':>10} {'AgentScope':>11} {'speed-up':>9}")
+    print(
+        f"{'provider':<11} {'messages':>8} {'agentmsg':>10} {'AgentScope':>11} {'floor':>8} {'speed-up':>9} {'x floor':>8}"
+    )
     for r in rows:
         ours, theirs = r["agentmsg_instructions_per_msg"], r["agentscope_instructions_per_msg"]
+        floor = r["floor_instructions_per_msg"]
         ratio = "" if theirs != theirs else f"{theirs / ours:.2f}x"
         shown = "" if theirs != theirs else f"{theirs:,.0f}"
-        print(f"{r['provider']:<11} {r['messages']:>8,} {ours:>10,.0f} {shown:>11} {ratio:>9}")
+        floor_shown, x_floor = ("", "") if floor != floor else (f"{floor:,.0f}", f"{ours / floor:.2f}x")
+        print(
+            f"{r['provider']:<11} {r['messages']:>8,} {ours:>10,.0f} {shown:>11} {floor_shown:>8} {ratio:>9} {x_floor:>8}"
+        )
     for p in PROVIDERS:
         mine = {r["messages"]: r["agentmsg_instructions_per_msg"] for r in rows if r["provider"] == p}
         print(

@@ -1,17 +1,19 @@
 """`make bench`: every benchmark side by side in one process; prints the tables and the targets.
 
-    python bench/run.py [--quick] [--json FILE]
+    python bench/run.py [--quick] [--json FILE] [--pace-us N] [--only SECTION ...]
 
-``--quick`` times less (smaller loops, fewer repeats); ``--json FILE`` also writes every row.
+``--quick`` times less (smaller loops, fewer repeats); ``--json FILE`` also writes every row; ``--pace-us``
+the live rows' paced case (microseconds between two events); ``--only`` runs those sections only.
 It measures and reports: it exits 0 even when a target is missed (a timed assertion would be a flaky
-test). Message rows come from bench_msg.py; event rows from bench_events.py and formatter rows from
-bench_formatters.py when those modules exist; the TypeScript reducer's rows (in Node) from bench_client.py.
+test). Message rows come from bench_msg.py (and bench_codec_adversarial.py), event rows from bench_events.py,
+formatter rows from bench_formatters.py, the in-memory stream rows from bench_streams.py, the live-path rows
+(loopback HTTP) from bench_live.py, the TypeScript reducer's rows (in Node) from bench_client.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import os
 import platform
@@ -21,8 +23,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_codec_adversarial
-import bench_msg
 import msgspec
 import pydantic
 
@@ -35,10 +35,40 @@ def _print_generic(title: str, rows: list[dict[str, Any]]) -> None:
         print("  " + ", ".join(f"{k}={v}" for k, v in row.items()))
 
 
+#: The sections, in the order they run: name -> module (bench/<module>.py, with run(quick) and print_rows(rows)).
+SECTIONS = {
+    "messages": "bench_msg",
+    "message_adversarial": "bench_codec_adversarial",
+    "events": "bench_events",
+    "formatters": "bench_formatters",
+    "provider_streams": "bench_streams",
+    "live": "bench_live",
+    "client": "bench_client",  # the TypeScript reducer in Node
+}
+
+
+def print_targets(summary: list[tuple[str, dict[str, Any]]]) -> None:
+    """One table of the targets the sections report (bench_msg, bench_events and bench_client print theirs under
+    their own tables)."""
+    print("\n== targets: every ratio against its target ==")
+    width = max(len(t["row"]) for _, t in summary)
+    print(f"  {'section':<17} {'row':<{width}} {'ratio':>7} {'target':>7}  verdict")
+    for section, t in summary:
+        value = "-" if t["value"] != t["value"] else f"{t['value']:.2f}"
+        verdict = "not judged" if t["met"] is None else "met" if t["met"] else "MISSED"
+        print(f"  {section:<17} {t['row']:<{width}} {value:>7} {t['target']:>7}  {verdict}")
+    judged = [t for _, t in summary if t["met"] is not None]
+    print(f"  {sum(1 for t in judged if t['met'])} of {len(judged)} targets met")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter timing loops and fewer repeats")
     parser.add_argument("--json", metavar="FILE", type=Path, help="also write every row to FILE as JSON")
+    parser.add_argument(
+        "--pace-us", type=float, default=200.0, help="the live rows' paced case: microseconds between two events"
+    )
+    parser.add_argument("--only", action="append", choices=list(SECTIONS), help="run this section only (repeatable)")
     args = parser.parse_args(argv)
 
     print(
@@ -47,46 +77,28 @@ def main(argv: list[str] | None = None) -> int:
         f"{'quick' if args.quick else 'full'} run"
     )
     results: dict[str, Any] = {"quick": args.quick, "python": platform.python_version()}
-    msg_rows = bench_msg.run(args.quick)
-    bench_msg.print_rows(msg_rows)
-    results["messages"] = msg_rows
-    adversarial_rows = bench_codec_adversarial.run(args.quick)
-    bench_codec_adversarial.print_rows(adversarial_rows)
-    results["message_adversarial"] = adversarial_rows
-
-    if importlib.util.find_spec("bench_events") is not None:
-        import bench_events
-
-        event_rows = bench_events.run(quick=args.quick)
-        printer = getattr(bench_events, "print_rows", None)
+    for section, module_name in SECTIONS.items():
+        if args.only and section not in args.only:
+            continue
+        module = importlib.import_module(module_name)
+        kwargs = {"pace_us": args.pace_us} if section == "live" else {}
+        rows = module.run(quick=args.quick, **kwargs)
+        printer = getattr(module, "print_rows", None)
         if callable(printer):
-            printer(event_rows)
+            printer(rows)
         else:
-            _print_generic("events", event_rows)
-        results["events"] = event_rows
-    else:
-        print("\n(bench_events.py not present: no event rows)")
+            _print_generic(section, rows)
+        results[section] = rows
 
-    if importlib.util.find_spec("bench_formatters") is not None:
-        import bench_formatters
-
-        formatter_rows = bench_formatters.run(quick=args.quick)
-        bench_formatters.print_rows(formatter_rows)
-        results["formatters"] = formatter_rows
-
-    if importlib.util.find_spec("bench_streams") is not None:
-        import bench_streams
-
-        stream_rows = bench_streams.run(quick=args.quick)
-        bench_streams.print_rows(stream_rows)
-        results["provider_streams"] = stream_rows
-
-    if importlib.util.find_spec("bench_client") is not None:
-        import bench_client  # the TypeScript reducer in Node (bench_client.py)
-
-        client_rows = bench_client.run(quick=args.quick)
-        bench_client.print_rows(client_rows)
-        results["client"] = client_rows
+    summary = [
+        (section, t)
+        for section, module_name in SECTIONS.items()
+        if section in results and hasattr(module := importlib.import_module(module_name), "targets")
+        for t in module.targets(results[section])
+    ]
+    if summary:
+        print_targets(summary)
+        results["targets"] = [dict(t, section=section) for section, t in summary]
 
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=str) + "\n")
