@@ -24,6 +24,7 @@ from agentmsg.message import Msg
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.fields import field_table, mapped
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, anthropic_tool_choice, anthropic_tools
 from agentmsg.providers._request.turns import TurnWalk
@@ -48,6 +49,24 @@ __all__ = [
 
 # ---- spec --------------------------------------------------------------------------------------------------
 
+#: What the formatter does with each field (providers/_request/fields.py)
+FIELDS: Final = field_table(
+    {
+        "message.name": mapped(
+            "name-dropped", note="no name field (said once per request); in multi-agent mode, in the text"
+        ),
+        "tool_use.content": mapped(
+            "tool-arguments-invalid",
+            "field-dropped",
+            note="the input object is sent; raw text that is not its JSON is said",
+        ),
+        "data.name": mapped(
+            "field-dropped",
+            note="a document's title (PDF, text), in a placeholder's text; else not sent (field-dropped)",
+        ),
+    }
+)
+
 #: The Messages API version every request names (the ``anthropic-version`` header)
 API_VERSION: Final = "2023-06-01"
 SPEC: Final = Spec(
@@ -60,6 +79,7 @@ SPEC: Final = Spec(
     default_model="claude-sonnet-4-5",
     families=("anthropic",),
     client_class="AnthropicClient",
+    fields=FIELDS,
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 DEFAULT_MAX_TOKENS: Final = 4096
@@ -282,8 +302,10 @@ class _AnthropicWalk(TurnWalk):
         if kind == "image" and (mime is None or mime in _IMAGE_TYPES):
             m = ctx.media.resolve(block.source, pointer, inline=False)
             if m.url is not None:
+                F.name_not_sent(block, ctx, pointer)
                 return {"type": "image", "source": {"type": "url", "url": m.url}}
             if m.mime in _IMAGE_TYPES:
+                F.name_not_sent(block, ctx, pointer)
                 return {"type": "image", "source": {"type": "base64", "media_type": m.mime, "data": m.data}}
         elif kind == "file" and not in_result and mime in ("application/pdf", "text/plain"):
             m = ctx.media.resolve(block.source, pointer, inline=False)

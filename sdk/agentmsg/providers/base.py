@@ -30,6 +30,7 @@ import attrs
 
 from agentmsg.message import Msg
 from agentmsg.providers._request.context import FormatOptions, FormattedRequest
+from agentmsg.providers._request.fields import Handling
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.parser import StreamParser, read_response, response_message, run_parser
 
@@ -66,7 +67,8 @@ class Spec:
     request carries (the API version). ``default_model``: the model of a request that names none.
     ``families``: the reasoning provenance (thinking metadata ``provider``) this provider replays natively; the
     first is the one its replies are marked with. ``stream_flags``: parser options the CLI offers.
-    ``client_class``: the name of the deprecated client class pinned to this provider (``OpenAIClient``)."""
+    ``client_class``: the name of the deprecated client class pinned to this provider (``OpenAIClient``).
+    ``fields``: the formatter's field table (``providers/_request/fields.py``)."""
 
     name: str
     title: str
@@ -78,6 +80,9 @@ class Spec:
     headers: Mapping[str, str] = attrs.field(factory=dict)
     stream_flags: tuple[StreamFlag, ...] = ()
     client_class: str = ""
+    #: what the formatter does with each field of a conversation: sent, mapped, reported or not sent (None: the
+    #: common table, ``providers/_request/fields.py``; docs/formatters.md's field tables are written from it)
+    fields: Mapping[str, Mapping[str, Handling]] | None = None
 
 
 @runtime_checkable

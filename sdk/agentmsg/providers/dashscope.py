@@ -23,6 +23,7 @@ from agentmsg.providers._request import context as F
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.fields import field_table, mapped
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
 from agentmsg.providers._response.builder import StreamBuilder
@@ -48,6 +49,25 @@ __all__ = [
 
 # ---- spec --------------------------------------------------------------------------------------------------
 
+_PIXELS: Final = mapped(note="sent as the part's min_pixels / max_pixels / fps / total_pixels (Qwen-VL)")
+#: What the formatter does with each field (providers/_request/fields.py)
+FIELDS: Final = field_table(
+    {
+        "message.name": mapped(
+            "name-sanitized", "name-dropped", note="the message's name field, sanitized; a tool message's is the tool's"
+        ),
+        "tool_use.content": mapped(
+            "tool-arguments-invalid",
+            "field-dropped",
+            note="the call's arguments, byte for byte when it is the JSON of input",
+        ),
+        "image.minPixels": _PIXELS,
+        "image.maxPixels": _PIXELS,
+        **{f"video.{k}": _PIXELS for k in ("fps", "minPixels", "maxPixels", "totalPixels")},
+        "data.name": mapped("field-dropped", note="in a placeholder's text; else not sent (field-dropped)"),
+    }
+)
+
 SPEC: Final = Spec(
     name="dashscope",
     title="DashScope",
@@ -68,6 +88,7 @@ SPEC: Final = Spec(
         ),
     ),
     client_class="DashScopeClient",
+    fields=FIELDS,
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 TEXT_PATH: Final = "/services/aigc/text-generation/generation"
@@ -216,6 +237,7 @@ class _DashScopeWalk(ChatWalk):
         kept = _HINTS.get(b.type, ())
         copy_hints(b, part, kept)
         F.media_options(b, kept, ctx, pointer)
+        F.name_not_sent(b, ctx, pointer)
         return part
 
 

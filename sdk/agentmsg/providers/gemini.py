@@ -24,6 +24,7 @@ from agentmsg.errors import ValidationError
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.fields import field_table, mapped
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, gemini_tool_config, gemini_tools
 from agentmsg.providers._request.turns import TurnWalk
@@ -49,6 +50,22 @@ __all__ = [
 
 # ---- spec --------------------------------------------------------------------------------------------------
 
+#: What the formatter does with each field (providers/_request/fields.py)
+FIELDS: Final = field_table(
+    {
+        "message.name": mapped(
+            "name-dropped", note="no name field (said once per request); in multi-agent mode, in the text"
+        ),
+        "tool_use.content": mapped(
+            "tool-arguments-invalid",
+            "field-dropped",
+            note="the input object is sent; raw text that is not its JSON is said",
+        ),
+        "video.fps": mapped(note="sent as the part's videoMetadata.fps"),
+        "data.name": mapped("field-dropped", note="in a placeholder's text; else not sent (field-dropped)"),
+    }
+)
+
 SPEC: Final = Spec(
     name="gemini",
     title="Gemini",
@@ -58,6 +75,7 @@ SPEC: Final = Spec(
     default_model="gemini-2.5-flash",
     families=("gemini", "google"),
     client_class="GeminiClient",
+    fields=FIELDS,
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 #: Google's documented placeholder for function calls that have no thought signature
@@ -317,6 +335,7 @@ class _GeminiWalk(TurnWalk):
         if fps is not None:
             part["videoMetadata"] = {"fps": fps}
         F.media_options(block, ("fps",), ctx, pointer)
+        F.name_not_sent(block, ctx, pointer)
         return part
 
     def repair_part(self, sent: str, tool: str) -> Any:

@@ -28,6 +28,7 @@ from agentmsg.providers._request import context as F
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
 from agentmsg.providers._request.common import AUDIO_FORMATS, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
 from agentmsg.providers._response import parser
@@ -52,6 +53,50 @@ __all__ = [
 
 # ---- spec --------------------------------------------------------------------------------------------------
 
+_NO_VIDEO: Final = reported("media-unsupported", note="the video is a text placeholder: no video parts")
+_TEXT_ONLY: Final = reported("media-unsupported", note="the media block is a text placeholder: text only")
+_CHAT_FIELDS: Final = {
+    "message.name": mapped(
+        "name-sanitized", "name-dropped", note="the message's name field, sanitized; none on tool messages"
+    ),
+    "tool_use.content": mapped(
+        "tool-arguments-invalid",
+        "field-dropped",
+        note="the call's arguments, byte for byte when it is the JSON of input",
+    ),
+}
+_PIXELS: Final = mapped(note="sent as the part's min_pixels / max_pixels / fps / total_pixels (Qwen-VL)")
+#: What each variant's formatter does with each field (providers/_request/fields.py)
+FIELDS: Final = {
+    "openai": field_table(
+        {
+            **_CHAT_FIELDS,
+            **{f"video.{k}": _NO_VIDEO for k in ("fps", "maxFrames", "minPixels", "maxPixels", "totalPixels")},
+            "data.name": mapped(
+                "field-dropped", note="a PDF's file name, in a placeholder's text; else not sent (field-dropped)"
+            ),
+        }
+    ),
+    "deepseek": field_table(
+        {
+            **_CHAT_FIELDS,
+            "image.minPixels": _TEXT_ONLY,
+            "image.maxPixels": _TEXT_ONLY,
+            **{f"video.{k}": _TEXT_ONLY for k in ("fps", "maxFrames", "minPixels", "maxPixels", "totalPixels")},
+            "data.name": mapped(note="in the placeholder's text (text only)"),
+        }
+    ),
+    "dashscope-compatible": field_table(
+        {
+            **_CHAT_FIELDS,
+            "image.minPixels": _PIXELS,
+            "image.maxPixels": _PIXELS,
+            **{f"video.{k}": _PIXELS for k in ("fps", "minPixels", "maxPixels", "totalPixels")},
+            "data.name": mapped("field-dropped", note="in a placeholder's text; else not sent (field-dropped)"),
+        }
+    ),
+}
+
 SPECS: Final = (
     Spec(
         name="openai",
@@ -62,6 +107,7 @@ SPECS: Final = (
         default_model="gpt-4o",
         families=("openai",),
         client_class="OpenAIClient",
+        fields=FIELDS["openai"],
     ),
     Spec(
         name="deepseek",
@@ -72,6 +118,7 @@ SPECS: Final = (
         default_model="deepseek-chat",
         families=("deepseek",),
         client_class="DeepSeekClient",
+        fields=FIELDS["deepseek"],
     ),
     Spec(
         name="dashscope-compatible",
@@ -82,6 +129,7 @@ SPECS: Final = (
         default_model="qwen-plus",
         families=("dashscope",),
         client_class="DashScopeCompatibleClient",
+        fields=FIELDS["dashscope-compatible"],
     ),
 )
 _SPEC: Final = {spec.name: spec for spec in SPECS}
@@ -263,12 +311,14 @@ class _OpenAIWalk(ChatWalk):
             kept: tuple[str, ...] = ("min_pixels", "max_pixels") if v.pixel_hints else ()
             copy_hints(b, part, kept)
             F.media_options(b, kept, ctx, pointer)
+            F.name_not_sent(b, ctx, pointer)
             return part
         if kind == "audio":
             fmt = AUDIO_FORMATS.get(mime or "")
             if fmt is None:
                 return self.placeholder(b, pointer, f"audio format {mime!r} (only wav and mp3)")
             m = ctx.media.resolve(b.source, pointer, inline=not v.audio_urls)
+            F.name_not_sent(b, ctx, pointer)
             return {"type": "input_audio", "input_audio": {"data": m.url or m.data or "", "format": fmt}}
         if kind == "video":
             if not v.video:
@@ -278,6 +328,7 @@ class _OpenAIWalk(ChatWalk):
             kept = ("fps", "min_pixels", "max_pixels", "total_pixels") if v.pixel_hints else ()
             copy_hints(b, part, kept)
             F.media_options(b, kept, ctx, pointer)
+            F.name_not_sent(b, ctx, pointer)
             return part
         if not v.files or mime != "application/pdf":
             return self.placeholder(b, pointer, f"{mime or 'unknown'} data")

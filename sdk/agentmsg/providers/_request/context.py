@@ -155,6 +155,8 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     "schema-keyword-converted": (REWRITE, "a JSON Schema keyword was rewritten into the provider's subset"),
     "param-dropped": (LOSSY, "a generation parameter the provider does not take was not sent"),
     "tool-choice-changed": (LOSSY, "the tool choice was mapped to the nearest one the provider supports"),
+    "field-dropped": (LOSSY, "a field of a message or block that the provider has no place for was not sent"),
+    "unknown-key-dropped": (LOSSY, "a key the schema does not declare (a newer producer's) was not sent"),
 }
 
 _STRICT_KINDS = frozenset({LOSSY, ERROR})
@@ -461,6 +463,12 @@ def tool_arguments(block: ToolUseBlock, ctx: Context, pointer: str) -> tuple[dic
                     "tool-arguments-invalid",
                     "raw arguments are JSON the message could not hold (argumentsError); sent the parsed input instead",
                 )
+            else:  # another object than input (input changed since, say): input is the truth, the text not sent
+                ctx.report(
+                    f"{pointer}/content",
+                    "field-dropped",
+                    "raw arguments (content) are not the JSON of input (changed since?): input was sent",
+                )
         else:
             ctx.report(
                 pointer,
@@ -698,12 +706,26 @@ def media_options(block: Any, kept: tuple[str, ...], ctx: Context, pointer: str)
             )
 
 
+def name_not_sent(block: Any, ctx: Context, pointer: str) -> None:
+    """A data block's ``name`` (a file name or label) that the part it becomes has no place for: said
+    (``field-dropped``). A placeholder's text holds it, a document's title or file name too: not called there."""
+    if type(block) is DataBlock and block.name:
+        ctx.report(
+            f"{pointer}/name",
+            "field-dropped",
+            f"{ctx.provider} has no place for the {block.type} block's name: not sent",
+        )
+
+
 # ---- multi-agent "history" layout -----------------------------------------------------------------
 
 
 def is_history_message(msg: Msg, agent_name: str | None) -> bool:
     """In the ``history`` layout: a turn of another speaker (USER, or ASSISTANT not from the current
-    agent) that holds no tool call or result. Runs of these fold into one user turn."""
+    agent) that holds no tool call or result, and is not marked ``_bypass_multiagent_history_merge``. Runs of these
+    fold into one user turn."""
+    if msg.metadata.get("_bypass_multiagent_history_merge") is True:
+        return False  # kept out of the merge, as AgentScope Java's multi-agent formatter keeps it: a turn of its own
     role = msg.role.value
     if role == "USER":
         return True

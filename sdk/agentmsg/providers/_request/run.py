@@ -21,6 +21,7 @@ from agentmsg.providers._request.context import (
     as_options,
     check_messages,
 )
+from agentmsg.providers._request.fields import COMMON, scan
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ def run_format(
         draft = build(ctx, msgs, tool_defs, choice)
     finally:
         ctx.media.close()
+    scan(ctx, msgs, spec.fields if spec.fields is not None else COMMON)
     diagnostics = ctx.finish(strict)
     return FormattedRequest(
         body=draft.body,
