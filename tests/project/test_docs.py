@@ -95,6 +95,44 @@ def _formatter(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert ns["request"].path == "/v1/messages" and ns["request"].body["tool_choice"] == {"type": "auto"}
 
 
+def _structured_request(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns["messages"] = [UserMessage("Where is the Eiffel Tower? Answer in JSON.")]
+    run_block(ns)
+    assert ns["request"].parser_options == {"structured_output": {"from": "text"}}
+    assert ns["request"].body["response_format"]["json_schema"]["name"] == "City"
+
+
+def _structured_reply(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reply of the recorded json_schema response (a mock transport serves it to the client)."""
+    import dataclasses
+
+    import httpx
+
+    from agentmsg.clients import Client
+
+    body = (FIX / "openai" / "chat_completion_json_schema_structured_output.json").read_bytes()
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, content=body))
+
+    @dataclasses.dataclass
+    class City:
+        city: str
+        country: str
+
+    ns.update(
+        client=Client("openai", api_key="k", http_client=httpx.Client(transport=transport)),
+        messages=[UserMessage("Where were the 1968 Olympics? Answer in JSON.")],
+        schema={"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}}},
+        City=City,
+    )
+    source = ns["source"]
+    ns["source"] = source.replace("msg.structured_output()", "as_dict = msg.structured_output()").replace(
+        "msg.structured_output(City)", "city = msg.structured_output(City)"
+    )
+    run_block(ns)
+    assert ns["as_dict"] == {"city": "Mexico City", "country": "Mexico"}
+    assert ns["city"] == City("Mexico City", "Mexico")
+
+
 def _provider_module(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/adding-a-provider.md: the example module runs, is a provider the contract accepts, and what the page
     shows it gives holds (the second block runs after the module's)."""
@@ -117,7 +155,9 @@ def run_block(ns: dict[str, Any]) -> None:
 SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch], None]]] = [
     ("streams.md", "StreamParser()", _parsers),
     ("streams.md", "client.stream(", _client),
-    ("formatters.md", "format_request(", _formatter),
+    ("formatters.md", "MediaPolicy(allowed_roots", _formatter),
+    ("formatters.md", 'StructuredOutput(schema, name="City")', _structured_request),
+    ("formatters.md", "msg.structured_output(City)", _structured_reply),
     ("adding-a-provider.md", "class Reader(PayloadReader)", _provider_module),
     ("adding-a-provider.md", "reduce_events(parse_stream(sse))", _provider_module),
 ]

@@ -22,10 +22,12 @@ from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBloc
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
 from agentmsg.providers._request import context as F
+from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, anthropic_tool_choice, anthropic_tools
 from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
@@ -108,13 +110,15 @@ def format_request(
     stream: bool = False,
     strict: bool = False,
     options: FormatOptions | Mapping[str, Any] | None = None,
+    structured_output: StructuredOutputLike | None = None,
     **params: Any,
 ) -> FormattedRequest:
     """Format a conversation as an Anthropic Messages request (``POST /v1/messages``).
 
     ``params``: ``max_tokens`` (default 4096), ``temperature``, ``top_p``, ``top_k``, ``stop``
     (-> ``stop_sequences``), ``thinking_budget`` (-> ``thinking``), ``parallel_tool_calls=False``
-    (-> ``disable_parallel_tool_use``); other names pass through to the body."""
+    (-> ``disable_parallel_tool_use``); other names pass through to the body. ``structured_output`` (or a
+    ``response_format`` parameter, mapped): ``output_config.format``; JSON mode, or ``mode="tool"``, a forced tool."""
 
     def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
         walk = _AnthropicWalk(ctx, multi_agent, agent_name)
@@ -131,6 +135,22 @@ def format_request(
             body["system"] = system[0] if len(system) == 1 else [{"type": "text", "text": t} for t in system]
         if stream:
             body["stream"] = True
+        want = S.asked(ctx, extra)
+        reading: dict[str, Any] = {}
+        output_config = None
+        if want is not None and want.output is not None:
+            if want.output.mode == "tool" or want.output.schema is None:
+                why = "" if want.output.mode == "tool" else " (Anthropic has no JSON mode)"
+                if extra.get("thinking_budget") is not None:
+                    why += "; the API refuses a forced tool with extended thinking"
+                tool_defs, choice, reading = S.as_tool(ctx, want, tool_defs, choice, why)
+            else:
+                output_config = S.anthropic_output_config(ctx, want, extra.pop("output_config", None))
+                reading = S.reading(want)
+        elif want is not None:
+            S.anthropic_output_config(ctx, want, None)  # (a response_format of no JSON: said)
+        elif isinstance(extra.get("output_config"), Mapping) and extra["output_config"].get("format"):
+            reading = S.text_reading()  # output_config.format given as a parameter: JSON all the same
         if tool_defs:
             body["tools"] = anthropic_tools(tool_defs, ctx)
         parallel = extra.pop("parallel_tool_calls", None)
@@ -140,12 +160,16 @@ def format_request(
         budget = extra.pop("thinking_budget", None)
         if budget is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        if output_config is not None:
+            body["output_config"] = output_config
         stop = extra.get("stop")
         if isinstance(stop, str):
             extra["stop"] = [stop]
         F.apply_params(ctx, extra, _PARAMS, body)
         _strip_final_assistant(turns, walk, ctx)
-        return Draft(body=body, path="/v1/messages", model=body["model"], headers=dict(SPEC.headers))
+        return Draft(
+            body=body, path="/v1/messages", model=body["model"], headers=dict(SPEC.headers), parser_options=reading
+        )
 
     return run_format(
         SPEC,
@@ -158,6 +182,7 @@ def format_request(
         options=options,
         id_bad=_ID_BAD,
         tool_name_ok=_NAME_OK,
+        structured_output=structured_output,
     )
 
 

@@ -31,6 +31,7 @@ import attrs
 from agentmsg.message import Msg
 from agentmsg.providers._request.context import FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import Handling
+from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.parser import StreamParser, read_response, response_message, run_parser
 
@@ -108,6 +109,7 @@ class Provider(Protocol):
         stream: bool = False,
         strict: bool = False,
         options: FormatOptions | Mapping[str, Any] | None = None,
+        structured_output: StructuredOutputLike | None = None,
         **params: Any,
     ) -> FormattedRequest: ...
 
@@ -175,13 +177,16 @@ class Entry:
         stream: bool = False,
         strict: bool = False,
         options: FormatOptions | Mapping[str, Any] | None = None,
+        structured_output: StructuredOutputLike | None = None,
         **params: Any,
     ) -> FormattedRequest:
         """The provider's request for a conversation (a list of :class:`~agentmsg.Msg`): ``body`` (the exact JSON
         body), ``diagnostics`` (every rewriting or lossy step), ``path``, ``headers``, ``model``. Without ``model``
         the request names the spec's ``default_model``. ``params``: generation parameters (``temperature``,
         ``max_tokens``, ...), mapped to the provider's names; see the provider module's ``format_request``.
-        Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for every
+        ``structured_output``: a reply that is one JSON object (a JSON Schema, a ``StructuredOutput`` or a pydantic
+        model class), mapped to the provider's structured output; the reply's JSON lands in its metadata
+        ``_structured_output`` (docs/formatters.md, "Structured output"). Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for every
         lossy or error diagnostic."""
         if "variant" in params:
             return self._other(params).format_request(
@@ -194,8 +199,11 @@ class Entry:
                 stream=stream,
                 strict=strict,
                 options=options,
+                structured_output=structured_output,
                 **params,
             )
+        if structured_output is not None:
+            params["structured_output"] = structured_output
         return self.formatter(
             messages,
             model=model,
@@ -257,8 +265,10 @@ class Entry:
         return get(variant)
 
     def parser_options(self, request: FormattedRequest) -> dict[str, Any]:
-        """The stream parser options ``request`` asks for (the clients parse its reply with them)."""
-        return self.request_options(request)
+        """The parser options ``request`` asks for (the clients read its reply, streamed or whole, with them): the
+        request's own (``FormattedRequest.parser_options``: structured output) and the provider's
+        (``request_options``)."""
+        return {**request.parser_options, **self.request_options(request)}
 
     def StreamParser(self, **options: Any) -> StreamParser:
         """Deprecated: :meth:`stream_parser`."""

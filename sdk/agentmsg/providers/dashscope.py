@@ -20,11 +20,13 @@ from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
 from agentmsg.providers._request import context as F
+from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.payload import as_object, base64_source, safe_int, usage_dict
@@ -127,13 +129,15 @@ def format_request(
     stream: bool = False,
     strict: bool = False,
     options: FormatOptions | Mapping[str, Any] | None = None,
+    structured_output: StructuredOutputLike | None = None,
     **params: Any,
 ) -> FormattedRequest:
     """Format a conversation as a DashScope native generation request.
 
     ``params`` go into ``parameters`` as they are (``temperature``, ``top_p``, ``top_k``,
     ``max_tokens``, ``stop``, ``seed``, ``enable_thinking``, ``thinking_budget`` (which also sets
-    ``enable_thinking``), ``enable_search``, ...)."""
+    ``enable_thinking``), ``enable_search``, ...). ``structured_output`` (or a ``response_format`` parameter):
+    ``parameters.response_format`` (``json_schema``: a few models take it, the others ``json_object``)."""
     name = model or SPEC.default_model
 
     def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
@@ -145,6 +149,16 @@ def format_request(
         if stream:
             parameters["incremental_output"] = True
         extra = dict(params)
+        want = S.asked(ctx, extra)
+        reading: dict[str, Any] = {}
+        if want is not None:
+            if want.output is not None and want.output.mode == "tool":
+                tool_defs, choice, reading = S.as_tool(ctx, want, tool_defs, choice)
+            else:
+                response_format = S.chat_response_format(ctx, want, msgs)
+                if response_format is not None:
+                    extra["response_format"] = response_format
+                reading = S.reading(want)
         if extra.get("thinking_budget") is not None:
             extra.setdefault("enable_thinking", True)
         F.apply_params(ctx, extra, _PARAMS, parameters)
@@ -159,6 +173,7 @@ def format_request(
             path=MULTIMODAL_PATH if multimodal else TEXT_PATH,
             model=name,
             headers={"X-DashScope-SSE": "enable"} if stream else {},
+            parser_options=reading,
         )
 
     return run_format(
@@ -171,6 +186,7 @@ def format_request(
         strict=strict,
         options=options,
         tool_name_ok=_NAME_OK,
+        structured_output=structured_output,
     )
 
 

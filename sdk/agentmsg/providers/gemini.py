@@ -22,10 +22,12 @@ from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.providers._request import context as F
+from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, gemini_tool_config, gemini_tools
 from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
@@ -113,12 +115,14 @@ def format_request(
     stream: bool = False,
     strict: bool = False,
     options: FormatOptions | Mapping[str, Any] | None = None,
+    structured_output: StructuredOutputLike | None = None,
     **params: Any,
 ) -> FormattedRequest:
     """Format a conversation as a Gemini ``generateContent`` request (``streamGenerateContent?alt=sse``
     when ``stream``). ``params``: ``temperature``, ``top_p``, ``top_k``, ``max_tokens``, ``stop``,
     ``seed``, ... go into ``generationConfig``; ``thinking_budget`` into its ``thinkingConfig``;
-    other names pass through to the body (e.g. ``safetySettings``)."""
+    other names pass through to the body (e.g. ``safetySettings``). ``structured_output`` (or a ``response_format``
+    parameter, mapped): ``generationConfig.responseMimeType`` ``application/json`` and ``responseJsonSchema``."""
 
     def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
         walk = _GeminiWalk(ctx, multi_agent, agent_name, model or SPEC.default_model)
@@ -128,12 +132,17 @@ def format_request(
         system = walk.system_texts()
         if system:
             body["systemInstruction"] = {"parts": [{"text": t} for t in system]}
+        extra = dict(params)
+        want = S.asked(ctx, extra)
+        reading: dict[str, Any] = {}
+        if want is not None and want.output is not None and want.output.mode == "tool":
+            tool_defs, choice, reading = S.as_tool(ctx, want, tool_defs, choice)
+            want = None
         if tool_defs:
             body["tools"] = gemini_tools(tool_defs, ctx)
         choice = usable_choice(ctx, choice, tool_defs)
         if choice is not None:
             body["toolConfig"] = gemini_tool_config(choice, ctx)
-        extra = dict(params)
         generation: dict[str, Any] = {}
         budget = extra.pop("thinking_budget", None)
         stop = extra.get("stop")
@@ -149,6 +158,11 @@ def format_request(
                 passthrough[key] = value
         if budget is not None:
             generation["thinkingConfig"] = {"thinkingBudget": budget, "includeThoughts": True}
+        if want is not None:
+            if S.gemini_generation(ctx, want, generation):
+                reading = S.text_reading()
+        elif generation.get("responseMimeType") == "application/json" and not reading:
+            reading = S.text_reading()  # JSON asked for with Gemini's own parameters
         if generation:
             body["generationConfig"] = generation
         body.update(passthrough)
@@ -159,7 +173,9 @@ def format_request(
         # model's. Quoted: a character a URL gives a meaning to (?, #, %, a space) stays part of the name.
         resource = name if name.startswith("tunedModels/") else f"models/{name}"
         action = "streamGenerateContent?alt=sse" if stream else "generateContent"
-        return Draft(body=body, path=f"/v1beta/{quote(resource, safe='/')}:{action}", model=name)
+        return Draft(
+            body=body, path=f"/v1beta/{quote(resource, safe='/')}:{action}", model=name, parser_options=reading
+        )
 
     return run_format(
         SPEC,
@@ -171,6 +187,7 @@ def format_request(
         strict=strict,
         options=options,
         tool_name_ok=_NAME_OK,
+        structured_output=structured_output,
     )
 
 

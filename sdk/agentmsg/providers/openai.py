@@ -25,11 +25,13 @@ from agentmsg.blocks import ImageBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
 from agentmsg.providers._request import context as F
+from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
 from agentmsg.providers._request.common import AUDIO_FORMATS, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
 from agentmsg.providers._response import parser
 from agentmsg.providers._response.builder import SNIFF_BYTES, StreamBuilder
@@ -71,6 +73,9 @@ FIELDS: Final = {
     "openai": field_table(
         {
             **_CHAT_FIELDS,
+            "message.metadata.agentmsg_refusal": mapped(
+                note="the refusal (the message's last text block) goes back in the assistant's refusal field"
+            ),
             **{f"video.{k}": _NO_VIDEO for k in ("fps", "maxFrames", "minPixels", "maxPixels", "totalPixels")},
             "data.name": mapped(
                 "field-dropped", note="a PDF's file name, in a placeholder's text; else not sent (field-dropped)"
@@ -159,6 +164,7 @@ class OpenAIVariant:
     google_signatures: bool = False  # calls' Gemini thought signatures sent in extra_content (Google's endpoint)
     refusals: bool = False  # a parsed refusal (message.refusal) sent back in the assistant's refusal field
     thinking_budget_enables: bool = False  # thinking_budget also sets enable_thinking (DashScope's extension)
+    json_schema: bool = True  # response_format json_schema (else JSON mode only: a schema is approximated)
 
 
 VARIANTS: Final[dict[str, OpenAIVariant]] = {
@@ -179,6 +185,7 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
             files=False,
             text_only=True,
             tool_strict=True,
+            json_schema=False,
             params={"top_k": None, "thinking_budget": None, "seed": None},
         ),
         OpenAIVariant(
@@ -220,6 +227,7 @@ def format_request(
     stream: bool = False,
     strict: bool = False,
     options: FormatOptions | Mapping[str, Any] | None = None,
+    structured_output: StructuredOutputLike | None = None,
     variant: str = "openai",
     **params: Any,
 ) -> FormattedRequest:
@@ -227,7 +235,8 @@ def format_request(
 
     ``params`` are generation parameters (``temperature``, ``max_tokens``, ``top_p``, ``stop``,
     ``seed``, ...): common names are mapped to the variant's; others pass through to the body.
-    Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for
+    ``structured_output`` (or a ``response_format`` parameter): ``response_format`` ``json_schema`` (DeepSeek:
+    ``json_object``, approximated). Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for
     every lossy or error diagnostic."""
     spec, v = _variant(variant)
 
@@ -243,16 +252,27 @@ def format_request(
             body["stream"] = True
             if v.stream_options:
                 body["stream_options"] = {"include_usage": True}
+        extra = dict(params)
+        want = S.asked(ctx, extra)
+        reading: dict[str, Any] = {}
+        response_format = None
+        if want is not None:
+            if want.output is not None and want.output.mode == "tool":
+                tool_defs, choice, reading = S.as_tool(ctx, want, tool_defs, choice)
+            else:
+                response_format = S.chat_response_format(ctx, want, msgs, json_schema=v.json_schema)
+                reading = S.reading(want)
         if tool_defs:
             body["tools"] = openai_tools(tool_defs, ctx, strict_field=v.tool_strict, custom=v.custom_tools)
         choice = usable_choice(ctx, choice, tool_defs)
         if choice is not None:
             body["tool_choice"] = openai_tool_choice(choice, ctx, required=v.required_choice)
-        extra = dict(params)
+        if response_format is not None:
+            body["response_format"] = response_format
         if v.thinking_budget_enables and extra.get("thinking_budget") is not None:
             extra.setdefault("enable_thinking", True)
         F.apply_params(ctx, extra, v.params, body)
-        return Draft(body=body, path="/chat/completions", model=body["model"])
+        return Draft(body=body, path="/chat/completions", model=body["model"], parser_options=reading)
 
     return run_format(
         spec,
@@ -265,6 +285,7 @@ def format_request(
         options=options,
         tool_name_ok=_NAME_OK,
         id_max=v.id_max,
+        structured_output=structured_output,
     )
 
 
