@@ -261,6 +261,19 @@ def test_the_formatter_examples_are_the_vectors_bodies() -> None:
     assert shown >= 12
 
 
+def test_the_field_tables_are_the_datas() -> None:
+    """docs/formatters.md's field tables ("Fields: what each provider sends") are written from the tables the
+    formatters and tests/providers/shared/test_fields.py use: what the page says is what the code does."""
+    from agentmsg.providers._request.fields import docs_tables
+
+    doc = (ROOT / "docs" / "formatters.md").read_text(encoding="utf-8")
+    shown = doc.split("<!-- fields:begin -->\n", 1)[1].split("<!-- fields:end -->", 1)[0]
+    assert shown == docs_tables(), (
+        "docs/formatters.md's field tables differ from the data: write them again between the fields markers with"
+        " python -c 'from agentmsg.providers._request.fields import docs_tables; print(docs_tables(), end=\"\")'"
+    )
+
+
 def test_every_public_name_is_documented() -> None:
     """A new user looks a name up in the README and docs/, and in help(): OpenAIClient, block_to_json,
     thinking_provider, FormattedRequest, LOSSY, SSEEvent ... were in neither, or had no docstring."""

@@ -25,7 +25,7 @@ from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
-from agentmsg.providers._request.fields import field_table, mapped
+from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, anthropic_tool_choice, anthropic_tools
@@ -62,6 +62,16 @@ FIELDS: Final = field_table(
             "field-dropped",
             note="the input object is sent; raw text that is not its JSON is said",
         ),
+        "thinking.thinking": mapped(
+            "thinking-dropped",
+            "thinking-demoted",
+            "thinking-moved",
+            note="a thinking block, signed (unsigned reasoning cannot be replayed)",
+        ),
+        "thinking.metadata.redacted": mapped("thinking-dropped", note="a redacted_thinking block"),
+        "thinking.metadata.redactedData": mapped("thinking-dropped", note="the redacted_thinking block's data"),
+        "tool_use.metadata.thoughtSignature": reported("signature-dropped", note="no field for a call's signature"),
+        "tool_result.state": mapped(note="error, denied and interrupted: is_error"),
         "data.name": mapped(
             "field-dropped",
             note="a document's title (PDF, text), in a placeholder's text; else not sent (field-dropped)",

@@ -24,7 +24,7 @@ from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
-from agentmsg.providers._request.fields import field_table, mapped
+from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
@@ -63,6 +63,14 @@ FIELDS: Final = field_table(
             "field-dropped",
             note="the call's arguments, byte for byte when it is the JSON of input",
         ),
+        "thinking.thinking": mapped(
+            "thinking-dropped", "thinking-demoted", note="the assistant message's reasoning_content (its own reasoning)"
+        ),
+        "thinking.metadata.signature": reported("signature-dropped", note="no field for a signature"),
+        "thinking.metadata.redacted": reported("thinking-dropped", note="redacted reasoning cannot be sent"),
+        "thinking.metadata.redactedData": reported("thinking-dropped", note="redacted reasoning cannot be sent"),
+        "tool_use.metadata.thoughtSignature": reported("signature-dropped", note="no field for a signature"),
+        "tool_result.state": reported("tool-result-state-dropped", note="a tool message has no error field"),
         "image.minPixels": _PIXELS,
         "image.maxPixels": _PIXELS,
         **{f"video.{k}": _PIXELS for k in ("fps", "minPixels", "maxPixels", "totalPixels")},

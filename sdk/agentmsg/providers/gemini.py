@@ -25,7 +25,7 @@ from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
-from agentmsg.providers._request.fields import field_table, mapped
+from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, gemini_tool_config, gemini_tools
@@ -63,6 +63,18 @@ FIELDS: Final = field_table(
             "field-dropped",
             note="the input object is sent; raw text that is not its JSON is said",
         ),
+        "thinking.thinking": mapped(
+            "thinking-dropped", "thinking-demoted", note="a thought part (thought: true), in its place"
+        ),
+        "thinking.metadata.signature": mapped(
+            "signature-dropped", "signature-added", note="the part's thoughtSignature (base64), to Gemini only"
+        ),
+        "thinking.metadata.redacted": reported("thinking-dropped", note="Gemini has no redacted reasoning"),
+        "thinking.metadata.redactedData": reported("thinking-dropped", note="Gemini has no redacted reasoning"),
+        "tool_use.metadata.thoughtSignature": mapped(
+            "signature-dropped", "signature-added", note="the functionCall part's thoughtSignature"
+        ),
+        "tool_result.state": mapped(note="error, denied and interrupted: response {error: ...}"),
         "video.fps": mapped(note="sent as the part's videoMetadata.fps"),
         "data.name": mapped("field-dropped", note="in a placeholder's text; else not sent (field-dropped)"),
     }

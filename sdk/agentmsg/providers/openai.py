@@ -68,6 +68,23 @@ _CHAT_FIELDS: Final = {
     ),
 }
 _PIXELS: Final = mapped(note="sent as the part's min_pixels / max_pixels / fps / total_pixels (Qwen-VL)")
+_NO_SIGNATURE: Final = reported("signature-dropped", note="no field for a signature")
+_NO_REDACTED: Final = reported("thinking-dropped", note="redacted reasoning cannot be sent")
+_NO_STATE: Final = reported("tool-result-state-dropped", note="a tool message has no error field")
+#: what a variant with a reasoning field (reasoning_content) does with reasoning
+_REASONING: Final = {
+    "thinking.thinking": mapped(
+        "thinking-dropped",
+        "thinking-demoted",
+        "thinking-pruned",
+        note="the assistant message's reasoning_content (the provider's own reasoning)",
+    ),
+    "thinking.metadata.signature": _NO_SIGNATURE,
+    "thinking.metadata.redacted": _NO_REDACTED,
+    "thinking.metadata.redactedData": _NO_REDACTED,
+    "tool_use.metadata.thoughtSignature": _NO_SIGNATURE,
+    "tool_result.state": _NO_STATE,
+}
 #: What each variant's formatter does with each field (providers/_request/fields.py)
 FIELDS: Final = {
     "openai": field_table(
@@ -76,6 +93,16 @@ FIELDS: Final = {
             "message.metadata.agentmsg_refusal": mapped(
                 note="the refusal (the message's last text block) goes back in the assistant's refusal field"
             ),
+            "thinking.thinking": reported(
+                "thinking-dropped", "thinking-demoted", note="no reasoning in requests (as text: reasoning='text')"
+            ),
+            "thinking.metadata.signature": _NO_SIGNATURE,
+            "thinking.metadata.redacted": _NO_REDACTED,
+            "thinking.metadata.redactedData": _NO_REDACTED,
+            "tool_use.metadata.thoughtSignature": mapped(
+                "signature-dropped", note="Gemini's, through Google's compatible endpoint: extra_content.google"
+            ),
+            "tool_result.state": _NO_STATE,
             **{f"video.{k}": _NO_VIDEO for k in ("fps", "maxFrames", "minPixels", "maxPixels", "totalPixels")},
             "data.name": mapped(
                 "field-dropped", note="a PDF's file name, in a placeholder's text; else not sent (field-dropped)"
@@ -85,6 +112,7 @@ FIELDS: Final = {
     "deepseek": field_table(
         {
             **_CHAT_FIELDS,
+            **_REASONING,
             "image.minPixels": _TEXT_ONLY,
             "image.maxPixels": _TEXT_ONLY,
             **{f"video.{k}": _TEXT_ONLY for k in ("fps", "maxFrames", "minPixels", "maxPixels", "totalPixels")},
@@ -94,6 +122,7 @@ FIELDS: Final = {
     "dashscope-compatible": field_table(
         {
             **_CHAT_FIELDS,
+            **_REASONING,
             "image.minPixels": _PIXELS,
             "image.maxPixels": _PIXELS,
             **{f"video.{k}": _PIXELS for k in ("fps", "minPixels", "maxPixels", "totalPixels")},

@@ -20,7 +20,7 @@ sent: :func:`scan` says each (``unknown-key-dropped``), on a message, a block (i
 media source. A block field that is not in the table at all (one new in the schema) is said as ``field-dropped``
 whenever it holds a value other than its default, so a field the formatters do not know is never dropped in
 silence; ``tests/providers/shared/test_fields.py`` fails until the table names it, and docs/formatters.md's
-tables are written from the table (``python -m agentmsg.providers._request.fields``).
+tables are written from the table (:func:`docs_tables`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def reported(*rules: str, note: str = "") -> Handling:
     return Handling(REPORTED, rules or ("field-dropped",), note)
 
 
-def not_sent(note: str) -> Handling:
+def not_sent(note: str = "") -> Handling:
     return Handling(NOT_SENT, (), note)
 
 
@@ -83,28 +83,28 @@ COMMON: Final[dict[str, dict[str, Handling]]] = {
         ),
         "role": mapped("system-as-user", "system-hoisted", "turns-merged", note="the provider's role or turn"),
         "content": mapped(note="its blocks, each as the rows below say"),
-        "metadata": not_sent(_FREE_METADATA),
+        "metadata": not_sent(_FREE_METADATA + "; its declared keys too, unless their row says otherwise"),
         "timestamp": not_sent(_IDENTITY),
         "usage": not_sent("the reply's token usage, not what was said"),
-        "metadata.agentscope_generate_reason": not_sent(_FREE_METADATA),
-        "metadata.agentscope_confirm_results": not_sent(_FREE_METADATA),
-        "metadata.agentscope_confirm_request_reply_id": not_sent(_FREE_METADATA),
-        "metadata.agentscope_external_execution_request_reply_id": not_sent(_FREE_METADATA),
-        "metadata.agentscope_synthetic": not_sent(_FREE_METADATA),
-        "metadata.agentscope_reminder_kind": not_sent(_FREE_METADATA),
+        "metadata.agentscope_generate_reason": not_sent(),
+        "metadata.agentscope_confirm_results": not_sent(),
+        "metadata.agentscope_confirm_request_reply_id": not_sent(),
+        "metadata.agentscope_external_execution_request_reply_id": not_sent(),
+        "metadata.agentscope_synthetic": not_sent(),
+        "metadata.agentscope_reminder_kind": not_sent(),
         "metadata._bypass_multiagent_history_merge": mapped(
             note="multi-agent history layout: the message is not folded into a <history> turn (as AgentScope Java)"
         ),
         "metadata._structured_output": not_sent("a reply's structured output: its text is what the model said"),
         "metadata._chat_usage": not_sent("the reply's token usage (AgentScope Java's legacy copy)"),
         "metadata._cache_control": reported(note="prompt-cache breakpoints are not sent by agentmsg yet"),
-        "metadata.agentmsg_hitl": not_sent(_FREE_METADATA),
-        "metadata.agentmsg_finish_reason": not_sent(_FREE_METADATA),
-        "metadata.agentmsg_model": not_sent(_FREE_METADATA),
-        "metadata.agentmsg_stop_reason": not_sent(_FREE_METADATA),
-        "metadata.agentmsg_refusal": mapped(note="OpenAI: the refusal goes back in the assistant's refusal field"),
-        "metadata.agentmsg_errors": not_sent(_FREE_METADATA),
-        "metadata.agentmsg_reduce_errors": not_sent(_FREE_METADATA),
+        "metadata.agentmsg_hitl": not_sent(),
+        "metadata.agentmsg_finish_reason": not_sent(),
+        "metadata.agentmsg_model": not_sent(),
+        "metadata.agentmsg_stop_reason": not_sent(),
+        "metadata.agentmsg_refusal": not_sent("a refusal's text is sent as the message's text"),
+        "metadata.agentmsg_errors": not_sent(),
+        "metadata.agentmsg_reduce_errors": not_sent(),
     },
     "text": {
         "type": _KIND,
@@ -373,3 +373,60 @@ def _unknown(ctx: Any, pointer: str, keys: Mapping[str, Any], what: str) -> None
 
 def _dropped(ctx: Any, pointer: str, field: str, what: str) -> None:
     ctx.report(pointer, "field-dropped", f"{ctx.provider} has no place for the {what}'s {field!r}: not sent")
+
+
+# ---- docs/formatters.md's tables ----------------------------------------------------------------------
+
+#: The objects in the order docs/formatters.md lists them, with their headings
+_TITLES: Final = {
+    "message": "Message (`Msg`)",
+    "text": "`text` block",
+    "thinking": "`thinking` block",
+    "image": "`image` block",
+    "audio": "`audio` block",
+    "video": "`video` block",
+    "data": "`data` block",
+    "tool_use": "`tool_use` block",
+    "tool_result": "`tool_result` block",
+    "hint": "`hint` block",
+    "source": "media source (`source` of a media block)",
+}
+
+
+def _cell(h: Handling) -> str:
+    rules = ", ".join(f"`{r}`" for r in h.rules)
+    return f"{h.how} ({rules})" if rules else h.how
+
+
+def markdown(tables: Mapping[str, Mapping[str, Mapping[str, Handling]]]) -> str:
+    """The field tables of docs/formatters.md ("Fields: what each provider sends"), one per object, a column per
+    provider (``tables``: registry name -> field table), each with the notes of its rows."""
+    names = list(tables)
+    out: list[str] = []
+    for kind, title in _TITLES.items():
+        out.append(f"#### {title}\n")
+        out.append("| field | " + " | ".join(f"`{n}`" for n in names) + " |")
+        out.append("|---" * (len(names) + 1) + "|")
+        notes: list[str] = []
+        for field in sorted(COMMON[kind], key=lambda f: (f.startswith("metadata."), f != "type", f)):
+            row = [tables[n][kind][field] for n in names]
+            out.append(f"| `{field}` | " + " | ".join(_cell(h) for h in row) + " |")
+            by_note: dict[str, list[str]] = {}
+            for n, h in zip(names, row, strict=True):
+                if h.note:
+                    by_note.setdefault(h.note, []).append(n)
+            for note, who in by_note.items():
+                whom = "" if len(who) == len(names) else " (" + ", ".join(who) + ")"
+                notes.append(f"- `{field}`{whom}: {note}")
+        out.append("")
+        out.extend(notes)
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def docs_tables() -> str:
+    """The field tables of every registered provider, as docs/formatters.md shows them (its test compares):
+    ``python -c 'from agentmsg.providers._request.fields import docs_tables; print(docs_tables(), end="")'``."""
+    from agentmsg.providers import NAMES, get
+
+    return markdown({n: get(n).spec.fields or COMMON for n in NAMES})
