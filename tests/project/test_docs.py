@@ -274,6 +274,20 @@ def test_the_field_tables_are_the_datas() -> None:
     )
 
 
+def test_the_reply_field_tables_are_the_datas() -> None:
+    """docs/streams.md's reply-field tables are written from each provider module's REPLY_FIELDS, which
+    tests/providers/shared/test_reply_fields.py checks against the readers."""
+    from agentmsg.providers._response.fields import docs_tables
+
+    doc = (ROOT / "docs" / "streams.md").read_text(encoding="utf-8")
+    shown = doc.split("<!-- reply-fields:begin -->\n", 1)[1].split("<!-- reply-fields:end -->", 1)[0]
+    assert shown == docs_tables(), (
+        "docs/streams.md's reply-field tables differ from the data: write them again between the reply-fields"
+        " markers with python -c 'from agentmsg.providers._response.fields import docs_tables;"
+        ' print(docs_tables(), end="")\''
+    )
+
+
 def test_every_public_name_is_documented() -> None:
     """A new user looks a name up in the README and docs/, and in help(): OpenAIClient, block_to_json,
     thinking_provider, FormattedRequest, LOSSY, SSEEvent ... were in neither, or had no docstring."""

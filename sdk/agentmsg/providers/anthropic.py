@@ -31,6 +31,7 @@ from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, anthropic_tool_choice, anthropic_tools
 from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Spec
@@ -564,6 +565,49 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
     if whole:
         b.end_block(slot)
 
+
+# ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
+
+_SERVING = "describes the serving, not the reply"
+#: What the reader does with each field of a reply (a stream's events carry the same: message_start's message,
+#: content blocks and their deltas, message_delta's)
+REPLY_FIELDS: Final = (
+    ReplyField("id", MAPPED, "the message id"),
+    ReplyField("model", MAPPED, "metadata `agentmsg_model` (thinking blocks' `model`)"),
+    ReplyField("type|role", NOT_READ, "always a message of the assistant"),
+    ReplyField("content[] text", KEPT, "a text block (structured output: metadata `_structured_output`)"),
+    ReplyField("content[] text .citations", NOT_KEPT, "citations (`citations_delta` too)"),
+    ReplyField("content[] thinking", MAPPED, "a thinking block, its `signature` in metadata"),
+    ReplyField("content[] redacted_thinking", MAPPED, "a thinking block: metadata `redacted`, `redactedData`"),
+    ReplyField("content[] tool_use", MAPPED, "a tool_use block (`id`, `name`, `input`)"),
+    ReplyField("content[] tool_use .caller|.toolset_name", NOT_KEPT, "programmatic tool calling, toolsets"),
+    ReplyField(
+        "content[] server_tool_use, web_search_tool_result, mcp_tool_use, ... (a *_tool_use or *_tool_result)",
+        NOT_KEPT,
+        "tools the provider runs itself: never a call for the client",
+    ),
+    ReplyField("content[] compaction|fallback|mcp_tool_listing", NOT_KEPT, "a `fallback` names the model of the rest"),
+    ReplyField(
+        "stop_reason", MAPPED, "metadata `agentmsg_finish_reason`; the generate reason (`refusal`: `agentmsg_refusal`)"
+    ),
+    ReplyField("stop_sequence", NOT_KEPT),
+    ReplyField("stop_details", NOT_KEPT),
+    ReplyField("container", NOT_KEPT),
+    ReplyField("context_management|input_transformations|diagnostics", NOT_KEPT, "what the API did with the request"),
+    ReplyField(
+        "usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens",
+        MAPPED,
+        "usage `inputTokens` (their sum: every input token)",
+    ),
+    ReplyField("usage.cache_read_input_tokens", MAPPED, "usage `cachedTokens`"),
+    ReplyField("usage.output_tokens", MAPPED, "usage `outputTokens`"),
+    ReplyField(
+        "usage.cache_creation, usage.server_tool_use, usage.output_tokens_details, usage.service_tier",
+        NOT_READ,
+        "details the usage has no field for",
+    ),
+    ReplyField("error", MAPPED, "an error event (metadata `agentmsg_errors`, `request_id` kept); INTERRUPTED"),
+)
 
 # ---- reader: whole replies and stream payloads -------------------------------------------------------------
 

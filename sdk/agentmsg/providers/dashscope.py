@@ -29,6 +29,7 @@ from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
 from agentmsg.providers._response.builder import StreamBuilder
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
 from agentmsg.providers._response.payload import as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Spec, StreamFlag
@@ -418,6 +419,45 @@ def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
     if isinstance(reason, str) and reason and reason != "null":
         b.finish(i, reason, tool_calls=reason in _TOOL_FINISH, normal=reason == "stop")
 
+
+# ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
+
+#: What the reader does with each field of a reply (a stream's chunks carry the same)
+REPLY_FIELDS: Final = (
+    ReplyField("request_id|requestId", MAPPED, "the message id"),
+    ReplyField("output.model_name", MAPPED, "metadata `agentmsg_model` (qwen-mt)"),
+    ReplyField(
+        "output.choices[].message.content", KEPT, "a text block, or image/audio/video blocks (multimodal parts)"
+    ),
+    ReplyField("output.choices[].message.content[] .ocr_result, ...", NOT_KEPT, "what a part carries beside its text"),
+    ReplyField("output.choices[].message.reasoning_content", MAPPED, "a thinking block"),
+    ReplyField("output.choices[].message.tool_calls[]", MAPPED, "tool_use blocks"),
+    ReplyField("output.choices[].message.role", NOT_READ, "always the assistant"),
+    ReplyField("output.choices[].finish_reason", MAPPED, "metadata `agentmsg_finish_reason`; the generate reason"),
+    ReplyField("output.choices[].logprobs", NOT_KEPT),
+    ReplyField("output.text|output.finish_reason", MAPPED, "`result_format: text`: a text block, the finish reason"),
+    ReplyField("output.thoughts", MAPPED, "an application's reasoning: a thinking block; its other entries not kept"),
+    ReplyField(
+        "output.search_info|tool_info|task_metric|task_metrics|audio|doc_references",
+        NOT_KEPT,
+        "web search results, the provider's own tool runs, task counts, audio outputs, references",
+    ),
+    ReplyField("usage.input_tokens|usage.prompt_tokens", MAPPED, "usage `inputTokens`"),
+    ReplyField("usage.output_tokens|usage.completion_tokens", MAPPED, "usage `outputTokens`"),
+    ReplyField(
+        "usage.total_tokens",
+        MAPPED,
+        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
+    ),
+    ReplyField("usage.prompt_tokens_details.cached_tokens", MAPPED, "usage `cachedTokens`"),
+    ReplyField("usage.models[]", MAPPED, "an application's usage per model: summed"),
+    ReplyField(
+        "usage.input_tokens_details, usage.output_tokens_details, usage.image_tokens, usage.plugins, usage.cached_tokens",
+        NOT_READ,
+        "details the usage has no field for",
+    ),
+    ReplyField("code|message", MAPPED, "an error reply: an error event (metadata `agentmsg_errors`); INTERRUPTED"),
+)
 
 # ---- reader: whole replies and stream payloads -------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, gemini_tool_config, gemini_tools
 from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
 from agentmsg.providers._response.partial_json import json_fragment_writer
 from agentmsg.providers._response.payload import base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
@@ -960,6 +961,66 @@ def _after_error(b: StreamBuilder, skipped: int) -> None:
     raises at the error, and said once (problem ``order``)."""
     b.problem("order", f"{skipped} payload(s) after the provider's error, which ended the reply: skipped")
 
+
+# ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
+
+#: What the reader does with each field of a reply (a stream's chunks carry the same)
+REPLY_FIELDS: Final = (
+    ReplyField("responseId", MAPPED, "the message id"),
+    ReplyField("modelVersion", MAPPED, "metadata `agentmsg_model` (thinking blocks' `model`)"),
+    ReplyField("createTime|modelStatus", NOT_READ, "describes the serving, not the reply"),
+    ReplyField("candidates[].index", MAPPED, "the choice: candidate i > 0 under `source: choice/i`"),
+    ReplyField("candidates[].content.parts[].text", KEPT, "a text block (structured output: `_structured_output`)"),
+    ReplyField("candidates[].content.parts[].thought", MAPPED, "its text as a thinking block"),
+    ReplyField(
+        "candidates[].content.parts[].thoughtSignature",
+        MAPPED,
+        "thinking metadata `signature` (a call's: its metadata)",
+    ),
+    ReplyField(
+        "candidates[].content.parts[].functionCall", MAPPED, "a tool_use block (`id`, `name`, `args`; `partialArgs`)"
+    ),
+    ReplyField("candidates[].content.parts[].inlineData|fileData", MAPPED, "a data block (base64 or URL source)"),
+    ReplyField(
+        "candidates[].content.parts[].executableCode|codeExecutionResult|toolCall|toolResponse",
+        NOT_KEPT,
+        "tools the provider runs itself",
+    ),
+    ReplyField("candidates[].content.role", NOT_READ, "always the model"),
+    ReplyField("candidates[].finishReason", MAPPED, "metadata `agentmsg_finish_reason`; the generate reason"),
+    ReplyField("candidates[].finishMessage", NOT_KEPT, "its text in the note"),
+    ReplyField(
+        "candidates[].groundingMetadata|citationMetadata|urlContextMetadata",
+        NOT_KEPT,
+        "grounding and citations",
+    ),
+    ReplyField(
+        "candidates[].logprobsResult|avgLogprobs|safetyRatings|continuationToken",
+        NOT_KEPT,
+    ),
+    ReplyField("promptFeedback.blockReason", MAPPED, "a blocked prompt: the finish reason"),
+    ReplyField("promptFeedback.blockReasonMessage|promptFeedback.safetyRatings", NOT_KEPT),
+    ReplyField(
+        "usageMetadata.promptTokenCount, usageMetadata.toolUsePromptTokenCount",
+        MAPPED,
+        "usage `inputTokens` (their sum)",
+    ),
+    ReplyField(
+        "usageMetadata.candidatesTokenCount, usageMetadata.thoughtsTokenCount",
+        MAPPED,
+        "usage `outputTokens` (their sum)",
+    ),
+    ReplyField("usageMetadata.cachedContentTokenCount", MAPPED, "usage `cachedTokens`"),
+    ReplyField(
+        "usageMetadata.totalTokenCount",
+        MAPPED,
+        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
+    ),
+    ReplyField(
+        "usageMetadata.*TokensDetails, usageMetadata.serviceTier", NOT_READ, "details the usage has no field for"
+    ),
+    ReplyField("error", MAPPED, "an error event (metadata `agentmsg_errors`); INTERRUPTED"),
+)
 
 # ---- reader: whole replies and stream payloads -------------------------------------------------------------
 

@@ -35,6 +35,7 @@ from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
 from agentmsg.providers._response import parser
 from agentmsg.providers._response.builder import SNIFF_BYTES, StreamBuilder
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Spec
@@ -768,6 +769,76 @@ def _provider_error(b: StreamBuilder, err: Any) -> None:
         )
     else:
         b.error(str(err))
+
+
+# ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
+
+_SERVING = "describes the serving, not the reply"
+#: What the reader does with each field of a reply (a chunk's ``delta`` is read as a ``message``)
+REPLY_FIELDS: Final = (
+    ReplyField("id", MAPPED, "the message id"),
+    ReplyField("model", MAPPED, "metadata `agentmsg_model` (thinking blocks' `model`)"),
+    ReplyField("object", NOT_READ, _SERVING),
+    ReplyField("created", NOT_READ, _SERVING),
+    ReplyField("system_fingerprint", NOT_READ, _SERVING),
+    ReplyField("service_tier", NOT_READ, _SERVING),
+    ReplyField("usage.prompt_tokens", MAPPED, "usage `inputTokens`"),
+    ReplyField("usage.completion_tokens", MAPPED, "usage `outputTokens`"),
+    ReplyField(
+        "usage.total_tokens",
+        MAPPED,
+        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
+    ),
+    ReplyField(
+        "usage.prompt_tokens_details.cached_tokens|usage.prompt_cache_hit_tokens|usage.cached_tokens",
+        MAPPED,
+        "usage `cachedTokens` (OpenAI, DeepSeek, Moonshot)",
+    ),
+    ReplyField(
+        "usage.prompt_tokens_details.*, usage.completion_tokens_details.*, usage.prompt_cache_miss_tokens",
+        NOT_READ,
+        "token details the usage has no field for (xAI's reasoning_tokens are added to outputTokens)",
+    ),
+    ReplyField("x_groq.usage|choices[].usage", MAPPED, "usage (Groq's in a stream's last chunk, Moonshot's)"),
+    ReplyField("choices[].index", MAPPED, "the choice: choice i > 0 under `source: choice/i`"),
+    ReplyField("choices[].finish_reason", MAPPED, "metadata `agentmsg_finish_reason`; the generate reason"),
+    ReplyField("choices[].logprobs", NOT_KEPT),
+    ReplyField("choices[].content_filter_results", NOT_KEPT, "Azure's"),
+    ReplyField("choices[].stop_reason|choices[].matched_stop", NOT_KEPT, "the stop that ended it (vLLM, SGLang)"),
+    ReplyField("choices[].message.role", NOT_READ, "always the assistant"),
+    ReplyField("choices[].message.content", KEPT, "a text block (structured output: metadata `_structured_output`)"),
+    ReplyField(
+        "choices[].message.content[] (parts)", MAPPED, "text and `thinking` parts in order; other types not kept"
+    ),
+    ReplyField("choices[].message.refusal", MAPPED, "a text block of its own; metadata `agentmsg_refusal`"),
+    ReplyField("choices[].message.reasoning_content|choices[].message.reasoning", MAPPED, "a thinking block"),
+    ReplyField(
+        "choices[].message.tool_calls[]",
+        MAPPED,
+        "tool_use blocks (`id`, `function.name`, `function.arguments`; custom)",
+    ),
+    ReplyField(
+        "choices[].message.tool_calls[].extra_content.google.thought_signature", MAPPED, "metadata `thoughtSignature`"
+    ),
+    ReplyField("choices[].message.function_call", MAPPED, "a tool_use block (a minted id)"),
+    ReplyField("choices[].message.audio", MAPPED, "a data block (`id`, `data`) and a text block (`transcript`)"),
+    ReplyField("choices[].message.audio.expires_at", NOT_KEPT),
+    ReplyField("choices[].message.images", MAPPED, "image blocks (OpenRouter, Vercel AI Gateway)"),
+    ReplyField("choices[].message.annotations", NOT_KEPT, "URL citations"),
+    ReplyField("choices[].message.reasoning_details", NOT_KEPT, "OpenRouter's (the reasoning text is kept)"),
+    ReplyField(
+        "choices[].messages", MAPPED, "Azure's legacy On Your Data: the assistant's read; `tool` messages not kept"
+    ),
+    ReplyField("prompt_filter_results", NOT_KEPT, "Azure's"),
+    ReplyField("moderation", NOT_KEPT),
+    ReplyField("citations|search_results", NOT_KEPT, "Perplexity's"),
+    ReplyField(
+        "error",
+        MAPPED,
+        "an error event (metadata `agentmsg_errors`); the reply ends INTERRUPTED (a whole response's: when it has no"
+        " choices)",
+    ),
+)
 
 
 # ---- reader: whole replies and stream payloads -------------------------------------------------------------

@@ -404,7 +404,7 @@ def markdown(tables: Mapping[str, Mapping[str, Mapping[str, Handling]]]) -> str:
     names = list(tables)
     out: list[str] = []
     for kind, title in _TITLES.items():
-        out.append(f"#### {title}\n")
+        out.append(f"### {title}\n")
         out.append("| field | " + " | ".join(f"`{n}`" for n in names) + " |")
         out.append("|---" * (len(names) + 1) + "|")
         notes: list[str] = []
