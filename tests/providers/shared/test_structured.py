@@ -89,6 +89,13 @@ def test_openai_form_is_the_sdks() -> None:
     from_class = get("openai").format_request(ASK, structured_output=CityLocation)
     assert from_class.body["response_format"]["json_schema"]["name"] == "CityLocation"
     assert from_class.body["response_format"]["json_schema"]["schema"] == CityLocation.model_json_schema()
+    assert from_class.body["response_format"]["json_schema"]["strict"] is False  # (an open schema: not strict)
+
+    class Closed(pydantic.BaseModel, extra="forbid"):
+        city: str
+
+    closed = get("openai").format_request(ASK, structured_output=Closed)
+    assert closed.body["response_format"]["json_schema"]["strict"] is True
 
 
 def _anthropic_sent(**kwargs: Any) -> dict[str, Any]:

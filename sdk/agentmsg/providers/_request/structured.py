@@ -101,7 +101,9 @@ def as_structured_output(value: Any) -> StructuredOutput | None:
     if isinstance(value, type) and callable(to_schema):
         schema = to_schema()
         name = (_NAME.fullmatch(value.__name__) and value.__name__) or "response"
-        return StructuredOutput(schema, name=name)
+        # strict only when the schema is closed (extra="forbid"): pydantic's default schema is not in OpenAI's strict
+        # subset, which the API refuses (agentmsg does not rewrite a schema: pass a StructuredOutput to choose)
+        return StructuredOutput(schema, name=name, strict=schema.get("additionalProperties") is False)
     raise ValidationError.single(
         POINTER,
         "type",
