@@ -8,9 +8,10 @@ schema cannot say: constructors that fill in id and timestamp and normalise what
 from __future__ import annotations
 
 import dataclasses
+import re
 import uuid
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, Literal, TypeVar, cast, overload
 
@@ -27,7 +28,7 @@ from agentmsg._codec.schemas import has_unknown_keys, validate, validator_for_ki
 from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
 from agentmsg._codec.unknown import normalise_unknown_keys
 from agentmsg.blocks import BLOCK_CLASSES, SDK_CLASS_OF, ContentBlock, TextBlock, as_blocks, as_mapping, lenient_warning
-from agentmsg.errors import ValidationError
+from agentmsg.errors import Problem, ValidationError
 from agentmsg_models import msg as _msg_mod
 from agentmsg_models.chat_usage import ChatUsage
 from agentmsg_models.generate_reason import GenerateReason
@@ -363,26 +364,57 @@ class Msg(_msg_mod.Msg):
         return parse_timestamp(self.timestamp) if self.timestamp is not None else None
 
     def has_structured_output(self) -> bool:
+        """True when the message holds a structured output (metadata ``_structured_output``, a JSON object)."""
         return isinstance(self.metadata.get(METADATA_STRUCTURED_OUTPUT), Mapping)
 
-    def structured_output(self, cls: type[T]) -> T:
-        """The structured output (metadata ``_structured_output``) as an instance of ``cls``: an attrs
-        class or dataclass (via cattrs), a pydantic model (``model_validate``), or any class taking
-        the keys as keyword arguments. Raises ValidationError when absent or not matching ``cls``."""
+    @overload
+    def structured_output(self) -> dict[str, Any]: ...
+
+    @overload
+    def structured_output(self, cls: type[T]) -> T: ...
+
+    @overload
+    def structured_output(self, cls: Callable[[dict[str, Any]], T]) -> T: ...
+
+    def structured_output(self, cls: Any = dict) -> Any:
+        """The structured output (metadata ``_structured_output``, a JSON object: a provider's parser puts the
+        reply's JSON there when the request asked for structured output, as AgentScope does) read as ``cls``:
+
+        * ``dict`` (the default): a copy of the object;
+        * a pydantic model (a class with ``model_validate``);
+        * an attrs class or a dataclass (through cattrs: nested classes, lists, optional fields);
+        * another class: called with the keys as keyword arguments (a TypedDict, a plain class);
+        * any other callable: called with the object (a function, a schema library's loader).
+
+        Raises :class:`~agentmsg.ValidationError` (kind ``msg``) when the message has none (rule ``required``, pointer
+        ``/metadata/_structured_output``) or when it does not fit ``cls`` (rule ``structured-output``, one problem
+        per value that does not fit, with its pointer: ``/metadata/_structured_output/steps/0``)."""
         data = self.metadata.get(METADATA_STRUCTURED_OUTPUT)
         pointer = f"/metadata/{METADATA_STRUCTURED_OUTPUT}"
         if not isinstance(data, Mapping):
             raise ValidationError.single(pointer, "required", "the message has no structured output", "msg")
+        value = orjson.loads(orjson.dumps(data))  # a copy: the caller's object never shares the message's
+        name = getattr(cls, "__name__", type(cls).__name__)
         try:
-            if hasattr(cls, "model_validate"):
-                return cls.model_validate(data)  # type: ignore[attr-defined, no-any-return]
-            if attrs.has(cls) or dataclasses.is_dataclass(cls):
-                return cast(T, _user_converter.structure(dict(data), cls))
-            return cls(**data)
-        except (cattrs.BaseValidationError, TypeError, ValueError, KeyError) as exc:
-            raise ValidationError.single(
-                pointer, "structured-output", f"does not match {cls.__name__}: {exc}", "msg"
-            ) from None
+            if cls is dict:
+                return value
+            validate = getattr(cls, "model_validate", None)
+            if isinstance(cls, type) and callable(validate):
+                return validate(value)
+            if isinstance(cls, type) and (attrs.has(cls) or dataclasses.is_dataclass(cls)):
+                return _user_converter.structure(value, cls)
+            if isinstance(cls, type):
+                return cls(**value)
+            if callable(cls):
+                return cls(value)
+        except cattrs.BaseValidationError as exc:
+            raise ValidationError(_cattrs_problems(exc, pointer, name), "msg") from None
+        except (TypeError, ValueError, KeyError) as exc:
+            errors = getattr(exc, "errors", None)  # a pydantic ValidationError: one problem per value
+            if callable(errors):
+                raise ValidationError(_pydantic_problems(errors(), pointer, name), "msg") from None
+            raise ValidationError.single(pointer, "structured-output", f"does not fit {name}: {exc}", "msg") from None
+        raise TypeError(f"structured_output(cls): cls is a class or a callable, not {type(cls).__name__}")
 
     def copy(self: M, **changes: Any) -> M:
         """A copy with some fields changed (``msg.copy(name="Bob")``), validated like a new message.
@@ -509,3 +541,33 @@ def _unstructure_msg(msg: Any) -> Any:
 
 
 _user_converter = cattrs.Converter()
+
+_CATTRS_PATH = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]")
+
+
+def _esc(part: Any) -> str:
+    return str(part).replace("~", "~0").replace("/", "~1")
+
+
+def _cattrs_problems(exc: Exception, pointer: str, name: str) -> list[Problem]:
+    """One problem per value cattrs could not read, its pointer from cattrs' path (``$.steps[0].n``)."""
+    out = []
+    for line in cattrs.transform_error(exc, path="$"):
+        message, _, path = line.rpartition(" @ ")
+        parts = [m.group(1) or m.group(2) or m.group(3) or "" for m in _CATTRS_PATH.finditer(path.removeprefix("$"))]
+        where = pointer + "".join(f"/{_esc(p)}" for p in parts)
+        out.append(Problem(where, "structured-output", f"does not fit {name}: {message or line}"))
+    return out or [Problem(pointer, "structured-output", f"does not fit {name}: {exc}")]
+
+
+def _pydantic_problems(errors: Sequence[Mapping[str, Any]], pointer: str, name: str) -> list[Problem]:
+    """One problem per value pydantic could not read, its pointer from the error's ``loc``."""
+    out = [
+        Problem(
+            pointer + "".join(f"/{_esc(p)}" for p in e.get("loc", ())),
+            "structured-output",
+            f"does not fit {name}: {e.get('msg', e)}",
+        )
+        for e in errors
+    ]
+    return out or [Problem(pointer, "structured-output", f"does not fit {name}")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import timezone
 from typing import Any
@@ -216,6 +217,57 @@ def test_structured_output() -> None:
         AssistantMessage("x").structured_output(Plan)
     with pytest.raises(ValidationError):
         AssistantMessage("x", metadata={"_structured_output": {"goal": "g"}}).structured_output(Plan)
+
+
+@dataclasses.dataclass
+class Step:
+    n: int
+
+
+@dataclasses.dataclass
+class Steps:
+    goal: str
+    steps: list[Step]
+
+
+def test_structured_output_read_as_a_dict_a_class_or_a_callable() -> None:
+    """``structured_output()`` is a copy of the object; ``cls`` may be an attrs class or a dataclass (cattrs), a
+    pydantic model, a TypedDict or plain class (keyword arguments), or a callable taking the object. A value that
+    does not fit is a ValidationError with a problem per value, at its pointer."""
+    data = {"goal": "g", "steps": [{"n": 1}, {"n": 2}]}
+    m = AssistantMessage("done", metadata={"_structured_output": data})
+    got = m.structured_output()
+    assert got == data
+    got["goal"] = "changed"  # a copy: the message keeps its own
+    assert m.metadata["_structured_output"]["goal"] == "g"
+    assert m.structured_output(Steps) == Steps("g", [Step(1), Step(2)])
+    assert m.structured_output(lambda d: len(d["steps"])) == 2
+    bad = AssistantMessage("x", metadata={"_structured_output": {"goal": "g", "steps": [{"n": 1}, {"n": "two"}]}})
+    with pytest.raises(ValidationError) as exc:
+        bad.structured_output(Steps)
+    assert [(p.pointer, p.rule) for p in exc.value.problems] == [
+        ("/metadata/_structured_output/steps/1/n", "structured-output")
+    ]
+    pydantic = pytest.importorskip("pydantic")
+
+    class PSteps(pydantic.BaseModel):
+        goal: str
+        steps: list[int]
+
+    with pytest.raises(ValidationError) as exc:
+        m.structured_output(PSteps)
+    assert [p.pointer for p in exc.value.problems] == [
+        "/metadata/_structured_output/steps/0",
+        "/metadata/_structured_output/steps/1",
+    ]
+    assert AssistantMessage("x", metadata={"_structured_output": {"goal": "g", "steps": [3]}}).structured_output(
+        PSteps
+    ) == PSteps(goal="g", steps=[3])
+    with pytest.raises(ValidationError) as exc:
+        AssistantMessage("x").structured_output()
+    assert (exc.value.problems[0].pointer, exc.value.problems[0].rule) == ("/metadata/_structured_output", "required")
+    with pytest.raises(TypeError):
+        m.structured_output(3)  # type: ignore[call-overload]
 
 
 def test_copy_with_changes() -> None:

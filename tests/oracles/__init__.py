@@ -123,7 +123,29 @@ def openai_errors(body: Mapping[str, Any]) -> list[str]:
 
 
 def anthropic_errors(body: Mapping[str, Any]) -> list[str]:
-    return _schema_errors(_openapi("anthropic-messages-docs-2025-09.openapi.json", False)("CreateMessageParams"), body)
+    """Anthropic's request schema (the docs' OpenAPI document of 2025-09); ``output_config`` (structured output,
+    GA after that document) against the anthropic SDK's own request type, ``OutputConfigParam``."""
+    rest = dict(body)
+    problems = []
+    if "output_config" in rest:
+        problems = anthropic_output_config_errors(rest.pop("output_config"))
+    spec = _openapi("anthropic-messages-docs-2025-09.openapi.json", False)("CreateMessageParams")
+    return problems + _schema_errors(spec, rest)
+
+
+def anthropic_output_config_errors(config: Any) -> list[str]:
+    """The anthropic SDK's ``OutputConfigParam`` (a TypedDict) as a closed type: validated by pydantic, which
+    leaves out keys the type does not declare, so the value must come back unchanged."""
+    require("anthropic")
+    from anthropic.types import OutputConfigParam
+    from pydantic import TypeAdapter
+    from pydantic import ValidationError as PydanticError
+
+    try:
+        back = TypeAdapter(OutputConfigParam).validate_python(config)
+    except PydanticError as exc:
+        return [f"output_config: {str(exc)[:600]}"]
+    return [] if back == config else [f"output_config: keys OutputConfigParam does not declare: {config} -> {back}"]
 
 
 # ---- OpenAI-compatible extensions ---------------------------------------------------------------

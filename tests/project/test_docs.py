@@ -95,6 +95,44 @@ def _formatter(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert ns["request"].path == "/v1/messages" and ns["request"].body["tool_choice"] == {"type": "auto"}
 
 
+def _structured_request(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns["messages"] = [UserMessage("Where is the Eiffel Tower? Answer in JSON.")]
+    run_block(ns)
+    assert ns["request"].parser_options == {"structured_output": {"from": "text"}}
+    assert ns["request"].body["response_format"]["json_schema"]["name"] == "City"
+
+
+def _structured_reply(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reply of the recorded json_schema response (a mock transport serves it to the client)."""
+    import dataclasses
+
+    import httpx
+
+    from agentmsg.clients import Client
+
+    body = (FIX / "openai" / "chat_completion_json_schema_structured_output.json").read_bytes()
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, content=body))
+
+    @dataclasses.dataclass
+    class City:
+        city: str
+        country: str
+
+    ns.update(
+        client=Client("openai", api_key="k", http_client=httpx.Client(transport=transport)),
+        messages=[UserMessage("Where were the 1968 Olympics? Answer in JSON.")],
+        schema={"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}}},
+        City=City,
+    )
+    source = ns["source"]
+    ns["source"] = source.replace("msg.structured_output()", "as_dict = msg.structured_output()").replace(
+        "msg.structured_output(City)", "city = msg.structured_output(City)"
+    )
+    run_block(ns)
+    assert ns["as_dict"] == {"city": "Mexico City", "country": "Mexico"}
+    assert ns["city"] == City("Mexico City", "Mexico")
+
+
 def _provider_module(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/adding-a-provider.md: the example module runs, is a provider the contract accepts, and what the page
     shows it gives holds (the second block runs after the module's)."""
@@ -117,7 +155,9 @@ def run_block(ns: dict[str, Any]) -> None:
 SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch], None]]] = [
     ("streams.md", "StreamParser()", _parsers),
     ("streams.md", "client.stream(", _client),
-    ("formatters.md", "format_request(", _formatter),
+    ("formatters.md", "MediaPolicy(allowed_roots", _formatter),
+    ("formatters.md", 'StructuredOutput(schema, name="City")', _structured_request),
+    ("formatters.md", "msg.structured_output(City)", _structured_reply),
     ("adding-a-provider.md", "class Reader(PayloadReader)", _provider_module),
     ("adding-a-provider.md", "reduce_events(parse_stream(sse))", _provider_module),
 ]
@@ -219,6 +259,33 @@ def test_the_formatter_examples_are_the_vectors_bodies() -> None:
             assert json.loads(body.replace("[/* get_weather */]", "null")) == want, (name, provider)
             shown += 1
     assert shown >= 12
+
+
+def test_the_field_tables_are_the_datas() -> None:
+    """docs/formatters.md's field tables ("Fields: what each provider sends") are written from the tables the
+    formatters and tests/providers/shared/test_fields.py use: what the page says is what the code does."""
+    from agentmsg.providers._request.fields import docs_tables
+
+    doc = (ROOT / "docs" / "formatters.md").read_text(encoding="utf-8")
+    shown = doc.split("<!-- fields:begin -->\n", 1)[1].split("<!-- fields:end -->", 1)[0]
+    assert shown == docs_tables(), (
+        "docs/formatters.md's field tables differ from the data: write them again between the fields markers with"
+        " python -c 'from agentmsg.providers._request.fields import docs_tables; print(docs_tables(), end=\"\")'"
+    )
+
+
+def test_the_reply_field_tables_are_the_datas() -> None:
+    """docs/streams.md's reply-field tables are written from each provider module's REPLY_FIELDS, which
+    tests/providers/shared/test_reply_fields.py checks against the readers."""
+    from agentmsg.providers._response.fields import docs_tables
+
+    doc = (ROOT / "docs" / "streams.md").read_text(encoding="utf-8")
+    shown = doc.split("<!-- reply-fields:begin -->\n", 1)[1].split("<!-- reply-fields:end -->", 1)[0]
+    assert shown == docs_tables(), (
+        "docs/streams.md's reply-field tables differ from the data: write them again between the reply-fields"
+        " markers with python -c 'from agentmsg.providers._response.fields import docs_tables;"
+        ' print(docs_tables(), end="")\''
+    )
 
 
 def test_every_public_name_is_documented() -> None:

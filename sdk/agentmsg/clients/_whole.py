@@ -32,7 +32,9 @@ def read_whole(
             parser = client.parser(request, started)
             events = parser.feed(body) + parser.close()
         else:
-            events = client.entry.response_events(body, **client._options(started))
+            # (with the options the request asks for: where its structured output is, say)
+            options = {**client._options(started), **client.entry.parser_options(request)}
+            events = client.entry.response_events(body, **options)
     except ValidationError as exc:
         _message, parsed, body_id = provider_message(body)
         raise BrokenStreamError(

@@ -215,6 +215,13 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
         reply.refusal = True
     elif refusal is not None:
         st.problem(i, "/metadata/refusal", "type", f"refusal {refusal!r:.80} is not true: not taken")
+    structured = meta.get("structuredOutput") if type(meta) is dict else None
+    if type(structured) is dict:  # the reply's JSON (a provider parser reads it): the message's _structured_output
+        reply.meta["_structured_output"] = structured
+    elif structured is not None:
+        st.problem(
+            i, "/metadata/structuredOutput", "type", f"structuredOutput {structured!r:.80} is no object: not taken"
+        )
     usage = e.get("usage")
     if not usage:
         return

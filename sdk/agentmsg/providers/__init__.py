@@ -8,6 +8,7 @@ Providers (registry names): ``openai`` (OpenAI Chat Completions), ``deepseek`` a
     request = provider.format_request(messages, model="claude-sonnet-4-5", tools=tools)
     request.body          # the exact JSON body
     request.diagnostics   # every rewriting or lossy step (agentmsg.Problem), see RULES
+    provider.format_request(messages, structured_output=schema)  # a JSON reply: msg.structured_output()
     msg = provider.parse_response(body)          # a non-streaming reply -> the assistant message
     events = provider.parse_stream(sse_body)     # a stream (whole, or chunks as they arrive) -> AgentEvents
     provider.spec         # how to reach it: base_url, env (API-key variables), auth, headers, default_model
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 from agentmsg._wire.framing import is_sse_body, without_http_heads
 from agentmsg.providers._request.context import ERROR, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
 from agentmsg.providers._request.media import MediaPolicy
+from agentmsg.providers._request.structured import StructuredOutput
 from agentmsg.providers.base import Provider, Spec, StreamFlag
 
 if TYPE_CHECKING:
@@ -43,6 +45,7 @@ __all__ = [
     "Provider",
     "Spec",
     "StreamFlag",
+    "StructuredOutput",
     "get",
     "is_sse_body",
     "providers",

@@ -22,12 +22,16 @@ from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBloc
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
 from agentmsg.providers._request import context as F
+from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, anthropic_tool_choice, anthropic_tools
 from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Spec
@@ -48,6 +52,34 @@ __all__ = [
 
 # ---- spec --------------------------------------------------------------------------------------------------
 
+#: What the formatter does with each field (providers/_request/fields.py)
+FIELDS: Final = field_table(
+    {
+        "message.name": mapped(
+            "name-dropped", note="no name field (said once per request); in multi-agent mode, in the text"
+        ),
+        "tool_use.content": mapped(
+            "tool-arguments-invalid",
+            "field-dropped",
+            note="the input object is sent; raw text that is not its JSON is said",
+        ),
+        "thinking.thinking": mapped(
+            "thinking-dropped",
+            "thinking-demoted",
+            "thinking-moved",
+            note="a thinking block, signed (unsigned reasoning cannot be replayed)",
+        ),
+        "thinking.metadata.redacted": mapped("thinking-dropped", note="a redacted_thinking block"),
+        "thinking.metadata.redactedData": mapped("thinking-dropped", note="the redacted_thinking block's data"),
+        "tool_use.metadata.thoughtSignature": reported("signature-dropped", note="no field for a call's signature"),
+        "tool_result.state": mapped(note="error, denied and interrupted: is_error"),
+        "data.name": mapped(
+            "field-dropped",
+            note="a document's title (PDF, text), in a placeholder's text; else not sent (field-dropped)",
+        ),
+    }
+)
+
 #: The Messages API version every request names (the ``anthropic-version`` header)
 API_VERSION: Final = "2023-06-01"
 SPEC: Final = Spec(
@@ -60,6 +92,7 @@ SPEC: Final = Spec(
     default_model="claude-sonnet-4-5",
     families=("anthropic",),
     client_class="AnthropicClient",
+    fields=FIELDS,
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 DEFAULT_MAX_TOKENS: Final = 4096
@@ -88,13 +121,15 @@ def format_request(
     stream: bool = False,
     strict: bool = False,
     options: FormatOptions | Mapping[str, Any] | None = None,
+    structured_output: StructuredOutputLike | None = None,
     **params: Any,
 ) -> FormattedRequest:
     """Format a conversation as an Anthropic Messages request (``POST /v1/messages``).
 
     ``params``: ``max_tokens`` (default 4096), ``temperature``, ``top_p``, ``top_k``, ``stop``
     (-> ``stop_sequences``), ``thinking_budget`` (-> ``thinking``), ``parallel_tool_calls=False``
-    (-> ``disable_parallel_tool_use``); other names pass through to the body."""
+    (-> ``disable_parallel_tool_use``); other names pass through to the body. ``structured_output`` (or a
+    ``response_format`` parameter, mapped): ``output_config.format``; JSON mode, or ``mode="tool"``, a forced tool."""
 
     def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
         walk = _AnthropicWalk(ctx, multi_agent, agent_name)
@@ -111,6 +146,22 @@ def format_request(
             body["system"] = system[0] if len(system) == 1 else [{"type": "text", "text": t} for t in system]
         if stream:
             body["stream"] = True
+        want = S.asked(ctx, extra)
+        reading: dict[str, Any] = {}
+        output_config = None
+        if want is not None and want.output is not None:
+            if want.output.mode == "tool" or want.output.schema is None:
+                why = "" if want.output.mode == "tool" else " (Anthropic has no JSON mode)"
+                if extra.get("thinking_budget") is not None:
+                    why += "; the API refuses a forced tool with extended thinking"
+                tool_defs, choice, reading = S.as_tool(ctx, want, tool_defs, choice, why)
+            else:
+                output_config = S.anthropic_output_config(ctx, want, extra.pop("output_config", None))
+                reading = S.reading(want)
+        elif want is not None:
+            S.anthropic_output_config(ctx, want, None)  # (a response_format of no JSON: said)
+        elif isinstance(extra.get("output_config"), Mapping) and extra["output_config"].get("format"):
+            reading = S.text_reading()  # output_config.format given as a parameter: JSON all the same
         if tool_defs:
             body["tools"] = anthropic_tools(tool_defs, ctx)
         parallel = extra.pop("parallel_tool_calls", None)
@@ -120,12 +171,16 @@ def format_request(
         budget = extra.pop("thinking_budget", None)
         if budget is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        if output_config is not None:
+            body["output_config"] = output_config
         stop = extra.get("stop")
         if isinstance(stop, str):
             extra["stop"] = [stop]
         F.apply_params(ctx, extra, _PARAMS, body)
         _strip_final_assistant(turns, walk, ctx)
-        return Draft(body=body, path="/v1/messages", model=body["model"], headers=dict(SPEC.headers))
+        return Draft(
+            body=body, path="/v1/messages", model=body["model"], headers=dict(SPEC.headers), parser_options=reading
+        )
 
     return run_format(
         SPEC,
@@ -138,6 +193,7 @@ def format_request(
         options=options,
         id_bad=_ID_BAD,
         tool_name_ok=_NAME_OK,
+        structured_output=structured_output,
     )
 
 
@@ -282,8 +338,10 @@ class _AnthropicWalk(TurnWalk):
         if kind == "image" and (mime is None or mime in _IMAGE_TYPES):
             m = ctx.media.resolve(block.source, pointer, inline=False)
             if m.url is not None:
+                F.name_not_sent(block, ctx, pointer)
                 return {"type": "image", "source": {"type": "url", "url": m.url}}
             if m.mime in _IMAGE_TYPES:
+                F.name_not_sent(block, ctx, pointer)
                 return {"type": "image", "source": {"type": "base64", "media_type": m.mime, "data": m.data}}
         elif kind == "file" and not in_result and mime in ("application/pdf", "text/plain"):
             m = ctx.media.resolve(block.source, pointer, inline=False)
@@ -507,6 +565,49 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
     if whole:
         b.end_block(slot)
 
+
+# ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
+
+_SERVING = "describes the serving, not the reply"
+#: What the reader does with each field of a reply (a stream's events carry the same: message_start's message,
+#: content blocks and their deltas, message_delta's)
+REPLY_FIELDS: Final = (
+    ReplyField("id", MAPPED, "the message id"),
+    ReplyField("model", MAPPED, "metadata `agentmsg_model` (thinking blocks' `model`)"),
+    ReplyField("type|role", NOT_READ, "always a message of the assistant"),
+    ReplyField("content[] text", KEPT, "a text block (structured output: metadata `_structured_output`)"),
+    ReplyField("content[] text .citations", NOT_KEPT, "citations (`citations_delta` too)"),
+    ReplyField("content[] thinking", MAPPED, "a thinking block, its `signature` in metadata"),
+    ReplyField("content[] redacted_thinking", MAPPED, "a thinking block: metadata `redacted`, `redactedData`"),
+    ReplyField("content[] tool_use", MAPPED, "a tool_use block (`id`, `name`, `input`)"),
+    ReplyField("content[] tool_use .caller|.toolset_name", NOT_KEPT, "programmatic tool calling, toolsets"),
+    ReplyField(
+        "content[] server_tool_use, web_search_tool_result, mcp_tool_use, ... (a *_tool_use or *_tool_result)",
+        NOT_KEPT,
+        "tools the provider runs itself: never a call for the client",
+    ),
+    ReplyField("content[] compaction|fallback|mcp_tool_listing", NOT_KEPT, "a `fallback` names the model of the rest"),
+    ReplyField(
+        "stop_reason", MAPPED, "metadata `agentmsg_finish_reason`; the generate reason (`refusal`: `agentmsg_refusal`)"
+    ),
+    ReplyField("stop_sequence", NOT_KEPT),
+    ReplyField("stop_details", NOT_KEPT),
+    ReplyField("container", NOT_KEPT),
+    ReplyField("context_management|input_transformations|diagnostics", NOT_KEPT, "what the API did with the request"),
+    ReplyField(
+        "usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens",
+        MAPPED,
+        "usage `inputTokens` (their sum: every input token)",
+    ),
+    ReplyField("usage.cache_read_input_tokens", MAPPED, "usage `cachedTokens`"),
+    ReplyField("usage.output_tokens", MAPPED, "usage `outputTokens`"),
+    ReplyField(
+        "usage.cache_creation, usage.server_tool_use, usage.output_tokens_details, usage.service_tier",
+        NOT_READ,
+        "details the usage has no field for",
+    ),
+    ReplyField("error", MAPPED, "an error event (metadata `agentmsg_errors`, `request_id` kept); INTERRUPTED"),
+)
 
 # ---- reader: whole replies and stream payloads -------------------------------------------------------------
 

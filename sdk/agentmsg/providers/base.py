@@ -30,6 +30,8 @@ import attrs
 
 from agentmsg.message import Msg
 from agentmsg.providers._request.context import FormatOptions, FormattedRequest
+from agentmsg.providers._request.fields import Handling
+from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.parser import StreamParser, read_response, response_message, run_parser
 
@@ -66,7 +68,8 @@ class Spec:
     request carries (the API version). ``default_model``: the model of a request that names none.
     ``families``: the reasoning provenance (thinking metadata ``provider``) this provider replays natively; the
     first is the one its replies are marked with. ``stream_flags``: parser options the CLI offers.
-    ``client_class``: the name of the deprecated client class pinned to this provider (``OpenAIClient``)."""
+    ``client_class``: the name of the deprecated client class pinned to this provider (``OpenAIClient``).
+    ``fields``: the formatter's field table (``providers/_request/fields.py``)."""
 
     name: str
     title: str
@@ -78,6 +81,9 @@ class Spec:
     headers: Mapping[str, str] = attrs.field(factory=dict)
     stream_flags: tuple[StreamFlag, ...] = ()
     client_class: str = ""
+    #: what the formatter does with each field of a conversation: sent, mapped, reported or not sent (None: the
+    #: common table, ``providers/_request/fields.py``; docs/formatters.md's field tables are written from it)
+    fields: Mapping[str, Mapping[str, Handling]] | None = None
 
 
 @runtime_checkable
@@ -103,6 +109,7 @@ class Provider(Protocol):
         stream: bool = False,
         strict: bool = False,
         options: FormatOptions | Mapping[str, Any] | None = None,
+        structured_output: StructuredOutputLike | None = None,
         **params: Any,
     ) -> FormattedRequest: ...
 
@@ -170,13 +177,16 @@ class Entry:
         stream: bool = False,
         strict: bool = False,
         options: FormatOptions | Mapping[str, Any] | None = None,
+        structured_output: StructuredOutputLike | None = None,
         **params: Any,
     ) -> FormattedRequest:
         """The provider's request for a conversation (a list of :class:`~agentmsg.Msg`): ``body`` (the exact JSON
         body), ``diagnostics`` (every rewriting or lossy step), ``path``, ``headers``, ``model``. Without ``model``
         the request names the spec's ``default_model``. ``params``: generation parameters (``temperature``,
         ``max_tokens``, ...), mapped to the provider's names; see the provider module's ``format_request``.
-        Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for every
+        ``structured_output``: a reply that is one JSON object (a JSON Schema, a ``StructuredOutput`` or a pydantic
+        model class), mapped to the provider's structured output; the reply's JSON lands in its metadata
+        ``_structured_output`` (docs/formatters.md, "Structured output"). Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for every
         lossy or error diagnostic."""
         if "variant" in params:
             return self._other(params).format_request(
@@ -189,8 +199,11 @@ class Entry:
                 stream=stream,
                 strict=strict,
                 options=options,
+                structured_output=structured_output,
                 **params,
             )
+        if structured_output is not None:
+            params["structured_output"] = structured_output
         return self.formatter(
             messages,
             model=model,
@@ -252,8 +265,10 @@ class Entry:
         return get(variant)
 
     def parser_options(self, request: FormattedRequest) -> dict[str, Any]:
-        """The stream parser options ``request`` asks for (the clients parse its reply with them)."""
-        return self.request_options(request)
+        """The parser options ``request`` asks for (the clients read its reply, streamed or whole, with them): the
+        request's own (``FormattedRequest.parser_options``: structured output) and the provider's
+        (``request_options``)."""
+        return {**request.parser_options, **self.request_options(request)}
 
     def StreamParser(self, **options: Any) -> StreamParser:
         """Deprecated: :meth:`stream_parser`."""

@@ -20,12 +20,16 @@ from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
 from agentmsg.providers._request import context as F
+from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
 from agentmsg.providers._response.builder import StreamBuilder
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
 from agentmsg.providers._response.payload import as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Spec, StreamFlag
@@ -48,6 +52,33 @@ __all__ = [
 
 # ---- spec --------------------------------------------------------------------------------------------------
 
+_PIXELS: Final = mapped(note="sent as the part's min_pixels / max_pixels / fps / total_pixels (Qwen-VL)")
+#: What the formatter does with each field (providers/_request/fields.py)
+FIELDS: Final = field_table(
+    {
+        "message.name": mapped(
+            "name-sanitized", "name-dropped", note="the message's name field, sanitized; a tool message's is the tool's"
+        ),
+        "tool_use.content": mapped(
+            "tool-arguments-invalid",
+            "field-dropped",
+            note="the call's arguments, byte for byte when it is the JSON of input",
+        ),
+        "thinking.thinking": mapped(
+            "thinking-dropped", "thinking-demoted", note="the assistant message's reasoning_content (its own reasoning)"
+        ),
+        "thinking.metadata.signature": reported("signature-dropped", note="no field for a signature"),
+        "thinking.metadata.redacted": reported("thinking-dropped", note="redacted reasoning cannot be sent"),
+        "thinking.metadata.redactedData": reported("thinking-dropped", note="redacted reasoning cannot be sent"),
+        "tool_use.metadata.thoughtSignature": reported("signature-dropped", note="no field for a signature"),
+        "tool_result.state": reported("tool-result-state-dropped", note="a tool message has no error field"),
+        "image.minPixels": _PIXELS,
+        "image.maxPixels": _PIXELS,
+        **{f"video.{k}": _PIXELS for k in ("fps", "minPixels", "maxPixels", "totalPixels")},
+        "data.name": mapped("field-dropped", note="in a placeholder's text; else not sent (field-dropped)"),
+    }
+)
+
 SPEC: Final = Spec(
     name="dashscope",
     title="DashScope",
@@ -68,6 +99,7 @@ SPEC: Final = Spec(
         ),
     ),
     client_class="DashScopeClient",
+    fields=FIELDS,
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 TEXT_PATH: Final = "/services/aigc/text-generation/generation"
@@ -106,13 +138,15 @@ def format_request(
     stream: bool = False,
     strict: bool = False,
     options: FormatOptions | Mapping[str, Any] | None = None,
+    structured_output: StructuredOutputLike | None = None,
     **params: Any,
 ) -> FormattedRequest:
     """Format a conversation as a DashScope native generation request.
 
     ``params`` go into ``parameters`` as they are (``temperature``, ``top_p``, ``top_k``,
     ``max_tokens``, ``stop``, ``seed``, ``enable_thinking``, ``thinking_budget`` (which also sets
-    ``enable_thinking``), ``enable_search``, ...)."""
+    ``enable_thinking``), ``enable_search``, ...). ``structured_output`` (or a ``response_format`` parameter):
+    ``parameters.response_format`` (``json_schema``: a few models take it, the others ``json_object``)."""
     name = model or SPEC.default_model
 
     def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
@@ -124,6 +158,16 @@ def format_request(
         if stream:
             parameters["incremental_output"] = True
         extra = dict(params)
+        want = S.asked(ctx, extra)
+        reading: dict[str, Any] = {}
+        if want is not None:
+            if want.output is not None and want.output.mode == "tool":
+                tool_defs, choice, reading = S.as_tool(ctx, want, tool_defs, choice)
+            else:
+                response_format = S.chat_response_format(ctx, want, msgs)
+                if response_format is not None:
+                    extra["response_format"] = response_format
+                reading = S.reading(want)
         if extra.get("thinking_budget") is not None:
             extra.setdefault("enable_thinking", True)
         F.apply_params(ctx, extra, _PARAMS, parameters)
@@ -138,6 +182,7 @@ def format_request(
             path=MULTIMODAL_PATH if multimodal else TEXT_PATH,
             model=name,
             headers={"X-DashScope-SSE": "enable"} if stream else {},
+            parser_options=reading,
         )
 
     return run_format(
@@ -150,6 +195,7 @@ def format_request(
         strict=strict,
         options=options,
         tool_name_ok=_NAME_OK,
+        structured_output=structured_output,
     )
 
 
@@ -216,6 +262,7 @@ class _DashScopeWalk(ChatWalk):
         kept = _HINTS.get(b.type, ())
         copy_hints(b, part, kept)
         F.media_options(b, kept, ctx, pointer)
+        F.name_not_sent(b, ctx, pointer)
         return part
 
 
@@ -372,6 +419,45 @@ def _finish(b: StreamBuilder, i: int, reason: Any) -> None:
     if isinstance(reason, str) and reason and reason != "null":
         b.finish(i, reason, tool_calls=reason in _TOOL_FINISH, normal=reason == "stop")
 
+
+# ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
+
+#: What the reader does with each field of a reply (a stream's chunks carry the same)
+REPLY_FIELDS: Final = (
+    ReplyField("request_id|requestId", MAPPED, "the message id"),
+    ReplyField("output.model_name", MAPPED, "metadata `agentmsg_model` (qwen-mt)"),
+    ReplyField(
+        "output.choices[].message.content", KEPT, "a text block, or image/audio/video blocks (multimodal parts)"
+    ),
+    ReplyField("output.choices[].message.content[] .ocr_result, ...", NOT_KEPT, "what a part carries beside its text"),
+    ReplyField("output.choices[].message.reasoning_content", MAPPED, "a thinking block"),
+    ReplyField("output.choices[].message.tool_calls[]", MAPPED, "tool_use blocks"),
+    ReplyField("output.choices[].message.role", NOT_READ, "always the assistant"),
+    ReplyField("output.choices[].finish_reason", MAPPED, "metadata `agentmsg_finish_reason`; the generate reason"),
+    ReplyField("output.choices[].logprobs", NOT_KEPT),
+    ReplyField("output.text|output.finish_reason", MAPPED, "`result_format: text`: a text block, the finish reason"),
+    ReplyField("output.thoughts", MAPPED, "an application's reasoning: a thinking block; its other entries not kept"),
+    ReplyField(
+        "output.search_info|tool_info|task_metric|task_metrics|audio|doc_references",
+        NOT_KEPT,
+        "web search results, the provider's own tool runs, task counts, audio outputs, references",
+    ),
+    ReplyField("usage.input_tokens|usage.prompt_tokens", MAPPED, "usage `inputTokens`"),
+    ReplyField("usage.output_tokens|usage.completion_tokens", MAPPED, "usage `outputTokens`"),
+    ReplyField(
+        "usage.total_tokens",
+        MAPPED,
+        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
+    ),
+    ReplyField("usage.prompt_tokens_details.cached_tokens", MAPPED, "usage `cachedTokens`"),
+    ReplyField("usage.models[]", MAPPED, "an application's usage per model: summed"),
+    ReplyField(
+        "usage.input_tokens_details, usage.output_tokens_details, usage.image_tokens, usage.plugins, usage.cached_tokens",
+        NOT_READ,
+        "details the usage has no field for",
+    ),
+    ReplyField("code|message", MAPPED, "an error reply: an error event (metadata `agentmsg_errors`); INTERRUPTED"),
+)
 
 # ---- reader: whole replies and stream payloads -------------------------------------------------------------
 

@@ -22,12 +22,16 @@ from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.providers._request import context as F
+from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.common import media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, gemini_tool_config, gemini_tools
 from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
 from agentmsg.providers._response.partial_json import json_fragment_writer
 from agentmsg.providers._response.payload import base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
@@ -49,6 +53,34 @@ __all__ = [
 
 # ---- spec --------------------------------------------------------------------------------------------------
 
+#: What the formatter does with each field (providers/_request/fields.py)
+FIELDS: Final = field_table(
+    {
+        "message.name": mapped(
+            "name-dropped", note="no name field (said once per request); in multi-agent mode, in the text"
+        ),
+        "tool_use.content": mapped(
+            "tool-arguments-invalid",
+            "field-dropped",
+            note="the input object is sent; raw text that is not its JSON is said",
+        ),
+        "thinking.thinking": mapped(
+            "thinking-dropped", "thinking-demoted", note="a thought part (thought: true), in its place"
+        ),
+        "thinking.metadata.signature": mapped(
+            "signature-dropped", "signature-added", note="the part's thoughtSignature (base64), to Gemini only"
+        ),
+        "thinking.metadata.redacted": reported("thinking-dropped", note="Gemini has no redacted reasoning"),
+        "thinking.metadata.redactedData": reported("thinking-dropped", note="Gemini has no redacted reasoning"),
+        "tool_use.metadata.thoughtSignature": mapped(
+            "signature-dropped", "signature-added", note="the functionCall part's thoughtSignature"
+        ),
+        "tool_result.state": mapped(note="error, denied and interrupted: response {error: ...}"),
+        "video.fps": mapped(note="sent as the part's videoMetadata.fps"),
+        "data.name": mapped("field-dropped", note="in a placeholder's text; else not sent (field-dropped)"),
+    }
+)
+
 SPEC: Final = Spec(
     name="gemini",
     title="Gemini",
@@ -58,6 +90,7 @@ SPEC: Final = Spec(
     default_model="gemini-2.5-flash",
     families=("gemini", "google"),
     client_class="GeminiClient",
+    fields=FIELDS,
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 #: Google's documented placeholder for function calls that have no thought signature
@@ -95,12 +128,14 @@ def format_request(
     stream: bool = False,
     strict: bool = False,
     options: FormatOptions | Mapping[str, Any] | None = None,
+    structured_output: StructuredOutputLike | None = None,
     **params: Any,
 ) -> FormattedRequest:
     """Format a conversation as a Gemini ``generateContent`` request (``streamGenerateContent?alt=sse``
     when ``stream``). ``params``: ``temperature``, ``top_p``, ``top_k``, ``max_tokens``, ``stop``,
     ``seed``, ... go into ``generationConfig``; ``thinking_budget`` into its ``thinkingConfig``;
-    other names pass through to the body (e.g. ``safetySettings``)."""
+    other names pass through to the body (e.g. ``safetySettings``). ``structured_output`` (or a ``response_format``
+    parameter, mapped): ``generationConfig.responseMimeType`` ``application/json`` and ``responseJsonSchema``."""
 
     def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
         walk = _GeminiWalk(ctx, multi_agent, agent_name, model or SPEC.default_model)
@@ -110,12 +145,17 @@ def format_request(
         system = walk.system_texts()
         if system:
             body["systemInstruction"] = {"parts": [{"text": t} for t in system]}
+        extra = dict(params)
+        want = S.asked(ctx, extra)
+        reading: dict[str, Any] = {}
+        if want is not None and want.output is not None and want.output.mode == "tool":
+            tool_defs, choice, reading = S.as_tool(ctx, want, tool_defs, choice)
+            want = None
         if tool_defs:
             body["tools"] = gemini_tools(tool_defs, ctx)
         choice = usable_choice(ctx, choice, tool_defs)
         if choice is not None:
             body["toolConfig"] = gemini_tool_config(choice, ctx)
-        extra = dict(params)
         generation: dict[str, Any] = {}
         budget = extra.pop("thinking_budget", None)
         stop = extra.get("stop")
@@ -131,6 +171,11 @@ def format_request(
                 passthrough[key] = value
         if budget is not None:
             generation["thinkingConfig"] = {"thinkingBudget": budget, "includeThoughts": True}
+        if want is not None:
+            if S.gemini_generation(ctx, want, generation):
+                reading = S.text_reading()
+        elif generation.get("responseMimeType") == "application/json" and not reading:
+            reading = S.text_reading()  # JSON asked for with Gemini's own parameters
         if generation:
             body["generationConfig"] = generation
         body.update(passthrough)
@@ -141,7 +186,9 @@ def format_request(
         # model's. Quoted: a character a URL gives a meaning to (?, #, %, a space) stays part of the name.
         resource = name if name.startswith("tunedModels/") else f"models/{name}"
         action = "streamGenerateContent?alt=sse" if stream else "generateContent"
-        return Draft(body=body, path=f"/v1beta/{quote(resource, safe='/')}:{action}", model=name)
+        return Draft(
+            body=body, path=f"/v1beta/{quote(resource, safe='/')}:{action}", model=name, parser_options=reading
+        )
 
     return run_format(
         SPEC,
@@ -153,6 +200,7 @@ def format_request(
         strict=strict,
         options=options,
         tool_name_ok=_NAME_OK,
+        structured_output=structured_output,
     )
 
 
@@ -317,6 +365,7 @@ class _GeminiWalk(TurnWalk):
         if fps is not None:
             part["videoMetadata"] = {"fps": fps}
         F.media_options(block, ("fps",), ctx, pointer)
+        F.name_not_sent(block, ctx, pointer)
         return part
 
     def repair_part(self, sent: str, tool: str) -> Any:
@@ -912,6 +961,66 @@ def _after_error(b: StreamBuilder, skipped: int) -> None:
     raises at the error, and said once (problem ``order``)."""
     b.problem("order", f"{skipped} payload(s) after the provider's error, which ended the reply: skipped")
 
+
+# ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
+
+#: What the reader does with each field of a reply (a stream's chunks carry the same)
+REPLY_FIELDS: Final = (
+    ReplyField("responseId", MAPPED, "the message id"),
+    ReplyField("modelVersion", MAPPED, "metadata `agentmsg_model` (thinking blocks' `model`)"),
+    ReplyField("createTime|modelStatus", NOT_READ, "describes the serving, not the reply"),
+    ReplyField("candidates[].index", MAPPED, "the choice: candidate i > 0 under `source: choice/i`"),
+    ReplyField("candidates[].content.parts[].text", KEPT, "a text block (structured output: `_structured_output`)"),
+    ReplyField("candidates[].content.parts[].thought", MAPPED, "its text as a thinking block"),
+    ReplyField(
+        "candidates[].content.parts[].thoughtSignature",
+        MAPPED,
+        "thinking metadata `signature` (a call's: its metadata)",
+    ),
+    ReplyField(
+        "candidates[].content.parts[].functionCall", MAPPED, "a tool_use block (`id`, `name`, `args`; `partialArgs`)"
+    ),
+    ReplyField("candidates[].content.parts[].inlineData|fileData", MAPPED, "a data block (base64 or URL source)"),
+    ReplyField(
+        "candidates[].content.parts[].executableCode|codeExecutionResult|toolCall|toolResponse",
+        NOT_KEPT,
+        "tools the provider runs itself",
+    ),
+    ReplyField("candidates[].content.role", NOT_READ, "always the model"),
+    ReplyField("candidates[].finishReason", MAPPED, "metadata `agentmsg_finish_reason`; the generate reason"),
+    ReplyField("candidates[].finishMessage", NOT_KEPT, "its text in the note"),
+    ReplyField(
+        "candidates[].groundingMetadata|citationMetadata|urlContextMetadata",
+        NOT_KEPT,
+        "grounding and citations",
+    ),
+    ReplyField(
+        "candidates[].logprobsResult|avgLogprobs|safetyRatings|continuationToken",
+        NOT_KEPT,
+    ),
+    ReplyField("promptFeedback.blockReason", MAPPED, "a blocked prompt: the finish reason"),
+    ReplyField("promptFeedback.blockReasonMessage|promptFeedback.safetyRatings", NOT_KEPT),
+    ReplyField(
+        "usageMetadata.promptTokenCount, usageMetadata.toolUsePromptTokenCount",
+        MAPPED,
+        "usage `inputTokens` (their sum)",
+    ),
+    ReplyField(
+        "usageMetadata.candidatesTokenCount, usageMetadata.thoughtsTokenCount",
+        MAPPED,
+        "usage `outputTokens` (their sum)",
+    ),
+    ReplyField("usageMetadata.cachedContentTokenCount", MAPPED, "usage `cachedTokens`"),
+    ReplyField(
+        "usageMetadata.totalTokenCount",
+        MAPPED,
+        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
+    ),
+    ReplyField(
+        "usageMetadata.*TokensDetails, usageMetadata.serviceTier", NOT_READ, "details the usage has no field for"
+    ),
+    ReplyField("error", MAPPED, "an error event (metadata `agentmsg_errors`); INTERRUPTED"),
+)
 
 # ---- reader: whole replies and stream payloads -------------------------------------------------------------
 

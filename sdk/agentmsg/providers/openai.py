@@ -25,13 +25,17 @@ from agentmsg.blocks import ImageBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
 from agentmsg.providers._request import context as F
+from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
 from agentmsg.providers._request.common import AUDIO_FORMATS, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
 from agentmsg.providers._response import parser
 from agentmsg.providers._response.builder import SNIFF_BYTES, StreamBuilder
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Spec
@@ -52,6 +56,82 @@ __all__ = [
 
 # ---- spec --------------------------------------------------------------------------------------------------
 
+_NO_VIDEO: Final = reported("media-unsupported", note="the video is a text placeholder: no video parts")
+_TEXT_ONLY: Final = reported("media-unsupported", note="the media block is a text placeholder: text only")
+_CHAT_FIELDS: Final = {
+    "message.name": mapped(
+        "name-sanitized", "name-dropped", note="the message's name field, sanitized; none on tool messages"
+    ),
+    "tool_use.content": mapped(
+        "tool-arguments-invalid",
+        "field-dropped",
+        note="the call's arguments, byte for byte when it is the JSON of input",
+    ),
+}
+_PIXELS: Final = mapped(note="sent as the part's min_pixels / max_pixels / fps / total_pixels (Qwen-VL)")
+_NO_SIGNATURE: Final = reported("signature-dropped", note="no field for a signature")
+_NO_REDACTED: Final = reported("thinking-dropped", note="redacted reasoning cannot be sent")
+_NO_STATE: Final = reported("tool-result-state-dropped", note="a tool message has no error field")
+#: what a variant with a reasoning field (reasoning_content) does with reasoning
+_REASONING: Final = {
+    "thinking.thinking": mapped(
+        "thinking-dropped",
+        "thinking-demoted",
+        "thinking-pruned",
+        note="the assistant message's reasoning_content (the provider's own reasoning)",
+    ),
+    "thinking.metadata.signature": _NO_SIGNATURE,
+    "thinking.metadata.redacted": _NO_REDACTED,
+    "thinking.metadata.redactedData": _NO_REDACTED,
+    "tool_use.metadata.thoughtSignature": _NO_SIGNATURE,
+    "tool_result.state": _NO_STATE,
+}
+#: What each variant's formatter does with each field (providers/_request/fields.py)
+FIELDS: Final = {
+    "openai": field_table(
+        {
+            **_CHAT_FIELDS,
+            "message.metadata.agentmsg_refusal": mapped(
+                note="the refusal (the message's last text block) goes back in the assistant's refusal field"
+            ),
+            "thinking.thinking": reported(
+                "thinking-dropped", "thinking-demoted", note="no reasoning in requests (as text: reasoning='text')"
+            ),
+            "thinking.metadata.signature": _NO_SIGNATURE,
+            "thinking.metadata.redacted": _NO_REDACTED,
+            "thinking.metadata.redactedData": _NO_REDACTED,
+            "tool_use.metadata.thoughtSignature": mapped(
+                "signature-dropped", note="Gemini's, through Google's compatible endpoint: extra_content.google"
+            ),
+            "tool_result.state": _NO_STATE,
+            **{f"video.{k}": _NO_VIDEO for k in ("fps", "maxFrames", "minPixels", "maxPixels", "totalPixels")},
+            "data.name": mapped(
+                "field-dropped", note="a PDF's file name, in a placeholder's text; else not sent (field-dropped)"
+            ),
+        }
+    ),
+    "deepseek": field_table(
+        {
+            **_CHAT_FIELDS,
+            **_REASONING,
+            "image.minPixels": _TEXT_ONLY,
+            "image.maxPixels": _TEXT_ONLY,
+            **{f"video.{k}": _TEXT_ONLY for k in ("fps", "maxFrames", "minPixels", "maxPixels", "totalPixels")},
+            "data.name": mapped(note="in the placeholder's text (text only)"),
+        }
+    ),
+    "dashscope-compatible": field_table(
+        {
+            **_CHAT_FIELDS,
+            **_REASONING,
+            "image.minPixels": _PIXELS,
+            "image.maxPixels": _PIXELS,
+            **{f"video.{k}": _PIXELS for k in ("fps", "minPixels", "maxPixels", "totalPixels")},
+            "data.name": mapped("field-dropped", note="in a placeholder's text; else not sent (field-dropped)"),
+        }
+    ),
+}
+
 SPECS: Final = (
     Spec(
         name="openai",
@@ -62,6 +142,7 @@ SPECS: Final = (
         default_model="gpt-4o",
         families=("openai",),
         client_class="OpenAIClient",
+        fields=FIELDS["openai"],
     ),
     Spec(
         name="deepseek",
@@ -72,6 +153,7 @@ SPECS: Final = (
         default_model="deepseek-chat",
         families=("deepseek",),
         client_class="DeepSeekClient",
+        fields=FIELDS["deepseek"],
     ),
     Spec(
         name="dashscope-compatible",
@@ -82,6 +164,7 @@ SPECS: Final = (
         default_model="qwen-plus",
         families=("dashscope",),
         client_class="DashScopeCompatibleClient",
+        fields=FIELDS["dashscope-compatible"],
     ),
 )
 _SPEC: Final = {spec.name: spec for spec in SPECS}
@@ -111,6 +194,7 @@ class OpenAIVariant:
     google_signatures: bool = False  # calls' Gemini thought signatures sent in extra_content (Google's endpoint)
     refusals: bool = False  # a parsed refusal (message.refusal) sent back in the assistant's refusal field
     thinking_budget_enables: bool = False  # thinking_budget also sets enable_thinking (DashScope's extension)
+    json_schema: bool = True  # response_format json_schema (else JSON mode only: a schema is approximated)
 
 
 VARIANTS: Final[dict[str, OpenAIVariant]] = {
@@ -131,6 +215,7 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
             files=False,
             text_only=True,
             tool_strict=True,
+            json_schema=False,
             params={"top_k": None, "thinking_budget": None, "seed": None},
         ),
         OpenAIVariant(
@@ -172,6 +257,7 @@ def format_request(
     stream: bool = False,
     strict: bool = False,
     options: FormatOptions | Mapping[str, Any] | None = None,
+    structured_output: StructuredOutputLike | None = None,
     variant: str = "openai",
     **params: Any,
 ) -> FormattedRequest:
@@ -179,7 +265,8 @@ def format_request(
 
     ``params`` are generation parameters (``temperature``, ``max_tokens``, ``top_p``, ``stop``,
     ``seed``, ...): common names are mapped to the variant's; others pass through to the body.
-    Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for
+    ``structured_output`` (or a ``response_format`` parameter): ``response_format`` ``json_schema`` (DeepSeek:
+    ``json_object``, approximated). Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for
     every lossy or error diagnostic."""
     spec, v = _variant(variant)
 
@@ -195,16 +282,27 @@ def format_request(
             body["stream"] = True
             if v.stream_options:
                 body["stream_options"] = {"include_usage": True}
+        extra = dict(params)
+        want = S.asked(ctx, extra)
+        reading: dict[str, Any] = {}
+        response_format = None
+        if want is not None:
+            if want.output is not None and want.output.mode == "tool":
+                tool_defs, choice, reading = S.as_tool(ctx, want, tool_defs, choice)
+            else:
+                response_format = S.chat_response_format(ctx, want, msgs, json_schema=v.json_schema)
+                reading = S.reading(want)
         if tool_defs:
             body["tools"] = openai_tools(tool_defs, ctx, strict_field=v.tool_strict, custom=v.custom_tools)
         choice = usable_choice(ctx, choice, tool_defs)
         if choice is not None:
             body["tool_choice"] = openai_tool_choice(choice, ctx, required=v.required_choice)
-        extra = dict(params)
+        if response_format is not None:
+            body["response_format"] = response_format
         if v.thinking_budget_enables and extra.get("thinking_budget") is not None:
             extra.setdefault("enable_thinking", True)
         F.apply_params(ctx, extra, v.params, body)
-        return Draft(body=body, path="/chat/completions", model=body["model"])
+        return Draft(body=body, path="/chat/completions", model=body["model"], parser_options=reading)
 
     return run_format(
         spec,
@@ -217,6 +315,7 @@ def format_request(
         options=options,
         tool_name_ok=_NAME_OK,
         id_max=v.id_max,
+        structured_output=structured_output,
     )
 
 
@@ -263,12 +362,14 @@ class _OpenAIWalk(ChatWalk):
             kept: tuple[str, ...] = ("min_pixels", "max_pixels") if v.pixel_hints else ()
             copy_hints(b, part, kept)
             F.media_options(b, kept, ctx, pointer)
+            F.name_not_sent(b, ctx, pointer)
             return part
         if kind == "audio":
             fmt = AUDIO_FORMATS.get(mime or "")
             if fmt is None:
                 return self.placeholder(b, pointer, f"audio format {mime!r} (only wav and mp3)")
             m = ctx.media.resolve(b.source, pointer, inline=not v.audio_urls)
+            F.name_not_sent(b, ctx, pointer)
             return {"type": "input_audio", "input_audio": {"data": m.url or m.data or "", "format": fmt}}
         if kind == "video":
             if not v.video:
@@ -278,6 +379,7 @@ class _OpenAIWalk(ChatWalk):
             kept = ("fps", "min_pixels", "max_pixels", "total_pixels") if v.pixel_hints else ()
             copy_hints(b, part, kept)
             F.media_options(b, kept, ctx, pointer)
+            F.name_not_sent(b, ctx, pointer)
             return part
         if not v.files or mime != "application/pdf":
             return self.placeholder(b, pointer, f"{mime or 'unknown'} data")
@@ -667,6 +769,76 @@ def _provider_error(b: StreamBuilder, err: Any) -> None:
         )
     else:
         b.error(str(err))
+
+
+# ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
+
+_SERVING = "describes the serving, not the reply"
+#: What the reader does with each field of a reply (a chunk's ``delta`` is read as a ``message``)
+REPLY_FIELDS: Final = (
+    ReplyField("id", MAPPED, "the message id"),
+    ReplyField("model", MAPPED, "metadata `agentmsg_model` (thinking blocks' `model`)"),
+    ReplyField("object", NOT_READ, _SERVING),
+    ReplyField("created", NOT_READ, _SERVING),
+    ReplyField("system_fingerprint", NOT_READ, _SERVING),
+    ReplyField("service_tier", NOT_READ, _SERVING),
+    ReplyField("usage.prompt_tokens", MAPPED, "usage `inputTokens`"),
+    ReplyField("usage.completion_tokens", MAPPED, "usage `outputTokens`"),
+    ReplyField(
+        "usage.total_tokens",
+        MAPPED,
+        "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
+    ),
+    ReplyField(
+        "usage.prompt_tokens_details.cached_tokens|usage.prompt_cache_hit_tokens|usage.cached_tokens",
+        MAPPED,
+        "usage `cachedTokens` (OpenAI, DeepSeek, Moonshot)",
+    ),
+    ReplyField(
+        "usage.prompt_tokens_details.*, usage.completion_tokens_details.*, usage.prompt_cache_miss_tokens",
+        NOT_READ,
+        "token details the usage has no field for (xAI's reasoning_tokens are added to outputTokens)",
+    ),
+    ReplyField("x_groq.usage|choices[].usage", MAPPED, "usage (Groq's in a stream's last chunk, Moonshot's)"),
+    ReplyField("choices[].index", MAPPED, "the choice: choice i > 0 under `source: choice/i`"),
+    ReplyField("choices[].finish_reason", MAPPED, "metadata `agentmsg_finish_reason`; the generate reason"),
+    ReplyField("choices[].logprobs", NOT_KEPT),
+    ReplyField("choices[].content_filter_results", NOT_KEPT, "Azure's"),
+    ReplyField("choices[].stop_reason|choices[].matched_stop", NOT_KEPT, "the stop that ended it (vLLM, SGLang)"),
+    ReplyField("choices[].message.role", NOT_READ, "always the assistant"),
+    ReplyField("choices[].message.content", KEPT, "a text block (structured output: metadata `_structured_output`)"),
+    ReplyField(
+        "choices[].message.content[] (parts)", MAPPED, "text and `thinking` parts in order; other types not kept"
+    ),
+    ReplyField("choices[].message.refusal", MAPPED, "a text block of its own; metadata `agentmsg_refusal`"),
+    ReplyField("choices[].message.reasoning_content|choices[].message.reasoning", MAPPED, "a thinking block"),
+    ReplyField(
+        "choices[].message.tool_calls[]",
+        MAPPED,
+        "tool_use blocks (`id`, `function.name`, `function.arguments`; custom)",
+    ),
+    ReplyField(
+        "choices[].message.tool_calls[].extra_content.google.thought_signature", MAPPED, "metadata `thoughtSignature`"
+    ),
+    ReplyField("choices[].message.function_call", MAPPED, "a tool_use block (a minted id)"),
+    ReplyField("choices[].message.audio", MAPPED, "a data block (`id`, `data`) and a text block (`transcript`)"),
+    ReplyField("choices[].message.audio.expires_at", NOT_KEPT),
+    ReplyField("choices[].message.images", MAPPED, "image blocks (OpenRouter, Vercel AI Gateway)"),
+    ReplyField("choices[].message.annotations", NOT_KEPT, "URL citations"),
+    ReplyField("choices[].message.reasoning_details", NOT_KEPT, "OpenRouter's (the reasoning text is kept)"),
+    ReplyField(
+        "choices[].messages", MAPPED, "Azure's legacy On Your Data: the assistant's read; `tool` messages not kept"
+    ),
+    ReplyField("prompt_filter_results", NOT_KEPT, "Azure's"),
+    ReplyField("moderation", NOT_KEPT),
+    ReplyField("citations|search_results", NOT_KEPT, "Perplexity's"),
+    ReplyField(
+        "error",
+        MAPPED,
+        "an error event (metadata `agentmsg_errors`); the reply ends INTERRUPTED (a whole response's: when it has no"
+        " choices)",
+    ),
+)
 
 
 # ---- reader: whole replies and stream payloads -------------------------------------------------------------

@@ -165,6 +165,10 @@ function modelEnd(st: State, e: Obj, i: number): void {
   const refusal = isObject(meta) && Object.hasOwn(meta, "refusal") ? meta.refusal : null;
   if (refusal === true) reply.refusal = true;
   else if (refusal !== null) st.problem(i, "/metadata/refusal", "type", `refusal ${short(refusal)} is not true: not taken`);
+  // the reply's JSON (a provider parser reads it): the message's _structured_output
+  const structured = isObject(meta) && Object.hasOwn(meta, "structuredOutput") ? meta.structuredOutput : null;
+  if (isObject(structured)) reply.meta._structured_output = structured;
+  else if (structured !== null) st.problem(i, "/metadata/structuredOutput", "type", `structuredOutput ${short(structured)} is no object: not taken`);
   const usage = get(e, "usage");
   if (!truthy(usage)) return;
   if (!isObject(usage)) throw new Malformed("type", "usage is not an object");

@@ -66,6 +66,9 @@ class FormattedRequest:
     path: str = ""
     headers: Mapping[str, str] = attrs.field(factory=dict)
     stream: bool = False
+    #: the parser options the reply to this request needs (``structured_output``: where its JSON is); the clients
+    #: give them to the provider's reader (``Provider.parser_options``)
+    parser_options: Mapping[str, Any] = attrs.field(factory=dict)
 
     @property
     def diagnostics(self) -> tuple[Problem, ...]:
@@ -78,13 +81,22 @@ class FormattedRequest:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FormattedRequest):
             return NotImplemented
-        return (self.body, self.diagnostics, self.model, self.path, dict(self.headers), self.stream) == (
+        return (
+            self.body,
+            self.diagnostics,
+            self.model,
+            self.path,
+            dict(self.headers),
+            self.stream,
+            dict(self.parser_options),
+        ) == (
             other.body,
             other.diagnostics,
             other.model,
             other.path,
             dict(other.headers),
             other.stream,
+            dict(other.parser_options),
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -155,6 +167,19 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     "schema-keyword-converted": (REWRITE, "a JSON Schema keyword was rewritten into the provider's subset"),
     "param-dropped": (LOSSY, "a generation parameter the provider does not take was not sent"),
     "tool-choice-changed": (LOSSY, "the tool choice was mapped to the nearest one the provider supports"),
+    "field-dropped": (LOSSY, "a field of a message or block that the provider has no place for was not sent"),
+    "unknown-key-dropped": (LOSSY, "a key the schema does not declare (a newer producer's) was not sent"),
+    "structured-output-approximated": (
+        LOSSY,
+        "structured output was sent as the provider's JSON mode: the schema is not sent, so not enforced",
+    ),
+    "structured-output-as-tool": (
+        REWRITE,
+        "structured output was asked for as a forced tool call (mode='tool', or no native form): the reply's JSON is"
+        " the call's input",
+    ),
+    "response-format-mapped": (REWRITE, "a response_format parameter was sent in the provider's own form"),
+    "json-unprompted": (ERROR, "JSON mode, but no message mentions JSON, which the provider requires"),
 }
 
 _STRICT_KINDS = frozenset({LOSSY, ERROR})
@@ -249,6 +274,7 @@ class Context:
         "open_calls",
         "options",
         "provider",
+        "structured",
         "tool_name_cache",
         "tool_name_ok",
         "tool_name_used",
@@ -286,6 +312,8 @@ class Context:
         self.names_dropped: list[int] = []  # indexes of the messages whose name was not sent (said once, at finish)
         # open tool calls: original id -> (id sent, tool name sent, tool name, message index, block index)
         self.open_calls: dict[str, tuple[str, str, str, int, int]] = {}
+        #: the structured output asked for (a StructuredOutput: providers/_request/structured.py), or None
+        self.structured: Any = None
 
     def report(self, pointer: str | tuple[int, int], rule: str, message: str | tuple[Any, ...]) -> None:
         """Record a diagnostic. The walks record the frequent ones cheaply (appending to
@@ -460,6 +488,12 @@ def tool_arguments(block: ToolUseBlock, ctx: Context, pointer: str) -> tuple[dic
                     pointer,
                     "tool-arguments-invalid",
                     "raw arguments are JSON the message could not hold (argumentsError); sent the parsed input instead",
+                )
+            else:  # another object than input (input changed since, say): input is the truth, the text not sent
+                ctx.report(
+                    f"{pointer}/content",
+                    "field-dropped",
+                    "raw arguments (content) are not the JSON of input (changed since?): input was sent",
                 )
         else:
             ctx.report(
@@ -698,12 +732,26 @@ def media_options(block: Any, kept: tuple[str, ...], ctx: Context, pointer: str)
             )
 
 
+def name_not_sent(block: Any, ctx: Context, pointer: str) -> None:
+    """A data block's ``name`` (a file name or label) that the part it becomes has no place for: said
+    (``field-dropped``). A placeholder's text holds it, a document's title or file name too: not called there."""
+    if type(block) is DataBlock and block.name:
+        ctx.report(
+            f"{pointer}/name",
+            "field-dropped",
+            f"{ctx.provider} has no place for the {block.type} block's name: not sent",
+        )
+
+
 # ---- multi-agent "history" layout -----------------------------------------------------------------
 
 
 def is_history_message(msg: Msg, agent_name: str | None) -> bool:
     """In the ``history`` layout: a turn of another speaker (USER, or ASSISTANT not from the current
-    agent) that holds no tool call or result. Runs of these fold into one user turn."""
+    agent) that holds no tool call or result, and is not marked ``_bypass_multiagent_history_merge``. Runs of these
+    fold into one user turn."""
+    if msg.metadata.get("_bypass_multiagent_history_merge") is True:
+        return False  # kept out of the merge, as AgentScope Java's multi-agent formatter keeps it: a turn of its own
     role = msg.role.value
     if role == "USER":
         return True

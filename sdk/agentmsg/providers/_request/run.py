@@ -21,6 +21,8 @@ from agentmsg.providers._request.context import (
     as_options,
     check_messages,
 )
+from agentmsg.providers._request.fields import COMMON, scan
+from agentmsg.providers._request.structured import as_structured_output
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 if TYPE_CHECKING:
@@ -38,6 +40,8 @@ class Draft:
     path: str
     model: str
     headers: Mapping[str, str] = attrs.field(factory=dict)
+    #: the parser options the reply needs (structured output: ``_request/structured.py``)
+    parser_options: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 #: ``build(ctx, messages, tools, tool_choice) -> Draft``: a provider's request, its diagnostics said on ``ctx``
@@ -58,13 +62,18 @@ def run_format(
     id_max: int = 0,
     id_bad: Callable[[str], Any] | None = None,
     tool_name_ok: Callable[[str], Any] | None = None,
+    structured_output: Any = None,
 ) -> FormattedRequest:
     """A provider's request for ``messages``: the arguments checked (:class:`~agentmsg.ValidationError` naming
     the one at fault), ``build`` run under a :class:`Context` for ``spec`` (its media session closed however it
     ends), and with ``strict`` every lossy or error diagnostic raised. ``families``: the reasoning this request
     replays natively (default the spec's); ``id_max``, ``id_bad``, ``tool_name_ok``: which tool-call ids and tool
-    names the provider takes as they are (the others are mapped, alike in call and result)."""
+    names the provider takes as they are (the others are mapped, alike in call and result). ``structured_output``:
+    what the call asks the reply to be (``_request/structured.py``), on ``ctx.structured`` for ``build``, which
+    maps it (a provider whose ``build`` does not says so: ``param-dropped``). After ``build``, the fields of the
+    conversation no walk carried or said are said (``_request/fields.py``, from the spec's field table)."""
     msgs = check_messages(messages)
+    structured = as_structured_output(structured_output)
     opts = as_options(options)
     tool_defs = normalize_tools(tools)
     choice = normalize_tool_choice(tool_choice)
@@ -77,10 +86,14 @@ def run_format(
         id_bad=id_bad,
         tool_name_ok=tool_name_ok,
     )
+    ctx.structured = structured
     try:
         draft = build(ctx, msgs, tool_defs, choice)
     finally:
         ctx.media.close()
+    if structured is not None and "structured_output" not in draft.parser_options:
+        ctx.report("/structured_output", "param-dropped", f"{spec.name} takes no structured output: not asked for")
+    scan(ctx, msgs, spec.fields if spec.fields is not None else COMMON)
     diagnostics = ctx.finish(strict)
     return FormattedRequest(
         body=draft.body,
@@ -89,6 +102,7 @@ def run_format(
         path=draft.path,
         headers=draft.headers,
         stream=stream,
+        parser_options=draft.parser_options,
     )
 
 

@@ -138,6 +138,7 @@ class _Choice:
         "done",
         "error",
         "finish",
+        "json",
         "minted",
         "normal",
         "reason",
@@ -170,6 +171,7 @@ class _Choice:
         self.error: dict[str, Any] | None = None
         self.done = False
         self.refusal = False  # the model declined (MODEL_CALL_END metadata refusal: message agentmsg_refusal)
+        self.json: list[str] = []  # the answer's text, when the request asked for structured output (see text)
 
 
 class _Data:
@@ -184,6 +186,9 @@ class _Data:
         self.bytes = bytearray()  # before it starts: all its bytes; after: the 0-2 left over
         self.held = False
 
+
+#: Text slots that are not the answer (OpenAI's refusal, an audio reply's transcript): not structured output
+_NOT_ANSWER = frozenset(("refusal", "transcript"))
 
 #: How many bytes a data block's media type is read from (:meth:`StreamBuilder.data`): "RIFF....WAVE" is 12
 SNIFF_BYTES = 12
@@ -270,6 +275,10 @@ class StreamBuilder:
     id. ``id_factory`` / ``clock`` make event ids and createdAt deterministic. ``started_at``
     (``time.monotonic()`` when the request was sent) adds the call's wall-clock ``time`` to the usage.
     ``agent_events=False`` leaves out AGENT_START/AGENT_END (for an agent loop that frames its own reply).
+    ``structured_output``: the request asked for structured output, the reply's JSON is in its text (``{"from":
+    "text"}``) or in the input of a call of the tool it forced (``{"from": "tool", "name": ...}``): read when each
+    choice ends, and given on its MODEL_CALL_END (``metadata.structuredOutput``, the message's metadata
+    ``_structured_output``), or said (problem ``structured-output``) when it is no JSON object (the text is kept).
 
     Events accumulate in :attr:`events`; :meth:`drain` hands them over.
     """
@@ -284,6 +293,7 @@ class StreamBuilder:
         clock: Callable[[], str] | None = None,
         started_at: float | None = None,
         agent_events: bool = True,
+        structured_output: dict[str, Any] | None = None,
     ) -> None:
         self.provider = provider
         self.name = name
@@ -307,6 +317,17 @@ class StreamBuilder:
         self.errors: list[dict[str, Any]] = []  # the errors reported (error events' values)
         self.started_at = started_at
         self.agent_events = agent_events
+        if structured_output is not None and not (
+            isinstance(structured_output, dict)
+            and (
+                structured_output.get("from") == "text"
+                or (structured_output.get("from") == "tool" and isinstance(structured_output.get("name"), str))
+            )
+        ):
+            raise ValueError(
+                f"structured_output is {{'from': 'text'}} or {{'from': 'tool', 'name': ...}}, not {structured_output!r}"
+            )
+        self.structured = structured_output
         self.closed = False
         if id_factory is None:
             id_factory = _id_counter(os.urandom(11).hex())
@@ -427,6 +448,8 @@ class StreamBuilder:
             c = self.choice(choice)
         if ends is not None and ends in c.blocks:
             self.end_block(ends, c)
+        if self.structured is not None and slot not in _NOT_ANSWER:
+            c.json.append(delta)
         block = c.blocks.get(slot)
         block_id = block[1] if block is not None and block[0] == "text" else self._open(c, slot, "text")
         e = {
@@ -1125,12 +1148,58 @@ class StreamBuilder:
             meta["model"] = self.model
         if c.refusal:
             meta["refusal"] = True
+        if self.structured is not None and c.error is None and not c.refusal:
+            value = self._structured_output(c)
+            if value is not None:
+                meta["structuredOutput"] = value
         if meta:
             end["metadata"] = meta
         self._ev(c, "MODEL_CALL_END", **end)
         if self.agent_events:
             self._ev(c, "AGENT_END", replyId=c.reply_id)
         c.done = True
+
+    def _structured_output(self, c: _Choice) -> dict[str, Any] | None:
+        """The JSON object of a choice that ended as the provider ended it, when the request asked for structured
+        output (:attr:`structured`): its answer's text, or the input of its call of the forced tool; None, said
+        (problem ``structured-output``, among the choice's events), when there is none or it is no JSON object."""
+        assert self.structured is not None
+        finish = f" (the reply ended: {c.finish[:40]})" if c.finish and not c.normal else ""
+        if self.structured["from"] == "tool":
+            name = self.structured["name"]
+            call = next((k for k in c.calls_by_id.values() if k.name == name), None)
+            if call is None:
+                self._problem_at(
+                    c, "structured-output", f"the reply made no call of tool {name[:80]!r}, whose input is the"
+                    f" structured output{finish}: none"
+                )  # fmt: skip
+                return None
+            if call.input is not None:
+                return call.input
+            text, what = "".join(call.text), f"tool call {name[:80]!r}'s input"
+        else:
+            text, what = "".join(c.json), "the reply's text"
+            if not text.strip():
+                self._problem_at(c, "structured-output", f"the reply has no text{finish}: no structured output")
+                return None
+        try:
+            value = codec_loads(text)
+        except ValidationError as exc:
+            first = exc.problems[0].message[:120] if exc.problems else "not valid JSON"
+            self._problem_at(
+                c,
+                "structured-output",
+                f"{what} is not JSON ({first}){finish}: no structured output (the text is kept): ...{text[-60:]!r}",
+            )
+            return None
+        if type(value) is not dict:
+            self._problem_at(
+                c,
+                "structured-output",
+                f"{what} is JSON but not an object ({json_type(value)}): no structured output (the text is kept)",
+            )
+            return None
+        return value
 
     def usage_event(self) -> dict[str, Any] | None:
         self._settle_usage()

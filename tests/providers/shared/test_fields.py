@@ -1,0 +1,327 @@
+"""Every field of the conversation reaches each provider's request, or is said: the field tables
+(``providers/_request/fields.py``, each spec's ``fields``) walked against the schemas, and each provider's
+formatter held to its table.
+
+* The schemas (``agentmsg.schema_documents()``) declare the fields; each provider's table must name every one of
+  them (a message's, each block type's, the declared keys of their metadata maps, a media source's) and nothing
+  else. A field added to a schema fails here until the table says what each provider does with it.
+* Each field, set to a value that can be found, is formatted for each provider: ``sent`` is in the body;
+  ``reported`` is said with its rule at the field (or the whole block is, with a lossy rule); ``mapped`` is in the
+  body or said so; ``not sent`` is in neither. A key the schema does not declare is said (``unknown-key-dropped``)
+  on a message, every block type and a media source. Every body also passes its provider's oracle.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import agentmsg
+from agentmsg import Msg
+from agentmsg.providers import NAMES, RULES, get
+from agentmsg.providers._request.fields import COMMON, MAPPED, NOT_SENT, REPORTED, SENT, Handling
+from tests.oracles import check
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
+WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEARKwAAIhYAQACABAAZGF0YQAAAAA="
+SIG = "c2lnbmF0dXJlLXByb2Jl"  # base64 ("signature-probe"): a signature Gemini takes too
+
+
+def table(name: str) -> dict[str, dict[str, Handling]]:
+    fields = get(name).spec.fields
+    return {k: dict(v) for k, v in (fields if fields is not None else COMMON).items()}
+
+
+# ---- the schemas' fields --------------------------------------------------------------------------
+
+
+def _resolve(doc: dict[str, Any], node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The local definitions a property refers to (``$ref``, or the branches of an ``anyOf``)."""
+    refs = [node, *list(node.get("anyOf", []))]
+    out = []
+    for r in refs:
+        ref = r.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            out.append(doc["$defs"][ref.rpartition("/")[2]])
+    return out
+
+
+def _object_fields(doc: dict[str, Any], node: dict[str, Any]) -> set[str]:
+    """The keys an object declares, and ``metadata.<key>`` for each declared key of its metadata map."""
+    fields = set(node["properties"])
+    for target in _resolve(doc, node["properties"].get("metadata", {})):
+        if target.get("x-agentmsg-map"):
+            fields |= {f"metadata.{k}" for k in target.get("properties", {})}
+    return fields
+
+
+def schema_fields() -> dict[str, set[str]]:
+    """Object (``message``, a block type, ``source``) -> every field the schemas declare for it."""
+    docs = agentmsg.schema_documents()
+    out: dict[str, set[str]] = {}
+    msg = docs["msg.schema.json"]
+    out["message"] = _object_fields(msg, msg)
+    blocks = docs["content-block.schema.json"]
+    for branch in blocks["anyOf"]:
+        node = blocks["$defs"][branch["$ref"].rpartition("/")[2]]
+        out[node["properties"]["type"]["const"]] = _object_fields(blocks, node)
+    source = docs["source.schema.json"]
+    out["source"] = set().union(
+        *(set(source["$defs"][b["$ref"].rpartition("/")[2]]["properties"]) for b in source["anyOf"])
+    )
+    return out
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_the_table_names_every_field_the_schemas_declare(provider: str) -> None:
+    """A field added to a schema (a block's, a metadata map's declared key, a source's) fails here until the table
+    says what this provider does with it; a field the schemas no longer declare fails too."""
+    declared = schema_fields()
+    fields = table(provider)
+    problems = []
+    for kind, names in sorted(declared.items()):
+        known = set(fields.get(kind, {}))
+        problems += [f"{kind}.{n}: not in {provider}'s field table" for n in sorted(names - known)]
+        problems += [f"{kind}.{n}: in {provider}'s table, not in the schemas" for n in sorted(known - names)]
+    problems += [f"{kind}: in {provider}'s table, not in the schemas" for kind in sorted(set(fields) - set(declared))]
+    assert not problems, "\n".join(problems)
+    for kind, names in fields.items():
+        for name, h in names.items():
+            assert all(rule in RULES for rule in h.rules), (provider, kind, name, h.rules)
+            if h.how == REPORTED:
+                assert h.rules, (provider, kind, name)
+
+
+# ---- each field through each formatter ------------------------------------------------------------
+
+
+def _user(content: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {"id": "u", "role": "USER", "content": content, "metadata": {}, **extra}
+
+
+def _assistant(content: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"id": "a", "role": "ASSISTANT", "content": content, "metadata": {}}
+
+
+def _call() -> dict[str, Any]:
+    return {"type": "tool_use", "id": "call_probe", "name": "probe_tool", "input": {"q": "probe-input"}}
+
+
+def _result(**extra: Any) -> dict[str, Any]:
+    return {"type": "tool_result", "id": "call_probe", "name": "probe_result_name", "output": [], **extra}
+
+
+def base(kind: str, family: str) -> tuple[list[dict[str, Any]], str]:
+    """A conversation holding one object of ``kind`` (the provider's own, where it matters) and its pointer."""
+    if kind == "message":
+        return [_user([{"type": "text", "text": "hello"}])], "/0"
+    if kind == "text":
+        return [_user([{"type": "text", "text": "probe-text"}])], "/0/content/0"
+    media = {
+        "image": {"type": "image", "source": {"type": "url", "url": "https://example.com/probe.png"}},
+        "audio": {"type": "audio", "source": {"type": "base64", "media_type": "audio/wav", "data": WAV}},
+        "video": {"type": "video", "source": {"type": "url", "url": "https://example.com/probe.mp4"}},
+        "data": {"type": "data", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+        "source": {"type": "image", "source": {"type": "url", "url": "https://example.com/probe.png"}},
+    }
+    if kind in media:
+        pointer = "/0/content/1" + ("/source" if kind == "source" else "")
+        return [_user([{"type": "text", "text": "Look."}, media[kind]])], pointer
+    question = _user([{"type": "text", "text": "q"}])
+    if kind == "thinking":
+        thinking = {
+            "type": "thinking",
+            "thinking": "probe-thinking",
+            "metadata": {"provider": family, "signature": SIG},
+        }
+        return [question, _assistant([thinking, {"type": "text", "text": "a"}])], "/1/content/0"
+    answer = {"id": "t", "role": "TOOL", "content": [_result(output=[{"type": "text", "text": "probe-output"}])]}
+    if kind == "tool_use":
+        return [question, _assistant([_call()]), answer], "/1/content/0"
+    if kind == "tool_result":
+        return [question, _assistant([_call()]), answer], "/2/content/0"
+    if kind == "hint":
+        hint = {"type": "hint", "hint": "probe-hint"}
+        return [question, _assistant([{"type": "text", "text": "a"}, hint])], "/1/content/1"
+    raise KeyError(kind)
+
+
+#: (object, field) -> (value, the text of it the body holds when sent: None when it cannot be told apart)
+PROBES: dict[tuple[str, str], tuple[Any, str | None]] = {
+    ("message", "id"): ("probe-message-id", "probe-message-id"),
+    ("message", "name"): ("probe_name", "probe_name"),
+    ("message", "timestamp"): ("2031-02-03 04:05:06.000", "2031-02-03"),
+    ("message", "usage"): ({"inputTokens": 987654, "outputTokens": 1}, "987654"),
+    ("message", "metadata.agentscope_generate_reason"): ("TOOL_CALLS", None),
+    ("message", "metadata._structured_output"): ({"probe_so": "probe-so-value"}, "probe-so-value"),
+    ("message", "metadata._chat_usage"): ({"inputTokens": 987653, "outputTokens": 1}, "987653"),
+    ("text", "text"): ("probe-text", "probe-text"),
+    ("thinking", "thinking"): ("probe-thinking", "probe-thinking"),
+    ("thinking", "metadata.signature"): (SIG, SIG),
+    ("thinking", "metadata.redactedData"): ("cHJvYmUtcmVkYWN0ZWQ=", "cHJvYmUtcmVkYWN0ZWQ="),
+    ("thinking", "metadata.reasoningDetails"): ([{"type": "probe-details"}], "probe-details"),
+    ("image", "minPixels"): (123457, "123457"),
+    ("image", "maxPixels"): (123458, "123458"),
+    ("video", "fps"): (2.75, "2.75"),
+    ("video", "maxFrames"): (123459, "123459"),
+    ("video", "minPixels"): (123461, "123461"),
+    ("video", "maxPixels"): (123462, "123462"),
+    ("video", "totalPixels"): (123463, "123463"),
+    ("data", "id"): ("probe-data-id", "probe-data-id"),
+    ("data", "name"): ("probe-name.png", "probe-name.png"),
+    ("tool_use", "id"): ("call_probe", "call_probe"),
+    ("tool_use", "name"): ("probe_tool", "probe_tool"),
+    ("tool_use", "input"): ({"q": "probe-input"}, "probe-input"),
+    ("tool_use", "content"): ('{"q": "probe-content"}', "probe-content"),
+    ("tool_use", "metadata.argumentsError"): ("probe-arguments-error", "probe-arguments-error"),
+    ("tool_use", "state"): ("finished", None),
+    ("tool_result", "id"): ("call_probe", "call_probe"),
+    ("tool_result", "name"): ("probe_result_name", "probe_result_name"),
+    ("tool_result", "output"): ([{"type": "text", "text": "probe-output"}], "probe-output"),
+    ("tool_result", "state"): ("error", None),
+    ("tool_result", "metadata.agentscope_suspended"): (True, None),
+    ("hint", "id"): ("probe-hint-id", "probe-hint-id"),
+    ("hint", "hint"): ("probe-hint", "probe-hint"),
+    ("hint", "source"): ("probe-hint-source", "probe-hint-source"),
+    ("source", "url"): ("https://example.com/probe.png", "https://example.com/probe.png"),
+    ("source", "mime_type"): ("image/png", None),
+}
+
+
+def _probe(kind: str, field: str, family: str) -> tuple[Any, str | None]:
+    """The value a field is set to, and the text of it the body holds when sent."""
+    if (kind, field) in PROBES:
+        return PROBES[(kind, field)]
+    if field == "type" or field == "content" or field == "role" or (field == "source" and kind != "hint"):
+        return None, None  # (the object's kind, or what the rows of its parts cover: set by base())
+    if field == "metadata":
+        return {"probe_meta": "probe-meta-value"}, "probe-meta-value"
+    if field == "metadata.provider":
+        return family, None
+    if field == "metadata.thoughtSignature":
+        return SIG, SIG
+    if field == "metadata.redacted":
+        return True, None
+    if field.startswith("metadata."):
+        key = field.removeprefix("metadata.")
+        value = {"agentscope_synthetic": True, "_bypass_multiagent_history_merge": True, "_cache_control": True}
+        if key in value:
+            return value[key], None
+        if key in ("agentscope_confirm_results", "agentmsg_hitl", "agentmsg_errors", "agentmsg_reduce_errors"):
+            return [], None
+        if key == "agentmsg_refusal":
+            return True, None
+        return f"probe-{key}", f"probe-{key}"
+    if kind == "source" and field in ("media_type", "data"):
+        return None, None  # (an inline source: the data block's and audio block's rows)
+    raise KeyError((kind, field))
+
+
+def _set(obj: dict[str, Any], field: str, value: Any) -> None:
+    if field == "metadata":
+        obj["metadata"] = {**(obj.get("metadata") or {}), **value}
+    elif field.startswith("metadata."):
+        meta = obj.get("metadata") or {}
+        meta[field.removeprefix("metadata.")] = value
+        if field == "metadata.redacted":
+            meta["redactedData"] = "cHJvYmUtcmVkYWN0ZWQ="
+        if field == "metadata.redactedData":  # (redacted reasoning holds both)
+            meta["redacted"] = True
+        obj["metadata"] = meta
+    else:
+        obj[field] = value
+
+
+def _at(messages: list[dict[str, Any]], pointer: str) -> dict[str, Any]:
+    node: Any = messages
+    for part in pointer.strip("/").split("/"):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node  # type: ignore[no-any-return]
+
+
+def cases() -> Iterator[tuple[str, str, str]]:
+    for provider in NAMES:
+        for kind, fields in sorted(table(provider).items()):
+            for field in sorted(fields):
+                yield provider, kind, field
+
+
+def _escape(field: str) -> str:
+    return field.replace("~", "~0").replace("/", "~1").replace(".", "/", 1) if field.startswith("metadata.") else field
+
+
+@pytest.mark.parametrize(("provider", "kind", "field"), list(cases()))
+def test_each_field_is_carried_or_said(provider: str, kind: str, field: str) -> None:
+    family = get(provider).spec.families[0]
+    handling = table(provider)[kind][field]
+    value, text = _probe(kind, field, family)
+    messages, pointer = base(kind, family)
+    if value is not None:
+        _set(_at(messages, pointer), field, copy.deepcopy(value))
+    msgs = [Msg.from_dict(m) for m in messages]
+    request = get(provider).format_request(msgs, model="m")
+    problems = check(provider, request)
+    assert not problems, f"{provider} oracle rejects the body:\n" + "\n".join(problems)
+    body = json.dumps(request.body, ensure_ascii=False)
+    at = f"{pointer}/{_escape(field)}"
+    said_here = [d.rule for d in request.diagnostics if d.pointer == at]
+    # the whole object left out or replaced (a placeholder, reasoning not replayed): its fields with it
+    said_above = [d.rule for d in request.diagnostics if at.startswith(d.pointer + "/") and RULES[d.rule][0] == "lossy"]
+    carried = text is not None and text in body
+    why = f"{provider} {kind}.{field} ({handling.how}): body {body[:600]}; diagnostics {request.diagnostics_dicts()}"
+    assert all(rule in handling.rules for rule in said_here), why
+    if handling.how == SENT:
+        assert text is None or carried, why
+        assert not said_here, why
+    elif handling.how == REPORTED:
+        assert said_here or said_above, why
+        assert not carried, why
+    elif handling.how == MAPPED:
+        assert text is None or carried or said_here or said_above, why
+    else:
+        assert handling.how == NOT_SENT
+        assert not carried and not said_here, why
+
+
+@pytest.mark.parametrize("provider", NAMES)
+@pytest.mark.parametrize("kind", sorted(COMMON))
+def test_a_key_the_schema_does_not_declare_is_said(provider: str, kind: str) -> None:
+    family = get(provider).spec.families[0]
+    messages, pointer = base(kind, family)
+    _at(messages, pointer)["x_probe/key"] = "probe-unknown-value"
+    msgs = [Msg.from_dict(m) for m in messages]
+    request = get(provider).format_request(msgs, model="m")
+    assert "probe-unknown-value" not in json.dumps(request.body)
+    said = [(d.pointer, d.rule) for d in request.diagnostics]
+    assert (f"{pointer}/x_probe~1key", "unknown-key-dropped") in said, said
+    # in a tool result's output too
+    if kind == "text":
+        messages, pointer = base("tool_result", family)
+        _at(messages, pointer)["output"][0]["x_probe"] = 1
+        request = get(provider).format_request([Msg.from_dict(m) for m in messages], model="m")
+        assert (f"{pointer}/output/0/x_probe", "unknown-key-dropped") in [
+            (d.pointer, d.rule) for d in request.diagnostics
+        ]
+
+
+def test_a_field_the_table_does_not_know_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block field the table does not name (one new in the schema, before the table says what to do with it) is
+    said whenever it holds a value: never dropped in silence."""
+    from agentmsg.providers._request import fields as F
+
+    spec = get("anthropic").spec
+    trimmed = {kind: dict(v) for kind, v in (spec.fields or F.COMMON).items()}
+    del trimmed["hint"]["id"]  # as if `id` were new
+    monkeypatch.setattr(type(spec), "fields", property(lambda self: trimmed), raising=False)
+    msgs = [
+        Msg.from_dict(_user([{"type": "text", "text": "q"}])),
+        Msg.from_dict(_assistant([{"type": "text", "text": "a"}, {"type": "hint", "hint": "h", "id": "h1"}])),
+    ]
+    request = get("anthropic").format_request(msgs)
+    assert ("/1/content/1/id", "field-dropped") in [(d.pointer, d.rule) for d in request.diagnostics]
+    unset = [msgs[0], Msg.from_dict(_assistant([{"type": "text", "text": "a"}, {"type": "hint", "hint": "h"}]))]
+    assert "field-dropped" not in [d.rule for d in get("anthropic").format_request(unset).diagnostics]
