@@ -12,6 +12,9 @@ import java.nio.file.Paths;
  * build OUT_DIR                   build messages, blocks and events of every kind with AgentScope's own
  *                                 builders and constructors: OUT_DIR/built-{msg,content-block,event}.json
  * roles OUT_DIR                   which block types AgentScope accepts for each role: OUT_DIR/roles.json
+ * formatters FORMATTERS_DIR OUT_DIR
+ *                                 AgentScope's OpenAI, DeepSeek and Anthropic formatters (chat and multi-agent) on
+ *                                 every formatter vector's conversation: OUT_DIR/formatters.json
  * stream OUT_DIR                  (extra) a real ReActAgent driven by a scripted model, its AgentEvents as
  *                                 JSONL: OUT_DIR/stream-SCENARIO.jsonl
  * all VECTORS_DIR OUT_DIR         roundtrip, build and roles in one JVM
@@ -38,6 +41,10 @@ public final class Harness {
         if (args.length != 2) usage();
         Roles.run(path(args[1]));
       }
+      case "formatters" -> {
+        if (args.length != 3) usage();
+        Formatters.run(path(args[1]), path(args[2]));
+      }
       case "stream" -> {
         if (args.length != 2) usage();
         Stream.run(path(args[1]));
@@ -60,8 +67,8 @@ public final class Harness {
 
   private static void usage() {
     System.err.println(
-        "usage: Harness roundtrip VECTORS_DIR OUT_DIR | build OUT_DIR | roles OUT_DIR | stream OUT_DIR"
-            + " | all VECTORS_DIR OUT_DIR");
+        "usage: Harness roundtrip VECTORS_DIR OUT_DIR | build OUT_DIR | roles OUT_DIR"
+            + " | formatters FORMATTERS_DIR OUT_DIR | stream OUT_DIR | all VECTORS_DIR OUT_DIR");
     System.exit(2);
   }
 }
