@@ -373,3 +373,32 @@ def test_openai_call_ids_at_the_length_limit_are_kept_and_one_over_is_mapped_to_
         r = formatted(provider, msgs, tools=TOOLS)
         assert [c["id"] for c in r.body["messages"][1]["tool_calls"]] == [at_limit, over], provider
         assert rules(r) == [], provider
+
+
+def test_deepseek_names_a_tool_results_media_and_adds_no_user_message() -> None:
+    """DeepSeek takes text only: a tool result's image is named in the tool message and said media-unsupported; no
+    user message follows (it could hold nothing but the same label, and as a part list, which DeepSeek's string
+    contents are not). Found by the AgentScope oracle (tests/conformance/test_java_formatters.py). The OpenAI family
+    that takes media sends them in a user message after the results."""
+    msgs = [
+        UserMessage("Take a screenshot."),
+        AssistantMessage([ToolUseBlock(id="t1", name="get_weather", input={"city": "Oslo"})]),
+        ToolResultMessage(
+            ToolResultBlock(
+                id="t1",
+                name="get_weather",
+                output=[TextBlock(text="Here."), ImageBlock(source=Base64Source(media_type="image/png", data=PNG))],
+                state="success",
+            )
+        ),
+        AssistantMessage("One pixel."),
+    ]
+    r = formatted("deepseek", msgs, tools=TOOLS)
+    assert r.body["messages"][2:] == [
+        {"role": "tool", "content": "Here.\n[image: image/png]", "tool_call_id": "t1"},
+        {"role": "assistant", "content": "One pixel."},
+    ]
+    assert rules(r) == [("/2/content/0/output/1", "media-unsupported")]
+    r = formatted("openai", msgs, tools=TOOLS)
+    assert [m["role"] for m in r.body["messages"][2:]] == ["tool", "user", "assistant"]
+    assert rules(r) == [("/2/content/0/output/1", "tool-result-media-fallback")]
