@@ -58,17 +58,22 @@ out="$(cd "$out" && pwd)"
 cp="$here/target/agentmsg-java-conformance.jar:$(cat "$here/target/classpath.txt")"
 run() { "$java_bin" -Xshare:auto -XX:TieredStopAtLevel=1 -cp "$cp" dev.agentmsg.conformance.Harness "$@"; }
 
-if [[ -d "$vectors" ]]; then
-  run roundtrip "$vectors" "$out"
+# roundtrip, build, roles and formatters in one JVM (each JVM start costs about a second).
+if [[ -d "$vectors" && -d "$formatters" ]]; then
+  run all "$vectors" "$out" "$formatters"
 else
-  echo "run.sh: no vectors directory $vectors; skipping roundtrip" >&2
-fi
-run build "$out"
-run roles "$out"
-if [[ -d "$formatters" ]]; then
-  run formatters "$formatters" "$out"
-else
-  echo "run.sh: no formatter vectors directory $formatters; skipping formatters" >&2
+  if [[ -d "$vectors" ]]; then
+    run roundtrip "$vectors" "$out"
+  else
+    echo "run.sh: no vectors directory $vectors; skipping roundtrip" >&2
+  fi
+  run build "$out"
+  run roles "$out"
+  if [[ -d "$formatters" ]]; then
+    run formatters "$formatters" "$out"
+  else
+    echo "run.sh: no formatter vectors directory $formatters; skipping formatters" >&2
+  fi
 fi
 # Extra: a real ReActAgent driven by a scripted model (no network); its event stream as JSONL.
 run stream "$out" || echo "run.sh: the extra stream mode failed (the other outputs are complete)" >&2

@@ -1,5 +1,6 @@
 package dev.agentmsg.conformance;
 
+import com.anthropic.core.JsonValue;
 import com.anthropic.core.ObjectMappers;
 import com.anthropic.models.messages.MessageCreateParams;
 import com.anthropic.models.messages.MessageParam;
@@ -14,6 +15,7 @@ import io.agentscope.extensions.model.anthropic.formatter.AnthropicChatFormatter
 import io.agentscope.extensions.model.anthropic.formatter.AnthropicMultiAgentFormatter;
 import io.agentscope.extensions.model.openai.dto.OpenAIMessage;
 import io.agentscope.extensions.model.openai.dto.OpenAIRequest;
+import io.agentscope.extensions.model.openai.dto.OpenAIStreamOptions;
 import io.agentscope.extensions.model.openai.formatter.DeepSeekFormatter;
 import io.agentscope.extensions.model.openai.formatter.DeepSeekMultiAgentFormatter;
 import io.agentscope.extensions.model.openai.formatter.OpenAIBaseFormatter;
@@ -79,10 +81,10 @@ final class Formatters {
         try {
           Input input = Input.read(file);
           for (String mode : List.of("chat", "multi")) {
-            Object formatter = mode.equals("chat") ? provider.getValue().chat().get() : provider.getValue().multi().get();
-            String outcome = format(formatter, input);
-            if (outcome.startsWith("{\"formatter\"") && outcome.contains("\"error\"")) failed++;
-            entry.putRaw(mode, outcome);
+            Pair pair = provider.getValue();
+            Outcome outcome = format(mode.equals("chat") ? pair.chat().get() : pair.multi().get(), input);
+            if (!outcome.ok()) failed++;
+            entry.putRaw(mode, outcome.json());
           }
         } catch (IOException | RuntimeException e) {
           entry.put("error", "reading the vector: " + Json.describe(e));
@@ -96,8 +98,10 @@ final class Formatters {
     System.err.printf("formatters: %d vectors, chat and multi-agent each (%d failed)%n", cases, failed);
   }
 
+  record Outcome(boolean ok, String json) {}
+
   /** What Java's formatter sends for the input: {"formatter", "body"} or {"formatter", "error"}. */
-  private static String format(Object formatter, Input input) {
+  private static Outcome format(Object formatter, Input input) {
     Json.Inline entry = new Json.Inline().put("formatter", formatter.getClass().getSimpleName());
     try {
       String body;
@@ -109,28 +113,36 @@ final class Formatters {
         throw new IllegalStateException("no request builder for " + formatter.getClass());
       }
       Json.tree(body); // must be JSON text we can embed
-      return entry.putRaw("body", body).text();
+      return new Outcome(true, entry.putRaw("body", body).text());
     } catch (Throwable e) {
-      return entry.put("error", Json.describe(e)).text();
+      return new Outcome(false, entry.put("error", Json.describe(e)).text());
     }
   }
 
-  /** As OpenAIChatModel.doStream0 builds the request, then serializes it as OpenAIClient does. */
+  /** As OpenAIChatModel.doStream0 builds the request, then serialized as OpenAIClient does. */
   private static String openai(OpenAIBaseFormatter formatter, Input input) {
     List<OpenAIMessage> messages = formatter.format(input.messages());
-    OpenAIRequest request =
-        formatter.buildRequest(
-            input.model(), messages, input.stream(), input.options(), null, input.tools(), input.toolChoice());
+    OpenAIRequest.Builder builder =
+        OpenAIRequest.builder().model(input.model()).messages(messages).stream(input.stream());
+    if (input.stream()) builder.streamOptions(new OpenAIStreamOptions(true));
+    OpenAIRequest request = builder.build();
+    if (input.tools() != null) formatter.applyTools(request, input.tools());
+    formatter.applyOptions(request, input.options(), null);
+    if (input.toolChoice() != null) formatter.applyToolChoice(request, input.toolChoice());
     return Json.CODEC.toJson(request);
   }
 
-  /** As AnthropicChatModel.doStream builds MessageCreateParams; the body as the Anthropic SDK writes it. */
+  /**
+   * As AnthropicChatModel.doStream builds MessageCreateParams; the body as the Anthropic SDK writes it. A streaming
+   * call goes through the SDK's createStreaming, which adds "stream": true to that body: so does this.
+   */
   private static String anthropic(AnthropicBaseFormatter formatter, Input input) throws IOException {
     MessageCreateParams.Builder params = MessageCreateParams.builder().model(input.model()).maxTokens(4096);
     formatter.applySystemMessage(params, input.messages());
     for (MessageParam message : formatter.format(input.messages())) params.addMessage(message);
     formatter.applyOptions(params, input.options(), null);
     formatter.applyTools(params, input.tools());
+    if (input.stream()) params.putAdditionalBodyProperty("stream", JsonValue.from(true));
     return ObjectMappers.jsonMapper().writeValueAsString(params.build()._body());
   }
 

@@ -17,7 +17,8 @@ import java.nio.file.Paths;
  *                                 every formatter vector's conversation: OUT_DIR/formatters.json
  * stream OUT_DIR                  (extra) a real ReActAgent driven by a scripted model, its AgentEvents as
  *                                 JSONL: OUT_DIR/stream-SCENARIO.jsonl
- * all VECTORS_DIR OUT_DIR         roundtrip, build and roles in one JVM
+ * all VECTORS_DIR OUT_DIR [FORMATTERS_DIR]
+ *                                 roundtrip, build, roles (and formatters) in one JVM
  * </pre>
  *
  * <p>The harness never decides pass/fail: it records what AgentScope did, and exits 0 whenever it could run.
@@ -50,10 +51,11 @@ public final class Harness {
         Stream.run(path(args[1]));
       }
       case "all" -> {
-        if (args.length != 3) usage();
+        if (args.length != 3 && args.length != 4) usage();
         Roundtrip.run(path(args[1]), path(args[2]));
         Build.run(path(args[2]));
         Roles.run(path(args[2]));
+        if (args.length == 4) Formatters.run(path(args[3]), path(args[2]));
       }
       default -> usage();
     }
@@ -68,7 +70,7 @@ public final class Harness {
   private static void usage() {
     System.err.println(
         "usage: Harness roundtrip VECTORS_DIR OUT_DIR | build OUT_DIR | roles OUT_DIR"
-            + " | formatters FORMATTERS_DIR OUT_DIR | stream OUT_DIR | all VECTORS_DIR OUT_DIR");
+            + " | formatters FORMATTERS_DIR OUT_DIR | stream OUT_DIR | all VECTORS_DIR OUT_DIR [FORMATTERS_DIR]");
     System.exit(2);
   }
 }
