@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import itertools
 import json
 import re
@@ -286,6 +287,15 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, str, str, str, str
         "none (replayed as Gemini gave them)",
         "Gemini 3 refuses a current turn's call without its signature",
     ),
+    "java-openai-first-result-only": (
+        ("openai", "deepseek", "dashscope-compatible"),
+        ("chat", "multi"),
+        "tool results",
+        "only the first result of a message holding several",
+        "one tool message per result",
+        "none (nothing dropped)",
+        "the provider refuses a request with unanswered calls",
+    ),
     "tool-result-media-fallback": (
         ("openai", "dashscope-compatible", "dashscope"),
         ("chat", "multi"),
@@ -376,15 +386,6 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, str, str, str, str
         "media rules as in chat (`media-unsupported` for placeholders)",
         "who sent each medium stays known, and nothing is dropped silently",
     ),
-    "java-openai-first-result-only": (
-        ("openai", "deepseek", "dashscope-compatible"),
-        ("chat", "multi"),
-        "tool results",
-        "only the first result of a message holding several",
-        "one tool message per result",
-        "none (nothing dropped)",
-        "the provider refuses a request with unanswered calls",
-    ),
     "java-anthropic-parallel-calls-split": (
         ("anthropic",),
         ("chat", "multi"),
@@ -422,13 +423,14 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, str, str, str, str
         "the model learns the call failed",
     ),
     "tool-id-mapped": (
-        ("anthropic",),
+        ("openai", "anthropic"),
         ("chat", "multi"),
         "tool-call ids",
-        "as given (`functions.get_weather:0`: Anthropic answers 400)",
-        "mapped: `functions_get_weather_0_` + 10 hex digits of its SHA-256, alike in call and result",
+        "as given (Anthropic: `functions.get_weather:0`; OpenAI: 41 characters), and the provider answers 400",
+        "mapped, alike in call and result: `[^A-Za-z0-9_-]` to `_`, cut to leave room for `_` and 10 hex digits of"
+        " its SHA-256 within the limit (OpenAI 40 characters, Anthropic 64)",
         "`tool-id-mapped`",
-        "Anthropic ids must match `[A-Za-z0-9_-]+`",
+        "Anthropic ids must match `[A-Za-z0-9_-]+`; OpenAI's are at most 40 characters",
     ),
     "anthropic-parallel-tool-use-off": (
         ("anthropic",),
@@ -580,7 +582,7 @@ def _dashscope_parts(c: Comparison) -> int:
             else:
                 m["content"] = [_native_part(p) for p in content]
             n += 1
-        elif isinstance(content, str) and multimodal and m["role"] != "tool":
+        elif isinstance(content, str) and multimodal:
             m["content"] = [{"text": content}]
             n += 1
     return n
@@ -808,8 +810,7 @@ def _first_result_only(c: Comparison) -> int:
             at = next((j for j, t in enumerate(theirs) if t.get("tool_call_id") == before["id"]), None)
             if at is None:
                 continue
-            text = "\n".join(b["text"] for b in later["output"] if b["type"] == "text")
-            theirs.insert(at + 1, {"role": "tool", "content": text, "tool_call_id": later["id"]})  # Java's shape
+            theirs.insert(at + 1, {"role": "tool", "content": _java_tool_content(later), "tool_call_id": later["id"]})
             n += 1
     return n
 
@@ -898,20 +899,18 @@ def _tool_id_mapped(c: Comparison) -> int:
     n = 0
     for pointer in c.said("tool-id-mapped"):
         original = c.block(pointer)["id"]
-        mapped = _mapped_id(original)
+        mapped = _mapped_id(original, 40 if c.provider == "openai" else 64)
         for d in _walk(c.turns("theirs")):
-            for key in ("id", "tool_use_id"):
+            for key in ("id", "tool_use_id", "tool_call_id"):
                 if d.get(key) == original:
                     d[key] = mapped
                     n += 1
     return n
 
 
-def _mapped_id(original: str) -> str:
-    import hashlib
-
+def _mapped_id(original: str, limit: int) -> str:
     digest = hashlib.sha256(original.encode()).hexdigest()[:10]
-    return re.sub(r"[^A-Za-z0-9_-]", "_", original)[: 64 - 11] + "_" + digest
+    return re.sub(r"[^A-Za-z0-9_-]", "_", original)[: limit - 11] + "_" + digest
 
 
 @rule("anthropic-parallel-tool-use-off")
@@ -1056,6 +1055,23 @@ def _repaired(c: Comparison) -> int:
             theirs.insert(a + 1, _repair_message(c, call, tool))
         n += 1
     return n
+
+
+def _java_tool_content(result: dict[str, Any]) -> Any:
+    """What Java's OpenAI formatter sends as a tool message's content: the text, or text and image parts when the
+    output holds media."""
+    output = result["output"]
+    if not any(b["type"] in MEDIA for b in output):
+        return "\n".join(b["text"] for b in output if b["type"] == "text")
+    parts: list[dict[str, Any]] = []
+    for b in output:
+        if b["type"] == "text":
+            parts.append({"type": "text", "text": b["text"]})
+        elif b["type"] == "image":
+            src = b["source"]
+            url = src["url"] if src.get("type") == "url" else f"data:{src['media_type']};base64,{src['data']}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
 
 
 def _calls_in(turn: dict[str, Any]) -> list[str]:
@@ -1380,14 +1396,18 @@ def _result_media_fallback(c: Comparison) -> int:
         if j is None:
             continue
         content = theirs[j]["content"]
+        if isinstance(content, list) and len(content) == 1 and set(content[0]) == {"text"}:
+            content = content[0]["text"]  # DashScope multimodal: the text as its one part
+        promoted = next(
+            (k for k in range(j + 1, len(theirs)) if "<system-reminder>The multimodal" in json.dumps(theirs[k])), None
+        )
         if isinstance(content, list):  # Java: the media inside the tool message
             media = [p for p in content if _is_media_part(p)]
             texts = [p["text"] for p in content if p.get("type") == "text"]
-            replace = 1
-        elif isinstance(content, str) and "<system-reminder>" in content and j + 1 < len(theirs):
-            media = [p for p in theirs[j + 1]["content"] if _is_media_part(p)]  # AgentScope Python: promoted
+        elif isinstance(content, str) and "<system-reminder>" in content and promoted is not None:
+            media = [p for p in theirs[promoted]["content"] if _is_media_part(p)]  # AgentScope Python: promoted
             texts = [content.split("\n<system-reminder>")[0]]
-            replace = 2
+            del theirs[promoted]
         else:
             continue
         output = block["output"]
@@ -1404,7 +1424,11 @@ def _result_media_fallback(c: Comparison) -> int:
             tool["name"] = block["name"]
             media = [_native_part(p) for p in media]
         after = {"role": "user", "content": [_text_part(c, f"Media returned by tool call {call}:"), *media]}
-        theirs[j : j + replace] = [tool, after]
+        theirs[j] = tool
+        end = j + 1  # after the batch of tool results
+        while end < len(theirs) and theirs[end]["role"] == "tool":
+            end += 1
+        theirs.insert(end, after)
         n += 1
     return n
 
