@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 import agentmsg
 from agentmsg._codec.converter import json_default as _json_default
 from tests.conformance.test_schema_vectors import _drop
-from tests.conftest import ROOT, load_vectors
+from tests.conftest import load_vectors
 
 pytestmark = [
     pytest.mark.skipif(
@@ -28,7 +27,7 @@ pytestmark = [
     # The first test builds the harness unless `make deps` did: on a fresh machine Maven downloads for
     # minutes (run.sh bounds it at 1,200 s), so these tests get more than pytest's default 300 s.
     pytest.mark.timeout(1320),
-    # One harness run (the module's fixture) for every test: all on one pytest-xdist worker.
+    # One harness run (tests/conformance/conftest.py) for every test: all on one pytest-xdist worker.
     pytest.mark.xdist_group("java"),
     pytest.mark.oracle,
 ]
@@ -46,16 +45,6 @@ EVENT_EXTENSIONS = {
     "TOOL_CALL_END": {"input", "state"},
     "MODEL_CALL_START": {"modelName"},
 }
-
-
-@pytest.fixture(scope="module")
-def java_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("java")
-    r = subprocess.run(
-        ["bash", str(ROOT / "tests" / "java" / "run.sh"), str(out)], capture_output=True, text=True, timeout=1260
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    return out
 
 
 def _load(out: Path, name: str) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the AgentScope Java conformance harness (io.agentscope:agentscope-core:2.0.0 from Maven Central,
-# cached in ~/.m2) and runs its modes (roundtrip, build, roles, plus the extra stream) into OUT_DIR:
+# io.agentscope:agentscope-extensions-model-{openai,anthropic}:2.0.0, cached in ~/.m2) and runs its modes
+# (roundtrip, build, roles, formatters, plus the extra stream) into OUT_DIR:
 #
 #   tests/java/run.sh [OUT_DIR]        (default: tests/java/out)
 #   tests/java/run.sh --build-only     (only build the harness; `make test` does this before pytest)
@@ -8,8 +9,9 @@
 # Maven runs only when the harness is missing or older than pom.xml or src/ (or a jar it needs left
 # ~/.m2), bounded by AGENTMSG_MAVEN_TIMEOUT seconds (default 1200) where `timeout` exists.
 # VECTORS_DIR is tests/conformance/vectors (override with AGENTMSG_VECTORS_DIR); missing vector files are
-# skipped. Exits 0 whenever the Java side ran: the verdicts are compared by the Python tests
-# (tests/conformance/test_java.py), not here. Extra Maven flags can be passed in MAVEN_ARGS (e.g. "-o").
+# skipped; the formatter vectors are read from tests/conformance/formatters (AGENTMSG_FORMATTERS_DIR).
+# Exits 0 whenever the Java side ran: the verdicts are compared by the Python tests
+# (tests/conformance/test_java.py, test_java_formatters.py), not here. Extra Maven flags can be passed in MAVEN_ARGS (e.g. "-o").
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,6 +20,7 @@ build_only=false
 if [[ "${1:-}" == --build-only ]]; then build_only=true; shift; fi
 out="${1:-$here/out}"
 vectors="${AGENTMSG_VECTORS_DIR:-$root/tests/conformance/vectors}"
+formatters="${AGENTMSG_FORMATTERS_DIR:-$root/tests/conformance/formatters}"
 mvn_bin="${MVN:-mvn}"
 java_bin="${JAVA:-java}"
 
@@ -55,13 +58,23 @@ out="$(cd "$out" && pwd)"
 cp="$here/target/agentmsg-java-conformance.jar:$(cat "$here/target/classpath.txt")"
 run() { "$java_bin" -Xshare:auto -XX:TieredStopAtLevel=1 -cp "$cp" dev.agentmsg.conformance.Harness "$@"; }
 
-if [[ -d "$vectors" ]]; then
-  run roundtrip "$vectors" "$out"
+# roundtrip, build, roles and formatters in one JVM (each JVM start costs about a second).
+if [[ -d "$vectors" && -d "$formatters" ]]; then
+  run all "$vectors" "$out" "$formatters"
 else
-  echo "run.sh: no vectors directory $vectors; skipping roundtrip" >&2
+  if [[ -d "$vectors" ]]; then
+    run roundtrip "$vectors" "$out"
+  else
+    echo "run.sh: no vectors directory $vectors; skipping roundtrip" >&2
+  fi
+  run build "$out"
+  run roles "$out"
+  if [[ -d "$formatters" ]]; then
+    run formatters "$formatters" "$out"
+  else
+    echo "run.sh: no formatter vectors directory $formatters; skipping formatters" >&2
+  fi
 fi
-run build "$out"
-run roles "$out"
 # Extra: a real ReActAgent driven by a scripted model (no network); its event stream as JSONL.
 run stream "$out" || echo "run.sh: the extra stream mode failed (the other outputs are complete)" >&2
 

@@ -360,6 +360,7 @@ def dashscope_errors(body: Mapping[str, Any], path: str, headers: Mapping[str, s
 # them only there (an environment marker), so on an older Python the tests that use them skip, saying why.
 NEEDS_NEWER_PYTHON: dict[str, tuple[str, tuple[int, int]]] = {
     "google.genai": ("google-genai 3.4.0, the Gemini oracle,", (3, 11)),
+    "agentscope": ("agentscope 2.0.10, the Gemini and DashScope formatter-value oracle,", (3, 11)),
 }
 
 

@@ -333,6 +333,7 @@ class _OpenAIWalk(ChatWalk):
         self.drop_empty = v.drop_empty
         self.custom_calls = v.custom_tools
         self.refusals = v.refusals
+        self.takes_media = not v.text_only
 
     def user_content(self, parts: list[dict[str, Any]]) -> Any:
         if self.v.text_only:

@@ -235,6 +235,31 @@ def case_ids_and_names() -> dict[str, Any]:
     }
 
 
+def case_tool_ids_at_the_limits() -> dict[str, Any]:
+    ids = ["a.b", "a_b", "c" * 40, "d" * 41]
+    failed = [TextBlock(text="boom"), ImageBlock(source=Base64Source(media_type="image/png", data=PNG))]
+    return {
+        "description": "tool-call ids that clash once sanitized (a.b, a_b), at OpenAI's 40-character limit and one"
+        " over; a failed result of text and an image",
+        "messages": [
+            UserMessage("Check four cities."),
+            AssistantMessage(
+                [ToolUseBlock(id=i, name="get_weather", input={"city": c}) for i, c in zip(ids, "NORP", strict=True)]
+            ),
+            ToolResultMessage(
+                [
+                    ToolResultBlock(id=ids[0], name="get_weather", output="Sunny", state="success"),
+                    ToolResultBlock(id=ids[1], name="get_weather", output=failed, state="error"),
+                    ToolResultBlock(id=ids[2], name="get_weather", output="Rain", state="success"),
+                    ToolResultBlock(id=ids[3], name="get_weather", output="Snow", state="success"),
+                ]
+            ),
+            AssistantMessage("Mostly fine."),
+        ],
+        "tools": [WEATHER],
+    }
+
+
 def case_empty_content() -> dict[str, Any]:
     return {
         "description": "empty text blocks and a message with nothing to send",

@@ -3,6 +3,7 @@ the provider's rules and the diagnostics; every body goes through its oracle (``
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -190,3 +191,62 @@ def test_signed_reasoning_reaches_anthropic_byte_for_byte(sig: str, thought: str
     content = json.loads(request.body_bytes())["messages"][1]["content"]
     assert content[0] == {"type": "thinking", "thinking": thought, "signature": sig}
     assert content[1] == {"type": "redacted_thinking", "data": data}
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+@pytest.mark.parametrize(
+    ("ids", "sent"),
+    [
+        # a.b is mapped (Anthropic ids are [A-Za-z0-9_-]+): '_' for each other character, '_' and 10 hex digits
+        # of its SHA-256; a_b, valid, goes as it is: the two stay distinct
+        (["a.b", "a_b"], ["a_b_" + _digest("a.b"), "a_b"]),
+        (["a_b", "a.b"], ["a_b", "a_b_" + _digest("a.b")]),
+        # an id of the conversation that is already what a.b maps to: the mapping takes its digest again
+        (["a.b", "a_b_" + _digest("a.b")], ["a_b_" + _digest("a.b") + "_" + _digest("a.b"), "a_b_" + _digest("a.b")]),
+    ],
+)
+def test_anthropic_ids_that_clash_once_sanitized_are_mapped_to_distinct_values(ids: list[str], sent: list[str]) -> None:
+    msgs = [
+        UserMessage("x"),
+        AssistantMessage(
+            [ToolUseBlock(id=i, name="get_weather", input={"city": c}) for i, c in zip(ids, "PR", strict=True)]
+        ),
+        ToolResultMessage(
+            [
+                ToolResultBlock(id=i, name="get_weather", output=o, state="success")
+                for i, o in zip(ids, "ab", strict=True)
+            ]
+        ),
+    ]
+    r = formatted("anthropic", msgs, tools=TOOLS)
+    assert [c["id"] for c in r.body["messages"][1]["content"]] == sent
+    assert [c["tool_use_id"] for c in r.body["messages"][2]["content"]] == sent
+    assert rules(r) == [(f"/1/content/{ids.index('a.b')}", "tool-id-mapped")]
+
+
+@pytest.mark.parametrize("state", ["error", "denied", "interrupted", "success"])
+def test_anthropic_a_multi_part_error_result_is_marked_is_error(state: str) -> None:
+    """A failed result of several blocks (text and an image: not the one-text fast path) is sent whole with
+    is_error: true; a successful one without it."""
+    output = [TextBlock(text="boom"), ImageBlock(source=Base64Source(media_type="image/png", data=PNG))]
+    msgs = [
+        UserMessage("x"),
+        AssistantMessage([ToolUseBlock(id="c1", name="get_weather", input={"city": "Oslo"})]),
+        ToolResultMessage(ToolResultBlock(id="c1", name="get_weather", output=output, state=state)),
+    ]
+    r = formatted("anthropic", msgs, tools=TOOLS)
+    expected = {
+        "type": "tool_result",
+        "tool_use_id": "c1",
+        "content": [
+            {"type": "text", "text": "boom"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+        ],
+    }
+    if state != "success":
+        expected["is_error"] = True
+    assert r.body["messages"][2]["content"] == [expected]
+    assert rules(r) == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 
 import agentmsg
 from agentmsg import (
@@ -404,3 +405,30 @@ def test_an_unanswered_minted_call_is_repaired_without_an_id() -> None:
     )
     response = request.body["contents"][2]["parts"][0]["functionResponse"]
     assert "id" not in response and response["name"] == "get_weather"
+
+
+@pytest.mark.parametrize(("state", "key"), [("error", "error"), ("denied", "error"), ("success", "output")])
+def test_gemini_a_multi_part_error_result_is_an_error_response(state: str, key: str) -> None:
+    """A failed result of several blocks (text and an image: not the one-text fast path) is Gemini's error response,
+    its media in functionResponse.parts; a successful one is an output response."""
+    output = [TextBlock(text="boom"), ImageBlock(source=Base64Source(media_type="image/png", data=PNG))]
+    msgs = [
+        UserMessage("x"),
+        AssistantMessage([ToolUseBlock(id="c1", name="get_weather", input={"city": "Oslo"})]),
+        ToolResultMessage(ToolResultBlock(id="c1", name="get_weather", output=output, state=state)),
+    ]
+    r = formatted("gemini", msgs, tools=TOOLS)
+    assert r.body["contents"][2] == {
+        "role": "user",
+        "parts": [
+            {
+                "functionResponse": {
+                    "id": "c1",
+                    "name": "get_weather",
+                    "response": {key: "boom"},
+                    "parts": [{"inlineData": {"mimeType": "image/png", "data": PNG}}],
+                }
+            }
+        ],
+    }
+    assert rules(r) == []

@@ -1167,3 +1167,33 @@ def test_many_choices_take_work_linear_in_them(make: Callable[[int], bytes]) -> 
         (msg,) = agentmsg.reduce_events(events, source=f"choice/{i}" if i else None)
         assert [b.type for b in msg.content] == (["tool_use"] * 2 if make is _choices_with_a_problem else ["data"])
     assert _growth(make, _events(openai), 300) < 2.4
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_deepseek_cache_hits_are_read_from_prompt_cache_hit_tokens(streamed: bool) -> None:
+    """DeepSeek reports its context-cache hits as usage.prompt_cache_hit_tokens (and the misses as
+    prompt_cache_miss_tokens), without OpenAI's prompt_tokens_details.cached_tokens: the hits are the cached count,
+    whole reply or stream. OpenAI's field, when both are there, is the one read."""
+    usage = {
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "total_tokens": 15,
+        "prompt_cache_hit_tokens": 7,
+        "prompt_cache_miss_tokens": 3,
+    }
+    both = {**usage, "prompt_tokens_details": {"cached_tokens": 6}}
+    for given, cached in ((usage, 7), (both, 6)):
+        if streamed:
+            body = sse(chunk({"content": "hi"}, "stop"), chunk(None, usage=given))
+            msg = reduce_ok(list(openai.parse_stream(body, variant="deepseek")))
+        else:
+            reply = {
+                "id": "x",
+                "object": "chat.completion",
+                "model": "deepseek-chat",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+                "usage": given,
+            }
+            msg = openai.parse_response(reply, variant="deepseek")
+        assert msg.usage is not None
+        assert (msg.usage.input_tokens, msg.usage.output_tokens, msg.usage.cached_tokens) == (10, 5, cached)

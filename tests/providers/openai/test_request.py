@@ -5,6 +5,8 @@ OpenRouter). The body's layout, the provider's rules and the diagnostics; every 
 
 from __future__ import annotations
 
+import hashlib
+
 import orjson
 import pytest
 
@@ -330,3 +332,73 @@ def test_a_message_of_text_only_marked_refused_by_hand_is_taken_for_one() -> Non
     assert entry == {"role": "assistant", "content": "Here is half.", "refusal": "No more."}
     unmarked = agentmsg.AssistantMessage(["No more."])
     assert _assistant("openai", unmarked)[0] == {"role": "assistant", "content": "No more."}
+
+
+def test_openai_call_ids_at_the_length_limit_are_kept_and_one_over_is_mapped_to_its_value() -> None:
+    """OpenAI takes tool-call ids of at most 40 characters: one of exactly 40 goes as it is; one of 41 is mapped to
+    its first 29 characters, '_' and the first 10 hex digits of its SHA-256 (40 in all: docs/formatters.md, "Ids and
+    names"), alike in the call and its result, said once."""
+    at_limit, over = "c" * 40, "d" * 41
+    msgs = [
+        UserMessage("x"),
+        AssistantMessage(
+            [
+                ToolUseBlock(id=at_limit, name="get_weather", input={"city": "Oslo"}),
+                ToolUseBlock(id=over, name="get_weather", input={"city": "Rome"}),
+            ]
+        ),
+        ToolResultMessage(
+            [
+                ToolResultBlock(id=at_limit, name="get_weather", output="cold", state="success"),
+                ToolResultBlock(id=over, name="get_weather", output="warm", state="success"),
+            ]
+        ),
+    ]
+    mapped = "d" * 29 + "_" + hashlib.sha256(over.encode()).hexdigest()[:10]
+    r = formatted("openai", msgs, tools=TOOLS)
+    assert [c["id"] for c in r.body["messages"][1]["tool_calls"]] == [at_limit, mapped]
+    assert [m["tool_call_id"] for m in r.body["messages"][2:]] == [at_limit, mapped]
+    assert rules(r) == [("/1/content/1", "tool-id-mapped")]
+    # results that answer no call (orphans, sent as they are) follow the same rule
+    orphans = [UserMessage("x"), msgs[2], UserMessage("y")]
+    r = formatted("openai", orphans, tools=TOOLS)
+    assert [m["tool_call_id"] for m in r.body["messages"][1:3]] == [at_limit, mapped]
+    assert rules(r) == [
+        ("/1/content/0", "tool-result-orphan"),
+        ("/1/content/1", "tool-result-orphan"),
+        ("/1/content/1", "tool-id-mapped"),
+    ]
+    # DeepSeek and DashScope's compatible mode document no limit: both ids go as they are
+    for provider in ("deepseek", "dashscope-compatible"):
+        r = formatted(provider, msgs, tools=TOOLS)
+        assert [c["id"] for c in r.body["messages"][1]["tool_calls"]] == [at_limit, over], provider
+        assert rules(r) == [], provider
+
+
+def test_deepseek_names_a_tool_results_media_and_adds_no_user_message() -> None:
+    """DeepSeek takes text only: a tool result's image is named in the tool message and said media-unsupported; no
+    user message follows (it could hold nothing but the same label, and as a part list, which DeepSeek's string
+    contents are not). Found by the AgentScope oracle (tests/conformance/test_java_formatters.py). The OpenAI family
+    that takes media sends them in a user message after the results."""
+    msgs = [
+        UserMessage("Take a screenshot."),
+        AssistantMessage([ToolUseBlock(id="t1", name="get_weather", input={"city": "Oslo"})]),
+        ToolResultMessage(
+            ToolResultBlock(
+                id="t1",
+                name="get_weather",
+                output=[TextBlock(text="Here."), ImageBlock(source=Base64Source(media_type="image/png", data=PNG))],
+                state="success",
+            )
+        ),
+        AssistantMessage("One pixel."),
+    ]
+    r = formatted("deepseek", msgs, tools=TOOLS)
+    assert r.body["messages"][2:] == [
+        {"role": "tool", "content": "Here.\n[image: image/png]", "tool_call_id": "t1"},
+        {"role": "assistant", "content": "One pixel."},
+    ]
+    assert rules(r) == [("/2/content/0/output/1", "media-unsupported")]
+    r = formatted("openai", msgs, tools=TOOLS)
+    assert [m["role"] for m in r.body["messages"][2:]] == ["tool", "user", "assistant"]
+    assert rules(r) == [("/2/content/0/output/1", "tool-result-media-fallback")]

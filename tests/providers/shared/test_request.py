@@ -342,6 +342,48 @@ def test_multi_agent_without_agent_name_makes_every_speaker_a_user_turn() -> Non
     ]
 
 
+def _texts(value: Any) -> list[str]:
+    """Every text a body sends, in order: string contents and the text of parts and blocks."""
+    if isinstance(value, dict):
+        own = [value["content"]] if isinstance(value.get("content"), str) else []
+        own += [value["text"]] if isinstance(value.get("text"), str) else []
+        return own + [
+            t for k, v in value.items() if k not in ("content", "text") or not isinstance(v, str) for t in _texts(v)
+        ]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    return []
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_multi_agent_labels_an_unnamed_speaker_by_its_role_in_title_case(provider: str) -> None:
+    """A message without a name is labelled with its role in title case: `[User]: ` and `[Assistant]: ` in the
+    prefix layout, `User: ` and `Assistant: ` lines in the history layout; a named one by its name; the current
+    agent's own turn has no label."""
+    msgs = [
+        SystemMessage("You are Bob."),
+        UserMessage("Hello"),
+        AssistantMessage("Hi there", name=None),
+        UserMessage("And you?", name="carol"),
+        AssistantMessage("Me too", name="Bob"),
+    ]
+    r = formatted(provider, msgs, multi_agent=True, agent_name="Bob")
+    texts = _texts(r.body["input"] if provider == "dashscope" else r.body)
+    assert [t for t in texts if "Hello" in t or "Hi there" in t or "And you?" in t or "Me too" in t] == [
+        "[User]: Hello",
+        "[Assistant]: Hi there",
+        "[carol]: And you?",
+        "Me too",
+    ]
+    r = formatted(provider, msgs, multi_agent=True, agent_name="Bob", options={"multi_agent_layout": "history"})
+    texts = _texts(r.body["input"] if provider == "dashscope" else r.body)
+    history = [t for t in texts if "<history>" in t]
+    assert history == [
+        "# Conversation History\nThe content between <history></history> tags contains your conversation history\n"
+        "<history>\nUser: Hello\nAssistant: Hi there\ncarol: And you?\n</history>"
+    ]
+
+
 @pytest.mark.parametrize("provider", NAMES)
 def test_hint_after_the_tool_results(provider: str) -> None:
     msgs = tool_loop()

@@ -41,6 +41,9 @@ class ChatWalk(Walk):
     tool_only_content: Any = None
     #: True: text content is sent as a string (else as ``[{"text": ...}]``, DashScope multimodal)
     plain = True
+    #: the provider takes media in a user message: a tool result's media follow the results in one (else, a text-only
+    #: provider, they are only named in the tool message, said media-unsupported)
+    takes_media = True
     #: text parts are {"type": "text", "text": ...} (text_part is not called)
     typed_text = True
     #: leave out empty text blocks and messages left with nothing to send (reported)
@@ -406,11 +409,17 @@ class ChatWalk(Walk):
         if media:
             labels = [F.block_label(m) for m, _ in media]
             text = "\n".join([text, *labels]) if text else "\n".join(labels)
-            parts: list[dict[str, Any]] = [self.text_part(f"Media returned by tool call {call_id}:")]
-            for m, p in media:
-                ctx.report(p, "tool-result-media-fallback", f"{m.type} sent in a user message after the tool results")
-                parts.append(self.media_part(m, p))
-            self.deferred.append({"role": "user", "content": parts})
+            if self.takes_media:
+                parts: list[dict[str, Any]] = [self.text_part(f"Media returned by tool call {call_id}:")]
+                for m, p in media:
+                    ctx.report(
+                        p, "tool-result-media-fallback", f"{m.type} sent in a user message after the tool results"
+                    )
+                    parts.append(self.media_part(m, p))
+                self.deferred.append({"role": "user", "content": parts})
+            else:  # text only: a user message could hold nothing but the labels the tool message already has
+                for (_, p), label in zip(media, labels, strict=True):
+                    ctx.report(p, "media-unsupported", f"{self.name} takes no media (text only); named as {label!r}")
         entry: dict[str, Any] = {"role": "tool", "content": self.text_content(text), "tool_call_id": call_id}
         if self.tool_name_field:
             if call is not None:

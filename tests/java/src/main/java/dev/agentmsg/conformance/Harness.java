@@ -12,9 +12,13 @@ import java.nio.file.Paths;
  * build OUT_DIR                   build messages, blocks and events of every kind with AgentScope's own
  *                                 builders and constructors: OUT_DIR/built-{msg,content-block,event}.json
  * roles OUT_DIR                   which block types AgentScope accepts for each role: OUT_DIR/roles.json
+ * formatters FORMATTERS_DIR OUT_DIR
+ *                                 AgentScope's OpenAI, DeepSeek and Anthropic formatters (chat and multi-agent) on
+ *                                 every formatter vector's conversation: OUT_DIR/formatters.json
  * stream OUT_DIR                  (extra) a real ReActAgent driven by a scripted model, its AgentEvents as
  *                                 JSONL: OUT_DIR/stream-SCENARIO.jsonl
- * all VECTORS_DIR OUT_DIR         roundtrip, build and roles in one JVM
+ * all VECTORS_DIR OUT_DIR [FORMATTERS_DIR]
+ *                                 roundtrip, build, roles (and formatters) in one JVM
  * </pre>
  *
  * <p>The harness never decides pass/fail: it records what AgentScope did, and exits 0 whenever it could run.
@@ -38,15 +42,20 @@ public final class Harness {
         if (args.length != 2) usage();
         Roles.run(path(args[1]));
       }
+      case "formatters" -> {
+        if (args.length != 3) usage();
+        Formatters.run(path(args[1]), path(args[2]));
+      }
       case "stream" -> {
         if (args.length != 2) usage();
         Stream.run(path(args[1]));
       }
       case "all" -> {
-        if (args.length != 3) usage();
+        if (args.length != 3 && args.length != 4) usage();
         Roundtrip.run(path(args[1]), path(args[2]));
         Build.run(path(args[2]));
         Roles.run(path(args[2]));
+        if (args.length == 4) Formatters.run(path(args[3]), path(args[2]));
       }
       default -> usage();
     }
@@ -60,8 +69,8 @@ public final class Harness {
 
   private static void usage() {
     System.err.println(
-        "usage: Harness roundtrip VECTORS_DIR OUT_DIR | build OUT_DIR | roles OUT_DIR | stream OUT_DIR"
-            + " | all VECTORS_DIR OUT_DIR");
+        "usage: Harness roundtrip VECTORS_DIR OUT_DIR | build OUT_DIR | roles OUT_DIR"
+            + " | formatters FORMATTERS_DIR OUT_DIR | stream OUT_DIR | all VECTORS_DIR OUT_DIR [FORMATTERS_DIR]");
     System.exit(2);
   }
 }
