@@ -381,7 +381,7 @@ def test_reduce_and_serve_refuse_binary_and_empty_input_at_once(tmp_path: Path) 
 def test_parse_stream_interrupted_prints_what_arrived() -> None:
     """Ctrl-C on `producer | agentmsg parse --provider openai --stream -` printed nothing but 'interrupted':
     now the message so far is printed, INTERRUPTED, exit 130 (the stream is read as it arrives)."""
-    from tests._procs import interrupted
+    from tests._support.procs import interrupted
 
     body = (Path(__file__).parent / "fixtures/providers/openai/stream_text_include_usage.sse").read_bytes()
     head = body[: body.index(b"\n\n", len(body) // 2) + 2]

@@ -27,7 +27,7 @@ import orjson
 import pytest
 
 from agentmsg import Reducer, ValidationError, validate
-from tests._client import NODE, built_client, same_json
+from tests._support.jsclient import NODE, built_client, same_json
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js not found: the TypeScript side cannot run")
 

@@ -30,7 +30,7 @@ import pytest
 from agentmsg import Reducer
 from agentmsg._wire.sse import SSEDecoder
 from agentmsg.events import reduce_stream
-from tests._client import NODE, built_client, same_json
+from tests._support.jsclient import NODE, built_client, same_json
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js not found: the TypeScript side cannot run")
 

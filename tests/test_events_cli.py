@@ -215,7 +215,7 @@ def test_reduce_interrupted_prints_what_arrived(tmp_path: Path) -> None:
     replies that arrived are printed (one still open as cut, INTERRUPTED), exit 130. The events are reduced
     as they arrive (a pipe's first write is not held back until a whole chunk came)."""
     from agentmsg import AssistantMessage, emit_events
-    from tests._procs import interrupted
+    from tests._support.procs import interrupted
 
     first = emit_events(AssistantMessage("one", name="F"))
     second = emit_events(AssistantMessage("two", name="F"))

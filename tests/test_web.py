@@ -30,7 +30,7 @@ from agentmsg import reduce_events
 from agentmsg._wire.sse import SSEDecoder, SSEEvent
 from agentmsg.web import CSP, EventEndpoint, viewer_app
 from agentmsg.web._server import uvicorn_config
-from tests._procs import stop
+from tests._support.procs import stop
 
 AT = "2026-01-01T00:00:00Z"
 

@@ -32,9 +32,9 @@ import orjson
 import pytest
 
 from agentmsg import encode_sse, reduce_events, reduce_stream
-from tests._client import same_json
-from tests._procs import stop
 from tests._support.events import TEXT_CASES
+from tests._support.jsclient import same_json
+from tests._support.procs import stop
 from tests.browser._env import CHROMIUM, MISSING, NODE
 from tests.conftest import ROOT
 
