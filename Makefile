@@ -257,7 +257,7 @@ PYTEST_N = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) -
 # the text-delta reader) run a second time with AGENTMSG_PURE_PYTHON=1: without this pass the pure-Python
 # configuration would be the less-tested one. (The C JSON writer is held to the Python byte for byte by
 # tests/native.)
-PURE_PYTHON_TESTS = tests/providers tests/events tests/wire tests/clients $(wildcard tests/test_clients*.py)
+PURE_PYTHON_TESTS = tests/providers tests/events tests/wire tests/clients
 
 pytest: install
 	@echo "== pytest: the suite against the source tree ($(PYTEST_WORKERS) workers) =="

@@ -16,7 +16,6 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,8 +26,9 @@ from agentmsg import UserMessage
 from agentmsg.clients import AsyncClient, Client, ProviderError
 from agentmsg.providers import FormattedRequest
 from agentmsg.testing import ReplayServer, Reply, malformed
+from tests.conftest import ROOT
 
-FIX = Path(__file__).parent / "fixtures" / "providers"
+FIX = ROOT / "tests" / "fixtures" / "providers"
 TEXT_SSE = (FIX / "openai/stream_text_include_usage.sse").read_bytes()
 TOOLS_SSE = (FIX / "openai/stream_parallel_tool_calls.sse").read_bytes()
 CONVO = [UserMessage("What's the weather in San Francisco?")]
