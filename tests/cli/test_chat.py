@@ -3,6 +3,11 @@ with; Ctrl-C keeps what arrived."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
 import pytest
 
 from agentmsg import (
@@ -109,3 +114,38 @@ def test_chat_without_an_api_key_names_the_variable_to_set(
     assert cli_main(["chat", "--help"]) == 0
     help_text = " ".join(capsys.readouterr().out.split())
     assert all(f"{name}" in help_text for name in SPECS[provider].env)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="Linux devices")
+def test_chat_to_a_full_disk_is_one_line_not_a_traceback() -> None:
+    import os
+
+    from agentmsg.testing import ReplayServer, Reply
+
+    body = (FIX / "openai" / "stream_text_include_usage.sse").read_bytes()
+    with ReplayServer() as server, open("/dev/full", "w") as full:
+        server.add("/chat/completions", Reply(body=body, sse=True))
+        r = subprocess.run(
+            [sys.executable, "-m", "agentmsg", "chat", "--provider", "openai", "--base-url", server.url, "hi"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env={**os.environ, "OPENAI_API_KEY": "k"},
+        )
+    assert (r.returncode, r.stderr) == (2, "agentmsg: cannot write the output: No space left on device\n")
+
+
+def test_chat_uses_the_clients_default_timeout_unless_told() -> None:
+    """agentmsg chat timed out after 60 s by default, where the clients wait 600 s (a reasoning model's first
+    byte often takes more than a minute): without --timeout the client's own default is used."""
+    from agentmsg.cli import build_parser
+    from agentmsg.clients import Client
+    from agentmsg.clients._config import DEFAULT_TIMEOUT
+
+    args = build_parser().parse_args(["chat", "--provider", "openai", "--model", "m", "hi"])
+    assert args.timeout is None
+    client = Client("openai", api_key="k", timeout=args.timeout)
+    assert client.http.timeout == DEFAULT_TIMEOUT
+    told = build_parser().parse_args(["chat", "--provider", "openai", "--timeout", "5", "hi"])
+    assert Client("openai", api_key="k", timeout=told.timeout).timeout == httpx.Timeout(5.0)

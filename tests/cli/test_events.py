@@ -1,4 +1,5 @@
-"""agentmsg reduce / agentmsg events, as subprocesses."""
+"""``agentmsg reduce`` and ``agentmsg events``, as subprocesses and in process: round trips, problems said, limits, cut
+streams and interrupted ones, input the reducer must survive."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests._support.cli import run
+from tests._support.events import ev, jsonl
 from tests.conftest import ROOT
-from tests.test_cli import run
 
 CASE5 = ROOT / "tests" / "conformance" / "reducer" / "java-case5-duplicate-type-jsonl.json"
 
@@ -244,3 +246,15 @@ def test_reduce_says_when_no_reply_was_reduced(tmp_path: Path, capsys: Any) -> N
     assert (code, err) == (0, []) and msgs[0]["content"] == [{"type": "text", "text": "hi"}]
     code, msgs, err = _reduce(capsys, "--source", "other", str(sub))
     assert (code, msgs, err) == (0, [], [f"{sub}: note: no reply: none of source 'other' [no-reply]"])
+
+
+def test_cli_reduce_of_invalid_utf8_prints_messages(tmp_path: Any) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(
+        jsonl([ev(0, "AGENT_START")])
+        + b'{"type":"TEXT_BLOCK_DELTA","id":"e1","createdAt":"2025-01-01T00:00:00Z","replyId":"r","blockId":"t","delta":"\xed\xa0\x80"}\n'
+        + b"\xff\xfe\n"
+    )
+    out = run("reduce", str(path))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert len(out.stdout.splitlines()) == 1 and "[utf-8]" in out.stderr and "[json]" in out.stderr
