@@ -101,3 +101,10 @@ def test_serve_refuses_a_file_of_only_whitespace_as_an_empty_one(tmp_path: Path)
             err = io.StringIO()
             assert list(file_events(source, "events.jsonl", err, head)) == events
             assert err.getvalue().startswith(f"events.jsonl: line {2 * CHUNK + 4 + len(events)}: not valid JSON")
+
+
+def test_serve_command_usage_errors() -> None:
+    missing = run("serve", "/nonexistent/events.jsonl")
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    zero = run("serve", "x.jsonl", "--drop-every", "0")
+    assert zero.returncode == 2 and "at least 1" in zero.stderr
