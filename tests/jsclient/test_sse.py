@@ -10,7 +10,7 @@ the Python SDK on the same input.
 * Lone surrogates: each string of each vector event (events given as objects) with a lone UTF-16 surrogate
   added: the same messages and problems.
 
-What JavaScript cannot represent is left out as in tests/test_client_differential.py (the vectors' usage
+What JavaScript cannot represent is left out as in test_reducer.py (the vectors' usage
 counts beyond 2^53 are reported by the client alone, rule ``precision``: those problems are not compared).
 """
 
@@ -31,10 +31,11 @@ from agentmsg import Reducer
 from agentmsg._wire.sse import SSEDecoder
 from agentmsg.events import reduce_stream
 from tests._support.jsclient import NODE, built_client, same_json
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js not found: the TypeScript side cannot run")
 
-VECTORS = sorted((Path(__file__).parent / "conformance" / "reducer").glob("*.json"))
+VECTORS = sorted((ROOT / "tests" / "conformance" / "reducer").glob("*.json"))
 SCRIPT = """
 import fs from "node:fs";
 const { Reducer, SSEDecoder, reduceSSE } = await import(%s);
