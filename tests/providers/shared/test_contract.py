@@ -77,7 +77,7 @@ def _vendor_words() -> re.Pattern[str]:
 )
 def test_clients_name_no_vendor(package: str) -> None:
     """A vendor's facts live in its module: the clients read the registry, so a new provider needs no edit there
-    (tests/test_cli_public.py holds the CLI to the same). Docstrings and comments may name one as an example; the
+    (tests/cli/test_public.py holds the CLI to the same). Docstrings and comments may name one as an example; the
     code may not."""
     vendor = _vendor_words()
     found = []
