@@ -137,12 +137,7 @@ def test_events_reads_a_document_across_the_peeked_head(tmp_path: Path, capsys: 
 
 
 def test_events_stops_at_once_on_binary_input() -> None:
-    import subprocess
-    import sys
-
-    zero = subprocess.run(
-        [sys.executable, "-m", "agentmsg", "events", "/dev/zero"], capture_output=True, text=True, timeout=60
-    )
+    zero = run("events", "/dev/zero")
     assert zero.returncode == 1 and zero.stderr == "/dev/zero: not valid JSON: it starts with b'\\x00' [json]\n"
 
 

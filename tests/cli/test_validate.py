@@ -445,9 +445,7 @@ def test_validate_reads_jsonl_line_by_line_and_refuses_long_records(tmp_path: Pa
 
 def test_validate_stops_at_once_on_endless_or_binary_input() -> None:
     """An input that never ends is refused after at most max_bytes (here 100 KB), not read without bound."""
-    zero = subprocess.run(
-        [sys.executable, "-m", "agentmsg", "validate", "/dev/zero"], capture_output=True, text=True, timeout=60
-    )
+    zero = run("validate", "/dev/zero")
     assert zero.returncode == 1 and zero.stdout == "/dev/zero: not valid JSON: it starts with b'\\x00' [json]\n"
     endless = subprocess.Popen(
         [sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('[' * 65536)"], stdout=subprocess.PIPE
