@@ -13,6 +13,8 @@ from agentmsg.clients import (
 from agentmsg.clients._config import request_headers, request_url
 from agentmsg.providers import FormattedRequest
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 # ---- the request built from the spec ------------------------------------------------------------------------
 
 

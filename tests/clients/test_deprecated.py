@@ -12,6 +12,8 @@ import agentmsg.clients
 from agentmsg import UserMessage, providers
 from agentmsg.clients import AsyncClient, AsyncReplyStream, Client, ReplyStream
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 CONVO = [UserMessage("What's the weather in San Francisco?")]
 
 

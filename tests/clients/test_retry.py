@@ -14,6 +14,8 @@ import pytest
 
 from agentmsg.clients._retry import MAX_BACKOFF, RetryPolicy, retry_after, seconds
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 #: A Retry-After date's reference time: a whole second (an HTTP date has no fraction), fixed
 NOW = 1_900_000_000.0
 

@@ -18,6 +18,8 @@ from agentmsg.providers._response.parser import StreamParser
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Provider, Spec
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 SDK = Path(agentmsg.__file__).resolve().parent
 #: The order of the sections of a provider module
 SECTIONS = ("spec", "request", "payload values", "reader", "registry entries")
