@@ -256,9 +256,10 @@ PYTEST_N = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) -
 # The Python defines the results and the C speed-ups (_speedups.c) only go faster, so the tests of what has a
 # C path and a Python one (every provider, event, wire and client test: the SSE scanner, the reducer's loop,
 # the text-delta reader) run a second time with AGENTMSG_PURE_PYTHON=1: without this pass the pure-Python
-# configuration would be the less-tested one. (The C JSON writer is held to the Python byte for byte by
-# tests/native.)
-PURE_PYTHON_TESTS = tests/providers tests/events tests/wire tests/clients $(wildcard tests/test_clients*.py)
+# configuration would be the less-tested one. Tests marked no_kernel reach none of those kernels (checked in
+# every run: tests/conftest.py), so the second pass would run the same code again: it skips them. (The C JSON
+# writer is held to the Python byte for byte by tests/native.)
+PURE_PYTHON_TESTS = -m "not no_kernel" tests/providers tests/events tests/wire tests/clients
 
 pytest: install
 	@echo "== pytest: the suite against the source tree ($(PYTEST_WORKERS) workers) =="

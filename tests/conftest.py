@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,41 @@ def schema_registry() -> Any:
         doc = json.loads(path.read_text(encoding="utf-8"))
         resources.append((doc["$id"], Resource.from_contents(doc)))
     return Registry().with_resources(resources)
+
+
+#: The C kernels on the read side, where agentmsg binds them (module, name): the SSE scanner, the reducer's loop,
+#: the text-delta route. (The C JSON writer is held to the Python byte for byte by tests/native.)
+READ_KERNELS = (
+    ("agentmsg._wire.sse", "_scan"),
+    ("agentmsg.events._handlers", "_fold"),
+    ("agentmsg.providers._response.parser", "_string_between"),
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_kernel_is_true(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A test marked ``no_kernel`` (make test's pure-Python pass skips it: it would run the same code twice) must
+    reach none of the read-side C kernels in this process: where they are built, each is watched while it runs,
+    and one it calls fails it, naming the kernel. (A subprocess it starts is not watched.)"""
+    if request.node.get_closest_marker("no_kernel") is None:
+        yield
+        return
+    import importlib
+
+    reached: list[str] = []
+    for module_name, name in READ_KERNELS:
+        module = importlib.import_module(module_name)
+        kernel = getattr(module, name)
+        if kernel is None:  # pure Python: nothing to watch
+            continue
+
+        def watched(*args: Any, _kernel: Any = kernel, _name: str = f"{module_name}.{name}", **kw: Any) -> Any:
+            reached.append(_name)
+            return _kernel(*args, **kw)
+
+        monkeypatch.setattr(module, name, watched)
+    yield
+    assert not reached, f"marked no_kernel, but it reached {sorted(set(reached))}: the pure-Python pass must run it"
 
 
 def c_compiler_available() -> bool:

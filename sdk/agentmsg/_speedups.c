@@ -498,7 +498,7 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * The C form of agentmsg._wire.sse.SSEDecoder._simple_event over the blank-line-separated pieces of a chunk:
  * a piece of `event:` / `id:` / comment lines then one `data:` line (the shapes providers send) becomes
  * an SSEEvent; the scan stops at the first piece that is not that simple and hands it back, with its
- * separator, to the Python line parser. Same rules, same results (tests/test_speedups.py compares them).
+ * separator, to the Python line parser. Same rules, same results (tests/native/test_speedups.py compares them).
  */
 
 static const char *find_sep(const char *p, const char *end, int crlf) {
@@ -755,7 +755,7 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
  * payload to the next (a text delta event, say). When data is exactly head, one JSON string, then tail, the
  * string is the value orjson would read there; anything this does not read exactly as orjson does (a \u escape
  * of a surrogate, a control character, an escape JSON does not have, invalid UTF-8) gives None, and the
- * caller reads the payload with orjson (tests/test_speedups.py compares the two). */
+ * caller reads the payload with orjson (tests/native/test_speedups.py compares the two). */
 
 static int hex4(const unsigned char *p, unsigned int *out) {
     unsigned int v = 0;
@@ -863,7 +863,7 @@ static PyObject *cs_json_string(const char *body, const char *end) {
  * The loop of agentmsg.events.reducer.Reducer._feed_many, with the plain-delta case of
  * agentmsg.events._handlers.apply inlined: the bulk of every stream is text, thinking and tool-call
  * deltas for an open block or call. Everything else is handed back to Python, which defines the
- * rules; the result is the same either way (tests/test_events_fold.py runs both). */
+ * rules; the result is the same either way (tests/events/test_fold.py runs both). */
 
 static PyObject *s_source, *s_id, *s_type, *s_delta, *s_block_id, *s_call_id, *s_thinking_delta, *s_signature,
     *s_redacted, *s_current, *s_previous, *s_count, *s_parts, *s_flush, *s_reply, *s_window, *s_routes, *s_calls;

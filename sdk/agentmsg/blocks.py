@@ -87,7 +87,7 @@ def _sdk_class(generated: type) -> type:
 def _generated_blocks() -> tuple[type[Any], ...]:
     """The generated class of every branch of the content-block schema's union, in the schema's order (the
     generator names each class after its definition's ``title``). Derived, not listed: a block type added to
-    the schema is decoded, constructed and written by the SDK after ``make codegen`` (tests/test_schema_drift.py
+    the schema is decoded, constructed and written by the SDK after ``make codegen`` (tests/project/test_schema_drift.py
     says what else to update)."""
     doc = schema_documents()["content-block.schema.json"]
     titles = [doc["$defs"][branch["$ref"].rpartition("/")[2]]["title"] for branch in doc["anyOf"]]

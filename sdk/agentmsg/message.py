@@ -528,7 +528,7 @@ _CLOSED_MSG = validator_for_kind("msg", strict=True)
 
 try:
     _FAST: FastPath | None = FastPath("msg", _BUILD_AS, _BY_ROLE)
-except Unsupported as _exc:  # pragma: no cover (the shipped schemas are supported: tests/test_fastpath.py)
+except Unsupported as _exc:  # pragma: no cover (the shipped schemas are supported: tests/codec/test_fastpath.py)
     warnings.warn(f"agentmsg: no decode fast path ({_exc}); decoding is slower", RuntimeWarning, stacklevel=1)
     _FAST = None
 prepare_json([*_BUILD_AS, *_BUILD_AS.values(), *MESSAGE_CLASSES.values(), ChatUsage, *CODEC.structure_hooks])

@@ -93,10 +93,13 @@ def mutate_json(
     values: Sequence[Any] = ODD_VALUES,
     edits: Sequence[int] = (1, 1, 2, 3),
     delete: float = 0.15,
+    add: float = 0.0,
+    keys: Sequence[str] = NEW_KEYS,
 ) -> Any:
     """A copy of ``value`` (parsed JSON) after ``rng.choice(edits)`` seeded edits, each at a random path below
-    the root: in a dict, the key removed with probability ``delete``; otherwise the value replaced by one of
-    ``values``."""
+    the root: in a dict, the key removed with probability ``delete``, or with probability ``add`` one of ``keys``
+    set beside it (added, or replaced where it is already) to one of ``values``; otherwise the value replaced by
+    one of ``values``."""
     value = _copy(value)
     paths = [p for p in json_paths(value) if p]
     for _ in range(rng.choice(edits)):
@@ -107,10 +110,14 @@ def mutate_json(
         try:
             for key in path[:-1]:
                 node = node[key]
+            node[path[-1]]  # still there: not a key an earlier edit removed, nor an index into a dict
         except (KeyError, IndexError, TypeError):
             continue  # an earlier edit removed or replaced this path
-        if isinstance(node, dict) and rng.random() < delete:
+        roll = rng.random() if isinstance(node, dict) else 1.0
+        if roll < delete:
             edit(value, path, "delete")
+        elif roll < delete + add:
+            edit(value, path, "add", _copy(rng.choice(values)), key=rng.choice(keys))
         else:
             edit(value, path, "replace", _copy(rng.choice(values)))
     return value

@@ -1,11 +1,14 @@
 // Drives the system's headless Chromium (CHROMIUM, default /usr/bin/chromium; never a downloaded
 // browser) with playwright-core for tests/browser/test_viewer.py.
 //
-//   node driver.mjs       reads one JSON job per line on stdin: {"url", "screenshot"?, "timeout"?}
-//                         and writes one JSON result per line on stdout, with one browser for all jobs.
+//   node driver.mjs [ARG...]  reads one JSON job per line on stdin: {"url", "screenshot"?, "timeout"?, "argsProbe"?}
+//                             and writes one JSON result per line on stdout, with one browser for all jobs;
+//                             ARGs are added to Chromium's command line (--js-flags=--stack-size=100: a smaller JS
+//                             stack, so a call takes fewer arguments).
 //
 // A result: {state, messages (the page's <pre id="messages-json"> parsed), status, events, reconnects, restarts,
-// eventRequests: [{lastEventId}], console: [...], pageErrors: [...], cspViolations: [...], cspHeader}.
+// eventRequests: [{lastEventId}], console: [...], pageErrors: [...], cspViolations: [...], cspHeader}; with "argsProbe": N,
+// argsProbe: what replaceChildren with N nodes as its arguments does in the page ("fits", or the error it throws).
 import readline from "node:readline";
 import fs from "node:fs";
 import os from "node:os";
@@ -16,7 +19,7 @@ const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "agentmsg-chromium-"));
 // Without the background-networking flags Chromium's own connections are refused on a closed network.
 const args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
+  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", ...process.argv.slice(2)];
 const context = await chromium.launchPersistentContext(userDataDir, { executablePath, args, headless: true, viewport: { width: 1100, height: 900 } });
 
 async function run(job) {
@@ -46,6 +49,17 @@ async function run(job) {
     })));
     out.messages = out.state === "done" ? JSON.parse(out.json) : null;
     delete out.json;
+    if (job.argsProbe) {
+      out.argsProbe = await page.evaluate((n) => {
+        const nodes = Array.from({ length: n }, () => document.createElement("b"));
+        try {
+          document.createDocumentFragment().replaceChildren(...nodes);
+          return "fits";
+        } catch (e) {
+          return `${e.name}: ${e.message}`;
+        }
+      }, job.argsProbe);
+    }
     if (job.screenshot) {
       await page.evaluate(() => document.querySelectorAll("details.thinking").forEach((d) => (d.open = false)));
       await page.screenshot({ path: job.screenshot, fullPage: true });

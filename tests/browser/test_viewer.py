@@ -32,9 +32,9 @@ import orjson
 import pytest
 
 from agentmsg import encode_sse, reduce_events, reduce_stream
-from tests._client import same_json
-from tests._procs import stop
 from tests._support.events import TEXT_CASES
+from tests._support.jsclient import same_json
+from tests._support.procs import stop
 from tests.browser._env import CHROMIUM, MISSING, NODE
 from tests.conftest import ROOT
 
@@ -63,14 +63,15 @@ def _npm_ci() -> None:
         stamp.write_text(want)
 
 
-@pytest.fixture(scope="module")
-def visit() -> Iterator[Visit]:
-    """Opens pages in one headless Chromium: ``visit(url, screenshot=None) -> result``."""
+@contextlib.contextmanager
+def _browser(*chromium_args: str) -> Iterator[Visit]:
+    """Opens pages in one headless Chromium (``chromium_args`` added to its command line):
+    ``visit(url, screenshot=None, **job) -> result`` (driver.mjs says what a job and a result hold)."""
     _npm_ci()
     OUT.mkdir(exist_ok=True)
     env = {**os.environ, "CHROMIUM": str(CHROMIUM)}
     driver = subprocess.Popen(
-        [str(NODE), str(HERE / "driver.mjs")],
+        [str(NODE), str(HERE / "driver.mjs"), *chromium_args],
         cwd=HERE,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -79,8 +80,8 @@ def visit() -> Iterator[Visit]:
     )
     assert driver.stdin is not None and driver.stdout is not None
 
-    def go(url: str, screenshot: Path | None = None) -> dict[str, Any]:
-        job = {"url": url, "timeout": 60000, **({"screenshot": str(screenshot)} if screenshot else {})}
+    def go(url: str, screenshot: Path | None = None, **more: Any) -> dict[str, Any]:
+        job = {"url": url, "timeout": 60000, **({"screenshot": str(screenshot)} if screenshot else {}), **more}
         driver.stdin.write(json.dumps(job) + "\n")  # type: ignore[union-attr]
         driver.stdin.flush()  # type: ignore[union-attr]
         line = driver.stdout.readline()  # type: ignore[union-attr]
@@ -96,6 +97,13 @@ def visit() -> Iterator[Visit]:
         except subprocess.TimeoutExpired:
             driver.kill()
             driver.wait()
+
+
+@pytest.fixture(scope="module")
+def visit() -> Iterator[Visit]:
+    """One headless Chromium for the module's pages."""
+    with _browser() as go:
+        yield go
 
 
 def _expected(events: list[Any]) -> list[Any]:
@@ -172,11 +180,13 @@ def test_agentmsg_serve_on_an_sse_file(visit: Visit, tmp_path: Path) -> None:
     _check(result, events, 3)
 
 
-def test_a_stream_of_more_messages_than_a_call_takes_arguments(visit: Visit, tmp_path: Path) -> None:
+def test_a_stream_of_more_messages_than_a_call_takes_arguments(tmp_path: Path) -> None:
     """The page put its cards in with one call, every card an argument (replaceChildren(...cards)): past about
-    125,000 messages (V8's limit on a call's arguments) that threw 'Maximum call stack size exceeded', and the
-    page ended in error, showing none of them. A stream of 130,000 one-event replies now shows them all."""
-    n = 130_000
+    125,000 messages (V8's limit on a call's arguments, set by its stack size) that threw 'Maximum call stack size
+    exceeded', and the page ended in error, showing none of them. In a Chromium whose JS stack is a tenth of the
+    default (about 11,500 arguments), where the page checks that replaceChildren with 15,000 nodes throws, a stream
+    of 15,000 one-event replies now shows them all (it was 130,000 in a default Chromium: 75-180 s)."""
+    n = 15_000
     path = tmp_path / "many.jsonl"
     at = "2026-01-01T00:00:00Z"
     path.write_bytes(
@@ -185,9 +195,10 @@ def test_a_stream_of_more_messages_than_a_call_takes_arguments(visit: Visit, tmp
             for i in range(n)
         )
     )
-    with _serve_cli(path, None) as url:
-        result = visit(url)
+    with _browser("--js-flags=--stack-size=100") as visit, _serve_cli(path, None) as url:
+        result = visit(url, argsProbe=n)
     assert result["state"] == "done" and result["pageErrors"] == [], {k: result.get(k) for k in ("status", "error")}
+    assert result["argsProbe"] == "RangeError: Maximum call stack size exceeded"  # n is more than a call takes here
     assert result["events"] == n and result["cards"] == n and len(result["messages"]) == n
     assert result["messages"][-1]["id"] == f"r{n - 1}"
 
@@ -247,17 +258,17 @@ def test_reducer_vectors_in_the_browser(visit: Visit, vectors_server: str, path:
 
 def test_the_viewer_starts_over_when_the_server_cannot_resume(visit: Visit) -> None:
     """The page's first connection is cut after 3 events; its resume reaches a restarted server (a new
-    EventStream: it never sent event 3) and gets HTTP 409. The page starts over with a fresh reducer, says
+    EventEndpoint: it never sent event 3) and gets HTTP 409. The page starts over with a fresh reducer, says
     so (data-restarts) and ends with Python's messages for the whole stream, nothing doubled."""
     import socket
 
     import uvicorn
 
-    from agentmsg.web import EventStream, viewer_app
+    from agentmsg.web import EventEndpoint, viewer_app
 
     events = _events_of(STREAMS / "java-react-tool-call-then-answer.jsonl")
     page = viewer_app(events)
-    streams = [EventStream(events, drop_every=3, retry=20), EventStream(events, retry=20, replay=None)]
+    streams = [EventEndpoint(events, drop_every=3, retry=20), EventEndpoint(events, retry=20, replay=None)]
     asked: list[str | None] = []
 
     async def app(scope: Any, receive: Any, send: Any) -> None:

@@ -3,14 +3,18 @@ with; Ctrl-C keeps what arrived."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
 import pytest
 
 from agentmsg import (
     reduce_events,
 )
 from agentmsg.cli import main as cli_main
-from agentmsg.clients import SPECS, OpenAIClient
-from agentmsg.providers import openai
+from agentmsg.providers import NAMES, get, openai, providers
 from agentmsg.testing import ReplayServer, Reply
 from tests._support.providers import FIX, run_cli
 
@@ -27,7 +31,6 @@ def test_cli_chat_over_replay_server(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out = _chat(monkeypatch, "openai", "/chat/completions", "openai/stream_parallel_tool_calls.sse", "weather?")
     assert code == 0
     assert "[tool call] GetWeatherArgs" in out and "[usage] input 149 · output 60 · total 209 · " in out
-    assert isinstance(OpenAIClient, type)
     # a reply whose provider gave no token counts says so, not "input None"
     code, out = _chat(
         monkeypatch, "anthropic", "/v1/messages", "anthropic/stream_docs_extended_thinking.sse", "27*453?"
@@ -94,18 +97,53 @@ def test_cli_chat_says_the_parsers_problems_and_exits_3_for_cut_arguments(
     assert err.count("\n") == 1 and err.startswith("agentmsg: ")
 
 
-@pytest.mark.parametrize("provider", sorted(SPECS))
+@pytest.mark.parametrize("provider", sorted(NAMES))
 def test_chat_without_an_api_key_names_the_variable_to_set(
     provider: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """It said 'pass api_key= or set ...' (a Python keyword a command line has not); --help said nothing of
     the key."""
-    for spec in SPECS.values():
-        for name in spec.env:
+    for entry in providers():
+        for name in entry.spec.env:
             monkeypatch.delenv(name, raising=False)
     assert cli_main(["chat", "--provider", provider, "--base-url", "http://127.0.0.1:9", "hi"]) == 1
     err = capsys.readouterr().err
-    assert err == f"agentmsg: {provider}: no API key: set {' or '.join(SPECS[provider].env)}\n"
+    assert err == f"agentmsg: {provider}: no API key: set {' or '.join(get(provider).spec.env)}\n"
     assert cli_main(["chat", "--help"]) == 0
     help_text = " ".join(capsys.readouterr().out.split())
-    assert all(f"{name}" in help_text for name in SPECS[provider].env)
+    assert all(f"{name}" in help_text for name in get(provider).spec.env)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="Linux devices")
+def test_chat_to_a_full_disk_is_one_line_not_a_traceback() -> None:
+    import os
+
+    from agentmsg.testing import ReplayServer, Reply
+
+    body = (FIX / "openai" / "stream_text_include_usage.sse").read_bytes()
+    with ReplayServer() as server, open("/dev/full", "w") as full:
+        server.add("/chat/completions", Reply(body=body, sse=True))
+        r = subprocess.run(
+            [sys.executable, "-m", "agentmsg", "chat", "--provider", "openai", "--base-url", server.url, "hi"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env={**os.environ, "OPENAI_API_KEY": "k"},
+        )
+    assert (r.returncode, r.stderr) == (2, "agentmsg: cannot write the output: No space left on device\n")
+
+
+def test_chat_uses_the_clients_default_timeout_unless_told() -> None:
+    """agentmsg chat timed out after 60 s by default, where the clients wait 600 s (a reasoning model's first
+    byte often takes more than a minute): without --timeout the client's own default is used."""
+    from agentmsg.cli import build_parser
+    from agentmsg.clients import Client
+    from agentmsg.clients._config import DEFAULT_TIMEOUT
+
+    args = build_parser().parse_args(["chat", "--provider", "openai", "--model", "m", "hi"])
+    assert args.timeout is None
+    client = Client("openai", api_key="k", timeout=args.timeout)
+    assert client.http.timeout == DEFAULT_TIMEOUT
+    told = build_parser().parse_args(["chat", "--provider", "openai", "--timeout", "5", "hi"])
+    assert Client("openai", api_key="k", timeout=told.timeout).timeout == httpx.Timeout(5.0)

@@ -3,6 +3,7 @@ stderr, choices, cut streams, SSE bodies without ``--stream``, reading increment
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -289,3 +290,16 @@ def test_cli_parse_a_whole_response_saved_with_its_http_head(
     sse_path.write_bytes(b"HTTP/1.1 200 OK\nContent-Type: text/event-stream\n\n" + stream)
     assert main(["parse", "--provider", "openai", str(sse_path)]) == 0
     assert agentmsg.Msg.from_json(capsys.readouterr().out).text_content
+
+
+def test_parse_stream_interrupted_prints_what_arrived() -> None:
+    """Ctrl-C on `producer | agentmsg parse --provider openai --stream -` printed nothing but 'interrupted':
+    now the message so far is printed, INTERRUPTED, exit 130 (the stream is read as it arrives)."""
+    from tests._support.procs import interrupted
+
+    body = (FIX / "openai" / "stream_text_include_usage.sse").read_bytes()
+    head = body[: body.index(b"\n\n", len(body) // 2) + 2]
+    code, out, err = interrupted(["parse", "--provider", "openai", "--stream", "-"], head)
+    assert code == 130 and err.endswith("agentmsg: interrupted\n") and "Traceback" not in err
+    (msg,) = map(json.loads, out.splitlines())
+    assert msg["content"][0]["text"] and msg["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"

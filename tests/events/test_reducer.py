@@ -289,7 +289,7 @@ def test_reducer_handles_exactly_the_schema_event_types() -> None:
 
 
 def test_an_unhashable_event_type_is_reported_not_raised() -> None:
-    """Found by the differential run against the TypeScript reducer (tests/test_client_differential.py)."""
+    """Found by the differential run against the TypeScript reducer (tests/jsclient/test_reducer.py)."""
     reducer = Reducer()
     reducer.feed_many([{"type": ["TEXT_BLOCK_DELTA"], "id": "a"}, {"type": {"x": 1}, "id": "b"}])
     assert [(p.pointer, p.rule) for p in reducer.problems] == [("/0/type", "enum"), ("/1/type", "enum")]

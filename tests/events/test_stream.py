@@ -69,6 +69,7 @@ def _comparable(m: AssistantMessage) -> dict[str, Any]:
     return d
 
 
+@pytest.mark.no_kernel
 @pytest.mark.differential
 @pytest.mark.parametrize("chunk", [1, 7, 64, 333, 1 << 17])
 @pytest.mark.parametrize("name", TEXT_CASES)
@@ -158,6 +159,7 @@ def test_odd_lines_inside_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [_comparable(m) for m in r.finish()] == [msg]
 
 
+@pytest.mark.no_kernel
 @pytest.mark.differential
 @pytest.mark.fuzz
 @settings(max_examples=examples(60), deadline=None)
@@ -386,6 +388,7 @@ def test_a_stream_given_as_text_is_read_as_its_bytes(monkeypatch: pytest.MonkeyP
 DEEP = (SECONDS or 0) > 60  # `make fuzz`: every split point of every stream too
 
 
+@pytest.mark.no_kernel
 @pytest.mark.fuzz
 def test_garbled_bytes_fast_path_equals_the_reference() -> None:
     for rng in seeded("bytes", 40):
@@ -607,6 +610,7 @@ def _stream_with_text(text_deltas: list[str], args: str) -> bytes:
     return b"\n".join(orjson.dumps(e) for e in head + deltas + tail)
 
 
+@pytest.mark.no_kernel
 def test_reducing_keeps_one_copy_of_non_ascii_text_and_a_bounded_peak() -> None:
     """The message is built from checked deltas without writing its text through orjson (which keeps a
     UTF-8 copy inside every non-ASCII str it writes) and without orjson's reader (about 13 bytes of memory

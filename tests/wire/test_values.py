@@ -16,6 +16,8 @@ from agentmsg._wire.values import ValueSplitter
 from tests._support.budget import examples
 from tests._support.providers import _write
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 _TEXT = st.text(st.sampled_from('ab{}[]",\\\n é😀'), max_size=12)
 
 

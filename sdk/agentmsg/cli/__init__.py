@@ -1,7 +1,7 @@
 """The ``agentmsg`` command line: one module per command group, sharing their I/O helpers (``_io``). It is
 built on the public API only (``agentmsg``, ``agentmsg.events``, ``agentmsg.providers``, ...), and names no
 provider: the providers, their key variables and stream flags come from the registry
-(``tests/test_cli_public.py`` checks both).
+(``tests/cli/test_public.py`` checks both).
 
     agentmsg validate [--kind KIND] FILE...   check JSON (object, array or JSONL; '-' = stdin)
     agentmsg schema [NAME] [--bundle]         print a schema (bundle: one self-contained document)

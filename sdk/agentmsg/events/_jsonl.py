@@ -165,7 +165,7 @@ def _feed_checked(st: State, feed: Feed, lines: list[bytes], first_line: int) ->
     orjson reads only what it can write but for the depth) and that the event schema's branch for its type
     accepts (:func:`~agentmsg._codec.schemas.event_type_validators`: then the whole event schema accepts it) is valid
     and applied (:func:`_apply_valid`). Any other line goes through :func:`feed_line` / ``feed`` unchanged, which
-    check it again in full and raise what they raise. ``tests/test_events_strict_jsonl.py`` compares the paths."""
+    check it again in full and raise what they raise. ``tests/events/test_strict_jsonl.py`` compares the paths."""
     checks = event_type_validators()
     loads, dumps, decode_error, encode_error = (
         orjson.loads,

@@ -116,7 +116,7 @@ def _hint(x: _Emit, data: dict[str, Any], index: int) -> Iterator[AgentEventDict
 
 
 #: Block type -> the events that carry it. A block type without an entry cannot be emitted.
-#: (Hand-written, as the event vocabulary is: tests/test_schema_drift.py fails, naming what to update, when a
+#: (Hand-written, as the event vocabulary is: tests/project/test_schema_drift.py fails, naming what to update, when a
 #: block type of the schema has no entry or a block field is missing from :data:`CARRIED`.)
 EMITTERS: dict[str, Emitter] = {
     "text": _text_or_thinking,

@@ -169,7 +169,7 @@ class Reducer:
 
         ``trusted=True`` is for producers whose events are valid by construction: every event is valid
         against the event schema and holds only values parsed from JSON text (agentmsg's provider stream
-        parsers; ``tests/test_providers_stream.py`` validates every event they emit). The tolerant reducer
+        parsers; ``tests/providers/shared/test_recorded.py`` validates every event they emit). The tolerant reducer
         then skips checking events other than the plain deltas against the schema, and builds the message
         through the codec's fast path. The rules do not change: an event that breaks the promise is still
         reduced by them and nothing raises, only its schema problems go unreported. Strict mode ignores it.

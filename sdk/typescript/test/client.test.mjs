@@ -318,7 +318,7 @@ test("reduceSSE counts data that is not JSON as one event, as Python's reduce_st
 });
 
 test("the stream ends at the end event: events that came with it after it are said (rule order), not delivered", async () => {
-  // (Python's readers say what a saved body has after the end event the same way: tests/test_events_sse.py)
+  // (Python's readers say what a saved body has after the end event the same way: tests/events/test_sse.py)
   const later = { ...EVENTS[0], id: "z1", replyId: "other" };
   const s = await serve((req, res) => {
     res.writeHead(200, { "content-type": "text/event-stream" });

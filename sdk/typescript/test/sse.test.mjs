@@ -1,4 +1,4 @@
-// The SSE decoder: the cases Python's suite has (tests/test_events_sse.py): LF/CRLF/CR line ends, BOM,
+// The SSE decoder: the cases Python's suite has (tests/wire/test_sse.py): LF/CRLF/CR line ends, BOM,
 // comments, multi-line data, retry, id, chunks split anywhere (inside a CRLF or a UTF-8 sequence),
 // empty chunks between CR and LF, an unterminated event at the end.
 import { test } from "node:test";

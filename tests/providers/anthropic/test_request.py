@@ -30,6 +30,8 @@ from tests._support.budget import examples
 from tests._support.providers import ANY_TOOLS, PNG, TOOLS, _call, _merged, _thinking, rules, text, tool_loop
 from tests.oracles import formatted
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 
 def test_anthropic_layout_and_parallel_results_in_one_turn() -> None:
     r = formatted("anthropic", tool_loop(), tools=TOOLS, tool_choice="required", parallel_tool_calls=False)

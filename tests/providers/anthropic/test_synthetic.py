@@ -392,29 +392,34 @@ def test_anthropic_signature_is_a_whole_value_the_last_one_wins() -> None:
     assert msg.to_dict()["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
 
 
-def test_anthropic_subclass_reads_every_text_delta_through_payload() -> None:
-    """A subclass of the Anthropic parser may read payloads its own way: its text deltas are never read past its
-    payload() (the C route of BaseStreamParser.route_text is the plain parser's alone)."""
-    from agentmsg.providers import anthropic
+def test_anthropic_reader_subclass_reads_every_text_delta_through_chunk() -> None:
+    """A subclass of the Anthropic reader may read payloads its own way: every text delta reaches its chunk().
+    The C text route (PayloadReader.route_text: the next text deltas of a block read by the parser, no chunk()
+    call) is the plain Reader's alone, which takes it where the C kernels are built."""
+    from agentmsg.providers import anthropic, get
+    from agentmsg.providers._response import reader
+    from agentmsg.providers._response.parser import StreamParser
 
     seen: list[str] = []
 
-    class Counting(anthropic.StreamParser):
-        def payload(self, event: str, obj: dict[str, Any]) -> None:
+    class Counting(anthropic.Reader):
+        def chunk(self, event: str, obj: dict[str, Any]) -> None:
             seen.append(obj.get("type", event))
-            super().payload(event, obj)
+            super().chunk(event, obj)
 
-    body = b"".join(
-        b"event: " + e["type"].encode() + b"\ndata: " + orjson.dumps(e) + b"\n\n"
-        for e in [
-            {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}}},
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-            *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}} for t in "abc"),
-            {"type": "content_block_stop", "index": 0},
-            {"type": "message_stop"},
-        ]
-    )
-    parser = Counting()
-    events = parser.feed(body) + parser.close()
-    assert seen.count("content_block_delta") == 3
+    payloads = [
+        {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {"input_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}} for t in "abc"),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    ]
+    frames = [b"event: " + e["type"].encode() + b"\ndata: " + orjson.dumps(e) + b"\n\n" for e in payloads]
+    spec = get("anthropic").spec
+    parser = StreamParser(Counting, spec)
+    events = parser.feed(b"".join(frames)) + parser.close()
+    assert seen.count("content_block_delta") == 3 and parser.reader.route is None
     assert "".join(e["delta"] for e in events if e["type"] == "TEXT_BLOCK_DELTA") == "abc"
+    plain = StreamParser(anthropic.Reader, spec)
+    plain.feed(b"".join(frames[:3]))  # up to the first text delta
+    assert (plain.reader.route is not None) is reader._ROUTES  # the plain reader routes the next ones (in C)

@@ -16,6 +16,8 @@ from agentmsg import (
 from tests._support.providers import TOOLS, rules, tool_loop
 from tests.oracles import formatted
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 
 def test_dashscope_text_endpoint() -> None:
     r = formatted("dashscope", tool_loop(provider="dashscope"), tools=TOOLS, stream=True, tool_choice="required")

@@ -23,6 +23,8 @@ from agentmsg import AudioBlock, DataBlock, ImageBlock, URLSource, UserMessage, 
 from agentmsg.providers import FormatOptions, MediaPolicy, get
 from tests.oracles import formatted
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + b"\x00" * 28
 
 

@@ -668,6 +668,7 @@ kwargs = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.no_kernel
 @pytest.mark.fuzz
 @pytest.mark.parametrize("provider", NAMES)
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -724,6 +725,7 @@ usual_user = st.builds(
 )
 
 
+@pytest.mark.no_kernel
 @pytest.mark.differential
 @pytest.mark.fuzz
 @pytest.mark.parametrize("provider", NAMES)

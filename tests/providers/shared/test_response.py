@@ -16,6 +16,8 @@ from agentmsg.providers._response.partial_json import json_fragment_writer
 from tests._support.budget import examples
 from tests._support.providers import once
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 
 def write(*updates: tuple[Any, ...]) -> tuple[str, list[str]]:
     """The text the updates write (checked to be one JSON object, each key once) and the notes; the text is the

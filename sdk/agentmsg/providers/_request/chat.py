@@ -197,7 +197,7 @@ class ChatWalk(Walk):
         """The parts of a user message of the usual kind, non-empty texts and images :meth:`inline_image` takes,
         built as :meth:`user_parts` builds them (:meth:`user_text`, :meth:`media_part`); None for any other
         message (then user_parts makes its parts). Nothing is reported or resolved here, so falling back
-        repeats nothing (tests/test_providers_properties.py compares the two ways)."""
+        repeats nothing (tests/providers/shared/test_request.py compares the two ways)."""
         parts: list[Any] = []
         typed = self.typed_text
         for b in blocks:

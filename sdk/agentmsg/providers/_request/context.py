@@ -662,7 +662,7 @@ def check_messages(messages: Any) -> Sequence[Msg]:
 
 
 #: The block classes the formatters have rules for. A block type added to the schema (its class is derived from
-#: it) has none: formatting a message that holds one raises ``unsupported-block`` (tests/test_schema_drift.py
+#: it) has none: formatting a message that holds one raises ``unsupported-block`` (tests/project/test_schema_drift.py
 #: fails, naming providers/, until this and the walks know it).
 FORMATTED_BLOCKS: Final = frozenset(
     {TextBlock, ThinkingBlock, ImageBlock, AudioBlock, VideoBlock, DataBlock, ToolUseBlock, ToolResultBlock, HintBlock}

@@ -1,4 +1,5 @@
-"""agentmsg reduce / agentmsg events, as subprocesses."""
+"""``agentmsg reduce`` and ``agentmsg events``, as subprocesses and in process: round trips, problems said, limits, cut
+streams and interrupted ones, input the reducer must survive."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests._support.cli import run
+from tests._support.events import ev, jsonl
 from tests.conftest import ROOT
-from tests.test_cli import run
 
 CASE5 = ROOT / "tests" / "conformance" / "reducer" / "java-case5-duplicate-type-jsonl.json"
 
@@ -135,12 +137,7 @@ def test_events_reads_a_document_across_the_peeked_head(tmp_path: Path, capsys: 
 
 
 def test_events_stops_at_once_on_binary_input() -> None:
-    import subprocess
-    import sys
-
-    zero = subprocess.run(
-        [sys.executable, "-m", "agentmsg", "events", "/dev/zero"], capture_output=True, text=True, timeout=60
-    )
+    zero = run("events", "/dev/zero")
     assert zero.returncode == 1 and zero.stderr == "/dev/zero: not valid JSON: it starts with b'\\x00' [json]\n"
 
 
@@ -215,7 +212,7 @@ def test_reduce_interrupted_prints_what_arrived(tmp_path: Path) -> None:
     replies that arrived are printed (one still open as cut, INTERRUPTED), exit 130. The events are reduced
     as they arrive (a pipe's first write is not held back until a whole chunk came)."""
     from agentmsg import AssistantMessage, emit_events
-    from tests._procs import interrupted
+    from tests._support.procs import interrupted
 
     first = emit_events(AssistantMessage("one", name="F"))
     second = emit_events(AssistantMessage("two", name="F"))
@@ -244,3 +241,15 @@ def test_reduce_says_when_no_reply_was_reduced(tmp_path: Path, capsys: Any) -> N
     assert (code, err) == (0, []) and msgs[0]["content"] == [{"type": "text", "text": "hi"}]
     code, msgs, err = _reduce(capsys, "--source", "other", str(sub))
     assert (code, msgs, err) == (0, [], [f"{sub}: note: no reply: none of source 'other' [no-reply]"])
+
+
+def test_cli_reduce_of_invalid_utf8_prints_messages(tmp_path: Any) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(
+        jsonl([ev(0, "AGENT_START")])
+        + b'{"type":"TEXT_BLOCK_DELTA","id":"e1","createdAt":"2025-01-01T00:00:00Z","replyId":"r","blockId":"t","delta":"\xed\xa0\x80"}\n'
+        + b"\xff\xfe\n"
+    )
+    out = run("reduce", str(path))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert len(out.stdout.splitlines()) == 1 and "[utf-8]" in out.stderr and "[json]" in out.stderr

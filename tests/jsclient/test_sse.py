@@ -10,7 +10,7 @@ the Python SDK on the same input.
 * Lone surrogates: each string of each vector event (events given as objects) with a lone UTF-16 surrogate
   added: the same messages and problems.
 
-What JavaScript cannot represent is left out as in tests/test_client_differential.py (the vectors' usage
+What JavaScript cannot represent is left out as in test_reducer.py (the vectors' usage
 counts beyond 2^53 are reported by the client alone, rule ``precision``: those problems are not compared).
 """
 
@@ -30,11 +30,17 @@ import pytest
 from agentmsg import Reducer
 from agentmsg._wire.sse import SSEDecoder
 from agentmsg.events import reduce_stream
-from tests._client import NODE, built_client, same_json
+from tests._support.budget import SEED, examples
+from tests._support.jsclient import NODE, built_client, same_json
+from tests._support.mutators import insert_bytes
+from tests.conftest import ROOT
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js not found: the TypeScript side cannot run")
+pytestmark = [
+    pytest.mark.differential,
+    pytest.mark.skipif(NODE is None, reason="Node.js not found: the TypeScript side cannot run"),
+]
 
-VECTORS = sorted((Path(__file__).parent / "conformance" / "reducer").glob("*.json"))
+VECTORS = sorted((ROOT / "tests" / "conformance" / "reducer").glob("*.json"))
 SCRIPT = """
 import fs from "node:fs";
 const { Reducer, SSEDecoder, reduceSSE } = await import(%s);
@@ -145,8 +151,9 @@ INSERTS = [
 INSERTS += [b"id: 9\n", b"event: x\n", b"retry: 5\n", b"\x00", " é😀".encode(), b"data: {}\n\n", b"\n\n"]
 
 
+@pytest.mark.fuzz
 def test_sse_bytes_reduce_alike(tmp_path: Path) -> None:
-    rng = random.Random(20261127)
+    rng = random.Random(f"{SEED}/sse")
     cases: list[dict[str, Any]] = []
     for path in VECTORS:
         events = _events(path)
@@ -168,17 +175,8 @@ def test_sse_bytes_reduce_alike(tmp_path: Path) -> None:
                 more = base64.b64encode(raw + end + raw).decode()
                 name = f"{path.name} eol={eol!r} events after the end event"
                 cases.append({"name": name, "bytes": more, "chunk": 0, "end": True})
-            for k in range(6):
-                mutated = bytearray(raw)
-                for _ in range(rng.randint(1, 4)):
-                    at, r = rng.randrange(len(mutated) + 1), rng.random()
-                    if r < 0.8:
-                        mutated[at:at] = rng.choice(INSERTS)
-                    elif r < 0.9:
-                        del mutated[at : at + rng.randint(1, 20)]
-                    else:
-                        del mutated[at:]
-                encoded = base64.b64encode(bytes(mutated)).decode()
+            for k in range(examples(6)):
+                encoded = base64.b64encode(insert_bytes(rng, raw, INSERTS)).decode()
                 name = f"{path.name} eol={eol!r} mutation {k}"
                 cases.append({"name": name, "bytes": encoded, "chunk": rng.choice([0, 1, 5, 64])})
                 cases.append(

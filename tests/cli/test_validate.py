@@ -1,5 +1,6 @@
 """`agentmsg validate` as a CI pipeline uses it: where each problem is (file, line, pointer, rule), its report
-formats (text, JSON lines, GitHub Actions annotations), and verdicts that agree with an independent validator."""
+formats (text, JSON lines, GitHub Actions annotations), verdicts that agree with an independent validator, its exit
+codes, the API's limits and rules, input that never ends; and `agentmsg schema`, whose documents it checks against."""
 
 from __future__ import annotations
 
@@ -15,17 +16,11 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from tests.conftest import VECTORS, load_vectors
+from tests._support.cli import run
+from tests.conftest import ROOT, VECTORS, load_vectors
 
-ROOT = Path(__file__).resolve().parent.parent
 GOOD = {"id": "m1", "name": "Friday", "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
 BAD = {"id": "m2", "role": "SYSTEM", "content": [{"type": "thinking", "thinking": "x"}]}
-
-
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentmsg", *args], input=stdin, capture_output=True, text=True, timeout=120
-    )
 
 
 def rows(r: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
@@ -337,3 +332,213 @@ def test_stdin_given_twice_is_a_usage_error(tmp_path: Path) -> None:
         assert (r.returncode, r.stdout) == (2, ""), (args, r.stdout, r.stderr)
         assert "'-' (stdin) given 2 times" in r.stderr and "read only once" in r.stderr, r.stderr
     assert run("validate", "-", str(good), stdin=json.dumps(GOOD)).returncode == 0
+
+
+def test_validate_object_array_jsonl_and_stdin(tmp_path: Path) -> None:
+    good, arr, jsonl = tmp_path / "good.json", tmp_path / "arr.json", tmp_path / "msgs.jsonl"
+    good.write_text(json.dumps(GOOD))
+    arr.write_text(json.dumps([GOOD, BAD]))
+    jsonl.write_text(json.dumps(GOOD) + "\n\n" + json.dumps(BAD) + "\n")
+    r = run("validate", str(good))
+    assert (r.returncode, r.stdout) == (0, "")
+    r = run("validate", str(arr))
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == [
+        f"{arr}:/1/content/0/type: SYSTEM messages may only contain text blocks, got 'thinking' [role-content]"
+    ]
+    r = run("validate", str(jsonl), str(good))
+    assert r.returncode == 1 and r.stdout.startswith(f"{jsonl}:/1/content/0/type:")
+    r = run("validate", "-", stdin=json.dumps(BAD))
+    assert r.returncode == 1 and r.stdout.startswith("-:/content/0/type:")
+    r = run("validate", "--kind", "content-block", "-", stdin='{"type":"text"}')
+    assert r.returncode == 1 and r.stdout.strip() == '-: "text" is a required property [required]'
+
+
+def test_validate_bad_json_and_usage_errors(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"id": ')
+    r = run("validate", str(broken))
+    assert r.returncode == 1 and "not valid JSON" in r.stdout
+    r = run("validate", str(tmp_path / "missing.json"))
+    assert r.returncode == 2 and "cannot read" in r.stderr
+    assert run("validate").returncode == 2
+    assert run("validate", "--kind", "nope", str(broken)).returncode == 2
+    assert run("frobnicate").returncode == 2
+
+
+def test_schema_listing_single_and_bundle() -> None:
+    r = run("schema")
+    assert r.returncode == 0 and "msg\thttps://agentmsg.dev/schemas/v1/msg.schema.json" in r.stdout
+    doc = json.loads(run("schema", "content-block").stdout)
+    assert doc["$id"].endswith("content-block.schema.json")
+    bundle = json.loads(run("schema", "msg", "--bundle").stdout)
+    assert bundle["$ref"] == "https://agentmsg.dev/schemas/v1/msg.schema.json"
+    # The bundle is self-contained: python-jsonschema validates with it and no registry.
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(bundle)
+    assert validator.is_valid(GOOD) and not validator.is_valid(BAD)
+    assert run("schema", "nope").returncode == 2
+
+
+def test_validate_exit_codes_are_as_documented(tmp_path: Path) -> None:
+    """0 valid, 1 invalid (not JSON, too big, too deep included), 2 usage or unreadable (others still checked)."""
+    good, broken = tmp_path / "good.json", tmp_path / "broken.json"
+    good.write_text(json.dumps(GOOD))
+    broken.write_text('{"id": ')
+    assert run("validate", str(good)).returncode == 0
+    r = run("validate", str(broken), str(good))
+    assert r.returncode == 1 and r.stdout.startswith(f"{broken}: not valid JSON") and r.stdout.endswith("[json]\n")
+    r = run("validate", str(tmp_path / "missing.json"), str(broken))
+    assert r.returncode == 2 and "cannot read" in r.stderr and f"{broken}: not valid JSON" in r.stdout
+    r = run("validate", "--help")
+    assert r.returncode == 0 and "exit status:" in r.stdout and "2  usage error" in r.stdout
+    assert "bounded memory" in r.stdout
+    assert run("validate", "--max-depth", "300", str(good)).returncode == 2
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "exits 0 when all instances are valid, 1 when any is invalid (text that is not JSON" in readme
+    assert "2 on usage errors or files that cannot be read" in readme
+
+
+def test_validate_applies_the_api_limits_and_rules(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 300 + "]" * 300)
+    r = run("validate", str(deep))
+    assert (r.returncode, r.stdout) == (1, f"{deep}: nested deeper than 254 levels (limits.max_depth) [max-depth]\n")
+    nested = tmp_path / "nested.json"
+    nested.write_text(json.dumps({**GOOD, "metadata": {"a": [[[1]]]}}))
+    assert run("validate", str(nested)).returncode == 0
+    r = run("validate", "--max-depth", "3", str(nested))
+    assert r.returncode == 1 and "[max-depth]" in r.stdout
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({**GOOD, "content": [{"type": "text", "text": "x" * 5000}]}))
+    r = run("validate", "--max-bytes", "1000", str(big))
+    assert r.returncode == 1 and r.stdout.endswith("[max-bytes]\n")
+    huge_int = tmp_path / "int.json"
+    huge_int.write_text(json.dumps({**GOOD, "usage": {"inputTokens": 18446744073709551617}}))
+    r = run("validate", str(huge_int))
+    assert (
+        r.returncode == 1 and r.stdout.startswith(f"{huge_int}:/usage/inputTokens: ") and "[integer-range]" in r.stdout
+    )
+    surrogate = tmp_path / "surrogate.json"
+    surrogate.write_text(json.dumps(GOOD).replace('"hi"', '"\\ud800"'))
+    r = run("validate", str(surrogate))
+    assert r.returncode == 1 and r.stdout.endswith("[lone-surrogate]\n")
+
+
+def test_validate_reads_jsonl_line_by_line_and_refuses_long_records(tmp_path: Path) -> None:
+    jsonl = tmp_path / "msgs.jsonl"
+    jsonl.write_text(
+        json.dumps(GOOD)
+        + "\n"
+        + json.dumps({**GOOD, "content": [{"type": "text", "text": "x" * 5000}]})
+        + "\n\n"
+        + json.dumps(BAD)
+        + "\n"
+    )
+    r = run("validate", "--max-bytes", "1000", str(jsonl))
+    lines = r.stdout.splitlines()
+    assert r.returncode == 1 and len(lines) == 2
+    assert lines[0].startswith(f"{jsonl}:/1: ") and lines[0].endswith("[max-bytes]")
+    assert lines[1].startswith(f"{jsonl}:/2/content/0/type: ") and lines[1].endswith("[role-content]")
+
+
+def test_validate_stops_at_once_on_endless_or_binary_input() -> None:
+    """An input that never ends is refused after at most max_bytes (here 100 KB), not read without bound."""
+    zero = run("validate", "/dev/zero")
+    assert zero.returncode == 1 and zero.stdout == "/dev/zero: not valid JSON: it starts with b'\\x00' [json]\n"
+    endless = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('[' * 65536)"], stdout=subprocess.PIPE
+    )
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "agentmsg", "validate", "--max-bytes", "100000", "-"],
+            stdin=endless.stdout,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        endless.kill()
+        endless.wait()
+    assert r.returncode == 1 and r.stdout.endswith("[max-bytes]\n")
+
+
+def test_validate_notes_unknown_keys_and_strict_rejects_them(tmp_path: Path) -> None:
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps({**GOOD, "usage": {"inputTokens": 1, "cacheCreationInputTokens": 5}}))
+    r = run("validate", str(newer))
+    assert r.returncode == 0
+    assert r.stdout.startswith(f"{newer}:/usage/cacheCreationInputTokens: note: ") and r.stdout.endswith(
+        "[unknown-key]\n"
+    )
+    r = run("validate", "--strict", str(newer))
+    assert r.returncode == 1 and r.stdout.startswith(f"{newer}:/usage: ") and "[additionalProperties]" in r.stdout
+
+
+def test_validate_report_is_on_stdout_and_json_lines_with_json(tmp_path: Path) -> None:
+    """validate's problems are its result (stdout, as a linter's); only what stopped a file from being
+    checked goes to stderr. --json gives CI one object per problem, a note or an unreadable file included."""
+    mixed = tmp_path / "mixed.jsonl"
+    newer = {**GOOD, "usage": {"inputTokens": 1, "cacheCreationInputTokens": 5}}
+    mixed.write_text(json.dumps(GOOD) + "\n" + json.dumps(BAD) + "\n" + json.dumps(newer) + "\n")
+    missing = tmp_path / "missing.json"
+    r = run("validate", "--json", str(mixed), str(missing))
+    assert r.returncode == 2  # an unreadable file wins over an invalid instance, as without --json
+    assert r.stderr == f"agentmsg: {missing}: cannot read: No such file or directory\n"
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert all(list(row) == ["file", "instance", "line", "pointer", "rule", "kind", "message"] for row in rows)
+    assert {(row["instance"], row["line"], row["pointer"], row["rule"], row["kind"]) for row in rows} == {
+        (1, 2, "/content/0/type", "role-content", "error"),
+        (2, 3, "/usage/cacheCreationInputTokens", "unknown-key", "note"),
+        (None, None, "", "unreadable", "error"),
+    }
+    assert rows[-1] == {
+        "file": str(missing),
+        "instance": None,
+        "line": None,
+        "pointer": "",
+        "rule": "unreadable",
+        "kind": "error",
+        "message": "cannot read: No such file or directory",
+    }
+    text = run("validate", str(mixed))
+    assert text.returncode == 1 and text.stderr == ""
+    assert text.stdout.splitlines()[0].startswith(f"{mixed}:/1/content/0/type: ")
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(GOOD))
+    ok = run("validate", "--json", str(good))
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
+    one = run("validate", "--json", "-", stdin="not json")
+    assert (
+        one.returncode == 1 and json.loads(one.stdout)["rule"] == "json" and json.loads(one.stdout)["instance"] is None
+    )
+
+
+def test_validate_reads_an_sse_event_stream_with_kind_event(tmp_path: Path) -> None:
+    """`agentmsg events --sse` output (what serve reads) was 'not valid JSON: it starts with b'i'': with
+    --kind event each SSE event's data is an instance (/N: the N-th event); other kinds say what it is."""
+    reply = tmp_path / "reply.json"
+    reply.write_text(json.dumps({**GOOD, "role": "ASSISTANT"}))
+    sse = run("events", "--sse", str(reply)).stdout
+    n = sse.count("\ndata: ")
+    good = tmp_path / "events.sse"
+    good.write_text(sse)
+    r = run("validate", "--kind", "event", str(good))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    bad = tmp_path / "bad.sse"
+    bad.write_bytes(
+        sse.encode()
+        + b'data: {"type":"BOGUS","id":"x","createdAt":"2025-01-01T00:00:00Z"}\n\ndata: not json\n\n'
+        + b'data: {"type":"AGENT_END","id":"y","createdAt":"2025-01-01T00:00:00Z","replyId":"\xff"}\n\n'
+    )
+    r = run("validate", "--kind", "event", "--json", str(bad))
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert r.returncode == 1
+    assert [(row["instance"], row["pointer"], row["rule"]) for row in rows] == [
+        (n, "/type", "enum"),
+        (n + 1, "", "json"),
+        (n + 2, "", "utf-8"),
+    ]
+    r = run("validate", str(good))
+    assert r.returncode == 1 and "it is an SSE stream (validate --kind event reads one) [json]" in r.stdout

@@ -18,6 +18,8 @@ from agentmsg.providers._response.parser import StreamParser
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Provider, Spec
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 SDK = Path(agentmsg.__file__).resolve().parent
 #: The order of the sections of a provider module
 SECTIONS = ("spec", "request", "payload values", "reader", "registry entries")
@@ -77,7 +79,7 @@ def _vendor_words() -> re.Pattern[str]:
 )
 def test_clients_name_no_vendor(package: str) -> None:
     """A vendor's facts live in its module: the clients read the registry, so a new provider needs no edit there
-    (tests/test_cli_public.py holds the CLI to the same). Docstrings and comments may name one as an example; the
+    (tests/cli/test_public.py holds the CLI to the same). Docstrings and comments may name one as an example; the
     code may not."""
     vendor = _vendor_words()
     found = []

@@ -8,7 +8,6 @@ import asyncio
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -32,8 +31,9 @@ from agentmsg.providers import dashscope as dashscope_mod
 from agentmsg.providers import gemini as gemini_mod
 from agentmsg.providers import openai as openai_mod
 from agentmsg.testing import ReplayServer, Reply
+from tests.conftest import ROOT
 
-FIX = Path(__file__).parent / "fixtures" / "providers"
+FIX = ROOT / "tests" / "fixtures" / "providers"
 CONVO = [UserMessage("hi")]
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from agentmsg.providers import NAMES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo.py"
 FIXTURES = ROOT / "tests" / "fixtures" / "providers"
 

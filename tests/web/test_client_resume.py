@@ -21,8 +21,8 @@ import pytest
 
 from agentmsg import Reducer
 from agentmsg.web import EventEndpoint
-from tests._client import NODE, built_client, same_json
-from tests.test_web import get, serving, starlette_app
+from tests._support.jsclient import NODE, built_client, same_json
+from tests.web._http import get, serving, starlette_app
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js not found: the client cannot run")
 

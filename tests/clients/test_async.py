@@ -16,7 +16,6 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,8 +26,9 @@ from agentmsg import UserMessage
 from agentmsg.clients import AsyncClient, Client, ProviderError
 from agentmsg.providers import FormattedRequest
 from agentmsg.testing import ReplayServer, Reply, malformed
+from tests.conftest import ROOT
 
-FIX = Path(__file__).parent / "fixtures" / "providers"
+FIX = ROOT / "tests" / "fixtures" / "providers"
 TEXT_SSE = (FIX / "openai/stream_text_include_usage.sse").read_bytes()
 TOOLS_SSE = (FIX / "openai/stream_parallel_tool_calls.sse").read_bytes()
 CONVO = [UserMessage("What's the weather in San Francisco?")]
@@ -262,6 +262,7 @@ def state(stream: Any) -> dict[str, Any]:
     }
 
 
+@pytest.mark.differential
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_sync_and_async_clients_behave_the_same(server: ReplayServer, name: str) -> None:
     provider, path, replies, opts, how = SCENARIOS[name]
@@ -278,6 +279,7 @@ def test_sync_and_async_clients_behave_the_same(server: ReplayServer, name: str)
         assert async_[key] == sync[key], key
 
 
+@pytest.mark.differential
 def test_no_response_within_the_timeout_is_said_the_same_sync_and_async() -> None:
     """A server that takes the connection and never answers: APITimeoutError with the same text sync and async,
     naming the timeout and its seconds (the async one ended 'no response within the timeout: ', an empty
@@ -547,6 +549,7 @@ def _stop_outcome(stream: Any, seen: list[Any], until_done: BaseException | None
     }
 
 
+@pytest.mark.differential
 @pytest.mark.parametrize("phase", ["waiting-for-headers", "retry-wait", "mid-stream"])
 def test_close_from_another_thread_stops_the_stream_as_aclose_from_another_task(
     server: ReplayServer, phase: str
@@ -798,6 +801,7 @@ def test_a_stream_left_unfinished_and_collected_warns_nothing_and_frees_its_conn
     assert not [w for w in caught if issubclass(w.category, (ResourceWarning, RuntimeWarning))]
 
 
+@pytest.mark.differential
 def test_a_stream_closed_before_it_started_is_done_sync_and_async(server: ReplayServer) -> None:
     """close() / aclose() before the first iteration sends nothing and ends the stream: ``done`` stayed False (a
     stream that may still go on) and ``until_done()`` failed on a bare AssertionError. Now done, no message,

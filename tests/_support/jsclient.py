@@ -3,8 +3,11 @@ it is built here when its sources changed since the last build (``build.mjs --if
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +19,19 @@ CLIENT_DIR = ROOT / "sdk" / "typescript"
 
 def built_client() -> Path:
     """The client's ``dist/index.js``, built first when stale (needs Node and npm; the first build installs
-    the pinned tooling with ``npm ci``)."""
+    the pinned tooling with ``npm ci``). One build at a time: under pytest-xdist the workers that need the client
+    wait on a lock while one builds (a build empties ``dist/`` first), then find it fresh."""
     assert NODE is not None
-    subprocess.run(
-        [NODE, str(CLIENT_DIR / "scripts" / "build.mjs"), "--if-stale"],
-        check=True,
-        timeout=900,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-    )
+    lock = Path(tempfile.gettempdir()) / f"agentmsg-client-build-{hashlib.sha256(bytes(CLIENT_DIR)).hexdigest()[:16]}"
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file is closed
+        subprocess.run(
+            [NODE, str(CLIENT_DIR / "scripts" / "build.mjs"), "--if-stale"],
+            check=True,
+            timeout=900,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
     return CLIENT_DIR / "dist" / "index.js"
 
 

@@ -1,0 +1,189 @@
+"""The agentmsg command line as a whole, run as a real subprocess: what every command shares (help pages, exit
+codes, an output closed early, a full disk, an unknown option, file names that are not UTF-8) and refusing binary or
+empty input. Each command's own tests are in its file beside this one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests._support.cli import run
+
+GOOD = {
+    "id": "m1",
+    "name": None,
+    "role": "USER",
+    "content": [{"type": "text", "text": "hi"}],
+    "metadata": {},
+    "timestamp": None,
+    "usage": None,
+}
+BAD = {"id": "m2", "role": "SYSTEM", "content": [{"type": "thinking", "thinking": "x"}]}
+
+
+def test_subcommand_help_pages_have_descriptions() -> None:
+    for command in ("validate", "schema", "reduce", "events", "format", "parse", "chat", "serve"):
+        r = run(command, "--help")
+        _, _, rest = r.stdout.partition("\n\n")
+        assert r.returncode == 0 and rest.strip() and not rest.startswith(("positional", "options")), command
+
+
+def test_every_help_page_ends_with_its_exit_codes() -> None:
+    for command in ("validate", "schema", "reduce", "events", "format", "parse", "chat", "serve"):
+        r = run(command, "--help")
+        _, _, status = r.stdout.partition("\nexit status:\n")
+        codes = [line.split()[0] for line in status.splitlines() if line[:3].strip().isdigit()]
+        assert codes == sorted(codes, key=int) and {"0", "2"} <= set(codes), command
+        assert "130" in codes or command == "serve", command  # serve: Ctrl-C is how it stops (0)
+    reduce_help = run("reduce", "--help").stdout.partition("exit status:")[2]
+    assert "a reply was cut" in reduce_help
+
+
+def _cut_short(*args: str, stdin: bytes = b"") -> tuple[int, str]:
+    """Run agentmsg with its stdout read for a few bytes then closed, as `| head -c 16` does."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    proc.stdout.read(16)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    return proc.wait(60), err
+
+
+def test_output_closed_early_stops_quietly_with_141(tmp_path: Path) -> None:
+    """`agentmsg ... | head`: no traceback, no 'Exception ignored', not 'cannot read: Broken pipe' (validate
+    and events said so, exit 2, as if the input could not be read), and not exit 0 (validate's problems were
+    not all printed): 141, as a tool killed by SIGPIPE."""
+    reply = {**GOOD, "role": "ASSISTANT", "content": [{"type": "text", "text": "hello " * 50}]}
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps([{**reply, "id": f"m{i}"} for i in range(3000)]))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text((json.dumps(BAD) + "\n") * 5000)
+    events = run("events", str(many)).stdout.encode()
+    for args, stdin in (
+        (("validate", str(bad)), b""),
+        (("validate", "--json", str(bad), str(bad)), b""),
+        (("events", "--chunk-size", "2", str(many)), b""),
+        (("events", "--sse", str(many)), b""),
+        (("reduce", "-"), events),
+    ):
+        code, err = _cut_short(*args, stdin=stdin)
+        assert (code, err) == (141, ""), args
+
+
+def test_reduce_and_serve_refuse_binary_and_empty_input_at_once(tmp_path: Path) -> None:
+    """Binary data (/dev/zero never ends: reduce read it forever) is refused after one chunk; an empty input
+    is said (reduce printed nothing and exited 0). A text file whose first line is not an event (a log line)
+    is still reduced, that line said."""
+    pytest.importorskip("uvicorn")
+    png = tmp_path / "image.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n  \n")
+    for path in ("/dev/zero", str(png)):
+        r = run("reduce", path)
+        assert r.returncode == 1 and r.stdout == ""
+        assert r.stderr.startswith(f"{path}: not an event stream (JSON lines, SSE or a JSON array): binary data (")
+        s = run("serve", path, "--port", "0")
+        assert s.returncode == 2 and s.stderr.startswith(f"agentmsg: {path} is not an event stream")
+        p = run("parse", "--provider", "openai", "--stream", path)
+        assert p.returncode == 2 and p.stderr.startswith(f"agentmsg: {path}: not an openai stream: binary data")
+    r = run("reduce", str(empty))
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", f"{empty}: no events in the input [empty]\n")
+    s = run("serve", "-", "--port", "0", stdin="")
+    assert s.returncode == 2 and s.stderr == "agentmsg: - holds no events: it is empty\n"
+    reply = {**GOOD, "role": "ASSISTANT"}
+    events = run("events", "-", stdin=json.dumps(reply)).stdout
+    r = run("reduce", "-", stdin="starting the agent...\n" + events)
+    assert r.returncode == 1 and json.loads(r.stdout)["content"] == reply["content"]
+    assert r.stderr.startswith("-:/0: line 1: not valid JSON")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists() or not Path("/proc/self/mem").exists(), reason="Linux devices")
+def test_write_and_read_errors_are_one_line_each_naming_the_right_side(tmp_path: Path) -> None:
+    """Output to a full disk printed a traceback (chat, reduce, schema...) or blamed the input ('msg.json:
+    cannot read: No space left on device': validate, events); an input that fails mid-read (EIO) is named."""
+    reply = tmp_path / "reply.json"
+    reply.write_text(json.dumps({**GOOD, "role": "ASSISTANT"}))
+    events = tmp_path / "events.jsonl"
+    events.write_text(run("events", str(reply)).stdout)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(BAD))
+    for args in (
+        ("events", str(reply)),
+        ("validate", str(bad)),
+        ("validate", "--json", str(bad)),
+        ("reduce", str(events)),
+        ("schema", "msg"),
+        ("format", "--provider", "openai", str(reply)),
+    ):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(
+                [sys.executable, "-m", "agentmsg", *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60
+            )
+        assert (r.returncode, r.stderr) == (2, "agentmsg: cannot write the output: No space left on device\n"), args
+    for command in ("reduce", "events", "validate"):
+        r = run(command, "/proc/self/mem")
+        assert r.returncode == 2 and r.stderr == "agentmsg: /proc/self/mem: cannot read: Input/output error\n"
+
+
+def test_an_unknown_option_is_said_with_the_commands_usage() -> None:
+    """argparse said 'agentmsg: error: unrecognized arguments: --bogus' under the top-level usage, as if the
+    command were unknown: the command's own usage and name now."""
+    r = run("reduce", "--bogus", "events.jsonl")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("usage: agentmsg reduce ")
+    assert r.stderr.endswith("agentmsg reduce: error: unrecognized arguments: --bogus\n")
+    r = run("validate", "x.json", "--jsn")
+    assert r.returncode == 2 and r.stderr.endswith("agentmsg validate: error: unrecognized arguments: --jsn\n")
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_with_xnn_by_every_command(tmp_path: Path) -> None:
+    """A file name with bytes that are not UTF-8 (Python holds them as surrogate escapes) was shown by events,
+    reduce, parse and format as '\\udcff' (stderr's backslashreplace of the surrogate): not the name's bytes,
+    and not as validate shows it. Now '\\xff', as validate does, in problem lines and usage errors alike, with
+    PYTHONIOENCODING=utf-8 too."""
+    names = {key: os.fsdecode(b"%s\xff.json" % key.encode()) for key in ("bad", "tools", "missing")}
+    try:
+        for key in ("bad", "tools"):
+            (tmp_path / names[key]).write_bytes(b"{not json")
+    except (OSError, UnicodeError):
+        pytest.skip("this file system does not take file names that are not UTF-8")
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps([{"role": "USER", "content": "hi"}]))
+    bad, tools, missing = (str(tmp_path / names[key]) for key in ("bad", "tools", "missing"))
+    cases = [
+        (["events", bad], "bad"),
+        (["reduce", bad], "bad"),
+        (["parse", "--provider", "openai", bad], "bad"),
+        (["parse", "--provider", "openai", "--stream", bad], "bad"),
+        (["format", "--provider", "openai", "--tools", tools, str(ok)], "tools"),
+        (["format", "--provider", "openai", "--tools", missing, str(ok)], "missing"),
+    ] + [([*command, missing], "missing") for command in (["events"], ["reduce"], ["parse", "--provider", "openai"])]
+    cases.append((["format", "--provider", "openai", missing], "missing"))
+    empty = tmp_path / names["bad"].replace("bad", "empty")
+    empty.write_bytes(b"")
+    cases += [(["serve", str(empty)], "empty"), (["serve", missing], "missing")]  # (refused before it listens)
+    for env in ({}, {"PYTHONIOENCODING": "utf-8"}):
+        for args, key in cases:
+            r = subprocess.run(
+                [sys.executable, "-m", "agentmsg", *args],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                env={**os.environ, **env},
+                timeout=120,
+            )
+            assert r.returncode in (1, 2) and "Traceback" not in r.stderr, (args, r.stderr)
+            assert f"{tmp_path}/{key}\\xff.json" in r.stderr and "\\udcff" not in r.stderr, (args, r.stderr)

@@ -1,0 +1,110 @@
+"""``agentmsg serve`` before it listens: what it refuses (messages, whitespace only) and the events it reads after
+the bytes it looked at."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests._support.cli import run
+
+GOOD = {
+    "id": "m1",
+    "name": None,
+    "role": "USER",
+    "content": [{"type": "text", "text": "hi"}],
+    "metadata": {},
+    "timestamp": None,
+    "usage": None,
+}
+
+
+def test_serve_refuses_a_file_of_messages_naming_the_command_meant(tmp_path: Path) -> None:
+    """Served as events, messages would show an empty viewer: serve says what was meant, in one line, exit 2,
+    before it listens (a file, a pretty-printed one, an array, stdin)."""
+    pytest.importorskip("uvicorn")
+    reply = {**GOOD, "role": "ASSISTANT"}
+    for name, text in (
+        ("msg.json", json.dumps(reply)),
+        ("pretty.json", json.dumps(reply, indent=2)),
+        ("conversation.json", json.dumps([GOOD, reply])),
+        ("msgs.jsonl", json.dumps(GOOD) + "\n" + json.dumps(reply) + "\n"),
+    ):
+        path = tmp_path / name
+        path.write_text(text)
+        r = run("serve", str(path), "--port", "0")
+        assert r.returncode == 2 and r.stdout == "", name
+        assert r.stderr == (
+            f"agentmsg: {path} holds messages, not events: to serve their events, "
+            f"'agentmsg events {path} | agentmsg serve -'\n"
+        )
+    r = run("serve", "-", "--port", "0", stdin=json.dumps(reply))
+    assert r.returncode == 2 and "'agentmsg events -' first" in r.stderr
+
+
+def test_serve_reads_events_after_the_bytes_it_looked_at() -> None:
+    """serve looks at the first bytes of its input (what a pipe holds already) and serves them too."""
+    import io
+
+    from agentmsg import AssistantMessage, emit_events
+    from agentmsg.cli.serve import _head, file_events
+
+    events = emit_events(AssistantMessage("hello " * 30000))  # more than one chunk of JSON lines
+    data = b"".join(json.dumps(e).encode() + b"\n" for e in events)
+    source = io.BufferedReader(io.BytesIO(data), buffer_size=4096)
+    head = _head(source, "events.jsonl")
+    assert 0 < len(head) < len(data)
+    err = io.StringIO()
+    assert list(file_events(source, "events.jsonl", err, head)) == events and err.getvalue() == ""
+
+
+def test_serve_refuses_a_file_of_only_whitespace_as_an_empty_one(tmp_path: Path) -> None:
+    """An empty input was refused ("holds no events") but one of only whitespace (blank lines, a BOM) was served
+    as zero events: both hold no events (reduce says both the same way). A file, a pipe, longer than a chunk; and
+    whitespace before the events is still served, from the start (the file is read again, the pipe's kept)."""
+    import io
+    import os
+    import threading
+
+    from agentmsg import AssistantMessage, emit_events
+    from agentmsg.cli._io import UsageError
+    from agentmsg.cli.serve import _head, file_events
+    from agentmsg.events.stream import CHUNK
+
+    def pipe(data: bytes) -> io.BufferedReader:
+        r, w = os.pipe()
+
+        def write() -> None:
+            with open(w, "wb") as f:
+                f.write(data)
+
+        threading.Thread(target=write, daemon=True).start()
+        return open(r, "rb")
+
+    def opened(data: bytes) -> io.BufferedReader:
+        path = tmp_path / "events.jsonl"
+        path.write_bytes(data)
+        return open(path, "rb")
+
+    for blank in (b"\n  \n", b"\xef\xbb\xbf\r\n\t\n", b" \n" * CHUNK):
+        for make in (opened, pipe):
+            with make(blank) as source, pytest.raises(UsageError) as caught:
+                _head(source, "events.jsonl")
+            assert str(caught.value) == f"events.jsonl holds no events: it is only whitespace ({len(blank)} bytes)"
+    events = emit_events(AssistantMessage("hello"))
+    data = b"\n" * (2 * CHUNK + 3) + b"".join(json.dumps(e).encode() + b"\n" for e in events) + b"{nope\n"
+    for make in (opened, pipe):
+        with make(data) as source:
+            head = _head(source, "events.jsonl")
+            err = io.StringIO()
+            assert list(file_events(source, "events.jsonl", err, head)) == events
+            assert err.getvalue().startswith(f"events.jsonl: line {2 * CHUNK + 4 + len(events)}: not valid JSON")
+
+
+def test_serve_command_usage_errors() -> None:
+    missing = run("serve", "/nonexistent/events.jsonl")
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    zero = run("serve", "x.jsonl", "--drop-every", "0")
+    assert zero.returncode == 2 and "at least 1" in zero.stderr

@@ -1,0 +1,83 @@
+"""The request the clients build from a provider's spec, without HTTP (``clients/_config.py``): the URL, the
+headers and how the API key is sent."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentmsg import providers
+from agentmsg.clients import (
+    AuthenticationError,
+    BadRequestError,
+)
+from agentmsg.clients._config import request_headers, request_url
+from agentmsg.providers import FormattedRequest
+
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
+# ---- the request built from the spec ------------------------------------------------------------------------
+
+
+def test_the_url_joins_the_base_url_and_the_path() -> None:
+    request = FormattedRequest(body={}, path="/v1beta/models/{model}:streamGenerateContent?alt=sse", model="g-1")
+    assert request_url("https://h", request, None) == "https://h/v1beta/models/g-1:streamGenerateContent?alt=sse"
+    assert (
+        request_url("https://h/?v=2", request, None) == "https://h/v1beta/models/g-1:streamGenerateContent?v=2&alt=sse"
+    )
+    plain = FormattedRequest(body={}, path="/chat/completions")
+    assert (
+        request_url("https://h/openai/d?api-version=1", plain, None)
+        == "https://h/openai/d/chat/completions?api-version=1"
+    )
+    assert request_url("https://h", FormattedRequest(body={}, path="/m/{model}"), "m-2") == "https://h/m/m-2"
+
+
+@pytest.mark.parametrize("name", providers.NAMES)
+def test_the_headers_send_the_key_as_the_spec_says(name: str) -> None:
+    spec = providers.get(name).spec
+    headers = request_headers(spec, "sk-1", FormattedRequest(body={}, stream=True), {})
+    key = {"bearer": ("authorization", "Bearer sk-1")}.get(spec.auth, (spec.auth, "sk-1"))
+    assert headers[key[0]] == key[1]
+    assert headers["accept"] == "text/event-stream" and headers["content-type"] == "application/json"
+    for k, v in spec.headers.items():
+        assert headers[k.lower()] == v
+    assert request_headers(spec, "k", FormattedRequest(body={}, stream=False), {})["accept"] == "application/json"
+
+
+def test_each_layer_of_headers_replaces_the_one_before_whatever_its_case() -> None:
+    spec = providers.Spec(
+        name="p", title="P", base_url="https://h", env=("P_KEY",), auth="x-api-key", default_model="m",
+        families=("p",), headers={"P-Version": "1"},
+    )  # fmt: skip
+    request = FormattedRequest(body={}, headers={"p-version": "2", "X-Extra": "r"})
+    headers = request_headers(spec, "k", request, {"X-API-KEY": "other", "Content-Type": "application/json; x=1"})
+    assert headers == {
+        "content-type": "application/json; x=1",
+        "accept": "application/json",
+        "p-version": "2",
+        "x-extra": "r",
+        "x-api-key": "other",
+    }
+
+
+@pytest.mark.parametrize(
+    ("key", "says"),
+    [
+        (None, "no API key: pass api_key= or set P_KEY or P_OTHER"),
+        ("", "no API key"),
+        ("sk-secret\xa0", "cannot carry"),
+        ("sk-secret\nX: 1", "cannot carry"),
+        (" sk-secret", "leading or trailing whitespace"),
+    ],
+)
+def test_a_key_no_header_can_carry_is_refused_without_it(key: str | None, says: str) -> None:
+    spec = providers.Spec(
+        name="p", title="P", base_url="https://h", env=("P_KEY", "P_OTHER"), auth="bearer", default_model="m",
+        families=("p",),
+    )  # fmt: skip
+    with pytest.raises(AuthenticationError, match=says) as info:
+        request_headers(spec, key, FormattedRequest(body={}), {})
+    assert "secret" not in str(info.value) and info.value.provider == "p"
+    with pytest.raises(BadRequestError, match="'X-Token'") as binfo:
+        request_headers(spec, "k", FormattedRequest(body={}), {"X-Token": "tok-secret "})
+    assert "secret" not in str(binfo.value)

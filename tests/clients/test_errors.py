@@ -1,0 +1,172 @@
+"""The clients' errors without HTTP (``clients/_errors.py``): which class a failure is (status to class, no
+response, a redirect), the provider's message and request id from each provider's error body, and the one root
+of every exception the SDK defines."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from agentmsg.clients import (
+    APIConnectionError,
+    APITimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    BrokenStreamError,
+    ProviderError,
+    RateLimitError,
+    ServerError,
+)
+from agentmsg.clients._errors import (
+    error_for_status,
+    no_response,
+    provider_message,
+    reason,
+    redirected,
+    request_id,
+    status_class,
+)
+
+# ---- classification of a failure -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "cls"),
+    [
+        (400, BadRequestError),
+        (401, AuthenticationError),
+        (403, AuthenticationError),
+        (404, BadRequestError),
+        (409, BadRequestError),
+        (413, BadRequestError),
+        (422, BadRequestError),
+        (429, RateLimitError),
+        (500, ServerError),
+        (503, ServerError),
+        (529, ServerError),
+    ],
+)
+def test_an_error_status_is_its_class(status: int, cls: type[ProviderError]) -> None:
+    assert status_class(status) is cls
+    err = error_for_status("openai", status, b'{"error": {"message": "no"}}', {})
+    assert type(err) is cls and (err.status_code, err.message, err.provider) == (status, "no", "openai")
+
+
+#: Error bodies as each provider sends them: (body, message, parsed body's key to check, request id)
+ERROR_BODIES = {
+    "openai": (
+        b'{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": null}}',
+        "Incorrect API key provided",
+        None,
+    ),
+    "anthropic": (
+        b'{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}, "request_id": "req_01"}',
+        "Overloaded",
+        "req_01",
+    ),
+    "gemini (a list)": (
+        b'[{"error": {"code": 400, "message": "API key not valid.", "status": "INVALID_ARGUMENT"}}]',
+        "API key not valid.",
+        None,
+    ),
+    "gemini (status only)": (b'{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED"}}', "RESOURCE_EXHAUSTED", None),
+    "dashscope": (
+        b'{"code": "InvalidApiKey", "message": "Invalid API-key provided.", "request_id": "6f3c"}',
+        "Invalid API-key provided.",
+        "6f3c",
+    ),
+    "dashscope (SSE)": (
+        b'id:1\nevent:error\n:HTTP_STATUS/400\ndata:{"request_id":"req-1","code":"Arrearage","message":"Access'
+        b' denied."}\n\n',
+        "Access denied.",
+        "req-1",
+    ),
+    "SSE without its blank line": (b'event:error\r\ndata:{"message":"no blank line"}', "no blank line", None),
+    "a string error": (b'{"error": "model not found"}', "model not found", None),
+    "msg": (b'{"msg": "busy", "requestId": "r9"}', "busy", "r9"),
+}
+
+
+@pytest.mark.parametrize("name", list(ERROR_BODIES))
+def test_the_providers_message_and_request_id_from_its_error_body(name: str) -> None:
+    body, message, rid = ERROR_BODIES[name]
+    got, parsed, body_id = provider_message(body)
+    assert (got, body_id) == (message, rid)
+    assert isinstance(parsed, dict)
+    err = error_for_status("p", 400, body, httpx.Headers({"x-request-id": "from-header"}))
+    assert err.message == message and err.request_id == (rid or "from-header") and err.body == parsed
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "parsed"),
+    [
+        (b"<html>502 Bad Gateway</html>", "<html>502 Bad Gateway</html>", "<html>502 Bad Gateway</html>"),
+        (b"", "(empty body)", ""),
+        (b"data: not json\n\n", "data: not json", "data: not json"),
+        (b"x" * 5000, "x" * 500, "x" * 5000),
+        (b'{"unexpected": 1}', '{"unexpected": 1}', {"unexpected": 1}),
+    ],
+)
+def test_a_body_of_no_known_shape_is_said_as_its_text(body: bytes, message: str, parsed: object) -> None:
+    assert provider_message(body) == (message, parsed, None)
+
+
+@pytest.mark.parametrize(
+    ("headers", "rid"),
+    [
+        ({"x-request-id": "a", "request-id": "b"}, "a"),
+        ({"Request-Id": "b"}, "b"),
+        ({"x-vendor-request-id": "c", "content-type": "x"}, "c"),
+        ({"request-id": "b", "x-vendor-request-id": "c"}, "b"),
+        ({"x-request-id": "", "x-vendor-request-id": "c"}, "c"),
+        ({"content-type": "application/json"}, None),
+    ],
+)
+def test_the_request_id_from_the_response_headers(headers: dict[str, str], rid: str | None) -> None:
+    assert request_id(headers) == rid == request_id(httpx.Headers(headers))
+
+
+def test_a_redirect_no_response_and_their_texts() -> None:
+    err = redirected("p", 307, b"", httpx.Headers({"Location": "https://elsewhere/v1"}))
+    assert isinstance(err, BadRequestError) and err.status_code == 307
+    assert "redirects to https://elsewhere/v1: not followed (the API key would go along)" in err.message
+    assert redirected("p", 301, b"Moved", {}).body == "Moved"
+    request = httpx.Request("POST", "http://x", extensions={"timeout": {"read": 0.3, "connect": 2.0}})
+    timeout = no_response("p", httpx.ReadTimeout("", request=request))
+    assert type(timeout) is APITimeoutError
+    assert timeout.message == "no response: no data within the read timeout (0.3 s)"
+    assert reason(httpx.ConnectTimeout("timed out", request=request)) == (
+        "no connection within the connect timeout (2 s)"
+    )
+    assert reason(httpx.PoolTimeout("")) == "no connection free in the pool within the pool timeout"
+    refused = no_response("p", httpx.ConnectError("[Errno 111] Connection refused"))
+    assert (
+        type(refused) is APIConnectionError and refused.message == "connection failed: [Errno 111] Connection refused"
+    )
+    assert reason(httpx.RemoteProtocolError("")) == "RemoteProtocolError"
+
+
+# ---- the root of every exception ------------------------------------------------------------------------------
+
+
+def test_every_exception_the_sdk_defines_is_an_agentmsg_error() -> None:
+    """One root for everything the SDK raises of its own: bad input and failed provider calls alike are caught
+    by ``except agentmsg.AgentmsgError``; ValidationError stays a ValueError, the client errors ProviderErrors."""
+    import agentmsg.events
+    import agentmsg.providers
+    import agentmsg.web
+
+    faces = (agentmsg, agentmsg.clients, agentmsg.providers, agentmsg.events, agentmsg.web)
+    defined = {
+        value
+        for face in faces
+        for name in face.__all__
+        if isinstance(value := getattr(face, name), type) and issubclass(value, BaseException)
+    }
+    assert {agentmsg.ValidationError, agentmsg.SizeLimitError, BrokenStreamError, RateLimitError} <= defined
+    assert [c.__name__ for c in defined if not issubclass(c, agentmsg.AgentmsgError)] == []
+    assert agentmsg.clients.AgentmsgError is agentmsg.AgentmsgError
+    assert issubclass(agentmsg.ValidationError, ValueError) and issubclass(agentmsg.SizeLimitError, ValueError)
+    with pytest.raises(agentmsg.AgentmsgError):
+        agentmsg.UserMessage([agentmsg.ThinkingBlock(thinking="...")])
+    assert isinstance(RateLimitError("slow", provider="openai"), agentmsg.AgentmsgError)

@@ -1,0 +1,185 @@
+"""``agentmsg serve``'s server (``agentmsg.web._server``: uvicorn with bounds) and the command serving a pipe: a
+warning beyond loopback, a quiet producer, requests whose headers never finish, connections beyond the bound,
+clients that read nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.client
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+from agentmsg._wire.sse import SSEDecoder
+from agentmsg.web import viewer_app
+from agentmsg.web._server import uvicorn_config
+from tests._support.procs import stop
+from tests.web._http import (
+    events,
+    get,
+    serving,
+)
+
+
+def test_serve_warns_when_listening_beyond_loopback() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg", "serve", "-", "--host", "0.0.0.0", "--port", "0"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(orjson.dumps(events()[0]).decode() + "\n")
+        proc.stdin.close()
+        found = re.search(r"viewer at http://0\.0\.0\.0:(\d+)/", proc.stderr.readline())
+        assert found
+        assert get(int(found.group(1)), "/viewer.css").status == 200  # started: what it had to say is said
+        proc.terminate()
+        assert "warning: 0.0.0.0 is not a loopback address" in proc.stderr.read()
+    finally:
+        stop(proc)
+
+
+def test_serve_from_a_live_pipe_keeps_serving_while_the_producer_is_quiet() -> None:
+    """stdin (a pipe) was read in the event loop, 128 kB at a time: while a live producer wrote nothing more the
+    whole server hung (the page did not load) and even the events already written were not sent."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg", "serve", "-", "--port", "0"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+    )
+    lines = [orjson.dumps(e) + b"\n" for e in events(3)]
+    try:
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(b"".join(lines[:3]))
+        proc.stdin.flush()
+        found = re.search(rb"http://127\.0\.0\.1:(\d+)/", proc.stderr.readline())
+        assert found
+        port = int(found.group(1))
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("GET", "/events")
+        resp = conn.getresponse()
+        decoder, got = SSEDecoder(), []
+        while len(got) < 3:  # the events written so far arrive while the producer is still open
+            got += decoder.feed(resp.read1(65536))
+        assert get(port, "/", limit=5).status == 200  # and the page is served meanwhile
+        proc.stdin.write(b"".join(lines[3:]))
+        proc.stdin.close()
+        got += decoder.feed(resp.read())
+        conn.close()
+        assert [e.json() for e in got if e.event != "end"] == events(3) and got[-1].event == "end"
+    finally:
+        stop(proc)
+
+
+def closed_within(sock: socket.socket, seconds: float, trickle: bytes = b"") -> bool:
+    """Whether the server closes ``sock`` within ``seconds`` (reading what it sends), while ``trickle`` is sent a
+    byte every 0.2 s (a slowloris keeping its request alive)."""
+    deadline = time.monotonic() + seconds
+    sent = 0
+    while time.monotonic() < deadline:
+        if sent < len(trickle):
+            try:
+                sock.sendall(trickle[sent : sent + 1])
+            except OSError:
+                return True
+            sent += 1
+        sock.settimeout(0.2 if trickle else max(0.01, deadline - time.monotonic()))
+        try:
+            if sock.recv(65536) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except OSError:  # reset
+            return True
+    return False
+
+
+def test_a_request_whose_headers_never_finish_is_closed_in_bounded_time() -> None:
+    """uvicorn has no deadline on a request's headers (its keep-alive timeout starts after a response, and any
+    byte cancels it): a client that sent part of a request line, or a byte now and then, or began a second
+    request on a kept-alive connection and stopped, kept the connection forever (slowloris). agentmsg serve's
+    config closes each within its header timeout (1 s here); a stream that lasts longer than it is not cut."""
+
+    async def thinking() -> AsyncIterator[dict[str, Any]]:
+        for i, e in enumerate(events(2)):
+            if i == 2:
+                await asyncio.sleep(1.5)  # longer than the header timeout
+            yield e
+
+    app = viewer_app(thinking())
+    with serving(app, lambda a, **o: uvicorn_config(a, header_timeout=1.0, **o)) as port:
+        partial = socket.create_connection(("127.0.0.1", port))
+        partial.sendall(b"GET /eve")
+        trickle = socket.create_connection(("127.0.0.1", port))
+        kept = socket.create_connection(("127.0.0.1", port))
+        kept.sendall(b"GET /viewer.css HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        kept.settimeout(5)
+        first = b""
+        while b"}" not in first:  # the whole stylesheet (it ends with a rule)
+            first += kept.recv(65536)
+        kept.sendall(b"GET / HT")
+        try:
+            assert closed_within(partial, 8)
+            assert closed_within(trickle, 8, b"GET /events HTTP/1.1\r\nX-Pad: " + b"a" * 100)
+            assert closed_within(kept, 8)
+        finally:
+            for sock in (partial, trickle, kept):
+                sock.close()
+        streamed = get(port, "/events")  # served whole, though it takes longer than the header timeout
+    assert first.startswith(b"HTTP/1.1 200")
+    assert streamed.status == 200 and streamed.events == events(2)
+
+
+def test_connections_beyond_the_bound_are_closed_at_once() -> None:
+    """Each connection holds a file descriptor: past max_connections (3 here) a new one is closed as it comes,
+    and served again once others have gone."""
+    with serving(viewer_app(events()), lambda a, **o: uvicorn_config(a, max_connections=3, **o)) as port:
+        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        extra = socket.create_connection(("127.0.0.1", port))
+        try:
+            assert closed_within(extra, 8)
+            assert not closed_within(held[0], 0.3)
+        finally:
+            for sock in (*held, extra):
+                sock.close()
+        for _ in range(100):  # the server sees them go
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                if get(port, "/events", limit=5).events == events():
+                    break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("not served after the held connections closed")
+
+
+def test_a_client_that_reads_nothing_is_dropped_after_the_write_timeout() -> None:
+    """uvicorn stops writing to a client whose send buffer is full and the stream waits: one that never read held
+    its connection (and its buffers) forever. It is dropped after write_timeout (1 s here): with room for one
+    connection, another client is served again once it is gone."""
+    big = [{"type": "TEXT_BLOCK_DELTA", "id": f"d{i}", "delta": "x" * 1000} for i in range(20_000)]
+    config = lambda a, **o: uvicorn_config(a, max_connections=1, write_timeout=1.0, **o)  # noqa: E731
+    with serving(viewer_app(big), config) as port:
+        idle = socket.socket()
+        idle.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        idle.connect(("127.0.0.1", port))
+        idle.sendall(b"GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        try:
+            for _ in range(80):  # until the server lets the idle client go (it is never read)
+                time.sleep(0.1)
+                with contextlib.suppress(OSError, http.client.HTTPException):
+                    if get(port, "/viewer.css", limit=2).status == 200:
+                        break
+            else:
+                raise AssertionError("the client that reads nothing still holds its connection")
+        finally:
+            idle.close()
