@@ -23,7 +23,7 @@ from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBloc
 from agentmsg.errors import ValidationError
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
-from agentmsg.providers._request.common import media_kind
+from agentmsg.providers._request.common import WEB_URL, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
@@ -336,8 +336,12 @@ class _GeminiWalk(TurnWalk):
 
     def inline_image(self, block: Any) -> dict[str, Any] | None:
         src = block.source
-        if src.type == "base64" and block.min_pixels is None and block.max_pixels is None:
+        if block.min_pixels is not None or block.max_pixels is not None:
+            return None
+        if src.type == "base64":
             return {"inlineData": {"mimeType": src.media_type.lower(), "data": src.data}}
+        if src.mime_type and src.url.startswith(WEB_URL):  # passed through as _media would (MediaSession.resolve)
+            return {"fileData": {"mimeType": src.mime_type.lower(), "fileUri": src.url}}
         return None
 
     def _media(self, block: Any, pointer: str) -> dict[str, Any]:

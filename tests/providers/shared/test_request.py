@@ -709,7 +709,15 @@ def _subclasses(cls: type) -> list[type]:
 
 usual_image = st.builds(
     ImageBlock,
-    source=st.builds(Base64Source, media_type=st.sampled_from(["image/png", "image/jpeg", "image/heic"]), data=b64),
+    source=st.builds(Base64Source, media_type=st.sampled_from(["image/png", "image/jpeg", "image/heic"]), data=b64)
+    # a web URL (passed through by the fast part), with or without a MIME type, of an image type or not, and URLs
+    # the fast part leaves to the general way (another scheme, a scheme in capitals, a local file)
+    | st.builds(
+        URLSource,
+        url=st.sampled_from(["https://x.test/a.png", "http://x.test/b", "HTTPS://x.test/c.jpg", "gs://b/d.png"])
+        | st.sampled_from(["https:x.test/e.gif", "oss://b/f.webp", "ftp://x.test/g.png"]),
+        mime_type=st.none() | st.sampled_from(["image/png", "IMAGE/JPEG", "application/pdf", "image/tiff"]),
+    ),
     min_pixels=st.none() | st.none() | st.just(1024),
 )
 
