@@ -11,7 +11,6 @@ The model goes in the URL (``FormattedRequest.model`` / ``.path``), not in the b
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -388,17 +387,21 @@ def _answer_part(part: Any) -> bool:
     )
 
 
-_B64 = re.compile(r"[A-Za-z0-9+/]*")
-
-
 def _b64_ok(value: str) -> bool:
-    """Base64 as the Gemini API (and google-genai) reads bytes: standard or URL-safe alphabet,
-    padding optional, canonical trailing bits."""
-    text = value.rstrip("=").replace("-", "+").replace("_", "/")
-    if len(text) % 4 == 1 or not _B64.fullmatch(text):
+    """Base64 as the Gemini API (and google-genai) reads bytes: standard or URL-safe alphabet (mixed too),
+    padding optional, canonical trailing bits (those of the last character beyond the last whole byte are
+    zero: what decoding and encoding again gives back unchanged, told without doing it)."""
+    text = value.rstrip("=")
+    rest = len(text) % 4
+    if rest == 1 or not _B64_EITHER(text):
         return False
-    raw = base64.b64decode(text + "=" * (-len(text) % 4))
-    return base64.b64encode(raw).decode("ascii").rstrip("=") == text
+    # the last character of 2 (3) carries 4 (2) bits beyond the byte (two bytes) they make
+    return not rest or _B64_VALUE[text[-1]] & (0b1111 if rest == 2 else 0b11) == 0
+
+
+_B64_STANDARD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_B64_EITHER = re.compile(r"[A-Za-z0-9+/_-]*").fullmatch  # either alphabet, or both mixed
+_B64_VALUE: Final = {c: v for v, c in enumerate(_B64_STANDARD)} | {"-": 62, "_": 63}
 
 
 # ---- payload values: what a reply's and a chunk's fields hold ----------------------------------------------
