@@ -232,6 +232,12 @@ class ChatWalk(Walk):
         refusal: str | None = None
         # reasoning of the current agent that the provider takes none of (no field, not demoted): dropped, said
         no_reasoning = self.reasoning_field is None and not other and not self.demote
+        # reasoning of the current agent that the provider keeps in its reasoning field (not pruned, not redacted)
+        keep_reasoning = (
+            self.reasoning_field is not None
+            and not other
+            and not (self.reasoning_current_turn_only and i < self.last_user and i not in self.tool_turns)
+        )
         j = -1  # the block's index (counted: cheaper than an enumerate per message)
         for b in blocks:
             j += 1
@@ -279,6 +285,14 @@ class ChatWalk(Walk):
                     ctx.diagnostics.append(((i, j), "thinking-dropped", (F.FOREIGN_DROPPED, origin, self.name)))
                 elif no_reasoning and (origin is None or origin in ctx.families):  # the provider takes none
                     ctx.diagnostics.append(((i, j), "thinking-dropped", (_NO_REASONING, self.name)))
+                elif (
+                    keep_reasoning
+                    and (origin is None or origin in ctx.families)
+                    and (not meta or meta.get("redacted") is not True)
+                ):  # (as _thinking keeps it: in the reasoning field, its signature said unsent)
+                    if meta and meta.get("signature") is not None:
+                        ctx.diagnostics.append(((i, j), "signature-dropped", (_NO_SIGNATURE, self.name)))
+                    reasoning.append(b.thinking)
                 else:
                     self._thinking(b, i, j, reasoning, texts, other)
             elif t is ToolResultBlock:
