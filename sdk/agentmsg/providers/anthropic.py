@@ -23,7 +23,7 @@ from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
-from agentmsg.providers._request.common import media_kind
+from agentmsg.providers._request.common import WEB_URL, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
@@ -325,6 +325,15 @@ class _AnthropicWalk(TurnWalk):
             and block.max_pixels is None
         ):
             return {"type": "image", "source": {"type": "base64", "media_type": src.media_type, "data": src.data}}
+        if (
+            src.type == "url"
+            and src.mime_type
+            and src.mime_type.lower() in _IMAGE_TYPES
+            and src.url.startswith(WEB_URL)
+            and block.min_pixels is None
+            and block.max_pixels is None
+        ):  # a web URL of a declared image type, passed through as _media would (MediaSession.resolve)
+            return {"type": "image", "source": {"type": "url", "url": src.url}}
         return None
 
     def _media(self, block: Any, pointer: str, in_result: bool) -> dict[str, Any]:

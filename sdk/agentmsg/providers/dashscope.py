@@ -22,7 +22,7 @@ from agentmsg.message import Msg
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
-from agentmsg.providers._request.common import media_kind
+from agentmsg.providers._request.common import WEB_URL, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
@@ -244,8 +244,12 @@ class _DashScopeWalk(ChatWalk):
 
     def inline_image(self, b: Any) -> dict[str, Any] | None:
         src = b.source
-        if src.type == "base64" and b.min_pixels is None and b.max_pixels is None:
+        if b.min_pixels is not None or b.max_pixels is not None:
+            return None
+        if src.type == "base64":
             return {"image": f"data:{src.media_type.lower()};base64,{src.data}"}
+        if src.url.startswith(WEB_URL):  # passed through as media_part would (MediaSession.resolve)
+            return {"image": src.url}
         return None
 
     def media_part(self, b: Any, pointer: str) -> dict[str, Any]:

@@ -11,7 +11,6 @@ The model goes in the URL (``FormattedRequest.model`` / ``.path``), not in the b
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -23,7 +22,7 @@ from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBloc
 from agentmsg.errors import ValidationError
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
-from agentmsg.providers._request.common import media_kind
+from agentmsg.providers._request.common import WEB_URL, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
@@ -336,8 +335,12 @@ class _GeminiWalk(TurnWalk):
 
     def inline_image(self, block: Any) -> dict[str, Any] | None:
         src = block.source
-        if src.type == "base64" and block.min_pixels is None and block.max_pixels is None:
+        if block.min_pixels is not None or block.max_pixels is not None:
+            return None
+        if src.type == "base64":
             return {"inlineData": {"mimeType": src.media_type.lower(), "data": src.data}}
+        if src.mime_type and src.url.startswith(WEB_URL):  # passed through as _media would (MediaSession.resolve)
+            return {"fileData": {"mimeType": src.mime_type.lower(), "fileUri": src.url}}
         return None
 
     def _media(self, block: Any, pointer: str) -> dict[str, Any]:
@@ -384,17 +387,21 @@ def _answer_part(part: Any) -> bool:
     )
 
 
-_B64 = re.compile(r"[A-Za-z0-9+/]*")
-
-
 def _b64_ok(value: str) -> bool:
-    """Base64 as the Gemini API (and google-genai) reads bytes: standard or URL-safe alphabet,
-    padding optional, canonical trailing bits."""
-    text = value.rstrip("=").replace("-", "+").replace("_", "/")
-    if len(text) % 4 == 1 or not _B64.fullmatch(text):
+    """Base64 as the Gemini API (and google-genai) reads bytes: standard or URL-safe alphabet (mixed too),
+    padding optional, canonical trailing bits (those of the last character beyond the last whole byte are
+    zero: what decoding and encoding again gives back unchanged, told without doing it)."""
+    text = value.rstrip("=")
+    rest = len(text) % 4
+    if rest == 1 or not _B64_EITHER(text):
         return False
-    raw = base64.b64decode(text + "=" * (-len(text) % 4))
-    return base64.b64encode(raw).decode("ascii").rstrip("=") == text
+    # the last character of 2 (3) carries 4 (2) bits beyond the byte (two bytes) they make
+    return not rest or _B64_VALUE[text[-1]] & (0b1111 if rest == 2 else 0b11) == 0
+
+
+_B64_STANDARD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_B64_EITHER = re.compile(r"[A-Za-z0-9+/_-]*").fullmatch  # either alphabet, or both mixed
+_B64_VALUE: Final = {c: v for v, c in enumerate(_B64_STANDARD)} | {"-": 62, "_": 63}
 
 
 # ---- payload values: what a reply's and a chunk's fields hold ----------------------------------------------

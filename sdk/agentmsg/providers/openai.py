@@ -27,7 +27,7 @@ from agentmsg.message import Msg
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
-from agentmsg.providers._request.common import AUDIO_FORMATS, media_kind
+from agentmsg.providers._request.common import AUDIO_FORMATS, WEB_URL, media_kind
 from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
@@ -342,9 +342,14 @@ class _OpenAIWalk(ChatWalk):
 
     def inline_image(self, b: Any) -> dict[str, Any] | None:
         src = b.source
-        if self.v.text_only or src.type != "base64" or b.min_pixels is not None or b.max_pixels is not None:
+        if self.v.text_only or b.min_pixels is not None or b.max_pixels is not None:
             return None
-        return {"type": "image_url", "image_url": {"url": f"data:{src.media_type.lower()};base64,{src.data}"}}
+        if src.type == "base64":
+            return {"type": "image_url", "image_url": {"url": f"data:{src.media_type.lower()};base64,{src.data}"}}
+        url = src.url
+        if url.startswith(WEB_URL):  # a web URL, passed through as media_part would (MediaSession.resolve)
+            return {"type": "image_url", "image_url": {"url": url}}
+        return None
 
     def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
         ctx = self.ctx

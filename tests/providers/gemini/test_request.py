@@ -4,10 +4,14 @@ Vertex AI). The body's layout, the provider's rules and the diagnostics; every b
 
 from __future__ import annotations
 
+import base64
+import re
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agentmsg
 from agentmsg import (
@@ -24,6 +28,7 @@ from agentmsg import (
     VideoBlock,
 )
 from agentmsg.providers import gemini
+from tests._support.budget import examples
 from tests._support.providers import (
     PNG,
     TOOLS,
@@ -432,3 +437,27 @@ def test_gemini_a_multi_part_error_result_is_an_error_response(state: str, key: 
         ],
     }
     assert rules(r) == []
+
+
+def _round_trips(value: str) -> bool:
+    """Base64 as Gemini reads it, told the long way: either alphabet, padding optional, and decoding then
+    encoding again gives the same text (the trailing bits are canonical)."""
+    text = value.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(text) % 4 == 1 or not re.fullmatch(r"[A-Za-z0-9+/]*", text):
+        return False
+    raw = base64.b64decode(text + "=" * (-len(text) % 4))
+    return base64.b64encode(raw).decode("ascii").rstrip("=") == text
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    value=st.text(alphabet="AQgwBCDRSh0+/-_=!é", max_size=9)
+    | st.binary(max_size=7)
+    .map(lambda b: base64.b64encode(b).decode())
+    .flatmap(
+        lambda s: st.integers(0, len(s)).map(lambda k: s[:k])  # cut anywhere: every trailing-bits case
+    )
+)
+def test_a_signature_is_base64_exactly_when_it_round_trips(value: str) -> None:
+    """_b64_ok tells the trailing bits from the last character (no decoding): the same answer as a round trip."""
+    assert gemini._b64_ok(value) is _round_trips(value)

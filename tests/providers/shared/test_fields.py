@@ -325,3 +325,41 @@ def test_a_field_the_table_does_not_know_is_said(monkeypatch: pytest.MonkeyPatch
     assert ("/1/content/1/id", "field-dropped") in [(d.pointer, d.rule) for d in request.diagnostics]
     unset = [msgs[0], Msg.from_dict(_assistant([{"type": "text", "text": "a"}, {"type": "hint", "hint": "h"}]))]
     assert "field-dropped" not in [d.rule for d in get("anthropic").format_request(unset).diagnostics]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_the_pass_says_what_a_full_look_at_each_message_says(provider: str) -> None:
+    """scan looks at a message in full (fields._message) only when its quick look finds something: the same
+    diagnostics, in the same order, as the full look at every message, for every field probe and unknown key of
+    the table (each in a conversation of its own, then all of them in one)."""
+    from agentmsg.providers._request import fields
+    from agentmsg.providers._request.context import Context, FormatOptions
+
+    spec = get(provider).spec
+    family = spec.families[0]
+    every_table = table(provider)
+    conversations: list[list[Msg]] = []
+    for name, kind, field in cases():
+        if name != provider:
+            continue
+        value, _ = _probe(kind, field, family)
+        messages, pointer = base(kind, family)
+        if value is not None:
+            _set(_at(messages, pointer), field, copy.deepcopy(value))
+        conversations.append([Msg.from_dict(m) for m in messages])
+    for kind in sorted(COMMON):
+        messages, pointer = base(kind, family)
+        _at(messages, pointer)["x_probe"] = 1
+        conversations.append([Msg.from_dict(m) for m in messages])
+    conversations.append([m for c in conversations for m in c])
+    said = 0
+    for msgs in conversations:
+        quick = Context(provider, spec.families, FormatOptions(), msgs)
+        fields.scan(quick, msgs, every_table)
+        full = Context(provider, spec.families, FormatOptions(), msgs)
+        checks = fields._checks(every_table)
+        for i, msg in enumerate(msgs):
+            fields._message(full, i, msg, checks)
+        assert quick.diagnostics == full.diagnostics
+        said += len(full.diagnostics)
+    assert said  # (the probes say something)

@@ -709,7 +709,15 @@ def _subclasses(cls: type) -> list[type]:
 
 usual_image = st.builds(
     ImageBlock,
-    source=st.builds(Base64Source, media_type=st.sampled_from(["image/png", "image/jpeg", "image/heic"]), data=b64),
+    source=st.builds(Base64Source, media_type=st.sampled_from(["image/png", "image/jpeg", "image/heic"]), data=b64)
+    # a web URL (passed through by the fast part), with or without a MIME type, of an image type or not, and URLs
+    # the fast part leaves to the general way (another scheme, a scheme in capitals, a local file)
+    | st.builds(
+        URLSource,
+        url=st.sampled_from(["https://x.test/a.png", "http://x.test/b", "HTTPS://x.test/c.jpg", "gs://b/d.png"])
+        | st.sampled_from(["https:x.test/e.gif", "oss://b/f.webp", "ftp://x.test/g.png"]),
+        mime_type=st.none() | st.sampled_from(["image/png", "IMAGE/JPEG", "application/pdf", "image/tiff"]),
+    ),
     min_pixels=st.none() | st.none() | st.just(1024),
 )
 
@@ -761,3 +769,103 @@ def test_gemini_shaped_tools_say_what_to_give(provider: str, key: str) -> None:
     assert "give each declaration in it as a tool" in problem.message
     ok = get(provider).format_request([UserMessage("hi")], model="m", tools=tools[0][key])  # as it says
     assert "get_weather" in ok.body_bytes().decode()
+
+
+def _chat_thinking_case(target: str, meta: dict[str, Any] | None, reasoning: str, speaker: str) -> Any:
+    """A conversation whose first assistant turn (called no tool, so earlier than the current turn) and last
+    (the current turn) hold a thinking block with ``meta``, formatted for a chat provider; ``speaker``: the
+    assistant's name, the current agent being ``Friday`` (multi-agent)."""
+    thought = ThinkingBlock(thinking="let me think", metadata=meta)
+    msgs = [
+        UserMessage("q0"),
+        AssistantMessage([thought, TextBlock(text="a0")], name=speaker),
+        UserMessage("q1"),
+        AssistantMessage([thought, TextBlock(text="a1")], name=speaker),
+    ]
+    return get(target).format_request(
+        msgs, model="m", options={"reasoning": reasoning}, multi_agent=speaker != "Friday", agent_name="Friday"
+    )
+
+
+# what each chat provider does with a thinking block, as it did before the walk decided the usual cases inline
+_CHAT_THINKING = {
+    # (target, metadata, reasoning option, speaker): [(pointer, rule, message)], reasoning sent, texts sent
+    ("openai", None, "drop", "Friday"): (
+        [("/1/content/0", "thinking-dropped", "openai takes no reasoning in requests")] * 1
+        + [("/3/content/0", "thinking-dropped", "openai takes no reasoning in requests")]
+    ),
+    ("openai", None, "text", "Friday"): [
+        ("/1/content/0", "thinking-demoted", "openai takes no reasoning; sent as text"),
+        ("/3/content/0", "thinking-demoted", "openai takes no reasoning; sent as text"),
+    ],
+    ("openai", "foreign", "drop", "Friday"): [
+        ("/1/content/0", "thinking-dropped", "reasoning from gemini not sent to openai"),
+        ("/3/content/0", "thinking-dropped", "reasoning from gemini not sent to openai"),
+    ],
+    ("openai", None, "drop", "Bob"): [
+        ("/1/content/0", "thinking-dropped", "reasoning of another speaker is not sent"),
+        ("/3/content/0", "thinking-dropped", "reasoning of another speaker is not sent"),
+    ],
+    ("dashscope", "signed", "drop", "Friday"): [
+        ("/1/content/0", "signature-dropped", "dashscope has no field for a reasoning signature"),
+        ("/3/content/0", "signature-dropped", "dashscope has no field for a reasoning signature"),
+    ],
+    ("dashscope", "redacted", "drop", "Friday"): [
+        ("/1/content/0", "thinking-dropped", "redacted reasoning cannot be sent to dashscope"),
+        ("/3/content/0", "thinking-dropped", "redacted reasoning cannot be sent to dashscope"),
+    ],
+    ("dashscope-compatible", "redacted", "text", "Friday"): [
+        ("/1/content/0", "thinking-dropped", "redacted reasoning cannot be sent to dashscope-compatible"),
+        ("/3/content/0", "thinking-dropped", "redacted reasoning cannot be sent to dashscope-compatible"),
+    ],
+    ("dashscope", None, "drop", "Friday"): [],
+    ("dashscope", "own", "drop", "Friday"): [],
+    ("dashscope", "foreign", "text", "Friday"): [
+        ("/1/content/0", "thinking-demoted", "reasoning from gemini sent to dashscope as text"),
+        ("/3/content/0", "thinking-demoted", "reasoning from gemini sent to dashscope as text"),
+    ],
+    ("deepseek", "signed", "drop", "Friday"): [
+        (
+            "/1/content/0",
+            "thinking-pruned",
+            "deepseek takes reasoning of the current turn and of turns that called tools",
+        ),
+        ("/3/content/0", "signature-dropped", "deepseek has no field for a reasoning signature"),
+    ],
+}
+_CHAT_META: dict[str, dict[str, Any] | None] = {
+    "None": None,
+    "signed": {"signature": "c2ln"},
+    "redacted": {"redacted": True, "signature": "c2ln"},
+    "own": {"provider": "dashscope"},
+    "foreign": {"provider": "gemini", "signature": "c2ln"},
+}
+
+
+@pytest.mark.parametrize(("target", "meta", "reasoning", "speaker"), list(_CHAT_THINKING))
+def test_a_chat_provider_says_what_it_does_with_each_thinking_block(
+    target: str, meta: str | None, reasoning: str, speaker: str
+) -> None:
+    """The walk decides the usual thinking blocks inline (ChatWalk.assistant_message) and the others in _thinking:
+    the same diagnostics, word for word, and the same reasoning sent, either way."""
+    request = _chat_thinking_case(target, _CHAT_META[str(meta)], reasoning, speaker)
+    said = [(p.pointer, p.rule, p.message) for p in request.diagnostics if p.rule != "name-dropped"]
+    assert said == _CHAT_THINKING[(target, meta, reasoning, speaker)]
+    sent = [
+        m
+        for m in request.body.get("messages", request.body.get("input", {}).get("messages"))
+        if m["role"] == "assistant"
+    ]
+    if speaker != "Friday":  # another speaker's turns: user messages, their text prefixed with the name
+        assert not sent
+        return
+    rules = {rule for _, rule, _ in said}
+    kept = [m.get("reasoning_content") for m in sent]
+    demoted = ["let me think" in json.dumps(m.get("content")) for m in sent]
+    if rules & {"thinking-dropped", "thinking-demoted"}:
+        assert kept == [None, None]
+    elif "thinking-pruned" in rules:
+        assert kept == [None, "let me think"]
+    else:
+        assert kept == ["let me think", "let me think"]
+    assert demoted == ["thinking-demoted" in rules] * 2

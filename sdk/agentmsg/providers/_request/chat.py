@@ -228,8 +228,16 @@ class ChatWalk(Walk):
         tool_names = ctx.tool_name_cache
         open_calls = ctx.open_calls
         blocks: list[Any] = msg.content
-        refusal_j = refusal_at(msg) if self.refusals and not other else -1
+        refusal_j = -1 if not self.refusals or other or msg.metadata.get(REFUSAL) is not True else refusal_at(msg)
         refusal: str | None = None
+        # reasoning of the current agent that the provider takes none of (no field, not demoted): dropped, said
+        no_reasoning = self.reasoning_field is None and not other and not self.demote
+        # reasoning of the current agent that the provider keeps in its reasoning field (not pruned, not redacted)
+        keep_reasoning = (
+            self.reasoning_field is not None
+            and not other
+            and not (self.reasoning_current_turn_only and i < self.last_user and i not in self.tool_turns)
+        )
         j = -1  # the block's index (counted: cheaper than an enumerate per message)
         for b in blocks:
             j += 1
@@ -275,6 +283,16 @@ class ChatWalk(Walk):
                 origin = meta.get("provider") if meta else None
                 if origin is not None and origin not in ctx.families and not other and not self.demote:
                     ctx.diagnostics.append(((i, j), "thinking-dropped", (F.FOREIGN_DROPPED, origin, self.name)))
+                elif no_reasoning and (origin is None or origin in ctx.families):  # the provider takes none
+                    ctx.diagnostics.append(((i, j), "thinking-dropped", (_NO_REASONING, self.name)))
+                elif (
+                    keep_reasoning
+                    and (origin is None or origin in ctx.families)
+                    and (not meta or meta.get("redacted") is not True)
+                ):  # (as _thinking keeps it: in the reasoning field, its signature said unsent)
+                    if meta and meta.get("signature") is not None:
+                        ctx.diagnostics.append(((i, j), "signature-dropped", (_NO_SIGNATURE, self.name)))
+                    reasoning.append(b.thinking)
                 else:
                     self._thinking(b, i, j, reasoning, texts, other)
             elif t is ToolResultBlock:
@@ -319,35 +337,31 @@ class ChatWalk(Walk):
 
     def _thinking(self, b: ThinkingBlock, i: int, j: int, reasoning: list[str], texts: list[str], other: bool) -> None:
         ctx = self.ctx
-        pointer = f"/{i}/content/{j}"
+        pointer = (i, j)  # (made /i/content/j when the diagnostics are read, as the messages: Context.report)
         if other:
             ctx.report(pointer, "thinking-dropped", "reasoning of another agent is not sent")
             return
+        meta = b.metadata
         origin = F.reasoning_origin(b)
-        meta = b.metadata or {}
         if origin is not None and origin not in ctx.families:
             if F.foreign_reasoning(ctx, b, pointer, origin, self.demote) == F.DEMOTE:
                 texts.append(b.thinking)
             return
         if self.reasoning_field is None:
             if self.demote and b.thinking:
-                ctx.report(pointer, "thinking-demoted", f"{self.name} takes no reasoning; sent as text")
+                ctx.report(pointer, "thinking-demoted", (_DEMOTED, self.name))
                 texts.append(b.thinking)
             else:
-                ctx.report(pointer, "thinking-dropped", f"{self.name} takes no reasoning in requests")
+                ctx.report(pointer, "thinking-dropped", (_NO_REASONING, self.name))
             return
-        if meta.get("redacted") is True:
-            ctx.report(pointer, "thinking-dropped", f"redacted reasoning cannot be sent to {self.name}")
+        if meta and meta.get("redacted") is True:
+            ctx.report(pointer, "thinking-dropped", (_REDACTED, self.name))
             return
         if self.reasoning_current_turn_only and i < self.last_user and i not in self.tool_turns:
-            ctx.report(
-                pointer,
-                "thinking-pruned",
-                f"{self.name} takes reasoning of the current turn and of turns that called tools",
-            )
+            ctx.report(pointer, "thinking-pruned", (_PRUNED, self.name))
             return
-        if meta.get("signature") is not None:
-            ctx.report(pointer, "signature-dropped", f"{self.name} has no field for a reasoning signature")
+        if meta and meta.get("signature") is not None:
+            ctx.report(pointer, "signature-dropped", (_NO_SIGNATURE, self.name))
         reasoning.append(b.thinking)
 
     def tool_message(self, msg: Msg, i: int) -> None:
@@ -448,6 +462,12 @@ class ChatWalk(Walk):
         self.ctx.report(pointer, "media-unsupported", f"{self.name} takes no {what}; sent as {label!r}")
         return self.text_part(label)
 
+
+_DEMOTED = "{} takes no reasoning; sent as text"
+_NO_REASONING = "{} takes no reasoning in requests"
+_REDACTED = "redacted reasoning cannot be sent to {}"
+_PRUNED = "{} takes reasoning of the current turn and of turns that called tools"
+_NO_SIGNATURE = "{} has no field for a reasoning signature"
 
 #: message metadata: the model declined (the reducer sets it from MODEL_CALL_END ``metadata.refusal``)
 REFUSAL = "agentmsg_refusal"

@@ -13,6 +13,11 @@ from agentmsg.providers._request.media import data_url_mime, guess_mime, scheme_
 #: a call whose id was changed since is not taken for one.
 MINTED_ID: Final = "agentmsg_minted_id"
 
+#: the URL prefixes of the web (``scheme_of`` ``http``/``https``, written in lowercase: the usual way) that every
+#: provider takes as they are; an image's fast part (``Walk.inline_image``) passes such a URL through, as
+#: ``MediaSession.resolve`` does
+WEB_URL: Final = ("https:", "http:")
+
 _KIND_BY_TYPE: Final = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video"}
 
 

@@ -553,7 +553,9 @@ def reasoning_origin(block: ThinkingBlock) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def foreign_reasoning(ctx: Context, block: ThinkingBlock, pointer: str, origin: str, demote: bool) -> int:
+def foreign_reasoning(
+    ctx: Context, block: ThinkingBlock, pointer: str | tuple[int, int], origin: str, demote: bool
+) -> int:
     """Reasoning from another provider: drop (default) or, with ``demote`` (option
     reasoning='text'), demote to text; reported either way."""
     if demote and block.thinking:

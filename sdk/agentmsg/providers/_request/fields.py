@@ -30,7 +30,7 @@ from typing import Any, Final
 
 import attrs
 
-from agentmsg.blocks import BLOCK_CLASSES, ToolResultBlock
+from agentmsg.blocks import BLOCK_CLASSES, TextBlock, ToolResultBlock
 from agentmsg.message import Msg
 
 __all__ = ["COMMON", "MAPPED", "NOT_SENT", "REPORTED", "SENT", "Handling", "field_table", "scan"]
@@ -250,7 +250,7 @@ class _Checks:
     types the table does not know are left out: the walks say such a block whole); the message's metadata keys
     to say when set."""
 
-    __slots__ = ("blocks", "message_keys")
+    __slots__ = ("blocks", "message_keys", "message_set")
 
     def __init__(self, table: Mapping[str, Mapping[str, Handling]]) -> None:
         self.blocks: dict[type, _Check] = {}
@@ -272,6 +272,7 @@ class _Checks:
             check = (tuple(said), keys, "source" in names and tag != "hint", cls is ToolResultBlock)
             self.blocks[cls] = _NOTHING if check == _NOTHING else check
         self.message_keys = _said_keys(table.get("message", {}))
+        self.message_set = frozenset(self.message_keys)
 
 
 _CHECKS: dict[int, tuple[Mapping[str, Any], _Checks]] = {}
@@ -288,41 +289,71 @@ def scan(ctx: Any, messages: Sequence[Msg], table: Mapping[str, Mapping[str, Han
     """Say (on ``ctx``) every field of ``messages`` the request does not carry that no walk says: keys the schema
     does not declare (``unknown-key-dropped``), and fields the table marks ``field-dropped`` or does not know
     (``field-dropped``), each with its pointer into the conversation. One look at each block: the common block,
-    whose only check is its unknown keys, costs an attribute read."""
+    whose only check is its unknown keys, costs an attribute read; a message with anything to say is looked at
+    again, in full (:func:`_message`)."""
     checks = _checks(table)
     blocks = checks.blocks
-    message_keys = checks.message_keys
+    message_keys = checks.message_set
     nothing = _NOTHING
+    text_plain = blocks.get(TextBlock) is nothing  # a text block has nothing but its unknown keys to say
     i = -1
     for msg in messages:
         i += 1
-        if msg.unknown_keys:
-            _unknown(ctx, f"/{i}", msg.unknown_keys, "message")
-        if message_keys:
-            meta = msg.metadata
-            if meta:
-                for key in message_keys:
-                    if _set(meta.get(key)):
-                        _dropped(ctx, f"/{i}/metadata/{_esc(key)}", key, "message metadata")
+        if msg.unknown_keys or (message_keys and msg.metadata and not message_keys.isdisjoint(msg.metadata)):
+            _message(ctx, i, msg, checks)
+            continue
         content: list[Any] = msg.content
-        j = -1
         for b in content:
-            j += 1
             check = blocks.get(type(b))
             if check is nothing:  # the common block: only its unknown keys to look at
                 if b.unknown_keys:
-                    _block(ctx, b, f"/{i}/content/{j}", check, blocks)
+                    break
             elif check is not None:
-                # (looked at first, inline: most blocks have nothing to say)
                 said, meta_keys, source, holds = check
                 if (
                     b.unknown_keys
                     or said
                     or (source and b.source.unknown_keys)
                     or (meta_keys and b.metadata and not meta_keys.isdisjoint(b.metadata))
-                    or (holds and _output_news(b.output, blocks))
                 ):
-                    _block(ctx, b, f"/{i}/content/{j}", check, blocks)
+                    break
+                if holds:  # a tool result: the usual output (one text block with nothing to say) is looked at inline
+                    output = b.output
+                    usual = text_plain and len(output) == 1 and type(output[0]) is TextBlock
+                    if output[0].unknown_keys if usual else _output_news(output, blocks):
+                        break
+        else:
+            continue
+        _message(ctx, i, msg, checks)
+
+
+def _message(ctx: Any, i: int, msg: Msg, checks: _Checks) -> None:
+    """Say what :func:`scan` says of message ``i``."""
+    blocks = checks.blocks
+    if msg.unknown_keys:
+        _unknown(ctx, f"/{i}", msg.unknown_keys, "message")
+    if checks.message_keys:
+        meta = msg.metadata
+        if meta:
+            for key in checks.message_keys:
+                if _set(meta.get(key)):
+                    _dropped(ctx, f"/{i}/metadata/{_esc(key)}", key, "message metadata")
+    content: list[Any] = msg.content
+    for j, b in enumerate(content):
+        check = blocks.get(type(b))
+        if check is _NOTHING:
+            if b.unknown_keys:
+                _block(ctx, b, f"/{i}/content/{j}", check, blocks)
+        elif check is not None:
+            said, meta_keys, source, holds = check
+            if (
+                b.unknown_keys
+                or said
+                or (source and b.source.unknown_keys)
+                or (meta_keys and b.metadata and not meta_keys.isdisjoint(b.metadata))
+                or (holds and _output_news(b.output, blocks))
+            ):
+                _block(ctx, b, f"/{i}/content/{j}", check, blocks)
 
 
 def _output_news(output: list[Any], blocks: Mapping[type, _Check]) -> bool:
