@@ -146,7 +146,7 @@ class StreamParser:
             if type(data) is bytes and data[:1] == b"{" and payload.problem is None and not reader.done:
                 route = reader.route
                 if route is not None and between is not None:
-                    text = between(data, route[0], route[1])
+                    text = between(data, route[0], route[1]) if payload.event == route[3] else None
                     if text is not None:  # a text payload of the shape the last payload's text had: route_text
                         b.payload = data
                         try:
