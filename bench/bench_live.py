@@ -8,7 +8,8 @@ chunk, the same bytes for every client. Each side sends the same conversation (a
 question, one tool), reads the whole stream and ends with the reply:
 
 * ``floor``: httpx (``httpx.Client`` / ``httpx.AsyncClient``, the timeout agentmsg's clients use) posts a
-  request body formatted beforehand, streams the response (``iter_bytes``), splits the ``data:`` lines and
+  request body formatted beforehand, streams the response (``iter_raw``: the server sends no content encoding,
+  and agentmsg's clients read so too), splits the ``data:`` lines and
   hands each payload's ``orjson.loads`` to the caller (a generator): parsing the chunk's JSON and nothing else;
 * ``agentmsg``: ``Client.stream`` / ``AsyncClient.stream`` (formats the request, then the SSE decoder, the
   provider's parser, the AgentEvents and the reducer), iterating every event, then ``.message`` (the
@@ -184,7 +185,7 @@ class Floor:
     def open(self, name: str) -> Iterator[Opened]:
         url, body = self._request(name)
         with self.http.stream("POST", url, content=body, headers=self.headers) as response:
-            yield self._payloads(response.iter_bytes()), lambda: None
+            yield self._payloads(response.iter_raw()), lambda: None
 
     @staticmethod
     def _payloads(chunks: Iterator[bytes]) -> Iterator[Any]:
@@ -202,7 +203,7 @@ class Floor:
     async def aopen(self, name: str) -> AsyncIterator[AOpened]:
         url, body = self._request(name)
         async with self.ahttp.stream("POST", url, content=body, headers=self.headers) as response:
-            yield self._apayloads(response.aiter_bytes()), lambda: None
+            yield self._apayloads(response.aiter_raw()), lambda: None
 
     @staticmethod
     async def _apayloads(chunks: AsyncIterator[bytes]) -> AsyncIterator[Any]:
@@ -876,7 +877,7 @@ def _parts(
 
     def http_only() -> None:
         with http.stream("POST", url, content=body, headers=headers) as response:
-            for _ in response.iter_bytes():
+            for _ in response.iter_raw():
                 pass
 
     def parse_only() -> None:
@@ -898,7 +899,7 @@ def _parts(
         reduce_events(entry.parse_stream(stream.body), trusted=True)
 
     return {
-        "HTTP read (httpx iter_bytes)": http_only,
+        "HTTP read (httpx iter_raw)": http_only,
         "parser.feed": parse_only,
         "parser + reducer": parse_reduce,
         "parser + reducer, the whole body at once": whole_body,
@@ -988,9 +989,7 @@ def profile(providers: tuple[str, ...], top: int = 15) -> None:
             figures["agentmsg AsyncClient.stream"] = best(lambda: loop.run_until_complete(run_async(ours, stream.name)))
             figures["floor async"] = best(lambda: loop.run_until_complete(run_async(floor, stream.name)))
             sync_rest = (
-                figures["agentmsg Client.stream"]
-                - figures["HTTP read (httpx iter_bytes)"]
-                - figures["parser + reducer"]
+                figures["agentmsg Client.stream"] - figures["HTTP read (httpx iter_raw)"] - figures["parser + reducer"]
             )
             print(f"\n== {provider}: the long stream ({chunks} chunks), CPU µs per chunk, best of 15 ==")
             for name, value in figures.items():
