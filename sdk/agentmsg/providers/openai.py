@@ -715,6 +715,24 @@ def _tool_calls(b: StreamBuilder, i: int, m: Mapping[str, Any], whole: bool) -> 
             b.end_tool_call(key, choice=i)
 
 
+def _arguments_fragment(delta: Mapping[str, Any]) -> tuple[tuple[str, int], str] | None:
+    """A delta that is ``{"tool_calls": [{"index": n, "function": {"arguments": "..."}}]}`` and nothing else (a call's
+    later fragments): its call's key and its arguments text, which :func:`_message` (no key of its) and
+    :func:`_tool_calls` (no id, name, signature or custom input) read as ``b.tool_call(key, arguments=...)``
+    alone; else None."""
+    calls = delta.get("tool_calls")
+    if type(calls) is not list or len(calls) != 1:
+        return None
+    tc = calls[0]
+    if type(tc) is not dict or len(tc) != 2:
+        return None
+    index, fn = tc.get("index"), tc.get("function")
+    if type(index) is not int or type(fn) is not dict or len(fn) != 1:
+        return None
+    arguments = fn.get("arguments")
+    return (("index", index), arguments) if type(arguments) is str else None
+
+
 def _call_signature(b: StreamBuilder, fn: Mapping[str, Any], tc: Mapping[str, Any]) -> str | None:
     """A call's thought signature: ``thought_signature`` on the function or the call, or, Gemini 3 through Google's
     OpenAI-compatible endpoint, ``extra_content.google.thought_signature``. An empty one carries nothing and never
@@ -945,6 +963,8 @@ class Reader(PayloadReader):
                 b.text(content, choice=i)  # the common case: a text fragment
                 if i == 0 and len(delta) == 1 and len(choices) == 1 and usage is None:
                     plain = content
+            elif len(delta) == 1 and (arguments := _arguments_fragment(delta)) is not None:
+                b.tool_call(arguments[0], choice=i, arguments=arguments[1])  # the common case: an arguments fragment
             else:
                 _message(b, i, delta)
                 _tool_calls(b, i, delta, whole=False)
