@@ -52,13 +52,18 @@ def print_targets(summary: list[tuple[str, dict[str, Any]]]) -> None:
     their own tables)."""
     print("\n== targets: every ratio against its target ==")
     width = max(len(t["row"]) for _, t in summary)
-    print(f"  {'section':<17} {'row':<{width}} {'ratio':>7} {'target':>7}  verdict")
+    tw = max(len(t["target"]) for _, t in summary)
+    print(f"  {'section':<17} {'row':<{width}} {'ratio':>7} {'target':>{tw}}  verdict")
     for section, t in summary:
         value = "-" if t["value"] != t["value"] else f"{t['value']:.2f}"
-        verdict = "not judged" if t["met"] is None else "met" if t["met"] else "MISSED"
-        print(f"  {section:<17} {t['row']:<{width}} {value:>7} {t['target']:>7}  {verdict}")
+        verdict = t.get("verdict") or ("not judged" if t["met"] is None else "met" if t["met"] else "MISSED")
+        print(f"  {section:<17} {t['row']:<{width}} {value:>7} {t['target']:>{tw}}  {verdict}")
     judged = [t for _, t in summary if t["met"] is not None]
-    print(f"  {sum(1 for t in judged if t['met'])} of {len(judged)} targets met")
+    reach = sum(1 for _, t in summary if str(t.get("verdict", "")).startswith("out of reach"))
+    print(
+        f"  {sum(1 for t in judged if t['met'])} of {len(judged)} targets met"
+        + (f"; {reach} out of reach" if reach else "")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,7 +33,6 @@ def schema_registry() -> Any:
 #: the text-delta route. (The C JSON writer is held to the Python byte for byte by tests/native.)
 READ_KERNELS = (
     ("agentmsg._wire.sse", "_scan"),
-    ("agentmsg.events._handlers", "_fold"),
     ("agentmsg.providers._response.parser", "_string_between"),
 )
 
@@ -96,16 +95,16 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Say which paths the suite ran: the C speed-ups (JSON writer, SSE scanner, reducer loop), or pure Python
+    """Say which paths the suite ran: the C speed-ups (JSON writer, SSE scanner, JSON string reader), or pure Python
     (tests/native/test_speedups.py says why)."""
     from agentmsg import _native
 
     if _native.speedups is not None:
         name = Path(_native.speedups.__file__ or "").name
-        terminalreporter.write_line(f"JSON writer, SSE scanner and reducer loop: C ({name})")
+        terminalreporter.write_line(f"JSON writer, SSE scanner and JSON string reader: C ({name})")
     else:
         terminalreporter.write_line(
-            "JSON writer, SSE scanner and reducer loop: pure Python (agentmsg._speedups not built or turned off)",
+            "JSON writer, SSE scanner and JSON string reader: pure Python (agentmsg._speedups not built or turned off)",
             yellow=True,
         )
     # An oracle whose pinned version needs a newer Python (google-genai on 3.10): its skips and the tests that ran

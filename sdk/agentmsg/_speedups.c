@@ -1,6 +1,6 @@
 /* agentmsg._speedups: optional C speed-ups. The JSON writer of model objects (encode, make_plan) and the
- * SSE event scanner (sse_scan), the reducer's event loop (fold_events) and the string of a payload of a known
- * shape (json_string_between), at the end of this file.
+ * SSE event scanner (sse_scan) and the string of a payload of a known shape (json_string_between), at the end
+ * of this file.
  *
  * It writes exactly what orjson.dumps(value, default=agentmsg._codec.converter.json_default) writes, faster: the
  * model objects (attrs classes of agentmsg_models and their SDK subclasses) are written from a plan per
@@ -859,233 +859,10 @@ static PyObject *cs_json_string(const char *body, const char *end) {
     return text;
 }
 
-/* ---- The reducer's event loop (fold_events) ------------------------------------------------------
- * The loop of agentmsg.events.reducer.Reducer._feed_many, with the plain-delta case of
- * agentmsg.events._handlers.apply inlined: the bulk of every stream is text, thinking and tool-call
- * deltas for an open block or call. Everything else is handed back to Python, which defines the
- * rules; the result is the same either way (tests/events/test_fold.py runs both). */
-
-static PyObject *s_source, *s_id, *s_type, *s_delta, *s_block_id, *s_call_id, *s_thinking_delta, *s_signature,
-    *s_redacted, *s_current, *s_previous, *s_count, *s_parts, *s_flush, *s_reply, *s_window, *s_routes, *s_calls;
-
-static int fold_init(void) {
-    if (s_calls != NULL) return 0;
-#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return -1
-    INTERN(s_source, "source");
-    INTERN(s_id, "id");
-    INTERN(s_type, "type");
-    INTERN(s_delta, "delta");
-    INTERN(s_block_id, "blockId");
-    INTERN(s_call_id, "toolCallId");
-    INTERN(s_thinking_delta, "THINKING_BLOCK_DELTA");
-    INTERN(s_signature, "signature");
-    INTERN(s_redacted, "redactedData");
-    INTERN(s_current, "current");
-    INTERN(s_previous, "previous");
-    INTERN(s_count, "count");
-    INTERN(s_parts, "parts");
-    INTERN(s_flush, "flush");
-    INTERN(s_reply, "reply");
-    INTERN(s_window, "window");
-    INTERN(s_routes, "routes");
-    INTERN(s_calls, "calls");
-#undef INTERN
-    return 0;
-}
-
-/* The Text a plain delta goes to (borrowed), or NULL (not a plain delta for an open block or call:
- * apply's handlers decide). Never fails. */
-static PyObject *plain_delta_target(PyObject *e, PyObject *routes, PyObject *calls) {
-    if (routes == Py_None) return NULL;
-    PyObject *kind = PyDict_GetItemWithError(e, s_type);
-    if (kind == NULL || !PyUnicode_CheckExact(kind)) return NULL;
-    PyObject *table = PyDict_GetItemWithError(routes, kind);
-    if (table == NULL || !PyDict_CheckExact(table)) return NULL;
-    PyObject *key = PyDict_GetItemWithError(e, table == calls ? s_call_id : s_block_id);
-    PyObject *delta = PyDict_GetItemWithError(e, s_delta);
-    if (key == NULL || delta == NULL || !PyUnicode_CheckExact(key) || !PyUnicode_CheckExact(delta)) return NULL;
-    if (PyUnicode_Compare(kind, s_thinking_delta) == 0 &&
-        (PyDict_GetItemWithError(e, s_signature) != NULL || PyDict_GetItemWithError(e, s_redacted) != NULL))
-        return NULL;
-    return PyDict_GetItemWithError(table, key);
-}
-
-static int store_count(PyObject *st, Py_ssize_t count) {
-    PyObject *c = PyLong_FromSsize_t(count);
-    if (c == NULL) return -1;
-    int rc = PyObject_SetAttr(st, s_count, c);
-    Py_DECREF(c);
-    return rc;
-}
-
-static Py_ssize_t load_count(PyObject *st) {
-    PyObject *c = PyObject_GetAttr(st, s_count);
-    if (c == NULL) return -1;
-    Py_ssize_t count = PyLong_AsSsize_t(c);
-    Py_DECREF(c);
-    return count; /* -1 with an error set: counts are never negative */
-}
-
-/* Whether st.count is no longer count or st.reply no longer reply (1), or not (0); -1 on error. */
-static int state_changed(PyObject *st, Py_ssize_t count, PyObject *reply) {
-    Py_ssize_t now = load_count(st);
-    if (now < 0) return -1;
-    if (now != count) return 1;
-    PyObject *r = PyObject_GetAttr(st, s_reply);
-    if (r == NULL) return -1;
-    Py_DECREF(r);
-    return r != reply;
-}
-
-PyDoc_STRVAR(fold_events_doc,
-             "fold_events(it, st, join_every) -> (mode, event)\n\n"
-             "Reduce events from the iterator it into the reducer state st (its count, dedupe window and the open "
-             "reply's routing tables) as Reducer._feed_many does, until one needs Python: mode 1, feed(event) "
-             "(not a plain dict, a source, an id that is not a string, or the iterator used the reducer: not "
-             "counted yet); mode 2, apply(st, event, st.count - 1) (counted and new to the dedupe window, not a "
-             "plain delta for an open block or call); mode 0, event None: the iterator is exhausted.");
-
-static PyObject *fold_events(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "fold_events(it, st, join_every)");
-        return NULL;
-    }
-    if (fold_init() < 0) return NULL;
-    PyObject *it = args[0], *st = args[1];
-    Py_ssize_t join_every = PyLong_AsSsize_t(args[2]);
-    if (join_every == -1 && PyErr_Occurred()) return NULL;
-    Py_ssize_t count = load_count(st);
-    if (count < 0) return NULL;
-    PyObject *window = NULL, *current = NULL, *previous = NULL, *reply = NULL, *routes = NULL, *calls = NULL;
-    PyObject *result = NULL, *e = NULL, *size_obj;
-    Py_ssize_t size = -1;
-    int mode = 0;
-    if ((window = PyObject_GetAttr(st, s_window)) == NULL) goto setup_failed;
-    if ((size_obj = PyObject_GetAttrString(window, "size")) == NULL) goto setup_failed;
-    size = size_obj == Py_None ? -1 : PyLong_AsSsize_t(size_obj);
-    Py_DECREF(size_obj);
-    if (size == -1 && PyErr_Occurred()) goto setup_failed;
-    if ((current = PyObject_GetAttr(window, s_current)) == NULL) goto setup_failed;
-    if ((previous = PyObject_GetAttr(window, s_previous)) == NULL) goto setup_failed;
-    if (!PySet_CheckExact(current) || !PySet_CheckExact(previous)) {
-        PyErr_SetString(PyExc_TypeError, "the dedupe window holds sets");
-        goto setup_failed;
-    }
-    if ((reply = PyObject_GetAttr(st, s_reply)) == NULL) goto setup_failed;
-    if (reply == Py_None) {
-        routes = Py_NewRef(Py_None);
-        calls = Py_NewRef(Py_None);
-    } else {
-        if ((routes = PyObject_GetAttr(reply, s_routes)) == NULL) goto setup_failed;
-        if ((calls = PyObject_GetAttr(reply, s_calls)) == NULL) goto setup_failed;
-        if (!PyDict_CheckExact(routes)) {
-            PyErr_SetString(PyExc_TypeError, "the reply's routes are a dict");
-            goto setup_failed;
-        }
-    }
-    for (;;) {
-        /* The iterator runs Python code, which may look at the reducer (report() points at st.count) or
-         * even feed it: st.count is written before, and if the count or the reply changed meanwhile, the
-         * event goes to feed() with the state as it now is. */
-        if (store_count(st, count) < 0) {
-            e = NULL;
-            goto fail;
-        }
-        if ((e = PyIter_Next(it)) == NULL) {
-            count = -1; /* st.count was written before next(), which may have changed it since: it stands */
-            break;
-        }
-        int changed = state_changed(st, count, reply);
-        if (changed < 0) goto fail;
-        if (changed) {
-            if ((count = load_count(st)) < 0) goto fail;
-            mode = 1;
-            break;
-        }
-        if (!PyDict_CheckExact(e)) {
-            mode = 1;
-            break;
-        }
-        int has_source = PyDict_Contains(e, s_source);
-        if (has_source < 0) goto fail;
-        PyObject *event_id = has_source ? NULL : PyDict_GetItemWithError(e, s_id);
-        if (event_id == NULL || !PyUnicode_CheckExact(event_id)) {
-            if (PyErr_Occurred()) goto fail;
-            mode = 1;
-            break;
-        }
-        count++;
-        /* DedupeWindow.seen */
-        int seen = PySet_Contains(current, event_id);
-        if (seen == 0) seen = PySet_Contains(previous, event_id);
-        if (seen < 0) goto fail;
-        if (seen) {
-            Py_DECREF(e);
-            continue;
-        }
-        if (PySet_Add(current, event_id) < 0) goto fail;
-        if (size >= 0 && PySet_GET_SIZE(current) >= size) {
-            PyObject *fresh = PySet_New(NULL);
-            if (fresh == NULL) goto fail;
-            if (PyObject_SetAttr(window, s_previous, current) < 0 || PyObject_SetAttr(window, s_current, fresh) < 0) {
-                Py_DECREF(fresh);
-                goto fail;
-            }
-            Py_SETREF(previous, current);
-            current = fresh;
-        }
-        /* apply's common case: a plain delta for an open block or call (Text.add) */
-        PyObject *text = plain_delta_target(e, routes, calls);
-        if (text == NULL) {
-            if (PyErr_Occurred()) goto fail;
-            mode = 2;
-            break;
-        }
-        PyObject *parts = PyObject_GetAttr(text, s_parts);
-        if (parts == NULL) goto fail;
-        int err = PyList_Check(parts) ? PyList_Append(parts, PyDict_GetItemWithError(e, s_delta)) : -1;
-        Py_ssize_t pending = err < 0 ? 0 : PyList_GET_SIZE(parts);
-        if (err < 0 && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "Text.parts is a list");
-        Py_DECREF(parts);
-        if (err < 0) goto fail;
-        if (pending >= join_every) {
-            PyObject *r = PyObject_CallMethodNoArgs(text, s_flush);
-            if (r == NULL) goto fail;
-            Py_DECREF(r);
-        }
-        Py_DECREF(e);
-    }
-    if (e == NULL && PyErr_Occurred()) goto done;  /* the iterator raised: count kept, error passed on */
-    result = mode == 0 ? Py_BuildValue("(iO)", 0, Py_None) : Py_BuildValue("(iN)", mode, e);
-    e = NULL;
-    goto done;
-fail:
-    Py_XDECREF(e);
-done:
-    if (count >= 0) { /* st.count, also when an error is on its way (it is kept, and passed on) */
-        PyObject *et, *ev, *etb;
-        PyErr_Fetch(&et, &ev, &etb);
-        if (store_count(st, count) < 0) {
-            Py_CLEAR(result);
-            if (et != NULL) PyErr_Clear();
-        }
-        if (et != NULL) PyErr_Restore(et, ev, etb);
-    }
-setup_failed:
-    Py_XDECREF(window);
-    Py_XDECREF(current);
-    Py_XDECREF(previous);
-    Py_XDECREF(reply);
-    Py_XDECREF(routes);
-    Py_XDECREF(calls);
-    return result;
-}
-
 static PyMethodDef methods[] = {
     {"encode", (PyCFunction)(void (*)(void))encode, METH_FASTCALL, encode_doc},
     {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
     {"sse_scan", (PyCFunction)(void (*)(void))sse_scan, METH_FASTCALL, sse_scan_doc},
-    {"fold_events", (PyCFunction)(void (*)(void))fold_events, METH_FASTCALL, fold_events_doc},
     {"json_string_between", (PyCFunction)(void (*)(void))json_string_between, METH_FASTCALL,
      json_string_between_doc},
     {NULL, NULL, 0, NULL},
@@ -1094,8 +871,8 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "agentmsg._speedups",
-    .m_doc = "Optional C speed-ups: the JSON writer of model objects, the SSE event scanner, the reducer's event loop, "
-             "the string of a payload of a known shape.",
+    .m_doc = "Optional C speed-ups: the JSON writer of model objects, the SSE event scanner, the string of a payload "
+             "of a known shape.",
     .m_size = 0,
     .m_methods = methods,
 };

@@ -1,12 +1,12 @@
 """The optional C kernels (``_speedups.c``), loaded by :mod:`agentmsg._native`.
 
-Generic kernels only: a JSON writer, an SSE scanner, the reducer's delta loop and a JSON string reader. No
+Generic kernels only: a JSON writer, an SSE scanner and a JSON string reader. No
 provider's or protocol's rules are written here. Each has one Python caller that also holds the pure-Python path,
 which defines the result; a kernel either gives exactly that result or gives up (``None`` / a "not simple"
 stop) and leaves the case to Python. ``AGENTMSG_PURE_PYTHON=1`` runs without them.
 """
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 def make_plan(cls: type, fields: Sequence[tuple[str, str, bool]], unknown_name: str | None, /) -> object:
@@ -54,12 +54,3 @@ def json_string_between(data: bytes, head: bytes, tail: bytes, /) -> str | None:
     (a ``\\u`` escape of a surrogate, a raw control character, an escape JSON does not have, invalid UTF-8): the
     caller then reads the payload with orjson. Caller: the text route of
     :class:`agentmsg.providers._response.parser.StreamParser` (:meth:`PayloadReader.route_text`)."""
-
-def fold_events(it: Iterator[Any], st: Any, join_every: int, /) -> tuple[int, Any]:
-    """Reduce events from ``it`` into the reducer state ``st`` (its count, duplicate window and the open reply's
-    routing tables) as the Python loop does, folding each plain text, thinking or tool-call delta for an open
-    block or call into it, until an event needs Python. Returns ``(mode, event)``: mode 1, ``feed(event)`` (not
-    a plain dict, a ``source``, an id that is not a string: not counted yet); mode 2, ``apply(st, event,
-    st.count - 1)`` (counted and in the duplicate window, not a plain delta); mode 0 (event None), the iterator is
-    exhausted. ``join_every``: fragments are joined every that many deltas. Caller:
-    :func:`agentmsg.events._handlers.fold`."""

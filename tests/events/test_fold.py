@@ -1,8 +1,10 @@
-"""The reducer's event loop in C (``agentmsg._speedups.fold_events``, used by ``Reducer.feed_many`` and
-``reduce_events``) against the pure-Python loop it replaces: the same messages, problems, event count
-and duplicate window for random event streams (plain deltas for open and closed blocks, duplicates,
-ids that are not strings, forwarded events, signature deltas, non-dict items, window rotation, the
-fragment compaction every ``JOIN_EVERY`` deltas) and for an iterator that fails midway."""
+"""The tolerant reducer's loop (``agentmsg.events._handlers.fold``, what ``Reducer.feed_many`` and
+``reduce_events`` run: the duplicate check and the plain delta written out in it) against the general path,
+``Reducer.feed`` one event at a time: the same messages, problems, event count and duplicate window for random
+event streams (plain deltas for open and closed blocks, duplicates, ids that are not strings, forwarded events,
+signature deltas, non-dict items, window rotation, the fragment compaction every ``JOIN_EVERY`` deltas), fed
+whole or a few events at a time (as the client feeds a chunk's events), and for an iterator that fails midway or
+uses the reducer itself."""
 
 from __future__ import annotations
 
@@ -14,18 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentmsg import Reducer
-from agentmsg._native import speedups
-from agentmsg.events import _handlers as handlers_module
 from agentmsg.events._state import JOIN_EVERY
 from tests._support.budget import examples
 
 pytestmark = pytest.mark.differential
-
-FOLD = speedups.fold_events if speedups is not None else None
-
-pytestmark = pytest.mark.skipif(
-    speedups is None, reason="the C speed-ups are not built here (no compiler, or AGENTMSG_PURE_PYTHON)"
-)
 
 KINDS = ["TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA"]
 
@@ -72,27 +66,42 @@ def streams(draw: Any) -> list[Any]:
     return [_event(draw, n) for n in range(draw(st.integers(0, 60)))]
 
 
-def _run(events: list[Any], window: int | None, *, native: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
-    r = Reducer(dedupe_window=window)
-    r.feed_many(iter([dict(e) if isinstance(e, dict) else e for e in events]))
+def _copies(events: list[Any]) -> list[Any]:
+    return [dict(e) if isinstance(e, dict) else e for e in events]
+
+
+def _result(r: Reducer) -> Any:
     mid = (r.count, sorted(r._st.window.current), sorted(r._st.window.previous))
     msgs = [m.to_dict() for m in r.finish()]
     return msgs, [(p.pointer, p.rule, p.message) for p in r.problems], mid
 
 
+def _run(events: list[Any], window: int | None, *, how: str, batch: int = 3) -> Any:
+    """``how``: "feed" (one event at a time, the general path), "many" (one feed_many of an iterator), "batches"
+    (feed_many of lists of ``batch`` events)."""
+    r = Reducer(dedupe_window=window)
+    copies = _copies(events)
+    if how == "feed":
+        for e in copies:
+            r.feed(e)
+    elif how == "many":
+        r.feed_many(iter(copies))
+    else:
+        for k in range(0, len(copies), batch):
+            r.feed_many(copies[k : k + batch])
+    return _result(r)
+
+
 @pytest.mark.fuzz
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(events=streams(), window=st.sampled_from([1, 2, 3, 5, None, 4096]))
-def test_c_loop_reduces_as_the_python_loop(
-    events: list[Any], window: int | None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert _run(events, window, native=True, monkeypatch=monkeypatch) == _run(
-        events, window, native=False, monkeypatch=monkeypatch
-    )
+@given(events=streams(), window=st.sampled_from([1, 2, 3, 5, None, 4096]), batch=st.integers(1, 4))
+def test_the_loop_reduces_as_feed_does(events: list[Any], window: int | None, batch: int) -> None:
+    expected = _run(events, window, how="feed")
+    assert _run(events, window, how="many") == expected
+    assert _run(events, window, how="batches", batch=batch) == expected
 
 
-def test_fragments_are_compacted_and_joined_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fragments_are_compacted_and_joined_in_order() -> None:
     n = JOIN_EVERY * 2 + 7
     events = [
         {"type": "AGENT_START", "id": "s", "replyId": "r"},
@@ -104,48 +113,33 @@ def test_fragments_are_compacted_and_joined_in_order(monkeypatch: pytest.MonkeyP
         {"type": "TEXT_BLOCK_END", "id": "u", "replyId": "r", "blockId": "b"},
         {"type": "AGENT_END", "id": "v", "replyId": "r"},
     ]
-    results = [_run(events, 100, native=native, monkeypatch=monkeypatch) for native in (True, False)]
-    assert results[0] == results[1]
+    results = [_run(events, 100, how=how) for how in ("feed", "many", "batches")]
+    assert results[0] == results[1] == results[2]
     assert results[0][0][0]["content"][0]["text"] == "".join(f"{i}," for i in range(n))
-    for native in (True, False):  # memory: fragments are joined every JOIN_EVERY, as the Python loop does
-        monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
-        r = Reducer()
-        r.feed_many(events[:-2])
-        text = r._st.reply.texts["b"]  # type: ignore[union-attr]
-        assert (len(text.chunks), len(text.parts)) == (2, 7)
+    r = Reducer()  # memory: fragments are joined every JOIN_EVERY, as Text.add joins them
+    r.feed_many(events[:-2])
+    text = r._st.reply.texts["b"]  # type: ignore[union-attr]
+    assert (len(text.chunks), len(text.parts)) == (2, 7)
 
 
-def test_an_iterator_that_fails_midway_keeps_what_it_gave(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_iterator_that_fails_midway_keeps_what_it_gave() -> None:
     def events() -> Iterator[dict[str, Any]]:
         yield {"type": "AGENT_START", "id": "s", "replyId": "r"}
         yield {"type": "TEXT_BLOCK_START", "id": "t", "replyId": "r", "blockId": "b"}
         yield {"type": "TEXT_BLOCK_DELTA", "id": "d", "replyId": "r", "blockId": "b", "delta": "kept"}
         raise OSError("the connection broke")
 
-    for native in (True, False):
-        monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
-        r = Reducer()
-        with pytest.raises(OSError, match="broke"):
-            r.feed_many(events())
-        assert r.count == 3
-        assert r.snapshot() is not None and r.snapshot().text_content == "kept"  # type: ignore[union-attr]
-        assert r.finish()[0].text_content == "kept"
-
-
-def test_bad_arguments_raise_type_errors() -> None:
-    assert speedups is not None
     r = Reducer()
-    with pytest.raises(TypeError):
-        speedups.fold_events(iter([]), r._st, "not a count")
-    with pytest.raises(TypeError):
-        speedups.fold_events(iter([]))
+    with pytest.raises(OSError, match="broke"):
+        r.feed_many(events())
+    assert r.count == 3
+    assert r.snapshot() is not None and r.snapshot().text_content == "kept"  # type: ignore[union-attr]
+    assert r.finish()[0].text_content == "kept"
 
 
-def test_an_iterator_that_uses_the_reducer_sees_it_as_the_python_loop_leaves_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_an_iterator_that_uses_the_reducer_sees_it_as_feed_leaves_it() -> None:
     """The iterator is Python code: it may report a problem about the event it is about to give (pointing at
-    the reducer's count), feed the reducer itself, or finish it. Both loops give the same result."""
+    the reducer's count), feed the reducer itself, or finish it. The loop gives feed's result."""
     base = [
         {"type": "AGENT_START", "id": "s", "replyId": "r"},
         {"type": "TEXT_BLOCK_START", "id": "t", "replyId": "r", "blockId": "b"},
@@ -157,8 +151,7 @@ def test_an_iterator_that_uses_the_reducer_sees_it_as_the_python_loop_leaves_it(
         {"type": "AGENT_END", "id": "v", "replyId": "r"},
     ]
 
-    def run(native: bool, action: str) -> Any:
-        monkeypatch.setattr(handlers_module, "_fold", FOLD if native else None)
+    def run(many: bool, action: str) -> Any:
         r = Reducer()
 
         def events() -> Iterator[dict[str, Any]]:
@@ -174,7 +167,11 @@ def test_an_iterator_that_uses_the_reducer_sees_it_as_the_python_loop_leaves_it(
             if action == "unreadable at the end":  # the transport's last word, after the last event
                 r.feed_unreadable("the stream ended inside an event")
 
-        r.feed_many(events())
+        if many:
+            r.feed_many(events())
+        else:
+            for e in events():
+                r.feed(e)
         return [m.to_dict() for m in r.finish()], [(p.pointer, p.rule) for p in r.problems], r.count
 
     for action in ("report", "feed", "finish", "unreadable at the end"):

@@ -146,7 +146,7 @@ def test_emitting_a_block_type_without_events_raises(monkeypatch: pytest.MonkeyP
 # ---- events: what the reducers do with each key -------------------------------------------------------
 
 #: Keys of the three delta types the reducers fold without their handler (through the routing table, in
-#: Python's apply, the C fold_events, the JSON-lines fast path and the TypeScript apply): the shortcut uses or ignores these.
+#: Python's apply and fold, the JSON-lines fast path and the TypeScript apply): the shortcut uses or ignores these.
 SHORTCUT_KEYS = {"type", "id", "createdAt", "replyId", "blockId", "toolCallId", "toolCallName", "delta", "metadata"}
 
 
@@ -193,7 +193,7 @@ def _jsonl_lines(events: list[dict[str, Any]]) -> None:
 
 FEEDS: dict[str, Callable[[list[dict[str, Any]]], None]] = {
     "Reducer.feed (Python apply, sdk/agentmsg/events/_handlers.py)": _feed,
-    "Reducer.feed_many (C fold_events when built, sdk/agentmsg/_speedups.c plain_delta_target)": _feed_many,
+    "Reducer.feed_many (fold, sdk/agentmsg/events/_handlers.py)": _feed_many,
     "reduce_stream of JSON lines (sdk/agentmsg/events/_jsonl.py _view_types)": _jsonl_lines,
 }
 
@@ -224,8 +224,8 @@ def test_a_delta_key_beyond_the_shortcut_reaches_its_handler(
         assert [e.get(key) for e in seen] == ["v"], (
             f"{kind} with {key!r} (declared by schemas/agent-event.schema.json) never reached its handler through"
             f" {how}: the plain-delta shortcut took it and dropped {key!r}. Make every shortcut leave a delta"
-            " with that key to the handler (Python apply in events/_handlers.py, plain_delta_target in"
-            " _speedups.c, `typed` None in events/_jsonl.py, apply in sdk/typescript/src/handlers.ts), or add it"
+            " with that key to the handler (Python apply and fold in events/_handlers.py,"
+            " `typed` None in events/_jsonl.py, apply in sdk/typescript/src/handlers.ts), or add it"
             f" to SHORTCUT_KEYS here if the reducers ignore it on purpose ({SCHEMA_CHANGE})"
         )
     assert {k for k, t in _jsonl._VIEWS[kind].__annotations__.items() if t is None} >= set(extra)

@@ -7,7 +7,7 @@ one after another (a JSON array of chunks, pretty-printed payloads).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import attrs
 
@@ -263,6 +263,16 @@ class Framer:
         #: What was left out that is not the reply's: the status lines of a captured response (``curl -i``),
         #: for the parser to say (:meth:`BaseStreamParser.feed`).
         self.notes: list[str] = []
+
+    @property
+    def decided(self) -> bool:
+        """Whether the body's format is known (its first bytes told it)."""
+        return self._mode is not None
+
+    def sse_feed(self) -> Callable[[bytes], list[SSEEvent]] | None:
+        """Once the body is known to be SSE, the SSE decoder's ``feed``: what :meth:`feed` does with a ``bytes``
+        chunk from then on, without the call in between (a stream parser's per-chunk path); else None."""
+        return self._decoder.feed if self._mode == "sse" else None
 
     def feed(self, chunk: bytes | str) -> list[SSEEvent]:
         if isinstance(chunk, str):

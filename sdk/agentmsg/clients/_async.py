@@ -28,7 +28,7 @@ import httpx
 from agentmsg import Msg, limits
 from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
 from agentmsg.clients._errors import ERROR_BODY_MAX, APIConnectionError, body_broke, too_big, unsendable
-from agentmsg.clients._stream import StreamState
+from agentmsg.clients._stream import StreamState, abody_chunks
 from agentmsg.clients._whole import read_whole
 from agentmsg.providers import FormatOptions, FormattedRequest
 
@@ -64,10 +64,12 @@ class _Body:
 
     async def _read(self, response: httpx.Response) -> None:
         try:
-            async for chunk in response.aiter_bytes():  # content-decoded (a gzipped stream)
-                self.chunks.append(chunk)
+            chunks = self.chunks
+            async for chunk in abody_chunks(response):  # content-decoded (a gzipped stream)
+                chunks.append(chunk)
                 self._held += len(chunk)
-                self._wake()
+                if self._waiter is not None:
+                    self._wake()
                 if self._held >= READ_AHEAD:
                     self._room = self._loop.create_future()
                     await self._room
@@ -243,6 +245,7 @@ class AsyncReplyStream(StreamState):
             parser = self.client.parser(self.request, started)
             body = _Body(response)
             chunks = body.chunks
+            feed, fold = parser.feed, self.reducer._feed_trusted
             closing: list[dict[str, Any]] = []
             try:
                 try:
@@ -259,8 +262,12 @@ class AsyncReplyStream(StreamState):
                                 self._reader = None
                             continue
                         chunk = body.take()
-                        events = parser.feed(chunk)
-                        self._read(chunk, events)
+                        events = feed(chunk)
+                        if events:  # the parser's events, valid by construction: to the reducer
+                            self._parsed = True
+                            fold(events)
+                        if self._heading:
+                            self._head_of(chunk)
                         for e in events:
                             yield e
                     closing = parser.close()

@@ -4,6 +4,7 @@ was cancelled, and the :class:`~agentmsg.clients.BrokenStreamError` of a stream 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -17,9 +18,25 @@ if TYPE_CHECKING:
     from agentmsg.clients._config import BaseClient
     from agentmsg.providers._response.parser import StreamParser
 
-__all__ = ["StreamState"]
+__all__ = ["StreamState", "abody_chunks", "body_chunks"]
 
 _BODY_HEAD = 120  # bytes of a body that was no stream shown in the error
+
+
+def body_chunks(response: httpx.Response) -> Iterator[bytes]:
+    """The chunks of a response's body, content-decoded, as ``iter_bytes()`` gives them: ``iter_raw()`` when the
+    response has no content encoding (and was not read already), which gives the same chunks without passing each
+    through an identity decoder and a chunker of no size (0.28 -> 0.13 µs a chunk)."""
+    if response.is_stream_consumed or "content-encoding" in response.headers:
+        return response.iter_bytes()
+    return response.iter_raw()
+
+
+def abody_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    """:func:`body_chunks` of an async response (``aiter_raw()`` or ``aiter_bytes()``)."""
+    if response.is_stream_consumed or "content-encoding" in response.headers:
+        return response.aiter_bytes()
+    return response.aiter_raw()
 
 
 class StreamState:
@@ -39,6 +56,7 @@ class StreamState:
         self.request_id: str | None = None  # the provider's request id (response header), once it came
         self._content_type: str | None = None
         self._body_head = b""  # the body's first bytes, to say what came when it was no stream at all
+        self._heading = True  # _body_head holds fewer than _BODY_HEAD bytes
         self._parsed = False  # whether the parser made anything of the body before its closing events
 
     @property
@@ -74,13 +92,12 @@ class StreamState:
         self.request_id = request_id(response.headers)
         self._content_type = response.headers.get("content-type")
 
-    def _read(self, chunk: bytes, events: list[dict[str, Any]]) -> None:
-        """A chunk of the body and the events the parser made of it, which the reducer is fed."""
-        if events:
-            self._parsed = True
-            self.reducer.feed_many(events, trusted=True)  # the stream parser's events: valid by construction
-        if len(self._body_head) < _BODY_HEAD:
-            self._body_head += chunk[: _BODY_HEAD - len(self._body_head)]
+    def _head_of(self, chunk: bytes) -> None:
+        """Keep the body's first bytes (:data:`_BODY_HEAD`), to say what came when it was no stream at all. (The
+        shells' loops feed each chunk's events to the reducer themselves and call this only while ``_heading``:
+        a call per chunk cost about as much as what it did.)"""
+        self._body_head += chunk[: _BODY_HEAD - len(self._body_head)]
+        self._heading = len(self._body_head) < _BODY_HEAD
 
     def _read_failed(self, parser: StreamParser, exc: httpx.HTTPError) -> list[dict[str, Any]]:
         """The closing events of a stream whose body broke (read timeout or disconnect)."""

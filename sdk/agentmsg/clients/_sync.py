@@ -19,7 +19,7 @@ import httpx
 from agentmsg import Msg, limits
 from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
 from agentmsg.clients._errors import ERROR_BODY_MAX, APIConnectionError, body_broke, too_big, unsendable
-from agentmsg.clients._stream import StreamState
+from agentmsg.clients._stream import StreamState, body_chunks
 from agentmsg.clients._whole import read_whole
 from agentmsg.providers import FormatOptions, FormattedRequest
 
@@ -51,6 +51,7 @@ class ReplyStream(StreamState):
         self._inner: Generator[dict[str, Any], None, None] | None = None  # _run(), each step taken under _running
         self._running = threading.Lock()  # held while a thread runs the stream (between two events it is free)
         self._stop = threading.Event()  # close() from another thread asked the loop to end
+        self._stopped = False  # the same, read by the loop between events (Event.is_set is a Python call)
         self._lock = threading.Lock()
         self._net: Any = None  # the network stream being read (the headers, the body), for that close() to shut
 
@@ -101,6 +102,7 @@ class ReplyStream(StreamState):
         # another thread runs the stream: stop it there, and wait for it to end. Its step may have been yielding
         # an event as the stop came (past its last check) and its thread gone on without another step: once the
         # step is over, the stream is closed here as between two events.
+        self._stopped = True
         self._stop.set()
         with self._lock:
             _shut(self._net)
@@ -138,7 +140,7 @@ class ReplyStream(StreamState):
             self._reading(info.get("return_value"))
 
     def _check(self) -> None:
-        if self._stop.is_set():
+        if self._stopped:
             raise _Stop
 
     def _run(self) -> Generator[dict[str, Any], None, None]:
@@ -157,9 +159,14 @@ class ReplyStream(StreamState):
         try:
             try:
                 self._reading(response.extensions.get("network_stream"))
-                for chunk in response.iter_bytes():  # content-decoded (a gzipped stream)
-                    events = parser.feed(chunk)
-                    self._read(chunk, events)
+                feed, fold = parser.feed, self.reducer._feed_trusted
+                for chunk in body_chunks(response):  # content-decoded (a gzipped stream)
+                    events = feed(chunk)
+                    if events:  # the parser's events, valid by construction: to the reducer
+                        self._parsed = True
+                        fold(events)
+                    if self._heading:
+                        self._head_of(chunk)
                     for e in events:
                         self._check()
                         yield e

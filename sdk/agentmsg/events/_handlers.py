@@ -20,7 +20,6 @@ from typing import Any
 from agentmsg._codec.jsontext import INT_MAX, INT_MIN
 from agentmsg._codec.schemas import schema_documents, validate
 from agentmsg._codec.timestamps import java_form_of_instant
-from agentmsg._native import speedups
 from agentmsg.errors import ValidationError
 from agentmsg.events._build import close_reply
 from agentmsg.events._state import JOIN_EVERY, THINKING_DELTA, Block, Reply, State, Text, ToolResult
@@ -31,24 +30,51 @@ _MAX_INT = 2**63 - 1  # Java's Long.MAX_VALUE: the largest usage a Java reader c
 _USAGE_KEYS = ("inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens")
 
 
-_fold = speedups.fold_events if speedups is not None else None  # the tolerant feed loop in C, when built
-
-
-def fold(st: State, events: Iterable[Any], feed: Callable[[Any], None]) -> bool:
-    """Reduce ``events`` by the tolerant feed loop in C (``agentmsg._speedups.fold_events``): the plain events it
-    takes itself, an event it hands back either to ``feed`` (it needs the checks) or to :func:`apply`. False, with
-    nothing read, when the loop is not built (the caller's Python loop then)."""
-    if _fold is None:
-        return False
-    it = iter(events)
-    while True:
-        mode, event = _fold(it, st, JOIN_EVERY)
-        if mode == 0:
-            return True
-        if mode == 1:
+def fold(st: State, events: Iterable[Any], feed: Callable[[Any], None]) -> None:
+    """The tolerant reducer's feed loop (``Reducer.feed_many``; the caller checked the reducer is neither strict
+    nor reducing a ``source``): each plain top-level event is counted, checked for duplicates and applied; an event
+    that needs :meth:`Reducer.feed`'s checks (no dict, a ``source``, an id that is no string) goes to ``feed``. The
+    duplicate check (:meth:`DedupeWindow.seen`) and apply's plain delta (:func:`apply`) are written out here:
+    this loop takes every event of a live stream, one chunk's few events at a time, and a call each cost about as
+    much as the rest of the loop. (It replaced a loop in C, ``fold_events``, whose set-up cost more than this
+    whole loop on a chunk's events.)"""
+    window = st.window
+    for event in events:
+        if type(event) is not dict or "source" in event:
             feed(event)
-        else:
-            apply(st, event, st.count - 1)
+            continue
+        event_id = event.get("id")
+        if type(event_id) is not str:
+            feed(event)
+            continue
+        index = st.count
+        st.count = index + 1
+        current = window.current  # DedupeWindow.seen
+        if event_id in current or event_id in window.previous:
+            continue
+        current.add(event_id)
+        if window.size is not None and len(current) >= window.size:
+            window.previous, window.current = current, set()
+        reply = st.reply  # apply's plain delta
+        kind = event.get("type")
+        if reply is not None and type(kind) is str:
+            table = reply.routes.get(kind)
+            if table is not None:
+                key = event.get("toolCallId" if table is reply.calls else "blockId")
+                delta = event.get("delta")
+                if (
+                    type(key) is str
+                    and type(delta) is str
+                    and (kind != THINKING_DELTA or ("signature" not in event and "redactedData" not in event))
+                ):
+                    text = table.get(key)
+                    if text is not None:
+                        parts = text.parts
+                        parts.append(delta)
+                        if len(parts) >= JOIN_EVERY:
+                            text.flush()
+                        continue
+        _handle(st, event, index, kind)
 
 
 def apply(st: State, e: dict[str, Any], i: int) -> None:
@@ -73,6 +99,12 @@ def apply(st: State, e: dict[str, Any], i: int) -> None:
                     if len(parts) >= JOIN_EVERY:
                         text.flush()
                     return
+    _handle(st, e, i, kind)
+
+
+def _handle(st: State, e: dict[str, Any], i: int, kind: Any) -> None:
+    """Apply event ``e`` of type ``kind`` (``e["type"]``) by its handler: anything but a plain delta for an open
+    block or call."""
     handler = HANDLERS.get(kind) if type(kind) is str else None
     if handler is None:
         st.problem(i, "/type", "enum", f"unknown event type {kind!r:.80}: event skipped")

@@ -79,8 +79,7 @@ def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int
     a known event type that orjson can write back (see :func:`_feed_checked`), and the events of each type are
     valid against that type's branch of the event schema (one call per type:
     :func:`~agentmsg._codec.schemas.event_type_array_validators`), they are applied in order as ``Reducer._feed``
-    would, unchecked again (by the C loop of the tolerant ``Reducer._feed_many`` when built, else
-    :func:`_apply_valid`). Otherwise the lines go through :func:`_feed_checked`, one at a time: it applies the
+    would, unchecked again (by the tolerant ``Reducer.feed_many``'s loop, or :func:`_apply_valid`). Otherwise the lines go through :func:`_feed_checked`, one at a time: it applies the
     valid events before the first invalid one, which then raises what the general path raises."""
     arrays = event_type_array_validators()
     if limits.max_depth != MAX_WRITABLE_DEPTH or not arrays:
@@ -133,10 +132,11 @@ def feed_lines_strict(st: State, feed: Feed, lines: list[bytes], first_line: int
 
 
 def _apply_all(st: State, feed: Feed, events: list[dict[str, Any]]) -> None:
-    """Apply events valid against the event schema, in order: by Reducer._feed_many's tolerant loop in C when
-    built (:func:`~._handlers.fold`: what it hands back goes to feed, which checks the event again, or to apply),
-    else :func:`_apply_valid`."""
-    if st.source is None and fold(st, events, feed):
+    """Apply events valid against the event schema, in order: by Reducer.feed_many's tolerant loop
+    (:func:`~._handlers.fold`: an event it hands to feed is checked again), or :func:`_apply_valid` for a reducer
+    of a ``source``."""
+    if st.source is None:
+        fold(st, events, feed)
         return
     _apply_valid(st, events)
 

@@ -177,7 +177,7 @@ class Reducer:
         ``events`` given as one str, bytes or dict (JSON text, or one event, in place of the events) raises
         :class:`ValidationError` (rule ``type``) even when tolerant: it is a mistake, not a stream (it was
         taken for its characters or keys, each a problem, and reduced to nothing)."""
-        if isinstance(events, (str, bytes, bytearray, memoryview, Mapping)):
+        if type(events) is not list and isinstance(events, (str, bytes, bytearray, memoryview, Mapping)):
             hint = (
                 "one event: feed(event), or a list of them"
                 if isinstance(events, Mapping)
@@ -191,32 +191,27 @@ class Reducer:
         if not trusted:
             st.unchecked = True
         try:
-            self._feed_many(events)
+            if st.strict or st.source is not None:
+                feed = self.feed
+                for event in events:
+                    feed(event)
+            else:
+                fold(st, events, self.feed)
         finally:
             st.trusted = False
 
-    def _feed_many(self, events: Iterable[AgentEventDict | Mapping[str, Any] | Any]) -> None:
+    def _feed_trusted(self, events: list[dict[str, Any]]) -> None:
+        """``feed_many(events, trusted=True)`` of a list of agentmsg's stream parser's events (a client's call per
+        chunk of a stream), without the checks only other callers need."""
         st = self._st
-        feed = self.feed
         if st.strict or st.source is not None:
-            for event in events:
-                feed(event)
+            self.feed_many(events, trusted=True)
             return
-        if fold(st, events, feed):  # the same loop in C, when built
-            return
-        seen = st.window.seen
-        for event in events:
-            if type(event) is not dict or "source" in event:
-                feed(event)
-                continue
-            event_id = event.get("id")
-            if type(event_id) is not str:
-                feed(event)
-                continue
-            index = st.count
-            st.count = index + 1
-            if not seen(event_id):
-                apply(st, cast("dict[str, Any]", event), index)
+        st.trusted = True
+        try:
+            fold(st, events, self.feed)
+        finally:
+            st.trusted = False
 
     def feed_jsonl(self, data: bytes, start: int = 0, end: int | None = None, *, first_line: int = 1) -> int:
         """Reduce JSON lines: ``data[start:end]`` holds whole lines (no final newline needed), the

@@ -691,7 +691,7 @@ class Reader(PayloadReader):
                 if block_kind == "text" and type(index) is int and type(self) is Reader:
                     # the next text deltas of this block, in the API's bytes, are read as this one (in C); not in a
                     # subclass, which may read payloads its own way (chunk() would not see them)
-                    self.route_text(_TEXT_DELTA % index, b"}}", slot)
+                    self.route_text(_TEXT_DELTA % index, b"}}", slot, event)
                 b.text(delta.get("text") or "", slot=slot)
             elif dkind == "input_json_delta":
                 b.tool_call(slot, arguments=delta.get("partial_json") or "")

@@ -194,7 +194,8 @@ _NOT_ANSWER = frozenset(("refusal", "transcript"))
 SNIFF_BYTES = 12
 
 
-_SECOND: tuple[int, str] = (-1, "")  # the last second formatted, shared by every builder
+_MILLI: tuple[int, str] = (-1, "")  # the last millisecond formatted, shared by every builder
+_MICROS_Z = tuple(f"{n:03d}Z" for n in range(1000))  # a createdAt's last 3 digits and its Z, written once
 
 
 _LOW_DIGITS = tuple(f"{n:03x}" for n in range(4096))  # a counter's last 3 hex digits, written once
@@ -212,13 +213,16 @@ def _id_counter(prefix: str) -> Callable[[], str]:
 
 
 def _now() -> str:
-    """createdAt now (RFC 3339 UTC, microseconds); the date-time part is formatted once per second."""
-    global _SECOND
-    secs, micros = divmod(time.time_ns() // 1000, 1_000_000)
-    second = _SECOND
-    if second[0] != secs:  # (one tuple: threads never pair one second's date with another's)
-        second = _SECOND = (secs, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)))
-    return f"{second[1]}.{micros:06d}Z"
+    """createdAt now (RFC 3339 UTC, microseconds): the date, time and milliseconds are formatted once per
+    millisecond, the last three digits taken from :data:`_MICROS_Z` (formatting the microseconds anew cost about
+    a tenth of a text chunk's whole path)."""
+    global _MILLI
+    micros = time.time_ns() // 1000
+    milli = _MILLI
+    if milli[0] != micros // 1000:  # (one tuple: threads never pair one millisecond's text with another's)
+        secs, ms = divmod(micros // 1000, 1000)
+        milli = _MILLI = (micros // 1000, f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(secs))}.{ms:03d}")
+    return milli[1] + _MICROS_Z[micros % 1000]
 
 
 #: A number a double may not hold: an exponent, or 309 digits in a row (without one, the text holds none, and

@@ -102,6 +102,9 @@ class StreamParser:
         self.builder = StreamBuilder(options.pop("provider", spec.families[0]), **options)
         self.reader = reader(self.builder, spec, **own)
         self._framer = Framer()
+        #: where a bytes chunk goes once the body's format is known: the SSE decoder's feed (Framer.sse_feed), or
+        #: the framer's own for a body of JSON lines or values
+        self._sse: Callable[[bytes], list[Any]] | None = None
         self._after_end = False  # a payload after the end was said (see _past_end)
         self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
         self._raw_said = False  # a JSON value on lines of no SSE field was said (see _raw)
@@ -124,19 +127,26 @@ class StreamParser:
                 for payload in self._framer.feed(chunk):
                     self._past_end(payload.event, payload.data)
             return b.drain()
-        b.tick()
+        b._stamp = b._now()  # (b.tick(), inline: the events of one chunk share their createdAt)
         framer = self._framer
+        sse = self._sse
+        if sse is not None and type(chunk) is bytes:
+            payloads = sse(chunk)
+        else:
+            payloads = framer.feed(chunk)
+            if framer.decided:  # from now on, bytes go straight to the SSE decoder (or to the framer, not SSE)
+                self._sse = framer.sse_feed() or framer.feed
         reader = self.reader
         loads = orjson.loads
         between = _string_between
-        for payload in framer.feed(chunk):
+        for payload in payloads:
             data: str | bytes = payload.data
             # The common payload, inline (what _data does first): a simple event's data from the C scanner
             # (UTF-8, checked) holding a JSON object, before the provider's end of stream.
             if type(data) is bytes and data[:1] == b"{" and payload.problem is None and not reader.done:
                 route = reader.route
                 if route is not None and between is not None:
-                    text = between(data, route[0], route[1])
+                    text = between(data, route[0], route[1]) if payload.event == route[3] else None
                     if text is not None:  # a text payload of the shape the last payload's text had: route_text
                         b.payload = data
                         try:

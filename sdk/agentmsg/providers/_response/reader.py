@@ -46,7 +46,7 @@ class PayloadReader(ABC):
         self.spec = spec
         self.done = False  # the provider's end-of-stream signal was seen (a payload after it is said, not read)
         self.foreign = 0  # payloads of no shape this reader knows, skipped (see say_foreign)
-        self.route: tuple[bytes, bytes, str] | None = None  # the text payloads' shape (see route_text)
+        self.route: tuple[bytes, bytes, str, str] | None = None  # the text payloads' shape (see route_text)
 
     # ---- what a provider writes ---------------------------------------------------------------------
 
@@ -90,12 +90,13 @@ class PayloadReader(ABC):
             )
             self.b.problem("type", f"{n} payload(s) of {shape} were skipped{alone}")
 
-    def route_text(self, head: bytes, tail: bytes, slot: str) -> None:
+    def route_text(self, head: bytes, tail: bytes, slot: str, event: str) -> None:
         """What :meth:`chunk` says of the payload it is reading: a payload whose bytes are exactly ``head``, a JSON
         string and ``tail`` would be read as ``builder.text(<the string>, slot=slot)`` and nothing else (the
         provider's common text delta, for the block now open). Until another payload comes, the parser reads such
         payloads so, with no orjson and no :meth:`chunk` call: the string is read by the generic C kernel
         ``agentmsg._speedups.json_string_between``, which leaves what it does not read exactly as orjson does to
-        orjson. Any other payload ends the route before it is read. Without the C kernels, nothing."""
+        orjson. ``event``: the SSE event name such payloads come under (``chunk``'s). Any other payload ends the
+        route before it is read. Without the C kernels, nothing."""
         if _ROUTES:
-            self.route = (head, tail, slot)
+            self.route = (head, tail, slot, event)
