@@ -37,7 +37,7 @@ from agentmsg.providers._response import parser
 from agentmsg.providers._response.builder import SNIFF_BYTES, StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, base64_source, safe_int, usage_dict
-from agentmsg.providers._response.reader import _ROUTES, PayloadReader
+from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Spec
 
 __all__ = [
@@ -867,11 +867,6 @@ REPLY_FIELDS: Final = (
 
 # ---- reader: whole replies and stream payloads -------------------------------------------------------------
 
-#: Where a chunk's text fragment starts in its bytes (:meth:`Reader._route`), and how many times a stream's route
-#: may change before it is no longer set (a server that adds a field of its own to each chunk)
-_CONTENT_KEY = b'"delta":{"content":'
-_ROUTE_CHANGES = 3
-
 
 class Reader(PayloadReader):
     """Chat Completions payloads -> AgentEvents: a whole response (every choice; choice i > 0 under
@@ -886,8 +881,6 @@ class Reader(PayloadReader):
     def __init__(self, builder: StreamBuilder, spec: Spec, **options: Any) -> None:
         super().__init__(builder, spec, **options)
         self._legacy_roles: dict[tuple[int, int], Any] = {}  # (choice, message) -> its role (_legacy_messages)
-        self._last_route: tuple[bytes, bytes] | None = None  # the text route last set (see _route)
-        self._route_changes = 0 if _ROUTES and type(self) is Reader else _ROUTE_CHANGES  # (a subclass: none)
 
     def reply(self, obj: Any) -> None:
         b = self.b
@@ -948,7 +941,6 @@ class Reader(PayloadReader):
             b.set_usage(_usage(usage, b))
         choices = obj.get("choices") or ()
         ended = not choices
-        plain: str | None = None  # the text of a chunk that is one text fragment of choice 0 and nothing else
         if ended and "choices" not in obj and not usage and not err and _RESPONSE_NOT_KEPT_KEYS.isdisjoint(obj):
             self.foreign += 1  # no chunk (a wrapper around one, another provider's payload): said when the body ends
             return
@@ -966,8 +958,6 @@ class Reader(PayloadReader):
             content = delta.get("content")
             if content and type(content) is str and (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):
                 b.text(content, choice=i)  # the common case: a text fragment
-                if i == 0 and len(delta) == 1 and len(choices) == 1 and usage is None:
-                    plain = content
             elif len(delta) == 1 and (arguments := _arguments_fragment(delta)) is not None:
                 b.tool_call(arguments[0], choice=i, arguments=arguments[1])  # the common case: an arguments fragment
             else:
@@ -975,7 +965,6 @@ class Reader(PayloadReader):
                 _tool_calls(b, i, delta, whole=False)
             if ch.get("logprobs") or ch.get("content_filter_results"):
                 _not_kept_choice(b, i, ch)
-                plain = None
             reason = ch.get("finish_reason")
             if reason:
                 if not usage and ch.get("usage"):  # Moonshot / Kimi: the usage in the last chunk's choice
@@ -991,47 +980,6 @@ class Reader(PayloadReader):
         if err:  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry
             _provider_error(b, err)
             self.end_at_error()
-        elif plain is not None and not ended and self._route_changes < _ROUTE_CHANGES:
-            self._route(event, plain)
-
-    def _route(self, event: str, content: str) -> None:
-        """The chunk just read was one text fragment (``content``) of choice 0 and nothing else: the next chunks
-        whose bytes differ from its bytes only in that string are read as it was (:meth:`route_text`: the
-        parser reads them with no orjson and no :meth:`chunk`). The string is found in the bytes (``"delta":
-        {"content":`` once, then the string and ``}``) and checked against ``content``; a stream whose chunks
-        differ in more than the text (a per-chunk field) changes the route each chunk: after
-        :data:`_ROUTE_CHANGES` changes it is not set again."""
-        data = self.b.payload
-        if type(data) is not bytes:
-            return
-        at = data.find(_CONTENT_KEY)
-        if at < 0 or data.find(_CONTENT_KEY, at + 1) >= 0:
-            return
-        start = at + len(_CONTENT_KEY)  # the string's opening quote
-        if data[start : start + 1] != b'"':
-            return
-        end = start
-        while True:  # its closing quote: the first one not escaped
-            end = data.find(b'"', end + 1)
-            if end < 0:
-                return
-            back = end - 1
-            while data[back] == 0x5C:  # a backslash
-                back -= 1
-            if (end - 1 - back) % 2 == 0:
-                break
-        head, tail = data[:start], data[end + 1 :]
-        if tail[:1] != b"}":
-            return
-        try:
-            if parser.loads(data[start : end + 1]) != content:
-                return
-        except ValueError:
-            return
-        if self._last_route is not None and self._last_route != (head, tail):
-            self._route_changes += 1
-        self._last_route = (head, tail)
-        self.route_text(head, tail, "text", event)
 
 
 # ---- registry entries and the module's functions -----------------------------------------------------------

@@ -23,7 +23,6 @@ id from the provider, so agentmsg derives one."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import orjson
@@ -285,78 +284,6 @@ def test_openai_synthetic_equals_chat_completion_stream_state(stream: Any, cuts:
     whole = every_choice(list(provider.parse_stream(body)))
     assert every_choice(list(provider.parse_stream(cut_body(body, cuts)))) == whole
     assert cli_messages(name, body) == whole
-
-
-@pytest.mark.differential
-@pytest.mark.fuzz
-@SETTINGS
-@given(openai_stream(), st.lists(st.integers(0, 1 << 20), max_size=12))
-def test_openai_text_chunks_read_by_the_route_as_by_chunk(stream: Any, cuts: list[int]) -> None:
-    """A text chunk's successors that differ from it only in their text are read by the parser's route (the
-    string in C, ``Reader._route``) where it was built: the events are those of orjson and ``chunk()``, whole and
-    cut into chunks anywhere."""
-    from agentmsg.providers._response import parser as _stream
-
-    if _stream._string_between is None:
-        pytest.skip("agentmsg._speedups is not built (or AGENTMSG_PURE_PYTHON is set): only the Python path runs")
-    _, body = stream
-    assert _parse_both("openai", body, cuts)
-
-
-def _parse_both(name: str, body: bytes, cuts: list[int]) -> bool:
-    """Whether ``body`` (whole and cut at ``cuts``) gives the same events with the text route as without it."""
-    from agentmsg.providers._response import parser as _stream
-
-    def parse(chunks: bytes | list[bytes]) -> list[dict[str, Any]]:
-        n = itertools.count()
-        return list(get(name).parse_stream(chunks, id_factory=lambda: str(next(n)), clock=lambda: "T"))
-
-    routed = [parse(body), parse(cut_body(body, cuts))]
-    saved, _stream._string_between = _stream._string_between, None
-    try:
-        return [parse(body), parse(cut_body(body, cuts))] == routed
-    finally:
-        _stream._string_between = saved
-
-
-def _text_chunk(text: str, **extra: Any) -> bytes:
-    head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
-    choice = {"index": 0, "delta": {"content": text}, "logprobs": None, "finish_reason": None}
-    return b"data: " + orjson.dumps({**head, "choices": [choice], **extra}) + b"\n\n"
-
-
-def test_openai_route_edges_read_as_chunk_does() -> None:
-    """What the route must not take, read as ``chunk()`` reads it: text with escapes (quotes, backslashes, a
-    surrogate pair), an empty text, chunks that differ in more than their text (a field of their own, as OpenAI's
-    ``obfuscation``), an ``error`` event with a text chunk's bytes (the provider's error, not text)."""
-    from agentmsg.providers._response import parser as _stream
-
-    texts = ["Hello", ' "quoted" ', "back\\slash\\", "\\", "", "\U0001f600 emoji", "end"]
-    body = b"".join(_text_chunk(t) for t in texts)
-    body += b"event: error\n" + _text_chunk("Hello") + b"data: [DONE]\n\n"
-    differing = b"".join(_text_chunk(f"t{k}", obfuscation="x" * k) for k in range(8)) + b"data: [DONE]\n\n"
-    if _stream._string_between is not None:
-        assert _parse_both("openai", body, [7, 150, 151, 900])
-        assert _parse_both("openai", differing, [7, 150, 151, 900])
-    events = list(get("openai").parse_stream(body))
-    assert [e["delta"] for e in events if e["type"] == "TEXT_BLOCK_DELTA"] == [t for t in texts if t]
-    assert [e["name"] for e in events if e["type"] == "CUSTOM"] == ["agentmsg.error"]
-
-
-def test_openai_route_is_set_again_only_a_few_times_when_each_chunk_differs() -> None:
-    """Chunks that differ in more than their text (a field of their own each) change the route each chunk: it is
-    set ``_ROUTE_CHANGES`` times more, then no longer (each try costs a search of the chunk); chunks that differ
-    only in their text keep one route."""
-    from agentmsg.providers._response import parser as _stream
-
-    if _stream._string_between is None:
-        pytest.skip("agentmsg._speedups is not built (or AGENTMSG_PURE_PYTHON is set): no route is set")
-    differing, same = get("openai").stream_parser(), get("openai").stream_parser()
-    for k in range(8):
-        differing.feed(_text_chunk(f"t{k}", obfuscation="x" * k))
-        same.feed(_text_chunk(f"t{k}"))
-    assert differing.reader.route is None and differing.reader._route_changes == 3  # type: ignore[attr-defined]
-    assert same.reader.route is not None and same.reader._route_changes == 0  # type: ignore[attr-defined]
 
 
 def test_openai_legacy_function_call_is_a_tool_call() -> None:
