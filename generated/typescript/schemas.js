@@ -1550,22 +1550,22 @@ export const schemas = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://agentmsg.dev/schemas/v1/chat-usage.schema.json",
     "title": "ChatUsage",
-    "description": "Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`). Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).",
+    "description": "Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`). Every count here is non-negative; a reducer sums each declared count (and `time`) over a reply's model calls. Java 2.0.0's ChatUsage has `inputTokens`, `outputTokens`, `cachedTokens`, `time` and the derived `totalTokens`; the other counts (`cacheCreationInputTokens`, `reasoningTokens`) go beyond it, and a message whose usage holds them keeps a copy of the whole usage in metadata `_chat_usage` (Java's own usage copy, a map Java keeps whole), from which a reader restores what a trip through Java dropped (docs/wire-format.md). Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).",
     "type": "object",
     "additionalProperties": true,
     "properties": {
       "inputTokens": {
-        "description": "Prompt (input) tokens.",
+        "description": "Input (prompt) tokens: every token the model read, those read from the prompt cache (`cachedTokens`) and those written to it (`cacheCreationInputTokens`) included. OpenAI `prompt_tokens`; Anthropic `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` (Anthropic's `input_tokens` counts only the tokens after the last cache breakpoint; AgentScope Java sums them the same way); Gemini `promptTokenCount + toolUsePromptTokenCount`; DashScope `input_tokens` (native) or `prompt_tokens` (compatible mode); DeepSeek `prompt_tokens` (= `prompt_cache_hit_tokens + prompt_cache_miss_tokens`).",
         "type": "integer",
         "minimum": 0
       },
       "outputTokens": {
-        "description": "Completion (output) tokens, reasoning included.",
+        "description": "Output (completion) tokens, reasoning included (`reasoningTokens` is a part of it). OpenAI, DeepSeek and DashScope compatible mode `completion_tokens`; Anthropic `output_tokens`; Gemini `candidatesTokenCount + thoughtsTokenCount` (Gemini's candidates count leaves the thoughts out); DashScope `output_tokens` (native).",
         "type": "integer",
         "minimum": 0
       },
       "cachedTokens": {
-        "description": "Input tokens served from the provider's prompt cache. Defaults to 0.",
+        "description": "Input tokens read from the provider's prompt cache: a part of `inputTokens` (AgentScope Java 2.0.0 `ChatUsage.cachedTokens`). OpenAI and DashScope `prompt_tokens_details.cached_tokens` (DashScope's flat `cached_tokens` on some models); Anthropic `cache_read_input_tokens`; Gemini `cachedContentTokenCount`; DeepSeek `prompt_cache_hit_tokens`. Defaults to 0.",
         "type": "integer",
         "minimum": 0
       },
@@ -1576,6 +1576,16 @@ export const schemas = {
       },
       "totalTokens": {
         "description": "inputTokens + outputTokens. Derived: AgentScope Java writes it and recomputes it on read; agentmsg constructors compute it and decoding keeps the value read.",
+        "type": "integer",
+        "minimum": 0
+      },
+      "cacheCreationInputTokens": {
+        "description": "Input tokens written to the provider's prompt cache: a part of `inputTokens`. Anthropic `cache_creation_input_tokens` (its per-TTL `cache_creation` breakdown is not kept); OpenAI `prompt_tokens_details.cache_write_tokens`; DashScope `prompt_tokens_details.cache_creation_input_tokens` (explicit cache). Gemini and DeepSeek report none (absent). The name is the one Anthropic's SDKs and newer AgentScope producers use; AgentScope Java 2.0.0's ChatUsage lacks it, so a message keeps it in metadata `_chat_usage` too, where it survives a trip through Java.",
+        "type": "integer",
+        "minimum": 0
+      },
+      "reasoningTokens": {
+        "description": "Output tokens spent on reasoning (thinking): a part of `outputTokens`. OpenAI, DeepSeek and DashScope compatible mode `completion_tokens_details.reasoning_tokens`; Anthropic `output_tokens_details.thinking_tokens`; Gemini `thoughtsTokenCount`; DashScope `output_tokens_details.reasoning_tokens` (native). Absent when the provider does not say. AgentScope Java 2.0.0's ChatUsage lacks it (its OpenAI usage DTO calls it `reasoningTokens`), so a message keeps it in metadata `_chat_usage` too, where it survives a trip through Java.",
         "type": "integer",
         "minimum": 0
       }
@@ -2271,7 +2281,7 @@ export const schemas = {
           },
           "_chat_usage": {
             "$ref": "chat-usage.schema.json",
-            "description": "Legacy copy of `usage` written by AgentScope Java; read when `usage` is null."
+            "description": "A copy of `usage`: AgentScope Java's agent writes one beside `usage` (`getChatUsage()` reads it when `usage` is null). agentmsg writes one when `usage` holds a key Java 2.0.0's ChatUsage lacks (`cacheCreationInputTokens`, `reasoningTokens`, an unknown key): Java keeps metadata maps whole, so the copy survives a trip through Java, and a reader restores into `usage` each key of the copy that `usage` lacks when the counts both hold agree (`inputTokens`, `outputTokens`, `cachedTokens`, `time`)."
           },
           "_cache_control": {
             "description": "True to mark this message as a prompt-cache breakpoint.",

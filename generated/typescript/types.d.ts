@@ -578,19 +578,19 @@ export interface MsgMetadata {
     | undefined;
 }
 /**
- * Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`). Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).
+ * Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`). Every count here is non-negative; a reducer sums each declared count (and `time`) over a reply's model calls. Java 2.0.0's ChatUsage has `inputTokens`, `outputTokens`, `cachedTokens`, `time` and the derived `totalTokens`; the other counts (`cacheCreationInputTokens`, `reasoningTokens`) go beyond it, and a message whose usage holds them keeps a copy of the whole usage in metadata `_chat_usage` (Java's own usage copy, a map Java keeps whole), from which a reader restores what a trip through Java dropped (docs/wire-format.md). Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).
  */
 export interface ChatUsage {
   /**
-   * Prompt (input) tokens.
+   * Input (prompt) tokens: every token the model read, those read from the prompt cache (`cachedTokens`) and those written to it (`cacheCreationInputTokens`) included. OpenAI `prompt_tokens`; Anthropic `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` (Anthropic's `input_tokens` counts only the tokens after the last cache breakpoint; AgentScope Java sums them the same way); Gemini `promptTokenCount + toolUsePromptTokenCount`; DashScope `input_tokens` (native) or `prompt_tokens` (compatible mode); DeepSeek `prompt_tokens` (= `prompt_cache_hit_tokens + prompt_cache_miss_tokens`).
    */
   inputTokens?: number;
   /**
-   * Completion (output) tokens, reasoning included.
+   * Output (completion) tokens, reasoning included (`reasoningTokens` is a part of it). OpenAI, DeepSeek and DashScope compatible mode `completion_tokens`; Anthropic `output_tokens`; Gemini `candidatesTokenCount + thoughtsTokenCount` (Gemini's candidates count leaves the thoughts out); DashScope `output_tokens` (native).
    */
   outputTokens?: number;
   /**
-   * Input tokens served from the provider's prompt cache. Defaults to 0.
+   * Input tokens read from the provider's prompt cache: a part of `inputTokens` (AgentScope Java 2.0.0 `ChatUsage.cachedTokens`). OpenAI and DashScope `prompt_tokens_details.cached_tokens` (DashScope's flat `cached_tokens` on some models); Anthropic `cache_read_input_tokens`; Gemini `cachedContentTokenCount`; DeepSeek `prompt_cache_hit_tokens`. Defaults to 0.
    */
   cachedTokens?: number;
   /**
@@ -601,6 +601,14 @@ export interface ChatUsage {
    * inputTokens + outputTokens. Derived: AgentScope Java writes it and recomputes it on read; agentmsg constructors compute it and decoding keeps the value read.
    */
   totalTokens?: number;
+  /**
+   * Input tokens written to the provider's prompt cache: a part of `inputTokens`. Anthropic `cache_creation_input_tokens` (its per-TTL `cache_creation` breakdown is not kept); OpenAI `prompt_tokens_details.cache_write_tokens`; DashScope `prompt_tokens_details.cache_creation_input_tokens` (explicit cache). Gemini and DeepSeek report none (absent). The name is the one Anthropic's SDKs and newer AgentScope producers use; AgentScope Java 2.0.0's ChatUsage lacks it, so a message keeps it in metadata `_chat_usage` too, where it survives a trip through Java.
+   */
+  cacheCreationInputTokens?: number;
+  /**
+   * Output tokens spent on reasoning (thinking): a part of `outputTokens`. OpenAI, DeepSeek and DashScope compatible mode `completion_tokens_details.reasoning_tokens`; Anthropic `output_tokens_details.thinking_tokens`; Gemini `thoughtsTokenCount`; DashScope `output_tokens_details.reasoning_tokens` (native). Absent when the provider does not say. AgentScope Java 2.0.0's ChatUsage lacks it (its OpenAI usage DTO calls it `reasoningTokens`), so a message keeps it in metadata `_chat_usage` too, where it survives a trip through Java.
+   */
+  reasoningTokens?: number;
   [k: string]: unknown | undefined;
 }
 /**

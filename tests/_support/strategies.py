@@ -149,7 +149,7 @@ tool_use_metadata = st.fixed_dictionaries(
 )
 tool_result_metadata = st.fixed_dictionaries({}, optional={"agentscope_suspended": st.booleans(), "extra": json_value})
 unknown_keys = st.none() | st.dictionaries(
-    st.sampled_from(["future", "newerKey", "cacheCreationInputTokens", "x_vendor", "annotations"]),
+    st.sampled_from(["future", "newerKey", "futureTokens", "x_vendor", "annotations"]),
     json_value,
     max_size=2,
 )
@@ -221,6 +221,8 @@ usage = st.none() | st.builds(
     cached_tokens=st.none() | st.integers(0, 10**9),
     time=st.none() | st.floats(0, 1e6) | st.integers(0, 10**6),
     total_tokens=st.none() | st.integers(0, 10**9),
+    cache_creation_input_tokens=st.none() | st.integers(0, 10**9),
+    reasoning_tokens=st.none() | st.integers(0, 10**9),
     unknown_keys=unknown_keys,
 )
 

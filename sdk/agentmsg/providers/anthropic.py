@@ -394,18 +394,38 @@ _NORMAL_STOP = ("end_turn", "stop_sequence")
 
 
 #: The usage counts :func:`_usage` reads
-_COUNTS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+_COUNTS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+    "output_tokens_details",
+)
 
 
 def _usage(u: Mapping[str, Any], b: StreamBuilder) -> dict[str, Any] | None:
-    """Anthropic counts cached input apart from ``input_tokens``: inputTokens is their sum (every input
-    token, as the other providers count it) and cachedTokens the cache reads. A count given that is no count is
-    said (``safe_int``), the rest kept."""
+    """Anthropic counts cached input apart from ``input_tokens`` (the tokens after the last cache breakpoint):
+    inputTokens is the sum of the three (every input token, as the other providers count it, and as AgentScope
+    Java's Anthropic parser sums them), cachedTokens the cache reads, cacheCreationInputTokens the cache writes.
+    ``output_tokens`` includes the thinking (``output_tokens_details.thinking_tokens``: reasoningTokens). A count
+    given that is no count is said (``safe_int``), the rest kept."""
     given = safe_int(u.get("input_tokens"), b, "usage.input_tokens")
     written = safe_int(u.get("cache_creation_input_tokens"), b, "usage.cache_creation_input_tokens")
     read = safe_int(u.get("cache_read_input_tokens"), b, "usage.cache_read_input_tokens")
     total_in = None if given is None else given + (written or 0) + (read or 0)
-    return usage_dict(total_in, safe_int(u.get("output_tokens"), b, "usage.output_tokens"), read)
+    details = u.get("output_tokens_details")
+    thinking = (
+        safe_int(details.get("thinking_tokens"), b, "usage.output_tokens_details.thinking_tokens")
+        if isinstance(details, dict)
+        else None
+    )
+    return usage_dict(
+        total_in,
+        safe_int(u.get("output_tokens"), b, "usage.output_tokens"),
+        read,
+        cache_write=written,
+        reasoning=thinking,
+    )
 
 
 def _finish(b: StreamBuilder, reason: Any) -> None:

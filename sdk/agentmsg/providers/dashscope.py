@@ -319,14 +319,17 @@ def _thoughts(b: StreamBuilder, thoughts: Any) -> str:
 
 
 def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
-    """The counts read; one given that is no count is said (``safe_int``), the rest kept (a usage that is no
-    object: said)."""
+    """The counts read (schemas/chat-usage.schema.json names each field): native ``input_tokens`` /
+    ``output_tokens`` or compatible-mode ``prompt_tokens`` / ``completion_tokens``; cache reads from
+    ``prompt_tokens_details.cached_tokens`` (some native models: the flat ``cached_tokens``), cache writes from
+    ``prompt_tokens_details.cache_creation_input_tokens`` (explicit cache), reasoning from
+    ``output_tokens_details.reasoning_tokens`` (native) or ``completion_tokens_details.reasoning_tokens``
+    (compatible). One given that is no count is said (``safe_int``), the rest kept (a usage that is no object:
+    said)."""
     if not isinstance(u, dict):
         if u is not None:
             b.no_usage("usage", u)
         return None
-    details = u.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     if "input_tokens" in u:
         inp, in_field = u["input_tokens"], "usage.input_tokens"
     else:
@@ -343,18 +346,26 @@ def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
         outs = [
             n for m in models if (n := safe_int(m.get("output_tokens"), b, "usage.models[].output_tokens")) is not None
         ]
-        return usage_dict(
-            sum(ins) if ins else None,
-            sum(outs) if outs else None,
-            safe_int(cached, b, "usage.prompt_tokens_details.cached_tokens"),
-            safe_int(u.get("total_tokens"), b, "usage.total_tokens"),
-        )
-    return usage_dict(
-        safe_int(inp, b, in_field),
-        safe_int(out, b, out_field),
-        safe_int(cached, b, "usage.prompt_tokens_details.cached_tokens"),
-        safe_int(u.get("total_tokens"), b, "usage.total_tokens"),
+        i, o = sum(ins) if ins else None, sum(outs) if outs else None
+    else:
+        i, o = safe_int(inp, b, in_field), safe_int(out, b, out_field)
+    details = u.get("prompt_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    if "cached_tokens" in details:
+        cached = safe_int(details["cached_tokens"], b, "usage.prompt_tokens_details.cached_tokens")
+    else:
+        cached = safe_int(u.get("cached_tokens"), b, "usage.cached_tokens")
+    total = safe_int(u.get("total_tokens"), b, "usage.total_tokens")
+    written = safe_int(
+        details.get("cache_creation_input_tokens"), b, "usage.prompt_tokens_details.cache_creation_input_tokens"
     )
+    reasoning = None
+    for key in ("output_tokens_details", "completion_tokens_details"):
+        out_details = u.get(key)
+        if isinstance(out_details, dict) and "reasoning_tokens" in out_details:
+            reasoning = safe_int(out_details["reasoning_tokens"], b, f"usage.{key}.reasoning_tokens")
+            break
+    return usage_dict(i, o, cached, total, cache_write=written, reasoning=reasoning)
 
 
 def _text_of(content: Any) -> str:

@@ -402,8 +402,10 @@ def _b64_ok(value: str) -> bool:
 
 
 def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
-    """outputTokens counts the reasoning too (candidates + thoughts), as the usage schema says. A count given
-    that is no count is said (``safe_int``), the rest kept (a usage that is no object: said)."""
+    """outputTokens counts the reasoning too (candidates + thoughts), as the usage schema says; reasoningTokens is
+    the thoughts (``thoughtsTokenCount``), cachedTokens the cached content (``cachedContentTokenCount``, a part of
+    ``promptTokenCount``). Gemini reports no cache writes. A count given that is no count is said (``safe_int``),
+    the rest kept (a usage that is no object: said)."""
     if not isinstance(u, dict):
         if u is not None:
             b.no_usage("usageMetadata", u)
@@ -423,7 +425,8 @@ def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
     out = None if cand is None and thoughts is None else (cand or 0) + (thoughts or 0)
     inp = prompt if tool_prompt is None or prompt is None else prompt + tool_prompt
     cached = safe_int(u.get("cachedContentTokenCount"), b, "usageMetadata.cachedContentTokenCount")
-    return usage_dict(inp, out, cached, safe_int(u.get("totalTokenCount"), b, "usageMetadata.totalTokenCount"))
+    total = safe_int(u.get("totalTokenCount"), b, "usageMetadata.totalTokenCount")
+    return usage_dict(inp, out, cached, total, reasoning=thoughts)
 
 
 class _Calls:

@@ -399,28 +399,41 @@ _TOOL_FINISH = ("tool_calls", "function_call")
 
 
 def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
-    """The counts read; one given that is no count is said (``safe_int``), the rest kept (a usage that is no
-    object: said)."""
+    """The counts read (schemas/chat-usage.schema.json names each field): ``prompt_tokens`` (cache reads and writes
+    included), ``completion_tokens`` (reasoning included), cache reads from ``prompt_tokens_details.cached_tokens``
+    (DeepSeek's ``prompt_cache_hit_tokens``, Moonshot's flat ``cached_tokens``), cache writes from
+    ``prompt_tokens_details.cache_write_tokens`` (DashScope's explicit cache: ``cache_creation_input_tokens``),
+    reasoning from ``completion_tokens_details.reasoning_tokens``. One given that is no count is said
+    (``safe_int``), the rest kept (a usage that is no object: said)."""
     if not isinstance(u, dict):
         if u is not None:
             b.no_usage("usage", u)
         return None
     details = u.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    details = details if isinstance(details, dict) else {}
+    cached = details.get("cached_tokens")
     cached_field = "usage.prompt_tokens_details.cached_tokens"
     if cached is None:
         cached, cached_field = u.get("prompt_cache_hit_tokens"), "usage.prompt_cache_hit_tokens"  # DeepSeek
         if cached is None:
             cached, cached_field = u.get("cached_tokens"), "usage.cached_tokens"  # Moonshot / Kimi
+    written = details.get("cache_write_tokens")
+    written_field = "usage.prompt_tokens_details.cache_write_tokens"
+    if written is None:  # DashScope (compatible mode), explicit cache
+        written = details.get("cache_creation_input_tokens")
+        written_field = "usage.prompt_tokens_details.cache_creation_input_tokens"
     p = safe_int(u.get("prompt_tokens"), b, "usage.prompt_tokens")
     c = safe_int(u.get("completion_tokens"), b, "usage.completion_tokens")
     t = safe_int(u.get("total_tokens"), b, "usage.total_tokens")
     out_details = u.get("completion_tokens_details")
-    if isinstance(out_details, dict) and out_details.get("reasoning_tokens"):
-        r = safe_int(out_details["reasoning_tokens"], b, "usage.completion_tokens_details.reasoning_tokens")
-        if p is not None and c is not None and r is not None and t is not None and p + c != t == p + c + r:
+    r = None
+    if isinstance(out_details, dict):
+        r = safe_int(out_details.get("reasoning_tokens"), b, "usage.completion_tokens_details.reasoning_tokens")
+        if p is not None and c is not None and r and t is not None and p + c != t == p + c + r:
             c += r  # xAI: completion_tokens leaves the reasoning out (total_tokens counts it)
-    return usage_dict(p, c, safe_int(cached, b, cached_field), t)
+    return usage_dict(
+        p, c, safe_int(cached, b, cached_field), t, cache_write=safe_int(written, b, written_field), reasoning=r
+    )
 
 
 def _text_of(b: StreamBuilder, content: Any) -> str:
