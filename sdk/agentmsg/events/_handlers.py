@@ -29,6 +29,9 @@ Handler = Callable[[State, dict[str, Any], int], None]
 
 _MAX_INT = 2**63 - 1  # Java's Long.MAX_VALUE: the largest usage a Java reader can hold
 _USAGE_KEYS = ("inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens")
+#: Message metadata key of the citation and grounding data a provider gave for the whole reply (MODEL_CALL_END
+#: envelope ``metadata.grounding``)
+GROUNDING = "agentmsg_grounding"
 
 
 _fold = speedups.fold_events if speedups is not None else None  # the tolerant feed loop in C, when built
@@ -215,6 +218,11 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
         reply.refusal = True
     elif refusal is not None:
         st.problem(i, "/metadata/refusal", "type", f"refusal {refusal!r:.80} is not true: not taken")
+    grounding = meta.get("grounding") if type(meta) is dict else None
+    if type(grounding) is dict:  # the provider's citation and grounding data of the whole reply: the last wins
+        reply.meta[GROUNDING] = grounding
+    elif grounding is not None:
+        st.problem(i, "/metadata/grounding", "type", f"grounding {grounding!r:.80} is not an object: not taken")
     usage = e.get("usage")
     if not usage:
         return
