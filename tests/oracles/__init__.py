@@ -193,6 +193,8 @@ _PART_DATA = (
     "functionResponse",
     "executableCode",
     "codeExecutionResult",
+    "toolCall",
+    "toolResponse",
 )
 
 

@@ -210,6 +210,26 @@ class _AnthropicWalk(TurnWalk):
         )
         return None
 
+    def provider_part(self, meta: dict[str, Any], i: int, j: int, prev: Any) -> Any:
+        """Anthropic's own data, kept by the reader, back as the API gave it: a server tool's block (``server_tool_use``,
+        ``web_search_tool_result``, ...: ``encrypted_content`` byte for byte, as the API asks for multi-turn search) in
+        its place, and a text block's citations (``encrypted_index`` included) on that text block."""
+        block = meta.get(F.PROVIDER_BLOCK)
+        if block is not None:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if _server_side(kind) or kind == "text":  # (what the reader keeps so: a cited text block of no text too)
+                return dict(block)  # (a copy: the final turn's text may be right-stripped, never the message's)
+            F.carrier_dropped(self.ctx, meta, (i, j), "it is no block of a tool Anthropic runs itself")
+            return None
+        citations = meta.get(F.CITATIONS)
+        if not isinstance(citations, list):
+            F.carrier_dropped(self.ctx, meta, (i, j), "they are no list")
+        elif isinstance(prev, dict) and prev.get("type") == "text" and "citations" not in prev:
+            prev["citations"] = citations  # (the text part was made for this turn: never the message's)
+        else:
+            F.carrier_dropped(self.ctx, meta, (i, j), "no text block is sent right before them")
+        return None
+
     def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
         meta = block.metadata
         if meta and meta.get("thoughtSignature"):

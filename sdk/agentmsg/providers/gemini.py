@@ -206,6 +206,20 @@ class _GeminiWalk(TurnWalk):
         # signatures docs), and sets no rule that thoughts come first (it was moved to the turn's start)
         return False, part
 
+    def provider_part(self, meta: dict[str, Any], i: int, j: int, prev: Any) -> Any:
+        """Gemini's own parts, kept by the reader, back as Gemini gave them, in their place (with their
+        ``thoughtSignature``): the code it ran and its result (``executableCode``, ``codeExecutionResult``) and a
+        built-in tool's call and response (``toolCall``, ``toolResponse``, which the API asks to be echoed back).
+        Gemini's parts carry no citations (a candidate's grounding is the message's: agentmsg_grounding)."""
+        part = meta.get(F.PROVIDER_BLOCK)
+        if isinstance(part, dict) and ", ".join(sorted(k for k in part if k != "thoughtSignature")) in _SERVER_PARTS:
+            return dict(part)
+        why = (
+            "it is no part of a tool Gemini runs itself" if part is not None else "gemini takes no citations on a part"
+        )
+        F.carrier_dropped(self.ctx, meta, (i, j), why)
+        return None
+
     def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
         args = block.input
         call: dict[str, Any] = {"id": sent, "name": tool, "args": args} if sent else {"name": tool, "args": args}
