@@ -2311,6 +2311,8 @@ export const schemas = {
           "agentmsg_grounding": {
             "description": "agentmsg: the citation and grounding data a provider gave for the whole reply, under the provider's own field names and as it gave them (OpenAI `annotations`; Gemini `groundingMetadata`, `citationMetadata`, `urlContextMetadata`; DashScope native `search_info`), and `provider`: who gave it. No provider takes it back in a request: formatters say `citations-dropped` and send the text. The event reducer takes the last MODEL_CALL_END envelope `metadata.grounding` (an object; another value is reported, rule `type`).",
             "type": "object",
+            "additionalProperties": true,
+            "x-agentmsg-map": true,
             "required": [
               "provider"
             ],
