@@ -228,7 +228,6 @@ _TOOL_FINISH = ("tool_calls", "function_call")
 _MEDIA_KINDS = ("image", "audio", "video")  # content parts of a reply that become media blocks
 #: What an output says beside its choices that the message has no place for: said (StreamBuilder.not_kept)
 _NOT_KEPT = (
-    ("search_info", "web search results"),
     ("tool_info", "the runs of tools the provider runs itself (code interpreter, ...)"),
     ("task_metric", "the counts of the task's results (images made: TOTAL, SUCCEEDED, FAILED)"),
     ("task_metrics", "the counts of the task's results (TOTAL, SUCCEEDED, FAILED: the async tasks' key)"),
@@ -237,7 +236,7 @@ _NOT_KEPT = (
 )
 #: The output's keys beside its choices that are read (model_name: the model, as qwen-mt says it; thoughts: an
 #: application's reasoning, see _thoughts) or said
-_OUTPUT_KEYS = frozenset(key for key, _ in _NOT_KEPT) | {"model_name", "thoughts"}
+_OUTPUT_KEYS = frozenset(key for key, _ in _NOT_KEPT) | {"model_name", "thoughts", "search_info"}
 
 
 def _thoughts(b: StreamBuilder, thoughts: Any) -> str:
@@ -560,6 +559,10 @@ class Reader(PayloadReader):
             for key, what in _NOT_KEPT:
                 if output.get(key):
                     b.not_kept(key, f"{what} ({key}) are not kept (the message has no place for them)")
+            if "search_info" in output:
+                # the web search's sources (enable_search with enable_source): the message's (agentmsg_grounding), as
+                # DashScope gave them (a stream's first chunk carries them, the others empty lists)
+                b.grounding({"search_info": output["search_info"]})
             app_reasoning = _thoughts(b, output["thoughts"]) if output.get("thoughts") is not None else ""
         else:
             app_reasoning = ""

@@ -554,11 +554,11 @@ _SERVER_PARTS = {
     "toolResponse": "a built-in tool the provider runs itself",
 }
 
+#: A candidate's citation and grounding data: the message's (metadata agentmsg_grounding), as Gemini gave it
+_GROUNDING_KEYS = ("groundingMetadata", "citationMetadata", "urlContextMetadata")
+
 # Candidate data the message has no place for: said (StreamBuilder.not_kept), not dropped silently.
 _NOT_KEPT = (
-    ("groundingMetadata", "grounding (search sources)"),
-    ("citationMetadata", "citation data"),
-    ("urlContextMetadata", "URL context data"),
     ("logprobsResult", "log probabilities"),
     ("safetyRatings", "safety rating data (harm categories, probabilities, whether it blocked)"),
     ("avgLogprobs", "the average log probability"),
@@ -757,11 +757,9 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             if kinds in _SERVER_PARTS:  # a tool the provider ran itself: no call for the client
                 b.end_block("text", i)  # the text after it is a part of its own, as after a call
                 b.end_block("thinking", i)  # and so is a thought (it was merged with the one before, across it)
-                b.not_kept(
-                    f"part/{kinds}/{i}",
-                    f"{kinds} parts ({_SERVER_PARTS[kinds]}) are not kept (the message has no place for them)",
-                    i,
-                )
+                # kept as Gemini gave it (its thoughtSignature with it), in its place, for Gemini only: a carrier
+                b.carrier({"providerBlock": dict(part)}, choice=i)
+                continue
             elif kinds:  # (an empty part, {}, carries nothing: skipped quietly)
                 b.problem("enum", f"part kind {kinds!r} is not supported: skipped")
         if sig is not None:
@@ -774,6 +772,10 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             b.thinking("", choice=i, slot="signature", signature=sig)
             b.end_block("signature", i, metadata={EMPTY_TEXT_PART: True} if text == "" else None)
             b.end_block("text", i)  # the signed part is over: text after it is a part of its own
+    if not usual and not cand.keys().isdisjoint(_GROUNDING_KEYS):
+        # the candidate's citations and grounding: the message's (agentmsg_grounding), as Gemini gave them (a stream's
+        # chunks carry {} until the last, which carries the whole)
+        b.grounding({key: cand[key] for key in _GROUNDING_KEYS if key in cand}, choice=i)
     if not usual and not cand.keys().isdisjoint(_NOT_KEPT_KEYS):
         for key, what in _NOT_KEPT:
             if cand.get(key):

@@ -479,10 +479,14 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
     if refusal:
         b.text(refusal, choice=i, slot="refusal")
         b.refused(i)
-    if m.get("annotations"):
-        b.not_kept(
-            f"annotations/{i}", "annotations (URL citations) are not kept (the message has no place for them)", i
-        )
+    annotations = m.get("annotations")
+    if annotations:
+        # the reply's URL citations (search models): the message's (agentmsg_grounding), as OpenAI gave them; a stream's
+        # deltas each add theirs
+        if isinstance(annotations, list):
+            b.grounding({"annotations": annotations}, choice=i, extend=True)
+        else:
+            b.problem("type", f"annotations is a JSON {json_type(annotations)}, not an array: left out")
     audio = m.get("audio")
     if audio:
         _audio(b, i, audio)
