@@ -559,7 +559,9 @@ GROUNDING: Final = "agentmsg_grounding"
 
 def is_carrier(meta: Mapping[str, Any] | None) -> bool:
     """Whether thinking metadata ``meta`` makes its block a carrier of provider data."""
-    return bool(meta) and (PROVIDER_BLOCK in meta or CITATIONS in meta)  # type: ignore[operator]
+    if not meta:
+        return False
+    return PROVIDER_BLOCK in meta or CITATIONS in meta
 
 
 def carried_kind(value: Any) -> str:

@@ -976,9 +976,9 @@ class StreamBuilder:
         ``groundingMetadata``, DashScope's ``search_info``), under its field names: kept in the message
         (``agentmsg_grounding``, with the provider's name), sent on the choice's MODEL_CALL_END
         (``metadata.grounding``). A field that says nothing (``{}``, ``[]``, null, an object of such: what every
-        chunk of a Gemini stream carries before the last, and DashScope's after its first) is no value. A later value replaces an earlier one (a stream's last
-        chunk carries the whole), and one that replaced another it differs from is said (not-kept); ``extend``:
-        a list is appended to the one before (deltas of one list)."""
+        chunk of a Gemini stream carries before the last, and DashScope's after its first) is no value. A later
+        value replaces an earlier one (a stream's last chunk carries the whole), and one that replaced another it
+        differs from is said (not-kept); ``extend``: a list is appended to the one before (deltas of one list)."""
         c = self.choice(choice)
         kept = c.grounding
         if kept is None:
