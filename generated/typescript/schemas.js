@@ -1668,7 +1668,7 @@ export const schemas = {
       },
       "ThinkingBlock": {
         "title": "ThinkingBlock",
-        "description": "Model reasoning (chain of thought). Allowed in ASSISTANT (and TOOL) messages only.",
+        "description": "Model reasoning (chain of thought). Allowed in ASSISTANT (and TOOL) messages only. With metadata `providerBlock` or `citations` (and empty `thinking`) it carries provider data no other block can hold, in its place among the blocks: a tool the provider ran itself, or the citations of the text before it (the one block type AgentScope Java keeps a metadata map of that agents never act on).",
         "type": "object",
         "required": [
           "type",
@@ -1726,6 +1726,14 @@ export const schemas = {
           },
           "reasoningDetails": {
             "description": "OpenRouter / Gemini `reasoning_details` list, as AgentScope Java stores it.",
+            "type": "array"
+          },
+          "providerBlock": {
+            "description": "A block of the provider's reply that no agentmsg block type holds: a tool the provider ran itself (Anthropic `server_tool_use`, `web_search_tool_result`, `web_fetch_tool_result`, `code_execution_tool_result`, ...; Gemini `executableCode`, `codeExecutionResult`, `toolCall`, `toolResponse` parts), as the provider gave it (an Anthropic content block, a Gemini part with its `thoughtSignature`). The thinking block is then its carrier: `thinking` is empty and `provider` says whose it is; the provider's formatter sends it back unchanged, in its place, and every other provider gets the diagnostic `provider-tool-dropped`. It is never a tool call for the client to run.",
+            "type": "object"
+          },
+          "citations": {
+            "description": "The citations of the text block just before this block (Anthropic text `citations`: `char_location`, `web_search_result_location`, ...), as the provider gave them. The thinking block is then their carrier: `thinking` is empty and `provider` says whose they are; the provider's formatter puts them back on that text block, and every other provider gets the diagnostic `citations-dropped` (the text is sent).",
             "type": "array"
           }
         }
@@ -2309,6 +2317,21 @@ export const schemas = {
           "agentmsg_refusal": {
             "description": "agentmsg: the model declined to answer (OpenAI's `refusal`, Anthropic's `refusal` stop reason); the reply's text says why. The event reducer sets it when a MODEL_CALL_END envelope `metadata.refusal` is true (provider stream parsers put it there).",
             "const": true
+          },
+          "agentmsg_grounding": {
+            "description": "agentmsg: the citation and grounding data a provider gave for the whole reply, under the provider's own field names and as it gave them (OpenAI `annotations`; Gemini `groundingMetadata`, `citationMetadata`, `urlContextMetadata`; DashScope native `search_info`), and `provider`: who gave it. No provider takes it back in a request: formatters say `citations-dropped` and send the text. The event reducer takes the last MODEL_CALL_END envelope `metadata.grounding` (an object; another value is reported, rule `type`).",
+            "type": "object",
+            "additionalProperties": true,
+            "x-agentmsg-map": true,
+            "required": [
+              "provider"
+            ],
+            "properties": {
+              "provider": {
+                "description": "The provider that gave it, e.g. `openai`, `gemini`, `dashscope`.",
+                "type": "string"
+              }
+            }
           },
           "agentmsg_errors": {
             "description": "agentmsg: errors reported in the reply's event stream (provider errors mid-stream, a cut stream): the `value` of every CUSTOM event named `agentmsg.error`, in order. The message still holds everything received.",

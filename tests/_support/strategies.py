@@ -124,6 +124,10 @@ MSG_METADATA_VALUES: dict[str, Any] = {
     "agentmsg_refusal": st.just(True),
     "agentmsg_errors": st.lists(st.dictionaries(short, json_value, max_size=2), max_size=2),
     "agentmsg_reduce_errors": st.lists(short, max_size=3),
+    "agentmsg_grounding": st.fixed_dictionaries(
+        {"provider": st.sampled_from(["openai", "gemini", "dashscope"])},
+        optional={"annotations": st.lists(json_value, max_size=2), "groundingMetadata": json_value},
+    ),
 }
 DECLARED = set(agentmsg.schema_documents()["msg.schema.json"]["$defs"]["MsgMetadata"]["properties"])
 assert set(MSG_METADATA_VALUES) == DECLARED, "a declared metadata key without a strategy"
@@ -141,6 +145,8 @@ thinking_metadata = st.none() | st.fixed_dictionaries(
         "provider": st.sampled_from(["anthropic", "openai", "gemini", "dashscope"]),
         "model": ident,
         "reasoningDetails": st.lists(json_value, max_size=2),
+        "providerBlock": st.dictionaries(short, json_value, max_size=2),
+        "citations": st.lists(json_value, max_size=2),
         "vendor": json_value,
     },
 )

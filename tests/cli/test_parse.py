@@ -19,7 +19,8 @@ from tests.conftest import ROOT
 
 
 def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Data the message has no place for is said in the events, but the reply was read whole: exit 0."""
+    """Data the message has no place for is said in the events, but the reply was read whole: exit 0. (A text
+    block's citations are kept, after it: nothing to say of them.)"""
 
     body = b"".join(
         [
@@ -28,7 +29,11 @@ def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, caps
             ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "blue"}),
             ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": CITE}),
             ev("content_block_stop", index=0),
-            ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 2}),
+            ev(
+                "message_delta",
+                delta={"stop_reason": "stop_sequence", "stop_sequence": "###"},
+                usage={"output_tokens": 2},
+            ),
             ev("message_stop"),
         ]
     )
@@ -36,14 +41,16 @@ def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, caps
     path.write_bytes(body)
     assert main(["parse", "--provider", "anthropic", "--stream", str(path)]) == 0
     out, err = capsys.readouterr()
-    assert agentmsg.Msg.from_json(out).text_content == "blue"
-    assert (
-        err
-        == f"{path}: note: the citations of text block 0 are not kept (the message has no place for them) [not-kept]\n"
+    msg = agentmsg.Msg.from_json(out)
+    assert msg.text_content == "blue" and msg.content[1].metadata["citations"] == [CITE]
+    assert err == (
+        f'{path}: note: the stop sequence that ended the reply (stop_sequence: "###") is not kept (the message has no'
+        " place for it) [not-kept]\n"
     )
     whole = tmp_path / "cited.json"
-    whole.write_bytes(orjson.dumps(cited_response("msg_5")))
+    whole.write_bytes(orjson.dumps({**cited_response("msg_5"), "stop_reason": "stop_sequence", "stop_sequence": "###"}))
     assert main(["parse", "--provider", "anthropic", str(whole)]) == 0
+    assert capsys.readouterr().err.endswith("[not-kept]\n")
 
 
 def test_cli_parse_says_why_it_exits_1_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -255,7 +255,7 @@ def _agentmsg_written_usage_messages() -> dict[str, agentmsg.Msg]:
     newer producer's usage key."""
     from tests._support.providers import FIXTURES, module
 
-    anthropic = FIXTURES / "anthropic" / "usage" / "stream_code_execution_cache_usage.sse"
+    anthropic = FIXTURES / "anthropic" / "stream_code_execution_cache_usage.sse"
     reducer = agentmsg.Reducer()
     reducer.feed_many(module("anthropic").parse_stream(anthropic.read_bytes()))
     (streamed,) = reducer.finish()

@@ -37,6 +37,9 @@ SUMMED_USAGE: dict[str, bool] = {
     for key, prop in schema_documents()["chat-usage.schema.json"]["properties"].items()
     if prop.get("type") in ("integer", "number")
 }
+#: Message metadata key of the citation and grounding data a provider gave for the whole reply (MODEL_CALL_END
+#: envelope ``metadata.grounding``)
+GROUNDING = "agentmsg_grounding"
 
 
 _fold = speedups.fold_events if speedups is not None else None  # the tolerant feed loop in C, when built
@@ -230,6 +233,11 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
         st.problem(
             i, "/metadata/structuredOutput", "type", f"structuredOutput {structured!r:.80} is no object: not taken"
         )
+    grounding = meta.get("grounding") if type(meta) is dict else None
+    if type(grounding) is dict:  # the provider's citation and grounding data of the whole reply: the last wins
+        reply.meta[GROUNDING] = grounding
+    elif grounding is not None:
+        st.problem(i, "/metadata/grounding", "type", f"grounding {grounding!r:.80} is not an object: not taken")
     usage = e.get("usage")
     if not usage:
         return

@@ -275,7 +275,6 @@ _TOOL_FINISH = ("tool_calls", "function_call")
 _MEDIA_KINDS = ("image", "audio", "video")  # content parts of a reply that become media blocks
 #: What an output says beside its choices that the message has no place for: said (StreamBuilder.not_kept)
 _NOT_KEPT = (
-    ("search_info", "web search results"),
     ("tool_info", "the runs of tools the provider runs itself (code interpreter, ...)"),
     ("task_metric", "the counts of the task's results (images made: TOTAL, SUCCEEDED, FAILED)"),
     ("task_metrics", "the counts of the task's results (TOTAL, SUCCEEDED, FAILED: the async tasks' key)"),
@@ -284,7 +283,7 @@ _NOT_KEPT = (
 )
 #: The output's keys beside its choices that are read (model_name: the model, as qwen-mt says it; thoughts: an
 #: application's reasoning, see _thoughts) or said
-_OUTPUT_KEYS = frozenset(key for key, _ in _NOT_KEPT) | {"model_name", "thoughts"}
+_OUTPUT_KEYS = frozenset(key for key, _ in _NOT_KEPT) | {"model_name", "thoughts", "search_info"}
 
 
 def _thoughts(b: StreamBuilder, thoughts: Any) -> str:
@@ -449,9 +448,12 @@ REPLY_FIELDS: Final = (
     ReplyField("output.text|output.finish_reason", MAPPED, "`result_format: text`: a text block, the finish reason"),
     ReplyField("output.thoughts", MAPPED, "an application's reasoning: a thinking block; its other entries not kept"),
     ReplyField(
-        "output.search_info|tool_info|task_metric|task_metrics|audio|doc_references",
+        "output.search_info", MAPPED, "metadata `agentmsg_grounding` (`search_info`: web search sources, as given)"
+    ),
+    ReplyField(
+        "output.tool_info|task_metric|task_metrics|audio|doc_references",
         NOT_KEPT,
-        "web search results, the provider's own tool runs, task counts, audio outputs, references",
+        "the provider's own tool runs, task counts, audio outputs, references",
     ),
     ReplyField("usage.input_tokens|usage.prompt_tokens", MAPPED, "usage `inputTokens`"),
     ReplyField("usage.output_tokens|usage.completion_tokens", MAPPED, "usage `outputTokens`"),
@@ -460,12 +462,18 @@ REPLY_FIELDS: Final = (
         MAPPED,
         "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
     ),
-    ReplyField("usage.prompt_tokens_details.cached_tokens", MAPPED, "usage `cachedTokens`"),
+    ReplyField(
+        "usage.prompt_tokens_details.cached_tokens|usage.cached_tokens",
+        MAPPED,
+        "usage `cachedTokens` (flat: some models)",
+    ),
+    ReplyField("usage.prompt_tokens_details.cache_creation_input_tokens", MAPPED, "usage `cacheCreationInputTokens`"),
+    ReplyField("usage.output_tokens_details.reasoning_tokens", MAPPED, "usage `reasoningTokens`"),
     ReplyField("usage.models[]", MAPPED, "an application's usage per model: summed"),
     ReplyField(
-        "usage.input_tokens_details, usage.output_tokens_details, usage.image_tokens, usage.plugins, usage.cached_tokens",
+        "usage.input_tokens_details, usage.output_tokens_details.*, usage.image_tokens, usage.plugins",
         NOT_READ,
-        "details the usage has no field for",
+        "the other token details: the usage has no field for them",
     ),
     ReplyField("code|message", MAPPED, "an error reply: an error event (metadata `agentmsg_errors`); INTERRUPTED"),
 )
@@ -657,6 +665,10 @@ class Reader(PayloadReader):
             for key, what in _NOT_KEPT:
                 if output.get(key):
                     b.not_kept(key, f"{what} ({key}) are not kept (the message has no place for them)")
+            if "search_info" in output:
+                # the web search's sources (enable_search with enable_source): the message's (agentmsg_grounding), as
+                # DashScope gave them (a stream's first chunk carries them, the others empty lists)
+                b.grounding({"search_info": output["search_info"]})
             app_reasoning = _thoughts(b, output["thoughts"]) if output.get("thoughts") is not None else ""
         else:
             app_reasoning = ""

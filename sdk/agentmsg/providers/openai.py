@@ -595,10 +595,14 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
     if refusal:
         b.text(refusal, choice=i, slot="refusal")
         b.refused(i)
-    if m.get("annotations"):
-        b.not_kept(
-            f"annotations/{i}", "annotations (URL citations) are not kept (the message has no place for them)", i
-        )
+    annotations = m.get("annotations")
+    if annotations:
+        # the reply's URL citations (search models): the message's (agentmsg_grounding), as OpenAI gave them; a stream's
+        # deltas each add theirs
+        if isinstance(annotations, list):
+            b.grounding({"annotations": annotations}, choice=i, extend=True)
+        else:
+            b.problem("type", f"annotations is a JSON {json_type(annotations)}, not an array: left out")
     audio = m.get("audio")
     if audio:
         _audio(b, i, audio)
@@ -809,9 +813,19 @@ REPLY_FIELDS: Final = (
         "usage `cachedTokens` (OpenAI, DeepSeek, Moonshot)",
     ),
     ReplyField(
+        "usage.prompt_tokens_details.cache_write_tokens|usage.prompt_tokens_details.cache_creation_input_tokens",
+        MAPPED,
+        "usage `cacheCreationInputTokens` (OpenAI; DashScope's explicit cache)",
+    ),
+    ReplyField(
+        "usage.completion_tokens_details.reasoning_tokens",
+        MAPPED,
+        "usage `reasoningTokens` (xAI's, which its completion_tokens leave out, are added to outputTokens too)",
+    ),
+    ReplyField(
         "usage.prompt_tokens_details.*, usage.completion_tokens_details.*, usage.prompt_cache_miss_tokens",
         NOT_READ,
-        "token details the usage has no field for (xAI's reasoning_tokens are added to outputTokens)",
+        "the other token details (audio, predictions; DeepSeek's cache misses): the usage has no field for them",
     ),
     ReplyField("x_groq.usage|choices[].usage", MAPPED, "usage (Groq's in a stream's last chunk, Moonshot's)"),
     ReplyField("choices[].index", MAPPED, "the choice: choice i > 0 under `source: choice/i`"),
@@ -838,7 +852,11 @@ REPLY_FIELDS: Final = (
     ReplyField("choices[].message.audio", MAPPED, "a data block (`id`, `data`) and a text block (`transcript`)"),
     ReplyField("choices[].message.audio.expires_at", NOT_KEPT),
     ReplyField("choices[].message.images", MAPPED, "image blocks (OpenRouter, Vercel AI Gateway)"),
-    ReplyField("choices[].message.annotations", NOT_KEPT, "URL citations"),
+    ReplyField(
+        "choices[].message.annotations",
+        MAPPED,
+        "metadata `agentmsg_grounding` (`annotations`: URL citations, as given)",
+    ),
     ReplyField("choices[].message.reasoning_details", NOT_KEPT, "OpenRouter's (the reasoning text is kept)"),
     ReplyField(
         "choices[].messages", MAPPED, "Azure's legacy On Your Data: the assistant's read; `tool` messages not kept"

@@ -172,6 +172,10 @@ function modelEnd(st: State, e: Obj, i: number): void {
   const structured = isObject(meta) && Object.hasOwn(meta, "structuredOutput") ? meta.structuredOutput : null;
   if (isObject(structured)) reply.meta._structured_output = structured;
   else if (structured !== null) st.problem(i, "/metadata/structuredOutput", "type", `structuredOutput ${short(structured)} is no object: not taken`);
+  // The provider's citation and grounding data of the whole reply (message metadata agentmsg_grounding): the last wins.
+  const grounding = isObject(meta) && Object.hasOwn(meta, "grounding") ? meta.grounding : null;
+  if (isObject(grounding)) reply.meta.agentmsg_grounding = grounding;
+  else if (grounding !== null) st.problem(i, "/metadata/grounding", "type", `grounding ${short(grounding)} is not an object: not taken`);
   const usage = get(e, "usage");
   if (!truthy(usage)) return;
   if (!isObject(usage)) throw new Malformed("type", "usage is not an object");

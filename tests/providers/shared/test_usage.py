@@ -17,15 +17,12 @@ from tests._support.providers import FIXTURES, ids, module, reduce_checked, sse_
 
 pytestmark = pytest.mark.oracle
 
-ANTHROPIC_USAGE = FIXTURES / "anthropic" / "usage"
-RESPONSES = sorted(p for p in FIXTURES.glob("*/*.json"))
-STREAMS = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in (".sse", ".jsonl")) + sorted(
-    ANTHROPIC_USAGE.glob("*.sse")
-)
+RESPONSES = sorted(p for p in FIXTURES.glob("*/*.json") if not p.name.startswith("request_"))  # (a request: not read)
+STREAMS = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in (".sse", ".jsonl"))
 
 
 def _family(path: Path) -> str:
-    vendor = path.parent.name if path.parent != ANTHROPIC_USAGE else "anthropic"
+    vendor = path.parent.name
     if vendor == "deepseek" or path.name.startswith("compat_"):
         return "openai"
     return vendor
@@ -181,27 +178,16 @@ def test_a_streams_usage_is_what_the_sdk_accumulates(path: Path) -> None:
         pytest.skip("the docs' extended-thinking example is edited: it has no usage at all")
     expected = _stream_usage(path, family)
     events = list(module(family).parse_stream(path.read_bytes()))
-    if path.parent == ANTHROPIC_USAGE:  # its server-tool blocks are said as not kept: only the usage counts here
-        from agentmsg import Reducer
-
-        reducer = Reducer()
-        reducer.feed_many(events)
-        (msg,) = reducer.finish()
-    else:
-        msg = reduce_checked(events)
+    msg = reduce_checked(events)
     assert _ours(msg) == expected
 
 
 def test_anthropic_cache_reads_and_writes_from_a_recorded_stream() -> None:
     """The one recording with both (provider-fields.md 2.2): message_start writes 3068 tokens to the cache, the final
     message_delta says 3337 written and 6289 read (cumulative counts, the last wins), input_tokens apart from them."""
-    path = ANTHROPIC_USAGE / "stream_code_execution_cache_usage.sse"
+    path = FIXTURES / "anthropic" / "stream_code_execution_cache_usage.sse"
     deltas = [p["usage"] for _, p in sse_payloads(path.read_bytes()) if p.get("type") == "message_delta"]
-    from agentmsg import Reducer
-
-    reducer = Reducer()
-    reducer.feed_many(module("anthropic").parse_stream(path.read_bytes()))
-    (msg,) = reducer.finish()
+    msg = reduce_checked(list(module("anthropic").parse_stream(path.read_bytes())))
     usage = msg.usage
     assert usage is not None
     last = deltas[-1]
