@@ -230,3 +230,14 @@ def test_agentmsg_writes_what_java_writes_byte_for_byte(java_out: Path) -> None:
     assert every <= types, f"block types never compared: {every - types}"
     assert compared.get("msg", 0) >= 20 and compared.get("content-block", 0) >= 40, compared
     assert compared.get("source", 0) >= 5 and compared.get("chat-usage", 0) >= 3, compared
+
+
+def test_the_seed_constructors_build_what_javas_builders_build(java_out: Path) -> None:
+    """``ToolResultBlock.error(id, name, text)`` writes what Java's ``error(text).withIdAndName(id, name)``
+    writes but for the state: Java leaves it ``running`` (docs/java-compatibility.md), agentmsg says ``error``."""
+    blocks = _load(java_out, "built-content-block.raw.json")
+    java = blocks["tool-result-error-with-id-and-name"]
+    error = agentmsg.ToolResultBlock.error("call_15", "divide", orjson.loads(java)["output"][0]["text"])
+    assert error.state is agentmsg.ToolResultState.ERROR
+    error.state = agentmsg.ToolResultState.RUNNING
+    assert agentmsg.block_to_json(error) == java
