@@ -233,8 +233,18 @@ def test_agentmsg_writes_what_java_writes_byte_for_byte(java_out: Path) -> None:
 
 
 def test_the_seed_constructors_build_what_javas_builders_build(java_out: Path) -> None:
-    """``ToolResultBlock.error(id, name, text)`` writes what Java's ``error(text).withIdAndName(id, name)``
+    """``generate_reason=`` writes what Java's ``Msg.Builder.generateReason(g)`` and ``withGenerateReason`` write, byte
+    for byte; ``ToolResultBlock.error(id, name, text)`` writes what Java's ``error(text).withIdAndName(id, name)``
     writes but for the state: Java leaves it ``running`` (docs/java-compatibility.md), agentmsg says ``error``."""
+    msgs = _load(java_out, "built-msg.raw.json")
+    for reason in agentmsg.GenerateReason:
+        java = msgs[f"generate-reason-{reason.value}"]
+        stamp = orjson.loads(java)["timestamp"]
+        assert agentmsg.Msg("ASSISTANT", "x", id="m", timestamp=stamp, generate_reason=reason).to_json() == java
+    java = msgs["with-generate-reason"]
+    given = orjson.loads(java)
+    ours = agentmsg.AssistantMessage("x", name="Friday", generate_reason=agentmsg.GenerateReason.MAX_ITERATIONS)
+    assert ours.copy(id=given["id"], timestamp=given["timestamp"]).to_json() == java
     blocks = _load(java_out, "built-content-block.raw.json")
     java = blocks["tool-result-error-with-id-and-name"]
     error = agentmsg.ToolResultBlock.error("call_15", "divide", orjson.loads(java)["output"][0]["text"])

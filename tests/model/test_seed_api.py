@@ -1,5 +1,6 @@
 """The seed documents' API that agentmsg adds to the schema's fields: ``ToolResultBlock.error()`` / ``.text()``
-(message-system-architecture.md)."""
+(message-system-architecture.md) and the generate reason given at construction (message-and-event.md: "For more
+optional fields (metadata, timestamp, usage, generateReason), use each subclass's builder()")."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import pytest
 
 from agentmsg import (
     AssistantMessage,
+    GenerateReason,
     ImageBlock,
+    Msg,
+    SystemMessage,
     TextBlock,
     ToolResultBlock,
     ToolResultMessage,
@@ -109,3 +113,56 @@ def test_an_error_result_is_sent_as_an_error() -> None:
     gemini = get("gemini").format_request(conversation).body
     response = gemini["contents"][-1]["parts"][0]["functionResponse"]["response"]
     assert response == {"error": "division by zero"}
+
+
+# ---- the generate reason at construction --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reason", list(GenerateReason))
+def test_generate_reason_is_kept_where_java_keeps_it(reason: GenerateReason) -> None:
+    """AgentScope Java's ``Msg.Builder.generateReason(g)`` puts ``g.name()`` in metadata
+    ``agentscope_generate_reason`` (agentscope-java-wire.md 1.7); MODEL_STOP given is written too, as Java does."""
+    for given in (reason, reason.value):
+        msg = AssistantMessage("x", name="Friday", generate_reason=given)
+        assert msg.metadata == {"agentscope_generate_reason": reason.value}
+        assert msg.generate_reason is reason
+        assert Msg.from_json(msg.to_json()) == msg
+
+
+def test_every_constructor_takes_it_beside_other_metadata() -> None:
+    msg = Msg("ASSISTANT", "x", metadata={"task": "t-1"}, generate_reason=GenerateReason.TOOL_CALLS)
+    assert msg.metadata == {"task": "t-1", "agentscope_generate_reason": "TOOL_CALLS"}
+    for cls in (UserMessage, SystemMessage, ToolResultMessage):  # Java's builders take it for every role
+        assert cls("x", generate_reason="INTERRUPTED").generate_reason is GenerateReason.INTERRUPTED
+    same = AssistantMessage("x", metadata={"agentscope_generate_reason": "TOOL_CALLS"}, generate_reason="TOOL_CALLS")
+    assert same.generate_reason is GenerateReason.TOOL_CALLS
+    assert AssistantMessage("x").metadata == {}  # not given: nothing written (read as MODEL_STOP)
+
+
+@pytest.mark.parametrize(
+    ("given", "metadata", "rule", "says"),
+    [
+        ("max_iterations", None, "enum", "use 'MAX_ITERATIONS'"),
+        ("DONE", None, "enum", "one of 'MODEL_STOP'"),
+        (3, None, "type", "got int"),
+        ("MAX_ITERATIONS", {"agentscope_generate_reason": "TOOL_CALLS"}, "conflict", "differ"),
+    ],
+)
+def test_a_bad_generate_reason_is_refused_at_the_metadata_key(
+    given: Any, metadata: dict[str, Any] | None, rule: str, says: str
+) -> None:
+    with pytest.raises(ValidationError) as info:
+        AssistantMessage("x", metadata=metadata, generate_reason=given)
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == ("/metadata/agentscope_generate_reason", rule)
+    assert says in problem.message
+
+
+def test_copy_changes_the_generate_reason() -> None:
+    msg = AssistantMessage("x", generate_reason=GenerateReason.TOOL_CALLS)
+    copied = msg.copy(generate_reason=GenerateReason.MAX_ITERATIONS)
+    assert copied.generate_reason is GenerateReason.MAX_ITERATIONS
+    assert msg.generate_reason is GenerateReason.TOOL_CALLS  # the original is unchanged
+    assert copied.copy(name="b").generate_reason is GenerateReason.MAX_ITERATIONS
+    with pytest.raises(ValidationError):
+        msg.copy(generate_reason="later")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, assert_type
 
-from agentmsg import (AssistantMessage, ContentBlock, Msg, Problem, TextBlock, ThinkingBlock,
+from agentmsg import (AssistantMessage, ContentBlock, GenerateReason, Msg, Problem, TextBlock, ThinkingBlock,
                       ToolResultBlock, ToolResultMessage, ToolUseBlock, UserMessage)
 import httpx
 
@@ -52,6 +52,8 @@ assert_type(ToolResultBlock.error("call_1", "Connection timeout"), ToolResultBlo
 assert_type(ToolResultBlock.text("call_1", "get_weather", [TextBlock(text="sunny")]), ToolResultBlock)
 ToolResultBlock.error("call_1")  # type: ignore[call-overload]
 ToolResultBlock.error("call_1", "f", "x", name="g")  # type: ignore[call-overload]
+assert_type(AssistantMessage("x", generate_reason=GenerateReason.MAX_ITERATIONS).generate_reason, GenerateReason)
+AssistantMessage("x", generate_reason=3)  # type: ignore[arg-type]
 
 provider = get("anthropic")
 conversation = [UserMessage("What's the weather in Paris?"), reply, results]
