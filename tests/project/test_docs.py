@@ -95,6 +95,15 @@ def _formatter(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert ns["request"].path == "/v1/messages" and ns["request"].body["tool_choice"] == {"type": "auto"}
 
 
+def _system_prompt(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns["tools"] = TOOLS
+    run_block(ns)
+    text = ns["prompt"].text_content
+    assert ns["request"].body["messages"][0] == {"role": "system", "content": text}
+    shown = re.search(r"```text\n(.*?)```", (ROOT / "docs" / "formatters.md").read_text(encoding="utf-8"), re.S)
+    assert shown is not None and shown.group(1) == text + "\n"  # the prompt the page shows
+
+
 def _provider_module(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/adding-a-provider.md: the example module runs, is a provider the contract accepts, and what the page
     shows it gives holds (the second block runs after the module's)."""
@@ -117,7 +126,8 @@ def run_block(ns: dict[str, Any]) -> None:
 SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch], None]]] = [
     ("streams.md", "StreamParser()", _parsers),
     ("streams.md", "client.stream(", _client),
-    ("formatters.md", "format_request(", _formatter),
+    ("formatters.md", "FormatOptions(media=", _formatter),
+    ("formatters.md", "long_term_memory=", _system_prompt),
     ("adding-a-provider.md", "class Reader(PayloadReader)", _provider_module),
     ("adding-a-provider.md", "reduce_events(parse_stream(sse))", _provider_module),
 ]
