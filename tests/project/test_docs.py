@@ -104,6 +104,15 @@ def _system_prompt(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monke
     assert shown is not None and shown.group(1) == text + "\n"  # the prompt the page shows
 
 
+def _think_tags(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "<think>\nThe user greets me.\n</think>\n\nHello!"  # the reply the snippet's comment shows
+    reply = {"role": "assistant", "content": text}
+    ns["body"] = {"id": "c1", "model": "m", "choices": [{"index": 0, "message": reply, "finish_reason": "stop"}]}
+    run_block(ns)
+    assert [b.type for b in ns["msg"].content] == ["thinking", "text"]
+    assert (ns["msg"].content[0].thinking, ns["msg"].text_content) == ("The user greets me.", "Hello!")
+
+
 def _provider_module(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/adding-a-provider.md: the example module runs, is a provider the contract accepts, and what the page
     shows it gives holds (the second block runs after the module's)."""
@@ -126,6 +135,7 @@ def run_block(ns: dict[str, Any]) -> None:
 SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch], None]]] = [
     ("streams.md", "StreamParser()", _parsers),
     ("streams.md", "client.stream(", _client),
+    ("streams.md", "think_tags=True)", _think_tags),
     ("formatters.md", "FormatOptions(media=", _formatter),
     ("formatters.md", "long_term_memory=", _system_prompt),
     ("adding-a-provider.md", "class Reader(PayloadReader)", _provider_module),
