@@ -109,3 +109,18 @@ def test_chat_without_an_api_key_names_the_variable_to_set(
     assert cli_main(["chat", "--help"]) == 0
     help_text = " ".join(capsys.readouterr().out.split())
     assert all(f"{name}" in help_text for name in SPECS[provider].env)
+
+
+def test_cli_chat_think_tags_marks_the_reasoning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--think-tags``: a compatible server's ``<think>`` text is printed as reasoning, not as the answer."""
+    from tests._support.providers import chunk, sse
+
+    cuts = ["<th", "ink>\nThe user greets me.\n</think", ">\n\nHello!"]
+    body = sse(*(chunk({"content": c}) for c in cuts), chunk({}, "stop"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply(body=body, sse=True), Reply(body=body, sse=True))
+        code, out = run_cli("chat", "--provider", "openai", "--base-url", server.url, "--think-tags", "hi")
+        assert code == 0 and out.startswith("[thinking] The user greets me.\n\nHello!\n")
+        code, out = run_cli("chat", "--provider", "openai", "--base-url", server.url, "hi")
+        assert code == 0 and out.startswith("<think>\nThe user greets me.\n</think>\n\nHello!\n")
