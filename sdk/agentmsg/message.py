@@ -177,6 +177,45 @@ def restore_usage(msg: _msg_mod.Msg) -> None:
         msg.usage = cast(ChatUsage, OPEN_CODEC.hook(ChatUsage)(restored))
 
 
+_REASONS = ", ".join(repr(g.value) for g in GenerateReason)
+
+
+def _with_reason(metadata: dict[str, Any], reason: Any, replace: bool) -> dict[str, Any]:
+    """``metadata`` with the generate reason a constructor (or :meth:`Msg.copy`) was given, where AgentScope Java
+    keeps it (its builders' ``generateReason(...)``): metadata ``agentscope_generate_reason``, the enum's name.
+    A reason that is none of :class:`GenerateReason` is refused at that pointer (``enum``, ``type``); one that
+    differs from the metadata's own is refused too (``conflict``), unless ``replace`` (a copy changes it)."""
+    pointer = f"/metadata/{METADATA_GENERATE_REASON}"
+    if isinstance(reason, GenerateReason):
+        value = reason.value
+    elif isinstance(reason, str):
+        try:
+            value = GenerateReason(reason).value
+        except ValueError:
+            hint = (
+                f"; the names are uppercase: use {reason.upper()!r}"
+                if reason.upper() in GenerateReason.__members__
+                else ""
+            )
+            raise ValidationError.single(
+                pointer, "enum", f"generate_reason {reason!r} is not a GenerateReason{hint} (one of {_REASONS})", "msg"
+            ) from None
+    else:
+        raise ValidationError.single(
+            pointer, "type", f"generate_reason is a GenerateReason (or its name), got {type(reason).__name__}", "msg"
+        )
+    given = metadata.get(METADATA_GENERATE_REASON)
+    if given is not None and given != value and not replace:
+        raise ValidationError.single(
+            pointer,
+            "conflict",
+            f"generate_reason={value} and the metadata's {METADATA_GENERATE_REASON} {given!r} differ: give one",
+            "msg",
+        )
+    metadata[METADATA_GENERATE_REASON] = value
+    return metadata
+
+
 _FIELD_NAMES = tuple(a.name for a in attrs.fields(_msg_mod.Msg))
 _WIRE_FIELD_NAMES = tuple(a.name for a in attrs.fields(_msg_mod.Msg) if not a.metadata.get("unknown_keys"))
 
@@ -190,6 +229,8 @@ class Msg(_msg_mod.Msg):
     ``Msg("USER", "hello", name="alice")`` builds a message: a plain string becomes a text block, the
     id (random UUID) and timestamp (now, UTC, Java form) are filled in, and the whole message is
     validated against the schema, role rules included (:class:`~agentmsg.ValidationError`).
+    ``generate_reason=GenerateReason.MAX_ITERATIONS`` (or its name) sets why the reply ended where AgentScope
+    Java's builders put it: metadata ``agentscope_generate_reason`` (read back by :attr:`generate_reason`).
     Decoding (:meth:`from_json`, :meth:`from_dict`) validates, then returns the role-pinned subclass
     (:class:`UserMessage`, :class:`AssistantMessage`, ...), as AgentScope Java does.
 
@@ -220,6 +261,7 @@ class Msg(_msg_mod.Msg):
         timestamp: str | None = None,
         usage: ChatUsage | Mapping[str, Any] | None = None,
         unknown_keys: Mapping[str, Any] | None = None,
+        generate_reason: GenerateReason | str | None = None,
     ) -> None:
         pinned = type(self)._pinned_role
         if role is None:
@@ -233,6 +275,8 @@ class Msg(_msg_mod.Msg):
             )
         usage_value = _usage(usage, given=True)
         meta = as_mapping(metadata, "/metadata", False, "msg")
+        if generate_reason is not None:
+            meta = _with_reason(meta, generate_reason, replace=False)
         if usage_value is not None:
             meta, usage_value = _with_usage_copy(meta, usage_value)
         self.__attrs_init__(
@@ -474,12 +518,16 @@ class Msg(_msg_mod.Msg):
 
     def copy(self: M, **changes: Any) -> M:
         """A copy with some fields changed (``msg.copy(name="Bob")``), validated like a new message.
-        The role-pinned class follows the (possibly changed) role."""
+        The role-pinned class follows the (possibly changed) role. ``generate_reason=`` changes the generate
+        reason (metadata ``agentscope_generate_reason``), as the constructors take it."""
         values = {a.name: getattr(self, a.name) for a in attrs.fields(_msg_mod.Msg)}
+        reason = changes.pop("generate_reason", None)
         unknown = set(changes) - set(values)
         if unknown:
             raise TypeError(f"unknown Msg fields: {', '.join(sorted(unknown))}")
         values.update(changes)
+        if reason is not None:  # (it replaces the metadata's: a copy changes what it is told to)
+            values["metadata"] = _with_reason(as_mapping(values["metadata"], "/metadata", False, "msg"), reason, True)
         role = _role(values.pop("role"))
         cls = MESSAGE_CLASSES.get(role, Msg) if type(self)._pinned_role is not None else type(self)
         if cls._pinned_role is not None:
@@ -519,6 +567,7 @@ class _RolePinnedMsg(Msg):
         timestamp: str | None = None,
         usage: ChatUsage | Mapping[str, Any] | None = None,
         unknown_keys: Mapping[str, Any] | None = None,
+        generate_reason: GenerateReason | str | None = None,
     ) -> None:
         super().__init__(
             role,
@@ -529,6 +578,7 @@ class _RolePinnedMsg(Msg):
             timestamp=timestamp,
             usage=usage,
             unknown_keys=unknown_keys,
+            generate_reason=generate_reason,
         )
 
 

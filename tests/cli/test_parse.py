@@ -310,3 +310,42 @@ def test_parse_stream_interrupted_prints_what_arrived() -> None:
     assert code == 130 and err.endswith("agentmsg: interrupted\n") and "Traceback" not in err
     (msg,) = map(json.loads, out.splitlines())
     assert msg["content"][0]["text"] and msg["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+
+
+# ---- --think-tags ----------------------------------------------------------------------------------------------
+
+THINK_REPLY = "<think>\nThe user greets me.\n</think>\n\nHello!"
+
+
+def _kinds(out: str) -> list[tuple[str, str]]:
+    msg = agentmsg.Msg.from_json(out)
+    return [(b.type, b.thinking if b.type == "thinking" else b.text) for b in msg.content]
+
+
+def test_cli_parse_think_tags_whole_and_streamed(tmp_path: Path) -> None:
+    """``--think-tags`` reads ``<think>`` text as reasoning in a whole reply and in a stream whose tags are cut."""
+    whole = tmp_path / "reply.json"
+    whole.write_bytes(orjson.dumps(orjson.loads((FIX / "openai" / "chat_completion_text.json").read_bytes())))
+    reply = orjson.loads(whole.read_bytes())
+    reply["choices"][0]["message"]["content"] = THINK_REPLY
+    whole.write_bytes(orjson.dumps(reply))
+    stream = tmp_path / "body.sse"
+    cuts = ["<thi", "nk>\nThe user ", "greets me.\n</", "think>\n", "\nHello!"]
+    stream.write_bytes(sse(*(chunk({"content": c}) for c in cuts), chunk({}, "stop")))
+    want = [("thinking", "The user greets me."), ("text", "Hello!")]
+    for path in (whole, stream):
+        code, out = run_cli("parse", "--provider", "openai", "--think-tags", str(path))
+        assert (code, _kinds(out)) == (0, want), path.name
+        code, out = run_cli("parse", "--provider", "openai", str(path))  # not asked: the text as it came
+        assert (code, _kinds(out)) == (0, [("text", THINK_REPLY)]), path.name
+    code, out = run_cli("parse", "--provider", "openai", "--stream", "--think-tags", str(stream))
+    assert (code, _kinds(out)) == (0, want)
+
+
+def test_cli_parse_think_tags_open_and_exclusive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = FIX / "openai" / "compat_think_open_qwq.json"
+    code, out = run_cli("parse", "--provider", "openai", "--think-tags-open", str(path))
+    assert code == 0 and [kind for kind, _ in _kinds(out)] == ["thinking", "text"]
+    capsys.readouterr()
+    assert main(["parse", "--provider", "openai", "--think-tags", "--think-tags-open", str(path)]) == 2
+    assert "--think-tags-open: not allowed with argument --think-tags" in capsys.readouterr().err

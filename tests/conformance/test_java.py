@@ -313,3 +313,24 @@ def test_usage_beyond_java_survives_a_round_trip_through_java(tmp_path: Path) ->
         java_filled = {"cachedTokens": 0, "time": 0.0, "totalTokens": usage["inputTokens"] + usage["outputTokens"]}
         assert {k: usage[k] for k in set(usage) - set(mine["usage"])}.items() <= java_filled.items(), label
         assert _canonical("msg", {**java, "usage": None}) == _canonical("msg", {**mine, "usage": None}), label
+
+
+def test_the_seed_constructors_build_what_javas_builders_build(java_out: Path) -> None:
+    """``generate_reason=`` writes what Java's ``Msg.Builder.generateReason(g)`` and ``withGenerateReason`` write, byte
+    for byte; ``ToolResultBlock.error(id, name, text)`` writes what Java's ``error(text).withIdAndName(id, name)``
+    writes but for the state: Java leaves it ``running`` (docs/java-compatibility.md), agentmsg says ``error``."""
+    msgs = _load(java_out, "built-msg.raw.json")
+    for reason in agentmsg.GenerateReason:
+        java = msgs[f"generate-reason-{reason.value}"]
+        stamp = orjson.loads(java)["timestamp"]
+        assert agentmsg.Msg("ASSISTANT", "x", id="m", timestamp=stamp, generate_reason=reason).to_json() == java
+    java = msgs["with-generate-reason"]
+    given = orjson.loads(java)
+    ours = agentmsg.AssistantMessage("x", name="Friday", generate_reason=agentmsg.GenerateReason.MAX_ITERATIONS)
+    assert ours.copy(id=given["id"], timestamp=given["timestamp"]).to_json() == java
+    blocks = _load(java_out, "built-content-block.raw.json")
+    java = blocks["tool-result-error-with-id-and-name"]
+    error = agentmsg.ToolResultBlock.error("call_15", "divide", orjson.loads(java)["output"][0]["text"])
+    assert error.state is agentmsg.ToolResultState.ERROR
+    error.state = agentmsg.ToolResultState.RUNNING
+    assert agentmsg.block_to_json(error) == java
