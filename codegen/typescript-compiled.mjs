@@ -280,6 +280,7 @@ function shapes(docs, header) {
         const prop = { key, mode, shape: shapeOf(sub, docId) };
         if (alt) prop.alt = alt;
         if (mode === "default") prop.default = sub.default;
+        if (sub.type === "integer" || sub.type === "number") prop.number = sub.type;
         props.push(prop);
       }
       table[node.title] = props;
@@ -316,6 +317,8 @@ export interface PropShape {
   shape: Shape;
   alt?: string;
   default?: unknown;
+  /** The property is a number of this JSON Schema type (e.g. the usage counts a reducer sums). */
+  number?: "integer" | "number";
 }
 /** A titled object's name, a tagged union by \`type\`, an array, or null: kept as it is. */
 export type Shape = string | { union: Record<string, Shape> } | { array: Shape } | null;

@@ -168,7 +168,7 @@ export function isValid(kind, instance, { strict = false } = {}) {
 }
 
 /**
- * JSON pointers of the keys the schema does not declare (sorted), e.g. \`["/usage/cacheCreationInputTokens"]\`;
+ * JSON pointers of the keys the schema does not declare (sorted), e.g. \`["/usage/futureTokens"]\`;
  * [] when there are none. Like the Python SDK's \`find_unknown_keys\`; other problems are not reported here.
  */
 export function unknownKeys(kind, instance) {

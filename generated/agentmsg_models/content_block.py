@@ -25,7 +25,7 @@ class TextBlock:
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
 class ThinkingBlock:
-    """Model reasoning (chain of thought). Allowed in ASSISTANT (and TOOL) messages only."""
+    """Model reasoning (chain of thought). Allowed in ASSISTANT (and TOOL) messages only. With metadata `providerBlock` or `citations` (and empty `thinking`) it carries provider data no other block can hold, in its place among the blocks: a tool the provider ran itself, or the citations of the text before it (the one block type AgentScope Java keeps a metadata map of that agents never act on)."""
 
     type: Literal["thinking"] = attrs.field(default="thinking", metadata={"wire": "type", "nullable": False})
     """Always `thinking`."""

@@ -16,7 +16,7 @@ export const kinds = {
   "source": "https://agentmsg.dev/schemas/v1/source.schema.json"
 };
 /** Version of the schemas (schemas/VERSION.json; CHANGELOG.md says what changed). */
-export const schemaVersion = "1.2.0";
+export const schemaVersion = "1.3.0";
 
 /**
  * The closed variant of a schema document (strict reading): every object that accepts unknown keys and is
@@ -70,7 +70,7 @@ export function isValid(kind, instance, { strict = false } = {}) {
 }
 
 /**
- * JSON pointers of the keys the schema does not declare (sorted), e.g. `["/usage/cacheCreationInputTokens"]`;
+ * JSON pointers of the keys the schema does not declare (sorted), e.g. `["/usage/futureTokens"]`;
  * [] when there are none. Like the Python SDK's `find_unknown_keys`; other problems are not reported here.
  */
 export function unknownKeys(kind, instance) {

@@ -1550,22 +1550,22 @@ export const schemas = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://agentmsg.dev/schemas/v1/chat-usage.schema.json",
     "title": "ChatUsage",
-    "description": "Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`). Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).",
+    "description": "Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`). Every count here is non-negative; a reducer sums each declared count (and `time`) over a reply's model calls. Java 2.0.0's ChatUsage has `inputTokens`, `outputTokens`, `cachedTokens`, `time` and the derived `totalTokens`; the other counts (`cacheCreationInputTokens`, `reasoningTokens`) go beyond it, and a message whose usage holds them keeps a copy of the whole usage in metadata `_chat_usage` (Java's own usage copy, a map Java keeps whole), from which a reader restores what a trip through Java dropped (docs/wire-format.md). Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).",
     "type": "object",
     "additionalProperties": true,
     "properties": {
       "inputTokens": {
-        "description": "Prompt (input) tokens.",
+        "description": "Input (prompt) tokens: every token the model read, those read from the prompt cache (`cachedTokens`) and those written to it (`cacheCreationInputTokens`) included. OpenAI `prompt_tokens`; Anthropic `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` (Anthropic's `input_tokens` counts only the tokens after the last cache breakpoint; AgentScope Java sums them the same way); Gemini `promptTokenCount + toolUsePromptTokenCount`; DashScope `input_tokens` (native) or `prompt_tokens` (compatible mode); DeepSeek `prompt_tokens` (= `prompt_cache_hit_tokens + prompt_cache_miss_tokens`).",
         "type": "integer",
         "minimum": 0
       },
       "outputTokens": {
-        "description": "Completion (output) tokens, reasoning included.",
+        "description": "Output (completion) tokens, reasoning included (`reasoningTokens` is a part of it). OpenAI, DeepSeek and DashScope compatible mode `completion_tokens`; Anthropic `output_tokens`; Gemini `candidatesTokenCount + thoughtsTokenCount` (Gemini's candidates count leaves the thoughts out); DashScope `output_tokens` (native).",
         "type": "integer",
         "minimum": 0
       },
       "cachedTokens": {
-        "description": "Input tokens served from the provider's prompt cache. Defaults to 0.",
+        "description": "Input tokens read from the provider's prompt cache: a part of `inputTokens` (AgentScope Java 2.0.0 `ChatUsage.cachedTokens`). OpenAI and DashScope `prompt_tokens_details.cached_tokens` (DashScope's flat `cached_tokens` on some models); Anthropic `cache_read_input_tokens`; Gemini `cachedContentTokenCount`; DeepSeek `prompt_cache_hit_tokens`. Defaults to 0.",
         "type": "integer",
         "minimum": 0
       },
@@ -1576,6 +1576,16 @@ export const schemas = {
       },
       "totalTokens": {
         "description": "inputTokens + outputTokens. Derived: AgentScope Java writes it and recomputes it on read; agentmsg constructors compute it and decoding keeps the value read.",
+        "type": "integer",
+        "minimum": 0
+      },
+      "cacheCreationInputTokens": {
+        "description": "Input tokens written to the provider's prompt cache: a part of `inputTokens`. Anthropic `cache_creation_input_tokens` (its per-TTL `cache_creation` breakdown is not kept); OpenAI `prompt_tokens_details.cache_write_tokens`; DashScope `prompt_tokens_details.cache_creation_input_tokens` (explicit cache). Gemini and DeepSeek report none (absent). The name is the one Anthropic's SDKs and newer AgentScope producers use; AgentScope Java 2.0.0's ChatUsage lacks it, so a message keeps it in metadata `_chat_usage` too, where it survives a trip through Java.",
+        "type": "integer",
+        "minimum": 0
+      },
+      "reasoningTokens": {
+        "description": "Output tokens spent on reasoning (thinking): a part of `outputTokens`. OpenAI, DeepSeek and DashScope compatible mode `completion_tokens_details.reasoning_tokens`; Anthropic `output_tokens_details.thinking_tokens`; Gemini `thoughtsTokenCount`; DashScope `output_tokens_details.reasoning_tokens` (native). Absent when the provider does not say. AgentScope Java 2.0.0's ChatUsage lacks it (its OpenAI usage DTO calls it `reasoningTokens`), so a message keeps it in metadata `_chat_usage` too, where it survives a trip through Java.",
         "type": "integer",
         "minimum": 0
       }
@@ -1658,7 +1668,7 @@ export const schemas = {
       },
       "ThinkingBlock": {
         "title": "ThinkingBlock",
-        "description": "Model reasoning (chain of thought). Allowed in ASSISTANT (and TOOL) messages only.",
+        "description": "Model reasoning (chain of thought). Allowed in ASSISTANT (and TOOL) messages only. With metadata `providerBlock` or `citations` (and empty `thinking`) it carries provider data no other block can hold, in its place among the blocks: a tool the provider ran itself, or the citations of the text before it (the one block type AgentScope Java keeps a metadata map of that agents never act on).",
         "type": "object",
         "required": [
           "type",
@@ -1716,6 +1726,14 @@ export const schemas = {
           },
           "reasoningDetails": {
             "description": "OpenRouter / Gemini `reasoning_details` list, as AgentScope Java stores it.",
+            "type": "array"
+          },
+          "providerBlock": {
+            "description": "A block of the provider's reply that no agentmsg block type holds: a tool the provider ran itself (Anthropic `server_tool_use`, `web_search_tool_result`, `web_fetch_tool_result`, `code_execution_tool_result`, ...; Gemini `executableCode`, `codeExecutionResult`, `toolCall`, `toolResponse` parts), as the provider gave it (an Anthropic content block, a Gemini part with its `thoughtSignature`). The thinking block is then its carrier: `thinking` is empty and `provider` says whose it is; the provider's formatter sends it back unchanged, in its place, and every other provider gets the diagnostic `provider-tool-dropped`. It is never a tool call for the client to run.",
+            "type": "object"
+          },
+          "citations": {
+            "description": "The citations of the text block just before this block (Anthropic text `citations`: `char_location`, `web_search_result_location`, ...), as the provider gave them. The thinking block is then their carrier: `thinking` is empty and `provider` says whose they are; the provider's formatter puts them back on that text block, and every other provider gets the diagnostic `citations-dropped` (the text is sent).",
             "type": "array"
           }
         }
@@ -2271,7 +2289,7 @@ export const schemas = {
           },
           "_chat_usage": {
             "$ref": "chat-usage.schema.json",
-            "description": "Legacy copy of `usage` written by AgentScope Java; read when `usage` is null."
+            "description": "A copy of `usage`: AgentScope Java's agent writes one beside `usage` (`getChatUsage()` reads it when `usage` is null). agentmsg writes one when `usage` holds a key Java 2.0.0's ChatUsage lacks (`cacheCreationInputTokens`, `reasoningTokens`, an unknown key): Java keeps metadata maps whole, so the copy survives a trip through Java, and a reader restores into `usage` each key of the copy that `usage` lacks when the counts both hold agree (`inputTokens`, `outputTokens`, `cachedTokens`, `time`)."
           },
           "_cache_control": {
             "description": "True to mark this message as a prompt-cache breakpoint.",
@@ -2299,6 +2317,21 @@ export const schemas = {
           "agentmsg_refusal": {
             "description": "agentmsg: the model declined to answer (OpenAI's `refusal`, Anthropic's `refusal` stop reason); the reply's text says why. The event reducer sets it when a MODEL_CALL_END envelope `metadata.refusal` is true (provider stream parsers put it there).",
             "const": true
+          },
+          "agentmsg_grounding": {
+            "description": "agentmsg: the citation and grounding data a provider gave for the whole reply, under the provider's own field names and as it gave them (OpenAI `annotations`; Gemini `groundingMetadata`, `citationMetadata`, `urlContextMetadata`; DashScope native `search_info`), and `provider`: who gave it. No provider takes it back in a request: formatters say `citations-dropped` and send the text. The event reducer takes the last MODEL_CALL_END envelope `metadata.grounding` (an object; another value is reported, rule `type`).",
+            "type": "object",
+            "additionalProperties": true,
+            "x-agentmsg-map": true,
+            "required": [
+              "provider"
+            ],
+            "properties": {
+              "provider": {
+                "description": "The provider that gave it, e.g. `openai`, `gemini`, `dashscope`.",
+                "type": "string"
+              }
+            }
           },
           "agentmsg_errors": {
             "description": "agentmsg: errors reported in the reply's event stream (provider errors mid-stream, a cut stream): the `value` of every CUSTOM event named `agentmsg.error`, in order. The message still holds everything received.",

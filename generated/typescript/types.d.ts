@@ -219,7 +219,7 @@ export interface TextBlock {
   [k: string]: unknown | undefined;
 }
 /**
- * Model reasoning (chain of thought). Allowed in ASSISTANT (and TOOL) messages only.
+ * Model reasoning (chain of thought). Allowed in ASSISTANT (and TOOL) messages only. With metadata `providerBlock` or `citations` (and empty `thinking`) it carries provider data no other block can hold, in its place among the blocks: a tool the provider ran itself, or the citations of the text before it (the one block type AgentScope Java keeps a metadata map of that agents never act on).
  */
 export interface ThinkingBlock {
   /**
@@ -264,6 +264,16 @@ export interface ThinkingMetadata {
    * OpenRouter / Gemini `reasoning_details` list, as AgentScope Java stores it.
    */
   reasoningDetails?: unknown[];
+  /**
+   * A block of the provider's reply that no agentmsg block type holds: a tool the provider ran itself (Anthropic `server_tool_use`, `web_search_tool_result`, `web_fetch_tool_result`, `code_execution_tool_result`, ...; Gemini `executableCode`, `codeExecutionResult`, `toolCall`, `toolResponse` parts), as the provider gave it (an Anthropic content block, a Gemini part with its `thoughtSignature`). The thinking block is then its carrier: `thinking` is empty and `provider` says whose it is; the provider's formatter sends it back unchanged, in its place, and every other provider gets the diagnostic `provider-tool-dropped`. It is never a tool call for the client to run.
+   */
+  providerBlock?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * The citations of the text block just before this block (Anthropic text `citations`: `char_location`, `web_search_result_location`, ...), as the provider gave them. The thinking block is then their carrier: `thinking` is empty and `provider` says whose they are; the provider's formatter puts them back on that text block, and every other provider gets the diagnostic `citations-dropped` (the text is sent).
+   */
+  citations?: unknown[];
   [k: string]: unknown | undefined;
 }
 /**
@@ -549,6 +559,16 @@ export interface MsgMetadata {
    */
   agentmsg_refusal?: true;
   /**
+   * agentmsg: the citation and grounding data a provider gave for the whole reply, under the provider's own field names and as it gave them (OpenAI `annotations`; Gemini `groundingMetadata`, `citationMetadata`, `urlContextMetadata`; DashScope native `search_info`), and `provider`: who gave it. No provider takes it back in a request: formatters say `citations-dropped` and send the text. The event reducer takes the last MODEL_CALL_END envelope `metadata.grounding` (an object; another value is reported, rule `type`).
+   */
+  agentmsg_grounding?: {
+    /**
+     * The provider that gave it, e.g. `openai`, `gemini`, `dashscope`.
+     */
+    provider: string;
+    [k: string]: unknown | undefined;
+  };
+  /**
    * agentmsg: errors reported in the reply's event stream (provider errors mid-stream, a cut stream): the `value` of every CUSTOM event named `agentmsg.error`, in order. The message still holds everything received.
    */
   agentmsg_errors?: {
@@ -574,23 +594,30 @@ export interface MsgMetadata {
         [k: string]: unknown | undefined;
       }[]
     | true
+    | {
+        /**
+         * The provider that gave it, e.g. `openai`, `gemini`, `dashscope`.
+         */
+        provider: string;
+        [k: string]: unknown | undefined;
+      }
     | string[]
     | undefined;
 }
 /**
- * Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`). Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).
+ * Token usage of one model call, or summed over the model calls of one agent reply. camelCase keys, as AgentScope Java writes them (`io.agentscope.core.model.ChatUsage`). Every count here is non-negative; a reducer sums each declared count (and `time`) over a reply's model calls. Java 2.0.0's ChatUsage has `inputTokens`, `outputTokens`, `cachedTokens`, `time` and the derived `totalTokens`; the other counts (`cacheCreationInputTokens`, `reasoningTokens`) go beyond it, and a message whose usage holds them keeps a copy of the whole usage in metadata `_chat_usage` (Java's own usage copy, a map Java keeps whole), from which a reader restores what a trip through Java dropped (docs/wire-format.md). Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).
  */
 export interface ChatUsage {
   /**
-   * Prompt (input) tokens.
+   * Input (prompt) tokens: every token the model read, those read from the prompt cache (`cachedTokens`) and those written to it (`cacheCreationInputTokens`) included. OpenAI `prompt_tokens`; Anthropic `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` (Anthropic's `input_tokens` counts only the tokens after the last cache breakpoint; AgentScope Java sums them the same way); Gemini `promptTokenCount + toolUsePromptTokenCount`; DashScope `input_tokens` (native) or `prompt_tokens` (compatible mode); DeepSeek `prompt_tokens` (= `prompt_cache_hit_tokens + prompt_cache_miss_tokens`).
    */
   inputTokens?: number;
   /**
-   * Completion (output) tokens, reasoning included.
+   * Output (completion) tokens, reasoning included (`reasoningTokens` is a part of it). OpenAI, DeepSeek and DashScope compatible mode `completion_tokens`; Anthropic `output_tokens`; Gemini `candidatesTokenCount + thoughtsTokenCount` (Gemini's candidates count leaves the thoughts out); DashScope `output_tokens` (native).
    */
   outputTokens?: number;
   /**
-   * Input tokens served from the provider's prompt cache. Defaults to 0.
+   * Input tokens read from the provider's prompt cache: a part of `inputTokens` (AgentScope Java 2.0.0 `ChatUsage.cachedTokens`). OpenAI and DashScope `prompt_tokens_details.cached_tokens` (DashScope's flat `cached_tokens` on some models); Anthropic `cache_read_input_tokens`; Gemini `cachedContentTokenCount`; DeepSeek `prompt_cache_hit_tokens`. Defaults to 0.
    */
   cachedTokens?: number;
   /**
@@ -601,6 +628,14 @@ export interface ChatUsage {
    * inputTokens + outputTokens. Derived: AgentScope Java writes it and recomputes it on read; agentmsg constructors compute it and decoding keeps the value read.
    */
   totalTokens?: number;
+  /**
+   * Input tokens written to the provider's prompt cache: a part of `inputTokens`. Anthropic `cache_creation_input_tokens` (its per-TTL `cache_creation` breakdown is not kept); OpenAI `prompt_tokens_details.cache_write_tokens`; DashScope `prompt_tokens_details.cache_creation_input_tokens` (explicit cache). Gemini and DeepSeek report none (absent). The name is the one Anthropic's SDKs and newer AgentScope producers use; AgentScope Java 2.0.0's ChatUsage lacks it, so a message keeps it in metadata `_chat_usage` too, where it survives a trip through Java.
+   */
+  cacheCreationInputTokens?: number;
+  /**
+   * Output tokens spent on reasoning (thinking): a part of `outputTokens`. OpenAI, DeepSeek and DashScope compatible mode `completion_tokens_details.reasoning_tokens`; Anthropic `output_tokens_details.thinking_tokens`; Gemini `thoughtsTokenCount`; DashScope `output_tokens_details.reasoning_tokens` (native). Absent when the provider does not say. AgentScope Java 2.0.0's ChatUsage lacks it (its OpenAI usage DTO calls it `reasoningTokens`), so a message keeps it in metadata `_chat_usage` too, where it survives a trip through Java.
+   */
+  reasoningTokens?: number;
   [k: string]: unknown | undefined;
 }
 /**

@@ -76,12 +76,77 @@ class _Checked:
         _normalise(self)
 
 
+#: What a tool result's ``output`` may be given as (see the module docstring)
+Output: TypeAlias = (
+    "str | _gen.ContentBlock | Mapping[str, Any] | Sequence[_gen.ContentBlock | str | Mapping[str, Any]] | None"
+)
+
+
+class _ToolResultFactories:
+    """The seed's factories of a finished tool result (AgentScope's ``ToolResultBlock.text()`` / ``.error()``),
+    mixed into the SDK's ToolResultBlock. Unlike Java's, which leave the id and name to be filled in later and the
+    state ``running``, they take the call's id (the schema requires it) and set the final state."""
+
+    __slots__ = ()
+
+    @overload
+    @classmethod
+    def error(
+        cls, id: str, output: Output, /, *, name: str | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> ToolResultBlock: ...
+    @overload
+    @classmethod
+    def error(
+        cls, id: str, name: str | None, output: Output, /, *, metadata: Mapping[str, Any] | None = None
+    ) -> ToolResultBlock: ...
+    @classmethod
+    def error(cls, id: str, *args: Any, name: str | None = None, metadata: Mapping[str, Any] | None = None) -> Any:
+        """A failed tool call's result: ``state="error"``, the output (a message, or blocks) as given.
+        ``ToolResultBlock.error("call_1", "Connection timeout")`` (the seed's form: the call's id and the
+        message) or ``ToolResultBlock.error("call_1", "get_weather", "Connection timeout")`` (id, tool name,
+        output: the order of Java's ``ToolResultBlock.of`` and ``ToolResultMessage.result``). The text is kept as
+        given (Java's ``error(text)`` writes ``"Error: " + text`` and leaves the state ``running``; here the
+        state says it, and the formatters send it: Anthropic's ``is_error``, Gemini's ``error`` response).
+        Bad values raise :class:`~agentmsg.ValidationError` naming the field (``/id``, ``/output/0``)."""
+        return cls._finished(ToolResultState.ERROR, id, args, name, metadata)
+
+    @overload
+    @classmethod
+    def text(
+        cls, id: str, output: Output, /, *, name: str | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> ToolResultBlock: ...
+    @overload
+    @classmethod
+    def text(
+        cls, id: str, name: str | None, output: Output, /, *, metadata: Mapping[str, Any] | None = None
+    ) -> ToolResultBlock: ...
+    @classmethod
+    def text(cls, id: str, *args: Any, name: str | None = None, metadata: Mapping[str, Any] | None = None) -> Any:
+        """A successful tool call's result: ``state="success"``, the output as given (a string becomes one text
+        block). The arguments as :meth:`error`'s: ``ToolResultBlock.text("call_1", "sunny")`` or
+        ``ToolResultBlock.text("call_1", "get_weather", "sunny")``."""
+        return cls._finished(ToolResultState.SUCCESS, id, args, name, metadata)
+
+    @classmethod
+    def _finished(cls, state: ToolResultState, id: str, args: tuple[Any, ...], name: str | None, metadata: Any) -> Any:
+        if len(args) == 2:
+            if name is not None:
+                raise TypeError("the tool's name is given twice (positional and name=)")
+            name, output = args
+        elif len(args) == 1:
+            (output,) = args
+        else:
+            raise TypeError(f"expected (id, output) or (id, name, output), got {1 + len(args)} positional arguments")
+        return cls(id=id, name=name, output=output, metadata=metadata, state=state)  # type: ignore[call-arg]
+
+
 def _sdk_class(generated: type) -> type:
     """The SDK class of a generated block: a slotted attrs subclass, same fields, checked construction."""
     namespace = {"__doc__": generated.__doc__, "__module__": __name__, "__qualname__": generated.__name__}
-    return attrs.define(kw_only=True, slots=True, weakref_slot=False)(
-        type(generated.__name__, (_Checked, generated), namespace)
-    )
+    bases: tuple[type, ...] = (_Checked, generated)
+    if generated is _gen.ToolResultBlock:
+        bases = (_ToolResultFactories, *bases)
+    return attrs.define(kw_only=True, slots=True, weakref_slot=False)(type(generated.__name__, bases, namespace))
 
 
 def _generated_blocks() -> tuple[type[Any], ...]:
@@ -108,7 +173,7 @@ if TYPE_CHECKING:  # statically the fields and constructor signatures of the gen
         VideoBlock,
     )
 
-    class ToolResultBlock(_gen.ToolResultBlock):
+    class ToolResultBlock(_ToolResultFactories, _gen.ToolResultBlock):
         """Statically, the constructor takes ``output`` as every constructor takes blocks (see the module
         docstring): a string, a block, a dict or a sequence of those; the field is a list of blocks."""
 

@@ -12,7 +12,7 @@ from agentmsg._codec.converter import dumps_json
 from agentmsg._codec.jsontext import JsonInput, loads
 from agentmsg._codec.schemas import array_validator_for_kind
 from agentmsg.errors import ValidationError
-from agentmsg.message import _FAST, Msg, _structure_msg, _structure_open_msg
+from agentmsg.message import _FAST, Msg, _structure_msg, _structure_open_msg, restore_usage
 
 __all__ = ["decode_messages", "encode_messages"]
 
@@ -28,6 +28,7 @@ def decode_messages(data: JsonInput, *, strict: bool = False) -> list[Msg]:
     if _FAST is not None:
         msgs = _FAST.decode_list(data)
         if msgs is not None:
+            _restore_usages(msgs)
             return msgs
     parsed = loads(data, "msg")
     if type(parsed) is not list:
@@ -50,7 +51,15 @@ def decode_messages(data: JsonInput, *, strict: bool = False) -> list[Msg]:
             except ValidationError as exc:
                 raise exc.under(f"/{index}") from None
     _check_writable(parsed, out)
+    _restore_usages(out)
     return out
+
+
+def _restore_usages(msgs: list[Msg]) -> None:
+    """What a trip through AgentScope Java dropped from each usage, back from its ``_chat_usage`` copy."""
+    for m in msgs:
+        if m.usage is not None:
+            restore_usage(m)
 
 
 def _check_writable(parsed: list[Any], msgs: list[Msg]) -> None:

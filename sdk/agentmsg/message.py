@@ -53,6 +53,11 @@ T = TypeVar("T")
 METADATA_GENERATE_REASON = "agentscope_generate_reason"
 METADATA_STRUCTURED_OUTPUT = "_structured_output"
 METADATA_CHAT_USAGE = "_chat_usage"
+#: The keys AgentScope Java 2.0.0's ChatUsage writes (it drops any other usage key when it writes a message).
+JAVA_USAGE_KEYS = frozenset({"inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens"})
+#: The counts a usage and its metadata copy must agree on for the copy to restore the usage (what Java keeps as it
+#: read it; it recomputes totalTokens and writes a count it was not given as 0).
+_USAGE_AGREEMENT = ("inputTokens", "outputTokens", "cachedTokens", "time")
 
 _BLOCK_BY_NAME: dict[str, type] = {c.__name__: c for c in BLOCK_CLASSES.values()}
 _ROLES = ", ".join(repr(r.value) for r in MsgRole)
@@ -129,6 +134,88 @@ def _usage(value: Any, given: bool = False) -> ChatUsage | None:
     )
 
 
+def _with_usage_copy(metadata: dict[str, Any], usage: ChatUsage) -> tuple[dict[str, Any], ChatUsage]:
+    """A constructor's ``(metadata, usage)``: the usage completed from its metadata copy ``_chat_usage``
+    (:func:`_restored`), and that copy set to the whole usage when the usage holds a key AgentScope Java 2.0.0's
+    ChatUsage lacks (``cacheCreationInputTokens``, ``reasoningTokens``, an unknown key). Java drops such a key from
+    ``usage`` when it writes the message but keeps metadata maps whole, so the copy carries it through Java and the
+    readers put it back (docs/wire-format.md)."""
+    wire = unstructure_hooks[ChatUsage](usage)
+    copy = metadata.get(METADATA_CHAT_USAGE)
+    restored = _restored(wire, copy) if type(copy) is dict else None
+    if restored is not None:
+        wire = restored
+        usage = cast(ChatUsage, OPEN_CODEC.hook(ChatUsage)(wire))
+    if JAVA_USAGE_KEYS.issuperset(wire) or copy == wire:
+        return metadata, usage
+    return {**metadata, METADATA_CHAT_USAGE: wire}, usage
+
+
+def _restored(wire: dict[str, Any], copy: dict[str, Any]) -> dict[str, Any] | None:
+    """The usage ``wire`` (JSON) with the keys of its copy ``copy`` that a trip through AgentScope Java 2.0.0 drops
+    (any but Java's ChatUsage keys) and ``wire`` lacks, or None when there are none or ``copy`` is no copy of this
+    usage (a count both hold, ``inputTokens``, ``outputTokens``, ``cachedTokens`` or ``time``, differs)."""
+    missing = {k: v for k, v in copy.items() if k not in wire and k not in JAVA_USAGE_KEYS}
+    if not missing:
+        return None
+    for key in _USAGE_AGREEMENT:
+        if key in wire and key in copy and wire[key] != copy[key]:
+            return None
+    return {**wire, **missing}
+
+
+def restore_usage(msg: _msg_mod.Msg) -> None:
+    """Put back into ``msg.usage`` what a trip through AgentScope Java 2.0.0 dropped from it: the keys of its
+    metadata copy ``_chat_usage`` that Java's ChatUsage lacks (Java writes only its own keys, and keeps metadata
+    maps whole), when the copy is a copy of this usage (the counts both hold agree). Otherwise nothing changes."""
+    usage = msg.usage
+    copy = msg.metadata.get(METADATA_CHAT_USAGE) if usage is not None else None
+    if type(copy) is not dict:
+        return
+    restored = _restored(unstructure_hooks[ChatUsage](usage), copy)
+    if restored is not None:
+        msg.usage = cast(ChatUsage, OPEN_CODEC.hook(ChatUsage)(restored))
+
+
+_REASONS = ", ".join(repr(g.value) for g in GenerateReason)
+
+
+def _with_reason(metadata: dict[str, Any], reason: Any, replace: bool) -> dict[str, Any]:
+    """``metadata`` with the generate reason a constructor (or :meth:`Msg.copy`) was given, where AgentScope Java
+    keeps it (its builders' ``generateReason(...)``): metadata ``agentscope_generate_reason``, the enum's name.
+    A reason that is none of :class:`GenerateReason` is refused at that pointer (``enum``, ``type``); one that
+    differs from the metadata's own is refused too (``conflict``), unless ``replace`` (a copy changes it)."""
+    pointer = f"/metadata/{METADATA_GENERATE_REASON}"
+    if isinstance(reason, GenerateReason):
+        value = reason.value
+    elif isinstance(reason, str):
+        try:
+            value = GenerateReason(reason).value
+        except ValueError:
+            hint = (
+                f"; the names are uppercase: use {reason.upper()!r}"
+                if reason.upper() in GenerateReason.__members__
+                else ""
+            )
+            raise ValidationError.single(
+                pointer, "enum", f"generate_reason {reason!r} is not a GenerateReason{hint} (one of {_REASONS})", "msg"
+            ) from None
+    else:
+        raise ValidationError.single(
+            pointer, "type", f"generate_reason is a GenerateReason (or its name), got {type(reason).__name__}", "msg"
+        )
+    given = metadata.get(METADATA_GENERATE_REASON)
+    if given is not None and given != value and not replace:
+        raise ValidationError.single(
+            pointer,
+            "conflict",
+            f"generate_reason={value} and the metadata's {METADATA_GENERATE_REASON} {given!r} differ: give one",
+            "msg",
+        )
+    metadata[METADATA_GENERATE_REASON] = value
+    return metadata
+
+
 _FIELD_NAMES = tuple(a.name for a in attrs.fields(_msg_mod.Msg))
 _WIRE_FIELD_NAMES = tuple(a.name for a in attrs.fields(_msg_mod.Msg) if not a.metadata.get("unknown_keys"))
 
@@ -142,6 +229,8 @@ class Msg(_msg_mod.Msg):
     ``Msg("USER", "hello", name="alice")`` builds a message: a plain string becomes a text block, the
     id (random UUID) and timestamp (now, UTC, Java form) are filled in, and the whole message is
     validated against the schema, role rules included (:class:`~agentmsg.ValidationError`).
+    ``generate_reason=GenerateReason.MAX_ITERATIONS`` (or its name) sets why the reply ended where AgentScope
+    Java's builders put it: metadata ``agentscope_generate_reason`` (read back by :attr:`generate_reason`).
     Decoding (:meth:`from_json`, :meth:`from_dict`) validates, then returns the role-pinned subclass
     (:class:`UserMessage`, :class:`AssistantMessage`, ...), as AgentScope Java does.
 
@@ -172,6 +261,7 @@ class Msg(_msg_mod.Msg):
         timestamp: str | None = None,
         usage: ChatUsage | Mapping[str, Any] | None = None,
         unknown_keys: Mapping[str, Any] | None = None,
+        generate_reason: GenerateReason | str | None = None,
     ) -> None:
         pinned = type(self)._pinned_role
         if role is None:
@@ -183,14 +273,20 @@ class Msg(_msg_mod.Msg):
             raise ValidationError.single(
                 "/role", "const", f"{type(self).__name__} has role {pinned.value}, got {role_value.value}", "msg"
             )
+        usage_value = _usage(usage, given=True)
+        meta = as_mapping(metadata, "/metadata", False, "msg")
+        if generate_reason is not None:
+            meta = _with_reason(meta, generate_reason, replace=False)
+        if usage_value is not None:
+            meta, usage_value = _with_usage_copy(meta, usage_value)
         self.__attrs_init__(
             id=new_id() if id is None else id,
             name=name,
             role=role_value,
             content=as_blocks(content, "/content", "msg"),
-            metadata=as_mapping(metadata, "/metadata", False, "msg"),
+            metadata=meta,
             timestamp=now_timestamp() if timestamp is None else timestamp,
-            usage=_usage(usage, given=True),
+            usage=usage_value,
             unknown_keys=normalise_unknown_keys(unknown_keys, _msg_mod.Msg, "msg"),
         )
         validate(self.to_dict(), "msg")
@@ -226,6 +322,8 @@ class Msg(_msg_mod.Msg):
         if _FAST is not None:
             msg = _FAST.decode(data)
             if msg is not None and (cls is Msg or isinstance(msg, cls)):
+                if msg.usage is not None:
+                    restore_usage(msg)
                 return msg  # type: ignore[no-any-return]
         return cls._from_parsed(loads(data, "msg"), strict)
 
@@ -249,6 +347,8 @@ class Msg(_msg_mod.Msg):
             raise ValidationError.single(
                 "/role", "const", f"{cls.__name__} cannot hold a {data['role']} message", "msg"
             )
+        if msg.usage is not None:
+            restore_usage(msg)
         return msg
 
     def to_dict(self) -> dict[str, Any]:
@@ -418,12 +518,16 @@ class Msg(_msg_mod.Msg):
 
     def copy(self: M, **changes: Any) -> M:
         """A copy with some fields changed (``msg.copy(name="Bob")``), validated like a new message.
-        The role-pinned class follows the (possibly changed) role."""
+        The role-pinned class follows the (possibly changed) role. ``generate_reason=`` changes the generate
+        reason (metadata ``agentscope_generate_reason``), as the constructors take it."""
         values = {a.name: getattr(self, a.name) for a in attrs.fields(_msg_mod.Msg)}
+        reason = changes.pop("generate_reason", None)
         unknown = set(changes) - set(values)
         if unknown:
             raise TypeError(f"unknown Msg fields: {', '.join(sorted(unknown))}")
         values.update(changes)
+        if reason is not None:  # (it replaces the metadata's: a copy changes what it is told to)
+            values["metadata"] = _with_reason(as_mapping(values["metadata"], "/metadata", False, "msg"), reason, True)
         role = _role(values.pop("role"))
         cls = MESSAGE_CLASSES.get(role, Msg) if type(self)._pinned_role is not None else type(self)
         if cls._pinned_role is not None:
@@ -463,6 +567,7 @@ class _RolePinnedMsg(Msg):
         timestamp: str | None = None,
         usage: ChatUsage | Mapping[str, Any] | None = None,
         unknown_keys: Mapping[str, Any] | None = None,
+        generate_reason: GenerateReason | str | None = None,
     ) -> None:
         super().__init__(
             role,
@@ -473,6 +578,7 @@ class _RolePinnedMsg(Msg):
             timestamp=timestamp,
             usage=usage,
             unknown_keys=unknown_keys,
+            generate_reason=generate_reason,
         )
 
 

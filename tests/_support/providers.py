@@ -371,6 +371,7 @@ def comparable(msg: agentmsg.Msg, *, minted_ids: bool = False) -> dict[str, Any]
         "usage": usage,
         "reason": meta.get("agentscope_generate_reason"),
         "finish_reason": meta.get("agentmsg_finish_reason"),  # the provider's raw reason, streamed or whole
+        "grounding": meta.get("agentmsg_grounding"),  # the reply's citations and grounding, streamed or whole
     }
 
 

@@ -124,6 +124,10 @@ MSG_METADATA_VALUES: dict[str, Any] = {
     "agentmsg_refusal": st.just(True),
     "agentmsg_errors": st.lists(st.dictionaries(short, json_value, max_size=2), max_size=2),
     "agentmsg_reduce_errors": st.lists(short, max_size=3),
+    "agentmsg_grounding": st.fixed_dictionaries(
+        {"provider": st.sampled_from(["openai", "gemini", "dashscope"])},
+        optional={"annotations": st.lists(json_value, max_size=2), "groundingMetadata": json_value},
+    ),
 }
 DECLARED = set(agentmsg.schema_documents()["msg.schema.json"]["$defs"]["MsgMetadata"]["properties"])
 assert set(MSG_METADATA_VALUES) == DECLARED, "a declared metadata key without a strategy"
@@ -141,6 +145,8 @@ thinking_metadata = st.none() | st.fixed_dictionaries(
         "provider": st.sampled_from(["anthropic", "openai", "gemini", "dashscope"]),
         "model": ident,
         "reasoningDetails": st.lists(json_value, max_size=2),
+        "providerBlock": st.dictionaries(short, json_value, max_size=2),
+        "citations": st.lists(json_value, max_size=2),
         "vendor": json_value,
     },
 )
@@ -149,7 +155,7 @@ tool_use_metadata = st.fixed_dictionaries(
 )
 tool_result_metadata = st.fixed_dictionaries({}, optional={"agentscope_suspended": st.booleans(), "extra": json_value})
 unknown_keys = st.none() | st.dictionaries(
-    st.sampled_from(["future", "newerKey", "cacheCreationInputTokens", "x_vendor", "annotations"]),
+    st.sampled_from(["future", "newerKey", "futureTokens", "x_vendor", "annotations"]),
     json_value,
     max_size=2,
 )
@@ -221,6 +227,8 @@ usage = st.none() | st.builds(
     cached_tokens=st.none() | st.integers(0, 10**9),
     time=st.none() | st.floats(0, 1e6) | st.integers(0, 10**6),
     total_tokens=st.none() | st.integers(0, 10**9),
+    cache_creation_input_tokens=st.none() | st.integers(0, 10**9),
+    reasoning_tokens=st.none() | st.integers(0, 10**9),
     unknown_keys=unknown_keys,
 )
 

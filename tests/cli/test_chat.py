@@ -147,3 +147,18 @@ def test_chat_uses_the_clients_default_timeout_unless_told() -> None:
     assert client.http.timeout == DEFAULT_TIMEOUT
     told = build_parser().parse_args(["chat", "--provider", "openai", "--timeout", "5", "hi"])
     assert Client("openai", api_key="k", timeout=told.timeout).timeout == httpx.Timeout(5.0)
+
+
+def test_cli_chat_think_tags_marks_the_reasoning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--think-tags``: a compatible server's ``<think>`` text is printed as reasoning, not as the answer."""
+    from tests._support.providers import chunk, sse
+
+    cuts = ["<th", "ink>\nThe user greets me.\n</think", ">\n\nHello!"]
+    body = sse(*(chunk({"content": c}) for c in cuts), chunk({}, "stop"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply(body=body, sse=True), Reply(body=body, sse=True))
+        code, out = run_cli("chat", "--provider", "openai", "--base-url", server.url, "--think-tags", "hi")
+        assert code == 0 and out.startswith("[thinking] The user greets me.\n\nHello!\n")
+        code, out = run_cli("chat", "--provider", "openai", "--base-url", server.url, "hi")
+        assert code == 0 and out.startswith("<think>\nThe user greets me.\n</think>\n\nHello!\n")

@@ -19,7 +19,8 @@ from tests.conftest import ROOT
 
 
 def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Data the message has no place for is said in the events, but the reply was read whole: exit 0."""
+    """Data the message has no place for is said in the events, but the reply was read whole: exit 0. (A text
+    block's citations are kept, after it: nothing to say of them.)"""
 
     body = b"".join(
         [
@@ -28,7 +29,11 @@ def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, caps
             ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "blue"}),
             ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": CITE}),
             ev("content_block_stop", index=0),
-            ev("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 2}),
+            ev(
+                "message_delta",
+                delta={"stop_reason": "stop_sequence", "stop_sequence": "###"},
+                usage={"output_tokens": 2},
+            ),
             ev("message_stop"),
         ]
     )
@@ -36,14 +41,16 @@ def test_cli_parse_exits_0_when_only_data_not_kept_was_said(tmp_path: Path, caps
     path.write_bytes(body)
     assert main(["parse", "--provider", "anthropic", "--stream", str(path)]) == 0
     out, err = capsys.readouterr()
-    assert agentmsg.Msg.from_json(out).text_content == "blue"
-    assert (
-        err
-        == f"{path}: note: the citations of text block 0 are not kept (the message has no place for them) [not-kept]\n"
+    msg = agentmsg.Msg.from_json(out)
+    assert msg.text_content == "blue" and msg.content[1].metadata["citations"] == [CITE]
+    assert err == (
+        f'{path}: note: the stop sequence that ended the reply (stop_sequence: "###") is not kept (the message has no'
+        " place for it) [not-kept]\n"
     )
     whole = tmp_path / "cited.json"
-    whole.write_bytes(orjson.dumps(cited_response("msg_5")))
+    whole.write_bytes(orjson.dumps({**cited_response("msg_5"), "stop_reason": "stop_sequence", "stop_sequence": "###"}))
     assert main(["parse", "--provider", "anthropic", str(whole)]) == 0
+    assert capsys.readouterr().err.endswith("[not-kept]\n")
 
 
 def test_cli_parse_says_why_it_exits_1_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -303,3 +310,42 @@ def test_parse_stream_interrupted_prints_what_arrived() -> None:
     assert code == 130 and err.endswith("agentmsg: interrupted\n") and "Traceback" not in err
     (msg,) = map(json.loads, out.splitlines())
     assert msg["content"][0]["text"] and msg["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+
+
+# ---- --think-tags ----------------------------------------------------------------------------------------------
+
+THINK_REPLY = "<think>\nThe user greets me.\n</think>\n\nHello!"
+
+
+def _kinds(out: str) -> list[tuple[str, str]]:
+    msg = agentmsg.Msg.from_json(out)
+    return [(b.type, b.thinking if b.type == "thinking" else b.text) for b in msg.content]
+
+
+def test_cli_parse_think_tags_whole_and_streamed(tmp_path: Path) -> None:
+    """``--think-tags`` reads ``<think>`` text as reasoning in a whole reply and in a stream whose tags are cut."""
+    whole = tmp_path / "reply.json"
+    whole.write_bytes(orjson.dumps(orjson.loads((FIX / "openai" / "chat_completion_text.json").read_bytes())))
+    reply = orjson.loads(whole.read_bytes())
+    reply["choices"][0]["message"]["content"] = THINK_REPLY
+    whole.write_bytes(orjson.dumps(reply))
+    stream = tmp_path / "body.sse"
+    cuts = ["<thi", "nk>\nThe user ", "greets me.\n</", "think>\n", "\nHello!"]
+    stream.write_bytes(sse(*(chunk({"content": c}) for c in cuts), chunk({}, "stop")))
+    want = [("thinking", "The user greets me."), ("text", "Hello!")]
+    for path in (whole, stream):
+        code, out = run_cli("parse", "--provider", "openai", "--think-tags", str(path))
+        assert (code, _kinds(out)) == (0, want), path.name
+        code, out = run_cli("parse", "--provider", "openai", str(path))  # not asked: the text as it came
+        assert (code, _kinds(out)) == (0, [("text", THINK_REPLY)]), path.name
+    code, out = run_cli("parse", "--provider", "openai", "--stream", "--think-tags", str(stream))
+    assert (code, _kinds(out)) == (0, want)
+
+
+def test_cli_parse_think_tags_open_and_exclusive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = FIX / "openai" / "compat_think_open_qwq.json"
+    code, out = run_cli("parse", "--provider", "openai", "--think-tags-open", str(path))
+    assert code == 0 and [kind for kind, _ in _kinds(out)] == ["thinking", "text"]
+    capsys.readouterr()
+    assert main(["parse", "--provider", "openai", "--think-tags", "--think-tags-open", str(path)]) == 2
+    assert "--think-tags-open: not allowed with argument --think-tags" in capsys.readouterr().err

@@ -83,7 +83,7 @@ def test_github_output_format_is_annotations_on_the_files(tmp_path: Path) -> Non
     """--output-format github: one workflow command per problem (::error, ::notice for a note), with the
     file's line when known; messages and properties escaped as GitHub's toolkit does."""
     jsonl = tmp_path / "a,b.jsonl"
-    newer = {**GOOD, "usage": {"inputTokens": 1, "cacheCreationInputTokens": 5}}
+    newer = {**GOOD, "usage": {"inputTokens": 1, "futureTokens": 5}}
     jsonl.write_text(json.dumps(GOOD) + "\n" + json.dumps(BAD) + "\n" + json.dumps(newer) + "\n")
     missing = tmp_path / "missing.json"
     r = run("validate", "--output-format", "github", str(jsonl), str(missing))
@@ -92,11 +92,11 @@ def test_github_output_format_is_annotations_on_the_files(tmp_path: Path) -> Non
     assert r.stdout.splitlines() == [
         f"::error file={where},line=2,title=agentmsg validate [role-content]::/1/content/0/type: "
         "SYSTEM messages may only contain text blocks, got 'thinking'",
-        f"::notice file={where},line=3,title=agentmsg validate [unknown-key]::/2/usage/cacheCreationInputTokens: "
+        f"::notice file={where},line=3,title=agentmsg validate [unknown-key]::/2/usage/futureTokens: "
         + r.stdout.splitlines()[1].split(": ", 1)[1],
         f"::error file={missing},title=agentmsg validate [unreadable]::cannot read: No such file or directory",
     ]
-    assert "'cacheCreationInputTokens' is not a key" in r.stdout.splitlines()[1]
+    assert "'futureTokens' is not a key" in r.stdout.splitlines()[1]
     deep = run("validate", "--output-format", "github", "--max-depth", "2", "-", stdin=json.dumps(GOOD))
     assert deep.returncode == 1
     assert deep.stdout == (
@@ -466,12 +466,10 @@ def test_validate_stops_at_once_on_endless_or_binary_input() -> None:
 
 def test_validate_notes_unknown_keys_and_strict_rejects_them(tmp_path: Path) -> None:
     newer = tmp_path / "newer.json"
-    newer.write_text(json.dumps({**GOOD, "usage": {"inputTokens": 1, "cacheCreationInputTokens": 5}}))
+    newer.write_text(json.dumps({**GOOD, "usage": {"inputTokens": 1, "futureTokens": 5}}))
     r = run("validate", str(newer))
     assert r.returncode == 0
-    assert r.stdout.startswith(f"{newer}:/usage/cacheCreationInputTokens: note: ") and r.stdout.endswith(
-        "[unknown-key]\n"
-    )
+    assert r.stdout.startswith(f"{newer}:/usage/futureTokens: note: ") and r.stdout.endswith("[unknown-key]\n")
     r = run("validate", "--strict", str(newer))
     assert r.returncode == 1 and r.stdout.startswith(f"{newer}:/usage: ") and "[additionalProperties]" in r.stdout
 
@@ -480,7 +478,7 @@ def test_validate_report_is_on_stdout_and_json_lines_with_json(tmp_path: Path) -
     """validate's problems are its result (stdout, as a linter's); only what stopped a file from being
     checked goes to stderr. --json gives CI one object per problem, a note or an unreadable file included."""
     mixed = tmp_path / "mixed.jsonl"
-    newer = {**GOOD, "usage": {"inputTokens": 1, "cacheCreationInputTokens": 5}}
+    newer = {**GOOD, "usage": {"inputTokens": 1, "futureTokens": 5}}
     mixed.write_text(json.dumps(GOOD) + "\n" + json.dumps(BAD) + "\n" + json.dumps(newer) + "\n")
     missing = tmp_path / "missing.json"
     r = run("validate", "--json", str(mixed), str(missing))
@@ -490,7 +488,7 @@ def test_validate_report_is_on_stdout_and_json_lines_with_json(tmp_path: Path) -
     assert all(list(row) == ["file", "instance", "line", "pointer", "rule", "kind", "message"] for row in rows)
     assert {(row["instance"], row["line"], row["pointer"], row["rule"], row["kind"]) for row in rows} == {
         (1, 2, "/content/0/type", "role-content", "error"),
-        (2, 3, "/usage/cacheCreationInputTokens", "unknown-key", "note"),
+        (2, 3, "/usage/futureTokens", "unknown-key", "note"),
         (None, None, "", "unreadable", "error"),
     }
     assert rows[-1] == {

@@ -21,10 +21,12 @@ from agentmsg import (
     ValidationError,
 )
 
-JAVA_MAIN = (
+# A newer producer's usage key (schemas 1.3 declare cacheCreationInputTokens and reasoningTokens; futureTokens stands
+# for the next one).
+NEWER = (
     '{"id":"m1","name":"Friday","role":"ASSISTANT","content":[{"type":"text","text":"Hello"}],"metadata":{},'
     '"timestamp":"2025-01-01 12:00:00.000","usage":{"inputTokens":7,"outputTokens":3,"cachedTokens":0,'
-    '"time":0.0,"totalTokens":10,"cacheCreationInputTokens":5}}'
+    '"time":0.0,"totalTokens":10,"futureTokens":5}}'
 )
 
 
@@ -65,19 +67,19 @@ def test_every_record_states_the_open_policy_and_the_closed_variant_is_derived()
         assert all(node.get("additionalProperties") is False for path, node in _objects(closed) if path in set(records))
 
 
-def test_java_mains_cache_creation_tokens_round_trip_and_are_reported() -> None:
-    msg = Msg.from_json(JAVA_MAIN)
-    assert msg.usage is not None and msg.usage.unknown_keys == {"cacheCreationInputTokens": 5}
-    assert msg.to_json() == JAVA_MAIN  # written back after the declared keys, byte for byte
+def test_a_newer_producers_usage_key_round_trips_and_is_reported() -> None:
+    msg = Msg.from_json(NEWER)
+    assert msg.usage is not None and msg.usage.unknown_keys == {"futureTokens": 5}
+    assert msg.to_json() == NEWER  # written back after the declared keys, byte for byte
     (problem,) = agentmsg.find_unknown_keys(msg)
-    assert (problem.pointer, problem.rule) == ("/usage/cacheCreationInputTokens", "unknown-key")
+    assert (problem.pointer, problem.rule) == ("/usage/futureTokens", "unknown-key")
     assert "ChatUsage" in problem.message
     with pytest.raises(ValidationError) as info:
-        Msg.from_json(JAVA_MAIN, strict=True)
+        Msg.from_json(NEWER, strict=True)
     assert [(p.pointer, p.rule) for p in info.value.problems] == [("/usage", "additionalProperties")]
-    assert agentmsg.decode_messages(f"[{JAVA_MAIN}]")[0] == msg
+    assert agentmsg.decode_messages(f"[{NEWER}]")[0] == msg
     with pytest.raises(ValidationError):
-        agentmsg.decode_messages(f"[{JAVA_MAIN}]", strict=True)
+        agentmsg.decode_messages(f"[{NEWER}]", strict=True)
 
 
 def test_unknown_keys_keep_their_order_after_the_declared_keys() -> None:
@@ -114,8 +116,8 @@ def test_sources_and_usage_given_as_objects_or_dicts_keep_unknown_keys() -> None
     assert ImageBlock(source=URLSource(url="u", unknown_keys={})) == ImageBlock(source=URLSource(url="u"))
     from_dict = ImageBlock(source={"type": "url", "url": "u", "detail": "high"})  # type: ignore[arg-type]
     assert from_dict == image
-    usage = AssistantMessage("x", usage={"inputTokens": 1, "reasoningTokens": 2}).usage  # type: ignore[arg-type]
-    assert usage == ChatUsage(input_tokens=1, unknown_keys={"reasoningTokens": 2})
+    usage = AssistantMessage("x", usage={"inputTokens": 1, "futureTokens": 2}).usage  # type: ignore[arg-type]
+    assert usage == ChatUsage(input_tokens=1, unknown_keys={"futureTokens": 2})
     assert AssistantMessage("x", usage=ChatUsage(unknown_keys={})).usage == ChatUsage()
 
 

@@ -7,7 +7,9 @@ docs/java-compatibility.md (and in KNOWN below). Skips only when Java or Maven i
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ import pytest
 import agentmsg
 from agentmsg._codec.converter import json_default as _json_default
 from tests.conformance.test_schema_vectors import _drop
-from tests.conftest import load_vectors
+from tests.conftest import ROOT, load_vectors
 
 pytestmark = [
     pytest.mark.skipif(
@@ -97,6 +99,8 @@ def test_java_reads_and_writes_back_every_valid_vector(java_out: Path, kind: str
         original = _drop(case["instance"], [p for p in unknown if p not in in_maps])
         if kind == "event":
             original = {k: v for k, v in original.items() if k not in EVENT_EXTENSIONS.get(original["type"], set())}
+            if isinstance(original.get("usage"), dict):  # counts Java's ChatUsage lacks: dropped from an event
+                original["usage"] = {k: v for k, v in original["usage"].items() if k in JAVA_USAGE_KEYS}
         if key in JAVA_FILLS_EMPTY_USAGE:
             assert original["usage"] == {} and set(written["usage"].values()) == {0}, key
             written = {**written, "usage": {}}
@@ -201,6 +205,7 @@ def test_agentmsg_writes_what_java_writes_byte_for_byte(java_out: Path) -> None:
     type (VideoBlock and HintBlock included), null and omit conventions, number forms, escaping."""
     compared: dict[str, int] = {}
     types: set[str] = set()
+    restored = 0
     for kind in ("msg", "content-block", "source", "chat-usage"):
         for name in (f"built-{kind}.raw.json", f"roundtrip-{kind}.raw.json"):
             path = java_out / name
@@ -212,6 +217,13 @@ def test_agentmsg_writes_what_java_writes_byte_for_byte(java_out: Path) -> None:
             for label, text in _load(java_out, name).items():
                 if valid is not None and label not in valid:
                     continue  # an invalid vector Java read anyway (it is more lenient): not agentmsg's to write
+                if kind == "msg" and _restored_usage(text) is not None:
+                    # Java dropped usage counts it lacks and kept their copy in _chat_usage: agentmsg restores them
+                    # (docs/wire-format.md), so it writes Java's bytes but for those counts, back in the usage.
+                    ours, java = orjson.loads(_ours(kind, text)), orjson.loads(text)
+                    assert ours["usage"] == _restored_usage(text) and {**ours, "usage": None} == {**java, "usage": None}
+                    restored += 1
+                    continue
                 assert _ours(kind, text) == text, f"{name} {label}: agentmsg writes other bytes than Java"
                 compared[kind] = compared.get(kind, 0) + 1
                 types |= _block_types(kind, text)
@@ -219,3 +231,106 @@ def test_agentmsg_writes_what_java_writes_byte_for_byte(java_out: Path) -> None:
     assert every <= types, f"block types never compared: {every - types}"
     assert compared.get("msg", 0) >= 20 and compared.get("content-block", 0) >= 40, compared
     assert compared.get("source", 0) >= 5 and compared.get("chat-usage", 0) >= 3, compared
+    assert restored >= 2  # msg:usage-every-count, msg:java-main-cache-creation-input-tokens
+
+
+#: The keys AgentScope Java 2.0.0's ChatUsage writes (it drops any other usage key).
+JAVA_USAGE_KEYS = {"inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens"}
+
+
+def _restored_usage(text: str) -> dict[str, Any] | None:
+    """The usage agentmsg reads from a message Java wrote, when its metadata copy _chat_usage restores counts Java
+    dropped; None when it restores none."""
+    value = orjson.loads(text)
+    usage, copy = value.get("usage"), value.get("metadata", {}).get("_chat_usage")
+    if not isinstance(usage, dict) or not isinstance(copy, dict):
+        return None
+    missing = {k: v for k, v in copy.items() if k not in usage and k not in JAVA_USAGE_KEYS}
+    return {**usage, **missing} if missing else None
+
+
+def _agentmsg_written_usage_messages() -> dict[str, agentmsg.Msg]:
+    """Messages agentmsg writes whose usage goes beyond Java's: from recorded provider replies (the Anthropic stream
+    with cache reads and writes, Gemini's cached content with thoughts, DeepSeek's reasoner) and one built with a
+    newer producer's usage key."""
+    from tests._support.providers import FIXTURES, module
+
+    anthropic = FIXTURES / "anthropic" / "stream_code_execution_cache_usage.sse"
+    reducer = agentmsg.Reducer()
+    reducer.feed_many(module("anthropic").parse_stream(anthropic.read_bytes()))
+    (streamed,) = reducer.finish()
+    gemini = orjson.loads((FIXTURES / "gemini" / "generate_content_cached_content_usage.json").read_bytes())
+    deepseek = orjson.loads((FIXTURES / "deepseek" / "chat_completion_reasoner.json").read_bytes())
+    return {
+        "anthropic-cache-reads-and-writes": streamed,
+        "gemini-cached-content-and-thoughts": module("gemini").parse_response(gemini),
+        "deepseek-reasoning": module("openai").parse_response(deepseek),
+        "newer-producers-usage-key": agentmsg.AssistantMessage(
+            "ok", id="m-newer", usage={"inputTokens": 5, "outputTokens": 2, "futureTokens": 3}
+        ),
+    }
+
+
+def test_usage_beyond_java_survives_a_round_trip_through_java(tmp_path: Path) -> None:
+    """Principle 2: where agentmsg goes beyond Java, the extra data survives a round trip through Java. Messages
+    agentmsg wrote (cache writes, reasoning, an unknown usage key) are read and written back by AgentScope Java
+    2.0.0's own codec, then read by agentmsg: Java drops the counts from usage, keeps their copy in metadata
+    _chat_usage, and agentmsg reads the message it wrote."""
+    written = _agentmsg_written_usage_messages()
+    vectors = tmp_path / "vectors"
+    vectors.mkdir()
+    cases = [
+        {"id": label, "description": "written by agentmsg", "valid": True, "instance": msg.to_dict()}
+        for label, msg in written.items()
+    ]
+    schema = "https://agentmsg.dev/schemas/v1/msg.schema.json"
+    (vectors / "msg.json").write_bytes(orjson.dumps({"kind": "msg", "schema": schema, "cases": cases}))
+    out = tmp_path / "out"
+    r = subprocess.run(
+        ["bash", str(ROOT / "tests" / "java" / "run.sh"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1260,
+        # only the roundtrip output is read: no formatter vectors (run.sh skips the formatters mode without them)
+        env={**os.environ, "AGENTMSG_VECTORS_DIR": str(vectors), "AGENTMSG_FORMATTERS_DIR": str(tmp_path / "none")},
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    raw = _load(out, "roundtrip-msg.raw.json")
+    assert set(raw) == set(written), "Java read every message agentmsg wrote"
+    for label, original in written.items():
+        java = orjson.loads(raw[label])
+        mine = original.to_dict()
+        beyond = {k for k in mine["usage"] if k not in JAVA_USAGE_KEYS}
+        assert beyond, label
+        assert not beyond & set(java["usage"]), f"{label}: Java 2.0.0 now keeps {beyond & set(java['usage'])}"
+        assert java["metadata"]["_chat_usage"] == mine["usage"], label  # the copy, kept whole
+        back = agentmsg.Msg.from_json(raw[label])
+        assert back.usage is not None
+        usage = orjson.loads(orjson.dumps(back.to_dict()["usage"]))
+        # every count agentmsg wrote is back; Java adds only its own counters it was not given (zeros, and the
+        # derived totalTokens)
+        assert {k: v for k, v in usage.items() if k in mine["usage"]} == mine["usage"], label
+        java_filled = {"cachedTokens": 0, "time": 0.0, "totalTokens": usage["inputTokens"] + usage["outputTokens"]}
+        assert {k: usage[k] for k in set(usage) - set(mine["usage"])}.items() <= java_filled.items(), label
+        assert _canonical("msg", {**java, "usage": None}) == _canonical("msg", {**mine, "usage": None}), label
+
+
+def test_the_seed_constructors_build_what_javas_builders_build(java_out: Path) -> None:
+    """``generate_reason=`` writes what Java's ``Msg.Builder.generateReason(g)`` and ``withGenerateReason`` write, byte
+    for byte; ``ToolResultBlock.error(id, name, text)`` writes what Java's ``error(text).withIdAndName(id, name)``
+    writes but for the state: Java leaves it ``running`` (docs/java-compatibility.md), agentmsg says ``error``."""
+    msgs = _load(java_out, "built-msg.raw.json")
+    for reason in agentmsg.GenerateReason:
+        java = msgs[f"generate-reason-{reason.value}"]
+        stamp = orjson.loads(java)["timestamp"]
+        assert agentmsg.Msg("ASSISTANT", "x", id="m", timestamp=stamp, generate_reason=reason).to_json() == java
+    java = msgs["with-generate-reason"]
+    given = orjson.loads(java)
+    ours = agentmsg.AssistantMessage("x", name="Friday", generate_reason=agentmsg.GenerateReason.MAX_ITERATIONS)
+    assert ours.copy(id=given["id"], timestamp=given["timestamp"]).to_json() == java
+    blocks = _load(java_out, "built-content-block.raw.json")
+    java = blocks["tool-result-error-with-id-and-name"]
+    error = agentmsg.ToolResultBlock.error("call_15", "divide", orjson.loads(java)["output"][0]["text"])
+    assert error.state is agentmsg.ToolResultState.ERROR
+    error.state = agentmsg.ToolResultState.RUNNING
+    assert agentmsg.block_to_json(error) == java

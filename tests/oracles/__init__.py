@@ -215,6 +215,8 @@ _PART_DATA = (
     "functionResponse",
     "executableCode",
     "codeExecutionResult",
+    "toolCall",
+    "toolResponse",
 )
 
 

@@ -133,6 +133,24 @@ def _structured_reply(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Mo
     assert ns["city"] == City("Mexico City", "Mexico")
 
 
+def _system_prompt(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns["tools"] = TOOLS
+    run_block(ns)
+    text = ns["prompt"].text_content
+    assert ns["request"].body["messages"][0] == {"role": "system", "content": text}
+    shown = re.search(r"```text\n(.*?)```", (ROOT / "docs" / "formatters.md").read_text(encoding="utf-8"), re.S)
+    assert shown is not None and shown.group(1) == text + "\n"  # the prompt the page shows
+
+
+def _think_tags(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "<think>\nThe user greets me.\n</think>\n\nHello!"  # the reply the snippet's comment shows
+    reply = {"role": "assistant", "content": text}
+    ns["body"] = {"id": "c1", "model": "m", "choices": [{"index": 0, "message": reply, "finish_reason": "stop"}]}
+    run_block(ns)
+    assert [b.type for b in ns["msg"].content] == ["thinking", "text"]
+    assert (ns["msg"].content[0].thinking, ns["msg"].text_content) == ("The user greets me.", "Hello!")
+
+
 def _provider_module(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/adding-a-provider.md: the example module runs, is a provider the contract accepts, and what the page
     shows it gives holds (the second block runs after the module's)."""
@@ -158,6 +176,8 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("formatters.md", "MediaPolicy(allowed_roots", _formatter),
     ("formatters.md", 'StructuredOutput(schema, name="City")', _structured_request),
     ("formatters.md", "msg.structured_output(City)", _structured_reply),
+    ("streams.md", "think_tags=True)", _think_tags),
+    ("formatters.md", "long_term_memory=", _system_prompt),
     ("adding-a-provider.md", "class Reader(PayloadReader)", _provider_module),
     ("adding-a-provider.md", "reduce_events(parse_stream(sse))", _provider_module),
 ]

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any, assert_type
 
-from agentmsg import (AssistantMessage, ContentBlock, Msg, Problem, TextBlock, ThinkingBlock, ToolResultBlock,
-                      ToolResultMessage, ToolUseBlock, UserMessage)
+from agentmsg import (AssistantMessage, ContentBlock, GenerateReason, Msg, Problem, TextBlock, ThinkingBlock,
+                      ToolResultBlock, ToolResultMessage, ToolUseBlock, UserMessage)
 import httpx
 
 from agentmsg.clients import AsyncClient, Client
@@ -46,6 +46,14 @@ results = ToolResultMessage([
     ToolResultBlock(id="call_1", output=[TextBlock(text="sunny"), "and warm"]),
 ])
 assert_type(results.blocks("tool_result")[0].output, list[ContentBlock])
+
+# The seed's factories and the generate reason at construction (README).
+assert_type(ToolResultBlock.error("call_1", "Connection timeout"), ToolResultBlock)
+assert_type(ToolResultBlock.text("call_1", "get_weather", [TextBlock(text="sunny")]), ToolResultBlock)
+ToolResultBlock.error("call_1")  # type: ignore[call-overload]
+ToolResultBlock.error("call_1", "f", "x", name="g")  # type: ignore[call-overload]
+assert_type(AssistantMessage("x", generate_reason=GenerateReason.MAX_ITERATIONS).generate_reason, GenerateReason)
+AssistantMessage("x", generate_reason=3)  # type: ignore[arg-type]
 
 provider = get("anthropic")
 conversation = [UserMessage("What's the weather in Paris?"), reply, results]

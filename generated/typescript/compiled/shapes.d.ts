@@ -7,6 +7,8 @@ export interface PropShape {
   shape: Shape;
   alt?: string;
   default?: unknown;
+  /** The property is a number of this JSON Schema type (e.g. the usage counts a reducer sums). */
+  number?: "integer" | "number";
 }
 /** A titled object's name, a tagged union by `type`, an array, or null: kept as it is. */
 export type Shape = string | { union: Record<string, Shape> } | { array: Shape } | null;

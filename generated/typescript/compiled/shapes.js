@@ -39,27 +39,44 @@ export const shapes = {
   {
    "key": "inputTokens",
    "mode": "optional",
-   "shape": null
+   "shape": null,
+   "number": "integer"
   },
   {
    "key": "outputTokens",
    "mode": "optional",
-   "shape": null
+   "shape": null,
+   "number": "integer"
   },
   {
    "key": "cachedTokens",
    "mode": "optional",
-   "shape": null
+   "shape": null,
+   "number": "integer"
   },
   {
    "key": "time",
    "mode": "optional",
-   "shape": null
+   "shape": null,
+   "number": "number"
   },
   {
    "key": "totalTokens",
    "mode": "optional",
-   "shape": null
+   "shape": null,
+   "number": "integer"
+  },
+  {
+   "key": "cacheCreationInputTokens",
+   "mode": "optional",
+   "shape": null,
+   "number": "integer"
+  },
+  {
+   "key": "reasoningTokens",
+   "mode": "optional",
+   "shape": null,
+   "number": "integer"
   }
  ],
  "DataBlock": [
@@ -131,13 +148,15 @@ export const shapes = {
    "key": "minPixels",
    "mode": "optional",
    "shape": null,
-   "alt": "min_pixels"
+   "alt": "min_pixels",
+   "number": "integer"
   },
   {
    "key": "maxPixels",
    "mode": "optional",
    "shape": null,
-   "alt": "max_pixels"
+   "alt": "max_pixels",
+   "number": "integer"
   }
  ],
  "Msg": [
@@ -346,31 +365,36 @@ export const shapes = {
   {
    "key": "fps",
    "mode": "optional",
-   "shape": null
+   "shape": null,
+   "number": "number"
   },
   {
    "key": "maxFrames",
    "mode": "optional",
    "shape": null,
-   "alt": "max_frames"
+   "alt": "max_frames",
+   "number": "integer"
   },
   {
    "key": "minPixels",
    "mode": "optional",
    "shape": null,
-   "alt": "min_pixels"
+   "alt": "min_pixels",
+   "number": "integer"
   },
   {
    "key": "maxPixels",
    "mode": "optional",
    "shape": null,
-   "alt": "max_pixels"
+   "alt": "max_pixels",
+   "number": "integer"
   },
   {
    "key": "totalPixels",
    "mode": "optional",
    "shape": null,
-   "alt": "total_pixels"
+   "alt": "total_pixels",
+   "number": "integer"
   }
  ]
 };

@@ -66,7 +66,7 @@ def _kind_of(cls: type) -> str | None:
 def find_unknown_keys(value: Any, kind: str | None = None) -> list[Problem]:
     """The keys the schema does not declare, anywhere in ``value``: a message, block, source, usage or event
     object, or parsed JSON (then ``kind`` says what it is; default ``msg``). One :class:`~agentmsg.Problem`
-    per key, rule ``unknown-key``, pointer of the key itself (``/usage/cacheCreationInputTokens``), sorted by
+    per key, rule ``unknown-key``, pointer of the key itself (``/usage/futureTokens``), sorted by
     pointer; ``[]`` when there are none.
 
     Readers keep these keys and write them back; strict reading (``strict=True``) rejects them."""

@@ -1,8 +1,9 @@
 """``agentmsg chat``: stream a reply from a provider, live in the terminal.
 
-    agentmsg chat --provider NAME [--model M] [--base-url URL] [--system TEXT] [--max-tokens N] PROMPT
+    agentmsg chat --provider NAME [--model M] [--base-url URL] [--system TEXT] [--max-tokens N] [--think-tags] PROMPT
 
-Text is printed as it arrives; reasoning is marked ``[thinking]`` and tool calls ``[tool call]``; the last
+Text is printed as it arrives; reasoning is marked ``[thinking]`` and tool calls ``[tool call]`` (``--think-tags``,
+``--think-tags-open``: ``<think>...</think>`` in the text is reasoning, docs/streams.md); the last
 line gives the usage. What the parser said on the way (a payload it could not read, a tool call's arguments cut
 at max_tokens, data the message has no place for) is printed on stderr after the reply, one line each, as
 ``agentmsg parse`` prints it. The API key comes from the provider's usual environment variable. Exit 1 when
@@ -44,7 +45,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.max_tokens is not None:
         params["max_tokens"] = args.max_tokens
     try:
-        client = Client(args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout)
+        client = Client(
+            args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout, think_tags=args.think_tags
+        )
     except ValueError as exc:  # a base_url that is no http(s) URL
         raise UsageError(str(exc)) from None
     if client.api_key is None:  # (the client's own message says api_key=, which a command line has not)
@@ -163,6 +166,22 @@ def add_parser(sub: Any) -> None:
         type=seconds("--timeout"),
         default=None,
         help="seconds without data before the call fails (default: the client's, 600, and 10 to connect)",
+    )
+    think = p.add_mutually_exclusive_group()
+    think.add_argument(
+        "--think-tags",
+        dest="think_tags",
+        action="store_const",
+        const=True,
+        default=False,
+        help="read <think>...</think> in the reply's text as reasoning (reasoning models on compatible servers)",
+    )
+    think.add_argument(
+        "--think-tags-open",
+        dest="think_tags",
+        action="store_const",
+        const="open",
+        help="the same, for a template that puts <think> in the prompt (the reply only closes it)",
     )
     p.add_argument("prompt", metavar="PROMPT")
     p.set_defaults(func=run)

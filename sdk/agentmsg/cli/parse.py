@@ -1,6 +1,6 @@
 """``agentmsg parse``: a provider's reply as agentmsg's message (or its AgentEvents).
 
-    agentmsg parse --provider NAME [--stream] [--events] [--choice N|all] [STREAM_FLAG] FILE
+    agentmsg parse --provider NAME [--stream] [--events] [--choice N|all] [--think-tags|--think-tags-open] [STREAM_FLAG] FILE
 
 FILE is a non-streaming response body (JSON, at most ``limits.max_bytes``), or with ``--stream`` the raw
 streamed body (SSE as the provider sends it, JSON lines, a JSON array of chunks), read and reduced as it
@@ -12,7 +12,8 @@ response at all, 3 when the reply was read whole but a tool call's arguments, as
 no JSON object the message can hold (cut at max_tokens, say: kept raw, with ``argumentsError``). What the parser said on the way is printed on stderr, one line each: a problem
 (``FILE: message [rule]``), the provider's error or a cut stream (``FILE: error: message [type]``) and
 data the message has no place for (``FILE: note: message [not-kept]``); ``choice/N: `` before the message
-for a choice other than the first. STREAM_FLAG: the stream parser options a provider's spec offers as flags
+for a choice other than the first. ``--think-tags`` (``--think-tags-open``): ``<think>...</think>`` in the reply's
+text read as reasoning, streamed or whole (docs/streams.md). STREAM_FLAG: the stream parser options a provider's spec offers as flags
 (``Spec.stream_flags``); one the chosen provider does not offer is a usage error.
 """
 
@@ -69,7 +70,7 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
 
 def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterator[list[dict[str, Any]]]:
     """The events of a streamed body as it is read (bounded memory)."""
-    parser = get(args.provider).stream_parser(**_stream_options(args))
+    parser = get(args.provider).stream_parser(**_stream_options(args), **_reply_options(args))
     for chunk in chunks:
         yield parser.feed(chunk)
     yield parser.close()
@@ -78,10 +79,15 @@ def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterato
 def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[list[dict[str, Any]]]:
     """The events of a whole (non-streamed) response body."""
     try:
-        events = get(args.provider).response_events(data)
+        events = get(args.provider).response_events(data, **_reply_options(args))
     except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
         raise UsageError(f"{shown_path(args.file)}: not {_a(args.provider)} response: {exc}") from None
     yield events
+
+
+def _reply_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of every provider's reader, streamed or whole (``--think-tags``, ``--think-tags-open``)."""
+    return {"think_tags": args.think_tags} if args.think_tags else {}
 
 
 def _stream_flags() -> dict[str, tuple[StreamFlag, list[str]]]:
@@ -206,6 +212,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--events", action="store_true", help="print the AgentEvents as JSON lines instead")
     p.add_argument(
         "--choice", type=_choice, default="0", help="which choice / candidate to print (default 0), or 'all'"
+    )
+    think = p.add_mutually_exclusive_group()
+    think.add_argument(
+        "--think-tags",
+        dest="think_tags",
+        action="store_const",
+        const=True,
+        default=False,
+        help="read <think>...</think> in the reply's text as reasoning (reasoning models on compatible servers)",
+    )
+    think.add_argument(
+        "--think-tags-open",
+        dest="think_tags",
+        action="store_const",
+        const="open",
+        help="the same, for a template that puts <think> in the prompt (the reply only closes it)",
     )
     groups: dict[str, Any] = {}  # flags that set the same parser option exclude each other
     for name, (flag, _) in _stream_flags().items():

@@ -316,6 +316,7 @@ class AsyncClient(BaseClient):
         name: str | None = None,
         headers: Mapping[str, str] | None = None,
         format_options: FormatOptions | Mapping[str, Any] | None = None,
+        think_tags: bool | str = False,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         super().__init__(
@@ -330,6 +331,7 @@ class AsyncClient(BaseClient):
             name=name,
             headers=headers,
             format_options=format_options,
+            think_tags=think_tags,
         )
         self._own = http_client is None
         self.http = http_client or httpx.AsyncClient(timeout=self.timeout or DEFAULT_TIMEOUT)

@@ -22,6 +22,7 @@ from agentmsg.clients._errors import (
 )
 from agentmsg.clients._retry import RetryPolicy
 from agentmsg.providers import FormatOptions, FormattedRequest, Spec
+from agentmsg.providers._response.think import THINK_TAG_MODES
 
 if TYPE_CHECKING:
     from agentmsg.providers._response.parser import StreamParser
@@ -123,6 +124,7 @@ class BaseClient:
         name: str | None = None,
         headers: Mapping[str, str] | None = None,
         format_options: FormatOptions | Mapping[str, Any] | None = None,
+        think_tags: bool | str = False,
     ) -> None:
         pinned = type(self)._pinned_provider
         if provider is None:
@@ -157,6 +159,10 @@ class BaseClient:
         self.name = name
         self.extra_headers = dict(headers or {})
         self.format_options = format_options
+        if think_tags not in THINK_TAG_MODES and think_tags is not False:
+            raise ValueError(f"think_tags={think_tags!r}: expected False, True or 'open'")
+        #: ``<think>`` text in the replies read as reasoning (docs/streams.md): False, True or "open"
+        self.think_tags = think_tags
 
     def format(
         self,
@@ -191,6 +197,8 @@ class BaseClient:
         opts: dict[str, Any] = {"started_at": started_at}
         if self.name is not None:
             opts["name"] = self.name
+        if self.think_tags:
+            opts["think_tags"] = self.think_tags
         return opts
 
     @property

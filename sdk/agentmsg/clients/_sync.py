@@ -230,7 +230,8 @@ class Client(BaseClient):
     your ``http_client``'s own; a stream silent for longer breaks), ``max_retries`` (429, 408, 409, 5xx and
     connection failures before the stream starts, with exponential ``backoff`` honouring Retry-After up to
     ``max_retry_after`` seconds), ``name`` (the replies' agent name), ``headers`` (each replaces the client's
-    header of that name), ``http_client`` (your own ``httpx.Client``, e.g. with a mock transport)."""
+    header of that name), ``think_tags`` (``True`` or ``"open"``: ``<think>`` text in the replies read as reasoning,
+    docs/streams.md), ``http_client`` (your own ``httpx.Client``, e.g. with a mock transport)."""
 
     def __init__(
         self,
@@ -246,6 +247,7 @@ class Client(BaseClient):
         name: str | None = None,
         headers: Mapping[str, str] | None = None,
         format_options: FormatOptions | Mapping[str, Any] | None = None,
+        think_tags: bool | str = False,
         http_client: httpx.Client | None = None,
     ) -> None:
         super().__init__(
@@ -260,6 +262,7 @@ class Client(BaseClient):
             name=name,
             headers=headers,
             format_options=format_options,
+            think_tags=think_tags,
         )
         self._own = http_client is None
         self.http = http_client or httpx.Client(timeout=self.timeout or DEFAULT_TIMEOUT)

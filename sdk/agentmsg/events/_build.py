@@ -14,7 +14,7 @@ from agentmsg._codec.schemas import validate
 from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.events._pointer import deepest_last_first, replaced, tokens, without
 from agentmsg.events._state import Block, Reply, State, ToolResult
-from agentmsg.message import AssistantMessage, Msg
+from agentmsg.message import JAVA_USAGE_KEYS, METADATA_CHAT_USAGE, AssistantMessage, Msg
 
 
 def close_reply(st: State, reply: Reply, interrupted: bool) -> None:
@@ -151,6 +151,10 @@ def build(
         usage: Any = dict(reply.usage)
     else:
         usage = result.get("usage") if "usage" in result else None
+    if type(usage) is dict and not JAVA_USAGE_KEYS.issuperset(usage):
+        # A usage holding a key AgentScope Java 2.0.0's ChatUsage lacks keeps a copy of itself in metadata
+        # _chat_usage, a map Java keeps whole: the key survives a trip through Java (docs/wire-format.md).
+        metadata[METADATA_CHAT_USAGE] = dict(usage)
     # Ids and names come from the stream: only non-empty strings (ids) and strings (names) are used.
     msg_id = result.get("id")
     if not (isinstance(msg_id, str) and msg_id):

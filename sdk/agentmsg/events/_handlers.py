@@ -17,17 +17,28 @@ import binascii
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import orjson
+
 from agentmsg._codec.jsontext import INT_MAX, INT_MIN
 from agentmsg._codec.schemas import schema_documents, validate
 from agentmsg._codec.timestamps import java_form_of_instant
-from agentmsg.errors import ValidationError
+from agentmsg.errors import ValidationError, pointer_of
 from agentmsg.events._build import close_reply
 from agentmsg.events._state import JOIN_EVERY, THINKING_DELTA, Block, Reply, State, Text, ToolResult
 
 Handler = Callable[[State, dict[str, Any], int], None]
 
 _MAX_INT = 2**63 - 1  # Java's Long.MAX_VALUE: the largest usage a Java reader can hold
-_USAGE_KEYS = ("inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens")
+#: The usage keys a reply sums over its model calls, in the schema's order: every count the usage schema declares
+#: (an integer) and ``time`` (a number). A key added to the schema is summed with no change here.
+SUMMED_USAGE: dict[str, bool] = {
+    key: prop.get("type") == "integer"
+    for key, prop in schema_documents()["chat-usage.schema.json"]["properties"].items()
+    if prop.get("type") in ("integer", "number")
+}
+#: Message metadata key of the citation and grounding data a provider gave for the whole reply (MODEL_CALL_END
+#: envelope ``metadata.grounding``)
+GROUNDING = "agentmsg_grounding"
 
 
 def fold(st: State, events: Iterable[Any], feed: Callable[[Any], None]) -> None:
@@ -254,15 +265,22 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
         st.problem(
             i, "/metadata/structuredOutput", "type", f"structuredOutput {structured!r:.80} is no object: not taken"
         )
+    grounding = meta.get("grounding") if type(meta) is dict else None
+    if type(grounding) is dict:  # the provider's citation and grounding data of the whole reply: the last wins
+        reply.meta[GROUNDING] = grounding
+    elif grounding is not None:
+        st.problem(i, "/metadata/grounding", "type", f"grounding {grounding!r:.80} is not an object: not taken")
     usage = e.get("usage")
     if not usage:
         return
-    total = reply.usage if reply.usage is not None else {}
-    for k in _USAGE_KEYS:
+    if type(usage) is not dict:
+        raise TypeError("usage is not an object")
+    total = dict(reply.usage) if reply.usage is not None else {}  # (a copy: strict mode may raise half way)
+    for k, count in SUMMED_USAGE.items():
         v = usage.get(k)
         if v is None:
             continue
-        if k != "time" and (type(v) is not int or not INT_MIN <= v <= INT_MAX):
+        if count and (type(v) is not int or not INT_MIN <= v <= INT_MAX):
             # JSON integers beyond 64 bits come back from the parser as floats: never sum them as such (an int
             # beyond 64 bits, from events given as objects, is ignored as the same stream's JSON text is).
             st.problem(i, f"/usage/{k}", "type", f"usage {k} {v!r:.40} is not a 64-bit integer: value ignored")
@@ -282,8 +300,31 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
             )
             s = _MAX_INT
         total[k] = s
+    for k, v in usage.items():
+        if k in SUMMED_USAGE:
+            continue
+        # A key the usage schema declares no count (a newer producer's): kept as given and written back. It
+        # cannot be summed, so a later model call's value replaces the earlier one, said.
+        if k in total:
+            st.problem(
+                i,
+                pointer_of(("usage", k)),
+                "usage-not-summed",
+                f"usage {k!r:.80} is no count the usage schema declares, so it is not summed: this model call's"
+                f" value replaces the earlier one ({_shown_value(total[k])})",
+            )
+        total[k] = v
     if total:
         reply.usage = total
+
+
+def _shown_value(value: Any) -> str:
+    """A JSON value as a problem quotes it: its JSON text, cut after 80 characters."""
+    try:
+        text = orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:80] + "..."
 
 
 # ---- text, thinking and data blocks -------------------------------------------------------------------

@@ -13,7 +13,9 @@ Providers (registry names): ``openai`` (OpenAI Chat Completions), ``deepseek`` a
     events = provider.parse_stream(sse_body)     # a stream (whole, or chunks as they arrive) -> AgentEvents
     provider.spec         # how to reach it: base_url, env (API-key variables), auth, headers, default_model
 
-The provider modules (``agentmsg.providers.openai`` ...) have the same functions at module level. A provider is
+``system_prompt(base, tools=..., long_term_memory=...)`` builds the system message a formatter context builds (the
+base prompt, the tools available, a long-term memory section). The provider modules (``agentmsg.providers.openai``
+...) have the same functions at module level. A provider is
 one module in this package and one line in :data:`MODULES` (``docs/adding-a-provider.md``).
 """
 
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 from agentmsg._wire.framing import is_sse_body, without_http_heads
 from agentmsg.providers._request.context import ERROR, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
 from agentmsg.providers._request.media import MediaPolicy
+from agentmsg.providers._request.prompt import system_prompt
 from agentmsg.providers._request.structured import StructuredOutput
 from agentmsg.providers.base import Provider, Spec, StreamFlag
 
@@ -49,6 +52,7 @@ __all__ = [
     "get",
     "is_sse_body",
     "providers",
+    "system_prompt",
     "without_http_heads",
 ]
 

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import orjson
 
-from agentmsg._codec.jsontext import json_type
+from agentmsg._codec.jsontext import json_type, loads
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
@@ -71,6 +71,14 @@ FIELDS: Final = field_table(
         ),
         "thinking.metadata.redacted": mapped("thinking-dropped", note="a redacted_thinking block"),
         "thinking.metadata.redactedData": mapped("thinking-dropped", note="the redacted_thinking block's data"),
+        "thinking.metadata.providerBlock": mapped(
+            "provider-tool-dropped",
+            note="a server tool's block (server_tool_use, *_tool_result), back unchanged in its place; another"
+            " provider's said",
+        ),
+        "thinking.metadata.citations": mapped(
+            "citations-dropped", note="back on the text block sent right before it; another provider's said"
+        ),
         "tool_use.metadata.thoughtSignature": reported("signature-dropped", note="no field for a call's signature"),
         "tool_result.state": mapped(note="error, denied and interrupted: is_error"),
         "data.name": mapped(
@@ -266,6 +274,26 @@ class _AnthropicWalk(TurnWalk):
         )
         return None
 
+    def provider_part(self, meta: dict[str, Any], i: int, j: int, prev: Any) -> Any:
+        """Anthropic's own data, kept by the reader, back as the API gave it: a server tool's block (``server_tool_use``,
+        ``web_search_tool_result``, ...: ``encrypted_content`` byte for byte, as the API asks for multi-turn search) in
+        its place, and a text block's citations (``encrypted_index`` included) on that text block."""
+        block = meta.get(F.PROVIDER_BLOCK)
+        if block is not None:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if _server_side(kind) or kind == "text":  # (what the reader keeps so: a cited text block of no text too)
+                return dict(block)  # (a copy: the final turn's text may be right-stripped, never the message's)
+            F.carrier_dropped(self.ctx, meta, (i, j), "it is no block of a tool Anthropic runs itself")
+            return None
+        citations = meta.get(F.CITATIONS)
+        if not isinstance(citations, list):
+            F.carrier_dropped(self.ctx, meta, (i, j), "they are no list")
+        elif isinstance(prev, dict) and prev.get("type") == "text" and "citations" not in prev:
+            prev["citations"] = citations  # (the text part was made for this turn: never the message's)
+        else:
+            F.carrier_dropped(self.ctx, meta, (i, j), "no text block is sent right before them")
+        return None
+
     def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
         meta = block.metadata
         if meta and meta.get("thoughtSignature"):
@@ -403,18 +431,38 @@ _NORMAL_STOP = ("end_turn", "stop_sequence")
 
 
 #: The usage counts :func:`_usage` reads
-_COUNTS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+_COUNTS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+    "output_tokens_details",
+)
 
 
 def _usage(u: Mapping[str, Any], b: StreamBuilder) -> dict[str, Any] | None:
-    """Anthropic counts cached input apart from ``input_tokens``: inputTokens is their sum (every input
-    token, as the other providers count it) and cachedTokens the cache reads. A count given that is no count is
-    said (``safe_int``), the rest kept."""
+    """Anthropic counts cached input apart from ``input_tokens`` (the tokens after the last cache breakpoint):
+    inputTokens is the sum of the three (every input token, as the other providers count it, and as AgentScope
+    Java's Anthropic parser sums them), cachedTokens the cache reads, cacheCreationInputTokens the cache writes.
+    ``output_tokens`` includes the thinking (``output_tokens_details.thinking_tokens``: reasoningTokens). A count
+    given that is no count is said (``safe_int``), the rest kept."""
     given = safe_int(u.get("input_tokens"), b, "usage.input_tokens")
     written = safe_int(u.get("cache_creation_input_tokens"), b, "usage.cache_creation_input_tokens")
     read = safe_int(u.get("cache_read_input_tokens"), b, "usage.cache_read_input_tokens")
     total_in = None if given is None else given + (written or 0) + (read or 0)
-    return usage_dict(total_in, safe_int(u.get("output_tokens"), b, "usage.output_tokens"), read)
+    details = u.get("output_tokens_details")
+    thinking = (
+        safe_int(details.get("thinking_tokens"), b, "usage.output_tokens_details.thinking_tokens")
+        if isinstance(details, dict)
+        else None
+    )
+    return usage_dict(
+        total_in,
+        safe_int(u.get("output_tokens"), b, "usage.output_tokens"),
+        read,
+        cache_write=written,
+        reasoning=thinking,
+    )
 
 
 def _finish(b: StreamBuilder, reason: Any) -> None:
@@ -519,20 +567,39 @@ _NOT_KEPT_BLOCKS = {
 }
 
 
-def _citations_not_kept(b: StreamBuilder, index: Any) -> None:
-    b.not_kept(
-        f"citations/b{index}", f"the citations of text block {index} are not kept (the message has no place for them)"
-    )
+def _citations(b: StreamBuilder, index: Any, value: Any) -> list[Any]:
+    """A text block's ``citations`` (null or a list; another value is said, ``type``, and left out)."""
+    if value is None or isinstance(value, list):
+        return value or []
+    b.problem("type", f"the citations of text block {index} are a JSON {json_type(value)}, not a list: left out")
+    return []
+
+
+def _cited(b: StreamBuilder, slot: str, text: bool, block: Mapping[str, Any], citations: list[Any]) -> None:
+    """The citations of the text block in ``slot``, which just ended: kept in a carrier right after it (metadata
+    ``citations``), which the formatter puts back on that block. A cited block of no text (the message has no empty
+    text block) is kept whole in its place (metadata ``providerBlock``): the citations go with their own block."""
+    if not citations:
+        return
+    if text:
+        b.carrier({"citations": citations}, slot=f"cites-{slot}")
+    else:
+        b.carrier({"providerBlock": {**block, "citations": citations}}, slot=f"cites-{slot}")
 
 
 def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) -> None:
-    """A content block: whole (non-streaming) or as content_block_start gives it."""
+    """A content block: whole (non-streaming) or as content_block_start gives it (the reader then follows its deltas:
+    citations, a server tool's input)."""
     slot = f"b{index}"
     kind = block.get("type")
     if kind == "text":
-        b.text(block.get("text") or "", slot=slot)
-        if block.get("citations"):
-            _citations_not_kept(b, index)
+        text = block.get("text") or ""
+        b.text(text, slot=slot)
+        if whole:
+            citations = _citations(b, index, block.get("citations"))
+            b.end_block(slot)
+            _cited(b, slot, bool(text), block, citations)
+        return
     elif kind == "thinking":
         b.thinking(block.get("thinking") or "", slot=slot)
         sig = block.get("signature")
@@ -551,10 +618,13 @@ def _block(b: StreamBuilder, index: Any, block: Mapping[str, Any], whole: bool) 
             _call_not_kept(b, block)
         return
     elif _server_side(kind):
-        b.not_kept(
-            f"block/{kind}",
-            f"{kind} blocks (a tool the provider runs itself) are not kept (the message has no place for them)",
-        )
+        # A tool the provider runs itself: kept as it came, in its place, for Anthropic only (a carrier: metadata
+        # providerBlock). Never a call for the client to run. Streamed, the reader opens its carrier here and ends it
+        # with the block once its input is whole.
+        if whole:
+            b.carrier({"providerBlock": dict(block)}, slot=slot)
+        else:
+            b.open_carrier(slot)
         return
     elif kind in _NOT_KEPT_BLOCKS:
         detail = ""
@@ -585,15 +655,20 @@ REPLY_FIELDS: Final = (
     ReplyField("model", MAPPED, "metadata `agentmsg_model` (thinking blocks' `model`)"),
     ReplyField("type|role", NOT_READ, "always a message of the assistant"),
     ReplyField("content[] text", KEPT, "a text block (structured output: metadata `_structured_output`)"),
-    ReplyField("content[] text .citations", NOT_KEPT, "citations (`citations_delta` too)"),
+    ReplyField(
+        "content[] text .citations",
+        MAPPED,
+        "a carrier after the text block: thinking metadata `citations`, as given (`citations_delta` too)",
+    ),
     ReplyField("content[] thinking", MAPPED, "a thinking block, its `signature` in metadata"),
     ReplyField("content[] redacted_thinking", MAPPED, "a thinking block: metadata `redacted`, `redactedData`"),
     ReplyField("content[] tool_use", MAPPED, "a tool_use block (`id`, `name`, `input`)"),
     ReplyField("content[] tool_use .caller|.toolset_name", NOT_KEPT, "programmatic tool calling, toolsets"),
     ReplyField(
         "content[] server_tool_use, web_search_tool_result, mcp_tool_use, ... (a *_tool_use or *_tool_result)",
-        NOT_KEPT,
-        "tools the provider runs itself: never a call for the client",
+        MAPPED,
+        "tools the provider runs itself: a carrier in its place (thinking metadata `providerBlock`, as given); never a"
+        " call for the client",
     ),
     ReplyField("content[] compaction|fallback|mcp_tool_listing", NOT_KEPT, "a `fallback` names the model of the rest"),
     ReplyField(
@@ -609,11 +684,13 @@ REPLY_FIELDS: Final = (
         "usage `inputTokens` (their sum: every input token)",
     ),
     ReplyField("usage.cache_read_input_tokens", MAPPED, "usage `cachedTokens`"),
+    ReplyField("usage.cache_creation_input_tokens", MAPPED, "usage `cacheCreationInputTokens`"),
     ReplyField("usage.output_tokens", MAPPED, "usage `outputTokens`"),
+    ReplyField("usage.output_tokens_details.thinking_tokens", MAPPED, "usage `reasoningTokens`"),
     ReplyField(
-        "usage.cache_creation, usage.server_tool_use, usage.output_tokens_details, usage.service_tier",
+        "usage.cache_creation, usage.server_tool_use, usage.service_tier",
         NOT_READ,
-        "details the usage has no field for",
+        "details the usage has no field for (the per-TTL cache writes, server tool requests)",
     ),
     ReplyField("error", MAPPED, "an error event (metadata `agentmsg_errors`, `request_id` kept); INTERRUPTED"),
 )
@@ -647,7 +724,12 @@ class Reader(PayloadReader):
         self._usage: dict[str, Any] = {}
         self._inputs: dict[str, str] = {}  # tool_use slot -> its start input (used when no delta comes)
         self._unknown_deltas: set[tuple[Any, ...]] = set()  # (slot, delta type[, case]) reported: unknown, misplaced
-        self._skipped: set[str] = set()  # slots of server tools' blocks (their deltas are skipped too)
+        self._skipped: set[str] = set()  # slots of blocks not kept (their deltas are skipped too)
+        #: slots of the server tools' blocks streaming: (the block as content_block_start gave it, its input's
+        #: input_json_delta fragments), kept whole when the block stops
+        self._server: dict[str, tuple[dict[str, Any], list[str]]] = {}
+        #: text slot -> (its content_block_start, its citations so far: the start's, then each citations_delta)
+        self._cites: dict[str, tuple[dict[str, Any], list[Any]]] = {}
         self._kinds: dict[str, Any] = {}  # slot -> its block's type (content_block_start); _ENDED once stopped
         self._started = False  # a message_start came
         self._slots: dict[int, str] = {}  # block index -> its slot name (made once)
@@ -683,7 +765,10 @@ class Reader(PayloadReader):
             index = obj.get("index")  # (the slot looked up inline: the common payload)
             slot = (self._slots.get(index) if type(index) is int else None) or self._slot(index)
             if slot in self._skipped:
-                return  # the deltas of a server tool's block (its input): skipped with it
+                return  # the deltas of a block not kept: skipped with it
+            if slot in self._server:
+                self._server_delta(slot, dkind, delta)
+                return
             block_kind = self._kinds.get(slot)
             if block_kind != _DELTA_BLOCK.get(dkind, block_kind) and not self._misplaced(slot, dkind, block_kind):
                 return
@@ -700,7 +785,11 @@ class Reader(PayloadReader):
             elif dkind == "signature_delta":
                 b.signature(delta.get("signature") or "", slot=slot)  # the whole signature: the last one wins
             elif dkind == "citations_delta":
-                _citations_not_kept(b, obj.get("index"))
+                citation = delta.get("citation")
+                if isinstance(citation, dict):
+                    self._cites.setdefault(slot, ({"type": "text", "text": ""}, []))[1].append(citation)
+                else:
+                    b.problem("type", f"a citations_delta whose citation is a JSON {json_type(citation)}: left out")
             elif (slot, dkind) not in self._unknown_deltas:  # reported once per block and kind
                 self._unknown_deltas.add((slot, dkind))
                 b.problem("enum", f"content block delta type {dkind!r} is not supported: skipped")
@@ -710,9 +799,16 @@ class Reader(PayloadReader):
             if block.get("type") == "tool_use":
                 start_input = block.get("input")
                 self._inputs[slot] = b.json_text(start_input if start_input is not None else {})
-            if _server_side(block.get("type")) or block.get("type") in _NOT_KEPT_BLOCKS:
-                self._skipped.add(slot)  # its deltas (a server tool's input_json_delta) are not the client's
-            self._kinds[slot] = block.get("type")
+            kind = block.get("type")
+            if kind in _NOT_KEPT_BLOCKS:
+                self._skipped.add(slot)  # its deltas are skipped with it
+            elif kind == "text":
+                citations = _citations(b, obj.get("index"), block.get("citations"))
+                if citations:
+                    self._cites[slot] = (block, list(citations))
+            elif _server_side(kind):
+                self._server[slot] = (dict(block), [])  # its input_json_delta are not the client's: kept in it
+            self._kinds[slot] = kind
             _block(b, obj.get("index"), block, whole=False)
         elif kind == "content_block_stop":
             slot = self._slot(obj.get("index"))
@@ -720,10 +816,12 @@ class Reader(PayloadReader):
                 return
             if slot in self._kinds:
                 self._kinds[slot] = _ENDED
-            if b.open_call(slot):
+            if slot in self._server:
+                self._end_server(slot)
+            elif b.open_call(slot):
                 b.end_tool_call(slot, default_arguments=self._inputs.pop(slot, None))
             else:
-                b.end_block(slot)
+                self._end_text(slot)
         elif kind == "message_start":
             self._message_start(obj.get("message") or {})
         elif kind == "message_delta":
@@ -734,6 +832,7 @@ class Reader(PayloadReader):
             _request_not_kept(b, obj)  # (beside the delta, on the event)
         elif kind == "message_stop":
             self.done = True
+            self._flush()
             b.close(ended=True)
         elif kind == "message" and not self._started and isinstance(obj.get("content"), list):
             # A whole Messages response where a stream was asked for (a server or proxy that ignores "stream": true,
@@ -779,7 +878,60 @@ class Reader(PayloadReader):
                 self._slots[index] = slot
         return slot
 
+    def _end_text(self, slot: str) -> None:
+        """End the (text or thinking) block in ``slot``; a text block's citations follow it (see _cited)."""
+        b = self.b
+        text = b.is_open(slot)  # (an empty text block opens nothing)
+        b.end_block(slot)
+        cited = self._cites.pop(slot, None)
+        if cited is not None:
+            _cited(b, slot, text, cited[0], cited[1])
+
+    def _server_delta(self, slot: str, dkind: Any, delta: Mapping[str, Any]) -> None:
+        """A delta of a server tool's block: its input's fragments are kept in it (as the SDK's accumulator reads a
+        ``server_tool_use`` input, like a client tool's); another delta type is said, once per block and type."""
+        if dkind == "input_json_delta":
+            piece = delta.get("partial_json")
+            if isinstance(piece, str):
+                self._server[slot][1].append(piece)
+            elif piece is not None:
+                self.b.problem("type", f"an input_json_delta whose partial_json is a JSON {json_type(piece)}: skipped")
+        elif (slot, dkind) not in self._unknown_deltas:
+            self._unknown_deltas.add((slot, dkind))
+            self.b.problem("enum", f"content block delta type {dkind!r} for a server tool's block: skipped")
+
+    def _end_server(self, slot: str, cut: bool = False) -> None:
+        """A server tool's block is whole (its content_block_stop; ``cut``: the stream ended before it): kept in its
+        carrier, its input the JSON its fragments make (the start's input when none came). Fragments that make no
+        whole JSON object (a cut stream) are said (``incomplete``), the start's input kept."""
+        block, pieces = self._server.pop(slot)
+        raw = "".join(pieces)
+        if raw:
+            try:
+                value = loads(raw.encode("utf-8", "surrogatepass"))
+            except ValidationError:
+                value = None
+            if isinstance(value, dict):
+                block["input"] = value
+            else:
+                shown = raw if len(raw) <= 200 else raw[:200] + "..."
+                why = "the stream ended before it was whole" if cut else "it is no JSON object"
+                self.b.problem(
+                    "incomplete" if cut else "json",
+                    f"the input of a {str(block.get('type'))[:40]} block is not kept, {why}: {shown!r}",
+                )
+        self.b.carrier({"providerBlock": block}, slot=slot)
+
+    def _flush(self) -> None:
+        """What is held when the reply ends: server tools' blocks that did not stop, citations of a text block that
+        did not stop (each after its block)."""
+        for slot in list(self._server):
+            self._end_server(slot, cut=True)
+        for slot in list(self._cites):
+            self._end_text(slot)
+
     def end(self) -> None:
+        self._flush()
         if not self._started and self._foreign:
             self.b.problem(
                 "type",

@@ -32,8 +32,8 @@ from agentmsg.message import Msg
 from agentmsg.providers._request.context import FormatOptions, FormattedRequest
 from agentmsg.providers._request.fields import Handling
 from agentmsg.providers._request.structured import StructuredOutputLike
-from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.parser import StreamParser, read_response, response_message, run_parser
+from agentmsg.providers._response.think import make_builder
 
 if TYPE_CHECKING:
     from agentmsg.providers._response.reader import PayloadReader
@@ -242,7 +242,7 @@ class Entry:
 
     def _events(self, obj: Any, options: dict[str, Any]) -> list[dict[str, Any]]:
         own = {k: options.pop(k) for k in self.reader.options if k in options}
-        b = StreamBuilder(options.pop("provider", self.spec.families[0]), **options)
+        b = make_builder(options.pop("provider", self.spec.families[0]), **options)
         self.reader(b, self.spec, **own).reply(obj)
         return b.drain()
 

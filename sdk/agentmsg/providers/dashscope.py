@@ -279,7 +279,6 @@ _TOOL_FINISH = ("tool_calls", "function_call")
 _MEDIA_KINDS = ("image", "audio", "video")  # content parts of a reply that become media blocks
 #: What an output says beside its choices that the message has no place for: said (StreamBuilder.not_kept)
 _NOT_KEPT = (
-    ("search_info", "web search results"),
     ("tool_info", "the runs of tools the provider runs itself (code interpreter, ...)"),
     ("task_metric", "the counts of the task's results (images made: TOTAL, SUCCEEDED, FAILED)"),
     ("task_metrics", "the counts of the task's results (TOTAL, SUCCEEDED, FAILED: the async tasks' key)"),
@@ -288,7 +287,7 @@ _NOT_KEPT = (
 )
 #: The output's keys beside its choices that are read (model_name: the model, as qwen-mt says it; thoughts: an
 #: application's reasoning, see _thoughts) or said
-_OUTPUT_KEYS = frozenset(key for key, _ in _NOT_KEPT) | {"model_name", "thoughts"}
+_OUTPUT_KEYS = frozenset(key for key, _ in _NOT_KEPT) | {"model_name", "thoughts", "search_info"}
 
 
 def _thoughts(b: StreamBuilder, thoughts: Any) -> str:
@@ -323,14 +322,17 @@ def _thoughts(b: StreamBuilder, thoughts: Any) -> str:
 
 
 def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
-    """The counts read; one given that is no count is said (``safe_int``), the rest kept (a usage that is no
-    object: said)."""
+    """The counts read (schemas/chat-usage.schema.json names each field): native ``input_tokens`` /
+    ``output_tokens`` or compatible-mode ``prompt_tokens`` / ``completion_tokens``; cache reads from
+    ``prompt_tokens_details.cached_tokens`` (some native models: the flat ``cached_tokens``), cache writes from
+    ``prompt_tokens_details.cache_creation_input_tokens`` (explicit cache), reasoning from
+    ``output_tokens_details.reasoning_tokens`` (native) or ``completion_tokens_details.reasoning_tokens``
+    (compatible). One given that is no count is said (``safe_int``), the rest kept (a usage that is no object:
+    said)."""
     if not isinstance(u, dict):
         if u is not None:
             b.no_usage("usage", u)
         return None
-    details = u.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     if "input_tokens" in u:
         inp, in_field = u["input_tokens"], "usage.input_tokens"
     else:
@@ -347,18 +349,26 @@ def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
         outs = [
             n for m in models if (n := safe_int(m.get("output_tokens"), b, "usage.models[].output_tokens")) is not None
         ]
-        return usage_dict(
-            sum(ins) if ins else None,
-            sum(outs) if outs else None,
-            safe_int(cached, b, "usage.prompt_tokens_details.cached_tokens"),
-            safe_int(u.get("total_tokens"), b, "usage.total_tokens"),
-        )
-    return usage_dict(
-        safe_int(inp, b, in_field),
-        safe_int(out, b, out_field),
-        safe_int(cached, b, "usage.prompt_tokens_details.cached_tokens"),
-        safe_int(u.get("total_tokens"), b, "usage.total_tokens"),
+        i, o = sum(ins) if ins else None, sum(outs) if outs else None
+    else:
+        i, o = safe_int(inp, b, in_field), safe_int(out, b, out_field)
+    details = u.get("prompt_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    if "cached_tokens" in details:
+        cached = safe_int(details["cached_tokens"], b, "usage.prompt_tokens_details.cached_tokens")
+    else:
+        cached = safe_int(u.get("cached_tokens"), b, "usage.cached_tokens")
+    total = safe_int(u.get("total_tokens"), b, "usage.total_tokens")
+    written = safe_int(
+        details.get("cache_creation_input_tokens"), b, "usage.prompt_tokens_details.cache_creation_input_tokens"
     )
+    reasoning = None
+    for key in ("output_tokens_details", "completion_tokens_details"):
+        out_details = u.get(key)
+        if isinstance(out_details, dict) and "reasoning_tokens" in out_details:
+            reasoning = safe_int(out_details["reasoning_tokens"], b, f"usage.{key}.reasoning_tokens")
+            break
+    return usage_dict(i, o, cached, total, cache_write=written, reasoning=reasoning)
 
 
 def _text_of(content: Any) -> str:
@@ -442,9 +452,12 @@ REPLY_FIELDS: Final = (
     ReplyField("output.text|output.finish_reason", MAPPED, "`result_format: text`: a text block, the finish reason"),
     ReplyField("output.thoughts", MAPPED, "an application's reasoning: a thinking block; its other entries not kept"),
     ReplyField(
-        "output.search_info|tool_info|task_metric|task_metrics|audio|doc_references",
+        "output.search_info", MAPPED, "metadata `agentmsg_grounding` (`search_info`: web search sources, as given)"
+    ),
+    ReplyField(
+        "output.tool_info|task_metric|task_metrics|audio|doc_references",
         NOT_KEPT,
-        "web search results, the provider's own tool runs, task counts, audio outputs, references",
+        "the provider's own tool runs, task counts, audio outputs, references",
     ),
     ReplyField("usage.input_tokens|usage.prompt_tokens", MAPPED, "usage `inputTokens`"),
     ReplyField("usage.output_tokens|usage.completion_tokens", MAPPED, "usage `outputTokens`"),
@@ -453,12 +466,18 @@ REPLY_FIELDS: Final = (
         MAPPED,
         "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
     ),
-    ReplyField("usage.prompt_tokens_details.cached_tokens", MAPPED, "usage `cachedTokens`"),
+    ReplyField(
+        "usage.prompt_tokens_details.cached_tokens|usage.cached_tokens",
+        MAPPED,
+        "usage `cachedTokens` (flat: some models)",
+    ),
+    ReplyField("usage.prompt_tokens_details.cache_creation_input_tokens", MAPPED, "usage `cacheCreationInputTokens`"),
+    ReplyField("usage.output_tokens_details.reasoning_tokens", MAPPED, "usage `reasoningTokens`"),
     ReplyField("usage.models[]", MAPPED, "an application's usage per model: summed"),
     ReplyField(
-        "usage.input_tokens_details, usage.output_tokens_details, usage.image_tokens, usage.plugins, usage.cached_tokens",
+        "usage.input_tokens_details, usage.output_tokens_details.*, usage.image_tokens, usage.plugins",
         NOT_READ,
-        "details the usage has no field for",
+        "the other token details: the usage has no field for them",
     ),
     ReplyField("code|message", MAPPED, "an error reply: an error event (metadata `agentmsg_errors`); INTERRUPTED"),
 )
@@ -650,6 +669,10 @@ class Reader(PayloadReader):
             for key, what in _NOT_KEPT:
                 if output.get(key):
                     b.not_kept(key, f"{what} ({key}) are not kept (the message has no place for them)")
+            if "search_info" in output:
+                # the web search's sources (enable_search with enable_source): the message's (agentmsg_grounding), as
+                # DashScope gave them (a stream's first chunk carries them, the others empty lists)
+                b.grounding({"search_info": output["search_info"]})
             app_reasoning = _thoughts(b, output["thoughts"]) if output.get("thoughts") is not None else ""
         else:
             app_reasoning = ""

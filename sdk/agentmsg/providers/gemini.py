@@ -71,6 +71,11 @@ FIELDS: Final = field_table(
         ),
         "thinking.metadata.redacted": reported("thinking-dropped", note="Gemini has no redacted reasoning"),
         "thinking.metadata.redactedData": reported("thinking-dropped", note="Gemini has no redacted reasoning"),
+        "thinking.metadata.providerBlock": mapped(
+            "provider-tool-dropped",
+            note="a built-in tool's part (executableCode, codeExecutionResult, toolCall, toolResponse), back unchanged"
+            " in its place with its thoughtSignature; another provider's said",
+        ),
         "tool_use.metadata.thoughtSignature": mapped(
             "signature-dropped", "signature-added", note="the functionCall part's thoughtSignature"
         ),
@@ -253,6 +258,20 @@ class _GeminiWalk(TurnWalk):
         # signatures docs), and sets no rule that thoughts come first (it was moved to the turn's start)
         return False, part
 
+    def provider_part(self, meta: dict[str, Any], i: int, j: int, prev: Any) -> Any:
+        """Gemini's own parts, kept by the reader, back as Gemini gave them, in their place (with their
+        ``thoughtSignature``): the code it ran and its result (``executableCode``, ``codeExecutionResult``) and a
+        built-in tool's call and response (``toolCall``, ``toolResponse``, which the API asks to be echoed back).
+        Gemini's parts carry no citations (a candidate's grounding is the message's: agentmsg_grounding)."""
+        part = meta.get(F.PROVIDER_BLOCK)
+        if isinstance(part, dict) and ", ".join(sorted(k for k in part if k != "thoughtSignature")) in _SERVER_PARTS:
+            return dict(part)
+        why = (
+            "it is no part of a tool Gemini runs itself" if part is not None else "gemini takes no citations on a part"
+        )
+        F.carrier_dropped(self.ctx, meta, (i, j), why)
+        return None
+
     def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
         args = block.input
         call: dict[str, Any] = {"id": sent, "name": tool, "args": args} if sent else {"name": tool, "args": args}
@@ -409,8 +428,10 @@ _B64_VALUE: Final = {c: v for v, c in enumerate(_B64_STANDARD)} | {"-": 62, "_":
 
 
 def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
-    """outputTokens counts the reasoning too (candidates + thoughts), as the usage schema says. A count given
-    that is no count is said (``safe_int``), the rest kept (a usage that is no object: said)."""
+    """outputTokens counts the reasoning too (candidates + thoughts), as the usage schema says; reasoningTokens is
+    the thoughts (``thoughtsTokenCount``), cachedTokens the cached content (``cachedContentTokenCount``, a part of
+    ``promptTokenCount``). Gemini reports no cache writes. A count given that is no count is said (``safe_int``),
+    the rest kept (a usage that is no object: said)."""
     if not isinstance(u, dict):
         if u is not None:
             b.no_usage("usageMetadata", u)
@@ -430,7 +451,8 @@ def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
     out = None if cand is None and thoughts is None else (cand or 0) + (thoughts or 0)
     inp = prompt if tool_prompt is None or prompt is None else prompt + tool_prompt
     cached = safe_int(u.get("cachedContentTokenCount"), b, "usageMetadata.cachedContentTokenCount")
-    return usage_dict(inp, out, cached, safe_int(u.get("totalTokenCount"), b, "usageMetadata.totalTokenCount"))
+    total = safe_int(u.get("totalTokenCount"), b, "usageMetadata.totalTokenCount")
+    return usage_dict(inp, out, cached, total, reasoning=thoughts)
 
 
 class _Calls:
@@ -596,11 +618,11 @@ _SERVER_PARTS = {
     "toolResponse": "a built-in tool the provider runs itself",
 }
 
+#: A candidate's citation and grounding data: the message's (metadata agentmsg_grounding), as Gemini gave it
+_GROUNDING_KEYS = ("groundingMetadata", "citationMetadata", "urlContextMetadata")
+
 # Candidate data the message has no place for: said (StreamBuilder.not_kept), not dropped silently.
 _NOT_KEPT = (
-    ("groundingMetadata", "grounding (search sources)"),
-    ("citationMetadata", "citation data"),
-    ("urlContextMetadata", "URL context data"),
     ("logprobsResult", "log probabilities"),
     ("safetyRatings", "safety rating data (harm categories, probabilities, whether it blocked)"),
     ("avgLogprobs", "the average log probability"),
@@ -799,11 +821,9 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             if kinds in _SERVER_PARTS:  # a tool the provider ran itself: no call for the client
                 b.end_block("text", i)  # the text after it is a part of its own, as after a call
                 b.end_block("thinking", i)  # and so is a thought (it was merged with the one before, across it)
-                b.not_kept(
-                    f"part/{kinds}/{i}",
-                    f"{kinds} parts ({_SERVER_PARTS[kinds]}) are not kept (the message has no place for them)",
-                    i,
-                )
+                # kept as Gemini gave it (its thoughtSignature with it), in its place, for Gemini only: a carrier
+                b.carrier({"providerBlock": dict(part)}, choice=i)
+                continue
             elif kinds:  # (an empty part, {}, carries nothing: skipped quietly)
                 b.problem("enum", f"part kind {kinds!r} is not supported: skipped")
         if sig is not None:
@@ -816,6 +836,10 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             b.thinking("", choice=i, slot="signature", signature=sig)
             b.end_block("signature", i, metadata={EMPTY_TEXT_PART: True} if text == "" else None)
             b.end_block("text", i)  # the signed part is over: text after it is a part of its own
+    if not usual and not cand.keys().isdisjoint(_GROUNDING_KEYS):
+        # the candidate's citations and grounding: the message's (agentmsg_grounding), as Gemini gave them (a stream's
+        # chunks carry {} until the last, which carries the whole)
+        b.grounding({key: cand[key] for key in _GROUNDING_KEYS if key in cand}, choice=i)
     if not usual and not cand.keys().isdisjoint(_NOT_KEPT_KEYS):
         for key, what in _NOT_KEPT:
             if cand.get(key):
@@ -990,16 +1014,16 @@ REPLY_FIELDS: Final = (
     ReplyField("candidates[].content.parts[].inlineData|fileData", MAPPED, "a data block (base64 or URL source)"),
     ReplyField(
         "candidates[].content.parts[].executableCode|codeExecutionResult|toolCall|toolResponse",
-        NOT_KEPT,
-        "tools the provider runs itself",
+        MAPPED,
+        "tools the provider runs itself: a carrier in its place (thinking metadata `providerBlock`, the part as given)",
     ),
     ReplyField("candidates[].content.role", NOT_READ, "always the model"),
     ReplyField("candidates[].finishReason", MAPPED, "metadata `agentmsg_finish_reason`; the generate reason"),
     ReplyField("candidates[].finishMessage", NOT_KEPT, "its text in the note"),
     ReplyField(
         "candidates[].groundingMetadata|citationMetadata|urlContextMetadata",
-        NOT_KEPT,
-        "grounding and citations",
+        MAPPED,
+        "metadata `agentmsg_grounding`, under the same names, as given",
     ),
     ReplyField(
         "candidates[].logprobsResult|avgLogprobs|safetyRatings|continuationToken",
@@ -1017,6 +1041,7 @@ REPLY_FIELDS: Final = (
         MAPPED,
         "usage `outputTokens` (their sum)",
     ),
+    ReplyField("usageMetadata.thoughtsTokenCount", MAPPED, "usage `reasoningTokens`"),
     ReplyField("usageMetadata.cachedContentTokenCount", MAPPED, "usage `cachedTokens`"),
     ReplyField(
         "usageMetadata.totalTokenCount",

@@ -404,28 +404,41 @@ _TOOL_FINISH = ("tool_calls", "function_call")
 
 
 def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
-    """The counts read; one given that is no count is said (``safe_int``), the rest kept (a usage that is no
-    object: said)."""
+    """The counts read (schemas/chat-usage.schema.json names each field): ``prompt_tokens`` (cache reads and writes
+    included), ``completion_tokens`` (reasoning included), cache reads from ``prompt_tokens_details.cached_tokens``
+    (DeepSeek's ``prompt_cache_hit_tokens``, Moonshot's flat ``cached_tokens``), cache writes from
+    ``prompt_tokens_details.cache_write_tokens`` (DashScope's explicit cache: ``cache_creation_input_tokens``),
+    reasoning from ``completion_tokens_details.reasoning_tokens``. One given that is no count is said
+    (``safe_int``), the rest kept (a usage that is no object: said)."""
     if not isinstance(u, dict):
         if u is not None:
             b.no_usage("usage", u)
         return None
     details = u.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    details = details if isinstance(details, dict) else {}
+    cached = details.get("cached_tokens")
     cached_field = "usage.prompt_tokens_details.cached_tokens"
     if cached is None:
         cached, cached_field = u.get("prompt_cache_hit_tokens"), "usage.prompt_cache_hit_tokens"  # DeepSeek
         if cached is None:
             cached, cached_field = u.get("cached_tokens"), "usage.cached_tokens"  # Moonshot / Kimi
+    written = details.get("cache_write_tokens")
+    written_field = "usage.prompt_tokens_details.cache_write_tokens"
+    if written is None:  # DashScope (compatible mode), explicit cache
+        written = details.get("cache_creation_input_tokens")
+        written_field = "usage.prompt_tokens_details.cache_creation_input_tokens"
     p = safe_int(u.get("prompt_tokens"), b, "usage.prompt_tokens")
     c = safe_int(u.get("completion_tokens"), b, "usage.completion_tokens")
     t = safe_int(u.get("total_tokens"), b, "usage.total_tokens")
     out_details = u.get("completion_tokens_details")
-    if isinstance(out_details, dict) and out_details.get("reasoning_tokens"):
-        r = safe_int(out_details["reasoning_tokens"], b, "usage.completion_tokens_details.reasoning_tokens")
-        if p is not None and c is not None and r is not None and t is not None and p + c != t == p + c + r:
+    r = None
+    if isinstance(out_details, dict):
+        r = safe_int(out_details.get("reasoning_tokens"), b, "usage.completion_tokens_details.reasoning_tokens")
+        if p is not None and c is not None and r and t is not None and p + c != t == p + c + r:
             c += r  # xAI: completion_tokens leaves the reasoning out (total_tokens counts it)
-    return usage_dict(p, c, safe_int(cached, b, cached_field), t)
+    return usage_dict(
+        p, c, safe_int(cached, b, cached_field), t, cache_write=safe_int(written, b, written_field), reasoning=r
+    )
 
 
 def _text_of(b: StreamBuilder, content: Any) -> str:
@@ -587,10 +600,14 @@ def _message(b: StreamBuilder, i: int, m: Mapping[str, Any]) -> None:
     if refusal:
         b.text(refusal, choice=i, slot="refusal")
         b.refused(i)
-    if m.get("annotations"):
-        b.not_kept(
-            f"annotations/{i}", "annotations (URL citations) are not kept (the message has no place for them)", i
-        )
+    annotations = m.get("annotations")
+    if annotations:
+        # the reply's URL citations (search models): the message's (agentmsg_grounding), as OpenAI gave them; a stream's
+        # deltas each add theirs
+        if isinstance(annotations, list):
+            b.grounding({"annotations": annotations}, choice=i, extend=True)
+        else:
+            b.problem("type", f"annotations is a JSON {json_type(annotations)}, not an array: left out")
     audio = m.get("audio")
     if audio:
         _audio(b, i, audio)
@@ -819,9 +836,19 @@ REPLY_FIELDS: Final = (
         "usage `cachedTokens` (OpenAI, DeepSeek, Moonshot)",
     ),
     ReplyField(
+        "usage.prompt_tokens_details.cache_write_tokens|usage.prompt_tokens_details.cache_creation_input_tokens",
+        MAPPED,
+        "usage `cacheCreationInputTokens` (OpenAI; DashScope's explicit cache)",
+    ),
+    ReplyField(
+        "usage.completion_tokens_details.reasoning_tokens",
+        MAPPED,
+        "usage `reasoningTokens` (xAI's, which its completion_tokens leave out, are added to outputTokens too)",
+    ),
+    ReplyField(
         "usage.prompt_tokens_details.*, usage.completion_tokens_details.*, usage.prompt_cache_miss_tokens",
         NOT_READ,
-        "token details the usage has no field for (xAI's reasoning_tokens are added to outputTokens)",
+        "the other token details (audio, predictions; DeepSeek's cache misses): the usage has no field for them",
     ),
     ReplyField("x_groq.usage|choices[].usage", MAPPED, "usage (Groq's in a stream's last chunk, Moonshot's)"),
     ReplyField("choices[].index", MAPPED, "the choice: choice i > 0 under `source: choice/i`"),
@@ -848,7 +875,11 @@ REPLY_FIELDS: Final = (
     ReplyField("choices[].message.audio", MAPPED, "a data block (`id`, `data`) and a text block (`transcript`)"),
     ReplyField("choices[].message.audio.expires_at", NOT_KEPT),
     ReplyField("choices[].message.images", MAPPED, "image blocks (OpenRouter, Vercel AI Gateway)"),
-    ReplyField("choices[].message.annotations", NOT_KEPT, "URL citations"),
+    ReplyField(
+        "choices[].message.annotations",
+        MAPPED,
+        "metadata `agentmsg_grounding` (`annotations`: URL citations, as given)",
+    ),
     ReplyField("choices[].message.reasoning_details", NOT_KEPT, "OpenRouter's (the reasoning text is kept)"),
     ReplyField(
         "choices[].messages", MAPPED, "Azure's legacy On Your Data: the assistant's read; `tool` messages not kept"

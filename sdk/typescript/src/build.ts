@@ -73,6 +73,9 @@ function blockDict(b: Block | ToolResult, close: boolean): Json {
   }
 }
 
+/** The keys AgentScope Java 2.0.0's ChatUsage writes (agentmsg/message.py JAVA_USAGE_KEYS). */
+const JAVA_USAGE_KEYS: ReadonlySet<string> = new Set(["inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens"]);
+
 /** The reply's message. `st` given (the reply is closing): salvage problems are recorded there. */
 export function build(reply: Reply, interrupted: boolean, defaultName: string | null, close: boolean, st?: State): Msg {
   const origins: number[] = [];
@@ -106,6 +109,9 @@ export function build(reply: Reply, interrupted: boolean, defaultName: string | 
       }
     }
   }
+  // A usage holding a key AgentScope Java 2.0.0's ChatUsage lacks keeps a copy of itself in metadata
+  // _chat_usage, a map Java keeps whole: the key survives a trip through Java (docs/wire-format.md).
+  if (isObject(usage) && Object.keys(usage).some((k) => !JAVA_USAGE_KEYS.has(k))) setOwn(metadata, "_chat_usage", { ...usage });
   // Ids and names come from the stream: only non-empty strings (ids) and strings (names) are used.
   const id = [result.id, reply.msgId].find((v) => typeof v === "string" && v !== "") ?? reply.fallbackId;
   const name = [result.name, reply.name].find((v) => typeof v === "string") ?? defaultName;

@@ -6,17 +6,20 @@
 // what breaks it (the schema's pointer and rule). The event is then applied as it is: handlers take
 // only values of the right kind (a wrong one is left out; an event without a value it needs is
 // skipped), and whatever reaches the message is checked when it is built (build.ts's salvage).
-import { enums, event as checkEvent } from "@agentmsg/schema/compiled";
+import { enums, event as checkEvent, shapes } from "@agentmsg/schema/compiled";
 import { closeReply } from "./build.js";
 import { Block, Malformed, ReducerError, Reply, THINKING_DELTA, ToolResult, isObject, keyOf, pyStr, req, setOwn, short } from "./state.js";
 import type { Json, Obj, State } from "./state.js";
+import { pointerOf } from "./json.js";
 import { schemaProblems } from "./validate.js";
 
 type Handler = (st: State, e: Obj, i: number) => void;
 
 const MAX_INT = 2n ** 63n - 1n; // Java's Long.MAX_VALUE: the largest usage a Java reader can hold
 const MAX_INT_NUMBER = 2 ** 63; // the double nearest to it (what JSON.parse makes of 9223372036854775807)
-const USAGE_KEYS = ["inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens"] as const;
+/** The usage keys a reply sums over its model calls, in the schema's order: every count the usage schema
+ * declares (an integer: true) and `time` (a number: false). A key added to the schema is summed with no change here. */
+const SUMMED_USAGE: ReadonlyMap<string, boolean> = new Map(shapes.ChatUsage!.filter((p) => p.number !== undefined).map((p) => [p.key, p.number === "integer"]));
 const CALL_STATES: readonly unknown[] = enums.ToolCallState!;
 const RESULT_STATES: readonly unknown[] = enums.ToolResultState!;
 const OCTETS = "application/octet-stream";
@@ -169,16 +172,20 @@ function modelEnd(st: State, e: Obj, i: number): void {
   const structured = isObject(meta) && Object.hasOwn(meta, "structuredOutput") ? meta.structuredOutput : null;
   if (isObject(structured)) reply.meta._structured_output = structured;
   else if (structured !== null) st.problem(i, "/metadata/structuredOutput", "type", `structuredOutput ${short(structured)} is no object: not taken`);
+  // The provider's citation and grounding data of the whole reply (message metadata agentmsg_grounding): the last wins.
+  const grounding = isObject(meta) && Object.hasOwn(meta, "grounding") ? meta.grounding : null;
+  if (isObject(grounding)) reply.meta.agentmsg_grounding = grounding;
+  else if (grounding !== null) st.problem(i, "/metadata/grounding", "type", `grounding ${short(grounding)} is not an object: not taken`);
   const usage = get(e, "usage");
   if (!truthy(usage)) return;
   if (!isObject(usage)) throw new Malformed("type", "usage is not an object");
-  const total: Obj = reply.usage ?? {};
-  for (const k of USAGE_KEYS) {
+  const total: Obj = { ...(reply.usage ?? {}) }; // (a copy: strict mode may throw half way)
+  for (const [k, count] of SUMMED_USAGE) {
     const v = Object.hasOwn(usage, k) ? usage[k] : null;
     if (v === null) continue;
     const have = Object.hasOwn(total, k) ? total[k] : 0;
     let sum: number;
-    if (k !== "time") {
+    if (count) {
       // A double beyond 2^64 or below -2^63 is no 64-bit integer rounded (2^64 itself may be 2^64-1): JSON text
       // of an integer beyond 64 bits, which Python's reader reads as a float.
       if (typeof v !== "number" || !Number.isInteger(v) || v > 2 ** 64 || v < -(2 ** 63)) {
@@ -213,6 +220,15 @@ function modelEnd(st: State, e: Obj, i: number): void {
       }
     }
     total[k] = sum;
+  }
+  for (const [k, v] of Object.entries(usage)) {
+    if (SUMMED_USAGE.has(k)) continue;
+    // A key the usage schema declares no count (a newer producer's): kept as given and written back. It
+    // cannot be summed, so a later model call's value replaces the earlier one, said.
+    if (Object.hasOwn(total, k)) {
+      st.problem(i, pointerOf(["usage", k]), "usage-not-summed", `usage ${short(k)} is no count the usage schema declares, so it is not summed: this model call's value replaces the earlier one (${short(total[k])})`);
+    }
+    setOwn(total, k, v);
   }
   if (Object.keys(total).length) reply.usage = total;
 }

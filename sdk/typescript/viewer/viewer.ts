@@ -51,6 +51,15 @@ function blockView(b: Block): HTMLElement {
       return el("div", "block text", b.text);
     case "thinking": {
       const meta = b.metadata && typeof b.metadata === "object" ? b.metadata : {};
+      // a carrier (docs/streams.md): provider data kept in its place, not reasoning
+      const kept = meta.providerBlock;
+      if (kept && typeof kept === "object" && !Array.isArray(kept)) {
+        const kind = typeof kept.type === "string" ? kept.type : (Object.keys(kept).find((k) => k !== "thoughtSignature") ?? "block");
+        return el("details", "block provider-block", null, el("summary", null, `${String(meta.provider ?? "provider")} ran a tool: ${kind}`), el("pre", "raw", pretty(kept)));
+      }
+      if (Array.isArray(meta.citations)) {
+        return el("details", "block citations", null, el("summary", null, `citations of the text above · ${meta.citations.length}`), el("pre", "raw", pretty(meta.citations)));
+      }
       const label = ["thinking", meta.redacted ? "(redacted)" : null, meta.signature ? "(signed)" : null].filter(Boolean).join(" ");
       return el("details", "block thinking", null, el("summary", null, `${label} · ${String(b.thinking).length} chars`), el("div", "thought", b.thinking));
     }

@@ -59,23 +59,24 @@ def test_anthropic_ping_unknown_events_signature_only_and_redacted() -> None:
     )
     parser = anthropic.StreamParser()
     msg = reduce_ok([*parser.feed(body), *parser.close()])
-    t0, t1, text = msg.content
+    t0, t1, text, cited = msg.content
     assert (t0.thinking, agentmsg.thinking_signature(t0)) == ("hmm", "SIG")
     assert agentmsg.is_redacted(t1) and t1.metadata["redactedData"] == "ENC" and t1.thinking == ""
     assert text.text == "ok" and msg.usage.output_tokens == 9 and msg.usage.input_tokens == 5
-    # what the message has no place for is said, not dropped silently; it is no problem of the input
-    assert parser.problems == []
-    assert [(p.rule, p.message) for p in parser.builder.not_kept_notes] == [
-        ("not-kept", "the citations of text block 2 are not kept (the message has no place for them)")
-    ]
+    # the text's citation (an empty one, as it came) is kept right after it, for Anthropic; nothing is said
+    assert cited.thinking == "" and cited.metadata["citations"] == [{}] and cited.metadata["provider"] == "anthropic"
+    assert parser.problems == [] and parser.builder.not_kept_notes == []
 
 
-def test_anthropic_citations_and_unknown_deltas_are_reported_once_per_block() -> None:
+def test_anthropic_citations_are_kept_after_their_text_streamed_and_whole() -> None:
+    """A text block's citations (its content_block_start's, then each citations_delta, as the SDK's accumulator
+    appends them) are kept in a carrier right after it: an empty thinking block, metadata ``citations`` and the
+    provider. A whole response gives the same message; an unknown delta type is said once per block."""
     body = b"".join(
         [
             ev("message_start", message={"id": "msg_2", "model": "claude", "usage": {"input_tokens": 1}}),
-            ev("content_block_start", index=0, content_block={"type": "text", "text": "", "citations": []}),
-            *[ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": CITE})] * 3,
+            ev("content_block_start", index=0, content_block={"type": "text", "text": "", "citations": [CITE]}),
+            *[ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": CITE})] * 2,
             ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "blue"}),
             *[ev("content_block_delta", index=0, delta={"type": "future_delta", "x": 1})] * 2,
             ev("content_block_stop", index=0),
@@ -84,13 +85,28 @@ def test_anthropic_citations_and_unknown_deltas_are_reported_once_per_block() ->
         ]
     )
     events = list(anthropic.parse_stream(body))
-    assert custom(events) == [("agentmsg.not-kept", "not-kept"), ("agentmsg.problem", "enum")]
-    assert reduce_ok(events).text_content == "blue"
-    # the whole response: its text block's citations are reported too
-    response = cited_response("msg_3")
-    events = anthropic.response_events(response)
-    assert custom(events) == [("agentmsg.not-kept", "not-kept")]
-    assert anthropic.parse_response(response).text_content == "blue"
+    assert custom(events) == [("agentmsg.problem", "enum")]
+    streamed = reduce_ok(events)
+    text, cited = streamed.content
+    assert text.text == "blue" and streamed.text_content == "blue"
+    assert cited.thinking == "" and cited.metadata == {
+        "provider": "anthropic",
+        "model": "claude",
+        "citations": [CITE] * 3,
+    }
+    # the whole response: the same message, nothing said
+    response = {**cited_response("msg_2"), "content": [{"type": "text", "text": "blue", "citations": [CITE] * 3}]}
+    assert custom(anthropic.response_events(response)) == []
+    assert anthropic.parse_response(response).content == streamed.content
+    # a text block of no text, cited: kept whole in its place (the message has no empty text block to follow)
+    empty = {"type": "text", "text": "", "citations": [CITE]}
+    msg = anthropic.parse_response({**cited_response("msg_3"), "content": [empty, {"type": "text", "text": "x"}]})
+    assert [b.type for b in msg.content] == ["thinking", "text"]
+    assert msg.content[0].metadata["providerBlock"] == empty
+    # citations that are no list are said, the text kept
+    odd = {**cited_response("msg_4"), "content": [{"type": "text", "text": "blue", "citations": "x"}]}
+    assert custom(anthropic.response_events(odd)) == [("agentmsg.problem", "type")]
+    assert [b.type for b in anthropic.parse_response(odd).content] == ["text"]
 
 
 def test_a_payload_after_the_end_of_the_reply_is_skipped_and_said_once() -> None:
@@ -126,7 +142,8 @@ def test_a_payload_after_the_end_of_the_reply_is_skipped_and_said_once() -> None
 def test_anthropic_server_tools_are_no_client_calls() -> None:
     """A tool the provider runs itself (web search) streams its input as input_json_delta like a client
     tool: it must not become a call for the client to run (nor make the reply TOOL_CALLS). Its blocks are
-    said as not kept; the answer around them is kept."""
+    kept as Anthropic gave them, in their place (carriers: metadata providerBlock), its input the JSON its
+    fragments make (as the SDK's accumulator reads a server_tool_use); the answer around them is kept."""
 
     use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
     result = {
@@ -151,9 +168,11 @@ def test_anthropic_server_tools_are_no_client_calls() -> None:
     )
     events = list(anthropic.parse_stream(body))
     assert not [e for e in events if e["type"].startswith("TOOL_CALL")]
-    assert custom(events) == [("agentmsg.not-kept", "not-kept")] * 2
+    assert custom(events) == []
     msg = reduce_ok(events)
-    assert [b.type for b in msg.content] == ["text"] and msg.text_content == "blue"
+    assert [b.type for b in msg.content] == ["thinking", "thinking", "text"] and msg.text_content == "blue"
+    assert [b.metadata["providerBlock"] for b in msg.content[:2]] == [{**use, "input": {"query": "sky"}}, result]
+    assert all(b.thinking == "" and b.metadata["provider"] == "anthropic" for b in msg.content[:2])
     assert msg.generate_reason is None or msg.generate_reason.value == "MODEL_STOP"
     whole = {
         "id": "msg_7",
@@ -421,3 +440,44 @@ def test_anthropic_usage_of_many_keys_then_many_events_is_copied_in_linear_work(
     (msg,) = agentmsg.reduce_events(list(run_parser(anthropic.StreamParser(), body)))
     assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.output_tokens) == (7, n - 1)
     assert len(handed) == n + 2 and sum(handed) <= 4 * len(handed), sum(handed)
+
+
+def test_anthropic_server_tool_cut_or_odd_is_kept_and_said() -> None:
+    """A server tool's block the stream cut before its input was whole keeps the start's input and says the rest
+    (``incomplete``: nothing received is dropped unsaid); a delta of an unknown type for such a block is said once;
+    a cut text block's citations follow it; the message_start of a message that comes whole keeps its server
+    blocks too."""
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    head = [
+        ev("message_start", message={"id": "msg_8", "model": "claude", "usage": {"input_tokens": 5}}),
+        ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+        ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "Searching."}),
+        ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": CITE}),
+        ev("content_block_stop", index=0),
+        ev("content_block_start", index=1, content_block=use),
+        ev("content_block_delta", index=1, delta={"type": "future_delta", "x": 1}),
+        ev("content_block_delta", index=1, delta={"type": "future_delta", "x": 2}),
+        ev("content_block_delta", index=1, delta={"type": "input_json_delta", "partial_json": '{"query": "sk'}),
+    ]
+    events = list(anthropic.parse_stream(b"".join(head)))
+    msg = reduce_ok(events)
+    assert [b.type for b in msg.content] == ["text", "thinking", "thinking"]
+    assert msg.content[1].metadata["citations"] == [CITE]
+    assert msg.content[2].metadata["providerBlock"] == use  # (its start's input: the rest was cut)
+    problems = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+    assert [p["rule"] for p in problems] == ["enum", "incomplete"]
+    assert (
+        "the input of a server_tool_use block is not kept, the stream ended before it was whole"
+        in problems[1]["message"]
+    )
+    assert msg.generate_reason.value == "INTERRUPTED"
+    # cut inside the cited text: its citations still follow it
+    events = list(anthropic.parse_stream(b"".join(head[:4])))
+    assert [b.type for b in reduce_ok(events).content] == ["text", "thinking"]
+    # a message that comes whole in its message_start (its content there): server blocks kept in place
+    whole = {"id": "msg_9", "type": "message", "role": "assistant", "model": "claude", "stop_reason": "end_turn"}
+    whole["content"] = [{**use, "input": {"query": "sky"}}, {"type": "text", "text": "blue", "citations": [CITE]}]
+    body = ev("message_start", message=whole) + ev("message_stop")
+    msg = reduce_ok(list(anthropic.parse_stream(body)))
+    assert [b.type for b in msg.content] == ["thinking", "text", "thinking"]
+    assert msg.content == anthropic.parse_response(whole).content

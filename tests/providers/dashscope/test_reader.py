@@ -13,7 +13,7 @@ import pytest
 import agentmsg
 from agentmsg.cli import main
 from agentmsg.providers import dashscope, openai
-from tests._support.providers import OUTSIDE, _no_counts, calls, custom, dsc, reduce_ok, said, sse
+from tests._support.providers import FIXTURES, OUTSIDE, _no_counts, calls, custom, dsc, reduce_ok, said, sse
 
 
 def test_dashscope_cumulative_mode_and_detection() -> None:
@@ -189,7 +189,9 @@ def test_dashscope_model_name_is_the_model_and_what_else_an_output_says_is_said_
         assert said(events) == []
 
 
-def test_dashscope_search_info_and_tool_info_are_said_as_not_kept() -> None:
+def test_dashscope_search_info_is_kept_and_tool_info_said() -> None:
+    """The web search's sources (output.search_info) are the message's (agentmsg_grounding), as DashScope gave them;
+    the code interpreter's runs (tool_info) are said as not kept."""
     first = {
         "output": {
             "choices": [
@@ -202,19 +204,47 @@ def test_dashscope_search_info_and_tool_info_are_said_as_not_kept() -> None:
         },
         "request_id": "ci-1",
     }
+    info = {"search_results": [{"index": 1, "title": "Example", "url": "https://example.com/a"}]}
     last = {
         "output": {
             "choices": [{"message": {"content": "2", "role": "assistant"}, "finish_reason": "stop"}],
-            "search_info": {"search_results": [{"index": 1, "title": "Example", "url": "https://example.com/a"}]},
+            "search_info": info,
         },
         "request_id": "ci-1",
     }
     events = list(dashscope.parse_stream(sse(first, last, done=False), incremental=True))
     notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM"]
-    assert len(notes) == 2 and "tool_info" in notes[0] and "search_info" in notes[1]
-    assert said(events, "agentmsg.not-kept") == ["not-kept", "not-kept"]
+    assert len(notes) == 1 and "tool_info" in notes[0]
+    grounding = {"provider": "dashscope", "search_info": info}
+    assert reduce_ok(events).metadata["agentmsg_grounding"] == grounding
     whole = dashscope.response_events(last)
-    assert said(whole, "agentmsg.not-kept") == ["not-kept"] and said(whole) == []
+    assert said(whole, "agentmsg.not-kept") == [] and said(whole) == []
+    assert reduce_ok(whole).metadata["agentmsg_grounding"] == grounding
+
+
+def test_dashscope_search_info_of_the_first_chunk_is_kept_streamed() -> None:
+    """DashScope sends the search sources in a stream's first chunk (enable_source with incremental output; the
+    shape its docs show) and, on every later chunk, search_info with empty lists: those say nothing, and the sources
+    are kept; the same reply whole gives the same message."""
+    doc = orjson.loads((FIXTURES / "dashscope" / "native_response_search_info_docs.json").read_bytes())
+    info = doc["output"]["search_info"]
+    text = doc["output"]["choices"][0]["message"]["content"]
+
+    def chunk_of(content: str, finish: str, search: Any) -> dict[str, Any]:
+        message = {"content": content, "role": "assistant"}
+        output = {"choices": [{"message": message, "finish_reason": finish}], "search_info": search}
+        return {"output": output, "usage": doc["usage"], "request_id": doc["request_id"]}
+
+    empty = {"extra_tool_info": [], "search_results": []}
+    chunks = [chunk_of("", "null", info), chunk_of(text[:10], "null", empty), chunk_of(text[10:], "null", empty)]
+    chunks.append(chunk_of("", "stop", empty))
+    events = list(dashscope.parse_stream(sse(*chunks, done=False), incremental=True))
+    streamed = reduce_ok(events)
+    assert said(events, "agentmsg.not-kept") == [] and said(events) == []
+    whole = dashscope.parse_response(doc)
+    assert streamed.metadata["agentmsg_grounding"] == whole.metadata["agentmsg_grounding"]
+    assert whole.metadata["agentmsg_grounding"] == {"provider": "dashscope", "search_info": info}
+    assert streamed.text_content == whole.text_content == text
 
 
 def test_a_cumulative_text_that_restarts_on_many_chunks_is_said_once() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests._support.providers import STREAMS, comparable, ids, module, reduce_checked, sse_payloads
+from tests._support.providers import FIXTURES, STREAMS, comparable, ids, module, reduce_checked, sse_payloads
 
 pytestmark = pytest.mark.oracle
 
@@ -52,3 +52,32 @@ def test_dashscope_equals_sdk_aggregate(path: Path) -> None:
         )
         ours["content"], theirs["content"] = ours["content"][:-1], theirs["content"][:-1]
     assert ours == theirs
+
+
+def test_dashscope_search_info_is_what_the_sdk_reads() -> None:
+    """The web search's sources (output.search_info) the message keeps (agentmsg_grounding) are what dashscope's v2
+    types read of the docs' response (parse_completion: SearchInfo, extra keys kept). Streamed, dashscope's _aggregate
+    keeps the last chunk's search_info, which DashScope sends with empty lists after the chunk that carries the
+    results: the SDK's snapshot loses them, agentmsg keeps the value that says something (docs/streams.md)."""
+    pytest.importorskip("dashscope")
+    from dashscope.v2.resources.chat.completions import _aggregate
+    from dashscope.v2.types.completions import parse_chunk, parse_completion
+
+    path = FIXTURES / "dashscope" / "native_response_search_info_docs.json"
+    body = orjson.loads(path.read_bytes())
+    sdk = parse_completion(body).search_info
+    assert sdk is not None and len(sdk.search_results) == 10
+    kept = module("dashscope").parse_response(path.read_bytes()).metadata["agentmsg_grounding"]
+    assert kept == {"provider": "dashscope", "search_info": sdk.model_dump(mode="json", exclude_unset=True)}
+    # streamed as DashScope streams it: the sources first, then empty lists
+    empty = {"extra_tool_info": [], "search_results": []}
+    text = body["output"]["choices"][0]["message"]["content"]
+    chunks = []
+    for content, finish, info in (("", "null", body["output"]["search_info"]), (text, "stop", empty)):
+        message = {"role": "assistant", "content": content}
+        output = {"choices": [{"message": message, "finish_reason": finish}], "search_info": info}
+        chunks.append({"output": output, "usage": body["usage"], "request_id": body["request_id"]})
+    assert _aggregate([parse_chunk(c) for c in chunks]).search_info.search_results == []  # the SDK's snapshot
+    sse = b"".join(b"data:" + orjson.dumps(c) + b"\n\n" for c in chunks)
+    streamed = reduce_checked(list(module("dashscope").parse_stream(sse, incremental=True)))
+    assert streamed.metadata["agentmsg_grounding"] == kept

@@ -205,7 +205,12 @@ def test_gemini_code_parts_usage_signature_parts_and_an_error_beside_candidates(
     parser = gemini.StreamParser()
     msg = reduce_ok(parser.feed(body) + parser.close())
     assert [b.text for b in msg.blocks("text")] == ["I'll compute.", "The answer is 4."]
-    assert agentmsg.thinking_signature(msg.blocks("thinking")[0]) == "c2ln"
+    # the code and its result, kept in their place for Gemini (carriers), then the answer's signature
+    code_kept, result_kept, signed = msg.blocks("thinking")
+    assert (
+        code_kept.metadata["providerBlock"] == code and "codeExecutionResult" in result_kept.metadata["providerBlock"]
+    )
+    assert agentmsg.thinking_signature(signed) == "c2ln"
     assert parser.problems == []
     assert msg.usage is not None and (msg.usage.input_tokens, msg.usage.total_tokens) == (125, 162)
     error = _gem({"text": "y"}) | {"error": {"code": 500, "message": "Internal", "status": "INTERNAL"}}
@@ -529,9 +534,10 @@ def test_gemini_code_assist_envelope_is_read_whole_and_streamed() -> None:
 
 def test_gemini_built_in_tool_call_and_response_parts_are_said_not_unknown() -> None:
     """Gemini's server-side tool parts (google-genai Part.tool_call / tool_response: a built-in tool, Google Search
-    say, that the model called beside function calling; "the client is NOT expected to execute" it) are said as
-    not kept, as executableCode is, streamed and whole: they were unknown part kinds (a problem each, exit 1). Their
-    signature is kept in its place; text after them is a block of its own."""
+    say, that the model called beside function calling; "the client is NOT expected to execute" it, but is to echo
+    it back) are kept as Gemini gave them, their signature with them, in their place (carriers), streamed and whole:
+    they were unknown part kinds (a problem each, exit 1), then said as not kept. Text after them is a block of its
+    own."""
 
     def resp(*parts: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         cand: dict[str, Any] = {"index": 0, "content": {"role": "model", "parts": list(parts)}}
@@ -547,15 +553,12 @@ def test_gemini_built_in_tool_call_and_response_parts_are_said_not_unknown() -> 
     chunks = [resp({"text": "Let me look."}), resp(call), resp(answer), resp({"text": "Found."}, finish="STOP")]
     parser = gemini.StreamParser()
     msg = reduce_ok(parser.feed(sse(*chunks, done=False)) + parser.close())
-    assert parser.problems == []
-    assert [(b.type, b.text if b.type == "text" else b.metadata["signature"]) for b in msg.content] == [
+    assert parser.problems == [] and parser.builder.not_kept_notes == []
+    assert [(b.type, b.text if b.type == "text" else b.metadata["providerBlock"]) for b in msg.content] == [
         ("text", "Let me look."),
-        ("thinking", "c2ln"),
+        ("thinking", call),
+        ("thinking", answer),
         ("text", "Found."),
-    ]
-    assert sorted(n.message.split(" (")[0] for n in parser.builder.not_kept_notes) == [
-        "toolCall parts",
-        "toolResponse parts",
     ]
     whole = resp(*[part for c in chunks for part in c["candidates"][0]["content"]["parts"]], finish="STOP")
     assert gemini.parse_response(whole).content == msg.content
@@ -712,3 +715,37 @@ def test_gemini_a_field_given_both_ways_keeps_its_camel_case_value_and_says_the_
             "a part gives a field both in lowerCamelCase and with its proto name, with different values: the"
             " lowerCamelCase value kept, 'function_call' left out",
         ]
+
+
+def test_gemini_grounding_is_the_last_that_says_something_and_a_different_one_is_said() -> None:
+    """A candidate's grounding (groundingMetadata, citationMetadata, urlContextMetadata) is the message's
+    (agentmsg_grounding, provider gemini): a stream's chunks carry {} until the one that carries it whole, and
+    {} says nothing; a later value that differs from an earlier one replaces it, said (not-kept), so that nothing
+    is dropped unsaid. Fields keep the order they were first given in, streamed and whole."""
+    g1 = {"webSearchQueries": ["weather"]}
+    g2 = {"webSearchQueries": ["weather today"]}
+    urls = {"urlMetadata": [{"retrievedUrl": "https://x", "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_SUCCESS"}]}
+
+    def cand(text: str, **extra: Any) -> dict[str, Any]:
+        return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "index": 0, **extra}]}
+
+    chunks = [
+        cand("a", groundingMetadata={}, urlContextMetadata=urls),
+        cand("b", groundingMetadata={}),
+        cand("c", groundingMetadata=g1, finishReason="STOP"),
+    ]
+    events = list(gemini.parse_stream(sse(*chunks, done=False)))
+    msg = reduce_ok(events)
+    assert custom(events) == []
+    assert msg.metadata["agentmsg_grounding"] == {
+        "provider": "gemini",
+        "groundingMetadata": g1,
+        "urlContextMetadata": urls,
+    }
+    assert list(msg.metadata["agentmsg_grounding"]) == ["provider", "groundingMetadata", "urlContextMetadata"]
+    whole = cand("abc", groundingMetadata=g1, urlContextMetadata=urls, finishReason="STOP")
+    assert gemini.parse_response(whole).metadata["agentmsg_grounding"] == msg.metadata["agentmsg_grounding"]
+    chunks[1] = cand("b", groundingMetadata=g2)
+    events = list(gemini.parse_stream(sse(*chunks, done=False)))
+    assert custom(events) == [("agentmsg.not-kept", "not-kept")]
+    assert reduce_ok(events).metadata["agentmsg_grounding"]["groundingMetadata"] == g1

@@ -124,15 +124,22 @@ def test_openai_logprobs_and_n2_choices() -> None:
 
 
 def test_openai_and_gemini_extras_the_message_has_no_place_for_are_said_once() -> None:
+    """Log probabilities are said as not kept, once; a reply's citations (OpenAI annotations, Gemini grounding and
+    citation metadata) and the parts Gemini ran itself are kept (agentmsg_grounding, carriers), nothing said."""
     lp = {"content": [{"token": "a", "logprob": -0.1, "bytes": [97], "top_logprobs": []}]}
+    cite = {"type": "url_citation", "url_citation": {"url": "https://x"}}
     body = sse(
         {**chunk({"content": "a"}), "choices": [{"index": 0, "delta": {"content": "a"}, "logprobs": lp}]},
         {**chunk({"content": "b"}), "choices": [{"index": 0, "delta": {"content": "b"}, "logprobs": lp}]},
-        chunk({"annotations": [{"type": "url_citation", "url_citation": {"url": "https://x"}}]}, "stop"),
+        chunk({"annotations": [cite]}, "stop"),
     )
     events = list(openai.parse_stream(body))
-    assert custom(events) == [("agentmsg.not-kept", "not-kept")] * 2  # logprobs once, annotations once
-    assert reduce_ok(events).text_content == "ab"
+    assert custom(events) == [("agentmsg.not-kept", "not-kept")]  # logprobs once
+    msg = reduce_ok(events)
+    assert msg.text_content == "ab" and msg.metadata["agentmsg_grounding"] == {
+        "provider": "openai",
+        "annotations": [cite],
+    }
     response = {
         "id": "c",
         "model": "m",
@@ -150,6 +157,7 @@ def test_openai_and_gemini_extras_the_message_has_no_place_for_are_said_once() -
                 "content": {"role": "model", "parts": [{"text": "sunny"}]},
                 "groundingMetadata": {"webSearchQueries": ["weather"]},
                 "citationMetadata": {"citations": [{"uri": "https://x"}]},
+                "safetyRatings": [{"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"}],
                 "finishReason": "STOP",
             }
         ],
@@ -162,14 +170,17 @@ def test_openai_and_gemini_extras_the_message_has_no_place_for_are_said_once() -
     gemini_body = b"data: " + orjson.dumps(grounded) + b"\r\n\r\n"
     events = list(gemini.parse_stream(gemini_body))
     notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM"]
-    assert [n.split(" (")[0] for n in notes] == [
-        "executableCode parts",
-        "codeExecutionResult parts",
-        "grounding",
-        "citation data",
-    ]
-    assert custom(events) == [("agentmsg.not-kept", "not-kept")] * 4
-    assert reduce_ok(events).text_content == "sunny"
+    assert [n.split(" (")[0] for n in notes] == ["safety rating data"]
+    msg = reduce_ok(events)
+    assert msg.text_content == "sunny"
+    assert msg.metadata["agentmsg_grounding"] == {
+        "provider": "gemini",
+        "groundingMetadata": {"webSearchQueries": ["weather"]},
+        "citationMetadata": {"citations": [{"uri": "https://x"}]},
+    }
+    assert [b.metadata["providerBlock"] for b in msg.blocks("thinking")] == grounded["candidates"][0]["content"][
+        "parts"
+    ][:2]
 
 
 def test_openai_an_id_after_the_name_is_the_calls_own() -> None:
@@ -1197,3 +1208,20 @@ def test_deepseek_cache_hits_are_read_from_prompt_cache_hit_tokens(streamed: boo
             msg = openai.parse_response(reply, variant="deepseek")
         assert msg.usage is not None
         assert (msg.usage.input_tokens, msg.usage.output_tokens, msg.usage.cached_tokens) == (10, 5, cached)
+
+
+def test_openai_annotations_of_several_deltas_are_joined_and_odd_ones_said() -> None:
+    """A stream's annotations deltas each add theirs (openai's accumulator takes one such delta and raises on a
+    second: agentmsg keeps both, in order); annotations that are no list are said (type) and left out."""
+    a = {"type": "url_citation", "url_citation": {"url": "https://a", "start_index": 0, "end_index": 1, "title": "A"}}
+    b = {"type": "url_citation", "url_citation": {"url": "https://b", "start_index": 1, "end_index": 2, "title": "B"}}
+    events = list(
+        openai.parse_stream(
+            sse(chunk({"content": "ab"}), chunk({"annotations": [a]}), chunk({"annotations": [b]}, "stop"))
+        )
+    )
+    assert custom(events) == []
+    assert reduce_ok(events).metadata["agentmsg_grounding"] == {"provider": "openai", "annotations": [a, b]}
+    events = list(openai.parse_stream(sse(chunk({"content": "ab", "annotations": {"x": 1}}, "stop"))))
+    assert custom(events) == [("agentmsg.problem", "type")]
+    assert "agentmsg_grounding" not in reduce_ok(events).metadata

@@ -159,11 +159,23 @@ PROBES: dict[tuple[str, str], tuple[Any, str | None]] = {
     ("message", "metadata.agentscope_generate_reason"): ("TOOL_CALLS", None),
     ("message", "metadata._structured_output"): ({"probe_so": "probe-so-value"}, "probe-so-value"),
     ("message", "metadata._chat_usage"): ({"inputTokens": 987653, "outputTokens": 1}, "987653"),
+    ("message", "metadata.agentmsg_grounding"): (
+        {"provider": "openai", "annotations": [{"type": "url_citation", "url_citation": {"url": "https://x/probe-g"}}]},
+        "probe-g",
+    ),
     ("text", "text"): ("probe-text", "probe-text"),
     ("thinking", "thinking"): ("probe-thinking", "probe-thinking"),
     ("thinking", "metadata.signature"): (SIG, SIG),
     ("thinking", "metadata.redactedData"): ("cHJvYmUtcmVkYWN0ZWQ=", "cHJvYmUtcmVkYWN0ZWQ="),
     ("thinking", "metadata.reasoningDetails"): ([{"type": "probe-details"}], "probe-details"),
+    ("thinking", "metadata.providerBlock"): (
+        {"type": "server_tool_use", "id": "srvtoolu_probe", "name": "web_search", "input": {"query": "probe-server"}},
+        "probe-server",
+    ),
+    ("thinking", "metadata.citations"): (
+        [{"type": "char_location", "cited_text": "probe-cited", "document_index": 0, "start_char_index": 0}],
+        "probe-cited",
+    ),
     ("image", "minPixels"): (123457, "123457"),
     ("image", "maxPixels"): (123458, "123458"),
     ("video", "fps"): (2.75, "2.75"),

@@ -120,6 +120,12 @@ PROBES: dict[str, dict[str, Probe]] = {
         "usage.prompt_tokens_details.cached_tokens|usage.prompt_cache_hit_tokens|usage.cached_tokens": put(
             "usage.prompt_cache_hit_tokens", 2, '"cachedTokens": 2'
         ),
+        "usage.prompt_tokens_details.cache_write_tokens|usage.prompt_tokens_details.cache_creation_input_tokens": put(
+            "usage.prompt_tokens_details", {"cache_write_tokens": 4723}, '"cacheCreationInputTokens": 4723'
+        ),
+        "usage.completion_tokens_details.reasoning_tokens": put(
+            "usage.completion_tokens_details", {"reasoning_tokens": 1}, '"reasoningTokens": 1'
+        ),
         "usage.prompt_tokens_details.*, usage.completion_tokens_details.*, usage.prompt_cache_miss_tokens": put(
             "usage.prompt_cache_miss_tokens", 4714, "4714"
         ),
@@ -172,7 +178,9 @@ PROBES: dict[str, dict[str, Probe]] = {
             f"{MSG}.images", [{"type": "image_url", "image_url": {"url": "https://x/probe.png"}}], "probe.png"
         ),
         "choices[].message.annotations": put(
-            f"{MSG}.annotations", [{"type": "url_citation", "url_citation": {"url": "u"}}], None
+            f"{MSG}.annotations",
+            [{"type": "url_citation", "url_citation": {"url": "https://x/probe-cite"}}],
+            "probe-cite",
         ),
         "choices[].message.reasoning_details": put(
             f"{MSG}.reasoning_details", [{"type": "reasoning.text", "text": "r"}], None
@@ -194,7 +202,9 @@ PROBES: dict[str, dict[str, Probe]] = {
         "model": put("model", "claude-probe", "claude-probe"),
         "type|role": put("role", "assistant", None),
         "content[] text": put("content.0.text", "probe-text", "probe-text"),
-        "content[] text .citations": put("content.0.citations", [{"type": "char_location", "cited_text": "x"}], None),
+        "content[] text .citations": put(
+            "content.0.citations", [{"type": "char_location", "cited_text": "probe-cited"}], "probe-cited"
+        ),
         "content[] thinking": add_block(
             {"type": "thinking", "thinking": "probe-think", "signature": "c2ln"}, "probe-think"
         ),
@@ -206,7 +216,8 @@ PROBES: dict[str, dict[str, Probe]] = {
             {"type": "tool_use", "id": "toolu_p", "name": "t", "input": {}, "toolset_name": "probe-set"}, None
         ),
         "content[] server_tool_use, web_search_tool_result, mcp_tool_use, ... (a *_tool_use or *_tool_result)": add_block(
-            {"type": "server_tool_use", "id": "srvtoolu_p", "name": "web_search", "input": {"query": "probe-q"}}, None
+            {"type": "server_tool_use", "id": "srvtoolu_p", "name": "web_search", "input": {"query": "probe-q"}},
+            "probe-q",
         ),
         "content[] compaction|fallback|mcp_tool_listing": add_block(
             {"type": "compaction", "content": "probe-summary"}, None
@@ -222,8 +233,14 @@ PROBES: dict[str, dict[str, Probe]] = {
             "usage.cache_creation_input_tokens", 4700, '"inputTokens": 4703'
         ),
         "usage.cache_read_input_tokens": put("usage.cache_read_input_tokens", 4716, '"cachedTokens": 4716'),
+        "usage.cache_creation_input_tokens": put(
+            "usage.cache_creation_input_tokens", 4724, '"cacheCreationInputTokens": 4724'
+        ),
         "usage.output_tokens": put("usage.output_tokens", 4717, "4717"),
-        "usage.cache_creation, usage.server_tool_use, usage.output_tokens_details, usage.service_tier": put(
+        "usage.output_tokens_details.thinking_tokens": put(
+            "usage.output_tokens_details", {"thinking_tokens": 1}, '"reasoningTokens": 1'
+        ),
+        "usage.cache_creation, usage.server_tool_use, usage.service_tier": put(
             "usage.server_tool_use", {"web_search_requests": 4718}, "4718"
         ),
         "error": replace(
@@ -247,13 +264,13 @@ PROBES: dict[str, dict[str, Probe]] = {
             {"fileData": {"mimeType": "image/png", "fileUri": "https://x/probe.png"}}, "probe.png"
         ),
         "candidates[].content.parts[].executableCode|codeExecutionResult|toolCall|toolResponse": add_part(
-            {"executableCode": {"language": "PYTHON", "code": "print('probe-code')"}}, None
+            {"executableCode": {"language": "PYTHON", "code": "print('probe-code')"}}, "probe-code"
         ),
         "candidates[].content.role": put("candidates.0.content.role", "model", None),
         "candidates[].finishReason": put("candidates.0.finishReason", "MAX_TOKENS", "MAX_TOKENS"),
         "candidates[].finishMessage": put("candidates.0.finishMessage", "probe-why", None),
         "candidates[].groundingMetadata|citationMetadata|urlContextMetadata": put(
-            "candidates.0.groundingMetadata", {"webSearchQueries": ["probe-q"]}, None
+            "candidates.0.groundingMetadata", {"webSearchQueries": ["probe-q"]}, "probe-q"
         ),
         "candidates[].logprobsResult|avgLogprobs|safetyRatings|continuationToken": put(
             "candidates.0.avgLogprobs", -0.5, None
@@ -270,6 +287,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "usageMetadata.candidatesTokenCount, usageMetadata.thoughtsTokenCount": put(
             "usageMetadata.thoughtsTokenCount", 4700, '"outputTokens": 4702'
         ),
+        "usageMetadata.thoughtsTokenCount": put("usageMetadata.thoughtsTokenCount", 4725, '"reasoningTokens": 4725'),
         "usageMetadata.cachedContentTokenCount": put("usageMetadata.cachedContentTokenCount", 2, '"cachedTokens": 2'),
         "usageMetadata.totalTokenCount": put("usageMetadata", {"totalTokenCount": 4719}, "4719"),
         "usageMetadata.*TokensDetails, usageMetadata.serviceTier": put(
@@ -301,21 +319,30 @@ PROBES: dict[str, dict[str, Probe]] = {
         "output.thoughts": put(
             "output.thoughts", [{"action_type": "reasoning", "thought": "probe-app-reasoning"}], "probe-app-reasoning"
         ),
-        "output.search_info|tool_info|task_metric|task_metrics|audio|doc_references": put(
-            "output.search_info", {"search_results": [{"index": 1, "url": "u"}]}, None
+        "output.search_info": put(
+            "output.search_info", {"search_results": [{"index": 1, "url": "https://x/probe-source"}]}, "probe-source"
+        ),
+        "output.tool_info|task_metric|task_metrics|audio|doc_references": put(
+            "output.tool_info", [{"type": "code_interpreter", "code_interpreter": {"code": "1"}}], None
         ),
         "usage.input_tokens|usage.prompt_tokens": put("usage.input_tokens", 4711, "4711"),
         "usage.output_tokens|usage.completion_tokens": put("usage.output_tokens", 4712, "4712"),
         "usage.total_tokens": put("usage", {"total_tokens": 4713}, "4713"),
-        "usage.prompt_tokens_details.cached_tokens": put(
-            "usage.prompt_tokens_details", {"cached_tokens": 2}, '"cachedTokens": 2'
+        "usage.prompt_tokens_details.cached_tokens|usage.cached_tokens": put(
+            "usage.cached_tokens", 2, '"cachedTokens": 2'
+        ),
+        "usage.prompt_tokens_details.cache_creation_input_tokens": put(
+            "usage.prompt_tokens_details", {"cache_creation_input_tokens": 4726}, '"cacheCreationInputTokens": 4726'
+        ),
+        "usage.output_tokens_details.reasoning_tokens": put(
+            "usage.output_tokens_details", {"reasoning_tokens": 1}, '"reasoningTokens": 1'
         ),
         "usage.models[]": put(
             "usage",
             {"models": [{"input_tokens": 4700, "output_tokens": 1}, {"input_tokens": 21, "output_tokens": 1}]},
             "4721",
         ),
-        "usage.input_tokens_details, usage.output_tokens_details, usage.image_tokens, usage.plugins, usage.cached_tokens": put(
+        "usage.input_tokens_details, usage.output_tokens_details.*, usage.image_tokens, usage.plugins": put(
             "usage.image_tokens", 4722, "4722"
         ),
         "code|message": both(

@@ -533,6 +533,143 @@ def test_a_refusal_stays_text_for_other_providers(provider: str) -> None:
         assert reply.text_content in orjson.dumps(entry).decode()
 
 
+# ---- provider data kept for the provider that made it (carriers, agentmsg_grounding) --------------------------
+
+_SEARCH = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "sky"}}
+_RESULTS = {
+    "type": "web_search_tool_result",
+    "tool_use_id": "srvtoolu_1",
+    "content": [
+        {"type": "web_search_result", "url": "https://x", "title": "Sky", "encrypted_content": "RW5j", "page_age": None}
+    ],
+}
+_CITE = {
+    "type": "web_search_result_location",
+    "cited_text": "blue",
+    "url": "https://x",
+    "title": None,
+    "encrypted_index": "RWk=",
+}
+_CODE = {"executableCode": {"language": "PYTHON", "code": "print(2 + 2)", "id": "c1"}, "thoughtSignature": "U0lHMQ=="}
+_OUTPUT = {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "4\n", "id": "c1"}}
+
+
+def _carrier(provider: str, **meta: Any) -> ThinkingBlock:
+    return ThinkingBlock(thinking="", metadata={"provider": provider, "model": "m", **meta})
+
+
+def _anthropic_searched() -> AssistantMessage:
+    """An Anthropic reply with a web search: the tool's blocks and a text block's citations kept in carriers."""
+    return AssistantMessage(
+        [
+            _carrier("anthropic", providerBlock=_SEARCH),
+            _carrier("anthropic", providerBlock=_RESULTS),
+            TextBlock(text="The sky is blue."),
+            _carrier("anthropic", citations=[_CITE]),
+            TextBlock(text=" Always."),
+        ]
+    )
+
+
+def _gemini_computed() -> AssistantMessage:
+    return AssistantMessage(
+        [_carrier("gemini", providerBlock=_CODE), _carrier("gemini", providerBlock=_OUTPUT), TextBlock(text="It is 4.")]
+    )
+
+
+def test_anthropic_gets_its_server_tools_and_citations_back_in_place() -> None:
+    """Anthropic's own data goes back as the API gave it: the server tool's blocks in their place (its result's
+    encrypted_content byte for byte) and the citations on the text block they follow; nothing is said."""
+    request = formatted("anthropic", [UserMessage("Sky?"), _anthropic_searched(), UserMessage("Sure?")])
+    assert request.diagnostics == ()
+    assert request.body["messages"][1]["content"] == [
+        _SEARCH,
+        _RESULTS,
+        {"type": "text", "text": "The sky is blue.", "citations": [_CITE]},
+        {"type": "text", "text": " Always."},
+    ]
+
+
+def test_gemini_gets_its_code_execution_parts_back_in_place() -> None:
+    request = formatted("gemini", [UserMessage("2+2?"), _gemini_computed(), UserMessage("Sure?")])
+    assert request.diagnostics == ()
+    assert request.body["contents"][1]["parts"] == [_CODE, _OUTPUT, {"text": "It is 4."}]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_another_providers_tools_and_citations_are_said_the_text_sent(provider: str) -> None:
+    """Every other provider gets the text and a diagnostic per carrier (rule and pointer): another provider's
+    blocks mean nothing to it. strict refuses the request (the rules are lossy)."""
+    msgs = [UserMessage("Sky?"), _anthropic_searched(), UserMessage("2+2?"), _gemini_computed(), UserMessage("Sure?")]
+    request = formatted(provider, msgs)
+    said = [
+        (p.pointer, p.rule) for p in request.diagnostics if p.rule in ("provider-tool-dropped", "citations-dropped")
+    ]
+    anthropic_said = [
+        ("/1/content/0", "provider-tool-dropped"),
+        ("/1/content/1", "provider-tool-dropped"),
+        ("/1/content/3", "citations-dropped"),
+    ]
+    gemini_said = [("/3/content/0", "provider-tool-dropped"), ("/3/content/1", "provider-tool-dropped")]
+    assert said == (
+        gemini_said
+        if provider == "anthropic"
+        else anthropic_said
+        if provider == "gemini"
+        else anthropic_said + gemini_said
+    )
+    body = request.body_bytes().decode()
+    assert "The sky is blue." in body and " Always." in body and "It is 4." in body
+    if provider not in ("anthropic", "gemini"):
+        assert "srvtoolu_1" not in body and "encrypted_index" not in body and "print(2 + 2)" not in body
+    messages = {p.message for p in request.diagnostics if p.pointer == "/1/content/0"}
+    if provider != "anthropic":
+        assert messages == {f"server_tool_use from anthropic not sent to {provider}: only anthropic takes it back"}
+    with pytest.raises(ValidationError):
+        get(provider).format_request(msgs, strict=True)
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_replys_grounding_is_said_by_every_provider(provider: str) -> None:
+    """A reply's grounding (message metadata agentmsg_grounding: OpenAI's annotations, Gemini's groundingMetadata,
+    DashScope's search_info) has no request field anywhere, the provider that gave it included: said once per
+    message, at its pointer; the text that cites it is sent."""
+    cited = AssistantMessage(
+        "Paris ([example.com](https://example.com)).",
+        metadata={"agentmsg_grounding": {"provider": "openai", "annotations": [{"type": "url_citation"}]}},
+    )
+    request = formatted(provider, [UserMessage("Capital?"), cited, UserMessage("Sure?")])
+    assert [(p.pointer, p.rule) for p in request.diagnostics] == [
+        ("/1/metadata/agentmsg_grounding", "citations-dropped")
+    ]
+    assert request.diagnostics[0].message == (
+        f"openai's citations and grounding of the reply (annotations) not sent: {provider} takes none back in a"
+        " request; the text is sent"
+    )
+    assert "Paris ([example.com](https://example.com))." in request.body_bytes().decode()
+    assert "url_citation" not in request.body_bytes().decode()
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+def test_carriers_of_another_agent_or_misplaced_are_said(provider: str) -> None:
+    """In multi-agent mode another agent's carriers are not sent (its turn is user text); citations that follow no
+    text block (the text before them was left out, or edited away) are said, never put on another block; a carrier
+    whose block is no block of a tool the provider runs itself is said."""
+    other = _anthropic_searched() if provider == "anthropic" else _gemini_computed()
+    other.name = "Alice"
+    request = formatted(provider, [UserMessage("q"), other], multi_agent=True, agent_name="Bob")
+    assert {p.rule for p in request.diagnostics} >= {"provider-tool-dropped"}
+    assert all("another" in p.message for p in request.diagnostics if p.rule.endswith("-dropped"))
+    lonely = AssistantMessage([TextBlock(text="   "), _carrier(provider, citations=[_CITE]), TextBlock(text="x")])
+    odd = AssistantMessage([_carrier(provider, providerBlock={"type": "future", "x": 1, "y": 2}), TextBlock(text="y")])
+    request = formatted(provider, [UserMessage("q"), lonely, UserMessage("q"), odd, UserMessage("q")])
+    assert [(p.pointer, p.rule) for p in request.diagnostics] == [
+        ("/1/content/0", "empty-text-dropped"),
+        ("/1/content/1", "citations-dropped"),
+        ("/3/content/0", "provider-tool-dropped"),
+    ]
+
+
 ident = st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1, max_size=10)
 
 

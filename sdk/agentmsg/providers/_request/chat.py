@@ -280,6 +280,9 @@ class ChatWalk(Walk):
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
             elif t is ThinkingBlock:
                 meta = b.metadata
+                if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
+                    self.carrier(meta, i, j, None, other)  # (no chat provider's reply carries such data: said)
+                    continue
                 origin = meta.get("provider") if meta else None
                 if origin is not None and origin not in ctx.families and not other and not self.demote:
                     ctx.diagnostics.append(((i, j), "thinking-dropped", (F.FOREIGN_DROPPED, origin, self.name)))

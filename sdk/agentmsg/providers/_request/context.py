@@ -180,6 +180,16 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     ),
     "response-format-mapped": (REWRITE, "a response_format parameter was sent in the provider's own form"),
     "json-unprompted": (ERROR, "JSON mode, but no message mentions JSON, which the provider requires"),
+    "citations-dropped": (
+        LOSSY,
+        "citations or grounding a provider gave with its reply were not sent (another provider's, or no request"
+        " field takes them back); the text was",
+    ),
+    "provider-tool-dropped": (
+        LOSSY,
+        "a tool the provider ran itself (its call or result: web search, code execution, ...) was not sent: only"
+        " the provider that ran it takes it back",
+    ),
 }
 
 _STRICT_KINDS = frozenset({LOSSY, ERROR})
@@ -568,6 +578,68 @@ def foreign_reasoning(
 FOREIGN_DROPPED: Final = "reasoning from {} not sent to {}"
 
 
+# ---- provider data kept for the provider that made it -----------------------------------------------------
+# A thinking block whose metadata holds ``providerBlock`` or ``citations`` is a carrier (docs/streams.md): a tool the
+# provider ran itself (an Anthropic block, a Gemini part) or the citations of the text block before it, as that
+# provider gave them. Its provider's formatter sends it back unchanged, in its place (the walks' ``provider_part``
+# hook); every other provider says it. The reply's grounding (message metadata ``agentmsg_grounding``) no provider
+# takes back: every formatter says it.
+
+#: thinking metadata: a block of the provider's reply no agentmsg block type holds, as it gave it
+PROVIDER_BLOCK: Final = "providerBlock"
+#: thinking metadata: the citations of the text block just before the carrier, as the provider gave them
+CITATIONS: Final = "citations"
+#: message metadata: the citation and grounding data of the whole reply (the provider's field names, and provider)
+GROUNDING: Final = "agentmsg_grounding"
+
+
+def is_carrier(meta: Mapping[str, Any] | None) -> bool:
+    """Whether thinking metadata ``meta`` makes its block a carrier of provider data."""
+    if not meta:
+        return False
+    return PROVIDER_BLOCK in meta or CITATIONS in meta
+
+
+def carried_kind(value: Any) -> str:
+    """What a carried provider block is, for a diagnostic: an Anthropic block's ``type``, a Gemini part's kind."""
+    if isinstance(value, Mapping):
+        kind = value.get("type")
+        if isinstance(kind, str):
+            return kind[:60]
+        keys = [k for k in value if k != "thoughtSignature"]
+        if keys:
+            return str(keys[0])[:60]
+    return "a provider block"
+
+
+def carrier_dropped(ctx: Context, meta: Mapping[str, Any], pointer: str | tuple[int, int], why: str) -> None:
+    """Say that a carrier (see :func:`is_carrier`) is not sent, and ``why``: ``provider-tool-dropped`` for a tool the
+    provider ran itself, ``citations-dropped`` for citations (their text is sent)."""
+    origin = meta.get("provider")
+    whose = f" from {origin}" if isinstance(origin, str) else ""
+    if PROVIDER_BLOCK in meta:
+        what = carried_kind(meta[PROVIDER_BLOCK])
+        ctx.report(pointer, "provider-tool-dropped", f"{what}{whose} not sent to {ctx.provider}: {why}")
+    else:
+        ctx.report(pointer, "citations-dropped", f"citations{whose} not sent to {ctx.provider}: {why}; the text is")
+
+
+def grounding_dropped(ctx: Context, msg: Msg, i: int) -> None:
+    """Say that a message's grounding (metadata ``agentmsg_grounding``) is not sent: no provider's request takes a
+    reply's citation or grounding data back (OpenAI's assistant message has no ``annotations``, Gemini's contents no
+    ``groundingMetadata``, DashScope's messages no ``search_info``); the text that cites it is sent."""
+    value = msg.metadata.get(GROUNDING)
+    origin = value.get("provider") if isinstance(value, Mapping) else None
+    fields = ", ".join(str(k)[:40] for k in value if k != "provider") if isinstance(value, Mapping) else ""
+    whose = f"{origin}'s " if isinstance(origin, str) else ""
+    ctx.report(
+        f"/{i}/metadata/{GROUNDING}",
+        "citations-dropped",
+        f"{whose}citations and grounding of the reply ({fields or 'agentmsg_grounding'}) not sent: {ctx.provider} takes"
+        " none back in a request; the text is sent",
+    )
+
+
 # ---- tool results rendered as text ----------------------------------------------------------------
 
 MEDIA_TYPES: Final = (ImageBlock, AudioBlock, VideoBlock, DataBlock)
@@ -790,7 +862,10 @@ def history_parts(
             elif t is HintBlock:
                 hint(b, i, j)
             elif t is ThinkingBlock:
-                ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
+                if is_carrier(b.metadata):
+                    carrier_dropped(ctx, b.metadata, (i, j), "it is another speaker's")
+                else:
+                    ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
             else:
                 ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in another speaker's turn")
     lines.append("</history>")

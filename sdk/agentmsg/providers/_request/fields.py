@@ -104,6 +104,9 @@ COMMON: Final[dict[str, dict[str, Handling]]] = {
         "metadata.agentmsg_stop_reason": not_sent(),
         "metadata.agentmsg_refusal": not_sent("a refusal's text is sent as the message's text"),
         "metadata.agentmsg_errors": not_sent(),
+        "metadata.agentmsg_grounding": reported(
+            "citations-dropped", note="a reply's citations and grounding: no provider takes them back; the text is sent"
+        ),
         "metadata.agentmsg_reduce_errors": not_sent(),
     },
     "text": {
@@ -126,6 +129,12 @@ COMMON: Final[dict[str, dict[str, Handling]]] = {
         "metadata.provider": not_sent("provenance: decides the replay"),
         "metadata.model": not_sent("provenance"),
         "metadata.reasoningDetails": reported(note="OpenRouter's reasoning_details: no provider here takes them"),
+        "metadata.providerBlock": reported(
+            "provider-tool-dropped", note="a tool the provider ran itself: this provider takes none back"
+        ),
+        "metadata.citations": reported(
+            "citations-dropped", note="the citations of the text before it: this provider takes none back"
+        ),
     },
     "image": {
         "type": _KIND,

@@ -217,10 +217,15 @@ class TurnWalk(Walk):
                 rest.append(self.tool_use_part(b, sent, tool, i, j))
                 open_calls[cid] = (sent, tool, name, i, j)
             elif t is ThinkingBlock:
+                meta = b.metadata
+                if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
+                    part = self.carrier(meta, i, j, rest[-1] if rest else None, other)
+                    if part is not None:
+                        rest.append(part)
+                    continue
                 if other:
                     ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another agent is not sent")
                     continue
-                meta = b.metadata
                 origin = meta.get("provider") if meta else None
                 if origin is not None and origin not in families:  # reasoning from another provider
                     if not self.demote:

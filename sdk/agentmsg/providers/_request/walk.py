@@ -61,6 +61,29 @@ class Walk:
     def text_part(self, text: str) -> Any:
         raise NotImplementedError
 
+    def provider_part(self, meta: dict[str, Any], i: int, j: int, prev: Any) -> Any:
+        """The part of a carrier of the target provider's own data (thinking metadata ``providerBlock`` or
+        ``citations``, see :func:`~.context.is_carrier`), sent back unchanged in its place; ``prev`` is the part the
+        message put last so far (citations go back on it). None: no part to add (attached, or not sent: said). A
+        provider whose replies carry no such data sends none (said)."""
+        F.carrier_dropped(self.ctx, meta, (i, j), f"{self.ctx.provider} takes no such data back")
+        return None
+
+    def carrier(self, meta: dict[str, Any], i: int, j: int, prev: Any, other: bool) -> Any:
+        """A carrier in an assistant message: its part when it is the target provider's own data (origin in the
+        request's families, :meth:`provider_part`), else None, said (``provider-tool-dropped`` or
+        ``citations-dropped``): another provider's blocks and citations mean nothing to this one."""
+        ctx = self.ctx
+        if other:
+            F.carrier_dropped(ctx, meta, (i, j), "it is another agent's")
+            return None
+        origin = meta.get("provider")
+        if isinstance(origin, str) and origin in ctx.families:
+            return self.provider_part(meta, i, j, prev)
+        why = f"only {origin} takes it back" if isinstance(origin, str) else "the provider that made it is not known"
+        F.carrier_dropped(ctx, meta, (i, j), why)
+        return None
+
     def _hint(self, b: Any, i: int, j: int) -> None:
         """Defer or send a hint block (each walk places hints its provider's way)."""
         raise NotImplementedError
@@ -123,7 +146,10 @@ class Walk:
             elif t is HintBlock:
                 self._hint(b, i, j)
             elif t is ThinkingBlock:
-                ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
+                if F.is_carrier(b.metadata):
+                    F.carrier_dropped(ctx, b.metadata, (i, j), "it is another speaker's")
+                else:
+                    ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
             else:
                 ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
         if not parts:
@@ -142,6 +168,8 @@ class Walk:
         text_turn = self.text_turn
         for i, msg in enumerate(msgs):
             role = msg.role
+            if F.GROUNDING in msg.metadata:  # the reply's citations and grounding: no provider takes them back
+                F.grounding_dropped(ctx, msg, i)
             if history:
                 if F.is_history_message(msg, self.agent):
                     if open_calls:

@@ -138,6 +138,7 @@ class _Choice:
         "done",
         "error",
         "finish",
+        "grounding",
         "json",
         "minted",
         "normal",
@@ -172,6 +173,18 @@ class _Choice:
         self.done = False
         self.refusal = False  # the model declined (MODEL_CALL_END metadata refusal: message agentmsg_refusal)
         self.json: list[str] = []  # the answer's text, when the request asked for structured output (see text)
+        #: the provider's citation and grounding data of the whole reply, by its field names (StreamBuilder.grounding)
+        self.grounding: dict[str, Any] | None = None
+
+
+def _says_something(value: Any) -> bool:
+    """Whether a provider's value says something: not null, empty, or an object whose every value says nothing
+    (DashScope's ``{"extra_tool_info": [], "search_results": []}`` on every chunk after the one with the results)."""
+    if isinstance(value, dict):
+        return any(_says_something(v) for v in value.values())
+    if isinstance(value, (str, list)):
+        return bool(value)
+    return value is not None  # (a number or a boolean says something, 0 and false too)
 
 
 class _Data:
@@ -961,6 +974,58 @@ class StreamBuilder:
         if tool_calls and c.reason is None:
             c.reason = "TOOL_CALLS"
 
+    def carrier(self, metadata: dict[str, Any], *, choice: int = 0, slot: str = "carrier") -> None:
+        """Provider data the message keeps in its place among the blocks, for the provider that made it: its
+        carrier, an empty thinking block (THINKING_BLOCK_START with the provider and model) whose metadata, on its
+        THINKING_BLOCK_END, holds ``providerBlock`` (a block of the reply no agentmsg block type holds: a tool the
+        provider ran itself, as it gave it) or ``citations`` (those of the text block just before it). Blocks are
+        in the order they start: the reader ends the blocks the carrier follows first. With a carrier opened in
+        ``slot`` (:meth:`open_carrier`), that one ends with ``metadata``."""
+        c = self.choice(choice)
+        block = c.blocks.get(slot)
+        if block is None or block[0] != "thinking":
+            self._open(c, slot, "thinking")
+        end: dict[str, Any] = {"provider": self.provider}
+        if self.model is not None:
+            end["model"] = self.model
+        end.update(metadata)
+        self.end_block(slot, c, metadata=end)
+
+    def open_carrier(self, slot: str, *, choice: int = 0) -> None:
+        """Open the carrier of a provider block whose content is still streaming (Anthropic's ``server_tool_use``,
+        its input to come), in its place: :meth:`carrier` with the same ``slot`` ends it with its metadata. The
+        reader ends every carrier it opens so (a carrier closed without it would be an empty reasoning block)."""
+        c = self.choice(choice)
+        self._open(c, slot, "thinking")
+
+    def grounding(self, fields: dict[str, Any], *, choice: int = 0, extend: bool = False) -> None:
+        """The provider's citation and grounding data of the whole reply (OpenAI's ``annotations``, Gemini's
+        ``groundingMetadata``, DashScope's ``search_info``), under its field names: kept in the message
+        (``agentmsg_grounding``, with the provider's name), sent on the choice's MODEL_CALL_END
+        (``metadata.grounding``). A field that says nothing (``{}``, ``[]``, null, an object of such: what every
+        chunk of a Gemini stream carries before the last, and DashScope's after its first) is no value. A later
+        value replaces an earlier one (a stream's last chunk carries the whole), and one that replaced another it
+        differs from is said (not-kept); ``extend``: a list is appended to the one before (deltas of one list)."""
+        c = self.choice(choice)
+        kept = c.grounding
+        if kept is None:
+            kept = c.grounding = {}
+        for key, value in fields.items():
+            if not _says_something(value):
+                kept.setdefault(key, None)  # (its place: the fields keep the order they were first given in)
+                continue
+            before = kept.get(key)
+            if extend and isinstance(before, list) and isinstance(value, list):
+                kept[key] = before + value
+                continue
+            if before is not None and before != value:
+                self.not_kept(
+                    f"grounding/{key}/{choice}",
+                    f"a {key} the reply gave was replaced by a later, different one: the last is kept",
+                    choice,
+                )
+            kept[key] = value
+
     def refused(self, choice: int = 0) -> None:
         """The model declined to answer in choice ``choice`` (OpenAI's ``refusal``, Anthropic's ``refusal``
         stop reason): its MODEL_CALL_END says so (``metadata.refusal``), the message has ``agentmsg_refusal``."""
@@ -1156,6 +1221,8 @@ class StreamBuilder:
             value = self._structured_output(c)
             if value is not None:
                 meta["structuredOutput"] = value
+        if c.grounding and any(v is not None for v in c.grounding.values()):
+            meta["grounding"] = {"provider": self.provider, **{k: v for k, v in c.grounding.items() if v is not None}}
         if meta:
             end["metadata"] = meta
         self._ev(c, "MODEL_CALL_END", **end)

@@ -27,9 +27,9 @@ from agentmsg._wire.framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Frame
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events.reducer import reduce_events
 from agentmsg.message import Msg
-from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.numbers import HugeNumber, loads_beyond_double
 from agentmsg.providers._response.reader import PayloadReader
+from agentmsg.providers._response.think import make_builder
 
 if TYPE_CHECKING:
     from agentmsg.providers.base import Spec
@@ -95,11 +95,11 @@ class StreamParser:
     handled here; the provider's reader (``reader``, a :class:`PayloadReader` subclass) reads each decoded JSON
     payload by driving :attr:`builder`. ``options``: the reader's own (``reader.options``), the rest go to the
     :class:`StreamBuilder` (``provider``: the name kept as reasoning provenance, default the spec's first
-    family)."""
+    family; ``think_tags``: ``<think>`` text read as reasoning, :mod:`.think`)."""
 
     def __init__(self, reader: type[PayloadReader], spec: Spec, **options: Any) -> None:
         own = {k: options.pop(k) for k in reader.options if k in options}
-        self.builder = StreamBuilder(options.pop("provider", spec.families[0]), **options)
+        self.builder = make_builder(options.pop("provider", spec.families[0]), **options)
         self.reader = reader(self.builder, spec, **own)
         self._framer = Framer()
         #: where a bytes chunk goes once the body's format is known: the SSE decoder's feed (Framer.sse_feed), or

@@ -81,10 +81,19 @@ def shown(value: Any) -> str:
 
 
 def usage_dict(
-    input_tokens: int | None, output_tokens: int | None, cached: int | None = None, total: int | None = None
+    input_tokens: int | None,
+    output_tokens: int | None,
+    cached: int | None = None,
+    total: int | None = None,
+    *,
+    cache_write: int | None = None,
+    reasoning: int | None = None,
 ) -> dict[str, Any] | None:
     """A ChatUsage dict from provider counts read by :func:`safe_int`, or their sums (only the counts given, a
-    sum saturating at Java's long maximum; totalTokens = input + output)."""
+    sum saturating at Java's long maximum; totalTokens = input + output). ``cached``: input tokens read from the
+    prompt cache (cachedTokens), ``cache_write``: written to it (cacheCreationInputTokens), both parts of the input
+    count; ``reasoning``: output tokens spent on reasoning (reasoningTokens), a part of the output count
+    (schemas/chat-usage.schema.json says which provider field is which)."""
     out: dict[str, Any] = {}
     i, o = input_tokens, output_tokens
     if i is not None:
@@ -97,4 +106,8 @@ def usage_dict(
         out["totalTokens"] = min(i + o, LONG_MAX)
     elif total is not None:
         out["totalTokens"] = total if total <= LONG_MAX else LONG_MAX
+    if cache_write is not None:
+        out["cacheCreationInputTokens"] = cache_write if cache_write <= LONG_MAX else LONG_MAX
+    if reasoning is not None:
+        out["reasoningTokens"] = reasoning if reasoning <= LONG_MAX else LONG_MAX
     return out or None

@@ -1,0 +1,125 @@
+"""A message's usage: the counts AgentScope Java 2.0.0's ChatUsage lacks (cacheCreationInputTokens, reasoningTokens,
+unknown keys) are copied into metadata ``_chat_usage``, which Java keeps whole, and restored from it by every
+reader (docs/wire-format.md, "Usage beyond AgentScope Java"). tests/conformance/test_java.py runs the same through
+AgentScope Java itself."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import agentmsg
+from agentmsg import AssistantMessage, ChatUsage, Msg
+
+FULL = {
+    "inputTokens": 1200,
+    "outputTokens": 300,
+    "cachedTokens": 1000,
+    "time": 2.5,
+    "totalTokens": 1500,
+    "cacheCreationInputTokens": 150,
+    "reasoningTokens": 120,
+}
+JAVA = {"inputTokens": 1200, "outputTokens": 300, "cachedTokens": 1000, "time": 2.5, "totalTokens": 1500}
+
+
+def _as_java_writes_it(msg: Msg) -> dict[str, Any]:
+    """What AgentScope Java 2.0.0 writes back for ``msg``: usage with its ChatUsage's keys only (a count it was not
+    given as 0), metadata maps whole."""
+    d = msg.to_dict()
+    usage = d["usage"]
+    d["usage"] = {
+        "inputTokens": usage.get("inputTokens", 0),
+        "outputTokens": usage.get("outputTokens", 0),
+        "cachedTokens": usage.get("cachedTokens", 0),
+        "time": float(usage.get("time", 0)),
+        "totalTokens": usage.get("inputTokens", 0) + usage.get("outputTokens", 0),
+    }
+    return d
+
+
+def test_the_new_counts_are_declared_fields() -> None:
+    usage = ChatUsage(input_tokens=10, output_tokens=4, cache_creation_input_tokens=3, reasoning_tokens=2)
+    msg = AssistantMessage("x", usage=usage)
+    assert msg.to_dict()["usage"] == {
+        "inputTokens": 10,
+        "outputTokens": 4,
+        "cacheCreationInputTokens": 3,
+        "reasoningTokens": 2,
+    }
+    assert msg.usage is not None and msg.usage.unknown_keys is None
+    assert agentmsg.find_unknown_keys(msg) == []
+
+
+def test_a_usage_beyond_java_is_copied_into_chat_usage() -> None:
+    msg = AssistantMessage("x", usage=FULL)
+    assert msg.metadata["_chat_usage"] == FULL
+    newer = AssistantMessage("x", usage={"inputTokens": 1, "futureTokens": 2})
+    assert newer.metadata["_chat_usage"] == {"inputTokens": 1, "futureTokens": 2}
+    # Java's own counts need no copy: nothing is added
+    assert AssistantMessage("x", usage=JAVA).metadata == {}
+    # a changed usage refreshes the copy
+    assert msg.copy(usage={**FULL, "reasoningTokens": 7}).metadata["_chat_usage"]["reasoningTokens"] == 7
+    assert Msg.from_json(msg.to_json()) == msg
+
+
+@pytest.mark.parametrize("reader", ["from_json", "from_dict", "decode_messages"])
+def test_readers_restore_what_a_trip_through_java_dropped(reader: str) -> None:
+    original = AssistantMessage("x", usage=FULL, id="m", timestamp="2026-01-01 00:00:00.000")
+    java = _as_java_writes_it(original)
+    assert java["usage"] == JAVA and java["metadata"]["_chat_usage"] == FULL
+    if reader == "from_json":
+        back = Msg.from_json(json.dumps(java))
+    elif reader == "from_dict":
+        back = Msg.from_dict(java)
+    else:
+        (back,) = agentmsg.decode_messages(json.dumps([java]))
+    assert back == original
+    assert back.usage is not None and (back.usage.cache_creation_input_tokens, back.usage.reasoning_tokens) == (
+        150,
+        120,
+    )
+
+
+def test_a_count_java_wrote_as_zero_stays_and_the_rest_is_restored() -> None:
+    original = AssistantMessage("x", usage={"inputTokens": 5, "outputTokens": 1, "reasoningTokens": 1})
+    back = Msg.from_dict(_as_java_writes_it(original))
+    assert back.usage is not None
+    assert back.usage.reasoning_tokens == 1 and back.usage.cached_tokens == 0 and back.usage.time == 0.0
+
+
+def test_a_copy_of_another_usage_restores_nothing() -> None:
+    java = _as_java_writes_it(AssistantMessage("x", usage=FULL))
+    java["usage"]["inputTokens"] = 1  # the usage changed after the copy was made: the copy is not its copy
+    back = Msg.from_dict(java)
+    assert back.usage is not None and back.usage.reasoning_tokens is None
+    assert back.metadata["_chat_usage"] == FULL  # kept as read
+    assert Msg.from_json(back.to_json()) == back
+
+
+def test_java_keys_are_never_restored() -> None:
+    """Java writes all of its own keys, so a usage without one was written so: the copy does not add it (a message
+    reads back equal to what was written)."""
+    msg = Msg.from_dict(
+        {
+            "id": "m",
+            "role": "ASSISTANT",
+            "content": [],
+            "metadata": {"_chat_usage": {"inputTokens": 3, "outputTokens": 1}},
+            "usage": {"outputTokens": 1},
+        }
+    )
+    assert msg.usage == ChatUsage(output_tokens=1)
+    built = AssistantMessage("x", usage={"outputTokens": 1}, metadata={"_chat_usage": {"inputTokens": 3}})
+    assert built.usage == ChatUsage(output_tokens=1) and Msg.from_json(built.to_json()) == built
+
+
+def test_a_constructor_completes_the_usage_from_its_copy_too() -> None:
+    """A message rebuilt from a Java-tripped one (its usage without the counts, its copy with them) is the message
+    the readers give."""
+    java = _as_java_writes_it(AssistantMessage("x", usage=FULL, id="m"))
+    rebuilt = AssistantMessage("x", id="m", usage=java["usage"], metadata=java["metadata"], timestamp=java["timestamp"])
+    assert rebuilt.usage is not None and rebuilt.usage.reasoning_tokens == 120
+    assert Msg.from_json(rebuilt.to_json()) == rebuilt
