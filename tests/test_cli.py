@@ -163,12 +163,10 @@ def test_validate_stops_at_once_on_endless_or_binary_input() -> None:
 
 def test_validate_notes_unknown_keys_and_strict_rejects_them(tmp_path: Path) -> None:
     newer = tmp_path / "newer.json"
-    newer.write_text(json.dumps({**GOOD, "usage": {"inputTokens": 1, "cacheCreationInputTokens": 5}}))
+    newer.write_text(json.dumps({**GOOD, "usage": {"inputTokens": 1, "futureTokens": 5}}))
     r = run("validate", str(newer))
     assert r.returncode == 0
-    assert r.stdout.startswith(f"{newer}:/usage/cacheCreationInputTokens: note: ") and r.stdout.endswith(
-        "[unknown-key]\n"
-    )
+    assert r.stdout.startswith(f"{newer}:/usage/futureTokens: note: ") and r.stdout.endswith("[unknown-key]\n")
     r = run("validate", "--strict", str(newer))
     assert r.returncode == 1 and r.stdout.startswith(f"{newer}:/usage: ") and "[additionalProperties]" in r.stdout
 
@@ -277,7 +275,7 @@ def test_validate_report_is_on_stdout_and_json_lines_with_json(tmp_path: Path) -
     """validate's problems are its result (stdout, as a linter's); only what stopped a file from being
     checked goes to stderr. --json gives CI one object per problem, a note or an unreadable file included."""
     mixed = tmp_path / "mixed.jsonl"
-    newer = {**GOOD, "usage": {"inputTokens": 1, "cacheCreationInputTokens": 5}}
+    newer = {**GOOD, "usage": {"inputTokens": 1, "futureTokens": 5}}
     mixed.write_text(json.dumps(GOOD) + "\n" + json.dumps(BAD) + "\n" + json.dumps(newer) + "\n")
     missing = tmp_path / "missing.json"
     r = run("validate", "--json", str(mixed), str(missing))
@@ -287,7 +285,7 @@ def test_validate_report_is_on_stdout_and_json_lines_with_json(tmp_path: Path) -
     assert all(list(row) == ["file", "instance", "line", "pointer", "rule", "kind", "message"] for row in rows)
     assert {(row["instance"], row["line"], row["pointer"], row["rule"], row["kind"]) for row in rows} == {
         (1, 2, "/content/0/type", "role-content", "error"),
-        (2, 3, "/usage/cacheCreationInputTokens", "unknown-key", "note"),
+        (2, 3, "/usage/futureTokens", "unknown-key", "note"),
         (None, None, "", "unreadable", "error"),
     }
     assert rows[-1] == {

@@ -88,7 +88,7 @@ def test_github_output_format_is_annotations_on_the_files(tmp_path: Path) -> Non
     """--output-format github: one workflow command per problem (::error, ::notice for a note), with the
     file's line when known; messages and properties escaped as GitHub's toolkit does."""
     jsonl = tmp_path / "a,b.jsonl"
-    newer = {**GOOD, "usage": {"inputTokens": 1, "cacheCreationInputTokens": 5}}
+    newer = {**GOOD, "usage": {"inputTokens": 1, "futureTokens": 5}}
     jsonl.write_text(json.dumps(GOOD) + "\n" + json.dumps(BAD) + "\n" + json.dumps(newer) + "\n")
     missing = tmp_path / "missing.json"
     r = run("validate", "--output-format", "github", str(jsonl), str(missing))
@@ -97,11 +97,11 @@ def test_github_output_format_is_annotations_on_the_files(tmp_path: Path) -> Non
     assert r.stdout.splitlines() == [
         f"::error file={where},line=2,title=agentmsg validate [role-content]::/1/content/0/type: "
         "SYSTEM messages may only contain text blocks, got 'thinking'",
-        f"::notice file={where},line=3,title=agentmsg validate [unknown-key]::/2/usage/cacheCreationInputTokens: "
+        f"::notice file={where},line=3,title=agentmsg validate [unknown-key]::/2/usage/futureTokens: "
         + r.stdout.splitlines()[1].split(": ", 1)[1],
         f"::error file={missing},title=agentmsg validate [unreadable]::cannot read: No such file or directory",
     ]
-    assert "'cacheCreationInputTokens' is not a key" in r.stdout.splitlines()[1]
+    assert "'futureTokens' is not a key" in r.stdout.splitlines()[1]
     deep = run("validate", "--output-format", "github", "--max-depth", "2", "-", stdin=json.dumps(GOOD))
     assert deep.returncode == 1
     assert deep.stdout == (
