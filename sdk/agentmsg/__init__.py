@@ -5,6 +5,7 @@ Everything public is importable from here::
     from agentmsg import Msg, UserMessage, AssistantMessage, TextBlock, validate, ValidationError
 """
 
+from agentmsg._codec.legacy import read_legacy_keys
 from agentmsg._codec.limits import Limits, limits
 from agentmsg._codec.schemas import KINDS, closed_schema_documents, is_valid, schema_documents, schema_version, validate
 from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
@@ -38,7 +39,7 @@ from agentmsg.blocks import (
     tool_call_signature,
 )
 from agentmsg.conversation import decode_messages, encode_messages
-from agentmsg.errors import AgentmsgError, Problem, SizeLimitError, ValidationError
+from agentmsg.errors import AgentmsgError, LegacyKeyWarning, Problem, SizeLimitError, ValidationError
 from agentmsg.events import Reducer, SSEDecoder, emit_events, encode_sse, reduce_events, reduce_stream
 from agentmsg.message import AssistantMessage, Msg, MsgRole, SystemMessage, ToolResultMessage, UserMessage, new_id
 from agentmsg_models.chat_usage import ChatUsage
@@ -56,6 +57,7 @@ __all__ = [
     "GenerateReason",
     "HintBlock",
     "ImageBlock",
+    "LegacyKeyWarning",
     "Limits",
     "Msg",
     "MsgRole",
@@ -94,6 +96,7 @@ __all__ = [
     "new_id",
     "now_timestamp",
     "parse_timestamp",
+    "read_legacy_keys",
     "read_records",
     "reduce_events",
     "reduce_stream",

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 import attrs
 
+from agentmsg._codec import legacy
 from agentmsg._codec.converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
 from agentmsg._codec.jsontext import JsonInput, depth_error, loads
 from agentmsg._codec.schemas import has_unknown_keys, schema_documents, validate
 from agentmsg._codec.unknown import normalise_unknown_keys
-from agentmsg.errors import ValidationError
+from agentmsg.errors import Problem, ValidationError
 from agentmsg_models import content_block as _gen
 from agentmsg_models.content_block import ToolCallState, ToolResultState
 from agentmsg_models.source import Base64Source, URLSource
@@ -226,16 +227,33 @@ def lenient_warning() -> None:
     )
 
 
-def block_from_dict(data: Mapping[str, Any], *, strict: bool = False) -> ContentBlock:
+def block_from_dict(
+    data: Mapping[str, Any], *, strict: bool = False, notes: list[Problem] | None = None
+) -> ContentBlock:
     """Validate (kind ``content-block``) and decode one content block. Keys the schema does not declare are
-    kept in ``unknown_keys``; ``strict=True`` rejects them."""
+    kept in ``unknown_keys``; ``strict=True`` rejects them. Legacy keys (a tool_use ``arguments``, a tool_result
+    ``result`` or ``toolUseId``) are read in their current form with a note, into ``notes`` or else a
+    :class:`~agentmsg.LegacyKeyWarning`; ``strict=True`` refuses them (docs/wire-format.md)."""
+    return _block_from_dict(data, strict, notes, 3)
+
+
+def _block_from_dict(data: Any, strict: bool, notes: list[Problem] | None, stacklevel: int) -> ContentBlock:
+    found: list[Problem] = []
+    mapped = legacy.block(data, found)
+    if found:
+        if strict:
+            legacy.refuse(found, "content-block")
+        data = mapped
     table = _by_tag_open if has_unknown_keys(data, "content-block", strict) else _by_tag
-    return table[data["type"]](data)  # type: ignore[no-any-return]
+    block = table[data["type"]](data)
+    if found:
+        legacy.tell(found, notes, "content-block", stacklevel + 1)
+    return block  # type: ignore[no-any-return]
 
 
-def block_from_json(data: JsonInput, *, strict: bool = False) -> ContentBlock:
-    """Validate and decode one content block from JSON text."""
-    return block_from_dict(loads(data, "content-block"), strict=strict)
+def block_from_json(data: JsonInput, *, strict: bool = False, notes: list[Problem] | None = None) -> ContentBlock:
+    """Validate and decode one content block from JSON text (see :func:`block_from_dict`)."""
+    return _block_from_dict(loads(data, "content-block"), strict, notes, 3)
 
 
 def source_from_dict(data: Mapping[str, Any], *, strict: bool = False) -> Source:

@@ -8,10 +8,11 @@ from typing import Any
 
 import orjson
 
+from agentmsg._codec import legacy
 from agentmsg._codec.converter import dumps_json
 from agentmsg._codec.jsontext import JsonInput, loads
 from agentmsg._codec.schemas import array_validator_for_kind
-from agentmsg.errors import ValidationError
+from agentmsg.errors import Problem, ValidationError
 from agentmsg.message import _FAST, Msg, _structure_msg, _structure_open_msg, restore_usage
 
 __all__ = ["decode_messages", "encode_messages"]
@@ -21,10 +22,12 @@ _OPEN = array_validator_for_kind("msg")
 _orjson_dumps = orjson.dumps
 
 
-def decode_messages(data: JsonInput, *, strict: bool = False) -> list[Msg]:
+def decode_messages(data: JsonInput, *, strict: bool = False, notes: list[Problem] | None = None) -> list[Msg]:
     """Decode a conversation: a JSON array of messages into a list of role-pinned messages, validated as a
     whole. Problems are reported with pointers into the array (``/3/content/0/type``). Keys the schema does not
-    declare are kept (``strict=True`` rejects them), as :meth:`Msg.from_json` does."""
+    declare are kept (``strict=True`` rejects them), and legacy keys read in their current form with a note
+    (into ``notes``, else a :class:`~agentmsg.LegacyKeyWarning`; ``strict=True`` refuses them), as
+    :meth:`Msg.from_json` does."""
     if _FAST is not None:
         msgs = _FAST.decode_list(data)
         if msgs is not None:
@@ -36,22 +39,30 @@ def decode_messages(data: JsonInput, *, strict: bool = False) -> list[Msg]:
             "", "type", f"expected a JSON array of messages, got {type(parsed).__name__}", "msg"
         )
     out: list[Msg] | None = None
+    found: list[Problem] = []
     try:
         if _CLOSED.is_valid(parsed):
             out = [_structure_msg(m) for m in parsed]
-        elif not strict and _OPEN.is_valid(parsed):
-            out = [_structure_open_msg(m) for m in parsed]
+        else:
+            mapped = [legacy.message(m, found, f"/{i}") for i, m in enumerate(parsed)]
+            if found and strict:
+                legacy.refuse(found, "msg")
+            if not strict and _OPEN.is_valid(mapped):
+                out = [_structure_open_msg(m) for m in mapped]
+                parsed = mapped
     except (ValueError, TypeError, OverflowError):
         pass
     if out is None:
         out = []
         for index, item in enumerate(parsed):
             try:
-                out.append(Msg.from_dict(item, strict=strict))
+                out.append(Msg.from_dict(item, strict=strict, notes=[]))
             except ValidationError as exc:
                 raise exc.under(f"/{index}") from None
     _check_writable(parsed, out)
     _restore_usages(out)
+    if found:
+        legacy.tell(found, notes, "msg", 3)
     return out
 
 

@@ -78,3 +78,19 @@ class ValidationError(AgentmsgError, ValueError):
 class SizeLimitError(ValidationError):
     """The input is larger or deeper than the configured limits (see :data:`agentmsg.limits`).
     It is a :class:`ValidationError` whose rule is ``max-bytes`` or ``max-depth``."""
+
+
+class LegacyKeyWarning(UserWarning):
+    """A reader met keys in a legacy shape (AgentScope's seed documents: a tool_use ``arguments``, a tool_result
+    ``result``, ...) and read them in their current form. ``problems`` says which and as what (rule ``legacy-key``,
+    the key's pointer). Issued when the reader was given no ``notes`` list to put them in; ``strict=True`` refuses
+    such input instead (docs/wire-format.md, "Legacy keys")."""
+
+    def __init__(self, problems: Sequence[Problem], kind: str | None = None) -> None:
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        self.kind = kind
+        super().__init__(self.problems, kind)  # (args rebuild it: warning machinery calls cls(*args))
+
+    def __str__(self) -> str:
+        head = f"{self.kind}: " if self.kind else ""
+        return f"{head}legacy keys read in their current form: " + "; ".join(str(p) for p in self.problems)

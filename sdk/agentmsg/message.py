@@ -20,6 +20,7 @@ import cattrs
 import orjson
 
 from agentmsg import blocks as _b
+from agentmsg._codec import legacy
 from agentmsg._codec.converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
 from agentmsg._codec.fastpath import FastPath, Unsupported
 from agentmsg._codec.jsontext import JsonInput, check_json_value, depth_error, loads
@@ -306,14 +307,25 @@ class Msg(_msg_mod.Msg):
     # ---- codecs -------------------------------------------------------------------------------
 
     @classmethod
-    def from_json(cls: type[M], data: JsonInput, *, strict: bool = False, lenient: bool | None = None) -> M:
+    def from_json(
+        cls: type[M],
+        data: JsonInput,
+        *,
+        strict: bool = False,
+        lenient: bool | None = None,
+        notes: list[Problem] | None = None,
+    ) -> M:
         """Decode and validate one message from JSON text (str or bytes).
 
         Raises :class:`~agentmsg.ValidationError` for malformed JSON, schema or role violations, or
         input beyond :data:`agentmsg.limits` (UTF-8 bytes, nesting depth), or values that could not be
         written back (integers beyond 64 bits, lone surrogates). Keys the schema does not declare (a newer
         producer's) are kept in ``unknown_keys`` and written back; ``strict=True`` rejects them instead.
-        ``lenient`` is deprecated: unknown keys are no longer an error, so it changes nothing."""
+        Legacy keys (AgentScope's seed documents: a tool_use ``arguments``, a tool_result ``result`` or
+        ``toolUseId``) are read in their current form, each with a note (:class:`~agentmsg.Problem`, rule
+        ``legacy-key``): appended to ``notes`` when given, else issued as one :class:`~agentmsg.LegacyKeyWarning`;
+        ``strict=True`` refuses them (docs/wire-format.md). ``lenient`` is deprecated: unknown keys are no
+        longer an error, so it changes nothing."""
         if lenient is not None:
             lenient_warning()
         # Fast path: a msgspec typed decode against types derived from the closed schema, converted
@@ -325,23 +337,43 @@ class Msg(_msg_mod.Msg):
                 if msg.usage is not None:
                     restore_usage(msg)
                 return msg  # type: ignore[no-any-return]
-        return cls._from_parsed(loads(data, "msg"), strict)
+        return cls._from_parsed(loads(data, "msg"), strict, notes=notes, stacklevel=3)
 
     @classmethod
-    def from_dict(cls: type[M], data: Mapping[str, Any], *, strict: bool = False, lenient: bool | None = None) -> M:
+    def from_dict(
+        cls: type[M],
+        data: Mapping[str, Any],
+        *,
+        strict: bool = False,
+        lenient: bool | None = None,
+        notes: list[Problem] | None = None,
+    ) -> M:
         """Validate and decode one message from parsed JSON (a dict). See :meth:`from_json`."""
         if lenient is not None:
             lenient_warning()
-        return cls._from_parsed(data, strict)
+        return cls._from_parsed(data, strict, notes=notes, stacklevel=3)
 
     @classmethod
-    def _from_parsed(cls: type[M], data: Any, strict: bool, *, checked: bool = False) -> M:
-        """``checked``: the caller has made sure ``data`` is JSON that can be written back."""
+    def _from_parsed(
+        cls: type[M],
+        data: Any,
+        strict: bool,
+        *,
+        checked: bool = False,
+        notes: list[Problem] | None = None,
+        stacklevel: int = 2,
+    ) -> M:
+        """``checked``: the caller has made sure ``data`` is JSON that can be written back. ``notes``: where the
+        notes of legacy keys go (else a warning, ``stacklevel`` frames above this one's caller)."""
         if not checked:
             check_json_value(data, "msg")
+        found: list[Problem] = []
         if type(data) is dict and _CLOSED_MSG.is_valid(data):
             msg = _structure_msg(data)
         else:
+            data = legacy.message(data, found)
+            if found and strict:
+                legacy.refuse(found, "msg")
             msg = (_structure_open_msg if has_unknown_keys(data, "msg", strict) else _structure_msg)(data)
         if not isinstance(msg, cls):
             raise ValidationError.single(
@@ -349,6 +381,8 @@ class Msg(_msg_mod.Msg):
             )
         if msg.usage is not None:
             restore_usage(msg)
+        if found:
+            legacy.tell(found, notes, "msg", stacklevel + 1)
         return msg
 
     def to_dict(self) -> dict[str, Any]:

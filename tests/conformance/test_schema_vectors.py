@@ -17,8 +17,8 @@ pytestmark = pytest.mark.oracle
 
 FILES = sorted(p.name for p in VECTORS.glob("*.json"))
 DECODERS = {
-    "msg": lambda inst: agentmsg.Msg.from_dict(inst),
-    "content-block": lambda inst: agentmsg.block_from_dict(inst),
+    "msg": lambda inst, notes=None: agentmsg.Msg.from_dict(inst, notes=notes),
+    "content-block": lambda inst, notes=None: agentmsg.block_from_dict(inst, notes=notes),
 }
 STRICT_DECODERS = {
     "msg": lambda inst: agentmsg.Msg.from_dict(inst, strict=True),
@@ -69,6 +69,9 @@ def test_vector_files_are_well_formed() -> None:
                 assert "unknown_keys" not in c, c["id"]
             else:
                 assert isinstance(c.get("unknown_keys", []), list), c["id"]
+            # legacy keys: listed (sorted) with the current form readers read them as, written by hand
+            assert ("legacy_keys" in c) == ("current" in c), c["id"]
+            assert c.get("legacy_keys", []) == sorted(c.get("legacy_keys", [])), c["id"]
 
 
 @pytest.mark.parametrize(("kind", "schema_id", "case"), cases())
@@ -91,9 +94,13 @@ def test_vector(kind: str, schema_id: str, case: dict[str, Any], schema_registry
     strict_valid = agentmsg.is_valid(instance, kind, strict=True)
     assert closed.is_valid(instance) == strict_valid
     assert strict_valid is (case["valid"] and not unknown)
+    legacy = case.get("legacy_keys", [])
+    if legacy:
+        _check_legacy(kind, case)
     if case["valid"]:
-        assert [p.pointer for p in agentmsg.find_unknown_keys(instance, kind)] == unknown
-        assert all(p.rule == "unknown-key" for p in agentmsg.find_unknown_keys(instance, kind))
+        found = agentmsg.find_unknown_keys(instance, kind)
+        assert [p.pointer for p in found] == unknown
+        assert all(p.rule == ("legacy-key" if p.pointer in legacy else "unknown-key") for p in found)
         if unknown:
             with pytest.raises(agentmsg.ValidationError) as info:
                 agentmsg.validate(instance, kind, strict=True)
@@ -101,13 +108,14 @@ def test_vector(kind: str, schema_id: str, case: dict[str, Any], schema_registry
             assert {(p.pointer, p.rule) for p in info.value.problems} == {(q, "additionalProperties") for q in parents}
             assert agentmsg.is_valid(_drop(instance, unknown), kind, strict=True)
         if kind in DECODERS:
-            decoded = DECODERS[kind](instance)
+            decoded = DECODERS[kind](instance, [])
             # Decoding keeps everything: re-encoding validates and decodes to an equal object, with the same
-            # unknown keys in the same places.
+            # unknown keys in the same places (a legacy key read in its current form is no longer one).
             encoded = decoded.to_dict() if kind == "msg" else agentmsg.block_to_dict(decoded)
             assert agentmsg.is_valid(encoded, kind)
-            assert DECODERS[kind](encoded) == decoded
-            assert [p.pointer for p in agentmsg.find_unknown_keys(decoded)] == unknown
+            assert DECODERS[kind](encoded, []) == decoded
+            kept = [p.pointer for p in agentmsg.find_unknown_keys(case["current"], kind)] if legacy else unknown
+            assert [p.pointer for p in agentmsg.find_unknown_keys(decoded)] == kept
             if unknown:
                 with pytest.raises(agentmsg.ValidationError):
                     STRICT_DECODERS[kind](instance)
@@ -118,6 +126,31 @@ def test_vector(kind: str, schema_id: str, case: dict[str, Any], schema_registry
     assert any(p.pointer == case["pointer"] and p.rule == case["rule"] for p in problems), (
         f"no problem at {case['pointer']!r} breaking {case['rule']!r}; got: {[str(p) for p in problems]}"
     )
-    if kind in DECODERS:
+    if kind in DECODERS and not legacy:
         with pytest.raises(agentmsg.ValidationError):
             DECODERS[kind](instance)
+
+
+def _check_legacy(kind: str, case: dict[str, Any]) -> None:
+    """A case with legacy keys (AgentScope's seed documents): each is said (rule legacy-key, its pointer), and the
+    value read is the case's current form, written by hand, which is valid (whatever the schema says of the legacy
+    form); readers decode it as that form, strict readers refuse it (rule legacy-key)."""
+    instance, current = case["instance"], case["current"]
+    read, notes = agentmsg.read_legacy_keys(instance, kind)
+    assert sorted(p.pointer for p in notes) == case["legacy_keys"]
+    assert {p.rule for p in notes} == {"legacy-key"}
+    assert read == current
+    assert agentmsg.is_valid(current, kind)
+    assert agentmsg.read_legacy_keys(current, kind)[0] == current  # (a key kept beside its current one is said again)
+    assert instance == case["instance"]  # (not changed)
+    if kind not in DECODERS:
+        return
+    said: list[agentmsg.Problem] = []
+    assert DECODERS[kind](instance, said) == DECODERS[kind](current, [])
+    assert said == notes
+    with pytest.warns(agentmsg.LegacyKeyWarning) as warned:
+        DECODERS[kind](instance)
+    assert [w.message.problems for w in warned] == [tuple(notes)]  # type: ignore[union-attr]
+    with pytest.raises(agentmsg.ValidationError) as info:
+        STRICT_DECODERS[kind](instance)
+    assert {(p.pointer, p.rule) for p in info.value.problems} == {(p.pointer, "legacy-key") for p in notes}

@@ -1,7 +1,7 @@
 """Unknown keys: forward compatibility with newer producers, in one place.
 
 Policy (schema version 1.1, docs/wire-format.md): an object key that the schema does not declare (say
-``cacheCreationInputTokens`` in a ChatUsage from a newer AgentScope Java) is
+``futureTokens`` in a ChatUsage from a newer producer) is
 
 * **accepted** by every reader by default (the canonical schemas are open),
 * **kept** on the decoded object, in its ``unknown_keys`` field (a dict in the order read; None when there are
@@ -21,6 +21,7 @@ import attrs
 
 from agentmsg._codec.converter import _generated_base, known_keys, unstructure_hooks
 from agentmsg._codec.jsontext import depth_error
+from agentmsg._codec.legacy import read_legacy_keys
 from agentmsg._codec.schemas import KINDS, schema_documents
 from agentmsg._codec.schemas import find_unknown_keys as _find_in_json
 from agentmsg.errors import Problem, ValidationError
@@ -69,7 +70,9 @@ def find_unknown_keys(value: Any, kind: str | None = None) -> list[Problem]:
     per key, rule ``unknown-key``, pointer of the key itself (``/usage/futureTokens``), sorted by
     pointer; ``[]`` when there are none.
 
-    Readers keep these keys and write them back; strict reading (``strict=True``) rejects them."""
+    Readers keep these keys and write them back; strict reading (``strict=True``) rejects them. A legacy key of
+    parsed JSON (AgentScope's seed documents: a tool_use ``arguments``, ...), which readers read in its current
+    form, is reported as the readers' note says it (rule ``legacy-key``; :func:`agentmsg.read_legacy_keys`)."""
     if attrs.has(type(value)):
         found = _kind_of(type(value))
         if found is None:
@@ -79,4 +82,10 @@ def find_unknown_keys(value: Any, kind: str | None = None) -> list[Problem]:
             value = unstructure_hooks[value.__class__](value)
         except RecursionError:  # only an object changed after construction can be this deep
             raise depth_error(kind) from None
-    return _find_in_json(value, kind or "msg")
+        return _find_in_json(value, kind)
+    kind = kind or "msg"
+    unknown = _find_in_json(value, kind)
+    if not unknown:
+        return unknown
+    notes = {p.pointer: p for p in read_legacy_keys(value, kind)[1]}
+    return [notes.get(p.pointer, p) for p in unknown]

@@ -30,9 +30,12 @@ from agentmsg.cli._io import (
     shown_path,
     whole_number,
 )
-from agentmsg.errors import ValidationError
+from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import Reducer, emit_events, encode_sse, reduce_stream
 from agentmsg.message import AssistantMessage, Msg
+
+#: The rule of a legacy key read in its current form (agentmsg.read_legacy_keys): a note, not a bad event.
+LEGACY_KEY = "legacy-key"
 
 
 def _peeked(source: IO[bytes], path: str) -> tuple[bytes, Iterator[bytes]]:
@@ -130,15 +133,12 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
             else "no event opens one here (a subagent's events, their 'source' set, are reduced with --source PATH)"
         )
         sys.stderr.write(f"{shown_path(args.file)}: note: no reply: {why} [no-reply]\n")
-    if (
-        print_problems(
-            shown_path(args.file),
-            "",
-            reducer.problems + (reducer.check_results() if args.check_result else []),
-            sys.stderr,
-        )
-        and status == EXIT_OK
-    ):
+    bad = 0
+    for p in reducer.problems + (reducer.check_results() if args.check_result else []):
+        # a legacy key read in its current form (AgentScope's seed documents) is a note: the event was read whole
+        note = p.rule == LEGACY_KEY
+        bad += print_problems(shown_path(args.file), "", [p], sys.stderr, note=note) and not note
+    if bad and status == EXIT_OK:
         status = EXIT_INVALID
     if _say_incomplete(shown_path(args.file), messages, reducer.cut, sys.stderr) and status == EXIT_OK:
         status = EXIT_INVALID
@@ -181,12 +181,14 @@ def _write_events(instance: Any, prefix: str, args: argparse.Namespace, out: Tex
 
     if instance is None:
         return True
+    notes: list[Problem] = []
     try:
-        msg = Msg.from_dict(instance)
+        msg = Msg.from_dict(instance, notes=notes)
         events = emit_events(msg, chunk_size=args.chunk_size)  # not an assistant message: raises (rule role)
     except ValidationError as exc:
         print_problems(shown_path(args.file), prefix, exc.problems, sys.stderr)
         return False
+    print_problems(shown_path(args.file), prefix, notes, sys.stderr, note=True)  # legacy keys read as they are now
     if args.sse:
         out.write(encode_sse(events))
     else:
@@ -199,7 +201,8 @@ def add_parser(sub: Any) -> None:
         "reduce",
         help="reduce an event stream (JSONL, SSE or a JSON array) to messages, one JSON per line",
         **exit_status(
-            "0  every reply was read whole, and no event was bad",
+            "0  every reply was read whole, and no event was bad (a legacy key read in its current form is a",
+            "   note: FILE:POINTER: note: ... [legacy-key])",
             "1  a reply was cut (the stream ended inside it) or the stream reported an error in it (CUSTOM",
             "   agentmsg.error), an event was bad (fixed by the tolerant rules; --strict stops there), or",
             "   --check-result found a difference: the messages are still printed (a cut one INTERRUPTED,",

@@ -7,7 +7,8 @@
 
 MESSAGES.json is a JSON array of messages, JSON Lines (one message per line) or one message. Prints the body
 on stdout (compact JSON; with ``--envelope`` an object holding ``model``, ``path``, ``headers``, ``stream`` and
-``body``) and every diagnostic as one JSON line on stderr (``pointer``, ``rule``, ``kind``, ``message``). Exit 1 when the input is invalid, media is refused, or
+``body``) and every diagnostic as one JSON line on stderr (``pointer``, ``rule``, ``kind``, ``message``), a legacy
+key read in its current form too (rule ``legacy-key``, kind ``note``). Exit 1 when the input is invalid, media is refused, or
 ``--strict`` meets a lossy or error diagnostic (the problems go to stderr as JSON lines too).
 """
 
@@ -32,7 +33,7 @@ from agentmsg.cli._io import (
     stdin_once,
 )
 from agentmsg.conversation import decode_messages
-from agentmsg.errors import ValidationError
+from agentmsg.errors import Problem, ValidationError
 from agentmsg.providers import NAMES, RULES, FormatOptions, MediaPolicy, get
 
 
@@ -51,11 +52,12 @@ def _problem_line(p: Any, kind: str | None) -> bytes:
     return orjson.dumps(row) + b"\n"
 
 
-def _conversation(data: bytes) -> list[Any]:
+def _conversation(data: bytes, notes: list[Problem]) -> list[Any]:
     """The messages of MESSAGES.json: a JSON array (a conversation), or as ``agentmsg validate`` and
-    ``agentmsg events`` read messages, JSON Lines (one message per line, problems at ``/N``) or one message."""
+    ``agentmsg events`` read messages, JSON Lines (one message per line, problems at ``/N``) or one message. The
+    notes of legacy keys read in their current form go to ``notes``."""
     try:
-        return decode_messages(data)
+        return decode_messages(data, notes=notes)
     except ValidationError as exc:
         first = exc.problems[0]
         if first.pointer or first.rule not in ("json", "type"):
@@ -69,7 +71,7 @@ def _conversation(data: bytes) -> list[Any]:
         items = [r.value for r in found]
         if first.rule == "type" and not isinstance(items[0] if items else None, dict):
             raise  # neither an array nor one message (a string, a number)
-        return decode_messages(orjson.dumps(items))
+        return decode_messages(orjson.dumps(items), notes=notes)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -110,8 +112,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         repair=args.repair,
         multi_agent_layout=args.layout,
     )
+    notes: list[Problem] = []
     try:
-        messages = _conversation(data)
+        messages = _conversation(data, notes)
+        for p in notes:  # legacy keys (AgentScope's seed documents), read in their current form
+            err.write(_problem_line(p, "note").decode())
         request = get(args.provider).format_request(
             messages,
             model=args.model,
@@ -150,7 +155,7 @@ def add_parser(sub: Any) -> None:
         help="format a conversation as a provider request (body on stdout, diagnostics on stderr)",
         description="Format a conversation (a JSON array of messages) as a provider request body.",
         **exit_status(
-            "0  the body is printed (diagnostics on stderr, one JSON line each, do not count)",
+            "0  the body is printed (diagnostics and legacy-key notes on stderr, one JSON line each, do not count)",
             "1  the input is invalid or beyond the limits, media is refused, or --strict met a lossy or",
             "   error diagnostic: the problems on stderr as JSON lines, no body",
             "2  usage error, or a file that cannot be read (--tools: not JSON)",

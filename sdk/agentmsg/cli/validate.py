@@ -11,7 +11,7 @@ from typing import IO, Any, TextIO
 
 import orjson
 
-from agentmsg import KINDS, find_unknown_keys, read_records, validate
+from agentmsg import KINDS, find_unknown_keys, read_legacy_keys, read_records, validate
 from agentmsg.cli._io import (
     CHUNK,
     EXIT_INVALID,
@@ -56,11 +56,14 @@ null when not known: an item of a document over several lines, an SSE event), "p
 --output-format github, as GitHub Actions workflow commands (::error file=FILE,line=LINE,title=...::POINTER:
 message, ::notice for notes), which a workflow step shows as annotations on the files. Keys the schema does
 not declare (a newer producer's) are accepted, as the readers keep them, and printed as notes
-(FILE:POINTER: note: ... [unknown-key]); --strict rejects them instead ([additionalProperties])."""
+(FILE:POINTER: note: ... [unknown-key]); --strict rejects them instead ([additionalProperties]). Legacy keys
+(AgentScope's seed documents: a tool_use's arguments, a tool_result's result or toolUseId, a MODEL_CALL_END's own
+inputTokens, ...) are printed as notes saying what the readers read them as (FILE:POINTER: note: ... [legacy-key]),
+the verdict staying the schema's; --strict refuses them ([legacy-key])."""
 
 EPILOG = """\
 exit status:
-  0  every instance is valid (notes about unknown keys do not count)
+  0  every instance is valid (notes about unknown and legacy keys do not count)
   1  some instance is invalid: a schema or role rule, text that is not JSON, or beyond the limits
      ([max-bytes], [max-depth]), or a value that could not be written back ([integer-range], [lone-surrogate])
   2  usage error, or a file that cannot be read (the other files are still checked)
@@ -68,12 +71,22 @@ exit status:
 
 
 def _check(instance: Any, kind: str, strict: bool) -> tuple[list[Problem], list[Problem]]:
-    """(problems, notes) of one instance."""
+    """(problems, notes) of one instance. The verdict is the schema's on the instance as it is; a legacy key
+    (AgentScope's seed documents) is also said as the readers read it (a note, rule ``legacy-key``, even where the
+    schema rejects the legacy form: the note says what a reader makes of it); ``--strict`` refuses it (an error)."""
+    legacy = read_legacy_keys(instance, kind)[1]
     try:
         validate(instance, kind, strict=strict)
     except ValidationError as exc:
-        return list(exc.problems), []
-    return [], [] if strict else find_unknown_keys(instance, kind)
+        if strict:
+            refused = [Problem(p.pointer, p.rule, f"strict reading refuses it: {p.message}") for p in legacy]
+            return list(exc.problems) + refused, []
+        return list(exc.problems), legacy
+    if strict:
+        return [], []  # (a legacy key is a key the closed schema does not declare: never strict-valid)
+    said = {p.pointer for p in legacy}
+    notes = legacy + [p for p in find_unknown_keys(instance, kind) if p.pointer not in said]
+    return [], sorted(notes, key=lambda p: p.pointer)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

@@ -182,7 +182,7 @@ def build(
             force_text = True  # the promise is broken (e.g. a lone surrogate): its text is checked too
         else:
             try:
-                msg = Msg.from_json(encoded)
+                msg = Msg.from_json(encoded, notes=[])  # (legacy keys: said by the events that held them)
             except ValidationError:
                 pass
             else:
@@ -223,7 +223,7 @@ def build(
         # Checked above (and the bulk text comes from checked deltas): the JSON-value check is not run
         # again, since it writes every string with orjson, which keeps a UTF-8 copy inside each non-ASCII
         # str it writes (the message's text would then take twice its memory).
-        msg = Msg._from_parsed(data, False, checked=not recheck)
+        msg = Msg._from_parsed(data, False, checked=not recheck, notes=[])
     except ValidationError as exc:
         msg = _salvage(data, exc, origins, reply.origin, st)
     assert isinstance(msg, AssistantMessage)
@@ -374,7 +374,7 @@ def _salvage(data: dict[str, Any], exc: ValidationError, origins: list[int], ori
             st.add(p)
     fixed["metadata"] = {**metadata, "agentmsg_reduce_errors": sorted(entries)[:MAX_REDUCE_ERRORS]}
     try:
-        return Msg.from_dict(fixed)
+        return Msg.from_dict(fixed, notes=[])
     except ValidationError as last:  # the last resort: an empty message that says why
         return Msg.from_dict(
             {

@@ -19,10 +19,11 @@ from typing import Any
 
 import orjson
 
+from agentmsg._codec import legacy
 from agentmsg._codec.jsontext import INT_MAX, INT_MIN
 from agentmsg._codec.schemas import schema_documents, validate
 from agentmsg._codec.timestamps import java_form_of_instant
-from agentmsg.errors import ValidationError, pointer_of
+from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.events._build import close_reply
 from agentmsg.events._state import JOIN_EVERY, THINKING_DELTA, Block, Reply, State, Text, ToolResult
 
@@ -120,6 +121,13 @@ def _handle(st: State, e: dict[str, Any], i: int, kind: Any) -> None:
     if handler is None:
         st.problem(i, "/type", "enum", f"unknown event type {kind!r:.80}: event skipped")
         return
+    if kind in legacy.LEGACY_EVENT_TYPES:
+        # The seed documents' shapes (a MODEL_CALL_END's own inputTokens, a DATA_BLOCK_DELTA's data, ...): read in
+        # their current form, each said (rule legacy-key; strict mode stops at the first)
+        notes: list[Problem] = []
+        e = legacy.event(e, notes)
+        for note in notes:
+            st.problem(i, note.pointer, note.rule, note.message)
     trusted = st.trusted
     if not (trusted or st.strict or kind in PLAIN_DELTAS) and not _schema_check(st, e, i):
         return

@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
+from agentmsg._codec import legacy
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import validate, validate_parsed
 from agentmsg.errors import Problem, ValidationError
@@ -149,6 +150,12 @@ class Reducer:
                 return
         event = e
         if st.strict:
+            kind = event.get("type")
+            if type(kind) is str and kind in legacy.LEGACY_EVENT_TYPES:
+                notes: list[Problem] = []
+                legacy.event(event, notes)
+                if notes:  # refused with its own rule, before the schema says what the legacy shape breaks
+                    raise ValidationError([n.under(f"/{index}") for n in notes[:1]], "event")
             try:
                 check(event, "event")
             except ValidationError as exc:

@@ -11,6 +11,8 @@ import { closeReply } from "./build.js";
 import { Block, Malformed, ReducerError, Reply, THINKING_DELTA, ToolResult, isObject, keyOf, pyStr, req, setOwn, short } from "./state.js";
 import type { Json, Obj, State } from "./state.js";
 import { pointerOf } from "./json.js";
+import { LEGACY_EVENT_TYPES, event as legacyEvent } from "./legacy.js";
+import type { Note } from "./legacy.js";
 import { schemaProblems } from "./validate.js";
 
 type Handler = (st: State, e: Obj, i: number) => void;
@@ -55,6 +57,13 @@ export function apply(st: State, e: Obj, i: number): void {
   if (handler === undefined) {
     st.problem(i, "/type", "enum", `unknown event type ${short(kind)}: event skipped`);
     return;
+  }
+  if (LEGACY_EVENT_TYPES.has(kind as string)) {
+    // The seed documents' shapes (a MODEL_CALL_END's own inputTokens, a DATA_BLOCK_DELTA's data, ...): read in
+    // their current form, each said (rule legacy-key; strict mode stops at the first)
+    const notes: Note[] = [];
+    e = legacyEvent(e, notes);
+    for (const n of notes) st.problem(i, n.pointer, n.rule, n.message);
   }
   if (!st.strict && !PLAIN_DELTAS.has(kind) && !schemaCheck(st, e, i)) return;
   st.eventId = get(e, "id"); // a reply this event opens is named after it when nothing else names it

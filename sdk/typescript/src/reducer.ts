@@ -16,6 +16,8 @@ import type { AgentEvent, Msg } from "@agentmsg/schema/types";
 import { build, closeReply } from "./build.js";
 import { checkResults } from "./check.js";
 import { apply } from "./handlers.js";
+import { LEGACY_EVENT_TYPES, event as legacyEvent } from "./legacy.js";
+import type { Note } from "./legacy.js";
 import { Block, ReducerError, State, ToolResult, isObject } from "./state.js";
 import type { Obj, Problem } from "./state.js";
 
@@ -78,6 +80,12 @@ export class Reducer {
     }
     const e = event as Obj;
     if (this.#validate) {
+      if (typeof e.type === "string" && LEGACY_EVENT_TYPES.has(e.type)) {
+        // refused with its own rule, before the schema says what the legacy shape breaks
+        const notes: Note[] = [];
+        legacyEvent(e, notes);
+        if (notes.length) throw new ReducerError([{ ...notes[0]!, pointer: `/${index}${notes[0]!.pointer}` }]);
+      }
       const errors = this.#validate(e);
       if (errors.length) throw new ReducerError(errors.map((p) => ({ ...p, pointer: `/${index}${p.pointer}` })));
     }

@@ -1,0 +1,235 @@
+// Legacy keys (agentmsg/_codec/legacy.py, rule for rule): the shapes of AgentScope's seed documents read in their
+// current form, each with a note (rule `legacy-key`, the key's pointer), never silently emptied. The reducer maps
+// an event before anything else looks at it; strict mode refuses the first.
+//
+//   MODEL_CALL_END          inputTokens, outputTokens, ... on the event    -> usage.<key>
+//   DATA_BLOCK_DELTA        data                                           -> delta
+//   TOOL_RESULT_DATA_DELTA  data (base64 text), url, mediaType             -> data: a data block of that source
+//   EXTERNAL_EXECUTION_RESULT toolResults: tool_result result / toolUseId, tool_use arguments -> output, id, input
+//
+// When the current key is there too: the same value, the legacy key is dropped (said); another value, it stays as
+// an unknown key (said). A legacy value of no shape that maps stays as an unknown key (said). The input is never
+// changed: a mapped object is a copy.
+import { shapes } from "@agentmsg/schema/compiled";
+import { jsonType, pointerOf, readJson } from "./json.js";
+import { isObject, setOwn } from "./state.js";
+import type { Json, Obj } from "./state.js";
+
+export const RULE = "legacy-key";
+const OCTETS = "application/octet-stream";
+/** Every key the usage schema declares: a MODEL_CALL_END may carry any of them on itself. */
+const USAGE_KEYS: readonly string[] = shapes.ChatUsage!.map((p) => p.key);
+/** The event types that may hold a legacy key (anything else is never looked at). */
+export const LEGACY_EVENT_TYPES: ReadonlySet<string> = new Set(["MODEL_CALL_END", "DATA_BLOCK_DELTA", "TOOL_RESULT_DATA_DELTA", "EXTERNAL_EXECUTION_RESULT"]);
+
+export interface Note {
+  pointer: string;
+  rule: string;
+  message: string;
+}
+
+/** Whether two JSON values are the same value (a number is no boolean). */
+export function same(a: Json, b: Json): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]));
+  if (isObject(a) || isObject(b)) {
+    if (!isObject(a) || !isObject(b)) return false;
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && same(a[k], b[k]));
+  }
+  return a === b;
+}
+
+const has = (o: Obj, k: string): boolean => Object.hasOwn(o, k);
+const get = (o: Obj, k: string): Json => (Object.hasOwn(o, k) ? o[k] : undefined);
+const empty = (v: Json): boolean => v === undefined || v === null || (Array.isArray(v) ? v.length === 0 : isObject(v) && Object.keys(v).length === 0);
+const typeOf = (v: Json): string => (isObject(v) ? "object" : jsonType(v));
+const q = (s: string): string => `'${s}'`;
+
+function without(o: Obj, ...keys: string[]): Obj {
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(o)) if (!keys.includes(k)) setOwn(out, k, v);
+  return out;
+}
+
+function note(notes: Note[], pointer: string, message: string): void {
+  notes.push({ pointer, rule: RULE, message });
+}
+
+function unread(notes: Note[], here: string, key: string, value: Json, wanted: string): void {
+  note(notes, here, `legacy key ${q(key)} (AgentScope's seed documents) is a JSON ${typeOf(value)}, not ${wanted}: kept as an unknown key`);
+}
+
+/** `obj` with legacy key `old` read as `key` = `value`, unless `key` holds something already. */
+function move(obj: Obj, old: string, key: string, value: Json, at: string, notes: Note[], what: string): Obj {
+  const here = at + pointerOf([old]);
+  const have = get(obj, key);
+  if (has(obj, key) && !empty(have)) {
+    if (same(have, value)) {
+      note(notes, here, `legacy key ${q(old)} (AgentScope's seed documents): dropped, ${q(key)} holds the same`);
+      return without(obj, old);
+    }
+    note(notes, here, `legacy key ${q(old)} (AgentScope's seed documents): kept as an unknown key, ${q(key)} is set too, to something else`);
+    return obj;
+  }
+  const out = without(obj, old);
+  setOwn(out, key, value);
+  note(notes, here, `legacy key ${q(old)} (AgentScope's seed documents): read as ${q(key)}${what}`);
+  return out;
+}
+
+/** A content block with its legacy keys, and those of the blocks it holds, in their current form. */
+export function block(data: Json, notes: Note[], at: string): Json {
+  if (!isObject(data)) return data;
+  const kind = get(data, "type");
+  if (kind === "tool_use" && has(data, "arguments")) return toolUse(data, notes, at);
+  if (kind !== "tool_result") return data;
+  let out = data;
+  if (has(out, "toolUseId")) {
+    const value = out.toolUseId;
+    if (typeof value !== "string") unread(notes, `${at}/toolUseId`, "toolUseId", value, "a string");
+    else out = move(out, "toolUseId", "id", value, at, notes, " (the id of the call this is the result of)");
+  }
+  let where: string[] | null = null;
+  if (has(out, "result")) [out, where] = result(out, notes, at);
+  const output = get(out, "output");
+  if (!Array.isArray(output)) return out;
+  const mapped = output.map((b, i) => block(b, notes, where !== null ? where[i]! : `${at}/output/${i}`));
+  return mapped.some((m, i) => m !== output[i]) ? { ...out, output: mapped } : out;
+}
+
+function toolUse(data: Obj, notes: Note[], at: string): Obj {
+  const args = data.arguments;
+  const here = `${at}/arguments`;
+  if (args === null) {
+    note(notes, here, "legacy key 'arguments' (AgentScope's seed documents) is null: dropped, nothing to read");
+    return without(data, "arguments");
+  }
+  if (isObject(args)) return move(data, "arguments", "input", args, at, notes, "");
+  if (typeof args !== "string") {
+    unread(notes, here, "arguments", args, "an object or text");
+    return data;
+  }
+  const content = get(data, "content");
+  if (!empty(get(data, "input")) || !(content === undefined || content === null || content === args)) return move(data, "arguments", "content", args, at, notes, "");
+  const out = without(data, "arguments");
+  let parsed: Json = {};
+  let error: string | null = null;
+  if (args !== "") {
+    // The reducer's parse (build.ts toolUse): the same texts in every runtime.
+    const value = readJson(args);
+    error = value === undefined ? "arguments are not valid JSON" : isObject(value) ? null : `arguments are JSON but not an object: ${jsonType(value)}`;
+    if (error === null) parsed = value;
+  }
+  out.input = parsed;
+  out.content = args;
+  let how = " (the raw arguments) and their JSON object as 'input'";
+  if (error !== null) {
+    const meta = get(data, "metadata");
+    out.metadata = { ...(isObject(meta) ? meta : {}), argumentsError: error };
+    how = ` (the raw arguments; ${error}: 'input' is {} and metadata argumentsError says so)`;
+  }
+  note(notes, here, `legacy key 'arguments' (AgentScope's seed documents) is text: read as 'content'${how}`);
+  return out;
+}
+
+function result(data: Obj, notes: Note[], at: string): [Obj, string[] | null] {
+  const value = data.result;
+  const here = `${at}/result`;
+  if (value === null) {
+    note(notes, here, "legacy key 'result' (AgentScope's seed documents) is null: dropped, nothing to read");
+    return [without(data, "result"), null];
+  }
+  let output: Json[];
+  let where: string[];
+  let what: string;
+  if (isObject(value)) [output, where, what] = [[value], [here], " (a list of the one block)"];
+  else if (Array.isArray(value)) [output, where, what] = [value, value.map((_, i) => `${here}/${i}`), ""];
+  else if (typeof value === "string") [output, where, what] = [[{ type: "text", text: value }], [here], " (a list of one text block)"];
+  else {
+    unread(notes, here, "result", value, "a block, a list of blocks or text");
+    return [data, null];
+  }
+  const out = move(data, "result", "output", output, at, notes, what);
+  return [out, get(out, "output") === output ? where : null];
+}
+
+/** An agent event with its legacy keys in their current form; `data` itself when it has none. */
+export function event(data: Obj, notes: Note[]): Obj {
+  const kind = data.type;
+  if (typeof kind !== "string" || !LEGACY_EVENT_TYPES.has(kind)) return data;
+  switch (kind) {
+    case "MODEL_CALL_END":
+      return flatUsage(data, notes);
+    case "DATA_BLOCK_DELTA": {
+      if (!has(data, "data")) return data;
+      const value = data.data;
+      if (typeof value !== "string") {
+        unread(notes, "/data", "data", value, "base64 text");
+        return data;
+      }
+      return move(data, "data", "delta", value, "", notes, " (the next base64 fragment)");
+    }
+    case "TOOL_RESULT_DATA_DELTA":
+      return toolResultData(data, notes);
+    default: {
+      const results = get(data, "toolResults"); // EXTERNAL_EXECUTION_RESULT
+      if (!Array.isArray(results)) return data;
+      const mapped = results.map((b, i) => block(b, notes, `/toolResults/${i}`));
+      return mapped.some((m, i) => m !== results[i]) ? { ...data, toolResults: mapped } : data;
+    }
+  }
+}
+
+function flatUsage(data: Obj, notes: Note[]): Obj {
+  const keys = USAGE_KEYS.filter((k) => has(data, k));
+  if (!keys.length) return data;
+  const usage = get(data, "usage");
+  if (usage !== undefined && usage !== null && !isObject(usage)) {
+    for (const k of keys) note(notes, `/${k}`, `legacy key ${q(k)} (AgentScope's seed documents) on the event: not read, 'usage' is no object (it stays an unknown key of the event)`);
+    return data;
+  }
+  const merged: Obj = isObject(usage) ? { ...usage } : {};
+  let out: Obj = { ...data };
+  for (const k of keys) {
+    const value = data[k];
+    if (has(merged, k)) {
+      if (same(merged[k], value)) {
+        out = without(out, k);
+        note(notes, `/${k}`, `legacy key ${q(k)} on the event: dropped, usage.${k} holds the same`);
+      } else note(notes, `/${k}`, `legacy key ${q(k)} on the event: not read, usage.${k} is set too, to something else (it stays an unknown key of the event)`);
+      continue;
+    }
+    setOwn(merged, k, value);
+    out = without(out, k);
+    note(notes, `/${k}`, `legacy key ${q(k)} on the event (AgentScope's seed documents: MODEL_CALL_END carries the counts): read as usage.${k}`);
+  }
+  if (Object.keys(merged).length) out.usage = merged;
+  return out;
+}
+
+function toolResultData(data: Obj, notes: Note[]): Obj {
+  const value = get(data, "data");
+  const url = get(data, "url");
+  const mediaType = get(data, "mediaType");
+  if (typeof value !== "string" && !((value === undefined || value === null) && typeof url === "string" && url !== "")) return data; // a block (the current form), or nothing to read
+  const known = typeof mediaType === "string" && mediaType !== "";
+  let out = known ? without(data, "mediaType") : { ...data };
+  let what: string;
+  if (typeof value === "string") {
+    // base64 text: what the seed's getData() returns; no MIME type said is application/octet-stream
+    out.data = { type: "data", source: { type: "base64", media_type: known ? mediaType : OCTETS, data: value } };
+    note(notes, "/data", "legacy key 'data' (AgentScope's seed documents: base64 text): read as 'data', a data block with a base64 source");
+    if (has(data, "url")) note(notes, "/url", "legacy key 'url' (AgentScope's seed documents): not read, 'data' is (it stays an unknown key of the event)");
+    what = "media_type";
+  } else {
+    out = without(out, "url");
+    const source: Obj = { type: "url", url };
+    if (known) source.mime_type = mediaType;
+    out.data = { type: "data", source };
+    note(notes, "/url", "legacy key 'url' (AgentScope's seed documents): read as 'data', a data block with a url source");
+    what = "mime_type";
+  }
+  if (known) note(notes, "/mediaType", `legacy key 'mediaType' (AgentScope's seed documents): read as its source's ${what}`);
+  else if (has(data, "mediaType")) unread(notes, "/mediaType", "mediaType", mediaType, "a MIME type");
+  return out;
+}

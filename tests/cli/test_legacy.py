@@ -1,0 +1,137 @@
+"""The CLI reads the shapes of AgentScope's seed documents (legacy keys) as the readers do: in their current form, each
+with a note (rule ``legacy-key``), never silently emptied; ``--strict`` refuses them (docs/wire-format.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests._support.cli import run
+
+# message.md's "Tool Call Message" and "Tool Result Message", written as JSON
+SEED_MESSAGES: list[dict[str, Any]] = [
+    {"id": "u", "role": "USER", "content": [{"type": "text", "text": "Weather in Beijing?"}]},
+    {
+        "id": "a",
+        "name": "Assistant",
+        "role": "ASSISTANT",
+        "content": [
+            {"type": "tool_use", "id": "call_123", "name": "get_weather", "arguments": {"location": "Beijing"}}
+        ],
+    },
+    {
+        "id": "t",
+        "name": "system",
+        "role": "TOOL",
+        "content": [
+            {
+                "type": "tool_result",
+                "id": "call_123",
+                "name": "get_weather",
+                "result": {"type": "text", "text": "Sunny, 25°C"},
+            }
+        ],
+    },
+]
+T = "2026-03-01T10:00:00Z"
+SEED_EVENTS = [
+    {"type": "AGENT_START", "id": "e1", "createdAt": T, "replyId": "r"},
+    {"type": "MODEL_CALL_START", "id": "e2", "createdAt": T, "replyId": "m"},
+    {"type": "TEXT_BLOCK_START", "id": "e3", "createdAt": T, "replyId": "m", "blockId": "text"},
+    {"type": "TEXT_BLOCK_DELTA", "id": "e4", "createdAt": T, "replyId": "m", "blockId": "text", "delta": "hi"},
+    {"type": "TEXT_BLOCK_END", "id": "e5", "createdAt": T, "replyId": "m", "blockId": "text"},
+    {"type": "MODEL_CALL_END", "id": "e6", "createdAt": T, "replyId": "m", "inputTokens": 12, "outputTokens": 7},
+    {"type": "AGENT_END", "id": "e7", "createdAt": T, "replyId": "r"},
+]
+
+
+def test_validate_notes_legacy_keys_and_strict_refuses_them(tmp_path: Path) -> None:
+    path = tmp_path / "seed.json"
+    path.write_text(json.dumps(SEED_MESSAGES))
+    r = run("validate", "--json", str(path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [(row["instance"], row["pointer"], row["rule"], row["kind"]) for row in rows] == [
+        (1, "/content/0/arguments", "legacy-key", "note"),
+        (2, "/content/0/result", "legacy-key", "note"),
+    ]
+    assert "read as 'input'" in rows[0]["message"] and "read as 'output'" in rows[1]["message"]
+    r = run("validate", "--strict", str(path))
+    assert r.returncode == 1
+    assert f"{path}:/1/content/0/arguments: strict reading refuses it" in r.stdout
+    assert r.stdout.count("[legacy-key]") == 2
+
+
+def test_validate_says_what_readers_read_a_legacy_event_the_schema_rejects(tmp_path: Path) -> None:
+    """A TOOL_RESULT_DATA_DELTA whose data is base64 text (the seed's) breaks the schema as it is, and validate's
+    verdict is the schema's; its notes say what the readers (the reducer) read it as: a data block."""
+    path = tmp_path / "events.jsonl"
+    event = {
+        "type": "TOOL_RESULT_DATA_DELTA",
+        "id": "e1",
+        "createdAt": T,
+        "replyId": "r",
+        "toolCallId": "call_1",
+        "mediaType": "image/png",
+        "data": "iVBORw0KGgo=",
+    }
+    path.write_text(json.dumps(event) + "\n")
+    r = run("validate", "--kind", "event", str(path))
+    assert r.returncode == 1, r.stdout
+    lines = r.stdout.splitlines()
+    schema = [line for line in lines if "[legacy-key]" not in line]  # the schema's problems (anyOf, type)
+    assert schema and all(line.startswith(f"{path}:/data: ") and ": note: " not in line for line in schema)
+    assert lines[len(schema) :] == [
+        f"{path}:/data: note: legacy key 'data' (AgentScope's seed documents: base64 text): read as 'data', a data"
+        " block with a base64 source [legacy-key]",
+        f"{path}:/mediaType: note: legacy key 'mediaType' (AgentScope's seed documents): read as its source's"
+        " media_type [legacy-key]",
+    ]
+    strict = run("validate", "--kind", "event", "--strict", str(path))
+    assert strict.returncode == 1 and strict.stdout.count("strict reading refuses it") == 2
+
+
+def test_reduce_reads_the_seeds_flat_usage_with_notes(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in SEED_EVENTS))
+    r = run("reduce", str(path))
+    assert r.returncode == 0, r.stderr  # a note, not a bad event
+    (msg,) = [json.loads(line) for line in r.stdout.splitlines()]
+    assert msg["usage"] == {"inputTokens": 12, "outputTokens": 7}
+    assert r.stderr.splitlines() == [
+        f"{path}:/5/inputTokens: note: legacy key 'inputTokens' on the event (AgentScope's seed documents:"
+        " MODEL_CALL_END carries the counts): read as usage.inputTokens [legacy-key]",
+        f"{path}:/5/outputTokens: note: legacy key 'outputTokens' on the event (AgentScope's seed documents:"
+        " MODEL_CALL_END carries the counts): read as usage.outputTokens [legacy-key]",
+    ]
+    strict = run("reduce", "--strict", str(path))
+    assert strict.returncode == 1 and "/5/inputTokens" in strict.stderr and "[legacy-key]" in strict.stderr
+
+
+def test_format_sends_the_seeds_arguments_and_result(tmp_path: Path) -> None:
+    """message.md's tool call went out as "arguments":"{}" and its result empty: now the arguments and the result are
+    sent, and each legacy key is said on stderr (kind note)."""
+    path = tmp_path / "seed.json"
+    path.write_text(json.dumps(SEED_MESSAGES))
+    r = run("format", "--provider", "openai", "--model", "gpt-4o", str(path))
+    assert r.returncode == 0, r.stderr
+    body = json.loads(r.stdout)
+    call = body["messages"][1]["tool_calls"][0]
+    assert json.loads(call["function"]["arguments"]) == {"location": "Beijing"}
+    assert body["messages"][2] == {"role": "tool", "tool_call_id": "call_123", "content": "Sunny, 25°C"}
+    notes = [json.loads(line) for line in r.stderr.splitlines() if '"legacy-key"' in line]
+    assert [(n["pointer"], n["kind"]) for n in notes] == [
+        ("/1/content/0/arguments", "note"),
+        ("/2/content/0/result", "note"),
+    ]
+
+
+def test_events_reads_a_legacy_message_with_a_note(tmp_path: Path) -> None:
+    path = tmp_path / "msg.json"
+    path.write_text(json.dumps(SEED_MESSAGES[1]))
+    r = run("events", str(path))
+    assert r.returncode == 0, r.stderr
+    events = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [e["input"] for e in events if e["type"] == "TOOL_CALL_END"] == [{"location": "Beijing"}]
+    assert r.stderr.endswith("read as 'input' [legacy-key]\n") and ": note: " in r.stderr

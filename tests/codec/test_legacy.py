@@ -1,0 +1,161 @@
+"""Legacy keys in messages and blocks (AgentScope's seed documents): read in their current form with a note, or kept
+with a note when they cannot be, never silently emptied; strict readers refuse them. The shapes of the seeds are in
+the conformance vectors (tests/conformance/vectors/, ``legacy_keys``); these are the edges."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+import warnings
+from typing import Any
+
+import pytest
+
+import agentmsg
+from agentmsg import LegacyKeyWarning, Msg, Problem, ToolResultBlock, ToolUseBlock, ValidationError
+
+
+def _read(block: dict[str, Any]) -> tuple[Any, list[tuple[str, str]]]:
+    notes: list[Problem] = []
+    decoded = agentmsg.block_from_dict(block, notes=notes)
+    assert {p.rule for p in notes} <= {"legacy-key"}
+    return decoded, [(p.pointer, p.message) for p in notes]
+
+
+def test_arguments_text_that_is_no_object_is_kept_raw_and_said() -> None:
+    call, notes = _read({"type": "tool_use", "id": "c", "name": "f", "arguments": "[1, 2]"})
+    assert isinstance(call, ToolUseBlock)
+    assert (call.input, call.content) == ({}, "[1, 2]")
+    assert call.metadata == {"argumentsError": "arguments are JSON but not an object: array"}
+    assert notes[0][0] == "/arguments" and "argumentsError" in notes[0][1]
+    call, _ = _read({"type": "tool_use", "id": "c", "name": "f", "arguments": "{oops"})
+    assert (call.input, call.content, call.metadata["argumentsError"]) == ({}, "{oops", "arguments are not valid JSON")
+
+
+@pytest.mark.parametrize(
+    ("block", "kept"),
+    [
+        ({"type": "tool_use", "id": "c", "name": "f", "arguments": [1]}, {"arguments": [1]}),
+        (
+            {"type": "tool_use", "id": "c", "name": "f", "input": {"a": 1}, "arguments": {"a": 2}},
+            {"arguments": {"a": 2}},
+        ),
+        ({"type": "tool_result", "id": "c", "result": 5}, {"result": 5}),
+        ({"type": "tool_result", "id": "c", "toolUseId": "d"}, {"toolUseId": "d"}),
+        ({"type": "tool_result", "id": "c", "toolUseId": 7}, {"toolUseId": 7}),
+    ],
+)
+def test_a_legacy_key_that_cannot_be_read_is_kept_and_said(block: dict[str, Any], kept: dict[str, Any]) -> None:
+    decoded, notes = _read(block)
+    assert decoded.unknown_keys == kept
+    ((pointer, message),) = notes
+    assert pointer == "/" + next(iter(kept)) and "unknown key" in message
+    assert agentmsg.block_to_dict(decoded).items() >= kept.items()  # written back
+
+
+def test_null_legacy_values_are_dropped_with_a_note() -> None:
+    result, notes = _read({"type": "tool_result", "id": "c", "result": None, "output": [{"type": "text", "text": "x"}]})
+    assert isinstance(result, ToolResultBlock) and result.unknown_keys is None and len(result.output) == 1
+    assert notes == [("/result", "legacy key 'result' (AgentScope's seed documents) is null: dropped, nothing to read")]
+
+
+def test_legacy_keys_nested_in_a_result_are_read_where_they_are() -> None:
+    nested = {"type": "tool_result", "id": "inner", "toolUseId": "inner", "output": []}
+    outer, notes = _read({"type": "tool_result", "id": "outer", "result": [nested]})
+    assert [p for p, _ in notes] == ["/result", "/result/0/toolUseId"]
+    assert outer.output[0].unknown_keys is None
+
+
+def test_readers_do_not_change_their_input() -> None:
+    data = {"id": "m", "role": "ASSISTANT", "content": [{"type": "tool_use", "id": "c", "name": "f", "arguments": {}}]}
+    before = copy.deepcopy(data)
+    Msg.from_dict(data, notes=[])
+    agentmsg.read_legacy_keys(data)
+    assert data == before
+
+
+def test_without_a_notes_list_the_notes_are_one_warning() -> None:
+    text = json.dumps(
+        {
+            "id": "m",
+            "role": "ASSISTANT",
+            "content": [{"type": "tool_use", "id": "c", "name": "f", "arguments": {"a": 1}}],
+        }
+    )
+    with pytest.warns(LegacyKeyWarning) as warned:
+        msg = Msg.from_json(text)
+    (w,) = warned
+    assert isinstance(w.message, LegacyKeyWarning) and w.message.kind == "msg"
+    assert [(p.pointer, p.rule) for p in w.message.problems] == [("/content/0/arguments", "legacy-key")]
+    assert w.filename == __file__  # it points at the caller
+    assert "read as 'input'" in str(w.message)
+    assert msg.blocks(ToolUseBlock)[0].input == {"a": 1}
+    # the warning survives what warning machinery does to it (pickled, or rebuilt from its args)
+    again = pickle.loads(pickle.dumps(w.message))
+    assert again.problems == w.message.problems and type(w.message)(*w.message.args).problems == w.message.problems
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Msg.from_json(text, notes=[])  # a notes list: no warning
+
+
+def test_strict_readers_refuse_legacy_keys_by_name() -> None:
+    data = {"id": "m", "role": "TOOL", "content": [{"type": "tool_result", "toolUseId": "c", "output": []}]}
+    for read in (
+        lambda: Msg.from_dict(data, strict=True),
+        lambda: Msg.from_json(json.dumps(data), strict=True),
+        lambda: agentmsg.decode_messages(json.dumps([data]), strict=True),
+        lambda: agentmsg.block_from_dict(data["content"][0], strict=True),  # type: ignore[index]
+    ):
+        with pytest.raises(ValidationError) as info:
+            read()
+        ((pointer, rule),) = {(p.pointer, p.rule) for p in info.value.problems}
+        assert rule == "legacy-key" and pointer.endswith("/toolUseId")
+        assert "strict reading refuses it" in info.value.problems[0].message
+
+
+def test_a_conversation_says_each_note_under_its_message() -> None:
+    call = {"type": "tool_use", "id": "c", "name": "f", "arguments": {"q": 1}}
+    result = {"type": "tool_result", "id": "c", "name": "f", "result": "ok"}
+    conversation = [
+        {"id": "1", "role": "ASSISTANT", "content": [call]},
+        {"id": "2", "role": "TOOL", "content": [result]},
+    ]
+    notes: list[Problem] = []
+    msgs = agentmsg.decode_messages(json.dumps(conversation), notes=notes)
+    assert [p.pointer for p in notes] == ["/0/content/0/arguments", "/1/content/0/result"]
+    assert msgs[1].blocks(ToolResultBlock)[0].output[0].text == "ok"  # type: ignore[union-attr]
+    # what is read is written back in the current form
+    assert agentmsg.decode_messages(agentmsg.encode_messages(msgs)) == msgs
+    assert "arguments" not in agentmsg.encode_messages(msgs).decode()
+
+
+def test_constructors_given_block_dicts_read_them_too() -> None:
+    with pytest.warns(LegacyKeyWarning):
+        msg = agentmsg.AssistantMessage([{"type": "tool_use", "id": "c", "name": "f", "arguments": {"q": 1}}])
+    assert msg.blocks(ToolUseBlock)[0].input == {"q": 1}
+
+
+def test_find_unknown_keys_names_legacy_keys_as_the_readers_read_them() -> None:
+    data = {"id": "m", "role": "ASSISTANT", "content": [{"type": "tool_use", "id": "c", "name": "f", "arguments": {}}]}
+    (p,) = agentmsg.find_unknown_keys(data)
+    assert (p.pointer, p.rule) == ("/content/0/arguments", "legacy-key")
+    event = {"type": "MODEL_CALL_END", "id": "e", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r", "inputTokens": 3}
+    (p,) = agentmsg.find_unknown_keys(event, "event")
+    assert (p.pointer, p.rule) == ("/inputTokens", "legacy-key")
+    assert agentmsg.read_legacy_keys(event, "event")[0]["usage"] == {"inputTokens": 3}
+    assert agentmsg.read_legacy_keys(event, "chat-usage") == (event, [])  # a kind without legacy keys
+
+
+def test_every_reader_points_its_warning_at_its_caller() -> None:
+    block = {"type": "tool_use", "id": "c", "name": "f", "arguments": {}}
+    data = {"id": "m", "role": "ASSISTANT", "content": [block]}
+    for read in (
+        lambda: Msg.from_dict(data),
+        lambda: agentmsg.decode_messages(json.dumps([data])),
+        lambda: agentmsg.block_from_dict(block),
+        lambda: agentmsg.block_from_json(json.dumps(block)),
+    ):
+        with pytest.warns(LegacyKeyWarning) as warned:
+            read()
+        assert [w.filename for w in warned] == [__file__]
