@@ -175,6 +175,7 @@ def random_stream(rng: random.Random) -> list[Any]:
                         {"type": "thinking", "thinking": "x"},
                         {"type": "hint", "hint": "h"},
                         "bad",
+                        5,
                     ]
                 )
             elif stage == "END":
@@ -297,7 +298,9 @@ def test_typescript_reducer_agrees_with_python_on_random_streams(tmp_path: Path)
         )
     # The streams reach what the rules are about, so agreement means something.
     reached = {rule for r in results for _, rule in r["problems"]}
-    assert {"order", "type", "enum", "pattern", "required", "max-open-blocks", "anyOf", "minLength"} <= reached
+    # (a tool result's data delta of text is the seeds' legacy base64 shape: read with a note; a number, anyOf)
+    rules = {"order", "type", "enum", "pattern", "required", "max-open-blocks", "anyOf", "legacy-key", "minLength"}
+    assert rules <= reached
     metadata = {k for r in results for m in r["messages"] for k in m["metadata"]}
     assert {"agentmsg_finish_reason", "agentmsg_model", "agentmsg_stop_reason", "agentmsg_errors"} <= metadata
     assert {"agentmsg_reduce_errors", "agentmsg_hitl"} <= metadata
