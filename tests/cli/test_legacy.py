@@ -135,3 +135,50 @@ def test_events_reads_a_legacy_message_with_a_note(tmp_path: Path) -> None:
     events = [json.loads(line) for line in r.stdout.splitlines()]
     assert [e["input"] for e in events if e["type"] == "TOOL_CALL_END"] == [{"location": "Beijing"}]
     assert r.stderr.endswith("read as 'input' [legacy-key]\n") and ": note: " in r.stderr
+
+
+def test_validate_and_reduce_read_the_seeds_arguments_in_hitl_events_and_agent_result(tmp_path: Path) -> None:
+    """The tool calls a REQUIRE_USER_CONFIRM and a USER_CONFIRM_RESULT carry whole, and AGENT_RESULT's message, in
+    message.md's shape (``arguments``): each said as the reducer reads it; the HITL record holds the current form."""
+    call = {"type": "tool_use", "id": "c1", "name": "get_weather", "arguments": {"location": "Beijing"}}
+    events = [
+        SEED_EVENTS[0],
+        {"type": "REQUIRE_USER_CONFIRM", "id": "h1", "createdAt": T, "replyId": "a", "toolCalls": [call]},
+        {
+            "type": "USER_CONFIRM_RESULT",
+            "id": "h2",
+            "createdAt": T,
+            "replyId": "a",
+            "confirmResults": [{"confirmed": True, "toolCall": call}],
+        },
+        {
+            "type": "AGENT_RESULT",
+            "id": "h3",
+            "createdAt": T,
+            "result": {"id": "m", "role": "ASSISTANT", "content": [call]},
+        },
+        SEED_EVENTS[-1],
+    ]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    said = [
+        "/1/toolCalls/0/arguments",
+        "/2/confirmResults/0/toolCall/arguments",
+        "/3/result/content/0/arguments",
+    ]
+    r = run("validate", "--kind", "event", "--json", str(path))
+    assert r.returncode == 0, r.stdout + r.stderr  # (an unknown key to the schema; the readers' note)
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [f"/{row['line'] - 1}{row['pointer']}" for row in rows] == said  # (JSON Lines: rows name the line)
+    assert all(row["kind"] == "note" and "read as 'input'" in row["message"] for row in rows)
+    r = run("reduce", str(path))
+    assert r.returncode == 0, r.stderr
+    (msg,) = [json.loads(line) for line in r.stdout.splitlines()]
+    current = {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {"location": "Beijing"}}
+    assert [e.get("toolCalls") or e["confirmResults"][0]["toolCall"] for e in msg["metadata"]["agentmsg_hitl"]] == [
+        [current],
+        current,
+    ]
+    assert [line.split(": note: ")[0] for line in r.stderr.splitlines()] == [f"{path}:{p}" for p in said]
+    strict = run("reduce", "--strict", str(path))
+    assert strict.returncode == 1 and f"{said[0]}" in strict.stderr and "[legacy-key]" in strict.stderr

@@ -74,3 +74,15 @@ def test_a_result_with_another_role_is_reported() -> None:
             e["result"]["role"] = "USER"
     problems = checked(events)
     assert ("/0/role", "agent-result") in [(p, rule) for p, rule, _ in problems]
+
+
+def test_a_result_in_the_seeds_shape_is_checked_in_its_current_form() -> None:
+    """AGENT_RESULT's tool call with message.md's ``arguments`` is compared by what it is read as (``input``): the
+    same arguments cover the stream's call; others are reported, as they would be in the current form."""
+    events = events_of(load("legacy-agent-result"))
+    assert checked(events) == []
+    for e in events:
+        if e["type"] == "AGENT_RESULT":
+            e["result"]["content"][0]["arguments"] = {"path": "/etc"}
+    ((pointer, rule, message),) = checked(events)
+    assert (pointer, rule) == ("/0/content", "agent-result") and "'/etc'" in message

@@ -67,6 +67,23 @@ def random_stream(rng: random.Random) -> list[Any]:
             e["source"] = "parent/child"
         out.append(e)
 
+    def legacy_args() -> dict[str, Any]:
+        """A tool call's arguments: mostly ``input``, else in the seeds' legacy shape (``arguments``) of every kind."""
+        if rng.random() < 0.6:
+            return {"input": {}}
+        return rng.choice(
+            [
+                {"arguments": {"city": "Paris"}},
+                {"arguments": '{"city": "Paris"}'},
+                {"arguments": "not json"},
+                {"arguments": None},
+                {"arguments": 5},
+                {"input": {"city": "Paris"}, "arguments": {"city": "Paris"}},
+                {"input": {"city": "Rome"}, "arguments": {"city": "Paris"}},
+                {"input": {}, "arguments": '{"x": 1}', "content": "other"},
+            ]
+        )
+
     fragments = ['{"city": ', '"Paris"', "}", "[1]", "not json", '{"a": 1.5e3}', "", '"x"', "null", "{}", " 12 "]
     b64 = ["QQ==", "QUJD", "QQ", "Q", "QUJDRA", "!!", "QQ=Q", ""]
     for _ in range(rng.randint(1, 40)):
@@ -207,7 +224,7 @@ def random_stream(rng: random.Random) -> list[Any]:
                             "content": [
                                 {"type": "text", "text": "hé"},
                                 {"type": "thinking", "thinking": "x"},
-                                {"type": "tool_use", "id": rng.choice(calls), "name": "get_weather", "input": {}},
+                                {"type": "tool_use", "id": rng.choice(calls), "name": "get_weather", **legacy_args()},
                             ],
                             "metadata": {"agentmsg_finish_reason": "from result", "k": 2},
                         },
@@ -215,7 +232,9 @@ def random_stream(rng: random.Random) -> list[Any]:
                 ),
             )
         elif r < 0.90:
-            call = {"id": rng.choice(calls), "name": "get_weather", "input": {}}
+            call = {"id": rng.choice(calls), "name": "get_weather", **legacy_args()}
+            if rng.random() < 0.5:
+                call = {"type": "tool_use", **call}
             kind = rng.choice(
                 [
                     "REQUIRE_USER_CONFIRM",
@@ -229,16 +248,14 @@ def random_stream(rng: random.Random) -> list[Any]:
             if kind == "USER_CONFIRM_RESULT":
                 keys = {"confirmResults": [{"confirmed": rng.random() < 0.5, "toolCall": call}]}
             elif kind == "EXTERNAL_EXECUTION_RESULT":
-                keys = {
-                    "toolResults": [
-                        {
-                            "type": "tool_result",
-                            "id": call["id"],
-                            "name": "get_weather",
-                            "output": [{"type": "text", "text": "ok"}],
-                        }
-                    ]
-                }
+                result: dict[str, Any] = {"type": "tool_result", "id": call["id"], "name": "get_weather"}
+                result["output"] = [{"type": "text", "text": "ok"}]
+                if rng.random() < 0.3:  # the seeds' toolUseId and result
+                    result = {
+                        "toolUseId" if k == "id" else "result" if k == "output" else k: v for k, v in result.items()
+                    }
+                    result["result"] = rng.choice([result["result"], "ok", {"type": "text", "text": "ok"}, 5])
+                keys = {"toolResults": [result]}
             ev(kind, **keys)
         elif r < 0.93:
             kind = rng.choice(["EXCEED_MAX_ITERS", "REQUEST_STOP", "SUBAGENT_EXPOSED", "CUSTOM", "REPLY_START"])
@@ -301,6 +318,11 @@ def test_typescript_reducer_agrees_with_python_on_random_streams(tmp_path: Path)
     # (a tool result's data delta of text is the seeds' legacy base64 shape: read with a note; a number, anyOf)
     rules = {"order", "type", "enum", "pattern", "required", "max-open-blocks", "anyOf", "legacy-key", "minLength"}
     assert rules <= reached
+    # the seeds' legacy keys inside the events that carry whole tool calls and results, and AGENT_RESULT's message
+    legacy = {
+        p.split("/")[2] for r in results for p, rule in r["problems"] if rule == "legacy-key" and p.count("/") > 2
+    }
+    assert {"toolCalls", "confirmResults", "toolResults", "result"} <= legacy
     metadata = {k for r in results for m in r["messages"] for k in m["metadata"]}
     assert {"agentmsg_finish_reason", "agentmsg_model", "agentmsg_stop_reason", "agentmsg_errors"} <= metadata
     assert {"agentmsg_reduce_errors", "agentmsg_hitl"} <= metadata

@@ -21,8 +21,11 @@ TOOL_RESULT_DATA_DELTA    ``data`` (base64 text), ``url``,            ``data``: 
                           ``mediaType`` (message-and-event.md)         URL source of that media type
 ========================  ==========================================  =========================================
 
-The tool results an EXTERNAL_EXECUTION_RESULT carries (``toolResults``, which join the message) are read as blocks
-are. When the current key is there too: the same value, the legacy key is dropped (said); another value, the legacy
+The blocks the events carry whole are read as blocks are: the tool results of an EXTERNAL_EXECUTION_RESULT
+(``toolResults``, which join the message), the tool calls of a REQUIRE_USER_CONFIRM and a REQUIRE_EXTERNAL_EXECUTION
+(``toolCalls``) and of a USER_CONFIRM_RESULT (``confirmResults/<i>/toolCall``), kept in metadata ``agentmsg_hitl``
+(and ``agentscope_confirm_results``), and the message of an AGENT_RESULT (``result``, which ``check_results``
+compares). When the current key is there too: the same value, the legacy key is dropped (said); another value, the legacy
 key stays as an unknown key (said), since neither value may be lost. A legacy value of no shape that maps stays as
 an unknown key (said). Nothing here changes its input: a mapped object is a copy.
 """
@@ -42,7 +45,16 @@ _OCTETS = "application/octet-stream"
 _USAGE_KEYS: tuple[str, ...] | None = None
 #: The event types that may hold a legacy key (anything else is never looked at).
 LEGACY_EVENT_TYPES = frozenset(
-    {"MODEL_CALL_END", "DATA_BLOCK_DELTA", "TOOL_RESULT_DATA_DELTA", "EXTERNAL_EXECUTION_RESULT"}
+    {
+        "MODEL_CALL_END",
+        "DATA_BLOCK_DELTA",
+        "TOOL_RESULT_DATA_DELTA",
+        "EXTERNAL_EXECUTION_RESULT",
+        "REQUIRE_USER_CONFIRM",
+        "REQUIRE_EXTERNAL_EXECUTION",
+        "USER_CONFIRM_RESULT",
+        "AGENT_RESULT",
+    }
 )
 
 
@@ -235,13 +247,35 @@ def event(data: Any, notes: list[Problem], at: str = "") -> Any:
         return data
     if kind == "TOOL_RESULT_DATA_DELTA":
         return _tool_result_data(data, notes, at)
-    results = data.get("toolResults")  # EXTERNAL_EXECUTION_RESULT
-    if type(results) is not list:
+    if kind == "AGENT_RESULT":
+        result = data.get("result")
+        mapped = message(result, notes, f"{at}/result")
+        return data if mapped is result else {**data, "result": mapped}
+    if kind == "USER_CONFIRM_RESULT":
+        return _blocks(data, "confirmResults", notes, at, "toolCall")
+    # EXTERNAL_EXECUTION_RESULT's toolResults; REQUIRE_USER_CONFIRM's and REQUIRE_EXTERNAL_EXECUTION's toolCalls
+    return _blocks(data, "toolResults" if kind == "EXTERNAL_EXECUTION_RESULT" else "toolCalls", notes, at)
+
+
+def _blocks(data: dict[str, Any], key: str, notes: list[Problem], at: str, inner: str | None = None) -> dict[str, Any]:
+    """``data`` with the blocks of its list ``key`` read as blocks are (``inner``: each item is an object holding
+    the block there, as a USER_CONFIRM_RESULT's confirmResults hold toolCall); ``data`` itself when none changes."""
+    items = data.get(key)
+    if type(items) is not list:
         return data
-    mapped_results = [block(b, notes, f"{at}/toolResults/{i}") for i, b in enumerate(results)]
-    if all(m is b for m, b in zip(mapped_results, results, strict=True)):
+    mapped: list[Any] = []
+    for i, item in enumerate(items):
+        here = f"{at}/{key}/{i}"
+        if inner is None:
+            mapped.append(block(item, notes, here))
+        elif type(item) is dict and inner in item:
+            b = block(item[inner], notes, f"{here}/{inner}")
+            mapped.append(item if b is item[inner] else {**item, inner: b})
+        else:
+            mapped.append(item)
+    if all(m is b for m, b in zip(mapped, items, strict=True)):
         return data
-    return {**data, "toolResults": mapped_results}
+    return {**data, key: mapped}
 
 
 def _flat_usage(data: dict[str, Any], notes: list[Problem], at: str) -> dict[str, Any]:
@@ -342,7 +376,8 @@ def read_legacy_keys(value: Any, kind: str = "msg") -> tuple[Any, list[Problem]]
     """``value``, parsed JSON of ``kind`` (``msg``, ``content-block`` or ``event``; any other kind has none), with
     the legacy keys of AgentScope's seed documents read in their current form (a tool_use ``arguments``, a
     tool_result ``result`` or ``toolUseId``, a MODEL_CALL_END's own ``inputTokens``..., a DATA_BLOCK_DELTA ``data``,
-    a TOOL_RESULT_DATA_DELTA's ``data`` text, ``url`` and ``mediaType``), and one note per key: a
+    a TOOL_RESULT_DATA_DELTA's ``data`` text, ``url`` and ``mediaType``; the blocks of the HITL events and the message
+    of an AGENT_RESULT as blocks and messages), and one note per key: a
     :class:`~agentmsg.Problem` with rule ``legacy-key``, the key's pointer and what it was read as
     (docs/wire-format.md). ``value`` is not changed: a mapped object is a copy; without legacy keys the value is
     returned as it is, with no notes. The readers do this themselves (``Msg.from_json``, ``decode_messages``,

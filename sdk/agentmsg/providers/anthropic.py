@@ -31,7 +31,7 @@ from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, anthropic_tool_choice, anthropic_tools
 from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
-from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Spec
@@ -655,6 +655,7 @@ REPLY_FIELDS: Final = (
     ReplyField("model", MAPPED, "metadata `agentmsg_model` (thinking blocks' `model`)"),
     ReplyField("type|role", NOT_READ, "always a message of the assistant"),
     ReplyField("content[] text", KEPT, "a text block (structured output: metadata `_structured_output`)"),
+    ReplyField("content[] text (think_tags)", MAPPED, THINK_TAGS),
     ReplyField(
         "content[] text .citations",
         MAPPED,

@@ -29,7 +29,7 @@ from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
 from agentmsg.providers._response.builder import StreamBuilder
-from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Spec, StreamFlag
@@ -443,6 +443,7 @@ REPLY_FIELDS: Final = (
     ReplyField(
         "output.choices[].message.content", KEPT, "a text block, or image/audio/video blocks (multimodal parts)"
     ),
+    ReplyField("output.choices[].message.content (think_tags)", MAPPED, f"{THINK_TAGS}; `output.text` too"),
     ReplyField("output.choices[].message.content[] .ocr_result, ...", NOT_KEPT, "what a part carries beside its text"),
     ReplyField("output.choices[].message.reasoning_content", MAPPED, "a thinking block"),
     ReplyField("output.choices[].message.tool_calls[]", MAPPED, "tool_use blocks"),

@@ -30,7 +30,7 @@ from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, gemini_tool_config, gemini_tools
 from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
-from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.partial_json import json_fragment_writer
 from agentmsg.providers._response.payload import base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
@@ -1002,6 +1002,7 @@ REPLY_FIELDS: Final = (
     ReplyField("createTime|modelStatus", NOT_READ, "describes the serving, not the reply"),
     ReplyField("candidates[].index", MAPPED, "the choice: candidate i > 0 under `source: choice/i`"),
     ReplyField("candidates[].content.parts[].text", KEPT, "a text block (structured output: `_structured_output`)"),
+    ReplyField("candidates[].content.parts[].text (think_tags)", MAPPED, THINK_TAGS),
     ReplyField("candidates[].content.parts[].thought", MAPPED, "its text as a thinking block"),
     ReplyField(
         "candidates[].content.parts[].thoughtSignature",

@@ -35,7 +35,7 @@ from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, openai_tool_choice, openai_tools
 from agentmsg.providers._response import parser
 from agentmsg.providers._response.builder import SNIFF_BYTES, StreamBuilder
-from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, ReplyField
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Spec
@@ -858,6 +858,7 @@ REPLY_FIELDS: Final = (
     ReplyField("choices[].stop_reason|choices[].matched_stop", NOT_KEPT, "the stop that ended it (vLLM, SGLang)"),
     ReplyField("choices[].message.role", NOT_READ, "always the assistant"),
     ReplyField("choices[].message.content", KEPT, "a text block (structured output: metadata `_structured_output`)"),
+    ReplyField("choices[].message.content (think_tags)", MAPPED, THINK_TAGS),
     ReplyField(
         "choices[].message.content[] (parts)", MAPPED, "text and `thinking` parts in order; other types not kept"
     ),

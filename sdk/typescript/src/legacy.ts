@@ -6,6 +6,8 @@
 //   DATA_BLOCK_DELTA        data                                           -> delta
 //   TOOL_RESULT_DATA_DELTA  data (base64 text), url, mediaType             -> data: a data block of that source
 //   EXTERNAL_EXECUTION_RESULT toolResults: tool_result result / toolUseId, tool_use arguments -> output, id, input
+//   REQUIRE_USER_CONFIRM, REQUIRE_EXTERNAL_EXECUTION toolCalls, USER_CONFIRM_RESULT confirmResults[i].toolCall,
+//   AGENT_RESULT result (a message): read as blocks and messages are
 //
 // When the current key is there too: the same value, the legacy key is dropped (said); another value, it stays as
 // an unknown key (said). A legacy value of no shape that maps stays as an unknown key (said). The input is never
@@ -20,7 +22,16 @@ const OCTETS = "application/octet-stream";
 /** Every key the usage schema declares: a MODEL_CALL_END may carry any of them on itself. */
 const USAGE_KEYS: readonly string[] = shapes.ChatUsage!.map((p) => p.key);
 /** The event types that may hold a legacy key (anything else is never looked at). */
-export const LEGACY_EVENT_TYPES: ReadonlySet<string> = new Set(["MODEL_CALL_END", "DATA_BLOCK_DELTA", "TOOL_RESULT_DATA_DELTA", "EXTERNAL_EXECUTION_RESULT"]);
+export const LEGACY_EVENT_TYPES: ReadonlySet<string> = new Set([
+  "MODEL_CALL_END",
+  "DATA_BLOCK_DELTA",
+  "TOOL_RESULT_DATA_DELTA",
+  "EXTERNAL_EXECUTION_RESULT",
+  "REQUIRE_USER_CONFIRM",
+  "REQUIRE_EXTERNAL_EXECUTION",
+  "USER_CONFIRM_RESULT",
+  "AGENT_RESULT",
+]);
 
 export interface Note {
   pointer: string;
@@ -171,13 +182,41 @@ export function event(data: Obj, notes: Note[]): Obj {
     }
     case "TOOL_RESULT_DATA_DELTA":
       return toolResultData(data, notes);
-    default: {
-      const results = get(data, "toolResults"); // EXTERNAL_EXECUTION_RESULT
-      if (!Array.isArray(results)) return data;
-      const mapped = results.map((b, i) => block(b, notes, `/toolResults/${i}`));
-      return mapped.some((m, i) => m !== results[i]) ? { ...data, toolResults: mapped } : data;
+    case "AGENT_RESULT": {
+      const result = get(data, "result");
+      const mapped = message(result, notes, "/result");
+      return mapped === result ? data : { ...data, result: mapped };
     }
+    case "USER_CONFIRM_RESULT":
+      return blocks(data, "confirmResults", notes, "toolCall");
+    default:
+      // EXTERNAL_EXECUTION_RESULT's toolResults; REQUIRE_USER_CONFIRM's and REQUIRE_EXTERNAL_EXECUTION's toolCalls
+      return blocks(data, kind === "EXTERNAL_EXECUTION_RESULT" ? "toolResults" : "toolCalls", notes, null);
   }
+}
+
+/** A message with the legacy keys of its blocks in their current form; `data` itself when there are none. */
+export function message(data: Json, notes: Note[], at: string): Json {
+  if (!isObject(data)) return data;
+  const content = get(data, "content");
+  if (!Array.isArray(content)) return data;
+  const mapped = content.map((b, i) => block(b, notes, `${at}/content/${i}`));
+  return mapped.some((m, i) => m !== content[i]) ? { ...data, content: mapped } : data;
+}
+
+/** `data` with the blocks of its list `key` read as blocks are (`inner`: each item is an object holding the block
+ * there, as a USER_CONFIRM_RESULT's confirmResults hold toolCall); `data` itself when none changes. */
+function blocks(data: Obj, key: string, notes: Note[], inner: string | null): Obj {
+  const items = get(data, key);
+  if (!Array.isArray(items)) return data;
+  const mapped = items.map((item, i): Json => {
+    const here = `/${key}/${i}`;
+    if (inner === null) return block(item, notes, here);
+    if (!isObject(item) || !has(item, inner)) return item;
+    const b = block(item[inner], notes, `${here}/${inner}`);
+    return b === item[inner] ? item : { ...item, [inner]: b };
+  });
+  return mapped.some((m, i) => m !== items[i]) ? { ...data, [key]: mapped } : data;
 }
 
 function flatUsage(data: Obj, notes: Note[]): Obj {

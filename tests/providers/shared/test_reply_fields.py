@@ -106,6 +106,8 @@ def both(*probes: Probe) -> Probe:
 
 
 MSG = "choices.0.message"
+# A reply's text with <think> tags: read as a thinking block only with the parser option think_tags (OPTIONS)
+THOUGHT, THINKING = "<think>probe-reasoning</think>probe-answer", '"thinking": "probe-reasoning"'
 PROBES: dict[str, dict[str, Probe]] = {
     "openai": {
         "id": put("id", "chatcmpl-probe", "chatcmpl-probe"),
@@ -141,6 +143,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "choices[].stop_reason|choices[].matched_stop": put("choices.0.stop_reason", "</probe>", None),
         "choices[].message.role": put(f"{MSG}.role", "assistant", None),
         "choices[].message.content": put(f"{MSG}.content", "probe-text", "probe-text"),
+        "choices[].message.content (think_tags)": put(f"{MSG}.content", THOUGHT, THINKING),
         "choices[].message.content[] (parts)": put(
             f"{MSG}.content",
             [{"type": "thinking", "thinking": "probe-think"}, {"type": "text", "text": "t"}],
@@ -202,6 +205,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "model": put("model", "claude-probe", "claude-probe"),
         "type|role": put("role", "assistant", None),
         "content[] text": put("content.0.text", "probe-text", "probe-text"),
+        "content[] text (think_tags)": put("content.0.text", THOUGHT, THINKING),
         "content[] text .citations": put(
             "content.0.citations", [{"type": "char_location", "cited_text": "probe-cited"}], "probe-cited"
         ),
@@ -253,6 +257,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "createTime|modelStatus": put("createTime", "2031-01-01T00:00:00Z", "2031-01-01"),
         "candidates[].index": put("candidates.0.index", 2, "resp-base-2"),
         "candidates[].content.parts[].text": put("candidates.0.content.parts.0.text", "probe-text", "probe-text"),
+        "candidates[].content.parts[].text (think_tags)": put("candidates.0.content.parts.0.text", THOUGHT, THINKING),
         "candidates[].content.parts[].thought": add_part({"text": "probe-think", "thought": True}, "probe-think"),
         "candidates[].content.parts[].thoughtSignature": put(
             "candidates.0.content.parts.0.thoughtSignature", "c2lnbg==", "c2lnbg=="
@@ -299,6 +304,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "request_id|requestId": put("request_id", "req-probe", "req-probe"),
         "output.model_name": put("output.model_name", "qwen-probe", "qwen-probe"),
         "output.choices[].message.content": put("output.choices.0.message.content", "probe-text", "probe-text"),
+        "output.choices[].message.content (think_tags)": put("output.choices.0.message.content", THOUGHT, THINKING),
         "output.choices[].message.content[] .ocr_result, ...": put(
             "output.choices.0.message.content", [{"text": "t", "ocr_result": {"words": []}}], None
         ),
@@ -352,6 +358,16 @@ PROBES: dict[str, dict[str, Probe]] = {
 }
 
 
+#: The parser options a row is about (its field is read so only with them): the probe's reply is read with them, and
+#: without them its token must not be found (the option is what maps it).
+OPTIONS: dict[tuple[str, str], dict[str, Any]] = {
+    ("openai", "choices[].message.content (think_tags)"): {"think_tags": True},
+    ("anthropic", "content[] text (think_tags)"): {"think_tags": True},
+    ("gemini", "candidates[].content.parts[].text (think_tags)"): {"think_tags": True},
+    ("dashscope", "output.choices[].message.content (think_tags)"): {"think_tags": True},
+}
+
+
 def rows() -> list[tuple[str, str]]:
     return [(m, f.path) for m in MODULES for f in importlib.import_module(f"agentmsg.providers.{m}").REPLY_FIELDS]
 
@@ -359,6 +375,7 @@ def rows() -> list[tuple[str, str]]:
 def test_every_row_has_a_probe_and_every_probe_a_row() -> None:
     tables = {m: {f.path for f in importlib.import_module(f"agentmsg.providers.{m}").REPLY_FIELDS} for m in MODULES}
     assert {m: set(p) for m, p in PROBES.items()} == tables
+    assert set(OPTIONS) <= {(m, p) for m, paths in tables.items() for p in paths}
 
 
 @pytest.mark.parametrize(("module", "path"), rows())
@@ -367,7 +384,8 @@ def test_each_reply_field_is_where_its_row_says(module: str, path: str) -> None:
     mutate, token = PROBES[module][path]
     reply = copy.deepcopy(BASE[module])
     mutate(reply)
-    events = get(PROVIDER[module]).response_events(json.dumps(reply))
+    options = OPTIONS.get((module, path), {})
+    events = get(PROVIDER[module]).response_events(json.dumps(reply), **options)
     notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.not-kept"]
     problems = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
     from agentmsg import reduce_events
@@ -384,6 +402,20 @@ def test_each_reply_field_is_where_its_row_says(module: str, path: str) -> None:
     else:
         assert row.how == NOT_READ
         assert not notes and (token is None or token not in text), why
+    if options:
+        plain = reduce_events(get(PROVIDER[module]).response_events(json.dumps(reply)))
+        assert token is not None and token not in json.dumps([m.to_dict() for m in plain]), why
     # the base reply itself says nothing
     base_events = get(PROVIDER[module]).response_events(json.dumps(BASE[module]))
     assert not [e for e in base_events if e["type"] == "CUSTOM"]
+
+
+def test_dashscope_text_format_reads_think_tags_as_its_messages_do() -> None:
+    """DashScope's think_tags row says ``output.text`` (``result_format: text``) too: the same thinking block."""
+    reply = {"output": {"text": THOUGHT, "finish_reason": "stop"}, "usage": {"input_tokens": 3}, "request_id": "q"}
+    msg = get("dashscope").parse_response(json.dumps(reply), think_tags=True)
+    assert [(b.type, getattr(b, b.type)) for b in msg.content] == [
+        ("thinking", "probe-reasoning"),
+        ("text", "probe-answer"),
+    ]
+    assert [b.type for b in get("dashscope").parse_response(json.dumps(reply)).content] == ["text"]

@@ -24,12 +24,17 @@ from typing import Final
 
 import attrs
 
-__all__ = ["KEPT", "MAPPED", "NOT_KEPT", "NOT_READ", "ReplyField", "docs_tables"]
+__all__ = ["KEPT", "MAPPED", "NOT_KEPT", "NOT_READ", "THINK_TAGS", "ReplyField", "docs_tables"]
 
 KEPT: Final = "kept"
 MAPPED: Final = "mapped"
 NOT_KEPT: Final = "not kept"
 NOT_READ: Final = "not read"
+#: What becomes of a reply's text with the parser option ``think_tags`` on (every provider's: the builder's, .think)
+THINK_TAGS: Final = (
+    "with the parser option `think_tags`: text between `<think>` and `</think>` as thinking blocks, the rest as text"
+    " blocks (`<think>` tags, above)"
+)
 
 
 @attrs.frozen
