@@ -386,3 +386,26 @@ def _plain(value: Any, default: Callable[[Any], Any] | None) -> Any:
         if len(stack) > 10_000_000:  # pragma: no cover (bounded by the value's size)
             break
     return root[0]
+
+
+def join_surrogates(text: str) -> str:
+    """``text`` with each high surrogate followed by a low one joined into the character they encode (a pair
+    split across two deltas); surrogates that are alone stay as they are."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def parse_arguments(raw: str) -> tuple[str, Any, str | None]:
+    """A tool call's arguments text (not empty) as its message has it: ``(content, input, error)``: the text
+    (a surrogate pair split across deltas joined), its JSON object (``{}`` when it is none) and why it is none
+    (None when it is one)."""
+    if has_lone_surrogate(raw):
+        raw = join_surrogates(raw)  # a pair split across deltas is one character, as in UTF-16
+    try:
+        # The codec's reader: what it accepts can be written back (integers within 64 bits, finite
+        # numbers, no lone surrogates, within the limits), so no runtime's parser shows through.
+        args = loads(raw.encode("utf-8", "surrogatepass"))
+    except ValidationError:
+        return raw, {}, "arguments are not valid JSON"
+    if isinstance(args, dict):
+        return raw, args, None
+    return raw, {}, f"arguments are JSON but not an object: {json_type(args)}"

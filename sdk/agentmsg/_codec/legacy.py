@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentmsg._codec.jsontext import parse_arguments  # (the reducer's parse: the same text in every runtime)
 from agentmsg.errors import Problem, pointer_of
 
 __all__ = ["LEGACY_EVENT_TYPES", "RULE", "block", "event", "message", "read_legacy_keys", "refuse", "same", "tell"]
@@ -171,7 +172,6 @@ def _tool_use(data: dict[str, Any], notes: list[Problem], at: str) -> dict[str, 
         return data
     if not _empty(data.get("input")) or data.get("content") not in (None, args):
         return _move(data, "arguments", "content", args, at, notes, "")  # says which one holds something
-    from agentmsg.events._build import parse_arguments  # (the reducer's parse: the same text in every runtime)
 
     raw, parsed, error = parse_arguments(args) if args else (args, {}, None)
     out = {k: v for k, v in data.items() if k != "arguments"}

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from agentmsg._codec.jsontext import INT_MAX, INT_MIN, has_lone_surrogate, json_type, loads
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, has_lone_surrogate, join_surrogates, parse_arguments
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import validate
 from agentmsg.errors import Problem, ValidationError, pointer_of
@@ -48,23 +48,6 @@ def _tool_use_dict(b: Block, closing: bool) -> dict[str, Any]:
         "metadata": meta,
         "state": b.extra.get("state", "pending"),
     }
-
-
-def parse_arguments(raw: str) -> tuple[str, Any, str | None]:
-    """A tool call's arguments text (not empty) as its message has it: ``(content, input, error)``: the text
-    (a surrogate pair split across deltas joined), its JSON object (``{}`` when it is none) and why it is none
-    (None when it is one)."""
-    if has_lone_surrogate(raw):
-        raw = join_surrogates(raw)  # a pair split across deltas is one character, as in UTF-16
-    try:
-        # The codec's reader: what it accepts can be written back (integers within 64 bits, finite
-        # numbers, no lone surrogates, within the limits), so no runtime's parser shows through.
-        args = loads(raw.encode("utf-8", "surrogatepass"))
-    except ValidationError:
-        return raw, {}, "arguments are not valid JSON"
-    if isinstance(args, dict):
-        return raw, args, None
-    return raw, {}, f"arguments are JSON but not an object: {json_type(args)}"
 
 
 def _block_dict(b: Any, close: bool) -> dict[str, Any] | None:
@@ -234,12 +217,6 @@ def build(
 _JSON_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def join_surrogates(text: str) -> str:
-    """``text`` with each high surrogate followed by a low one joined into the character they encode (a pair
-    split across two deltas); surrogates that are alone stay as they are."""
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def _at(node: Any, path: list[str | int]) -> Any:

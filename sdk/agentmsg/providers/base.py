@@ -24,66 +24,24 @@ import importlib
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
 from agentmsg.message import Msg
 from agentmsg.providers._request.context import FormatOptions, FormattedRequest
-from agentmsg.providers._request.fields import Handling
 from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._response.parser import StreamParser, read_response, response_message, run_parser
 from agentmsg.providers._response.think import make_builder
+from agentmsg.providers.spec import Auth, Spec, StreamFlag
 
 if TYPE_CHECKING:
     from agentmsg.providers._response.reader import PayloadReader
 
 __all__ = ["Auth", "Entry", "Provider", "Spec", "StreamFlag"]
 
-#: How the API key is sent: ``Authorization: Bearer <key>``, or the key as the value of that header
-Auth = Literal["bearer", "x-api-key", "x-goog-api-key"]
-
 #: A response body as the parsers take it: JSON text (bytes or str) or the parsed object
 Body = bytes | str | Mapping[str, Any]
-
-
-@attrs.frozen(kw_only=True)
-class StreamFlag:
-    """A stream parser option that ``agentmsg parse`` offers as a flag (DashScope's ``--incremental``):
-    ``flag`` sets the parser keyword ``option`` to ``value``."""
-
-    flag: str
-    option: str
-    value: Any
-    help: str
-
-
-@attrs.frozen(kw_only=True)
-class Spec:
-    """Everything about one registry name but its code: who the provider is and how to reach it.
-
-    ``name``: the registry name (``openai``, ``deepseek``, ...). ``title``: how messages name it
-    (``OpenAI``). ``base_url``: the API's root, to which a request's path is appended. ``env``: the API-key
-    environment variables, the first one set wins. ``auth``: how the key is sent. ``headers``: headers every
-    request carries (the API version). ``default_model``: the model of a request that names none.
-    ``families``: the reasoning provenance (thinking metadata ``provider``) this provider replays natively; the
-    first is the one its replies are marked with. ``stream_flags``: parser options the CLI offers.
-    ``client_class``: the name of the deprecated client class pinned to this provider (``OpenAIClient``).
-    ``fields``: the formatter's field table (``providers/_request/fields.py``)."""
-
-    name: str
-    title: str
-    base_url: str
-    env: tuple[str, ...]
-    auth: Auth
-    default_model: str
-    families: tuple[str, ...]
-    headers: Mapping[str, str] = attrs.field(factory=dict)
-    stream_flags: tuple[StreamFlag, ...] = ()
-    client_class: str = ""
-    #: what the formatter does with each field of a conversation: sent, mapped, reported or not sent (None: the
-    #: common table, ``providers/_request/fields.py``; docs/formatters.md's field tables are written from it)
-    fields: Mapping[str, Mapping[str, Handling]] | None = None
 
 
 @runtime_checkable

@@ -26,7 +26,7 @@ from agentmsg.providers._request.structured import as_structured_output
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
 if TYPE_CHECKING:
-    from agentmsg.providers.base import Spec
+    from agentmsg.providers.spec import Spec
 
 __all__ = ["Build", "Draft", "run_format", "usable_choice"]
 

@@ -32,7 +32,7 @@ from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers._response.think import make_builder
 
 if TYPE_CHECKING:
-    from agentmsg.providers.base import Spec
+    from agentmsg.providers.spec import Spec
 
 __all__ = ["StreamParser", "read_response", "response_message", "run_parser"]
 

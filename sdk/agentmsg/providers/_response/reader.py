@@ -23,7 +23,7 @@ from agentmsg._native import speedups
 
 if TYPE_CHECKING:
     from agentmsg.providers._response.builder import StreamBuilder
-    from agentmsg.providers.base import Spec
+    from agentmsg.providers.spec import Spec
 
 __all__ = ["PayloadReader"]
 
