@@ -21,6 +21,35 @@ TOOL_RESULT_DATA_DELTA    ``data`` (base64 text), ``url``,            ``data``: 
                           ``mediaType`` (message-and-event.md)         URL source of that media type
 ========================  ==========================================  =========================================
 
+Messages AgentScope **Python** wrote (1.x ``Msg.to_dict()``, 2.x ``Msg.model_dump()``) are read the same way:
+
+========================  ==========================================  =========================================
+where                     AgentScope Python                           read as
+========================  ==========================================  =========================================
+message (lowercase role)  ``role`` user / assistant / system          uppercase; ``system`` holding a
+                                                                      tool_result (1.x's ReAct agent) is TOOL
+any message               ``content`` text; ``metadata`` null         ``[text block]``; ``{}``
+message (2.x)             ``created_at``                              ``timestamp`` (Java's form: ``T`` as a
+                                                                      space, the fraction as given)
+message (2.x)             ``usage`` snake-case keys                   camel case (``cache_input_tokens`` is
+                                                                      ``cachedTokens``)
+message (2.x)             ``structured_output``, ``finished_reason``  metadata ``_structured_output``,
+                                                                      ``agentscope_generate_reason``
+message (2.x)             ``finished_at``, ``error``, finished reason  kept as unknown keys
+                          ``error``
+any block                 ``tool_call`` with ``input`` text (2.x)     ``tool_use``, ``content`` and ``input``
+any tool_result           ``output`` text                             ``[text block]``
+tool_use (1.x)            ``raw_input``                               ``content``
+thinking (2.x)            ``signature``, ``redacted_thinking_data``   metadata ``signature``, ``redactedData``
+data/media (2.x)          URL source ``media_type``; ``name`` null    ``mime_type``; dropped
+blocks (2.x)              text/thinking ``id``, ``created_at``,       kept as unknown keys
+                          ``finished_at``
+========================  ==========================================  =========================================
+
+A 2.x key holding null is dropped (said); one that collides with what the message holds stays an unknown key
+(said). Only a message with a lowercase role has its Python keys read; text content, text output, null metadata
+and ``tool_call`` blocks are read in any message. The role rules apply to the message as read.
+
 The tool results an EXTERNAL_EXECUTION_RESULT carries (``toolResults``, which join the message) are read as blocks
 are. When the current key is there too: the same value, the legacy key is dropped (said); another value, the legacy
 key stays as an unknown key (said), since neither value may be lost. A legacy value of no shape that maps stays as
@@ -554,7 +583,8 @@ def read_legacy_keys(value: Any, kind: str = "msg") -> tuple[Any, list[Problem]]
     """``value``, parsed JSON of ``kind`` (``msg``, ``content-block`` or ``event``; any other kind has none), with
     the legacy keys of AgentScope's seed documents read in their current form (a tool_use ``arguments``, a
     tool_result ``result`` or ``toolUseId``, a MODEL_CALL_END's own ``inputTokens``..., a DATA_BLOCK_DELTA ``data``,
-    a TOOL_RESULT_DATA_DELTA's ``data`` text, ``url`` and ``mediaType``), and one note per key: a
+    a TOOL_RESULT_DATA_DELTA's ``data`` text, ``url`` and ``mediaType``; the keys of a message AgentScope Python
+    wrote: a lowercase role, text content...), and one note per key: a
     :class:`~agentmsg.Problem` with rule ``legacy-key``, the key's pointer and what it was read as
     (docs/wire-format.md). ``value`` is not changed: a mapped object is a copy; without legacy keys the value is
     returned as it is, with no notes. The readers do this themselves (``Msg.from_json``, ``decode_messages``,
