@@ -182,3 +182,41 @@ def test_validate_and_reduce_read_the_seeds_arguments_in_hitl_events_and_agent_r
     assert [line.split(": note: ")[0] for line in r.stderr.splitlines()] == [f"{path}:{p}" for p in said]
     strict = run("reduce", "--strict", str(path))
     assert strict.returncode == 1 and f"{said[0]}" in strict.stderr and "[legacy-key]" in strict.stderr
+
+
+PYTHON_1X = Path(__file__).resolve().parent.parent / "fixtures" / "agentscope_python" / "v1"
+
+
+def test_validate_and_format_read_agentscope_python_messages(tmp_path: Path) -> None:
+    """A conversation AgentScope Python 1.x wrote (Msg.to_dict(): lowercase roles, text content, a tool result as
+    text in a "system" message): validate gives the schema's verdict on it as it is and says what readers read each
+    key as; format sends it, the tool result as a tool message, each key said on stderr."""
+    names = ("user_text", "assistant_tool_use", "system_tool_result_text")
+    conversation = [json.loads((PYTHON_1X / f"{n}.json").read_text(encoding="utf-8")) for n in names]
+    path = tmp_path / "as1.json"
+    path.write_text(json.dumps(conversation))
+    r = run("validate", "--json", str(path))
+    assert r.returncode == 1, r.stdout  # the schema: roles are uppercase, content an array
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    notes = [(row["instance"], row["pointer"]) for row in rows if row["rule"] == "legacy-key"]
+    assert {row["kind"] for row in rows if row["rule"] == "legacy-key"} == {"note"}
+    assert notes == [
+        (0, "/role"),
+        (0, "/content"),
+        (1, "/role"),
+        (1, "/content/1/raw_input"),
+        (2, "/role"),
+        (2, "/content/0/output"),
+    ]
+    assert {(row["instance"], row["pointer"], row["rule"]) for row in rows if row["kind"] != "note"} >= {
+        (0, "/role", "enum"),
+        (0, "/content", "type"),
+    }
+    r = run("format", "--provider", "openai", "--model", "gpt-4o", str(path))
+    assert r.returncode == 0, r.stderr
+    body = json.loads(r.stdout)
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "tool"]
+    assert json.loads(body["messages"][1]["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}
+    assert body["messages"][2] == {"role": "tool", "tool_call_id": "call_1", "content": "Sunny, 21 C"}
+    said = [json.loads(line)["pointer"] for line in r.stderr.splitlines() if '"legacy-key"' in line]
+    assert said == ["/0/role", "/0/content", "/1/role", "/1/content/1/raw_input", "/2/role", "/2/content/0/output"]

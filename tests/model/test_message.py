@@ -20,6 +20,7 @@ from agentmsg import (
     ImageBlock,
     Msg,
     MsgRole,
+    Problem,
     SystemMessage,
     TextBlock,
     ThinkingBlock,
@@ -145,13 +146,20 @@ def test_lowercase_roles_are_rejected_with_a_hint_everywhere() -> None:
     for make in (
         lambda: Msg("user", "x"),
         lambda: UserMessage("x").copy(role="assistant"),
-        lambda: Msg.from_json('{"id":"m","role":"user","content":[]}'),
+        lambda: Msg.from_json('{"id":"m","role":"USer","content":[]}'),
     ):
         with pytest.raises(ValidationError) as info:
             make()
         (problem,) = info.value.problems
         assert (problem.pointer, problem.rule) == ("/role", "enum")
         assert "uppercase" in problem.message
+    # AgentScope Python writes "user": readers read it uppercase with a note, strict readers refuse it
+    notes: list[Problem] = []
+    assert Msg.from_json('{"id":"m","role":"user","content":[]}', notes=notes).role == "USER"
+    assert [(p.pointer, p.rule) for p in notes] == [("/role", "legacy-key")]
+    with pytest.raises(ValidationError) as info:
+        Msg.from_json('{"id":"m","role":"user","content":[]}', strict=True)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/role", "legacy-key")]
 
 
 def test_constructor_rejects_bad_values_with_pointer() -> None:
@@ -299,7 +307,7 @@ def test_unknown_keys_are_kept_and_strict_rejects_them() -> None:
     assert {p.pointer for p in info.value.problems} == {"", "/content/0", "/content/1/source"}
     assert {p.rule for p in info.value.problems} == {"additionalProperties"}
     with pytest.raises(ValidationError):  # other rules still apply
-        Msg.from_json('{"id":"x","role":"user","future":1,"content":[]}')
+        Msg.from_json('{"id":"x","role":"BOSS","future":1,"content":[]}')
 
 
 def test_lenient_is_deprecated_and_changes_nothing() -> None:

@@ -21,6 +21,35 @@ TOOL_RESULT_DATA_DELTA    ``data`` (base64 text), ``url``,            ``data``: 
                           ``mediaType`` (message-and-event.md)         URL source of that media type
 ========================  ==========================================  =========================================
 
+Messages AgentScope **Python** wrote (1.x ``Msg.to_dict()``, 2.x ``Msg.model_dump()``) are read the same way:
+
+========================  ==========================================  =========================================
+where                     AgentScope Python                           read as
+========================  ==========================================  =========================================
+message (lowercase role)  ``role`` user / assistant / system          uppercase; ``system`` holding a
+                                                                      tool_result (1.x's ReAct agent) is TOOL
+any message               ``content`` text; ``metadata`` null         ``[text block]``; ``{}``
+message (2.x)             ``created_at``                              ``timestamp`` (Java's form: ``T`` as a
+                                                                      space, the fraction as given)
+message (2.x)             ``usage`` snake-case keys                   camel case (``cache_input_tokens`` is
+                                                                      ``cachedTokens``)
+message (2.x)             ``structured_output``, ``finished_reason``  metadata ``_structured_output``,
+                                                                      ``agentscope_generate_reason``
+message (2.x)             ``finished_at``, ``error``, finished reason  kept as unknown keys
+                          ``error``
+any block                 ``tool_call`` with ``input`` text (2.x)     ``tool_use``, ``content`` and ``input``
+any tool_result           ``output`` text                             ``[text block]``
+tool_use (1.x)            ``raw_input``                               ``content``
+thinking (2.x)            ``signature``, ``redacted_thinking_data``   metadata ``signature``, ``redactedData``
+data/media (2.x)          URL source ``media_type``; ``name`` null    ``mime_type``; dropped
+blocks (2.x)              text/thinking ``id``, ``created_at``,       kept as unknown keys
+                          ``finished_at``
+========================  ==========================================  =========================================
+
+A 2.x key holding null is dropped (said); one that collides with what the message holds stays an unknown key
+(said). Only a message with a lowercase role has its Python keys read; text content, text output, null metadata
+and ``tool_call`` blocks are read in any message. The role rules apply to the message as read.
+
 The blocks the events carry whole are read as blocks are: the tool results of an EXTERNAL_EXECUTION_RESULT
 (``toolResults``, which join the message), the tool calls of a REQUIRE_USER_CONFIRM and a REQUIRE_EXTERNAL_EXECUTION
 (``toolCalls``) and of a USER_CONFIRM_RESULT (``confirmResults/<i>/toolCall``), kept in metadata ``agentmsg_hitl``
@@ -32,6 +61,7 @@ an unknown key (said). Nothing here changes its input: a mapped object is a copy
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agentmsg._codec.jsontext import parse_arguments  # (the reducer's parse: the same text in every runtime)
@@ -57,6 +87,26 @@ LEGACY_EVENT_TYPES = frozenset(
         "AGENT_RESULT",
     }
 )
+
+
+#: Where the keys say a message is AgentScope Python's (1.x ``Msg.to_dict()``, 2.x ``Msg.model_dump()``).
+_PY = "AgentScope Python"
+_PY2 = "AgentScope Python 2.x"
+_PYTHON_ROLES = frozenset({"user", "assistant", "system"})
+#: The message keys of 2.x agentmsg's message lacks (``usage`` is read for its snake-case keys).
+_PY_MSG_KEYS = ("created_at", "finished_at", "finished_reason", "structured_output", "error", "usage")
+#: 2.x block keys with no home in agentmsg's block of that type (besides ``created_at`` and ``finished_at``).
+_PY_BLOCK_KEYS: dict[Any, tuple[str, ...]] = {"text": ("id",), "thinking": ("id",), "tool_use": ("suggested_rules",)}
+_PY_USAGE = {
+    "input_tokens": "inputTokens",
+    "output_tokens": "outputTokens",
+    "cache_input_tokens": "cachedTokens",
+    "cache_creation_input_tokens": "cacheCreationInputTokens",
+}
+#: 2.x ``finished_reason`` values (``ReplyFinishedReason``) with a GenerateReason; ``error`` has none.
+_PY_REASONS = {"completed": "MODEL_STOP", "interrupted": "INTERRUPTED", "exceed_max_iters": "MAX_ITERATIONS"}
+#: 2.x's ``created_at``: ``datetime.now().isoformat()``, no zone.
+_NAIVE_ISO = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?$")
 
 
 def _usage_keys() -> tuple[str, ...]:
@@ -134,17 +184,25 @@ def _unread(notes: list[Problem], here: str, key: str, value: Any, wanted: str) 
     )
 
 
-def block(data: Any, notes: list[Problem], at: str = "") -> Any:
+def block(data: Any, notes: list[Problem], at: str = "", python: bool = False) -> Any:
     """A content block (parsed JSON) with its legacy keys, and those of the blocks it holds, read in their current
-    form; ``data`` itself when it has none (or is no block). Notes go to ``notes``, pointers under ``at``."""
+    form; ``data`` itself when it has none (or is no block). Notes go to ``notes``, pointers under ``at``.
+    ``python``: the block is in a message AgentScope Python wrote, whose 2.x block keys are read too."""
     if type(data) is not dict:
         return data
+    if data.get("type") == "tool_call":
+        data = _tool_call(data, notes, at)
+    if python:
+        data = _python_block(data, notes, at)
     kind = data.get("type")
     if kind == "tool_use" and "arguments" in data:
         return _tool_use(data, notes, at)
     if kind != "tool_result":
         return data
     out = data
+    if type(out.get("output")) is str:
+        out = {**out, "output": [{"type": "text", "text": out["output"]}]}
+        _note(notes, at + "/output", f"tool result output is text ({_PY}): read as a list of one text block")
     if "toolUseId" in out:
         out = _tool_use_id(out, notes, at)
     where: list[str] | None = None  # where each output block was read, when not at output/<i>
@@ -153,9 +211,90 @@ def block(data: Any, notes: list[Problem], at: str = "") -> Any:
     output = out.get("output")
     if type(output) is not list:
         return out
-    mapped = [block(b, notes, where[i] if where else f"{at}/output/{i}") for i, b in enumerate(output)]
+    mapped = [block(b, notes, where[i] if where else f"{at}/output/{i}", python) for i, b in enumerate(output)]
     if any(m is not b for m, b in zip(mapped, output, strict=True)):
         out = {**out, "output": mapped}
+    return out
+
+
+def _tool_call(data: dict[str, Any], notes: list[Problem], at: str) -> dict[str, Any]:
+    """AgentScope Python 2.x's ``tool_call`` block as a ``tool_use`` block: its ``input`` text (the raw arguments)
+    as ``content`` and their JSON object as ``input`` (``{}`` and metadata ``argumentsError`` when they are none)."""
+    out = {**data, "type": "tool_use"}
+    _note(notes, at + "/type", f"block type 'tool_call' ({_PY2}): read as 'tool_use'")
+    args = data.get("input")
+    if type(args) is not str:
+        return out  # an object is the current form; anything else the schema reports
+    if not _empty(data.get("content")) and data.get("content") != args:
+        del out["input"]
+        out["arguments"] = args  # the seed's text arguments: _tool_use says what becomes of them
+        return _tool_use(out, notes, at)
+    raw, parsed, error = parse_arguments(args) if args else (args, {}, None)
+    out["input"], out["content"] = parsed, raw
+    how = "its JSON object as 'input'"
+    if error is not None:
+        meta = data.get("metadata")
+        out["metadata"] = {**(meta if type(meta) is dict else {}), "argumentsError": error}
+        how = f"'input' {{}} ({error}: metadata argumentsError says so)"
+    _note(notes, at + "/input", f"tool call input is text ({_PY2}): read as 'content' (the raw arguments) and {how}")
+    return out
+
+
+def _python_block(data: dict[str, Any], notes: list[Problem], at: str) -> dict[str, Any]:
+    """The keys of a block AgentScope Python wrote that agentmsg's block lacks: mapped where there is a home (a
+    thinking ``signature`` / ``redacted_thinking_data``, a 1.x ``raw_input``, a URL source's ``media_type``), null
+    ones dropped, the rest kept as unknown keys; each said."""
+    kind = data.get("type")
+    out = data
+    for key in (*_PY_BLOCK_KEYS.get(kind, ()), "created_at", "finished_at"):
+        if key not in data:
+            continue
+        here = f"{at}/{key}"
+        if data[key] is None:
+            out = {k: v for k, v in out.items() if k != key}
+            _note(notes, here, f"{_PY} block key {key!r} is null: dropped, nothing to read")
+        else:
+            _note(notes, here, f"{_PY} block key {key!r}: kept as an unknown key (agentmsg's block has no home for it)")
+    if kind == "thinking":
+        out = _thinking_extras(out, notes, at)
+    elif kind == "tool_use" and type(out.get("raw_input")) is str:
+        out = _move(out, "raw_input", "content", out["raw_input"], at, notes, " (the raw arguments)")
+    elif kind in ("data", "image", "audio", "video"):
+        if "name" in out and out["name"] is None:
+            out = {k: v for k, v in out.items() if k != "name"}
+            _note(notes, at + "/name", f"{_PY} block key 'name' is null: dropped, nothing to read")
+        source = out.get("source")
+        if type(source) is dict and source.get("type") == "url" and "media_type" in source:
+            moved = _move(source, "media_type", "mime_type", source["media_type"], at + "/source", notes, "")
+            if moved is not source:
+                out = {**out, "source": moved}
+    return out
+
+
+def _thinking_extras(data: dict[str, Any], notes: list[Problem], at: str) -> dict[str, Any]:
+    """2.x's Anthropic extras of a thinking block into its metadata: ``signature``, and ``redacted_thinking_data``
+    as ``redactedData`` with ``redacted`` true."""
+    meta = data.get("metadata")
+    if not any(k in data for k in ("signature", "redacted_thinking_data")):
+        return data
+    if meta is not None and type(meta) is not dict:
+        return data  # the schema reports the metadata; the extras stay unknown keys
+    merged = dict(meta or {})
+    out = dict(data)
+    for key, target in (("signature", "signature"), ("redacted_thinking_data", "redactedData")):
+        if key not in data:
+            continue
+        value, here = data[key], f"{at}/{key}"
+        if type(value) is not str or (target in merged and merged[target] != value):
+            _note(notes, here, f"{_PY2} thinking key {key!r}: kept as an unknown key, metadata cannot take it")
+            continue
+        del out[key]
+        merged[target] = value
+        extra = " and metadata redacted as true" if key == "redacted_thinking_data" else ""
+        if extra:
+            merged["redacted"] = True
+        _note(notes, here, f"{_PY2} thinking key {key!r}: read as metadata {target}{extra}")
+    out["metadata"] = merged
     return out
 
 
@@ -214,17 +353,117 @@ def _result(data: dict[str, Any], notes: list[Problem], at: str) -> tuple[dict[s
 
 
 def message(data: Any, notes: list[Problem], at: str = "") -> Any:
-    """A message (parsed JSON) with the legacy keys of its blocks read in their current form; ``data`` itself when
-    there are none."""
+    """A message (parsed JSON) with its legacy keys, and those of its blocks, read in their current form; ``data``
+    itself when there are none. A message of AgentScope Python (a lowercase role) has its 1.x / 2.x keys read too
+    (:func:`_python_message`)."""
     if type(data) is not dict:
         return data
-    content = data.get("content")
-    if type(content) is not list:
-        return data
-    mapped = [block(b, notes, f"{at}/content/{i}") for i, b in enumerate(content)]
-    if all(m is b for m, b in zip(mapped, content, strict=True)):
-        return data
-    return {**data, "content": mapped}
+    out = data
+    role = data.get("role")
+    python = type(role) is str and role in _PYTHON_ROLES
+    if python:
+        tool = role == "system" and _holds_tool_results(out.get("content"))
+        out = _python_message(out, notes, at, "TOOL" if tool else str(role).upper())
+    content = out.get("content")
+    if type(content) is str:
+        out = {**out, "content": [{"type": "text", "text": content}]}
+        _note(notes, at + "/content", f"content is text ({_PY}): read as a list of one text block")
+    elif type(content) is list:
+        mapped = [block(b, notes, f"{at}/content/{i}", python) for i, b in enumerate(content)]
+        if any(m is not b for m, b in zip(mapped, content, strict=True)):
+            out = {**out, "content": mapped}
+    if "metadata" in out and out["metadata"] is None:
+        out = {k: v for k, v in out.items() if k != "metadata"}
+        _note(notes, at + "/metadata", f"metadata is null ({_PY}): dropped, read as {{}}")
+    return out
+
+
+def _holds_tool_results(content: Any) -> bool:
+    return type(content) is list and any(type(b) is dict and b.get("type") == "tool_result" for b in content)
+
+
+def _python_message(data: dict[str, Any], notes: list[Problem], at: str, role: str) -> dict[str, Any]:
+    """A message AgentScope Python wrote (1.x ``Msg.to_dict()``, 2.x ``Msg.model_dump()``) with its keys read in
+    agentmsg's form: the role uppercase; 2.x ``created_at`` as ``timestamp`` (Java's form), ``usage`` keys in
+    camel case, ``structured_output`` and ``finished_reason`` into metadata; keys with no home stay unknown keys
+    (said), null ones are dropped (said)."""
+    out = {**data, "role": role}
+    why = ""
+    if role == "TOOL":  # AgentScope Python 1.x's ReAct agent records tool results in "system" messages
+        why = " (it holds tool results: a SYSTEM message holds text only, TOOL is the role of tool results)"
+    _note(notes, at + "/role", f"role {data['role']!r} ({_PY}): read as {role!r}{why}")
+    for key in _PY_MSG_KEYS:
+        if key not in out:
+            continue
+        value, here = out[key], f"{at}/{key}"
+        if key == "usage":  # null is agentmsg's too
+            out = _python_usage(out, value, notes, here)
+        elif value is None:
+            del out[key]
+            _note(notes, here, f"{_PY2} key {key!r} is null: dropped, nothing to read")
+        elif key == "created_at":
+            out = _created_at(out, value, notes, here)
+        elif key in ("structured_output", "finished_reason"):
+            out = _into_metadata(out, key, value, notes, here)
+        else:
+            _note(notes, here, f"{_PY2} key {key!r}: kept as an unknown key (agentmsg has no home for it)")
+    return out
+
+
+def _created_at(out: dict[str, Any], value: Any, notes: list[Problem], here: str) -> dict[str, Any]:
+    from agentmsg._codec.timestamps import parse_timestamp
+    from agentmsg.errors import ValidationError
+
+    stamp = value.replace("T", " ", 1) if type(value) is str and _NAIVE_ISO.match(value) else value
+    try:
+        ok = type(stamp) is str and parse_timestamp(stamp) is not None
+    except ValidationError:
+        ok = False
+    if not ok or not _empty(out.get("timestamp")):
+        why = "it is no timestamp agentmsg reads" if not ok else "'timestamp' is set too"
+        _note(notes, here, f"{_PY2} key 'created_at': kept as an unknown key, {why}")
+        return out
+    out = {k: v for k, v in out.items() if k != "created_at"}
+    out["timestamp"] = stamp
+    how = " (Java's form: the 'T' as a space, the fraction as given)" if stamp != value else ""
+    _note(notes, here, f"{_PY2} key 'created_at': read as 'timestamp'{how}")
+    return out
+
+
+def _python_usage(out: dict[str, Any], value: Any, notes: list[Problem], here: str) -> dict[str, Any]:
+    if type(value) is not dict or not any(k in value for k in _PY_USAGE):
+        return out
+    usage = {_PY_USAGE.get(k, k): v for k, v in value.items()}
+    if len(usage) != len(value):  # a key in both spellings: nothing is merged, the usage stays as it is
+        _note(notes, here, f"{_PY2} usage has a key in both spellings: not read (the schema says what is wrong)")
+        return out
+    said = ", ".join(f"{k!r} as {v!r}" for k, v in _PY_USAGE.items() if k in value)
+    _note(notes, here, f"{_PY2} usage keys read in camel case: {said}")
+    return {**out, "usage": usage}
+
+
+def _into_metadata(out: dict[str, Any], key: str, value: Any, notes: list[Problem], here: str) -> dict[str, Any]:
+    if key == "structured_output":
+        meta_key, meta_value, ok = "_structured_output", value, type(value) is dict
+    else:
+        meta_key, meta_value = "agentscope_generate_reason", _PY_REASONS.get(value) if type(value) is str else None
+        ok = meta_value is not None
+    meta = out.get("metadata")
+    if not ok or (meta is not None and type(meta) is not dict):
+        why = "no GenerateReason says it" if key == "finished_reason" else "it is no object"
+        if ok:
+            why = "the metadata is no object"
+        _note(notes, here, f"{_PY2} key {key!r}: kept as an unknown key, {why}")
+        return out
+    have = (meta or {}).get(meta_key)
+    if have is not None and not same(have, meta_value):
+        _note(notes, here, f"{_PY2} key {key!r}: kept as an unknown key, metadata {meta_key} is set to something else")
+        return out
+    out = {k: v for k, v in out.items() if k != key}
+    out["metadata"] = {**(meta or {}), meta_key: meta_value}
+    what = f" ({value!r} is {meta_value!r})" if key == "finished_reason" else ""
+    _note(notes, here, f"{_PY2} key {key!r}: read as metadata {meta_key}{what}")
+    return out
 
 
 def event(data: Any, notes: list[Problem], at: str = "") -> Any:
@@ -377,7 +616,8 @@ def read_legacy_keys(value: Any, kind: str = "msg") -> tuple[Any, list[Problem]]
     the legacy keys of AgentScope's seed documents read in their current form (a tool_use ``arguments``, a
     tool_result ``result`` or ``toolUseId``, a MODEL_CALL_END's own ``inputTokens``..., a DATA_BLOCK_DELTA ``data``,
     a TOOL_RESULT_DATA_DELTA's ``data`` text, ``url`` and ``mediaType``; the blocks of the HITL events and the message
-    of an AGENT_RESULT as blocks and messages), and one note per key: a
+    of an AGENT_RESULT as blocks and messages; the keys of a message AgentScope Python wrote: a lowercase role, text
+    content...), and one note per key: a
     :class:`~agentmsg.Problem` with rule ``legacy-key``, the key's pointer and what it was read as
     (docs/wire-format.md). ``value`` is not changed: a mapped object is a copy; without legacy keys the value is
     returned as it is, with no notes. The readers do this themselves (``Msg.from_json``, ``decode_messages``,

@@ -5,7 +5,8 @@
 //   MODEL_CALL_END          inputTokens, outputTokens, ... on the event    -> usage.<key>
 //   DATA_BLOCK_DELTA        data                                           -> delta
 //   TOOL_RESULT_DATA_DELTA  data (base64 text), url, mediaType             -> data: a data block of that source
-//   EXTERNAL_EXECUTION_RESULT toolResults: tool_result result / toolUseId, tool_use arguments -> output, id, input
+//   EXTERNAL_EXECUTION_RESULT toolResults: tool_result result / toolUseId, tool_use arguments -> output, id, input;
+//                           AgentScope Python's text output and 2.x tool_call blocks -> [text block], tool_use
 //   REQUIRE_USER_CONFIRM, REQUIRE_EXTERNAL_EXECUTION toolCalls, USER_CONFIRM_RESULT confirmResults[i].toolCall,
 //   AGENT_RESULT result (a message): read as blocks and messages are
 //
@@ -91,10 +92,16 @@ function move(obj: Obj, old: string, key: string, value: Json, at: string, notes
 /** A content block with its legacy keys, and those of the blocks it holds, in their current form. */
 export function block(data: Json, notes: Note[], at: string): Json {
   if (!isObject(data)) return data;
+  if (get(data, "type") === "tool_call") data = toolCall(data, notes, at);
   const kind = get(data, "type");
   if (kind === "tool_use" && has(data, "arguments")) return toolUse(data, notes, at);
   if (kind !== "tool_result") return data;
   let out = data;
+  const text = get(out, "output");
+  if (typeof text === "string") {
+    out = { ...out, output: [{ type: "text", text }] };
+    note(notes, `${at}/output`, "tool result output is text (AgentScope Python): read as a list of one text block");
+  }
   if (has(out, "toolUseId")) {
     const value = out.toolUseId;
     if (typeof value !== "string") unread(notes, `${at}/toolUseId`, "toolUseId", value, "a string");
@@ -106,6 +113,37 @@ export function block(data: Json, notes: Note[], at: string): Json {
   if (!Array.isArray(output)) return out;
   const mapped = output.map((b, i) => block(b, notes, where !== null ? where[i]! : `${at}/output/${i}`));
   return mapped.some((m, i) => m !== output[i]) ? { ...out, output: mapped } : out;
+}
+
+/** AgentScope Python 2.x's `tool_call` block as a `tool_use` block (legacy.py `_tool_call`, rule for rule). */
+function toolCall(data: Obj, notes: Note[], at: string): Obj {
+  const out: Obj = { ...data, type: "tool_use" };
+  note(notes, `${at}/type`, "block type 'tool_call' (AgentScope Python 2.x): read as 'tool_use'");
+  const args = get(data, "input");
+  if (typeof args !== "string") return out;
+  const content = get(data, "content");
+  if (!empty(content) && content !== args) {
+    const moved = without(out, "input");
+    moved.arguments = args;
+    return toolUse(moved, notes, at);
+  }
+  let parsed: Json = {};
+  let error: string | null = null;
+  if (args !== "") {
+    const value = readJson(args);
+    error = value === undefined ? "arguments are not valid JSON" : isObject(value) ? null : `arguments are JSON but not an object: ${jsonType(value)}`;
+    if (error === null) parsed = value;
+  }
+  out.input = parsed;
+  out.content = args;
+  let how = "its JSON object as 'input'";
+  if (error !== null) {
+    const meta = get(data, "metadata");
+    out.metadata = { ...(isObject(meta) ? meta : {}), argumentsError: error };
+    how = `'input' {} (${error}: metadata argumentsError says so)`;
+  }
+  note(notes, `${at}/input`, `tool call input is text (AgentScope Python 2.x): read as 'content' (the raw arguments) and ${how}`);
+  return out;
 }
 
 function toolUse(data: Obj, notes: Note[], at: string): Obj {
