@@ -175,6 +175,17 @@ def _move(
     return out
 
 
+def _read_arguments(out: dict[str, Any], args: str) -> str | None:
+    """A tool call's arguments text read into ``out`` as the reducer reads it: the text as ``content``, its JSON
+    object as ``input`` (``{}`` and metadata ``argumentsError`` when it is none). Returns that error, or None."""
+    raw, parsed, error = parse_arguments(args) if args else (args, {}, None)
+    out["input"], out["content"] = parsed, raw
+    if error is not None:
+        meta = out.get("metadata")
+        out["metadata"] = {**(meta if type(meta) is dict else {}), "argumentsError": error}
+    return error
+
+
 def _unread(notes: list[Problem], here: str, key: str, value: Any, wanted: str) -> None:
     _note(
         notes,
@@ -229,12 +240,9 @@ def _tool_call(data: dict[str, Any], notes: list[Problem], at: str) -> dict[str,
         del out["input"]
         out["arguments"] = args  # the seed's text arguments: _tool_use says what becomes of them
         return _tool_use(out, notes, at)
-    raw, parsed, error = parse_arguments(args) if args else (args, {}, None)
-    out["input"], out["content"] = parsed, raw
+    error = _read_arguments(out, args)
     how = "its JSON object as 'input'"
     if error is not None:
-        meta = data.get("metadata")
-        out["metadata"] = {**(meta if type(meta) is dict else {}), "argumentsError": error}
         how = f"'input' {{}} ({error}: metadata argumentsError says so)"
     _note(notes, at + "/input", f"tool call input is text ({_PY2}): read as 'content' (the raw arguments) and {how}")
     return out
@@ -312,13 +320,10 @@ def _tool_use(data: dict[str, Any], notes: list[Problem], at: str) -> dict[str, 
     if not _empty(data.get("input")) or data.get("content") not in (None, args):
         return _move(data, "arguments", "content", args, at, notes, "")  # says which one holds something
 
-    raw, parsed, error = parse_arguments(args) if args else (args, {}, None)
     out = {k: v for k, v in data.items() if k != "arguments"}
-    out["input"], out["content"] = parsed, raw
+    error = _read_arguments(out, args)
     how = " (the raw arguments) and their JSON object as 'input'"
     if error is not None:
-        meta = data.get("metadata")
-        out["metadata"] = {**(meta if type(meta) is dict else {}), "argumentsError": error}
         how = f" (the raw arguments; {error}: 'input' is {{}} and metadata argumentsError says so)"
     _note(notes, here, f"legacy key 'arguments' (AgentScope's seed documents) is text: read as 'content'{how}")
     return out

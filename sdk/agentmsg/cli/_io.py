@@ -185,6 +185,26 @@ def command_limits(args: Any) -> Iterator[None]:
         limits.max_bytes, limits.max_depth = saved
 
 
+def think_tags_options(p: Any) -> None:
+    """``--think-tags`` / ``--think-tags-open``: the parser option ``think_tags`` (True, ``"open"``; default False)."""
+    think = p.add_mutually_exclusive_group()
+    think.add_argument(
+        "--think-tags",
+        dest="think_tags",
+        action="store_const",
+        const=True,
+        default=False,
+        help="read <think>...</think> in the reply's text as reasoning (reasoning models on compatible servers)",
+    )
+    think.add_argument(
+        "--think-tags-open",
+        dest="think_tags",
+        action="store_const",
+        const="open",
+        help="the same, for a template that puts <think> in the prompt (the reply only closes it)",
+    )
+
+
 def whole_number(name: str, maximum: int | None = None, minimum: int = 1) -> Any:
     """An argparse type: a whole number from ``minimum`` (1) to ``maximum``; anything else is a usage error."""
 

@@ -27,6 +27,7 @@ from agentmsg.cli._io import (
     exit_status,
     say,
     seconds,
+    think_tags_options,
     whole_number,
 )
 from agentmsg.events import ERROR_EVENT
@@ -167,21 +168,6 @@ def add_parser(sub: Any) -> None:
         default=None,
         help="seconds without data before the call fails (default: the client's, 600, and 10 to connect)",
     )
-    think = p.add_mutually_exclusive_group()
-    think.add_argument(
-        "--think-tags",
-        dest="think_tags",
-        action="store_const",
-        const=True,
-        default=False,
-        help="read <think>...</think> in the reply's text as reasoning (reasoning models on compatible servers)",
-    )
-    think.add_argument(
-        "--think-tags-open",
-        dest="think_tags",
-        action="store_const",
-        const="open",
-        help="the same, for a template that puts <think> in the prompt (the reply only closes it)",
-    )
+    think_tags_options(p)
     p.add_argument("prompt", metavar="PROMPT")
     p.set_defaults(func=run)

@@ -41,6 +41,7 @@ from agentmsg.cli._io import (
     read_bytes,
     say,
     shown_path,
+    think_tags_options,
     whole_number,
 )
 from agentmsg.errors import ValidationError
@@ -213,22 +214,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--choice", type=_choice, default="0", help="which choice / candidate to print (default 0), or 'all'"
     )
-    think = p.add_mutually_exclusive_group()
-    think.add_argument(
-        "--think-tags",
-        dest="think_tags",
-        action="store_const",
-        const=True,
-        default=False,
-        help="read <think>...</think> in the reply's text as reasoning (reasoning models on compatible servers)",
-    )
-    think.add_argument(
-        "--think-tags-open",
-        dest="think_tags",
-        action="store_const",
-        const="open",
-        help="the same, for a template that puts <think> in the prompt (the reply only closes it)",
-    )
+    think_tags_options(p)
     groups: dict[str, Any] = {}  # flags that set the same parser option exclude each other
     for name, (flag, _) in _stream_flags().items():
         if flag.option not in groups:

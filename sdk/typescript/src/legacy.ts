@@ -127,6 +127,17 @@ function toolCall(data: Obj, notes: Note[], at: string): Obj {
     moved.arguments = args;
     return toolUse(moved, notes, at);
   }
+  const error = readArguments(out, args);
+  let how = "its JSON object as 'input'";
+  if (error !== null) how = `'input' {} (${error}: metadata argumentsError says so)`;
+  note(notes, `${at}/input`, `tool call input is text (AgentScope Python 2.x): read as 'content' (the raw arguments) and ${how}`);
+  return out;
+}
+
+// A tool call's arguments text read into `out` as the reducer reads it (build.ts toolUse: the same texts in every
+// runtime): the text as `content`, its JSON object as `input` ({} and metadata argumentsError when it is none).
+// Returns that error, or null.
+function readArguments(out: Obj, args: string): string | null {
   let parsed: Json = {};
   let error: string | null = null;
   if (args !== "") {
@@ -136,14 +147,11 @@ function toolCall(data: Obj, notes: Note[], at: string): Obj {
   }
   out.input = parsed;
   out.content = args;
-  let how = "its JSON object as 'input'";
   if (error !== null) {
-    const meta = get(data, "metadata");
+    const meta = get(out, "metadata");
     out.metadata = { ...(isObject(meta) ? meta : {}), argumentsError: error };
-    how = `'input' {} (${error}: metadata argumentsError says so)`;
   }
-  note(notes, `${at}/input`, `tool call input is text (AgentScope Python 2.x): read as 'content' (the raw arguments) and ${how}`);
-  return out;
+  return error;
 }
 
 function toolUse(data: Obj, notes: Note[], at: string): Obj {
@@ -161,22 +169,9 @@ function toolUse(data: Obj, notes: Note[], at: string): Obj {
   const content = get(data, "content");
   if (!empty(get(data, "input")) || !(content === undefined || content === null || content === args)) return move(data, "arguments", "content", args, at, notes, "");
   const out = without(data, "arguments");
-  let parsed: Json = {};
-  let error: string | null = null;
-  if (args !== "") {
-    // The reducer's parse (build.ts toolUse): the same texts in every runtime.
-    const value = readJson(args);
-    error = value === undefined ? "arguments are not valid JSON" : isObject(value) ? null : `arguments are JSON but not an object: ${jsonType(value)}`;
-    if (error === null) parsed = value;
-  }
-  out.input = parsed;
-  out.content = args;
+  const error = readArguments(out, args);
   let how = " (the raw arguments) and their JSON object as 'input'";
-  if (error !== null) {
-    const meta = get(data, "metadata");
-    out.metadata = { ...(isObject(meta) ? meta : {}), argumentsError: error };
-    how = ` (the raw arguments; ${error}: 'input' is {} and metadata argumentsError says so)`;
-  }
+  if (error !== null) how = ` (the raw arguments; ${error}: 'input' is {} and metadata argumentsError says so)`;
   note(notes, here, `legacy key 'arguments' (AgentScope's seed documents) is text: read as 'content'${how}`);
   return out;
 }
