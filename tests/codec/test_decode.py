@@ -291,16 +291,19 @@ def test_conversations_accepted_are_written_and_read_back_equal(msgs: list[Msg],
     if value and data.draw(st.booleans()):
         value[0] = data.draw(mutated(value[0]))
     text = json.dumps(value)
+    notes: list[agentmsg.Problem] = []  # (a mutation may give a legacy shape: read with a note, not a warning)
     try:
-        decoded = agentmsg.decode_messages(text)
+        decoded = agentmsg.decode_messages(text, notes=notes)
     except ValidationError:
         return
     written = agentmsg.encode_messages(decoded)
+    again: list[agentmsg.Problem] = []
     assert (
-        agentmsg.decode_messages(written) == decoded
+        agentmsg.decode_messages(written, notes=again) == decoded
         and agentmsg.encode_messages(agentmsg.decode_messages(written)) == written
     )
-    assert [type(m) for m in agentmsg.decode_messages(text.encode())] == [type(m) for m in decoded]
+    assert again == []  # what was read is written back in the current form
+    assert [type(m) for m in agentmsg.decode_messages(text.encode(), notes=[])] == [type(m) for m in decoded]
 
 
 @pytest.mark.parametrize(
