@@ -852,3 +852,26 @@ def test_a_download_of_exactly_max_bytes_is_sent_and_one_more_is_refused(
     assert base64.b64decode(r.body["messages"][0]["content"][0]["input_audio"]["data"]) == body
     assert refused("openai", audio_msg(f"{server}/n{len(body) + 1}"), options) == ("/0/content/0", "media-too-large")
 
+
+@pytest.mark.parametrize(
+    ("payload", "raw"),
+    [("QUJD", b"ABC"), ("QUI=", b"AB"), ("QQ==", b"A"), ("QUJDRA==", b"ABCD"), ("QUJ%0AD", b"ABC")],
+    ids=["no-padding", "one", "two", "two-after-a-quantum", "escaped-line-break"],
+)
+def test_a_base64_data_url_with_zero_one_or_two_padding_characters_is_read(payload: str, raw: bytes) -> None:
+    msgs = [UserMessage([AudioBlock(source=URLSource(url=f"data:audio/wav;base64,{payload}"))])]
+    r = formatted("openai", msgs)
+    assert base64.b64decode(r.body["messages"][0]["content"][0]["input_audio"]["data"]) == raw
+
+
+@pytest.mark.parametrize(
+    "payload",
+    ["Q===", "QQ===", "QUI===", "QUJD===", "QUJD=", "QUJD==", "QUJD%3D%3D%3D", "QQ=Q", "QQ==QQ==", "QQ=", "=", "==="],
+)
+def test_a_base64_data_url_with_three_padding_characters_or_misplaced_padding_is_refused(payload: str) -> None:
+    """Base64 pads the last quantum with at most two '=': three, padding after a whole quantum or inside the
+    data, or a quantum cut short is no base64, refused at the block. (``base64.b64decode(validate=True)`` reads
+    "QUJD===" and "QUJD=" as "ABC", and the data URL's payload was then sent on as it was: base64 the provider
+    and the source schema refuse.)"""
+    msgs = [UserMessage([AudioBlock(source=URLSource(url=f"data:audio/wav;base64,{payload}"))])]
+    assert refused("openai", msgs) == ("/0/content/0", "media-data-url")
