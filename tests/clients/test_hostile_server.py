@@ -5,6 +5,7 @@ then (each was a bug)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -578,3 +579,103 @@ def test_replay_server_content_type_given_in_any_case_is_sent_once() -> None:
         server.add("/x", Reply(body=b"{}", headers={"content-type": "application/x-ndjson"}))
         response = httpx.post(f"{server.url}/x", content=b"{}")
     assert response.headers.get_list("content-type") == ["application/x-ndjson"]
+
+
+# ---- limits at their edge (issue 28, class 9) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+@pytest.mark.parametrize("chunk_size", [None, 7], ids=["one-piece", "pieces"])
+def test_a_whole_reply_of_exactly_max_bytes_is_read_and_one_byte_more_is_refused(
+    shell: str, chunk_size: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cap of a whole reply is ``limits.max_bytes`` bytes included: a body of exactly that many is the reply,
+    one byte more is refused (a check by ``>=``, or a cap read one byte short, would pass neither)."""
+    reply = {"id": "c", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]}
+    body = json.dumps(reply).encode()
+
+    def call(server: ReplayServer) -> Any:
+        if shell == "sync":
+            return Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0).call(CONVO)
+
+        async def run() -> Any:
+            async with AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0) as c:
+                return await c.call(CONVO)
+
+        return asyncio.run(run())
+
+    with ReplayServer() as server:
+        monkeypatch.setattr(agentmsg.limits, "max_bytes", len(body) + 10)
+        for pad in (10, 0):  # under the cap, then exactly at it: read
+            server.add("/chat/completions", Reply(body=body + b" " * pad, chunk_size=chunk_size))
+            assert call(server).text_content == "ok"
+        server.add("/chat/completions", Reply(body=body + b" " * 11, chunk_size=chunk_size))  # one over
+        with pytest.raises(BrokenStreamError, match=rf"exceeds limits\.max_bytes \({len(body) + 10} bytes\)"):
+            call(server)
+
+
+@pytest.mark.parametrize("status", [300, 301, 302, 303, 307, 308])
+def test_no_redirect_is_followed_not_even_one(status: int) -> None:
+    """The clients' redirect limit is zero: the first 3xx is the error (a limit of one would follow it, sending
+    the key to the other server), stream and whole, sync and async; nothing reaches the target."""
+    with ReplayServer() as elsewhere, ReplayServer() as server:
+        elsewhere.add("/chat/completions", Reply.json({"choices": []}))
+        target = elsewhere.url + "/chat/completions"
+        for how in ("stream", "call", "astream", "acall"):
+            server.add("/chat/completions", Reply(status, b"", headers={"location": target}))
+            c = Client("openai", base_url=server.url, api_key="sk-secret", model="m", max_retries=3)
+            with pytest.raises(BadRequestError, match="not followed") as info:
+                if how == "stream":
+                    c.stream(CONVO).until_done()
+                elif how == "call":
+                    c.call(CONVO)
+                else:
+
+                    async def run(how: str) -> None:
+                        async with AsyncClient("openai", base_url=server.url, api_key="k", model="m") as ac:
+                            if how == "astream":
+                                await ac.stream(CONVO).until_done()
+                            else:
+                                await ac.call(CONVO)
+
+                    asyncio.run(run(how))
+            assert info.value.status_code == status, how
+        assert elsewhere.requests == [] and len(server.requests) == 4
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+def test_a_whole_reply_one_byte_over_the_cap_in_a_last_piece_of_its_own_is_refused(
+    shell: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reading stops only past the cap: a body whose pieces reach the cap exactly and then bring one byte
+    more is refused (a reading that stopped at the cap would have taken its first ``cap`` bytes for the reply,
+    here a JSON reply followed by spaces, valid when cut)."""
+    reply = {"id": "c", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]}
+    body = json.dumps(reply).encode() + b" " * 20
+    monkeypatch.setattr(agentmsg.limits, "max_bytes", len(body))
+    pieces = [body[:10], body[10:], b" "]
+
+    def sync_handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "application/json"}, content=iter(pieces))
+
+    async def chunks() -> Any:
+        for p in pieces:
+            yield p
+
+    def async_handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "application/json"}, content=chunks())
+
+    with pytest.raises(BrokenStreamError, match=r"exceeds limits\.max_bytes"):
+        if shell == "sync":
+            http = httpx.Client(transport=httpx.MockTransport(sync_handler))
+            Client("openai", base_url="http://x", api_key="k", model="m", max_retries=0, http_client=http).call(CONVO)
+        else:
+
+            async def run() -> None:
+                http = httpx.AsyncClient(transport=httpx.MockTransport(async_handler))
+                async with AsyncClient(
+                    "openai", base_url="http://x", api_key="k", model="m", max_retries=0, http_client=http
+                ) as c:
+                    await c.call(CONVO)
+
+            asyncio.run(run())
