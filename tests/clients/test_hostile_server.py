@@ -679,3 +679,25 @@ def test_a_whole_reply_one_byte_over_the_cap_in_a_last_piece_of_its_own_is_refus
                     await c.call(CONVO)
 
             asyncio.run(run())
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+@pytest.mark.parametrize("index", [1, 5, -1, 10**400])
+def test_a_whole_reply_without_a_first_choice_is_the_sdks_error(shell: str, index: int) -> None:
+    """Found by the client-server fuzzer: call() on a reply whose only choice is not the first (its index 1, -1,
+    huge) raised a bare IndexError (the reducer gave no message and read_whole took the first); now the
+    BrokenStreamError of a body that is not the provider's reply, as parse_response says (no choice 0)."""
+    reply = {"id": "c", "model": "m", "choices": [{"index": index, "message": {"role": "assistant", "content": "hi"}}]}
+    body = json.dumps(reply).encode()
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply(body=body))
+        with pytest.raises(BrokenStreamError, match=r"no first choice \(index 0\)"):
+            if shell == "sync":
+                client(server.url).call(CONVO)
+            else:
+
+                async def run() -> None:
+                    async with AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0) as c:
+                        await c.call(CONVO)
+
+                asyncio.run(run())
