@@ -1023,6 +1023,29 @@ def test_provider_parsers_survive_mutated_payloads(provider: str) -> None:
                 _check_stream(mod, mutate_payloads(raw, f.suffix == ".sse", rng), rng, label)
 
 
+@pytest.mark.parametrize("huge_first", [True, False], ids=["number-first", "surrogate-first"])
+@pytest.mark.parametrize("framing", ["sse", "whole-json"])
+def test_a_payload_with_a_huge_number_and_a_lone_surrogate_keeps_neither_fault(huge_first: bool, framing: str) -> None:
+    """Found by the provider-body fuzzer: orjson stops at a payload's first fault. A number beyond a double first
+    sent the payload to the reader of such numbers, which keeps lone surrogates: a text delta and a thinking
+    signature carried '\\ud800', events no reader takes. A lone surrogate first: the payload was read without it,
+    then failed on the number and was skipped whole as no JSON. Now both: U+FFFD, said once, the number kept."""
+    big = b"9" * 400
+    head = b'"role":"assistant","model":"c"' + (b',"x":' + big if huge_first else b"")
+    tail = b"" if huge_first else b',"x":' + big
+    blocks = b'[{"type":"thinking","thinking":"hm","signature":"\\ud800"},{"type":"text","text":"a\\udc00b"}]'
+    payload = b'{"id":"m","type":"message",' + head + b',"content":' + blocks + tail
+    payload += b',"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}'
+    body = payload if framing == "whole-json" else b"data: " + payload + b"\n\n"
+    events = list(anthropic.parse_stream(body, reply_id="r"))
+    for e in events:
+        validate(e, "event")
+    (msg,) = reduce_events(events)
+    assert msg.text_content == "a\ufffdb"
+    assert [b.metadata["signature"] for b in msg.blocks("thinking")] == ["\ufffd"]
+    assert said(events) == ["surrogate"]
+
+
 # ---- hostile bodies (issue 28, deliver 6: the provider-body fuzzer) ------------------------------------------
 
 HOSTILE_ROUNDS = 6
@@ -1053,7 +1076,7 @@ def _known_invalid_event(exc: ValidationError) -> str | None:
         # in a payload (1e400 read as inf, an integer of 400 digits) is copied as it is into an event's metadata
         # (grounding, citations, a provider block), where the event schema takes finite numbers and 64-bit
         # integers only; the reducer then drops that metadata with a reduce error
-        return "issue 28 round two, new: a number beyond range in copied metadata"
+        return "issue 28 round two, new: a number beyond range copied into event metadata"
     return None
 
 
