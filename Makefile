@@ -368,7 +368,8 @@ bench: install
 # The tests marked fuzz (generated inputs) or differential (two implementations that must agree) run in
 # `make test` with short budgets; this runs them alone and longer, with a fresh seed each time
 # (tests/_support/budget.py): FUZZ_SCALE times the Hypothesis examples (pytest --hypothesis-seed=N replays
-# one), FUZZ_SECONDS for each seeded loop (the event and provider mutation fuzzers), FUZZ_SEED for their seeds.
+# one), FUZZ_SECONDS for each seeded loop (the event, provider-body, client-server and endpoint fuzzers),
+# FUZZ_SEED for their seeds (a failure prints it: make fuzz FUZZ_SEED=N replays).
 FUZZ_SCALE ?= 25
 FUZZ_SECONDS ?= 300
 FUZZ_SEED ?= $(shell date +%s)

@@ -122,3 +122,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         reports = [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])]
         unchecked = {r.nodeid for r in reports if ("oracle_not_checked", reason) in getattr(r, "user_properties", ())}
         terminalreporter.write_line(f"{len(unchecked)} tests ran without its checks: {reason}", yellow=True)
+    # A fuzz test that failed: the seed of the seeded loops, to replay them (Hypothesis prints its own).
+    failed_fuzz = [r for r in terminalreporter.stats.get("failed", []) if "fuzz" in getattr(r, "keywords", {})]
+    if failed_fuzz:
+        from tests._support.budget import SEED
+
+        terminalreporter.write_line(
+            f"{len(failed_fuzz)} fuzz tests failed with AGENTMSG_FUZZ_SEED={SEED}: replay with "
+            f"AGENTMSG_FUZZ_SEED={SEED} pytest <test> (make fuzz FUZZ_SEED={SEED})",
+            red=True,
+        )

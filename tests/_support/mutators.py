@@ -313,3 +313,70 @@ def insert_bytes(rng: random.Random, data: bytes, inserts: Sequence[bytes]) -> b
         else:
             del buf[at:]
     return bytes(buf)
+
+
+# ---- hostile JSON text (issue 28: the provider-body fuzzer) ---------------------------------------------------
+
+# Raw JSON text put in place of a value: numbers beyond a double and beyond 64 bits, an exponent that overflows
+# or underflows, negative zero, deep arrays and objects (around and past limits.max_depth), text with NUL and
+# lone surrogates, a long string.
+_PLACEHOLDER = "\u2063agentmsg-fuzz\u2063"
+HOSTILE_TEXT: list[str] = [
+    "1e400", "-1e400", "1e-400", "-0", "-0.0", "9" * 400, "-" + "9" * 40, "18446744073709551616", "0.1e99999",
+    "[" * 300 + "]" * 300, "[" * 1100 + "]" * 1100, '{"a":' * 300 + "1" + "}" * 300, '{"a":' * 1100 + "1" + "}" * 1100,
+    '"\\u0000"', '"\\u0000call_1"', '"a\\u0000b"', '"\\ud800"', '"\\udc00x"', '"' + "x" * 70_000 + '"', "true", "null",
+    '""', "{}", "[]", '{"type":"text"}', '[{"type":"tool_use"}]',
+]  # fmt: skip
+# Keys whose string values are ids or names: a NUL at their start is the value a sentinel may take for its own.
+ID_KEYS = frozenset({"id", "tool_call_id", "call_id", "tool_use_id", "name", "responseId", "request_id", "model"})
+
+
+def hostile_json_text(value: Any, rng: random.Random) -> bytes:
+    """``value`` (parsed JSON) written as JSON text with one or two hostile edits: a value (below the root)
+    replaced by raw text of :data:`HOSTILE_TEXT` (a huge number, deep nesting, NUL or a lone surrogate in a
+    string...), or an id's or name's string value given a leading NUL."""
+    value = _copy(value)
+    paths = [p for p in json_paths(value) if p]
+    raw: list[str] = []
+    for _ in range(rng.choice((1, 1, 2))):
+        if not paths:
+            break
+        path = rng.choice(paths)
+        node = value
+        try:
+            for key in path[:-1]:
+                node = node[key]
+            old = node[path[-1]]
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier edit removed or replaced this path
+        if path[-1] in ID_KEYS and isinstance(old, str) and rng.random() < 0.5:
+            edit(value, path, "replace", "\x00" + old)
+        else:
+            raw.append(rng.choice(HOSTILE_TEXT))
+            edit(value, path, "replace", f"{_PLACEHOLDER}{len(raw) - 1}")
+    text = json.dumps(value, ensure_ascii=False)
+    for i, piece in enumerate(raw):
+        text = text.replace(json.dumps(f"{_PLACEHOLDER}{i}", ensure_ascii=False), piece, 1)
+    return text.encode("utf-8", "surrogatepass")
+
+
+def hostile_payloads(raw: bytes, sse: bool, rng: random.Random) -> bytes:
+    """A stream body (SSE, or JSON lines) with one or two of its JSON payloads given hostile edits
+    (:func:`hostile_json_text`)."""
+    lines = raw.split(b"\n")
+    if sse:
+        candidates = [
+            i for i, ln in enumerate(lines) if ln.startswith(b"data:") and ln[5:].strip() not in (b"", b"[DONE]")
+        ]
+    else:
+        candidates = [i for i, ln in enumerate(lines) if ln.strip()]
+    for _ in range(rng.choice((1, 2))):
+        if not candidates:
+            break
+        i = rng.choice(candidates)
+        try:
+            payload = json.loads(lines[i][5:] if sse else lines[i])
+        except (ValueError, RecursionError):  # (a payload the first edit made too deep for json.loads)
+            continue
+        lines[i] = (b"data: " if sse else b"") + hostile_json_text(payload, rng)
+    return b"\n".join(lines)

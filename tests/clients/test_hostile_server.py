@@ -5,12 +5,17 @@ then (each was a bug)."""
 from __future__ import annotations
 
 import asyncio
+import gzip
+import json
+import random
 import socket
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 import agentmsg
@@ -31,6 +36,8 @@ from agentmsg.providers import dashscope as dashscope_mod
 from agentmsg.providers import gemini as gemini_mod
 from agentmsg.providers import openai as openai_mod
 from agentmsg.testing import ReplayServer, Reply
+from tests._support.budget import SEED, rounds
+from tests._support.mutators import garble_bytes, hostile_json_text, hostile_payloads, random_cuts
 from tests.conftest import ROOT
 
 FIX = ROOT / "tests" / "fixtures" / "providers"
@@ -578,3 +585,260 @@ def test_replay_server_content_type_given_in_any_case_is_sent_once() -> None:
         server.add("/x", Reply(body=b"{}", headers={"content-type": "application/x-ndjson"}))
         response = httpx.post(f"{server.url}/x", content=b"{}")
     assert response.headers.get_list("content-type") == ["application/x-ndjson"]
+
+
+# ---- limits at their edge (issue 28, class 9) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+@pytest.mark.parametrize("chunk_size", [None, 7], ids=["one-piece", "pieces"])
+def test_a_whole_reply_of_exactly_max_bytes_is_read_and_one_byte_more_is_refused(
+    shell: str, chunk_size: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cap of a whole reply is ``limits.max_bytes`` bytes included: a body of exactly that many is the reply,
+    one byte more is refused (a check by ``>=``, or a cap read one byte short, would pass neither)."""
+    reply = {"id": "c", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]}
+    body = json.dumps(reply).encode()
+
+    def call(server: ReplayServer) -> Any:
+        if shell == "sync":
+            return Client("openai", base_url=server.url, api_key="k", model="m", max_retries=0).call(CONVO)
+
+        async def run() -> Any:
+            async with AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0) as c:
+                return await c.call(CONVO)
+
+        return asyncio.run(run())
+
+    with ReplayServer() as server:
+        monkeypatch.setattr(agentmsg.limits, "max_bytes", len(body) + 10)
+        for pad in (10, 0):  # under the cap, then exactly at it: read
+            server.add("/chat/completions", Reply(body=body + b" " * pad, chunk_size=chunk_size))
+            assert call(server).text_content == "ok"
+        server.add("/chat/completions", Reply(body=body + b" " * 11, chunk_size=chunk_size))  # one over
+        with pytest.raises(BrokenStreamError, match=rf"exceeds limits\.max_bytes \({len(body) + 10} bytes\)"):
+            call(server)
+
+
+@pytest.mark.parametrize("status", [300, 301, 302, 303, 307, 308])
+def test_no_redirect_is_followed_not_even_one(status: int) -> None:
+    """The clients' redirect limit is zero: the first 3xx is the error (a limit of one would follow it, sending
+    the key to the other server), stream and whole, sync and async; nothing reaches the target."""
+    with ReplayServer() as elsewhere, ReplayServer() as server:
+        elsewhere.add("/chat/completions", Reply.json({"choices": []}))
+        target = elsewhere.url + "/chat/completions"
+        for how in ("stream", "call", "astream", "acall"):
+            server.add("/chat/completions", Reply(status, b"", headers={"location": target}))
+            c = Client("openai", base_url=server.url, api_key="sk-secret", model="m", max_retries=3)
+            with pytest.raises(BadRequestError, match="not followed") as info:
+                if how == "stream":
+                    c.stream(CONVO).until_done()
+                elif how == "call":
+                    c.call(CONVO)
+                else:
+
+                    async def run(how: str) -> None:
+                        async with AsyncClient("openai", base_url=server.url, api_key="k", model="m") as ac:
+                            if how == "astream":
+                                await ac.stream(CONVO).until_done()
+                            else:
+                                await ac.call(CONVO)
+
+                    asyncio.run(run(how))
+            assert info.value.status_code == status, how
+        assert elsewhere.requests == [] and len(server.requests) == 4
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+def test_a_whole_reply_one_byte_over_the_cap_in_a_last_piece_of_its_own_is_refused(
+    shell: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reading stops only past the cap: a body whose pieces reach the cap exactly and then bring one byte
+    more is refused (a reading that stopped at the cap would have taken its first ``cap`` bytes for the reply,
+    here a JSON reply followed by spaces, valid when cut)."""
+    reply = {"id": "c", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]}
+    body = json.dumps(reply).encode() + b" " * 20
+    monkeypatch.setattr(agentmsg.limits, "max_bytes", len(body))
+    pieces = [body[:10], body[10:], b" "]
+
+    def sync_handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "application/json"}, content=iter(pieces))
+
+    async def chunks() -> Any:
+        for p in pieces:
+            yield p
+
+    def async_handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "application/json"}, content=chunks())
+
+    with pytest.raises(BrokenStreamError, match=r"exceeds limits\.max_bytes"):
+        if shell == "sync":
+            http = httpx.Client(transport=httpx.MockTransport(sync_handler))
+            Client("openai", base_url="http://x", api_key="k", model="m", max_retries=0, http_client=http).call(CONVO)
+        else:
+
+            async def run() -> None:
+                http = httpx.AsyncClient(transport=httpx.MockTransport(async_handler))
+                async with AsyncClient(
+                    "openai", base_url="http://x", api_key="k", model="m", max_retries=0, http_client=http
+                ) as c:
+                    await c.call(CONVO)
+
+            asyncio.run(run())
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+@pytest.mark.parametrize("index", [1, 5, -1, 10**400])
+def test_a_whole_reply_without_a_first_choice_is_the_sdks_error(shell: str, index: int) -> None:
+    """Found by the client-server fuzzer: call() on a reply whose only choice is not the first (its index 1, -1,
+    huge) raised a bare IndexError (the reducer gave no message and read_whole took the first); now the
+    BrokenStreamError of a body that is not the provider's reply, as parse_response says (no choice 0)."""
+    reply = {"id": "c", "model": "m", "choices": [{"index": index, "message": {"role": "assistant", "content": "hi"}}]}
+    body = json.dumps(reply).encode()
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply(body=body))
+        with pytest.raises(BrokenStreamError, match=r"no first choice \(index 0\)"):
+            if shell == "sync":
+                client(server.url).call(CONVO)
+            else:
+
+                async def run() -> None:
+                    async with AsyncClient("openai", base_url=server.url, api_key="k", model="m", max_retries=0) as c:
+                        await c.call(CONVO)
+
+                asyncio.run(run())
+
+
+# ---- the client-server fuzzer (issue 28, deliver 6) ------------------------------------------------------------
+
+FUZZ_ROUNDS = 12
+# Recorded replies the fuzzed server starts from, per provider: a stream and a whole body.
+_FUZZ_BODIES = {
+    "openai": ("openai/stream_parallel_tool_calls.sse", "openai/chat_completion_single_tool_call.json"),
+    "anthropic": ("anthropic/stream_sdk_tool_use.sse", "anthropic/message_tool_use_no_args.json"),
+    "gemini": ("gemini/stream_function_call_partial_args.sse", "gemini/generate_content_google_search_grounding.json"),
+    "dashscope": ("dashscope/native_stream_thinking_docs.sse", "dashscope/native_response_search_info_docs.json"),
+}
+_STATUSES = [200] * 8 + [201, 203, 204, 299, 300, 302, 304, 400, 401, 403, 404, 408, 409, 413, 429, 500, 503, 599, 999]
+_TYPES = [b"text/event-stream", b"application/json", b"application/x-ndjson", b"text/html", b"", b"\xff/\xfe"]
+
+
+def _fuzz_body(rng: random.Random, provider: str, stream: bool) -> bytes:
+    raw = (FIX / _FUZZ_BODIES[provider][0 if stream else 1]).read_bytes()
+    how = rng.randrange(5)
+    if how == 0:
+        return raw
+    if how == 1:
+        return garble_bytes(rng, raw)
+    if how == 2:
+        return raw[: rng.randrange(len(raw) + 1)]
+    if how == 3 and stream:
+        return hostile_payloads(raw, True, rng)
+    if how == 3:
+        return hostile_json_text(json.loads(raw), rng)
+    return rng.choice([b"", b"\x00" * 50, b"<html>busy</html>", b'{"error": {"message": "no"}}', b"data: [DONE]\n\n"])
+
+
+def _fuzz_response(rng: random.Random, provider: str, stream: bool) -> bytes:
+    """A whole HTTP/1.1 response as a hostile or broken server sends it: any status (also none HTTP knows), any
+    content type, a gzip or deflate body (broken, or cut) or an encoding nothing decodes, a Content-Length too short
+    or too long, chunks cut anywhere, odd Retry-After and x-should-retry values; the connection closed after it."""
+    body = _fuzz_body(rng, provider, stream)
+    status = rng.choice(_STATUSES)
+    head = [b"HTTP/1.1 %d %s" % (status, rng.choice([b"OK", b"", b"\xff\xfe"]))]
+    ctype = rng.choice(_TYPES)
+    if ctype or rng.random() < 0.5:
+        head.append(b"Content-Type: " + ctype)
+    encoding = rng.choice([None, None, None, b"gzip", b"deflate", b"br", b"gzip, gzip", b"x-nonsense"])
+    if encoding is not None:
+        head.append(b"Content-Encoding: " + encoding)
+        if encoding.startswith(b"gzip"):
+            body = gzip.compress(body)
+        elif encoding == b"deflate":
+            body = zlib.compress(body)
+        if rng.random() < 0.5:
+            body = garble_bytes(rng, body) if rng.random() < 0.5 else body[: rng.randrange(len(body) + 1)]
+    for name, values in (
+        (b"Retry-After", [b"0", b"-1", b"nan", b"1e999", b"Wed, 21 Oct 2015 07:28:00 GMT", b"\xff"]),
+        (b"retry-after-ms", [b"0", b"abc", b"-5"]),
+        (b"x-should-retry", [b"true", b"false", b"maybe"]),
+        (b"Location", [b"http://127.0.0.1:9/x", b"", b"http://[::1"]),
+        (b"request-id", [b"req\xff", b"r" * 3000]),
+    ):
+        if rng.random() < 0.15:
+            head.append(name + b": " + rng.choice(values))
+    framing = rng.randrange(4)
+    if framing == 0:  # chunked, cut anywhere (and maybe without its last chunk)
+        pieces = random_cuts(body, rng, most=12) if len(body) > 1 else [body]
+        data = b"".join(b"%x\r\n" % len(p) + p + b"\r\n" for p in pieces if p)
+        data += b"0\r\n\r\n" if rng.random() < 0.8 else b""
+        head.append(b"Transfer-Encoding: chunked")
+    elif framing == 1:  # a length that is right, short or long
+        head.append(b"Content-Length: %d" % max(0, len(body) + rng.choice([0, 0, -3, 5, 10_000])))
+        data = body
+    else:  # no length: the body ends when the connection closes
+        data = body
+    head.append(b"Connection: close")
+    return b"\r\n".join(head) + b"\r\n\r\n" + data
+
+
+def _fuzz_check(got: Any, label: str) -> None:
+    """A call's outcome under the contract: a message that validates and round-trips, or the SDK's own error."""
+    if isinstance(got, BaseException):
+        if not isinstance(got, agentmsg.AgentmsgError):
+            raise AssertionError(f"{label}: {type(got).__name__} escaped the client: {got!r:.300}") from got
+        return
+    agentmsg.validate(orjson.loads(got.to_json_bytes()), "msg")
+    assert agentmsg.Msg.from_json(got.to_json_bytes()).to_json_bytes() == got.to_json_bytes(), label
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("shell", ["sync", "async"])
+@pytest.mark.parametrize("provider", sorted(_FUZZ_BODIES))
+def test_the_clients_hold_their_contract_against_a_fuzzed_server(shell: str, provider: str) -> None:
+    """A loopback server answers each request with a response a hostile or broken server might send (see
+    ``_fuzz_response``): Client and AsyncClient, streamed and whole, end in a message that validates and round-trips
+    or in the SDK's own error (an AgentmsgError); never another exception, never a hang (each response ends with the
+    connection). A failure names its seed and round (AGENTMSG_FUZZ_SEED=<seed> replays it)."""
+    rng = random.Random(f"{SEED}/server/{provider}/{shell}")
+    responses: list[bytes] = []
+
+    def handler(conn: socket.socket) -> None:
+        conn.sendall(responses.pop(0))
+
+    server = RawServer(handler)
+    options: dict[str, Any] = {"base_url": server.url, "api_key": "k", "model": "m", "max_retries": 0}
+    # (a generator: in make fuzz each round is taken while the time box allows one more)
+    cases = ((round_, stream) for round_ in rounds(FUZZ_ROUNDS, share=1 / 8) for stream in (True, False))
+
+    def label(round_: int, stream: bool, response: bytes) -> str:
+        how = "stream" if stream else "call"
+        return f"{provider} {shell} {how} (AGENTMSG_FUZZ_SEED={SEED}, round {round_ + 1})\n{response[:600]!r}"
+
+    try:
+        if shell == "sync":
+            with Client(provider, **options, timeout=10.0) as c:
+                for round_, stream in cases:
+                    responses[:] = [response := _fuzz_response(rng, provider, stream)]
+                    got: Any
+                    try:
+                        got = c.stream(CONVO).until_done() if stream else c.call(CONVO)
+                    except Exception as exc:  # (the contract decides)
+                        got = exc
+                    _fuzz_check(got, label(round_, stream, response))
+        else:
+
+            async def run() -> None:
+                async with AsyncClient(provider, **options, timeout=10.0) as ac:
+                    for round_, stream in cases:
+                        responses[:] = [response := _fuzz_response(rng, provider, stream)]
+                        got: Any
+                        try:
+                            got = await (ac.stream(CONVO).until_done() if stream else ac.call(CONVO))
+                        except Exception as exc:  # (the contract decides)
+                            got = exc
+                        _fuzz_check(got, label(round_, stream, response))
+
+            asyncio.run(run())
+    finally:
+        server.close()

@@ -152,3 +152,51 @@ def test_a_client_hands_its_settings_to_the_policy() -> None:
     assert attrs.astuple(c._retry_policy())[:4] == (5, 0.1, MAX_BACKOFF, 3.0)
     c.max_retries = 1  # (an attribute changed after the client was made)
     assert c._retry_policy().max_retries == 1
+
+
+# ---- each unit and the caps at their edge (issue 28, class 9) --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "wait"),
+    [
+        ({"retry-after-ms": "1500"}, 1.5),  # milliseconds: 1.5 s, not 1500 s (nor 15)
+        ({"retry-after-ms": "2"}, 0.002),
+        ({"retry-after": "2"}, 2.0),  # seconds: 2 s, not 2 ms
+        ({"retry-after": "1500"}, 1500.0),
+        ({"retry-after": email.utils.formatdate(NOW + 2, usegmt=True)}, 2.0),  # a date: 2 s from now
+        ({"retry-after": email.utils.formatdate(NOW - 2, usegmt=True)}, 0.0),  # passed: at once
+    ],
+)
+def test_each_form_of_retry_after_is_read_in_its_own_unit(headers: dict[str, str], wait: float) -> None:
+    assert retry_after(headers, NOW) == wait
+    assert policy(max_retry_after=2000.0).after_response(0, 429, headers) == wait
+
+
+@pytest.mark.parametrize(
+    ("headers", "waited"),
+    [
+        ({"retry-after-ms": "60000"}, True),  # exactly the cap, in each form: waited as asked
+        ({"retry-after-ms": "60001"}, False),  # a millisecond over it: the backoff
+        ({"retry-after": "60"}, True),
+        ({"retry-after": "60.001"}, False),
+        ({"retry-after": email.utils.formatdate(NOW + 60, usegmt=True)}, True),
+        ({"retry-after": email.utils.formatdate(NOW + 61, usegmt=True)}, False),
+    ],
+)
+def test_max_retry_after_holds_in_seconds_for_every_form(headers: dict[str, str], waited: bool) -> None:
+    asked = retry_after(headers, NOW)
+    p = policy(backoff=0.25, max_retry_after=60.0)
+    assert p.after_response(1, 503, headers) == (asked if waited else 0.5)
+
+
+def test_the_backoff_cap_is_reached_exactly_and_never_passed() -> None:
+    """backoff * 2**attempt grows to max_backoff and stays there: exactly at the cap when the doubling lands
+    on it, the cap itself when it would pass it (each attempt up to 200 and beyond), the jitter after the cap."""
+    p = policy(backoff=1.0, max_backoff=4.0)
+    assert [p.backoff_delay(a) for a in range(5)] == [1.0, 2.0, 4.0, 4.0, 4.0]
+    assert all(policy(backoff=0.3, max_backoff=5.0).backoff_delay(a) <= 5.0 for a in range(200))
+    assert policy(backoff=0.3, max_backoff=5.0).backoff_delay(199) == 5.0
+    assert policy(backoff=1.0, max_backoff=4.0, jitter=lambda: 0.75).backoff_delay(50) == 3.0
+    assert RetryPolicy().max_backoff == MAX_BACKOFF == 8.0
+    assert policy(backoff=7.0).backoff_delay(1) == 8.0  # the default cap: 14 s asked, 8 s waited

@@ -746,6 +746,36 @@ def test_base64_fragments_each_valid_alone_but_not_joined() -> None:
     assert problems == [("/2/delta", "pattern")]
 
 
+@pytest.mark.parametrize(
+    ("deltas", "data", "dropped"),
+    [
+        (["QUJD"], "QUJD", []),  # no padding
+        (["QUI="], "QUI=", []),  # one
+        (["QQ=="], "QQ==", []),  # two
+        (["QUJD", "QQ=="], "QUJDQQ==", []),  # two, after a whole quantum
+        (["Q===", "QUJD"], "QUJD", [1]),  # three in one delta: no base64
+        (["QQ===", "QUI="], "QUI=", [1]),
+        (["QUJD===", "QUI="], "QUI=", [1]),  # three after a whole quantum (which base64.b64decode lets by)
+        (["QQ==", "="], "QQ==", [2]),  # a third after two
+        (["QUI=", "=="], "QUI=", [2]),
+        (["QQ=", "QQ=="], "QQ=", [2]),  # data after padding
+        (["QUI=", "A"], "QUI=", [2]),
+    ],
+)
+def test_a_data_delta_pads_with_at_most_two_characters_in_all(deltas: list[str], data: str, dropped: list[int]) -> None:
+    """The joined data must match the schema's base64 pattern (``={0,2}`` at the very end): a third '=' (in one
+    delta or across several) and data after padding are each dropped and said at that delta; zero, one or two
+    are kept."""
+    events = [ev(0, "DATA_BLOCK_START", blockId="d", mediaType="image/png")]
+    events += [ev(n, "DATA_BLOCK_DELTA", blockId="d", delta=d) for n, d in enumerate(deltas, 1)]
+    events += [ev(len(deltas) + 1, "DATA_BLOCK_END", blockId="d")]
+    (msg,), problems = reduced(events)
+    assert msg["content"][0]["source"]["data"] == data
+    assert problems == [(f"/{n}/delta", "pattern") for n in dropped]
+    for n, d in enumerate(deltas, 1):  # the event's own pattern says the same of one delta alone
+        assert agentmsg.is_valid(events[n], "event") == (d.count("=") <= 2 and "=" not in d.rstrip("=")), d
+
+
 def test_salvage_reports_in_problems_not_only_in_metadata() -> None:
     events = [
         ev(0, "DATA_BLOCK_START", blockId="d", mediaType="image/png"),

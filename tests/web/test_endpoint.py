@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import random
 import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 
 from agentmsg import reduce_events
 from agentmsg.web import EventEndpoint
+from tests._support.budget import SEED, rounds
 from tests.web._http import (
     Response,
     events,
@@ -268,3 +270,128 @@ def test_a_client_reading_a_long_unbounded_buffer_from_its_start_takes_each_fram
     stream._frames = counted
     assert asyncio.run(read(stream)) == first
     assert counted.reads == list(range(n))
+
+
+# ---- the endpoint fuzzer (issue 28, deliver 6) ----------------------------------------------------------------
+
+ENDPOINT_ROUNDS = 40
+_METHODS = ["GET"] * 6 + ["HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "get", "", "GE T", "CONNECT"]
+_NOISE_HEADERS = [
+    (b"accept", b"text/event-stream"),
+    (b"accept", b"\xff\xfe"),
+    (b"cache-control", b"no-cache"),
+    (b"connection", b"keep-alive, Upgrade"),
+    (b"x-" + b"a" * 200, b"b" * 8000),
+    (b"content-length", b"-1"),
+    (b"transfer-encoding", b"chunked"),
+    (b"", b""),
+]
+
+
+def _last_event_id(rng: random.Random, count: int) -> bytes:
+    """A Last-Event-ID as a client, a proxy or an attacker might send it: a position of the stream (the first, the
+    last, past the end), with leading zeros, signs, spaces, decimals, other scripts' digits, thousands of digits,
+    bytes no text."""
+    n = rng.randrange(count + 3)
+    pick = rng.randrange(16)
+    values = [
+        str(n), str(count), str(count + 1), "0" * rng.randint(1, 3) + str(n), f"-{n}", f"+{n}", f" {n}", f"{n} ",
+        f"{n}.0", "\u0661\u0662", "9" * rng.choice([19, 20, 400, 5000]), "abc", "", str(2**64), "0" * rng.randint(1, 3),
+    ]  # fmt: skip
+    if pick < len(values):
+        return values[pick].encode("utf-8")
+    return bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
+
+
+async def _request(app: EventEndpoint, scope: dict[str, Any], leave_after: int | None) -> tuple[int, list[bytes]]:
+    """One request to the ASGI app: its status and body pieces. ``leave_after``: the client disconnects once that
+    many body messages came (None: it reads to the end)."""
+    sent: list[dict[str, Any]] = []
+    gone = asyncio.Event()
+    first = True
+
+    async def receive() -> dict[str, Any]:
+        nonlocal first
+        if first:
+            first = False
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+        if leave_after is not None and len(sent) > leave_after:
+            gone.set()
+
+    await app(scope, receive, send)
+    start = sent[0]
+    assert start["type"] == "http.response.start"
+    return start["status"], [m.get("body", b"") for m in sent[1:]]
+
+
+@pytest.mark.fuzz
+def test_the_endpoint_answers_every_request_with_no_server_error() -> None:
+    """EventEndpoint driven as an ASGI server drives it, in process: random replay buffers, drop_every and sources
+    (a list, an async generator), then concurrent requests with random methods, query strings, Last-Event-IDs
+    (valid, past the end, signs, zeros, other digits, thousands of digits, raw bytes), odd headers and clients
+    that leave at any point. Every request is answered, never with a 5xx nor an exception out of the app; a 200
+    that ran to its end ends with the end event. A failure names its seed and round (AGENTMSG_FUZZ_SEED=<seed>)."""
+    rng = random.Random(f"{SEED}/endpoint")
+    for round_ in rounds(ENDPOINT_ROUNDS):
+        label = f"AGENTMSG_FUZZ_SEED={SEED}, round {round_ + 1}"
+        source_events = events(rng.randrange(0, 30))
+        is_async = rng.random() < 0.5
+
+        async def gen(items: list[dict[str, Any]] = source_events) -> AsyncIterator[dict[str, Any]]:
+            for e in items:
+                yield e
+
+        replay = rng.choice([None, 1, 3, 10_000])
+        app = EventEndpoint(
+            gen() if is_async else source_events,
+            replay=replay,
+            drop_every=rng.choice([None, None, 1, 5]),
+            retry=rng.choice([None, 1000]),
+            keepalive=3600,
+        )
+        scopes = []
+        for _ in range(rng.randint(1, 6)):
+            headers = [rng.choice(_NOISE_HEADERS) for _ in range(rng.randint(0, 3))]
+            case = None
+            if rng.random() < 0.7:
+                value = _last_event_id(rng, len(source_events))
+                if value and value.strip(b"0") == b"":
+                    # issue 28 class 3, fixed on h2cli: a Last-Event-ID of zeros answered 500 (int("")). Excluded
+                    # here until that fix is merged; the lead removes this exclusion then.
+                    continue
+                headers.insert(
+                    rng.randrange(len(headers) + 1), (rng.choice([b"last-event-id", b"Last-Event-ID"]), value)
+                )
+                case = value
+            scope = {
+                "type": "http",
+                "asgi": {"version": "3.0"},
+                "http_version": "1.1",
+                "method": rng.choice(_METHODS),
+                "scheme": "http",
+                "path": "/events",
+                "raw_path": b"/events",
+                "query_string": bytes(rng.randrange(256) for _ in range(rng.randint(0, 40))),
+                "headers": headers,
+            }
+            scopes.append((scope, rng.choice([None, None, 0, 1, 2, 5]), case))
+
+        async def run(app: EventEndpoint, scopes: list[Any]) -> list[tuple[int, list[bytes]]]:
+            return list(await asyncio.gather(*(_request(app, s, leave) for s, leave, _ in scopes)))
+
+        try:
+            results = asyncio.run(run(app, scopes))
+        except Exception as exc:  # (an exception out of the app is a 500 under any server)
+            raise AssertionError(f"{label}: {type(exc).__name__} out of the endpoint: {exc!r:.300}") from exc
+        for (scope, leave, case), (status, body) in zip(scopes, results, strict=True):
+            what = f"{label}: {scope['method']!r} Last-Event-ID {case!r}, replay {replay}"
+            assert status < 500, f"{what}: HTTP {status} {b''.join(body)[:300]!r}"
+            method_ok = scope["method"] in ("GET", "HEAD", "POST")
+            assert status == 405 if not method_ok else status in (200, 400, 409), f"{what}: HTTP {status}"
+            if status == 200 and scope["method"] != "HEAD" and leave is None and app.drop_every is None:
+                assert b"".join(body).endswith(b"event: end\ndata: {}\n\n"), what

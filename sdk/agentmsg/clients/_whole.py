@@ -47,7 +47,17 @@ def read_whole(
     errors = [e["value"] for e in events if e["type"] == "CUSTOM" and e.get("name") == "agentmsg.error"]
     reducer = Reducer(name=client.name)
     reducer.feed_many(events, trusted=True)
-    msg = reducer.finish()[0]
+    messages = reducer.finish()
+    if not messages:  # (a reply whose only choices are not the first: choices[0].index 1, say)
+        _message, parsed, body_id = provider_message(body)
+        raise BrokenStreamError(
+            f"the response is not {client.provider}'s reply: it has no first choice (index 0)",
+            provider=client.provider,
+            status_code=status,
+            body=parsed,
+            request_id=body_id or header_id,
+        )
+    msg = messages[0]
     if errors:
         _message, parsed, body_id = provider_message(body)
         raise BrokenStreamError(

@@ -741,3 +741,137 @@ def test_an_empty_download_or_local_file_is_refused_not_sent_as_empty_media(serv
             get("anthropic").format_request(image_msg(url), options=local)
         p = exc.value.problems[0]
         assert (p.pointer, p.rule) == ("/0/content/0", "media-local-refused"), url
+
+
+# ---- limits at their edge (issue 28, class 9: each kills a mutation the suite let live) ----------------------
+
+
+def _read_local(root: Path, path: Path | str, **policy: Any) -> str:
+    """The base64 data the openai formatter sends for the local image ``path`` under ``root``."""
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[root], **policy))
+    r = formatted("openai", image_msg(str(path)), options=options)
+    url: str = r.body["messages"][0]["content"][0]["image_url"]["url"]
+    return url.partition(",")[2]
+
+
+def test_a_sibling_folder_whose_name_starts_with_the_roots_is_outside_it(tmp_path: Path) -> None:
+    """A root is a folder, not a prefix of a string: for the root /x/root, /x/root-evil, /x/rootX and /x/root.d
+    are other folders (a check by ``startswith(root)`` without the separator passed them). Reached by a plain
+    path, a ``file:`` URL, ``..`` out of the root, a symlink under the root into the sibling, a root given with a
+    trailing separator, and a root in another case (Linux names are case-sensitive: /x/ROOT is not /x/root)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "ok.png").write_bytes(b"inside")
+    for sibling in ("root-evil", "rootX", "root.d", "root "):
+        (tmp_path / sibling).mkdir()
+        (tmp_path / sibling / "secret.png").write_bytes(b"secret")
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[root]))
+    trailing = FormatOptions(media=MediaPolicy(allowed_roots=[str(root) + os.sep]))
+    for sibling in ("root-evil", "rootX", "root.d", "root "):
+        secret = tmp_path / sibling / "secret.png"
+        for url in (str(secret), secret.as_uri(), str(root / ".." / sibling / "secret.png")):
+            for opts in (options, trailing):
+                assert refused("openai", image_msg(url), opts) == ("/0/content/0", "media-local-refused"), url
+        link = root / f"to-{sibling}.png"
+        link.symlink_to(secret)
+        assert refused("openai", image_msg(str(link)), options)[1] == "media-local-refused", link
+        folder = root / f"dir-{sibling}"
+        folder.symlink_to(tmp_path / sibling, target_is_directory=True)
+        assert refused("openai", image_msg(str(folder / "secret.png")), options)[1] == "media-local-refused"
+    # `..` that comes back into the root is inside it; the root itself is no file
+    assert base64.b64decode(_read_local(root, root / ".." / "root" / "ok.png")) == b"inside"
+    assert base64.b64decode(_read_local(Path(str(root) + os.sep), root / "ok.png")) == b"inside"
+    assert refused("openai", image_msg(str(root)), options)[1] == "media-local-refused"
+    # another case is another folder on a case-sensitive file system (skipped where it is the same one)
+    upper = tmp_path / "ROOT"
+    if not upper.exists():
+        upper.mkdir()
+        (upper / "ok.png").write_bytes(b"other")
+        assert refused("openai", image_msg(str(upper / "ok.png")), options)[1] == "media-local-refused"
+        upper_root = FormatOptions(media=MediaPolicy(allowed_roots=[upper]))
+        assert refused("openai", image_msg(str(root / "ok.png")), upper_root)[1] == "media-local-refused"
+
+
+def test_the_filesystem_root_as_allowed_root_holds_every_file(tmp_path: Path) -> None:
+    """``/`` as a root (its separator is its whole name) holds every absolute path, not none of them."""
+    (tmp_path / "f.png").write_bytes(b"anywhere")
+    assert base64.b64decode(_read_local(Path(os.sep), tmp_path / "f.png")) == b"anywhere"
+
+
+def test_a_local_file_of_exactly_max_bytes_is_read_and_one_more_is_refused(media_root: Path) -> None:
+    (media_root / "n.png").write_bytes(b"x" * 64)
+    assert base64.b64decode(_read_local(media_root, media_root / "n.png", max_bytes=64)) == b"x" * 64
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root], max_bytes=63))
+    assert refused("openai", image_msg(str(media_root / "n.png")), options) == ("/0/content/0", "media-too-large")
+
+
+def _chain(server: str, hops: int) -> str:
+    """A URL that redirects ``hops`` times before the audio (routes /chain/<k> -> /chain/<k-1> ... -> /a.wav)."""
+    if hops == 0:
+        return f"{server}/a.wav"
+    for k in range(1, hops + 1):
+        _Handler.routes[f"/chain/{k}"] = (302, {"Location": f"/chain/{k - 1}" if k > 1 else "/a.wav"}, b"")
+    return f"{server}/chain/{hops}"
+
+
+@pytest.mark.parametrize("limit", [0, 1, 3])
+def test_a_download_follows_exactly_max_redirects_and_refuses_one_more(server: str, limit: int) -> None:
+    policy = {"allow_download": True, "allow_private": True, "timeout": 5, "max_redirects": limit}
+    options = FormatOptions(media=MediaPolicy(**policy))
+    r = formatted("openai", audio_msg(_chain(server, limit)), options=options)
+    assert r.body["messages"][0]["content"][0]["input_audio"]["data"] == base64.b64encode(WAV).decode()
+    _Handler.seen.clear()
+    with pytest.raises(ValidationError, match=f"more than {limit} redirects") as info:
+        get("openai").format_request(audio_msg(_chain(server, limit + 1)), options=options)
+    assert info.value.problems[0].rule == "media-fetch-failed"
+    assert len(_Handler.seen) == limit + 1  # the hop past the limit is not requested
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+@pytest.mark.parametrize("declared", [True, False], ids=["with-length", "chunked"])
+def test_a_download_of_exactly_max_bytes_is_sent_and_one_more_is_refused(
+    server: str, encoding: str, declared: bool
+) -> None:
+    """At the limit the body is sent; one byte over it is refused, whether the length is declared
+    (Content-Length) or only counted as the body comes (chunked), and whether it is compressed or not."""
+    body = WAV + b"\x01" * 100
+    for size in (len(body), len(body) + 1):
+        data = body[:size] if size <= len(body) else body + b"\x02"
+        wire = gzip.compress(data) if encoding == "gzip" else data
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: audio/wav\r\n"
+        if encoding == "gzip":
+            head += b"Content-Encoding: gzip\r\n"
+        if declared and encoding == "identity":
+            _Handler.raw[f"/n{size}"] = head + b"Content-Length: %d\r\n\r\n" % len(wire) + wire
+        else:
+            _Handler.raw[f"/n{size}"] = (
+                head + b"Transfer-Encoding: chunked\r\n\r\n%x\r\n" % len(wire) + wire + b"\r\n0\r\n\r\n"
+            )
+    options = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5, max_bytes=len(body)))
+    r = formatted("openai", audio_msg(f"{server}/n{len(body)}"), options=options)
+    assert base64.b64decode(r.body["messages"][0]["content"][0]["input_audio"]["data"]) == body
+    assert refused("openai", audio_msg(f"{server}/n{len(body) + 1}"), options) == ("/0/content/0", "media-too-large")
+
+
+@pytest.mark.parametrize(
+    ("payload", "raw"),
+    [("QUJD", b"ABC"), ("QUI=", b"AB"), ("QQ==", b"A"), ("QUJDRA==", b"ABCD"), ("QUJ%0AD", b"ABC")],
+    ids=["no-padding", "one", "two", "two-after-a-quantum", "escaped-line-break"],
+)
+def test_a_base64_data_url_with_zero_one_or_two_padding_characters_is_read(payload: str, raw: bytes) -> None:
+    msgs = [UserMessage([AudioBlock(source=URLSource(url=f"data:audio/wav;base64,{payload}"))])]
+    r = formatted("openai", msgs)
+    assert base64.b64decode(r.body["messages"][0]["content"][0]["input_audio"]["data"]) == raw
+
+
+@pytest.mark.parametrize(
+    "payload",
+    ["Q===", "QQ===", "QUI===", "QUJD===", "QUJD=", "QUJD==", "QUJD%3D%3D%3D", "QQ=Q", "QQ==QQ==", "QQ=", "=", "==="],
+)
+def test_a_base64_data_url_with_three_padding_characters_or_misplaced_padding_is_refused(payload: str) -> None:
+    """Base64 pads the last quantum with at most two '=': three, padding after a whole quantum or inside the
+    data, or a quantum cut short is no base64, refused at the block. (``base64.b64decode(validate=True)`` reads
+    "QUJD===" and "QUJD=" as "ABC", and the data URL's payload was then sent on as it was: base64 the provider
+    and the source schema refuse.)"""
+    msgs = [UserMessage([AudioBlock(source=URLSource(url=f"data:audio/wav;base64,{payload}"))])]
+    assert refused("openai", msgs) == ("/0/content/0", "media-data-url")

@@ -24,7 +24,14 @@ from agentmsg import (
 from agentmsg.cli import main
 from agentmsg.providers import anthropic, dashscope, gemini, openai
 from tests._support.budget import SEED, rounds
-from tests._support.mutators import mutate_json, mutate_payloads, random_cuts
+from tests._support.mutators import (
+    garble_bytes,
+    hostile_json_text,
+    hostile_payloads,
+    mutate_json,
+    mutate_payloads,
+    random_cuts,
+)
 from tests._support.providers import (
     ANT_START,
     FIX,
@@ -1014,3 +1021,141 @@ def test_provider_parsers_survive_mutated_payloads(provider: str) -> None:
                 _check_response(mod, json.dumps(mutate_json(json.loads(raw), rng)).encode(), label)
             else:
                 _check_stream(mod, mutate_payloads(raw, f.suffix == ".sse", rng), rng, label)
+
+
+@pytest.mark.parametrize("huge_first", [True, False], ids=["number-first", "surrogate-first"])
+@pytest.mark.parametrize("framing", ["sse", "whole-json"])
+def test_a_payload_with_a_huge_number_and_a_lone_surrogate_keeps_neither_fault(huge_first: bool, framing: str) -> None:
+    """Found by the provider-body fuzzer: orjson stops at a payload's first fault. A number beyond a double first
+    sent the payload to the reader of such numbers, which keeps lone surrogates: a text delta and a thinking
+    signature carried '\\ud800', events no reader takes. A lone surrogate first: the payload was read without it,
+    then failed on the number and was skipped whole as no JSON. Now both: U+FFFD, said once, the number kept."""
+    big = b"9" * 400
+    head = b'"role":"assistant","model":"c"' + (b',"x":' + big if huge_first else b"")
+    tail = b"" if huge_first else b',"x":' + big
+    blocks = b'[{"type":"thinking","thinking":"hm","signature":"\\ud800"},{"type":"text","text":"a\\udc00b"}]'
+    payload = b'{"id":"m","type":"message",' + head + b',"content":' + blocks + tail
+    payload += b',"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}'
+    body = payload if framing == "whole-json" else b"data: " + payload + b"\n\n"
+    events = list(anthropic.parse_stream(body, reply_id="r"))
+    for e in events:
+        validate(e, "event")
+    (msg,) = reduce_events(events)
+    assert msg.text_content == "a\ufffdb"
+    assert [b.metadata["signature"] for b in msg.blocks("thinking")] == ["\ufffd"]
+    assert said(events) == ["surrogate"]
+
+
+# ---- hostile bodies (issue 28, deliver 6: the provider-body fuzzer) ------------------------------------------
+
+HOSTILE_ROUNDS = 6
+
+
+def _contract_error(exc: BaseException, label: str) -> None:
+    """The one exception a reader may raise: the SDK's own ValidationError, each problem at a JSON pointer."""
+    if not isinstance(exc, ValidationError):
+        raise AssertionError(f"{label}: {type(exc).__name__} escaped the reader: {exc!r:.300}") from exc
+    assert exc.problems, label
+    for p in exc.problems:
+        assert isinstance(p.pointer, str) and (p.pointer == "" or p.pointer.startswith("/")), (label, p)
+        assert p.rule and isinstance(p.rule, str), (label, p)
+
+
+def _known_invalid_event(exc: ValidationError) -> str | None:
+    """The known bug class an invalid event a reader emitted belongs to (None: a new one). Each is excluded
+    here until its fix is merged; the lead removes the exclusion then."""
+    rules = {p.rule for p in exc.problems}
+    if rules == {"max-depth"}:
+        # issue 28 class 1 (depth), fixed on h2depth: a payload nested past limits.max_depth is copied into an
+        # event (grounding, a tool call's input, a provider block) that no reader then takes
+        return "issue 28 class 1"
+    if rules <= {"json-value", "integer-range"} and all(
+        p.rule == "integer-range" or "inf" in p.message or "nan" in p.message for p in exc.problems
+    ):
+        # NEW (found by this fuzzer, reported with issue 28, not fixed here): a number beyond what an event holds
+        # in a payload (1e400 read as inf, an integer of 400 digits) is copied as it is into an event's metadata
+        # (grounding, citations, a provider block), where the event schema takes finite numbers and 64-bit
+        # integers only; the reducer then drops that metadata with a reduce error
+        return "issue 28 round two, new: a number beyond range copied into event metadata"
+    return None
+
+
+def _bounded(events: list[dict[str, Any]], body: bytes, label: str) -> None:
+    """What a reader makes of a body is bounded by the body: no event list or text that grows past it (counted
+    by repr: an event may hold a HugeNumber, which no JSON writer but the SDK's takes)."""
+    size = sum(len(repr(e)) for e in events)
+    assert size <= 40 * len(body) + 200_000, f"{label}: {size} bytes of events from a {len(body)}-byte body"
+
+
+def _hostile_stream(mod: Any, body: bytes, rng: random.Random, label: str) -> None:
+    try:
+        events = list(mod.parse_stream(body, reply_id="r"))
+        cut = list(mod.parse_stream(random_cuts(body, rng, most=16), reply_id="r")) if len(body) > 1 else events
+    except Exception as exc:  # (the contract: only the SDK's own error)
+        _contract_error(exc, label)
+        return
+    _bounded(events, body, label)
+    for e in events:
+        try:
+            validate(e, "event")
+        except ValidationError as exc:
+            if _known_invalid_event(exc) is None:
+                raise AssertionError(f"{label}: the reader emitted an invalid event: {exc}") from exc
+    assert _comparable(cut) == _comparable(events), f"{label}: chunked at random boundaries differs"
+    try:
+        messages = reduce_events(events)
+    except Exception as exc:
+        _contract_error(exc, label)
+        return
+    _round_trips(messages)
+
+
+def _hostile_response(mod: Any, body: bytes, label: str) -> None:
+    try:
+        msg = mod.parse_response(body)
+    except Exception as exc:  # (the contract: only the SDK's own error)
+        _contract_error(exc, label)
+        return
+    data = msg.to_json_bytes()
+    assert len(data) <= 40 * len(body) + 200_000, label
+    validate(orjson.loads(data), "msg")
+    _round_trips([msg])
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("provider", list(MODULES))
+def test_provider_readers_hold_their_contract_on_hostile_bodies(provider: str) -> None:
+    """Every recorded body and stream of a provider, edited as a hostile or broken server would: bytes flipped,
+    cut out or inserted, the body truncated, JSON values replaced by huge numbers, deep nesting, wrong types,
+    NUL at the start of ids, text with lone surrogates; each stream read whole and chunked at random boundaries,
+    each body also given to the other reader (a stream to parse_response, a JSON body to parse_stream). The
+    contract: a result whose events and message validate and round-trip (the same events however the body is
+    cut), bounded by the body's size, or the SDK's ValidationError naming a JSON pointer; never another
+    exception. A failure names its seed and round (AGENTMSG_FUZZ_SEED=<seed> replays it)."""
+    mod = MODULES[provider]
+    rng = random.Random(f"{SEED}/hostile/{provider}")
+    files = _files(provider)
+    for round_ in rounds(HOSTILE_ROUNDS, share=1 / len(MODULES)):
+        for f in files:
+            raw = f.read_bytes()
+            label = f"{provider} {f.name} (AGENTMSG_FUZZ_SEED={SEED}, round {round_ + 1})"
+            how = rng.randrange(4)
+            if f.suffix == ".json":
+                if how == 0:
+                    body = garble_bytes(rng, raw)
+                elif how == 1:
+                    body = raw[: rng.randrange(len(raw))]
+                else:
+                    body = hostile_json_text(json.loads(raw), rng)
+                _hostile_response(mod, body, label)
+                _hostile_stream(mod, body, rng, label + " read as a stream")
+            else:
+                sse_body = f.suffix == ".sse"
+                if how == 0:
+                    body = garble_bytes(rng, raw)
+                elif how == 1:
+                    body = raw[: rng.randrange(len(raw))]
+                else:
+                    body = hostile_payloads(raw, sse_body, rng)
+                _hostile_stream(mod, body, rng, label)
+                _hostile_response(mod, body, label + " read whole")

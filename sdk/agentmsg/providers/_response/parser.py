@@ -231,21 +231,24 @@ class StreamParser:
             obj = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             fixed = _without_lone_surrogates(data)
+            text, error = data, exc
             if fixed is not None:
                 try:
                     obj = orjson.loads(fixed)
-                except orjson.JSONDecodeError:
-                    pass
+                except orjson.JSONDecodeError as again:
+                    text, error = fixed, again  # (also a number beyond a double, say: read below without them)
                 else:  # a surrogate pair split across two payloads (a server cutting UTF-16): all else kept
-                    self.builder.problem(
-                        "surrogate", "a lone UTF-16 surrogate escape (half of a character) replaced by U+FFFD"
-                    )
+                    self._surrogates_replaced()
                     self._object(event, obj, fixed)
                     return
-            if "infinity" in str(exc):  # a number beyond a double's range (1e400): read so, the payload kept
-                huge = loads_beyond_double(data)
+            if "infinity" in str(error):  # a number beyond a double's range (1e400): read so, the payload kept
+                # (read from the text without lone surrogates: orjson stops at the first fault, so a payload with
+                # both got here with its surrogates unread, and the reader for such numbers takes them)
+                huge = loads_beyond_double(text)
                 if huge is not None:
-                    self._object(event, huge, data)
+                    if text is fixed:
+                        self._surrogates_replaced()
+                    self._object(event, huge, text)
                     return
             if "\n" in data and self._lines_of(event, data):
                 return
@@ -258,6 +261,9 @@ class StreamParser:
                 self.builder.problem("json", f"a payload is not JSON ({exc}): skipped: {data[:80]!r}")
             return
         self._object(event, obj, data)
+
+    def _surrogates_replaced(self) -> None:
+        self.builder.problem("surrogate", "a lone UTF-16 surrogate escape (half of a character) replaced by U+FFFD")
 
     def _raw(self, data: str, problem: Problem) -> bool:
         """A JSON value the SSE body sent on lines of no SSE field (no ``data:``; Gemini's error after the events,
