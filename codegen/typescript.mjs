@@ -232,14 +232,16 @@ Plain ES modules without Node built-ins: works in Node ≥ 18 and in bundlers (V
 
 ## Install
 
-The package is the folder \`generated/typescript\` of the agentmsg repository. npm cannot install a
-subfolder of a git repository, so install it from a checkout (a clone, or a git submodule of your
-front end), or from a tarball made with \`npm pack\`:
+The package is the folder \`generated/typescript\` of the agentmsg repository; it is on no registry.
+\`make dist\` there packs it (\`npm pack\`) into \`dist/agentmsg-schema-${version}.tgz\`: install that
+tarball (npm copies it into your project and records \`"@agentmsg/schema": "file:..."\`; keep the file, or
+commit it to your repository). npm cannot install a subfolder of a git repository; a checkout (a clone, or a
+git submodule of your front end) also works:
 
 \`\`\`sh
-echo "install-links=true" >> .npmrc      # copy a file: dependency instead of symlinking it (see below)
-npm install /path/to/agentmsg/generated/typescript   # package.json: "@agentmsg/schema": "file:..."
-npm pack /path/to/agentmsg/generated/typescript && npm install ./agentmsg-schema-${version}.tgz   # or a tarball
+npm install /path/to/agentmsg/dist/agentmsg-schema-${version}.tgz     # the tarball make dist built
+echo "install-links=true" >> .npmrc      # or the folder: copy it instead of symlinking it (see below)
+npm install /path/to/agentmsg/generated/typescript
 \`\`\`
 
 Without \`install-links\`, npm symlinks the folder and does not install its dependencies where
