@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import agentmsg
+from tests._support.jsclient import built_client
 from tests.conftest import ROOT, VECTORS, load_vectors
 
 pytestmark = pytest.mark.skipif(
@@ -56,13 +57,7 @@ def _tarballs(tmp_path: Path) -> dict[str, Path]:
     folder = Path(given) if given else tmp_path / "packed"
     if not given:
         folder.mkdir()
-        build = subprocess.run(
-            ["node", str(ROOT / "sdk" / "typescript" / "scripts" / "build.mjs"), "--if-stale"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert build.returncode == 0, build.stderr
+        built_client()  # dist/ built when stale, one worker at a time (the tarball holds it)
         r = subprocess.run(
             ["npm", "pack", "--ignore-scripts", "--pack-destination", str(folder), *map(str, PACKAGES.values())],
             capture_output=True,
