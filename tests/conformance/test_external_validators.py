@@ -10,6 +10,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -34,9 +35,10 @@ def _vector_files() -> list[dict[str, Any]]:
     return [load_vectors(p.name) for p in sorted(VECTORS.glob("*.json"))]
 
 
-def _write_instances(folder: Path) -> dict[str, dict[Path, tuple[str, bool]]]:
-    """Every case's instance as a file of its own, by kind: path -> (case id, agentmsg's verdict)."""
-    out: dict[str, dict[Path, tuple[str, bool]]] = {}
+def _write_instances(folder: Path) -> dict[str, dict[Path, tuple[str, bool, bool]]]:
+    """Every case's instance as a file of its own, by kind: path -> (case id, agentmsg's verdict, its verdict
+    with ``strict=True``: the closed variant, unknown keys rejected)."""
+    out: dict[str, dict[Path, tuple[str, bool, bool]]] = {}
     for doc in _vector_files():
         kind = doc["kind"]
         (folder / kind).mkdir(parents=True)
@@ -45,15 +47,17 @@ def _write_instances(folder: Path) -> dict[str, dict[Path, tuple[str, bool]]]:
             path.write_text(json.dumps(case["instance"]), encoding="utf-8")
             verdict = agentmsg.is_valid(case["instance"], kind)
             assert verdict is case["valid"], (kind, case["id"])
-            out.setdefault(kind, {})[path] = (case["id"], verdict)
-    assert any(not v for files in out.values() for _, v in files.values())
+            strict = agentmsg.is_valid(case["instance"], kind, strict=True)
+            out.setdefault(kind, {})[path] = (case["id"], verdict, strict)
+    assert any(not v for files in out.values() for _, v, _ in files.values())
+    assert any(v and not s for files in out.values() for _, v, s in files.values())
     return out
 
 
-def _bundle(folder: Path, kind: str) -> Path:
-    r = run("schema", kind, "--bundle")
+def _bundle(folder: Path, kind: str, strict: bool = False) -> Path:
+    r = run("schema", kind, "--bundle", *(["--strict"] if strict else []))
     assert r.returncode == 0, r.stderr
-    path = folder / f"{kind}.bundle.json"
+    path = folder / f"{kind}{'.strict' if strict else ''}.bundle.json"
     path.write_text(r.stdout, encoding="utf-8")
     return path
 
@@ -132,7 +136,7 @@ def test_schema_out_writes_the_id_tree_a_static_server_resolves(
 def test_check_jsonschema_gives_agentmsgs_verdict_on_every_vector(tmp_path: Path) -> None:
     """check-jsonschema (PyPI; python-jsonschema with its own format checks), given each kind's bundle
     (``agentmsg schema KIND --bundle``) and every case as a file, accepts exactly the cases agentmsg
-    accepts."""
+    accepts; given the closed bundle (``--bundle --strict``), exactly those ``strict=True`` accepts."""
     tool = Path(sys.executable).parent / "check-jsonschema"
     found = str(tool) if tool.exists() else shutil.which("check-jsonschema")
     if found is None:
@@ -140,65 +144,70 @@ def test_check_jsonschema_gives_agentmsgs_verdict_on_every_vector(tmp_path: Path
     instances = _write_instances(tmp_path / "cases")
     agreed = 0
     for kind, files in instances.items():
-        bundle = _bundle(tmp_path, kind)
-        r = subprocess.run(
-            [found, "--schemafile", str(bundle), "-o", "json", "-v", *map(str, files)],
-            capture_output=True,
-            text=True,
-            timeout=240,
-        )
-        assert r.returncode in (0, 1), r.stderr
-        report = json.loads(r.stdout)
-        assert report["parse_errors"] == [], report["parse_errors"]
-        accepted = {Path(p) for p in report["successes"]}
-        rejected = {Path(e["filename"]) for e in report["errors"]}
-        assert accepted | rejected == set(files) and not accepted & rejected
-        for path, (case_id, verdict) in files.items():
-            assert (path in accepted) is verdict, (
-                kind,
-                case_id,
-                [e for e in report["errors"] if Path(e["filename"]) == path],
+        for strict in (False, True):
+            bundle = _bundle(tmp_path, kind, strict)
+            r = subprocess.run(
+                [found, "--schemafile", str(bundle), "-o", "json", "-v", *map(str, files)],
+                capture_output=True,
+                text=True,
+                timeout=240,
             )
-            agreed += 1
-    assert agreed == sum(len(d["cases"]) for d in _vector_files())
+            assert r.returncode in (0, 1), r.stderr
+            report = json.loads(r.stdout)
+            assert report["parse_errors"] == [], report["parse_errors"]
+            accepted = {Path(p) for p in report["successes"]}
+            rejected = {Path(e["filename"]) for e in report["errors"]}
+            assert accepted | rejected == set(files) and not accepted & rejected
+            for path, (case_id, verdict, strict_verdict) in files.items():
+                errors = [e for e in report["errors"] if Path(e["filename"]) == path]
+                assert (path in accepted) is (strict_verdict if strict else verdict), (kind, strict, case_id, errors)
+                agreed += 1
+    assert agreed == 2 * sum(len(d["cases"]) for d in _vector_files())
 
 
 def _ajv(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["node", str(TS_MODULES / "ajv-cli" / "dist" / "index.js"), "validate", "--spec=draft2020", *args],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=cwd,
-    )
+    """ajv-cli, its output (stdout and stderr, in order) through a file: it ends with process.exit(), which can
+    drop what it wrote to a pipe and the reader had not taken yet (lines were lost that way)."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
+        r = subprocess.run(
+            ["node", str(TS_MODULES / "ajv-cli" / "dist" / "index.js"), "validate", "--spec=draft2020", *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            timeout=240,
+            cwd=cwd,
+        )
+        log.seek(0)
+        return subprocess.CompletedProcess(r.args, r.returncode, log.read(), "")
 
 
 def test_ajv_cli_in_strict_mode_gives_agentmsgs_verdict_on_every_vector(tmp_path: Path) -> None:
     """ajv-cli (npm) in ajv's default strict mode refuses the bundles as they are ('strict mode: unknown keyword:
     "x-rule"'); told of agentmsg's extension keywords by @agentmsg/schema's ajv-keywords module (``-c
     @agentmsg/schema/ajv-keywords``), with ajv-formats for ``date-time``, it compiles every bundle and accepts
-    exactly the cases agentmsg accepts."""
+    exactly the cases agentmsg accepts; the closed bundles (``--bundle --strict``) exactly those ``strict=True``
+    accepts."""
     missing = [m for m in ("ajv-cli", "ajv-formats", "@agentmsg/schema") if not (TS_MODULES / m).is_dir()]
     if shutil.which("node") is None or missing:
         pytest.skip(f"node or tests/typescript/node_modules ({', '.join(missing)}) not installed: make ts-deps")
     instances = _write_instances(tmp_path / "cases")
     agreed = 0
     for kind, files in instances.items():
-        bundle = _bundle(tmp_path, kind)
-        first = str(next(iter(files)))
-        r = _ajv("-c", "ajv-formats", "-s", str(bundle), "-d", first, cwd=TS_MODULES.parent)
-        assert r.returncode == 1 and 'strict mode: unknown keyword: "x-' in r.stderr, (r.stdout, r.stderr)
-        keywords = ("-c", "ajv-formats", "-c", "@agentmsg/schema/ajv-keywords")
-        data = [a for path in files for a in ("-d", str(path))]
-        r = _ajv(*keywords, "-s", str(bundle), "--errors=line", *data, cwd=TS_MODULES.parent)
-        assert r.returncode in (0, 1) and "strict mode" not in r.stderr, r.stderr
-        said: dict[Path, bool] = {}
-        for line in (r.stdout + r.stderr).splitlines():
-            name, _, word = line.rpartition(" ")
-            if word in ("valid", "invalid") and Path(name) in files:
-                said[Path(name)] = word == "valid"
-        assert set(said) == set(files), (r.stdout[-2000:], r.stderr[-2000:])
-        for path, (case_id, verdict) in files.items():
-            assert said[path] is verdict, (kind, case_id)
-            agreed += 1
-    assert agreed == sum(len(d["cases"]) for d in _vector_files())
+        for strict in (False, True):
+            bundle = _bundle(tmp_path, kind, strict)
+            first = str(next(iter(files)))
+            r = _ajv("-c", "ajv-formats", "-s", str(bundle), "-d", first, cwd=TS_MODULES.parent)
+            assert r.returncode == 1 and 'strict mode: unknown keyword: "x-' in r.stdout, r.stdout
+            keywords = ("-c", "ajv-formats", "-c", "@agentmsg/schema/ajv-keywords")
+            data = [a for path in files for a in ("-d", str(path))]
+            r = _ajv(*keywords, "-s", str(bundle), "--errors=line", *data, cwd=TS_MODULES.parent)
+            assert r.returncode in (0, 1) and "strict mode" not in r.stdout, r.stdout[-2000:]
+            said: dict[Path, bool] = {}
+            for line in r.stdout.splitlines():
+                name, _, word = line.rpartition(" ")
+                if word in ("valid", "invalid") and Path(name) in files:
+                    said[Path(name)] = word == "valid"
+            assert set(said) == set(files), r.stdout[-2000:]
+            for path, (case_id, verdict, strict_verdict) in files.items():
+                assert said[path] is (strict_verdict if strict else verdict), (kind, strict, case_id)
+                agreed += 1
+    assert agreed == 2 * sum(len(d["cases"]) for d in _vector_files())
