@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmsg._install import install_command
+from agentmsg.cli._install import install_command
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, TextIO
 
-from agentmsg._install import install_command
+from agentmsg.cli._install import install_command
 from agentmsg.cli._io import (
     CHUNK,
     EXIT_OK,
