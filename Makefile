@@ -58,7 +58,7 @@ help:
 	@echo "make ts-deps       - npm packages for codegen and the TypeScript suite (codegen/node, tests/typescript)"
 	@echo "make ts-conformance - TypeScript suite (ajv + reducer); one summary line, full report on failure"
 	@echo "make conformance   - the conformance vectors only: Python, TypeScript and Java"
-	@echo "make dist          - build the sdist and the wheel (from the sdist) into dist/"
+	@echo "make dist          - build the sdist, the wheel (from the sdist) and the npm tarballs into dist/"
 	@echo "make wheel-test    - install dist/'s wheel (not editable) into .venv-wheel, run pytest against it"
 	@echo "make vectors-lock  - re-lock the conformance vectors (after a schema version bump)"
 	@echo "make bench         - speed, side by side: agentmsg vs pydantic / msgspec / orjson, AgentScope and the"
@@ -289,6 +289,11 @@ ts-deps:
 	@AGENTMSG_NPM_TIMEOUT=$(NPM_TIMEOUT) bash tests/typescript/run.sh --prepare
 	@[ -f tests/browser/node_modules/playwright-core/package.json ] || (cd tests/browser && \
 	  bash -c "$$QUIET_SH" quiet $(call bound,$(NPM_TIMEOUT)) npm ci --no-audit --no-fund --loglevel=error)
+	@# The npm cache gets what installing the @agentmsg/schema tarball resolves (ajv, ajv-formats and theirs), so
+	@# tests/project/test_npm_packages.py installs the tarballs from make dist offline (a dry run downloads only).
+	@scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && cd "$$scratch" && echo '{"private":true}' > package.json && \
+	  bash -c "$$QUIET_SH" quiet $(call bound,$(NPM_TIMEOUT)) npm install --prefer-offline --dry-run --no-audit --no-fund \
+	    --loglevel=error "$(CURDIR)/generated/typescript"
 
 ts-conformance:
 	@echo "== TypeScript suite: ajv over every vector, TypeScript reducer =="
@@ -303,12 +308,21 @@ conformance: install ts-conformance java-harness
 
 # The sdist, and the wheel built from it (so the sdist is proven complete). Build log only on failure.
 # setuptools' agentmsg.egg-info is removed: beside tests/ (on sys.path) it would shadow the metadata of the
-# installed wheel.
+# installed wheel. Then the npm tarballs of @agentmsg/schema (generated/typescript) and @agentmsg/client
+# (sdk/typescript, its dist/ built first: the tarball holds it, so installing runs no build), `npm pack`ed
+# (skipped, saying so, without Node.js 20+ and npm; their tests skip then too).
 dist: install
 	@echo "== dist/: sdist and wheel =="
 	@rm -rf dist build *.egg-info
 	@bash -c "$$QUIET_SH" quiet $(PYTHON) -m build --no-isolation --outdir dist .
 	@rm -rf build *.egg-info
+	@if bash -c "$$CHECK_NODE_SH" check "the npm tarballs" 2>/dev/null; then \
+	  echo "== dist/: npm tarballs of @agentmsg/schema and @agentmsg/client =="; \
+	  node sdk/typescript/scripts/build.mjs --if-stale; \
+	  bash -c "$$QUIET_SH" quiet npm pack --ignore-scripts --pack-destination dist ./generated/typescript ./sdk/typescript; \
+	else \
+	  echo "== dist/: npm tarballs skipped, no Node.js 20+ and npm on PATH =="; \
+	fi
 	@ls dist
 
 # The built wheel, installed (not editable) into .venv-wheel, is what the test suite imports. The
@@ -326,7 +340,7 @@ wheel-test: dist
 	echo "== installing $$whl into $(WHEEL_VENV) =="; \
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps "$$whl"; \
 	echo "== pytest against the installed wheel ($(WHEEL_VENV), $(PYTEST_WORKERS) workers) =="; \
-	export AGENTMSG_TEST_WHEEL="$(CURDIR)/$$whl" AGENTMSG_TEST_SDIST="$(CURDIR)/$$sdist"; \
+	export AGENTMSG_TEST_WHEEL="$(CURDIR)/$$whl" AGENTMSG_TEST_SDIST="$(CURDIR)/$$sdist" AGENTMSG_TEST_NPM_DIST="$(CURDIR)/dist"; \
 	$(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N); \
 	echo "== pytest: provider, event, wire and client tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="; \
 	AGENTMSG_PURE_PYTHON=1 $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)

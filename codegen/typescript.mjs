@@ -232,14 +232,16 @@ Plain ES modules without Node built-ins: works in Node ≥ 18 and in bundlers (V
 
 ## Install
 
-The package is the folder \`generated/typescript\` of the agentmsg repository. npm cannot install a
-subfolder of a git repository, so install it from a checkout (a clone, or a git submodule of your
-front end), or from a tarball made with \`npm pack\`:
+The package is the folder \`generated/typescript\` of the agentmsg repository; it is on no registry.
+\`make dist\` there packs it (\`npm pack\`) into \`dist/agentmsg-schema-${version}.tgz\`: install that
+tarball (npm copies it into your project and records \`"@agentmsg/schema": "file:..."\`; keep the file, or
+commit it to your repository). npm cannot install a subfolder of a git repository; a checkout (a clone, or a
+git submodule of your front end) also works:
 
 \`\`\`sh
-echo "install-links=true" >> .npmrc      # copy a file: dependency instead of symlinking it (see below)
-npm install /path/to/agentmsg/generated/typescript   # package.json: "@agentmsg/schema": "file:..."
-npm pack /path/to/agentmsg/generated/typescript && npm install ./agentmsg-schema-${version}.tgz   # or a tarball
+npm install /path/to/agentmsg/dist/agentmsg-schema-${version}.tgz     # the tarball make dist built
+echo "install-links=true" >> .npmrc      # or the folder: copy it instead of symlinking it (see below)
+npm install /path/to/agentmsg/generated/typescript
 \`\`\`
 
 Without \`install-links\`, npm symlinks the folder and does not install its dependencies where
@@ -265,6 +267,11 @@ Kinds: ${Object.keys(kinds).map((k) => `\`${k}\``).join(", ")}. \`createAjv()\` 
 instance with every schema added (\`ajv.getSchema(kinds.msg)\`); \`schemas\` maps file names to the
 schemas (also importable as \`@agentmsg/schema/schemas.json\`).
 
+Your own ajv (or ajv-cli) in its default strict mode refuses the schemas' extension keywords
+(${extensionKeywords().map((k) => `\`${k.keyword}\``).join(", ")}) unless told of them:
+\`require("@agentmsg/schema/ajv-keywords")(ajv)\`, or \`ajv validate --spec=draft2020 -c ajv-formats -c
+@agentmsg/schema/ajv-keywords -s msg.bundle.json -d msg.json\` (a bundle: \`agentmsg schema msg --bundle\`).
+
 The types describe the canonical form agentmsg and AgentScope Java write. The schemas (and so
 \`validate\`) also accept what they read: snake_case image/video sizing keys, and role rules (a USER
 message may not hold thinking or tool blocks) are enforced by \`validate\`, not by the types.
@@ -289,6 +296,46 @@ and rule: a union reports the branch its \`type\` selects, \`x-rule\` annotation
 \`@agentmsg/client\` reducer is built on it.
 `;
 
+/**
+ * agentmsg's extension keywords (every `x-` key the schemas carry) with the JSON type of their values, for
+ * ajv's strict mode, which refuses a keyword it was not told of ("strict mode: unknown keyword").
+ */
+function extensionKeywords() {
+  const found = {};
+  const walk = (node) => {
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (!node || typeof node !== "object") return;
+    for (const [k, v] of Object.entries(node)) {
+      if (k.startsWith("x-")) (found[k] ??= new Set()).add(typeof v);
+      walk(v);
+    }
+  };
+  Object.values(docs).forEach(walk);
+  return Object.keys(found).sort().map((keyword) => {
+    if (found[keyword].size !== 1) throw new Error(`${keyword}: values of several types (${[...found[keyword]]})`);
+    return { keyword, schemaType: [...found[keyword]][0] };
+  });
+}
+
+const AJV_KEYWORDS_CJS = `${HEADER}"use strict";
+/**
+ * agentmsg's extension keywords, declared for ajv (each with the type its value must have): its default
+ * strict mode refuses a schema with keywords it was not told of. They are annotations (they name the rule
+ * and the message of a failure, and mark the free-form maps), so they change no verdict. CommonJS, so both
+ * work:
+ *   require("@agentmsg/schema/ajv-keywords")(ajv)                      // any Ajv instance
+ *   ajv validate --spec=draft2020 -c ajv-formats -c @agentmsg/schema/ajv-keywords -s bundle.json -d x.json
+ */
+const keywords = ${JSON.stringify(extensionKeywords())};
+
+function agentmsgKeywords(ajv) {
+  for (const definition of keywords) if (!ajv.getKeyword(definition.keyword)) ajv.addKeyword(definition);
+  return ajv;
+}
+agentmsgKeywords.keywords = keywords;
+module.exports = agentmsgKeywords;
+`;
+
 const PACKAGE_JSON = {
   name: "@agentmsg/schema",
   version,
@@ -301,10 +348,11 @@ const PACKAGE_JSON = {
     "./schemas.json": "./schemas.json",
     "./types": { types: "./types.d.ts" },
     "./compiled": { types: "./compiled/index.d.ts", default: "./compiled/index.js" },
+    "./ajv-keywords": "./ajv-keywords.cjs",
     "./package.json": "./package.json",
   },
   sideEffects: false,
-  files: ["index.js", "index.d.ts", "types.d.ts", "schemas.js", "schemas.json", "compiled/", "README.md"],
+  files: ["index.js", "index.d.ts", "types.d.ts", "schemas.js", "schemas.json", "ajv-keywords.cjs", "compiled/", "README.md"],
   dependencies: { ajv: "^8.17.0", "ajv-formats": "^3.0.1" },
   license: "Apache-2.0",
 };
@@ -314,6 +362,7 @@ async function generate(dir) {
   const out = {
     ".gitignore": "node_modules/\n",
     "README.md": README,
+    "ajv-keywords.cjs": AJV_KEYWORDS_CJS,
     "index.d.ts": indexDts(),
     "index.js": INDEX_JS,
     "package.json": JSON.stringify(PACKAGE_JSON, null, 2) + "\n",

@@ -334,3 +334,23 @@ def test_the_seed_constructors_build_what_javas_builders_build(java_out: Path) -
     assert error.state is agentmsg.ToolResultState.ERROR
     error.state = agentmsg.ToolResultState.RUNNING
     assert agentmsg.block_to_json(error) == java
+
+
+def test_networknt_gives_agentmsgs_verdict_on_every_schema_vector(java_out: Path) -> None:
+    """Java's common JSON Schema validator (com.networknt:json-schema-validator), given the schema files as they
+    are (each found by its ``$id``, format assertions on), accepts exactly the vector cases agentmsg accepts:
+    role rules and the timestamp rule included, since they are written in the schemas themselves. With
+    python-jsonschema, check-jsonschema and ajv (tests/conformance/test_external_validators.py): three
+    validators in three languages agree on every vector."""
+    verdicts = _load(java_out, "networknt.json")
+    checked = 0
+    for name in sorted(p.name for p in (ROOT / "tests" / "conformance" / "vectors").glob("*.json")):
+        doc = load_vectors(name)
+        got = verdicts[doc["kind"]]
+        assert set(got) == {case["id"] for case in doc["cases"]}, name
+        for case in doc["cases"]:
+            ours = agentmsg.is_valid(case["instance"], doc["kind"])
+            assert ours is case["valid"], (name, case["id"])
+            assert got[case["id"]]["valid"] is ours, (name, case["id"], got[case["id"]]["errors"])
+            checked += 1
+    assert checked and any(not v["valid"] for kind in verdicts.values() for v in kind.values())

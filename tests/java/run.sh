@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the AgentScope Java conformance harness (io.agentscope:agentscope-core:2.0.0 from Maven Central,
 # io.agentscope:agentscope-extensions-model-{openai,anthropic}:2.0.0, cached in ~/.m2) and runs its modes
-# (roundtrip, build, roles, formatters, plus the extra stream) into OUT_DIR:
+# (roundtrip, build, roles, formatters, schemas: networknt's validator, plus the extra stream) into OUT_DIR:
 #
 #   tests/java/run.sh [OUT_DIR]        (default: tests/java/out)
 #   tests/java/run.sh --build-only     (only build the harness; `make test` does this before pytest)
@@ -74,6 +74,11 @@ else
   else
     echo "run.sh: no formatter vectors directory $formatters; skipping formatters" >&2
   fi
+fi
+# networknt's json-schema-validator on every schema vector, with the schema files as they are.
+schemas="${AGENTMSG_SCHEMAS_DIR:-$root/schemas}"
+if [[ -d "$vectors" && -d "$schemas" ]]; then
+  run schemas "$schemas" "$vectors" "$out"
 fi
 # Extra: a real ReActAgent driven by a scripted model (no network); its event stream as JSONL.
 run stream "$out" || echo "run.sh: the extra stream mode failed (the other outputs are complete)" >&2

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any, TextIO
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import orjson
 
@@ -28,8 +29,31 @@ def bundle(name: str, *, strict: bool = False) -> dict[str, Any]:
     }
 
 
+def write_tree(folder: Path) -> list[Path]:
+    """Every schema, and the bundle of each, written under ``folder`` at the path of its ``$id``
+    (``https://agentmsg.dev/schemas/v1/msg.schema.json`` -> ``folder/schemas/v1/msg.schema.json``), so a
+    static server rooted at ``folder`` and reached at the ``$id``s' host answers every ``$ref``."""
+    docs = schema_documents()
+    values = [*docs.values(), *(bundle(kind) for kind in sorted(KINDS))]
+    written = []
+    for value in values:
+        path = folder / urlsplit(value["$id"]).path.lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
+        written.append(path)
+    return written
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     docs = schema_documents()
+    if args.out is not None:
+        if args.name is not None or args.bundle or args.strict:
+            raise UsageError(
+                "--out writes every schema and bundle (open, as their $ids name them): no NAME, --bundle or --strict"
+            )
+        for path in write_tree(Path(args.out)):
+            out.write(f"{path}\n")
+        return EXIT_OK
     if args.name is None and not args.bundle:
         for kind, file in sorted(KINDS.items()):
             out.write(f"{kind}\t{docs[file]['$id']}\n")
@@ -51,10 +75,12 @@ def add_parser(sub: Any) -> None:
         help="print a schema, or list them",
         description="Without NAME, list the schemas (kind and $id). With NAME, print that canonical JSON Schema "
         "(draft 2020-12); --bundle prints one self-contained document with every schema it uses, for other "
-        "languages and tools; --strict prints the closed variant strict readers use (unknown keys rejected).",
+        "languages and tools; --strict prints the closed variant strict readers use (unknown keys rejected). "
+        "--out DIR writes every schema and bundle at the path of its $id, for a static server rooted at DIR.",
         **exit_status("0  printed", "2  usage error (an unknown schema name)"),
     )
     p.add_argument("name", nargs="?", help=f"one of: {', '.join(sorted(KINDS))}")
     p.add_argument("--bundle", action="store_true", help="one self-contained document (for other languages)")
     p.add_argument("--strict", action="store_true", help="the closed variant (objects reject unknown keys)")
+    p.add_argument("--out", metavar="DIR", help="write every schema and bundle under DIR at the path of its $id")
     p.set_defaults(func=run)

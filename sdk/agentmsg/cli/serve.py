@@ -17,6 +17,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, TextIO
 
+from agentmsg.cli._install import install_command
 from agentmsg.cli._io import (
     CHUNK,
     EXIT_OK,
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
         from agentmsg.web import uvicorn_config, viewer_app
     except ImportError as exc:
-        raise UsageError(f"serve needs the web extra ({exc.name} is missing): pip install 'agentmsg[web]'") from None
+        raise UsageError(f"serve needs the web extra ({exc.name} is missing): {install_command('web')}") from None
     source = open_binary(args.file)
     name = shown_path(args.file)  # (a name that is not UTF-8 shown as \xNN, as every command shows it)
     try:

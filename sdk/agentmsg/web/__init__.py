@@ -4,8 +4,8 @@
   ``text/event-stream``, with event ids, keep-alive comments and resume from ``Last-Event-ID`` out of
   a bounded replay buffer. Plain ASGI: mount it in Starlette or FastAPI. (Formerly ``EventStream``, a name that
   remains, deprecated: it is also the name a client's stream had, now ``agentmsg.clients.ReplyStream``.)
-* :func:`viewer_app`: the event viewer (``agentmsg serve``), a Starlette app (``pip install
-  'agentmsg[web]'``) serving a page that renders the reply live, and the events at ``/events``.
+* :func:`viewer_app`: the event viewer (``agentmsg serve``), a Starlette app (the ``web``
+  extra: README.md, "Install it in your project") serving a page that renders the reply live, and the events at ``/events``.
 * :func:`uvicorn_config`: a ``uvicorn.Config`` bounded for long-lived event streams (a deadline on each
   request's headers, a cap on open connections, a client that reads nothing dropped), as ``agentmsg serve`` runs.
 """

@@ -17,6 +17,9 @@ import java.nio.file.Paths;
  *                                 every formatter vector's conversation: OUT_DIR/formatters.json
  * stream OUT_DIR                  (extra) a real ReActAgent driven by a scripted model, its AgentEvents as
  *                                 JSONL: OUT_DIR/stream-SCENARIO.jsonl
+ * schemas SCHEMAS_DIR VECTORS_DIR OUT_DIR
+ *                                 networknt's json-schema-validator on every vector case, with agentmsg's schema
+ *                                 files: OUT_DIR/networknt.json
  * all VECTORS_DIR OUT_DIR [FORMATTERS_DIR]
  *                                 roundtrip, build, roles (and formatters) in one JVM
  * </pre>
@@ -46,6 +49,10 @@ public final class Harness {
         if (args.length != 3) usage();
         Formatters.run(path(args[1]), path(args[2]));
       }
+      case "schemas" -> {
+        if (args.length != 4) usage();
+        Schemas.run(path(args[1]), path(args[2]), path(args[3]));
+      }
       case "stream" -> {
         if (args.length != 2) usage();
         Stream.run(path(args[1]));
@@ -70,7 +77,8 @@ public final class Harness {
   private static void usage() {
     System.err.println(
         "usage: Harness roundtrip VECTORS_DIR OUT_DIR | build OUT_DIR | roles OUT_DIR"
-            + " | formatters FORMATTERS_DIR OUT_DIR | stream OUT_DIR | all VECTORS_DIR OUT_DIR [FORMATTERS_DIR]");
+            + " | formatters FORMATTERS_DIR OUT_DIR | schemas SCHEMAS_DIR VECTORS_DIR OUT_DIR | stream OUT_DIR"
+            + " | all VECTORS_DIR OUT_DIR [FORMATTERS_DIR]");
     System.exit(2);
   }
 }
