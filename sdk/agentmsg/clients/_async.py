@@ -148,7 +148,7 @@ async def _close(response: httpx.Response, reading: asyncio.Task[None] | None) -
 
 async def _collect(response: httpx.Response, cap: int) -> bytes:
     body = bytearray()
-    async for chunk in response.aiter_bytes():
+    async for chunk in abody_chunks(response):
         body += chunk
         if len(body) > cap:
             break
@@ -164,7 +164,8 @@ async def read_body(response: httpx.Response, cap: int) -> bytes:
 class AsyncReplyStream(StreamState):
     """The async :class:`ReplyStream`: ``async for event in stream``; cancelling the task (or leaving
     the loop) marks the message INTERRUPTED and keeps what arrived. ``aclose()`` from another task while
-    the loop waits for the network stops it there: the loop ends (no error), the message INTERRUPTED.
+    the loop waits for the network stops it there: the loop ends (no error), the message INTERRUPTED. A reply
+    longer than ``limits.max_bytes`` ends as :class:`ReplyStream`'s: :class:`ReplyTooLargeError`.
     (Formerly ``AsyncEventStream``, a name that remains, deprecated.)"""
 
     def __init__(self, client: AsyncClient, request: FormattedRequest, raise_on_error: bool = True) -> None:
@@ -246,10 +247,12 @@ class AsyncReplyStream(StreamState):
             body = _Body(response)
             chunks = body.chunks
             feed, fold = parser.feed, self.reducer._feed_trusted
+            cap, size, over = limits.max_bytes, 0, False
+            encoded = "content-encoding" in response.headers  # (else the bytes received are the bytes read)
             closing: list[dict[str, Any]] = []
             try:
                 try:
-                    while True:
+                    while not over:
                         if not chunks:
                             if body.ended:
                                 if body.error is not None:
@@ -262,6 +265,10 @@ class AsyncReplyStream(StreamState):
                                 self._reader = None
                             continue
                         chunk = body.take()
+                        size += len(chunk)
+                        if size > cap or (encoded and response.num_bytes_downloaded > cap):
+                            over = True  # the bytes up to the limit are read, no further
+                            chunk = chunk[: len(chunk) - max(0, size - cap)]
                         events = feed(chunk)
                         if events:  # the parser's events, valid by construction: to the reducer
                             self._parsed = True
@@ -270,7 +277,7 @@ class AsyncReplyStream(StreamState):
                             self._head_of(chunk)
                         for e in events:
                             yield e
-                    closing = parser.close()
+                    closing = self._too_large(parser, cap) if over else parser.close()
                 except httpx.HTTPError as exc:
                     closing = self._read_failed(parser, exc)
             except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt) as exc:

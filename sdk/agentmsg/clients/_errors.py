@@ -28,6 +28,7 @@ __all__ = [
     "BrokenStreamError",
     "ProviderError",
     "RateLimitError",
+    "ReplyTooLargeError",
     "ServerError",
     "error_for_status",
     "provider_message",
@@ -119,6 +120,20 @@ class BrokenStreamError(ProviderError):
         self.partial = partial
 
 
+class ReplyTooLargeError(BrokenStreamError):
+    """A reply longer than ``limits.max_bytes`` (``limit``, in bytes): not read further. A streamed reply
+    keeps what arrived up to the limit: its events were yielded, ``partial`` is their message (INTERRUPTED,
+    its ``agentmsg_errors`` holding an error of type ``too_large``, rule ``max-bytes``); a whole reply's
+    ``partial`` is None (no part of a JSON body is a reply)."""
+
+    #: the rule of the limit, as a :class:`~agentmsg.SizeLimitError` names it
+    rule = "max-bytes"
+
+    def __init__(self, message: str, *, limit: int, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.limit = limit
+
+
 # ---- classification: which error a failure is -----------------------------------------------------------------
 
 
@@ -183,10 +198,11 @@ def body_broke(provider: str, exc: Exception, status: int, headers: Mapping[str,
     )
 
 
-def too_big(provider: str, cap: int, status: int, headers: Mapping[str, str]) -> BrokenStreamError:
+def too_big(provider: str, cap: int, status: int, headers: Mapping[str, str]) -> ReplyTooLargeError:
     """A non-streaming reply longer than ``limits.max_bytes``: not read further."""
-    return BrokenStreamError(
+    return ReplyTooLargeError(
         f"the response body exceeds limits.max_bytes ({cap} bytes): not read further",
+        limit=cap,
         provider=provider,
         status_code=status,
         request_id=request_id(headers),

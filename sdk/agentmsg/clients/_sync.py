@@ -42,7 +42,11 @@ class ReplyStream(StreamState):
     GUI's stop button, a watchdog) while the loop runs stops it: the loop ends without error, the message
     INTERRUPTED with what arrived. A stream that breaks (disconnect, read timeout, provider error mid-stream)
     yields its closing events, then raises :class:`BrokenStreamError` whose ``partial`` is that message
-    (``raise_on_error=False``: no raise). (Formerly ``EventStream``, a name that remains, deprecated.)"""
+    (``raise_on_error=False``: no raise). A reply longer than ``limits.max_bytes`` (the bytes received, or
+    inflated from a gzip or deflate body) is read no further: the events of what arrived up to the limit are
+    yielded, then an error event of type ``too_large`` (rule ``max-bytes``), then :class:`ReplyTooLargeError`
+    (a :class:`BrokenStreamError`) whose ``partial`` is their message. (Formerly ``EventStream``, a name that
+    remains, deprecated.)"""
 
     def __init__(self, client: Client, request: FormattedRequest, raise_on_error: bool = True) -> None:
         super().__init__(client, request, raise_on_error)
@@ -160,7 +164,13 @@ class ReplyStream(StreamState):
             try:
                 self._reading(response.extensions.get("network_stream"))
                 feed, fold = parser.feed, self.reducer._feed_trusted
+                cap, size, over = limits.max_bytes, 0, False
+                encoded = "content-encoding" in response.headers  # (else the bytes received are the bytes read)
                 for chunk in body_chunks(response):  # content-decoded (a gzipped stream)
+                    size += len(chunk)
+                    if size > cap or (encoded and response.num_bytes_downloaded > cap):
+                        over = True  # the bytes up to the limit are read, no further
+                        chunk = chunk[: len(chunk) - max(0, size - cap)]
                     events = feed(chunk)
                     if events:  # the parser's events, valid by construction: to the reducer
                         self._parsed = True
@@ -170,8 +180,10 @@ class ReplyStream(StreamState):
                     for e in events:
                         self._check()
                         yield e
+                    if over:
+                        break
                 self._check()  # (a socket shut down may read as the body's end)
-                closing = parser.close()
+                closing = self._too_large(parser, cap) if over else parser.close()
             except httpx.HTTPError as exc:
                 self._check()
                 closing = self._read_failed(parser, exc)
@@ -212,10 +224,10 @@ def _shut(net: Any) -> None:
 
 
 def read_body(response: httpx.Response, cap: int) -> bytes:
-    """The body (content-decoded), read no further than ``cap`` bytes and one chunk: longer is ``cap + 1``
-    bytes or more."""
+    """The body (content-decoded), read no further than ``cap`` bytes and one chunk (a compressed body's:
+    :data:`~agentmsg.clients._stream.INFLATE_PIECE` bytes at most): longer is ``cap + 1`` bytes or more."""
     body = bytearray()
-    for chunk in response.iter_bytes():
+    for chunk in body_chunks(response):
         body += chunk
         if len(body) > cap:
             break
