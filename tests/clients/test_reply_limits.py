@@ -370,3 +370,38 @@ def test_deflate_raw_deflate_and_broken_gzip_bodies() -> None:
         server.add("/chat/completions", Reply(body=b"not gzip at all", sse=True, headers={"Content-Encoding": "gzip"}))
         with pytest.raises(BrokenStreamError, match="the body is not gzip data"):
             sync_client(server.url).stream(CONVO).until_done()
+
+
+def test_a_message_built_larger_than_its_body_stops_at_the_limit(
+    raw: Any, cap: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message may be larger than the body it came from (a Gemini function call part of 90 bytes is a tool
+    call block with a minted id: twice that): the message built is held to the limit too, measured only when
+    it could have reached it (a few times a reply, not once a chunk)."""
+    from agentmsg.clients._stream import StreamState
+
+    measured: list[int] = []
+    room = StreamState._room
+
+    def counted(self: StreamState, limit: int) -> int:
+        measured.append(limit)
+        return room(self, limit)
+
+    monkeypatch.setattr(StreamState, "_room", counted)
+    part = b'{"functionCall":{"name":"f","args":{}}}'
+    event = b'data: {"candidates":[{"content":{"role":"model","parts":[' + b",".join([part] * 50) + b"]}}]}\n\n"
+    server = raw(forever(b"Content-Type: text/event-stream\r\n", event * 16))
+    events: list[dict[str, Any]] = []
+    with pytest.raises(ReplyTooLargeError, match=r"\(the message built from it would\)") as info:
+        for e in sync_client(server.url, provider="gemini").stream(CONVO):
+            events.append(e)
+    msg = info.value.partial
+    size = len(msg.to_json_bytes())
+    assert cap < size <= cap + (1 << 18)  # (past it by what one network read made, at most)
+    assert sum(e["type"] == "TOOL_CALL_START" for e in events) == len(msg.content) > 1000
+    assert 1 < len(measured) <= 8
+    measured.clear()
+    server = raw(sse_forever())
+    with pytest.raises(ReplyTooLargeError):
+        sync_client(server.url).stream(CONVO).until_done()
+    assert len(measured) <= 2  # (a text stream: its message is smaller than its body)

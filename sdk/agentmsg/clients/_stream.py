@@ -23,6 +23,11 @@ __all__ = ["StreamState", "abody_chunks", "body_chunks"]
 
 _BODY_HEAD = 120  # bytes of a body that was no stream shown in the error
 
+#: Bytes of JSON one event may add to the message beyond the bytes of the body it came from, at most (a tool
+#: call's block with its minted id from a Gemini part of 80 bytes: about 180): with the bytes read, a bound on
+#: the message's growth, measured exactly only when that bound could reach the limit (see ``_room``)
+EVENT_ROOM = 160
+
 
 #: Bytes a compressed body is inflated by at a time: a gzip bomb (64 KiB inflating to 64 MiB in one network
 #: read) is never held whole, only as far as the reader reads it (:func:`body_chunks`)
@@ -181,12 +186,22 @@ class StreamState:
             return parser.error(reason(exc), kind="timeout")
         return parser.error(f"the connection broke: {reason(exc)}", kind="disconnect")
 
-    def _too_large(self, parser: StreamParser, cap: int) -> list[dict[str, Any]]:
-        """The closing events of a reply longer than ``cap`` bytes (``limits.max_bytes``): read no further,
-        what arrived up to the limit kept (an error of type ``too_large``, rule ``max-bytes``)."""
+    def _room(self, cap: int) -> int:
+        """Bytes the message being built may still grow by within ``cap`` (its JSON's size measured now, a
+        snapshot written): negative when it is past it. The shells call it only when the bytes read and the
+        events made since the last call (:data:`EVENT_ROOM` each) could have used up the room it gave: a stream
+        whose message is far from the limit is measured a few times at most."""
+        snapshot = self.reducer.snapshot()
+        return cap - (len(snapshot.to_json_bytes()) if snapshot is not None else 0)
+
+    def _too_large(self, parser: StreamParser, cap: int, message: bool) -> list[dict[str, Any]]:
+        """The closing events of a reply longer than ``cap`` bytes (``limits.max_bytes``), or whose message
+        would be (``message``): read no further, what arrived up to the limit kept (an error of type
+        ``too_large``, rule ``max-bytes``)."""
         self._over = cap
         return parser.error(
-            f"the streamed reply exceeds limits.max_bytes ({cap} bytes): not read further",
+            f"the streamed reply exceeds limits.max_bytes ({cap} bytes): not read further"
+            + (" (the message built from it would)" if message else ""),
             kind="too_large",
             rule="max-bytes",
             limit=cap,

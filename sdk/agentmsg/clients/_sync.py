@@ -19,7 +19,7 @@ import httpx
 from agentmsg import Msg, limits
 from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
 from agentmsg.clients._errors import ERROR_BODY_MAX, APIConnectionError, body_broke, too_big, unsendable
-from agentmsg.clients._stream import StreamState, body_chunks
+from agentmsg.clients._stream import EVENT_ROOM, StreamState, body_chunks
 from agentmsg.clients._whole import read_whole
 from agentmsg.providers import FormatOptions, FormattedRequest
 
@@ -164,7 +164,8 @@ class ReplyStream(StreamState):
             try:
                 self._reading(response.extensions.get("network_stream"))
                 feed, fold = parser.feed, self.reducer._feed_trusted
-                cap, size, over = limits.max_bytes, 0, False
+                cap, size, over, grown = limits.max_bytes, 0, False, False
+                room = cap  # bytes the message may grow by before it is measured
                 encoded = "content-encoding" in response.headers  # (else the bytes received are the bytes read)
                 for chunk in body_chunks(response):  # content-decoded (a gzipped stream)
                     size += len(chunk)
@@ -175,6 +176,11 @@ class ReplyStream(StreamState):
                     if events:  # the parser's events, valid by construction: to the reducer
                         self._parsed = True
                         fold(events)
+                        room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
+                        if room < 0:
+                            room = self._room(cap)
+                            if room < 0:
+                                over = grown = True  # the message built is past the limit: read no further
                     if self._heading:
                         self._head_of(chunk)
                     for e in events:
@@ -183,7 +189,7 @@ class ReplyStream(StreamState):
                     if over:
                         break
                 self._check()  # (a socket shut down may read as the body's end)
-                closing = self._too_large(parser, cap) if over else parser.close()
+                closing = self._too_large(parser, cap, grown) if over else parser.close()
             except httpx.HTTPError as exc:
                 self._check()
                 closing = self._read_failed(parser, exc)
