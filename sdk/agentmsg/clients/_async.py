@@ -27,7 +27,14 @@ import httpx
 
 from agentmsg import Msg, limits
 from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
-from agentmsg.clients._errors import ERROR_BODY_MAX, APIConnectionError, body_broke, too_big, unsendable
+from agentmsg.clients._errors import (
+    ERROR_BODY_MAX,
+    APIConnectionError,
+    ProviderError,
+    body_broke,
+    too_big,
+    unsendable,
+)
 from agentmsg.clients._stream import EVENT_ROOM, StreamState, abody_chunks
 from agentmsg.clients._whole import read_whole
 from agentmsg.providers import FormatOptions, FormattedRequest
@@ -301,6 +308,9 @@ class AsyncReplyStream(StreamState):
                 self._end(parser)
                 raise
             self._closed(parser)
+        except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+            self.client._scrub(exc)
+            raise
         finally:
             if self._ended is not None:  # (aclose() from another task waits for it)
                 self._ended.set()
@@ -403,6 +413,13 @@ class AsyncClient(BaseClient):
 
     async def send(self, request: FormattedRequest) -> Msg:
         """The reply to an already formatted non-streaming request."""
+        try:
+            return await self._whole(request)
+        except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+            self._scrub(exc)
+            raise
+
+    async def _whole(self, request: FormattedRequest) -> Msg:
         started = time.monotonic()
         response = await self._send(request)
         cap = limits.max_bytes

@@ -241,6 +241,8 @@ class StreamState:
                 provider = self.client.provider
                 article = "an" if provider[:1] in "aeiou" else "a"
                 self.error += f" (the body is not {article} {provider} stream: {shown}, {what})"
+        if self.error is not None:
+            self.error = self.client._redactor()(self.error)
 
     def _broken(self, message: str) -> BrokenStreamError:
         if self._over is not None:

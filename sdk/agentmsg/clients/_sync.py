@@ -18,7 +18,14 @@ import httpx
 
 from agentmsg import Msg, limits
 from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
-from agentmsg.clients._errors import ERROR_BODY_MAX, APIConnectionError, body_broke, too_big, unsendable
+from agentmsg.clients._errors import (
+    ERROR_BODY_MAX,
+    APIConnectionError,
+    ProviderError,
+    body_broke,
+    too_big,
+    unsendable,
+)
 from agentmsg.clients._stream import EVENT_ROOM, StreamState, body_chunks
 from agentmsg.clients._whole import read_whole
 from agentmsg.providers import FormatOptions, FormattedRequest
@@ -75,6 +82,9 @@ class ReplyStream(StreamState):
                         event = next(inner)
                     except StopIteration:
                         return
+                    except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+                        self.client._scrub(exc)
+                        raise
                 yield event
         finally:
             with self._running:
@@ -326,6 +336,13 @@ class Client(BaseClient):
 
     def send(self, request: FormattedRequest) -> Msg:
         """The reply to an already formatted non-streaming request."""
+        try:
+            return self._whole(request)
+        except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+            self._scrub(exc)
+            raise
+
+    def _whole(self, request: FormattedRequest) -> Msg:
         started = time.monotonic()
         response = self._send(request)
         cap = limits.max_bytes
