@@ -342,3 +342,35 @@ def test_formatted_request_sent_with_key_in_extra_headers_only(serve: Callable[[
     with pytest.raises(AuthenticationError) as info:
         client.send(FormattedRequest(body={}, path="/v1/messages", stream=False))
     assert_hidden("hdr-secret-55", shown(info.value))
+
+
+def test_chat_redacts_a_key_the_reply_text_echoes_across_deltas(
+    serve: Callable[[Echo], EchoServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that echoes the key in the reply's text, split across two deltas: ``agentmsg chat`` shows the
+    text with the key redacted (the end of a delta that may begin it waits for the next); the rest as sent."""
+    key = KEYS["long"]
+
+    def reply(headers: dict[str, str], path: str) -> tuple[int, str, bytes, dict[str, str]]:
+        sent = headers["authorization"].removeprefix("Bearer ")
+        pieces = ["your key is ", sent[:6], sent[6:] + " and s", "o on"]
+        body = "".join(
+            f"data: {json.dumps({'id': 'c', 'model': 'm', 'choices': [{'index': 0, 'delta': {'content': p}}]})}\n\n"
+            for p in pieces
+        )
+        done = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        return 200, "text/event-stream", (body + f"data: {json.dumps(done)}\n\ndata: [DONE]\n\n").encode(), {}
+
+    server = serve(reply)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    code, out = run_cli("chat", "--provider", "openai", "--base-url", server.url, "--model", "m", "hi")
+    assert code == 0 and out.startswith("your key is [redacted] and so on\n"), out
+    assert_hidden(key, out)
+
+
+def test_redactor_split_holds_back_only_what_may_begin_a_key() -> None:
+    r = Redactor(["sk-secret"])
+    assert r.split("hello") == ("hello", "")
+    assert r.split("say sk-se") == ("say ", "sk-se")
+    assert r.split("say sk-secret and s") == ("say [redacted] and ", "s")
+    assert Redactor([]).split("sk-") == ("sk-", "")

@@ -349,7 +349,7 @@ class Redactor:
     it was raised from (:meth:`error`). A short key is replaced wherever it occurs, whatever the text around it
     (the text may then read oddly: a key is never shown)."""
 
-    __slots__ = ("_pattern",)
+    __slots__ = ("_forms", "_pattern")
 
     def __init__(self, secrets: Iterable[str]) -> None:
         forms: set[str] = set()
@@ -357,7 +357,26 @@ class Redactor:
             if secret:
                 forms |= _forms(secret)
         ordered = sorted(forms, key=len, reverse=True)  # (the longest form first: "Bearer k" before "k")
+        self._forms = tuple(ordered)
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def split(self, text: str) -> tuple[str, str]:
+        """``text`` as it may be shown now, redacted, and what must wait for the text after it: its end when
+        that may begin a credential (text shown as it streams, a key split across two pieces)."""
+        if self._pattern is None:
+            return text, ""
+        held = 0
+        for form in self._forms:
+            for k in range(min(len(form) - 1, len(text)), held, -1):
+                if text.endswith(form[:k]):
+                    held = k
+                    break
+        shown, rest = (text[:-held], text[-held:]) if held else (text, "")
+        if held:  # a credential may end inside what is held: it is shown whole or not at all
+            for match in self._pattern.finditer(text):
+                if match.start() < len(shown) < match.end():
+                    shown, rest = text[: match.end()], text[match.end() :]
+        return self(shown), rest
 
     def __bool__(self) -> bool:
         return self._pattern is not None
