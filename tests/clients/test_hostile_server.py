@@ -469,7 +469,8 @@ def test_an_error_status_with_an_sse_body_says_the_providers_message() -> None:
     )
     with ReplayServer() as server:
         server.add("/services/aigc/text-generation/generation", Reply(400, body, sse=True))
-        c = Client("dashscope", base_url=server.url, api_key="k", model="qwen-plus")
+        c = Client("dashscope", base_url=server.url, api_key="sk-test", model="qwen-plus")  # (a one-letter key
+        # is redacted wherever the letter occurs: "ma[redacted]e sure")
         with pytest.raises(BadRequestError) as info:
             list(c.stream(CONVO))
         assert info.value.message == "Access denied, please make sure your account is in good standing."

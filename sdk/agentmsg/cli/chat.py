@@ -9,7 +9,9 @@ at max_tokens, data the message has no place for) is printed on stderr after the
 ``agentmsg parse`` prints it. The API key comes from the provider's usual environment variable. Exit 1 when
 the call fails, the stream breaks or a payload could not be read (what arrived is still printed), 2 for a
 usage error, 3 when a tool call's arguments, as the provider gave them, are no JSON object (cut at
-max_tokens, say), 130 on Ctrl-C (what arrived stays printed, with the usage so far).
+max_tokens, say), 130 on Ctrl-C (what arrived stays printed, with the usage so far). The API key (any
+credential the client sends) is never printed: a server that echoes it, in an error or in the reply's text,
+is shown with it redacted.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         client.close()
         sys.stderr.write(f"agentmsg: {args.provider}: no API key: set {' or '.join(client.spec.env)}\n")
         return EXIT_INVALID
+    term = _Redacting(out, client._redactor())  # (a server may echo the key in the reply's text too)
     kind = None
     stream = None
     said = io.StringIO()  # what the parser said, printed after the reply (not inside its text)
@@ -73,44 +76,72 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 continue
             if t == "THINKING_BLOCK_DELTA" and e["delta"]:
                 if kind != "thinking":
-                    out.write("\n[thinking] " if kind else "[thinking] ")
+                    term.write("\n[thinking] " if kind else "[thinking] ")
                     kind = "thinking"
-                out.write(e["delta"])
+                term.write(e["delta"])
             elif t == "TEXT_BLOCK_DELTA":
                 if kind not in (None, "text"):
-                    out.write("\n\n" if kind == "thinking" else "\n")  # the answer apart from the reasoning
+                    term.write("\n\n" if kind == "thinking" else "\n")  # the answer apart from the reasoning
                 kind = "text"
-                out.write(e["delta"])
+                term.write(e["delta"])
             elif t == "TOOL_CALL_START":
-                out.write(f"\n[tool call] {e.get('toolCallName', '')} ")
+                term.write(f"\n[tool call] {e.get('toolCallName', '')} ")
                 kind = "tool"
             elif t == "TOOL_CALL_DELTA":
-                out.write(e["delta"])
-            out.flush()
+                term.write(e["delta"])
+            term.flush()
     except ProviderError as exc:
+        term.release()
         if kind is not None:
-            out.write("\n")
+            term.write("\n")
         sys.stderr.write(said.getvalue() + f"agentmsg: {exc}\n")
         return EXIT_INVALID
     except KeyboardInterrupt:  # Ctrl-C: what arrived stays printed, with the usage so far
         if stream is not None:
             stream.close()
-        out.write("\n")
+        term.release()
+        term.write("\n")
         msg = stream.message if stream is not None else None
         if msg is not None and msg.usage is not None:
-            out.write(f"[usage] {_usage_line(msg.usage)}\n")
+            term.write(f"[usage] {_usage_line(msg.usage)}\n")
         sys.stderr.write(said.getvalue() + "agentmsg: interrupted\n")
         return EXIT_INTERRUPTED
     finally:
         client.close()
     msg = stream.message
     usage = msg.usage if msg is not None else None
-    out.write("\n")
+    term.release()
+    term.write("\n")
     if usage is not None:
-        out.write(f"[usage] {_usage_line(usage)}\n")
-    out.flush()
+        term.write(f"[usage] {_usage_line(usage)}\n")
+    term.flush()
     sys.stderr.write(said.getvalue())
     return status
+
+
+class _Redacting:
+    """The terminal's output with the client's credentials redacted (:class:`~agentmsg.clients._errors.Redactor`),
+    as it streams: the end of a piece that may begin a credential waits for the next piece (or
+    :meth:`release`)."""
+
+    def __init__(self, out: TextIO, redactor: Any) -> None:
+        self.out = out
+        self.redactor = redactor
+        self.held = ""
+
+    def write(self, text: str) -> None:
+        shown, self.held = self.redactor.split(self.held + text)
+        if shown:
+            self.out.write(shown)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def release(self) -> None:
+        """Show what is held (redacted): the text has ended."""
+        if self.held:
+            self.out.write(self.redactor(self.held))
+            self.held = ""
 
 
 def _usage_line(usage: Any) -> str:

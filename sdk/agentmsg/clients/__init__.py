@@ -38,6 +38,7 @@ from agentmsg.clients._errors import (
     BrokenStreamError,
     ProviderError,
     RateLimitError,
+    ReplyTooLargeError,
     ServerError,
 )
 from agentmsg.clients._sync import Client, ReplyStream
@@ -56,6 +57,7 @@ __all__ = [
     "ProviderError",
     "RateLimitError",
     "ReplyStream",
+    "ReplyTooLargeError",
     "ServerError",
 ]
 

@@ -27,8 +27,15 @@ import httpx
 
 from agentmsg import Msg, limits
 from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
-from agentmsg.clients._errors import ERROR_BODY_MAX, APIConnectionError, body_broke, too_big, unsendable
-from agentmsg.clients._stream import StreamState, abody_chunks
+from agentmsg.clients._errors import (
+    ERROR_BODY_MAX,
+    APIConnectionError,
+    ProviderError,
+    body_broke,
+    too_big,
+    unsendable,
+)
+from agentmsg.clients._stream import EVENT_ROOM, StreamState, abody_chunks
 from agentmsg.clients._whole import read_whole
 from agentmsg.providers import FormatOptions, FormattedRequest
 
@@ -148,7 +155,7 @@ async def _close(response: httpx.Response, reading: asyncio.Task[None] | None) -
 
 async def _collect(response: httpx.Response, cap: int) -> bytes:
     body = bytearray()
-    async for chunk in response.aiter_bytes():
+    async for chunk in abody_chunks(response):
         body += chunk
         if len(body) > cap:
             break
@@ -164,7 +171,8 @@ async def read_body(response: httpx.Response, cap: int) -> bytes:
 class AsyncReplyStream(StreamState):
     """The async :class:`ReplyStream`: ``async for event in stream``; cancelling the task (or leaving
     the loop) marks the message INTERRUPTED and keeps what arrived. ``aclose()`` from another task while
-    the loop waits for the network stops it there: the loop ends (no error), the message INTERRUPTED.
+    the loop waits for the network stops it there: the loop ends (no error), the message INTERRUPTED. A reply
+    longer than ``limits.max_bytes`` ends as :class:`ReplyStream`'s: :class:`ReplyTooLargeError`.
     (Formerly ``AsyncEventStream``, a name that remains, deprecated.)"""
 
     def __init__(self, client: AsyncClient, request: FormattedRequest, raise_on_error: bool = True) -> None:
@@ -246,10 +254,13 @@ class AsyncReplyStream(StreamState):
             body = _Body(response)
             chunks = body.chunks
             feed, fold = parser.feed, self.reducer._feed_trusted
+            cap, size, over, grown = limits.max_bytes, 0, False, False
+            room = cap  # bytes the message may grow by before it is measured
+            encoded = "content-encoding" in response.headers  # (else the bytes received are the bytes read)
             closing: list[dict[str, Any]] = []
             try:
                 try:
-                    while True:
+                    while not over:
                         if not chunks:
                             if body.ended:
                                 if body.error is not None:
@@ -262,15 +273,24 @@ class AsyncReplyStream(StreamState):
                                 self._reader = None
                             continue
                         chunk = body.take()
+                        size += len(chunk)
+                        if size > cap or (encoded and response.num_bytes_downloaded > cap):
+                            over = True  # the bytes up to the limit are read, no further
+                            chunk = chunk[: len(chunk) - max(0, size - cap)]
                         events = feed(chunk)
                         if events:  # the parser's events, valid by construction: to the reducer
                             self._parsed = True
                             fold(events)
+                            room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
+                            if room < 0:
+                                room = self._room(cap)
+                                if room < 0:
+                                    over = grown = True  # the message built is past the limit: read no further
                         if self._heading:
                             self._head_of(chunk)
                         for e in events:
                             yield e
-                    closing = parser.close()
+                    closing = self._too_large(parser, cap, grown) if over else parser.close()
                 except httpx.HTTPError as exc:
                     closing = self._read_failed(parser, exc)
             except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt) as exc:
@@ -288,6 +308,9 @@ class AsyncReplyStream(StreamState):
                 self._end(parser)
                 raise
             self._closed(parser)
+        except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+            self.client._scrub(exc)
+            raise
         finally:
             if self._ended is not None:  # (aclose() from another task waits for it)
                 self._ended.set()
@@ -390,6 +413,13 @@ class AsyncClient(BaseClient):
 
     async def send(self, request: FormattedRequest) -> Msg:
         """The reply to an already formatted non-streaming request."""
+        try:
+            return await self._whole(request)
+        except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+            self._scrub(exc)
+            raise
+
+    async def _whole(self, request: FormattedRequest) -> Msg:
         started = time.monotonic()
         response = await self._send(request)
         cap = limits.max_bytes

@@ -6,6 +6,7 @@ here."""
 from __future__ import annotations
 
 import os
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -14,8 +15,12 @@ import httpx
 
 from agentmsg import Msg, providers
 from agentmsg.clients._errors import (
+    CREDENTIAL_QUERY,
+    REDACTED,
     AuthenticationError,
     BadRequestError,
+    Redactor,
+    credentials,
     error_for_status,
     no_response,
     redirected,
@@ -35,13 +40,29 @@ __all__ = ["DEFAULT_TIMEOUT", "BaseClient", "Outgoing", "request_headers", "requ
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
 
+def shown_url(url: str) -> str:
+    """A URL as the SDK shows it (a repr, an error): the values of its credential query parameters
+    (:data:`~agentmsg.clients._errors.CREDENTIAL_QUERY`, ``?key=`` say) redacted."""
+    base, sep, query = url.partition("?")
+    if not sep:
+        return url
+    parts = []
+    for part in query.split("&"):
+        name, eq, _value = part.partition("=")
+        parts.append(
+            f"{name}={REDACTED}" if eq and urllib.parse.unquote_plus(name).lower() in CREDENTIAL_QUERY else part
+        )
+    return f"{base}?{'&'.join(parts)}"
+
+
 @attrs.frozen
 class Outgoing:
-    """The HTTP request to send for a formatted request: ``POST url`` with ``headers`` and ``content``."""
+    """The HTTP request to send for a formatted request: ``POST url`` with ``headers`` and ``content``. Its repr
+    shows neither the headers (the API key is one) nor a credential in the URL's query."""
 
-    url: str
-    headers: dict[str, str]
-    content: bytes
+    url: str = attrs.field(repr=lambda u: repr(shown_url(u)))
+    headers: dict[str, str] = attrs.field(repr=lambda h: "{" + ", ".join(map(repr, h)) + "}")
+    content: bytes = attrs.field(repr=lambda c: f"<{len(c)} bytes>")
 
 
 def request_url(base_url: str, request: FormattedRequest, model: str | None) -> str:
@@ -146,9 +167,10 @@ class BaseClient:
         try:
             url = httpx.URL(self.base_url)
         except httpx.InvalidURL as exc:
-            raise ValueError(f"base_url {base_url!r} is not a URL: {exc}") from None
+            shown = Redactor(credentials(None, {}, self.base_url))
+            raise ValueError(shown(f"base_url {shown_url(str(base_url))!r} is not a URL: {exc}")) from None
         if url.scheme not in ("http", "https") or not url.host:
-            raise ValueError(f"base_url {base_url!r} is not an http:// or https:// URL")
+            raise ValueError(f"base_url {shown_url(str(base_url))!r} is not an http:// or https:// URL")
         #: None: the http_client's own timeout (DEFAULT_TIMEOUT for the client's own http_client)
         self.timeout: httpx.Timeout | None = (
             timeout if isinstance(timeout, httpx.Timeout) or timeout is None else httpx.Timeout(timeout)
@@ -163,6 +185,25 @@ class BaseClient:
             raise ValueError(f"think_tags={think_tags!r}: expected False, True or 'open'")
         #: ``<think>`` text in the replies read as reasoning (docs/streams.md): False, True or "open"
         self.think_tags = think_tags
+
+    def __repr__(self) -> str:
+        """The provider, model and base URL: never the API key, nor a credential in the URL or ``headers=``."""
+        return f"{type(self).__name__}({self.provider!r}, model={self.model!r}, base_url={shown_url(self.base_url)!r})"
+
+    def _redactor(self) -> Redactor:
+        """The redaction of the credentials the client sends now (its ``api_key``, a credential ``headers=``
+        value, a ``?key=`` of its ``base_url``): every error it raises and every error or problem its replies
+        say goes through it (settings may change between calls: made again when they did)."""
+        state = (self.api_key, tuple(self.extra_headers.items()), self.base_url)
+        cached = self.__dict__.get("_redaction")
+        if cached is None or cached[0] != state:
+            cached = (state, Redactor(credentials(self.api_key, self.extra_headers, self.base_url)))
+            self.__dict__["_redaction"] = cached
+        return cached[1]
+
+    def _scrub(self, exc: BaseException) -> BaseException:
+        """``exc`` (raised by a call) with the client's credentials redacted, in place."""
+        return self._redactor().error(exc)
 
     def format(
         self,
@@ -195,6 +236,9 @@ class BaseClient:
 
     def _options(self, started_at: float) -> dict[str, Any]:
         opts: dict[str, Any] = {"started_at": started_at}
+        redactor = self._redactor()
+        if redactor:
+            opts["redact"] = redactor
         if self.name is not None:
             opts["name"] = self.name
         if self.think_tags:

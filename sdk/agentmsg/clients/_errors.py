@@ -8,7 +8,10 @@ they refuse a streaming request.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import re
+import urllib.parse
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import httpx
@@ -20,6 +23,7 @@ from agentmsg.errors import AgentmsgError
 
 __all__ = [
     "ERROR_BODY_MAX",
+    "REDACTED",
     "APIConnectionError",
     "APITimeoutError",
     "AgentmsgError",
@@ -28,7 +32,10 @@ __all__ = [
     "BrokenStreamError",
     "ProviderError",
     "RateLimitError",
+    "Redactor",
+    "ReplyTooLargeError",
     "ServerError",
+    "credentials",
     "error_for_status",
     "provider_message",
     "reason",
@@ -119,6 +126,20 @@ class BrokenStreamError(ProviderError):
         self.partial = partial
 
 
+class ReplyTooLargeError(BrokenStreamError):
+    """A reply longer than ``limits.max_bytes`` (``limit``, in bytes): not read further. A streamed reply
+    keeps what arrived up to the limit: its events were yielded, ``partial`` is their message (INTERRUPTED,
+    its ``agentmsg_errors`` holding an error of type ``too_large``, rule ``max-bytes``); a whole reply's
+    ``partial`` is None (no part of a JSON body is a reply)."""
+
+    #: the rule of the limit, as a :class:`~agentmsg.SizeLimitError` names it
+    rule = "max-bytes"
+
+    def __init__(self, message: str, *, limit: int, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.limit = limit
+
+
 # ---- classification: which error a failure is -----------------------------------------------------------------
 
 
@@ -183,10 +204,11 @@ def body_broke(provider: str, exc: Exception, status: int, headers: Mapping[str,
     )
 
 
-def too_big(provider: str, cap: int, status: int, headers: Mapping[str, str]) -> BrokenStreamError:
+def too_big(provider: str, cap: int, status: int, headers: Mapping[str, str]) -> ReplyTooLargeError:
     """A non-streaming reply longer than ``limits.max_bytes``: not read further."""
-    return BrokenStreamError(
+    return ReplyTooLargeError(
         f"the response body exceeds limits.max_bytes ({cap} bytes): not read further",
+        limit=cap,
         provider=provider,
         status_code=status,
         request_id=request_id(headers),
@@ -273,3 +295,138 @@ def reason(exc: Exception) -> str:
                 return f"{text} ({seconds:g} s)" if isinstance(seconds, (int, float)) else text
         return "timed out"
     return str(exc) or type(exc).__name__
+
+
+# ---- the credentials a client holds: never in what it raises or says ------------------------------------------
+
+#: What a credential is replaced by in an error's text and attributes
+REDACTED = "[redacted]"
+
+#: Request headers whose values are credentials (the API key as each provider sends it, and the caller's own
+#: ``headers=`` of these names: a proxy's token, say)
+CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie"}
+)
+
+#: Query parameters of a base URL whose values are credentials (``?key=`` as Google's APIs take the key)
+CREDENTIAL_QUERY = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
+
+_PERCENT = re.compile(r"%[0-9A-F]{2}")
+
+
+def credentials(api_key: str | None, headers: Mapping[str, str], url: str) -> list[str]:
+    """The credentials a client sends: its API key, the values of its ``headers`` named in
+    :data:`CREDENTIAL_HEADERS` (and the token after a scheme, ``Bearer ...``), the values of its base URL's
+    query parameters named in :data:`CREDENTIAL_QUERY`."""
+    found = [api_key] if api_key else []
+    for name, value in headers.items():
+        if name.lower() in CREDENTIAL_HEADERS and isinstance(value, str) and value.strip():
+            found.append(value.strip())
+            scheme, _, token = value.strip().partition(" ")
+            if token.strip() and scheme.isalpha():
+                found.append(token.strip())
+    _, _, query = url.partition("?")
+    for name, value in urllib.parse.parse_qsl(query, keep_blank_values=False):
+        if name.lower() in CREDENTIAL_QUERY and value:
+            found.append(value)
+    return found
+
+
+def _forms(secret: str) -> set[str]:
+    """The ways a server may echo a secret back: as sent, URL-encoded (either case of hex digits, ``+`` or
+    ``%20`` for a space), JSON-escaped (once or twice, ``\\/`` too), as Python shows it in a repr."""
+    forms = {secret, urllib.parse.quote(secret), urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret)}
+    for escaped in (json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]):
+        forms.update((escaped, escaped.replace("/", "\\/"), json.dumps(escaped)[1:-1]))
+    forms.update((repr(secret)[1:-1], repr(secret.encode())[2:-1]))
+    forms.update([_PERCENT.sub(lambda m: m[0].lower(), f) for f in forms])
+    return {f for f in forms if f}
+
+
+class Redactor:
+    """Replaces the credentials a client holds (any form a server may echo them in: see :func:`_forms`) with
+    :data:`REDACTED`: in a text (``redactor(text)``), a parsed body (:meth:`value`), an exception and the ones
+    it was raised from (:meth:`error`). A short key is replaced wherever it occurs, whatever the text around it
+    (the text may then read oddly: a key is never shown)."""
+
+    __slots__ = ("_forms", "_pattern")
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        forms: set[str] = set()
+        for secret in secrets:
+            if secret:
+                forms |= _forms(secret)
+        ordered = sorted(forms, key=len, reverse=True)  # (the longest form first: "Bearer k" before "k")
+        self._forms = tuple(ordered)
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def split(self, text: str) -> tuple[str, str]:
+        """``text`` as it may be shown now, redacted, and what must wait for the text after it: its end when
+        that may begin a credential (text shown as it streams, a key split across two pieces)."""
+        if self._pattern is None:
+            return text, ""
+        held = 0
+        for form in self._forms:
+            for k in range(min(len(form) - 1, len(text)), held, -1):
+                if text.endswith(form[:k]):
+                    held = k
+                    break
+        shown, rest = (text[:-held], text[-held:]) if held else (text, "")
+        if held:  # a credential may end inside what is held: it is shown whole or not at all
+            for match in self._pattern.finditer(text):
+                if match.start() < len(shown) < match.end():
+                    shown, rest = text[: match.end()], text[match.end() :]
+        return self(shown), rest
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def __call__(self, text: str) -> str:
+        pattern = self._pattern
+        return text if pattern is None else pattern.sub(REDACTED, text)
+
+    def value(self, value: Any) -> Any:
+        """A parsed body (JSON values, nested at will) with its strings redacted, keys included; the same
+        object when nothing in it is a credential."""
+        if self._pattern is None:
+            return value
+        if isinstance(value, str):
+            return self(value)
+        if not isinstance(value, (dict, list)):
+            return value
+        root: Any = {} if isinstance(value, dict) else []
+        stack: list[tuple[Any, Any]] = [(value, root)]  # (iterative: a body may be nested 1,000 deep)
+        while stack:
+            source, target = stack.pop()
+            items = source.items() if isinstance(source, dict) else enumerate(source)
+            for key, item in items:
+                if isinstance(item, (dict, list)):
+                    copy: Any = {} if isinstance(item, dict) else []
+                    stack.append((item, copy))
+                    item = copy
+                elif isinstance(item, str):
+                    item = self(item)
+                if isinstance(target, dict):
+                    target[self(key) if isinstance(key, str) else key] = item
+                else:
+                    target.append(item)
+        return root
+
+    def error(self, exc: BaseException) -> BaseException:
+        """``exc`` with every credential redacted, in place: its text (``args``), and a
+        :class:`ProviderError`'s ``message``, ``body`` and ``request_id``; so for the exceptions it was raised
+        from (``__cause__``, ``__context__``), whose texts a traceback shows."""
+        if self._pattern is None:
+            return exc
+        seen: set[int] = set()
+        todo: BaseException | None = exc
+        while todo is not None and id(todo) not in seen:
+            seen.add(id(todo))
+            todo.args = tuple(self.value(a) if isinstance(a, (str, dict, list)) else a for a in todo.args)
+            if isinstance(todo, ProviderError):
+                todo.message = self(todo.message)
+                todo.body = self.value(todo.body)
+                if todo.request_id is not None:
+                    todo.request_id = self(todo.request_id)
+            todo = todo.__cause__ or todo.__context__
+        return exc

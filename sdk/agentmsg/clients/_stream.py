@@ -4,13 +4,14 @@ was cancelled, and the :class:`~agentmsg.clients.BrokenStreamError` of a stream 
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from agentmsg import GenerateReason, Msg, Problem, Reducer
-from agentmsg.clients._errors import BrokenStreamError, reason, request_id
+from agentmsg.clients._errors import BrokenStreamError, ReplyTooLargeError, reason, request_id
 from agentmsg.message import METADATA_GENERATE_REASON
 from agentmsg.providers import FormattedRequest
 
@@ -22,21 +23,100 @@ __all__ = ["StreamState", "abody_chunks", "body_chunks"]
 
 _BODY_HEAD = 120  # bytes of a body that was no stream shown in the error
 
+#: Bytes of JSON one event may add to the message beyond the bytes of the body it came from, at most (a tool
+#: call's block with its minted id from a Gemini part of 80 bytes: about 180): with the bytes read, a bound on
+#: the message's growth, measured exactly only when that bound could reach the limit (see ``_room``)
+EVENT_ROOM = 160
+
+
+#: Bytes a compressed body is inflated by at a time: a gzip bomb (64 KiB inflating to 64 MiB in one network
+#: read) is never held whole, only as far as the reader reads it (:func:`body_chunks`)
+INFLATE_PIECE = 1 << 16
+
+#: ``Content-Encoding`` values inflated here in bounded pieces (zlib's window bits); another encoding (``br``,
+#: ``zstd``, several) is httpx's to decode, a network read's worth at once
+_INFLATED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+class _Inflater:
+    """A gzip or deflate body inflated in pieces of at most :data:`INFLATE_PIECE` bytes (httpx's own decoder
+    inflates each network read whole: about 1,000 times its size for a bomb). A deflate body without its zlib
+    header (raw deflate, which some servers send) is read as such, as httpx reads it."""
+
+    __slots__ = ("_first", "_kind", "_raw", "_z")
+
+    def __init__(self, wbits: int) -> None:
+        self._z = zlib.decompressobj(wbits)
+        self._kind = "deflate" if wbits == zlib.MAX_WBITS else "gzip"
+        self._raw = self._kind == "deflate"  # raw deflate may yet be tried (on the first data)
+        self._first = True
+
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        while True:
+            try:
+                out = self._z.decompress(data, INFLATE_PIECE)
+            except zlib.error as exc:
+                if self._first and self._raw:
+                    self._z, self._raw = zlib.decompressobj(-zlib.MAX_WBITS), False
+                    continue
+                raise httpx.DecodingError(f"the body is not {self._kind} data: {exc}") from None
+            self._first = False
+            if out:
+                yield out
+            data = self._z.unconsumed_tail
+            if not data and len(out) < INFLATE_PIECE:  # (a full piece may leave output inside zlib)
+                return
+
+    def flush(self) -> bytes:
+        try:
+            return self._z.flush()
+        except zlib.error as exc:
+            raise httpx.DecodingError(f"the compressed body is cut: {exc}") from None
+
+
+def _inflater(response: httpx.Response) -> _Inflater | None:
+    wbits = _INFLATED.get(response.headers.get("content-encoding", "").strip().lower())
+    return _Inflater(wbits) if wbits is not None else None
+
+
+def _inflated(raw: Iterator[bytes], inflater: _Inflater) -> Iterator[bytes]:
+    for data in raw:
+        yield from inflater.pieces(data)
+    rest = inflater.flush()
+    if rest:
+        yield rest
+
+
+async def _ainflated(raw: AsyncIterator[bytes], inflater: _Inflater) -> AsyncIterator[bytes]:
+    async for data in raw:
+        for piece in inflater.pieces(data):
+            yield piece
+    rest = inflater.flush()
+    if rest:
+        yield rest
+
 
 def body_chunks(response: httpx.Response) -> Iterator[bytes]:
     """The chunks of a response's body, content-decoded, as ``iter_bytes()`` gives them: ``iter_raw()`` when the
     response has no content encoding (and was not read already), which gives the same chunks without passing each
-    through an identity decoder and a chunker of no size (0.28 -> 0.13 µs a chunk)."""
-    if response.is_stream_consumed or "content-encoding" in response.headers:
+    through an identity decoder and a chunker of no size (0.28 -> 0.13 µs a chunk); a gzip or deflate body
+    inflated here, :data:`INFLATE_PIECE` bytes at a time (a reader that stops at a limit holds no more)."""
+    if response.is_stream_consumed:
         return response.iter_bytes()
-    return response.iter_raw()
+    if "content-encoding" not in response.headers:
+        return response.iter_raw()
+    inflater = _inflater(response)
+    return response.iter_bytes() if inflater is None else _inflated(response.iter_raw(), inflater)
 
 
 def abody_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     """:func:`body_chunks` of an async response (``aiter_raw()`` or ``aiter_bytes()``)."""
-    if response.is_stream_consumed or "content-encoding" in response.headers:
+    if response.is_stream_consumed:
         return response.aiter_bytes()
-    return response.aiter_raw()
+    if "content-encoding" not in response.headers:
+        return response.aiter_raw()
+    inflater = _inflater(response)
+    return response.aiter_bytes() if inflater is None else _ainflated(response.aiter_raw(), inflater)
 
 
 class StreamState:
@@ -58,6 +138,7 @@ class StreamState:
         self._body_head = b""  # the body's first bytes, to say what came when it was no stream at all
         self._heading = True  # _body_head holds fewer than _BODY_HEAD bytes
         self._parsed = False  # whether the parser made anything of the body before its closing events
+        self._over: int | None = None  # the limit (bytes) the reply went over: read no further
 
     @property
     def diagnostics(self) -> tuple[Problem, ...]:
@@ -105,6 +186,27 @@ class StreamState:
             return parser.error(reason(exc), kind="timeout")
         return parser.error(f"the connection broke: {reason(exc)}", kind="disconnect")
 
+    def _room(self, cap: int) -> int:
+        """Bytes the message being built may still grow by within ``cap`` (its JSON's size measured now, a
+        snapshot written): negative when it is past it. The shells call it only when the bytes read and the
+        events made since the last call (:data:`EVENT_ROOM` each) could have used up the room it gave: a stream
+        whose message is far from the limit is measured a few times at most."""
+        snapshot = self.reducer.snapshot()
+        return cap - (len(snapshot.to_json_bytes()) if snapshot is not None else 0)
+
+    def _too_large(self, parser: StreamParser, cap: int, message: bool) -> list[dict[str, Any]]:
+        """The closing events of a reply longer than ``cap`` bytes (``limits.max_bytes``), or whose message
+        would be (``message``): read no further, what arrived up to the limit kept (an error of type
+        ``too_large``, rule ``max-bytes``)."""
+        self._over = cap
+        return parser.error(
+            f"the streamed reply exceeds limits.max_bytes ({cap} bytes): not read further"
+            + (" (the message built from it would)" if message else ""),
+            kind="too_large",
+            rule="max-bytes",
+            limit=cap,
+        )
+
     def _closing_events(self, closing: list[dict[str, Any]]) -> None:
         """The closing events (the parser's end, or a broken stream's), fed before they are yielded."""
         self._closing = closing
@@ -139,8 +241,19 @@ class StreamState:
                 provider = self.client.provider
                 article = "an" if provider[:1] in "aeiou" else "a"
                 self.error += f" (the body is not {article} {provider} stream: {shown}, {what})"
+        if self.error is not None:
+            self.error = self.client._redactor()(self.error)
 
     def _broken(self, message: str) -> BrokenStreamError:
+        if self._over is not None:
+            return ReplyTooLargeError(
+                message,
+                limit=self._over,
+                provider=self.client.provider,
+                partial=self.message,
+                status_code=self.status_code,
+                request_id=self.request_id,
+            )
         return BrokenStreamError(
             message,
             provider=self.client.provider,

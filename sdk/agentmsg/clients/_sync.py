@@ -18,8 +18,15 @@ import httpx
 
 from agentmsg import Msg, limits
 from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
-from agentmsg.clients._errors import ERROR_BODY_MAX, APIConnectionError, body_broke, too_big, unsendable
-from agentmsg.clients._stream import StreamState, body_chunks
+from agentmsg.clients._errors import (
+    ERROR_BODY_MAX,
+    APIConnectionError,
+    ProviderError,
+    body_broke,
+    too_big,
+    unsendable,
+)
+from agentmsg.clients._stream import EVENT_ROOM, StreamState, body_chunks
 from agentmsg.clients._whole import read_whole
 from agentmsg.providers import FormatOptions, FormattedRequest
 
@@ -42,7 +49,11 @@ class ReplyStream(StreamState):
     GUI's stop button, a watchdog) while the loop runs stops it: the loop ends without error, the message
     INTERRUPTED with what arrived. A stream that breaks (disconnect, read timeout, provider error mid-stream)
     yields its closing events, then raises :class:`BrokenStreamError` whose ``partial`` is that message
-    (``raise_on_error=False``: no raise). (Formerly ``EventStream``, a name that remains, deprecated.)"""
+    (``raise_on_error=False``: no raise). A reply longer than ``limits.max_bytes`` (the bytes received, or
+    inflated from a gzip or deflate body) is read no further: the events of what arrived up to the limit are
+    yielded, then an error event of type ``too_large`` (rule ``max-bytes``), then :class:`ReplyTooLargeError`
+    (a :class:`BrokenStreamError`) whose ``partial`` is their message. (Formerly ``EventStream``, a name that
+    remains, deprecated.)"""
 
     def __init__(self, client: Client, request: FormattedRequest, raise_on_error: bool = True) -> None:
         super().__init__(client, request, raise_on_error)
@@ -71,6 +82,9 @@ class ReplyStream(StreamState):
                         event = next(inner)
                     except StopIteration:
                         return
+                    except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+                        self.client._scrub(exc)
+                        raise
                 yield event
         finally:
             with self._running:
@@ -160,18 +174,32 @@ class ReplyStream(StreamState):
             try:
                 self._reading(response.extensions.get("network_stream"))
                 feed, fold = parser.feed, self.reducer._feed_trusted
+                cap, size, over, grown = limits.max_bytes, 0, False, False
+                room = cap  # bytes the message may grow by before it is measured
+                encoded = "content-encoding" in response.headers  # (else the bytes received are the bytes read)
                 for chunk in body_chunks(response):  # content-decoded (a gzipped stream)
+                    size += len(chunk)
+                    if size > cap or (encoded and response.num_bytes_downloaded > cap):
+                        over = True  # the bytes up to the limit are read, no further
+                        chunk = chunk[: len(chunk) - max(0, size - cap)]
                     events = feed(chunk)
                     if events:  # the parser's events, valid by construction: to the reducer
                         self._parsed = True
                         fold(events)
+                        room -= len(chunk) + EVENT_ROOM * len(events)  # (at most what the message grew by)
+                        if room < 0:
+                            room = self._room(cap)
+                            if room < 0:
+                                over = grown = True  # the message built is past the limit: read no further
                     if self._heading:
                         self._head_of(chunk)
                     for e in events:
                         self._check()
                         yield e
+                    if over:
+                        break
                 self._check()  # (a socket shut down may read as the body's end)
-                closing = parser.close()
+                closing = self._too_large(parser, cap, grown) if over else parser.close()
             except httpx.HTTPError as exc:
                 self._check()
                 closing = self._read_failed(parser, exc)
@@ -212,10 +240,10 @@ def _shut(net: Any) -> None:
 
 
 def read_body(response: httpx.Response, cap: int) -> bytes:
-    """The body (content-decoded), read no further than ``cap`` bytes and one chunk: longer is ``cap + 1``
-    bytes or more."""
+    """The body (content-decoded), read no further than ``cap`` bytes and one chunk (a compressed body's:
+    :data:`~agentmsg.clients._stream.INFLATE_PIECE` bytes at most): longer is ``cap + 1`` bytes or more."""
     body = bytearray()
-    for chunk in response.iter_bytes():
+    for chunk in body_chunks(response):
         body += chunk
         if len(body) > cap:
             break
@@ -308,6 +336,13 @@ class Client(BaseClient):
 
     def send(self, request: FormattedRequest) -> Msg:
         """The reply to an already formatted non-streaming request."""
+        try:
+            return self._whole(request)
+        except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+            self._scrub(exc)
+            raise
+
+    def _whole(self, request: FormattedRequest) -> Msg:
         started = time.monotonic()
         response = self._send(request)
         cap = limits.max_bytes

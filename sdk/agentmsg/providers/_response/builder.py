@@ -292,6 +292,8 @@ class StreamBuilder:
     id. ``id_factory`` / ``clock`` make event ids and createdAt deterministic. ``started_at``
     (``time.monotonic()`` when the request was sent) adds the call's wall-clock ``time`` to the usage.
     ``agent_events=False`` leaves out AGENT_START/AGENT_END (for an agent loop that frames its own reply).
+    ``redact``: a function the texts of errors and problems (the provider's error message, a payload quoted)
+    go through before they are said (a client's, which removes the credentials it sent).
     ``structured_output``: the request asked for structured output, the reply's JSON is in its text (``{"from":
     "text"}``) or in the input of a call of the tool it forced (``{"from": "tool", "name": ...}``): read when each
     choice ends, and given on its MODEL_CALL_END (``metadata.structuredOutput``, the message's metadata
@@ -311,8 +313,12 @@ class StreamBuilder:
         started_at: float | None = None,
         agent_events: bool = True,
         structured_output: dict[str, Any] | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.provider = provider
+        #: What the texts of errors and problems go through before they are said (a client's: the credentials
+        #: it sent, which a server may echo in an error, replaced); None: said as they are
+        self._redact = redact
         self.name = name
         #: The provider names every call with an id, possibly after its name (OpenAI's family): a call waits
         #: for its id before it starts, so an id that comes late is the call's own (as the official
@@ -1038,12 +1044,13 @@ class StreamBuilder:
     def error(self, message: str, *, kind: str = "provider_error", choice: int | None = None, **info: Any) -> None:
         """A provider error in the middle of the stream (or a cut stream): every open choice ends interrupted,
         keeping what it received. ``info`` (e.g. ``status``, ``code``) goes into the error event."""
-        value = {"type": kind, "message": message, "provider": self.provider}
+        redact = self._redact
+        value = {"type": kind, "message": message if redact is None else redact(message), "provider": self.provider}
         for k, v in info.items():
             if v is None:
                 continue
             if type(v) in (str, int, float, bool):
-                value[k] = v
+                value[k] = redact(v) if redact is not None and type(v) is str else v
             else:  # a provider's error code or request id of another JSON type (nested at will): said, left out
                 self.problem("type", f"the provider error's {k} is a JSON {json_type(v)}, not a scalar: left out")
         self.errors.append(value)
@@ -1132,6 +1139,8 @@ class StreamBuilder:
         """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped. A problem the
         reply has said already, word for word (a bad field a provider repeats on every chunk), is not said
         again: each thing is said once."""
+        if self._redact is not None:
+            message = self._redact(message)
         said = (rule, message)
         if said in self._said:
             return
@@ -1143,6 +1152,8 @@ class StreamBuilder:
         """A problem of choice ``c`` (open), said among its own events. ``call``: the problem is the arguments of
         this call as the provider gave them (cut at max_tokens, JSON but no object, ...), not the stream: its value
         names the call (``toolCallId``), so that a reader can tell a reply the provider cut from a broken input."""
+        if self._redact is not None:
+            message = self._redact(message)
         self.problems.append(Problem("", rule, message))
         value = {"rule": rule, "message": message}
         if call is not None and call.started:

@@ -1,0 +1,376 @@
+"""The SDK never shows the credentials it holds (issue 28, class 7): a server that echoes the request's headers
+back in its error (a 401's body, a 500's page, a stream's error event, a redirect's location) put the API key in
+the exception's text and attributes and in ``agentmsg chat``'s output. Over real HTTP on loopback: a server
+that echoes what it was sent, as sent, URL-encoded or JSON-escaped."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import json
+import threading
+import traceback
+import urllib.parse
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from agentmsg import UserMessage
+from agentmsg.clients import (
+    AsyncClient,
+    AuthenticationError,
+    BadRequestError,
+    BrokenStreamError,
+    Client,
+    ProviderError,
+    ServerError,
+)
+from agentmsg.clients._config import Outgoing
+from agentmsg.clients._errors import Redactor, credentials
+from agentmsg.providers import FormattedRequest
+from tests._support.providers import run_cli
+
+CONVO = [UserMessage("hi")]
+
+KEYS = {
+    "long": "sk-proj-Abc123Def456Ghi789",
+    "short": "Zq7",
+    "url-and-json-special": 'ab/cd+ef=="x\\y z',
+}
+
+
+def echoes(key: str) -> list[str]:
+    """The forms of ``key`` none of which may be shown: as sent, URL-encoded, JSON-escaped."""
+    return [
+        key,
+        urllib.parse.quote(key, safe=""),
+        urllib.parse.quote_plus(key),
+        json.dumps(key)[1:-1],
+        json.dumps(key)[1:-1].replace("/", "\\/"),
+    ]
+
+
+#: How the server echoes the request: (status, content-type, body of the request's headers and path)
+Echo = Callable[[dict[str, str], str], tuple[int, str, bytes, dict[str, str]]]
+
+
+def as_json(status: int) -> Echo:
+    def echo(headers: dict[str, str], path: str) -> tuple[int, str, bytes, dict[str, str]]:
+        body = {
+            "error": {"message": f"invalid credentials: you sent {headers} to {path}", "headers": headers},
+            "request_id": headers.get("x-api-key") or headers.get("authorization", ""),
+            headers.get("authorization", "k"): "the header as a key",
+        }
+        return status, "application/json", json.dumps(body).encode(), {}
+
+    return echo
+
+
+def as_text(status: int) -> Echo:
+    def echo(headers: dict[str, str], path: str) -> tuple[int, str, bytes, dict[str, str]]:
+        lines = [f"{k}: {v}" for k, v in headers.items()]
+        encoded = [f"{k}={urllib.parse.quote(v, safe='')}" for k, v in headers.items()]
+        text = "<html>denied\n" + "\n".join(lines + encoded) + f"\n{path}</html>"
+        return status, "text/html", text.encode(), {}
+
+    return echo
+
+
+def as_stream_error(headers: dict[str, str], path: str) -> tuple[int, str, bytes, dict[str, str]]:
+    """A 200 stream that starts, then an error event quoting the headers (Anthropic's shape)."""
+    start = {
+        "type": "message_start",
+        "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [], "usage": {}},
+    }
+    error = {
+        "type": "error",
+        "error": {"type": "authentication_error", "message": f"bad key {json.dumps(headers)}"},
+        "request_id": headers.get("x-api-key", ""),
+    }
+    body = f"event: message_start\ndata: {json.dumps(start)}\n\nevent: error\ndata: {json.dumps(error)}\n\n"
+    return 200, "text/event-stream", body.encode(), {}
+
+
+def as_not_a_stream(headers: dict[str, str], path: str) -> tuple[int, str, bytes, dict[str, str]]:
+    """A 200 that is no stream: an HTML page starting with the key (the error shows the body's first bytes)."""
+    key = headers.get("x-api-key") or headers.get("x-goog-api-key") or headers.get("authorization", "")
+    return 200, "text/html", f"{key} {key}".encode(), {}
+
+
+def as_redirect(headers: dict[str, str], path: str) -> tuple[int, str, bytes, dict[str, str]]:
+    key = headers.get("x-api-key") or headers.get("x-goog-api-key") or headers.get("authorization", "")
+    return 307, "text/plain", key.encode(), {"Location": f"http://elsewhere.invalid/{path}?k={key}"}
+
+
+class EchoServer:
+    """A loopback HTTP server answering each request with ``echo(its headers, its path)``."""
+
+    def __init__(self, echo: Echo) -> None:
+        self.echo = echo
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                status, content_type, body, extra = owner.echo(
+                    {k.lower(): v for k, v in self.headers.items()}, self.path
+                )
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in extra.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Echo], EchoServer]]:
+    servers: list[EchoServer] = []
+
+    def make(echo: Echo) -> EchoServer:
+        servers.append(EchoServer(echo))
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def shown(exc: BaseException) -> str:
+    """All an exception shows: its text, repr, args, traceback (causes included) and attributes (the
+    partial message's JSON too)."""
+    parts = [str(exc), repr(exc), repr(exc.args), "".join(traceback.format_exception(exc))]
+    if isinstance(exc, ProviderError):
+        parts += [exc.message, repr(exc.body), repr(exc.request_id), json.dumps(exc.body)]
+    partial = getattr(exc, "partial", None)
+    if partial is not None:
+        parts.append(partial.to_json())
+    return "\n".join(parts)
+
+
+def assert_hidden(key: str, *texts: str) -> None:
+    for text in texts:
+        for form in echoes(key):
+            assert form not in text, (form, text[:2000])
+
+
+# (provider, path the request goes to): a bearer key, an x-api-key, an x-goog-api-key
+PROVIDERS = ["openai", "anthropic", "gemini"]
+
+ERRORS = [
+    (as_json(401), AuthenticationError),
+    (as_json(403), AuthenticationError),
+    (as_text(401), AuthenticationError),
+    (as_json(500), ServerError),
+    (as_text(500), ServerError),
+    (as_redirect, BadRequestError),
+]
+
+
+@pytest.mark.parametrize("key", KEYS.values(), ids=list(KEYS))
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(("echo", "cls"), ERRORS, ids=["401", "403", "401-text", "500", "500-text", "307"])
+def test_an_echoed_key_is_in_no_error(
+    serve: Callable[[Echo], EchoServer], key: str, provider: str, echo: Echo, cls: type[ProviderError]
+) -> None:
+    """call() and stream(), sync and async: the key the server echoes (as sent, URL-encoded, JSON-escaped) is in
+    none of what the error shows; the server did echo it (the redaction is what hides it)."""
+    server = serve(echo)
+    seen: list[bytes] = []
+    original = server.echo
+
+    def spying(headers: dict[str, str], path: str) -> tuple[int, str, bytes, dict[str, str]]:
+        status, content_type, body, extra = original(headers, path)
+        seen.append(body + repr(extra).encode())
+        return status, content_type, body, extra
+
+    server.echo = spying
+    client = Client(provider, base_url=server.url, api_key=key, model="m", max_retries=0)
+    with pytest.raises(cls) as info:
+        client.call(CONVO)
+    assert_hidden(key, shown(info.value))
+    assert any(form.encode() in seen[-1] for form in echoes(key))  # (the server did echo it)
+    with pytest.raises(cls) as info:
+        list(client.stream(CONVO))
+    assert_hidden(key, shown(info.value))
+
+    async def run() -> list[BaseException]:
+        errors: list[BaseException] = []
+        async with AsyncClient(provider, base_url=server.url, api_key=key, model="m", max_retries=0) as ac:
+            for call in (lambda: ac.call(CONVO), lambda: ac.stream(CONVO).until_done()):
+                try:
+                    await call()
+                except ProviderError as exc:
+                    errors.append(exc)
+        return errors
+
+    errors = asyncio.run(run())
+    assert [type(e) for e in errors] == [cls, cls]
+    assert_hidden(key, *map(shown, errors))
+
+
+@pytest.mark.parametrize("key", KEYS.values(), ids=list(KEYS))
+def test_an_echoed_key_is_in_no_stream_error_event(serve: Callable[[Echo], EchoServer], key: str) -> None:
+    """A stream's error event quoting the headers (message and request id): the events yielded, the message,
+    the error and ``stream.error`` hold no key, sync and async, raising or not."""
+    server = serve(as_stream_error)
+    client = Client("anthropic", base_url=server.url, api_key=key, model="m", max_retries=0)
+    stream = client.stream(CONVO)
+    events: list[dict[str, Any]] = []
+    with pytest.raises(BrokenStreamError) as info:
+        for e in stream:
+            events.append(e)
+    assert "bad key" in info.value.message and "[redacted]" in info.value.message
+    assert_hidden(key, shown(info.value), json.dumps(events), stream.message.to_json())
+    quiet = client.stream(CONVO, raise_on_error=False)
+    events = list(quiet)
+    assert quiet.error is not None
+    assert_hidden(key, quiet.error, json.dumps(events), quiet.message.to_json())
+
+    async def run() -> BaseException:
+        async with AsyncClient("anthropic", base_url=server.url, api_key=key, model="m") as ac:
+            with pytest.raises(BrokenStreamError) as ainfo:
+                await ac.stream(CONVO).until_done()
+            return ainfo.value
+
+    assert_hidden(key, shown(asyncio.run(run())))
+
+
+@pytest.mark.parametrize("key", KEYS.values(), ids=list(KEYS))
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+def test_a_body_that_is_no_stream_shows_its_start_without_the_key(
+    serve: Callable[[Echo], EchoServer], key: str, provider: str
+) -> None:
+    """A 200 that is no stream is said with its first bytes: there, the key the server echoed is redacted."""
+    server = serve(as_not_a_stream)
+    client = Client(provider, base_url=server.url, api_key=key, model="m")
+    with pytest.raises(BrokenStreamError, match="it starts") as info:
+        list(client.stream(CONVO))
+    assert_hidden(key, shown(info.value))
+    with pytest.raises(BrokenStreamError) as info:
+        client.call(CONVO)
+    assert_hidden(key, shown(info.value))
+
+
+def test_a_key_in_headers_or_the_base_urls_query_is_redacted_too(serve: Callable[[Echo], EchoServer]) -> None:
+    """A credential the caller sends itself (``headers={"Authorization": ...}`` to a proxy, ``?key=`` in the
+    base URL) is redacted as the API key is; so in the client's repr and the request's."""
+    server = serve(as_text(401))
+    token, query_key = "proxy-token-998877", "AIzaQueryKey123"
+    client = Client(
+        "gemini",
+        base_url=f"{server.url}/?key={query_key}",
+        api_key="k-gemini-1",
+        model="m",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    with pytest.raises(AuthenticationError) as info:
+        client.call(CONVO)
+    text = shown(info.value)
+    for secret in (token, query_key, "k-gemini-1"):
+        assert_hidden(secret, text, repr(client))
+    out = client._outgoing(client.format(CONVO, stream=False))
+    assert_hidden("k-gemini-1", repr(out))
+    assert_hidden(query_key, repr(out))
+    assert_hidden(token, repr(out))
+    with pytest.raises(ValueError, match="is not an http") as vinfo:
+        Client("openai", base_url=f"ftp://h/?key={query_key}", api_key="k")
+    assert_hidden(query_key, str(vinfo.value))
+
+
+@pytest.mark.parametrize("key", KEYS.values(), ids=list(KEYS))
+@pytest.mark.parametrize("echo", [as_json(401), as_text(500), as_stream_error], ids=["401", "500", "stream"])
+def test_chat_never_prints_the_key(
+    serve: Callable[[Echo], EchoServer],
+    key: str,
+    echo: Echo,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``agentmsg chat`` printed the server's error, the key in it: now its stdout and stderr hold none."""
+    server = serve(echo)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    code, out = run_cli("chat", "--provider", "anthropic", "--base-url", server.url, "--model", "m", "hi")
+    err = capsys.readouterr().err
+    assert code == 1 and "[redacted]" in err, err
+    assert_hidden(key, out, err)
+
+
+def test_the_redactor() -> None:
+    """One function every path uses: each form a key may be echoed in, the longest first; bodies nested 1,000
+    deep; nothing to redact, the same object back."""
+    r = Redactor(credentials("s/k+1", {"X-Api-Key": "other", "Authorization": "Basic dXNlcg==", "Accept": "x"}, ""))
+    assert r("a s/k+1 b s%2Fk%2B1 c s%2fk%2b1 d s\\/k+1 e other f dXNlcg== g x") == (
+        "a [redacted] b [redacted] c [redacted] d [redacted] e [redacted] f [redacted] g x"
+    )
+    deep: Any = "s/k+1"
+    for _ in range(1000):
+        deep = [deep]
+    out = r.value({"s/k+1": deep})
+    for _ in range(1001):
+        out = out["[redacted]"] if isinstance(out, dict) else out[0]
+    assert out == "[redacted]"
+    body = {"a": ["b"]}
+    assert Redactor([]).value(body) is body and not Redactor([]) and Redactor(["x"])
+    assert credentials(None, {}, "http://h/v1?key=abc&alt=sse") == ["abc"]
+
+
+def test_a_request_without_secrets_in_it_is_shown_as_before() -> None:
+    """The repr of a request to send names its headers, not their values."""
+    out = Outgoing("http://h/x?alt=sse", {"authorization": "Bearer sk-1"}, b"{}")
+    assert repr(out) == "Outgoing(url='http://h/x?alt=sse', headers={'authorization'}, content=<2 bytes>)"
+    assert "sk-1" not in repr(Client("openai", api_key="sk-1"))
+
+
+def test_formatted_request_sent_with_key_in_extra_headers_only(serve: Callable[[Echo], EchoServer]) -> None:
+    """An x-api-key given in ``headers=`` (replacing the client's) is redacted like the client's own key."""
+    server = serve(as_json(401))
+    client = Client("anthropic", base_url=server.url, api_key="unused-k", headers={"x-api-key": "hdr-secret-55"})
+    with pytest.raises(AuthenticationError) as info:
+        client.send(FormattedRequest(body={}, path="/v1/messages", stream=False))
+    assert_hidden("hdr-secret-55", shown(info.value))
+
+
+def test_chat_redacts_a_key_the_reply_text_echoes_across_deltas(
+    serve: Callable[[Echo], EchoServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that echoes the key in the reply's text, split across two deltas: ``agentmsg chat`` shows the
+    text with the key redacted (the end of a delta that may begin it waits for the next); the rest as sent."""
+    key = KEYS["long"]
+
+    def reply(headers: dict[str, str], path: str) -> tuple[int, str, bytes, dict[str, str]]:
+        sent = headers["authorization"].removeprefix("Bearer ")
+        pieces = ["your key is ", sent[:6], sent[6:] + " and s", "o on"]
+        body = "".join(
+            f"data: {json.dumps({'id': 'c', 'model': 'm', 'choices': [{'index': 0, 'delta': {'content': p}}]})}\n\n"
+            for p in pieces
+        )
+        done = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        return 200, "text/event-stream", (body + f"data: {json.dumps(done)}\n\ndata: [DONE]\n\n").encode(), {}
+
+    server = serve(reply)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    code, out = run_cli("chat", "--provider", "openai", "--base-url", server.url, "--model", "m", "hi")
+    assert code == 0 and out.startswith("your key is [redacted] and so on\n"), out
+    assert_hidden(key, out)
+
+
+def test_redactor_split_holds_back_only_what_may_begin_a_key() -> None:
+    r = Redactor(["sk-secret"])
+    assert r.split("hello") == ("hello", "")
+    assert r.split("say sk-se") == ("say ", "sk-se")
+    assert r.split("say sk-secret and s") == ("say [redacted] and ", "s")
+    assert Redactor([]).split("sk-") == ("sk-", "")
