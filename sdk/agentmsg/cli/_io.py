@@ -294,6 +294,7 @@ def _too_big() -> Problem:
 
 _EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
 _ROLE = re.compile(rb'"role"\s*:\s*"[A-Za-z]+"')
+_AGENTMSG_ROLE = re.compile(rb'"role"\s*:\s*"(?:USER|ASSISTANT|SYSTEM|TOOL)"')
 
 
 def is_sse(head: bytes) -> bool:
@@ -326,3 +327,47 @@ def binary(head: bytes) -> str | None:
     decoded = text.decode("utf-8", "replace")
     odd = sum(1 for c in decoded if c == "\ufffd" or (c < " " and c not in "\t\n\r\f\v"))
     return f"binary data ({shown})" if odd * 8 > len(decoded) else None
+
+
+def reads_as(provider: str, data: bytes, *, stream: bool) -> bool:
+    """Whether ``provider``'s reader takes ``data`` (a whole response, or the start of a stream) as its own: what
+    the hints that name another provider (``try --provider X``, ``agentmsg parse --provider X``) are told by."""
+    from agentmsg.providers import get
+
+    try:
+        if not stream:
+            get(provider).response_events(data)
+            return True
+        parser = get(provider).stream_parser()
+        events = parser.feed(data) + parser.close()
+    except (ValueError, TypeError, RecursionError):  # (ValidationError and orjson's errors are ValueErrors)
+        return False
+    # A stream reader skips what it cannot read: its start is the provider's when some part of the reply came
+    # (a block, a tool call) and no payload was skipped (the start may be cut: the end of the stream is not asked).
+    said = any(e.get("type") == "CUSTOM" and e.get("name") == PROBLEM_EVENT for e in events)
+    return not said and any(e.get("type", "").startswith(_REPLY_PARTS) for e in events)
+
+
+_REPLY_PARTS = ("TEXT_BLOCK_", "THINKING_BLOCK_", "TOOL_CALL_", "DATA_BLOCK_")
+
+
+def foreign(e: dict[str, Any]) -> bool:
+    """Whether a provider parser's event says the body held none of its payloads (another provider's stream)."""
+    value = e.get("value")
+    return e.get("type") == "CUSTOM" and isinstance(value, dict) and value.get("foreign") is True
+
+
+def reply_hint(head: bytes) -> str | None:
+    """When ``head`` (a file's start) reads as a provider's reply or stream: the command that reads it."""
+    from agentmsg.providers import NAMES
+
+    if _AGENTMSG_ROLE.search(head):  # an agentmsg message (which a lenient stream reader might take)
+        return None
+    stream = is_sse(head) or head.removeprefix(BOM).lstrip()[:1] not in (b"{", b"[")
+    names = [name for name in NAMES if reads_as(name, head, stream=stream)]
+    if not names and not stream:
+        stream, names = True, [name for name in NAMES if reads_as(name, head, stream=True)]
+    if not names:
+        return None
+    flag = " --stream" if stream and not is_sse(head) else ""
+    return f"it reads as a provider's {'stream' if stream else 'reply'}: read it with 'agentmsg parse --provider {'/'.join(names)}{flag}'"

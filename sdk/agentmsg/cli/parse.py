@@ -43,10 +43,12 @@ from agentmsg.cli._io import (
     clip,
     command_limits,
     exit_status,
+    foreign,
     is_sse,
     limit_options,
     print_problems,
     read_bytes,
+    reads_as,
     say,
     shown_path,
     think_tags_options,
@@ -138,33 +140,14 @@ def _hint(data: bytes, provider: str, *, stream: bool) -> str | None:
         kind = item.get("type")
         if isinstance(kind, str) and _EVENT_TYPE.fullmatch(kind):
             return "it looks like agent events, not a provider's reply: reduce them with 'agentmsg reduce'"
-    if lines and not stream and _reads_as(provider, data, stream=True):
+    if lines and not stream and reads_as(provider, data, stream=True):
         return "it holds JSON lines, one payload per line: a streamed body? add --stream"
-    others = [name for name in NAMES if name != provider and _reads_as(name, data, stream=stream or lines)]
+    others = [name for name in NAMES if name != provider and reads_as(name, data, stream=stream or lines)]
     if others:
         what = "stream" if stream or lines else "response"
         more = "" if stream or not lines else " with --stream"
         return f"it reads as {_a(others[0])} {what}: try --provider {'/'.join(others)}{more}"
     return None
-
-
-def _reads_as(provider: str, data: bytes, *, stream: bool) -> bool:
-    """Whether ``provider``'s reader takes ``data`` (a whole response, or the start of a stream) as its own."""
-    try:
-        if not stream:
-            get(provider).response_events(data)
-            return True
-        parser = get(provider).stream_parser()
-        events = parser.feed(data) + parser.close()
-    except (orjson.JSONDecodeError, TypeError, ValueError, ValidationError, RecursionError):
-        return False
-    return bool(events) and not any(_foreign(e) for e in events)
-
-
-def _foreign(e: dict[str, Any]) -> bool:
-    """Whether a provider parser's event says the body held none of its payloads (another provider's stream)."""
-    value = e.get("value")
-    return e.get("type") == "CUSTOM" and isinstance(value, dict) and value.get("foreign") is True
 
 
 def _reply_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -218,7 +201,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         wanted = None if index == 0 else f"choice/{index}"
     reducers: dict[str | None, Reducer] = {}
     status = EXIT_OK  # EXIT_INVALID (the input was not read whole) wins over EXIT_ARGUMENTS
-    interrupted = foreign = False
+    interrupted = alien = False
     try:
         for events in _events(args):
             for e in events:
@@ -226,7 +209,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     said = say(shown_path(args.file), e, sys.stderr)
                     if said != EXIT_OK and status != EXIT_INVALID:
                         status = said
-                    foreign = foreign or _foreign(e)
+                    alien = alien or foreign(e)
             if args.events:
                 out.writelines(orjson.dumps(e).decode() + "\n" for e in events)
                 continue
@@ -249,7 +232,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     out.write(msg.to_json() + "\n")
         sys.stderr.write("agentmsg: interrupted\n")
         return EXIT_INTERRUPTED
-    if foreign:  # no payload of the provider's at all: not its stream (exit 2, as for a body that is no response)
+    if alien:  # no payload of the provider's at all: not its stream (exit 2, as for a body that is no response)
         hint = _hint(getattr(args, "head", b""), args.provider, stream=True)
         sys.stderr.write(
             f"agentmsg: {shown_path(args.file)}: not {_a(args.provider)} stream{f' ({hint})' if hint else ''}\n"
