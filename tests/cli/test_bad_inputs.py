@@ -63,6 +63,7 @@ HINTS = {
     ("reduce", "json lines"): "agentmsg events",
     ("reduce", "pretty document"): "agentmsg events",
     ("reduce", "provider reply"): "agentmsg parse --provider openai",
+    ("reduce", "provider stream"): "agentmsg parse --provider anthropic",
     ("format", "events"): "these look like agent events",
     ("format", "provider reply"): "agentmsg parse --provider openai",
     ("parse", "events"): "agentmsg reduce",

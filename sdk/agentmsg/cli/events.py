@@ -98,6 +98,7 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
     source = open_binary(args.file)
     reducer = _CutReducer(strict=args.strict, source=args.source)
     status = EXIT_OK
+    head = b""
     try:
         with source if args.file != "-" else contextlib.nullcontext(source):
             head, chunks = _peeked(source, args.file)
@@ -145,6 +146,9 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
         bad += print_problems(shown_path(args.file), "", [p], sys.stderr, note=note) and not note
     if bad and status == EXIT_OK:
         status = EXIT_INVALID
+    hint = reply_hint(head) if bad and not messages and not args.sse else None
+    if hint is not None:  # none of it was events: a provider's stream, which parse reads
+        sys.stderr.write(f"agentmsg: {shown_path(args.file)}: {hint}\n")
     if _say_incomplete(shown_path(args.file), messages, reducer.cut, sys.stderr) and status == EXIT_OK:
         status = EXIT_INVALID
     if status == EXIT_INTERRUPTED:
