@@ -268,13 +268,14 @@ def test_parse_cli_reads_streams_incrementally_and_bounds_whole_bodies(tmp_path:
 
 def test_cli_parse_another_providers_reply_is_said() -> None:
     """A reply of another provider is not read as an empty one that ended well: a whole body is not this
-    provider's response (exit 2), an Anthropic stream without message_start is said (exit 1)."""
+    provider's response (exit 2), nor a stream with no payload of the provider's (exit 2, as --help says of a
+    FILE that is no response of that provider at all: it was 1, as for a cut stream)."""
     code, _ = run_cli("parse", "--provider", "anthropic", str(FIX / "openai" / "chat_completion_text.json"))
     assert code == 2
     code, _ = run_cli("parse", "--provider", "openai", str(FIX / "anthropic" / "message_text.json"))
     assert code == 2
     code, _ = run_cli("parse", "--provider", "anthropic", "--stream", str(FIX / "openai" / "stream_finish_length.sse"))
-    assert code == 1
+    assert code == 2
     with pytest.raises(agentmsg.ValidationError) as info:
         gemini.parse_response(b'{"a": 1}')
     assert info.value.problems[0].rule == "shape"
@@ -349,3 +350,109 @@ def test_cli_parse_think_tags_open_and_exclusive(tmp_path: Path, capsys: pytest.
     capsys.readouterr()
     assert main(["parse", "--provider", "openai", "--think-tags", "--think-tags-open", str(path)]) == 2
     assert "--think-tags-open: not allowed with argument --think-tags" in capsys.readouterr().err
+
+
+_USER = {"id": "m1", "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+_EVENT = {"type": "TEXT_BLOCK_DELTA", "replyId": "r", "blockId": "b", "delta": "x", "createdAt": "2025-01-01T00:00:00Z"}
+#: one whole reply of each reader (the openai shape is deepseek's and dashscope-compatible's too)
+_REPLIES = {
+    "openai": "openai/chat_completion_text.json",
+    "anthropic": "anthropic/message_text.json",
+    "gemini": "gemini/generate_content_text.json",
+    "dashscope": "dashscope/native_multimodal_response_docs.json",
+}
+_OPENAI_SHAPE = ("openai", "deepseek", "dashscope-compatible")
+#: an OpenAI Responses API reply (no reader of its own: every reader refuses it)
+_RESPONSES_REPLY = {
+    "id": "resp_1",
+    "object": "response",
+    "status": "completed",
+    "error": None,
+    "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hi"}]}],
+    "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4},
+}
+
+
+@pytest.mark.parametrize("provider", agentmsg.providers.NAMES)
+def test_cli_parse_refuses_what_is_no_reply_of_the_provider_with_the_hint_that_reads_it(
+    provider: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 28: ``parse --provider anthropic`` read an agentmsg USER message as an Anthropic reply and printed an
+    ASSISTANT message, exit 0 (gemini and dashscope read an OpenAI Responses reply so: ``"error": null``, an
+    ``output`` list). Every provider refuses an agentmsg message, an agent event, another provider's reply and an
+    OpenAI Responses reply: exit 2 (--help: not a response of that provider at all), nothing on stdout, one line on
+    stderr with the command or option that reads it."""
+    inputs: dict[str, tuple[bytes, str | None]] = {
+        "message": (orjson.dumps(_USER), "check it with 'agentmsg validate'"),
+        "assistant": (orjson.dumps({**_USER, "role": "ASSISTANT"}), "check it with 'agentmsg validate'"),
+        "event": (orjson.dumps(_EVENT), "reduce them with 'agentmsg reduce'"),
+        "events": (orjson.dumps([_EVENT, _EVENT]), "reduce them with 'agentmsg reduce'"),
+        "responses": (orjson.dumps(_RESPONSES_REPLY), None),
+    }
+    own = "openai" if provider in _OPENAI_SHAPE else provider
+    for other, fixture in _REPLIES.items():
+        if other != own:
+            hint = f"try --provider {'/'.join(_OPENAI_SHAPE) if other == 'openai' else other}"
+            inputs[other] = ((FIX / fixture).read_bytes(), hint)
+    for name, (data, hint) in inputs.items():
+        path = tmp_path / f"{name}.json"
+        path.write_bytes(data)
+        capsys.readouterr()
+        code, out = run_cli("parse", "--provider", provider, str(path))
+        err = capsys.readouterr().err
+        assert (code, out) == (2, ""), (provider, name, code, out)
+        assert err.count("\n") == 1 and err.startswith(f"agentmsg: {path}: not "), (provider, name, err)
+        if hint is not None:
+            assert hint in err, (provider, name, err)
+        else:
+            assert "try --provider" not in err
+
+
+def test_cli_parse_of_json_lines_without_stream_says_to_add_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A streamed body saved as JSON lines, given without --stream, is no JSON document: the error says to add
+    --stream (the provider's own stream), or which provider's stream it reads as."""
+    path = tmp_path / "chunks.jsonl"
+    path.write_bytes(b'{"choices": [{"index": 0, "delta": {"content": "hi"}}]}\n{"choices": []}\n')
+    assert run_cli("parse", "--provider", "openai", str(path)) == (2, "")
+    assert "a streamed body? add --stream" in capsys.readouterr().err
+    assert run_cli("parse", "--provider", "anthropic", str(path)) == (2, "")
+    assert "try --provider openai/deepseek/dashscope-compatible with --stream" in capsys.readouterr().err
+    assert run_cli("parse", "--provider", "openai", "--stream", str(path))[0] == 1  # (no finish reason: cut)
+
+
+@pytest.mark.parametrize(
+    ("provider", "stream", "hint"),
+    [
+        ("anthropic", "openai/stream_finish_length.sse", "try --provider openai/deepseek/dashscope-compatible"),
+        ("openai", "anthropic/stream_docs_basic.sse", "try --provider anthropic"),
+        ("gemini", "anthropic/stream_docs_basic.sse", "try --provider anthropic"),
+        ("dashscope", "gemini/stream_text.sse", "try --provider gemini"),
+        ("openai", "responses.sse", None),
+    ],
+)
+def test_cli_parse_stream_of_another_provider_exits_2_with_a_hint(
+    provider: str, stream: str, hint: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``parse --stream`` of another provider's stream exited 1 (a cut stream), where --help says 2 for a FILE
+    that is no response of that provider at all. The problem is said as before, then one line with the provider
+    whose stream it reads as; no message is printed (none of it was the provider's)."""
+    path = FIX / stream
+    if stream == "responses.sse":  # an OpenAI Responses stream: no reader of the registry takes it
+        path = tmp_path / stream
+        created = {"type": "response.created", "response": {**_RESPONSES_REPLY, "status": "in_progress"}}
+        delta = {"type": "response.output_text.delta", "item_id": "m", "output_index": 0, "delta": "hi"}
+        path.write_bytes(
+            b"".join(b"event: %s\ndata: %s\n\n" % (e["type"].encode(), orjson.dumps(e)) for e in (created, delta))
+        )
+    for args in (["--stream"], ["--stream", "--events"]):
+        capsys.readouterr()
+        code, out = run_cli("parse", "--provider", provider, *args, str(path))
+        err = capsys.readouterr().err
+        assert code == 2, (args, err)
+        if "--events" not in args:
+            assert out == ""
+        last = err.splitlines()[-1]
+        assert last.startswith(f"agentmsg: {path}: not ") and " stream" in last
+        assert (hint in last) if hint else ("try --provider" not in last), last

@@ -228,7 +228,100 @@ def test_a_last_event_id_of_thousands_of_digits_is_refused_not_a_server_error() 
         late = get(port, "/events", {"Last-Event-ID": "9" * 30})
     assert huge.status == 409 and b"(5000 digits)" in huge.raw
     assert late.status == 409 and b"after event " + b"9" * 30 in late.raw
-    assert zeros.status == 200 and zeros.events == events()[1:]
+    assert zeros.status == 400 and b"(5001 characters)" in zeros.raw  # an id this stream never writes
+
+
+def test_last_event_id_0_and_00_are_refused_with_400_not_a_server_error() -> None:
+    """Issue 28: ``Last-Event-ID: 0`` or ``00`` was an HTTP 500 and a traceback (``int("")`` of the id without its
+    zeros). Over uvicorn, as a browser would send it: 400 with a body that says why, and the endpoint still
+    serves the next client."""
+    with serving(starlette_app(EventEndpoint(events(), replay=None))) as port:
+        assert get(port, "/events").events == events()  # (the source is read on demand: now it has been)
+        zero = get(port, "/events", {"Last-Event-ID": "0"})
+        zeros = get(port, "/events", {"Last-Event-ID": "00"})
+        after = get(port, "/events", {"Last-Event-ID": "3"})
+    for r in (zero, zeros):
+        assert r.status == 400 and r.headers["content-type"].startswith("text/plain")
+        assert b"is not an event id of this stream" in r.raw and b"Traceback" not in r.raw
+    assert after.status == 200 and after.events == events()[3:]
+
+
+def _status_and_body(stream: EventEndpoint, last_event_id: bytes | None) -> tuple[int, bytes]:
+    """The endpoint called in-process (as an ASGI server calls it) with this raw ``Last-Event-ID`` header."""
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.sleep(3600)
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    headers = [] if last_event_id is None else [(b"last-event-id", last_event_id)]
+    asyncio.run(stream({"type": "http", "method": "GET", "headers": headers}, receive, send))
+    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
+
+
+@pytest.mark.parametrize(
+    "last_event_id",
+    [
+        b"0",
+        b"00",
+        b"007",  # a leading zero: never written by this stream (its ids are 1, 2, ...)
+        b"-1",
+        b"+3",
+        b"1.0",
+        b"1e3",
+        b"0x10",
+        b"abc",
+        b" 3",  # blanks are not stripped: no id of this stream holds one
+        b"3 ",
+        b"3\t",
+        "\u0661".encode(),  # ARABIC-INDIC DIGIT ONE: a digit to str.isdigit(), not an id
+        "\uff13".encode(),  # FULLWIDTH DIGIT THREE: int() reads it as 3
+        "\u00b2".encode(),  # SUPERSCRIPT TWO: isdigit() but not int()
+        b"\xff\xfe",  # not UTF-8
+        b"1" + b"x" * 10_000,  # long: the body shows its start and its length
+    ],
+)
+def test_a_last_event_id_that_is_no_id_of_this_stream_is_refused_with_400(last_event_id: bytes) -> None:
+    """The policy (docs/web.md): an id is a position as this stream writes it (ASCII digits, no sign, no leading
+    zero, no blanks) or the request is refused with 400 and a one-line body that names it (cut when long); an id
+    of that form that the stream cannot serve is a 409 (below). Never a 500, never read as another position."""
+    status, body = _status_and_body(EventEndpoint(events(), replay=None), last_event_id)
+    assert status == 400, (last_event_id, status, body)
+    text = body.decode()
+    assert text.startswith("Last-Event-ID ") and "is not an event id of this stream" in text
+    assert text.count("\n") == 1 and len(text) < 300
+
+
+@pytest.mark.parametrize(
+    ("last_event_id", "status", "said"),
+    [
+        (b"17", 409, b"this stream has sent 16 events"),  # past what was sent (16 here)
+        (b"99999999999999999999999999999999", 409, b"this stream has sent 16 events"),
+        (b"9" * 5000, 409, b"(5000 digits)"),  # int() refuses over 4,300 digits: never parsed
+        (b"16", 200, b"event: end"),  # the last one: nothing more but the end
+        (b"1", 200, b"id: 2\n"),
+        (b"", 200, b"id: 1\n"),  # empty: a new client (an SSE client sends none after an empty id)
+        (None, 200, b"id: 1\n"),
+    ],
+)
+def test_a_well_formed_last_event_id_resumes_or_is_a_409(last_event_id: bytes | None, status: int, said: bytes) -> None:
+    stream = EventEndpoint(events(), replay=None)
+    assert _status_and_body(stream, None)[0] == 200  # (the source is read on demand: now it has been)
+    got_status, body = _status_and_body(stream, last_event_id)
+    assert (got_status, said in body) == (status, True), body[:200]
+
+
+def test_an_id_before_the_replay_buffer_is_a_409() -> None:
+    """With a bounded buffer: an id whose events are gone is a 409 (the client starts over), the oldest kept resumes."""
+    stream = EventEndpoint(events(300), replay=10)
+    assert _status_and_body(stream, None)[0] == 200  # reads the source to its end
+    oldest = stream.count - 10
+    assert _status_and_body(stream, str(oldest).encode())[0] == 200
+    status, body = _status_and_body(stream, str(oldest - 1).encode())
+    assert status == 409 and b"still in the replay buffer" in body
 
 
 def test_a_client_reading_a_long_unbounded_buffer_from_its_start_takes_each_frame_once() -> None:
@@ -360,10 +453,6 @@ def test_the_endpoint_answers_every_request_with_no_server_error() -> None:
             case = None
             if rng.random() < 0.7:
                 value = _last_event_id(rng, len(source_events))
-                if value and value.strip(b"0") == b"":
-                    # issue 28 class 3, fixed on h2cli: a Last-Event-ID of zeros answered 500 (int("")). Excluded
-                    # here until that fix is merged; the lead removes this exclusion then.
-                    continue
                 headers.insert(
                     rng.randrange(len(headers) + 1), (rng.choice([b"last-event-id", b"Last-Event-ID"]), value)
                 )

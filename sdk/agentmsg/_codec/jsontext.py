@@ -163,8 +163,25 @@ def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
     return Problem("", "json", f"not valid JSON: {exc}")
 
 
+#: the UTF-8 byte-order mark, as bytes and as the character it decodes to
+BOM, BOM_CHAR = b"\xef\xbb\xbf", "\ufeff"
+
+
+def without_bom(data: JsonInput) -> JsonInput:
+    """``data`` without a UTF-8 byte-order mark at its start (the bytes EF BB BF, or U+FEFF in a str), which
+    Windows editors and PowerShell write before a file's text: the one BOM policy of the SDK and its command
+    line (docs/wire-format.md) is that every reader of JSON text skips it there, as RFC 8259 8.1 lets a parser
+    do, and the stream readers always have. Anywhere else it is what it is (a character in a string, else a
+    syntax error). No copy of the text is made."""
+    if isinstance(data, str):
+        return data[1:] if data.startswith(BOM_CHAR) else data
+    if bytes(data[:3]) == BOM:
+        return memoryview(data)[3:]
+    return data
+
+
 def loads(data: JsonInput, kind: str | None = None) -> Any:
-    """Parse JSON text under the limits. Raises :class:`ValidationError` (rules ``json``, ``lone-surrogate``,
+    """Parse JSON text under the limits (a UTF-8 byte-order mark at its start is skipped: :func:`without_bom`). Raises :class:`ValidationError` (rules ``json``, ``lone-surrogate``,
     ``integer-range``) for text that is not JSON or could not be written back, :class:`SizeLimitError`
     beyond ``limits.max_bytes`` (UTF-8 bytes) or ``limits.max_depth``."""
     if not isinstance(data, (str, bytes, bytearray, memoryview)):
@@ -172,6 +189,7 @@ def loads(data: JsonInput, kind: str | None = None) -> Any:
             [Problem("", "json", f"expected JSON text (str or bytes), got {type(data).__name__}")], kind
         )
     check_size(data, kind)
+    data = without_bom(data)
     try:
         value = _decode(data)
     except RecursionError:

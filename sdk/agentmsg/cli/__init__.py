@@ -24,7 +24,15 @@ from collections.abc import Sequence
 
 from agentmsg import __version__, schema_documents
 from agentmsg.cli import chat, events, format, parse, schema, serve, validate
-from agentmsg.cli._io import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, shown_path
+from agentmsg.cli._io import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    shown_path,
+)
 
 __all__ = ["build_parser", "main"]
 
@@ -71,6 +79,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not exc.filename:
             _quiet_stdout()
         return EXIT_USAGE
+    except RecursionError:  # a reader without its own depth limit: still one line, never a traceback
+        print(
+            f"agentmsg: {args.command}: the input is nested too deeply to read (limits.max_depth) [max-depth]",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
     except KeyboardInterrupt:  # Ctrl-C: serve stops (its banner says so); any other command was cut short
         if args.command == "serve":
             return EXIT_OK

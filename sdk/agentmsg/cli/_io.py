@@ -19,7 +19,10 @@ T = TypeVar("T")
 
 #: bytes read at a time from an input the commands read as it comes (events, a provider's stream)
 CHUNK = 1 << 17
-_BOM = b"\xef\xbb\xbf"
+#: the UTF-8 byte-order mark: skipped at the start of an input (the library's readers skip it too; docs/wire-format.md)
+BOM = b"\xef\xbb\xbf"
+#: the longest message, pointer or value a command prints in one line (longer: cut, with its length said)
+TEXT_LIMIT = 160
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: ``agentmsg parse``: the reply was read whole, but a tool call's arguments, as the provider gave them, are no JSON
@@ -236,15 +239,26 @@ def seconds(name: str) -> Any:
     return parse
 
 
+def clip(text: str, limit: int = TEXT_LIMIT) -> str:
+    """``text`` as part of one short output line: line breaks and other control characters escaped (a line is one
+    line), and when longer than ``limit`` characters, its start, then ``...`` and how long it was, so that a long
+    value (a vector of 4,000 numbers, a string of megabytes) does not become an unreadable line."""
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 30]}... ({len(text):,} characters)"
+
+
 def print_problems(where: str, prefix: str, problems: Iterable[Problem], out: TextIO, *, note: bool = False) -> int:
     """One ``FILE:POINTER: message [rule]`` line per problem (``FILE: message [rule]`` for the whole
     instance; ``note: `` before the message for notes); returns how many were printed."""
     n = 0
     head = "note: " if note else ""
     for p in problems:
-        pointer = prefix + p.pointer
+        pointer = clip(prefix + p.pointer, 80)
         where_at = f"{where}:{pointer}" if pointer else where
-        out.write(f"{where_at}: {head}{p.message} [{p.rule}]\n")
+        out.write(f"{where_at}: {head}{clip(p.message)} [{p.rule}]\n")
         n += 1
     return n
 
@@ -260,12 +274,12 @@ def say(where: str, e: dict[str, Any], err: TextIO) -> int:
     source = e.get("source")
     head = f"{where}: {source}: " if source else f"{where}: "
     if name == ERROR_EVENT:
-        err.write(f"{head}error: {value.get('message')} [{value.get('type')}]\n")
+        err.write(f"{head}error: {clip(str(value.get('message')))} [{value.get('type')}]\n")
         return EXIT_INVALID
     if name == NOT_KEPT_EVENT:
-        err.write(f"{head}note: {value.get('message')} [not-kept]\n")
+        err.write(f"{head}note: {clip(str(value.get('message')))} [not-kept]\n")
         return EXIT_OK
-    err.write(f"{head}{value.get('message')} [{value.get('rule')}]\n")
+    err.write(f"{head}{clip(str(value.get('message')))} [{value.get('rule')}]\n")
     return EXIT_ARGUMENTS if "toolCallId" in value else EXIT_INVALID
 
 
@@ -280,17 +294,18 @@ def _too_big() -> Problem:
 
 _EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
 _ROLE = re.compile(rb'"role"\s*:\s*"[A-Za-z]+"')
+_AGENTMSG_ROLE = re.compile(rb'"role"\s*:\s*"(?:USER|ASSISTANT|SYSTEM|TOOL)"')
 
 
 def is_sse(head: bytes) -> bool:
     """Whether input that starts with ``head`` is SSE (text/event-stream), as the event readers tell it
     (``agentmsg.events.sniff_format``), however many blanks the head holds before its first field."""
-    return sniff_format(head.removeprefix(_BOM).lstrip(b" \t\r\n")) == "sse"
+    return sniff_format(head.removeprefix(BOM).lstrip(b" \t\r\n")) == "sse"
 
 
 def looks_like(head: bytes) -> str | None:
     """ "events" or "messages" when the start of a file clearly holds one of them, else None."""
-    text = head.removeprefix(_BOM).lstrip()
+    text = head.removeprefix(BOM).lstrip()
     if is_sse(text) or _EVENT_TYPE.search(text):
         return "events"
     if text[:1] in (b"{", b"[") and _ROLE.search(text):
@@ -303,7 +318,7 @@ def binary(head: bytes) -> str | None:
     a NUL byte (JSON and SSE text never hold one) or mostly bytes that are not text; None when it is text or
     starts as events do. A text file that does not start with an event (a log line first) is not refused: its
     bad lines are said one by one, its events reduced."""
-    text = head.removeprefix(_BOM).lstrip()
+    text = head.removeprefix(BOM).lstrip()
     if not text or text[:1] in b"{[" or sniff_format(text) in ("sse", None):  # (None: the start of an SSE field)
         return None
     shown = f"it starts with {text[:8]!r}"
@@ -312,3 +327,47 @@ def binary(head: bytes) -> str | None:
     decoded = text.decode("utf-8", "replace")
     odd = sum(1 for c in decoded if c == "\ufffd" or (c < " " and c not in "\t\n\r\f\v"))
     return f"binary data ({shown})" if odd * 8 > len(decoded) else None
+
+
+def reads_as(provider: str, data: bytes, *, stream: bool) -> bool:
+    """Whether ``provider``'s reader takes ``data`` (a whole response, or the start of a stream) as its own: what
+    the hints that name another provider (``try --provider X``, ``agentmsg parse --provider X``) are told by."""
+    from agentmsg.providers import get
+
+    try:
+        if not stream:
+            get(provider).response_events(data)
+            return True
+        parser = get(provider).stream_parser()
+        events = parser.feed(data) + parser.close()
+    except (ValueError, TypeError, RecursionError):  # (ValidationError and orjson's errors are ValueErrors)
+        return False
+    # A stream reader skips what it cannot read: its start is the provider's when some part of the reply came
+    # (a block, a tool call) and no payload was skipped (the start may be cut: the end of the stream is not asked).
+    said = any(e.get("type") == "CUSTOM" and e.get("name") == PROBLEM_EVENT for e in events)
+    return not said and any(e.get("type", "").startswith(_REPLY_PARTS) for e in events)
+
+
+_REPLY_PARTS = ("TEXT_BLOCK_", "THINKING_BLOCK_", "TOOL_CALL_", "DATA_BLOCK_")
+
+
+def foreign(e: dict[str, Any]) -> bool:
+    """Whether a provider parser's event says the body held none of its payloads (another provider's stream)."""
+    value = e.get("value")
+    return e.get("type") == "CUSTOM" and isinstance(value, dict) and value.get("foreign") is True
+
+
+def reply_hint(head: bytes) -> str | None:
+    """When ``head`` (a file's start) reads as a provider's reply or stream: the command that reads it."""
+    from agentmsg.providers import NAMES
+
+    if _AGENTMSG_ROLE.search(head):  # an agentmsg message (which a lenient stream reader might take)
+        return None
+    stream = is_sse(head) or head.removeprefix(BOM).lstrip()[:1] not in (b"{", b"[")
+    names = [name for name in NAMES if reads_as(name, head, stream=stream)]
+    if not names and not stream:
+        stream, names = True, [name for name in NAMES if reads_as(name, head, stream=True)]
+    if not names:
+        return None
+    flag = " --stream" if stream and not is_sse(head) else ""
+    return f"it reads as a provider's {'stream' if stream else 'reply'}: read it with 'agentmsg parse --provider {'/'.join(names)}{flag}'"

@@ -27,6 +27,7 @@ from agentmsg.cli._io import (
     open_binary,
     print_problems,
     reading,
+    reply_hint,
     shown_path,
     whole_number,
 )
@@ -97,10 +98,15 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
     source = open_binary(args.file)
     reducer = _CutReducer(strict=args.strict, source=args.source)
     status = EXIT_OK
+    head = b""
     try:
         with source if args.file != "-" else contextlib.nullcontext(source):
             head, chunks = _peeked(source, args.file)
             if not args.sse and looks_like(head) == "messages":
+                hint = reply_hint(head)
+                if hint is not None:  # (a provider's reply holds a role too)
+                    print(f"agentmsg: {shown_path(args.file)} holds no events: {hint}", file=sys.stderr)
+                    return EXIT_USAGE
                 print(
                     f"agentmsg: {shown_path(args.file)} holds messages, not events: "
                     f"to turn messages into events use 'agentmsg events {shown_path(args.file)}'",
@@ -140,6 +146,9 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
         bad += print_problems(shown_path(args.file), "", [p], sys.stderr, note=note) and not note
     if bad and status == EXIT_OK:
         status = EXIT_INVALID
+    hint = reply_hint(head) if bad and not messages and not args.sse else None
+    if hint is not None:  # none of it was events: a provider's stream, which parse reads
+        sys.stderr.write(f"agentmsg: {shown_path(args.file)}: {hint}\n")
     if _say_incomplete(shown_path(args.file), messages, reducer.cut, sys.stderr) and status == EXIT_OK:
         status = EXIT_INVALID
     if status == EXIT_INTERRUPTED:
@@ -172,6 +181,9 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
                 status = EXIT_INVALID
             if error is not None:
                 print_problems(shown_path(args.file), prefix, [error], sys.stderr)
+        hint = reply_hint(stream.head) if status != EXIT_OK else None
+        if hint is not None:  # after its problems: the command that reads what the file holds
+            print(f"agentmsg: {shown_path(args.file)}: {hint}", file=sys.stderr)
     return status
 
 
@@ -208,7 +220,8 @@ def add_parser(sub: Any) -> None:
             "   --check-result found a difference: the messages are still printed (a cut one INTERRUPTED,",
             "   with what arrived), and why on stderr, one line each; an empty input, or binary data (read no",
             "   further)",
-            "2  usage error, a file that cannot be read, or a file of messages (not events)",
+            "2  usage error, a file that cannot be read, or a file of messages or a provider's reply (not",
+            "   events: said with the command that reads it)",
             "130  interrupted (Ctrl-C): what arrived is printed, a reply still open marked INTERRUPTED",
             interrupt=False,
         ),

@@ -8,7 +8,9 @@
 MESSAGES.json is a JSON array of messages, JSON Lines (one message per line) or one message. Prints the body
 on stdout (compact JSON; with ``--envelope`` an object holding ``model``, ``path``, ``headers``, ``stream`` and
 ``body``) and every diagnostic as one JSON line on stderr (``pointer``, ``rule``, ``kind``, ``message``), a legacy
-key read in its current form too (rule ``legacy-key``, kind ``note``). Exit 1 when the input is invalid, media is refused, or
+key read in its current form too (rule ``legacy-key``, kind ``note``); when the input is no conversation but
+agent events or a provider's reply, a last line says so, with the command that reads it (rule and kind ``hint``).
+Exit 1 when the input is invalid, media is refused, or
 ``--strict`` meets a lossy or error diagnostic (the problems go to stderr as JSON lines too).
 """
 
@@ -22,13 +24,16 @@ import orjson
 
 from agentmsg import read_records
 from agentmsg.cli._io import (
+    CHUNK,
     EXIT_INVALID,
     EXIT_OK,
     UsageError,
     command_limits,
     exit_status,
     limit_options,
+    looks_like,
     read_bytes,
+    reply_hint,
     shown_path,
     stdin_once,
 )
@@ -63,7 +68,7 @@ def _conversation(data: bytes, notes: list[Problem]) -> list[Any]:
         if first.pointer or first.rule not in ("json", "type"):
             raise
         found = list(read_records(data))
-        if first.rule == "json" and (not all(r.pointer for r in found) or found[0].problem is not None):
+        if first.rule == "json" and (not found or not all(r.pointer for r in found) or found[0].problem is not None):
             raise  # not JSON Lines either (or its first line is broken: a broken document): the document's problem
         problems = [r.problem.under(r.pointer) if r.pointer else r.problem for r in found if r.problem is not None]
         if problems:
@@ -72,6 +77,14 @@ def _conversation(data: bytes, notes: list[Problem]) -> list[Any]:
         if first.rule == "type" and not isinstance(items[0] if items else None, dict):
             raise  # neither an array nor one message (a string, a number)
         return decode_messages(orjson.dumps(items), notes=notes)
+
+
+def _hint(head: bytes, path: str) -> str | None:
+    """What an input that is no conversation holds, said with the command that reads it: agent events, a
+    provider's reply or stream."""
+    if looks_like(head) == "events":
+        return f"these look like agent events, not messages: reduce them first ('agentmsg reduce {shown_path(path)}')"
+    return reply_hint(head)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -132,6 +145,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     except ValidationError as exc:
         for p in exc.problems:
             err.write(_problem_line(p, RULES.get(p.rule, ("error",))[0]).decode())
+        hint = _hint(data[:CHUNK], args.messages) if any(p.rule not in RULES for p in exc.problems) else None
+        if hint is not None:  # what the input holds, when it is no conversation: a JSON line too (kind "hint")
+            err.write(_problem_line(Problem("", "hint", hint), "hint").decode())
         return EXIT_INVALID
     for p in request.diagnostics:
         err.write(_problem_line(p, RULES[p.rule][0]).decode())

@@ -8,7 +8,8 @@ arrives (bounded memory); a body that is SSE is read as a stream without the fla
 one line per choice, in index order), or with ``--events`` the AgentEvents as JSON lines. Exit 0 when
 the reply was read whole, 1 when the stream was cut or carried an error or unreadable payloads (the
 message, with everything received, is printed all the same), 2 when FILE cannot be read or is not a
-response at all, 3 when the reply was read whole but a tool call's arguments, as the provider gave them, are
+response of that provider at all (an agentmsg message, agent events, another provider's reply or stream, JSON
+lines without ``--stream``: the one line that says so names what reads it), 3 when the reply was read whole but a tool call's arguments, as the provider gave them, are
 no JSON object the message can hold (cut at max_tokens, say: kept raw, with ``argumentsError``). What the parser said on the way is printed on stderr, one line each: a problem
 (``FILE: message [rule]``), the provider's error or a cut stream (``FILE: error: message [type]``) and
 data the message has no place for (``FILE: note: message [not-kept]``); ``choice/N: `` before the message
@@ -21,24 +22,33 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 import orjson
 
+from agentmsg import MsgRole
 from agentmsg.cli._io import (
+    BOM,
+    CHUNK,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_OK,
+    EXIT_USAGE,
     UsageError,
     binary,
     chunks_of,
+    clip,
     command_limits,
     exit_status,
+    foreign,
+    is_sse,
     limit_options,
     print_problems,
     read_bytes,
+    reads_as,
     say,
     shown_path,
     think_tags_options,
@@ -59,9 +69,11 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
         found = binary(first)
         if found is not None:  # read no further (/dev/zero would never end)
             raise UsageError(f"{shown_path(args.file)}: not {_a(args.provider)} stream: {found}")
+        args.head = first
         return _stream_events(args, itertools.chain([first], chunks))
     data = read_bytes(args.file)
     if is_sse_body(data):  # (saved with `curl -i` too: the stream's framer skips the head and says so)
+        args.head = data[:CHUNK]
         return _stream_events(args, (data,))
     body, notes = without_http_heads(data)  # saved with `curl -i`: the response head before the body
     for note in notes:
@@ -82,8 +94,60 @@ def _response_events(args: argparse.Namespace, data: bytes) -> Iterator[list[dic
     try:
         events = get(args.provider).response_events(data, **_reply_options(args))
     except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
-        raise UsageError(f"{shown_path(args.file)}: not {_a(args.provider)} response: {exc}") from None
+        hint = _hint(data, args.provider, stream=False)
+        why = f"{exc.problems[0].message} [{exc.problems[0].rule}]" if isinstance(exc, ValidationError) else str(exc)
+        said = f"{shown_path(args.file)}: not {_a(args.provider)} response: {clip(why)}"
+        raise UsageError(said + (f" ({hint})" if hint else "")) from None
     yield events
+
+
+_EVENT_TYPE = re.compile(r"[A-Z][A-Z_]+")
+_ROLES = frozenset(role.value for role in MsgRole)
+
+
+def _first_payload(data: bytes) -> tuple[Any, bool]:
+    """The first JSON value of ``data`` (the whole document, else its first line, or its first SSE ``data:``),
+    None when there is none; and whether ``data`` holds JSON lines (two values or more, one per line)."""
+    text = data.removeprefix(BOM)
+    try:
+        return orjson.loads(text), False
+    except orjson.JSONDecodeError:
+        pass
+    values: list[Any] = []
+    for line in itertools.islice((ln for ln in text.splitlines() if ln.strip()), 64):
+        line = line.strip()
+        if is_sse(line):
+            line = line.removeprefix(b"data:").strip() if line.startswith(b"data:") else b""
+        try:
+            values.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            continue
+    return (values[0] if values else None), len(values) > 1 and not is_sse(text.lstrip())
+
+
+def _hint(data: bytes, provider: str, *, stream: bool) -> str | None:
+    """What ``data`` (the input, or the first chunk of a stream) looks like when it is no reply of ``provider``:
+    the command or option that reads it (agentmsg messages, agent events, another provider's reply, a stream
+    given without --stream), or None."""
+    try:
+        first, lines = _first_payload(data)
+    except RecursionError:  # (deeper than orjson's own limit is refused by it: only a safeguard)
+        return None
+    item = first[0] if isinstance(first, list) and first else first
+    if isinstance(item, dict):
+        if item.get("role") in _ROLES and "content" in item:
+            return "it looks like an agentmsg message, not a provider's reply: check it with 'agentmsg validate'"
+        kind = item.get("type")
+        if isinstance(kind, str) and _EVENT_TYPE.fullmatch(kind):
+            return "it looks like agent events, not a provider's reply: reduce them with 'agentmsg reduce'"
+    if lines and not stream and reads_as(provider, data, stream=True):
+        return "it holds JSON lines, one payload per line: a streamed body? add --stream"
+    others = [name for name in NAMES if name != provider and reads_as(name, data, stream=stream or lines)]
+    if others:
+        what = "stream" if stream or lines else "response"
+        more = "" if stream or not lines else " with --stream"
+        return f"it reads as {_a(others[0])} {what}: try --provider {'/'.join(others)}{more}"
+    return None
 
 
 def _reply_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -137,7 +201,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         wanted = None if index == 0 else f"choice/{index}"
     reducers: dict[str | None, Reducer] = {}
     status = EXIT_OK  # EXIT_INVALID (the input was not read whole) wins over EXIT_ARGUMENTS
-    interrupted = False
+    interrupted = alien = False
     try:
         for events in _events(args):
             for e in events:
@@ -145,6 +209,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     said = say(shown_path(args.file), e, sys.stderr)
                     if said != EXIT_OK and status != EXIT_INVALID:
                         status = said
+                    alien = alien or foreign(e)
             if args.events:
                 out.writelines(orjson.dumps(e).decode() + "\n" for e in events)
                 continue
@@ -167,6 +232,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     out.write(msg.to_json() + "\n")
         sys.stderr.write("agentmsg: interrupted\n")
         return EXIT_INTERRUPTED
+    if alien:  # no payload of the provider's at all: not its stream (exit 2, as for a body that is no response)
+        hint = _hint(getattr(args, "head", b""), args.provider, stream=True)
+        sys.stderr.write(
+            f"agentmsg: {shown_path(args.file)}: not {_a(args.provider)} stream{f' ({hint})' if hint else ''}\n"
+        )
+        return EXIT_USAGE
     if args.events:
         return status
     if args.choice != "all" and wanted not in reducers:
@@ -196,7 +267,8 @@ def add_parser(sub: Any) -> None:
             "0  the reply was read whole (notes of data the message has no place for do not count)",
             "1  it was not: a cut stream, an error from the provider, payloads that could not be read; the",
             "   message (or --events) is still printed with everything received, and why on stderr",
-            "2  usage error, FILE cannot be read, or is not a response of that provider at all",
+            "2  usage error, FILE cannot be read, or is not a response of that provider at all (nor its",
+            "   stream: no payload of its shape), said in one line with what reads it (a hint)",
             "3  the reply was read whole, but a tool call's arguments, as the provider gave them, are no",
             "   JSON object the message can hold (cut at max_tokens, say): kept raw, with argumentsError, and",
             "   why on stderr (1 when the input was not read whole either)",

@@ -19,6 +19,7 @@ from agentmsg.cli._io import (
     EXIT_USAGE,
     Peeked,
     UsageError,
+    clip,
     command_limits,
     is_sse,
     limit_options,
@@ -26,6 +27,7 @@ from agentmsg.cli._io import (
     open_binary,
     print_problems,
     reading,
+    reply_hint,
     shown_path,
     stdin_once,
 )
@@ -107,15 +109,20 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             continue
         shown = shown_path(path)
         hints: list[str] = []
+        heads: list[bytes] = []
         file_invalid = False
         try:
-            for prefix, instance, error, line in reading(path, _records(source, args.kind, hints)):
+            for prefix, instance, error, line in reading(path, _records(source, args.kind, hints, heads)):
                 problems, notes = ([error], []) if error is not None else _check(instance, args.kind, args.strict)
                 if report(shown, prefix, problems, out, line=line):
                     file_invalid = invalid = True
                 report(shown, prefix, notes, out, line=line, note=True)
             if file_invalid and hints:  # after its problems, on stderr: a hint about the command, not a problem
                 print(f"agentmsg: {shown}: {hints[0]}", file=sys.stderr)
+            elif file_invalid and heads and args.kind in ("msg", "event"):  # a provider's reply, or stream
+                hint = reply_hint(heads[0])
+                if hint is not None:
+                    print(f"agentmsg: {shown}: {hint}", file=sys.stderr)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
             _unreadable(path, exc, args.output_format, out)
             unreadable = True
@@ -125,12 +132,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
 
 
-def _records(source: IO[bytes], kind: str, hints: list[str]) -> Iterator[Record]:
+def _records(source: IO[bytes], kind: str, hints: list[str], heads: list[bytes]) -> Iterator[Record]:
     """The records of a file (``agentmsg.read_records``); with ``--kind event``, an SSE stream too (``agentmsg events --sse``, what
     ``agentmsg serve`` reads): each SSE event's data is an instance, prefix ``/N`` for the N-th event. When the
     file's start shows it holds agent events but ``kind`` is msg (the default), or messages but ``kind`` is
-    event, the option that fits is added to ``hints``."""
+    event, the option that fits is added to ``hints``; the file's first bytes to ``heads``."""
     stream = Peeked(source, CHUNK)
+    heads.append(stream.head)
     seen = looks_like(stream.head)
     if seen == "events" and kind == "msg":
         hints.append("it looks like agent events, not messages: check them with --kind event")
@@ -201,7 +209,7 @@ def _github(
         pointer = prefix + p.pointer
         props = f"file={_gh_property(path)}" + (f",line={line}" if line is not None else "")
         props += f",title={_gh_property(f'agentmsg validate [{p.rule}]')}"
-        text = f"{pointer}: {p.message}" if pointer else p.message
+        text = f"{clip(pointer, 80)}: {clip(p.message)}" if pointer else clip(p.message)
         out.write(f"::{'notice' if note else 'error'} {props}::{_gh_data(text)}\n")
         n += 1
     return n

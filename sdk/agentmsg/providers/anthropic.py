@@ -738,8 +738,14 @@ class Reader(PayloadReader):
 
     def reply(self, obj: Any) -> None:
         b = self.b
-        if obj.get("type") not in ("message", "error") and not isinstance(obj.get("content"), list):
-            raise ValidationError.single("", "shape", "a Messages response is a message (type, content) or an error")
+        if obj.get("type") != "error" and (
+            (obj.get("type") != "message" and not isinstance(obj.get("content"), list))
+            or obj.get("role", "assistant")
+            != "assistant"  # an agentmsg message (role USER, ASSISTANT), a request's turn
+        ):
+            raise ValidationError.single(
+                "", "shape", "a Messages response is a message (type, content, role assistant) or an error"
+            )
         if obj.get("type") == "error":
             _error(b, obj)
         else:
@@ -938,6 +944,7 @@ class Reader(PayloadReader):
                 "type",
                 f"no message_start, and {self._foreign} payloads of no Anthropic event type: not an Anthropic"
                 " stream? (they were skipped)",
+                foreign=True,
             )
 
     def _misplaced(self, slot: str, dkind: Any, block_kind: Any) -> bool:

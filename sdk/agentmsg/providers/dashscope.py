@@ -603,8 +603,10 @@ class Reader(PayloadReader):
         self.say_foreign("no DashScope shape (no output, usage or error)")
 
     def reply(self, obj: Any) -> None:
-        if "output" not in obj and not _is_error(obj):
-            raise ValidationError.single("", "shape", "a DashScope response has an output (or a code and a message)")
+        if not isinstance(obj.get("output"), dict) and not _is_error(obj):  # (a list: an OpenAI Responses reply)
+            raise ValidationError.single(
+                "", "shape", "a DashScope response has an output object (or a code and a message)"
+            )
         output = as_object(obj.get("output"))
         status = output.get("task_status")
         failed = False

@@ -977,6 +977,12 @@ _RESPONSE_KEYS = frozenset(
 )
 
 
+def _a_response(obj: Any) -> bool:
+    """Whether a whole body's object is a response: candidates, or a key of one that is not null (an
+    ``"error": null`` alone is none: an OpenAI Responses reply has one)."""
+    return "candidates" in obj or any(obj.get(key) is not None for key in _RESPONSE_KEYS)
+
+
 def _unwrapped(obj: Any) -> Any:
     """The response inside Gemini Code Assist's envelope (``{"response": {...}, "traceId": ...}``, what the
     Code Assist API behind gemini-cli sends, whole and streamed), else ``obj`` itself. Only a payload of no
@@ -1077,6 +1083,10 @@ class Reader(PayloadReader):
     def reply(self, obj: Any) -> None:
         b = self.b
         if isinstance(obj, list):  # a streamGenerateContent response read without alt=sse: a JSON array
+            if not any(isinstance(item, dict) and _a_response(_unwrapped(item)) for item in obj):
+                raise ValidationError.single(  # ([] or agent events: no reply that ended before it began)
+                    "", "shape", "a streamGenerateContent array holds responses (candidates or an error): none here"
+                )
             for k, item in enumerate(obj):
                 if isinstance(item, dict) and _payload(b, _unwrapped(item), self._calls):
                     if k + 1 < len(obj):
@@ -1086,7 +1096,7 @@ class Reader(PayloadReader):
             return
         if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
             obj = _unwrapped(obj)
-        if "candidates" not in obj and _RESPONSE_KEYS.isdisjoint(obj):
+        if not _a_response(obj):
             raise ValidationError.single(
                 "", "shape", "a generateContent response has candidates (or an error): none here"
             )

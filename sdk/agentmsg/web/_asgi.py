@@ -9,7 +9,8 @@ AgentEvents, as dicts) once, on demand, and shares it between connections:
 * the last ``replay`` events are kept, so a client that reconnects with ``Last-Event-ID: N`` gets
   exactly the events after the N-th, then the live ones (nothing lost, nothing repeated). A resume
   from an event no longer in the buffer (or never sent) is refused with HTTP 409 rather than served
-  with a gap;
+  with a gap; an id that is no position as written here (``0``, ``007``, ``-1``, blanks, non-ASCII
+  digits) with HTTP 400;
 * a comment line is sent after ``keepalive`` seconds without an event, so proxies keep the connection;
 * when the source is exhausted each connection gets an ``end`` event (``data: {}``) and is closed;
   if the source raises, an ``error`` event (``data: {"message": ...}``) instead.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -42,6 +44,17 @@ Send = Callable[[Message], Awaitable[None]]
 
 _SYNC_BATCH = 256  # events pulled at once from a synchronous source
 _SEND_BYTES = 1 << 16  # frames coalesced into one send while catching up
+
+
+#: a Last-Event-ID this endpoint can have sent: a position, 1, 2, ... ([0-9]: ASCII digits only, not \d)
+_POSITION = re.compile(r"[1-9][0-9]*")
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """A header value (read as latin-1) as a refusal shows it: its UTF-8 text (as the SSE spec sends it; bytes that
+    are not UTF-8 as ``\\xNN``) quoted, cut to ``limit`` characters with its length after."""
+    text = text.encode("latin-1").decode("utf-8", "backslashreplace")
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 class _Refused(Exception):
@@ -204,14 +217,22 @@ class EventEndpoint:
                 await watcher
 
     def _resume_position(self, last_event_id: str | None) -> int:
-        """The number of events the client already has."""
+        """The number of events the client already has. An id is the decimal position this stream sent it
+        with (1, 2, ...: ASCII digits, no sign, no leading zero, no blanks), or the request is refused with
+        400 (an id this stream never writes, so a client's or a proxy's mistake, not a gap to start over
+        from); an id of that form that the stream cannot serve (past what it has sent, or before the events
+        it still holds) gets 409, after which ``@agentmsg/client`` starts over without ``Last-Event-ID``."""
         oldest = self._oldest()  # events before this one are no longer buffered
         if not last_event_id:
             return oldest  # a new client: from the start (or the oldest event still buffered)
-        if not last_event_id.isascii() or not last_event_id.isdigit():
-            raise _Refused(400, f"Last-Event-ID {last_event_id!r} is not an event id of this stream (1, 2, ...)")
-        digits = last_event_id.lstrip("0")
+        if _POSITION.fullmatch(last_event_id) is None:
+            raise _Refused(
+                400,
+                f"Last-Event-ID {_shown(last_event_id)} is not an event id of this stream: the ids are 1, 2, ... "
+                "(ASCII digits, no sign, no leading zero, no blanks); reconnect without Last-Event-ID to start over",
+            )
         # More digits than any count has: past the end (int() of over 4,300 digits would raise ValueError).
+        digits = last_event_id
         position = int(digits) if len(digits) <= len(str(self._count)) else self._count + 1
         if position > self._count:
             shown = digits if len(digits) <= 40 else f"{digits[:20]}... ({len(digits)} digits)"

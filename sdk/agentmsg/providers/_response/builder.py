@@ -1135,10 +1135,11 @@ class StreamBuilder:
         self.not_kept_notes.append(Problem("", "not-kept", message))
         self._say(choice, NOT_KEPT_EVENT, {"rule": "not-kept", "message": message})
 
-    def problem(self, rule: str, message: str) -> None:
+    def problem(self, rule: str, message: str, *, foreign: bool = False) -> None:
         """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped. A problem the
         reply has said already, word for word (a bad field a provider repeats on every chunk), is not said
-        again: each thing is said once."""
+        again: each thing is said once. ``foreign``: the body held no payload of this provider's shape at all
+        (another provider's stream, agent events): the value says so (``"foreign": true``)."""
         if self._redact is not None:
             message = self._redact(message)
         said = (rule, message)
@@ -1146,7 +1147,10 @@ class StreamBuilder:
             return
         self._said.add(said)
         self.problems.append(Problem("", rule, message))
-        self._say(0, PROBLEM_EVENT, {"rule": rule, "message": message})
+        value: dict[str, Any] = {"rule": rule, "message": message}
+        if foreign:
+            value["foreign"] = True
+        self._say(0, PROBLEM_EVENT, value)
 
     def _problem_at(self, c: _Choice, rule: str, message: str, call: _Call | None = None) -> None:
         """A problem of choice ``c`` (open), said among its own events. ``call``: the problem is the arguments of

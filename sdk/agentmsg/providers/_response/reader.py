@@ -88,7 +88,7 @@ class PayloadReader(ABC):
                 if self.b.opened()
                 else f", and nothing else: not a{'n' if name[:1] in 'aeiou' else ''} {name} stream?"
             )
-            self.b.problem("type", f"{n} payload(s) of {shape} were skipped{alone}")
+            self.b.problem("type", f"{n} payload(s) of {shape} were skipped{alone}", foreign=bool(alone))
 
     def route_text(self, head: bytes, tail: bytes, slot: str, event: str) -> None:
         """What :meth:`chunk` says of the payload it is reading: a payload whose bytes are exactly ``head``, a JSON

@@ -1,0 +1,232 @@
+"""Every subcommand of ``agentmsg``, enumerated from the CLI itself (a new one is covered without a change here),
+over the same corpus of bad inputs (issue 28, class 8: "the CLI answers every input in one clear line"): no
+traceback, no exception out of ``main``, every stderr line (and validate's report lines) short enough to read,
+the exit code one that the command's ``--help`` documents, and the hint that gets the user unstuck where one
+applies. Run in-process (``agentmsg.cli.main``), as the other CLI tests do."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from agentmsg.cli import build_parser, main
+from agentmsg.providers import providers
+from tests.conftest import ROOT
+
+#: the longest line a command may print on stderr (validate: on stdout too), its input's path left out
+BOUND = 240
+
+_MSG = {"id": "m1", "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+_EVENT = {"type": "TEXT_BLOCK_DELTA", "replyId": "r", "blockId": "b", "delta": "x", "createdAt": "2025-01-01T00:00:00Z"}
+
+
+def _corpus(root: Path) -> dict[str, Path]:
+    """The bad inputs, as files under ``root`` (and a path that does not exist, and a directory)."""
+    files = {
+        "empty": b"",
+        "bom+[]": b"\xef\xbb\xbf[]",
+        "bom alone": b"\xef\xbb\xbf",
+        "invalid utf-8": b'{"id": "\xff\xfe"}\n',
+        "binary": bytes(range(256)) * 40,
+        "deep": b"[" * 10_000 + b"]" * 10_000,
+        "deep object": b'{"a":' * 10_000 + b"1" + b"}" * 10_000,
+        "huge line": b'{"id": "' + b"x" * 3_000_000 + b'"}',
+        "long bad value": orjson.dumps({**_MSG, "role": "x" * 6_000}),
+        "json lines": orjson.dumps(_MSG) + b"\n" + orjson.dumps(_MSG) + b"\n",
+        "pretty document": orjson.dumps(_MSG, option=orjson.OPT_INDENT_2),
+        "provider reply": (ROOT / "tests/fixtures/providers/openai/chat_completion_text.json").read_bytes(),
+        "provider stream": (ROOT / "tests/fixtures/providers/anthropic/stream_docs_basic.sse").read_bytes(),
+        "events": orjson.dumps(_EVENT) + b"\n" + orjson.dumps(_EVENT) + b"\n",
+        "nul": b'{"id": "a\x00b"}\x00\n',
+    }
+    paths = {}
+    for i, (name, data) in enumerate(files.items()):
+        paths[name] = root / f"input{i}"
+        paths[name].write_bytes(data)
+    (root / "folder").mkdir()
+    paths["directory"] = root / "folder"
+    paths["missing"] = root / "no-such-file"
+    return paths
+
+
+#: (command, input) -> what its stderr says to get the user unstuck
+HINTS = {
+    ("validate", "events"): "check them with --kind event",
+    ("validate", "provider reply"): "agentmsg parse --provider openai",
+    ("events", "events"): "agentmsg reduce",
+    ("events", "provider reply"): "agentmsg parse --provider openai",
+    ("reduce", "json lines"): "agentmsg events",
+    ("reduce", "pretty document"): "agentmsg events",
+    ("reduce", "provider reply"): "agentmsg parse --provider openai",
+    ("reduce", "provider stream"): "agentmsg parse --provider anthropic",
+    ("format", "events"): "these look like agent events",
+    ("format", "provider reply"): "agentmsg parse --provider openai",
+    ("parse", "events"): "agentmsg reduce",
+    ("parse", "json lines"): "agentmsg validate",
+    ("parse", "pretty document"): "agentmsg validate",
+    ("parse", "provider stream"): "try --provider anthropic",
+    ("serve", "json lines"): "agentmsg events",
+    ("validate", "directory"): "give its files",
+}
+
+#: (command, input) -> the exit code its --help gives for it, where the input decides it
+CODES = {
+    **{(c, "missing"): 2 for c in ("validate", "reduce", "events", "format", "parse", "serve")},
+    **{(c, "directory"): 2 for c in ("validate", "reduce", "events", "format", "parse", "serve")},
+    ("validate", "bom+[]"): 0,  # a BOM at the start is skipped everywhere (docs/wire-format.md)
+    ("events", "bom+[]"): 0,
+    ("format", "bom+[]"): 1,  # an empty conversation: nothing to send
+    ("parse", "provider stream"): 2,  # another provider's: not a response of that provider at all
+    ("parse", "provider reply"): 0,  # (openai's own)
+}
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def _documented(p: argparse.ArgumentParser) -> set[int]:
+    """The exit codes a command's --help lists (its ``exit status:`` epilog), and argparse's 2."""
+    epilog = p.epilog or ""
+    assert epilog.startswith("exit status:"), f"{p.prog}: --help says no exit status"
+    return {int(code) for code in re.findall(r"^\s+(\d+)\s", epilog, re.M)} | {2}
+
+
+def _argv(name: str, p: argparse.ArgumentParser, path: str) -> list[str]:
+    """The command run on ``path``: each positional argument is the input, each required option its first
+    choice (``--provider``: the registry's first)."""
+    argv = [name]
+    for action in p._actions:
+        if action.option_strings and action.required:
+            argv += [action.option_strings[0], str(action.choices[0]) if action.choices else "x"]
+    argv += [path for action in p._actions if not action.option_strings and action.dest != "help"]
+    return argv + (["--port", "0"] if name == "serve" else [])
+
+
+@pytest.fixture
+def quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No API key (chat stops before any connection) and no server run (serve returns once it would serve)."""
+    for provider in providers():
+        for variable in provider.spec.env:
+            monkeypatch.delenv(variable, raising=False)
+    uvicorn = pytest.importorskip("uvicorn")
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+
+
+def test_every_subcommand_answers_every_bad_input_in_short_lines_with_a_documented_exit_code(
+    tmp_path: Path, quiet: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = _corpus(tmp_path)
+    commands = _subcommands()
+    assert {"validate", "reduce", "events", "format", "parse", "serve"} <= set(commands)
+    failures: list[str] = []
+    for name, p in commands.items():
+        documented = _documented(p)
+        for what, path in corpus.items():
+            capsys.readouterr()
+            try:
+                code: Any = main(_argv(name, p, str(path)))
+            except BaseException as exc:  # (SystemExit too: main returns the code)
+                code = f"raised {type(exc).__name__}: {exc!s:.200}"
+            out, err = capsys.readouterr()
+            where = f"{name} on {what}"
+            if not isinstance(code, int) or code not in documented:
+                failures.append(f"{where}: exit {code}, --help documents {sorted(documented)}")
+            if CODES.get((name, what), code) != code:
+                failures.append(f"{where}: exit {code}, expected {CODES[(name, what)]}")
+            if "Traceback" in err or "Error:" in err.split(": ", 1)[0]:
+                failures.append(f"{where}: a traceback: {err[-300:]!r}")
+            report = err.splitlines() + (out.splitlines() if name == "validate" else [])
+            for line in report:
+                shown = line.replace(str(path), "FILE")
+                if len(shown) > BOUND:
+                    failures.append(f"{where}: a line of {len(shown)} characters: {shown[:120]!r}...")
+            hint = HINTS.get((name, what))
+            if hint is not None and hint not in err:
+                failures.append(f"{where}: no hint {hint!r} in {err[-300:]!r}")
+    assert not failures, "\n".join(failures)
+
+
+def test_the_corpus_and_the_tables_name_only_what_exists(tmp_path: Path) -> None:
+    """The tables above name commands the CLI has and inputs the corpus holds (a renamed one is not silently
+    skipped), and every command documents its exit codes."""
+    corpus = _corpus(tmp_path)
+    commands = _subcommands()
+    for name, what in [*HINTS, *CODES]:
+        assert name in commands and what in corpus, (name, what)
+    for p in commands.values():
+        assert _documented(p)
+
+
+def test_validate_kind_event_on_a_vector_file_prints_short_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    """``validate --kind event`` on a conformance vector file (an object holding cases: one instance) printed a
+    4,700-character line, 5,000+ for a long bad value: each message is cut with its length said."""
+    vector = next(iter(sorted((ROOT / "tests/conformance/reducer").glob("*.json"))))
+    assert main(["validate", "--kind", "event", str(vector)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and all(len(line.replace(str(vector), "FILE")) <= BOUND for line in lines)
+    assert any("characters)" in line for line in lines), lines[:3]
+
+
+def test_a_long_bad_value_is_cut_with_its_length_in_every_report_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "long.json"
+    path.write_bytes(orjson.dumps({**_MSG, "role": "x" * 6_000}))
+    for fmt in ("text", "github"):
+        assert main(["validate", "--output-format", fmt, str(path)]) == 1
+        out = capsys.readouterr().out
+        assert out and all(len(line) <= BOUND + len(str(path)) for line in out.splitlines()), out[:300]
+
+
+def test_a_leading_bom_is_read_alike_by_every_command_and_the_library(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The one BOM policy (docs/wire-format.md): a UTF-8 BOM at the start of a JSON text is skipped by every
+    reader, the library's (Msg.from_json, str or bytes, decode_messages) and every command's; elsewhere it is
+    what it is. ``format --provider openai`` on BOM + ``[]`` was an IndexError traceback."""
+    import agentmsg
+    from agentmsg.conversation import decode_messages
+
+    assistant = {**_MSG, "role": "ASSISTANT"}
+    bom = b"\xef\xbb\xbf"
+    data = bom + orjson.dumps(assistant)
+    assert agentmsg.Msg.from_json(data).id == "m1"
+    assert agentmsg.Msg.from_json(data.decode()).id == "m1"
+    assert agentmsg.Msg.from_json(bytearray(data)).id == "m1"
+    assert [m.id for m in decode_messages(bom + orjson.dumps([_MSG]))] == ["m1"]
+    with pytest.raises(agentmsg.ValidationError):
+        agentmsg.Msg.from_json(bom + bom + orjson.dumps(assistant))  # one BOM, at the start
+    with pytest.raises(agentmsg.ValidationError):
+        agentmsg.Msg.from_json(b" " + data)  # not at the start
+    path = tmp_path / "bom.json"
+    path.write_bytes(data)
+    for argv in (
+        ["validate", str(path)],
+        ["events", str(path)],
+        ["format", "--provider", "openai", str(path)],
+    ):
+        assert main(argv) == 0, argv
+    capsys.readouterr()
+    path.write_bytes(bom + b"[]")
+    assert main(["format", "--provider", "openai", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and '"rule":"empty-conversation"' in err
+
+
+def test_the_reply_hint_names_the_provider_and_never_an_agentmsg_message_or_garbage() -> None:
+    from agentmsg.cli._io import CHUNK, reply_hint
+
+    body = (ROOT / "tests/fixtures/providers/openai/chat_completion_text.json").read_bytes()
+    assert reply_hint(body) is not None and "--provider openai" in str(reply_hint(body))
+    assert reply_hint(orjson.dumps(_MSG)) is None
+    assert reply_hint(orjson.dumps(_MSG, option=orjson.OPT_INDENT_2)) is None  # (a lenient stream reader took it)
+    assert reply_hint(b"\x00" * CHUNK) is None
+    assert reply_hint(b"") is None
