@@ -17,10 +17,12 @@ README = "README.md, 'Install it in your project'"
 
 
 def _direct_url() -> dict[str, Any] | None:
-    try:
-        text = metadata.distribution("agentmsg").read_text("direct_url.json")
-    except metadata.PackageNotFoundError:
-        return None
+    # Every agentmsg on the path, not the first: a source tree's build leaves an ``agentmsg.egg-info`` (no
+    # direct_url.json) that shadows the installed one when the current folder is that tree.
+    text = next(
+        (t for d in metadata.distributions(name="agentmsg") if (t := d.read_text("direct_url.json"))),
+        None,
+    )
     try:
         value = json.loads(text) if text else None
     except ValueError:
