@@ -90,7 +90,6 @@ class ErrorLine(Problem):
 SSE_STARTS = (*_SSE_PREFIXES, b"error:")
 _SSE_FIELDS = (b"data", b"event", b"id", b"retry")
 _OPENERS = (b"{", b"[")
-_RAW_MARK = "\x00raw JSON value"  # _ProviderSSE._event while a raw JSON value is read (never dispatched)
 #: What counts for a raw JSON value's depth: a whole string on its line (JSON strings hold no line end), or a bracket
 _DEPTH = re.compile(rb'"(?:[^"\\]|\\.)*"?|[][{}]')
 
@@ -134,10 +133,9 @@ class _ProviderSSE(JSONDataDecoder):
             # value's: the value is that event's data (else the name was lost, and the error with it)
             self._raw_event = named or "message"
             self._raw, self._raw_depth, self._raw_size, self._raw_problem = bytearray(), 0, 0, None
-            # While the value is read, the decoder is inside an event (SSEDecoder._inside_event, which this mark
-            # makes true at no cost to the common chunk): the next chunk's lines go to the line parser, in order,
-            # up to a blank line, never to the fast path of simple events ahead of the value's end.
-            self._event = _RAW_MARK
+            # While the value is read, the decoder is inside it (SSEDecoder._own_value): the next chunk's lines go to
+            # the line parser, in order, up to a blank line, never to the fast path of simple events ahead of its end.
+            self._own_value = True
             self._raw_line(line, out)
             return
         elif not line:
@@ -223,7 +221,7 @@ class _ProviderSSE(JSONDataDecoder):
 
     def _raw_end(self, out: list[SSEEvent], problem: Problem) -> None:
         raw, self._raw = self._raw, None
-        self._event = ""
+        self._own_value = False
         assert raw is not None
         if self._raw_problem is not None:
             out.append(SSEEvent("", self._raw_event, self._id, None, self._raw_problem))

@@ -248,6 +248,9 @@ class SSEDecoder:
         self._buf = bytearray()
         self._size = 0
         self._event = ""
+        #: a subclass reads lines of its own as one value (the provider decoder's JSON value outside any field):
+        #: the decoder is inside it, so the line parser reads on, in order, up to its end
+        self._own_value = False
         self._retry: int | None = None
         self._problem: Problem | None = None
         #: The id of the last event dispatched (what a reconnect sends as Last-Event-ID): set at the event's
@@ -260,7 +263,15 @@ class SSEDecoder:
         if (
             type(chunk) is bytes
             and self._head is None
-            and not (self._high or self._pending_cr or self._line or self._skip or self._data or self._event)
+            and not (
+                self._high
+                or self._pending_cr
+                or self._line
+                or self._skip
+                or self._data
+                or self._event
+                or self._own_value
+            )
             and self._problem is None
             and self._retry is None
         ):
@@ -343,7 +354,10 @@ class SSEDecoder:
 
     def _inside_event(self) -> bool:
         """Whether the line parser holds part of an event (a line, fields, data or a problem)."""
-        return bool(self._line or self._skip or self._data or self._event or self._problem) or self._retry is not None
+        return (
+            bool(self._line or self._skip or self._data or self._event or self._problem or self._own_value)
+            or self._retry is not None
+        )
 
     def _simple_events(self, chunk: bytes, out: list[SSEEvent]) -> bytes:
         """The fast path, between events: whole events of one ``data`` line after any ``event``, ``id`` and
