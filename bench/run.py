@@ -7,7 +7,8 @@ the live rows' paced case (microseconds between two events); ``--only`` runs tho
 It measures and reports: it exits 0 even when a target is missed (a timed assertion would be a flaky
 test). Message rows come from bench_msg.py (and bench_codec_adversarial.py), event rows from bench_events.py,
 formatter rows from bench_formatters.py, the in-memory stream rows from bench_streams.py, the live-path rows
-(loopback HTTP) from bench_live.py, the TypeScript reducer's rows (in Node) from bench_client.py.
+(loopback HTTP) from bench_live.py, the TypeScript reducer's rows (in Node) from bench_client.py, the hostile-input
+rows (lines that carry no data, malformed events) from bench_hostile.py.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ SECTIONS = {
     "provider_streams": "bench_streams",
     "live": "bench_live",
     "client": "bench_client",  # the TypeScript reducer in Node
+    "hostile_input": "bench_hostile",  # input that carries nothing vs events: SSE lines, schema errors
 }
 
 

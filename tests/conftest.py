@@ -33,6 +33,7 @@ def schema_registry() -> Any:
 #: the text-delta route. (The C JSON writer is held to the Python byte for byte by tests/native.)
 READ_KERNELS = (
     ("agentmsg._wire.sse", "_scan"),
+    ("agentmsg._wire.sse", "_idle"),
     ("agentmsg.providers._response.parser", "_string_between"),
 )
 

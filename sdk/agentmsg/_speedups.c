@@ -602,31 +602,51 @@ static PyObject *new_event(PyObject *cls, PyObject *data, PyObject *name, PyObje
     return o;
 }
 
+/* What a piece with no data line may hold and still be taken here (sse_scan's `dataless` flags): */
+#define DL_TAKE 1     /* a piece of comment, id, event and retry lines: no event; its id is the last id */
+#define DL_UNKNOWN 2  /* lines of fields the spec does not know are skipped in it too */
+#define DL_PROVIDER 4 /* the provider decoder's rules: `event: error`, an `error` field, a line starting with
+                         `{` or `[` (after any blanks) make the piece not simple (the line parser's) */
+
 static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t limit, Py_ssize_t max_line,
-                        PyObject **last_id, PyObject *cls, PyObject *message, int raw, PyObject **out) {
+                        PyObject **last_id, PyObject *cls, PyObject *message, int raw, int dataless,
+                        PyObject **out) {
     Py_ssize_t eol = crlf ? 2 : 1;
-    const char *line = p;       /* the data line */
+    const char *line = NULL;    /* the data line */
     const char *event = NULL;   /* the event name's bytes, when an event field was given */
     Py_ssize_t event_len = 0;
     const char *id = NULL;
     Py_ssize_t id_len = 0;
     int has_id = 0;
+    int other = 0; /* a retry or unknown field line: only in a piece with no data */
     if (crlf) { /* the piece's lines end with CRLF, each: no lone CR or LF (the caller did not check) */
         for (const char *q = p; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
             if (q == p || q[-1] != '\r') return 0;
         for (const char *q = p; (q = memchr(q, '\r', (size_t)(end - q))) != NULL; q++)
             if (q + 1 >= end || q[1] != '\n') return 0;
     }
+    /* blank lines the piece starts with: between events, each dispatches nothing */
+    while (end - p >= eol && *p == (crlf ? '\r' : '\n')) p += eol;
     if (end - p >= 5 && memcmp(p, "data:", 5) == 0) {
         if (end - p > limit || memchr(p, crlf ? '\r' : '\n', (size_t)(end - p)) != NULL) return 0;
+        line = p;
     } else {
-        /* fields up to the last line, which must be the data line */
+        /* field lines; the last may be the data line */
         const char *f = p;
         for (;;) {
             const char *nl = memchr(f, crlf ? '\r' : '\n', (size_t)(end - f));
-            if (nl == NULL) break;
+            if (nl == NULL) {
+                if (end - f >= 5 && memcmp(f, "data:", 5) == 0) {
+                    if (end - f > limit) return 0;
+                    line = f;
+                    break;
+                }
+                if (!(dataless & DL_TAKE)) return 0;
+                nl = end; /* a piece of no data: its last line is a field line too */
+            }
             Py_ssize_t flen = nl - f;
-            if (!(flen >= 1 && f[0] == ':' && flen <= max_line)) { /* not a comment */
+            if (flen > max_line) return 0;
+            if (flen > 0 && f[0] != ':') { /* not a comment (nor the empty piece of a blank line) */
                 const char *colon = memchr(f, ':', (size_t)flen);
                 Py_ssize_t nlen = colon ? colon - f : flen;
                 const char *v = colon ? colon + 1 : nl;
@@ -634,21 +654,45 @@ static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t lim
                 Py_ssize_t vlen = nl - v;
                 int is_event = nlen == 5 && memcmp(f, "event", 5) == 0;
                 int is_id = nlen == 2 && memcmp(f, "id", 2) == 0;
-                if (!(is_event || is_id) || !all_ascii(v, vlen) || flen > max_line) return 0;
-                if (is_event) {
-                    event = v;
-                    event_len = vlen;
-                } else if (memchr(v, '\0', (size_t)vlen) == NULL) {
-                    id = v;
-                    id_len = vlen;
-                    has_id = 1;
+                if (is_event || is_id) {
+                    if (!all_ascii(v, vlen)) return 0;
+                    if (is_event) {
+                        event = v;
+                        event_len = vlen;
+                    } else if (memchr(v, '\0', (size_t)vlen) == NULL) {
+                        id = v;
+                        id_len = vlen;
+                        has_id = 1;
+                    }
+                } else if (nlen == 4 && memcmp(f, "data", 4) == 0) {
+                    return 0; /* a data line that is not the last: more than one */
+                } else if (nlen == 5 && memcmp(f, "retry", 5) == 0) {
+                    other = 1;
+                } else {
+                    if (!(dataless & DL_UNKNOWN)) return 0;
+                    if (dataless & DL_PROVIDER) {
+                        const char *w = f; /* (a JSON value on lines of no field may start after blanks) */
+                        while (w < nl && (*w == ' ' || *w == '\t')) w++;
+                        if ((w < nl && (*w == '{' || *w == '[')) || (nlen == 5 && memcmp(f, "error", 5) == 0))
+                            return 0;
+                    }
+                    other = 1;
                 }
             }
+            if (nl == end) break;
             f = nl + eol;
         }
-        line = f;
-        if (!(end - line >= 5 && memcmp(line, "data:", 5) == 0) || end - line > limit) return 0;
     }
+    if (line == NULL) { /* no data: nothing dispatched, the id kept */
+        if ((dataless & DL_PROVIDER) && event_len == 5 && memcmp(event, "error", 5) == 0) return 0;
+        if (has_id) {
+            PyObject *new_id = PyUnicode_DecodeASCII(id, id_len, "strict");
+            if (new_id == NULL) return -1;
+            Py_SETREF(*last_id, new_id);
+        }
+        return 2;
+    }
+    if (other) return 0;
     const char *d = line + 5;
     if (d < end && *d == ' ') d++;
     PyObject *data;
@@ -695,22 +739,27 @@ static int simple_event(const char *p, const char *end, int crlf, Py_ssize_t lim
 }
 
 PyDoc_STRVAR(sse_scan_doc,
-             "sse_scan(chunk, pos, crlf, limit, max_line, last_id, out, cls, raw=False) -> (pos, stop, last_id)\n\n"
+             "sse_scan(chunk, pos, crlf, limit, max_line, last_id, out, cls, raw=False, dataless=0) -> (pos, stop, "
+             "last_id)\n\n"
              "Append to out the SSEEvent (cls(data, event, id)) of each simple piece of chunk from pos on (see "
              "agentmsg._wire.sse.SSEDecoder._simple_event), up to the first that is not simple. Returns where the "
              "scan stopped, the end of that piece with its separator (-1: no more whole pieces; chunk[pos:] "
-             "is the rest), and the last event id. raw: each event's data is its UTF-8 bytes (checked), not str.");
+             "is the rest), and the last event id. raw: each event's data is its UTF-8 bytes (checked), not str. dataless: "
+             "flags, a piece with no data line taken as no event (1), with unknown fields in it too (2), by the "
+             "provider decoder's rules (4).");
 
 static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if ((nargs != 8 && nargs != 9) || !PyBytes_CheckExact(args[0]) || !PyUnicode_CheckExact(args[5]) || !PyList_CheckExact(args[6])) {
+    if (nargs < 8 || nargs > 10 || !PyBytes_CheckExact(args[0]) || !PyUnicode_CheckExact(args[5]) || !PyList_CheckExact(args[6])) {
         PyErr_SetString(PyExc_TypeError,
-                        "sse_scan(chunk: bytes, pos, crlf, limit, max_line, last_id: str, out: list, cls, raw=False)");
+                        "sse_scan(chunk: bytes, pos, crlf, limit, max_line, last_id: str, out: list, cls, raw=False, "
+                        "dataless=0)");
         return NULL;
     }
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
     int crlf = PyObject_IsTrue(args[2]);
-    int raw = nargs == 9 ? PyObject_IsTrue(args[8]) : 0;
+    int raw = nargs >= 9 ? PyObject_IsTrue(args[8]) : 0;
     if (raw < 0) return NULL;
+    int dataless = nargs == 10 ? (int)PyLong_AsLong(args[9]) : 0;
     Py_ssize_t limit = PyLong_AsSsize_t(args[3]);
     Py_ssize_t max_line = PyLong_AsSsize_t(args[4]);
     if (PyErr_Occurred() || crlf < 0) return NULL;
@@ -730,7 +779,7 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
         const char *sep = find_sep(buf + pos, buf + n, crlf);
         if (sep == NULL) break;
         PyObject *event = NULL;
-        int rc = simple_event(buf + pos, sep, crlf, limit, max_line, &last_id, args[7], message, raw, &event);
+        int rc = simple_event(buf + pos, sep, crlf, limit, max_line, &last_id, args[7], message, raw, dataless, &event);
         if (rc < 0) {
             Py_DECREF(last_id);
             return NULL;
@@ -739,15 +788,75 @@ static PyObject *sse_scan(PyObject *self, PyObject *const *args, Py_ssize_t narg
             stop = (sep - buf) + seplen;
             break;
         }
-        int err = PyList_Append(args[6], event);
-        Py_DECREF(event);
-        if (err < 0) {
-            Py_DECREF(last_id);
-            return NULL;
+        if (rc == 1) {
+            int err = PyList_Append(args[6], event);
+            Py_DECREF(event);
+            if (err < 0) {
+                Py_DECREF(last_id);
+                return NULL;
+            }
         }
         pos = (sep - buf) + seplen;
     }
     return Py_BuildValue("nnN", pos, stop, last_id);
+}
+
+/* ---- SSE: lines that do nothing between events (sse_idle) ------------------------------------------
+ * The C form of agentmsg._wire.sse.idle_lines: from a line start, a run of blank lines, comments and (flag
+ * DL_UNKNOWN) lines of fields the spec does not know, none over max_line bytes; by the provider decoder's
+ * rules (DL_PROVIDER) no `error` field and no line starting with `{` or `[` after any blanks. */
+
+static int known_field(const char *f, Py_ssize_t nlen, int provider) {
+    return (nlen == 4 && memcmp(f, "data", 4) == 0) || (nlen == 5 && memcmp(f, "event", 5) == 0) ||
+           (nlen == 2 && memcmp(f, "id", 2) == 0) || (nlen == 5 && memcmp(f, "retry", 5) == 0) ||
+           (provider && nlen == 5 && memcmp(f, "error", 5) == 0);
+}
+
+PyDoc_STRVAR(sse_idle_doc, "sse_idle(chunk, pos, max_line, dataless) -> (end, blank)\n\n"
+                           "Where the run of lines that do nothing between events, from the line start pos on, "
+                           "ends (see agentmsg._wire.sse.idle_lines; dataless: sse_scan's flags), and whether it "
+                           "holds a blank line.");
+
+static PyObject *sse_idle(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyBytes_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "sse_idle(chunk: bytes, pos, max_line, dataless)");
+        return NULL;
+    }
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t max_line = PyLong_AsSsize_t(args[2]);
+    long flags = PyLong_AsLong(args[3]);
+    if (PyErr_Occurred()) return NULL;
+    const char *buf = PyBytes_AS_STRING(args[0]);
+    Py_ssize_t n = PyBytes_GET_SIZE(args[0]);
+    if (pos < 0 || pos > n) {
+        PyErr_SetString(PyExc_ValueError, "pos out of range");
+        return NULL;
+    }
+    const char *p = buf + pos, *end = buf + n;
+    int blank = 0;
+    while (p < end) {
+        if (*p == '\r' || *p == '\n') { /* at a line start: blank lines, however their ends pair */
+            blank = 1;
+            p++;
+            continue;
+        }
+        const char *q = p;
+        while (q < end && *q != '\r' && *q != '\n') q++;
+        if (q == end || q - p > max_line) break; /* the unfinished last line, or one over the limit */
+        if (*p != ':') {
+            if (!(flags & DL_UNKNOWN)) break;
+            const char *colon = memchr(p, ':', (size_t)(q - p));
+            if (known_field(p, colon ? colon - p : q - p, (int)(flags & DL_PROVIDER))) break;
+            if (flags & DL_PROVIDER) {
+                const char *w = p;
+                while (w < q && (*w == ' ' || *w == '\t')) w++;
+                if (w < q && (*w == '{' || *w == '[')) break;
+            }
+        }
+        p = q + 1;
+        if (*q == '\r' && p < end && *p == '\n') p++; /* CRLF: one line end */
+    }
+    return Py_BuildValue("nO", (Py_ssize_t)(p - buf), blank ? Py_True : Py_False);
 }
 
 /* ---- A payload of a known shape around one JSON string (json_string_between) ---------------------------
@@ -863,6 +972,7 @@ static PyMethodDef methods[] = {
     {"encode", (PyCFunction)(void (*)(void))encode, METH_FASTCALL, encode_doc},
     {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
     {"sse_scan", (PyCFunction)(void (*)(void))sse_scan, METH_FASTCALL, sse_scan_doc},
+    {"sse_idle", (PyCFunction)(void (*)(void))sse_idle, METH_FASTCALL, sse_idle_doc},
     {"json_string_between", (PyCFunction)(void (*)(void))json_string_between, METH_FASTCALL,
      json_string_between_doc},
     {NULL, NULL, 0, NULL},

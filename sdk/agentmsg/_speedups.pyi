@@ -28,6 +28,13 @@ def encode(
     ``orjson.dumps``, for floats. Never raises for a value; the caller then runs orjson. Caller:
     :func:`agentmsg._codec.converter.dumps_json`."""
 
+def sse_idle(chunk: bytes, pos: int, max_line: int, dataless: int, /) -> tuple[int, bool]:
+    """Where the run of lines that do nothing between events, from the line start ``pos`` on, ends, and whether it
+    holds a blank line: blank lines and comments; with ``dataless`` flag 2, lines of fields the spec does not know
+    too; flag 4, not an ``error`` field nor a line starting with ``{`` or ``[`` after any blanks. No line over
+    ``max_line`` bytes, nor the unfinished last line. :func:`agentmsg._wire.sse.idle_lines` in C. Caller:
+    :meth:`agentmsg._wire.sse.SSEDecoder._skip_idle`."""
+
 def sse_scan(
     chunk: bytes,
     pos: int,
@@ -38,13 +45,17 @@ def sse_scan(
     out: list[Any],
     cls: Callable[[Any, str, str], Any],
     raw: bool = False,
+    dataless: int = 0,
     /,
 ) -> tuple[int, int, str]:
     """Append ``cls(data, event, id)`` to ``out`` for each *simple* SSE event of ``chunk`` from ``pos`` on (only
     ``data:``/``event:``/``id:`` lines with one space, LF or CRLF as ``crlf`` says, data within ``limit`` bytes
     and lines within ``max_line``), stopping at the first piece that is not simple. Returns ``(pos, stop,
     last_id)``: where it stopped, the end of that piece with its separator (-1: no whole piece left, ``chunk[pos:]``
-    is the rest) and the last event id. ``raw``: each event's data is its UTF-8 bytes (validated), not str. The
+    is the rest) and the last event id. ``raw``: each event's data is its UTF-8 bytes (validated), not str.
+    ``dataless``: flags for a piece with no data line: 1, taken (no event; its last id kept) when it holds only
+    comment, ``id``, ``event`` and ``retry`` lines; 2, unknown fields too; 4, the provider decoder's rules (not
+    taken with ``event: error``, an ``error`` field or a line starting with ``{`` or ``[`` after any blanks). The
     caller reads every piece it stops at with the line parser. Caller:
     :meth:`agentmsg._wire.sse.SSEDecoder._simple_events`."""
 

@@ -18,15 +18,11 @@ def _leaf_errors(validator: Any, instance: Any, closed: bool, prefix: tuple[Any,
         location = str(err.absolute_keyword_location or "")
         keyword = err.schema_path[-1] if len(err.schema_path) else None
         if keyword in ("oneOf", "anyOf"):
-            base = location.partition("#")[0]
-            branches = s._resolve(location)
-            branch = s._discriminated_branch(branches, err.instance, base) or s._non_null_branch(
-                branches, err.instance, base
-            )
+            branch = s._union_branch(location, err.instance)  # (a union's branch: its type's, or not null)
             if branch is not None:
                 yield from _leaf_errors(s._validator(branch, closed), err.instance, closed, path)
                 continue
-            if isinstance(err.instance, dict) and "type" in err.instance and s._union_tags(branches, base) is not None:
+            if isinstance(err.instance, dict) and "type" in err.instance and s._union_at(location)[0] is not None:
                 continue
         yield path, err
 

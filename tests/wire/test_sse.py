@@ -179,6 +179,13 @@ def _sse_body(rng: Any) -> bytes:
                         b"id",
                         b"event",
                         b"event: \x01",
+                        b"",
+                        b"",
+                        b" ",
+                        b"x",
+                        b"\t{",
+                        b"id: 9",
+                        b"id: \x00",
                     ]
                 )
                 + end
@@ -196,6 +203,7 @@ def test_the_simple_event_fast_path_decodes_as_the_line_parser(scanner: str, mon
     bytes: the same text, invalid UTF-8 reported alike."""
     if scanner == "Python":
         monkeypatch.setattr(_sse, "_scan", None)
+        monkeypatch.setattr(_sse, "_idle", None)
     elif _sse._scan is None:
         pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
     as_bytes = scanner == "C bytes"
@@ -219,7 +227,9 @@ def test_the_simple_event_fast_path_decodes_as_the_line_parser(scanner: str, mon
 
         def decode(pieces: list[bytes], limit: int | None = limit) -> list[Any]:
             decoder = (JSONDataDecoder if as_bytes else SSEDecoder)(max_line_bytes=limit, max_event_bytes=limit)
-            return fields([e for p in pieces for e in decoder.feed(p)] + decoder.close())
+            events = [e for p in pieces for e in decoder.feed(p)]
+            last_id = decoder.last_event_id  # (blank lines skipped between events still set it)
+            return [*fields(events + decoder.close()), last_id]
 
         cut = rng.randrange(len(body) + 1)
         bytewise = decode([body[i : i + 1] for i in range(len(body))])
@@ -319,3 +329,123 @@ def test_last_event_id_is_the_last_dispatched_events(scanner: str, monkeypatch: 
     assert [(e.data, e.id) for e in d.feed(b"data: x\n\n")] == [("x", "7")] and d.last_event_id == "7"
     d.feed(b"id: 8\n\n")  # an event of no data still sets it, as the spec says
     assert d.last_event_id == "8"
+
+
+def _provider_body(rng: Any) -> bytes:
+    """A random provider body: events among runs of lines that carry no data (blank lines, comments, ids,
+    fields the spec does not know) and the lines the provider decoder reads itself (a JSON value outside any
+    field, an ``error:`` line, ``event: error`` with no data and the text after it)."""
+    lines = [
+        b"data: {}",
+        b'data: {"a": 1}',
+        b"",
+        b"",
+        b"",
+        b": ping",
+        b":",
+        b"id: 4",
+        b"event: x",
+        b"event: error",
+        b"retry: 5",
+        b"junk",
+        b" ",
+        b"  {",
+        b"\t[1]",
+        b'{"error": {"message": "m"}}',
+        b"}",
+        b"error: boom",
+        b"errors: not one",
+        b"x" * 40,
+    ]
+    eol = rng.choice([b"\n", b"\r\n", b"\r", None])
+    return b"".join(rng.choice(lines) + (eol or rng.choice([b"\n", b"\r\n", b"\r"])) for _ in range(rng.randint(0, 24)))
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("scanner", ["C", "Python"])
+def test_the_provider_decoder_reads_the_same_in_any_chunking(scanner: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The provider decoder skips runs of lines that do nothing between events at once (in C, or by a regular
+    expression), and lines of no SSE field once the first was said: what it dispatches (events, JSON values
+    outside any field, stray lines said, errors) and the last event id are those of the same body fed a byte at
+    a time, whatever the line ends, limits and cuts."""
+    from agentmsg._wire.framing import _ProviderSSE
+
+    if scanner == "Python":
+        monkeypatch.setattr(_sse, "_scan", None)
+        monkeypatch.setattr(_sse, "_idle", None)
+    elif _sse._scan is None:
+        pytest.skip("agentmsg was built without its C speed-ups (no C compiler, or AGENTMSG_PURE_PYTHON)")
+
+    def decode(pieces: list[bytes], limit: int | None) -> list[Any]:
+        decoder = _ProviderSSE()
+        if limit:
+            decoder.max_line_bytes = decoder.max_event_bytes = limit
+        events = [e for p in pieces for e in decoder.feed(p)]
+        last_id = decoder.last_event_id
+        events += decoder.close()
+        data = [e.data.decode() if isinstance(e.data, bytes) else e.data for e in events]
+        return [*((d, e.event, e.id, e.retry, e.problem) for d, e in zip(data, events, strict=True)), last_id]
+
+    rng = random.Random(20261202)
+    for _ in range(1500):
+        body = _provider_body(rng)
+        limit = rng.choice([None, None, 30])
+        bytewise = decode([body[i : i + 1] for i in range(len(body))], limit)
+        assert decode([body], limit) == bytewise, body
+        cuts = sorted(rng.sample(range(len(body) + 1), min(len(body) + 1, 4)))
+        pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+        assert decode(pieces, limit) == bytewise, (body, cuts)
+
+
+#: Bodies of lines that carry no data, 64 KiB each, after one event: blank lines with each line end, comments,
+#: fields the spec does not know, blanks, ids.
+_DATALESS = {
+    "blank LF": b"\n",
+    "blank CRLF": b"\r\n",
+    "blank CR": b"\r",
+    "comments": b":\n",
+    "comment blocks": b": keep-alive\n\n",
+    "unknown fields": b"x\n",
+    "unknown blocks": b"x\n\n",
+    "spaces": b" \n",
+    "ids": b"id: 1\n\n",
+}
+
+
+@pytest.mark.parametrize("name", list(_DATALESS))
+@pytest.mark.parametrize("size", [7, 64, 1 << 20])
+def test_lines_with_no_data_are_skipped_a_run_at_a_time(name: str, size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines that carry no data cost what events cost: the Python line parser reads none of them one by one (it
+    did, each a Python call: 100-200 times an event's cost per byte), whatever the chunking; the fast path's
+    Python form is called at most a few times a chunk (in C, the scanner and the skipping of such lines). Both
+    the agent event decoder and the provider decoder (whose first line of no field is said, once)."""
+    from agentmsg._wire.framing import _ProviderSSE
+
+    unit = _DATALESS[name]
+    body = b"data: x\n\n" + unit * ((64 << 10) // len(unit)) + b"data: y\n\n"
+    chunks = [body[i : i + size] for i in range(0, len(body), size)]
+    calls = {"line": 0, "piece": 0}
+    process, simple = SSEDecoder._process, SSEDecoder._simple_event
+
+    def count_line(self: Any, line: bytes, out: list[Any]) -> None:
+        calls["line"] += 1
+        process(self, line, out)
+
+    def count_piece(self: Any, *args: Any) -> Any:
+        calls["piece"] += 1
+        return simple(self, *args)
+
+    monkeypatch.setattr(SSEDecoder, "_process", count_line)
+    monkeypatch.setattr(SSEDecoder, "_simple_event", count_piece)
+    for decoder in (SSEDecoder(), _ProviderSSE()):
+        calls.update(line=0, piece=0)
+        events = [e for c in chunks for e in decoder.feed(c)] + decoder.close()
+        said = [e for e in events if e.problem is not None]
+        data = [e.data.decode() if isinstance(e.data, bytes) else e.data for e in events if e.problem is None]
+        assert data == ["x", "y"], events
+        assert len(said) <= 1  # (the provider decoder says the first line of no field)
+        if name == "ids":
+            assert decoder.last_event_id == "1"
+        per_chunk = 4 if name != "ids" or _sse._scan is not None else len(body)  # (Python: one call an id piece)
+        assert calls["line"] <= 4 * len(chunks) + 8, (type(decoder).__name__, calls)
+        assert calls["piece"] <= per_chunk * len(chunks) + 8, (type(decoder).__name__, calls)

@@ -447,6 +447,7 @@ def _shallow(plan: Any, value: Any, path: tuple[str | int, ...], cuts: list[Any]
 # ---- problems --------------------------------------------------------------------------------------------
 
 
+@cache
 def _annotations_for(location: str, keyword: str) -> tuple[str, str | None]:
     """``(rule, message)`` for a failing keyword: the nearest schema node at or above it that carries an
     ``x-rule`` (a short stable name) or an ``x-message`` (the sentence errors show) decides; without one
@@ -472,24 +473,56 @@ def _short_repr(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _discriminated_branch(branches: Any, instance: Any, base: str) -> str | None:
-    """For a union of ``$ref``s whose targets fix ``type`` with ``const``, the absolute ref of the branch
-    matching the instance's ``type``."""
-    tags = _union_tags(branches, base)
-    if tags is None or not isinstance(instance, dict):
-        return None
-    tag = instance.get("type")
-    return tags.get(tag) if isinstance(tag, str) else None
+@cache
+def _union_at(location: str) -> tuple[dict[str, str] | None, str | None]:
+    """The union (``anyOf``/``oneOf``) at the absolute keyword ``location``, read once per schema location:
+    its tags when it is discriminated (:func:`_union_tags`), and its ``$ref`` branch when it is a nullable
+    ``anyOf [{$ref}, {type: null}]`` (else None)."""
+    branches = _resolve(location)
+    base = location.partition("#")[0]
+    nullable = None
+    if isinstance(branches, list):
+        rest = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
+        if len(rest) == 1 and len(branches) == 2 and isinstance(rest[0], dict) and isinstance(rest[0].get("$ref"), str):
+            nullable = _absolute(str(rest[0]["$ref"]), base)
+    return _union_tags(branches, base), nullable
 
 
-def _non_null_branch(branches: Any, instance: Any, base: str) -> str | None:
-    """For a nullable ``anyOf [{$ref}, {type: null}]`` and a non-null instance, the ref branch."""
-    if instance is None or not isinstance(branches, list):
+def _union_branch(location: str, instance: Any) -> str | None:
+    """The branch of the union at ``location`` that decides for ``instance``: a discriminated union's branch
+    for its ``type``, or a nullable union's ``$ref`` branch for a value that is not null."""
+    tags, nullable = _union_at(location)
+    if tags is not None:
+        tag = instance.get("type") if isinstance(instance, dict) else None
+        return tags.get(tag) if isinstance(tag, str) else None
+    return nullable if instance is not None else None
+
+
+@cache
+def _dispatch(uri: str) -> dict[str, str] | None:
+    """When the schema at ``uri`` is a discriminated union and nothing else (an object whose ``type`` is required
+    and one of an enum, and any of ``$ref`` branches each fixing ``type`` to its own constant, as the event
+    schema is): per tag, its branch, which accepts a value of that ``type`` exactly when the whole schema does
+    (so the value's problems are the branch's, found without walking the others). Else None."""
+    node = _resolve(uri)
+    if not isinstance(node, dict):
         return None
-    rest = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
-    if len(rest) == 1 and len(branches) == 2 and isinstance(rest[0], dict) and isinstance(rest[0].get("$ref"), str):
-        return _absolute(str(rest[0]["$ref"]), base)
-    return None
+    plain = {"$schema", "$id", "title", "description", "type", "required", "properties", "anyOf", "$defs"}
+    prop = node.get("properties", {}).get("type") if isinstance(node.get("properties"), dict) else None
+    if (
+        not set(node) <= plain
+        or node.get("type") != "object"
+        or node.get("required") != ["type"]
+        or set(node.get("properties", {})) != {"type"}
+        or not isinstance(prop, dict)
+        or not set(prop) <= {"description", "enum"}
+        or not isinstance(prop.get("enum"), list)
+    ):
+        return None
+    tags = _union_tags(node.get("anyOf"), uri.partition("#")[0])
+    if tags is None or not set(tags) <= set(prop["enum"]):
+        return None
+    return tags
 
 
 def _at(value: Any, path: Any) -> Any:
@@ -509,14 +542,12 @@ def _level_errors(
         keyword = err.schema_path[-1] if len(err.schema_path) else None
         if keyword in ("oneOf", "anyOf"):
             location = str(err.absolute_keyword_location or "")
-            base = location.partition("#")[0]
-            branches = _resolve(location)
             sub = _at(instance, rel)
-            branch = _discriminated_branch(branches, sub, base) or _non_null_branch(branches, sub, base)
+            branch = _union_branch(location, sub)
             if branch is not None:
                 yield from _level_errors(_validator(branch, closed, True), sub, path, closed)
                 continue
-            if isinstance(sub, dict) and "type" in sub and _union_tags(branches, base) is not None:
+            if isinstance(sub, dict) and "type" in sub and _union_at(location)[0] is not None:
                 continue  # the unknown `type` is reported by the enum beside the union
         yield path, err
 
@@ -527,6 +558,9 @@ def leaf_errors(instance: Any, uri: str, closed: bool = False) -> Iterator[tuple
     work: list[tuple[str, Any, tuple[str | int, ...]]] = [(uri, instance, ())]
     while work:
         ref, value, prefix = work.pop()
+        tags = _dispatch(ref)
+        if tags is not None and type(value) is dict and type(value.get("type")) is str:
+            ref = tags.get(value["type"], ref)  # its branch's problems are the union's: the others are not walked
         plan = _plan(ref)
         if plan is not None:
             cuts: list[Any] = []

@@ -14,6 +14,9 @@ import attrs
 from agentmsg._codec.limits import limits
 from agentmsg._wire.lines import LineSplitter, Run
 from agentmsg._wire.sse import (
+    _DL_PROVIDER,
+    _DL_TAKE,
+    _DL_UNKNOWN,
     _SSE_PREFIXES,
     SNIFF_LIMIT,
     FormatSniffer,
@@ -87,7 +90,6 @@ class ErrorLine(Problem):
 SSE_STARTS = (*_SSE_PREFIXES, b"error:")
 _SSE_FIELDS = (b"data", b"event", b"id", b"retry")
 _OPENERS = (b"{", b"[")
-_RAW_MARK = "\x00raw JSON value"  # _ProviderSSE._event while a raw JSON value is read (never dispatched)
 #: What counts for a raw JSON value's depth: a whole string on its line (JSON strings hold no line end), or a bracket
 _DEPTH = re.compile(rb'"(?:[^"\\]|\\.)*"?|[][{}]')
 
@@ -103,6 +105,10 @@ class _ProviderSSE(JSONDataDecoder):
 
     def __init__(self) -> None:
         super().__init__()
+        # Between events, blank lines and comments do nothing; a line of no SSE field is said (StrayLine) the
+        # first time, and does nothing after that (see _stray), unless it may start a JSON value or an error.
+        self._dataless = _DL_TAKE | _DL_PROVIDER
+        self._skip_said = False  # a line of no SSE field was said skipped (said once: the parser says it once)
         #: the raw JSON value being read, its lines joined by LFs (None: none): its bytes (a bytes object per line
         #: held about 20 times the bytes of a value of many short lines, which the size limit counts)
         self._raw: bytearray | None = None
@@ -122,15 +128,14 @@ class _ProviderSSE(JSONDataDecoder):
             # (no SSE field starts so): a JSON value outside any field
             named = self._event if not self._data and self._problem is None else ""
             if self._data or self._problem is not None or self._event or self._retry is not None:
-                SSEDecoder._process(self, b"", out)  # the event before it, in its place
+                self._end_event(out)  # the event before it, in its place
             # An event name with no data before it (``event: error``, then the error as a raw JSON value) is the
             # value's: the value is that event's data (else the name was lost, and the error with it)
             self._raw_event = named or "message"
             self._raw, self._raw_depth, self._raw_size, self._raw_problem = bytearray(), 0, 0, None
-            # While the value is read, the decoder is inside an event (SSEDecoder._inside_event, which this mark
-            # makes true at no cost to the common chunk): the next chunk's lines go to the line parser, in order,
-            # up to a blank line, never to the fast path of simple events ahead of the value's end.
-            self._event = _RAW_MARK
+            # While the value is read, the decoder is inside it (SSEDecoder._own_value): the next chunk's lines go to
+            # the line parser, in order, up to a blank line, never to the fast path of simple events ahead of its end.
+            self._own_value = True
             self._raw_line(line, out)
             return
         elif not line:
@@ -143,13 +148,20 @@ class _ProviderSSE(JSONDataDecoder):
             return
         SSEDecoder._process(self, line, out)
 
+    def _end_event(self, out: list[SSEEvent]) -> None:
+        """The event being read, dispatched before what comes next (a JSON value or an ``error:`` line): as at a
+        blank line, lines of no SSE field are no longer its error's text (else an ``error:`` line after a skipped
+        blank line was taken for more of it)."""
+        self._stray_error = False
+        SSEDecoder._process(self, b"", out)
+
     def _stray(self, line: bytes, out: list[SSEEvent]) -> None:
         """A line of no SSE field that starts no JSON value: said (:class:`StrayLine`), and, after ``event: error``
         with no data, read as that error's data (its text: a proxy's ``Internal Server Error``)."""
         shown = line[:80].decode("utf-8", "replace")
         if line[:6] == b"error:" and not self._stray_error:
             if self._data or self._problem is not None or self._event or self._retry is not None:
-                SSEDecoder._process(self, b"", out)  # the event before it, in its place
+                self._end_event(out)  # the event before it, in its place
             value = line[6:]
             why = "an `error:` line (a field the SSE spec does not know, which it ignores) is read as the provider's error"
             out.append(
@@ -167,6 +179,10 @@ class _ProviderSSE(JSONDataDecoder):
             SSEDecoder._process(self, b"data:" + line, out)
             self._stray_error = True  # (the error's next such line too: its text may span lines)
         else:
+            if self._skip_said:
+                return  # (the parser says the first of a stream, "and any more like it")
+            self._skip_said = True
+            self._dataless |= _DL_UNKNOWN  # from now on such lines are skipped at once between events
             why = (
                 f"a line of no SSE field (no `data:`) is skipped, as the SSE spec reads it (and any more like it):"
                 f" {shown!r}"
@@ -205,7 +221,7 @@ class _ProviderSSE(JSONDataDecoder):
 
     def _raw_end(self, out: list[SSEEvent], problem: Problem) -> None:
         raw, self._raw = self._raw, None
-        self._event = ""
+        self._own_value = False
         assert raw is not None
         if self._raw_problem is not None:
             out.append(SSEEvent("", self._raw_event, self._id, None, self._raw_problem))

@@ -11,8 +11,9 @@ event. Agent events over SSE are in :mod:`agentmsg.events.sse`; provider streams
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import attrs
 import orjson
@@ -183,6 +184,35 @@ def encode_event(data: str, *, id: str | None = None, event: str | None = None, 
 
 _scan = speedups.sse_scan if speedups is not None else None
 
+#: What a piece of no data line may hold and still take the fast path (sse_scan's ``dataless`` flags): comment,
+#: ``id``, ``event`` and ``retry`` lines (no event; its last id kept); unknown fields too; the provider
+#: decoder's rules (``event: error``, an ``error`` field, a line starting with ``{`` or ``[`` after any blanks:
+#: not simple).
+_DL_TAKE, _DL_UNKNOWN, _DL_PROVIDER = 1, 2, 4
+#: A blank line: two line ends in a row (each read whole, so the LF of a CRLF is never a line end of its own)
+_LINE_END_BYTES = re.compile(rb"\r\n|\r|\n")
+_BLANK_LINE = re.compile(rb"(?>\r\n|\r|\n)(?>\r\n|\r|\n)")
+
+
+@functools.lru_cache(maxsize=16)
+def idle_lines(max_line: int, dataless: int) -> re.Pattern[bytes]:
+    """A run of lines that do nothing between events (none may be over ``max_line`` bytes: that is reported):
+    blank lines and comments; with the flag ``_DL_UNKNOWN`` in ``dataless``, lines of fields the spec does not
+    know (ignored) too, but with ``_DL_PROVIDER`` (:class:`agentmsg._wire.framing._ProviderSSE`) none that starts
+    with ``{`` or ``[`` after any blanks (a JSON value outside any field) or is an ``error`` field. A run of line
+    ends (CR, LF) at a line start is blank lines, whichever way they pair."""
+    if dataless & _DL_UNKNOWN:
+        provider = dataless & _DL_PROVIDER
+        known = rb"data|event|id|retry|error" if provider else rb"data|event|id|retry"
+        start = rb"(?![ \t]*+[{\[])" if provider else b""
+        line = rb"(?!(?:" + known + rb")[:\r\n])" + start + rb"[^\r\n]{0,%d}+" % max_line
+    else:
+        line = rb":[^\r\n]{0,%d}+" % max(max_line - 1, 0)
+    return re.compile(rb"(?:[\r\n]++|" + line + rb"(?>\r\n|\r|\n))*+")
+
+
+_idle = speedups.sse_idle if speedups is not None else None
+
 
 class SSEDecoder:
     """Incremental text/event-stream parser. ``feed(chunk)`` returns the events completed by the chunk;
@@ -199,6 +229,9 @@ class SSEDecoder:
     #: ``bytes``, checked to be valid UTF-8 as a decode would, so orjson reads them without a ``str`` in
     #: between; every other event's ``data`` is ``str``, as it always is here.
     _bytes_data: ClassVar[bool] = False
+    #: What pieces of no data line the fast path takes (the ``_DL_*`` flags): comment, id, event, retry and
+    #: unknown field lines, none of which dispatches an event
+    _dataless: int = _DL_TAKE | _DL_UNKNOWN
 
     def __init__(self, *, max_line_bytes: int | None = None, max_event_bytes: int | None = None) -> None:
         default = limits.max_event_bytes
@@ -215,6 +248,9 @@ class SSEDecoder:
         self._buf = bytearray()
         self._size = 0
         self._event = ""
+        #: a subclass reads lines of its own as one value (the provider decoder's JSON value outside any field):
+        #: the decoder is inside it, so the line parser reads on, in order, up to its end
+        self._own_value = False
         self._retry: int | None = None
         self._problem: Problem | None = None
         #: The id of the last event dispatched (what a reconnect sends as Last-Event-ID): set at the event's
@@ -227,7 +263,15 @@ class SSEDecoder:
         if (
             type(chunk) is bytes
             and self._head is None
-            and not (self._high or self._pending_cr or self._line or self._skip or self._data or self._event)
+            and not (
+                self._high
+                or self._pending_cr
+                or self._line
+                or self._skip
+                or self._data
+                or self._event
+                or self._own_value
+            )
             and self._problem is None
             and self._retry is None
         ):
@@ -251,7 +295,16 @@ class SSEDecoder:
             while True:
                 start = pos
                 pos, stop, last_id = _scan(
-                    chunk, pos, crlf, limit, self.max_line_bytes, self._id, out, SSEEvent, self._bytes_data
+                    chunk,
+                    pos,
+                    crlf,
+                    limit,
+                    self.max_line_bytes,
+                    self._id,
+                    out,
+                    SSEEvent,
+                    self._bytes_data,
+                    self._dataless,
                 )
                 if pos > start:  # whole events were dispatched: the last one's id
                     self._id = self.last_event_id = last_id
@@ -301,7 +354,10 @@ class SSEDecoder:
 
     def _inside_event(self) -> bool:
         """Whether the line parser holds part of an event (a line, fields, data or a problem)."""
-        return bool(self._line or self._skip or self._data or self._event or self._problem) or self._retry is not None
+        return (
+            bool(self._line or self._skip or self._data or self._event or self._problem or self._own_value)
+            or self._retry is not None
+        )
 
     def _simple_events(self, chunk: bytes, out: list[SSEEvent]) -> bytes:
         """The fast path, between events: whole events of one ``data`` line after any ``event``, ``id`` and
@@ -326,7 +382,16 @@ class SSEDecoder:
             while True:
                 start = pos
                 pos, stop, last_id = _scan(
-                    chunk, pos, crlf, limit, self.max_line_bytes, self._id, out, SSEEvent, self._bytes_data
+                    chunk,
+                    pos,
+                    crlf,
+                    limit,
+                    self.max_line_bytes,
+                    self._id,
+                    out,
+                    SSEEvent,
+                    self._bytes_data,
+                    self._dataless,
                 )
                 if pos > start:  # whole events were dispatched: the last one's id
                     self._id = self.last_event_id = last_id
@@ -335,39 +400,78 @@ class SSEDecoder:
                 self._lines(chunk[pos:stop], out)  # a piece that is not simple, with its blank line
                 pos = stop
         sep, eol = (b"\r\n\r\n", b"\r\n") if crlf else (b"\n\n", b"\n")
-        pieces = chunk.split(sep)
-        rest = pieces.pop()
-        for piece in pieces:
+        find, size, pos = chunk.find, len(sep), 0
+        while True:
+            if chunk[pos : pos + 5] != b"data:":  # (lines that do nothing between events, skipped at once)
+                pos = self._skip_idle(chunk, pos)
+            end = find(sep, pos)
+            if end < 0:
+                return chunk[pos:]
+            piece = chunk[pos:end]
+            pos = end + size
             event = self._simple_event(piece, eol, limit)
             if event is None:
                 self._lines(piece + sep, out)
-            else:
+            elif event is not True:
                 out.append(event)
-        return rest
 
-    def _simple_event(self, piece: bytes, eol: bytes, limit: int) -> SSEEvent | None:
-        """The event of a piece that is simple (see :meth:`_simple_events`), else None (nothing changed)."""
-        if piece[:5] == b"data:":
-            if len(piece) > limit or piece.find(eol) >= 0:
+    def _simple_event(self, piece: bytes, eol: bytes, limit: int) -> SSEEvent | Literal[True] | None:
+        """The event of a piece that is simple (see :meth:`_simple_events`); True for a simple piece with no
+        data line (no event; its last id kept; what :attr:`_dataless` allows), else None (nothing changed).
+        (agentmsg._speedups.sse_scan's simple_event, in Python.)"""
+        piece = piece.lstrip(b"\r\n")  # blank lines it starts with (only CRLFs where eol is CRLF: checked)
+        if piece[:5] == b"data:" and piece.find(eol) < 0:
+            if len(piece) > limit:
                 return None
-            line, event, last_id = piece, "message", self._id
-        else:
-            *fields, line = piece.split(eol)
-            if line[:5] != b"data:" or len(line) > limit:
-                return None
+            line: bytes | None = piece
             event, last_id = "message", self._id
+        else:
+            *fields, last = piece.split(eol)
+            dataless = self._dataless
+            if last[:5] == b"data:":
+                if len(last) > limit:
+                    return None
+                line = last
+            elif dataless & _DL_TAKE:
+                fields.append(last)
+                line = None
+            else:
+                return None
+            event, last_id, other, named = "message", self._id, False, b""
             for field in fields:
-                if field[:1] == b":" and len(field) <= self.max_line_bytes:
-                    continue  # a comment
+                if len(field) > self.max_line_bytes:
+                    return None
+                if field[:1] == b":" or not field:
+                    continue  # a comment (or the empty piece of a blank line)
                 name, _, value = field.partition(b":")
                 if value[:1] == b" ":
                     value = value[1:]
-                if name not in (b"event", b"id") or not value.isascii() or len(field) > self.max_line_bytes:
+                if name == b"event" or name == b"id":
+                    if not value.isascii():
+                        return None
+                    if name == b"event":
+                        named = value
+                        event = value.decode("ascii") or "message"
+                    elif b"\x00" not in value:
+                        last_id = value.decode("ascii")
+                elif name == b"data":
+                    return None  # a data line that is not the last: more than one
+                elif name == b"retry":
+                    other = True
+                else:
+                    if not dataless & _DL_UNKNOWN:
+                        return None
+                    if dataless & _DL_PROVIDER and (field.lstrip(b" \t")[:1] in (b"{", b"[") or name == b"error"):
+                        return None
+                    other = True
+            if line is None:
+                if dataless & _DL_PROVIDER and named == b"error":
                     return None
-                if name == b"event":
-                    event = value.decode("ascii") or "message"
-                elif b"\x00" not in value:
-                    last_id = value.decode("ascii")
+                self._id = self.last_event_id = last_id
+                return True
+            if other:
+                return None
+        assert line is not None
         try:
             data = (line[6:] if line[5:6] == b" " else line[5:]).decode("utf-8")
         except UnicodeDecodeError:
@@ -376,11 +480,58 @@ class SSEDecoder:
         return SSEEvent(data, event, last_id)
 
     def _lines(self, chunk: bytes, out: list[SSEEvent]) -> None:
-        """The line parser (every case of the spec)."""
+        """The line parser (every case of the spec). Between events, a run of lines that do nothing there
+        (:meth:`_skip_idle`: blank lines, comments, fields the spec does not know) is skipped at once; the lines
+        up to the next blank line are read one by one (:meth:`_read_lines`). Each byte is looked at a
+        bounded number of times."""
         if not chunk:
             return
-        # bytes.splitlines breaks at exactly the SSE line ends (LF, CRLF, CR), in C: each byte is looked
-        # at once; a last piece without a line end is the start of a line the next chunk goes on with.
+        n = len(chunk)
+        pos = 0
+        while pos < n:
+            if self._line or self._skip:  # a line a chunk before began: its end first
+                ends = _LINE_END_BYTES.search(chunk, pos)
+                end = n if ends is None else ends.end()
+                self._read_lines(chunk[pos:end], out)
+                pos = end
+                continue
+            if not self._inside_event():
+                pos = self._skip_idle(chunk, pos)
+                if pos >= n:
+                    break
+                # a line that may start an event: read alone (it may leave nothing pending: skip on after it)
+                ends = _LINE_END_BYTES.search(chunk, pos)
+                end = n if ends is None else ends.end()
+                self._read_lines(chunk[pos:end], out)
+                pos = end
+                continue
+            blank = _BLANK_LINE.search(chunk, pos)
+            end = n if blank is None else blank.end()
+            self._read_lines(chunk[pos:end] if pos or end < n else chunk, out)
+            pos = end
+        if chunk[-1] == 0x0D:
+            self._pending_cr = True  # an LF at the start of the next chunk belongs to this CR
+
+    def _skip_idle(self, chunk: bytes, pos: int) -> int:
+        """Where the run of lines that do nothing between events (:func:`idle_lines`, by :attr:`_dataless`) from
+        the line start ``pos`` on ends; a blank line among them dispatches nothing, but sets the last event id."""
+        end: int
+        blank: bool
+        if _idle is not None and type(chunk) is bytes:
+            end, blank = _idle(chunk, pos, self.max_line_bytes, self._dataless)
+        else:
+            run = idle_lines(self.max_line_bytes, self._dataless).match(chunk, pos)
+            assert run is not None  # (it matches the empty string)
+            end = run.end()
+            blank = end > pos and (chunk[pos] in b"\r\n" or _BLANK_LINE.search(chunk, pos, end) is not None)
+        if blank:
+            self.last_event_id = self._id
+        return end
+
+    def _read_lines(self, chunk: bytes, out: list[SSEEvent]) -> None:
+        """The lines of ``chunk``, one by one; a last piece without a line end is the start of a line the
+        next chunk goes on with."""
+        # bytes.splitlines breaks at exactly the SSE line ends (LF, CRLF, CR), in C
         lines = chunk.splitlines(True)
         process = self._process
         max_line = self.max_line_bytes
@@ -410,8 +561,6 @@ class SSEDecoder:
                 self._skip = False
             else:
                 process(line, out)
-        if lines and lines[-1][-1] == 0x0D:
-            self._pending_cr = True  # an LF at the start of the next chunk belongs to this CR
 
     def close(self) -> list[SSEEvent]:
         """End of stream. Per the spec an event not followed by a blank line is not dispatched; so that

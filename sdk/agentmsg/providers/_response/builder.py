@@ -87,10 +87,12 @@ class _Call:
         "text",
     )
 
-    def __init__(self, call_id: str, name: str | None, seq: int = 0) -> None:
-        self.id = call_id
+    def __init__(self, call_id: str | None, name: str | None, seq: int = 0) -> None:
+        self.id = call_id or ""  # (set when it starts when the provider gave none: see _start_call)
         self.seq = seq  # its place among its choice's calls, in the order they appeared (see _Choice.settled)
-        self.given = call_id  # the id the provider gave (``id`` may get a suffix: see _start_call)
+        #: the id the provider gave (``id`` may get a suffix: see _start_call), None until it gives one: no value
+        #: of the wire's stands for "none" (an id "\x00..." was once taken for that mark and replaced)
+        self.given = call_id
         self.name = name
         #: (OpenAI's family) the name's fragments before its first argument text, as the SDK's accumulator joins
         #: them, and whether the last of them repeated the name so far (see StreamBuilder.tool_call). The name is
@@ -690,7 +692,7 @@ class StreamBuilder:
             thought_signature = self.string(thought_signature, "a tool call's thought signature")
         c = self.choice(choice)
         call = c.calls.get(key)
-        if call_id and call is not None and call.given != call_id and not call.given.startswith("\x00"):
+        if call_id and call is not None and call.given is not None and call.given != call_id:
             self._end_call(c, call)
             call = None
         if call is None or not call.open:
@@ -701,11 +703,11 @@ class StreamBuilder:
                 c.calls[key] = call  # (this key's later fragments, with or without the id, are this call's)
             else:
                 c.appeared += 1
-                call = _Call(call_id or f"\x00{key}", None, c.appeared)  # (named below)
+                call = _Call(call_id or None, None, c.appeared)  # (named below)
                 c.calls[key] = call
                 c.waiting.append(call)
                 self._pending[id(call)] = []
-        elif call.id.startswith("\x00") and call_id:
+        elif call.given is None and call_id:
             call.id = call.given = call_id  # an id that arrives late
         if bad_name is not name and not call.name_said:  # (bad_name is not None: no text)
             call.name_said = True
@@ -781,9 +783,7 @@ class StreamBuilder:
             # name split across fragments comes before it, a later call's first fragments between them or not), or
             # the reply moved on to another block, or a later call's argument text came (``settled``)
             return (
-                bool(call.name)
-                and (moved_on or settled or bool(call.text))
-                and (call.no_id or not call.id.startswith("\x00"))
+                bool(call.name) and (moved_on or settled or bool(call.text)) and (call.no_id or call.given is not None)
             )
         return bool(call.name)
 
@@ -805,7 +805,7 @@ class StreamBuilder:
         self._start_ready(c, moved_on=True)
 
     def _start_call(self, c: _Choice, call: _Call) -> None:
-        if call.id.startswith("\x00"):
+        if call.given is None:
             # No id from the provider (Gemini, some compatible servers): one derived from the response id
             # and the call's place, so a reply parsed twice, streamed or whole, gets the same ids.
             c.minted += 1
