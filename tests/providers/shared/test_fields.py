@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -339,17 +340,10 @@ def test_a_field_the_table_does_not_know_is_said(monkeypatch: pytest.MonkeyPatch
     assert "field-dropped" not in [d.rule for d in get("anthropic").format_request(unset).diagnostics]
 
 
-@pytest.mark.parametrize("provider", NAMES)
-def test_the_pass_says_what_a_full_look_at_each_message_says(provider: str) -> None:
-    """scan looks at a message in full (fields._message) only when its quick look finds something: the same
-    diagnostics, in the same order, as the full look at every message, for every field probe and unknown key of
-    the table (each in a conversation of its own, then all of them in one)."""
-    from agentmsg.providers._request import fields
-    from agentmsg.providers._request.context import Context, FormatOptions
-
+def probe_conversations(provider: str) -> list[list[Msg]]:
+    """A conversation for each field probe and unknown key of the provider's table, then all of them in one."""
     spec = get(provider).spec
     family = spec.families[0]
-    every_table = table(provider)
     conversations: list[list[Msg]] = []
     for name, kind, field in cases():
         if name != provider:
@@ -364,14 +358,42 @@ def test_the_pass_says_what_a_full_look_at_each_message_says(provider: str) -> N
         _at(messages, pointer)["x_probe"] = 1
         conversations.append([Msg.from_dict(m) for m in messages])
     conversations.append([m for c in conversations for m in c])
+    return conversations
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_the_pass_says_what_a_full_look_at_each_message_says(provider: str) -> None:
+    """scan looks at a message in full (fields._message) only when its quick look finds something: the same
+    diagnostics, in the same order, as the full look at every message, for every field probe and unknown key of
+    the table (each in a conversation of its own, then all of them in one)."""
+    from agentmsg.providers._request import fields
+    from agentmsg.providers._request.context import Context, FormatOptions
+
+    spec = get(provider).spec
+    every_table = table(provider)
+    conversations = probe_conversations(provider)
     said = 0
     for msgs in conversations:
         quick = Context(provider, spec.families, FormatOptions(), msgs)
         fields.scan(quick, msgs, every_table)
         full = Context(provider, spec.families, FormatOptions(), msgs)
-        checks = fields._checks(every_table)
+        checks = fields.checks(every_table)
         for i, msg in enumerate(msgs):
             fields._message(full, i, msg, checks)
         assert quick.diagnostics == full.diagnostics
         said += len(full.diagnostics)
     assert said  # (the probes say something)
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_the_walk_looks_at_the_usual_messages_as_the_pass_would(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walks look at the usual messages' fields as they send their blocks (fields.Quick) and leave the pass only
+    the others: the request's diagnostics are those of the pass over every message, in the same order, for every
+    field probe and unknown key of the table (alone, then all in one conversation)."""
+    from agentmsg.providers._request import run
+
+    fmt = get(provider).format_request
+    conversations = probe_conversations(provider)
+    looked = [fmt(msgs, model="m").diagnostics for msgs in conversations]
+    monkeypatch.setattr(run, "checks", lambda table: types.SimpleNamespace(quick=None))  # the pass at every message
+    assert [fmt(msgs, model="m").diagnostics for msgs in conversations] == looked

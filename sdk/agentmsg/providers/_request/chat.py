@@ -178,12 +178,13 @@ class ChatWalk(Walk):
     def user_media(self, block: Any, pointer: str) -> Any:
         return self.media_part(block, pointer)
 
-    def user_message(self, msg: Msg, i: int, prefix: bool) -> None:
+    def user_message(self, msg: Msg, i: int, prefix: bool) -> bool:
         parts = None if prefix else self._usual_user_parts(msg.content)
+        looked = parts is not None  # (the usual parts: looked at as they were made)
         if parts is None:
             parts = self.user_parts(msg, i, prefix)
             if not parts:
-                return
+                return False
         entry: dict[str, Any] = {"role": "user", "content": self.user_content(parts)}
         name = msg.name
         if name:
@@ -192,32 +193,39 @@ class ChatWalk(Walk):
             else:
                 self._name(msg, i, entry)
         self.out.append(entry)
+        return looked
 
     def _usual_user_parts(self, blocks: list[Any]) -> list[Any] | None:
         """The parts of a user message of the usual kind, non-empty texts and images :meth:`inline_image` takes,
         built as :meth:`user_parts` builds them (:meth:`user_text`, :meth:`media_part`); None for any other
-        message (then user_parts makes its parts). Nothing is reported or resolved here, so falling back
-        repeats nothing (tests/providers/shared/test_request.py compares the two ways)."""
+        message (then user_parts makes its parts), and for a block :attr:`quick` finds something to say of (then
+        fields.scan says it). Nothing is reported or resolved here, so falling back repeats nothing
+        (tests/providers/shared/test_request.py compares the two ways)."""
         parts: list[Any] = []
         typed = self.typed_text
+        quick = self.quick
         for b in blocks:
             t = type(b)
             if t is TextBlock:
                 text = b.text
-                if not text:  # user_text may leave it out (drop_empty), reported
+                if not text or b.unknown_keys or not quick.text:  # user_text may leave it out (drop_empty), reported
                     return None
                 parts.append({"type": "text", "text": text} if typed else self.text_part(text))
             elif t is ImageBlock:
                 part = self.inline_image(b)
-                if part is None:
+                if part is None or b.unknown_keys or not quick.image or b.source.unknown_keys:
                     return None
                 parts.append(part)
             else:
                 return None
         return parts or None
 
-    def assistant_message(self, msg: Msg, i: int) -> None:
+    def assistant_message(self, msg: Msg, i: int) -> bool:
         ctx = self.ctx
+        quick = self.quick
+        # looked at as the blocks are sent (Quick): texts and calls have nothing but unknown keys to say
+        looked = quick.text and quick.call and quick.thinking is not None
+        thinking_keys = quick.thinking
         texts: list[str] = []
         reasoning: list[str] = []
         calls: list[dict[str, Any]] = []
@@ -242,6 +250,8 @@ class ChatWalk(Walk):
         for b in blocks:
             j += 1
             t = type(b)
+            if b.unknown_keys:
+                looked = False
             if j == refusal_j:
                 refusal = b.text
             elif t is ToolUseBlock:
@@ -280,6 +290,8 @@ class ChatWalk(Walk):
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
             elif t is ThinkingBlock:
                 meta = b.metadata
+                if meta and thinking_keys and not thinking_keys.isdisjoint(meta):
+                    looked = False
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
                     self.carrier(meta, i, j, None, other)  # (no chat provider's reply carries such data: said)
                     continue
@@ -300,9 +312,12 @@ class ChatWalk(Walk):
                     self._thinking(b, i, j, reasoning, texts, other)
             elif t is ToolResultBlock:
                 results.append((b, j))
+                looked = False
             elif t is HintBlock:
                 self._hint(b, i, j)
+                looked = False
             else:
+                looked = False
                 label = F.block_label(b)
                 ctx.report(f"/{i}/content/{j}", "media-unsupported", f"{b.type} in an assistant turn sent as {label!r}")
                 texts.append(label)
@@ -337,6 +352,7 @@ class ChatWalk(Walk):
                 self.out.append(entry)
         for b, j in results:
             self._result(b, i, j)
+        return looked
 
     def _thinking(self, b: ThinkingBlock, i: int, j: int, reasoning: list[str], texts: list[str], other: bool) -> None:
         ctx = self.ctx
@@ -367,8 +383,9 @@ class ChatWalk(Walk):
             ctx.report(pointer, "signature-dropped", (_NO_SIGNATURE, self.name))
         reasoning.append(b.thinking)
 
-    def tool_message(self, msg: Msg, i: int) -> None:
+    def tool_message(self, msg: Msg, i: int) -> bool:
         ctx = self.ctx
+        looked = self.quick.result  # (the usual results, looked at as they are sent: Quick)
         open_calls = ctx.open_calls
         plain = self.plain
         named = self.tool_name_field
@@ -388,16 +405,22 @@ class ChatWalk(Walk):
                     if named:
                         entry["name"] = call[1]
                     append(entry)
+                    if b.unknown_keys or output[0].unknown_keys:
+                        looked = False
                 else:
                     self._result(b, i, j, call)
+                    looked = False
             elif t is HintBlock:
                 self._hint(b, i, j)
+                looked = False
             else:
+                looked = False
                 ctx.report(
                     f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
                 )
         if msg.name:  # a tool message has no name field (a DashScope one's name is the tool's)
             ctx.names_dropped.append(i)
+        return looked
 
     def _result(self, b: ToolResultBlock, i: int, j: int, call: Any = False) -> None:
         """A tool message for one result; ``call`` is the open call it answers when the caller popped

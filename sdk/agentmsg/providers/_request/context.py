@@ -284,10 +284,12 @@ class Context:
         "open_calls",
         "options",
         "provider",
+        "quick",
         "structured",
         "tool_name_cache",
         "tool_name_ok",
         "tool_name_used",
+        "unscanned",
     )
 
     def __init__(
@@ -324,6 +326,11 @@ class Context:
         self.open_calls: dict[str, tuple[str, str, str, int, int]] = {}
         #: the structured output asked for (a StructuredOutput: providers/_request/structured.py), or None
         self.structured: Any = None
+        #: what the walk looks at inline of the fields no request carries (a fields.Quick, from the provider's field
+        #: table), or None: the walk looks at none and fields.scan at every message
+        self.quick: Any = None
+        #: the indexes of the messages fields.scan looks at (the walk's usual paths looked at the others), or None: all
+        self.unscanned: list[int] | None = None
 
     def report(self, pointer: str | tuple[int, int], rule: str, message: str | tuple[Any, ...]) -> None:
         """Record a diagnostic. The walks record the frequent ones cheaply (appending to

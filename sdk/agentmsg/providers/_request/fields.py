@@ -25,15 +25,15 @@ tables are written from the table (:func:`docs_tables`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
 
-from agentmsg.blocks import BLOCK_CLASSES, TextBlock, ToolResultBlock
+from agentmsg.blocks import BLOCK_CLASSES, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.message import Msg
 
-__all__ = ["COMMON", "MAPPED", "NOT_SENT", "REPORTED", "SENT", "Handling", "field_table", "scan"]
+__all__ = ["COMMON", "MAPPED", "NOT_SENT", "REPORTED", "SENT", "Handling", "Quick", "checks", "field_table", "scan"]
 
 SENT: Final = "sent"
 MAPPED: Final = "mapped"
@@ -254,12 +254,50 @@ _Check = tuple[tuple[tuple[str, str, Any], ...], frozenset[str], bool, bool]
 _NOTHING: Final[_Check] = ((), frozenset(), False, False)  # (only its unknown keys: the common block)
 
 
+@attrs.frozen
+class Quick:
+    """What a walk's usual paths look at, in the loop that sends the blocks, so that :func:`scan` need not look at
+    their message again (``Walk.run`` hands it the others): a usual message is checked there, each of its blocks by
+    the kind the walk already knows it is. Each look is the one :func:`scan` makes, or more (a hit is only a reason
+    to look again in full: the diagnostics are :func:`scan`'s either way). ``message_keys``: the message metadata
+    keys to look for; ``text`` / ``call``: a text or tool_use block has nothing to say but its unknown keys;
+    ``image``: an image, its unknown keys and its source's; ``thinking``: the metadata keys to look for on a thinking
+    block beside its unknown keys (None: always looked at again); ``result``: a tool result whose output is one text
+    block, their unknown keys."""
+
+    message_keys: frozenset[str] = frozenset()
+    text: bool = False
+    call: bool = False
+    image: bool = False
+    thinking: frozenset[str] | None = None
+    result: bool = False
+
+
+def _quick(blocks: Mapping[type, _Check], message_keys: frozenset[str]) -> Quick:
+    def only_unknown(cls: type) -> bool:
+        return blocks.get(cls, _NOTHING) is _NOTHING or blocks.get(cls) == _NOTHING
+
+    thinking = blocks.get(ThinkingBlock, _NOTHING)
+    return Quick(
+        message_keys=message_keys,
+        text=only_unknown(TextBlock),
+        call=only_unknown(ToolUseBlock),
+        image=only_unknown(ImageBlock) or blocks.get(ImageBlock) == ((), frozenset(), True, False),
+        thinking=thinking[1] if not thinking[0] and not thinking[2] and not thinking[3] else None,
+        result=only_unknown(TextBlock) and blocks.get(ToolResultBlock) == ((), frozenset(), False, True),
+    )
+
+
+#: the look of a walk that has no field table (a Context not made by run_format): every message goes to :func:`scan`
+NEVER: Final = Quick()
+
+
 class _Checks:
     """What :func:`scan` looks at for one provider's table: per block class, its :data:`_Check` (the block
     types the table does not know are left out: the walks say such a block whole); the message's metadata keys
-    to say when set."""
+    to say when set; and what the walks look at inline (:class:`Quick`)."""
 
-    __slots__ = ("blocks", "message_keys", "message_set")
+    __slots__ = ("blocks", "message_keys", "message_set", "quick")
 
     def __init__(self, table: Mapping[str, Mapping[str, Handling]]) -> None:
         self.blocks: dict[type, _Check] = {}
@@ -282,34 +320,40 @@ class _Checks:
             self.blocks[cls] = _NOTHING if check == _NOTHING else check
         self.message_keys = _said_keys(table.get("message", {}))
         self.message_set = frozenset(self.message_keys)
+        self.quick = _quick(self.blocks, self.message_set)
 
 
 _CHECKS: dict[int, tuple[Mapping[str, Any], _Checks]] = {}
 
 
-def _checks(table: Mapping[str, Mapping[str, Handling]]) -> _Checks:
+def checks(table: Mapping[str, Mapping[str, Handling]]) -> _Checks:
     found = _CHECKS.get(id(table))
     if found is None or found[0] is not table:
         found = _CHECKS[id(table)] = (table, _Checks(table))
     return found[1]
 
 
-def scan(ctx: Any, messages: Sequence[Msg], table: Mapping[str, Mapping[str, Handling]]) -> None:
+def scan(
+    ctx: Any,
+    messages: Sequence[Msg],
+    table: Mapping[str, Mapping[str, Handling]],
+    only: Iterable[int] | None = None,
+) -> None:
     """Say (on ``ctx``) every field of ``messages`` the request does not carry that no walk says: keys the schema
     does not declare (``unknown-key-dropped``), and fields the table marks ``field-dropped`` or does not know
     (``field-dropped``), each with its pointer into the conversation. One look at each block: the common block,
     whose only check is its unknown keys, costs an attribute read; a message with anything to say is looked at
-    again, in full (:func:`_message`)."""
-    checks = _checks(table)
-    blocks = checks.blocks
-    message_keys = checks.message_set
+    again, in full (:func:`_message`). ``only``: the indexes of the messages to look at, in order (the walk looked
+    at the others inline and found nothing to say: :class:`Quick`); default all."""
+    found = checks(table)
+    blocks = found.blocks
+    message_keys = found.message_set
     nothing = _NOTHING
     text_plain = blocks.get(TextBlock) is nothing  # a text block has nothing but its unknown keys to say
-    i = -1
-    for msg in messages:
-        i += 1
+    for i in range(len(messages)) if only is None else only:
+        msg = messages[i]
         if msg.unknown_keys or (message_keys and msg.metadata and not message_keys.isdisjoint(msg.metadata)):
-            _message(ctx, i, msg, checks)
+            _message(ctx, i, msg, found)
             continue
         content: list[Any] = msg.content
         for b in content:
@@ -333,7 +377,7 @@ def scan(ctx: Any, messages: Sequence[Msg], table: Mapping[str, Mapping[str, Han
                         break
         else:
             continue
-        _message(ctx, i, msg, checks)
+        _message(ctx, i, msg, found)
 
 
 def _message(ctx: Any, i: int, msg: Msg, checks: _Checks) -> None:

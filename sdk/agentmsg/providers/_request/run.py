@@ -21,7 +21,7 @@ from agentmsg.providers._request.context import (
     as_options,
     check_messages,
 )
-from agentmsg.providers._request.fields import COMMON, scan
+from agentmsg.providers._request.fields import COMMON, checks, scan
 from agentmsg.providers._request.structured import as_structured_output
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
@@ -71,7 +71,8 @@ def run_format(
     names the provider takes as they are (the others are mapped, alike in call and result). ``structured_output``:
     what the call asks the reply to be (``_request/structured.py``), on ``ctx.structured`` for ``build``, which
     maps it (a provider whose ``build`` does not says so: ``param-dropped``). After ``build``, the fields of the
-    conversation no walk carried or said are said (``_request/fields.py``, from the spec's field table)."""
+    conversation no walk carried or said are said (``_request/fields.py``, from the spec's field table): of the messages
+    the walk did not look at inline (``ctx.quick``), or whose look found something."""
     msgs = check_messages(messages)
     structured = as_structured_output(structured_output)
     opts = as_options(options)
@@ -87,13 +88,15 @@ def run_format(
         tool_name_ok=tool_name_ok,
     )
     ctx.structured = structured
+    table = spec.fields if spec.fields is not None else COMMON
+    ctx.quick = checks(table).quick
     try:
         draft = build(ctx, msgs, tool_defs, choice)
     finally:
         ctx.media.close()
     if structured is not None and "structured_output" not in draft.parser_options:
         ctx.report("/structured_output", "param-dropped", f"{spec.name} takes no structured output: not asked for")
-    scan(ctx, msgs, spec.fields if spec.fields is not None else COMMON)
+    scan(ctx, msgs, table, ctx.unscanned)
     diagnostics = ctx.finish(strict)
     return FormattedRequest(
         body=draft.body,

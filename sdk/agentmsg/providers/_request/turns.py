@@ -171,15 +171,20 @@ class TurnWalk(Walk):
     def user_media(self, block: Any, pointer: str) -> Any:
         return self.media_part(block, pointer, False)
 
-    def user_message(self, msg: Msg, i: int, prefix: bool) -> None:
+    def user_message(self, msg: Msg, i: int, prefix: bool) -> bool:
         parts = self.user_parts(msg, i, prefix)
         if parts:
             self.emit(USER, parts, i)
             if msg.name and not self.multi:
                 self.ctx.names_dropped.append(i)
+        return self.looked_user(msg.content)
 
-    def assistant_message(self, msg: Msg, i: int) -> None:
+    def assistant_message(self, msg: Msg, i: int) -> bool:
         ctx = self.ctx
+        quick = self.quick
+        # looked at as the blocks are sent (Quick): texts and calls have nothing but unknown keys to say
+        looked = quick.text and quick.call and quick.thinking is not None
+        thinking_keys = quick.thinking
         other = self.multi and not F.is_current_agent(msg, self.agent)
         label = f"[{F.speaker_label(msg)}]: " if other else ""
         lead: list[Any] = []  # thinking parts, first in the turn
@@ -198,6 +203,8 @@ class TurnWalk(Walk):
         for b in blocks:
             j += 1
             t = type(b)
+            if b.unknown_keys:
+                looked = False
             if t is TextBlock:
                 text = label + b.text if label else b.text
                 label = ""
@@ -218,6 +225,8 @@ class TurnWalk(Walk):
                 open_calls[cid] = (sent, tool, name, i, j)
             elif t is ThinkingBlock:
                 meta = b.metadata
+                if meta and thinking_keys and not thinking_keys.isdisjoint(meta):
+                    looked = False
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
                     part = self.carrier(meta, i, j, rest[-1] if rest else None, other)
                     if part is not None:
@@ -244,9 +253,12 @@ class TurnWalk(Walk):
                         rest.append(part)
             elif t is ToolResultBlock:
                 results.append((b, j))
+                looked = False
             elif t is HintBlock:
                 self._hint(b, i, j)
+                looked = False
             else:
+                looked = False
                 part = self.media_part(b, f"/{i}/content/{j}", True)
                 if part is not None:
                     rest.append(part)
@@ -259,9 +271,11 @@ class TurnWalk(Walk):
             put = self._result(b, i, j) or put
         if not put:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+        return looked
 
-    def tool_message(self, msg: Msg, i: int) -> None:
+    def tool_message(self, msg: Msg, i: int) -> bool:
         ctx = self.ctx
+        looked = self.quick.result  # (the usual results, looked at as they are sent: Quick)
         parts: list[Any] = []
         open_calls = ctx.open_calls
         tool_result_part = self.tool_result_part
@@ -272,6 +286,9 @@ class TurnWalk(Walk):
             t = type(b)
             if t is ToolResultBlock:
                 call = open_calls.pop(b.id, None)
+                output = b.output
+                if b.unknown_keys or len(output) != 1 or type(output[0]) is not TextBlock or output[0].unknown_keys:
+                    looked = False
                 if call is not None:
                     parts.append(tool_result_part(b, call[0], call[1], i, j))
                 else:
@@ -280,7 +297,9 @@ class TurnWalk(Walk):
                         parts.append(part)
             elif t is HintBlock:
                 self._hint(b, i, j)
+                looked = False
             else:
+                looked = False
                 ctx.report(
                     f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
                 )
@@ -290,6 +309,7 @@ class TurnWalk(Walk):
                 self.ctx.names_dropped.append(i)
         elif not msg.content:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+        return looked
 
     def _orphan_result(self, b: ToolResultBlock, i: int, j: int) -> Any:
         """The part of a tool result that answers no open call (reported; None when repair leaves it out)."""

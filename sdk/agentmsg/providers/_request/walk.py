@@ -18,6 +18,7 @@ from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.context import Context
+from agentmsg.providers._request.fields import NEVER, Quick
 
 _USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
 
@@ -32,6 +33,9 @@ class Walk:
         self.demote = ctx.options.reasoning == "text"  # reasoning='text': foreign or unsigned reasoning as text
         self.deferred: list[Any] = []  # sent once no call is open
         self.history_seen = False  # a folded run of other speakers was sent (history layout)
+        #: what the usual paths look at of the fields no request carries, as they send the blocks (fields.Quick): the
+        #: message methods return True when they looked at every block of the message and found nothing to say
+        self.quick: Quick = ctx.quick if ctx.quick is not None else NEVER
 
     # ---- hooks ----
 
@@ -40,8 +44,10 @@ class Walk:
         in the shortest way; False when that text needs the general way (e.g. it is empty)."""
         raise NotImplementedError
 
-    def user_message(self, msg: Msg, i: int, prefix: bool) -> None:
-        """Send a USER message, or another speaker's ASSISTANT message (``prefix``: with its name)."""
+    def user_message(self, msg: Msg, i: int, prefix: bool) -> bool:
+        """Send a USER message, or another speaker's ASSISTANT message (``prefix``: with its name). True: it looked at
+        the fields of every block as :attr:`quick` says and found nothing to say (so does :meth:`assistant_message`,
+        :meth:`tool_message`); False: ``fields.scan`` looks at the message."""
         raise NotImplementedError
 
     def user_text(self, text: str) -> Any:
@@ -88,10 +94,10 @@ class Walk:
         """Defer or send a hint block (each walk places hints its provider's way)."""
         raise NotImplementedError
 
-    def assistant_message(self, msg: Msg, i: int) -> None:
+    def assistant_message(self, msg: Msg, i: int) -> bool:
         raise NotImplementedError
 
-    def tool_message(self, msg: Msg, i: int) -> None:
+    def tool_message(self, msg: Msg, i: int) -> bool:
         raise NotImplementedError
 
     def system_message(self, msg: Msg, i: int) -> None:
@@ -156,6 +162,22 @@ class Walk:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
         return parts
 
+    def looked_user(self, blocks: list[Any]) -> bool:
+        """Whether the blocks of a user message are the usual ones (texts, images) and :attr:`quick` finds nothing to
+        say of them (for a walk whose user path does not look as it goes)."""
+        quick = self.quick
+        for b in blocks:
+            t = type(b)
+            if t is TextBlock:
+                if b.unknown_keys or not quick.text:
+                    return False
+            elif t is ImageBlock:
+                if b.unknown_keys or not quick.image or b.source.unknown_keys:
+                    return False
+            else:
+                return False
+        return True
+
     # ---- the pass ----
 
     def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
@@ -166,15 +188,21 @@ class Walk:
         deferred = self.deferred
         multi = self.multi
         text_turn = self.text_turn
+        quick = self.quick
+        message_keys = quick.message_keys
+        text_quick = quick.text
+        unscanned: list[int] = []  # the messages fields.scan looks at: the others were looked at here (Quick)
         for i, msg in enumerate(msgs):
             role = msg.role
-            if F.GROUNDING in msg.metadata:  # the reply's citations and grounding: no provider takes them back
+            meta = msg.metadata
+            if meta and F.GROUNDING in meta:  # the reply's citations and grounding: no provider takes them back
                 F.grounding_dropped(ctx, msg, i)
             if history:
                 if F.is_history_message(msg, self.agent):
                     if open_calls:
                         self.orphans()
                     group.append((i, msg))
+                    unscanned.append(i)
                     continue
                 if group:
                     self._fold(group)
@@ -188,20 +216,23 @@ class Walk:
                         and len(content) == 1
                         and type(content[0]) is TextBlock
                         and text_turn(role, content[0].text, msg, i)
-                    ):
-                        pass  # the usual turn, one text block: sent the short way
+                    ):  # the usual turn, one text block: sent the short way
+                        looked = text_quick and not content[0].unknown_keys
                     elif role is _USER:
-                        self.user_message(msg, i, multi)
+                        looked = self.user_message(msg, i, multi)
                     elif multi and not F.is_current_agent(msg, self.agent) and not F.has_tool_use(msg):
-                        self.user_message(msg, i, True)
+                        looked = self.user_message(msg, i, True)
                     else:
-                        self.assistant_message(msg, i)
+                        looked = self.assistant_message(msg, i)
                 elif role is _TOOL:
-                    self.tool_message(msg, i)
+                    looked = self.tool_message(msg, i)
                 else:
                     self.system_message(msg, i)
+                    looked = False
             except (AttributeError, TypeError, KeyError) as exc:
                 raise F.broken_message(i, exc, msg) from None
+            if not looked or msg.unknown_keys or (meta and message_keys and not message_keys.isdisjoint(meta)):
+                unscanned.append(i)
             if deferred and not open_calls:
                 self.send_deferred()
         if group:
@@ -209,6 +240,7 @@ class Walk:
         if open_calls:
             self.orphans()
         self.send_deferred()
+        ctx.unscanned = unscanned if ctx.quick is not None else None
         return self.result()
 
     def _fold(self, group: list[tuple[int, Msg]]) -> None:
