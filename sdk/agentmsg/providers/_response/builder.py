@@ -50,7 +50,7 @@ from agentmsg._codec.jsontext import loads as codec_loads
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
 from agentmsg.providers._request.common import MINTED_ID
-from agentmsg.providers._response.numbers import first_beyond_double, json_text_of, overflowed
+from agentmsg.providers._response.numbers import as_event_value, first_beyond_double, json_text_of, overflowed
 from agentmsg.providers._response.payload import shown, text_or_none
 
 __all__ = [
@@ -994,7 +994,7 @@ class StreamBuilder:
         end: dict[str, Any] = {"provider": self.provider}
         if self.model is not None:
             end["model"] = self.model
-        end.update(metadata)
+        end.update(self._holdable(metadata))
         self.end_block(slot, c, metadata=end)
 
     def open_carrier(self, slot: str, *, choice: int = 0) -> None:
@@ -1016,7 +1016,7 @@ class StreamBuilder:
         kept = c.grounding
         if kept is None:
             kept = c.grounding = {}
-        for key, value in fields.items():
+        for key, value in self._holdable(fields).items():
             if not _says_something(value):
                 kept.setdefault(key, None)  # (its place: the fields keep the order they were first given in)
                 continue
@@ -1031,6 +1031,22 @@ class StreamBuilder:
                     choice,
                 )
             kept[key] = value
+
+    def _holdable(self, value: dict[str, Any]) -> dict[str, Any]:
+        """Provider JSON an event carries as it came, with each number no event can hold (``1e400``, an integer
+        beyond 64 bits) kept as its JSON text, a string, and that said (rule ``number-as-text``): the event
+        validates, and nothing is rounded, nulled or dropped for it."""
+        if self.payload is not None and any(overflowed(v) for v in value.values()):
+            # an integer beyond 64 bits that orjson read as the nearest float: its digits, from the payload's text
+            value = {k: (self._exact_node(self.payload, v) if overflowed(v) else None) or v for k, v in value.items()}
+        held, where = as_event_value(value)
+        if where is not None:
+            self.problem(
+                "number-as-text",
+                f"a number at {where} is beyond what JSON is written with (a double, 64-bit integers): kept as its"
+                " text, a string",
+            )
+        return held  # type: ignore[no-any-return]
 
     def refused(self, choice: int = 0) -> None:
         """The model declined to answer in choice ``choice`` (OpenAI's ``refusal``, Anthropic's ``refusal``

@@ -11,7 +11,17 @@ from typing import Any
 
 import orjson
 
-__all__ = ["OVERFLOW", "HugeNumber", "first_beyond_double", "json_text_of", "loads_beyond_double", "overflowed"]
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN
+
+__all__ = [
+    "OVERFLOW",
+    "HugeNumber",
+    "as_event_value",
+    "first_beyond_double",
+    "json_text_of",
+    "loads_beyond_double",
+    "overflowed",
+]
 
 OVERFLOW = float(2**63)
 
@@ -130,3 +140,66 @@ def first_beyond_double(text: str) -> str | None:
         elif type(node) is list:
             stack.extend(reversed(node))
     return None
+
+
+def as_event_value(value: Any) -> tuple[Any, str | None]:
+    """``value`` (provider JSON an event carries as it came: grounding, a provider block) with each number no event
+    can hold (beyond a double's range, ``1e400``, or an integer outside [-2**63, 2**64 - 1]) replaced by its JSON
+    text, a string, so that the event validates and nothing is rounded or lost; and the path (``a/0/b``) of the
+    first one replaced, None when there was none (then ``value`` itself is returned). No recursion."""
+    first: list[str] = []
+
+    def fix(node: Any, path: str) -> Any:
+        kind = type(node)
+        if kind is HugeNumber:
+            if not first:
+                first.append(path)
+            return node.text
+        if kind is int and not INT_MIN <= node <= INT_MAX:
+            if not first:
+                first.append(path)
+            return str(node)
+        if kind is float and not math.isfinite(node):
+            if not first:
+                first.append(path)
+            return repr(node)
+        return node
+
+    if not _has_unholdable(value):
+        return value, None
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any, str]] = [(root, 0, "")]
+    while stack:
+        parent, key, path = stack.pop()
+        node = parent[key]
+        kind = type(node)
+        if kind is dict:
+            copy = dict(node)
+            parent[key] = copy
+            for k in reversed(list(copy)):
+                stack.append((copy, k, f"{path}/{k}" if path else str(k)))
+        elif kind is list:
+            copy_list = list(node)
+            parent[key] = copy_list
+            for i in range(len(copy_list) - 1, -1, -1):
+                stack.append((copy_list, i, f"{path}/{i}" if path else str(i)))
+        else:
+            parent[key] = fix(node, path)
+    return root[0], first[0] if first else None
+
+
+def _has_unholdable(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        kind = type(v)
+        if kind is dict:
+            stack.extend(v.values())
+        elif kind is list:
+            stack.extend(v)
+        elif kind is int:
+            if not INT_MIN <= v <= INT_MAX:
+                return True
+        elif (kind is float or kind is HugeNumber) and not math.isfinite(v):
+            return True
+    return False
