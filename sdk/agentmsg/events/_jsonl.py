@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Union
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import _STRICT
+from agentmsg._codec.jsontext import _STRICT, TooDeep, loads_bounded
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
 from agentmsg._codec.schemas import (
     event_array_validator,
@@ -43,14 +43,18 @@ def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
     (rule ``json``); a line that is JSON once its invalid UTF-8 is replaced by U+FFFD gives the event
     with rule ``utf-8`` (the change is reported, nothing else of the line is lost)."""
     try:
-        return orjson.loads(line), None, ""
+        return loads_bounded(line), None, ""
+    except TooDeep as exc:
+        return None, "max-depth", str(exc)
     except orjson.JSONDecodeError as exc:
         error = exc
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as bad:
         try:
-            event = orjson.loads(line.decode("utf-8", "replace"))
+            event = loads_bounded(line.decode("utf-8", "replace"))
+        except TooDeep as exc:
+            return None, "max-depth", str(exc)
         except orjson.JSONDecodeError:
             pass
         else:
@@ -182,27 +186,37 @@ def _feed_checked(st: State, feed: Feed, lines: list[bytes], first_line: int) ->
             if line.strip():  # (a blank line is no event)
                 feed_line(st, feed, line[:-1] if line.endswith(b"\n") else line, line_no)
             continue
+        if len(line) >= _DEEP_LINE:
+            try:
+                dumps(event, option=_STRICT)
+            except encode_error:  # nested too deep: refused as the reader refuses it
+                feed_line(st, feed, line[:-1] if line.endswith(b"\n") else line, line_no)
+                continue
         kind = event.get("type") if type(event) is dict else None
         check = checks.get(kind) if type(kind) is str else None
         if check is None:
             feed(event)
             continue
-        if len(line) >= _DEEP_LINE:
-            try:
-                dumps(event, option=_STRICT)
-            except encode_error:
-                feed(event)
-                continue
         if not check(event):
             feed(event)
             continue
         _apply_valid(st, [event])
 
 
+def _read_problem(st: State, index: int, rule: str, message: str) -> None:
+    """Record what :func:`parse_line` found. A line nested too deep is said as the reducer says an event fed as a
+    dict that is (the same problem, whether the event came as text or parsed), a limit (strict:
+    :class:`~agentmsg.SizeLimitError`)."""
+    if rule == "max-depth":
+        st.problem(index, "", rule, message if st.strict else f"{message}: event skipped", limit=True)
+        return
+    st.problem(index, "", rule, message)
+
+
 def feed_line(st: State, feed: Feed, line: bytes, line_no: int) -> None:
     event, rule, message = parse_line(line, line_no)
     if rule is not None:
-        st.problem(st.count, "", rule, message)
+        _read_problem(st, st.count, rule, message)
         if event is None:
             st.count += 1
             return
@@ -256,6 +270,20 @@ else:
     _views = msgspec.json.Decoder(Union[tuple(_VIEWS.values())])  # noqa: UP007  (a run-time union of classes)
 
 
+def _may_be_too_deep(data: bytes, start: int, end: int, count: int) -> bool:
+    """Whether a line of ``data[start:end]`` (``count`` lines, each an object) may nest deeper than
+    ``limits.max_depth``: such a line has more opening brackets than the limit, the others at least one each. The
+    reference path refuses that line (rule ``max-depth``), so the run goes there. Two C scans, and a split only
+    when the run holds that many brackets (JSON or code in the text)."""
+    max_depth = limits.max_depth
+    if data.count(b"{", start, end) + data.count(b"[", start, end) < count + max_depth:
+        return False
+    return any(
+        len(line) > 2 * max_depth and line.count(b"{") + line.count(b"[") > max_depth
+        for line in data[start:end].split(b"\n")
+    )
+
+
 _NO_ROUTES: tuple[dict[str, Text], dict[str, Text], dict[str, Text]] = ({}, {}, {})
 
 
@@ -275,11 +303,13 @@ def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_lin
             run = view[start:end]
             try:
                 views = _views.decode_lines(run)
-            except (msgspec.DecodeError, UnicodeDecodeError, ValueError):
-                views = None
+            except (msgspec.DecodeError, UnicodeDecodeError, ValueError, RecursionError):
+                views = None  # (the reference path says what is wrong, a line nested too deep included)
             # decode_lines skips blank lines (their line numbers would not match); the ids must be new.
             if views is not None and (
-                len(views) != count or not st.window.add_fresh([v.id for v in views])  # type: ignore[misc]
+                len(views) != count
+                or _may_be_too_deep(data, start, end, count)
+                or not st.window.add_fresh([v.id for v in views])  # type: ignore[misc]
             ):
                 views = None
     if views is None:
@@ -313,7 +343,7 @@ def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_lin
         st.count = base + i
         event, rule, message = parse_line(lines[i], first_line + i)
         if rule is not None:
-            st.problem(base + i, "", rule, message)
+            _read_problem(st, base + i, rule, message)
         st.count = base + i + 1
         if type(event) is dict:  # msgspec decoded an object there, so orjson does too
             apply(st, event, base + i)
