@@ -435,43 +435,62 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
 def encode_error(
     value: Any, default: Callable[[Any], Any] | None, exc: Exception, kind: str | None = None
 ) -> ValidationError:
-    """Why orjson could not write ``value``: the first problem of its JSON form, as a ValidationError."""
+    """Why orjson could not write ``value``: the first problem of its JSON form, as a ValidationError. Bounded
+    time and memory whatever ``value`` is: a list or dict that holds itself is rule ``cycle`` (the pointer where
+    it comes back), and nothing deeper than ``limits.max_depth`` is copied."""
     try:
         plain = _plain(value, default)
         check_json_value(plain, kind)
     except ValidationError as error:
-        return error
+        return error if error.kind == kind else type(error)(error.problems, kind)
     except RecursionError:
         return depth_error(kind)
     return ValidationError([Problem("", "json-value", f"cannot be written as JSON: {exc}")], kind)
 
 
 def _plain(value: Any, default: Callable[[Any], Any] | None) -> Any:
-    """``value`` with every object ``default`` handles replaced by what it returns (iteratively)."""
-    if default is None:
-        return value
+    """``value`` with every object ``default`` handles replaced by what it returns (iteratively), copied no deeper
+    than ``limits.max_depth`` + 1 (the check then says ``max-depth``). A dict or list met again inside itself raises
+    :class:`ValidationError` (rule ``cycle``) with the pointer where it comes back."""
+    max_depth = limits.max_depth
+    alive: list[Any] = []  # every object whose id is remembered, held so that no id is reused meanwhile
     root: list[Any] = [value]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
+    # (parent, key, depth, the ids of the containers above, path)
+    stack: list[tuple[Any, Any, int, frozenset[int], tuple[str | int, ...]]] = [(root, 0, 0, frozenset(), ())]
     while stack:
-        parent, key = stack.pop()
+        parent, key, depth, above, path = stack.pop()
         node = parent[key]
         seen = 0
-        while not isinstance(node, (dict, list, str, int, float, type(None))) and seen < 4:
+        while default is not None and not isinstance(node, (dict, list, str, int, float, type(None))) and seen < 4:
+            if id(node) in above:
+                raise _cycle(path)
             try:
                 node = default(node)
             except Exception:
                 break
             seen += 1
-        if isinstance(node, dict):
-            node = dict(node)
-            stack.extend((node, k) for k in node)
-        elif isinstance(node, list):
-            node = list(node)
-            stack.extend((node, i) for i in range(len(node)))
+        if isinstance(node, (dict, list)):
+            if id(node) in above:
+                raise _cycle(path)
+            if depth > max_depth:  # (deep enough for the check to say so)
+                parent[key] = []
+                continue
+            alive.append((parent[key], node))
+            inner = above | {id(parent[key]), id(node)}
+            if isinstance(node, dict):
+                node = dict(node)
+                stack.extend((node, k, depth + 1, inner, (*path, str(k))) for k in node)
+            else:
+                node = list(node)
+                stack.extend((node, i, depth + 1, inner, (*path, i)) for i in range(len(node)))
         parent[key] = node
-        if len(stack) > 10_000_000:  # pragma: no cover (bounded by the value's size)
-            break
     return root[0]
+
+
+def _cycle(path: tuple[str | int, ...]) -> ValidationError:
+    return ValidationError(
+        [Problem(pointer_of(path), "cycle", "holds itself (a cycle): it cannot be written as JSON")], None
+    )
 
 
 def join_surrogates(text: str) -> str:
