@@ -23,7 +23,7 @@ from agentmsg import blocks as _b
 from agentmsg._codec import legacy
 from agentmsg._codec.converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
 from agentmsg._codec.fastpath import FastPath, Unsupported
-from agentmsg._codec.jsontext import JsonInput, check_json_value, depth_error, loads
+from agentmsg._codec.jsontext import JsonInput, check_json_value, depth_error, loads, safe_repr
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import has_unknown_keys, validate, validator_for_kind
 from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
@@ -569,8 +569,19 @@ class Msg(_msg_mod.Msg):
         return cls(role, **values)  # type: ignore[return-value]
 
     def __repr__(self) -> str:
-        kinds = ", ".join(_tag_of(type(b)) if attrs.has(type(b)) else type(b).__name__ for b in self.content)
-        return f"{type(self).__name__}(id={self.id!r}, name={self.name!r}, role={self.role.value}, content=[{kinds}])"
+        # Never raises, whatever was set after construction (a role that is no MsgRole, content that is no list).
+        role = self.role
+        shown_role = role.value if isinstance(role, MsgRole) else safe_repr(role)
+        content = self.content
+        if type(content) is list:
+            kinds = ", ".join(_tag_of(type(b)) if attrs.has(type(b)) else type(b).__name__ for b in content)
+            shown = f"[{kinds}]"
+        else:
+            shown = safe_repr(content)
+        return (
+            f"{type(self).__name__}(id={safe_repr(self.id, 200)}, name={safe_repr(self.name, 200)}, role={shown_role},"
+            f" content={shown})"
+        )
 
 
 def _pinned(role: MsgRole, doc: str) -> Any:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import orjson
 import pytest
 
 import agentmsg
@@ -404,3 +405,28 @@ def test_a_conversation_at_the_limit_is_refused_when_its_written_form_would_be_d
         agentmsg.encode_messages(agentmsg.decode_messages(json.dumps(text)))
         == json.dumps([Msg.from_dict(text[0]).to_dict()], separators=(",", ":")).encode()
     )
+
+
+@pytest.mark.parametrize("text", ["[" * 255 + "]" * 255, '{"a":' * 255 + "1" + "}" * 255, "[" * 1100 + "]" * 1100])
+def test_the_bounded_reader_refuses_one_level_past_the_limit_and_orjsons_own(text: str) -> None:
+    """The event readers' JSON reader (issue 28): deeper than limits.max_depth is TooDeep (rule max-depth), beyond
+    orjson's own 1,024 levels too (not a plain "not JSON"); at the limit it reads."""
+    from agentmsg._codec.jsontext import TooDeep, loads_bounded
+
+    with pytest.raises(TooDeep, match="max_depth"):
+        loads_bounded(text.encode())
+    with pytest.raises(TooDeep):
+        loads_bounded(text)
+    assert loads_bounded("[" * 254 + "]" * 254) and loads_bounded('{"a":' * 254 + "1" + "}" * 254)
+
+
+def test_legacy_keys_and_sse_data_are_held_to_the_depth_limit() -> None:
+    from agentmsg._wire.sse import SSEEvent
+
+    deep: Any = 0
+    for _ in range(1000):
+        deep = [deep]
+    with pytest.raises(SizeLimitError):
+        agentmsg.read_legacy_keys({"role": "user", "content": "hi", "metadata": {"d": deep}})
+    with pytest.raises(orjson.JSONDecodeError, match="max_depth"):
+        SSEEvent(data="[" * 300 + "]" * 300).json()

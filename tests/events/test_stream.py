@@ -633,3 +633,60 @@ def test_reducing_keeps_one_copy_of_non_ascii_text_and_a_bounded_peak() -> None:
     assert msg.content[1].input == {"log": "25°C " * 20_000}
     assert sys.getsizeof(msg.content[1].input["log"]) < 100_000 + 100  # nor do the parsed arguments
     assert peak < 6 * len(msg.to_json_bytes())
+
+
+def test_blank_lines_cost_no_memory_per_line() -> None:
+    """Issue 28 (class 4): 60 MB of newlines held 640 MB in ``agentmsg reduce``. Blank lines are counted, never split
+    into a list of lines nor parsed: the peak stays near the longest line plus the message, whatever their number, on
+    every path (bytes whole, chunks, a file, ``feed_jsonl``; tolerant and strict), and line numbers stay right."""
+    import io
+    import tracemalloc
+
+    ts = "2026-11-22T10:34:38Z"
+    start = orjson.dumps({"type": "AGENT_START", "id": "a", "createdAt": ts, "replyId": "r"})
+    delta = orjson.dumps({"type": "TEXT_BLOCK_DELTA", "id": "c", "createdAt": ts, "replyId": "r", "blockId": "t"})
+    opened = orjson.dumps({"type": "TEXT_BLOCK_START", "id": "b", "createdAt": ts, "replyId": "r", "blockId": "t"})
+    blanks = b"\n" * 2_000_000 + b" \r\n\t\n" * 1000
+    body = b"\n".join([start, opened, blanks, delta, b"not json", blanks + b"\n"])
+
+    def reduce_stream_chunks(strict: bool) -> Reducer:
+        r = Reducer(strict=strict)
+        reduce_stream((body[i : i + 65536] for i in range(0, len(body), 65536)), reducer=r)
+        return r
+
+    def reduce_stream_file(strict: bool) -> Reducer:
+        r = Reducer(strict=strict)
+        reduce_stream(io.BytesIO(body), reducer=r)
+        return r
+
+    def reduce_stream_bytes(strict: bool) -> Reducer:
+        r = Reducer(strict=strict)
+        reduce_stream(body, reducer=r)
+        return r
+
+    def feed_jsonl(strict: bool) -> Reducer:
+        r = Reducer(strict=strict)
+        r.feed_jsonl(body)
+        return r
+
+    for read in (reduce_stream_chunks, reduce_stream_file, reduce_stream_bytes, feed_jsonl):
+        for strict in (False, True):
+            tracemalloc.start()
+            try:
+                r = read(strict)
+            except ValidationError as exc:
+                problems = list(exc.problems)
+            else:
+                problems = r.problems
+                r.finish()
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            assert peak < 4 << 20, (read.__name__, strict, peak)  # 2 million lines as a list: 16 MB of pointers
+            # the delta without its delta key, and the line that is no JSON, named by their index and line number
+            json_problem = [p for p in problems if p.rule == "json"]
+            if strict:
+                assert problems[0].pointer == "/2", (read.__name__, problems)
+            else:
+                assert [p.pointer for p in json_problem] == ["/3"], (read.__name__, problems)
+                number = body[: body.index(b"not json")].count(b"\n") + 1  # 2,002,005
+                assert json_problem[0].message.startswith(f"line {number}:"), json_problem

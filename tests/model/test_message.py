@@ -494,3 +494,46 @@ def test_an_sdk_object_given_for_json_says_what_gives_its_json(call: Any, says: 
         call()
     (problem,) = info.value.problems
     assert problem.rule == "json-value" and says in problem.message
+
+
+def test_a_message_made_cyclic_after_construction_is_refused_with_the_pointer() -> None:
+    """Issue 28 (class 2): metadata made to hold itself made to_json() loop for ever, growing ~55 MB/s. The writer's
+    error path is bounded: rule ``cycle``, the pointer where the value comes back; a value shared (not a cycle) is
+    written as before."""
+    from agentmsg import AssistantMessage, TextBlock, ToolUseBlock, ValidationError
+
+    msg = AssistantMessage(content=[TextBlock(text="hi")], metadata={"a": 1})
+    msg.metadata["self"] = msg.metadata
+    with pytest.raises(ValidationError) as info:
+        msg.to_json()
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/metadata/self", "cycle")]
+    assert info.value.kind == "msg"
+
+    block = ToolUseBlock(id="c1", name="f", input={})
+    loop: list[object] = [1]
+    loop.append(loop)
+    msg = AssistantMessage(content=[TextBlock(text="x"), block])
+    block.input["k"] = [loop]
+    with pytest.raises(ValidationError) as info:
+        msg.to_json_bytes()
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/content/1/input/k/0/1", "cycle")]
+
+    shared = {"v": [1, 2]}
+    msg = AssistantMessage(content=[TextBlock(text="x")], metadata={"a": shared, "b": shared})
+    assert '"a":{"v":[1,2]},"b":{"v":[1,2]}' in msg.to_json()
+
+
+def test_repr_never_raises_on_a_message_changed_after_construction() -> None:
+    """Issue 28 (class 2): ``repr`` raised AttributeError for a role set to 5, TypeError for content set to None."""
+    from agentmsg import AssistantMessage, TextBlock
+
+    for field, value in [("role", 5), ("content", None), ("content", 3), ("id", object()), ("name", [[1]])]:
+        msg = AssistantMessage(content=[TextBlock(text="hi")])
+        setattr(msg, field, value)
+        assert repr(msg).startswith("AssistantMessage(")
+    deep: list[object] = []
+    for _ in range(5000):
+        deep = [deep]
+    msg = AssistantMessage(content=[TextBlock(text="hi")])
+    msg.id = deep  # type: ignore[assignment]
+    assert "<list>" in repr(msg)

@@ -31,14 +31,19 @@ __all__ = [
     "INT_MIN",
     "MAX_WRITABLE_DEPTH",
     "JsonInput",
+    "TooDeep",
     "check_json_value",
+    "deeper_than",
     "depth_error",
+    "depth_message",
     "dumps",
     "encode_error",
     "has_lone_surrogate",
     "json_type",
     "loads",
+    "loads_bounded",
     "parse_fast",
+    "safe_repr",
     "utf8_size",
     "writable",
 ]
@@ -50,6 +55,7 @@ INT_MIN, INT_MAX = -(2**63), 2**64 - 1
 
 _decode = msgspec.json.Decoder().decode
 _orjson_dumps = orjson.dumps
+_orjson_loads = orjson.loads
 _STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CHUNK = 1 << 20
@@ -90,10 +96,80 @@ def _size_error(size: int, kind: str | None) -> SizeLimitError:
     )
 
 
+def depth_message() -> str:
+    """What every reader and writer says of a value nested deeper than ``limits.max_depth`` (rule ``max-depth``)."""
+    return f"nested deeper than {limits.max_depth} levels (limits.max_depth)"
+
+
 def depth_error(kind: str | None, pointer: str = "") -> SizeLimitError:
-    return SizeLimitError(
-        [Problem(pointer, "max-depth", f"nested deeper than {limits.max_depth} levels (limits.max_depth)")], kind
-    )
+    return SizeLimitError([Problem(pointer, "max-depth", depth_message())], kind)
+
+
+class TooDeep(orjson.JSONDecodeError):
+    """Raised by :func:`loads_bounded` for JSON text nested deeper than ``limits.max_depth`` (rule ``max-depth``):
+    a ``JSONDecodeError``, so a reader that treats it as unreadable text stays bounded, and one that tells the
+    rules apart checks for this class."""
+
+    def __init__(self, data: str | bytes) -> None:
+        super().__init__(depth_message(), data if isinstance(data, str) else "", 0)
+
+    def __str__(self) -> str:
+        return depth_message()
+
+
+def deeper_than(value: Any, max_depth: int) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``max_depth`` deep (iterative: any depth, any cycle)."""
+    if type(value) is not dict and type(value) is not list:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if depth >= max_depth:
+            return True
+        for child in node.values() if type(node) is dict else node:
+            t = type(child)
+            if (t is dict or t is list) and child:
+                push((child, depth + 1))
+            elif (t is dict or t is list) and depth + 1 >= max_depth:
+                return True
+    return False
+
+
+def loads_bounded(data: str | bytes) -> Any:
+    """``orjson.loads`` held to ``limits.max_depth``: the one JSON reader of events and provider payloads (where
+    speed matters and :func:`loads`'s full check is not needed: orjson reads only what it can write back, but
+    for the depth). Raises ``orjson.JSONDecodeError`` for text that is not JSON, :class:`TooDeep` (a subclass)
+    for text nested too deep. The depth is looked at only when the text holds more opening brackets than the
+    limit (two C scans of a long text; none of a short one), so the common payload costs what orjson costs."""
+    try:
+        value = _orjson_loads(data)
+    except orjson.JSONDecodeError as exc:
+        if str(exc).startswith(("depth limit", "recursion limit")):
+            raise TooDeep(data) from None
+        raise
+    max_depth = limits.max_depth
+    if (
+        len(data) > 2 * max_depth
+        and (type(value) is dict or type(value) is list)
+        and (data.count(b"[") + data.count(b"{") if type(data) is bytes else data.count("[") + data.count("{"))  # type: ignore[arg-type]
+        > max_depth
+        and _too_deep(value, max_depth)
+    ):
+        raise TooDeep(data)
+    return value
+
+
+def _too_deep(value: Any, max_depth: int) -> bool:
+    """:func:`deeper_than` of a value orjson read: at the default limit one C pass (orjson writes back what it
+    read, but for a depth beyond the limit, which is exactly orjson's own)."""
+    if max_depth != MAX_WRITABLE_DEPTH:
+        return deeper_than(value, max_depth)
+    try:
+        _orjson_dumps(value)
+    except orjson.JSONEncodeError:
+        return True
+    return False
 
 
 def check_size(data: JsonInput, kind: str | None = None) -> None:
@@ -249,6 +325,16 @@ def _model_hint(value: Any) -> str:
     return ""
 
 
+def safe_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for messages about bad input: never raises (a value nested too
+    deep for ``repr``, or whose ``repr`` fails, is named by its type)."""
+    try:
+        text = repr(value)
+    except Exception:  # RecursionError, or a broken __repr__
+        return f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit]
+
+
 def _short(value: Any, limit: int = 60) -> str:
     text = (
         repr(value)
@@ -367,43 +453,62 @@ def dumps(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
 def encode_error(
     value: Any, default: Callable[[Any], Any] | None, exc: Exception, kind: str | None = None
 ) -> ValidationError:
-    """Why orjson could not write ``value``: the first problem of its JSON form, as a ValidationError."""
+    """Why orjson could not write ``value``: the first problem of its JSON form, as a ValidationError. Bounded
+    time and memory whatever ``value`` is: a list or dict that holds itself is rule ``cycle`` (the pointer where
+    it comes back), and nothing deeper than ``limits.max_depth`` is copied."""
     try:
         plain = _plain(value, default)
         check_json_value(plain, kind)
     except ValidationError as error:
-        return error
+        return error if error.kind == kind else type(error)(error.problems, kind)
     except RecursionError:
         return depth_error(kind)
     return ValidationError([Problem("", "json-value", f"cannot be written as JSON: {exc}")], kind)
 
 
 def _plain(value: Any, default: Callable[[Any], Any] | None) -> Any:
-    """``value`` with every object ``default`` handles replaced by what it returns (iteratively)."""
-    if default is None:
-        return value
+    """``value`` with every object ``default`` handles replaced by what it returns (iteratively), copied no deeper
+    than ``limits.max_depth`` + 1 (the check then says ``max-depth``). A dict or list met again inside itself raises
+    :class:`ValidationError` (rule ``cycle``) with the pointer where it comes back."""
+    max_depth = limits.max_depth
+    alive: list[Any] = []  # every object whose id is remembered, held so that no id is reused meanwhile
     root: list[Any] = [value]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
+    # (parent, key, depth, the ids of the containers above, path)
+    stack: list[tuple[Any, Any, int, frozenset[int], tuple[str | int, ...]]] = [(root, 0, 0, frozenset(), ())]
     while stack:
-        parent, key = stack.pop()
+        parent, key, depth, above, path = stack.pop()
         node = parent[key]
         seen = 0
-        while not isinstance(node, (dict, list, str, int, float, type(None))) and seen < 4:
+        while default is not None and not isinstance(node, (dict, list, str, int, float, type(None))) and seen < 4:
+            if id(node) in above:
+                raise _cycle(path)
             try:
                 node = default(node)
             except Exception:
                 break
             seen += 1
-        if isinstance(node, dict):
-            node = dict(node)
-            stack.extend((node, k) for k in node)
-        elif isinstance(node, list):
-            node = list(node)
-            stack.extend((node, i) for i in range(len(node)))
+        if isinstance(node, (dict, list)):
+            if id(node) in above:
+                raise _cycle(path)
+            if depth > max_depth:  # (deep enough for the check to say so)
+                parent[key] = []
+                continue
+            alive.append((parent[key], node))
+            inner = above | {id(parent[key]), id(node)}
+            if isinstance(node, dict):
+                node = dict(node)
+                stack.extend((node, k, depth + 1, inner, (*path, str(k))) for k in node)
+            else:
+                node = list(node)
+                stack.extend((node, i, depth + 1, inner, (*path, i)) for i in range(len(node)))
         parent[key] = node
-        if len(stack) > 10_000_000:  # pragma: no cover (bounded by the value's size)
-            break
     return root[0]
+
+
+def _cycle(path: tuple[str | int, ...]) -> ValidationError:
+    return ValidationError(
+        [Problem(pointer_of(path), "cycle", "holds itself (a cycle): it cannot be written as JSON")], None
+    )
 
 
 def join_surrogates(text: str) -> str:

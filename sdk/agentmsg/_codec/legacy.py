@@ -64,7 +64,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentmsg._codec.jsontext import parse_arguments  # (the reducer's parse: the same text in every runtime)
+from agentmsg._codec.jsontext import (  # (the reducer's parse: the same text in every runtime)
+    deeper_than,
+    depth_error,
+    parse_arguments,
+)
+from agentmsg._codec.limits import limits
 from agentmsg.errors import Problem, pointer_of
 
 __all__ = ["LEGACY_EVENT_TYPES", "RULE", "block", "event", "message", "read_legacy_keys", "refuse", "same", "tell"]
@@ -627,6 +632,8 @@ def read_legacy_keys(value: Any, kind: str = "msg") -> tuple[Any, list[Problem]]
     (docs/wire-format.md). ``value`` is not changed: a mapped object is a copy; without legacy keys the value is
     returned as it is, with no notes. The readers do this themselves (``Msg.from_json``, ``decode_messages``,
     ``block_from_dict``, the event reducer)."""
+    if deeper_than(value, limits.max_depth):  # (as every reader of JSON refuses it)
+        raise depth_error(kind)
     notes: list[Problem] = []
     reader = _READERS.get(kind)
     return (reader(value, notes) if reader is not None else value), notes

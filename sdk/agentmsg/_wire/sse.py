@@ -16,8 +16,8 @@ import re
 from typing import Any, ClassVar, Literal
 
 import attrs
-import orjson
 
+from agentmsg._codec.jsontext import loads_bounded
 from agentmsg._codec.limits import limits
 from agentmsg._native import speedups
 from agentmsg._wire.values import starts_values
@@ -57,7 +57,7 @@ class SSEEvent:
     problem: Problem | None = None
 
     def json(self) -> Any:
-        return orjson.loads(self.data)
+        return loads_bounded(self.data)
 
 
 def _event_end(chunk: bytes) -> int:

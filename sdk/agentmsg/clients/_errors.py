@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import orjson
 
+from agentmsg._codec.jsontext import loads_bounded
 from agentmsg._wire.sse import SSEDecoder
 from agentmsg.clients._retry import header
 from agentmsg.errors import AgentmsgError
@@ -219,7 +220,7 @@ def provider_message(body: bytes) -> tuple[str, Any, str | None]:
     """(message, parsed body, request id) of an error body, in any provider's shape: the parsed body is the
     JSON (or the SSE error event's JSON), else the body's text."""
     try:
-        parsed: Any = orjson.loads(body)
+        parsed: Any = loads_bounded(body)
     except orjson.JSONDecodeError:
         parsed = _sse_error(body)
         if parsed is None:
@@ -249,7 +250,7 @@ def _sse_error(body: bytes) -> Any:
     for event in decoder.feed(body + b"\n\n"):
         if event.data:
             try:
-                parsed = orjson.loads(event.data)
+                parsed = loads_bounded(event.data)
             except orjson.JSONDecodeError:
                 return None
             return parsed if isinstance(parsed, (dict, list)) else None

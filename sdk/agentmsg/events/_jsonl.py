@@ -17,6 +17,7 @@ errors are the same.
 from __future__ import annotations
 
 import io
+import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Union
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Union
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import _STRICT
+from agentmsg._codec.jsontext import _STRICT, TooDeep, loads_bounded
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
 from agentmsg._codec.schemas import (
     event_array_validator,
@@ -43,14 +44,18 @@ def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
     (rule ``json``); a line that is JSON once its invalid UTF-8 is replaced by U+FFFD gives the event
     with rule ``utf-8`` (the change is reported, nothing else of the line is lost)."""
     try:
-        return orjson.loads(line), None, ""
+        return loads_bounded(line), None, ""
+    except TooDeep as exc:
+        return None, "max-depth", str(exc)
     except orjson.JSONDecodeError as exc:
         error = exc
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as bad:
         try:
-            event = orjson.loads(line.decode("utf-8", "replace"))
+            event = loads_bounded(line.decode("utf-8", "replace"))
+        except TooDeep as exc:
+            return None, "max-depth", str(exc)
         except orjson.JSONDecodeError:
             pass
         else:
@@ -182,27 +187,37 @@ def _feed_checked(st: State, feed: Feed, lines: list[bytes], first_line: int) ->
             if line.strip():  # (a blank line is no event)
                 feed_line(st, feed, line[:-1] if line.endswith(b"\n") else line, line_no)
             continue
+        if len(line) >= _DEEP_LINE:
+            try:
+                dumps(event, option=_STRICT)
+            except encode_error:  # nested too deep: refused as the reader refuses it
+                feed_line(st, feed, line[:-1] if line.endswith(b"\n") else line, line_no)
+                continue
         kind = event.get("type") if type(event) is dict else None
         check = checks.get(kind) if type(kind) is str else None
         if check is None:
             feed(event)
             continue
-        if len(line) >= _DEEP_LINE:
-            try:
-                dumps(event, option=_STRICT)
-            except encode_error:
-                feed(event)
-                continue
         if not check(event):
             feed(event)
             continue
         _apply_valid(st, [event])
 
 
+def _read_problem(st: State, index: int, rule: str, message: str) -> None:
+    """Record what :func:`parse_line` found. A line nested too deep is said as the reducer says an event fed as a
+    dict that is (the same problem, whether the event came as text or parsed), a limit (strict:
+    :class:`~agentmsg.SizeLimitError`)."""
+    if rule == "max-depth":
+        st.problem(index, "", rule, message if st.strict else f"{message}: event skipped", limit=True)
+        return
+    st.problem(index, "", rule, message)
+
+
 def feed_line(st: State, feed: Feed, line: bytes, line_no: int) -> None:
     event, rule, message = parse_line(line, line_no)
     if rule is not None:
-        st.problem(st.count, "", rule, message)
+        _read_problem(st, st.count, rule, message)
         if event is None:
             st.count += 1
             return
@@ -256,12 +271,46 @@ else:
     _views = msgspec.json.Decoder(Union[tuple(_VIEWS.values())])  # noqa: UP007  (a run-time union of classes)
 
 
+def _may_be_too_deep(data: bytes, start: int, end: int, count: int) -> bool:
+    """Whether a line of ``data[start:end]`` (``count`` lines, each an object) may nest deeper than
+    ``limits.max_depth``: such a line has more opening brackets than the limit, the others at least one each. The
+    reference path refuses that line (rule ``max-depth``), so the run goes there. Two C scans, and a split only
+    when the run holds that many brackets (JSON or code in the text)."""
+    max_depth = limits.max_depth
+    if data.count(b"{", start, end) + data.count(b"[", start, end) < count + max_depth:
+        return False
+    return any(
+        len(line) > 2 * max_depth and line.count(b"{") + line.count(b"[") > max_depth
+        for line in data[start:end].split(b"\n")
+    )
+
+
 _NO_ROUTES: tuple[dict[str, Text], dict[str, Text], dict[str, Text]] = ({}, {}, {})
+
+
+#: A stretch of blank lines (what ``bytes.strip`` leaves empty): from the newline ending a line to the one ending the
+#: last blank line after it.
+_BLANK_LINES = re.compile(rb"\n[ \t\r\x0b\x0c\n]*\n")
 
 
 def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_line: int) -> int:
     """Feed ``data[start:end]``, whole lines (the first one is line ``first_line``), as the reference
-    does; returns the number of lines."""
+    does; returns the number of lines. Stretches of blank lines are counted, never split into lines nor parsed
+    (one regex scan): 60 MB of newlines cost a scan of them, and the lines between take the paths below whole."""
+    pos, line = start, first_line
+    for blank in _BLANK_LINES.finditer(data, start, end):
+        ends, last = blank.start(), blank.end() - 1  # the newline ending a line; the one ending the last blank line
+        line += _feed_lines_of(st, feed, data, pos, ends, line) if ends > pos else 1
+        line += data.count(b"\n", ends + 1, last + 1)
+        pos = last + 1
+    if pos == start:
+        return _feed_lines_of(st, feed, data, start, end, first_line)
+    line += _feed_lines_of(st, feed, data, pos, end, line) if end > pos else 1
+    return line - first_line
+
+
+def _feed_lines_of(st: State, feed: Feed, data: bytes, start: int, end: int, first_line: int) -> int:
+    """:func:`feed_run` of lines with no two blank lines in a row."""
     if st.strict:
         # The lines with their newlines (BytesIO finds them with memchr: several times faster than split);
         # a run ending with a newline ends with one more, empty, line.
@@ -275,11 +324,13 @@ def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_lin
             run = view[start:end]
             try:
                 views = _views.decode_lines(run)
-            except (msgspec.DecodeError, UnicodeDecodeError, ValueError):
-                views = None
+            except (msgspec.DecodeError, UnicodeDecodeError, ValueError, RecursionError):
+                views = None  # (the reference path says what is wrong, a line nested too deep included)
             # decode_lines skips blank lines (their line numbers would not match); the ids must be new.
             if views is not None and (
-                len(views) != count or not st.window.add_fresh([v.id for v in views])  # type: ignore[misc]
+                len(views) != count
+                or _may_be_too_deep(data, start, end, count)
+                or not st.window.add_fresh([v.id for v in views])  # type: ignore[misc]
             ):
                 views = None
     if views is None:
@@ -313,7 +364,7 @@ def feed_run(st: State, feed: Feed, data: bytes, start: int, end: int, first_lin
         st.count = base + i
         event, rule, message = parse_line(lines[i], first_line + i)
         if rule is not None:
-            st.problem(base + i, "", rule, message)
+            _read_problem(st, base + i, rule, message)
         st.count = base + i + 1
         if type(event) is dict:  # msgspec decoded an object there, so orjson does too
             apply(st, event, base + i)

@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 from agentmsg._codec import legacy
+from agentmsg._codec.jsontext import safe_repr
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import validate, validate_parsed
 from agentmsg.errors import Problem, ValidationError
@@ -167,7 +168,9 @@ class Reducer:
             if st.window.seen(event_id):
                 return
         elif event_id is not None:
-            st.problem(index, "/id", "type", f"event id {event_id!r:.80} is not a string: not checked for duplicates")
+            st.problem(
+                index, "/id", "type", f"event id {safe_repr(event_id)} is not a string: not checked for duplicates"
+            )
         apply(st, e, index)
 
     def feed_many(self, events: Iterable[AgentEventDict | Mapping[str, Any] | Any], *, trusted: bool = False) -> None:

@@ -19,6 +19,7 @@ from typing import IO, Any, Literal, cast
 
 import orjson
 
+from agentmsg._codec.jsontext import TooDeep, loads_bounded
 from agentmsg._codec.limits import limits
 from agentmsg._wire.lines import LineSplitter, Run, checked
 from agentmsg._wire.sse import SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, sniff
@@ -32,7 +33,7 @@ __all__ = ["iter_jsonl", "iter_sse_events", "read_events", "reduce_stream", "sni
 
 CHUNK = 1 << 17  # bytes read (or sliced) at a time: about one run of lines
 _BOM = b"\xef\xbb\xbf"
-_LIMIT_RULES = ("max-line-bytes", "max-event-bytes")
+_LIMIT_RULES = ("max-line-bytes", "max-event-bytes", "max-depth")
 #: The SSE event type agentmsg's endpoint (agentmsg.web.EventEndpoint) ends a stream with (data ``{}``); no agent
 #: event is sent under it (their types are upper case): not an agent event. The stream ends there, in both
 #: runtimes: @agentmsg/client stops reading, and Python's readers read nothing after it into events; SSE events
@@ -182,7 +183,9 @@ def iter_jsonl(
                 event, rule, message = parse_line(line, line_no)
                 if rule is not None:
                     if strict:
-                        raise ValidationError([Problem("", rule, message)], "event")
+                        raise (SizeLimitError if rule in _LIMIT_RULES else ValidationError)(
+                            [Problem("", rule, message)], "event"
+                        )
                     if on_problem is not None:
                         on_problem(Problem("", rule, message))
                 if event is not None:
@@ -215,7 +218,9 @@ def _values(chunks: Iterable[bytes]) -> Iterator[tuple[int, Any, Problem | None]
 def _value(number: int, data: bytes, value: bool) -> tuple[Any, Problem | None]:
     """The event a value's bytes hold (None: none) and what was wrong with them (None: nothing)."""
     try:
-        return orjson.loads(data), None
+        return loads_bounded(data), None
+    except TooDeep as exc:
+        return None, Problem("", "max-depth", f"value {number}: {exc}")
     except orjson.JSONDecodeError as exc:
         error = exc
     try:
@@ -223,7 +228,9 @@ def _value(number: int, data: bytes, value: bool) -> tuple[Any, Problem | None]:
     except UnicodeDecodeError as exc:
         replaced = Problem("", "utf-8", f"value {number}: invalid UTF-8 (byte {exc.start}) replaced by U+FFFD")
         try:
-            return orjson.loads(data.decode("utf-8", "replace")), replaced
+            return loads_bounded(data.decode("utf-8", "replace")), replaced
+        except TooDeep as deep:
+            return None, Problem("", "max-depth", f"value {number}: {deep}")
         except orjson.JSONDecodeError as again:
             error = again
     what = "not valid JSON" if value else "not a JSON value"
@@ -295,7 +302,7 @@ def _source_failed(sse: SSEEvent) -> str:
     data = sse.data
     text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else str(data)
     try:
-        value = orjson.loads(text)
+        value = loads_bounded(text)
     except orjson.JSONDecodeError:
         value = None
     message = value.get("message") if isinstance(value, dict) else None
@@ -336,11 +343,14 @@ def iter_sse_events(
             if problem.rule != "utf-8":
                 continue
         try:
-            yield orjson.loads(sse.data)
+            yield loads_bounded(sse.data)
         except orjson.JSONDecodeError as exc:
-            bad = Problem("", "json", f"{_where(sse)}: data is not JSON: {exc}")
+            deep = isinstance(exc, TooDeep)
+            bad = Problem(
+                "", "max-depth" if deep else "json", f"{_where(sse)}: data is {exc if deep else f'not JSON: {exc}'}"
+            )
             if strict:
-                raise ValidationError([bad], "event") from None
+                raise (SizeLimitError if deep else ValidationError)([bad], "event") from None
             if on_problem is not None:
                 on_problem(bad)
 
@@ -433,7 +443,10 @@ def _sse_agent_events(r: Reducer, events: Iterable[SSEEvent]) -> Iterator[Any]:
                 continue
             r.report(f"{_where(sse)}: {problem.message}", rule=problem.rule)
         try:
-            event = orjson.loads(sse.data)
+            event = loads_bounded(sse.data)
+        except TooDeep as exc:
+            r.feed_unreadable(f"{_where(sse)}: data is {exc}: event skipped", rule="max-depth", limit=True)
+            continue
         except orjson.JSONDecodeError as exc:
             r.feed_unreadable(f"{_where(sse)}: data is not JSON: {exc}")
             continue

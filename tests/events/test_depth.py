@@ -1,0 +1,177 @@
+"""Event input nested deeper than ``limits.max_depth`` (issue 28, class 1): a 2 KB line nested 1,000 deep made
+``reduce_stream``, ``Reducer.feed_jsonl`` and ``agentmsg reduce`` raise a bare ``RecursionError``. Every event reader
+now refuses such input where it reads it: a problem with rule ``max-depth`` and the event's pointer (tolerant), a
+:class:`SizeLimitError` (strict); the other events are kept, and input at the limit is read as before."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+import pytest
+
+from agentmsg import Reducer, SizeLimitError, limits, reduce_events, reduce_stream
+from agentmsg.events import _jsonl, iter_jsonl, iter_sse_events, read_events
+
+TS = "2026-11-22T10:34:38.563248392Z"
+DEEP = "[" * 1000 + "]" * 1000  # the issue's 2 KB line: 1,000 levels
+
+
+def ev(n: int, kind: str, **keys: Any) -> dict[str, Any]:
+    return {"type": kind, "id": f"e{n}", "createdAt": TS, "replyId": "r", **keys}
+
+
+def with_raw(event: dict[str, Any], key: str, raw: str) -> bytes:
+    """``event``'s JSON with ``key`` holding the JSON text ``raw`` (of any depth)."""
+    return orjson.dumps(event)[:-1] + f',"{key}":{raw}}}'.encode()
+
+
+def stream(bad: bytes) -> list[bytes]:
+    return [
+        orjson.dumps(ev(0, "AGENT_START")),
+        orjson.dumps(ev(1, "TEXT_BLOCK_START", blockId="t")),
+        orjson.dumps(ev(2, "TEXT_BLOCK_DELTA", blockId="t", delta="kept ")),
+        bad,
+        orjson.dumps(ev(4, "TEXT_BLOCK_DELTA", blockId="t", delta="too")),
+        orjson.dumps(ev(5, "TEXT_BLOCK_END", blockId="t")),
+        orjson.dumps(ev(6, "AGENT_END")),
+    ]
+
+
+# Where the deep value sits: an unknown key of a plain delta (the fast path appends those without a schema check),
+# a known free-form value, an id the reducer quotes in a problem, the whole line, an object nesting.
+BAD_LINES = {
+    "delta-unknown-key": with_raw(ev(3, "TEXT_BLOCK_DELTA", blockId="t", delta="lost"), "x", DEEP),
+    "delta-created-at": with_raw(
+        {"type": "TEXT_BLOCK_DELTA", "id": "e3", "blockId": "t", "delta": "lost"}, "createdAt", DEEP
+    ),
+    "custom-value": with_raw(ev(3, "CUSTOM", name="n"), "value", DEEP),
+    "event-id": with_raw({"type": "CUSTOM", "createdAt": TS, "name": "n"}, "id", DEEP),
+    "whole-line": DEEP.encode(),
+    "objects": ('{"a":' * 1000 + "1" + "}" * 1000).encode(),
+}
+
+
+def _deep_problems(r: Reducer) -> list[tuple[str, str]]:
+    return [(p.pointer, p.rule) for p in r.problems if p.rule == "max-depth"]
+
+
+@pytest.mark.parametrize("where", sorted(BAD_LINES))
+def test_a_line_nested_1000_deep_is_a_problem_not_a_recursion_error(where: str) -> None:
+    body = b"\n".join(stream(BAD_LINES[where])) + b"\n"
+    for read in ("reduce_stream", "feed_jsonl"):
+        r = Reducer()
+        if read == "reduce_stream":
+            (msg,) = reduce_stream(body, reducer=r)
+        else:
+            r.feed_jsonl(body)
+            (msg,) = r.finish()
+        assert msg.text_content == "kept too", read  # the other events are kept
+        assert _deep_problems(r) == [("/3", "max-depth")], (read, r.problems)
+        with pytest.raises(SizeLimitError) as info:
+            reduce_stream(body, strict=True) if read == "reduce_stream" else Reducer(strict=True).feed_jsonl(body)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/3", "max-depth")]
+
+
+def test_the_fast_path_and_the_reference_agree_on_a_deep_line() -> None:
+    """The tolerant fast path (one msgspec pass over a run) must not take a deep delta the reference refuses."""
+    lines = stream(BAD_LINES["delta-created-at"])
+    fast = Reducer()
+    fast.feed_jsonl(b"\n".join(lines))
+    reference = Reducer()
+    _jsonl.feed_lines(reference._st, reference._feed_parsed, lines, 1)
+    assert [m.to_dict() for m in fast.finish()] == [m.to_dict() for m in reference.finish()]
+    assert fast.problems == reference.problems
+
+
+def test_many_brackets_in_text_keep_the_fast_path_exact() -> None:
+    """Brackets inside strings (code in a delta) are counted by the cheap pre-check, never refused."""
+    code = "{[" * 600
+    lines = stream(orjson.dumps(ev(3, "TEXT_BLOCK_DELTA", blockId="t", delta=code)))
+    r = Reducer()
+    r.feed_jsonl(b"\n".join(lines))
+    (msg,) = r.finish()
+    assert msg.text_content == "kept " + code + "too" and r.problems == []
+
+
+@pytest.mark.parametrize("depth", [254, 255])
+def test_the_limit_itself_is_read_and_one_level_more_is_not(depth: int) -> None:
+    value = '{"a":' + "[" * (depth - 2) + "]" * (depth - 2) + "}"  # the event and the value are two levels
+    body = b"\n".join(stream(with_raw(ev(3, "CUSTOM", name="n"), "value", value)))
+    r = Reducer()
+    reduce_stream(body, reducer=r)
+    assert _deep_problems(r) == ([] if depth == 254 else [("/3", "max-depth")])
+    if depth == 254:
+        reduce_stream(body, strict=True)  # accepted as it is
+
+
+def test_a_lowered_limit_holds_for_every_event_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "max_depth", 8)
+    bad = with_raw(ev(3, "CUSTOM", name="n"), "value", "[" * 8 + "]" * 8)
+    body = b"\n".join(stream(bad)) + b"\n"
+    r = Reducer()
+    reduce_stream(body, reducer=r)
+    assert _deep_problems(r) == [("/3", "max-depth")]
+    sse = b"".join(b"data: " + line + b"\n\n" for line in stream(bad))
+    r = Reducer()
+    reduce_stream(sse, reducer=r)
+    assert _deep_problems(r) == [("/3", "max-depth")]
+
+
+def test_sse_and_json_array_streams_are_held_to_the_limit_too() -> None:
+    lines = stream(BAD_LINES["custom-value"])
+    bodies = {
+        "sse": b"".join(b"data: " + line + b"\n\n" for line in lines),
+        "values": b"[" + b",".join(lines) + b"]",
+    }
+    for kind, body in bodies.items():
+        r = Reducer()
+        (msg,) = reduce_stream(body, reducer=r)
+        assert msg.text_content == "kept too", kind
+        assert _deep_problems(r) == [("/3", "max-depth")], (kind, r.problems)
+        with pytest.raises(SizeLimitError):
+            reduce_stream(body, strict=True)
+
+
+def test_the_event_iterators_refuse_a_deep_event_with_the_rule() -> None:
+    lines = stream(BAD_LINES["whole-line"])
+    jsonl = b"\n".join(lines) + b"\n"
+    sse = b"".join(b"data: " + line + b"\n\n" for line in lines)
+    for events in (
+        lambda **k: iter_jsonl(jsonl, **k),
+        lambda **k: iter_sse_events(sse, **k),
+        lambda **k: read_events(jsonl, **k),
+    ):
+        seen: list[Any] = []
+        assert len(list(events(strict=False, on_problem=seen.append))) == 6
+        assert [p.rule for p in seen] == ["max-depth"]
+        with pytest.raises(SizeLimitError):
+            list(events(strict=True))
+
+
+def test_events_given_as_python_values_that_deep_are_problems_too() -> None:
+    deep: Any = []
+    for _ in range(1000):
+        deep = [deep]
+    r = Reducer()
+    r.feed(ev(0, "AGENT_START"))
+    r.feed({"type": "CUSTOM", "id": deep, "createdAt": TS, "name": "n"})  # quoted in its problem: never repr'd whole
+    r.feed({"type": deep, "id": "e2", "createdAt": TS})
+    r.finish()
+    assert {(p.pointer, p.rule) for p in r.problems} >= {("/1/id", "type"), ("/1", "max-depth")}
+    assert all(len(p.message) < 400 for p in r.problems)
+    with pytest.raises(SizeLimitError):
+        reduce_events([{**ev(0, "AGENT_START"), "replyId": deep}], strict=True)
+
+
+def test_the_issues_line_through_the_cli_is_one_problem_line(tmp_path: Any) -> None:
+    from tests._support.cli import run
+
+    src = tmp_path / "deep.jsonl"
+    src.write_bytes(b"\n".join(stream(BAD_LINES["delta-unknown-key"])) + b"\n")
+    r = run("reduce", str(src))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert json.loads(r.stdout)["content"] == [{"type": "text", "text": "kept too"}]
+    (said,) = [line for line in r.stderr.splitlines() if "max-depth" in line]
+    assert "/3" in said and len(said) < 300
