@@ -9,7 +9,9 @@
  *
  * It gives up (returns None, no exception) on anything it does not write exactly as orjson would: values
  * of other types (datetime, UUID, namedtuple, ...), non-str dict keys, integers outside 64 bits, lone
- * surrogates, nesting deeper than DEPTH_LIMIT, an error in a Python hook. The caller then runs the
+ * surrogates, NaN and infinities (orjson would write null), a model field holding a value of another type
+ * than its schema's (a str in a block list, a number for an id), nesting deeper than DEPTH_LIMIT, an error in
+ * a Python hook. The caller then runs the
  * pure-Python path, which writes the same bytes or raises the SDK's own error. Building without a C
  * compiler leaves this module out and agentmsg runs the pure-Python path everywhere.
  */
@@ -26,7 +28,11 @@ typedef struct {
     PyObject *key;        /* b'"wire":' */
     Py_ssize_t offset;    /* slot offset, or -1: read with getattr */
     int omit_none;        /* not written when None */
+    int expect;           /* EX_*: the JSON type the value must have (else give up), | EX_NULL: None too */
 } Field;
+
+/* What a field holds. A value of another type gives up (the Python hooks then refuse it with its pointer). */
+enum { EX_ANY, EX_STR, EX_INT, EX_NUM, EX_BOOL, EX_DICT, EX_LIST, EX_MODEL, EX_MODELS, EX_NULL = 16 };
 
 typedef struct {
     Py_ssize_t n;
@@ -222,17 +228,16 @@ static int enc_int(Enc *e, PyObject *v) {
 
 static int enc_float(Enc *e, PyObject *v) {
     double d = PyFloat_AS_DOUBLE(v);
-    if (Py_IS_FINITE(d)) {
-        char *r = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-        if (r == NULL) return -1;
-        if (strchr(r, 'e') == NULL) { /* without an exponent Python's repr is orjson's text */
-            int rc = put(e, r, (Py_ssize_t)strlen(r));
-            PyMem_Free(r);
-            return rc;
-        }
+    if (!Py_IS_FINITE(d)) return 1; /* NaN, infinity: JSON has no such number (orjson writes null) */
+    char *r = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (r == NULL) return -1;
+    if (strchr(r, 'e') == NULL) { /* without an exponent Python's repr is orjson's text */
+        int rc = put(e, r, (Py_ssize_t)strlen(r));
         PyMem_Free(r);
+        return rc;
     }
-    /* exponents and non-finite values: orjson's own text */
+    PyMem_Free(r);
+    /* exponents: orjson's own text */
     PyObject *b = PyObject_CallOneArg(e->dumps, v);
     if (b == NULL) return -1;
     int rc = put(e, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
@@ -306,6 +311,34 @@ static int enc_via_fallback(Enc *e, PyObject *o, int depth) {
     return rc;
 }
 
+/* Whether v is no JSON value (a model object, to be written by its plan or through the fallback, which
+   refuses anything else). */
+static inline int not_json(PyObject *v) {
+    return v != Py_None && !PyUnicode_Check(v) && !PyLong_Check(v) && !PyFloat_Check(v) && !PyDict_Check(v) &&
+           !PyList_Check(v) && !PyTuple_Check(v);
+}
+
+/* Whether v has the type a field of kind `expect` holds. */
+static int expected(PyObject *v, int expect) {
+    if (v == Py_None) return (expect & EX_NULL) != 0;
+    switch (expect & ~EX_NULL) {
+    case EX_ANY: return 1;
+    case EX_STR: return PyUnicode_Check(v);
+    case EX_INT: return PyLong_Check(v) && !PyBool_Check(v);
+    case EX_NUM: return (PyLong_Check(v) && !PyBool_Check(v)) || PyFloat_Check(v);
+    case EX_BOOL: return PyBool_Check(v);
+    case EX_DICT: return PyDict_Check(v);
+    case EX_LIST: return PyList_Check(v);
+    case EX_MODEL: return not_json(v);
+    case EX_MODELS:
+        if (!PyList_Check(v)) return 0;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++)
+            if (!not_json(PyList_GET_ITEM(v, i))) return 0;
+        return 1;
+    }
+    return 0;
+}
+
 static int enc_model(Enc *e, PyObject *o, const Plan *p, int depth) {
     if (depth >= DEPTH_LIMIT) return 1;
     if (p->unknown_name != NULL) {
@@ -325,6 +358,10 @@ static int enc_model(Enc *e, PyObject *o, const Plan *p, int depth) {
         if (v == Py_None && f->omit_none) {
             Py_DECREF(v);
             continue;
+        }
+        if (f->expect != EX_ANY && !expected(v, f->expect)) {
+            Py_DECREF(v);
+            return 1;
         }
         int rc = 0;
         if (!first) rc = put1(e, ',');
@@ -408,7 +445,9 @@ static Py_ssize_t slot_offset(PyTypeObject *cls, PyObject *name) {
 PyDoc_STRVAR(make_plan_doc,
              "make_plan(cls, fields, unknown_name) -> plan\n\n"
              "The plan of writing instances of cls: fields is a sequence of (attribute name, wire key, omitted "
-             "when None); unknown_name the attribute holding unknown keys, or None.");
+             "when None, expected type: 0 any, 1 str, 2 int, 3 number, 4 bool, 5 dict, 6 list, 7 model object (no "
+             "JSON value), 8 list "
+             "of models, | 16 None too); unknown_name the attribute holding unknown keys, or None.");
 
 static PyObject *make_plan(PyObject *self, PyObject *args) {
     PyObject *cls, *fields, *unknown;
@@ -434,8 +473,8 @@ static PyObject *make_plan(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name, *wire;
-        int omit;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "UUp:field", &name, &wire, &omit)) goto fail;
+        int omit, expect;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "UUpi:field", &name, &wire, &omit, &expect)) goto fail;
         Enc tmp = {0};
         int rc = enc_str(&tmp, wire);
         if (rc == 0) rc = put1(&tmp, ':');
@@ -451,6 +490,7 @@ static PyObject *make_plan(PyObject *self, PyObject *args) {
         fs[i].name = name;
         fs[i].offset = slot_offset((PyTypeObject *)cls, name);
         fs[i].omit_none = omit;
+        fs[i].expect = expect;
         p->n = i + 1;
     }
     if (unknown != Py_None) {

@@ -9,10 +9,13 @@ stop) and leaves the case to Python. ``AGENTMSG_PURE_PYTHON=1`` runs without the
 from collections.abc import Callable, Sequence
 from typing import Any
 
-def make_plan(cls: type, fields: Sequence[tuple[str, str, bool]], unknown_name: str | None, /) -> object:
+def make_plan(cls: type, fields: Sequence[tuple[str, str, bool, int]], unknown_name: str | None, /) -> object:
     """The plan for writing instances of the model class ``cls``: ``fields`` are (attribute name, wire key,
-    omitted when None) in wire order; ``unknown_name`` the attribute holding unknown keys (written after the
-    fields), or None. Caller: :func:`agentmsg._codec.converter._native_plan`."""
+    omitted when None, expected type) in wire order, the expected type an ``EX_*`` code of
+    :mod:`agentmsg._codec.converter` (0 any, 1 str, 2 int, 3 number, 4 bool, 5 dict, 6 list, 7 a model object
+    (no JSON value), 8 a list of those; | 16: None too), a value of another type making :func:`encode` give up;
+    ``unknown_name`` the attribute holding unknown keys (written after the fields), or None. Caller:
+    :func:`agentmsg._codec.converter._native_plan`."""
 
 def encode(
     value: object,
@@ -23,7 +26,8 @@ def encode(
 ) -> bytes | None:
     """``value`` as compact JSON, byte for byte what ``orjson.dumps(value, default=fallback)`` writes, or None
     where it gives up: a type it does not write exactly (datetime, UUID, namedtuple, ...), a non-str dict key,
-    an integer beyond 64 bits, a lone surrogate, nesting beyond 240, an error raised by ``fallback``. ``plans``:
+    an integer beyond 64 bits, a lone surrogate, NaN or an infinity (orjson writes null), a model field holding
+    a value of another type than its plan expects, nesting beyond 240, an error raised by ``fallback``. ``plans``:
     model class -> :func:`make_plan`; ``fallback``: model object -> dict for a class without a plan; ``dumps``:
     ``orjson.dumps``, for floats. Never raises for a value; the caller then runs orjson. Caller:
     :func:`agentmsg._codec.converter.dumps_json`."""

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 import attrs
 
 from agentmsg._codec import legacy
-from agentmsg._codec.converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
-from agentmsg._codec.jsontext import JsonInput, depth_error, loads
+from agentmsg._codec.converter import Codec, _tag_of, dict_of, dumps_json, prepare_json
+from agentmsg._codec.jsontext import JsonInput, loads
 from agentmsg._codec.schemas import has_unknown_keys, schema_documents, validate
 from agentmsg._codec.unknown import normalise_unknown_keys
 from agentmsg.errors import Problem, ValidationError
@@ -264,10 +264,7 @@ def source_from_dict(data: Mapping[str, Any], *, strict: bool = False) -> Source
 
 def block_to_dict(block: ContentBlock) -> dict[str, Any]:
     """One block as parsed JSON (wire names, Java key order and null conventions, then unknown keys)."""
-    try:
-        return unstructure_hooks[block.__class__](block)  # type: ignore[no-any-return]
-    except RecursionError:  # only a block changed after construction can be this deep
-        raise depth_error("content-block") from None
+    return dict_of(block, "content-block")  # type: ignore[no-any-return]
 
 
 def block_to_json(block: ContentBlock) -> str:

@@ -21,9 +21,9 @@ import orjson
 
 from agentmsg import blocks as _b
 from agentmsg._codec import legacy
-from agentmsg._codec.converter import Codec, _tag_of, dumps_json, prepare_json, unstructure_hooks
+from agentmsg._codec.converter import Codec, _tag_of, dict_of, dumps_json, prepare_json, unstructure_hooks
 from agentmsg._codec.fastpath import FastPath, Unsupported
-from agentmsg._codec.jsontext import JsonInput, check_json_value, depth_error, loads, safe_repr
+from agentmsg._codec.jsontext import JsonInput, check_json_value, loads, safe_repr
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import has_unknown_keys, validate, validator_for_kind
 from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
@@ -387,10 +387,7 @@ class Msg(_msg_mod.Msg):
 
     def to_dict(self) -> dict[str, Any]:
         """The message as parsed JSON: wire names, Java's key order and null conventions, then unknown keys."""
-        try:
-            return _unstructure_msg(self)  # type: ignore[no-any-return]
-        except RecursionError:  # only a message changed after construction can be this deep
-            raise depth_error("msg") from None
+        return dict_of(self, "msg")  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         """The message as compact JSON text (what :meth:`to_json_bytes` writes, decoded)."""

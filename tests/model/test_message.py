@@ -537,3 +537,118 @@ def test_repr_never_raises_on_a_message_changed_after_construction() -> None:
     msg = AssistantMessage(content=[TextBlock(text="hi")])
     msg.id = deep  # type: ignore[assignment]
     assert "<list>" in repr(msg)
+
+
+NON_FINITE = [float("nan"), float("inf"), -float("inf")]
+
+
+@pytest.mark.parametrize("bad", NON_FINITE, ids=["nan", "inf", "-inf"])
+def test_nan_put_in_a_free_form_field_after_construction_is_refused(bad: float) -> None:
+    """Issue 28 (class 2): NaN or an infinity put into metadata (or a tool's input, unknown keys) after construction
+    was written as ``null`` without a word, C and pure Python alike. Every writer refuses it, naming where."""
+    from agentmsg import AssistantMessage, TextBlock, ToolUseBlock, block_to_dict, block_to_json, emit_events
+
+    cases: list[tuple[Any, str]] = []
+    msg = AssistantMessage(content=[TextBlock(text="hi")], metadata={"ok": 1.5})
+    msg.metadata["x"] = bad
+    cases.append((msg, "/metadata/x"))
+    call = ToolUseBlock(id="c1", name="f", input={"a": [1, {"b": 2}]})
+    msg = AssistantMessage(content=[TextBlock(text="hi"), call])
+    call.input["a"][1]["b"] = bad
+    cases.append((msg, "/content/1/input/a/1/b"))
+    msg = AssistantMessage(content=[TextBlock(text="hi")])
+    msg.unknown_keys = {"extra": [bad]}
+    cases.append((msg, "/extra/0"))
+    for msg, pointer in cases:
+        for write in (msg.to_json, msg.to_json_bytes, msg.to_dict, lambda m=msg: emit_events(m)):
+            with pytest.raises(ValidationError) as info:
+                write()
+            assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, "json-value")], write
+            assert info.value.kind == "msg"
+    with pytest.raises(ValidationError) as info:
+        block_to_json(call)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/input/a/1/b", "json-value")]
+    with pytest.raises(ValidationError) as info:
+        block_to_dict(call)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/input/a/1/b", "json-value")]
+    call.input["a"][1]["b"] = None  # a null the caller put there is written as before
+    assert '"input":{"a":[1,{"b":null}]}' in cases[1][0].to_json()
+
+
+def _set_role(m: Any) -> None:
+    m.role = 5
+
+
+def _set_id(m: Any) -> None:
+    m.id = 5
+
+
+def _set_text(m: Any) -> None:
+    m.content[0].text = object()
+
+
+def _set_content(m: Any) -> None:
+    m.content = None
+
+
+def _append_str(m: Any) -> None:
+    m.content.append("oops")
+
+
+def _set_usage(m: Any) -> None:
+    m.usage = "lots"
+
+
+def _set_name(m: Any) -> None:
+    m.name = ["n"]
+
+
+def _set_state(m: Any) -> None:
+    m.content[1].state = 3
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer", "rules"),
+    [
+        (_set_role, "/role", {"enum", "type"}),
+        (_set_id, "/id", {"type"}),
+        (_set_text, "/content/0/text", {"json-value"}),
+        (_set_content, "/content", {"type"}),
+        (_append_str, "/content/2", {"anyOf", "type", "oneOf"}),
+        (_set_usage, "/usage", {"type", "anyOf", "oneOf"}),
+        (_set_name, "/name", {"type", "anyOf", "oneOf"}),
+        (_set_state, "/content/1/state", {"enum", "type"}),
+    ],
+)
+def test_a_field_set_to_a_wrong_type_after_construction_is_refused(change: Any, pointer: str, rules: set[str]) -> None:
+    """Issue 28 (class 2): a field set to a value of the wrong type after construction was written as JSON the SDK
+    then refused (``"role":5``), or to_dict, emit_events and validate(m.to_dict()) raised a bare TypeError or
+    NotAnAttrsClassError. Each refuses with a ValidationError naming the field and the rule, C and pure Python
+    alike, and nothing is written."""
+    from agentmsg import AssistantMessage, TextBlock, ToolUseBlock, emit_events
+
+    msg = AssistantMessage(content=[TextBlock(text="hi"), ToolUseBlock(id="c1", name="f", input={})])
+    change(msg)
+    calls = [msg.to_json, msg.to_json_bytes, msg.to_dict, lambda: agentmsg.validate(msg.to_dict())]
+    if change is not _set_role:  # (a role that is not ASSISTANT: emit_events says so first, rule "role")
+        calls.append(lambda: emit_events(msg))
+    for call in calls:
+        with pytest.raises(ValidationError) as info:
+            call()
+        found = {p.rule for p in info.value.problems if p.pointer == pointer}
+        assert found and found <= rules, (call, info.value.problems)
+        assert info.value.kind == "msg"
+
+
+def test_fields_of_the_right_type_are_still_written_as_given() -> None:
+    """The type checks refuse only what the schema does not allow: a role given as its string, a str subclass, an
+    integer where a number goes, None where the field is nullable, are written as before."""
+    from agentmsg import AssistantMessage, ChatUsage, TextBlock
+
+    msg = AssistantMessage(content=[TextBlock(text="hi")])
+    msg.role = "ASSISTANT"  # type: ignore[assignment]
+    msg.name = None
+    msg.usage = ChatUsage(input_tokens=3, output_tokens=2, time=1)
+    data = orjson.loads(msg.to_json())
+    assert data["role"] == "ASSISTANT" and data["usage"]["time"] == 1 and data["name"] is None
+    assert msg.to_dict()["usage"]["time"] == 1

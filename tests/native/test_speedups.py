@@ -67,13 +67,31 @@ def same_as_pure(value: Any, *, must_write: bool = True) -> None:
     except orjson.JSONEncodeError:
         expected = None
     got = c_writer(value)
-    if got is not None or must_write:
+    if non_finite(value):  # orjson writes NaN and infinities as null: the C writer gives up on them
+        assert got is None, got
+    elif got is not None or must_write:
         assert got == expected, (got, expected)
     if expected is None:
         with pytest.raises(ValidationError):
             _converter.dumps_json(value)
     else:
         assert _converter.dumps_json(value) == expected
+
+
+def non_finite(value: Any) -> bool:
+    """Whether a float NaN or infinity is anywhere in ``value`` (model objects' fields included)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return True
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+        elif hasattr(type(node), "__attrs_attrs__"):
+            stack.extend(getattr(node, a.name) for a in type(node).__attrs_attrs__)
+    return False
 
 
 # ---- messages, blocks, conversations (hypothesis) ------------------------------------------------------
@@ -116,8 +134,9 @@ floats = st.floats() | st.sampled_from([0.0, -0.0, 1e15, 1e16, 1e-4, 1e-5, 5e-32
     )
 )
 def test_json_values_in_metadata_are_written_as_orjson_writes_them(value: Any) -> None:
-    """Every JSON value (strings of every plane, 64-bit integer edges, floats in and out of exponent form,
-    NaN and infinities) is written (nothing given up) with orjson's bytes."""
+    """Every JSON value (strings of every plane, 64-bit integer edges, floats in and out of exponent form) is
+    written (nothing given up) with orjson's bytes; NaN and infinities, which orjson writes as null, are given up
+    (and refused in a message: issue 28)."""
     same_as_pure(with_metadata(value))
     same_as_pure(value)
 

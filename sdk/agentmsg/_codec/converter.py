@@ -42,13 +42,15 @@ import attrs
 import cattrs
 import orjson
 
-from agentmsg._codec.jsontext import encode_error
-from agentmsg._codec.schemas import schema_documents
+from agentmsg._codec.jsontext import check_json_value, depth_error, encode_error
+from agentmsg._codec.schemas import KINDS, schema_documents, validate
 from agentmsg._native import speedups as _speedups  # the optional C writer (None: pure Python)
+from agentmsg.errors import ValidationError
 
 _NativeEncode = Callable[[object, dict[type, object], Callable[[Any], Any], Callable[[Any], bytes]], "bytes | None"]
 _native_encode: _NativeEncode | None = _speedups.encode if _speedups is not None else None
 _orjson_dumps = orjson.dumps
+_orjson_loads = orjson.loads
 
 StructureFn = Callable[..., Any]  # (value[, type]) -> object: cattrs passes the type too
 UnstructureFn = Callable[[Any], Any]
@@ -323,26 +325,158 @@ def _json_fields(cls: type) -> list[tuple[Any, str, Any, bool, bool]]:
     return out
 
 
-def _unstructure_source(cls: type, shallow: bool) -> tuple[str, dict[str, Any]]:
+# What a field holds (the C writer's EX_* codes, _speedups.c): a value of another type is refused.
+EX_ANY, EX_STR, EX_INT, EX_NUM, EX_BOOL, EX_DICT, EX_LIST, EX_MODEL, EX_MODELS, EX_NULL = (*range(9), 16)
+
+
+def _has_any(tp: Any) -> bool:
+    return tp is Any or any(_has_any(a) for a in get_args(tp))
+
+
+def expect_of(a: Any, tp: Any, is_opt: bool) -> int:
+    """The EX_* code of a field of type ``tp`` (| EX_NULL when None is written for it: optional or nullable)."""
+    null = EX_NULL if (is_opt or a.default is None or a.metadata.get("nullable", False)) else 0
+    origin = get_origin(tp)
+    if tp is str or origin is Literal or (isinstance(tp, type) and issubclass(tp, str)):
+        code = EX_STR
+    elif tp is bool:
+        code = EX_BOOL
+    elif tp is int:
+        code = EX_INT
+    elif tp is float:
+        code = EX_NUM
+    elif origin is dict:
+        code = EX_DICT
+    elif origin is list:
+        (item,) = get_args(tp)
+        code = EX_MODELS if (_union_members(item) is not None or attrs.has(item)) else EX_LIST
+    elif _union_members(tp) is not None or attrs.has(tp):
+        code = EX_MODEL
+    else:
+        code = EX_ANY
+    return code | null
+
+
+class WrongValue(TypeError):
+    """Raised by a writer hook for a field whose value its schema does not allow (a wrong type, NaN in a
+    free-form field): :func:`refusal` then says where and why, as a ValidationError."""
+
+
+def _is_model_obj(value: Any) -> bool:
+    return value.__class__ in json_hooks or _is_model(value.__class__)
+
+
+def _holds(value: Any, code: int) -> bool:
+    """Whether ``value`` has the type of EX_* ``code`` (the Python form of the C writer's ``expected``)."""
+    if value is None:
+        return bool(code & EX_NULL)
+    code &= ~EX_NULL
+    if code == EX_STR:
+        return isinstance(value, str)
+    if code == EX_INT:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if code == EX_NUM:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if code == EX_BOOL:
+        return isinstance(value, bool)
+    if code == EX_DICT:
+        return isinstance(value, dict)
+    if code == EX_LIST:
+        return isinstance(value, list)
+    if code == EX_MODEL:
+        return _is_model_obj(value)
+    if code == EX_MODELS:
+        return isinstance(value, list) and all(map(_is_model_obj, value))
+    return True
+
+
+def _finite(value: Any) -> bool:
+    """Whether a free-form value (metadata, a tool's input, unknown keys) holds no NaN or infinity, which orjson
+    would write as null. The hooks call it only when orjson writes a null there (one C pass, inline)."""
+    try:
+        check_json_value(value)
+    except ValidationError:
+        return False
+    return True
+
+
+_FAST_CLASS = {EX_STR: "str", EX_INT: "int", EX_BOOL: "bool", EX_DICT: "dict", EX_LIST: "list"}
+
+
+def _check_lines(gen: _Codegen, a: Any, tp: Any, is_opt: bool, src: str, indent: str) -> list[str]:
+    """Lines raising :class:`WrongValue` when ``src`` (the field's value) is not what the field holds."""
+    code = expect_of(a, tp, is_opt)
+    bare = code & ~EX_NULL
+    holds, wrong = gen.name(_holds, "holds"), gen.name(WrongValue, "wrong")
+    fast = _FAST_CLASS.get(bare)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        fast = f"str and {src}.__class__ is not {gen.name(tp, 'enum')}"
+    elif bare == EX_NUM:
+        fast = f"float and {src}.__class__ is not int"
+    elif bare == EX_MODEL:
+        fast = None
+        test = f"{src}.__class__ not in {gen.name(json_hooks, 'models')}"
+    if bare == EX_MODEL:
+        pass
+    elif bare == EX_MODELS:
+        models = gen.name(json_hooks, "models")
+        test = f"not ({src}.__class__ is list and {models}.keys() >= set(map(type, {src})))"
+    elif fast is not None:
+        test = f"{src}.__class__ is not {fast}"
+    else:
+        test = "True"
+    if code & EX_NULL and test != "True":
+        test += f" and {src} is not None"
+    lines = [f"{indent}if {test} and not {holds}({src}, {code}): raise {wrong}({a.name!r})"]
+    if _has_any(tp):  # NaN or infinity in a free-form value (which orjson writes as null)
+        finite, dumps = gen.name(_finite, "finite"), gen.name(_orjson_dumps, "dumps")
+        jd = gen.name(json_default, "default")  # (model objects in metadata: the constructor's check names them)
+        lines.append(
+            f"{indent}if {src} and b'null' in {dumps}({src}, default={jd}) and not {finite}({src}): raise {wrong}({a.name!r})"
+        )
+    return lines
+
+
+def _unstructure_source(cls: type, shallow: bool, check: bool = True) -> tuple[str, dict[str, Any]]:
     """Source of ``cls -> dict`` with wire names, schema key order and the null/omit policy, then the
     unknown keys. ``shallow`` leaves nested models and lists of them as they are (orjson's ``default``
-    handles them one at a time); otherwise they are unstructured too (a whole dict, for ``to_dict``)."""
+    handles them one at a time); otherwise they are unstructured too (a whole dict, for ``to_dict``).
+    ``check``: raise :class:`WrongValue` for a field whose value the schema does not allow (a wrong type,
+    NaN or infinity in a free-form field), as the C writer gives up on it."""
     gen = _Codegen()
     # Keys are emitted in schema order; a field omitted when None breaks the single dict literal.
-    body = ["def unstructure(o):", "    d = {"]
+    body = ["def unstructure(o):"]
+    fields = _json_fields(cls)
+    # each field read once: into a local when it is checked first
+    read = {a.name: (f"_v{i}" if check else f"o.{a.name}") for i, (a, *_rest) in enumerate(fields)}
+    if check:
+        for a, _wire, tp, is_opt, _omit in fields:
+            body.append(f"    {read[a.name]} = o.{a.name}")
+            body.extend(_check_lines(gen, a, tp, is_opt, read[a.name], "    "))
+        if _has_unknown_keys_field(cls):
+            name = next(a.name for a in attrs.fields(cls) if _is_unknown_keys(a))
+            finite, wrong = gen.name(_finite, "finite"), gen.name(WrongValue, "wrong")
+            dumps, jd = gen.name(_orjson_dumps, "dumps"), gen.name(json_default, "default")
+            body.append(f"    x = o.{name}")
+            body.append(
+                f"    if x and (x.__class__ is not dict or (b'null' in {dumps}(x, default={jd}) and not {finite}(x))):"
+                f" raise {wrong}({name!r})"
+            )
+    body.append("    d = {")
     in_literal = True
-    for a, wire, tp, is_opt, omit_when_none in _json_fields(cls):
+    for a, wire, tp, is_opt, omit_when_none in fields:
+        src = read[a.name]
         if omit_when_none:
             if in_literal:
                 body.append("    }")
                 in_literal = False
-            body.append(f"    v = o.{a.name}")
+            body.append(f"    v = {src}")
             value = "v" if shallow else gen.unstructure_expr(tp, "v")
             body.append(f"    if v is not None: d[{wire!r}] = {value}")
             continue
-        expr = f"o.{a.name}" if shallow else gen.unstructure_expr(tp, f"o.{a.name}")
-        if is_opt and expr != f"o.{a.name}":
-            expr = f"(None if o.{a.name} is None else {gen.unstructure_expr(tp, f'o.{a.name}')})"
+        expr = src if shallow else gen.unstructure_expr(tp, src)
+        if is_opt and expr != src:
+            expr = f"(None if {src} is None else {gen.unstructure_expr(tp, src)})"
         if in_literal:
             body.append(f"        {wire!r}: {expr},")
         else:
@@ -363,9 +497,10 @@ def make_unstructure_fn(cls: type) -> UnstructureFn:
     return _compile(source, "unstructure", ns)
 
 
-def make_json_fn(cls: type) -> UnstructureFn:
-    """Compile ``cls -> dict`` for orjson's ``default``: nested models are left for orjson to hand back."""
-    source, ns = _unstructure_source(cls, shallow=True)
+def make_json_fn(cls: type, check: bool = True) -> UnstructureFn:
+    """Compile ``cls -> dict`` for orjson's ``default``: nested models are left for orjson to hand back.
+    ``check=False``: no type checks (what :func:`refusal` reads to say what is wrong)."""
+    source, ns = _unstructure_source(cls, shallow=True, check=check)
     return _compile(source, "unstructure", ns)
 
 
@@ -405,7 +540,7 @@ native_plans: dict[type, object] = {}
 def _native_plan(cls: type) -> object:
     """The C writer's plan of ``cls``: the same keys, order and omit policy as its JSON hook."""
     assert _speedups is not None
-    fields = [(a.name, wire, omit) for a, wire, _tp, _opt, omit in _json_fields(cls)]
+    fields = [(a.name, wire, omit, expect_of(a, tp, opt)) for a, wire, tp, opt, omit in _json_fields(cls)]
     unknown = next((a.name for a in attrs.fields(cls) if _is_unknown_keys(a)), None)
     return _speedups.make_plan(cls, fields, unknown)
 
@@ -425,6 +560,46 @@ def json_default(obj: Any) -> Any:
         if not _is_model(obj.__class__):
             raise TypeError(f"{type(obj).__name__} is not a JSON value") from None
         return _add_json_hook(obj.__class__)(obj)
+
+
+#: class -> one-level hook without checks: what a model object holds, as it is (the error path's reading).
+raw_json_hooks: dict[type, UnstructureFn] = _HookCache(lambda cls: make_json_fn(cls, check=False))
+
+
+def raw_json_default(obj: Any) -> Any:
+    """:func:`json_default` without the checks: a model object's fields as they are (for :func:`refusal`)."""
+    if not _is_model(obj.__class__):
+        raise TypeError(f"{type(obj).__name__} is not a JSON value")
+    return raw_json_hooks[obj.__class__](obj)
+
+
+def _schema_kind(value: Any) -> str | None:
+    """The schema kind (agentmsg.KINDS) of a model object: its generated module's name (``content_block`` is
+    ``content-block``), or None."""
+    base = _generated_base(value.__class__) if _is_model(value.__class__) else None
+    name = base.__module__.rsplit(".", 1)[-1].replace("_", "-") if base is not None else None
+    return name if name in KINDS else None
+
+
+def refusal(value: Any, exc: Exception, kind: str | None = None) -> ValidationError:
+    """Why ``value`` (model objects, JSON values holding them) cannot be written: the first value JSON cannot
+    hold (NaN, a cycle, an object, ...; rules of :func:`encode_error`), else what its schema says of its
+    fields as they are (a number for an id is rule ``type`` at ``/id``). Bounded as encode_error is."""
+    error = encode_error(value, raw_json_default, exc, kind)
+    if error.problems[0].rule != "json-value" or not error.problems[0].message.startswith("cannot be written"):
+        return error
+    schema_kind = kind if kind in KINDS else _schema_kind(value)
+    if schema_kind is not None:
+        try:
+            validate(_plain_of(value), schema_kind)
+        except ValidationError as found:
+            return type(found)(found.problems, kind)
+    return error
+
+
+def _plain_of(value: Any) -> Any:
+    """``value`` with its model objects as dicts (unchecked; the value writes: encode_error found nothing)."""
+    return _orjson_loads(_orjson_dumps(value, default=raw_json_default))
 
 
 def prepare_json(classes: Iterator[type] | list[type]) -> None:
@@ -447,7 +622,19 @@ def dumps_json(value: Any, kind: str | None = None) -> bytes:
     try:
         return _orjson_dumps(value, default=json_default)
     except orjson.JSONEncodeError as exc:
-        raise encode_error(value, json_default, exc, kind) from None
+        raise refusal(value, exc, kind) from None
+
+
+def dict_of(value: Any, kind: str) -> Any:
+    """``unstructure_hooks`` of a model object (``to_dict``), refusing what :func:`dumps_json` refuses: a field
+    set to a value its schema does not allow (:class:`WrongValue`), a free-form value orjson cannot write (an
+    integer beyond 64 bits in metadata), a value nested too deep."""
+    try:
+        return unstructure_hooks[value.__class__](value)
+    except (WrongValue, orjson.JSONEncodeError) as exc:
+        raise refusal(value, exc, kind) from None
+    except RecursionError:  # only an object changed after construction can be this deep
+        raise depth_error(kind) from None
 
 
 class Codec:

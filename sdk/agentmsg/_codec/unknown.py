@@ -19,8 +19,7 @@ from typing import Any
 
 import attrs
 
-from agentmsg._codec.converter import _generated_base, known_keys, unstructure_hooks
-from agentmsg._codec.jsontext import depth_error
+from agentmsg._codec.converter import _generated_base, dict_of, known_keys
 from agentmsg._codec.legacy import read_legacy_keys
 from agentmsg._codec.schemas import KINDS, schema_documents
 from agentmsg._codec.schemas import find_unknown_keys as _find_in_json
@@ -78,10 +77,7 @@ def find_unknown_keys(value: Any, kind: str | None = None) -> list[Problem]:
         if found is None:
             raise ValueError(f"{type(value).__name__} is not an agentmsg model")
         kind = kind or found
-        try:
-            value = unstructure_hooks[value.__class__](value)
-        except RecursionError:  # only an object changed after construction can be this deep
-            raise depth_error(kind) from None
+        value = dict_of(value, kind)  # (a field changed after construction to what JSON cannot hold: refused)
         return _find_in_json(value, kind)
     kind = kind or "msg"
     unknown = _find_in_json(value, kind)

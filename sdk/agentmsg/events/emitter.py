@@ -19,7 +19,6 @@ from typing import Any
 import attrs
 
 from agentmsg._codec.timestamps import event_now
-from agentmsg.blocks import block_to_dict
 from agentmsg.errors import ValidationError
 from agentmsg.events.types import AgentEventDict
 from agentmsg.message import Msg
@@ -234,18 +233,21 @@ def iter_events(
             f"only ASSISTANT messages have an event stream (events carry an agent's reply), got {role}",
             "msg",
         )
+    # The message as it will be written, checked as to_json checks it (a field set after construction to what
+    # its schema does not allow, NaN in metadata) before the first event: no stream of a message it would refuse.
+    whole = msg.to_dict()
     for index, block in enumerate(msg.content):
         _check_carried(block, index)
-    return _iter_events(_Emit(msg, chunk_size, id_factory or (lambda: uuid.uuid4().hex), clock or event_now), msg)
+    return _iter_events(
+        _Emit(msg, chunk_size, id_factory or (lambda: uuid.uuid4().hex), clock or event_now), msg, whole
+    )
 
 
-def _iter_events(x: _Emit, msg: Msg) -> Iterator[AgentEventDict]:
+def _iter_events(x: _Emit, msg: Msg, whole: dict[str, Any]) -> Iterator[AgentEventDict]:
     yield x.event("AGENT_START", replyId=msg.id, name=msg.name, role="assistant")
     yield x.event("MODEL_CALL_START", replyId=x.reply)
-    for index, block in enumerate(msg.content):
-        data = block_to_dict(block)
+    for index, data in enumerate(whole["content"]):
         yield from EMITTERS[data["type"]](x, data, index)
-    whole = msg.to_dict()
     yield x.event("MODEL_CALL_END", replyId=x.reply, usage=whole["usage"])
     yield x.event("AGENT_RESULT", result=whole)
     yield x.event("AGENT_END", replyId=msg.id)

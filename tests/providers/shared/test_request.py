@@ -267,8 +267,27 @@ def test_a_mutated_message_is_a_validation_error(provider: str) -> None:
     msg.content.append(object())  # type: ignore[arg-type]  # mutation bypasses validation
     with pytest.raises(ValidationError) as exc:
         get(provider).format_request([UserMessage("q"), msg])
-    assert exc.value.problems[0].pointer == "/1"
-    assert exc.value.problems[0].rule == "invalid-message"
+    assert [(p.pointer, p.rule) for p in exc.value.problems] == [("/1/content/1", "json-value")]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_message_changed_to_what_to_json_refuses_is_not_formatted(provider: str) -> None:
+    """Issue 28 (class 2): a field set to a wrong type or NaN after construction was formatted (``content: None``
+    raised a bare TypeError, NaN in a tool's input went out as null). The formatters refuse what to_json refuses,
+    under the message's index, with the same rule."""
+    cases: list[tuple[Any, str, str]] = [
+        (lambda m: m.content[1].input.__setitem__("x", float("nan")), "/1/content/1/input/x", "json-value"),
+        (lambda m: m.metadata.__setitem__("x", float("inf")), "/1/metadata/x", "json-value"),
+        (lambda m: setattr(m, "id", 5), "/1/id", "type"),
+        (lambda m: setattr(m, "content", None), "/1/content", "type"),
+        (lambda m: setattr(m.content[0], "text", object()), "/1/content/0/text", "json-value"),
+    ]
+    for change, pointer, rule in cases:
+        msg = AssistantMessage([TextBlock(text="hi"), ToolUseBlock(id="c1", name="f", input={})])
+        change(msg)
+        with pytest.raises(ValidationError) as exc:
+            get(provider).format_request([UserMessage("q"), msg])
+        assert [(p.pointer, p.rule) for p in exc.value.problems] == [(pointer, rule)]
 
 
 @pytest.mark.parametrize("provider", NAMES)

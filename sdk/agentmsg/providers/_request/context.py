@@ -19,6 +19,7 @@ from urllib.parse import unquote
 import attrs
 import orjson
 
+from agentmsg._codec.converter import dumps_json
 from agentmsg.blocks import (
     BLOCK_CLASSES,
     AudioBlock,
@@ -739,6 +740,13 @@ def check_messages(messages: Any) -> Sequence[Msg]:
         for i, m in enumerate(messages):
             if not isinstance(m, Msg):
                 raise ValidationError.single(f"/{i}", "type", f"expected a Msg, got {type(m).__name__}")
+    for i, m in enumerate(messages):
+        # What to_json would refuse (a field changed after construction to what its schema does not allow, NaN
+        # in a tool's input) is refused here too, under the message's index, before anything is formatted.
+        try:
+            dumps_json(m, "msg")
+        except ValidationError as error:
+            raise type(error)([attrs.evolve(p, pointer=f"/{i}{p.pointer}") for p in error.problems], None) from None
     return messages
 
 
