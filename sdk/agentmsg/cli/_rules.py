@@ -1,7 +1,7 @@
 """Every rule name a :class:`~agentmsg.Problem` can carry: what it means, an example, how to fix it. The
 reports link each rule to its entry in docs/rules.md (SARIF ``helpUri``, JUnit), a page written from this
-table (``python -m agentmsg.cli._rules > docs/rules.md``; tests/project/test_rules_page.py compares, and
-checks that every rule name the SDK raises is here)."""
+table (``make docs-rules``; tests/project/test_rules_page.py compares, and checks that every rule name the
+SDK raises is here)."""
 
 from __future__ import annotations
 
@@ -227,6 +227,11 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`does not fit Weather: ...`",
         "see the message: the fields it names",
     ),
+    "name": (
+        "a provider's stream named a tool call again, differently: the later name was left out",
+        "`a later fragment names a tool call 'b', not 'a'`",
+        "none needed: the provider sent a call's name twice",
+    ),
     "id": (
         "a provider reply reused an earlier tool call's id: this call got its own",
         "`tool call id 'a' is an earlier call's too`",
@@ -346,23 +351,25 @@ def describe(rule: str) -> tuple[str, str]:
     return meaning, fix
 
 
-def page() -> str:
-    """docs/rules.md: one heading per rule (sorted), its meaning, example and fix."""
-    out = [
-        "# Rules\n",
-        "<!-- Written by `python -m agentmsg.cli._rules > docs/rules.md` from agentmsg/cli/_rules.py: edit there. -->\n",
-        "Every rule name a `Problem` can carry (`problem.rule`, the `[rule]` of `agentmsg validate` and the other",
-        "commands, the rule ids of the SARIF and JUnit reports, which link here). Formatter diagnostics are",
-        "described in agentmsg.providers.RULES too (docs/formatters.md).\n",
-    ]
+def docs_table() -> str:
+    """docs/rules.md's entries, between its rules markers: one heading per rule (sorted), its meaning, example and
+    fix. ``make docs-rules`` writes them (tests/project/test_rules_page.py compares)."""
+    out = []
     for rule in sorted(RULES, key=str.lower):
         meaning, example, fix = RULES[rule]
-        out.append(f"## {rule}\n")
-        out.append(f"- meaning: {meaning}")
-        out.append(f"- example: {example}")
-        out.append(f"- fix: {fix}\n")
+        out.append(f"## {rule}\n\n- meaning: {meaning}\n- example: {example}\n- fix: {fix}\n")
     return "\n".join(out)
 
 
-if __name__ == "__main__":
-    print(page(), end="")
+def write_page(path: str) -> None:
+    """Write :func:`docs_table` between the rules markers of ``path`` (docs/rules.md), the rest kept."""
+    with open(path, encoding="utf-8") as f:
+        doc = f.read()
+    head, rest = doc.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(head + BEGIN + docs_table() + END + tail)
+
+
+BEGIN: Final = "<!-- rules:begin -->\n"
+END: Final = "<!-- rules:end -->"
