@@ -170,7 +170,7 @@ def test_the_sarif_report_is_valid_sarif_with_rules_and_help(corpus: dict[str, P
         assert rule["id"] == res["ruleId"] and rule["helpUri"] == f"docs/rules.md#{anchor(rule['id'])}"
         assert rule["help"]["text"] and rule["id"] in RULES
     where = {(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], res["ruleId"]) for res in results}
-    assert (str(corpus["orphan.json"]).lstrip("/"), "tool-use-orphan") in {(u.lstrip("/"), rule) for u, rule in where}
+    assert (corpus["orphan.json"].as_uri(), "tool-use-orphan") in where  # an absolute path: a file: URI
     assert any(res["ruleId"] == "unreadable" for res in results)
     clean = run("validate", "--output-format", "sarif", str(corpus["msg.json"]))
     assert clean.returncode == 0 and json.loads(clean.stdout)["runs"][0]["results"] == []
@@ -201,3 +201,24 @@ def test_the_junit_report_has_a_testcase_per_file_and_a_failure_per_problem(corp
         str(corpus["orphan.json"]): False,
         str(corpus["msg.json"]): True,
     }
+
+
+def test_the_kind_is_the_first_instances_own_keys(tmp_path: Path) -> None:
+    """An uppercase type in a message's metadata does not make it an event; a tool result answering no call in a
+    conversation is the formatters' tool-result-orphan; with no provider named, what only a provider refuses
+    (a local media file) is not said."""
+    meta = tmp_path / "meta.json"
+    meta.write_text(json.dumps({**msg("m1", "USER", text("x")), "metadata": {"type": "X_Y"}}, indent=2), "utf-8")
+    stray = tmp_path / "stray.json"
+    result = {**RESULT, "id": "zz"}
+    stray.write_text(json.dumps([msg("m1", "USER", text("x")), msg("m2", "TOOL", result)]), "utf-8")
+    r = run("validate", "--json", str(meta), str(stray))
+    assert [(row["file"], row["pointer"], row["rule"]) for row in rows(r.stdout)] == [
+        (str(stray), "/1/content/0", "tool-result-orphan")
+    ]
+    local = tmp_path / "local.json"
+    image = {"type": "image", "source": {"type": "url", "url": "file:///etc/hostname"}}
+    local.write_text(json.dumps([msg("m1", "USER", text("look"), image)]), "utf-8")
+    assert run("validate", str(local)).returncode == 0
+    refused = run("validate", "--provider", "anthropic", "--json", str(local))
+    assert refused.returncode == 1 and rows(refused.stdout)[0]["rule"].startswith("media-")

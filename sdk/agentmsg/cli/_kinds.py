@@ -33,18 +33,48 @@ PAIRING: Final = ("tool-use-orphan", "tool-result-orphan")
 def detect(head: bytes) -> str:
     """The kind of a file that starts with ``head``: ``event`` for agent events (SSE, JSON Lines or a JSON array
     of them), ``conversation`` for a JSON array of messages, ``content-block`` for blocks, else ``msg`` (one
-    message, JSON Lines of messages, and what is no JSON at all: its problem is said as a message's)."""
+    message, JSON Lines of messages, and what is no JSON at all: its problem is said as a message's). Told from
+    the first instance's own keys (an uppercase type: an event; a role: a message; a lowercase type: a block)
+    when the head holds it whole, else from the first of those keys in the text."""
     text = head.removeprefix(_BOM).lstrip()
     if sniff_format(text) == "sse" and not text.startswith((b"{", b"[")):
         return "event"
-    event, role = _EVENT_TYPE.search(text), _ROLE.search(text)
-    if event is not None and (role is None or event.start() < role.start()):
-        return "event"
-    if role is not None:
-        return CONVERSATION if text.startswith(b"[") else "msg"
-    if _BLOCK_TYPE.search(text):
-        return "content-block"
-    return "msg"
+    first = _first_instance(text)
+    if isinstance(first, dict):
+        kind = first.get("type")
+        if isinstance(kind, str) and kind[:1].isupper():  # (an event may have a role too: AGENT_START's)
+            found = "event"
+        elif "role" in first:
+            found = "msg"
+        elif isinstance(kind, str):
+            found = "content-block"
+        else:
+            found = "msg"
+    else:
+        event, role = _EVENT_TYPE.search(text), _ROLE.search(text)
+        if event is not None and (role is None or event.start() < role.start()):
+            found = "event"
+        elif role is not None:
+            found = "msg"
+        elif _BLOCK_TYPE.search(text):
+            found = "content-block"
+        else:
+            found = "msg"
+    return CONVERSATION if found == "msg" and text.startswith(b"[") else found
+
+
+def _first_instance(text: bytes) -> Any:
+    """The first instance of a file starting with ``text`` when it is whole there: the whole text (one document,
+    an array: its first item), or its first line (JSON Lines); else None."""
+    for candidate in (text, text.split(b"\n", 1)[0]):
+        try:
+            value = orjson.loads(candidate)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, list):
+            return value[0] if value else None
+        return value
+    return None
 
 
 def schema_kind(kind: str) -> str:
@@ -128,8 +158,8 @@ def conversation_problems(messages: list[Any], provider: str | None) -> tuple[li
     try:
         msgs = decode_messages(orjson.dumps(messages))
         request = get(provider or NAMES[0]).format_request(msgs)
-    except ValidationError as exc:
-        return list(exc.problems), []
+    except ValidationError as exc:  # (with no provider named, what only a provider refuses is not said: media)
+        return [p for p in exc.problems if provider is not None or not p.rule.startswith("media-")], []
     if provider is None:
         return [p for p in request.diagnostics if p.rule in PAIRING], []
     problems = [p for p in request.diagnostics if RULES[p.rule][0] in (LOSSY, ERROR)]

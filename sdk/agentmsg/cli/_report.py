@@ -6,9 +6,11 @@ entry in docs/rules.md (``agentmsg.cli._rules``)."""
 
 from __future__ import annotations
 
+import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Final, TextIO
 
 import attrs
@@ -166,7 +168,11 @@ def _xml(text: str) -> str:
 
 def _uri(path: str) -> str:
     """A file's artifact URI: its path as given, relative (``/`` separators, %-escaped), as SARIF viewers
-    resolve it against the repository's root; stdin is ``stdin``."""
+    resolve it against the repository's root; an absolute path as a file: URI; stdin is ``stdin``."""
     from urllib.parse import quote
 
-    return "stdin" if path == "-" else quote(path.replace("\\", "/"))
+    if path == "-":
+        return "stdin"
+    if os.path.isabs(path):
+        return Path(path).as_uri()
+    return quote(path.replace("\\", "/"))
