@@ -37,6 +37,7 @@ def test_reduce_says_its_problems_in_each_format(bad_events: Path) -> None:
     assert {row["file"] for row in rows} == {str(bad_events)} and {row["kind"] for row in rows} == {"error"}
     gh = run("reduce", "--output-format", "github", str(bad_events)).stderr.splitlines()
     assert len(gh) == len(expected) and all(line.startswith("::error file=") for line in gh)
+    assert all(",title=agentmsg reduce [" in line for line in gh)
     sarif = run("reduce", "--output-format", "sarif", str(bad_events))
     log = json.loads(sarif.stderr)
     jsonschema.Draft4Validator(sarif_schema()).validate(log)

@@ -172,8 +172,10 @@ def test_the_sarif_report_is_valid_sarif_with_rules_and_help(corpus: dict[str, P
     where = {(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], res["ruleId"]) for res in results}
     assert (corpus["orphan.json"].as_uri(), "tool-use-orphan") in where  # an absolute path: a file: URI
     assert any(res["ruleId"] == "unreadable" for res in results)
+    assert run_["invocations"][0]["executionSuccessful"] is False  # a file was not checked
     clean = run("validate", "--output-format", "sarif", str(corpus["msg.json"]))
     assert clean.returncode == 0 and json.loads(clean.stdout)["runs"][0]["results"] == []
+    assert json.loads(clean.stdout)["runs"][0]["invocations"][0]["executionSuccessful"] is True
 
 
 def test_the_junit_report_has_a_testcase_per_file_and_a_failure_per_problem(corpus: dict[str, Path]) -> None:

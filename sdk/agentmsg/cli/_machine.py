@@ -43,6 +43,7 @@ class Diagnostics:
         own: Callable[[Problem, str, bool], object] | None = None,
     ) -> None:
         self.format = output_format
+        self.command = command
         self.path = path
         self.err = err
         self.own = own
@@ -57,6 +58,14 @@ class Diagnostics:
             self.collector(self.path, "", [problem], self.err, note=not fails)
         elif self.format in (None, "text"):
             print_problems(self.path, "", [problem], self.err, note=not fails)
+        elif self.format == "github":  # validate's annotation, titled with this command
+            from agentmsg.cli.validate import _gh_data, _gh_property
+
+            title = _gh_property(f"agentmsg {self.command} [{problem.rule}]")
+            text = f"{problem.pointer}: {problem.message}" if problem.pointer else problem.message
+            self.err.write(
+                f"::{'error' if fails else 'notice'} file={_gh_property(self.path)},title={title}::{_gh_data(text)}\n"
+            )
         else:
             from agentmsg.cli.validate import REPORTS
 

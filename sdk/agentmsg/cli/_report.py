@@ -114,7 +114,13 @@ def sarif(files: dict[str, list[Finding]], command: str = "validate") -> str:
                         "rules": descriptors,
                     }
                 },
-                "invocations": [{"executionSuccessful": True, "commandLine": f"agentmsg {command}"}],
+                "invocations": [
+                    {
+                        # a file that could not be read was not checked: the run did not do all it was asked
+                        "executionSuccessful": all(f.rule != "unreadable" for found in files.values() for f in found),
+                        "commandLine": f"agentmsg {command}",
+                    }
+                ],
                 "results": results,
             }
         ],
