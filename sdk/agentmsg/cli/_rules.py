@@ -232,6 +232,21 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`a later fragment names a tool call 'b', not 'a'`",
         "none needed: the provider sent a call's name twice",
     ),
+    "cycle": (
+        "a value that holds itself (a dict or list inside itself): no JSON can write it",
+        "`/metadata: holds itself (a cycle)`",
+        "build the value without the self-reference",
+    ),
+    "number-as-text": (
+        "a provider sent a number beyond what JSON is written with (a double, 64-bit integers): kept as its text",
+        "`a number at /usage/x is beyond ...: kept as its text, a string`",
+        "none needed: the exact digits are kept, as a string",
+    ),
+    "hint": (
+        "`format`: what an input that is no conversation holds, with the command that reads it (not a problem)",
+        "`these look like agent events, not messages: reduce them first`",
+        "run the command the hint names",
+    ),
     "id": (
         "a provider reply reused an earlier tool call's id: this call got its own",
         "`tool call id 'a' is an earlier call's too`",
