@@ -48,6 +48,11 @@ def rows(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines()]
 
 
+def full(row: dict[str, Any]) -> str:
+    """A JSON row's pointer within the file (its instance's prefix and the pointer within the instance)."""
+    return row["pointer"] if row["instance"] is None else f"/{row['instance']}{row['pointer']}"
+
+
 def good_events(tmp_path: Path) -> str:
     """A whole event stream, as ``agentmsg events`` writes a reply's (JSON lines)."""
     reply = tmp_path / "reply.json"
@@ -100,18 +105,15 @@ def test_an_event_streams_order_and_pairing_are_the_reducers(corpus: dict[str, P
     conformance vector lists for these events (each said once), with the line of the event."""
     r = run("validate", "--output-format", "json", str(corpus["bad-order.jsonl"]))
     assert r.returncode == 1
-    found = {
-        (row["pointer"] if row["instance"] is None else f"/{row['instance']}{row['pointer']}", row["rule"])
-        for row in rows(r.stdout)
-    }
+    found = {(full(row), row["rule"]) for row in rows(r.stdout)}
     assert found == {(p["pointer"], p["rule"]) for p in BAD_EVENTS["problems"]}
     reducer = Reducer()
     reducer.feed_many(BAD_EVENTS["events"])
     order = [row for row in rows(r.stdout) if row["rule"] == "order"]
-    assert [(row["pointer"], row["message"]) for row in order] == [
+    assert [(full(row), row["message"]) for row in order] == [
         (p.pointer, p.message) for p in reducer.problems if p.rule == "order"
     ]
-    assert [row["line"] for row in order] == [int(row["pointer"].split("/")[1]) + 1 for row in order]
+    assert [row["line"] for row in order] == [row["instance"] + 1 for row in order]  # said as its event's
 
 
 def test_a_cut_stream_is_a_problem(corpus: dict[str, Path]) -> None:
@@ -124,8 +126,8 @@ def test_a_conversations_tool_calls_are_paired_and_a_provider_adds_its_rules(cor
     would not send as it is (its diagnostics strict mode refuses), the same as the library's."""
     r = run("validate", "--output-format", "json", str(corpus["orphan.json"]), str(corpus["conversation.json"]))
     assert r.returncode == 1
-    assert [(row["file"], row["pointer"], row["rule"]) for row in rows(r.stdout)] == [
-        (str(corpus["orphan.json"]), "/1/content/0", "tool-use-orphan")
+    assert [(row["file"], row["instance"], row["pointer"], row["rule"]) for row in rows(r.stdout)] == [
+        (str(corpus["orphan.json"]), 1, "/content/0", "tool-use-orphan")
     ]
     thinking = corpus["conversation.json"].with_name("thinking.json")
     conversation = [
@@ -137,7 +139,7 @@ def test_a_conversations_tool_calls_are_paired_and_a_provider_adds_its_rules(cor
     library = get("anthropic").format_request(decode_messages(json.dumps(conversation).encode())).diagnostics
     r = run("validate", "--provider", "anthropic", "--json", str(thinking))
     assert r.returncode == 1
-    assert [(row["pointer"], row["rule"], row["message"]) for row in rows(r.stdout)] == [
+    assert [(full(row), row["rule"], row["message"]) for row in rows(r.stdout)] == [
         (p.pointer, p.rule, p.message) for p in library
     ]
 
@@ -215,7 +217,7 @@ def test_the_kind_is_the_first_instances_own_keys(tmp_path: Path) -> None:
     result = {**RESULT, "id": "zz"}
     stray.write_text(json.dumps([msg("m1", "USER", text("x")), msg("m2", "TOOL", result)]), "utf-8")
     r = run("validate", "--json", str(meta), str(stray))
-    assert [(row["file"], row["pointer"], row["rule"]) for row in rows(r.stdout)] == [
+    assert [(row["file"], full(row), row["rule"]) for row in rows(r.stdout)] == [
         (str(stray), "/1/content/0", "tool-result-orphan")
     ]
     local = tmp_path / "local.json"

@@ -94,11 +94,14 @@ class Across:
         self._said: set[tuple[str, str]] = set()
         self._lines: dict[int, int] = {}
         self._count = 0
+        self._single = False
 
-    def add(self, instance: Any, problems: list[Problem], line: int | None = None) -> None:
-        """One instance of the file (None: it could not be read) and the problems said of it already (their
-        pointers the file's): the reducer's own word on the same spot and rule is not said again."""
+    def add(self, instance: Any, problems: list[Problem], line: int | None = None, prefix: str = "/") -> None:
+        """One instance of the file (None: it could not be read), the problems said of it already (their
+        pointers the file's): the reducer's own word on the same spot and rule is not said again; its line in
+        the file, when known, and its pointer prefix (``""``: the file is this one instance)."""
         self._said.update((p.pointer, p.rule) for p in problems)
+        self._single = self._single or prefix == ""  # the file is one instance (its pointers the instance's)
         if line is not None:
             self._lines[self._count] = line
         self._count += 1
@@ -110,6 +113,16 @@ class Across:
                 self._reducer.feed(instance)
         elif self._messages is not None:
             self._messages.append(instance if valid else None)
+
+    def split(self, problem: Problem) -> tuple[str, Problem]:
+        """(the instance's prefix ``/N``, the problem within it) of a problem found across the file (its pointer
+        the file's): said as the instance's, as a problem of its schema is; ``""`` and the problem as it is when
+        it is the file's (a cut stream) or the file is one instance."""
+        head = problem.pointer[1:].partition("/")[0]
+        if not problem.pointer.startswith("/") or not head.isdigit():
+            return "", problem
+        within = Problem(problem.pointer[len(head) + 1 :], problem.rule, problem.message, problem.schema_location)
+        return ("" if self._single else f"/{head}"), within
 
     def line_of(self, pointer: str) -> int | None:
         """The file's line of the instance a pointer is in (``/N/...``: the N-th), when known."""

@@ -153,16 +153,18 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             checked = schema_kind(kind)
             for prefix, instance, error, line in reading(path, _records(stream, checked, hints)):
                 problems, notes = ([error], []) if error is not None else _check(instance, checked, args.strict)
-                across.add(instance if error is None else None, [p.under(prefix) for p in problems], line)
+                across.add(instance if error is None else None, [p.under(prefix) for p in problems], line, prefix)
                 if report(shown, prefix, problems, out, line=line):
                     file_invalid = invalid = True
                 report(shown, prefix, notes, out, line=line, note=True)
             problems, notes = across.problems()  # the rules across the file's instances (events, conversation)
-            for p in problems:
-                if report(shown, "", [p], out, line=across.line_of(p.pointer)):
+            for p in problems:  # each said as its instance's (/N and the pointer within it)
+                at, within = across.split(p)
+                if report(shown, at, [within], out, line=across.line_of(p.pointer)):
                     file_invalid = invalid = True
             for p in notes:
-                report(shown, "", [p], out, line=across.line_of(p.pointer), note=True)
+                at, within = across.split(p)
+                report(shown, at, [within], out, line=across.line_of(p.pointer), note=True)
             if file_invalid and hints:  # after its problems, on stderr: a hint about the command, not a problem
                 print(f"agentmsg: {shown}: {hints[0]}", file=sys.stderr)
             elif file_invalid and heads and checked in ("msg", "event"):  # a provider's reply, or stream
