@@ -37,7 +37,7 @@ NPM_TIMEOUT ?= 600
 bound = $(if $(shell command -v timeout),timeout $(1))
 PY_DIRS := $(wildcard sdk generated codegen tests examples bench)
 
-.PHONY: help install install-runtime demo test lint typecheck codegen codegen-check pytest deps java-harness ts-deps \
+.PHONY: help install install-runtime demo test lint typecheck codegen codegen-check docs-rules pytest deps java-harness ts-deps \
 	ts-conformance conformance dist wheel-test vectors-lock bench clean
 .PHONY: client client-check client-test client-size browser-test viewer-screenshot fuzz speedups
 
@@ -52,6 +52,7 @@ help:
 	@echo "make typecheck     - mypy --strict"
 	@echo "make codegen       - regenerate generated/ (Python and TypeScript) from schemas/"
 	@echo "make codegen-check - fail when generated/ differs from what the schemas generate"
+	@echo "make docs-rules    - write docs/rules.md's entries from agentmsg/cli/_rules.py (every Problem rule)"
 	@echo "make pytest        - the pytest suite against the source tree (editable install), then its pure-Python pass"
 	@echo "make deps          - java-harness + ts-deps: the downloads, each with its own time limit"
 	@echo "make java-harness  - build the AgentScope Java harness (Maven, artifacts into ~/.m2)"
@@ -236,6 +237,9 @@ codegen: install
 	$(PYTHON) codegen/generate.py
 	node codegen/typescript.mjs
 	node sdk/typescript/scripts/build.mjs --viewer
+
+docs-rules:
+	$(PYTHON) -c 'from agentmsg.cli._rules import write_page; write_page("docs/rules.md")'
 
 codegen-check: install
 	@bash -c "$$CHECK_NODE_SH" check "make codegen-check (TypeScript types)"

@@ -56,7 +56,7 @@ def _corpus(root: Path) -> dict[str, Path]:
 
 #: (command, input) -> what its stderr says to get the user unstuck
 HINTS = {
-    ("validate", "events"): "check them with --kind event",
+    # ("validate", "events"): none: validate tells them from the file and checks them as events (--kind auto)
     ("validate", "provider reply"): "agentmsg parse --provider openai",
     ("events", "events"): "agentmsg reduce",
     ("events", "provider reply"): "agentmsg parse --provider openai",

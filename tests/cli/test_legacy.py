@@ -80,6 +80,10 @@ def test_validate_says_what_readers_read_a_legacy_event_the_schema_rejects(tmp_p
     r = run("validate", "--kind", "event", str(path))
     assert r.returncode == 1, r.stdout
     lines = r.stdout.splitlines()
+    # a lone delta is also a stream out of order (no start) and cut inside its reply: the reducer's rules
+    across = [line for line in lines if line.endswith(("[order]", "[incomplete_stream]"))]
+    assert len(across) == 2 and lines[-1].endswith("[incomplete_stream]")
+    lines = [line for line in lines if line not in across]
     schema = [line for line in lines if "[legacy-key]" not in line]  # the schema's problems (anyOf, type)
     assert schema and all(line.startswith(f"{path}:/data: ") and ": note: " not in line for line in schema)
     assert lines[len(schema) :] == [

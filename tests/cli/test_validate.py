@@ -262,13 +262,16 @@ def test_a_file_name_that_is_not_utf8_is_reported_not_a_traceback(tmp_path: Path
 
 
 def test_a_file_of_the_other_kind_gets_a_hint_after_its_problems(tmp_path: Path) -> None:
-    """Agent events checked as messages (--kind left at its default, msg) gave only two problems per event
-    ('"content" is a required property', a lowercase role), nothing pointing at --kind. Now, after the
-    problems, one line on stderr says which option fits; the same for messages checked as events."""
+    """Agent events checked as messages (--kind msg, the default before the kind was told from the file) gave
+    only two problems per event ('"content" is a required property', a lowercase role), nothing pointing at
+    --kind. Now, after the problems, one line on stderr says which option fits; the same for messages checked as
+    events. Left to itself (--kind auto), validate checks each file as the kind it holds."""
     doc = json.loads((ROOT / "tests/conformance/reducer/java-case5-duplicate-type-jsonl.json").read_text())
     events = tmp_path / "events.jsonl"
     events.write_text(doc["jsonl"])  # as AgentScope Java writes them
-    r = run("validate", str(events))
+    auto = run("validate", str(events))
+    assert (auto.returncode, auto.stdout, auto.stderr) == (0, "", "")
+    r = run("validate", "--kind", "msg", str(events))
     assert r.returncode == 1 and r.stdout.count("\n") > 10
     assert r.stderr == f"agentmsg: {events}: it looks like agent events, not messages: check them with --kind event\n"
     ok = run("validate", "--kind", "event", str(events))
@@ -277,7 +280,7 @@ def test_a_file_of_the_other_kind_gets_a_hint_after_its_problems(tmp_path: Path)
     messages.write_text(json.dumps([GOOD, GOOD]))
     r = run("validate", "--kind", "event", "--json", str(messages))
     assert r.returncode == 1 and {row["rule"] for row in rows(r)} >= {"required"}
-    assert r.stderr.endswith("it looks like messages, not agent events: check them with --kind msg (the default)\n")
+    assert r.stderr.endswith("it looks like messages, not agent events: check them with --kind msg\n")
     assert run("validate", str(messages)).stderr == ""
 
 
@@ -317,7 +320,7 @@ def test_an_sse_stream_checked_as_messages_is_said_once(tmp_path: Path) -> None:
     """The SSE stream's own problem names --kind event: no second line on stderr saying it again."""
     sse = tmp_path / "events.sse"
     sse.write_text('data: {"type":"AGENT_START","id":"e1","createdAt":"2026-01-01T00:00:00Z","replyId":"r"}\n\n')
-    r = run("validate", str(sse))
+    r = run("validate", "--kind", "msg", str(sse))
     assert r.returncode == 1 and r.stderr == "" and "validate --kind event reads one" in r.stdout
 
 
@@ -538,5 +541,7 @@ def test_validate_reads_an_sse_event_stream_with_kind_event(tmp_path: Path) -> N
         (n + 1, "", "json"),
         (n + 2, "", "utf-8"),
     ]
-    r = run("validate", str(good))
+    r = run("validate", "--kind", "msg", str(good))
     assert r.returncode == 1 and "it is an SSE stream (validate --kind event reads one) [json]" in r.stdout
+    auto = run("validate", str(good))  # told from the file: an event stream
+    assert (auto.returncode, auto.stdout, auto.stderr) == (0, "", "")

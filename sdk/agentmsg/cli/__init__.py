@@ -3,7 +3,7 @@ built on the public API only (``agentmsg``, ``agentmsg.events``, ``agentmsg.prov
 provider: the providers, their key variables and stream flags come from the registry
 (``tests/cli/test_public.py`` checks both).
 
-    agentmsg validate [--kind KIND] FILE...   check JSON (object, array or JSONL; '-' = stdin)
+    agentmsg validate [--kind KIND] FILE...   check messages, conversations, event streams (kind told from each file)
     agentmsg schema [NAME] [--bundle]         print a schema (bundle: one self-contained document)
     agentmsg reduce FILE                      events (JSONL, SSE or a JSON array) -> one message JSON per line
     agentmsg events FILE [--sse]              messages -> their event stream

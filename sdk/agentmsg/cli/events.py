@@ -31,6 +31,7 @@ from agentmsg.cli._io import (
     shown_path,
     whole_number,
 )
+from agentmsg.cli._machine import Diagnostics, output_format_option
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import Reducer, emit_events, encode_sse, reduce_stream
 from agentmsg.message import AssistantMessage, Msg
@@ -72,21 +73,35 @@ class _CutReducer(Reducer):
         return messages
 
 
-def _say_incomplete(where: str, messages: list[AssistantMessage], cut: AssistantMessage | None, err: TextIO) -> int:
+def _say_incomplete(
+    where: str,
+    messages: list[AssistantMessage],
+    cut: AssistantMessage | None,
+    err: TextIO,
+    diag: Diagnostics | None = None,
+) -> int:
     """One ``FILE: error: message [type]`` line (as ``agentmsg parse`` prints them) for each error the stream
     reported in a reply (CUSTOM ``agentmsg.error``: a provider error, a cut provider stream) and for a reply
-    the stream itself cut short; returns how many."""
+    the stream itself cut short; returns how many. With ``diag`` (--output-format), said there instead."""
     n = 0
     for msg in messages:
         for error in msg.metadata.get("agentmsg_errors") or ():
             if isinstance(error, dict):
-                err.write(f"{where}: error: message {msg.id}: {error.get('message')} [{error.get('type')}]\n")
+                if diag is not None:
+                    said = f"message {msg.id}: {error.get('message')}"
+                    diag.say(Problem("", str(error.get("type")), said), "error", True)
+                else:
+                    err.write(f"{where}: error: message {msg.id}: {error.get('message')} [{error.get('type')}]\n")
                 n += 1
         if msg is cut:
-            err.write(
-                f"{where}: error: message {msg.id}: the stream ended inside the reply (no AGENT_END, or a block or "
-                "model call still open): kept with what arrived, marked INTERRUPTED [incomplete_stream]\n"
+            text = (
+                f"message {msg.id}: the stream ended inside the reply (no AGENT_END, or a block or "
+                "model call still open): kept with what arrived, marked INTERRUPTED"
             )
+            if diag is not None:
+                diag.say(Problem("", "incomplete_stream", text), "error", True)
+            else:
+                err.write(f"{where}: error: {text} [incomplete_stream]\n")
             n += 1
     return n
 
@@ -97,6 +112,16 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
 
     source = open_binary(args.file)
     reducer = _CutReducer(strict=args.strict, source=args.source)
+    diag = Diagnostics(args.output_format, "reduce", shown_path(args.file), sys.stderr)
+    try:
+        return _reduce(args, out, source, reducer, diag)
+    finally:
+        diag.close()
+
+
+def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: _CutReducer, diag: Diagnostics) -> int:
+    import sys
+
     status = EXIT_OK
     head = b""
     try:
@@ -115,13 +140,13 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
                 return EXIT_USAGE
             found = None if args.sse else binary(head)
             if found is not None:  # read no further (/dev/zero would never end)
-                sys.stderr.write(
-                    f"{shown_path(args.file)}: not an event stream (JSON lines, SSE or a JSON array): {found} [json]\n"
-                )
+                said = f"not an event stream (JSON lines, SSE or a JSON array): {found}"
+                diag.say(Problem("", "json", said), "error", True)
                 return EXIT_INVALID
             messages = reduce_stream(chunks, strict=args.strict, sse=True if args.sse else None, reducer=reducer)
     except ValidationError as exc:
-        print_problems(shown_path(args.file), "", exc.problems, sys.stderr)
+        for p in exc.problems:
+            diag.say(p, "error", True)
         messages = reducer.finish()  # keep what was received before the error
         status = EXIT_INVALID
     except KeyboardInterrupt:  # Ctrl-C (a live pipe, say): what arrived is printed, a reply still open as cut
@@ -130,7 +155,7 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
     for msg in messages:
         out.write(msg.to_json() + "\n")
     if reducer.count == 0 and not reducer.problems and status == EXIT_OK:
-        sys.stderr.write(f"{shown_path(args.file)}: no events in the input [empty]\n")
+        diag.say(Problem("", "empty", "no events in the input"), "error", True)
         return EXIT_INVALID
     if not messages and not reducer.problems and status == EXIT_OK:  # events, but none of a reply reduced here
         why = (
@@ -138,18 +163,20 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
             if args.source
             else "no event opens one here (a subagent's events, their 'source' set, are reduced with --source PATH)"
         )
-        sys.stderr.write(f"{shown_path(args.file)}: note: no reply: {why} [no-reply]\n")
+        diag.say(Problem("", "no-reply", f"no reply: {why}"), "note", False)
     bad = 0
     for p in reducer.problems + (reducer.check_results() if args.check_result else []):
         # a legacy key read in its current form (AgentScope's seed documents) is a note: the event was read whole
         note = p.rule == LEGACY_KEY
-        bad += print_problems(shown_path(args.file), "", [p], sys.stderr, note=note) and not note
+        diag.say(p, "note" if note else "error", not note)
+        bad += not note
     if bad and status == EXIT_OK:
         status = EXIT_INVALID
     hint = reply_hint(head) if bad and not messages and not args.sse else None
     if hint is not None:  # none of it was events: a provider's stream, which parse reads
         sys.stderr.write(f"agentmsg: {shown_path(args.file)}: {hint}\n")
-    if _say_incomplete(shown_path(args.file), messages, reducer.cut, sys.stderr) and status == EXIT_OK:
+    machine = diag if args.output_format not in (None, "text") else None
+    if _say_incomplete(shown_path(args.file), messages, reducer.cut, sys.stderr, machine) and status == EXIT_OK:
         status = EXIT_INVALID
     if status == EXIT_INTERRUPTED:
         sys.stderr.write("agentmsg: interrupted\n")
@@ -237,6 +264,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="also report where a message does not cover its AGENT_RESULT (exit 1 if so)",
     )
+    output_format_option(p, "text, one line each")
     p.set_defaults(func=run_reduce)
     p = sub.add_parser(
         "events",

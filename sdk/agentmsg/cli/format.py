@@ -37,6 +37,7 @@ from agentmsg.cli._io import (
     shown_path,
     stdin_once,
 )
+from agentmsg.cli._machine import Diagnostics, output_format_option
 from agentmsg.conversation import decode_messages
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.providers import NAMES, RULES, FormatOptions, MediaPolicy, get
@@ -88,12 +89,21 @@ def _hint(head: bytes, path: str) -> str | None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    with command_limits(args):
-        return _run(args, out)
+    diag = Diagnostics(
+        args.output_format,
+        "format",
+        shown_path(args.messages),
+        sys.stderr,
+        own=lambda p, kind, fails: sys.stderr.write(_problem_line(p, kind).decode()),
+    )
+    try:
+        with command_limits(args):
+            return _run(args, out, diag)
+    finally:
+        diag.close()
 
 
-def _run(args: argparse.Namespace, out: TextIO) -> int:
-    err = sys.stderr
+def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     tools = None
     stdin_once(("MESSAGES.json", args.messages), ("--tools", args.tools))
     try:
@@ -105,7 +115,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 raise UsageError(f"{shown_path(args.tools)}: not valid JSON: {exc}") from None
     except ValidationError as exc:  # an input over limits.max_bytes
         for p in exc.problems:
-            err.write(_problem_line(p, "error").decode())
+            diag.say(p, "error", True)
         return EXIT_INVALID
     choice: Any = args.tool_choice
     if choice is not None and choice not in ("auto", "none", "required", "any"):
@@ -129,7 +139,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         messages = _conversation(data, notes)
         for p in notes:  # legacy keys (AgentScope's seed documents), read in their current form
-            err.write(_problem_line(p, "note").decode())
+            diag.say(p, "note", False)
         request = get(args.provider).format_request(
             messages,
             model=args.model,
@@ -144,13 +154,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         )
     except ValidationError as exc:
         for p in exc.problems:
-            err.write(_problem_line(p, RULES.get(p.rule, ("error",))[0]).decode())
+            diag.say(p, RULES.get(p.rule, ("error",))[0], True)
         hint = _hint(data[:CHUNK], args.messages) if any(p.rule not in RULES for p in exc.problems) else None
         if hint is not None:  # what the input holds, when it is no conversation: a JSON line too (kind "hint")
-            err.write(_problem_line(Problem("", "hint", hint), "hint").decode())
+            diag.say(Problem("", "hint", hint), "hint", False)
         return EXIT_INVALID
     for p in request.diagnostics:
-        err.write(_problem_line(p, RULES[p.rule][0]).decode())
+        diag.say(p, RULES[p.rule][0], False)
     if args.envelope:
         doc: Any = {
             "model": request.model,
@@ -204,4 +214,5 @@ def add_parser(sub: Any) -> None:
         help="a JSON array of messages (or JSON Lines, one message per line, or one message); '-' for stdin",
     )
     limit_options(p)
+    output_format_option(p, "one JSON object per line (pointer, rule, kind: lossy, rewrite, error or note, message)")
     p.set_defaults(func=run)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextvars
 import glob
 import os
 import sys
@@ -31,8 +32,11 @@ from agentmsg.cli._io import (
     shown_path,
     stdin_once,
 )
+from agentmsg.cli._kinds import AUTO, CONVERSATION, Across, detect, schema_kind
+from agentmsg.cli._report import Collector
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import iter_sse_events
+from agentmsg.providers import NAMES
 
 #: (pointer prefix, instance, problem, line) of one instance of a file (``agentmsg.read_records``)
 Record = tuple[str, Any, Problem | None, int | None]
@@ -61,7 +65,17 @@ not declare (a newer producer's) are accepted, as the readers keep them, and pri
 (FILE:POINTER: note: ... [unknown-key]); --strict rejects them instead ([additionalProperties]). Legacy keys
 (AgentScope's seed documents: a tool_use's arguments, a tool_result's result or toolUseId, a MODEL_CALL_END's own
 inputTokens, ...) are printed as notes saying what the readers read them as (FILE:POINTER: note: ... [legacy-key]),
-the verdict staying the schema's; --strict refuses them ([legacy-key])."""
+the verdict staying the schema's; --strict refuses them ([legacy-key]).
+
+Each file's kind is told from its start (--kind auto, the default; --kind forces one): agent events (JSON
+lines, a JSON array or SSE) are an event stream, a JSON array of messages a conversation, an object with a role
+a message (JSON lines of messages: each its own), an object with a lowercase type a content block. Beyond each
+instance's schema, an event stream is checked as agentmsg reduce reads it (the reducer's order and pairing rules:
+[order], ..., and a stream cut inside a reply: [incomplete_stream]), a conversation as the formatters read it (a
+tool call with no result: [tool-use-orphan], a result answering no call: [tool-result-orphan]); --provider P
+adds what P's formatter would not send as it is (the diagnostics format --strict refuses; its rewrites are
+notes). --output-format sarif writes a SARIF 2.1.0 log, junit a JUnit XML report (a testcase per file, a failure
+per problem), once every file is checked; their rules link to docs/rules.md (AGENTMSG_RULES_URL: another copy)."""
 
 EPILOG = """\
 exit status:
@@ -92,13 +106,31 @@ def _check(instance: Any, kind: str, strict: bool) -> tuple[list[Problem], list[
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    with command_limits(args):
-        return _run(args, out)
+    collector = Collector(args.output_format) if args.output_format in COLLECTED else None
+    token = _collector.set(collector)
+    try:
+        with command_limits(args):
+            code = _run(args, out)
+    finally:
+        _collector.reset(token)
+    if collector is not None:  # the whole report, once every file is checked
+        collector.write(out)
+    return code
+
+
+#: the reports written once every file is checked (agentmsg.cli._report), not a line per problem
+COLLECTED = ("sarif", "junit")
+_collector: contextvars.ContextVar[Collector | None] = contextvars.ContextVar("agentmsg_validate_collector")
+
+
+def _reporter(output_format: str) -> Any:
+    """The report of this run for ``output_format``: a line report (``REPORTS``), or the run's collector."""
+    return _collector.get(None) or REPORTS[output_format]
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     invalid = unreadable = False
-    report = REPORTS[args.output_format]
+    report = _reporter(args.output_format)
     stdin_once(*((f"FILE {i}", path) for i, path in enumerate(args.files, 1)))
     for path in _expand(args.files):
         try:
@@ -111,15 +143,31 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         hints: list[str] = []
         heads: list[bytes] = []
         file_invalid = False
+        if isinstance(report, Collector):
+            report.file(shown)
         try:
-            for prefix, instance, error, line in reading(path, _records(source, args.kind, hints, heads)):
-                problems, notes = ([error], []) if error is not None else _check(instance, args.kind, args.strict)
+            stream = _peek(path, source)
+            heads.append(stream.head)
+            kind = detect(stream.head) if args.kind == AUTO else args.kind
+            across = Across(kind, args.provider)
+            checked = schema_kind(kind)
+            for prefix, instance, error, line in reading(path, _records(stream, checked, hints)):
+                problems, notes = ([error], []) if error is not None else _check(instance, checked, args.strict)
+                across.add(instance if error is None else None, [p.under(prefix) for p in problems], line, prefix)
                 if report(shown, prefix, problems, out, line=line):
                     file_invalid = invalid = True
                 report(shown, prefix, notes, out, line=line, note=True)
+            problems, notes = across.problems()  # the rules across the file's instances (events, conversation)
+            for p in problems:  # each said as its instance's (/N and the pointer within it)
+                at, within = across.split(p)
+                if report(shown, at, [within], out, line=across.line_of(p.pointer)):
+                    file_invalid = invalid = True
+            for p in notes:
+                at, within = across.split(p)
+                report(shown, at, [within], out, line=across.line_of(p.pointer), note=True)
             if file_invalid and hints:  # after its problems, on stderr: a hint about the command, not a problem
                 print(f"agentmsg: {shown}: {hints[0]}", file=sys.stderr)
-            elif file_invalid and heads and args.kind in ("msg", "event"):  # a provider's reply, or stream
+            elif file_invalid and heads and checked in ("msg", "event"):  # a provider's reply, or stream
                 hint = reply_hint(heads[0])
                 if hint is not None:
                     print(f"agentmsg: {shown}: {hint}", file=sys.stderr)
@@ -132,18 +180,25 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
 
 
-def _records(source: IO[bytes], kind: str, hints: list[str], heads: list[bytes]) -> Iterator[Record]:
+def _peek(path: str, source: IO[bytes]) -> Peeked:
+    """The file with its first bytes read ahead (to tell its kind); a read error is a :class:`UsageError`."""
+    try:
+        return Peeked(source, CHUNK)
+    except OSError as exc:
+        raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
+
+
+def _records(source: IO[bytes] | Peeked, kind: str, hints: list[str]) -> Iterator[Record]:
     """The records of a file (``agentmsg.read_records``); with ``--kind event``, an SSE stream too (``agentmsg events --sse``, what
     ``agentmsg serve`` reads): each SSE event's data is an instance, prefix ``/N`` for the N-th event. When the
-    file's start shows it holds agent events but ``kind`` is msg (the default), or messages but ``kind`` is
-    event, the option that fits is added to ``hints``; the file's first bytes to ``heads``."""
-    stream = Peeked(source, CHUNK)
-    heads.append(stream.head)
+    file's start shows it holds agent events but ``kind`` is msg, or messages but ``kind`` is event, the option
+    that fits is added to ``hints``."""
+    stream = source if isinstance(source, Peeked) else Peeked(source, CHUNK)
     seen = looks_like(stream.head)
     if seen == "events" and kind == "msg":
         hints.append("it looks like agent events, not messages: check them with --kind event")
     elif seen == "messages" and kind == "event":
-        hints.append("it looks like messages, not agent events: check them with --kind msg (the default)")
+        hints.append("it looks like messages, not agent events: check them with --kind msg")
     if not is_sse(stream.head):
         yield from read_records(stream)
         return
@@ -255,7 +310,7 @@ def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO) -> 
         message = "no file matches this pattern"
     print(f"agentmsg: {shown_path(path)}: {message}", file=sys.stderr)
     if output_format != "text":
-        REPORTS[output_format](shown_path(path), "", [Problem("", "unreadable", message)], out)
+        _reporter(output_format)(shown_path(path), "", [Problem("", "unreadable", message)], out)
 
 
 def add_parser(sub: Any) -> None:
@@ -266,16 +321,29 @@ def add_parser(sub: Any) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--kind", default="msg", choices=sorted(KINDS), help="what the files hold (default: msg)")
+    p.add_argument(
+        "--kind",
+        default=AUTO,
+        choices=[AUTO, CONVERSATION, *sorted(KINDS)],
+        help="what the files hold (default: auto, told from each file's start: msg, conversation (a JSON array of "
+        "messages), event (JSON lines, SSE or a JSON array of agent events), content-block)",
+    )
+    p.add_argument(
+        "--provider",
+        choices=NAMES,
+        help="conversations: also what this provider's formatter would not send as it is (its lossy and error "
+        "diagnostics are problems, as format --strict refuses them; its rewrites notes)",
+    )
     p.add_argument(
         "--strict", action="store_true", help="reject keys the schema does not declare (default: accept them, as notes)"
     )
     p.add_argument(
         "--output-format",
-        choices=sorted(REPORTS),
+        choices=sorted([*REPORTS, *COLLECTED]),
         default="text",
         help="text: FILE:POINTER: message [rule] (default); json: one JSON object per problem and note (for CI "
-        "and other tools); github: GitHub Actions annotations",
+        "and other tools); github: GitHub Actions annotations; sarif: a SARIF 2.1.0 log (code scanning), junit: "
+        "JUnit XML (one testcase per file, a failure per problem), each written once every file is checked",
     )
     p.add_argument(
         "--json", dest="output_format", action="store_const", const="json", help="the same as --output-format json"

@@ -1,0 +1,390 @@
+"""Every rule name a :class:`~agentmsg.Problem` can carry: what it means, an example, how to fix it. The
+reports link each rule to its entry in docs/rules.md (SARIF ``helpUri``, JUnit), a page written from this
+table (``make docs-rules``; tests/project/test_rules_page.py compares, and checks that every rule name the
+SDK raises is here)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Final
+
+from agentmsg.providers import RULES as PROVIDER_RULES
+
+#: where the reports' links point: the page in this repository, or AGENTMSG_RULES_URL (a published copy)
+RULES_PAGE: Final = "docs/rules.md"
+
+#: rule -> (meaning, example, fix); the formatters' diagnostics are added below from agentmsg.providers.RULES
+RULES: dict[str, tuple[str, str, str]] = {
+    # ---- the schemas (a JSON Schema keyword, or the schema's own x-rule) ----
+    "type": (
+        "a value has the wrong JSON type",
+        "`/content: 12 is not of type 'array'`",
+        "give the type the schema says",
+    ),
+    "required": ("a required key is missing", "`'content' is a required property`", "add the key"),
+    "enum": (
+        "a value is not one of the allowed ones",
+        "`/role: 'USER' is not one of ['user', ...]`",
+        "use one of the listed values (case matters)",
+    ),
+    "const": (
+        "a value must be exactly one value (a block's or event's type)",
+        "`/type: 'TEXT' was expected`",
+        "write the value the schema fixes",
+    ),
+    "pattern": (
+        "a string does not match the pattern it must",
+        "`/id: '' does not match '^.+$'`",
+        "write the string in the form the schema says",
+    ),
+    "minLength": (
+        "a string is shorter than allowed (often: empty)",
+        "`/id: '' should be non-empty`",
+        "give a non-empty value",
+    ),
+    "minimum": (
+        "a number is below the smallest allowed",
+        "`/usage/inputTokens: -1 is less than the minimum of 0`",
+        "give a number in range",
+    ),
+    "maximum": (
+        "a number is above the largest allowed",
+        "`/index: 99999999999 is greater than the maximum`",
+        "give a number in range",
+    ),
+    "format": (
+        "a string is not in the format declared (a date-time, ...)",
+        "`/timestamp: 'yesterday' is not a 'date-time'`",
+        "write it in the declared format",
+    ),
+    "additionalProperties": (
+        "a key the schema does not declare, refused (`--strict`, closed schemas)",
+        "`/content/0/colour: additional property`",
+        "remove the key, or drop `--strict` to accept it as a note ([unknown-key])",
+    ),
+    "anyOf": (
+        "a value fits none of the shapes it may take",
+        "`/content/0: not valid under any of the given schemas`",
+        "give one of the shapes (the other problems at that pointer say which is near)",
+    ),
+    "allOf": (
+        "a value breaks one of the schemas it must fit all of",
+        "`/: is not valid under all of the given schemas`",
+        "fix what the other problems at that pointer say",
+    ),
+    "not": (
+        "a value has a shape it must not have",
+        "`/: should not be valid under ...`",
+        "remove what the schema forbids there",
+    ),
+    "if": (
+        "a conditional rule of the schema is broken",
+        "`/: ... (if/then)`",
+        "see the message: it names the condition",
+    ),
+    "role-content": (
+        "a block that the message's role cannot hold (a tool_result in an assistant message, ...)",
+        "`/content/0: a user message cannot hold tool_use blocks`",
+        "move the block to a message of the role that holds it",
+    ),
+    "timestamp": (
+        "a timestamp that is not the wire form `YYYY-MM-DD HH:MM:SS.mmm`",
+        "`/timestamp: not a timestamp, got '2024/01/01'`",
+        "write it as agentmsg.now_timestamp() does",
+    ),
+    "schema": (
+        "the instance is invalid and no finer rule was found",
+        "`invalid`",
+        "check it with `agentmsg validate` to see each problem",
+    ),
+    # ---- reading JSON, limits ----
+    "json": (
+        "text that is not JSON (or an SSE stream where JSON was expected)",
+        "`not valid JSON: Expecting value at line 1`",
+        "fix the JSON syntax; an event stream: `--kind event`",
+    ),
+    "json-value": (
+        "a value JSON cannot hold (NaN, infinity)",
+        "`/score: NaN is not JSON`",
+        "use a finite number or null",
+    ),
+    "utf-8": ("bytes that are not UTF-8", "`invalid UTF-8 at byte 12`", "write the file as UTF-8"),
+    "lone-surrogate": (
+        "a string holds half of a UTF-16 surrogate pair: no UTF-8 can write it",
+        "`/text: a lone surrogate \\ud800`",
+        "write whole characters",
+    ),
+    "surrogate": (
+        "a provider's reply held a lone surrogate escape, replaced by U+FFFD",
+        "`a lone UTF-16 surrogate escape ... replaced`",
+        "none needed: the provider sent broken text",
+    ),
+    "integer-range": (
+        "an integer beyond 64 bits, which the readers cannot write back",
+        "`/usage/inputTokens: beyond 64 bits`",
+        "use a smaller number (or a string)",
+    ),
+    "max-bytes": (
+        "a document or record larger than `limits.max_bytes`",
+        "`larger than the limit of 67108864 bytes`",
+        "split the file, or raise `--max-bytes` / `agentmsg.limits.max_bytes`",
+    ),
+    "max-depth": (
+        "nesting deeper than `limits.max_depth`",
+        "`/metadata: nesting deeper than 64`",
+        "flatten the data, or raise `--max-depth`",
+    ),
+    "max-line-bytes": (
+        "a line of an event stream longer than the limit",
+        "`a line over 16777216 bytes: skipped`",
+        "split the event, or raise `agentmsg.limits`",
+    ),
+    "max-event-bytes": (
+        "an event (SSE event, JSON line, array item) larger than the limit: skipped",
+        "`an event over the limit: skipped`",
+        "send smaller events, or raise `agentmsg.limits`",
+    ),
+    "max-problems": (
+        "more problems than are kept: the rest were counted, not listed",
+        "`120 more problems were not kept`",
+        "fix the ones listed, then check again",
+    ),
+    "max-open-blocks": (
+        "more blocks open at once than the reducer keeps: the oldest closed as it was",
+        "`/5000: more than 1024 blocks open`",
+        "close blocks (…_END events) in the stream",
+    ),
+    "sse": (
+        "an SSE stream that breaks the text/event-stream format",
+        "`an event field with no data`",
+        "write the stream as `agentmsg events --sse` does",
+    ),
+    "incomplete": (
+        "input cut short (a stream ended inside an event, a line or a value)",
+        "`the stream ended inside an event`",
+        "make sure the producer wrote (and flushed) the whole stream",
+    ),
+    "unreadable": (
+        "a file that cannot be read (missing, a directory, no permission)",
+        "`cannot read: No such file or directory`",
+        "give a readable file (a glob pattern in quotes)",
+    ),
+    "unknown-key": (
+        "a note: a key the schema does not declare (a newer producer's), kept",
+        "`/content/0/colour: note: not declared`",
+        "none needed; `--strict` refuses them",
+    ),
+    "legacy-key": (
+        "a note: a legacy key (AgentScope's seed documents), read in its current form",
+        "`/content/0/arguments: note: read as input`",
+        "write the current key; `--strict` refuses legacy keys",
+    ),
+    # ---- messages, conversations, the API ----
+    "role": (
+        "a message of the wrong role for where it is (a user message given as a reply, ...)",
+        "`expected an ASSISTANT message, got user`",
+        "give a message of the role asked for",
+    ),
+    "invalid-message": (
+        "a message that no longer holds what its schema says (changed after it was read)",
+        "`/3: cannot format this message`",
+        "build messages with the SDK's classes, or validate them again",
+    ),
+    "unsupported-block": (
+        "a block type the provider formatters have no rule for",
+        "`/0/content/1/type: no rule for 'x' blocks`",
+        "update agentmsg, or leave the block out",
+    ),
+    "empty-conversation": ("a conversation with no message to send", "`no messages`", "give at least one message"),
+    "wire-name": (
+        "a key written in another casing than the wire's (camelCase)",
+        "`/tool_call_id: the wire name is toolCallId`",
+        "write the wire name",
+    ),
+    "conflict": (
+        "two values that must agree do not (an id given twice differently, ...)",
+        "`/id: conflicts with the block's id`",
+        "make them agree, or give one",
+    ),
+    "shape": (
+        "input that is not the shape expected (a provider reply, an event)",
+        "`a Messages response is a message or an error`",
+        "give the documented shape",
+    ),
+    "choice": (
+        "a provider reply has no choice of the index asked for",
+        "`the reply has no choice 1`",
+        "ask for a choice the reply holds",
+    ),
+    "options": (
+        "formatter options that are not valid",
+        "`/options: unknown option 'x'`",
+        "see agentmsg.providers.FormatOptions",
+    ),
+    "structured-output": (
+        "a reply's structured output does not fit the model asked for",
+        "`does not fit Weather: ...`",
+        "see the message: the fields it names",
+    ),
+    "name": (
+        "a provider's stream named a tool call again, differently: the later name was left out",
+        "`a later fragment names a tool call 'b', not 'a'`",
+        "none needed: the provider sent a call's name twice",
+    ),
+    "cycle": (
+        "a value that holds itself (a dict or list inside itself): no JSON can write it",
+        "`/metadata: holds itself (a cycle)`",
+        "build the value without the self-reference",
+    ),
+    "number-as-text": (
+        "a provider sent a number beyond what JSON is written with (a double, 64-bit integers): kept as its text",
+        "`a number at /usage/x is beyond ...: kept as its text, a string`",
+        "none needed: the exact digits are kept, as a string",
+    ),
+    "hint": (
+        "`format`: what an input that is no conversation holds, with the command that reads it (not a problem)",
+        "`these look like agent events, not messages: reduce them first`",
+        "run the command the hint names",
+    ),
+    "id": (
+        "a provider reply reused an earlier tool call's id: this call got its own",
+        "`tool call id 'a' is an earlier call's too`",
+        "none needed: the provider sent duplicate ids",
+    ),
+    "media-data-url": (
+        "a data: URL that cannot be read",
+        "`/0/content/1/source/url: not a base64 data URL`",
+        "write `data:<type>;base64,<data>`",
+    ),
+    "media-local-refused": (
+        "local media outside the allowed roots",
+        "`/0/content/1: file:// not allowed`",
+        "pass `--allow-root DIR` (MediaPolicy.allowed_roots)",
+    ),
+    "media-download-refused": (
+        "a media URL the provider needs as bytes, downloads off",
+        "`downloading is off`",
+        "pass `--allow-download` or embed the data",
+    ),
+    "media-address-refused": (
+        "a download to a private or loopback address, refused",
+        "`127.0.0.1 is private`",
+        "pass `--allow-private` if that is meant",
+    ),
+    "media-scheme-refused": (
+        "a media URL scheme that is neither https, http, data nor file",
+        "`ftp: not supported`",
+        "use an https URL or embed the data",
+    ),
+    "media-too-large": (
+        "media larger than the policy allows",
+        "`12 MB over the limit`",
+        "send smaller media, or raise MediaPolicy's limit",
+    ),
+    "media-fetch-failed": ("downloading media failed", "`HTTP 404`", "check the URL"),
+    # ---- event streams ----
+    "order": (
+        "an event out of order: a delta for a block not open, an end without a start, a second start",
+        "`/7/blockId: TEXT_BLOCK_DELTA for a block that is not open`",
+        "emit each block's START, deltas, END in order (docs/events.md)",
+    ),
+    "duplicate": (
+        "something given twice that must be given once (a block opened twice, ...)",
+        "`/4: block 'b1' is already open`",
+        "emit it once",
+    ),
+    "cumulative": (
+        "deltas that repeat the text so far instead of adding to it",
+        "`/9/delta: looks cumulative`",
+        "send only the new text in each delta",
+    ),
+    "usage-not-summed": (
+        "usage reported per model call that does not add up",
+        "`/12: usage not summed`",
+        "report each call's own usage",
+    ),
+    "agent-result": (
+        "a reduced message does not cover its AGENT_RESULT (`reduce --check-result`)",
+        "`/0/content: tool call 'c1' not in the message`",
+        "look for lost events",
+    ),
+    "no-event-carrier": (
+        "a block the event stream has no event for",
+        "`/content/2: no event carries 'x' blocks`",
+        "leave the block out of streamed replies",
+    ),
+    "not-kept": (
+        "a note: data a provider sent that the message has no place for",
+        "`note: ... [not-kept]`",
+        "none needed",
+    ),
+    "source-error": (
+        "a subagent's forwarded stream reported an error",
+        "`/3: source 'a/b' failed`",
+        "see the subagent's error",
+    ),
+    "incomplete_stream": (
+        "the stream ended inside a reply (no AGENT_END, a block or model call open): kept as INTERRUPTED",
+        "`the stream ended inside reply m1`",
+        "make sure the producer ends every reply",
+    ),
+    "empty": ("`reduce`: no events in the input", "`no events in the input`", "give a non-empty stream"),
+    "no-reply": (
+        "`reduce`: a note: events, but none opens a reply here",
+        "`note: no reply`",
+        "reduce a subagent's events with `--source PATH`",
+    ),
+}
+
+_FIX = {
+    "lossy": "the request is sent without it; make the conversation fit the provider, or accept it (without --strict)",
+    "rewrite": "none needed: sent in the provider's form, nothing lost",
+    "error": "fix the conversation (e.g. answer every tool call before the next turn; --repair adds results)",
+}
+for _rule, (_kind, _meaning) in PROVIDER_RULES.items():
+    RULES[_rule] = (
+        f"formatter diagnostic ({_kind}): {_meaning}",
+        f"`agentmsg format --provider P` / `validate --provider P`: `/3/content/0 [{_rule}]`",
+        _FIX[_kind],
+    )
+
+
+def anchor(rule: str) -> str:
+    """The rule's anchor in docs/rules.md (GitHub's heading ids: lowercase, punctuation but - and _ dropped)."""
+    return re.sub(r"[^a-z0-9_-]", "", rule.lower())
+
+
+def help_uri(rule: str) -> str:
+    """The link to a rule's entry: AGENTMSG_RULES_URL (a published copy of the page) or docs/rules.md."""
+    return f"{os.environ.get('AGENTMSG_RULES_URL') or RULES_PAGE}#{anchor(rule)}"
+
+
+def describe(rule: str) -> tuple[str, str]:
+    """(meaning, fix) of a rule; a name not in the table (a newer library's) says so."""
+    meaning, _, fix = RULES.get(rule, (f"rule {rule}", "", "see the message"))
+    return meaning, fix
+
+
+def docs_table() -> str:
+    """docs/rules.md's entries, between its rules markers: one heading per rule (sorted), its meaning, example and
+    fix. ``make docs-rules`` writes them (tests/project/test_rules_page.py compares)."""
+    out = []
+    for rule in sorted(RULES, key=str.lower):
+        meaning, example, fix = RULES[rule]
+        out.append(f"## {rule}\n\n- meaning: {meaning}\n- example: {example}\n- fix: {fix}\n")
+    return "\n".join(out)
+
+
+def write_page(path: str) -> None:
+    """Write :func:`docs_table` between the rules markers of ``path`` (docs/rules.md), the rest kept."""
+    with open(path, encoding="utf-8") as f:
+        doc = f.read()
+    head, rest = doc.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(head + BEGIN + docs_table() + END + tail)
+
+
+BEGIN: Final = "<!-- rules:begin -->\n"
+END: Final = "<!-- rules:end -->"

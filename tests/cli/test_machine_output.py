@@ -1,0 +1,69 @@
+"""``agentmsg reduce`` and ``agentmsg format`` take validate's ``--output-format``: their problems and diagnostics
+on stderr as JSON lines, GitHub annotations, a SARIF 2.1.0 log (valid against the official schema) or JUnit XML,
+stdout still the messages or the body; without the option, the lines they always wrote."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from agentmsg import Reducer
+from tests._support.cli import run
+from tests.cli.test_validate_ci import BAD_EVENTS, ORPHAN_CONVERSATION, sarif_schema
+
+
+@pytest.fixture
+def bad_events(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in BAD_EVENTS["events"]), "utf-8")
+    return path
+
+
+def test_reduce_says_its_problems_in_each_format(bad_events: Path) -> None:
+    reducer = Reducer()
+    reducer.feed_many(BAD_EVENTS["events"])
+    expected = [(p.pointer, p.rule, p.message) for p in reducer.problems]
+    plain = run("reduce", str(bad_events))
+    assert plain.returncode == 1 and plain.stderr.count("\n") == len(expected)
+    assert run("reduce", "--output-format", "text", str(bad_events)).stderr == plain.stderr
+    r = run("reduce", "--output-format", "json", str(bad_events))
+    assert r.returncode == 1 and r.stdout == plain.stdout  # the messages, as without the option
+    rows = [json.loads(line) for line in r.stderr.splitlines()]
+    assert [(row["pointer"], row["rule"], row["message"]) for row in rows] == expected
+    assert {row["file"] for row in rows} == {str(bad_events)} and {row["kind"] for row in rows} == {"error"}
+    gh = run("reduce", "--output-format", "github", str(bad_events)).stderr.splitlines()
+    assert len(gh) == len(expected) and all(line.startswith("::error file=") for line in gh)
+    assert all(",title=agentmsg reduce [" in line for line in gh)
+    sarif = run("reduce", "--output-format", "sarif", str(bad_events))
+    log = json.loads(sarif.stderr)
+    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    assert [(r["ruleId"], r["level"]) for r in log["runs"][0]["results"]] == [
+        (rule, "error") for _, rule, _ in expected
+    ]
+    junit = ET.fromstring(run("reduce", "--output-format", "junit", str(bad_events)).stderr)
+    assert [f.get("type") for f in junit.iter("failure")] == [rule for _, rule, _ in expected]
+
+
+def test_format_says_its_diagnostics_in_each_format(tmp_path: Path) -> None:
+    path = tmp_path / "orphan.json"
+    path.write_text(json.dumps(ORPHAN_CONVERSATION), "utf-8")
+    plain = run("format", "--provider", "anthropic", str(path))
+    assert plain.returncode == 0 and json.loads(plain.stderr)["rule"] == "tool-use-orphan"  # its own JSON lines
+    r = run("format", "--provider", "anthropic", "--output-format", "sarif", str(path))
+    assert r.returncode == 0 and r.stdout == plain.stdout
+    log = json.loads(r.stderr)
+    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    assert [(x["ruleId"], x["level"]) for x in log["runs"][0]["results"]] == [("tool-use-orphan", "note")]
+    strict = run("format", "--provider", "anthropic", "--strict", "--output-format", "junit", str(path))
+    assert strict.returncode == 1 and strict.stdout == ""
+    case = ET.fromstring(strict.stderr).find(".//testcase")
+    assert case is not None and case.get("name") == str(path)
+    assert [f.get("type") for f in case.iter("failure")] == ["tool-use-orphan"]
+    text = run("format", "--provider", "anthropic", "--strict", "--output-format", "text", str(path))
+    assert text.stderr.startswith(f"{path}:/1/content/0: tool call 'c1'") and text.stderr.endswith(
+        "[tool-use-orphan]\n"
+    )

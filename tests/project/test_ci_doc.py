@@ -1,0 +1,99 @@
+"""docs/ci.md's jobs are valid YAML and run what the tests run: each `agentmsg ...` line of a GitHub Actions step
+or a GitLab script is run here, as the job's shell would (quoted patterns left to agentmsg, `> FILE` written), in a
+scratch tree of good files (exit 0, a clean report) and with one broken file (exit 1, the report says it); the
+pre-commit snippet names the hook the repository's manifest declares."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+DOC = ROOT / "docs" / "ci.md"
+
+
+def blocks() -> list[Any]:
+    text = DOC.read_text("utf-8")
+    return [yaml.safe_load(m.group(1)) for m in re.finditer(r"^```yaml\n(.*?)^```", text, re.S | re.M)]
+
+
+def commands() -> list[str]:
+    """The agentmsg lines of the GitHub Actions steps and the GitLab scripts."""
+    github, gitlab, _ = blocks()
+    lines = [step["run"] for job in github["jobs"].values() for step in job["steps"] if "run" in step]
+    lines += gitlab["agentmsg"]["script"]
+    return [line for line in lines if line.startswith("agentmsg ")]
+
+
+def test_the_jobs_and_the_hook_are_as_the_repository_has_them() -> None:
+    github, gitlab, precommit = blocks()
+    assert github["jobs"]["agentmsg"]["runs-on"] and gitlab["agentmsg"]["artifacts"]["reports"]["junit"]
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
+    assert precommit["repos"][0]["hooks"][0]["id"] in {h["id"] for h in hooks}
+    formats = {shlex.split(line)[shlex.split(line).index("--output-format") + 1] for line in commands()}
+    assert formats == {"github", "sarif", "junit"}
+
+
+def run_line(line: str, cwd: Path) -> tuple[int, str]:
+    """One job line as its shell runs it: the words (quotes kept from the shell's globbing), ``> FILE`` the
+    output; (exit status, what was written)."""
+    words = shlex.split(line)
+    target = None
+    if ">" in words:
+        at = words.index(">")
+        words, target = words[:at], words[at + 1]
+    r = subprocess.run([sys.executable, "-m", "agentmsg", *words[1:]], cwd=cwd, capture_output=True, text=True)
+    if target is not None:
+        (cwd / target).write_text(r.stdout, "utf-8")
+    return r.returncode, r.stdout
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    call = {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {}}
+    result = {"type": "tool_result", "id": "c1", "name": "get_weather", "output": [{"type": "text", "text": "ok"}]}
+    conversation = [
+        {"id": "m1", "role": "USER", "content": [{"type": "text", "text": "?"}]},
+        {"id": "m2", "role": "ASSISTANT", "content": [call]},
+        {"id": "m3", "role": "TOOL", "content": [result]},
+    ]
+    (tmp_path / "data" / "chats").mkdir(parents=True)
+    (tmp_path / "data" / "chats" / "a.json").write_text(json.dumps(conversation), "utf-8")
+    events = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "events", "-"],
+        input=json.dumps({"id": "r1", "role": "ASSISTANT", "content": [{"type": "text", "text": "hi"}]}),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (tmp_path / "data" / "events.jsonl").write_text(events, "utf-8")
+    return tmp_path
+
+
+def test_the_jobs_commands_pass_good_files_and_fail_a_broken_one(tree: Path) -> None:
+    for line in commands():
+        status, out = run_line(line, tree)
+        assert status == 0, (line, out)
+    assert json.loads((tree / "agentmsg.sarif").read_text())["runs"][0]["results"] == []
+    suite = ET.parse(tree / "agentmsg-junit.xml").getroot()
+    assert suite.get("tests") == "2" and suite.get("failures") == "0"
+    broken = json.loads((tree / "data" / "chats" / "a.json").read_text())[:2]  # the tool call left unanswered
+    (tree / "data" / "chats" / "a.json").write_text(json.dumps(broken), "utf-8")
+    for line in commands():
+        status, out = run_line(line, tree)
+        assert status == 1, (line, out)
+    assert "tool-use-orphan" in run_line(commands()[0], tree)[1]
+    results = json.loads((tree / "agentmsg.sarif").read_text())["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["tool-use-orphan"]
+    failures = ET.parse(tree / "agentmsg-junit.xml").getroot().findall(".//failure")
+    assert [f.get("type") for f in failures] == ["tool-use-orphan"]
