@@ -7,7 +7,7 @@
 import type { AgentEvent, Msg } from "@agentmsg/schema/types";
 import { Reducer } from "./reducer.js";
 import type { ReducerOptions } from "./reducer.js";
-import { readEventJson } from "./json.js";
+import { readEventJson, readEventJsonOrRule } from "./json.js";
 import { SSEDecoder } from "./sse.js";
 import type { SSEEvent, SSELimits, SSEProblem } from "./sse.js";
 
@@ -369,13 +369,15 @@ export async function reduceSSE(url: string | URL, options: ReduceSSEOptions = {
       }
       reducer.report(`${where}: ${problem.message}`, problem.rule);
     }
-    const event = readEventJson(sse.data);
-    if (event === undefined) {
+    const read = readEventJsonOrRule(sse.data);
+    if (typeof read === "string") {
       // Counted as one event, as Python's reduce_stream counts it: problem pointers stay the same.
-      reducer.feedUnreadable(`SSE event ${JSON.stringify(sse.id)} (${sse.event}): data is not JSON: event skipped`);
-      options.onInvalid?.(sse, new SyntaxError("data is not JSON"));
+      const why = read === "max-depth" ? "nested deeper than 1024 levels (limits.max_depth)" : "data is not JSON";
+      reducer.feedUnreadable(`SSE event ${JSON.stringify(sse.id)} (${sse.event}): ${why}: event skipped`, read);
+      options.onInvalid?.(sse, new SyntaxError(why));
       continue;
     }
+    const event = read.value;
     reducer.feed(event as AgentEvent);
     options.onEvent?.(event as AgentEvent, reducer);
   }

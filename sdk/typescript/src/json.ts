@@ -118,11 +118,20 @@ export function jsonType(value: unknown): string {
  * the value, or `undefined` when it is not JSON, holds a lone surrogate escape or a number that
  * overflows a double, or nests deeper than 1,024 levels. */
 export function readEventJson(text: string): unknown {
+  const read = readEventJsonOrRule(text);
+  return typeof read === "string" ? undefined : read.value;
+}
+
+/** {@link readEventJson}, saying why it read nothing: the rule Python's readers give (`max-depth` for a value
+ * nested deeper than orjson reads, as agentmsg's bounded reader says it; `json` otherwise). */
+export function readEventJsonOrRule(text: string): { value: unknown } | "json" | "max-depth" {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return undefined;
+    return "json";
   }
-  return jsonProblem(value, 1024) === null ? value : undefined; // orjson reads 1,024 levels, not 1,025
+  const problem = jsonProblem(value, 1024); // orjson reads 1,024 levels, not 1,025
+  if (problem === null) return { value };
+  return problem.rule === "max-depth" ? "max-depth" : "json";
 }
