@@ -75,16 +75,20 @@ class ReplyStream(StreamState):
     def _guarded(self, inner: Generator[dict[str, Any], None, None]) -> Generator[dict[str, Any], None, None]:
         """The stream's events, each step taken under ``_running``: ``close()`` from another thread closes the
         stream itself between two events, and stops it while it runs."""
+        # (the lock's methods and the step bound once: ``with`` and ``next()`` cost about 60 ns an event more)
+        acquire, release, step = self._running.acquire, self._running.release, inner.__next__
         try:
             while True:
-                with self._running:
-                    try:
-                        event = next(inner)
-                    except StopIteration:
-                        return
-                    except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
-                        self.client._scrub(exc)
-                        raise
+                acquire()
+                try:
+                    event = step()
+                except StopIteration:
+                    return
+                except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+                    self.client._scrub(exc)
+                    raise
+                finally:
+                    release()
                 yield event
         finally:
             with self._running:
