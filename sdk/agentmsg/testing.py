@@ -31,6 +31,9 @@ import orjson
 
 __all__ = ["RecordedRequest", "ReplayServer", "Reply", "malformed"]
 
+#: How often the server thread checks for stop(): stop() returns within about this long.
+_POLL_SECONDS = 0.02
+
 
 @attrs.define
 class Reply:
@@ -217,7 +220,10 @@ class ReplayServer:
         server = _Server((self._host, self._port), _Handler)
         server.owner = self
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="agentmsg-replay", daemon=True)
+        # serve_forever's default half-second poll made every stop() wait up to that long for the loop to notice
+        self._thread = threading.Thread(
+            target=server.serve_forever, args=(_POLL_SECONDS,), name="agentmsg-replay", daemon=True
+        )
         self._thread.start()
         return self
 

@@ -851,7 +851,7 @@ def test_an_async_client_used_again_under_a_new_event_loop() -> None:
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), KeepAlive)
     httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True).start()
     try:
         c = AsyncClient("openai", base_url=f"http://127.0.0.1:{httpd.server_address[1]}", api_key="k", model="m")
         for _ in range(7):

@@ -77,7 +77,7 @@ def static_server(tmp_path: Path) -> Iterator[tuple[Path, str, list[str]]]:
             asked.append(self.path)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield root, f"http://127.0.0.1:{server.server_address[1]}", asked

@@ -232,7 +232,7 @@ def server() -> Iterator[str]:
         "/br.wav": (200, {"Content-Type": "audio/wav", "Content-Encoding": "br"}, b"\x0b\x01\x80abc\x03"),
     }
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -687,7 +687,7 @@ def test_https_to_the_checked_address_keeps_the_name(tmp_path: Path, monkeypatch
     _Handler.routes = {"/a.wav": (200, {"Content-Type": "audio/wav"}, WAV)}
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     real = socket.getaddrinfo
 
