@@ -191,7 +191,7 @@ _scan = speedups.sse_scan if speedups is not None else None
 _DL_TAKE, _DL_UNKNOWN, _DL_PROVIDER = 1, 2, 4
 #: A blank line: two line ends in a row (each read whole, so the LF of a CRLF is never a line end of its own)
 _LINE_END_BYTES = re.compile(rb"\r\n|\r|\n")
-_BLANK_LINE = re.compile(rb"(?>\r\n|\r|\n)(?>\r\n|\r|\n)")
+_BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 
 
 @functools.lru_cache(maxsize=16)
@@ -204,11 +204,14 @@ def idle_lines(max_line: int, dataless: int) -> re.Pattern[bytes]:
     if dataless & _DL_UNKNOWN:
         provider = dataless & _DL_PROVIDER
         known = rb"data|event|id|retry|error" if provider else rb"data|event|id|retry"
-        start = rb"(?![ \t]*+[{\[])" if provider else b""
-        line = rb"(?!(?:" + known + rb")[:\r\n])" + start + rb"[^\r\n]{0,%d}+" % max_line
+        start = rb"(?![ \t]*[{\[])" if provider else b""
+        line = rb"(?!(?:" + known + rb")[:\r\n])" + start + rb"[^\r\n]{0,%d}" % max_line
     else:
-        line = rb":[^\r\n]{0,%d}+" % max(max_line - 1, 0)
-    return re.compile(rb"(?:[\r\n]++|" + line + rb"(?>\r\n|\r|\n))*+")
+        line = rb":[^\r\n]{0,%d}" % max(max_line - 1, 0)
+    # No possessive quantifier or atomic group: CPython before 3.11.5 matches some of them wrongly (Debian 12's
+    # 3.11.2 read whole bodies otherwise than byte by byte). Nothing follows the repeat, so greedy matching never
+    # backtracks into it, and a CR is a line end of its own only when no LF follows (as CRLF is read whole).
+    return re.compile(rb"(?:[\r\n]+|" + line + rb"(?:\r\n|\r(?!\n)|\n))*")
 
 
 _idle = speedups.sse_idle if speedups is not None else None
