@@ -27,6 +27,17 @@ def read_whole(
     status = response.status_code
     header_id = request_id(response.headers)
     content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+    def not_a_reply(why: str) -> BrokenStreamError:
+        _message, parsed, body_id = provider_message(body)
+        return BrokenStreamError(
+            f"the response is not {client.provider}'s reply: {why}",
+            provider=client.provider,
+            status_code=status,
+            body=parsed,
+            request_id=body_id or header_id,
+        )
+
     try:
         if content_type == "text/event-stream" and body.lstrip()[:1] not in (b"{", b"["):  # (a JSON reply: read as one)
             parser = client.parser(request, started)
@@ -36,27 +47,13 @@ def read_whole(
             options = {**client._options(started), **client.entry.parser_options(request)}
             events = client.entry.response_events(body, **options)
     except ValidationError as exc:
-        _message, parsed, body_id = provider_message(body)
-        raise BrokenStreamError(
-            f"the response is not {client.provider}'s reply: {exc}",
-            provider=client.provider,
-            status_code=status,
-            body=parsed,
-            request_id=body_id or header_id,
-        ) from exc
+        raise not_a_reply(str(exc)) from exc
     errors = [e["value"] for e in events if e["type"] == "CUSTOM" and e.get("name") == "agentmsg.error"]
     reducer = Reducer(name=client.name)
     reducer.feed_many(events, trusted=True)
     messages = reducer.finish()
     if not messages:  # (a reply whose only choices are not the first: choices[0].index 1, say)
-        _message, parsed, body_id = provider_message(body)
-        raise BrokenStreamError(
-            f"the response is not {client.provider}'s reply: it has no first choice (index 0)",
-            provider=client.provider,
-            status_code=status,
-            body=parsed,
-            request_id=body_id or header_id,
-        )
+        raise not_a_reply("it has no first choice (index 0)")
     msg = messages[0]
     if errors:
         _message, parsed, body_id = provider_message(body)

@@ -143,30 +143,11 @@ def first_beyond_double(text: str) -> str | None:
 
 
 def as_event_value(value: Any) -> tuple[Any, str | None]:
-    """``value`` (provider JSON an event carries as it came: grounding, a provider block) with each number no event
-    can hold (beyond a double's range, ``1e400``, or an integer outside [-2**63, 2**64 - 1]) replaced by its JSON
-    text, a string, so that the event validates and nothing is rounded or lost; and the path (``a/0/b``) of the
-    first one replaced, None when there was none (then ``value`` itself is returned). No recursion."""
-    first: list[str] = []
-
-    def fix(node: Any, path: str) -> Any:
-        kind = type(node)
-        if kind is HugeNumber:
-            if not first:
-                first.append(path)
-            return node.text
-        if kind is int and not INT_MIN <= node <= INT_MAX:
-            if not first:
-                first.append(path)
-            return str(node)
-        if kind is float and not math.isfinite(node):
-            if not first:
-                first.append(path)
-            return repr(node)
-        return node
-
-    if not _has_unholdable(value):
-        return value, None
+    """``value`` (provider JSON an event carries as it came: grounding, a provider block; a copy) with each number no
+    event can hold (beyond a double's range, ``1e400``, or an integer outside [-2**63, 2**64 - 1]) replaced by its
+    JSON text, a string, so that the event validates and nothing is rounded or lost; and the path (``a/0/b``) of the
+    first one replaced, None when there was none. No recursion."""
+    first: str | None = None
     root: list[Any] = [value]
     stack: list[tuple[Any, Any, str]] = [(root, 0, "")]
     while stack:
@@ -174,32 +155,21 @@ def as_event_value(value: Any) -> tuple[Any, str | None]:
         node = parent[key]
         kind = type(node)
         if kind is dict:
-            copy = dict(node)
-            parent[key] = copy
-            for k in reversed(list(copy)):
-                stack.append((copy, k, f"{path}/{k}" if path else str(k)))
-        elif kind is list:
-            copy_list = list(node)
-            parent[key] = copy_list
-            for i in range(len(copy_list) - 1, -1, -1):
-                stack.append((copy_list, i, f"{path}/{i}" if path else str(i)))
+            parent[key] = node = dict(node)
+            stack.extend((node, k, f"{path}/{k}" if path else str(k)) for k in reversed(list(node)))
+            continue
+        if kind is list:
+            parent[key] = node = list(node)
+            stack.extend((node, i, f"{path}/{i}" if path else str(i)) for i in range(len(node) - 1, -1, -1))
+            continue
+        if kind is HugeNumber:
+            text = node.text
+        elif kind is int and not INT_MIN <= node <= INT_MAX:
+            text = str(node)
+        elif kind is float and not math.isfinite(node):
+            text = repr(node)
         else:
-            parent[key] = fix(node, path)
-    return root[0], first[0] if first else None
-
-
-def _has_unholdable(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        kind = type(v)
-        if kind is dict:
-            stack.extend(v.values())
-        elif kind is list:
-            stack.extend(v)
-        elif kind is int:
-            if not INT_MIN <= v <= INT_MAX:
-                return True
-        elif (kind is float or kind is HugeNumber) and not math.isfinite(v):
-            return True
-    return False
+            continue
+        parent[key] = text
+        first = path if first is None else first
+    return root[0], first
