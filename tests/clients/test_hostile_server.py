@@ -11,7 +11,7 @@ import random
 import socket
 import threading
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -38,86 +38,11 @@ from agentmsg.providers import openai as openai_mod
 from agentmsg.testing import ReplayServer, Reply
 from tests._support.budget import SEED, rounds
 from tests._support.mutators import garble_bytes, hostile_json_text, hostile_payloads, random_cuts
+from tests._support.raw_server import RawServer, chunk
 from tests.conftest import ROOT
 
 FIX = ROOT / "tests" / "fixtures" / "providers"
 CONVO = [UserMessage("hi")]
-
-
-class RawServer:
-    """Loopback server: reads one request per connection, then runs ``handler(conn)``; ``requests`` is released
-    once per request read whole (the client now waits for the response), ``finished`` set when a handler wrote
-    all it meant to (no broken pipe: the client read it all)."""
-
-    def __init__(self, handler: Callable[[socket.socket], None]) -> None:
-        self.handler = handler
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.connections = 0
-        self.requests = threading.Semaphore(0)
-        self.finished = threading.Event()
-        self.broken = threading.Event()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                got = conn.recv(65536)
-                if not got:
-                    return
-                data += got
-            head, _, rest = data.partition(b"\r\n\r\n")
-            length = next(
-                (
-                    int(line.split(b":")[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:")
-                ),
-                0,
-            )
-            while len(rest) < length:
-                got = conn.recv(65536)
-                if not got:
-                    return
-                rest += got
-            self.requests.release()
-            try:
-                self.handler(conn)
-                self.finished.set()
-            except OSError:
-                self.broken.set()
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-@pytest.fixture
-def raw() -> Iterator[Callable[[Callable[[socket.socket], None]], RawServer]]:
-    servers: list[RawServer] = []
-
-    def make(handler: Callable[[socket.socket], None]) -> RawServer:
-        servers.append(RawServer(handler))
-        return servers[-1]
-
-    yield make
-    for s in servers:
-        s.close()
-
-
-def chunk(data: bytes) -> bytes:
-    return b"%x\r\n" % len(data) + data + b"\r\n"
 
 
 def endless(status: int, content_type: bytes, first: bytes, total: int = 48 << 20) -> Callable[[socket.socket], None]:

@@ -19,7 +19,7 @@ from agentmsg import UserMessage
 from agentmsg.clients import AsyncClient, BrokenStreamError, Client, ReplyTooLargeError
 from agentmsg.testing import ReplayServer, Reply
 from tests._support.providers import FIX, run_cli
-from tests.clients.test_hostile_server import RawServer, chunk
+from tests._support.raw_server import chunk
 
 CONVO = [UserMessage("hi")]
 CAP = 1 << 20
@@ -150,20 +150,6 @@ def assert_cut(err: ReplyTooLargeError, events: list[dict[str, Any]], cap: int) 
     assert [e["value"]["type"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.error"] == [
         "too_large"
     ]
-
-
-@pytest.fixture
-def raw() -> Iterator[Callable[[Callable[[socket.socket], None]], RawServer]]:
-    """A :class:`RawServer` per handler (the hostile-server tests' loopback server), closed after the test."""
-    servers: list[RawServer] = []
-
-    def make(handler: Callable[[socket.socket], None]) -> RawServer:
-        servers.append(RawServer(handler))
-        return servers[-1]
-
-    yield make
-    for s in servers:
-        s.close()
 
 
 @pytest.fixture
