@@ -2292,8 +2292,39 @@ export const schemas = {
             "description": "A copy of `usage`: AgentScope Java's agent writes one beside `usage` (`getChatUsage()` reads it when `usage` is null). agentmsg writes one when `usage` holds a key Java 2.0.0's ChatUsage lacks (`cacheCreationInputTokens`, `reasoningTokens`, an unknown key): Java keeps metadata maps whole, so the copy survives a trip through Java, and a reader restores into `usage` each key of the copy that `usage` lacks when the counts both hold agree (`inputTokens`, `outputTokens`, `cachedTokens`, `time`)."
           },
           "_cache_control": {
-            "description": "True to mark this message as a prompt-cache breakpoint.",
-            "type": "boolean"
+            "description": "A prompt-cache breakpoint: the provider may cache the request up to and including this message (AgentScope Java's key: its OpenAI and DashScope formatters honour `true`). `true` marks the message's last block; an object says more: `blocks`, the indexes into `content` of the blocks to mark (default: the last); `ttl`, how long the cache should live (`5m`, the providers' default, or `1h`: Anthropic); `name`, a cache the provider already holds of the conversation up to here (Gemini's `cachedContents/...`: the request names it and leaves out what it holds). Java keeps metadata maps whole, so the object survives a trip through Java (whose formatters cache only on `true`). `false` marks nothing. How each provider takes it: docs/context.md, Prompt caching.",
+            "anyOf": [
+              {
+                "type": "boolean"
+              },
+              {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "blocks": {
+                    "description": "Indexes into the message's `content` of the blocks to mark (default: the last block).",
+                    "type": "array",
+                    "items": {
+                      "type": "integer",
+                      "minimum": 0
+                    },
+                    "minItems": 1
+                  },
+                  "ttl": {
+                    "description": "How long the cache should live: `5m` (the default) or `1h` (Anthropic; other providers keep their own lifetime, said).",
+                    "enum": [
+                      "5m",
+                      "1h"
+                    ]
+                  },
+                  "name": {
+                    "description": "A cache the provider holds of the conversation up to and including this message (Gemini: `cachedContents/<id>`).",
+                    "type": "string",
+                    "minLength": 1
+                  }
+                }
+              }
+            ]
           },
           "agentmsg_hitl": {
             "description": "agentmsg: the human-in-the-loop events of the reply (REQUIRE_USER_CONFIRM, REQUIRE_EXTERNAL_EXECUTION, USER_CONFIRM_RESULT, EXTERNAL_EXECUTION_RESULT, ALL_TOOLS_DENIED), in order, as the event reducer received them.",

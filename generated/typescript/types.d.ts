@@ -533,9 +533,26 @@ export interface MsgMetadata {
   };
   _chat_usage?: ChatUsage;
   /**
-   * True to mark this message as a prompt-cache breakpoint.
+   * A prompt-cache breakpoint: the provider may cache the request up to and including this message (AgentScope Java's key: its OpenAI and DashScope formatters honour `true`). `true` marks the message's last block; an object says more: `blocks`, the indexes into `content` of the blocks to mark (default: the last); `ttl`, how long the cache should live (`5m`, the providers' default, or `1h`: Anthropic); `name`, a cache the provider already holds of the conversation up to here (Gemini's `cachedContents/...`: the request names it and leaves out what it holds). Java keeps metadata maps whole, so the object survives a trip through Java (whose formatters cache only on `true`). `false` marks nothing. How each provider takes it: docs/context.md, Prompt caching.
    */
-  _cache_control?: boolean;
+  _cache_control?:
+    | boolean
+    | {
+        /**
+         * Indexes into the message's `content` of the blocks to mark (default: the last block).
+         *
+         * @minItems 1
+         */
+        blocks?: [number, ...number[]];
+        /**
+         * How long the cache should live: `5m` (the default) or `1h` (Anthropic; other providers keep their own lifetime, said).
+         */
+        ttl?: "5m" | "1h";
+        /**
+         * A cache the provider holds of the conversation up to and including this message (Gemini: `cachedContents/<id>`).
+         */
+        name?: string;
+      };
   /**
    * agentmsg: the human-in-the-loop events of the reply (REQUIRE_USER_CONFIRM, REQUIRE_EXTERNAL_EXECUTION, USER_CONFIRM_RESULT, EXTERNAL_EXECUTION_RESULT, ALL_TOOLS_DENIED), in order, as the event reducer received them.
    */
@@ -590,6 +607,22 @@ export interface MsgMetadata {
     | string
     | boolean
     | ChatUsage
+    | {
+        /**
+         * Indexes into the message's `content` of the blocks to mark (default: the last block).
+         *
+         * @minItems 1
+         */
+        blocks?: [number, ...number[]];
+        /**
+         * How long the cache should live: `5m` (the default) or `1h` (Anthropic; other providers keep their own lifetime, said).
+         */
+        ttl?: "5m" | "1h";
+        /**
+         * A cache the provider holds of the conversation up to and including this message (Gemini: `cachedContents/<id>`).
+         */
+        name?: string;
+      }
     | {
         [k: string]: unknown | undefined;
       }[]
