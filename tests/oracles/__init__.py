@@ -186,6 +186,10 @@ def _strip_extensions(body: Mapping[str, Any], provider: str) -> tuple[dict[str,
                 value = part.pop(hint, None)
                 if value is not None and not isinstance(value, (int, float)):
                     problems.append(f"messages/{i}/content/{j}/{hint}: not a number")
+            # DashScope's explicit cache marker on a content part (provider-fields.md 4.4): ephemeral is the only type
+            marker = part.pop("cache_control", None)
+            if marker is not None and marker != {"type": "ephemeral"}:
+                problems.append(f"messages/{i}/content/{j}/cache_control: not {{'type': 'ephemeral'}}: {marker}")
             if part.get("type") == "video_url":
                 video = part.get("video_url")
                 if set(part) != {"type", "video_url"} or not isinstance(video, dict) or set(video) != {"url"}:
@@ -338,7 +342,15 @@ def dashscope_errors(body: Mapping[str, Any], path: str, headers: Mapping[str, s
         problems.append(f"media parts sent to {path}")
     if path.endswith("text-generation/generation"):
         for i, m in enumerate(messages):
-            if not isinstance(m.get("content"), str):
+            content = m.get("content")
+            # a list of text parts is the explicit cache's form (provider-fields.md 4.4: the docs' Generation.call
+            # example marks a part with cache_control), only with a marker
+            cached = (
+                isinstance(content, list)
+                and all(set(p) <= {"text", "cache_control"} for p in content)
+                and any("cache_control" in p for p in content)
+            )
+            if not isinstance(content, str) and not cached:
                 problems.append(f"input/messages/{i}/content: text generation takes string content")
     ref = NativeProtocol().build_chat_request(
         model=body["model"], messages=dumped, stream=stream, extra_parameters=extra or None, path=path, **params

@@ -340,6 +340,7 @@ RULES: dict[str, tuple[str, str, str]] = {
 _FIX = {
     "lossy": "the request is sent without it; make the conversation fit the provider, or accept it (without --strict)",
     "rewrite": "none needed: sent in the provider's form, nothing lost",
+    "info": "none needed: said for your information, nothing lost",
     "error": "fix the conversation (e.g. answer every tool call before the next turn; --repair adds results)",
 }
 for _rule, (_kind, _meaning) in PROVIDER_RULES.items():

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from agentmsg._wire.framing import is_sse_body, without_http_heads
-from agentmsg.providers._request.context import ERROR, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
+from agentmsg.providers._request.context import ERROR, INFO, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
 from agentmsg.providers._request.media import MediaPolicy
 from agentmsg.providers._request.prompt import system_prompt
 from agentmsg.providers._request.structured import StructuredOutput
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ERROR",
+    "INFO",
     "LOSSY",
     "MODULES",
     "NAMES",

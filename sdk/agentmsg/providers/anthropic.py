@@ -21,6 +21,7 @@ from agentmsg._codec.jsontext import json_type, loads
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
+from agentmsg.providers._request import cache as C
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.common import WEB_URL, media_kind
@@ -81,6 +82,12 @@ FIELDS: Final = field_table(
         ),
         "tool_use.metadata.thoughtSignature": reported("signature-dropped", note="no field for a call's signature"),
         "tool_result.state": mapped(note="error, denied and interrupted: is_error"),
+        "message.metadata._cache_control": mapped(
+            "cache-breakpoint-dropped",
+            "cache-ttl-order",
+            note="cache_control {type: ephemeral, ttl} on the marked block (or the nearest before it that takes one);"
+            " at most 4 breakpoints, the tools' and system prompt's first, then the latest",
+        ),
         "data.name": mapped(
             "field-dropped",
             note="a document's title (PDF, text), in a placeholder's text; else not sent (field-dropped)",
@@ -186,6 +193,8 @@ def format_request(
             extra["stop"] = [stop]
         F.apply_params(ctx, extra, _PARAMS, body)
         _strip_final_assistant(turns, walk, ctx)
+        if ctx.cache_marks or any(t.cache is not None for t in tool_defs):
+            _place_cache(ctx, msgs, walk, body, tool_defs)
         return Draft(
             body=body, path="/v1/messages", model=body["model"], headers=dict(SPEC.headers), parser_options=reading
         )
@@ -205,6 +214,25 @@ def format_request(
     )
 
 
+def _place_cache(
+    ctx: Context, msgs: Sequence[Msg], walk: _AnthropicWalk, body: dict[str, Any], tool_defs: list[ToolDef]
+) -> None:
+    """The prompt-cache markers as ``cache_control`` on the blocks they mark (tools, system, messages; at most four,
+    docs/context.md): the system prompt is sent as a list of text blocks when one of them is marked."""
+    system_blocks: list[dict[str, Any]] | None = None
+
+    def part_of(part: Any) -> dict[str, Any] | None:
+        nonlocal system_blocks
+        if type(part) is tuple:  # (SYSTEM, index of the text)
+            if system_blocks is None:
+                system_blocks = body["system"] = [{"type": "text", "text": t} for t in walk.system_texts()]
+            return system_blocks[part[1]]
+        return part  # type: ignore[no-any-return]
+
+    found = C.tool_points(tool_defs, body.get("tools")) + C.points(ctx, msgs, walk.cuts, part_of)
+    C.place(ctx, found, C.anthropic_put, ttl_order=True)
+
+
 def _strip_final_assistant(turns: list[dict[str, Any]], walk: _AnthropicWalk, ctx: Context) -> None:
     """A final assistant turn (a prefill) may not end with whitespace: strip it, reported."""
     if not turns or turns[-1]["role"] != "assistant":
@@ -218,6 +246,12 @@ def _strip_final_assistant(turns: list[dict[str, Any]], walk: _AnthropicWalk, ct
 class _AnthropicWalk(TurnWalk):
     assistant_role = "assistant"
     parts_key = "content"
+    places_marks = True
+
+    def cacheable(self, part: Any) -> bool:
+        """Every block takes ``cache_control`` but thinking (the API's params declare none) and empty text."""
+        kind = part.get("type")
+        return kind != "thinking" and kind != "redacted_thinking" and (kind != "text" or bool(part.get("text")))
 
     def text_part(self, text: str) -> Any:
         return {"type": "text", "text": text}

@@ -19,6 +19,7 @@ from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock, ToolResultBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
+from agentmsg.providers._request import cache as C
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
@@ -76,6 +77,12 @@ FIELDS: Final = field_table(
         "image.maxPixels": _PIXELS,
         **{f"video.{k}": _PIXELS for k in ("fps", "minPixels", "maxPixels", "totalPixels")},
         "data.name": mapped("field-dropped", note="in a placeholder's text; else not sent (field-dropped)"),
+        "message.metadata._cache_control": mapped(
+            "cache-breakpoint-dropped",
+            "cache-ttl-dropped",
+            note="cache_control {type: ephemeral} on the message's last content part (content as a list); at most 4,"
+            " the system prompt's first, then the latest; one lifetime (5 minutes)",
+        ),
     }
 )
 
@@ -176,6 +183,8 @@ def format_request(
         choice = usable_choice(ctx, choice, tool_defs)
         if choice is not None:
             parameters["tool_choice"] = openai_tool_choice(choice, ctx, required=False)
+        if ctx.cache_marks or any(t.cache is not None for t in tool_defs):
+            C.place_chat(ctx, msgs, walk.cuts, tool_defs, typed=False)
         body = {"model": name, "input": {"messages": out}, "parameters": parameters}
         return Draft(
             body=body,
@@ -221,6 +230,7 @@ def _has_media(msgs: Sequence[Msg]) -> bool:
 
 
 class _DashScopeWalk(ChatWalk):
+    places_marks = True
     reasoning_field = "reasoning_content"
     hint_role = "user"
     tool_name_field = True

@@ -20,6 +20,7 @@ from agentmsg import Msg
 from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
+from agentmsg.providers._request import cache as C
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.common import WEB_URL, media_kind
@@ -82,6 +83,12 @@ FIELDS: Final = field_table(
         "tool_result.state": mapped(note="error, denied and interrupted: response {error: ...}"),
         "video.fps": mapped(note="sent as the part's videoMetadata.fps"),
         "data.name": mapped("field-dropped", note="in a placeholder's text; else not sent (field-dropped)"),
+        "message.metadata._cache_control": mapped(
+            "cached-content-used",
+            "cache-automatic",
+            note="a marker with a name: cachedContent, the messages up to it, system instruction and tools not sent"
+            " (the cache holds them); without one, Gemini caches implicitly (said once)",
+        ),
     }
 )
 
@@ -143,13 +150,14 @@ def format_request(
 
     def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
         walk = _GeminiWalk(ctx, multi_agent, agent_name, model or SPEC.default_model)
-        contents = walk.run(msgs)
+        extra = dict(params)
+        cache = _cached_content(ctx, extra, tool_defs)
+        contents = walk.run(msgs, cache[2] if cache is not None else 0)
         F.require_turns(contents, ctx.provider)
         body: dict[str, Any] = {"contents": contents}
         system = walk.system_texts()
         if system:
             body["systemInstruction"] = {"parts": [{"text": t} for t in system]}
-        extra = dict(params)
         want = S.asked(ctx, extra)
         reading: dict[str, Any] = {}
         if want is not None and want.output is not None and want.output.mode == "tool":
@@ -183,6 +191,8 @@ def format_request(
         if generation:
             body["generationConfig"] = generation
         body.update(passthrough)
+        if cache is not None:
+            _use_cache(ctx, body, cache)
         name = model or SPEC.default_model
         if name.startswith("models/"):
             name = name[len("models/") :]
@@ -206,6 +216,56 @@ def format_request(
         tool_name_ok=_NAME_OK,
         structured_output=structured_output,
     )
+
+
+def _cached_content(ctx: Context, extra: dict[str, Any], tools: list[ToolDef]) -> tuple[str, str, int] | None:
+    """The explicit cache the request names: (its name, the pointer that gave it, the first message sent), from the
+    ``cached_content`` parameter (``cachedContent`` too) or the last cache marker with a ``name`` (the messages up to
+    and including its message are held by the cache: not sent); None when none does: markers are then said once
+    (``cache-automatic``: Gemini caches implicitly)."""
+    marks = ctx.cache_marks or {}
+    named = [i for i, m in marks.items() if m.name is not None]
+    start = max(named) + 1 if named else 0
+    name: Any = None
+    for key in ("cached_content", "cachedContent"):
+        value = extra.pop(key, None)
+        if value is not None and name is None:
+            name, pointer = value, f"/params/{key}"
+    if name is not None:
+        if not isinstance(name, str) or not name:
+            raise ValidationError.single(pointer, "type", "cached_content is a cache's name (cachedContents/...)")
+    elif named:
+        name, pointer = marks[max(named)].name, f"/{max(named)}/metadata/{C.MARKER}"
+    if name is None or any(m.name is None for m in marks.values()) or any(t.cache is not None for t in tools):
+        C.automatic(
+            ctx,
+            {i: m for i, m in marks.items() if m.name is None},
+            tools,
+            "Gemini caches prompt prefixes on its own (implicit caching; an explicit cache is named with a marker's"
+            " name or the cached_content parameter)",
+        )
+    if name is None:
+        return None
+    return (name if name.startswith("cachedContents/") else f"cachedContents/{name}"), pointer, start
+
+
+def _use_cache(ctx: Context, body: dict[str, Any], cache: tuple[str, str, int]) -> None:
+    """Name the cache (``cachedContent``): a request naming one may not set a system instruction, tools or a tool
+    config (the API refuses it: they belong in the cache), so they are not sent, nor the messages the cache holds."""
+    name, pointer, start = cache
+    left = [f"messages 0 to {start - 1}"] if start else []
+    left += [what for key, what in _CACHE_HELD if body.pop(key, None) is not None]
+    body["cachedContent"] = name
+    held = f": {', '.join(left)} not sent (the cache holds them)" if left else ""
+    ctx.report(pointer, "cached-content-used", f"the request names the cache {name}{held}")
+
+
+#: what a request naming a cache does not send (Gemini refuses it beside cachedContent)
+_CACHE_HELD: Final = (
+    ("systemInstruction", "the system instruction"),
+    ("tools", "the tools"),
+    ("toolConfig", "the tool config"),
+)
 
 
 class _GeminiWalk(TurnWalk):

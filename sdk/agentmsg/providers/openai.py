@@ -24,6 +24,7 @@ from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
+from agentmsg.providers._request import cache as C
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request import structured as S
 from agentmsg.providers._request.chat import ChatWalk, copy_hints
@@ -86,6 +87,13 @@ _REASONING: Final = {
     "tool_use.metadata.thoughtSignature": _NO_SIGNATURE,
     "tool_result.state": _NO_STATE,
 }
+#: DashScope's explicit cache (both modes)
+_DASHSCOPE_CACHE: Final = mapped(
+    "cache-breakpoint-dropped",
+    "cache-ttl-dropped",
+    note="cache_control {type: ephemeral} on the message's last content part (content as a list); at most 4, the"
+    " system prompt's first, then the latest; one lifetime (5 minutes)",
+)
 #: What each variant's formatter does with each field (providers/_request/fields.py)
 FIELDS: Final = {
     "openai": field_table(
@@ -128,6 +136,7 @@ FIELDS: Final = {
             "image.maxPixels": _PIXELS,
             **{f"video.{k}": _PIXELS for k in ("fps", "minPixels", "maxPixels", "totalPixels")},
             "data.name": mapped("field-dropped", note="in a placeholder's text; else not sent (field-dropped)"),
+            "message.metadata._cache_control": _DASHSCOPE_CACHE,
         }
     ),
 }
@@ -195,6 +204,7 @@ class OpenAIVariant:
     refusals: bool = False  # a parsed refusal (message.refusal) sent back in the assistant's refusal field
     thinking_budget_enables: bool = False  # thinking_budget also sets enable_thinking (DashScope's extension)
     json_schema: bool = True  # response_format json_schema (else JSON mode only: a schema is approximated)
+    cache_markers: bool = False  # prompt-cache markers as cache_control on content parts (DashScope); else automatic
 
 
 VARIANTS: Final[dict[str, OpenAIVariant]] = {
@@ -230,6 +240,7 @@ VARIANTS: Final[dict[str, OpenAIVariant]] = {
             hint_role="user",
             drop_empty=True,
             thinking_budget_enables=True,
+            cache_markers=True,
             params={},
         ),
     )
@@ -302,6 +313,11 @@ def format_request(
         if v.thinking_budget_enables and extra.get("thinking_budget") is not None:
             extra.setdefault("enable_thinking", True)
         F.apply_params(ctx, extra, v.params, body)
+        if ctx.cache_marks or any(t.cache is not None for t in tool_defs):
+            if walk.places_marks:
+                C.place_chat(ctx, msgs, walk.cuts, tool_defs, typed=True)
+            else:
+                C.automatic(ctx, ctx.cache_marks, tool_defs, _AUTOMATIC.get(v.name, _AUTOMATIC["openai"]))
         return Draft(body=body, path="/chat/completions", model=body["model"], parser_options=reading)
 
     return run_format(
@@ -320,10 +336,17 @@ def format_request(
 
 
 _NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
+#: why a variant that caches on its own takes no marker (cache-automatic)
+_AUTOMATIC: Final = {
+    "openai": "OpenAI caches prompt prefixes of 1024 tokens or more on its own (a prompt_cache_key parameter is sent"
+    " as given)",
+    "deepseek": "DeepSeek caches prompt prefixes on its own (its disk cache)",
+}
 
 
 class _OpenAIWalk(ChatWalk):
     def __init__(self, ctx: Context, v: OpenAIVariant, multi: bool, agent: str | None) -> None:
+        self.places_marks = v.cache_markers  # (before Walk.__init__ reads it)
         super().__init__(ctx, multi, agent)
         self.v = v
         self.reasoning_field = v.reasoning_field

@@ -72,6 +72,28 @@ class ChatWalk(Walk):
         #: reasoning of a tool-calling turn in every later request, and refuses the request without it)
         self.tool_turns: set[int] = set()
 
+    marks_whole = True
+
+    def mark_begin(self) -> int:
+        return len(self.out)
+
+    def mark_end(self, i: int, msg: Msg, begin: int) -> None:
+        """A marked message's breakpoint: the last message it put in the request that has content (the marker goes
+        on its last content part: :func:`~.cache.chat_put`); a block index beyond its content is said."""
+        mark = self.marks[i]  # type: ignore[index]
+        content = msg.content
+        if mark.blocks is not None:
+            beyond = [j for j in mark.blocks if j >= len(content)]
+            self.cuts.extend((i, j, None) for j in beyond)
+            if len(beyond) == len(mark.blocks):
+                return
+        entries = self.out[begin:]
+        self.cut(i, None, entries)
+
+    def cacheable(self, part: Any) -> bool:
+        content = part.get("content")
+        return bool(content) and (isinstance(content, (str, list)))
+
     # ---- hooks (OpenAI shapes by default) ----
 
     def text_part(self, text: str) -> dict[str, Any]:
@@ -93,7 +115,7 @@ class ChatWalk(Walk):
 
     # ---- walk ----
 
-    def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
+    def run(self, msgs: Sequence[Msg], start: int = 0) -> list[dict[str, Any]]:
         if self.reasoning_current_turn_only:
             turn: list[int] = []  # the messages of the turn so far (since the last user message)
             calls = False
@@ -106,7 +128,7 @@ class ChatWalk(Walk):
                 else:
                     turn.append(i)
                     calls = calls or any(type(b) is ToolUseBlock for b in msg.content)
-        return super().run(msgs)
+        return super().run(msgs, start)
 
     def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
         if not text and self.drop_empty:

@@ -38,6 +38,7 @@ from agentmsg.providers._request.media import MediaPolicy, data_url_mime, scheme
 
 __all__ = [
     "ERROR",
+    "INFO",
     "LOSSY",
     "REWRITE",
     "RULES",
@@ -122,6 +123,7 @@ class FormattedRequest:
 LOSSY: Final = "lossy"  # something the caller gave is not sent, or sent changed
 REWRITE: Final = "rewrite"  # sent in another shape or place, nothing lost
 ERROR: Final = "error"  # the conversation breaks a provider rule and is sent as it is
+INFO: Final = "info"  # said for the caller's information: nothing given is lost or changed
 
 #: rule -> (kind, what it means). ``strict=True`` raises on every ``lossy`` and ``error`` diagnostic.
 RULES: Final[dict[str, tuple[str, str]]] = {
@@ -190,6 +192,23 @@ RULES: Final[dict[str, tuple[str, str]]] = {
         LOSSY,
         "a tool the provider ran itself (its call or result: web search, code execution, ...) was not sent: only"
         " the provider that ran it takes it back",
+    ),
+    "cache-breakpoint-dropped": (
+        LOSSY,
+        "a prompt-cache marker was not sent: beyond the provider's limit of breakpoints (Anthropic, DashScope: 4), on"
+        " nothing that takes one (a thinking block, a tool definition on DashScope), or not a marker",
+    ),
+    "cache-ttl-dropped": (LOSSY, "a prompt-cache marker's ttl was not sent: the provider's cache has one lifetime"),
+    "cache-ttl-order": (ERROR, "a 1h cache breakpoint after a 5m one: Anthropic refuses it (longer lifetimes first)"),
+    "cache-automatic": (
+        INFO,
+        "the provider caches prompt prefixes on its own (OpenAI, DeepSeek, Gemini's implicit cache): markers are not"
+        " sent",
+    ),
+    "cached-content-used": (
+        REWRITE,
+        "the request names a cache the provider holds (Gemini cachedContent): what it holds (system prompt, tools,"
+        " the messages up to the marker) is not sent again",
     ),
 }
 
@@ -271,6 +290,7 @@ class Context:
     """State of one format call: diagnostics, options, id/name maps, open tool calls."""
 
     __slots__ = (
+        "cache_marks",
         "diagnostics",
         "families",
         "id_bad",
@@ -332,6 +352,8 @@ class Context:
         self.quick: Any = None
         #: the indexes of the messages fields.scan looks at (the walk's usual paths looked at the others), or None: all
         self.unscanned: list[int] | None = None
+        #: the prompt-cache markers of the messages (message index -> cache.Mark), None: none (run_format reads them)
+        self.cache_marks: Any = None
 
     def report(self, pointer: str | tuple[int, int], rule: str, message: str | tuple[Any, ...]) -> None:
         """Record a diagnostic. The walks record the frequent ones cheaply (appending to

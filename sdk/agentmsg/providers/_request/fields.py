@@ -97,7 +97,9 @@ COMMON: Final[dict[str, dict[str, Handling]]] = {
         ),
         "metadata._structured_output": not_sent("a reply's structured output: its text is what the model said"),
         "metadata._chat_usage": not_sent("the reply's token usage (AgentScope Java's legacy copy)"),
-        "metadata._cache_control": reported(note="prompt-cache breakpoints are not sent by agentmsg yet"),
+        "metadata._cache_control": reported(
+            "cache-automatic", note="a prompt-cache marker: the provider caches prefixes on its own (said once)"
+        ),
         "metadata.agentmsg_hitl": not_sent(),
         "metadata.agentmsg_finish_reason": not_sent(),
         "metadata.agentmsg_model": not_sent(),

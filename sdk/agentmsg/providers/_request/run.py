@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from agentmsg.message import Msg
+from agentmsg.providers._request.cache import message_marks
 from agentmsg.providers._request.context import (
     Context,
     FormatOptions,
@@ -88,6 +89,7 @@ def run_format(
         tool_name_ok=tool_name_ok,
     )
     ctx.structured = structured
+    ctx.cache_marks = message_marks(ctx, msgs)
     table = spec.fields if spec.fields is not None else COMMON
     ctx.quick = checks(table).quick
     try:

@@ -27,6 +27,7 @@ from typing import Any, Final
 import attrs
 
 from agentmsg.errors import ValidationError
+from agentmsg.providers._request.cache import MARKER, Mark, parse_mark
 from agentmsg.providers._request.context import Context
 
 __all__ = ["ToolChoice", "ToolDef", "gemini_schema", "normalize_tool_choice", "normalize_tools"]
@@ -41,6 +42,9 @@ class ToolDef:
     pointer: str
     #: An OpenAI custom tool's ``format`` (``{}`` when it gives none); None for a function tool
     custom: dict[str, Any] | None = None
+    #: the tool's prompt-cache marker (its ``_cache_control`` key: the tools up to this one are a breakpoint) and
+    #: that key's pointer, or None
+    cache: tuple[str, Mark] | None = None
 
 
 @attrs.frozen
@@ -87,8 +91,24 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         strict = spec.get("strict")
         if strict is not None and not isinstance(strict, bool):
             raise ValidationError.single(pointer + "/strict", "type", "strict must be a boolean")
-        out.append(ToolDef(name, description, dict(params), strict, pointer))
+        out.append(ToolDef(name, description, dict(params), strict, pointer, cache=_cache_mark(tool, spec, i)))
     return out
+
+
+def _cache_mark(tool: Mapping[str, Any], spec: Mapping[str, Any], i: int) -> tuple[str, Mark] | None:
+    """A tool definition's prompt-cache marker (``_cache_control`` beside its name, or beside ``type: function``),
+    checked (a value that is no marker is refused, rule ``type``)."""
+    pointer = f"/tools/{i}/{MARKER}"
+    value = tool.get(MARKER)
+    if value is None and spec is not tool:
+        value = spec.get(MARKER)
+        pointer = f"/tools/{i}/function/{MARKER}"
+    mark = parse_mark(value)
+    if isinstance(mark, str):
+        raise ValidationError.single(pointer, "type", mark)
+    if mark is not None and (mark.blocks is not None or mark.name is not None):
+        raise ValidationError.single(pointer, "type", "a tool's cache marker takes a ttl only (true, or {ttl})")
+    return None if mark is None else (pointer, mark)
 
 
 def _named(spec: Mapping[str, Any], pointer: str) -> tuple[str, str | None]:

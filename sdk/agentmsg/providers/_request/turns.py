@@ -22,6 +22,8 @@ from agentmsg.providers._request.walk import Walk
 
 _USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
 USER = "user"
+#: a cut on the system prompt: (SYSTEM, index of its text in ``TurnWalk.system``)
+SYSTEM = "system"
 
 
 class TurnWalk(Walk):
@@ -108,15 +110,19 @@ class TurnWalk(Walk):
 
     # ---- walk ----
 
-    def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
-        self.first_turn = next((i for i, m in enumerate(msgs) if m.role is not _SYSTEM), len(msgs))
-        return super().run(msgs)
+    def run(self, msgs: Sequence[Msg], start: int = 0) -> list[dict[str, Any]]:
+        self.first_turn = next((i for i in range(start, len(msgs)) if msgs[i].role is not _SYSTEM), len(msgs))
+        return super().run(msgs, start)
 
     def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
         if not text or text.isspace():
             return False
         part = {"type": "text", "text": text} if self.typed_text else {"text": text}
         self.emit(self.assistant_role if role is _ASSISTANT else USER, [part], i)
+        if self.marks:
+            marked = self.marked(i, msg.content)
+            if marked:
+                self._cut_rest(i, 0, marked, [part])
         if msg.name:  # turns have no name field: said once for the request (Context.finish); in multi-agent
             self.ctx.names_dropped.append(i)  # mode only a system or tool message's (the others' are in their text)
         return True
@@ -124,6 +130,10 @@ class TurnWalk(Walk):
     def fold(self, group: list[tuple[int, Msg]]) -> None:
         parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self._history_media, self._hint)
         self.emit(USER, parts, group[0][0])
+        if self.marks:  # a marked message folded into the history turn: the turn so far is its breakpoint
+            for i, msg in group:
+                if self.marked(i, msg.content):
+                    self.cut(i, None, parts)
         self.last_i = group[-1][0]
 
     def _history_media(self, block: Any, pointer: str) -> Any:
@@ -149,6 +159,7 @@ class TurnWalk(Walk):
         hoisted = i > self.first_turn
         blocks: list[Any] = msg.content
         sent = len(self.system)
+        marked = self.marked(i, blocks) if self.marks else None
         for j, b in enumerate(blocks):
             if type(b) is TextBlock:
                 if b.text and not b.text.isspace():
@@ -157,6 +168,10 @@ class TurnWalk(Walk):
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty system text not sent")
             else:
                 ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a system message")
+            if marked and j in marked:  # the system prompt's text sent last so far: ("system", its index)
+                self.cuts.append((i, j, (SYSTEM, len(self.system) - 1) if len(self.system) > sent else None))
+        if marked:
+            self._cut_rest(i, len(blocks), marked, ())
         if len(self.system) == sent:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this system message")
             return
@@ -199,9 +214,12 @@ class TurnWalk(Walk):
         id_bad = ctx.id_bad  # turn providers limit the characters of tool-call ids only
         tool_names = ctx.tool_name_cache
         blocks: list[Any] = msg.content
+        marked = self.marked(i, blocks) if self.marks else None
         j = -1  # the block's index (counted: cheaper than an enumerate per message)
         for b in blocks:
             j += 1
+            if marked and j - 1 in marked:
+                self.cut(i, j - 1, rest)
             t = type(b)
             if b.unknown_keys:
                 looked = False
@@ -262,6 +280,8 @@ class TurnWalk(Walk):
                 part = self.media_part(b, f"/{i}/content/{j}", True)
                 if part is not None:
                     rest.append(part)
+        if marked:
+            self._cut_rest(i, j, marked, rest)
         put = bool(lead or rest)
         if put:
             self.emit(self.assistant_role, rest, i, lead)
@@ -280,9 +300,12 @@ class TurnWalk(Walk):
         open_calls = ctx.open_calls
         tool_result_part = self.tool_result_part
         blocks: list[Any] = msg.content
+        marked = self.marked(i, blocks) if self.marks else None
         j = -1  # the block's index (counted: cheaper than an enumerate per message)
         for b in blocks:
             j += 1
+            if marked and j - 1 in marked:
+                self.cut(i, j - 1, parts)
             t = type(b)
             if t is ToolResultBlock:
                 call = open_calls.pop(b.id, None)
@@ -303,6 +326,8 @@ class TurnWalk(Walk):
                 ctx.report(
                     f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
                 )
+        if marked:
+            self._cut_rest(i, j, marked, parts)
         if parts:
             self.emit(USER, parts, i)
             if msg.name:  # not carried in the text in multi-agent mode either

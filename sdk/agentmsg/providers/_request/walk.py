@@ -17,6 +17,7 @@ from typing import Any
 from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
+from agentmsg.providers._request.cache import block_indexes as cache_blocks
 from agentmsg.providers._request.context import Context
 from agentmsg.providers._request.fields import NEVER, Quick
 
@@ -36,6 +37,46 @@ class Walk:
         #: what the usual paths look at of the fields no request carries, as they send the blocks (fields.Quick): the
         #: message methods return True when they looked at every block of the message and found nothing to say
         self.quick: Quick = ctx.quick if ctx.quick is not None else NEVER
+        #: prompt-cache markers this walk places (message index -> cache.Mark; None: none, or the provider places
+        #: none): :meth:`cut` records the part each marked block became, in ``cuts``
+        self.marks: dict[int, Any] | None = ctx.cache_marks if self.places_marks else None
+        self.cuts: list[tuple[int, int | None, Any]] = []
+
+    #: whether the walk records where the prompt-cache markers go (:meth:`cut`)
+    places_marks = False
+    #: markers go on whole messages (:meth:`mark_begin`, :meth:`mark_end`), not on blocks (:meth:`cut` as the block
+    #: loops go)
+    marks_whole = False
+
+    def mark_begin(self) -> int:
+        """Where the request stands before a marked message is sent (:meth:`mark_end`)."""
+        raise NotImplementedError
+
+    def mark_end(self, i: int, msg: Msg, begin: int) -> None:
+        """After marked message ``i`` is sent from ``begin`` (:meth:`mark_begin`): record its cut."""
+        raise NotImplementedError
+
+    def marked(self, i: int, content: list[Any]) -> frozenset[int] | None:
+        """The indexes of the blocks of message ``i`` that a cache marker marks, or None."""
+        marks = self.marks
+        if not marks:
+            return None
+        mark = marks.get(i)
+        return None if mark is None else cache_blocks(mark, content)
+
+    def cacheable(self, part: Any) -> bool:
+        """Whether a part of the request takes a cache marker (the walk goes back to the nearest one that does)."""
+        return True
+
+    def cut(self, i: int, j: int | None, parts: Sequence[Any]) -> None:
+        """Block ``j`` of message ``i`` (None: the message) is marked: its breakpoint is the last part of ``parts``
+        (what the message has put so far) that takes a marker, or none."""
+        part = None
+        for p in reversed(parts):
+            if self.cacheable(p):
+                part = p
+                break
+        self.cuts.append((i, j, part))
 
     # ---- hooks ----
 
@@ -129,9 +170,12 @@ class Walk:
         label = f"[{F.speaker_label(msg)}]: " if prefix else ""
         parts: list[Any] = []
         blocks: list[Any] = msg.content
+        marked = self.marked(i, blocks) if self.marks and not self.marks_whole else None
         j = -1  # the block's index (counted: cheaper than an enumerate per message)
         for b in blocks:
             j += 1
+            if marked and j - 1 in marked:
+                self.cut(i, j - 1, parts)
             t = type(b)
             if t is TextBlock:
                 part = self.user_text(label + b.text if label else b.text)
@@ -158,9 +202,18 @@ class Walk:
                     ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
             else:
                 ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a user turn")
+        if marked:
+            self._cut_rest(i, j, marked, parts)
         if not parts:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
         return parts
+
+    def _cut_rest(self, i: int, last: int, marked: frozenset[int], parts: Sequence[Any]) -> None:
+        """After the last block (``last``) of a marked message: its cut, and the cuts of indexes beyond its content
+        (said when placed)."""
+        for j in sorted(marked):
+            if j >= last:
+                self.cut(i, j, parts) if j == last else self.cuts.append((i, j, None))
 
     def looked_user(self, blocks: list[Any]) -> bool:
         """Whether the blocks of a user message are the usual ones (texts, images) and :attr:`quick` finds nothing to
@@ -180,7 +233,9 @@ class Walk:
 
     # ---- the pass ----
 
-    def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
+    def run(self, msgs: Sequence[Msg], start: int = 0) -> list[dict[str, Any]]:
+        """Walk ``msgs`` from message ``start`` on (the ones before are held by a cache the request names: Gemini's
+        cachedContent), building the request's messages or turns."""
         ctx = self.ctx
         history = self.multi and ctx.options.multi_agent_layout == "history"
         group: list[tuple[int, Msg]] = []
@@ -192,7 +247,9 @@ class Walk:
         message_keys = quick.message_keys
         text_quick = quick.text
         unscanned: list[int] = []  # the messages fields.scan looks at: the others were looked at here (Quick)
-        for i, msg in enumerate(msgs):
+        whole = self.marks if self.marks_whole else None  # markers on whole messages: mark_begin / mark_end
+        begin = -1
+        for i, msg in enumerate(msgs[start:] if start else msgs, start):
             role = msg.role
             meta = msg.metadata
             if meta and F.GROUNDING in meta:  # the reply's citations and grounding: no provider takes them back
@@ -203,9 +260,13 @@ class Walk:
                         self.orphans()
                     group.append((i, msg))
                     unscanned.append(i)
+                    if whole and i in whole:
+                        self.cuts.append((i, None, None))
                     continue
                 if group:
                     self._fold(group)
+            if whole and i in whole:
+                begin = self.mark_begin()
             try:
                 if open_calls and role is not _TOOL and not F.has_result(msg):
                     self.orphans()
@@ -231,6 +292,8 @@ class Walk:
                     looked = False
             except (AttributeError, TypeError, KeyError) as exc:
                 raise F.broken_message(i, exc, msg) from None
+            if whole and i in whole:
+                self.mark_end(i, msg, begin)
             if not looked or msg.unknown_keys or (meta and message_keys and not message_keys.isdisjoint(meta)):
                 unscanned.append(i)
             if deferred and not open_calls:

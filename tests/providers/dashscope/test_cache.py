@@ -1,0 +1,83 @@
+"""Prompt-cache markers in DashScope requests (native and compatible mode): ``cache_control: {"type":
+"ephemeral"}`` on the marked message's last content part, content in its list form (provider-fields.md 4.4); at
+most four; one lifetime; none on a tool definition. Every body goes through its oracle (the dashscope package's own
+request building for native, OpenAI's closed schema with DashScope's documented extensions for compatible mode)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentmsg import AssistantMessage, ImageBlock, SystemMessage, TextBlock, URLSource, UserMessage
+from tests._support.providers import TOOLS, rules, tool_loop
+from tests.oracles import formatted
+
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def _messages(provider: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    return body["input"]["messages"] if provider == "dashscope" else body["messages"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("provider", ["dashscope", "dashscope-compatible"])
+def test_marker_on_the_last_part_of_the_message(provider: str) -> None:
+    msgs = [
+        SystemMessage("You are helpful.", metadata={"_cache_control": True}),
+        UserMessage("q1"),
+        AssistantMessage("a1", metadata={"_cache_control": True}),
+        UserMessage("q2"),
+    ]
+    r = formatted(provider, msgs)
+    out = _messages(provider, r.body)
+    text = (lambda t: {"text": t}) if provider == "dashscope" else (lambda t: {"type": "text", "text": t})
+    assert out[0]["content"] == [{**text("You are helpful."), "cache_control": EPHEMERAL}]
+    assert out[2]["content"] == [{**text("a1"), "cache_control": EPHEMERAL}]
+    assert out[1]["content"] in ("q1", [text("q1")])  # unmarked: as before
+    assert r.diagnostics == ()
+
+
+def test_compatible_marker_on_a_multimodal_message() -> None:
+    msgs = [
+        UserMessage(
+            [TextBlock(text="look"), ImageBlock(source=URLSource(url="https://example.com/a.png"))],
+            metadata={"_cache_control": {"blocks": [0]}},
+        ),
+    ]
+    r = formatted("dashscope-compatible", msgs, model="qwen-vl-plus")
+    parts = r.body["messages"][0]["content"]
+    # one marker per message: on its last part (the prefix it caches holds the marked block)
+    assert [p.get("cache_control") for p in parts] == [None, EPHEMERAL]
+
+
+@pytest.mark.parametrize("provider", ["dashscope", "dashscope-compatible"])
+def test_ttl_tools_and_limit_said(provider: str) -> None:
+    msgs: list[Any] = [SystemMessage("sys", metadata={"_cache_control": {"ttl": "1h"}})]
+    for k in range(5):
+        msgs += [UserMessage(f"q{k}", metadata={"_cache_control": True}), AssistantMessage(f"a{k}")]
+    r = formatted(provider, msgs, tools=[dict(TOOLS[0], _cache_control=True)])
+    said = [(p, rule) for p, rule in rules(r) if rule.startswith("cache")]
+    assert ("/0/metadata/_cache_control", "cache-ttl-dropped") in said
+    assert ("/tools/0/_cache_control", "cache-breakpoint-dropped") in said
+    # the system prompt's, then the latest three user turns': the two oldest said
+    assert [p for p, rule in said if rule == "cache-breakpoint-dropped" and p != "/tools/0/_cache_control"] == [
+        "/1/metadata/_cache_control",
+        "/3/metadata/_cache_control",
+    ]
+    marked = [i for i, m in enumerate(_messages(provider, r.body)) if "cache_control" in str(m["content"])]
+    assert marked == [0, 5, 7, 9]
+    assert "cache_control" not in str(r.body.get("tools") or r.body.get("parameters", {}).get("tools"))
+
+
+@pytest.mark.parametrize("provider", ["dashscope", "dashscope-compatible"])
+def test_tool_only_assistant_walks_back_to_content(provider: str) -> None:
+    """An assistant message that only calls tools has no content part: the marker goes on the last message it put
+    that has content, else it is said."""
+    msgs = tool_loop()
+    msgs[2] = msgs[2].copy(metadata={"_cache_control": True})
+    msgs[3] = msgs[3].copy(metadata={"_cache_control": True})
+    r = formatted(provider, msgs, tools=TOOLS)
+    out = _messages(provider, r.body)
+    assert "cache_control" not in str(out[2])  # the calls: no content
+    assert "cache_control" in str(out[3]["content"])  # the first tool result
+    assert ("/2/metadata/_cache_control", "cache-breakpoint-dropped") in rules(r)

@@ -1,0 +1,53 @@
+"""Prompt caching in Gemini requests: an explicit cache named by a marker's ``name`` or the ``cached_content``
+parameter (``cachedContent``; what the cache holds is not sent: the API refuses a system instruction, tools or a
+tool config beside it), else implicit caching, said once (``cache-automatic``). Bodies go through the google-genai
+types (``tests.oracles.formatted``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentmsg import AssistantMessage, SystemMessage, UserMessage, ValidationError
+from tests._support.providers import TOOLS, rules
+from tests.oracles import formatted
+
+
+def _conversation() -> list[object]:
+    return [
+        SystemMessage("You are helpful."),
+        UserMessage("a long document"),
+        AssistantMessage("read it", metadata={"_cache_control": {"name": "cachedContents/abc123"}}),
+        UserMessage("the question"),
+    ]
+
+
+def test_named_marker_names_the_cache_and_leaves_out_what_it_holds() -> None:
+    r = formatted("gemini", _conversation(), tools=TOOLS, tool_choice="auto")
+    b = r.body
+    assert b["cachedContent"] == "cachedContents/abc123"
+    assert b["contents"] == [{"role": "user", "parts": [{"text": "the question"}]}]
+    assert not {"systemInstruction", "tools", "toolConfig"} & set(b)
+    [(pointer, rule)] = rules(r)
+    assert (pointer, rule) == ("/2/metadata/_cache_control", "cached-content-used")
+    assert "messages 0 to 2" in r.diagnostics[0].message and "the tools" in r.diagnostics[0].message
+
+
+def test_parameter_names_the_cache() -> None:
+    msgs = [SystemMessage("sys"), UserMessage("q")]
+    r = formatted("gemini", msgs, cached_content="xyz")
+    assert r.body["cachedContent"] == "cachedContents/xyz"
+    assert r.body["contents"] == [{"role": "user", "parts": [{"text": "q"}]}] and "systemInstruction" not in r.body
+    assert rules(r) == [("/params/cached_content", "cached-content-used")]
+    with pytest.raises(ValidationError):
+        formatted("gemini", msgs, cached_content=3)
+
+
+def test_unnamed_markers_are_implicit_caching_said_once() -> None:
+    msgs = [
+        SystemMessage("sys", metadata={"_cache_control": True}),
+        UserMessage("q", metadata={"_cache_control": {"ttl": "1h"}}),
+    ]
+    r = formatted("gemini", msgs)
+    assert rules(r) == [("/0/metadata/_cache_control", "cache-automatic")]
+    assert "cachedContent" not in r.body and r.body["systemInstruction"] == {"parts": [{"text": "sys"}]}
+    assert r.diagnostics_dicts()[0]["kind"] == "info"

@@ -1,0 +1,37 @@
+"""Prompt caching on OpenAI and DeepSeek: automatic; a marker is not sent and is said once, as information
+(``cache-automatic``, kind info: not raised by ``strict``); ``prompt_cache_key`` is sent as given (OpenAI's
+request schema, ``tests.oracles.formatted``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentmsg import AssistantMessage, SystemMessage, UserMessage
+from tests._support.providers import TOOLS, rules
+from tests.oracles import formatted
+
+
+@pytest.mark.parametrize("provider", ["openai", "deepseek"])
+def test_markers_said_once_and_not_sent(provider: str) -> None:
+    msgs = [
+        SystemMessage("sys", metadata={"_cache_control": True}),
+        UserMessage("q"),
+        AssistantMessage("a", metadata={"_cache_control": {"ttl": "1h"}}),
+        UserMessage("q2"),
+    ]
+    r = formatted(provider, msgs, strict=True)  # info: strict sends it
+    assert rules(r) == [("/0/metadata/_cache_control", "cache-automatic")]
+    assert r.diagnostics_dicts()[0]["kind"] == "info"
+    assert "cache_control" not in str(r.body)
+
+
+def test_tool_marker_said_and_prompt_cache_key_sent() -> None:
+    r = formatted("openai", [UserMessage("q")], tools=[dict(TOOLS[0], _cache_control=True)], prompt_cache_key="user-42")
+    assert r.body["prompt_cache_key"] == "user-42"
+    assert "_cache_control" not in str(r.body["tools"])
+    assert rules(r) == [("/tools/0/_cache_control", "cache-automatic")]
+
+
+def test_no_marker_nothing_said() -> None:
+    r = formatted("openai", [UserMessage("q")], prompt_cache_key="k")
+    assert r.diagnostics == ()
