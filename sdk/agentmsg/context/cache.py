@@ -1,0 +1,186 @@
+"""Placing prompt-cache markers where they pay: :func:`place_cache_markers`.
+
+A marker is message metadata ``_cache_control`` (AgentScope Java's key; ``true`` or ``{"blocks", "ttl", "name"}``)
+or the same key on a tool definition; each provider's formatter sends it its own way (docs/context.md, Prompt
+caching). A breakpoint pays where what comes before it is sent again unchanged in the next requests: the tool
+definitions, the system prompt, and the conversation up to the newest user turn (the last stable turn). The
+providers that take markers take at most four (:data:`~agentmsg.providers._request.cache.LIMIT`); the others
+(OpenAI, DeepSeek, Gemini without an explicit cache) cache prefixes on their own, and get none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock
+from agentmsg.errors import ValidationError
+from agentmsg.message import Msg, MsgRole
+from agentmsg.providers._request.cache import LIMIT, MARKER, TTLS, parse_mark
+
+__all__ = ["CacheMarker", "CachePlacement", "place_cache_markers"]
+
+#: the registry names whose formatters send markers; what each takes on a tool definition
+_TAKES_MARKERS: Final = {"anthropic": True, "dashscope": False, "dashscope-compatible": False}
+
+
+@attrs.frozen
+class CacheMarker:
+    """One marker placed: ``where`` (``tools``, ``system`` or ``turn``), ``pointer`` (``/tools/3`` or ``/5``: the
+    tool definition or message that holds it, in the result), and ``value`` (the marker set there)."""
+
+    where: str
+    pointer: str
+    value: Any
+
+
+@attrs.frozen
+class CachePlacement:
+    """What :func:`place_cache_markers` made: ``messages`` and ``tools`` (new lists; the marked messages and tool
+    definitions are copies, the others the ones given), ``placed`` (the markers it set, in request order) and
+    ``notes`` (why it placed fewer: the provider caches on its own, markers already there, a prefix too short)."""
+
+    messages: list[Msg]
+    tools: list[dict[str, Any]] | None
+    placed: tuple[CacheMarker, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def place_cache_markers(
+    messages: Sequence[Msg],
+    *,
+    provider: str,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    ttl: str | None = None,
+    limit: int = LIMIT,
+    count: Callable[[Sequence[Msg]], int] | None = None,
+    min_tokens: int = 1024,
+) -> CachePlacement:
+    """Mark, for ``provider`` (a registry name), the prefixes worth caching: the tool definitions (Anthropic: the
+    last tool; DashScope takes no marker there, and its system prompt's marker caches the tools before it), the system
+    prompt (the last of the leading system messages) and the last stable turn (the message before the newest user
+    message), each on its last block that takes a marker (not reasoning, a hint or an empty text), with ``ttl``
+    (``5m`` or ``1h``: Anthropic; the others have one lifetime). The markers already in the conversation count against
+    ``limit`` (four: Anthropic's and DashScope's) and are kept; none is placed twice. ``count`` (a token counter for the
+    provider, ``count(messages) -> int``) with ``min_tokens``: a prefix shorter than that (the providers do not cache
+    it) gets no marker. Nothing given is changed: the result holds new lists and copies."""
+    if ttl is not None and ttl not in TTLS:
+        raise ValidationError.single("/ttl", "enum", f"ttl is one of {', '.join(TTLS)}, not {ttl!r}")
+    msgs = list(messages)
+    tool_list = [dict(t) for t in tools] if tools is not None else None
+    if provider not in _TAKES_MARKERS:
+        return CachePlacement(
+            msgs,
+            tool_list,
+            notes=(f"{provider} caches prompt prefixes on its own (or takes no marker): no marker placed",),
+        )
+    notes: list[str] = []
+    if ttl is not None and provider != "anthropic":
+        notes.append(f"{provider}'s cache has one lifetime: ttl {ttl} not set")
+        ttl = None
+    value: Any = True if ttl is None else {"ttl": ttl}
+    taken = _existing(msgs, tool_list or [])
+    room = limit - taken
+    if taken:
+        notes.append(f"{taken} marker(s) already in the conversation or tools, kept")
+    placed: list[CacheMarker] = []
+
+    def pays(end: int) -> bool:
+        """Whether the prefix up to message ``end`` (excluded) is long enough to be cached."""
+        if count is None:
+            return True
+        if count(msgs[:end]) >= min_tokens:
+            return True
+        notes.append(f"the prefix up to message {end - 1} is under {min_tokens} tokens: not marked")
+        return False
+
+    # the tools (Anthropic), the system prompt, the last stable turn: in request order, the most stable first
+    if tool_list and _TAKES_MARKERS[provider] and room > 0:
+        k = len(tool_list) - 1
+        if not any(_marked(t) for t in tool_list):
+            tool_list[k] = {**tool_list[k], MARKER: value}
+            placed.append(CacheMarker("tools", f"/tools/{k}", value))
+            room -= 1
+    system = _leading_system(msgs)
+    if system is not None and room > 0 and not _marked(msgs[system].metadata) and pays(system + 1):
+        mark = _mark_for(msgs[system], value)
+        if mark is not None:
+            msgs[system] = _with_marker(msgs[system], mark)
+            placed.append(CacheMarker("system", f"/{system}", mark))
+            room -= 1
+    stable = _last_stable(msgs)
+    if stable is not None and stable != system and room > 0:
+        if _marked(msgs[stable].metadata):
+            notes.append(f"message {stable} (the last stable turn) is marked already")
+        elif pays(stable + 1):
+            mark = _mark_for(msgs[stable], value)
+            if mark is None:
+                notes.append(f"message {stable} has no block that takes a marker")
+            else:
+                msgs[stable] = _with_marker(msgs[stable], mark)
+                placed.append(CacheMarker("turn", f"/{stable}", mark))
+                room -= 1
+    if room <= 0 and len(placed) < 3:
+        notes.append(f"{provider} takes at most {limit} breakpoints: no room for more")
+    return CachePlacement(msgs, tool_list, tuple(placed), tuple(notes))
+
+
+def _marked(meta: Mapping[str, Any] | None) -> bool:
+    if not meta or MARKER not in meta:
+        return False
+    mark = parse_mark(meta[MARKER])
+    return mark is not None and not isinstance(mark, str)
+
+
+def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]]) -> int:
+    """The breakpoints the conversation and tools hold already (a marker on several blocks counts each)."""
+    n = 0
+    for m in msgs:
+        meta = m.metadata
+        if meta and MARKER in meta:
+            mark = parse_mark(meta[MARKER])
+            if mark is not None and not isinstance(mark, str):
+                n += len(mark.blocks) if mark.blocks is not None else 1
+    for t in tools:
+        inner = t.get("function") if isinstance(t.get("function"), Mapping) else None
+        if _marked(t) or (inner is not None and _marked(inner)):
+            n += 1
+    return n
+
+
+def _leading_system(msgs: Sequence[Msg]) -> int | None:
+    """The last system message before the first other message (the system prompt's end), or None."""
+    last = None
+    for i, m in enumerate(msgs):
+        if m.role is not MsgRole.SYSTEM:
+            break
+        last = i
+    return last
+
+
+def _last_stable(msgs: Sequence[Msg]) -> int | None:
+    """The message before the newest user message (what the next requests send again unchanged), or None."""
+    for i in range(len(msgs) - 1, -1, -1):
+        if msgs[i].role is MsgRole.USER:
+            return i - 1 if i > 0 else None
+    return None
+
+
+def _mark_for(msg: Msg, value: Any) -> Any:
+    """The marker for a message: ``value`` when its last block takes one, else the same naming the last block that
+    does (reasoning, hints and empty text take none), None when none does."""
+    content: list[Any] = msg.content
+    for j in range(len(content) - 1, -1, -1):
+        b = content[j]
+        if type(b) is ThinkingBlock or type(b) is HintBlock or (type(b) is TextBlock and not b.text.strip()):
+            continue
+        if j == len(content) - 1:
+            return value
+        return {**(value if isinstance(value, dict) else {}), "blocks": [j]}
+    return None
+
+
+def _with_marker(msg: Msg, mark: Any) -> Msg:
+    return msg.copy(metadata={**msg.metadata, MARKER: mark})

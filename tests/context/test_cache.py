@@ -1,0 +1,152 @@
+"""``agentmsg.context.place_cache_markers``: markers where they pay (tools, system prompt, last stable turn), within
+the providers' four breakpoints, on copies; the result formats with the markers where the helper said."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentmsg import (
+    AssistantMessage,
+    HintBlock,
+    Msg,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    UserMessage,
+    ValidationError,
+)
+from agentmsg.context import CacheMarker, place_cache_markers
+from tests._support.budget import examples
+from tests._support.providers import TOOLS, tool_loop
+from tests.oracles import formatted
+
+
+def _conversation() -> list[Msg]:
+    return [
+        SystemMessage("You are helpful."),
+        UserMessage("q1"),
+        AssistantMessage("a1"),
+        UserMessage("q2"),
+        AssistantMessage("a2"),
+        UserMessage("q3"),
+    ]
+
+
+def test_anthropic_tools_system_and_last_stable_turn() -> None:
+    msgs = _conversation()
+    before = copy.deepcopy([m.to_dict() for m in msgs])
+    tools = [dict(t) for t in TOOLS]
+    got = place_cache_markers(msgs, provider="anthropic", tools=tools, ttl="1h")
+    assert [m.to_dict() for m in msgs] == before and tools == TOOLS  # nothing given is changed
+    assert got.placed == (
+        CacheMarker("tools", f"/tools/{len(TOOLS) - 1}", {"ttl": "1h"}),
+        CacheMarker("system", "/0", {"ttl": "1h"}),
+        CacheMarker("turn", "/4", {"ttl": "1h"}),  # the message before the newest user turn
+    )
+    assert got.messages[4].metadata["_cache_control"] == {"ttl": "1h"} and got.messages[5] is msgs[5]
+    r = formatted("anthropic", got.messages, tools=got.tools)
+    b = r.body
+    assert b["tools"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert b["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert b["messages"][3]["content"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert not [d for d in r.diagnostics if d.rule.startswith("cache")]
+
+
+@pytest.mark.parametrize("provider", ["dashscope", "dashscope-compatible"])
+def test_dashscope_no_tool_marker_no_ttl(provider: str) -> None:
+    got = place_cache_markers(_conversation(), provider=provider, tools=TOOLS, ttl="1h")
+    assert [p.where for p in got.placed] == ["system", "turn"]
+    assert all(p.value is True for p in got.placed) and "ttl 1h not set" in got.notes[0]
+    assert got.tools == [dict(t) for t in TOOLS]
+    r = formatted(provider, got.messages, tools=got.tools)
+    assert not [d for d in r.diagnostics if d.rule.startswith("cache")]
+
+
+@pytest.mark.parametrize("provider", ["openai", "deepseek", "gemini", "no-such-provider"])
+def test_providers_that_cache_on_their_own_get_none(provider: str) -> None:
+    msgs = _conversation()
+    got = place_cache_markers(msgs, provider=provider, tools=TOOLS)
+    assert got.placed == () and got.messages == msgs and "on its own" in got.notes[0]
+
+
+def test_existing_markers_count_against_the_limit() -> None:
+    msgs = _conversation()
+    msgs[1] = msgs[1].copy(metadata={"_cache_control": {"blocks": [0]}})
+    msgs[3] = msgs[3].copy(metadata={"_cache_control": True})
+    got = place_cache_markers(msgs, provider="anthropic", tools=[dict(TOOLS[0], _cache_control=True)])
+    # 3 taken (two messages, a tool): room for one, the system prompt
+    assert [p.where for p in got.placed] == ["system"]
+    assert got.messages[1] is msgs[1] and got.messages[3] is msgs[3]
+    assert any("already" in n for n in got.notes)
+
+
+def test_marker_names_the_last_block_that_takes_one() -> None:
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage(
+            [
+                TextBlock(text="answer"),
+                ThinkingBlock(thinking="t", metadata={"signature": "s", "provider": "anthropic"}),
+                HintBlock(hint="reminder"),
+            ]
+        ),
+        UserMessage("q2"),
+    ]
+    got = place_cache_markers(msgs, provider="anthropic")
+    assert got.placed == (CacheMarker("turn", "/1", {"blocks": [0]}),)
+    r = formatted("anthropic", got.messages)
+    assert r.body["messages"][1]["content"][1] == {
+        "type": "text",
+        "text": "answer",
+        "cache_control": {"type": "ephemeral"},
+    }
+
+
+def test_short_prefixes_are_not_marked() -> None:
+    def count(messages: Any) -> int:
+        return 500 * len(messages)
+
+    got = place_cache_markers(_conversation(), provider="anthropic", count=count, min_tokens=1024)
+    assert [p.where for p in got.placed] == ["turn"]  # the system prompt alone: 500 tokens
+    assert any("under 1024 tokens" in n for n in got.notes)
+
+
+def test_no_user_turn_no_turn_marker_and_bad_ttl() -> None:
+    got = place_cache_markers([SystemMessage("s"), AssistantMessage("a")], provider="anthropic")
+    assert [p.where for p in got.placed] == ["system"]
+    with pytest.raises(ValidationError):
+        place_cache_markers(_conversation(), provider="anthropic", ttl="2h")
+
+
+def test_tool_loop_marks_before_the_newest_user_turn() -> None:
+    """An agent loop (calls and results after the user turn): the turn before the user message is the system prompt,
+    marked once."""
+    got = place_cache_markers(tool_loop(), provider="anthropic", tools=TOOLS)
+    assert [p.where for p in got.placed] == ["tools", "system"]
+
+
+ROLES = st.sampled_from(["USER", "ASSISTANT", "SYSTEM"])
+
+
+@given(st.lists(st.tuples(ROLES, st.booleans()), min_size=1, max_size=12), st.sampled_from(["anthropic", "dashscope"]))
+@settings(max_examples=examples(60), deadline=None)
+def test_never_beyond_the_limit_and_formats_without_drops(shape: list[tuple[str, bool]], provider: str) -> None:
+    msgs: list[Msg] = []
+    for k, (role, marked) in enumerate(shape):
+        meta = {"_cache_control": True} if marked else {}
+        msgs.append(Msg(role, f"m{k}", metadata=meta))
+    got = place_cache_markers(msgs, provider=provider, tools=TOOLS)
+    taken = sum(1 for m in got.messages if m.metadata.get("_cache_control")) + sum(
+        1 for t in got.tools or [] if t.get("_cache_control")
+    )
+    given_marks = sum(marked for _, marked in shape)
+    assert taken == max(given_marks, min(4, given_marks + len(got.placed)))
+    assert len(got.placed) <= max(0, 4 - given_marks)
+    if any(m.role.value != "SYSTEM" for m in msgs) and given_marks <= 4:
+        r = formatted(provider, got.messages, tools=got.tools)
+        assert not [d for d in r.diagnostics if d.rule == "cache-breakpoint-dropped"], r.diagnostics_dicts()
