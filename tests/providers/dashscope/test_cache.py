@@ -5,12 +5,13 @@ request building for native, OpenAI's closed schema with DashScope's documented 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from agentmsg import AssistantMessage, ImageBlock, SystemMessage, TextBlock, URLSource, UserMessage
-from tests._support.providers import TOOLS, rules, tool_loop
+from tests._support.providers import FIXTURES, TOOLS, module, rules, tool_loop
 from tests.oracles import formatted
 
 EPHEMERAL = {"type": "ephemeral"}
@@ -81,3 +82,40 @@ def test_tool_only_assistant_walks_back_to_content(provider: str) -> None:
     assert "cache_control" not in str(out[2])  # the calls: no content
     assert "cache_control" in str(out[3]["content"])  # the first tool result
     assert ("/2/metadata/_cache_control", "cache-breakpoint-dropped") in rules(r)
+
+
+def test_recorded_cache_hit_in_usage() -> None:
+    """The docs' recorded native reply with an implicit-cache hit (tests/fixtures README): prompt_tokens_details
+    .cached_tokens is the cache read, a part of input_tokens."""
+    body = json.loads((FIXTURES / "dashscope" / "native_multimodal_response_implicit_cache_docs.json").read_bytes())
+    usage = module("dashscope").parse_response(body).usage
+    assert usage is not None
+    assert (usage.cached_tokens, usage.input_tokens, usage.cache_creation_input_tokens) == (1152, 1292, None)
+
+
+def test_explicit_cache_write_and_read_in_usage() -> None:
+    """The explicit cache's counts as the context-cache docs show them (provider-fields.md 4.2; no recording has
+    them): cache_creation_input_tokens the write, cached_tokens the read, in both modes."""
+    details = {"cache_creation_input_tokens": 1500, "cached_tokens": 1024, "cache_type": "ephemeral"}
+    native = {
+        "request_id": "q",
+        "output": {"choices": [{"finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}]},
+        "usage": {"input_tokens": 3019, "output_tokens": 10, "total_tokens": 3029, "prompt_tokens_details": details},
+    }
+    compat = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "qwen-plus",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": 3019,
+            "completion_tokens": 10,
+            "total_tokens": 3029,
+            "prompt_tokens_details": details,
+        },
+    }
+    for family, body in (("dashscope", native), ("openai", compat)):
+        usage = module(family).parse_response(body).usage
+        assert usage is not None
+        assert (usage.cached_tokens, usage.cache_creation_input_tokens, usage.input_tokens) == (1024, 1500, 3019)

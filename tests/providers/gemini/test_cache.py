@@ -5,6 +5,8 @@ types (``tests.oracles.formatted``)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentmsg import AssistantMessage, SystemMessage, UserMessage, ValidationError
@@ -51,3 +53,14 @@ def test_unnamed_markers_are_implicit_caching_said_once() -> None:
     assert rules(r) == [("/0/metadata/_cache_control", "cache-automatic")]
     assert "cachedContent" not in r.body and r.body["systemInstruction"] == {"parts": [{"text": "sys"}]}
     assert r.diagnostics_dicts()[0]["kind"] == "info"
+
+
+def test_recorded_cache_hit_in_usage() -> None:
+    """A recorded reply to a request naming an explicit cache (pydantic-ai's cassette, tests/fixtures README):
+    cachedContentTokenCount is the cache read, a part of promptTokenCount; Gemini reports no cache write."""
+    from tests._support.providers import FIXTURES, module
+
+    body = json.loads((FIXTURES / "gemini" / "generate_content_cached_content_usage.json").read_bytes())
+    usage = module("gemini").parse_response(body).usage
+    assert usage is not None
+    assert (usage.cached_tokens, usage.input_tokens, usage.cache_creation_input_tokens) == (3512, 3520, None)

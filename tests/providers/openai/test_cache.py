@@ -4,10 +4,12 @@ request schema, ``tests.oracles.formatted``)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentmsg import AssistantMessage, SystemMessage, UserMessage
-from tests._support.providers import TOOLS, rules
+from tests._support.providers import FIXTURES, TOOLS, module, rules
 from tests.oracles import formatted
 
 
@@ -35,3 +37,17 @@ def test_tool_marker_said_and_prompt_cache_key_sent() -> None:
 def test_no_marker_nothing_said() -> None:
     r = formatted("openai", [UserMessage("q")], prompt_cache_key="k")
     assert r.diagnostics == ()
+
+
+def test_recorded_deepseek_cache_counts_in_usage() -> None:
+    """DeepSeek's own cache counts (prompt_cache_hit_tokens + prompt_cache_miss_tokens = prompt_tokens) in a recorded
+    reply (tests/fixtures README): the hit count is the cache read. (No recording here has OpenAI's own non-zero
+    cached_tokens or cache_write_tokens: tests/providers/shared/test_usage.py reads them in the documented shape
+    against the openai SDK's CompletionUsage.)"""
+    body = json.loads((FIXTURES / "deepseek" / "chat_completion_reasoner.json").read_bytes())
+    usage = module("openai").parse_response(body).usage
+    assert usage is not None
+    assert (usage.cached_tokens, usage.input_tokens) == (0, 6)
+    body["usage"] = {**body["usage"], "prompt_tokens_details": None, "prompt_cache_hit_tokens": 4}
+    usage = module("openai").parse_response(body).usage
+    assert usage is not None and usage.cached_tokens == 4
