@@ -133,20 +133,42 @@ def test_tool_loop_marks_before_the_newest_user_turn() -> None:
 ROLES = st.sampled_from(["USER", "ASSISTANT", "SYSTEM"])
 
 
-@given(st.lists(st.tuples(ROLES, st.booleans()), min_size=1, max_size=12), st.sampled_from(["anthropic", "dashscope"]))
+@given(
+    st.lists(st.tuples(ROLES, st.sampled_from([None, True, {"ttl": "1h"}])), min_size=1, max_size=12),
+    st.sampled_from(["anthropic", "dashscope"]),
+    st.sampled_from([None, "5m", "1h"]),
+)
 @settings(max_examples=examples(60), deadline=None)
-def test_never_beyond_the_limit_and_formats_without_drops(shape: list[tuple[str, bool]], provider: str) -> None:
+def test_never_beyond_the_limit_and_formats_without_drops(
+    shape: list[tuple[str, Any]], provider: str, ttl: str | None
+) -> None:
     msgs: list[Msg] = []
-    for k, (role, marked) in enumerate(shape):
-        meta = {"_cache_control": True} if marked else {}
+    for k, (role, marker) in enumerate(shape):
+        meta = {"_cache_control": marker} if marker is not None else {}
         msgs.append(Msg(role, f"m{k}", metadata=meta))
-    got = place_cache_markers(msgs, provider=provider, tools=TOOLS)
+    got = place_cache_markers(msgs, provider=provider, tools=TOOLS, ttl=ttl)
     taken = sum(1 for m in got.messages if m.metadata.get("_cache_control")) + sum(
         1 for t in got.tools or [] if t.get("_cache_control")
     )
-    given_marks = sum(marked for _, marked in shape)
+    given_marks = sum(marker is not None for _, marker in shape)
     assert taken == max(given_marks, min(4, given_marks + len(got.placed)))
     assert len(got.placed) <= max(0, 4 - given_marks)
     if any(m.role.value != "SYSTEM" for m in msgs) and given_marks <= 4:
         r = formatted(provider, got.messages, tools=got.tools)
         assert not [d for d in r.diagnostics if d.rule == "cache-breakpoint-dropped"], r.diagnostics_dicts()
+        if provider == "anthropic":  # the helper's markers never break the order of lifetimes the given ones keep
+            given_order = [r.rule for r in formatted(provider, msgs).diagnostics if r.rule == "cache-ttl-order"]
+            said = [d.rule for d in r.diagnostics if d.rule == "cache-ttl-order"]
+            assert len(said) <= len(given_order), (shape, ttl, r.diagnostics_dicts())
+
+
+def test_lifetime_follows_the_markers_already_there() -> None:
+    msgs = _conversation()
+    msgs[0] = msgs[0].copy(metadata={"_cache_control": True})  # a 5m system prompt
+    got = place_cache_markers(msgs, provider="anthropic", ttl="1h")
+    assert got.placed == (CacheMarker("turn", "/4", {"ttl": "5m"}),)
+    msgs[4] = msgs[4].copy(metadata={"_cache_control": {"ttl": "1h"}})
+    msgs[0] = msgs[0].copy(metadata={})
+    got = place_cache_markers(msgs, provider="anthropic", tools=TOOLS)  # 5m asked, before a 1h one: 1h
+    assert [(p.where, p.value) for p in got.placed] == [("tools", {"ttl": "1h"}), ("system", {"ttl": "1h"})]
+    assert not [d for d in formatted("anthropic", got.messages, tools=got.tools).diagnostics if "cache" in d.rule]

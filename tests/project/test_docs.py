@@ -142,6 +142,21 @@ def _system_prompt(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monke
     assert shown is not None and shown.group(1) == text + "\n"  # the prompt the page shows
 
 
+def _cache_markers(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/context.md, Prompt caching: the marked request, then the helper's placement (it runs on the page's own
+    conversation and tools, so the first block's names are the second's)."""
+    if "conversation" not in ns and "place_cache_markers" in ns["source"]:
+        first = fenced(ROOT / "docs" / "context.md", "python")[0]
+        exec(compile(first, "context.md#0", "exec"), ns)
+    run_block(ns)
+    request = ns["request"]
+    assert request.body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    # what the page's comments say: the 1h breakpoint after 5m ones; the helper's marker takes their 5m
+    assert [(p.pointer, p.rule) for p in request.diagnostics] == [("/1/metadata/_cache_control", "cache-ttl-order")]
+    if "placed" in ns:
+        assert [(m.where, m.value) for m in ns["placed"].placed] == [("turn", {"ttl": "5m"})]
+
+
 def _think_tags(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = "<think>\nThe user greets me.\n</think>\n\nHello!"  # the reply the snippet's comment shows
     reply = {"role": "assistant", "content": text}
@@ -177,6 +192,8 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("formatters.md", 'StructuredOutput(schema, name="City")', _structured_request),
     ("formatters.md", "msg.structured_output(City)", _structured_reply),
     ("streams.md", "think_tags=True)", _think_tags),
+    ("context.md", "_cache_control", _cache_markers),
+    ("context.md", "place_cache_markers(conversation", _cache_markers),
     ("formatters.md", "long_term_memory=", _system_prompt),
     ("adding-a-provider.md", "class Reader(PayloadReader)", _provider_module),
     ("adding-a-provider.md", "reduce_events(parse_stream(sse))", _provider_module),

@@ -124,7 +124,59 @@ def place_cache_markers(
                 room -= 1
     if room <= 0 and len(placed) < 3:
         notes.append(f"{provider} takes at most {limit} breakpoints: no room for more")
+    if provider == "anthropic" and placed:
+        placed = _lifetimes_in_order(msgs, tool_list or [], placed, notes)
     return CachePlacement(msgs, tool_list, tuple(placed), tuple(notes))
+
+
+def _ttl(value: Any) -> str:
+    mark = parse_mark(value)
+    return mark.ttl or "5m" if mark is not None and not isinstance(mark, str) else "5m"
+
+
+def _lifetimes_in_order(
+    msgs: list[Msg], tools: list[dict[str, Any]], placed: list[CacheMarker], notes: list[str]
+) -> list[CacheMarker]:
+    """Anthropic refuses a 1h breakpoint after a 5m one (request order: tools, system, messages). A marker placed
+    here (``placed`` is in request order) takes the lifetime of the markers already there when its own would break
+    that order: 5m after a 5m one, else 1h before a 1h one (said in the notes)."""
+
+    def order(pointer: str) -> tuple[int, int]:
+        if pointer.startswith("/tools/"):
+            return (0, int(pointer.rsplit("/", 1)[1]))
+        i = int(pointer[1:])
+        return (1 if msgs[i].role is MsgRole.SYSTEM else 2, i)
+
+    ours = {p.pointer for p in placed}
+    given: list[tuple[tuple[int, int], str]] = []
+    for k, t in enumerate(tools):
+        if f"/tools/{k}" not in ours and _marked(t):
+            given.append((order(f"/tools/{k}"), _ttl(t[MARKER])))
+    for i, m in enumerate(msgs):
+        if f"/{i}" not in ours and _marked(m.metadata):
+            given.append((order(f"/{i}"), _ttl(m.metadata[MARKER])))
+    out = []
+    for p in placed:
+        at = order(p.pointer)
+        ttl = _ttl(p.value)
+        want = ttl
+        if any(o < at and t == "5m" for o, t in given):  # (a 1h here would be refused; a later 1h is so already)
+            want = "5m"
+        elif any(o > at and t == "1h" for o, t in given):
+            want = "1h"
+        given.append((at, want))  # (the helper's own markers, in request order, bind the later ones too)
+        if want != ttl:
+            value = {**(p.value if isinstance(p.value, dict) else {}), "ttl": want}
+            notes.append(f"{p.pointer}: ttl {want}, as the markers already there ask (longer lifetimes first)")
+            p = CacheMarker(p.where, p.pointer, value)
+            if p.where == "tools":
+                k = int(p.pointer.rsplit("/", 1)[1])
+                tools[k] = {**tools[k], MARKER: value}
+            else:
+                i = int(p.pointer[1:])
+                msgs[i] = msgs[i].copy(metadata={**msgs[i].metadata, MARKER: value})
+        out.append(p)
+    return out
 
 
 def _marked(meta: Mapping[str, Any] | None) -> bool:
