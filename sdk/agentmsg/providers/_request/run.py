@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from agentmsg.message import Msg
-from agentmsg.providers._request.cache import message_marks
+from agentmsg.providers._request.cache import automatic, message_marks
 from agentmsg.providers._request.context import (
     Context,
     FormatOptions,
@@ -22,7 +22,7 @@ from agentmsg.providers._request.context import (
     as_options,
     check_messages,
 )
-from agentmsg.providers._request.fields import COMMON, checks, scan
+from agentmsg.providers._request.fields import COMMON, REPORTED, checks, scan
 from agentmsg.providers._request.structured import as_structured_output
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, normalize_tool_choice, normalize_tools
 
@@ -98,6 +98,8 @@ def run_format(
         ctx.media.close()
     if structured is not None and "structured_output" not in draft.parser_options:
         ctx.report("/structured_output", "param-dropped", f"{spec.name} takes no structured output: not asked for")
+    if ctx.cache_marks or any(t.cache is not None for t in tool_defs):
+        _cache_said(ctx, table, tool_defs, spec.title)
     scan(ctx, msgs, table, ctx.unscanned)
     diagnostics = ctx.finish(strict)
     return FormattedRequest(
@@ -109,6 +111,17 @@ def run_format(
         stream=stream,
         parser_options=draft.parser_options,
     )
+
+
+def _cache_said(ctx: Context, table: Any, tool_defs: list[ToolDef], title: str) -> None:
+    """A provider whose table says it caches on its own (``metadata._cache_control`` reported ``cache-automatic``, the
+    common row) and whose ``build`` said nothing of the markers: said here, once, so that a new provider's markers are
+    never dropped in silence."""
+    row = table["message"].get("metadata._cache_control")
+    if row is None or row.how != REPORTED or "cache-automatic" not in row.rules:
+        return
+    if not any(d[1] == "cache-automatic" for d in ctx.diagnostics):
+        automatic(ctx, ctx.cache_marks, tool_defs, f"{title} caches prompt prefixes on its own")
 
 
 def usable_choice(ctx: Context, choice: ToolChoice | None, tools: Sequence[ToolDef]) -> ToolChoice | None:
