@@ -230,7 +230,8 @@ def _place_cache(
         return part  # type: ignore[no-any-return]
 
     found = C.tool_points(tool_defs, body.get("tools")) + C.points(ctx, msgs, walk.cuts, part_of)
-    C.place(ctx, found, C.anthropic_put, ttl_order=True)
+    # a top-level cache_control parameter (automatic caching: the last cacheable block) takes one of the four slots
+    C.place(ctx, found, C.anthropic_put, limit=C.LIMIT - ("cache_control" in body), ttl_order=True)
 
 
 def _strip_final_assistant(turns: list[dict[str, Any]], walk: _AnthropicWalk, ctx: Context) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentmsg import AssistantMessage, SystemMessage, TextBlock, ThinkingBlock, UserMessage
+from agentmsg.providers import get
 from tests._support.providers import TOOLS, rules, tool_loop
 from tests.oracles import formatted, require
 
@@ -135,10 +136,6 @@ def test_tool_marker_refused_when_malformed() -> None:
 def test_marked_body_is_an_anthropic_sdk_request() -> None:
     """The anthropic package's own request type (``MessageCreateParamsNonStreaming``, TypedDicts read by pydantic,
     which leaves out keys the types do not declare) holds every marker: the body comes back unchanged."""
-    require("anthropic")
-    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
-    from pydantic import TypeAdapter
-
     msgs = tool_loop()
     msgs[0] = msgs[0].copy(metadata={"_cache_control": {"ttl": "1h"}})
     msgs[1] = msgs[1].copy(metadata={"_cache_control": {"ttl": "1h"}})
@@ -146,9 +143,17 @@ def test_marked_body_is_an_anthropic_sdk_request() -> None:
     msgs[3] = msgs[3].copy(metadata={"_cache_control": True})
     body = formatted("anthropic", msgs, tools=[dict(TOOLS[0], _cache_control={"ttl": "1h"})]).body
     assert len(_marked(body)) == 4
+    assert _sdk_request(body) == body
+
+
+def _sdk_request(body: dict[str, Any]) -> Any:
+    """The body as the anthropic SDK's request type reads it (keys it does not declare left out)."""
+    require("anthropic")
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+    from pydantic import TypeAdapter
+
     adapter = TypeAdapter(MessageCreateParamsNonStreaming)  # (alive while its lazy iterables are read)
-    back = _plain(adapter.validate_python(body))
-    assert back == body
+    return _plain(adapter.validate_python(body))
 
 
 def _plain(value: Any) -> Any:
@@ -158,3 +163,19 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (str, bytes, int, float, bool)) or value is None:
         return value
     return [_plain(v) for v in value]
+
+
+@pytest.mark.oracle
+def test_top_level_cache_control_takes_a_slot() -> None:
+    """Anthropic's automatic caching (a top-level cache_control parameter, sent as given) marks the last cacheable
+    block: one of the four slots, so three markers are placed. (The docs' 2025-09 request schema predates the
+    parameter: the anthropic SDK's request type checks the body.)"""
+    msgs: list[Any] = [SystemMessage("sys", metadata={"_cache_control": True})]
+    for k in range(3):
+        msgs += [UserMessage(f"q{k}", metadata={"_cache_control": True}), AssistantMessage(f"a{k}")]
+    msgs.append(UserMessage("last"))
+    r = get("anthropic").format_request(msgs, cache_control={"type": "ephemeral"})
+    assert r.body["cache_control"] == EPHEMERAL
+    assert _sdk_request(r.body) == r.body
+    assert _marked(r.body) == ["system/0", "messages/2/0", "messages/4/0"]
+    assert [p for p, rule in rules(r)] == ["/1/metadata/_cache_control"]
