@@ -214,5 +214,7 @@ def add_parser(sub: Any) -> None:
         help="a JSON array of messages (or JSON Lines, one message per line, or one message); '-' for stdin",
     )
     limit_options(p)
-    output_format_option(p, "one JSON object per line (pointer, rule, kind: lossy, rewrite, info, error or note, message)")
+    output_format_option(
+        p, "one JSON object per line (pointer, rule, kind: lossy, rewrite, info, error or note, message)"
+    )
     p.set_defaults(func=run)

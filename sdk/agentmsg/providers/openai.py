@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -112,6 +113,13 @@ FIELDS: Final = {
                 "signature-dropped", note="Gemini's, through Google's compatible endpoint: extra_content.google"
             ),
             "tool_result.state": _NO_STATE,
+            "message.metadata._cache_control": mapped(
+                "cache-automatic",
+                "cache-breakpoint-dropped",
+                "cache-ttl-dropped",
+                note="gpt-5.6 and later: prompt_cache_breakpoint {mode: explicit} on the message's last content part,"
+                " at most 4, the request's lifetime; other models cache on their own (said once)",
+            ),
             **{f"video.{k}": _NO_VIDEO for k in ("fps", "maxFrames", "minPixels", "maxPixels", "totalPixels")},
             "data.name": mapped(
                 "field-dropped", note="a PDF's file name, in a placeholder's text; else not sent (field-dropped)"
@@ -282,7 +290,8 @@ def format_request(
     spec, v = _variant(variant)
 
     def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
-        walk = _OpenAIWalk(ctx, v, multi_agent, agent_name)
+        explicit = v.name == "openai" and explicit_breakpoints(model or spec.default_model)
+        walk = _OpenAIWalk(ctx, v, multi_agent, agent_name, explicit)
         # Google's OpenAI-compatible endpoint (a Gemini model) takes a call's signature back in extra_content,
         # which OpenAI's own API refuses (its tool calls have no other field)
         walk.google_signatures = v.google_signatures and "gemini" in (model or "").lower()
@@ -314,7 +323,9 @@ def format_request(
             extra.setdefault("enable_thinking", True)
         F.apply_params(ctx, extra, v.params, body)
         if ctx.cache_marks or any(t.cache is not None for t in tool_defs):
-            if walk.places_marks:
+            if explicit:
+                C.place_openai(ctx, msgs, walk.cuts, tool_defs)
+            elif walk.places_marks:
                 C.place_chat(ctx, msgs, walk.cuts, tool_defs, typed=True)
             else:
                 C.automatic(ctx, ctx.cache_marks, tool_defs, _AUTOMATIC.get(v.name, _AUTOMATIC["openai"]))
@@ -339,14 +350,24 @@ _NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
 #: why a variant that caches on its own takes no marker (cache-automatic)
 _AUTOMATIC: Final = {
     "openai": "OpenAI caches prompt prefixes of 1024 tokens or more on its own (a prompt_cache_key parameter is sent"
-    " as given)",
+    " as given; gpt-5.6 and later take explicit breakpoints)",
     "deepseek": "DeepSeek caches prompt prefixes on its own (its disk cache)",
 }
 
 
+_GPT_VERSION = re.compile(r"(?:^|[/:])gpt-(\d+)(?:\.(\d+))?")
+
+
+def explicit_breakpoints(model: str) -> bool:
+    """Whether an OpenAI model takes explicit prompt-cache breakpoints on content parts: gpt-5.6 and later (the
+    SDK's docstrings, provider-fields.md 1.4); the others cache on their own only."""
+    m = _GPT_VERSION.search(model.lower())
+    return m is not None and (int(m.group(1)), int(m.group(2) or 0)) >= (5, 6)
+
+
 class _OpenAIWalk(ChatWalk):
-    def __init__(self, ctx: Context, v: OpenAIVariant, multi: bool, agent: str | None) -> None:
-        self.places_marks = v.cache_markers  # (before Walk.__init__ reads it)
+    def __init__(self, ctx: Context, v: OpenAIVariant, multi: bool, agent: str | None, explicit: bool = False) -> None:
+        self.places_marks = v.cache_markers or explicit  # (before Walk.__init__ reads it)
         super().__init__(ctx, multi, agent)
         self.v = v
         self.reasoning_field = v.reasoning_field

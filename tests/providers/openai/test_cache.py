@@ -51,3 +51,33 @@ def test_recorded_deepseek_cache_counts_in_usage() -> None:
     body["usage"] = {**body["usage"], "prompt_tokens_details": None, "prompt_cache_hit_tokens": 4}
     usage = module("openai").parse_response(body).usage
     assert usage is not None and usage.cached_tokens == 4
+
+
+@pytest.mark.parametrize("model", ["gpt-5.6", "gpt-5.6-mini", "gpt-6", "ft:gpt-5.7:acme"])
+def test_explicit_breakpoints_from_gpt_5_6(model: str) -> None:
+    """gpt-5.6 and later take ``prompt_cache_breakpoint: {"mode": "explicit"}`` on content parts (provider-fields.md
+    1.4; OpenAI's request schema holds it): on the marked message's last part, content in list form; the lifetime is
+    the request's, so a marker's ttl is said; a tool definition takes none."""
+    msgs = [
+        SystemMessage("sys", metadata={"_cache_control": True}),
+        UserMessage("q"),
+        AssistantMessage("a", metadata={"_cache_control": {"ttl": "1h"}}),
+        UserMessage("q2"),
+    ]
+    r = formatted("openai", msgs, model=model, tools=[dict(TOOLS[0], _cache_control=True)])
+    out = r.body["messages"]
+    breakpoint_ = {"mode": "explicit"}
+    assert out[0]["content"] == [{"type": "text", "text": "sys", "prompt_cache_breakpoint": breakpoint_}]
+    assert out[2]["content"] == [{"type": "text", "text": "a", "prompt_cache_breakpoint": breakpoint_}]
+    assert out[1]["content"] == "q" and out[3]["content"] == "q2"
+    assert rules(r) == [
+        ("/2/metadata/_cache_control", "cache-ttl-dropped"),
+        ("/tools/0/_cache_control", "cache-breakpoint-dropped"),
+    ]
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-5", "gpt-5.5", "o3"])
+def test_older_models_cache_on_their_own(model: str) -> None:
+    r = formatted("openai", [UserMessage("q", metadata={"_cache_control": True})], model=model)
+    assert rules(r) == [("/0/metadata/_cache_control", "cache-automatic")]
+    assert "prompt_cache_breakpoint" not in str(r.body)

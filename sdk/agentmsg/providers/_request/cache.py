@@ -17,7 +17,9 @@ Each provider says what it does with a marker (its field table's ``metadata._cac
   definition takes none (a marker in the messages caches the tools before them: ``cache-breakpoint-dropped``);
 * Gemini: a marker with a ``name`` (or the ``cached_content`` parameter) names an explicit cache, ``cachedContent``;
   what it holds is not sent (``cached-content-used``); without one, Gemini caches implicitly (``cache-automatic``);
-* OpenAI, DeepSeek: the provider caches prompt prefixes on its own (``cache-automatic``); OpenAI takes a
+* OpenAI gpt-5.6 and later: ``prompt_cache_breakpoint: {"mode": "explicit"}`` on the marked message's last content
+  part, at most four, the request's lifetime (a ``ttl`` is ``cache-ttl-dropped``);
+* other OpenAI models, DeepSeek: the provider caches prompt prefixes on its own (``cache-automatic``); OpenAI takes a
   ``prompt_cache_key`` parameter, passed through.
 """
 
@@ -233,10 +235,13 @@ def tool_points(tools: Sequence[Any], parts: Sequence[dict[str, Any]] | None, wh
     return out
 
 
-def chat_put(typed: bool) -> Callable[[dict[str, Any], str | None], None]:
-    """DashScope's marker on a chat message (an entry of ``messages``): ``cache_control: {"type": "ephemeral"}`` on
-    its last content part, the content in its list form (``typed``: OpenAI-style ``{"type": "text", ...}`` parts, else
-    DashScope native ``{"text": ...}``)."""
+def chat_put(
+    typed: bool, key: str = "cache_control", value: Any = None
+) -> Callable[[dict[str, Any], str | None], None]:
+    """The marker on a chat message (an entry of ``messages``): ``key: value`` on its last content part, the content
+    in its list form (``typed``: OpenAI-style ``{"type": "text", ...}`` parts, else DashScope native ``{"text": ...}``).
+    Default: DashScope's ``cache_control: {"type": "ephemeral"}``."""
+    marker = {"type": "ephemeral"} if value is None else value
 
     def put(entry: dict[str, Any], ttl: str | None) -> None:
         content = entry["content"]
@@ -245,21 +250,23 @@ def chat_put(typed: bool) -> Callable[[dict[str, Any], str | None], None]:
             entry["content"] = [part]
         else:
             part = content[-1]
-        part["cache_control"] = {"type": "ephemeral"}
+        part[key] = dict(marker)
 
     return put
 
 
-def one_lifetime(ctx: Context, found: Iterable[Breakpoint], lifetime: str = "5m") -> list[Breakpoint]:
-    """A provider whose cache has one lifetime: a breakpoint asking for another is said (``cache-ttl-dropped``)."""
+def one_lifetime(ctx: Context, found: Iterable[Breakpoint], lifetime: str | None = "5m") -> list[Breakpoint]:
+    """A provider whose cache has one lifetime: a breakpoint asking for another is said (``cache-ttl-dropped``);
+    ``lifetime`` None: a breakpoint takes no lifetime of its own (OpenAI: the request's)."""
     out = []
     for p in found:
         if p.ttl is not None and p.ttl != lifetime and p.part is not None:
-            ctx.report(
-                p.pointer,
-                "cache-ttl-dropped",
-                f"{ctx.provider}'s cache lives {lifetime} (renewed on each hit): the marker's ttl {p.ttl} is not sent",
+            why = (
+                f"{ctx.provider}'s cache lives {lifetime} (renewed on each hit)"
+                if lifetime is not None
+                else f"{ctx.provider}'s breakpoints take the request's lifetime (prompt_cache_options.ttl)"
             )
+            ctx.report(p.pointer, "cache-ttl-dropped", f"{why}: the marker's ttl {p.ttl} is not sent")
             p.ttl = None
         out.append(p)
     return out
@@ -271,3 +278,16 @@ def place_chat(ctx: Context, messages: Sequence[Msg], cuts: Any, tools: Sequence
     why = f"{ctx.provider} takes no marker on a tool definition (a marker in the messages caches the tools before them)"
     found = tool_points(tools, None, why) + one_lifetime(ctx, points(ctx, messages, cuts))
     place(ctx, found, chat_put(typed))
+
+
+#: OpenAI's explicit breakpoint on a content part (gpt-5.6 and later: provider-fields.md 1.4)
+OPENAI_BREAKPOINT: Final = {"mode": "explicit"}
+
+
+def place_openai(ctx: Context, messages: Sequence[Msg], cuts: Any, tools: Sequence[Any]) -> None:
+    """OpenAI's explicit breakpoints (gpt-5.6 and later): ``prompt_cache_breakpoint: {"mode": "explicit"}`` on the
+    marked messages' last content parts, at most four (the API writes the latest ones); a breakpoint takes the
+    request's lifetime; a tool definition takes none (a breakpoint in the messages covers the tools before them)."""
+    why = f"{ctx.provider} takes no breakpoint on a tool definition (one in the messages covers the tools before them)"
+    found = tool_points(tools, None, why) + one_lifetime(ctx, points(ctx, messages, cuts), None)
+    place(ctx, found, chat_put(True, "prompt_cache_breakpoint", OPENAI_BREAKPOINT))
