@@ -172,3 +172,14 @@ def test_lifetime_follows_the_markers_already_there() -> None:
     got = place_cache_markers(msgs, provider="anthropic", tools=TOOLS)  # 5m asked, before a 1h one: 1h
     assert [(p.where, p.value) for p in got.placed] == [("tools", {"ttl": "1h"}), ("system", {"ttl": "1h"})]
     assert not [d for d in formatted("anthropic", got.messages, tools=got.tools).diagnostics if "cache" in d.rule]
+
+
+def test_openai_explicit_breakpoints_by_model() -> None:
+    got = place_cache_markers(_conversation(), provider="openai", tools=TOOLS, model="gpt-5.6", ttl="1h")
+    assert [(p.where, p.value) for p in got.placed] == [("system", True), ("turn", True)]
+    r = formatted("openai", got.messages, tools=got.tools, model="gpt-5.6")
+    assert [
+        m["content"][0].get("prompt_cache_breakpoint") for m in r.body["messages"] if isinstance(m["content"], list)
+    ]
+    assert not [d for d in r.diagnostics if d.rule.startswith("cache")]
+    assert place_cache_markers(_conversation(), provider="openai", model="gpt-4o").placed == ()

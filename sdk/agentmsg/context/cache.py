@@ -19,6 +19,7 @@ from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request.cache import LIMIT, MARKER, TTLS, parse_mark
+from agentmsg.providers.openai import explicit_breakpoints
 
 __all__ = ["CacheMarker", "CachePlacement", "place_cache_markers"]
 
@@ -57,6 +58,7 @@ def place_cache_markers(
     limit: int = LIMIT,
     count: Callable[[Sequence[Msg]], int] | None = None,
     min_tokens: int = 1024,
+    model: str | None = None,
 ) -> CachePlacement:
     """Mark, for ``provider`` (a registry name), the prefixes worth caching: the tool definitions (Anthropic: the
     last tool; DashScope takes no marker there, and its system prompt's marker caches the tools before it), the system
@@ -65,12 +67,16 @@ def place_cache_markers(
     (``5m`` or ``1h``: Anthropic; the others have one lifetime). The markers already in the conversation count against
     ``limit`` (four: Anthropic's and DashScope's) and are kept; none is placed twice. ``count`` (a token counter for the
     provider, ``count(messages) -> int``) with ``min_tokens``: a prefix shorter than that (the providers do not cache
-    it) gets no marker. Nothing given is changed: the result holds new lists and copies."""
+    it) gets no marker. ``model``: OpenAI's gpt-5.6 and later take explicit breakpoints (on messages, not tools), the
+    other OpenAI models none. Nothing given is changed: the result holds new lists and copies."""
     if ttl is not None and ttl not in TTLS:
         raise ValidationError.single("/ttl", "enum", f"ttl is one of {', '.join(TTLS)}, not {ttl!r}")
     msgs = list(messages)
     tool_list = [dict(t) for t in tools] if tools is not None else None
-    if provider not in _TAKES_MARKERS:
+    takes = _TAKES_MARKERS.get(provider)
+    if takes is None and provider == "openai" and model is not None and explicit_breakpoints(model):
+        takes = False
+    if takes is None:
         return CachePlacement(
             msgs,
             tool_list,
@@ -97,7 +103,7 @@ def place_cache_markers(
         return False
 
     # the tools (Anthropic), the system prompt, the last stable turn: in request order, the most stable first
-    if tool_list and _TAKES_MARKERS[provider] and room > 0:
+    if tool_list and takes and room > 0:
         k = len(tool_list) - 1
         if not any(_marked(t) for t in tool_list):
             tool_list[k] = {**tool_list[k], MARKER: value}
