@@ -1,0 +1,14 @@
+"""Context that fits: counting a conversation's tokens for a provider (and, built on the count, trimming it to a
+budget and marking what the provider should cache).
+
+    from agentmsg.context import count_tokens
+    n = count_tokens(messages, provider="anthropic", model="claude-sonnet-4-5", tools=tools)
+    n.total, n.messages, n.tools, n.overhead  # per message, in order; they sum to the total
+    n.method, n.error  # "tokenizer:o200k_base" (exact) or "estimate" with its stated relative error
+
+docs/context.md says how each provider is counted and how close the estimates are.
+"""
+
+from agentmsg.context.count import TokenCount, count_tokens
+
+__all__ = ["TokenCount", "count_tokens"]
