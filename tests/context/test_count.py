@@ -84,10 +84,13 @@ def test_openai_counts_with_o200k_and_the_cookbook_framing() -> None:
     enc = _tokenizers.counter("o200k_base")
     assert enc.exact, "bpe-openai (agentmsg[count]) is installed in the test environment"
     text = "Hello there, how are you today?"
-    n = count_tokens([_msg("USER", TextBlock(text=text), name="bob")], provider="openai", model="gpt-4o")
+    n = count_tokens([_msg("USER", TextBlock(text=text), name="bob")], provider="openai", model="gpt-5")
     assert n.method == "tokenizer:o200k_base" and n.error is None
     assert n.messages == (3 + enc.count(text) + 1,)
     assert n.overhead == 3 and n.total == n.messages[0] + 3
+    # gpt-4o frames a message with 4 (measured on the corpus)
+    n = count_tokens([_msg("USER", TextBlock(text=text))], provider="openai", model="gpt-4o")
+    assert n.messages == (4 + enc.count(text),)
     # gpt-4 and gpt-3.5 use cl100k
     assert count_tokens([_msg("USER", TextBlock(text=text))], provider="openai", model="gpt-4-0613").method == (
         "tokenizer:cl100k_base"

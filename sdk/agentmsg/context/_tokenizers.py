@@ -66,6 +66,7 @@ def _bpe_openai(name: str) -> TextCounter | None:
     with warnings.catch_warnings():  # bpe-openai 0.1.4 reads its data with importlib.resources.open_binary
         warnings.simplefilter("ignore", DeprecationWarning)
         enc: Any = bpe_openai.get_encoding(name)
+        enc.encode_ordinary("load")  # (the vocabulary is read at the first encoding)
     encode = enc.encode_ordinary
     return TextCounter(name, True, lambda text: len(encode(text)) if text else 0)
 
