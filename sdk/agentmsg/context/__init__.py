@@ -6,9 +6,12 @@ budget and marking what the provider should cache).
     n.total, n.messages, n.tools, n.overhead  # per message, in order; they sum to the total
     n.method, n.error  # "tokenizer:o200k_base" (exact) or "estimate" with its stated relative error
 
+The providers' own counting endpoints (Anthropic, Gemini, DashScope) are reached through the clients:
+``Client(provider).count_tokens(messages, tools=...)`` gives a :class:`ProviderCount`.
+
 docs/context.md says how each provider is counted and how close the estimates are.
 """
 
-from agentmsg.context.count import TokenCount, count_tokens
+from agentmsg.context.count import ProviderCount, TokenCount, count_tokens
 
-__all__ = ["TokenCount", "count_tokens"]
+__all__ = ["ProviderCount", "TokenCount", "count_tokens"]

@@ -44,7 +44,7 @@ from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request.common import mime_of
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
 
-__all__ = ["TokenCount", "count_tokens"]
+__all__ = ["ProviderCount", "TokenCount", "count_tokens"]
 
 
 @attrs.frozen(kw_only=True)
@@ -78,6 +78,17 @@ class TokenCount:
             "method": self.method,
             "error": self.error,
         }
+
+
+@attrs.frozen(kw_only=True)
+class ProviderCount:
+    """The count a provider's own counting endpoint gave (``Client.count_tokens``): ``total`` input tokens for
+    ``model``, and the whole ``reply`` (Gemini's ``cachedContentTokenCount`` and ``promptTokensDetails``, say)."""
+
+    total: int
+    provider: str
+    model: str | None
+    reply: dict[str, Any] = attrs.field(repr=False)
 
 
 # ---- profiles: how each provider frames and prices a request ----------------------------------------------------
