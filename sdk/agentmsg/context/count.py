@@ -216,8 +216,12 @@ _DEFAULT_FILE_TOKENS: Final = 1000
 _PDF_PAGE: Final = re.compile(rb"/Type\s*/Page[^s]")
 
 
+#: a registry name with no profile of its own (a provider added without one): an o200k estimate, within 50%
+_GENERIC: Final = _Profile(vocab="o200k_base", own=False, text_error=0.5)
+
+
 def _profile(name: str, model: str | None) -> _Profile:
-    profile = _PROFILES[name]
+    profile = _PROFILES.get(name, _GENERIC)
     if model:
         m = model.lower()
         for prefixes, changes in _MODEL_PROFILES.get(name, ()):
