@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentmsg import Msg
+from agentmsg import Msg, TextBlock
 from agentmsg.context import count_tokens
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "context" / "corpus.json"
@@ -48,3 +48,12 @@ def test_openai_counts_without_tools_are_exact_for_current_models() -> None:
         msgs = [Msg.from_dict({"id": f"m{i}", "metadata": {}, **m}) for i, m in enumerate(c["messages"])]
         exact += count_tokens(msgs, provider="openai", model=c["model"]).total == c["official"]
     assert len(text_only) >= 10 and exact >= len(text_only) - 1  # (one recording's count is off by 19 in 3,152)
+
+
+def test_the_recorded_openai_fixture_whose_request_is_known_is_counted_exactly() -> None:
+    """tests/fixtures/providers/openai/chat_completion_text.json is openai-python's test_parse_nothing reply
+    (gpt-4o-2024-08-06), whose request is one user message, "What's the weather like in SF?" (the test's source):
+    its usage says 14 prompt tokens."""
+    reply = json.loads((CORPUS.parents[1] / "providers" / "openai" / "chat_completion_text.json").read_text("utf-8"))
+    asked = [Msg(role="USER", content=[TextBlock(text="What's the weather like in SF?")])]
+    assert count_tokens(asked, provider="openai", model=reply["model"]).total == reply["usage"]["prompt_tokens"] == 14
