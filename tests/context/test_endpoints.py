@@ -114,3 +114,20 @@ def test_a_provider_without_an_endpoint_is_refused_before_sending(server: Replay
     with Client(provider, base_url=server.url, api_key="k") as client, pytest.raises(BadRequestError, match="offline"):
         client.count_tokens(CONVO)
     assert server.requests == []
+
+
+def test_the_async_client_raises_the_error_reply_and_refuses_without_an_endpoint(server: ReplayServer) -> None:
+    server.add(
+        CASES["anthropic"][1], Reply(status=404, body=(REPLIES / "anthropic_count_tokens_error_404.json").read_bytes())
+    )
+
+    async def run(provider: str) -> None:
+        async with AsyncClient(provider, base_url=server.url, api_key="k", max_retries=0) as client:
+            await client.count_tokens(CONVO)
+
+    with pytest.raises(ProviderError, match="claude-does-not-exist") as caught:
+        asyncio.run(run("anthropic"))
+    assert caught.value.status_code == 404
+    with pytest.raises(BadRequestError, match="offline"):
+        asyncio.run(run("openai"))
+    assert len(server.requests) == 1
