@@ -1,7 +1,20 @@
-"""Context that fits: prompt-cache markers placed where they pay (:func:`place_cache_markers`; docs/context.md)."""
+"""Context that fits: counting a conversation's tokens for a provider, and marking what the provider should cache.
+
+    from agentmsg.context import count_tokens
+    n = count_tokens(messages, provider="anthropic", model="claude-sonnet-4-5", tools=tools)
+    n.total, n.messages, n.tools, n.overhead  # per message, in order; they sum to the total
+    n.method, n.error  # "tokenizer:o200k_base" (exact) or "estimate" with its stated relative error
+
+The providers' own counting endpoints (Anthropic, Gemini, DashScope) are reached through the clients:
+``Client(provider).count_tokens(messages, tools=...)`` gives a :class:`ProviderCount`.
+:func:`place_cache_markers` puts prompt-cache markers where they pay.
+
+docs/context.md says how each provider is counted, how close the estimates are, and how markers are sent.
+"""
 
 from __future__ import annotations
 
 from agentmsg.context.cache import CacheMarker, CachePlacement, place_cache_markers
+from agentmsg.context.count import ProviderCount, TokenCount, count_tokens
 
-__all__ = ["CacheMarker", "CachePlacement", "place_cache_markers"]
+__all__ = ["CacheMarker", "CachePlacement", "ProviderCount", "TokenCount", "count_tokens", "place_cache_markers"]

@@ -1,0 +1,97 @@
+"""The text counters behind :func:`agentmsg.context.count_tokens`: a real tokenizer where one is installed and runs
+offline with the vocabulary its wheel ships, else an estimate from the text's characters.
+
+- ``o200k_base`` / ``cl100k_base``: OpenAI's BPE vocabularies, from ``bpe-openai`` (MIT; the extra
+  ``agentmsg[count]``). Its wheel bundles the files byte-identical to OpenAI's published ones, so nothing is
+  downloaded at first use (tiktoken downloads them: shared reference, provider-fields.md section 7).
+- ``qwen``: the Qwen BPE vocabulary ``dashscope`` (Apache-2.0) ships in its wheel (``resources/qwen.tiktoken``),
+  read through dashscope's own tokenizer; nothing downloaded either.
+- ``chars``: no tokenizer: about four bytes of ASCII text per token, one token per CJK character, two per other
+  non-ASCII character (emoji, accents), measured against o200k on the corpus in ``tests/fixtures/context``.
+
+No vocabulary is loaded before a count asks for it, and each is loaded once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import re
+import warnings
+from collections.abc import Callable
+from typing import Any, Final
+
+import attrs
+
+__all__ = ["TextCounter", "chars_estimate", "counter"]
+
+#: ASCII text, CJK ideographs / kana / hangul, everything else
+_ASCII: Final = re.compile(r"[\x00-\x7f]+")
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+@attrs.frozen
+class TextCounter:
+    """``count(text)`` -> tokens. ``name``: the vocabulary (``o200k_base``, ``qwen``, ``chars``); ``exact``: a real
+    tokenizer (else an estimate)."""
+
+    name: str
+    exact: bool
+    count: Callable[[str], int]
+
+
+def chars_estimate(text: str) -> int:
+    """Tokens of ``text`` without a tokenizer: ASCII runs at 4 bytes per token (at least one per run), one per CJK
+    character, two per other non-ASCII character."""
+    if not text:
+        return 0
+    if text.isascii():
+        return (len(text) + 3) // 4
+    ascii_runs = _ASCII.findall(text)
+    ascii_len = sum(len(r) for r in ascii_runs)
+    cjk = len(_CJK.findall(text))
+    other = len(text) - ascii_len - cjk
+    return (ascii_len + 3) // 4 + cjk + 2 * other
+
+
+CHARS: Final = TextCounter("chars", False, chars_estimate)
+
+
+@functools.cache
+def _bpe_openai(name: str) -> TextCounter | None:
+    if importlib.util.find_spec("bpe_openai") is None:
+        return None
+    with warnings.catch_warnings():  # bpe-openai 0.1.4 reads its data with importlib.resources.open_binary
+        warnings.simplefilter("ignore", DeprecationWarning)
+        # (imported by name: an optional, untyped package that type checkers of user code need not follow; its
+        # import reads cl100k already)
+        bpe_openai = importlib.import_module("bpe_openai")
+        enc: Any = bpe_openai.get_encoding(name)
+        enc.encode_ordinary("load")  # (the vocabulary is read at the first encoding)
+    encode = enc.encode_ordinary
+    return TextCounter(name, True, lambda text: len(encode(text)) if text else 0)
+
+
+@functools.cache
+def _qwen() -> TextCounter | None:
+    if importlib.util.find_spec("dashscope") is None:
+        return None
+    tokenizers = importlib.import_module("dashscope.tokenizers")  # (optional: imported by name, as bpe_openai)
+    tok: Any = tokenizers.get_tokenizer("qwen-plus")
+    encode = tok.encode
+    return TextCounter("qwen", True, lambda text: len(encode(text)) if text else 0)
+
+
+#: the loaders by vocabulary name: each returns None when its package is not installed
+_LOADERS: Final[dict[str, Callable[[], TextCounter | None]]] = {
+    "o200k_base": lambda: _bpe_openai("o200k_base"),
+    "cl100k_base": lambda: _bpe_openai("cl100k_base"),
+    "qwen": _qwen,
+}
+
+
+def counter(name: str) -> TextCounter:
+    """The counter of a vocabulary, or :data:`CHARS` when its package is not installed."""
+    found = _LOADERS[name]()
+    return found if found is not None else CHARS

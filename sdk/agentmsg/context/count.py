@@ -1,0 +1,486 @@
+"""Counting a conversation's input tokens for a provider, offline.
+
+:func:`count_tokens` walks the messages block by block, in one pass (time linear in the conversation), and prices
+each block as the provider's formatter sends it: text and reasoning through the provider's tokenizer where one runs
+offline (``_tokenizers.py``), tool calls as their name and JSON arguments, tool results as their output, media at
+the provider's documented rate (``_media.py``), plus the provider's framing per message and per request, and the
+tool definitions. It walks the blocks rather than counting the body ``format_request`` builds because the count is
+given per message (``TokenCount.messages``, which trimming relies on) and a provider's body does not map back to
+the messages: system prompts are hoisted, consecutive turns merged, tool results regrouped.
+
+Where the provider's own tokenizer is not available offline (Claude, Gemini, DeepSeek) the count is an estimate:
+OpenAI's o200k vocabulary scaled by a factor measured against the providers' official counts, with the relative
+error measured on the same corpus as its stated bound (``bench/run.py --only context`` prints both). The providers'
+own counting endpoints are reached through the clients (``Client.count_tokens``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+import orjson
+
+from agentmsg.blocks import (
+    AudioBlock,
+    DataBlock,
+    HintBlock,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    VideoBlock,
+)
+from agentmsg.context import _media
+from agentmsg.context._tokenizers import TextCounter, counter
+from agentmsg.errors import ValidationError
+from agentmsg.message import Msg, MsgRole
+from agentmsg.providers._request.common import mime_of
+from agentmsg.providers._request.tools import ToolDef, normalize_tools
+
+__all__ = ["ProviderCount", "TokenCount", "count_tokens"]
+
+
+@attrs.frozen(kw_only=True)
+class TokenCount:
+    """A conversation's input tokens for one provider and model.
+
+    ``total``: every token of the request (``sum(messages) + tools + overhead``). ``messages``: each message's
+    tokens, in the order given (its content and its framing). ``tools``: the tool definitions. ``overhead``: the
+    request's own framing (the reply's priming, a tool-use system prompt). ``method``: ``tokenizer:<name>`` (the
+    provider's own vocabulary, run offline) or ``estimate``. ``error``: the stated relative error bound of the
+    count (``0.1``: within 10% of the provider's count), None when every part is counted exactly."""
+
+    total: int
+    messages: tuple[int, ...]
+    tools: int
+    overhead: int
+    method: str
+    error: float | None
+
+    def __attrs_post_init__(self) -> None:
+        if sum(self.messages) + self.tools + self.overhead != self.total:
+            raise ValueError("a TokenCount's messages, tools and overhead must sum to its total")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The count as JSON-ready data."""
+        return {
+            "total": self.total,
+            "messages": list(self.messages),
+            "tools": self.tools,
+            "overhead": self.overhead,
+            "method": self.method,
+            "error": self.error,
+        }
+
+
+@attrs.frozen(kw_only=True)
+class ProviderCount:
+    """The count a provider's own counting endpoint gave (``Client.count_tokens``): ``total`` input tokens for
+    ``model``, and the whole ``reply`` (Gemini's ``cachedContentTokenCount`` and ``promptTokensDetails``, say)."""
+
+    total: int
+    provider: str
+    model: str | None
+    reply: dict[str, Any] = attrs.field(repr=False)
+
+
+# ---- profiles: how each provider frames and prices a request ----------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class _Profile:
+    """How one provider family frames a request, in tokens.
+
+    ``vocab``: the vocabulary text is counted with. ``own``: it is the provider's own (else the count is an
+    estimate, scaled by ``scale``, stated within ``text_error``). ``per_message``: framing of each message (role
+    markers); ``per_name``: a speaker name sent; ``priming``: the reply's start, once per request;
+    ``per_call``/``per_result``: framing of a tool call and of a tool result; ``thinking``: which reasoning is sent
+    and counted (``none``; ``all``; ``current``: only after the last user turn, as Anthropic counts it);
+    ``tools_base``: a request with tools (a tool-use system prompt); ``per_tool``: each definition's framing;
+    ``tool_style``: ``typescript`` (OpenAI renders functions as a TypeScript namespace) or ``json``."""
+
+    vocab: str
+    own: bool
+    scale: float = 1.0
+    text_error: float = 0.0
+    per_message: int = 3
+    per_name: int = 0
+    priming: int = 3
+    per_call: int = 3
+    per_result: int = 3
+    thinking: str = "none"
+    tools_base: int = 0
+    per_tool: int = 0
+    tool_style: str = "json"
+    #: stated relative error of the tool definitions' count (their rendering is not published)
+    tools_error: float = 0.15
+    #: the tool definitions' tokens as a share of their rendering's (measured)
+    tools_scale: float = 1.0
+    image: str = "openai"
+    audio_per_second: float = 32.0
+    video_per_second: float = 263.0
+    pdf_per_page: int = 2250
+    #: the audio and video rates are the provider's documented ones (else a duration read still leaves error 1.0)
+    timed_documented: bool = True
+
+
+#: Qwen's chat template: <|im_start|>role\n ... <|im_end|>\n (5 tokens a message), the reply primed with
+#: <|im_start|>assistant\n (3); a call as <tool_call> JSON </tool_call>, a result as <tool_response> ...
+#: </tool_response> in its turn; tools as JSON lines inside the template's instructions (about 100 tokens). Not
+#: measured (no official DashScope count at hand); audio and video rates unverified (their error is 1.0)
+_QWEN: Final = _Profile(
+    vocab="qwen",
+    own=True,
+    per_message=5,
+    priming=3,
+    per_call=12,
+    per_result=5,
+    thinking="none",
+    tools_base=100,
+    per_tool=10,
+    image="qwen",
+    audio_per_second=25.0,
+    video_per_second=200.0,
+    timed_documented=False,
+)
+
+#: by registry name. The scales and errors of the estimates are measured in bench/context.py (tests/fixtures/context).
+_PROFILES: Final[dict[str, _Profile]] = {
+    # OpenAI Chat Completions: 3 per message (<|start|>role ... <|end|>), 1 per name, 3 to prime the reply (OpenAI
+    # cookbook "How to count tokens with tiktoken"); functions rendered as a TypeScript namespace in the system turn
+    "openai": _Profile(vocab="o200k_base", own=True, per_name=1, tools_base=12, per_tool=4, tool_style="typescript"),
+    # DeepSeek: its vocabulary ships only in a package whose vocabulary licence is not stated; o200k counts CJK text
+    # at about half DeepSeek-V3's tokens (reference section 7's samples), hence the wide error; no official count
+    # was at hand to measure it
+    "deepseek": _Profile(vocab="o200k_base", own=False, scale=1.1, text_error=0.5, per_message=4, priming=2),
+    "dashscope": _QWEN,
+    "dashscope-compatible": _QWEN,
+    # Anthropic: no offline tokenizer for Claude 3+; a tool-use system prompt of 346 tokens (tool_choice auto/none,
+    # Anthropic's tool-use pricing table); previous turns' thinking is not counted (token-counting docs)
+    "anthropic": _Profile(
+        vocab="o200k_base",
+        own=False,
+        scale=1.2,
+        text_error=0.25,
+        per_message=2,
+        priming=4,
+        per_call=10,
+        per_result=8,
+        thinking="current",
+        tools_base=346,
+        per_tool=8,
+        image="anthropic",
+        pdf_per_page=2250,
+    ),
+    # Gemini: no offline tokenizer (google-genai's LocalTokenizer downloads its model); 258 per image tile, 263/s
+    # video, 32/s audio (ai.google.dev tokens page)
+    "gemini": _Profile(
+        vocab="o200k_base",
+        own=False,
+        scale=1.0,
+        text_error=0.5,
+        per_message=1,
+        priming=0,
+        per_call=0,
+        per_result=0,
+        thinking="all",
+        tools_base=0,
+        per_tool=20,
+        image="gemini",
+        pdf_per_page=258,
+    ),
+}
+
+#: model families that differ from their provider's profile (name prefixes; measured on tests/fixtures/context):
+#: OpenAI's gpt-4o, gpt-4.1 and gpt-4.5 frame a message with 4 tokens (o-series and gpt-5 with 3); Gemini 1.x and
+#: 2.0 count tool definitions at about a third of their JSON (2.5 and later at about all of it)
+_MODEL_PROFILES: Final[dict[str, tuple[tuple[tuple[str, ...], dict[str, Any]], ...]]] = {
+    "openai": ((("gpt-4o", "gpt-4.1", "gpt-4.5", "chatgpt-4o"), {"per_message": 4}),),
+    "gemini": ((("gemini-1.", "gemini-2.0"), {"tools_scale": 0.3, "per_tool": 5}),),
+}
+#: the error stated for a medium whose size or length was not read (priced at the defaults of _media.py)
+_UNKNOWN_MEDIA_ERROR: Final = 1.0
+#: the error stated for a medium priced by a documented formula from its real size
+_MEDIA_ERROR: Final = 0.1
+#: the error stated for the character estimate (no tokenizer installed): its worst case against o200k on the corpus
+_CHARS_ERROR: Final = 0.5
+#: tokens a data block is priced at when its content is not read (not text, not a PDF)
+_DEFAULT_FILE_TOKENS: Final = 1000
+_PDF_PAGE: Final = re.compile(rb"/Type\s*/Page[^s]")
+
+
+#: a registry name with no profile of its own (a provider added without one): an o200k estimate, within 50%
+_GENERIC: Final = _Profile(vocab="o200k_base", own=False, text_error=0.5)
+
+
+def _profile(name: str, model: str | None) -> _Profile:
+    profile = _PROFILES.get(name, _GENERIC)
+    if model:
+        m = model.lower()
+        for prefixes, changes in _MODEL_PROFILES.get(name, ()):
+            if m.startswith(prefixes):
+                return attrs.evolve(profile, **changes)
+    return profile
+
+
+def _vocab_for(profile: _Profile, model: str | None) -> str:
+    if profile.vocab == "o200k_base" and profile.own and model:
+        m = model.lower()
+        if m.startswith(("gpt-4-", "gpt-3.5")) or m == "gpt-4":
+            return "cl100k_base"
+    return profile.vocab
+
+
+# ---- the walk ----------------------------------------------------------------------------------------------------
+
+
+class _Tally:
+    """The parts of one count and the error each carries (tokens x relative error)."""
+
+    __slots__ = ("model", "profile", "text", "unsure")
+
+    def __init__(self, text: TextCounter, profile: _Profile, model: str | None) -> None:
+        self.text = text
+        self.profile = profile
+        self.model = model
+        #: sum of tokens x their relative error, outside the text's own error
+        self.unsure = 0.0
+
+    def words(self, text: str) -> int:
+        n = self.text.count(text)
+        scale = self.profile.scale if not self.profile.own else 1.0
+        return math.ceil(n * scale) if scale != 1.0 else n
+
+    def unsure_tokens(self, tokens: int, error: float) -> int:
+        self.unsure += tokens * error
+        return tokens
+
+    # -- media --
+
+    def image(self, block: Any) -> int:
+        size = _media.image_size(block.source)
+        known = size is not None
+        w, h = size if size is not None else _media.DEFAULT_SIZE
+        p = self.profile
+        if p.image == "anthropic":
+            tokens = _media.anthropic_image(w, h)
+        elif p.image == "gemini":
+            tokens = _media.gemini_image(w, h)
+        elif p.image == "qwen":
+            tokens = _media.qwen_image(w, h, block.min_pixels, block.max_pixels)
+        else:
+            tokens = self._openai_image(w, h)
+        return self.unsure_tokens(tokens, _MEDIA_ERROR if known else _UNKNOWN_MEDIA_ERROR)
+
+    def _openai_image(self, w: int, h: int) -> int:
+        model = (self.model or "").lower()
+        for prefix, multiplier in _media.PATCH_MULTIPLIERS.items():
+            if model.startswith(prefix):
+                return _media.openai_patches(w, h, multiplier)
+        return _media.openai_tiles(w, h)
+
+    def timed(self, block: Any, per_second: float) -> int:
+        seconds = _media.media_seconds(block.source)
+        known = seconds is not None
+        tokens = math.ceil((seconds if seconds is not None else _media.DEFAULT_SECONDS) * per_second)
+        sure = known and self.profile.timed_documented
+        return self.unsure_tokens(tokens, _MEDIA_ERROR if sure else _UNKNOWN_MEDIA_ERROR)
+
+    def data(self, block: Any) -> int:
+        mime = mime_of(block.source) or ""
+        main = mime.split("/", 1)[0]
+        if main == "image":
+            return self.image(_AsImage(block.source))
+        if main == "audio":
+            return self.timed(block, self.profile.audio_per_second)
+        if main == "video":
+            return self.timed(block, self.profile.video_per_second)
+        raw = _decoded(block.source)
+        if raw is not None and (main == "text" or mime in _TEXT_MIMES):
+            return self.words(raw.decode("utf-8", "replace")) + self.profile.per_result
+        if raw is not None and mime == "application/pdf":
+            pages = max(1, len(_PDF_PAGE.findall(raw)))
+            return self.unsure_tokens(pages * self.profile.pdf_per_page, 0.35)
+        return self.unsure_tokens(_DEFAULT_FILE_TOKENS, _UNKNOWN_MEDIA_ERROR)
+
+
+@attrs.frozen
+class _AsImage:
+    """A data block holding an image, priced as an image block with no pixel hints."""
+
+    source: Any
+    min_pixels: int | None = None
+    max_pixels: int | None = None
+
+
+_TEXT_MIMES: Final = frozenset({"application/json", "application/xml", "application/x-yaml", "application/yaml"})
+
+
+def _decoded(source: Any) -> bytes | None:
+    if getattr(source, "type", None) != "base64":
+        return None
+    try:
+        return base64.b64decode(source.data, validate=False)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool) -> int:
+    p = t.profile
+    n = 0
+    for b in blocks:
+        kind = type(b)
+        if kind is TextBlock:
+            n += t.words(b.text)
+        elif kind is ThinkingBlock:
+            if thinking:
+                n += t.words(b.thinking)
+        elif kind is ToolUseBlock:
+            n += t.words(b.name) + t.words(_dumps(b.input) if b.content is None else b.content) + p.per_call
+        elif kind is ToolResultBlock:
+            n += _blocks(t, b.output, thinking) + p.per_result
+        elif kind is HintBlock:
+            n += t.words(b.hint) + p.per_message
+        elif kind is ImageBlock:
+            n += t.image(b)
+        elif kind is AudioBlock:
+            n += t.timed(b, p.audio_per_second)
+        elif kind is VideoBlock:
+            n += t.timed(b, p.video_per_second)
+        elif kind is DataBlock:
+            n += t.data(b)
+        elif isinstance(b, str):
+            n += t.words(b)
+    return n
+
+
+def _tool_defs(t: _Tally, tools: list[ToolDef]) -> int:
+    if not tools:
+        return 0
+    p = t.profile
+    n = p.tools_base
+    for tool in tools:
+        if p.tool_style == "typescript":
+            n += t.words(_typescript(tool)) + p.per_tool
+        else:
+            shown: dict[str, Any] = {"name": tool.name, "parameters": tool.parameters}
+            if tool.description:
+                shown["description"] = tool.description
+            n += t.words(_dumps(shown)) + p.per_tool
+    if p.tools_scale != 1.0:
+        n = math.ceil(n * p.tools_scale)
+    return t.unsure_tokens(n, p.tools_error)
+
+
+def _typescript(tool: ToolDef) -> str:
+    """A function definition as OpenAI shows it to the model: ``// description`` then
+    ``type name = (_: {...}) => any;`` with each parameter's description as a comment."""
+    lines = []
+    if tool.description:
+        lines.append(f"// {tool.description}")
+    props = tool.parameters.get("properties")
+    if isinstance(props, Mapping) and props:
+        required = tool.parameters.get("required") or ()
+        lines.append(f"type {tool.name} = (_: {{")
+        for key, schema in props.items():
+            if isinstance(schema, Mapping) and isinstance(schema.get("description"), str):
+                lines.append(f"// {schema['description']}")
+            opt = "" if key in required else "?"
+            lines.append(f"{key}{opt}: {_ts_type(schema)},")
+        lines.append("}) => any;")
+    else:
+        lines.append(f"type {tool.name} = () => any;")
+    return "\n".join(lines)
+
+
+def _ts_type(schema: Any) -> str:
+    if not isinstance(schema, Mapping):
+        return "any"
+    if "enum" in schema and isinstance(schema["enum"], list):
+        return " | ".join(_dumps(v) for v in schema["enum"])
+    kind = schema.get("type")
+    if kind == "array":
+        return f"{_ts_type(schema.get('items'))}[]"
+    if kind == "object":
+        props = schema.get("properties")
+        if isinstance(props, Mapping):
+            inner = ", ".join(f"{k}: {_ts_type(v)}" for k, v in props.items())
+            return f"{{{inner}}}"
+        return "object"
+    if kind == "integer":
+        return "number"
+    if isinstance(kind, str):
+        return kind
+    return "any"
+
+
+def _last_user_turn(messages: Sequence[Msg]) -> int:
+    """The index of the last user message that is not only tool results (-1: none)."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role is MsgRole.USER and any(type(b) is not ToolResultBlock for b in m.content):
+            return i
+    return -1
+
+
+def count_tokens(
+    messages: Sequence[Msg],
+    *,
+    provider: str,
+    model: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+) -> TokenCount:
+    """The input tokens of a conversation for a provider (a registry name: ``openai``, ``anthropic``, ``gemini``,
+    ``dashscope``, ``deepseek``, ``dashscope-compatible``), offline, in one pass over the messages.
+
+    ``model`` picks the vocabulary and image method where the provider has several (OpenAI: cl100k for gpt-4 and
+    gpt-3.5, the patch method for gpt-4.1-mini/-nano). ``tools``: the tool definitions, as ``format_request`` takes
+    them. Returns a :class:`TokenCount` (per message, tools, framing, the method and its stated error). Raises
+    KeyError for an unknown provider and :class:`~agentmsg.ValidationError` for tools that are not definitions."""
+    from agentmsg.providers import get
+
+    name = get(provider).spec.name
+    profile = _profile(name, model)
+    text = counter(_vocab_for(profile, model))
+    t = _Tally(text, profile, model)
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+        raise ValidationError.single("", "type", "messages must be a list of Msg")
+    defs = normalize_tools(tools)
+    current = _last_user_turn(messages) if profile.thinking == "current" else -1
+    per_message = profile.per_message
+    per_name = profile.per_name
+    counts = []
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, Msg):
+            raise ValidationError.single(f"/{i}", "type", f"message {i} is not a Msg")
+        thinking = profile.thinking == "all" or (profile.thinking == "current" and i > current)
+        n = per_message + _blocks(t, msg.content, thinking)
+        if per_name and msg.name:
+            n += per_name
+        counts.append(n)
+    tool_tokens = _tool_defs(t, defs)
+    overhead = profile.priming
+    total = sum(counts) + tool_tokens + overhead
+    exact = text.exact and profile.own
+    method = f"tokenizer:{text.name}" if exact else "estimate"
+    text_error = 0.0 if exact else (profile.text_error if text.exact else _CHARS_ERROR)
+    error = None if exact and t.unsure == 0 else round(text_error + t.unsure / max(total, 1), 3)
+    return TokenCount(
+        total=total, messages=tuple(counts), tools=tool_tokens, overhead=overhead, method=method, error=error
+    )
+
+
+def profiled() -> tuple[str, ...]:
+    """The registry names counting has a profile for (every provider of the registry)."""
+    return tuple(_PROFILES)

@@ -1,0 +1,325 @@
+"""count_tokens: the parts sum to the total, each provider's framing and media rates, the tokenizer used offline and
+the estimate without it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+from agentmsg import (
+    AudioBlock,
+    Base64Source,
+    ImageBlock,
+    Msg,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    URLSource,
+    ValidationError,
+)
+from agentmsg.context import TokenCount, _media, _tokenizers, count_tokens
+from agentmsg.context.count import profiled
+from agentmsg.providers import NAMES
+from tests.context import _images
+
+WEATHER = {
+    "name": "get_weather",
+    "description": "Get the weather of a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}},
+}
+
+
+def _msg(role: str, *blocks: Any, name: str | None = None) -> Msg:
+    return Msg(role=role, content=list(blocks), name=name)
+
+
+def _conversation() -> list[Msg]:
+    return [
+        _msg("SYSTEM", TextBlock(text="You are a helpful assistant.")),
+        _msg("USER", TextBlock(text="What is the weather in Paris?")),
+        _msg(
+            "ASSISTANT",
+            ThinkingBlock(thinking="The user wants the weather; call the tool.", metadata={"signature": "c2ln"}),
+            ToolUseBlock(id="call_1", name="get_weather", input={"city": "Paris"}),
+        ),
+        _msg("TOOL", ToolResultBlock(id="call_1", name="get_weather", output=[TextBlock(text="18 C, cloudy")])),
+        _msg("ASSISTANT", TextBlock(text="It is 18 C and cloudy in Paris.")),
+    ]
+
+
+def _image(raw: bytes, mime: str) -> ImageBlock:
+    return ImageBlock(source=Base64Source(media_type=mime, data=_images.b64(raw)))
+
+
+def test_every_registry_provider_is_profiled() -> None:
+    assert set(NAMES) == set(profiled())
+
+
+@pytest.mark.parametrize("provider", sorted(profiled()))
+def test_parts_sum_to_the_total_in_message_order(provider: str) -> None:
+    msgs = _conversation()
+    n = count_tokens(msgs, provider=provider, tools=[WEATHER])
+    assert len(n.messages) == len(msgs)
+    assert sum(n.messages) + n.tools + n.overhead == n.total
+    assert all(c > 0 for c in n.messages) and n.tools > 0
+    # each message's count is its own: counting a prefix gives the same leading counts (without the current-turn
+    # thinking rule, which depends on the last user turn: the prefix ends where the full conversation does not)
+    prefix = count_tokens(msgs[:2], provider=provider, tools=[WEATHER])
+    assert prefix.messages == n.messages[:2]
+    assert n.error is None or 0 < n.error < 2
+
+
+def test_token_count_refuses_parts_that_do_not_sum() -> None:
+    with pytest.raises(ValueError, match="sum"):
+        TokenCount(total=10, messages=(3, 3), tools=0, overhead=3, method="estimate", error=0.1)
+
+
+def test_openai_counts_with_o200k_and_the_cookbook_framing() -> None:
+    enc = _tokenizers.counter("o200k_base")
+    assert enc.exact, "bpe-openai (agentmsg[count]) is installed in the test environment"
+    text = "Hello there, how are you today?"
+    n = count_tokens([_msg("USER", TextBlock(text=text), name="bob")], provider="openai", model="gpt-5")
+    assert n.method == "tokenizer:o200k_base" and n.error is None
+    assert n.messages == (3 + enc.count(text) + 1,)
+    assert n.overhead == 3 and n.total == n.messages[0] + 3
+    # gpt-4o frames a message with 4 (measured on the corpus)
+    n = count_tokens([_msg("USER", TextBlock(text=text))], provider="openai", model="gpt-4o")
+    assert n.messages == (4 + enc.count(text),)
+    # gpt-4 and gpt-3.5 use cl100k
+    assert count_tokens([_msg("USER", TextBlock(text=text))], provider="openai", model="gpt-4-0613").method == (
+        "tokenizer:cl100k_base"
+    )
+
+
+def test_dashscope_counts_with_the_qwen_vocabulary_shipped_in_dashscope() -> None:
+    n = count_tokens([_msg("USER", TextBlock(text="你好，世界"))], provider="dashscope", model="qwen-plus")
+    assert n.method == "tokenizer:qwen" and n.error is None
+    assert n.messages == (5 + _tokenizers.counter("qwen").count("你好，世界"),)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini", "deepseek"])
+def test_providers_without_an_offline_tokenizer_are_estimates_with_an_error(provider: str) -> None:
+    n = count_tokens(_conversation(), provider=provider)
+    assert n.method == "estimate"
+    assert n.error is not None and 0 < n.error < 1
+
+
+def test_without_a_tokenizer_package_the_count_is_a_character_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(_tokenizers._LOADERS, "o200k_base", lambda: None)
+    monkeypatch.setitem(_tokenizers._LOADERS, "qwen", lambda: None)
+    for provider in ("openai", "dashscope"):
+        n = count_tokens(_conversation(), provider=provider)
+        assert n.method == "estimate" and n.error is not None and n.error >= 0.5
+        assert sum(n.messages) + n.tools + n.overhead == n.total
+
+
+def test_character_estimate() -> None:
+    assert _tokenizers.chars_estimate("") == 0
+    assert _tokenizers.chars_estimate("abcd" * 10) == 10
+    assert _tokenizers.chars_estimate("你好") == 2
+    assert _tokenizers.chars_estimate("ab你") == 2
+
+
+def test_anthropic_counts_only_the_current_turns_thinking() -> None:
+    msgs = _conversation()
+    with_thinking = count_tokens(msgs, provider="anthropic").messages[2]
+    # a new user turn after it: that thinking is a previous turn's, which Anthropic does not count
+    later = count_tokens([*msgs, _msg("USER", TextBlock(text="Thanks!"))], provider="anthropic").messages[2]
+    assert later < with_thinking
+    # OpenAI Chat Completions takes no reasoning back: never counted
+    no = count_tokens(msgs, provider="openai").messages[2]
+    no_thinking = [msgs[0], msgs[1], _msg("ASSISTANT", *msgs[2].content[1:])]
+    assert no == count_tokens(no_thinking, provider="openai").messages[2]
+
+
+# ---- media ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "mime"),
+    [
+        (_images.png(1024, 1024), "image/png"),
+        (_images.gif(1024, 1024), "image/gif"),
+        (_images.jpeg(1024, 1024), "image/jpeg"),
+        (_images.webp_vp8x(1024, 1024), "image/webp"),
+    ],
+)
+def test_image_size_is_read_from_the_header(raw: bytes, mime: str) -> None:
+    assert _media.image_size(Base64Source(media_type=mime, data=_images.b64(raw))) == (1024, 1024)
+
+
+def test_documented_image_costs() -> None:
+    # OpenAI's docs examples (tile method), low detail
+    assert _media.openai_tiles(1024, 1024) == 765
+    assert _media.openai_tiles(2048, 4096) == 1105
+    assert _media.openai_tiles(4000, 3000, "low") == 85
+    # Anthropic: w*h/750, long edge resized to 1568, at most 1568 tokens
+    assert _media.anthropic_image(1000, 1000) == 1334
+    assert _media.anthropic_image(200, 200) == 54
+    assert _media.anthropic_image(8000, 8000) == 1568
+    # Gemini: 258 up to 384x384, else 258 per 768-px tile
+    assert _media.gemini_image(384, 300) == 258
+    assert _media.gemini_image(1024, 1024) == 4 * 258
+    # Qwen-VL: 28x28 pixels a token, 4..1280, plus 2
+    assert _media.qwen_image(280, 280) == 102
+    assert _media.qwen_image(10, 10) == 6
+    assert _media.qwen_image(4000, 4000) == 1282
+    # the patch method: 32-px patches times the model's multiplier, at most 1536 patches
+    assert _media.openai_patches(1024, 1024, 1.62) == 1659
+    assert _media.openai_patches(4096, 4096, 1.0) == 1536
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "cost"),
+    [
+        ("openai", "gpt-4o", 765),
+        ("openai", "gpt-4.1-mini", 1659),
+        ("anthropic", None, 1399),
+        ("gemini", None, 1032),
+        ("dashscope", "qwen-vl-max", 1282),
+    ],
+)
+def test_a_known_size_image_is_priced_by_the_providers_rate(provider: str, model: str | None, cost: int) -> None:
+    text_only = count_tokens([_msg("USER", TextBlock(text="Describe it."))], provider=provider, model=model)
+    with_image = count_tokens(
+        [_msg("USER", TextBlock(text="Describe it."), _image(_images.png(1024, 1024), "image/png"))],
+        provider=provider,
+        model=model,
+    )
+    assert with_image.messages[0] - text_only.messages[0] == cost
+    assert with_image.error is not None and with_image.error > (text_only.error or 0)
+
+
+def test_an_image_of_unknown_size_is_priced_at_the_default_with_a_larger_error() -> None:
+    url = ImageBlock(source=URLSource(url="https://example.com/cat.png"))
+    known = count_tokens([_msg("USER", _image(_images.png(1024, 1024), "image/png"))], provider="openai")
+    unknown = count_tokens([_msg("USER", url)], provider="openai")
+    assert known.total == unknown.total  # the default size is 1024x1024
+    assert unknown.error is not None and known.error is not None and unknown.error > known.error
+
+
+def test_audio_duration_from_a_wav_header() -> None:
+    block = AudioBlock(source=Base64Source(media_type="audio/wav", data=_images.b64(_images.wav(3.0))))
+    assert _media.media_seconds(block.source) == 3.0
+    n = count_tokens([_msg("USER", block)], provider="gemini")
+    empty = count_tokens([_msg("USER")], provider="gemini")
+    assert n.messages[0] - empty.messages[0] == 96  # 32 tokens a second
+
+
+# ---- inputs ---------------------------------------------------------------------------------------------------
+
+
+def test_bad_inputs() -> None:
+    with pytest.raises(KeyError, match="unknown provider"):
+        count_tokens([], provider="nope")
+    with pytest.raises(ValidationError):
+        count_tokens("hello", provider="openai")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        count_tokens([{"role": "USER"}], provider="openai")  # type: ignore[list-item]
+    with pytest.raises(ValidationError):
+        count_tokens([], provider="openai", tools=[{"description": "no name"}])
+
+
+def test_empty_conversation_is_the_framing_only() -> None:
+    n = count_tokens([], provider="openai")
+    assert n.messages == () and n.tools == 0 and n.total == n.overhead == 3
+
+
+# ---- no network at first use ------------------------------------------------------------------------------------
+
+
+def test_first_use_needs_no_network() -> None:
+    """A fresh process whose sockets all fail, with proxies pointing at a dead port, loads every vocabulary and counts
+    for every provider with the real tokenizers."""
+    script = textwrap.dedent(
+        """
+        import socket
+        def refuse(*a, **k):
+            raise OSError("network is off in this test")
+        socket.socket.connect = refuse
+        socket.socket.connect_ex = refuse
+        socket.create_connection = refuse
+        socket.getaddrinfo = refuse
+        from agentmsg import Msg, TextBlock
+        from agentmsg.context import count_tokens
+        from agentmsg.providers import NAMES
+        msgs = [Msg(role="USER", content=[TextBlock(text="hello, 世界")])]
+        for p in NAMES:
+            n = count_tokens(msgs, provider=p, model="gpt-4-0613" if p == "openai" else None)
+            print(p, n.method)
+        """
+    )
+    env = {
+        **os.environ,
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "TIKTOKEN_CACHE_DIR": os.devnull,
+    }
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    methods = dict(line.split() for line in out.stdout.splitlines())
+    assert methods["openai"] == "tokenizer:cl100k_base"
+    assert methods["dashscope"] == "tokenizer:qwen"
+    assert methods["anthropic"] == "estimate"
+
+
+# ---- the walk against the formatter ---------------------------------------------------------------------------
+
+
+def _random_conversation(rng: Any, n: int) -> list[Msg]:
+    words = ["alpha", "beta", "你好", "naïve", "λ", "🙂", "tool", "the", "weather", "JSON {}", "\n", "  "]
+    out: list[Msg] = []
+    for i in range(n):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 30)))
+        kind = rng.randint(0, 3)
+        if kind == 0:
+            out.append(_msg("USER", TextBlock(text=text), name=rng.choice([None, "ann"])))
+        elif kind == 1:
+            out.append(_msg("ASSISTANT", TextBlock(text=text)))
+        elif kind == 2:
+            call = ToolUseBlock(id=f"c{i}", name="lookup", input={"q": text})
+            out.append(_msg("ASSISTANT", call))
+            out.append(_msg("TOOL", ToolResultBlock(id=f"c{i}", name="lookup", output=[TextBlock(text=text)])))
+        else:
+            out.append(_msg("SYSTEM", TextBlock(text=text)))
+    return out
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini", "dashscope", "deepseek"])
+def test_a_messages_count_is_its_own_so_counts_of_parts_concatenate(provider: str) -> None:
+    """Each message is priced alone (trimming removes messages and subtracts their counts): counting two halves
+    gives the counts of the whole, and the total is the same whatever the split."""
+    import random
+
+    rng = random.Random(31)
+    for _ in range(20):
+        msgs = _random_conversation(rng, rng.randint(2, 12))
+        cut = rng.randint(0, len(msgs))
+        whole = count_tokens(msgs, provider=provider)
+        assert whole.messages == (
+            count_tokens(msgs[:cut], provider=provider).messages + count_tokens(msgs[cut:], provider=provider).messages
+        )
+
+
+def test_openai_text_counts_equal_the_formatted_bodys_tokens() -> None:
+    """For a text conversation the walk and the formatter agree: the count is the o200k tokens of each message the
+    formatter sends (its content) plus the cookbook's framing, message for message."""
+    import random
+
+    from agentmsg.providers import get
+
+    enc = _tokenizers.counter("o200k_base")
+    rng = random.Random(7)
+    for _ in range(20):
+        msgs = [m for m in _random_conversation(rng, 10) if m.role.value != "TOOL" and type(m.content[0]) is TextBlock]
+        if not msgs:
+            continue
+        body = get("openai").format_request(msgs, model="gpt-5").body
+        expected = sum(3 + enc.count(m["content"]) + (1 if m.get("name") else 0) for m in body["messages"]) + 3
+        assert count_tokens(msgs, provider="openai", model="gpt-5").total == expected
