@@ -6,9 +6,14 @@ budget and marking what the provider should cache).
     n.total, n.messages, n.tools, n.overhead  # per message, in order; they sum to the total
     n.method, n.error  # "tokenizer:o200k_base" (exact) or "estimate" with its stated relative error
 
-docs/context.md says how each provider is counted and how close the estimates are.
+    from agentmsg.context import trim
+    cut = trim(messages, 8_000, provider="anthropic")  # whole units removed oldest first, each one reported
+    cut.messages, cut.removed, cut.tokens, cut.diagnostics
+
+docs/context.md says how each provider is counted and how close the estimates are, and how trimming cuts.
 """
 
 from agentmsg.context.count import TokenCount, count_tokens
+from agentmsg.context.trim import TRIM_RULES, TrimBudgetError, Trimmed, atrim, trim
 
-__all__ = ["TokenCount", "count_tokens"]
+__all__ = ["TRIM_RULES", "TokenCount", "TrimBudgetError", "Trimmed", "atrim", "count_tokens", "trim"]
