@@ -26,6 +26,7 @@ FACES = {
     "agentmsg",
     "agentmsg.blocks",
     "agentmsg.clients",
+    "agentmsg.context",
     "agentmsg.conversation",
     "agentmsg.errors",
     "agentmsg.events",

@@ -306,8 +306,8 @@ RULES: dict[str, tuple[str, str, str]] = {
         "give a larger budget, shorten the system prompt or the last message, or keep fewer units (keep_last)",
     ),
     "trim-assistant-first": (
-        "the kept conversation starts with an assistant turn, which the provider (Anthropic, Gemini) refuses: no"
-        " user message comes before the latest turn",
+        "the kept conversation starts with an assistant turn, which the provider refuses (it takes a user turn first):"
+        " no user message comes before the latest turn",
         "`/1: the kept turns start with an assistant turn`",
         "start the conversation with a user message",
     ),

@@ -266,8 +266,11 @@ class _Plan:
     def diagnostics(self) -> list[Problem]:
         out = []
         for s in self.steps[: self.removed_steps]:
-            first = s.indexes[0]
-            others = f" with {len(s.indexes) - 1} more (to /{s.indexes[-1]})" if len(s.indexes) > 1 else ""
+            first, rest = s.indexes[0], s.indexes[1:]
+            if len(rest) > 3:
+                others = f" with {len(rest)} more (/{rest[0]} to /{rest[-1]})"
+            else:
+                others = " with " + ", ".join(f"/{x}" for x in rest) if rest else ""
             out.append(Problem(f"/{first}", "trim-removed", f"removed{others}: {s.tokens} tokens, {s.why}"))
         return out
 
