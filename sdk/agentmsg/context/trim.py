@@ -234,7 +234,7 @@ class _Plan:
                     steps.append(self._step([opener], False, "oldest first (a message no answer follows)"))
                 else:
                     steps.extend(self._step([a], False, "oldest first") for a in answers[:-1])
-                    steps.append(self._step([answers[-1], opener], False, "oldest first, with its turn's opener"))
+                    steps.append(self._step([opener, answers[-1]], False, "oldest first, with its turn's opener"))
             elif lead and assistant_first and not self.stuck_first:  # no opener before: goes whole, and always
                 lead_units = []
                 while k < first_kept and not openers[k]:
@@ -248,8 +248,10 @@ class _Plan:
         self.removed_steps = 0
 
     def _step(self, unit_ks: list[int], forced: bool, why: str) -> _Step:
-        indexes = sorted(x for k in unit_ks for x in self.units[k])
-        return _Step(indexes, sum(self.counts[x] for x in indexes), forced, why)
+        """The step of these units (ascending: their messages in order)."""
+        units, counts = self.units, self.counts
+        indexes = units[unit_ks[0]] if len(unit_ks) == 1 else [x for k in unit_ks for x in units[k]]
+        return _Step(indexes, sum([counts[x] for x in indexes]), forced, why)
 
     def remove_until(self, over: int) -> int:
         """Remove steps (forced ones too, as they come) until ``over`` tokens are gone; the tokens removed."""
