@@ -267,3 +267,59 @@ def test_first_use_needs_no_network() -> None:
     assert methods["openai"] == "tokenizer:cl100k_base"
     assert methods["dashscope"] == "tokenizer:qwen"
     assert methods["anthropic"] == "estimate"
+
+
+# ---- the walk against the formatter ---------------------------------------------------------------------------
+
+
+def _random_conversation(rng: Any, n: int) -> list[Msg]:
+    words = ["alpha", "beta", "你好", "naïve", "λ", "🙂", "tool", "the", "weather", "JSON {}", "\n", "  "]
+    out: list[Msg] = []
+    for i in range(n):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 30)))
+        kind = rng.randint(0, 3)
+        if kind == 0:
+            out.append(_msg("USER", TextBlock(text=text), name=rng.choice([None, "ann"])))
+        elif kind == 1:
+            out.append(_msg("ASSISTANT", TextBlock(text=text)))
+        elif kind == 2:
+            call = ToolUseBlock(id=f"c{i}", name="lookup", input={"q": text})
+            out.append(_msg("ASSISTANT", call))
+            out.append(_msg("TOOL", ToolResultBlock(id=f"c{i}", name="lookup", output=[TextBlock(text=text)])))
+        else:
+            out.append(_msg("SYSTEM", TextBlock(text=text)))
+    return out
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini", "dashscope", "deepseek"])
+def test_a_messages_count_is_its_own_so_counts_of_parts_concatenate(provider: str) -> None:
+    """Each message is priced alone (trimming removes messages and subtracts their counts): counting two halves
+    gives the counts of the whole, and the total is the same whatever the split."""
+    import random
+
+    rng = random.Random(31)
+    for _ in range(20):
+        msgs = _random_conversation(rng, rng.randint(2, 12))
+        cut = rng.randint(0, len(msgs))
+        whole = count_tokens(msgs, provider=provider)
+        assert whole.messages == (
+            count_tokens(msgs[:cut], provider=provider).messages + count_tokens(msgs[cut:], provider=provider).messages
+        )
+
+
+def test_openai_text_counts_equal_the_formatted_bodys_tokens() -> None:
+    """For a text conversation the walk and the formatter agree: the count is the o200k tokens of each message the
+    formatter sends (its content) plus the cookbook's framing, message for message."""
+    import random
+
+    from agentmsg.providers import get
+
+    enc = _tokenizers.counter("o200k_base")
+    rng = random.Random(7)
+    for _ in range(20):
+        msgs = [m for m in _random_conversation(rng, 10) if m.role.value != "TOOL" and type(m.content[0]) is TextBlock]
+        if not msgs:
+            continue
+        body = get("openai").format_request(msgs, model="gpt-5").body
+        expected = sum(3 + enc.count(m["content"]) + (1 if m.get("name") else 0) for m in body["messages"]) + 3
+        assert count_tokens(msgs, provider="openai", model="gpt-5").total == expected

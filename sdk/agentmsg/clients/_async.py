@@ -27,6 +27,7 @@ import httpx
 
 from agentmsg import Msg, limits
 from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
+from agentmsg.clients._count import counting_request, read_count
 from agentmsg.clients._errors import (
     ERROR_BODY_MAX,
     APIConnectionError,
@@ -37,6 +38,7 @@ from agentmsg.clients._errors import (
 )
 from agentmsg.clients._stream import EVENT_ROOM, StreamState, abody_chunks
 from agentmsg.clients._whole import read_whole
+from agentmsg.context import ProviderCount
 from agentmsg.providers import FormatOptions, FormattedRequest
 
 __all__ = ["READ_AHEAD", "AsyncClient", "AsyncReplyStream"]
@@ -410,6 +412,31 @@ class AsyncClient(BaseClient):
     ) -> Msg:
         """The reply, non-streaming, as :meth:`Client.call`."""
         return await self.send(self.format(messages, stream=False, tools=tools, tool_choice=tool_choice, **params))
+
+    async def count_tokens(
+        self,
+        messages: Sequence[Msg],
+        *,
+        model: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **params: Any,
+    ) -> ProviderCount:
+        """The provider's own count of the input tokens, as :meth:`Client.count_tokens`."""
+        if model is not None:
+            params["model"] = model
+        request = counting_request(self.spec, self.format(messages, stream=False, tools=tools, **params))
+        try:
+            response = await self._send(request)
+            try:
+                body = await read_body(response, limits.max_bytes)
+            except httpx.HTTPError as exc:
+                raise body_broke(self.provider, exc, response.status_code, response.headers) from exc
+            finally:
+                await _release(response)
+            return read_count(self.spec, request.model, body, response.status_code, response.headers)
+        except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+            self._scrub(exc)
+            raise
 
     async def send(self, request: FormattedRequest) -> Msg:
         """The reply to an already formatted non-streaming request."""

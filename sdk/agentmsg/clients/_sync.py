@@ -18,6 +18,7 @@ import httpx
 
 from agentmsg import Msg, limits
 from agentmsg.clients._config import DEFAULT_TIMEOUT, BaseClient
+from agentmsg.clients._count import counting_request, read_count
 from agentmsg.clients._errors import (
     ERROR_BODY_MAX,
     APIConnectionError,
@@ -28,6 +29,7 @@ from agentmsg.clients._errors import (
 )
 from agentmsg.clients._stream import EVENT_ROOM, StreamState, body_chunks
 from agentmsg.clients._whole import read_whole
+from agentmsg.context import ProviderCount
 from agentmsg.providers import FormatOptions, FormattedRequest
 
 __all__ = ["CLOSE_WAIT", "Client", "ReplyStream"]
@@ -337,6 +339,35 @@ class Client(BaseClient):
     ) -> Msg:
         """One non-streaming call: the assistant message."""
         return self.send(self.format(messages, stream=False, tools=tools, tool_choice=tool_choice, **params))
+
+    def count_tokens(
+        self,
+        messages: Sequence[Msg],
+        *,
+        model: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **params: Any,
+    ) -> ProviderCount:
+        """The provider's own count of the input tokens of ``messages`` (and ``tools``), from its counting endpoint
+        (the spec's ``counting``: Anthropic's ``/v1/messages/count_tokens``, Gemini's ``:countTokens``, DashScope's
+        ``/tokenizer``), for the request the formatter builds for them. Raises :class:`BadRequestError` for a
+        provider with no such endpoint (nothing sent: count offline with ``agentmsg.context.count_tokens``) and
+        the provider's error as :meth:`call` does."""
+        if model is not None:
+            params["model"] = model
+        request = counting_request(self.spec, self.format(messages, stream=False, tools=tools, **params))
+        try:
+            response = self._send(request)
+            try:
+                body = read_body(response, limits.max_bytes)
+            except httpx.HTTPError as exc:
+                raise body_broke(self.provider, exc, response.status_code, response.headers) from exc
+            finally:
+                response.close()
+            return read_count(self.spec, request.model, body, response.status_code, response.headers)
+        except ProviderError as exc:  # (the client's credentials, echoed by a server, redacted)
+            self._scrub(exc)
+            raise
 
     def send(self, request: FormattedRequest) -> Msg:
         """The reply to an already formatted non-streaming request."""

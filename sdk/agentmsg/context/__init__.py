@@ -10,10 +10,22 @@ budget and marking what the provider should cache).
     cut = trim(messages, 8_000, provider="anthropic")  # whole units removed oldest first, each one reported
     cut.messages, cut.removed, cut.tokens, cut.diagnostics
 
+The providers' own counting endpoints (Anthropic, Gemini, DashScope) are reached through the clients:
+``Client(provider).count_tokens(messages, tools=...)`` gives a :class:`ProviderCount`.
+
 docs/context.md says how each provider is counted and how close the estimates are, and how trimming cuts.
 """
 
-from agentmsg.context.count import TokenCount, count_tokens
+from agentmsg.context.count import ProviderCount, TokenCount, count_tokens
 from agentmsg.context.trim import TRIM_RULES, TrimBudgetError, Trimmed, atrim, trim
 
-__all__ = ["TRIM_RULES", "TokenCount", "TrimBudgetError", "Trimmed", "atrim", "count_tokens", "trim"]
+__all__ = [
+    "TRIM_RULES",
+    "ProviderCount",
+    "TokenCount",
+    "TrimBudgetError",
+    "Trimmed",
+    "atrim",
+    "count_tokens",
+    "trim",
+]

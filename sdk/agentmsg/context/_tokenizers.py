@@ -61,10 +61,10 @@ CHARS: Final = TextCounter("chars", False, chars_estimate)
 def _bpe_openai(name: str) -> TextCounter | None:
     if importlib.util.find_spec("bpe_openai") is None:
         return None
-    import bpe_openai
-
     with warnings.catch_warnings():  # bpe-openai 0.1.4 reads its data with importlib.resources.open_binary
         warnings.simplefilter("ignore", DeprecationWarning)
+        import bpe_openai  # (its import reads cl100k already)
+
         enc: Any = bpe_openai.get_encoding(name)
         enc.encode_ordinary("load")  # (the vocabulary is read at the first encoding)
     encode = enc.encode_ordinary

@@ -34,7 +34,7 @@ from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
-from agentmsg.providers.base import Entry, Spec
+from agentmsg.providers.base import CountEndpoint, Entry, Spec
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -101,6 +101,25 @@ SPEC: Final = Spec(
     families=("anthropic",),
     client_class="AnthropicClient",
     fields=FIELDS,
+    # POST /v1/messages/count_tokens -> {"input_tokens": N}: the request's fields MessageCountTokensParams declares
+    # (it lacks max_tokens, stream, stop_sequences, metadata, service_tier, temperature ...) [anthropic 2.15.0:
+    # message_count_tokens_params.py, message_tokens_count.py]
+    counting=CountEndpoint(
+        path="/v1/messages/count_tokens",
+        keep=(
+            "messages",
+            "model",
+            "system",
+            "tools",
+            "tool_choice",
+            "thinking",
+            "output_config",
+            "cache_control",
+            "speed",
+        ),
+        reply=("input_tokens",),
+        source="Anthropic token-counting docs; anthropic 2.15.0 MessageCountTokensParams",
+    ),
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 DEFAULT_MAX_TOKENS: Final = 4096

@@ -34,7 +34,7 @@ from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ
 from agentmsg.providers._response.partial_json import json_fragment_writer
 from agentmsg.providers._response.payload import base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
-from agentmsg.providers.base import Entry, Spec
+from agentmsg.providers.base import CountEndpoint, Entry, Spec
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -95,6 +95,17 @@ SPEC: Final = Spec(
     families=("gemini", "google"),
     client_class="GeminiClient",
     fields=FIELDS,
+    # POST /v1beta/models/{model}:countTokens with the whole generateContent body (model named "models/...") under
+    # generateContentRequest, so that the system instruction and the tools are counted too (google-genai's
+    # Developer-API path sends only contents) -> {"totalTokens": N, ...} [generativelanguage v1beta
+    # CountTokensRequest; google-genai 3.6.1 models.py _CountTokensResponse_from_mldev]
+    counting=CountEndpoint(
+        path="/v1beta/models/{model}:countTokens",
+        wrap="generateContentRequest",
+        model_prefix="models/",
+        reply=("totalTokens",),
+        source="generativelanguage v1beta CountTokensRequest; google-genai 3.6.1 models.py",
+    ),
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 #: Google's documented placeholder for function calls that have no thought signature

@@ -11,7 +11,7 @@ import attrs
 
 from agentmsg.providers._request.fields import Handling
 
-__all__ = ["Auth", "Spec", "StreamFlag"]
+__all__ = ["Auth", "CountEndpoint", "Spec", "StreamFlag"]
 
 #: How the API key is sent: ``Authorization: Bearer <key>``, or the key as the value of that header
 Auth = Literal["bearer", "x-api-key", "x-goog-api-key"]
@@ -29,6 +29,24 @@ class StreamFlag:
 
 
 @attrs.frozen(kw_only=True)
+class CountEndpoint:
+    """A provider's token-counting endpoint, as the clients' ``count_tokens`` reaches it: the body is the
+    formatter's request body for the same messages, reshaped.
+
+    ``path``: the endpoint after the base URL (``{model}`` filled with the request's model). ``keep``: the keys of
+    the formatted body sent (empty: all of them). ``wrap``: the body is sent under this key, with ``model`` set to
+    ``model_prefix`` + the model (Gemini's ``generateContentRequest``). ``reply``: the keys leading to the count in
+    the JSON reply. ``source``: where the endpoint and its shapes are documented."""
+
+    path: str
+    reply: tuple[str, ...]
+    keep: tuple[str, ...] = ()
+    wrap: str | None = None
+    model_prefix: str = ""
+    source: str = ""
+
+
+@attrs.frozen(kw_only=True)
 class Spec:
     """Everything about one registry name but its code: who the provider is and how to reach it.
 
@@ -39,7 +57,8 @@ class Spec:
     ``families``: the reasoning provenance (thinking metadata ``provider``) this provider replays natively; the
     first is the one its replies are marked with. ``stream_flags``: parser options the CLI offers.
     ``client_class``: the name of the deprecated client class pinned to this provider (``OpenAIClient``).
-    ``fields``: the formatter's field table (``providers/_request/fields.py``)."""
+    ``fields``: the formatter's field table (``providers/_request/fields.py``). ``counting``: the provider's
+    token-counting endpoint (None: it has none; ``agentmsg.context.count_tokens`` counts offline)."""
 
     name: str
     title: str
@@ -54,3 +73,4 @@ class Spec:
     #: what the formatter does with each field of a conversation: sent, mapped, reported or not sent (None: the
     #: common table, ``providers/_request/fields.py``; docs/formatters.md's field tables are written from it)
     fields: Mapping[str, Mapping[str, Handling]] | None = None
+    counting: CountEndpoint | None = None

@@ -1,0 +1,109 @@
+"""``agentmsg count``: a conversation's input tokens for a provider, offline.
+
+    agentmsg count --provider NAME [--model M] [--tools FILE] [--output-format FORMAT] MESSAGES.json
+
+MESSAGES.json is what ``agentmsg format`` reads (a JSON array of messages, JSON Lines, or one message). Prints one
+JSON object on stdout: ``provider``, ``model``, ``total``, ``messages`` (each message's tokens, in order),
+``tools``, ``overhead``, ``method`` (``tokenizer:<vocabulary>`` or ``estimate``) and ``error`` (the count's stated
+relative error; null when exact): ``agentmsg.context.count_tokens`` (docs/context.md). Problems of the input go to
+stderr, one JSON line each (``pointer``, ``rule``, ``kind``, ``message``) or in the ``--output-format`` asked for;
+exit 1 when the input is invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+import orjson
+
+from agentmsg.cli._io import (
+    CHUNK,
+    EXIT_INVALID,
+    EXIT_OK,
+    UsageError,
+    command_limits,
+    exit_status,
+    limit_options,
+    read_bytes,
+    shown_path,
+    stdin_once,
+)
+from agentmsg.cli._machine import Diagnostics, output_format_option
+from agentmsg.cli.format import _conversation, _hint, _problem_line
+from agentmsg.context import count_tokens
+from agentmsg.errors import Problem, ValidationError
+from agentmsg.providers import NAMES, get
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    diag = Diagnostics(
+        args.output_format,
+        "count",
+        shown_path(args.messages),
+        sys.stderr,
+        own=lambda p, kind, fails: sys.stderr.write(_problem_line(p, kind).decode()),
+    )
+    try:
+        with command_limits(args):
+            return _run(args, out, diag)
+    finally:
+        diag.close()
+
+
+def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
+    tools = None
+    stdin_once(("MESSAGES.json", args.messages), ("--tools", args.tools))
+    try:
+        data = read_bytes(args.messages)
+        if args.tools:
+            try:
+                tools = orjson.loads(read_bytes(args.tools))
+            except orjson.JSONDecodeError as exc:
+                raise UsageError(f"{shown_path(args.tools)}: not valid JSON: {exc}") from None
+    except ValidationError as exc:  # an input over limits.max_bytes
+        for p in exc.problems:
+            diag.say(p, "error", True)
+        return EXIT_INVALID
+    notes: list[Problem] = []
+    try:
+        messages = _conversation(data, notes)
+        for p in notes:  # legacy keys, read in their current form
+            diag.say(p, "note", False)
+        counted = count_tokens(messages, provider=args.provider, model=args.model, tools=tools)
+    except ValidationError as exc:
+        for p in exc.problems:
+            diag.say(p, "error", True)
+        hint = _hint(data[:CHUNK], args.messages)
+        if hint is not None:  # what the input holds, when it is no conversation (kind "hint")
+            diag.say(Problem("", "hint", hint), "hint", False)
+        return EXIT_INVALID
+    model = args.model or get(args.provider).spec.default_model
+    doc: dict[str, Any] = {"provider": args.provider, "model": model, **counted.to_dict()}
+    out.write(orjson.dumps(doc).decode() + "\n")
+    return EXIT_OK
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "count",
+        help="count a conversation's input tokens for a provider, offline (the count as JSON on stdout)",
+        description="Count a conversation's input tokens for a provider, offline: per message, tools, framing.",
+        **exit_status(
+            "0  the count is printed (legacy-key notes on stderr do not count)",
+            "1  the input is invalid or beyond the limits: the problems on stderr, no count",
+            "2  usage error, or a file that cannot be read (--tools: not JSON)",
+        ),
+    )
+    p.add_argument("--provider", required=True, choices=NAMES, help="the provider counted for")
+    p.add_argument("--model", help="model name (default: the provider's default); picks the vocabulary and rates")
+    p.add_argument("--tools", metavar="FILE", help="JSON array of tool definitions (JSON Schema parameters)")
+    p.add_argument(
+        "messages",
+        metavar="MESSAGES.json",
+        help="a JSON array of messages (or JSON Lines, one message per line, or one message); '-' for stdin",
+    )
+    limit_options(p)
+    output_format_option(p, "one JSON object per line (pointer, rule, kind, message)")
+    p.set_defaults(func=run)

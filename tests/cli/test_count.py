@@ -1,0 +1,96 @@
+"""``agentmsg count``: a conversation file's input tokens for a provider, as JSON on stdout (what
+agentmsg.context.count_tokens gives); the input's problems on stderr in every ``--output-format``."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+
+from agentmsg import Msg, TextBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.context import count_tokens
+from tests._support.cli import run
+from tests.cli.test_validate_ci import sarif_schema
+
+CONVO = [
+    Msg(id="m0", role="SYSTEM", content=[TextBlock(text="You are helpful.")]),
+    Msg(id="m1", role="USER", content=[TextBlock(text="Weather in Oslo?")]),
+    Msg(id="m2", role="ASSISTANT", content=[ToolUseBlock(id="c1", name="weather", input={"city": "Oslo"})]),
+    Msg(id="m3", role="TOOL", content=[ToolResultBlock(id="c1", name="weather", output=[TextBlock(text="-3 C")])]),
+]
+TOOLS = [{"name": "weather", "description": "The weather of a city", "parameters": {"type": "object"}}]
+
+
+def _file(tmp_path: Path, name: str, value: object) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(value), "utf-8")
+    return path
+
+
+def test_count_prints_the_count_of_the_library(tmp_path: Path) -> None:
+    path = _file(tmp_path, "convo.json", [m.to_dict() for m in CONVO])
+    tools = _file(tmp_path, "tools.json", TOOLS)
+    for provider, model in (("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-5")):
+        r = run("count", "--provider", provider, "--model", model, "--tools", str(tools), str(path))
+        assert r.returncode == 0 and r.stderr == ""
+        doc = json.loads(r.stdout)
+        expected = count_tokens(CONVO, provider=provider, model=model, tools=TOOLS)
+        assert doc == {"provider": provider, "model": model, **expected.to_dict()}
+    # without --model: the provider's default, named
+    r = run("count", "--provider", "gemini", str(path))
+    assert json.loads(r.stdout)["model"] and json.loads(r.stdout)["method"] == "estimate"
+
+
+def test_json_lines_and_one_message_are_read_as_format_reads_them(tmp_path: Path) -> None:
+    lines = tmp_path / "convo.jsonl"
+    lines.write_text("".join(json.dumps(m.to_dict()) + "\n" for m in CONVO), "utf-8")
+    r = run("count", "--provider", "dashscope", str(lines))
+    assert r.returncode == 0 and len(json.loads(r.stdout)["messages"]) == len(CONVO)
+    one = _file(tmp_path, "one.json", CONVO[1].to_dict())
+    assert json.loads(run("count", "--provider", "dashscope", str(one)).stdout)["messages"][0] > 0
+
+
+def test_an_invalid_conversation_is_said_in_each_format(tmp_path: Path) -> None:
+    bad = [CONVO[0].to_dict(), {**CONVO[1].to_dict(), "role": "ROBOT"}]
+    path = _file(tmp_path, "bad.json", bad)
+    plain = run("count", "--provider", "openai", str(path))
+    assert plain.returncode == 1 and plain.stdout == ""
+    rows = [json.loads(line) for line in plain.stderr.splitlines()]
+    assert rows and rows[0]["pointer"].startswith("/1") and rows[0]["kind"] == "error"
+    sarif = run("count", "--provider", "openai", "--output-format", "sarif", str(path))
+    log = json.loads(sarif.stderr)
+    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    assert log["runs"][0]["invocations"][0]["commandLine"] == "agentmsg count"
+    assert [r["level"] for r in log["runs"][0]["results"]] == ["error"] * len(rows)
+    junit = ET.fromstring(run("count", "--provider", "openai", "--output-format", "junit", str(path)).stderr)
+    assert len(list(junit.iter("failure"))) == len(rows)
+    gh = run("count", "--provider", "openai", "--output-format", "github", str(path)).stderr.splitlines()
+    assert gh and all(line.startswith("::error file=") and "agentmsg count [" in line for line in gh)
+    text = run("count", "--provider", "openai", "--output-format", "text", str(path)).stderr
+    assert str(path) in text
+
+
+def test_agent_events_get_the_hint_to_reduce_them(tmp_path: Path) -> None:
+    event = {
+        "type": "TEXT_BLOCK_DELTA",
+        "replyId": "r",
+        "blockId": "b",
+        "delta": "x",
+        "createdAt": "2025-01-01T00:00:00Z",
+    }
+    path = tmp_path / "events.jsonl"
+    path.write_text(json.dumps(event) + "\n", "utf-8")
+    r = run("count", "--provider", "openai", str(path))
+    assert r.returncode == 1 and "these look like agent events" in r.stderr
+
+
+def test_bad_tools_are_a_usage_error_or_an_invalid_input(tmp_path: Path) -> None:
+    path = _file(tmp_path, "convo.json", [m.to_dict() for m in CONVO])
+    not_json = tmp_path / "tools.json"
+    not_json.write_text("{", "utf-8")
+    assert run("count", "--provider", "openai", "--tools", str(not_json), str(path)).returncode == 2
+    nameless = _file(tmp_path, "nameless.json", [{"description": "no name"}])
+    r = run("count", "--provider", "openai", "--tools", str(nameless), str(path))
+    assert r.returncode == 1 and "/tools/0/name" in r.stderr
