@@ -141,6 +141,16 @@ def test_a_tool_call_and_all_its_results_go_together() -> None:
     assert out.removed == (2, 3, 5)  # the smallest unit that makes room: the calls and both results
 
 
+def test_a_call_id_used_again_pairs_with_its_latest_call() -> None:
+    """Some providers number their calls per turn (call_0 in every turn): a result answers the latest call of its id,
+    so each turn's call is its own unit, not one unit from the first call to the last result."""
+    msgs = [SYSTEM]
+    for i in range(4):
+        msgs += [user(f"q{i}"), assistant(call("call_0")), result("call_0"), assistant()]
+    out = run(msgs, total(msgs) - 1)
+    assert out.removed == (2, 3)
+
+
 def test_system_messages_are_never_removed() -> None:
     msgs = [SYSTEM, user("x " * 40), Msg(MsgRole.SYSTEM, "later"), assistant(), user("last")]
     out = run(msgs, total([SYSTEM, msgs[2], msgs[4]]))

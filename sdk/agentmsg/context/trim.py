@@ -175,8 +175,8 @@ class _Plan:
             blocks: list[Any] = m.content
             for b in blocks:
                 t = type(b)
-                if t is ToolUseBlock:
-                    call_at.setdefault(b.id, i)
+                if t is ToolUseBlock:  # (an id used again: its results answer the latest call, as formatters pair them)
+                    call_at[b.id] = i
                 elif t is ToolResultBlock:
                     c = call_at.get(b.id)
                     if c is not None and reach[c] < i:
