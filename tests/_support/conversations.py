@@ -1,6 +1,7 @@
 """Hypothesis strategies for whole conversations that a provider takes as they are: a system prompt, then turns
 (a user message, then assistant steps: text, reasoning with its signature, parallel tool calls answered by TOOL
-messages, images in user messages and in tool results), every call answered before the next turn. Long and
+messages or, AgentScope's way, in the calling message, images in user messages and in tool results; call ids unique
+or numbered per turn), every call answered before the next turn. Long and
 tool-heavy when asked (``max_turns``, ``max_steps``); each thinking block carries the provider and signature of
 the family under test, so the Anthropic signature chain is exercised."""
 
@@ -48,13 +49,15 @@ def _step(draw: Any, ids: Any, thinking: str | None, final: bool) -> list[Msg]:
             ToolUseBlock(id=cid, name=draw(st.sampled_from(["search", "read_file", "shell"])), input={"q": draw(words)})
         )
     blocks.extend(uses)
-    out = [Msg(MsgRole.ASSISTANT, blocks)]
     results = []
     for use in uses:
         output: list[Any] = [TextBlock(text=draw(words))]
         if draw(st.integers(0, 6)) == 0:
             output.append(_image())
         results.append(ToolResultBlock(id=use.id, name=use.name, output=output))
+    if results and draw(st.integers(0, 5)) == 0:  # AgentScope's way: the results in the calling message itself
+        return [Msg(MsgRole.ASSISTANT, [*blocks, *results])]
+    out = [Msg(MsgRole.ASSISTANT, blocks)]
     if results:
         if draw(st.booleans()):
             out.append(Msg(MsgRole.TOOL, results))
@@ -75,7 +78,10 @@ def conversations(
     if draw(st.integers(0, 4)):
         out.append(Msg(MsgRole.SYSTEM, [TextBlock(text=draw(words))]))
     turns = draw(st.integers(1, max_turns))
+    per_turn = draw(st.booleans())  # call ids numbered per turn (call_0 in every turn), as some providers do
     for turn in range(turns):
+        if per_turn:
+            counter = iter(range(10**9))
         out.append(draw(_user()))
         last = turn == turns - 1
         if last and (end_with_user if end_with_user is not None else draw(st.booleans())):
