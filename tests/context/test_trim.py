@@ -319,3 +319,19 @@ def test_every_trim_rule_is_listed_for_the_reports_and_docs() -> None:
     from agentmsg.cli._rules import RULES
 
     assert set(TRIM_RULES) <= set(RULES)
+
+
+def test_a_provider_object_and_the_default_counter() -> None:
+    from agentmsg.context import count_tokens
+    from agentmsg.providers import get
+
+    msgs = [SYSTEM, user("q1 " * 50), assistant(TextBlock(text="a1 " * 50)), user("q2")]
+    whole = count_tokens(msgs, provider="gemini").total
+    out = trim(msgs, whole - 1, provider=get("gemini"))
+    assert out.removed == (1, 2) and out.tokens == count_tokens(list(out.messages), provider="gemini").total
+    assert out.diagnostics_dicts()[0] == {
+        "pointer": "/1",
+        "rule": "trim-removed",
+        "kind": "lossy",
+        "message": out.diagnostics[0].message,
+    }

@@ -30,13 +30,16 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.message import Msg, MsgRole
+
+if TYPE_CHECKING:
+    from agentmsg.providers import Provider
 
 __all__ = [
     "SUMMARY_TRIES",
@@ -416,7 +419,7 @@ def trim(
     messages: Sequence[Msg],
     budget: int,
     *,
-    provider: Any,
+    provider: str | Provider,
     model: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
     strategy: Literal["oldest", "summarize"] | None = None,
@@ -446,7 +449,7 @@ async def atrim(
     messages: Sequence[Msg],
     budget: int,
     *,
-    provider: Any,
+    provider: str | Provider,
     model: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
     strategy: Literal["oldest", "summarize"] | None = None,
