@@ -165,6 +165,26 @@ def _provider_module(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Mon
         assert ns["streamed"] == ns["msg"] or ns["streamed"].text_content == ns["msg"].text_content
 
 
+def _count(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/context.md: count_tokens on a conversation with tools; its parts sum to its total."""
+    ns.update(messages=[UserMessage("What is the weather in Paris?")], tools=TOOLS)
+    run_block(ns)
+    n = ns["n"]
+    assert n.method == "estimate" and n.error and len(n.messages) == 1 and n.tools > 0
+
+
+def _official_count(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/context.md: Client.count_tokens, its reply the recorded count_tokens reply (a mock transport)."""
+    import httpx
+
+    reply = (ROOT / "tests" / "fixtures" / "context" / "replies" / "anthropic_count_tokens.json").read_bytes()
+    http = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(200, content=reply)))
+    ns.update(messages=[UserMessage("Hello")], tools=TOOLS, http=http)
+    ns["source"] = ns["source"].replace('Client("anthropic")', 'Client("anthropic", api_key="k", http_client=http)')
+    run_block(ns)
+    assert ns["official"].total == 1114
+
+
 def _long_conversation() -> list[Any]:
     msgs: list[Any] = []
     for i in range(300):
@@ -213,6 +233,8 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("formatters.md", "long_term_memory=", _system_prompt),
     ("adding-a-provider.md", "class Reader(PayloadReader)", _provider_module),
     ("adding-a-provider.md", "reduce_events(parse_stream(sse))", _provider_module),
+    ("context.md", "n = count_tokens(", _count),
+    ("context.md", "official = Client(", _official_count),
     ("context.md", "cut.diagnostics", _trim),
     ("context.md", "def summarize(", _trim_summary),
 ]

@@ -15,6 +15,7 @@ No vocabulary is loaded before a count asks for it, and each is loaded once per 
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.util
 import re
 import warnings
@@ -63,8 +64,9 @@ def _bpe_openai(name: str) -> TextCounter | None:
         return None
     with warnings.catch_warnings():  # bpe-openai 0.1.4 reads its data with importlib.resources.open_binary
         warnings.simplefilter("ignore", DeprecationWarning)
-        import bpe_openai  # (its import reads cl100k already)
-
+        # (imported by name: an optional, untyped package that type checkers of user code need not follow; its
+        # import reads cl100k already)
+        bpe_openai = importlib.import_module("bpe_openai")
         enc: Any = bpe_openai.get_encoding(name)
         enc.encode_ordinary("load")  # (the vocabulary is read at the first encoding)
     encode = enc.encode_ordinary
@@ -75,9 +77,8 @@ def _bpe_openai(name: str) -> TextCounter | None:
 def _qwen() -> TextCounter | None:
     if importlib.util.find_spec("dashscope") is None:
         return None
-    from dashscope.tokenizers import get_tokenizer
-
-    tok: Any = get_tokenizer("qwen-plus")
+    tokenizers = importlib.import_module("dashscope.tokenizers")  # (optional: imported by name, as bpe_openai)
+    tok: Any = tokenizers.get_tokenizer("qwen-plus")
     encode = tok.encode
     return TextCounter("qwen", True, lambda text: len(encode(text)) if text else 0)
 
