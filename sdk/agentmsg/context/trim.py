@@ -320,8 +320,7 @@ class _Trim:
         self.msgs = list(messages)
         self.budget = budget
         self.counter = counter
-        counts, total = _counts(counter, self.msgs)
-        self.fixed = total - sum(counts)  # tools and the request's overhead
+        counts, total = _counts(counter, self.msgs)  # (the total holds the tools and the request's framing too)
         self.plan = _Plan(self.msgs, counts, _families(provider), keep_last)
         self.kept_tokens = total
         self.summary: Msg | None = None
