@@ -234,7 +234,7 @@ def test_summarize_replaces_what_went_after_the_system_prompt() -> None:
 
     out = run(msgs, total(msgs) - 10, summarize=summarize)
     assert seen == [[msgs[1], msgs[2]]]
-    assert out.summary is not None and out.summary.role is MsgRole.USER
+    assert out.summary is not None and out.summary.role is MsgRole.SYSTEM
     assert out.messages == (SYSTEM, out.summary, msgs[3], msgs[4])
     assert out.tokens == total(out.messages) <= out.budget
     assert [d.rule for d in out.diagnostics] == ["trim-removed", "trim-summarized"]

@@ -25,6 +25,8 @@ pytestmark = pytest.mark.fuzz
 
 #: the formatter diagnostics that say a call and its result were parted
 PAIRING = {"tool-use-orphan", "tool-result-orphan", "tool-use-repaired", "tool-result-dropped"}
+#: the formatter diagnostics that say a message was moved or merged to make the provider's order
+ORDERING = {"thinking-moved", "system-hoisted", "system-as-user", "turns-merged", "hint-placed"}
 #: the first turn of the request body, where a provider wants a user turn
 FIRST_TURN = {"anthropic": ("messages", "user"), "gemini": ("contents", "user")}
 
@@ -57,6 +59,11 @@ def _subsequence(out: Sequence[Msg], messages: Sequence[Msg], summary: Msg | Non
         found.append(at)
         at += 1
     return found
+
+
+def _index(pointer: str) -> int:
+    """The message index of a diagnostic's pointer (``/3/content/1`` -> 3)."""
+    return int(pointer.split("/")[1])
 
 
 def _current_turn_chain(messages: Sequence[Msg]) -> list[int]:
@@ -94,9 +101,15 @@ def test_a_trimmed_conversation_fits_formats_and_is_a_subsequence(case: Any) -> 
     assert sorted(set(range(len(messages))) - set(kept)) == list(out.removed)
     assert len(out.messages) == len(kept) + (out.summary is not None)
     assert all(messages[i] in out.messages for i, m in enumerate(messages) if m.role is MsgRole.SYSTEM)
-    for name in NAMES:  # the pairing holds for every provider (the trim's own provider is checked below too)
+    inputs = iter(kept)
+    source = [None if m is out.summary else next(inputs) for m in out.messages]  # each message's index in the input
+    for name in NAMES:  # the pairing holds for every provider, and the trim adds no ordering rewrite
         paired = get(name).format_request(list(out.messages))
         assert not {p.rule for p in paired.diagnostics} & PAIRING, (name, paired.diagnostics)
+        before = {(_index(p.pointer), p.rule) for p in get(name).format_request(messages).diagnostics}
+        for p in paired.diagnostics:
+            if p.rule in ORDERING:  # the same message moved or merged in the input's request too
+                assert (source[_index(p.pointer)], p.rule) in before, (name, p)
     request = get(provider).format_request(list(out.messages))
     if provider in FIRST_TURN:
         key, role = FIRST_TURN[provider]

@@ -282,7 +282,7 @@ class _Plan:
 
 def _summary_msg(value: Msg | str) -> Msg:
     if isinstance(value, str):
-        return Msg(_USER, [TextBlock(text=value)])
+        return Msg(_SYSTEM, [TextBlock(text=value)])
     if not isinstance(value, Msg):
         raise TypeError(f"summarize returns a Msg or a str, not {type(value).__name__}")
     if value.role not in (_USER, _SYSTEM):
@@ -429,7 +429,7 @@ def trim(
     """The conversation cut to ``budget`` tokens for ``provider`` (a registry name or a Provider), as the module
     says: system messages and the latest ``keep_last`` units (with their turn's opener) kept, whole units removed
     oldest first, each removal reported. ``strategy``: ``"oldest"`` (the default without ``summarize``) or
-    ``"summarize"``: ``summarize(removed_messages)`` returns a Msg (USER or SYSTEM) or a text (made a USER message)
+    ``"summarize"``: ``summarize(removed_messages)`` returns a Msg (USER or SYSTEM) or a text (made a SYSTEM message)
     inserted after the leading system messages. ``counter``: ``messages -> counts`` (an object with ``messages``
     and ``total``, or per-message counts); default :func:`agentmsg.context.count_tokens` with ``provider``,
     ``model`` and ``tools``. Raises :class:`TrimBudgetError` when the kept part alone exceeds the budget, and
