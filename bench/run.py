@@ -9,7 +9,8 @@ test). Message rows come from bench_msg.py (and bench_codec_adversarial.py), eve
 formatter rows from bench_formatters.py, the in-memory stream rows from bench_streams.py, the live-path rows
 (loopback HTTP) from bench_live.py, the TypeScript reducer's rows (in Node) from bench_client.py, the hostile-input
 rows (lines that carry no data, malformed events) from bench_hostile.py, the token-counting rows (offline counts vs
-official ones, linear time) from bench_context.py.
+official ones, linear time) from bench_context.py, the trimming rows (vs LangChain's trim_messages) from
+bench_context_trim.py.
 """
 
 from __future__ import annotations
@@ -97,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
             printer(rows)
         else:
             _print_generic(section, rows)
+        if section == "context":  # the trimming rows (bench_context_trim.py), beside the counting rows
+            trimming = importlib.import_module("bench_context_trim")
+            extra = trimming.trim_rows(quick=args.quick)
+            trimming.print_rows(extra)
+            rows = [*rows, *extra]
         results[section] = rows
 
     summary = [

@@ -66,6 +66,8 @@ HINTS = {
     ("reduce", "provider stream"): "agentmsg parse --provider anthropic",
     ("format", "events"): "these look like agent events",
     ("format", "provider reply"): "agentmsg parse --provider openai",
+    ("trim", "events"): "these look like agent events",
+    ("trim", "provider reply"): "agentmsg parse --provider openai",
     ("parse", "events"): "agentmsg reduce",
     ("parse", "json lines"): "agentmsg validate",
     ("parse", "pretty document"): "agentmsg validate",
@@ -76,11 +78,13 @@ HINTS = {
 
 #: (command, input) -> the exit code its --help gives for it, where the input decides it
 CODES = {
-    **{(c, "missing"): 2 for c in ("validate", "reduce", "events", "format", "parse", "serve")},
-    **{(c, "directory"): 2 for c in ("validate", "reduce", "events", "format", "parse", "serve")},
+    **{(c, "missing"): 2 for c in ("validate", "reduce", "events", "format", "trim", "parse", "serve")},
+    **{(c, "directory"): 2 for c in ("validate", "reduce", "events", "format", "trim", "parse", "serve")},
     ("validate", "bom+[]"): 0,  # a BOM at the start is skipped everywhere (docs/wire-format.md)
     ("events", "bom+[]"): 0,
     ("format", "bom+[]"): 1,  # an empty conversation: nothing to send
+    ("trim", "bom+[]"): 1,  # nor to trim
+    ("trim", "json lines"): 0,  # two messages, within the budget
     ("parse", "provider stream"): 2,  # another provider's: not a response of that provider at all
     ("parse", "provider reply"): 0,  # (openai's own)
 }
@@ -101,11 +105,13 @@ def _documented(p: argparse.ArgumentParser) -> set[int]:
 
 def _argv(name: str, p: argparse.ArgumentParser, path: str) -> list[str]:
     """The command run on ``path``: each positional argument is the input, each required option its first
-    choice (``--provider``: the registry's first)."""
+    choice (``--provider``: the registry's first), or a number where it takes one (``--budget``), so that the input
+    is read."""
     argv = [name]
     for action in p._actions:
         if action.option_strings and action.required:
-            argv += [action.option_strings[0], str(action.choices[0]) if action.choices else "x"]
+            value = str(action.choices[0]) if action.choices else "100000" if action.type is not None else "x"
+            argv += [action.option_strings[0], value]
     argv += [path for action in p._actions if not action.option_strings and action.dest != "help"]
     return argv + (["--port", "0"] if name == "serve" else [])
 

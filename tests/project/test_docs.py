@@ -200,6 +200,39 @@ def _official_count(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monk
     assert ns["official"].total == 1114
 
 
+def _long_conversation() -> list[Any]:
+    msgs: list[Any] = []
+    for i in range(300):
+        msgs += [UserMessage(f"Question {i}: " + "what is the weather like? " * 10), *conversation()[1:]]
+        msgs[-2] = AssistantMessage([ToolUseBlock(id=f"call_{i}", name="get_weather", input={"city": "Paris"})])
+        msgs[-1] = ToolResultMessage(
+            [ToolResultBlock(id=f"call_{i}", name="get_weather", output=[TextBlock(text="sunny")])]
+        )
+    return msgs
+
+
+def _trim(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns.update(messages=_long_conversation(), tools=TOOLS)
+    run_block(ns)
+    assert ns["cut"].removed and ns["cut"].tokens <= 8_000 and ns["cut"].diagnostics[0].rule == "trim-removed"
+
+
+def _trim_summary(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    async def async_summarize(removed: list[Any]) -> str:
+        return f"{len(removed)} earlier messages asked for the weather"
+
+    ns.update(
+        messages=_long_conversation(),
+        my_llm_summary=lambda removed: f"{len(removed)} messages",
+        async_summarize=async_summarize,
+        asyncio=asyncio,
+    )
+    run_block(ns)
+    assert ns["cut"].summary is not None and ns["cut"].messages[0] is ns["cut"].summary
+
+
 def run_block(ns: dict[str, Any]) -> None:
     exec(ns.pop("source"), ns)
 
@@ -219,6 +252,8 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("adding-a-provider.md", "reduce_events(parse_stream(sse))", _provider_module),
     ("context.md", "n = count_tokens(", _count),
     ("context.md", "official = Client(", _official_count),
+    ("context.md", "cut.diagnostics", _trim),
+    ("context.md", "def summarize(", _trim_summary),
 ]
 PY_BLOCKS = [(p.name, i, b) for p in DOCS for i, b in enumerate(fenced(p, "python"))]
 

@@ -9,6 +9,7 @@ provider: the providers, their key variables and stream flags come from the regi
     agentmsg events FILE [--sse]              messages -> their event stream
     agentmsg format --provider P MESSAGES     conversation -> provider request body (diagnostics on stderr)
     agentmsg count --provider P MESSAGES      conversation -> its input tokens for the provider (JSON), offline
+    agentmsg trim --budget N --provider P F   conversation -> the same cut to a token budget (removals on stderr)
     agentmsg parse --provider P [--stream] F  provider response / stream -> message JSON (or --events)
     agentmsg chat --provider P PROMPT         stream a reply live from a provider
     agentmsg serve EVENTS_FILE [--port N]     the event viewer (a page rendering the reply live)
@@ -24,7 +25,7 @@ import sys
 from collections.abc import Sequence
 
 from agentmsg import __version__, schema_documents
-from agentmsg.cli import chat, count, events, format, parse, schema, serve, validate
+from agentmsg.cli import chat, count, events, format, parse, schema, serve, trim, validate
 from agentmsg.cli._io import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
@@ -37,7 +38,7 @@ from agentmsg.cli._io import (
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (validate, schema, events, format, count, parse, chat, serve)
+COMMANDS = (validate, schema, events, format, count, trim, parse, chat, serve)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -283,6 +283,34 @@ RULES: dict[str, tuple[str, str, str]] = {
         "send smaller media, or raise MediaPolicy's limit",
     ),
     "media-fetch-failed": ("downloading media failed", "`HTTP 404`", "check the URL"),
+    # ---- trimming to a token budget (agentmsg.context.trim, agentmsg trim) ----
+    "trim-removed": (
+        "messages were removed to fit the token budget: a whole unit (a tool call with its results, a turn's"
+        " question with its last answer), oldest first",
+        "`/3: removed with 2 more (to /5): 412 tokens, oldest first`",
+        "none needed; give a larger budget, or summarize (strategy='summarize') to keep what they said",
+    ),
+    "trim-summarized": (
+        "the removed messages were replaced by the summary the caller's function wrote, after the system prompt",
+        "`12 removed messages replaced by a summary`",
+        "none needed",
+    ),
+    "trim-summary-dropped": (
+        "the summary did not fit the budget (after making room, asked again at most 3 times) and was left out",
+        "`the summary is left out: no room can be made for it`",
+        "write a shorter summary, or give a larger budget",
+    ),
+    "trim-over-budget": (
+        "the system messages and the latest turn alone exceed the token budget: no trim can fit it",
+        "`the system messages and the latest turn alone count 5120 tokens: over the budget of 4096`",
+        "give a larger budget, shorten the system prompt or the last message, or keep fewer units (keep_last)",
+    ),
+    "trim-assistant-first": (
+        "the kept conversation starts with an assistant turn, which the provider refuses (it takes a user turn first):"
+        " no user message comes before the latest turn",
+        "`/1: the kept turns start with an assistant turn`",
+        "start the conversation with a user message",
+    ),
     # ---- event streams ----
     "order": (
         "an event out of order: a delta for a block not open, an end without a start, a second start",

@@ -1,0 +1,161 @@
+"""``agentmsg trim``: a conversation cut to a token budget for a provider (``agentmsg.context.trim``).
+
+    agentmsg trim --budget N --provider P [--model M] [--tools FILE] [--strategy oldest] [--keep-last N]
+                  [-o OUT] [--output-format text|json|github|sarif|junit] CONVERSATION.json
+
+CONVERSATION.json is a JSON array of messages, JSON Lines (one message per line) or one message, as ``agentmsg
+format`` reads it. The trimmed conversation is written in the same form (an array, or JSON Lines) to stdout or
+``-o OUT``; each removal is a diagnostic on stderr (by default one JSON line each: ``pointer``, ``rule``, ``kind``,
+``message``; ``--output-format`` as ``agentmsg validate`` writes its reports). Exit 1, with nothing written, when
+the input is invalid or the budget cannot be met (the system prompt and the latest turn alone exceed it: rule
+``trim-over-budget``, the count said).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+import orjson
+
+from agentmsg.cli._io import (
+    BOM,
+    CHUNK,
+    EXIT_INVALID,
+    EXIT_OK,
+    UsageError,
+    command_limits,
+    exit_status,
+    limit_options,
+    read_bytes,
+    shown_path,
+    stdin_once,
+    whole_number,
+)
+from agentmsg.cli._machine import Diagnostics, output_format_option
+from agentmsg.cli.format import _conversation, _hint, _problem_line
+from agentmsg.context import TRIM_RULES, TrimBudgetError, trim
+from agentmsg.conversation import encode_messages
+from agentmsg.errors import Problem, ValidationError
+from agentmsg.providers import NAMES, RULES
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    diag = Diagnostics(
+        args.output_format,
+        "trim",
+        shown_path(args.conversation),
+        sys.stderr,
+        own=lambda p, kind, fails: sys.stderr.write(_problem_line(p, kind).decode()),
+    )
+    try:
+        with command_limits(args):
+            return _run(args, out, diag)
+    finally:
+        diag.close()
+
+
+def _kind(rule: str) -> str:
+    return (TRIM_RULES.get(rule) or RULES.get(rule) or ("error",))[0]
+
+
+def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
+    stdin_once(("CONVERSATION.json", args.conversation), ("--tools", args.tools))
+    tools = None
+    try:
+        data = read_bytes(args.conversation)
+        if args.tools:
+            try:
+                tools = orjson.loads(read_bytes(args.tools))
+            except orjson.JSONDecodeError as exc:
+                raise UsageError(f"{shown_path(args.tools)}: not valid JSON: {exc}") from None
+            if not isinstance(tools, list):
+                raise UsageError(f"{shown_path(args.tools)}: a JSON array of tool definitions is expected")
+    except ValidationError as exc:  # an input over limits.max_bytes
+        for p in exc.problems:
+            diag.say(p, "error", True)
+        return EXIT_INVALID
+    notes: list[Problem] = []
+    try:
+        messages = _conversation(data, notes)
+        for p in notes:
+            diag.say(p, "note", False)
+        if not messages:
+            raise ValidationError.single("", "empty-conversation", "no messages to trim", "conversation")
+        trimmed = trim(
+            messages,
+            args.budget,
+            provider=args.provider,
+            model=args.model,
+            tools=tools,
+            strategy=args.strategy,
+            keep_last=args.keep_last,
+        )
+    except TrimBudgetError as exc:
+        for p in exc.problems:
+            diag.say(p, "error", True)
+        return EXIT_INVALID
+    except ValidationError as exc:
+        for p in exc.problems:
+            diag.say(p, _kind(p.rule), True)
+        hint = _hint(data[:CHUNK], args.conversation) if any(p.rule not in RULES for p in exc.problems) else None
+        if hint is not None:
+            diag.say(Problem("", "hint", hint), "hint", False)
+        return EXIT_INVALID
+    for p in trimmed.diagnostics:
+        diag.say(p, _kind(p.rule), False)
+    if data.removeprefix(BOM).lstrip()[:1] == b"[":
+        text = encode_messages(trimmed.messages) + b"\n"
+    else:  # JSON Lines (or one message): one message per line
+        text = b"".join(m.to_json_bytes() + b"\n" for m in trimmed.messages)
+    if args.output:
+        try:
+            with open(args.output, "wb") as f:
+                f.write(text)
+        except OSError as exc:
+            raise UsageError(f"{shown_path(args.output)}: cannot write: {exc.strerror or exc}") from None
+    else:
+        out.write(text.decode())
+    return EXIT_OK
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "trim",
+        help="cut a conversation to a token budget for a provider (trimmed conversation on stdout, removals on stderr)",
+        description="Cut a conversation to a token budget: the system prompt and the latest turn kept, whole units"
+        " (a tool call with its results) removed oldest first, each removal reported.",
+        **exit_status(
+            "0  the trimmed conversation is written (each removal a diagnostic on stderr, which does not count)",
+            "1  the input is invalid, or the budget cannot be met (the system prompt and the latest turn alone",
+            "   exceed it): the problem on stderr, nothing written",
+            "2  usage error, or a file that cannot be read or written (--tools: not JSON)",
+        ),
+    )
+    p.add_argument("--budget", required=True, type=whole_number("--budget", minimum=0), metavar="N", help="tokens")
+    p.add_argument("--provider", required=True, choices=NAMES, help="the provider counted for")
+    p.add_argument("--model", help="model name (default: the provider's default)")
+    p.add_argument("--tools", metavar="FILE", help="JSON array of tool definitions (counted in the budget)")
+    p.add_argument(
+        "--strategy",
+        choices=("oldest",),
+        default="oldest",
+        help="oldest first (summarizing needs a function: agentmsg.context.trim(..., summarize=...))",
+    )
+    p.add_argument(
+        "--keep-last",
+        type=whole_number("--keep-last"),
+        default=1,
+        metavar="N",
+        help="the latest units always kept (default 1: the last message, or the last call with its results)",
+    )
+    p.add_argument("-o", "--output", metavar="OUT", help="write the trimmed conversation here (default: stdout)")
+    p.add_argument(
+        "conversation",
+        metavar="CONVERSATION.json",
+        help="a JSON array of messages (or JSON Lines, one message per line, or one message); '-' for stdin",
+    )
+    limit_options(p)
+    output_format_option(p, "one JSON object per line (pointer, rule, kind: lossy, rewrite, error or note, message)")
+    p.set_defaults(func=run)

@@ -1,0 +1,471 @@
+"""Trimming a conversation to a token budget: :func:`trim` (and :func:`atrim`, its async twin).
+
+The conversation is cut into **units**, the smallest pieces that can go without breaking what a provider checks:
+
+- a tool call and every result that answers it are one unit, with all the messages between them (parallel calls
+  whose results interleave make one unit);
+- a **turn** starts at a USER message (its *opener*) and runs to the next; what answers an opener is kept with it:
+  the opener goes only with the last unit of its turn, so a kept answer always follows its question, and the
+  result never starts with an assistant turn where the conversation did not;
+- where the provider checks a thinking-signature chain (Anthropic: the thinking that opens the current turn's tool
+  loop must come back unchanged before its ``tool_use``), the current turn is one unit when it holds its reasoning
+  and a tool call;
+- before the first opener (a conversation that starts with an assistant turn), the units go together, and always,
+  for a provider that takes no assistant turn first (Anthropic, Gemini).
+
+System messages are never removed, and neither are the last ``keep_last`` units with the opener of their turn.
+The units go oldest first until the conversation fits; each removal is reported (rule ``trim-removed``). With a
+``summarize`` function the removed messages are replaced by its summary, inserted after the leading system
+messages; the result is counted again with it, and when it does not fit, more units go and the summary is asked
+again (at most :data:`SUMMARY_TRIES` times), else it is left out (``trim-summary-dropped``).
+
+Counts are computed once, for the whole conversation (``counter``, by default
+:func:`agentmsg.context.count_tokens` for the provider); the result is counted once more to check it, by the same
+counter, so the time is linear in the conversation's length. When the system messages and the kept tail alone
+exceed the budget, :class:`TrimBudgetError` is raised (rule ``trim-over-budget``), holding the smallest result.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import attrs
+
+from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.errors import Problem, ValidationError
+from agentmsg.message import Msg, MsgRole
+
+if TYPE_CHECKING:
+    from agentmsg.providers import Provider
+
+__all__ = [
+    "SUMMARY_TRIES",
+    "TRIM_RULES",
+    "TrimBudgetError",
+    "Trimmed",
+    "atrim",
+    "trim",
+]
+
+_USER, _ASSISTANT, _SYSTEM = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM
+
+#: how many times a summary is asked for when it does not fit (each time after removing more to make room)
+SUMMARY_TRIES: Final = 3
+
+#: provider families that refuse a conversation whose first turn (after the system prompt) is an assistant turn
+FIRST_TURN_USER: Final = frozenset({"anthropic", "gemini"})
+#: provider families that check the signature chain of the current turn's reasoning (Anthropic: the thinking
+#: before the turn's first tool_use must come back with it)
+SIGNATURE_CHAIN: Final = frozenset({"anthropic"})
+
+#: rule -> (kind, meaning), as the formatters' RULES: the diagnostics of a trim
+TRIM_RULES: Final[dict[str, tuple[str, str]]] = {
+    "trim-removed": ("lossy", "messages were removed to fit the token budget (a whole unit: a call with its results)"),
+    "trim-summarized": ("rewrite", "the removed messages were replaced by a summary, after the system prompt"),
+    "trim-summary-dropped": ("lossy", "the summary did not fit the budget and was left out"),
+    "trim-assistant-first": (
+        "error",
+        "the kept conversation starts with an assistant turn (no user message before the latest turn), which the"
+        " provider refuses",
+    ),
+    "trim-over-budget": ("error", "the system prompt and the latest turn alone exceed the token budget"),
+}
+
+#: a counter: messages -> their counts (an object with ``messages`` and ``total``, as count_tokens gives, or the
+#: per-message counts themselves)
+Counter = Callable[[Sequence[Msg]], Any]
+Summarize = Callable[[list[Msg]], "Msg | str"]
+ASummarize = Callable[[list[Msg]], "Awaitable[Msg | str] | Msg | str"]
+
+
+@attrs.frozen
+class Trimmed:
+    """What :func:`trim` made. ``messages``: the trimmed conversation (the input's own messages, in order, and the
+    summary). ``removed``: the indexes of the input's messages left out, ascending. ``summary``: the message inserted
+    (None: none). ``tokens``: the count of ``messages`` by the trim's counter, tools and overhead included.
+    ``budget``: the budget asked for. ``diagnostics``: what was done, as :class:`~agentmsg.Problem` (pointer into the
+    input conversation, rule from :data:`TRIM_RULES`)."""
+
+    messages: tuple[Msg, ...]
+    removed: tuple[int, ...]
+    summary: Msg | None
+    tokens: int
+    budget: int
+    diagnostics: tuple[Problem, ...]
+
+    @property
+    def fits(self) -> bool:
+        """Whether the count is within the budget."""
+        return self.tokens <= self.budget
+
+    def diagnostics_dicts(self) -> list[dict[str, str]]:
+        """The diagnostics as plain dicts (``pointer``, ``rule``, ``kind``, ``message``), as a formatter's."""
+        return [
+            {"pointer": p.pointer, "rule": p.rule, "kind": TRIM_RULES[p.rule][0], "message": p.message}
+            for p in self.diagnostics
+        ]
+
+
+class TrimBudgetError(ValidationError):
+    """The budget cannot be met: the system messages and the kept tail (the last ``keep_last`` units and the
+    opener of their turn) alone exceed it. ``result``: that smallest conversation, its count in ``tokens``; the
+    problem (rule ``trim-over-budget``) says both numbers."""
+
+    def __init__(self, problems: Sequence[Problem], kind: str | None = None, result: Trimmed | None = None) -> None:
+        super().__init__(problems, kind)
+        self.result = result
+
+
+@attrs.define
+class _Step:
+    """Messages removed together (a unit, with its turn's opener when it is the turn's last), their tokens, and
+    whether they go even when the conversation fits (an assistant turn first where the provider refuses one)."""
+
+    indexes: list[int]
+    tokens: int
+    forced: bool
+    why: str
+
+
+def _counts(counter: Counter, messages: Sequence[Msg]) -> tuple[list[int], int]:
+    """(per-message counts, total) from a counter's answer."""
+    found: Any = counter(messages)
+    per: Any = getattr(found, "messages", found)
+    counts = [int(c) for c in per]
+    if len(counts) != len(messages):
+        raise ValueError(f"the counter gave {len(counts)} counts for {len(messages)} messages")
+    total = getattr(found, "total", None)
+    return counts, int(total) if total is not None else sum(counts)
+
+
+def _families(provider: Any) -> tuple[str, ...]:
+    spec = getattr(provider, "spec", None)
+    families = getattr(spec, "families", None)
+    return tuple(families) if families else ()
+
+
+def _has_chain(msgs: Sequence[Msg], indexes: Sequence[int], families: tuple[str, ...]) -> bool:
+    """Whether these messages hold reasoning the provider replays (its own, or of no stated origin) and a call."""
+    thinking = calls = False
+    for i in indexes:
+        if msgs[i].role is not _ASSISTANT:
+            continue
+        blocks: list[Any] = msgs[i].content
+        for b in blocks:
+            t = type(b)
+            if t is ToolUseBlock:
+                calls = True
+            elif t is ThinkingBlock:
+                origin = b.metadata.get("provider") if b.metadata else None
+                thinking = thinking or origin is None or origin in families
+    return thinking and calls
+
+
+class _Plan:
+    """The units, the kept tail and the removal order of one conversation (built once, linear)."""
+
+    def __init__(self, msgs: Sequence[Msg], counts: list[int], families: tuple[str, ...], keep_last: int) -> None:
+        n = len(msgs)
+        self.msgs = msgs
+        self.counts = counts
+        # a call's message reaches the last message holding one of its results
+        reach = list(range(n))
+        call_at: dict[str, int] = {}
+        for i, m in enumerate(msgs):
+            blocks: list[Any] = m.content
+            for b in blocks:
+                t = type(b)
+                if t is ToolUseBlock:  # (an id used again: its results answer the latest call, as formatters pair them)
+                    call_at[b.id] = i
+                elif t is ToolResultBlock:
+                    c = call_at.get(b.id)
+                    if c is not None and reach[c] < i:
+                        reach[c] = i
+        units: list[list[int]] = []  # non-system message indexes, in order
+        i = 0
+        while i < n:
+            end = reach[i]
+            j = i
+            while j < end:
+                j += 1
+                if reach[j] > end:
+                    end = reach[j]
+            unit = [k for k in range(i, end + 1) if msgs[k].role is not _SYSTEM]
+            if unit:
+                units.append(unit)
+            i = end + 1
+        # turns: each unit that is one USER message opens one
+        openers = [len(u) == 1 and msgs[u[0]].role is _USER for u in units]
+        if SIGNATURE_CHAIN.intersection(families) and units:
+            last = max((k for k, o in enumerate(openers) if o), default=-1)
+            body = [x for u in units[last + 1 :] for x in u]
+            if last + 2 < len(units) and _has_chain(msgs, body, families):
+                units[last + 1 :] = [body]
+                openers[last + 1 :] = [False]
+        self.units = units
+        first_kept = max(0, len(units) - keep_last)
+        # the opener of the first kept unit's turn is kept too
+        keep_from = first_kept
+        for k in range(first_kept, -1, -1):
+            if k < len(units) and openers[k]:
+                keep_from = k
+                break
+        kept_opener = keep_from if keep_from < first_kept else -1
+        self.kept_units = [u for k, u in enumerate(units) if k >= first_kept or k == kept_opener]
+        # the removal order: turn by turn, each unit of a turn, its opener with the last one
+        assistant_first = not FIRST_TURN_USER.isdisjoint(families)
+        #: the kept part starts with an assistant turn (no opener before the tail) where the provider refuses one
+        self.stuck_first = assistant_first and bool(self.kept_units) and not openers[keep_from]
+        steps: list[_Step] = []
+        k = 0
+        lead = True  # before the first opener
+        while k < first_kept:
+            if openers[k]:
+                lead = False
+                opener = k
+                k += 1
+                answers: list[int] = []
+                while k < first_kept and not openers[k]:
+                    answers.append(k)
+                    k += 1
+                if opener == kept_opener:  # the answers before the kept tail go alone
+                    steps.extend(self._step([a], False, "oldest first") for a in answers)
+                elif not answers:
+                    steps.append(self._step([opener], False, "oldest first (a message no answer follows)"))
+                else:
+                    steps.extend(self._step([a], False, "oldest first") for a in answers[:-1])
+                    steps.append(self._step([opener, answers[-1]], False, "oldest first, with its turn's opener"))
+            elif lead and assistant_first and not self.stuck_first:  # no opener before: goes whole, and always
+                lead_units = []
+                while k < first_kept and not openers[k]:
+                    lead_units.append(k)
+                    k += 1
+                steps.append(self._step(lead_units, True, "the provider takes no assistant turn first"))
+            else:
+                steps.append(self._step([k], False, "oldest first"))
+                k += 1
+        self.steps = steps
+        self.removed_steps = 0
+
+    def _step(self, unit_ks: list[int], forced: bool, why: str) -> _Step:
+        """The step of these units (ascending: their messages in order)."""
+        units, counts = self.units, self.counts
+        indexes = units[unit_ks[0]] if len(unit_ks) == 1 else [x for k in unit_ks for x in units[k]]
+        return _Step(indexes, sum([counts[x] for x in indexes]), forced, why)
+
+    def remove_until(self, over: int) -> int:
+        """Remove steps (forced ones too, as they come) until ``over`` tokens are gone; the tokens removed."""
+        steps = self.steps
+        gone = 0
+        while self.removed_steps < len(steps) and (gone < over or steps[self.removed_steps].forced):
+            gone += steps[self.removed_steps].tokens
+            self.removed_steps += 1
+        return gone
+
+    def removed(self) -> list[int]:
+        return sorted(x for s in self.steps[: self.removed_steps] for x in s.indexes)
+
+    def diagnostics(self) -> list[Problem]:
+        out = []
+        for s in self.steps[: self.removed_steps]:
+            first, rest = s.indexes[0], s.indexes[1:]
+            if len(rest) > 3:
+                others = f" with {len(rest)} more (/{rest[0]} to /{rest[-1]})"
+            else:
+                others = " with " + ", ".join(f"/{x}" for x in rest) if rest else ""
+            out.append(Problem(f"/{first}", "trim-removed", f"removed{others}: {s.tokens} tokens, {s.why}"))
+        return out
+
+
+def _summary_msg(value: Msg | str) -> Msg:
+    if isinstance(value, str):
+        return Msg(_SYSTEM, [TextBlock(text=value)])
+    if not isinstance(value, Msg):
+        raise TypeError(f"summarize returns a Msg or a str, not {type(value).__name__}")
+    if value.role not in (_USER, _SYSTEM):
+        raise ValueError(
+            f"a summary is a USER or SYSTEM message (it goes first after the system prompt), not {value.role.value}"
+        )
+    return value
+
+
+class _Trim:
+    """One trim, in steps that :func:`trim` and :func:`atrim` share (the summary is asked for between them)."""
+
+    def __init__(
+        self,
+        messages: Sequence[Msg],
+        budget: int,
+        provider: Any,
+        model: str | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+        counter: Counter | None,
+        keep_last: int,
+    ) -> None:
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            raise ValueError(f"budget is a number of tokens (an int >= 0), not {budget!r}")
+        if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1:
+            raise ValueError(f"keep_last is the number of latest units kept (an int >= 1), not {keep_last!r}")
+        from agentmsg.providers import get
+
+        if isinstance(provider, str):
+            provider = get(provider)
+        if counter is None:
+            from agentmsg.context.count import count_tokens
+
+            counter = functools.partial(count_tokens, provider=provider.spec.name, model=model, tools=tools)
+        self.msgs = list(messages)
+        self.budget = budget
+        self.counter = counter
+        counts, total = _counts(counter, self.msgs)  # (the total holds the tools and the request's framing too)
+        self.plan = _Plan(self.msgs, counts, _families(provider), keep_last)
+        self.kept_tokens = total
+        self.summary: Msg | None = None
+        self.room = True  # room could be made for the last summary offered
+        self.notes: list[Problem] = []
+
+    def fit(self, room: int) -> bool:
+        """Remove oldest steps until the kept messages and ``room`` more tokens fit; False when they cannot."""
+        self.kept_tokens -= self.plan.remove_until(self.kept_tokens + room - self.budget)
+        return self.kept_tokens + room <= self.budget
+
+    def removed_messages(self) -> list[Msg]:
+        return [self.msgs[i] for i in self.plan.removed()]
+
+    def offer(self, value: Msg | str) -> bool:
+        """A summary: kept when it fits (True); else more goes to make room for one of its size, and False says
+        whether to ask again (room was made: the next summary covers what went too) or give up."""
+        summary = _summary_msg(value)
+        counts, _ = _counts(self.counter, [summary])
+        tokens = counts[0]
+        if self.kept_tokens + tokens <= self.budget:
+            self.summary = summary
+            return True
+        self.room = self.fit(tokens)
+        return False
+
+    def result(self, summary_tried: bool) -> Trimmed:
+        removed = set(self.plan.removed())
+        kept = [m for i, m in enumerate(self.msgs) if i not in removed]
+        while True:
+            out = kept
+            if self.summary is not None:
+                at = next((k for k, m in enumerate(kept) if m.role is not _SYSTEM), len(kept))
+                out = [*kept[:at], self.summary, *kept[at:]]
+            _, tokens = _counts(self.counter, out)
+            if tokens <= self.budget:
+                break
+            # the counter is not additive over messages: remove what is still over, and count again
+            if self.plan.removed_steps == len(self.plan.steps):
+                if self.summary is not None:  # the summary goes first
+                    self.summary = None
+                    self.notes.append(Problem("", "trim-summary-dropped", "the summary does not fit the budget"))
+                    continue
+                break
+            self.plan.remove_until(tokens - self.budget)
+            removed = set(self.plan.removed())
+            kept = [m for i, m in enumerate(self.msgs) if i not in removed]
+        diagnostics = self.plan.diagnostics()
+        if self.summary is not None:
+            diagnostics.append(Problem("", "trim-summarized", f"{len(removed)} removed messages replaced by a summary"))
+        elif summary_tried:
+            why = "no room can be made for it" if not self.room else f"none fits after {SUMMARY_TRIES} tries"
+            self.notes.append(Problem("", "trim-summary-dropped", f"the summary is left out: {why}"))
+        diagnostics.extend(self.notes)
+        if self.plan.stuck_first:
+            first = next(i for i, m in enumerate(self.msgs) if i not in removed and m.role is not _SYSTEM)
+            diagnostics.append(
+                Problem(
+                    f"/{first}",
+                    "trim-assistant-first",
+                    "the kept turns start with an assistant turn, which the"
+                    " provider refuses: no user message comes before them",
+                )
+            )
+        trimmed = Trimmed(tuple(out), tuple(sorted(removed)), self.summary, tokens, self.budget, tuple(diagnostics))
+        if tokens > self.budget:
+            what = "the system messages and the latest turn" if self.plan.kept_units else "the system messages"
+            raise TrimBudgetError(
+                [
+                    Problem(
+                        "", "trim-over-budget", f"{what} alone count {tokens} tokens: over the budget of {self.budget}"
+                    )
+                ],
+                "conversation",
+                trimmed,
+            )
+        return trimmed
+
+
+def _strategy(strategy: str | None, summarize: Any) -> bool:
+    if strategy is None:
+        return summarize is not None
+    if strategy == "oldest":
+        if summarize is not None:
+            raise ValueError("strategy='oldest' takes no summarize function (strategy='summarize' does)")
+        return False
+    if strategy == "summarize":
+        if summarize is None:
+            raise ValueError("strategy='summarize' needs a summarize function")
+        return True
+    raise ValueError(f"unknown strategy {strategy!r}; known: 'oldest', 'summarize'")
+
+
+def trim(
+    messages: Sequence[Msg],
+    budget: int,
+    *,
+    provider: str | Provider,
+    model: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    strategy: Literal["oldest", "summarize"] | None = None,
+    summarize: Summarize | None = None,
+    counter: Counter | None = None,
+    keep_last: int = 1,
+) -> Trimmed:
+    """The conversation cut to ``budget`` tokens for ``provider`` (a registry name or a Provider), as the module
+    says: system messages and the latest ``keep_last`` units (with their turn's opener) kept, whole units removed
+    oldest first, each removal reported. ``strategy``: ``"oldest"`` (the default without ``summarize``) or
+    ``"summarize"``: ``summarize(removed_messages)`` returns a Msg (USER or SYSTEM) or a text (made a SYSTEM message)
+    inserted after the leading system messages. ``counter``: ``messages -> counts`` (an object with ``messages``
+    and ``total``, or per-message counts); default :func:`agentmsg.context.count_tokens` with ``provider``,
+    ``model`` and ``tools``. Raises :class:`TrimBudgetError` when the kept part alone exceeds the budget, and
+    ``ValueError`` for arguments of the wrong kind."""
+    wants_summary = _strategy(strategy, summarize)
+    t = _Trim(messages, budget, provider, model, tools, counter, keep_last)
+    t.fit(0)
+    if wants_summary and summarize is not None and t.plan.removed_steps:
+        for _ in range(SUMMARY_TRIES):
+            if t.offer(summarize(t.removed_messages())) or not t.room:
+                break
+    return t.result(wants_summary and bool(t.plan.removed_steps) and t.summary is None)
+
+
+async def atrim(
+    messages: Sequence[Msg],
+    budget: int,
+    *,
+    provider: str | Provider,
+    model: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    strategy: Literal["oldest", "summarize"] | None = None,
+    summarize: ASummarize | None = None,
+    counter: Counter | None = None,
+    keep_last: int = 1,
+) -> Trimmed:
+    """:func:`trim` with a ``summarize`` function that may be async (a coroutine function, or one returning an
+    awaitable): an LLM call that writes the summary."""
+    wants_summary = _strategy(strategy, summarize)
+    t = _Trim(messages, budget, provider, model, tools, counter, keep_last)
+    t.fit(0)
+    if wants_summary and summarize is not None and t.plan.removed_steps:
+        for _ in range(SUMMARY_TRIES):
+            value = summarize(t.removed_messages())
+            if inspect.isawaitable(value):
+                value = await value
+            if t.offer(value) or not t.room:
+                break
+    return t.result(wants_summary and bool(t.plan.removed_steps) and t.summary is None)

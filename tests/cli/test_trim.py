@@ -1,0 +1,99 @@
+"""``agentmsg trim``: the trimmed conversation on stdout (or ``-o``) in the input's form, each removal a diagnostic
+on stderr in every ``--output-format``, exit 1 with nothing written when the budget cannot be met."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentmsg import Msg, TextBlock, ToolResultBlock, ToolUseBlock, decode_messages, encode_messages
+from agentmsg.cli import main
+from agentmsg.context import count_tokens
+
+
+def _conversation() -> list[Msg]:
+    msgs = [Msg("SYSTEM", "be brief")]
+    for i in range(5):
+        msgs += [
+            Msg("USER", f"question {i} " * 20),
+            Msg("ASSISTANT", [ToolUseBlock(id=f"c{i}", name="f", input={"i": i})]),
+            Msg("TOOL", [ToolResultBlock(id=f"c{i}", name="f", output=[TextBlock(text="r " * 30)])]),
+            Msg("ASSISTANT", "answer " * 10),
+        ]
+    return msgs
+
+
+@pytest.fixture
+def conversation(tmp_path: Path) -> Path:
+    path = tmp_path / "conv.json"
+    path.write_bytes(encode_messages(_conversation()))
+    return path
+
+
+def test_the_trimmed_conversation_on_stdout_each_removal_on_stderr(
+    conversation: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    whole = count_tokens(_conversation(), provider="anthropic").total
+    assert main(["trim", "--budget", str(whole // 2), "--provider", "anthropic", str(conversation)]) == 0
+    out, err = capsys.readouterr()
+    kept = decode_messages(out)
+    assert 1 < len(kept) < len(_conversation()) and kept[0].role.value == "SYSTEM"
+    assert count_tokens(kept, provider="anthropic").total <= whole // 2
+    lines = [json.loads(line) for line in err.splitlines()]
+    assert lines and {(d["rule"], d["kind"]) for d in lines} == {("trim-removed", "lossy")}
+    assert lines[0]["pointer"] == "/2"  # the first call and its result, oldest first
+
+
+def test_json_lines_in_json_lines_out_and_the_output_file(
+    conversation: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = tmp_path / "conv.jsonl"
+    lines.write_bytes(b"".join(m.to_json_bytes() + b"\n" for m in _conversation()))
+    target = tmp_path / "out.jsonl"
+    assert main(["trim", "--budget", "400", "--provider", "openai", str(lines), "-o", str(target)]) == 0
+    assert capsys.readouterr().out == ""
+    written = target.read_bytes().splitlines()
+    assert written and all(Msg.from_json(line) for line in written)
+    assert main(["trim", "--budget", "400", "--provider", "openai", str(conversation), "-o", str(tmp_path)]) == 2
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_an_impossible_budget_exits_1_and_writes_nothing(
+    conversation: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["trim", "--budget", "10", "--provider", "gemini", str(conversation)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    [line] = [json.loads(line) for line in err.splitlines()]
+    assert line["rule"] == "trim-over-budget" and line["kind"] == "error" and "budget of 10" in line["message"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif", "junit"])
+def test_every_output_format(conversation: Path, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["trim", "--budget", "400", "--provider", "openai", "--output-format", fmt, str(conversation)]) == 0
+    out, err = capsys.readouterr()
+    assert decode_messages(out)
+    assert "trim-removed" in err
+    if fmt == "sarif":
+        log = json.loads(err)
+        assert {r["level"] for r in log["runs"][0]["results"]} == {"note"}
+        assert log["runs"][0]["invocations"][0]["commandLine"] == "agentmsg trim"
+    elif fmt == "junit":
+        assert 'testsuite name="agentmsg trim"' in err and "<failure" not in err
+    elif fmt == "github":
+        assert err.startswith("::notice ")
+
+
+def test_tools_count_in_the_budget(conversation: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tools = tmp_path / "tools.json"
+    definition = {"name": "f", "description": "a tool " * 40, "parameters": {"type": "object", "properties": {}}}
+    tools.write_text(json.dumps([definition]))
+    argv = ["trim", "--budget", "500", "--provider", "openai", str(conversation)]
+    assert main(argv) == 0
+    without = len(decode_messages(capsys.readouterr().out))
+    assert main([*argv, "--tools", str(tools)]) == 0
+    assert len(decode_messages(capsys.readouterr().out)) < without
+    tools.write_text("{")
+    assert main([*argv, "--tools", str(tools)]) == 2

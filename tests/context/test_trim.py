@@ -1,0 +1,337 @@
+"""agentmsg.context.trim: one test per rule (units, openers, the signature chain, assistant-first, the summary, an
+impossible budget, a counter that is not additive), with a counter of their own (each message's JSON length) so
+that the numbers are known; tests/context/test_trim_properties.py checks the rules on random conversations."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import pytest
+
+from agentmsg import Msg, MsgRole, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.context import TRIM_RULES, TrimBudgetError, Trimmed, atrim, trim
+
+OVERHEAD = 3
+
+
+@attrs.frozen
+class Count:
+    total: int
+    messages: tuple[int, ...]
+
+
+class Counter:
+    """4 tokens a message and one per 4 bytes of its text (a fixed, known count), with a fixed overhead; counts
+    how often it is called and on how many messages."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def __call__(self, messages: Sequence[Msg]) -> Count:
+        self.calls.append(len(messages))
+        per = tuple(tokens(m) for m in messages)
+        return Count(sum(per) + OVERHEAD, per)
+
+
+def tokens(m: Msg) -> int:
+    n = 4
+    for b in m.content:
+        if isinstance(b, TextBlock):
+            n += len(b.text) // 4
+        elif isinstance(b, ThinkingBlock):
+            n += len(b.thinking) // 4
+        elif isinstance(b, ToolResultBlock):
+            n += sum(len(o.text) // 4 for o in b.output if isinstance(o, TextBlock))
+    return n
+
+
+def user(text: str) -> Msg:
+    return Msg(MsgRole.USER, text)
+
+
+def assistant(*blocks: Any) -> Msg:
+    return Msg(MsgRole.ASSISTANT, list(blocks) or "ok")
+
+
+def call(cid: str) -> ToolUseBlock:
+    return ToolUseBlock(id=cid, name="search", input={"q": cid})
+
+
+def result(*cids: str) -> Msg:
+    return Msg(
+        MsgRole.TOOL, [ToolResultBlock(id=c, name="search", output=[TextBlock(text="found " * 8)]) for c in cids]
+    )
+
+
+def thinking() -> ThinkingBlock:
+    return ThinkingBlock(thinking="let me think " * 4, metadata={"signature": "sig", "provider": "anthropic"})
+
+
+SYSTEM = Msg(MsgRole.SYSTEM, "You are terse.")
+
+
+def total(messages: Sequence[Msg]) -> int:
+    return sum(map(tokens, messages)) + OVERHEAD
+
+
+def run(messages: list[Msg], budget: int, provider: str = "openai", **kw: Any) -> Trimmed:
+    return trim(messages, budget, provider=provider, counter=Counter(), **kw)
+
+
+def kept_indexes(messages: list[Msg], out: Trimmed) -> list[int]:
+    ids = {id(m) for m in out.messages}
+    return [i for i, m in enumerate(messages) if id(m) in ids]
+
+
+def test_a_conversation_within_the_budget_is_given_back_whole() -> None:
+    msgs = [SYSTEM, user("hi " * 10), assistant(TextBlock(text="hello"))]
+    out = run(msgs, total(msgs))
+    assert out.messages == tuple(msgs) and out.removed == () and out.diagnostics == () and out.summary is None
+    assert out.tokens == total(msgs) and out.fits
+
+
+def test_oldest_turns_go_first_each_removal_reported_with_its_pointer() -> None:
+    msgs = [SYSTEM, user("one " * 20), assistant(TextBlock(text="a " * 20)), user("two"), assistant(), user("three")]
+    out = run(msgs, total(msgs) - 1)
+    assert out.removed == (1, 2)
+    assert out.messages == (SYSTEM, msgs[3], msgs[4], msgs[5])
+    [d] = out.diagnostics
+    assert (d.pointer, d.rule) == ("/1", "trim-removed") and "/2" in d.message
+    assert out.tokens == total(out.messages) <= out.budget
+    assert d.rule in TRIM_RULES
+
+
+def test_a_question_goes_with_its_last_answer_and_an_answer_never_stays_without_its_question() -> None:
+    # the first turn's answers go one by one; the question goes with the last of them
+    msgs = [
+        SYSTEM,
+        user("q1"),
+        assistant(call("a")),
+        result("a"),
+        assistant(call("b")),
+        result("b"),
+        assistant(TextBlock(text="done " * 10)),
+        user("q2"),
+    ]
+    step = tokens(msgs[2]) + tokens(msgs[3])
+    out = run(msgs, total(msgs) - step)  # one unit (the first call and its result) is enough
+    assert out.removed == (2, 3)
+    assert kept_indexes(msgs, out) == [0, 1, 4, 5, 6, 7]
+    out = run(msgs, total(msgs) - sum(map(tokens, msgs[2:7])))  # every answer goes: the question with them
+    assert out.removed == (1, 2, 3, 4, 5, 6)
+
+
+def test_a_tool_call_and_all_its_results_go_together() -> None:
+    msgs = [
+        SYSTEM,
+        user("q1"),
+        assistant(call("a"), call("b")),
+        result("a"),
+        Msg(MsgRole.SYSTEM, "a reminder"),  # a system message inside the unit is kept
+        result("b"),
+        assistant(TextBlock(text="both found")),
+        user("q2"),
+    ]
+    out = run(msgs, total(msgs) - 1)
+    assert set(out.removed) >= {2, 3, 5} or not {2, 3, 5} & set(out.removed)
+    assert 4 not in out.removed and 0 not in out.removed
+    assert out.removed == (2, 3, 5)  # the smallest unit that makes room: the calls and both results
+
+
+def test_a_call_id_used_again_pairs_with_its_latest_call() -> None:
+    """Some providers number their calls per turn (call_0 in every turn): a result answers the latest call of its id,
+    so each turn's call is its own unit, not one unit from the first call to the last result."""
+    msgs = [SYSTEM]
+    for i in range(4):
+        msgs += [user(f"q{i}"), assistant(call("call_0")), result("call_0"), assistant()]
+    out = run(msgs, total(msgs) - 1)
+    assert out.removed == (2, 3)
+
+
+def test_system_messages_are_never_removed() -> None:
+    msgs = [SYSTEM, user("x " * 40), Msg(MsgRole.SYSTEM, "later"), assistant(), user("last")]
+    out = run(msgs, total([SYSTEM, msgs[2], msgs[4]]))
+    assert out.messages == (SYSTEM, msgs[2], msgs[4])
+
+
+def test_the_anthropic_current_turn_with_signed_thinking_before_a_call_stays_whole() -> None:
+    msgs = [
+        SYSTEM,
+        user("old"),
+        assistant(TextBlock(text="old answer " * 10)),
+        user("now"),
+        assistant(thinking(), call("a")),
+        result("a"),
+        assistant(call("b")),
+        result("b"),
+        assistant(TextBlock(text="answer")),
+    ]
+    just_enough = total([SYSTEM, *msgs[3:]])
+    out = run(msgs, just_enough, "anthropic")
+    assert out.removed == (1, 2)
+    with pytest.raises(TrimBudgetError) as caught:  # the chain cannot be cut: the whole current turn or nothing
+        run(msgs, just_enough - 1, "anthropic")
+    assert caught.value.problems[0].rule == "trim-over-budget"
+    assert caught.value.result is not None and caught.value.result.messages == (SYSTEM, *msgs[3:])
+    # OpenAI checks no chain: the current turn's oldest step goes, its question stays
+    out = run(msgs, just_enough - 1, "openai")
+    assert out.removed == (1, 2, 4, 5)
+    assert kept_indexes(msgs, out) == [0, 3, 6, 7, 8]
+
+
+def test_another_providers_thinking_makes_no_chain() -> None:
+    foreign = ThinkingBlock(thinking="x " * 20, metadata={"provider": "openai", "signature": "s"})
+    msgs = [SYSTEM, user("now"), assistant(foreign, call("a")), result("a"), assistant(TextBlock(text="answer"))]
+    out = run(msgs, total([SYSTEM, msgs[1], msgs[4]]), "anthropic")
+    assert out.removed == (2, 3)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+def test_an_assistant_turn_first_goes_where_the_provider_refuses_it(provider: str) -> None:
+    msgs = [SYSTEM, assistant(TextBlock(text="Hello, how can I help?")), user("q"), assistant()]
+    out = run(msgs, 10**6, provider)  # within budget, yet the opening assistant turn goes
+    assert out.removed == (1,) and out.messages == (SYSTEM, msgs[2], msgs[3])
+    assert "no assistant turn first" in out.diagnostics[0].message
+    out = run(msgs, 10**6, "openai")  # OpenAI takes it
+    assert out.removed == ()
+
+
+def test_an_assistant_first_conversation_with_no_user_message_is_said() -> None:
+    msgs = [SYSTEM, assistant(TextBlock(text="x"))]
+    out = run(msgs, 10**6, "anthropic")
+    assert out.removed == () and [d.rule for d in out.diagnostics] == ["trim-assistant-first"]
+
+
+def test_keep_last_keeps_more_units() -> None:
+    msgs = [SYSTEM, user("q1"), assistant(), user("q2"), assistant()]
+    with pytest.raises(TrimBudgetError):
+        run(msgs, total([SYSTEM, *msgs[2:]]), keep_last=4)
+    out = run(msgs, total([SYSTEM, *msgs[3:]]), keep_last=2)
+    assert out.removed == (1, 2)
+
+
+def test_an_impossible_budget_raises_with_the_smallest_result_and_both_numbers() -> None:
+    msgs = [SYSTEM, user("q1"), assistant(), user("q2 " * 30)]
+    smallest = total([SYSTEM, msgs[3]])
+    with pytest.raises(TrimBudgetError) as caught:
+        run(msgs, smallest - 1)
+    error = caught.value
+    assert error.result is not None and error.result.tokens == smallest and error.result.removed == (1, 2)
+    [p] = error.problems
+    assert p.rule == "trim-over-budget" and str(smallest) in p.message and str(smallest - 1) in p.message
+
+
+def test_summarize_replaces_what_went_after_the_system_prompt() -> None:
+    msgs = [SYSTEM, user("q1 " * 20), assistant(TextBlock(text="a1 " * 20)), user("q2"), assistant()]
+    seen: list[list[Msg]] = []
+
+    def summarize(removed: list[Msg]) -> str:
+        seen.append(removed)
+        return "Earlier: q1 was asked and answered."
+
+    out = run(msgs, total(msgs) - 10, summarize=summarize)
+    assert seen == [[msgs[1], msgs[2]]]
+    assert out.summary is not None and out.summary.role is MsgRole.SYSTEM
+    assert out.messages == (SYSTEM, out.summary, msgs[3], msgs[4])
+    assert out.tokens == total(out.messages) <= out.budget
+    assert [d.rule for d in out.diagnostics] == ["trim-removed", "trim-summarized"]
+
+
+def test_a_summary_too_large_makes_room_or_is_left_out_and_said() -> None:
+    msgs = [SYSTEM, user("q1 " * 20), assistant(TextBlock(text="a1 " * 20)), user("q2"), assistant(), user("q3")]
+    calls: list[int] = []
+
+    def shrinking(removed: list[Msg]) -> Msg:
+        calls.append(len(removed))
+        return Msg(MsgRole.SYSTEM, "s " * (56 if len(calls) == 1 else 1))
+
+    out = run(msgs, total(msgs) - 10, summarize=shrinking)
+    assert calls == [2, 4] and out.removed == (1, 2, 3, 4)  # room made, the second summary covers all that went
+    assert out.summary is not None and out.fits
+
+    out = run(msgs, total(msgs) - 10, summarize=lambda removed: "x " * 1000)
+    assert out.summary is None and out.fits
+    assert out.diagnostics[-1].rule == "trim-summary-dropped"
+
+
+def test_the_strategy_and_the_arguments_are_checked() -> None:
+    msgs = [user("q")]
+    with pytest.raises(ValueError, match="needs a summarize"):
+        run(msgs, 100, strategy="summarize")
+    with pytest.raises(ValueError, match="takes no summarize"):
+        run(msgs, 100, strategy="oldest", summarize=lambda r: "s")
+    with pytest.raises(ValueError, match="budget"):
+        run(msgs, -1)
+    with pytest.raises(ValueError, match="keep_last"):
+        run(msgs, 100, keep_last=0)
+    with pytest.raises(ValueError, match="summary is a USER or SYSTEM"):
+        run([user("q " * 40), assistant(), user("q")], 20, summarize=lambda r: assistant())
+    with pytest.raises(KeyError):
+        run(msgs, 100, provider="nope")
+
+
+def test_the_counter_is_asked_once_for_the_conversation_and_once_for_the_result() -> None:
+    msgs = [SYSTEM]
+    for i in range(200):
+        msgs += [user(f"q{i} " * 5), assistant(call(f"c{i}")), result(f"c{i}"), assistant()]
+    counter = Counter()
+    out = trim(msgs, total(msgs) // 3, provider="openai", counter=counter)
+    assert counter.calls == [len(msgs), len(out.messages)]
+
+
+def test_a_counter_that_is_not_additive_is_checked_and_met() -> None:
+    """The result is counted again by the same counter: a count higher than the per-message sum makes more go."""
+
+    def growing(messages: Sequence[Msg]) -> Count:
+        per = tuple(tokens(m) for m in messages)
+        return Count(sum(per) + OVERHEAD + 2 * len(messages), per)  # 2 more per message, not in the per-message counts
+
+    msgs = [SYSTEM]
+    for i in range(20):
+        msgs += [user(f"q{i}"), assistant()]
+    budget = total(msgs) // 2
+    out = trim(msgs, budget, provider="openai", counter=growing)
+    assert out.tokens == growing(list(out.messages)).total <= budget
+
+
+def test_per_message_counts_alone_are_a_counter() -> None:
+    msgs = [user("q1 " * 10), assistant(), user("q2")]
+    out = trim(msgs, tokens(msgs[2]), provider="openai", counter=lambda ms: [tokens(m) for m in ms])
+    assert out.messages == (msgs[2],) and out.tokens == tokens(msgs[2])
+
+
+def test_atrim_awaits_an_async_summarize() -> None:
+    msgs = [SYSTEM, user("q1 " * 20), assistant(TextBlock(text="a1 " * 20)), user("q2")]
+
+    async def summarize(removed: list[Msg]) -> str:
+        await asyncio.sleep(0)
+        return f"{len(removed)} messages before"
+
+    out = asyncio.run(atrim(msgs, total(msgs) - 10, provider="openai", counter=Counter(), summarize=summarize))
+    assert out.summary is not None and out.summary.text_content == "2 messages before"
+    assert out.messages[1] is out.summary
+
+
+def test_every_trim_rule_is_listed_for_the_reports_and_docs() -> None:
+    from agentmsg.cli._rules import RULES
+
+    assert set(TRIM_RULES) <= set(RULES)
+
+
+def test_a_provider_object_and_the_default_counter() -> None:
+    from agentmsg.context import count_tokens
+    from agentmsg.providers import get
+
+    msgs = [SYSTEM, user("q1 " * 50), assistant(TextBlock(text="a1 " * 50)), user("q2")]
+    whole = count_tokens(msgs, provider="gemini").total
+    out = trim(msgs, whole - 1, provider=get("gemini"))
+    assert out.removed == (1, 2) and out.tokens == count_tokens(list(out.messages), provider="gemini").total
+    assert out.diagnostics_dicts()[0] == {
+        "pointer": "/1",
+        "rule": "trim-removed",
+        "kind": "lossy",
+        "message": out.diagnostics[0].message,
+    }
