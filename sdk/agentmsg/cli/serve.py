@@ -17,6 +17,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, TextIO
 
+from agentmsg import ui
 from agentmsg.cli._install import install_command
 from agentmsg.cli._io import (
     CHUNK,
@@ -182,7 +183,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         raise
     # A regular file is read in the event loop (it does not block); a pipe is read in a thread.
     reader = file_events if _regular_file(source) else piped_events
-    app = viewer_app(reader(source, name, sys.stderr, head), drop_every=args.drop_every, hosts=[args.host])
+    app = viewer_app(
+        reader(source, name, sys.stderr, head), drop_every=args.drop_every, hosts=[args.host], protocol=args.protocol
+    )
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     try:
         sock = socket.create_server((args.host, args.port), family=family)
@@ -191,6 +194,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     drops = f"; the event connection closes after every {args.drop_every} events" if args.drop_every else ""
+    if args.protocol is not None:
+        drops += f"; /events speaks {args.protocol} unless a request asks for another protocol"
     print(
         f"agentmsg serve: viewer at http://{shown}:{port}/ (events of {name} at /events{drops}); Ctrl-C stops",
         file=sys.stderr,
@@ -237,5 +242,12 @@ def add_parser(sub: Any) -> None:
         default=None,
         metavar="N",
         help="close the event connection after every N events, so that resume (Last-Event-ID) can be seen working",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=ui.names(),
+        default=None,
+        help="the UI protocol /events speaks to a request that names none (default: agentscope; a request picks "
+        "another with ?protocol=NAME or its Accept header; the viewer page asks for agentscope)",
     )
     p.set_defaults(func=run)
