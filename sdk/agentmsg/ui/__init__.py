@@ -31,7 +31,7 @@ of them (``protocols=``), picking one per request with :func:`negotiate`.
 
 from __future__ import annotations
 
-from agentmsg.ui import agentscope
+from agentmsg.ui import agentscope, agui
 from agentmsg.ui._protocol import Decoder, Encoder, NotAcceptable, UIProtocol, negotiate
 
 __all__ = ["PROTOCOLS", "Decoder", "Encoder", "NotAcceptable", "UIProtocol", "get", "names", "negotiate"]
@@ -41,6 +41,7 @@ PROTOCOLS: dict[str, UIProtocol] = {
     protocol.name: protocol
     for protocol in (
         agentscope.PROTOCOL,
+        agui.PROTOCOL,
     )
 }  # fmt: skip
 
