@@ -30,6 +30,8 @@ both ways, and the rules. In short:
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final, TypeGuard
@@ -72,30 +74,71 @@ class _Never:
 _SET: Final = _Never()
 
 
-def _ms(created: Any) -> tuple[int | None, bool]:
-    """An RFC 3339 ``createdAt`` as epoch milliseconds (None: not one), and whether :func:`_iso` writes it back
-    as the same text."""
-    if not isinstance(created, str) or len(created) < 20:
-        return None, False
-    try:
-        when = datetime.fromisoformat(created.replace("z", "Z"))
-    except ValueError:
-        return None, False
-    if when.tzinfo is None:
-        return None, False
-    ms = (when - _EPOCH) // _MS
-    return ms, _iso(ms) == created
-
-
+#: an RFC 3339 time in UTC as agentmsg writes it (Java's too): the date, the time, a fraction, ``Z``
+_UTC = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt]([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:\.([0-9]+))?[Zz]")
+_DAY_MS: Final = 86_400_000
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MS: Final = timedelta(milliseconds=1)
 
 
+@functools.lru_cache(maxsize=64)
+def _day(date: str) -> int | None:
+    """Epoch milliseconds of a date's midnight (UTC); None: no such date."""
+    try:
+        return (datetime.fromisoformat(date).replace(tzinfo=timezone.utc) - _EPOCH) // _MS
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _date(day: int) -> str:
+    return (_EPOCH + timedelta(days=day)).strftime("%Y-%m-%d")
+
+
+def _ms(created: Any) -> tuple[int | None, bool]:
+    """An RFC 3339 ``createdAt`` as epoch milliseconds (None: not one), and whether :func:`_iso` writes it back
+    as the same text (UTC with ``Z``, no fraction or three digits of one that are not all 0)."""
+    if not isinstance(created, str):
+        return None, False
+    n = len(created)
+    if (
+        n >= 20
+        and created[-1] == "Z"
+        and created[10] == "T"
+        and created[19] in ".Z"
+        and created[13] == created[16] == ":"
+    ):
+        day = _day(created[:10])
+        hms = created[11:13], created[14:16], created[17:19]
+        frac = created[20:-1]
+        if day is not None and all(p.isdigit() and p.isascii() for p in hms) and (frac.isdigit() or not frac):
+            hour, minute, second = int(hms[0]), int(hms[1]), int(hms[2])
+            if hour < 24 and minute < 60 and second < 60 and frac.isascii() and (frac or n == 20):
+                ms = day + ((hour * 60 + minute) * 60 + second) * 1000 + int((frac + "000")[:3])
+                return ms, frac == "" or (len(frac) == 3 and frac != "000")
+    match = _UTC.fullmatch(created)  # lower-case t or z, an offset, a leap second: the slow way, inexact
+    if match is None:
+        try:
+            when = datetime.fromisoformat(created)
+        except ValueError:
+            return None, False
+        return ((when - _EPOCH) // _MS, False) if when.tzinfo is not None else (None, False)
+    day = _day(match[1])
+    if day is None:
+        return None, False
+    frac = match[5] or ""
+    ms = day + ((int(match[2]) * 60 + int(match[3])) * 60 + int(match[4])) * 1000 + int((frac + "000")[:3])
+    return ms, False
+
+
 def _iso(ms: int) -> str:
     """Epoch milliseconds as a ``createdAt``: UTC, ``Z``, the milliseconds only when not 0."""
-    when = datetime.fromtimestamp(ms / 1000, timezone.utc)
-    frac = ms % 1000
-    return f"{when:%Y-%m-%dT%H:%M:%S}" + (f".{frac:03d}Z" if frac else "Z")
+    day, rest = divmod(ms, _DAY_MS)
+    seconds, frac = divmod(rest, 1000)
+    minutes, second = divmod(seconds, 60)
+    hour, minute = divmod(minutes, 60)
+    text = f"{_date(day)}T{hour:02d}:{minute:02d}:{second:02d}"
+    return f"{text}.{frac:03d}Z" if frac else f"{text}Z"
 
 
 def _str(value: Any) -> TypeGuard[str]:
@@ -138,6 +181,7 @@ class AGUIEncoder:
         self._count = 0
         self._said: set[str] = set()
         self._closed = False
+        self._created: tuple[Any, int | None, bool] = (None, None, False)  # the last createdAt read, and its time
 
     # ---- the contract ----
 
@@ -146,10 +190,10 @@ class AGUIEncoder:
         if self._closed:
             self.notes.append(Problem(f"/{self._index}", "order", "an event after the stream ended: not sent"))
             return []
-        if not isinstance(event, Mapping):
+        if type(event) is not dict and not isinstance(event, Mapping):
             return self._wrap(event)
         kind = event.get("type")
-        handler = _ENCODE.get(kind) if isinstance(kind, str) else None
+        handler = _ENCODE.get(kind) if type(kind) is str else None
         if handler is None or event.get("source") is not None:
             return self._wrap(event)
         return handler(self, event)
@@ -182,20 +226,20 @@ class AGUIEncoder:
     def _out(self, agui: dict[str, Any], e: Mapping[str, Any], derived: Mapping[str, Any]) -> dict[str, Any]:
         """``agui`` with a ``timestamp`` and, in ``metadata``, what of ``e`` the decoder would not give back from
         it: ``derived`` are the keys the decoder sets (besides ``id`` and ``createdAt``) and their values."""
-        ms, exact = _ms(e.get("createdAt"))
+        created = e.get("createdAt")
+        if created is not self._created[0] and created != self._created[0]:
+            self._created = (created, *_ms(created))
+        _, ms, exact = self._created
         if ms is not None:
             agui["timestamp"] = ms
-        carry = {}
-        for key, value in e.items():
-            if key == "type" or (key == "createdAt" and exact):
-                continue
-            if key in derived and derived[key] == value:
-                continue
-            carry[key] = value
-        absent = [key for key in ("id", "createdAt", *derived) if key not in e]
+        carry = {
+            key: value
+            for key, value in e.items()
+            if not (key == "type" or (key == "createdAt" and exact) or (key in derived and derived[key] == value))
+        }
         meta: dict[str, Any] = {CARRY: carry} if carry else {}
-        if absent:
-            meta[ABSENT] = absent
+        if "id" not in e or "createdAt" not in e or not derived.keys() <= e.keys():  # keys the decoder would add
+            meta[ABSENT] = [key for key in ("id", "createdAt", *derived) if key not in e]
         if meta:
             agui["metadata"] = meta
         return agui
@@ -633,6 +677,7 @@ class AGUIDecoder:
         self._index = -1
         self._minted = 0
         self._created: str | None = None
+        self._stamp: int | None = None  # the timestamp _created was made from
         self._said: set[str] = set()
         self._run: str | None = None  # the open run's id
         self._ours = False  # the open run was written by agentmsg (its RUN_FINISHED adds nothing)
@@ -674,10 +719,10 @@ class AGUIDecoder:
         self._absent = meta.get(ABSENT) if isinstance(meta, Mapping) else None
         implicit = meta.get(IMPLICIT) if isinstance(meta, Mapping) else None
         stamp = event.get("timestamp")
-        if type(stamp) is int and stamp >= 0:
+        if type(stamp) is int and stamp != self._stamp:
             try:
-                self._created = _iso(stamp)
-            except (OverflowError, OSError, ValueError):
+                self._created, self._stamp = _iso(stamp), stamp
+            except (OverflowError, ValueError):
                 self._problem("/timestamp", "maximum", "timestamp is not a time in milliseconds: not read")
         if kind in _LEGACY:
             self._say_once("legacy", f"{kind} is AG-UI 0.0.x's, read as {_LEGACY[kind]}", "ui-legacy")
