@@ -640,7 +640,7 @@ _OPTIONAL: Final[dict[str, str]] = {
 _KINDS = {_STR: str, _LIST: list, _OBJ: Mapping}
 
 #: AG-UI fields that carry nothing an AgentEvent lacks (ids of what the events build, the type's own constants)
-_STRUCTURAL: Final = frozenset({"type", "messageId", "toolCallId", "metadata", "timestamp", "role", "delta"})
+_STRUCTURAL: Final = frozenset({"type", "messageId", "toolCallId", "timestamp", "role", "delta"})
 
 #: AG-UI events agentmsg has no event for: kept as CUSTOM ``ag-ui.<TYPE>``
 _FOREIGN_TYPES: Final = frozenset(
