@@ -42,7 +42,7 @@ from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.ui._protocol import Decoder, Encoder, sse_frame
 
-__all__ = ["AGUI", "PROTOCOL", "WRAPPED", "AGUIDecoder", "AGUIEncoder"]
+__all__ = ["AGUI", "PROTOCOL", "TYPES", "WRAPPED", "AGUIDecoder", "AGUIEncoder"]
 
 #: the AG-UI CUSTOM event name of an AgentEvent sent whole (value: the event)
 WRAPPED: Final = "agentscope.event"
@@ -1188,6 +1188,10 @@ def _part_in(part: Any) -> dict[str, Any] | None:
         return {"type": ours, "source": src}
     return None
 
+
+#: the event types of AG-UI (1.0, and 0.0.x's THINKING_*) that no AgentEvent has: a stream whose first event has
+#: one is an AG-UI stream (``agentmsg serve`` reads such a file through the decoder)
+TYPES: Final = frozenset(_REQUIRED) - {"CUSTOM"}
 
 _CHUNK_KIND: Final = {"TEXT_MESSAGE_CHUNK": "text", "TOOL_CALL_CHUNK": "tool", "REASONING_MESSAGE_CHUNK": "reasoning"}
 
