@@ -680,6 +680,7 @@ class AGUIDecoder:
         self._stamp: int | None = None  # the timestamp _created was made from
         self._said: set[str] = set()
         self._run: str | None = None  # the open run's id
+        self._outside = False  # an event outside a run was said
         self._ours = False  # the open run was written by agentmsg (its RUN_FINISHED adds nothing)
         self._usage_seen = False
         self._step: str | None = None
@@ -728,6 +729,9 @@ class AGUIDecoder:
             self._say_once("legacy", f"{kind} is AG-UI 0.0.x's, read as {_LEGACY[kind]}", "ui-legacy")
         if self._carry is None and implicit is None:
             self._say_unkept(event, kind)
+            if self._run is None and kind not in ("RUN_STARTED", "RUN_ERROR") and not self._outside:
+                self._outside = True  # (said once per stretch outside a run: the events are read all the same)
+                self._problem("/type", "order", f"{kind} outside a run: AG-UI's events come after RUN_STARTED")
         if implicit is True and kind == "REASONING_ENCRYPTED_VALUE":
             return out  # (a signature the AgentEvent carried already)
         produced = _DECODE[kind](self, event)
@@ -844,7 +848,7 @@ class AGUIDecoder:
             self._problem("", "order", "RUN_STARTED while a run is open: the open one ends here")
             out += self._close_all("RUN_STARTED")
             out.append(self._ev("AGENT_END", False, replyId=self._run))
-        self._run, self._step, self._usage_seen = e["runId"], None, False
+        self._run, self._step, self._usage_seen, self._outside = e["runId"], None, False, False
         meta = e.get("metadata")
         self._ours = self._carry is not None or (isinstance(meta, Mapping) and IMPLICIT in meta)
         self._known_calls.clear()
