@@ -59,19 +59,9 @@ _PLACEHOLDERS = ("__fragment__", "__pending__")  # AgentScope Java's tool-call n
 _IMPLICIT_META: Final = {IMPLICIT: True}
 
 
-class _Never:
-    """A value the decoder sets that never equals the AgentEvent's own (so the AgentEvent's is carried)."""
-
-    def __eq__(self, other: object) -> bool:
-        return False
-
-    def __ne__(self, other: object) -> bool:
-        return True
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-_SET: Final = _Never()
+#: keys the decoder sets on a block's or tool call's AgentEvent (to the step's or run's id) that never equal the
+#: AgentEvent's own for sure: always carried when the AgentEvent has them, listed as absent when it has not
+_REPLY: Final = ("replyId",)
 
 
 #: an RFC 3339 time in UTC as agentmsg writes it (Java's too): the date, the time, a fraction, ``Z``
@@ -223,9 +213,12 @@ class AGUIEncoder:
         self._used.add(mid)
         return mid
 
-    def _out(self, agui: dict[str, Any], e: Mapping[str, Any], derived: Mapping[str, Any]) -> dict[str, Any]:
+    def _out(
+        self, agui: dict[str, Any], e: Mapping[str, Any], derived: Mapping[str, Any], loose: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
         """``agui`` with a ``timestamp`` and, in ``metadata``, what of ``e`` the decoder would not give back from
-        it: ``derived`` are the keys the decoder sets (besides ``id`` and ``createdAt``) and their values."""
+        it: ``derived`` are the keys the decoder sets (besides ``id`` and ``createdAt``) and their values, ``loose``
+        keys it sets to values that may differ (carried whenever ``e`` has them)."""
         created = e.get("createdAt")
         if created is not self._created[0] and created != self._created[0]:
             self._created = (created, *_ms(created))
@@ -238,8 +231,8 @@ class AGUIEncoder:
             if not (key == "type" or (key == "createdAt" and exact) or (key in derived and derived[key] == value))
         }
         meta: dict[str, Any] = {CARRY: carry} if carry else {}
-        if "id" not in e or "createdAt" not in e or not derived.keys() <= e.keys():  # keys the decoder would add
-            meta[ABSENT] = [key for key in ("id", "createdAt", *derived) if key not in e]
+        if "id" not in e or "createdAt" not in e or not derived.keys() <= e.keys() or (loose and loose[0] not in e):
+            meta[ABSENT] = [key for key in ("id", "createdAt", *loose, *derived) if key not in e]  # (the decoder's)
         if meta:
             agui["metadata"] = meta
         return agui
@@ -409,17 +402,21 @@ class AGUIEncoder:
         run = self._run
         assert run is not None
         mid = self._fresh(block or "block")
-        derived = {"replyId": _SET, "blockId": mid}  # (the decoder's blockId: the messageId, unless carried)
+        derived = {"blockId": mid}  # (the decoder's blockId: the messageId, unless carried)
         if thinking:
             run.reasoning[block] = mid
             out.append({"type": "REASONING_START", "messageId": mid, "metadata": dict(_IMPLICIT_META)})
             out.append(
-                self._out({"type": "REASONING_MESSAGE_START", "messageId": mid, "role": "reasoning"}, e, derived)
+                self._out(
+                    {"type": "REASONING_MESSAGE_START", "messageId": mid, "role": "reasoning"}, e, derived, _REPLY
+                )
             )
         else:
             run.texts[block] = mid
             run.last_text = mid
-            out.append(self._out({"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"}, e, derived))
+            out.append(
+                self._out({"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"}, e, derived, _REPLY)
+            )
         return out
 
     def _block_delta(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -429,13 +426,15 @@ class AGUIEncoder:
         mid = (run.reasoning if thinking else run.texts).get(block) if run is not None else None
         if mid is None or not isinstance(delta, str):
             return self._wrap(e)
-        derived = {"replyId": _SET, "blockId": block, "delta": delta}
+        derived = {"blockId": block, "delta": delta}
         if not thinking:
-            return [self._out({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": delta}, e, derived)]
+            return [self._out({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": delta}, e, derived, _REPLY)]
         signature = e.get("signature")
         out: list[dict[str, Any]] = []
         if delta or not isinstance(signature, str):
-            out.append(self._out({"type": "REASONING_MESSAGE_CONTENT", "messageId": mid, "delta": delta}, e, derived))
+            out.append(
+                self._out({"type": "REASONING_MESSAGE_CONTENT", "messageId": mid, "delta": delta}, e, derived, _REPLY)
+            )
         if isinstance(signature, str):
             value: dict[str, Any] = {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "message", "entityId": mid}
             value["encryptedValue"] = signature
@@ -443,7 +442,7 @@ class AGUIEncoder:
                 value["metadata"] = dict(_IMPLICIT_META)
                 out.append(value)
             else:
-                out.append(self._out(value, e, {**derived, "signature": signature}))
+                out.append(self._out(value, e, {**derived, "signature": signature}, _REPLY))
         return out
 
     def _block_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -453,11 +452,11 @@ class AGUIEncoder:
         mid = (run.reasoning if thinking else run.texts).pop(block, None) if run is not None else None
         if mid is None:
             return self._wrap(e)
-        derived = {"replyId": _SET, "blockId": block}
+        derived = {"blockId": block}
         if not thinking:
-            return [self._out({"type": "TEXT_MESSAGE_END", "messageId": mid}, e, derived)]
+            return [self._out({"type": "TEXT_MESSAGE_END", "messageId": mid}, e, derived, _REPLY)]
         return [
-            self._out({"type": "REASONING_MESSAGE_END", "messageId": mid}, e, derived),
+            self._out({"type": "REASONING_MESSAGE_END", "messageId": mid}, e, derived, _REPLY),
             {"type": "REASONING_END", "messageId": mid, "metadata": dict(_IMPLICIT_META)},
         ]
 
@@ -473,7 +472,7 @@ class AGUIEncoder:
         start: dict[str, Any] = {"type": "TOOL_CALL_START", "toolCallId": call, "toolCallName": name}
         if run.last_text is not None:
             start["parentMessageId"] = run.last_text
-        out.append(self._out(start, e, {"replyId": _SET, "toolCallId": call, "toolCallName": name}))
+        out.append(self._out(start, e, {"toolCallId": call, "toolCallName": name}, _REPLY))
         signature = e.get("thoughtSignature")
         if isinstance(signature, str):
             value: dict[str, Any] = {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": call}
@@ -488,8 +487,8 @@ class AGUIEncoder:
         if run is None or call not in run.calls or not isinstance(delta, str):
             return self._wrap(e)
         run.calls[call] = True
-        derived = {"replyId": _SET, "toolCallId": call, "delta": delta}
-        return [self._out({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": delta}, e, derived)]
+        derived = {"toolCallId": call, "delta": delta}
+        return [self._out({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": delta}, e, derived, _REPLY)]
 
     def _tool_call_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         run = self._run
@@ -501,7 +500,7 @@ class AGUIEncoder:
         if not run.calls.pop(call) and isinstance(args, Mapping):  # no deltas: the arguments from the input
             text = orjson.dumps(args).decode()
             out.append({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": text, "metadata": dict(_IMPLICIT_META)})
-        out.append(self._out({"type": "TOOL_CALL_END", "toolCallId": call}, e, {"replyId": _SET, "toolCallId": call}))
+        out.append(self._out({"type": "TOOL_CALL_END", "toolCallId": call}, e, {"toolCallId": call}, _REPLY))
         return out
 
     def _tool_result_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -513,7 +512,7 @@ class AGUIEncoder:
         content: Any = "".join(parts) if all(isinstance(p, str) for p in parts) else [_part_out(p) for p in parts]
         result = {"type": "TOOL_CALL_RESULT", "messageId": self._fresh(f"{call}-result"), "toolCallId": call}
         result.update(content=content, role="tool")
-        out = self._out(result, e, {"replyId": _SET, "toolCallId": call, "state": "success"})
+        out = self._out(result, e, {"toolCallId": call, "state": "success"}, _REPLY)
         out.setdefault("metadata", {})[IMPLICIT] = "end"  # start and deltas went before, wrapped
         return [out]
 
