@@ -59,6 +59,10 @@ _PLACEHOLDERS = ("__fragment__", "__pending__")  # AgentScope Java's tool-call n
 _IMPLICIT_META: Final = {IMPLICIT: True}
 
 
+def _implicit() -> dict[str, Any]:
+    return {"metadata": {IMPLICIT: True}}
+
+
 #: keys the decoder sets on a block's or tool call's AgentEvent (to the step's or run's id) that never equal the
 #: AgentEvent's own for sure: always carried when the AgentEvent has them, listed as absent when it has not
 _REPLY: Final = ("replyId",)
@@ -140,8 +144,8 @@ def _str(value: Any) -> TypeGuard[str]:
 
 class _Run:
     __slots__ = (
-        "calls", "ended", "ids", "implicit", "last_text", "model", "names", "outcome", "reasoning", "result",
-        "results", "run_id", "step", "texts", "thread_id", "usage",
+        "calls", "ended", "ids", "implicit", "last_text", "model", "names", "outcome", "pending", "reasoning",
+        "result", "results", "run_id", "step", "texts", "thread_id", "usage",
     )  # fmt: skip
 
     def __init__(self, run_id: str, thread_id: str, implicit: bool) -> None:
@@ -154,6 +158,7 @@ class _Run:
         self.names: dict[Any, str] = {}  # the AG-UI toolCallName of each call of the run
         self.ended: set[Any] = set()  # the calls ended in this model call (AgentScope Java may start them again)
         self.ids: dict[Any, str] = {}  # a call id given again in a later model call: its AG-UI toolCallId
+        self.pending: dict[Any, list[str]] = {}  # fragments of calls not started yet (wrapped): their text
         self.results: dict[Any, list[Any]] = {}  # started tool results: toolCallId -> text and blocks so far
         self.step: str | None = None
         self.last_text: str | None = None
@@ -319,7 +324,8 @@ class AGUIEncoder:
             for c in run.calls
         ]
         run.calls.clear()
-        run.ended.clear()  # (a model call ends: a call id given again is a new call, to the reducer too)
+        run.ended.clear()
+        run.pending.clear()  # (a model call ends: a call id given again is a new call, to the reducer too)
         return out
 
     def _end_run(self, e: Mapping[str, Any] | None, *, implicit: bool) -> list[dict[str, Any]]:
@@ -495,6 +501,10 @@ class AGUIEncoder:
         if run.last_text is not None:
             start["parentMessageId"] = run.last_text
         out.append(self._out(start, e, {"toolCallId": ag, "toolCallName": name}, _REPLY))
+        early = run.pending.pop(call, None)
+        if early:  # AgentScope Java's fragments before the call's name (wrapped): the client's arguments begin so
+            out.append({"type": "TOOL_CALL_ARGS", "toolCallId": ag, "delta": "".join(early), **_implicit()})
+            run.calls[call] = True
         signature = e.get("thoughtSignature")
         if isinstance(signature, str):
             value: dict[str, Any] = {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": ag}
@@ -507,7 +517,10 @@ class AGUIEncoder:
         run = self._run
         call, delta = e.get("toolCallId"), e.get("delta")
         if run is None or not isinstance(delta, str) or (call not in run.calls and call not in run.ended):
-            return self._wrap(e)
+            wrapped = self._wrap(e)
+            if self._run is not None and isinstance(delta, str) and _str(call) and call not in self._run.calls:
+                self._run.pending.setdefault(call, []).append(delta)  # (sent when the call starts)
+            return wrapped
         out: list[dict[str, Any]] = []
         if call not in run.calls:  # AgentScope Java's next fragment of a call it ended: the call goes on
             restart = {
