@@ -10,7 +10,7 @@ formatter rows from bench_formatters.py, the in-memory stream rows from bench_st
 (loopback HTTP) from bench_live.py, the TypeScript reducer's rows (in Node) from bench_client.py, the hostile-input
 rows (lines that carry no data, malformed events) from bench_hostile.py, the token-counting rows (offline counts vs
 official ones, linear time) from bench_context.py, the trimming rows (vs LangChain's trim_messages) from
-bench_context_trim.py.
+bench_context_trim.py, the UI protocol rows (AG-UI translation per event) from bench_ui.py.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ SECTIONS = {
     "client": "bench_client",  # the TypeScript reducer in Node
     "hostile_input": "bench_hostile",  # input that carries nothing vs events: SSE lines, schema errors
     "context": "bench_context",  # token counts vs the providers' official counts; counting 10,000 messages
+    "ui": "bench_ui",  # AgentEvents <-> AG-UI, per event, against serializing / parsing the AG-UI event alone
 }
 
 

@@ -32,6 +32,7 @@ FACES = {
     "agentmsg.events",
     "agentmsg.message",
     "agentmsg.providers",
+    "agentmsg.ui",
     "agentmsg.web",
 }
 

@@ -231,6 +231,18 @@ def _trim_summary(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monkey
     )
     run_block(ns)
     assert ns["cut"].summary is not None and ns["cut"].messages[0] is ns["cut"].summary
+def _agui(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ag-ui.md: a reply's events through the encoder (what ``send`` sends is what the decoder reads) come
+    back as the same message."""
+    import agentmsg
+    from agentmsg import AssistantMessage, emit_events
+
+    msg = AssistantMessage(["Paris is sunny."], id="m1")
+    sent: list[Any] = []
+    ns.update(agentmsg=agentmsg, agent_events=emit_events(msg), send=sent.append, ag_ui_events=sent)
+    run_block(ns)
+    assert sent[0]["type"] == "RUN_STARTED" and sent[-1]["type"] == "RUN_FINISHED"
+    assert [m.to_dict() for m in ns["messages"]] == [msg.to_dict()]
 
 
 def run_block(ns: dict[str, Any]) -> None:
@@ -254,6 +266,7 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("context.md", "official = Client(", _official_count),
     ("context.md", "cut.diagnostics", _trim),
     ("context.md", "def summarize(", _trim_summary),
+    ("ag-ui.md", 'get("ag-ui").encoder()', _agui),
 ]
 PY_BLOCKS = [(p.name, i, b) for p in DOCS for i, b in enumerate(fenced(p, "python"))]
 

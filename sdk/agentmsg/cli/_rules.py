@@ -347,6 +347,21 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`note: ... [not-kept]`",
         "none needed",
     ),
+    "ui-wrapped": (
+        "a note: an event the UI protocol has no event for, sent whole in the protocol's custom event",
+        "`/6: AGENT_RESULT has no AG-UI event here: sent whole as CUSTOM 'agentscope.event' [ui-wrapped]`",
+        "none needed: agentmsg's decoder gives the event back; other clients may ignore it (docs/ag-ui.md)",
+    ),
+    "ui-not-kept": (
+        "a note: a field of a UI protocol's event that no AgentEvent keeps, left out (said once per stream)",
+        "`/4: TOOL_CALL_START parentMessageId: no AgentEvent keeps it (left out) [ui-not-kept]`",
+        "none needed; docs/ag-ui.md lists what each event keeps",
+    ),
+    "ui-legacy": (
+        "a note: an event of an older version of the UI protocol, read as its current form",
+        "`/1: THINKING_START is AG-UI 0.0.x's, read as REASONING_START [ui-legacy]`",
+        "have the producer send the current events (AG-UI 1.0: REASONING_*)",
+    ),
     "source-error": (
         "a subagent's forwarded stream reported an error",
         "`/3: source 'a/b' failed`",

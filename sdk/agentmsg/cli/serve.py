@@ -9,6 +9,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import ipaddress
+import itertools
 import os
 import socket
 import stat
@@ -17,6 +18,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, TextIO
 
+import agentmsg.ui as ui
 from agentmsg.cli._install import install_command
 from agentmsg.cli._io import (
     CHUNK,
@@ -48,12 +50,32 @@ def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -
 
 
 def _read(chunks: Iterator[bytes], name: str, warn: TextIO) -> Iterator[Any]:
-    """The events of ``chunks``; a line (SSE event) that cannot be read is reported on ``warn`` and skipped."""
+    """The events of ``chunks``; a line (SSE event) that cannot be read is reported on ``warn`` and skipped. A
+    stream of AG-UI events (its first event of a type only AG-UI has) is read through the AG-UI decoder: the
+    viewer renders the AgentEvents it stands for, and the decoder's notes are reported on ``warn``."""
 
     def report(problem: Problem) -> None:
         print(f"{name}: {problem.message} [{problem.rule}] (skipped)", file=warn, flush=True)
 
-    return read_events(chunks, strict=False, on_problem=report)
+    return _agentevents(read_events(chunks, strict=False, on_problem=report), name, warn)
+
+
+def _agentevents(events: Iterator[Any], name: str, warn: TextIO) -> Iterator[Any]:
+    for first in events:
+        protocol = ui.detect(first)
+        if protocol is None:
+            yield first
+            yield from events
+            return
+        print(f"{name}: {protocol} events, read as AgentEvents (docs/{protocol}.md)", file=warn, flush=True)
+        decoder = ui.get(protocol).decoder()
+        for event in itertools.chain((first,), events):
+            yield from decoder.feed(event)
+            for note in decoder.notes:
+                print(f"{name}: {protocol} event {note}", file=warn, flush=True)
+            decoder.notes.clear()
+        yield from decoder.close()
+        return
 
 
 def _regular_file(source: IO[bytes]) -> bool:
@@ -182,7 +204,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         raise
     # A regular file is read in the event loop (it does not block); a pipe is read in a thread.
     reader = file_events if _regular_file(source) else piped_events
-    app = viewer_app(reader(source, name, sys.stderr, head), drop_every=args.drop_every, hosts=[args.host])
+    app = viewer_app(
+        reader(source, name, sys.stderr, head), drop_every=args.drop_every, hosts=[args.host], protocol=args.protocol
+    )
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     try:
         sock = socket.create_server((args.host, args.port), family=family)
@@ -191,6 +215,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     drops = f"; the event connection closes after every {args.drop_every} events" if args.drop_every else ""
+    if args.protocol is not None:
+        drops += f"; /events speaks {args.protocol} unless a request asks for another protocol"
     print(
         f"agentmsg serve: viewer at http://{shown}:{port}/ (events of {name} at /events{drops}); Ctrl-C stops",
         file=sys.stderr,
@@ -237,5 +263,12 @@ def add_parser(sub: Any) -> None:
         default=None,
         metavar="N",
         help="close the event connection after every N events, so that resume (Last-Event-ID) can be seen working",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=ui.names(),
+        default=None,
+        help="the UI protocol /events speaks to a request that names none (default: agentscope; a request picks "
+        "another with ?protocol=NAME or its Accept header; the viewer page asks for agentscope)",
     )
     p.set_defaults(func=run)

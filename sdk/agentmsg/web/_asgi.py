@@ -20,6 +20,13 @@ The source advances only while some client reads (backpressure): a slow or absen
 async generator instead of filling memory. A synchronous iterable is read in the event loop, so it
 must not block (a list, a file, a generator over data in memory); wrap blocking producers in an async
 generator. ``drop_every`` (for testing resume) closes each connection after that many events.
+
+Protocols (:mod:`agentmsg.ui`): each request gets the stream in one UI protocol, picked by ``?protocol=NAME`` or
+the ``Accept`` header (:func:`agentmsg.ui.negotiate`; default the first of ``protocols``, ``agentscope``: the
+bytes above); one not served gets HTTP 406 with a one-line reason. Each protocol other than agentscope has its
+own buffer of translated frames (its own positions, its own replay bound), made when first asked for from the
+events still kept and fed every event after, so that a protocol that is ``resumable`` resumes exactly as above;
+its stream ends with its encoder's closing events and its ``trailer``.
 """
 
 from __future__ import annotations
@@ -28,12 +35,16 @@ import asyncio
 import contextlib
 import json
 import re
+import urllib.parse
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
 
-from agentmsg._wire.sse import encode_event
+from agentmsg import ui as ui_protocols
+from agentmsg.ui import NotAcceptable, negotiate
+from agentmsg.ui._protocol import Encoder, UIProtocol
+from agentmsg.ui.agentscope import AgentScope
 
 __all__ = ["EventEndpoint"]
 
@@ -63,6 +74,58 @@ class _Refused(Exception):
         self.status = status
 
 
+class _Buffer:
+    """One protocol's frames of the stream: the frames of its events after the first ``dropped``, a list read by
+    index (a deque's index is linear in its distance from an end: a client reading the whole of an unbounded
+    buffer from its start, a reloaded page, took time quadratic in the stream). Events before :meth:`oldest` are
+    dropped in runs. ``encoder`` (None for the base buffer, which holds the AgentEvents themselves) translates
+    each AgentEvent into the protocol's events."""
+
+    def __init__(self, protocol: UIProtocol, replay: int | None, translate: bool) -> None:
+        self.protocol = protocol
+        self.encoder: Encoder | None = protocol.encoder() if translate else None
+        self.replay = replay
+        self.frames: list[bytes] = []
+        self.dropped = 0
+        self.count = 0  # events of this protocol so far
+
+    def add(self, event: Mapping[str, Any]) -> None:
+        """One AgentEvent: its frame (base buffer) or the frames of what it translates to."""
+        if self.encoder is None:
+            self.push(event)
+        else:
+            for out in self.encoder.feed(event):
+                self.push(out)
+
+    def finish(self, error: str | None) -> None:
+        """The source ended (``error``: it raised): the protocol's closing events."""
+        if self.encoder is not None:
+            for out in self.encoder.fail(error) if error is not None else self.encoder.close():
+                self.push(out)
+
+    def push(self, event: Mapping[str, Any]) -> None:
+        frame = self.protocol.frame(event, self.count + 1)  # (raises for an event that is not JSON: not counted)
+        self.count += 1
+        self.frames.append(frame)
+        if self.replay is not None and len(self.frames) >= self.replay + max(64, self.replay // 8):
+            cut = len(self.frames) - self.replay  # (in runs: constant time per event, amortized)
+            del self.frames[:cut]
+            self.dropped += cut
+
+    def oldest(self) -> int:
+        """The number of events before the oldest one kept for resuming (the last ``replay`` events)."""
+        return self.count - min(self.count, self.replay) if self.replay is not None else 0
+
+
+def _event_of(frame: bytes) -> Any:
+    """The AgentEvent a base frame (``id``, ``event``, one ``data`` line: JSON text has no raw line end) holds."""
+    data = frame[frame.index(b"\ndata: ") + 7 : -2]
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:  # a lone surrogate escape (json_text), which orjson does not read
+        return json.loads(data)
+
+
 class EventEndpoint:
     """ASGI app: ``events`` as text/event-stream (see the module docstring). (Formerly
     ``agentmsg.web.EventStream``, a name that remains, deprecated: ``agentmsg.clients.ReplyStream`` is a client's
@@ -73,7 +136,10 @@ class EventEndpoint:
     comment line (default 15). ``retry``: reconnect delay (ms) sent to clients as ``retry:`` (default:
     none, clients use their own). ``end_event``: the SSE event type sent when the source is exhausted
     (None: just close). ``drop_every``: close each connection after that many events (testing).
-    ``headers``: extra response headers (name, value) as strings.
+    ``headers``: extra response headers (name, value) as strings. ``protocols``: the UI protocols served
+    (names of :mod:`agentmsg.ui` or protocol objects; default every registered one), the first the default of a
+    request that asks for none (``?protocol=NAME`` or an ``Accept`` header; see :func:`agentmsg.ui.negotiate`);
+    a request for one not served gets 406.
     """
 
     def __init__(
@@ -86,6 +152,7 @@ class EventEndpoint:
         end_event: str | None = "end",
         drop_every: int | None = None,
         headers: Iterable[tuple[str, str]] = (),
+        protocols: Iterable[str | UIProtocol] | None = None,
     ) -> None:
         if replay is not None and replay < 1:
             raise ValueError("replay must be at least 1 (or None: keep every event)")
@@ -94,28 +161,67 @@ class EventEndpoint:
         self._source = events
         self._sync: Iterator[Mapping[str, Any]] | None = None
         self._async: AsyncIterator[Mapping[str, Any]] | None = None
-        # The frames of the events after the first `_dropped`: a list, read by index (a deque's index is
-        # linear in its distance from an end: a client reading the whole of an unbounded buffer from its start,
-        # a reloaded page, took time quadratic in the stream). Events before `_oldest()` are dropped in runs.
         self._replay = replay
-        self._frames: list[bytes] = []
-        self._dropped = 0
-        self._count = 0  # events read from the source so far
+        self._agentscope = AgentScope(end_event)
+        # The AgentEvents' own frames: what the agentscope protocol sends, and what another protocol's buffer
+        # is translated from when it is first asked for (the events before it are read back from these).
+        self._base = _Buffer(self._agentscope, replay, translate=False)
+        self._translated: dict[str, _Buffer] = {}
         self._done = False
         self._error: str | None = None
         self._pull: asyncio.Task[None] | None = None
         self.keepalive = keepalive
         self.retry = retry
-        self.end_event = end_event
         self.drop_every = drop_every
+        self._offered = self._protocols(protocols)
         self._headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-store")]
         self._headers += [(b"x-accel-buffering", b"no")]
         self._headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        if len(self._offered) > 1:
+            self._headers += [(b"vary", b"accept")]
+
+    def _protocols(self, protocols: Iterable[str | UIProtocol] | None) -> list[UIProtocol]:
+        offered: list[UIProtocol] = []
+        for item in ui_protocols.names() if protocols is None else protocols:
+            protocol = ui_protocols.get(item) if isinstance(item, str) else item
+            if protocol.name == self._agentscope.name:
+                protocol = self._agentscope  # (with this endpoint's end_event)
+            if any(p.name == protocol.name for p in offered):
+                raise ValueError(f"protocol {protocol.name!r} is given twice")
+            offered.append(protocol)
+        if not offered:
+            raise ValueError("protocols must name at least one protocol")
+        return offered
+
+    @property
+    def protocols(self) -> tuple[str, ...]:
+        """The names of the protocols served, the default first."""
+        return tuple(p.name for p in self._offered)
+
+    @property
+    def end_event(self) -> str | None:
+        return self._agentscope.end_event
+
+    @end_event.setter
+    def end_event(self, value: str | None) -> None:
+        self._agentscope.end_event = value
+
+    @property
+    def _frames(self) -> list[bytes]:
+        return self._base.frames
+
+    @_frames.setter
+    def _frames(self, frames: list[bytes]) -> None:
+        self._base.frames = frames
+
+    @property
+    def _count(self) -> int:
+        return self._base.count
 
     @property
     def count(self) -> int:
         """Events read from the source so far."""
-        return self._count
+        return self._base.count
 
     @property
     def done(self) -> bool:
@@ -124,33 +230,30 @@ class EventEndpoint:
 
     # ---- the source, read once -----------------------------------------------------------------
 
-    def _frame(self, event: Mapping[str, Any]) -> bytes:
-        kind = event.get("type") if isinstance(event, Mapping) else None
-        if not isinstance(kind, str) or kind in (self.end_event, "error") or not kind.isprintable():
-            kind = None  # never mistaken for the stream's own end/error events
-        try:
-            data = orjson.dumps(event).decode()
-        except orjson.JSONEncodeError:
-            # A string holding a lone UTF-16 surrogate (events given as Python objects: half of a character
-            # split across two deltas) has no UTF-8 form, but JSON text carries it as a \u escape, as the
-            # browser's JSON.parse reads it; the reducers join the pair. Anything else still fails here.
-            try:
-                data = json.dumps(event, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
-            except (TypeError, ValueError):
-                raise orjson.JSONEncodeError(f"event {self._count} is not JSON") from None
-        return encode_event(data, id=str(self._count), event=kind).encode()
-
     def _add(self, event: Mapping[str, Any]) -> None:
-        self._count += 1
-        self._frames.append(self._frame(event))
-        if self._replay is not None and len(self._frames) >= self._replay + max(64, self._replay // 8):
-            cut = len(self._frames) - self._replay  # (in runs: constant time per event, amortized)
-            del self._frames[:cut]
-            self._dropped += cut
+        self._base.add(event)
+        for buffer in self._translated.values():
+            buffer.add(event)
 
-    def _oldest(self) -> int:
-        """The number of events before the oldest one kept for resuming (the last ``replay`` events)."""
-        return self._count - min(self._count, self._replay) if self._replay is not None else 0
+    def _finish(self, error: str | None) -> None:
+        self._done = True
+        self._error = error
+        for buffer in self._translated.values():
+            buffer.finish(error)
+
+    def _buffer(self, protocol: UIProtocol) -> _Buffer:
+        """The buffer of ``protocol``'s frames, made (and fed every AgentEvent still kept) when first asked for."""
+        if protocol is self._agentscope:
+            return self._base
+        buffer = self._translated.get(protocol.name)
+        if buffer is None:
+            buffer = _Buffer(protocol, self._replay, translate=True)
+            for frame in self._base.frames[self._base.oldest() - self._base.dropped :]:
+                buffer.add(_event_of(frame))
+            if self._done:
+                buffer.finish(self._error)
+            self._translated[protocol.name] = buffer
+        return buffer
 
     async def _read_more(self) -> None:
         """Read the next event(s) from the source into the buffer (one task at a time)."""
@@ -164,7 +267,7 @@ class EventEndpoint:
                 try:
                     event = await anext(self._async)
                 except StopAsyncIteration:
-                    self._done = True
+                    self._finish(None)
                 else:
                     self._add(event)
             else:
@@ -174,12 +277,11 @@ class EventEndpoint:
                     try:
                         event = next(self._sync)
                     except StopIteration:
-                        self._done = True
+                        self._finish(None)
                         break
                     self._add(event)
         except Exception as exc:  # the source failed: every client is told, none hangs
-            self._done = True
-            self._error = f"{type(exc).__name__}: {exc}"
+            self._finish(f"{type(exc).__name__}: {exc}")
 
     def _reading(self) -> asyncio.Task[None]:
         if self._pull is None or self._pull.done():
@@ -198,33 +300,54 @@ class EventEndpoint:
             await _plain(send, 405, "method not allowed: use GET (or POST)\n", [(b"allow", b"GET, HEAD, POST")])
             return
         try:
-            position = self._resume_position(_header(scope, b"last-event-id"))
+            protocol = negotiate(self._offered, _query_protocol(scope), _header(scope, b"accept"))
+        except NotAcceptable as exc:
+            await _plain(send, 406, f"{exc}\n")
+            return
         except _Refused as exc:
             await _plain(send, exc.status, f"{exc}\n")
             return
-        await send({"type": "http.response.start", "status": 200, "headers": self._headers})
+        buffer = self._buffer(protocol)
+        try:
+            position = self._resume_position(buffer, _header(scope, b"last-event-id"))
+        except _Refused as exc:
+            await _plain(send, exc.status, f"{exc}\n")
+            return
+        headers = self._headers
+        if protocol.response_headers:
+            headers = headers + [
+                (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in protocol.response_headers
+            ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
         if scope["method"] == "HEAD":
             await send({"type": "http.response.body", "body": b""})
             return
         disconnected = asyncio.Event()
         watcher = asyncio.ensure_future(_watch_disconnect(receive, disconnected))
         try:
-            await self._stream(position, send, disconnected)
+            await self._stream(buffer, position, send, disconnected)
             await send({"type": "http.response.body", "body": b""})
         finally:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
 
-    def _resume_position(self, last_event_id: str | None) -> int:
+    def _resume_position(self, buffer: _Buffer, last_event_id: str | None) -> int:
         """The number of events the client already has. An id is the decimal position this stream sent it
         with (1, 2, ...: ASCII digits, no sign, no leading zero, no blanks), or the request is refused with
         400 (an id this stream never writes, so a client's or a proxy's mistake, not a gap to start over
         from); an id of that form that the stream cannot serve (past what it has sent, or before the events
-        it still holds) gets 409, after which ``@agentmsg/client`` starts over without ``Last-Event-ID``."""
-        oldest = self._oldest()  # events before this one are no longer buffered
+        it still holds) gets 409, after which ``@agentmsg/client`` starts over without ``Last-Event-ID``. A
+        protocol that does not resume (its frames have no ids) refuses any id with 400."""
+        oldest = buffer.oldest()  # events before this one are no longer buffered
         if not last_event_id:
             return oldest  # a new client: from the start (or the oldest event still buffered)
+        if not buffer.protocol.resumable:
+            raise _Refused(
+                400,
+                f"the {buffer.protocol.name} protocol does not resume (its events have no ids): reconnect without "
+                "Last-Event-ID to start over",
+            )
         if _POSITION.fullmatch(last_event_id) is None:
             raise _Refused(
                 400,
@@ -233,28 +356,29 @@ class EventEndpoint:
             )
         # More digits than any count has: past the end (int() of over 4,300 digits would raise ValueError).
         digits = last_event_id
-        position = int(digits) if len(digits) <= len(str(self._count)) else self._count + 1
-        if position > self._count:
+        count = buffer.count
+        position = int(digits) if len(digits) <= len(str(count)) else count + 1
+        if position > count:
             shown = digits if len(digits) <= 40 else f"{digits[:20]}... ({len(digits)} digits)"
-            raise _Refused(409, f"cannot resume after event {shown}: this stream has sent {self._count} events")
+            raise _Refused(409, f"cannot resume after event {shown}: this stream has sent {count} events")
         if position < oldest:
             raise _Refused(
                 409, f"cannot resume after event {position}: only events after {oldest} are still in the replay buffer"
             )
         return position
 
-    async def _stream(self, position: int, send: Send, disconnected: asyncio.Event) -> None:
+    async def _stream(self, buffer: _Buffer, position: int, send: Send, disconnected: asyncio.Event) -> None:
         if self.retry is not None:
             await _body(send, f"retry: {self.retry}\n\n".encode())
         sent = 0
         while not disconnected.is_set():
-            if position < self._count:
-                if position < self._oldest():
+            if position < buffer.count:
+                if position < buffer.oldest():
                     return  # this client fell behind the replay buffer: it reconnects and is told (409)
                 frames: list[bytes] = []
                 size = 0
-                while position < self._count and size < _SEND_BYTES:
-                    frame = self._frames[position - self._dropped]
+                while position < buffer.count and size < _SEND_BYTES:
+                    frame = buffer.frames[position - buffer.dropped]
                     frames.append(frame)
                     size += len(frame)
                     position += 1
@@ -265,12 +389,9 @@ class EventEndpoint:
                 await _body(send, b"".join(frames))
                 continue
             if self._done:
-                if self._error is not None:
-                    await _body(
-                        send, encode_event(orjson.dumps({"message": self._error}).decode(), event="error").encode()
-                    )
-                elif self.end_event is not None:
-                    await _body(send, encode_event("{}", event=self.end_event).encode())
+                trailer = buffer.protocol.trailer(self._error)
+                if trailer:
+                    await _body(send, trailer)
                 return
             reading = self._reading()  # shared by every connection waiting for the next event
             gone = asyncio.ensure_future(disconnected.wait())
@@ -281,6 +402,17 @@ class EventEndpoint:
             if not disconnected.is_set() and not reading.done():
                 await _body(send, b": keep-alive\n\n")
         # disconnected: nothing more to send
+
+
+def _query_protocol(scope: Scope) -> str | None:
+    """The ``protocol`` of the query string, if any (given twice with different values: refused, 400)."""
+    raw = scope.get("query_string") or b""
+    if b"protocol" not in raw:
+        return None
+    values = set(urllib.parse.parse_qs(bytes(raw).decode("latin-1")).get("protocol", ()))
+    if len(values) > 1:
+        raise _Refused(400, "the query names more than one protocol: ask for one")
+    return values.pop() if values else None
 
 
 async def _body(send: Send, data: bytes) -> None:

@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from agentmsg import ui
 from agentmsg.web._asgi import EventEndpoint, Receive, Scope, Send
 
 __all__ = ["CSP", "viewer_app"]
@@ -112,15 +113,19 @@ def viewer_app(
     retry: int = 250,
     replay: int | None = None,
     hosts: Iterable[str] = (),
+    protocol: str | None = None,
 ) -> Any:
     """The viewer as an ASGI app: the page at ``/``, ``events`` at ``/events``. ``drop_every`` closes
     the event connection after every N events (the page resumes with Last-Event-ID); ``retry`` is the
     reconnect delay (ms) sent to the page; ``replay`` the events kept for resuming and for pages opened
     later (default: all of them, so a reloaded page shows the whole stream; give a bound for endless
     sources). Requests are answered only when addressed to localhost, an IP address or a name in
-    ``hosts`` (DNS rebinding)."""
+    ``hosts`` (DNS rebinding). ``protocol``: the UI protocol ``/events`` speaks to a request that asks for none
+    (default ``agentscope``; every protocol of :mod:`agentmsg.ui` is served to a request that asks for it; the page
+    asks for ``agentscope``)."""
     assets = {name: (_asset(name), media_type) for name, media_type in _ASSETS.items()}
-    stream = EventEndpoint(events, drop_every=drop_every, retry=retry, replay=replay)
+    protocols = ui.names() if protocol is None else (protocol, *(n for n in ui.names() if n != protocol))
+    stream = EventEndpoint(events, drop_every=drop_every, retry=retry, replay=replay, protocols=protocols)
 
     def asset(name: str) -> Any:
         body, media_type = assets[name]

@@ -168,7 +168,8 @@ async function main(): Promise<void> {
   document.body.dataset.events = "0";
   document.body.dataset.reconnects = "0";
   document.body.dataset.restarts = "0";
-  const messages = await reduceSSE(new URL("events", document.baseURI), {
+  // agentmsg's own events, whatever protocol `agentmsg serve --protocol` makes the endpoint's default.
+  const messages = await reduceSSE(new URL("events?protocol=agentscope", document.baseURI), {
     retry: { initialDelay: 200, maxDelay: 5000 },
     // The endpoint sends a keepalive after 15 s of silence: a connection silent three times that long is dead
     // (a laptop's sleep, a network change), and the page resumes on a new one.

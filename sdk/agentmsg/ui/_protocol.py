@@ -1,0 +1,179 @@
+"""The one contract every UI protocol follows (:mod:`agentmsg.ui` documents it), and what the protocols share:
+the SSE framing of one JSON event, the negotiation of a protocol for a request."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import orjson
+
+from agentmsg._wire.sse import encode_event
+from agentmsg.errors import Problem
+
+__all__ = ["Decoder", "Encoder", "NotAcceptable", "UIProtocol", "json_text", "negotiate", "sse_frame"]
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """AgentEvents (dicts) to a protocol's events (dicts), one stream: stateful, one per stream.
+
+    ``feed`` takes one AgentEvent and returns the protocol events it gives (none, one or several, in order);
+    ``close`` the events that end the stream when its source ended normally (what is still open is closed),
+    ``fail`` those that end it when the source raised (``message`` says why). After ``close`` or ``fail`` the
+    encoder takes nothing more. ``notes`` collects what had no counterpart in the protocol, one
+    :class:`~agentmsg.Problem` per rule and place (pointer ``/<event index>/<key>``, a rule of
+    ``agentmsg.cli._rules``): what is left out is said by rule, never dropped silently. An encoder never raises
+    on bad events: what it cannot use is a note."""
+
+    notes: list[Problem]
+
+    def feed(self, event: Mapping[str, Any]) -> list[dict[str, Any]]: ...
+
+    def close(self) -> list[dict[str, Any]]: ...
+
+    def fail(self, message: str) -> list[dict[str, Any]]: ...
+
+
+@runtime_checkable
+class Decoder(Protocol):
+    """A protocol's events (dicts, as its JSON gives them) to AgentEvents (dicts), one stream: stateful, one per
+    stream. ``feed`` / ``close`` / ``notes`` as :class:`Encoder`'s (``close``: the protocol stream ended, what is
+    still open is closed as a cut stream is). A decoder made with ``strict=True`` raises
+    :class:`~agentmsg.ValidationError` (JSON pointer ``/<event index>/<key>`` + rule) at the first event that
+    breaks the protocol; otherwise that event is a note (same pointer and rule) and skipped or read as far as
+    it can be."""
+
+    notes: list[Problem]
+
+    def feed(self, event: Mapping[str, Any]) -> list[dict[str, Any]]: ...
+
+    def close(self) -> list[dict[str, Any]]: ...
+
+
+@runtime_checkable
+class UIProtocol(Protocol):
+    """One way of speaking agentmsg's event stream to a front end (see :mod:`agentmsg.ui`)."""
+
+    #: the registry name: ``agentscope``, ``ag-ui``, ``ai-sdk``; what ``?protocol=`` and ``--protocol`` take
+    name: str
+    #: the media type an ``Accept`` header selects the protocol with (the response itself is always
+    #: ``text/event-stream``, which every protocol also accepts, at a lower precedence than its own type)
+    media_type: str
+    #: response headers the protocol adds to the endpoint's own (content type, cache control)
+    response_headers: tuple[tuple[str, str], ...]
+    #: whether a client may resume with ``Last-Event-ID`` (the frames then carry ``id:`` = the position)
+    resumable: bool
+
+    def encoder(self) -> Encoder: ...
+
+    def decoder(self, *, strict: bool = False) -> Decoder: ...
+
+    def frame(self, event: Mapping[str, Any], position: int) -> bytes:
+        """One SSE frame (ending with its blank line) of one protocol event, the ``position``-th (1, 2, ...) of the
+        stream."""
+        ...
+
+    def trailer(self, error: str | None) -> bytes:
+        """What each connection gets after the last frame (``error``: the source raised, and ``fail``'s events
+        are sent already): agentscope's ``end`` / ``error`` event, the AI SDK's ``data: [DONE]``, or nothing."""
+        ...
+
+
+def json_text(event: Any) -> str:
+    """The compact JSON text of an event. A string holding a lone UTF-16 surrogate (half of a character split
+    across two deltas, in events given as Python objects) has no UTF-8 form, but JSON text carries it as a ``\\u``
+    escape, as a browser's ``JSON.parse`` reads it. Anything else that is not JSON raises
+    ``orjson.JSONEncodeError``."""
+    try:
+        return orjson.dumps(event).decode()
+    except orjson.JSONEncodeError:
+        try:
+            return json.dumps(event, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError):
+            raise orjson.JSONEncodeError("the event is not JSON") from None
+
+
+def sse_frame(event: Mapping[str, Any], position: int | None, kind: str | None = None) -> bytes:
+    """``data: <JSON>`` as one SSE event, with ``id: <position>`` when given and ``event: <kind>`` when given."""
+    return encode_event(json_text(event), id=None if position is None else str(position), event=kind).encode()
+
+
+class NotAcceptable(Exception):
+    """No protocol the endpoint offers fits the request (HTTP 406); the message is the one-line reason."""
+
+
+#: specificity of an Accept range that selects a protocol: its own media type, SSE, text/*, */*
+_OWN, _SSE, _TYPE, _ANY = 3, 2, 1, 0
+
+
+def _ranges(accept: str) -> list[tuple[str, float]]:
+    """The media ranges of an Accept header with their q values; what is not a media range is left out (a header
+    of no range at all reads as no header: any protocol will do)."""
+    out: list[tuple[str, float]] = []
+    for item in accept.split(","):
+        media, *params = (part.strip() for part in item.split(";"))
+        media = media.lower()
+        kind, slash, sub = media.partition("/")
+        if not slash or not kind or not sub or not media.isascii() or not media.isprintable() or " " in media:
+            continue
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value.strip())
+                except ValueError:
+                    q = -1.0
+        if 0.0 <= q <= 1.0:
+            out.append((media, q))
+    return out
+
+
+def _fit(protocol: UIProtocol, ranges: list[tuple[str, float]]) -> tuple[float, int]:
+    """(q, specificity) of ``protocol`` under the most specific range that matches it ((0, -1): none does)."""
+    own = protocol.media_type.lower()
+    best = (0.0, -1)
+    for media, q in ranges:
+        if media == own:
+            spec = _OWN
+        elif media == "text/event-stream":
+            spec = _SSE
+        elif media in ("text/*", own.split("/")[0] + "/*"):
+            spec = _TYPE
+        elif media == "*/*":
+            spec = _ANY
+        else:
+            continue
+        if spec > best[1]:
+            best = (q, spec)
+    return best
+
+
+def negotiate(offered: Sequence[UIProtocol], query: str | None, accept: str | None) -> UIProtocol:
+    """The protocol a request asks for among ``offered`` (the first is the default): ``?protocol=NAME`` when given
+    (a name not offered raises :class:`NotAcceptable`), else the ``Accept`` header's choice (highest q, then the
+    most specific range: a protocol's own media type before ``text/event-stream`` before wildcards, then the order
+    of ``offered``), else the default. An Accept header naming ranges none of them fits raises
+    :class:`NotAcceptable`."""
+    if query is not None:
+        for protocol in offered:
+            if protocol.name == query:
+                return protocol
+        names = ", ".join(p.name for p in offered)
+        raise NotAcceptable(f"protocol {query[:60]!r} is not served here: ask for one of {names}")
+    ranges = _ranges(accept) if accept else []
+    if not ranges:
+        return offered[0]
+    best: UIProtocol | None = None
+    best_fit = (0.0, -1)
+    for protocol in offered:
+        fit = _fit(protocol, ranges)
+        if fit[0] > 0.0 and fit > best_fit:
+            best, best_fit = protocol, fit
+    if best is None:
+        types = ", ".join(p.media_type for p in offered)
+        shown = (accept or "")[:80]
+        raise NotAcceptable(f"no protocol served here fits Accept: {shown!r}: text/event-stream or one of {types}")
+    return best
