@@ -319,6 +319,17 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`note: ... [not-kept]`",
         "none needed",
     ),
+    "ai-sdk-carried": (
+        "a note: an AgentEvent, or a key of one, that no AI SDK UI message chunk has, sent on a transient"
+        " `data-agentmsg` chunk (useChat leaves it out of the message; agentmsg's decoder puts it back)",
+        "`/3: AGENT_RESULT has no UI chunk: carried on a transient data-agentmsg chunk [ai-sdk-carried]`",
+        "none needed (docs/ai-sdk.md)",
+    ),
+    "ai-sdk-not-kept": (
+        "a note: a UI message chunk or key of another producer that agentmsg's events have no place for",
+        "`/7: source-document: a source that is no URL [ai-sdk-not-kept]`",
+        "none needed; docs/ai-sdk.md lists what is not kept",
+    ),
     "source-error": (
         "a subagent's forwarded stream reported an error",
         "`/3: source 'a/b' failed`",

@@ -4,6 +4,7 @@ Protocols (:data:`PROTOCOLS`, :func:`get`, :func:`names`):
 
 * ``agentscope`` (:mod:`agentmsg.ui.agentscope`): agentmsg's own AgentEvents as they are, the default;
 * ``ag-ui`` (:mod:`agentmsg.ui.agui`): AG-UI 1.0 (CopilotKit and most agent UIs), docs/ag-ui.md.
+* ``ai-sdk`` (:mod:`agentmsg.ui.ai_sdk`): the Vercel AI SDK's UI message stream (``useChat``), docs/ai-sdk.md.
 
 The contract (:mod:`agentmsg.ui._protocol`), which every protocol module follows:
 
@@ -31,7 +32,7 @@ of them (``protocols=``), picking one per request with :func:`negotiate`.
 
 from __future__ import annotations
 
-from agentmsg.ui import agentscope
+from agentmsg.ui import agentscope, ai_sdk
 from agentmsg.ui._protocol import Decoder, Encoder, NotAcceptable, UIProtocol, negotiate
 
 __all__ = ["PROTOCOLS", "Decoder", "Encoder", "NotAcceptable", "UIProtocol", "get", "names", "negotiate"]
@@ -41,6 +42,7 @@ PROTOCOLS: dict[str, UIProtocol] = {
     protocol.name: protocol
     for protocol in (
         agentscope.PROTOCOL,
+        ai_sdk.PROTOCOL,
     )
 }  # fmt: skip
 
