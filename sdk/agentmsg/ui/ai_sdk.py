@@ -97,6 +97,9 @@ def frame(chunk: Mapping[str, Any], position: int = 0) -> bytes:
 # AgentEvents -> UI chunks
 
 
+#: a carrier saying that the chunk after it is for the UI only: the decoder makes no event of it
+_UI_ONLY: Final = {"type": CARRIER, "data": {"uiOnly": True}, "transient": True}
+
 _EventEncoder = Callable[["AiSdkEncoder", dict[str, Any], int], list[dict[str, Any]]]
 
 
@@ -126,6 +129,8 @@ class AiSdkEncoder:
         self._usage: dict[str, Any] = {}
         self._model: str | None = None
         self._done = False
+        self._implicit = False  # the open reply is an implicit one (no AGENT_START)
+        self._message_id: str | None = None  # the UIMessage's id
         self._window = DedupeWindow(4096)  # the reducer's: a replayed event is not sent twice
 
     # -- notes and carrying ----------------------------------------------------------------------------------
@@ -209,9 +214,12 @@ class AiSdkEncoder:
                 out += self._whole(ev)
         self._results.clear()
         self._data.clear()
-        for call in self._calls.values():
-            out += call["held"]
-            call["held"] = []
+        out += self._finish_calls(ended_only=True)
+        if self._started and self._implicit and not self._step_open and not self._calls:
+            # an implicit reply the stream ended after its model calls: complete, its UI message finished too
+            # (a carrier tells the decoder that this ``finish`` stands for no AGENT_END)
+            out += [_UI_ONLY]
+            out.append(self._finish_chunk())
         self._done = True
         return out
 
@@ -231,10 +239,19 @@ class AiSdkEncoder:
             raise ValidationError.single(f"/{index}/{key}", "type", f"{key} must be a {kind.__name__}")
         return value
 
-    def _open_start(self) -> list[dict[str, Any]]:
-        """Events outside AGENT_START ... AGENT_END form an implicit reply (docs/events.md rule 1): no ``start``
-        chunk for it, which the AI SDK does not need either."""
-        return []
+    def _open_start(self, ev: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Events outside AGENT_START ... AGENT_END form an implicit reply (docs/events.md rule 1), named after
+        the first model call's replyId: a ``start`` with that id for the UI, after a transient carrier that tells
+        the decoder it stands for no AGENT_START."""
+        if self._started:
+            return []
+        self._started = True
+        start: dict[str, Any] = {"type": "start"}
+        if ev.get("type") == "MODEL_CALL_START" and _is_plain_id(ev.get("replyId")):
+            start["messageId"] = self._message_id = ev["replyId"]
+        self._implicit = True
+        self._note("implicit", f"an implicit reply: its start is carried on a transient {CARRIER} chunk")
+        return [_UI_ONLY, start]
 
     def _close_open_parts(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = [{"type": "text-end", "id": i} for i in self._text]
@@ -245,14 +262,16 @@ class AiSdkEncoder:
 
     # -- reply and model calls ---------------------------------------------------------------------------------
     def _agent_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        self._implicit = False
         self._reply = ev.get("replyId")
         self._started = True
         self._generate_reason = self._raw_finish = self._model = None
         self._errored = False
         self._usage = {}
         start: dict[str, Any] = {"type": "start"}
+        self._message_id = None
         if _is_plain_id(self._reply):
-            start["messageId"] = self._reply
+            start["messageId"] = self._message_id = self._reply
         # the reply's createdAt is the message's timestamp: carried too
         rest = {k: v for k, v in ev.items() if k not in ("type", "id", "replyId")}
         if not _is_plain_id(self._reply):
@@ -264,12 +283,20 @@ class AiSdkEncoder:
         return [{"type": CARRIER, "data": {"rest": "AGENT_START", "fields": rest}, "transient": True}, start]
 
     def _agent_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
-        out = self._open_start() + self._close_open_parts()
-        for call_id in list(self._calls):
-            out += self._calls.pop(call_id)["held"]
+        out = self._open_start(ev) + self._close_open_parts()
+        out += self._finish_calls()
         if self._step_open:
             self._step_open = False
             out.append({"type": "finish-step"})
+        out.append(self._finish_chunk())
+        self._started = False
+        out = self._rest(ev, (), out)
+        self._reply = None  # events after the reply are outside it (the decoder forgets it at ``finish`` too)
+        return out
+
+    def _finish_chunk(self) -> dict[str, Any]:
+        """``finish``: the reason, and as ``messageMetadata`` the reply's usage (summed over its model calls) and
+        model, what a UI shows of a reply (they merge into the UIMessage's ``metadata``)."""
         finish: dict[str, Any] = {"type": "finish", "finishReason": self._finish_reason()}
         meta: dict[str, Any] = {}
         if self._usage:
@@ -278,11 +305,7 @@ class AiSdkEncoder:
             meta["model"] = self._model
         if meta:
             finish["messageMetadata"] = meta
-        out.append(finish)
-        self._started = False
-        out = self._rest(ev, (), out)
-        self._reply = None  # events after the reply are outside it (the decoder forgets it at ``finish`` too)
-        return out
+        return finish
 
     def _finish_reason(self) -> str:
         if self._errored:
@@ -293,7 +316,7 @@ class AiSdkEncoder:
         return FINISH_REASONS.get(reason, "other")
 
     def _model_call_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
-        out = self._open_start()
+        out = self._open_start(ev) + self._finish_calls()
         if self._step_open:
             out += self._close_open_parts()
             out.append({"type": "finish-step"})
@@ -304,11 +327,11 @@ class AiSdkEncoder:
         return self._rest(ev, (), out)
 
     def _model_call_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
-        out = self._open_start()
+        out = self._open_start(ev)
         usage = ev.get("usage")
         if isinstance(usage, dict):
             for key, value in usage.items():
-                if isinstance(value, int) and not isinstance(value, bool) and isinstance(self._usage.get(key, 0), int):
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
                     self._usage[key] = self._usage.get(key, 0) + value
         meta = ev.get("metadata")
         if isinstance(meta, dict):
@@ -318,8 +341,7 @@ class AiSdkEncoder:
                 self._model = meta["model"]
             out += _sources(meta.get("grounding"))
         # the calls of this model call end with it (docs/events.md rule 3)
-        for call_id in list(self._calls):
-            out += self._calls.pop(call_id)["held"]
+        out += self._finish_calls()
         if self._step_open:
             self._step_open = False
             out += self._close_open_parts()
@@ -332,7 +354,7 @@ class AiSdkEncoder:
     # -- media ---------------------------------------------------------------------------------------------------
     def _data_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         block_id = self._require(ev, index, "blockId")
-        out = self._open_start()
+        out = self._open_start(ev)
         block = ev.get("block")
         if isinstance(block, dict):
             chunk = _file_chunk(block)
@@ -381,6 +403,10 @@ class AiSdkEncoder:
         return [carrier, chunk]
 
     # -- tool calls --------------------------------------------------------------------------------------------
+    # A call's final chunk (tool-input-available / -error) is sent when the call can no longer go on: at the end of
+    # its model call, of the reply or of the stream, or when its result comes. Its TOOL_CALL_END alone does not end
+    # it: AgentScope Java ends every open call when another call's chunk arrives and goes on with it at its next
+    # chunk, which the reducer reads as one call (docs/events.md rule 3), and so must the UI.
     def _call_chunks(self, call: dict[str, Any], chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Chunks of a call whose name is still a placeholder are held until a START names it."""
         if call["name"] in PLACEHOLDER_NAMES:
@@ -389,10 +415,11 @@ class AiSdkEncoder:
         return chunks
 
     def _open_call(
-        self, call_id: str, name: Any, rest: list[dict[str, Any]]
+        self, call_id: str, ev: Mapping[str, Any], rest: list[dict[str, Any]]
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        name = ev.get("toolCallName")
         name = name if isinstance(name, str) else "__pending__"
-        call = {"name": name, "text": "", "held": []}
+        call = {"name": name, "text": "", "held": [], "end": None, "reply": ev.get("replyId", self._reply)}
         self._calls[call_id] = call
         self._known_calls[call_id] = name
         chunk = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
@@ -409,45 +436,27 @@ class AiSdkEncoder:
             return held
         return []
 
-    def _tool_call_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
-        call_id = self._require(ev, index, "toolCallId")
-        out = self._open_start()
+    def _going_on(self, call_id: str, ev: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """The call a START or delta continues: one ended in the same model call goes on; one ended in another
+        model call is finished, and the event starts a new call."""
         call = self._calls.get(call_id)
-        if call is not None:  # a second START: names a placeholder call, else the reducer ignores it
-            return [*out, *self._name_call(call, call_id, ev.get("toolCallName"))]
-        rest = self._rest(ev, ("toolCallId", "toolCallName"), [])
-        _, chunks = self._open_call(call_id, ev.get("toolCallName"), rest)
-        return out + chunks
+        if call is None or call["end"] is None:
+            return call, []
+        if ev.get("replyId", self._reply) == call["reply"]:
+            call["end"] = None
+            return call, []
+        return None, self._finish_call(call_id)
 
-    def _tool_call_delta(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
-        call_id = self._require(ev, index, "toolCallId")
-        text = self._require(ev, index, "delta")
-        out = self._open_start()
-        call = self._calls.get(call_id)
-        name = ev.get("toolCallName")
-        if call is None:
-            call, chunks = self._open_call(call_id, name, [])
-            out += chunks
-        else:
-            out += self._name_call(call, call_id, name)
-        call["text"] += text
-        keep = (
-            ("toolCallId", "delta") if name is None or name == call["name"] else ("toolCallId", "delta", "toolCallName")
-        )
-        return out + self._call_chunks(
-            call, self._rest(ev, keep, [{"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": text}])
-        )
-
-    def _tool_call_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
-        call_id = self._require(ev, index, "toolCallId")
-        call = self._calls.pop(call_id, None)
-        if call is None:
-            return self._whole(ev)  # the reducer ignores it (or starts the call): carried as it came
-        out = self._name_call(call, call_id, ev.get("toolCallName"))
-        out += call["held"]
+    def _finish_call(self, call_id: str) -> list[dict[str, Any]]:
+        """The call's final chunk, after what it still held: ``tool-input-available`` with its input (the END's, or
+        its arguments parsed as the reducer parses them), ``tool-input-error`` when they are no JSON object."""
+        call = self._calls.pop(call_id)
+        out: list[dict[str, Any]] = call["held"]
+        end = call["end"] or {}
         name = call["name"]
         keep: list[str] = ["toolCallId", "toolCallName"]
-        given = ev.get("input")
+        given = end.get("input")
+        chunk: dict[str, Any]
         if isinstance(given, dict):
             keep.append("input")
             chunk = {"type": "tool-input-available", "toolCallId": call_id, "toolName": name, "input": given}
@@ -463,7 +472,59 @@ class AiSdkEncoder:
                     "input": call["text"],
                     "errorText": error,
                 }
-        return out + self._rest(ev, keep, [chunk])
+        if not end:  # the model call or the reply ended it (the reducer ends it there too)
+            return [*out, chunk]
+        if end.get("toolCallName", name) != name:
+            keep.remove("toolCallName")
+        return out + self._rest(end, keep, [chunk])
+
+    def _finish_calls(self, *, ended_only: bool = False) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for call_id, call in list(self._calls.items()):
+            if call["end"] is not None or not ended_only:
+                out += self._finish_call(call_id)
+            else:  # cut while it streamed: what it held, nothing more
+                out += self._calls.pop(call_id)["held"]
+        return out
+
+    def _tool_call_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        call_id = self._require(ev, index, "toolCallId")
+        out = self._open_start(ev)
+        call, finished = self._going_on(call_id, ev)
+        out += finished
+        if call is not None:  # a second START (or one going on): names a placeholder call, else nothing to say
+            return [*out, *self._name_call(call, call_id, ev.get("toolCallName"))]
+        rest = self._rest(ev, ("toolCallId", "toolCallName"), [])
+        _, chunks = self._open_call(call_id, ev, rest)
+        return out + chunks
+
+    def _tool_call_delta(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        call_id = self._require(ev, index, "toolCallId")
+        text = self._require(ev, index, "delta")
+        out = self._open_start(ev)
+        call, finished = self._going_on(call_id, ev)
+        out += finished
+        name = ev.get("toolCallName")
+        if call is None:
+            call, chunks = self._open_call(call_id, ev, [])
+            out += chunks
+        else:
+            out += self._name_call(call, call_id, name)
+        call["text"] += text
+        keep = (
+            ("toolCallId", "delta") if name is None or name == call["name"] else ("toolCallId", "delta", "toolCallName")
+        )
+        chunk = {"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": text}
+        return out + self._call_chunks(call, self._rest(ev, keep, [chunk]))
+
+    def _tool_call_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        call_id = self._require(ev, index, "toolCallId")
+        call = self._calls.get(call_id)
+        if call is None or call["end"] is not None:
+            return self._whole(ev)  # the reducer ignores it (or starts the call): carried as it came
+        out = self._name_call(call, call_id, ev.get("toolCallName"))
+        call["end"] = ev
+        return out
 
     # -- tool results ------------------------------------------------------------------------------------------
     def _tool_result_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
@@ -499,6 +560,8 @@ class AiSdkEncoder:
         if held is None:
             return self._whole(ev)
         deltas = held[1:]
+        # the UI shows an output after its call's input
+        before = self._finish_call(call_id) if call_id in self._calls else []
         output, exact = _result_output(deltas)
         state = ev.get("state")
         chunk: dict[str, Any]
@@ -525,8 +588,12 @@ class AiSdkEncoder:
                 f"rest:TOOL_RESULT:{','.join(sorted(fields))}",
                 f"a tool result's {', '.join(sorted(fields))} (no UI chunk field): carried on a transient {CARRIER} chunk",
             )
-            return [{"type": CARRIER, "data": {"rest": "TOOL_RESULT", "fields": fields}, "transient": True}, chunk]
-        return [chunk]
+            return [
+                *before,
+                {"type": CARRIER, "data": {"rest": "TOOL_RESULT", "fields": fields}, "transient": True},
+                chunk,
+            ]
+        return [*before, chunk]
 
     # -- the rest -------------------------------------------------------------------------------------------------
     def _custom(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
@@ -536,13 +603,13 @@ class AiSdkEncoder:
             value = ev.get("value")
             text = value.get("message") if isinstance(value, dict) else None
             error = {"type": "error", "errorText": text if isinstance(text, str) else _dumps(value)}
-            return self._open_start() + self._rest(ev, ("name",), [error])
+            return self._open_start(ev) + self._rest(ev, ("name",), [error])
         if not isinstance(name, str) or f"data-{name}" == CARRIER or "value" not in ev:
             return self._whole(ev)
         chunk: dict[str, Any] = {"type": f"data-{name}", "data": ev["value"]}
         if name in TRANSIENT_CUSTOM:
             chunk["transient"] = True
-        return self._open_start() + self._rest(ev, ("name", "value"), [chunk])
+        return self._open_start(ev) + self._rest(ev, ("name", "value"), [chunk])
 
     def _request_stop(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         reason = ev.get("generateReason")
@@ -565,24 +632,26 @@ def _parse_arguments(text: str) -> tuple[Any, str | None]:
 
 
 def _result_output(deltas: list[dict[str, Any]]) -> tuple[Any, bool]:
-    """A tool result's output for ``tool-output-*``: its text when it is one text, else the blocks; and whether
-    the decoder gets the same events back from it."""
-    if not deltas:
-        return "", True
-    if (
-        len(deltas) == 1
-        and deltas[0]["type"] == "TOOL_RESULT_TEXT_DELTA"
-        and isinstance(deltas[0].get("delta"), str)
-        and deltas[0]["delta"]
-    ):
-        d = deltas[0]
-        return d["delta"], set(d) <= {*_ENVELOPE, "replyId", "toolCallId", "toolCallName", "delta"}
+    """A tool result's output for ``tool-output-*``, as the reducer builds it (text deltas join into one text block
+    until a data delta, a whole block, comes; docs/events.md rule 5): its text when that is one text block, else
+    the blocks; and whether the decoder gets the same message back from it (one text delta of that text)."""
+    plain = {*_ENVELOPE, "replyId", "toolCallId", "toolCallName", "delta"}
     blocks: list[Any] = []
+    joining = False
     for d in deltas:
-        if d["type"] == "TOOL_RESULT_TEXT_DELTA":
-            blocks.append({"type": "text", "text": d.get("delta")})
+        if d["type"] == "TOOL_RESULT_TEXT_DELTA" and isinstance(d.get("delta"), str):
+            if joining:
+                blocks[-1]["text"] += d["delta"]
+            else:
+                blocks.append({"type": "text", "text": d["delta"]})
+                joining = True
         else:
             blocks.append(d.get("data"))
+            joining = False
+    if not blocks:
+        return "", True
+    if len(blocks) == 1 and isinstance(blocks[0], dict) and blocks[0].get("type") == "text" and blocks[0]["text"]:
+        return blocks[0]["text"], all(d["type"] == "TOOL_RESULT_TEXT_DELTA" and set(d) <= plain for d in deltas)
     return blocks, False
 
 
@@ -669,7 +738,7 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
     def start(self: AiSdkEncoder, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         open_ids, other = parts(self)
         block_id = self._require(ev, index, "blockId")
-        out = self._open_start()
+        out = self._open_start(ev)
         if block_id in open_ids:  # the reducer ignores a second START
             return out
         if block_id in other:
@@ -683,7 +752,7 @@ def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
         open_ids, other = parts(self)
         block_id = self._require(ev, index, "blockId")
         text = self._require(ev, index, "delta")
-        out = self._open_start()
+        out = self._open_start(ev)
         if block_id not in open_ids:
             self._order(f"{ev['type']} for a block not open: it is started here (the reducer starts it there)")
             if block_id in other:
@@ -727,6 +796,8 @@ for _kind in ("START", "DELTA", "END"):
     _ENCODERS[f"TEXT_BLOCK_{_kind}"] = _block_encoder(_kind, "text", "reasoning")
     _ENCODERS[f"THINKING_BLOCK_{_kind}"] = _block_encoder(_kind, "reasoning", "text")
 for _kind, _reason in (
+    # AGENT_RESULT: its message id, when it names the message otherwise (docs/events.md rule 8), is not the
+    # UIMessage's: the AI SDK's reader starts a new message at a ``start`` with another id
     ("AGENT_RESULT", None),
     ("HINT_BLOCK", None),
     ("EXCEED_MAX_ITERS", "MAX_ITERATIONS"),
@@ -831,6 +902,7 @@ class AiSdkDecoder:
         self._step_open = False
         self._finish_reason: str | None = None
         self._open_results: set[str] = set()  # tool results whose START was carried
+        self._skip = False  # the next chunk is for the UI only (no event stands behind it)
 
     def _note(self, key: str, message: str, rule: str = NOT_KEPT_RULE) -> None:
         if key not in self._noted:
@@ -905,6 +977,11 @@ class AiSdkDecoder:
                 return []
             if kind == CARRIER:
                 return self._carrier(chunk, index)
+            if self._skip:  # the start or finish of an implicit reply
+                self._skip = False
+                if kind == "finish":
+                    self._reply, self._carried = None, False
+                return []
             if kind.startswith("data-"):
                 return self._data(chunk, kind)
             if "providerMetadata" in chunk and not self._carried:
@@ -930,6 +1007,9 @@ class AiSdkDecoder:
             if event.get("type") == "TOOL_RESULT_START" and isinstance(event.get("toolCallId"), str):
                 self._open_results.add(event["toolCallId"])
             return [event]
+        if isinstance(data, dict) and data.get("uiOnly") is True:
+            self._skip = True
+            return []
         if isinstance(data, dict) and isinstance(data.get("rest"), str) and isinstance(data.get("fields"), dict):
             self._rest[data["rest"]] = data["fields"]
             return []
@@ -1155,7 +1235,8 @@ class AiSdkProtocol:
 
     name: str = NAME
     media_type: str = MEDIA_TYPE
-    response_headers: tuple[tuple[str, str], ...] = RESPONSE_HEADERS
+    #: the AI SDK's own header (the endpoint sends content type, cache control and ``x-accel-buffering`` already)
+    response_headers: tuple[tuple[str, str], ...] = (("x-vercel-ai-ui-message-stream", "v1"),)
     #: the AI SDK resumes at the app's own ``GET <api>/<chatId>/stream``, not by ``Last-Event-ID``: frames have no ids
     resumable: bool = False
 
