@@ -108,3 +108,20 @@ def test_serve_command_usage_errors() -> None:
     assert missing.returncode == 2 and "cannot read" in missing.stderr
     zero = run("serve", "x.jsonl", "--drop-every", "0")
     assert zero.returncode == 2 and "at least 1" in zero.stderr
+
+
+def test_serve_protocol_is_one_of_the_registered_ones() -> None:
+    bad = run("serve", "x.jsonl", "--protocol", "nope")
+    assert bad.returncode == 2 and "invalid choice: 'nope'" in bad.stderr and "ag-ui" in bad.stderr
+
+
+def test_serve_protocol_makes_it_the_default_of_events_and_the_page_asks_for_agentscope() -> None:
+    pytest.importorskip("starlette")
+    from agentmsg.web import viewer_app
+
+    app = viewer_app([], protocol="ag-ui")
+    endpoint = next(r.endpoint for r in app.app.routes if getattr(r, "path", None) == "/events")
+    assert endpoint.protocols[0] == "ag-ui" and "agentscope" in endpoint.protocols
+    from agentmsg.web._viewer import _asset
+
+    assert b"events?protocol=agentscope" in _asset("viewer.js")

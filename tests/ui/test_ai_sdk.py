@@ -231,7 +231,7 @@ def test_a_ui_stream_of_another_producer_reduces_to_its_parts() -> None:
     }
     custom = [e for e in events if e["type"] == "CUSTOM"]
     assert custom == [{**custom[0], "name": "usage", "value": {"tokens": 5}}]
-    assert [(n.rule, n.pointer) for n in dec.notes] == [("ai-sdk-not-kept", "/18")]  # the messageMetadata
+    assert [(n.rule, n.pointer) for n in dec.notes] == [("ui-not-kept", "/18")]  # the messageMetadata
     assert len({e["id"] for e in events}) == len(events)  # minted ids: none dropped as a repeat
 
 
@@ -270,7 +270,7 @@ def test_the_encoder_takes_any_event_and_says_what_it_could_not_use() -> None:
         ("/0", "type"),
         ("/1/type", "enum"),
         ("/2", "required"),
-        ("/2", "ai-sdk-carried"),
+        ("/2", "ui-wrapped"),
     ]
     # what is an object is carried whole, so the reducer of the decoded stream reports it as it would have
     assert [c["data"]["event"]["type"] for c in out] == ["REPLY_START", "TEXT_BLOCK_DELTA"]

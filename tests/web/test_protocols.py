@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 import pytest
 
 from agentmsg import ui
@@ -172,3 +173,41 @@ def test_a_protocol_without_resume_refuses_a_last_event_id() -> None:
         fresh = get(port, "/events?protocol=pairs")
     assert r.status == 400 and b"does not resume" in r.raw
     assert fresh.status == 200 and b"id:" not in fresh.raw
+
+
+@pytest.mark.parametrize("name", [n for n in ui.names() if ui.get(n).resumable])
+def test_every_resumable_protocol_resumes_to_the_stream_read_whole(name: str) -> None:
+    """Each registered protocol that resumes, read through connections closed every 3 events and resumed with
+    Last-Event-ID, gives exactly the events one connection gives; decoded, the AgentEvents served."""
+    source = events(10)
+    stream = EventEndpoint(iter(source), drop_every=3)
+    once = EventEndpoint(source)
+    with serving(starlette_app(stream)) as port, serving(starlette_app(once)) as port_once:
+        get_whole = get(port_once, f"/events?protocol={name}")
+        whole = [e.data for e in get_whole.sse if e.event != "end"]
+        got: list[str] = []
+        last: str | None = None
+        for _ in range(40):
+            r = get(port, f"/events?protocol={name}", {"Last-Event-ID": last} if last else None)
+            assert r.status == 200
+            with_ids = [e for e in r.sse if e.event != "end"]
+            got += [e.data for e in with_ids]
+            if len(with_ids) < 3:
+                break
+            last = with_ids[-1].id
+    assert got == whole
+    decoder = ui.get(name).decoder(strict=True)
+    back: list[Any] = []
+    for data in got:
+        back += decoder.feed(orjson.loads(data))
+    back += decoder.close()
+    assert back == source
+
+
+def test_the_default_endpoint_serves_ag_ui_on_request() -> None:
+    with serving(starlette_app(EventEndpoint(events(2)))) as port:
+        by_accept = get(port, "/events", {"Accept": "application/vnd.ag-ui.event+json"})
+        default = get(port, "/events", {"Accept": "text/event-stream"})
+    assert [e.json()["type"] for e in by_accept.sse][:2] == ["RUN_STARTED", "TEXT_MESSAGE_START"]
+    assert by_accept.sse[-1].json()["type"] == "RUN_FINISHED" and b"event:" not in by_accept.raw
+    assert default.sse[0].event == "AGENT_START"

@@ -319,16 +319,20 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`note: ... [not-kept]`",
         "none needed",
     ),
-    "ai-sdk-carried": (
-        "a note: an AgentEvent, or a key of one, that no AI SDK UI message chunk has, sent on a transient"
-        " `data-agentmsg` chunk (useChat leaves it out of the message; agentmsg's decoder puts it back)",
-        "`/3: AGENT_RESULT has no UI chunk: carried on a transient data-agentmsg chunk [ai-sdk-carried]`",
-        "none needed (docs/ai-sdk.md)",
+    "ui-wrapped": (
+        "a note: an event the UI protocol has no event for, sent whole in the protocol's custom event",
+        "`/6: AGENT_RESULT has no AG-UI event here: sent whole as CUSTOM 'agentscope.event' [ui-wrapped]`",
+        "none needed: agentmsg's decoder gives the event back; other clients may ignore it (docs/ag-ui.md)",
     ),
-    "ai-sdk-not-kept": (
-        "a note: a UI message chunk or key of another producer that agentmsg's events have no place for",
-        "`/7: source-document: a source that is no URL [ai-sdk-not-kept]`",
-        "none needed; docs/ai-sdk.md lists what is not kept",
+    "ui-not-kept": (
+        "a note: a field of a UI protocol's event that no AgentEvent keeps, left out (said once per stream)",
+        "`/4: TOOL_CALL_START parentMessageId: no AgentEvent keeps it (left out) [ui-not-kept]`",
+        "none needed; docs/ag-ui.md lists what each event keeps",
+    ),
+    "ui-legacy": (
+        "a note: an event of an older version of the UI protocol, read as its current form",
+        "`/1: THINKING_START is AG-UI 0.0.x's, read as REASONING_START [ui-legacy]`",
+        "have the producer send the current events (AG-UI 1.0: REASONING_*)",
     ),
     "source-error": (
         "a subagent's forwarded stream reported an error",

@@ -32,7 +32,7 @@ of them (``protocols=``), picking one per request with :func:`negotiate`.
 
 from __future__ import annotations
 
-from agentmsg.ui import agentscope, ai_sdk
+from agentmsg.ui import agentscope, agui, ai_sdk
 from agentmsg.ui._protocol import Decoder, Encoder, NotAcceptable, UIProtocol, negotiate
 
 __all__ = ["PROTOCOLS", "Decoder", "Encoder", "NotAcceptable", "UIProtocol", "get", "names", "negotiate"]
@@ -42,6 +42,7 @@ PROTOCOLS: dict[str, UIProtocol] = {
     protocol.name: protocol
     for protocol in (
         agentscope.PROTOCOL,
+        agui.PROTOCOL,
         ai_sdk.PROTOCOL,
     )
 }  # fmt: skip

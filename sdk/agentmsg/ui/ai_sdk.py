@@ -12,10 +12,10 @@ What the UI stream has no chunk for is never dropped silently:
   reader hands it to ``onData`` and leaves it out of the UIMessage, and :class:`AiSdkDecoder` puts it back. A
   ``data-agentmsg`` chunk holds either ``{"event": {...}}`` (a whole event, without its id) or ``{"rest": TYPE,
   "fields": {...}}`` (the keys of the next event of that type the chunks after it do not carry). The encoder
-  notes each once per stream (rule ``ai-sdk-carried``).
+  notes each once per stream (rule ``ui-wrapped``).
 * A chunk or key of a UI stream agentmsg has no place for (``source-document``, ``custom``, ``steering-message``,
   ``messageMetadata`` of another producer, ``providerMetadata``, ``citations``, preliminary tool outputs, ...) is
-  noted by the decoder, once per stream and kind (rule ``ai-sdk-not-kept``).
+  noted by the decoder, once per stream and kind (rule ``ui-not-kept``).
 * Event envelopes: ``id`` has no counterpart (the decoder mints ids, ``<prefix><n>``); ``createdAt`` is carried
   for AGENT_START (the message's timestamp) and whole events only, the decoder stamps the others with its clock.
 
@@ -41,7 +41,10 @@ from agentmsg.events._dedupe import DedupeWindow
 from agentmsg.ui._protocol import sse_frame
 
 NAME: Final = "ai-sdk"
-MEDIA_TYPE: Final = "text/event-stream"
+#: what an ``Accept`` header asks for this protocol by (the AI SDK defines none, and its client sends no Accept of its
+#: own: point useChat at ``?protocol=ai-sdk``, or serve it as the default, ``agentmsg serve --protocol ai-sdk``); the
+#: response is ``text/event-stream``
+MEDIA_TYPE: Final = "application/vnd.ai-sdk.ui-message-stream+json"
 #: the headers the AI SDK's ``createUIMessageStreamResponse`` sends (``UI_MESSAGE_STREAM_HEADERS``)
 RESPONSE_HEADERS: Final = (
     ("content-type", "text/event-stream"),
@@ -54,8 +57,8 @@ RESPONSE_HEADERS: Final = (
 DONE_FRAME: Final = b"data: [DONE]\n\n"
 #: the chunk type of what only agentmsg reads (transient: never part of a UIMessage)
 CARRIER: Final = "data-agentmsg"
-CARRIED_RULE: Final = "ai-sdk-carried"
-NOT_KEPT_RULE: Final = "ai-sdk-not-kept"
+CARRIED_RULE: Final = "ui-wrapped"
+NOT_KEPT_RULE: Final = "ui-not-kept"
 ERROR_EVENT: Final = "agentmsg.error"
 #: CUSTOM events sent as transient data chunks: what a UI need not keep in the message
 TRANSIENT_CUSTOM: Final = frozenset({"agentmsg.problem", "agentmsg.not-kept"})
@@ -859,9 +862,9 @@ _OPTIONAL: Final[dict[str, type]] = {
     "dynamic": _BOOL,
 }
 _FINISH_REASONS: Final = frozenset({"stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"})
-#: ``finishReason`` -> the generate reason a REQUEST_STOP gives the reply (the others: said, rule ai-sdk-not-kept)
+#: ``finishReason`` -> the generate reason a REQUEST_STOP gives the reply (the others: said, rule ui-not-kept)
 GENERATE_REASONS: Final = {"tool-calls": "TOOL_CALLS", "interrupted": "INTERRUPTED"}
-#: chunk kinds and keys agentmsg has no place for: said once per stream (rule ``ai-sdk-not-kept``)
+#: chunk kinds and keys agentmsg has no place for: said once per stream (rule ``ui-not-kept``)
 _NOT_KEPT_CHUNKS: Final = {
     "reset-step": "reset-step (a step's parts withdrawn): agentmsg's events do not withdraw what was sent",
     "source-document": "source-document: a source that is no URL",

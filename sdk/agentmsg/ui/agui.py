@@ -1,0 +1,1223 @@
+"""``ag-ui``: agentmsg's events as AG-UI 1.0 events (the protocol of CopilotKit and most agent UIs), both ways.
+
+Encoder (AgentEvents -> AG-UI) and decoder (AG-UI -> AgentEvents); docs/ag-ui.md has the table, event by event
+both ways, and the rules. In short:
+
+* AGENT_START / AGENT_END -> RUN_STARTED / RUN_FINISHED (``runId`` = replyId, ``threadId`` = sessionId or the
+  replyId; RUN_FINISHED has the summed ``usage``, the AGENT_RESULT's message as ``result`` and the ``outcome`` of a
+  HITL pause); MODEL_CALL_START / END -> STEP_STARTED / STEP_FINISHED (``stepName`` = the model call's replyId);
+  text blocks -> TEXT_MESSAGE_START / CONTENT / END; thinking blocks -> REASONING_START, REASONING_MESSAGE_START /
+  CONTENT / END, REASONING_END, a signature -> REASONING_ENCRYPTED_VALUE; tool calls -> TOOL_CALL_START / ARGS /
+  END; a tool result -> one TOOL_CALL_RESULT at its end; CUSTOM -> CUSTOM; a failing source -> RUN_ERROR.
+* An AgentEvent AG-UI has no event for (data blocks, hints, HITL, AGENT_RESULT, REQUEST_STOP, subagent events,
+  tool results' start and deltas, an event out of order) is sent whole as ``CUSTOM`` named ``agentscope.event``
+  (rule ``ui-wrapped``, said once per type in the encoder's notes).
+* What an AgentEvent has and its AG-UI event has no field for (the event ``id``, a ``createdAt`` that is not whole
+  milliseconds in UTC, ``replyId`` of a block, a tool call's parsed ``input`` and ``state``, usage, ...) travels in
+  the AG-UI event's ``metadata`` under ``agentmsg`` (``agentmsg.absent`` lists the keys it lacked), so that the
+  decoder gives back the very same events; AG-UI events agentmsg writes only to keep AG-UI's rules (a run opened
+  for events outside a reply, a message closed at the end of the run, the span around a reasoning message) have
+  ``metadata`` ``{"agentmsg.implicit": true}`` and decode to nothing.
+* Decoding an AG-UI stream from elsewhere: the table backwards; ``*_CHUNK`` events expanded as ``@ag-ui/client``
+  expands them, the 0.0.x ``THINKING_*`` events read as REASONING_* (rule ``ui-legacy``); events agentmsg has no
+  event for (STATE_*, MESSAGES_SNAPSHOT, ACTIVITY_*, RAW, SUBAGENT_*, text messages of other roles) become CUSTOM
+  ``ag-ui.<TYPE>`` with the event as value; fields without a place (``parentMessageId``, ``rawEvent``, a run's
+  ``input`` and ``result``, ...) are said once per stream (rule ``ui-not-kept``). An event that breaks AG-UI (a
+  required field missing, of the wrong type, null where it must be omitted, a message not started) is a note
+  (rule ``required``, ``type``, ``enum`` or ``order``, pointer ``/<event index>/<key>``) or, ``strict=True``, a
+  :class:`~agentmsg.ValidationError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta, timezone
+from typing import Any, Final, TypeGuard
+
+import orjson
+
+from agentmsg._codec.timestamps import event_now
+from agentmsg.errors import Problem, ValidationError
+from agentmsg.ui._protocol import Decoder, Encoder, sse_frame
+
+__all__ = ["AGUI", "PROTOCOL", "WRAPPED", "AGUIDecoder", "AGUIEncoder"]
+
+#: the AG-UI CUSTOM event name of an AgentEvent sent whole (value: the event)
+WRAPPED: Final = "agentscope.event"
+#: metadata keys of the AG-UI events agentmsg writes: what the AG-UI event has no field for; the keys the
+#: AgentEvent lacked; an event written only to keep AG-UI's rules
+CARRY: Final = "agentmsg"
+ABSENT: Final = "agentmsg.absent"
+IMPLICIT: Final = "agentmsg.implicit"
+#: the prefix of the CUSTOM AgentEvents that hold an AG-UI event agentmsg has no event for
+FOREIGN: Final = "ag-ui."
+
+_SAFE_INTEGER: Final = 2**53 - 1
+_PLACEHOLDERS = ("__fragment__", "__pending__")  # AgentScope Java's tool-call names before the real one
+_IMPLICIT_META: Final = {IMPLICIT: True}
+
+
+class _Never:
+    """A value the decoder sets that never equals the AgentEvent's own (so the AgentEvent's is carried)."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_SET: Final = _Never()
+
+
+def _ms(created: Any) -> tuple[int | None, bool]:
+    """An RFC 3339 ``createdAt`` as epoch milliseconds (None: not one), and whether :func:`_iso` writes it back
+    as the same text."""
+    if not isinstance(created, str) or len(created) < 20:
+        return None, False
+    try:
+        when = datetime.fromisoformat(created.replace("z", "Z"))
+    except ValueError:
+        return None, False
+    if when.tzinfo is None:
+        return None, False
+    ms = (when - _EPOCH) // _MS
+    return ms, _iso(ms) == created
+
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MS: Final = timedelta(milliseconds=1)
+
+
+def _iso(ms: int) -> str:
+    """Epoch milliseconds as a ``createdAt``: UTC, ``Z``, the milliseconds only when not 0."""
+    when = datetime.fromtimestamp(ms / 1000, timezone.utc)
+    frac = ms % 1000
+    return f"{when:%Y-%m-%dT%H:%M:%S}" + (f".{frac:03d}Z" if frac else "Z")
+
+
+def _str(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and value != ""
+
+
+# ==== AgentEvents -> AG-UI ========================================================================================
+
+
+class _Run:
+    __slots__ = (
+        "calls", "implicit", "last_text", "model", "outcome", "reasoning", "result", "results", "run_id", "step",
+        "texts", "thread_id", "usage",
+    )  # fmt: skip
+
+    def __init__(self, run_id: str, thread_id: str, implicit: bool) -> None:
+        self.run_id = run_id
+        self.thread_id = thread_id
+        self.implicit = implicit
+        self.texts: dict[Any, str] = {}  # open text blocks: blockId -> messageId
+        self.reasoning: dict[Any, str] = {}  # open thinking blocks: blockId -> messageId
+        self.calls: dict[Any, bool] = {}  # open tool calls: toolCallId -> whether arguments were sent
+        self.results: dict[Any, list[Any]] = {}  # started tool results: toolCallId -> text and blocks so far
+        self.step: str | None = None
+        self.last_text: str | None = None
+        self.usage: dict[str, int] = {}
+        self.model: str | None = None
+        self.result: Any = None
+        self.outcome: dict[str, Any] | None = None
+
+
+class AGUIEncoder:
+    """AgentEvents -> AG-UI events (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.notes: list[Problem] = []
+        self._index = -1
+        self._run: _Run | None = None
+        self._used: set[str] = set()
+        self._count = 0
+        self._said: set[str] = set()
+        self._closed = False
+
+    # ---- the contract ----
+
+    def feed(self, event: Mapping[str, Any]) -> list[dict[str, Any]]:
+        self._index += 1
+        if self._closed:
+            self.notes.append(Problem(f"/{self._index}", "order", "an event after the stream ended: not sent"))
+            return []
+        if not isinstance(event, Mapping):
+            return self._wrap(event)
+        kind = event.get("type")
+        handler = _ENCODE.get(kind) if isinstance(kind, str) else None
+        if handler is None or event.get("source") is not None:
+            return self._wrap(event)
+        return handler(self, event)
+
+    def close(self) -> list[dict[str, Any]]:
+        out = self._end_run(None, implicit=True) if self._run is not None and not self._closed else []
+        self._closed = True
+        return out
+
+    def fail(self, message: str) -> list[dict[str, Any]]:
+        if self._closed:
+            return []
+        out = self._ensure_run(None)
+        out.append({"type": "RUN_ERROR", "message": message})
+        self._run = None
+        self._closed = True
+        return out
+
+    # ---- helpers ----
+
+    def _fresh(self, base: str) -> str:
+        """An id no message of this stream has had: ``base``, else ``base~2``, ``base~3``, ..."""
+        mid = base
+        while mid in self._used:
+            self._count += 1
+            mid = f"{base}~{self._count}"
+        self._used.add(mid)
+        return mid
+
+    def _out(self, agui: dict[str, Any], e: Mapping[str, Any], derived: Mapping[str, Any]) -> dict[str, Any]:
+        """``agui`` with a ``timestamp`` and, in ``metadata``, what of ``e`` the decoder would not give back from
+        it: ``derived`` are the keys the decoder sets (besides ``id`` and ``createdAt``) and their values."""
+        ms, exact = _ms(e.get("createdAt"))
+        if ms is not None:
+            agui["timestamp"] = ms
+        carry = {}
+        for key, value in e.items():
+            if key == "type" or (key == "createdAt" and exact):
+                continue
+            if key in derived and derived[key] == value:
+                continue
+            carry[key] = value
+        absent = [key for key in ("id", "createdAt", *derived) if key not in e]
+        meta: dict[str, Any] = {CARRY: carry} if carry else {}
+        if absent:
+            meta[ABSENT] = absent
+        if meta:
+            agui["metadata"] = meta
+        return agui
+
+    def _wrap(self, e: Any) -> list[dict[str, Any]]:
+        """``e`` sent whole as CUSTOM ``agentscope.event`` (said once per type)."""
+        kind = e.get("type") if isinstance(e, Mapping) else None
+        label = kind if isinstance(kind, str) else "an event that is not an AgentEvent"
+        if label not in self._said:
+            self._said.add(label)
+            self.notes.append(
+                Problem(
+                    f"/{self._index}",
+                    "ui-wrapped",
+                    f"{label[:60]} has no AG-UI event here: sent whole as CUSTOM {WRAPPED!r}",
+                )
+            )
+        out = self._ensure_run(e if isinstance(e, Mapping) else None)
+        out.append({"type": "CUSTOM", "name": WRAPPED, "value": e})
+        if isinstance(e, Mapping) and self._run is not None:
+            self._note_run(e)
+        return out
+
+    def _note_run(self, e: Mapping[str, Any]) -> None:
+        """What a wrapped event tells RUN_FINISHED: the result, a HITL pause, a tool result's content."""
+        run = self._run
+        assert run is not None
+        kind = e.get("type")
+        call = e.get("toolCallId")
+        if kind == "AGENT_RESULT":
+            run.result = e.get("result")
+        elif kind == "REQUIRE_USER_CONFIRM":
+            calls = [c for c in e.get("toolCalls") or () if isinstance(c, Mapping) and _str(c.get("id"))]
+            interrupts = [
+                {"id": str(c["id"]), "reason": "tool_call_confirmation", "toolCallId": c["id"]} for c in calls
+            ]
+            run.outcome = {"type": "interrupt", "interrupts": interrupts}
+        elif kind == "REQUIRE_EXTERNAL_EXECUTION":
+            ids = [c["id"] for c in e.get("toolCalls") or () if isinstance(c, Mapping) and _str(c.get("id"))]
+            run.outcome = {"type": "success", "pendingToolCallIds": ids}
+        elif kind == "TOOL_RESULT_START" and isinstance(call, str):
+            run.results[call] = []
+        elif kind == "TOOL_RESULT_TEXT_DELTA" and call in run.results and isinstance(e.get("delta"), str):
+            run.results[call].append(e["delta"])
+        elif kind == "TOOL_RESULT_DATA_DELTA" and call in run.results and isinstance(e.get("data"), Mapping):
+            run.results[call].append(e["data"])
+
+    def _ensure_run(self, e: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+        """A run for an event outside a reply (AG-UI's events belong to runs): opened, ``agentmsg.implicit``."""
+        if self._run is not None:
+            return []
+        reply = e.get("replyId") if e is not None else None
+        run_id = self._fresh(reply if _str(reply) else "run")
+        self._run = _Run(run_id, run_id, implicit=True)
+        return [{"type": "RUN_STARTED", "threadId": run_id, "runId": run_id, "metadata": dict(_IMPLICIT_META)}]
+
+    def _close_open(self) -> list[dict[str, Any]]:
+        """AG-UI refuses RUN_FINISHED while a message, tool call or step is open: each closed, implicitly."""
+        run = self._run
+        assert run is not None
+        out: list[dict[str, Any]] = []
+        for mid in run.texts.values():
+            out.append({"type": "TEXT_MESSAGE_END", "messageId": mid, "metadata": dict(_IMPLICIT_META)})
+        for mid in run.reasoning.values():
+            out.append({"type": "REASONING_MESSAGE_END", "messageId": mid, "metadata": dict(_IMPLICIT_META)})
+            out.append({"type": "REASONING_END", "messageId": mid, "metadata": dict(_IMPLICIT_META)})
+        out += self._close_calls()
+        if run.step is not None:
+            out.append({"type": "STEP_FINISHED", "stepName": run.step, "metadata": dict(_IMPLICIT_META)})
+            run.step = None
+        run.texts.clear()
+        run.reasoning.clear()
+        return out
+
+    def _close_calls(self) -> list[dict[str, Any]]:
+        run = self._run
+        assert run is not None
+        out = [{"type": "TOOL_CALL_END", "toolCallId": c, "metadata": dict(_IMPLICIT_META)} for c in run.calls]
+        run.calls.clear()
+        return out
+
+    def _end_run(self, e: Mapping[str, Any] | None, *, implicit: bool) -> list[dict[str, Any]]:
+        run = self._run
+        assert run is not None
+        out = self._close_open()
+        done: dict[str, Any] = {"type": "RUN_FINISHED", "threadId": run.thread_id, "runId": run.run_id}
+        if run.usage:
+            usage: dict[str, Any] = {"model": run.model} if run.model else {}
+            for key, value in run.usage.items():
+                if value <= _SAFE_INTEGER:
+                    usage[key] = value
+                else:  # AG-UI's schema caps counts at 2^53-1 (what a JS number holds exactly)
+                    self.notes.append(
+                        Problem(f"/{self._index}", "maximum", f"usage {key} {value} is beyond AG-UI's 2^53-1: left out")
+                    )
+            done["usage"] = [usage]
+        if run.result is not None:
+            done["result"] = run.result
+        if run.outcome is not None:
+            done["outcome"] = run.outcome
+        if e is not None and not implicit:
+            out.append(self._out(done, e, {"replyId": run.run_id}))
+        else:
+            done["metadata"] = dict(_IMPLICIT_META)
+            out.append(done)
+        self._run = None
+        return out
+
+    # ---- the events ----
+
+    def _agent_start(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._end_run(None, implicit=True) if self._run is not None else []
+        reply, session = e.get("replyId"), e.get("sessionId")
+        run_id = reply if _str(reply) else self._fresh("run")
+        self._used.add(run_id)
+        thread = session if _str(session) else run_id
+        self._run = _Run(run_id, thread, implicit=False)
+        derived: dict[str, Any] = {"replyId": run_id}
+        if thread != run_id:
+            derived["sessionId"] = thread
+        out.append(self._out({"type": "RUN_STARTED", "threadId": thread, "runId": run_id}, e, derived))
+        return out
+
+    def _agent_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if self._run is None:
+            return self._wrap(e)
+        return self._end_run(e, implicit=False)
+
+    def _model_call_start(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._ensure_run(e)
+        run = self._run
+        assert run is not None
+        if run.step is not None:
+            out.append({"type": "STEP_FINISHED", "stepName": run.step, "metadata": dict(_IMPLICIT_META)})
+        reply = e.get("replyId")
+        run.step = reply if _str(reply) else "model call"
+        if _str(e.get("modelName")):
+            run.model = e["modelName"]
+        out.append(self._out({"type": "STEP_STARTED", "stepName": run.step}, e, {"replyId": run.step}))
+        return out
+
+    def _model_call_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        run = self._run
+        if run is None or run.step is None:
+            return self._wrap(e)
+        usage = e.get("usage")
+        if isinstance(usage, Mapping):
+            for ours, theirs in _USAGE_OUT.items():
+                value = usage.get(ours)
+                if type(value) is int and value >= 0:
+                    run.usage[theirs] = run.usage.get(theirs, 0) + value
+        meta = e.get("metadata")
+        if isinstance(meta, Mapping) and _str(meta.get("model")):
+            run.model = meta["model"]
+        out = self._close_calls()  # (the reducer ends a model call's open calls at its end too)
+        out.append(self._out({"type": "STEP_FINISHED", "stepName": run.step}, e, {"replyId": run.step}))
+        run.step = None
+        return out
+
+    def _block_start(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        block = e.get("blockId")
+        thinking = e["type"] == "THINKING_BLOCK_START"
+        run = self._run
+        if not isinstance(block, str) or (run is not None and block in (run.reasoning if thinking else run.texts)):
+            return self._wrap(e)
+        out = self._ensure_run(e)
+        run = self._run
+        assert run is not None
+        mid = self._fresh(block or "block")
+        derived = {"replyId": _SET, "blockId": mid}  # (the decoder's blockId: the messageId, unless carried)
+        if thinking:
+            run.reasoning[block] = mid
+            out.append({"type": "REASONING_START", "messageId": mid, "metadata": dict(_IMPLICIT_META)})
+            out.append(
+                self._out({"type": "REASONING_MESSAGE_START", "messageId": mid, "role": "reasoning"}, e, derived)
+            )
+        else:
+            run.texts[block] = mid
+            run.last_text = mid
+            out.append(self._out({"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"}, e, derived))
+        return out
+
+    def _block_delta(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        run = self._run
+        thinking = e["type"] == "THINKING_BLOCK_DELTA"
+        block, delta = e.get("blockId"), e.get("delta")
+        mid = (run.reasoning if thinking else run.texts).get(block) if run is not None else None
+        if mid is None or not isinstance(delta, str):
+            return self._wrap(e)
+        derived = {"replyId": _SET, "blockId": block, "delta": delta}
+        if not thinking:
+            return [self._out({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": delta}, e, derived)]
+        signature = e.get("signature")
+        out: list[dict[str, Any]] = []
+        if delta or not isinstance(signature, str):
+            out.append(self._out({"type": "REASONING_MESSAGE_CONTENT", "messageId": mid, "delta": delta}, e, derived))
+        if isinstance(signature, str):
+            value: dict[str, Any] = {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "message", "entityId": mid}
+            value["encryptedValue"] = signature
+            if out:
+                value["metadata"] = dict(_IMPLICIT_META)
+                out.append(value)
+            else:
+                out.append(self._out(value, e, {**derived, "signature": signature}))
+        return out
+
+    def _block_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        run = self._run
+        thinking = e["type"] == "THINKING_BLOCK_END"
+        block = e.get("blockId")
+        mid = (run.reasoning if thinking else run.texts).pop(block, None) if run is not None else None
+        if mid is None:
+            return self._wrap(e)
+        derived = {"replyId": _SET, "blockId": block}
+        if not thinking:
+            return [self._out({"type": "TEXT_MESSAGE_END", "messageId": mid}, e, derived)]
+        return [
+            self._out({"type": "REASONING_MESSAGE_END", "messageId": mid}, e, derived),
+            {"type": "REASONING_END", "messageId": mid, "metadata": dict(_IMPLICIT_META)},
+        ]
+
+    def _tool_call_start(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        call, name = e.get("toolCallId"), e.get("toolCallName")
+        run = self._run
+        if not _str(call) or not _str(name) or name in _PLACEHOLDERS or (run is not None and call in run.calls):
+            return self._wrap(e)
+        out = self._ensure_run(e)
+        run = self._run
+        assert run is not None
+        run.calls[call] = False
+        start: dict[str, Any] = {"type": "TOOL_CALL_START", "toolCallId": call, "toolCallName": name}
+        if run.last_text is not None:
+            start["parentMessageId"] = run.last_text
+        out.append(self._out(start, e, {"replyId": _SET, "toolCallId": call, "toolCallName": name}))
+        signature = e.get("thoughtSignature")
+        if isinstance(signature, str):
+            value: dict[str, Any] = {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": call}
+            value["encryptedValue"] = signature
+            value["metadata"] = dict(_IMPLICIT_META)
+            out.append(value)
+        return out
+
+    def _tool_call_delta(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        run = self._run
+        call, delta = e.get("toolCallId"), e.get("delta")
+        if run is None or call not in run.calls or not isinstance(delta, str):
+            return self._wrap(e)
+        run.calls[call] = True
+        derived = {"replyId": _SET, "toolCallId": call, "delta": delta}
+        return [self._out({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": delta}, e, derived)]
+
+    def _tool_call_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        run = self._run
+        call = e.get("toolCallId")
+        if run is None or call not in run.calls:
+            return self._wrap(e)
+        out: list[dict[str, Any]] = []
+        args = e.get("input")
+        if not run.calls.pop(call) and isinstance(args, Mapping):  # no deltas: the arguments from the input
+            text = orjson.dumps(args).decode()
+            out.append({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": text, "metadata": dict(_IMPLICIT_META)})
+        out.append(self._out({"type": "TOOL_CALL_END", "toolCallId": call}, e, {"replyId": _SET, "toolCallId": call}))
+        return out
+
+    def _tool_result_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        run = self._run
+        call = e.get("toolCallId")
+        if run is None or call not in run.results or not isinstance(call, str):
+            return self._wrap(e)
+        parts = run.results.pop(call)
+        content: Any = "".join(parts) if all(isinstance(p, str) for p in parts) else [_part_out(p) for p in parts]
+        result = {"type": "TOOL_CALL_RESULT", "messageId": self._fresh(f"{call}-result"), "toolCallId": call}
+        result.update(content=content, role="tool")
+        out = self._out(result, e, {"replyId": _SET, "toolCallId": call, "state": "success"})
+        out.setdefault("metadata", {})[IMPLICIT] = "end"  # start and deltas went before, wrapped
+        return [out]
+
+    def _custom(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        name = e.get("name")
+        if not isinstance(name, str) or name == WRAPPED or "value" not in e:
+            return self._wrap(e)
+        out = self._ensure_run(e)
+        out.append(
+            self._out({"type": "CUSTOM", "name": name, "value": e["value"]}, e, {"name": name, "value": e["value"]})
+        )
+        return out
+
+
+def _part_out(part: Any) -> dict[str, Any]:
+    """A tool result's text or block as an AG-UI content part (what has no part: its JSON as text)."""
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    kind = part.get("type")
+    source = part.get("source")
+    if kind in ("image", "audio", "video", "data") and isinstance(source, Mapping):
+        ag_kind = "document" if kind == "data" else kind
+        if source.get("type") == "base64" and isinstance(source.get("data"), str):
+            src = {"type": "data", "value": source["data"], "mimeType": str(source.get("media_type") or "")}
+            return {"type": ag_kind, "source": src}
+        if source.get("type") == "url" and isinstance(source.get("url"), str):
+            src = {"type": "url", "value": source["url"]}
+            if isinstance(source.get("mime_type"), str):
+                src["mimeType"] = source["mime_type"]
+            return {"type": ag_kind, "source": src}
+    if kind == "text" and isinstance(part.get("text"), str):
+        return {"type": "text", "text": part["text"]}
+    return {"type": "text", "text": orjson.dumps(part).decode()}
+
+
+#: agentmsg usage key -> AG-UI TokenUsage key
+_USAGE_OUT: Final = {
+    "inputTokens": "inputTokens",
+    "outputTokens": "outputTokens",
+    "totalTokens": "totalTokens",
+    "cachedTokens": "cachedInputTokens",
+    "cacheCreationInputTokens": "cacheWriteInputTokens",
+    "reasoningTokens": "reasoningTokens",
+}
+_USAGE_IN: Final = {v: k for k, v in _USAGE_OUT.items()}
+
+_ENCODE: Final[dict[str, Callable[[AGUIEncoder, Mapping[str, Any]], list[dict[str, Any]]]]] = {
+    "AGENT_START": AGUIEncoder._agent_start,
+    "AGENT_END": AGUIEncoder._agent_end,
+    "MODEL_CALL_START": AGUIEncoder._model_call_start,
+    "MODEL_CALL_END": AGUIEncoder._model_call_end,
+    "TEXT_BLOCK_START": AGUIEncoder._block_start,
+    "TEXT_BLOCK_DELTA": AGUIEncoder._block_delta,
+    "TEXT_BLOCK_END": AGUIEncoder._block_end,
+    "THINKING_BLOCK_START": AGUIEncoder._block_start,
+    "THINKING_BLOCK_DELTA": AGUIEncoder._block_delta,
+    "THINKING_BLOCK_END": AGUIEncoder._block_end,
+    "TOOL_CALL_START": AGUIEncoder._tool_call_start,
+    "TOOL_CALL_DELTA": AGUIEncoder._tool_call_delta,
+    "TOOL_CALL_END": AGUIEncoder._tool_call_end,
+    "TOOL_RESULT_END": AGUIEncoder._tool_result_end,
+    "CUSTOM": AGUIEncoder._custom,
+}
+
+
+# ==== AG-UI -> AgentEvents ========================================================================================
+
+_STR, _ANY, _LIST, _OBJ = "string", "any", "array", "object"
+
+#: every AG-UI 1.0 event type (and the 0.0.x THINKING_* ones) with its required fields and their JSON types
+_REQUIRED: Final[dict[str, dict[str, str]]] = {
+    "RUN_STARTED": {"threadId": _STR, "runId": _STR},
+    "RUN_FINISHED": {"threadId": _STR, "runId": _STR},
+    "RUN_ERROR": {"message": _STR},
+    "STEP_STARTED": {"stepName": _STR},
+    "STEP_FINISHED": {"stepName": _STR},
+    "TEXT_MESSAGE_START": {"messageId": _STR},
+    "TEXT_MESSAGE_CONTENT": {"messageId": _STR, "delta": _STR},
+    "TEXT_MESSAGE_END": {"messageId": _STR},
+    "TEXT_MESSAGE_CHUNK": {},
+    "TOOL_CALL_START": {"toolCallId": _STR, "toolCallName": _STR},
+    "TOOL_CALL_ARGS": {"toolCallId": _STR, "delta": _STR},
+    "TOOL_CALL_END": {"toolCallId": _STR},
+    "TOOL_CALL_CHUNK": {},
+    "TOOL_CALL_RESULT": {"messageId": _STR, "toolCallId": _STR, "content": _ANY},
+    "REASONING_START": {"messageId": _STR},
+    "REASONING_END": {"messageId": _STR},
+    "REASONING_MESSAGE_START": {"messageId": _STR},
+    "REASONING_MESSAGE_CONTENT": {"messageId": _STR, "delta": _STR},
+    "REASONING_MESSAGE_END": {"messageId": _STR},
+    "REASONING_MESSAGE_CHUNK": {},
+    "REASONING_ENCRYPTED_VALUE": {"subtype": _STR, "entityId": _STR, "encryptedValue": _STR},
+    "STATE_SNAPSHOT": {"snapshot": _ANY},
+    "STATE_DELTA": {"delta": _LIST},
+    "MESSAGES_SNAPSHOT": {"messages": _LIST},
+    "ACTIVITY_SNAPSHOT": {"messageId": _STR, "activityType": _STR, "content": _OBJ},
+    "ACTIVITY_DELTA": {"messageId": _STR, "activityType": _STR, "patch": _LIST},
+    "RAW": {"event": _ANY},
+    "CUSTOM": {"name": _STR, "value": _ANY},
+    "SUBAGENT_STARTED": {"subagentRunId": _STR, "name": _STR},
+    "SUBAGENT_FINISHED": {"subagentRunId": _STR},
+    "SUBAGENT_ERROR": {"subagentRunId": _STR, "message": _STR},
+    "THINKING_START": {},
+    "THINKING_END": {},
+    "THINKING_TEXT_MESSAGE_START": {},
+    "THINKING_TEXT_MESSAGE_CONTENT": {"delta": _STR},
+    "THINKING_TEXT_MESSAGE_END": {},
+}
+
+#: optional fields with a JSON type (others are any JSON)
+_OPTIONAL: Final[dict[str, str]] = {
+    "role": _STR,
+    "name": _STR,
+    "parentMessageId": _STR,
+    "code": _STR,
+    "delta": _STR,
+    "messageId": _STR,
+    "toolCallId": _STR,
+    "toolCallName": _STR,
+    "metadata": _OBJ,
+    "usage": _LIST,
+}
+
+_KINDS = {_STR: str, _LIST: list, _OBJ: Mapping}
+
+#: AG-UI fields that carry nothing an AgentEvent lacks (ids of what the events build, the type's own constants)
+_STRUCTURAL: Final = frozenset({"type", "messageId", "toolCallId", "metadata", "timestamp", "role", "delta"})
+
+#: AG-UI events agentmsg has no event for: kept as CUSTOM ``ag-ui.<TYPE>``
+_FOREIGN_TYPES: Final = frozenset(
+    {
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+        "MESSAGES_SNAPSHOT",
+        "ACTIVITY_SNAPSHOT",
+        "ACTIVITY_DELTA",
+        "RAW",
+        "SUBAGENT_STARTED",
+        "SUBAGENT_FINISHED",
+        "SUBAGENT_ERROR",
+    }
+)
+
+_LEGACY: Final = {
+    "THINKING_START": "REASONING_START",
+    "THINKING_END": "REASONING_END",
+    "THINKING_TEXT_MESSAGE_START": "REASONING_MESSAGE_START",
+    "THINKING_TEXT_MESSAGE_CONTENT": "REASONING_MESSAGE_CONTENT",
+    "THINKING_TEXT_MESSAGE_END": "REASONING_MESSAGE_END",
+}
+
+
+class AGUIDecoder:
+    """AG-UI events -> AgentEvents (see the module docstring). ``clock`` gives ``createdAt`` for an event without
+    ``timestamp`` before any with one (default: now)."""
+
+    def __init__(self, *, strict: bool = False, clock: Callable[[], str] | None = None) -> None:
+        self.notes: list[Problem] = []
+        self.strict = strict
+        self._clock = clock or event_now
+        self._index = -1
+        self._minted = 0
+        self._created: str | None = None
+        self._said: set[str] = set()
+        self._run: str | None = None  # the open run's id
+        self._ours = False  # the open run was written by agentmsg (its RUN_FINISHED adds nothing)
+        self._usage_seen = False
+        self._step: str | None = None
+        self._texts: dict[str, Any] = {}  # open text messages: messageId -> blockId
+        self._others: set[str] = set()  # open text messages of another role
+        self._reasoning: dict[str, Any] = {}  # open reasoning messages: messageId -> blockId
+        self._calls: dict[str, str] = {}  # open tool calls: toolCallId -> name
+        self._known_calls: dict[str, dict[str, Any]] = {}  # this run's tool calls: id -> {id, name, input text}
+        self._signatures: dict[str, str] = {}  # tool-call encrypted values before the call's start
+        self._chunk: tuple[str, str] | None = None  # the message a *_CHUNK opened: (kind, id)
+        self._thinking: str | None = None  # the legacy THINKING_TEXT_MESSAGE's id
+        self._carry: Mapping[str, Any] | None = None
+        self._absent: Any = None
+
+    # ---- the contract ----
+
+    def feed(self, event: Mapping[str, Any]) -> list[dict[str, Any]]:
+        self._index += 1
+        if not isinstance(event, Mapping):
+            self._problem("", "type", "an AG-UI event is a JSON object")
+            return []
+        kind = event.get("type")
+        if not isinstance(kind, str):
+            self._problem("/type", "required" if kind is None else "type", "an AG-UI event has a string type")
+            return []
+        if kind not in _REQUIRED:
+            self._problem("/type", "enum", f"{kind[:60]!r} is not an AG-UI 1.0 event type")
+            return []
+        if not self._valid(event, kind):
+            return []
+        out: list[dict[str, Any]] = []
+        if self._chunk is not None and not (kind.endswith("_CHUNK") and _CHUNK_KIND[kind] == self._chunk[0]):
+            out += self._close_chunk()
+        meta = event.get("metadata")
+        carry = meta.get(CARRY) if isinstance(meta, Mapping) else None
+        self._carry = carry if isinstance(carry, Mapping) else None
+        self._absent = meta.get(ABSENT) if isinstance(meta, Mapping) else None
+        implicit = meta.get(IMPLICIT) if isinstance(meta, Mapping) else None
+        stamp = event.get("timestamp")
+        if type(stamp) is int and stamp >= 0:
+            try:
+                self._created = _iso(stamp)
+            except (OverflowError, OSError, ValueError):
+                self._problem("/timestamp", "maximum", "timestamp is not a time in milliseconds: not read")
+        if kind in _LEGACY:
+            self._say_once("legacy", f"{kind} is AG-UI 0.0.x's, read as {_LEGACY[kind]}", "ui-legacy")
+        if self._carry is None and implicit is None:
+            self._say_unkept(event, kind)
+        if implicit is True and kind == "REASONING_ENCRYPTED_VALUE":
+            return out  # (a signature the AgentEvent carried already)
+        produced = _DECODE[kind](self, event)
+        if implicit is True:
+            produced = []
+        elif implicit == "end":  # a tool result whose start and deltas came before, wrapped
+            produced = produced[-1:]
+        out += produced
+        return out
+
+    def close(self) -> list[dict[str, Any]]:
+        return self._close_chunk()
+
+    # ---- helpers ----
+
+    def _problem(self, where: str, rule: str, message: str) -> None:
+        problem = Problem(f"/{self._index}{where}", rule, message)
+        if self.strict:
+            raise ValidationError([problem], "AG-UI event")
+        self.notes.append(problem)
+
+    def _say_once(self, key: str, message: str, rule: str = "ui-not-kept") -> None:
+        if key not in self._said:
+            self._said.add(key)
+            self.notes.append(Problem(f"/{self._index}", rule, message))
+
+    def _valid(self, event: Mapping[str, Any], kind: str) -> bool:
+        for key, value in event.items():
+            if value is None:
+                self._problem(f"/{key}", "type", f"{key} is null: AG-UI omits an optional field, never nulls it")
+                return False
+        for key, want in _REQUIRED[kind].items():
+            if key not in event:
+                self._problem(f"/{key}", "required", f"{kind} needs {key}")
+                return False
+            if want != _ANY and not isinstance(event[key], _KINDS[want]):
+                self._problem(f"/{key}", "type", f"{kind} {key} is a JSON {want}")
+                return False
+        for key, want in _OPTIONAL.items():
+            if key in event and not isinstance(event[key], _KINDS[want]):
+                self._problem(f"/{key}", "type", f"{key} is a JSON {want}")
+                return False
+        stamp = event.get("timestamp")
+        if stamp is not None and type(stamp) is not int:
+            self._problem("/timestamp", "type", "timestamp is an integer (milliseconds)")
+            return False
+        return True
+
+    def _say_unkept(self, event: Mapping[str, Any], kind: str) -> None:
+        """The fields of an AG-UI event from elsewhere that no AgentEvent keeps (once per type and field)."""
+        kept = _KEPT.get(kind)
+        if kept is None:
+            return
+        for key in event:
+            if key not in kept and key not in _STRUCTURAL:
+                self._say_once(f"{kind}/{key}", f"{kind} {key[:40]}: no AgentEvent keeps it (left out)")
+
+    def _ev(self, kind: str, primary: bool = True, **fields: Any) -> dict[str, Any]:
+        """An AgentEvent: ``id`` minted, ``createdAt`` from the last timestamp; for the event an AG-UI event
+        stands for (``primary``) what agentmsg carried in its metadata is put back."""
+        self._minted += 1
+        if self._created is None:
+            self._created = self._clock()
+        out: dict[str, Any] = {"type": kind, "id": f"ag-ui-{self._minted}", "createdAt": self._created}
+        out.update(fields)
+        if primary and self._carry is not None:
+            out.update(self._carry)
+        if primary and isinstance(self._absent, list):
+            for key in self._absent:
+                if isinstance(key, str):
+                    out.pop(key, None)
+        return out
+
+    def _reply(self) -> str:
+        return self._step or self._run or "ag-ui"
+
+    def _close_chunk(self) -> list[dict[str, Any]]:
+        """The message a ``*_CHUNK`` opened ends at an event of another kind (as ``@ag-ui/client`` ends it)."""
+        if self._chunk is None:
+            return []
+        kind, mid = self._chunk
+        self._chunk = None
+        if kind == "text" and mid in self._texts:
+            return [self._ev("TEXT_BLOCK_END", False, replyId=self._reply(), blockId=self._texts.pop(mid))]
+        if kind == "reasoning" and mid in self._reasoning:
+            return [self._ev("THINKING_BLOCK_END", False, replyId=self._reply(), blockId=self._reasoning.pop(mid))]
+        if kind == "tool" and mid in self._calls:
+            del self._calls[mid]
+            return [self._ev("TOOL_CALL_END", False, replyId=self._reply(), toolCallId=mid)]
+        return []
+
+    def _close_all(self, why: str) -> list[dict[str, Any]]:
+        """What is still open when a run finishes: ended (AG-UI refuses such a RUN_FINISHED: said)."""
+        out: list[dict[str, Any]] = []
+        if self._texts or self._reasoning or self._calls or self._others:
+            self._problem("", "order", f"{why} while a message or tool call is still open: ended there")
+        for block in self._texts.values():
+            out.append(self._ev("TEXT_BLOCK_END", False, replyId=self._reply(), blockId=block))
+        for block in self._reasoning.values():
+            out.append(self._ev("THINKING_BLOCK_END", False, replyId=self._reply(), blockId=block))
+        for call in self._calls:
+            out.append(self._ev("TOOL_CALL_END", False, replyId=self._reply(), toolCallId=call))
+        self._texts.clear()
+        self._reasoning.clear()
+        self._calls.clear()
+        self._others.clear()
+        return out
+
+    # ---- the events ----
+
+    def _run_started(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if self._run is not None:
+            self._problem("", "order", "RUN_STARTED while a run is open: the open one ends here")
+            out += self._close_all("RUN_STARTED")
+            out.append(self._ev("AGENT_END", False, replyId=self._run))
+        self._run, self._step, self._usage_seen = e["runId"], None, False
+        meta = e.get("metadata")
+        self._ours = self._carry is not None or (isinstance(meta, Mapping) and IMPLICIT in meta)
+        self._known_calls.clear()
+        fields: dict[str, Any] = {"replyId": e["runId"]}
+        if e["threadId"] != e["runId"]:
+            fields["sessionId"] = e["threadId"]
+        out.append(self._ev("AGENT_START", **fields))
+        return out
+
+    def _run_finished(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if self._run is None:
+            self._problem("", "order", "RUN_FINISHED without a run started")
+        out = self._close_all("RUN_FINISHED")
+        reply = e["runId"]
+        if not self._ours:
+            out += self._run_extras(e, reply)
+        out.append(self._ev("AGENT_END", replyId=reply))
+        self._run = self._step = None
+        return out
+
+    def _run_extras(self, e: Mapping[str, Any], reply: str) -> list[dict[str, Any]]:
+        """What a RUN_FINISHED from elsewhere says beyond the end: its usage (when no step said one), a pause."""
+        out: list[dict[str, Any]] = []
+        usage = e.get("usage")
+        if isinstance(usage, list) and usage and not self._usage_seen:
+            total: dict[str, int] = {}
+            models = set()
+            for entry in usage:
+                if not isinstance(entry, Mapping):
+                    continue
+                for theirs, ours in _USAGE_IN.items():
+                    value = entry.get(theirs)
+                    if type(value) is int and value >= 0:
+                        total[ours] = total.get(ours, 0) + value
+                if isinstance(entry.get("model"), str):
+                    models.add(entry["model"])
+            if total:
+                meta = {"model": models.pop()} if len(models) == 1 else {}
+                out.append(self._ev("MODEL_CALL_START", False, replyId=reply))
+                end = self._ev("MODEL_CALL_END", False, replyId=reply, usage=total)
+                if meta:
+                    end["metadata"] = meta
+                out.append(end)
+        outcome = e.get("outcome")
+        if isinstance(outcome, Mapping):
+            if outcome.get("type") == "interrupt":
+                calls = []
+                for item in outcome.get("interrupts") or ():
+                    wanted = item.get("toolCallId") if isinstance(item, Mapping) else None
+                    call = self._known_calls.get(wanted) if isinstance(wanted, str) else None
+                    if call is not None:
+                        calls.append(call)
+                    else:
+                        self._say_once("interrupt", "RUN_FINISHED interrupts without a known tool call: left out")
+                if calls:
+                    out.append(self._ev("REQUIRE_USER_CONFIRM", False, replyId=reply, toolCalls=calls))
+            elif outcome.get("type") == "cancelled":
+                out.append(self._ev("REQUEST_STOP", False, generateReason="INTERRUPTED", reason="cancelled"))
+            elif isinstance(outcome.get("pendingToolCallIds"), list):
+                calls = [self._known_calls[i] for i in outcome["pendingToolCallIds"] if i in self._known_calls]
+                if calls:
+                    out.append(self._ev("REQUIRE_EXTERNAL_EXECUTION", False, replyId=reply, toolCalls=calls))
+        return out
+
+    def _run_error(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        value: dict[str, Any] = {"type": e.get("code", "RUN_ERROR"), "message": e["message"]}
+        out = [self._ev("CUSTOM", name="agentmsg.error", value=value)]
+        self._texts.clear()
+        self._reasoning.clear()
+        self._calls.clear()
+        self._others.clear()
+        self._run = self._step = None  # the reply is cut: the reducer keeps it as INTERRUPTED
+        return out
+
+    def _step_started(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        self._step = e["stepName"]
+        return [self._ev("MODEL_CALL_START", replyId=e["stepName"])]
+
+    def _step_finished(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = [self._ev("MODEL_CALL_END", replyId=e["stepName"])]
+        if "usage" in out[0]:
+            self._usage_seen = True
+        self._step = None
+        return out
+
+    def _text_start(self, e: Mapping[str, Any], mid: str | None = None) -> list[dict[str, Any]]:
+        mid = e["messageId"] if mid is None else mid
+        if mid in self._texts or mid in self._others:
+            self._problem("/messageId", "order", f"TEXT_MESSAGE_START of {mid[:40]!r}, already open: ignored")
+            return []
+        if e.get("role", "assistant") != "assistant":
+            self._others.add(mid)
+            return [self._ev("CUSTOM", name=FOREIGN + "TEXT_MESSAGE_START", value=dict(e))]
+        block = self._carry.get("blockId", mid) if self._carry is not None else mid
+        self._texts[mid] = block
+        return [self._ev("TEXT_BLOCK_START", replyId=self._reply(), blockId=block)]
+
+    def _text_content(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        mid = e["messageId"]
+        if mid in self._others:
+            return [self._ev("CUSTOM", name=FOREIGN + "TEXT_MESSAGE_CONTENT", value=dict(e))]
+        out: list[dict[str, Any]] = []
+        if mid not in self._texts:
+            self._problem("/messageId", "order", f"TEXT_MESSAGE_CONTENT of {mid[:40]!r}, not started: started here")
+            out += self._text_start({"messageId": mid}, mid)
+        out.append(self._ev("TEXT_BLOCK_DELTA", replyId=self._reply(), blockId=self._texts[mid], delta=e["delta"]))
+        return out
+
+    def _text_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        mid = e["messageId"]
+        if mid in self._others:
+            self._others.discard(mid)
+            return [self._ev("CUSTOM", name=FOREIGN + "TEXT_MESSAGE_END", value=dict(e))]
+        if mid not in self._texts:
+            self._problem("/messageId", "order", f"TEXT_MESSAGE_END of {mid[:40]!r}, not open: ignored")
+            return []
+        return [self._ev("TEXT_BLOCK_END", replyId=self._reply(), blockId=self._texts.pop(mid))]
+
+    def _text_chunk(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        mid = e.get("messageId")
+        out: list[dict[str, Any]] = []
+        if mid is not None and (self._chunk is None or self._chunk[1] != mid):
+            out += self._close_chunk()
+            start = {"messageId": mid, **({"role": e["role"]} if "role" in e else {})}
+            out += self._text_start(start)
+            self._chunk = ("text", mid)
+        elif self._chunk is None:
+            self._problem("/messageId", "required", "the first TEXT_MESSAGE_CHUNK of a message needs messageId")
+            return out
+        if isinstance(e.get("delta"), str) and e["delta"]:
+            out += self._text_content({"messageId": self._chunk[1], "delta": e["delta"]})
+        return out
+
+    def _reasoning_start(self, e: Mapping[str, Any], mid: str | None = None) -> list[dict[str, Any]]:
+        mid = e["messageId"] if mid is None else mid
+        if mid in self._reasoning:
+            self._problem("/messageId", "order", f"REASONING_MESSAGE_START of {mid[:40]!r}, already open: ignored")
+            return []
+        block = self._carry.get("blockId", mid) if self._carry is not None else mid
+        self._reasoning[mid] = block
+        return [self._ev("THINKING_BLOCK_START", replyId=self._reply(), blockId=block)]
+
+    def _reasoning_content(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        mid = e["messageId"]
+        out: list[dict[str, Any]] = []
+        if mid not in self._reasoning:
+            self._problem(
+                "/messageId", "order", f"REASONING_MESSAGE_CONTENT of {mid[:40]!r}, not started: started here"
+            )
+            out += self._reasoning_start({"messageId": mid}, mid)
+        block = self._reasoning[mid]
+        out.append(self._ev("THINKING_BLOCK_DELTA", replyId=self._reply(), blockId=block, delta=e["delta"]))
+        return out
+
+    def _reasoning_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        mid = e["messageId"]
+        if mid not in self._reasoning:
+            self._problem("/messageId", "order", f"REASONING_MESSAGE_END of {mid[:40]!r}, not open: ignored")
+            return []
+        return [self._ev("THINKING_BLOCK_END", replyId=self._reply(), blockId=self._reasoning.pop(mid))]
+
+    def _reasoning_chunk(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        mid = e.get("messageId")
+        out: list[dict[str, Any]] = []
+        if mid is not None and (self._chunk is None or self._chunk[1] != mid):
+            out += self._close_chunk()
+            out += self._reasoning_start({"messageId": mid})
+            self._chunk = ("reasoning", mid)
+        elif self._chunk is None:
+            self._problem("/messageId", "required", "the first REASONING_MESSAGE_CHUNK of a message needs messageId")
+            return out
+        if isinstance(e.get("delta"), str) and e["delta"]:
+            out += self._reasoning_content({"messageId": self._chunk[1], "delta": e["delta"]})
+        return out
+
+    def _span(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return []  # REASONING_START / REASONING_END: a span around reasoning messages, nothing of its own
+
+    def _legacy(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        kind = e["type"]
+        if kind == "THINKING_TEXT_MESSAGE_START":
+            self._minted += 1
+            self._thinking = f"thinking-{self._minted}"
+            return self._reasoning_start({"messageId": self._thinking})
+        if self._thinking is None:
+            if kind == "THINKING_TEXT_MESSAGE_CONTENT":
+                return self._legacy({"type": "THINKING_TEXT_MESSAGE_START"}) + self._legacy(e)
+            return []
+        if kind == "THINKING_TEXT_MESSAGE_CONTENT":
+            return self._reasoning_content({"messageId": self._thinking, "delta": e["delta"]})
+        if kind == "THINKING_TEXT_MESSAGE_END":
+            mid, self._thinking = self._thinking, None
+            return self._reasoning_end({"messageId": mid})
+        return []  # THINKING_START / THINKING_END: the span
+
+    def _encrypted(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        entity, value = e["entityId"], e["encryptedValue"]
+        if e["subtype"] == "message":
+            if entity in self._reasoning:
+                block = self._reasoning[entity]
+                return [
+                    self._ev("THINKING_BLOCK_DELTA", replyId=self._reply(), blockId=block, delta="", signature=value)
+                ]
+            self._say_once("encrypted-closed", "REASONING_ENCRYPTED_VALUE of a reasoning message not open: left out")
+            return []
+        if e["subtype"] == "tool-call":
+            if entity in self._calls:
+                self._say_once("encrypted-call", "REASONING_ENCRYPTED_VALUE of a tool call already started: left out")
+                return []
+            self._signatures[entity] = value
+            return []
+        self._problem("/subtype", "enum", "REASONING_ENCRYPTED_VALUE subtype is 'message' or 'tool-call'")
+        return []
+
+    def _tool_start(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        call, name = e["toolCallId"], e["toolCallName"]
+        if call in self._calls:
+            self._problem("/toolCallId", "order", f"TOOL_CALL_START of {call[:40]!r}, already open: ignored")
+            return []
+        self._calls[call] = name
+        self._known_calls[call] = {"type": "tool_use", "id": call, "name": name, "input": {}}
+        fields: dict[str, Any] = {"replyId": self._reply(), "toolCallId": call, "toolCallName": name}
+        if call in self._signatures:
+            fields["thoughtSignature"] = self._signatures.pop(call)
+        return [self._ev("TOOL_CALL_START", **fields)]
+
+    def _tool_args(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        call = e["toolCallId"]
+        if call not in self._calls:
+            self._problem("/toolCallId", "order", f"TOOL_CALL_ARGS of {call[:40]!r}, not started: ignored")
+            return []
+        known = self._known_calls.get(call)
+        if known is not None:
+            known["_text"] = known.get("_text", "") + e["delta"]
+        return [self._ev("TOOL_CALL_DELTA", replyId=self._reply(), toolCallId=call, delta=e["delta"])]
+
+    def _tool_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        call = e["toolCallId"]
+        if call not in self._calls:
+            self._problem("/toolCallId", "order", f"TOOL_CALL_END of {call[:40]!r}, not open: ignored")
+            return []
+        del self._calls[call]
+        known = self._known_calls.get(call)
+        if known is not None:
+            try:
+                parsed = orjson.loads(known.pop("_text", "") or "{}")
+            except orjson.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, dict):
+                known["input"] = parsed
+        return [self._ev("TOOL_CALL_END", replyId=self._reply(), toolCallId=call)]
+
+    def _tool_chunk(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        call = e.get("toolCallId")
+        out: list[dict[str, Any]] = []
+        if call is not None and (self._chunk is None or self._chunk[1] != call):
+            out += self._close_chunk()
+            name = e.get("toolCallName")
+            if not isinstance(name, str):
+                self._problem("/toolCallName", "required", "the first TOOL_CALL_CHUNK of a call needs toolCallName")
+                return out
+            out += self._tool_start({"toolCallId": call, "toolCallName": name})
+            self._chunk = ("tool", call)
+        elif self._chunk is None:
+            self._problem("/toolCallId", "required", "the first TOOL_CALL_CHUNK of a call needs toolCallId")
+            return out
+        if isinstance(e.get("delta"), str) and e["delta"]:
+            out += self._tool_args({"toolCallId": self._chunk[1], "delta": e["delta"]})
+        return out
+
+    def _tool_result(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        call, content = e["toolCallId"], e["content"]
+        reply = self._reply()
+        name = self._known_calls.get(call, {}).get("name")
+        named = {"toolCallName": name} if isinstance(name, str) else {}
+        out = [self._ev("TOOL_RESULT_START", False, replyId=reply, toolCallId=call, **named)]
+        if isinstance(content, str):
+            parts: list[Any] = [content] if content else []
+        elif isinstance(content, list):
+            parts = content
+        else:
+            self._problem("/content", "type", "TOOL_CALL_RESULT content is a string or a list of content parts")
+            parts = []
+        for n, part in enumerate(parts):
+            if isinstance(part, str):
+                out.append(self._ev("TOOL_RESULT_TEXT_DELTA", False, replyId=reply, toolCallId=call, delta=part))
+                continue
+            block = _part_in(part)
+            if block is None:
+                self._say_once(f"part/{n}", "a TOOL_CALL_RESULT content part of no known type: left out")
+            elif block.get("type") == "text":
+                out.append(
+                    self._ev("TOOL_RESULT_TEXT_DELTA", False, replyId=reply, toolCallId=call, delta=block["text"])
+                )
+            else:
+                out.append(self._ev("TOOL_RESULT_DATA_DELTA", False, replyId=reply, toolCallId=call, data=block))
+        out.append(self._ev("TOOL_RESULT_END", replyId=reply, toolCallId=call, state="success"))
+        return out
+
+    def _custom(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if e["name"] == WRAPPED:
+            value = e["value"]
+            self._track_wrapped(value)
+            return [value]
+        if not isinstance(e["value"], Mapping):  # an AgentEvent's CUSTOM value is an object: the event kept whole
+            return self._foreign(e)
+        return [self._ev("CUSTOM", name=e["name"], value=e["value"])]
+
+    def _track_wrapped(self, value: Any) -> None:
+        """An AgentEvent sent whole: what it opens or closes in the run (a model call's end)."""
+        if isinstance(value, Mapping) and value.get("type") == "MODEL_CALL_END" and value.get("usage") is not None:
+            self._usage_seen = True
+
+    def _foreign(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [self._ev("CUSTOM", name=FOREIGN + e["type"], value=dict(e))]
+
+
+def _part_in(part: Any) -> dict[str, Any] | None:
+    """An AG-UI content part as an agentmsg block (text, or a media block); None: not a part."""
+    if not isinstance(part, Mapping):
+        return None
+    kind = part.get("type")
+    if kind == "text" and isinstance(part.get("text"), str):
+        return {"type": "text", "text": part["text"]}
+    source = part.get("source")
+    if kind not in ("image", "audio", "video", "document") or not isinstance(source, Mapping):
+        return None
+    ours = "data" if kind == "document" else kind
+    value, mime = source.get("value"), source.get("mimeType")
+    if not isinstance(value, str):
+        return None
+    if source.get("type") == "data":
+        return {
+            "type": ours,
+            "source": {"type": "base64", "media_type": mime or "application/octet-stream", "data": value},
+        }
+    if source.get("type") in ("url", "file"):
+        src: dict[str, Any] = {"type": "url", "url": value}
+        if isinstance(mime, str):
+            src["mime_type"] = mime
+        return {"type": ours, "source": src}
+    return None
+
+
+_CHUNK_KIND: Final = {"TEXT_MESSAGE_CHUNK": "text", "TOOL_CALL_CHUNK": "tool", "REASONING_MESSAGE_CHUNK": "reasoning"}
+
+#: the fields each AG-UI event type's AgentEvents keep (others, but the structural ones, are said once: ui-not-kept)
+_KEPT: Final[dict[str, frozenset[str]]] = {
+    "RUN_STARTED": frozenset({"threadId", "runId"}),
+    "RUN_FINISHED": frozenset({"threadId", "runId", "usage", "outcome"}),
+    "RUN_ERROR": frozenset({"message", "code"}),
+    "STEP_STARTED": frozenset({"stepName"}),
+    "STEP_FINISHED": frozenset({"stepName"}),
+    "TEXT_MESSAGE_START": frozenset(),
+    "TEXT_MESSAGE_CONTENT": frozenset(),
+    "TEXT_MESSAGE_END": frozenset(),
+    "TEXT_MESSAGE_CHUNK": frozenset(),
+    "TOOL_CALL_START": frozenset({"toolCallName"}),
+    "TOOL_CALL_ARGS": frozenset(),
+    "TOOL_CALL_END": frozenset(),
+    "TOOL_CALL_CHUNK": frozenset({"toolCallName"}),
+    "TOOL_CALL_RESULT": frozenset({"content"}),
+    "REASONING_MESSAGE_START": frozenset(),
+    "REASONING_MESSAGE_CONTENT": frozenset(),
+    "REASONING_MESSAGE_END": frozenset(),
+    "REASONING_MESSAGE_CHUNK": frozenset(),
+    "REASONING_ENCRYPTED_VALUE": frozenset({"subtype", "entityId", "encryptedValue"}),
+    "CUSTOM": frozenset({"name", "value"}),
+}
+
+_DECODE: Final[dict[str, Callable[[AGUIDecoder, Mapping[str, Any]], list[dict[str, Any]]]]] = {
+    "RUN_STARTED": AGUIDecoder._run_started,
+    "RUN_FINISHED": AGUIDecoder._run_finished,
+    "RUN_ERROR": AGUIDecoder._run_error,
+    "STEP_STARTED": AGUIDecoder._step_started,
+    "STEP_FINISHED": AGUIDecoder._step_finished,
+    "TEXT_MESSAGE_START": AGUIDecoder._text_start,
+    "TEXT_MESSAGE_CONTENT": AGUIDecoder._text_content,
+    "TEXT_MESSAGE_END": AGUIDecoder._text_end,
+    "TEXT_MESSAGE_CHUNK": AGUIDecoder._text_chunk,
+    "TOOL_CALL_START": AGUIDecoder._tool_start,
+    "TOOL_CALL_ARGS": AGUIDecoder._tool_args,
+    "TOOL_CALL_END": AGUIDecoder._tool_end,
+    "TOOL_CALL_CHUNK": AGUIDecoder._tool_chunk,
+    "TOOL_CALL_RESULT": AGUIDecoder._tool_result,
+    "REASONING_START": AGUIDecoder._span,
+    "REASONING_END": AGUIDecoder._span,
+    "REASONING_MESSAGE_START": AGUIDecoder._reasoning_start,
+    "REASONING_MESSAGE_CONTENT": AGUIDecoder._reasoning_content,
+    "REASONING_MESSAGE_END": AGUIDecoder._reasoning_end,
+    "REASONING_MESSAGE_CHUNK": AGUIDecoder._reasoning_chunk,
+    "REASONING_ENCRYPTED_VALUE": AGUIDecoder._encrypted,
+    "CUSTOM": AGUIDecoder._custom,
+    **{kind: AGUIDecoder._foreign for kind in _FOREIGN_TYPES},
+    **{kind: AGUIDecoder._legacy for kind in _LEGACY},
+}
+
+
+class AGUI:
+    """The AG-UI protocol: frames are ``id: <position>`` and ``data: <JSON>`` (no ``event:`` field: AG-UI's
+    client reads only ``data``); nothing follows the last event (its RUN_FINISHED or RUN_ERROR)."""
+
+    name = "ag-ui"
+    media_type = "application/vnd.ag-ui.event+json"
+    response_headers: tuple[tuple[str, str], ...] = ()
+    resumable = True
+
+    def encoder(self) -> Encoder:
+        return AGUIEncoder()
+
+    def decoder(self, *, strict: bool = False) -> Decoder:
+        return AGUIDecoder(strict=strict)
+
+    def frame(self, event: Mapping[str, Any], position: int) -> bytes:
+        return sse_frame(event, position)
+
+    def trailer(self, error: str | None) -> bytes:
+        return b""
+
+
+PROTOCOL = AGUI()

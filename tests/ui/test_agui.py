@@ -1,0 +1,279 @@
+"""agentmsg.ui.agui: AgentEvents -> AG-UI -> AgentEvents gives back the very events (and so the same messages) for
+every reducer vector; AG-UI's own Python package (ag-ui-protocol) accepts every event written, and its encoder's
+SSE reads back; AG-UI streams from elsewhere (chunks, the 0.0.x THINKING_* events, errors, pauses) reduce to the
+message they describe; bad AG-UI input is a note with pointer and rule, or the error of strict mode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from agentmsg import AssistantMessage, Reducer, ValidationError, emit_events, reduce_events
+from agentmsg._wire.sse import SSEDecoder
+from agentmsg.blocks import TextBlock, ThinkingBlock, ToolUseBlock
+from agentmsg.ui import agui, get
+from tests._support.events import CASES, events_of, load, writable
+
+AT = "2026-01-01T00:00:00Z"
+
+
+def encode(events: list[Any]) -> tuple[list[dict[str, Any]], agui.AGUIEncoder]:
+    enc = agui.AGUIEncoder()
+    out: list[dict[str, Any]] = []
+    for e in events:
+        out += enc.feed(e)
+    out += enc.close()
+    return out, enc
+
+
+def decode(events: list[Any], strict: bool = False) -> tuple[list[dict[str, Any]], agui.AGUIDecoder]:
+    dec = agui.AGUIDecoder(strict=strict, clock=lambda: AT)
+    out: list[dict[str, Any]] = []
+    for e in events:
+        out += dec.feed(e)
+    out += dec.close()
+    return out, dec
+
+
+def messages(events: list[Any]) -> list[dict[str, Any]]:
+    return [m.to_dict() for m in reduce_events(events)]
+
+
+def reduced(events: list[Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    r = Reducer()
+    for e in events:
+        r.feed(e)
+    return [m.to_dict() for m in r.finish()], [f"{p.pointer} [{p.rule}]" for p in r.problems]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_reducer_vector_round_trips_event_for_event(name: str) -> None:
+    """AgentEvents -> AG-UI (through JSON text where the events can be written) -> AgentEvents: the same events,
+    so the one Reducer gives the same messages and the same problems."""
+    events = events_of(load(name))
+    written, _ = encode(events)
+    if writable(events):
+        written = [orjson.loads(orjson.dumps(e)) for e in written]
+    back, dec = decode(written, strict=True)
+    assert back == events
+    assert dec.notes == []
+    assert reduced(back) == reduced(events)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", [n for n in CASES if writable(events_of(load(n)))])
+def test_ag_ui_protocol_accepts_every_event_written_and_its_encoder_reads_back(name: str) -> None:
+    """AG-UI's Python types (pydantic, generated from its 1.0 JSON schema) validate each event the encoder writes;
+    the package's EventEncoder writes it as SSE, and that SSE, read by agentmsg's SSE decoder and the AG-UI
+    decoder, gives the same AgentEvents as the events themselves."""
+    core = pytest.importorskip("ag_ui.core")
+    encoder_mod = pytest.importorskip("ag_ui.encoder")
+    from pydantic import TypeAdapter
+
+    adapter: TypeAdapter[Any] = TypeAdapter(core.Event)
+    events = events_of(load(name))
+    written, _ = encode(events)
+    sse = ""
+    for event in written:
+        model = adapter.validate_python(event)
+        sse += encoder_mod.EventEncoder().encode(model)
+    read = [e.json() for e in SSEDecoder().feed(sse.encode())]
+    assert len(read) == len(written)
+    back, _ = decode(read, strict=True)
+    assert back == events
+
+
+def test_events_without_an_ag_ui_event_are_wrapped_and_said_once_per_type() -> None:
+    msg = AssistantMessage([TextBlock(text="hi")], name="Friday")
+    events = emit_events(msg, id_factory=iter(f"e{i}" for i in range(99)).__next__, clock=lambda: AT)
+    written, enc = encode(events)
+    types = [e["type"] for e in written]
+    assert types == [
+        "RUN_STARTED", "STEP_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "STEP_FINISHED", "CUSTOM", "RUN_FINISHED",
+    ]  # fmt: skip
+    assert written[6]["name"] == agui.WRAPPED and written[6]["value"]["type"] == "AGENT_RESULT"
+    assert written[-1]["result"] == events[-2]["result"]  # the AG-UI client's run result: the message
+    assert [(p.pointer, p.rule) for p in enc.notes] == [("/6", "ui-wrapped")]
+    # what AG-UI has no field for travels in metadata; the createdAt in whole seconds is the timestamp
+    assert written[3]["timestamp"] == 1767225600000
+    assert written[3]["metadata"] == {"agentmsg": {"id": "e3", "replyId": events[3]["replyId"]}}
+
+
+def test_a_tool_call_without_deltas_sends_its_input_and_a_stream_ends_in_a_closed_run() -> None:
+    msg = AssistantMessage(
+        [
+            ThinkingBlock(thinking="hmm"),
+            TextBlock(text="Let me check."),
+            ToolUseBlock(id="call_1", name="get_weather", input={"city": "Paris"}),
+        ]
+    )
+    written, _ = encode(emit_events(msg)[:-2])  # cut before AGENT_RESULT and AGENT_END
+    by_type = [e["type"] for e in written if not e.get("metadata", {}).get("agentmsg.implicit")]
+    assert "REASONING_MESSAGE_CONTENT" in by_type and "TOOL_CALL_START" in by_type
+    args = [e for e in written if e["type"] == "TOOL_CALL_ARGS"]
+    assert [orjson.loads(a["delta"]) for a in args] == [{"city": "Paris"}]
+    start = next(e for e in written if e["type"] == "TOOL_CALL_START")
+    assert start["parentMessageId"] == next(e for e in written if e["type"] == "TEXT_MESSAGE_START")["messageId"]
+    assert written[-1]["type"] == "RUN_FINISHED" and written[-1]["metadata"] == {"agentmsg.implicit": True}
+
+
+def test_a_failing_source_ends_in_run_error() -> None:
+    enc = get("ag-ui").encoder()
+    assert enc.fail("boom") == [
+        {"type": "RUN_STARTED", "threadId": "run", "runId": "run", "metadata": {"agentmsg.implicit": True}},
+        {"type": "RUN_ERROR", "message": "boom"},
+    ]
+    assert enc.feed({"type": "AGENT_START", "id": "x", "createdAt": AT, "replyId": "r"}) == []
+    assert [p.rule for p in enc.notes] == ["order"]
+
+
+# ---- AG-UI streams from elsewhere -----------------------------------------------------------------------------
+
+REFERENCE = [  # the reply of shared/reference/agui-and-ui-streams.md 1.4, as @ag-ui/client accepts it
+    {"type": "RUN_STARTED", "threadId": "th1", "runId": "r1"},
+    {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Let me check."},
+    {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+    {"type": "TOOL_CALL_START", "toolCallId": "call_1", "toolCallName": "get_weather", "parentMessageId": "m1"},
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city":"Paris"}'},
+    {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
+    {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "call_1", "content": "18C"},
+    {"type": "RUN_FINISHED", "threadId": "th1", "runId": "r1"},
+]
+
+
+def test_an_ag_ui_reply_reduces_to_its_message() -> None:
+    events, dec = decode(REFERENCE, strict=False)
+    msgs, problems = reduced(events)
+    assert problems == []
+    assert [(p.pointer, p.rule) for p in dec.notes] == [("/4", "ui-not-kept")]  # parentMessageId
+    (msg,) = msgs
+    assert msg["id"] == "r1" and msg["role"] == "ASSISTANT"
+    assert msg["content"][0] == {"type": "text", "text": "Let me check."}
+    assert msg["content"][1]["name"] == "get_weather" and msg["content"][1]["input"] == {"city": "Paris"}
+    assert msg["content"][2]["id"] == "call_1" and msg["content"][2]["output"] == [{"type": "text", "text": "18C"}]
+    assert events[0]["sessionId"] == "th1"
+
+
+def test_chunks_are_expanded_as_the_client_expands_them() -> None:
+    stream = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 1767225600123},
+        {"type": "REASONING_MESSAGE_CHUNK", "messageId": "th", "delta": "hm"},
+        {"type": "REASONING_MESSAGE_CHUNK", "delta": "m"},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a", "role": "assistant", "delta": "Hel"},
+        {"type": "TEXT_MESSAGE_CHUNK", "delta": "lo"},
+        {"type": "TOOL_CALL_CHUNK", "toolCallId": "c", "toolCallName": "f", "delta": '{"x":'},
+        {"type": "TOOL_CALL_CHUNK", "delta": "1}"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "usage": [{"inputTokens": 5, "outputTokens": 2}]},
+    ]
+    events, dec = decode(stream, strict=True)
+    msgs, problems = reduced(events)
+    assert problems == [] and dec.notes == []
+    (msg,) = msgs
+    assert [b["type"] for b in msg["content"]] == ["thinking", "text", "tool_use"]
+    assert msg["content"][0]["thinking"] == "hmm" and msg["content"][1]["text"] == "Hello"
+    assert msg["content"][2]["input"] == {"x": 1}
+    assert msg["usage"] == {"inputTokens": 5, "outputTokens": 2}
+    assert events[0]["createdAt"] == "2026-01-01T00:00:00.123Z" and msg["timestamp"] is not None
+
+
+def test_legacy_thinking_events_are_read_as_reasoning() -> None:
+    stream = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "THINKING_START"},
+        {"type": "THINKING_TEXT_MESSAGE_START"},
+        {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "why"},
+        {"type": "THINKING_TEXT_MESSAGE_END"},
+        {"type": "THINKING_END"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    events, dec = decode(stream)
+    (msg,), problems = reduced(events)
+    assert problems == [] and msg["content"] == [{"type": "thinking", "thinking": "why", "metadata": None}]
+    assert [(p.pointer, p.rule) for p in dec.notes] == [("/1", "ui-legacy")]
+
+
+def test_signatures_pauses_errors_and_events_without_a_counterpart() -> None:
+    stream = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"step": 1}},
+        {"type": "REASONING_START", "messageId": "x"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "x", "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "x", "delta": "plan"},
+        {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "message", "entityId": "x", "encryptedValue": "sig"},
+        {"type": "REASONING_MESSAGE_END", "messageId": "x"},
+        {"type": "REASONING_END", "messageId": "x"},
+        {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": "c", "encryptedValue": "ts"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "rm"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": '{"p":"/"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        {"type": "CUSTOM", "name": "progress", "value": {"done": 0.5}},
+        {"type": "CUSTOM", "name": "tick", "value": 3},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r",
+            "outcome": {"type": "interrupt", "interrupts": [{"id": "i1", "toolCallId": "c"}]},
+        },
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "par"},
+        {"type": "RUN_ERROR", "message": "quota", "code": "429"},
+    ]
+    events, _ = decode(stream, strict=True)
+    assert events[1]["type"] == "CUSTOM" and events[1]["name"] == "ag-ui.STATE_SNAPSHOT"
+    assert events[1]["value"]["snapshot"] == {"step": 1}
+    customs = [(e["name"], e["value"]) for e in events if e["type"] == "CUSTOM"][1:3]
+    assert customs == [("progress", {"done": 0.5}), ("ag-ui.CUSTOM", {"type": "CUSTOM", "name": "tick", "value": 3})]
+    (first, second), problems = reduced(events)
+    assert problems == []
+    assert first["content"][0]["metadata"] == {"signature": "sig"}
+    call = first["content"][1]
+    assert call["metadata"] == {"thoughtSignature": "ts"} and call["state"] == "asking"
+    assert first["metadata"]["agentscope_generate_reason"] == "PERMISSION_ASKING"
+    assert second["content"] == [{"type": "text", "text": "par"}]
+    assert second["metadata"]["agentmsg_errors"] == [{"type": "429", "message": "quota"}]
+    assert second["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+
+
+@pytest.mark.parametrize(
+    ("event", "pointer", "rule"),
+    [
+        ("nope", "/1", "type"),
+        ({"threadId": "t"}, "/1/type", "required"),
+        ({"type": "TEXT_MESSAGE_BEGIN"}, "/1/type", "enum"),
+        ({"type": "TEXT_MESSAGE_START"}, "/1/messageId", "required"),
+        ({"type": "TEXT_MESSAGE_START", "messageId": 5}, "/1/messageId", "type"),
+        ({"type": "TEXT_MESSAGE_START", "messageId": "m", "name": None}, "/1/name", "type"),
+        ({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x", "timestamp": 1.5}, "/1/timestamp", "type"),
+        ({"type": "TEXT_MESSAGE_END", "messageId": "never"}, "/1/messageId", "order"),
+        ({"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{"}, "/1/toolCallId", "order"),
+        ({"type": "REASONING_ENCRYPTED_VALUE", "subtype": "x", "entityId": "e", "encryptedValue": "v"}, "/1/subtype", "enum"),
+    ],
+)  # fmt: skip
+def test_bad_ag_ui_input_is_a_note_or_the_strict_error(event: Any, pointer: str, rule: str) -> None:
+    stream = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}, event]
+    _, dec = decode(stream)
+    assert [(p.pointer, p.rule) for p in dec.notes] == [(pointer, rule)]
+    with pytest.raises(ValidationError) as info:
+        decode(stream, strict=True)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
+    assert "AG-UI event" in str(info.value)
+
+
+def test_emitted_replies_round_trip_in_chunks() -> None:
+    msg = AssistantMessage(
+        [
+            ThinkingBlock(thinking="a" * 50),
+            TextBlock(text="b" * 70),
+            ToolUseBlock(id="c1", name="f", input={"k": "v" * 30}),
+        ],
+        name="N",
+    )
+    events = emit_events(msg, chunk_size=7)
+    written, _ = encode(events)
+    back, _ = decode([orjson.loads(orjson.dumps(e)) for e in written], strict=True)
+    assert back == events and messages(back) == [msg.to_dict()] == messages(events)
