@@ -8,6 +8,8 @@ export type { SSEEvent, SSEProblem, SSELimits } from "./sse.js";
 export { streamSSE, streamEvents, reduceSSE, StreamError } from "./client.js";
 export type { StreamOptions, RetryOptions, RestartInfo, EventStreamOptions, ReduceSSEOptions } from "./client.js";
 export { canonicalMessage } from "./canonical.js";
+export { AGUIDecoder, AGUIError, AGUI_WRAPPED, decodeAGUI } from "./agui.js";
+export type { AGUIDecoderOptions, AGUIProblem } from "./agui.js";
 export { validateBlock, validateMessage } from "./validate.js";
 export type { SchemaProblem } from "./validate.js";
 export type { ValidateFunction, ValidationErrorObject } from "@agentmsg/schema/compiled";
