@@ -4,8 +4,8 @@
 // has ended, <body data-state="done"> and <pre id="messages-json"> holds the reduced messages (a JSON
 // array in the wire format). Works under a strict Content-Security-Policy: no inline script or style,
 // no eval; the DOM is built with textContent only.
-import { reduceSSE } from "../src/index.js";
-import type { Msg, Reducer } from "../src/index.js";
+import { AGUIDecoder, Reducer, reduceSSE, streamSSE } from "../src/index.js";
+import type { Msg } from "../src/index.js";
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 type Block = Record<string, Json>;
@@ -163,13 +163,46 @@ function schedule(): void {
   }
 }
 
+/** The page's protocol: `?protocol=ag-ui` reads the endpoint's AG-UI stream (what an AG-UI producer sends), decoded
+ * into AgentEvents by @agentmsg/client's AGUIDecoder; otherwise agentmsg's own events. */
+const protocol = new URLSearchParams(location.search).get("protocol") === "ag-ui" ? "ag-ui" : "agentscope";
+
+/** AG-UI: the stream has no end event (a closed connection ends it, so there is no resume) and each event's data
+ * is an AG-UI event, whose AgentEvents the reducer folds. What the decoder could not keep is counted as notes. */
+async function readAGUI(): Promise<Msg[]> {
+  const r = new Reducer();
+  const decoder = new AGUIDecoder();
+  reducer = r;
+  const url = new URL("events?protocol=ag-ui", document.baseURI);
+  for await (const sse of streamSSE(url, { endEvent: null, errorEvent: null, idleTimeout: 45_000 })) {
+    events++;
+    if (sse.problem) {
+      r.feedUnreadable(sse.problem.message, sse.problem.rule);
+    } else {
+      let data: Json;
+      try {
+        data = JSON.parse(sse.data);
+      } catch {
+        r.feedUnreadable("an AG-UI event that is not JSON", "json");
+        continue;
+      }
+      for (const e of decoder.feed(data)) r.feed(e);
+    }
+    schedule();
+  }
+  for (const e of decoder.close()) r.feed(e);
+  document.body.dataset.notes = String(decoder.notes.length);
+  return r.finish();
+}
+
 async function main(): Promise<void> {
   document.body.dataset.state = "streaming";
   document.body.dataset.events = "0";
   document.body.dataset.reconnects = "0";
   document.body.dataset.restarts = "0";
+  document.body.dataset.protocol = protocol;
   // agentmsg's own events, whatever protocol `agentmsg serve --protocol` makes the endpoint's default.
-  const messages = await reduceSSE(new URL("events?protocol=agentscope", document.baseURI), {
+  const messages = protocol === "ag-ui" ? await readAGUI() : await reduceSSE(new URL("events?protocol=agentscope", document.baseURI), {
     retry: { initialDelay: 200, maxDelay: 5000 },
     // The endpoint sends a keepalive after 15 s of silence: a connection silent three times that long is dead
     // (a laptop's sleep, a network change), and the page resumes on a new one.
