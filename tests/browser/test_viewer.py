@@ -32,7 +32,7 @@ import orjson
 import pytest
 
 from agentmsg import encode_sse, reduce_events, reduce_stream
-from agentmsg.ui import agui
+from agentmsg.ui import agui, ai_sdk
 from tests._support.events import TEXT_CASES
 from tests._support.jsclient import same_json
 from tests._support.procs import stop
@@ -194,6 +194,25 @@ def test_the_viewer_renders_an_ag_ui_stream(visit: Visit, path: Path) -> None:
     assert [r["lastEventId"] for r in result["eventRequests"]] == [None]
     decoder = agui.PROTOCOL.decoder()
     python = _expected([x for e in sent for x in decoder.feed(e)] + decoder.close())
+    assert same_json(result["messages"], python), (result["messages"], python)
+    assert same_json(result["messages"], _expected(events))
+    assert result["cards"] == len(python)
+
+
+@pytest.mark.parametrize("path", JAVA, ids=lambda p: p.stem)
+def test_the_viewer_renders_an_ai_sdk_stream(visit: Visit, path: Path) -> None:
+    """``/?protocol=ai-sdk``: the page reads the endpoint's UI message stream (what useChat reads) and decodes it
+    with @agentmsg/client's AiSdkDecoder (tests/jsclient/test_aisdk.py: Python's, rule for rule): the messages are
+    the ones the AgentEvents reduce to, and the ones Python's decoder gives."""
+    events = _events_of(path)
+    with _serve_cli(path, None) as url:
+        result = visit(url + "?protocol=ai-sdk", screenshot=OUT / f"viewer-ai-sdk-{path.stem}.png")
+    assert result["state"] == "done", result
+    assert result["pageErrors"] == [] and result["cspViolations"] == [] and result["console"] == [], result
+    sent = ai_sdk.encode(events)
+    assert result["events"] == len(sent), "every chunk arrives once ([DONE] not counted)"
+    assert [r["lastEventId"] for r in result["eventRequests"]] == [None]
+    python = _expected(ai_sdk.decode(sent))
     assert same_json(result["messages"], python), (result["messages"], python)
     assert same_json(result["messages"], _expected(events))
     assert result["cards"] == len(python)

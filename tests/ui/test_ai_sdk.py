@@ -5,8 +5,10 @@ producer reduces to the message its parts say, and what has no counterpart is a 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from agentmsg import Reducer, ValidationError, ui
@@ -64,12 +66,37 @@ def test_every_vector_round_trips_to_the_same_messages(name: str) -> None:
         assert note.rule in RULES, note
 
 
+JAVA = sorted((Path(__file__).resolve().parents[1] / "browser" / "streams").glob("java-react-*.jsonl"))
+
+
+@pytest.mark.parametrize("path", JAVA, ids=lambda p: p.stem)
+def test_recorded_java_streams_round_trip(path: Path) -> None:
+    events = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    expected, _ = reduce(events)
+    assert reduce(round_trip(events)[0])[0] == expected
+
+
 @pytest.mark.parametrize("seed", range(60))
 def test_random_emitted_streams_round_trip(seed: int) -> None:
     events = base_streams(random.Random(seed))
     expected, _ = reduce(events)
     back, _, _ = round_trip(events)
     assert fallback_ids(reduce(back)[0]) == fallback_ids(expected)
+
+
+def test_a_call_without_arguments_round_trips() -> None:
+    """AgentScope Java's call that ends before its first fragment (tests/browser/streams, parallel calls): no
+    arguments are ``{}`` to the reducer, with no raw text, and so they come back."""
+    events = [
+        {"type": "AGENT_START", "id": "1", "createdAt": AT, "replyId": "r"},
+        {"type": "TOOL_CALL_START", "id": "2", "createdAt": AT, "replyId": "m", "toolCallId": "a", "toolCallName": "f"},
+        {"type": "TOOL_CALL_END", "id": "3", "createdAt": AT, "replyId": "m", "toolCallId": "a", "toolCallName": "f"},
+        {"type": "AGENT_END", "id": "4", "createdAt": AT, "replyId": "r"},
+    ]
+    expected, _ = reduce(events)
+    assert expected[0]["content"][0]["content"] is None
+    assert reduce(round_trip(events)[0])[0] == expected
+    assert {"type": "tool-input-available", "toolCallId": "a", "toolName": "f", "input": {}} in ai_sdk.encode(events)
 
 
 def test_the_chunks_are_ui_message_chunks_and_parts_are_opened_before_use() -> None:

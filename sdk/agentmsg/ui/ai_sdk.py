@@ -463,8 +463,8 @@ class AiSdkEncoder:
         if isinstance(given, dict):
             keep.append("input")
             chunk = {"type": "tool-input-available", "toolCallId": call_id, "toolName": name, "input": given}
-        else:
-            parsed, error = _parse_arguments(call["text"])
+        else:  # no arguments at all are {} to the reducer, not an error
+            parsed, error = _parse_arguments(call["text"]) if call["text"] else ({}, None)
             if error is None:
                 chunk = {"type": "tool-input-available", "toolCallId": call_id, "toolName": name, "input": parsed}
             else:

@@ -10,6 +10,8 @@ export type { StreamOptions, RetryOptions, RestartInfo, EventStreamOptions, Redu
 export { canonicalMessage } from "./canonical.js";
 export { AGUIDecoder, AGUIError, AGUI_WRAPPED, decodeAGUI } from "./agui.js";
 export type { AGUIDecoderOptions, AGUIProblem } from "./agui.js";
+export { AiSdkDecoder, AiSdkError, AI_SDK_CARRIER, decodeAiSdk } from "./aisdk.js";
+export type { AiSdkDecoderOptions, AiSdkProblem } from "./aisdk.js";
 export { validateBlock, validateMessage } from "./validate.js";
 export type { SchemaProblem } from "./validate.js";
 export type { ValidateFunction, ValidationErrorObject } from "@agentmsg/schema/compiled";
