@@ -8,7 +8,8 @@ It measures and reports: it exits 0 even when a target is missed (a timed assert
 test). Message rows come from bench_msg.py (and bench_codec_adversarial.py), event rows from bench_events.py,
 formatter rows from bench_formatters.py, the in-memory stream rows from bench_streams.py, the live-path rows
 (loopback HTTP) from bench_live.py, the TypeScript reducer's rows (in Node) from bench_client.py, the hostile-input
-rows (lines that carry no data, malformed events) from bench_hostile.py.
+rows (lines that carry no data, malformed events) from bench_hostile.py, the UI protocol rows (AG-UI translation per
+event) from bench_ui.py.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ SECTIONS = {
     "live": "bench_live",
     "client": "bench_client",  # the TypeScript reducer in Node
     "hostile_input": "bench_hostile",  # input that carries nothing vs events: SSE lines, schema errors
+    "ui": "bench_ui",  # AgentEvents <-> AG-UI, per event, against serializing / parsing the AG-UI event alone
 }
 
 

@@ -227,6 +227,23 @@ def test_agentmsg_serve_on_an_sse_file(visit: Visit, tmp_path: Path) -> None:
     _check(result, events, 3)
 
 
+def test_agentmsg_serve_on_an_ag_ui_file(visit: Visit, tmp_path: Path) -> None:
+    """The viewer renders AG-UI input (issue 30): ``agentmsg serve`` reads a file of AG-UI events through the AG-UI
+    decoder, and the page shows the message Python reduces from the decoded events, resuming on the way."""
+    from agentmsg.ui.agui import AGUIDecoder
+    from tests.ui.test_agui import REFERENCE
+
+    stream = [{**REFERENCE[0], "timestamp": 1767225600000}, *REFERENCE[1:]]
+    path = tmp_path / "ag-ui.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in stream))
+    decoder = AGUIDecoder()
+    events = [e for ag in stream for e in decoder.feed(ag)] + decoder.close()
+    with _serve_cli(path, 3) as url:
+        result = visit(url)
+    _check(result, events, 3)
+    assert [b["type"] for b in result["messages"][0]["content"]] == ["text", "tool_use", "tool_result"]
+
+
 def test_a_stream_of_more_messages_than_a_call_takes_arguments(tmp_path: Path) -> None:
     """The page put its cards in with one call, every card an argument (replaceChildren(...cards)): past about
     125,000 messages (V8's limit on a call's arguments, set by its stack size) that threw 'Maximum call stack size

@@ -125,3 +125,37 @@ def test_serve_protocol_makes_it_the_default_of_events_and_the_page_asks_for_age
     from agentmsg.web._viewer import _asset
 
     assert b"events?protocol=agentscope" in _asset("viewer.js")
+
+
+def test_serve_reads_an_ag_ui_file_as_the_agentevents_it_stands_for() -> None:
+    """A file of AG-UI events (its first event of a type only AG-UI has) is read through the AG-UI decoder, saying
+    so and what it could not keep; a file of AgentEvents is read as it is."""
+    import io
+
+    from agentmsg import emit_events, reduce_events
+    from agentmsg.cli.serve import file_events
+    from tests.ui.test_agui import REFERENCE
+
+    data = b"".join(json.dumps(e).encode() + b"\n" for e in REFERENCE)
+    err = io.StringIO()
+    events = list(file_events(io.BytesIO(data), "run.jsonl", err))
+    (msg,) = reduce_events(events)
+    assert (
+        msg.id == "r1"
+        and msg.text_content == "Let me check."
+        and [b.type for b in msg.content][1:]
+        == [
+            "tool_use",
+            "tool_result",
+        ]
+    )
+    assert err.getvalue().splitlines() == [
+        "run.jsonl: AG-UI events, read as AgentEvents (docs/ag-ui.md)",
+        "run.jsonl: AG-UI event /4: TOOL_CALL_START parentMessageId: no AgentEvent keeps it (left out) [ui-not-kept]",
+    ]
+    from agentmsg import AssistantMessage
+
+    ours = emit_events(AssistantMessage(["hi"]))
+    data = b"".join(json.dumps(e).encode() + b"\n" for e in ours)
+    err = io.StringIO()
+    assert list(file_events(io.BytesIO(data), "events.jsonl", err)) == ours and err.getvalue() == ""

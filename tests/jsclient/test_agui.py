@@ -149,6 +149,10 @@ FOREIGN: list[list[Any]] = [
         {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
         {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
         {"type": "TEXT_MESSAGE_CHUNK", "messageId": "open", "delta": "left open"},
+        {"type": "CUSTOM", "name": "late", "value": {}, "timestamp": -86_400_001, "metadata": {"app": 1}},
+        {"type": "CUSTOM", "name": "late", "value": {}, "timestamp": -62135596800001},
+        {"type": "CUSTOM", "name": "late", "value": {}, "timestamp": -62135596800000},
+        {"type": "CUSTOM", "name": "late", "value": {}, "timestamp": -62135596800000 + 999 * 31_557_600_000},
     ],
 ]
 

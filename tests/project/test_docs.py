@@ -165,6 +165,33 @@ def _provider_module(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Mon
         assert ns["streamed"] == ns["msg"] or ns["streamed"].text_content == ns["msg"].text_content
 
 
+def _agui(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ag-ui.md: a reply's events through the encoder (what ``send`` sends is what the decoder reads) come
+    back as the same message."""
+    import agentmsg
+    from agentmsg import AssistantMessage, emit_events
+
+    msg = AssistantMessage(["Paris is sunny."], id="m1")
+    sent: list[Any] = []
+    ns.update(agentmsg=agentmsg, agent_events=emit_events(msg), send=sent.append, ag_ui_events=sent)
+    run_block(ns)
+    assert sent[0]["type"] == "RUN_STARTED" and sent[-1]["type"] == "RUN_FINISHED"
+    assert [m.to_dict() for m in ns["messages"]] == [msg.to_dict()]
+
+
+def _ai_sdk(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ai-sdk.md: a reply's events as UI chunks, as the response body, and back: the same message."""
+    from agentmsg import AssistantMessage, reduce_events
+
+    msg = AssistantMessage(["Paris is sunny."], id="m1")
+    ns["events"] = emit_events(msg)
+    run_block(ns)
+    assert ns["chunks"][0] == {"type": "start", "messageId": "m1"} or ns["chunks"][1]["type"] == "start"
+    assert ns["body"].endswith(b"data: [DONE]\n\n")
+    assert [m.to_dict() for m in reduce_events(ns["events"])] == [msg.to_dict()]
+    assert ns["enc"].feed(ns["events"][0]) and ns["dec"].strict
+
+
 def run_block(ns: dict[str, Any]) -> None:
     exec(ns.pop("source"), ns)
 
@@ -180,6 +207,8 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("formatters.md", "long_term_memory=", _system_prompt),
     ("adding-a-provider.md", "class Reader(PayloadReader)", _provider_module),
     ("adding-a-provider.md", "reduce_events(parse_stream(sse))", _provider_module),
+    ("ag-ui.md", 'get("ag-ui").encoder()', _agui),
+    ("ai-sdk.md", "ai_sdk.encode_sse(events)", _ai_sdk),
 ]
 PY_BLOCKS = [(p.name, i, b) for p in DOCS for i, b in enumerate(fenced(p, "python"))]
 

@@ -277,3 +277,18 @@ def test_emitted_replies_round_trip_in_chunks() -> None:
     written, _ = encode(events)
     back, _ = decode([orjson.loads(orjson.dumps(e)) for e in written], strict=True)
     assert back == events and messages(back) == [msg.to_dict()] == messages(events)
+
+
+def test_events_outside_a_run_are_read_and_said_once_per_stretch() -> None:
+    text = [
+        {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+    ]
+    stream = [*text, {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}]
+    stream += [{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}, {"type": "CUSTOM", "name": "n", "value": {}}]
+    events, dec = decode(stream)
+    assert [(p.pointer, p.rule) for p in dec.notes] == [("/0/type", "order"), ("/5/type", "order")]
+    assert reduced(events)[0][0]["content"] == [{"type": "text", "text": "x"}]
+    with pytest.raises(ValidationError, match="outside a run"):
+        decode(stream, strict=True)

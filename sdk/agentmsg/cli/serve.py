@@ -9,6 +9,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import ipaddress
+import itertools
 import os
 import socket
 import stat
@@ -32,6 +33,7 @@ from agentmsg.cli._io import (
 )
 from agentmsg.errors import Problem
 from agentmsg.events import read_events
+from agentmsg.ui import agui
 
 
 def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -> Iterator[Any]:
@@ -49,12 +51,32 @@ def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -
 
 
 def _read(chunks: Iterator[bytes], name: str, warn: TextIO) -> Iterator[Any]:
-    """The events of ``chunks``; a line (SSE event) that cannot be read is reported on ``warn`` and skipped."""
+    """The events of ``chunks``; a line (SSE event) that cannot be read is reported on ``warn`` and skipped. A
+    stream of AG-UI events (its first event of a type only AG-UI has) is read through the AG-UI decoder: the
+    viewer renders the AgentEvents it stands for, and the decoder's notes are reported on ``warn``."""
 
     def report(problem: Problem) -> None:
         print(f"{name}: {problem.message} [{problem.rule}] (skipped)", file=warn, flush=True)
 
-    return read_events(chunks, strict=False, on_problem=report)
+    return _agentevents(read_events(chunks, strict=False, on_problem=report), name, warn)
+
+
+def _agentevents(events: Iterator[Any], name: str, warn: TextIO) -> Iterator[Any]:
+    for first in events:
+        kind = first.get("type") if isinstance(first, dict) else None
+        if kind not in agui.TYPES:
+            yield first
+            yield from events
+            return
+        print(f"{name}: AG-UI events, read as AgentEvents (docs/ag-ui.md)", file=warn, flush=True)
+        decoder = agui.AGUIDecoder()
+        for event in itertools.chain((first,), events):
+            yield from decoder.feed(event)
+            for note in decoder.notes:
+                print(f"{name}: AG-UI event {note}", file=warn, flush=True)
+            decoder.notes.clear()
+        yield from decoder.close()
+        return
 
 
 def _regular_file(source: IO[bytes]) -> bool:

@@ -30,6 +30,8 @@ both ways, and the rules. In short:
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final, TypeGuard
@@ -40,7 +42,7 @@ from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.ui._protocol import Decoder, Encoder, sse_frame
 
-__all__ = ["AGUI", "PROTOCOL", "WRAPPED", "AGUIDecoder", "AGUIEncoder"]
+__all__ = ["AGUI", "PROTOCOL", "TYPES", "WRAPPED", "AGUIDecoder", "AGUIEncoder"]
 
 #: the AG-UI CUSTOM event name of an AgentEvent sent whole (value: the event)
 WRAPPED: Final = "agentscope.event"
@@ -57,45 +59,76 @@ _PLACEHOLDERS = ("__fragment__", "__pending__")  # AgentScope Java's tool-call n
 _IMPLICIT_META: Final = {IMPLICIT: True}
 
 
-class _Never:
-    """A value the decoder sets that never equals the AgentEvent's own (so the AgentEvent's is carried)."""
-
-    def __eq__(self, other: object) -> bool:
-        return False
-
-    def __ne__(self, other: object) -> bool:
-        return True
-
-    __hash__ = None  # type: ignore[assignment]
+#: keys the decoder sets on a block's or tool call's AgentEvent (to the step's or run's id) that never equal the
+#: AgentEvent's own for sure: always carried when the AgentEvent has them, listed as absent when it has not
+_REPLY: Final = ("replyId",)
 
 
-_SET: Final = _Never()
-
-
-def _ms(created: Any) -> tuple[int | None, bool]:
-    """An RFC 3339 ``createdAt`` as epoch milliseconds (None: not one), and whether :func:`_iso` writes it back
-    as the same text."""
-    if not isinstance(created, str) or len(created) < 20:
-        return None, False
-    try:
-        when = datetime.fromisoformat(created.replace("z", "Z"))
-    except ValueError:
-        return None, False
-    if when.tzinfo is None:
-        return None, False
-    ms = (when - _EPOCH) // _MS
-    return ms, _iso(ms) == created
-
-
+#: an RFC 3339 time in UTC as agentmsg writes it (Java's too): the date, the time, a fraction, ``Z``
+_UTC = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt]([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:\.([0-9]+))?[Zz]")
+_DAY_MS: Final = 86_400_000
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MS: Final = timedelta(milliseconds=1)
 
 
+@functools.lru_cache(maxsize=64)
+def _day(date: str) -> int | None:
+    """Epoch milliseconds of a date's midnight (UTC); None: no such date."""
+    try:
+        return (datetime.fromisoformat(date).replace(tzinfo=timezone.utc) - _EPOCH) // _MS
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _date(day: int) -> str:
+    return (_EPOCH + timedelta(days=day)).strftime("%Y-%m-%d")
+
+
+def _ms(created: Any) -> tuple[int | None, bool]:
+    """An RFC 3339 ``createdAt`` as epoch milliseconds (None: not one), and whether :func:`_iso` writes it back
+    as the same text (UTC with ``Z``, no fraction or three digits of one that are not all 0)."""
+    if not isinstance(created, str):
+        return None, False
+    n = len(created)
+    if (
+        n >= 20
+        and created[-1] == "Z"
+        and created[10] == "T"
+        and created[19] in ".Z"
+        and created[13] == created[16] == ":"
+    ):
+        day = _day(created[:10])
+        hms = created[11:13], created[14:16], created[17:19]
+        frac = created[20:-1]
+        if day is not None and all(p.isdigit() and p.isascii() for p in hms) and (frac.isdigit() or not frac):
+            hour, minute, second = int(hms[0]), int(hms[1]), int(hms[2])
+            if hour < 24 and minute < 60 and second < 60 and frac.isascii() and (frac or n == 20):
+                ms = day + ((hour * 60 + minute) * 60 + second) * 1000 + int((frac + "000")[:3])
+                return ms, frac == "" or (len(frac) == 3 and frac != "000")
+    match = _UTC.fullmatch(created)  # lower-case t or z, an offset, a leap second: the slow way, inexact
+    if match is None:
+        try:
+            when = datetime.fromisoformat(created)
+        except ValueError:
+            return None, False
+        return ((when - _EPOCH) // _MS, False) if when.tzinfo is not None else (None, False)
+    day = _day(match[1])
+    if day is None:
+        return None, False
+    frac = match[5] or ""
+    ms = day + ((int(match[2]) * 60 + int(match[3])) * 60 + int(match[4])) * 1000 + int((frac + "000")[:3])
+    return ms, False
+
+
 def _iso(ms: int) -> str:
     """Epoch milliseconds as a ``createdAt``: UTC, ``Z``, the milliseconds only when not 0."""
-    when = datetime.fromtimestamp(ms / 1000, timezone.utc)
-    frac = ms % 1000
-    return f"{when:%Y-%m-%dT%H:%M:%S}" + (f".{frac:03d}Z" if frac else "Z")
+    day, rest = divmod(ms, _DAY_MS)
+    seconds, frac = divmod(rest, 1000)
+    minutes, second = divmod(seconds, 60)
+    hour, minute = divmod(minutes, 60)
+    text = f"{_date(day)}T{hour:02d}:{minute:02d}:{second:02d}"
+    return f"{text}.{frac:03d}Z" if frac else f"{text}Z"
 
 
 def _str(value: Any) -> TypeGuard[str]:
@@ -138,6 +171,7 @@ class AGUIEncoder:
         self._count = 0
         self._said: set[str] = set()
         self._closed = False
+        self._created: tuple[Any, int | None, bool] = (None, None, False)  # the last createdAt read, and its time
 
     # ---- the contract ----
 
@@ -146,10 +180,10 @@ class AGUIEncoder:
         if self._closed:
             self.notes.append(Problem(f"/{self._index}", "order", "an event after the stream ended: not sent"))
             return []
-        if not isinstance(event, Mapping):
+        if type(event) is not dict and not isinstance(event, Mapping):
             return self._wrap(event)
         kind = event.get("type")
-        handler = _ENCODE.get(kind) if isinstance(kind, str) else None
+        handler = _ENCODE.get(kind) if type(kind) is str else None
         if handler is None or event.get("source") is not None:
             return self._wrap(event)
         return handler(self, event)
@@ -179,23 +213,26 @@ class AGUIEncoder:
         self._used.add(mid)
         return mid
 
-    def _out(self, agui: dict[str, Any], e: Mapping[str, Any], derived: Mapping[str, Any]) -> dict[str, Any]:
+    def _out(
+        self, agui: dict[str, Any], e: Mapping[str, Any], derived: Mapping[str, Any], loose: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
         """``agui`` with a ``timestamp`` and, in ``metadata``, what of ``e`` the decoder would not give back from
-        it: ``derived`` are the keys the decoder sets (besides ``id`` and ``createdAt``) and their values."""
-        ms, exact = _ms(e.get("createdAt"))
+        it: ``derived`` are the keys the decoder sets (besides ``id`` and ``createdAt``) and their values, ``loose``
+        keys it sets to values that may differ (carried whenever ``e`` has them)."""
+        created = e.get("createdAt")
+        if created is not self._created[0] and created != self._created[0]:
+            self._created = (created, *_ms(created))
+        _, ms, exact = self._created
         if ms is not None:
             agui["timestamp"] = ms
-        carry = {}
-        for key, value in e.items():
-            if key == "type" or (key == "createdAt" and exact):
-                continue
-            if key in derived and derived[key] == value:
-                continue
-            carry[key] = value
-        absent = [key for key in ("id", "createdAt", *derived) if key not in e]
+        carry = {
+            key: value
+            for key, value in e.items()
+            if not (key == "type" or (key == "createdAt" and exact) or (key in derived and derived[key] == value))
+        }
         meta: dict[str, Any] = {CARRY: carry} if carry else {}
-        if absent:
-            meta[ABSENT] = absent
+        if "id" not in e or "createdAt" not in e or not derived.keys() <= e.keys() or (loose and loose[0] not in e):
+            meta[ABSENT] = [key for key in ("id", "createdAt", *loose, *derived) if key not in e]  # (the decoder's)
         if meta:
             agui["metadata"] = meta
         return agui
@@ -365,17 +402,21 @@ class AGUIEncoder:
         run = self._run
         assert run is not None
         mid = self._fresh(block or "block")
-        derived = {"replyId": _SET, "blockId": mid}  # (the decoder's blockId: the messageId, unless carried)
+        derived = {"blockId": mid}  # (the decoder's blockId: the messageId, unless carried)
         if thinking:
             run.reasoning[block] = mid
             out.append({"type": "REASONING_START", "messageId": mid, "metadata": dict(_IMPLICIT_META)})
             out.append(
-                self._out({"type": "REASONING_MESSAGE_START", "messageId": mid, "role": "reasoning"}, e, derived)
+                self._out(
+                    {"type": "REASONING_MESSAGE_START", "messageId": mid, "role": "reasoning"}, e, derived, _REPLY
+                )
             )
         else:
             run.texts[block] = mid
             run.last_text = mid
-            out.append(self._out({"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"}, e, derived))
+            out.append(
+                self._out({"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"}, e, derived, _REPLY)
+            )
         return out
 
     def _block_delta(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -385,13 +426,15 @@ class AGUIEncoder:
         mid = (run.reasoning if thinking else run.texts).get(block) if run is not None else None
         if mid is None or not isinstance(delta, str):
             return self._wrap(e)
-        derived = {"replyId": _SET, "blockId": block, "delta": delta}
+        derived = {"blockId": block, "delta": delta}
         if not thinking:
-            return [self._out({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": delta}, e, derived)]
+            return [self._out({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": delta}, e, derived, _REPLY)]
         signature = e.get("signature")
         out: list[dict[str, Any]] = []
         if delta or not isinstance(signature, str):
-            out.append(self._out({"type": "REASONING_MESSAGE_CONTENT", "messageId": mid, "delta": delta}, e, derived))
+            out.append(
+                self._out({"type": "REASONING_MESSAGE_CONTENT", "messageId": mid, "delta": delta}, e, derived, _REPLY)
+            )
         if isinstance(signature, str):
             value: dict[str, Any] = {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "message", "entityId": mid}
             value["encryptedValue"] = signature
@@ -399,7 +442,7 @@ class AGUIEncoder:
                 value["metadata"] = dict(_IMPLICIT_META)
                 out.append(value)
             else:
-                out.append(self._out(value, e, {**derived, "signature": signature}))
+                out.append(self._out(value, e, {**derived, "signature": signature}, _REPLY))
         return out
 
     def _block_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -409,11 +452,11 @@ class AGUIEncoder:
         mid = (run.reasoning if thinking else run.texts).pop(block, None) if run is not None else None
         if mid is None:
             return self._wrap(e)
-        derived = {"replyId": _SET, "blockId": block}
+        derived = {"blockId": block}
         if not thinking:
-            return [self._out({"type": "TEXT_MESSAGE_END", "messageId": mid}, e, derived)]
+            return [self._out({"type": "TEXT_MESSAGE_END", "messageId": mid}, e, derived, _REPLY)]
         return [
-            self._out({"type": "REASONING_MESSAGE_END", "messageId": mid}, e, derived),
+            self._out({"type": "REASONING_MESSAGE_END", "messageId": mid}, e, derived, _REPLY),
             {"type": "REASONING_END", "messageId": mid, "metadata": dict(_IMPLICIT_META)},
         ]
 
@@ -429,7 +472,7 @@ class AGUIEncoder:
         start: dict[str, Any] = {"type": "TOOL_CALL_START", "toolCallId": call, "toolCallName": name}
         if run.last_text is not None:
             start["parentMessageId"] = run.last_text
-        out.append(self._out(start, e, {"replyId": _SET, "toolCallId": call, "toolCallName": name}))
+        out.append(self._out(start, e, {"toolCallId": call, "toolCallName": name}, _REPLY))
         signature = e.get("thoughtSignature")
         if isinstance(signature, str):
             value: dict[str, Any] = {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": call}
@@ -444,8 +487,8 @@ class AGUIEncoder:
         if run is None or call not in run.calls or not isinstance(delta, str):
             return self._wrap(e)
         run.calls[call] = True
-        derived = {"replyId": _SET, "toolCallId": call, "delta": delta}
-        return [self._out({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": delta}, e, derived)]
+        derived = {"toolCallId": call, "delta": delta}
+        return [self._out({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": delta}, e, derived, _REPLY)]
 
     def _tool_call_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         run = self._run
@@ -457,7 +500,7 @@ class AGUIEncoder:
         if not run.calls.pop(call) and isinstance(args, Mapping):  # no deltas: the arguments from the input
             text = orjson.dumps(args).decode()
             out.append({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": text, "metadata": dict(_IMPLICIT_META)})
-        out.append(self._out({"type": "TOOL_CALL_END", "toolCallId": call}, e, {"replyId": _SET, "toolCallId": call}))
+        out.append(self._out({"type": "TOOL_CALL_END", "toolCallId": call}, e, {"toolCallId": call}, _REPLY))
         return out
 
     def _tool_result_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -469,7 +512,7 @@ class AGUIEncoder:
         content: Any = "".join(parts) if all(isinstance(p, str) for p in parts) else [_part_out(p) for p in parts]
         result = {"type": "TOOL_CALL_RESULT", "messageId": self._fresh(f"{call}-result"), "toolCallId": call}
         result.update(content=content, role="tool")
-        out = self._out(result, e, {"replyId": _SET, "toolCallId": call, "state": "success"})
+        out = self._out(result, e, {"toolCallId": call, "state": "success"}, _REPLY)
         out.setdefault("metadata", {})[IMPLICIT] = "end"  # start and deltas went before, wrapped
         return [out]
 
@@ -596,7 +639,7 @@ _OPTIONAL: Final[dict[str, str]] = {
 _KINDS = {_STR: str, _LIST: list, _OBJ: Mapping}
 
 #: AG-UI fields that carry nothing an AgentEvent lacks (ids of what the events build, the type's own constants)
-_STRUCTURAL: Final = frozenset({"type", "messageId", "toolCallId", "metadata", "timestamp", "role", "delta"})
+_STRUCTURAL: Final = frozenset({"type", "messageId", "toolCallId", "timestamp", "role", "delta"})
 
 #: AG-UI events agentmsg has no event for: kept as CUSTOM ``ag-ui.<TYPE>``
 _FOREIGN_TYPES: Final = frozenset(
@@ -633,8 +676,10 @@ class AGUIDecoder:
         self._index = -1
         self._minted = 0
         self._created: str | None = None
+        self._stamp: int | None = None  # the timestamp _created was made from
         self._said: set[str] = set()
         self._run: str | None = None  # the open run's id
+        self._outside = False  # an event outside a run was said
         self._ours = False  # the open run was written by agentmsg (its RUN_FINISHED adds nothing)
         self._usage_seen = False
         self._step: str | None = None
@@ -674,15 +719,18 @@ class AGUIDecoder:
         self._absent = meta.get(ABSENT) if isinstance(meta, Mapping) else None
         implicit = meta.get(IMPLICIT) if isinstance(meta, Mapping) else None
         stamp = event.get("timestamp")
-        if type(stamp) is int and stamp >= 0:
+        if type(stamp) is int and stamp != self._stamp:
             try:
-                self._created = _iso(stamp)
-            except (OverflowError, OSError, ValueError):
+                self._created, self._stamp = _iso(stamp), stamp
+            except (OverflowError, ValueError):
                 self._problem("/timestamp", "maximum", "timestamp is not a time in milliseconds: not read")
         if kind in _LEGACY:
             self._say_once("legacy", f"{kind} is AG-UI 0.0.x's, read as {_LEGACY[kind]}", "ui-legacy")
         if self._carry is None and implicit is None:
             self._say_unkept(event, kind)
+            if self._run is None and kind not in ("RUN_STARTED", "RUN_ERROR") and not self._outside:
+                self._outside = True  # (said once per stretch outside a run: the events are read all the same)
+                self._problem("/type", "order", f"{kind} outside a run: AG-UI's events come after RUN_STARTED")
         if implicit is True and kind == "REASONING_ENCRYPTED_VALUE":
             return out  # (a signature the AgentEvent carried already)
         produced = _DECODE[kind](self, event)
@@ -799,7 +847,7 @@ class AGUIDecoder:
             self._problem("", "order", "RUN_STARTED while a run is open: the open one ends here")
             out += self._close_all("RUN_STARTED")
             out.append(self._ev("AGENT_END", False, replyId=self._run))
-        self._run, self._step, self._usage_seen = e["runId"], None, False
+        self._run, self._step, self._usage_seen, self._outside = e["runId"], None, False, False
         meta = e.get("metadata")
         self._ours = self._carry is not None or (isinstance(meta, Mapping) and IMPLICIT in meta)
         self._known_calls.clear()
@@ -1143,6 +1191,10 @@ def _part_in(part: Any) -> dict[str, Any] | None:
         return {"type": ours, "source": src}
     return None
 
+
+#: the event types of AG-UI (1.0, and 0.0.x's THINKING_*) that no AgentEvent has: a stream whose first event has
+#: one is an AG-UI stream (``agentmsg serve`` reads such a file through the decoder)
+TYPES: Final = frozenset(_REQUIRED) - {"CUSTOM"}
 
 _CHUNK_KIND: Final = {"TEXT_MESSAGE_CHUNK": "text", "TOOL_CALL_CHUNK": "tool", "REASONING_MESSAGE_CHUNK": "reasoning"}
 

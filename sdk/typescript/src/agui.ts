@@ -97,7 +97,7 @@ const OPTIONAL: Record<string, string> = {
   usage: LIST,
 };
 
-const STRUCTURAL = new Set(["type", "messageId", "toolCallId", "metadata", "timestamp", "role", "delta"]);
+const STRUCTURAL = new Set(["type", "messageId", "toolCallId", "timestamp", "role", "delta"]);
 
 const FOREIGN_TYPES = new Set([
   "STATE_SNAPSHOT",
@@ -165,12 +165,18 @@ function kindOk(value: unknown, want: string): boolean {
   return true;
 }
 
-const MAX_MS = 253402300799999; // 9999-12-31T23:59:59.999Z: the last instant Python's datetime holds
+const MAX_MS = 253402300799999; // 9999-12-31T23:59:59.999Z and 0001-01-01T00:00:00Z: what Python's datetime holds
+const MIN_MS = -62135596800000;
 
-/** Epoch milliseconds as a `createdAt`: UTC, `Z`, the milliseconds only when not 0 (Python's `_iso`). */
-function iso(ms: number): string {
-  const text = new Date(ms).toISOString();
-  return ms % 1000 ? text : text.replace(/\.000Z$/, "Z");
+/** Epoch milliseconds as a `createdAt`: UTC, `Z`, the milliseconds only when not 0 (Python's `_iso`; its year as
+ * strftime's %Y writes it: no leading zeros); null: a time Python's datetime cannot hold. */
+function iso(ms: number): string | null {
+  if (ms > MAX_MS || ms < MIN_MS) return null;
+  const d = new Date(ms);
+  const pad = (n: number, w = 2): string => String(n).padStart(w, "0");
+  const frac = ((ms % 1000) + 1000) % 1000;
+  const text = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  return frac ? `${text}.${pad(frac, 3)}Z` : `${text}Z`;
 }
 
 function nowIso(): string {
@@ -208,6 +214,8 @@ export class AGUIDecoder {
   #index = -1;
   #minted = 0;
   #created: string | null = null;
+  #stamp: number | null = null; // the timestamp #created was made from
+  #outside = false; // an event outside a run was said
   #said = new Set<string>();
   #run: string | null = null;
   #ours = false;
@@ -254,12 +262,22 @@ export class AGUIDecoder {
     this.#absent = isObj(meta) ? meta[ABSENT] : undefined;
     const implicit = isObj(meta) ? meta[IMPLICIT] : undefined;
     const stamp = event.timestamp;
-    if (isInt(stamp) && stamp >= 0) {
-      if (stamp > MAX_MS) this.#problem("/timestamp", "maximum", "timestamp is not a time in milliseconds: not read");
-      else this.#created = iso(stamp);
+    if (isInt(stamp) && stamp !== this.#stamp) {
+      const when = iso(stamp);
+      if (when === null) this.#problem("/timestamp", "maximum", "timestamp is not a time in milliseconds: not read");
+      else {
+        this.#created = when;
+        this.#stamp = stamp;
+      }
     }
     if (has(LEGACY, kind)) this.#sayOnce("legacy", `${kind} is AG-UI 0.0.x's, read as ${LEGACY[kind]}`, "ui-legacy");
-    if (this.#carry === null && implicit === undefined) this.#sayUnkept(event, kind);
+    if (this.#carry === null && implicit === undefined) {
+      this.#sayUnkept(event, kind);
+      if (this.#run === null && kind !== "RUN_STARTED" && kind !== "RUN_ERROR" && !this.#outside) {
+        this.#outside = true; // (said once per stretch outside a run: the events are read all the same)
+        this.#problem("/type", "order", `${kind} outside a run: AG-UI's events come after RUN_STARTED`);
+      }
+    }
     if (implicit === true && kind === "REASONING_ENCRYPTED_VALUE") return out;
     let produced = this.#decode(kind, event);
     if (implicit === true) produced = [];
@@ -420,6 +438,7 @@ export class AGUIDecoder {
     this.#run = e.runId;
     this.#step = null;
     this.#usageSeen = false;
+    this.#outside = false;
     const meta = e.metadata;
     this.#ours = this.#carry !== null || (isObj(meta) && has(meta, IMPLICIT));
     this.#knownCalls.clear();
