@@ -106,6 +106,9 @@ def streams() -> list[list[Any]]:
         out.append(ai_sdk.encode([e for e in events_of(load(name)) if isinstance(e, dict)]))
     for seed in range(40):
         out.append(ai_sdk.encode(base_streams(random.Random(seed))))
+    from tests.jsclient.test_reducer import random_stream  # garbled streams: every rule of the encoder and decoder
+
+    out += [ai_sdk.encode(random_stream(random.Random(seed))) for seed in range(100)]
     rng = random.Random(4031)
     out += [mutated(s, rng) for s in list(out) for _ in range(2)]
     return [*out, FOREIGN, BAD]

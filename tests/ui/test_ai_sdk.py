@@ -293,17 +293,49 @@ def test_the_encoder_takes_any_event_and_says_what_it_could_not_use() -> None:
     out = enc.feed("nope")  # type: ignore[arg-type]
     out += enc.feed({"type": "REPLY_START", "id": "x", "createdAt": AT})
     out += enc.feed({"type": "TEXT_BLOCK_DELTA", "id": "y", "createdAt": AT, "replyId": "r", "delta": "a"})
+    # (the delta opens an implicit reply first: a note too)
     assert [(p.pointer, p.rule) for p in enc.notes] == [
         ("/0", "type"),
         ("/1/type", "enum"),
+        ("/2", "ui-wrapped"),
         ("/2", "required"),
         ("/2", "ui-wrapped"),
     ]
     # what is an object is carried whole, so the reducer of the decoded stream reports it as it would have
-    assert [c["data"]["event"]["type"] for c in out] == ["REPLY_START", "TEXT_BLOCK_DELTA"]
-    assert enc.close() == []
+    carried = [c["data"]["event"]["type"] for c in out if c["type"] == ai_sdk.CARRIER and "event" in c["data"]]
+    assert carried == ["REPLY_START", "TEXT_BLOCK_DELTA"]
+    assert [c["type"] for c in enc.close()] == [ai_sdk.CARRIER, "finish"]  # the implicit reply ends, for the UI
     assert enc.feed({"type": "AGENT_END", "id": "z", "createdAt": AT, "replyId": "r"}) == []
     assert enc.notes[-1].rule == "order"
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("seed", range(200))
+def test_garbled_streams_never_break_the_encoder_or_the_ai_sdk_rules(seed: int) -> None:
+    """The reducer differential's random streams (every event type, keys dropped, wrong values, replays, subagent
+    events, Java's tool-call lifecycle and placeholders): the encoder never raises, every chunk is one the AI SDK's
+    schema takes (the strict decoder reads them all), parts are opened before use, and the decoded events reduce."""
+    from tests.jsclient.test_reducer import random_stream
+
+    events = random_stream(random.Random(seed))
+    chunks = ai_sdk.encode(events)
+    for chunk in chunks:
+        check_chunk(chunk)
+    started: set[tuple[str, Any]] = set()
+    calls: set[str] = set()
+    for chunk in chunks:
+        kind = chunk["type"]
+        if kind.startswith(("text-", "reasoning-")):
+            key = (kind.split("-")[0], chunk["id"])
+            assert kind.endswith("-start") or key in started, (seed, chunk)
+            (started.add if kind.endswith("-start") else started.discard)(key)
+            if kind.endswith("-delta"):
+                started.add(key)
+        elif kind == "tool-input-start":
+            calls.add(chunk["toolCallId"])
+        elif kind.startswith("tool-output") or kind in ("tool-input-delta", "tool-input-available"):
+            assert chunk["toolCallId"] in calls, (seed, chunk)
+    reduce(ai_sdk.decode(chunks, strict=True))
 
 
 def test_a_failed_source_ends_with_an_error_chunk_and_done() -> None:

@@ -100,6 +100,8 @@ def frame(chunk: Mapping[str, Any], position: int = 0) -> bytes:
 # AgentEvents -> UI chunks
 
 
+#: events that open no reply when they come outside one
+_NO_REPLY: Final = frozenset({"AGENT_START", "AGENT_END", "SUBAGENT_EXPOSED"})
 #: a carrier saying that the chunk after it is for the UI only: the decoder makes no event of it
 _UI_ONLY: Final = {"type": CARRIER, "data": {"uiOnly": True}, "transient": True}
 
@@ -150,7 +152,7 @@ class AiSdkEncoder:
     def _whole(self, event: Mapping[str, Any]) -> list[dict[str, Any]]:
         """An event no chunk stands for, carried whole on a transient data chunk (without its id)."""
         kind = event.get("type")
-        if kind in _ENCODERS:
+        if isinstance(kind, str) and kind in _ENCODERS:
             self._note(f"whole:{kind}", f"{kind} has no UI chunk: carried on a transient {CARRIER} chunk")
         carried = {k: v for k, v in event.items() if k != "id"}
         return [{"type": CARRIER, "data": {"event": carried}, "transient": True}]
@@ -200,11 +202,15 @@ class AiSdkEncoder:
                 return []  # a repeat, which the reducer ignores (docs/events.md rule 9)
             if event.get("source") is not None:  # a subagent's event: not part of this message
                 return self._whole(event)
+            ev = dict(event)
+            # an event that needs a reply, outside one, opens an implicit reply (docs/events.md rule 1)
+            opens = kind not in _NO_REPLY and (kind != "CUSTOM" or ev.get("name") == ERROR_EVENT)
+            before = self._open_start(ev) if opens else []
             try:
-                return _ENCODERS[kind](self, dict(event), index)
+                return before + _ENCODERS[kind](self, ev, index)
             except ValidationError as exc:  # a key the chunks need is missing or of the wrong type
                 self.notes.extend(exc.problems)
-                return self._whole(event)
+                return before + self._whole(event)
         finally:
             self._count += 1
 
@@ -254,6 +260,8 @@ class AiSdkEncoder:
             start["messageId"] = self._message_id = ev["replyId"]
         self._implicit = True
         self._note("implicit", f"an implicit reply: its start is carried on a transient {CARRIER} chunk")
+        if isinstance(ev.get("id"), str):  # it names the reply when nothing else does (docs/events.md rule 8)
+            return [{"type": CARRIER, "data": {"uiOnly": True, "opener": ev["id"]}, "transient": True}, start]
         return [_UI_ONLY, start]
 
     def _close_open_parts(self) -> list[dict[str, Any]]:
@@ -286,7 +294,9 @@ class AiSdkEncoder:
         return [{"type": CARRIER, "data": {"rest": "AGENT_START", "fields": rest}, "transient": True}, start]
 
     def _agent_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
-        out = self._open_start(ev) + self._close_open_parts()
+        if not self._started:  # no reply open: the reducer ignores it (rule order); carried as it is
+            return self._whole(ev)
+        out = self._close_open_parts()
         out += self._finish_calls()
         if self._step_open:
             self._step_open = False
@@ -410,23 +420,33 @@ class AiSdkEncoder:
     # its model call, of the reply or of the stream, or when its result comes. Its TOOL_CALL_END alone does not end
     # it: AgentScope Java ends every open call when another call's chunk arrives and goes on with it at its next
     # chunk, which the reducer reads as one call (docs/events.md rule 3), and so must the UI.
-    def _call_chunks(self, call: dict[str, Any], chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Chunks of a call whose name is still a placeholder are held until a START names it."""
-        if call["name"] in PLACEHOLDER_NAMES:
-            call["held"] += chunks
-            return []
-        return chunks
+    def _held(
+        self, call: dict[str, Any], ev: Mapping[str, Any], chunks: list[dict[str, Any]]
+    ) -> list[dict[str, Any]] | None:
+        """A call whose name is still a Java placeholder has no UI part yet (``tool-input-start`` needs the name):
+        its events are carried whole at their place (the block keeps its place for the reducer) and its UI chunks
+        held until a START names it or it is finished, then sent for the UI only. None: the call is named."""
+        if call["name"] not in PLACEHOLDER_NAMES:
+            return None
+        call["held"] += chunks
+        return self._whole(ev)
 
-    def _open_call(
-        self, call_id: str, ev: Mapping[str, Any], rest: list[dict[str, Any]]
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    @staticmethod
+    def _ui_only(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [x for chunk in chunks for x in (_UI_ONLY, chunk)]
+
+    def _open_call(self, call_id: str, ev: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """A new call and its ``tool-input-start`` (held while its name is a placeholder: then [])."""
         name = ev.get("toolCallName")
         name = name if isinstance(name, str) else "__pending__"
         call = {"name": name, "text": "", "held": [], "end": None, "reply": ev.get("replyId", self._reply)}
         self._calls[call_id] = call
         self._known_calls[call_id] = name
         chunk = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
-        return call, self._call_chunks(call, [*rest, chunk])
+        if name in PLACEHOLDER_NAMES:
+            call["held"].append(chunk)
+            return call, []
+        return call, [chunk]
 
     def _name_call(self, call: dict[str, Any], call_id: str, name: Any) -> list[dict[str, Any]]:
         if call["name"] in PLACEHOLDER_NAMES and isinstance(name, str) and name not in PLACEHOLDER_NAMES:
@@ -436,7 +456,7 @@ class AiSdkEncoder:
             for chunk in held:
                 if "toolName" in chunk:
                     chunk["toolName"] = name
-            return held
+            return self._ui_only(held)
         return []
 
     def _going_on(self, call_id: str, ev: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -454,7 +474,7 @@ class AiSdkEncoder:
         """The call's final chunk, after what it still held: ``tool-input-available`` with its input (the END's, or
         its arguments parsed as the reducer parses them), ``tool-input-error`` when they are no JSON object."""
         call = self._calls.pop(call_id)
-        out: list[dict[str, Any]] = call["held"]
+        out = self._ui_only(call["held"])
         end = call["end"] or {}
         name = call["name"]
         keep: list[str] = ["toolCallId", "toolCallName"]
@@ -487,7 +507,7 @@ class AiSdkEncoder:
             if call["end"] is not None or not ended_only:
                 out += self._finish_call(call_id)
             else:  # cut while it streamed: what it held, nothing more
-                out += self._calls.pop(call_id)["held"]
+                out += self._ui_only(self._calls.pop(call_id)["held"])
         return out
 
     def _tool_call_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
@@ -495,11 +515,12 @@ class AiSdkEncoder:
         out = self._open_start(ev)
         call, finished = self._going_on(call_id, ev)
         out += finished
-        if call is not None:  # a second START (or one going on): names a placeholder call, else nothing to say
-            return [*out, *self._name_call(call, call_id, ev.get("toolCallName"))]
-        rest = self._rest(ev, ("toolCallId", "toolCallName"), [])
-        _, chunks = self._open_call(call_id, ev, rest)
-        return out + chunks
+        if call is not None:  # a second START (or one going on): carried as it is; it may name a placeholder call
+            return [*out, *self._whole(ev), *self._name_call(call, call_id, ev.get("toolCallName"))]
+        call, chunks = self._open_call(call_id, ev)
+        if not chunks:  # a placeholder name
+            return out + self._whole(ev)
+        return out + self._rest(ev, ("toolCallId", "toolCallName"), chunks)
 
     def _tool_call_delta(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         call_id = self._require(ev, index, "toolCallId")
@@ -509,16 +530,19 @@ class AiSdkEncoder:
         out += finished
         name = ev.get("toolCallName")
         if call is None:
-            call, chunks = self._open_call(call_id, ev, [])
+            call, chunks = self._open_call(call_id, ev)
             out += chunks
         else:
             out += self._name_call(call, call_id, name)
         call["text"] += text
+        chunk = {"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": text}
+        held = self._held(call, ev, [chunk])
+        if held is not None:
+            return out + held
         keep = (
             ("toolCallId", "delta") if name is None or name == call["name"] else ("toolCallId", "delta", "toolCallName")
         )
-        chunk = {"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": text}
-        return out + self._call_chunks(call, self._rest(ev, keep, [chunk]))
+        return out + self._rest(ev, keep, [chunk])
 
     def _tool_call_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         call_id = self._require(ev, index, "toolCallId")
@@ -906,15 +930,22 @@ class AiSdkDecoder:
         self._finish_reason: str | None = None
         self._open_results: set[str] = set()  # tool results whose START was carried
         self._skip = False  # the next chunk is for the UI only (no event stands behind it)
+        self._opener: str | None = None  # the id the next event takes (it opens an implicit reply)
 
     def _note(self, key: str, message: str, rule: str = NOT_KEPT_RULE) -> None:
         if key not in self._noted:
             self._noted.add(key)
             self.notes.append(Problem(f"/{self._count}", rule, message))
 
-    def _event(self, kind: str, fields: Mapping[str, Any] | None = None, **more: Any) -> dict[str, Any]:
+    def _mint(self) -> str:
         self._minted += 1
-        out: dict[str, Any] = {"type": kind, "id": f"{self._prefix}{self._minted}", "createdAt": self._clock()}
+        if self._opener is not None:
+            opener, self._opener = self._opener, None
+            return opener
+        return f"{self._prefix}{self._minted}"
+
+    def _event(self, kind: str, fields: Mapping[str, Any] | None = None, **more: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": kind, "id": self._mint(), "createdAt": self._clock()}
         if self._reply is not None and kind not in ("AGENT_RESULT", "EXCEED_MAX_ITERS", "REQUEST_STOP", "CUSTOM"):
             out["replyId"] = self._reply
         if fields:
@@ -980,10 +1011,12 @@ class AiSdkDecoder:
                 return []
             if kind == CARRIER:
                 return self._carrier(chunk, index)
-            if self._skip:  # the start or finish of an implicit reply
+            if self._skip:  # for the UI only: the start or finish of an implicit reply, a held call's chunks
                 self._skip = False
                 if kind == "finish":
                     self._reply, self._carried = None, False
+                elif kind == "tool-input-start":  # (its events came carried: the call is open, its text streamed)
+                    self._calls[chunk["toolCallId"]] = {"name": chunk["toolName"], "streamed": True, "open": True}
                 return []
             if kind.startswith("data-"):
                 return self._data(chunk, kind)
@@ -1004,14 +1037,15 @@ class AiSdkDecoder:
         data = chunk["data"]
         if isinstance(data, dict) and isinstance(data.get("event"), dict):
             event = dict(data["event"])
-            self._minted += 1
-            event["id"] = f"{self._prefix}{self._minted}"
+            event["id"] = self._mint()
             event.setdefault("createdAt", self._clock())
             if event.get("type") == "TOOL_RESULT_START" and isinstance(event.get("toolCallId"), str):
                 self._open_results.add(event["toolCallId"])
             return [event]
         if isinstance(data, dict) and data.get("uiOnly") is True:
             self._skip = True
+            if isinstance(data.get("opener"), str):  # the id of the event that opened an implicit reply
+                self._opener = data["opener"]
             return []
         if isinstance(data, dict) and isinstance(data.get("rest"), str) and isinstance(data.get("fields"), dict):
             self._rest[data["rest"]] = data["fields"]
@@ -1141,10 +1175,7 @@ class AiSdkDecoder:
         kind = chunk["type"]
         if "deltas" in rest:
             for d in rest["deltas"]:
-                self._minted += 1
-                out.append(
-                    {**d, "id": f"{self._prefix}{self._minted}", "createdAt": d.get("createdAt") or self._clock()}
-                )
+                out.append({**d, "id": self._mint(), "createdAt": d.get("createdAt") or self._clock()})
         else:
             text = chunk["output"] if kind == "tool-output-available" else chunk.get("errorText", "")
             if not isinstance(text, str):

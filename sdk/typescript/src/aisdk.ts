@@ -161,6 +161,7 @@ export class AiSdkDecoder {
   #stepOpen = false;
   #openResults = new Set<string>();
   #skip = false;
+  #opener: string | null = null; // the id the next event takes (it opens an implicit reply)
 
   constructor(options: AiSdkDecoderOptions = {}) {
     this.strict = options.strict ?? false;
@@ -182,10 +183,13 @@ export class AiSdkDecoder {
         return [];
       }
       if (this.#skip) {
+        // for the UI only: the start or finish of an implicit reply, a held call's chunks
         this.#skip = false;
         if (kind === "finish") {
           this.#reply = null;
           this.#carried = false;
+        } else if (kind === "tool-input-start") {
+          this.#calls.set(chunk.toolCallId, { name: chunk.toolName, streamed: true, open: true });
         }
         return [];
       }
@@ -254,9 +258,18 @@ export class AiSdkDecoder {
     this.notes.push({ pointer: `/${this.#count}`, rule, message });
   }
 
-  #event(kind: string, fields: Obj = {}, more: Obj = {}): Obj {
+  #mint(): string {
     this.#minted++;
-    const out: Obj = { type: kind, id: `${this.#prefix}${this.#minted}`, createdAt: this.#clock() };
+    if (this.#opener !== null) {
+      const opener = this.#opener;
+      this.#opener = null;
+      return opener;
+    }
+    return `${this.#prefix}${this.#minted}`;
+  }
+
+  #event(kind: string, fields: Obj = {}, more: Obj = {}): Obj {
+    const out: Obj = { type: kind, id: this.#mint(), createdAt: this.#clock() };
     if (this.#reply !== null && this.#reply !== undefined && !NO_REPLY_ID.has(kind)) out.replyId = this.#reply;
     Object.assign(out, fields);
     for (const [k, v] of Object.entries(more)) if (v !== null && v !== undefined) out[k] = v;
@@ -304,14 +317,14 @@ export class AiSdkDecoder {
     const data = chunk.data;
     if (isObj(data) && isObj(data.event)) {
       const event: Obj = { ...data.event };
-      this.#minted++;
-      event.id = `${this.#prefix}${this.#minted}`;
+      event.id = this.#mint();
       if (!has(event, "createdAt")) event.createdAt = this.#clock();
       if (event.type === "TOOL_RESULT_START" && typeof event.toolCallId === "string") this.#openResults.add(event.toolCallId);
       return [event];
     }
     if (isObj(data) && data.uiOnly === true) {
       this.#skip = true;
+      if (typeof data.opener === "string") this.#opener = data.opener;
       return [];
     }
     if (isObj(data) && typeof data.rest === "string" && isObj(data.fields)) {
@@ -403,10 +416,7 @@ export class AiSdkDecoder {
     else out.push(this.#event("TOOL_RESULT_START", {}, { toolCallId: callId, toolCallName: name }));
     const kind = chunk.type;
     if (has(rest, "deltas")) {
-      for (const d of rest.deltas) {
-        this.#minted++;
-        out.push({ ...d, id: `${this.#prefix}${this.#minted}`, createdAt: d.createdAt || this.#clock() });
-      }
+      for (const d of rest.deltas) out.push({ ...d, id: this.#mint(), createdAt: d.createdAt || this.#clock() });
     } else {
       let text = kind === "tool-output-available" ? chunk.output : (chunk.errorText ?? "");
       if (typeof text !== "string") text = JSON.stringify(text);
