@@ -253,3 +253,26 @@ def test_cli_reduce_of_invalid_utf8_prints_messages(tmp_path: Any) -> None:
     out = run("reduce", str(path))
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert len(out.stdout.splitlines()) == 1 and "[utf-8]" in out.stderr and "[json]" in out.stderr
+
+
+def test_reduce_protocol_ag_ui_decodes_the_stream_and_says_what_it_left_out() -> None:
+    """``agentmsg reduce --protocol ag-ui``: an AG-UI stream (SSE as a server sends it, or JSON lines) is decoded
+    into AgentEvents and reduced; what the decoder left out is a note, a bad AG-UI event an error (exit 1),
+    ``--strict`` stops at it (exit 1, the message so far printed)."""
+    from tests.ui.test_agui import REFERENCE
+
+    sse = "".join(f"data: {json.dumps(e)}\n\n" for e in REFERENCE)
+    r = run("reduce", "-", "--protocol", "ag-ui", stdin=sse)
+    assert r.returncode == 0, r.stderr
+    (msg,) = [json.loads(line) for line in r.stdout.splitlines()]
+    assert msg["id"] == "r1" and [b["type"] for b in msg["content"]] == ["text", "tool_use", "tool_result"]
+    assert r.stderr == "-:/4: note: TOOL_CALL_START parentMessageId: no AgentEvent keeps it (left out) [ui-not-kept]\n"
+    bad = [*REFERENCE[:3], {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1"}, *REFERENCE[3:]]
+    lines = "".join(json.dumps(e) + "\n" for e in bad)
+    r = run("reduce", "-", "--protocol", "ag-ui", stdin=lines)
+    assert r.returncode == 1 and "-:/3/delta: TEXT_MESSAGE_CONTENT needs delta [required]" in r.stderr
+    assert json.loads(r.stdout)["content"][0] == {"type": "text", "text": "Let me check."}
+    r = run("reduce", "-", "--protocol", "ag-ui", "--strict", stdin=lines)
+    assert r.returncode == 1 and "/3/delta" in r.stderr
+    assert json.loads(r.stdout)["content"] == [{"type": "text", "text": "Let me check."}]
+    assert run("reduce", "-", "--protocol", "nope", stdin=lines).returncode == 2

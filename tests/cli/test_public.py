@@ -31,6 +31,7 @@ FACES = {
     "agentmsg.events",
     "agentmsg.message",
     "agentmsg.providers",
+    "agentmsg.ui",
     "agentmsg.web",
 }
 

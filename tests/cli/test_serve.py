@@ -150,8 +150,8 @@ def test_serve_reads_an_ag_ui_file_as_the_agentevents_it_stands_for() -> None:
         ]
     )
     assert err.getvalue().splitlines() == [
-        "run.jsonl: AG-UI events, read as AgentEvents (docs/ag-ui.md)",
-        "run.jsonl: AG-UI event /4: TOOL_CALL_START parentMessageId: no AgentEvent keeps it (left out) [ui-not-kept]",
+        "run.jsonl: ag-ui events, read as AgentEvents (docs/ag-ui.md)",
+        "run.jsonl: ag-ui event /4: TOOL_CALL_START parentMessageId: no AgentEvent keeps it (left out) [ui-not-kept]",
     ]
     from agentmsg import AssistantMessage
 

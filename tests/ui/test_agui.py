@@ -292,3 +292,12 @@ def test_events_outside_a_run_are_read_and_said_once_per_stretch() -> None:
     assert reduced(events)[0][0]["content"] == [{"type": "text", "text": "x"}]
     with pytest.raises(ValidationError, match="outside a run"):
         decode(stream, strict=True)
+
+
+def test_a_subagents_result_is_not_the_runs() -> None:
+    sub = {"type": "AGENT_RESULT", "id": "s", "createdAt": AT, "source": "main/helper", "result": {"id": "x"}}
+    start = {"type": "AGENT_START", "id": "a", "createdAt": AT, "replyId": "r"}
+    end = {"type": "AGENT_END", "id": "b", "createdAt": AT, "replyId": "r"}
+    written, _ = encode([start, sub, end])
+    assert written[1] == {"type": "CUSTOM", "name": agui.WRAPPED, "value": sub}
+    assert "result" not in written[-1]

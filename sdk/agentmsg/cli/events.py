@@ -10,6 +10,7 @@ from typing import IO, Any, TextIO
 
 import orjson
 
+import agentmsg.ui as ui
 from agentmsg import GenerateReason, read_records
 from agentmsg.cli._io import (
     CHUNK,
@@ -33,7 +34,7 @@ from agentmsg.cli._io import (
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.events import Reducer, emit_events, encode_sse, reduce_stream
+from agentmsg.events import Reducer, emit_events, encode_sse, read_events, reduce_stream
 from agentmsg.message import AssistantMessage, Msg
 
 #: The rule of a legacy key read in its current form (agentmsg.read_legacy_keys): a note, not a bad event.
@@ -57,6 +58,7 @@ class _CutReducer(Reducer):
     reply: no AGENT_END, or a model call or block still open), which the message only says as INTERRUPTED."""
 
     cut: AssistantMessage | None = None
+    protocol_bad = 0  # --protocol: the protocol's events that were bad or unreadable (said as they came)
 
     def finish(self) -> list[AssistantMessage]:
         open_reply = self.snapshot()  # the reply still open at the end of the stream, built as if it ended well
@@ -143,7 +145,10 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: _
                 said = f"not an event stream (JSON lines, SSE or a JSON array): {found}"
                 diag.say(Problem("", "json", said), "error", True)
                 return EXIT_INVALID
-            messages = reduce_stream(chunks, strict=args.strict, sse=True if args.sse else None, reducer=reducer)
+            if args.protocol in (None, "agentscope"):
+                messages = reduce_stream(chunks, strict=args.strict, sse=True if args.sse else None, reducer=reducer)
+            else:
+                messages = _reduce_protocol(args, chunks, reducer, diag)
     except ValidationError as exc:
         for p in exc.problems:
             diag.say(p, "error", True)
@@ -170,7 +175,7 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: _
         note = p.rule == LEGACY_KEY
         diag.say(p, "note" if note else "error", not note)
         bad += not note
-    if bad and status == EXIT_OK:
+    if (bad or reducer.protocol_bad) and status == EXIT_OK:
         status = EXIT_INVALID
     hint = reply_hint(head) if bad and not messages and not args.sse else None
     if hint is not None:  # none of it was events: a provider's stream, which parse reads
@@ -235,6 +240,41 @@ def _write_events(instance: Any, prefix: str, args: argparse.Namespace, out: Tex
     return True
 
 
+#: the rules of a UI protocol decoder's notes that say something left out or read another way, not a bad event
+_UI_NOTES = frozenset({"ui-not-kept", "ui-wrapped", "ui-legacy"})
+
+
+def _reduce_protocol(
+    args: argparse.Namespace, chunks: Iterator[bytes], reducer: _CutReducer, diag: Diagnostics
+) -> list[AssistantMessage]:
+    """``--protocol NAME``: the stream's events are that UI protocol's (agentmsg.ui), decoded into AgentEvents as
+    they are read and reduced. What the decoder says is reported as it comes (a pointer counts the protocol's
+    events; the reducer's problems count the AgentEvents): what it left out as a note, a bad event as an error
+    (``--strict``: the first one stops there). A line or SSE event that is not JSON counts as one event."""
+    decoder = ui.get(args.protocol).decoder(strict=args.strict)
+
+    def unreadable(problem: Problem) -> None:
+        if args.strict:
+            raise ValidationError([problem])
+        diag.say(problem, "error", True)
+        unread.append(problem)
+
+    unread: list[Problem] = []
+    for event in read_events(chunks, strict=False, on_problem=unreadable):
+        for agent_event in decoder.feed(event):
+            reducer.feed(agent_event)
+        for note in decoder.notes:
+            fails = note.rule not in _UI_NOTES
+            diag.say(note, "error" if fails else "note", fails)
+            if fails:
+                unread.append(note)
+        decoder.notes.clear()
+    for agent_event in decoder.close():
+        reducer.feed(agent_event)
+    reducer.protocol_bad = len(unread)  # (the exit status says them)
+    return reducer.finish()
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "reduce",
@@ -259,6 +299,13 @@ def add_parser(sub: Any) -> None:
         "--strict", action="store_true", help="stop at the first bad event instead of applying the tolerant rules"
     )
     p.add_argument("--source", default=None, help="reduce the events forwarded from this subagent source path")
+    p.add_argument(
+        "--protocol",
+        choices=ui.names(),
+        default=None,
+        help="the events are this UI protocol's (e.g. ag-ui: docs/ag-ui.md), decoded into AgentEvents "
+        "(default: agentscope, AgentEvents as they are)",
+    )
     p.add_argument(
         "--check-result",
         action="store_true",

@@ -18,7 +18,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, TextIO
 
-from agentmsg import ui
+import agentmsg.ui as ui
 from agentmsg.cli._install import install_command
 from agentmsg.cli._io import (
     CHUNK,
@@ -33,7 +33,6 @@ from agentmsg.cli._io import (
 )
 from agentmsg.errors import Problem
 from agentmsg.events import read_events
-from agentmsg.ui import agui
 
 
 def file_events(source: IO[bytes], name: str, warn: TextIO, head: bytes = b"") -> Iterator[Any]:
@@ -63,17 +62,17 @@ def _read(chunks: Iterator[bytes], name: str, warn: TextIO) -> Iterator[Any]:
 
 def _agentevents(events: Iterator[Any], name: str, warn: TextIO) -> Iterator[Any]:
     for first in events:
-        kind = first.get("type") if isinstance(first, dict) else None
-        if kind not in agui.TYPES:
+        protocol = ui.detect(first)
+        if protocol is None:
             yield first
             yield from events
             return
-        print(f"{name}: AG-UI events, read as AgentEvents (docs/ag-ui.md)", file=warn, flush=True)
-        decoder = agui.AGUIDecoder()
+        print(f"{name}: {protocol} events, read as AgentEvents (docs/{protocol}.md)", file=warn, flush=True)
+        decoder = ui.get(protocol).decoder()
         for event in itertools.chain((first,), events):
             yield from decoder.feed(event)
             for note in decoder.notes:
-                print(f"{name}: AG-UI event {note}", file=warn, flush=True)
+                print(f"{name}: {protocol} event {note}", file=warn, flush=True)
             decoder.notes.clear()
         yield from decoder.close()
         return

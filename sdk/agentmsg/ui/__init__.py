@@ -35,7 +35,7 @@ from __future__ import annotations
 from agentmsg.ui import agentscope, agui, ai_sdk
 from agentmsg.ui._protocol import Decoder, Encoder, NotAcceptable, UIProtocol, negotiate
 
-__all__ = ["PROTOCOLS", "Decoder", "Encoder", "NotAcceptable", "UIProtocol", "get", "names", "negotiate"]
+__all__ = ["PROTOCOLS", "Decoder", "Encoder", "NotAcceptable", "UIProtocol", "detect", "get", "names", "negotiate"]
 
 #: every protocol by name, the default first (one entry per protocol module)
 PROTOCOLS: dict[str, UIProtocol] = {
@@ -59,3 +59,12 @@ def get(name: str) -> UIProtocol:
         return PROTOCOLS[name]
     except KeyError:
         raise KeyError(f"no UI protocol {name!r}: one of {', '.join(PROTOCOLS)}") from None
+
+
+def detect(event: object) -> str | None:
+    """The protocol a stream is in, from its first event: ``ag-ui`` for a ``type`` only AG-UI has (RUN_STARTED,
+    TEXT_MESSAGE_START, ...), None for anything else (agentmsg's own AgentEvents, or not an event)."""
+    kind = event.get("type") if isinstance(event, dict) else None
+    if isinstance(kind, str) and kind in agui.TYPES:
+        return agui.PROTOCOL.name
+    return None

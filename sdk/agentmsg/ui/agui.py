@@ -252,7 +252,7 @@ class AGUIEncoder:
             )
         out = self._ensure_run(e if isinstance(e, Mapping) else None)
         out.append({"type": "CUSTOM", "name": WRAPPED, "value": e})
-        if isinstance(e, Mapping) and self._run is not None:
+        if isinstance(e, Mapping) and self._run is not None and e.get("source") is None:  # (not a subagent's)
             self._note_run(e)
         return out
 
