@@ -63,8 +63,10 @@ def get(name: str) -> UIProtocol:
 
 def detect(event: object) -> str | None:
     """The protocol a stream is in, from its first event: ``ag-ui`` for a ``type`` only AG-UI has (RUN_STARTED,
-    TEXT_MESSAGE_START, ...), None for anything else (agentmsg's own AgentEvents, or not an event)."""
+    TEXT_MESSAGE_START, ...), ``ai-sdk`` for a UI message chunk type (``start``, ``data-agentmsg``, ...), None for anything else (agentmsg's own AgentEvents, or not an event)."""
     kind = event.get("type") if isinstance(event, dict) else None
     if isinstance(kind, str) and kind in agui.TYPES:
         return agui.PROTOCOL.name
+    if isinstance(kind, str) and kind in ai_sdk.TYPES:
+        return ai_sdk.PROTOCOL.name
     return None

@@ -875,6 +875,8 @@ _REQUIRED: Final[dict[str, dict[str, type]]] = {
     "abort": {},
     "error": {"errorText": _STR},
 }
+#: the chunk types (with agentmsg's carrier): what :func:`agentmsg.ui.detect` tells a UI message stream by
+TYPES: Final = frozenset(_REQUIRED) | {CARRIER}
 _OPTIONAL: Final[dict[str, type]] = {
     "messageId": _STR,
     "finishReason": _STR,
@@ -1287,6 +1289,11 @@ class AiSdkProtocol:
         """``data: [DONE]`` in both cases: a failure is said by :meth:`AiSdkEncoder.fail`'s ``error`` chunk."""
         return DONE_FRAME
 
+    def strip_end(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """A saved body's bytes without its ``data: [DONE]`` line, which is no chunk (its data is no JSON): what
+        readers of SSE bytes (``agentmsg reduce --protocol ai-sdk``) read through."""
+        return strip_done(chunks)
+
 
 PROTOCOL: Final = AiSdkProtocol()
 
@@ -1312,6 +1319,28 @@ def decode(chunks: Iterable[Mapping[str, Any]], **options: Any) -> list[dict[str
 def encode_sse(events: Iterable[Mapping[str, Any]]) -> bytes:
     """A whole event stream as the body a UI message stream response has: a frame per chunk, then ``[DONE]``."""
     return b"".join(frame(c) for c in encode(events)) + DONE_FRAME
+
+
+_DONE_LINE = re.compile(rb"(?:^|(?<=[\r\n]))data: ?\[DONE\](?=\r\n|\r|\n|$)")
+_DONE_PREFIXES = (b"data: [DONE]", b"data:[DONE]")
+
+
+def strip_done(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """``chunks`` without the text of a ``data: [DONE]`` line (its line end kept: a blank line dispatches nothing),
+    split anywhere. Only a line's start that may still become the marker is held back, so memory stays bounded."""
+    tail = b""
+    for chunk in chunks:
+        data = tail + chunk
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+        lines, tail = data[:cut], data[cut:]
+        if not any(p.startswith(tail) for p in _DONE_PREFIXES):
+            lines, tail = data, b""  # the last line cannot be the marker: all of it goes on
+        if b"[DONE]" in lines:
+            lines = _DONE_LINE.sub(b"", lines)
+        if lines:
+            yield lines
+    if tail and not _DONE_LINE.fullmatch(tail):
+        yield tail
 
 
 def iter_chunks(source: Iterable[bytes] | bytes) -> Iterator[dict[str, Any]]:
