@@ -423,3 +423,41 @@ def test_the_protocol_follows_the_contract_and_is_registered() -> None:
     assert protocol.frame({"type": "start"}, 7) == b'data: {"type":"start"}\n\n'
     for rule in (ai_sdk.CARRIED_RULE, ai_sdk.NOT_KEPT_RULE):
         assert rule in RULES
+
+
+def test_the_endpoint_speaks_it_over_http() -> None:
+    """EventEndpoint ``?protocol=ai-sdk`` under uvicorn: the AI SDK's header, ``data:`` frames without ids, the
+    chunks the encoder makes, ``[DONE]`` last; a source that raises ends with an ``error`` chunk, then ``[DONE]``;
+    a ``Last-Event-ID`` is refused (400: the protocol does not resume by it)."""
+    from collections.abc import AsyncIterator
+
+    from agentmsg.web import EventEndpoint
+    from tests.web._http import get, serving, starlette_app
+
+    events = [
+        {"type": "AGENT_START", "id": "1", "createdAt": AT, "replyId": "r"},
+        {"type": "TEXT_BLOCK_DELTA", "id": "2", "createdAt": AT, "replyId": "r", "blockId": "t", "delta": "Hi"},
+    ]
+
+    async def failing() -> AsyncIterator[dict[str, Any]]:
+        for e in events:
+            yield e
+        raise RuntimeError("model down")
+
+    whole = [*events, {**events[0], "type": "AGENT_END", "id": "3"}]
+    with serving(starlette_app(EventEndpoint(whole))) as port:
+        ok = get(port, "/events?protocol=ai-sdk")
+        resumed = get(port, "/events?protocol=ai-sdk", {"Last-Event-ID": "2"})
+    assert ok.status == 200 and ok.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert ok.headers["content-type"].startswith("text/event-stream")
+    assert ok.raw.endswith(b"\n\ndata: [DONE]\n\n") and b"\nid:" not in ok.raw and not ok.raw.startswith(b"id:")
+    assert list(ai_sdk.iter_chunks(ok.raw)) == ai_sdk.encode(whole)
+    assert resumed.status == 400
+    with serving(starlette_app(EventEndpoint(failing()))) as port:
+        failed = get(port, "/events?protocol=ai-sdk")
+    chunks = list(ai_sdk.iter_chunks(failed.raw))
+    assert chunks[-1]["type"] == "error" and "model down" in chunks[-1]["errorText"]
+    assert failed.raw.endswith(b"data: [DONE]\n\n")
+    (msg,), _ = reduce(ai_sdk.decode(chunks))
+    assert msg["content"] == [{"type": "text", "text": "Hi"}]
+    assert msg["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
