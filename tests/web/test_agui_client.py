@@ -115,3 +115,15 @@ def test_the_run_result_is_the_message_and_a_failing_source_is_a_run_error() -> 
 def test_an_endpoint_whose_default_is_ag_ui_needs_no_query() -> None:
     (run,) = run_agents([EventEndpoint(REPLY, protocols=["ag-ui", "agentscope"])], query="")
     assert run["errors"] == [] and run["messages"][1]["content"] == "Let me check."
+
+
+def test_java_restarted_tool_calls_reach_the_client_whole() -> None:
+    """AgentScope Java ends an open call when a chunk of another arrives and goes on with it later in the same
+    model call (the reducer continues it): the AG-UI client gets the call started again, its arguments whole; a
+    call id given again in a later model call (a new call to the reducer) gets an AG-UI id of its own."""
+    events = events_of(load("java-interleaved-tool-calls"))
+    (run,) = run_agents([EventEndpoint(events)])
+    assert run["errors"] == []
+    calls = [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in run["messages"][1]["toolCalls"]]
+    assert calls[:2] == [("call_a", "get_weather", '{"city":"Paris"}'), ("call_b", "get_time", '{"tz":"CET"}')]
+    assert calls[2][0] != "call_a" and calls[2][0].startswith("call_a") and calls[2][1:] == ("search", '{"q":1}')

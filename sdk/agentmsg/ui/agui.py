@@ -59,6 +59,10 @@ _PLACEHOLDERS = ("__fragment__", "__pending__")  # AgentScope Java's tool-call n
 _IMPLICIT_META: Final = {IMPLICIT: True}
 
 
+def _implicit() -> dict[str, Any]:
+    return {"metadata": {IMPLICIT: True}}
+
+
 #: keys the decoder sets on a block's or tool call's AgentEvent (to the step's or run's id) that never equal the
 #: AgentEvent's own for sure: always carried when the AgentEvent has them, listed as absent when it has not
 _REPLY: Final = ("replyId",)
@@ -140,8 +144,8 @@ def _str(value: Any) -> TypeGuard[str]:
 
 class _Run:
     __slots__ = (
-        "calls", "implicit", "last_text", "model", "outcome", "reasoning", "result", "results", "run_id", "step",
-        "texts", "thread_id", "usage",
+        "calls", "ended", "ids", "implicit", "last_text", "model", "names", "outcome", "pending", "reasoning",
+        "result", "results", "run_id", "step", "texts", "thread_id", "usage",
     )  # fmt: skip
 
     def __init__(self, run_id: str, thread_id: str, implicit: bool) -> None:
@@ -151,6 +155,10 @@ class _Run:
         self.texts: dict[Any, str] = {}  # open text blocks: blockId -> messageId
         self.reasoning: dict[Any, str] = {}  # open thinking blocks: blockId -> messageId
         self.calls: dict[Any, bool] = {}  # open tool calls: toolCallId -> whether arguments were sent
+        self.names: dict[Any, str] = {}  # the AG-UI toolCallName of each call of the run
+        self.ended: set[Any] = set()  # the calls ended in this model call (AgentScope Java may start them again)
+        self.ids: dict[Any, str] = {}  # a call id given again in a later model call: its AG-UI toolCallId
+        self.pending: dict[Any, list[str]] = {}  # fragments of calls not started yet (wrapped): their text
         self.results: dict[Any, list[Any]] = {}  # started tool results: toolCallId -> text and blocks so far
         self.step: str | None = None
         self.last_text: str | None = None
@@ -267,7 +275,8 @@ class AGUIEncoder:
         elif kind == "REQUIRE_USER_CONFIRM":
             calls = [c for c in e.get("toolCalls") or () if isinstance(c, Mapping) and _str(c.get("id"))]
             interrupts = [
-                {"id": str(c["id"]), "reason": "tool_call_confirmation", "toolCallId": c["id"]} for c in calls
+                {"id": str(c["id"]), "reason": "tool_call_confirmation", "toolCallId": run.ids.get(c["id"], c["id"])}
+                for c in calls
             ]
             run.outcome = {"type": "interrupt", "interrupts": interrupts}
         elif kind == "REQUIRE_EXTERNAL_EXECUTION":
@@ -310,8 +319,13 @@ class AGUIEncoder:
     def _close_calls(self) -> list[dict[str, Any]]:
         run = self._run
         assert run is not None
-        out = [{"type": "TOOL_CALL_END", "toolCallId": c, "metadata": dict(_IMPLICIT_META)} for c in run.calls]
+        out = [
+            {"type": "TOOL_CALL_END", "toolCallId": run.ids.get(c, c), "metadata": dict(_IMPLICIT_META)}
+            for c in run.calls
+        ]
         run.calls.clear()
+        run.ended.clear()
+        run.pending.clear()  # (a model call ends: a call id given again is a new call, to the reducer too)
         return out
 
     def _end_run(self, e: Mapping[str, Any] | None, *, implicit: bool) -> list[dict[str, Any]]:
@@ -463,19 +477,37 @@ class AGUIEncoder:
     def _tool_call_start(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         call, name = e.get("toolCallId"), e.get("toolCallName")
         run = self._run
-        if not _str(call) or not _str(name) or name in _PLACEHOLDERS or (run is not None and call in run.calls):
+        if not _str(call) or (run is not None and call in run.calls):
             return self._wrap(e)
+        again = run is not None and call in run.ended  # AgentScope Java starting a call it ended again
+        if not _str(name) or name in _PLACEHOLDERS:
+            if not again:
+                return self._wrap(e)
+            assert run is not None
+            name = run.names[call]
         out = self._ensure_run(e)
         run = self._run
         assert run is not None
-        run.calls[call] = False
-        start: dict[str, Any] = {"type": "TOOL_CALL_START", "toolCallId": call, "toolCallName": name}
+        if not again:  # a call id given again in a later model call (a new call) gets an AG-UI id of its own:
+            ag = self._fresh(call) if call in run.names else call  # AG-UI's ids are per run
+            self._used.add(call)
+            run.ids.pop(call, None)
+            if ag != call:
+                run.ids[call] = ag
+        ag = run.ids.get(call, call)
+        run.calls[call] = again  # (its arguments so far were sent: none from the input at its end)
+        run.names[call] = name
+        start: dict[str, Any] = {"type": "TOOL_CALL_START", "toolCallId": ag, "toolCallName": name}
         if run.last_text is not None:
             start["parentMessageId"] = run.last_text
-        out.append(self._out(start, e, {"toolCallId": call, "toolCallName": name}, _REPLY))
+        out.append(self._out(start, e, {"toolCallId": ag, "toolCallName": name}, _REPLY))
+        early = run.pending.pop(call, None)
+        if early:  # AgentScope Java's fragments before the call's name (wrapped): the client's arguments begin so
+            out.append({"type": "TOOL_CALL_ARGS", "toolCallId": ag, "delta": "".join(early), **_implicit()})
+            run.calls[call] = True
         signature = e.get("thoughtSignature")
         if isinstance(signature, str):
-            value: dict[str, Any] = {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": call}
+            value: dict[str, Any] = {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": ag}
             value["encryptedValue"] = signature
             value["metadata"] = dict(_IMPLICIT_META)
             out.append(value)
@@ -484,11 +516,27 @@ class AGUIEncoder:
     def _tool_call_delta(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         run = self._run
         call, delta = e.get("toolCallId"), e.get("delta")
-        if run is None or call not in run.calls or not isinstance(delta, str):
-            return self._wrap(e)
+        if run is None or not isinstance(delta, str) or (call not in run.calls and call not in run.ended):
+            wrapped = self._wrap(e)
+            if self._run is not None and isinstance(delta, str) and _str(call) and call not in self._run.calls:
+                self._run.pending.setdefault(call, []).append(delta)  # (sent when the call starts)
+            return wrapped
+        out: list[dict[str, Any]] = []
+        if call not in run.calls:  # AgentScope Java's next fragment of a call it ended: the call goes on
+            restart = {
+                "type": "TOOL_CALL_START",
+                "toolCallId": run.ids.get(call, call),
+                "toolCallName": run.names[call],
+            }
+            if run.last_text is not None:
+                restart["parentMessageId"] = run.last_text
+            restart["metadata"] = dict(_IMPLICIT_META)
+            out.append(restart)
         run.calls[call] = True
-        derived = {"toolCallId": call, "delta": delta}
-        return [self._out({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": delta}, e, derived, _REPLY)]
+        ag = run.ids.get(call, call)
+        derived = {"toolCallId": ag, "delta": delta}
+        out.append(self._out({"type": "TOOL_CALL_ARGS", "toolCallId": ag, "delta": delta}, e, derived, _REPLY))
+        return out
 
     def _tool_call_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         run = self._run
@@ -497,10 +545,12 @@ class AGUIEncoder:
             return self._wrap(e)
         out: list[dict[str, Any]] = []
         args = e.get("input")
+        ag = run.ids.get(call, call)
+        run.ended.add(call)
         if not run.calls.pop(call) and isinstance(args, Mapping):  # no deltas: the arguments from the input
             text = orjson.dumps(args).decode()
-            out.append({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": text, "metadata": dict(_IMPLICIT_META)})
-        out.append(self._out({"type": "TOOL_CALL_END", "toolCallId": call}, e, {"toolCallId": call}, _REPLY))
+            out.append({"type": "TOOL_CALL_ARGS", "toolCallId": ag, "delta": text, "metadata": dict(_IMPLICIT_META)})
+        out.append(self._out({"type": "TOOL_CALL_END", "toolCallId": ag}, e, {"toolCallId": ag}, _REPLY))
         return out
 
     def _tool_result_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -510,9 +560,10 @@ class AGUIEncoder:
             return self._wrap(e)
         parts = run.results.pop(call)
         content: Any = "".join(parts) if all(isinstance(p, str) for p in parts) else [_part_out(p) for p in parts]
-        result = {"type": "TOOL_CALL_RESULT", "messageId": self._fresh(f"{call}-result"), "toolCallId": call}
+        ag = run.ids.get(call, call)
+        result = {"type": "TOOL_CALL_RESULT", "messageId": self._fresh(f"{ag}-result"), "toolCallId": ag}
         result.update(content=content, role="tool")
-        out = self._out(result, e, {"toolCallId": call, "state": "success"}, _REPLY)
+        out = self._out(result, e, {"toolCallId": ag, "state": "success"}, _REPLY)
         out.setdefault("metadata", {})[IMPLICIT] = "end"  # start and deltas went before, wrapped
         return [out]
 
