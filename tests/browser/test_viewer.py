@@ -32,6 +32,7 @@ import orjson
 import pytest
 
 from agentmsg import encode_sse, reduce_events, reduce_stream
+from agentmsg.ui import agui, ai_sdk
 from tests._support.events import TEXT_CASES
 from tests._support.jsclient import same_json
 from tests._support.procs import stop
@@ -169,6 +170,52 @@ def test_agentmsg_serve_on_recorded_java_streams(visit: Visit, path: Path, drop_
     _check(result, events, drop_every)
     assert [m.to_dict() for m in reduce_stream(path.read_bytes())] == [m.to_dict() for m in reduce_events(events)]
     assert shot.stat().st_size > 10_000
+
+
+def _agui_of(events: list[Any]) -> list[Any]:
+    """The AG-UI events the endpoint sends for ``events`` (``?protocol=ag-ui``)."""
+    encoder = agui.PROTOCOL.encoder()
+    out = [x for e in events for x in encoder.feed(e)]
+    return out + encoder.close()
+
+
+@pytest.mark.parametrize("path", JAVA, ids=lambda p: p.stem)
+def test_the_viewer_renders_an_ag_ui_stream(visit: Visit, path: Path) -> None:
+    """``/?protocol=ag-ui``: the page reads the endpoint's AG-UI stream and decodes it with @agentmsg/client's
+    AGUIDecoder (tests/jsclient/test_agui.py: Python's, rule for rule): the messages are the ones the AgentEvents
+    reduce to, and the ones Python's AG-UI decoder gives."""
+    events = _events_of(path)
+    with _serve_cli(path, None) as url:
+        result = visit(url + "?protocol=ag-ui", screenshot=OUT / f"viewer-ag-ui-{path.stem}.png")
+    assert result["state"] == "done", result
+    assert result["pageErrors"] == [] and result["cspViolations"] == [] and result["console"] == [], result
+    sent = _agui_of(events)
+    assert result["events"] == len(sent), "every AG-UI event arrives once"
+    assert [r["lastEventId"] for r in result["eventRequests"]] == [None]
+    decoder = agui.PROTOCOL.decoder()
+    python = _expected([x for e in sent for x in decoder.feed(e)] + decoder.close())
+    assert same_json(result["messages"], python), (result["messages"], python)
+    assert same_json(result["messages"], _expected(events))
+    assert result["cards"] == len(python)
+
+
+@pytest.mark.parametrize("path", JAVA, ids=lambda p: p.stem)
+def test_the_viewer_renders_an_ai_sdk_stream(visit: Visit, path: Path) -> None:
+    """``/?protocol=ai-sdk``: the page reads the endpoint's UI message stream (what useChat reads) and decodes it
+    with @agentmsg/client's AiSdkDecoder (tests/jsclient/test_aisdk.py: Python's, rule for rule): the messages are
+    the ones the AgentEvents reduce to, and the ones Python's decoder gives."""
+    events = _events_of(path)
+    with _serve_cli(path, None) as url:
+        result = visit(url + "?protocol=ai-sdk", screenshot=OUT / f"viewer-ai-sdk-{path.stem}.png")
+    assert result["state"] == "done", result
+    assert result["pageErrors"] == [] and result["cspViolations"] == [] and result["console"] == [], result
+    sent = ai_sdk.encode(events)
+    assert result["events"] == len(sent), "every chunk arrives once ([DONE] not counted)"
+    assert [r["lastEventId"] for r in result["eventRequests"]] == [None]
+    python = _expected(ai_sdk.decode(sent))
+    assert same_json(result["messages"], python), (result["messages"], python)
+    assert same_json(result["messages"], _expected(events))
+    assert result["cards"] == len(python)
 
 
 def test_agentmsg_serve_on_an_sse_file(visit: Visit, tmp_path: Path) -> None:

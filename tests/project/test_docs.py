@@ -245,6 +245,19 @@ def _agui(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert [m.to_dict() for m in ns["messages"]] == [msg.to_dict()]
 
 
+def _ai_sdk(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ai-sdk.md: a reply's events as UI chunks, as the response body, and back: the same message."""
+    from agentmsg import AssistantMessage, reduce_events
+
+    msg = AssistantMessage(["Paris is sunny."], id="m1")
+    ns["events"] = emit_events(msg)
+    run_block(ns)
+    assert ns["chunks"][0] == {"type": "start", "messageId": "m1"} or ns["chunks"][1]["type"] == "start"
+    assert ns["body"].endswith(b"data: [DONE]\n\n")
+    assert [m.to_dict() for m in reduce_events(ns["events"])] == [msg.to_dict()]
+    assert ns["enc"].feed(ns["events"][0]) and ns["dec"].strict
+
+
 def run_block(ns: dict[str, Any]) -> None:
     exec(ns.pop("source"), ns)
 
@@ -267,6 +280,7 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("context.md", "cut.diagnostics", _trim),
     ("context.md", "def summarize(", _trim_summary),
     ("ag-ui.md", 'get("ag-ui").encoder()', _agui),
+    ("ai-sdk.md", "ai_sdk.encode_sse(events)", _ai_sdk),
 ]
 PY_BLOCKS = [(p.name, i, b) for p in DOCS for i, b in enumerate(fenced(p, "python"))]
 

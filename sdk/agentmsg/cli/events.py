@@ -251,7 +251,11 @@ def _reduce_protocol(
     they are read and reduced. What the decoder says is reported as it comes (a pointer counts the protocol's
     events; the reducer's problems count the AgentEvents): what it left out as a note, a bad event as an error
     (``--strict``: the first one stops there). A line or SSE event that is not JSON counts as one event."""
-    decoder = ui.get(args.protocol).decoder(strict=args.strict)
+    protocol = ui.get(args.protocol)
+    decoder = protocol.decoder(strict=args.strict)
+    strip_end = getattr(protocol, "strip_end", None)  # a body's end marker that is no event (the AI SDK's [DONE])
+    if strip_end is not None:
+        chunks = strip_end(chunks)
 
     def unreadable(problem: Problem) -> None:
         if args.strict:

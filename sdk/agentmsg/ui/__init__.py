@@ -4,6 +4,7 @@ Protocols (:data:`PROTOCOLS`, :func:`get`, :func:`names`):
 
 * ``agentscope`` (:mod:`agentmsg.ui.agentscope`): agentmsg's own AgentEvents as they are, the default;
 * ``ag-ui`` (:mod:`agentmsg.ui.agui`): AG-UI 1.0 (CopilotKit and most agent UIs), docs/ag-ui.md.
+* ``ai-sdk`` (:mod:`agentmsg.ui.ai_sdk`): the Vercel AI SDK's UI message stream (``useChat``), docs/ai-sdk.md.
 
 The contract (:mod:`agentmsg.ui._protocol`), which every protocol module follows:
 
@@ -31,7 +32,7 @@ of them (``protocols=``), picking one per request with :func:`negotiate`.
 
 from __future__ import annotations
 
-from agentmsg.ui import agentscope, agui
+from agentmsg.ui import agentscope, agui, ai_sdk
 from agentmsg.ui._protocol import Decoder, Encoder, NotAcceptable, UIProtocol, negotiate
 
 __all__ = ["PROTOCOLS", "Decoder", "Encoder", "NotAcceptable", "UIProtocol", "detect", "get", "names", "negotiate"]
@@ -42,6 +43,7 @@ PROTOCOLS: dict[str, UIProtocol] = {
     for protocol in (
         agentscope.PROTOCOL,
         agui.PROTOCOL,
+        ai_sdk.PROTOCOL,
     )
 }  # fmt: skip
 
@@ -61,8 +63,10 @@ def get(name: str) -> UIProtocol:
 
 def detect(event: object) -> str | None:
     """The protocol a stream is in, from its first event: ``ag-ui`` for a ``type`` only AG-UI has (RUN_STARTED,
-    TEXT_MESSAGE_START, ...), None for anything else (agentmsg's own AgentEvents, or not an event)."""
+    TEXT_MESSAGE_START, ...), ``ai-sdk`` for a UI message chunk type (``start``, ``data-agentmsg``, ...), None for anything else (agentmsg's own AgentEvents, or not an event)."""
     kind = event.get("type") if isinstance(event, dict) else None
     if isinstance(kind, str) and kind in agui.TYPES:
         return agui.PROTOCOL.name
+    if isinstance(kind, str) and kind in ai_sdk.TYPES:
+        return ai_sdk.PROTOCOL.name
     return None

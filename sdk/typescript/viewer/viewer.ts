@@ -4,8 +4,8 @@
 // has ended, <body data-state="done"> and <pre id="messages-json"> holds the reduced messages (a JSON
 // array in the wire format). Works under a strict Content-Security-Policy: no inline script or style,
 // no eval; the DOM is built with textContent only.
-import { reduceSSE } from "../src/index.js";
-import type { Msg, Reducer } from "../src/index.js";
+import { AGUIDecoder, AiSdkDecoder, Reducer, reduceSSE, streamSSE } from "../src/index.js";
+import type { Msg } from "../src/index.js";
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 type Block = Record<string, Json>;
@@ -163,13 +163,50 @@ function schedule(): void {
   }
 }
 
+/** The page's protocol: `?protocol=ag-ui` reads the endpoint's AG-UI stream (what an AG-UI producer sends), decoded
+ * into AgentEvents by @agentmsg/client's AGUIDecoder; `?protocol=ai-sdk` its Vercel AI SDK UI message stream (what
+ * useChat reads), decoded by AiSdkDecoder; otherwise agentmsg's own events. */
+const asked = new URLSearchParams(location.search).get("protocol");
+const protocol = asked === "ag-ui" || asked === "ai-sdk" ? asked : "agentscope";
+
+/** AG-UI or the UI message stream: no end event (a closed connection ends it, so there is no resume; the UI message
+ * stream's `data: [DONE]` is its last frame) and each event's data is a protocol event, whose AgentEvents the reducer
+ * folds. What the decoder could not keep is counted as notes. */
+async function readProtocol(name: "ag-ui" | "ai-sdk"): Promise<Msg[]> {
+  const r = new Reducer();
+  const decoder = name === "ag-ui" ? new AGUIDecoder() : new AiSdkDecoder();
+  reducer = r;
+  const url = new URL(`events?protocol=${name}`, document.baseURI);
+  for await (const sse of streamSSE(url, { endEvent: null, errorEvent: null, idleTimeout: 45_000 })) {
+    if (name === "ai-sdk" && sse.data === "[DONE]") break;
+    events++;
+    if (sse.problem) {
+      r.feedUnreadable(sse.problem.message, sse.problem.rule);
+    } else {
+      let data: Json;
+      try {
+        data = JSON.parse(sse.data);
+      } catch {
+        r.feedUnreadable(`a ${name} event that is not JSON`, "json");
+        continue;
+      }
+      for (const e of decoder.feed(data)) r.feed(e);
+    }
+    schedule();
+  }
+  for (const e of decoder.close()) r.feed(e);
+  document.body.dataset.notes = String(decoder.notes.length);
+  return r.finish();
+}
+
 async function main(): Promise<void> {
   document.body.dataset.state = "streaming";
   document.body.dataset.events = "0";
   document.body.dataset.reconnects = "0";
   document.body.dataset.restarts = "0";
+  document.body.dataset.protocol = protocol;
   // agentmsg's own events, whatever protocol `agentmsg serve --protocol` makes the endpoint's default.
-  const messages = await reduceSSE(new URL("events?protocol=agentscope", document.baseURI), {
+  const messages = protocol !== "agentscope" ? await readProtocol(protocol) : await reduceSSE(new URL("events?protocol=agentscope", document.baseURI), {
     retry: { initialDelay: 200, maxDelay: 5000 },
     // The endpoint sends a keepalive after 15 s of silence: a connection silent three times that long is dead
     // (a laptop's sleep, a network change), and the page resumes on a new one.

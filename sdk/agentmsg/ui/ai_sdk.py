@@ -1,0 +1,1365 @@
+"""The Vercel AI SDK's UI message stream (``ai`` 5-7, what ``useChat`` reads), both ways.
+
+:class:`AiSdkEncoder` turns AgentEvents into UI message chunks (``start``, ``start-step``, ``text-delta``,
+``tool-input-available``, ``finish``, ...) and :class:`AiSdkDecoder` turns UI chunks back into AgentEvents, so
+that a UI stream reduces with the one :class:`~agentmsg.Reducer` to the message its AgentEvents reduce to.
+docs/ai-sdk.md has the mapping, chunk by chunk, both ways.
+
+What the UI stream has no chunk for is never dropped silently:
+
+* An AgentEvent, or a key of one, that no chunk carries (the AGENT_RESULT, HITL events, usage, a thinking
+  signature, a tool call's state and metadata, ...) rides on a *transient* ``data-agentmsg`` chunk: the AI SDK's
+  reader hands it to ``onData`` and leaves it out of the UIMessage, and :class:`AiSdkDecoder` puts it back. A
+  ``data-agentmsg`` chunk holds either ``{"event": {...}}`` (a whole event, without its id) or ``{"rest": TYPE,
+  "fields": {...}}`` (the keys of the next event of that type the chunks after it do not carry). The encoder
+  notes each once per stream (rule ``ui-wrapped``).
+* A chunk or key of a UI stream agentmsg has no place for (``source-document``, ``custom``, ``steering-message``,
+  ``messageMetadata`` of another producer, ``providerMetadata``, ``citations``, preliminary tool outputs, ...) is
+  noted by the decoder, once per stream and kind (rule ``ui-not-kept``).
+* Event envelopes: ``id`` has no counterpart (the decoder mints ids, ``<prefix><n>``); ``createdAt`` is carried
+  for AGENT_START (the message's timestamp) and whole events only, the decoder stamps the others with its clock.
+
+Bad input raises :class:`~agentmsg.ValidationError` naming the JSON pointer (``/<index of the chunk or event
+fed>/<key>``) and the rule, as the AI SDK's reader refuses a chunk its schema refuses.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Final
+
+import orjson
+
+from agentmsg._codec.jsontext import parse_arguments
+from agentmsg._codec.timestamps import event_now
+from agentmsg.errors import Problem, ValidationError
+from agentmsg.events._dedupe import DedupeWindow
+from agentmsg.ui._protocol import sse_frame
+
+NAME: Final = "ai-sdk"
+#: what an ``Accept`` header asks for this protocol by (the AI SDK defines none, and its client sends no Accept of its
+#: own: point useChat at ``?protocol=ai-sdk``, or serve it as the default, ``agentmsg serve --protocol ai-sdk``); the
+#: response is ``text/event-stream``
+MEDIA_TYPE: Final = "application/vnd.ai-sdk.ui-message-stream+json"
+#: the headers the AI SDK's ``createUIMessageStreamResponse`` sends (``UI_MESSAGE_STREAM_HEADERS``)
+RESPONSE_HEADERS: Final = (
+    ("content-type", "text/event-stream"),
+    ("cache-control", "no-cache"),
+    ("connection", "keep-alive"),
+    ("x-vercel-ai-ui-message-stream", "v1"),
+    ("x-accel-buffering", "no"),
+)
+#: what the stream ends with (``JsonToSseTransformStream``)
+DONE_FRAME: Final = b"data: [DONE]\n\n"
+#: the chunk type of what only agentmsg reads (transient: never part of a UIMessage)
+CARRIER: Final = "data-agentmsg"
+CARRIED_RULE: Final = "ui-wrapped"
+NOT_KEPT_RULE: Final = "ui-not-kept"
+ERROR_EVENT: Final = "agentmsg.error"
+#: CUSTOM events sent as transient data chunks: what a UI need not keep in the message
+TRANSIENT_CUSTOM: Final = frozenset({"agentmsg.problem", "agentmsg.not-kept"})
+#: Java's placeholder tool names (docs/events.md rule 3): a call so named gets its real name later
+PLACEHOLDER_NAMES: Final = frozenset({"__fragment__", "__pending__"})
+_ENVELOPE = frozenset({"type", "id", "createdAt"})
+
+#: generate reason (metadata ``agentscope_generate_reason``) -> ``finishReason``
+FINISH_REASONS: Final = {
+    "MODEL_STOP": "stop",
+    "STRUCTURED_OUTPUT": "stop",
+    "TOOL_CALLS": "tool-calls",
+    "TOOL_SUSPENDED": "tool-calls",
+    "PERMISSION_ASKING": "tool-calls",
+    "INTERRUPTED": "interrupted",
+}
+#: a provider's raw finish reason (MODEL_CALL_END ``metadata.finishReason``, lowercased) -> ``finishReason``
+RAW_FINISH_REASONS: Final = {
+    "length": "length",
+    "max_tokens": "length",
+    "max_output_tokens": "length",
+    "content_filter": "content-filter",
+    "safety": "content-filter",
+    "refusal": "content-filter",
+}
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def frame(chunk: Mapping[str, Any], position: int = 0) -> bytes:
+    """One chunk as the AI SDK writes it: ``data: <JSON>`` and a blank line (no ``id:`` or ``event:`` line: the
+    stream is not resumable by ``Last-Event-ID``)."""
+    return sse_frame(chunk, None)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# AgentEvents -> UI chunks
+
+
+#: events that open no reply when they come outside one
+_NO_REPLY: Final = frozenset({"AGENT_START", "AGENT_END", "SUBAGENT_EXPOSED"})
+#: a carrier saying that the chunk after it is for the UI only: the decoder makes no event of it
+_UI_ONLY: Final = {"type": CARRIER, "data": {"uiOnly": True}, "transient": True}
+
+_EventEncoder = Callable[["AiSdkEncoder", dict[str, Any], int], list[dict[str, Any]]]
+
+
+def _is_plain_id(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+class AiSdkEncoder:
+    """AgentEvents (dicts) -> UI message chunks (dicts), for one stream (it keeps what is open)."""
+
+    def __init__(self) -> None:
+        self.notes: list[Problem] = []
+        self._noted: set[str] = set()
+        self._count = 0
+        self._reply: Any = None  # the replyId the decoder will give events (AGENT_START's, then each model call's)
+        self._started = False  # a ``start`` chunk was sent for the open reply
+        self._step_open = False
+        self._text: set[str] = set()
+        self._reasoning: set[str] = set()
+        self._calls: dict[str, dict[str, Any]] = {}  # open tool calls: name, text so far, chunks held, started
+        self._known_calls: dict[str, str] = {}  # call id -> tool name, every call started in the stream
+        self._results: dict[str, list[dict[str, Any]]] = {}  # open tool results: their events, held to the END
+        self._data: dict[str, list[dict[str, Any]]] = {}  # data blocks built from deltas: their events
+        self._generate_reason: str | None = None
+        self._raw_finish: str | None = None
+        self._errored = False
+        self._usage: dict[str, Any] = {}
+        self._model: str | None = None
+        self._done = False
+        self._implicit = False  # the open reply is an implicit one (no AGENT_START)
+        self._message_id: str | None = None  # the UIMessage's id
+        self._window = DedupeWindow(4096)  # the reducer's: a replayed event is not sent twice
+
+    # -- notes and carrying ----------------------------------------------------------------------------------
+    def _note(self, key: str, message: str, rule: str = CARRIED_RULE) -> None:
+        if key not in self._noted:
+            self._noted.add(key)
+            self.notes.append(Problem(f"/{self._count}", rule, message))
+
+    def _order(self, message: str) -> None:
+        """An event out of order that the encoder puts in order, as the reducer would (its rule ``order``): the
+        UI stream is valid, the reducer of the decoded events then has nothing to say."""
+        self.notes.append(Problem(f"/{self._count}", "order", message))
+
+    def _whole(self, event: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """An event no chunk stands for, carried whole on a transient data chunk (without its id)."""
+        kind = event.get("type")
+        if isinstance(kind, str) and kind in _ENCODERS:
+            self._note(f"whole:{kind}", f"{kind} has no UI chunk: carried on a transient {CARRIER} chunk")
+        carried = {k: v for k, v in event.items() if k != "id"}
+        return [{"type": CARRIER, "data": {"event": carried}, "transient": True}]
+
+    def _rest(
+        self, event: Mapping[str, Any], carried: Iterable[str], chunks: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """``chunks``, preceded by a carrier of the keys of ``event`` they do not carry (if any)."""
+        skip = _ENVELOPE.union(carried)
+        fields = {k: v for k, v in event.items() if k not in skip}
+        if fields.get("replyId", self._reply) == self._reply:
+            fields.pop("replyId", None)
+        elif "replyId" in fields:
+            self._reply = fields["replyId"]  # the decoder's too: a replyId carried sticks
+        if not fields:
+            return chunks
+        kind = event["type"]
+        self._note(
+            f"rest:{kind}:{','.join(sorted(fields))}",
+            f"{kind} {', '.join(sorted(fields))}: no UI chunk field; carried on a transient {CARRIER} chunk",
+        )
+        return [{"type": CARRIER, "data": {"rest": kind, "fields": fields}, "transient": True}, *chunks]
+
+    # -- the API ---------------------------------------------------------------------------------------------
+    def feed(self, event: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The chunks for one more event (none, one or several). It never raises: an event it cannot translate
+        (not an object, an unknown type, without the id a block or call needs) is a note with the rule the reducer
+        reports it by, and is carried whole when it is an object, so the reducer of the decoded stream says the
+        same."""
+        index = self._count
+        try:
+            if self._done:
+                self.notes.append(Problem(f"/{index}", "order", "an event after the stream ended: not sent"))
+                return []
+            if not isinstance(event, Mapping):
+                self.notes.append(
+                    Problem(f"/{index}", "type", f"not an event object ({type(event).__name__}): not sent")
+                )
+                return []
+            kind = event.get("type")
+            if not isinstance(kind, str) or kind not in _ENCODERS:
+                rule = "enum" if isinstance(kind, str) else ("required" if kind is None else "type")
+                self.notes.append(Problem(f"/{index}/type", rule, f"{kind!r} is no AgentEvent type: carried as it is"))
+                return self._whole(event)
+            event_id = event.get("id")
+            if isinstance(event_id, str) and self._window.seen(event_id):
+                return []  # a repeat, which the reducer ignores (docs/events.md rule 9)
+            if event.get("source") is not None:  # a subagent's event: not part of this message
+                return self._whole(event)
+            ev = dict(event)
+            # an event that needs a reply, outside one, opens an implicit reply (docs/events.md rule 1)
+            opens = kind not in _NO_REPLY and (kind != "CUSTOM" or ev.get("name") == ERROR_EVENT)
+            before = self._open_start(ev) if opens else []
+            try:
+                return before + _ENCODERS[kind](self, ev, index)
+            except ValidationError as exc:  # a key the chunks need is missing or of the wrong type
+                self.notes.extend(exc.problems)
+                return before + self._whole(event)
+        finally:
+            self._count += 1
+
+    def close(self) -> list[dict[str, Any]]:
+        """The end of the stream: what is still held (a tool result or data block never ended is carried whole,
+        so that the decoder's reply is cut where this one was)."""
+        out: list[dict[str, Any]] = []
+        for events in [*self._results.values(), *self._data.values()]:
+            for ev in events[1:]:  # (their STARTs were carried at their place)
+                out += self._whole(ev)
+        self._results.clear()
+        self._data.clear()
+        out += self._finish_calls(ended_only=True)
+        if self._started and self._implicit and not self._step_open and not self._calls:
+            # an implicit reply the stream ended after its model calls: complete, its UI message finished too
+            # (a carrier tells the decoder that this ``finish`` stands for no AGENT_END)
+            out += [_UI_ONLY]
+            out.append(self._finish_chunk())
+        self._done = True
+        return out
+
+    def fail(self, message: str) -> list[dict[str, Any]]:
+        """The event source failed: what :meth:`close` gives, then an ``error`` chunk (the AI SDK's way to say
+        it; the decoder reads it as a CUSTOM ``agentmsg.error``, which the reducer keeps in ``agentmsg_errors``)."""
+        if self._done:
+            return []
+        return [*self.close(), {"type": "error", "errorText": message}]
+
+    # -- helpers ----------------------------------------------------------------------------------------------
+    def _require(self, event: Mapping[str, Any], index: int, key: str, kind: type = str) -> Any:
+        value = event.get(key)
+        if value is None:
+            raise ValidationError.single(f"/{index}", "required", f"{event['type']} needs {key!r}")
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValidationError.single(f"/{index}/{key}", "type", f"{key} must be a {kind.__name__}")
+        return value
+
+    def _open_start(self, ev: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Events outside AGENT_START ... AGENT_END form an implicit reply (docs/events.md rule 1), named after
+        the first model call's replyId: a ``start`` with that id for the UI, after a transient carrier that tells
+        the decoder it stands for no AGENT_START."""
+        if self._started:
+            return []
+        self._started = True
+        start: dict[str, Any] = {"type": "start"}
+        if ev.get("type") == "MODEL_CALL_START" and _is_plain_id(ev.get("replyId")):
+            start["messageId"] = self._message_id = ev["replyId"]
+        self._implicit = True
+        self._note("implicit", f"an implicit reply: its start is carried on a transient {CARRIER} chunk")
+        if isinstance(ev.get("id"), str):  # it names the reply when nothing else does (docs/events.md rule 8)
+            return [{"type": CARRIER, "data": {"uiOnly": True, "opener": ev["id"]}, "transient": True}, start]
+        return [_UI_ONLY, start]
+
+    def _close_open_parts(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = [{"type": "text-end", "id": i} for i in self._text]
+        out += [{"type": "reasoning-end", "id": i} for i in self._reasoning]
+        self._text.clear()
+        self._reasoning.clear()
+        return out
+
+    # -- reply and model calls ---------------------------------------------------------------------------------
+    def _agent_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        self._implicit = False
+        self._reply = ev.get("replyId")
+        self._started = True
+        self._generate_reason = self._raw_finish = self._model = None
+        self._errored = False
+        self._usage = {}
+        start: dict[str, Any] = {"type": "start"}
+        self._message_id = None
+        if _is_plain_id(self._reply):
+            start["messageId"] = self._message_id = self._reply
+        # the reply's createdAt is the message's timestamp: carried too
+        rest = {k: v for k, v in ev.items() if k not in ("type", "id", "replyId")}
+        if not _is_plain_id(self._reply):
+            if "replyId" in ev:
+                rest["replyId"] = self._reply
+            if isinstance(ev.get("id"), str):  # the reply's fallback id is made of it (docs/events.md rule 8)
+                rest["id"] = ev["id"]
+        self._note("rest:AGENT_START", f"AGENT_START {', '.join(sorted(rest))}: carried on a transient {CARRIER} chunk")
+        return [{"type": CARRIER, "data": {"rest": "AGENT_START", "fields": rest}, "transient": True}, start]
+
+    def _agent_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        if not self._started:  # no reply open: the reducer ignores it (rule order); carried as it is
+            return self._whole(ev)
+        out = self._close_open_parts()
+        out += self._finish_calls()
+        if self._step_open:
+            self._step_open = False
+            out.append({"type": "finish-step"})
+        out.append(self._finish_chunk())
+        self._started = False
+        out = self._rest(ev, (), out)
+        self._reply = None  # events after the reply are outside it (the decoder forgets it at ``finish`` too)
+        return out
+
+    def _finish_chunk(self) -> dict[str, Any]:
+        """``finish``: the reason, and as ``messageMetadata`` the reply's usage (summed over its model calls) and
+        model, what a UI shows of a reply (they merge into the UIMessage's ``metadata``)."""
+        finish: dict[str, Any] = {"type": "finish", "finishReason": self._finish_reason()}
+        meta: dict[str, Any] = {}
+        if self._usage:
+            meta["usage"] = self._usage
+        if self._model:
+            meta["model"] = self._model
+        if meta:
+            finish["messageMetadata"] = meta
+        return finish
+
+    def _finish_reason(self) -> str:
+        if self._errored:
+            return "error"
+        reason = self._generate_reason or "MODEL_STOP"
+        if reason == "MODEL_STOP" and self._raw_finish is not None:
+            return RAW_FINISH_REASONS.get(self._raw_finish.lower(), "stop")
+        return FINISH_REASONS.get(reason, "other")
+
+    def _model_call_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        out = self._open_start(ev) + self._finish_calls()
+        if self._step_open:
+            out += self._close_open_parts()
+            out.append({"type": "finish-step"})
+        self._step_open = True
+        if isinstance(ev.get("modelName"), str):
+            self._model = ev["modelName"]
+        out.append({"type": "start-step"})
+        return self._rest(ev, (), out)
+
+    def _model_call_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        out = self._open_start(ev)
+        usage = ev.get("usage")
+        if isinstance(usage, dict):
+            for key, value in usage.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+                    self._usage[key] = self._usage.get(key, 0) + value
+        meta = ev.get("metadata")
+        if isinstance(meta, dict):
+            if isinstance(meta.get("finishReason"), str):
+                self._raw_finish = meta["finishReason"]
+            if isinstance(meta.get("model"), str):
+                self._model = meta["model"]
+            out += _sources(meta.get("grounding"))
+        # the calls of this model call end with it (docs/events.md rule 3)
+        out += self._finish_calls()
+        if self._step_open:
+            self._step_open = False
+            out += self._close_open_parts()
+            out.append({"type": "finish-step"})
+        else:  # a model call end without its start: the decoder needs a step to end
+            out += [{"type": "start-step"}, {"type": "finish-step"}]
+        return self._rest(ev, (), out)
+
+    # -- text and thinking --------------------------------------------------------------------------------------
+    # -- media ---------------------------------------------------------------------------------------------------
+    def _data_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        block_id = self._require(ev, index, "blockId")
+        out = self._open_start(ev)
+        block = ev.get("block")
+        if isinstance(block, dict):
+            chunk = _file_chunk(block)
+            if chunk is not None:
+                self._data.pop(block_id, None)
+                fields = {k: v for k, v in ev.items() if k not in _ENVELOPE}
+                if fields.get("replyId") == self._reply:
+                    fields.pop("replyId")
+                if _block_of_file(chunk) == block:
+                    fields.pop("block")
+                self._note("rest:DATA_BLOCK_START", f"DATA_BLOCK_START blockId: carried on a transient {CARRIER} chunk")
+                carrier = {"type": CARRIER, "data": {"rest": "DATA_BLOCK_START", "fields": fields}, "transient": True}
+                self._data[block_id] = []  # its END follows
+                return [*out, carrier, chunk]
+        self._data[block_id] = [ev]
+        return [*out, *self._whole(ev)]
+
+    def _data_delta(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        block_id = self._require(ev, index, "blockId")
+        held = self._data.get(block_id)
+        if held is None or not held:  # not open (or delivered whole): the reducer says it; carried as it is
+            return self._whole(ev)
+        held.append(ev)
+        return []
+
+    def _data_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        block_id = self._require(ev, index, "blockId")
+        held = self._data.pop(block_id, None)
+        if held is None:
+            return self._whole(ev)
+        if not held:  # a whole block, sent at its START: its END has no chunk
+            return self._whole(ev)
+        start, deltas = held[0], held[1:]
+        joined = "".join(d["delta"] for d in deltas if isinstance(d.get("delta"), str))
+        plain = {*_ENVELOPE, "replyId", "blockId", "delta"}
+        if any(not isinstance(d.get("delta"), str) or set(d) - plain for d in deltas) or not _is_base64(joined):
+            # what the reducer must judge delta by delta: carried as it came
+            out: list[dict[str, Any]] = []
+            for e in (*deltas, ev):
+                out += self._whole(e)
+            return out
+        media = start.get("mediaType") if isinstance(start.get("mediaType"), str) else "application/octet-stream"
+        chunk = {"type": "file", "mediaType": media, "url": f"data:{media};base64,{joined}"}
+        fields = {"blockId": block_id, **self._extra(ev, ("blockId",))}
+        carrier = {"type": CARRIER, "data": {"rest": "DATA_BLOCK", "fields": fields}, "transient": True}
+        return [carrier, chunk]
+
+    # -- tool calls --------------------------------------------------------------------------------------------
+    # A call's final chunk (tool-input-available / -error) is sent when the call can no longer go on: at the end of
+    # its model call, of the reply or of the stream, or when its result comes. Its TOOL_CALL_END alone does not end
+    # it: AgentScope Java ends every open call when another call's chunk arrives and goes on with it at its next
+    # chunk, which the reducer reads as one call (docs/events.md rule 3), and so must the UI.
+    def _held(
+        self, call: dict[str, Any], ev: Mapping[str, Any], chunks: list[dict[str, Any]]
+    ) -> list[dict[str, Any]] | None:
+        """A call whose name is still a Java placeholder has no UI part yet (``tool-input-start`` needs the name):
+        its events are carried whole at their place (the block keeps its place for the reducer) and its UI chunks
+        held until a START names it or it is finished, then sent for the UI only. None: the call is named."""
+        if call["name"] not in PLACEHOLDER_NAMES:
+            return None
+        call["held"] += chunks
+        return self._whole(ev)
+
+    @staticmethod
+    def _ui_only(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [x for chunk in chunks for x in (_UI_ONLY, chunk)]
+
+    def _open_call(self, call_id: str, ev: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """A new call and its ``tool-input-start`` (held while its name is a placeholder: then [])."""
+        name = ev.get("toolCallName")
+        name = name if isinstance(name, str) else "__pending__"
+        call = {"name": name, "text": "", "held": [], "end": None, "reply": ev.get("replyId", self._reply)}
+        self._calls[call_id] = call
+        self._known_calls[call_id] = name
+        chunk = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
+        if name in PLACEHOLDER_NAMES:
+            call["held"].append(chunk)
+            return call, []
+        return call, [chunk]
+
+    def _name_call(self, call: dict[str, Any], call_id: str, name: Any) -> list[dict[str, Any]]:
+        if call["name"] in PLACEHOLDER_NAMES and isinstance(name, str) and name not in PLACEHOLDER_NAMES:
+            call["name"] = self._known_calls[call_id] = name
+            held: list[dict[str, Any]] = call["held"]
+            call["held"] = []
+            for chunk in held:
+                if "toolName" in chunk:
+                    chunk["toolName"] = name
+            return self._ui_only(held)
+        return []
+
+    def _going_on(self, call_id: str, ev: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """The call a START or delta continues: one ended in the same model call goes on; one ended in another
+        model call is finished, and the event starts a new call."""
+        call = self._calls.get(call_id)
+        if call is None or call["end"] is None:
+            return call, []
+        if ev.get("replyId", self._reply) == call["reply"]:
+            call["end"] = None
+            return call, []
+        return None, self._finish_call(call_id)
+
+    def _finish_call(self, call_id: str) -> list[dict[str, Any]]:
+        """The call's final chunk, after what it still held: ``tool-input-available`` with its input (the END's, or
+        its arguments parsed as the reducer parses them), ``tool-input-error`` when they are no JSON object."""
+        call = self._calls.pop(call_id)
+        out = self._ui_only(call["held"])
+        end = call["end"] or {}
+        name = call["name"]
+        keep: list[str] = ["toolCallId", "toolCallName"]
+        given = end.get("input")
+        chunk: dict[str, Any]
+        if isinstance(given, dict):
+            keep.append("input")
+            chunk = {"type": "tool-input-available", "toolCallId": call_id, "toolName": name, "input": given}
+        else:  # no arguments at all are {} to the reducer, not an error
+            parsed, error = _parse_arguments(call["text"]) if call["text"] else ({}, None)
+            if error is None:
+                chunk = {"type": "tool-input-available", "toolCallId": call_id, "toolName": name, "input": parsed}
+            else:
+                chunk = {
+                    "type": "tool-input-error",
+                    "toolCallId": call_id,
+                    "toolName": name,
+                    "input": call["text"],
+                    "errorText": error,
+                }
+        if not end:  # the model call or the reply ended it (the reducer ends it there too)
+            return [*out, chunk]
+        if end.get("toolCallName", name) != name:
+            keep.remove("toolCallName")
+        return out + self._rest(end, keep, [chunk])
+
+    def _finish_calls(self, *, ended_only: bool = False) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for call_id, call in list(self._calls.items()):
+            if call["end"] is not None or not ended_only:
+                out += self._finish_call(call_id)
+            else:  # cut while it streamed: what it held, nothing more
+                out += self._ui_only(self._calls.pop(call_id)["held"])
+        return out
+
+    def _tool_call_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        call_id = self._require(ev, index, "toolCallId")
+        out = self._open_start(ev)
+        call, finished = self._going_on(call_id, ev)
+        out += finished
+        if call is not None:  # a second START (or one going on): carried as it is; it may name a placeholder call
+            return [*out, *self._whole(ev), *self._name_call(call, call_id, ev.get("toolCallName"))]
+        call, chunks = self._open_call(call_id, ev)
+        if not chunks:  # a placeholder name
+            return out + self._whole(ev)
+        return out + self._rest(ev, ("toolCallId", "toolCallName"), chunks)
+
+    def _tool_call_delta(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        call_id = self._require(ev, index, "toolCallId")
+        text = self._require(ev, index, "delta")
+        out = self._open_start(ev)
+        call, finished = self._going_on(call_id, ev)
+        out += finished
+        name = ev.get("toolCallName")
+        if call is None:
+            call, chunks = self._open_call(call_id, ev)
+            out += chunks
+        else:
+            out += self._name_call(call, call_id, name)
+        call["text"] += text
+        chunk = {"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": text}
+        held = self._held(call, ev, [chunk])
+        if held is not None:
+            return out + held
+        keep = (
+            ("toolCallId", "delta") if name is None or name == call["name"] else ("toolCallId", "delta", "toolCallName")
+        )
+        return out + self._rest(ev, keep, [chunk])
+
+    def _tool_call_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        call_id = self._require(ev, index, "toolCallId")
+        call = self._calls.get(call_id)
+        if call is None or call["end"] is not None:
+            return self._whole(ev)  # the reducer ignores it (or starts the call): carried as it came
+        out = self._name_call(call, call_id, ev.get("toolCallName"))
+        call["end"] = ev
+        return out
+
+    # -- tool results ------------------------------------------------------------------------------------------
+    def _tool_result_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        call_id = self._require(ev, index, "toolCallId")
+        if call_id in self._results or call_id not in self._known_calls:
+            # a second START (the reducer ignores it), or a result of a call this stream never showed (the AI SDK's
+            # reader refuses an output for a call it does not know): carried as it came, with what follows
+            return self._whole(ev)
+        self._results[call_id] = [ev]
+        # carried at its place, so that the result block keeps its place among the blocks (rule 2)
+        return self._whole(ev)
+
+    def _tool_result_delta(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        call_id = self._require(ev, index, "toolCallId")
+        held = self._results.get(call_id)
+        if held is None:
+            return self._whole(ev)
+        held.append(ev)
+        return []
+
+    def _extra(self, event: Mapping[str, Any], carried: Iterable[str]) -> dict[str, Any]:
+        skip = _ENVELOPE.union(carried)
+        out = {k: v for k, v in event.items() if k not in skip}
+        if out.get("replyId", self._reply) == self._reply:
+            out.pop("replyId", None)
+        elif "replyId" in out:
+            self._reply = out["replyId"]
+        return out
+
+    def _tool_result_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        call_id = self._require(ev, index, "toolCallId")
+        held = self._results.pop(call_id, None)
+        if held is None:
+            return self._whole(ev)
+        deltas = held[1:]
+        # the UI shows an output after its call's input
+        before = self._finish_call(call_id) if call_id in self._calls else []
+        output, exact = _result_output(deltas)
+        state = ev.get("state")
+        chunk: dict[str, Any]
+        if state == "error":
+            text = output if isinstance(output, str) else _dumps(output)
+            chunk, derived = {"type": "tool-output-error", "toolCallId": call_id, "errorText": text}, "error"
+        elif state == "denied" and not deltas:
+            chunk, derived = {"type": "tool-output-denied", "toolCallId": call_id}, "denied"
+        else:
+            chunk, derived = {"type": "tool-output-available", "toolCallId": call_id, "output": output}, "success"
+        name = self._known_calls[call_id]
+        fields: dict[str, Any] = {}
+        if not exact:
+            fields["deltas"] = [{k: v for k, v in d.items() if k != "id"} for d in deltas]
+        extra = self._extra(ev, ("toolCallId", "toolCallName", "state"))
+        if ev.get("toolCallName", name) != name:
+            extra["toolCallName"] = ev["toolCallName"]
+        if state != derived:
+            extra["state"] = state
+        if extra:
+            fields["end"] = extra
+        if fields:
+            self._note(
+                f"rest:TOOL_RESULT:{','.join(sorted(fields))}",
+                f"a tool result's {', '.join(sorted(fields))} (no UI chunk field): carried on a transient {CARRIER} chunk",
+            )
+            return [
+                *before,
+                {"type": CARRIER, "data": {"rest": "TOOL_RESULT", "fields": fields}, "transient": True},
+                chunk,
+            ]
+        return [*before, chunk]
+
+    # -- the rest -------------------------------------------------------------------------------------------------
+    def _custom(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        name = ev.get("name")
+        if name == ERROR_EVENT:
+            self._errored = True
+            value = ev.get("value")
+            text = value.get("message") if isinstance(value, dict) else None
+            error = {"type": "error", "errorText": text if isinstance(text, str) else _dumps(value)}
+            return self._open_start(ev) + self._rest(ev, ("name",), [error])
+        if not isinstance(name, str) or f"data-{name}" == CARRIER or "value" not in ev:
+            return self._whole(ev)
+        chunk: dict[str, Any] = {"type": f"data-{name}", "data": ev["value"]}
+        if name in TRANSIENT_CUSTOM:
+            chunk["transient"] = True
+        return self._open_start(ev) + self._rest(ev, ("name", "value"), [chunk])
+
+    def _request_stop(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        reason = ev.get("generateReason")
+        self._generate_reason = reason if isinstance(reason, str) else "MIDDLEWARE_STOP_REQUESTED"
+        return self._whole(ev)
+
+
+def _is_base64(text: str) -> bool:
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _parse_arguments(text: str) -> tuple[Any, str | None]:
+    """A tool call's argument text as the reducer judges it (docs/events.md rule 4)."""
+    _, value, error = parse_arguments(text)
+    return value, error
+
+
+def _result_output(deltas: list[dict[str, Any]]) -> tuple[Any, bool]:
+    """A tool result's output for ``tool-output-*``, as the reducer builds it (text deltas join into one text block
+    until a data delta, a whole block, comes; docs/events.md rule 5): its text when that is one text block, else
+    the blocks; and whether the decoder gets the same message back from it (one text delta of that text)."""
+    plain = {*_ENVELOPE, "replyId", "toolCallId", "toolCallName", "delta"}
+    blocks: list[Any] = []
+    joining = False
+    for d in deltas:
+        if d["type"] == "TOOL_RESULT_TEXT_DELTA" and isinstance(d.get("delta"), str):
+            if joining:
+                blocks[-1]["text"] += d["delta"]
+            else:
+                blocks.append({"type": "text", "text": d["delta"]})
+                joining = True
+        else:
+            blocks.append(d.get("data"))
+            joining = False
+    if not blocks:
+        return "", True
+    if len(blocks) == 1 and isinstance(blocks[0], dict) and blocks[0].get("type") == "text" and blocks[0]["text"]:
+        return blocks[0]["text"], all(d["type"] == "TOOL_RESULT_TEXT_DELTA" and set(d) <= plain for d in deltas)
+    return blocks, False
+
+
+def _sources(grounding: Any) -> list[dict[str, Any]]:
+    """``source-url`` chunks for the URLs a reply's grounding names (any object with a ``url`` or ``uri`` string,
+    and its ``title``): the UI shows them; the grounding itself rides with MODEL_CALL_END's metadata."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+
+    def walk(value: Any, depth: int) -> None:
+        if depth > 32:
+            return
+        if isinstance(value, dict):
+            url = value.get("url", value.get("uri"))
+            if isinstance(url, str) and re.match(r"^https?://", url) and url not in seen:
+                seen.add(url)
+                chunk = {"type": "source-url", "sourceId": f"source-{len(out) + 1}", "url": url}
+                if isinstance(value.get("title"), str):
+                    chunk["title"] = value["title"]
+                out.append(chunk)
+            for v in value.values():
+                walk(v, depth + 1)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, depth + 1)
+
+    walk(grounding, 0)
+    return out
+
+
+_MEDIA_DEFAULT = {"image": "image/*", "audio": "audio/*", "video": "video/*", "data": "application/octet-stream"}
+
+
+def _file_chunk(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``file`` chunk of a whole media block (DATA_BLOCK_START ``block``), or None for no media block."""
+    kind = block.get("type")
+    source = block.get("source")
+    if kind not in _MEDIA_DEFAULT or not isinstance(source, dict):
+        return None
+    if source.get("type") == "base64" and isinstance(source.get("data"), str):
+        media = source.get("media_type") if isinstance(source.get("media_type"), str) else _MEDIA_DEFAULT[kind]
+        return {"type": "file", "mediaType": media, "url": f"data:{media};base64,{source['data']}"}
+    if source.get("type") == "url" and isinstance(source.get("url"), str):
+        media = source.get("mime_type") if isinstance(source.get("mime_type"), str) else _MEDIA_DEFAULT[kind]
+        return {"type": "file", "mediaType": media, "url": source["url"]}
+    return None
+
+
+_DATA_URL = re.compile(r"^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$", re.S)
+
+
+def _block_of_file(chunk: Mapping[str, Any]) -> dict[str, Any]:
+    """The media block a ``file`` chunk stands for: its kind from the media type, a base64 source from a
+    ``data:`` URL, a URL source otherwise."""
+    media = chunk["mediaType"]
+    major = media.split("/", 1)[0]
+    kind = major if major in ("image", "audio", "video") else "data"
+    m = _DATA_URL.match(chunk["url"])
+    if m:
+        return {"type": kind, "source": {"type": "base64", "media_type": media, "data": m.group(2)}}
+    source: dict[str, Any] = {"type": "url", "url": chunk["url"]}
+    if media != _MEDIA_DEFAULT[kind]:
+        source["mime_type"] = media
+    return {"type": kind, "source": source}
+
+
+def _carry_whole(reason: str | None) -> _EventEncoder:
+    """The encoder of an event no chunk stands for; ``reason``: the generate reason it ends the reply with."""
+
+    def carry(self: AiSdkEncoder, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        if reason is not None:
+            self._generate_reason = reason
+        return self._whole(ev)
+
+    return carry
+
+
+def _block_encoder(step: str, part: str, other_part: str) -> _EventEncoder:
+    """The encoder of TEXT_BLOCK_* (``part`` text) or THINKING_BLOCK_* (reasoning) ``step`` (START, DELTA, END)."""
+
+    def parts(self: AiSdkEncoder) -> tuple[set[str], set[str]]:
+        return (self._text, self._reasoning) if part == "text" else (self._reasoning, self._text)
+
+    def start(self: AiSdkEncoder, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        open_ids, other = parts(self)
+        block_id = self._require(ev, index, "blockId")
+        out = self._open_start(ev)
+        if block_id in open_ids:  # the reducer ignores a second START
+            return out
+        if block_id in other:
+            self._order(f"{ev['type']} for a block open as {other_part}: that one is ended first")
+            other.discard(block_id)
+            out.append({"type": f"{other_part}-end", "id": block_id})
+        open_ids.add(block_id)
+        return self._rest(ev, ("blockId",), [*out, {"type": f"{part}-start", "id": block_id}])
+
+    def delta(self: AiSdkEncoder, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        open_ids, other = parts(self)
+        block_id = self._require(ev, index, "blockId")
+        text = self._require(ev, index, "delta")
+        out = self._open_start(ev)
+        if block_id not in open_ids:
+            self._order(f"{ev['type']} for a block not open: it is started here (the reducer starts it there)")
+            if block_id in other:
+                other.discard(block_id)
+                out.append({"type": f"{other_part}-end", "id": block_id})
+            open_ids.add(block_id)
+            out.append({"type": f"{part}-start", "id": block_id})
+        chunk = {"type": f"{part}-delta", "id": block_id, "delta": text}
+        return self._rest(ev, ("blockId", "delta"), [*out, chunk])
+
+    def end(self: AiSdkEncoder, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        open_ids, _ = parts(self)
+        block_id = self._require(ev, index, "blockId")
+        if block_id not in open_ids:  # the reducer ignores it
+            return []
+        open_ids.discard(block_id)
+        return self._rest(ev, ("blockId",), [{"type": f"{part}-end", "id": block_id}])
+
+    return {"START": start, "DELTA": delta, "END": end}[step]
+
+
+_ENCODERS: dict[str, _EventEncoder] = {
+    "AGENT_START": AiSdkEncoder._agent_start,
+    "AGENT_END": AiSdkEncoder._agent_end,
+    "MODEL_CALL_START": AiSdkEncoder._model_call_start,
+    "MODEL_CALL_END": AiSdkEncoder._model_call_end,
+    "DATA_BLOCK_START": AiSdkEncoder._data_start,
+    "DATA_BLOCK_DELTA": AiSdkEncoder._data_delta,
+    "DATA_BLOCK_END": AiSdkEncoder._data_end,
+    "TOOL_CALL_START": AiSdkEncoder._tool_call_start,
+    "TOOL_CALL_DELTA": AiSdkEncoder._tool_call_delta,
+    "TOOL_CALL_END": AiSdkEncoder._tool_call_end,
+    "TOOL_RESULT_START": AiSdkEncoder._tool_result_start,
+    "TOOL_RESULT_TEXT_DELTA": AiSdkEncoder._tool_result_delta,
+    "TOOL_RESULT_DATA_DELTA": AiSdkEncoder._tool_result_delta,
+    "TOOL_RESULT_END": AiSdkEncoder._tool_result_end,
+    "CUSTOM": AiSdkEncoder._custom,
+    "REQUEST_STOP": AiSdkEncoder._request_stop,
+}
+for _kind in ("START", "DELTA", "END"):
+    _ENCODERS[f"TEXT_BLOCK_{_kind}"] = _block_encoder(_kind, "text", "reasoning")
+    _ENCODERS[f"THINKING_BLOCK_{_kind}"] = _block_encoder(_kind, "reasoning", "text")
+for _kind, _reason in (
+    # AGENT_RESULT: its message id, when it names the message otherwise (docs/events.md rule 8), is not the
+    # UIMessage's: the AI SDK's reader starts a new message at a ``start`` with another id
+    ("AGENT_RESULT", None),
+    ("HINT_BLOCK", None),
+    ("EXCEED_MAX_ITERS", "MAX_ITERATIONS"),
+    ("REQUIRE_USER_CONFIRM", "PERMISSION_ASKING"),
+    ("REQUIRE_EXTERNAL_EXECUTION", "TOOL_SUSPENDED"),
+    ("USER_CONFIRM_RESULT", None),
+    ("EXTERNAL_EXECUTION_RESULT", None),
+    ("ALL_TOOLS_DENIED", "ALL_TOOLS_DENIED"),
+    ("SUBAGENT_EXPOSED", None),
+):
+    _ENCODERS[_kind] = _carry_whole(_reason)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# UI chunks -> AgentEvents
+
+_STR, _OBJ, _ANY, _BOOL = str, dict, object, bool
+#: chunk type -> its required keys and their JSON types (ai ``uiMessageChunkSchema``); optional keys checked
+#: when present
+_REQUIRED: Final[dict[str, dict[str, type]]] = {
+    "start": {},
+    "start-step": {},
+    "finish-step": {},
+    "reset-step": {},
+    "text-start": {"id": _STR},
+    "text-delta": {"id": _STR, "delta": _STR},
+    "text-end": {"id": _STR},
+    "reasoning-start": {"id": _STR},
+    "reasoning-delta": {"id": _STR, "delta": _STR},
+    "reasoning-end": {"id": _STR},
+    "tool-input-start": {"toolCallId": _STR, "toolName": _STR},
+    "tool-input-delta": {"toolCallId": _STR, "inputTextDelta": _STR},
+    "tool-input-available": {"toolCallId": _STR, "toolName": _STR, "input": _ANY},
+    "tool-input-error": {"toolCallId": _STR, "toolName": _STR, "input": _ANY, "errorText": _STR},
+    "tool-approval-request": {"approvalId": _STR, "toolCallId": _STR},
+    "tool-approval-response": {"approvalId": _STR, "approved": _BOOL},
+    "tool-output-available": {"toolCallId": _STR, "output": _ANY},
+    "tool-output-error": {"toolCallId": _STR, "errorText": _STR},
+    "tool-output-denied": {"toolCallId": _STR},
+    "source-url": {"sourceId": _STR, "url": _STR},
+    "source-document": {"sourceId": _STR, "mediaType": _STR, "title": _STR},
+    "file": {"url": _STR, "mediaType": _STR},
+    "reasoning-file": {"url": _STR, "mediaType": _STR},
+    "custom": {"kind": _STR},
+    "steering-message": {"id": _STR, "parts": list},
+    "message-metadata": {"messageMetadata": _ANY},
+    "finish": {},
+    "abort": {},
+    "error": {"errorText": _STR},
+}
+#: the chunk types (with agentmsg's carrier): what :func:`agentmsg.ui.detect` tells a UI message stream by
+TYPES: Final = frozenset(_REQUIRED) | {CARRIER}
+_OPTIONAL: Final[dict[str, type]] = {
+    "messageId": _STR,
+    "finishReason": _STR,
+    "providerMetadata": _OBJ,
+    "providerExecuted": _BOOL,
+    "preliminary": _BOOL,
+    "transient": _BOOL,
+    "title": _STR,
+    "dynamic": _BOOL,
+}
+_FINISH_REASONS: Final = frozenset({"stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"})
+#: ``finishReason`` -> the generate reason a REQUEST_STOP gives the reply (the others: said, rule ui-not-kept)
+GENERATE_REASONS: Final = {"tool-calls": "TOOL_CALLS", "interrupted": "INTERRUPTED"}
+#: chunk kinds and keys agentmsg has no place for: said once per stream (rule ``ui-not-kept``)
+_NOT_KEPT_CHUNKS: Final = {
+    "reset-step": "reset-step (a step's parts withdrawn): agentmsg's events do not withdraw what was sent",
+    "source-document": "source-document: a source that is no URL",
+    "reasoning-file": "reasoning-file: a file in the reasoning",
+    "custom": "custom: a provider's own part",
+    "steering-message": "steering-message: a user message mid-stream",
+    "message-metadata": "messageMetadata: the app's message metadata",
+    "tool-approval-request": "tool-approval-request: an approval the UI asks for",
+    "tool-approval-response": "tool-approval-response: an approval the UI gave",
+    "abort": "abort: the stream was aborted (the reply stays cut: INTERRUPTED)",
+}
+
+
+def _type_name(kind: type) -> str:
+    return {str: "string", dict: "object", bool: "boolean", list: "array"}.get(kind, "value")
+
+
+class AiSdkDecoder:
+    """UI message chunks (dicts) -> AgentEvents (dicts), for one stream.
+
+    ``id_prefix`` and ``clock`` make the events' ids (``<prefix><n>``) and ``createdAt`` (an RFC 3339 string;
+    default: now), which UI chunks do not have."""
+
+    def __init__(self, *, strict: bool = False, id_prefix: str = "ui-", clock: Callable[[], str] | None = None) -> None:
+        self.strict = strict
+        self.notes: list[Problem] = []
+        self._noted: set[str] = set()
+        self._prefix = id_prefix
+        self._clock = clock or event_now
+        self._count = 0
+        self._minted = 0
+        self._reply: Any = None
+        self._in_reply = False
+        self._carried = False  # this reply's stream came from agentmsg (it has data-agentmsg chunks)
+        self._rest: dict[str, dict[str, Any]] = {}
+        self._calls: dict[str, dict[str, Any]] = {}  # call id -> {name, text (streamed), open}
+        self._sources: list[dict[str, Any]] = []
+        self._step_open = False
+        self._finish_reason: str | None = None
+        self._open_results: set[str] = set()  # tool results whose START was carried
+        self._skip = False  # the next chunk is for the UI only (no event stands behind it)
+        self._opener: str | None = None  # the id the next event takes (it opens an implicit reply)
+
+    def _note(self, key: str, message: str, rule: str = NOT_KEPT_RULE) -> None:
+        if key not in self._noted:
+            self._noted.add(key)
+            self.notes.append(Problem(f"/{self._count}", rule, message))
+
+    def _mint(self) -> str:
+        self._minted += 1
+        if self._opener is not None:
+            opener, self._opener = self._opener, None
+            return opener
+        return f"{self._prefix}{self._minted}"
+
+    def _event(self, kind: str, fields: Mapping[str, Any] | None = None, **more: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": kind, "id": self._mint(), "createdAt": self._clock()}
+        if self._reply is not None and kind not in ("AGENT_RESULT", "EXCEED_MAX_ITERS", "REQUEST_STOP", "CUSTOM"):
+            out["replyId"] = self._reply
+        if fields:
+            out.update(fields)
+        out.update((k, v) for k, v in more.items() if v is not None)
+        rest = self._rest.pop(kind, None)
+        if rest:
+            out.update(rest)
+            if "replyId" in rest and kind != "AGENT_START":
+                self._reply = rest["replyId"]  # a carried replyId sticks, as in the encoder
+        return out
+
+    def _check(self, chunk: Any, index: int) -> str:
+        if not isinstance(chunk, Mapping):
+            raise ValidationError.single(
+                f"/{index}", "type", f"a UI message chunk is an object, not {type(chunk).__name__}"
+            )
+        kind = chunk.get("type")
+        if not isinstance(kind, str):
+            raise ValidationError.single(
+                f"/{index}/type" if "type" in chunk else f"/{index}",
+                "required" if kind is None else "type",
+                "a UI message chunk needs a string 'type'",
+            )
+        required = _REQUIRED.get(kind)
+        if required is None:
+            if kind.startswith("data-") and len(kind) > 5:
+                required = {"data": _ANY}
+            else:
+                raise ValidationError.single(
+                    f"/{index}/type", "enum", f"{kind!r} is no UI message chunk type (ai 7: uiMessageChunkSchema)"
+                )
+        for key, want in required.items():
+            if key not in chunk:
+                raise ValidationError.single(f"/{index}", "required", f"a {kind} chunk needs {key!r}")
+            if want is not _ANY and (
+                not isinstance(chunk[key], want) or (want is not bool and isinstance(chunk[key], bool))
+            ):
+                raise ValidationError.single(f"/{index}/{key}", "type", f"{key} must be a {_type_name(want)}")
+        for key, want in _OPTIONAL.items():
+            if key in chunk and chunk[key] is not None and key not in required and not isinstance(chunk[key], want):
+                raise ValidationError.single(f"/{index}/{key}", "type", f"{key} must be a {_type_name(want)}")
+        if kind == "finish" and chunk.get("finishReason") is not None and chunk["finishReason"] not in _FINISH_REASONS:
+            raise ValidationError.single(
+                f"/{index}/finishReason",
+                "enum",
+                f"finishReason {chunk['finishReason']!r} is not one of {sorted(_FINISH_REASONS)}",
+            )
+        return kind
+
+    def feed(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The AgentEvents of one more chunk."""
+        index = self._count
+        try:
+            try:
+                kind = self._check(chunk, index)
+                if kind == CARRIER:
+                    return self._carrier(chunk, index)
+            except ValidationError as exc:
+                if self.strict:
+                    raise
+                self.notes.extend(exc.problems)
+                return []
+            if kind == CARRIER:
+                return self._carrier(chunk, index)
+            if self._skip:  # for the UI only: the start or finish of an implicit reply, a held call's chunks
+                self._skip = False
+                if kind == "finish":
+                    self._reply, self._carried = None, False
+                elif kind == "tool-input-start":  # (its events came carried: the call is open, its text streamed)
+                    self._calls[chunk["toolCallId"]] = {"name": chunk["toolName"], "streamed": True, "open": True}
+                return []
+            if kind.startswith("data-"):
+                return self._data(chunk, kind)
+            if "providerMetadata" in chunk and not self._carried:
+                self._note("providerMetadata", "providerMetadata: a provider's own data on a part")
+            return _DECODERS[kind](self, chunk)
+        finally:
+            self._count += 1
+
+    def close(self) -> list[dict[str, Any]]:
+        """The end of the stream: nothing to add (a reply without its ``finish`` stays cut: the reducer marks it
+        INTERRUPTED)."""
+        return []
+
+    # -- carried -------------------------------------------------------------------------------------------------
+    def _carrier(self, chunk: Mapping[str, Any], index: int) -> list[dict[str, Any]]:
+        self._carried = True
+        data = chunk["data"]
+        if isinstance(data, dict) and isinstance(data.get("event"), dict):
+            event = dict(data["event"])
+            event["id"] = self._mint()
+            event.setdefault("createdAt", self._clock())
+            if event.get("type") == "TOOL_RESULT_START" and isinstance(event.get("toolCallId"), str):
+                self._open_results.add(event["toolCallId"])
+            return [event]
+        if isinstance(data, dict) and data.get("uiOnly") is True:
+            self._skip = True
+            if isinstance(data.get("opener"), str):  # the id of the event that opened an implicit reply
+                self._opener = data["opener"]
+            return []
+        if isinstance(data, dict) and isinstance(data.get("rest"), str) and isinstance(data.get("fields"), dict):
+            self._rest[data["rest"]] = data["fields"]
+            return []
+        raise ValidationError.single(
+            f"/{index}/data", "type", f"a {CARRIER} chunk's data is {{event}} or {{rest, fields}}"
+        )
+
+    def _data(self, chunk: Mapping[str, Any], kind: str) -> list[dict[str, Any]]:
+        if "id" in chunk:
+            self._note(
+                "data-id",
+                "a data chunk's id (a later one with the same id replaces it): CUSTOM events are not replaced",
+            )
+        return [self._event("CUSTOM", name=kind[5:], value=chunk["data"])]
+
+    # -- reply and steps ---------------------------------------------------------------------------------------
+    def _start(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        rest = self._rest.get("AGENT_START", {})
+        self._reply = chunk.get("messageId") if isinstance(chunk.get("messageId"), str) else rest.get("replyId")
+        if self._reply is None and "AGENT_START" not in self._rest:  # another producer's start without an id
+            self._reply = f"{self._prefix}message-{self._minted + 1}"
+        self._in_reply = True
+        self._calls.clear()
+        self._sources = []
+        self._finish_reason = None
+        if chunk.get("messageMetadata") is not None and not self._carried:
+            self._note("messageMetadata", _NOT_KEPT_CHUNKS["message-metadata"])
+        return [self._event("AGENT_START")]
+
+    def _ensure_reply(self) -> list[dict[str, Any]]:
+        """Chunks before any ``start``: an implicit reply, as events outside AGENT_START ... AGENT_END are."""
+        return []
+
+    def _start_step(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._ensure_reply()
+        self._step_open = True
+        self._sources = []
+        return [*out, self._event("MODEL_CALL_START")]
+
+    def _finish_step(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._ensure_reply()
+        self._step_open = False
+        event = self._event("MODEL_CALL_END")
+        if self._sources and "metadata" not in event:
+            event["metadata"] = {"grounding": {"provider": NAME, "sources": self._sources}}
+        self._sources = []
+        return [*out, event]
+
+    def _finish(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._ensure_reply()
+        reason = chunk.get("finishReason")
+        if chunk.get("messageMetadata") is not None and not self._carried:
+            self._note("messageMetadata", _NOT_KEPT_CHUNKS["message-metadata"])
+        if self._sources:
+            self._note("sources-after-step", "source-url after the last finish-step: no model call to hold it")
+        if isinstance(reason, str) and not self._carried:  # agentmsg's own streams carry their stop events
+            if reason in GENERATE_REASONS:
+                out.append(self._event("REQUEST_STOP", generateReason=GENERATE_REASONS[reason]))
+            elif reason != "stop":
+                self._note(
+                    f"finishReason:{reason}", f"finishReason {reason!r}: agentmsg's generate reasons have none for it"
+                )
+        out.append(self._event("AGENT_END"))
+        self._reply = None
+        self._in_reply = False
+        self._carried = False
+        return out
+
+    # -- tool calls ------------------------------------------------------------------------------------------------
+    def _call_start(self, call_id: str, name: str) -> dict[str, Any]:
+        self._calls[call_id] = {"name": name, "streamed": False, "open": True}
+        return self._event("TOOL_CALL_START", toolCallId=call_id, toolCallName=name)
+
+    def _tool_input_start(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._ensure_reply()
+        if chunk.get("providerExecuted") and not self._carried:
+            self._note("providerExecuted", "providerExecuted: a tool the provider ran, read as a call")
+        return [*out, self._call_start(chunk["toolCallId"], chunk["toolName"])]
+
+    def _tool_input_delta(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._ensure_reply()
+        call = self._calls.get(chunk["toolCallId"])
+        if call is not None:
+            call["streamed"] = True
+        return [*out, self._event("TOOL_CALL_DELTA", toolCallId=chunk["toolCallId"], delta=chunk["inputTextDelta"])]
+
+    def _tool_input_end(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._ensure_reply()
+        call_id, name = chunk["toolCallId"], chunk["toolName"]
+        call = self._calls.get(call_id)
+        if call is None or not call["open"]:
+            out.append(self._call_start(call_id, name))
+            call = self._calls[call_id]
+        given = chunk["input"]
+        end: dict[str, Any] = {"toolCallId": call_id}
+        if name != call["name"]:
+            end["toolCallName"] = name
+        if chunk["type"] == "tool-input-error":
+            if not call["streamed"]:
+                text = given if isinstance(given, str) else _dumps(given)
+                out.append(self._event("TOOL_CALL_DELTA", toolCallId=call_id, delta=text))
+            if not self._carried:
+                end["metadata"] = {"argumentsError": chunk["errorText"]}
+        elif isinstance(given, dict):
+            end["input"] = given
+        elif not call["streamed"]:  # not an object: its JSON text, which the reducer judges (rule 4)
+            out.append(self._event("TOOL_CALL_DELTA", toolCallId=call_id, delta=_dumps(given)))
+        call["open"] = False
+        out.append(self._event("TOOL_CALL_END", end))
+        return out
+
+    # -- tool results ----------------------------------------------------------------------------------------------
+    def _tool_output(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._ensure_reply()
+        if chunk.get("preliminary"):
+            self._note("preliminary", "a preliminary tool output (the final one replaces it): not kept")
+            return out
+        call_id = chunk["toolCallId"]
+        rest = self._rest.pop("TOOL_RESULT", {})
+        call = self._calls.get(call_id)
+        name = call["name"] if call is not None else None
+        if call_id in self._open_results:
+            self._open_results.discard(call_id)
+        else:
+            out.append(self._event("TOOL_RESULT_START", toolCallId=call_id, toolCallName=name))
+        kind = chunk["type"]
+        if "deltas" in rest:
+            for d in rest["deltas"]:
+                out.append({**d, "id": self._mint(), "createdAt": d.get("createdAt") or self._clock()})
+        else:
+            text = chunk["output"] if kind == "tool-output-available" else chunk.get("errorText", "")
+            if not isinstance(text, str):
+                text = _dumps(text)
+            if text:
+                out.append(self._event("TOOL_RESULT_TEXT_DELTA", toolCallId=call_id, toolCallName=name, delta=text))
+        state = {"tool-output-available": "success", "tool-output-error": "error", "tool-output-denied": "denied"}[kind]
+        end = self._event("TOOL_RESULT_END", toolCallId=call_id, toolCallName=name, state=state)
+        end.update(rest.get("end", {}))
+        if end.get("state", 0) is None:
+            del end["state"]
+        out.append(end)
+        return out
+
+    # -- the rest ----------------------------------------------------------------------------------------------------
+    def _source(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        source = {k: v for k, v in chunk.items() if k in ("sourceId", "url", "title")}
+        self._sources.append(source)
+        if not self._step_open:
+            self._note("source-outside-step", "source-url outside a step: no model call to hold it")
+        return []
+
+    def _file(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._ensure_reply()
+        built = self._rest.pop("DATA_BLOCK", None)
+        if built is not None:  # a block built from deltas, whose START was carried: the data URL's base64
+            m = _DATA_URL.match(chunk["url"])
+            if m:
+                out.append(self._event("DATA_BLOCK_DELTA", blockId=built.get("blockId"), delta=m.group(2)))
+            return [*out, self._event("DATA_BLOCK_END", built)]
+        rest = self._rest.pop("DATA_BLOCK_START", None)
+        if rest is None:
+            self._minted += 1
+            start = self._event("DATA_BLOCK_START", blockId=f"file-{self._minted}", block=_block_of_file(chunk))
+            return [*out, start, self._event("DATA_BLOCK_END", blockId=start["blockId"])]
+        start = self._event("DATA_BLOCK_START", rest)
+        if "block" not in start:
+            start["block"] = _block_of_file(chunk)
+        return [*out, start]
+
+    def _error(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._ensure_reply()
+        return [*out, self._event("CUSTOM", name=ERROR_EVENT, value={"message": chunk["errorText"]})]
+
+    def _not_kept(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        kind = chunk["type"]
+        self._note(kind, _NOT_KEPT_CHUNKS[kind])
+        return []
+
+
+def _part(event: str) -> Callable[[AiSdkDecoder, Mapping[str, Any]], list[dict[str, Any]]]:
+    """The decoder of a text or reasoning chunk: the TEXT_BLOCK_* / THINKING_BLOCK_* event ``event``."""
+
+    def decode(self: AiSdkDecoder, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = self._ensure_reply()
+        fields: dict[str, Any] = {"blockId": chunk["id"]}
+        if "delta" in chunk:
+            fields["delta"] = chunk["delta"]
+        if chunk.get("citations") is not None:
+            self._note("citations", "citations on a text part")
+        return [*out, self._event(event, fields)]
+
+    return decode
+
+
+_DECODERS: dict[str, Callable[[AiSdkDecoder, Mapping[str, Any]], list[dict[str, Any]]]] = {
+    "start": AiSdkDecoder._start,
+    "start-step": AiSdkDecoder._start_step,
+    "finish-step": AiSdkDecoder._finish_step,
+    "finish": AiSdkDecoder._finish,
+    "tool-input-start": AiSdkDecoder._tool_input_start,
+    "tool-input-delta": AiSdkDecoder._tool_input_delta,
+    "tool-input-available": AiSdkDecoder._tool_input_end,
+    "tool-input-error": AiSdkDecoder._tool_input_end,
+    "tool-output-available": AiSdkDecoder._tool_output,
+    "tool-output-error": AiSdkDecoder._tool_output,
+    "tool-output-denied": AiSdkDecoder._tool_output,
+    "source-url": AiSdkDecoder._source,
+    "file": AiSdkDecoder._file,
+    "error": AiSdkDecoder._error,
+    **{kind: AiSdkDecoder._not_kept for kind in _NOT_KEPT_CHUNKS if kind != "message-metadata"},
+    "message-metadata": lambda self, chunk: [] if self._carried else self._not_kept(chunk),
+}
+for _chunk_part, _event in (("text", "TEXT_BLOCK"), ("reasoning", "THINKING_BLOCK")):
+    for _step, _kind in (("start", "START"), ("delta", "DELTA"), ("end", "END")):
+        _DECODERS[f"{_chunk_part}-{_step}"] = _part(f"{_event}_{_kind}")
+
+
+class AiSdkProtocol:
+    """The AI SDK UI message stream as a UI protocol (``agentmsg.ui``): name ``ai-sdk``."""
+
+    name: str = NAME
+    media_type: str = MEDIA_TYPE
+    #: the AI SDK's own header (the endpoint sends content type, cache control and ``x-accel-buffering`` already)
+    response_headers: tuple[tuple[str, str], ...] = (("x-vercel-ai-ui-message-stream", "v1"),)
+    #: the AI SDK resumes at the app's own ``GET <api>/<chatId>/stream``, not by ``Last-Event-ID``: frames have no ids
+    resumable: bool = False
+
+    def encoder(self) -> AiSdkEncoder:
+        return AiSdkEncoder()
+
+    def decoder(self, *, strict: bool = False) -> AiSdkDecoder:
+        return AiSdkDecoder(strict=strict)
+
+    def frame(self, event: Mapping[str, Any], position: int) -> bytes:
+        return frame(event, position)
+
+    def trailer(self, error: str | None) -> bytes:
+        """``data: [DONE]`` in both cases: a failure is said by :meth:`AiSdkEncoder.fail`'s ``error`` chunk."""
+        return DONE_FRAME
+
+    def strip_end(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """A saved body's bytes without its ``data: [DONE]`` line, which is no chunk (its data is no JSON): what
+        readers of SSE bytes (``agentmsg reduce --protocol ai-sdk``) read through."""
+        return strip_done(chunks)
+
+
+PROTOCOL: Final = AiSdkProtocol()
+
+
+def encode(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The UI chunks of a whole event stream (each event fed, then closed)."""
+    enc = AiSdkEncoder()
+    out: list[dict[str, Any]] = []
+    for event in events:
+        out += enc.feed(event)
+    return out + enc.close()
+
+
+def decode(chunks: Iterable[Mapping[str, Any]], **options: Any) -> list[dict[str, Any]]:
+    """The AgentEvents of whole UI chunks (options: :class:`AiSdkDecoder`'s)."""
+    dec = AiSdkDecoder(**options)
+    out: list[dict[str, Any]] = []
+    for chunk in chunks:
+        out += dec.feed(chunk)
+    return out + dec.close()
+
+
+def encode_sse(events: Iterable[Mapping[str, Any]]) -> bytes:
+    """A whole event stream as the body a UI message stream response has: a frame per chunk, then ``[DONE]``."""
+    return b"".join(frame(c) for c in encode(events)) + DONE_FRAME
+
+
+_DONE_LINE = re.compile(rb"(?:^|(?<=[\r\n]))data: ?\[DONE\](?=\r\n|\r|\n|$)")
+_DONE_PREFIXES = (b"data: [DONE]", b"data:[DONE]")
+
+
+def strip_done(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """``chunks`` without the text of a ``data: [DONE]`` line (its line end kept: a blank line dispatches nothing),
+    split anywhere. Only a line's start that may still become the marker is held back, so memory stays bounded."""
+    tail = b""
+    for chunk in chunks:
+        data = tail + chunk
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+        lines, tail = data[:cut], data[cut:]
+        if not any(p.startswith(tail) for p in _DONE_PREFIXES):
+            lines, tail = data, b""  # the last line cannot be the marker: all of it goes on
+        if b"[DONE]" in lines:
+            lines = _DONE_LINE.sub(b"", lines)
+        if lines:
+            yield lines
+    if tail and not _DONE_LINE.fullmatch(tail):
+        yield tail
+
+
+def iter_chunks(source: Iterable[bytes] | bytes) -> Iterator[dict[str, Any]]:
+    """The chunks of a UI message stream body (SSE): each ``data`` parsed as JSON, ``[DONE]`` ending it. An event
+    whose data is no JSON raises :class:`ValidationError` (pointer ``/<index>``, rule ``json``)."""
+    from agentmsg._wire.sse import SSEDecoder
+
+    sse = SSEDecoder()
+    index = 0
+    for piece in [source] if isinstance(source, bytes) else source:
+        for ev in sse.feed(piece):
+            if ev.data == "[DONE]":
+                return
+            try:
+                value = orjson.loads(ev.data)
+            except orjson.JSONDecodeError:
+                try:  # a lone surrogate escape (half a character), which JSON.parse reads too
+                    value = json.loads(ev.data)
+                except ValueError as exc:
+                    raise ValidationError.single(f"/{index}", "json", f"chunk data is not JSON: {exc}") from None
+            yield value
+            index += 1

@@ -1,0 +1,233 @@
+"""@agentmsg/client's AG-UI decoder (TypeScript, ``AGUIDecoder`` in sdk/typescript/src/agui.ts, run in Node from its
+build) against Python's (``agentmsg.ui.agui.AGUIDecoder``), on the same AG-UI streams: what agentmsg's AG-UI
+encoder writes for every reducer vector and for random emitted streams, those streams with events dropped, repeated
+and swapped (seeded), and AG-UI streams of other producers (``*_CHUNK`` events, the 0.0.x ``THINKING_*`` events,
+messages of other roles, a RUN_FINISHED's usage and outcome, content parts, encrypted values, events agentmsg has
+no event for, events that break AG-UI). The AgentEvents (ids and ``createdAt`` included) and the notes (pointer +
+rule, in order) must be the same, key order included, tolerant and strict (the reducers' agreement on the same
+events is tests/jsclient/test_reducer.py's)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentmsg import AgentmsgError
+from agentmsg.ui.agui import AGUIDecoder, AGUIEncoder
+from tests._support.events import CASES, base_streams, events_of, load
+from tests._support.jsclient import NODE, built_client, same_json
+
+pytestmark = [
+    pytest.mark.differential,
+    pytest.mark.skipif(NODE is None, reason="Node.js not found: the TypeScript side cannot run"),
+]
+
+CLOCK = "2026-01-01T00:00:00.000000Z"
+SCRIPT = """
+import fs from "node:fs";
+const { AGUIDecoder, AGUIError } = await import(%s);
+const out = [];
+for (const line of fs.readFileSync(process.argv[2], "utf8").split("\\n")) {
+  if (!line) continue;
+  const { stream, strict } = JSON.parse(line);
+  const d = new AGUIDecoder({ strict, clock: () => %s });
+  const events = [];
+  let error = null;
+  try {
+    for (const e of stream) events.push(...d.feed(e));
+    events.push(...d.close());
+  } catch (e) {
+    if (!(e instanceof AGUIError)) throw e;
+    error = e.problems.map((p) => [p.pointer, p.rule]);
+  }
+  out.push({ events, notes: d.notes.map((p) => [p.pointer, p.rule]), error });
+}
+process.stdout.write(JSON.stringify(out));
+"""
+
+AT = 1764633600000
+FOREIGN: list[list[Any]] = [
+    # the reference note's run, as @ag-ui/client accepted it
+    [
+        {"type": "RUN_STARTED", "threadId": "th1", "runId": "r1"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Let me check."},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "call_1", "toolCallName": "get_weather", "parentMessageId": "m1"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city":"Paris"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "call_1", "content": "18C"},
+        {"type": "RUN_FINISHED", "threadId": "th1", "runId": "r1"},
+    ],
+    # chunks, timestamps, legacy thinking, other roles, usage, outcome, parts, encrypted values, foreign events
+    [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": AT, "input": {"messages": []}},
+        {"type": "STEP_STARTED", "stepName": "s1"},
+        {"type": "THINKING_START"},
+        {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "hmm"},
+        {"type": "THINKING_TEXT_MESSAGE_END"},
+        {"type": "THINKING_END"},
+        {"type": "REASONING_START", "messageId": "rs"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "rm", "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "rm", "delta": "plan"},
+        {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "message", "entityId": "rm", "encryptedValue": "sig"},
+        {"type": "REASONING_MESSAGE_END", "messageId": "rm"},
+        {"type": "REASONING_END", "messageId": "rs"},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "c1", "delta": "He", "timestamp": AT + 1500},
+        {"type": "TEXT_MESSAGE_CHUNK", "delta": "llo"},
+        {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": "k1", "encryptedValue": "ts"},
+        {"type": "TOOL_CALL_CHUNK", "toolCallId": "k1", "toolCallName": "f", "delta": '{"a":'},
+        {"type": "TOOL_CALL_CHUNK", "delta": "1}"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "u1", "role": "user"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "u1", "delta": "hi"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "u1"},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"x": 1}},
+        {"type": "CUSTOM", "name": "app.note", "value": {"n": 1}},
+        {"type": "CUSTOM", "name": "app.scalar", "value": 3},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "t2",
+            "toolCallId": "k1",
+            "content": [
+                {"type": "text", "text": "ok"},
+                {"type": "image", "source": {"type": "data", "value": "iVBORw0KGgo=", "mimeType": "image/png"}},
+                {"type": "document", "source": {"type": "url", "value": "https://e.x/d.pdf"}},
+                {"type": "mystery"},
+            ],
+        },
+        {"type": "STEP_FINISHED", "stepName": "s1"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r",
+            "usage": [{"model": "m", "inputTokens": 3, "outputTokens": 4, "cachedInputTokens": 1}],
+            "outcome": {"type": "interrupt", "interrupts": [{"id": "i1", "toolCallId": "k1"}, {"id": "i2"}]},
+        },
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"},
+        {"type": "TOOL_CALL_START", "toolCallId": "p1", "toolCallName": "g"},
+        {"type": "TOOL_CALL_END", "toolCallId": "p1"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r2",
+            "outcome": {"type": "success", "pendingToolCallIds": ["p1", "zz"]},
+        },
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r3"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r3", "outcome": {"type": "cancelled"}},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r4"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "x", "delta": "cut"},
+        {"type": "RUN_ERROR", "message": "boom", "code": "E1"},
+    ],
+    # what breaks AG-UI: each a note (strict: the first an error), the events around it read on
+    [
+        "not an object",
+        {"delta": "no type"},
+        {"type": 5},
+        {"type": "NOT_A_TYPE"},
+        {"type": "RUN_STARTED", "threadId": "t"},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "parentRunId": None},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 1.5},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 10**17},
+        {"type": "TEXT_MESSAGE_START", "messageId": 7},
+        {"type": "TEXT_MESSAGE_END", "messageId": "never"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "a"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "a"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "nope", "delta": "x"},
+        {"type": "TOOL_CALL_END", "toolCallId": "nope"},
+        {"type": "TOOL_CALL_CHUNK", "delta": "x"},
+        {"type": "TEXT_MESSAGE_CHUNK", "delta": "x"},
+        {"type": "REASONING_MESSAGE_CHUNK", "delta": "x"},
+        {"type": "TOOL_CALL_CHUNK", "toolCallId": "q"},
+        {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "other", "entityId": "a", "encryptedValue": "v"},
+        {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "message", "entityId": "gone", "encryptedValue": "v"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "q", "content": 5},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "open", "delta": "left open"},
+        {"type": "CUSTOM", "name": "late", "value": {}, "timestamp": -86_400_001, "metadata": {"app": 1}},
+        {"type": "CUSTOM", "name": "late", "value": {}, "timestamp": -62135596800001},
+        {"type": "CUSTOM", "name": "late", "value": {}, "timestamp": -62135596800000},
+        {"type": "CUSTOM", "name": "late", "value": {}, "timestamp": -62135596800000 + 999 * 31_557_600_000},
+    ],
+]
+
+
+def encoded(events: list[Any]) -> list[Any]:
+    enc = AGUIEncoder()
+    out: list[Any] = []
+    for e in events:
+        out += enc.feed(e)
+    return out + enc.close()
+
+
+def mutated(stream: list[Any], rng: random.Random) -> list[Any]:
+    out = list(stream)
+    for _ in range(rng.randint(1, 4)):
+        if not out:
+            break
+        i = rng.randrange(len(out))
+        how = rng.random()
+        if how < 0.4:
+            del out[i]
+        elif how < 0.7:
+            out.insert(i, out[i])
+        else:
+            j = rng.randrange(len(out))
+            out[i], out[j] = out[j], out[i]
+    return out
+
+
+def streams() -> list[list[Any]]:
+    out: list[list[Any]] = []
+    for name in CASES:
+        events = [e for e in events_of(load(name)) if isinstance(e, dict)]
+        out.append(encoded(events))
+    for seed in range(40):
+        out.append(encoded(base_streams(random.Random(seed))))
+    rng = random.Random(4030)
+    out += [mutated(s, rng) for s in list(out) for _ in range(2)]
+    return out + FOREIGN
+
+
+def python_side(stream: list[Any], strict: bool) -> dict[str, Any]:
+    d = AGUIDecoder(strict=strict, clock=lambda: CLOCK)
+    events: list[Any] = []
+    error = None
+    try:
+        for e in stream:
+            events += d.feed(e)
+        events += d.close()
+    except AgentmsgError as exc:
+        error = [[p.pointer, p.rule] for p in exc.problems]  # type: ignore[attr-defined]
+    return {"events": events, "notes": [[p.pointer, p.rule] for p in d.notes], "error": error}
+
+
+def run_ts(cases: list[dict[str, Any]], tmp_path: Path) -> list[dict[str, Any]]:
+    client = built_client()
+    script = tmp_path / "agui.mjs"
+    script.write_text(SCRIPT % (json.dumps(client.as_uri()), json.dumps(CLOCK)), encoding="utf-8")
+    data = tmp_path / "cases.jsonl"
+    data.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    done = subprocess.run([str(NODE), str(script), str(data)], capture_output=True, text=True, timeout=600, check=True)
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_typescript_decoder_gives_pythons_events_and_notes(strict: bool, tmp_path: Path) -> None:
+    cases = streams()
+    assert len(cases) > 200
+    got = run_ts([{"stream": s, "strict": strict} for s in cases], tmp_path)
+    assert len(got) == len(cases)
+    errors = 0
+    for n, (stream, ts) in enumerate(zip(cases, got, strict=True)):
+        py = json.loads(json.dumps(python_side(stream, strict)))
+        # what a JS number cannot hold (an integer beyond 2^53) compared as the double it becomes (docs/web.md)
+        assert same_json(ts, py), (n, stream[:5])
+        errors += py["error"] is not None
+    if strict:
+        assert errors >= 3  # the breaking events are errors in both

@@ -1,0 +1,463 @@
+"""agentmsg.ui.ai_sdk: AgentEvents -> AI SDK UI message chunks -> AgentEvents reduce to the same messages (every
+conformance vector, random emitted streams), the chunks are what the AI SDK's schema takes, a UI stream of another
+producer reduces to the message its parts say, and what has no counterpart is a note by rule."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from agentmsg import Reducer, ValidationError, ui
+from agentmsg.cli._rules import RULES
+from agentmsg.ui import ai_sdk
+from agentmsg.ui._protocol import Decoder, Encoder, UIProtocol
+from tests._support.events import CASES, base_streams, events_of, load
+
+AT = "2026-01-01T00:00:00Z"
+
+
+def fallback_ids(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Event ids are not carried (docs/ai-sdk.md): a reply nothing names, whose id the reducer makes of the id of
+    the event that opened it (``msg-<id>``, docs/events.md rule 8), is named after the decoder's minted id."""
+    return [{**m, "id": "msg-*"} if m["id"].startswith(("msg-", "ui-message-")) else m for m in messages]
+
+
+def reduce(events: list[Any]) -> tuple[list[dict[str, Any]], Reducer]:
+    r = Reducer()
+    for e in events:
+        r.feed(e)
+    return [m.to_dict() for m in r.finish()], r
+
+
+def round_trip(events: list[Any]) -> tuple[list[dict[str, Any]], ai_sdk.AiSdkEncoder, ai_sdk.AiSdkDecoder]:
+    enc = ai_sdk.AiSdkEncoder()
+    chunks = [c for e in events for c in enc.feed(e)] + enc.close()
+    # through JSON text and the SSE framing, as a client gets them
+    body = b"".join(ai_sdk.PROTOCOL.frame(c, i + 1) for i, c in enumerate(chunks)) + ai_sdk.PROTOCOL.trailer(None)
+    read = list(ai_sdk.iter_chunks(body))
+    assert read == chunks
+    dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
+    back = [e for c in read for e in dec.feed(c)] + dec.close()
+    return back, enc, dec
+
+
+def check_chunk(chunk: dict[str, Any]) -> None:
+    """What the AI SDK's reader needs of a chunk: a type it knows, its required keys (uiMessageChunkSchema)."""
+    ai_sdk.AiSdkDecoder(strict=True)._check(chunk, 0)
+    if chunk["type"].startswith("data-"):
+        assert chunk["type"] != "data-", chunk
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_vector_round_trips_to_the_same_messages(name: str) -> None:
+    events = [e for e in events_of(load(name)) if isinstance(e, dict)]
+    expected, _ = reduce(events)
+    back, enc, _ = round_trip(events)
+    got, _ = reduce(back)
+    if name == "fallback-message-id":
+        assert got != expected  # the rule is needed
+        got, expected = fallback_ids(got), fallback_ids(expected)
+    assert got == expected
+    for note in enc.notes:
+        assert note.rule in RULES, note
+
+
+JAVA = sorted((Path(__file__).resolve().parents[1] / "browser" / "streams").glob("java-react-*.jsonl"))
+
+
+@pytest.mark.parametrize("path", JAVA, ids=lambda p: p.stem)
+def test_recorded_java_streams_round_trip(path: Path) -> None:
+    events = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    expected, _ = reduce(events)
+    assert reduce(round_trip(events)[0])[0] == expected
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_emitted_streams_round_trip(seed: int) -> None:
+    events = base_streams(random.Random(seed))
+    expected, _ = reduce(events)
+    back, _, _ = round_trip(events)
+    assert fallback_ids(reduce(back)[0]) == fallback_ids(expected)
+
+
+def test_a_call_without_arguments_round_trips() -> None:
+    """AgentScope Java's call that ends before its first fragment (tests/browser/streams, parallel calls): no
+    arguments are ``{}`` to the reducer, with no raw text, and so they come back."""
+    events = [
+        {"type": "AGENT_START", "id": "1", "createdAt": AT, "replyId": "r"},
+        {"type": "TOOL_CALL_START", "id": "2", "createdAt": AT, "replyId": "m", "toolCallId": "a", "toolCallName": "f"},
+        {"type": "TOOL_CALL_END", "id": "3", "createdAt": AT, "replyId": "m", "toolCallId": "a", "toolCallName": "f"},
+        {"type": "AGENT_END", "id": "4", "createdAt": AT, "replyId": "r"},
+    ]
+    expected, _ = reduce(events)
+    assert expected[0]["content"][0]["content"] is None
+    assert reduce(round_trip(events)[0])[0] == expected
+    assert {"type": "tool-input-available", "toolCallId": "a", "toolName": "f", "input": {}} in ai_sdk.encode(events)
+
+
+def test_the_chunks_are_ui_message_chunks_and_parts_are_opened_before_use() -> None:
+    for name in CASES:
+        events = [e for e in events_of(load(name)) if isinstance(e, dict)]
+        open_text: set[tuple[str, Any]] = set()
+        open_calls: set[str] = set()
+        for chunk in ai_sdk.encode(events):
+            check_chunk(chunk)
+            kind, key = chunk["type"], chunk.get("id")
+            if kind in ("text-start", "reasoning-start"):
+                assert (kind[:4], key) not in open_text, (name, chunk)
+                open_text.add((kind[:4], key))
+            elif kind.endswith(("-delta", "-end")) and kind.startswith(("text", "reasoning")):
+                assert (kind[:4], key) in open_text, (name, chunk)
+                if kind.endswith("-end"):
+                    open_text.discard((kind[:4], key))
+            elif kind == "finish-step":
+                assert not open_text, (name, chunk)  # the AI SDK's reader forgets open parts at a step's end
+            elif kind == "tool-input-start":
+                open_calls.add(chunk["toolCallId"])
+            elif kind.startswith("tool-output"):
+                assert chunk["toolCallId"] in open_calls, (name, chunk)
+
+
+def test_a_reply_as_the_ai_sdk_sees_it() -> None:
+    events: list[dict[str, Any]] = [
+        {"type": "AGENT_START", "id": "1", "createdAt": AT, "replyId": "r1", "name": "Friday"},
+        {"type": "MODEL_CALL_START", "id": "2", "createdAt": AT, "replyId": "r1", "modelName": "m"},
+        {"type": "THINKING_BLOCK_START", "id": "3", "createdAt": AT, "replyId": "r1", "blockId": "thinking"},
+        {
+            "type": "THINKING_BLOCK_DELTA",
+            "id": "4",
+            "createdAt": AT,
+            "replyId": "r1",
+            "blockId": "thinking",
+            "delta": "hm",
+        },
+        {"type": "THINKING_BLOCK_END", "id": "5", "createdAt": AT, "replyId": "r1", "blockId": "thinking"},
+        {"type": "TEXT_BLOCK_START", "id": "6", "createdAt": AT, "replyId": "r1", "blockId": "text"},
+        {"type": "TEXT_BLOCK_DELTA", "id": "7", "createdAt": AT, "replyId": "r1", "blockId": "text", "delta": "Hi"},
+        {"type": "TEXT_BLOCK_END", "id": "8", "createdAt": AT, "replyId": "r1", "blockId": "text"},
+        {
+            "type": "TOOL_CALL_START",
+            "id": "9",
+            "createdAt": AT,
+            "replyId": "r1",
+            "toolCallId": "c1",
+            "toolCallName": "w",
+        },
+        {
+            "type": "TOOL_CALL_DELTA",
+            "id": "10",
+            "createdAt": AT,
+            "replyId": "r1",
+            "toolCallId": "c1",
+            "delta": '{"a":1}',
+        },
+        {"type": "TOOL_CALL_END", "id": "11", "createdAt": AT, "replyId": "r1", "toolCallId": "c1"},
+        {
+            "type": "MODEL_CALL_END",
+            "id": "12",
+            "createdAt": AT,
+            "replyId": "r1",
+            "usage": {"inputTokens": 3, "outputTokens": 4},
+        },
+        {
+            "type": "TOOL_RESULT_START",
+            "id": "13",
+            "createdAt": AT,
+            "replyId": "r1",
+            "toolCallId": "c1",
+            "toolCallName": "w",
+        },
+        {
+            "type": "TOOL_RESULT_TEXT_DELTA",
+            "id": "14",
+            "createdAt": AT,
+            "replyId": "r1",
+            "toolCallId": "c1",
+            "delta": "18C",
+        },
+        {
+            "type": "TOOL_RESULT_END",
+            "id": "15",
+            "createdAt": AT,
+            "replyId": "r1",
+            "toolCallId": "c1",
+            "state": "success",
+        },
+        {"type": "AGENT_END", "id": "16", "createdAt": AT, "replyId": "r1"},
+    ]
+    seen = [c for c in ai_sdk.encode(events) if c["type"] != ai_sdk.CARRIER]
+    assert seen == [
+        {"type": "start", "messageId": "r1"},
+        {"type": "start-step"},
+        {"type": "reasoning-start", "id": "thinking"},
+        {"type": "reasoning-delta", "id": "thinking", "delta": "hm"},
+        {"type": "reasoning-end", "id": "thinking"},
+        {"type": "text-start", "id": "text"},
+        {"type": "text-delta", "id": "text", "delta": "Hi"},
+        {"type": "text-end", "id": "text"},
+        {"type": "tool-input-start", "toolCallId": "c1", "toolName": "w"},
+        {"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": '{"a":1}'},
+        {"type": "tool-input-available", "toolCallId": "c1", "toolName": "w", "input": {"a": 1}},
+        {"type": "finish-step"},
+        {"type": "tool-output-available", "toolCallId": "c1", "output": "18C"},
+        {
+            "type": "finish",
+            "finishReason": "stop",
+            "messageMetadata": {"usage": {"inputTokens": 3, "outputTokens": 4}, "model": "m"},
+        },
+    ]
+    carried = [c for c in ai_sdk.encode(events) if c["type"] == ai_sdk.CARRIER]
+    assert all(c["transient"] is True for c in carried)  # never part of a UIMessage
+
+
+# the stream the reference note ran through `ai`'s readUIMessageStream, as another producer (no data-agentmsg) writes it
+FOREIGN: list[dict[str, Any]] = [
+    {"type": "start", "messageId": "msg-1"},
+    {"type": "start-step"},
+    {"type": "reasoning-start", "id": "r0"},
+    {"type": "reasoning-delta", "id": "r0", "delta": "Think"},
+    {"type": "reasoning-end", "id": "r0"},
+    {"type": "text-start", "id": "t0"},
+    {"type": "text-delta", "id": "t0", "delta": "Let me "},
+    {"type": "text-delta", "id": "t0", "delta": "check."},
+    {"type": "text-end", "id": "t0"},
+    {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "get_weather"},
+    {"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": '{"city":'},
+    {"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": '"Paris"}'},
+    {"type": "tool-input-available", "toolCallId": "call_1", "toolName": "get_weather", "input": {"city": "Paris"}},
+    {"type": "tool-output-available", "toolCallId": "call_1", "output": {"temp": 18}},
+    {"type": "source-url", "sourceId": "s1", "url": "https://example.com/w", "title": "W"},
+    {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,iVBORw0KGgo="},
+    {"type": "data-usage", "data": {"tokens": 5}},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "tool-calls", "messageMetadata": {"x": 1}},
+]
+
+
+def test_a_ui_stream_of_another_producer_reduces_to_its_parts() -> None:
+    dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
+    events = [e for c in FOREIGN for e in dec.feed(c)] + dec.close()
+    (msg,), r = reduce(events)
+    assert r.problems == []
+    assert msg["id"] == "msg-1"
+    assert [b["type"] for b in msg["content"]] == ["thinking", "text", "tool_use", "tool_result", "image"]
+    assert msg["content"][1]["text"] == "Let me check."
+    assert msg["content"][2]["input"] == {"city": "Paris"}
+    assert msg["content"][2]["content"] == '{"city":"Paris"}'
+    assert msg["content"][3]["output"] == [{"type": "text", "text": '{"temp":18}'}]
+    assert msg["content"][3]["name"] == "get_weather"
+    assert msg["content"][4]["source"] == {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+    assert msg["metadata"]["agentscope_generate_reason"] == "TOOL_CALLS"
+    assert msg["metadata"]["agentmsg_grounding"] == {
+        "provider": "ai-sdk",
+        "sources": [{"sourceId": "s1", "url": "https://example.com/w", "title": "W"}],
+    }
+    custom = [e for e in events if e["type"] == "CUSTOM"]
+    assert custom == [{**custom[0], "name": "usage", "value": {"tokens": 5}}]
+    assert [(n.rule, n.pointer) for n in dec.notes] == [("ui-not-kept", "/18")]  # the messageMetadata
+    assert len({e["id"] for e in events}) == len(events)  # minted ids: none dropped as a repeat
+
+
+@pytest.mark.parametrize(
+    ("chunk", "pointer", "rule"),
+    [
+        ({"type": "text-delta", "id": "t"}, "/1", "required"),
+        ({"type": "text-delta", "id": "t", "delta": 5}, "/1/delta", "type"),
+        ({"type": "text-bogus", "id": "t"}, "/1/type", "enum"),
+        ({"id": "t"}, "/1", "required"),
+        ({"type": 3}, "/1/type", "type"),
+        ("text", "/1", "type"),
+        ({"type": "finish", "finishReason": "done"}, "/1/finishReason", "enum"),
+        ({"type": "tool-input-start", "toolCallId": "c"}, "/1", "required"),
+        ({"type": "data-x"}, "/1", "required"),
+        ({"type": "data-agentmsg", "data": 1}, "/1/data", "type"),
+    ],
+)
+def test_a_bad_chunk_is_a_note_or_in_strict_mode_an_error(chunk: Any, pointer: str, rule: str) -> None:
+    stream = [{"type": "start", "messageId": "m"}, chunk, {"type": "finish"}]
+    with pytest.raises(ValidationError) as info:
+        ai_sdk.decode(stream, strict=True)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [(pointer, rule)]
+    dec = ai_sdk.AiSdkDecoder()
+    events = [e for c in stream for e in dec.feed(c)]
+    assert [(p.pointer, p.rule) for p in dec.notes] == [(pointer, rule)]
+    assert [e["type"] for e in events] == ["AGENT_START", "AGENT_END"]
+
+
+def test_the_encoder_takes_any_event_and_says_what_it_could_not_use() -> None:
+    enc = ai_sdk.AiSdkEncoder()
+    out = enc.feed("nope")  # type: ignore[arg-type]
+    out += enc.feed({"type": "REPLY_START", "id": "x", "createdAt": AT})
+    out += enc.feed({"type": "TEXT_BLOCK_DELTA", "id": "y", "createdAt": AT, "replyId": "r", "delta": "a"})
+    # (the delta opens an implicit reply first: a note too)
+    assert [(p.pointer, p.rule) for p in enc.notes] == [
+        ("/0", "type"),
+        ("/1/type", "enum"),
+        ("/2", "ui-wrapped"),
+        ("/2", "required"),
+        ("/2", "ui-wrapped"),
+    ]
+    # what is an object is carried whole, so the reducer of the decoded stream reports it as it would have
+    carried = [c["data"]["event"]["type"] for c in out if c["type"] == ai_sdk.CARRIER and "event" in c["data"]]
+    assert carried == ["REPLY_START", "TEXT_BLOCK_DELTA"]
+    assert [c["type"] for c in enc.close()] == [ai_sdk.CARRIER, "finish"]  # the implicit reply ends, for the UI
+    assert enc.feed({"type": "AGENT_END", "id": "z", "createdAt": AT, "replyId": "r"}) == []
+    assert enc.notes[-1].rule == "order"
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("seed", range(200))
+def test_garbled_streams_never_break_the_encoder_or_the_ai_sdk_rules(seed: int) -> None:
+    """The reducer differential's random streams (every event type, keys dropped, wrong values, replays, subagent
+    events, Java's tool-call lifecycle and placeholders): the encoder never raises, every chunk is one the AI SDK's
+    schema takes (the strict decoder reads them all), parts are opened before use, and the decoded events reduce."""
+    from tests.jsclient.test_reducer import random_stream
+
+    events = random_stream(random.Random(seed))
+    chunks = ai_sdk.encode(events)
+    for chunk in chunks:
+        check_chunk(chunk)
+    started: set[tuple[str, Any]] = set()
+    calls: set[str] = set()
+    for chunk in chunks:
+        kind = chunk["type"]
+        if kind.startswith(("text-", "reasoning-")):
+            key = (kind.split("-")[0], chunk["id"])
+            assert kind.endswith("-start") or key in started, (seed, chunk)
+            (started.add if kind.endswith("-start") else started.discard)(key)
+            if kind.endswith("-delta"):
+                started.add(key)
+        elif kind == "tool-input-start":
+            calls.add(chunk["toolCallId"])
+        elif kind.startswith("tool-output") or kind in ("tool-input-delta", "tool-input-available"):
+            assert chunk["toolCallId"] in calls, (seed, chunk)
+    reduce(ai_sdk.decode(chunks, strict=True))
+
+
+def test_a_failed_source_ends_with_an_error_chunk_and_done() -> None:
+    enc = ai_sdk.AiSdkEncoder()
+    enc.feed({"type": "AGENT_START", "id": "1", "createdAt": AT, "replyId": "r"})
+    enc.feed({"type": "TEXT_BLOCK_DELTA", "id": "2", "createdAt": AT, "replyId": "r", "blockId": "t", "delta": "a"})
+    tail = enc.fail("boom")
+    assert tail[-1] == {"type": "error", "errorText": "boom"}
+    assert ai_sdk.PROTOCOL.trailer("boom") == b"data: [DONE]\n\n"
+    (msg,), _ = reduce(ai_sdk.decode([{"type": "start", "messageId": "r"}, *tail]))
+    assert msg["metadata"]["agentmsg_errors"] == [{"message": "boom"}]
+    assert msg["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+
+
+def test_agentmsg_reduce_reads_a_saved_ui_message_stream(tmp_path: Path) -> None:
+    """``agentmsg reduce --protocol ai-sdk``: a saved body (SSE, [DONE] at its end, split anywhere) or its chunks
+    as JSON lines reduce to what the AgentEvents reduce to; ``agentmsg.ui.detect`` names the protocol."""
+    import subprocess
+    import sys
+
+    path = JAVA[0]
+    events = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    want = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "reduce", str(path)], capture_output=True, check=True
+    ).stdout
+    sse, jsonl = tmp_path / "body.sse", tmp_path / "chunks.jsonl"
+    sse.write_bytes(ai_sdk.encode_sse(events).replace(b"\n", b"\r\n"))
+    jsonl.write_bytes(b"".join(orjson.dumps(c) + b"\n" for c in ai_sdk.encode(events)))
+    for saved in (sse, jsonl):
+        done = subprocess.run(
+            [sys.executable, "-m", "agentmsg", "reduce", "--protocol", "ai-sdk", str(saved)], capture_output=True
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, want, b"")
+    assert ui.detect(ai_sdk.encode(events)[0]) == "ai-sdk"
+    assert ui.detect(FOREIGN[0]) == "ai-sdk" and ui.detect(events[0]) is None
+    body = ai_sdk.encode_sse(events)
+    for size in (1, 7, 64):
+        pieces = [body[i : i + size] for i in range(0, len(body), size)]
+        assert b"".join(ai_sdk.strip_done(pieces)) == body.replace(b"data: [DONE]", b"")
+
+
+def test_finish_reasons() -> None:
+    def finish_of(*events: dict[str, Any]) -> str:
+        chunks = ai_sdk.encode(
+            [
+                {"type": "AGENT_START", "id": "a", "createdAt": AT, "replyId": "r"},
+                *events,
+                {"type": "AGENT_END", "id": "z", "createdAt": AT, "replyId": "r"},
+            ]
+        )
+        return str(chunks[-1]["finishReason"])
+
+    assert finish_of() == "stop"
+    assert (
+        finish_of({"type": "REQUEST_STOP", "id": "s", "createdAt": AT, "generateReason": "TOOL_CALLS"}) == "tool-calls"
+    )
+    assert (
+        finish_of(
+            {
+                "type": "MODEL_CALL_END",
+                "id": "m",
+                "createdAt": AT,
+                "replyId": "r",
+                "metadata": {"finishReason": "length"},
+            }
+        )
+        == "length"
+    )
+    assert finish_of({"type": "EXCEED_MAX_ITERS", "id": "x", "createdAt": AT}) == "other"
+    assert (
+        finish_of({"type": "CUSTOM", "id": "e", "createdAt": AT, "name": "agentmsg.error", "value": {"message": "x"}})
+        == "error"
+    )
+
+
+def test_the_protocol_follows_the_contract_and_is_registered() -> None:
+    protocol = ui.get("ai-sdk")
+    assert protocol is ui.PROTOCOLS["ai-sdk"]
+    assert protocol.name == ai_sdk.PROTOCOL.name
+    assert isinstance(protocol, UIProtocol)
+    assert isinstance(protocol.encoder(), Encoder)
+    assert isinstance(protocol.decoder(), Decoder)
+    assert ("x-vercel-ai-ui-message-stream", "v1") in protocol.response_headers
+    assert protocol.resumable is False
+    assert protocol.frame({"type": "start"}, 7) == b'data: {"type":"start"}\n\n'
+    for rule in (ai_sdk.CARRIED_RULE, ai_sdk.NOT_KEPT_RULE):
+        assert rule in RULES
+
+
+def test_the_endpoint_speaks_it_over_http() -> None:
+    """EventEndpoint ``?protocol=ai-sdk`` under uvicorn: the AI SDK's header, ``data:`` frames without ids, the
+    chunks the encoder makes, ``[DONE]`` last; a source that raises ends with an ``error`` chunk, then ``[DONE]``;
+    a ``Last-Event-ID`` is refused (400: the protocol does not resume by it)."""
+    from collections.abc import AsyncIterator
+
+    from agentmsg.web import EventEndpoint
+    from tests.web._http import get, serving, starlette_app
+
+    events = [
+        {"type": "AGENT_START", "id": "1", "createdAt": AT, "replyId": "r"},
+        {"type": "TEXT_BLOCK_DELTA", "id": "2", "createdAt": AT, "replyId": "r", "blockId": "t", "delta": "Hi"},
+    ]
+
+    async def failing() -> AsyncIterator[dict[str, Any]]:
+        for e in events:
+            yield e
+        raise RuntimeError("model down")
+
+    whole = [*events, {**events[0], "type": "AGENT_END", "id": "3"}]
+    with serving(starlette_app(EventEndpoint(whole))) as port:
+        ok = get(port, "/events?protocol=ai-sdk")
+        resumed = get(port, "/events?protocol=ai-sdk", {"Last-Event-ID": "2"})
+    assert ok.status == 200 and ok.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert ok.headers["content-type"].startswith("text/event-stream")
+    assert ok.raw.endswith(b"\n\ndata: [DONE]\n\n") and b"\nid:" not in ok.raw and not ok.raw.startswith(b"id:")
+    assert list(ai_sdk.iter_chunks(ok.raw)) == ai_sdk.encode(whole)
+    assert resumed.status == 400
+    with serving(starlette_app(EventEndpoint(failing()))) as port:
+        failed = get(port, "/events?protocol=ai-sdk")
+    chunks = list(ai_sdk.iter_chunks(failed.raw))
+    assert chunks[-1]["type"] == "error" and "model down" in chunks[-1]["errorText"]
+    assert failed.raw.endswith(b"data: [DONE]\n\n")
+    (msg,), _ = reduce(ai_sdk.decode(chunks))
+    assert msg["content"] == [{"type": "text", "text": "Hi"}]
+    assert msg["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"

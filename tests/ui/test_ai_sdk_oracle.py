@@ -1,0 +1,173 @@
+"""The oracle: the ``ai`` npm package's own client (``DefaultChatTransport``, whose ``parseJsonEventStream`` checks
+every chunk against ``uiMessageChunkSchema``, and ``readUIMessageStream``, what ``useChat`` builds its messages
+with) reads agentmsg's endpoint (``EventEndpoint``, ``?protocol=ai-sdk``) over loopback HTTP, in Node. The UIMessage
+it builds has the parts of the message agentmsg's reducer makes of the same events: text, reasoning, tool calls with
+their input and output, files, in the same order, under the same id."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from agentmsg import Reducer, emit_events
+from agentmsg.ui import ai_sdk
+from agentmsg.web import EventEndpoint
+from tests._support.events import CASES, _random_message, events_of, load
+from tests._support.jsclient import NODE
+from tests.conftest import ROOT
+from tests.web._http import serving
+
+TS = ROOT / "tests" / "typescript"
+pytestmark = [
+    pytest.mark.oracle,
+    pytest.mark.skipif(
+        NODE is None or not (TS / "node_modules" / "ai").is_dir(),
+        reason="node or tests/typescript/node_modules (ai) not installed: make ts-deps",
+    ),
+]
+
+
+def reduced(events: list[Any]) -> tuple[list[dict[str, Any]], Reducer]:
+    r = Reducer()
+    for e in events:
+        r.feed(e)
+    return [m.to_dict() for m in r.finish()], r
+
+
+def parts_of_message(msg: dict[str, Any]) -> list[Any]:
+    """What the UIMessage of ``msg`` holds, part by part, as the encoder says it (docs/ai-sdk.md)."""
+    out: list[Any] = []
+    calls: dict[str, list[Any]] = {}
+    for block in msg["content"]:
+        kind = block["type"]
+        if kind == "text":
+            out.append(["text", block["text"]])
+        elif kind == "thinking":
+            out.append(["reasoning", block["thinking"]])
+        elif kind == "tool_use":
+            error = block["metadata"].get("argumentsError") if block["input"] == {} else None
+            if error is not None:
+                calls[block["id"]] = ["tool", block["id"], block["name"], "output-error", block["content"], error]
+            else:
+                calls[block["id"]] = ["tool", block["id"], block["name"], "input-available", block["input"], None]
+            out.append(calls[block["id"]])
+        elif kind == "tool_result":
+            call = calls.get(block["id"])
+            if call is None:
+                continue  # a result of a call not in this stream: carried, not shown
+            texts = [o["text"] for o in block["output"] if o["type"] == "text"]
+            whole = texts[0] if len(block["output"]) == 1 and texts else (block["output"] or "")
+            if block["state"] == "error":
+                call[3:] = ["output-error", call[4], whole if isinstance(whole, str) else json.dumps(whole)]
+            elif block["state"] == "denied" and not block["output"]:
+                call[3:] = ["output-denied", call[4], None]
+            else:
+                call[3:] = ["output-available", call[4], whole]
+        elif kind == "hint":
+            continue  # carried (HINT_BLOCK has no chunk)
+        else:
+            chunk = ai_sdk._file_chunk(block)
+            assert chunk is not None
+            out.append(["file", chunk["mediaType"], chunk["url"]])
+    return out
+
+
+def parts_of_ui(message: dict[str, Any]) -> list[Any]:
+    out: list[Any] = []
+    for part in message["parts"]:
+        kind = part["type"]
+        if kind in ("text", "reasoning"):
+            out.append([kind, part["text"]])
+        elif kind.startswith("tool-"):
+            state = part["state"]
+            if state == "output-error":
+                out.append(["tool", part["toolCallId"], kind[5:], state, part.get("input"), part["errorText"]])
+            elif state == "output-available":
+                out.append(["tool", part["toolCallId"], kind[5:], state, part["input"], part["output"]])
+            else:
+                out.append(["tool", part["toolCallId"], kind[5:], state, part.get("input"), None])
+        elif kind == "file":
+            out.append(["file", part["mediaType"], part["url"]])
+        else:
+            assert kind in ("step-start", "source-url") or kind.startswith("data-"), part
+    return out
+
+
+def read_with_ai(streams: list[list[Any]]) -> list[dict[str, Any]]:
+    """Each stream served by EventEndpoint and read by the ai package's client, all in one Node process."""
+    endpoints = [EventEndpoint(events, replay=None) for events in streams]
+    app = Starlette(routes=[Route(f"/s{i}", e, methods=["GET", "POST"]) for i, e in enumerate(endpoints)])
+    with serving(app) as port:
+        urls = [f"http://127.0.0.1:{port}/s{i}?protocol=ai-sdk" for i in range(len(streams))]
+        done = subprocess.run(
+            [str(NODE), "ai-sdk-read.mjs", *urls], cwd=TS, capture_output=True, text=True, timeout=600, check=True
+        )
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def one_reply_streams() -> list[tuple[str, list[Any]]]:
+    """Clean streams of one reply: the conformance vectors the reducer reads without a problem, and random emitted
+    messages (text, thinking, tool calls and results, media)."""
+    out: list[tuple[str, list[Any]]] = []
+    for name in CASES:
+        events = events_of(load(name))
+        messages, r = reduced(events)
+        if (
+            len(messages) == 1
+            and not r.problems
+            and messages[0]["metadata"].get("agentscope_generate_reason") != "INTERRUPTED"
+        ):
+            out.append((name, events))
+    rng = random.Random(30)
+    for n in range(12):
+        counter = iter(range(10**6))
+        events = emit_events(
+            _random_message(rng, n),
+            chunk_size=rng.choice([None, 1, 5]),
+            id_factory=lambda counter=counter: f"e{next(counter)}",  # type: ignore[misc]
+            clock=lambda: "2026-01-01T00:00:00.000000Z",
+        )
+        out.append((f"emitted-{n}", list(events)))
+    return out
+
+
+def test_the_ai_packages_reader_builds_the_message_agentmsg_reduces() -> None:
+    streams = one_reply_streams()
+    assert len(streams) >= 20
+    results = read_with_ai([events for _, events in streams])
+    assert len(results) == len(streams)
+    for (name, events), got in zip(streams, results, strict=True):
+        assert got["errors"] == [], (name, got["errors"])
+        assert got["headers"]["x-vercel-ai-ui-message-stream"] == "v1"
+        assert got["headers"]["content-type"].startswith("text/event-stream")
+        (msg,), _ = reduced(events)
+        ui = got["message"]
+        assert ui is not None, name
+        assert ui["role"] == "assistant"
+        start: dict[str, Any] = next((e for e in events if e["type"] in ("AGENT_START", "MODEL_CALL_START")), {})
+        # the UIMessage is named at its start: an AGENT_RESULT naming the message otherwise is carried, not shown
+        assert ui["id"] == start.get("replyId", msg["id"]), name
+        assert parts_of_ui(ui) == parts_of_message(msg), name
+        # the transient carriers reach the client's onData, never the message
+        assert not any(p["type"] == ai_sdk.CARRIER for p in ui["parts"])
+        assert got["chunks"][-1]["type"] == "finish", name
+        if msg["usage"]:
+            assert ui["metadata"]["usage"] == msg["usage"], name
+
+
+def test_an_error_and_a_cut_stream_as_the_ai_package_reads_them() -> None:
+    at = "2026-01-01T00:00:00Z"
+    failing = [
+        {"type": "AGENT_START", "id": "1", "createdAt": at, "replyId": "r"},
+        {"type": "TEXT_BLOCK_DELTA", "id": "2", "createdAt": at, "replyId": "r", "blockId": "t", "delta": "par"},
+        {"type": "CUSTOM", "id": "3", "createdAt": at, "name": "agentmsg.error", "value": {"message": "upstream 500"}},
+    ]
+    (got,) = read_with_ai([failing])
+    assert got["errors"] == ["Error: upstream 500"]
+    assert parts_of_ui(got["message"]) == [["text", "par"]]
