@@ -231,6 +231,8 @@ def _trim_summary(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monkey
     )
     run_block(ns)
     assert ns["cut"].summary is not None and ns["cut"].messages[0] is ns["cut"].summary
+
+
 def _agui(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/ag-ui.md: a reply's events through the encoder (what ``send`` sends is what the decoder reads) come
     back as the same message."""
