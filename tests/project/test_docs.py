@@ -144,10 +144,10 @@ def _system_prompt(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monke
 
 def _cache_markers(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/context.md, Prompt caching: the marked request, then the helper's placement (it runs on the page's own
-    conversation and tools, so the first block's names are the second's)."""
+    conversation and tools, so the marked request's names are the helper's)."""
     if "conversation" not in ns and "place_cache_markers" in ns["source"]:
-        first = fenced(ROOT / "docs" / "context.md", "python")[0]
-        exec(compile(first, "context.md#0", "exec"), ns)
+        first = next(b for b in fenced(ROOT / "docs" / "context.md", "python") if "_cache_control" in b)
+        exec(compile(first, "context.md (the marked request)", "exec"), ns)
     run_block(ns)
     request = ns["request"]
     assert request.body["system"][0]["cache_control"] == {"type": "ephemeral"}
