@@ -58,7 +58,7 @@ __all__ = [
 
 #: The provider modules, in the order the registry lists their providers. Each module's ``PROVIDERS`` holds
 #: one entry per registry name it serves (imported on the registry's first use).
-MODULES: Final = ("openai", "anthropic", "gemini", "dashscope")
+MODULES: Final = ("openai", "anthropic", "gemini", "dashscope", "openai_responses")
 
 _registry: dict[str, Entry] = {}
 
