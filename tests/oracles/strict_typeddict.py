@@ -53,7 +53,9 @@ class _Builder:
             wrapped = origin in (typing_extensions.Required, typing_extensions.NotRequired)
             new = self.convert(typing_extensions.get_args(tp)[0] if wrapped else tp)
             new = Any if new is _DROP else new
-            if origin is typing_extensions.Required or (key in required and origin is not typing_extensions.NotRequired):
+            if origin is typing_extensions.Required or (
+                key in required and origin is not typing_extensions.NotRequired
+            ):
                 fields[key] = typing_extensions.Required[new]
             else:
                 fields[key] = typing_extensions.NotRequired[new]

@@ -769,6 +769,11 @@ class Reader(PayloadReader):
                     self._item_done(index, item)  # (an item the events did not complete)
             self.done = True
             self._status(r, failed=kind == "response.failed")
+        elif "type" not in obj and isinstance(obj.get("output"), list) and not self._started:
+            # A whole response where a stream was asked for (a server or proxy that ignores "stream": true, a saved
+            # response read with --stream): read as it is, and the reply ends
+            self.done = True
+            self.reply(obj)
         elif kind == "error":
             _error(self.b, obj.get("error") if isinstance(obj.get("error"), dict) else obj)
             self._failed = True  # (the response.failed that follows ends the reply)
