@@ -22,6 +22,19 @@ def payloads_of(path: Path) -> list[dict[str, Any]]:
 
 def accumulate(payloads: list[dict[str, Any]]) -> tuple[Any, Any]:
     """(the accumulator's snapshot, its completed response or None) after every payload."""
+    state = _state(payloads)
+    return state._ResponseStreamState__current_snapshot, state._completed_response
+
+
+def done_items(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items of the accumulator's ``response.output_item.done`` events (its completed output map), in order: the
+    reasoning items there carry the encrypted content the API's documentation says to replay (the copy in
+    ``response.completed`` has other bytes; OpenRouter's even another item id)."""
+    state = _state(payloads)
+    return [state._completed_output[k].model_dump(mode="json", warnings=False) for k in sorted(state._completed_output)]
+
+
+def _state(payloads: list[dict[str, Any]]) -> Any:
     from openai._models import construct_type
     from openai._types import omit
     from openai.lib.streaming.responses import ResponseStreamState
@@ -30,7 +43,7 @@ def accumulate(payloads: list[dict[str, Any]]) -> tuple[Any, Any]:
     state: Any = ResponseStreamState(input_tools=omit, text_format=omit)
     for payload in payloads:
         state.handle_event(construct_type(type_=ResponseStreamEvent, value=payload))  # type: ignore[arg-type]
-    return state._ResponseStreamState__current_snapshot, state._completed_response
+    return state
 
 
 def final_response(payloads: list[dict[str, Any]]) -> Any:
