@@ -177,7 +177,9 @@ def _stream_usage(path: Path, family: str) -> dict[str, int]:
         from tests.providers.openai_responses.sdk import final_response
 
         final = final_response(payloads)
-        return _responses(final.usage.model_dump(mode="json", warnings=False)) if final is not None and final.usage else {}
+        return (
+            _responses(final.usage.model_dump(mode="json", warnings=False)) if final is not None and final.usage else {}
+        )
     if family == "anthropic":
         streaming = pytest.importorskip("anthropic.lib.streaming._messages")
         snapshot = None
