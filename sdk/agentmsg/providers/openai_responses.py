@@ -82,6 +82,11 @@ FIELDS: Final = field_table(
         "thinking.metadata.signature": mapped(
             "thinking-dropped", note="the reasoning item's encrypted_content, byte for byte"
         ),
+        "thinking.metadata.providerBlock": mapped(
+            "provider-tool-dropped",
+            note="a message item's id and phase (the reader's carrier), back on the assistant text before it; another"
+            " provider's said",
+        ),
         "thinking.metadata.redacted": reported("thinking-dropped", note="redacted reasoning cannot be sent"),
         "thinking.metadata.redactedData": reported("thinking-dropped", note="redacted reasoning cannot be sent"),
         "tool_use.metadata.thoughtSignature": reported("signature-dropped", note="no field for a call's signature"),
@@ -361,7 +366,8 @@ class _Walk(ChatWalk):
                 if meta and thinking_keys and not thinking_keys.isdisjoint(meta):
                     looked = False
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):
-                    self.carrier(meta, i, j, None, other)
+                    flush()  # (a message item's carrier follows its text: it goes back on that item)
+                    self.carrier(meta, i, j, items[-1] if items else None, other)
                     continue
                 part = self._reasoning(b, i, j, other)
                 if type(part) is str:  # (reasoning='text': sent as text, said)
@@ -461,6 +467,29 @@ class _Walk(ChatWalk):
             return None
         kind = "content" if meta.get(REASONING_TEXT) is True else "summary"
         return item_id, encrypted, kind, b.thinking
+
+    def provider_part(self, meta: dict[str, Any], i: int, j: int, prev: Any) -> Any:
+        """A message item's id and phase (the reader's carrier after its text: providerBlock ``{type: "message", id,
+        phase}``), back on the assistant message sent right before it: the output message the API gave (``id``,
+        ``status``, ``phase``, its text as one ``output_text``), or without an id the message with its ``phase``
+        (the API asks that a phase be sent back on every assistant message)."""
+        block = meta.get(F.PROVIDER_BLOCK)
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind != "message":
+            F.carrier_dropped(self.ctx, meta, (i, j), f"{self.ctx.provider} takes back no {str(kind)[:40]} item")
+            return None
+        if not (isinstance(prev, dict) and prev.get("role") == "assistant" and isinstance(prev.get("content"), str)):
+            F.carrier_dropped(self.ctx, meta, (i, j), "no assistant text is sent right before it")
+            return None
+        assert isinstance(block, dict)
+        phase, item_id = block.get("phase"), block.get("id")
+        if isinstance(item_id, str) and item_id:
+            text = prev.pop("content")
+            prev.update(type="message", id=item_id, status="completed")
+            prev["content"] = [{"type": "output_text", "text": text, "annotations": []}]
+        if isinstance(phase, str) and phase:
+            prev["phase"] = phase
+        return None
 
     def tool_message(self, msg: Msg, i: int) -> bool:
         for j, b in enumerate(_blocks(msg)):
@@ -625,8 +654,14 @@ REPLY_FIELDS: Final = (
     ),
     ReplyField("output[] message .content[] output_text .logprobs", NOT_KEPT),
     ReplyField("output[] message .content[] refusal", MAPPED, "a text block of its own; metadata `agentmsg_refusal`"),
-    ReplyField("output[] message .phase", NOT_KEPT, "commentary or final answer"),
-    ReplyField("output[] message .id|.status|.role", NOT_READ, "items are replayed without their message id"),
+    ReplyField(
+        "output[] message .phase",
+        MAPPED,
+        "a carrier after its text (thinking metadata `providerBlock` `{type: message, id, phase}`): sent back on it",
+    ),
+    ReplyField(
+        "output[] message .id|.status|.role", NOT_READ, "the id is kept with a phase (above); else not replayed"
+    ),
     ReplyField(
         "output[] reasoning .summary[]",
         MAPPED,
@@ -863,13 +898,17 @@ class Reader(PayloadReader):
                     b.not_kept(
                         "logprobs", "log probabilities (logprobs) are not kept (the message has no place for them)"
                     )
+            had_text = b.is_open(slot)
             b.end_block(slot)
             b.end_block(f"{slot}/refusal")
-            phase = item.get("phase")
-            if phase:
-                b.not_kept(
-                    "phase", f"the message's phase ({str(phase)[:40]!r}) is not kept (the message has no place for it)"
-                )
+            phase = b.string(item.get("phase"), "a message's phase")
+            if phase and had_text:
+                # its id and phase, for the formatter to send back on its text (the API asks for the phase on every
+                # assistant message): a carrier right after the text
+                kept: dict[str, Any] = {"type": "message", "phase": phase}
+                if st.id is not None:
+                    kept["id"] = st.id
+                b.carrier({"providerBlock": kept}, slot=f"{slot}/item")
         elif kind == "reasoning":
             self._reasoning_done(index, st, item)
         elif kind == "function_call":

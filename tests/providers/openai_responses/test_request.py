@@ -201,3 +201,33 @@ def test_structured_output_is_the_sdks_text_format() -> None:
     assert ours.parser_options == {"structured_output": {"from": "text"}}
     json_mode = formatted("openai-responses", [UserMessage("Answer in JSON")], response_format={"type": "json_object"})
     assert json_mode.body["text"] == {"format": {"type": "json_object"}}
+
+
+def test_a_messages_phase_goes_back_on_its_text() -> None:
+    """The reader keeps a message item's phase (and id) in a carrier after its text: sent back on that text, as the
+    API gave it (with the id: the output message), else as the message's phase; with no text before it, said."""
+
+    def carrier(**block: object) -> ThinkingBlock:
+        return ThinkingBlock(
+            thinking="", metadata={"provider": "openai-responses", "providerBlock": {"type": "message", **block}}
+        )
+
+    with_id = [UserMessage("q"), AssistantMessage([TextBlock(text="a"), carrier(id="msg_1", phase="commentary")])]
+    assert formatted("openai-responses", with_id).body["input"][1] == {
+        "role": "assistant",
+        "type": "message",
+        "id": "msg_1",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": "a", "annotations": []}],
+        "phase": "commentary",
+    }
+    no_id = [UserMessage("q"), AssistantMessage([TextBlock(text="a"), carrier(phase="final_answer")])]
+    assert formatted("openai-responses", no_id).body["input"][1] == {
+        "role": "assistant",
+        "content": "a",
+        "phase": "final_answer",
+    }
+    alone = [UserMessage("q"), AssistantMessage([carrier(id="msg_1", phase="commentary"), TextBlock(text="a")])]
+    assert rules(formatted("openai-responses", alone)) == [("/1/content/0", "provider-tool-dropped")]
+    # another provider's formatter says it (the phase means nothing to it)
+    assert ("/1/content/1", "provider-tool-dropped") in rules(formatted("anthropic", with_id))

@@ -39,8 +39,6 @@ def test_stream_events_valid_and_reduce(path: Path) -> None:
     expected = (
         ["agentmsg.not-kept"] if "logprobs" in path.name or path.name == "stream_sdk_refusal.sse" or container else []
     )
-    if path.parent.name == "openai-responses" and b'"phase"' in path.read_bytes():  # (a message's phase)
-        expected = ["agentmsg.not-kept"]
     if path.name == "stream_sdk_incomplete_partial_json.sse":  # a call's arguments cut at max_tokens: said
         expected = ["agentmsg.problem"]
     assert said == expected

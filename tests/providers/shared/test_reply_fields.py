@@ -418,7 +418,7 @@ PROBES["openai_responses"] = {
         "probe-no",
         key="output",
     ),
-    "output[] message .phase": put("output.0.phase", "commentary", None),
+    "output[] message .phase": put("output.0.phase", "commentary", '"phase": "commentary"'),
     "output[] message .id|.status|.role": put("output.0.id", "msg_probe", "msg_probe"),
     "output[] reasoning .summary[]": add_block(_RS, "probe-summary", key="output"),
     "output[] reasoning .content[]": add_block(
