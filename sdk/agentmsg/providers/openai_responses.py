@@ -821,14 +821,20 @@ class Reader(PayloadReader):
             self.foreign += 1
 
     def end(self) -> None:
-        for st in self._items.values():  # a cut stream: the reasoning blocks keep their item's id
-            if st.kind == "reasoning" and not st.done:
-                for slot in st.slots:
-                    self.b.end_block(slot, metadata=_reasoning_meta(st.id, slot))
+        self._end_open_reasoning()
         if self._failed and not self.b.closed:
             self.done = True
             self.b.close()
         self.say_foreign("no Responses event shape (no type)")
+
+    def _end_open_reasoning(self) -> None:
+        """Reasoning items the stream did not complete (cut, or failed): their blocks end keeping the item's id (not
+        the added item's encrypted content, which may be incomplete)."""
+        for st in self._items.values():
+            if st.kind == "reasoning" and not st.done:
+                st.done = True
+                for slot in st.slots:
+                    self.b.end_block(slot, metadata=_reasoning_meta(st.id, slot))
 
     # ---- items ----
 
@@ -968,6 +974,7 @@ class Reader(PayloadReader):
         b = self.b
         status = r.get("status")
         if failed or status in ("failed", "cancelled") or (r.get("error") and status != "completed"):
+            self._end_open_reasoning()
             if not self._failed:
                 err = r.get("error")
                 _error(b, err if err else f"the response {'was cancelled' if status == 'cancelled' else 'failed'}")

@@ -140,3 +140,22 @@ def test_a_function_call_given_only_in_its_done_item() -> None:
     msg = reduce_ok(events)
     assert [(b.id, b.name, b.input) for b in msg.blocks("tool_use")] == [("call_9", "f", {"a": 1})]
     assert msg.to_dict()["metadata"]["agentscope_generate_reason"] == "TOOL_CALLS"
+
+
+def test_a_failed_stream_keeps_the_open_reasoning_items_id() -> None:
+    item = {"type": "reasoning", "id": "rs_f", "summary": []}
+    failed = {**RESP, "status": "failed", "error": {"code": "server_error", "message": "boom"}}
+    events = list(
+        P.parse_stream(
+            _sse(
+                _created(),
+                {"type": "response.output_item.added", "output_index": 0, "item": item},
+                {"type": "response.reasoning_summary_text.delta", "output_index": 0, "summary_index": 0, "delta": "Hm"},
+                {"type": "response.failed", "response": failed},
+            )
+        )
+    )
+    (msg,) = reduce_events(events)
+    (thinking,) = msg.blocks("thinking")
+    assert thinking.metadata["itemId"] == "rs_f"
+    assert msg.to_dict()["metadata"]["agentmsg_errors"][0]["message"] == "boom"
