@@ -14,7 +14,8 @@ question, one tool), reads the whole stream and ends with the reply:
 * ``agentmsg``: ``Client.stream`` / ``AsyncClient.stream`` (formats the request, then the SSE decoder, the
   provider's parser, the AgentEvents and the reducer), iterating every event, then ``.message`` (the
   validated Msg); the public API only, so the rows measure whatever the client becomes;
-* ``official``: openai ``client.chat.completions.stream(...)`` then ``get_final_completion()``, anthropic
+* ``official``: openai ``client.chat.completions.stream(...)`` then ``get_final_completion()`` (the Responses API:
+  ``client.responses.stream(...)`` then ``get_final_response()``), anthropic
   ``client.messages.stream(...)`` then ``get_final_message()``, google-genai ``models.generate_content_stream``
   (it has no accumulator: the side collects each chunk's text, thoughts and function calls, as a caller
   does; its async client reads with aiohttp where aiohttp is installed, its default), DashScope's
@@ -72,6 +73,7 @@ from replies import (
     anthropic_reply,
     openai_reply,
     recorded,
+    responses_reply,
 )
 
 from agentmsg import SystemMessage, UserMessage
@@ -80,7 +82,12 @@ from agentmsg.providers import get
 HERE = Path(__file__).resolve().parent
 TARGET_VS_FLOOR = 1.3
 TARGET_VS_OFFICIAL = 5.0
-JUDGED_VS_OFFICIAL = ("openai", "anthropic", "gemini")  # the helpers the target names; DashScope's is shown
+JUDGED_VS_OFFICIAL = (
+    "openai",
+    "anthropic",
+    "gemini",
+    "openai-responses",
+)  # the helpers the target names; DashScope's is shown
 #: Microseconds the server waits between two events of the ``paced`` case (``--pace-us``): the client has
 #: read the event before the next comes, as a model's tokens do, so each event is its own read and wake-up for
 #: every side. The other cases send the events back to back (each still its own write and HTTP chunk).
@@ -306,6 +313,42 @@ class OpenAISide(_Official):
     reply = staticmethod(openai_reply)
 
 
+class ResponsesSide(_Official):
+    """openai ``client.responses.stream(...)`` (the Responses API's helper), then ``get_final_response()``."""
+
+    def __init__(self, url: str) -> None:
+        import openai
+
+        self.version = f"openai {openai.__version__}"
+        self.client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+        self.aclient = openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0)
+        self.input = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
+        self.tools = [{"type": "function", **TOOL, "strict": False}]
+
+    @contextlib.contextmanager
+    def open(self, name: str) -> Iterator[Opened]:
+        with self.client.responses.stream(model=name, input=self.input, tools=self.tools) as stream:
+            yield iter(stream), lambda: (stream.get_final_response(), stream._state)
+
+    @contextlib.asynccontextmanager
+    async def aopen(self, name: str) -> AsyncIterator[AOpened]:
+        async with self.aclient.responses.stream(model=name, input=self.input, tools=self.tools) as s:
+            final: list[Any] = []
+
+            async def events() -> AsyncIterator[Any]:
+                async for e in s:
+                    yield e
+                final.append((await s.get_final_response(), s._state))
+
+            yield events(), lambda: final[0]
+
+    @staticmethod
+    def chunks(events: list[Any]) -> int:
+        return len(events)
+
+    reply = staticmethod(responses_reply)
+
+
 ANTHROPIC_RAW = frozenset(
     {
         "message_start",
@@ -336,12 +379,12 @@ class AnthropicSide(_Official):
 
     @contextlib.contextmanager
     def open(self, name: str) -> Iterator[Opened]:
-        with self.client.messages.stream(model=name, **self.kwargs) as stream:  # type: ignore[arg-type]
+        with self.client.messages.stream(model=name, **self.kwargs) as stream:
             yield iter(stream), stream.get_final_message
 
     @contextlib.asynccontextmanager
     async def aopen(self, name: str) -> AsyncIterator[AOpened]:
-        async with self.aclient.messages.stream(model=name, **self.kwargs) as s:  # type: ignore[arg-type]
+        async with self.aclient.messages.stream(model=name, **self.kwargs) as s:
             final: list[Any] = []
 
             async def events() -> AsyncIterator[Any]:
@@ -554,6 +597,7 @@ def official_side(provider: str, url: str) -> Any:
         "anthropic": AnthropicSide,
         "gemini": GeminiSide,
         "dashscope": DashScopeSide,
+        "openai-responses": ResponsesSide,
     }
     try:
         return makers[provider](url)

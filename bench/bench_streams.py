@@ -60,7 +60,7 @@ from replies import (
 )
 
 from agentmsg import reduce_events
-from agentmsg.providers import anthropic, dashscope, gemini, openai
+from agentmsg.providers import anthropic, dashscope, gemini, openai, openai_responses
 
 FIX = replies.FIX
 TARGET_VS_OFFICIAL = 20.0
@@ -86,6 +86,7 @@ LONG = {
     "anthropic": "anthropic/stream_sdk_basic.sse",
     "gemini": "gemini/stream_text.sse",
     "dashscope": "dashscope/native_stream_text_docs.sse",
+    "openai-responses": "openai-responses/stream_text_after_tool_output.sse",
 }
 LONG_CHUNKS = 1000
 
@@ -93,6 +94,8 @@ LONG_CHUNKS = 1000
 def _is_text_delta(provider: str, obj: dict[str, Any]) -> bool:
     if provider == "anthropic":
         return obj.get("type") == "content_block_delta" and obj["delta"].get("type") == "text_delta"
+    if provider == "openai-responses":
+        return obj.get("type") == "response.output_text.delta"
     if provider == "gemini":
         cand = (obj.get("candidates") or [{}])[0]
         parts = (cand.get("content") or {}).get("parts") or []
@@ -218,7 +221,13 @@ def _official(provider: str) -> tuple[Callable[[bytes], Any], Callable[[Any], Re
     return None
 
 
-MODULES: dict[str, Any] = {"openai": openai, "anthropic": anthropic, "gemini": gemini, "dashscope": dashscope}
+MODULES: dict[str, Any] = {
+    "openai": openai,
+    "anthropic": anthropic,
+    "gemini": gemini,
+    "dashscope": dashscope,
+    "openai-responses": openai_responses,
+}
 
 
 def _check(provider: str, label: str, bodies: list[bytes], official: Callable[[bytes], Any], reply: Any) -> None:

@@ -41,6 +41,11 @@ RECORDED: dict[str, list[str]] = {
         "native_stream_thinking_docs",
         "native_multimodal_stream_thinking_docs",
     ],
+    "openai-responses": [
+        "stream_function_call_2025-03_no_sequence_number",
+        "stream_reasoning_commentary_function_call",
+        "stream_text_after_tool_output",
+    ],
 }
 #: The recorded streams left out, and why: each side would do different work on them.
 LEFT_OUT = {
@@ -52,6 +57,8 @@ LEFT_OUT = {
     "gemini/stream_function_call_partial_args": "partial arguments: google-genai leaves assembling them to the caller",
     "gemini/stream_function_call_no_args_partial": "partial arguments: google-genai leaves assembling them to the caller",
     "dashscope/compat_*": "the OpenAI-compatible mode: the openai rows' work",
+    "openai-responses/*.jsonl": "recorded without their SSE framing",
+    "openai-responses/stream_reasoning_text_openrouter": "OpenRouter's: its reasoning item's id differs in its completed copy",
 }
 PROVIDERS = tuple(RECORDED)
 
@@ -114,6 +121,24 @@ def anthropic_reply(message: Any) -> Reply:
             r.thinking += b.thinking
         elif b.type == "tool_use":
             r.calls.append((b.name, _args(b.input)))
+    return r
+
+
+def responses_reply(result: Any) -> Reply:
+    """openai ``client.responses.stream(...)``: (``get_final_response()``, the helper's accumulator state). The texts
+    and calls are the accumulator's (what the deltas said: the long stream repeats them, its completed response
+    does not), the thinking the final response's reasoning summaries (which the accumulator does not gather)."""
+    final, state = result
+    snapshot = state._ResponseStreamState__current_snapshot
+    r = Reply()
+    for item in snapshot.output:
+        if item.type == "message":
+            r.text += "".join(getattr(c, "text", None) or getattr(c, "refusal", "") for c in item.content)
+        elif item.type == "function_call":
+            r.calls.append((item.name, _args(item.arguments)))
+    for item in final.output:
+        if item.type == "reasoning":
+            r.thinking += "".join(s.text for s in item.summary or ()) + "".join(c.text for c in item.content or ())
     return r
 
 

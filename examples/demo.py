@@ -295,7 +295,8 @@ def who(providers: Sequence[str]) -> str:
     others = [n for n in NAMES if n not in providers]
     if not others:
         return "all"
-    return "all but " + ", ".join(others) if len(others) < len(providers) else ", ".join(providers)
+    text = "all but " + ", ".join(others) if len(others) < len(providers) else ", ".join(providers)
+    return text if len(text) <= 40 else f"{len(providers)} of the {len(NAMES)} providers"  # (the row stays short)
 
 
 def where(pointers: Iterable[str]) -> str:

@@ -315,6 +315,7 @@ MODULES = {
     "anthropic": "agentmsg.providers.anthropic",
     "gemini": "agentmsg.providers.gemini",
     "dashscope": "agentmsg.providers.dashscope",
+    "openai-responses": "agentmsg.providers.openai_responses",
 }
 
 

@@ -360,17 +360,9 @@ _REPLIES = {
     "anthropic": "anthropic/message_text.json",
     "gemini": "gemini/generate_content_text.json",
     "dashscope": "dashscope/native_multimodal_response_docs.json",
+    "openai-responses": "openai-responses/response_text.json",
 }
 _OPENAI_SHAPE = ("openai", "deepseek", "dashscope-compatible")
-#: an OpenAI Responses API reply (no reader of its own: every reader refuses it)
-_RESPONSES_REPLY = {
-    "id": "resp_1",
-    "object": "response",
-    "status": "completed",
-    "error": None,
-    "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hi"}]}],
-    "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4},
-}
 
 
 @pytest.mark.parametrize("provider", agentmsg.providers.NAMES)
@@ -379,15 +371,14 @@ def test_cli_parse_refuses_what_is_no_reply_of_the_provider_with_the_hint_that_r
 ) -> None:
     """Issue 28: ``parse --provider anthropic`` read an agentmsg USER message as an Anthropic reply and printed an
     ASSISTANT message, exit 0 (gemini and dashscope read an OpenAI Responses reply so: ``"error": null``, an
-    ``output`` list). Every provider refuses an agentmsg message, an agent event, another provider's reply and an
-    OpenAI Responses reply: exit 2 (--help: not a response of that provider at all), nothing on stdout, one line on
+    ``output`` list). Every provider refuses an agentmsg message, an agent event and another provider's reply (an
+    OpenAI Responses reply too, openai-responses' own): exit 2 (--help: not a response of that provider at all), nothing on stdout, one line on
     stderr with the command or option that reads it."""
     inputs: dict[str, tuple[bytes, str | None]] = {
         "message": (orjson.dumps(_USER), "check it with 'agentmsg validate'"),
         "assistant": (orjson.dumps({**_USER, "role": "ASSISTANT"}), "check it with 'agentmsg validate'"),
         "event": (orjson.dumps(_EVENT), "reduce them with 'agentmsg reduce'"),
         "events": (orjson.dumps([_EVENT, _EVENT]), "reduce them with 'agentmsg reduce'"),
-        "responses": (orjson.dumps(_RESPONSES_REPLY), None),
     }
     own = "openai" if provider in _OPENAI_SHAPE else provider
     for other, fixture in _REPLIES.items():
@@ -429,7 +420,7 @@ def test_cli_parse_of_json_lines_without_stream_says_to_add_it(
         ("openai", "anthropic/stream_docs_basic.sse", "try --provider anthropic"),
         ("gemini", "anthropic/stream_docs_basic.sse", "try --provider anthropic"),
         ("dashscope", "gemini/stream_text.sse", "try --provider gemini"),
-        ("openai", "responses.sse", None),
+        ("openai", "openai-responses/stream_text_after_tool_output.sse", "try --provider openai-responses"),
     ],
 )
 def test_cli_parse_stream_of_another_provider_exits_2_with_a_hint(
@@ -439,13 +430,6 @@ def test_cli_parse_stream_of_another_provider_exits_2_with_a_hint(
     that is no response of that provider at all. The problem is said as before, then one line with the provider
     whose stream it reads as; no message is printed (none of it was the provider's)."""
     path = FIX / stream
-    if stream == "responses.sse":  # an OpenAI Responses stream: no reader of the registry takes it
-        path = tmp_path / stream
-        created = {"type": "response.created", "response": {**_RESPONSES_REPLY, "status": "in_progress"}}
-        delta = {"type": "response.output_text.delta", "item_id": "m", "output_index": 0, "delta": "hi"}
-        path.write_bytes(
-            b"".join(b"event: %s\ndata: %s\n\n" % (e["type"].encode(), orjson.dumps(e)) for e in (created, delta))
-        )
     for args in (["--stream"], ["--stream", "--events"]):
         capsys.readouterr()
         code, out = run_cli("parse", "--provider", provider, *args, str(path))

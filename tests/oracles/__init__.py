@@ -378,6 +378,23 @@ NEEDS_NEWER_PYTHON: dict[str, tuple[str, tuple[int, int]]] = {
 }
 
 
+def responses_errors(body: Mapping[str, Any]) -> list[str]:
+    """The OpenAI Responses request body against the ``openai`` package's ``ResponseCreateParams`` (streaming or
+    not, as the body says), made strict (``strict_typeddict.strict_adapter``: closed TypedDicts, lists, strict
+    JSON)."""
+    import pydantic
+    from openai.types.responses import response_create_params as params
+
+    from tests.oracles.strict_typeddict import strict_adapter
+
+    tp = params.ResponseCreateParamsStreaming if body.get("stream") else params.ResponseCreateParamsNonStreaming
+    try:
+        strict_adapter(tp).validate_json(json.dumps(body), strict=True)
+    except pydantic.ValidationError as exc:
+        return [f"{'/'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()][:20]
+    return []
+
+
 def missing(module: str) -> str | None:
     """Why the oracle package ``module`` cannot be used here (None when it is installed).
 
@@ -443,6 +460,9 @@ def check(provider: str, request: Any) -> list[str]:
     if provider == "dashscope":
         require("dashscope")
         return dashscope_errors(body, request.path, request.headers, request.stream)
+    if provider == "openai-responses":
+        require("openai")
+        return responses_errors(body)
     raise KeyError(provider)
 
 

@@ -1,7 +1,8 @@
 """Provider formatters and parsers, one module per provider, behind one registry.
 
 Providers (registry names): ``openai`` (OpenAI Chat Completions), ``deepseek`` and ``dashscope-compatible``
-(variants of it), ``anthropic``, ``gemini`` and ``dashscope`` (native). Each is a :class:`Provider`::
+(variants of it), ``anthropic``, ``gemini``, ``dashscope`` (native) and ``openai-responses`` (the OpenAI Responses
+API). Each is a :class:`Provider`::
 
     from agentmsg.providers import get
     provider = get("anthropic")
@@ -59,7 +60,7 @@ __all__ = [
 
 #: The provider modules, in the order the registry lists their providers. Each module's ``PROVIDERS`` holds
 #: one entry per registry name it serves (imported on the registry's first use).
-MODULES: Final = ("openai", "anthropic", "gemini", "dashscope")
+MODULES: Final = ("openai", "anthropic", "gemini", "dashscope", "openai_responses")
 
 _registry: dict[str, Entry] = {}
 
@@ -83,7 +84,7 @@ def providers() -> tuple[Provider, ...]:
 
 def get(name: str) -> Provider:
     """The provider of a registry name (``openai``, ``deepseek``, ``anthropic``, ``gemini``, ``dashscope``,
-    ``dashscope-compatible``). Raises KeyError for an unknown name, listing the known ones."""
+    ``dashscope-compatible``, ``openai-responses``). Raises KeyError for an unknown name, listing the known ones."""
     registry = _load()
     try:
         return registry[name]

@@ -23,8 +23,13 @@ RESPONSES = sorted(p for p in FIXTURES.glob("*/*.json") if not p.name.startswith
 def test_stream_events_valid_and_reduce(path: Path) -> None:
     events = list(parser_for(path).parse_stream(path.read_bytes()))
     msg = reduce_checked(events)
-    assert msg.content or "refusal" in path.name, "every recorded stream carries content"
     assert msg.generate_reason is not None
+    if path.name.startswith("stream_error_"):  # a recorded provider error: said in the message, the reply interrupted
+        meta = msg.to_dict()["metadata"]
+        assert meta["agentscope_generate_reason"] == "INTERRUPTED"
+        assert meta["agentmsg_errors"] and [e["name"] for e in events if e["type"] == "CUSTOM"] == ["agentmsg.error"]
+        return
+    assert msg.content or "refusal" in path.name, "every recorded stream carries content"
     assert msg.to_dict()["metadata"].get("agentscope_generate_reason") != "INTERRUPTED"
     # no error or problem in a recorded stream; data the message has no place for is said (logprobs, the
     # stop_details of a refusal)
@@ -75,6 +80,9 @@ def test_a_cut_stream_says_why_in_the_message(path: Path) -> None:
     (msg,) = reduce_events(list(mod.parse_stream(cut)))
     meta = msg.to_dict()["metadata"]
     assert meta["agentscope_generate_reason"] == "INTERRUPTED"
+    if path.name.startswith("stream_error_"):  # (the provider's error came before the cut: said first)
+        assert [e["type"] for e in meta["agentmsg_errors"]][-1:] == ["insufficient_quota"]
+        return
     assert [e["type"] for e in meta["agentmsg_errors"]] == ["incomplete_stream"]
     assert meta["agentmsg_stop_reason"] == meta["agentmsg_errors"][0]["message"]
 

@@ -53,7 +53,30 @@ BASE: dict[str, dict[str, Any]] = {
         "request_id": "req-base",
     },
 }
-PROVIDER = {"openai": "openai", "anthropic": "anthropic", "gemini": "gemini", "dashscope": "dashscope"}
+BASE["openai_responses"] = {
+    "id": "resp_base",
+    "object": "response",
+    "created_at": 1,
+    "status": "completed",
+    "model": "gpt-x",
+    "output": [
+        {
+            "type": "message",
+            "id": "msg_base",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "hello", "annotations": []}],
+        }
+    ],
+    "usage": {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5},
+}
+PROVIDER = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "dashscope": "dashscope",
+    "openai_responses": "openai-responses",
+}
 
 
 def put(path: str, value: Any, token: str | None) -> Probe:
@@ -357,6 +380,89 @@ PROBES: dict[str, dict[str, Probe]] = {
     },
 }
 
+_TEXT = "output.0.content.0"
+_RS = {"type": "reasoning", "id": "rs_probe", "summary": [{"type": "summary_text", "text": "probe-summary"}]}
+PROBES["openai_responses"] = {
+    "id": put("id", "resp_probe", "resp_probe"),
+    "model": put("model", "gpt-probe", "gpt-probe"),
+    "object|created_at|completed_at|service_tier|billing": put("billing", {"payer": "probe-payer"}, "probe-payer"),
+    "instructions|tools|tool_choice|text|reasoning|store|temperature|top_p|max_output_tokens|truncation"
+    "|parallel_tool_calls|metadata|previous_response_id|user": put("instructions", "probe-instructions", "probe-instr"),
+    "status": put("status", "cancelled", "cancelled"),
+    "incomplete_details.reason": both(
+        put("status", "incomplete", None),
+        put("incomplete_details", {"reason": "max_output_tokens"}, "max_output_tokens"),
+    ),
+    "error": both(
+        put("status", "failed", None),
+        put("error", {"code": "server_error", "message": "probe-error"}, "probe-error"),
+        put("output", [], None),
+    ),
+    "output[] message .content[] output_text": put(_TEXT + ".text", "probe-text", "probe-text"),
+    "output[] message .content[] output_text (think_tags)": put(_TEXT + ".text", THOUGHT, THINKING),
+    "output[] message .content[] output_text .annotations": put(
+        _TEXT + ".annotations",
+        [{"type": "url_citation", "url": "https://probe.example", "title": "t", "start_index": 0, "end_index": 1}],
+        "https://probe.example",
+    ),
+    "output[] message .content[] output_text .logprobs": put(
+        _TEXT + ".logprobs", [{"token": "h", "logprob": -0.1, "bytes": [104], "top_logprobs": []}], None
+    ),
+    "output[] message .content[] refusal": add_block(
+        {
+            "type": "message",
+            "id": "msg_r",
+            "role": "assistant",
+            "content": [{"type": "refusal", "refusal": "probe-no"}],
+        },
+        "probe-no",
+        key="output",
+    ),
+    "output[] message .phase": put("output.0.phase", "commentary", '"phase": "commentary"'),
+    "output[] message .id|.status|.role": put("output.0.id", "msg_probe", "msg_probe"),
+    "output[] reasoning .summary[]": add_block(_RS, "probe-summary", key="output"),
+    "output[] reasoning .content[]": add_block(
+        {
+            "type": "reasoning",
+            "id": "rs_c",
+            "summary": [],
+            "content": [{"type": "reasoning_text", "text": "probe-raw"}],
+        },
+        '"reasoningText": true',
+        key="output",
+    ),
+    "output[] reasoning .encrypted_content": add_block(
+        {**_RS, "encrypted_content": "gAAAAprobe"}, '"signature": "gAAAAprobe"', key="output"
+    ),
+    "output[] reasoning .id": add_block(_RS, '"itemId": "rs_probe"', key="output"),
+    "output[] function_call": add_block(
+        {"type": "function_call", "id": "fc_1", "call_id": "call_probe", "name": "f", "arguments": "{}"},
+        "call_probe",
+        key="output",
+    ),
+    "output[] function_call .id|.status": add_block(
+        {"type": "function_call", "id": "fc_probe", "call_id": "call_1", "name": "f", "arguments": "{}"},
+        "fc_probe",
+        key="output",
+    ),
+    "output[] web_search_call, file_search_call, code_interpreter_call, ... (other item types)": add_block(
+        {"type": "web_search_call", "id": "ws_1", "status": "completed"}, None, key="output"
+    ),
+    "usage.input_tokens": put("usage.input_tokens", 4711, "4711"),
+    "usage.output_tokens": put("usage.output_tokens", 4712, "4712"),
+    "usage.total_tokens": put("usage", {"total_tokens": 4713}, "4713"),
+    "usage.input_tokens_details.cached_tokens": put(
+        "usage.input_tokens_details", {"cached_tokens": 2}, '"cachedTokens": 2'
+    ),
+    "usage.input_tokens_details.cache_write_tokens": put(
+        "usage.input_tokens_details", {"cache_write_tokens": 4723}, '"cacheCreationInputTokens": 4723'
+    ),
+    "usage.output_tokens_details.reasoning_tokens": put(
+        "usage.output_tokens_details", {"reasoning_tokens": 1}, '"reasoningTokens": 1'
+    ),
+    "sequence_number|obfuscation": put("sequence_number", 4799, "4799"),
+}
+
 
 #: The parser options a row is about (its field is read so only with them): the probe's reply is read with them, and
 #: without them its token must not be found (the option is what maps it).
@@ -365,6 +471,7 @@ OPTIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("anthropic", "content[] text (think_tags)"): {"think_tags": True},
     ("gemini", "candidates[].content.parts[].text (think_tags)"): {"think_tags": True},
     ("dashscope", "output.choices[].message.content (think_tags)"): {"think_tags": True},
+    ("openai_responses", "output[] message .content[] output_text (think_tags)"): {"think_tags": True},
 }
 
 

@@ -40,6 +40,8 @@ def _body_part(provider: str, body: dict[str, Any]) -> Any:
         return body.get("generationConfig")
     if provider == "dashscope":
         return body["parameters"].get("response_format")
+    if provider == "openai-responses":
+        return body.get("text", {}).get("format")
     return body.get("response_format")
 
 
@@ -61,6 +63,7 @@ def test_each_provider_gets_its_own_form(provider: str) -> None:
         "deepseek": {"type": "json_object"},
         "anthropic": {"format": {"type": "json_schema", "schema": SCHEMA}},
         "gemini": {"responseMimeType": "application/json", "responseJsonSchema": SCHEMA},
+        "openai-responses": {"type": "json_schema", **openai_form["json_schema"]},
     }
     assert part == expected[provider]
     assert rules(r) == ([("/structured_output", "structured-output-approximated")] if provider == "deepseek" else [])

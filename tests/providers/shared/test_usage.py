@@ -56,6 +56,24 @@ def _openai(usage: Any) -> dict[str, int]:
     )
 
 
+def _responses(usage: Any) -> dict[str, int]:
+    """openai ``ResponseUsage`` (the Responses API): input_tokens includes the cache reads (and writes, gpt-5.5's
+    cache_write_tokens), output_tokens the reasoning. Read leniently (``construct_type``), as the SDK reads replies:
+    recordings older than gpt-5.5 lack cache_write_tokens, which its type requires."""
+    from openai._models import construct_type
+    from openai.types.responses import ResponseUsage
+
+    u = construct_type(type_=ResponseUsage, value=usage)
+    details, out_details = u.input_tokens_details, u.output_tokens_details
+    return _counts(
+        inputTokens=u.input_tokens,
+        outputTokens=u.output_tokens,
+        cachedTokens=getattr(details, "cached_tokens", None),
+        cacheCreationInputTokens=getattr(details, "cache_write_tokens", None),
+        reasoningTokens=getattr(out_details, "reasoning_tokens", None),
+    )
+
+
 def _anthropic(u: Any) -> dict[str, int]:
     """anthropic ``Usage``: input_tokens leaves the cache reads and writes out, output_tokens includes the thinking
     (provider-fields.md 2.2)."""
@@ -115,6 +133,9 @@ def test_a_replys_usage_is_what_the_sdk_reads(path: Path) -> None:
     if family == "openai":
         pytest.importorskip("openai")
         expected = _openai(body["usage"])
+    elif family == "openai-responses":
+        pytest.importorskip("openai")
+        expected = _responses(body["usage"])
     elif family == "anthropic":
         pytest.importorskip("anthropic")
         expected = _anthropic(oracles.require("anthropic.types").Message.model_validate(body).usage)
@@ -151,6 +172,14 @@ def _stream_usage(path: Path, family: str) -> dict[str, int]:
             state.handle_chunk(ChatCompletionChunk.model_validate(chunk))
         usage = state.current_completion_snapshot.usage
         return _openai(usage.model_dump(mode="json")) if usage is not None else {}
+    if family == "openai-responses":
+        pytest.importorskip("openai")
+        from tests.providers.openai_responses.sdk import final_response
+
+        final = final_response(payloads)
+        return (
+            _responses(final.usage.model_dump(mode="json", warnings=False)) if final is not None and final.usage else {}
+        )
     if family == "anthropic":
         streaming = pytest.importorskip("anthropic.lib.streaming._messages")
         snapshot = None

@@ -1,0 +1,1011 @@
+"""OpenAI Responses API: the spec, the request formatter, and the reader of whole responses and typed SSE events.
+
+Layout (docs/formatters.md has the full rules): the leading SYSTEM messages -> ``instructions`` (a later one stays in
+place as a ``system`` input item); USER -> a ``user`` message item (a lone text as a string, else ``input_text`` /
+``input_image`` / ``input_file`` parts); ASSISTANT -> its blocks as items in their order: texts as an ``assistant``
+message, each call a ``function_call`` item, this API's reasoning (thinking metadata ``itemId``) a ``reasoning`` item
+with its id, summary and ``encrypted_content`` (the thinking blocks of one item, however many, rebuild that one
+item); each tool result -> a ``function_call_output`` item (its media as parts of ``output``). No request is stored
+by default (``store: false``: the conversation is replayed whole), and a request that may produce reasoning asks for
+its encrypted content (``include: ["reasoning.encrypted_content"]``) so that the next request can replay it.
+
+Replies: each reasoning item's summary parts (and ``reasoning_text`` parts) are thinking blocks, in order, each with
+metadata ``itemId`` (and ``reasoningText: true`` for a ``reasoning_text`` part); the item's ``encrypted_content`` is
+the signature of its last block (an item with no text is one empty thinking block). Streams are read by their typed
+events (``response.output_text.delta``, ``response.function_call_arguments.delta``,
+``response.reasoning_summary_text.delta``, ``response.completed``, ...), routed by ``output_index``; the completed
+item (``response.output_item.done``) is the one kept, as the API's documentation asks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agentmsg.errors import ValidationError
+from agentmsg.message import Msg, MsgRole
+from agentmsg.providers._request import context as F
+from agentmsg.providers._request import structured as S
+from agentmsg.providers._request.chat import ChatWalk
+from agentmsg.providers._request.common import WEB_URL, media_kind
+from agentmsg.providers._request.context import Context, FormatOptions, FormattedRequest
+from agentmsg.providers._request.fields import field_table, mapped, reported
+from agentmsg.providers._request.run import Draft, run_format, usable_choice
+from agentmsg.providers._request.structured import StructuredOutputLike
+from agentmsg.providers._request.tools import ToolChoice, ToolDef, refuse_custom
+from agentmsg.providers._response.builder import StreamBuilder
+from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
+from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
+from agentmsg.providers._response.reader import PayloadReader
+from agentmsg.providers.base import Entry, Spec
+
+__all__ = [
+    "ITEM_ID",
+    "PROVIDER",
+    "PROVIDERS",
+    "REASONING_TEXT",
+    "SPEC",
+    "Reader",
+    "StreamParser",
+    "format_request",
+    "parse_response",
+    "parse_stream",
+    "response_events",
+]
+
+#: thinking metadata: the id (``rs_...``) of the reasoning item the block is a part of
+ITEM_ID: Final = "itemId"
+#: thinking metadata: True when the block is a ``reasoning_text`` part (raw reasoning), not a summary part
+REASONING_TEXT: Final = "reasoningText"
+
+# ---- spec --------------------------------------------------------------------------------------------------
+
+_NO_MEDIA: Final = reported("media-unsupported", note="the video is a text placeholder: no video parts")
+FIELDS: Final = field_table(
+    {
+        "message.name": mapped(
+            "name-dropped", note="no name field (said once per request); in multi-agent mode, in the text"
+        ),
+        "tool_use.content": mapped(
+            "tool-arguments-invalid",
+            "field-dropped",
+            note="the function_call's arguments, byte for byte when it is the JSON of input",
+        ),
+        "thinking.thinking": mapped(
+            "thinking-dropped",
+            "thinking-demoted",
+            note="a reasoning item's summary (or reasoning_text) part: this API's reasoning with its item id (metadata"
+            " itemId); other reasoning is said",
+        ),
+        "thinking.metadata.signature": mapped(
+            "thinking-dropped", note="the reasoning item's encrypted_content, byte for byte"
+        ),
+        "thinking.metadata.providerBlock": mapped(
+            "provider-tool-dropped",
+            note="a message item's id and phase (the reader's carrier), back on the assistant text before it; another"
+            " provider's said",
+        ),
+        "thinking.metadata.redacted": reported("thinking-dropped", note="redacted reasoning cannot be sent"),
+        "thinking.metadata.redactedData": reported("thinking-dropped", note="redacted reasoning cannot be sent"),
+        "tool_use.metadata.thoughtSignature": reported("signature-dropped", note="no field for a call's signature"),
+        "tool_result.state": reported("tool-result-state-dropped", note="a function_call_output has no error field"),
+        **{f"video.{k}": _NO_MEDIA for k in ("fps", "maxFrames", "minPixels", "maxPixels", "totalPixels")},
+        "data.name": mapped("field-dropped", note="an input_file's filename; else not sent (field-dropped)"),
+    }
+)
+
+SPEC: Final = Spec(
+    name="openai-responses",
+    title="OpenAI Responses",
+    base_url="https://api.openai.com/v1",
+    env=("OPENAI_API_KEY",),
+    auth="bearer",
+    default_model="gpt-5",
+    families=("openai-responses",),
+    fields=FIELDS,
+)
+DEFAULT_MODEL: Final = SPEC.default_model
+
+_NAME_OK = F.id_matcher(r"[A-Za-z0-9_-]{1,64}")
+#: generation parameters the Responses API names otherwise, or takes none of (said, param-dropped)
+_PARAMS: Final[Mapping[str, str | None]] = {
+    "max_tokens": "max_output_tokens",
+    "max_completion_tokens": "max_output_tokens",
+    "top_k": None,
+    "thinking_budget": None,
+    "seed": None,
+    "stop": None,
+    "frequency_penalty": None,
+    "presence_penalty": None,
+    "n": None,
+    "logprobs": None,
+    "stream_options": None,
+}
+_ENCRYPTED: Final = "reasoning.encrypted_content"
+#: models that reason (the API refuses ``include: reasoning.encrypted_content`` for the others)
+_REASONING_MODEL = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5|gpt-oss|codex)", re.IGNORECASE)
+
+
+# ---- request -----------------------------------------------------------------------------------------------
+
+
+def format_request(
+    messages: Sequence[Msg],
+    *,
+    model: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    tool_choice: str | Mapping[str, Any] | None = None,
+    multi_agent: bool = False,
+    agent_name: str | None = None,
+    stream: bool = False,
+    strict: bool = False,
+    options: FormatOptions | Mapping[str, Any] | None = None,
+    structured_output: StructuredOutputLike | None = None,
+    **params: Any,
+) -> FormattedRequest:
+    """Format a conversation as an OpenAI Responses request (``POST /responses``).
+
+    ``params``: ``max_tokens`` (-> ``max_output_tokens``), ``reasoning_effort`` (-> ``reasoning.effort``),
+    ``reasoning``, ``temperature``, ``top_p``, ``parallel_tool_calls``, ``store`` (default false), ``include``,
+    ``text``, ... pass through; ``stop``, ``seed``, ``top_k``, ``frequency_penalty``, ``presence_penalty``, ``n``,
+    ``thinking_budget`` are not taken (param-dropped). ``structured_output`` (or a ``response_format`` parameter):
+    ``text.format``. Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for
+    every lossy or error diagnostic."""
+
+    def build(ctx: Context, msgs: Sequence[Msg], tool_defs: list[ToolDef], choice: ToolChoice | None) -> Draft:
+        extra = dict(params)
+        store = extra.pop("store", None)
+        walk = _Walk(ctx, multi_agent, agent_name, stored=store is True)
+        items = walk.run(msgs)
+        F.require_turns(items, ctx.provider)
+        name = model or SPEC.default_model
+        body: dict[str, Any] = {"model": name}
+        if walk.instructions:
+            body["instructions"] = "\n".join(walk.instructions)
+        body["input"] = items
+        if stream:
+            body["stream"] = True
+        want = S.asked(ctx, extra)
+        reading: dict[str, Any] = {}
+        text_format = None
+        if want is not None:
+            if want.output is not None and want.output.mode == "tool":
+                tool_defs, choice, reading = S.as_tool(ctx, want, tool_defs, choice)
+            else:
+                response_format = S.chat_response_format(ctx, want, msgs)
+                text_format = _text_format(response_format) if response_format is not None else None
+                reading = S.reading(want)
+        if tool_defs:
+            body["tools"] = _tools(tool_defs, ctx)
+        choice = usable_choice(ctx, choice, tool_defs)
+        if choice is not None:
+            body["tool_choice"] = _tool_choice(choice, ctx)
+        if text_format is not None:
+            text = extra.pop("text", None)
+            body["text"] = {**(text if isinstance(text, Mapping) else {}), "format": text_format}
+        effort = extra.pop("reasoning_effort", None)
+        reasoning = extra.pop("reasoning", None)
+        if effort is not None or reasoning is not None:
+            body["reasoning"] = {**(reasoning if isinstance(reasoning, Mapping) else {})}
+            if effort is not None:
+                body["reasoning"]["effort"] = effort
+        body["store"] = bool(store) if store is not None else False
+        include = extra.pop("include", None)
+        include = list(include) if isinstance(include, (list, tuple)) else [] if include is None else include
+        if (
+            not body["store"]
+            and isinstance(include, list)
+            and _ENCRYPTED not in include
+            and ("reasoning" in body or walk.replayed or _REASONING_MODEL.match(name))
+        ):
+            include.append(_ENCRYPTED)  # (stateless: the next request replays the reasoning by its encrypted content)
+        if include:
+            body["include"] = include
+        F.apply_params(ctx, extra, _PARAMS, body)
+        return Draft(body=body, path="/responses", model=name, parser_options=reading)
+
+    return run_format(
+        SPEC,
+        messages,
+        build,
+        tools=tools,
+        tool_choice=tool_choice,
+        stream=stream,
+        strict=strict,
+        options=options,
+        tool_name_ok=_NAME_OK,
+        structured_output=structured_output,
+    )
+
+
+def _tools(tools: list[ToolDef], ctx: Context) -> list[dict[str, Any]]:
+    """Function tools, flat (``{type, name, description, parameters, strict}``). ``strict`` is always sent: a tool
+    that does not say is sent ``strict: false``, as Chat Completions takes it (the Responses API would make it
+    strict)."""
+    refuse_custom(tools, ctx.provider)
+    out = []
+    for t in tools:
+        tool: dict[str, Any] = {"type": "function", "name": ctx.tool_name(t.name, t.pointer + "/name")}
+        if t.description is not None:
+            tool["description"] = t.description
+        tool["parameters"] = t.parameters
+        tool["strict"] = bool(t.strict)
+        out.append(tool)
+    return out
+
+
+def _tool_choice(choice: ToolChoice, ctx: Context) -> Any:
+    if choice.mode == "tool":
+        return {"type": "function", "name": ctx.tool_name(choice.name or "", "/tool_choice")}
+    return choice.mode
+
+
+def _text_format(response_format: Mapping[str, Any]) -> dict[str, Any]:
+    """A Chat Completions ``response_format`` as the Responses ``text.format`` (``json_schema`` flat)."""
+    if response_format.get("type") == "json_schema" and isinstance(response_format.get("json_schema"), Mapping):
+        return {"type": "json_schema", **response_format["json_schema"]}
+    return dict(response_format)
+
+
+class _Walk(ChatWalk):
+    """The conversation as input items (a flat list, as Chat's messages are, but an assistant's blocks are items of
+    their own, in their order)."""
+
+    send_name = False
+    typed_text = False
+
+    def __init__(self, ctx: Context, multi: bool, agent: str | None, *, stored: bool) -> None:
+        super().__init__(ctx, multi, agent)
+        self.stored = stored
+        self.instructions: list[str] = []
+        self.replayed = False  # reasoning items of this API were replayed
+        self.where: dict[int, tuple[int, int]] = {}  # id() of a reasoning item -> its first block's place
+
+    # ---- parts ----
+
+    def text_part(self, text: str) -> dict[str, Any]:
+        return {"type": "input_text", "text": text}
+
+    def user_content(self, parts: list[dict[str, Any]]) -> Any:
+        if len(parts) == 1 and parts[0].get("type") == "input_text":
+            return parts[0]["text"]
+        return parts
+
+    def inline_image(self, b: Any) -> dict[str, Any] | None:
+        if b.min_pixels is not None or b.max_pixels is not None:
+            return None
+        src = b.source
+        if src.type == "base64":
+            return {
+                "type": "input_image",
+                "image_url": f"data:{src.media_type.lower()};base64,{src.data}",
+                "detail": "auto",
+            }
+        if src.url.startswith(WEB_URL):
+            return {"type": "input_image", "image_url": src.url, "detail": "auto"}
+        return None
+
+    def media_part(self, b: Any, pointer: str) -> dict[str, Any]:
+        ctx = self.ctx
+        if type(b) is ImageBlock:
+            usual = self.inline_image(b)
+            if usual is not None:
+                return usual
+        kind, _ = media_kind(b)
+        if kind == "image":
+            F.media_options(b, (), ctx, pointer)
+            m = ctx.media.resolve(b.source, pointer, inline=False)
+            F.name_not_sent(b, ctx, pointer)
+            return {"type": "input_image", "image_url": m.url or m.data_uri(), "detail": "auto"}
+        if kind == "file":
+            m = ctx.media.resolve(b.source, pointer, inline=False)
+            part: dict[str, Any] = {"type": "input_file"}
+            name = getattr(b, "name", None)
+            if m.url is not None:
+                part["file_url"] = m.url
+                if name:
+                    F.name_not_sent(b, ctx, pointer)
+            else:
+                part["filename"] = name or ("document.pdf" if m.mime == "application/pdf" else "file")
+                part["file_data"] = m.data_uri()
+            return part
+        return self.placeholder(b, pointer, f"{kind} (text, images and files only)")
+
+    # ---- messages ----
+
+    def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
+        self.first = next((i for i, m in enumerate(msgs) if m.role is not MsgRole.SYSTEM), len(msgs))
+        return super().run(msgs)
+
+    def system_message(self, msg: Msg, i: int) -> None:
+        if i > self.first:  # a system message in the conversation: an input item in its place
+            ChatWalk.system_message(self, msg, i)
+            return
+        texts = []
+        for j, b in enumerate(_blocks(msg)):
+            if type(b) is TextBlock:
+                texts.append(b.text)
+            else:
+                self.ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in a system message")
+        if msg.name:
+            self.ctx.names_dropped.append(i)
+        self.instructions.append("\n".join(texts))
+
+    def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
+        self.out.append({"role": "user" if role is MsgRole.USER else "assistant", "content": text})
+        if msg.name and not self.multi:
+            self.ctx.names_dropped.append(i)
+        return True
+
+    def assistant_message(self, msg: Msg, i: int) -> bool:
+        ctx = self.ctx
+        quick = self.quick
+        looked = quick.text and quick.call and quick.thinking is not None
+        thinking_keys = quick.thinking
+        other = self.multi and not F.is_current_agent(msg, self.agent)
+        label = f"[{F.speaker_label(msg)}]: " if other else ""
+        items: list[dict[str, Any]] = []
+        texts: list[str] = []  # the texts of the message item being built
+        reasoning: dict[str, Any] | None = None  # the reasoning item being built (its thinking blocks follow)
+        results: list[tuple[ToolResultBlock, int]] = []
+        open_calls = ctx.open_calls
+
+        def flush() -> None:
+            if texts:
+                items.append({"role": "assistant", "content": "\n".join(texts)})
+                texts.clear()
+
+        for j, b in enumerate(_blocks(msg)):
+            t = type(b)
+            if b.unknown_keys:
+                looked = False
+            if t is ThinkingBlock:
+                meta = b.metadata
+                if meta and thinking_keys and not thinking_keys.isdisjoint(meta):
+                    looked = False
+                if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):
+                    flush()  # (a message item's carrier follows its text: it goes back on that item)
+                    self.carrier(meta, i, j, items[-1] if items else None, other)
+                    continue
+                part = self._reasoning(b, i, j, other)
+                if type(part) is str:  # (reasoning='text': sent as text, said)
+                    texts.append(part)
+                    continue
+                if part is None:
+                    continue
+                item_id, encrypted, kind, text = part
+                if reasoning is None or reasoning["id"] != item_id or items[-1] is not reasoning:
+                    flush()
+                    reasoning = {"type": "reasoning", "id": item_id, "summary": []}
+                    self.where[id(reasoning)] = (i, j)
+                    items.append(reasoning)
+                    self.replayed = True
+                if text:
+                    if kind == "content":
+                        reasoning.setdefault("content", []).append({"type": "reasoning_text", "text": text})
+                    else:
+                        reasoning["summary"].append({"type": "summary_text", "text": text})
+                if encrypted:
+                    reasoning["encrypted_content"] = encrypted
+                continue
+            if t is TextBlock:
+                if not b.text:
+                    ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
+                    continue
+                texts.append(label + b.text if label else b.text)
+                label = ""
+            elif t is ToolUseBlock:
+                flush()
+                cid = b.id
+                tool = ctx.tool_name_cache.get(b.name) or ctx.tool_name(b.name, f"/{i}/content/{j}/name")
+                if b.content is None:
+                    arguments = F.json_text(b.input)
+                else:
+                    arguments = F.tool_arguments(b, ctx, f"/{i}/content/{j}")[1]
+                items.append({"type": "function_call", "call_id": cid, "name": tool, "arguments": arguments})
+                open_calls[cid] = (cid, tool, b.name, i, j)
+                if b.metadata and b.metadata.get("thoughtSignature"):
+                    ctx.report(
+                        f"/{i}/content/{j}", "signature-dropped", f"{ctx.provider} has no field for a call's signature"
+                    )
+            elif t is ToolResultBlock:
+                results.append((b, j))
+                looked = False
+            elif t is HintBlock:
+                self._hint(b, i, j)
+                looked = False
+            else:
+                looked = False
+                tag = F.block_label(b)
+                ctx.report(f"/{i}/content/{j}", "media-unsupported", f"{b.type} in an assistant turn sent as {tag!r}")
+                texts.append(tag)
+        flush()
+        if items:
+            self.out.extend(items)
+            if msg.name and not self.multi:
+                ctx.names_dropped.append(i)
+        elif not results:
+            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+        for b, j in results:
+            self._result(b, i, j)
+        return looked
+
+    def _reasoning(self, b: ThinkingBlock, i: int, j: int, other: bool) -> Any:
+        """(item id, encrypted content, part kind, text) of a thinking block this API takes back as a reasoning item's
+        part; its text when it goes as text (option reasoning='text', said); or None (said: another agent's or
+        provider's reasoning, reasoning of no item, redacted)."""
+        ctx = self.ctx
+        pointer = (i, j)
+        if other:
+            ctx.report(pointer, "thinking-dropped", "reasoning of another agent is not sent")
+            return None
+        meta = b.metadata or {}
+        origin = F.reasoning_origin(b)
+        if origin is not None and origin not in ctx.families:
+            if F.foreign_reasoning(ctx, b, pointer, origin, self.demote) == F.DEMOTE:
+                return b.thinking
+            return None
+        item_id = meta.get(ITEM_ID)
+        encrypted = meta.get("signature")
+        encrypted = encrypted if isinstance(encrypted, str) and encrypted else None
+        if meta.get("redacted") is True:
+            ctx.report(pointer, "thinking-dropped", f"redacted reasoning cannot be sent to {ctx.provider}")
+            return None
+        if not isinstance(item_id, str) or not item_id:
+            if self.demote and b.thinking:
+                ctx.report(
+                    pointer, "thinking-demoted", f"reasoning of no reasoning item sent to {ctx.provider} as text"
+                )
+                return b.thinking
+            ctx.report(
+                pointer,
+                "thinking-dropped",
+                f"reasoning of no reasoning item (no metadata {ITEM_ID}) cannot be sent to {ctx.provider}",
+            )
+            return None
+        kind = "content" if meta.get(REASONING_TEXT) is True else "summary"
+        return item_id, encrypted, kind, b.thinking
+
+    def provider_part(self, meta: dict[str, Any], i: int, j: int, prev: Any) -> Any:
+        """A message item's id and phase (the reader's carrier after its text: providerBlock ``{type: "message", id,
+        phase}``), back on the assistant message sent right before it: the output message the API gave (``id``,
+        ``status``, ``phase``, its text as one ``output_text``), or without an id the message with its ``phase``
+        (the API asks that a phase be sent back on every assistant message)."""
+        block = meta.get(F.PROVIDER_BLOCK)
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind != "message":
+            F.carrier_dropped(self.ctx, meta, (i, j), f"{self.ctx.provider} takes back no {str(kind)[:40]} item")
+            return None
+        if not (isinstance(prev, dict) and prev.get("role") == "assistant" and isinstance(prev.get("content"), str)):
+            F.carrier_dropped(self.ctx, meta, (i, j), "no assistant text is sent right before it")
+            return None
+        assert isinstance(block, dict)
+        phase, item_id = block.get("phase"), block.get("id")
+        if isinstance(item_id, str) and item_id:
+            text = prev.pop("content")
+            prev.update(type="message", id=item_id, status="completed")
+            prev["content"] = [{"type": "output_text", "text": text, "annotations": []}]
+        if isinstance(phase, str) and phase:
+            prev["phase"] = phase
+        return None
+
+    def tool_message(self, msg: Msg, i: int) -> bool:
+        for j, b in enumerate(_blocks(msg)):
+            if type(b) is ToolResultBlock:
+                self._result(b, i, j)
+            elif type(b) is HintBlock:
+                self._hint(b, i, j)
+            else:
+                self.ctx.report(
+                    f"/{i}/content/{j}", "block-dropped", f"{b.type} block outside a tool result in a TOOL message"
+                )
+        if msg.name:
+            self.ctx.names_dropped.append(i)
+        return False
+
+    def _result(self, b: ToolResultBlock, i: int, j: int, call: Any = False) -> None:
+        ctx = self.ctx
+        pointer = f"/{i}/content/{j}"
+        if call is False:
+            call = ctx.open_calls.pop(b.id, None)
+        if call is None:
+            ctx.report(pointer, "tool-result-orphan", f"tool result {b.id!r} answers no open tool call")
+            if ctx.options.repair:
+                ctx.report(pointer, "tool-result-dropped", f"orphaned tool result {b.id!r} left out")
+                return
+        if b.state in F.ERROR_STATES:
+            ctx.report(pointer, "tool-result-state-dropped", f"{ctx.provider} takes no {b.state} state")
+        output: list[Any] = b.output
+        value: Any
+        if len(output) == 1 and type(output[0]) is TextBlock:
+            value = output[0].text
+        elif all(type(o) is TextBlock for o in output):
+            value = "\n".join(o.text for o in output)
+        else:
+            parts: list[dict[str, Any]] = []
+            for k, o in enumerate(output):
+                if type(o) is TextBlock:
+                    parts.append(self.text_part(o.text))
+                elif type(o) is HintBlock:
+                    parts.append(self.text_part(o.hint))
+                elif type(o) in F.MEDIA:
+                    parts.append(self.media_part(o, f"{pointer}/output/{k}"))
+                else:
+                    ctx.report(f"{pointer}/output/{k}", "block-dropped", f"{o.type} block inside a tool result")
+            value = parts
+        call_id = call[0] if call is not None else b.id
+        self.out.append({"type": "function_call_output", "call_id": call_id, "output": value})
+
+    def repair(self, sent: str, tool: str) -> None:
+        self.out.append({"type": "function_call_output", "call_id": sent, "output": F.REPAIR_TEXT})
+
+    def result(self) -> list[dict[str, Any]]:
+        if not self.stored:
+            self.out = [item for item in self.out if not self._unsigned(item)]
+        return self.out
+
+    def _unsigned(self, item: dict[str, Any]) -> bool:
+        """A reasoning item without its encrypted content, in a request that is not stored: the API cannot find it by
+        its id (``Items are not persisted when store is false``): left out, said."""
+        if item.get("type") != "reasoning" or item.get("encrypted_content"):
+            return False
+        self.ctx.report(
+            self.where.get(id(item), "/"),
+            "thinking-dropped",
+            f"reasoning item {str(item['id'])[:80]!r} has no encrypted_content: without store it cannot be replayed",
+        )
+        return True
+
+
+def _blocks(msg: Msg) -> list[Any]:
+    blocks: list[Any] = msg.content
+    return blocks
+
+
+# ---- payload values: what a response's and an event's fields hold -----------------------------------------
+# A whole Responses response becomes the events its stream would give, reduced by the one Reducer.
+
+
+def _usage(u: Any, b: StreamBuilder) -> dict[str, Any] | None:
+    """``input_tokens`` (cached included), ``output_tokens`` (reasoning included), ``input_tokens_details``
+    ``cached_tokens`` and ``cache_write_tokens``, ``output_tokens_details.reasoning_tokens``."""
+    if not isinstance(u, dict):
+        if u is not None:
+            b.no_usage("usage", u)
+        return None
+    details = as_object(u.get("input_tokens_details"))
+    out_details = as_object(u.get("output_tokens_details"))
+    return usage_dict(
+        safe_int(u.get("input_tokens"), b, "usage.input_tokens"),
+        safe_int(u.get("output_tokens"), b, "usage.output_tokens"),
+        safe_int(details.get("cached_tokens"), b, "usage.input_tokens_details.cached_tokens"),
+        safe_int(u.get("total_tokens"), b, "usage.total_tokens"),
+        cache_write=safe_int(details.get("cache_write_tokens"), b, "usage.input_tokens_details.cache_write_tokens"),
+        reasoning=safe_int(out_details.get("reasoning_tokens"), b, "usage.output_tokens_details.reasoning_tokens"),
+    )
+
+
+def _error(b: StreamBuilder, err: Any) -> None:
+    """An error object (``{code, message, type?, param?}``), or an ``error`` event's fields."""
+    if not isinstance(err, dict):
+        b.error(str(err)[:1000] if err else "the provider reported an error", kind="provider_error")
+        return
+    code = err.get("code")
+    b.error(
+        str(err.get("message") or err)[:1000],
+        kind=str(err.get("type") or "provider_error"),
+        code=code if isinstance(code, (str, int)) else None,
+        param=err.get("param") if isinstance(err.get("param"), str) else None,
+    )
+
+
+#: Output item types of tools the provider runs itself (and others the message has no place for): said as not kept
+_TOOL_ITEMS = "tools the provider ran itself, and items the message has no place for"
+
+
+class _Item:
+    """What the reader knows of one output item (by ``output_index``) while it streams."""
+
+    __slots__ = ("done", "id", "kind", "slots", "streamed")
+
+    def __init__(self, kind: Any, item_id: Any) -> None:
+        self.kind = kind
+        self.id = item_id if isinstance(item_id, str) else None
+        self.slots: list[str] = []  # reasoning: the thinking blocks opened, in order
+        self.streamed = False  # deltas came for it (its done item is not read again)
+        self.done = False
+
+
+# ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
+
+_SERVING = "describes the serving, not the reply"
+_ECHO = "the request's own settings, echoed"
+#: What the reader does with each field of a response (a stream's events carry the same: ``response.*`` events
+#: the response, ``response.output_item.*`` its output items, the delta events their content)
+REPLY_FIELDS: Final = (
+    ReplyField("id", MAPPED, "the message id"),
+    ReplyField("model", MAPPED, "metadata `agentmsg_model` (thinking blocks' `model`)"),
+    ReplyField("object|created_at|completed_at|service_tier|billing", NOT_READ, _SERVING),
+    ReplyField(
+        "instructions|tools|tool_choice|text|reasoning|store|temperature|top_p|max_output_tokens|truncation"
+        "|parallel_tool_calls|metadata|previous_response_id|user",
+        NOT_READ,
+        _ECHO,
+    ),
+    ReplyField(
+        "status", MAPPED, "`completed`: finish reason `completed`; `failed`, `cancelled`: an error (INTERRUPTED)"
+    ),
+    ReplyField(
+        "incomplete_details.reason",
+        MAPPED,
+        "status `incomplete`: metadata `agentmsg_finish_reason` (`max_output_tokens`)",
+    ),
+    ReplyField("error", MAPPED, "an error event (metadata `agentmsg_errors`); the reply ends INTERRUPTED"),
+    ReplyField(
+        "output[] message .content[] output_text", KEPT, "a text block (structured output: `_structured_output`)"
+    ),
+    ReplyField("output[] message .content[] output_text (think_tags)", MAPPED, THINK_TAGS),
+    ReplyField(
+        "output[] message .content[] output_text .annotations",
+        MAPPED,
+        "metadata `agentmsg_grounding` (`annotations`, as given)",
+    ),
+    ReplyField("output[] message .content[] output_text .logprobs", NOT_KEPT),
+    ReplyField("output[] message .content[] refusal", MAPPED, "a text block of its own; metadata `agentmsg_refusal`"),
+    ReplyField(
+        "output[] message .phase",
+        MAPPED,
+        "a carrier after its text (thinking metadata `providerBlock` `{type: message, id, phase}`): sent back on it",
+    ),
+    ReplyField(
+        "output[] message .id|.status|.role", NOT_READ, "the id is kept with a phase (above); else not replayed"
+    ),
+    ReplyField(
+        "output[] reasoning .summary[]",
+        MAPPED,
+        "a thinking block per summary part, metadata `itemId` (the item's `id`)",
+    ),
+    ReplyField(
+        "output[] reasoning .content[]",
+        MAPPED,
+        "a thinking block per reasoning_text part, metadata `itemId`, `reasoningText: true`",
+    ),
+    ReplyField(
+        "output[] reasoning .encrypted_content",
+        MAPPED,
+        "the `signature` of the item's last thinking block (an item of no text: one empty thinking block)",
+    ),
+    ReplyField("output[] reasoning .id", MAPPED, "metadata `itemId` of each of its thinking blocks"),
+    ReplyField("output[] function_call", MAPPED, "a tool_use block (`call_id`, `name`, `arguments`)"),
+    ReplyField("output[] function_call .id|.status", NOT_READ, "calls are replayed by their call_id"),
+    ReplyField(
+        "output[] web_search_call, file_search_call, code_interpreter_call, ... (other item types)",
+        NOT_KEPT,
+        _TOOL_ITEMS,
+    ),
+    ReplyField("usage.input_tokens", MAPPED, "usage `inputTokens`"),
+    ReplyField("usage.output_tokens", MAPPED, "usage `outputTokens`"),
+    ReplyField("usage.total_tokens", MAPPED, "usage `totalTokens` when a count is missing"),
+    ReplyField("usage.input_tokens_details.cached_tokens", MAPPED, "usage `cachedTokens`"),
+    ReplyField("usage.input_tokens_details.cache_write_tokens", MAPPED, "usage `cacheCreationInputTokens`"),
+    ReplyField("usage.output_tokens_details.reasoning_tokens", MAPPED, "usage `reasoningTokens`"),
+    ReplyField("sequence_number|obfuscation", NOT_READ, "a stream's event order and padding (events come in order)"),
+)
+
+
+# ---- reader: whole responses and stream events -------------------------------------------------------------
+
+#: Stream events that carry nothing the reader does not read elsewhere (the whole text or arguments again, a part
+#: opening or closing)
+_QUIET = frozenset(
+    {
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.output_text.done",
+        "response.refusal.done",
+        "response.function_call_arguments.done",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_part.done",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_text.done",
+    }
+)
+
+
+class Reader(PayloadReader):
+    """Responses payloads -> AgentEvents: a whole response (its output items in order: messages, reasoning, function
+    calls; usage; status), and each typed event of a stream, routed to its item by ``output_index`` (items may
+    interleave). The completed item (``response.output_item.done``) gives what its deltas did not (an item that came
+    whole, the reasoning's encrypted content); ``response.completed`` / ``response.incomplete`` end the reply,
+    ``response.failed`` and ``error`` end it interrupted. An event type of no item the message holds (hosted tools) is
+    said as not kept, once per type."""
+
+    def __init__(self, builder: StreamBuilder, spec: Spec, **options: Any) -> None:
+        super().__init__(builder, spec, **options)
+        self._items: dict[int, _Item] = {}
+        self._by_id: dict[str, int] = {}  # item id -> its output_index
+        self._failed = False  # an error event came (the response.failed after it ends the reply)
+        self._started = False
+
+    # ---- whole ----
+
+    def reply(self, obj: Any) -> None:
+        b = self.b
+        if not isinstance(obj.get("output"), list) and not (obj.get("error") and "choices" not in obj):
+            raise ValidationError.single(
+                "", "shape", "a Responses response is a response object (output, status) or an error: none here"
+            )
+        if not isinstance(obj.get("output"), list):  # the HTTP error envelope {"error": {...}}
+            _error(b, obj["error"])
+            b.close()
+            return
+        self._response(obj)
+        for index, item in enumerate(obj["output"]):
+            if isinstance(item, dict):
+                self._item_done(index, item)
+        self._status(obj)
+
+    # ---- stream ----
+
+    def chunk(self, event: str, obj: dict[str, Any]) -> None:
+        kind = obj.get("type", event)
+        if kind == "response.output_text.delta":
+            st = self._at(obj)
+            if st is not None:
+                st.streamed = True
+                self.b.text(self.b.string(obj.get("delta"), "a text delta") or "", slot=f"m{obj['output_index']}")
+            return
+        if kind == "response.function_call_arguments.delta":
+            st = self._at(obj)
+            if st is not None and st.kind == "function_call":
+                st.streamed = True
+                self.b.tool_call(obj["output_index"], arguments=obj.get("delta") or "")
+            return
+        if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            st = self._at(obj)
+            if st is not None:
+                k = obj.get("summary_index" if kind.endswith("summary_text.delta") else "content_index", 0)
+                slot = f"r{obj['output_index']}/{'s' if 'summary' in kind else 'c'}{k}"
+                if slot not in st.slots:
+                    st.slots.append(slot)
+                st.streamed = True
+                self.b.thinking(self.b.string(obj.get("delta"), "a reasoning delta") or "", slot=slot)
+            return
+        if kind in _QUIET:
+            return
+        if kind == "response.output_item.added":
+            self._added(obj)
+        elif kind == "response.output_item.done":
+            index, item = obj.get("output_index"), obj.get("item")
+            if type(index) is int and isinstance(item, dict):
+                self._item_done(index, item)
+            else:
+                self.b.problem("shape", "a response.output_item.done without its output_index and item: skipped")
+        elif kind == "response.refusal.delta":
+            st = self._at(obj)
+            if st is not None:
+                st.streamed = True
+                self.b.text(obj.get("delta") or "", slot=f"m{obj['output_index']}/refusal")
+                self.b.refused()
+        elif kind == "response.output_text.annotation.added":
+            annotation = obj.get("annotation")
+            if annotation is not None:
+                self.b.grounding({"annotations": [annotation]}, extend=True)
+        elif kind in ("response.created", "response.in_progress", "response.queued"):
+            self._response(as_object(obj.get("response")))
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            r = as_object(obj.get("response"))
+            self._response(r)
+            for index, item in enumerate(as_list(r.get("output"))):
+                st = self._items.get(index)
+                if isinstance(item, dict) and (st is None or not st.done):
+                    self._item_done(index, item)  # (an item the events did not complete)
+            self.done = True
+            self._status(r, failed=kind == "response.failed")
+        elif "type" not in obj and isinstance(obj.get("output"), list) and not self._started:
+            # A whole response where a stream was asked for (a server or proxy that ignores "stream": true, a saved
+            # response read with --stream): read as it is, and the reply ends
+            self.done = True
+            self.reply(obj)
+        elif kind == "error":
+            _error(self.b, obj.get("error") if isinstance(obj.get("error"), dict) else obj)
+            self._failed = True  # (the response.failed that follows ends the reply)
+        elif isinstance(kind, str) and kind.startswith("response."):
+            self.b.not_kept(
+                f"event/{kind[:80]}",
+                f"{kind[:80]} events ({_TOOL_ITEMS}) are not kept (the message has no place for them)",
+            )
+        else:
+            self.foreign += 1
+
+    def end(self) -> None:
+        self._end_open_reasoning()
+        if self._failed and not self.b.closed:
+            self.done = True
+            self.b.close()
+        self.say_foreign("no Responses event shape (no type)")
+
+    def _end_open_reasoning(self) -> None:
+        """Reasoning items the stream did not complete (cut, or failed): their blocks end keeping the item's id (not
+        the added item's encrypted content, which may be incomplete)."""
+        for st in self._items.values():
+            if st.kind == "reasoning" and not st.done:
+                st.done = True
+                for slot in st.slots:
+                    self.b.end_block(slot, metadata=_reasoning_meta(st.id, slot))
+
+    # ---- items ----
+
+    def _at(self, obj: Mapping[str, Any]) -> _Item | None:
+        """The item an event is about (by output_index; by item_id when that is missing)."""
+        index = obj.get("output_index")
+        if type(index) is not int:
+            index = self._by_id.get(obj.get("item_id"))  # type: ignore[arg-type]
+            if index is None:
+                self.b.problem("shape", f"a {str(obj.get('type'))[:60]} event names no output item: skipped")
+                return None
+            obj["output_index"] = index  # type: ignore[index]
+        st = self._items.get(index)
+        if st is None:  # a delta before its item was added: an item of the kind the delta says
+            kind = obj.get("type", "")
+            st = self._items[index] = _Item(
+                "function_call" if "function_call" in kind else "reasoning" if "reasoning" in kind else "message",
+                obj.get("item_id"),
+            )
+        return st
+
+    def _added(self, obj: Mapping[str, Any]) -> None:
+        index, item = obj.get("output_index"), obj.get("item")
+        if type(index) is not int or not isinstance(item, dict):
+            self.b.problem("shape", "a response.output_item.added without its output_index and item: skipped")
+            return
+        kind = item.get("type")
+        st = self._items[index] = _Item(kind, item.get("id"))
+        if st.id is not None:
+            self._by_id[st.id] = index
+        if kind == "function_call":
+            b = self.b
+            b.tool_call(
+                index,
+                call_id=b.string(item.get("call_id"), "a function call's call_id"),
+                name=item.get("name"),
+                arguments=b.string(item.get("arguments"), "a function call's arguments") or None,
+            )
+        elif kind not in ("message", "reasoning"):
+            self._other(kind)
+
+    def _item_done(self, index: int, item: dict[str, Any]) -> None:
+        """An output item, whole: what its events did not give, then its end."""
+        b = self.b
+        st = self._items.get(index)
+        kind = item.get("type")
+        if st is None:
+            st = self._items[index] = _Item(kind, item.get("id"))
+        st.done = True
+        if st.id is None and isinstance(item.get("id"), str):
+            st.id = item["id"]
+        if kind == "message":
+            slot = f"m{index}"
+            if not st.streamed:
+                for part in as_list(item.get("content")):
+                    part = as_object(part)
+                    if part.get("type") == "output_text":
+                        b.text(b.string(part.get("text"), "an output_text's text") or "", slot=slot)
+                        annotations = part.get("annotations")
+                        if isinstance(annotations, list) and annotations:
+                            b.grounding({"annotations": annotations}, extend=True)
+                    elif part.get("type") == "refusal":
+                        b.text(b.string(part.get("refusal"), "a refusal") or "", slot=f"{slot}/refusal")
+                        b.refused()
+            for part in as_list(item.get("content")):
+                if isinstance(part, dict) and part.get("logprobs"):
+                    b.not_kept(
+                        "logprobs", "log probabilities (logprobs) are not kept (the message has no place for them)"
+                    )
+            had_text = b.is_open(slot)
+            b.end_block(slot)
+            b.end_block(f"{slot}/refusal")
+            phase = b.string(item.get("phase"), "a message's phase")
+            if phase and had_text:
+                # its id and phase, for the formatter to send back on its text (the API asks for the phase on every
+                # assistant message): a carrier right after the text
+                kept: dict[str, Any] = {"type": "message", "phase": phase}
+                if st.id is not None:
+                    kept["id"] = st.id
+                b.carrier({"providerBlock": kept}, slot=f"{slot}/item")
+        elif kind == "reasoning":
+            self._reasoning_done(index, st, item)
+        elif kind == "function_call":
+            if st.kind != "function_call" or not b.open_call(index):
+                b.tool_call(
+                    index,
+                    call_id=b.string(item.get("call_id"), "a function call's call_id"),
+                    name=item.get("name"),
+                    arguments=None if st.streamed else b.string(item.get("arguments"), "a function call's arguments"),
+                )
+            elif not st.streamed:
+                b.tool_call(index, arguments=b.string(item.get("arguments"), "a function call's arguments"))
+            b.end_tool_call(index)
+            st.kind = "function_call"
+        else:
+            self._other(kind)
+
+    def _reasoning_done(self, index: int, st: _Item, item: dict[str, Any]) -> None:
+        b = self.b
+        if not st.streamed:
+            for key, tag in (("summary", "s"), ("content", "c")):
+                for k, part in enumerate(as_list(item.get(key))):
+                    text = b.string(as_object(part).get("text"), f"a reasoning {key} part's text")
+                    if text:
+                        slot = f"r{index}/{tag}{k}"
+                        b.thinking(text, slot=slot)
+                        st.slots.append(slot)
+        if not st.slots:
+            slot = f"r{index}/e"
+            b.open_carrier(slot)  # (an item of no text: one empty thinking block holds its id and content)
+            st.slots.append(slot)
+        encrypted = b.string(item.get("encrypted_content"), "a reasoning item's encrypted_content")
+        if encrypted:
+            b.signature(encrypted, slot=st.slots[-1])
+        for slot in st.slots:
+            b.end_block(slot, metadata=_reasoning_meta(st.id, slot))
+
+    def _other(self, kind: Any) -> None:
+        shown = str(kind)[:80]
+        self.b.not_kept(
+            f"item/{shown}", f"{shown} output items ({_TOOL_ITEMS}) are not kept (the message has no place for them)"
+        )
+
+    # ---- the response ----
+
+    def _response(self, r: Mapping[str, Any]) -> None:
+        b = self.b
+        if b.response_id is None or b.model is None:
+            b.identify(r.get("id"), r.get("model"))
+        if r.get("usage") is not None:
+            b.set_usage(_usage(r["usage"], b))
+        if not self._started:
+            self._started = True
+            b.choice(0)
+
+    def _status(self, r: Mapping[str, Any], failed: bool = False) -> None:
+        b = self.b
+        status = r.get("status")
+        if failed or status in ("failed", "cancelled") or (r.get("error") and status != "completed"):
+            self._end_open_reasoning()
+            if not self._failed:
+                err = r.get("error")
+                _error(b, err if err else f"the response {'was cancelled' if status == 'cancelled' else 'failed'}")
+            self.done = True
+            b.close()
+            return
+        if status == "incomplete":
+            reason = as_object(r.get("incomplete_details")).get("reason")
+            b.finish(0, b.string(reason, "incomplete_details.reason") or "incomplete")
+        elif status == "completed":
+            b.finish(0, "completed", normal=True)
+        elif status is not None:
+            b.problem("enum", f"a response of status {str(status)[:40]!r} is not finished: read as it is")
+        b.close(ended=True)
+
+
+def _reasoning_meta(item_id: str | None, slot: str) -> dict[str, Any] | None:
+    meta: dict[str, Any] = {}
+    if item_id is not None:
+        meta[ITEM_ID] = item_id
+    if "/c" in slot:
+        meta[REASONING_TEXT] = True
+    return meta or None
+
+
+# ---- registry entries and the module's functions -----------------------------------------------------------
+
+PROVIDER: Final = Entry(SPEC, format_request, Reader, __name__)
+PROVIDERS: Final = (PROVIDER,)
+
+response_events = PROVIDER.response_events
+parse_response = PROVIDER.parse_response
+parse_stream = PROVIDER.parse_stream
+StreamParser = PROVIDER.stream_parser

@@ -1,0 +1,161 @@
+"""The openai-responses reader on constructed events (shapes of the SDK's event types, no recording has them): what
+it says of events and items the message has no place for, a cut reasoning item, an incomplete response, a refusal,
+annotations, items interleaved, and events that name their item by item_id only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from agentmsg import reduce_events
+from agentmsg.providers import get
+from tests._support.providers import reduce_ok
+
+P = get("openai-responses")
+RESP = {"id": "resp_1", "object": "response", "model": "gpt-5", "status": "in_progress", "output": [], "usage": None}
+
+
+def _sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(b"event: %s\ndata: %s\n\n" % (e["type"].encode(), orjson.dumps(e)) for e in events)
+
+
+def _created() -> dict[str, Any]:
+    return {"type": "response.created", "response": RESP}
+
+
+def _done(status: str = "completed", **extra: Any) -> dict[str, Any]:
+    usage = {"input_tokens": 5, "output_tokens": 3, "total_tokens": 8}
+    return {"type": f"response.{status}", "response": {**RESP, "status": status, "usage": usage, **extra}}
+
+
+def _said(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(e["name"], e["value"]["message"]) for e in events if e["type"] == "CUSTOM"]
+
+
+def test_hosted_tool_events_and_items_are_said_not_dropped() -> None:
+    item = {"type": "web_search_call", "id": "ws_1", "status": "in_progress"}
+    events = list(
+        P.parse_stream(
+            _sse(
+                _created(),
+                {"type": "response.output_item.added", "output_index": 0, "item": item},
+                {"type": "response.web_search_call.searching", "output_index": 0, "item_id": "ws_1"},
+                {"type": "response.output_item.done", "output_index": 0, "item": {**item, "status": "completed"}},
+                _done(),
+            )
+        )
+    )
+    said = _said(events)
+    assert [name for name, _ in said] == ["agentmsg.not-kept", "agentmsg.not-kept"]
+    assert "web_search_call output items" in said[0][1] and "response.web_search_call.searching" in said[1][1]
+    reduce_ok(events)
+
+
+def test_payloads_of_no_event_type_are_said_once() -> None:
+    events = list(P.parse_stream(_sse(_created(), _done()) + b'data: {"x": 1}\n\n'))
+    assert [m.split(":")[0] for _, m in _said(events)] == ["a payload after the end of the reply"]
+    foreign = list(P.parse_stream(b'data: {"x": 1}\n\ndata: {"y": 2}\n\n'))
+    assert any("no Responses event shape" in m for _, m in _said(foreign))
+
+
+def test_a_reasoning_item_cut_before_it_is_done_keeps_its_id() -> None:
+    item = {"type": "reasoning", "id": "rs_cut", "summary": [], "encrypted_content": "partial"}
+    events = list(
+        P.parse_stream(
+            _sse(
+                _created(),
+                {"type": "response.output_item.added", "output_index": 0, "item": item},
+                {"type": "response.reasoning_summary_text.delta", "output_index": 0, "summary_index": 0, "delta": "Hm"},
+            )
+        )
+    )
+    (msg,) = reduce_events(events)
+    (thinking,) = msg.blocks("thinking")
+    assert thinking.thinking == "Hm" and thinking.metadata["itemId"] == "rs_cut"
+    assert "signature" not in thinking.metadata  # (the added item's encrypted content may be incomplete: not kept)
+    assert msg.to_dict()["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+
+
+def test_an_incomplete_response_gives_its_reason() -> None:
+    events = list(
+        P.parse_stream(
+            _sse(
+                _created(),
+                {"type": "response.output_text.delta", "output_index": 0, "item_id": "msg_1", "delta": "Once"},
+                _done("incomplete", incomplete_details={"reason": "max_output_tokens"}),
+            )
+        )
+    )
+    msg = reduce_ok(events)
+    assert msg.metadata["agentmsg_finish_reason"] == "max_output_tokens" and msg.text_content == "Once"
+    assert msg.usage is not None and msg.usage.total_tokens == 8
+
+
+def test_a_refusal_and_annotations() -> None:
+    cite = {"type": "url_citation", "url": "https://a.example", "title": "A", "start_index": 0, "end_index": 2}
+    msg_item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}
+    events = list(
+        P.parse_stream(
+            _sse(
+                _created(),
+                {"type": "response.output_item.added", "output_index": 0, "item": msg_item},
+                {"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": "Hi"},
+                {
+                    "type": "response.output_text.annotation.added",
+                    "output_index": 0,
+                    "content_index": 0,
+                    "annotation_index": 0,
+                    "annotation": cite,
+                },
+                {"type": "response.refusal.delta", "output_index": 0, "content_index": 1, "delta": "No."},
+                _done(),
+            )
+        )
+    )
+    msg = reduce_ok(events)
+    assert [b.text for b in msg.blocks("text")] == ["Hi", "No."]
+    assert msg.metadata["agentmsg_refusal"] is True
+    assert msg.metadata["agentmsg_grounding"]["annotations"] == [cite]
+
+
+def test_a_whole_failed_response_and_an_error_envelope() -> None:
+    failed = {**RESP, "status": "failed", "error": {"code": "server_error", "message": "boom"}}
+    msg = P.parse_response(failed)
+    assert msg.to_dict()["metadata"]["agentmsg_errors"][0]["message"] == "boom"
+    envelope = {
+        "error": {"message": "bad key", "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}
+    }
+    err = P.parse_response(envelope).to_dict()["metadata"]["agentmsg_errors"][0]
+    assert (err["type"], err["code"]) == ("invalid_request_error", "invalid_api_key")
+
+
+def test_a_function_call_given_only_in_its_done_item() -> None:
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_9", "name": "f", "arguments": '{"a":1}'}
+    events = list(
+        P.parse_stream(
+            _sse(_created(), {"type": "response.output_item.done", "output_index": 0, "item": call}, _done())
+        )
+    )
+    msg = reduce_ok(events)
+    assert [(b.id, b.name, b.input) for b in msg.blocks("tool_use")] == [("call_9", "f", {"a": 1})]
+    assert msg.to_dict()["metadata"]["agentscope_generate_reason"] == "TOOL_CALLS"
+
+
+def test_a_failed_stream_keeps_the_open_reasoning_items_id() -> None:
+    item = {"type": "reasoning", "id": "rs_f", "summary": []}
+    failed = {**RESP, "status": "failed", "error": {"code": "server_error", "message": "boom"}}
+    events = list(
+        P.parse_stream(
+            _sse(
+                _created(),
+                {"type": "response.output_item.added", "output_index": 0, "item": item},
+                {"type": "response.reasoning_summary_text.delta", "output_index": 0, "summary_index": 0, "delta": "Hm"},
+                {"type": "response.failed", "response": failed},
+            )
+        )
+    )
+    (msg,) = reduce_events(events)
+    (thinking,) = msg.blocks("thinking")
+    assert thinking.metadata["itemId"] == "rs_f"
+    assert msg.to_dict()["metadata"]["agentmsg_errors"][0]["message"] == "boom"

@@ -1,0 +1,233 @@
+"""The openai-responses formatter: the request of a conversation (items in their order, instructions, tools, tool
+choice, tool results with media, reasoning items), checked by the ``openai`` package's ``ResponseCreateParams`` made
+strict (tests/oracles), and what it says where it cannot carry something."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentmsg import (
+    AssistantMessage,
+    AudioBlock,
+    Base64Source,
+    DataBlock,
+    ImageBlock,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+    UserMessage,
+    ValidationError,
+)
+from agentmsg.providers import StructuredOutput, get
+from tests._support.providers import PNG, TOOLS, rules, tool_loop
+from tests.oracles import formatted, require
+
+P = get("openai-responses")
+
+
+def _signed(item_id: str, text: str, signature: str | None = "gAAAA-sig", **extra: object) -> ThinkingBlock:
+    meta: dict[str, object] = {"provider": "openai-responses", "itemId": item_id, **extra}
+    if signature is not None:
+        meta["signature"] = signature
+    return ThinkingBlock(thinking=text, metadata=meta)
+
+
+def test_a_tool_loop_is_items_in_order() -> None:
+    convo = [
+        SystemMessage("Be brief."),
+        UserMessage(
+            [TextBlock(text="What is this?"), ImageBlock(source=Base64Source(media_type="image/png", data=PNG))]
+        ),
+        AssistantMessage(
+            [
+                _signed("rs_1", "Look first.", signature=None),
+                _signed("rs_1", "Then call.", signature="enc-1"),
+                TextBlock(text="Checking."),
+                ToolUseBlock(id="call_1", name="get_weather", input={"city": "Paris"}),
+            ]
+        ),
+        ToolResultMessage(ToolResultBlock(id="call_1", name="get_weather", output="Sunny", state="success")),
+    ]
+    r = formatted("openai-responses", convo, model="gpt-5", tools=TOOLS, tool_choice="required", stream=True)
+    assert r.path == "/responses" and rules(r) == []
+    body = r.body
+    assert body["instructions"] == "Be brief." and body["stream"] is True
+    assert body["input"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "What is this?"},
+                {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}", "detail": "auto"},
+            ],
+        },
+        {
+            "type": "reasoning",
+            "id": "rs_1",
+            "summary": [
+                {"type": "summary_text", "text": "Look first."},
+                {"type": "summary_text", "text": "Then call."},
+            ],
+            "encrypted_content": "enc-1",
+        },
+        {"role": "assistant", "content": "Checking."},
+        {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city":"Paris"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "Sunny"},
+    ]
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "description": "Weather for a city",
+            "parameters": TOOLS[0]["parameters"],
+            "strict": False,
+        }
+    ]
+    assert body["tool_choice"] == "required"
+    assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
+
+
+def test_a_forced_tool_is_flat() -> None:
+    r = formatted("openai-responses", [UserMessage("Hi")], tools=TOOLS, tool_choice={"name": "get_weather"})
+    assert r.body["tool_choice"] == {"type": "function", "name": "get_weather"}
+
+
+def test_encrypted_content_is_asked_for_only_where_reasoning_may_come() -> None:
+    """The API refuses ``include: reasoning.encrypted_content`` for a model that does not reason: asked for with a
+    reasoning model, a reasoning parameter, or reasoning items replayed; never with store (the server keeps them)."""
+    hi = [UserMessage("Hi")]
+    assert "include" not in formatted("openai-responses", hi, model="gpt-4o").body
+    assert formatted("openai-responses", hi, model="o4-mini").body["include"] == ["reasoning.encrypted_content"]
+    r = formatted("openai-responses", hi, model="gpt-4.1", reasoning_effort="low")
+    assert r.body["reasoning"] == {"effort": "low"} and r.body["include"] == ["reasoning.encrypted_content"]
+    stored = formatted("openai-responses", hi, model="gpt-5", store=True)
+    assert stored.body["store"] is True and "include" not in stored.body
+    mine = formatted("openai-responses", hi, model="gpt-5", include=["message.output_text.logprobs"])
+    assert mine.body["include"] == ["message.output_text.logprobs", "reasoning.encrypted_content"]
+
+
+def test_reasoning_of_another_provider_or_of_no_item_is_said() -> None:
+    convo = tool_loop()  # (Anthropic's signed thinking)
+    r = formatted("openai-responses", convo, tools=TOOLS)
+    assert ("/2/content/0", "thinking-dropped") in rules(r)
+    assert not any(i.get("type") == "reasoning" for i in r.body["input"])
+    plain = [UserMessage("q"), AssistantMessage([ThinkingBlock(thinking="hmm"), TextBlock(text="a")])]
+    assert rules(formatted("openai-responses", plain)) == [("/1/content/0", "thinking-dropped")]
+    demoted = formatted("openai-responses", plain, options={"reasoning": "text"})
+    assert rules(demoted) == [("/1/content/0", "thinking-demoted")]
+    assert demoted.body["input"][1] == {"role": "assistant", "content": "hmm\na"}
+    with pytest.raises(ValidationError):
+        P.format_request(convo, tools=TOOLS, strict=True)
+
+
+def test_a_reasoning_item_without_its_encrypted_content_needs_store() -> None:
+    """Replayed by id alone, the API looks the item up: only a stored conversation has it."""
+    convo = [UserMessage("q"), AssistantMessage([_signed("rs_9", "why", signature=None), TextBlock(text="a")])]
+    r = formatted("openai-responses", convo)
+    assert rules(r) == [("/1/content/0", "thinking-dropped")]
+    assert [i.get("type", "message") for i in r.body["input"]] == ["message", "message"]
+    stored = formatted("openai-responses", convo, store=True)
+    assert rules(stored) == [] and stored.body["input"][1]["id"] == "rs_9"
+
+
+def test_reasoning_text_parts_go_back_as_content() -> None:
+    convo = [UserMessage("q"), AssistantMessage([_signed("rs_2", "raw", signature=None, reasoningText=True)])]
+    r = formatted("openai-responses", convo, store=True)
+    assert r.body["input"][1] == {
+        "type": "reasoning",
+        "id": "rs_2",
+        "summary": [],
+        "content": [{"type": "reasoning_text", "text": "raw"}],
+    }
+
+
+def test_a_tool_result_with_media_keeps_it_in_its_output() -> None:
+    convo = [
+        UserMessage("Draw"),
+        AssistantMessage([ToolUseBlock(id="c1", name="get_weather", input={"city": "x"})]),
+        ToolResultMessage(
+            ToolResultBlock(
+                id="c1",
+                name="get_weather",
+                output=[
+                    TextBlock(text="here"),
+                    ImageBlock(source=Base64Source(media_type="image/png", data=PNG)),
+                    DataBlock(source=Base64Source(media_type="application/pdf", data="JVBERi0="), name="r.pdf"),
+                ],
+                state="error",
+            )
+        ),
+    ]
+    r = formatted("openai-responses", convo, tools=TOOLS)
+    assert r.body["input"][2]["output"] == [
+        {"type": "input_text", "text": "here"},
+        {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}", "detail": "auto"},
+        {"type": "input_file", "filename": "r.pdf", "file_data": "data:application/pdf;base64,JVBERi0="},
+    ]
+    assert rules(r) == [("/2/content/0", "tool-result-state-dropped")]
+
+
+def test_audio_is_a_placeholder() -> None:
+    convo = [UserMessage([AudioBlock(source=Base64Source(media_type="audio/wav", data="UklGRg=="))])]
+    r = formatted("openai-responses", convo)
+    assert rules(r) == [("/0/content/0", "media-unsupported")]
+    assert r.body["input"][0]["content"].startswith("[audio")  # (a lone text part: a string)
+
+
+def test_params_it_does_not_take_are_said() -> None:
+    r = formatted("openai-responses", [UserMessage("Hi")], max_tokens=50, stop=["x"], seed=1, temperature=0.2)
+    assert r.body["max_output_tokens"] == 50 and r.body["temperature"] == 0.2
+    assert sorted(rules(r)) == [("/params/seed", "param-dropped"), ("/params/stop", "param-dropped")]
+
+
+def test_structured_output_is_the_sdks_text_format() -> None:
+    require("openai")
+    pydantic = pytest.importorskip("pydantic")
+    from openai.lib._parsing._responses import type_to_text_format_param
+    from openai.lib._pydantic import to_strict_json_schema
+
+    class CityLocation(pydantic.BaseModel):
+        city: str
+        country: str
+
+    ours = formatted(
+        "openai-responses",
+        [UserMessage("Where?")],
+        structured_output=StructuredOutput(to_strict_json_schema(CityLocation), name="CityLocation"),
+    )
+    assert ours.body["text"]["format"] == type_to_text_format_param(CityLocation)
+    assert ours.parser_options == {"structured_output": {"from": "text"}}
+    json_mode = formatted("openai-responses", [UserMessage("Answer in JSON")], response_format={"type": "json_object"})
+    assert json_mode.body["text"] == {"format": {"type": "json_object"}}
+
+
+def test_a_messages_phase_goes_back_on_its_text() -> None:
+    """The reader keeps a message item's phase (and id) in a carrier after its text: sent back on that text, as the
+    API gave it (with the id: the output message), else as the message's phase; with no text before it, said."""
+
+    def carrier(**block: object) -> ThinkingBlock:
+        return ThinkingBlock(
+            thinking="", metadata={"provider": "openai-responses", "providerBlock": {"type": "message", **block}}
+        )
+
+    with_id = [UserMessage("q"), AssistantMessage([TextBlock(text="a"), carrier(id="msg_1", phase="commentary")])]
+    assert formatted("openai-responses", with_id).body["input"][1] == {
+        "role": "assistant",
+        "type": "message",
+        "id": "msg_1",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": "a", "annotations": []}],
+        "phase": "commentary",
+    }
+    no_id = [UserMessage("q"), AssistantMessage([TextBlock(text="a"), carrier(phase="final_answer")])]
+    assert formatted("openai-responses", no_id).body["input"][1] == {
+        "role": "assistant",
+        "content": "a",
+        "phase": "final_answer",
+    }
+    alone = [UserMessage("q"), AssistantMessage([carrier(id="msg_1", phase="commentary"), TextBlock(text="a")])]
+    assert rules(formatted("openai-responses", alone)) == [("/1/content/0", "provider-tool-dropped")]
+    # another provider's formatter says it (the phase means nothing to it)
+    assert ("/1/content/1", "provider-tool-dropped") in rules(formatted("anthropic", with_id))
