@@ -2300,6 +2300,7 @@ export const schemas = {
               {
                 "type": "object",
                 "additionalProperties": false,
+                "$comment": "Closed on purpose: a marker's keys are read by every formatter: a misspelt key would be a breakpoint silently not sent, so the marker is closed (the one closed record; metadata itself stays open).",
                 "properties": {
                   "blocks": {
                     "description": "Indexes into the message's `content` of the blocks to mark (default: the last block).",
