@@ -32,6 +32,20 @@ def encode(
     ``orjson.dumps``, for floats. Never raises for a value; the caller then runs orjson. Caller:
     :func:`agentmsg._codec.converter.dumps_json`."""
 
+def writes(
+    value: object,
+    plans: dict[type, object],
+    fallback: Callable[[Any], Any],
+    dumps: Callable[[Any], bytes],
+    /,
+) -> bool:
+    """Whether :func:`encode` with the same arguments writes ``value`` (does not give up), told without writing it:
+    the same walk and the same rules (a string with a lone surrogate, NaN or an infinity, an integer beyond 64 bits, a
+    non-str dict key, a model field of another type than its plan expects, nesting beyond 240, an error raised by
+    ``fallback``: False), no output. True means :func:`agentmsg._codec.converter.dumps_json` writes ``value`` without
+    a refusal; False is no verdict (the caller writes it to know). Never raises for a value. Caller:
+    :func:`agentmsg._codec.converter.surely_writes`."""
+
 def sse_idle(chunk: bytes, pos: int, max_line: int, dataless: int, /) -> tuple[int, bool]:
     """Where the run of lines that do nothing between events, from the line start ``pos`` on, ends, and whether it
     holds a blank line: blank lines and comments; with ``dataless`` flag 2, lines of fields the spec does not know

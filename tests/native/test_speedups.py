@@ -60,13 +60,18 @@ def c_writer(value: Any) -> bytes | None:
 
 
 def same_as_pure(value: Any, *, must_write: bool = True) -> None:
-    """The C writer writes the pure path's bytes (or, with must_write=False, may give up); dumps_json agrees
-    with the pure path, bytes or error."""
+    """The C writer writes the pure path's bytes (or, with must_write=False, may give up), and its check without
+    writing (``writes``) says whether it does; dumps_json agrees with the pure path, bytes or error."""
     try:
         expected: bytes | None = pure(value)
     except orjson.JSONEncodeError:
         expected = None
     got = c_writer(value)
+    # the check without writing (writes) says what the writer does: it writes the value, or gives up
+    assert native is not None
+    assert native.writes(value, _converter.native_plans, _converter.json_default, orjson.dumps) is (got is not None)
+    if got is not None:
+        assert _converter.surely_writes(value)
     if non_finite(value):  # orjson writes NaN and infinities as null: the C writer gives up on them
         assert got is None, got
     elif got is not None or must_write:
