@@ -1,6 +1,6 @@
-/* agentmsg._speedups: optional C speed-ups. The JSON writer of model objects (encode, make_plan) and the
- * SSE event scanner (sse_scan) and the string of a payload of a known shape (json_string_between), at the end
- * of this file.
+/* agentmsg._speedups: optional C speed-ups. The JSON writer of model objects (encode, writes, make_plan), the
+ * reducer's delta loop (fold_deltas), and the SSE event scanner (sse_scan) and the string of a payload of a known
+ * shape (json_string_between), at the end of this file.
  *
  * It writes exactly what orjson.dumps(value, default=agentmsg._codec.converter.json_default) writes, faster: the
  * model objects (attrs classes of agentmsg_models and their SDK subclasses) are written from a plan per
@@ -568,6 +568,95 @@ static PyObject *writes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyBool_FromLong(rc == 0);
 }
 
+/* ---- the reducer's delta loop -------------------------------------------------------------------------
+ *
+ * The plain deltas of a run of events (agentmsg.events._handlers.fold's common case, its rules exactly): an event
+ * is taken when it is a dict without "source", its "id" and "type" are str, routes[type] is a table, its
+ * "toolCallId" (the table is `calls`) or "blockId" and its "delta" are str, a THINKING_BLOCK_DELTA carries no
+ * "signature" nor "redactedData", and table[key] is an open text whose parts stay under join_every with it. Taken:
+ * skipped when its id is in `current` or `previous` (a duplicate), else its id added to `current` and its delta
+ * appended to the text's parts. The loop stops at the first event it does not take, or whose id would fill the
+ * window (size > 0), and leaves that one (and the rest) to Python, which applies it as before.
+ */
+
+static PyObject *s_source, *s_id, *s_type, *s_delta, *s_call_key, *s_block_key, *s_signature, *s_redacted,
+    *s_parts, *s_thinking_delta;
+
+static int fold_strings(void) {
+    if (s_parts != NULL) return 0;
+    s_source = PyUnicode_InternFromString("source");
+    s_id = PyUnicode_InternFromString("id");
+    s_type = PyUnicode_InternFromString("type");
+    s_delta = PyUnicode_InternFromString("delta");
+    s_call_key = PyUnicode_InternFromString("toolCallId");
+    s_block_key = PyUnicode_InternFromString("blockId");
+    s_signature = PyUnicode_InternFromString("signature");
+    s_redacted = PyUnicode_InternFromString("redactedData");
+    s_thinking_delta = PyUnicode_InternFromString("THINKING_BLOCK_DELTA");
+    s_parts = PyUnicode_InternFromString("parts");
+    return s_source && s_id && s_type && s_delta && s_call_key && s_block_key && s_signature && s_redacted &&
+                   s_thinking_delta && s_parts
+               ? 0
+               : -1;
+}
+
+PyDoc_STRVAR(fold_deltas_doc,
+             "fold_deltas(events, start, current, previous, size, routes, calls, join_every) -> int\n\n"
+             "Take the plain deltas of events[start:] (a list) into the reducer's open texts, and their ids into "
+             "the dedupe window; the index of the first event not taken (len(events): all).");
+
+static PyObject *fold_deltas(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8 || !PyList_CheckExact(args[0]) || !PyLong_Check(args[1]) || !PySet_CheckExact(args[2]) ||
+        !PySet_CheckExact(args[3]) || !PyLong_Check(args[4]) || !PyLong_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fold_deltas(events: list, start: int, current: set, previous: set, size: int, routes, calls, "
+                        "join_every: int)");
+        return NULL;
+    }
+    if (fold_strings() < 0) return NULL;
+    PyObject *events = args[0], *current = args[2], *previous = args[3], *routes = args[5], *calls = args[6];
+    Py_ssize_t i = PyLong_AsSsize_t(args[1]), size = PyLong_AsSsize_t(args[4]), join = PyLong_AsSsize_t(args[7]);
+    if (PyErr_Occurred()) return NULL;
+    if (i < 0) i = 0;
+    if (!PyDict_CheckExact(routes)) return PyLong_FromSsize_t(i);
+    for (; i < PyList_GET_SIZE(events); i++) {
+        PyObject *e = PyList_GET_ITEM(events, i);
+        if (!PyDict_CheckExact(e)) break;
+        /* (only str keys are looked up, and the dicts hold str values: no lookup runs Python code) */
+        if (PyDict_GetItemWithError(e, s_source) != NULL || PyErr_Occurred()) break;
+        PyObject *id = PyDict_GetItemWithError(e, s_id);
+        if (id == NULL || !PyUnicode_CheckExact(id)) break;
+        PyObject *kind = PyDict_GetItemWithError(e, s_type);
+        if (kind == NULL || !PyUnicode_CheckExact(kind)) break;
+        PyObject *table = PyDict_GetItemWithError(routes, kind);
+        if (table == NULL || !PyDict_CheckExact(table)) break;
+        PyObject *key = PyDict_GetItemWithError(e, table == calls ? s_call_key : s_block_key);
+        if (key == NULL || !PyUnicode_CheckExact(key)) break;
+        PyObject *delta = PyDict_GetItemWithError(e, s_delta);
+        if (delta == NULL || !PyUnicode_CheckExact(delta)) break;
+        if (PyUnicode_Compare(kind, s_thinking_delta) == 0 &&
+            (PyDict_GetItemWithError(e, s_signature) != NULL || PyDict_GetItemWithError(e, s_redacted) != NULL))
+            break;
+        if (PyErr_Occurred()) break;
+        PyObject *text = PyDict_GetItemWithError(table, key);
+        if (text == NULL) break;
+        int seen = PySet_Contains(current, id);
+        if (seen == 0) seen = PySet_Contains(previous, id);
+        if (seen < 0) break;
+        if (seen) continue; /* a duplicate: counted, skipped */
+        if (size > 0 && PySet_GET_SIZE(current) + 1 >= size) break; /* the window turns: Python's */
+        PyObject *parts = PyObject_GetAttr(text, s_parts);
+        if (parts == NULL) break;
+        int ok = PyList_CheckExact(parts) && PyList_GET_SIZE(parts) + 1 < join;
+        if (ok && PySet_Add(current, id) < 0) ok = 0;
+        if (ok && PyList_Append(parts, delta) < 0) ok = 0;
+        Py_DECREF(parts);
+        if (!ok) break;
+    }
+    PyErr_Clear();
+    return PyLong_FromSsize_t(i);
+}
+
 /* ---- SSE: whole simple events straight from a chunk ------------------------------------------------
  *
  * The C form of agentmsg._wire.sse.SSEDecoder._simple_event over the blank-line-separated pieces of a chunk:
@@ -1046,6 +1135,7 @@ static PyObject *cs_json_string(const char *body, const char *end) {
 static PyMethodDef methods[] = {
     {"encode", (PyCFunction)(void (*)(void))encode, METH_FASTCALL, encode_doc},
     {"writes", (PyCFunction)(void (*)(void))writes, METH_FASTCALL, writes_doc},
+    {"fold_deltas", (PyCFunction)(void (*)(void))fold_deltas, METH_FASTCALL, fold_deltas_doc},
     {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
     {"sse_scan", (PyCFunction)(void (*)(void))sse_scan, METH_FASTCALL, sse_scan_doc},
     {"sse_idle", (PyCFunction)(void (*)(void))sse_idle, METH_FASTCALL, sse_idle_doc},
