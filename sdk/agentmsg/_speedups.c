@@ -1,6 +1,6 @@
-/* agentmsg._speedups: optional C speed-ups. The JSON writer of model objects (encode, make_plan) and the
- * SSE event scanner (sse_scan) and the string of a payload of a known shape (json_string_between), at the end
- * of this file.
+/* agentmsg._speedups: optional C speed-ups. The JSON writer of model objects (encode, writes, make_plan), the
+ * reducer's delta loop (fold_deltas), and the SSE event scanner (sse_scan) and the string of a payload of a known
+ * shape (json_string_between), at the end of this file.
  *
  * It writes exactly what orjson.dumps(value, default=agentmsg._codec.converter.json_default) writes, faster: the
  * model objects (attrs classes of agentmsg_models and their SDK subclasses) are written from a plan per
@@ -12,7 +12,9 @@
  * surrogates, NaN and infinities (orjson would write null), a model field holding a value of another type
  * than its schema's (a str in a block list, a number for an id), nesting deeper than DEPTH_LIMIT, an error in
  * a Python hook. The caller then runs the
- * pure-Python path, which writes the same bytes or raises the SDK's own error. Building without a C
+ * pure-Python path, which writes the same bytes or raises the SDK's own error. writes() walks a value as
+ * encode() does and writes nothing: whether encode() would write it (True: dumps_json writes it without a
+ * refusal), at about half the cost; the formatters' check of their messages. Building without a C
  * compiler leaves this module out and agentmsg runs the pure-Python path everywhere.
  */
 #define PY_SSIZE_T_CLEAN
@@ -48,6 +50,7 @@ typedef struct {
     PyObject *plans;    /* dict: type -> capsule(Plan) */
     PyObject *fallback; /* callable: model object -> dict (agentmsg._codec.converter.json_default) */
     PyObject *dumps;    /* callable: float -> bytes (orjson.dumps) */
+    int dry;            /* check only: nothing is written, only whether it would be (writes() below) */
 } Enc;
 
 #define PLAN_CAPSULE "agentmsg._speedups.Plan"
@@ -75,6 +78,7 @@ static int grow(Enc *e, Py_ssize_t need) {
 static inline int reserve(Enc *e, Py_ssize_t n) { return e->cap - e->len < n ? grow(e, n) : 0; }
 
 static inline int put(Enc *e, const char *s, Py_ssize_t n) {
+    if (e->dry) return 0;
     if (reserve(e, n) < 0) return -1;
     memcpy(e->buf + e->len, s, (size_t)n);
     e->len += n;
@@ -82,6 +86,7 @@ static inline int put(Enc *e, const char *s, Py_ssize_t n) {
 }
 
 static inline int put1(Enc *e, char c) {
+    if (e->dry) return 0;
     if (reserve(e, 1) < 0) return -1;
     e->buf[e->len++] = c;
     return 0;
@@ -156,9 +161,20 @@ static int enc_ascii(Enc *e, const unsigned char *p, Py_ssize_t n) {
     return 0;
 }
 
+/* Whether a string of 2 or 4 bytes a character holds a lone surrogate (orjson refuses it). */
+static int has_surrogate(int kind, const void *data, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c >= 0xd800 && c <= 0xdfff) return 1;
+    }
+    return 0;
+}
+
 static int enc_str(Enc *e, PyObject *s) {
     if (PyUnicode_READY(s) < 0) return -1; /* Python < 3.12: a str made by the legacy C API */
     Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    if (e->dry) /* every string writes but one holding a lone surrogate (none in a 1-byte string) */
+        return PyUnicode_KIND(s) != PyUnicode_1BYTE_KIND && has_surrogate(PyUnicode_KIND(s), PyUnicode_DATA(s), n);
     if (PyUnicode_IS_ASCII(s)) return enc_ascii(e, PyUnicode_1BYTE_DATA(s), n);
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
@@ -213,6 +229,7 @@ static int enc_int(Enc *e, PyObject *v) {
     long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (x == -1 && PyErr_Occurred()) return -1;
     if (overflow == 0) {
+        if (e->dry) return 0;
         int n = snprintf(buf, sizeof buf, "%lld", x);
         return put(e, buf, n);
     }
@@ -222,6 +239,7 @@ static int enc_int(Enc *e, PyObject *v) {
         PyErr_Clear();
         return 1; /* above 2^64-1 */
     }
+    if (e->dry) return 0;
     int n = snprintf(buf, sizeof buf, "%llu", u);
     return put(e, buf, n);
 }
@@ -229,6 +247,7 @@ static int enc_int(Enc *e, PyObject *v) {
 static int enc_float(Enc *e, PyObject *v) {
     double d = PyFloat_AS_DOUBLE(v);
     if (!Py_IS_FINITE(d)) return 1; /* NaN, infinity: JSON has no such number (orjson writes null) */
+    if (e->dry) return 0;            /* (every finite float writes) */
     char *r = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
     if (r == NULL) return -1;
     if (strchr(r, 'e') == NULL) { /* without an exponent Python's repr is orjson's text */
@@ -521,7 +540,7 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "encode(value, plans: dict, fallback, dumps)");
         return NULL;
     }
-    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3]};
+    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3], 0};
     int rc = enc(&e, args[0], 0);
     if (rc == 0 && e.bytes == NULL) rc = grow(&e, 1);
     if (rc == 0 && _PyBytes_Resize(&e.bytes, e.len) < 0) return NULL; /* out of memory: e.bytes is freed */
@@ -531,6 +550,111 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_RETURN_NONE;
     }
     return e.bytes;
+}
+
+PyDoc_STRVAR(writes_doc,
+             "writes(value, plans, fallback, dumps) -> bool\n\n"
+             "Whether encode(value, plans, fallback, dumps) writes value (does not give up), told without writing "
+             "it: the same walk, the same rules, nothing written. False is no verdict: the caller then writes it.");
+
+static PyObject *writes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "writes(value, plans: dict, fallback, dumps)");
+        return NULL;
+    }
+    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3], 1};
+    int rc = enc(&e, args[0], 0);
+    if (rc != 0) PyErr_Clear();
+    return PyBool_FromLong(rc == 0);
+}
+
+/* ---- the reducer's delta loop -------------------------------------------------------------------------
+ *
+ * The plain deltas of a run of events (agentmsg.events._handlers.fold's common case, its rules exactly): an event
+ * is taken when it is a dict without "source", its "id" and "type" are str, routes[type] is a table, its
+ * "toolCallId" (the table is `calls`) or "blockId" and its "delta" are str, a THINKING_BLOCK_DELTA carries no
+ * "signature" nor "redactedData", and table[key] is an open text whose parts stay under join_every with it. Taken:
+ * skipped when its id is in `current` or `previous` (a duplicate), else its id added to `current` and its delta
+ * appended to the text's parts. The loop stops at the first event it does not take, or whose id would fill the
+ * window (size > 0), and leaves that one (and the rest) to Python, which applies it as before.
+ */
+
+static PyObject *s_source, *s_id, *s_type, *s_delta, *s_call_key, *s_block_key, *s_signature, *s_redacted,
+    *s_parts, *s_thinking_delta;
+
+static int fold_strings(void) {
+    if (s_parts != NULL) return 0;
+    s_source = PyUnicode_InternFromString("source");
+    s_id = PyUnicode_InternFromString("id");
+    s_type = PyUnicode_InternFromString("type");
+    s_delta = PyUnicode_InternFromString("delta");
+    s_call_key = PyUnicode_InternFromString("toolCallId");
+    s_block_key = PyUnicode_InternFromString("blockId");
+    s_signature = PyUnicode_InternFromString("signature");
+    s_redacted = PyUnicode_InternFromString("redactedData");
+    s_thinking_delta = PyUnicode_InternFromString("THINKING_BLOCK_DELTA");
+    s_parts = PyUnicode_InternFromString("parts");
+    return s_source && s_id && s_type && s_delta && s_call_key && s_block_key && s_signature && s_redacted &&
+                   s_thinking_delta && s_parts
+               ? 0
+               : -1;
+}
+
+PyDoc_STRVAR(fold_deltas_doc,
+             "fold_deltas(events, start, current, previous, size, routes, calls, join_every) -> int\n\n"
+             "Take the plain deltas of events[start:] (a list) into the reducer's open texts, and their ids into "
+             "the dedupe window; the index of the first event not taken (len(events): all).");
+
+static PyObject *fold_deltas(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8 || !PyList_CheckExact(args[0]) || !PyLong_Check(args[1]) || !PySet_CheckExact(args[2]) ||
+        !PySet_CheckExact(args[3]) || !PyLong_Check(args[4]) || !PyLong_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fold_deltas(events: list, start: int, current: set, previous: set, size: int, routes, calls, "
+                        "join_every: int)");
+        return NULL;
+    }
+    if (fold_strings() < 0) return NULL;
+    PyObject *events = args[0], *current = args[2], *previous = args[3], *routes = args[5], *calls = args[6];
+    Py_ssize_t i = PyLong_AsSsize_t(args[1]), size = PyLong_AsSsize_t(args[4]), join = PyLong_AsSsize_t(args[7]);
+    if (PyErr_Occurred()) return NULL;
+    if (i < 0) i = 0;
+    if (!PyDict_CheckExact(routes)) return PyLong_FromSsize_t(i);
+    for (; i < PyList_GET_SIZE(events); i++) {
+        PyObject *e = PyList_GET_ITEM(events, i);
+        if (!PyDict_CheckExact(e)) break;
+        /* (only str keys are looked up, and the dicts hold str values: no lookup runs Python code) */
+        if (PyDict_GetItemWithError(e, s_source) != NULL || PyErr_Occurred()) break;
+        PyObject *id = PyDict_GetItemWithError(e, s_id);
+        if (id == NULL || !PyUnicode_CheckExact(id)) break;
+        PyObject *kind = PyDict_GetItemWithError(e, s_type);
+        if (kind == NULL || !PyUnicode_CheckExact(kind)) break;
+        PyObject *table = PyDict_GetItemWithError(routes, kind);
+        if (table == NULL || !PyDict_CheckExact(table)) break;
+        PyObject *key = PyDict_GetItemWithError(e, table == calls ? s_call_key : s_block_key);
+        if (key == NULL || !PyUnicode_CheckExact(key)) break;
+        PyObject *delta = PyDict_GetItemWithError(e, s_delta);
+        if (delta == NULL || !PyUnicode_CheckExact(delta)) break;
+        if (PyUnicode_Compare(kind, s_thinking_delta) == 0 &&
+            (PyDict_GetItemWithError(e, s_signature) != NULL || PyDict_GetItemWithError(e, s_redacted) != NULL))
+            break;
+        if (PyErr_Occurred()) break;
+        PyObject *text = PyDict_GetItemWithError(table, key);
+        if (text == NULL) break;
+        int seen = PySet_Contains(current, id);
+        if (seen == 0) seen = PySet_Contains(previous, id);
+        if (seen < 0) break;
+        if (seen) continue; /* a duplicate: counted, skipped */
+        if (size > 0 && PySet_GET_SIZE(current) + 1 >= size) break; /* the window turns: Python's */
+        PyObject *parts = PyObject_GetAttr(text, s_parts);
+        if (parts == NULL) break;
+        int ok = PyList_CheckExact(parts) && PyList_GET_SIZE(parts) + 1 < join;
+        if (ok && PySet_Add(current, id) < 0) ok = 0;
+        if (ok && PyList_Append(parts, delta) < 0) ok = 0;
+        Py_DECREF(parts);
+        if (!ok) break;
+    }
+    PyErr_Clear();
+    return PyLong_FromSsize_t(i);
 }
 
 /* ---- SSE: whole simple events straight from a chunk ------------------------------------------------
@@ -1010,6 +1134,8 @@ static PyObject *cs_json_string(const char *body, const char *end) {
 
 static PyMethodDef methods[] = {
     {"encode", (PyCFunction)(void (*)(void))encode, METH_FASTCALL, encode_doc},
+    {"writes", (PyCFunction)(void (*)(void))writes, METH_FASTCALL, writes_doc},
+    {"fold_deltas", (PyCFunction)(void (*)(void))fold_deltas, METH_FASTCALL, fold_deltas_doc},
     {"make_plan", make_plan, METH_VARARGS, make_plan_doc},
     {"sse_scan", (PyCFunction)(void (*)(void))sse_scan, METH_FASTCALL, sse_scan_doc},
     {"sse_idle", (PyCFunction)(void (*)(void))sse_idle, METH_FASTCALL, sse_idle_doc},

@@ -1,6 +1,6 @@
 """The optional C kernels (``_speedups.c``), loaded by :mod:`agentmsg._native`.
 
-Generic kernels only: a JSON writer, an SSE scanner and a JSON string reader. No
+Generic kernels only: a JSON writer, an SSE scanner, the reducer's delta loop and a JSON string reader. No
 provider's or protocol's rules are written here. Each has one Python caller that also holds the pure-Python path,
 which defines the result; a kernel either gives exactly that result or gives up (``None`` / a "not simple"
 stop) and leaves the case to Python. ``AGENTMSG_PURE_PYTHON=1`` runs without them.
@@ -31,6 +31,43 @@ def encode(
     model class -> :func:`make_plan`; ``fallback``: model object -> dict for a class without a plan; ``dumps``:
     ``orjson.dumps``, for floats. Never raises for a value; the caller then runs orjson. Caller:
     :func:`agentmsg._codec.converter.dumps_json`."""
+
+def writes(
+    value: object,
+    plans: dict[type, object],
+    fallback: Callable[[Any], Any],
+    dumps: Callable[[Any], bytes],
+    /,
+) -> bool:
+    """Whether :func:`encode` with the same arguments writes ``value`` (does not give up), told without writing it:
+    the same walk and the same rules (a string with a lone surrogate, NaN or an infinity, an integer beyond 64 bits, a
+    non-str dict key, a model field of another type than its plan expects, nesting beyond 240, an error raised by
+    ``fallback``: False), no output. True means :func:`agentmsg._codec.converter.dumps_json` writes ``value`` without
+    a refusal; False is no verdict (the caller writes it to know). Never raises for a value. Caller:
+    :func:`agentmsg._codec.converter.surely_writes`."""
+
+def fold_deltas(
+    events: list[Any],
+    start: int,
+    current: set[str],
+    previous: set[str],
+    size: int,
+    routes: dict[str, dict[str, Any]],
+    calls: dict[str, Any],
+    join_every: int,
+    /,
+) -> int:
+    """The reducer's delta loop: take the plain deltas of ``events[start:]`` as
+    :func:`agentmsg.events._handlers.fold_events` takes them, and return the index of the first event not taken
+    (``len(events)``: all). An event is taken when it is a dict without ``source``, its ``id`` and ``type`` are
+    str, ``routes[type]`` is a table (``calls``: keyed by ``toolCallId``, else by ``blockId``), that key and its
+    ``delta`` are str, a ``THINKING_BLOCK_DELTA`` has no ``signature`` nor ``redactedData``, and the table holds an
+    open text (a :class:`agentmsg.events._state.Text`) under the key. A taken event whose id is in ``current`` or
+    ``previous`` (the dedupe window) is skipped; any other has its id added to ``current`` and its delta appended to
+    the text's ``parts``. It stops before an event whose id would fill the window (``size`` > 0: it turns there) or
+    the text's parts (``join_every``: they are joined there), leaving it to Python. The caller adds the events taken
+    to the reducer's count. Never raises for an event. Caller: :meth:`agentmsg.Reducer._feed_trusted` (and
+    :func:`agentmsg.events._handlers.fold` for a list)."""
 
 def sse_idle(chunk: bytes, pos: int, max_line: int, dataless: int, /) -> tuple[int, bool]:
     """Where the run of lines that do nothing between events, from the line start ``pos`` on, ends, and whether it

@@ -60,13 +60,18 @@ def c_writer(value: Any) -> bytes | None:
 
 
 def same_as_pure(value: Any, *, must_write: bool = True) -> None:
-    """The C writer writes the pure path's bytes (or, with must_write=False, may give up); dumps_json agrees
-    with the pure path, bytes or error."""
+    """The C writer writes the pure path's bytes (or, with must_write=False, may give up), and its check without
+    writing (``writes``) says whether it does; dumps_json agrees with the pure path, bytes or error."""
     try:
         expected: bytes | None = pure(value)
     except orjson.JSONEncodeError:
         expected = None
     got = c_writer(value)
+    # the check without writing (writes) says what the writer does: it writes the value, or gives up
+    assert native is not None
+    assert native.writes(value, _converter.native_plans, _converter.json_default, orjson.dumps) is (got is not None)
+    if got is not None:
+        assert _converter.surely_writes(value)
     if non_finite(value):  # orjson writes NaN and infinities as null: the C writer gives up on them
         assert got is None, got
     elif got is not None or must_write:
@@ -468,3 +473,95 @@ def test_pure_python_mode_reads_anthropic_text_deltas_the_same(dumps: str) -> No
     n = itertools.count()
     ours = list(anthropic.parse_stream(body, id_factory=lambda: str(next(n)), clock=lambda: "T"))
     assert orjson.loads(r.stdout) == ours
+
+
+# ---- fold_deltas: the reducer's delta loop -------------------------------------------------------------------
+
+_FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "providers")
+
+
+def _recorded_events() -> list[tuple[str, list[dict[str, Any]]]]:
+    from agentmsg.providers import get
+
+    out = []
+    for provider in ("openai", "anthropic", "gemini", "dashscope"):
+        folder = os.path.join(_FIXTURES, provider)
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".sse"):
+                with open(os.path.join(folder, name), "rb") as f:
+                    out.append((f"{provider}/{name}", list(get(provider).parse_stream(f.read()))))
+    return out
+
+
+RECORDED_EVENTS = _recorded_events()
+
+
+def _reduced(chunks: list[list[Any]], window: int | None, c_loop: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from agentmsg.events import _handlers, reducer
+
+    with monkeypatch.context() as m:
+        if not c_loop:
+            m.setattr(_handlers, "_fold_deltas", None)
+            m.setattr(reducer, "_fold_deltas", None)
+        r = agentmsg.Reducer(dedupe_window=window)
+        for chunk in chunks:
+            r._feed_trusted([dict(e) if type(e) is dict else e for e in chunk])
+        count = r._st.count
+        msgs = [msg.to_dict() for msg in r.finish()]
+    return count, msgs, [(p.pointer, p.rule, p.message) for p in r.problems]
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_c_delta_loop_reduces_as_the_python_loop(data: st.DataObject) -> None:
+    """Recorded streams' events, repeated deltas (past the texts' join size), duplicates, events with a source,
+    signed thinking deltas, a small dedupe window, cut into chunks anywhere: the reducer with the C delta loop
+    (``fold_deltas``) ends with the pure loop's count, messages and problems."""
+    name, events = data.draw(st.sampled_from(RECORDED_EVENTS))
+    events = list(events)
+    deltas = [k for k, e in enumerate(events) if str(e.get("type", "")).endswith("_DELTA")]
+    if deltas and data.draw(st.booleans()):  # a long run of deltas: past JOIN_EVERY
+        k = data.draw(st.sampled_from(deltas))
+        events[k + 1 : k + 1] = [dict(events[k], id=f"{events[k]['id']}-{n}") for n in range(600)]
+    for _ in range(data.draw(st.integers(0, 4))):  # duplicates, events with a source, thinking with a signature
+        k = data.draw(st.integers(0, len(events) - 1))
+        how = data.draw(st.sampled_from(["dup", "source", "signature", "no-id", "not-dict"]))
+        e = dict(events[k]) if type(events[k]) is dict else {"type": "TEXT_BLOCK_DELTA"}
+        if how == "source":
+            e["source"] = "sub-agent"
+        elif how == "signature":
+            e["signature"] = "sig"
+        elif how == "no-id":
+            e["id"] = 7
+        events.insert(data.draw(st.integers(k, len(events))), "not an event" if how == "not-dict" else e)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=8)))
+    chunks = [events[a:b] for a, b in itertools.pairwise([0, *cuts, len(events)])]
+    window = data.draw(st.sampled_from([None, 2, 5, 1024]))
+    with pytest.MonkeyPatch.context() as mp:
+        assert _reduced(chunks, window, True, mp) == _reduced(chunks, window, False, mp), name
+
+
+def test_fold_deltas_takes_plain_deltas_only() -> None:
+    assert native is not None
+    from agentmsg.events._state import Text
+
+    text, call = Text(), Text()
+    routes = {"TEXT_BLOCK_DELTA": {"b1": text}, "TOOL_CALL_DELTA": {"c1": call}}
+    current: set[str] = {"seen"}
+    events = [
+        {"type": "TEXT_BLOCK_DELTA", "id": "e1", "blockId": "b1", "delta": "a"},
+        {"type": "TEXT_BLOCK_DELTA", "id": "seen", "blockId": "b1", "delta": "dup"},  # a duplicate: skipped
+        {"type": "TOOL_CALL_DELTA", "id": "e2", "toolCallId": "c1", "delta": "{"},
+        {"type": "TEXT_BLOCK_DELTA", "id": "e3", "blockId": "other", "delta": "b"},  # no open block: stop
+        {"type": "TEXT_BLOCK_DELTA", "id": "e4", "blockId": "b1", "delta": "c"},
+    ]
+    calls = routes["TOOL_CALL_DELTA"]
+    assert native.fold_deltas(events, 0, current, set(), 0, routes, calls, 512) == 3
+    assert (text.parts, call.parts, current) == (["a"], ["{"], {"seen", "e1", "e2"})
+    assert native.fold_deltas(events, 4, current, set(), 0, routes, calls, 512) == 5
+    assert native.fold_deltas(events, 4, current, set(), 0, routes, calls, 512) == 5  # (now a duplicate)
+    assert text.parts == ["a", "c"]
+    assert native.fold_deltas([dict(events[0], id="e9")], 0, set(), set(), 1, routes, calls, 512) == 0  # window
+    assert native.fold_deltas([dict(events[0], id="e9")], 0, set(), set(), 0, routes, calls, 3) == 0  # join size
+    assert native.fold_deltas([dict(events[0], id="e9", source="s")], 0, set(), set(), 0, routes, calls, 512) == 0

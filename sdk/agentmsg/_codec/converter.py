@@ -49,6 +49,8 @@ from agentmsg.errors import ValidationError
 
 _NativeEncode = Callable[[object, dict[type, object], Callable[[Any], Any], Callable[[Any], bytes]], "bytes | None"]
 _native_encode: _NativeEncode | None = _speedups.encode if _speedups is not None else None
+_NativeWrites = Callable[[object, dict[type, object], Callable[[Any], Any], Callable[[Any], bytes]], bool]
+_native_writes: _NativeWrites | None = _speedups.writes if _speedups is not None else None
 _orjson_dumps = orjson.dumps
 _orjson_loads = orjson.loads
 
@@ -623,6 +625,13 @@ def dumps_json(value: Any, kind: str | None = None) -> bytes:
         return _orjson_dumps(value, default=json_default)
     except orjson.JSONEncodeError as exc:
         raise refusal(value, exc, kind) from None
+
+
+def surely_writes(value: Any) -> bool:
+    """True when :func:`dumps_json` writes ``value`` without a refusal: the C writer's check, which walks it as it
+    writes it and writes nothing (about half the time of writing it). False is no verdict (no C writer, or a value
+    it leaves to orjson): call :func:`dumps_json`, which writes it or says why not."""
+    return _native_writes is not None and _native_writes(value, native_plans, json_default, _orjson_dumps)
 
 
 def dict_of(value: Any, kind: str) -> Any:

@@ -23,11 +23,15 @@ from agentmsg._codec import legacy
 from agentmsg._codec.jsontext import INT_MAX, INT_MIN, safe_repr
 from agentmsg._codec.schemas import schema_documents, validate
 from agentmsg._codec.timestamps import java_form_of_instant
+from agentmsg._native import speedups as _speedups
 from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.events._build import close_reply
 from agentmsg.events._state import JOIN_EVERY, THINKING_DELTA, Block, Reply, State, Text, ToolResult
 
 Handler = Callable[[State, dict[str, Any], int], None]
+
+#: the C delta loop (None: pure Python): see :func:`fold`
+_fold_deltas: Callable[..., int] | None = _speedups.fold_deltas if _speedups is not None else None
 
 _MAX_INT = 2**63 - 1  # Java's Long.MAX_VALUE: the largest usage a Java reader can hold
 #: The usage keys a reply sums over its model calls, in the schema's order: every count the usage schema declares
@@ -43,13 +47,36 @@ GROUNDING = "agentmsg_grounding"
 
 
 def fold(st: State, events: Iterable[Any], feed: Callable[[Any], None]) -> None:
+    """:func:`fold_events` of ``events``; of a list, its plain deltas in runs taken by the C delta loop
+    (``_speedups.fold_deltas``, which takes exactly the events :func:`fold_events` would append to an open text, and
+    stops at any other), each other event by :func:`fold_events`."""
+    if _fold_deltas is None or type(events) is not list:
+        fold_events(st, events, feed)
+        return
+    window = st.window
+    size = window.size or 0
+    i, n = 0, len(events)
+    while i < n:
+        reply = st.reply
+        if reply is not None:
+            j = _fold_deltas(events, i, window.current, window.previous, size, reply.routes, reply.calls, JOIN_EVERY)
+            st.count += j - i
+            if j == n:
+                return
+            i = j
+        fold_events(st, (events[i],), feed)
+        i += 1
+
+
+def fold_events(st: State, events: Iterable[Any], feed: Callable[[Any], None]) -> None:
     """The tolerant reducer's feed loop (``Reducer.feed_many``; the caller checked the reducer is neither strict
     nor reducing a ``source``): each plain top-level event is counted, checked for duplicates and applied; an event
     that needs :meth:`Reducer.feed`'s checks (no dict, a ``source``, an id that is no string) goes to ``feed``. The
     duplicate check (:meth:`DedupeWindow.seen`) and apply's plain delta (:func:`apply`) are written out here:
     this loop takes every event of a live stream, one chunk's few events at a time, and a call each cost about as
-    much as the rest of the loop. (It replaced a loop in C, ``fold_events``, whose set-up cost more than this
-    whole loop on a chunk's events.)"""
+    much as the rest of the loop. It defines what the C delta loop (``_speedups.fold_deltas``) takes: a former C
+    loop that took every event cost more to set up than this whole loop on a chunk's events; the delta loop takes
+    only plain deltas, from arguments the caller has at hand."""
     window = st.window
     for event in events:
         if type(event) is not dict or "source" in event:

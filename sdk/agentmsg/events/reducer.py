@@ -51,8 +51,8 @@ from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import _jsonl
 from agentmsg.events._build import build, close_reply
 from agentmsg.events._check import check_results
-from agentmsg.events._handlers import apply, fold
-from agentmsg.events._state import Block, State, ToolResult
+from agentmsg.events._handlers import _fold_deltas, apply, fold
+from agentmsg.events._state import JOIN_EVERY, Block, State, ToolResult
 from agentmsg.events.types import AgentEventDict
 from agentmsg.message import AssistantMessage
 
@@ -212,8 +212,20 @@ class Reducer:
 
     def _feed_trusted(self, events: list[dict[str, Any]]) -> None:
         """``feed_many(events, trusted=True)`` of a list of agentmsg's stream parser's events (a client's call per
-        chunk of a stream), without the checks only other callers need."""
+        chunk of a stream), without the checks only other callers need. The chunk's plain deltas first, by the C
+        delta loop where built (a live chunk is mostly one delta: then nothing else runs), the rest as
+        :func:`~agentmsg.events._handlers.fold` takes them."""
         st = self._st
+        reply = st.reply
+        if _fold_deltas is not None and reply is not None and not st.strict and st.source is None:
+            window = st.window
+            taken = _fold_deltas(
+                events, 0, window.current, window.previous, window.size or 0, reply.routes, reply.calls, JOIN_EVERY
+            )
+            st.count += taken
+            if taken == len(events):
+                return
+            events = events[taken:]
         if st.strict or st.source is not None:
             self.feed_many(events, trusted=True)
             return

@@ -19,7 +19,7 @@ from urllib.parse import unquote
 import attrs
 import orjson
 
-from agentmsg._codec.converter import dumps_json
+from agentmsg._codec.converter import dumps_json, surely_writes
 from agentmsg.blocks import (
     BLOCK_CLASSES,
     AudioBlock,
@@ -762,9 +762,13 @@ def check_messages(messages: Any) -> Sequence[Msg]:
         for i, m in enumerate(messages):
             if not isinstance(m, Msg):
                 raise ValidationError.single(f"/{i}", "type", f"expected a Msg, got {type(m).__name__}")
+    # What to_json would refuse (a field changed after construction to what its schema does not allow, NaN in a
+    # tool's input) is refused here too, under the message's index, before anything is formatted. The C writer
+    # tells that of the whole list without writing it; where it cannot (pure Python, a value it leaves to orjson,
+    # a message to refuse), each message is written until the first refusal.
+    if type(messages) is list and surely_writes(messages):
+        return messages
     for i, m in enumerate(messages):
-        # What to_json would refuse (a field changed after construction to what its schema does not allow, NaN
-        # in a tool's input) is refused here too, under the message's index, before anything is formatted.
         try:
             dumps_json(m, "msg")
         except ValidationError as error:
