@@ -315,9 +315,9 @@ class _Walk(ChatWalk):
 
     # ---- messages ----
 
-    def run(self, msgs: Sequence[Msg]) -> list[dict[str, Any]]:
+    def run(self, msgs: Sequence[Msg], start: int = 0) -> list[dict[str, Any]]:
         self.first = next((i for i, m in enumerate(msgs) if m.role is not MsgRole.SYSTEM), len(msgs))
-        return super().run(msgs)
+        return super().run(msgs, start)
 
     def system_message(self, msg: Msg, i: int) -> None:
         if i > self.first:  # a system message in the conversation: an input item in its place
