@@ -5,21 +5,15 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import concurrent.futures
 import contextlib
-import ipaddress
 import itertools
 import os
-import socket
 import stat
 import sys
-import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, TextIO
 
 import agentmsg.ui as ui
-from agentmsg.cli._install import install_command
 from agentmsg.cli._io import (
     CHUNK,
     EXIT_OK,
@@ -89,6 +83,10 @@ async def piped_events(source: IO[bytes], name: str, warn: TextIO, head: bytes =
     """:func:`file_events` of a pipe, FIFO or terminal (a live producer, which may write nothing for a while):
     read in a thread, so that the server goes on serving meanwhile, and each event is passed on as soon as its
     bytes have arrived (what a read returned, not a full buffer). At most a few runs of events are read ahead."""
+    import asyncio  # (here, as in run: only serve needs them, and every command's start-up would pay for them)
+    import concurrent.futures
+    import threading
+
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[list[Any] | BaseException | None] = asyncio.Queue(maxsize=4)
     batch: list[Any] = []
@@ -188,6 +186,13 @@ def _head(source: IO[bytes], name: str) -> bytes:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    # Imported here, not at the top: every command builds the parser, which imports this module, and would
+    # otherwise pay at start-up for what only serve uses (asyncio alone is about 30 ms).
+    import ipaddress
+    import socket
+
+    from agentmsg.cli._install import install_command
+
     try:
         import uvicorn
 
