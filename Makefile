@@ -264,12 +264,17 @@ PYTEST_N = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) -
 # every run: tests/conftest.py), so the second pass would run the same code again: it skips them. (The C JSON
 # writer is held to the Python byte for byte by tests/native.)
 PURE_PYTHON_TESTS = -m "not no_kernel" tests/providers tests/events tests/wire tests/clients
+# Where PYTHONDONTWRITEBYTECODE is set, every pytest worker compiled and assertion-rewrote every test module
+# anew (about 5 s of each worker's start) and every `python -m agentmsg` a test starts compiled the modules it
+# imports: the pytest runs keep their bytecode in .make/pycache instead (PYTHONPYCACHEPREFIX; make clean
+# removes it), so that nothing is written into the tree, as the setting asks, and nothing is compiled twice.
+PYTEST_ENV = $(if $(PYTHONDONTWRITEBYTECODE),env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX="$(CURDIR)/.make/pycache")
 
 pytest: install
 	@echo "== pytest: the suite against the source tree ($(PYTEST_WORKERS) workers) =="
-	$(PYTHON) -m pytest $(PYTEST_N)
+	$(PYTEST_ENV) $(PYTHON) -m pytest $(PYTEST_N)
 	@echo "== pytest: provider, event, wire and client tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="
-	AGENTMSG_PURE_PYTHON=1 $(PYTHON) -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
+	AGENTMSG_PURE_PYTHON=1 $(PYTEST_ENV) $(PYTHON) -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
 
 # Downloads before the tests, each with its own bound: Maven (AgentScope Java from Maven Central into
 # ~/.m2; the first build takes minutes) and npm. The Java test then finds the harness built.
@@ -345,9 +350,9 @@ wheel-test: dist
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps "$$whl"; \
 	echo "== pytest against the installed wheel ($(WHEEL_VENV), $(PYTEST_WORKERS) workers) =="; \
 	export AGENTMSG_TEST_WHEEL="$(CURDIR)/$$whl" AGENTMSG_TEST_SDIST="$(CURDIR)/$$sdist" AGENTMSG_TEST_NPM_DIST="$(CURDIR)/dist"; \
-	$(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N); \
+	$(PYTEST_ENV) $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N); \
 	echo "== pytest: provider, event, wire and client tests again in pure Python (AGENTMSG_PURE_PYTHON=1) =="; \
-	AGENTMSG_PURE_PYTHON=1 $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
+	AGENTMSG_PURE_PYTHON=1 $(PYTEST_ENV) $(WHEEL_VENV)/bin/python -m pytest $(PYTEST_N) $(PURE_PYTHON_TESTS)
 
 test: lint typecheck deps codegen-check client-check ts-conformance client-test wheel-test
 
