@@ -13,69 +13,43 @@ exit 1 when the input is invalid.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, TextIO
 
 import orjson
 
+from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command
 from agentmsg.cli._io import (
     CHUNK,
     EXIT_INVALID,
     EXIT_OK,
-    UsageError,
-    command_limits,
     exit_status,
     limit_options,
-    read_bytes,
-    shown_path,
-    stdin_once,
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
-from agentmsg.cli.format import _conversation, _hint, _problem_line
 from agentmsg.context import count_tokens
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.providers import NAMES, get
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    diag = Diagnostics(
-        args.output_format,
-        "count",
-        shown_path(args.messages),
-        sys.stderr,
-        own=lambda p, kind, fails: sys.stderr.write(_problem_line(p, kind).decode()),
-    )
-    try:
-        with command_limits(args):
-            return _run(args, out, diag)
-    finally:
-        diag.close()
+    return run_command(args, out, "count", args.messages, _run)
 
 
 def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
-    tools = None
-    stdin_once(("MESSAGES.json", args.messages), ("--tools", args.tools))
-    try:
-        data = read_bytes(args.messages)
-        if args.tools:
-            try:
-                tools = orjson.loads(read_bytes(args.tools))
-            except orjson.JSONDecodeError as exc:
-                raise UsageError(f"{shown_path(args.tools)}: not valid JSON: {exc}") from None
-    except ValidationError as exc:  # an input over limits.max_bytes
-        for p in exc.problems:
-            diag.say(p, "error", True)
+    inputs = read_inputs(args.messages, "MESSAGES.json", args.tools, diag)
+    if inputs is None:
         return EXIT_INVALID
+    data, tools = inputs
     notes: list[Problem] = []
     try:
-        messages = _conversation(data, notes)
+        messages = read_conversation(data, notes)
         for p in notes:  # legacy keys, read in their current form
             diag.say(p, "note", False)
         counted = count_tokens(messages, provider=args.provider, model=args.model, tools=tools)
     except ValidationError as exc:
         for p in exc.problems:
             diag.say(p, "error", True)
-        hint = _hint(data[:CHUNK], args.messages)
+        hint = conversation_hint(data[:CHUNK], args.messages)
         if hint is not None:  # what the input holds, when it is no conversation (kind "hint")
             diag.say(Problem("", "hint", hint), "hint", False)
         return EXIT_INVALID

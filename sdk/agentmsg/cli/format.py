@@ -17,28 +17,20 @@ Exit 1 when the input is invalid, media is refused, or
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, TextIO
 
 import orjson
 
-from agentmsg import read_records
+from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command
 from agentmsg.cli._io import (
     CHUNK,
     EXIT_INVALID,
     EXIT_OK,
     UsageError,
-    command_limits,
     exit_status,
     limit_options,
-    looks_like,
-    read_bytes,
-    reply_hint,
-    shown_path,
-    stdin_once,
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
-from agentmsg.conversation import decode_messages
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.providers import NAMES, RULES, FormatOptions, MediaPolicy, get
 
@@ -53,70 +45,15 @@ def _param(text: str) -> tuple[str, Any]:
         return key, value  # a bare string
 
 
-def _problem_line(p: Any, kind: str | None) -> bytes:
-    row = {"pointer": p.pointer, "rule": p.rule, "kind": kind, "message": p.message}
-    return orjson.dumps(row) + b"\n"
-
-
-def _conversation(data: bytes, notes: list[Problem]) -> list[Any]:
-    """The messages of MESSAGES.json: a JSON array (a conversation), or as ``agentmsg validate`` and
-    ``agentmsg events`` read messages, JSON Lines (one message per line, problems at ``/N``) or one message. The
-    notes of legacy keys read in their current form go to ``notes``."""
-    try:
-        return decode_messages(data, notes=notes)
-    except ValidationError as exc:
-        first = exc.problems[0]
-        if first.pointer or first.rule not in ("json", "type"):
-            raise
-        found = list(read_records(data))
-        if first.rule == "json" and (not found or not all(r.pointer for r in found) or found[0].problem is not None):
-            raise  # not JSON Lines either (or its first line is broken: a broken document): the document's problem
-        problems = [r.problem.under(r.pointer) if r.pointer else r.problem for r in found if r.problem is not None]
-        if problems:
-            raise ValidationError(problems) from None
-        items = [r.value for r in found]
-        if first.rule == "type" and not isinstance(items[0] if items else None, dict):
-            raise  # neither an array nor one message (a string, a number)
-        return decode_messages(orjson.dumps(items), notes=notes)
-
-
-def _hint(head: bytes, path: str) -> str | None:
-    """What an input that is no conversation holds, said with the command that reads it: agent events, a
-    provider's reply or stream."""
-    if looks_like(head) == "events":
-        return f"these look like agent events, not messages: reduce them first ('agentmsg reduce {shown_path(path)}')"
-    return reply_hint(head)
-
-
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    diag = Diagnostics(
-        args.output_format,
-        "format",
-        shown_path(args.messages),
-        sys.stderr,
-        own=lambda p, kind, fails: sys.stderr.write(_problem_line(p, kind).decode()),
-    )
-    try:
-        with command_limits(args):
-            return _run(args, out, diag)
-    finally:
-        diag.close()
+    return run_command(args, out, "format", args.messages, _run)
 
 
 def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
-    tools = None
-    stdin_once(("MESSAGES.json", args.messages), ("--tools", args.tools))
-    try:
-        data = read_bytes(args.messages)
-        if args.tools:
-            try:
-                tools = orjson.loads(read_bytes(args.tools))
-            except orjson.JSONDecodeError as exc:
-                raise UsageError(f"{shown_path(args.tools)}: not valid JSON: {exc}") from None
-    except ValidationError as exc:  # an input over limits.max_bytes
-        for p in exc.problems:
-            diag.say(p, "error", True)
+    inputs = read_inputs(args.messages, "MESSAGES.json", args.tools, diag)
+    if inputs is None:
         return EXIT_INVALID
+    data, tools = inputs
     choice: Any = args.tool_choice
     if choice is not None and choice not in ("auto", "none", "required", "any"):
         choice = {"name": choice}
@@ -137,7 +74,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     )
     notes: list[Problem] = []
     try:
-        messages = _conversation(data, notes)
+        messages = read_conversation(data, notes)
         for p in notes:  # legacy keys (AgentScope's seed documents), read in their current form
             diag.say(p, "note", False)
         request = get(args.provider).format_request(
@@ -155,7 +92,9 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     except ValidationError as exc:
         for p in exc.problems:
             diag.say(p, RULES.get(p.rule, ("error",))[0], True)
-        hint = _hint(data[:CHUNK], args.messages) if any(p.rule not in RULES for p in exc.problems) else None
+        hint = (
+            conversation_hint(data[:CHUNK], args.messages) if any(p.rule not in RULES for p in exc.problems) else None
+        )
         if hint is not None:  # what the input holds, when it is no conversation: a JSON line too (kind "hint")
             diag.say(Problem("", "hint", hint), "hint", False)
         return EXIT_INVALID

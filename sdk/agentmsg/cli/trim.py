@@ -14,27 +14,21 @@ the input is invalid or the budget cannot be met (the system prompt and the late
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, TextIO
 
-import orjson
-
+from agentmsg.cli._conversation import conversation_hint, read_conversation, read_inputs, run_command
 from agentmsg.cli._io import (
     BOM,
     CHUNK,
     EXIT_INVALID,
     EXIT_OK,
     UsageError,
-    command_limits,
     exit_status,
     limit_options,
-    read_bytes,
     shown_path,
-    stdin_once,
     whole_number,
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
-from agentmsg.cli.format import _conversation, _hint, _problem_line
 from agentmsg.context import TRIM_RULES, TrimBudgetError, trim
 from agentmsg.conversation import encode_messages
 from agentmsg.errors import Problem, ValidationError
@@ -42,18 +36,7 @@ from agentmsg.providers import NAMES, RULES
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    diag = Diagnostics(
-        args.output_format,
-        "trim",
-        shown_path(args.conversation),
-        sys.stderr,
-        own=lambda p, kind, fails: sys.stderr.write(_problem_line(p, kind).decode()),
-    )
-    try:
-        with command_limits(args):
-            return _run(args, out, diag)
-    finally:
-        diag.close()
+    return run_command(args, out, "trim", args.conversation, _run)
 
 
 def _kind(rule: str) -> str:
@@ -61,24 +44,15 @@ def _kind(rule: str) -> str:
 
 
 def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
-    stdin_once(("CONVERSATION.json", args.conversation), ("--tools", args.tools))
-    tools = None
-    try:
-        data = read_bytes(args.conversation)
-        if args.tools:
-            try:
-                tools = orjson.loads(read_bytes(args.tools))
-            except orjson.JSONDecodeError as exc:
-                raise UsageError(f"{shown_path(args.tools)}: not valid JSON: {exc}") from None
-            if not isinstance(tools, list):
-                raise UsageError(f"{shown_path(args.tools)}: a JSON array of tool definitions is expected")
-    except ValidationError as exc:  # an input over limits.max_bytes
-        for p in exc.problems:
-            diag.say(p, "error", True)
+    inputs = read_inputs(args.conversation, "CONVERSATION.json", args.tools, diag)
+    if inputs is None:
         return EXIT_INVALID
+    data, tools = inputs
+    if tools is not None and not isinstance(tools, list):
+        raise UsageError(f"{shown_path(args.tools)}: a JSON array of tool definitions is expected")
     notes: list[Problem] = []
     try:
-        messages = _conversation(data, notes)
+        messages = read_conversation(data, notes)
         for p in notes:
             diag.say(p, "note", False)
         if not messages:
@@ -99,7 +73,11 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     except ValidationError as exc:
         for p in exc.problems:
             diag.say(p, _kind(p.rule), True)
-        hint = _hint(data[:CHUNK], args.conversation) if any(p.rule not in RULES for p in exc.problems) else None
+        hint = (
+            conversation_hint(data[:CHUNK], args.conversation)
+            if any(p.rule not in RULES for p in exc.problems)
+            else None
+        )
         if hint is not None:
             diag.say(Problem("", "hint", hint), "hint", False)
         return EXIT_INVALID

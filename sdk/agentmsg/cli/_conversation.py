@@ -1,0 +1,95 @@
+"""A conversation file and its tool definitions, as ``agentmsg format``, ``count`` and ``trim`` read them: the
+messages (a JSON array, JSON Lines or one message), the ``--tools`` file, what an input that is no conversation
+holds, and the run of such a command with its diagnostics in the ``--output-format`` asked for."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+import orjson
+
+from agentmsg import read_records
+from agentmsg.cli._io import UsageError, command_limits, looks_like, read_bytes, reply_hint, shown_path, stdin_once
+from agentmsg.cli._machine import Diagnostics
+from agentmsg.conversation import decode_messages
+from agentmsg.errors import Problem, ValidationError
+
+
+def problem_line(p: Any, kind: str | None) -> bytes:
+    row = {"pointer": p.pointer, "rule": p.rule, "kind": kind, "message": p.message}
+    return orjson.dumps(row) + b"\n"
+
+
+def read_conversation(data: bytes, notes: list[Problem]) -> list[Any]:
+    """The messages of MESSAGES.json: a JSON array (a conversation), or as ``agentmsg validate`` and
+    ``agentmsg events`` read messages, JSON Lines (one message per line, problems at ``/N``) or one message. The
+    notes of legacy keys read in their current form go to ``notes``."""
+    try:
+        return decode_messages(data, notes=notes)
+    except ValidationError as exc:
+        first = exc.problems[0]
+        if first.pointer or first.rule not in ("json", "type"):
+            raise
+        found = list(read_records(data))
+        if first.rule == "json" and (not found or not all(r.pointer for r in found) or found[0].problem is not None):
+            raise  # not JSON Lines either (or its first line is broken: a broken document): the document's problem
+        problems = [r.problem.under(r.pointer) if r.pointer else r.problem for r in found if r.problem is not None]
+        if problems:
+            raise ValidationError(problems) from None
+        items = [r.value for r in found]
+        if first.rule == "type" and not isinstance(items[0] if items else None, dict):
+            raise  # neither an array nor one message (a string, a number)
+        return decode_messages(orjson.dumps(items), notes=notes)
+
+
+def conversation_hint(head: bytes, path: str) -> str | None:
+    """What an input that is no conversation holds, said with the command that reads it: agent events, a
+    provider's reply or stream."""
+    if looks_like(head) == "events":
+        return f"these look like agent events, not messages: reduce them first ('agentmsg reduce {shown_path(path)}')"
+    return reply_hint(head)
+
+
+def run_command(
+    args: argparse.Namespace,
+    out: TextIO,
+    command: str,
+    path: str,
+    body: Callable[[argparse.Namespace, TextIO, Diagnostics], int],
+) -> int:
+    """``body(args, out, diag)`` under the command's limits, its problems said as ``--output-format`` asks (one JSON
+    line each by default) and the report closed however it ends."""
+    diag = Diagnostics(
+        args.output_format,
+        command,
+        shown_path(path),
+        sys.stderr,
+        own=lambda p, kind, fails: sys.stderr.write(problem_line(p, kind).decode()),
+    )
+    try:
+        with command_limits(args):
+            return body(args, out, diag)
+    finally:
+        diag.close()
+
+
+def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics) -> tuple[bytes, Any] | None:
+    """The conversation file's bytes and the ``--tools`` file's JSON (None without one); None when an input is over
+    ``limits.max_bytes`` (said to ``diag``). A tools file that is not JSON is a usage error."""
+    stdin_once((name, path), ("--tools", tools_path))
+    tools = None
+    try:
+        data = read_bytes(path)
+        if tools_path:
+            try:
+                tools = orjson.loads(read_bytes(tools_path))
+            except orjson.JSONDecodeError as exc:
+                raise UsageError(f"{shown_path(tools_path)}: not valid JSON: {exc}") from None
+    except ValidationError as exc:  # an input over limits.max_bytes
+        for p in exc.problems:
+            diag.say(p, "error", True)
+        return None
+    return data, tools
