@@ -151,16 +151,19 @@ _QWEN: Final = _Profile(
     timed_documented=False,
 )
 
+#: OpenAI's models (Chat Completions and Responses): 3 per message, 1 per name, 3 to prime the reply
+_OPENAI: Final = _Profile(vocab="o200k_base", own=True, per_name=1, tools_base=12, per_tool=4, tool_style="typescript")
+#: OpenAI's gpt-4o, gpt-4.1 and gpt-4.5 frame a message with 4 tokens (o-series and gpt-5 with 3)
+_OPENAI_MODELS: Final = ((("gpt-4o", "gpt-4.1", "gpt-4.5", "chatgpt-4o"), {"per_message": 4}),)
+
 #: by registry name. The scales and errors of the estimates are measured in bench/context.py (tests/fixtures/context).
 _PROFILES: Final[dict[str, _Profile]] = {
     # OpenAI Chat Completions: 3 per message (<|start|>role ... <|end|>), 1 per name, 3 to prime the reply (OpenAI
     # cookbook "How to count tokens with tiktoken"); functions rendered as a TypeScript namespace in the system turn
-    "openai": _Profile(vocab="o200k_base", own=True, per_name=1, tools_base=12, per_tool=4, tool_style="typescript"),
+    "openai": _OPENAI,
     # OpenAI Responses: the same models and vocabulary behind another request shape; its framing is taken to be Chat
     # Completions' (not measured: no recorded Responses request with its official count was at hand)
-    "openai-responses": _Profile(
-        vocab="o200k_base", own=True, per_name=1, tools_base=12, per_tool=4, tool_style="typescript"
-    ),
+    "openai-responses": _OPENAI,
     # DeepSeek: its vocabulary ships only in a package whose vocabulary licence is not stated; o200k counts CJK text
     # at about half DeepSeek-V3's tokens (reference section 7's samples), hence the wide error; no official count
     # was at hand to measure it
@@ -207,8 +210,8 @@ _PROFILES: Final[dict[str, _Profile]] = {
 #: OpenAI's gpt-4o, gpt-4.1 and gpt-4.5 frame a message with 4 tokens (o-series and gpt-5 with 3); Gemini 1.x and
 #: 2.0 count tool definitions at about a third of their JSON (2.5 and later at about all of it)
 _MODEL_PROFILES: Final[dict[str, tuple[tuple[tuple[str, ...], dict[str, Any]], ...]]] = {
-    "openai": ((("gpt-4o", "gpt-4.1", "gpt-4.5", "chatgpt-4o"), {"per_message": 4}),),
-    "openai-responses": ((("gpt-4o", "gpt-4.1", "gpt-4.5", "chatgpt-4o"), {"per_message": 4}),),
+    "openai": _OPENAI_MODELS,
+    "openai-responses": _OPENAI_MODELS,
     "gemini": ((("gemini-1.", "gemini-2.0"), {"tools_scale": 0.3, "per_tool": 5}),),
 }
 #: the error stated for a medium whose size or length was not read (priced at the defaults of _media.py)
