@@ -7,7 +7,10 @@ import os
 import subprocess
 import sys
 import textwrap
+from types import SimpleNamespace
 from typing import Any
+
+import attrs
 
 import pytest
 
@@ -25,7 +28,7 @@ from agentmsg import (
 )
 from agentmsg.context import TokenCount, _media, _tokenizers, count_tokens
 from agentmsg.context.count import profiled
-from agentmsg.providers import NAMES
+from agentmsg.providers import NAMES, get
 from tests.context import _images
 
 WEATHER = {
@@ -59,6 +62,39 @@ def _image(raw: bytes, mime: str) -> ImageBlock:
 
 def test_every_registry_provider_is_profiled() -> None:
     assert set(NAMES) == set(profiled())
+
+
+def test_the_profile_is_the_providers_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting reads the profile from the provider's spec (``Spec.tokens``): a provider added with a profile of its
+    own is counted by it, one added without one gets the o200k estimate stated within 50%, never another's."""
+    import agentmsg.providers as registry
+
+    real = registry.get("openai")
+    msgs = _conversation()
+
+    def with_tokens(tokens: Any) -> None:
+        spec = attrs.evolve(real.spec, name="acme", tokens=tokens)
+        monkeypatch.setattr(registry, "get", lambda name: SimpleNamespace(spec=spec))
+
+    with_tokens(None)
+    generic = count_tokens(msgs, provider="acme")
+    assert generic.method == "estimate" and generic.error is not None and generic.error >= 0.5
+    with_tokens(attrs.evolve(real.spec.tokens, per_message=103))
+    own = count_tokens(msgs, provider="acme")
+    monkeypatch.undo()
+    plain = count_tokens(msgs, provider="openai")
+    assert own.messages == tuple(n + 100 for n in plain.messages)
+    assert own.method == plain.method
+
+
+def test_a_model_family_changes_its_profile() -> None:
+    """A spec's ``models`` variants apply by name prefix: gpt-4o frames a message with 4 tokens, gpt-5 with 3."""
+    msgs = _conversation()
+    four = count_tokens(msgs, provider="openai", model="gpt-4o-mini")
+    three = count_tokens(msgs, provider="openai", model="gpt-5")
+    assert four.messages == tuple(n + 1 for n in three.messages)
+    tokens = get("openai").spec.tokens
+    assert tokens is not None and tokens.for_model("GPT-4.1").per_message == 4 and tokens.for_model(None) is tokens
 
 
 @pytest.mark.parametrize("provider", sorted(profiled()))
@@ -248,7 +284,7 @@ def test_first_use_needs_no_network() -> None:
         socket.getaddrinfo = refuse
         from agentmsg import Msg, TextBlock
         from agentmsg.context import count_tokens
-        from agentmsg.providers import NAMES
+        from agentmsg.providers import NAMES, get
         msgs = [Msg(role="USER", content=[TextBlock(text="hello, 世界")])]
         for p in NAMES:
             n = count_tokens(msgs, provider=p, model="gpt-4-0613" if p == "openai" else None)

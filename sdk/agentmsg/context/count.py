@@ -43,6 +43,7 @@ from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request.common import mime_of
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
+from agentmsg.providers.spec import TokenProfile
 
 __all__ = ["ProviderCount", "TokenCount", "count_tokens"]
 
@@ -91,129 +92,8 @@ class ProviderCount:
     reply: dict[str, Any] = attrs.field(repr=False)
 
 
-# ---- profiles: how each provider frames and prices a request ----------------------------------------------------
+# ---- profiles: each provider's spec says how it frames and prices a request (``Spec.tokens``) -------------------
 
-
-@attrs.frozen(kw_only=True)
-class _Profile:
-    """How one provider family frames a request, in tokens.
-
-    ``vocab``: the vocabulary text is counted with. ``own``: it is the provider's own (else the count is an
-    estimate, scaled by ``scale``, stated within ``text_error``). ``per_message``: framing of each message (role
-    markers); ``per_name``: a speaker name sent; ``priming``: the reply's start, once per request;
-    ``per_call``/``per_result``: framing of a tool call and of a tool result; ``thinking``: which reasoning is sent
-    and counted (``none``; ``all``; ``current``: only after the last user turn, as Anthropic counts it);
-    ``tools_base``: a request with tools (a tool-use system prompt); ``per_tool``: each definition's framing;
-    ``tool_style``: ``typescript`` (OpenAI renders functions as a TypeScript namespace) or ``json``."""
-
-    vocab: str
-    own: bool
-    scale: float = 1.0
-    text_error: float = 0.0
-    per_message: int = 3
-    per_name: int = 0
-    priming: int = 3
-    per_call: int = 3
-    per_result: int = 3
-    thinking: str = "none"
-    tools_base: int = 0
-    per_tool: int = 0
-    tool_style: str = "json"
-    #: stated relative error of the tool definitions' count (their rendering is not published)
-    tools_error: float = 0.15
-    #: the tool definitions' tokens as a share of their rendering's (measured)
-    tools_scale: float = 1.0
-    image: str = "openai"
-    audio_per_second: float = 32.0
-    video_per_second: float = 263.0
-    pdf_per_page: int = 2250
-    #: the audio and video rates are the provider's documented ones (else a duration read still leaves error 1.0)
-    timed_documented: bool = True
-
-
-#: Qwen's chat template: <|im_start|>role\n ... <|im_end|>\n (5 tokens a message), the reply primed with
-#: <|im_start|>assistant\n (3); a call as <tool_call> JSON </tool_call>, a result as <tool_response> ...
-#: </tool_response> in its turn; tools as JSON lines inside the template's instructions (about 100 tokens). Not
-#: measured (no official DashScope count at hand); audio and video rates unverified (their error is 1.0)
-_QWEN: Final = _Profile(
-    vocab="qwen",
-    own=True,
-    per_message=5,
-    priming=3,
-    per_call=12,
-    per_result=5,
-    thinking="none",
-    tools_base=100,
-    per_tool=10,
-    image="qwen",
-    audio_per_second=25.0,
-    video_per_second=200.0,
-    timed_documented=False,
-)
-
-#: OpenAI's models (Chat Completions and Responses): 3 per message, 1 per name, 3 to prime the reply
-_OPENAI: Final = _Profile(vocab="o200k_base", own=True, per_name=1, tools_base=12, per_tool=4, tool_style="typescript")
-#: OpenAI's gpt-4o, gpt-4.1 and gpt-4.5 frame a message with 4 tokens (o-series and gpt-5 with 3)
-_OPENAI_MODELS: Final = ((("gpt-4o", "gpt-4.1", "gpt-4.5", "chatgpt-4o"), {"per_message": 4}),)
-
-#: by registry name. The scales and errors of the estimates are measured in bench/context.py (tests/fixtures/context).
-_PROFILES: Final[dict[str, _Profile]] = {
-    # OpenAI Chat Completions: 3 per message (<|start|>role ... <|end|>), 1 per name, 3 to prime the reply (OpenAI
-    # cookbook "How to count tokens with tiktoken"); functions rendered as a TypeScript namespace in the system turn
-    "openai": _OPENAI,
-    # OpenAI Responses: the same models and vocabulary behind another request shape; its framing is taken to be Chat
-    # Completions' (not measured: no recorded Responses request with its official count was at hand)
-    "openai-responses": _OPENAI,
-    # DeepSeek: its vocabulary ships only in a package whose vocabulary licence is not stated; o200k counts CJK text
-    # at about half DeepSeek-V3's tokens (reference section 7's samples), hence the wide error; no official count
-    # was at hand to measure it
-    "deepseek": _Profile(vocab="o200k_base", own=False, scale=1.1, text_error=0.5, per_message=4, priming=2),
-    "dashscope": _QWEN,
-    "dashscope-compatible": _QWEN,
-    # Anthropic: no offline tokenizer for Claude 3+; a tool-use system prompt of 346 tokens (tool_choice auto/none,
-    # Anthropic's tool-use pricing table); previous turns' thinking is not counted (token-counting docs)
-    "anthropic": _Profile(
-        vocab="o200k_base",
-        own=False,
-        scale=1.2,
-        text_error=0.25,
-        per_message=2,
-        priming=4,
-        per_call=10,
-        per_result=8,
-        thinking="current",
-        tools_base=346,
-        per_tool=8,
-        image="anthropic",
-        pdf_per_page=2250,
-    ),
-    # Gemini: no offline tokenizer (google-genai's LocalTokenizer downloads its model); 258 per image tile, 263/s
-    # video, 32/s audio (ai.google.dev tokens page)
-    "gemini": _Profile(
-        vocab="o200k_base",
-        own=False,
-        scale=1.0,
-        text_error=0.5,
-        per_message=1,
-        priming=0,
-        per_call=0,
-        per_result=0,
-        thinking="all",
-        tools_base=0,
-        per_tool=20,
-        image="gemini",
-        pdf_per_page=258,
-    ),
-}
-
-#: model families that differ from their provider's profile (name prefixes; measured on tests/fixtures/context):
-#: OpenAI's gpt-4o, gpt-4.1 and gpt-4.5 frame a message with 4 tokens (o-series and gpt-5 with 3); Gemini 1.x and
-#: 2.0 count tool definitions at about a third of their JSON (2.5 and later at about all of it)
-_MODEL_PROFILES: Final[dict[str, tuple[tuple[tuple[str, ...], dict[str, Any]], ...]]] = {
-    "openai": _OPENAI_MODELS,
-    "openai-responses": _OPENAI_MODELS,
-    "gemini": ((("gemini-1.", "gemini-2.0"), {"tools_scale": 0.3, "per_tool": 5}),),
-}
 #: the error stated for a medium whose size or length was not read (priced at the defaults of _media.py)
 _UNKNOWN_MEDIA_ERROR: Final = 1.0
 #: the error stated for a medium priced by a documented formula from its real size
@@ -225,21 +105,11 @@ _DEFAULT_FILE_TOKENS: Final = 1000
 _PDF_PAGE: Final = re.compile(rb"/Type\s*/Page[^s]")
 
 
-#: a registry name with no profile of its own (a provider added without one): an o200k estimate, within 50%
-_GENERIC: Final = _Profile(vocab="o200k_base", own=False, text_error=0.5)
+#: a provider whose spec has no profile of its own (``Spec.tokens`` None): an o200k estimate, within 50%
+_GENERIC: Final = TokenProfile(vocab="o200k_base", own=False, text_error=0.5)
 
 
-def _profile(name: str, model: str | None) -> _Profile:
-    profile = _PROFILES.get(name, _GENERIC)
-    if model:
-        m = model.lower()
-        for prefixes, changes in _MODEL_PROFILES.get(name, ()):
-            if m.startswith(prefixes):
-                return attrs.evolve(profile, **changes)
-    return profile
-
-
-def _vocab_for(profile: _Profile, model: str | None) -> str:
+def _vocab_for(profile: TokenProfile, model: str | None) -> str:
     if profile.vocab == "o200k_base" and profile.own and model:
         m = model.lower()
         if m.startswith(("gpt-4-", "gpt-3.5")) or m == "gpt-4":
@@ -255,7 +125,7 @@ class _Tally:
 
     __slots__ = ("model", "profile", "text", "unsure")
 
-    def __init__(self, text: TextCounter, profile: _Profile, model: str | None) -> None:
+    def __init__(self, text: TextCounter, profile: TokenProfile, model: str | None) -> None:
         self.text = text
         self.profile = profile
         self.model = model
@@ -459,8 +329,8 @@ def count_tokens(
     KeyError for an unknown provider and :class:`~agentmsg.ValidationError` for tools that are not definitions."""
     from agentmsg.providers import get
 
-    name = get(provider).spec.name
-    profile = _profile(name, model)
+    spec = get(provider).spec
+    profile = (spec.tokens or _GENERIC).for_model(model)
     text = counter(_vocab_for(profile, model))
     t = _Tally(text, profile, model)
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
@@ -491,5 +361,7 @@ def count_tokens(
 
 
 def profiled() -> tuple[str, ...]:
-    """The registry names counting has a profile for (every provider of the registry)."""
-    return tuple(_PROFILES)
+    """The registry names whose spec has a token profile (``Spec.tokens``; every provider of the registry)."""
+    from agentmsg.providers import NAMES, get
+
+    return tuple(name for name in NAMES if get(name).spec.tokens is not None)

@@ -35,7 +35,7 @@ from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
-from agentmsg.providers.base import CountEndpoint, Entry, Spec
+from agentmsg.providers.base import CountEndpoint, Entry, Spec, TokenProfile
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -108,6 +108,23 @@ SPEC: Final = Spec(
     families=("anthropic",),
     client_class="AnthropicClient",
     fields=FIELDS,
+    # no offline tokenizer for Claude 3+: o200k scaled (measured); a tool-use system prompt of 346 tokens (tool_choice
+    # auto/none, Anthropic's tool-use pricing table); previous turns' thinking is not counted (token-counting docs)
+    tokens=TokenProfile(
+        vocab="o200k_base",
+        own=False,
+        scale=1.2,
+        text_error=0.25,
+        per_message=2,
+        priming=4,
+        per_call=10,
+        per_result=8,
+        thinking="current",
+        tools_base=346,
+        per_tool=8,
+        image="anthropic",
+        pdf_per_page=2250,
+    ),
     # POST /v1/messages/count_tokens -> {"input_tokens": N}: the request's fields MessageCountTokensParams declares
     # (it lacks max_tokens, stream, stop_sequences, metadata, service_tier, temperature ...) [anthropic 2.15.0:
     # message_count_tokens_params.py, message_tokens_count.py]

@@ -35,7 +35,7 @@ from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ
 from agentmsg.providers._response.partial_json import json_fragment_writer
 from agentmsg.providers._response.payload import base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
-from agentmsg.providers.base import CountEndpoint, Entry, Spec
+from agentmsg.providers.base import CountEndpoint, Entry, Spec, TokenProfile
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -102,6 +102,25 @@ SPEC: Final = Spec(
     families=("gemini", "google"),
     client_class="GeminiClient",
     fields=FIELDS,
+    # no offline tokenizer (google-genai's LocalTokenizer downloads its model): o200k, within 50%; 258 per image
+    # tile, 263/s video, 32/s audio (ai.google.dev tokens page); Gemini 1.x and 2.0 count tool definitions at about a
+    # third of their JSON (2.5 and later at about all of it; measured on tests/fixtures/context)
+    tokens=TokenProfile(
+        vocab="o200k_base",
+        own=False,
+        scale=1.0,
+        text_error=0.5,
+        per_message=1,
+        priming=0,
+        per_call=0,
+        per_result=0,
+        thinking="all",
+        tools_base=0,
+        per_tool=20,
+        image="gemini",
+        pdf_per_page=258,
+        models=((("gemini-1.", "gemini-2.0"), {"tools_scale": 0.3, "per_tool": 5}),),
+    ),
     # POST /v1beta/models/{model}:countTokens with the whole generateContent body (model named "models/...") under
     # generateContentRequest, so that the system instruction and the tools are counted too (google-genai's
     # Developer-API path sends only contents) -> {"totalTokens": N, ...} [generativelanguage v1beta

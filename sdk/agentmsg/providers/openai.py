@@ -40,7 +40,8 @@ from agentmsg.providers._response.builder import SNIFF_BYTES, StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
-from agentmsg.providers.base import Entry, Spec
+from agentmsg.providers.base import Entry, Spec, TokenProfile
+from agentmsg.providers.dashscope import QWEN_TOKENS
 
 __all__ = [
     "PROVIDERS",
@@ -149,6 +150,26 @@ FIELDS: Final = {
     ),
 }
 
+#: OpenAI's models, Chat Completions and Responses alike (openai_responses.py takes it): 3 per message
+#: (<|start|>role ... <|end|>), 1 per name, 3 to prime the reply (OpenAI cookbook "How to count tokens with
+#: tiktoken"); functions rendered as a TypeScript namespace in the system turn. gpt-4o, gpt-4.1 and gpt-4.5 frame a
+#: message with 4 tokens (o-series and gpt-5 with 3; measured on tests/fixtures/context)
+TOKENS: Final = TokenProfile(
+    vocab="o200k_base",
+    own=True,
+    per_name=1,
+    tools_base=12,
+    per_tool=4,
+    tool_style="typescript",
+    models=((("gpt-4o", "gpt-4.1", "gpt-4.5", "chatgpt-4o"), {"per_message": 4}),),
+)
+#: DeepSeek: its vocabulary ships only in a package whose vocabulary licence is not stated; o200k counts CJK text at
+#: about half DeepSeek-V3's tokens (reference section 7's samples), hence the wide error; no official count was at
+#: hand to measure it
+_DEEPSEEK_TOKENS: Final = TokenProfile(
+    vocab="o200k_base", own=False, scale=1.1, text_error=0.5, per_message=4, priming=2
+)
+
 SPECS: Final = (
     Spec(
         name="openai",
@@ -160,6 +181,7 @@ SPECS: Final = (
         families=("openai",),
         client_class="OpenAIClient",
         fields=FIELDS["openai"],
+        tokens=TOKENS,
     ),
     Spec(
         name="deepseek",
@@ -171,6 +193,7 @@ SPECS: Final = (
         families=("deepseek",),
         client_class="DeepSeekClient",
         fields=FIELDS["deepseek"],
+        tokens=_DEEPSEEK_TOKENS,
     ),
     Spec(
         name="dashscope-compatible",
@@ -182,6 +205,7 @@ SPECS: Final = (
         families=("dashscope",),
         client_class="DashScopeCompatibleClient",
         fields=FIELDS["dashscope-compatible"],
+        tokens=QWEN_TOKENS,  # (Qwen's tokenizer behind either endpoint)
     ),
 )
 _SPEC: Final = {spec.name: spec for spec in SPECS}

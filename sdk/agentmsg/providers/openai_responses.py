@@ -40,6 +40,7 @@ from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import Entry, Spec
+from agentmsg.providers.openai import TOKENS as CHAT_TOKENS
 
 __all__ = [
     "ITEM_ID",
@@ -105,6 +106,9 @@ SPEC: Final = Spec(
     default_model="gpt-5",
     families=("openai-responses",),
     fields=FIELDS,
+    # the same models and vocabulary as Chat Completions behind another request shape; its framing is taken to be
+    # Chat Completions' (not measured: no recorded Responses request with its official count was at hand)
+    tokens=CHAT_TOKENS,
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 

@@ -1,5 +1,5 @@
 """A provider's spec: who it is and how to reach it (base URL, key variables, auth and version headers,
-default model, the formatter's field table), with no code. Each provider module starts with its specs; the
+default model, the formatter's field table, how its tokens are counted), with no code. Each provider module starts with its specs; the
 clients and the CLI read them from the registry (:func:`agentmsg.providers.get`)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import attrs
 
 from agentmsg.providers._request.fields import Handling
 
-__all__ = ["Auth", "CountEndpoint", "Spec", "StreamFlag"]
+__all__ = ["Auth", "CountEndpoint", "Spec", "StreamFlag", "TokenProfile"]
 
 #: How the API key is sent: ``Authorization: Bearer <key>``, or the key as the value of that header
 Auth = Literal["bearer", "x-api-key", "x-goog-api-key"]
@@ -47,6 +47,57 @@ class CountEndpoint:
 
 
 @attrs.frozen(kw_only=True)
+class TokenProfile:
+    """How a provider frames and prices a request, in tokens: what ``agentmsg.context.count_tokens`` counts a
+    conversation with, offline (docs/context.md). The figures are the provider's documented ones or measured
+    against its official counts (``bench/run.py --only context``; tests/fixtures/context).
+
+    ``vocab``: the vocabulary text is counted with (``o200k_base``, ``qwen``). ``own``: it is the provider's own
+    (else the count is an estimate, scaled by ``scale``, stated within ``text_error``). ``per_message``: framing of
+    each message (role markers); ``per_name``: a speaker name sent; ``priming``: the reply's start, once per
+    request; ``per_call``/``per_result``: framing of a tool call and of a tool result; ``thinking``: which
+    reasoning is sent and counted (``none``; ``all``; ``current``: only after the last user turn, as Anthropic
+    counts it); ``tools_base``: a request with tools (a tool-use system prompt); ``per_tool``: each definition's
+    framing; ``tool_style``: ``typescript`` (OpenAI renders functions as a TypeScript namespace) or ``json``.
+    ``image``: the image pricing method (``openai``, ``anthropic``, ``gemini``, ``qwen``: agentmsg/context/_media.py).
+    ``models``: model families that differ from this profile, as (name prefixes, the fields that change)."""
+
+    vocab: str
+    own: bool
+    scale: float = 1.0
+    text_error: float = 0.0
+    per_message: int = 3
+    per_name: int = 0
+    priming: int = 3
+    per_call: int = 3
+    per_result: int = 3
+    thinking: Literal["none", "all", "current"] = "none"
+    tools_base: int = 0
+    per_tool: int = 0
+    tool_style: Literal["typescript", "json"] = "json"
+    #: stated relative error of the tool definitions' count (their rendering is not published)
+    tools_error: float = 0.15
+    #: the tool definitions' tokens as a share of their rendering's (measured)
+    tools_scale: float = 1.0
+    image: str = "openai"
+    audio_per_second: float = 32.0
+    video_per_second: float = 263.0
+    pdf_per_page: int = 2250
+    #: the audio and video rates are the provider's documented ones (else a duration read still leaves error 1.0)
+    timed_documented: bool = True
+    models: tuple[tuple[tuple[str, ...], Mapping[str, Any]], ...] = ()
+
+    def for_model(self, model: str | None) -> TokenProfile:
+        """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""
+        if model:
+            m = model.lower()
+            for prefixes, changes in self.models:
+                if m.startswith(prefixes):
+                    return attrs.evolve(self, **changes)
+        return self
+
+
+@attrs.frozen(kw_only=True)
 class Spec:
     """Everything about one registry name but its code: who the provider is and how to reach it.
 
@@ -58,7 +109,8 @@ class Spec:
     first is the one its replies are marked with. ``stream_flags``: parser options the CLI offers.
     ``client_class``: the name of the deprecated client class pinned to this provider (``OpenAIClient``).
     ``fields``: the formatter's field table (``providers/_request/fields.py``). ``counting``: the provider's
-    token-counting endpoint (None: it has none; ``agentmsg.context.count_tokens`` counts offline)."""
+    token-counting endpoint (None: it has none; ``agentmsg.context.count_tokens`` counts offline). ``tokens``: how
+    ``agentmsg.context.count_tokens`` counts its requests offline (None: an o200k estimate stated within 50%)."""
 
     name: str
     title: str
@@ -74,3 +126,4 @@ class Spec:
     #: common table, ``providers/_request/fields.py``; docs/formatters.md's field tables are written from it)
     fields: Mapping[str, Mapping[str, Handling]] | None = None
     counting: CountEndpoint | None = None
+    tokens: TokenProfile | None = None
