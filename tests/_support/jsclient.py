@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from agentmsg import AgentmsgError
 from tests.conftest import ROOT
 
 NODE = shutil.which("node")
@@ -49,3 +51,65 @@ def same_json(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
+
+
+#: A Node script that runs one of the client's UI protocol decoders (``%(decoder)s``, raising ``%(error)s``) over
+#: JSON lines of ``{stream, strict}``, with a fixed clock, and prints what :func:`decoded` gives for each
+_DECODER_SCRIPT = """
+import fs from "node:fs";
+const { %(decoder)s, %(error)s } = await import(%(client)s);
+const out = [];
+for (const line of fs.readFileSync(process.argv[2], "utf8").split("\\n")) {
+  if (!line) continue;
+  const { stream, strict } = JSON.parse(line);
+  const d = new %(decoder)s({ strict, clock: () => %(clock)s });
+  const events = [];
+  let error = null;
+  try {
+    for (const item of stream) events.push(...d.feed(item));
+    events.push(...d.close());
+  } catch (e) {
+    if (!(e instanceof %(error)s)) throw e;
+    error = e.problems.map((p) => [p.pointer, p.rule]);
+  }
+  out.push({ events, notes: d.notes.map((p) => [p.pointer, p.rule]), error });
+}
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def decoded_in_node(
+    decoder: str, error: str, cases: list[dict[str, Any]], clock: str, tmp_path: Path
+) -> list[dict[str, Any]]:
+    """What the client's decoder class ``decoder`` (its error class ``error``) makes of each case (``{"stream",
+    "strict"}``), run in Node from the built client: as :func:`decoded` gives Python's."""
+    assert NODE is not None
+    script = tmp_path / f"{decoder}.mjs"
+    values = {
+        "decoder": decoder,
+        "error": error,
+        "client": json.dumps(built_client().as_uri()),
+        "clock": json.dumps(clock),
+    }
+    script.write_text(_DECODER_SCRIPT % values, encoding="utf-8")
+    data = tmp_path / f"{decoder}.jsonl"
+    data.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    done = subprocess.run([NODE, str(script), str(data)], capture_output=True, text=True, timeout=600, check=True)
+    out: list[dict[str, Any]] = json.loads(done.stdout)
+    return out
+
+
+def decoded(decoder: Any, stream: list[Any]) -> dict[str, Any]:
+    """What a Python UI protocol decoder makes of ``stream``: its events (up to a strict decoder's error), its notes
+    and the error's problems (pointer, rule), as JSON values."""
+    events: list[Any] = []
+    error = None
+    try:
+        for item in stream:
+            events += decoder.feed(item)
+        events += decoder.close()
+    except AgentmsgError as exc:
+        error = [[p.pointer, p.rule] for p in getattr(exc, "problems", ())]
+    result = {"events": events, "notes": [[p.pointer, p.rule] for p in decoder.notes], "error": error}
+    out: dict[str, Any] = json.loads(json.dumps(result))
+    return out

@@ -12,7 +12,8 @@ failing case). Every function returns a new value; what it is given is never cha
 * Provider bodies: ``mutate_payloads`` mutates the JSON payloads of an SSE or JSON-lines body in place;
   ``random_cuts`` cuts a body into chunks.
 * Agent event lists: ``garble_events`` drops, duplicates, replays, reorders and retypes events and removes
-  keys or gives them junk values.
+  keys or gives them junk values; ``reordered`` only drops, repeats and swaps the items of a stream (a UI
+  protocol's events or chunks, each left whole).
 * Bytes: ``garble_bytes`` flips bytes, cuts them out, cuts the end, inserts line breaks, invalid UTF-8,
   byte order marks or a copy of what came before; ``insert_bytes`` inserts given pieces, cuts and truncates.
 """
@@ -270,6 +271,25 @@ def garble_events(rng: random.Random, events: list[dict[str, Any]]) -> list[Any]
             out[at] = e
         else:
             out[at] = rng.choice(JUNK)
+    return out
+
+
+def reordered(stream: list[Any], rng: random.Random) -> list[Any]:
+    """One to four seeded edits of a stream's order, its items untouched: one dropped, one repeated in its place,
+    or two swapped (what a lossy or replaying transport does to an AG-UI or AI SDK stream)."""
+    out = list(stream)
+    for _ in range(rng.randint(1, 4)):
+        if not out:
+            break
+        i = rng.randrange(len(out))
+        how = rng.random()
+        if how < 0.4:
+            del out[i]
+        elif how < 0.7:
+            out.insert(i, out[i])
+        else:
+            j = rng.randrange(len(out))
+            out[i], out[j] = out[j], out[i]
     return out
 
 

@@ -9,18 +9,16 @@ events is tests/jsclient/test_reducer.py's)."""
 
 from __future__ import annotations
 
-import json
 import random
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentmsg import AgentmsgError
 from agentmsg.ui.agui import AGUIDecoder, AGUIEncoder
 from tests._support.events import CASES, base_streams, events_of, load
-from tests._support.jsclient import NODE, built_client, same_json
+from tests._support.jsclient import NODE, decoded, decoded_in_node, same_json
+from tests._support.mutators import reordered
 
 pytestmark = [
     pytest.mark.differential,
@@ -28,27 +26,6 @@ pytestmark = [
 ]
 
 CLOCK = "2026-01-01T00:00:00.000000Z"
-SCRIPT = """
-import fs from "node:fs";
-const { AGUIDecoder, AGUIError } = await import(%s);
-const out = [];
-for (const line of fs.readFileSync(process.argv[2], "utf8").split("\\n")) {
-  if (!line) continue;
-  const { stream, strict } = JSON.parse(line);
-  const d = new AGUIDecoder({ strict, clock: () => %s });
-  const events = [];
-  let error = null;
-  try {
-    for (const e of stream) events.push(...d.feed(e));
-    events.push(...d.close());
-  } catch (e) {
-    if (!(e instanceof AGUIError)) throw e;
-    error = e.problems.map((p) => [p.pointer, p.rule]);
-  }
-  out.push({ events, notes: d.notes.map((p) => [p.pointer, p.rule]), error });
-}
-process.stdout.write(JSON.stringify(out));
-"""
 
 AT = 1764633600000
 FOREIGN: list[list[Any]] = [
@@ -165,23 +142,6 @@ def encoded(events: list[Any]) -> list[Any]:
     return out + enc.close()
 
 
-def mutated(stream: list[Any], rng: random.Random) -> list[Any]:
-    out = list(stream)
-    for _ in range(rng.randint(1, 4)):
-        if not out:
-            break
-        i = rng.randrange(len(out))
-        how = rng.random()
-        if how < 0.4:
-            del out[i]
-        elif how < 0.7:
-            out.insert(i, out[i])
-        else:
-            j = rng.randrange(len(out))
-            out[i], out[j] = out[j], out[i]
-    return out
-
-
 def streams() -> list[list[Any]]:
     out: list[list[Any]] = []
     for name in CASES:
@@ -190,42 +150,23 @@ def streams() -> list[list[Any]]:
     for seed in range(40):
         out.append(encoded(base_streams(random.Random(seed))))
     rng = random.Random(4030)
-    out += [mutated(s, rng) for s in list(out) for _ in range(2)]
+    out += [reordered(s, rng) for s in list(out) for _ in range(2)]
     return out + FOREIGN
 
 
 def python_side(stream: list[Any], strict: bool) -> dict[str, Any]:
-    d = AGUIDecoder(strict=strict, clock=lambda: CLOCK)
-    events: list[Any] = []
-    error = None
-    try:
-        for e in stream:
-            events += d.feed(e)
-        events += d.close()
-    except AgentmsgError as exc:
-        error = [[p.pointer, p.rule] for p in exc.problems]  # type: ignore[attr-defined]
-    return {"events": events, "notes": [[p.pointer, p.rule] for p in d.notes], "error": error}
-
-
-def run_ts(cases: list[dict[str, Any]], tmp_path: Path) -> list[dict[str, Any]]:
-    client = built_client()
-    script = tmp_path / "agui.mjs"
-    script.write_text(SCRIPT % (json.dumps(client.as_uri()), json.dumps(CLOCK)), encoding="utf-8")
-    data = tmp_path / "cases.jsonl"
-    data.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
-    done = subprocess.run([str(NODE), str(script), str(data)], capture_output=True, text=True, timeout=600, check=True)
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+    return decoded(AGUIDecoder(strict=strict, clock=lambda: CLOCK), stream)
 
 
 @pytest.mark.parametrize("strict", [False, True])
 def test_the_typescript_decoder_gives_pythons_events_and_notes(strict: bool, tmp_path: Path) -> None:
     cases = streams()
     assert len(cases) > 200
-    got = run_ts([{"stream": s, "strict": strict} for s in cases], tmp_path)
+    got = decoded_in_node("AGUIDecoder", "AGUIError", [{"stream": s, "strict": strict} for s in cases], CLOCK, tmp_path)
     assert len(got) == len(cases)
     errors = 0
     for n, (stream, ts) in enumerate(zip(cases, got, strict=True)):
-        py = json.loads(json.dumps(python_side(stream, strict)))
+        py = python_side(stream, strict)
         # what a JS number cannot hold (an integer beyond 2^53) compared as the double it becomes (docs/web.md)
         assert same_json(ts, py), (n, stream[:5])
         errors += py["error"] is not None

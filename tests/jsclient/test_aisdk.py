@@ -7,18 +7,16 @@ same, tolerant and strict."""
 
 from __future__ import annotations
 
-import json
 import random
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentmsg import ValidationError
 from agentmsg.ui import ai_sdk
 from tests._support.events import CASES, base_streams, events_of, load
-from tests._support.jsclient import NODE, built_client, same_json
+from tests._support.jsclient import NODE, decoded, decoded_in_node, same_json
+from tests._support.mutators import reordered
 from tests.ui.test_ai_sdk import FOREIGN
 
 pytestmark = [
@@ -27,27 +25,6 @@ pytestmark = [
 ]
 
 CLOCK = "2026-01-01T00:00:00.000000Z"
-SCRIPT = """
-import fs from "node:fs";
-const { AiSdkDecoder, AiSdkError } = await import(%s);
-const out = [];
-for (const line of fs.readFileSync(process.argv[2], "utf8").split("\\n")) {
-  if (!line) continue;
-  const { stream, strict } = JSON.parse(line);
-  const d = new AiSdkDecoder({ strict, clock: () => %s });
-  const events = [];
-  let error = null;
-  try {
-    for (const c of stream) events.push(...d.feed(c));
-    events.push(...d.close());
-  } catch (e) {
-    if (!(e instanceof AiSdkError)) throw e;
-    error = e.problems.map((p) => [p.pointer, p.rule]);
-  }
-  out.push({ events, notes: d.notes.map((p) => [p.pointer, p.rule]), error });
-}
-process.stdout.write(JSON.stringify(out));
-"""
 
 BAD: list[Any] = [
     {"type": "start", "messageId": "m", "messageMetadata": {"a": 1}},
@@ -83,23 +60,6 @@ BAD: list[Any] = [
 ]
 
 
-def mutated(stream: list[Any], rng: random.Random) -> list[Any]:
-    out = list(stream)
-    for _ in range(rng.randint(1, 4)):
-        if not out:
-            break
-        i = rng.randrange(len(out))
-        how = rng.random()
-        if how < 0.4:
-            del out[i]
-        elif how < 0.7:
-            out.insert(i, out[i])
-        else:
-            j = rng.randrange(len(out))
-            out[i], out[j] = out[j], out[i]
-    return out
-
-
 def streams() -> list[list[Any]]:
     out: list[list[Any]] = []
     for name in CASES:
@@ -110,36 +70,24 @@ def streams() -> list[list[Any]]:
 
     out += [ai_sdk.encode(random_stream(random.Random(seed))) for seed in range(100)]
     rng = random.Random(4031)
-    out += [mutated(s, rng) for s in list(out) for _ in range(2)]
+    out += [reordered(s, rng) for s in list(out) for _ in range(2)]
     return [*out, FOREIGN, BAD]
 
 
 def python_side(stream: list[Any], strict: bool) -> dict[str, Any]:
-    d = ai_sdk.AiSdkDecoder(strict=strict, clock=lambda: CLOCK)
-    events: list[Any] = []
-    error = None
-    try:
-        for c in stream:
-            events += d.feed(c)
-        events += d.close()
-    except ValidationError as exc:
-        error = [[p.pointer, p.rule] for p in exc.problems]
-    return {"events": events, "notes": [[p.pointer, p.rule] for p in d.notes], "error": error}
+    return decoded(ai_sdk.AiSdkDecoder(strict=strict, clock=lambda: CLOCK), stream)
 
 
 @pytest.mark.parametrize("strict", [False, True])
 def test_the_typescript_decoder_gives_pythons_events_and_notes(strict: bool, tmp_path: Path) -> None:
     cases = streams()
     assert len(cases) > 200
-    script = tmp_path / "aisdk.mjs"
-    script.write_text(SCRIPT % (json.dumps(built_client().as_uri()), json.dumps(CLOCK)), encoding="utf-8")
-    data = tmp_path / "cases.jsonl"
-    data.write_text("".join(json.dumps({"stream": s, "strict": strict}) + "\n" for s in cases), encoding="utf-8")
-    done = subprocess.run([str(NODE), str(script), str(data)], capture_output=True, text=True, timeout=600, check=True)
-    got = json.loads(done.stdout)
+    got = decoded_in_node(
+        "AiSdkDecoder", "AiSdkError", [{"stream": s, "strict": strict} for s in cases], CLOCK, tmp_path
+    )
     assert len(got) == len(cases)
     for n, (stream, ts) in enumerate(zip(cases, got, strict=True)):
-        py = json.loads(json.dumps(python_side(stream, strict)))
+        py = python_side(stream, strict)
         # what a JS number cannot hold (an integer beyond 2^53) compared as the double it becomes (docs/web.md)
         assert same_json(ts, py), (n, stream[:5], [k for k in ts if ts[k] != py[k]])
     if not strict:
