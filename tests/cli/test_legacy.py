@@ -224,3 +224,15 @@ def test_validate_and_format_read_agentscope_python_messages(tmp_path: Path) -> 
     assert body["messages"][2] == {"role": "tool", "tool_call_id": "call_1", "content": "Sunny, 21 C"}
     said = [json.loads(line)["pointer"] for line in r.stderr.splitlines() if '"legacy-key"' in line]
     assert said == ["/0/role", "/0/content", "/1/role", "/1/content/1/raw_input", "/2/role", "/2/content/0/output"]
+
+
+def test_validate_of_a_lowercase_role_message_points_at_no_provider(tmp_path: Path) -> None:
+    """An AgentScope Python message (role ``user``) that does not validate: ``validate`` said why, then told to read
+    the file with ``agentmsg parse --provider anthropic --stream``, Anthropic's stream reader having taken the user
+    turn for a reply. Now the problems are said and no provider is named."""
+    path = tmp_path / "python.json"
+    path.write_text(json.dumps({"name": "u", "role": "user", "content": [{"type": "text", "text": "hi"}]}))
+    r = run("validate", str(path))
+    assert r.returncode == 1
+    assert "[enum]" in r.stdout and "[legacy-key]" in r.stdout
+    assert "agentmsg parse" not in r.stdout + r.stderr

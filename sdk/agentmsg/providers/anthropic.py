@@ -912,9 +912,16 @@ class Reader(PayloadReader):
             self.done = True
             self._flush()
             b.close(ended=True)
-        elif kind == "message" and not self._started and isinstance(obj.get("content"), list):
+        elif (
+            kind == "message"
+            and not self._started
+            and isinstance(obj.get("content"), list)
+            and obj.get("role", "assistant") == "assistant"
+        ):
             # A whole Messages response where a stream was asked for (a server or proxy that ignores "stream": true,
             # a saved response read with --stream): the message_start of a message that comes whole, then its end.
+            # Its role is the assistant's, as reply() asks: a request's user turn, an AgentScope Python or agentmsg
+            # message is no reply (counted foreign below, said when the body ends).
             self._message_start(obj)  # (its stop reason too)
             self.done = True
             b.close(ended=True)

@@ -322,6 +322,36 @@ def test_raw_json_lines_are_read_for_every_provider_and_said_once() -> None:
     assert said(events) == ["sse", "order"]  # the second one comes after the error that ended the reply
 
 
+#: Turns that are no reply: a request's user turn (Anthropic's, OpenAI's), an AgentScope Python message, an agentmsg
+#: message (a user's, and an assistant's in agentmsg's own shape, which no provider streams)
+_NOT_REPLIES = [
+    {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+    {"role": "user", "content": "hi"},
+    {"name": "u", "role": "user", "content": [{"type": "text", "text": "hi"}], "metadata": {}},
+    {"id": "m", "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}},
+    {"id": "m", "role": "ASSISTANT", "content": [{"type": "text", "text": "hi"}], "metadata": {}},
+]
+
+
+@pytest.mark.parametrize("framing", ["json", "sse"])
+@pytest.mark.parametrize("provider", agentmsg.providers.NAMES)
+def test_a_turn_that_is_no_reply_read_as_a_stream_is_not_the_providers_reply(provider: str, framing: str) -> None:
+    """Anthropic's stream reader took a lone JSON object with a content list for a whole Messages response that came
+    where a stream was asked for, whatever its role: a request's user turn or an AgentScope Python message read as
+    an assistant reply saying "hi", nothing said (its whole-reply reader refused it: role assistant only), and
+    ``agentmsg validate`` of such a file said to read it with ``agentmsg parse --provider anthropic --stream``. No
+    provider's stream reader makes a reply of a turn that is no reply: its text is not kept, and what was skipped is
+    said."""
+    reader = agentmsg.providers.get(provider)
+    for turn in _NOT_REPLIES:
+        body = orjson.dumps(turn) + b"\n" if framing == "json" else b"data: " + orjson.dumps(turn) + b"\n\n"
+        parser = reader.stream_parser()
+        events = parser.feed(body) + parser.close()
+        kinds = [e["type"] for e in events]
+        assert not [k for k in kinds if k.startswith(("TEXT_BLOCK", "THINKING_BLOCK", "TOOL_CALL"))], (turn, kinds)
+        assert said(events), (turn, kinds)
+
+
 #: A reply's first text ("hi") as each provider streams it, for the framing tests of every provider
 HI = {
     "openai": sse(chunk({"content": "hi"}), done=False),
