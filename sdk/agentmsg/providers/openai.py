@@ -891,6 +891,7 @@ REPLY_FIELDS: Final = (
     ReplyField("created", NOT_READ, _SERVING),
     ReplyField("system_fingerprint", NOT_READ, _SERVING),
     ReplyField("service_tier", NOT_READ, _SERVING),
+    ReplyField("obfuscation", NOT_READ, "a stream chunk's padding (it evens out the chunks' sizes)"),
     ReplyField("usage.prompt_tokens", MAPPED, "usage `inputTokens`"),
     ReplyField("usage.completion_tokens", MAPPED, "usage `outputTokens`"),
     ReplyField(

@@ -139,6 +139,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "created": put("created", 1712345678, "1712345678"),
         "system_fingerprint": put("system_fingerprint", "fp_probe", "fp_probe"),
         "service_tier": put("service_tier", "tier-probe", "tier-probe"),
+        "obfuscation": put("obfuscation", "pad-probe", "pad-probe"),
         "usage.prompt_tokens": put("usage.prompt_tokens", 4711, "4711"),
         "usage.completion_tokens": put("usage.completion_tokens", 4712, "4712"),
         "usage.total_tokens": put("usage", {"total_tokens": 4713}, "4713"),
