@@ -31,6 +31,7 @@ typedef struct {
     Py_ssize_t offset;    /* slot offset, or -1: read with getattr */
     int omit_none;        /* not written when None */
     int expect;           /* EX_*: the JSON type the value must have (else give up), | EX_NULL: None too */
+    PyObject *exact;      /* a class the value must be exactly (None aside), else give up; or NULL: any of expect */
 } Field;
 
 /* What a field holds. A value of another type gives up (the Python hooks then refuse it with its pointer). */
@@ -378,7 +379,8 @@ static int enc_model(Enc *e, PyObject *o, const Plan *p, int depth) {
             Py_DECREF(v);
             continue;
         }
-        if (f->expect != EX_ANY && !expected(v, f->expect)) {
+        if ((f->expect != EX_ANY && !expected(v, f->expect)) ||
+            (f->exact != NULL && v != Py_None && (PyObject *)Py_TYPE(v) != f->exact)) {
             Py_DECREF(v);
             return 1;
         }
@@ -434,6 +436,7 @@ static void plan_free(PyObject *capsule) {
     for (Py_ssize_t i = 0; i < p->n; i++) {
         Py_XDECREF(p->fields[i].name);
         Py_XDECREF(p->fields[i].key);
+        Py_XDECREF(p->fields[i].exact);
     }
     Py_XDECREF(p->unknown_name);
     PyMem_Free(p->fields);
@@ -466,7 +469,8 @@ PyDoc_STRVAR(make_plan_doc,
              "The plan of writing instances of cls: fields is a sequence of (attribute name, wire key, omitted "
              "when None, expected type: 0 any, 1 str, 2 int, 3 number, 4 bool, 5 dict, 6 list, 7 model object (no "
              "JSON value), 8 list "
-             "of models, | 16 None too); unknown_name the attribute holding unknown keys, or None.");
+             "of models, | 16 None too[, exact class: a value of any other class but None gives up, or None]); "
+             "unknown_name the attribute holding unknown keys, or None.");
 
 static PyObject *make_plan(PyObject *self, PyObject *args) {
     PyObject *cls, *fields, *unknown;
@@ -491,9 +495,14 @@ static PyObject *make_plan(PyObject *self, PyObject *args) {
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *name, *wire;
+        PyObject *name, *wire, *exact = Py_None;
         int omit, expect;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "UUpi:field", &name, &wire, &omit, &expect)) goto fail;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "UUpi|O:field", &name, &wire, &omit, &expect, &exact))
+            goto fail;
+        if (exact != Py_None && !PyType_Check(exact)) {
+            PyErr_SetString(PyExc_TypeError, "a field's exact class must be a type or None");
+            goto fail;
+        }
         Enc tmp = {0};
         int rc = enc_str(&tmp, wire);
         if (rc == 0) rc = put1(&tmp, ':');
@@ -510,6 +519,10 @@ static PyObject *make_plan(PyObject *self, PyObject *args) {
         fs[i].offset = slot_offset((PyTypeObject *)cls, name);
         fs[i].omit_none = omit;
         fs[i].expect = expect;
+        if (exact != Py_None) {
+            Py_INCREF(exact);
+            fs[i].exact = exact;
+        }
         p->n = i + 1;
     }
     if (unknown != Py_None) {

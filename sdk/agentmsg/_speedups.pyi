@@ -9,13 +9,21 @@ stop) and leaves the case to Python. ``AGENTMSG_PURE_PYTHON=1`` runs without the
 from collections.abc import Callable, Sequence
 from typing import Any
 
-def make_plan(cls: type, fields: Sequence[tuple[str, str, bool, int]], unknown_name: str | None, /) -> object:
+def make_plan(
+    cls: type,
+    fields: Sequence[tuple[str, str, bool, int] | tuple[str, str, bool, int, type | None]],
+    unknown_name: str | None,
+    /,
+) -> object:
     """The plan for writing instances of the model class ``cls``: ``fields`` are (attribute name, wire key,
-    omitted when None, expected type) in wire order, the expected type an ``EX_*`` code of
+    omitted when None, expected type[, exact class]) in wire order, the expected type an ``EX_*`` code of
     :mod:`agentmsg._codec.converter` (0 any, 1 str, 2 int, 3 number, 4 bool, 5 dict, 6 list, 7 a model object
     (no JSON value), 8 a list of those; | 16: None too), a value of another type making :func:`encode` give up;
-    ``unknown_name`` the attribute holding unknown keys (written after the fields), or None. Caller:
-    :func:`agentmsg._codec.converter._native_plan`."""
+    the exact class, when given and not None, the only class the field's value may have (None aside: the expected
+    type says whether None is written), a value of any other class, a subclass too, making :func:`encode` give up
+    (an enum field: a plain string is left to the caller, which checks it is one of the enum's values);
+    ``unknown_name`` the attribute holding unknown keys (written after the fields), or None. Raises TypeError for
+    an exact class that is no type. Caller: :func:`agentmsg._codec.converter._native_plan`."""
 
 def encode(
     value: object,

@@ -7,6 +7,7 @@ schema cannot say: constructors that fill in id and timestamp and normalise what
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 import uuid
@@ -93,6 +94,28 @@ def _role(role: Any) -> MsgRole:
     raise ValidationError.single(
         "/role", "type", f"a role is a string (one of {_ROLES}), got {type(role).__name__}", "msg"
     )
+
+
+def member_roles(messages: Sequence[Msg]) -> Sequence[Msg]:
+    """``messages`` with every role a :class:`MsgRole` member, for code that tells roles apart by identity (``role is
+    MsgRole.USER``: the formatters' walks, counting, trimming), which a role set to a plain string after construction
+    (``msg.role = "USER"``) would match none of (the formatters sent such a user message as a system message). Such
+    a message is given as a shallow copy holding the member (the caller's message is left as it is); the others are
+    the same objects, and ``messages`` itself when every role is a member. A role that is no role's value raises
+    :class:`~agentmsg.ValidationError` (pointer ``/<index>/role``, rule ``enum`` or ``type``)."""
+    if all(type(m.role) is MsgRole for m in messages):
+        return messages
+    out = list(messages)
+    for i, m in enumerate(out):
+        if type(m.role) is not MsgRole:
+            try:
+                role = _role(m.role)
+            except ValidationError as error:
+                raise ValidationError.single(f"/{i}/role", error.problems[0].rule, error.problems[0].message) from None
+            same = copy.copy(m)
+            same.role = role
+            out[i] = same
+    return out
 
 
 #: ChatUsage's attribute names that are not its JSON keys (``input_tokens`` / ``inputTokens``, ...)

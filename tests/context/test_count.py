@@ -11,7 +11,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import attrs
-
 import pytest
 
 from agentmsg import (
@@ -359,3 +358,21 @@ def test_openai_text_counts_equal_the_formatted_bodys_tokens() -> None:
         body = get("openai").format_request(msgs, model="gpt-5").body
         expected = sum(3 + enc.count(m["content"]) + (1 if m.get("name") else 0) for m in body["messages"]) + 3
         assert count_tokens(msgs, provider="openai", model="gpt-5").total == expected
+
+
+def test_roles_set_to_their_plain_strings_count_as_their_members() -> None:
+    """A role set after construction to its plain string counts as its member (Anthropic's rule on the thinking of
+    the current turn tells the user turns apart by identity); an unknown role, or an item that is no message, is a
+    ValidationError naming it (the latter was a bare AttributeError)."""
+    msgs = _conversation()
+    expected = count_tokens(msgs, provider="anthropic")
+    for m in msgs:
+        m.role = m.role.value  # type: ignore[assignment]
+    assert count_tokens(msgs, provider="anthropic") == expected
+    msgs[1].role = "user"  # type: ignore[assignment]
+    with pytest.raises(ValidationError) as info:
+        count_tokens(msgs, provider="anthropic")
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/1/role", "enum")]
+    with pytest.raises(ValidationError) as info:
+        count_tokens([*msgs[:1], 1], provider="anthropic")  # type: ignore[list-item]
+    assert [p.pointer for p in info.value.problems] == ["/1"]

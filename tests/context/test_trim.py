@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 import pytest
 
+import agentmsg
 from agentmsg import Msg, MsgRole, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.context import TRIM_RULES, TrimBudgetError, Trimmed, atrim, trim
 
@@ -335,3 +336,21 @@ def test_a_provider_object_and_the_default_counter() -> None:
         "kind": "lossy",
         "message": out.diagnostics[0].message,
     }
+
+
+def test_roles_set_to_their_plain_strings_trim_as_their_members() -> None:
+    """A role set after construction to its plain string (``msg.role = "USER"``) matched none of the roles the plan
+    tells apart by identity: a system prompt so changed could be removed, a question taken for no opener. Such
+    messages trim as their members do, the result holding the caller's own messages; an unknown role is refused."""
+    msgs = [SYSTEM, user("one " * 20), assistant(TextBlock(text="a " * 20)), user("two"), assistant(), user("three")]
+    expected = run(msgs, total(msgs) - 1)
+    changed = [Msg(m.role, list(m.content)) for m in msgs]
+    for m in changed:
+        m.role = m.role.value  # type: ignore[assignment]
+    out = run(changed, total(changed) - 1)
+    assert (out.removed, out.diagnostics) == (expected.removed, expected.diagnostics)
+    assert all(any(k is m for m in changed) for k in out.messages)
+    changed[3].role = "BOSS"  # type: ignore[assignment]
+    with pytest.raises(agentmsg.ValidationError) as info:
+        run(changed, total(changed) - 1)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/3/role", "enum")]

@@ -565,3 +565,28 @@ def test_fold_deltas_takes_plain_deltas_only() -> None:
     assert native.fold_deltas([dict(events[0], id="e9")], 0, set(), set(), 1, routes, calls, 512) == 0  # window
     assert native.fold_deltas([dict(events[0], id="e9")], 0, set(), set(), 0, routes, calls, 3) == 0  # join size
     assert native.fold_deltas([dict(events[0], id="e9", source="s")], 0, set(), set(), 0, routes, calls, 512) == 0
+
+
+def test_an_enum_field_is_written_by_the_c_writer_only_when_it_holds_a_member() -> None:
+    """A plan's field may name the one class its value has (an enum field: its members). A member is written in C;
+    a plain string, even one of the enum's values, makes the writer give up (``writes`` says so too), so that the
+    pure path decides: a value of the enum's is written alike, another string is refused naming the field (a role
+    set to ``"BOSS"`` after construction was written as it was, against the schema's enum)."""
+    member = UserMessage("hi")
+    same_as_pure(member)
+    plain = member.copy()
+    plain.role = "USER"  # type: ignore[assignment]
+    assert c_writer(plain) is None
+    assert _converter.dumps_json(plain) == _converter.dumps_json(member)
+    plain.role = "BOSS"  # type: ignore[assignment]
+    assert c_writer(plain) is None
+    with pytest.raises(ValidationError) as info:
+        _converter.dumps_json(plain, "msg")
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/role", "enum")]
+
+
+def test_make_plan_takes_an_exact_class_or_none() -> None:
+    assert native is not None
+    native.make_plan(UserMessage, [("id", "id", False, 1, None), ("role", "role", False, 1, agentmsg.MsgRole)], None)
+    with pytest.raises(TypeError, match="exact class"):
+        native.make_plan(UserMessage, [("role", "role", False, 1, "MsgRole")], None)

@@ -331,6 +331,11 @@ def _json_fields(cls: type) -> list[tuple[Any, str, Any, bool, bool]]:
 EX_ANY, EX_STR, EX_INT, EX_NUM, EX_BOOL, EX_DICT, EX_LIST, EX_MODEL, EX_MODELS, EX_NULL = (*range(9), 16)
 
 
+def _enum_of(tp: Any) -> type[enum.Enum] | None:
+    """The enum class a field of type ``tp`` holds (its members, or plain strings of their values), or None."""
+    return tp if isinstance(tp, type) and issubclass(tp, enum.Enum) else None
+
+
 def _has_any(tp: Any) -> bool:
     return tp is Any or any(_has_any(a) for a in get_args(tp))
 
@@ -411,8 +416,12 @@ def _check_lines(gen: _Codegen, a: Any, tp: Any, is_opt: bool, src: str, indent:
     bare = code & ~EX_NULL
     holds, wrong = gen.name(_holds, "holds"), gen.name(WrongValue, "wrong")
     fast = _FAST_CLASS.get(bare)
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        fast = f"str and {src}.__class__ is not {gen.name(tp, 'enum')}"
+    enum_type = _enum_of(tp)
+    if enum_type is not None:
+        # a member, or a plain string that is one of its values (a value changed after construction to another
+        # string is no member: the schema's enum refuses it, and so does the writer)
+        values = gen.name(frozenset(m.value for m in enum_type), "values")
+        fast = f"{gen.name(enum_type, 'enum')} and ({src}.__class__ is not str or {src} not in {values})"
     elif bare == EX_NUM:
         fast = f"float and {src}.__class__ is not int"
     elif bare == EX_MODEL:
@@ -429,7 +438,10 @@ def _check_lines(gen: _Codegen, a: Any, tp: Any, is_opt: bool, src: str, indent:
         test = "True"
     if code & EX_NULL and test != "True":
         test += f" and {src} is not None"
-    lines = [f"{indent}if {test} and not {holds}({src}, {code}): raise {wrong}({a.name!r})"]
+    if enum_type is not None:  # (a plain string of a value holds: not asked of _holds, which takes any string)
+        lines = [f"{indent}if {test}: raise {wrong}({a.name!r})"]
+    else:
+        lines = [f"{indent}if {test} and not {holds}({src}, {code}): raise {wrong}({a.name!r})"]
     if _has_any(tp):  # NaN or infinity in a free-form value (which orjson writes as null)
         finite, dumps = gen.name(_finite, "finite"), gen.name(_orjson_dumps, "dumps")
         jd = gen.name(json_default, "default")  # (model objects in metadata: the constructor's check names them)
@@ -542,7 +554,7 @@ native_plans: dict[type, object] = {}
 def _native_plan(cls: type) -> object:
     """The C writer's plan of ``cls``: the same keys, order and omit policy as its JSON hook."""
     assert _speedups is not None
-    fields = [(a.name, wire, omit, expect_of(a, tp, opt)) for a, wire, tp, opt, omit in _json_fields(cls)]
+    fields = [(a.name, wire, omit, expect_of(a, tp, opt), _enum_of(tp)) for a, wire, tp, opt, omit in _json_fields(cls)]
     unknown = next((a.name for a in attrs.fields(cls) if _is_unknown_keys(a)), None)
     return _speedups.make_plan(cls, fields, unknown)
 

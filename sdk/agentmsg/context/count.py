@@ -40,7 +40,7 @@ from agentmsg.blocks import (
 from agentmsg.context import _media
 from agentmsg.context._tokenizers import TextCounter, counter
 from agentmsg.errors import ValidationError
-from agentmsg.message import Msg, MsgRole
+from agentmsg.message import Msg, MsgRole, member_roles
 from agentmsg.providers._request.common import mime_of
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
 from agentmsg.providers.spec import TokenProfile
@@ -335,14 +335,16 @@ def count_tokens(
     t = _Tally(text, profile, model)
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise ValidationError.single("", "type", "messages must be a list of Msg")
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, Msg):
+            raise ValidationError.single(f"/{i}", "type", f"message {i} is not a Msg")
+    messages = member_roles(messages)
     defs = normalize_tools(tools)
     current = _last_user_turn(messages) if profile.thinking == "current" else -1
     per_message = profile.per_message
     per_name = profile.per_name
     counts = []
     for i, msg in enumerate(messages):
-        if not isinstance(msg, Msg):
-            raise ValidationError.single(f"/{i}", "type", f"message {i} is not a Msg")
         thinking = profile.thinking == "all" or (profile.thinking == "current" and i > current)
         n = per_message + _blocks(t, msg.content, thinking)
         if per_name and msg.name:

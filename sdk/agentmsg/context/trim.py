@@ -36,7 +36,7 @@ import attrs
 
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.message import Msg, MsgRole
+from agentmsg.message import Msg, MsgRole, member_roles
 
 if TYPE_CHECKING:
     from agentmsg.providers import Provider
@@ -318,10 +318,13 @@ class _Trim:
 
             counter = functools.partial(count_tokens, provider=provider.spec.name, model=model, tools=tools)
         self.msgs = list(messages)
+        #: the same messages, each role a MsgRole member (member_roles): what the plan tells roles apart in; the
+        #: result keeps the caller's own messages
+        self.checked = member_roles(self.msgs)
         self.budget = budget
         self.counter = counter
         counts, total = _counts(counter, self.msgs)  # (the total holds the tools and the request's framing too)
-        self.plan = _Plan(self.msgs, counts, _families(provider), keep_last)
+        self.plan = _Plan(self.checked, counts, _families(provider), keep_last)
         self.kept_tokens = total
         self.summary: Msg | None = None
         self.room = True  # room could be made for the last summary offered
@@ -331,6 +334,10 @@ class _Trim:
         """Remove oldest steps until the kept messages and ``room`` more tokens fit; False when they cannot."""
         self.kept_tokens -= self.plan.remove_until(self.kept_tokens + room - self.budget)
         return self.kept_tokens + room <= self.budget
+
+    def _kept(self, removed: set[int]) -> list[int]:
+        """The indexes of the messages kept, in order."""
+        return [i for i in range(len(self.msgs)) if i not in removed]
 
     def removed_messages(self) -> list[Msg]:
         return [self.msgs[i] for i in self.plan.removed()]
@@ -353,7 +360,9 @@ class _Trim:
         while True:
             out = kept
             if self.summary is not None:
-                at = next((k for k, m in enumerate(kept) if m.role is not _SYSTEM), len(kept))
+                at = next(
+                    (k for k, i in enumerate(self._kept(removed)) if self.checked[i].role is not _SYSTEM), len(kept)
+                )
                 out = [*kept[:at], self.summary, *kept[at:]]
             _, tokens = _counts(self.counter, out)
             if tokens <= self.budget:
@@ -376,7 +385,7 @@ class _Trim:
             self.notes.append(Problem("", "trim-summary-dropped", f"the summary is left out: {why}"))
         diagnostics.extend(self.notes)
         if self.plan.stuck_first:
-            first = next(i for i, m in enumerate(self.msgs) if i not in removed and m.role is not _SYSTEM)
+            first = next(i for i, m in enumerate(self.checked) if i not in removed and m.role is not _SYSTEM)
             diagnostics.append(
                 Problem(
                     f"/{first}",

@@ -6,6 +6,7 @@ conversation is said, replies go back to another provider as it needs them. Ever
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -281,6 +282,9 @@ def test_a_message_changed_to_what_to_json_refuses_is_not_formatted(provider: st
         (lambda m: setattr(m, "id", 5), "/1/id", "type"),
         (lambda m: setattr(m, "content", None), "/1/content", "type"),
         (lambda m: setattr(m.content[0], "text", object()), "/1/content/0/text", "json-value"),
+        (lambda m: setattr(m, "role", "BOSS"), "/1/role", "enum"),
+        (lambda m: setattr(m, "role", "assistant"), "/1/role", "enum"),
+        (lambda m: setattr(m.content[1], "state", "weird"), "/1/content/1/state", "enum"),
     ]
     for change, pointer, rule in cases:
         msg = AssistantMessage([TextBlock(text="hi"), ToolUseBlock(id="c1", name="f", input={})])
@@ -288,6 +292,21 @@ def test_a_message_changed_to_what_to_json_refuses_is_not_formatted(provider: st
         with pytest.raises(ValidationError) as exc:
             get(provider).format_request([UserMessage("q"), msg])
         assert [(p.pointer, p.rule) for p in exc.value.problems] == [(pointer, rule)]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_role_set_to_its_plain_string_is_that_role(provider: str) -> None:
+    """A role set after construction to its value as a plain string (``msg.role = "USER"``, not the MsgRole member)
+    matched none of the walks' roles: the user's question went out as a system message, nothing said. It is that
+    role's message, as if the member were there; the caller's message is left as it is."""
+    convo = [SystemMessage("be brief"), UserMessage("q", name="u"), AssistantMessage("a"), UserMessage("more")]
+    expected = get(provider).format_request(convo, max_tokens=5)
+    for i, role in ((1, "USER"), (2, "ASSISTANT"), (0, "SYSTEM")):
+        changed = [copy.copy(m) for m in convo]
+        changed[i].role = role  # type: ignore[assignment]
+        got = get(provider).format_request(changed, max_tokens=5)
+        assert (got.body, got.diagnostics) == (expected.body, expected.diagnostics), (provider, role)
+        assert type(changed[i].role) is str
 
 
 @pytest.mark.parametrize("provider", NAMES)
