@@ -64,3 +64,39 @@ def test_recorded_cache_hit_in_usage() -> None:
     usage = module("gemini").parse_response(body).usage
     assert usage is not None
     assert (usage.cached_tokens, usage.input_tokens, usage.cache_creation_input_tokens) == (3512, 3520, None)
+
+
+def test_a_cache_that_ends_inside_a_tool_call_leaves_its_results_answering_it() -> None:
+    """A cache that holds a turn of tool calls (its marker on the calls' message) and not their results: the
+    results after it answer the held calls. They were said to be orphans and, with the repair option, left out: the
+    request then started with a model turn, the cache's calls answered by nothing. Now they are sent with the id and
+    name their calls went with; a held call no result answers is an orphan (repaired with an error result)."""
+    from agentmsg import ToolResultBlock, ToolResultMessage, ToolUseBlock
+
+    msgs = [
+        SystemMessage("sys"),
+        UserMessage("weather in Oslo and Rome?"),
+        AssistantMessage(
+            [
+                ToolUseBlock(id="c1", name="get_weather", input={"city": "Oslo"}),
+                ToolUseBlock(id="c2", name="get_weather", input={"city": "Rome"}),
+            ],
+            metadata={"_cache_control": {"name": "cachedContents/abc"}},
+        ),
+        ToolResultMessage([ToolResultBlock(id="c1", name="get_weather", output="sunny", state="success")]),
+        AssistantMessage("Oslo is sunny."),
+        UserMessage("thanks"),
+    ]
+    r = formatted("gemini", msgs)
+    first = r.body["contents"][0]
+    assert first["role"] == "user"
+    assert first["parts"] == [
+        {"functionResponse": {"id": "c1", "name": "get_weather", "response": {"output": "sunny"}}}
+    ]
+    assert rules(r) == [("/2/content/1", "tool-use-orphan"), ("/2/metadata/_cache_control", "cached-content-used")]
+    repaired = formatted("gemini", msgs, options={"repair": True})
+    parts = repaired.body["contents"][0]["parts"]
+    assert [p["functionResponse"]["id"] for p in parts] == ["c1", "c2"] and "error" in parts[1]["functionResponse"][
+        "response"
+    ]
+    assert ("/3/content/0", "tool-result-dropped") not in rules(repaired)

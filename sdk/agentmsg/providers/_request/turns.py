@@ -112,7 +112,37 @@ class TurnWalk(Walk):
 
     def run(self, msgs: Sequence[Msg], start: int = 0) -> list[dict[str, Any]]:
         self.first_turn = next((i for i in range(start, len(msgs)) if msgs[i].role is not _SYSTEM), len(msgs))
+        if start:
+            self._held_calls(msgs, start)
         return super().run(msgs, start)
+
+    def _held_calls(self, msgs: Sequence[Msg], start: int) -> None:
+        """The tool calls a cache holds (the messages before ``start``, not sent: Gemini's cachedContent) that are
+        still open where the request starts: a result after it answers its call (it was said to be an orphan, and
+        with the repair option left out, the cache's call then answered by nothing), sent with the id and the name
+        the call went with; a call no result answers is an orphan, as any."""
+        ctx = self.ctx
+        open_calls = ctx.open_calls
+        for i in range(start):
+            blocks: list[Any] = msgs[i].content
+            j = -1
+            for b in blocks:
+                j += 1
+                t = type(b)
+                if t is ToolUseBlock:
+                    open_calls[b.id] = (*self._sent_call(b, i, j), b.name, i, j)
+                elif t is ToolResultBlock:
+                    open_calls.pop(b.id, None)
+
+    def _sent_call(self, b: ToolUseBlock, i: int, j: int) -> tuple[str, str]:
+        """A call's id and tool name as sent (what :meth:`assistant_message` sends, inline there)."""
+        ctx = self.ctx
+        cid = b.id
+        id_bad = ctx.id_bad
+        sent = cid if id_bad is None or (cid and id_bad(cid) is None) else ctx.sent_id(cid, (i, j))
+        if not self.minted_ids and b.metadata and b.metadata.get(MINTED_ID) == cid:
+            sent = ""
+        return sent, ctx.tool_name_cache.get(b.name) or ctx.tool_name(b.name, f"/{i}/content/{j}/name")
 
     def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:
         if not text or text.isspace():
@@ -230,7 +260,7 @@ class TurnWalk(Walk):
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
                     continue
                 rest.append({"type": "text", "text": text} if typed else {"text": text})
-            elif t is ToolUseBlock:
+            elif t is ToolUseBlock:  # (the id and the tool name as sent: _sent_call, inline)
                 cid = b.id
                 name = b.name
                 sent = cid if id_bad is None or (cid and id_bad(cid) is None) else ctx.sent_id(cid, (i, j))
