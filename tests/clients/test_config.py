@@ -54,6 +54,7 @@ def test_each_layer_of_headers_replaces_the_one_before_whatever_its_case() -> No
     assert headers == {
         "content-type": "application/json; x=1",
         "accept": "application/json",
+        "accept-encoding": "gzip, deflate",
         "p-version": "2",
         "x-extra": "r",
         "x-api-key": "other",

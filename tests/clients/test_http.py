@@ -80,6 +80,27 @@ def test_stream_over_http_yields_events_and_message(server: ReplayServer) -> Non
     assert stream.diagnostics == stream.request.diagnostics
 
 
+def test_requests_accept_only_the_encodings_inflated_in_bounded_pieces(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httpx asks for br and zstd too where their packages are installed, and decodes each network read of them
+    whole: a compressed bomb would be held at once, past limits.max_bytes. The clients ask for gzip and deflate,
+    which they inflate 64 KiB at a time, whatever httpx would ask for (its own default made to ask for br here);
+    a caller's ``headers=`` still decides."""
+    import httpx._client
+
+    monkeypatch.setattr(httpx._client, "ACCEPT_ENCODING", "gzip, deflate, br, zstd")  # (brotli, zstandard installed)
+    assert "br" in httpx.Client().headers["accept-encoding"]
+    server.add("/chat/completions", Reply(body=TOOLS_SSE, sse=True))
+    with client(server).stream(CONVO) as stream:
+        list(stream)
+    assert server.requests[-1].headers["accept-encoding"] == "gzip, deflate"
+    server.add("/chat/completions", Reply(body=TOOLS_SSE, sse=True))
+    own = Client("openai", base_url=server.url, api_key="k", model="m", headers={"Accept-Encoding": "identity"})
+    own.stream(CONVO).until_done()
+    assert server.requests[-1].headers["accept-encoding"] == "identity"
+
+
 def test_call_returns_message(server: ReplayServer) -> None:
     body = (FIX / "openai/chat_completion_parallel_tool_calls.json").read_bytes()
     server.add("/chat/completions", Reply(body=body))

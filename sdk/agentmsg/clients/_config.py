@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import urllib.parse
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import attrs
 import httpx
@@ -78,10 +78,15 @@ def request_url(base_url: str, request: FormattedRequest, model: str | None) -> 
     return f"{base.rstrip('/')}{path}?{'&'.join(q for q in (base_query, path_query) if q)}"
 
 
+#: The content encodings a request accepts: those the client inflates a bounded piece at a time
+ACCEPT_ENCODING: Final = "gzip, deflate"
+
+
 def request_headers(
     spec: Spec, api_key: str | None, request: FormattedRequest, extra: Mapping[str, str]
 ) -> dict[str, str]:
-    """The headers of a request: JSON content, the accept type of a stream or a whole reply, the spec's headers,
+    """The headers of a request: JSON content, the accept type of a stream or a whole reply, the content encodings
+    the client inflates in bounded pieces (:data:`ACCEPT_ENCODING`), the spec's headers,
     the request's own, the API key as the spec sends it, then ``extra`` (the caller's ``headers=``). Each layer
     replaces a header of the one before, whatever the case of its name. Raises :class:`AuthenticationError`
     for a missing key or one no header can carry, :class:`BadRequestError` for an extra value no header can
@@ -104,6 +109,9 @@ def request_headers(
     h = {
         "content-type": "application/json",
         "accept": "text/event-stream" if request.stream else "application/json",
+        # what the client inflates in bounded pieces (_stream.py): httpx would otherwise also ask for br and zstd
+        # where their packages are installed, and decode each network read of them whole (a bomb held at once)
+        "accept-encoding": ACCEPT_ENCODING,
     }
     h.update((k.lower(), v) for k, v in spec.headers.items())
     h.update((k.lower(), v) for k, v in (request.headers or {}).items())
