@@ -102,11 +102,16 @@ def member_roles(messages: Sequence[Msg]) -> Sequence[Msg]:
     (``msg.role = "USER"``) would match none of (the formatters sent such a user message as a system message). Such
     a message is given as a shallow copy holding the member (the caller's message is left as it is); the others are
     the same objects, and ``messages`` itself when every role is a member. A role that is no role's value raises
-    :class:`~agentmsg.ValidationError` (pointer ``/<index>/role``, rule ``enum`` or ``type``)."""
-    if all(type(m.role) is MsgRole for m in messages):
+    :class:`~agentmsg.ValidationError` (pointer ``/<index>/role``, rule ``enum`` or ``type``), and so does what is no
+    sequence of messages (rule ``type``)."""
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+        raise ValidationError.single("", "type", f"expected a sequence of Msg, got {type(messages).__name__}")
+    if all(type(getattr(m, "role", None)) is MsgRole for m in messages):
         return messages
     out = list(messages)
     for i, m in enumerate(out):
+        if not isinstance(m, Msg):
+            raise ValidationError.single(f"/{i}", "type", f"expected a Msg, got {type(m).__name__}")
         if type(m.role) is not MsgRole:
             try:
                 role = _role(m.role)

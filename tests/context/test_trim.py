@@ -354,3 +354,15 @@ def test_roles_set_to_their_plain_strings_trim_as_their_members() -> None:
     with pytest.raises(agentmsg.ValidationError) as info:
         run(changed, total(changed) - 1)
     assert [(p.pointer, p.rule) for p in info.value.problems] == [("/3/role", "enum")]
+
+
+@pytest.mark.parametrize("messages", ["hi", [{"role": "USER"}], [SYSTEM, 1]])
+def test_what_is_no_list_of_messages_is_a_validation_error(messages: Any) -> None:
+    """A string, or items that are no messages, are refused naming them (not an AttributeError), by trim and by
+    place_cache_markers alike."""
+    from agentmsg.context import place_cache_markers
+
+    for call in (lambda: run(messages, 100), lambda: place_cache_markers(messages, provider="anthropic")):
+        with pytest.raises(agentmsg.ValidationError) as info:
+            call()
+        assert info.value.problems[0].rule == "type"

@@ -317,10 +317,10 @@ class _Trim:
             from agentmsg.context.count import count_tokens
 
             counter = functools.partial(count_tokens, provider=provider.spec.name, model=model, tools=tools)
+        #: the messages, each role a MsgRole member (member_roles, which refuses what is no list of messages): what
+        #: the plan tells roles apart in; the result keeps the caller's own messages (msgs)
+        self.checked = list(member_roles(messages))
         self.msgs = list(messages)
-        #: the same messages, each role a MsgRole member (member_roles): what the plan tells roles apart in; the
-        #: result keeps the caller's own messages
-        self.checked = member_roles(self.msgs)
         self.budget = budget
         self.counter = counter
         counts, total = _counts(counter, self.msgs)  # (the total holds the tools and the request's framing too)
