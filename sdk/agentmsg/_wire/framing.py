@@ -293,6 +293,8 @@ class Framer:
     def feed(self, chunk: bytes | str) -> list[SSEEvent]:
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8: reported
+        elif not isinstance(chunk, (bytes, bytearray)):
+            raise TypeError(f"a body or a chunk of it is bytes or str, not {type(chunk).__name__}")
         if self._head is not None:
             chunk = self._past_http_head(chunk)
             if self._head is not None:

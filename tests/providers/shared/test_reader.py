@@ -1225,3 +1225,13 @@ def test_a_number_no_event_holds_is_kept_as_its_text_and_said(provider: str, num
     held = grounding[key] if provider == "gemini" else grounding[key][0]
     assert held["x"] == [text]
     assert Msg.from_json(msg.to_json()) == msg
+
+
+@pytest.mark.parametrize("provider", agentmsg.providers.NAMES)
+def test_a_chunk_that_is_no_bytes_or_text_is_named(provider: str) -> None:
+    """``parse_stream`` of chunks that are neither bytes nor str raised ``'int' object is not subscriptable`` from
+    deep inside the framer: the TypeError now says what a chunk is."""
+    reader = agentmsg.providers.get(provider)
+    for chunks in ([1, 2], [b"data: {}\n\n", None], memoryview(b"data: {}\n\n")):
+        with pytest.raises(TypeError, match="bytes or str, not"):
+            list(reader.parse_stream(chunks))  # type: ignore[arg-type]
