@@ -106,7 +106,7 @@ def member_roles(messages: Sequence[Msg]) -> Sequence[Msg]:
     sequence of messages (rule ``type``)."""
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise ValidationError.single("", "type", f"expected a sequence of Msg, got {type(messages).__name__}")
-    if all(type(getattr(m, "role", None)) is MsgRole for m in messages):
+    if all(isinstance(m, Msg) and type(m.role) is MsgRole for m in messages):
         return messages
     out = list(messages)
     for i, m in enumerate(out):

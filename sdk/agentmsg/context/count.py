@@ -39,7 +39,6 @@ from agentmsg.blocks import (
 )
 from agentmsg.context import _media
 from agentmsg.context._tokenizers import TextCounter, counter
-from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, member_roles
 from agentmsg.providers._request.common import mime_of
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
@@ -333,12 +332,7 @@ def count_tokens(
     profile = (spec.tokens or _GENERIC).for_model(model)
     text = counter(_vocab_for(profile, model))
     t = _Tally(text, profile, model)
-    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
-        raise ValidationError.single("", "type", "messages must be a list of Msg")
-    for i, msg in enumerate(messages):
-        if not isinstance(msg, Msg):
-            raise ValidationError.single(f"/{i}", "type", f"message {i} is not a Msg")
-    messages = member_roles(messages)
+    messages = member_roles(messages)  # (refuses what is no list of messages, naming the item)
     defs = normalize_tools(tools)
     current = _last_user_turn(messages) if profile.thinking == "current" else -1
     per_message = profile.per_message

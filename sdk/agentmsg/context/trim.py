@@ -335,10 +335,6 @@ class _Trim:
         self.kept_tokens -= self.plan.remove_until(self.kept_tokens + room - self.budget)
         return self.kept_tokens + room <= self.budget
 
-    def _kept(self, removed: set[int]) -> list[int]:
-        """The indexes of the messages kept, in order."""
-        return [i for i in range(len(self.msgs)) if i not in removed]
-
     def removed_messages(self) -> list[Msg]:
         return [self.msgs[i] for i in self.plan.removed()]
 
@@ -359,10 +355,9 @@ class _Trim:
         kept = [m for i, m in enumerate(self.msgs) if i not in removed]
         while True:
             out = kept
-            if self.summary is not None:
-                at = next(
-                    (k for k, i in enumerate(self._kept(removed)) if self.checked[i].role is not _SYSTEM), len(kept)
-                )
+            if self.summary is not None:  # after the leading system messages kept
+                roles = [m.role for i, m in enumerate(self.checked) if i not in removed]
+                at = next((k for k, role in enumerate(roles) if role is not _SYSTEM), len(kept))
                 out = [*kept[:at], self.summary, *kept[at:]]
             _, tokens = _counts(self.counter, out)
             if tokens <= self.budget:

@@ -1,6 +1,6 @@
 """A provider's spec: who it is and how to reach it (base URL, key variables, auth and version headers,
-default model, the formatter's field table, how its tokens are counted), with no code. Each provider module starts with its specs; the
-clients and the CLI read them from the registry (:func:`agentmsg.providers.get`)."""
+default model, the formatter's field table, how its tokens are counted), with no code. Each provider module
+starts with its specs; the clients and the CLI read them from the registry (:func:`agentmsg.providers.get`)."""
 
 from __future__ import annotations
 

@@ -125,9 +125,7 @@ class TurnWalk(Walk):
         open_calls = ctx.open_calls
         for i in range(start):
             blocks: list[Any] = msgs[i].content
-            j = -1
-            for b in blocks:
-                j += 1
+            for j, b in enumerate(blocks):
                 t = type(b)
                 if t is ToolUseBlock:
                     open_calls[b.id] = (*self._sent_call(b, i, j), b.name, i, j)
