@@ -1105,22 +1105,75 @@ static Py_ssize_t unescape(const unsigned char *s, const unsigned char *e, unsig
 static PyObject *cs_json_string(const char *body, const char *end);
 
 PyDoc_STRVAR(json_string_between_doc,
-             "json_string_between(data, head, tail) -> str | None\n\n"
+             "json_string_between(data, head, tail, after=()) -> str | None\n\n"
              "The value of the JSON string when data is exactly head + a JSON string + tail (all bytes), as orjson "
-             "reads it; None when data is not so, or the string holds what this does not read (a \\u escape of a "
-             "surrogate, a control character, an escape JSON does not have, invalid UTF-8).");
+             "reads it; with after (a tuple of bytes), when data goes on after tail with a hole then the piece, for "
+             "each piece of after: a hole is a JSON string or an integer of at most 18 digits, checked as orjson "
+             "reads it, its value not read. None when data is not so, or a string holds what this does not read (a "
+             "\\u escape of a surrogate, a control character, an escape JSON does not have, invalid UTF-8).");
+
+/* The end of the JSON string whose opening quote is at d[i] (the index of its closing quote), or -1: none
+ * before n. Escapes are skipped, not checked (cs_json_string checks the body). */
+static Py_ssize_t string_end(const unsigned char *d, Py_ssize_t i, Py_ssize_t n) {
+    for (i++; i < n; i++) {
+        if (d[i] == '\\') i++;
+        else if (d[i] == '"') return i;
+    }
+    return -1;
+}
+
+/* The end (one past) of the hole at d[i]: a JSON string orjson reads as cs_json_string does, or an integer of
+ * at most 18 digits (-?(0|[1-9][0-9]*): an int64 as orjson reads it); -1: none there; -2: an error set. */
+static Py_ssize_t hole_end(const unsigned char *d, Py_ssize_t i, Py_ssize_t n) {
+    if (i >= n) return -1;
+    if (d[i] == '"') {
+        Py_ssize_t close = string_end(d, i, n);
+        if (close < 0) return -1;
+        PyObject *value = cs_json_string((const char *)d + i + 1, (const char *)d + close);
+        if (value == NULL) return -2;
+        int ok = value != Py_None;
+        Py_DECREF(value);
+        return ok ? close + 1 : -1;
+    }
+    Py_ssize_t j = i + (d[i] == '-');
+    Py_ssize_t start = j;
+    while (j < n && d[j] >= '0' && d[j] <= '9') j++;
+    if (j == start || j - start > 18 || (d[start] == '0' && j - start > 1)) return -1;
+    return j;
+}
 
 static PyObject *json_string_between(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyBytes_CheckExact(args[0]) || !PyBytes_CheckExact(args[1]) || !PyBytes_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "json_string_between(data: bytes, head: bytes, tail: bytes)");
+    if (nargs < 3 || nargs > 4 || !PyBytes_CheckExact(args[0]) || !PyBytes_CheckExact(args[1]) ||
+        !PyBytes_CheckExact(args[2]) || (nargs == 4 && !PyTuple_CheckExact(args[3]))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "json_string_between(data: bytes, head: bytes, tail: bytes, after: tuple[bytes, ...] = ())");
         return NULL;
+    }
+    PyObject *after = nargs == 4 ? args[3] : NULL;
+    Py_ssize_t pieces = after != NULL ? PyTuple_GET_SIZE(after) : 0;
+    for (Py_ssize_t k = 0; k < pieces; k++) {
+        if (!PyBytes_CheckExact(PyTuple_GET_ITEM(after, k))) {
+            PyErr_SetString(PyExc_TypeError, "json_string_between: after holds bytes only");
+            return NULL;
+        }
     }
     const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(args[0]);
     Py_ssize_t n = PyBytes_GET_SIZE(args[0]), h = PyBytes_GET_SIZE(args[1]), t = PyBytes_GET_SIZE(args[2]);
-    if (n - h - t < 2 || memcmp(d, PyBytes_AS_STRING(args[1]), (size_t)h) != 0 ||
-        memcmp(d + n - t, PyBytes_AS_STRING(args[2]), (size_t)t) != 0 || d[h] != '"' || d[n - t - 1] != '"')
+    if (n - h - t < 2 || memcmp(d, PyBytes_AS_STRING(args[1]), (size_t)h) != 0 || d[h] != '"') Py_RETURN_NONE;
+    Py_ssize_t close = string_end(d, h, n); /* the text's closing quote: the first not escaped */
+    if (close < 0 || n - close - 1 < t || memcmp(d + close + 1, PyBytes_AS_STRING(args[2]), (size_t)t) != 0)
         Py_RETURN_NONE;
-    return cs_json_string((const char *)d + h + 1, (const char *)d + n - t - 1); /* the body between its quotes */
+    Py_ssize_t pos = close + 1 + t;
+    for (Py_ssize_t k = 0; k < pieces; k++) {
+        PyObject *piece = PyTuple_GET_ITEM(after, k);
+        Py_ssize_t p = PyBytes_GET_SIZE(piece);
+        pos = hole_end(d, pos, n);
+        if (pos == -2) return NULL;
+        if (pos < 0 || n - pos < p || memcmp(d + pos, PyBytes_AS_STRING(piece), (size_t)p) != 0) Py_RETURN_NONE;
+        pos += p;
+    }
+    if (pos != n) Py_RETURN_NONE;
+    return cs_json_string((const char *)d + h + 1, (const char *)d + close); /* the body between its quotes */
 }
 
 static PyObject *cs_json_string(const char *body, const char *end) {

@@ -108,9 +108,13 @@ def sse_scan(
     caller reads every piece it stops at with the line parser. Caller:
     :meth:`agentmsg._wire.sse.SSEDecoder._simple_events`."""
 
-def json_string_between(data: bytes, head: bytes, tail: bytes, /) -> str | None:
+def json_string_between(data: bytes, head: bytes, tail: bytes, after: tuple[bytes, ...] = (), /) -> str | None:
     """The value of the JSON string when ``data`` is exactly ``head`` + one JSON string + ``tail``, as orjson
-    reads it; None when ``data`` is not so, or the string holds what this does not read exactly as orjson does
-    (a ``\\u`` escape of a surrogate, a raw control character, an escape JSON does not have, invalid UTF-8): the
-    caller then reads the payload with orjson. Caller: the text route of
+    reads it. With ``after``: when ``data`` goes on after ``tail`` with a hole then the piece, for each piece of
+    ``after``; a hole is a JSON string or an integer of at most 18 digits (``-?(0|[1-9][0-9]*)``), checked as
+    orjson reads it (a string as the text is), its value not read: a field that changes from one payload to the
+    next and that the caller does not read from it (OpenAI's ``obfuscation``, Gemini's usage counts, which are
+    read from the last payload at the end). None when ``data`` is not so, or a string holds what this does not
+    read exactly as orjson does (a ``\\u`` escape of a surrogate, a raw control character, an escape JSON does
+    not have, invalid UTF-8): the caller then reads the payload with orjson. Caller: the text route of
     :class:`agentmsg.providers._response.parser.StreamParser` (:meth:`PayloadReader.route_text`)."""

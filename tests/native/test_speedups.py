@@ -425,6 +425,115 @@ def test_json_string_between_cases(data: bytes, expected: str | None) -> None:
         assert orjson_string(data) == expected
 
 
+OPENAI_HEAD = b'{"id":"c","choices":[{"index":0,"delta":{"content":'
+OPENAI_TAIL = b'},"finish_reason":null}],"obfuscation":'
+OPENAI_REST = b"}"
+
+
+def with_other(text: bytes, other: bytes) -> tuple[str | None, str | None]:
+    """A payload whose text is followed by another string (OpenAI's obfuscation): what json_string_between reads
+    with ``rest`` and what orjson reads (None: not JSON)."""
+    assert native is not None
+    data = OPENAI_HEAD + b'"' + text + b'"' + OPENAI_TAIL + b'"' + other + b'"' + OPENAI_REST
+    got = native.json_string_between(data, OPENAI_HEAD, OPENAI_TAIL, (OPENAI_REST,))
+    try:
+        want = orjson.loads(data)["choices"][0]["delta"]["content"]
+    except orjson.JSONDecodeError:
+        want = None
+    return got, want
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    *[
+        st.binary(max_size=24)
+        | st.lists(
+            st.sampled_from([b"\\", b'"', b"u", b"d83d", b"00e9", b"\xff", b"\xe4\xb8\xad", b"\x01", b"a", b"}"]),
+            max_size=10,
+        ).map(b"".join)
+    ]
+    * 2
+)
+def test_json_string_between_with_rest_reads_orjsons_string_or_gives_up(text: bytes, other: bytes) -> None:
+    """Any bytes in the text and in the other string: orjson's text, or None; never a string where orjson fails
+    (the other string is checked as the text is)."""
+    got, want = with_other(text, other)
+    if got is not None:
+        assert got == want
+    if want is None:
+        assert got is None
+
+
+@pytest.mark.parametrize(
+    ("text", "other", "expected"),
+    [
+        (b"Hello", b"x9Q", "Hello"),
+        (b"", b"", ""),
+        (b'a \\"q\\" \\\\', b"\\u00e9\\\\", 'a "q" \\'),  # escaped quotes and backslashes in both
+        (b"x", b"\\ud83d", None),  # a lone surrogate in the other string: orjson's to refuse
+        (b"x", b"a\x01", None),  # a raw control character in it: not JSON
+        (b"x", b"\xff", None),  # invalid UTF-8 in it
+        (b'x"', b"y", None),  # the text closes early: not this shape
+        (b"x", b'y"', None),
+    ],
+)
+def test_json_string_between_with_rest_cases(text: bytes, other: bytes, expected: str | None) -> None:
+    got, want = with_other(text, other)
+    assert got == expected
+    if expected is not None:
+        assert want == expected
+
+
+def test_json_string_between_with_rest_needs_its_bytes() -> None:
+    assert native is not None
+    data = OPENAI_HEAD + b'"t"' + OPENAI_TAIL + b'"o"' + OPENAI_REST
+    assert native.json_string_between(data, OPENAI_HEAD, OPENAI_TAIL, (OPENAI_REST,)) == "t"
+    assert native.json_string_between(data, OPENAI_HEAD, OPENAI_TAIL, (b"]",)) is None
+    assert native.json_string_between(data, OPENAI_HEAD, OPENAI_TAIL + b" ", (OPENAI_REST,)) is None
+    assert native.json_string_between(data, OPENAI_HEAD, OPENAI_TAIL) is None  # (no holes: the tail ends it)
+    assert native.json_string_between(data, OPENAI_HEAD, OPENAI_TAIL, ()) is None
+    assert native.json_string_between(data[:-1], OPENAI_HEAD, OPENAI_TAIL, (OPENAI_REST,)) is None
+    with pytest.raises(TypeError):
+        native.json_string_between(data, OPENAI_HEAD, OPENAI_TAIL, OPENAI_REST)
+    with pytest.raises(TypeError):
+        native.json_string_between(data, OPENAI_HEAD, OPENAI_TAIL, ("}",))
+
+
+GEMINI_HEAD = b'{"candidates":[{"content":{"parts":[{"text":'
+GEMINI_PIECES = (b'}]}}],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":', b',"totalTokenCount":', b"}}")
+
+
+@pytest.mark.parametrize(
+    ("counts", "readable"),
+    [
+        ((b"5", b"199"), True),
+        ((b"0", b"-0"), True),
+        ((b"-12", b"123456789012345678"), True),
+        ((b'"x"', b"1"), True),  # a string where a count was: any JSON string or integer is a hole
+        ((b"1234567890123456789", b"1"), False),  # 19 digits: past what the hole reads (orjson's int64 at most)
+        ((b"05", b"1"), False),  # not JSON
+        ((b"1.5", b"1"), False),  # a float: not a hole
+        ((b"1e3", b"1"), False),
+        ((b"", b"1"), False),
+        ((b"-", b"1"), False),
+        ((b"null", b"1"), False),
+        ((b"1 ", b"1"), False),
+    ],
+)
+def test_json_string_between_integer_holes(counts: tuple[bytes, bytes], readable: bool) -> None:
+    """Gemini's usage counts change from one text chunk to the next: holes that are integers (or strings),
+    checked as orjson reads them; anything else gives up."""
+    assert native is not None
+    data = (
+        GEMINI_HEAD + b'"Hi \\"you\\""' + GEMINI_PIECES[0] + counts[0] + GEMINI_PIECES[1] + counts[1] + GEMINI_PIECES[2]
+    )
+    got = native.json_string_between(data, GEMINI_HEAD, GEMINI_PIECES[0], GEMINI_PIECES[1:])
+    assert got == ('Hi "you"' if readable else None)
+    if readable:
+        assert orjson.loads(data)["candidates"][0]["content"]["parts"][0]["text"] == got
+
+
 def test_json_string_between_takes_bytes_only() -> None:
     assert native is not None
     with pytest.raises(TypeError):

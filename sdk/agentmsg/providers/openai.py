@@ -39,7 +39,7 @@ from agentmsg.providers._response import parser
 from agentmsg.providers._response.builder import SNIFF_BYTES, StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, base64_source, safe_int, usage_dict
-from agentmsg.providers._response.reader import PayloadReader
+from agentmsg.providers._response.reader import PayloadReader, value_at
 from agentmsg.providers.base import Entry, Spec, TokenProfile
 from agentmsg.providers.dashscope import QWEN_TOKENS
 
@@ -1042,6 +1042,7 @@ class Reader(PayloadReader):
             b.set_usage(_usage(usage, b))
         choices = obj.get("choices") or ()
         ended = not choices
+        routable = False  # a text fragment of choice 0 and nothing else (see the end)
         if ended and "choices" not in obj and not usage and not err and _RESPONSE_NOT_KEPT_KEYS.isdisjoint(obj):
             self.foreign += 1  # no chunk (a wrapper around one, another provider's payload): said when the body ends
             return
@@ -1059,6 +1060,7 @@ class Reader(PayloadReader):
             content = delta.get("content")
             if content and type(content) is str and (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):
                 b.text(content, choice=i)  # the common case: a text fragment
+                routable = i == 0 and not (ch.get("logprobs") or ch.get("content_filter_results"))
             elif len(delta) == 1 and (arguments := _arguments_fragment(delta)) is not None:
                 b.tool_call(arguments[0], choice=i, arguments=arguments[1])  # the common case: an arguments fragment
             else:
@@ -1081,6 +1083,22 @@ class Reader(PayloadReader):
         if err:  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry
             _provider_error(b, err)
             self.end_at_error()
+        elif (
+            routable
+            and not ended
+            and len(choices) == 1
+            and usage is None
+            and "x_groq" not in obj
+            and b.response_id is not None
+            and b.model is not None
+            and type(self) is Reader  # (a subclass may read payloads its own way: chunk() would not see them)
+        ):
+            # This payload was read as b.text(content) and nothing else: the next ones of the same bytes around
+            # their text (the same id, model, created...; OpenAI's obfuscation, which changes, aside) are read so
+            # in C, with no orjson and no chunk() call
+            data = b.payload
+            holes = (value_at(data, b'"obfuscation":'),) if "obfuscation" in obj and type(data) is bytes else ()
+            self.route_value(b'"content":', content, "text", event, holes)
 
 
 # ---- registry entries and the module's functions -----------------------------------------------------------

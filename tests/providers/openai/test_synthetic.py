@@ -23,6 +23,7 @@ id from the provider, so agentmsg derives one."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import orjson
@@ -185,6 +186,8 @@ def openai_stream(draw: st.DrawFn) -> tuple[list[dict[str, Any]], bytes]:
     if draw(st.booleans()):
         head["system_fingerprint"] = "fp_b40fb1c6fb"
     null_usage = draw(st.booleans())  # stream_options.include_usage: "usage": null until the last chunk
+    # OpenAI's padding on every chunk since 2026 (stream_options.include_obfuscation): a string that changes
+    obfuscated = draw(st.booleans())
     usage_where = draw(st.sampled_from(["none", "usage-only chunk", "finish chunk", "every chunk"]))
     chunks: list[dict[str, Any]] = []
     for i, (delta, reason) in draw(interleave(choices)):
@@ -194,6 +197,8 @@ def openai_stream(draw: st.DrawFn) -> tuple[list[dict[str, Any]], bytes]:
             last.append(choice)  # choices of one chunk (a server batching its choices)
         else:
             chunks.append({**head, "choices": [choice], **({"usage": None} if null_usage else {})})
+            if obfuscated:
+                chunks[-1]["obfuscation"] = draw(st.sampled_from(["", "q", "9aZ"]) | TEXT)
     usage = openai_usage(draw)
     if usage_where == "usage-only chunk":
         chunks.append({**head, "choices": [], "usage": usage})
@@ -284,6 +289,68 @@ def test_openai_synthetic_equals_chat_completion_stream_state(stream: Any, cuts:
     whole = every_choice(list(provider.parse_stream(body)))
     assert every_choice(list(provider.parse_stream(cut_body(body, cuts)))) == whole
     assert cli_messages(name, body) == whole
+
+
+@pytest.mark.differential
+@pytest.mark.fuzz
+@SETTINGS
+@given(openai_stream(), st.lists(st.integers(0, 1 << 20), max_size=12))
+def test_openai_text_chunks_read_in_c_as_in_python(stream: Any, cuts: list[int]) -> None:
+    """The text chunks that repeat the bytes around their text (their ``obfuscation`` aside) are read in C
+    (``_speedups.json_string_between``, see ``PayloadReader.route_value``) where it was built: the events are
+    those of the Python path (orjson and the reader's ``chunk``), whole and cut into chunks anywhere."""
+    from agentmsg.providers._response import parser as _stream
+
+    if _stream._string_between is None:
+        pytest.skip("agentmsg._speedups is not built (or AGENTMSG_PURE_PYTHON is set): only the Python path runs")
+    _, body = stream
+    provider = get("openai")
+
+    def parse(chunks: bytes | list[bytes]) -> list[dict[str, Any]]:
+        n = itertools.count()
+        return list(provider.parse_stream(chunks, id_factory=lambda: str(next(n)), clock=lambda: "T"))
+
+    read_in_c = [parse(body), parse(cut_body(body, cuts))]
+    saved, _stream._string_between = _stream._string_between, None
+    try:
+        assert [parse(body), parse(cut_body(body, cuts))] == read_in_c
+    finally:
+        _stream._string_between = saved
+
+
+def _text_chunk(text: str, obfuscation: str | None) -> bytes:
+    chunk = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-5",
+        "choices": [{"index": 0, "delta": {"content": text}, "logprobs": None, "finish_reason": None}],
+    }
+    if obfuscation is not None:
+        chunk["obfuscation"] = obfuscation
+    return b"data: " + orjson.dumps(chunk) + b"\n\n"
+
+
+@pytest.mark.parametrize("obfuscation", [None, "", "x7Qe", "\u00e9\\"])
+def test_openai_text_chunks_after_the_first_take_the_c_route(obfuscation: str | None) -> None:
+    """Each text chunk whose bytes around its text (and its obfuscation) are the last one's is read without
+    ``chunk()``; one with another shape (a finish reason) is read by it, and the text is whole either way."""
+    from agentmsg.providers._response import parser as _stream
+
+    if _stream._string_between is None:
+        pytest.skip("agentmsg._speedups is not built (or AGENTMSG_PURE_PYTHON is set): only the Python path runs")
+    texts = ["Hel", "lo", ' "w\u00f6rld"', "\n", "!"]
+    pads = [None if obfuscation is None else obfuscation * (k + 1) for k in range(len(texts))]
+    body = b"".join(_text_chunk(t, o) for t, o in zip(texts, pads, strict=True))
+    body += _text_chunk("", obfuscation).replace(b'"finish_reason":null', b'"finish_reason":"stop"')
+    parser = get("openai").stream_parser()
+    calls: list[Any] = []
+    chunk = parser.reader.chunk
+    parser.reader.chunk = lambda event, obj: (calls.append(obj), chunk(event, obj))[1]  # type: ignore[method-assign]
+    events = [e for piece in body.split(b"\n\n") for e in parser.feed(piece + b"\n\n")] + parser.close()
+    assert len(calls) == 2  # the first text chunk (which sets the route) and the last (a finish reason)
+    assert calls[0]["choices"][0]["delta"]["content"] == "Hel"
+    assert "".join(e["delta"] for e in events if e["type"] == "TEXT_BLOCK_DELTA") == "".join(texts)
 
 
 def test_openai_legacy_function_call_is_a_tool_call() -> None:

@@ -944,6 +944,12 @@ class StreamBuilder:
         else:
             self.set_usage(convert(raw, self))
 
+    def usage_later_known(self, convert: Callable[[Any, StreamBuilder], dict[str, Any] | None], raw: Any) -> None:
+        """:meth:`usage_later` for a usage whose input count is known to be a token count: a routed payload of the
+        shape of one whose was (:meth:`PayloadReader.route_text`), whose usage ``convert`` reads from the payload's
+        bytes ``raw`` if it is still the last when the reply ends."""
+        self._later = (convert, raw)
+
     def _settle_usage(self) -> None:
         later = self._later
         if later is not None:

@@ -77,7 +77,9 @@ def _without_lone_surrogates(data: str) -> str | None:
 
 
 #: The string of a payload of a known shape, in C (see PayloadReader.route_text); None without agentmsg._speedups
-_string_between: Callable[[bytes, bytes, bytes], str | None] | None = getattr(speedups, "json_string_between", None)
+_string_between: Callable[[bytes, bytes, bytes, tuple[bytes, ...]], str | None] | None = getattr(
+    speedups, "json_string_between", None
+)
 
 
 def loads(data: str | bytes) -> Any:
@@ -146,11 +148,13 @@ class StreamParser:
             if type(data) is bytes and data[:1] == b"{" and payload.problem is None and not reader.done:
                 route = reader.route
                 if route is not None and between is not None:
-                    text = between(data, route[0], route[1]) if payload.event == route[3] else None
+                    text = between(data, route[0], route[1], route[4]) if payload.event == route[3] else None
                     if text is not None:  # a text payload of the shape the last payload's text had: route_text
                         b.payload = data
                         try:
                             b.text(text, slot=route[2])
+                            if route[5] is not None:
+                                route[5](data)
                         except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
                             self._shape(exc)
                         continue

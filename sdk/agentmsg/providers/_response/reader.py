@@ -16,7 +16,9 @@ Everything a reader needs beyond the builder is here: the provider's end of stre
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentmsg._native import speedups
@@ -25,10 +27,83 @@ if TYPE_CHECKING:
     from agentmsg.providers._response.builder import StreamBuilder
     from agentmsg.providers.spec import Spec
 
-__all__ = ["PayloadReader"]
+__all__ = ["PayloadReader", "Route", "value_at", "value_end"]
 
 #: Whether the parser can read a routed text payload in C (``agentmsg._speedups.json_string_between``)
-_ROUTES = getattr(speedups, "json_string_between", None) is not None
+_between = getattr(speedups, "json_string_between", None)
+_ROUTES = _between is not None
+
+#: Routes a reader finds in a payload's bytes at most (:meth:`PayloadReader.route_value`): a stream whose text
+#: payloads never repeat their shape costs this many searches, no more
+_MAX_FINDS = 256
+
+
+#: A route (:meth:`PayloadReader.route_text`): head, tail, slot, event, after, then
+Route = tuple[bytes, bytes, str, str, tuple[bytes, ...], Callable[[bytes], None] | None]
+
+_INT = re.compile(rb"-?\d+")
+
+
+def _string_end(data: bytes, i: int) -> int:
+    """The index of the closing quote of the JSON string that opens at ``data[i]``; -1 when none opens there, or
+    it does not close."""
+    if data[i : i + 1] != b'"':
+        return -1
+    j = i + 1
+    while True:
+        k = data.find(b'"', j)
+        if k < 0:
+            return -1
+        slashes = 0
+        while data[k - 1 - slashes] == 0x5C:  # (a quote after an odd number of backslashes is escaped)
+            slashes += 1
+        if not slashes % 2:
+            return k
+        j = k + 1
+
+
+def _token_end(data: bytes, i: int) -> int:
+    """One past the JSON string or integer at ``data[i]``; -1 when neither is there."""
+    if data[i : i + 1] == b'"':
+        end = _string_end(data, i)
+        return end + 1 if end >= 0 else -1
+    m = _INT.match(data, i)
+    return m.end() if m is not None else -1
+
+
+_BRACKETS = re.compile(rb'["{}\[\]]')
+
+
+def value_end(data: bytes, i: int) -> int:
+    """One past the JSON object or array that opens at ``data[i]`` (its strings skipped); -1 when none opens there or
+    it does not close."""
+    if data[i : i + 1] not in (b"{", b"["):
+        return -1
+    depth = 0
+    while True:
+        m = _BRACKETS.search(data, i)
+        if m is None:
+            return -1
+        i = m.start()
+        c = data[i]
+        if c == 0x22:  # '"'
+            i = _string_end(data, i)
+            if i < 0:
+                return -1
+        elif c in b"{[":
+            depth += 1
+        else:
+            depth -= 1
+            if not depth:
+                return i + 1
+        i += 1
+
+
+def value_at(data: bytes, key: bytes) -> int:
+    """Where the value of ``key`` (``b'"obfuscation":'``) starts in a payload's bytes, when the key occurs once in
+    them; else -1."""
+    at = data.find(key)
+    return at + len(key) if at >= 0 and data.find(key, at + 1) < 0 else -1
 
 
 class PayloadReader(ABC):
@@ -46,7 +121,9 @@ class PayloadReader(ABC):
         self.spec = spec
         self.done = False  # the provider's end-of-stream signal was seen (a payload after it is said, not read)
         self.foreign = 0  # payloads of no shape this reader knows, skipped (see say_foreign)
-        self.route: tuple[bytes, bytes, str, str] | None = None  # the text payloads' shape (see route_text)
+        #: the text payloads' shape: head, tail, slot, event, after, then (see route_text)
+        self.route: Route | None = None
+        self._finds = 0  # routes looked for in a payload's bytes (route_value)
 
     # ---- what a provider writes ---------------------------------------------------------------------
 
@@ -90,13 +167,62 @@ class PayloadReader(ABC):
             )
             self.b.problem("type", f"{n} payload(s) of {shape} were skipped{alone}", foreign=bool(alone))
 
-    def route_text(self, head: bytes, tail: bytes, slot: str, event: str) -> None:
+    def route_text(
+        self,
+        head: bytes,
+        tail: bytes,
+        slot: str,
+        event: str,
+        after: tuple[bytes, ...] = (),
+        then: Callable[[bytes], None] | None = None,
+    ) -> None:
         """What :meth:`chunk` says of the payload it is reading: a payload whose bytes are exactly ``head``, a JSON
         string and ``tail`` would be read as ``builder.text(<the string>, slot=slot)`` and nothing else (the
         provider's common text delta, for the block now open). Until another payload comes, the parser reads such
         payloads so, with no orjson and no :meth:`chunk` call: the string is read by the generic C kernel
         ``agentmsg._speedups.json_string_between``, which leaves what it does not read exactly as orjson does to
-        orjson. ``event``: the SSE event name such payloads come under (``chunk``'s). Any other payload ends the
-        route before it is read. Without the C kernels, nothing."""
+        orjson. ``event``: the SSE event name such payloads come under (``chunk``'s). ``after``: the payload goes
+        on after ``tail`` with a hole (a JSON string or integer) then the piece, for each piece: values that change
+        from one payload to the next and that :meth:`chunk` does not read, or reads in ``then`` (OpenAI's
+        ``obfuscation``, Gemini's usage counts); ``then(payload)`` is called after the text, with the payload's
+        bytes. Any other payload ends the route before it is read. Without the C kernels, nothing."""
         if _ROUTES:
-            self.route = (head, tail, slot, event)
+            self.route = (head, tail, slot, event, after, then)
+
+    def route_value(
+        self,
+        key: bytes,
+        text: str,
+        slot: str,
+        event: str,
+        holes: Iterable[int] = (),
+        then: Callable[[bytes], None] | None = None,
+    ) -> None:
+        """:meth:`route_text` for the payload being read (the builder's ``payload``), found in its bytes: the JSON
+        string after ``key`` (``b'"content":'``), which occurs once in them, holds ``text``; ``holes``: where in
+        them the values that may change start (:func:`value_at`), each a JSON string or integer after the text.
+        The route is taken only when the C kernel reads ``text`` back from the payload with it; not at all after
+        :data:`_MAX_FINDS` searches in one stream (its payloads' shape keeps changing)."""
+        if _between is None or self._finds >= _MAX_FINDS:
+            return
+        self._finds += 1
+        data = self.b.payload
+        if type(data) is not bytes:
+            return
+        start = value_at(data, key)
+        end = _string_end(data, start) if start >= 0 else -1
+        if end < 0:
+            return
+        pieces = []
+        pos = end + 1
+        for hole in sorted(holes):
+            if hole < pos:  # (before the text, or -1: not found)
+                return
+            pieces.append(data[pos:hole])
+            pos = _token_end(data, hole)
+            if pos < 0:
+                return
+        pieces.append(data[pos:])
+        after = tuple(pieces[1:])
+        if _between(data, data[:start], pieces[0], after) == text:
+            self.route = (data[:start], pieces[0], slot, event, after, then)

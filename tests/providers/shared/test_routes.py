@@ -1,0 +1,171 @@
+"""The text routes: a stream's text payloads that repeat the bytes around their text (and around the values that
+change and that the reader does not read from them: OpenAI's ``obfuscation``, Gemini's usage counts) are read in C
+(``agentmsg._speedups.json_string_between``) with no orjson and no ``chunk()`` call
+(``PayloadReader.route_text`` / ``route_value``). The Python path defines the results: every recorded stream,
+and recorded streams whose payloads are edited in place (a value of another type or range, a key removed or
+added, compact as the providers write), give the same events with the routes as without them, whole and cut
+into chunks anywhere."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from agentmsg.providers._response import parser as _stream
+from tests._support.budget import SEED, rounds
+from tests._support.mutators import mutate_json, random_cuts
+from tests._support.providers import STREAMS, ids, parser_for
+
+pytestmark = [
+    pytest.mark.differential,
+    pytest.mark.skipif(
+        _stream._string_between is None,
+        reason="agentmsg._speedups is not built (or AGENTMSG_PURE_PYTHON is set): only the Python path runs",
+    ),
+]
+
+SSE_STREAMS = [p for p in STREAMS if p.suffix == ".sse"]
+
+#: Text streams whose text chunks take a route, and the provider whose reader routes them
+ROUTED = {
+    "openai/stream_text_include_usage.sse": "openai",
+    "gemini/stream_text.sse": "gemini",
+    "anthropic/stream_sdk_basic.sse": "anthropic",
+}
+
+
+def events(mod: Any, body: bytes | list[bytes], *, routes: bool) -> list[dict[str, Any]]:
+    n = itertools.count()
+    saved = _stream._string_between
+    _stream._string_between = saved if routes else None
+    try:
+        out = list(mod.parse_stream(body, id_factory=lambda: str(next(n)), clock=lambda: "T"))
+    finally:
+        _stream._string_between = saved
+    replies: dict[str, str] = {}  # (a reply id minted where the payload gave none: random, so numbered here)
+    for e in out:
+        if "replyId" in e:
+            e["replyId"] = replies.setdefault(e["replyId"], f"reply-{len(replies)}")
+    return out
+
+
+def same_with_and_without_routes(mod: Any, body: bytes, rng: random.Random, label: str) -> None:
+    want = events(mod, body, routes=False)
+    assert events(mod, body, routes=True) == want, label
+    cuts = random_cuts(body, rng, most=12) if len(body) > 1 else [body]
+    assert events(mod, cuts, routes=True) == want, f"{label}, cut {[len(c) for c in cuts]}"
+
+
+@pytest.mark.parametrize("path", SSE_STREAMS, ids=ids(SSE_STREAMS))
+def test_recorded_streams_read_the_same_with_and_without_routes(path: Path) -> None:
+    same_with_and_without_routes(parser_for(path), path.read_bytes(), random.Random(f"{SEED}/{path.name}"), path.name)
+
+
+def _obfuscated(body: bytes, rng: random.Random) -> bytes:
+    """An OpenAI stream as OpenAI writes it since 2026: each chunk ends with an ``obfuscation`` string that changes."""
+    out = []
+    for line in body.split(b"\n"):
+        if line.startswith(b"data: {"):
+            obj = orjson.loads(line[6:])
+            obj["obfuscation"] = "".join(rng.choice('aZ09\\"é') for _ in range(rng.randint(0, 12)))
+            line = b"data: " + orjson.dumps(obj)
+        out.append(line)
+    return b"\n".join(out)
+
+
+_COUNT = re.compile(rb'"((?!prompt)\w+TokenCount)":\d+')
+
+
+def _recounted(body: bytes, rng: random.Random) -> bytes:
+    """A Gemini stream whose usage counts (but the prompt's) change from one chunk to the next, as they do."""
+    return _COUNT.sub(lambda m: b'"%s":%d' % (m.group(1), rng.randint(0, 10**6)), body)
+
+
+def _repeated(body: bytes, k: int, times: int) -> bytes:
+    """``body`` with its ``k``-th event (SSE: up to a blank line) repeated ``times`` times in place."""
+    sep = b"\r\n\r\n" if b"\r\n\r\n" in body else b"\n\n"
+    events = body.split(sep)
+    return sep.join(events[:k] + [events[k]] * times + events[k + 1 :])
+
+
+def _read(mod: Any, body: bytes) -> int:
+    """How many payloads of a stream its reader's ``chunk()`` read (the others took a route)."""
+    parser = mod.StreamParser()
+    read = 0
+    chunk = parser.reader.chunk
+
+    def counting(event: str, obj: dict[str, Any]) -> None:
+        nonlocal read
+        read += 1
+        chunk(event, obj)
+
+    parser.reader.chunk = counting
+    parser.feed(body)
+    parser.close()
+    return read
+
+
+def _varied(name: str, body: bytes, rng: random.Random) -> bytes:
+    """The values that change from one text chunk to the next in the provider's streams, changed."""
+    provider = ROUTED[name]
+    return _obfuscated(body, rng) if provider == "openai" else _recounted(body, rng) if provider == "gemini" else body
+
+
+@pytest.mark.parametrize("name", list(ROUTED))
+def test_a_text_chunk_repeated_takes_the_route(name: str) -> None:
+    """The routes are taken: some text chunk of each text stream, repeated 20 times with the values that change
+    changed (OpenAI's obfuscation, Gemini's usage counts), is read by ``chunk()`` once, its copies in C (a reader
+    that routes nothing fails here); the events are the Python path's."""
+    path = next(p for p in SSE_STREAMS if f"{p.parent.name}/{p.name}" == name)
+    mod = parser_for(path)
+    rng = random.Random(f"{SEED}/{name}")
+    raw = path.read_bytes()
+    base = _read(mod, raw)
+    sep = b"\r\n\r\n" if b"\r\n\r\n" in raw else b"\n\n"
+    routed = []
+    for k, event in enumerate(raw.split(sep)):
+        if b"data: {" not in event and b"data:{" not in event:
+            continue  # (no payload: repeating it reads nothing more either way)
+        body = _varied(name, _repeated(raw, k, 20), rng)
+        if _read(mod, body) == base:
+            routed.append(k)
+            same_with_and_without_routes(mod, body, rng, f"{name}, event {k} repeated")
+    assert routed, f"no text chunk of {name} took a route"
+
+
+def _edited(body: bytes, rng: random.Random) -> bytes:
+    """``body`` with one or two of its payloads edited (``mutate_json``) and written compact again, so that the
+    payloads around them keep their bytes (and their routes); text chunks repeated first, so a route is running
+    when the edited payload comes."""
+    lines = body.split(b"\n")
+    data = [i for i, ln in enumerate(lines) if ln.startswith(b"data:") and ln[5:].strip()[:1] == b"{"]
+    for _ in range(rng.choice((1, 2))):
+        i = rng.choice(data)
+        head = lines[i][: len(lines[i]) - len(lines[i][5:].lstrip())]
+        obj = json.loads(lines[i][len(head) :])
+        lines[i] = head + json.dumps(mutate_json(obj, rng, add=0.1), ensure_ascii=False, separators=(",", ":")).encode()
+    return b"\n".join(lines)
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("name", list(ROUTED))
+def test_edited_text_streams_read_the_same_with_and_without_routes(name: str) -> None:
+    """A route running when a payload of another shape, or of the route's shape with other values (a count of
+    another type, an id changed, a key more or less) comes: that payload and those after it are read as the Python
+    path reads them."""
+    path = next(p for p in SSE_STREAMS if f"{p.parent.name}/{p.name}" == name)
+    mod = parser_for(path)
+    rng = random.Random(f"{SEED}/{name}")
+    raw = path.read_bytes()
+    for round_ in rounds(60, share=1 / len(ROUTED)):
+        sep = b"\r\n\r\n" if b"\r\n\r\n" in raw else b"\n\n"
+        body = _repeated(raw, rng.randrange(len(raw.split(sep))), rng.randint(1, 8))
+        body = _edited(_varied(name, body, rng) if rng.random() < 0.7 else body, rng)
+        same_with_and_without_routes(mod, body, rng, f"{name} (seed {SEED}, round {round_ + 1})")
