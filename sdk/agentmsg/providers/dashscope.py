@@ -466,6 +466,11 @@ def _is_error(obj: Mapping[str, Any]) -> bool:
     return not obj.get("output") and isinstance(obj.get("code"), str) and bool(obj.get("code")) and "message" in obj
 
 
+#: What a routed text chunk holds (Reader._route)
+_ROUTED_KEYS = frozenset(("output", "usage", "request_id"))
+_ROUTED_CHOICE_KEYS = frozenset(("message", "finish_reason", "index"))
+_ROUTED_MESSAGE_KEYS = frozenset(("content", "role"))
+
 #: The keys of a choice's message that hold only its reasoning and text (see Reader._read)
 _PLAIN_MESSAGE = frozenset(("content", "reasoning_content", "role"))
 
@@ -687,11 +692,48 @@ class Reader(PayloadReader):
             self._read(obj, whole=False)  # the error
         elif "output" in obj or "usage" in obj:
             self._read(obj, whole=False)
+            if type(self) is Reader:  # (a subclass may read payloads its own way: chunk() would not see them)
+                self._route(event, obj)
             return
         else:
             self.foreign += 1  # (another provider's payload, a wrapper around one): said when the body ends
             return
         self.end_at_error()  # the provider's error ends the reply (the SDK's stream ends there)
+
+    def _route(self, event: str, obj: dict[str, Any]) -> None:
+        """An incremental text chunk read as ``b.text(text)`` and its usage kept for later, and nothing else: the
+        next ones of the same bytes around their text and their usage counts (the same request id, input count...)
+        are read so in C (:meth:`PayloadReader.route_value`), with no orjson and no :meth:`chunk` call; the usage
+        of the last is read from its bytes when the reply ends."""
+        b = self.b
+        if self.incremental is not True or self.held is not None or b.response_id is None:
+            return
+        if not _ROUTED_KEYS.issuperset(obj) or self.b.closed:
+            return
+        output = obj.get("output")
+        choices = output.get("choices") if type(output) is dict and len(output) == 1 else None
+        if type(choices) is not list or len(choices) != 1 or type(choices[0]) is not dict:
+            return
+        ch = choices[0]
+        m = ch.get("message")
+        if (
+            not _ROUTED_CHOICE_KEYS.issuperset(ch)
+            or ch.get("index", 0) != 0
+            or ch.get("finish_reason") not in (None, "null")
+            or type(m) is not dict
+            or not _ROUTED_MESSAGE_KEYS.issuperset(m)
+        ):
+            return
+        text = m.get("content")
+        if type(text) is not str or not text:
+            return
+        u = obj.get("usage")
+        if u is None:
+            self.route_value(b'"content":', text, "text", event)
+            return
+        usage = self.usage_holes(u, "usage", "input_tokens", _usage)
+        if usage is not None:  # (else it was converted now: not this route)
+            self.route_value(b'"content":', text, "text", event, usage[0], usage[1])
 
     def _read(self, obj: Mapping[str, Any], whole: bool) -> None:
         b = self.b

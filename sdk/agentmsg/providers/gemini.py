@@ -16,8 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import quote
 
-import orjson
-
 from agentmsg import Msg
 from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
@@ -36,7 +34,7 @@ from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.partial_json import json_fragment_writer
 from agentmsg.providers._response.payload import base64_source, safe_int, usage_dict
-from agentmsg.providers._response.reader import PayloadReader, value_at, value_end
+from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import CountEndpoint, Entry, Spec, TokenProfile
 
 __all__ = [
@@ -1237,37 +1235,17 @@ class Reader(PayloadReader):
         if type(text) is not str or not text:
             return
         u = obj.get("usageMetadata")
-        holes: list[int] = []
-        if u is not None:
-            data = b.payload
-            prompt = u.get("promptTokenCount") if type(u) is dict else None
-            if type(prompt) is not int or prompt < 0 or not _USAGE_KEYS.issuperset(u) or type(data) is not bytes:
-                return  # (its usage was converted now, or not read: not this route)
-            start = value_at(data, b'"usageMetadata":')
-            if start < 0:
-                return
-            end = value_end(data, start)
-            if end < 0:
-                return
-            holes = [m.start(2) for m in _COUNT.finditer(data, start, end) if m.group(1) != b"promptTokenCount"]
-        self.route_value(b'"text":', text, "text", event, holes, None if u is None else self._usage_of)
-
-    def _usage_of(self, payload: bytes) -> None:
-        """A routed chunk's usage: read from its bytes if it is still the last when the reply ends."""
-        self.b.usage_later_known(_payload_usage, payload)
+        if u is None:
+            self.route_value(b'"text":', text, "text", event)
+            return
+        usage = self.usage_holes(u, "usageMetadata", "promptTokenCount", _usage) if type(u) is dict else None
+        if usage is not None and _USAGE_KEYS.issuperset(u):  # (else it was converted now, or read another way)
+            self.route_value(b'"text":', text, "text", event, usage[0], usage[1])
 
 
 #: What a routed text chunk's candidate and content hold (Reader._route)
 _ROUTED_CANDIDATE_KEYS = frozenset(("content", "index"))
 _ROUTED_CONTENT_KEYS = frozenset(("parts", "role"))
-#: A usage count in a chunk's bytes: its key and (group 2) its value, a hole of the route (Reader._route)
-_COUNT = re.compile(rb'"(\w+)":(-?\d+)')
-
-
-def _payload_usage(payload: bytes, b: StreamBuilder) -> dict[str, Any] | None:
-    """The usage of a routed chunk (its bytes), read when the reply ends (Reader._usage_of)."""
-    return _usage(orjson.loads(payload)["usageMetadata"], b)
-
 
 # ---- registry entries and the module's functions -----------------------------------------------------------
 

@@ -38,7 +38,7 @@ from agentmsg.providers._request.tools import ToolChoice, ToolDef, refuse_custom
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
-from agentmsg.providers._response.reader import PayloadReader
+from agentmsg.providers._response.reader import PayloadReader, value_at
 from agentmsg.providers.base import Entry, Spec
 from agentmsg.providers.openai import TOKENS as CHAT_TOKENS
 
@@ -759,7 +759,11 @@ class Reader(PayloadReader):
             st = self._at(obj)
             if st is not None:
                 st.streamed = True
-                self.b.text(self.b.string(obj.get("delta"), "a text delta") or "", slot=f"m{obj['output_index']}")
+                delta = self.b.string(obj.get("delta"), "a text delta") or ""
+                slot = f"m{obj['output_index']}"
+                self.b.text(delta, slot=slot)
+                if delta and type(self) is Reader:  # (a subclass may read payloads its own way)
+                    self._route(event, obj, delta, slot)
             return
         if kind == "response.function_call_arguments.delta":
             st = self._at(obj)
@@ -841,6 +845,16 @@ class Reader(PayloadReader):
                     self.b.end_block(slot, metadata=_reasoning_meta(st.id, slot))
 
     # ---- items ----
+
+    def _route(self, event: str, obj: Mapping[str, Any], delta: str, slot: str) -> None:
+        """A text delta read as ``b.text(delta)`` and nothing else: the next ones of the same bytes around their
+        text (the same item and index; their sequence number and obfuscation, which change and are not read, aside)
+        are read so in C (:meth:`PayloadReader.route_value`), with no orjson and no :meth:`chunk` call."""
+        data = self.b.payload
+        if type(data) is not bytes:
+            return
+        holes = [value_at(data, b'"%s":' % key) for key in (b"obfuscation", b"sequence_number") if key.decode() in obj]
+        self.route_value(b'"delta":', delta, slot, event, holes)
 
     def _at(self, obj: Mapping[str, Any]) -> _Item | None:
         """The item an event is about (by output_index; by item_id when that is missing)."""

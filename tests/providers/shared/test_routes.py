@@ -38,6 +38,8 @@ ROUTED = {
     "openai/stream_text_include_usage.sse": "openai",
     "gemini/stream_text.sse": "gemini",
     "anthropic/stream_sdk_basic.sse": "anthropic",
+    "dashscope/native_stream_text_docs.sse": "dashscope",
+    "openai-responses/stream_text_after_tool_output.sse": "openai-responses",
 }
 
 
@@ -80,12 +82,17 @@ def _obfuscated(body: bytes, rng: random.Random) -> bytes:
     return b"\n".join(out)
 
 
-_COUNT = re.compile(rb'"((?!prompt)\w+TokenCount)":\d+')
+#: The usage counts that grow from one chunk to the next in a provider's streams (the prompt's stays)
+COUNTS = {
+    "gemini": re.compile(rb'"((?!prompt)\w+TokenCount)":\d+'),
+    "dashscope": re.compile(rb'"(output_tokens|total_tokens)":\d+'),
+    "openai-responses": re.compile(rb'"(sequence_number)":\d+'),  # (not a count: the events' order)
+}
 
 
-def _recounted(body: bytes, rng: random.Random) -> bytes:
-    """A Gemini stream whose usage counts (but the prompt's) change from one chunk to the next, as they do."""
-    return _COUNT.sub(lambda m: b'"%s":%d' % (m.group(1), rng.randint(0, 10**6)), body)
+def _recounted(provider: str, body: bytes, rng: random.Random) -> bytes:
+    """A stream whose usage counts (but the prompt's) change from one chunk to the next, as they do."""
+    return COUNTS[provider].sub(lambda m: b'"%s":%d' % (m.group(1), rng.randint(0, 10**6)), body)
 
 
 def _repeated(body: bytes, k: int, times: int) -> bytes:
@@ -95,8 +102,9 @@ def _repeated(body: bytes, k: int, times: int) -> bytes:
     return sep.join(events[:k] + [events[k]] * times + events[k + 1 :])
 
 
-def _read(mod: Any, body: bytes) -> int:
-    """How many payloads of a stream its reader's ``chunk()`` read (the others took a route)."""
+def _read(mod: Any, body: bytes) -> tuple[int, int]:
+    """How many payloads of a stream its reader's ``chunk()`` read (the others took a route, or came after the
+    end), and how many text deltas the stream gave."""
     parser = mod.StreamParser()
     read = 0
     chunk = parser.reader.chunk
@@ -107,22 +115,23 @@ def _read(mod: Any, body: bytes) -> int:
         chunk(event, obj)
 
     parser.reader.chunk = counting
-    parser.feed(body)
-    parser.close()
-    return read
+    events = parser.feed(body) + parser.close()
+    return read, sum(e["type"] == "TEXT_BLOCK_DELTA" for e in events)
 
 
 def _varied(name: str, body: bytes, rng: random.Random) -> bytes:
     """The values that change from one text chunk to the next in the provider's streams, changed."""
     provider = ROUTED[name]
-    return _obfuscated(body, rng) if provider == "openai" else _recounted(body, rng) if provider == "gemini" else body
+    if provider in ("openai", "openai-responses"):
+        body = _obfuscated(body, rng)
+    return _recounted(provider, body, rng) if provider in COUNTS else body
 
 
 @pytest.mark.parametrize("name", list(ROUTED))
 def test_a_text_chunk_repeated_takes_the_route(name: str) -> None:
     """The routes are taken: some text chunk of each text stream, repeated 20 times with the values that change
-    changed (OpenAI's obfuscation, Gemini's usage counts), is read by ``chunk()`` once, its copies in C (a reader
-    that routes nothing fails here); the events are the Python path's."""
+    changed (OpenAI's obfuscation, Gemini's and DashScope's usage counts), is read by ``chunk()`` once, its
+    copies in C (a reader that routes nothing fails here); the events are the Python path's."""
     path = next(p for p in SSE_STREAMS if f"{p.parent.name}/{p.name}" == name)
     mod = parser_for(path)
     rng = random.Random(f"{SEED}/{name}")
@@ -134,7 +143,7 @@ def test_a_text_chunk_repeated_takes_the_route(name: str) -> None:
         if b"data: {" not in event and b"data:{" not in event:
             continue  # (no payload: repeating it reads nothing more either way)
         body = _varied(name, _repeated(raw, k, 20), rng)
-        if _read(mod, body) == base:
+        if _read(mod, body) == (base[0], base[1] + 19):  # 19 more text deltas, and no more chunk() calls
             routed.append(k)
             same_with_and_without_routes(mod, body, rng, f"{name}, event {k} repeated")
     assert routed, f"no text chunk of {name} took a route"

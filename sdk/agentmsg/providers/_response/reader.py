@@ -21,6 +21,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import orjson
+
 from agentmsg._native import speedups
 
 if TYPE_CHECKING:
@@ -42,6 +44,8 @@ _MAX_FINDS = 256
 Route = tuple[bytes, bytes, str, str, tuple[bytes, ...], Callable[[bytes], None] | None]
 
 _INT = re.compile(rb"-?\d+")
+#: A count in a usage object's bytes: its key and (group 2) its value (PayloadReader.usage_holes)
+_COUNT = re.compile(rb'"(\w+)":(-?\d+)')
 
 
 def _string_end(data: bytes, i: int) -> int:
@@ -226,3 +230,31 @@ class PayloadReader(ABC):
         after = tuple(pieces[1:])
         if _between(data, data[:start], pieces[0], after) == text:
             self.route = (data[:start], pieces[0], slot, event, after, then)
+
+    def usage_holes(
+        self, u: Any, key: str, input_key: str, convert: Callable[[Any, StreamBuilder], dict[str, Any] | None]
+    ) -> tuple[list[int], Callable[[bytes], None]] | None:
+        """The holes and ``then`` of a route (:meth:`route_value`) whose payloads carry the provider's cumulative
+        usage ``u`` under ``key``, which :meth:`chunk` keeps for later (:meth:`StreamBuilder.usage_later`, its
+        input count ``input_key`` a token count; ``convert`` reads it then): every count in it but the input's is a
+        hole, and a routed payload's usage is read from its bytes if it is still the last when the reply ends. None
+        when the payload being read is not so (its usage was converted at once, or its bytes do not show it once)."""
+        data = self.b.payload
+        n = u.get(input_key) if type(u) is dict else None
+        if type(n) is not int or n < 0 or type(data) is not bytes:
+            return None
+        start = value_at(data, b'"%s":' % key.encode())
+        end = value_end(data, start) if start >= 0 else -1
+        if end < 0:
+            return None
+        field = input_key.encode()
+        holes = [m.start(2) for m in _COUNT.finditer(data, start, end) if m.group(1) != field]
+        b = self.b
+
+        def later(raw: bytes, builder: StreamBuilder) -> dict[str, Any] | None:
+            return convert(orjson.loads(raw)[key], builder)
+
+        def then(payload: bytes) -> None:
+            b.usage_later_known(later, payload)
+
+        return holes, then
