@@ -261,11 +261,15 @@ class SSEDecoder:
         self.last_event_id = ""
         self._id = ""  # the spec's last event ID buffer: an id line sets it at once
         self._high = ""  # a high surrogate a str chunk ended with: the next chunk may end its pair
+        #: between two events, nothing held (:meth:`_between`), as the last call to feed or close left it: only
+        #: they change what it tells (the C scanner changes none of it), so it is told once per call, not per chunk
+        self._idle = False
 
-    def feed(self, chunk: str | bytes) -> list[SSEEvent]:
-        if (
-            type(chunk) is bytes
-            and self._head is None
+    def _between(self) -> bool:
+        """Between two events with nothing held: no BOM question, no surrogate half, no CR, no part of an event
+        (:meth:`_inside_event`). The common chunk's fast path in :meth:`feed` is taken then."""
+        return (
+            self._head is None
             and not (
                 self._high
                 or self._pending_cr
@@ -277,10 +281,12 @@ class SSEDecoder:
             )
             and self._problem is None
             and self._retry is None
-        ):
-            # The common chunk, between two events (what a live stream's reads are; the test is _inside_event's,
-            # written out): the simple events first, then whatever is left to the line parser; the general path
-            # below gives the same events.
+        )
+
+    def feed(self, chunk: str | bytes) -> list[SSEEvent]:
+        if self._idle and type(chunk) is bytes:
+            # The common chunk, between two events (what a live stream's reads are): the simple events first,
+            # then whatever is left to the line parser; the general path (_feed) gives the same events.
             out: list[SSEEvent] = []
             if not chunk:
                 return out
@@ -288,6 +294,7 @@ class SSEDecoder:
                 rest = self._simple_events(chunk, out)
                 if rest:
                     self._lines(rest, out)
+                self._idle = self._between()
                 return out
             # _simple_events' C path, inline (its call cost a tenth of the chunk's framing)
             limit = self.max_event_bytes - 1
@@ -295,6 +302,7 @@ class SSEDecoder:
                 limit = self.max_line_bytes
             crlf = 13 in chunk  # a CR: CRLF line ends (the scanner checks each piece's line ends itself)
             pos = 0
+            lines = False  # whether the line parser read a piece (which may leave the decoder inside an event)
             while True:
                 start = pos
                 pos, stop, last_id = _scan(
@@ -314,10 +322,19 @@ class SSEDecoder:
                 if stop < 0:
                     break
                 self._lines(chunk[pos:stop], out)  # a piece that is not simple, with its blank line
-                pos = stop
+                pos, lines = stop, True
             if pos < len(chunk):
                 self._lines(chunk[pos:], out)
+                lines = True
+            if lines:
+                self._idle = self._between()
             return out
+        out = self._feed(chunk)
+        self._idle = self._between()
+        return out
+
+    def _feed(self, chunk: str | bytes) -> list[SSEEvent]:
+        """:meth:`feed` of any chunk, whatever the decoder holds."""
         if isinstance(chunk, str):
             if self._high:
                 chunk, self._high = self._high + chunk, ""
@@ -336,7 +353,7 @@ class SSEDecoder:
                 return []
             self._head = None
             chunk = head.removeprefix(_BOM)
-        out = []
+        out: list[SSEEvent] = []
         if not chunk:
             return out
         if self._pending_cr:
@@ -589,6 +606,7 @@ class SSEDecoder:
         self._skip = False
         self._data, self._size, self._event, self._retry, self._problem = 0, 0, "", None, None
         self._buf.clear()
+        self._idle = self._between()
         return out
 
     def _overlong(self) -> None:
