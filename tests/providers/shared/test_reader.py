@@ -1235,3 +1235,33 @@ def test_a_chunk_that_is_no_bytes_or_text_is_named(provider: str) -> None:
     for chunks in ([1, 2], [b"data: {}\n\n", None], memoryview(b"data: {}\n\n")):
         with pytest.raises(TypeError, match="bytes or str, not"):
             list(reader.parse_stream(chunks))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "nanos",
+    [
+        0,
+        1_764_689_472_999_999_999,  # the last microsecond of a second, then the next second's first
+        1_764_689_473_000_000_000,
+        1_764_689_473_000_999_000,  # a millisecond's last microsecond, then the next millisecond's first
+        1_764_689_473_001_000_000,
+        1_764_689_473_123_456_789,
+        1_764_689_473_123_457_000,  # the same millisecond: its text kept
+        4_102_444_799_999_999_000,
+    ],
+)
+def test_created_at_is_rfc_3339_utc_with_microseconds_at_every_boundary(
+    nanos: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The events' createdAt, formatted once per second and per millisecond: each value is the clock's, as
+    datetime writes it (the caches keyed by the second and the millisecond never pair one's text with another's)."""
+    import datetime
+
+    from agentmsg.providers._response import builder
+
+    monkeypatch.setattr(builder.time, "time_ns", lambda: nanos)
+    micros = nanos // 1000
+    when = datetime.datetime.fromtimestamp(micros // 1_000_000, datetime.timezone.utc).replace(
+        microsecond=micros % 1_000_000
+    )
+    assert builder._now() == when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

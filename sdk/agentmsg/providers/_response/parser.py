@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from time import time_ns as _time_ns
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -27,6 +28,9 @@ from agentmsg._wire.framing import RAW_CUT, RAW_JSON, TRAILING, ErrorLine, Frame
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events.reducer import reduce_events
 from agentmsg.message import Msg
+from agentmsg.providers._response import builder as _builder
+from agentmsg.providers._response.builder import _MICROS_Z, _MILLIS
+from agentmsg.providers._response.builder import _now as _default_now
 from agentmsg.providers._response.numbers import HugeNumber, loads_beyond_double
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers._response.think import make_builder
@@ -129,7 +133,18 @@ class StreamParser:
                 for payload in self._framer.feed(chunk):
                     self._past_end(payload.event, payload.data)
             return b.drain()
-        b._stamp = b._now()  # (b.tick(), inline: the events of one chunk share their createdAt)
+        # b.tick(), inline (the events of one chunk share their createdAt), and the default clock's _now too: a
+        # live chunk's few Python frames cost most when they run cold (a model's chunks come apart)
+        now = b._now
+        if now is _default_now:
+            micros = _time_ns() // 1000
+            second = _builder._SECOND
+            if second[0] == micros // 1_000_000:
+                b._stamp = second[1] + _MILLIS[micros // 1000 % 1000] + _MICROS_Z[micros % 1000]
+            else:
+                b._stamp = now()
+        else:
+            b._stamp = now()
         framer = self._framer
         sse = self._sse
         if sse is not None and type(chunk) is bytes:
@@ -174,7 +189,9 @@ class StreamParser:
             self._data(payload.event, data, payload.problem)
         if framer.notes and b.opened():
             self._say_notes()
-        return b.drain()
+        events = b.events  # (b.drain(), inline)
+        b.events = []
+        return events
 
     def _say_notes(self) -> None:
         """What the framer left out that is not the reply's (an HTTP response head), said as not kept once the
