@@ -496,6 +496,17 @@ class StreamBuilder:
             e["source"] = c.source
         self.events.append(e)
 
+    def text_parts(self, slot: str) -> tuple[str, str] | None:
+        """What every text event of the open text block in ``slot`` (choice 0) holds but its id, time and delta:
+        (replyId, blockId), for a caller that writes such events itself while that block stays open and nothing
+        else comes (the stream parser's text route, :meth:`PayloadReader.route_text`), as :meth:`text` writes
+        them; None when :meth:`text` does more (a subclass's, structured output, a source, no such block)."""
+        c = self._choices.get(0)
+        if type(self) is not StreamBuilder or self.structured is not None or c is None or c.source is not None:
+            return None
+        block = c.blocks.get(slot)
+        return (c.reply_id, block[1]) if c.started and block is not None and block[0] == "text" else None
+
     def thinking(
         self,
         delta: str,

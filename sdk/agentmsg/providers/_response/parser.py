@@ -111,6 +111,9 @@ class StreamParser:
         #: where a bytes chunk goes once the body's format is known: the SSE decoder's feed (Framer.sse_feed), or
         #: the framer's own for a body of JSON lines or values
         self._sse: Callable[[bytes], list[Any]] | None = None
+        #: the text events' fixed parts (b.text_parts) of the route they were asked for (reader.route, by identity)
+        self._parts: tuple[str, str] | None = None
+        self._parts_of: object = None
         self._after_end = False  # a payload after the end was said (see _past_end)
         self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
         self._raw_said = False  # a JSON value on lines of no SSE field was said (see _raw)
@@ -167,7 +170,24 @@ class StreamParser:
                     if text is not None:  # a text payload of the shape the last payload's text had: route_text
                         b.payload = data
                         try:
-                            b.text(text, slot=route[2])
+                            if self._parts_of is not route:  # (once per route: its block is open while it runs)
+                                self._parts_of, self._parts = route, b.text_parts(route[2])
+                            parts = self._parts
+                            if (
+                                parts is not None and text
+                            ):  # b.text(text, slot=route[2]), inline (its frame cost most cold)
+                                b.events.append(
+                                    {
+                                        "type": "TEXT_BLOCK_DELTA",
+                                        "id": b._new_id(),
+                                        "createdAt": b._stamp,
+                                        "replyId": parts[0],
+                                        "blockId": parts[1],
+                                        "delta": text,
+                                    }
+                                )
+                            else:
+                                b.text(text, slot=route[2])
                             if route[5] is not None:
                                 route[5](data)
                         except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
