@@ -1083,22 +1083,19 @@ class Reader(PayloadReader):
         if err:  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry
             _provider_error(b, err)
             self.end_at_error()
-        elif (
-            routable
-            and not ended
-            and len(choices) == 1
-            and usage is None
-            and "x_groq" not in obj
-            and b.response_id is not None
-            and b.model is not None
-            and type(self) is Reader  # (a subclass may read payloads its own way: chunk() would not see them)
-        ):
-            # This payload was read as b.text(content) and nothing else: the next ones of the same bytes around
-            # their text (the same id, model, created...; OpenAI's obfuscation, which changes, aside) are read so
-            # in C, with no orjson and no chunk() call
-            data = b.payload
-            holes = (value_at(data, b'"obfuscation":'),) if "obfuscation" in obj and type(data) is bytes else ()
-            self.route_value(b'"content":', content, "text", event, holes)
+        elif routable and not ended and len(choices) == 1 and usage is None and type(self) is Reader:
+            self._route(event, obj, content)  # (a subclass may read payloads its own way: chunk() would not see them)
+
+    def _route(self, event: str, obj: dict[str, Any], content: str) -> None:
+        """A payload read as ``b.text(content)`` and nothing else: the next ones of the same bytes around their text
+        (the same id, model, created...; OpenAI's obfuscation, which changes and is not read, aside) are read so in
+        C (:meth:`PayloadReader.route_value`), with no orjson and no :meth:`chunk` call."""
+        b = self.b
+        data = b.payload
+        if "x_groq" in obj or b.response_id is None or b.model is None or type(data) is not bytes:
+            return
+        holes = (value_at(data, b'"obfuscation":'),) if "obfuscation" in obj else ()
+        self.route_value(b'"content":', content, "text", event, holes)
 
 
 # ---- registry entries and the module's functions -----------------------------------------------------------
