@@ -261,9 +261,10 @@ PYTEST_N = $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) -
 # C path and a Python one (every provider, event, wire and client test: the SSE scanner, the reducer's loop,
 # the text-delta reader) run a second time with AGENTMSG_PURE_PYTHON=1: without this pass the pure-Python
 # configuration would be the less-tested one. Tests marked no_kernel reach none of those kernels (checked in
-# every run: tests/conftest.py), so the second pass would run the same code again: it skips them. (The C JSON
-# writer is held to the Python byte for byte by tests/native.)
-PURE_PYTHON_TESTS = -m "not no_kernel" tests/providers tests/events tests/wire tests/clients
+# every run: tests/conftest.py), so the second pass would run the same code again: it skips them; tests marked
+# kernel_only compare a kernel with the Python, which the second pass has not: it leaves them out too. (The C
+# JSON writer is held to the Python byte for byte by tests/native.)
+PURE_PYTHON_TESTS = -m "not no_kernel and not kernel_only" tests/providers tests/events tests/wire tests/clients
 # Where PYTHONDONTWRITEBYTECODE is set, every pytest worker compiled and assertion-rewrote every test module
 # anew (about 5 s of each worker's start) and every `python -m agentmsg` a test starts compiled the modules it
 # imports: the pytest runs keep their bytecode in .make/pycache instead (PYTHONPYCACHEPREFIX; make clean

@@ -18,6 +18,11 @@ from agentmsg._wire.sse import JSONDataDecoder, SSEEvent
 from tests._support.events import EVENTS
 
 
+def c_only(scanner: str) -> Any:
+    """A parameter that runs the C scanner: kernel_only (the pure-Python pass has none; tests/README.md)."""
+    return pytest.param(scanner, marks=pytest.mark.kernel_only)
+
+
 def test_an_event_of_many_short_data_lines_holds_its_bytes_not_a_string_per_line() -> None:
     """The SSE decoder held an event's data lines as a str each: about 20 times the bytes the event limit counts
     (2 bytes a line; 1.3 GB under the default limit), 7 times the body here. Now their bytes, decoded once when the
@@ -194,7 +199,7 @@ def _sse_body(rng: Any) -> bytes:
 
 
 @pytest.mark.differential
-@pytest.mark.parametrize("scanner", ["C", "C bytes", "Python"])
+@pytest.mark.parametrize("scanner", [c_only("C"), c_only("C bytes"), "Python"])
 def test_the_simple_event_fast_path_decodes_as_the_line_parser(scanner: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whole bodies take the fast path for the simple pieces; fed one byte at a time they never do: the
     events (data, name, id, retry, problem) are the same, whatever the line ends, limits and splits. The
@@ -277,6 +282,7 @@ def test_the_sniffer_tells_a_body_the_same_whole_or_byte_by_byte() -> None:
 
 
 @pytest.mark.differential
+@pytest.mark.kernel_only
 def test_the_c_scanner_makes_ordinary_events() -> None:
     """The C scanner fills an SSEEvent's slots itself (no Python frame per event): each is the instance calling
     the class makes (equal, the same repr, evolve and assignment work, ``retry`` and ``problem`` None); a class
@@ -305,7 +311,7 @@ def test_the_c_scanner_makes_ordinary_events() -> None:
     assert out == [SSEEvent("y")] and type(out[0]) is SSEEvent
 
 
-@pytest.mark.parametrize("scanner", ["C", "Python"])
+@pytest.mark.parametrize("scanner", [c_only("C"), "Python"])
 def test_last_event_id_is_the_last_dispatched_events(scanner: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """``last_event_id`` (what a reconnect sends as Last-Event-ID) is the id of the last event dispatched: a
     stream cut inside an event after its ``id:`` line resumes at that event, not after it (it was set at the
@@ -362,7 +368,7 @@ def _provider_body(rng: Any) -> bytes:
 
 
 @pytest.mark.differential
-@pytest.mark.parametrize("scanner", ["C", "Python"])
+@pytest.mark.parametrize("scanner", [c_only("C"), "Python"])
 def test_the_provider_decoder_reads_the_same_in_any_chunking(scanner: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The provider decoder skips runs of lines that do nothing between events at once (in C, or by a regular
     expression), and lines of no SSE field once the first was said: what it dispatches (events, JSON values

@@ -207,6 +207,7 @@ def test_anthropic_synthetic_equals_accumulate_event(stream: Any, cuts: list[int
 
 
 @pytest.mark.differential
+@pytest.mark.kernel_only
 @pytest.mark.fuzz
 @SETTINGS
 @given(anthropic_stream(), st.lists(st.integers(0, 1 << 20), max_size=12))

@@ -292,6 +292,7 @@ def test_openai_synthetic_equals_chat_completion_stream_state(stream: Any, cuts:
 
 
 @pytest.mark.differential
+@pytest.mark.kernel_only
 @pytest.mark.fuzz
 @SETTINGS
 @given(openai_stream(), st.lists(st.integers(0, 1 << 20), max_size=12))
@@ -331,6 +332,7 @@ def _text_chunk(text: str, obfuscation: str | None) -> bytes:
     return b"data: " + orjson.dumps(chunk) + b"\n\n"
 
 
+@pytest.mark.kernel_only
 @pytest.mark.parametrize("obfuscation", [None, "", "x7Qe", "\u00e9\\"])
 def test_openai_text_chunks_after_the_first_take_the_c_route(obfuscation: str | None) -> None:
     """Each text chunk whose bytes around its text (and its obfuscation) are the last one's is read without

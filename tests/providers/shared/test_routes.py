@@ -25,6 +25,7 @@ from tests._support.providers import STREAMS, ids, parser_for
 
 pytestmark = [
     pytest.mark.differential,
+    pytest.mark.kernel_only,
     pytest.mark.skipif(
         _stream._string_between is None,
         reason="agentmsg._speedups is not built (or AGENTMSG_PURE_PYTHON is set): only the Python path runs",
