@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import agentmsg
 from agentmsg import (
@@ -24,7 +26,7 @@ from agentmsg import (
 )
 from agentmsg.cli import main
 from agentmsg.providers import anthropic, dashscope, gemini, openai
-from tests._support.budget import SEED, rounds
+from tests._support.budget import SEED, examples, rounds
 from tests._support.mutators import (
     garble_bytes,
     hostile_json_text,
@@ -53,6 +55,7 @@ from tests._support.providers import (
     sse,
     tc,
 )
+from tests._support.strategies import json_value
 
 
 def test_media_a_reply_carries_becomes_media_blocks_in_place() -> None:
@@ -1265,3 +1268,28 @@ def test_created_at_is_rfc_3339_utc_with_microseconds_at_every_boundary(
         microsecond=micros % 1_000_000
     )
     assert builder._now() == when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@pytest.mark.no_kernel
+@pytest.mark.fuzz
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(json_value, st.booleans())
+def test_route_finders_find_the_value_a_key_holds(value: Any, ascii_json: bool) -> None:
+    """The text route's finders (``PayloadReader.route_value``) in a payload's bytes: ``value_at`` the start of the
+    value of a key that occurs once, ``value_end`` / the string and integer ends the end of the object, array,
+    string or integer there, whatever it holds (escapes, brackets and quotes inside strings, nesting)."""
+    from agentmsg.providers._response import reader
+
+    text = json.dumps(value, ensure_ascii=ascii_json, separators=(",", ":")).encode()
+    data = b'{"a":[1,{"b":"}"}],"key":' + text + b',"z":"\\"key\\":0"}'
+    start = reader.value_at(data, b'"key":')
+    assert data[start:].startswith(text)
+    if isinstance(value, (dict, list)):
+        end = reader.value_end(data, start)
+    elif isinstance(value, str) or (type(value) is int):
+        end = reader._token_end(data, start)
+    else:
+        return
+    assert data[start:end] == text
+    assert reader.value_at(data, b'"a":') == 5 and reader.value_at(data, b'"b":') == 13
+    assert reader.value_at(data + b'"key":', b'"key":') == -1  # (twice: no route)
