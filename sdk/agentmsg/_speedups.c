@@ -42,6 +42,7 @@ typedef struct {
     Field *fields;
     PyObject *unknown_name;  /* attribute holding the unknown keys, or NULL */
     Py_ssize_t unknown_offset;
+    int own;                 /* the class is agentmsg's own (not a caller's subclass): writes() gives up otherwise */
 } Plan;
 
 typedef struct {
@@ -410,9 +411,11 @@ static int enc(Enc *e, PyObject *v, int depth) {
     if (t == &PyFloat_Type) return enc_float(e, v);
     PyObject *cap = PyDict_GetItemWithError(e->plans, (PyObject *)t);
     if (cap != NULL) {
+        const Plan *plan = (const Plan *)PyCapsule_GetPointer(cap, PLAN_CAPSULE);
+        if (e->dry && !plan->own) return 1; /* a caller's subclass: the check leaves it to Python */
         /* held while in use: a hook run meanwhile may change the table */
         Py_INCREF(cap);
-        int rc = enc_model(e, v, (const Plan *)PyCapsule_GetPointer(cap, PLAN_CAPSULE), depth);
+        int rc = enc_model(e, v, plan, depth);
         Py_DECREF(cap);
         return rc;
     }
@@ -424,7 +427,10 @@ static int enc(Enc *e, PyObject *v, int depth) {
     if (PyList_Check(v)) return enc_seq(e, v, depth, 1);
     if (PyDict_Check(v)) return enc_dict(e, v, depth);
     /* anything else: a model class without a plan gets its dict from the fallback (the Python hook); the
-       fallback refuses other types, and orjson's own types (datetime, UUID, ...) are left to orjson */
+       fallback refuses other types, and orjson's own types (datetime, UUID, ...) are left to orjson. The check
+       (writes) gives up instead: a class it has no plan of yet may be a caller's subclass (dumps_json, which the
+       caller then runs, makes the plan) */
+    if (e->dry) return 1;
     return enc_via_fallback(e, v, depth);
 }
 
@@ -465,16 +471,18 @@ static Py_ssize_t slot_offset(PyTypeObject *cls, PyObject *name) {
 }
 
 PyDoc_STRVAR(make_plan_doc,
-             "make_plan(cls, fields, unknown_name) -> plan\n\n"
+             "make_plan(cls, fields, unknown_name, own=True) -> plan\n\n"
              "The plan of writing instances of cls: fields is a sequence of (attribute name, wire key, omitted "
              "when None, expected type: 0 any, 1 str, 2 int, 3 number, 4 bool, 5 dict, 6 list, 7 model object (no "
              "JSON value), 8 list "
              "of models, | 16 None too[, exact class: a value of any other class but None gives up, or None]); "
-             "unknown_name the attribute holding unknown keys, or None.");
+             "unknown_name the attribute holding unknown keys, or None; own: cls is agentmsg's own class, not a "
+             "caller's subclass (writes() gives up on instances of a class whose plan is not own).");
 
 static PyObject *make_plan(PyObject *self, PyObject *args) {
     PyObject *cls, *fields, *unknown;
-    if (!PyArg_ParseTuple(args, "O!OO:make_plan", &PyType_Type, &cls, &fields, &unknown)) return NULL;
+    int own = 1;
+    if (!PyArg_ParseTuple(args, "O!OO|p:make_plan", &PyType_Type, &cls, &fields, &unknown, &own)) return NULL;
     PyObject *seq = PySequence_Fast(fields, "fields must be a sequence");
     if (seq == NULL) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -487,6 +495,7 @@ static PyObject *make_plan(PyObject *self, PyObject *args) {
         return PyErr_NoMemory();
     }
     p->fields = fs;
+    p->own = own;
     PyObject *capsule = PyCapsule_New(p, PLAN_CAPSULE, plan_free);
     if (capsule == NULL) {
         PyMem_Free(fs);

@@ -13,6 +13,7 @@ def make_plan(
     cls: type,
     fields: Sequence[tuple[str, str, bool, int] | tuple[str, str, bool, int, type | None]],
     unknown_name: str | None,
+    own: bool = True,
     /,
 ) -> object:
     """The plan for writing instances of the model class ``cls``: ``fields`` are (attribute name, wire key,
@@ -22,8 +23,10 @@ def make_plan(
     the exact class, when given and not None, the only class the field's value may have (None aside: the expected
     type says whether None is written), a value of any other class, a subclass too, making :func:`encode` give up
     (an enum field: a plain string is left to the caller, which checks it is one of the enum's values);
-    ``unknown_name`` the attribute holding unknown keys (written after the fields), or None. Raises TypeError for
-    an exact class that is no type. Caller: :func:`agentmsg._codec.converter._native_plan`."""
+    ``unknown_name`` the attribute holding unknown keys (written after the fields), or None; ``own``: ``cls`` is
+    agentmsg's own class (or a caller's message subclass), not a caller's subclass of a block or another model
+    class (:func:`writes` gives up on instances of a class whose plan is not own). Raises TypeError for an exact class that is no type. Caller:
+    :func:`agentmsg._codec.converter._native_plan`."""
 
 def encode(
     value: object,
@@ -50,8 +53,12 @@ def writes(
     """Whether :func:`encode` with the same arguments writes ``value`` (does not give up), told without writing it:
     the same walk and the same rules (a string with a lone surrogate, NaN or an infinity, an integer beyond 64 bits, a
     non-str dict key, a model field of another type than its plan expects, nesting beyond 240, an error raised by
-    ``fallback``: False), no output. True means :func:`agentmsg._codec.converter.dumps_json` writes ``value`` without
-    a refusal; False is no verdict (the caller writes it to know). Never raises for a value. Caller:
+    ``fallback``: False), no output; unlike :func:`encode`, it also gives up on a model object whose plan is not
+    ``own`` (a caller's subclass of an agentmsg block class) and on one of a class it has no plan of (never calling
+    ``fallback`` for it: :func:`encode` makes the plan), so that True also means every model object in ``value`` is
+    of one of agentmsg's own classes, which code that tells classes apart by identity (the formatters' walks)
+    needs. True means :func:`agentmsg._codec.converter.dumps_json` writes ``value`` without a refusal; False is no
+    verdict (the caller writes it to know). Never raises for a value. Caller:
     :func:`agentmsg._codec.converter.surely_writes`."""
 
 def fold_deltas(

@@ -22,7 +22,15 @@ import orjson
 
 from agentmsg import blocks as _b
 from agentmsg._codec import legacy
-from agentmsg._codec.converter import Codec, _tag_of, dict_of, dumps_json, prepare_json, unstructure_hooks
+from agentmsg._codec.converter import (
+    Codec,
+    _tag_of,
+    dict_of,
+    dumps_json,
+    prepare_json,
+    surely_writes,
+    unstructure_hooks,
+)
 from agentmsg._codec.fastpath import FastPath, Unsupported
 from agentmsg._codec.jsontext import JsonInput, check_json_value, loads, safe_repr
 from agentmsg._codec.limits import limits
@@ -121,6 +129,50 @@ def member_roles(messages: Sequence[Msg]) -> Sequence[Msg]:
             same.role = role
             out[i] = same
     return out
+
+
+_OWN_BLOCKS: frozenset[type] = frozenset(BLOCK_CLASSES.values())
+
+
+def _own_block(b: Any) -> bool:
+    """Whether ``b`` is a block of one of agentmsg's own classes, and so is every block of a tool result's output."""
+    t = type(b)
+    return t in _OWN_BLOCKS and (t is not _b.ToolResultBlock or all(type(o) in _OWN_BLOCKS for o in b.output))
+
+
+def member_blocks(messages: Sequence[Msg]) -> Sequence[Msg]:
+    """``messages`` with every block of one of agentmsg's own classes, for code that tells blocks apart by class
+    (``type(b) is TextBlock``: the formatters' walks), which a block of a caller's subclass appended after
+    construction (``msg.content.append(MyText(text=...))``; constructors convert such blocks) would match none of
+    (the formatters dropped it, or failed with an AttributeError). Such a message is given as a shallow copy whose
+    blocks are converted as a constructor converts them, a tool result's output too (the caller's message is left
+    as it is); the others are the same objects, and ``messages`` itself when no block needs it. What is no block
+    is left as it is (the caller says so)."""
+    out: list[Msg] | None = None
+    for i, m in enumerate(messages):
+        content = m.content
+        if all(map(_own_block, content)):
+            continue
+        converted = [
+            b if _own_block(b) or not isinstance(b, _b._GENERATED_BLOCKS) else _b.block_from_dict(_b.block_to_dict(b))
+            for b in content
+        ]
+        if out is None:
+            out = list(messages)
+        same = copy.copy(m)
+        same.content = converted
+        out[i] = same
+    return messages if out is None else out
+
+
+def members(messages: Sequence[Msg]) -> Sequence[Msg]:
+    """:func:`member_roles`, then :func:`member_blocks` unless the C writer's check (``surely_writes``) tells at
+    once that every block is of one of agentmsg's own classes: what code that tells roles and blocks apart by
+    identity reads (counting, trimming, cache markers; the formatters check their messages themselves)."""
+    messages = member_roles(messages)
+    if type(messages) is list and surely_writes(messages):
+        return messages
+    return member_blocks(messages)
 
 
 #: ChatUsage's attribute names that are not its JSON keys (``input_tokens`` / ``inputTokens``, ...)

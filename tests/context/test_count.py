@@ -23,6 +23,7 @@ from agentmsg import (
     ToolResultBlock,
     ToolUseBlock,
     URLSource,
+    UserMessage,
     ValidationError,
 )
 from agentmsg.context import TokenCount, _media, _tokenizers, count_tokens
@@ -358,6 +359,19 @@ def test_openai_text_counts_equal_the_formatted_bodys_tokens() -> None:
         body = get("openai").format_request(msgs, model="gpt-5").body
         expected = sum(3 + enc.count(m["content"]) + (1 if m.get("name") else 0) for m in body["messages"]) + 3
         assert count_tokens(msgs, provider="openai", model="gpt-5").total == expected
+
+
+def test_blocks_of_a_callers_subclass_count_as_their_class() -> None:
+    """A text block of a caller's subclass appended after construction was not counted (8 tokens for 13): it counts
+    as a TextBlock of the same text."""
+
+    class MyText(TextBlock):
+        pass
+
+    expected = count_tokens([UserMessage(["hi", "more words here to count"])], provider="openai", model="gpt-4o")
+    changed = UserMessage("hi")
+    changed.content.append(MyText(text="more words here to count"))
+    assert count_tokens([changed], provider="openai", model="gpt-4o") == expected
 
 
 def test_roles_set_to_their_plain_strings_count_as_their_members() -> None:

@@ -260,7 +260,9 @@ def test_a_model_class_without_a_plan_is_written_through_its_hook() -> None:
     msg.content = [Shouting(text="HI")]  # constructors would make it a TextBlock
     assert c_writer(msg) == pure(msg)  # through the fallback: its JSON hook, compiled on first use
     assert Shouting in _converter.native_plans  # and planned with it
-    same_as_pure(msg)
+    assert c_writer(msg) == pure(msg)
+    # (the check, writes, gives up on it: a caller's subclass, which the formatters convert first)
+    assert not native.writes(msg, _converter.native_plans, _converter.json_default, orjson.dumps)
 
 
 def test_nested_results_and_none_fields() -> None:
@@ -699,3 +701,35 @@ def test_make_plan_takes_an_exact_class_or_none() -> None:
     native.make_plan(UserMessage, [("id", "id", False, 1, None), ("role", "role", False, 1, agentmsg.MsgRole)], None)
     with pytest.raises(TypeError, match="exact class"):
         native.make_plan(UserMessage, [("role", "role", False, 1, "MsgRole")], None)
+
+
+class _MyText(TextBlock):
+    """A caller's subclass of a block class."""
+
+
+def test_the_check_gives_up_on_a_callers_subclass_and_a_class_it_has_no_plan_of() -> None:
+    """``writes`` (the formatters' check of their messages) says True only when every model object is of one of
+    agentmsg's own classes (the walks tell blocks apart by class): a caller's subclass gives up, though ``encode``
+    writes it, and so does a class it has no plan of yet (``encode`` makes it: the check never calls the fallback)."""
+    assert native is not None
+
+    def writes(value: Any) -> bool:
+        return native.writes(value, _converter.native_plans, _converter.json_default, orjson.dumps)  # type: ignore[no-any-return]
+
+    msg = UserMessage("hi")
+    assert writes([msg])
+    msg.content.append(_MyText(text="more"))
+    _converter.native_plans.pop(_MyText, None)
+    assert not writes([msg])  # no plan of the subclass yet
+    assert c_writer(msg) == pure(msg)  # (encode writes it, making its plan)
+    assert _MyText in _converter.native_plans
+    assert not writes([msg]) and not _converter.surely_writes([msg])  # its plan is not agentmsg's own
+    assert writes([UserMessage(["hi", "more"])])
+    assert not _converter._own_class(_MyText) and _converter._own_class(TextBlock)
+
+    class MyMessage(UserMessage):  # a caller's message subclass: read by its role, so the check passes it
+        pass
+
+    mine = MyMessage("hi")
+    assert c_writer(mine) == pure(mine)
+    assert writes([mine])

@@ -556,7 +556,18 @@ def _native_plan(cls: type) -> object:
     assert _speedups is not None
     fields = [(a.name, wire, omit, expect_of(a, tp, opt), _enum_of(tp)) for a, wire, tp, opt, omit in _json_fields(cls)]
     unknown = next((a.name for a in attrs.fields(cls) if _is_unknown_keys(a)), None)
-    return _speedups.make_plan(cls, fields, unknown)
+    return _speedups.make_plan(cls, fields, unknown, _own_class(cls))
+
+
+def _own_class(cls: type) -> bool:
+    """Whether ``cls`` is agentmsg's own (the SDK's or a generated model class), or a caller's subclass of a
+    message class (code reads messages by their role, not their class), not a caller's subclass of another model
+    class (a block, a source: the formatters tell them apart by class): the C writer's check
+    (:func:`surely_writes`) gives up on instances of the others."""
+    if cls.__module__.partition(".")[0] in ("agentmsg", "agentmsg_models"):
+        return True
+    base = _generated_base(cls)
+    return base is not None and base.__module__ == "agentmsg_models.msg"
 
 
 def _add_json_hook(cls: type) -> UnstructureFn:
@@ -640,9 +651,10 @@ def dumps_json(value: Any, kind: str | None = None) -> bytes:
 
 
 def surely_writes(value: Any) -> bool:
-    """True when :func:`dumps_json` writes ``value`` without a refusal: the C writer's check, which walks it as it
-    writes it and writes nothing (about half the time of writing it). False is no verdict (no C writer, or a value
-    it leaves to orjson): call :func:`dumps_json`, which writes it or says why not."""
+    """True when :func:`dumps_json` writes ``value`` without a refusal and every model object in it is of one of
+    agentmsg's own classes (no caller's subclass): the C writer's check, which walks it as it writes it and writes
+    nothing (about half the time of writing it). False is no verdict (no C writer, a value it leaves to orjson, a
+    subclass, a class not written yet): call :func:`dumps_json`, which writes it or says why not."""
     return _native_writes is not None and _native_writes(value, native_plans, json_default, _orjson_dumps)
 
 

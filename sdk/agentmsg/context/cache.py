@@ -17,7 +17,7 @@ import attrs
 
 from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock
 from agentmsg.errors import ValidationError
-from agentmsg.message import Msg, MsgRole, member_roles
+from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.cache import LIMIT, MARKER, TTLS, parse_mark
 from agentmsg.providers.openai import explicit_breakpoints
 
@@ -71,7 +71,7 @@ def place_cache_markers(
     other OpenAI models none. Nothing given is changed: the result holds new lists and copies."""
     if ttl is not None and ttl not in TTLS:
         raise ValidationError.single("/ttl", "enum", f"ttl is one of {', '.join(TTLS)}, not {ttl!r}")
-    msgs = list(member_roles(messages))  # (a role set to a plain string: its member, in a copy)
+    msgs = list(members(messages))  # (a plain-string role, a caller's block subclass: as their members, in a copy)
     tool_list = [dict(t) for t in tools] if tools is not None else None
     takes = _TAKES_MARKERS.get(provider)
     if takes is None and provider == "openai" and model is not None and explicit_breakpoints(model):

@@ -39,7 +39,7 @@ from agentmsg.blocks import (
 )
 from agentmsg.context import _media
 from agentmsg.context._tokenizers import TextCounter, counter
-from agentmsg.message import Msg, MsgRole, member_roles
+from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.common import mime_of
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
 from agentmsg.providers.spec import TokenProfile
@@ -332,7 +332,7 @@ def count_tokens(
     profile = (spec.tokens or _GENERIC).for_model(model)
     text = counter(_vocab_for(profile, model))
     t = _Tally(text, profile, model)
-    messages = member_roles(messages)  # (refuses what is no list of messages, naming the item)
+    messages = members(messages)  # (refuses what is no list of messages, naming the item)
     defs = normalize_tools(tools)
     current = _last_user_turn(messages) if profile.thinking == "current" else -1
     per_message = profile.per_message

@@ -36,7 +36,7 @@ import attrs
 
 from agentmsg.blocks import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.message import Msg, MsgRole, member_roles
+from agentmsg.message import Msg, MsgRole, members
 
 if TYPE_CHECKING:
     from agentmsg.providers import Provider
@@ -317,9 +317,9 @@ class _Trim:
             from agentmsg.context.count import count_tokens
 
             counter = functools.partial(count_tokens, provider=provider.spec.name, model=model, tools=tools)
-        #: the messages, each role a MsgRole member (member_roles, which refuses what is no list of messages): what
-        #: the plan tells roles apart in; the result keeps the caller's own messages (msgs)
-        self.checked = list(member_roles(messages))
+        #: the messages, each role a MsgRole member, each block of an agentmsg class (members, which refuses what is no
+        #: list of messages): what the plan tells roles apart in; the result keeps the caller's own messages (msgs)
+        self.checked = list(members(messages))
         self.msgs = list(messages)
         self.budget = budget
         self.counter = counter

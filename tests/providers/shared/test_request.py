@@ -309,6 +309,40 @@ def test_a_role_set_to_its_plain_string_is_that_role(provider: str) -> None:
         assert type(changed[i].role) is str
 
 
+class _MyText(TextBlock):
+    """A caller's subclass of a block class."""
+
+
+class _MyCall(ToolUseBlock):
+    pass
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_blocks_of_a_callers_subclass_appended_after_construction_are_their_class(provider: str) -> None:
+    """A block of a caller's subclass appended after construction (constructors convert them) matched none of the
+    walks' block classes: a text was dropped, said as 'text block in a user turn', a tool call failed with an
+    AttributeError. Such blocks, a tool result's output too, are sent as their class's; the caller's messages are
+    left as they are."""
+    convo = [
+        UserMessage(["q", "more"]),
+        AssistantMessage([TextBlock(text="a"), ToolUseBlock(id="c1", name="f", input={"x": 1})]),
+        ToolResultMessage([ToolResultBlock(id="c1", name="f", output=["r", "r2"], state="success")]),
+    ]
+    expected = get(provider).format_request(convo, tools=TOOLS, max_tokens=5)
+    changed = [
+        UserMessage("q"),
+        AssistantMessage([TextBlock(text="a")]),
+        ToolResultMessage([ToolResultBlock(id="c1", name="f", output="r", state="success")]),
+    ]
+    changed[0].content.append(_MyText(text="more"))
+    changed[1].content.append(_MyCall(id="c1", name="f", input={"x": 1}))
+    changed[2].content[0].output.append(_MyText(text="r2"))
+    got = get(provider).format_request(changed, tools=TOOLS, max_tokens=5)
+    assert (got.body, got.diagnostics) == (expected.body, expected.diagnostics)
+    assert [type(m.content[-1]) for m in changed[:2]] == [_MyText, _MyCall]
+    assert type(changed[2].content[0].output[1]) is _MyText
+
+
 @pytest.mark.parametrize("provider", NAMES)
 def test_orphans_detected_and_repaired(provider: str) -> None:
     msgs = [

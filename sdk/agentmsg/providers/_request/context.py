@@ -33,7 +33,7 @@ from agentmsg.blocks import (
     VideoBlock,
 )
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.message import Msg, member_roles
+from agentmsg.message import Msg, member_blocks, member_roles
 from agentmsg.providers._request.media import MediaPolicy, data_url_mime, scheme_of
 
 __all__ = [
@@ -766,8 +766,10 @@ def check_messages(messages: Any) -> Sequence[Msg]:
     # tool's input) is refused here too, under the message's index, before anything is formatted. The C writer
     # tells that of the whole list without writing it; where it cannot (pure Python, a value it leaves to orjson,
     # a message to refuse), each message is written until the first refusal.
-    # The C writer's check passes only messages whose roles are MsgRole members (the walks tell roles apart by
-    # identity); a role set to a plain string after construction is taken as its member (member_roles).
+    # The C writer's check passes only messages whose roles are MsgRole members and whose blocks are of agentmsg's
+    # own classes (the walks tell roles apart by identity, blocks by class); a role set to a plain string after
+    # construction is taken as its member (member_roles), a block of a caller's subclass appended after it as its
+    # class's (member_blocks), as constructors take them.
     if type(messages) is list and surely_writes(messages):
         return messages
     for i, m in enumerate(messages):
@@ -775,7 +777,7 @@ def check_messages(messages: Any) -> Sequence[Msg]:
             dumps_json(m, "msg")
         except ValidationError as error:
             raise type(error)([attrs.evolve(p, pointer=f"/{i}{p.pointer}") for p in error.problems], None) from None
-    return member_roles(messages)
+    return member_blocks(member_roles(messages))
 
 
 #: The block classes the formatters have rules for. A block type added to the schema (its class is derived from
