@@ -1256,18 +1256,24 @@ def test_a_chunk_that_is_no_bytes_or_text_is_named(provider: str) -> None:
 def test_created_at_is_rfc_3339_utc_with_microseconds_at_every_boundary(
     nanos: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The events' createdAt, formatted once per second and per millisecond: each value is the clock's, as
-    datetime writes it (the caches keyed by the second and the millisecond never pair one's text with another's)."""
+    """The events' createdAt, the date and time formatted once per second: each value is the clock's, as datetime
+    writes it (the cache keyed by the second never pairs one second's text with another's), from the builder's
+    clock and from the stream parser's copy of it inline (its per-chunk tick)."""
     import datetime
 
     from agentmsg.providers._response import builder
+    from agentmsg.providers._response import parser as _parser
 
     monkeypatch.setattr(builder.time, "time_ns", lambda: nanos)
+    monkeypatch.setattr(_parser, "_time_ns", lambda: nanos)
     micros = nanos // 1000
     when = datetime.datetime.fromtimestamp(micros // 1_000_000, datetime.timezone.utc).replace(
         microsecond=micros % 1_000_000
     )
-    assert builder._now() == when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    expected = when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert builder._now() == expected  # (this second's text now cached: the parser's tick below writes it inline)
+    events = openai.StreamParser().feed(oai("hi"))
+    assert events and {e["createdAt"] for e in events} == {expected}
 
 
 @pytest.mark.no_kernel
