@@ -570,3 +570,32 @@ def sse_body(draw: st.DrawFn, payloads: list[tuple[str | None, Any]]) -> bytes:
     if draw(st.booleans()):
         body = body[: -len(eol)]  # a saved body often lacks the last blank line (not the last line end)
     return body
+
+
+def route_events(mod: Any, body: bytes | list[bytes], *, routes: bool) -> list[dict[str, Any]]:
+    """A provider module's events of a stream (whole, or its chunks), read with the C text routes or without them
+    (``PayloadReader.route_text``: every payload through orjson and the reader's ``chunk``); ids, times and minted
+    reply ids made comparable."""
+    from agentmsg.providers._response import parser as _stream
+
+    n = itertools.count()
+    saved = _stream._string_between
+    _stream._string_between = saved if routes else None
+    try:
+        out = list(mod.parse_stream(body, id_factory=lambda: str(next(n)), clock=lambda: "T"))
+    finally:
+        _stream._string_between = saved
+    replies: dict[str, str] = {}  # (a reply id minted where the payload gave none: random, so numbered here)
+    for e in out:
+        if "replyId" in e:
+            e["replyId"] = replies.setdefault(e["replyId"], f"reply-{len(replies)}")
+    return out
+
+
+def same_with_and_without_routes(mod: Any, whole: bytes, *chunkings: list[bytes], label: str = "") -> None:
+    """The events of ``whole`` and of each of its ``chunkings`` (the same body cut into chunks), read with the C
+    text routes, are those the Python path reads from ``whole``."""
+    want = route_events(mod, whole, routes=False)
+    assert route_events(mod, whole, routes=True) == want, label
+    for chunks in chunkings:
+        assert route_events(mod, chunks, routes=True) == want, f"{label}, cut {[len(c) for c in chunks]}"

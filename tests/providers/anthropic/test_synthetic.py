@@ -17,7 +17,6 @@ a call that received no argument text has ``content`` None (the SDK: ``""``)."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import orjson
@@ -41,6 +40,7 @@ from tests._support.providers import (
     json_text,
     module,
     reduce_checked,
+    same_with_and_without_routes,
     split,
     sse_body,
 )
@@ -220,18 +220,7 @@ def test_anthropic_text_deltas_read_in_c_as_in_python(stream: Any, cuts: list[in
     if _stream._string_between is None:
         pytest.skip("agentmsg._speedups is not built (or AGENTMSG_PURE_PYTHON is set): only the Python path runs")
     _, body = stream
-    mod = module("anthropic")
-
-    def parse(chunks: bytes | list[bytes]) -> list[dict[str, Any]]:
-        n = itertools.count()
-        return list(mod.parse_stream(chunks, id_factory=lambda: str(next(n)), clock=lambda: "T"))
-
-    read_in_c = [parse(body), parse(cut_body(body, cuts))]
-    saved, _stream._string_between = _stream._string_between, None
-    try:
-        assert [parse(body), parse(cut_body(body, cuts))] == read_in_c
-    finally:
-        _stream._string_between = saved
+    same_with_and_without_routes(module("anthropic"), body, cut_body(body, cuts))
 
 
 #: Deltas of a type that does not belong to the block: the SDK's accumulator applies a delta only to a block of

@@ -23,7 +23,6 @@ id from the provider, so agentmsg derives one."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import orjson
@@ -46,6 +45,7 @@ from tests._support.providers import (
     json_text,
     module,
     reduce_checked,
+    same_with_and_without_routes,
     split,
     sse_body,
 )
@@ -305,18 +305,7 @@ def test_openai_text_chunks_read_in_c_as_in_python(stream: Any, cuts: list[int])
     if _stream._string_between is None:
         pytest.skip("agentmsg._speedups is not built (or AGENTMSG_PURE_PYTHON is set): only the Python path runs")
     _, body = stream
-    provider = get("openai")
-
-    def parse(chunks: bytes | list[bytes]) -> list[dict[str, Any]]:
-        n = itertools.count()
-        return list(provider.parse_stream(chunks, id_factory=lambda: str(next(n)), clock=lambda: "T"))
-
-    read_in_c = [parse(body), parse(cut_body(body, cuts))]
-    saved, _stream._string_between = _stream._string_between, None
-    try:
-        assert [parse(body), parse(cut_body(body, cuts))] == read_in_c
-    finally:
-        _stream._string_between = saved
+    same_with_and_without_routes(get("openai"), body, cut_body(body, cuts))
 
 
 def _text_chunk(text: str, obfuscation: str | None) -> bytes:

@@ -8,7 +8,6 @@ into chunks anywhere."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import random
 import re
@@ -21,7 +20,7 @@ import pytest
 from agentmsg.providers._response import parser as _stream
 from tests._support.budget import SEED, rounds
 from tests._support.mutators import mutate_json, random_cuts
-from tests._support.providers import STREAMS, ids, parser_for
+from tests._support.providers import STREAMS, ids, parser_for, same_with_and_without_routes
 
 pytestmark = [
     pytest.mark.differential,
@@ -44,31 +43,15 @@ ROUTED = {
 }
 
 
-def events(mod: Any, body: bytes | list[bytes], *, routes: bool) -> list[dict[str, Any]]:
-    n = itertools.count()
-    saved = _stream._string_between
-    _stream._string_between = saved if routes else None
-    try:
-        out = list(mod.parse_stream(body, id_factory=lambda: str(next(n)), clock=lambda: "T"))
-    finally:
-        _stream._string_between = saved
-    replies: dict[str, str] = {}  # (a reply id minted where the payload gave none: random, so numbered here)
-    for e in out:
-        if "replyId" in e:
-            e["replyId"] = replies.setdefault(e["replyId"], f"reply-{len(replies)}")
-    return out
-
-
-def same_with_and_without_routes(mod: Any, body: bytes, rng: random.Random, label: str) -> None:
-    want = events(mod, body, routes=False)
-    assert events(mod, body, routes=True) == want, label
+def same_read(mod: Any, body: bytes, rng: random.Random, label: str) -> None:
+    """The routes read ``body``, whole and cut at random, as the Python path reads it whole."""
     cuts = random_cuts(body, rng, most=12) if len(body) > 1 else [body]
-    assert events(mod, cuts, routes=True) == want, f"{label}, cut {[len(c) for c in cuts]}"
+    same_with_and_without_routes(mod, body, cuts, label=label)
 
 
 @pytest.mark.parametrize("path", SSE_STREAMS, ids=ids(SSE_STREAMS))
 def test_recorded_streams_read_the_same_with_and_without_routes(path: Path) -> None:
-    same_with_and_without_routes(parser_for(path), path.read_bytes(), random.Random(f"{SEED}/{path.name}"), path.name)
+    same_read(parser_for(path), path.read_bytes(), random.Random(f"{SEED}/{path.name}"), path.name)
 
 
 def _obfuscated(body: bytes, rng: random.Random) -> bytes:
@@ -146,7 +129,7 @@ def test_a_text_chunk_repeated_takes_the_route(name: str) -> None:
         body = _varied(name, _repeated(raw, k, 20), rng)
         if _read(mod, body) == (base[0], base[1] + 19):  # 19 more text deltas, and no more chunk() calls
             routed.append(k)
-            same_with_and_without_routes(mod, body, rng, f"{name}, event {k} repeated")
+            same_read(mod, body, rng, f"{name}, event {k} repeated")
     assert routed, f"no text chunk of {name} took a route"
 
 
@@ -178,4 +161,4 @@ def test_edited_text_streams_read_the_same_with_and_without_routes(name: str) ->
         sep = b"\r\n\r\n" if b"\r\n\r\n" in raw else b"\n\n"
         body = _repeated(raw, rng.randrange(len(raw.split(sep))), rng.randint(1, 8))
         body = _edited(_varied(name, body, rng) if rng.random() < 0.7 else body, rng)
-        same_with_and_without_routes(mod, body, rng, f"{name} (seed {SEED}, round {round_ + 1})")
+        same_read(mod, body, rng, f"{name} (seed {SEED}, round {round_ + 1})")
