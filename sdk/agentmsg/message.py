@@ -131,7 +131,7 @@ def member_roles(messages: Sequence[Msg]) -> Sequence[Msg]:
     return out
 
 
-_OWN_BLOCKS: frozenset[type] = frozenset(BLOCK_CLASSES.values())
+_OWN_BLOCKS = _b._SDK_CLASSES  # (the block classes constructors make)
 
 
 def _own_block(b: Any) -> bool:

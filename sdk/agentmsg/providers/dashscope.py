@@ -727,13 +727,9 @@ class Reader(PayloadReader):
         text = m.get("content")
         if type(text) is not str or not text:
             return
-        u = obj.get("usage")
-        if u is None:
-            self.route_value(b'"content":', text, "text", event)
-            return
-        usage = self.usage_holes(u, "usage", "input_tokens", _usage)
+        usage = self.usage_holes(obj.get("usage"), "usage", "input_tokens", _usage)
         if usage is not None:  # (else it was converted now: not this route)
-            self.route_value(b'"content":', text, "text", event, usage[0], usage[1])
+            self.route_value(b'"content":', text, "text", event, *usage)
 
     def _read(self, obj: Mapping[str, Any], whole: bool) -> None:
         b = self.b

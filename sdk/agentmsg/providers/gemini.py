@@ -1235,12 +1235,11 @@ class Reader(PayloadReader):
         if type(text) is not str or not text:
             return
         u = obj.get("usageMetadata")
-        if u is None:
-            self.route_value(b'"text":', text, "text", event)
-            return
-        usage = self.usage_holes(u, "usageMetadata", "promptTokenCount", _usage) if type(u) is dict else None
-        if usage is not None and _USAGE_KEYS.issuperset(u):  # (else it was converted now, or read another way)
-            self.route_value(b'"text":', text, "text", event, usage[0], usage[1])
+        if u is not None and (type(u) is not dict or not _USAGE_KEYS.issuperset(u)):
+            return  # (a usage with proto names is read another way)
+        usage = self.usage_holes(u, "usageMetadata", "promptTokenCount", _usage)
+        if usage is not None:  # (else it was converted now)
+            self.route_value(b'"text":', text, "text", event, *usage)
 
 
 #: What a routed text chunk's candidate and content hold (Reader._route)

@@ -412,4 +412,4 @@ def test_anthropic_reader_subclass_reads_every_text_delta_through_chunk() -> Non
     assert "".join(e["delta"] for e in events if e["type"] == "TEXT_BLOCK_DELTA") == "abc"
     plain = StreamParser(anthropic.Reader, spec)
     plain.feed(b"".join(frames[:3]))  # up to the first text delta
-    assert (plain.reader.route is not None) is reader._ROUTES  # the plain reader routes the next ones (in C)
+    assert (plain.reader.route is not None) is (reader._between is not None)  # the plain reader routes the next (in C)

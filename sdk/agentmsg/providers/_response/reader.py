@@ -31,9 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PayloadReader", "Route", "value_at", "value_end"]
 
-#: Whether the parser can read a routed text payload in C (``agentmsg._speedups.json_string_between``)
+#: The C kernel that reads a routed text payload (``agentmsg._speedups.json_string_between``); None without it
 _between = getattr(speedups, "json_string_between", None)
-_ROUTES = _between is not None
 
 #: Routes a reader finds in a payload's bytes at most (:meth:`PayloadReader.route_value`): a stream whose text
 #: payloads never repeat their shape costs this many searches, no more
@@ -184,7 +183,7 @@ class PayloadReader(ABC):
         from one payload to the next and that :meth:`chunk` does not read, or reads in ``then`` (OpenAI's
         ``obfuscation``, Gemini's usage counts); ``then(payload)`` is called after the text, with the payload's
         bytes. Any other payload ends the route before it is read. Without the C kernels, nothing."""
-        if _ROUTES:
+        if _between is not None:
             self.route = (head, tail, slot, event, after, then)
 
     def route_value(
@@ -227,12 +226,15 @@ class PayloadReader(ABC):
 
     def usage_holes(
         self, u: Any, key: str, input_key: str, convert: Callable[[Any, StreamBuilder], dict[str, Any] | None]
-    ) -> tuple[list[int], Callable[[bytes], None]] | None:
+    ) -> tuple[list[int], Callable[[bytes], None] | None] | None:
         """The holes and ``then`` of a route (:meth:`route_value`) whose payloads carry the provider's cumulative
         usage ``u`` under ``key``, which :meth:`chunk` keeps for later (:meth:`StreamBuilder.usage_later`, its
         input count ``input_key`` a token count; ``convert`` reads it then): every count in it but the input's is a
-        hole, and a routed payload's usage is read from its bytes if it is still the last when the reply ends. None
-        when the payload being read is not so (its usage was converted at once, or its bytes do not show it once)."""
+        hole, and a routed payload's usage is read from its bytes if it is still the last when the reply ends. No
+        holes and no ``then`` for a payload without one (``u`` None); None when the payload being read is not so
+        (its usage was converted at once, or its bytes do not show it once)."""
+        if u is None:
+            return [], None
         data = self.b.payload
         n = u.get(input_key) if type(u) is dict else None
         if type(n) is not int or n < 0 or type(data) is not bytes:
