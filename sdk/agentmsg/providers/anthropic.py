@@ -781,6 +781,8 @@ _DELTA_BLOCK: dict[Any, Any] = {
 _ENDED = object()  # a block whose content_block_stop came
 #: A text delta's bytes before its text, as the API writes them (then the text's JSON string and ``}}``)
 _TEXT_DELTA = b'{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":'
+_JSON_DELTA = b'{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":'
+_THINKING_DELTA = b'{"type":"content_block_delta","index":%d,"delta":{"type":"thinking_delta","thinking":'
 
 
 class Reader(PayloadReader):
@@ -857,8 +859,12 @@ class Reader(PayloadReader):
                     self.route_text(_TEXT_DELTA % index, b"}}", slot, event)
                 b.text(delta.get("text") or "", slot=slot)
             elif dkind == "input_json_delta":
+                if block_kind == "tool_use" and type(index) is int and type(self) is Reader:  # (as text_delta's)
+                    self.route_text(_JSON_DELTA % index, b"}}", slot, event, kind="call")
                 b.tool_call(slot, arguments=delta.get("partial_json") or "")
             elif dkind == "thinking_delta":
+                if block_kind == "thinking" and type(index) is int and type(self) is Reader:  # (as text_delta's)
+                    self.route_text(_THINKING_DELTA % index, b"}}", slot, event, kind="thinking")
                 b.thinking(delta.get("thinking") or "", slot=slot)
             elif dkind == "signature_delta":
                 b.signature(delta.get("signature") or "", slot=slot)  # the whole signature: the last one wins

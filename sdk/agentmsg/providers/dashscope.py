@@ -469,7 +469,7 @@ def _is_error(obj: Mapping[str, Any]) -> bool:
 #: What a routed text chunk holds (Reader._route)
 _ROUTED_KEYS = frozenset(("output", "usage", "request_id"))
 _ROUTED_CHOICE_KEYS = frozenset(("message", "finish_reason", "index"))
-_ROUTED_MESSAGE_KEYS = frozenset(("content", "role"))
+_ROUTED_MESSAGE_KEYS = frozenset(("content", "reasoning_content", "role"))
 
 #: The keys of a choice's message that hold only its reasoning and text (see Reader._read)
 _PLAIN_MESSAGE = frozenset(("content", "reasoning_content", "role"))
@@ -701,9 +701,9 @@ class Reader(PayloadReader):
         self.end_at_error()  # the provider's error ends the reply (the SDK's stream ends there)
 
     def _route(self, event: str, obj: dict[str, Any]) -> None:
-        """An incremental text chunk read as ``b.text(text)`` and its usage kept for later, and nothing else: the
-        next ones of the same bytes around their text and their usage counts (the same request id, input count...)
-        are read so in C (:meth:`PayloadReader.route_value`), with no orjson and no :meth:`chunk` call; the usage
+        """An incremental text or reasoning chunk read as ``b.text(text)`` or ``b.thinking(reasoning)`` and its usage
+        kept for later, and nothing else: the next ones of the same bytes around their text and their usage counts
+        (the same request id, input count...) are read so in C (:meth:`PayloadReader.route_value`), with no orjson and no :meth:`chunk` call; the usage
         of the last is read from its bytes when the reply ends."""
         b = self.b
         if self.incremental is not True or self.held is not None or b.response_id is None:
@@ -724,12 +724,16 @@ class Reader(PayloadReader):
             or not _ROUTED_MESSAGE_KEYS.issuperset(m)
         ):
             return
-        text = m.get("content")
-        if type(text) is not str or not text:
+        text, reasoning = m.get("content"), m.get("reasoning_content", "")
+        if type(text) is str and text and reasoning == "":  # (an empty reasoning says nothing)
+            kind, key, slot = "text", b'"content":', "text"
+        elif type(reasoning) is str and reasoning and text in ("", None):
+            kind, key, slot, text = "thinking", b'"reasoning_content":', "thinking", reasoning
+        else:
             return
         usage = self.usage_holes(obj.get("usage"), "usage", "input_tokens", _usage)
         if usage is not None:  # (else it was converted now: not this route)
-            self.route_value(b'"content":', text, "text", event, *usage)
+            self.route_value(key, text, slot, event, *usage, kind=kind)
 
     def _read(self, obj: Mapping[str, Any], whole: bool) -> None:
         b = self.b

@@ -1214,10 +1214,10 @@ class Reader(PayloadReader):
             self._route(event, obj)
 
     def _route(self, event: str, obj: dict[str, Any]) -> None:
-        """A text chunk read as ``b.text(text)`` and its usage kept for later, and nothing else: the next ones of
-        the same bytes around their text and their usage counts (the same response id, model, prompt count...) are
-        read so in C (:meth:`PayloadReader.route_value`), with no orjson and no :meth:`chunk` call; the usage of
-        the last is read from its bytes when the reply ends."""
+        """A text or thought chunk read as ``b.text(text)`` or ``b.thinking(text)`` and its usage kept for later, and
+        nothing else: the next ones of the same bytes around their text and their usage counts (the same response id,
+        model, prompt count...) are read so in C (:meth:`PayloadReader.route_value`), with no orjson and no
+        :meth:`chunk` call; the usage of the last is read from its bytes when the reply ends."""
         b = self.b
         if b.response_id is None or b.model is None or not _USUAL_RESPONSE_KEYS.issuperset(obj):
             return
@@ -1229,17 +1229,24 @@ class Reader(PayloadReader):
             return
         content = cand.get("content")
         parts = content.get("parts") if type(content) is dict and _ROUTED_CONTENT_KEYS.issuperset(content) else None
-        if type(parts) is not list or len(parts) != 1 or type(parts[0]) is not dict or len(parts[0]) != 1:
+        if type(parts) is not list or len(parts) != 1 or type(parts[0]) is not dict:
             return
-        text = parts[0].get("text")
+        part = parts[0]
+        text = part.get("text")
         if type(text) is not str or not text:
+            return
+        if len(part) == 1:
+            kind, slot = "text", "text"
+        elif len(part) == 2 and part.get("thought") is True:  # a thought (summary) without its signature
+            kind, slot = "thinking", "thinking"
+        else:
             return
         u = obj.get("usageMetadata")
         if u is not None and (type(u) is not dict or not _USAGE_KEYS.issuperset(u)):
             return  # (a usage with proto names is read another way)
         usage = self.usage_holes(u, "usageMetadata", "promptTokenCount", _usage)
         if usage is not None:  # (else it was converted now)
-            self.route_value(b'"text":', text, "text", event, *usage)
+            self.route_value(b'"text":', text, slot, event, *usage, kind=kind)
 
 
 #: What a routed text chunk's candidate and content hold (Reader._route)

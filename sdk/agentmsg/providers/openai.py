@@ -823,6 +823,26 @@ def _arguments_fragment(delta: Mapping[str, Any]) -> tuple[tuple[str, int], str]
     return (("index", index), arguments) if type(arguments) is str else None
 
 
+def _reasoning_fragment(delta: Mapping[str, Any]) -> tuple[bytes, str] | None:
+    """A delta that is a reasoning fragment and nothing else (``{"reasoning_content": "..."}``, or OpenRouter's
+    ``reasoning``, beside a null ``content`` and a ``role`` at most): the key of its text and the text, which
+    :func:`_message` reads as ``b.thinking(text)`` alone; else None."""
+    r = delta.get("reasoning_content")
+    if type(r) is str and r:
+        key = b'"reasoning_content":'
+    else:
+        r = delta.get("reasoning")
+        if type(r) is not str or not r or "reasoning_content" in delta:
+            return None
+        key = b'"reasoning":'
+    others = len(delta) - 1  # (beside the reasoning: a null content, a role)
+    if "content" in delta:
+        if delta["content"] is not None:
+            return None
+        others -= 1
+    return (key, r) if others == ("role" in delta) else None
+
+
 def _call_signature(b: StreamBuilder, fn: Mapping[str, Any], tc: Mapping[str, Any]) -> str | None:
     """A call's thought signature: ``thought_signature`` on the function or the call, or, Gemini 3 through Google's
     OpenAI-compatible endpoint, ``extra_content.google.thought_signature``. An empty one carries nothing and never
@@ -1042,7 +1062,7 @@ class Reader(PayloadReader):
             b.set_usage(_usage(usage, b))
         choices = obj.get("choices") or ()
         ended = not choices
-        routable = False  # a text fragment of choice 0 and nothing else (see the end)
+        routable: tuple[str, Any, bytes, str] | None = None  # a fragment of choice 0 and nothing else (see the end)
         if ended and "choices" not in obj and not usage and not err and _RESPONSE_NOT_KEPT_KEYS.isdisjoint(obj):
             self.foreign += 1  # no chunk (a wrapper around one, another provider's payload): said when the body ends
             return
@@ -1060,14 +1080,21 @@ class Reader(PayloadReader):
             content = delta.get("content")
             if content and type(content) is str and (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):
                 b.text(content, choice=i)  # the common case: a text fragment
-                routable = i == 0 and not (ch.get("logprobs") or ch.get("content_filter_results"))
+                routable = ("text", "text", b'"content":', content)
             elif len(delta) == 1 and (arguments := _arguments_fragment(delta)) is not None:
                 b.tool_call(arguments[0], choice=i, arguments=arguments[1])  # the common case: an arguments fragment
+                routable = ("call", arguments[0], b'"arguments":', arguments[1])
+            elif (reasoning := _reasoning_fragment(delta)) is not None:
+                b.thinking(reasoning[1], choice=i)  # the common case of a reasoning model: a reasoning fragment
+                routable = ("thinking", "thinking", reasoning[0], reasoning[1])
             else:
                 _message(b, i, delta)
                 _tool_calls(b, i, delta, whole=False)
             if ch.get("logprobs") or ch.get("content_filter_results"):
                 _not_kept_choice(b, i, ch)
+                routable = None
+            if i != 0:
+                routable = None
             reason = ch.get("finish_reason")
             if reason:
                 if not usage and ch.get("usage"):  # Moonshot / Kimi: the usage in the last chunk's choice
@@ -1083,19 +1110,22 @@ class Reader(PayloadReader):
         if err:  # an error beside choices (OpenRouter: finish_reason "error"): after what they carry
             _provider_error(b, err)
             self.end_at_error()
-        elif routable and not ended and len(choices) == 1 and usage is None and type(self) is Reader:
-            self._route(event, obj, content)  # (a subclass may read payloads its own way: chunk() would not see them)
+        elif routable is not None and not ended and len(choices) == 1 and usage is None and type(self) is Reader:
+            self._route(event, obj, routable)  # (a subclass may read payloads its own way: chunk() would not see them)
 
-    def _route(self, event: str, obj: dict[str, Any], content: str) -> None:
-        """A payload read as ``b.text(content)`` and nothing else: the next ones of the same bytes around their text
-        (the same id, model, created...; OpenAI's obfuscation, which changes and is not read, aside) are read so in
-        C (:meth:`PayloadReader.route_value`), with no orjson and no :meth:`chunk` call."""
+    def _route(self, event: str, obj: dict[str, Any], routable: tuple[str, Any, bytes, str]) -> None:
+        """A payload read as one fragment of choice 0 and nothing else (``b.text(...)``, ``b.thinking(...)`` or
+        ``b.tool_call(key, arguments=...)``: ``routable`` is the kind, the slot, the key of the fragment's string
+        and the string): the next ones of the same bytes around their string (the same id, model, created...;
+        OpenAI's obfuscation, which changes and is not read, aside) are read so in C
+        (:meth:`PayloadReader.route_value`), with no orjson and no :meth:`chunk` call."""
         b = self.b
         data = b.payload
         if "x_groq" in obj or b.response_id is None or b.model is None or type(data) is not bytes:
             return
         holes = (value_at(data, b'"obfuscation":'),) if "obfuscation" in obj else ()
-        self.route_value(b'"content":', content, "text", event, holes)
+        kind, slot, key, text = routable
+        self.route_value(key, text, slot, event, holes, kind=kind)
 
 
 # ---- registry entries and the module's functions -----------------------------------------------------------

@@ -769,7 +769,10 @@ class Reader(PayloadReader):
             st = self._at(obj)
             if st is not None and st.kind == "function_call":
                 st.streamed = True
-                self.b.tool_call(obj["output_index"], arguments=obj.get("delta") or "")
+                delta = obj.get("delta") or ""
+                self.b.tool_call(obj["output_index"], arguments=delta)
+                if delta and type(delta) is str and type(self) is Reader:
+                    self._route(event, obj, delta, obj["output_index"], "call")
             return
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             st = self._at(obj)
@@ -779,7 +782,10 @@ class Reader(PayloadReader):
                 if slot not in st.slots:
                     st.slots.append(slot)
                 st.streamed = True
-                self.b.thinking(self.b.string(obj.get("delta"), "a reasoning delta") or "", slot=slot)
+                delta = self.b.string(obj.get("delta"), "a reasoning delta") or ""
+                self.b.thinking(delta, slot=slot)
+                if delta and type(self) is Reader:
+                    self._route(event, obj, delta, slot, "thinking")
             return
         if kind in _QUIET:
             return
@@ -846,15 +852,16 @@ class Reader(PayloadReader):
 
     # ---- items ----
 
-    def _route(self, event: str, obj: Mapping[str, Any], delta: str, slot: str) -> None:
-        """A text delta read as ``b.text(delta)`` and nothing else: the next ones of the same bytes around their
-        text (the same item and index; their sequence number and obfuscation, which change and are not read, aside)
-        are read so in C (:meth:`PayloadReader.route_value`), with no orjson and no :meth:`chunk` call."""
+    def _route(self, event: str, obj: Mapping[str, Any], delta: str, slot: Any, kind: str = "text") -> None:
+        """A delta read as ``b.text(delta)``, ``b.thinking(delta)`` or ``b.tool_call(slot, arguments=delta)`` (``kind``)
+        and nothing else: the next ones of the same bytes around their delta (the same item and index; their
+        sequence number and obfuscation, which change and are not read, aside) are read so in C
+        (:meth:`PayloadReader.route_value`), with no orjson and no :meth:`chunk` call."""
         data = self.b.payload
         if type(data) is not bytes:
             return
         holes = [value_at(data, b'"%s":' % key) for key in (b"obfuscation", b"sequence_number") if key.decode() in obj]
-        self.route_value(b'"delta":', delta, slot, event, holes)
+        self.route_value(b'"delta":', delta, slot, event, holes, kind=kind)
 
     def _at(self, obj: Mapping[str, Any]) -> _Item | None:
         """The item an event is about (by output_index; by item_id when that is missing)."""

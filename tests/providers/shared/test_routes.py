@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import pytest
 from agentmsg.providers._response import parser as _stream
 from tests._support.budget import SEED, rounds
 from tests._support.mutators import mutate_json, random_cuts
-from tests._support.providers import STREAMS, ids, parser_for, same_with_and_without_routes
+from tests._support.providers import FIXTURES, STREAMS, ids, parser_for, same_with_and_without_routes
 
 pytestmark = [
     pytest.mark.differential,
@@ -33,14 +34,25 @@ pytestmark = [
 
 SSE_STREAMS = [p for p in STREAMS if p.suffix == ".sse"]
 
-#: Text streams whose text chunks take a route, and the provider whose reader routes them
+#: Streams whose text, reasoning or tool-call argument chunks take a route: the provider whose values change from
+#: one chunk to the next in them (see _varied), and the delta a routed chunk of theirs gives
 ROUTED = {
-    "openai/stream_text_include_usage.sse": "openai",
-    "gemini/stream_text.sse": "gemini",
-    "anthropic/stream_sdk_basic.sse": "anthropic",
-    "dashscope/native_stream_text_docs.sse": "dashscope",
-    "openai-responses/stream_text_after_tool_output.sse": "openai-responses",
+    "openai/stream_text_include_usage.sse": ("openai", "TEXT_BLOCK_DELTA"),
+    "openai/stream_parallel_tool_calls.sse": ("openai", "TOOL_CALL_DELTA"),
+    "dashscope/compat_stream_reasoning.sse": ("openai", "THINKING_BLOCK_DELTA"),  # (the compatible API)
+    "gemini/stream_text.sse": ("gemini", "TEXT_BLOCK_DELTA"),
+    "anthropic/stream_sdk_basic.sse": ("anthropic", "TEXT_BLOCK_DELTA"),
+    "anthropic/stream_sdk_tool_use.sse": ("anthropic", "TOOL_CALL_DELTA"),
+    "anthropic/stream_thinking_signature.sse": ("anthropic", "THINKING_BLOCK_DELTA"),
+    "dashscope/native_stream_text_docs.sse": ("dashscope", "TEXT_BLOCK_DELTA"),
+    "dashscope/native_stream_thinking_docs.sse": ("dashscope", "THINKING_BLOCK_DELTA"),
+    "openai-responses/stream_text_after_tool_output.sse": ("openai-responses", "TEXT_BLOCK_DELTA"),
+    "openai-responses/stream_reasoning_commentary_function_call.sse": ("openai-responses", "TOOL_CALL_DELTA"),
+    "openai-responses/stream_reasoning_text_openrouter.sse": ("openai-responses", "THINKING_BLOCK_DELTA"),
 }
+
+#: The events a routed payload gives
+DELTAS = ("TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA")
 
 
 def same_read(mod: Any, body: bytes, rng: random.Random, label: str) -> None:
@@ -86,9 +98,9 @@ def _repeated(body: bytes, k: int, times: int) -> bytes:
     return sep.join(events[:k] + [events[k]] * times + events[k + 1 :])
 
 
-def _read(mod: Any, body: bytes) -> tuple[int, int]:
+def _read(mod: Any, body: bytes) -> tuple[int, Counter[str]]:
     """How many payloads of a stream its reader's ``chunk()`` read (the others took a route, or came after the
-    end), and how many text deltas the stream gave."""
+    end), and how many text, reasoning and argument deltas the stream gave, by type."""
     parser = mod.StreamParser()
     read = 0
     chunk = parser.reader.chunk
@@ -100,37 +112,60 @@ def _read(mod: Any, body: bytes) -> tuple[int, int]:
 
     parser.reader.chunk = counting
     events = parser.feed(body) + parser.close()
-    return read, sum(e["type"] == "TEXT_BLOCK_DELTA" for e in events)
+    return read, Counter(e["type"] for e in events if e["type"] in DELTAS)
 
 
 def _varied(name: str, body: bytes, rng: random.Random) -> bytes:
     """The values that change from one text chunk to the next in the provider's streams, changed."""
-    provider = ROUTED[name]
+    provider = ROUTED[name][0]
     if provider in ("openai", "openai-responses"):
         body = _obfuscated(body, rng)
     return _recounted(provider, body, rng) if provider in COUNTS else body
 
 
 @pytest.mark.parametrize("name", list(ROUTED))
-def test_a_text_chunk_repeated_takes_the_route(name: str) -> None:
-    """The routes are taken: some text chunk of each text stream, repeated 20 times with the values that change
-    changed (OpenAI's obfuscation, Gemini's and DashScope's usage counts), is read by ``chunk()`` once, its
-    copies in C (a reader that routes nothing fails here); the events are the Python path's."""
+def test_a_delta_chunk_repeated_takes_the_route(name: str) -> None:
+    """The routes are taken: some text, reasoning or arguments chunk of each stream (the kind ROUTED names), repeated
+    20 times with the values that change changed (OpenAI's obfuscation, Gemini's and DashScope's usage counts), is
+    read by ``chunk()`` once, its copies in C (a reader that routes nothing of that kind fails here); the events are
+    the Python path's."""
     path = next(p for p in SSE_STREAMS if f"{p.parent.name}/{p.name}" == name)
-    mod = parser_for(path)
+    routed = _routed(name, parser_for(path), path.read_bytes(), ROUTED[name][1])
+    assert routed, f"no {ROUTED[name][1]} chunk of {name} took a route"
+
+
+def _routed(name: str, mod: Any, raw: bytes, kind: str) -> list[int]:
+    """The payloads of ``raw`` that, repeated 20 times, take a route giving ``kind`` deltas (and read the same)."""
     rng = random.Random(f"{SEED}/{name}")
-    raw = path.read_bytes()
-    base = _read(mod, raw)
+    base_read, base = _read(mod, raw)
     sep = b"\r\n\r\n" if b"\r\n\r\n" in raw else b"\n\n"
     routed = []
     for k, event in enumerate(raw.split(sep)):
         if b"data: {" not in event and b"data:{" not in event:
             continue  # (no payload: repeating it reads nothing more either way)
         body = _varied(name, _repeated(raw, k, 20), rng)
-        if _read(mod, body) == (base[0], base[1] + 19):  # 19 more text deltas, and no more chunk() calls
+        read, deltas = _read(mod, body)
+        if read == base_read and deltas[kind] == base[kind] + 19:  # 19 more deltas, and no more chunk() calls
             routed.append(k)
             same_read(mod, body, rng, f"{name}, event {k} repeated")
-    assert routed, f"no text chunk of {name} took a route"
+    return routed
+
+
+def test_gemini_thought_chunks_take_the_route() -> None:
+    """Gemini's thought summaries (a part ``{"text": ..., "thought": true}``, no signature) take a route as its text
+    does: a text stream whose parts are thoughts."""
+    name = "gemini/stream_text.sse"
+    path = FIXTURES / name
+    lines = []
+    for line in path.read_bytes().split(b"\n"):
+        if line.startswith(b"data: {"):
+            obj = orjson.loads(line[6:])
+            for part in obj["candidates"][0]["content"]["parts"]:
+                if set(part) == {"text"}:
+                    part["thought"] = True
+            line = b"data: " + orjson.dumps(obj) + b"\r" * line.endswith(b"\r")
+        lines.append(line)
+    assert _routed(name, parser_for(path), b"\n".join(lines), "THINKING_BLOCK_DELTA")
 
 
 def _edited(body: bytes, rng: random.Random) -> bytes:

@@ -496,16 +496,37 @@ class StreamBuilder:
             e["source"] = c.source
         self.events.append(e)
 
-    def text_parts(self, slot: str) -> tuple[str, str] | None:
-        """What every text event of the open text block in ``slot`` (choice 0) holds but its id, time and delta:
-        (replyId, blockId), for a caller that writes such events itself while that block stays open and nothing
-        else comes (the stream parser's text route, :meth:`PayloadReader.route_text`), as :meth:`text` writes
-        them; None when :meth:`text` does more (a subclass's, structured output, a source, no such block)."""
+    def route_parts(self, kind: str, slot: Any) -> tuple[str, str, str, str, list[str] | None] | None:
+        """What every delta event of choice 0's open block or call in ``slot`` holds but its id, time and delta, for a
+        caller that writes such events itself while that block or call stays open and nothing else comes (the stream
+        parser's routes, :meth:`PayloadReader.route_text`), as :meth:`text`, :meth:`thinking` and
+        :meth:`tool_call` write them: (event type, replyId, the key naming the block or call, its id, the call's
+        argument pieces the delta joins or None). ``kind``: ``text`` (``slot`` a text block's), ``thinking`` (a
+        thinking block's) or ``call`` (``slot`` a started call's key, whose arguments have begun). None when the
+        method would do more (a subclass's, structured output's text, a source), or nothing of that kind is open
+        there."""
         c = self._choices.get(0)
-        if type(self) is not StreamBuilder or self.structured is not None or c is None or c.source is not None:
+        if type(self) is not StreamBuilder or c is None or not c.started or c.source is not None:
             return None
+        if kind == "call":
+            call = c.calls.get(slot)
+            if call is None or not call.open or not call.started or not call.args:
+                return None
+            return ("TOOL_CALL_DELTA", c.reply_id, "toolCallId", call.id, call.text)
         block = c.blocks.get(slot)
-        return (c.reply_id, block[1]) if c.started and block is not None and block[0] == "text" else None
+        if block is None or block[0] != kind or (kind == "text" and self.structured is not None):
+            return None
+        return ("TEXT_BLOCK_DELTA" if kind == "text" else "THINKING_BLOCK_DELTA", c.reply_id, "blockId", block[1], None)
+
+    def routed(self, kind: str, slot: Any, delta: str) -> None:
+        """A routed payload's delta (:meth:`route_parts`) read as the payload it repeats was: ``text(delta, slot=)``,
+        ``thinking(delta, slot=)`` or ``tool_call(slot, arguments=delta)``, of choice 0."""
+        if kind == "text":
+            self.text(delta, slot=slot)
+        elif kind == "thinking":
+            self.thinking(delta, slot=slot)
+        else:
+            self.tool_call(slot, arguments=delta)
 
     def thinking(
         self,

@@ -111,8 +111,8 @@ class StreamParser:
         #: where a bytes chunk goes once the body's format is known: the SSE decoder's feed (Framer.sse_feed), or
         #: the framer's own for a body of JSON lines or values
         self._sse: Callable[[bytes], list[Any]] | None = None
-        #: the text events' fixed parts (b.text_parts) of the route they were asked for (reader.route, by identity)
-        self._parts: tuple[str, str] | None = None
+        #: the routed events' fixed parts (b.route_parts) of the route they were asked for (reader.route, by identity)
+        self._parts: tuple[str, str, str, str, list[str] | None] | None = None
         self._parts_of: object = None
         self._after_end = False  # a payload after the end was said (see _past_end)
         self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
@@ -167,27 +167,28 @@ class StreamParser:
                 route = reader.route
                 if route is not None and between is not None:
                     text = between(data, route[0], route[1], route[4]) if payload.event == route[3] else None
-                    if text is not None:  # a text payload of the shape the last payload's text had: route_text
+                    if text is not None:  # a payload of the shape the last one had: its delta (route_text)
                         b.payload = data
                         try:
                             if self._parts_of is not route:  # (once per route: its block is open while it runs)
-                                self._parts_of, self._parts = route, b.text_parts(route[2])
+                                self._parts_of, self._parts = route, b.route_parts(route[6], route[2])
                             parts = self._parts
-                            if (
-                                parts is not None and text
-                            ):  # b.text(text, slot=route[2]), inline (its frame cost most cold)
+                            if parts is not None and text:  # b.routed(...), inline (its frames cost most cold)
                                 b.events.append(
                                     {
-                                        "type": "TEXT_BLOCK_DELTA",
+                                        "type": parts[0],
                                         "id": b._new_id(),
                                         "createdAt": b._stamp,
-                                        "replyId": parts[0],
-                                        "blockId": parts[1],
+                                        "replyId": parts[1],
+                                        parts[2]: parts[3],
                                         "delta": text,
                                     }
                                 )
-                            else:
-                                b.text(text, slot=route[2])
+                                if parts[4] is not None:  # (a call's arguments)
+                                    parts[4].append(text)
+                            else:  # (and the parts looked up again: a call's first argument text may have come)
+                                b.routed(route[6], route[2], text)
+                                self._parts_of = None
                             if route[5] is not None:
                                 route[5](data)
                         except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:

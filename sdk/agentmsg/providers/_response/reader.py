@@ -39,8 +39,9 @@ _between = getattr(speedups, "json_string_between", None)
 _MAX_FINDS = 256
 
 
-#: A route (:meth:`PayloadReader.route_text`): head, tail, slot, event, after, then
-Route = tuple[bytes, bytes, str, str, tuple[bytes, ...], Callable[[bytes], None] | None]
+#: A route (:meth:`PayloadReader.route_text`): head, tail, slot, event, after, then, kind
+Route = tuple[bytes, bytes, Any, str, tuple[bytes, ...], Callable[[bytes], None] | None, str]
+
 
 _INT = re.compile(rb"-?\d+")
 #: A count in a usage object's bytes: its key and (group 2) its value (PayloadReader.usage_holes)
@@ -118,7 +119,7 @@ class PayloadReader(ABC):
         self.spec = spec
         self.done = False  # the provider's end-of-stream signal was seen (a payload after it is said, not read)
         self.foreign = 0  # payloads of no shape this reader knows, skipped (see say_foreign)
-        #: the text payloads' shape: head, tail, slot, event, after, then (see route_text)
+        #: the routed payloads' shape: head, tail, slot, event, after, then, kind (see route_text)
         self.route: Route | None = None
         self._finds = 0  # routes looked for in a payload's bytes (route_value)
 
@@ -168,38 +169,42 @@ class PayloadReader(ABC):
         self,
         head: bytes,
         tail: bytes,
-        slot: str,
+        slot: Any,
         event: str,
         after: tuple[bytes, ...] = (),
         then: Callable[[bytes], None] | None = None,
+        kind: str = "text",
     ) -> None:
         """What :meth:`chunk` says of the payload it is reading: a payload whose bytes are exactly ``head``, a JSON
         string and ``tail`` would be read as ``builder.text(<the string>, slot=slot)`` and nothing else (the
-        provider's common text delta, for the block now open). Until another payload comes, the parser reads such
-        payloads so, with no orjson and no :meth:`chunk` call: the string is read by the generic C kernel
+        provider's common text delta, for the block now open); ``kind`` ``thinking``: as
+        ``builder.thinking(<the string>, slot=slot)``; ``call``: as ``builder.tool_call(slot, arguments=<the
+        string>)``, ``slot`` the call's key (a later fragment of a call's arguments), all of choice 0
+        (:meth:`StreamBuilder.routed`). Until another payload comes, the parser reads such payloads so, with no
+        orjson and no :meth:`chunk` call: the string is read by the generic C kernel
         ``agentmsg._speedups.json_string_between``, which leaves what it does not read exactly as orjson does to
         orjson. ``event``: the SSE event name such payloads come under (``chunk``'s). ``after``: the payload goes
         on after ``tail`` with a hole (a JSON string or integer) then the piece, for each piece: values that change
         from one payload to the next and that :meth:`chunk` does not read, or reads in ``then`` (OpenAI's
-        ``obfuscation``, Gemini's usage counts); ``then(payload)`` is called after the text, with the payload's
+        ``obfuscation``, Gemini's usage counts); ``then(payload)`` is called after the delta, with the payload's
         bytes. Any other payload ends the route before it is read. Without the C kernels, nothing."""
         if _between is not None:
-            self.route = (head, tail, slot, event, after, then)
+            self.route = (head, tail, slot, event, after, then, kind)
 
     def route_value(
         self,
         key: bytes,
         text: str,
-        slot: str,
+        slot: Any,
         event: str,
         holes: Iterable[int] = (),
         then: Callable[[bytes], None] | None = None,
+        kind: str = "text",
     ) -> None:
         """:meth:`route_text` for the payload being read (the builder's ``payload``), found in its bytes: the JSON
         string after ``key`` (``b'"content":'``), which occurs once in them, holds ``text``; ``holes``: where in
         them the values that may change start (:func:`value_at`), each a JSON string or integer after the text.
-        The route is taken only when the C kernel reads ``text`` back from the payload with it; not at all after
-        :data:`_MAX_FINDS` searches in one stream (its payloads' shape keeps changing)."""
+        The route is taken only when the C kernel reads ``text`` back from the payload with it; not at all after :data:`_MAX_FINDS` searches in one stream (its payloads' shape keeps changing)."""
         if _between is None or self._finds >= _MAX_FINDS:
             return
         self._finds += 1
@@ -222,7 +227,7 @@ class PayloadReader(ABC):
         pieces.append(data[pos:])
         after = tuple(pieces[1:])
         if _between(data, data[:start], pieces[0], after) == text:
-            self.route = (data[:start], pieces[0], slot, event, after, then)
+            self.route = (data[:start], pieces[0], slot, event, after, then, kind)
 
     def usage_holes(
         self, u: Any, key: str, input_key: str, convert: Callable[[Any, StreamBuilder], dict[str, Any] | None]
