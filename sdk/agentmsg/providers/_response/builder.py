@@ -496,11 +496,11 @@ class StreamBuilder:
             e["source"] = c.source
         self.events.append(e)
 
-    def route_parts(self, kind: str, slot: Any) -> tuple[str, str, str, str, list[str] | None] | None:
+    def route_parts(self, kind: str, slot: Any) -> tuple[str, str, str, list[str] | None] | None:
         """What every delta event of choice 0's open block or call in ``slot`` holds but its id, time and delta, for a
         caller that writes such events itself while that block or call stays open and nothing else comes (the stream
         parser's routes, :meth:`PayloadReader.route_text`), as :meth:`text`, :meth:`thinking` and
-        :meth:`tool_call` write them: (event type, replyId, the key naming the block or call, its id, the call's
+        :meth:`tool_call` write them: (event type, replyId, the blockId or, for a call, its toolCallId, the call's
         argument pieces the delta joins or None). ``kind``: ``text`` (``slot`` a text block's), ``thinking`` (a
         thinking block's) or ``call`` (``slot`` a started call's key, whose arguments have begun). None when the
         method would do more (a subclass's, structured output's text, a source), or nothing of that kind is open
@@ -512,11 +512,11 @@ class StreamBuilder:
             call = c.calls.get(slot)
             if call is None or not call.open or not call.started or not call.args:
                 return None
-            return ("TOOL_CALL_DELTA", c.reply_id, "toolCallId", call.id, call.text)
+            return ("TOOL_CALL_DELTA", c.reply_id, call.id, call.text)
         block = c.blocks.get(slot)
         if block is None or block[0] != kind or (kind == "text" and self.structured is not None):
             return None
-        return ("TEXT_BLOCK_DELTA" if kind == "text" else "THINKING_BLOCK_DELTA", c.reply_id, "blockId", block[1], None)
+        return ("TEXT_BLOCK_DELTA" if kind == "text" else "THINKING_BLOCK_DELTA", c.reply_id, block[1], None)
 
     def routed(self, kind: str, slot: Any, delta: str) -> None:
         """A routed payload's delta (:meth:`route_parts`) read as the payload it repeats was: ``text(delta, slot=)``,

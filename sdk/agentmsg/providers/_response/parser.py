@@ -112,7 +112,7 @@ class StreamParser:
         #: the framer's own for a body of JSON lines or values
         self._sse: Callable[[bytes], list[Any]] | None = None
         #: the routed events' fixed parts (b.route_parts) of the route they were asked for (reader.route, by identity)
-        self._parts: tuple[str, str, str, str, list[str] | None] | None = None
+        self._parts: tuple[str, str, str, list[str] | None] | None = None
         self._parts_of: object = None
         self._after_end = False  # a payload after the end was said (see _past_end)
         self._joined_said = False  # SSE events joined for want of blank lines were said (see _lines_of)
@@ -174,18 +174,29 @@ class StreamParser:
                                 self._parts_of, self._parts = route, b.route_parts(route[6], route[2])
                             parts = self._parts
                             if parts is not None and text:  # b.routed(...), inline (its frames cost most cold)
-                                b.events.append(
-                                    {
-                                        "type": parts[0],
-                                        "id": b._new_id(),
-                                        "createdAt": b._stamp,
-                                        "replyId": parts[1],
-                                        parts[2]: parts[3],
-                                        "delta": text,
-                                    }
-                                )
-                                if parts[4] is not None:  # (a call's arguments)
-                                    parts[4].append(text)
+                                if parts[3] is None:  # a text or thinking block's (constant keys: a faster dict)
+                                    b.events.append(
+                                        {
+                                            "type": parts[0],
+                                            "id": b._new_id(),
+                                            "createdAt": b._stamp,
+                                            "replyId": parts[1],
+                                            "blockId": parts[2],
+                                            "delta": text,
+                                        }
+                                    )
+                                else:  # a call's arguments
+                                    b.events.append(
+                                        {
+                                            "type": parts[0],
+                                            "id": b._new_id(),
+                                            "createdAt": b._stamp,
+                                            "replyId": parts[1],
+                                            "toolCallId": parts[2],
+                                            "delta": text,
+                                        }
+                                    )
+                                    parts[3].append(text)
                             else:  # (and the parts looked up again: a call's first argument text may have come)
                                 b.routed(route[6], route[2], text)
                                 self._parts_of = None
