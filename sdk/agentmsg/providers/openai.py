@@ -382,6 +382,7 @@ _AUTOMATIC: Final = {
 _GPT_VERSION = re.compile(r"(?:^|[/:])gpt-(\d+)(?:\.(\d+))?")
 
 
+@functools.lru_cache(maxsize=256)  # (a regex search per call: the model repeats from one call to the next)
 def explicit_breakpoints(model: str) -> bool:
     """Whether an OpenAI model takes explicit prompt-cache breakpoints on content parts: gpt-5.6 and later (the
     SDK's docstrings, provider-fields.md 1.4); the others cache on their own only."""

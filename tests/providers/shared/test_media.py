@@ -875,3 +875,34 @@ def test_a_base64_data_url_with_three_padding_characters_or_misplaced_padding_is
     and the source schema refuse.)"""
     msgs = [UserMessage([AudioBlock(source=URLSource(url=f"data:audio/wav;base64,{payload}"))])]
     assert refused("openai", msgs) == ("/0/content/0", "media-data-url")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "dashscope", "openai-responses"])
+def test_a_media_session_is_made_only_for_media_to_resolve(
+    provider: str, media_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call whose conversation holds no media to resolve makes no media session (no file reader, no download
+    client); one whose local image is read makes one, closed when the call ends."""
+    made: list[str] = []
+    session = MediaPolicy.session
+
+    def recorded(self: MediaPolicy) -> Any:
+        s = session(self)
+        close = s.close
+        made.append("made")
+
+        def closing() -> None:
+            made.append("closed")
+            close()
+
+        s.close = closing  # type: ignore[method-assign]
+        return s
+
+    monkeypatch.setattr(MediaPolicy, "session", recorded)
+    get(provider).format_request([UserMessage("hello")], model="m")
+    assert made == []
+    get(provider).format_request(image_msg("https://example.com/cat.png"), model="m")  # (sent as a URL)
+    assert made == []
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    get(provider).format_request(image_msg(str(media_root / "dot.png")), model="m", options=options)
+    assert made == ["made", "closed"]

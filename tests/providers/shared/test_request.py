@@ -1078,3 +1078,30 @@ def test_a_chat_provider_says_what_it_does_with_each_thinking_block(
     else:
         assert kept == ["let me think", "let me think"]
     assert demoted == ["thinking-demoted" in rules] * 2
+
+
+@given(st.lists(st.text(max_size=70), max_size=30))
+@settings(max_examples=100, deadline=None)
+def test_a_name_pattern_answers_as_its_regex_across_calls(names: list[str]) -> None:
+    """A provider's name pattern (``id_matcher``) keeps its recent answers across calls: each is the regex's, the
+    same name asked twice included, and the kept answers stay bounded (``_MEMO_MAX``)."""
+    import re
+
+    from agentmsg.providers._request import context as ctx_module
+
+    pattern = r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}"
+    ok = ctx_module.id_matcher(pattern)
+    for name in names + names:
+        assert bool(ok(name)) == (re.fullmatch(pattern, name) is not None)
+    for k in range(ctx_module._MEMO_MAX + 10):
+        assert ok(f"n{k}")
+    assert len(ok.__closure__[-1].cell_contents) <= ctx_module._MEMO_MAX  # type: ignore[index]
+
+
+def test_a_speaker_name_is_sanitized_alike_from_one_call_to_the_next() -> None:
+    """The speaker names a call sanitizes (kept across calls) are the same the next call, and said each time."""
+    msgs = [agentmsg.UserMessage("hi", name="Dr. Who"), agentmsg.UserMessage("again", name="alice")]
+    for _ in range(2):
+        r = get("openai").format_request(msgs, model="m")
+        assert [m.get("name") for m in r.body["messages"]] == ["Dr__Who", "alice"]
+        assert [d.rule for d in r.diagnostics] == ["name-sanitized"]

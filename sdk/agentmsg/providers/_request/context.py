@@ -34,7 +34,7 @@ from agentmsg.blocks import (
 )
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.message import Msg, member_blocks, member_roles
-from agentmsg.providers._request.media import MediaPolicy, data_url_mime, scheme_of
+from agentmsg.providers._request.media import MediaPolicy, MediaSession, data_url_mime, scheme_of
 
 __all__ = [
     "ERROR",
@@ -284,12 +284,18 @@ _DEFAULT_OPTIONS = FormatOptions()
 # ---- the per-call context -------------------------------------------------------------------------
 
 _ID_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+#: The names (speakers, tools) of recent calls and what they map to (or whether a provider's pattern takes them):
+#: pure functions of the name, kept across calls (an agent's names repeat from one turn to the next), at most this
+#: many, cleared when full
+_MEMO_MAX = 4096
+_SPEAKERS: dict[str, str] = {}
 
 
 class Context:
     """State of one format call: diagnostics, options, id/name maps, open tool calls."""
 
     __slots__ = (
+        "_media",
         "cache_marks",
         "diagnostics",
         "families",
@@ -298,7 +304,6 @@ class Context:
         "id_free",
         "id_max",
         "id_taken",
-        "media",
         "messages",
         "name_cache",
         "names_dropped",
@@ -329,7 +334,7 @@ class Context:
         self.messages = messages
         self.families = frozenset(options.replay_from if options.replay_from is not None else families)
         self.diagnostics: list[tuple[Any, str, Any]] = []  # (pointer, rule, message): see report()
-        self.media = options.media.session()
+        self._media: MediaSession | None = None  # (made on first use: most conversations hold no media to resolve)
         # tool-call ids the provider takes as they are: any (``id_free``), or non-empty ones of at most
         # ``id_max`` characters (0: any length) in which ``id_bad`` (a regex search) finds no character
         # it refuses; the others are mapped, alike in call and result
@@ -355,6 +360,20 @@ class Context:
         #: the prompt-cache markers of the messages (message index -> cache.Mark), None: none (run_format reads them)
         self.cache_marks: Any = None
 
+    @property
+    def media(self) -> MediaSession:
+        """The call's media session (local files and downloads under the options' policy), made on first use."""
+        media = self._media
+        if media is None:
+            media = self._media = self.options.media.session()
+        return media
+
+    def close_media(self) -> None:
+        """Close the media session, if one was made (its download client); once."""
+        media, self._media = self._media, None
+        if media is not None:
+            media.close()
+
     def report(self, pointer: str | tuple[int, int], rule: str, message: str | tuple[Any, ...]) -> None:
         """Record a diagnostic. The walks record the frequent ones cheaply (appending to
         ``diagnostics`` themselves): ``pointer`` may be (message index, block index) for
@@ -365,7 +384,7 @@ class Context:
     def finish(self, strict: bool) -> tuple[tuple[Any, str, Any], ...]:
         """The diagnostics recorded, as (pointer, rule, message) for :class:`FormattedRequest`; with
         ``strict`` raise the lossy and error ones as a ValidationError."""
-        self.media.close()
+        self.close_media()
         if self.names_dropped:
             self._say_names_dropped()
         diagnostics = tuple(self.diagnostics)
@@ -445,7 +464,12 @@ class Context:
         """A name for an OpenAI-style ``name`` field: ``[A-Za-z0-9_-]{1,64}``."""
         mapped = self.name_cache.get(name)
         if mapped is None:
-            mapped = _ID_BAD_CHARS.sub("_", name)[:64] or "_"
+            mapped = _SPEAKERS.get(name)
+            if mapped is None:
+                mapped = _ID_BAD_CHARS.sub("_", name)[:64] or "_"
+                if len(_SPEAKERS) >= _MEMO_MAX:
+                    _SPEAKERS.clear()
+                _SPEAKERS[name] = mapped
             self.name_cache[name] = mapped
         if mapped != name:
             self.report(pointer, "name-sanitized", f"name {name!r} sent as {mapped!r}")
@@ -502,7 +526,21 @@ def _unique(mapped: str, original: str, used: set[str], limit: int) -> str:
 
 
 def id_matcher(pattern: str) -> Callable[[str], Any]:
-    return re.compile(pattern).fullmatch
+    """Whether a provider's pattern takes an id or a name as it is (truthy: it does); the answers of recent calls
+    kept (:data:`_MEMO_MAX`: an agent's tool names repeat from one turn to the next)."""
+    match = re.compile(pattern).fullmatch
+    seen: dict[str, bool] = {}
+
+    def matches(name: str) -> bool:
+        ok = seen.get(name)
+        if ok is None:
+            ok = match(name) is not None
+            if len(seen) >= _MEMO_MAX:
+                seen.clear()
+            seen[name] = ok
+        return ok
+
+    return matches
 
 
 # ---- tool calls -----------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ def run_format(
     try:
         draft = build(ctx, msgs, tool_defs, choice)
     finally:
-        ctx.media.close()
+        ctx.close_media()
     if structured is not None and "structured_output" not in draft.parser_options:
         ctx.report("/structured_output", "param-dropped", f"{spec.name} takes no structured output: not asked for")
     if ctx.cache_marks or any(t.cache is not None for t in tool_defs):
