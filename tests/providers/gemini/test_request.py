@@ -438,10 +438,15 @@ def test_gemini_a_multi_part_error_result_is_an_error_response(state: str, key: 
 
 
 def _round_trips(value: str) -> bool:
-    """Base64 as Gemini reads it, told the long way: either alphabet, padding optional, and decoding then
-    encoding again gives the same text (the trailing bits are canonical)."""
+    """Base64 as google-genai reads it, told the long way: one alphabet or the other (not mixed), padding optional
+    (but never more than the last group lacks), and decoding then encoding again gives the same text (the
+    trailing bits are canonical)."""
+    if not re.fullmatch(r"[A-Za-z0-9+/]*|[A-Za-z0-9_-]*", value.rstrip("=")):
+        return False
     text = value.rstrip("=").replace("-", "+").replace("_", "/")
-    if len(text) % 4 == 1 or not re.fullmatch(r"[A-Za-z0-9+/]*", text):
+    if len(text) % 4 == 1:
+        return False
+    if len(value) - len(text) > -len(text) % 4:  # padding beyond the last group's ("=", "QUJD=", "QUI==")
         return False
     raw = base64.b64decode(text + "=" * (-len(text) % 4))
     return base64.b64encode(raw).decode("ascii").rstrip("=") == text
@@ -457,5 +462,29 @@ def _round_trips(value: str) -> bool:
     )
 )
 def test_a_signature_is_base64_exactly_when_it_round_trips(value: str) -> None:
-    """_b64_ok tells the trailing bits from the last character (no decoding): the same answer as a round trip."""
+    """_b64_ok tells the trailing bits from the last character (no decoding): the same answer as a round trip, and
+    as google-genai's own reading of a part's thoughtSignature (the independent oracle) where it is installed."""
     assert gemini._b64_ok(value) is _round_trips(value)
+    try:
+        from google.genai import types
+    except ImportError:
+        return
+    try:
+        types.Part(thought_signature=value)  # type: ignore[arg-type]
+        genai_ok = True
+    except ValueError:  # (pydantic's ValidationError)
+        genai_ok = False
+    assert gemini._b64_ok(value) is genai_ok, value
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"), [("=", False), ("QUJD=", False), ("QUI==", False), ("QQ=", True), ("QUI=", True)]
+)
+def test_a_signature_padded_beyond_its_last_group_is_not_sent(value: str, ok: bool) -> None:
+    """A thinking signature with more padding than its last group lacks is no base64 google-genai reads: dropped
+    and said, not sent (a signature "=" was sent, and google-genai refused the request's contents)."""
+    msgs = [AssistantMessage([ThinkingBlock(thinking="hm", metadata={"signature": value})])]
+    r = gemini.format_request([UserMessage("q"), *msgs], model="gemini-2.5-pro")
+    sent = [p.get("thoughtSignature") for c in r.body["contents"] for p in c["parts"]]
+    assert (value in sent) is ok
+    assert (("/1/content/0", "signature-dropped") in rules(r)) is not ok
