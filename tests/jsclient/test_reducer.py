@@ -328,3 +328,39 @@ def test_typescript_reducer_agrees_with_python_on_random_streams(tmp_path: Path)
     assert {"agentmsg_reduce_errors", "agentmsg_hitl"} <= metadata
     assert any(r["checks"] for r in results)
     assert any(m["id"].startswith("msg-") for r in results for m in r["messages"])
+
+
+def test_a_usage_java_dropped_keys_from_comes_back_from_its_copy_alike(tmp_path: Path) -> None:
+    """A reply whose model call's usage came through Java (its ChatUsage keys only) and whose AGENT_RESULT's metadata
+    holds the usage's copy (``_chat_usage``, with a key Java drops): both reducers put the key back into the
+    message's usage, as every Python reader does (docs/wire-format.md); the TypeScript one kept it in the copy only
+    (found by make fuzz: a mutated key). A copy of another usage (a count differs) restores nothing, in both."""
+
+    def stream(copy_input: int) -> list[Any]:
+        def ev(kind: str, **keys: Any) -> dict[str, Any]:
+            return {"type": kind, "id": f"e{kind}", "createdAt": AT, "replyId": "r1", **keys}
+
+        usage = {"inputTokens": 7, "outputTokens": 3, "cachedTokens": 0, "time": 0.5, "totalTokens": 10}
+        copy = {**usage, "inputTokens": copy_input, "reasoningTokens": 2}
+        result = {"id": "m1", "name": "a", "role": "ASSISTANT", "content": [], "metadata": {"_chat_usage": copy}}
+        return [
+            ev("AGENT_START", role="assistant"),
+            ev("MODEL_CALL_START"),
+            ev("TEXT_BLOCK_START", blockId="t"),
+            ev("TEXT_BLOCK_DELTA", blockId="t", delta="hi"),
+            ev("TEXT_BLOCK_END", blockId="t"),
+            ev("MODEL_CALL_END", usage=usage),
+            ev("AGENT_RESULT", result=result),
+        ]
+
+    cases = [(stream(7), None), (stream(8), None)]
+    path = tmp_path / "streams.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
+    script = tmp_path / "reduce.mjs"
+    script.write_text(SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
+    done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
+    agreeing, other = json.loads(done.stdout)
+    for (events, max_open), ts in zip(cases, (agreeing, other), strict=True):
+        assert same_json(ts, _python(events, max_open))
+    assert agreeing["messages"][0]["usage"]["reasoningTokens"] == 2
+    assert "reasoningTokens" not in other["messages"][0]["usage"]

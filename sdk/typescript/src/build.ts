@@ -75,6 +75,30 @@ function blockDict(b: Block | ToolResult, close: boolean): Json {
 
 /** The keys AgentScope Java 2.0.0's ChatUsage writes (agentmsg/message.py JAVA_USAGE_KEYS). */
 const JAVA_USAGE_KEYS: ReadonlySet<string> = new Set(["inputTokens", "outputTokens", "cachedTokens", "time", "totalTokens"]);
+/** The counts a usage and its metadata copy must agree on for the copy to restore the usage (agentmsg/message.py
+ * _USAGE_AGREEMENT: what Java keeps as it read it; it recomputes totalTokens). */
+const USAGE_AGREEMENT = ["inputTokens", "outputTokens", "cachedTokens", "time"] as const;
+
+/** The usage with the keys of its copy that a trip through Java drops (any but Java's) and the usage lacks, or
+ * null when there are none or the copy is no copy of this usage (a count both hold differs). */
+function restoredUsage(usage: Obj, copy: Obj): Obj | null {
+  const missing = Object.keys(copy).filter((k) => !Object.hasOwn(usage, k) && !JAVA_USAGE_KEYS.has(k));
+  if (!missing.length) return null;
+  for (const k of USAGE_AGREEMENT) {
+    if (Object.hasOwn(usage, k) && Object.hasOwn(copy, k) && !sameCount(usage[k], copy[k])) return null;
+  }
+  const out: Obj = { ...usage };
+  for (const k of missing) setOwn(out, k, copy[k]);
+  return out;
+}
+
+/** Two counts equal as Python compares them: numbers (and booleans, as 0 and 1) by value, else as their JSON. */
+function sameCount(a: Json | undefined, b: Json | undefined): boolean {
+  const num = (v: Json | undefined) => (typeof v === "number" ? v : typeof v === "boolean" ? Number(v) : null);
+  const x = num(a);
+  const y = num(b);
+  return x !== null || y !== null ? x === y : JSON.stringify(a) === JSON.stringify(b);
+}
 
 /** The reply's message. `st` given (the reply is closing): salvage problems are recorded there. */
 export function build(reply: Reply, interrupted: boolean, defaultName: string | null, close: boolean, st?: State): Msg {
@@ -98,7 +122,7 @@ export function build(reply: Reply, interrupted: boolean, defaultName: string | 
   if (reply.errors.length) metadata.agentmsg_errors = [...reply.errors];
   const reason = interrupted ? "INTERRUPTED" : reply.reason;
   if (reason !== null) metadata.agentscope_generate_reason = reason;
-  const usage = reply.usage !== null ? { ...reply.usage } : Object.hasOwn(result, "usage") ? result.usage : null;
+  let usage = reply.usage !== null ? { ...reply.usage } : Object.hasOwn(result, "usage") ? result.usage : null;
   if (reply.usage === null && isObject(usage)) {
     // AGENT_RESULT's usage reaches the message as it is: a count beyond 2^53 may have lost its last digits
     // in a JS number (Python keeps it exact), which is said, as for the counts MODEL_CALL_END gives (rule
@@ -112,6 +136,10 @@ export function build(reply: Reply, interrupted: boolean, defaultName: string | 
   // A usage holding a key AgentScope Java 2.0.0's ChatUsage lacks keeps a copy of itself in metadata
   // _chat_usage, a map Java keeps whole: the key survives a trip through Java (docs/wire-format.md).
   if (isObject(usage) && Object.keys(usage).some((k) => !JAVA_USAGE_KEYS.has(k))) setOwn(metadata, "_chat_usage", { ...usage });
+  // Then the usage is completed from the message's copy (the keys Java dropped from usage, which the copy carried
+  // through it: an AGENT_RESULT re-written by Java), as every Python reader does (agentmsg/message.py restore_usage).
+  const copy = Object.hasOwn(metadata, "_chat_usage") ? metadata._chat_usage : null;
+  if (isObject(usage) && isObject(copy)) usage = restoredUsage(usage, copy) ?? usage;
   // Ids and names come from the stream: only non-empty strings (ids) and strings (names) are used.
   const id = [result.id, reply.msgId].find((v) => typeof v === "string" && v !== "") ?? reply.fallbackId;
   const name = [result.name, reply.name].find((v) => typeof v === "string") ?? defaultName;
