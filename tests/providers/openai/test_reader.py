@@ -7,6 +7,7 @@ never timed, where a body could make it super-linear."""
 from __future__ import annotations
 
 import base64
+import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,7 @@ from tests._support.providers import (
     data,
     oai,
     reduce_ok,
+    route_events,
     said,
     sse,
     tc,
@@ -1225,3 +1227,51 @@ def test_openai_annotations_of_several_deltas_are_joined_and_odd_ones_said() -> 
     events = list(openai.parse_stream(sse(chunk({"content": "ab", "annotations": {"x": 1}}, "stop"))))
     assert custom(events) == [("agentmsg.problem", "type")]
     assert "agentmsg_grounding" not in reduce_ok(events).metadata
+
+
+_DELTAS = [
+    {"reasoning_content": "we think"},
+    {"content": None, "reasoning_content": " more"},
+    {"content": None, "role": "assistant", "reasoning_content": "x"},
+    {"reasoning": "openrouter's"},
+    {"content": None, "reasoning": "and"},
+    {"reasoning_content": "", "reasoning": "both"},
+    {"reasoning_content": "a", "reasoning": "b"},
+    {"content": "", "reasoning_content": "c"},
+    {"content": "text", "reasoning_content": "d"},
+    {"reasoning_content": 5},
+    {"reasoning_content": "e", "refusal": None},
+    {"tool_calls": [{"index": 0, "function": {"arguments": '{"a":'}}]},
+    {"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": ""}}]},
+    {"tool_calls": [{"index": 1, "function": {"arguments": "1}"}}]},
+    {"content": "hi"},
+    {"role": "assistant", "content": "there"},
+]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_readers_common_chunks_read_as_its_general_path(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader's short ways for its common chunks (a reasoning fragment, an arguments fragment) give the events
+    the general path (``_message``, ``_tool_calls``) gives the same chunks: streams of such deltas in random order,
+    read as they are and with the short ways turned off."""
+    rng = random.Random(seed)
+    body = b"".join(
+        b"data: "
+        + orjson.dumps(
+            {
+                "id": "chatcmpl-1",
+                "model": "m",
+                "choices": [{"index": 0, "delta": rng.choice(_DELTAS), "finish_reason": None}],
+            }
+        )
+        + b"\n\n"
+        for _ in range(rng.randint(1, 12))
+    )
+
+    def events() -> list[dict[str, Any]]:
+        return route_events(openai, body, routes=False)
+
+    want = events()
+    monkeypatch.setattr(openai, "_reasoning_fragment", lambda delta: None)
+    monkeypatch.setattr(openai, "_arguments_fragment", lambda delta: None)
+    assert events() == want

@@ -42,7 +42,6 @@ _MAX_FINDS = 256
 #: A route (:meth:`PayloadReader.route_text`): head, tail, slot, event, after, then, kind
 Route = tuple[bytes, bytes, Any, str, tuple[bytes, ...], Callable[[bytes], None] | None, str]
 
-
 _INT = re.compile(rb"-?\d+")
 #: A count in a usage object's bytes: its key and (group 2) its value (PayloadReader.usage_holes)
 _COUNT = re.compile(rb'"(\w+)":(-?\d+)')
@@ -204,7 +203,8 @@ class PayloadReader(ABC):
         """:meth:`route_text` for the payload being read (the builder's ``payload``), found in its bytes: the JSON
         string after ``key`` (``b'"content":'``), which occurs once in them, holds ``text``; ``holes``: where in
         them the values that may change start (:func:`value_at`), each a JSON string or integer after the text.
-        The route is taken only when the C kernel reads ``text`` back from the payload with it; not at all after :data:`_MAX_FINDS` searches in one stream (its payloads' shape keeps changing)."""
+        The route is taken only when the C kernel reads ``text`` back from the payload with it; not at all after
+        :data:`_MAX_FINDS` searches in one stream (its payloads' shape keeps changing)."""
         if _between is None or self._finds >= _MAX_FINDS:
             return
         self._finds += 1
