@@ -576,19 +576,23 @@ def route_events(mod: Any, body: bytes | list[bytes], *, routes: bool) -> list[d
     """A provider module's events of a stream (whole, or its chunks), read with the C text routes or without them
     (``PayloadReader.route_text``: every payload through orjson and the reader's ``chunk``); ids, times and minted
     reply ids made comparable."""
+    import types
+    import uuid
+
+    from agentmsg.providers._response import builder as _builder
     from agentmsg.providers._response import parser as _stream
 
     n = itertools.count()
-    saved = _stream._string_between
+    minted = itertools.count()
+    saved, saved_uuid = _stream._string_between, _builder.uuid
     _stream._string_between = saved if routes else None
+    # A reply id minted where the payload gave none is random, and so are the tool-call ids derived from it: the
+    # same ones in both reads (a payload edited to an id of another type made the two reads' call ids differ)
+    _builder.uuid = types.SimpleNamespace(uuid4=lambda: uuid.UUID(int=next(minted)))  # type: ignore[assignment]
     try:
         out = list(mod.parse_stream(body, id_factory=lambda: str(next(n)), clock=lambda: "T"))
     finally:
-        _stream._string_between = saved
-    replies: dict[str, str] = {}  # (a reply id minted where the payload gave none: random, so numbered here)
-    for e in out:
-        if "replyId" in e:
-            e["replyId"] = replies.setdefault(e["replyId"], f"reply-{len(replies)}")
+        _stream._string_between, _builder.uuid = saved, saved_uuid
     return out
 
 
