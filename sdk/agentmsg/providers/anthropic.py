@@ -779,10 +779,19 @@ _DELTA_BLOCK: dict[Any, Any] = {
     "input_json_delta": "tool_use",
 }
 _ENDED = object()  # a block whose content_block_stop came
-#: A text delta's bytes before its text, as the API writes them (then the text's JSON string and ``}}``)
-_TEXT_DELTA = b'{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":'
-_JSON_DELTA = b'{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":'
-_THINKING_DELTA = b'{"type":"content_block_delta","index":%d,"delta":{"type":"thinking_delta","thinking":'
+#: The deltas the parser may read in C (PayloadReader.route_text): each one's bytes before its string, as the API
+#: writes them (then the string and ``}}``), and what the string is read as (the route's kind)
+_ROUTED_DELTAS: Final = {
+    "text_delta": (b'{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":', "text"),
+    "input_json_delta": (
+        b'{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":',
+        "call",
+    ),
+    "thinking_delta": (
+        b'{"type":"content_block_delta","index":%d,"delta":{"type":"thinking_delta","thinking":',
+        "thinking",
+    ),
+}
 
 
 class Reader(PayloadReader):
@@ -852,19 +861,16 @@ class Reader(PayloadReader):
             block_kind = self._kinds.get(slot)
             if block_kind != _DELTA_BLOCK.get(dkind, block_kind) and not self._misplaced(slot, dkind, block_kind):
                 return
+            routed = _ROUTED_DELTAS.get(dkind)
+            if routed is not None and block_kind == _DELTA_BLOCK[dkind] and type(index) is int and type(self) is Reader:
+                # the next deltas of this kind and block, in the API's bytes, are read as this one (in C); not in a
+                # subclass, which may read payloads its own way (chunk() would not see them)
+                self.route_text(routed[0] % index, b"}}", slot, event, kind=routed[1])
             if dkind == "text_delta":
-                if block_kind == "text" and type(index) is int and type(self) is Reader:
-                    # the next text deltas of this block, in the API's bytes, are read as this one (in C); not in a
-                    # subclass, which may read payloads its own way (chunk() would not see them)
-                    self.route_text(_TEXT_DELTA % index, b"}}", slot, event)
                 b.text(delta.get("text") or "", slot=slot)
             elif dkind == "input_json_delta":
-                if block_kind == "tool_use" and type(index) is int and type(self) is Reader:  # (as text_delta's)
-                    self.route_text(_JSON_DELTA % index, b"}}", slot, event, kind="call")
                 b.tool_call(slot, arguments=delta.get("partial_json") or "")
             elif dkind == "thinking_delta":
-                if block_kind == "thinking" and type(index) is int and type(self) is Reader:  # (as text_delta's)
-                    self.route_text(_THINKING_DELTA % index, b"}}", slot, event, kind="thinking")
                 b.thinking(delta.get("thinking") or "", slot=slot)
             elif dkind == "signature_delta":
                 b.signature(delta.get("signature") or "", slot=slot)  # the whole signature: the last one wins

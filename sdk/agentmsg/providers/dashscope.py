@@ -466,10 +466,9 @@ def _is_error(obj: Mapping[str, Any]) -> bool:
     return not obj.get("output") and isinstance(obj.get("code"), str) and bool(obj.get("code")) and "message" in obj
 
 
-#: What a routed text chunk holds (Reader._route)
+#: What a routed chunk holds (Reader._route; its message: _PLAIN_MESSAGE)
 _ROUTED_KEYS = frozenset(("output", "usage", "request_id"))
 _ROUTED_CHOICE_KEYS = frozenset(("message", "finish_reason", "index"))
-_ROUTED_MESSAGE_KEYS = frozenset(("content", "reasoning_content", "role"))
 
 #: The keys of a choice's message that hold only its reasoning and text (see Reader._read)
 _PLAIN_MESSAGE = frozenset(("content", "reasoning_content", "role"))
@@ -703,12 +702,12 @@ class Reader(PayloadReader):
     def _route(self, event: str, obj: dict[str, Any]) -> None:
         """An incremental text or reasoning chunk read as ``b.text(text)`` or ``b.thinking(reasoning)`` and its usage
         kept for later, and nothing else: the next ones of the same bytes around their text and their usage counts
-        (the same request id, input count...) are read so in C (:meth:`PayloadReader.route_value`), with no orjson and no :meth:`chunk` call; the usage
-        of the last is read from its bytes when the reply ends."""
+        (the same request id, input count...) are read so in C (:meth:`PayloadReader.route_value`), with no orjson
+        and no :meth:`chunk` call; the usage of the last is read from its bytes when the reply ends."""
         b = self.b
         if self.incremental is not True or self.held is not None or b.response_id is None:
             return
-        if not _ROUTED_KEYS.issuperset(obj) or self.b.closed:
+        if not _ROUTED_KEYS.issuperset(obj) or b.closed:
             return
         output = obj.get("output")
         choices = output.get("choices") if type(output) is dict and len(output) == 1 else None
@@ -721,7 +720,7 @@ class Reader(PayloadReader):
             or ch.get("index", 0) != 0
             or ch.get("finish_reason") not in (None, "null")
             or type(m) is not dict
-            or not _ROUTED_MESSAGE_KEYS.issuperset(m)
+            or not _PLAIN_MESSAGE.issuperset(m)
         ):
             return
         text, reasoning = m.get("content"), m.get("reasoning_content", "")

@@ -498,9 +498,9 @@ def _answer_part(part: Any) -> bool:
 
 def _b64_ok(value: str) -> bool:
     """Base64 as google-genai reads a part's bytes (a signature it refuses never reaches the API): the standard or
-    the URL-safe alphabet (not both mixed), padding optional but no more than the last group lacks (``QQ``, ``QQ=``, ``QQ==``; not ``=``, ``QUJD=``,
-    ``QUI==``), canonical trailing bits (those of the last character beyond the last whole byte are zero: what
-    decoding and encoding again gives back unchanged, told without doing it)."""
+    the URL-safe alphabet (not both mixed), padding optional but no more than the last group lacks (``QQ``,
+    ``QQ=``, ``QQ==``; not ``=``, ``QUJD=``, ``QUI==``), canonical trailing bits (those of the last character beyond
+    the last whole byte are zero: what decoding and encoding again gives back unchanged, told without doing it)."""
     text = value.rstrip("=")
     rest = len(text) % 4
     if rest == 1 or not _B64_EITHER(text):

@@ -213,8 +213,8 @@ def test_anthropic_synthetic_equals_accumulate_event(stream: Any, cuts: list[int
 @given(anthropic_stream(), st.lists(st.integers(0, 1 << 20), max_size=12))
 def test_anthropic_text_deltas_read_in_c_as_in_python(stream: Any, cuts: list[int]) -> None:
     """The text deltas in the API's bytes are read in C (``_speedups.json_string_between``, see
-    ``BaseStreamParser.route_text``) where it was built: the events are those of the Python path (orjson and
-    the parser's ``payload``), whole and cut into chunks anywhere."""
+    ``PayloadReader.route_text``) where it was built: the events are those of the Python path (orjson and
+    the reader's ``chunk``), whole and cut into chunks anywhere."""
     from agentmsg.providers._response import parser as _stream
 
     if _stream._string_between is None:
