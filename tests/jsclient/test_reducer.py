@@ -364,3 +364,47 @@ def test_a_usage_java_dropped_keys_from_comes_back_from_its_copy_alike(tmp_path:
         assert same_json(ts, _python(events, max_open))
     assert agreeing["messages"][0]["usage"]["reasoningTokens"] == 2
     assert "reasoningTokens" not in other["messages"][0]["usage"]
+
+
+def test_a_byte_order_mark_before_a_calls_arguments_is_read_alike(tmp_path: Path) -> None:
+    """A tool call's arguments text that starts with a byte-order mark: both reducers skip it, as every reader of
+    JSON text does (docs/wire-format.md), and read the object after it; the TypeScript reducer said "arguments are
+    not valid JSON" (found by make fuzz: an inserted BOM). A second mark, or one after a space, is a syntax error in
+    both; the text itself is kept as it came. The seeds' legacy ``arguments`` key is read the same way."""
+
+    def ev(kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{kind}{len(keys)}", "createdAt": AT, "replyId": "r1", **keys}
+
+    def stream(arguments: str) -> list[Any]:
+        return [
+            ev("AGENT_START", role="assistant"),
+            ev("TOOL_CALL_START", toolCallId="c1", toolCallName="f"),
+            ev("TOOL_CALL_DELTA", toolCallId="c1", delta=arguments),
+            ev("TOOL_CALL_END", toolCallId="c1"),
+            ev("AGENT_END"),
+        ]
+
+    def legacy(arguments: str) -> list[Any]:  # (the call as the message's metadata agentmsg_hitl keeps it)
+        call = {"type": "tool_use", "id": "c1", "name": "f", "arguments": arguments}
+        return [
+            ev("AGENT_START", role="assistant"),
+            ev("REQUIRE_EXTERNAL_EXECUTION", toolCalls=[call]),
+            ev("AGENT_END"),
+        ]
+
+    texts = ['\ufeff{"a": 1}', '\ufeff\ufeff{"a": 1}', ' \ufeff{"a": 1}']
+    cases = [(make(t), None) for make in (stream, legacy) for t in texts]
+    path = tmp_path / "streams.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
+    script = tmp_path / "reduce.mjs"
+    script.write_text(SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
+    done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
+    results = json.loads(done.stdout)
+    for (events, max_open), ts in zip(cases, results, strict=True):
+        assert same_json(ts, _python(events, max_open)), (events, ts)
+    calls = [r["messages"][0]["content"][0] for r in results[:3]]
+    calls += [r["messages"][0]["metadata"]["agentmsg_hitl"][0]["toolCalls"][0] for r in results[3:]]
+    for call, text in zip(calls, texts * 2, strict=True):
+        assert call["content"] == text  # (kept as it came)
+    assert [c["input"] for c in calls] == [{"a": 1}, {}, {}] * 2
+    assert ["argumentsError" in c.get("metadata", {}) for c in calls] == [False, True, True] * 2

@@ -94,12 +94,13 @@ function utf8Beyond(s: string, limit: number): boolean {
 
 /** JSON text read as agentmsg's codec reads it: the value, or `undefined` when the text is not one JSON
  * value that can be written back as read (over the size or depth limit, a lone surrogate, an integer
- * outside [-2^63, 2^64-1], a number that overflows a double). */
+ * outside [-2^63, 2^64-1], a number that overflows a double). A byte-order mark (U+FEFF) at the text's start is
+ * skipped, as Python's codec skips it (docs/wire-format.md, "Byte-order mark: one policy"); a second one is not. */
 export function readJson(text: string): unknown {
   if (utf8Beyond(text, MAX_BYTES)) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch {
     return undefined;
   }
