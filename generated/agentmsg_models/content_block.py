@@ -110,9 +110,9 @@ class ImageBlock:
     source: source_1.Source = attrs.field(metadata={"wire": "source", "nullable": False})
     """Where the image comes from."""
     min_pixels: int | None = attrs.field(default=None, metadata={"wire": "minPixels", "nullable": False})
-    """Lower bound on pixels after resizing (DashScope Qwen-VL `min_pixels`)."""
+    """Lower bound on pixels after resizing (DashScope Qwen-VL `min_pixels`). At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that."""
     max_pixels: int | None = attrs.field(default=None, metadata={"wire": "maxPixels", "nullable": False})
-    """Upper bound on pixels after resizing (DashScope Qwen-VL `max_pixels`)."""
+    """Upper bound on pixels after resizing (DashScope Qwen-VL `max_pixels`). At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that."""
 
     unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
     """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
@@ -140,15 +140,15 @@ class VideoBlock:
     source: source_1.Source = attrs.field(metadata={"wire": "source", "nullable": False})
     """Where the video comes from."""
     fps: float | None = attrs.field(default=None, metadata={"wire": "fps", "nullable": False})
-    """Frames per second to sample."""
+    """Frames per second to sample. AgentScope Java holds it in a `Float`: a trip through Java keeps about 7 significant digits (29.97 stays 29.97; 142.908356735 comes back as 142.90836), and a value beyond a float's range (3.4028234663852886e38) would come back as the string "Infinity", hence the maximum."""
     max_frames: int | None = attrs.field(default=None, metadata={"wire": "maxFrames", "nullable": False})
-    """Maximum number of frames to sample."""
+    """Maximum number of frames to sample. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that."""
     min_pixels: int | None = attrs.field(default=None, metadata={"wire": "minPixels", "nullable": False})
-    """Lower bound on pixels per frame."""
+    """Lower bound on pixels per frame. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that."""
     max_pixels: int | None = attrs.field(default=None, metadata={"wire": "maxPixels", "nullable": False})
-    """Upper bound on pixels per frame."""
+    """Upper bound on pixels per frame. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that."""
     total_pixels: int | None = attrs.field(default=None, metadata={"wire": "totalPixels", "nullable": False})
-    """Upper bound on pixels over all frames."""
+    """Upper bound on pixels over all frames. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that."""
 
     unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
     """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
@@ -200,7 +200,7 @@ class ToolResultBlock:
     output: list[ContentBlock] = attrs.field(factory=list, metadata={"wire": "output", "nullable": False})
     """The tool's output as content blocks (text, media, ...). Defaults to `[]`."""
     metadata: dict[str, Any] = attrs.field(factory=dict, metadata={"wire": "metadata", "nullable": False})
-    """Metadata of a tool result. Declared keys are Java's; other keys are kept as they are."""
+    """Metadata of a tool result. Declared keys are Java's; other keys are kept as they are. AgentScope Java refuses a tool result whose metadata holds a null value (a NullPointerException on read: the whole message is lost), so agentmsg rejects null values here, as in a message's metadata; a null deeper inside a value is kept."""
     state: ToolResultState = attrs.field(default=ToolResultState.RUNNING, metadata={"wire": "state", "nullable": False})
 
     unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})

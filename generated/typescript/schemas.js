@@ -1757,21 +1757,24 @@ export const schemas = {
             "description": "Where the image comes from."
           },
           "minPixels": {
-            "description": "Lower bound on pixels after resizing (DashScope Qwen-VL `min_pixels`).",
+            "description": "Lower bound on pixels after resizing (DashScope Qwen-VL `min_pixels`). At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.",
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 2147483647
           },
           "maxPixels": {
-            "description": "Upper bound on pixels after resizing (DashScope Qwen-VL `max_pixels`).",
+            "description": "Upper bound on pixels after resizing (DashScope Qwen-VL `max_pixels`). At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.",
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 2147483647
           }
         },
         "patternProperties": {
           "^(min_pixels|max_pixels)$": {
-            "description": "snake_case spelling of minPixels / maxPixels, accepted on read; agentmsg writes camelCase.",
+            "description": "snake_case spelling of minPixels / maxPixels, accepted on read; agentmsg writes camelCase. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.",
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 2147483647
           }
         }
       },
@@ -1814,36 +1817,43 @@ export const schemas = {
             "description": "Where the video comes from."
           },
           "fps": {
-            "description": "Frames per second to sample.",
+            "description": "Frames per second to sample. AgentScope Java holds it in a `Float`: a trip through Java keeps about 7 significant digits (29.97 stays 29.97; 142.908356735 comes back as 142.90836), and a value beyond a float's range (3.4028234663852886e38) would come back as the string \"Infinity\", hence the maximum.",
             "type": "number",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 3.4028234663852886e+38,
+            "x-message": "fps is a number from 0 to 3.4028234663852886e38 (the range of the float AgentScope Java holds it in)"
           },
           "maxFrames": {
-            "description": "Maximum number of frames to sample.",
+            "description": "Maximum number of frames to sample. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.",
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 2147483647
           },
           "minPixels": {
-            "description": "Lower bound on pixels per frame.",
+            "description": "Lower bound on pixels per frame. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.",
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 2147483647
           },
           "maxPixels": {
-            "description": "Upper bound on pixels per frame.",
+            "description": "Upper bound on pixels per frame. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.",
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 2147483647
           },
           "totalPixels": {
-            "description": "Upper bound on pixels over all frames.",
+            "description": "Upper bound on pixels over all frames. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.",
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 2147483647
           }
         },
         "patternProperties": {
           "^(max_frames|min_pixels|max_pixels|total_pixels)$": {
-            "description": "snake_case spelling of the sizing keys, accepted on read; agentmsg writes camelCase.",
+            "description": "snake_case spelling of the sizing keys, accepted on read; agentmsg writes camelCase. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.",
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 2147483647
           }
         }
       },
@@ -1999,9 +2009,14 @@ export const schemas = {
       },
       "ToolResultMetadata": {
         "title": "ToolResultMetadata",
-        "description": "Metadata of a tool result. Declared keys are Java's; other keys are kept as they are.",
+        "description": "Metadata of a tool result. Declared keys are Java's; other keys are kept as they are. AgentScope Java refuses a tool result whose metadata holds a null value (a NullPointerException on read: the whole message is lost), so agentmsg rejects null values here, as in a message's metadata; a null deeper inside a value is kept.",
         "type": "object",
-        "additionalProperties": true,
+        "additionalProperties": {
+          "description": "Any non-null JSON value.",
+          "not": {
+            "type": "null"
+          }
+        },
         "x-agentmsg-map": true,
         "properties": {
           "agentscope_suspended": {

@@ -286,11 +286,11 @@ export interface ImageBlock {
   type: "image";
   source: Source;
   /**
-   * Lower bound on pixels after resizing (DashScope Qwen-VL `min_pixels`).
+   * Lower bound on pixels after resizing (DashScope Qwen-VL `min_pixels`). At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.
    */
   minPixels?: number;
   /**
-   * Upper bound on pixels after resizing (DashScope Qwen-VL `max_pixels`).
+   * Upper bound on pixels after resizing (DashScope Qwen-VL `max_pixels`). At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.
    */
   maxPixels?: number;
   [k: string]: unknown | undefined;
@@ -352,23 +352,23 @@ export interface VideoBlock {
   type: "video";
   source: Source;
   /**
-   * Frames per second to sample.
+   * Frames per second to sample. AgentScope Java holds it in a `Float`: a trip through Java keeps about 7 significant digits (29.97 stays 29.97; 142.908356735 comes back as 142.90836), and a value beyond a float's range (3.4028234663852886e38) would come back as the string "Infinity", hence the maximum.
    */
   fps?: number;
   /**
-   * Maximum number of frames to sample.
+   * Maximum number of frames to sample. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.
    */
   maxFrames?: number;
   /**
-   * Lower bound on pixels per frame.
+   * Lower bound on pixels per frame. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.
    */
   minPixels?: number;
   /**
-   * Upper bound on pixels per frame.
+   * Upper bound on pixels per frame. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.
    */
   maxPixels?: number;
   /**
-   * Upper bound on pixels over all frames.
+   * Upper bound on pixels over all frames. At most 2^31-1: AgentScope Java holds it in an `Integer` and refuses the whole message beyond that.
    */
   totalPixels?: number;
   [k: string]: unknown | undefined;
@@ -465,14 +465,22 @@ export interface ToolResultBlock {
   [k: string]: unknown | undefined;
 }
 /**
- * Metadata of a tool result. Declared keys are Java's; other keys are kept as they are.
+ * Metadata of a tool result. Declared keys are Java's; other keys are kept as they are. AgentScope Java refuses a tool result whose metadata holds a null value (a NullPointerException on read: the whole message is lost), so agentmsg rejects null values here, as in a message's metadata; a null deeper inside a value is kept.
  */
 export interface ToolResultMetadata {
   /**
    * True when the tool execution is suspended (waiting for confirmation or external execution).
    */
   agentscope_suspended?: boolean;
-  [k: string]: unknown | undefined;
+  /**
+   * Any non-null JSON value.
+   */
+  [k: string]:
+    | {
+        [k: string]: unknown | undefined;
+      }
+    | boolean
+    | undefined;
 }
 /**
  * An instruction injected into the agent loop as context (a reminder). Allowed in ASSISTANT (and TOOL) messages only.

@@ -153,7 +153,7 @@ thinking_metadata = st.none() | st.fixed_dictionaries(
 tool_use_metadata = st.fixed_dictionaries(
     {}, optional={"thoughtSignature": ident, "provider": ident, "argumentsError": short, "extra": json_value}
 )
-tool_result_metadata = st.fixed_dictionaries({}, optional={"agentscope_suspended": st.booleans(), "extra": json_value})
+tool_result_metadata = st.fixed_dictionaries({}, optional={"agentscope_suspended": st.booleans(), "extra": non_null})
 unknown_keys = st.none() | st.dictionaries(
     st.sampled_from(["future", "newerKey", "futureTokens", "x_vendor", "annotations"]),
     json_value,
@@ -171,7 +171,7 @@ sources = st.builds(
     data=b64,
     unknown_keys=unknown_keys,
 )
-pixels = st.none() | st.integers(0, 2**63 - 1)
+pixels = st.none() | st.integers(0, 2**31 - 1) | st.sampled_from([0, 2**31 - 1])  # (Java's Integer: the schema's range)
 media = st.one_of(
     st.builds(ImageBlock, source=sources, min_pixels=pixels, max_pixels=pixels, unknown_keys=unknown_keys),
     st.builds(AudioBlock, source=sources, unknown_keys=unknown_keys),

@@ -20,6 +20,7 @@ property tests check that whatever the fast path accepts, the detailed path acce
 from __future__ import annotations
 
 import enum
+import math
 import re
 import sys
 import types
@@ -251,10 +252,11 @@ class _Builder:
             if rest - {"minimum", "maximum"}:
                 raise Unsupported(f"number keywords {sorted(rest)} at {uri}")
             lo, hi = node.get("minimum"), node.get("maximum")
-            if (lo is not None and type(lo) is not int) or (hi is not None and type(hi) is not int):
-                raise Unsupported(f"a non-integer bound at {uri}")
-            ge = _I64_MIN if lo is None else max(_I64_MIN, lo)
-            le = _I64_MAX if hi is None else min(_I64_MAX, hi)
+            if any(b is not None and type(b) not in (int, float) for b in (lo, hi)):
+                raise Unsupported(f"a bound that is no number at {uri}")
+            # an integer's bounds are whole: a fractional bound (fps' float range) is rounded inwards
+            ge = _I64_MIN if lo is None else max(_I64_MIN, math.ceil(lo))
+            le = _I64_MAX if hi is None else min(_I64_MAX, math.floor(hi))
             whole = f"Annotated[int, msgspec.Meta({meta(ge=ge, le=le)})]"
             if kind == "integer":
                 return whole
