@@ -1555,19 +1555,22 @@ export const schemas = {
     "additionalProperties": true,
     "properties": {
       "inputTokens": {
-        "description": "Input (prompt) tokens: every token the model read, those read from the prompt cache (`cachedTokens`) and those written to it (`cacheCreationInputTokens`) included. OpenAI `prompt_tokens`; Anthropic `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` (Anthropic's `input_tokens` counts only the tokens after the last cache breakpoint; AgentScope Java sums them the same way); Gemini `promptTokenCount + toolUsePromptTokenCount`; DashScope `input_tokens` (native) or `prompt_tokens` (compatible mode); DeepSeek `prompt_tokens` (= `prompt_cache_hit_tokens + prompt_cache_miss_tokens`).",
+        "description": "Input (prompt) tokens: every token the model read, those read from the prompt cache (`cachedTokens`) and those written to it (`cacheCreationInputTokens`) included. OpenAI `prompt_tokens`; Anthropic `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` (Anthropic's `input_tokens` counts only the tokens after the last cache breakpoint; AgentScope Java sums them the same way); Gemini `promptTokenCount + toolUsePromptTokenCount`; DashScope `input_tokens` (native) or `prompt_tokens` (compatible mode); DeepSeek `prompt_tokens` (= `prompt_cache_hit_tokens + prompt_cache_miss_tokens`). At most 2^31-1: AgentScope Java 2.0.0's ChatUsage holds it in an `int` and refuses the whole message beyond that (a reducer's sum and a provider's count stop there).",
         "type": "integer",
-        "minimum": 0
+        "minimum": 0,
+        "maximum": 2147483647
       },
       "outputTokens": {
-        "description": "Output (completion) tokens, reasoning included (`reasoningTokens` is a part of it). OpenAI, DeepSeek and DashScope compatible mode `completion_tokens`; Anthropic `output_tokens`; Gemini `candidatesTokenCount + thoughtsTokenCount` (Gemini's candidates count leaves the thoughts out); DashScope `output_tokens` (native).",
+        "description": "Output (completion) tokens, reasoning included (`reasoningTokens` is a part of it). OpenAI, DeepSeek and DashScope compatible mode `completion_tokens`; Anthropic `output_tokens`; Gemini `candidatesTokenCount + thoughtsTokenCount` (Gemini's candidates count leaves the thoughts out); DashScope `output_tokens` (native). At most 2^31-1: AgentScope Java 2.0.0's ChatUsage holds it in an `int` and refuses the whole message beyond that (a reducer's sum and a provider's count stop there).",
         "type": "integer",
-        "minimum": 0
+        "minimum": 0,
+        "maximum": 2147483647
       },
       "cachedTokens": {
-        "description": "Input tokens read from the provider's prompt cache: a part of `inputTokens` (AgentScope Java 2.0.0 `ChatUsage.cachedTokens`). OpenAI and DashScope `prompt_tokens_details.cached_tokens` (DashScope's flat `cached_tokens` on some models); Anthropic `cache_read_input_tokens`; Gemini `cachedContentTokenCount`; DeepSeek `prompt_cache_hit_tokens`. Defaults to 0.",
+        "description": "Input tokens read from the provider's prompt cache: a part of `inputTokens` (AgentScope Java 2.0.0 `ChatUsage.cachedTokens`). OpenAI and DashScope `prompt_tokens_details.cached_tokens` (DashScope's flat `cached_tokens` on some models); Anthropic `cache_read_input_tokens`; Gemini `cachedContentTokenCount`; DeepSeek `prompt_cache_hit_tokens`. Defaults to 0. At most 2^31-1: AgentScope Java 2.0.0's ChatUsage holds it in an `int` and refuses the whole message beyond that (a reducer's sum and a provider's count stop there).",
         "type": "integer",
-        "minimum": 0
+        "minimum": 0,
+        "maximum": 2147483647
       },
       "time": {
         "description": "Wall-clock seconds the call(s) took.",
@@ -1575,7 +1578,7 @@ export const schemas = {
         "minimum": 0
       },
       "totalTokens": {
-        "description": "inputTokens + outputTokens. Derived: AgentScope Java writes it and recomputes it on read; agentmsg constructors compute it and decoding keeps the value read.",
+        "description": "inputTokens + outputTokens. Derived: AgentScope Java writes it and recomputes it on read (a value that is not that sum comes back as the sum after a trip through Java; Java 2.0.0 adds in an `int`, so beyond 2^31-1 together it writes a negative total, which agentmsg refuses); agentmsg constructors compute it and decoding keeps the value read.",
         "type": "integer",
         "minimum": 0
       },

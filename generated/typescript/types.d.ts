@@ -650,15 +650,15 @@ export interface MsgMetadata {
  */
 export interface ChatUsage {
   /**
-   * Input (prompt) tokens: every token the model read, those read from the prompt cache (`cachedTokens`) and those written to it (`cacheCreationInputTokens`) included. OpenAI `prompt_tokens`; Anthropic `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` (Anthropic's `input_tokens` counts only the tokens after the last cache breakpoint; AgentScope Java sums them the same way); Gemini `promptTokenCount + toolUsePromptTokenCount`; DashScope `input_tokens` (native) or `prompt_tokens` (compatible mode); DeepSeek `prompt_tokens` (= `prompt_cache_hit_tokens + prompt_cache_miss_tokens`).
+   * Input (prompt) tokens: every token the model read, those read from the prompt cache (`cachedTokens`) and those written to it (`cacheCreationInputTokens`) included. OpenAI `prompt_tokens`; Anthropic `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` (Anthropic's `input_tokens` counts only the tokens after the last cache breakpoint; AgentScope Java sums them the same way); Gemini `promptTokenCount + toolUsePromptTokenCount`; DashScope `input_tokens` (native) or `prompt_tokens` (compatible mode); DeepSeek `prompt_tokens` (= `prompt_cache_hit_tokens + prompt_cache_miss_tokens`). At most 2^31-1: AgentScope Java 2.0.0's ChatUsage holds it in an `int` and refuses the whole message beyond that (a reducer's sum and a provider's count stop there).
    */
   inputTokens?: number;
   /**
-   * Output (completion) tokens, reasoning included (`reasoningTokens` is a part of it). OpenAI, DeepSeek and DashScope compatible mode `completion_tokens`; Anthropic `output_tokens`; Gemini `candidatesTokenCount + thoughtsTokenCount` (Gemini's candidates count leaves the thoughts out); DashScope `output_tokens` (native).
+   * Output (completion) tokens, reasoning included (`reasoningTokens` is a part of it). OpenAI, DeepSeek and DashScope compatible mode `completion_tokens`; Anthropic `output_tokens`; Gemini `candidatesTokenCount + thoughtsTokenCount` (Gemini's candidates count leaves the thoughts out); DashScope `output_tokens` (native). At most 2^31-1: AgentScope Java 2.0.0's ChatUsage holds it in an `int` and refuses the whole message beyond that (a reducer's sum and a provider's count stop there).
    */
   outputTokens?: number;
   /**
-   * Input tokens read from the provider's prompt cache: a part of `inputTokens` (AgentScope Java 2.0.0 `ChatUsage.cachedTokens`). OpenAI and DashScope `prompt_tokens_details.cached_tokens` (DashScope's flat `cached_tokens` on some models); Anthropic `cache_read_input_tokens`; Gemini `cachedContentTokenCount`; DeepSeek `prompt_cache_hit_tokens`. Defaults to 0.
+   * Input tokens read from the provider's prompt cache: a part of `inputTokens` (AgentScope Java 2.0.0 `ChatUsage.cachedTokens`). OpenAI and DashScope `prompt_tokens_details.cached_tokens` (DashScope's flat `cached_tokens` on some models); Anthropic `cache_read_input_tokens`; Gemini `cachedContentTokenCount`; DeepSeek `prompt_cache_hit_tokens`. Defaults to 0. At most 2^31-1: AgentScope Java 2.0.0's ChatUsage holds it in an `int` and refuses the whole message beyond that (a reducer's sum and a provider's count stop there).
    */
   cachedTokens?: number;
   /**
@@ -666,7 +666,7 @@ export interface ChatUsage {
    */
   time?: number;
   /**
-   * inputTokens + outputTokens. Derived: AgentScope Java writes it and recomputes it on read; agentmsg constructors compute it and decoding keeps the value read.
+   * inputTokens + outputTokens. Derived: AgentScope Java writes it and recomputes it on read (a value that is not that sum comes back as the sum after a trip through Java; Java 2.0.0 adds in an `int`, so beyond 2^31-1 together it writes a negative total, which agentmsg refuses); agentmsg constructors compute it and decoding keeps the value read.
    */
   totalTokens?: number;
   /**

@@ -222,7 +222,8 @@ any_block = st.recursive(
 )
 usage = st.none() | st.builds(
     agentmsg.ChatUsage,
-    input_tokens=st.none() | st.integers(0, 2**63 - 1),
+    # (at most 2^31-1, Java's int, with the output count too: Java adds the two in an int for totalTokens)
+    input_tokens=st.none() | st.integers(0, 2**31 - 1 - 10**9),
     output_tokens=st.none() | st.integers(0, 10**9),
     cached_tokens=st.none() | st.integers(0, 10**9),
     time=st.none() | st.floats(0, 1e6) | st.integers(0, 10**6),

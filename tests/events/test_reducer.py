@@ -604,20 +604,30 @@ def test_many_distinct_open_blocks_are_bounded() -> None:
         reduce_events(events, strict=True)
 
 
-def test_usage_sum_saturates_at_java_long_max_and_is_reported() -> None:
-    big = 2**63 - 1
-    events = [ev(0, "AGENT_START")] + [ev(n, "MODEL_CALL_END", usage={"inputTokens": big}) for n in (1, 2, 3)]
+def test_usage_sum_saturates_at_its_maximum_and_is_reported() -> None:
+    """A sum stops at the usage schema's maximum: 2^31-1 for a count AgentScope Java holds in an int (inputTokens,
+    outputTokens, cachedTokens: Java refuses a message beyond it), 2^63-1 for the others (totalTokens here)."""
+    java_int, long = 2**31 - 1, 2**63 - 1
+    events = [ev(0, "AGENT_START")] + [
+        ev(n, "MODEL_CALL_END", usage={"inputTokens": java_int, "totalTokens": long}) for n in (1, 2, 3)
+    ]
     events.append(ev(4, "AGENT_END"))
     (msg,), problems = reduced(events)
-    assert msg["usage"]["inputTokens"] == big
-    assert problems == [("/2/usage/inputTokens", "maximum"), ("/3/usage/inputTokens", "maximum")]
+    assert msg["usage"]["inputTokens"] == java_int and msg["usage"]["totalTokens"] == long
+    assert problems == [
+        ("/2/usage/inputTokens", "maximum"),
+        ("/2/usage/totalTokens", "maximum"),
+        ("/3/usage/inputTokens", "maximum"),
+        ("/3/usage/totalTokens", "maximum"),
+    ]
 
 
 def test_usage_beyond_64_bits_is_rejected_not_turned_into_a_float() -> None:
     line = b'{"type":"MODEL_CALL_END","id":"e1","createdAt":"2025-01-01T00:00:00Z","replyId":"r","usage":{"inputTokens":18446744073709551617}}\n'
     r = Reducer()
     (msg,) = reduce_stream(line, reducer=r)
-    assert msg.usage is None and rules(r) == [("/0/usage/inputTokens", "type")]
+    # (the event's schema check says it is beyond inputTokens' maximum, 2^31-1, before the sum says it is no count)
+    assert msg.usage is None and rules(r) == [("/0/usage/inputTokens", "maximum"), ("/0/usage/inputTokens", "type")]
 
 
 def _deep(n: int) -> Any:
@@ -934,5 +944,6 @@ def test_a_usage_count_beyond_64_bits_is_ignored_as_objects_as_in_json_text() ->
     (a,), (b,) = as_objects.finish(), as_text.finish()
     assert a.to_dict() == b.to_dict()
     assert a.usage is not None and a.usage.input_tokens is None and a.usage.output_tokens == 3
-    assert rules(as_text) == [("/1/usage/inputTokens", "type")]
+    # (as text, the event's schema check also says 10**20 is beyond inputTokens' maximum, 2^31-1)
+    assert rules(as_text) == [("/1/usage/inputTokens", "maximum"), ("/1/usage/inputTokens", "type")]
     assert rules(as_objects) == [("/1/usage/inputTokens", "integer-range"), ("/1/usage/inputTokens", "type")]

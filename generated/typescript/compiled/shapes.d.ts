@@ -9,6 +9,8 @@ export interface PropShape {
   default?: unknown;
   /** The property is a number of this JSON Schema type (e.g. the usage counts a reducer sums). */
   number?: "integer" | "number";
+  /** The property's `maximum` (e.g. a usage count AgentScope Java holds in an int). */
+  maximum?: number;
 }
 /** A titled object's name, a tagged union by `type`, an array, or null: kept as it is. */
 export type Shape = string | { union: Record<string, Shape> } | { array: Shape } | null;

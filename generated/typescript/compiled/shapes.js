@@ -40,19 +40,22 @@ export const shapes = {
    "key": "inputTokens",
    "mode": "optional",
    "shape": null,
-   "number": "integer"
+   "number": "integer",
+   "maximum": 2147483647
   },
   {
    "key": "outputTokens",
    "mode": "optional",
    "shape": null,
-   "number": "integer"
+   "number": "integer",
+   "maximum": 2147483647
   },
   {
    "key": "cachedTokens",
    "mode": "optional",
    "shape": null,
-   "number": "integer"
+   "number": "integer",
+   "maximum": 2147483647
   },
   {
    "key": "time",
@@ -149,14 +152,16 @@ export const shapes = {
    "mode": "optional",
    "shape": null,
    "alt": "min_pixels",
-   "number": "integer"
+   "number": "integer",
+   "maximum": 2147483647
   },
   {
    "key": "maxPixels",
    "mode": "optional",
    "shape": null,
    "alt": "max_pixels",
-   "number": "integer"
+   "number": "integer",
+   "maximum": 2147483647
   }
  ],
  "Msg": [
@@ -366,35 +371,40 @@ export const shapes = {
    "key": "fps",
    "mode": "optional",
    "shape": null,
-   "number": "number"
+   "number": "number",
+   "maximum": 3.4028234663852886e+38
   },
   {
    "key": "maxFrames",
    "mode": "optional",
    "shape": null,
    "alt": "max_frames",
-   "number": "integer"
+   "number": "integer",
+   "maximum": 2147483647
   },
   {
    "key": "minPixels",
    "mode": "optional",
    "shape": null,
    "alt": "min_pixels",
-   "number": "integer"
+   "number": "integer",
+   "maximum": 2147483647
   },
   {
    "key": "maxPixels",
    "mode": "optional",
    "shape": null,
    "alt": "max_pixels",
-   "number": "integer"
+   "number": "integer",
+   "maximum": 2147483647
   },
   {
    "key": "totalPixels",
    "mode": "optional",
    "shape": null,
    "alt": "total_pixels",
-   "number": "integer"
+   "number": "integer",
+   "maximum": 2147483647
   }
  ]
 };

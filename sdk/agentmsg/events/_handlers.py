@@ -33,13 +33,22 @@ Handler = Callable[[State, dict[str, Any], int], None]
 #: the C delta loop (None: pure Python): see :func:`fold`
 _fold_deltas: Callable[..., int] | None = _speedups.fold_deltas if _speedups is not None else None
 
-_MAX_INT = 2**63 - 1  # Java's Long.MAX_VALUE: the largest usage a Java reader can hold
+_MAX_INT = 2**63 - 1  # the largest 64-bit count: where a sum the schema bounds no lower stops
+_USAGE_PROPS: dict[str, Any] = schema_documents()["chat-usage.schema.json"]["properties"]
 #: The usage keys a reply sums over its model calls, in the schema's order: every count the usage schema declares
 #: (an integer) and ``time`` (a number). A key added to the schema is summed with no change here.
 SUMMED_USAGE: dict[str, bool] = {
     key: prop.get("type") == "integer"
-    for key, prop in schema_documents()["chat-usage.schema.json"]["properties"].items()
+    for key, prop in _USAGE_PROPS.items()
     if prop.get("type") in ("integer", "number")
+}
+#: Where each summed key's sum stops: the schema's ``maximum`` (the counts AgentScope Java holds in an int: 2^31-1),
+#: else 2^63-1
+USAGE_MAX: dict[str, int] = {key: int(_USAGE_PROPS[key].get("maximum", _MAX_INT)) for key in SUMMED_USAGE}
+#: why a sum stops where it does, as the problem says it
+_USAGE_MAX_WHY: dict[str, str] = {
+    key: "AgentScope Java's ChatUsage holds it in an int" if top < _MAX_INT else "the largest 64-bit count"
+    for key, top in USAGE_MAX.items()
 }
 #: Message metadata key of the citation and grounding data a provider gave for the whole reply (MODEL_CALL_END
 #: envelope ``metadata.grounding``)
@@ -326,14 +335,15 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
             st.problem(i, f"/usage/{k}", "minimum", f"usage {k} {v!r:.40} is negative: value ignored")
             continue
         s = total.get(k, 0) + v
-        if s > _MAX_INT:
+        top = USAGE_MAX[k]
+        if s > top:
             st.problem(
                 i,
                 f"/usage/{k}",
                 "maximum",
-                f"usage {k} summed over the reply exceeds {_MAX_INT} (Java's Long.MAX_VALUE): kept at that value",
+                f"usage {k} summed over the reply exceeds {top} ({_USAGE_MAX_WHY[k]}): kept at that value",
             )
-            s = _MAX_INT
+            s = top
         total[k] = s
     for k, v in usage.items():
         if k in SUMMED_USAGE:

@@ -17,11 +17,19 @@ import { schemaProblems } from "./validate.js";
 
 type Handler = (st: State, e: Obj, i: number) => void;
 
-const MAX_INT = 2n ** 63n - 1n; // Java's Long.MAX_VALUE: the largest usage a Java reader can hold
+const MAX_INT = 2n ** 63n - 1n; // the largest 64-bit count: where a sum the schema bounds no lower stops
 const MAX_INT_NUMBER = 2 ** 63; // the double nearest to it (what JSON.parse makes of 9223372036854775807)
 /** The usage keys a reply sums over its model calls, in the schema's order: every count the usage schema
  * declares (an integer: true) and `time` (a number: false). A key added to the schema is summed with no change here. */
 const SUMMED_USAGE: ReadonlyMap<string, boolean> = new Map(shapes.ChatUsage!.filter((p) => p.number !== undefined).map((p) => [p.key, p.number === "integer"]));
+/** Where each summed count's sum stops: the schema's `maximum` (the counts AgentScope Java holds in an int: 2^31-1),
+ * else 2^63-1; and why, as the problem says it (agentmsg/events/_handlers.py USAGE_MAX). */
+const USAGE_MAX: ReadonlyMap<string, [bigint, string]> = new Map(
+  shapes.ChatUsage!.filter((p) => p.number === "integer").map((p) => [
+    p.key,
+    p.maximum !== undefined ? [BigInt(p.maximum), "AgentScope Java's ChatUsage holds it in an int"] : [MAX_INT, "the largest 64-bit count"],
+  ]),
+);
 const CALL_STATES: readonly unknown[] = enums.ToolCallState!;
 const RESULT_STATES: readonly unknown[] = enums.ToolResultState!;
 const OCTETS = "application/octet-stream";
@@ -207,9 +215,10 @@ function modelEnd(st: State, e: Obj, i: number): void {
         continue;
       }
       const exactSum = exact(have) + exact(v);
-      if (exactSum > MAX_INT) {
-        st.problem(i, `/usage/${k}`, "maximum", `usage ${k} summed over the reply exceeds ${MAX_INT} (Java's Long.MAX_VALUE): kept at that value`);
-        sum = MAX_INT_NUMBER;
+      const [top, why] = USAGE_MAX.get(k)!;
+      if (exactSum > top) {
+        st.problem(i, `/usage/${k}`, "maximum", `usage ${k} summed over the reply exceeds ${top} (${why}): kept at that value`);
+        sum = top === MAX_INT ? MAX_INT_NUMBER : Number(top);
       } else sum = Number(exactSum);
       if (v > Number.MAX_SAFE_INTEGER || sum > Number.MAX_SAFE_INTEGER) {
         // JavaScript only: a number beyond 2^53 is a double, which may not hold the count's last digits
@@ -224,7 +233,7 @@ function modelEnd(st: State, e: Obj, i: number): void {
       }
       sum = have + Number(v);
       if (sum >= MAX_INT_NUMBER) { // every double from 2^63 on is beyond 2^63-1
-        st.problem(i, `/usage/${k}`, "maximum", `usage ${k} summed over the reply exceeds ${MAX_INT} (Java's Long.MAX_VALUE): kept at that value`);
+        st.problem(i, `/usage/${k}`, "maximum", `usage ${k} summed over the reply exceeds ${MAX_INT} (the largest 64-bit count): kept at that value`);
         sum = MAX_INT_NUMBER;
       }
     }

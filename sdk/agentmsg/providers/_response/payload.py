@@ -10,7 +10,17 @@ from typing import Any, Protocol
 from agentmsg._codec.jsontext import json_type
 from agentmsg.providers._response.numbers import OVERFLOW, HugeNumber
 
-__all__ = ["LONG_MAX", "as_list", "as_object", "base64_source", "safe_int", "shown", "text_or_none", "usage_dict"]
+__all__ = [
+    "JAVA_INT_MAX",
+    "LONG_MAX",
+    "as_list",
+    "as_object",
+    "base64_source",
+    "safe_int",
+    "shown",
+    "text_or_none",
+    "usage_dict",
+]
 
 
 class CountSayer(Protocol):
@@ -47,8 +57,9 @@ def as_object(value: Any) -> dict[str, Any]:
 
 
 def safe_int(value: Any, b: CountSayer | None = None, field: str = "") -> int | None:
-    """A token count as the usage schema wants it (a non-negative int), or None; counts saturate at Java's
-    long maximum, as the reducer's sums do (an integer beyond 64 bits is such a count). Any other value but null
+    """A token count as the usage schema wants it (a non-negative int), or None; counts saturate at 2^63-1 (an
+    integer beyond 64 bits is such a count), and :func:`usage_dict` stops the counts AgentScope Java holds in an int
+    at 2^31-1, as the reducer's sums do. Any other value but null
     (``"12"``, ``-3``, ``1.5``, ``true``, ``1e400``) is said by ``b``, when given, as ``field``'s
     (:meth:`~agentmsg.providers._response.builder.StreamBuilder.no_count`): a plain count costs nothing more."""
     if type(value) is int and value >= 0:
@@ -61,6 +72,9 @@ def safe_int(value: Any, b: CountSayer | None = None, field: str = "") -> int | 
 
 
 LONG_MAX = 2**63 - 1
+#: The most a count AgentScope Java 2.0.0's ChatUsage holds in an int may be (the usage schema's ``maximum`` of
+#: ``inputTokens``, ``outputTokens`` and ``cachedTokens``)
+JAVA_INT_MAX = 2**31 - 1
 
 
 def shown(value: Any) -> str:
@@ -89,19 +103,20 @@ def usage_dict(
     cache_write: int | None = None,
     reasoning: int | None = None,
 ) -> dict[str, Any] | None:
-    """A ChatUsage dict from provider counts read by :func:`safe_int`, or their sums (only the counts given, a
-    sum saturating at Java's long maximum; totalTokens = input + output). ``cached``: input tokens read from the
+    """A ChatUsage dict from provider counts read by :func:`safe_int`, or their sums (only the counts given; the
+    input, output and cached counts saturating at 2^31-1, which AgentScope Java holds in an int, the others at 2^63-1;
+    totalTokens = input + output). ``cached``: input tokens read from the
     prompt cache (cachedTokens), ``cache_write``: written to it (cacheCreationInputTokens), both parts of the input
     count; ``reasoning``: output tokens spent on reasoning (reasoningTokens), a part of the output count
     (schemas/chat-usage.schema.json says which provider field is which)."""
     out: dict[str, Any] = {}
     i, o = input_tokens, output_tokens
     if i is not None:
-        out["inputTokens"] = i = i if i <= LONG_MAX else LONG_MAX
+        out["inputTokens"] = i = i if i <= JAVA_INT_MAX else JAVA_INT_MAX
     if o is not None:
-        out["outputTokens"] = o = o if o <= LONG_MAX else LONG_MAX
+        out["outputTokens"] = o = o if o <= JAVA_INT_MAX else JAVA_INT_MAX
     if cached is not None:
-        out["cachedTokens"] = cached if cached <= LONG_MAX else LONG_MAX
+        out["cachedTokens"] = cached if cached <= JAVA_INT_MAX else JAVA_INT_MAX
     if i is not None and o is not None:
         out["totalTokens"] = min(i + o, LONG_MAX)
     elif total is not None:
