@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 import agentmsg
 from tests._support.budget import SEED, examples
 from tests._support.strategies import messages
-from tests.conformance.test_java import JAVA_USAGE_KEYS, _drop_data_ids_java_added
+from tests.conformance.test_java import EVENT_EXTENSIONS, JAVA_USAGE_KEYS, _drop_data_ids_java_added
 from tests.conformance.test_schema_vectors import _drop
 from tests.conftest import ROOT
 
@@ -49,13 +49,13 @@ pytestmark = [
 _FILLED = {"inputTokens": 0, "outputTokens": 0, "cachedTokens": 0, "time": 0.0}
 
 
-def _through_java(tmp_path: Path, written: list[dict[str, Any]]) -> dict[str, str]:
-    """Java's text for each message (by index), read and written back by its codec."""
+def _through_java(tmp_path: Path, written: list[dict[str, Any]], kind: str = "msg") -> dict[str, str]:
+    """Java's text for each value of ``kind`` (``msg`` or ``event``, by index), read and written back by its codec."""
     vectors = tmp_path / "vectors"
     vectors.mkdir()
     cases = [{"id": str(i), "description": "random", "valid": True, "instance": m} for i, m in enumerate(written)]
-    schema = "https://agentmsg.dev/schemas/v1/msg.schema.json"
-    (vectors / "msg.json").write_bytes(orjson.dumps({"kind": "msg", "schema": schema, "cases": cases}))
+    schema = f"https://agentmsg.dev/schemas/v1/{'agent-event' if kind == 'event' else kind}.schema.json"
+    (vectors / f"{kind}.json").write_bytes(orjson.dumps({"kind": kind, "schema": schema, "cases": cases}))
     out = tmp_path / "out"
     r = subprocess.run(
         ["bash", str(ROOT / "tests" / "java" / "run.sh"), str(out)],
@@ -65,10 +65,10 @@ def _through_java(tmp_path: Path, written: list[dict[str, Any]]) -> dict[str, st
         env={**os.environ, "AGENTMSG_VECTORS_DIR": str(vectors), "AGENTMSG_FORMATTERS_DIR": str(tmp_path / "none")},
     )
     assert r.returncode == 0, r.stderr[-3000:]
-    verdicts = orjson.loads((out / "roundtrip-msg.json").read_bytes())
-    unread = {k: v.get("error") for k, v in verdicts.items() if not v["read"]}
-    assert not unread, f"AgentScope Java cannot read messages agentmsg wrote: {dict(list(unread.items())[:3])}"
-    raw: dict[str, str] = orjson.loads((out / "roundtrip-msg.raw.json").read_bytes())
+    verdicts = orjson.loads((out / f"roundtrip-{kind}.json").read_bytes())
+    unread = {k: (v.get("error"), written[int(k)]) for k, v in verdicts.items() if not v["read"]}
+    assert not unread, f"AgentScope Java cannot read what agentmsg wrote: {dict(list(unread.items())[:3])}"
+    raw: dict[str, str] = orjson.loads((out / f"roundtrip-{kind}.raw.json").read_bytes())
     return raw
 
 
@@ -140,3 +140,40 @@ def test_random_messages_agentmsg_wrote_come_back_from_java(tmp_path_factory: An
         expected = _drop({**mine, "usage": None}, dropped)
         got = _drop_data_ids_java_added(expected, {**again, "usage": None})
         assert _as_java_floats(got) == _as_java_floats(expected), where
+
+
+def test_random_events_agentmsg_wrote_come_back_from_java(tmp_path_factory: Any) -> None:
+    """The events agentmsg emits for random assistant messages (``emit_events``: every block kind's START, deltas
+    and END, tool results, usage, the AGENT_RESULT message), read and written back by Java's codec: each comes back as
+    it went but for what docs/java-compatibility.md lists for events (agentmsg's extension keys and the usage counts
+    Java's ChatUsage lacks are dropped, unknown keys outside metadata maps too; Java fills its own usage counters)."""
+    seed = SEED or random.randrange(2**32)
+    msgs = [m for m in _random_messages(seed, examples(400)) if m.role is agentmsg.MsgRole.ASSISTANT]
+    written = [orjson.loads(orjson.dumps(e)) for m in msgs for e in agentmsg.emit_events(m)]
+    raw = _through_java(tmp_path_factory.mktemp("java-random-events"), written, "event")
+    assert set(raw) == {str(i) for i in range(len(written))}
+    kinds = set()
+    for i, mine in enumerate(written):
+        where = (
+            f"event {i} of seed {seed} (AGENTMSG_FUZZ_SEED={seed} replays it): {orjson.dumps(mine).decode()[:1500]}"
+            f"\nJava wrote {raw[str(i)][:1500]}"
+        )
+        java = orjson.loads(raw[str(i)])
+        agentmsg.validate(java, "event")  # what Java writes, agentmsg reads
+        kinds.add(mine["type"])
+        unknown = [p.pointer for p in agentmsg.find_unknown_keys(mine, "event")]
+        expected = _drop(mine, [p for p in unknown if "/metadata/" not in p and not p.startswith("/usage/")])
+        expected = {k: v for k, v in expected.items() if k not in EVENT_EXTENSIONS.get(mine["type"], set())}
+        if isinstance(expected.get("usage"), dict):
+            _usage_back({k: v for k, v in expected["usage"].items() if k in JAVA_USAGE_KEYS}, java.get("usage"), where)
+            expected["usage"] = java["usage"]
+        if expected.get("metadata") == {} and "metadata" not in java:
+            del expected["metadata"]  # (Java omits an event's empty metadata map: docs/java-compatibility.md)
+        if expected["type"] == "AGENT_RESULT":  # the message inside: as the message test compares one
+            back = orjson.loads(agentmsg.Msg.from_json(orjson.dumps(java["result"])).to_json_bytes())
+            _usage_back(mine["result"].get("usage"), back.get("usage"), where)  # (its _chat_usage copy restores)
+            expected["result"] = {**expected["result"], "usage": None}
+            java = {**java, "result": {**back, "usage": None}}
+        got = _drop_data_ids_java_added(expected, java)
+        assert _as_java_floats(got) == _as_java_floats(expected), where
+    assert {"AGENT_START", "MODEL_CALL_END", "AGENT_RESULT", "TOOL_RESULT_START"} <= kinds
