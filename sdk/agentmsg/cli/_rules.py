@@ -49,8 +49,9 @@ RULES: dict[str, tuple[str, str, str]] = {
         "give a number in range",
     ),
     "maximum": (
-        "a number is above the largest allowed",
-        "`/index: 99999999999 is greater than the maximum`",
+        "a number is above the largest allowed (the usage counts and sizing hints AgentScope Java holds in an int: "
+        "2^31-1; a reducer's usage sum stops at its maximum)",
+        "`/usage/inputTokens: 2147483648 is greater than the maximum of 2147483647`",
         "give a number in range",
     ),
     "format": (
@@ -74,8 +75,9 @@ RULES: dict[str, tuple[str, str, str]] = {
         "fix what the other problems at that pointer say",
     ),
     "not": (
-        "a value has a shape it must not have",
-        "`/: should not be valid under ...`",
+        "a value has a shape it must not have (a null value in a message's or a tool result's metadata, which "
+        "AgentScope Java drops or refuses)",
+        '`/metadata/x: {"type":"null"} is not allowed for null`',
         "remove what the schema forbids there",
     ),
     "if": (
