@@ -146,22 +146,36 @@ test("only an RFC 3339 instant in UTC gives the message its timestamp, as in Pyt
 });
 
 test("usage beyond 2^53: JavaScript cannot promise the digits, so it says so (rule precision); Python keeps exact ints", () => {
+  // (the counts AgentScope Java lacks are 64-bit; those it holds in an int stop at 2^31-1: the next test)
   const at = "2025-01-01T00:00:00Z";
   const end = (id, usage) => ({ type: "MODEL_CALL_END", id, createdAt: at, replyId: "m", usage });
   const r = new Reducer();
   r.feed({ type: "AGENT_START", id: "a", createdAt: at, replyId: "r" });
-  r.feed(end("b", { inputTokens: 2 ** 53 - 1, outputTokens: 4 }));
-  r.feed(end("c", { inputTokens: 1, outputTokens: 2 ** 53 + 2 }));
-  r.feed(end("d", { inputTokens: -1, outputTokens: 1 }));
+  r.feed(end("b", { cacheCreationInputTokens: 2 ** 53 - 1, reasoningTokens: 4 }));
+  r.feed(end("c", { cacheCreationInputTokens: 1, reasoningTokens: 2 ** 53 + 2 }));
+  r.feed(end("d", { cacheCreationInputTokens: -1, reasoningTokens: 1 }));
   r.feed({ type: "AGENT_END", id: "e", createdAt: at, replyId: "r" });
   const [msg] = r.finish();
   // (the negative count is not summed; 4 + (2^53 + 2) + 1 = 2^53 + 7 is no double: it became 2^53 + 8)
-  assert.deepEqual(msg.usage, { inputTokens: 2 ** 53, outputTokens: 2 ** 53 + 8 });
+  assert.deepEqual(msg.usage, { cacheCreationInputTokens: 2 ** 53, reasoningTokens: 2 ** 53 + 8 });
   assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [
-    ["/2/usage/inputTokens", "precision"], // the sum 2^53 may not be exact
-    ["/2/usage/outputTokens", "precision"],
-    ["/3/usage/inputTokens", "minimum"], // the schema check
-    ["/3/usage/inputTokens", "minimum"], // the sum leaves it out
-    ["/3/usage/outputTokens", "precision"],
+    ["/2/usage/cacheCreationInputTokens", "precision"], // the sum 2^53 may not be exact
+    ["/2/usage/reasoningTokens", "precision"],
+    ["/3/usage/cacheCreationInputTokens", "minimum"], // the schema check
+    ["/3/usage/cacheCreationInputTokens", "minimum"], // the sum leaves it out
+    ["/3/usage/reasoningTokens", "precision"],
   ]);
+});
+
+test("a usage count AgentScope Java holds in an int stops at 2^31-1, as in Python (rule maximum)", () => {
+  const at = "2025-01-01T00:00:00Z";
+  const end = (id, usage) => ({ type: "MODEL_CALL_END", id, createdAt: at, replyId: "m", usage });
+  const r = new Reducer();
+  r.feed({ type: "AGENT_START", id: "a", createdAt: at, replyId: "r" });
+  r.feed(end("b", { inputTokens: 2 ** 31 - 1, outputTokens: 2 }));
+  r.feed(end("c", { inputTokens: 5, outputTokens: 3 }));
+  r.feed({ type: "AGENT_END", id: "e", createdAt: at, replyId: "r" });
+  const [msg] = r.finish();
+  assert.deepEqual(msg.usage, { inputTokens: 2 ** 31 - 1, outputTokens: 5 });
+  assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [["/2/usage/inputTokens", "maximum"]]);
 });
