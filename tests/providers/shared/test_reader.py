@@ -1302,3 +1302,19 @@ def test_route_finders_find_the_value_a_key_holds(value: Any, ascii_json: bool) 
         return
     assert data[start:end] == text
     assert reader.value_at(data + b'"key":', b'"key":') == -1  # (twice: no route)
+
+
+def test_a_provider_count_saturates_at_the_usage_schemas_maximum() -> None:
+    """The provider readers' usage (``usage_dict``) stops each count at its maximum in the usage schema: 2^31-1 for
+    the counts AgentScope Java holds in an int (it refuses a message beyond), none below 64 bits for the others."""
+    from agentmsg.providers._response.payload import usage_dict
+
+    props = agentmsg.schema_documents()["chat-usage.schema.json"]["properties"]
+    big = 2**40
+    usage = usage_dict(big, big, big, cache_write=big, reasoning=big)
+    assert usage is not None
+    for key in ("inputTokens", "outputTokens", "cachedTokens"):
+        assert usage[key] == props[key]["maximum"] == 2**31 - 1, key
+    assert usage["cacheCreationInputTokens"] == usage["reasoningTokens"] == big
+    assert "maximum" not in props["cacheCreationInputTokens"] and "maximum" not in props["reasoningTokens"]
+    agentmsg.validate(usage, "chat-usage")

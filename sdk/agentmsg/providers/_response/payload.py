@@ -8,6 +8,7 @@ import re
 from typing import Any, Protocol
 
 from agentmsg._codec.jsontext import json_type
+from agentmsg._codec.schemas import schema_documents
 from agentmsg.providers._response.numbers import OVERFLOW, HugeNumber
 
 __all__ = [
@@ -72,9 +73,9 @@ def safe_int(value: Any, b: CountSayer | None = None, field: str = "") -> int | 
 
 
 LONG_MAX = 2**63 - 1
-#: The most a count AgentScope Java 2.0.0's ChatUsage holds in an int may be (the usage schema's ``maximum`` of
-#: ``inputTokens``, ``outputTokens`` and ``cachedTokens``)
-JAVA_INT_MAX = 2**31 - 1
+#: The most a count AgentScope Java 2.0.0's ChatUsage holds in an int may be: the usage schema's ``maximum`` of
+#: ``inputTokens`` (``outputTokens`` and ``cachedTokens`` have the same), 2^31-1
+JAVA_INT_MAX: int = schema_documents()["chat-usage.schema.json"]["properties"]["inputTokens"]["maximum"]
 
 
 def shown(value: Any) -> str:
