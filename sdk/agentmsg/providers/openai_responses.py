@@ -779,10 +779,10 @@ class Reader(PayloadReader):
             if st is not None:
                 k = obj.get("summary_index" if kind.endswith("summary_text.delta") else "content_index", 0)
                 slot = f"r{obj['output_index']}/{'s' if 'summary' in kind else 'c'}{k}"
-                if slot not in st.slots:
-                    st.slots.append(slot)
                 st.streamed = True
                 delta = self.b.string(obj.get("delta"), "a reasoning delta") or ""
+                if delta and slot not in st.slots:  # (an empty delta opens no block: the item may yet need a carrier)
+                    st.slots.append(slot)
                 self.b.thinking(delta, slot=slot)
                 if delta and type(self) is Reader:
                     self._route(event, obj, delta, slot, "thinking")

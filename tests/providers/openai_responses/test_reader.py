@@ -159,3 +159,21 @@ def test_a_failed_stream_keeps_the_open_reasoning_items_id() -> None:
     (thinking,) = msg.blocks("thinking")
     assert thinking.metadata["itemId"] == "rs_f"
     assert msg.to_dict()["metadata"]["agentmsg_errors"][0]["message"] == "boom"
+
+
+def test_a_reasoning_item_whose_summary_parts_are_empty_keeps_its_id() -> None:
+    """A streamed reasoning item with summary parts of no text (and no encrypted content) was lost whole: the empty
+    deltas opened no block but counted as one, so no empty carrier kept its id, as one is kept for an item of no
+    summary part, and as the whole response keeps it (found by test_synthetic.py against openai's accumulator)."""
+    from tests.providers.openai_responses.test_synthetic import payloads
+
+    P = get("openai-responses")
+    for summary in ([], [[""]], [["", ""], [""]]):
+        stream = payloads([{"kind": "reasoning", "id": "rs_0", "summary": summary}])
+        body = b"".join(b"data: " + orjson.dumps(p) + b"\n\n" for p in stream)
+        (msg,) = reduce_events(list(P.parse_stream(body)))
+        assert [(b.type, b.thinking, (b.metadata or {}).get("itemId")) for b in msg.content] == [
+            ("thinking", "", "rs_0")
+        ], summary
+        whole = P.parse_response(stream[-1]["response"])
+        assert [(b.type, (b.metadata or {}).get("itemId")) for b in whole.content] == [("thinking", "rs_0")]
