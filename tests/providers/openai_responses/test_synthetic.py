@@ -5,10 +5,11 @@ Hypothesis builds *valid* Responses streams as the API writes them: ``response.c
 output items in order, each ``output_item.added`` .. ``output_item.done``: messages of one or more ``output_text``
 parts (``content_part.added``, text deltas split anywhere, multi-byte characters and empty deltas included,
 ``output_text.done``, ``content_part.done``), function calls (arguments deltas split anywhere, ``.done``), reasoning
-items with or without summary parts and encrypted content; then ``response.completed`` with the whole output and
-usage. The body is cut into random byte chunks. agentmsg's message must hold what the completed response's output
-says (texts, calls with their ids and arguments, reasoning items with their summaries and encrypted content, compared
-as test_recorded.py compares them), the accumulator's own snapshot's texts and calls, and the completed usage."""
+items with or without summary parts, raw ``reasoning_text`` parts and encrypted content; then ``response.completed``
+with the whole output and usage. The body is cut into random byte chunks. agentmsg's message must hold what the
+completed response's output says (texts, calls with their ids and arguments, reasoning items with their summaries,
+raw text and encrypted content, compared as test_recorded.py compares them), the accumulator's own snapshot's texts
+and calls, and the completed usage."""
 
 from __future__ import annotations
 
@@ -62,6 +63,8 @@ def items(draw: Any) -> list[dict[str, Any]]:
             )
         else:
             item = {"kind": kind, "id": f"rs_{k}", "summary": draw(st.lists(pieces, max_size=2))}
+            if draw(st.booleans()):  # raw reasoning text (gpt-oss, OpenRouter): reasoning_text parts
+                item["content"] = draw(st.lists(pieces, min_size=1, max_size=2))
             if draw(st.booleans()):
                 item["encrypted"] = draw(st.from_regex(r"gAAAA[A-Za-z0-9_-]{4,20}", fullmatch=True))
             out.append(item)
@@ -89,6 +92,8 @@ def _whole(item: dict[str, Any]) -> dict[str, Any]:
         "type": "reasoning",
         "summary": [{"type": "summary_text", "text": "".join(p)} for p in item["summary"]],
     }
+    if "content" in item:
+        whole["content"] = [{"type": "reasoning_text", "text": "".join(p)} for p in item["content"]]
     if "encrypted" in item:
         whole["encrypted_content"] = item["encrypted"]
     return whole
@@ -157,6 +162,10 @@ def payloads(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     {"type": "response.reasoning_summary_text.done", **at, "summary_index": s, "text": done["text"]}
                 )
                 events.append({"type": "response.reasoning_summary_part.done", **at, "summary_index": s, "part": done})
+            for c, part in enumerate(item.get("content", [])):
+                for d in part:
+                    events.append({"type": "response.reasoning_text.delta", **at, "content_index": c, "delta": d})
+                events.append({"type": "response.reasoning_text.done", **at, "content_index": c, "text": "".join(part)})
         events.append({"type": "response.output_item.done", "output_index": i, "item": whole})
     usage = {
         "input_tokens": 11,
