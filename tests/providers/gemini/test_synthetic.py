@@ -4,14 +4,15 @@ recorded ones.
 google-genai has no stream accumulator: a caller of ``models.generate_content_stream`` reads each chunk as a
 ``GenerateContentResponse`` and keeps the first candidate's parts, as bench/replies.py's ``GeminiAccumulator`` does
 (the texts, the thoughts, the function calls with their arguments). Hypothesis builds *valid* streams the way Gemini
-varies them: answer text and thought text split anywhere (multi-byte characters, empty parts), a thought signature on
-a thought part, on the last answer part or on a function call, function calls whole in one part (with or without an
-``id``), several parts in one chunk, parts after a call, a chunk with no parts, usage on every chunk or the last, the
-finish reason on the last chunk; SSE written as the API writes it. Each chunk must validate as google-genai's
-``GenerateContentResponse``; ``reduce_events(parse_stream(body))``, with the body cut into random byte chunks, must
-keep what google-genai's caller keeps: the same text, the same thinking, the same calls in order (name and
-arguments), and the signatures Gemini gave. Where agentmsg deliberately differs from the SDK, the comparison says so
-where it is made: no empty text blocks; the signatures stay Gemini's base64 text (google-genai holds bytes)."""
+varies them: answer text and thought text split anywhere (multi-byte characters, empty parts), a thought signature
+on a thought part, on the last answer part or on a function call, function calls whole in one part (with or without
+an ``id``), images the model made (``inlineData``), ``thought: false`` said outright, several parts in one chunk,
+parts after a call, a chunk with no parts, usage on every chunk or the last, the finish reason on the last chunk;
+SSE written as the API writes it. Each chunk must validate as google-genai's ``GenerateContentResponse``;
+``reduce_events(parse_stream(body))``, with the body cut into random byte chunks, must keep what google-genai's
+caller keeps: the same text, the same thinking, the same calls in order (name and arguments), the same images, and
+the signatures Gemini gave. Where agentmsg deliberately differs from the SDK, the comparison says so where it is
+made: no empty text blocks; the signatures stay Gemini's base64 text (google-genai holds bytes)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmsg import TextBlock, ThinkingBlock, ToolUseBlock, reduce_events
+from agentmsg import DataBlock, TextBlock, ThinkingBlock, ToolUseBlock, reduce_events
 from agentmsg.providers import get
 from tests import oracles
 from tests._support.budget import examples
@@ -41,7 +42,10 @@ args = st.dictionaries(
 
 @st.composite
 def parts(draw: Any) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["text", "text", "thought", "call"]))
+    kind = draw(st.sampled_from(["text", "text", "thought", "call", "image"]))
+    if kind == "image":  # an image the model made (inlineData, base64 in JSON)
+        data = base64.b64encode(draw(st.binary(min_size=1, max_size=24))).decode()
+        return {"inlineData": {"mimeType": draw(st.sampled_from(["image/png", "image/jpeg"])), "data": data}}
     if kind == "call":
         call: dict[str, Any] = {"name": draw(name), "args": draw(args)}
         if draw(st.booleans()):
@@ -53,6 +57,8 @@ def parts(draw: Any) -> dict[str, Any]:
     part = {"text": draw(text)}
     if kind == "thought":
         part["thought"] = True
+    elif draw(st.booleans()):
+        part["thought"] = False  # (said outright, as some responses do)
         if draw(st.booleans()):
             part["thoughtSignature"] = draw(signature)
     return part
@@ -82,18 +88,22 @@ def streams(draw: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _kept_by_the_sdks_caller(chunks: list[dict[str, Any]]) -> tuple[str, str, list[tuple[str, Any, Any]], list[str]]:
+def _kept_by_the_sdks_caller(
+    chunks: list[dict[str, Any]],
+) -> tuple[str, str, list[tuple[str, Any, Any]], list[str], list[tuple[str, str]]]:
     """What a caller of google-genai's stream keeps: the answer text, the thinking, the calls (name, arguments) and
     the signatures of the first candidate's parts, each chunk read by google-genai (a call: its name, arguments and
     id)."""
     types = oracles.require("google.genai.types")
-    answer, thinking, calls, signatures = "", "", [], []
+    answer, thinking, calls, signatures, images = "", "", [], [], []
     for c in chunks:
         response = types.GenerateContentResponse._from_response(response=c, kwargs={})
         content = response.candidates[0].content if response.candidates else None
         for part in (content.parts if content is not None else None) or ():
             if part.thought_signature is not None:
                 signatures.append(base64.b64encode(part.thought_signature).decode())
+            if part.inline_data is not None:
+                images.append((part.inline_data.mime_type, base64.b64encode(part.inline_data.data).decode()))
             if part.function_call is not None:
                 call = part.function_call
                 calls.append((call.name, dict(call.args or {}), call.id))
@@ -102,7 +112,7 @@ def _kept_by_the_sdks_caller(chunks: list[dict[str, Any]]) -> tuple[str, str, li
                     thinking += part.text
                 else:
                     answer += part.text
-    return answer, thinking, calls, signatures
+    return answer, thinking, calls, signatures, images
 
 
 def _sse(chunks: list[dict[str, Any]]) -> bytes:
@@ -114,7 +124,7 @@ def _sse(chunks: list[dict[str, Any]]) -> bytes:
 def test_gemini_synthetic_keeps_what_google_genai_keeps(chunks: list[dict[str, Any]], cuts: list[int]) -> None:
     if not oracles.usable("google.genai"):
         pytest.skip("google-genai (the oracle) is not installed: it needs Python 3.11+")
-    answer, thinking, calls, signatures = _kept_by_the_sdks_caller(chunks)
+    answer, thinking, calls, signatures, images = _kept_by_the_sdks_caller(chunks)
     body = _sse(chunks)
     points = sorted({c % len(body) for c in cuts} - {0})
     pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
@@ -130,6 +140,9 @@ def test_gemini_synthetic_keeps_what_google_genai_keeps(chunks: list[dict[str, A
     for b, (_, _, gemini_id) in zip(made, calls, strict=True):
         minted = (b.metadata or {}).get("agentmsg_minted_id")
         assert (b.id, minted) == ((gemini_id, None) if gemini_id else (b.id, b.id)), (b, gemini_id)
+    # the images the model made, in order, as base64 data blocks of their MIME type
+    made_images = [(b.source.media_type, b.source.data) for b in msg.content if type(b) is DataBlock]
+    assert made_images == images
     # Each signature where Gemini put it, in order: a thought part's on its thinking block, a call's beside the call,
     # an answer text part's on an empty thinking block after that text (as Gemini's chat history replays it); kept
     # as Gemini's base64 text (google-genai holds the bytes)
