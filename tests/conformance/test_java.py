@@ -271,20 +271,17 @@ def _agentmsg_written_usage_messages() -> dict[str, agentmsg.Msg]:
     }
 
 
-def test_usage_beyond_java_survives_a_round_trip_through_java(tmp_path: Path) -> None:
-    """Principle 2: where agentmsg goes beyond Java, the extra data survives a round trip through Java. Messages
-    agentmsg wrote (cache writes, reasoning, an unknown usage key) are read and written back by AgentScope Java
-    2.0.0's own codec, then read by agentmsg: Java drops the counts from usage, keeps their copy in metadata
-    _chat_usage, and agentmsg reads the message it wrote."""
-    written = _agentmsg_written_usage_messages()
+def java_roundtrip(tmp_path: Path, kind: str, instances: dict[str, Any]) -> Path:
+    """The harness's output folder after its round trip of ``instances`` (valid values of ``kind``, ``msg`` or
+    ``event``, by case id) through AgentScope Java's codec: ``roundtrip-KIND.json`` (verdicts) and
+    ``roundtrip-KIND.raw.json`` (Java's text)."""
     vectors = tmp_path / "vectors"
     vectors.mkdir()
     cases = [
-        {"id": label, "description": "written by agentmsg", "valid": True, "instance": msg.to_dict()}
-        for label, msg in written.items()
+        {"id": k, "description": "written by agentmsg", "valid": True, "instance": v} for k, v in instances.items()
     ]
-    schema = "https://agentmsg.dev/schemas/v1/msg.schema.json"
-    (vectors / "msg.json").write_bytes(orjson.dumps({"kind": "msg", "schema": schema, "cases": cases}))
+    schema = f"https://agentmsg.dev/schemas/v1/{'agent-event' if kind == 'event' else kind}.schema.json"
+    (vectors / f"{kind}.json").write_bytes(orjson.dumps({"kind": kind, "schema": schema, "cases": cases}))
     out = tmp_path / "out"
     r = subprocess.run(
         ["bash", str(ROOT / "tests" / "java" / "run.sh"), str(out)],
@@ -295,6 +292,16 @@ def test_usage_beyond_java_survives_a_round_trip_through_java(tmp_path: Path) ->
         env={**os.environ, "AGENTMSG_VECTORS_DIR": str(vectors), "AGENTMSG_FORMATTERS_DIR": str(tmp_path / "none")},
     )
     assert r.returncode == 0, r.stderr[-3000:]
+    return out
+
+
+def test_usage_beyond_java_survives_a_round_trip_through_java(tmp_path: Path) -> None:
+    """Principle 2: where agentmsg goes beyond Java, the extra data survives a round trip through Java. Messages
+    agentmsg wrote (cache writes, reasoning, an unknown usage key) are read and written back by AgentScope Java
+    2.0.0's own codec, then read by agentmsg: Java drops the counts from usage, keeps their copy in metadata
+    _chat_usage, and agentmsg reads the message it wrote."""
+    written = _agentmsg_written_usage_messages()
+    out = java_roundtrip(tmp_path, "msg", {label: msg.to_dict() for label, msg in written.items()})
     raw = _load(out, "roundtrip-msg.raw.json")
     assert set(raw) == set(written), "Java read every message agentmsg wrote"
     for label, original in written.items():

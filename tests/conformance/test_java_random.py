@@ -14,11 +14,9 @@ beyond them). Skips only when Java or Maven is not installed."""
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import struct
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +28,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 import agentmsg
 from tests._support.budget import SEED, examples
 from tests._support.strategies import messages
-from tests.conformance.test_java import EVENT_EXTENSIONS, JAVA_USAGE_KEYS, _drop_data_ids_java_added
+from tests.conformance.test_java import EVENT_EXTENSIONS, JAVA_USAGE_KEYS, _drop_data_ids_java_added, java_roundtrip
 from tests.conformance.test_schema_vectors import _drop
-from tests.conftest import ROOT
 
 pytestmark = [
     pytest.mark.skipif(
@@ -51,25 +48,20 @@ _FILLED = {"inputTokens": 0, "outputTokens": 0, "cachedTokens": 0, "time": 0.0}
 
 def _through_java(tmp_path: Path, written: list[dict[str, Any]], kind: str = "msg") -> dict[str, str]:
     """Java's text for each value of ``kind`` (``msg`` or ``event``, by index), read and written back by its codec."""
-    vectors = tmp_path / "vectors"
-    vectors.mkdir()
-    cases = [{"id": str(i), "description": "random", "valid": True, "instance": m} for i, m in enumerate(written)]
-    schema = f"https://agentmsg.dev/schemas/v1/{'agent-event' if kind == 'event' else kind}.schema.json"
-    (vectors / f"{kind}.json").write_bytes(orjson.dumps({"kind": kind, "schema": schema, "cases": cases}))
-    out = tmp_path / "out"
-    r = subprocess.run(
-        ["bash", str(ROOT / "tests" / "java" / "run.sh"), str(out)],
-        capture_output=True,
-        text=True,
-        timeout=1260,
-        env={**os.environ, "AGENTMSG_VECTORS_DIR": str(vectors), "AGENTMSG_FORMATTERS_DIR": str(tmp_path / "none")},
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
+    out = java_roundtrip(tmp_path, kind, {str(i): m for i, m in enumerate(written)})
     verdicts = orjson.loads((out / f"roundtrip-{kind}.json").read_bytes())
     unread = {k: (v.get("error"), written[int(k)]) for k, v in verdicts.items() if not v["read"]}
     assert not unread, f"AgentScope Java cannot read what agentmsg wrote: {dict(list(unread.items())[:3])}"
     raw: dict[str, str] = orjson.loads((out / f"roundtrip-{kind}.raw.json").read_bytes())
     return raw
+
+
+def _where(what: str, i: int, seed: int, mine: dict[str, Any], raw: str) -> str:
+    """The failure message of value ``i`` of a seed's run: what agentmsg wrote and what Java wrote back."""
+    return (
+        f"{what} {i} of seed {seed} (AGENTMSG_FUZZ_SEED={seed} replays it): {orjson.dumps(mine).decode()[:1500]}"
+        f"\nJava wrote {raw[:1500]}"
+    )
 
 
 def _usage_back(mine: dict[str, Any] | None, back: dict[str, Any] | None, where: str) -> None:
@@ -123,12 +115,8 @@ def test_random_messages_agentmsg_wrote_come_back_from_java(tmp_path_factory: An
     msgs = _random_messages(seed, examples(150))
     written = [orjson.loads(m.to_json_bytes()) for m in msgs]  # (the JSON text's values: what Java is given)
     raw = _through_java(tmp_path_factory.mktemp("java-random"), written)
-    assert set(raw) == {str(i) for i in range(len(written))}
     for i, mine in enumerate(written):
-        where = (
-            f"message {i} of seed {seed} (AGENTMSG_FUZZ_SEED={seed} replays it): {orjson.dumps(mine).decode()[:1500]}"
-            f"\nJava wrote {raw[str(i)][:1500]}"
-        )
+        where = _where("message", i, seed, mine, raw[str(i)])
         java = orjson.loads(raw[str(i)])
         agentmsg.validate(java, "msg")  # what Java writes, agentmsg reads
         back = agentmsg.Msg.from_json(raw[str(i)])
@@ -154,10 +142,7 @@ def test_random_events_agentmsg_wrote_come_back_from_java(tmp_path_factory: Any)
     assert set(raw) == {str(i) for i in range(len(written))}
     kinds = set()
     for i, mine in enumerate(written):
-        where = (
-            f"event {i} of seed {seed} (AGENTMSG_FUZZ_SEED={seed} replays it): {orjson.dumps(mine).decode()[:1500]}"
-            f"\nJava wrote {raw[str(i)][:1500]}"
-        )
+        where = _where("event", i, seed, mine, raw[str(i)])
         java = orjson.loads(raw[str(i)])
         agentmsg.validate(java, "event")  # what Java writes, agentmsg reads
         kinds.add(mine["type"])

@@ -279,6 +279,18 @@ def random_stream(rng: random.Random) -> list[Any]:
     return out
 
 
+def _typescript(tmp_path: Path, cases: list[tuple[list[Any], int | None]]) -> list[dict[str, Any]]:
+    """What the TypeScript reducer (@agentmsg/client, built) makes of each stream (events, max_open_blocks): its
+    messages, problems and checks, as :func:`_python` gives Python's."""
+    path = tmp_path / "streams.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
+    script = tmp_path / "reduce.mjs"
+    script.write_text(SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
+    done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
+    results: list[dict[str, Any]] = json.loads(done.stdout)
+    return results
+
+
 def _python(events: list[Any], max_open: int | None) -> dict[str, Any]:
     r = Reducer(max_open_blocks=max_open)
     for e in events:
@@ -296,12 +308,7 @@ def test_typescript_reducer_agrees_with_python_on_random_streams(tmp_path: Path)
     """(Every rule and metadata key asserted below is reached by the first 500 streams.)"""
     rng = random.Random(f"{SEED}/reducer")
     cases = [(random_stream(rng), rng.choice([None, None, 3])) for _ in range(examples(1000))]
-    path = tmp_path / "streams.jsonl"
-    path.write_bytes(b"\n".join(orjson.dumps({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
-    script = tmp_path / "reduce.mjs"
-    script.write_text(SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
-    done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
-    results = json.loads(done.stdout)
+    results = _typescript(tmp_path, cases)
     mismatches = []
     for index, ((events, max_open), ts) in enumerate(zip(cases, results, strict=True)):
         py = _python(events, max_open)
@@ -354,12 +361,7 @@ def test_a_usage_java_dropped_keys_from_comes_back_from_its_copy_alike(tmp_path:
         ]
 
     cases = [(stream(7), None), (stream(8), None)]
-    path = tmp_path / "streams.jsonl"
-    path.write_bytes(b"\n".join(orjson.dumps({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
-    script = tmp_path / "reduce.mjs"
-    script.write_text(SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
-    done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
-    agreeing, other = json.loads(done.stdout)
+    agreeing, other = _typescript(tmp_path, cases)
     for (events, max_open), ts in zip(cases, (agreeing, other), strict=True):
         assert same_json(ts, _python(events, max_open))
     assert agreeing["messages"][0]["usage"]["reasoningTokens"] == 2
@@ -394,12 +396,7 @@ def test_a_byte_order_mark_before_a_calls_arguments_is_read_alike(tmp_path: Path
 
     texts = ['\ufeff{"a": 1}', '\ufeff\ufeff{"a": 1}', ' \ufeff{"a": 1}']
     cases = [(make(t), None) for make in (stream, legacy) for t in texts]
-    path = tmp_path / "streams.jsonl"
-    path.write_bytes(b"\n".join(orjson.dumps({"events": s, "maxOpen": m}) for s, m in cases) + b"\n")
-    script = tmp_path / "reduce.mjs"
-    script.write_text(SCRIPT % json.dumps(built_client().as_uri()), encoding="utf-8")
-    done = subprocess.run([str(NODE), str(script), str(path)], capture_output=True, text=True, timeout=300, check=True)
-    results = json.loads(done.stdout)
+    results = _typescript(tmp_path, cases)
     for (events, max_open), ts in zip(cases, results, strict=True):
         assert same_json(ts, _python(events, max_open)), (events, ts)
     calls = [r["messages"][0]["content"][0] for r in results[:3]]

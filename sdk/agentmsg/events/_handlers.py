@@ -45,11 +45,6 @@ SUMMED_USAGE: dict[str, bool] = {
 #: Where each summed key's sum stops: the schema's ``maximum`` (the counts AgentScope Java holds in an int: 2^31-1),
 #: else 2^63-1
 USAGE_MAX: dict[str, int] = {key: int(_USAGE_PROPS[key].get("maximum", _MAX_INT)) for key in SUMMED_USAGE}
-#: why a sum stops where it does, as the problem says it
-_USAGE_MAX_WHY: dict[str, str] = {
-    key: "AgentScope Java's ChatUsage holds it in an int" if top < _MAX_INT else "the largest 64-bit count"
-    for key, top in USAGE_MAX.items()
-}
 #: Message metadata key of the citation and grounding data a provider gave for the whole reply (MODEL_CALL_END
 #: envelope ``metadata.grounding``)
 GROUNDING = "agentmsg_grounding"
@@ -341,7 +336,9 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
                 i,
                 f"/usage/{k}",
                 "maximum",
-                f"usage {k} summed over the reply exceeds {top} ({_USAGE_MAX_WHY[k]}): kept at that value",
+                f"usage {k} summed over the reply exceeds {top} ("
+                + ("the largest 64-bit count" if top == _MAX_INT else "AgentScope Java's ChatUsage holds it in an int")
+                + "): kept at that value",
             )
             s = top
         total[k] = s

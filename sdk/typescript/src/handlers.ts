@@ -23,12 +23,9 @@ const MAX_INT_NUMBER = 2 ** 63; // the double nearest to it (what JSON.parse mak
  * declares (an integer: true) and `time` (a number: false). A key added to the schema is summed with no change here. */
 const SUMMED_USAGE: ReadonlyMap<string, boolean> = new Map(shapes.ChatUsage!.filter((p) => p.number !== undefined).map((p) => [p.key, p.number === "integer"]));
 /** Where each summed count's sum stops: the schema's `maximum` (the counts AgentScope Java holds in an int: 2^31-1),
- * else 2^63-1; and why, as the problem says it (agentmsg/events/_handlers.py USAGE_MAX). */
-const USAGE_MAX: ReadonlyMap<string, [bigint, string]> = new Map(
-  shapes.ChatUsage!.filter((p) => p.number === "integer").map((p) => [
-    p.key,
-    p.maximum !== undefined ? [BigInt(p.maximum), "AgentScope Java's ChatUsage holds it in an int"] : [MAX_INT, "the largest 64-bit count"],
-  ]),
+ * else 2^63-1 (agentmsg/events/_handlers.py USAGE_MAX). */
+const USAGE_MAX: ReadonlyMap<string, bigint> = new Map(
+  shapes.ChatUsage!.filter((p) => p.number === "integer").map((p) => [p.key, p.maximum !== undefined ? BigInt(p.maximum) : MAX_INT]),
 );
 const CALL_STATES: readonly unknown[] = enums.ToolCallState!;
 const RESULT_STATES: readonly unknown[] = enums.ToolResultState!;
@@ -215,8 +212,9 @@ function modelEnd(st: State, e: Obj, i: number): void {
         continue;
       }
       const exactSum = exact(have) + exact(v);
-      const [top, why] = USAGE_MAX.get(k)!;
+      const top = USAGE_MAX.get(k)!;
       if (exactSum > top) {
+        const why = top === MAX_INT ? "the largest 64-bit count" : "AgentScope Java's ChatUsage holds it in an int";
         st.problem(i, `/usage/${k}`, "maximum", `usage ${k} summed over the reply exceeds ${top} (${why}): kept at that value`);
         sum = top === MAX_INT ? MAX_INT_NUMBER : Number(top);
       } else sum = Number(exactSum);

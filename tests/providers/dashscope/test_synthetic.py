@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from agentmsg import TextBlock, ThinkingBlock, reduce_events
 from agentmsg.providers import get
 from tests._support.budget import examples
+from tests._support.providers import cut_body
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.oracle]
 
@@ -62,9 +63,7 @@ def test_dashscope_synthetic_keeps_what_the_sdks_aggregate_keeps(
     final = completions._aggregate([parse_chunk(p) for p in payloads])
     message = final.choices[0].message
     body = _sse(payloads)
-    points = sorted({c % len(body) for c in cuts} - {0})
-    chunks = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
-    events = list(get("dashscope").parse_stream(iter(chunks), incremental=True))
+    events = list(get("dashscope").parse_stream(cut_body(body, cuts), incremental=True))
     problems = [e["value"] for e in events if e.get("name") == "agentmsg.problem"]
     assert not problems, problems
     (msg,) = reduce_events(events)

@@ -28,6 +28,7 @@ from agentmsg import DataBlock, TextBlock, ThinkingBlock, ToolUseBlock, reduce_e
 from agentmsg.providers import get
 from tests import oracles
 from tests._support.budget import examples
+from tests._support.providers import cut_body
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.oracle]
 
@@ -126,9 +127,7 @@ def test_gemini_synthetic_keeps_what_google_genai_keeps(chunks: list[dict[str, A
         pytest.skip("google-genai (the oracle) is not installed: it needs Python 3.11+")
     answer, thinking, calls, signatures, images = _kept_by_the_sdks_caller(chunks)
     body = _sse(chunks)
-    points = sorted({c % len(body) for c in cuts} - {0})
-    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
-    events = list(get("gemini").parse_stream(iter(pieces)))
+    events = list(get("gemini").parse_stream(cut_body(body, cuts)))
     (msg,) = reduce_events(events)
     problems = [e for e in events if e.get("name") == "agentmsg.problem"]
     assert not problems, problems

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from agentmsg import reduce_events
 from agentmsg.providers import get
 from tests._support.budget import examples
+from tests._support.providers import cut_body
 from tests.providers.openai_responses.sdk import accumulate, done_items
 from tests.providers.openai_responses.test_recorded import _items, _ours
 
@@ -190,9 +191,7 @@ def test_synthetic_responses_stream_is_what_the_sdks_accumulator_makes_of_it(
     assert final is not None
     completed = final.model_dump(mode="json", warnings=False)
     body = b"".join(b"event: " + p["type"].encode() + b"\ndata: " + orjson.dumps(p) + b"\n\n" for p in stream)
-    points = sorted({c % len(body) for c in cuts} - {0})
-    chunks = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
-    events = list(get("openai-responses").parse_stream(iter(chunks)))
+    events = list(get("openai-responses").parse_stream(cut_body(body, cuts)))
     problems = [e["value"] for e in events if e.get("name") == "agentmsg.problem"]
     assert not problems, problems
     (msg,) = reduce_events(events)
