@@ -15,6 +15,27 @@ def pointer_of(path: Iterable[str | int]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
+#: A problem's message longer than this many characters keeps its start and its end and says how many characters
+#: it leaves out between them (:func:`bounded`): a message quotes the value it is about, and a value may be
+#: megabytes (an image's base64 in the wrong field), which a log or an exception's text should not repeat
+MESSAGE_MAX = 400
+_HEAD = 280  # characters kept at a cut message's start (the value's start, as most messages begin with it) ...
+_TAIL = 80  # ... and at its end (the rule's words, as most messages end with them)
+
+#: The problems a :class:`ValidationError`'s text lists at most (its ``problems`` holds every one)
+SHOWN_PROBLEMS = 20
+
+
+def bounded(text: str, most: int = MESSAGE_MAX) -> str:
+    """``text`` when it has at most ``most`` characters; else its start and end around a note of how many
+    characters are left out (linear in ``text``: one slice each side)."""
+    if len(text) <= most:
+        return text
+    head = most * _HEAD // MESSAGE_MAX
+    tail = most * _TAIL // MESSAGE_MAX
+    return f"{text[:head]}...({len(text) - head - tail:,} characters left out)...{text[-tail:]}"
+
+
 @attrs.frozen
 class Problem:
     """One problem found in an instance.
@@ -28,11 +49,13 @@ class Problem:
 
     pointer: str
     rule: str
-    message: str
+    #: at most :data:`MESSAGE_MAX` characters (a longer one is cut in the middle, saying so: :func:`bounded`)
+    message: str = attrs.field(converter=bounded)
     schema_location: str | None = None
 
     def __str__(self) -> str:
-        where = f"{self.pointer}: " if self.pointer else ""
+        # (the pointer stays whole in ``pointer``; shown cut, as the message is, when a key is that long)
+        where = f"{bounded(self.pointer)}: " if self.pointer else ""
         return f"{where}{self.message} [{self.rule}]"
 
     def under(self, prefix: str) -> Problem:
@@ -57,7 +80,10 @@ class ValidationError(AgentmsgError, ValueError):
         if len(self.problems) == 1:
             text = f"{head}: {self.problems[0]}"
         else:
-            text = f"{head}: {len(self.problems)} problems\n" + "\n".join(f"  {p}" for p in self.problems)
+            shown = self.problems[:SHOWN_PROBLEMS]
+            text = f"{head}: {len(self.problems)} problems\n" + "\n".join(f"  {p}" for p in shown)
+            if len(self.problems) > len(shown):
+                text += f"\n  ... and {len(self.problems) - len(shown):,} more (the error's problems list them all)"
         super().__init__(text)
 
     def __reduce__(self) -> tuple[type[ValidationError], tuple[tuple[Problem, ...], str | None], dict[str, object]]:

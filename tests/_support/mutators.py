@@ -42,6 +42,14 @@ ODD_VALUES: list[Any] = [
 # Keys an edit may add: unknown ones and near misses of declared ones.
 NEW_KEYS = ["future", "Type", "mimeType", "min_pixels", "input_tokens"]
 
+# Values (and keys) of tens of kilobytes, of every JSON type that can be that large: what is said of them must not be
+# (an image's base64 in the wrong field, a runaway id); errors.MESSAGE_MAX bounds every problem's message.
+HUGE = 20_000
+HUGE_VALUES: list[Any] = [
+    "A" * HUGE, "é" * HUGE, "9" * HUGE, ["B" * HUGE], {"k": "C" * HUGE}, {"K" * HUGE: 1}, [0] * (HUGE // 2),
+]  # fmt: skip
+HUGE_KEYS = ["K" * HUGE, "future"]
+
 
 def json_paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every path in parsed JSON (the root's is ``()``), parents before children."""

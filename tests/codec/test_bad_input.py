@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import random
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 import agentmsg
 from agentmsg import Msg, SizeLimitError, ValidationError
+from agentmsg.errors import MESSAGE_MAX, SHOWN_PROBLEMS, Problem
+from tests._support.budget import SEED, rounds
+from tests._support.mutators import HUGE_KEYS, HUGE_VALUES, mutate_json
+from tests.conftest import ROOT
+
+VECTORS = ROOT / "tests" / "conformance" / "vectors"
 
 GOOD = '{"id":"m1","name":null,"role":"USER","content":[{"type":"text","text":"hi"}],"metadata":{},"timestamp":null,"usage":null}'
 
@@ -126,3 +135,42 @@ def test_error_lists_every_problem_with_pointer() -> None:
     assert {"/id", "/content/0/type", "/content/0/thinking", "/content/1", "/content/1/type"} <= pointers
     text = str(info.value)
     assert "/content/0/thinking" in text and "problems" in text
+
+
+def _said_briefly(problems: Sequence[Problem], label: str) -> None:
+    for p in problems:
+        assert len(p.message) <= MESSAGE_MAX + 40, (label, p.rule, p.message[:120])
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("kind", ["msg", "content-block", "event"])
+def test_what_is_said_of_a_huge_value_is_bounded(kind: str) -> None:
+    """A value of tens of kilobytes anywhere (a string, a list, an object, a key): every problem's message stays
+    short and so does the error's text, strict or tolerant, validated or read (a message's notes, a reducer's
+    problems). The schema's messages quoted the value whole: one image's base64 in the wrong field made an
+    exception's text, and a log line, megabytes."""
+    cases = [c["instance"] for c in json.loads((VECTORS / f"{kind}.json").read_text())["cases"] if c["valid"]]
+    rng = random.Random(f"{SEED}/huge/{kind}")
+    for round_ in rounds(2, share=1 / 3):
+        for case in cases:
+            bad = mutate_json(case, rng, values=HUGE_VALUES, edits=(1, 1, 2), add=0.3, keys=HUGE_KEYS)
+            label = f"{kind} (seed {SEED}, round {round_ + 1})"
+            for strict in (False, True):
+                try:
+                    agentmsg.validate(bad, kind, strict=strict)
+                except ValidationError as exc:
+                    _said_briefly(exc.problems, label)
+                    lines = str(exc).splitlines()
+                    assert len(lines) <= SHOWN_PROBLEMS + 2 and all(len(x) < 2 * MESSAGE_MAX + 200 for x in lines)
+            notes: list[Problem] = []
+            try:
+                if kind == "msg":
+                    Msg.from_dict(bad, notes=notes)
+                elif kind == "event":
+                    reducer = agentmsg.Reducer()
+                    reducer.feed(bad)
+                    reducer.finish()
+                    notes = list(reducer.problems)
+            except ValidationError as exc:
+                _said_briefly(exc.problems, label)
+            _said_briefly(notes, label)

@@ -10,8 +10,9 @@ import pytest
 from agentmsg import (
     SizeLimitError,
     ValidationError,
+    validate,
 )
-from agentmsg.errors import Problem
+from agentmsg.errors import MESSAGE_MAX, SHOWN_PROBLEMS, Problem, bounded
 
 
 @pytest.mark.parametrize("cls", [ValidationError, SizeLimitError])
@@ -24,3 +25,34 @@ def test_validation_errors_pickle_and_copy(cls: type[ValidationError]) -> None:
         assert again.problems == original.problems and again.kind == "msg"
         assert str(again) == str(original) == "invalid msg: /content/0/type: USER may not hold thinking [role-content]"
         assert again.__notes__ == ["while reading conversation.json"]
+
+
+def test_a_long_message_keeps_its_start_and_its_end_and_says_how_much_it_leaves_out() -> None:
+    """A message quotes the value it is about, and a value may be megabytes (an image's base64 in the wrong field):
+    the schema's messages repeated it whole, so one bad field made an exception's text, and a log line, as large."""
+    value = "A" * 10_000
+    problem = Problem("/content/0/text", "type", f'"{value}" is not of type "string"')
+    assert len(problem.message) <= MESSAGE_MAX + len("...(10,000 characters left out)...")
+    assert problem.message == f'"{"A" * 279}...(9,666 characters left out)...{"A" * 55}" is not of type "string"'
+    assert bounded("x" * MESSAGE_MAX) == "x" * MESSAGE_MAX  # (at the limit: whole)
+    assert bounded("é" * (MESSAGE_MAX + 1)).count("é") == MESSAGE_MAX * 360 // 400
+
+
+def test_the_pointer_stays_whole_and_is_shown_bounded() -> None:
+    key = "k" * 5_000
+    problem = Problem(f"/metadata/{key}", "not", "null is not allowed")
+    assert problem.pointer == f"/metadata/{key}"  # (machine-readable: RFC 6901, whole)
+    assert len(str(problem)) < 2 * MESSAGE_MAX and str(problem).endswith(": null is not allowed [not]")
+
+
+def test_an_error_of_many_problems_lists_the_first_ones_and_keeps_them_all() -> None:
+    msg = {"id": "m", "role": "USER", "content": [{"type": "text", "text": 1}] * 5_000, "metadata": {}}
+    with pytest.raises(ValidationError) as info:
+        validate(msg, "msg")
+    assert len(info.value.problems) == 5_000
+    lines = str(info.value).splitlines()
+    assert lines[0] == "invalid msg: 5000 problems" and len(lines) == 2 + SHOWN_PROBLEMS
+    assert lines[1] == '  /content/0/text: 1 is not of type "string" [type]'
+    assert lines[-1] == f"  ... and {5_000 - SHOWN_PROBLEMS:,} more (the error's problems list them all)"
+    few = ValidationError([Problem(f"/{i}", "type", "no") for i in range(SHOWN_PROBLEMS)], "event")
+    assert len(str(few).splitlines()) == 1 + SHOWN_PROBLEMS  # (all shown: no "more" line)

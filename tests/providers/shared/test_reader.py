@@ -25,9 +25,11 @@ from agentmsg import (
     validate,
 )
 from agentmsg.cli import main
+from agentmsg.errors import MESSAGE_MAX
 from agentmsg.providers import anthropic, dashscope, gemini, openai
 from tests._support.budget import SEED, examples, rounds
 from tests._support.mutators import (
+    HUGE_VALUES,
     garble_bytes,
     hostile_json_text,
     hostile_payloads,
@@ -1056,6 +1058,28 @@ def test_provider_parsers_survive_mutated_payloads(provider: str) -> None:
                 _check_response(mod, json.dumps(mutate_json(json.loads(raw), rng)).encode(), label)
             else:
                 _check_stream(mod, mutate_payloads(raw, f.suffix == ".sse", rng), rng, label)
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("provider", list(MODULES))
+def test_what_a_reader_says_of_a_huge_value_is_bounded(provider: str) -> None:
+    """A payload field of tens of kilobytes where the reader expects another kind of value (a delta type, a block
+    index, an id): the problem it says quotes it cut (errors.MESSAGE_MAX), in its Problem and in its CUSTOM event,
+    and the reply reduces. Anthropic's reader quoted the value whole: a 20 kB delta type, a 20 kB event."""
+    mod = MODULES[provider]
+    rng = random.Random(f"{SEED}/huge/{provider}")
+    for round_ in rounds(3, share=1 / len(MODULES)):
+        for f in _files(provider):
+            if f.suffix == ".json":
+                continue
+            body = mutate_payloads(f.read_bytes(), f.suffix == ".sse", rng, values=HUGE_VALUES)
+            label = f"{f.name} (seed {SEED}, round {round_ + 1})"
+            events = list(mod.parse_stream(body, reply_id="r"))
+            for e in events:
+                value = e.get("value")
+                if e["type"] == "CUSTOM" and isinstance(value, dict) and e["name"] != "agentmsg.error":
+                    assert len(str(value.get("message"))) <= MESSAGE_MAX + 40, (label, str(value)[:200])
+            reduce_events(events)
 
 
 @pytest.mark.parametrize("huge_first", [True, False], ids=["number-first", "surrogate-first"])

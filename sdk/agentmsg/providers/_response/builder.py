@@ -1193,8 +1193,9 @@ class StreamBuilder:
         if key in self._not_kept_keys:
             return
         self._not_kept_keys.add(key)
-        self.not_kept_notes.append(Problem("", "not-kept", message))
-        self._say(choice, NOT_KEPT_EVENT, {"rule": "not-kept", "message": message})
+        note = Problem("", "not-kept", message)  # (its message bounded: the event says the same)
+        self.not_kept_notes.append(note)
+        self._say(choice, NOT_KEPT_EVENT, {"rule": "not-kept", "message": note.message})
 
     def problem(self, rule: str, message: str, *, foreign: bool = False) -> None:
         """A payload that could not be read: recorded, reported as a CUSTOM event, and skipped. A problem the
@@ -1207,8 +1208,9 @@ class StreamBuilder:
         if said in self._said:
             return
         self._said.add(said)
-        self.problems.append(Problem("", rule, message))
-        value: dict[str, Any] = {"rule": rule, "message": message}
+        problem = Problem("", rule, message)  # (its message bounded: the event says the same)
+        self.problems.append(problem)
+        value: dict[str, Any] = {"rule": rule, "message": problem.message}
         if foreign:
             value["foreign"] = True
         self._say(0, PROBLEM_EVENT, value)
@@ -1219,8 +1221,9 @@ class StreamBuilder:
         names the call (``toolCallId``), so that a reader can tell a reply the provider cut from a broken input."""
         if self._redact is not None:
             message = self._redact(message)
-        self.problems.append(Problem("", rule, message))
-        value = {"rule": rule, "message": message}
+        problem = Problem("", rule, message)  # (its message bounded: the event says the same)
+        self.problems.append(problem)
+        value = {"rule": rule, "message": problem.message}
         if call is not None and call.started:
             value["toolCallId"] = call.id
         self._ev(c, "CUSTOM", name=PROBLEM_EVENT, value=value)
