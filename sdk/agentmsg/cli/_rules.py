@@ -148,7 +148,8 @@ RULES: dict[str, tuple[str, str, str]] = {
         "send smaller events, or raise `agentmsg.limits`",
     ),
     "max-problems": (
-        "more problems than are kept: the rest were counted, not listed",
+        "more problems than are kept (a reducer's `max_problems`, a stream reply's 10,000): the rest were counted,"
+        " not listed",
         "`120 more problems were not kept`",
         "fix the ones listed, then check again",
     ),

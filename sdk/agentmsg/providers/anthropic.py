@@ -806,7 +806,6 @@ class Reader(PayloadReader):
         super().__init__(builder, spec, **options)
         self._usage: dict[str, Any] = {}
         self._inputs: dict[str, str] = {}  # tool_use slot -> its start input (used when no delta comes)
-        self._unknown_deltas: set[tuple[Any, ...]] = set()  # (slot, delta type[, case]) reported: unknown, misplaced
         self._skipped: set[str] = set()  # slots of blocks not kept (their deltas are skipped too)
         #: slots of the server tools' blocks streaming: (the block as content_block_start gave it, its input's
         #: input_json_delta fragments), kept whole when the block stops
@@ -880,8 +879,7 @@ class Reader(PayloadReader):
                     self._cites.setdefault(slot, ({"type": "text", "text": ""}, []))[1].append(citation)
                 else:
                     b.problem("type", f"a citations_delta whose citation is a JSON {json_type(citation)}: left out")
-            elif (slot, dkind) not in self._unknown_deltas:  # reported once per block and kind
-                self._unknown_deltas.add((slot, dkind))
+            else:  # (said once: the builder says each problem once, and holds no more than MAX_PROBLEMS)
                 b.problem("enum", f"content block delta type {dkind!r} is not supported: skipped")
         elif kind == "content_block_start":
             block = obj["content_block"]
@@ -993,8 +991,7 @@ class Reader(PayloadReader):
                 self._server[slot][1].append(piece)
             elif piece is not None:
                 self.b.problem("type", f"an input_json_delta whose partial_json is a JSON {json_type(piece)}: skipped")
-        elif (slot, dkind) not in self._unknown_deltas:
-            self._unknown_deltas.add((slot, dkind))
+        else:  # (said once, by the builder)
             self.b.problem("enum", f"content block delta type {dkind!r} for a server tool's block: skipped")
 
     def _end_server(self, slot: str, cut: bool = False) -> None:
@@ -1052,10 +1049,8 @@ class Reader(PayloadReader):
             where = f"block {index} after its content_block_stop"
         else:
             where = f"block {index}, a {str(block_kind)[:40]!r} block"
-        if (slot, dkind, where) not in self._unknown_deltas:  # said once per block, delta type and case
-            self._unknown_deltas.add((slot, dkind, where))
-            what = "kept in a block of its own" if keep else "skipped (and any more like it)"
-            self.b.problem("order", f"{dkind} for {where}: {what}")
+        what = "kept in a block of its own" if keep else "skipped (and any more like it)"
+        self.b.problem("order", f"{dkind} for {where}: {what}")  # (said once per block, type and case: the builder)
         return keep
 
     def _add_usage(self, u: Any) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import random
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,8 @@ from agentmsg import (
 )
 from agentmsg.cli import main
 from agentmsg.errors import MESSAGE_MAX
-from agentmsg.providers import anthropic, dashscope, gemini, openai
+from agentmsg.providers import anthropic, dashscope, gemini, get, openai
+from agentmsg.providers._response import builder as builder_module
 from tests._support.budget import SEED, examples, rounds
 from tests._support.mutators import (
     HUGE_VALUES,
@@ -1080,6 +1082,40 @@ def test_what_a_reader_says_of_a_huge_value_is_bounded(provider: str) -> None:
                 if e["type"] == "CUSTOM" and isinstance(value, dict) and e["name"] != "agentmsg.error":
                     assert len(str(value.get("message"))) <= MESSAGE_MAX + 40, (label, str(value)[:200])
             reduce_events(events)
+
+
+def test_a_reply_says_max_problems_then_counts_the_rest_in_bounded_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A body of ever new bad payloads (here Anthropic deltas of a new unknown type each): the reply says the first
+    MAX_PROBLEMS, then counts, and at its end says how many it did not (rule max-problems). Every problem said was
+    held for the reply's life, by the builder and by Anthropic's reader (its own said-once set): 200,000 such
+    payloads held 89 MB, now 3 MB; here, a fifth of the payloads after the cap adds next to nothing."""
+    monkeypatch.setattr(builder_module, "MAX_PROBLEMS", 50)
+    parser = get("anthropic").stream_parser()
+
+    def bad(k: int) -> bytes:
+        return ant("content_block_delta", index=0, delta={"type": f"new_delta_{k}", "text": "a"})
+
+    events = parser.feed(ANT_START + ant("content_block_start", index=0, content_block={"type": "text", "text": ""}))
+    events += parser.feed(b"".join(bad(k) for k in range(200)))  # (past the cap: held from here on)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for k in range(200, 1200):
+            events += parser.feed(bad(k))
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    events += parser.close()
+    assert grown < 20_000, grown  # (each problem held: ~440 bytes, 440 kB for these 1,000)
+    said = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+    assert len(said) == 51 and said[0]["message"] == "content block delta type 'new_delta_0' is not supported: skipped"
+    assert said[-1] == {
+        "rule": "max-problems",
+        "message": "1,150 more problems were not said (a reply says 50 at most)",
+    }
+    assert [p.rule for p in parser.problems][-1] == "max-problems" and len(parser.problems) == 51
+    (msg,) = reduce_events(events)
+    assert msg.text_content == ""  # (the unknown deltas skipped, as said)
 
 
 @pytest.mark.parametrize("huge_first", [True, False], ids=["number-first", "surrogate-first"])

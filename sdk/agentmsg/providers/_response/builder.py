@@ -205,6 +205,11 @@ class _Data:
 #: Text slots that are not the answer (OpenAI's refusal, an audio reply's transcript): not structured output
 _NOT_ANSWER = frozenset(("refusal", "transcript"))
 
+#: Problems a reply says at most (as the reducer keeps at most ``max_problems``): those beyond are counted, and said
+#: once at the end (rule ``max-problems``). Each said one is held for the reply's life (``problems``, and its words
+#: to say it once): a body of a million distinct bad payloads held them all, memory 4 times the body's bytes.
+MAX_PROBLEMS = 10_000
+
 #: How many bytes a data block's media type is read from (:meth:`StreamBuilder.data`): "RIFF....WAVE" is 12
 SNIFF_BYTES = 12
 
@@ -344,6 +349,7 @@ class StreamBuilder:
         self.not_kept_notes: list[Problem] = []  # provider data not kept (see not_kept)
         self._not_kept_keys: set[str] = set()
         self._said: set[tuple[str, str]] = set()  # (rule, message) of the problems said (see problem)
+        self.unsaid = 0  # problems beyond MAX_PROBLEMS: counted, said once at the end (see close)
         self.usage: dict[str, Any] | None = None  # see usage_later: the last one may wait in _later
         self._later: tuple[Callable[[Any, StreamBuilder], dict[str, Any] | None], Any] | None = None
         self.errors: list[dict[str, Any]] = []  # the errors reported (error events' values)
@@ -1207,6 +1213,9 @@ class StreamBuilder:
         said = (rule, message)
         if said in self._said:
             return
+        if len(self.problems) >= MAX_PROBLEMS:
+            self.unsaid += 1
+            return
         self._said.add(said)
         problem = Problem("", rule, message)  # (its message bounded: the event says the same)
         self.problems.append(problem)
@@ -1221,6 +1230,9 @@ class StreamBuilder:
         names the call (``toolCallId``), so that a reader can tell a reply the provider cut from a broken input."""
         if self._redact is not None:
             message = self._redact(message)
+        if len(self.problems) >= MAX_PROBLEMS:
+            self.unsaid += 1
+            return
         problem = Problem("", rule, message)  # (its message bounded: the event says the same)
         self.problems.append(problem)
         value = {"rule": rule, "message": problem.message}
@@ -1239,6 +1251,10 @@ class StreamBuilder:
         self.closed = True
         if not self._choices:
             self.choice(0)
+        if self.unsaid:
+            message = f"{self.unsaid:,} more problems were not said (a reply says {MAX_PROBLEMS:,} at most)"
+            self.problems.append(Problem("", "max-problems", message))
+            self._say(0, PROBLEM_EVENT, {"rule": "max-problems", "message": message})
         for index in sorted(self._held):
             self.choice(index)  # what was said of a choice that had nothing else: it opens to say it
         waiting: dict[int, list[str]] = {}  # choice -> the slots of its streamed data blocks not started yet
