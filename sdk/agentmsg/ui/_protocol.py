@@ -4,7 +4,7 @@ the SSE framing of one JSON event, the negotiation of a protocol for a request."
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import orjson
@@ -12,7 +12,55 @@ import orjson
 from agentmsg._wire.sse import encode_event
 from agentmsg.errors import Problem
 
-__all__ = ["Decoder", "Encoder", "NotAcceptable", "UIProtocol", "json_text", "negotiate", "sse_frame"]
+__all__ = [
+    "MAX_NOTES",
+    "Decoder",
+    "Encoder",
+    "NotAcceptable",
+    "Notes",
+    "UIProtocol",
+    "json_text",
+    "negotiate",
+    "sse_frame",
+]
+
+#: Notes a codec keeps at most, as a reducer keeps its ``max_problems``: a stream of ever new bad events (a hostile
+#: server's, for a decoder) held one note each for the stream's life (50,000 bogus events: 12-18 MB)
+MAX_NOTES = 10_000
+
+
+class Notes(list[Problem]):
+    """A codec's ``notes``: the list the contract names, holding at most :data:`MAX_NOTES` notes; beyond them one
+    last note (rule ``max-problems``, the reducer's) counts those not kept."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.omitted = 0
+
+    def append(self, problem: Problem, /) -> None:
+        if len(self) < MAX_NOTES:
+            super().append(problem)
+            return
+        self.omitted += 1
+        count = Problem("", "max-problems", f"{self.omitted:,} more notes were not kept (a stream keeps {MAX_NOTES:,})")
+        if self.omitted == 1:
+            super().append(count)
+        else:
+            self[-1] = count
+
+    @staticmethod
+    def room(notes: list[Problem]) -> bool:
+        """Whether ``notes`` keeps another note: a codec's said-once keys are held only then (past it, a note is
+        counted, its key not held either)."""
+        return len(notes) < MAX_NOTES
+
+    def extend(self, problems: Iterable[Problem], /) -> None:
+        for problem in problems:
+            self.append(problem)
+
+    def __iadd__(self, problems: Iterable[Problem], /) -> Notes:  # type: ignore[override,misc]
+        self.extend(problems)
+        return self
 
 
 @runtime_checkable
@@ -24,8 +72,9 @@ class Encoder(Protocol):
     ``fail`` those that end it when the source raised (``message`` says why). After ``close`` or ``fail`` the
     encoder takes nothing more. ``notes`` collects what had no counterpart in the protocol, one
     :class:`~agentmsg.Problem` per rule and place (pointer ``/<event index>/<key>``, a rule of
-    ``agentmsg.cli._rules``): what is left out is said by rule, never dropped silently. An encoder never raises
-    on bad events: what it cannot use is a note."""
+    ``agentmsg.cli._rules``): what is left out is said by rule, never dropped silently; a stream keeps
+    :data:`MAX_NOTES` (10,000) of them, and one last note (rule ``max-problems``) counts the rest. An encoder never
+    raises on bad events: what it cannot use is a note."""
 
     notes: list[Problem]
 

@@ -13,7 +13,7 @@ import orjson
 
 from agentmsg._wire.sse import encode_event
 from agentmsg.errors import Problem
-from agentmsg.ui._protocol import Decoder, Encoder, sse_frame
+from agentmsg.ui._protocol import Decoder, Encoder, Notes, sse_frame
 
 __all__ = ["PROTOCOL", "AgentScope"]
 
@@ -22,7 +22,7 @@ class _Identity:
     """Each event as it is (a copy of the mapping); nothing ever lacks a counterpart."""
 
     def __init__(self) -> None:
-        self.notes: list[Problem] = []
+        self.notes: list[Problem] = Notes()
 
     def feed(self, event: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [dict(event)] if isinstance(event, Mapping) else [event]

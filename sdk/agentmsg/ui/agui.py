@@ -40,7 +40,7 @@ import orjson
 
 from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.ui._protocol import Decoder, Encoder, sse_frame
+from agentmsg.ui._protocol import Decoder, Encoder, Notes, sse_frame
 
 __all__ = ["AGUI", "PROTOCOL", "TYPES", "WRAPPED", "AGUIDecoder", "AGUIEncoder"]
 
@@ -172,7 +172,7 @@ class AGUIEncoder:
     """AgentEvents -> AG-UI events (see the module docstring)."""
 
     def __init__(self) -> None:
-        self.notes: list[Problem] = []
+        self.notes: list[Problem] = Notes()
         self._index = -1
         self._run: _Run | None = None
         self._used: set[str] = set()
@@ -250,7 +250,8 @@ class AGUIEncoder:
         kind = e.get("type") if isinstance(e, Mapping) else None
         label = kind if isinstance(kind, str) else "an event that is not an AgentEvent"
         if label not in self._said:
-            self._said.add(label)
+            if Notes.room(self.notes):  # (past it, not held: counted by the notes, as a stream's said-once keys)
+                self._said.add(label)
             self.notes.append(
                 Problem(
                     f"/{self._index}",
@@ -721,7 +722,7 @@ class AGUIDecoder:
     ``timestamp`` before any with one (default: now)."""
 
     def __init__(self, *, strict: bool = False, clock: Callable[[], str] | None = None) -> None:
-        self.notes: list[Problem] = []
+        self.notes: list[Problem] = Notes()
         self.strict = strict
         self._clock = clock or event_now
         self._index = -1
@@ -805,7 +806,8 @@ class AGUIDecoder:
 
     def _say_once(self, key: str, message: str, rule: str = "ui-not-kept") -> None:
         if key not in self._said:
-            self._said.add(key)
+            if Notes.room(self.notes):  # (past it, not held: counted by the notes)
+                self._said.add(key)
             self.notes.append(Problem(f"/{self._index}", rule, message))
 
     def _valid(self, event: Mapping[str, Any], kind: str) -> bool:

@@ -38,7 +38,7 @@ from agentmsg._codec.jsontext import parse_arguments
 from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events._dedupe import DedupeWindow
-from agentmsg.ui._protocol import sse_frame
+from agentmsg.ui._protocol import Notes, sse_frame
 
 NAME: Final = "ai-sdk"
 #: what an ``Accept`` header asks for this protocol by (the AI SDK defines none, and its client sends no Accept of its
@@ -116,7 +116,7 @@ class AiSdkEncoder:
     """AgentEvents (dicts) -> UI message chunks (dicts), for one stream (it keeps what is open)."""
 
     def __init__(self) -> None:
-        self.notes: list[Problem] = []
+        self.notes: list[Problem] = Notes()
         self._noted: set[str] = set()
         self._count = 0
         self._reply: Any = None  # the replyId the decoder will give events (AGENT_START's, then each model call's)
@@ -141,7 +141,8 @@ class AiSdkEncoder:
     # -- notes and carrying ----------------------------------------------------------------------------------
     def _note(self, key: str, message: str, rule: str = CARRIED_RULE) -> None:
         if key not in self._noted:
-            self._noted.add(key)
+            if Notes.room(self.notes):  # (past it, not held: counted by the notes)
+                self._noted.add(key)
             self.notes.append(Problem(f"/{self._count}", rule, message))
 
     def _order(self, message: str) -> None:
@@ -916,7 +917,7 @@ class AiSdkDecoder:
 
     def __init__(self, *, strict: bool = False, id_prefix: str = "ui-", clock: Callable[[], str] | None = None) -> None:
         self.strict = strict
-        self.notes: list[Problem] = []
+        self.notes: list[Problem] = Notes()
         self._noted: set[str] = set()
         self._prefix = id_prefix
         self._clock = clock or event_now
@@ -936,7 +937,8 @@ class AiSdkDecoder:
 
     def _note(self, key: str, message: str, rule: str = NOT_KEPT_RULE) -> None:
         if key not in self._noted:
-            self._noted.add(key)
+            if Notes.room(self.notes):  # (past it, not held: counted by the notes)
+                self._noted.add(key)
             self.notes.append(Problem(f"/{self._count}", rule, message))
 
     def _mint(self) -> str:
