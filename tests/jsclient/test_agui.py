@@ -151,7 +151,9 @@ def streams() -> list[list[Any]]:
         out.append(encoded(base_streams(random.Random(seed))))
     rng = random.Random(4030)
     out += [reordered(s, rng) for s in list(out) for _ in range(2)]
-    return out + FOREIGN
+    # more notes than a decoder keeps (10,000): both keep as many and count the rest in one last note, at the cap
+    flood = [{"type": f"BOGUS_{k}"} for k in range(10_050)] + FOREIGN[0]
+    return [*out, *FOREIGN, flood]
 
 
 def python_side(stream: list[Any], strict: bool) -> dict[str, Any]:

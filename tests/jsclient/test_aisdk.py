@@ -71,7 +71,9 @@ def streams() -> list[list[Any]]:
     out += [ai_sdk.encode(random_stream(random.Random(seed))) for seed in range(100)]
     rng = random.Random(4031)
     out += [reordered(s, rng) for s in list(out) for _ in range(2)]
-    return [*out, FOREIGN, BAD]
+    # more notes than a decoder keeps (10,000): both keep as many and count the rest in one last note, at the cap
+    flood = [{"type": f"bogus-{k}"} for k in range(10_050)] + FOREIGN
+    return [*out, FOREIGN, BAD, flood]
 
 
 def python_side(stream: list[Any], strict: bool) -> dict[str, Any]:

@@ -5,6 +5,8 @@
 // sentences are each runtime's own): tests/jsclient/test_agui.py checks it on the same streams. docs/ag-ui.md has
 // the mapping.
 
+import { keepNote, room } from "./notes.js";
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 type Obj = Record<string, Json>;
@@ -327,13 +329,13 @@ export class AGUIDecoder {
   #problem(where: string, rule: string, message: string): void {
     const problem = { pointer: `/${this.#index}${where}`, rule, message };
     if (this.strict) throw new AGUIError([problem]);
-    this.notes.push(problem);
+    keepNote(this.notes, problem);
   }
 
   #sayOnce(key: string, message: string, rule = "ui-not-kept"): void {
     if (this.#said.has(key)) return;
-    this.#said.add(key);
-    this.notes.push({ pointer: `/${this.#index}`, rule, message });
+    if (room(this.notes)) this.#said.add(key); // (past it, not held: counted by the notes)
+    keepNote(this.notes, { pointer: `/${this.#index}`, rule, message });
   }
 
   #valid(event: Obj, kind: string): boolean {

@@ -5,6 +5,8 @@
 // `ui-<n>`, `createdAt` from the clock) and the same notes (pointer + rule): tests/jsclient/test_aisdk.py checks it.
 // docs/ai-sdk.md has the mapping.
 
+import { keepNote, room } from "./notes.js";
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 type Obj = Record<string, Json>;
@@ -179,7 +181,7 @@ export class AiSdkDecoder {
         if (kind === AI_SDK_CARRIER) return this.#carrier(chunk, index);
       } catch (e) {
         if (!(e instanceof AiSdkError) || this.strict) throw e;
-        this.notes.push(...e.problems);
+        for (const p of e.problems) keepNote(this.notes, p);
         return [];
       }
       if (this.#skip) {
@@ -254,8 +256,8 @@ export class AiSdkDecoder {
 
   #note(key: string, message: string, rule = NOT_KEPT): void {
     if (this.#noted.has(key)) return;
-    this.#noted.add(key);
-    this.notes.push({ pointer: `/${this.#count}`, rule, message });
+    if (room(this.notes)) this.#noted.add(key); // (past it, not held: counted by the notes)
+    keepNote(this.notes, { pointer: `/${this.#count}`, rule, message });
   }
 
   #mint(): string {

@@ -1,0 +1,36 @@
+// The notes a decoder keeps, as Python's agentmsg.ui._protocol.Notes keeps them: at most MAX_NOTES, then one last
+// note (rule `max-problems`, the reducer's) counting the rest. A page reading a remote stream of ever new events it
+// cannot use held one note each, and its said-once key, for the stream's life.
+
+/** Notes a decoder keeps at most (a stream's); a said-once key is held only while there is room (`room`). */
+export const MAX_NOTES = 10_000;
+
+interface Note {
+  pointer: string;
+  rule: string;
+  message: string;
+}
+
+const omitted = new WeakMap<object, number>();
+
+/** Whether `notes` keeps another note. */
+export function room(notes: readonly Note[]): boolean {
+  return notes.length < MAX_NOTES;
+}
+
+/** Add `note` to `notes`; past MAX_NOTES, count it in the last note instead. */
+export function keepNote<P extends Note>(notes: P[], note: P): void {
+  if (notes.length < MAX_NOTES) {
+    notes.push(note);
+    return;
+  }
+  const n = (omitted.get(notes) ?? 0) + 1;
+  omitted.set(notes, n);
+  const count = {
+    pointer: "",
+    rule: "max-problems",
+    message: `${n.toLocaleString("en-US")} more notes were not kept (a stream keeps ${MAX_NOTES.toLocaleString("en-US")})`,
+  } as P;
+  if (n === 1) notes.push(count);
+  else notes[notes.length - 1] = count;
+}
