@@ -2018,7 +2018,8 @@ export const schemas = {
           "description": "Any non-null JSON value.",
           "not": {
             "type": "null"
-          }
+          },
+          "x-message": "a tool result's metadata values may not be null (AgentScope Java refuses the whole message: leave the key out)"
         },
         "x-agentmsg-map": true,
         "properties": {
@@ -2269,7 +2270,8 @@ export const schemas = {
           "description": "Any non-null JSON value.",
           "not": {
             "type": "null"
-          }
+          },
+          "x-message": "metadata values may not be null (AgentScope Java drops such a key: leave it out)"
         },
         "x-agentmsg-map": true,
         "properties": {

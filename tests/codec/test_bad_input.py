@@ -174,3 +174,27 @@ def test_what_is_said_of_a_huge_value_is_bounded(kind: str) -> None:
             except ValidationError as exc:
                 _said_briefly(exc.problems, label)
             _said_briefly(notes, label)
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "sentence"),
+    [
+        (
+            {"id": "m", "role": "USER", "content": [], "metadata": {"k": None}},
+            "msg",
+            "metadata values may not be null (AgentScope Java drops such a key: leave it out), got None",
+        ),
+        (
+            {"type": "tool_result", "id": "c", "name": "t", "output": [], "metadata": {"k": None}},
+            "content-block",
+            "a tool result's metadata values may not be null (AgentScope Java refuses the whole message: leave the key"
+            " out), got None",
+        ),
+    ],
+)
+def test_a_null_metadata_value_is_refused_in_words(value: dict[str, Any], kind: str, sentence: str) -> None:
+    """The schema's own sentence (x-message), where the validator said '{"type":"null"} is not allowed for null'."""
+    with pytest.raises(ValidationError) as info:
+        agentmsg.validate(value, kind)
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule, problem.message) == ("/metadata/k", "not", sentence)

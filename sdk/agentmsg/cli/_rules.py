@@ -77,8 +77,8 @@ RULES: dict[str, tuple[str, str, str]] = {
     "not": (
         "a value has a shape it must not have (a null value in a message's or a tool result's metadata, which "
         "AgentScope Java drops or refuses)",
-        '`/metadata/x: {"type":"null"} is not allowed for null`',
-        "remove what the schema forbids there",
+        "`/metadata/x: metadata values may not be null (AgentScope Java drops such a key: leave it out), got None`",
+        "leave the key out (or give it a value)",
     ),
     "if": (
         "a conditional rule of the schema is broken",
