@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import tracemalloc
 
 import pytest
 
 from agentmsg import ui
+from agentmsg.errors import Problem
 from agentmsg.ui import _protocol
 
 CODECS = [(name, side) for name in ui.names() for side in ("encoder", "decoder")]
@@ -40,3 +43,16 @@ def test_a_codec_keeps_max_notes_then_counts_the_rest_in_bounded_memory(
         "1,150 more notes were not kept (a stream keeps 50)",
     )
     assert grown < 20_000, grown  # (a note and its key held: ~300 bytes, 300 kB for these 1,000)
+
+
+def test_capped_notes_pickle_and_copy_with_their_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A list subclass is unpickled (and copied) by appending its items again: the count note was counted as one more
+    note not kept, before the count itself was restored."""
+    monkeypatch.setattr(_protocol, "MAX_NOTES", 3)
+    notes = _protocol.Notes()
+    for k in range(7):
+        notes.append(Problem(f"/{k}", "ui-wrapped", "no AG-UI event"))
+    for again in (pickle.loads(pickle.dumps(notes)), copy.copy(notes), copy.deepcopy(notes)):
+        assert type(again) is _protocol.Notes and again == notes and again.omitted == 4
+        again.append(Problem("/7", "ui-wrapped", "no AG-UI event"))
+        assert len(again) == 4 and again[-1].message == "5 more notes were not kept (a stream keeps 3)"

@@ -62,6 +62,18 @@ class Notes(list[Problem]):
         self.extend(problems)
         return self
 
+    def __reduce__(self) -> tuple[Any, tuple[list[Problem], int]]:
+        # (a list subclass is unpickled and copied by appending its items again: past the cap that would count the
+        # count note itself, before ``omitted`` is restored)
+        return _notes, (list(self), self.omitted)
+
+
+def _notes(items: list[Problem], omitted: int) -> Notes:
+    notes = Notes()
+    list.extend(notes, items)
+    notes.omitted = omitted
+    return notes
+
 
 @runtime_checkable
 class Encoder(Protocol):
