@@ -26,14 +26,12 @@ _TAIL = 80  # ... and at its end (the rule's words, as most messages end with th
 SHOWN_PROBLEMS = 20
 
 
-def bounded(text: str, most: int = MESSAGE_MAX) -> str:
-    """``text`` when it has at most ``most`` characters; else its start and end around a note of how many
-    characters are left out (linear in ``text``: one slice each side)."""
-    if len(text) <= most:
+def bounded(text: str) -> str:
+    """``text`` when it has at most :data:`MESSAGE_MAX` characters; else its start and end around a note of how
+    many characters are left out (linear in ``text``: one slice each side)."""
+    if len(text) <= MESSAGE_MAX:
         return text
-    head = most * _HEAD // MESSAGE_MAX
-    tail = most * _TAIL // MESSAGE_MAX
-    return f"{text[:head]}...({len(text) - head - tail:,} characters left out)...{text[-tail:]}"
+    return f"{text[:_HEAD]}...({len(text) - _HEAD - _TAIL:,} characters left out)...{text[-_TAIL:]}"
 
 
 @attrs.frozen

@@ -11,6 +11,7 @@ import orjson
 
 from agentmsg._wire.sse import encode_event
 from agentmsg.errors import Problem
+from agentmsg.events.reducer import DEFAULT_MAX_PROBLEMS
 
 __all__ = [
     "MAX_NOTES",
@@ -24,9 +25,9 @@ __all__ = [
     "sse_frame",
 ]
 
-#: Notes a codec keeps at most, as a reducer keeps its ``max_problems``: a stream of ever new bad events (a hostile
+#: Notes a codec keeps at most (the reducer's default ``max_problems``): a stream of ever new bad events (a hostile
 #: server's, for a decoder) held one note each for the stream's life (50,000 bogus events: 12-18 MB)
-MAX_NOTES = 10_000
+MAX_NOTES = DEFAULT_MAX_PROBLEMS
 
 
 class Notes(list[Problem]):

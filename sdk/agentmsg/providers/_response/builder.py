@@ -49,6 +49,7 @@ from agentmsg._codec.jsontext import has_lone_surrogate, json_type
 from agentmsg._codec.jsontext import loads as codec_loads
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import ERROR_EVENT, NOT_KEPT_EVENT, PROBLEM_EVENT
+from agentmsg.events.reducer import DEFAULT_MAX_PROBLEMS
 from agentmsg.providers._request.common import MINTED_ID
 from agentmsg.providers._response.numbers import as_event_value, first_beyond_double, json_text_of, overflowed
 from agentmsg.providers._response.payload import shown, text_or_none
@@ -205,10 +206,10 @@ class _Data:
 #: Text slots that are not the answer (OpenAI's refusal, an audio reply's transcript): not structured output
 _NOT_ANSWER = frozenset(("refusal", "transcript"))
 
-#: Problems a reply says at most (as the reducer keeps at most ``max_problems``): those beyond are counted, and said
-#: once at the end (rule ``max-problems``). Each said one is held for the reply's life (``problems``, and its words
-#: to say it once): a body of a million distinct bad payloads held them all, memory 4 times the body's bytes.
-MAX_PROBLEMS = 10_000
+#: Problems a reply says at most (the reducer's default ``max_problems``): those beyond are counted, and said once
+#: at the end (rule ``max-problems``). Each said one is held for the reply's life (``problems``, and its words to say
+#: it once): a body of a million distinct bad payloads held them all, memory 4 times the body's bytes.
+MAX_PROBLEMS = DEFAULT_MAX_PROBLEMS
 
 #: How many bytes a data block's media type is read from (:meth:`StreamBuilder.data`): "RIFF....WAVE" is 12
 SNIFF_BYTES = 12
@@ -1213,16 +1214,24 @@ class StreamBuilder:
         said = (rule, message)
         if said in self._said:
             return
-        if len(self.problems) >= MAX_PROBLEMS:
-            self.unsaid += 1
+        problem = self._kept(rule, message)
+        if problem is None:
             return
         self._said.add(said)
-        problem = Problem("", rule, message)  # (its message bounded: the event says the same)
-        self.problems.append(problem)
         value: dict[str, Any] = {"rule": rule, "message": problem.message}
         if foreign:
             value["foreign"] = True
         self._say(0, PROBLEM_EVENT, value)
+
+    def _kept(self, rule: str, message: str) -> Problem | None:
+        """The problem to say, kept in :attr:`problems` (its message bounded: its event says the same); None past
+        :data:`MAX_PROBLEMS`, where it is only counted (said at the end, see :meth:`close`)."""
+        if len(self.problems) >= MAX_PROBLEMS:
+            self.unsaid += 1
+            return None
+        problem = Problem("", rule, message)
+        self.problems.append(problem)
+        return problem
 
     def _problem_at(self, c: _Choice, rule: str, message: str, call: _Call | None = None) -> None:
         """A problem of choice ``c`` (open), said among its own events. ``call``: the problem is the arguments of
@@ -1230,11 +1239,9 @@ class StreamBuilder:
         names the call (``toolCallId``), so that a reader can tell a reply the provider cut from a broken input."""
         if self._redact is not None:
             message = self._redact(message)
-        if len(self.problems) >= MAX_PROBLEMS:
-            self.unsaid += 1
+        problem = self._kept(rule, message)
+        if problem is None:
             return
-        problem = Problem("", rule, message)  # (its message bounded: the event says the same)
-        self.problems.append(problem)
         value = {"rule": rule, "message": problem.message}
         if call is not None and call.started:
             value["toolCallId"] = call.id
