@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 import attrs
 
 from agentmsg._codec import legacy
-from agentmsg._codec.converter import Codec, _tag_of, dict_of, dumps_json, prepare_json
+from agentmsg._codec.converter import (
+    Codec,
+    IntegerBeyond,
+    _tag_of,
+    beyond_error,
+    dict_of,
+    dumps_json,
+    prepare_json,
+)
 from agentmsg._codec.jsontext import JsonInput, loads
 from agentmsg._codec.schemas import has_unknown_keys, schema_documents, validate
 from agentmsg._codec.unknown import normalise_unknown_keys
@@ -245,7 +253,10 @@ def _block_from_dict(data: Any, strict: bool, notes: list[Problem] | None, stack
             legacy.refuse(found, "content-block")
         data = mapped
     table = _by_tag_open if has_unknown_keys(data, "content-block", strict) else _by_tag
-    block = table[data["type"]](data)
+    try:
+        block = table[data["type"]](data)
+    except IntegerBeyond as exc:
+        raise beyond_error(data, exc, "content-block") from None
     if found:
         legacy.tell(found, notes, "content-block", stacklevel + 1)
     return block  # type: ignore[no-any-return]

@@ -68,9 +68,12 @@ def decode_messages(data: JsonInput, *, strict: bool = False, notes: list[Proble
 
 def _restore_usages(msgs: list[Msg]) -> None:
     """What a trip through AgentScope Java dropped from each usage, back from its ``_chat_usage`` copy."""
-    for m in msgs:
+    for index, m in enumerate(msgs):
         if m.usage is not None:
-            restore_usage(m)
+            try:
+                restore_usage(m)
+            except ValidationError as exc:
+                raise exc.under(f"/{index}") from None
 
 
 def _check_writable(parsed: list[Any], msgs: list[Msg]) -> None:

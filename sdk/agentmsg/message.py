@@ -24,7 +24,9 @@ from agentmsg import blocks as _b
 from agentmsg._codec import legacy
 from agentmsg._codec.converter import (
     Codec,
+    IntegerBeyond,
     _tag_of,
+    beyond_error,
     dict_of,
     dumps_json,
     prepare_json,
@@ -207,9 +209,11 @@ def _usage(value: Any, given: bool = False) -> ChatUsage | None:
                 )
         try:
             validate(value, "chat-usage")
+            return cast(ChatUsage, OPEN_CODEC.hook(ChatUsage)(value))
+        except IntegerBeyond as exc:
+            raise beyond_error(value, exc, "chat-usage").under("/usage", "msg") from None
         except ValidationError as exc:
             raise exc.under("/usage", "msg") from None
-        return cast(ChatUsage, OPEN_CODEC.hook(ChatUsage)(value))
     raise ValidationError.single(
         "/usage", "type", f"expected a ChatUsage or a dict of usage, got {type(value).__name__}", "msg"
     )
@@ -255,7 +259,10 @@ def restore_usage(msg: _msg_mod.Msg) -> None:
         return
     restored = _restored(unstructure_hooks[ChatUsage](usage), copy)
     if restored is not None:
-        msg.usage = cast(ChatUsage, OPEN_CODEC.hook(ChatUsage)(restored))
+        try:
+            msg.usage = cast(ChatUsage, OPEN_CODEC.hook(ChatUsage)(restored))
+        except IntegerBeyond as exc:  # a count of the copy (which the schema does not bound): said where it is
+            raise beyond_error({"metadata": msg.metadata}, exc, "msg") from None
 
 
 _REASONS = ", ".join(repr(g.value) for g in GenerateReason)
@@ -448,13 +455,16 @@ class Msg(_msg_mod.Msg):
         if not checked:
             check_json_value(data, "msg")
         found: list[Problem] = []
-        if type(data) is dict and _CLOSED_MSG.is_valid(data):
-            msg = _structure_msg(data)
-        else:
-            data = legacy.message(data, found)
-            if found and strict:
-                legacy.refuse(found, "msg")
-            msg = (_structure_open_msg if has_unknown_keys(data, "msg", strict) else _structure_msg)(data)
+        try:
+            if type(data) is dict and _CLOSED_MSG.is_valid(data):
+                msg = _structure_msg(data)
+            else:
+                data = legacy.message(data, found)
+                if found and strict:
+                    legacy.refuse(found, "msg")
+                msg = (_structure_open_msg if has_unknown_keys(data, "msg", strict) else _structure_msg)(data)
+        except IntegerBeyond as exc:
+            raise beyond_error(data, exc, "msg") from None
         if not isinstance(msg, cls):
             raise ValidationError.single(
                 "/role", "const", f"{cls.__name__} cannot hold a {data['role']} message", "msg"

@@ -42,10 +42,10 @@ import attrs
 import cattrs
 import orjson
 
-from agentmsg._codec.jsontext import check_json_value, depth_error, encode_error
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, check_json_value, depth_error, encode_error
 from agentmsg._codec.schemas import KINDS, schema_documents, validate
 from agentmsg._native import speedups as _speedups  # the optional C writer (None: pure Python)
-from agentmsg.errors import ValidationError
+from agentmsg.errors import Problem, ValidationError, pointer_of
 
 _NativeEncode = Callable[[object, dict[type, object], Callable[[Any], Any], Callable[[Any], bytes]], "bytes | None"]
 _native_encode: _NativeEncode | None = _speedups.encode if _speedups is not None else None
@@ -176,6 +176,42 @@ def _union_members(tp: Any) -> list[type] | None:
     return None
 
 
+class IntegerBeyond(ValueError):
+    """Raised by a structure hook for an integer field holding a whole number beyond the 64-bit range written
+    with an exponent (``1e300``: JSON Schema reads it as an integer, and a field without a maximum allows it),
+    which JSON is not written with: the reader says where (:func:`beyond_error`)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(value)
+        self.value = value
+
+
+def whole(value: Any) -> int:
+    """An integer field's number written with a fraction or an exponent (``1.0``, ``-0.0``, ``7e2``), which JSON
+    Schema counts as an integer (its validation has passed, so it has no fractional part): the int it is, so that
+    it is written back (as ``1``, ``0``, ``700``) and typed as the field says; AgentScope Java reads it so too."""
+    if INT_MIN <= value <= INT_MAX:
+        return int(value)
+    raise IntegerBeyond(value)
+
+
+def beyond_error(data: Any, exc: IntegerBeyond, kind: str) -> ValidationError:
+    """The refusal of what :class:`IntegerBeyond` found in ``data`` (the value the hook was given), at its pointer."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    path: tuple[str | int, ...] = ()
+    while stack:  # the float object itself: the hook read it from ``data``
+        node, at = stack.pop()
+        if node is exc.value:
+            path = at
+            break
+        if type(node) is dict:
+            stack.extend((v, (*at, k)) for k, v in node.items())
+        elif type(node) is list:
+            stack.extend((v, (*at, i)) for i, v in enumerate(node))
+    message = f"integer {exc.value!r:.40} is outside the 64-bit range [-2**63, 2**64 - 1] JSON is written in"
+    return ValidationError([Problem(pointer_of(path), "integer-range", message)], kind)
+
+
 def _tag_of(cls: type) -> str:
     field = attrs.fields_dict(cls)["type"]
     return str(field.default)
@@ -212,6 +248,8 @@ class _Codegen:
         return key
 
     def structure_expr(self, tp: Any, src: str) -> str:
+        if tp is int:  # 1.0 is an integer to JSON Schema: held as the int it is (see whole)
+            return f"({src} if {src}.__class__ is int else {self.name(whole, 'whole')}({src}))"
         if _is_plain(tp):
             return src
         if isinstance(tp, type) and issubclass(tp, enum.Enum):

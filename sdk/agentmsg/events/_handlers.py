@@ -319,6 +319,8 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
         v = usage.get(k)
         if v is None:
             continue
+        if count and type(v) is float and v.is_integer() and INT_MIN <= v <= INT_MAX:
+            v = int(v)  # 7.0 is an integer to JSON Schema (and to AgentScope Java): summed as the int it is
         if count and (type(v) is not int or not INT_MIN <= v <= INT_MAX):
             # JSON integers beyond 64 bits come back from the parser as floats: never sum them as such (an int
             # beyond 64 bits, from events given as objects, is ignored as the same stream's JSON text is).
