@@ -186,3 +186,20 @@ def test_null_metadata_and_text_content_of_any_message() -> None:
     msg, said = _read({"id": "m", "role": "ASSISTANT", "content": "hi", "metadata": None})
     assert (msg.text_content, msg.metadata) == ("hi", {})
     assert set(said) == {"/content", "/metadata"}
+
+
+@pytest.mark.parametrize("kind", [[], {}, ["text"], {"a": 1}, 1, None, True])
+def test_a_block_type_that_is_no_string_is_refused_in_words(kind: Any) -> None:
+    # A lowercase role reads the message as AgentScope Python's, whose block keys are looked up by the block's
+    # type: a list or an object there is a schema problem at that pointer, not a TypeError of the lookup.
+    value = {"role": "user", "name": "u", "content": [{"type": kind, "text": "x"}]}
+    for read in (
+        lambda: Msg.from_dict(value, notes=[]),
+        lambda: Msg.from_json(json.dumps(value), notes=[]),
+        lambda: agentmsg.decode_messages(json.dumps([value]), notes=[]),
+    ):
+        with pytest.raises(agentmsg.ValidationError) as info:
+            read()
+        assert any(p.pointer.endswith("/content/0/type") for p in info.value.problems), info.value
+    _, notes = agentmsg.read_legacy_keys(value, "msg")
+    assert [n.pointer for n in notes] == ["/role"]

@@ -259,7 +259,8 @@ def _python_block(data: dict[str, Any], notes: list[Problem], at: str) -> dict[s
     ones dropped, the rest kept as unknown keys; each said."""
     kind = data.get("type")
     out = data
-    for key in (*_PY_BLOCK_KEYS.get(kind, ()), "created_at", "finished_at"):
+    own = _PY_BLOCK_KEYS.get(kind, ()) if type(kind) is str else ()  # (a type that is no string: the schema says)
+    for key in (*own, "created_at", "finished_at"):
         if key not in data:
             continue
         here = f"{at}/{key}"
