@@ -55,6 +55,11 @@ BAD: list[Any] = [
     {"type": "custom", "kind": "a.b"},
     {"type": "abort"},
     {"type": "message-metadata", "messageMetadata": {}},
+    # a tool result's carried fields of the wrong shape (they were a TypeError in Python, in JS for deltas: true)
+    {"type": "data-agentmsg", "data": {"rest": "TOOL_RESULT", "fields": {"deltas": True}}},
+    {"type": "data-agentmsg", "data": {"rest": "TOOL_RESULT", "fields": {"deltas": [5]}}},
+    {"type": "data-agentmsg", "data": {"rest": "TOOL_RESULT", "fields": {"end": [1]}}},
+    {"type": "tool-output-available", "toolCallId": "c", "output": "done"},
     {"type": "finish", "finishReason": "done"},
     {"type": "finish", "finishReason": "length"},
 ]

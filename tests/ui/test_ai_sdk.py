@@ -275,6 +275,26 @@ def test_a_ui_stream_of_another_producer_reduces_to_its_parts() -> None:
         ({"type": "tool-input-start", "toolCallId": "c"}, "/1", "required"),
         ({"type": "data-x"}, "/1", "required"),
         ({"type": "data-agentmsg", "data": 1}, "/1/data", "type"),
+        (
+            {"type": "data-agentmsg", "data": {"rest": "TOOL_RESULT", "fields": {"deltas": True}}},
+            "/1/data/fields/deltas",
+            "type",
+        ),
+        (
+            {"type": "data-agentmsg", "data": {"rest": "TOOL_RESULT", "fields": {"deltas": [5]}}},
+            "/1/data/fields/deltas",
+            "type",
+        ),
+        (
+            {"type": "data-agentmsg", "data": {"rest": "TOOL_RESULT", "fields": {"end": 5}}},
+            "/1/data/fields/end",
+            "type",
+        ),
+        (
+            {"type": "data-agentmsg", "data": {"rest": "TOOL_RESULT", "fields": {"end": [1]}}},
+            "/1/data/fields/end",
+            "type",
+        ),
     ],
 )
 def test_a_bad_chunk_is_a_note_or_in_strict_mode_an_error(chunk: Any, pointer: str, rule: str) -> None:

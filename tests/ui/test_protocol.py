@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import pickle
 import tracemalloc
+from typing import Any
 
 import pytest
 
@@ -56,3 +57,50 @@ def test_capped_notes_pickle_and_copy_with_their_count(monkeypatch: pytest.Monke
         assert type(again) is _protocol.Notes and again == notes and again.omitted == 4
         again.append(Problem("/7", "ui-wrapped", "no AG-UI event"))
         assert len(again) == 4 and again[-1].message == "5 more notes were not kept (a stream keeps 3)"
+
+
+EVENT_TYPES = [
+    *("AGENT_START", "AGENT_END", "MODEL_CALL_START", "MODEL_CALL_END", "CUSTOM"),
+    *(f"{kind}_BLOCK_{step}" for kind in ("TEXT", "THINKING", "DATA") for step in ("START", "DELTA", "END")),
+    *("TOOL_CALL_START", "TOOL_CALL_DELTA", "TOOL_CALL_END", "TOOL_RESULT_START", "TOOL_RESULT_TEXT_DELTA"),
+    *("TOOL_RESULT_DATA_DELTA", "TOOL_RESULT_END", "REQUIRE_USER_CONFIRM", "HINT_BLOCK"),
+]
+
+
+@pytest.mark.parametrize("name", ui.names())
+@pytest.mark.parametrize("key", ["blockId", "toolCallId", "replyId"])
+@pytest.mark.parametrize("bad", [[], {"a": 1}, 7, True], ids=["list", "object", "number", "bool"])
+def test_an_encoder_carries_an_event_whose_id_is_no_string(name: str, key: str, bad: Any) -> None:
+    """The encoders take any event (a bad one is carried as it is, with a note): an id that is a list or an object
+    was a dict key in the AG-UI encoder (TypeError: unhashable). Every event type, opened with good ids first (so
+    the bad one meets open blocks, calls and results), then the frames are written as a server writes them."""
+    at = {"createdAt": "2025-01-01T00:00:00Z"}
+    good = {"replyId": "r", "blockId": "b", "toolCallId": "c", "toolCallName": "f", "name": "F", "delta": "x"}
+    encoder = ui.get(name).encoder()
+    frames: list[Any] = []
+    for n, kind in enumerate(EVENT_TYPES):
+        frames += encoder.feed(
+            {**at, **good, "type": kind.replace("_DELTA", "_START").replace("_END", "_START"), "id": f"g{n}"}
+        )
+        frames += encoder.feed({**at, **good, "type": kind, "id": f"e{n}", key: bad})
+    frames += encoder.close()
+    for frame in frames:
+        _protocol.sse_frame(frame, None)
+
+
+@pytest.mark.parametrize("name", ui.names())
+def test_an_encoder_writes_a_tool_results_data_json_does_not_hold_as_text(name: str) -> None:
+    """A TOOL_RESULT_DATA_DELTA's data with an integer beyond 64 bits (the reducer refuses it): the AG-UI encoder
+    wrote the result's parts with orjson (TypeError); every encoder now gives frames a server writes."""
+    at = {"createdAt": "2025-01-01T00:00:00Z", "replyId": "r"}
+    events = [
+        {**at, "type": "AGENT_START", "id": "1", "name": "F"},
+        {**at, "type": "TOOL_RESULT_START", "id": "2", "toolCallId": "c", "toolCallName": "f"},
+        {**at, "type": "TOOL_RESULT_DATA_DELTA", "id": "3", "toolCallId": "c", "data": {"type": "x", "k": 2**64}},
+        {**at, "type": "TOOL_RESULT_END", "id": "4", "toolCallId": "c", "state": "success"},
+        {**at, "type": "AGENT_END", "id": "5"},
+    ]
+    encoder = ui.get(name).encoder()
+    frames = [frame for e in events for frame in encoder.feed(e)] + encoder.close()
+    text = b"".join(_protocol.sse_frame(frame, None) for frame in frames)
+    assert b"18446744073709551616" in text  # (carried, as text or whole: nothing dropped)

@@ -31,6 +31,7 @@ both ways, and the rules. In short:
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
@@ -139,6 +140,15 @@ def _str(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and value != ""
 
 
+#: The keys of an event the encoder keys its open messages by: one that is no string is no AgentEvent's
+_ID_KEYS: Final = ("blockId", "toolCallId", "replyId")
+
+
+def _ids_are_text(e: Mapping[str, Any]) -> bool:
+    """Whether each id the encoder keys by is absent, null or a string (else the event is carried whole)."""
+    return all(type(v) is str or v is None for v in (e.get(k) for k in _ID_KEYS))
+
+
 # ==== AgentEvents -> AG-UI ========================================================================================
 
 
@@ -192,7 +202,7 @@ class AGUIEncoder:
             return self._wrap(event)
         kind = event.get("type")
         handler = _ENCODE.get(kind) if type(kind) is str else None
-        if handler is None or event.get("source") is not None:
+        if handler is None or event.get("source") is not None or not _ids_are_text(event):
             return self._wrap(event)
         return handler(self, event)
 
@@ -271,6 +281,7 @@ class AGUIEncoder:
         assert run is not None
         kind = e.get("type")
         call = e.get("toolCallId")
+        call = call if isinstance(call, str) else None  # (any other id keys nothing: an event carried whole)
         if kind == "AGENT_RESULT":
             run.result = e.get("result")
         elif kind == "REQUIRE_USER_CONFIRM":
@@ -597,7 +608,11 @@ def _part_out(part: Any) -> dict[str, Any]:
             return {"type": ag_kind, "source": src}
     if kind == "text" and isinstance(part.get("text"), str):
         return {"type": "text", "text": part["text"]}
-    return {"type": "text", "text": orjson.dumps(part).decode()}
+    try:
+        text = orjson.dumps(part).decode()
+    except TypeError:  # what orjson does not write (an integer beyond 64 bits, a key that is no string): as Python's
+        text = json.dumps(part, default=repr, ensure_ascii=False)
+    return {"type": "text", "text": text}
 
 
 #: agentmsg usage key -> AG-UI TokenUsage key

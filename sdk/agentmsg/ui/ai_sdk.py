@@ -1052,7 +1052,18 @@ class AiSdkDecoder:
                 self._opener = data["opener"]
             return []
         if isinstance(data, dict) and isinstance(data.get("rest"), str) and isinstance(data.get("fields"), dict):
-            self._rest[data["rest"]] = data["fields"]
+            fields = data["fields"]
+            if data["rest"] == "TOOL_RESULT":  # (its own shape: the result's events and its end's fields)
+                deltas, end = fields.get("deltas", []), fields.get("end", {})
+                if type(deltas) is not list or not all(type(d) is dict for d in deltas):
+                    raise ValidationError.single(
+                        f"/{index}/data/fields/deltas", "type", "a tool result's carried deltas are a list of events"
+                    )
+                if type(end) is not dict:
+                    raise ValidationError.single(
+                        f"/{index}/data/fields/end", "type", "a tool result's carried end is an object of fields"
+                    )
+            self._rest[data["rest"]] = fields
             return []
         raise ValidationError.single(
             f"/{index}/data", "type", f"a {CARRIER} chunk's data is {{event}} or {{rest, fields}}"

@@ -330,7 +330,16 @@ export class AiSdkDecoder {
       return [];
     }
     if (isObj(data) && typeof data.rest === "string" && isObj(data.fields)) {
-      this.#rest.set(data.rest, data.fields);
+      const fields = data.fields;
+      if (data.rest === "TOOL_RESULT") { // (its own shape: the result's events and its end's fields)
+        const deltas = has(fields, "deltas") ? fields.deltas : [];
+        const end = has(fields, "end") ? fields.end : {};
+        if (!Array.isArray(deltas) || !deltas.every(isObj)) {
+          this.#fail(`/${index}/data/fields/deltas`, "type", "a tool result's carried deltas are a list of events");
+        }
+        if (!isObj(end)) this.#fail(`/${index}/data/fields/end`, "type", "a tool result's carried end is an object of fields");
+      }
+      this.#rest.set(data.rest, fields);
       return [];
     }
     this.#fail(`/${index}/data`, "type", `a ${AI_SDK_CARRIER} chunk's data is {event} or {rest, fields}`);
