@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentmsg import SSEDecoder, encode_sse, reduce_events, reduce_stream
+from agentmsg import SSEDecoder, ValidationError, encode_sse, reduce_events, reduce_stream
 from agentmsg.events.sse import events_after
 from tests._support.events import EVENTS
 
@@ -188,3 +188,34 @@ def test_the_endpoints_error_event_is_said_with_the_servers_message() -> None:
     r = Reducer()
     reduce_stream(encode_sse(events).encode() + b"event: error\ndata: Bad Gateway\n\n", reducer=r)
     assert [p.message.rsplit(": ", 1)[1] for p in r.problems if p.rule == "source-error"] == ["Bad Gateway"]
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 7], ids=["whole", "bytewise", "sevens"])
+def test_a_line_of_no_sse_field_is_said_not_dropped(chunk: int | None) -> None:
+    """An event whose ``data:`` was lost (its JSON alone on a line) is a line the SSE spec ignores: the reply was
+    reduced without its text and nothing said it. Each such line is said (rule ``sse``); comments, blank lines and
+    the spec's fields say nothing, whichever way the body is cut (the C scanner and the line parser alike)."""
+    from agentmsg.events import iter_sse_events
+
+    events = encode_sse(EVENTS).split("\n\n")
+    delta = next(i for i, e in enumerate(events) if "TEXT_BLOCK_DELTA" in e)
+    bare = events[delta].split("data: ", 1)[1]  # the event's JSON, without its data: prefix
+    body = "\n\n".join([*events[:delta], bare, ": a comment\nretry: 5", *events[delta + 1 :]]).encode()
+    source: Any = body if chunk is None else [body[i : i + chunk] for i in range(0, len(body), chunk)]
+    problems = [(p.rule, p.message) for p in _reduced_problems(source)]  # (tolerant: the reducer says it)
+    assert [rule for rule, _ in problems] == ["sse"], problems
+    assert "a line of no SSE field" in problems[0][1] and "TEXT_BLOCK_DELTA" in problems[0][1]
+    said: list[Any] = []
+    got = list(iter_sse_events(source if chunk is None else iter(source), strict=False, on_problem=said.append))
+    assert len(got) == len(events) - 2 and [p.rule for p in said] == ["sse"]  # (the last split is the body's end)
+    with pytest.raises(ValidationError) as info:
+        list(iter_sse_events(source if chunk is None else iter(source)))
+    assert info.value.problems[0].rule == "sse"
+
+
+def _reduced_problems(source: Any) -> list[Any]:
+    from agentmsg import Reducer
+
+    reducer = Reducer()
+    reduce_stream(source, sse=True, reducer=reducer)
+    return list(reducer.problems)

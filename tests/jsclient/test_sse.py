@@ -149,6 +149,8 @@ INSERTS = [
     b"\xed\xa0\xbd",
 ]
 INSERTS += [b"id: 9\n", b"event: x\n", b"retry: 5\n", b"\x00", " é😀".encode(), b"data: {}\n\n", b"\n\n"]
+# lines of no SSE field (an event that lost its data:, an unknown field): said by both readers of agent events
+INSERTS += [b'\n{"type": "TEXT_BLOCK_DELTA"}\n', b"\nfoo: bar\n"]
 
 
 @pytest.mark.fuzz

@@ -309,9 +309,15 @@ export interface EventStreamOptions extends StreamOptions {
   onProblem?: (event: SSEEvent, problem: SSEProblem) => void;
 }
 
+/** Agent events are read saying each line of no SSE field (`problem.rule` "sse"), unless the limits say otherwise. */
+const sayingUnknownLines = <T extends StreamOptions>(options: T): T => ({
+  ...options,
+  limits: { ...options.limits, sayUnknownLines: options.limits?.sayUnknownLines ?? true },
+});
+
 /** The agent events at `url` (each SSE event's data parsed as JSON), across reconnects. */
 export async function* streamEvents(url: string | URL, options: EventStreamOptions = {}): AsyncGenerator<AgentEvent, void, undefined> {
-  for await (const sse of streamSSE(url, options)) {
+  for await (const sse of streamSSE(url, sayingUnknownLines(options))) {
     if (sse.problem !== null) {
       options.onProblem?.(sse, sse.problem);
       if (sse.problem.rule !== "utf-8") continue;
@@ -356,7 +362,7 @@ export async function reduceSSE(url: string | URL, options: ReduceSSEOptions = {
     options.onRestart?.({ ...info, reducer, previous });
   };
   const { onRestart: _, onGap, ...rest } = options;
-  for await (const sse of streamSSE(url, { ...rest, onRestart: onGap === "fail" ? undefined : restart })) {
+  for await (const sse of streamSSE(url, sayingUnknownLines({ ...rest, onRestart: onGap === "fail" ? undefined : restart }))) {
     const problem = sse.problem;
     if (problem !== null) {
       // As Python's reduce_stream: invalid UTF-8 is reported with the event it was replaced in; an event

@@ -39,6 +39,9 @@ export const MAX_EVENT_LENGTH = 64 * 1024 * 1024;
 export interface SSELimits {
   maxLineLength?: number;
   maxEventLength?: number;
+  /** Say each line of no SSE field (the spec ignores it) as an event with no data and a problem (rule `sse`):
+   * agent events read so (an event's JSON that lost its `data:` was lost without a word), as Python's readers. */
+  sayUnknownLines?: boolean;
 }
 
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -117,11 +120,13 @@ export class SSEDecoder {
   private dataExcess = 0; // what U+FFFD for invalid bytes adds to the UTF-8 length of the data lines
   private readonly maxLine: number;
   private readonly maxEvent: number;
+  private readonly sayUnknown: boolean;
 
   constructor(limits: SSELimits = {}) {
     // (0 is the default too, as in Python's decoder.)
     this.maxLine = limits.maxLineLength || MAX_EVENT_LENGTH;
     this.maxEvent = limits.maxEventLength || MAX_EVENT_LENGTH;
+    this.sayUnknown = limits.sayUnknownLines === true;
   }
 
   feed(chunk: string | Uint8Array): SSEEvent[] {
@@ -312,6 +317,11 @@ export class SSEDecoder {
     if (line.charCodeAt(0) === 58) return; // ":" comment
     const colon = line.indexOf(":");
     const field = colon < 0 ? line : line.slice(0, colon);
+    if (this.sayUnknown && field !== "data" && field !== "event" && field !== "id" && field !== "retry") {
+      const why = `a line of no SSE field (no \`data:\`) is skipped, as the SSE spec reads it: ${JSON.stringify(line.slice(0, 80))}`;
+      out.push({ data: "", event: "message", id: this.lastEventId, retry: null, problem: { rule: "sse", message: why } });
+      return;
+    }
     let value = colon < 0 ? "" : line.slice(colon + 1);
     if (value.charCodeAt(0) === 32) value = value.slice(1);
     if (bad && this.problem === null && (field === "data" || field === "event" || field === "id") && value.includes("\ufffd")) {
