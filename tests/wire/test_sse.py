@@ -281,6 +281,35 @@ def test_the_sniffer_tells_a_body_the_same_whole_or_byte_by_byte() -> None:
             assert bytes(whole.head) == body and bytes(slow.head) == body[: len(slow.head)]
 
 
+@pytest.mark.parametrize("chunk", [1 << 12, 1 << 16, 100_003])
+def test_blanks_past_the_sniff_limit_decide_and_are_not_held(chunk: int) -> None:
+    """64 KiB of blank lines with no field yet are no SSE (sniff's rule), but the sniffer fed them in pieces never
+    decided: every reader held the whole body (128 MB of newlines: 1.3 GB, in 24 s). Now it decides there, and a
+    provider stream of nothing but newlines is read in bounded memory."""
+    from agentmsg._wire.sse import SNIFF_LIMIT, FormatSniffer, Sniffer
+    from agentmsg.providers import openai
+
+    sniffer, formats = Sniffer(), FormatSniffer()
+    told = found = None
+    fed = 0
+    while told is None or found is None:
+        fed += chunk
+        told = sniffer.feed(b"\n" * chunk) if told is None else told
+        found = formats.feed(b"\r\n" * (chunk // 2)) if found is None else found
+        assert fed <= SNIFF_LIMIT + chunk, (told, found)
+    assert (told, found) == (False, "jsonl")
+    parser = openai.StreamParser()
+    tracemalloc.start()
+    try:
+        for _ in range((8 << 20) // chunk):
+            parser.feed(b"\n" * chunk)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    parser.close()
+    assert peak < 4 * SNIFF_LIMIT + 3 * chunk, peak  # (was the whole 8 MB, several times over)
+
+
 @pytest.mark.differential
 @pytest.mark.kernel_only
 def test_the_c_scanner_makes_ordinary_events() -> None:

@@ -113,6 +113,8 @@ class Sniffer:
                 self._content = at + len(chunk) - len(rest)
             elif len(self.head) < SNIFF_LIMIT:
                 return None  # only blanks so far: nothing to decide (no re-scan of what was read)
+            else:
+                return False  # 64 KiB of blanks and no field yet: no SSE (as sniff says; it was undecided for ever)
         return sniff(bytes(self.head[: min(max(self._content, 0) + 8, SNIFF_LIMIT + 8)]), self._prefixes)
 
 
