@@ -7,6 +7,7 @@ send as it is (its diagnostics: the ones ``format --strict`` refuses are problem
 from __future__ import annotations
 
 import re
+from array import array
 from typing import Any, Final
 
 import orjson
@@ -14,7 +15,7 @@ import orjson
 from agentmsg import GenerateReason
 from agentmsg.conversation import decode_messages
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.events import Reducer, sniff_format
+from agentmsg.events import DEFAULT_MAX_PROBLEMS, Reducer, sniff_format
 from agentmsg.providers import ERROR, LOSSY, NAMES, RULES, get
 
 #: the kinds ``--kind`` takes besides the schemas' (agentmsg.KINDS): told from the file, or a conversation
@@ -91,8 +92,11 @@ class Across:
         self.provider = provider
         self._reducer = Reducer() if kind == "event" else None
         self._messages: list[Any] | None = [] if kind == CONVERSATION else None
+        # What the rules across the file need, kept only for them (events, a conversation): a file of messages is
+        # checked record by record in bounded memory. The instances' problems, that the reducer's word on the same
+        # spot is not said twice: as many as the reducer keeps (beyond, a repeat is said, nothing lost).
         self._said: set[tuple[str, str]] = set()
-        self._lines: dict[int, int] = {}
+        self._lines: array[int] | None = array("q") if self._reducer is not None or self._messages is not None else None
         self._count = 0
         self._single = False
 
@@ -100,10 +104,11 @@ class Across:
         """One instance of the file (None: it could not be read), the problems said of it already (their
         pointers the file's): the reducer's own word on the same spot and rule is not said again; its line in
         the file, when known, and its pointer prefix (``""``: the file is this one instance)."""
-        self._said.update((p.pointer, p.rule) for p in problems)
+        if self._reducer is not None and len(self._said) < DEFAULT_MAX_PROBLEMS:
+            self._said.update((p.pointer, p.rule) for p in problems)
         self._single = self._single or prefix == ""  # the file is one instance (its pointers the instance's)
-        if line is not None:
-            self._lines[self._count] = line
+        if self._lines is not None:
+            self._lines.append(-1 if line is None else line)
         self._count += 1
         valid = not problems
         if self._reducer is not None:
@@ -127,7 +132,10 @@ class Across:
     def line_of(self, pointer: str) -> int | None:
         """The file's line of the instance a pointer is in (``/N/...``: the N-th), when known."""
         first = pointer.split("/", 2)[1] if pointer.startswith("/") else ""
-        return self._lines.get(int(first)) if first.isdigit() else None
+        lines = self._lines
+        if lines is None or not first.isdigit() or int(first) >= len(lines):
+            return None
+        return lines[int(first)] if lines[int(first)] >= 0 else None
 
     def problems(self) -> tuple[list[Problem], list[Problem]]:
         if self._reducer is not None:

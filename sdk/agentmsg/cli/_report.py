@@ -19,6 +19,12 @@ import orjson
 from agentmsg import __version__
 from agentmsg.cli._rules import describe, help_uri
 from agentmsg.errors import Problem
+from agentmsg.events import DEFAULT_MAX_PROBLEMS
+
+#: The findings a report lists per file (a reducer's problems: events.reducer.DEFAULT_MAX_PROBLEMS); the rest are
+#: counted in one last finding (rule max-problems). A file of 300 KB of bad records was a 202 MB SARIF log built in
+#: 1 GB of memory (GitHub code scanning takes at most 25,000 results a run)
+MAX_FINDINGS: Final = DEFAULT_MAX_PROBLEMS
 
 SARIF_SCHEMA: Final = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
@@ -41,6 +47,7 @@ class Collector:
         self.form = form
         self.command = command
         self.files: dict[str, list[Finding]] = {}
+        self.left_out: dict[str, tuple[int, bool]] = {}  # per file: the findings past MAX_FINDINGS (count, any error)
 
     def file(self, path: str) -> None:
         """A file is checked (a JUnit testcase even when it has no problem)."""
@@ -59,12 +66,25 @@ class Collector:
         found = self.files.setdefault(path, [])
         n = 0
         for p in problems:
-            found.append(Finding(prefix + p.pointer, p.rule, p.message, line, note))
             n += 1
+            if len(found) < MAX_FINDINGS:
+                found.append(Finding(prefix + p.pointer, p.rule, p.message, line, note))
+            else:  # the report lists as many as a reducer keeps problems; the rest are counted in one last finding
+                count, errors = self.left_out.get(path, (0, False))
+                self.left_out[path] = (count + 1, errors or not note)
         return n
 
+    def _closed(self) -> dict[str, list[Finding]]:
+        """Every file's findings, those past :data:`MAX_FINDINGS` said in one last finding (rule max-problems)."""
+        files = dict(self.files)
+        for path, (count, errors) in self.left_out.items():  # (an error when any of them is one)
+            said = f"{count:,} more problems and notes were not listed (a report lists {MAX_FINDINGS:,} a file)"
+            files[path] = [*files[path], Finding("", "max-problems", said, None, not errors)]
+        return files
+
     def write(self, out: TextIO) -> None:
-        out.write(sarif(self.files, self.command) if self.form == "sarif" else junit(self.files, self.command))
+        files = self._closed()
+        out.write(sarif(files, self.command) if self.form == "sarif" else junit(files, self.command))
 
 
 def sarif(files: dict[str, list[Finding]], command: str = "validate") -> str:
