@@ -33,9 +33,12 @@ EVENT_ROOM = 160
 #: read) is never held whole, only as far as the reader reads it (:func:`body_chunks`)
 INFLATE_PIECE = 1 << 16
 
-#: ``Content-Encoding`` values inflated here in bounded pieces (zlib's window bits); another encoding (``br``,
-#: ``zstd``, several) is httpx's to decode, a network read's worth at once
+#: Content codings inflated here in bounded pieces (zlib's window bits). A body of another (``br``, ``zstd``, one
+#: nothing knows) is refused (:func:`_decoder`): httpx's decoders inflate each network read whole
 _INFLATED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+#: Content codings of one body inflated, at most (a server applies one; each holds a zlib state and window)
+MOST_CODINGS = 4
 
 
 class _Inflater:
@@ -73,40 +76,103 @@ class _Inflater:
         except zlib.error as exc:
             raise httpx.DecodingError(f"the compressed body is cut: {exc}") from None
 
+    def end(self) -> Iterator[bytes]:
+        """What zlib still holds once the body has ended."""
+        rest = self.flush()
+        if rest:
+            yield rest
 
-def _inflater(response: httpx.Response) -> _Inflater | None:
-    wbits = _INFLATED.get(response.headers.get("content-encoding", "").strip().lower())
-    return _Inflater(wbits) if wbits is not None else None
+
+class _Chain:
+    """A body of several content codings (``gzip, gzip``; the header given twice): one :class:`_Inflater` per
+    coding, the last applied first (RFC 9110 8.4: codings are listed in the order they were applied), each
+    piece one inflates fed to the next as it comes, so no stage holds more than a piece at once (httpx's
+    MultiDecoder inflated each network read whole, through every coding: 3.5 KB of ``gzip, gzip`` to 2 GiB)."""
+
+    __slots__ = ("_stages",)
+
+    def __init__(self, stages: list[_Inflater]) -> None:
+        self._stages = stages
+
+    def pieces(self, data: bytes, at: int = 0) -> Iterator[bytes]:
+        stage, last = self._stages[at], at + 1 == len(self._stages)
+        for piece in stage.pieces(data):
+            if last:
+                yield piece
+            else:
+                yield from self.pieces(piece, at + 1)
+
+    def end(self) -> Iterator[bytes]:
+        """What the stages still hold once the body has ended, each stage's flushed through those after it."""
+        for at, stage in enumerate(self._stages):
+            rest = stage.flush()
+            if rest:
+                yield from self.pieces(rest, at + 1) if at + 1 < len(self._stages) else (rest,)
 
 
-def _inflated(raw: Iterator[bytes], inflater: _Inflater) -> Iterator[bytes]:
+def _refused(why: str) -> Iterator[bytes]:
+    raise httpx.DecodingError(why)
+    yield b""  # (a generator: raised as the body is read, as a broken body's error is)
+
+
+def _decoder(response: httpx.Response) -> _Inflater | _Chain | Iterator[bytes] | None:
+    """What inflates the response's body: None when it has no content coding (``identity`` only), an
+    :class:`_Inflater` for one, a :class:`_Chain` for several, or (a coding not inflated here, or too many) an
+    iterator that raises ``httpx.DecodingError`` when read."""
+    listed = [c.strip().lower() for c in response.headers.get_list("content-encoding", split_commas=True)]
+    codings = [c for c in listed if c and c != "identity"]
+    if not codings:
+        return None
+    other = [c for c in codings if c not in _INFLATED]
+    if other:
+        return _refused(
+            f"the body's content coding {other[0][:40]!r} is not inflated here (only gzip and deflate, in bounded"
+            " pieces): not decoded"
+        )
+    if len(codings) > MOST_CODINGS:
+        return _refused(
+            f"the body has {len(codings)} content codings (at most {MOST_CODINGS} are inflated): not decoded"
+        )
+    stages = [_Inflater(_INFLATED[c]) for c in reversed(codings)]
+    return stages[0] if len(stages) == 1 else _Chain(stages)
+
+
+def _inflated(raw: Iterator[bytes], inflater: _Inflater | _Chain) -> Iterator[bytes]:
     for data in raw:
         yield from inflater.pieces(data)
-    rest = inflater.flush()
-    if rest:
-        yield rest
+    yield from inflater.end()
 
 
-async def _ainflated(raw: AsyncIterator[bytes], inflater: _Inflater) -> AsyncIterator[bytes]:
+async def _ainflated(raw: AsyncIterator[bytes], inflater: _Inflater | _Chain) -> AsyncIterator[bytes]:
     async for data in raw:
         for piece in inflater.pieces(data):
             yield piece
-    rest = inflater.flush()
-    if rest:
-        yield rest
+    for piece in inflater.end():
+        yield piece
+
+
+async def _arefused(refused: Iterator[bytes]) -> AsyncIterator[bytes]:
+    for piece in refused:
+        yield piece
 
 
 def body_chunks(response: httpx.Response) -> Iterator[bytes]:
     """The chunks of a response's body, content-decoded, as ``iter_bytes()`` gives them: ``iter_raw()`` when the
     response has no content encoding (and was not read already), which gives the same chunks without passing each
-    through an identity decoder and a chunker of no size (0.28 -> 0.13 µs a chunk); a gzip or deflate body
-    inflated here, :data:`INFLATE_PIECE` bytes at a time (a reader that stops at a limit holds no more)."""
+    through an identity decoder and a chunker of no size (0.28 -> 0.13 µs a chunk); a gzip or deflate body (or
+    one of several such codings) inflated here, :data:`INFLATE_PIECE` bytes at a time (a reader that stops at a
+    limit holds no more); a body of another coding raises ``httpx.DecodingError`` when read (never inflated by
+    httpx, a network read whole)."""
     if response.is_stream_consumed:
         return response.iter_bytes()
     if "content-encoding" not in response.headers:
         return response.iter_raw()
-    inflater = _inflater(response)
-    return response.iter_bytes() if inflater is None else _inflated(response.iter_raw(), inflater)
+    decoder = _decoder(response)
+    if decoder is None:
+        return response.iter_raw()
+    if isinstance(decoder, (_Inflater, _Chain)):
+        return _inflated(response.iter_raw(), decoder)
+    return decoder
 
 
 def abody_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
@@ -115,8 +181,12 @@ def abody_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
         return response.aiter_bytes()
     if "content-encoding" not in response.headers:
         return response.aiter_raw()
-    inflater = _inflater(response)
-    return response.aiter_bytes() if inflater is None else _ainflated(response.aiter_raw(), inflater)
+    decoder = _decoder(response)
+    if decoder is None:
+        return response.aiter_raw()
+    if isinstance(decoder, (_Inflater, _Chain)):
+        return _ainflated(response.aiter_raw(), decoder)
+    return _arefused(decoder)
 
 
 class StreamState:

@@ -1,0 +1,185 @@
+"""A compressed body is inflated in bounded pieces whatever its ``Content-Encoding``, over real loopback HTTP, sync
+and async, streamed, whole and as an error body: several codings (``gzip, gzip``; the header given twice) are
+each inflated in turn, a coding that cannot be so inflated is refused (the SDK's error, never httpx's decoder,
+which inflates a network read whole: 3.5 KB of ``gzip, gzip`` held 2 GiB at once)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import socket
+import tracemalloc
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+
+import agentmsg
+from agentmsg import UserMessage
+from agentmsg.clients import (
+    APIConnectionError,
+    AsyncClient,
+    BadRequestError,
+    BrokenStreamError,
+    Client,
+    ReplyTooLargeError,
+)
+from tests._support.providers import FIX
+
+CONVO = [UserMessage("hi")]
+SSE = (FIX / "openai/stream_text_include_usage.sse").read_bytes()
+WHOLE = (FIX / "openai/chat_completion_text.json").read_bytes()
+CAP = 1 << 20
+#: Bytes a bomb may make the client hold, at most, for a reply of CAP bytes (httpx's decoder held all 64 MiB)
+PEAK = 32 << 20
+
+Handler = Callable[[socket.socket], None]
+
+
+def encode(data: bytes, codings: Sequence[bytes]) -> bytes:
+    """``data`` with each coding applied in the order listed (RFC 9110 8.4)."""
+    for coding in codings:
+        data = zlib.compress(data, 9, 31) if coding == b"gzip" else zlib.compress(data, 9)
+    return data
+
+
+def respond(status: int, ctype: bytes, codings: Sequence[bytes], body: bytes) -> Handler:
+    """One response: its ``Content-Encoding`` lines as given (a line may list several codings)."""
+    head = b"HTTP/1.1 %d X\r\nContent-Type: %s\r\n" % (status, ctype)
+    head += b"".join(b"Content-Encoding: " + c + b"\r\n" for c in codings)
+    head += b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+
+    def handler(conn: socket.socket) -> None:
+        conn.sendall(head + body)
+
+    return handler
+
+
+def sync_client(url: str) -> Client:
+    return Client("openai", base_url=url, api_key="k", model="m", max_retries=0, timeout=30.0)
+
+
+def async_client(url: str) -> AsyncClient:
+    return AsyncClient("openai", base_url=url, api_key="k", model="m", max_retries=0, timeout=30.0)
+
+
+def outcome(url: str, shell: str, how: str) -> Any:
+    """A stream's message or a call's (or the exception raised)."""
+    if shell == "sync":
+        try:
+            with sync_client(url) as c:
+                return c.stream(CONVO).until_done() if how == "stream" else c.call(CONVO)
+        except Exception as exc:  # (the test decides)
+            return exc
+
+    async def run() -> Any:
+        try:
+            async with async_client(url) as c:
+                return await (c.stream(CONVO).until_done() if how == "stream" else c.call(CONVO))
+        except Exception as exc:  # (the test decides)
+            return exc
+
+    return asyncio.run(run())
+
+
+@pytest.fixture
+def cap(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(agentmsg.limits, "max_bytes", CAP)
+    return CAP
+
+
+# ---- several content codings ----------------------------------------------------------------------------------
+
+#: ``Content-Encoding`` lines as sent, and the codings applied (in that order)
+STACKED = {
+    "gzip, gzip": ([b"gzip, gzip"], [b"gzip", b"gzip"]),
+    "gzip,gzip": ([b"gzip,gzip"], [b"gzip", b"gzip"]),
+    "deflate, gzip": ([b"deflate, gzip"], [b"deflate", b"gzip"]),
+    "gzip, deflate": ([b"GZip , Deflate"], [b"gzip", b"deflate"]),
+    "the header twice": ([b"gzip", b"gzip"], [b"gzip", b"gzip"]),
+    "with identity": ([b"identity, gzip", b"identity"], [b"gzip"]),
+}
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+@pytest.mark.parametrize("stacked", sorted(STACKED))
+def test_a_body_of_several_codings_is_inflated_coding_by_coding(raw: Any, stacked: str, shell: str) -> None:
+    """Each coding is undone, the last applied first: the reply is the one sent, streamed and whole."""
+    lines, applied = STACKED[stacked]
+    want = {}
+    for how, body, ctype in (("stream", SSE, b"text/event-stream"), ("call", WHOLE, b"application/json")):
+        plain = raw(respond(200, ctype, [], body))
+        want[how] = outcome(plain.url, "sync", how)
+        server = raw(respond(200, ctype, lines, encode(body, applied)))
+        got = outcome(server.url, shell, how)
+        assert not isinstance(got, BaseException), got
+        assert got.text_content == want[how].text_content != "", how
+        assert got.generate_reason == want[how].generate_reason == "MODEL_STOP", how
+
+
+@functools.cache
+def bomb(applied: tuple[bytes, ...]) -> bytes:
+    """64 MiB of stream events, gzipped, then each coding of ``applied`` on that (a few KB in all)."""
+    event = (
+        b'data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":'
+        b'{"content":"' + b"x" * 4000 + b'"},"finish_reason":null}]}\n\n'
+    )
+    block = event * ((1 << 20) // len(event))
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)
+    inner = b"".join(z.compress(block) for _ in range(64)) + z.flush()
+    return encode(inner, applied)
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+@pytest.mark.parametrize("how", ["stream", "call", "error"])
+@pytest.mark.parametrize("stacked", ["gzip, gzip", "the header twice", "deflate, gzip"])
+def test_a_bomb_of_several_codings_is_inflated_in_bounded_pieces(
+    raw: Any, cap: int, stacked: str, how: str, shell: str
+) -> None:
+    """A body of several codings inflating to 64 MiB went to httpx's decoder, which inflated each network read
+    whole: all 64 MiB held at once (2 GiB from 3.5 KB), the error body's 1 MiB cap included. Now each coding is
+    inflated a piece at a time and the read stops at the limit: a stream or call ends in ReplyTooLargeError, an
+    error status in its error, the memory held far below what the body inflates to."""
+    lines, applied = STACKED[stacked]
+    body = bomb(tuple(applied))
+    assert len(body) < 64 << 10
+    status, ctype = (400, b"text/event-stream") if how == "error" else (200, b"text/event-stream")
+    server = raw(respond(status, ctype, [b"gzip, " + lines[0], *lines[1:]], body))
+    tracemalloc.start()
+    try:
+        got = outcome(server.url, shell, "call" if how == "call" else "stream")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    if how == "error":
+        assert isinstance(got, BadRequestError) and got.status_code == 400, got
+        assert got.message.startswith('data: {"id":"c1"')
+    else:
+        assert isinstance(got, ReplyTooLargeError) and got.limit == cap, got
+    assert peak < PEAK, peak
+
+
+#: ``Content-Encoding`` lines no body is inflated for: a coding not inflated in bounded pieces here (``br``, even
+#: with brotli installed; ``zstd``; one nothing knows), alone or among others, or more codings than are inflated
+REFUSED = {
+    "br": ([b"br"], []),
+    "zstd": ([b"zstd"], []),
+    "unknown": ([b"x-nonsense"], []),
+    "gzip then br": ([b"gzip", b"br"], [b"gzip"]),
+    "five codings": ([b"gzip, gzip, gzip, gzip, gzip"], [b"gzip"] * 5),
+}
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+@pytest.mark.parametrize("refused", sorted(REFUSED))
+def test_a_coding_not_inflated_in_bounded_pieces_is_refused(raw: Any, refused: str, shell: str) -> None:
+    """httpx decoded br and zstd (their packages installed) a network read whole, and read a coding it does not
+    know as none: now the body is not decoded, and the SDK says so (a broken stream, a broken body)."""
+    lines, applied = REFUSED[refused]
+    for how, body, ctype in (("stream", SSE, b"text/event-stream"), ("call", WHOLE, b"application/json")):
+        server = raw(respond(200, ctype, lines, encode(body, applied)))
+        got = outcome(server.url, shell, how)
+        assert isinstance(got, BrokenStreamError if how == "stream" else APIConnectionError), got
+        said = "5 content codings" if refused == "five codings" else "is not inflated here"
+        assert said in str(got) and "not decoded" in str(got), got
