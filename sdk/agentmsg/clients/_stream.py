@@ -44,37 +44,73 @@ MOST_CODINGS = 4
 class _Inflater:
     """A gzip or deflate body inflated in pieces of at most :data:`INFLATE_PIECE` bytes (httpx's own decoder
     inflates each network read whole: about 1,000 times its size for a bomb). A deflate body without its zlib
-    header (raw deflate, which some servers send) is read as such, as httpx reads it."""
+    header (raw deflate, which some servers send) is read as such, as httpx reads it. A gzip body may hold
+    several members (RFC 1952 2.2), inflated one after the other as ``gzip.decompress`` reads them (zero bytes
+    after a member skipped, as it skips them); bytes after the end of a deflate body, or after a gzip member that
+    are no gzip member, are a decoding error (httpx's decoder dropped them unsaid: the reply read cut short)."""
 
-    __slots__ = ("_first", "_kind", "_raw", "_z")
+    __slots__ = ("_first", "_kind", "_members", "_raw", "_wbits", "_z")
 
     def __init__(self, wbits: int) -> None:
-        self._z = zlib.decompressobj(wbits)
+        self._wbits = wbits
+        self._z: Any = zlib.decompressobj(wbits)  # None once its data has ended (a gzip member: until the next)
         self._kind = "deflate" if wbits == zlib.MAX_WBITS else "gzip"
         self._raw = self._kind == "deflate"  # raw deflate may yet be tried (on the first data)
         self._first = True
+        self._members = 0  # gzip members inflated whole (deflate: 1 once its data has ended)
 
     def pieces(self, data: bytes) -> Iterator[bytes]:
         while True:
+            z = self._z
+            if z is None:  # the data ended: a gzip body's next member, or bytes where none may be
+                data = self._next(data)
+                if not data:
+                    return
+                z = self._z = zlib.decompressobj(self._wbits)
             try:
-                out = self._z.decompress(data, INFLATE_PIECE)
+                out = z.decompress(data, INFLATE_PIECE)
             except zlib.error as exc:
                 if self._first and self._raw:
                     self._z, self._raw = zlib.decompressobj(-zlib.MAX_WBITS), False
                     continue
-                raise httpx.DecodingError(f"the body is not {self._kind} data: {exc}") from None
+                raise httpx.DecodingError(self._not_data(str(exc))) from None
             self._first = False
             if out:
                 yield out
-            data = self._z.unconsumed_tail
+            if z.eof:  # (all its output given: zlib ends a stream only then)
+                self._z = None
+                self._members += 1
+                data = z.unused_data
+                if not data:
+                    return
+                continue
+            data = z.unconsumed_tail
             if not data and len(out) < INFLATE_PIECE:  # (a full piece may leave output inside zlib)
                 return
 
+    def _next(self, data: bytes) -> bytes:
+        """The bytes after the end of the data: a gzip member's start, zero padding skipped (none left: b"")."""
+        if self._kind == "deflate":
+            if data:
+                raise httpx.DecodingError(f"{len(data)} bytes follow the end of the body's deflate data")
+            return data
+        return data.lstrip(b"\0")
+
+    def _not_data(self, why: str) -> str:
+        if self._members:
+            return f"the bytes after the body's gzip member {self._members} are no gzip member: {why}"
+        return f"the body is not {self._kind} data: {why}"
+
     def flush(self) -> bytes:
+        if self._z is None:
+            return b""
         try:
-            return self._z.flush()
+            rest = self._z.flush()
         except zlib.error as exc:
             raise httpx.DecodingError(f"the compressed body is cut: {exc}") from None
+        if self._members and not self._z.eof:  # (the first member cut is the parser's to say, as before)
+            raise httpx.DecodingError(self._not_data("the body ends inside one"))
+        return bytes(rest)
 
     def end(self) -> Iterator[bytes]:
         """What zlib still holds once the body has ended."""
