@@ -92,6 +92,66 @@ def test_an_endless_error_body_is_not_read_whole(raw: Any) -> None:
     assert server.broken.wait(60) and not server.finished.is_set()
 
 
+def _broken_off(head: bytes, sent: bytes) -> Callable[[socket.socket], None]:
+    def handler(conn: socket.socket) -> None:
+        conn.sendall(head + sent)  # (then the connection closes, the body unfinished)
+
+    return handler
+
+
+def _gzip_start(data: bytes) -> bytes:
+    """``data`` gzipped and flushed, the gzip stream left unfinished (what a compressing proxy sent before it died)."""
+    z = zlib.compressobj(6, zlib.DEFLATED, 31)
+    return z.compress(data) + z.flush(zlib.Z_SYNC_FLUSH)
+
+
+#: An error response whose body breaks off: its head, the bytes sent, the class, and what the message starts with
+_BROKEN_OFF = {
+    "length": (b"HTTP/1.1 400 X\r\nContent-Length: 1000\r\n\r\n", b'{"error"', BadRequestError, '{"error" ('),
+    "chunked": (
+        b"HTTP/1.1 503 X\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        chunk(b'{"error": {"message": "overloaded"}}'),  # (no last chunk)
+        ServerError,
+        "overloaded (",
+    ),
+    "gzip": (
+        b"HTTP/1.1 429 X\r\nContent-Encoding: gzip\r\nContent-Length: 1000\r\n\r\n",
+        _gzip_start(b"<html>slow down, the rest never comes"),
+        RateLimitError,
+        "<html>slow down, the rest never comes (",
+    ),
+}
+
+
+@pytest.mark.parametrize("how", ["stream", "call"])
+@pytest.mark.parametrize("broken", sorted(_BROKEN_OFF))
+def test_an_error_body_that_breaks_off_keeps_what_arrived(raw: Any, broken: str, how: str) -> None:
+    """An error response whose body broke off mid-read (Content-Length 1000, 8 bytes sent, then the connection
+    closed) was said as 'openai 400: (empty body)': the bytes that arrived were dropped. Now they are the
+    error's body and message, which says the body broke off and why, sync and async."""
+    head, sent, cls, starts = _BROKEN_OFF[broken]
+    server = raw(_broken_off(head, sent))
+
+    def check(err: Any) -> None:
+        assert type(err) is cls, err
+        assert err.message.startswith(starts) and "(empty body)" not in err.message, err.message
+        assert "the error body broke off after" in err.message, err.message
+
+    with pytest.raises(cls) as info:
+        c = client(server.url)
+        c.stream(CONVO).until_done() if how == "stream" else c.call(CONVO)
+    check(info.value)
+
+    async def run() -> None:
+        async with AsyncClient("openai", base_url=server.url, api_key="sk-test", model="m", max_retries=0) as c:
+            await (c.stream(CONVO).until_done() if how == "stream" else c.call(CONVO))
+
+    with pytest.raises(cls) as ainfo:
+        asyncio.run(run())
+    check(ainfo.value)
+    assert ainfo.value.message == info.value.message
+
+
 def test_a_whole_reply_longer_than_the_limit_is_not_read_whole(raw: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """call() read the whole body before the JSON reader refused it as beyond limits.max_bytes: an endless
     body filled the memory. Now reading stops past the limit, sync and async."""

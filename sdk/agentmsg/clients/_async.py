@@ -33,6 +33,7 @@ from agentmsg.clients._errors import (
     APIConnectionError,
     ProviderError,
     body_broke,
+    reason,
     too_big,
     unsendable,
 )
@@ -155,8 +156,8 @@ async def _close(response: httpx.Response, reading: asyncio.Task[None] | None) -
     await response.aclose()
 
 
-async def _collect(response: httpx.Response, cap: int) -> bytes:
-    body = bytearray()
+async def _collect(response: httpx.Response, cap: int, into: bytearray | None) -> bytes:
+    body = bytearray() if into is None else into
     async for chunk in abody_chunks(response):
         body += chunk
         if len(body) > cap:
@@ -164,10 +165,10 @@ async def _collect(response: httpx.Response, cap: int) -> bytes:
     return bytes(body)
 
 
-async def read_body(response: httpx.Response, cap: int) -> bytes:
+async def read_body(response: httpx.Response, cap: int, into: bytearray | None = None) -> bytes:
     """The body (content-decoded), read no further than ``cap`` bytes and one chunk: longer is ``cap + 1``
-    bytes or more."""
-    return await _once(_collect(response, cap))
+    bytes or more. ``into``: where the bytes go as they come (what arrived stays there when the read fails)."""
+    return await _once(_collect(response, cap, into))
 
 
 class AsyncReplyStream(StreamState):
@@ -486,13 +487,15 @@ class AsyncClient(BaseClient):
                 continue
             if response.status_code < 300:
                 return response
+            arrived, broke = bytearray(), None
             try:
-                body = (await read_body(response, ERROR_BODY_MAX))[:ERROR_BODY_MAX]
-            except httpx.HTTPError:
-                body = b""
+                await read_body(response, ERROR_BODY_MAX, arrived)
+            except httpx.HTTPError as exc:  # (the bytes that arrived kept, the error saying the body broke off)
+                broke = reason(exc)
             finally:
                 await _release(response)
-            await self._sleep(self._refused(policy, attempt, response, body))
+            body = bytes(arrived[:ERROR_BODY_MAX])
+            await self._sleep(self._refused(policy, attempt, response, body, broke))
             attempt += 1
 
     async def _sleep(self, delay: float) -> None:

@@ -277,13 +277,16 @@ class BaseClient:
             raise no_response(self.provider, exc) from exc
         return delay
 
-    def _refused(self, policy: RetryPolicy, attempt: int, response: httpx.Response, body: bytes) -> float:
+    def _refused(
+        self, policy: RetryPolicy, attempt: int, response: httpx.Response, body: bytes, broke: str | None = None
+    ) -> float:
         """Seconds to wait before retrying a request answered with an error status worth retrying; raises the
-        provider's error otherwise (a redirect, never followed, included)."""
+        provider's error otherwise (a redirect, never followed, included). ``broke``: why the error body's read
+        failed (``body`` is what arrived before)."""
         status, headers = response.status_code, response.headers
         if status < 400:
             raise redirected(self.provider, status, body, headers)
         delay = policy.after_response(attempt, status, headers)
         if delay is None:
-            raise error_for_status(self.provider, status, body, headers)
+            raise error_for_status(self.provider, status, body, headers, broke)
         return delay

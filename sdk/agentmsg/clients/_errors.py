@@ -156,10 +156,15 @@ def status_class(status: int) -> type[ProviderError]:
     return BadRequestError
 
 
-def error_for_status(provider: str, status: int, body: bytes, headers: Mapping[str, str]) -> ProviderError:
+def error_for_status(
+    provider: str, status: int, body: bytes, headers: Mapping[str, str], broke: str | None = None
+) -> ProviderError:
     """The error of a response with an error status: its class from the status, the provider's message, the
-    parsed body and the request id from the body or the headers."""
+    parsed body and the request id from the body or the headers. ``broke``: why the body's read failed (a
+    disconnect, a body that could not be decoded), ``body`` what arrived before: the message says so."""
     message, parsed, body_id = provider_message(body)
+    if broke is not None:
+        message += f" (the error body broke off after {len(body):,} bytes: {broke})"
     return status_class(status)(
         message, provider=provider, status_code=status, body=parsed, request_id=body_id or request_id(headers)
     )

@@ -24,6 +24,7 @@ from agentmsg.clients._errors import (
     APIConnectionError,
     ProviderError,
     body_broke,
+    reason,
     too_big,
     unsendable,
 )
@@ -245,10 +246,11 @@ def _shut(net: Any) -> None:
             socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
-def read_body(response: httpx.Response, cap: int) -> bytes:
+def read_body(response: httpx.Response, cap: int, into: bytearray | None = None) -> bytes:
     """The body (content-decoded), read no further than ``cap`` bytes and one chunk (a compressed body's:
-    :data:`~agentmsg.clients._stream.INFLATE_PIECE` bytes at most): longer is ``cap + 1`` bytes or more."""
-    body = bytearray()
+    :data:`~agentmsg.clients._stream.INFLATE_PIECE` bytes at most): longer is ``cap + 1`` bytes or more.
+    ``into``: where the bytes go as they come (what arrived stays there when the read fails)."""
+    body = bytearray() if into is None else into
     for chunk in body_chunks(response):
         body += chunk
         if len(body) > cap:
@@ -427,17 +429,19 @@ class Client(BaseClient):
                 if stream is not None:
                     stream._reading(None)
                 return response
+            arrived, broke = bytearray(), None
             try:
-                body = read_body(response, ERROR_BODY_MAX)[:ERROR_BODY_MAX]
-            except httpx.HTTPError:
-                body = b""
+                read_body(response, ERROR_BODY_MAX, arrived)
+            except httpx.HTTPError as exc:  # (the bytes that arrived kept, the error saying the body broke off)
+                broke = reason(exc)
             finally:
                 if stream is not None:
                     stream._reading(None)
                 response.close()
             if stream is not None:
                 stream._check()
-            self._sleep(self._refused(policy, attempt, response, body), stream)
+            body = bytes(arrived[:ERROR_BODY_MAX])
+            self._sleep(self._refused(policy, attempt, response, body, broke), stream)
             attempt += 1
 
     def _sleep(self, delay: float, stream: ReplyStream | None) -> None:
