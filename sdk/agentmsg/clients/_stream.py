@@ -33,12 +33,16 @@ EVENT_ROOM = 160
 #: read) is never held whole, only as far as the reader reads it (:func:`body_chunks`)
 INFLATE_PIECE = 1 << 16
 
-#: Content codings inflated here in bounded pieces (zlib's window bits). A body of another (``br``, ``zstd``, one
-#: nothing knows) is refused (:func:`_decoder`): httpx's decoders inflate each network read whole
+#: Content codings inflated here in bounded pieces (zlib's window bits). A body of another compression (``br``,
+#: ``zstd``) is refused (:func:`_decoder`): httpx's decoders inflate each network read whole
 _INFLATED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 #: Content codings of one body inflated, at most (a server applies one; each holds a zlib state and window)
 MOST_CODINGS = 4
+#: Compressions not inflated here (nothing here inflates them in bounded pieces: httpx inflated ``br`` and ``zstd``,
+#: their packages installed, a network read whole): a body so coded is refused. A coding nothing knows (a proxy's
+#: ``utf-8``) is read as none, as httpx reads it: there is nothing to inflate
+_REFUSED_CODINGS = frozenset({"br", "zstd", "compress", "x-compress"})
 
 
 class _Inflater:
@@ -153,10 +157,10 @@ def _refused(why: str) -> Iterator[bytes]:
 
 def _decoder(response: httpx.Response) -> _Inflater | _Chain | Iterator[bytes] | None:
     """What inflates the response's body: None when it has no content coding (``identity`` only), an
-    :class:`_Inflater` for one, a :class:`_Chain` for several, or (a coding not inflated here, or too many) an
-    iterator that raises ``httpx.DecodingError`` when read."""
+    :class:`_Inflater` for one, a :class:`_Chain` for several, or (a compression not inflated here, or too many)
+    an iterator that raises ``httpx.DecodingError`` when read. A coding nothing knows is passed over."""
     listed = [c.strip().lower() for c in response.headers.get_list("content-encoding", split_commas=True)]
-    codings = [c for c in listed if c and c != "identity"]
+    codings = [c for c in listed if c in _INFLATED or c in _REFUSED_CODINGS]  # (identity, unknown: nothing to do)
     if not codings:
         return None
     other = [c for c in codings if c not in _INFLATED]
