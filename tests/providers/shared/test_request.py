@@ -1105,3 +1105,24 @@ def test_a_speaker_name_is_sanitized_alike_from_one_call_to_the_next() -> None:
         r = get("openai").format_request(msgs, model="m")
         assert [m.get("name") for m in r.body["messages"]] == ["Dr__Who", "alice"]
         assert [d.rule for d in r.diagnostics] == ["name-sanitized"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    ("tools", "choice"),
+    [
+        (None, {"name": "get_weather"}),
+        ([{"name": "search", "parameters": {"type": "object"}}], {"type": "function", "function": {"name": "get"}}),
+    ],
+)
+def test_a_tool_choice_naming_no_defined_tool_is_refused(name: str, tools: Any, choice: Any) -> None:
+    """Every provider refuses a request whose tool choice names a tool it does not define (a 400 after the round
+    trip); the formatter sent it without a word. Now it is refused where it is, naming the tools there are."""
+    msgs = [agentmsg.UserMessage("hi")]
+    with pytest.raises(agentmsg.ValidationError) as info:
+        get(name).format_request(msgs, model="m", tools=tools, tool_choice=choice)
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == ("/tool_choice", "enum")
+    assert "which tools does not define" in problem.message
+    defined = [{"name": "get_weather", "parameters": {"type": "object"}}]
+    get(name).format_request(msgs, model="m", tools=defined, tool_choice={"name": "get_weather"})  # (named: fine)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from agentmsg.errors import ValidationError
 from agentmsg.message import Msg
 from agentmsg.providers._request.cache import automatic, message_marks
 from agentmsg.providers._request.context import (
@@ -79,6 +80,14 @@ def run_format(
     opts = as_options(options)
     tool_defs = normalize_tools(tools)
     choice = normalize_tool_choice(tool_choice)
+    if choice is not None and choice.mode == "tool" and all(t.name != choice.name for t in tool_defs):
+        # (every provider refuses such a request: said here, where it is, not as the provider's 400)
+        defined = ", ".join(repr(t.name[:40]) for t in tool_defs[:10]) or "none"
+        raise ValidationError.single(
+            "/tool_choice",
+            "enum",
+            f"tool_choice names tool {choice.name!r:.80}, which tools does not define ({defined})",
+        )
     ctx = Context(
         spec.name,
         spec.families if families is None else families,
