@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmsg import AssistantMessage, ThinkingBlock, UserMessage, encode_messages
+from agentmsg import AssistantMessage, SystemMessage, ThinkingBlock, UserMessage, encode_messages
 from agentmsg.cli import main
 from tests.oracles import check
 
@@ -133,3 +133,43 @@ def test_stdin_given_for_messages_and_tools_is_a_usage_error() -> None:
     )
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
     assert "'-' (stdin) given 2 times (MESSAGES.json, --tools)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(
+    ("param", "said"),
+    [
+        ("messages=1", "--param messages: not a generation parameter: the conversation is MESSAGES.json"),
+        ("model=1", "--param model: not a generation parameter: use --model"),
+        ("tools=1", "--param tools: not a generation parameter: use --tools"),
+        ("stream=1", "--param stream: not a generation parameter: use --stream"),
+        ("strict=1", "--param strict: not a generation parameter: use --strict"),
+        ("options=1", "--param options: not a generation parameter: use --repair, --reasoning, --layout"),
+        ("temperature=null", "--param temperature=null: null is not sent (it means not given)"),
+    ],
+)
+def test_a_param_format_gives_itself_is_a_usage_error(
+    conversation: Path, capsys: pytest.CaptureFixture[str], param: str, said: str
+) -> None:
+    """`--param model=1` (a keyword the command gives format_request itself) was a TypeError traceback, exit 1;
+    `--param temperature=null` was dropped unsaid. Now a usage error naming the key and what to use (exit 2)."""
+    assert main(["format", "--provider", "openai", "--param", param, str(conversation)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and err.startswith(f"agentmsg: {said}"), err
+
+
+@pytest.mark.parametrize(
+    ("provider", "key"),
+    [("anthropic", "system"), ("gemini", "contents"), ("openai-responses", "input"), ("openai", "stream_options")],
+)
+def test_a_param_replacing_what_the_conversation_built_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], provider: str, key: str
+) -> None:
+    """`--param system="EVIL"` replaced the conversation's system prompt (Gemini `contents`, Responses `input`)
+    with no word, exit 0. Now a usage error naming the key (exit 2), no body."""
+    path = tmp_path / "conv.json"
+    path.write_bytes(encode_messages([SystemMessage("Be brief."), UserMessage("hi")]))
+    argv = ["format", "--provider", provider, "--stream", "--param", f'{key}="EVIL"', str(path)]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1, err
+    assert err.startswith(f"agentmsg: --param {key}: the request already has {key!r}"), err

@@ -45,11 +45,39 @@ def _param(text: str) -> tuple[str, Any]:
         return key, value  # a bare string
 
 
+#: format_request's own arguments, which the command gives from its options: not taken as a --param
+_RESERVED = {
+    "messages": "the conversation is MESSAGES.json",
+    "model": "use --model",
+    "tools": "use --tools",
+    "tool_choice": "use --tool-choice",
+    "multi_agent": "use --multi-agent",
+    "agent_name": "use --agent",
+    "stream": "use --stream",
+    "strict": "use --strict",
+    "options": "use --repair, --reasoning, --layout and the --allow-* options",
+}
+
+
+def _params(given: list[tuple[str, Any]] | None) -> dict[str, Any]:
+    """The --param options as format_request's keywords: a reserved name, or null (the library reads None as a
+    parameter not given, so it would not be sent), is a usage error."""
+    params: dict[str, Any] = {}
+    for key, value in given or ():
+        if key in _RESERVED:
+            raise UsageError(f"--param {key}: not a generation parameter: {_RESERVED[key]}")
+        if value is None:
+            raise UsageError(f"--param {key}=null: null is not sent (it means not given): leave --param {key} out")
+        params[key] = value
+    return params
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     return run_command(args, out, "format", args.messages, _run)
 
 
 def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
+    params = _params(args.param)
     inputs = read_inputs(args.messages, "MESSAGES.json", args.tools, diag)
     if inputs is None:
         return EXIT_INVALID
@@ -87,9 +115,12 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
             stream=args.stream,
             strict=args.strict,
             options=options,
-            **dict(args.param or ()),
+            **params,
         )
     except ValidationError as exc:
+        for p in exc.problems:  # a --param that would replace what the request already has
+            if p.rule == "conflict" and p.pointer.startswith("/params/"):
+                raise UsageError(f"--param {p.pointer.split('/')[2]}: {p.message}") from None
         for p in exc.problems:
             diag.say(p, RULES.get(p.rule, ("error",))[0], True)
         hint = (

@@ -220,6 +220,8 @@ def format_request(
             reading = S.text_reading()  # JSON asked for with Gemini's own parameters
         if generation:
             body["generationConfig"] = generation
+        for key in passthrough:
+            F.refuse_built(key, key, body)
         body.update(passthrough)
         if cache is not None:
             _use_cache(ctx, body, cache)

@@ -262,6 +262,31 @@ def test_not_messages_is_a_validation_error(provider: str) -> None:
     assert exc.value.problems[0].pointer == "/tool_choice"
 
 
+#: body keys a parameter of that name may set: format_request's own arguments (a keyword given twice), or a
+#: parameter the formatter reads itself (Anthropic's max_tokens default, the Responses include list it adds to)
+_NOT_PARAMETERS = frozenset({"messages", "model", "tools", "tool_choice", "stream", "store", "max_tokens", "include"})
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_parameter_never_replaces_what_the_request_has(provider: str) -> None:
+    """A parameter named as a key the request already holds (the conversation: Anthropic ``system``, Gemini
+    ``contents``, Responses ``input``; Gemini ``toolConfig``, ``stream_options``, ...) replaced it, unsaid. Refused now (rule ``conflict``), as two names of one field are; a None parameter is not given."""
+    msgs = [SystemMessage("Be brief."), UserMessage("hi")]
+    kw: dict[str, Any] = {"tools": TOOLS, "tool_choice": "auto", "stream": True}
+    body = formatted(provider, msgs, **kw).body
+    built = [k for k in (body["parameters"] if provider == "dashscope" else body) if k not in _NOT_PARAMETERS]
+    assert built
+    for key in built:
+        with pytest.raises(ValidationError) as exc:
+            get(provider).format_request(msgs, **kw, **{key: "x"})
+        assert [(p.pointer, p.rule) for p in exc.value.problems] == [(f"/params/{key}", "conflict")], key
+    if provider in ("gemini", "openai-responses"):
+        with pytest.raises(ValidationError) as exc:
+            get(provider).format_request(msgs, max_tokens=1, max_output_tokens=2)
+        assert [(p.pointer, p.rule) for p in exc.value.problems] == [("/params/max_output_tokens", "conflict")]
+    assert formatted(provider, msgs, temperature=None).body == formatted(provider, msgs).body
+
+
 @pytest.mark.parametrize("provider", NAMES)
 def test_a_mutated_message_is_a_validation_error(provider: str) -> None:
     msg = AssistantMessage("hi")

@@ -852,18 +852,31 @@ def apply_params(
     target: dict[str, Any],
 ) -> None:
     """Copy generation parameters into ``target``: names in ``mapping`` are renamed (``None``: the
-    provider takes no such parameter, reported and left out); other names pass through as they are."""
+    provider takes no such parameter, reported and left out); other names pass through as they are. A value of
+    ``None`` is not sent (as if not given). A parameter whose name is a key the formatter has already put in
+    ``target`` (the conversation: ``messages``, ``system``, ``input``; ``tools``, ``stream``, ...) is refused
+    (``ValidationError``, rule ``conflict``): a parameter never replaces what was built from the arguments, nor
+    another parameter's value (two names of one field, ``max_tokens`` and ``max_output_tokens`` say)."""
     for key, value in params.items():
         if value is None:
             continue
-        if key in mapping:
-            dest = mapping[key]
-            if dest is None:
-                ctx.report(f"/params/{key}", "param-dropped", f"{ctx.provider} takes no {key!r}; not sent")
-                continue
-            target[dest] = value
-        else:
-            target[key] = value
+        dest = mapping.get(key, key)
+        if dest is None:
+            ctx.report(f"/params/{key}", "param-dropped", f"{ctx.provider} takes no {key!r}; not sent")
+            continue
+        refuse_built(key, dest, target)
+        target[dest] = value
+
+
+def refuse_built(key: str, dest: str, target: Mapping[str, Any]) -> None:
+    """A parameter ``key`` (sent as ``dest``) that would replace a key of the request already built: refused."""
+    if dest in target:
+        what = repr(dest) if dest == key else f"{dest!r} (where {key!r} goes)"
+        raise ValidationError.single(
+            f"/params/{key}",
+            "conflict",
+            f"the request already has {what}, from the conversation, another argument or parameter: not replaced",
+        )
 
 
 _MEDIA_OPTIONS: Final = {
