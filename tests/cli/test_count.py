@@ -94,3 +94,13 @@ def test_bad_tools_are_a_usage_error_or_an_invalid_input(tmp_path: Path) -> None
     nameless = _file(tmp_path, "nameless.json", [{"description": "no name"}])
     r = run("count", "--provider", "openai", "--tools", str(nameless), str(path))
     assert r.returncode == 1 and "/tools/0/name" in r.stderr
+
+
+def test_a_text_of_a_million_characters_is_counted(tmp_path: Path) -> None:
+    """One text block of 1,000,000 characters (1 MB, far below limits.max_bytes) was a traceback, exit 1: the
+    tokenizer refuses such a text at once ('Input too long to encode safely'). Now counted, as the library counts."""
+    convo = [Msg(id="u", role="USER", content=[TextBlock(text="word " * 200_000)])]
+    path = _file(tmp_path, "long.json", [m.to_dict() for m in convo])
+    r = run("count", "--provider", "openai", "--model", "gpt-4o", str(path))
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert json.loads(r.stdout)["total"] == count_tokens(convo, provider="openai", model="gpt-4o").total > 200_000

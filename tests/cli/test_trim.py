@@ -97,3 +97,13 @@ def test_tools_count_in_the_budget(conversation: Path, tmp_path: Path, capsys: p
     assert len(decode_messages(capsys.readouterr().out)) < without
     tools.write_text("{")
     assert main([*argv, "--tools", str(tools)]) == 2
+
+
+def test_a_text_of_a_million_characters_is_trimmed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A text block of 1,000,000 characters made trim crash in the tokenizer (a traceback): now it is counted and
+    cut to the budget like any other."""
+    path = tmp_path / "long.json"
+    path.write_bytes(encode_messages([Msg("SYSTEM", "be brief"), Msg("USER", "word " * 200_000), Msg("USER", "hi")]))
+    assert main(["trim", "--budget", "100", "--provider", "openai", str(path)]) == 0
+    kept = decode_messages(capsys.readouterr().out)
+    assert [m.content[0].text for m in kept] == ["be brief", "hi"]

@@ -3,6 +3,7 @@ the estimate without it."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -153,6 +154,28 @@ def test_without_a_tokenizer_package_the_count_is_a_character_estimate(monkeypat
         n = count_tokens(_conversation(), provider=provider)
         assert n.method == "estimate" and n.error is not None and n.error >= 0.5
         assert sum(n.messages) + n.tools + n.overhead == n.total
+
+
+@pytest.mark.parametrize("vocabulary", ["o200k_base", "cl100k_base"])
+def test_a_text_beyond_what_bpe_openai_encodes_at_once_is_counted_in_pieces(vocabulary: str) -> None:
+    """A text of 1,000,000 characters (or one of more than 200,000 tokens) made bpe-openai raise ('Input too long to
+    encode safely'), so count_tokens, agentmsg count and trim crashed. Now counted in pieces cut before a space,
+    where the pre-tokenizer cuts too: the same count as the whole text encoded at once."""
+    bpe = importlib.import_module("bpe_openai").get_encoding(vocabulary)
+    count = _tokenizers.counter(vocabulary).count
+    assert count("word " * 200_000) == 200_001  # "word", then " word" 199,999 times, then " "
+    line = "def quick(brown, fox):" + " " * 12 + "return internationalization  # 1234567!\n" + " " * 16 + "pass\n\t\n"
+    under = line * 9000  # 873,000 characters, 189,000 tokens: what bpe-openai encodes at once, in 18 pieces here
+    assert count(under) == len(bpe.encode_ordinary(under))  # just under the limit: as encoded whole
+    mixed = "".join(
+        f"{w}{' ' * (i % 3)}" for i, w in enumerate(["héllo", "日本語", "\n\n", "12345", "don't", "😀"] * 3000)
+    )
+    pieces = _tokenizers.pieces(mixed, 500)
+    assert "".join(pieces) == mixed and max(map(len, pieces)) <= 500 and len(pieces) > 50
+    assert sum(len(bpe.encode_ordinary(p)) for p in pieces) == len(bpe.encode_ordinary(mixed))
+    assert _tokenizers.pieces("x" * 1200, 500) == ["x" * 500, "x" * 500, "x" * 200]  # no space: cut at the size
+    n = count_tokens([_msg("USER", TextBlock(text="word " * 200_000))], provider="openai", model="gpt-4o")
+    assert n.messages == (4 + count("word " * 200_000),)
 
 
 def test_character_estimate() -> None:

@@ -70,7 +70,40 @@ def _bpe_openai(name: str) -> TextCounter | None:
         enc: Any = bpe_openai.get_encoding(name)
         enc.encode_ordinary("load")  # (the vocabulary is read at the first encoding)
     encode = enc.encode_ordinary
-    return TextCounter(name, True, lambda text: len(encode(text)) if text else 0)
+
+    def count(text: str) -> int:
+        if len(text) <= PIECE:
+            return len(encode(text)) if text else 0
+        return sum(len(encode(piece)) for piece in pieces(text))
+
+    return TextCounter(name, True, count)
+
+
+#: bpe-openai refuses a text of 1,000,000 characters or more ("Input too long to encode safely") and one that gives
+#: more than 200,000 tokens (its chunk limit): a longer text is encoded in pieces of at most this many characters
+#: (at most 4 tokens each: one per UTF-8 byte), and their counts summed
+PIECE: Final = 50_000
+
+
+def pieces(text: str, size: int = PIECE) -> list[str]:
+    """``text`` cut into pieces of at most ``size`` characters, each cut before a space that follows a character
+    other than whitespace, where the o200k and cl100k pre-tokenizers always start a new piece (no pattern of theirs
+    takes a space after such a character): the pieces' tokens are the whole text's. A stretch of ``size``
+    characters with no such space (CJK text, base64) is cut where it ends, which may count a token or two more
+    there."""
+    out: list[str] = []
+    start = 0
+    while len(text) - start > size:
+        end = start + size
+        cut = text.rfind(" ", start + 1, end)
+        while cut > start and text[cut - 1].isspace():
+            cut = text.rfind(" ", start + 1, cut)
+        if cut <= start:
+            cut = end
+        out.append(text[start:cut])
+        start = cut
+    out.append(text[start:])
+    return out
 
 
 @functools.cache
