@@ -118,6 +118,24 @@ def test_events_reads_with_the_api_limits_and_rule_names(tmp_path: Path, capsys:
     assert code == 0 and out
 
 
+def test_events_of_a_json_null_is_an_error_naming_the_record(tmp_path: Path, capsys: Any) -> None:
+    """A JSON null (the whole file, an array item, a JSON Lines line) was skipped with no word, exit 0: now the
+    record is named as `agentmsg validate` names it (exit 1), the other records still turned into events."""
+    files = [
+        ("null.json", "null", ""),
+        ("nulls.json", "[null]", "/0"),
+        ("mix.jsonl", f"{json.dumps(REPLY)}\nnull\n", "/1"),
+    ]
+    for name, text, pointer in files:
+        path = tmp_path / name
+        path.write_text(text)
+        code, out, err = _events(capsys, str(path))
+        assert code == 1, name
+        assert err == [f'{path}{":" + pointer if pointer else ""}: null is not of type "object" [type]']
+        assert (out != []) is (name == "mix.jsonl")
+        assert run("validate", str(path)).stdout.splitlines() == err
+
+
 def test_events_reads_a_document_across_the_peeked_head(tmp_path: Path, capsys: Any) -> None:
     """The first 128 KiB are read ahead to tell messages from events; a document or a line longer than
     that is still read whole (and once)."""

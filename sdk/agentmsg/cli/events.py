@@ -209,10 +209,11 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
             )
             return EXIT_USAGE
         for prefix, instance, error, _ in reading(args.file, read_records(stream)):
-            if error is not None or not _write_events(instance, prefix, args, out):
+            if error is not None:  # not read (not JSON, beyond the limits): its value is None, not a null
                 status = EXIT_INVALID
-            if error is not None:
                 print_problems(shown_path(args.file), prefix, [error], sys.stderr)
+            elif not _write_events(instance, prefix, args, out):
+                status = EXIT_INVALID
         hint = reply_hint(stream.head) if status != EXIT_OK else None
         if hint is not None:  # after its problems: the command that reads what the file holds
             print(f"agentmsg: {shown_path(args.file)}: {hint}", file=sys.stderr)
@@ -220,11 +221,10 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _write_events(instance: Any, prefix: str, args: argparse.Namespace, out: TextIO) -> bool:
-    """Write one message's events; False (problems printed) when it is not a valid assistant message."""
+    """Write one message's events; False (problems printed) when it is not a valid assistant message (a JSON null
+    too: ``null is not of type "object"``, as ``agentmsg validate`` says)."""
     import sys
 
-    if instance is None:
-        return True
     notes: list[Problem] = []
     try:
         msg = Msg.from_dict(instance, notes=notes)
