@@ -3,6 +3,7 @@ headers and how the API key is sent."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from agentmsg import providers
@@ -30,6 +31,11 @@ def test_the_url_joins_the_base_url_and_the_path() -> None:
         == "https://h/openai/d/chat/completions?api-version=1"
     )
     assert request_url("https://h", FormattedRequest(body={}, path="/m/{model}"), "m-2") == "https://h/m/m-2"
+    # a model filled in is one path segment: '/' and '..' in its name cannot lead out of the path (the key goes along)
+    counting = FormattedRequest(body={}, path="/v1beta/models/{model}:countTokens", model="../../admin/x")
+    url = request_url("https://h/api", counting, None)
+    assert url == "https://h/api/v1beta/models/..%2F..%2Fadmin%2Fx:countTokens"
+    assert httpx.URL(url).path.startswith("/api/v1beta/models/")
 
 
 @pytest.mark.parametrize("name", providers.NAMES)

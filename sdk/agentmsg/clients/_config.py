@@ -66,11 +66,12 @@ class Outgoing:
 
 
 def request_url(base_url: str, request: FormattedRequest, model: str | None) -> str:
-    """The URL of a request: its path (``{model}`` filled in) after the base URL. A base URL with a query (an
-    ``?api-version=`` say) keeps it after the path, joined with the path's own query."""
+    """The URL of a request: its path (``{model}`` filled in, quoted as one path segment: a ``/`` or ``..`` in the
+    name cannot lead out of the path) after the base URL. A base URL with a query (an ``?api-version=`` say) keeps it
+    after the path, joined with the path's own query."""
     path = str(request.path or "")
     if "{model}" in path:
-        path = path.replace("{model}", str(request.model or model or ""))
+        path = path.replace("{model}", urllib.parse.quote(str(request.model or model or ""), safe=""))
     if "?" not in base_url:
         return base_url + path
     base, _, base_query = base_url.partition("?")

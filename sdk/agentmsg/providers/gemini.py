@@ -6,7 +6,9 @@ contents of parts, never an empty part or an empty ``parts``; function calls wit
 ``thoughtSignature`` replayed; thought parts in their place among the parts, as Gemini returned them; every
 function response of a batch in the one ``user`` content after
 the calls (``response: {"output": ...}`` or ``{"error": ...}``, media in ``functionResponse.parts``).
-The model goes in the URL (``FormattedRequest.model`` / ``.path``), not in the body.
+The model goes in the URL (``FormattedRequest.model`` / ``.path``), not in the body, quoted as one path segment
+(``models/NAME``, ``tunedModels/NAME``): a ``/`` or ``..`` in a name stays in it (``%2F``), never a path of its own
+that leads out of ``models/``. No other provider puts the model in a path (theirs is in the body).
 """
 
 from __future__ import annotations
@@ -229,11 +231,12 @@ def format_request(
         if name.startswith("models/"):
             name = name[len("models/") :]
         # A tuned model is a resource of its own (tunedModels/...), as google-genai names it; any other name is a
-        # model's. Quoted: a character a URL gives a meaning to (?, #, %, a space) stays part of the name.
-        resource = name if name.startswith("tunedModels/") else f"models/{name}"
+        # model's. The name is quoted as one path segment: a character a URL gives a meaning to (?, #, %, a space)
+        # stays part of the name, and a '/' or '..' in it cannot leave the models/ path (the API key goes along).
+        kind, _, own = name.partition("/") if name.startswith("tunedModels/") else ("models", "", name)
         action = "streamGenerateContent?alt=sse" if stream else "generateContent"
         return Draft(
-            body=body, path=f"/v1beta/{quote(resource, safe='/')}:{action}", model=name, parser_options=reading
+            body=body, path=f"/v1beta/{kind}/{quote(own, safe='')}:{action}", model=name, parser_options=reading
         )
 
     return run_format(

@@ -33,10 +33,11 @@ class CountEndpoint:
     """A provider's token-counting endpoint, as the clients' ``count_tokens`` reaches it: the body is the
     formatter's request body for the same messages, reshaped.
 
-    ``path``: the endpoint after the base URL (``{model}`` filled with the request's model). ``keep``: the keys of
-    the formatted body sent (empty: all of them). ``wrap``: the body is sent under this key, with ``model`` set to
-    ``model_prefix`` + the model (Gemini's ``generateContentRequest``). ``reply``: the keys leading to the count in
-    the JSON reply. ``source``: where the endpoint and its shapes are documented."""
+    ``path``: the endpoint after the base URL (``{model}`` filled with the request's model, quoted as one path
+    segment). ``keep``: the keys of the formatted body sent (empty: all of them). ``wrap``: the body is sent under
+    this key, with ``model`` set to ``model_prefix`` + the model (Gemini's ``generateContentRequest``). ``reply``:
+    the keys leading to the count in the JSON reply. ``source``: where the endpoint and its shapes are
+    documented."""
 
     path: str
     reply: tuple[str, ...]

@@ -5,9 +5,11 @@ Vertex AI). The body's layout, the provider's rules and the diagnostics; every b
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -26,9 +28,11 @@ from agentmsg import (
     URLSource,
     UserMessage,
     VideoBlock,
+    encode_messages,
 )
 from agentmsg.providers import gemini
 from tests._support.budget import examples
+from tests._support.cli import run
 from tests._support.providers import (
     PNG,
     TOOLS,
@@ -326,6 +330,23 @@ def test_gemini_model_path_tuned_models_and_quoting() -> None:
     )
     odd = formatted("gemini", msgs, model="a?b#c d", stream=True)
     assert odd.path == "/v1beta/models/a%3Fb%23c%20d:streamGenerateContent?alt=sse"
+
+
+def test_gemini_a_model_name_never_leaves_the_models_path() -> None:
+    """A model named '../../../admin/x' made the path /v1beta/models/../../../admin/x:..., which a URL resolves to
+    /admin/x (the API key sent along). The name is quoted as one path segment now, a tuned model's after its
+    tunedModels/; no other provider puts its model in a path. Through `agentmsg format --envelope` too."""
+    msgs = [UserMessage("hi")]
+    for model, segment in [("../../../admin/x", "..%2F..%2F..%2Fadmin%2Fx"), ("..", ".."), ("a/b", "a%2Fb")]:
+        path = formatted("gemini", msgs, model=model).path
+        assert path == f"/v1beta/models/{segment}:generateContent", model
+        assert httpx.URL("https://h/api" + path).path.startswith("/api/v1beta/models/"), model
+    tuned = formatted("gemini", msgs, model="tunedModels/../../admin", stream=True).path
+    assert tuned == "/v1beta/tunedModels/..%2F..%2Fadmin:streamGenerateContent?alt=sse"
+    r = run(
+        "format", "--provider", "gemini", "--model", "../x", "--envelope", "-", stdin=encode_messages(msgs).decode()
+    )
+    assert r.returncode == 0 and json.loads(r.stdout)["path"] == "/v1beta/models/..%2Fx:generateContent", r.stderr
 
 
 def _thought(n: str) -> ThinkingBlock:
