@@ -328,6 +328,29 @@ def test_the_redactor() -> None:
     assert credentials(None, {}, "http://h/v1?key=abc&alt=sse") == ["abc"]
 
 
+def test_a_text_redacted_again_reads_the_same() -> None:
+    """A key of one letter, `t`, redacted a text, then the error holding it again: each pass replaced the t of the
+    markers before it, `[redac[redac[redacted]ed]ed]`. One pass now: a marker in the text is kept whole."""
+    r = Redactor(["t"])
+    once = r("the stream ended: t")
+    assert once == "[redacted]he s[redacted]ream ended: [redacted]"
+    assert r(r(once)) == once and r.value({"t": [once]}) == {"[redacted]": [once]}
+    assert Redactor(["[", "ed"])("[x] red") == "[redacted]x] r[redacted]"  # (a marker's own characters, a key too)
+    assert Redactor(["[", "ed"])("[redacted]x] r[redacted]") == "[redacted]x] r[redacted]"
+
+
+def test_chat_with_a_one_letter_key_redacts_each_occurrence_once(
+    serve: Callable[[Echo], EchoServer], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`agentmsg chat` with OPENAI_API_KEY=t and a reply that is no stream printed
+    `[redac[redac[redacted]ed]ed]he s...`: the message was redacted once per layer it passed through."""
+    server = serve(lambda headers, path: (200, "text/html", b"<html>hi</html>", {}))
+    monkeypatch.setenv("OPENAI_API_KEY", "t")
+    code, _ = run_cli("chat", "--provider", "openai", "--base-url", server.url, "--timeout", "5", "hi")
+    err = capsys.readouterr().err
+    assert code == 1 and "[redacted]he s[redacted]ream ended" in err and "[redac[" not in err, err
+
+
 def test_a_request_without_secrets_in_it_is_shown_as_before() -> None:
     """The repr of a request to send names its headers, not their values."""
     out = Outgoing("http://h/x?alt=sse", {"authorization": "Bearer sk-1"}, b"{}")

@@ -361,9 +361,11 @@ class Redactor:
     """Replaces the credentials a client holds (any form a server may echo them in: see :func:`_forms`) with
     :data:`REDACTED`: in a text (``redactor(text)``), a parsed body (:meth:`value`), an exception and the ones
     it was raised from (:meth:`error`). A short key is replaced wherever it occurs, whatever the text around it
-    (the text may then read oddly: a key is never shown)."""
+    (the text may then read oddly: a key is never shown). One pass: every form of every secret in one alternation,
+    the longest first, and a :data:`REDACTED` already in the text kept as it is, so that a text redacted again (an
+    error's message inside another's) reads the same, never ``[redac[redacted]ed]`` for a key ``t``."""
 
-    __slots__ = ("_forms", "_pattern")
+    __slots__ = ("_forms", "_once", "_pattern")
 
     def __init__(self, secrets: Iterable[str]) -> None:
         forms: set[str] = set()
@@ -373,6 +375,8 @@ class Redactor:
         ordered = sorted(forms, key=len, reverse=True)  # (the longest form first: "Bearer k" before "k")
         self._forms = tuple(ordered)
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        # (the marker first: where it begins, it is taken whole, and no form is looked for inside it)
+        self._once = re.compile("|".join(map(re.escape, [REDACTED, *ordered]))) if ordered else None
 
     def split(self, text: str) -> tuple[str, str]:
         """``text`` as it may be shown now, redacted, and what must wait for the text after it: its end when
@@ -396,7 +400,7 @@ class Redactor:
         return self._pattern is not None
 
     def __call__(self, text: str) -> str:
-        pattern = self._pattern
+        pattern = self._once
         return text if pattern is None else pattern.sub(REDACTED, text)
 
     def value(self, value: Any) -> Any:
