@@ -138,6 +138,28 @@ def test_write_and_read_errors_are_one_line_each_naming_the_right_side(tmp_path:
         assert r.returncode == 2 and r.stderr == "agentmsg: /proc/self/mem: cannot read: Input/output error\n"
 
 
+def test_stdout_or_stderr_closed_at_start_is_exit_2_never_a_traceback(tmp_path: Path) -> None:
+    """`agentmsg schema msg >&-` died with an AttributeError traceback (sys.stdout is None); with `2>&-` the
+    diagnostics went to stdout (print(file=None)), among the output. Now nothing is run, exit 2: a closed stdout is
+    said on stderr, a closed stderr is not said at all (stdout holds nothing)."""
+    conv = tmp_path / "conv.json"
+    conv.write_text(json.dumps([GOOD]))
+    command = [sys.executable, "-m", "agentmsg"]
+    for args in (("schema", "msg"), ("validate", str(tmp_path / "none.json")), ("--version",)):
+        r = subprocess.run(
+            ["sh", "-c", '"$@" >&-', "sh", *command, *args], stderr=subprocess.PIPE, text=True, timeout=60
+        )
+        assert (r.returncode, r.stderr) == (
+            2,
+            "agentmsg: the standard output is closed: nothing can be written (to discard it: >/dev/null)\n",
+        ), args
+    for args in (("validate", str(tmp_path / "none.json")), ("format", "--provider", "anthropic", str(conv))):
+        r = subprocess.run(
+            ["sh", "-c", '"$@" 2>&-', "sh", *command, *args], stdout=subprocess.PIPE, text=True, timeout=60
+        )
+        assert (r.returncode, r.stdout) == (2, ""), args
+
+
 def test_an_unknown_option_is_said_with_the_commands_usage() -> None:
     """argparse said 'agentmsg: error: unrecognized arguments: --bogus' under the top-level usage, as if the
     command were unknown: the command's own usage and name now."""

@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if sys.stdout is None or sys.stderr is None:  # started with `>&-` or `2>&-`
+        return _closed_at_start()
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
@@ -92,6 +94,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         print("agentmsg: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _closed_at_start() -> int:
+    """stdout or stderr closed when the command started: Python sets it to None, and a print to a None stderr
+    writes to stdout (a diagnostic among the output). Nothing is run, exit 2: with stdout closed, stderr says so;
+    with stderr closed, nothing is said (stdout is for the output alone)."""
+    if sys.stderr is not None:
+        print(
+            "agentmsg: the standard output is closed: nothing can be written (to discard it: >/dev/null)",
+            file=sys.stderr,
+        )
+    return EXIT_USAGE
 
 
 def _quiet_stdout() -> None:
