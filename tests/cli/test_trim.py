@@ -60,6 +60,16 @@ def test_json_lines_in_json_lines_out_and_the_output_file(
     assert "cannot write" in capsys.readouterr().err
 
 
+def test_output_dash_is_stdout(
+    conversation: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-o -`` wrote a file named ``-`` in the current directory: it is stdout, as ``-`` is for every file."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["trim", "--budget", "400", "--provider", "openai", str(conversation), "-o", "-"]) == 0
+    assert decode_messages(capsys.readouterr().out)
+    assert not (tmp_path / "-").exists()
+
+
 def test_an_impossible_budget_exits_1_and_writes_nothing(
     conversation: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

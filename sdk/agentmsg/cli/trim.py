@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
         text = encode_messages(trimmed.messages) + b"\n"
     else:  # JSON Lines (or one message): one message per line
         text = b"".join(m.to_json_bytes() + b"\n" for m in trimmed.messages)
-    if args.output:
+    if args.output and args.output != "-":  # ('-' is stdout, as for every file argument)
         try:
             with open(args.output, "wb") as f:
                 f.write(text)
@@ -128,7 +128,9 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="the latest units always kept (default 1: the last message, or the last call with its results)",
     )
-    p.add_argument("-o", "--output", metavar="OUT", help="write the trimmed conversation here (default: stdout)")
+    p.add_argument(
+        "-o", "--output", metavar="OUT", help="write the trimmed conversation here (default, or '-': stdout)"
+    )
     p.add_argument(
         "conversation",
         metavar="CONVERSATION.json",
