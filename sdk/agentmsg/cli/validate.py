@@ -69,7 +69,8 @@ the verdict staying the schema's; --strict refuses them ([legacy-key]).
 
 Each file's kind is told from its start (--kind auto, the default; --kind forces one): agent events (JSON
 lines, a JSON array or SSE) are an event stream, a JSON array of messages a conversation, an object with a role
-a message (JSON lines of messages: each its own), an object with a lowercase type a content block. Beyond each
+a message (JSON lines of messages: each its own; --kind conversation reads them as one conversation, as agentmsg
+format does), an object with a lowercase type a content block. Beyond each
 instance's schema, an event stream is checked as agentmsg reduce reads it (the reducer's order and pairing rules:
 [order], ..., and a stream cut inside a reply: [incomplete_stream]), a conversation as the formatters read it (a
 tool call with no result: [tool-use-orphan], a result answering no call: [tool-result-orphan]); --provider P
