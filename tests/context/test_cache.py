@@ -174,6 +174,20 @@ def test_lifetime_follows_the_markers_already_there() -> None:
     assert not [d for d in formatted("anthropic", got.messages, tools=got.tools).diagnostics if "cache" in d.rule]
 
 
+@pytest.mark.parametrize("form", ["plain", "openai"])
+def test_a_tool_marker_is_seen_in_either_tool_form(form: str) -> None:
+    """Tools in OpenAI's form carry their marker inside ``function``: the helper counted it against the limit but
+    did not see it when deciding to mark the tools or when ordering lifetimes, so it placed a second tools marker
+    and 1h markers after that 5m one (Anthropic refuses them: cache-ttl-order). Both forms are now read alike."""
+    msgs = _conversation()
+    plain = [{**TOOLS[0], "_cache_control": True}, *TOOLS[1:]]
+    tools = plain if form == "plain" else [{"type": "function", "function": t} for t in plain]
+    got = place_cache_markers(msgs, provider="anthropic", tools=tools, ttl="1h")
+    assert [p.where for p in got.placed] == ["system", "turn"]
+    assert all(p.value == {"ttl": "5m"} for p in got.placed)  # (after the 5m tools marker: 5m, said)
+    assert not [d for d in formatted("anthropic", got.messages, tools=got.tools).diagnostics if "cache" in d.rule]
+
+
 def test_openai_explicit_breakpoints_by_model() -> None:
     got = place_cache_markers(_conversation(), provider="openai", tools=TOOLS, model="gpt-5.6", ttl="1h")
     assert [(p.where, p.value) for p in got.placed] == [("system", True), ("turn", True)]

@@ -105,7 +105,7 @@ def place_cache_markers(
     # the tools (Anthropic), the system prompt, the last stable turn: in request order, the most stable first
     if tool_list and takes and room > 0:
         k = len(tool_list) - 1
-        if not any(_marked(t) for t in tool_list):
+        if not any(_tool_mark(t) is not None for t in tool_list):
             tool_list[k] = {**tool_list[k], MARKER: value}
             placed.append(CacheMarker("tools", f"/tools/{k}", value))
             room -= 1
@@ -156,8 +156,9 @@ def _lifetimes_in_order(
     ours = {p.pointer for p in placed}
     given: list[tuple[tuple[int, int], str]] = []
     for k, t in enumerate(tools):
-        if f"/tools/{k}" not in ours and _marked(t):
-            given.append((order(f"/tools/{k}"), _ttl(t[MARKER])))
+        mark = _tool_mark(t)
+        if f"/tools/{k}" not in ours and mark is not None:
+            given.append((order(f"/tools/{k}"), _ttl(mark)))
     for i, m in enumerate(msgs):
         if f"/{i}" not in ours and _marked(m.metadata):
             given.append((order(f"/{i}"), _ttl(m.metadata[MARKER])))
@@ -201,11 +202,16 @@ def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]]) -> int:
             mark = parse_mark(meta[MARKER])
             if mark is not None and not isinstance(mark, str):
                 n += len(mark.blocks) if mark.blocks is not None else 1
-    for t in tools:
-        inner = t.get("function") if isinstance(t.get("function"), Mapping) else None
-        if _marked(t) or (inner is not None and _marked(inner)):
-            n += 1
-    return n
+    return n + sum(_tool_mark(t) is not None for t in tools)
+
+
+def _tool_mark(tool: Mapping[str, Any]) -> Any:
+    """A tool definition's marker (its ``_cache_control``, on the tool or, in OpenAI's form, on its ``function``), or
+    None when it has none: the helper reads both forms alike, as the formatters do."""
+    for holder in (tool, tool.get("function")):
+        if isinstance(holder, Mapping) and _marked(holder):
+            return holder[MARKER]
+    return None
 
 
 def _leading_system(msgs: Sequence[Msg]) -> int | None:
