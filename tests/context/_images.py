@@ -29,7 +29,9 @@ def webp_vp8x(w: int, h: int) -> bytes:
     return b"RIFF" + struct.pack("<I", len(body)) + body
 
 
-def wav(seconds: float, rate: int = 16000) -> bytes:
+def wav(seconds: float, rate: int = 16000, declared: int | None = None) -> bytes:
+    """A 16-bit mono WAV of ``seconds`` of silence; ``declared``: the data size its header says instead (a WAV
+    written to a pipe says 0xFFFFFFFF)."""
     data_len = int(seconds * rate * 2)
     fmt = struct.pack("<HHIIHH", 1, 1, rate, rate * 2, 2, 16)
     return (
@@ -39,8 +41,8 @@ def wav(seconds: float, rate: int = 16000) -> bytes:
         + struct.pack("<I", 16)
         + fmt
         + b"data"
-        + struct.pack("<I", data_len)
-        + b"\x00" * min(data_len, 64)
+        + struct.pack("<I", data_len if declared is None else declared)
+        + b"\x00" * data_len
     )
 
 

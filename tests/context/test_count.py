@@ -271,6 +271,20 @@ def test_audio_duration_from_a_wav_header() -> None:
     assert n.messages[0] - empty.messages[0] == 96  # 32 tokens a second
 
 
+@pytest.mark.parametrize("declared", [0xFFFFFFFF, 0, 10**9, 8_000])
+def test_a_wav_is_timed_by_the_bytes_it_holds(declared: int) -> None:
+    """A WAV written to a pipe says its data is 0xFFFFFFFF bytes (ffmpeg, sox): one second was priced as 37 hours
+    (4,294,969 Gemini tokens), and a header of 0 as nothing. The size is now never more than the bytes there are,
+    and 0 or the placeholder read as those bytes."""
+    raw = _images.wav(1.0, declared=declared)
+    block = AudioBlock(source=Base64Source(media_type="audio/wav", data=_images.b64(raw)))
+    seconds = 0.25 if declared == 8_000 else 1.0  # (a header that says less than there is: what it says)
+    assert _media.media_seconds(block.source) == seconds
+    n = count_tokens([_msg("USER", block)], provider="gemini")
+    empty = count_tokens([_msg("USER")], provider="gemini")
+    assert n.messages[0] - empty.messages[0] == 32 * seconds
+
+
 # ---- inputs ---------------------------------------------------------------------------------------------------
 
 

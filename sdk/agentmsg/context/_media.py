@@ -105,10 +105,14 @@ def _jpeg(raw: bytes) -> tuple[int, int] | None:
 
 
 def media_seconds(source: Any) -> float | None:
-    """Duration of inline WAV audio from its header, or None."""
+    """Duration of inline WAV audio from its header, or None. The data chunk's size is what the header says, but
+    never more than the bytes there are after it (a WAV written to a pipe says 0xFFFFFFFF: ffmpeg, sox; a header
+    of 0 is taken as unknown too: the bytes there are)."""
     raw = _head(source)
     if raw is None or raw[:4] != b"RIFF" or raw[8:12] != b"WAVE":
         return None
+    text = source.data
+    whole = (len(text) - len(text[-2:]) + len(text[-2:].rstrip("="))) * 3 // 4  # the decoded length (about)
     i = 12
     byte_rate = 0
     try:
@@ -118,7 +122,9 @@ def media_seconds(source: Any) -> float | None:
             if cid == b"fmt ":
                 (byte_rate,) = struct.unpack("<I", raw[i + 16 : i + 20])
             elif cid == b"data":
-                return size / byte_rate if byte_rate else None
+                there = whole - (i + 8)  # the bytes after the chunk's header
+                size = there if size in (0, 0xFFFFFFFF) else min(size, there)
+                return size / byte_rate if byte_rate and size > 0 else None
             i += 8 + size + (size & 1)
     except struct.error:
         return None
