@@ -1151,3 +1151,32 @@ def test_a_tool_choice_naming_no_defined_tool_is_refused(name: str, tools: Any, 
     assert "which tools does not define" in problem.message
     defined = [{"name": "get_weather", "parameters": {"type": "object"}}]
     get(name).format_request(msgs, model="m", tools=defined, tool_choice={"name": "get_weather"})  # (named: fine)
+
+
+def _deep_tool(depth: int) -> dict[str, Any]:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return {"name": "f", "parameters": {"type": "object", "default": value}}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_tool_definition_too_deep_to_write_is_refused_at_its_pointer(name: str) -> None:
+    """A tool definition nested deeper than a body can be written: format_request returned a request whose
+    body_bytes() raised RecursionError, and count_tokens a bare RecursionError or TypeError. Now both refuse it
+    (SizeLimitError, rule max-depth, at /tools/N); the deepest definition taken is written and counted."""
+    from agentmsg.context import count_tokens
+
+    msgs = [agentmsg.UserMessage("q")]
+    for call in (
+        lambda t: get(name).format_request(msgs, model="m", tools=t),
+        lambda t: count_tokens(msgs, provider=name, tools=t),
+    ):
+        with pytest.raises(agentmsg.SizeLimitError) as info:
+            call([_deep_tool(5), _deep_tool(1_000)])
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/tools/1", "max-depth")]
+    deepest = [_deep_tool(246)]
+    assert get(name).format_request(msgs, model="m", tools=deepest).body_bytes()
+    assert count_tokens(msgs, provider=name, tools=deepest).total > 0
+    with pytest.raises(agentmsg.SizeLimitError):
+        get(name).format_request(msgs, model="m", tools=[_deep_tool(247)])

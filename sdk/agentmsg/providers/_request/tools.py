@@ -26,6 +26,8 @@ from typing import Any, Final
 
 import attrs
 
+from agentmsg._codec.jsontext import deeper_than, depth_error
+from agentmsg._codec.limits import limits
 from agentmsg.errors import ValidationError
 from agentmsg.providers._request.cache import MARKER, Mark, parse_mark
 from agentmsg.providers._request.context import Context
@@ -55,6 +57,9 @@ class ToolChoice:
 
 
 _EMPTY_PARAMS: Final = {"type": "object", "properties": {}}
+#: The levels a request body puts around a tool definition at most (Gemini: body, tools, a tool, its declarations,
+#: a declaration): a definition nested deeper than ``limits.max_depth`` less these could not be written
+TOOL_ROOM: Final = 6
 
 
 def normalize_tools(tools: Any) -> list[ToolDef]:
@@ -67,6 +72,8 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
         pointer = f"/tools/{i}"
         if not isinstance(tool, Mapping):
             raise ValidationError.single(pointer, "type", "a tool definition must be an object")
+        if deeper_than(tool if type(tool) is dict else dict(tool), limits.max_depth - TOOL_ROOM):
+            raise depth_error(None, pointer)  # (the body could not be written: a RecursionError, a TypeError)
         spec = tool
         kind = tool.get("type")
         if kind == "function" and isinstance(tool.get("function"), Mapping):
