@@ -167,6 +167,59 @@ def test_a_failing_source_sends_an_error_event() -> None:
     assert again.sse[-1].event == "error"
 
 
+def test_a_source_that_raises_cancelled_error_is_a_failure_not_an_end() -> None:
+    """A source whose own await was cancelled (a cancelled LLM call) raises CancelledError: every client gets
+    ``error`` saying so, not ``end`` (it was reported as a normal end: the pull task ended cancelled and the next
+    read found the generator exhausted). Sync and async sources."""
+
+    async def cancelled_call() -> AsyncIterator[dict[str, Any]]:
+        yield events()[0]
+        loop = asyncio.get_running_loop()
+        call = loop.create_future()
+        loop.call_soon(call.cancel)  # something the agent awaited was cancelled
+        await call
+        yield events()[1]
+
+    def cancelled_sync() -> Iterator[dict[str, Any]]:
+        yield events()[0]
+        raise asyncio.CancelledError
+
+    for source in (cancelled_call(), cancelled_sync()):
+        with serving(starlette_app(EventEndpoint(source))) as port:
+            r = get(port, "/events")
+            again = get(port, "/events")
+        assert r.events == [events()[0]] == again.events
+        for end in (r.sse[-1], again.sse[-1]):
+            assert end.event == "error" and end.json() == {"message": "CancelledError: the source was cancelled"}
+
+
+@pytest.mark.skipif(not hasattr(asyncio.Task, "cancelling"), reason="Task.cancelling() is Python 3.11+")
+def test_a_cancellation_of_the_endpoint_reading_its_source_is_no_failure_of_the_source() -> None:
+    """The task reading the source cancelled from outside (the event loop shutting down) goes on cancelled; the
+    stream is not failed by it."""
+
+    async def hanging() -> AsyncIterator[dict[str, Any]]:
+        yield events()[0]
+        await asyncio.Event().wait()
+        yield events()[1]
+
+    async def run() -> tuple[EventEndpoint, asyncio.Task[None]]:
+        stream = EventEndpoint(hanging(), keepalive=3600)
+        scope = {"type": "http", "method": "GET", "query_string": b"", "headers": []}
+        request = asyncio.ensure_future(_request(stream, scope, leave_after=2))  # leaves after the first event
+        while stream._pull is None or stream.count < 1 or stream._pull.done():
+            await asyncio.sleep(0.001)
+        pull = stream._pull
+        pull.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await pull
+        await request
+        return stream, pull
+
+    stream, pull = asyncio.run(run())
+    assert pull.cancelled() and stream._error is None
+
+
 def test_an_event_with_half_a_character_is_sent_as_a_json_escape() -> None:
     """Events given as Python objects may hold a lone UTF-16 surrogate (a pair split across two deltas), which
     has no UTF-8 form: the stream sends it as a ``\\ud83d`` escape in the JSON text (the page's JSON.parse and

@@ -282,6 +282,19 @@ class EventEndpoint:
                     self._add(event)
         except Exception as exc:  # the source failed: every client is told, none hangs
             self._finish(f"{type(exc).__name__}: {exc}")
+        except asyncio.CancelledError as exc:
+            # Raised by the source itself (something it awaited was cancelled: a cancelled LLM call) it is the
+            # source's failure, said as any other; it ended the source, whose next read would be a normal end. A
+            # cancellation of this task (the event loop shutting down) is not: it goes on. (A synchronous source's
+            # next() cannot be cancelled from outside; Python 3.10 has no Task.cancelling() to tell the two apart,
+            # so there the stream is failed too, and the cancellation goes on.)
+            task = asyncio.current_task()
+            cancelling = getattr(task, "cancelling", None)
+            if cancelling is not None and cancelling():
+                raise
+            self._finish(f"CancelledError: {exc}" if str(exc) else "CancelledError: the source was cancelled")
+            if cancelling is None and self._async is not None:
+                raise
 
     def _reading(self) -> asyncio.Task[None]:
         if self._pull is None or self._pull.done():
