@@ -5,7 +5,7 @@ protocol has it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import orjson
@@ -152,6 +152,38 @@ def test_a_protocol_asked_for_late_is_translated_from_the_events_still_kept() ->
         assert len(get(port, "/events").events) == 24
         late = get(port, "/events?protocol=pairs")
     assert [e.json() for e in late.sse if e.data != "[DONE]"] == pairs_of(source[-5:])[-5:]
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_small_replay_buffer_loses_no_translated_frame_a_lone_client_waits_for(is_async: bool) -> None:
+    """A translated protocol gives more frames than events: a synchronous source read in batches of ``replay``
+    events pushed the first frames of the batch out of the protocol's buffer before the client that asked for them
+    read them (it got an empty 200, with no end). The batch now ends before that."""
+    source = events(20)  # 24 events, 48 frames of pairs
+
+    async def agent() -> AsyncIterator[dict[str, Any]]:
+        for e in source:
+            yield e
+
+    stream = EventEndpoint(agent() if is_async else list(source), replay=24, protocols=["agentscope", Pairs()])
+    with serving(starlette_app(stream)) as port:
+        r = get(port, "/events?protocol=pairs")
+    assert [e.json() for e in r.sse if e.data != "[DONE]"] == pairs_of(source)
+    assert [e.id for e in r.sse[:-1]] == [str(i) for i in range(1, 50)] and r.raw.endswith(b"data: [DONE]\n\n")
+
+
+@pytest.mark.parametrize("resumable", [False, True])
+def test_a_client_that_falls_behind_the_buffer_with_no_id_to_resume_gets_the_protocols_error(resumable: bool) -> None:
+    """One event giving more frames than ``replay``: the client that had none of them yet ends with the protocol's
+    error and end (it ended with nothing: an empty 200, taken for the whole stream), with no id of its own."""
+    stream = EventEndpoint(events(2), replay=1, protocols=["agentscope", Pairs(resumable)])
+    with serving(starlette_app(stream)) as port:
+        r = get(port, "/events?protocol=pairs")
+    assert r.status == 200 and r.raw.endswith(b"data: [DONE]\n\n") and b"id:" not in r.raw
+    (error,) = [e for e in r.sse if e.data != "[DONE]"]
+    assert error.json() == {
+        "failed": "this connection fell behind the stream: its event 1 is no longer kept (replay 1)"
+    }
 
 
 def test_a_failing_source_ends_each_protocol_its_own_way() -> None:

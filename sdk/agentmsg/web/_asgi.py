@@ -272,7 +272,13 @@ class EventEndpoint:
                     self._add(event)
             else:
                 assert self._sync is not None
-                # Never more than the buffer holds: the client that asked must still find them.
+                # Never more than a buffer holds: the client that asked must still find them. A translated buffer
+                # gets one or more frames of each event, so the batch also ends before the frames of one more event
+                # (as many as the most one has given in the batch) would push its first frames out.
+                translated = list(self._translated.values()) if self._replay is not None else []
+                start = [b.count for b in translated]
+                last = list(start)
+                most = [0] * len(translated)
                 for _ in range(min(_SYNC_BATCH, self._replay or _SYNC_BATCH)):
                     try:
                         event = next(self._sync)
@@ -280,6 +286,13 @@ class EventEndpoint:
                         self._finish(None)
                         break
                     self._add(event)
+                    full = False
+                    for i, buffer in enumerate(translated):
+                        most[i] = max(most[i], buffer.count - last[i])
+                        last[i] = buffer.count
+                        full = full or buffer.count - start[i] + most[i] > (self._replay or 0)
+                    if full:
+                        break
         except Exception as exc:  # the source failed: every client is told, none hangs
             self._finish(f"{type(exc).__name__}: {exc}")
         except asyncio.CancelledError as exc:
@@ -338,7 +351,7 @@ class EventEndpoint:
         disconnected = asyncio.Event()
         watcher = asyncio.ensure_future(_watch_disconnect(receive, disconnected))
         try:
-            await self._stream(buffer, position, send, disconnected)
+            await self._stream(buffer, position, send, disconnected, resumed=bool(_header(scope, b"last-event-id")))
             await send({"type": "http.response.body", "body": b""})
         finally:
             watcher.cancel()
@@ -380,14 +393,22 @@ class EventEndpoint:
             )
         return position
 
-    async def _stream(self, buffer: _Buffer, position: int, send: Send, disconnected: asyncio.Event) -> None:
+    async def _stream(
+        self, buffer: _Buffer, position: int, send: Send, disconnected: asyncio.Event, *, resumed: bool = False
+    ) -> None:
         if self.retry is not None:
             await _body(send, f"retry: {self.retry}\n\n".encode())
         sent = 0
         while not disconnected.is_set():
             if position < buffer.count:
                 if position < buffer.oldest():
-                    return  # this client fell behind the replay buffer: it reconnects and is told (409)
+                    # This client fell behind the replay buffer (it read slowly while others read on, or one event
+                    # gave more frames than it holds). One that holds an id of the stream reconnects with it and
+                    # is told (409); any other would take the cut stream for a whole one: it gets the protocol's
+                    # error and end.
+                    if not (buffer.protocol.resumable and (resumed or sent > 0)):
+                        await _body(send, self._fell_behind(buffer, position))
+                    return
                 frames: list[bytes] = []
                 size = 0
                 while position < buffer.count and size < _SEND_BYTES:
@@ -415,6 +436,21 @@ class EventEndpoint:
             if not disconnected.is_set() and not reading.done():
                 await _body(send, b": keep-alive\n\n")
         # disconnected: nothing more to send
+
+    def _fell_behind(self, buffer: _Buffer, position: int) -> bytes:
+        """The end of a connection that fell behind ``buffer`` at ``position``: the protocol's error event (the last
+        of what its encoder's ``fail`` gives: ``RUN_ERROR``, the AI SDK's ``error`` chunk), with no ``id`` (it is no
+        event of the stream), then its trailer."""
+        first, last = position + 1, buffer.oldest()
+        gone = f"events {first} to {last} are" if last > first else f"event {first} is"
+        message = f"this connection fell behind the stream: its {gone} no longer kept (replay {self._replay})"
+        out = b""
+        for event in buffer.protocol.encoder().fail(message)[-1:]:
+            frame = buffer.protocol.frame(event, position + 1)
+            if frame.startswith(b"id:"):
+                frame = frame[frame.index(b"\n") + 1 :]
+            out += frame
+        return out + buffer.protocol.trailer(message)
 
 
 def _query_protocol(scope: Scope) -> str | None:
