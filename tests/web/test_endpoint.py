@@ -220,6 +220,38 @@ def test_a_cancellation_of_the_endpoint_reading_its_source_is_no_failure_of_the_
     assert pull.cancelled() and stream._error is None
 
 
+def test_a_websocket_connection_is_refused_quietly() -> None:
+    """A WebSocket handshake to the endpoint (mounted where it gets every scope) is closed, which the server answers
+    with 403; the endpoint raised RuntimeError (a 500 and a traceback logged per request)."""
+
+    async def run() -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "websocket.connect"}
+
+        async def send(message: Any) -> None:
+            sent.append(dict(message))
+
+        await EventEndpoint(events(1))({"type": "websocket", "path": "/", "headers": []}, receive, send)
+        return sent
+
+    assert [m["type"] for m in asyncio.run(run())] == ["websocket.close"]
+    with serving(starlette_mounted(EventEndpoint(events(1)))) as port:
+        r = get(
+            port,
+            "/runs/1/",
+            {
+                "Connection": "Upgrade",
+                "Upgrade": "websocket",
+                "Sec-WebSocket-Version": "13",
+                "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+            },
+        )
+        after = get(port, "/runs/1/")
+    assert r.status == 403 and after.events == events(1)
+
+
 def test_an_event_with_half_a_character_is_sent_as_a_json_escape() -> None:
     """Events given as Python objects may hold a lone UTF-16 surrogate (a pair split across two deltas), which
     has no UTF-8 form: the stream sends it as a ``\\ud83d`` escape in the JSON text (the page's JSON.parse and

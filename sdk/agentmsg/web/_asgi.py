@@ -320,6 +320,10 @@ class EventEndpoint:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
+        if scope["type"] == "websocket":  # refused quietly: the server answers the handshake with 403
+            if (await receive())["type"] == "websocket.connect":
+                await send({"type": "websocket.close", "code": 1008, "reason": "EventEndpoint serves HTTP only"})
+            return
         if scope["type"] != "http":
             raise RuntimeError(f"EventEndpoint serves HTTP, not {scope['type']!r}")
         if scope["method"] not in ("GET", "HEAD", "POST"):
