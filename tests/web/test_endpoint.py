@@ -8,7 +8,8 @@ import asyncio
 import http.client
 import random
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -250,6 +251,37 @@ def test_a_websocket_connection_is_refused_quietly() -> None:
         )
         after = get(port, "/runs/1/")
     assert r.status == 403 and after.events == events(1)
+
+
+def test_accept_lines_are_one_list_a_percent_encoded_query_key_counts_and_any_mapping_is_an_event() -> None:
+    """Two Accept lines are one list (RFC 9110: only the first was read); ``?%70rotocol=`` is ``?protocol=`` (the
+    query was skipped unread when its raw bytes did not hold "protocol"); an event that is a Mapping but no dict
+    (a MappingProxyType) is sent (the stream failed: "event 1 is not JSON"), from a sync and an async source."""
+
+    def first_type(stream: EventEndpoint, headers: list[tuple[bytes, bytes]], query: bytes = b"") -> Any:
+        scope = {"type": "http", "method": "GET", "query_string": query, "headers": headers}
+        status, body = asyncio.run(_request(stream, scope, leave_after=None))
+        assert status == 200
+        return orjson.loads(b"".join(body).split(b"\ndata: ", 1)[1].split(b"\n", 1)[0])["type"]
+
+    ag_ui = b"application/vnd.ag-ui.event+json"
+    two_lines = [(b"accept", b"text/event-stream"), (b"accept", ag_ui)]
+    assert first_type(EventEndpoint(events(1)), two_lines) == "RUN_STARTED"
+    assert first_type(EventEndpoint(events(1)), [(b"accept", b"text/event-stream, " + ag_ui)]) == "RUN_STARTED"
+    assert first_type(EventEndpoint(events(1)), [(b"accept", b"text/event-stream")]) == "AGENT_START"
+    for query in (b"protocol=ag-ui", b"%70rotocol=ag-ui", b"%70%72otocol=ag%2Dui"):
+        assert first_type(EventEndpoint(events(1)), [], query) == "RUN_STARTED"
+
+    async def agent() -> AsyncIterator[Mapping[str, Any]]:
+        for e in events(1):
+            yield MappingProxyType(e)
+
+    for source in ([MappingProxyType(e) for e in events(1)], agent()):
+        with serving(starlette_app(EventEndpoint(source))) as port:
+            r = get(port, "/events")
+            ag = get(port, "/events?protocol=ag-ui")
+        assert r.events == events(1) and r.sse[-1].event == "end"
+        assert ag.sse[0].json()["type"] == "RUN_STARTED" and ag.sse[-1].json()["type"] == "RUN_FINISHED"
 
 
 def test_an_event_with_half_a_character_is_sent_as_a_json_escape() -> None:

@@ -231,6 +231,8 @@ class EventEndpoint:
     # ---- the source, read once -----------------------------------------------------------------
 
     def _add(self, event: Mapping[str, Any]) -> None:
+        if isinstance(event, Mapping) and not isinstance(event, dict):
+            event = dict(event)  # (a MappingProxyType, a custom Mapping: JSON writes dicts)
         self._base.add(event)
         for buffer in self._translated.values():
             buffer.add(event)
@@ -330,7 +332,7 @@ class EventEndpoint:
             await _plain(send, 405, "method not allowed: use GET (or POST)\n", [(b"allow", b"GET, HEAD, POST")])
             return
         try:
-            protocol = negotiate(self._offered, _query_protocol(scope), _header(scope, b"accept"))
+            protocol = negotiate(self._offered, _query_protocol(scope), _header(scope, b"accept", merged=True))
         except NotAcceptable as exc:
             await _plain(send, 406, f"{exc}\n")
             return
@@ -460,7 +462,7 @@ class EventEndpoint:
 def _query_protocol(scope: Scope) -> str | None:
     """The ``protocol`` of the query string, if any (given twice with different values: refused, 400)."""
     raw = scope.get("query_string") or b""
-    if b"protocol" not in raw:
+    if b"protocol" not in raw and b"%" not in raw:  # (a key may be percent-encoded: %70rotocol)
         return None
     values = set(urllib.parse.parse_qs(bytes(raw).decode("latin-1")).get("protocol", ()))
     if len(values) > 1:
@@ -485,11 +487,13 @@ async def _plain(send: Send, status: int, text: str, headers: list[tuple[bytes, 
     await send({"type": "http.response.body", "body": body})
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers") or ():
-        if key.lower() == name:
-            return bytes(value).decode("latin-1")
-    return None
+def _header(scope: Scope, name: bytes, *, merged: bool = False) -> str | None:
+    """The value of header ``name`` (the first line of it; ``merged``: a list header, its lines joined with ", ", as
+    RFC 9110 reads them)."""
+    values = [bytes(value).decode("latin-1") for key, value in scope.get("headers") or () if key.lower() == name]
+    if not values:
+        return None
+    return ", ".join(values) if merged else values[0]
 
 
 async def _watch_disconnect(receive: Receive, disconnected: asyncio.Event) -> None:
