@@ -271,6 +271,22 @@ def test_audio_duration_from_a_wav_header() -> None:
     assert n.messages[0] - empty.messages[0] == 96  # 32 tokens a second
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "deepseek", "dashscope", "gemini"])
+def test_a_wav_duration_lowers_the_error_only_where_the_rate_is_documented(provider: str) -> None:
+    """Audio is priced at Gemini's documented 32 tokens a second; the other providers borrowed the rate but also
+    its claim (a 60-second WAV for OpenAI said error 0.1, as if the rate were OpenAI's). A known duration now lowers
+    the stated error only where the rate is the provider's own (Gemini); elsewhere it stays that of audio unknown."""
+    wav = AudioBlock(source=Base64Source(media_type="audio/wav", data=_images.b64(_images.wav(60.0))))
+    url = AudioBlock(source=URLSource(url="https://example.com/a.wav"))
+    known = count_tokens([_msg("USER", wav)], provider=provider)
+    unknown = count_tokens([_msg("USER", url)], provider=provider)
+    assert known.error is not None and unknown.error is not None
+    if provider == "gemini":
+        assert known.error < 0.7 < unknown.error
+    else:  # (the audio is nearly all of the count: its error, that of a rate not the provider's, nearly all of it)
+        assert known.error > 0.95 and unknown.error > 0.95, (known.error, unknown.error)
+
+
 @pytest.mark.parametrize("declared", [0xFFFFFFFF, 0, 10**9, 8_000])
 def test_a_wav_is_timed_by_the_bytes_it_holds(declared: int) -> None:
     """A WAV written to a pipe says its data is 0xFFFFFFFF bytes (ffmpeg, sox): one second was priced as 37 hours

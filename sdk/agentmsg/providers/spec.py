@@ -84,8 +84,9 @@ class TokenProfile:
     audio_per_second: float = 32.0
     video_per_second: float = 263.0
     pdf_per_page: int = 2250
-    #: the audio and video rates are the provider's documented ones (else a duration read still leaves error 1.0)
-    timed_documented: bool = True
+    #: the audio and video rates are the provider's documented ones (Gemini's 32/s and 263/s; else they are Gemini's,
+    #: borrowed, and a duration read still leaves error 1.0)
+    timed_documented: bool = False
     models: tuple[tuple[tuple[str, ...], Mapping[str, Any]], ...] = ()
 
     def for_model(self, model: str | None) -> TokenProfile:
