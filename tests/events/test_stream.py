@@ -313,6 +313,32 @@ def test_a_json_array_of_events_bad_values_are_said_and_the_rest_kept(monkeypatc
     assert r.count == 2
 
 
+@pytest.mark.parametrize("chunk", [None, 1, 5])
+def test_a_json_array_cut_short_or_followed_by_junk_is_said(chunk: int | None) -> None:
+    """The reader of a JSON array of events never closed its value splitter after the last chunk (it closed it
+    before the first): what the input ended inside, junk after the array, and an array with no `]`, were dropped
+    unsaid. Each is now said: junk as a value that is no JSON, a missing `]` as a cut stream (incomplete)."""
+    from agentmsg.events import read_events
+
+    first = orjson.dumps(BASE[0])
+    cases = {
+        b"[" + first + b"]x": ["json"],  # junk after the array
+        b"[" + first: ["incomplete"],  # the writer was cut after a whole event
+        b"[" + first + b', {"type": "TEXT_BL': ["json", "incomplete"],  # inside an event
+        b"[\x00\x00\x00": ["json", "incomplete"],
+        b"[" + first + b"]": [],
+    }
+    for body, want in cases.items():
+        source: Any = body if chunk is None else [body[i : i + chunk] for i in range(0, len(body), chunk)]
+        said: list[Any] = []
+        got = list(read_events(source if chunk is None else iter(source), strict=False, on_problem=said.append))
+        assert [p.rule for p in said] == want, (body, said)
+        assert got[:1] == ([BASE[0]] if body[1:2] == b"{" else []), body
+        r = Reducer()
+        reduce_stream(source if chunk is None else iter(source), reducer=r)
+        assert [p.rule for p in r.problems if p.rule in ("json", "incomplete")] == want, (body, r.problems)
+
+
 @pytest.mark.differential
 @pytest.mark.parametrize(
     "bad",

@@ -33,7 +33,7 @@ class ValueSplitter:
     input ended inside it. An item is ``(bytes, True)`` for a value, ``(bytes, False)`` for text between
     values that is no value, or ``None`` for a value or text over ``max_bytes``."""
 
-    __slots__ = ("_array", "_buf", "_depth", "_escape", "_junk", "_over", "_string", "max_bytes")
+    __slots__ = ("_array", "_buf", "_depth", "_escape", "_junk", "_over", "_string", "max_bytes", "unclosed")
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
@@ -44,6 +44,8 @@ class ValueSplitter:
         self._junk = False  # reading text between values that is no value, up to its line end
         self._buf = bytearray()  # the current value's (or text's) bytes from earlier chunks
         self._over = False  # the current value went over max_bytes: its bytes are dropped
+        #: set by :meth:`close`: the input ended inside the top-level array (no ``]``: a cut stream)
+        self.unclosed = False
 
     def feed(self, chunk: bytes) -> list[tuple[bytes, bool] | None]:
         out: list[tuple[bytes, bool] | None] = []
@@ -120,6 +122,7 @@ class ValueSplitter:
         out: list[tuple[bytes, bool] | None] = []
         if self._depth or self._junk:
             self._emit(b"", 0, 0, not self._junk, out)
+        self.unclosed = self._array
         self._array = self._string = self._escape = False
         return out
 

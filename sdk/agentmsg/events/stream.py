@@ -13,7 +13,6 @@ and hands events to the :class:`~agentmsg.Reducer` through its public methods (`
 from __future__ import annotations
 
 import gc
-import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Literal, cast
 
@@ -202,7 +201,13 @@ def _values(chunks: Iterable[bytes]) -> Iterator[tuple[int, Any, Problem | None]
     that is not JSON, text between values that is none, or a value over the size limit is said, no event."""
     splitter = ValueSplitter(max_event_bytes())
     number = 0
-    for items in itertools.chain((splitter.feed(c) for c in _without_bom(iter(chunks))), (splitter.close(),)):
+
+    def fed() -> Iterator[list[tuple[bytes, bool] | None]]:
+        for chunk in _without_bom(iter(chunks)):
+            yield splitter.feed(chunk)
+        yield splitter.close()  # (after the last chunk: what the input ended inside, said)
+
+    for items in fed():
         for item in items:
             number += 1
             if item is None:
@@ -213,6 +218,9 @@ def _values(chunks: Iterable[bytes]) -> Iterator[tuple[int, Any, Problem | None]
             data, value = item
             event, problem = _value(number, data, value)
             yield number, event, problem
+    if splitter.unclosed:  # (counted as one event, as a cut SSE event is)
+        cut = "the JSON array of events ends without its ']': the stream was cut"
+        yield number + 1, None, Problem("", "incomplete", cut)
 
 
 def _value(number: int, data: bytes, value: bool) -> tuple[Any, Problem | None]:
