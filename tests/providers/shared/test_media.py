@@ -168,11 +168,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     raw: ClassVar[dict[str, bytes]] = {}  # a whole response as it is sent, then the connection is closed
     seen: ClassVar[list[str]] = []
     hosts: ClassVar[list[str | None]] = []  # the Host header of each request
+    cookies: ClassVar[list[str | None]] = []  # the Cookie header of each request
     left: ClassVar[threading.Event] = threading.Event()  # set when a client hangs up on a trickle
 
     def do_GET(self) -> None:
         self.seen.append(self.path)
         self.hosts.append(self.headers.get("Host"))
+        self.cookies.append(self.headers.get("Cookie"))
         if self.path in self.raw:
             self.wfile.write(self.raw[self.path])
             self.close_connection = True
@@ -214,12 +216,14 @@ _BOMB = _gzip_bomb(64 << 20)  # 64 MiB of zeros in about 64 kB
 def server() -> Iterator[str]:
     _Handler.seen = []
     _Handler.hosts = []
+    _Handler.cookies = []
     _Handler.raw = {}
     _Handler.left = threading.Event()
     _Handler.routes = {
         "/a.wav": (200, {"Content-Type": "audio/wav"}, WAV),
         "/big.wav": (200, {"Content-Type": "audio/wav"}, b"x" * 5000),
         "/hop": (302, {"Location": "/a.wav"}, b""),
+        "/cookie.wav": (200, {"Content-Type": "audio/wav", "Set-Cookie": "secret=of-a; Path=/"}, WAV),
         "/loop": (302, {"Location": "/loop"}, b""),
         "/badhop": (302, {"Location": "http://[::1/a.wav"}, b""),
         "/to-file": (302, {"Location": "file:///etc/passwd"}, b""),
@@ -519,6 +523,8 @@ def test_private_addresses_refused_without_connecting() -> None:
         "http://169.254.169.254/a.wav",
         "http://[::1]/a.wav",
         "http://192.168.1.1/x.wav",
+        "http://192.0.0.192/a.wav",  # an Oracle Cloud metadata service (192.0.0.0/24: global to older Pythons)
+        "http://192.0.0.8/a.wav",
     ):
         assert refused("openai", audio_msg(url), on)[1] == "media-address-refused"
 
@@ -535,8 +541,30 @@ def test_ipv6_forms_of_private_ipv4_refused_without_connecting() -> None:
         "::a9fe:a9fe",  # IPv4-compatible 169.254.169.254
         "64:ff9b:1::a00:1",
         "fec0::1",
+        "3fff::1",  # documentation (3fff::/20): every Python 3.11 calls it global
+        "5f00::1",  # SRv6 SIDs (5f00::/16)
     ):
         assert refused("openai", audio_msg(f"http://[{host}]/a.wav"), on)[1] == "media-address-refused", host
+
+
+def test_no_cookie_goes_from_one_site_to_another_on_its_address(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A download connects to the address it checked (the URL rewritten to it): the session's cookie jar filed a.test's
+    cookie under that address and sent it to b.test, which shares it (a CDN, shared hosting). No cookie is kept."""
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        return real("127.0.0.1" if host in ("a.test", "b.test") else host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    port = server.rsplit(":", 1)[1]
+    msgs = [
+        UserMessage([AudioBlock(source=URLSource(url=f"http://a.test:{port}/cookie.wav"))]),
+        UserMessage([AudioBlock(source=URLSource(url=f"http://b.test:{port}/a.wav"))]),
+    ]
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+    formatted("openai", msgs, options=private)
+    assert _Handler.seen == ["/cookie.wav", "/a.wav"]
+    assert _Handler.cookies == [None, None]
 
 
 def test_data_urls_are_inline() -> None:

@@ -17,6 +17,7 @@ import socket
 import threading
 import time
 import zlib
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any, Final
 from urllib.parse import SplitResult, urljoin, urlsplit
 
@@ -145,6 +146,9 @@ class Downloader:
                 timeout=httpx.Timeout(policy.timeout),
                 follow_redirects=False,
                 trust_env=False,
+                # No cookie is kept: a URL is rewritten to the checked address, so a jar would file one site's
+                # cookies under an address another site shares (a CDN) and send them there
+                cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
                 headers={"Accept-Encoding": "gzip, deflate"},
                 limits=httpx.Limits(max_keepalive_connections=0),  # each hop a new, checked connection
             )
@@ -274,6 +278,15 @@ class Downloader:
 # prefixes not routed publicly that older Pythons call global (NAT64 local use, deprecated site-local)
 _EMBEDS_V4: Final = tuple(ipaddress.IPv6Network(n) for n in ("64:ff9b::/96", "::ffff:0:0:0/96", "::/96"))
 _NOT_GLOBAL_V6: Final = tuple(ipaddress.IPv6Network(n) for n in ("64:ff9b:1::/48", "fec0::/10"))
+# Networks IANA marks not globally reachable that a Python calls global, whichever its version: 192.0.0.0/24 (IETF
+# protocol assignments, an Oracle Cloud metadata service at 192.0.0.192; before the CVE-2024-4032 fix), 3fff::/20
+# (documentation), 5f00::/16 (SRv6 SIDs). Checked on every Python, as the others are by ``is_global``
+_NOT_GLOBAL: Final[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]] = (
+    *_NOT_GLOBAL_V6,
+    ipaddress.IPv4Network("192.0.0.0/24"),
+    ipaddress.IPv6Network("3fff::/20"),
+    ipaddress.IPv6Network("5f00::/16"),
+)
 
 
 def _check_address(addr: str, pointer: str, url: str) -> None:
@@ -287,7 +300,7 @@ def _check_address(addr: str, pointer: str, url: str) -> None:
         if any(ip in net for net in _EMBEDS_V4):
             seen.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
     for one in seen:
-        if not one.is_global or one.is_multicast or any(one in net for net in _NOT_GLOBAL_V6):
+        if not one.is_global or one.is_multicast or any(one in net for net in _NOT_GLOBAL):
             shown = f"{ip} ({one})" if one is not ip else str(ip)
             raise ValidationError.single(
                 pointer,
