@@ -121,12 +121,149 @@ def check_reserved_names(node: Any, where: str) -> None:
             check_reserved_names(value, where)
 
 
+class SchemaError(Exception):
+    """A schema file codegen cannot take: the message names the file and where in it."""
+
+
+#: Draft 2020-12's keywords (core, applicator, validation, unevaluated, format, content, meta-data); a schema
+#: object's other keys must be extensions (``x-...``): a misspelt keyword (``propertes``) is otherwise ignored by
+#: every validator and by the generator, which then writes a class with no fields
+KEYWORDS: frozenset[str] = frozenset(
+    [
+        "$schema",
+        "$id",
+        "$ref",
+        "$anchor",
+        "$dynamicRef",
+        "$dynamicAnchor",
+        "$vocabulary",
+        "$comment",
+        "$defs",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+        "prefixItems",
+        "items",
+        "contains",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "type",
+        "const",
+        "enum",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxContains",
+        "minContains",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "dependentRequired",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+        "title",
+        "description",
+        "default",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "examples",
+    ]
+)
+_SCHEMA_MAPS = ("$defs", "properties", "patternProperties", "dependentSchemas")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_ONE = ("not", "if", "then", "else", "items", "contains", "additionalProperties", "propertyNames",
+               "unevaluatedItems", "unevaluatedProperties", "contentSchema")  # fmt: skip
+_TYPES = frozenset(("null", "boolean", "object", "array", "number", "string", "integer"))
+
+
+def _pointer(path: tuple[str | int, ...]) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path) or "/"
+
+
+def load_schemas(schemas: Path) -> dict[str, Any]:
+    """Every ``*.schema.json`` of ``schemas``, checked before anything is generated: JSON, a schema object of draft
+    2020-12's keywords (or ``x-`` extensions) with known types, and every ``$ref`` pointing at a schema that exists.
+    Raises :class:`SchemaError` naming the file and the place (datamodel-code-generator took such a schema and wrote
+    a class with no fields, an ``Any``, or a traceback that names no file)."""
+    docs: dict[str, Any] = {}
+    here = schemas.resolve()
+    folder = here.relative_to(ROOT) if here.is_relative_to(ROOT) else here
+    for path in sorted(schemas.glob("*.schema.json")):
+        try:
+            docs[path.name] = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise SchemaError(f"{folder}/{path.name}: not JSON: {exc}") from None
+    for name, doc in docs.items():
+        refs: list[tuple[tuple[str | int, ...], str]] = []
+        stack: list[tuple[Any, tuple[str | int, ...]]] = [(doc, ())]
+        while stack:
+            node, at = stack.pop()
+            if isinstance(node, bool):
+                continue
+            if not isinstance(node, dict):
+                raise SchemaError(
+                    f"{folder}/{name}: {_pointer(at)}: a schema is an object or a boolean, not {node!r:.60}"
+                )
+            for key, value in node.items():
+                here = (*at, key)
+                if key not in KEYWORDS and not key.startswith("x-"):
+                    raise SchemaError(f"{folder}/{name}: {_pointer(at)}: unknown keyword {key!r} (not draft 2020-12's)")
+                if key in _SCHEMA_MAPS:
+                    stack += [(v, (*here, k)) for k, v in value.items()]
+                elif key in _SCHEMA_LISTS:
+                    stack += [(v, (*here, i)) for i, v in enumerate(value)]
+                elif key in _SCHEMA_ONE:
+                    stack.append((value, here))
+                elif key == "type":
+                    given = value if isinstance(value, list) else [value]
+                    bad = [t for t in given if t not in _TYPES]
+                    if bad:
+                        raise SchemaError(f"{folder}/{name}: {_pointer(here)}: unknown type {bad[0]!r}")
+                elif key == "$ref":
+                    refs.append((here, value))
+        for here, ref in refs:
+            target, _, fragment = str(ref).partition("#")
+            doc_name = target or name
+            if doc_name not in docs:
+                raise SchemaError(
+                    f"{folder}/{name}: {_pointer(here)}: $ref {ref!r}: no schema {doc_name!r} in {folder}/"
+                )
+            node = docs[doc_name]
+            for part in [p for p in fragment.split("/") if p]:
+                part = part.replace("~1", "/").replace("~0", "~")
+                if not isinstance(node, dict) or part not in node:
+                    raise SchemaError(f"{folder}/{name}: {_pointer(here)}: $ref {ref!r} points at nothing")
+                node = node[part]
+    return docs
+
+
 def run_codegen(out_dir: Path, schemas: Path = SCHEMAS) -> None:
+    docs = load_schemas(schemas)
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "schemas"
         src.mkdir()
         for path in sorted(schemas.glob("*.schema.json")):
-            schema = json.loads(path.read_text(encoding="utf-8"))
+            schema = docs[path.name]
             check_reserved_names(schema, path.name)
             # datamodel-code-generator names modules after files: msg.schema.json -> msg_schema.py;
             # give it plain names (msg.json -> msg.py) and keep relative $refs pointing at them.
@@ -172,12 +309,25 @@ def run_codegen(out_dir: Path, schemas: Path = SCHEMAS) -> None:
         subprocess.run(cmd, check=True, env=env)
         typeddicts.write(schemas, raw, HEADER)  # TypedDicts of the events (formatted with the rest below)
         # Format and tidy (ruff removes the stock `from dataclasses import dataclass` import).
+        # (the project's settings, wherever this is run from: ruff reads them from the working directory)
+        config = ["--config", str(ROOT / "pyproject.toml")]
         subprocess.run(
-            [sys.executable, "-m", "ruff", "check", "--fix-only", "--quiet", "--select", "F401,I,UP", str(raw)],
+            [
+                sys.executable,
+                "-m",
+                "ruff",
+                "check",
+                *config,
+                "--fix-only",
+                "--quiet",
+                "--select",
+                "F401,I,UP",
+                str(raw),
+            ],
             check=False,
             env=env,
         )
-        subprocess.run([sys.executable, "-m", "ruff", "format", "--quiet", str(raw)], check=True, env=env)
+        subprocess.run([sys.executable, "-m", "ruff", "format", *config, "--quiet", str(raw)], check=True, env=env)
         # The generator writes broken code and still exits 0 (e.g. a bad template): import every
         # generated module before accepting the output. `make test` also type-checks it (mypy --strict).
         check = (
@@ -211,6 +361,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--schemas", type=Path, default=SCHEMAS)
     args = parser.parse_args(argv)
+    try:
+        return _main(args)
+    except SchemaError as exc:
+        print(f"codegen: {exc}: nothing was generated", file=sys.stderr)
+        return 2
+
+
+def _main(args: argparse.Namespace) -> int:
     if not args.check:
         run_codegen(args.out, args.schemas)
         print(f"generated {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")

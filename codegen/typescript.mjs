@@ -386,9 +386,18 @@ function snapshot(dir) {
 
 const check = process.argv.includes("--check");
 if (!check) {
-  // Replace every generated file; leave a local node_modules alone.
-  for (const f of fs.existsSync(outDir) ? fs.readdirSync(outDir) : []) if (f !== "node_modules") fs.rmSync(path.join(outDir, f), { recursive: true, force: true });
-  await generate(outDir);
+  // Generated aside first: a schema the generator refuses leaves the package as it was (it was deleted first, then
+  // the generation failed). Then every generated file is replaced; a local node_modules is left alone.
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "agentmsg-ts-"));
+  try {
+    const fresh = path.join(tmp, "typescript");
+    await generate(fresh);
+    fs.mkdirSync(outDir, { recursive: true });
+    for (const f of fs.readdirSync(outDir)) if (f !== "node_modules") fs.rmSync(path.join(outDir, f), { recursive: true, force: true });
+    for (const f of fs.readdirSync(fresh)) fs.cpSync(path.join(fresh, f), path.join(outDir, f), { recursive: true });
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
   console.log("generated generated/typescript");
 } else {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "agentmsg-ts-"));
