@@ -6,6 +6,8 @@
 // the mapping.
 
 import { keepNote, room } from "./notes.js";
+import { readEventJson } from "./json.js";
+import { assignOwn } from "./state.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -381,7 +383,7 @@ export class AGUIDecoder {
     this.#minted++;
     if (this.#created === null) this.#created = this.#clock();
     const out: Obj = { type: kind, id: `ag-ui-${this.#minted}`, createdAt: this.#created, ...fields };
-    if (primary && this.#carry !== null) Object.assign(out, this.#carry);
+    if (primary && this.#carry !== null) assignOwn(out, this.#carry);
     if (primary && Array.isArray(this.#absent)) {
       for (const key of this.#absent) if (typeof key === "string") delete out[key];
     }
@@ -712,12 +714,8 @@ export class AGUIDecoder {
     if (known !== undefined) {
       const text = known._text || "{}";
       delete known._text;
-      let parsed: Json = null;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = null;
-      }
+      // (read as Python's orjson reads it: a number beyond a double or a lone surrogate escape is no JSON there)
+      const parsed = readEventJson(text) as Json | undefined;
       if (isObj(parsed)) known.input = parsed;
     }
     return [this.#ev("TOOL_CALL_END", true, { replyId: this.#reply(), toolCallId: call })];

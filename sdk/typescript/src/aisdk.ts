@@ -6,6 +6,7 @@
 // docs/ai-sdk.md has the mapping.
 
 import { keepNote, room } from "./notes.js";
+import { assignOwn } from "./state.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -273,12 +274,12 @@ export class AiSdkDecoder {
   #event(kind: string, fields: Obj = {}, more: Obj = {}): Obj {
     const out: Obj = { type: kind, id: this.#mint(), createdAt: this.#clock() };
     if (this.#reply !== null && this.#reply !== undefined && !NO_REPLY_ID.has(kind)) out.replyId = this.#reply;
-    Object.assign(out, fields);
+    assignOwn(out, fields);
     for (const [k, v] of Object.entries(more)) if (v !== null && v !== undefined) out[k] = v;
     const rest = this.#rest.get(kind);
     this.#rest.delete(kind);
     if (rest !== undefined && Object.keys(rest).length) {
-      Object.assign(out, rest);
+      assignOwn(out, rest);
       if (has(rest, "replyId") && kind !== "AGENT_START") this.#reply = rest.replyId;
     }
     return out;
@@ -435,7 +436,7 @@ export class AiSdkDecoder {
     }
     const state = { "tool-output-available": "success", "tool-output-error": "error", "tool-output-denied": "denied" }[kind as string];
     const end = this.#event("TOOL_RESULT_END", {}, { toolCallId: callId, toolCallName: name, state });
-    Object.assign(end, rest.end ?? {});
+    assignOwn(end, (rest.end ?? {}) as Obj);
     if (has(end, "state") && end.state === null) delete end.state;
     out.push(end);
     return out;

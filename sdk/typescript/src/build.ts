@@ -6,7 +6,7 @@ import type { SchemaProblem } from "@agentmsg/schema/compiled";
 import type { Msg } from "@agentmsg/schema/types";
 import { canonicalMessage } from "./canonical.js";
 import { hasLoneSurrogate, jsonType, pointerOf, readJson } from "./json.js";
-import { Block, ToolResult, isObject, setOwn } from "./state.js";
+import { Block, ToolResult, assignOwn, isObject, setOwn } from "./state.js";
 import type { Json, Obj, Problem, Reply, State } from "./state.js";
 import { schemaProblems } from "./validate.js";
 
@@ -112,7 +112,7 @@ export function build(reply: Reply, interrupted: boolean, defaultName: string | 
   }
   const result: Obj = isObject(reply.result) ? reply.result : {};
   const metadata: Obj = isObject(result.metadata) ? { ...result.metadata } : {};
-  Object.assign(metadata, reply.meta);
+  assignOwn(metadata, reply.meta);
   if (reply.hitl.length) metadata.agentmsg_hitl = [...reply.hitl];
   // What the reply ended with.
   if (reply.finishReason !== null) metadata.agentmsg_finish_reason = reply.finishReason;

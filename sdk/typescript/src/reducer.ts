@@ -18,7 +18,7 @@ import { checkResults } from "./check.js";
 import { apply } from "./handlers.js";
 import { LEGACY_EVENT_TYPES, event as legacyEvent } from "./legacy.js";
 import type { Note } from "./legacy.js";
-import { Block, ReducerError, State, ToolResult, isObject } from "./state.js";
+import { Block, ReducerError, State, ToolResult, isObject, short } from "./state.js";
 import type { Obj, Problem } from "./state.js";
 
 export { ReducerError };
@@ -96,7 +96,7 @@ export class Reducer {
     if (typeof id === "string") {
       if (this.#isReplay(id)) return;
     } else if (id !== null) {
-      st.problem(index, "/id", "type", `event id ${JSON.stringify(id)} is not a string: not checked for duplicates`);
+      st.problem(index, "/id", "type", `event id ${short(id)} is not a string: not checked for duplicates`);
     }
     apply(st, e, index);
   }

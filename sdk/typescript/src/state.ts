@@ -15,13 +15,27 @@ export const pyStr = (v: unknown): string => (v === null || v === undefined ? "N
 
 /** A value for a problem message, at most 80 characters. */
 export function short(v: unknown): string {
-  const s = JSON.stringify(v) ?? String(v);
+  let s: string;
+  try {
+    s = JSON.stringify(v) ?? String(v);
+  } catch {
+    // nested past the stack (JSON.parse reads what JSON.stringify cannot write back: 5,000 levels): its outline
+    s = Array.isArray(v) ? "[...]" : typeof v === "object" && v !== null ? "{...}" : String(v);
+  }
   return s.length <= 80 ? s : `${s.slice(0, 77)}...`;
 }
 
 /** `o[k] = v` for a key that comes from the input: an own property even for "__proto__". */
 export function setOwn(o: Obj, k: string, v: Json): void {
   Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+}
+
+/** `Object.assign(target, source)` as own properties: a `"__proto__"` key of parsed JSON (an own key there) stays a
+ * key, where `Object.assign`'s assignment set the target's prototype (a carried `__proto__` made a decoded event
+ * inherit `source`, and the reducer dropped it as a subagent's). */
+export function assignOwn(target: Obj, source: Obj): Obj {
+  for (const key of Object.keys(source)) setOwn(target, key, source[key] as Json);
+  return target;
 }
 
 /** A malformed event: reported (rule `required` or `type`) and skipped, as Python's KeyError/TypeError. */

@@ -1,0 +1,76 @@
+// Hostile input the decoders and the Reducer take as Python's do (found by a hunt; each failed before its fix):
+// a carried "__proto__" key stays a key, a value nested past the stack is a problem, tool-call arguments are read
+// as orjson reads them, and a usage of ever new keys is folded in linear time with true problems.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { AGUIDecoder, AiSdkDecoder, Reducer } from "../dist/index.js";
+
+const clock = () => "2026-01-01T00:00:00.000000Z";
+const reduce = (events) => {
+  const r = new Reducer();
+  for (const e of events) r.feed(e);
+  return [r.finish(), r.problems];
+};
+
+test("a carried __proto__ key stays a key: AG-UI and the AI SDK", () => {
+  const agui = JSON.parse(`[
+    {"type":"RUN_STARTED","threadId":"t","runId":"r","metadata":{"agentmsg":{"__proto__":{"source":"evil/sub"}}}},
+    {"type":"TEXT_MESSAGE_START","messageId":"m","metadata":{"agentmsg":{"__proto__":{"source":"evil/sub"}}}},
+    {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hello"},
+    {"type":"TEXT_MESSAGE_END","messageId":"m"},
+    {"type":"RUN_FINISHED","threadId":"t","runId":"r"}]`);
+  const aisdk = JSON.parse(`[
+    {"type":"data-agentmsg","data":{"rest":"AGENT_START","fields":{"replyId":"r","__proto__":{"source":"evil/sub"}}}},
+    {"type":"start","messageId":"r"},
+    {"type":"data-agentmsg","data":{"rest":"TEXT_BLOCK_START","fields":{"__proto__":{"source":"evil/sub"}}}},
+    {"type":"text-start","id":"t"}, {"type":"text-delta","id":"t","delta":"hello"}, {"type":"text-end","id":"t"},
+    {"type":"finish"}]`);
+  for (const [decoder, stream] of [[new AGUIDecoder({ clock }), agui], [new AiSdkDecoder({ clock }), aisdk]]) {
+    const events = stream.flatMap((e) => decoder.feed(e)).concat(decoder.close());
+    for (const e of events) assert.equal(Object.getPrototypeOf(e), Object.prototype);
+    const [msgs] = reduce(events);
+    assert.equal(msgs.length, 1);
+    assert.deepEqual(msgs[0].content, [{ type: "text", text: "hello" }]);
+    assert.equal({}.source, undefined);
+  }
+});
+
+test("an id or type nested past the stack is a problem, not a RangeError", () => {
+  const deep = "[".repeat(6000) + "]".repeat(6000);
+  for (const [key, want] of [["id", [["/0/id", "type"], ["/0", "max-depth"]]], ["type", [["/0/type", "enum"]]]]) {
+    const r = new Reducer();
+    r.feed(JSON.parse(`{"type":"AGENT_START","${key}":${deep}}`));
+    assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), want);
+  }
+});
+
+test("AG-UI tool-call arguments JSON cannot hold are no input (as orjson reads them)", () => {
+  for (const args of ['{"a": 1e999}', '{"a": "\\ud800"}', '{"a": -1e400}']) {
+    const d = new AGUIDecoder({ clock });
+    const stream = [
+      { type: "RUN_STARTED", threadId: "t", runId: "r" },
+      { type: "TOOL_CALL_START", toolCallId: "c", toolCallName: "f" },
+      { type: "TOOL_CALL_ARGS", toolCallId: "c", delta: args },
+      { type: "TOOL_CALL_END", toolCallId: "c" },
+      { type: "RUN_FINISHED", threadId: "t", runId: "r", outcome: { type: "interrupt", interrupts: [{ toolCallId: "c" }] } },
+    ];
+    const events = stream.flatMap((e) => d.feed(e)).concat(d.close());
+    const confirm = events.find((e) => e.type === "REQUIRE_USER_CONFIRM");
+    assert.deepEqual(confirm.toolCalls[0].input, {}, args);
+    assert.deepEqual(reduce(events)[1], [], args);
+  }
+});
+
+test("a usage of ever new keys keeps each, and a count capped below 2^53 says no precision problem", () => {
+  const at = { createdAt: "2026-01-01T00:00:00Z", replyId: "r" };
+  const events = [{ ...at, type: "AGENT_START", id: "s", name: "F" }];
+  for (let k = 0; k < 3000; k++) events.push({ ...at, type: "MODEL_CALL_END", id: `e${k}`, usage: { [`x${k}`]: k } });
+  events.push({ ...at, type: "MODEL_CALL_END", id: "big", usage: { inputTokens: 2 ** 60 } });
+  events.push({ ...at, type: "AGENT_END", id: "end" });
+  const [msgs, problems] = reduce(events);
+  assert.equal(Object.keys(msgs[0].usage).length, 3001);
+  assert.equal(msgs[0].usage.x2999, 2999);
+  assert.equal(msgs[0].usage.inputTokens, 2 ** 31 - 1);
+  assert.ok(!problems.some((p) => p.rule === "precision"), JSON.stringify(problems)); // (2^31-1 is exact)
+  assert.ok(problems.some((p) => p.rule === "maximum"));
+});
