@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections import ChainMap
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -314,7 +315,11 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
         return
     if type(usage) is not dict:
         raise TypeError("usage is not an object")
-    total = dict(reply.usage) if reply.usage is not None else {}  # (a copy: strict mode may raise half way)
+    # This event's changes, applied once it is read whole (strict mode may raise half way); the reply's usage is not
+    # copied per event (a key of each event's own made that quadratic)
+    before = reply.usage if reply.usage is not None else {}
+    changed: dict[str, Any] = {}
+    total = ChainMap(changed, before)
     for k, count in SUMMED_USAGE.items():
         v = usage.get(k)
         if v is None:
@@ -358,8 +363,11 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
                 f" value replaces the earlier one ({_shown_value(total[k])})",
             )
         total[k] = v
-    if total:
-        reply.usage = total
+    if changed:
+        if reply.usage is None:
+            reply.usage = changed
+        else:
+            reply.usage.update(changed)  # (a built message copies it)
 
 
 def _shown_value(value: Any) -> str:
