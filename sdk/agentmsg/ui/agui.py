@@ -145,8 +145,14 @@ _ID_KEYS: Final = ("blockId", "toolCallId", "replyId")
 
 
 def _ids_are_text(e: Mapping[str, Any]) -> bool:
-    """Whether each id the encoder keys by is absent, null or a string (else the event is carried whole)."""
-    return all(type(v) is str or v is None for v in (e.get(k) for k in _ID_KEYS))
+    """Whether each id the encoder keys by (:data:`_ID_KEYS`) is absent, null or a string (else the event is carried
+    whole). Per event, so no generator: it was a sixth of the encoder's time."""
+    block, call, reply = e.get("blockId"), e.get("toolCallId"), e.get("replyId")
+    return (
+        (block is None or type(block) is str)
+        and (call is None or type(call) is str)
+        and (reply is None or type(reply) is str)
+    )
 
 
 # ==== AgentEvents -> AG-UI ========================================================================================
