@@ -24,8 +24,30 @@ def test_changed_vectors_need_a_version_bump_and_changelog() -> None:
     )
 
 
+def test_the_lock_is_of_the_schemas_version() -> None:
+    """The lock guards the verdicts of the version it was taken at: with schemas/VERSION.json bumped and the lock left
+    as it was, every later flip passed unguarded (the version differs from the lock's, whatever flips). A bump is
+    locked with it."""
+    lock = json.loads((ROOT / "tests" / "conformance" / "vectors.lock.json").read_text(encoding="utf-8"))
+    now = current()
+    assert lock["version"] == now["version"], (
+        f"schemas/VERSION.json is {now['version']} but tests/conformance/vectors.lock.json was taken at "
+        f"{lock['version']}: run `make vectors-lock` (after the CHANGELOG.md entry) and commit the lock"
+    )
+
+
 def test_version_is_semver_and_matches_the_ids() -> None:
     version = str(current()["version"])
     assert re.fullmatch(r"\d+\.\d+\.\d+", version)
     for path in (ROOT / "schemas").glob("*.schema.json"):
         assert f"/schemas/v{version.split('.')[0]}/" in json.loads(path.read_text())["$id"]
+
+
+def test_the_readme_names_the_tarballs_make_dist_packs() -> None:
+    """README's install lines name dist/agentmsg-schema-<version>.tgz: a bump left them naming a file `make dist` no
+    longer writes (and @agentmsg/client's, of sdk/typescript/package.json's version)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    client = json.loads((ROOT / "sdk" / "typescript" / "package.json").read_text(encoding="utf-8"))["version"]
+    want = {"schema": str(current()["version"]), "client": client}
+    named = re.findall(r"agentmsg-(schema|client)-(\d+\.\d+\.\d+)\.tgz", readme)
+    assert named and all(version == want[package] for package, version in named), (named, want)
