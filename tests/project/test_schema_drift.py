@@ -397,10 +397,11 @@ def test_a_new_block_field_and_block_type_through_codegen(tmp_path: Path) -> Non
         multi = key.endswith("True")
         expected = [["/1/content/1", "block-dropped"], ["/1/content/0/citations", "field-dropped"]]
         assert got == (expected if multi else ["/1/content/1/type", "unsupported-block"]), key
-    assert (
-        '"content":[{"type":"text","text":"hi","citations":["a"]},{"type":"citation","url":"u","title":"t"}]'
-        in out["json"]
-    )
+    # (the keys this change adds, not the whole text: a field a maintainer adds to the text block later, written as
+    # null when nullable, is no failure of this test's)
+    content = json.loads(out["json"])["content"]
+    assert (content[0]["type"], content[0]["text"], content[0]["citations"]) == ("text", "hi", ["a"])
+    assert content[1] == {"type": "citation", "url": "u", "title": "t"}
     assert out["same"]
     drift = "\n".join(out["drift"])
     assert "export CitationBlock" in drift
