@@ -60,6 +60,18 @@ BAD: list[Any] = [
     {"type": "data-agentmsg", "data": {"rest": "TOOL_RESULT", "fields": {"deltas": [5]}}},
     {"type": "data-agentmsg", "data": {"rest": "TOOL_RESULT", "fields": {"end": [1]}}},
     {"type": "tool-output-available", "toolCallId": "c", "output": "done"},
+    # a null errorText, and a carried delta's createdAt of the wrong type: the two sides read them alike
+    {"type": "tool-output-denied", "toolCallId": "c2", "errorText": None},
+    {
+        "type": "data-agentmsg",
+        "data": {
+            "rest": "TOOL_RESULT",
+            "fields": {
+                "deltas": [{"type": "TOOL_RESULT_TEXT_DELTA", "toolCallId": "c3", "delta": "x", "createdAt": []}]
+            },
+        },
+    },
+    {"type": "tool-output-available", "toolCallId": "c3", "output": "x"},
     {"type": "finish", "finishReason": "done"},
     {"type": "finish", "finishReason": "length"},
 ]

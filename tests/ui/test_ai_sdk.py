@@ -4,6 +4,7 @@ producer reduces to the message its parts say, and what has no counterpart is a 
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -481,3 +482,21 @@ def test_the_endpoint_speaks_it_over_http() -> None:
     (msg,), _ = reduce(ai_sdk.decode(chunks))
     assert msg["content"] == [{"type": "text", "text": "Hi"}]
     assert msg["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_value_orjson_cannot_write_is_sent_as_javascript_writes_it(strict: bool) -> None:
+    """A tool's input or output given as a value is sent on as its JSON text: one holding a lone surrogate (which
+    iter_chunks lets through, as JSON.parse does) or an integer beyond 64 bits raised orjson's TypeError from the
+    decoder, tolerant or strict. Now written as JSON.stringify writes it (the surrogate as its escape)."""
+    stream = [
+        {"type": "start", "messageId": "m"},
+        {"type": "tool-input-available", "toolCallId": "c", "toolName": "f", "input": [2**70]},
+        {"type": "tool-output-available", "toolCallId": "c", "output": {"text": "\ud83d", "n": 2**64}},
+        {"type": "tool-output-denied", "toolCallId": "d", "errorText": None},
+        {"type": "finish"},
+    ]
+    events = ai_sdk.decode(stream, strict=strict)
+    deltas = [e["delta"] for e in events if e["type"] in ("TOOL_CALL_DELTA", "TOOL_RESULT_TEXT_DELTA")]
+    assert deltas == [f"[{2**70}]", '{"text":"\\ud83d","n":18446744073709551616}']  # (a null errorText: no text)
+    assert json.loads(deltas[1]) == {"text": "\ud83d", "n": 2**64}

@@ -86,8 +86,18 @@ RAW_FINISH_REASONS: Final = {
 }
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    """A value's compact JSON text (a tool's input or output given as a value, sent as text). What orjson does not
+    write (a lone surrogate in a string, an integer beyond 64 bits) is written as JavaScript's JSON.stringify writes
+    it, a lone surrogate as its ``\\u`` escape: it raised TypeError, in tolerant mode too."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def frame(chunk: Mapping[str, Any], position: int = 0) -> bytes:
@@ -1190,9 +1200,10 @@ class AiSdkDecoder:
         kind = chunk["type"]
         if "deltas" in rest:
             for d in rest["deltas"]:
-                out.append({**d, "id": self._mint(), "createdAt": d.get("createdAt") or self._clock()})
+                created = d.get("createdAt")  # (absent, null or empty: now; anything else kept, the reducer judges it)
+                out.append({**d, "id": self._mint(), "createdAt": self._clock() if created in (None, "") else created})
         else:
-            text = chunk["output"] if kind == "tool-output-available" else chunk.get("errorText", "")
+            text = chunk["output"] if kind == "tool-output-available" else chunk.get("errorText") or ""  # (null: none)
             if not isinstance(text, str):
                 text = _dumps(text)
             if text:

@@ -428,7 +428,11 @@ export class AiSdkDecoder {
     else out.push(this.#event("TOOL_RESULT_START", {}, { toolCallId: callId, toolCallName: name }));
     const kind = chunk.type;
     if (has(rest, "deltas")) {
-      for (const d of rest.deltas) out.push({ ...d, id: this.#mint(), createdAt: d.createdAt || this.#clock() });
+      // (createdAt absent, null or empty: now; anything else kept, the reducer judges it: as Python's)
+      for (const d of rest.deltas) {
+        const created = d.createdAt;
+        out.push({ ...d, id: this.#mint(), createdAt: created === undefined || created === null || created === "" ? this.#clock() : created });
+      }
     } else {
       let text = kind === "tool-output-available" ? chunk.output : (chunk.errorText ?? "");
       if (typeof text !== "string") text = JSON.stringify(text);
