@@ -24,6 +24,7 @@ from agentmsg._wire.sse import (
     SSEDecoder,
     SSEEvent,
     _event_end,
+    of_no_field,
     sniff,
 )
 from agentmsg._wire.values import ValueSplitter
@@ -88,7 +89,6 @@ class ErrorLine(Problem):
 #: error that comes before any data so: :class:`ErrorLine`, read as the provider's error; the body was read as JSON
 #: lines, the error lost and the reply read as cut)
 SSE_STARTS = (*_SSE_PREFIXES, b"error:")
-_SSE_FIELDS = (b"data", b"event", b"id", b"retry")
 _OPENERS = (b"{", b"[")
 #: What counts for a raw JSON value's depth: a whole string on its line (JSON strings hold no line end), or a bracket
 _DEPTH = re.compile(rb'"(?:[^"\\]|\\.)*"?|[][{}]')
@@ -120,7 +120,7 @@ class _ProviderSSE(JSONDataDecoder):
 
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
         if self._raw is not None:
-            if line and line[:1] != b":" and line.partition(b":")[0] not in _SSE_FIELDS:
+            if line and of_no_field(line):
                 self._raw_line(line, out)
                 return
             self._raw_end(out, RAW_CUT)  # a blank line or an SSE field: the value ends here, cut
@@ -143,7 +143,7 @@ class _ProviderSSE(JSONDataDecoder):
             if self._event == "error" and not self._data and self._problem is None:
                 # `event: error` with no data: the spec dispatches nothing (the error was lost); an error it is
                 out.append(SSEEvent("", "error", self._id, self._retry))
-        elif line[:1] != b":" and line.partition(b":")[0] not in _SSE_FIELDS:
+        elif of_no_field(line):
             self._stray(line, out)
             return
         SSEDecoder._process(self, line, out)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Final, Literal
 
 import attrs
 
@@ -29,6 +29,16 @@ _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
 _SSE_PREFIXES = (b"data:", b"id:", b"event:", b":", b"retry:")
 SNIFF_LIMIT = 1 << 16  # leading blanks beyond this: not SSE
+#: The fields the SSE spec knows; a line of another (nor a comment) is ignored by the spec
+SSE_FIELDS: Final = (b"data", b"event", b"id", b"retry")
+
+
+def of_no_field(line: bytes) -> bool:
+    """Whether a line that is not blank is of no SSE field: neither a comment nor one of :data:`SSE_FIELDS` (the spec
+    ignores it; the readers of provider bodies and of agent events say it)."""
+    return line[:1] != b":" and line.partition(b":")[0] not in SSE_FIELDS
+
+
 _WS_OR_BOM = _WS + _BOM[:1]  # the bytes a body may start with before its first field
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

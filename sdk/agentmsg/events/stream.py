@@ -21,7 +21,7 @@ import orjson
 from agentmsg._codec.jsontext import TooDeep, loads_bounded
 from agentmsg._codec.limits import limits
 from agentmsg._wire.lines import LineSplitter, Run, checked
-from agentmsg._wire.sse import _DL_TAKE, SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, sniff
+from agentmsg._wire.sse import _DL_TAKE, SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, of_no_field, sniff
 from agentmsg._wire.values import ValueSplitter
 from agentmsg.errors import Problem, SizeLimitError, ValidationError
 from agentmsg.events._jsonl import parse_line
@@ -273,9 +273,6 @@ def _value_agent_events(r: Reducer, chunks: Iterable[bytes]) -> Iterator[Any]:
 # ---- SSE ------------------------------------------------------------------------------------------------------
 
 
-_SSE_FIELDS = (b"data", b"event", b"id", b"retry")
-
-
 class _EventSSE(JSONDataDecoder):
     """The SSE decoder of agent events: each line of no SSE field (an event's JSON that lost its ``data:``, say) is
     said, as an event with no data and a problem (rule ``sse``): the spec ignores such a line, and the event it held
@@ -284,7 +281,7 @@ class _EventSSE(JSONDataDecoder):
     _dataless = _DL_TAKE  # (the fast path leaves lines of unknown fields to _process)
 
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
-        if line and line[:1] != b":" and line.partition(b":")[0] not in _SSE_FIELDS:
+        if line and of_no_field(line):
             shown = line[:80].decode("utf-8", "replace")
             why = f"a line of no SSE field (no `data:`) is skipped, as the SSE spec reads it: {shown!r}"
             out.append(SSEEvent("", "message", self._id, None, Problem("", "sse", why)))

@@ -157,6 +157,16 @@ def json_text(event: Any) -> str:
             raise orjson.JSONEncodeError("the event is not JSON") from None
 
 
+def value_text(value: Any) -> str:
+    """A value a protocol carries as text (a tool's input or output, a part with no part of its own): its
+    :func:`json_text` (a lone surrogate as its escape, an integer beyond 64 bits in digits, as JSON.stringify writes
+    them), or Python's repr of what is no JSON (an object), so that carrying it never raises."""
+    try:
+        return json_text(value)
+    except orjson.JSONEncodeError:
+        return repr(value)
+
+
 def sse_frame(event: Mapping[str, Any], position: int | None, kind: str | None = None) -> bytes:
     """``data: <JSON>`` as one SSE event, with ``id: <position>`` when given and ``event: <kind>`` when given."""
     return encode_event(json_text(event), id=None if position is None else str(position), event=kind).encode()

@@ -31,7 +31,6 @@ both ways, and the rules. In short:
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
@@ -41,7 +40,7 @@ import orjson
 
 from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.ui._protocol import Decoder, Encoder, Notes, sse_frame
+from agentmsg.ui._protocol import Decoder, Encoder, Notes, sse_frame, value_text
 
 __all__ = ["AGUI", "PROTOCOL", "TYPES", "WRAPPED", "AGUIDecoder", "AGUIEncoder"]
 
@@ -566,7 +565,7 @@ class AGUIEncoder:
         ag = run.ids.get(call, call)
         run.ended.add(call)
         if not run.calls.pop(call) and isinstance(args, Mapping):  # no deltas: the arguments from the input
-            text = orjson.dumps(args).decode()
+            text = value_text(args)
             out.append({"type": "TOOL_CALL_ARGS", "toolCallId": ag, "delta": text, "metadata": dict(_IMPLICIT_META)})
         out.append(self._out({"type": "TOOL_CALL_END", "toolCallId": ag}, e, {"toolCallId": ag}, _REPLY))
         return out
@@ -614,11 +613,7 @@ def _part_out(part: Any) -> dict[str, Any]:
             return {"type": ag_kind, "source": src}
     if kind == "text" and isinstance(part.get("text"), str):
         return {"type": "text", "text": part["text"]}
-    try:
-        text = orjson.dumps(part).decode()
-    except TypeError:  # what orjson does not write (an integer beyond 64 bits, a key that is no string): as Python's
-        text = json.dumps(part, default=repr, ensure_ascii=False)
-    return {"type": "text", "text": text}
+    return {"type": "text", "text": value_text(part)}
 
 
 #: agentmsg usage key -> AG-UI TokenUsage key

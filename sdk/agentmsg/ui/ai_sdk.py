@@ -38,7 +38,7 @@ from agentmsg._codec.jsontext import parse_arguments
 from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events._dedupe import DedupeWindow
-from agentmsg.ui._protocol import Notes, sse_frame
+from agentmsg.ui._protocol import Notes, sse_frame, value_text
 
 NAME: Final = "ai-sdk"
 #: what an ``Accept`` header asks for this protocol by (the AI SDK defines none, and its client sends no Accept of its
@@ -84,20 +84,6 @@ RAW_FINISH_REASONS: Final = {
     "safety": "content-filter",
     "refusal": "content-filter",
 }
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _dumps(value: Any) -> str:
-    """A value's compact JSON text (a tool's input or output given as a value, sent as text). What orjson does not
-    write (a lone surrogate in a string, an integer beyond 64 bits) is written as JavaScript's JSON.stringify writes
-    it, a lone surrogate as its ``\\u`` escape: it raised TypeError, in tolerant mode too."""
-    try:
-        return orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def frame(chunk: Mapping[str, Any], position: int = 0) -> bytes:
@@ -604,7 +590,7 @@ class AiSdkEncoder:
         state = ev.get("state")
         chunk: dict[str, Any]
         if state == "error":
-            text = output if isinstance(output, str) else _dumps(output)
+            text = output if isinstance(output, str) else value_text(output)
             chunk, derived = {"type": "tool-output-error", "toolCallId": call_id, "errorText": text}, "error"
         elif state == "denied" and not deltas:
             chunk, derived = {"type": "tool-output-denied", "toolCallId": call_id}, "denied"
@@ -640,7 +626,7 @@ class AiSdkEncoder:
             self._errored = True
             value = ev.get("value")
             text = value.get("message") if isinstance(value, dict) else None
-            error = {"type": "error", "errorText": text if isinstance(text, str) else _dumps(value)}
+            error = {"type": "error", "errorText": text if isinstance(text, str) else value_text(value)}
             return self._open_start(ev) + self._rest(ev, ("name",), [error])
         if not isinstance(name, str) or f"data-{name}" == CARRIER or "value" not in ev:
             return self._whole(ev)
@@ -1171,14 +1157,14 @@ class AiSdkDecoder:
             end["toolCallName"] = name
         if chunk["type"] == "tool-input-error":
             if not call["streamed"]:
-                text = given if isinstance(given, str) else _dumps(given)
+                text = given if isinstance(given, str) else value_text(given)
                 out.append(self._event("TOOL_CALL_DELTA", toolCallId=call_id, delta=text))
             if not self._carried:
                 end["metadata"] = {"argumentsError": chunk["errorText"]}
         elif isinstance(given, dict):
             end["input"] = given
         elif not call["streamed"]:  # not an object: its JSON text, which the reducer judges (rule 4)
-            out.append(self._event("TOOL_CALL_DELTA", toolCallId=call_id, delta=_dumps(given)))
+            out.append(self._event("TOOL_CALL_DELTA", toolCallId=call_id, delta=value_text(given)))
         call["open"] = False
         out.append(self._event("TOOL_CALL_END", end))
         return out
@@ -1205,7 +1191,7 @@ class AiSdkDecoder:
         else:
             text = chunk["output"] if kind == "tool-output-available" else chunk.get("errorText") or ""  # (null: none)
             if not isinstance(text, str):
-                text = _dumps(text)
+                text = value_text(text)
             if text:
                 out.append(self._event("TOOL_RESULT_TEXT_DELTA", toolCallId=call_id, toolCallName=name, delta=text))
         state = {"tool-output-available": "success", "tool-output-error": "error", "tool-output-denied": "denied"}[kind]
