@@ -131,3 +131,26 @@ def test_the_async_client_raises_the_error_reply_and_refuses_without_an_endpoint
     with pytest.raises(BadRequestError, match="offline"):
         asyncio.run(run("openai"))
     assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("model", "path", "named"),
+    [
+        ("tunedModels/my-model-7", "/v1beta/tunedModels/my-model-7:countTokens", "tunedModels/my-model-7"),
+        ("models/gemini-2.5-flash", "/v1beta/models/gemini-2.5-flash:countTokens", "models/gemini-2.5-flash"),
+        ("tunedModels/../../admin", "/v1beta/tunedModels/..%2F..%2Fadmin:countTokens", "tunedModels/../../admin"),
+        ("../tunedModels/x", "/v1beta/models/..%2FtunedModels%2Fx:countTokens", "models/../tunedModels/x"),
+    ],
+)
+def test_gemini_counts_a_tuned_model_at_its_own_resource(
+    server: ReplayServer, model: str, path: str, named: str
+) -> None:
+    """A tuned model (tunedModels/NAME) was counted at /v1beta/models/tunedModels%2FNAME:countTokens, a model
+    that does not exist, and named models/tunedModels/NAME in the body. It is counted where it is generated from
+    (tunedModels/NAME:countTokens, as google-genai sends it), NAME still one quoted path segment."""
+    server.add(path, Reply(body=(REPLIES / CASES["gemini"][2]).read_bytes()))
+    with _client(server, "gemini") as client:
+        assert client.count_tokens(CONVO, model=model).total == CASES["gemini"][3]
+    (sent,) = server.requests
+    assert sent.path == path
+    assert sent.json()["generateContentRequest"]["model"] == named

@@ -6,6 +6,7 @@ and where the count is in the reply."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import attrs
 import orjson
@@ -29,9 +30,22 @@ def counting_request(spec: Spec, request: FormattedRequest) -> FormattedRequest:
     body: dict[str, Any] = dict(request.body)
     if endpoint.keep:
         body = {k: v for k, v in body.items() if k in endpoint.keep}
+    path, model = endpoint.path, request.model
+    if endpoint.collections:
+        collection, name = _resource(endpoint.collections, model or "")
+        path, model = path.replace("{model}", f"{collection}/{quote(name, safe='')}"), f"{collection}/{name}"
     if endpoint.wrap is not None:
-        body = {endpoint.wrap: {"model": f"{endpoint.model_prefix}{request.model}", **body}}
-    return attrs.evolve(request, body=body, path=endpoint.path, stream=False, parser_options={})
+        body = {endpoint.wrap: {"model": model, **body}}
+    return attrs.evolve(request, body=body, path=path, stream=False, parser_options={})
+
+
+def _resource(collections: tuple[str, ...], model: str) -> tuple[str, str]:
+    """The collection a model is named in and its name there: ``C/NAME`` for a C of ``collections`` is NAME of C
+    (its NAME may hold a ``/``: quoted, it stays one path segment), any other name one of the first collection."""
+    for collection in collections:
+        if model.startswith(f"{collection}/"):
+            return collection, model[len(collection) + 1 :]
+    return collections[0], model
 
 
 def read_count(spec: Spec, model: str | None, body: bytes, status: int, headers: Any) -> ProviderCount:

@@ -126,12 +126,13 @@ SPEC: Final = Spec(
     ),
     # POST /v1beta/models/{model}:countTokens with the whole generateContent body (model named "models/...") under
     # generateContentRequest, so that the system instruction and the tools are counted too (google-genai's
-    # Developer-API path sends only contents) -> {"totalTokens": N, ...} [generativelanguage v1beta
-    # CountTokensRequest; google-genai 3.6.1 models.py _CountTokensResponse_from_mldev]
+    # Developer-API path sends only contents) -> {"totalTokens": N, ...}; a tuned model at its own resource,
+    # /v1beta/tunedModels/{name}:countTokens, as generateContent's (google-genai's t_model keeps its tunedModels/)
+    # [generativelanguage v1beta CountTokensRequest; google-genai 3.6.1 models.py _CountTokensResponse_from_mldev]
     counting=CountEndpoint(
-        path="/v1beta/models/{model}:countTokens",
+        path="/v1beta/{model}:countTokens",
         wrap="generateContentRequest",
-        model_prefix="models/",
+        collections=("models", "tunedModels"),
         reply=("totalTokens",),
         source="generativelanguage v1beta CountTokensRequest; google-genai 3.6.1 models.py",
     ),

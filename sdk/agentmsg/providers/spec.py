@@ -35,15 +35,17 @@ class CountEndpoint:
 
     ``path``: the endpoint after the base URL (``{model}`` filled with the request's model, quoted as one path
     segment). ``keep``: the keys of the formatted body sent (empty: all of them). ``wrap``: the body is sent under
-    this key, with ``model`` set to ``model_prefix`` + the model (Gemini's ``generateContentRequest``). ``reply``:
-    the keys leading to the count in the JSON reply. ``source``: where the endpoint and its shapes are
-    documented."""
+    this key, with ``model`` set to the model (Gemini's ``generateContentRequest``). ``collections``: the resource
+    collections a model is named in (Gemini's ``models`` and ``tunedModels``): a model ``C/NAME`` for a C among them
+    is NAME of C, any other name one of the first; ``{model}`` in ``path`` is then ``C/NAME`` (NAME quoted as one
+    path segment) and a wrapped body's ``model`` ``C/NAME``. ``reply``: the keys leading to the count in the JSON
+    reply. ``source``: where the endpoint and its shapes are documented."""
 
     path: str
     reply: tuple[str, ...]
     keep: tuple[str, ...] = ()
     wrap: str | None = None
-    model_prefix: str = ""
+    collections: tuple[str, ...] = ()
     source: str = ""
 
 
