@@ -263,7 +263,8 @@ class Framer:
     Nothing is changed or dropped silently: ``problem`` is the decoder's (rule ``utf-8``: invalid UTF-8
     replaced by U+FFFD, the data otherwise whole; ``max-line-bytes`` / ``max-event-bytes``: a line or
     event over ``limits.max_event_bytes`` was dropped, ``data`` is empty) or :data:`TRAILING` for the last
-    payload of a body that ended inside it. The SSE ``data: [DONE]`` sentinel is passed on as ``"[DONE]"``.
+    payload of a body that ended inside it; a JSON array of payloads that ended before its ``]`` says so in
+    :attr:`unclosed`. The SSE ``data: [DONE]`` sentinel is passed on as ``"[DONE]"``.
     Time is linear in the body, whatever the chunking; memory holds one line or event."""
 
     __slots__ = ("_decoder", "_format", "_head", "_lines", "_mode", "_scanned", "_values", "notes")
@@ -279,6 +280,11 @@ class Framer:
         #: What was left out that is not the reply's: the status lines of a captured response (``curl -i``),
         #: for the parser to say (:meth:`BaseStreamParser.feed`).
         self.notes: list[str] = []
+
+    @property
+    def unclosed(self) -> bool:
+        """Whether the body, a JSON array of payloads, ended without its ``]`` (a cut stream; set by :meth:`close`)."""
+        return self._values is not None and self._values.unclosed
 
     @property
     def decided(self) -> bool:

@@ -139,6 +139,24 @@ def test_a_payload_after_the_end_of_the_reply_is_skipped_and_said_once() -> None
             assert [p.rule for p in parser.problems] == ["order"]
 
 
+def test_a_json_array_of_payloads_cut_after_the_reply_ended_is_said() -> None:
+    """A saved list of Anthropic's payloads (a JSON array) that ends before its ']' was cut after message_stop ended
+    the reply: the reply is whole, and the cut said (rule incomplete) after its end, as Gemini's array's is."""
+    payloads = [
+        {"type": "message_start", "message": {"id": "msg_7", "model": "claude", "usage": {"input_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "A"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+        {"type": "message_stop"},
+    ]
+    body = orjson.dumps(payloads)
+    assert custom(list(anthropic.parse_stream(body))) == []
+    events = list(anthropic.parse_stream(body[:-1]))
+    assert reduce_ok(events).text_content == "A"
+    assert custom(events) == [("agentmsg.problem", "incomplete")] and events[-1]["type"] == "CUSTOM"
+
+
 def test_anthropic_server_tools_are_no_client_calls() -> None:
     """A tool the provider runs itself (web search) streams its input as input_json_delta like a client
     tool: it must not become a call for the client to run (nor make the reply TOOL_CALLS). Its blocks are

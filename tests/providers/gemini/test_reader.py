@@ -749,3 +749,24 @@ def test_gemini_grounding_is_the_last_that_says_something_and_a_different_one_is
     events = list(gemini.parse_stream(sse(*chunks, done=False)))
     assert custom(events) == [("agentmsg.not-kept", "not-kept")]
     assert reduce_ok(events).metadata["agentmsg_grounding"]["groundingMetadata"] == g1
+
+
+def test_gemini_a_json_array_stream_without_its_closing_bracket_is_said_cut() -> None:
+    """streamGenerateContent without alt=sse is a JSON array of responses, streamed piecewise: a body that ends
+    before its ']' was cut, even when its last response ended the reply (finishReason), and is said so (rule
+    incomplete, as reduce_stream says an agent event array's), given whole or a byte at a time. Whole, the array
+    is read as before."""
+    body = orjson.dumps([gem({"text": "Hel"}), gem({"text": "lo"}, finish="STOP")], option=orjson.OPT_INDENT_2)
+    assert said(list(gemini.parse_stream(body))) == []
+    cut = body.rstrip()[:-1]
+    for chunks in (cut, [cut[i : i + 1] for i in range(len(cut))]):
+        events = list(gemini.parse_stream(chunks))
+        msg = reduce_ok(events)
+        assert msg.text_content == "Hello" and msg.generate_reason == "MODEL_STOP"
+        problems = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+        assert [p["rule"] for p in problems] == ["incomplete"] and "']'" in problems[0]["message"]
+    # cut inside its last response: that response said cut (as before), then the array's end
+    events = list(gemini.parse_stream(body.rstrip()[:-20]))
+    messages = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+    assert said(events) == ["incomplete", "incomplete"] and "']'" in messages[1]
+    assert reduce_ok(events).generate_reason == "INTERRUPTED"

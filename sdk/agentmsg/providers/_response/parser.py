@@ -225,6 +225,13 @@ class StreamParser:
         b.events = []
         return events
 
+    def _say_unclosed(self) -> None:
+        """A JSON array of payloads (Gemini's stream without ``alt=sse``, a saved list of chunks) that ended before
+        its ``]``: the stream was cut, whatever the reply's own end says (rule ``incomplete``, as ``reduce_stream``
+        says an array of agent events cut so)."""
+        if self._framer.unclosed:
+            self.builder.problem("incomplete", "the JSON array of payloads ends without its ']': the stream was cut")
+
     def _say_notes(self) -> None:
         """What the framer left out that is not the reply's (an HTTP response head), said as not kept once the
         reply is open (said before its first payload, it would open the reply before the payload names it)."""
@@ -396,12 +403,14 @@ class StreamParser:
         ):  # a last payload after the end, without its blank line
             for payload in self._framer.close():
                 self._past_end(payload.event, payload.data)
+            self._say_unclosed()
         if not b.closed:
             b.tick()
             for payload in self._framer.close():
                 self._data(payload.event, payload.data, payload.problem)
             if self._framer.notes:
                 self._say_notes()
+            self._say_unclosed()
             self.reader.end()
             b.close()
         if self._framer.notes:  # (a body of nothing but an HTTP head and the end signal)
