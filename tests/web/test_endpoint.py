@@ -363,8 +363,9 @@ def test_last_event_id_0_and_00_are_refused_with_400_not_a_server_error() -> Non
     assert after.status == 200 and after.events == events()[3:]
 
 
-def _status_and_body(stream: EventEndpoint, last_event_id: bytes | None) -> tuple[int, bytes]:
-    """The endpoint called in-process (as an ASGI server calls it) with this raw ``Last-Event-ID`` header."""
+def _status_and_body(stream: EventEndpoint, last_event_id: bytes | list[bytes] | None) -> tuple[int, bytes]:
+    """The endpoint called in-process (as an ASGI server calls it) with this raw ``Last-Event-ID`` header (a list:
+    a header line for each)."""
     sent: list[Any] = []
 
     async def receive() -> dict[str, Any]:
@@ -374,7 +375,8 @@ def _status_and_body(stream: EventEndpoint, last_event_id: bytes | None) -> tupl
     async def send(message: Any) -> None:
         sent.append(message)
 
-    headers = [] if last_event_id is None else [(b"last-event-id", last_event_id)]
+    ids = [] if last_event_id is None else last_event_id if isinstance(last_event_id, list) else [last_event_id]
+    headers = [(b"last-event-id", i) for i in ids]
     asyncio.run(stream({"type": "http", "method": "GET", "headers": headers}, receive, send))
     return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
 
@@ -429,6 +431,28 @@ def test_a_well_formed_last_event_id_resumes_or_is_a_409(last_event_id: bytes | 
     assert _status_and_body(stream, None)[0] == 200  # (the source is read on demand: now it has been)
     got_status, body = _status_and_body(stream, last_event_id)
     assert (got_status, said in body) == (status, True), body[:200]
+
+
+@pytest.mark.parametrize(
+    ("lines", "status", "said"),
+    [
+        ([b"3", b"1"], 400, b"Last-Event-ID header lines"),
+        ([b"1", b"3"], 400, b"Last-Event-ID header lines"),
+        ([b"", b"3"], 400, b"Last-Event-ID header lines"),
+        ([b"3", b"3"], 200, b"id: 4\n"),  # the same id twice says one thing: read as one line
+    ],
+)
+def test_two_last_event_id_lines_that_differ_are_refused_with_400(lines: list[bytes], status: int, said: bytes) -> None:
+    """Last-Event-ID is one id, not a list: two lines that differ (a proxy adding its own, a client's mistake) were
+    read as the first, silently, so a client resumed from either end of what it holds, events repeated or lost.
+    Which one it holds cannot be told: refused with 400 naming the header (RFC 9110 5.3 lets a recipient treat a
+    non-list field sent twice as an error), as two different ?protocol= values are."""
+    stream = EventEndpoint(events(), replay=None)
+    assert _status_and_body(stream, None)[0] == 200  # (the source is read on demand: now it has been)
+    got_status, body = _status_and_body(stream, lines)
+    assert (got_status, said in body) == (status, True), body[:200]
+    if status == 400:
+        assert body.count(b"\n") == 1 and b"id: " not in body
 
 
 def test_an_id_before_the_replay_buffer_is_a_409() -> None:

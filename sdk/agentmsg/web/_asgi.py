@@ -341,7 +341,8 @@ class EventEndpoint:
             return
         buffer = self._buffer(protocol)
         try:
-            position = self._resume_position(buffer, _header(scope, b"last-event-id"))
+            last_event_id = _last_event_id(scope)
+            position = self._resume_position(buffer, last_event_id)
         except _Refused as exc:
             await _plain(send, exc.status, f"{exc}\n")
             return
@@ -357,7 +358,7 @@ class EventEndpoint:
         disconnected = asyncio.Event()
         watcher = asyncio.ensure_future(_watch_disconnect(receive, disconnected))
         try:
-            await self._stream(buffer, position, send, disconnected, resumed=bool(_header(scope, b"last-event-id")))
+            await self._stream(buffer, position, send, disconnected, resumed=bool(last_event_id))
             await send({"type": "http.response.body", "body": b""})
         finally:
             watcher.cancel()
@@ -494,6 +495,17 @@ def _header(scope: Scope, name: bytes, *, merged: bool = False) -> str | None:
     if not values:
         return None
     return ", ".join(values) if merged else values[0]
+
+
+def _last_event_id(scope: Scope) -> str | None:
+    """The ``Last-Event-ID`` the client sent (None: none). It is one id, not a list: two header lines that differ
+    (a proxy adding its own, a client's mistake) leave unknown which events the client holds, and resuming from
+    either may repeat or lose events, so they are refused with 400 (RFC 9110 5.3: a recipient may treat a field
+    that is no list, sent twice, as an error); the same id twice says one thing and is read as one line."""
+    values = {bytes(v) for k, v in scope.get("headers") or () if k.lower() == b"last-event-id"}
+    if len(values) > 1:
+        raise _Refused(400, f"{len(values)} Last-Event-ID header lines with different ids: send one")
+    return values.pop().decode("latin-1") if values else None
 
 
 async def _watch_disconnect(receive: Receive, disconnected: asyncio.Event) -> None:
