@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
-from agentmsg import Msg, TextBlock
+from agentmsg import Msg, TextBlock, UserMessage
 from agentmsg.clients import AsyncClient, BadRequestError, BrokenStreamError, Client, ProviderError
 from agentmsg.context import ProviderCount
 from agentmsg.providers import NAMES, get
@@ -154,3 +155,15 @@ def test_gemini_counts_a_tuned_model_at_its_own_resource(
     (sent,) = server.requests
     assert sent.path == path
     assert sent.json()["generateContentRequest"]["model"] == named
+
+
+def test_a_count_endpoint_with_the_old_model_prefix_still_names_the_model_and_says_it_is_deprecated() -> None:
+    from agentmsg.clients._count import counting_request
+    from agentmsg.providers.spec import CountEndpoint
+
+    with pytest.warns(DeprecationWarning, match="collections"):
+        endpoint = CountEndpoint(path="/v1/{model}:count", reply=("n",), wrap="req", model_prefix="models/")
+    spec = attrs.evolve(get("gemini").spec, counting=endpoint)
+    request = get("gemini").format_request([UserMessage("hi")], model="gemini-x")
+    counted = counting_request(spec, request)
+    assert counted.body["req"]["model"] == "models/gemini-x" and counted.path == "/v1/{model}:count"

@@ -34,6 +34,8 @@ def counting_request(spec: Spec, request: FormattedRequest) -> FormattedRequest:
     if endpoint.collections:
         collection, name = _resource(endpoint.collections, model or "")
         path, model = path.replace("{model}", f"{collection}/{quote(name, safe='')}"), f"{collection}/{name}"
+    elif endpoint.model_prefix:  # (deprecated)
+        model = f"{endpoint.model_prefix}{model}"
     if endpoint.wrap is not None:
         body = {endpoint.wrap: {"model": model, **body}}
     return attrs.evolve(request, body=body, path=path, stream=False, parser_options={})

@@ -4,6 +4,7 @@ starts with its specs; the clients and the CLI read them from the registry (:fun
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -39,7 +40,8 @@ class CountEndpoint:
     collections a model is named in (Gemini's ``models`` and ``tunedModels``): a model ``C/NAME`` for a C among them
     is NAME of C, any other name one of the first; ``{model}`` in ``path`` is then ``C/NAME`` (NAME quoted as one
     path segment) and a wrapped body's ``model`` ``C/NAME``. ``reply``: the keys leading to the count in the JSON
-    reply. ``source``: where the endpoint and its shapes are documented."""
+    reply. ``source``: where the endpoint and its shapes are documented. ``model_prefix`` (deprecated: name the
+    ``collections``): without ``collections``, a wrapped body's ``model`` is this prefix and the model."""
 
     path: str
     reply: tuple[str, ...]
@@ -47,6 +49,16 @@ class CountEndpoint:
     wrap: str | None = None
     collections: tuple[str, ...] = ()
     source: str = ""
+    model_prefix: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        if self.model_prefix:
+            warnings.warn(
+                "CountEndpoint(model_prefix=...) is deprecated: name the collections a model is named in"
+                " (collections=(...)), which also give the path its collection",
+                DeprecationWarning,
+                stacklevel=3,
+            )
 
 
 @attrs.frozen(kw_only=True)

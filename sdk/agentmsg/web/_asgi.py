@@ -332,7 +332,7 @@ class EventEndpoint:
             await _plain(send, 405, "method not allowed: use GET (or POST)\n", [(b"allow", b"GET, HEAD, POST")])
             return
         try:
-            protocol = negotiate(self._offered, _query_protocol(scope), _header(scope, b"accept", merged=True))
+            protocol = negotiate(self._offered, _query_protocol(scope), _list_header(scope, b"accept"))
         except NotAcceptable as exc:
             await _plain(send, 406, f"{exc}\n")
             return
@@ -488,13 +488,10 @@ async def _plain(send: Send, status: int, text: str, headers: list[tuple[bytes, 
     await send({"type": "http.response.body", "body": body})
 
 
-def _header(scope: Scope, name: bytes, *, merged: bool = False) -> str | None:
-    """The value of header ``name`` (the first line of it; ``merged``: a list header, its lines joined with ", ", as
-    RFC 9110 reads them)."""
+def _list_header(scope: Scope, name: bytes) -> str | None:
+    """The value of list header ``name``, its lines joined with ", " as RFC 9110 reads them (None: none)."""
     values = [bytes(value).decode("latin-1") for key, value in scope.get("headers") or () if key.lower() == name]
-    if not values:
-        return None
-    return ", ".join(values) if merged else values[0]
+    return ", ".join(values) if values else None
 
 
 def _last_event_id(scope: Scope) -> str | None:
