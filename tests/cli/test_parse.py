@@ -223,6 +223,27 @@ def test_cli_parse_choices_and_cut_stream(tmp_path: Path) -> None:
     assert code == 2
 
 
+def test_cli_parse_events_are_the_chosen_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/streams.md shows ``[--events] [--choice N|all]`` together: --events printed every choice's events
+    whatever --choice said (choice 2 of a three-choice stream gave all three, a choice the reply has none of
+    exited 0). The events of the choice asked for, which reduce to the message --choice prints without --events;
+    ``all`` every choice's; a choice there is none of exits 2, as without --events."""
+    stream = str(FIX / "openai/stream_n3_multiple_choices.sse")
+    for choice, source in (("0", None), ("2", "choice/2")):
+        assert main(["parse", "--provider", "openai", "--stream", "--events", "--choice", choice, stream]) == 0
+        events = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert {e.get("source") for e in events} == {source}
+        assert main(["parse", "--provider", "openai", "--stream", "--choice", choice, stream]) == 0
+        shown = agentmsg.Msg.from_json(capsys.readouterr().out)
+        assert reduce_events(events, source=source)[0].content == shown.content
+    assert main(["parse", "--provider", "openai", "--stream", "--events", "--choice", "all", stream]) == 0
+    events = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {e.get("source") for e in events} == {None, "choice/1", "choice/2"}
+    assert main(["parse", "--provider", "openai", "--stream", "--events", "--choice", "5", stream]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "the reply has no choice 5" in err
+
+
 def test_parse_cli_reads_streams_incrementally_and_bounds_whole_bodies(tmp_path: Path) -> None:
     """--stream feeds the parser chunk by chunk (a body far larger than one read is reduced whole); a
     non-streamed body over --max-bytes is refused with rule max-bytes instead of being read on."""

@@ -5,7 +5,8 @@
 FILE is a non-streaming response body (JSON, at most ``limits.max_bytes``), or with ``--stream`` the raw
 streamed body (SSE as the provider sends it, JSON lines, a JSON array of chunks), read and reduced as it
 arrives (bounded memory); a body that is SSE is read as a stream without the flag too. Prints the assistant message as one JSON line (``--choice all``:
-one line per choice, in index order), or with ``--events`` the AgentEvents as JSON lines. Exit 0 when
+one line per choice, in index order), or with ``--events`` the chosen choice's AgentEvents as JSON lines (``--choice
+all``: every choice's, as they come). Exit 0 when
 the reply was read whole, 1 when the stream was cut or carried an error or unreadable payloads (the
 message, with everything received, is printed all the same), 2 when FILE cannot be read or is not a
 response of that provider at all (an agentmsg message, agent events, another provider's reply or stream, JSON
@@ -201,7 +202,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         wanted = None if index == 0 else f"choice/{index}"
     reducers: dict[str | None, Reducer] = {}
     status = EXIT_OK  # EXIT_INVALID (the input was not read whole) wins over EXIT_ARGUMENTS
-    interrupted = alien = False
+    interrupted = alien = printed = False
     try:
         for events in _events(args):
             for e in events:
@@ -210,8 +211,10 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     if said != EXIT_OK and status != EXIT_INVALID:
                         status = said
                     alien = alien or foreign(e)
-            if args.events:
-                out.writelines(orjson.dumps(e).decode() + "\n" for e in events)
+            if args.events:  # the chosen choice's events (choice N > 0: source "choice/N"), or all of them
+                shown = events if args.choice == "all" else [e for e in events if e.get("source") == wanted]
+                out.writelines(orjson.dumps(e).decode() + "\n" for e in shown)
+                printed = printed or bool(shown)
                 continue
             for e in events:  # one reducer per choice (events of choice N > 0 carry source "choice/N")
                 source = e.get("source")
@@ -239,6 +242,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         )
         return EXIT_USAGE
     if args.events:
+        if not printed and args.choice != "all":
+            raise UsageError(f"{shown_path(args.file)}: the reply has no choice {args.choice}")
         return status
     if args.choice != "all" and wanted not in reducers:
         raise UsageError(f"{shown_path(args.file)}: the reply has no choice {args.choice}")
@@ -282,7 +287,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="FILE is a streamed body (SSE, JSON lines or a JSON array of chunks; SSE is told without it)",
     )
-    p.add_argument("--events", action="store_true", help="print the AgentEvents as JSON lines instead")
+    p.add_argument("--events", action="store_true", help="print the chosen choice's AgentEvents as JSON lines instead")
     p.add_argument(
         "--choice", type=_choice, default="0", help="which choice / candidate to print (default 0), or 'all'"
     )
