@@ -1,9 +1,12 @@
 """The examples of docs/*.md run as written, and so do the `agentmsg` commands shown in README.md and the docs
 (tests/project/test_readme.py runs the README's Python). The names a snippet takes from its surrounding text (a
 provider's reply, a conversation, tools) are given here; clients and `agentmsg chat` talk to the local replay
-server instead of the provider; `agentmsg serve` is only checked to take its arguments. docs/events.md is left
-to its own tests. The formatter examples of docs/formatters.md are checked against the conformance vectors
-they show."""
+server (or an httpx mock transport) instead of the provider; `agentmsg serve` is only checked to take its
+arguments. Each command's output has the shape its comment says (one message JSON per line, events as JSON
+lines, ...), and a transcript (a ```text block starting `$ agentmsg`) prints what it shows. A snippet runs with
+DeprecationWarning as an error: the docs use no deprecated name. A block that cannot run offline is marked in
+the markdown, on the line before its fence, `<!-- docs-test: not run: WHY -->`: the test skips it saying WHY.
+The formatter examples of docs/formatters.md are checked against the conformance vectors they show."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import inspect
 import json
 import re
 import shlex
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,7 +37,7 @@ from agentmsg.cli import build_parser, main
 from agentmsg.testing import ReplayServer, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "events.md")
+DOCS = sorted((ROOT / "docs").glob("*.md"))
 FIX = ROOT / "tests" / "fixtures" / "providers"
 TOOLS = [
     {
@@ -47,9 +51,23 @@ REPLY = {"openai": "openai/chat_completion_text.json", "anthropic": "anthropic/m
 STREAM = {"openai": "openai/stream_parallel_tool_calls.sse", "anthropic": "anthropic/stream_thinking_signature.sse"}
 
 
-def fenced(path: Path, *langs: str) -> list[str]:
+NOT_RUN = re.compile(r"<!-- docs-test: not run: (.+?) -->\n")
+
+
+def fenced_marked(path: Path, *langs: str) -> list[tuple[str, str | None]]:
+    """Each fenced block of ``langs`` with the reason it is not run (the marker on the line before its fence),
+    or None."""
     text = path.read_text(encoding="utf-8")
-    return [m.group(2) for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M) if m.group(1) in langs]
+    found = []
+    for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
+        if m.group(1) in langs:
+            marker = NOT_RUN.search(text, 0, m.start())
+            found.append((m.group(2), marker.group(1) if marker and marker.end() == m.start() else None))
+    return found
+
+
+def fenced(path: Path, *langs: str) -> list[str]:
+    return [source for source, _ in fenced_marked(path, *langs)]
 
 
 def conversation() -> list[Any]:
@@ -236,12 +254,11 @@ def _trim_summary(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monkey
 def _agui(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/ag-ui.md: a reply's events through the encoder (what ``send`` sends is what the decoder reads) come
     back as the same message."""
-    import agentmsg
     from agentmsg import AssistantMessage, emit_events
 
     msg = AssistantMessage(["Paris is sunny."], id="m1")
     sent: list[Any] = []
-    ns.update(agentmsg=agentmsg, agent_events=emit_events(msg), send=sent.append, ag_ui_events=sent)
+    ns.update(agent_events=emit_events(msg), send=sent.append, ag_ui_events=sent)  # (its imports its own)
     run_block(ns)
     assert sent[0]["type"] == "RUN_STARTED" and sent[-1]["type"] == "RUN_FINISHED"
     assert [m.to_dict() for m in ns["messages"]] == [msg.to_dict()]
@@ -260,8 +277,30 @@ def _ai_sdk(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert ns["enc"].feed(ns["events"][0]) and ns["dec"].strict
 
 
+def _reducing(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/events.md: the events of a reply (the conversation's) read from a file, given as dicts, fed one, as
+    JSON lines and many; each way gives the reply back."""
+    reply = conversation()[1]
+    events = emit_events(reply)
+    (tmp_path / "events.jsonl").write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+    ns.update(
+        list_of_event_dicts=events,
+        event=events[0],
+        data=b"".join(orjson.dumps(e) + b"\n" for e in events[1:4]),
+        events=events[4:],
+    )
+    run_block(ns)
+    want = [reply.to_dict()]
+    assert [m.to_dict() for m in ns["messages"]] == want  # reduce_events, after reduce_stream gave the same
+    r = ns["r"]
+    assert [m.to_dict() for m in r.finish()] == want and r.problems == [] and r.check_results() == []
+    assert r.snapshot() is None  # between replies
+
+
 def run_block(ns: dict[str, Any]) -> None:
-    exec(ns.pop("source"), ns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # users copy these: no deprecated name in them
+        exec(ns.pop("source"), ns)
 
 
 # (doc, a word only that block holds, setup that runs it through run_block)
@@ -283,18 +322,32 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("context.md", "def summarize(", _trim_summary),
     ("ag-ui.md", 'get("ag-ui").encoder()', _agui),
     ("ai-sdk.md", "ai_sdk.encode_sse(events)", _ai_sdk),
+    ("events.md", "r.feed_jsonl(data)", _reducing),
 ]
-PY_BLOCKS = [(p.name, i, b) for p in DOCS for i, b in enumerate(fenced(p, "python"))]
+PY_BLOCKS = [(p.name, i, b, why) for p in DOCS for i, (b, why) in enumerate(fenced_marked(p, "python"))]
 
 
-@pytest.mark.parametrize(("doc", "index", "source"), PY_BLOCKS, ids=[f"{d}#{i}" for d, i, _ in PY_BLOCKS])
+@pytest.mark.parametrize(("doc", "index", "source", "not_run"), PY_BLOCKS, ids=[f"{d}#{i}" for d, i, _, _ in PY_BLOCKS])
 def test_the_python_examples_of_the_docs_run(
-    doc: str, index: int, source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    doc: str, index: int, source: str, not_run: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if not_run is not None:
+        pytest.skip(f"{doc}: Python block {index} is marked not run: {not_run}")
     setups = [s for d, word, s in SETUPS if d == doc and word in source]
     assert len(setups) == 1, f"{doc}: Python block {index} has no setup in tests/project/test_docs.py (add one)"
     monkeypatch.chdir(tmp_path)
     setups[0]({"source": source}, tmp_path, monkeypatch)
+
+
+def test_a_block_marked_not_run_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    """The marker is read on the line right before the fence only: a marker further up marks nothing."""
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- docs-test: not run: needs a live Gemini key -->\n```python\nlive()\n```\n\n"
+        "<!-- docs-test: not run: stale -->\ntext\n```python\nrun()\n```\n",
+        encoding="utf-8",
+    )
+    assert fenced_marked(page, "python") == [("live()\n", "needs a live Gemini key"), ("run()\n", None)]
 
 
 # ---- commands -------------------------------------------------------------------------------------------
@@ -328,13 +381,75 @@ def _argvs(line: str) -> list[list[str]]:
 COMMANDS = _commands()
 
 
-@pytest.mark.parametrize(("doc", "line"), COMMANDS, ids=[f"{d}:{line[:60]}" for d, line in COMMANDS])
-def test_the_commands_of_the_docs_run(doc: str, line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
+CHILD = AssistantMessage("Sunny in Paris.", name="Weather")  # a subagent's reply, forwarded as source parent/child
+
+
+def _inputs(tmp_path: Path) -> None:
+    """The files the commands name: a message, a conversation, and events.jsonl holding the reply's events
+    and a subagent's (source parent/child)."""
     msgs = conversation()
     (tmp_path / "msg.json").write_bytes(msgs[1].to_json_bytes())
     (tmp_path / "conversation.json").write_bytes(encode_messages(msgs))
-    (tmp_path / "events.jsonl").write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in emit_events(msgs[1])))
+    child = [{**e, "source": "parent/child"} for e in emit_events(CHILD)]
+    events = [*emit_events(msgs[1]), *child]
+    (tmp_path / "events.jsonl").write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+
+
+def _json_lines(text: str) -> list[Any]:
+    return [orjson.loads(line) for line in text.splitlines()]
+
+
+def _output(argv: list[str], out: str, err: str) -> None:
+    """What each command prints is what its comment in the docs says: messages one JSON per line, events as
+    JSON lines or SSE, a body and its diagnostics, a count, a conversation, the schemas."""
+    from agentmsg import Msg, reduce_stream
+    from agentmsg.events import read_events
+
+    command, reply = argv[0], conversation()[1]
+    if command == "reduce":  # one message JSON per line: the reply, or the subagent's with --source
+        want = CHILD if "--source" in argv else reply
+        assert [Msg.from_json(line).content for line in out.splitlines()] == [want.content] and err == ""
+    elif command == "events":  # the message's events, as JSONL or SSE
+        events = list(read_events(out.encode()))
+        assert events[0]["type"] == "AGENT_START" and events[-1]["type"] == "AGENT_END"
+        assert out.startswith("id: " if "--sse" in argv else "{")
+        assert [m.content for m in reduce_stream(out)] == [reply.content] and err == ""
+    elif command == "validate":  # a valid file: nothing said
+        assert out == err == ""
+    elif command == "schema":
+        if argv == ["schema"]:  # the list: name and $id, one a line
+            assert all(re.fullmatch(r"[a-z-]+\thttps://\S+\.schema\.json", line) for line in out.splitlines())
+        else:  # one schema (--bundle: with every schema it uses)
+            schema = json.loads(out)
+            assert schema["$schema"].endswith("2020-12/schema") and ("--bundle" not in argv or schema["$defs"])
+    elif command == "format":  # the body on stdout, one JSON line per diagnostic on stderr
+        assert json.loads(out)["messages"]
+        assert all(set(d) == {"pointer", "rule", "kind", "message"} for d in _json_lines(err))
+    elif command == "count":  # one JSON object: provider, model and the count's fields
+        n = json.loads(out)
+        assert set(n) == {"provider", "model", "total", "messages", "tools", "overhead", "method", "error"}
+        assert sum(n["messages"]) + n["tools"] + n["overhead"] == n["total"] and len(n["messages"]) == 3
+    elif command == "trim":  # the trimmed conversation in the input's form (it fits: all of it, nothing said)
+        assert len(json.loads(out)) == len(conversation()) and err == ""
+    elif command == "parse":  # one message JSON line (--choice all: one a line), or with --events the events
+        lines = out.splitlines()
+        if "--events" in argv:
+            assert [e["type"] for e in _json_lines(out)][:: len(lines) - 1] == ["AGENT_START", "AGENT_END"]
+        else:
+            assert len(lines) == 1 and Msg.from_json(lines[0]).content
+        assert err == ""
+    elif command == "chat":  # the reply live, its tool calls marked, then the usage
+        assert "[tool call] " in out and "[usage] " in out
+    else:
+        raise AssertionError(f"no output check for agentmsg {command}: add one to _output")
+
+
+@pytest.mark.parametrize(("doc", "line"), COMMANDS, ids=[f"{d}:{line[:60]}" for d, line in COMMANDS])
+def test_the_commands_of_the_docs_run(
+    doc: str, line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _inputs(tmp_path)
     for argv in _argvs(line):
         command = argv[0]
         if command == "serve":  # it would serve until stopped: its arguments only
@@ -345,14 +460,55 @@ def test_the_commands_of_the_docs_run(doc: str, line: str, tmp_path: Path, monke
         if provider in REPLY:
             (tmp_path / "reply.json").write_bytes((FIX / REPLY[provider]).read_bytes())
             (tmp_path / "body.sse").write_bytes((FIX / STREAM[provider]).read_bytes())
+        capsys.readouterr()
         if command == "chat":
             assert provider == "openai", line
             monkeypatch.setenv("OPENAI_API_KEY", "test-key")
             with ReplayServer() as server:
                 server.add("/chat/completions", Reply(body=(FIX / STREAM[provider]).read_bytes(), sse=True))
                 assert main([*argv, "--base-url", server.url]) == 0, (doc, argv)
-            continue
-        assert main(argv) == 0, (doc, argv)
+        else:
+            assert main(argv) == 0, (doc, argv)
+        out, err = capsys.readouterr()
+        _output(argv, out, err)
+
+
+# ---- transcripts: a ```text block that starts `$ agentmsg ...` shows what the command prints -------------------
+
+AGUI_RUN = [  # run.sse of docs/ag-ui.md: a reply's text, then a tool call that names its parent message
+    {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+    {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Let me check."},
+    {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+    {"type": "TOOL_CALL_START", "toolCallId": "call_1", "toolCallName": "get_weather", "parentMessageId": "m1"},
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city": "Paris"}'},
+    {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
+    {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"},
+]
+TRANSCRIPT_FILES = {"run.sse": b"".join(b"data: " + orjson.dumps(e) + b"\n\n" for e in AGUI_RUN)}
+TRANSCRIPTS = [(p.name, block) for p in DOCS for block in fenced(p, "text") if block.startswith("$ agentmsg ")]
+
+
+@pytest.mark.parametrize(("doc", "block"), TRANSCRIPTS, ids=[f"{d}:{b.splitlines()[0][2:60]}" for d, b in TRANSCRIPTS])
+def test_the_transcripts_of_the_docs_print_what_they_show(
+    doc: str, block: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every line shown (stdout's and stderr's; `...` elides) is a line printed, and nothing else is."""
+    monkeypatch.chdir(tmp_path)
+    command, *shown = block.splitlines()
+    argv = shlex.split(command[2:])[1:]
+    for name in argv:
+        if name in TRANSCRIPT_FILES:
+            (tmp_path / name).write_bytes(TRANSCRIPT_FILES[name])
+    assert main(argv) == 0, (doc, command)
+    out, err = capsys.readouterr()
+    printed = [*out.splitlines(), *err.splitlines()]
+    patterns = [re.compile(".*".join(map(re.escape, line.split("...")))) for line in shown]
+    assert len(printed) == len(shown), (printed, shown)
+    for pattern in patterns:
+        match = next((line for line in printed if pattern.fullmatch(line)), None)
+        assert match is not None, (pattern.pattern, printed)
+        printed.remove(match)
 
 
 # ---- the formatter examples -----------------------------------------------------------------------------
@@ -409,6 +565,30 @@ def test_the_reply_field_tables_are_the_datas() -> None:
         " markers with python -c 'from agentmsg.providers._response.fields import docs_tables;"
         ' print(docs_tables(), end="")\''
     )
+
+
+def test_the_provider_lists_name_every_provider() -> None:
+    """The lists of providers in the docs name every registry name (openai-responses was missing from each):
+    docs/formatters.md's table with each one's module and its default models, docs/context.md's names."""
+    import importlib
+
+    from agentmsg.providers import MODULES, NAMES
+
+    module_of = {
+        entry.spec.name: (entry.spec, module)
+        for module in MODULES
+        for entry in importlib.import_module(f"agentmsg.providers.{module}").PROVIDERS
+    }
+    assert sorted(module_of) == sorted(NAMES)
+    formatters = (ROOT / "docs" / "formatters.md").read_text(encoding="utf-8")
+    context = (ROOT / "docs" / "context.md").read_text(encoding="utf-8")
+    defaults = " ".join(formatters.split("Without `model` the request names", 1)[1].split("says which")[0].split())
+    names = " ".join(context.split("`provider` is a registry name (", 1)[1].split(");", 1)[0].split())
+    for name in NAMES:
+        spec, module = module_of[name]
+        assert f"| `{name}` | `providers/{module}.py`" in formatters, name
+        assert f"`{spec.default_model}`" in defaults, name
+        assert f"`{name}`" in names, name
 
 
 def test_every_public_name_is_documented() -> None:
