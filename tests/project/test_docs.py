@@ -216,6 +216,23 @@ def _official_count(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monk
     ns["source"] = ns["source"].replace('Client("anthropic")', 'Client("anthropic", api_key="k", http_client=http)')
     run_block(ns)
     assert ns["official"].total == 1114
+    # the page's list of the providers with no counting endpoint, whose clients refuse before sending
+    from agentmsg.clients import BadRequestError, Client
+    from agentmsg.providers import providers
+
+    sent: list[httpx.Request] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(500)
+
+    http = httpx.Client(transport=httpx.MockTransport(server))
+    without = [p.spec.name for p in providers() if p.spec.counting is None]
+    assert without == ["openai", "deepseek", "dashscope-compatible", "openai-responses"]
+    for name in without:
+        with pytest.raises(BadRequestError, match="no token-counting endpoint"):
+            Client(name, api_key="k", http_client=http).count_tokens(ns["messages"])
+    assert sent == []
 
 
 def _long_conversation() -> list[Any]:
