@@ -430,6 +430,10 @@ def _output(argv: list[str], out: str, err: str) -> None:
         events = list(read_events(out.encode()))
         assert events[0]["type"] == "AGENT_START" and events[-1]["type"] == "AGENT_END"
         assert out.startswith("id: " if "--sse" in argv else "{")
+        if "--chunk-size" in argv:  # text deltas in pieces of at most N characters
+            size = int(argv[argv.index("--chunk-size") + 1])
+            deltas = [e["delta"] for e in events if e["type"].endswith("_BLOCK_DELTA")]
+            assert len(deltas) > 2 and max(map(len, deltas)) == size
         assert [m.content for m in reduce_stream(out)] == [reply.content] and err == ""
     elif command == "validate":  # a valid file: nothing said
         assert out == err == ""
