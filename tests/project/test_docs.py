@@ -465,6 +465,45 @@ def _output(argv: list[str], out: str, err: str) -> None:
         raise AssertionError(f"no output check for agentmsg {command}: add one to _output")
 
 
+def _serve(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`agentmsg serve`: the address it says (the comment's http://127.0.0.1:8000/ by default; here a free one),
+    the page, and /events: the events of the file (--drop-every N: N, then the connection closes; --protocol
+    ag-ui: AG-UI's). uvicorn's server is not run: its app is asked through httpx's ASGI transport."""
+    import asyncio
+
+    import httpx
+
+    from agentmsg import reduce_stream
+
+    uvicorn = pytest.importorskip("uvicorn", reason="agentmsg serve needs the web extra")
+    args = build_parser().parse_args(argv)
+    assert Path(args.file).is_file()
+    if "--port" not in argv:
+        assert (args.host, args.port) == ("127.0.0.1", 8000)  # what the docs' comment says it listens on
+    argv = [*argv, "--port", "0"]  # a free port (the last --port counts), never one another test may hold
+
+    async def ask(app: Any) -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            return [await client.get("/"), await client.get("/events")]
+
+    got: list[httpx.Response] = []  # asked while the server would run (the file is closed after)
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server, sockets: got.extend(asyncio.run(ask(server.config.app))))
+    capsys.readouterr()
+    assert main(argv) == 0 and len(got) == 2
+    assert re.match(r"agentmsg serve: viewer at http://127\.0\.0\.1:\d+/ ", capsys.readouterr().err)
+    page, events = got
+    assert page.status_code == events.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    data = [line for line in events.text.splitlines() if line.startswith("data: ")]
+    if args.drop_every:
+        assert len(data) == args.drop_every and "event: end" not in events.text
+    elif args.protocol == "ag-ui":
+        assert json.loads(data[0][6:])["type"] == "RUN_STARTED" and json.loads(data[-1][6:])["type"] == "RUN_FINISHED"
+    else:
+        assert [m.content for m in reduce_stream(events.text)] == [conversation()[1].content]
+        assert events.text.endswith("event: end\ndata: {}\n\n")  # the whole file, not the source's error
+
+
 @pytest.mark.parametrize(("doc", "line"), COMMANDS, ids=[f"{d}:{line[:60]}" for d, line in COMMANDS])
 def test_the_commands_of_the_docs_run(
     doc: str, line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -473,9 +512,8 @@ def test_the_commands_of_the_docs_run(
     _inputs(tmp_path)
     for argv in _argvs(line):
         command = argv[0]
-        if command == "serve":  # it would serve until stopped: its arguments only
-            args = build_parser().parse_args(argv)
-            assert Path(args.file).is_file()
+        if command == "serve":  # it would serve until stopped: what it serves, taken from the server it starts
+            _serve(argv, monkeypatch, capsys)
             continue
         provider = argv[argv.index("--provider") + 1] if "--provider" in argv else None
         if provider in REPLY:
