@@ -110,7 +110,13 @@ def _client(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def _formatter(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ns["messages"] = conversation()
     run_block(ns)
-    assert ns["request"].path == "/v1/messages" and ns["request"].body["tool_choice"] == {"type": "auto"}
+    from agentmsg import Problem
+
+    request = ns["request"]  # what the comments say of each attribute
+    assert request.path == "/v1/messages" and request.body["tool_choice"] == {"type": "auto"}
+    assert request.headers == {"anthropic-version": "2023-06-01"} and request.model == "claude-sonnet-4-5"
+    assert orjson.loads(request.body_bytes()) == request.body and b", " not in request.body_bytes()
+    assert isinstance(request.diagnostics, tuple) and all(isinstance(p, Problem) for p in request.diagnostics)
 
 
 def _structured_request(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,8 +177,13 @@ def _cache_markers(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monke
     assert request.body["system"][0]["cache_control"] == {"type": "ephemeral"}
     # what the page's comments say: the 1h breakpoint after 5m ones; the helper's marker takes their 5m
     assert [(p.pointer, p.rule) for p in request.diagnostics] == [("/1/metadata/_cache_control", "cache-ttl-order")]
-    if "placed" in ns:
-        assert [(m.where, m.value) for m in ns["placed"].placed] == [("turn", {"ttl": "5m"})]
+    if "placed" in ns:  # as the comments show: one marker, the marked message a copy, the others the ones given
+        from agentmsg.context import CacheMarker
+
+        placed = ns["placed"]
+        assert placed.placed == (CacheMarker(where="turn", pointer="/2", value={"ttl": "5m"}),)
+        assert [m is c for m, c in zip(placed.messages, ns["conversation"], strict=True)] == [True, True, False, True]
+        assert placed.tools is not ns["tools"] and placed.tools[-1]["_cache_control"]
 
 
 def _think_tags(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
