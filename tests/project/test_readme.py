@@ -1,6 +1,6 @@
-"""The README's Python examples run as written (a new user copies them first). The names they take from
-the surrounding text (an events file, a conversation and tools, a provider's reply) are given here, and
-the client example talks to the local replay server instead of the provider."""
+"""The README's Python examples run as written (a new user copies them first), every one of them. The names
+they take from the surrounding text (an events file, a conversation and tools, a provider's reply, an agent)
+are given here, and the client example talks to the local replay server instead of the provider."""
 
 from __future__ import annotations
 
@@ -15,12 +15,24 @@ from agentmsg import ToolResultBlock, ToolResultMessage, emit_events
 from agentmsg.testing import ReplayServer, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
-BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+BLOCKS: list[str] = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
 FIX = ROOT / "tests" / "fixtures" / "providers" / "anthropic"
+
+
+# The words that find each block the tests below run: every README block is one of them.
+RUN = [
+    ("UserMessage(", "reply.to_json()"),
+    ("reduce_stream(open(",),
+    ("format_request(",),
+    ("Client(", "parse_stream("),
+    ("read_records(open(",),
+    ("EventEndpoint(agent_events()",),
+]
 
 
 def block(*words: str) -> str:
     """The one README block holding every word."""
+    assert words in RUN, words
     found = [b for b in BLOCKS if all(w in b for w in words)]
     assert len(found) == 1, words
     return found[0]
@@ -62,6 +74,60 @@ def test_the_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         source = source.replace('model="claude-sonnet-4-5")', f'model="claude-sonnet-4-5", base_url="{server.url}")')
         exec(source, ns)
     assert ns["stream"].message.content == ns["msg"].content == ns["reply"].content
+
+
+def test_the_records_example_reads_past_a_broken_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """Conversations: read_records on JSON Lines whose third line is broken: the others are messages, the
+    broken one is said at its place (pointer /2, line 3), as the text before the example says."""
+    from agentmsg import UserMessage
+
+    monkeypatch.chdir(tmp_path)
+    lines = [UserMessage(f"question {i}").to_json() for i in range(4)]
+    lines[2] = '{"role": "USER", '
+    (tmp_path / "messages.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ns: dict[str, Any] = {}
+    exec(block("read_records(open("), ns)
+    assert ns["msg"].text_content == "question 3"
+    out = capsys.readouterr().out
+    assert out.startswith("line 3 (/2): ") and out.endswith(" [json]\n") and out.count("\n") == 1
+
+
+def test_the_fastapi_example_serves_the_agents_events() -> None:
+    """Web front ends: the FastAPI app serves an agent's events at /events as text/event-stream; the agent is
+    one that streams a reply's events."""
+    import asyncio
+
+    import httpx
+
+    pytest.importorskip("fastapi", reason="the README's example mounts the endpoint in FastAPI")
+    from agentmsg import AssistantMessage, reduce_stream
+
+    reply = AssistantMessage("Sunny in Paris.")
+
+    class Agent:
+        async def stream(self, question: str) -> Any:
+            for event in emit_events(reply):
+                yield event
+
+    ns: dict[str, Any] = {"my_agent": Agent()}
+    exec(block("EventEndpoint(agent_events()"), ns)
+
+    async def get() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=ns["app"]), base_url="http://a") as client:
+            return await client.get("/events")
+
+    response = asyncio.run(get())
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert [m.to_dict() for m in reduce_stream(response.text)] == [reply.to_dict()]
+
+
+def test_every_readme_example_is_run() -> None:
+    """Each Python block of the README is one the tests above run (the read_records and FastAPI examples were
+    not run at all)."""
+    run = {block(*words) for words in RUN}
+    assert [b.splitlines()[0] for b in BLOCKS if b not in run] == []
 
 
 def _whole_reply(sse_body: bytes) -> bytes:
