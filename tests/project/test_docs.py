@@ -264,7 +264,7 @@ def _trim(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def _trim_summary(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import asyncio
+    """docs/context.md: the user's summarizers (a sync and an async one) are the page's placeholders."""
 
     async def async_summarize(removed: list[Any]) -> str:
         return f"{len(removed)} earlier messages asked for the weather"
@@ -273,7 +273,6 @@ def _trim_summary(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monkey
         messages=_long_conversation(),
         my_llm_summary=lambda removed: f"{len(removed)} messages",
         async_summarize=async_summarize,
-        asyncio=asyncio,
     )
     run_block(ns)
     assert ns["cut"].summary is not None and ns["cut"].messages[0] is ns["cut"].summary
@@ -376,6 +375,43 @@ def test_a_block_marked_not_run_is_skipped_with_its_reason(tmp_path: Path) -> No
         encoding="utf-8",
     )
     assert fenced_marked(page, "python") == [("live()\n", "needs a live Gemini key"), ("run()\n", None)]
+
+
+def _free_names(source: str) -> set[str]:
+    """The names a block reads and neither imports, assigns nor defines."""
+    import ast
+    import builtins
+
+    bound: set[str] = set(dir(builtins))
+    read: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, ast.Store) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return read - bound
+
+
+def test_the_examples_import_the_modules_they_use() -> None:
+    """A module a snippet uses is imported in it: the setups give a snippet the names its text stands for (a
+    conversation, tools, a reply), never a module. (docs/ag-ui.md used agentmsg, docs/context.md asyncio and
+    README's read_records example agentmsg, each without importing it: a NameError when copied.)"""
+    import sys
+
+    modules = set(sys.stdlib_module_names) | {"agentmsg", "httpx", "orjson", "fastapi", "starlette", "pydantic"}
+    missing = [
+        (path.name, i, sorted(_free_names(source) & modules))
+        for path in [ROOT / "README.md", *DOCS]
+        for i, source in enumerate(fenced(path, "python"))
+        if _free_names(source) & modules
+    ]
+    assert missing == []
 
 
 # ---- commands -------------------------------------------------------------------------------------------
