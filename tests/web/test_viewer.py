@@ -76,11 +76,21 @@ def test_the_viewer_ships_built_and_agentmsg_serve_needs_no_node(tmp_path: Path)
 
 def test_the_viewer_answers_only_at_localhost_or_an_ip_address_not_a_rebound_name() -> None:
     """DNS rebinding: a page at http://evil.example:PORT/ whose name then resolves to 127.0.0.1 reads the
-    viewer same-origin, with ``Host: evil.example:PORT``; such a request is refused (403), the others served."""
+    viewer same-origin, with ``Host: evil.example:PORT``; such a request is refused (403), the others served. A
+    ``Host`` that is not a host and port (``[::1].evil.example``) is refused, not read as the loopback address it
+    starts with."""
     with serving(viewer_app(events(), hosts=["MyBox.lan"])) as port:
         refused = {
             (host, path): get(port, path, {"Host": host})
-            for host in (f"evil.example:{port}", "evil.example", "127.0.0.1.evil.example", "localhost.evil.example")
+            for host in (
+                f"evil.example:{port}",
+                "evil.example",
+                "127.0.0.1.evil.example",
+                "localhost.evil.example",
+                # no host a URL can name, read leniently as [::1] and localhost: refused
+                "[::1].evil.example",
+                "localhost:80@evil.example",
+            )
             for path in ("/", "/events", "/viewer.js", "/nothing")
         }
         served = [

@@ -17,6 +17,7 @@ DNS rebinding (its own name resolved to 127.0.0.1, its requests then same-origin
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import AsyncIterable, Iterable, Mapping
 from importlib.resources import files
 from typing import Any
@@ -57,15 +58,18 @@ def _asset(name: str) -> bytes:
         ) from None
 
 
-def _host_name(host: str) -> str:
-    """The name or address of a ``Host`` header (no port, no brackets, lower case, no final dot)."""
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rpartition(":")[0] if ":" in host else host
+#: A ``Host`` header as RFC 9110 writes it: a name or IPv4 address, or an IPv6 address in brackets, then perhaps a
+#: port. Anything else (``[::1].evil.example``, ``localhost:80@evil.example``) names no host this viewer knows.
+_HOST = re.compile(r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[^\[\]:@/\\\s]+))(?::[0-9]*)?")
 
 
 def _known_host(host: str, hosts: frozenset[str]) -> bool:
-    name = _host_name(host.strip()).lower().removesuffix(".")
+    """Whether ``host`` (a ``Host`` header) is localhost, a ``*.localhost`` name, an IP address or one of ``hosts``
+    (lower case, no final dot)."""
+    found = _HOST.fullmatch(host.strip())
+    if found is None:
+        return False
+    name = (found["v6"] or found["name"]).lower().removesuffix(".")
     if name == "localhost" or name.endswith(".localhost") or name in hosts:
         return True
     try:
