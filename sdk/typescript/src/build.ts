@@ -166,16 +166,22 @@ export function build(reply: Reply, interrupted: boolean, defaultName: string | 
 
 const LONE_SURROGATES = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-/** Paths of the string values holding a lone surrogate (object keys are left to the schema check). */
+/** Paths of the string values holding a lone surrogate (object keys are left to the schema check). Each node's path
+ * is a link to its parent's, spelled out only for such a string (a copy per node made the walk quadratic in depth). */
 function lonePaths(data: Obj): (string | number)[][] {
+  type Path = { key: string | number; up: Path } | null;
   const out: (string | number)[][] = [];
-  const stack: [Json, (string | number)[]][] = [[data, []]];
+  const stack: [Json, Path][] = [[data, null]];
   while (stack.length) {
     const [node, path] = stack.pop()!;
-    if (Array.isArray(node)) node.forEach((child, i) => stack.push([child, [...path, i]]));
+    if (Array.isArray(node)) node.forEach((child, i) => stack.push([child, { key: i, up: path }]));
     else if (isObject(node)) {
-      for (const [key, child] of Object.entries(node)) stack.push([child, [...path, key]]);
-    } else if (typeof node === "string" && hasLoneSurrogate(node)) out.push(path);
+      for (const [key, child] of Object.entries(node)) stack.push([child, { key, up: path }]);
+    } else if (typeof node === "string" && hasLoneSurrogate(node)) {
+      const keys: (string | number)[] = [];
+      for (let p = path; p; p = p.up) keys.push(p.key);
+      out.push(keys.reverse());
+    }
   }
   return out;
 }

@@ -37,22 +37,30 @@ function scalarProblem(value: unknown): [string, string] | null {
  * (`json-value`). (Integers beyond 64 bits cannot be told apart from floats once parsed.)
  */
 export function jsonProblem(value: unknown, maxDepth = MAX_DEPTH): SchemaProblem | null {
-  const stack: [unknown, number, (string | number)[]][] = [[value, 0, []]];
+  // Each node's path is a link to its parent's, spelled out only for a problem: a copy of the path per node made the
+  // walk quadratic in depth (a million numbers 240 arrays deep: 64 s).
+  type Path = { key: string | number; up: Path } | null;
+  const spelled = (path: Path): string => {
+    const keys: (string | number)[] = [];
+    for (let p = path; p; p = p.up) keys.push(p.key);
+    return pointerOf(keys.reverse());
+  };
+  const stack: [unknown, number, Path][] = [[value, 0, null]];
   while (stack.length) {
     const [node, depth, path] = stack.pop()!;
     if (typeof node === "object" && node !== null) {
       if (depth >= maxDepth) return { pointer: "", rule: "max-depth", message: `nested deeper than ${maxDepth} levels (limits.max_depth)` };
       if (Array.isArray(node)) {
-        node.forEach((child, i) => stack.push([child, depth + 1, [...path, i]]));
+        node.forEach((child, i) => stack.push([child, depth + 1, { key: i, up: path }]));
       } else {
         for (const [key, child] of Object.entries(node)) {
-          if (hasLoneSurrogate(key)) return { pointer: pointerOf(path), rule: "lone-surrogate", message: "object key: a string holds a lone UTF-16 surrogate" };
-          stack.push([child, depth + 1, [...path, key]]);
+          if (hasLoneSurrogate(key)) return { pointer: spelled(path), rule: "lone-surrogate", message: "object key: a string holds a lone UTF-16 surrogate" };
+          stack.push([child, depth + 1, { key, up: path }]);
         }
       }
     } else {
       const bad = scalarProblem(node);
-      if (bad) return { pointer: pointerOf(path), rule: bad[0], message: bad[1] };
+      if (bad) return { pointer: spelled(path), rule: bad[0], message: bad[1] };
     }
   }
   return null;

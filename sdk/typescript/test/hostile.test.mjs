@@ -74,3 +74,38 @@ test("a usage of ever new keys keeps each, and a count capped below 2^53 says no
   assert.ok(!problems.some((p) => p.rule === "precision"), JSON.stringify(problems)); // (2^31-1 is exact)
   assert.ok(problems.some((p) => p.rule === "maximum"));
 });
+
+test("tool-call arguments both deep and wide are checked in time linear in their size", () => {
+  // The checks of a value (jsonProblem: can JSON hold it; the lone-surrogate walk of the built message) copied each
+  // node's path, of its depth, so took depth x size: 2.2 MB of arguments (a million numbers 240 arrays deep) took
+  // the reducer 64 s and crashed the viewer's tab. Counted here as the array elements the reducer's iterators step
+  // over (each copy of a path steps over all of it).
+  const depth = 200;
+  const width = 5000;
+  const args = `{"a":${"[".repeat(depth)}${Array(width).fill(1).join(",")}${"]".repeat(depth)}}`;
+  const at = { createdAt: "2026-01-01T00:00:00Z", replyId: "r" };
+  const events = [
+    { ...at, type: "AGENT_START", id: "s", name: "F" },
+    { ...at, type: "TOOL_CALL_START", id: "t0", toolCallId: "c", toolCallName: "f" },
+    { ...at, type: "TOOL_CALL_DELTA", id: "t1", toolCallId: "c", toolCallName: "f", delta: args },
+    { ...at, type: "TOOL_CALL_END", id: "t2", toolCallId: "c", toolCallName: "f" },
+    { ...at, type: "AGENT_END", id: "end" },
+  ];
+  const iterator = Array.prototype[Symbol.iterator];
+  let steps = 0;
+  Array.prototype[Symbol.iterator] = function () {
+    steps += this.length;
+    return iterator.call(this);
+  };
+  let msgs, problems;
+  try {
+    [msgs, problems] = reduce(events);
+  } finally {
+    Array.prototype[Symbol.iterator] = iterator;
+  }
+  assert.deepEqual(problems, []);
+  let input = msgs[0].content[0].input.a;
+  for (let i = 1; i < depth; i++) input = input[0];
+  assert.equal(input.length, width);
+  assert.ok(steps < 20 * (depth + width), `${steps} elements stepped over for ${depth + width} nodes`);
+});
