@@ -1,14 +1,15 @@
 // Drives the system's headless Chromium (CHROMIUM, default /usr/bin/chromium; never a downloaded
 // browser) with playwright-core for tests/browser/test_viewer.py.
 //
-//   node driver.mjs [ARG...]  reads one JSON job per line on stdin: {"url", "screenshot"?, "timeout"?, "argsProbe"?}
+//   node driver.mjs [ARG...]  reads one JSON job per line on stdin: {"url", "screenshot"?, "timeout"?, "argsProbe"?, "probe"?}
 //                             and writes one JSON result per line on stdout, with one browser for all jobs;
 //                             ARGs are added to Chromium's command line (--js-flags=--stack-size=100: a smaller JS
 //                             stack, so a call takes fewer arguments).
 //
 // A result: {state, messages (the page's <pre id="messages-json"> parsed), status, events, reconnects, restarts,
-// eventRequests: [{lastEventId}], console: [...], pageErrors: [...], cspViolations: [...], cspHeader}; with "argsProbe": N,
-// argsProbe: what replaceChildren with N nodes as its arguments does in the page ("fits", or the error it throws).
+// eventRequests: [{lastEventId}], console: [...], pageErrors: [...], cspViolations: [...], dialogs: [...], cspHeader}; with
+// "argsProbe": N, argsProbe: what replaceChildren with N nodes as its arguments does in the page ("fits", or the error it
+// throws); with "probe": an expression (JavaScript text), probe: its value in the page once the stream has ended.
 import readline from "node:readline";
 import fs from "node:fs";
 import os from "node:os";
@@ -24,13 +25,17 @@ const context = await chromium.launchPersistentContext(userDataDir, { executable
 
 async function run(job) {
   const page = await context.newPage();
-  const out = { console: [], pageErrors: [], cspViolations: [], eventRequests: [], cspHeader: null };
+  const out = { console: [], pageErrors: [], cspViolations: [], eventRequests: [], dialogs: [], cspHeader: null };
   page.on("console", (m) => {
     const text = m.text();
     if (/Content.Security.Policy|Refused to/i.test(text)) out.cspViolations.push(text);
     if (m.type() === "error" || m.type() === "warning") out.console.push(`${m.type()}: ${text}`);
   });
   page.on("pageerror", (e) => out.pageErrors.push(String(e)));
+  page.on("dialog", (d) => {
+    out.dialogs.push(d.message());
+    d.dismiss().catch(() => {});
+  });
   page.on("request", (r) => {
     if (new URL(r.url()).pathname.endsWith("/events")) out.eventRequests.push({ lastEventId: r.headers()["last-event-id"] ?? null });
   });
@@ -60,6 +65,7 @@ async function run(job) {
         }
       }, job.argsProbe);
     }
+    if (job.probe) out.probe = await page.evaluate(job.probe);
     if (job.screenshot) {
       await page.evaluate(() => document.querySelectorAll("details.thinking").forEach((d) => (d.open = false)));
       await page.screenshot({ path: job.screenshot, fullPage: true });

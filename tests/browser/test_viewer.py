@@ -15,6 +15,7 @@ Skipped, saying so, where Chromium or Node is missing (``.ci/run`` installs Debi
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -365,3 +366,85 @@ def test_the_viewer_starts_over_when_the_server_cannot_resume(visit: Visit) -> N
     assert result["cards"] == len(result["messages"])
     # The 409 shows in the console as a failed request; nothing else does.
     assert all("409" in line for line in result["console"]), result["console"]
+
+
+def _reply(*blocks: dict[str, Any]) -> list[dict[str, Any]]:
+    """One reply (AGENT_START ... AGENT_END, replyId ``r``) around ``blocks``' events (each given without id, time or
+    replyId)."""
+    body = [{"type": "AGENT_START", "name": "A"}, *blocks, {"type": "AGENT_END"}]
+    return [{"id": f"e{i}", "createdAt": "2026-01-01T00:00:00Z", "replyId": "r", **e} for i, e in enumerate(body)]
+
+
+def _serve_events(tmp_path: Path, events: list[Any]) -> contextlib.AbstractContextManager[str]:
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+    return _serve_cli(path, None)
+
+
+#: What a hostile stream puts where the page shows text.
+HTML = '<img src=x onerror="window.pwned=1;alert(1)"><script>alert(2)</script>"\'><b id=injected>'
+
+HOSTILE_PROBE = """(() => ({
+  pwned: window.pwned ?? null,
+  injected: document.querySelectorAll("#cards script, #cards b, #cards img:not([src^='data:'])").length,
+  links: [...document.querySelectorAll("#cards a")].map((a) => [a.textContent, a.getAttribute("href")]),
+  images: [...document.querySelectorAll("#cards img")].map((i) => i.getAttribute("src")),
+  text: document.getElementById("cards").textContent,
+}))()"""
+
+
+def test_hostile_text_and_media_types_stay_text(visit: Visit, tmp_path: Path) -> None:
+    """HTML in every field the page shows is shown as text, and runs nothing. A base64 block's media type is attacker
+    text too: it was put in the block's ``data:`` URL as it came, so ``text/html,<script>...</script>#`` made the link
+    (labelled 3 bytes) download that script, not the block's bytes. A media type that is not type/subtype (RFC 9110
+    tokens, parameters allowed) is now carried as application/octet-stream, and the label says so."""
+    svg = "PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIG9ubG9hZD0iYWxlcnQoMykiLz4="  # <svg onload=alert(3)/>
+    spoof = "text/html,<script>alert(6)</script>#"
+    bad_image = 'image/png" onerror="alert(8)'
+    call = {"toolCallId": "c" + HTML, "toolCallName": "tool" + HTML}
+    events = _reply(
+        {"type": "TEXT_BLOCK_START", "blockId": "t"},
+        {"type": "TEXT_BLOCK_DELTA", "blockId": "t", "delta": HTML},
+        {"type": "TEXT_BLOCK_END", "blockId": "t"},
+        {"type": "TOOL_CALL_START", **call},
+        {"type": "TOOL_CALL_DELTA", **call, "delta": json.dumps({HTML: HTML})},
+        {"type": "TOOL_CALL_END", **call},
+        {"type": "DATA_BLOCK_START", "blockId": "d1", "mediaType": spoof, "name": HTML},
+        {"type": "DATA_BLOCK_DELTA", "blockId": "d1", "delta": "AAAA"},
+        {"type": "DATA_BLOCK_END", "blockId": "d1"},
+        {"type": "DATA_BLOCK_START", "blockId": "d2", "mediaType": "image/svg+xml; charset=utf-8"},
+        {"type": "DATA_BLOCK_DELTA", "blockId": "d2", "delta": svg},
+        {"type": "DATA_BLOCK_END", "blockId": "d2"},
+        {
+            "type": "DATA_BLOCK_START",
+            "blockId": "d3",
+            "block": {"type": "image", "source": {"type": "base64", "media_type": bad_image, "data": "AAAA"}},
+        },
+        {
+            "type": "DATA_BLOCK_START",
+            "blockId": "d4",
+            "block": {"type": "image", "source": {"type": "url", "url": "javascript:alert(7)"}},
+        },
+        {"type": "HINT_BLOCK", "hint": HTML, "hintSource": HTML},
+        {"type": "TOOL_RESULT_START", **call},
+        {"type": "TOOL_RESULT_TEXT_DELTA", **call, "delta": HTML},
+        {"type": "TOOL_RESULT_END", **call},
+    )
+    events[0]["name"] = HTML
+    with _serve_events(tmp_path, events) as url:
+        result = visit(url, probe=HOSTILE_PROBE)
+    assert result["state"] == "done" and result["pageErrors"] == [] and result["dialogs"] == [], result
+    assert same_json(result["messages"], _expected(events))
+    probe = result["probe"]
+    assert probe["pwned"] is None and probe["injected"] == 0
+    assert probe["text"].count(HTML) >= 8  # name, id, text, tool name and id, arguments, hint, its source, output
+    carried = "(downloaded as application/octet-stream: not a media type a URL can carry)"
+    octets = "data:application/octet-stream;base64,AAAA"
+    svg_url = f"data:image/svg+xml; charset=utf-8;base64,{svg}"
+    assert probe["links"] == [
+        [f"{spoof}, 3 bytes {carried}", octets],
+        [f"image/svg+xml; charset=utf-8, {len(base64.b64decode(svg))} bytes", svg_url],
+        [f"{bad_image}, 3 bytes {carried}", octets],
+    ]
+    assert probe["images"] == [svg_url, octets]  # (an <img> runs no SVG script)
+    assert "javascript:alert(7)" in probe["text"]  # a URL source is text, not a link

@@ -22,20 +22,27 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string | null, 
 
 const pretty = (v: unknown): string => JSON.stringify(v, null, 2);
 
+/** A media type as a data: URL may carry it: type/subtype and parameters of RFC 9110 tokens (anything else, which
+ * could end the media type early and put its own text in the URL's place, is application/octet-stream). */
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:\\s*;\\s*${TOKEN}=${TOKEN})*$`);
+const urlMediaType = (mediaType: string): string => (MEDIA_TYPE.test(mediaType) && !/;\s*base64=/i.test(mediaType) ? mediaType : "application/octet-stream");
+
 function sourceView(source: Json, type: string): Node {
   if (source?.type === "base64") {
-    const mediaType = String(source.media_type ?? "application/octet-stream");
+    const given = String(source.media_type ?? "application/octet-stream");
+    const mediaType = urlMediaType(given);
     const data = String(source.data ?? "");
     const url = `data:${mediaType};base64,${data}`;
     const bytes = Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
     const box = el("div", "media");
-    if (type === "image" || mediaType.startsWith("image/")) {
+    if (type === "image" || mediaType.toLowerCase().startsWith("image/")) {
       const img = el("img");
       img.src = url;
-      img.alt = `${mediaType} (${bytes} bytes)`;
+      img.alt = `${given} (${bytes} bytes)`;
       box.append(img);
     }
-    const link = el("a", null, `${mediaType}, ${bytes} bytes`);
+    const link = el("a", null, `${given}, ${bytes} bytes${mediaType === given ? "" : ` (downloaded as ${mediaType}: not a media type a URL can carry)`}`);
     link.href = url;
     link.download = "";
     box.append(link);
