@@ -448,3 +448,67 @@ def test_hostile_text_and_media_types_stay_text(visit: Visit, tmp_path: Path) ->
     ]
     assert probe["images"] == [svg_url, octets]  # (an <img> runs no SVG script)
     assert "javascript:alert(7)" in probe["text"]  # a URL source is text, not a link
+
+
+BIG_PROBE = """(async () => {
+  const card = document.querySelector("article.card");
+  const texts = () => [...card.querySelectorAll(".block.text")].map((b) => b.textContent.length);
+  const notes = () => [...card.querySelectorAll(".cut")].map((n) => n.textContent);
+  const before = { texts: texts(), args: card.querySelector("pre.args").textContent.length, notes: notes(),
+    blocks: card.querySelector(".blocks").children.length };
+  card.querySelector(".block.text").parentElement.querySelector(".cut button").click();
+  card.querySelector("pre.args").parentElement.querySelector(".cut button").click();
+  const args = card.querySelector("pre.args").textContent;
+  card.querySelector(".blocks > .cut button").click();
+  return { before, after: { texts: texts(), args, argsLines: args.split("\\n").length, notes: notes(),
+    blocks: card.querySelector(".blocks").children.length } };
+})()"""
+
+
+def test_a_message_too_large_to_lay_out_shows_its_start_and_the_rest_when_asked(visit: Visit, tmp_path: Path) -> None:
+    """The page laid out every character of every block: a 50 MB text froze its tab for 24 s at a time (66 s of long
+    tasks; 3 s now), 100,000 hints in one message for 6.5 s, and a tool call's 2.2 MB of arguments, a million numbers
+    240 arrays deep, crashed it (indented, they are 530 MB of JSON). A block now shows its first 100,000 characters, a
+    card 1,000,000 and 1,000 blocks; a note says what is left out, with a button that shows it (JSON that indentation
+    would make over 16 times longer is shown unindented), and ``messages-json`` holds every message whole."""
+    depth, width = 240, 20_000
+    arguments = {"a": [1] * width}
+    for _ in range(depth - 1):
+        arguments = {"a": [arguments["a"]]}
+    hundred = ("lorem ipsum " * 10_000)[:100_000]
+    blocks: list[dict[str, Any]] = []
+    for i, text in enumerate([hundred * 3] + [hundred] * 12):
+        blocks += [
+            {"type": "TEXT_BLOCK_START", "blockId": f"t{i}"},
+            *({"type": "TEXT_BLOCK_DELTA", "blockId": f"t{i}", "delta": hundred} for _ in range(len(text) // 100_000)),
+            {"type": "TEXT_BLOCK_END", "blockId": f"t{i}"},
+        ]
+        if i == 0:
+            call = {"toolCallId": "c", "toolCallName": "f"}
+            delta = orjson.dumps(arguments).decode()
+            blocks += [
+                {"type": "TOOL_CALL_START", **call},
+                {"type": "TOOL_CALL_DELTA", **call, "delta": delta},
+                {"type": "TOOL_CALL_END", **call},
+            ]
+    blocks += [{"type": "HINT_BLOCK", "hint": f"h{i}"} for i in range(1_500)]
+    events = _reply(*blocks)
+    with _serve_events(tmp_path, events) as url:
+        result = visit(url, probe=BIG_PROBE)
+    assert result["state"] == "done" and result["pageErrors"] == [] and result["console"] == [], {
+        k: result.get(k) for k in ("status", "error", "pageErrors", "console")
+    }
+    assert same_json(result["messages"], _expected(events))  # every message whole
+    before, after = result["probe"]["before"], result["probe"]["after"]
+    # 1,000,000 characters: 100,000 of the first text, 100,000 of the arguments, then 8 texts whole
+    assert before["texts"] == [100_000] * 9 and before["args"] == 100_000
+    assert before["notes"] == [
+        "shown: the first 100,000 characters of 300,000 show all",
+        f"shown: the first 100,000 characters (the whole is {len(delta):,} without indentation) show all",
+        "1,504 more blocks (1,514 in all) show them",
+    ]
+    assert before["blocks"] == 11  # 9 texts, the tool call, the note
+    # Asked for, the whole of each: the first text, the arguments (unindented), the other blocks (each still cut)
+    assert after["texts"] == [300_000] + [100_000] * 12
+    assert orjson.loads(after["args"]) == arguments and after["argsLines"] == 1
+    assert after["blocks"] == 1_514

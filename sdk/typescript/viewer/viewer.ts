@@ -12,15 +12,139 @@ type Block = Record<string, Json>;
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 
+// What one card lays out, so that a hostile or runaway stream cannot freeze the tab (Chromium took 24 s at a time to
+// lay out a 50 MB text, 6.5 s for 100,000 hints in one message): a block's text or JSON shows its first TEXT_LIMIT
+// characters, a card at most CARD_LIMIT characters of them and its first BLOCK_LIMIT blocks, a name, id or label its
+// first LABEL_LIMIT characters. What is cut says so, with a button that shows it all; <pre id="messages-json"> holds
+// the whole of every message.
+const TEXT_LIMIT = 100_000;
+const CARD_LIMIT = 1_000_000;
+const BLOCK_LIMIT = 1_000;
+const LABEL_LIMIT = 1_000;
+
+const count = (n: number): string => n.toLocaleString("en-US");
+
+/** The first `n` characters of `text` (one fewer when the n-th would split a surrogate pair). */
+function head(text: string, n: number): string {
+  if (text.length <= n) return text;
+  const code = text.charCodeAt(n - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
+}
+
+/** `text` as a label shows it: its first LABEL_LIMIT characters, saying how many more there are. */
+function label(text: string): string {
+  if (text.length <= LABEL_LIMIT) return text;
+  const shown = head(text, LABEL_LIMIT);
+  return `${shown}… (${count(text.length - shown.length)} more characters)`;
+}
+
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string | null, text?: string | null, ...children: (Node | null)[]): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = text;
+  if (text !== undefined && text !== null) node.textContent = label(String(text));
   for (const c of children) if (c) node.append(c);
   return node;
 }
 
-const pretty = (v: unknown): string => JSON.stringify(v, null, 2);
+/** The characters a card may still lay out. */
+class Budget {
+  left = CARD_LIMIT;
+  /** How many of `n` characters the block may show (at most TEXT_LIMIT), taken from what is left. */
+  take(n: number): number {
+    const granted = Math.max(0, Math.min(n, TEXT_LIMIT, this.left));
+    this.left -= granted;
+    return granted;
+  }
+}
+
+/** `JSON.stringify(value, null, 2)` for JSON data (what the reducer holds), written without recursion and stopping
+ * once past `budget` characters: the whole text (`complete`), or its first `budget` characters. Indentation can make
+ * the text hundreds of times its compact size (a million numbers 240 arrays deep: 2.2 MB of arguments, 530 MB
+ * indented), which JSON.stringify builds in full, or throws for. */
+function prettyJson(value: unknown, budget = Infinity): { text: string; complete: boolean } {
+  type Frame = { node: Json; keys: string[] | null; at: number; indent: string };
+  const parts: string[] = [];
+  const stack: Frame[] = [];
+  let size = 0;
+  const write = (s: string): void => {
+    parts.push(s);
+    size += s.length;
+  };
+  const data = (v: Json): Json => (v !== null && typeof v === "object" && typeof v.toJSON === "function" ? v.toJSON() : v);
+  const written = (v: Json): boolean => v !== undefined && typeof v !== "function" && typeof v !== "symbol";
+  const open = (v: Json, indent: string): void => {
+    v = data(v);
+    if (v === null || typeof v !== "object") {
+      write(written(v) ? JSON.stringify(v) : "null");
+      return;
+    }
+    const keys = Array.isArray(v) ? null : Object.keys(v).filter((k) => written(data(v[k])));
+    if ((keys ?? v).length === 0) {
+      write(keys ? "{}" : "[]");
+      return;
+    }
+    write(keys ? "{" : "[");
+    stack.push({ node: v, keys, at: 0, indent });
+  };
+  if (!written(data(value))) return { text: "", complete: true };
+  open(value, "");
+  while (stack.length && size <= budget) {
+    const f = stack[stack.length - 1]!;
+    if (f.at === (f.keys ?? f.node).length) {
+      write(`\n${f.indent}${f.keys ? "}" : "]"}`);
+      stack.pop();
+      continue;
+    }
+    const inner = `${f.indent}  `;
+    write(`${f.at ? "," : ""}\n${inner}`);
+    const key = f.keys ? f.keys[f.at]! : null;
+    if (key !== null) write(`${JSON.stringify(key)}: `);
+    f.at++;
+    open(key !== null ? f.node[key] : f.node[f.at - 1], inner);
+  }
+  const complete = !stack.length && size <= budget;
+  const text = parts.join("");
+  return { text: complete ? text : head(text, budget), complete };
+}
+
+/** The whole of `value` as JSON: indented, unless that would be more than 16 times its compact text (then compact). */
+function wholeJson(value: unknown): string {
+  const compact = JSON.stringify(value) ?? "";
+  const pretty = prettyJson(value, Math.min(16 * compact.length + 1024, 1 << 28));
+  return pretty.complete ? pretty.text : compact;
+}
+
+/** `tag.cls` holding `text`, or what the card's budget lets it show of it followed by a note saying how much that is
+ * and a button that shows it all (`whole` makes it when asked for; `of` says how long that is). */
+function longText<K extends keyof HTMLElementTagNameMap>(budget: Budget, tag: K, cls: string, text: string, whole?: { text: () => string; of: string }): HTMLElement {
+  const shown = head(text, budget.take(text.length));
+  const node = el(tag, cls);
+  node.textContent = shown;
+  if (shown.length === text.length && !whole) return node;
+  const more = el("button", null, "show all");
+  more.type = "button";
+  const note = el("div", "cut muted", `shown: the first ${count(shown.length)} characters ${whole?.of ?? `of ${count(text.length)}`} `, more);
+  more.addEventListener("click", () => {
+    node.textContent = whole ? whole.text() : text;
+    note.remove();
+  });
+  return el("div", "long", null, node, note);
+}
+
+/** `value` as indented JSON in `pre.cls`, cut as {@link longText} cuts. */
+function jsonView(budget: Budget, cls: string, value: unknown): HTMLElement {
+  const { text, complete } = prettyJson(value, Math.min(TEXT_LIMIT, budget.left));
+  if (complete) return longText(budget, "pre", cls, text);
+  const of = `(the whole is ${count((JSON.stringify(value) ?? "").length)} without indentation)`;
+  return longText(budget, "pre", cls, text, { text: () => wholeJson(value), of });
+}
+
+/** `value` as a label shows it: a string as it is, anything else as JSON (its first LABEL_LIMIT characters). */
+function jsonLabel(value: unknown): string {
+  if (typeof value === "string") return value;
+  const { text, complete } = prettyJson(value, LABEL_LIMIT);
+  return complete ? text : `${text}… (cut)`;
+}
 
 /** A media type as a data: URL may carry it: type/subtype and parameters of RFC 9110 tokens (anything else, which
  * could end the media type early and put its own text in the URL's place, is application/octet-stream). */
@@ -39,7 +163,7 @@ function sourceView(source: Json, type: string): Node {
     if (type === "image" || mediaType.toLowerCase().startsWith("image/")) {
       const img = el("img");
       img.src = url;
-      img.alt = `${given} (${bytes} bytes)`;
+      img.alt = label(`${given} (${bytes} bytes)`);
       box.append(img);
     }
     const link = el("a", null, `${given}, ${bytes} bytes${mediaType === given ? "" : ` (downloaded as ${mediaType}: not a media type a URL can carry)`}`);
@@ -49,46 +173,64 @@ function sourceView(source: Json, type: string): Node {
     return box;
   }
   if (source?.type === "url") return el("div", "media", null, el("span", "muted", "url "), el("code", null, String(source.url)));
-  return el("pre", "raw", pretty(source));
+  return el("pre", "raw", jsonLabel(source));
 }
 
-function blockView(b: Block): HTMLElement {
+function blockView(b: Block, budget: Budget): HTMLElement {
   switch (b.type) {
     case "text":
-      return el("div", "block text", b.text);
+      return longText(budget, "div", "block text", String(b.text ?? ""));
     case "thinking": {
       const meta = b.metadata && typeof b.metadata === "object" ? b.metadata : {};
       // a carrier (docs/streams.md): provider data kept in its place, not reasoning
       const kept = meta.providerBlock;
       if (kept && typeof kept === "object" && !Array.isArray(kept)) {
         const kind = typeof kept.type === "string" ? kept.type : (Object.keys(kept).find((k) => k !== "thoughtSignature") ?? "block");
-        return el("details", "block provider-block", null, el("summary", null, `${String(meta.provider ?? "provider")} ran a tool: ${kind}`), el("pre", "raw", pretty(kept)));
+        return el("details", "block provider-block", null, el("summary", null, `${String(meta.provider ?? "provider")} ran a tool: ${kind}`), jsonView(budget, "raw", kept));
       }
       if (Array.isArray(meta.citations)) {
-        return el("details", "block citations", null, el("summary", null, `citations of the text above · ${meta.citations.length}`), el("pre", "raw", pretty(meta.citations)));
+        return el("details", "block citations", null, el("summary", null, `citations of the text above · ${meta.citations.length}`), jsonView(budget, "raw", meta.citations));
       }
       const label = ["thinking", meta.redacted ? "(redacted)" : null, meta.signature ? "(signed)" : null].filter(Boolean).join(" ");
-      return el("details", "block thinking", null, el("summary", null, `${label} · ${String(b.thinking).length} chars`), el("div", "thought", b.thinking));
+      const thought = String(b.thinking ?? "");
+      return el("details", "block thinking", null, el("summary", null, `${label} · ${thought.length} chars`), longText(budget, "div", "thought", thought));
     }
     case "tool_use": {
-      const args = b.metadata?.argumentsError ? el("pre", "args error", `${b.content ?? ""}\n${b.metadata.argumentsError}`) : el("pre", "args", pretty(b.input));
+      const args = b.metadata?.argumentsError ? longText(budget, "pre", "args error", `${b.content ?? ""}\n${b.metadata.argumentsError}`) : jsonView(budget, "args", b.input);
       return el("div", "block tool-use", null, el("div", "head", null, el("span", "tag", "tool call"), el("strong", null, b.name || "(unnamed)"), el("code", "muted", b.id), el("span", `state state-${b.state}`, b.state)), args);
     }
     case "tool_result": {
       const out = el("div", "outputs");
-      for (const o of Array.isArray(b.output) ? b.output : []) out.append(blockView(o));
+      blocksInto(out, Array.isArray(b.output) ? b.output : [], budget);
       return el("div", "block tool-result", null, el("div", "head", null, el("span", "tag", "tool result"), el("strong", null, b.name ?? ""), el("code", "muted", b.id), el("span", `state state-${b.state}`, b.state)), out);
     }
     case "hint":
-      return el("div", "block hint", null, el("span", "tag", "hint"), el("span", null, b.hint), b.source ? el("span", "muted", ` (${typeof b.source === "string" ? b.source : pretty(b.source)})`) : null);
+      return el("div", "block hint", null, el("span", "tag", "hint"), longText(budget, "span", "", String(b.hint ?? "")), b.source ? el("span", "muted", ` (${jsonLabel(b.source)})`) : null);
     case "data":
     case "image":
     case "audio":
     case "video":
       return el("div", `block media-block ${b.type}`, null, el("span", "tag", b.type + (b.name ? `: ${b.name}` : "")), sourceView(b.source, b.type));
     default:
-      return el("pre", "block raw", pretty(b));
+      return jsonView(budget, "block raw", b);
   }
+}
+
+/** `blocks` into `box`: the first BLOCK_LIMIT of them, as far as the card's budget goes, then a note saying how many
+ * more there are and a button that shows them. */
+function blocksInto(box: HTMLElement, blocks: Block[], budget: Budget): void {
+  let shown = 0;
+  while (shown < blocks.length && shown < BLOCK_LIMIT && budget.left > 0) box.append(blockView(blocks[shown++]!, budget));
+  if (shown === blocks.length) return;
+  const more = el("button", null, "show them");
+  more.type = "button";
+  const note = el("div", "cut muted", `${count(blocks.length - shown)} more blocks (${count(blocks.length)} in all) `, more);
+  more.addEventListener("click", () => {
+    const rest = new Budget();
+    rest.left = Infinity; // (each block's text is still cut at TEXT_LIMIT, with its own button)
+    note.replaceWith(fragment(blocks.slice(shown).map((b) => blockView(b, rest))));
+  });
+  box.append(note);
 }
 
 function usageText(u: Json): string {
@@ -107,7 +249,7 @@ function card(m: Msg, live: boolean): HTMLElement {
     live ? el("span", "badge live", "streaming") : null,
     meta.agentscope_generate_reason ? el("span", "badge", String(meta.agentscope_generate_reason)) : null);
   const body = el("div", "blocks");
-  for (const b of m.content as Block[]) body.append(blockView(b));
+  blocksInto(body, m.content as Block[], new Budget());
   const foot = el("footer", "muted", usageText(m.usage));
   if (Array.isArray(meta.agentmsg_reduce_errors)) foot.append(el("div", "error", `dropped (invalid): ${meta.agentmsg_reduce_errors.join("; ")}`));
   return el("article", live ? "card live" : "card", null, head, body, foot);
@@ -245,7 +387,7 @@ async function main(): Promise<void> {
   cards.replaceChildren(fragment(messages.map((m) => card(m, false))));
   const problems = reducer ? (reducer as Reducer).problems.length : 0;
   status.textContent = `done · ${events} events · ${messages.length} message(s)${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${restarts ? ` · restarted ${restarts} time(s)` : ""}${problems ? ` · ${problems} problem(s) fixed by the tolerant rules` : ""}`;
-  $("messages-json").textContent = JSON.stringify(messages, null, 2);
+  $("messages-json").textContent = wholeJson(messages);
   $<HTMLDetailsElement>("json-box").hidden = false;
   document.body.dataset.state = "done";
 }
