@@ -15,17 +15,21 @@ provider: the providers, their key variables and stream flags come from the regi
     agentmsg serve EVENTS_FILE [--port N]     the event viewer (a page rendering the reply live)
 
 Each command module has ``add_parser(subparsers)``; the parsed arguments carry ``func(args, out) -> exit code``.
+:data:`COMMANDS` names each command's module and its line of ``agentmsg --help``: a run imports the module of the
+command it runs alone (``agentmsg --help`` none), as CI runs ``agentmsg validate FILE`` per file
+(``tests/cli/test_startup.py`` checks it).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from agentmsg import __version__, schema_documents
-from agentmsg.cli import chat, count, events, format, parse, schema, serve, trim, validate
 from agentmsg.cli._io import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
@@ -38,27 +42,99 @@ from agentmsg.cli._io import (
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (validate, schema, events, format, count, trim, parse, chat, serve)
+#: Each command, in the order ``agentmsg --help`` lists them: the module (``agentmsg.cli.MODULE``) whose
+#: ``add_parser`` builds its parser, and its line in ``agentmsg --help`` (the module gives no ``help=``).
+COMMANDS: Final = {
+    "validate": ("validate", "validate JSON files against a schema (exit 0 valid, 1 invalid, 2 usage or unreadable)"),
+    "schema": ("schema", "print a schema, or list them"),
+    "reduce": ("events", "reduce an event stream (JSONL, SSE or a JSON array) to messages, one JSON per line"),
+    "events": ("events", "print the event stream of messages (JSONL, or SSE with --sse)"),
+    "format": ("format", "format a conversation as a provider request (body on stdout, diagnostics on stderr)"),
+    "count": ("count", "count a conversation's input tokens for a provider, offline (the count as JSON on stdout)"),
+    "trim": (
+        "trim",
+        "cut a conversation to a token budget for a provider (trimmed conversation on stdout, removals on stderr)",
+    ),
+    "parse": ("parse", "a provider's response or stream -> the agentmsg message (or its events)"),
+    "chat": ("chat", "stream a reply from a provider, live"),
+    "serve": ("serve", "the event viewer: a page that renders an event file's reply live"),
+}
+
+if TYPE_CHECKING:
+    _SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+else:
+    _SubParsers = argparse._SubParsersAction
+
+
+class _Commands(_SubParsers):
+    """The subcommands, each parser built by its module's ``add_parser`` when the command is named (argparse
+    calls this action with it), so that a run imports that module alone: until then a command is a placeholder
+    parser that holds its line of ``agentmsg --help``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._unbuilt: set[str] = set()
+        for name, (_module, text) in COMMANDS.items():
+            super().add_parser(name, help=text)
+            self._unbuilt.add(name)
+
+    def build(self, name: str) -> None:
+        """The parser of command ``name`` (and of the other commands of its module), if not built yet."""
+        if name not in self._unbuilt:
+            return
+        schema_documents()  # registers every shipped schema in KINDS (validate's and schema's choices)
+        importlib.import_module(f"{__name__}.{COMMANDS[name][0]}").add_parser(self)
+        if name in self._unbuilt:
+            raise RuntimeError(f"agentmsg.cli.{COMMANDS[name][0]} built no parser for {name!r}")
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        """A command module's parser, in place of the placeholder, with the help line of :data:`COMMANDS`;
+        its ``--help`` page says what the command does when the module gives no description."""
+        if name not in self._unbuilt:
+            raise RuntimeError(f"{name!r} is no command of agentmsg.cli.COMMANDS, or is built twice")
+        self._unbuilt.discard(name)
+        place = next(i for i, action in enumerate(self._choices_actions) if action.dest == name)
+        del self._choices_actions[place], self._name_parser_map[name]
+        text = COMMANDS[name][1]
+        parser = super().add_parser(name, help=text, **kwargs)
+        self._choices_actions.insert(place, self._choices_actions.pop())  # where the placeholder was listed
+        if not parser.description:
+            parser.description = text[:1].upper() + text[1:] + "."
+        return parser
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        if isinstance(values, Sequence) and values and isinstance(values[0], str):
+            self.build(values[0])  # (an unknown name: argparse says so, from the placeholders' names)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _parser() -> tuple[argparse.ArgumentParser, _Commands]:
+    """The parser of ``agentmsg``, each command's built when it is named."""
+    parser = argparse.ArgumentParser(prog="agentmsg", description="Schema-first messages and events for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"agentmsg {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, action=_Commands)
+    assert isinstance(sub, _Commands)
+    return parser, sub
 
 
 def build_parser() -> argparse.ArgumentParser:
-    schema_documents()  # registers every shipped schema in KINDS
-    parser = argparse.ArgumentParser(prog="agentmsg", description="Schema-first messages and events for LLM agents.")
-    parser.add_argument("--version", action="version", version=f"agentmsg {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add_parser(sub)
-    helps = {action.dest: action.help for action in sub._choices_actions}
-    for name, subparser in sub.choices.items():  # every --help page says what the command does
-        if not subparser.description and helps.get(name):
-            subparser.description = str(helps[name])[:1].upper() + str(helps[name])[1:] + "."
+    """The parser of ``agentmsg`` with every command's parser built (``main`` builds the one it runs alone)."""
+    parser, sub = _parser()
+    for name in COMMANDS:
+        sub.build(name)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None or sys.stderr is None:  # started with `>&-` or `2>&-`
         return _closed_at_start()
-    parser = build_parser()
+    parser, _ = _parser()
     try:
         args, extra = parser.parse_known_args(argv)
         if extra:  # said with the command's own usage line (argparse gives the top-level one)

@@ -174,7 +174,6 @@ def _key_variables() -> str:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "chat",
-        help="stream a reply from a provider, live",
         description="Stream a reply from a provider, live. The API key is read from the provider's environment "
         f"variable: {_key_variables()}.",
         **exit_status(

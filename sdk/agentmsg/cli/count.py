@@ -62,7 +62,6 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "count",
-        help="count a conversation's input tokens for a provider, offline (the count as JSON on stdout)",
         description="Count a conversation's input tokens for a provider, offline: per message, tools, framing.",
         **exit_status(
             "0  the count is printed (legacy-key notes on stderr do not count)",

@@ -282,7 +282,6 @@ def _reduce_protocol(
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "reduce",
-        help="reduce an event stream (JSONL, SSE or a JSON array) to messages, one JSON per line",
         **exit_status(
             "0  every reply was read whole, and no event was bad (a legacy key read in its current form is a",
             "   note: FILE:POINTER: note: ... [legacy-key])",
@@ -319,7 +318,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run_reduce)
     p = sub.add_parser(
         "events",
-        help="print the event stream of messages (JSONL, or SSE with --sse)",
         **exit_status(
             "0  every message was turned into events",
             "1  a record is not a valid ASSISTANT message (not JSON, beyond the limits, another role): said on",

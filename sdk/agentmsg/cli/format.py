@@ -148,7 +148,6 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "format",
-        help="format a conversation as a provider request (body on stdout, diagnostics on stderr)",
         description="Format a conversation (a JSON array of messages) as a provider request body.",
         **exit_status(
             "0  the body is printed (diagnostics and legacy-key notes on stderr, one JSON line each, do not count)",

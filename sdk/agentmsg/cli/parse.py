@@ -267,7 +267,6 @@ def _choice(text: str) -> str:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "parse",
-        help="a provider's response or stream -> the agentmsg message (or its events)",
         **exit_status(
             "0  the reply was read whole (notes of data the message has no place for do not count)",
             "1  it was not: a cut stream, an error from the provider, payloads that could not be read; the",

@@ -72,7 +72,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "schema",
-        help="print a schema, or list them",
         description="Without NAME, list the schemas (kind and $id). With NAME, print that canonical JSON Schema "
         "(draft 2020-12); --bundle prints one self-contained document with every schema it uses, for other "
         "languages and tools; --strict prints the closed variant strict readers use (unknown keys rejected). "

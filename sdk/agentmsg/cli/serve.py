@@ -249,7 +249,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
-        help="the event viewer: a page that renders an event file's reply live",
         **exit_status(
             "0  stopped with Ctrl-C",
             "2  usage error: the web extra is missing, the address cannot be listened on, EVENTS_FILE cannot",

@@ -101,7 +101,6 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "trim",
-        help="cut a conversation to a token budget for a provider (trimmed conversation on stdout, removals on stderr)",
         description="Cut a conversation to a token budget: the system prompt and the latest turn kept, whole units"
         " (a tool call with its results) removed oldest first, each removal reported.",
         **exit_status(

@@ -317,7 +317,6 @@ def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO) -> 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "validate",
-        help="validate JSON files against a schema (exit 0 valid, 1 invalid, 2 usage or unreadable)",
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

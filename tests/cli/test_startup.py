@@ -1,0 +1,85 @@
+"""What a run of the command line imports: the module of the command it runs, not every command's (CI runs
+``agentmsg validate FILE`` once per file, scripts call the CLI many times: each import is start-up time). The
+structure is checked, in a fresh interpreter, through ``sys.modules``; no time is measured."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+COMMAND_MODULES = {
+    f"agentmsg.cli.{module}"
+    for module in ("validate", "schema", "events", "format", "count", "trim", "parse", "chat", "serve")
+}
+#: what no command but its own needs: the HTTP client, the web endpoint and viewer, the UI protocols, token counts
+HEAVY = {"httpx", "agentmsg.clients", "agentmsg.web", "agentmsg.ui", "agentmsg.ui.agui", "agentmsg.ui.ai_sdk"}
+
+_RUN = """
+import json, sys
+from agentmsg.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:  # (never: main returns its exit status)
+    code = exc.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _imported(*argv: str) -> tuple[int, set[str]]:
+    """The exit status of ``agentmsg ARGV`` run in a fresh interpreter, and every module it imported."""
+    done = subprocess.run([sys.executable, "-c", _RUN, *argv], capture_output=True, text=True, timeout=120, check=False)
+    report = json.loads(done.stderr.splitlines()[-1])
+    return report["code"], set(report["modules"])
+
+
+@pytest.fixture(scope="module")
+def msg_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("startup") / "msg.json"
+    message = {"id": "m1", "name": None, "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+    path.write_text(json.dumps(message), encoding="utf-8")
+    return path
+
+
+def test_help_imports_no_command_module() -> None:
+    code, modules = _imported("--help")
+    assert code == 0
+    assert modules & COMMAND_MODULES == set()
+    assert modules & HEAVY == set()
+
+
+def test_validate_imports_its_own_module_alone(msg_file: Path) -> None:
+    code, modules = _imported("validate", str(msg_file))
+    assert code == 0
+    assert modules & COMMAND_MODULES == {"agentmsg.cli.validate"}
+    assert modules & HEAVY == set()
+
+
+def test_a_command_help_page_imports_that_command_alone() -> None:
+    code, modules = _imported("format", "--help")
+    assert code == 0
+    assert modules & COMMAND_MODULES == {"agentmsg.cli.format"}
+    code, modules = _imported("reduce", "--help")  # events.py builds reduce and events both
+    assert code == 0
+    assert modules & COMMAND_MODULES == {"agentmsg.cli.events"}
+
+
+def test_the_parser_built_on_demand_is_the_whole_one() -> None:
+    """``agentmsg --help`` lists the commands from COMMANDS; a command's parser, built when it is named, is the one
+    :func:`build_parser` builds with every command (the same help, in the same place)."""
+    from agentmsg.cli import COMMANDS, _parser, build_parser
+
+    assert {f"agentmsg.cli.{module}" for module, _ in COMMANDS.values()} == COMMAND_MODULES
+    whole = build_parser()
+    lazy, commands = _parser()
+    assert lazy.format_help() == whole.format_help()
+    every = next(a for a in whole._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(every.choices) == list(commands.choices) == list(COMMANDS)
+    for name in COMMANDS:
+        commands.build(name)
+        assert commands.choices[name].format_help() == every.choices[name].format_help(), name
+    assert lazy.format_help() == whole.format_help()
