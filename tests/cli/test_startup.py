@@ -16,8 +16,18 @@ COMMAND_MODULES = {
     f"agentmsg.cli.{module}"
     for module in ("validate", "schema", "events", "format", "count", "trim", "parse", "chat", "serve")
 }
-#: what no command but its own needs: the HTTP client, the web endpoint and viewer, the UI protocols, token counts
-HEAVY = {"httpx", "agentmsg.clients", "agentmsg.web", "agentmsg.ui", "agentmsg.ui.agui", "agentmsg.ui.ai_sdk"}
+#: what validating a message needs none of: the HTTP client, the web endpoint and viewer, the UI protocols, token
+#: counts, the providers (a conversation is formatted for one; a message or events file is not)
+HEAVY = {
+    "httpx",
+    "agentmsg.clients",
+    "agentmsg.web",
+    "agentmsg.ui",
+    "agentmsg.ui.agui",
+    "agentmsg.ui.ai_sdk",
+    "agentmsg.context",
+    "agentmsg.providers",
+}
 
 _RUN = """
 import json, sys
@@ -57,6 +67,21 @@ def test_validate_imports_its_own_module_alone(msg_file: Path) -> None:
     assert code == 0
     assert modules & COMMAND_MODULES == {"agentmsg.cli.validate"}
     assert modules & HEAVY == set()
+
+
+def test_validate_still_checks_the_provider_it_is_given(msg_file: Path) -> None:
+    """``--provider``'s choices are the registry's, read when the option is given (or listed)."""
+    code, modules = _imported("validate", "--provider", "anthropic", str(msg_file))
+    assert code == 0 and "agentmsg.providers" in modules
+    done = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "validate", "--provider", "nope", str(msg_file)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "argument --provider: invalid choice: 'nope' (choose from 'openai', " in done.stderr
 
 
 def test_a_command_help_page_imports_that_command_alone() -> None:

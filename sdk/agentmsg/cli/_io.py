@@ -8,8 +8,8 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
-from typing import IO, Any, TextIO, TypeVar
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any, TextIO, TypeVar, overload
 
 from agentmsg import limits
 from agentmsg.errors import Problem, SizeLimitError
@@ -355,6 +355,26 @@ def foreign(e: dict[str, Any]) -> bool:
     """Whether a provider parser's event says the body held none of its payloads (another provider's stream)."""
     value = e.get("value")
     return e.get("type") == "CUSTOM" and isinstance(value, dict) and value.get("foreign") is True
+
+
+class ProviderNames(Sequence[str]):
+    """The registry's names (``agentmsg.providers.NAMES``) as an option's choices, read when argparse first
+    checks or lists them: a command whose ``--provider`` is optional (validate) and not given does not import
+    the providers."""
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        from agentmsg.providers import NAMES
+
+        return NAMES[index]
+
+    def __len__(self) -> int:
+        from agentmsg.providers import NAMES
+
+        return len(NAMES)
 
 
 def reply_hint(head: bytes) -> str | None:

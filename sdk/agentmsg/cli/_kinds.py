@@ -16,7 +16,6 @@ from agentmsg import GenerateReason
 from agentmsg.conversation import decode_messages
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import DEFAULT_MAX_PROBLEMS, Reducer, sniff_format
-from agentmsg.providers import ERROR, LOSSY, NAMES, RULES, get
 
 #: the kinds ``--kind`` takes besides the schemas' (agentmsg.KINDS): told from the file, or a conversation
 AUTO: Final = "auto"
@@ -176,6 +175,8 @@ def conversation_problems(messages: list[Any], provider: str | None) -> tuple[li
     """(problems, notes) of a conversation whose messages are each valid: formatted for ``provider`` (or, with
     none, for the registry's first, keeping only the pairing rules every provider shares), the diagnostics
     ``strict=True`` refuses (lossy and error) are problems, the rewrites notes."""
+    from agentmsg.providers import ERROR, LOSSY, NAMES, RULES, get  # (here: a message or events file needs none)
+
     try:
         msgs = decode_messages(orjson.dumps(messages))
         request = get(provider or NAMES[0]).format_request(msgs)

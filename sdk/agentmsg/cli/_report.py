@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -17,7 +16,6 @@ import attrs
 import orjson
 
 from agentmsg import __version__
-from agentmsg.cli._rules import describe, help_uri
 from agentmsg.errors import Problem
 from agentmsg.events import DEFAULT_MAX_PROBLEMS
 
@@ -91,6 +89,8 @@ def sarif(files: dict[str, list[Finding]], command: str = "validate") -> str:
     """A SARIF 2.1.0 log: one run of agentmsg, its rules (those found, with help text and a link to docs/rules.md),
     one result per problem (level error, or note), located at the file (and line, when known), the JSON pointer
     in the message and as a logical location."""
+    from agentmsg.cli._rules import describe, help_uri  # (here: the rules list the providers', a line report none)
+
     rules: dict[str, int] = {}
     results: list[dict[str, Any]] = []
     for path, found in files.items():
@@ -152,6 +152,10 @@ def junit(files: dict[str, list[Finding]], command: str = "validate") -> str:
     """JUnit XML: a testsuite ``agentmsg <command>``, one testcase per file (its name the file), one ``failure``
     element per problem (its type the rule; notes go to system-out). A file that could not be read is an
     ``error``."""
+    import xml.etree.ElementTree as ET
+
+    from agentmsg.cli._rules import describe, help_uri
+
     suite = ET.Element("testsuite", name=f"agentmsg {command}")
     failures = errors = 0
     for path, found in files.items():

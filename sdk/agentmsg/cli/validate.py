@@ -19,6 +19,7 @@ from agentmsg.cli._io import (
     EXIT_OK,
     EXIT_USAGE,
     Peeked,
+    ProviderNames,
     UsageError,
     clip,
     command_limits,
@@ -36,7 +37,6 @@ from agentmsg.cli._kinds import AUTO, CONVERSATION, Across, detect, schema_kind
 from agentmsg.cli._report import Collector
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import iter_sse_events
-from agentmsg.providers import NAMES
 
 #: (pointer prefix, instance, problem, line) of one instance of a file (``agentmsg.read_records``)
 Record = tuple[str, Any, Problem | None, int | None]
@@ -328,12 +328,12 @@ def add_parser(sub: Any) -> None:
         help="what the files hold (default: auto, told from each file's start: msg, conversation (a JSON array of "
         "messages), event (JSON lines, SSE or a JSON array of agent events), content-block)",
     )
-    p.add_argument(
+    provider = p.add_argument(
         "--provider",
-        choices=NAMES,
         help="conversations: also what this provider's formatter would not send as it is (its lossy and error "
         "diagnostics are problems, as format --strict refuses them; its rewrites notes)",
     )
+    provider.choices = ProviderNames()  # (after add_argument, which lists the choices to check the metavar)
     p.add_argument(
         "--strict", action="store_true", help="reject keys the schema does not declare (default: accept them, as notes)"
     )
