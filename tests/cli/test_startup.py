@@ -108,3 +108,11 @@ def test_the_parser_built_on_demand_is_the_whole_one() -> None:
         commands.build(name)
         assert commands.choices[name].format_help() == every.choices[name].format_help(), name
     assert lazy.format_help() == whole.format_help()
+
+
+def test_format_imports_no_http_client(msg_file: Path) -> None:
+    """Formatting downloads no media unless allowed: neither httpx nor the cookie jar its client is given is
+    imported (http.cookiejar brings urllib.request, http.client and ssl)."""
+    code, modules = _imported("format", "--provider", "openai", str(msg_file))
+    assert code == 0
+    assert modules & {"httpx", "http.cookiejar", "urllib.request", "agentmsg.clients"} == set()

@@ -17,7 +17,6 @@ import socket
 import threading
 import time
 import zlib
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any, Final
 from urllib.parse import SplitResult, urljoin, urlsplit
 
@@ -138,6 +137,8 @@ class Downloader:
         """The body of ``url`` and its Content-Type, under the policy (redirects followed up to its limit,
         each hop checked). Every failure is a :class:`~agentmsg.ValidationError` at ``pointer``."""
         policy = self.policy
+        from http.cookiejar import CookieJar, DefaultCookiePolicy  # (here, as httpx: a download's alone)
+
         import httpx
 
         if self._client is None:
