@@ -23,6 +23,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import orjson
+
+from agentmsg._codec.jsontext import json_type
 from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole
@@ -605,6 +608,55 @@ def _error(b: StreamBuilder, err: Any) -> None:
     )
 
 
+_LOGPROBS: Final = "log probabilities (logprobs) are not kept (the message has no place for them)"
+
+#: What a response says of this call that the message has no place for: said (StreamBuilder.not_kept) when it says
+#: something, as Chat Completions' ``moderation`` and Anthropic's ``input_transformations`` and ``diagnostics`` are
+_RESPONSE_NOT_KEPT: Final = (
+    ("moderation", "moderation results"),
+    ("input_transformations", "the reasoning inputs the API withheld from the model"),
+    ("prompt_cache_diagnostics", "the prompt cache diagnostics"),
+)
+_RESPONSE_NOT_KEPT_KEYS: Final = frozenset(key for key, _ in _RESPONSE_NOT_KEPT)
+
+
+def _shown(value: Any, limit: int = 200) -> str:
+    """``value`` as JSON text in a note, cut after ``limit`` characters (one nested too deep is named by its type)."""
+    try:
+        text = orjson.dumps(value).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return f"a JSON {json_type(value)} nested too deep to show"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _response_not_kept(b: StreamBuilder, r: Mapping[str, Any]) -> None:
+    for key, what in _RESPONSE_NOT_KEPT:
+        value = r.get(key)
+        if any(value.values()) if isinstance(value, dict) else value:  # (an object of nulls or empties: nothing)
+            b.not_kept(key, f"{what} ({key}: {_shown(value)}) are not kept (the message has no place for them)")
+
+
+def _call_not_kept(b: StreamBuilder, item: Mapping[str, Any]) -> None:
+    """What a function_call item says beside its call that the message has no place for: its ``namespace`` (the
+    tool_use block's name is the function's alone) and its ``caller`` when the call is not the model's own (a
+    ``program`` item's code called it); said once per reply and kind."""
+    namespace = item.get("namespace")
+    if namespace:
+        b.not_kept(
+            "namespace",
+            f"a function call's namespace ({_shown(namespace, 80)}) is not kept: the tool_use block names the"
+            " function alone",
+        )
+    caller = item.get("caller")
+    kind = caller.get("type") if isinstance(caller, dict) else caller
+    if caller and kind != "direct":
+        b.not_kept(
+            f"caller/{str(kind)[:40]}",
+            f"the caller of a function call ({_shown(caller)}: code the provider runs calls the tool) is not kept"
+            " (the message has no place for it)",
+        )
+
+
 #: Output item types of tools the provider runs itself (and others the message has no place for): said as not kept
 _TOOL_ITEMS = "tools the provider ran itself, and items the message has no place for"
 
@@ -685,9 +737,17 @@ REPLY_FIELDS: Final = (
     ReplyField("output[] function_call", MAPPED, "a tool_use block (`call_id`, `name`, `arguments`)"),
     ReplyField("output[] function_call .id|.status", NOT_READ, "calls are replayed by their call_id"),
     ReplyField(
+        "output[] function_call .namespace|.caller",
+        NOT_KEPT,
+        "a tool namespace's function; programmatic tool calling (a `program` item's code called it)",
+    ),
+    ReplyField(
         "output[] web_search_call, file_search_call, code_interpreter_call, ... (other item types)",
         NOT_KEPT,
         _TOOL_ITEMS,
+    ),
+    ReplyField(
+        "moderation|input_transformations|prompt_cache_diagnostics", NOT_KEPT, "what the API did with the request"
     ),
     ReplyField("usage.input_tokens", MAPPED, "usage `inputTokens`"),
     ReplyField("usage.output_tokens", MAPPED, "usage `outputTokens`"),
@@ -761,6 +821,8 @@ class Reader(PayloadReader):
                 st.streamed = True
                 delta = self.b.string(obj.get("delta"), "a text delta") or ""
                 slot = f"m{obj['output_index']}"
+                if obj.get("logprobs"):  # (the done item repeats them, said there too: a cut stream has none)
+                    self.b.not_kept("logprobs", _LOGPROBS)
                 self.b.text(delta, slot=slot)
                 if delta and type(self) is Reader:  # (a subclass may read payloads its own way)
                     self._route(event, obj, delta, slot)
@@ -926,9 +988,7 @@ class Reader(PayloadReader):
                         b.refused()
             for part in as_list(item.get("content")):
                 if isinstance(part, dict) and part.get("logprobs"):
-                    b.not_kept(
-                        "logprobs", "log probabilities (logprobs) are not kept (the message has no place for them)"
-                    )
+                    b.not_kept("logprobs", _LOGPROBS)
             had_text = b.is_open(slot)
             b.end_block(slot)
             b.end_block(f"{slot}/refusal")
@@ -943,6 +1003,7 @@ class Reader(PayloadReader):
         elif kind == "reasoning":
             self._reasoning_done(index, st, item)
         elif kind == "function_call":
+            _call_not_kept(b, item)
             if st.kind != "function_call" or not b.open_call(index):
                 b.tool_call(
                     index,
@@ -989,6 +1050,8 @@ class Reader(PayloadReader):
         b = self.b
         if b.response_id is None or b.model is None:
             b.identify(r.get("id"), r.get("model"))
+        if not _RESPONSE_NOT_KEPT_KEYS.isdisjoint(r):
+            _response_not_kept(b, r)
         if r.get("usage") is not None:
             b.set_usage(_usage(r["usage"], b))
         if not self._started:

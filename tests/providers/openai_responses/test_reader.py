@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 
 from agentmsg import reduce_events
 from agentmsg.providers import get
@@ -177,3 +178,109 @@ def test_a_reasoning_item_whose_summary_parts_are_empty_keeps_its_id() -> None:
         ], summary
         whole = P.parse_response(stream[-1]["response"])
         assert [(b.type, (b.metadata or {}).get("itemId")) for b in whole.content] == [("thinking", "rs_0")]
+
+
+# ---- fields the official SDK's models name that the reader dropped unsaid (its types are the oracle) -----------
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_none=True, warnings=False)
+    return dumped
+
+
+def _whole(*output: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {**RESP, "status": "completed", "output": list(output), **extra}
+
+
+def test_a_function_calls_namespace_and_program_caller_are_said_as_not_kept() -> None:
+    # a function_call of a namespace tool, called by a program item's code: the tool_use block names the function
+    # alone and has no place for its caller; both were dropped unsaid (whole and streamed)
+    pytest.importorskip("openai")
+    from openai.types.responses.response_function_tool_call import CallerProgram, ResponseFunctionToolCall
+
+    call = _dump(
+        ResponseFunctionToolCall(
+            type="function_call",
+            id="fc_1",
+            call_id="call_1",
+            name="lookup",
+            arguments='{"q": 1}',
+            namespace="crm",
+            caller=CallerProgram(type="program", caller_id="prog_1"),
+            status="completed",
+        )
+    )
+    whole = P.response_events(orjson.dumps(_whole(call)))
+    streamed = list(
+        P.parse_stream(
+            _sse(
+                _created(),
+                {"type": "response.output_item.added", "output_index": 0, "item": {**call, "arguments": ""}},
+                {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": '{"q": 1}'},
+                {"type": "response.output_item.done", "output_index": 0, "item": call},
+                _done(),
+            )
+        )
+    )
+    for events in (whole, streamed):
+        msg = reduce_ok(events)
+        assert [(b.type, b.name, b.input) for b in msg.content] == [("tool_use", "lookup", {"q": 1})]
+        said = " ".join(m for _, m in _said(events))
+        assert 'namespace ("crm")' in said
+        assert '"caller_id":"prog_1"' in said
+    # a direct caller and no namespace: nothing to say
+    plain = {**call, "caller": {"type": "direct"}}
+    del plain["namespace"]
+    assert _said(P.response_events(orjson.dumps(_whole(plain)))) == []
+
+
+def test_a_responses_moderation_withheld_inputs_and_cache_diagnostics_are_said() -> None:
+    # moderation results, the reasoning inputs the API withheld, the prompt cache diagnostics: news of this call
+    # (Chat Completions' moderation and Anthropic's input_transformations are said so); dropped unsaid before
+    pytest.importorskip("openai")
+    from openai.types.responses.response import (
+        InputTransformation,
+        PromptCacheDiagnosticsCacheMiss,
+    )
+
+    withheld = _dump(InputTransformation(id="rs_old", action="removed", reason="model_mismatch", type="reasoning"))
+    miss = _dump(PromptCacheDiagnosticsCacheMiss(type="cache_miss", reason="tools_changed", cache_missed_tokens=812))
+    moderation = {"input": {"type": "moderation_results", "model": "omni-moderation", "results": []}}
+    text = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "hi", "annotations": []}]}  # fmt: skip
+    extra = {"input_transformations": [withheld], "prompt_cache_diagnostics": miss, "moderation": moderation}
+    events = P.response_events(orjson.dumps(_whole(text, **extra)))
+    assert reduce_ok(events).text_content == "hi"
+    said = " ".join(m for _, m in _said(events))
+    assert '"rs_old"' in said and '"tools_changed"' in said and '"omni-moderation"' in said
+    streamed = list(P.parse_stream(_sse(_created(), _done(**extra))))
+    assert len(_said(streamed)) == 3
+    # empty ones say nothing
+    quiet = {"input_transformations": [], "prompt_cache_diagnostics": None, "moderation": {"input": None}}
+    assert _said(P.response_events(orjson.dumps(_whole(text, **quiet)))) == []
+
+
+def test_a_text_deltas_logprobs_are_said_when_no_done_item_follows() -> None:
+    # a stream cut after its text deltas: the logprobs they carried were dropped unsaid (only the done item's were)
+    pytest.importorskip("openai")
+    from openai.types.responses import ResponseTextDeltaEvent
+    from openai.types.responses.response_text_delta_event import Logprob
+
+    delta = _dump(
+        ResponseTextDeltaEvent(
+            type="response.output_text.delta",
+            item_id="msg_1",
+            output_index=0,
+            content_index=0,
+            delta="hi",
+            logprobs=[Logprob(token="hi", logprob=-0.25)],
+            sequence_number=3,
+        )
+    )
+    added = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}
+    events = list(
+        P.parse_stream(
+            _sse(_created(), {"type": "response.output_item.added", "output_index": 0, "item": added}, delta)
+        )
+    )
+    assert [m for _, m in _said(events) if "logprobs" in m]

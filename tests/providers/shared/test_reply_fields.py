@@ -446,8 +446,18 @@ PROBES["openai_responses"] = {
         "fc_probe",
         key="output",
     ),
+    "output[] function_call .namespace|.caller": add_block(
+        {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}", "namespace": "probe-ns"},
+        None,
+        key="output",
+    ),
     "output[] web_search_call, file_search_call, code_interpreter_call, ... (other item types)": add_block(
         {"type": "web_search_call", "id": "ws_1", "status": "completed"}, None, key="output"
+    ),
+    "moderation|input_transformations|prompt_cache_diagnostics": put(
+        "input_transformations",
+        [{"id": "rs_1", "action": "removed", "reason": "model_mismatch", "type": "reasoning"}],
+        None,
     ),
     "usage.input_tokens": put("usage.input_tokens", 4711, "4711"),
     "usage.output_tokens": put("usage.output_tokens", 4712, "4712"),
