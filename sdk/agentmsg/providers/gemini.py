@@ -35,7 +35,7 @@ from agentmsg.providers._request.turns import TurnWalk
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.partial_json import json_fragment_writer
-from agentmsg.providers._response.payload import base64_source, safe_int, usage_dict
+from agentmsg.providers._response.payload import as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
 from agentmsg.providers.base import CountEndpoint, Entry, Spec, TokenProfile
 
@@ -706,7 +706,11 @@ def _media_part(b: StreamBuilder, i: int, part: Mapping[str, Any]) -> None:
         what = "inlineData without standard base64 data" if inline is not None else "fileData without a fileUri"
         b.problem("type", f"a part with {what}: skipped")
         return
-    b.media({"type": "data", "source": source}, choice=i)
+    block: dict[str, Any] = {"type": "data", "source": source}
+    name = as_object(inline if isinstance(inline, dict) else file).get("displayName")  # (its label: the block's name)
+    if isinstance(name, str) and name:
+        block["name"] = name
+    b.media(block, choice=i)
 
 
 #: Parts of tools the provider runs itself (no call for the client): the code it ran and its result, and a built-in
@@ -718,6 +722,21 @@ _SERVER_PARTS = {
     "toolCall": "a built-in tool the provider runs itself",
     "toolResponse": "a built-in tool the provider runs itself",
 }
+
+#: What the reader reads of a part (its kind, and a thought's flag and signature); the kinds it reads beside it
+_READ_PART_KINDS = frozenset(("text", "functionCall", "inlineData", "fileData"))
+_READ_PART_KEYS = _READ_PART_KINDS | {"thought", "thoughtSignature"}
+
+
+def _part_not_kept(b: StreamBuilder, i: int, part: Mapping[str, Any]) -> None:
+    """The fields of a part the reader reads (a text, a call, media) that the message has no place for, beside what
+    it reads (a ``videoMetadata``, a ``mediaResolution``, a ``partMetadata``, another kind of part's field): said
+    once per reply and field, not dropped silently."""
+    for key in part:
+        if key not in _READ_PART_KEYS and part[key] is not None:
+            shown = str(key)[:60]
+            b.not_kept(f"part-{shown}/{i}", f"a part's {shown} is not kept (the message has no place for it)", i)
+
 
 #: A candidate's citation and grounding data: the message's (metadata agentmsg_grounding), as Gemini gave it
 _GROUNDING_KEYS = ("groundingMetadata", "citationMetadata", "urlContextMetadata")
@@ -894,6 +913,8 @@ def _candidate(b: StreamBuilder, cand: Mapping[str, Any], calls: dict[int, _Call
             part = _camel_part(b, part)  # (written with proto names)
         sig = part.get("thoughtSignature")
         sig = sig if isinstance(sig, str) and sig else None
+        if not _READ_PART_KEYS.issuperset(part) and not _READ_PART_KINDS.isdisjoint(part):
+            _part_not_kept(b, i, part)
         if "functionCall" in part:
             call = calls.get(i)
             if call is None:
@@ -1119,7 +1140,16 @@ REPLY_FIELDS: Final = (
     ReplyField(
         "candidates[].content.parts[].functionCall", MAPPED, "a tool_use block (`id`, `name`, `args`; `partialArgs`)"
     ),
-    ReplyField("candidates[].content.parts[].inlineData|fileData", MAPPED, "a data block (base64 or URL source)"),
+    ReplyField(
+        "candidates[].content.parts[].inlineData|fileData",
+        MAPPED,
+        "a data block (base64 or URL source; its `displayName` the block's `name`)",
+    ),
+    ReplyField(
+        "candidates[].content.parts[].videoMetadata|mediaResolution|partMetadata",
+        NOT_KEPT,
+        "what a text, call or media part carries beside it",
+    ),
     ReplyField(
         "candidates[].content.parts[].executableCode|codeExecutionResult|toolCall|toolResponse",
         MAPPED,

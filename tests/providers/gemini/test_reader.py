@@ -770,3 +770,54 @@ def test_gemini_a_json_array_stream_without_its_closing_bracket_is_said_cut() ->
     messages = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
     assert said(events) == ["incomplete", "incomplete"] and "']'" in messages[1]
     assert reduce_ok(events).generate_reason == "INTERRUPTED"
+
+
+def test_gemini_a_media_parts_display_name_is_the_data_blocks_name() -> None:
+    """An inlineData or fileData part's ``displayName`` (google-genai Blob / FileData ``display_name``): the data
+    block's name (a file name or label), whole and streamed; it was dropped unsaid."""
+    pytest.importorskip("google.genai")
+    from google.genai import types
+
+    parts = [
+        types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG", display_name="chart.png")),
+        types.Part(file_data=types.FileData(mime_type="application/pdf", file_uri="gs://b/r.pdf", display_name="r")),
+    ]
+    dumped = [p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in parts]
+    whole = gemini.parse_response(json.dumps(gem(*dumped, finish="STOP")))
+    streamed = reduce_ok(list(gemini.parse_stream(data(gem(*dumped, finish="STOP")))))
+    for msg in (whole, streamed):
+        assert [(b.type, b.name) for b in msg.content] == [("data", "chart.png"), ("data", "r")]
+
+
+def test_gemini_what_a_part_carries_beside_its_text_call_or_media_is_said() -> None:
+    """A part's videoMetadata, mediaResolution, partMetadata (google-genai Part fields) beside the text, call or media
+    the reader keeps: the message has no place for them, and they were dropped unsaid; now said, once per field."""
+    pytest.importorskip("google.genai")
+    from google.genai import types
+
+    parts = [
+        types.Part(text="a", video_metadata=types.VideoMetadata(fps=2.0, start_offset="1s")),
+        types.Part(text="b", part_metadata={"trace": "t-1"}),
+        types.Part(
+            function_call=types.FunctionCall(name="f", args={"x": 1}),
+            media_resolution=types.PartMediaResolution(level="MEDIA_RESOLUTION_LOW"),
+        ),
+        types.Part(text="c", part_metadata={"trace": "t-2"}),
+    ]
+    dumped = [p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in parts]
+    for events in (
+        gemini.response_events(json.dumps(gem(*dumped, finish="STOP"))),
+        list(gemini.parse_stream(data(gem(*dumped, finish="STOP")))),
+    ):
+        msg = reduce_ok(events)
+        assert [b.type for b in msg.content] == ["text", "tool_use", "text"]
+        notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.not-kept"]
+        assert sorted(notes) == [
+            f"a part's {key} is not kept (the message has no place for it)"
+            for key in ("mediaResolution", "partMetadata", "videoMetadata")
+        ]
+    # a text part with a thought and its signature says nothing
+    plain = types.Part(text="t", thought=True, thought_signature=b"sig").model_dump(
+        mode="json", by_alias=True, exclude_none=True
+    )
+    assert said(gemini.response_events(json.dumps(gem(plain, finish="STOP"))), "agentmsg.not-kept") == []

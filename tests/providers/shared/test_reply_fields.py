@@ -290,7 +290,11 @@ PROBES: dict[str, dict[str, Probe]] = {
             {"functionCall": {"name": "probe_fn", "args": {}}}, "probe_fn"
         ),
         "candidates[].content.parts[].inlineData|fileData": add_part(
-            {"fileData": {"mimeType": "image/png", "fileUri": "https://x/probe.png"}}, "probe.png"
+            {"fileData": {"mimeType": "image/png", "fileUri": "https://x/probe.png", "displayName": "probe-label"}},
+            "probe-label",
+        ),
+        "candidates[].content.parts[].videoMetadata|mediaResolution|partMetadata": add_part(
+            {"text": "seen", "partMetadata": {"probe": "meta"}}, None
         ),
         "candidates[].content.parts[].executableCode|codeExecutionResult|toolCall|toolResponse": add_part(
             {"executableCode": {"language": "PYTHON", "code": "print('probe-code')"}}, "probe-code"
