@@ -645,7 +645,10 @@ class Reader(PayloadReader):
 
     def end(self) -> None:
         self.settle()
-        self.say_foreign("no DashScope shape (no output, usage or error)")
+        self.say_foreign(
+            "no DashScope shape (no output, usage or error; choices without an output: a compatible-mode chunk, which"
+            " dashscope-compatible reads)"
+        )
 
     def reply(self, obj: Any) -> None:
         if not isinstance(obj.get("output"), dict) and not _is_error(obj):  # (a list: an OpenAI Responses reply)
@@ -689,7 +692,9 @@ class Reader(PayloadReader):
         elif not obj.get("output") and _is_error(obj):
             self.settle()
             self._read(obj, whole=False)  # the error
-        elif "output" in obj or "usage" in obj:
+        elif "output" in obj or ("usage" in obj and "choices" not in obj):
+            # (a chunk of choices and usage, no output, is an OpenAI chat chunk: the compatible mode's, foreign here;
+            # read for its usage, its choices went unsaid)
             self._read(obj, whole=False)
             if type(self) is Reader:  # (a subclass may read payloads its own way: chunk() would not see them)
                 self._route(event, obj)

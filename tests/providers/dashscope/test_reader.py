@@ -428,3 +428,41 @@ def test_dashscope_task_status_other_than_pending_is_no_empty_reply() -> None:
     body = {"output": {"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}], **results}}
     notes = [e["value"]["message"] for e in dashscope.response_events(body) if e.get("name") == "agentmsg.not-kept"]
     assert any("(task_metrics)" in n for n in notes)
+
+
+def test_dashscope_a_compatible_mode_stream_is_said_not_read_as_an_empty_reply() -> None:
+    """Chunks of DashScope's OpenAI-compatible mode (openai's ChatCompletionChunk: choices, and ``usage: null`` on
+    each) given to the native reader: each was read as a native payload of no output for its ``usage`` key, the
+    choices (a tool call here) dropped unsaid, an empty message with its usage and no word. Now they are foreign
+    payloads, said (the body is not a dashscope stream?), as a whole compatible-mode response is refused."""
+    pytest.importorskip("openai")
+    from openai.types.chat import ChatCompletionChunk
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        obj = ChatCompletionChunk.model_validate(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion.chunk",
+                "created": 1,
+                "model": "qwen3-max",
+                "choices": [choice] if delta or finish else [],
+                "usage": usage,
+            }
+        )
+        return b"data: " + orjson.dumps(obj.model_dump(mode="json")) + b"\n\n"
+
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "weather", "arguments": '{"a": 1}'}}
+    body = (
+        chunk({"role": "assistant", "content": None, "tool_calls": [call]})
+        + chunk({}, "tool_calls")
+        + chunk({}, usage={"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7})
+        + b"data: [DONE]\n\n"
+    )
+    events = list(dashscope.parse_stream(body))
+    problems = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+    assert len(problems) == 1 and problems[0]["foreign"] is True
+    assert "3 payload(s)" in problems[0]["message"] and "dashscope-compatible" in problems[0]["message"]
+    # the compatible-mode provider reads the same body
+    compat = reduce_ok(list(agentmsg.providers.get("dashscope-compatible").parse_stream(body)))
+    assert [(b.type, b.name) for b in compat.content] == [("tool_use", "weather")]
