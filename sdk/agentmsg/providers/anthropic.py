@@ -760,9 +760,11 @@ REPLY_FIELDS: Final = (
     ReplyField("usage.output_tokens", MAPPED, "usage `outputTokens`"),
     ReplyField("usage.output_tokens_details.thinking_tokens", MAPPED, "usage `reasoningTokens`"),
     ReplyField(
-        "usage.cache_creation, usage.server_tool_use, usage.service_tier",
+        "usage.cache_creation, usage.server_tool_use, usage.iterations, usage.fallback_credit, usage.service_tier,"
+        " usage.speed, usage.inference_geo",
         NOT_READ,
-        "details the usage has no field for (the per-TTL cache writes, server tool requests)",
+        "details the usage has no field for (the per-TTL cache writes, server tool requests, per-iteration counts),"
+        " and where and how it was served",
     ),
     ReplyField("error", MAPPED, "an error event (metadata `agentmsg_errors`, `request_id` kept); INTERRUPTED"),
 )

@@ -1189,6 +1189,7 @@ REPLY_FIELDS: Final = (
     ReplyField(
         "usageMetadata.*TokensDetails, usageMetadata.serviceTier", NOT_READ, "details the usage has no field for"
     ),
+    ReplyField("candidates[].tokenCount", NOT_READ, "a candidate's own count (the usage's are usageMetadata's)"),
     ReplyField("error", MAPPED, "an error event (metadata `agentmsg_errors`); INTERRUPTED"),
 )
 

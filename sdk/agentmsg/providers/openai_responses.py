@@ -683,10 +683,11 @@ _ECHO = "the request's own settings, echoed"
 REPLY_FIELDS: Final = (
     ReplyField("id", MAPPED, "the message id"),
     ReplyField("model", MAPPED, "metadata `agentmsg_model` (thinking blocks' `model`)"),
-    ReplyField("object|created_at|completed_at|service_tier|billing", NOT_READ, _SERVING),
+    ReplyField("object|created_at|completed_at|service_tier|billing|access_programs|image", NOT_READ, _SERVING),
     ReplyField(
         "instructions|tools|tool_choice|text|reasoning|store|temperature|top_p|max_output_tokens|truncation"
-        "|parallel_tool_calls|metadata|previous_response_id|user",
+        "|parallel_tool_calls|metadata|previous_response_id|user|prompt|prompt_cache_key|prompt_cache_retention"
+        "|safety_identifier|background|conversation|max_tool_calls|top_logprobs",
         NOT_READ,
         _ECHO,
     ),
@@ -749,6 +750,7 @@ REPLY_FIELDS: Final = (
     ReplyField(
         "moderation|input_transformations|prompt_cache_diagnostics", NOT_KEPT, "what the API did with the request"
     ),
+    ReplyField("tool_usage", NOT_READ, "hosted tools' usage: counts the usage has no field for"),
     ReplyField("usage.input_tokens", MAPPED, "usage `inputTokens`"),
     ReplyField("usage.output_tokens", MAPPED, "usage `outputTokens`"),
     ReplyField("usage.total_tokens", MAPPED, "usage `totalTokens` when a count is missing"),

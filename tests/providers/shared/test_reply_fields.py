@@ -268,9 +268,8 @@ PROBES: dict[str, dict[str, Probe]] = {
         "usage.output_tokens_details.thinking_tokens": put(
             "usage.output_tokens_details", {"thinking_tokens": 1}, '"reasoningTokens": 1'
         ),
-        "usage.cache_creation, usage.server_tool_use, usage.service_tier": put(
-            "usage.server_tool_use", {"web_search_requests": 4718}, "4718"
-        ),
+        "usage.cache_creation, usage.server_tool_use, usage.iterations, usage.fallback_credit, usage.service_tier,"
+        " usage.speed, usage.inference_geo": put("usage.server_tool_use", {"web_search_requests": 4718}, "4718"),
         "error": replace(
             {"type": "error", "error": {"type": "overloaded_error", "message": "probe-error"}}, "probe-error"
         ),
@@ -326,6 +325,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "usageMetadata.*TokensDetails, usageMetadata.serviceTier": put(
             "usageMetadata.promptTokensDetails", [{"modality": "TEXT", "tokenCount": 4720}], "4720"
         ),
+        "candidates[].tokenCount": put("candidates.0.tokenCount", 4799, "4799"),
         "error": put("error", {"code": 503, "message": "probe-error", "status": "UNAVAILABLE"}, "probe-error"),
     },
     "dashscope": {
@@ -390,9 +390,14 @@ _RS = {"type": "reasoning", "id": "rs_probe", "summary": [{"type": "summary_text
 PROBES["openai_responses"] = {
     "id": put("id", "resp_probe", "resp_probe"),
     "model": put("model", "gpt-probe", "gpt-probe"),
-    "object|created_at|completed_at|service_tier|billing": put("billing", {"payer": "probe-payer"}, "probe-payer"),
+    "object|created_at|completed_at|service_tier|billing|access_programs|image": put(
+        "billing", {"payer": "probe-payer"}, "probe-payer"
+    ),
     "instructions|tools|tool_choice|text|reasoning|store|temperature|top_p|max_output_tokens|truncation"
-    "|parallel_tool_calls|metadata|previous_response_id|user": put("instructions", "probe-instructions", "probe-instr"),
+    "|parallel_tool_calls|metadata|previous_response_id|user|prompt|prompt_cache_key|prompt_cache_retention"
+    "|safety_identifier|background|conversation|max_tool_calls|top_logprobs": put(
+        "instructions", "probe-instructions", "probe-instr"
+    ),
     "status": put("status", "cancelled", "cancelled"),
     "incomplete_details.reason": both(
         put("status", "incomplete", None),
@@ -463,6 +468,7 @@ PROBES["openai_responses"] = {
         [{"id": "rs_1", "action": "removed", "reason": "model_mismatch", "type": "reasoning"}],
         None,
     ),
+    "tool_usage": put("tool_usage", {"web_search": {"num_requests": 4798}}, "4798"),
     "usage.input_tokens": put("usage.input_tokens", 4711, "4711"),
     "usage.output_tokens": put("usage.output_tokens", 4712, "4712"),
     "usage.total_tokens": put("usage", {"total_tokens": 4713}, "4713"),
