@@ -664,13 +664,14 @@ _TOOL_ITEMS = "tools the provider ran itself, and items the message has no place
 class _Item:
     """What the reader knows of one output item (by ``output_index``) while it streams."""
 
-    __slots__ = ("done", "id", "kind", "slots", "streamed")
+    __slots__ = ("by_done", "done", "id", "kind", "slots", "streamed")
 
     def __init__(self, kind: Any, item_id: Any) -> None:
         self.kind = kind
         self.id = item_id if isinstance(item_id, str) else None
         self.slots: list[str] = []  # reasoning: the thinking blocks opened, in order
         self.streamed = False  # deltas came for it (its done item is not read again)
+        self.by_done = False  # ... or the .done events of its parts, with no delta (each of them is read)
         self.done = False
 
 
@@ -763,8 +764,8 @@ REPLY_FIELDS: Final = (
 
 # ---- reader: whole responses and stream events -------------------------------------------------------------
 
-#: Stream events that carry nothing the reader does not read elsewhere (the whole text or arguments again, a part
-#: opening or closing)
+#: Stream events that carry nothing the reader does not read elsewhere (a part opening or closing; the whole text or
+#: arguments again, read only when no delta gave them: _DONE_TEXTS)
 _QUIET = frozenset(
     {
         "response.content_part.added",
@@ -778,6 +779,17 @@ _QUIET = frozenset(
         "response.reasoning_text.done",
     }
 )
+
+
+#: The ``.done`` events that give a part's whole text (or a call's arguments), and the field that holds it: read only
+#: when no delta gave it (:meth:`Reader._done_text`)
+_DONE_TEXTS: Final[Mapping[str, str]] = {
+    "response.output_text.done": "text",
+    "response.refusal.done": "refusal",
+    "response.function_call_arguments.done": "arguments",
+    "response.reasoning_summary_text.done": "text",
+    "response.reasoning_text.done": "text",
+}
 
 
 class Reader(PayloadReader):
@@ -852,6 +864,10 @@ class Reader(PayloadReader):
                     self._route(event, obj, delta, slot, "thinking")
             return
         if kind in _QUIET:
+            if kind in _DONE_TEXTS:
+                st = self._at(obj)
+                if st is not None and (st.by_done or not st.streamed) and not st.done:  # (no delta came: a proxy's)
+                    self._done_text(kind, obj, st)
             return
         if kind == "response.output_item.added":
             self._added(obj)
@@ -944,6 +960,33 @@ class Reader(PayloadReader):
                 obj.get("item_id"),
             )
         return st
+
+    def _done_text(self, kind: str, obj: Mapping[str, Any], st: _Item) -> None:
+        """A part's whole text (or a call's arguments) in its ``.done`` event when no delta gave it: read as one
+        delta (the done item, when it comes, is then not read again). A stream that gave them only so (a proxy's),
+        and whose ``response.completed`` lists no output, ended as an empty message, unsaid."""
+        b = self.b
+        index = obj["output_index"]
+        field = _DONE_TEXTS[kind]
+        value = b.string(obj.get(field), f"a {kind[9:60]} event's {field}") or ""
+        if not value:
+            return
+        st.streamed = st.by_done = True
+        if kind == "response.function_call_arguments.done":
+            if st.kind == "function_call":
+                b.tool_call(index, arguments=value)
+        elif kind == "response.refusal.done":
+            b.text(value, slot=f"m{index}/refusal")
+            b.refused()
+        elif kind == "response.output_text.done":
+            b.text(value, slot=f"m{index}")
+        else:
+            summary = "summary" in kind
+            k = obj.get("summary_index" if summary else "content_index", 0)
+            slot = f"r{index}/{'s' if summary else 'c'}{k}"
+            if slot not in st.slots:
+                st.slots.append(slot)
+            b.thinking(value, slot=slot)
 
     def _added(self, obj: Mapping[str, Any]) -> None:
         index, item = obj.get("output_index"), obj.get("item")

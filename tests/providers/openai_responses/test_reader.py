@@ -284,3 +284,83 @@ def test_a_text_deltas_logprobs_are_said_when_no_done_item_follows() -> None:
         )
     )
     assert [m for _, m in _said(events) if "logprobs" in m]
+
+
+def test_texts_given_only_by_their_done_events_are_kept() -> None:
+    # a stream (a proxy's) that gives each part's text, refusal, reasoning and a call's arguments only in its .done
+    # event (the SDK's ResponseTextDoneEvent, ...), with no delta and no output in response.completed: it ended as
+    # an empty message, nothing said. Each .done is read as one delta when no delta came
+    pytest.importorskip("openai")
+    from openai.types.responses import (
+        ResponseFunctionCallArgumentsDoneEvent,
+        ResponseReasoningSummaryTextDoneEvent,
+        ResponseRefusalDoneEvent,
+        ResponseTextDoneEvent,
+    )
+
+    def added(index: int, item: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "response.output_item.added", "output_index": index, "item": item, "sequence_number": 1}
+
+    msg_item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": ""}
+    common = {"sequence_number": 2}
+    events = [
+        _created(),
+        added(0, {"type": "reasoning", "id": "rs_1", "summary": []}),
+        _dump(
+            ResponseReasoningSummaryTextDoneEvent(
+                type="response.reasoning_summary_text.done",
+                item_id="rs_1",
+                output_index=0,
+                summary_index=0,
+                text="thought",
+                **common,
+            )
+        ),
+        added(1, msg_item),
+        _dump(
+            ResponseTextDoneEvent(
+                type="response.output_text.done",
+                item_id="msg_1",
+                output_index=1,
+                content_index=0,
+                text="answer",
+                logprobs=[],
+                **common,
+            )
+        ),
+        _dump(
+            ResponseRefusalDoneEvent(
+                type="response.refusal.done", item_id="msg_1", output_index=1, content_index=1, refusal="no", **common
+            )
+        ),
+        added(2, call),
+        _dump(
+            ResponseFunctionCallArgumentsDoneEvent(
+                type="response.function_call_arguments.done",
+                item_id="fc_1",
+                output_index=2,
+                name="f",
+                arguments='{"x": 1}',
+                **common,
+            )
+        ),
+        _done(),
+    ]
+    msg = reduce_ok(list(P.parse_stream(_sse(*events))))
+    assert [(b.type, getattr(b, "thinking", None) or getattr(b, "text", None)) for b in msg.content[:3]] == [
+        ("thinking", "thought"),
+        ("text", "answer"),
+        ("text", "no"),
+    ]
+    assert [(b.type, b.input) for b in msg.content[3:]] == [("tool_use", {"x": 1})]
+    # with their deltas and done items (the API's own streams) each is read once
+    delta = {"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "delta": "answer"}
+    text_done = {**events[4], "output_index": 0}
+    done_item = {**msg_item, "status": "completed", "content": [{"type": "output_text", "text": "answer"}]}
+    item_done = {"type": "response.output_item.done", "output_index": 0, "item": done_item}
+    for body in (
+        [_created(), added(0, msg_item), delta, text_done, item_done, _done()],
+        [_created(), added(0, msg_item), item_done, text_done, _done()],
+    ):
+        assert reduce_ok(list(P.parse_stream(_sse(*body)))).text_content == "answer"
