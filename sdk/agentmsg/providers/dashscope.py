@@ -325,10 +325,11 @@ _NOT_KEPT = (
     ("task_metrics", "the counts of the task's results (TOTAL, SUCCEEDED, FAILED: the async tasks' key)"),
     ("audio", "audio outputs (Qwen-TTS's, Omni's: a URL or base64 data, read as no audio block)"),
     ("doc_references", "an application's document references (the knowledge base passages it cited)"),
+    ("workflow_message", "a workflow application's node messages (what each node of the flow said)"),
 )
 #: The output's keys beside its choices that are read (model_name: the model, as qwen-mt says it; thoughts: an
 #: application's reasoning, see _thoughts) or said
-_OUTPUT_KEYS = frozenset(key for key, _ in _NOT_KEPT) | {"model_name", "thoughts", "search_info"}
+_OUTPUT_KEYS = frozenset(key for key, _ in _NOT_KEPT) | {"model_name", "thoughts", "search_info", "session_id"}
 
 
 def _thoughts(b: StreamBuilder, thoughts: Any) -> str:
@@ -501,9 +502,10 @@ REPLY_FIELDS: Final = (
         "output.search_info", MAPPED, "metadata `agentmsg_grounding` (`search_info`: web search sources, as given)"
     ),
     ReplyField(
-        "output.tool_info|task_metric|task_metrics|audio|doc_references",
+        "output.tool_info|task_metric|task_metrics|audio|doc_references|workflow_message|session_id",
         NOT_KEPT,
-        "the provider's own tool runs, task counts, audio outputs, references",
+        "the provider's own tool runs, task counts, audio outputs, references, an application's workflow node"
+        " messages and session id (its value in the note)",
     ),
     ReplyField("usage.input_tokens|usage.prompt_tokens", MAPPED, "usage `inputTokens`"),
     ReplyField("usage.output_tokens|usage.completion_tokens", MAPPED, "usage `outputTokens`"),
@@ -759,6 +761,13 @@ class Reader(PayloadReader):
             for key, what in _NOT_KEPT:
                 if output.get(key):
                     b.not_kept(key, f"{what} ({key}) are not kept (the message has no place for them)")
+            session = output.get("session_id")
+            if session:  # (the application's multi-turn session: the next call's session_id continues it)
+                b.not_kept(
+                    "session_id",
+                    f"an application's session id ({str(session)[:100]!r}: the next call's session_id continues the"
+                    " session) is not kept (the message has no place for it)",
+                )
             if "search_info" in output:
                 # the web search's sources (enable_search with enable_source): the message's (agentmsg_grounding), as
                 # DashScope gave them (a stream's first chunk carries them, the others empty lists)

@@ -318,7 +318,8 @@ def test_dashscope_cached_tokens_are_read_where_the_docs_put_them() -> None:
 def test_dashscope_application_reasoning_and_usage_per_model() -> None:
     # output.thoughts (a deepseek-r1 app's reasoning) and usage.models[] were dropped silently (no thinking, usage null)
     events = dashscope.response_events((OUTSIDE / "dashscope/application_thoughts.json").read_bytes())
-    assert said(events) == [] and said(events, "agentmsg.not-kept") == ["not-kept"]  # the retrieval's thoughts
+    # the retrieval's thoughts, and the session id (said since the SDK's ApplicationOutput showed it went unsaid)
+    assert said(events) == [] and said(events, "agentmsg.not-kept") == ["not-kept", "not-kept"]
     d = reduce_ok(events).to_dict()
     assert [b["type"] for b in d["content"]] == ["thinking", "text"]
     assert d["content"][0]["thinking"].startswith("好的，我现在需要总结")
@@ -466,3 +467,39 @@ def test_dashscope_a_compatible_mode_stream_is_said_not_read_as_an_empty_reply()
     # the compatible-mode provider reads the same body
     compat = reduce_ok(list(agentmsg.providers.get("dashscope-compatible").parse_stream(body)))
     assert [(b.type, b.name) for b in compat.content] == [("tool_use", "weather")]
+
+
+def test_dashscope_an_applications_session_id_and_workflow_messages_are_said() -> None:
+    """The Application API's output (dashscope's ApplicationOutput): its ``session_id`` (the session the next call
+    continues) and a workflow app's ``workflow_message`` (what a node of the flow said) were dropped unsaid, whole
+    and streamed; now said as not kept, the session id with its value, once per reply."""
+    pytest.importorskip("dashscope")
+    from dashscope.app.application_response import (
+        ApplicationModelUsage,
+        ApplicationOutput,
+        ApplicationUsage,
+        WorkflowMessage,
+    )
+
+    node = WorkflowMessage(
+        node_id="LLM_1",
+        node_name="LLM",
+        node_type="LLM",
+        node_status="executing",
+        node_is_completed="false",
+        node_msg_seq_id=1,
+        message=WorkflowMessage.Message(role="assistant", content="Hel"),
+    )
+    usage = ApplicationUsage(models=[ApplicationModelUsage(model_id="qwen-plus", input_tokens=3, output_tokens=2)])
+
+    def reply(text: str, finish: str | None) -> dict[str, Any]:
+        output = ApplicationOutput(text=text, finish_reason=finish, session_id="sess-7", workflow_message=node)
+        return {"request_id": "req-1", "output": output, "usage": usage}
+
+    whole = dashscope.response_events(orjson.dumps(reply("Hello", "stop")))
+    streamed = list(dashscope.parse_stream(sse(reply("Hel", "null"), reply("lo", "stop"))))
+    for events in (whole, streamed):
+        assert reduce_ok(events).text_content == "Hello"
+        notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.not-kept"]
+        assert len(notes) == 2
+        assert any("'sess-7'" in n for n in notes) and any("(workflow_message)" in n for n in notes)

@@ -356,7 +356,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "output.search_info": put(
             "output.search_info", {"search_results": [{"index": 1, "url": "https://x/probe-source"}]}, "probe-source"
         ),
-        "output.tool_info|task_metric|task_metrics|audio|doc_references": put(
+        "output.tool_info|task_metric|task_metrics|audio|doc_references|workflow_message|session_id": put(
             "output.tool_info", [{"type": "code_interpreter", "code_interpreter": {"code": "1"}}], None
         ),
         "usage.input_tokens|usage.prompt_tokens": put("usage.input_tokens", 4711, "4711"),
