@@ -1187,7 +1187,9 @@ REPLY_FIELDS: Final = (
         "usage `totalTokens` when a count is missing; else `totalTokens` is input + output (as Java derives it)",
     ),
     ReplyField(
-        "usageMetadata.*TokensDetails, usageMetadata.serviceTier", NOT_READ, "details the usage has no field for"
+        "usageMetadata.*TokensDetails, usageMetadata.serviceTier, usageMetadata.trafficType",
+        NOT_READ,
+        "details the usage has no field for; how it was served",
     ),
     ReplyField("candidates[].tokenCount", NOT_READ, "a candidate's own count (the usage's are usageMetadata's)"),
     ReplyField("error", MAPPED, "an error event (metadata `agentmsg_errors`); INTERRUPTED"),

@@ -322,7 +322,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "usageMetadata.thoughtsTokenCount": put("usageMetadata.thoughtsTokenCount", 4725, '"reasoningTokens": 4725'),
         "usageMetadata.cachedContentTokenCount": put("usageMetadata.cachedContentTokenCount", 2, '"cachedTokens": 2'),
         "usageMetadata.totalTokenCount": put("usageMetadata", {"totalTokenCount": 4719}, "4719"),
-        "usageMetadata.*TokensDetails, usageMetadata.serviceTier": put(
+        "usageMetadata.*TokensDetails, usageMetadata.serviceTier, usageMetadata.trafficType": put(
             "usageMetadata.promptTokensDetails", [{"modality": "TEXT", "tokenCount": 4720}], "4720"
         ),
         "candidates[].tokenCount": put("candidates.0.tokenCount", 4799, "4799"),
