@@ -1030,6 +1030,14 @@ class Reader(PayloadReader):
             b.choice(i)
             if "message" not in choice and "messages" in choice:
                 _legacy_messages(b, i, choice["messages"], None, {})
+            elif "message" not in choice and choice.get("delta"):
+                # a stream chunk's choice (ChatCompletionChunk: a delta, no message) in a whole response: it read as
+                # an empty message, its text and calls gone unsaid
+                b.problem(
+                    "shape",
+                    f"choice {i} has a delta and no message (a stream chunk's, which parse_stream reads): its delta is"
+                    " not read",
+                )
             _message(b, i, m)
             _not_kept_choice(b, i, choice)
             _tool_calls(b, i, m, whole=True)

@@ -1275,3 +1275,40 @@ def test_the_readers_common_chunks_read_as_its_general_path(seed: int, monkeypat
     monkeypatch.setattr(openai, "_reasoning_fragment", lambda delta: None)
     monkeypatch.setattr(openai, "_arguments_fragment", lambda delta: None)
     assert events() == want
+
+
+def test_a_stream_chunk_given_as_a_whole_response_is_said() -> None:
+    # openai's ChatCompletionChunk (choices with a delta, no message) given to parse_response: it read as an empty
+    # message, the delta's text and tool call gone without a word; now each such choice is a problem (shape)
+    pytest.importorskip("openai")
+    from openai.types.chat import ChatCompletionChunk
+
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+    chunk = ChatCompletionChunk.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "gpt-x",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"role": "assistant", "content": "hi", "tool_calls": [call]},
+                    "finish_reason": None,
+                }
+            ],
+        }
+    ).model_dump(mode="json", exclude_none=True)
+    events = openai.response_events(orjson.dumps(chunk))
+    problems = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.problem"]
+    assert [p["rule"] for p in problems] == ["shape"] and "choice 0 has a delta" in problems[0]["message"]
+    # the same chunk in a stream is read
+    msg = reduce_ok(list(openai.parse_stream(b"data: " + orjson.dumps(chunk) + b"\n\ndata: [DONE]\n\n")))
+    assert msg.text_content == "hi" and [b.name for b in msg.content if b.type == "tool_use"] == ["f"]
+    # a choice with an empty delta beside its message says nothing
+    whole = {
+        **chunk,
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "x"}, "delta": {}}],
+    }
+    assert said(openai.response_events(orjson.dumps(whole))) == []
