@@ -711,6 +711,9 @@ REPLY_FIELDS: Final = (
         "metadata `agentmsg_grounding` (`annotations`, as given)",
     ),
     ReplyField("output[] message .content[] output_text .logprobs", NOT_KEPT),
+    ReplyField(
+        "output[] message .content[] (a part of another type)", NOT_KEPT, "the SDK lists output_text and refusal"
+    ),
     ReplyField("output[] message .content[] refusal", MAPPED, "a text block of its own; metadata `agentmsg_refusal`"),
     ReplyField(
         "output[] message .phase",
@@ -1032,8 +1035,16 @@ class Reader(PayloadReader):
                         b.text(b.string(part.get("refusal"), "a refusal") or "", slot=f"{slot}/refusal")
                         b.refused()
             for part in as_list(item.get("content")):
-                if isinstance(part, dict) and part.get("logprobs"):
-                    b.not_kept("logprobs", _LOGPROBS)
+                if isinstance(part, dict):
+                    if part.get("logprobs"):
+                        b.not_kept("logprobs", _LOGPROBS)
+                    part_kind = part.get("type")
+                    if part_kind not in ("output_text", "refusal"):  # (the SDK's two; another is said, not dropped)
+                        shown = str(part_kind)[:60]
+                        b.not_kept(
+                            f"part/{shown}",
+                            f"{shown} parts of a message are not kept (the message has no place for them)",
+                        )
             had_text = b.is_open(slot)
             b.end_block(slot)
             b.end_block(f"{slot}/refusal")

@@ -364,3 +364,41 @@ def test_texts_given_only_by_their_done_events_are_kept() -> None:
         [_created(), added(0, msg_item), item_done, text_done, _done()],
     ):
         assert reduce_ok(list(P.parse_stream(_sse(*body)))).text_content == "answer"
+
+
+def test_a_message_part_of_a_type_the_sdk_does_not_list_is_said() -> None:
+    # the SDK's ResponseOutputMessage content is output_text or refusal; a part of another type (a proxy's, a newer
+    # API's) was dropped unsaid, whole and after streamed text; now said as not kept, once per type
+    pytest.importorskip("openai")
+    from openai.types.responses import ResponseOutputMessage, ResponseOutputText
+
+    message = _dump(
+        ResponseOutputMessage(
+            type="message",
+            id="msg_1",
+            role="assistant",
+            status="completed",
+            content=[ResponseOutputText(type="output_text", text="hi", annotations=[])],
+        )
+    )
+    message["content"].append({"type": "output_audio", "data": "UklGRg==", "transcript": "hi"})
+    whole = P.response_events(orjson.dumps(_whole(message)))
+    delta = {"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "delta": "hi"}
+    done = {"type": "response.output_item.done", "output_index": 0, "item": message}
+    added = {**message, "status": "in_progress", "content": []}
+    streamed = list(
+        P.parse_stream(
+            _sse(
+                _created(),
+                {"type": "response.output_item.added", "output_index": 0, "item": added},
+                delta,
+                done,
+                _done(),
+            )
+        )
+    )
+    for events in (whole, streamed):
+        assert reduce_ok(events).text_content == "hi"
+        assert [m for _, m in _said(events)] == [
+            "output_audio parts of a message are not kept (the message has no place for them)"
+        ]

@@ -415,6 +415,11 @@ PROBES["openai_responses"] = {
         [{"type": "url_citation", "url": "https://probe.example", "title": "t", "start_index": 0, "end_index": 1}],
         "https://probe.example",
     ),
+    "output[] message .content[] (a part of another type)": put(
+        "output.0.content",
+        [{"type": "output_text", "text": "hello", "annotations": []}, {"type": "output_audio", "transcript": "probe"}],
+        None,
+    ),
     "output[] message .content[] output_text .logprobs": put(
         _TEXT + ".logprobs", [{"token": "h", "logprob": -0.1, "bytes": [104], "top_logprobs": []}], None
     ),
