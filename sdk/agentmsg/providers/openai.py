@@ -911,6 +911,7 @@ REPLY_FIELDS: Final = (
     ReplyField("object", NOT_READ, _SERVING),
     ReplyField("created", NOT_READ, _SERVING),
     ReplyField("system_fingerprint", NOT_READ, _SERVING),
+    ReplyField("metadata", NOT_READ, "the request's own metadata, echoed (a stored completion's)"),
     ReplyField("service_tier", NOT_READ, _SERVING),
     ReplyField("obfuscation", NOT_READ, "a stream chunk's padding (it evens out the chunks' sizes)"),
     ReplyField("usage.prompt_tokens", MAPPED, "usage `inputTokens`"),

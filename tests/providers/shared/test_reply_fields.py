@@ -138,6 +138,7 @@ PROBES: dict[str, dict[str, Probe]] = {
         "object": put("object", "chat.completion.probe", "chat.completion.probe"),
         "created": put("created", 1712345678, "1712345678"),
         "system_fingerprint": put("system_fingerprint", "fp_probe", "fp_probe"),
+        "metadata": put("metadata", {"purpose": "probe-meta"}, "probe-meta"),
         "service_tier": put("service_tier", "tier-probe", "tier-probe"),
         "obfuscation": put("obfuscation", "pad-probe", "pad-probe"),
         "usage.prompt_tokens": put("usage.prompt_tokens", 4711, "4711"),
