@@ -85,9 +85,44 @@ assert_type(AnthropicClient(model="claude-sonnet-4-5").call(conversation), Msg) 
 """
 
 
+# An ASGI app of agentmsg is one to Starlette and FastAPI's types too (their ``ASGIApp``: scope and messages
+# are MutableMappings, and a callable taking a plainer ``send`` than theirs is no ASGIApp to mypy).
+WEB_CODE = """
+from __future__ import annotations
+
+from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agentmsg.web import EventEndpoint, viewer_app
+
+events: list[dict[str, object]] = [{"type": "AGENT_START", "id": "e1"}]
+endpoint: ASGIApp = EventEndpoint(events)
+viewer: ASGIApp = viewer_app(events)
+viewer_app(events).routes  # type: ignore[attr-defined]  # an ASGI app, not Any (an unused ignore fails)
+Starlette(routes=[Route("/events", EventEndpoint(events)), Mount("/viewer", viewer)])
+FastAPI().mount("/events", EventEndpoint(events))
+
+
+async def per_request(scope: Scope, receive: Receive, send: Send) -> None:  # an endpoint made per request
+    body = await Request(scope, receive).body()
+    await EventEndpoint([{"type": "AGENT_START", "id": body.decode()}], replay=None)(scope, receive, send)
+"""
+
+
 def test_user_code_sees_precise_types(tmp_path: Path) -> None:
+    _mypy_strict(tmp_path, USER_CODE)
+
+
+def test_asgi_apps_are_starlette_asgi_apps(tmp_path: Path) -> None:
+    _mypy_strict(tmp_path, WEB_CODE)
+
+
+def _mypy_strict(tmp_path: Path, source: str) -> None:
     code = tmp_path / "user_code.py"
-    code.write_text(USER_CODE, encoding="utf-8")
+    code.write_text(source, encoding="utf-8")
     env = dict(os.environ)
     # The agentmsg this test imports (a source tree on PYTHONPATH, or the install mypy finds by itself).
     roots = {str(Path(m.__file__ or "").resolve().parent.parent) for m in (agentmsg, agentmsg_models)}

@@ -36,7 +36,16 @@ import contextlib
 import json
 import re
 import urllib.parse
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+)
 from typing import Any
 
 import orjson
@@ -48,10 +57,13 @@ from agentmsg.ui.agentscope import AgentScope
 
 __all__ = ["EventEndpoint"]
 
-Scope = Mapping[str, Any]
-Message = Mapping[str, Any]
+# The ASGI types as the ASGI spec, Starlette and FastAPI spell them (scope and messages are MutableMappings): with a
+# plainer Mapping an endpoint's ``send`` would take less than theirs, and mypy would refuse it as their ASGIApp.
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _SYNC_BATCH = 256  # events pulled at once from a synchronous source
 _SEND_BYTES = 1 << 16  # frames coalesced into one send while catching up

@@ -28,7 +28,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agentmsg import ui
-from agentmsg.web._asgi import EventEndpoint, Receive, Scope, Send
+from agentmsg.web._asgi import ASGIApp, EventEndpoint, Message, Receive, Scope, Send
 
 __all__ = ["CSP", "viewer_app"]
 
@@ -83,7 +83,7 @@ class _SecurityHeaders:
     """Adds the CSP and related headers to every HTTP response of the wrapped app, and refuses a request
     whose ``Host`` is a name other than localhost or one of ``hosts`` (DNS rebinding)."""
 
-    def __init__(self, app: Any, hosts: Iterable[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, hosts: Iterable[str] = ()) -> None:
         self.app = app
         self.hosts = frozenset(h.lower().removesuffix(".") for h in hosts)
 
@@ -102,7 +102,7 @@ class _SecurityHeaders:
             await send({"type": "http.response.body", "body": text})
             return
 
-        async def send_with_headers(message: Mapping[str, Any]) -> None:
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message = {**message, "headers": [*message.get("headers", []), *_SECURITY_HEADERS]}
             await send(message)
@@ -118,7 +118,7 @@ def viewer_app(
     replay: int | None = None,
     hosts: Iterable[str] = (),
     protocol: str | None = None,
-) -> Any:
+) -> ASGIApp:
     """The viewer as an ASGI app: the page at ``/``, ``events`` at ``/events``. ``drop_every`` closes
     the event connection after every N events (the page resumes with Last-Event-ID); ``retry`` is the
     reconnect delay (ms) sent to the page; ``replay`` the events kept for resuming and for pages opened
