@@ -324,6 +324,36 @@ def _reducing(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert r.snapshot() is None  # between replies
 
 
+def _chat_endpoint(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/web.md: an endpoint made per request streams, in the AI SDK's protocol, the reply to what that request
+    posted (the body read first), served by uvicorn."""
+    import http.client
+
+    from agentmsg import AssistantMessage, reduce_events
+    from agentmsg.ui import ai_sdk
+    from tests.web._http import serving
+
+    class Agent:
+        async def stream(self, body: Any) -> Any:
+            for event in emit_events(AssistantMessage([f"You asked {body['question']}"], id="m1")):
+                yield event
+
+    ns["my_agent"] = Agent()
+    run_block(ns)
+    answers = []
+    with serving(ns["app"]) as port:
+        for question in ("first?", "second?"):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            try:
+                conn.request("POST", "/api/chat", body=orjson.dumps({"question": question}))
+                resp = conn.getresponse()
+                assert resp.status == 200 and resp.getheader("x-vercel-ai-ui-message-stream") == "v1"
+                answers.append(reduce_events(ai_sdk.decode(ai_sdk.iter_chunks(resp.read())))[0].text_content)
+            finally:
+                conn.close()
+    assert answers == ["You asked first?", "You asked second?"]
+
+
 def run_block(ns: dict[str, Any]) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)  # users copy these: no deprecated name in them
@@ -350,6 +380,7 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("ag-ui.md", 'get("ag-ui").encoder()', _agui),
     ("ai-sdk.md", "ai_sdk.encode_sse(events)", _ai_sdk),
     ("events.md", "r.feed_jsonl(data)", _reducing),
+    ("web.md", "class Chat:", _chat_endpoint),
 ]
 PY_BLOCKS = [(p.name, i, b, why) for p in DOCS for i, (b, why) in enumerate(fenced_marked(p, "python"))]
 
