@@ -226,6 +226,26 @@ def test_validate_and_format_read_agentscope_python_messages(tmp_path: Path) -> 
     assert said == ["/0/role", "/0/content", "/1/role", "/1/content/1/raw_input", "/2/role", "/2/content/0/output"]
 
 
+def test_an_agentscope_python_assistant_message_points_at_no_provider_but_an_anthropic_reply_does(
+    tmp_path: Path,
+) -> None:
+    """Every assistant message AgentScope Python 1.x and 2.x wrote had ``validate`` (after its problems) and ``reduce``
+    say "it reads as a provider's reply: read it with 'agentmsg parse --provider anthropic'" (a 2.x message with an
+    ``error``: every provider), the lenient Anthropic reader taking it for a reply and dropping its name and times.
+    The readers read it as AgentScope Python's: no provider is named, and ``reduce`` says it holds messages. A reply
+    Anthropic sent still gets the hint."""
+    fixtures = PYTHON_1X.parent
+    for path in [*sorted(fixtures.glob("v1/assistant_*.json")), *sorted(fixtures.glob("v2/assistant_*.json"))]:
+        r = run("validate", str(path))
+        assert r.returncode == 1 and "[legacy-key]" in r.stdout, path
+        assert "agentmsg parse" not in r.stdout + r.stderr, (path, r.stderr)
+        r = run("reduce", str(path))
+        assert r.returncode == 2 and "holds messages, not events" in r.stderr, (path, r.stderr)
+    reply = fixtures.parent / "providers" / "anthropic" / "message_text.json"
+    r = run("validate", str(reply))
+    assert r.returncode == 1 and "read it with 'agentmsg parse --provider anthropic'" in r.stderr, r.stderr
+
+
 def test_validate_of_a_lowercase_role_message_points_at_no_provider(tmp_path: Path) -> None:
     """An AgentScope Python message (role ``user``) that does not validate: ``validate`` said why, then told to read
     the file with ``agentmsg parse --provider anthropic --stream``, Anthropic's stream reader having taken the user

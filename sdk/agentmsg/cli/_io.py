@@ -295,6 +295,11 @@ def _too_big() -> Problem:
 _EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
 _ROLE = re.compile(rb'"role"\s*:\s*"[A-Za-z]+"')
 _AGENTMSG_ROLE = re.compile(rb'"role"\s*:\s*"(?:USER|ASSISTANT|SYSTEM|TOOL)"')
+#: a message AgentScope Python wrote (the readers read it: docs/wire-format.md): a lowercase role beside the time it
+#: writes on every message, 1.x's ``timestamp`` or 2.x's ``created_at``, as text. No provider's reply in the registry
+#: has both (where one says ``created_at`` it is a number), though a lenient reply reader takes such a message.
+_AGENTSCOPE_PYTHON_ROLE = re.compile(rb'"role"\s*:\s*"(?:user|assistant|system)"')
+_AGENTSCOPE_PYTHON_TIME = re.compile(rb'"(?:timestamp|created_at)"\s*:\s*"')
 
 
 def is_sse(head: bytes) -> bool:
@@ -382,6 +387,8 @@ def reply_hint(head: bytes) -> str | None:
     from agentmsg.providers import NAMES
 
     if _AGENTMSG_ROLE.search(head):  # an agentmsg message (which a lenient stream reader might take)
+        return None
+    if _AGENTSCOPE_PYTHON_ROLE.search(head) and _AGENTSCOPE_PYTHON_TIME.search(head):  # AgentScope Python's message
         return None
     stream = is_sse(head) or head.removeprefix(BOM).lstrip()[:1] not in (b"{", b"[")
     names = [name for name in NAMES if reads_as(name, head, stream=stream)]
