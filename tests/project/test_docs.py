@@ -107,6 +107,20 @@ def _client(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert ns["stream"].done and ns["stream"].message.content and ns["msg"].text_content
 
 
+def _tool_loop(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/streams.md: the agent loop over recorded replies calls the tool, sends its result back and ends on
+    the answer."""
+    (tmp_path / "recorded").mkdir()
+    for name, fixture in (("tool_use.sse", "stream_sdk_tool_use.sse"), ("answer.sse", "stream_sdk_basic.sse")):
+        (tmp_path / "recorded" / name).write_bytes((FIX / "anthropic" / fixture).read_bytes())
+    run_block(ns)
+    assert [m.role.value for m in ns["conversation"]] == ["USER", "ASSISTANT", "TOOL", "ASSISTANT"]
+    assert len(ns["server"].requests) == 2 and ns["conversation"][-1].text_content
+    sent = ns["sent"]["messages"]
+    assert sent[-1]["role"] == "user" and sent[-1]["content"][0]["type"] == "tool_result"
+    assert sent[-1]["content"][0]["tool_use_id"] == ns["conversation"][1].blocks(ToolUseBlock)[0].id
+
+
 def _formatter(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ns["messages"] = conversation()
     run_block(ns)
@@ -364,6 +378,7 @@ def run_block(ns: dict[str, Any]) -> None:
 SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch], None]]] = [
     ("streams.md", "StreamParser()", _parsers),
     ("streams.md", "client.stream(", _client),
+    ("streams.md", "ReplayServer() as server", _tool_loop),
     ("formatters.md", "MediaPolicy(allowed_roots", _formatter),
     ("formatters.md", 'StructuredOutput(schema, name="City")', _structured_request),
     ("formatters.md", "msg.structured_output(City)", _structured_reply),
