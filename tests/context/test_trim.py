@@ -366,3 +366,30 @@ def test_what_is_no_list_of_messages_is_a_validation_error(messages: Any) -> Non
         with pytest.raises(agentmsg.ValidationError) as info:
             call()
         assert info.value.problems[0].rule == "type"
+
+
+def _own_provider(**rules: bool) -> Any:
+    """A provider defined here, in no registry: the rules trim keeps to come from its spec, not from its name."""
+    from agentmsg.providers import get
+    from agentmsg.providers.base import Entry
+
+    base = get("openai")
+    spec = attrs.evolve(base.spec, name="acme-trim", title="Acme", families=("acme",), **rules)
+    return Entry(spec, base.module.format_request, base.module.Reader, "agentmsg.providers.openai")
+
+
+def test_the_first_turn_rule_is_the_specs_not_a_vendor_list() -> None:
+    msgs = [SYSTEM, assistant(TextBlock(text="Hello, how can I help?")), user("q"), assistant()]
+    out = trim(msgs, 10**6, provider=_own_provider(user_first=True), counter=Counter())
+    assert out.removed == (1,) and "no assistant turn first" in out.diagnostics[0].message
+    assert trim(msgs, 10**6, provider=_own_provider(), counter=Counter()).removed == ()
+
+
+def test_the_signature_chain_rule_is_the_specs_not_a_vendor_list() -> None:
+    own = ThinkingBlock(thinking="let me think " * 4, metadata={"signature": "sig", "provider": "acme"})
+    msgs = [SYSTEM, user("now"), assistant(own, call("a")), result("a"), assistant(call("b")), result("b")]
+    msgs += [assistant(TextBlock(text="answer"))]
+    budget = total([SYSTEM, *msgs[1:]]) - 1
+    with pytest.raises(TrimBudgetError):  # the chain cannot be cut
+        trim(msgs, budget, provider=_own_provider(signature_chain=True), counter=Counter())
+    assert trim(msgs, budget, provider=_own_provider(), counter=Counter()).removed == (2, 3)

@@ -7,11 +7,11 @@ The conversation is cut into **units**, the smallest pieces that can go without 
 - a **turn** starts at a USER message (its *opener*) and runs to the next; what answers an opener is kept with it:
   the opener goes only with the last unit of its turn, so a kept answer always follows its question, and the
   result never starts with an assistant turn where the conversation did not;
-- where the provider checks a thinking-signature chain (Anthropic: the thinking that opens the current turn's tool
-  loop must come back unchanged before its ``tool_use``), the current turn is one unit when it holds its reasoning
-  and a tool call;
+- where the provider checks a thinking-signature chain (its spec's ``signature_chain``; Anthropic: the thinking
+  that opens the current turn's tool loop must come back unchanged before its ``tool_use``), the current turn is
+  one unit when it holds its reasoning and a tool call;
 - before the first opener (a conversation that starts with an assistant turn), the units go together, and always,
-  for a provider that takes no assistant turn first (Anthropic, Gemini).
+  for a provider that takes no assistant turn first (its spec's ``user_first``: Anthropic, Gemini).
 
 System messages are never removed, and neither are the last ``keep_last`` units with the opener of their turn.
 The units go oldest first until the conversation fits; each removal is reported (rule ``trim-removed``). With a
@@ -54,12 +54,6 @@ _USER, _ASSISTANT, _SYSTEM = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM
 
 #: how many times a summary is asked for when it does not fit (each time after removing more to make room)
 SUMMARY_TRIES: Final = 3
-
-#: provider families that refuse a conversation whose first turn (after the system prompt) is an assistant turn
-FIRST_TURN_USER: Final = frozenset({"anthropic", "gemini"})
-#: provider families that check the signature chain of the current turn's reasoning (Anthropic: the thinking
-#: before the turn's first tool_use must come back with it)
-SIGNATURE_CHAIN: Final = frozenset({"anthropic"})
 
 #: rule -> (kind, meaning), as the formatters' RULES: the diagnostics of a trim
 TRIM_RULES: Final[dict[str, tuple[str, str]]] = {
@@ -147,6 +141,12 @@ def _families(provider: Any) -> tuple[str, ...]:
     return tuple(families) if families else ()
 
 
+def _rules(provider: Any) -> tuple[bool, bool]:
+    """The provider's spec's ``user_first`` and ``signature_chain`` (providers/spec.py): what the plan keeps to."""
+    spec = getattr(provider, "spec", None)
+    return bool(getattr(spec, "user_first", False)), bool(getattr(spec, "signature_chain", False))
+
+
 def _has_chain(msgs: Sequence[Msg], indexes: Sequence[int], families: tuple[str, ...]) -> bool:
     """Whether these messages hold reasoning the provider replays (its own, or of no stated origin) and a call."""
     thinking = calls = False
@@ -167,7 +167,14 @@ def _has_chain(msgs: Sequence[Msg], indexes: Sequence[int], families: tuple[str,
 class _Plan:
     """The units, the kept tail and the removal order of one conversation (built once, linear)."""
 
-    def __init__(self, msgs: Sequence[Msg], counts: list[int], families: tuple[str, ...], keep_last: int) -> None:
+    def __init__(
+        self,
+        msgs: Sequence[Msg],
+        counts: list[int],
+        families: tuple[str, ...],
+        keep_last: int,
+        rules: tuple[bool, bool] = (False, False),
+    ) -> None:
         n = len(msgs)
         self.msgs = msgs
         self.counts = counts
@@ -199,7 +206,8 @@ class _Plan:
             i = end + 1
         # turns: each unit that is one USER message opens one
         openers = [len(u) == 1 and msgs[u[0]].role is _USER for u in units]
-        if SIGNATURE_CHAIN.intersection(families) and units:
+        user_first, signature_chain = rules
+        if signature_chain and units:
             last = max((k for k, o in enumerate(openers) if o), default=-1)
             body = [x for u in units[last + 1 :] for x in u]
             if last + 2 < len(units) and _has_chain(msgs, body, families):
@@ -216,7 +224,7 @@ class _Plan:
         kept_opener = keep_from if keep_from < first_kept else -1
         self.kept_units = [u for k, u in enumerate(units) if k >= first_kept or k == kept_opener]
         # the removal order: turn by turn, each unit of a turn, its opener with the last one
-        assistant_first = not FIRST_TURN_USER.isdisjoint(families)
+        assistant_first = user_first
         #: the kept part starts with an assistant turn (no opener before the tail) where the provider refuses one
         self.stuck_first = assistant_first and bool(self.kept_units) and not openers[keep_from]
         steps: list[_Step] = []
@@ -324,7 +332,7 @@ class _Trim:
         self.budget = budget
         self.counter = counter
         counts, total = _counts(counter, self.msgs)  # (the total holds the tools and the request's framing too)
-        self.plan = _Plan(self.checked, counts, _families(provider), keep_last)
+        self.plan = _Plan(self.checked, counts, _families(provider), keep_last, _rules(provider))
         self.kept_tokens = total
         self.summary: Msg | None = None
         self.room = True  # room could be made for the last summary offered

@@ -106,6 +106,8 @@ SPEC: Final = Spec(
     headers={"anthropic-version": API_VERSION},
     default_model="claude-sonnet-4-5",
     families=("anthropic",),
+    user_first=True,
+    signature_chain=True,
     client_class="AnthropicClient",
     fields=FIELDS,
     # no offline tokenizer for Claude 3+: o200k scaled (measured); a tool-use system prompt of 346 tokens (tool_choice

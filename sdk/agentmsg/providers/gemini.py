@@ -102,6 +102,7 @@ SPEC: Final = Spec(
     auth="x-goog-api-key",
     default_model="gemini-2.5-flash",
     families=("gemini", "google"),
+    user_first=True,
     client_class="GeminiClient",
     fields=FIELDS,
     # no offline tokenizer (google-genai's LocalTokenizer downloads its model): o200k, within 50%; 258 per image

@@ -124,6 +124,9 @@ class Spec:
     ``families``: the reasoning provenance (thinking metadata ``provider``) this provider replays natively; the
     first is the one its replies are marked with. ``stream_flags``: parser options the CLI offers.
     ``client_class``: the name of the deprecated client class pinned to this provider (``OpenAIClient``).
+    ``user_first``: the provider refuses a conversation whose first turn (after the system prompt) is an assistant
+    turn, and ``signature_chain``: it checks the signature chain of the current turn's reasoning (the thinking before
+    the turn's first call comes back with it); ``agentmsg.context.trim`` keeps to both.
     ``fields``: the formatter's field table (``providers/_request/fields.py``). ``counting``: the provider's
     token-counting endpoint (None: it has none; ``agentmsg.context.count_tokens`` counts offline). ``tokens``: how
     ``agentmsg.context.count_tokens`` counts its requests offline (None: an o200k estimate stated within 50%)."""
@@ -143,3 +146,5 @@ class Spec:
     fields: Mapping[str, Mapping[str, Handling]] | None = None
     counting: CountEndpoint | None = None
     tokens: TokenProfile | None = None
+    user_first: bool = False
+    signature_chain: bool = False
