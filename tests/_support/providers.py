@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import importlib
 import io
 import itertools
 import json
@@ -310,25 +309,17 @@ def _signed_call(index: int | None = None) -> dict[str, Any]:
 FIXTURES = ROOT / "tests" / "fixtures" / "providers"
 
 
-MODULES = {
-    "openai": "agentmsg.providers.openai",
-    "anthropic": "agentmsg.providers.anthropic",
-    "gemini": "agentmsg.providers.gemini",
-    "dashscope": "agentmsg.providers.dashscope",
-    "openai-responses": "agentmsg.providers.openai_responses",
-}
-
-
 def module(name: str) -> Any:
-    return importlib.import_module(MODULES[name])
+    """The provider module of a registry name (or of a fixtures folder, named as the registry names providers)."""
+    from agentmsg.providers import get
+
+    return get(name).module
 
 
 def parser_for(path: Path) -> Any:
-    """The provider module that reads a fixture (DashScope compatible mode and DeepSeek are OpenAI-shaped)."""
-    provider = path.parent.name
-    if provider == "deepseek" or path.name.startswith("compat_"):
-        return module("openai")
-    return module(provider)
+    """The provider module that reads a fixture: its folder's registry name's (DeepSeek's is the OpenAI module), or
+    the OpenAI module for a ``compat_`` fixture (an OpenAI-compatible server's reply, in its vendor's folder)."""
+    return module("openai" if path.name.startswith("compat_") else path.parent.name)
 
 
 STREAMS = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in (".sse", ".jsonl"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 import agentmsg
@@ -51,3 +52,20 @@ def test_registry_parses_for_its_variant(name: str, response: str, stream: str |
         assert origins(reduce_events(parser.feed(data) + parser.close())[0]) == {family}
         with pytest.deprecated_call(match="use stream_parser"):  # (the old name)
             provider.StreamParser()  # type: ignore[attr-defined]
+
+
+def test_the_fixture_helpers_read_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new provider's fixtures folder (named as its registry name) is read by its module with no edit of the test
+    helpers: tests/_support/providers.py finds the module through the registry, here one defined in this test."""
+    from agentmsg import providers
+    from agentmsg.providers.base import Entry
+    from tests._support.providers import parser_for
+
+    base = providers.get("openai")
+    spec = attrs.evolve(base.spec, name="acme-fixtures", title="Acme")
+    entry = Entry(spec, base.module.format_request, base.module.Reader, "agentmsg.providers.openai")
+    monkeypatch.setitem(providers._load(), "acme-fixtures", entry)  # type: ignore[index]
+    assert module("acme-fixtures") is base.module
+    assert parser_for(FIXTURES / "acme-fixtures" / "reply.json") is base.module
+    for name in providers.NAMES:
+        assert module(name) is providers.get(name).module
