@@ -247,3 +247,29 @@ def test_read_records_keeps_to_the_limits() -> None:
         agentmsg.limits.max_bytes = saved
     assert [(r.pointer, r.value) for r in records] == [("/0", {"a": 1}), ("/1", None), ("/2", {"c": 3})]
     assert records[1].problem is not None and records[1].problem.rule == "max-bytes"
+
+
+@pytest.mark.parametrize("command", ["format", "parse", "count", "trim", "chat"])
+def test_every_provider_option_takes_a_provider_registered_after_the_cli_was_imported(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--provider`` takes the registry's names as they are when the command runs: a provider registered after the
+    CLI's modules were imported (here one defined in this test) is offered (each took a copy of the names at import,
+    so the registry and the CLI could disagree)."""
+    import attrs
+
+    from agentmsg import providers as registry
+    from agentmsg.providers.base import Entry
+
+    importlib.import_module(f"agentmsg.cli.{command}")  # (imported first: the names it saw then were all it took)
+    base = get("openai")
+    spec = attrs.evolve(base.spec, name="acme-late", title="Acme")
+    entry = Entry(spec, base.module.format_request, base.module.Reader, "agentmsg.providers.openai")
+    monkeypatch.setitem(registry._load(), "acme-late", entry)  # type: ignore[index]
+    capsys.readouterr()
+    assert main([command, "--help"]) == 0
+    assert ",acme-late}" in capsys.readouterr().out  # (the --provider choices)
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text(json.dumps([agentmsg.UserMessage("Hi").to_dict()]))
+    if command in ("format", "count"):
+        assert main([command, "--provider", "acme-late", str(conversation)]) == 0

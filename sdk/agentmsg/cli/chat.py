@@ -25,6 +25,7 @@ from agentmsg.cli._io import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_OK,
+    ProviderNames,
     UsageError,
     exit_status,
     say,
@@ -33,7 +34,7 @@ from agentmsg.cli._io import (
     whole_number,
 )
 from agentmsg.events import ERROR_EVENT
-from agentmsg.providers import NAMES, providers
+from agentmsg.providers import providers
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -187,7 +188,7 @@ def add_parser(sub: Any) -> None:
             interrupt=False,
         ),
     )
-    p.add_argument("--provider", required=True, choices=NAMES)
+    p.add_argument("--provider", required=True, choices=ProviderNames())
     p.add_argument("--model", default=None, help="the model (default: the formatter's default for the provider)")
     p.add_argument("--base-url", default=None, help="the API's base URL (a proxy, a local server)")
     p.add_argument("--system", default=None, help="a system prompt")

@@ -22,13 +22,14 @@ from agentmsg.cli._io import (
     CHUNK,
     EXIT_INVALID,
     EXIT_OK,
+    ProviderNames,
     exit_status,
     limit_options,
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
 from agentmsg.context import count_tokens
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.providers import NAMES, get
+from agentmsg.providers import get
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -69,7 +70,7 @@ def add_parser(sub: Any) -> None:
             "2  usage error, or a file that cannot be read (--tools: not JSON)",
         ),
     )
-    p.add_argument("--provider", required=True, choices=NAMES, help="the provider counted for")
+    p.add_argument("--provider", required=True, choices=ProviderNames(), help="the provider counted for")
     p.add_argument("--model", help="model name (default: the provider's default); picks the vocabulary and rates")
     p.add_argument("--tools", metavar="FILE", help="JSON array of tool definitions (JSON Schema parameters)")
     p.add_argument(

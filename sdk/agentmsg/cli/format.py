@@ -26,13 +26,14 @@ from agentmsg.cli._io import (
     CHUNK,
     EXIT_INVALID,
     EXIT_OK,
+    ProviderNames,
     UsageError,
     exit_status,
     limit_options,
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.providers import NAMES, RULES, FormatOptions, MediaPolicy, get
+from agentmsg.providers import RULES, FormatOptions, MediaPolicy, get
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -156,7 +157,7 @@ def add_parser(sub: Any) -> None:
             "2  usage error, or a file that cannot be read (--tools: not JSON)",
         ),
     )
-    p.add_argument("--provider", required=True, choices=NAMES, help="target provider")
+    p.add_argument("--provider", required=True, choices=ProviderNames(), help="target provider")
     p.add_argument("--model", help="model name (default: the provider's default)")
     p.add_argument("--multi-agent", action="store_true", help="multi-agent layout (other speakers' turns named)")
     p.add_argument(

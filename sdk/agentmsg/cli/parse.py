@@ -38,6 +38,7 @@ from agentmsg.cli._io import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
+    ProviderNames,
     UsageError,
     binary,
     chunks_of,
@@ -57,7 +58,7 @@ from agentmsg.cli._io import (
 )
 from agentmsg.errors import ValidationError
 from agentmsg.events import Reducer
-from agentmsg.providers import NAMES, StreamFlag, get, is_sse_body, providers, without_http_heads
+from agentmsg.providers import StreamFlag, get, is_sse_body, providers, without_http_heads
 
 
 def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
@@ -143,7 +144,7 @@ def _hint(data: bytes, provider: str, *, stream: bool) -> str | None:
             return "it looks like agent events, not a provider's reply: reduce them with 'agentmsg reduce'"
     if lines and not stream and reads_as(provider, data, stream=True):
         return "it holds JSON lines, one payload per line: a streamed body? add --stream"
-    others = [name for name in NAMES if name != provider and reads_as(name, data, stream=stream or lines)]
+    others = [name for name in ProviderNames() if name != provider and reads_as(name, data, stream=stream or lines)]
     if others:
         what = "stream" if stream or lines else "response"
         more = "" if stream or not lines else " with --stream"
@@ -280,7 +281,7 @@ def add_parser(sub: Any) -> None:
             interrupt=False,
         ),
     )
-    p.add_argument("--provider", required=True, choices=NAMES, help="the provider (registry name)")
+    p.add_argument("--provider", required=True, choices=ProviderNames(), help="the provider (registry name)")
     p.add_argument(
         "--stream",
         action="store_true",

@@ -22,6 +22,7 @@ from agentmsg.cli._io import (
     CHUNK,
     EXIT_INVALID,
     EXIT_OK,
+    ProviderNames,
     UsageError,
     exit_status,
     limit_options,
@@ -32,7 +33,7 @@ from agentmsg.cli._machine import Diagnostics, output_format_option
 from agentmsg.context import TRIM_RULES, TrimBudgetError, trim
 from agentmsg.conversation import encode_messages
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.providers import NAMES, RULES
+from agentmsg.providers import RULES
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -111,7 +112,7 @@ def add_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("--budget", required=True, type=whole_number("--budget", minimum=0), metavar="N", help="tokens")
-    p.add_argument("--provider", required=True, choices=NAMES, help="the provider counted for")
+    p.add_argument("--provider", required=True, choices=ProviderNames(), help="the provider counted for")
     p.add_argument("--model", help="model name (default: the provider's default)")
     p.add_argument("--tools", metavar="FILE", help="JSON array of tool definitions (counted in the budget)")
     p.add_argument(
