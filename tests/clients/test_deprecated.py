@@ -112,3 +112,30 @@ def test_the_old_names_of_the_streams_keep_working_with_a_deprecation_warning() 
     assert "EventStream" not in web.__all__ and "EventEndpoint" in web.__all__
     with pytest.raises(AttributeError, match="has no attribute 'NoSuchStream'"):
         clients.NoSuchStream  # noqa: B018
+
+
+def test_the_pinned_classes_type_checkers_see_are_the_registrys() -> None:
+    """The deprecated pinned classes are written out for type checkers (``if TYPE_CHECKING:`` in
+    agentmsg.clients, so that ``from agentmsg.clients import OpenAIClient`` is flagged as deprecated): exactly the
+    classes the runtime makes from the registry's ``client_class``, each saying the call its warning says."""
+    import ast
+    from pathlib import Path
+
+    import agentmsg.clients as clients
+
+    tree = ast.parse(Path(clients.__file__).read_text(encoding="utf-8"))
+    declared: dict[str, str] = {}
+    for block in tree.body:
+        if isinstance(block, ast.If) and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING":
+            for node in block.body:
+                if isinstance(node, ast.ClassDef):
+                    (decorator,) = node.decorator_list
+                    assert isinstance(decorator, ast.Call) and isinstance(decorator.args[0], ast.Constant)
+                    declared[node.name] = str(decorator.args[0].value)
+    made = {}
+    for entry in providers.providers():
+        name = entry.spec.client_class
+        if name:
+            made[name] = f'use Client("{entry.name}")'
+            made[f"Async{name}"] = f'use AsyncClient("{entry.name}")'
+    assert declared == made
