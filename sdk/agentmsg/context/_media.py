@@ -184,3 +184,21 @@ def qwen_image(w: int, h: int, min_pixels: int | None = None, max_pixels: int | 
     elif pixels < lo:
         pixels = lo
     return max(4, pixels // (28 * 28)) + 2
+
+
+def image_tokens(method: str, w: int, h: int, model: str | None, min_pixels: int | None, max_pixels: int | None) -> int:
+    """A ``w`` x ``h`` image's tokens by the pricing method a token profile names (``TokenProfile.image``: these
+    are the methods, not the providers; a provider takes whichever its spec names): ``anthropic``, ``gemini``,
+    ``qwen`` (with the block's pixel bounds), else ``openai`` (the patch method for the models of
+    :data:`PATCH_MULTIPLIERS`, else the tile method)."""
+    if method == "anthropic":
+        return anthropic_image(w, h)
+    if method == "gemini":
+        return gemini_image(w, h)
+    if method == "qwen":
+        return qwen_image(w, h, min_pixels, max_pixels)
+    name = (model or "").lower()
+    for prefix, multiplier in PATCH_MULTIPLIERS.items():
+        if name.startswith(prefix):
+            return openai_patches(w, h, multiplier)
+    return openai_tiles(w, h)

@@ -4,14 +4,15 @@ A marker is message metadata ``_cache_control`` (AgentScope Java's key; ``true``
 or the same key on a tool definition; each provider's formatter sends it its own way (docs/context.md, Prompt
 caching). A breakpoint pays where what comes before it is sent again unchanged in the next requests: the tool
 definitions, the system prompt, and the conversation up to the newest user turn (the last stable turn). The
-providers that take markers take at most four (:data:`~agentmsg.providers._request.cache.LIMIT`); the others
-(OpenAI, DeepSeek, Gemini without an explicit cache) cache prefixes on their own, and get none.
+providers that take markers (their spec's ``cache_markers``, providers/spec.py: where they take them, which
+lifetimes, which models) take at most four (:data:`~agentmsg.providers._request.cache.LIMIT`); the others (OpenAI
+before gpt-5.6, DeepSeek, Gemini without an explicit cache) cache prefixes on their own, and get none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -19,12 +20,11 @@ from agentmsg.blocks import HintBlock, TextBlock, ThinkingBlock
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.cache import LIMIT, MARKER, TTLS, parse_mark
-from agentmsg.providers.openai import explicit_breakpoints
+
+if TYPE_CHECKING:
+    from agentmsg.providers.base import Provider
 
 __all__ = ["CacheMarker", "CachePlacement", "place_cache_markers"]
-
-#: the registry names whose formatters send markers; what each takes on a tool definition
-_TAKES_MARKERS: Final = {"anthropic": True, "dashscope": False, "dashscope-compatible": False}
 
 
 @attrs.frozen
@@ -52,7 +52,7 @@ class CachePlacement:
 def place_cache_markers(
     messages: Sequence[Msg],
     *,
-    provider: str,
+    provider: str | Provider,
     tools: Sequence[Mapping[str, Any]] | None = None,
     ttl: str | None = None,
     limit: int = LIMIT,
@@ -60,11 +60,12 @@ def place_cache_markers(
     min_tokens: int = 1024,
     model: str | None = None,
 ) -> CachePlacement:
-    """Mark, for ``provider`` (a registry name), the prefixes worth caching: the tool definitions (Anthropic: the
-    last tool; DashScope takes no marker there, and its system prompt's marker caches the tools before it), the system
+    """Mark, for ``provider`` (a registry name or a Provider, as ``get`` gives; what it takes is its spec's
+    ``cache_markers``), the prefixes worth caching: the tool definitions (the last tool, where it takes a marker
+    there: Anthropic; DashScope takes none, and its system prompt's marker caches the tools before it), the system
     prompt (the last of the leading system messages) and the last stable turn (the message before the newest user
     message), each on its last block that takes a marker (not reasoning, a hint or an empty text), with ``ttl``
-    (``5m`` or ``1h``: Anthropic; the others have one lifetime). The markers already in the conversation count against
+    (``5m`` or ``1h``, where it takes lifetimes: Anthropic; the others have one lifetime). The markers already in the conversation count against
     ``limit`` (four: Anthropic's and DashScope's) and are kept; none is placed twice. ``count`` (a token counter for the
     provider, ``count(messages) -> int``) with ``min_tokens``: a prefix shorter than that (the providers do not cache
     it) gets no marker. ``model``: OpenAI's gpt-5.6 and later take explicit breakpoints (on messages, not tools), the
@@ -73,18 +74,27 @@ def place_cache_markers(
         raise ValidationError.single("/ttl", "enum", f"ttl is one of {', '.join(TTLS)}, not {ttl!r}")
     msgs = list(members(messages))  # (a plain-string role, a caller's block subclass: as their members, in a copy)
     tool_list = [dict(t) for t in tools] if tools is not None else None
-    takes = _TAKES_MARKERS.get(provider)
-    if takes is None and provider == "openai" and model is not None and explicit_breakpoints(model):
-        takes = False
-    if takes is None:
+    from agentmsg.providers import get
+
+    if isinstance(provider, str):
+        name = provider
+        try:
+            rule = get(provider).spec.cache_markers
+        except KeyError:  # (a name the registry does not hold gets no marker, as before the specs said it)
+            rule = None
+    else:
+        name = provider.spec.name
+        rule = provider.spec.cache_markers
+    if rule is None or not rule.takes(model):
         return CachePlacement(
             msgs,
             tool_list,
-            notes=(f"{provider} caches prompt prefixes on its own (or takes no marker): no marker placed",),
+            notes=(f"{name} caches prompt prefixes on its own (or takes no marker): no marker placed",),
         )
+    takes = rule.tools
     notes: list[str] = []
-    if ttl is not None and provider != "anthropic":
-        notes.append(f"{provider}'s cache has one lifetime: ttl {ttl} not set")
+    if ttl is not None and not rule.lifetimes:
+        notes.append(f"{name}'s cache has one lifetime: ttl {ttl} not set")
         ttl = None
     value: Any = True if ttl is None else {"ttl": ttl}
     taken = _existing(msgs, tool_list or [])
@@ -129,8 +139,8 @@ def place_cache_markers(
                 placed.append(CacheMarker("turn", f"/{stable}", mark))
                 room -= 1
     if room <= 0 and len(placed) < 3:
-        notes.append(f"{provider} takes at most {limit} breakpoints: no room for more")
-    if provider == "anthropic" and placed:
+        notes.append(f"{name} takes at most {limit} breakpoints: no room for more")
+    if rule.lifetimes_in_order and placed:
         placed = _lifetimes_in_order(msgs, tool_list or [], placed, notes)
     return CachePlacement(msgs, tool_list, tuple(placed), tuple(notes))
 
@@ -143,7 +153,8 @@ def _ttl(value: Any) -> str:
 def _lifetimes_in_order(
     msgs: list[Msg], tools: list[dict[str, Any]], placed: list[CacheMarker], notes: list[str]
 ) -> list[CacheMarker]:
-    """Anthropic refuses a 1h breakpoint after a 5m one (request order: tools, system, messages). A marker placed
+    """A provider whose spec says ``lifetimes_in_order`` (Anthropic) refuses a 1h breakpoint after a 5m one (request
+    order: tools, system, messages). A marker placed
     here (``placed`` is in request order) takes the lifetime of the markers already there when its own would break
     that order: 5m after a 5m one, else 1h before a 1h one (said in the notes)."""
 

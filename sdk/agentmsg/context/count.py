@@ -21,7 +21,7 @@ import binascii
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import orjson
@@ -43,6 +43,9 @@ from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.common import mime_of
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
 from agentmsg.providers.spec import TokenProfile
+
+if TYPE_CHECKING:
+    from agentmsg.providers.base import Provider
 
 __all__ = ["ProviderCount", "TokenCount", "count_tokens"]
 
@@ -108,14 +111,6 @@ _PDF_PAGE: Final = re.compile(rb"/Type\s*/Page[^s]")
 _GENERIC: Final = TokenProfile(vocab="o200k_base", own=False, text_error=0.5)
 
 
-def _vocab_for(profile: TokenProfile, model: str | None) -> str:
-    if profile.vocab == "o200k_base" and profile.own and model:
-        m = model.lower()
-        if m.startswith(("gpt-4-", "gpt-3.5")) or m == "gpt-4":
-            return "cl100k_base"
-    return profile.vocab
-
-
 # ---- the walk ----------------------------------------------------------------------------------------------------
 
 
@@ -146,23 +141,8 @@ class _Tally:
         size = _media.image_size(block.source)
         known = size is not None
         w, h = size if size is not None else _media.DEFAULT_SIZE
-        p = self.profile
-        if p.image == "anthropic":
-            tokens = _media.anthropic_image(w, h)
-        elif p.image == "gemini":
-            tokens = _media.gemini_image(w, h)
-        elif p.image == "qwen":
-            tokens = _media.qwen_image(w, h, block.min_pixels, block.max_pixels)
-        else:
-            tokens = self._openai_image(w, h)
+        tokens = _media.image_tokens(self.profile.image, w, h, self.model, block.min_pixels, block.max_pixels)
         return self.unsure_tokens(tokens, _MEDIA_ERROR if known else _UNKNOWN_MEDIA_ERROR)
-
-    def _openai_image(self, w: int, h: int) -> int:
-        model = (self.model or "").lower()
-        for prefix, multiplier in _media.PATCH_MULTIPLIERS.items():
-            if model.startswith(prefix):
-                return _media.openai_patches(w, h, multiplier)
-        return _media.openai_tiles(w, h)
 
     def timed(self, block: Any, per_second: float) -> int:
         seconds = _media.media_seconds(block.source)
@@ -315,22 +295,23 @@ def _last_user_turn(messages: Sequence[Msg]) -> int:
 def count_tokens(
     messages: Sequence[Msg],
     *,
-    provider: str,
+    provider: str | Provider,
     model: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
 ) -> TokenCount:
     """The input tokens of a conversation for a provider (a registry name: ``openai``, ``anthropic``, ``gemini``,
-    ``dashscope``, ``deepseek``, ``dashscope-compatible``), offline, in one pass over the messages.
+    ``dashscope``, ``deepseek``, ``dashscope-compatible``; or a Provider, as ``get`` gives), offline, in one pass
+    over the messages, as its spec's token profile says (``Spec.tokens``).
 
-    ``model`` picks the vocabulary and image method where the provider has several (OpenAI: cl100k for gpt-4 and
-    gpt-3.5, the patch method for gpt-4.1-mini/-nano). ``tools``: the tool definitions, as ``format_request`` takes
+    ``model`` picks the vocabulary and image method where the provider has several (the profile's ``vocabs`` and
+    ``models``; OpenAI: cl100k for gpt-4 and gpt-3.5, the patch method for gpt-4.1-mini/-nano). ``tools``: the tool definitions, as ``format_request`` takes
     them. Returns a :class:`TokenCount` (per message, tools, framing, the method and its stated error). Raises
     KeyError for an unknown provider and :class:`~agentmsg.ValidationError` for tools that are not definitions."""
     from agentmsg.providers import get
 
-    spec = get(provider).spec
+    spec = (get(provider) if isinstance(provider, str) else provider).spec
     profile = (spec.tokens or _GENERIC).for_model(model)
-    text = counter(_vocab_for(profile, model))
+    text = counter(profile.vocab_for(model))
     t = _Tally(text, profile, model)
     messages = members(messages)  # (refuses what is no list of messages, naming the item)
     defs = normalize_tools(tools)

@@ -324,7 +324,7 @@ class _Trim:
         if counter is None:
             from agentmsg.context.count import count_tokens
 
-            counter = functools.partial(count_tokens, provider=provider.spec.name, model=model, tools=tools)
+            counter = functools.partial(count_tokens, provider=provider, model=model, tools=tools)
         #: the messages, each role a MsgRole member, each block of an agentmsg class (members, which refuses what is no
         #: list of messages): what the plan tells roles apart in; the result keeps the caller's own messages (msgs)
         self.checked = list(members(messages))

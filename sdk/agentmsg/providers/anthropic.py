@@ -35,7 +35,7 @@ from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
-from agentmsg.providers.base import CountEndpoint, Entry, Spec, TokenProfile
+from agentmsg.providers.base import CacheMarkers, CountEndpoint, Entry, Spec, TokenProfile
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -108,6 +108,8 @@ SPEC: Final = Spec(
     families=("anthropic",),
     user_first=True,
     signature_chain=True,
+    # cache_control on the last tool too; a 5m or 1h ttl, and no 1h breakpoint after a 5m one (prompt-caching docs)
+    cache_markers=CacheMarkers(tools=True, lifetimes=True, lifetimes_in_order=True),
     client_class="AnthropicClient",
     fields=FIELDS,
     # no offline tokenizer for Claude 3+: o200k scaled (measured); a tool-use system prompt of 346 tokens (tool_choice

@@ -33,7 +33,7 @@ from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader
-from agentmsg.providers.base import CountEndpoint, Entry, Spec, StreamFlag, TokenProfile
+from agentmsg.providers.base import CacheMarkers, CountEndpoint, Entry, Spec, StreamFlag, TokenProfile
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -129,6 +129,7 @@ SPEC: Final = Spec(
     client_class="DashScopeClient",
     fields=FIELDS,
     tokens=QWEN_TOKENS,
+    cache_markers=CacheMarkers(),  # (on messages; its system prompt's marker caches the tools before it)
     # POST {base}/tokenizer with {model, input: {messages}, parameters} (dashscope 2.0.2 tokenizers/tokenization.py,
     # FUNCTION "tokenizer"); the count in usage.input_tokens. Only some older models (qwen-turbo, qwen-plus,
     # qwen-7b/14b/72b-chat; help.aliyun.com token-api); the reply's shape is the SDK's reading of it, not verified

@@ -40,7 +40,7 @@ from agentmsg.providers._response.builder import SNIFF_BYTES, StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, base64_source, safe_int, usage_dict
 from agentmsg.providers._response.reader import PayloadReader, value_at
-from agentmsg.providers.base import Entry, Spec, TokenProfile
+from agentmsg.providers.base import CacheMarkers, Entry, Spec, TokenProfile
 from agentmsg.providers.dashscope import QWEN_TOKENS
 
 __all__ = [
@@ -150,6 +150,17 @@ FIELDS: Final = {
     ),
 }
 
+_GPT_VERSION = re.compile(r"(?:^|[/:])gpt-(\d+)(?:\.(\d+))?")
+
+
+@functools.lru_cache(maxsize=256)  # (a regex search per call: the model repeats from one call to the next)
+def explicit_breakpoints(model: str) -> bool:
+    """Whether an OpenAI model takes explicit prompt-cache breakpoints on content parts: gpt-5.6 and later (the
+    SDK's docstrings, provider-fields.md 1.4); the others cache on their own only."""
+    m = _GPT_VERSION.search(model.lower())
+    return m is not None and (int(m.group(1)), int(m.group(2) or 0)) >= (5, 6)
+
+
 #: OpenAI's models, Chat Completions and Responses alike (openai_responses.py takes it): 3 per message
 #: (<|start|>role ... <|end|>), 1 per name, 3 to prime the reply (OpenAI cookbook "How to count tokens with
 #: tiktoken"); functions rendered as a TypeScript namespace in the system turn. gpt-4o, gpt-4.1 and gpt-4.5 frame a
@@ -162,6 +173,7 @@ TOKENS: Final = TokenProfile(
     per_tool=4,
     tool_style="typescript",
     models=((("gpt-4o", "gpt-4.1", "gpt-4.5", "chatgpt-4o"), {"per_message": 4}),),
+    vocabs=((("gpt-4", "gpt-4-*", "gpt-3.5*"), "cl100k_base"),),  # (gpt-4 and gpt-3.5: tiktoken's model table)
 )
 #: DeepSeek: its vocabulary ships only in a package whose vocabulary licence is not stated; o200k counts CJK text at
 #: about half DeepSeek-V3's tokens (reference section 7's samples), hence the wide error; no official count was at
@@ -182,6 +194,7 @@ SPECS: Final = (
         client_class="OpenAIClient",
         fields=FIELDS["openai"],
         tokens=TOKENS,
+        cache_markers=CacheMarkers(models=explicit_breakpoints),  # (on messages, not tools; gpt-5.6 and later)
     ),
     Spec(
         name="deepseek",
@@ -206,6 +219,7 @@ SPECS: Final = (
         client_class="DashScopeCompatibleClient",
         fields=FIELDS["dashscope-compatible"],
         tokens=QWEN_TOKENS,  # (Qwen's tokenizer behind either endpoint)
+        cache_markers=CacheMarkers(),  # (on messages; its system prompt's marker caches the tools before it)
     ),
 )
 _SPEC: Final = {spec.name: spec for spec in SPECS}
@@ -377,17 +391,6 @@ _AUTOMATIC: Final = {
     " as given; gpt-5.6 and later take explicit breakpoints)",
     "deepseek": "DeepSeek caches prompt prefixes on its own (its disk cache)",
 }
-
-
-_GPT_VERSION = re.compile(r"(?:^|[/:])gpt-(\d+)(?:\.(\d+))?")
-
-
-@functools.lru_cache(maxsize=256)  # (a regex search per call: the model repeats from one call to the next)
-def explicit_breakpoints(model: str) -> bool:
-    """Whether an OpenAI model takes explicit prompt-cache breakpoints on content parts: gpt-5.6 and later (the
-    SDK's docstrings, provider-fields.md 1.4); the others cache on their own only."""
-    m = _GPT_VERSION.search(model.lower())
-    return m is not None and (int(m.group(1)), int(m.group(2) or 0)) >= (5, 6)
 
 
 class _OpenAIWalk(ChatWalk):

@@ -5,14 +5,14 @@ starts with its specs; the clients and the CLI read them from the registry (:fun
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import attrs
 
 from agentmsg.providers._request.fields import Handling
 
-__all__ = ["Auth", "CountEndpoint", "Spec", "StreamFlag", "TokenProfile"]
+__all__ = ["Auth", "CacheMarkers", "CountEndpoint", "Spec", "StreamFlag", "TokenProfile"]
 
 #: How the API key is sent: ``Authorization: Bearer <key>``, or the key as the value of that header
 Auth = Literal["bearer", "x-api-key", "x-goog-api-key"]
@@ -62,6 +62,27 @@ class CountEndpoint:
 
 
 @attrs.frozen(kw_only=True)
+class CacheMarkers:
+    """How a provider takes prompt-cache markers (message metadata ``_cache_control``), as
+    ``agentmsg.context.place_cache_markers`` places them (docs/context.md, Prompt caching).
+
+    ``tools``: it takes one on a tool definition (else its system prompt's marker caches the tools before it).
+    ``lifetimes``: it takes a marker's ``ttl`` (``5m`` or ``1h``; else its cache has one lifetime and the ttl is not
+    set). ``lifetimes_in_order``: it refuses a longer lifetime after a shorter one (in request order: tools, system,
+    messages), so a marker placed takes the lifetime the markers already there ask. ``models``: only the models this
+    accepts take markers (a request that names no model then gets none; None: every model does)."""
+
+    tools: bool = False
+    lifetimes: bool = False
+    lifetimes_in_order: bool = False
+    models: Callable[[str], bool] | None = None
+
+    def takes(self, model: str | None) -> bool:
+        """Whether a request for ``model`` takes markers."""
+        return self.models is None or (model is not None and self.models(model))
+
+
+@attrs.frozen(kw_only=True)
 class TokenProfile:
     """How a provider frames and prices a request, in tokens: what ``agentmsg.context.count_tokens`` counts a
     conversation with, offline (docs/context.md). The figures are the provider's documented ones or measured
@@ -75,7 +96,10 @@ class TokenProfile:
     counts it); ``tools_base``: a request with tools (a tool-use system prompt); ``per_tool``: each definition's
     framing; ``tool_style``: ``typescript`` (OpenAI renders functions as a TypeScript namespace) or ``json``.
     ``image``: the image pricing method (``openai``, ``anthropic``, ``gemini``, ``qwen``: agentmsg/context/_media.py).
-    ``models``: model families that differ from this profile, as (name prefixes, the fields that change)."""
+    ``models``: model families that differ from this profile, as (name prefixes, the fields that change).
+    ``vocabs``: models counted with another vocabulary, as (model names, the vocabulary): a name matches a model
+    of that name (any case), and a name ending in ``*`` each model that starts with what comes before it (OpenAI's
+    ``gpt-4`` and ``gpt-3.5`` with ``cl100k_base``)."""
 
     vocab: str
     own: bool
@@ -102,6 +126,7 @@ class TokenProfile:
     #: borrowed, and a duration read still leaves error 1.0)
     timed_documented: bool = False
     models: tuple[tuple[tuple[str, ...], Mapping[str, Any]], ...] = ()
+    vocabs: tuple[tuple[tuple[str, ...], str], ...] = ()
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""
@@ -111,6 +136,17 @@ class TokenProfile:
                 if m.startswith(prefixes):
                     return attrs.evolve(self, **changes)
         return self
+
+    def vocab_for(self, model: str | None) -> str:
+        """The vocabulary ``model``'s text is counted with (the first of :attr:`vocabs` that names it, else
+        :attr:`vocab`)."""
+        if model:
+            m = model.lower()
+            for names, vocab in self.vocabs:
+                for name in names:
+                    if m == name if not name.endswith("*") else m.startswith(name[:-1]):
+                        return vocab
+        return self.vocab
 
 
 @attrs.frozen(kw_only=True)
@@ -126,7 +162,9 @@ class Spec:
     ``client_class``: the name of the deprecated client class pinned to this provider (``OpenAIClient``).
     ``user_first``: the provider refuses a conversation whose first turn (after the system prompt) is an assistant
     turn, and ``signature_chain``: it checks the signature chain of the current turn's reasoning (the thinking before
-    the turn's first call comes back with it); ``agentmsg.context.trim`` keeps to both.
+    the turn's first call comes back with it); ``agentmsg.context.trim`` keeps to both. ``cache_markers``: how it takes
+    prompt-cache markers (None: it caches prefixes on its own, or takes none; ``agentmsg.context.place_cache_markers``
+    places none).
     ``fields``: the formatter's field table (``providers/_request/fields.py``). ``counting``: the provider's
     token-counting endpoint (None: it has none; ``agentmsg.context.count_tokens`` counts offline). ``tokens``: how
     ``agentmsg.context.count_tokens`` counts its requests offline (None: an o200k estimate stated within 50%)."""
@@ -148,3 +186,4 @@ class Spec:
     tokens: TokenProfile | None = None
     user_first: bool = False
     signature_chain: bool = False
+    cache_markers: CacheMarkers | None = None

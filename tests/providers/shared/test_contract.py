@@ -8,6 +8,7 @@ import importlib
 import inspect
 import re
 from pathlib import Path
+from typing import Final
 
 import pytest
 
@@ -93,14 +94,14 @@ def _deprecated_stubs(tree: ast.Module) -> set[int]:
     return found
 
 
-@pytest.mark.parametrize("package", ["clients"])
-def test_clients_name_no_vendor(package: str) -> None:
-    """A vendor's facts live in its module: the clients read the registry, so a new provider needs no edit there
-    (tests/cli/test_public.py holds the CLI to the same). Docstrings and comments may name one as an example, and
-    the deprecated pinned classes their provider for type checkers (:func:`_deprecated_stubs`); the code may not."""
+def _code_vendor_names(package: str, skip: frozenset[str] = frozenset()) -> list[str]:
+    """The vendor names in the code of ``package`` (its modules but ``skip``): docstrings and comments may name one
+    as an example, and the deprecated pinned classes their provider for type checkers (:func:`_deprecated_stubs`)."""
     vendor = _vendor_words()
-    found = []
+    found: list[str] = []
     for path in sorted((SDK / package).rglob("*.py")):
+        if path.name in skip:
+            continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = {
             id(node.body[0].value)
@@ -118,7 +119,31 @@ def test_clients_name_no_vendor(package: str) -> None:
                     found.append(f"{path.relative_to(SDK)}:{node.lineno}: {node.value[:60]!r}")
             elif isinstance(node, ast.Name) and vendor.search(node.id):
                 found.append(f"{path.relative_to(SDK)}:{node.lineno}: {node.id}")
+    return found
+
+
+@pytest.mark.parametrize("package", ["clients"])
+def test_clients_name_no_vendor(package: str) -> None:
+    """A vendor's facts live in its module: the clients read the registry, so a new provider needs no edit there
+    (tests/cli/test_public.py holds the CLI to the same). Docstrings and comments may name one as an example, and
+    the deprecated pinned classes their provider for type checkers (:func:`_deprecated_stubs`); the code may not."""
+    found = _code_vendor_names(package)
     assert not found, "vendor names in code outside providers/:\n" + "\n".join(found)
+
+
+#: context/'s tables of what a token profile names by value (``TokenProfile.vocab``, ``vocabs`` and ``image``): the
+#: vocabularies and the packages that hold them, and the image pricing methods. They name a method, not a provider:
+#: a new provider's spec names the ones it takes, and only a new vocabulary or pricing method is added there
+_CONTEXT_METHOD_TABLES: Final = frozenset({"_tokenizers.py", "_media.py"})
+
+
+def test_context_names_no_vendor() -> None:
+    """``agentmsg.context`` reads each provider's rules from its spec (cache markers: ``Spec.cache_markers``; the
+    token profile and its vocabulary rule: ``Spec.tokens``; trim's rules: ``user_first``, ``signature_chain``), so a
+    new provider needs no edit there (tests/context/test_own_provider.py uses one defined in the test). The code
+    names no vendor, but for the tables of vocabularies and pricing methods (:data:`_CONTEXT_METHOD_TABLES`)."""
+    found = _code_vendor_names("context", _CONTEXT_METHOD_TABLES)
+    assert not found, "vendor names in agentmsg.context's code:\n" + "\n".join(found)
 
 
 def test_native_code_holds_no_vendor_or_protocol_logic() -> None:
