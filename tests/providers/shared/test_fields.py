@@ -17,6 +17,7 @@ import copy
 import json
 import types
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -321,6 +322,90 @@ def test_a_key_the_schema_does_not_declare_is_said(provider: str, kind: str) -> 
         ]
 
 
+AGENTSCOPE_V2 = Path(__file__).resolve().parents[2] / "fixtures" / "agentscope_python" / "v2"
+
+
+def _agentscope_v2(names: list[str], count: int) -> list[Msg]:
+    """``count`` messages, ``names``' AgentScope Python 2.x fixtures over and over, read with the legacy reader."""
+    read = [Msg.from_json((AGENTSCOPE_V2 / f"{n}.json").read_text(), notes=[]) for n in names]
+    return [read[i % len(read)] for i in range(count)]
+
+
+_AS_V2 = ["user_text", "assistant_text", "assistant_thinking", "assistant_tool_call", "assistant_tool_result_text"]
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_unknown_keys_are_said_once_per_key_and_place(provider: str) -> None:
+    """AgentScope Python 2.x messages hold keys with no home in the schema (``finished_at``, a block's ``id`` and
+    ``created_at``, a tool call's ``suggested_rules``): said once per key and place, not once per message (a
+    1,000-message conversation said 3,000 of them), pointed at the first, counting and listing those that hold it,
+    and not called a newer producer's."""
+    r = get(provider).format_request(_agentscope_v2(_AS_V2, 5), model="m")
+    said = [d for d in r.diagnostics if d.rule == "unknown-key-dropped"]
+    assert [d.pointer for d in said] == [
+        "/0/finished_at",
+        "/0/content/0/id",
+        "/0/content/0/created_at",
+        "/3/content/1/suggested_rules",
+    ], said
+    by = {d.pointer: d.message for d in said}
+    assert all("newer producer" not in m and "not in the schema" in m for m in by.values()), by
+    assert "(`finished_at`)" in by["/0/finished_at"] and "on 2 messages (messages 0, 1;" in by["/0/finished_at"]
+    created = by["/0/content/0/created_at"]
+    assert "`content/*/created_at`" in created and "text, thinking, tool_use and tool_result blocks" in created
+    assert "on 7 blocks (/0/content/0, /1/content/0, /2/content/0, /2/content/1, /3/content/0, /3/content/1," in created
+    assert "on " not in by["/3/content/1/suggested_rules"]  # (one block: nothing to count)
+    big = get(provider).format_request(_agentscope_v2(_AS_V2, 1000), model="m")
+    many = {d.pointer: d.message for d in big.diagnostics if d.rule == "unknown-key-dropped"}
+    assert list(many) == list(by)
+    assert "on 400 messages (messages 0, 1, 5, 6, 10, 11, 15, 16, 20, 21, 25, 26," in many["/0/finished_at"]
+    assert ", 45, 46, ...; the first is pointed at)" in many["/0/finished_at"]
+    assert "on 1400 blocks (" in many["/0/content/0/created_at"]
+    assert all(len(m) <= 400 and "characters left out" not in m for m in many.values()), many
+
+
+def test_unknown_keys_of_each_place_are_said_apart() -> None:
+    """The same key on a message, a block, a block in a tool result's output and a media source: four places,
+    four diagnostics; ``strict`` raises each of them."""
+    msgs = [
+        Msg.from_dict(
+            {
+                "id": "m0",
+                "role": "USER",
+                "x": 1,
+                "content": [
+                    {"type": "text", "text": "hi", "x": 1},
+                    {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png", "x": 1}},
+                ],
+            }
+        ),
+        Msg.from_dict(
+            {"id": "m1", "role": "ASSISTANT", "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}]}
+        ),
+        Msg.from_dict(
+            {
+                "id": "m2",
+                "role": "TOOL",
+                "x": 2,
+                "content": [
+                    {"type": "tool_result", "id": "c1", "output": [{"type": "text", "text": "ok", "x": 3}]},
+                ],
+            }
+        ),
+    ]
+    r = get("anthropic").format_request(msgs, model="m")
+    said = {d.pointer: d.message for d in r.diagnostics if d.rule == "unknown-key-dropped"}
+    assert list(said) == ["/0/x", "/0/content/0/x", "/0/content/1/source/x", "/2/content/0/output/0/x"], said
+    assert "on 2 messages (messages 0, 2;" in said["/0/x"]
+    assert "media source of image blocks (`content/*/source/x`)" in said["/0/content/1/source/x"]
+    assert "(`content/*/output/*/x`)" in said["/2/content/0/output/0/x"]
+    with pytest.raises(agentmsg.ValidationError) as caught:
+        get("anthropic").format_request(msgs, model="m", strict=True)
+    raised = [(p.pointer, p.rule) for p in caught.value.problems if p.rule == "unknown-key-dropped"]
+    assert raised == [(p, "unknown-key-dropped") for p in said]
+    assert "on 2 messages (messages 0, 2;" in str(caught.value)
+
+
 def test_a_field_the_table_does_not_know_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
     """A block field the table does not name (one new in the schema, before the table says what to do with it) is
     said whenever it holds a value: never dropped in silence."""
@@ -378,8 +463,10 @@ def test_the_pass_says_what_a_full_look_at_each_message_says(provider: str) -> N
         fields.scan(quick, msgs, every_table)
         full = Context(provider, spec.families, FormatOptions(), msgs)
         checks = fields.checks(every_table)
+        unknown = fields._Unknown()
         for i, msg in enumerate(msgs):
-            fields._message(full, i, msg, checks)
+            fields._message(full, i, msg, checks, unknown)
+        unknown.say(full)
         assert quick.diagnostics == full.diagnostics
         said += len(full.diagnostics)
     assert said  # (the probes say something)

@@ -171,7 +171,10 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     "param-dropped": (LOSSY, "a generation parameter the provider does not take was not sent"),
     "tool-choice-changed": (LOSSY, "the tool choice was mapped to the nearest one the provider supports"),
     "field-dropped": (LOSSY, "a field of a message or block that the provider has no place for was not sent"),
-    "unknown-key-dropped": (LOSSY, "a key the schema does not declare (a newer producer's) was not sent"),
+    "unknown-key-dropped": (
+        LOSSY,
+        "a key the schema does not declare was not sent (said once per key and place, counting those that hold it)",
+    ),
     "structured-output-approximated": (
         LOSSY,
         "structured output was sent as the provider's JSON mode: the schema is not sent, so not enforced",

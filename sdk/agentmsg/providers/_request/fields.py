@@ -15,9 +15,12 @@ unless it says otherwise):
   output and framework state in metadata precisely because it is never prompt text: said once, in
   docs/formatters.md, not once per message (every AgentScope message carries such keys).
 
-A key the schema does not declare (a newer producer's, kept on the decoded object in ``unknown_keys``) is never
-sent: :func:`scan` says each (``unknown-key-dropped``), on a message, a block (in a tool result's output too) and a
-media source. A block field that is not in the table at all (one new in the schema) is said as ``field-dropped``
+A key the schema does not declare (kept on the decoded object in ``unknown_keys``: a newer producer's, or one a
+reader keeps for want of a home, as AgentScope Python 2.x's ``created_at`` and ``finished_at``) is never sent:
+:func:`scan` says each (``unknown-key-dropped``), on a message, a block (in a tool result's output too) and a
+media source, once per key and place (the key ``x`` of any message, ``content/*/x`` of any block, ...): pointed at
+its first occurrence, its text counting the messages or blocks that hold it and listing them (the first
+:data:`SHOWN`, :data:`SHOWN_BLOCKS`), as ``name-dropped`` is said once; an AgentScope conversation holds such keys in every message. A block field that is not in the table at all (one new in the schema) is said as ``field-dropped``
 whenever it holds a value other than its default, so a field the formatters do not know is never dropped in
 silence; ``tests/providers/shared/test_fields.py`` fails until the table names it, and docs/formatters.md's
 tables are written from the table (:func:`docs_tables`).
@@ -342,8 +345,9 @@ def scan(
     only: Iterable[int] | None = None,
 ) -> None:
     """Say (on ``ctx``) every field of ``messages`` the request does not carry that no walk says: keys the schema
-    does not declare (``unknown-key-dropped``), and fields the table marks ``field-dropped`` or does not know
-    (``field-dropped``), each with its pointer into the conversation. One look at each block: the common block,
+    does not declare (``unknown-key-dropped``, once per key and place after the others: :class:`_Unknown`), and
+    fields the table marks ``field-dropped`` or does not know (``field-dropped``), each with its pointer into the
+    conversation. One look at each block: the common block,
     whose only check is its unknown keys, costs an attribute read; a message with anything to say is looked at
     again, in full (:func:`_message`). ``only``: the indexes of the messages to look at, in order (the walk looked
     at the others inline and found nothing to say: :class:`Quick`); default all."""
@@ -351,11 +355,12 @@ def scan(
     blocks = found.blocks
     message_keys = found.message_set
     nothing = _NOTHING
+    unknown = _Unknown()
     text_plain = blocks.get(TextBlock) is nothing  # a text block has nothing but its unknown keys to say
     for i in range(len(messages)) if only is None else only:
         msg = messages[i]
         if msg.unknown_keys or (message_keys and msg.metadata and not message_keys.isdisjoint(msg.metadata)):
-            _message(ctx, i, msg, found)
+            _message(ctx, i, msg, found, unknown)
             continue
         content: list[Any] = msg.content
         for b in content:
@@ -379,14 +384,15 @@ def scan(
                         break
         else:
             continue
-        _message(ctx, i, msg, found)
+        _message(ctx, i, msg, found, unknown)
+    unknown.say(ctx)
 
 
-def _message(ctx: Any, i: int, msg: Msg, checks: _Checks) -> None:
-    """Say what :func:`scan` says of message ``i``."""
+def _message(ctx: Any, i: int, msg: Msg, checks: _Checks, unknown: _Unknown) -> None:
+    """Say what :func:`scan` says of message ``i`` (its unknown keys to ``unknown``, said at the end)."""
     blocks = checks.blocks
     if msg.unknown_keys:
-        _unknown(ctx, f"/{i}", msg.unknown_keys, "message")
+        unknown.add(f"/{i}", "", msg.unknown_keys, "")
     if checks.message_keys:
         meta = msg.metadata
         if meta:
@@ -398,7 +404,7 @@ def _message(ctx: Any, i: int, msg: Msg, checks: _Checks) -> None:
         check = blocks.get(type(b))
         if check is _NOTHING:
             if b.unknown_keys:
-                _block(ctx, b, f"/{i}/content/{j}", check, blocks)
+                _block(ctx, b, f"/{i}/content/{j}", "/content/*", check, blocks, unknown)
         elif check is not None:
             said, meta_keys, source, holds = check
             if (
@@ -408,7 +414,7 @@ def _message(ctx: Any, i: int, msg: Msg, checks: _Checks) -> None:
                 or (meta_keys and b.metadata and not meta_keys.isdisjoint(b.metadata))
                 or (holds and _output_news(b.output, blocks))
             ):
-                _block(ctx, b, f"/{i}/content/{j}", check, blocks)
+                _block(ctx, b, f"/{i}/content/{j}", "/content/*", check, blocks, unknown)
 
 
 def _output_news(output: list[Any], blocks: Mapping[type, _Check]) -> bool:
@@ -420,12 +426,22 @@ def _output_news(output: list[Any], blocks: Mapping[type, _Check]) -> bool:
     return False
 
 
-def _block(ctx: Any, b: Any, pointer: str, check: _Check, blocks: Mapping[type, _Check]) -> None:
+def _block(
+    ctx: Any,
+    b: Any,
+    pointer: str,
+    place: str,
+    check: _Check,
+    blocks: Mapping[type, _Check],
+    unknown: _Unknown,
+) -> None:
+    """Say what :func:`scan` says of block ``b`` at ``pointer``; ``place``: its pointer's pattern, the message's index
+    left out (``/content/*``, ``/content/*/output/*``)."""
     said, meta_keys, source, holds = check
     if b.unknown_keys:
-        _unknown(ctx, pointer, b.unknown_keys, f"{b.type} block")
+        unknown.add(pointer, place, b.unknown_keys, b.type)
     if source and b.source.unknown_keys:
-        _unknown(ctx, f"{pointer}/source", b.source.unknown_keys, "media source")
+        unknown.add(f"{pointer}/source", f"{place}/source", b.source.unknown_keys, b.type)
     for name, wire, default in said:
         value = getattr(b, name)
         if value is not None and value != default:
@@ -440,21 +456,67 @@ def _block(ctx: Any, b: Any, pointer: str, check: _Check, blocks: Mapping[type, 
         for k, inner in enumerate(b.output):
             inner_check = blocks.get(type(inner))
             if inner_check is not None and (inner_check is not _NOTHING or inner.unknown_keys):
-                _block(ctx, inner, f"{pointer}/output/{k}", inner_check, blocks)
+                _block(ctx, inner, f"{pointer}/output/{k}", f"{place}/output/*", inner_check, blocks, unknown)
 
 
 def _set(value: Any) -> bool:
     return value is not None and value is not False and value != [] and value != {}
 
 
-def _unknown(ctx: Any, pointer: str, keys: Mapping[str, Any], what: str) -> None:
-    for key in keys:
-        ctx.report(
-            f"{pointer}/{_esc(key)}",
-            "unknown-key-dropped",
-            f"{key!r}, a key the schema does not declare for a {what} (a newer producer's), is not sent to"
-            f" {ctx.provider}",
-        )
+#: how many of the messages holding an unknown key its diagnostic lists (as ``name-dropped``'s), and of the blocks
+#: or sources (their pointers are longer: a diagnostic's text is cut past ``errors.MESSAGE_MAX`` characters)
+SHOWN: Final = 20
+SHOWN_BLOCKS: Final = 10
+
+
+class _Unknown:
+    """The unknown keys :func:`scan` found, grouped by key and place (``x`` of a message, ``content/*/x`` of a
+    block, ``content/*/source/x`` of a block's media source, ``content/*/output/*/x`` in a tool result): each group
+    is said once (:meth:`say`), pointed at its first occurrence, with how many hold the key and the first
+    :data:`SHOWN` of them. Memory: a count and at most :data:`SHOWN` pointers per group."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self) -> None:
+        #: (place, key) -> [first pointer, count, the places shown, the block types (in the order met)]
+        self.groups: dict[tuple[str, str], list[Any]] = {}
+
+    def add(self, pointer: str, place: str, keys: Mapping[str, Any], block_type: str) -> None:
+        """The ``keys`` of the object at ``pointer`` (``place``: its pattern; ``block_type``: "" for a message)."""
+        groups = self.groups
+        for key in keys:
+            group = groups.get((place, key))
+            if group is None:
+                groups[(place, key)] = [f"{pointer}/{_esc(key)}", 1, [pointer], {block_type: None}]
+                continue
+            group[1] += 1
+            if len(group[2]) < (SHOWN if not place else SHOWN_BLOCKS):
+                group[2].append(pointer)
+            group[3][block_type] = None
+
+    def say(self, ctx: Any) -> None:
+        for (place, key), (first, count, shown, types) in self.groups.items():
+            ctx.report(first, "unknown-key-dropped", _unknown_text(ctx.provider, place, key, count, shown, types))
+
+
+def _unknown_text(provider: str, place: str, key: str, count: int, shown: list[str], types: Mapping[str, None]) -> str:
+    names = list(types)
+    kinds = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    if not place:
+        what, many = "a message key", "messages"
+        listed = ["messages " + ", ".join(p.lstrip("/") for p in shown)]
+    elif place.endswith("/source"):
+        what, many = f"a key of the media source of {kinds} blocks", "media sources"
+        listed = shown
+    else:
+        what, many = f"a key of {kinds} blocks", "blocks"
+        listed = shown
+    pattern = f"{place}/{_esc(key)}".lstrip("/")
+    text = f"{key!r}, {what} (`{pattern}`), is not in the schema: not sent to {provider}"
+    if count == 1:
+        return text
+    more = ", ..." if count > len(shown) else ""
+    return f"{text}, on {count} {many} ({', '.join(listed)}{more}; the first is pointed at)"
 
 
 def _dropped(ctx: Any, pointer: str, field: str, what: str) -> None:
