@@ -65,26 +65,24 @@ def place_cache_markers(
     there: Anthropic; DashScope takes none, and its system prompt's marker caches the tools before it), the system
     prompt (the last of the leading system messages) and the last stable turn (the message before the newest user
     message), each on its last block that takes a marker (not reasoning, a hint or an empty text), with ``ttl``
-    (``5m`` or ``1h``, where it takes lifetimes: Anthropic; the others have one lifetime). The markers already in the conversation count against
-    ``limit`` (four: Anthropic's and DashScope's) and are kept; none is placed twice. ``count`` (a token counter for the
-    provider, ``count(messages) -> int``) with ``min_tokens``: a prefix shorter than that (the providers do not cache
-    it) gets no marker. ``model``: OpenAI's gpt-5.6 and later take explicit breakpoints (on messages, not tools), the
-    other OpenAI models none. Nothing given is changed: the result holds new lists and copies."""
+    (``5m`` or ``1h``, where it takes lifetimes: Anthropic; the others have one lifetime). The markers already in
+    the conversation count against ``limit`` (four: Anthropic's and DashScope's) and are kept; none is placed twice.
+    ``count`` (a token counter for the provider, ``count(messages) -> int``) with ``min_tokens``: a prefix shorter
+    than that (the providers do not cache it) gets no marker. ``model``: OpenAI's gpt-5.6 and later take explicit
+    breakpoints (on messages, not tools), the other OpenAI models none. Nothing given is changed: the result holds
+    new lists and copies."""
     if ttl is not None and ttl not in TTLS:
         raise ValidationError.single("/ttl", "enum", f"ttl is one of {', '.join(TTLS)}, not {ttl!r}")
     msgs = list(members(messages))  # (a plain-string role, a caller's block subclass: as their members, in a copy)
     tool_list = [dict(t) for t in tools] if tools is not None else None
     from agentmsg.providers import get
 
-    if isinstance(provider, str):
-        name = provider
-        try:
-            rule = get(provider).spec.cache_markers
-        except KeyError:  # (a name the registry does not hold gets no marker, as before the specs said it)
-            rule = None
+    try:
+        spec = get(provider).spec
+    except KeyError:  # (a name the registry does not hold gets no marker, as before the specs said it)
+        name, rule = str(provider), None
     else:
-        name = provider.spec.name
-        rule = provider.spec.cache_markers
+        name, rule = spec.name, spec.cache_markers
     if rule is None or not rule.takes(model):
         return CachePlacement(
             msgs,
@@ -154,9 +152,9 @@ def _lifetimes_in_order(
     msgs: list[Msg], tools: list[dict[str, Any]], placed: list[CacheMarker], notes: list[str]
 ) -> list[CacheMarker]:
     """A provider whose spec says ``lifetimes_in_order`` (Anthropic) refuses a 1h breakpoint after a 5m one (request
-    order: tools, system, messages). A marker placed
-    here (``placed`` is in request order) takes the lifetime of the markers already there when its own would break
-    that order: 5m after a 5m one, else 1h before a 1h one (said in the notes)."""
+    order: tools, system, messages). A marker placed here (``placed`` is in request order) takes the lifetime of the
+    markers already there when its own would break that order: 5m after a 5m one, else 1h before a 1h one (said in
+    the notes)."""
 
     def order(pointer: str) -> tuple[int, int]:
         if pointer.startswith("/tools/"):

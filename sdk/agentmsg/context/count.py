@@ -304,12 +304,13 @@ def count_tokens(
     over the messages, as its spec's token profile says (``Spec.tokens``).
 
     ``model`` picks the vocabulary and image method where the provider has several (the profile's ``vocabs`` and
-    ``models``; OpenAI: cl100k for gpt-4 and gpt-3.5, the patch method for gpt-4.1-mini/-nano). ``tools``: the tool definitions, as ``format_request`` takes
-    them. Returns a :class:`TokenCount` (per message, tools, framing, the method and its stated error). Raises
-    KeyError for an unknown provider and :class:`~agentmsg.ValidationError` for tools that are not definitions."""
+    ``models``; OpenAI: cl100k for gpt-4 and gpt-3.5, the patch method for gpt-4.1-mini/-nano). ``tools``: the tool
+    definitions, as ``format_request`` takes them. Returns a :class:`TokenCount` (per message, tools, framing, the
+    method and its stated error). Raises KeyError for an unknown provider and :class:`~agentmsg.ValidationError` for
+    tools that are not definitions."""
     from agentmsg.providers import get
 
-    spec = (get(provider) if isinstance(provider, str) else provider).spec
+    spec = get(provider).spec
     profile = (spec.tokens or _GENERIC).for_model(model)
     text = counter(profile.vocab_for(model))
     t = _Tally(text, profile, model)

@@ -319,8 +319,7 @@ class _Trim:
             raise ValueError(f"keep_last is the number of latest units kept (an int >= 1), not {keep_last!r}")
         from agentmsg.providers import get
 
-        if isinstance(provider, str):
-            provider = get(provider)
+        provider = get(provider)
         if counter is None:
             from agentmsg.context.count import count_tokens
 

@@ -82,9 +82,12 @@ def providers() -> tuple[Provider, ...]:
     return tuple(_load().values())
 
 
-def get(name: str) -> Provider:
+def get(name: str | Provider) -> Provider:
     """The provider of a registry name (``openai``, ``deepseek``, ``anthropic``, ``gemini``, ``dashscope``,
-    ``dashscope-compatible``, ``openai-responses``). Raises KeyError for an unknown name, listing the known ones."""
+    ``dashscope-compatible``, ``openai-responses``); a Provider is returned as it is (what the functions that take
+    either call). Raises KeyError for an unknown name, listing the known ones."""
+    if not isinstance(name, str):
+        return name
     registry = _load()
     try:
         return registry[name]

@@ -69,3 +69,15 @@ def test_the_fixture_helpers_read_the_registry(monkeypatch: pytest.MonkeyPatch) 
     assert parser_for(FIXTURES / "acme-fixtures" / "reply.json") is base.module
     for name in providers.NAMES:
         assert module(name) is providers.get(name).module
+
+
+def test_get_returns_a_provider_given_as_it_is() -> None:
+    """The functions that take a registry name or a Provider (count_tokens, trim, place_cache_markers) resolve it
+    with get(), which returns a Provider as it is: one not in the registry too."""
+    import attrs
+
+    from agentmsg.providers import get
+
+    entry = get("anthropic")
+    own = attrs.evolve(entry, spec=attrs.evolve(entry.spec, name="not-registered"))
+    assert get(entry) is entry and get(own) is own

@@ -17,13 +17,14 @@ unless it says otherwise):
 
 A key the schema does not declare (kept on the decoded object in ``unknown_keys``: a newer producer's, or one a
 reader keeps for want of a home, as AgentScope Python 2.x's ``created_at`` and ``finished_at``) is never sent:
-:func:`scan` says each (``unknown-key-dropped``), on a message, a block (in a tool result's output too) and a
-media source, once per key and place (the key ``x`` of any message, ``content/*/x`` of any block, ...): pointed at
-its first occurrence, its text counting the messages or blocks that hold it and listing them (the first
-:data:`SHOWN`, :data:`SHOWN_BLOCKS`), as ``name-dropped`` is said once; an AgentScope conversation holds such keys in every message. A block field that is not in the table at all (one new in the schema) is said as ``field-dropped``
-whenever it holds a value other than its default, so a field the formatters do not know is never dropped in
-silence; ``tests/providers/shared/test_fields.py`` fails until the table names it, and docs/formatters.md's
-tables are written from the table (:func:`docs_tables`).
+:func:`scan` says each (``unknown-key-dropped``), on a message, a block (in a tool result's output too) and a media
+source, once per key and place (the key ``x`` of any message, ``content/*/x`` of any block, ...): pointed at its
+first occurrence, its text counting the messages or blocks that hold it and listing them (the first :data:`SHOWN`,
+:data:`SHOWN_BLOCKS`), as ``name-dropped`` is said once; an AgentScope conversation holds such keys in every
+message. A block field that is not in the table at all (one new in the schema) is said as ``field-dropped`` whenever
+it holds a value other than its default, so a field the formatters do not know is never dropped in silence;
+``tests/providers/shared/test_fields.py`` fails until the table names it, and docs/formatters.md's tables are
+written from the table (:func:`docs_tables`).
 """
 
 from __future__ import annotations
