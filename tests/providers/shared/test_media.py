@@ -934,3 +934,32 @@ def test_a_media_session_is_made_only_for_media_to_resolve(
     options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
     get(provider).format_request(image_msg(str(media_root / "dot.png")), model="m", options=options)
     assert made == ["made", "closed"]
+
+
+def test_a_path_outside_the_roots_is_refused_without_touching_it(
+    media_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path outside every root is refused as written: not one of its folders is looked up (resolving it
+    would lstat each), since the caller allowed none of it. So a symlink outside the roots is refused even
+    when it leads into one; a root given through a symlink holds paths written under either name."""
+    elsewhere = media_root.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "into.png").symlink_to(media_root / "dot.png")
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root]))
+    looked: list[str] = []
+    for name in ("lstat", "stat", "open", "readlink"):
+        original = getattr(os, name)
+
+        def spy(path: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            looked.append(os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else repr(path))
+            return _original(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, name, spy)
+    for url in (str(elsewhere / "into.png"), (elsewhere / "into.png").as_uri(), str(elsewhere / "missing" / "x.png")):
+        assert refused("openai", image_msg(url), options) == ("/0/content/0", "media-local-refused"), url
+    monkeypatch.undo()
+    assert not [p for p in looked if "elsewhere" in p], looked
+    alias = media_root.parent / "alias"
+    alias.symlink_to(media_root, target_is_directory=True)
+    for path in (alias / "dot.png", media_root / "dot.png"):
+        assert base64.b64decode(_read_local(alias, path)).startswith(b"\x89PNG")

@@ -1,7 +1,8 @@
 """Local files for media (the file half of :class:`~agentmsg.providers._request.media.MediaPolicy`).
 
-A file is read only under ``allowed_roots`` (after resolving ``..`` and symlinks, so neither traversal nor a
-symlink can leave a root; opened from the root following no symlink, so neither can a directory swapped for
+A file is read only under ``allowed_roots``: as written (``..`` collapsed, no filesystem call, so a path
+outside every root is refused without touching it) and again after resolving ``..`` and symlinks (so neither
+traversal nor a symlink can leave a root; opened from the root following no symlink, so neither can a directory swapped for
 one after the check), only a regular file with one name (a hard link's other name may be outside the roots)
 unless ``allow_hard_links``, at most ``max_bytes`` and not empty. Every refusal is a :class:`~agentmsg.ValidationError`
 whose pointer is the block's.
@@ -27,10 +28,14 @@ class LocalFiles:
         self.policy = policy
         self._cache: dict[str, bytes] = {}
         self._real_roots: tuple[str, ...] | None = None
+        self._written_roots: tuple[str, ...] = ()
 
     def _roots(self) -> tuple[str, ...]:
         if self._real_roots is None:
-            self._real_roots = tuple(os.path.realpath(r) for r in self.policy.allowed_roots)
+            given = [os.fspath(r) for r in self.policy.allowed_roots]
+            self._real_roots = tuple(os.path.realpath(r) for r in given)
+            # the roots as written too: a path under /var/run is under the root /var/run, which resolves to /run
+            self._written_roots = self._real_roots + tuple(os.path.abspath(r) for r in given)
         return self._real_roots
 
     def read(self, ref: str, scheme: str | None, pointer: str) -> bytes:
@@ -52,8 +57,14 @@ class LocalFiles:
             )
         if "\x00" in path:
             raise ValidationError.single(pointer, "media-local-refused", "local path contains a NUL character")
+        # first as written, with no filesystem call: a path outside every root is not touched (not even its
+        # folders looked up, as resolving it would), the caller allowed none of it
+        if _under(os.path.abspath(path), self._written_roots) is None:
+            raise ValidationError.single(
+                pointer, "media-local-refused", f"local file {ref!r} is outside the allowed roots"
+            )
         real = os.path.realpath(path)
-        root = next((r for r in roots if real == r or real.startswith(r.rstrip(os.sep) + os.sep)), None)
+        root = _under(real, roots)
         if root is None:
             raise ValidationError.single(
                 pointer, "media-local-refused", f"local file {ref!r} is outside the allowed roots"
@@ -106,6 +117,11 @@ class LocalFiles:
             raise ValidationError.single(pointer, "media-local-refused", f"local file {ref!r} is empty")
         self._cache[real] = result
         return result
+
+
+def _under(path: str, roots: tuple[str, ...]) -> str | None:
+    """The first of ``roots`` (absolute, normalized) that ``path`` (the same) is in or is, else None."""
+    return next((r for r in roots if path == r or path.startswith(r.rstrip(os.sep) + os.sep)), None)
 
 
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
