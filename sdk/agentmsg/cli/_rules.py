@@ -360,6 +360,11 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`/4: TOOL_CALL_START parentMessageId: no AgentEvent keeps it (left out) [ui-not-kept]`",
         "none needed; docs/ag-ui.md lists what each event keeps",
     ),
+    "ui-mapped": (
+        "a note: a part of a chat a UI front end posted that no content block holds, kept in the message's metadata",
+        "`/messages/1/parts/0: source-url: no content block holds it; kept whole in the message metadata ai_sdk_parts [ui-mapped]`",
+        "none needed: the part is kept (docs/ai-sdk.md, docs/ag-ui.md: reading what a front end posts)",
+    ),
     "ui-legacy": (
         "a note: an event of an older version of the UI protocol, read as its current form",
         "`/1: THINKING_START is AG-UI 0.0.x's, read as REASONING_START [ui-legacy]`",

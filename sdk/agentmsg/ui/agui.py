@@ -41,8 +41,9 @@ import orjson
 from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.ui._protocol import Decoder, Encoder, Notes, sse_frame, value_text
+from agentmsg.ui._requests import RunInput, read_run_input
 
-__all__ = ["AGUI", "PROTOCOL", "TYPES", "WRAPPED", "AGUIDecoder", "AGUIEncoder"]
+__all__ = ["AGUI", "PROTOCOL", "TYPES", "WRAPPED", "AGUIDecoder", "AGUIEncoder", "RunInput", "read_input"]
 
 #: the AG-UI CUSTOM event name of an AgentEvent sent whole (value: the event)
 WRAPPED: Final = "agentscope.event"
@@ -1342,3 +1343,17 @@ class AGUI:
 
 
 PROTOCOL = AGUI()
+
+
+def read_input(body: Mapping[str, Any] | str | bytes) -> RunInput:
+    """What an AG-UI front end POSTs (``RunAgentInput``: ``threadId``, ``runId``, ``state``, ``messages``, ``tools``,
+    ``context``, ``forwardedProps``, ...; the JSON text or the parsed object) as a :class:`RunInput`: the messages as
+    agentmsg messages (user and system as theirs, developer as SYSTEM, assistant text and ``toolCalls`` as text and
+    ``tool_use`` blocks, a tool message as a TOOL message of one ``tool_result``, a reasoning message as a thinking
+    block opening the assistant message after it, its ``encryptedValue`` the signature; image, audio, video and
+    document parts as media blocks, never read nor downloaded here), and the run's ids, ``state``, ``tools``,
+    ``context``, ``forwarded_props``, ``resume`` as posted. Activity messages (UI state) are kept in ``activities``;
+    what no field holds in the message's metadata (``ag_ui``), each with a note (rule ``ui-mapped``, pointer into
+    the body). What ``@ag-ui/core``'s schema refuses raises :class:`~agentmsg.ValidationError` listing every
+    problem (pointer + rule)."""
+    return read_run_input(body)

@@ -39,6 +39,7 @@ from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events._dedupe import DedupeWindow
 from agentmsg.ui._protocol import Notes, sse_frame, value_text
+from agentmsg.ui._requests import ChatRequest, read_chat_request
 
 NAME: Final = "ai-sdk"
 #: what an ``Accept`` header asks for this protocol by (the AI SDK defines none, and its client sends no Accept of its
@@ -1373,3 +1374,18 @@ def iter_chunks(source: Iterable[bytes] | bytes) -> Iterator[dict[str, Any]]:
                     raise ValidationError.single(f"/{index}", "json", f"chunk data is not JSON: {exc}") from None
             yield value
             index += 1
+
+
+def read_request(body: Mapping[str, Any] | str | bytes) -> ChatRequest:
+    """What ``useChat`` POSTs (``DefaultChatTransport``: ``{id, messages, trigger, messageId, ...}``; the JSON text or
+    the parsed object) as agentmsg messages, in a :class:`ChatRequest` (``messages``, ``chat_id``, ``trigger``,
+    ``message_id``, ``extra``: the app's own keys, ``notes``). Each UIMessage is a message of its role, each part a
+    block: text, reasoning -> thinking, ``file`` -> an image, audio, video or data block (a ``data:`` URL as base64, a
+    URL as a URL source: never read nor downloaded here), a tool part -> ``tool_use`` (its state: ``pending``,
+    ``asking``, ``allowed``) and, once it has an output, ``tool_result`` (``success``, ``error``, ``denied``). A part
+    no block holds (``source-url``, ``source-document``, ``data-*``, ``step-start``, ...) and the keys a block has no
+    field for are kept in the message's metadata (``ai_sdk_parts``: ``{"part": <index>, ...}``), the UIMessage's
+    ``metadata`` as ``ai_sdk_metadata``, each kind with a note (rule ``ui-mapped``, the part's JSON pointer). What
+    the ``ai`` package's ``validateUIMessages`` refuses, or agentmsg's role rules do (a reasoning or tool part in a
+    user message), raises :class:`~agentmsg.ValidationError` listing every problem (pointer + rule)."""
+    return read_chat_request(body)
