@@ -349,8 +349,10 @@ def _chat_endpoint(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monke
     from tests.web._http import serving
 
     class Agent:
-        async def stream(self, body: Any) -> Any:
-            for event in emit_events(AssistantMessage([f"You asked {body['question']}"], id="m1")):
+        async def stream(self, messages: list[Any]) -> Any:
+            question = messages[-1]
+            assert question.role.value == "USER"
+            for event in emit_events(AssistantMessage([f"You asked {question.text_content}"], id="m1")):
                 yield event
 
     ns["my_agent"] = Agent()
@@ -360,13 +362,60 @@ def _chat_endpoint(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monke
         for question in ("first?", "second?"):
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             try:
-                conn.request("POST", "/api/chat", body=orjson.dumps({"question": question}))
+                chat = {"id": "c1", "trigger": "submit-message", "messageId": None}
+                chat["messages"] = [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": question}]}]
+                conn.request("POST", "/api/chat", body=orjson.dumps(chat))  # (what useChat posts)
                 resp = conn.getresponse()
                 assert resp.status == 200 and resp.getheader("x-vercel-ai-ui-message-stream") == "v1"
                 answers.append(reduce_events(ai_sdk.decode(ai_sdk.iter_chunks(resp.read())))[0].text_content)
             finally:
                 conn.close()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:  # no chat: refused with the pointer and rule, before any agent runs
+            conn.request("POST", "/api/chat", body=orjson.dumps({"question": "first?"}))
+            resp = conn.getresponse()
+            assert resp.status == 400 and "[required]" in resp.read().decode()
+        finally:
+            conn.close()
     assert answers == ["You asked first?", "You asked second?"]
+
+
+def _ai_sdk_request(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ai-sdk.md: what useChat posts, read into messages."""
+    parts = [{"type": "step-start"}, {"type": "text", "text": "Sunny."}]
+    ns["body"] = orjson.dumps(
+        {
+            "id": "c1",
+            "trigger": "submit-message",
+            "tenant": "acme",
+            "messages": [
+                {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Weather?"}]},
+                {"id": "a1", "role": "assistant", "parts": parts},
+            ],
+        }
+    )
+    run_block(ns)
+    chat = ns["chat"]
+    assert [m.text_content for m in chat.messages] == ["Weather?", "Sunny."]
+    assert (chat.chat_id, chat.trigger, chat.extra) == ("c1", "submit-message", {"tenant": "acme"})
+    assert [n.rule for n in chat.notes] == ["ui-mapped"]
+
+
+def _agui_input(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ag-ui.md: what an AG-UI client posts (RunAgentInput), read."""
+    ns["body"] = {
+        "threadId": "th1",
+        "runId": "r1",
+        "state": {},
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+        "messages": [{"id": "u1", "role": "user", "content": "Weather?"}],
+    }
+    run_block(ns)
+    run = ns["run"]
+    assert [m.text_content for m in run.messages] == ["Weather?"]
+    assert (run.thread_id, run.run_id, run.notes) == ("th1", "r1", [])
 
 
 def run_block(ns: dict[str, Any]) -> None:
@@ -397,6 +446,8 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("ai-sdk.md", "ai_sdk.encode_sse(events)", _ai_sdk),
     ("events.md", "r.feed_jsonl(data)", _reducing),
     ("web.md", "class Chat:", _chat_endpoint),
+    ("ai-sdk.md", "ai_sdk.read_request(body)", _ai_sdk_request),
+    ("ag-ui.md", "agui.read_input(body)", _agui_input),
 ]
 PY_BLOCKS = [(p.name, i, b, why) for p in DOCS for i, (b, why) in enumerate(fenced_marked(p, "python"))]
 
