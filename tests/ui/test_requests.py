@@ -137,6 +137,7 @@ CHAT: dict[str, Any] = {
 }
 
 
+@pytest.mark.oracle
 @needs_node
 def test_the_ai_package_accepts_the_chat_and_every_part_is_kept(tmp_path: Path) -> None:
     assert oracle(tmp_path, ai=[CHAT])["ai"] == [[True, None]]
@@ -155,7 +156,10 @@ def test_the_ai_package_accepts_the_chat_and_every_part_is_kept(tmp_path: Path) 
         "mime_type": "application/pdf",
     }
     assert user["content"][2]["name"] == "a.pdf"
-    assert user["metadata"] == {"ai_sdk_parts": [{"part": 1, "filename": "p.png"}], "ai_sdk_metadata": {"sentAt": 1}}
+    assert user["metadata"] == {
+        "ai_sdk_parts": [{"at": 1, "keys": {"filename": "p.png"}}],
+        "ai_sdk_metadata": {"sentAt": 1},
+    }
     blocks = assistant["content"]
     assert [(b["type"], b.get("id"), b.get("state")) for b in blocks] == [
         ("thinking", None, None),
@@ -174,12 +178,12 @@ def test_the_ai_package_accepts_the_chat_and_every_part_is_kept(tmp_path: Path) 
     assert (blocks[5]["name"], blocks[6]["output"]) == ("rm", [])
     assert blocks[10]["output"] == [{"type": "text", "text": '{"t":18}'}]
     kept = assistant["metadata"]["ai_sdk_parts"]
-    assert [k["part"] for k in kept] == [0, 4, 5, 6, 8, 9, 10, 11]
-    assert kept[0] == {"part": 0, "type": "step-start"}
-    assert kept[1] == {"part": 4, "approval": {"id": "ap1", "approved": False}}
-    assert kept[3] == {"part": 6, "state": "input-streaming"}
-    assert {"part": 9, **CHAT["messages"][2]["parts"][9]} in kept
-    assert {"part": 11, **CHAT["messages"][2]["parts"][11]} in kept
+    assert [k["at"] for k in kept] == [0, 4, 5, 6, 8, 9, 10, 11]
+    assert kept[0] == {"at": 0, "part": {"type": "step-start"}}
+    assert kept[1] == {"at": 4, "keys": {"approval": {"id": "ap1", "approved": False}}}
+    assert kept[3] == {"at": 6, "keys": {"state": "input-streaming"}}
+    assert {"at": 9, "part": CHAT["messages"][2]["parts"][9]} in kept
+    assert {"at": 11, "part": CHAT["messages"][2]["parts"][11]} in kept
     # each kind said once per message, with the pointer of the part in the body
     said = {(n.pointer, n.rule) for n in request.notes}
     assert ("/messages/2/parts/0", "ui-mapped") in said
@@ -188,6 +192,20 @@ def test_the_ai_package_accepts_the_chat_and_every_part_is_kept(tmp_path: Path) 
     assert ("/messages/2/parts/8", "ui-mapped") not in said  # (a second step-start: said once)
     assert ("/messages/1/metadata", "ui-mapped") in said
     assert all(isinstance(n, Problem) for n in request.notes)
+
+
+def test_a_part_s_own_keys_never_hide_its_place() -> None:
+    parts = [{"type": "text", "text": "a"}, {"type": "data-x", "data": 1, "at": 99, "part": "mine"}]
+    request = ai_sdk.read_request({"messages": [{"id": "a", "role": "assistant", "parts": parts}]})
+    assert request.messages[0].metadata["ai_sdk_parts"] == [{"at": 1, "part": parts[1]}]
+
+
+def test_a_local_file_posted_is_a_url_nothing_reads() -> None:
+    body = _with(["messages", 0, "parts", 0], {"type": "file", "mediaType": "image/png", "url": "file:///etc/passwd"})
+    (msg,) = ai_sdk.read_request(body).messages
+    assert msg.to_dict()["content"] == [
+        {"type": "image", "source": {"type": "url", "url": "file:///etc/passwd", "mime_type": "image/png"}}
+    ]
 
 
 def test_the_chat_reads_from_its_json_text_alike() -> None:
@@ -272,6 +290,7 @@ BAD_CHATS: list[tuple[dict[str, Any], str, str]] = [
 ]
 
 
+@pytest.mark.oracle
 @needs_node
 def test_what_the_ai_package_refuses_raises_with_its_pointer_and_rule(tmp_path: Path) -> None:
     verdicts = oracle(tmp_path, ai=[b for b, _, _ in BAD_CHATS if "messages" in b])["ai"]
@@ -283,6 +302,7 @@ def test_what_the_ai_package_refuses_raises_with_its_pointer_and_rule(tmp_path: 
         assert caught.value.kind == "ai-sdk chat request"
 
 
+@pytest.mark.oracle
 @needs_node
 def test_what_agentmsg_role_rules_refuse_is_refused_by_rule(tmp_path: Path) -> None:
     bodies = [
@@ -397,6 +417,7 @@ RUN: dict[str, Any] = {
 }
 
 
+@pytest.mark.oracle
 @needs_node
 def test_ag_ui_accepts_the_run_input_and_every_message_is_kept(tmp_path: Path) -> None:
     assert oracle(tmp_path, ag=[RUN])["agui"] == [[True, None]]
@@ -472,6 +493,7 @@ BAD_RUNS: list[tuple[dict[str, Any], str, str]] = [
 ]
 
 
+@pytest.mark.oracle
 @needs_node
 def test_what_ag_ui_refuses_raises_with_its_pointer_and_rule(tmp_path: Path) -> None:
     verdicts = oracle(tmp_path, ag=[b for b, _, _ in BAD_RUNS])["agui"]

@@ -258,7 +258,7 @@ def _ui_part(
         _tool_part(r, part, where, index, kind, role, content, kept)
         return
     if kind.startswith("data-"):  # (its ``data`` may be absent: the AI SDK's schema takes any value)
-        kept.append({"part": index, **part})
+        kept.append({"at": index, "part": part})
         r.note(
             where,
             kind,
@@ -268,7 +268,7 @@ def _ui_part(
     if kind in _WHOLE_PARTS:
         for key, key_kind in _WHOLE_PARTS[kind].items():
             r.get(part, key, where, key_kind)
-        kept.append({"part": index, **part})
+        kept.append({"at": index, "part": part})
         r.note(where, kind, f"{kind}: no content block holds it; kept whole in the message metadata {AI_SDK_PARTS}")
         return
     block: dict[str, Any]
@@ -316,7 +316,7 @@ def _keep_rest(
     implied by the block: text that is done, a tool part's state its blocks say)."""
     rest = {k: v for k, v in part.items() if k not in held and not (k == "state" and v in implied_states)}
     if rest:
-        kept.append({"part": index, **rest})
+        kept.append({"at": index, "keys": rest})
         names = ", ".join(sorted(rest))
         r.note(where, f"rest:{part.get('type')}:{names}", f"{names}: no block field holds it; kept in {AI_SDK_PARTS}")
 

@@ -1384,7 +1384,8 @@ def read_request(body: Mapping[str, Any] | str | bytes) -> ChatRequest:
     URL as a URL source: never read nor downloaded here), a tool part -> ``tool_use`` (its state: ``pending``,
     ``asking``, ``allowed``) and, once it has an output, ``tool_result`` (``success``, ``error``, ``denied``). A part
     no block holds (``source-url``, ``source-document``, ``data-*``, ``step-start``, ...) and the keys a block has no
-    field for are kept in the message's metadata (``ai_sdk_parts``: ``{"part": <index>, ...}``), the UIMessage's
+    field for are kept in the message's metadata (``ai_sdk_parts``: ``{"at": <index>, "part": {...}}`` for a whole part,
+    ``{"at": <index>, "keys": {...}}`` for keys), the UIMessage's
     ``metadata`` as ``ai_sdk_metadata``, each kind with a note (rule ``ui-mapped``, the part's JSON pointer). What
     the ``ai`` package's ``validateUIMessages`` refuses, or agentmsg's role rules do (a reasoning or tool part in a
     user message), raises :class:`~agentmsg.ValidationError` listing every problem (pointer + rule)."""
