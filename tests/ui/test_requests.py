@@ -206,6 +206,11 @@ def test_a_local_file_posted_is_a_url_nothing_reads() -> None:
     assert msg.to_dict()["content"] == [
         {"type": "image", "source": {"type": "url", "url": "file:///etc/passwd", "mime_type": "image/png"}}
     ]
+    from agentmsg import providers
+
+    with pytest.raises(ValidationError) as caught:  # (safe by default: formatters read no local file unless allowed)
+        providers.get("openai").format_request([msg], model="gpt-4o")
+    assert [p.rule for p in caught.value.problems] == ["media-local-refused"]
 
 
 def test_the_chat_reads_from_its_json_text_alike() -> None:

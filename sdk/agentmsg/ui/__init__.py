@@ -24,6 +24,11 @@ The contract (:mod:`agentmsg.ui._protocol`), which every protocol module follows
   closed as a cut stream's is), ``notes`` likewise; with ``strict=True`` the first event that breaks the protocol
   raises :class:`~agentmsg.ValidationError` (pointer + rule) instead of becoming a note.
 
+The inbound direction, what a front end POSTs, is read by its protocol's module: :func:`agentmsg.ui.ai_sdk.read_request`
+(``useChat``'s ``{id, messages, trigger, ...}``) and :func:`agentmsg.ui.agui.read_input` (AG-UI's ``RunAgentInput``)
+give the posted conversation as agentmsg messages, what no block holds kept in their metadata with a note (rule
+``ui-mapped``), and refuse a bad body with :class:`~agentmsg.ValidationError` (pointer + rule).
+
 Events are dicts both ways (JSON objects as the wire has them: AG-UI's camelCase keys, agentmsg's). The round trip
 ``AgentEvents -> encoder -> decoder`` reduces (:class:`agentmsg.Reducer`) to the same message, up to what a
 protocol has no place for, each such thing a note with its rule. :class:`agentmsg.web.EventEndpoint` serves any
