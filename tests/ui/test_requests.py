@@ -213,6 +213,16 @@ def test_a_local_file_posted_is_a_url_nothing_reads() -> None:
     assert [p.rule for p in caught.value.problems] == ["media-local-refused"]
 
 
+def test_a_key_of_a_uimessage_is_kept_and_pointed_at_escaped() -> None:
+    body = _with(["messages", 0, "a/b~"], 1)
+    request = ai_sdk.read_request(body)
+    assert request.messages[0].metadata["ai_sdk_keys"] == {"a/b~": 1}
+    assert [(n.pointer, n.rule) for n in request.notes] == [("/messages/0/a~1b~0", "ui-mapped")]
+    with pytest.raises(ValidationError) as caught:
+        ai_sdk.read_request(_with(["messages", 0, "parts", 0], {"type": "file", "mediaType": 1, "url": "x"}))
+    assert rules(caught.value) == [("/messages/0/parts/0/mediaType", "type")]
+
+
 def test_the_chat_reads_from_its_json_text_alike() -> None:
     text = json.dumps(CHAT)
     assert dicts(ai_sdk.read_request(text).messages) == dicts(ai_sdk.read_request(text.encode()).messages)

@@ -23,7 +23,7 @@ import attrs
 
 from agentmsg._codec.jsontext import JsonInput, check_json_value, json_type, loads, parse_arguments
 from agentmsg.blocks import block_from_dict
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.message import Msg, new_id
 from agentmsg.ui._protocol import Notes, value_text
 
@@ -122,7 +122,7 @@ class _Reader:
             names = {"str": "string", "dict": "object", "list": "array", "bool": "boolean"}
             for py, js in names.items():
                 name = name.replace(py, js)
-            self.fail(f"{where}/{key}", "type", f"{key} must be a {name}, not {json_type(value)}")
+            self.fail(where + pointer_of([key]), "type", f"{key} must be a {name}, not {json_type(value)}")
             return None
         return value
 
@@ -237,7 +237,11 @@ def _ui_message(r: _Reader, ui: Any, where: str) -> Msg | None:
     for key in ui:
         if key not in ("id", "role", "parts", "metadata"):
             metadata.setdefault("ai_sdk_keys", {})[key] = ui[key]
-            r.note(f"{where}/{key}", f"key:{key}", f"{key}: no UIMessage key, kept in the message metadata ai_sdk_keys")
+            r.note(
+                where + pointer_of([key]),
+                f"key:{key}",
+                f"{key[:60]!r}: no UIMessage key; kept in the metadata ai_sdk_keys",
+            )
     if not msg_id:
         msg_id = new_id()
         r.note(f"{where}/id", "id", "an empty UIMessage id: the message gets a new one")
