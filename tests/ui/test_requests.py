@@ -483,6 +483,33 @@ def test_ag_ui_accepts_the_run_input_and_every_message_is_kept(tmp_path: Path) -
     assert {("/messages/0/role", "ui-mapped"), ("/messages/3", "ui-mapped"), ("/messages/7", "ui-mapped")} <= said
 
 
+def test_a_tool_result_state_agentmsg_sent_comes_back() -> None:
+    """agentmsg's AG-UI encoder sends a tool result's state (AG-UI's tool message has only ``error``) in its
+    metadata, which HttpAgent keeps on the message it builds."""
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    meta = {"agentmsg": {"id": "e15", "replyId": "t", "state": "interrupted"}}
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [
+            {"id": "a", "role": "assistant", "toolCalls": [call]},
+            {"id": "c-result", "role": "tool", "toolCallId": "c", "content": "half", "metadata": meta},
+            {
+                "id": "d-result",
+                "role": "tool",
+                "toolCallId": "c",
+                "content": "x",
+                "metadata": {"agentmsg": {"state": "x"}},
+            },
+        ],
+    }
+    assert python_ag_ui_accepts(body)
+    _, tool, other = agui.read_input(body).messages
+    assert tool.to_dict()["content"][0]["state"] == "interrupted"
+    assert tool.metadata["ag_ui"] == {"metadata": meta}  # (kept as it came, too)
+    assert other.to_dict()["content"][0]["state"] == "success"  # (no state of agentmsg's: AG-UI's default)
+
+
 BAD_RUNS: list[tuple[dict[str, Any], str, str]] = [
     (_with(["threadId"], _DELETE, RUN), "", "required"),
     (_with(["runId"], 5, RUN), "/runId", "type"),

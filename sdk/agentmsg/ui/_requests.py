@@ -595,7 +595,7 @@ def _ag_message(
             error = r.get(item, "error", where, str, required=False)
             held |= {"toolCallId", "error"}
             result = {"type": "tool_result", "id": call_id, "name": names.get(call_id or ""), "output": list(content)}
-            result["state"] = "error" if error is not None else "success"
+            result["state"] = "error" if error is not None else _carried_state(item) or "success"
             if error is not None:
                 result["output"].append({"type": "text", "text": error})
             content[:] = [result]
@@ -614,6 +614,18 @@ def _ag_message(
             where, f"rest:{names_}", f"{names_}: no message field holds it; kept in the message metadata {AG_UI_KEY}"
         )
     return wire
+
+
+_RESULT_STATES: Final = frozenset({"success", "error", "interrupted", "denied", "running"})
+
+
+def _carried_state(item: Mapping[str, Any]) -> str | None:
+    """The tool result state agentmsg's own AG-UI encoder sends in a tool message's ``metadata.agentmsg.state``
+    (AG-UI's tool message has only ``error``), when it is one."""
+    meta = item.get("metadata")
+    ours = meta.get("agentmsg") if isinstance(meta, dict) else None
+    state = ours.get("state") if isinstance(ours, dict) else None
+    return state if isinstance(state, str) and state in _RESULT_STATES else None
 
 
 def _ag_call(r: _Reader, call: Any, where: str) -> dict[str, Any] | None:
