@@ -10,6 +10,10 @@ replay is ignored or not regardless of how the stream was fed. ``size=None`` rem
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
+
+#: the window the reducer keeps by default, and the UI encoders, which drop what it would ignore
+DEFAULT_DEDUPE_WINDOW: Final = 4096
 
 
 class DedupeWindow:

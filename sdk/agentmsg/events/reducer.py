@@ -51,6 +51,7 @@ from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import _jsonl
 from agentmsg.events._build import build, close_reply
 from agentmsg.events._check import check_results
+from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW
 from agentmsg.events._handlers import _fold_deltas, apply, fold
 from agentmsg.events._state import JOIN_EVERY, Block, State, ToolResult
 from agentmsg.events.types import AgentEventDict
@@ -59,7 +60,6 @@ from agentmsg.message import AssistantMessage
 __all__ = ["Reducer", "reduce_events"]
 
 
-DEFAULT_DEDUPE_WINDOW = 4096
 DEFAULT_MAX_PROBLEMS = 10_000
 
 

@@ -40,6 +40,7 @@ import orjson
 
 from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
+from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
 from agentmsg.ui._protocol import Decoder, Encoder, Notes, sse_frame, value_text
 from agentmsg.ui._requests import RunInput, read_run_input
 
@@ -196,6 +197,7 @@ class AGUIEncoder:
         self._said: set[str] = set()
         self._closed = False
         self._created: tuple[Any, int | None, bool] = (None, None, False)  # the last createdAt read, and its time
+        self._window = DedupeWindow(DEFAULT_DEDUPE_WINDOW)  # the reducer's: a replayed event is not sent twice
 
     # ---- the contract ----
 
@@ -206,6 +208,9 @@ class AGUIEncoder:
             return []
         if type(event) is not dict and not isinstance(event, Mapping):
             return self._wrap(event)
+        event_id = event.get("id")
+        if type(event_id) is str and event.get("source") is None and self._window.seen(event_id):
+            return []  # a repeat (a replay), which the reducer ignores (docs/events.md rule 9): an AG-UI client would not
         kind = event.get("type")
         handler = _ENCODE.get(kind) if type(kind) is str else None
         if handler is None or event.get("source") is not None or not _ids_are_text(event):

@@ -37,7 +37,7 @@ import orjson
 from agentmsg._codec.jsontext import parse_arguments
 from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.events._dedupe import DedupeWindow
+from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
 from agentmsg.ui._protocol import Notes, sse_frame, value_text
 from agentmsg.ui._requests import ChatRequest, read_chat_request
 
@@ -133,7 +133,7 @@ class AiSdkEncoder:
         self._done = False
         self._implicit = False  # the open reply is an implicit one (no AGENT_START)
         self._message_id: str | None = None  # the UIMessage's id
-        self._window = DedupeWindow(4096)  # the reducer's: a replayed event is not sent twice
+        self._window = DedupeWindow(DEFAULT_DEDUPE_WINDOW)  # the reducer's: a replayed event is not sent twice
 
     # -- notes and carrying ----------------------------------------------------------------------------------
     def _note(self, key: str, message: str, rule: str = CARRIED_RULE) -> None:
