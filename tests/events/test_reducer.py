@@ -18,6 +18,7 @@ from agentmsg import (
     reduce_events,
     reduce_stream,
 )
+from agentmsg.events import CUT_RULE
 from agentmsg.events import stream as stream_mod
 from tests._support.events import (
     CASES,
@@ -238,7 +239,7 @@ def test_bad_jsonl_line_is_reported_and_the_rest_kept() -> None:
     messages = reduce_stream(data, reducer=reducer)
     assert messages[0].text_content == "kept"
     assert messages[0].generate_reason.value == "INTERRUPTED"
-    assert [p.rule for p in reducer.problems] == ["json", "json"]
+    assert [p.rule for p in reducer.problems] == ["json", "json", "incomplete_stream"]  # (no AGENT_END: cut)
     assert "line 3" in reducer.problems[0].message
 
 
@@ -278,6 +279,7 @@ def test_tolerant_reducer_survives_odd_ids_and_names() -> None:
             ("/0/name", "type"),
             ("/0/replyId", "type"),
             ("/1/id", "type"),
+            ("/0", "incomplete_stream"),  # the stream ended inside the reply
         ]
 
 
@@ -515,7 +517,8 @@ def check_loss(events: list[Any], messages: list[Any], problems: list[tuple[str,
             o.get("text", "") for b in blocks if b["type"] == "tool_result" for o in b["output"] if o["type"] == "text"
         ),
     }
-    flagged = {p.split("/")[1] for p, _ in problems if p.count("/") >= 1}
+    # (a cut reply's problem points at its first event: it names no lost delta)
+    flagged = {p.split("/")[1] for p, rule in problems if p.count("/") >= 1 and rule != CUT_RULE}
     for index, e in enumerate(events):
         if not isinstance(e, dict):
             continue
@@ -555,7 +558,7 @@ def test_garbled_event_streams() -> None:
                     raised = True
                 if invalid:
                     assert raised
-                elif not ref[1]:
+                elif not [p for p in ref[1] if p[1] != CUT_RULE]:  # (a cut stream is no bad event)
                     assert not raised
             # Through bytes: the fast path at odd run sizes equals the reference. (JSONL said, not detected: a
             # garbled first event that is a JSON array makes the body a JSON array of events, see tests/events/test_stream.py.)
@@ -599,7 +602,9 @@ def test_many_distinct_open_blocks_are_bounded() -> None:
     (msg,) = reduce_stream(jsonl(events), reducer=r)
     assert len(msg.content) == 10_000 and msg.content[-1].text == "last"
     limit = agentmsg.limits.max_open_blocks
-    assert [p.rule for p in r.problems] == ["max-open-blocks"] * (10_000 - limit)
+    assert [p.rule for p in r.problems] == ["max-open-blocks"] * (10_000 - limit) + ["incomplete_stream"]
+    # the cut names the first blocks still open and counts the rest: its words stay short
+    assert r.problems[-1].message.endswith(f"{limit - 10} more): kept with what arrived, marked INTERRUPTED")
     with pytest.raises(SizeLimitError):
         reduce_events(events, strict=True)
 
@@ -873,7 +878,7 @@ def test_invalid_value_under_a_numeric_looking_key_is_left_out() -> None:
     events.insert(1, ev(2, "THINKING_BLOCK_START", blockId="t"))
     (msg,), problems = reduced(events)
     # Left out when the message is built (salvage), reported at the event that started the block.
-    assert problems == [("/1", "type")]
+    assert problems == [("/1", "type"), ("/0", "incomplete_stream")]
     assert msg["content"][0]["metadata"] == {"0": 1}
 
 
@@ -947,3 +952,58 @@ def test_a_usage_count_beyond_64_bits_is_ignored_as_objects_as_in_json_text() ->
     # (as text, the event's schema check also says 10**20 is beyond inputTokens' maximum, 2^31-1)
     assert rules(as_text) == [("/1/usage/inputTokens", "maximum"), ("/1/usage/inputTokens", "type")]
     assert rules(as_objects) == [("/1/usage/inputTokens", "integer-range"), ("/1/usage/inputTokens", "type")]
+
+
+def test_a_cut_reply_is_said_and_a_reply_agentscope_interrupted_is_not() -> None:
+    """Both end INTERRUPTED; only the problem (rule incomplete_stream, at the reply's first event, naming what was
+    open) and Reducer.cut tell the stream that was cut from the reply AgentScope stopped (REQUEST_STOP INTERRUPTED,
+    e.g. a user's stop) and then ended. Strict mode says it too and does not raise: a cut is no bad event."""
+    stopped = [
+        ev(0, "AGENT_START"),
+        ev(1, "MODEL_CALL_START"),
+        ev(2, "TEXT_BLOCK_START", blockId="t"),
+        ev(3, "TEXT_BLOCK_DELTA", blockId="t", delta="hi"),
+        ev(4, "TEXT_BLOCK_END", blockId="t"),
+        ev(5, "MODEL_CALL_END"),
+        ev(6, "REQUEST_STOP", generateReason="INTERRUPTED"),
+    ]
+    for strict in (False, True):
+        whole = Reducer(strict=strict)
+        whole.feed_many([*stopped, ev(7, "AGENT_END")])
+        (msg,) = whole.finish()
+        assert msg.generate_reason is agentmsg.GenerateReason.INTERRUPTED
+        assert (whole.problems, whole.cut) == ([], None)
+        cut = Reducer(strict=strict)
+        cut.feed_many(stopped)  # the same reply, its AGENT_END never came
+        (msg,) = cut.finish()
+        assert msg.generate_reason is agentmsg.GenerateReason.INTERRUPTED and cut.cut is msg
+        (problem,) = cut.problems
+        assert (problem.pointer, problem.rule) == ("/0", CUT_RULE)
+        assert problem.message == (
+            "the stream ended inside reply r (no AGENT_END): kept with what arrived, marked INTERRUPTED"
+        )
+        assert cut.finish() == [msg] and len(cut.problems) == 1  # said once
+    # An implicit reply (no AGENT_START): what is open, in the order it started; a pointer at its first event.
+    r = Reducer()
+    r.feed_many(
+        [
+            ev(0, "MODEL_CALL_START"),
+            ev(1, "TOOL_CALL_START", toolCallId="c1", toolCallName="search"),
+            ev(2, "THINKING_BLOCK_START", blockId="th"),
+            ev(3, "TOOL_RESULT_START", toolCallId="c0", toolCallName="read"),
+        ]
+    )
+    (msg,) = r.finish()
+    assert r.cut is msg and [(p.pointer, p.rule, p.message) for p in r.problems] == [
+        (
+            "/0",
+            CUT_RULE,
+            "the stream ended inside reply r (open: a model call, tool call 'c1' ('search'), thinking block 'th', "
+            "tool result 'c0' ('read')): kept with what arrived, marked INTERRUPTED",
+        )
+    ]
+    # A stream that ends between replies, or after an implicit reply's model call ended, cut nothing.
+    for events in ([ev(0, "AGENT_START"), ev(1, "AGENT_END")], [ev(0, "MODEL_CALL_START"), ev(1, "MODEL_CALL_END")]):
+        r = Reducer()
+        r.feed_many(events)
+        assert len(r.finish()) == 1 and (r.problems, r.cut) == ([], None)

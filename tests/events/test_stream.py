@@ -301,6 +301,7 @@ def test_a_json_array_of_events_bad_values_are_said_and_the_rest_kept(monkeypatc
     assert [(p.pointer, p.rule, p.message.split(":")[0]) for p in r.problems] == [
         ("/1", "type", "not an event object"),  # 42: JSON, but no event
         ("/2", "json", "value 3"),
+        ("/0", "incomplete_stream", "the stream ended inside reply r (no AGENT_END; open"),  # BASE: cut
     ]
     with pytest.raises(ValidationError, match="value 3: not valid JSON"):
         list(read_events(body))
@@ -513,7 +514,7 @@ def test_invalid_utf8_in_sse_data_is_reported_and_the_event_kept() -> None:
     r = Reducer()
     (msg,) = reduce_stream(body, reducer=r)
     assert msg.text_content == "a\ufffdb"
-    assert rules(r) == [("/1", "utf-8"), ("/1/blockId", "order")]
+    assert rules(r) == [("/1", "utf-8"), ("/1/blockId", "order"), ("/0", "incomplete_stream")]
     with pytest.raises(ValidationError) as info:
         reduce_stream(body, strict=True)
     assert info.value.problems[0].rule == "utf-8"
@@ -531,7 +532,7 @@ def test_invalid_utf8_in_a_jsonl_line_is_reported_and_the_event_kept(bad: bytes)
         r = Reducer()
         (msg,) = reduce_stream(source, reducer=r)
         assert msg.text_content.startswith("a\ufffd") and msg.text_content.endswith("b")
-        assert rules(r) == [("/2", "utf-8")]
+        assert rules(r) == [("/2", "utf-8"), ("/0", "incomplete_stream")]
 
 
 EVENTS = [

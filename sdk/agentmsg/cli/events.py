@@ -34,7 +34,7 @@ from agentmsg.cli._io import (
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.events import Reducer, emit_events, encode_sse, read_events, reduce_stream
+from agentmsg.events import CUT_RULE, Reducer, emit_events, encode_sse, read_events, reduce_stream
 from agentmsg.message import AssistantMessage, Msg
 
 #: The rule of a legacy key read in its current form (agentmsg.read_legacy_keys): a note, not a bad event.
@@ -171,6 +171,8 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: _
         diag.say(Problem("", "no-reply", f"no reply: {why}"), "note", False)
     bad = 0
     for p in reducer.problems + (reducer.check_results() if args.check_result else []):
+        if p.rule == CUT_RULE:  # a reply the stream cut short: said with the message's id, below
+            continue
         # a legacy key read in its current form (AgentScope's seed documents) is a note: the event was read whole
         note = p.rule == LEGACY_KEY
         diag.say(p, "note" if note else "error", not note)

@@ -240,6 +240,7 @@ class State:
 
     __slots__ = (
         "count",
+        "cut",
         "default_name",
         "done",
         "event_id",
@@ -283,6 +284,7 @@ class State:
         #: events came as Python objects (feed / feed_many, not from JSON text the codec read, nor trusted): their
         #: text may hold lone surrogates, so the message's text is checked too before it is built
         self.unchecked = False
+        self.cut: Any = None  # the message finish() closed because the stream ended inside its reply
 
     def problem(
         self, index: int, pointer: str, rule: str, message: str, *, limit: bool = False, schema: str | None = None

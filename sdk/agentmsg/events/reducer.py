@@ -27,7 +27,10 @@ Rules (``docs/events.md`` has the full list):
   ``agentmsg_stop_reason``, ``agentmsg_refusal`` and ``agentmsg_errors`` (CUSTOM ``agentmsg.error`` events).
 * Duplicate events (an id among the last ``dedupe_window`` ids) are ignored.
 * A stream that ends inside a reply keeps everything received: open blocks are closed, open tool
-  results get state ``interrupted`` and the message's generate reason is ``INTERRUPTED``.
+  results get state ``interrupted`` and the message's generate reason is ``INTERRUPTED``. :meth:`Reducer.finish`
+  says it: one problem, rule ``incomplete_stream`` (:data:`CUT_RULE`), at the reply's first event, naming what
+  was open, and :attr:`Reducer.cut` is the message (a reply AgentScope stopped itself, REQUEST_STOP INTERRUPTED,
+  then AGENT_END, is INTERRUPTED with no problem). Strict mode records it too, without raising.
 * Bad input: with ``strict=True`` a :class:`~agentmsg.ValidationError` naming the event and the rule is
   raised and the state is left as it was; otherwise the documented tolerant rule applies and the
   problem is recorded in :attr:`Reducer.problems`. The tolerant reducer never raises, and nothing valid
@@ -53,11 +56,11 @@ from agentmsg.events._build import build, close_reply
 from agentmsg.events._check import check_results
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW
 from agentmsg.events._handlers import _fold_deltas, apply, fold
-from agentmsg.events._state import JOIN_EVERY, Block, State, ToolResult
+from agentmsg.events._state import JOIN_EVERY, Reply, State
 from agentmsg.events.types import AgentEventDict
 from agentmsg.message import AssistantMessage
 
-__all__ = ["Reducer", "reduce_events"]
+__all__ = ["CUT_RULE", "Reducer", "reduce_events"]
 
 
 DEFAULT_MAX_PROBLEMS = 10_000
@@ -284,17 +287,40 @@ class Reducer:
         return build(reply, interrupted=False, default_name=st.default_name, close=False, text_too=st.unchecked)
 
     def finish(self) -> list[AssistantMessage]:
-        """End of stream: close an open reply (as interrupted if it was cut short) and return all messages."""
+        """End of stream: close an open reply and return all messages. A reply the stream cut short (no
+        AGENT_END, or a model call, block, tool call or tool result still open) is kept with what arrived,
+        marked INTERRUPTED, and said: one problem (rule ``incomplete_stream``, pointer ``/<index of the
+        reply's first event>``, naming what was open), and :attr:`cut` is its message. Strict mode records
+        it too, without raising: a cut stream is a fact of the transport (a dropped connection, Ctrl-C), not
+        an event that breaks a rule, and the messages received are still returned."""
         st = self._st
         reply = st.reply
         if reply is not None:
-            cut = (
-                reply.explicit
-                or reply.model_open > 0
-                or any((b.open if isinstance(b, (Block, ToolResult)) else False) for b in reply.blocks)
-            )
+            open_parts = _still_open(reply)
+            cut = reply.explicit or bool(open_parts)
             close_reply(st, reply, interrupted=cut)
+            if cut:
+                msg = st.done[-1]
+                st.cut = msg
+                what = "; ".join(
+                    (["no AGENT_END"] if reply.explicit else [])
+                    + ([f"open: {', '.join(open_parts)}"] if open_parts else [])
+                )
+                st.add(
+                    Problem(
+                        f"/{reply.origin}",
+                        CUT_RULE,
+                        f"the stream ended inside reply {msg.id} ({what}): kept with what arrived, marked INTERRUPTED",
+                    )
+                )
         return list(st.done)
+
+    @property
+    def cut(self) -> AssistantMessage | None:
+        """The message :meth:`finish` closed because the stream ended inside its reply (the last such, when
+        the reducer was fed again after a finish), else None. Its generate reason is INTERRUPTED, as is that of
+        a reply AgentScope itself reports interrupted (REQUEST_STOP): this says the stream was cut."""
+        return cast("AssistantMessage | None", self._st.cut)
 
     def check_results(self) -> list[Problem]:
         """Whether each completed message covers its reply's AGENT_RESULT (replies without one are not
@@ -308,6 +334,31 @@ class Reducer:
         its tool calls is in the message with the same id, name and input (pointer ``/<message>/content``).
         A failure means events were lost or a runtime rewrote the result."""
         return check_results(self._st.done, self._st.results)
+
+
+#: the rule of the problem :meth:`Reducer.finish` records for a reply the stream cut short (the CLI's word for it too)
+CUT_RULE = "incomplete_stream"
+_MAX_NAMED = 10  # open things a cut problem names (the rest are counted)
+
+
+def _still_open(reply: Reply) -> list[str]:
+    """What is still open in ``reply``, in the order it was started: its model calls, blocks, tool calls and tool
+    results (the first ``_MAX_NAMED`` named, the rest counted)."""
+    named: list[tuple[int, str]] = []
+    for key, b in reply.by_block.items():
+        named.append((b.origin, f"{b.kind} block {safe_repr(key, 40)}"))
+    for key in reply.calls:
+        call = reply.by_call[key]
+        named.append((call.origin, f"tool call {safe_repr(key, 40)} ({safe_repr(call.name or '', 40)})"))
+    for key, t in reply.by_result.items():
+        named.append((t.origin, f"tool result {safe_repr(key, 40)} ({safe_repr(t.name or '', 40)})"))
+    named.sort(key=lambda item: item[0])
+    parts = [text for _, text in named[:_MAX_NAMED]]
+    if len(named) > _MAX_NAMED:
+        parts.append(f"{len(named) - _MAX_NAMED} more")
+    if reply.model_open > 0:
+        parts.insert(0, "a model call" if reply.model_open == 1 else f"{reply.model_open} model calls")
+    return parts
 
 
 def reduce_events(

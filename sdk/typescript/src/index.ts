@@ -1,7 +1,7 @@
 // @agentmsg/client: the agentmsg event reducer, an SSE reader over fetch with resume, typed
 // AgentScope events and messages (the types @agentmsg/schema generates, shipped inside). No
 // dependencies; browser-safe ESM (no Node built-ins, no eval); runs in Node 20 too.
-export { Reducer, ReducerError, reduceEvents, isBase64Fragment, EVENT_TYPES } from "./reducer.js";
+export { Reducer, ReducerError, reduceEvents, isBase64Fragment, EVENT_TYPES, CUT_RULE } from "./reducer.js";
 export type { Problem, ReducerOptions } from "./reducer.js";
 export { SSEDecoder, encodeSSE, MAX_EVENT_LENGTH } from "./sse.js";
 export type { SSEEvent, SSEProblem, SSELimits } from "./sse.js";

@@ -18,8 +18,8 @@ import { checkResults } from "./check.js";
 import { apply } from "./handlers.js";
 import { LEGACY_EVENT_TYPES, event as legacyEvent } from "./legacy.js";
 import type { Note } from "./legacy.js";
-import { Block, ReducerError, State, ToolResult, isObject, short } from "./state.js";
-import type { Obj, Problem } from "./state.js";
+import { ReducerError, State, isObject, short } from "./state.js";
+import type { Obj, Problem, Reply } from "./state.js";
 
 export { ReducerError };
 export type { Problem } from "./state.js";
@@ -50,6 +50,7 @@ export class Reducer {
   readonly #window: number | null;
   #seen = new Set<string>();
   #seenOld = new Set<string>();
+  #cut: Msg | null = null;
 
   constructor(options: ReducerOptions = {}) {
     this.#source = options.source ?? null;
@@ -124,12 +125,33 @@ export class Reducer {
     return [...this.#st.done];
   }
 
-  /** End of stream: close an open reply (as interrupted if it was cut short); every message. */
+  /** End of stream: close an open reply; every message. A reply the stream cut short (no AGENT_END, or a
+   * model call, block, tool call or tool result still open) is kept with what arrived, marked INTERRUPTED,
+   * and said: one problem (rule `incomplete_stream`, pointer `/<index of the reply's first event>`, naming
+   * what was open), and `cut` is its message. Strict mode records it too, without throwing: a cut stream is
+   * a fact of the transport, not an event that breaks a rule, and the messages received are still returned. */
   finish(): Msg[] {
     const st = this.#st;
     const r = st.reply;
-    if (r !== null) closeReply(st, r, r.explicit || r.modelOpen > 0 || r.blocks.some((b) => (b instanceof Block || b instanceof ToolResult) && b.open));
+    if (r !== null) {
+      const open = stillOpen(r);
+      const cut = r.explicit || open.length > 0;
+      closeReply(st, r, cut);
+      if (cut) {
+        const msg = st.done[st.done.length - 1] as Msg;
+        this.#cut = msg;
+        const what = [...(r.explicit ? ["no AGENT_END"] : []), ...(open.length ? [`open: ${open.join(", ")}`] : [])].join("; ");
+        st.add({ pointer: `/${r.origin}`, rule: CUT_RULE, message: `the stream ended inside reply ${String(msg.id)} (${what}): kept with what arrived, marked INTERRUPTED` });
+      }
+    }
     return [...st.done];
+  }
+
+  /** The message `finish` closed because the stream ended inside its reply (the last such, when the reducer
+   * was fed again after a finish), else null. Its generate reason is INTERRUPTED, as is that of a reply
+   * AgentScope itself reports interrupted (REQUEST_STOP): this says the stream was cut. */
+  get cut(): Msg | null {
+    return this.#cut;
   }
 
   /** Whether each completed message covers its reply's AGENT_RESULT (replies without one are not
@@ -151,6 +173,27 @@ export class Reducer {
     }
     return false;
   }
+}
+
+/** The rule of the problem `Reducer.finish` records for a reply the stream cut short (Python's `CUT_RULE`). */
+export const CUT_RULE = "incomplete_stream";
+const MAX_NAMED = 10; // open things a cut problem names (the rest are counted)
+
+/** What is still open in a reply, in the order it was started: its model calls, blocks, tool calls and tool
+ * results (the first MAX_NAMED named, the rest counted), as Python's reducer words it. */
+function stillOpen(r: Reply): string[] {
+  const named: [number, string][] = [];
+  for (const [key, b] of r.byBlock) named.push([b.origin, `${b.kind} block ${short(key)}`]);
+  for (const key of r.calls.keys()) {
+    const call = r.byCall.get(key)!;
+    named.push([call.origin, `tool call ${short(key)} (${short(typeof call.name === "string" ? call.name : "")})`]);
+  }
+  for (const [key, t] of r.byResult) named.push([t.origin, `tool result ${short(key)} (${short(t.name ?? "")})`]);
+  named.sort((a, b) => a[0] - b[0]);
+  const parts = named.slice(0, MAX_NAMED).map(([, text]) => text);
+  if (named.length > MAX_NAMED) parts.push(`${named.length - MAX_NAMED} more`);
+  if (r.modelOpen > 0) parts.unshift(r.modelOpen === 1 ? "a model call" : `${r.modelOpen} model calls`);
+  return parts;
 }
 
 /** Reduce a whole event stream: one assistant message per agent reply. */

@@ -2,7 +2,7 @@
 // content, odd ids, the base64 rule, snapshots, the wire form of whole blocks, the compiled validators.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Reducer, reduceEvents, isBase64Fragment, validateMessage, canonicalMessage, EVENT_TYPES } from "../dist/index.js";
+import { Reducer, reduceEvents, isBase64Fragment, validateMessage, canonicalMessage, EVENT_TYPES, CUT_RULE } from "../dist/index.js";
 import { validateEvent } from "../dist/strict.js";
 import { dateTime } from "../dist/schema/compiled/index.js"; // the generated runtime the package carries
 
@@ -46,7 +46,33 @@ test("odd ids and names are reported, never thrown (same rule as Python)", () =>
   assert.equal(msg.content[0].text, "ok");
   assert.equal(msg.name, null);
   assert.equal(msg.id, "msg-0"); // nothing names the reply, its first event has no string id: its index
-  assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [["/0/id", "type"], ["/0/name", "type"], ["/0/replyId", "type"], ["/1/id", "type"]]);
+  // (the stream ended inside the reply: said last, at its first event)
+  assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [["/0/id", "type"], ["/0/name", "type"], ["/0/replyId", "type"], ["/1/id", "type"], ["/0", "incomplete_stream"]]);
+});
+
+test("a cut reply is said (incomplete_stream, Reducer.cut) and one AgentScope interrupted is not; strict does not throw at finish", () => {
+  const stopped = [ev("AGENT_START", "0"), ev("MODEL_CALL_START", "1"), ev("TEXT_BLOCK_START", "2", { blockId: "t" }), ev("TEXT_BLOCK_DELTA", "3", { blockId: "t", delta: "hi" }), ev("TEXT_BLOCK_END", "4", { blockId: "t" }), ev("MODEL_CALL_END", "5"), { type: "REQUEST_STOP", id: "6", createdAt: at, generateReason: "INTERRUPTED" }];
+  for (const options of [{}, { validate: validateEvent }]) {
+    const whole = new Reducer(options);
+    for (const e of [...stopped, ev("AGENT_END", "7")]) whole.feed(e);
+    const [done] = whole.finish();
+    assert.equal(done.metadata.agentscope_generate_reason, "INTERRUPTED");
+    assert.deepEqual([whole.problems, whole.cut], [[], null]);
+    const cut = new Reducer(options);
+    for (const e of stopped) cut.feed(e);
+    const [msg] = cut.finish();
+    assert.equal(msg.metadata.agentscope_generate_reason, "INTERRUPTED");
+    assert.equal(cut.cut, msg);
+    assert.deepEqual(cut.problems, [{ pointer: "/0", rule: CUT_RULE, message: "the stream ended inside reply m (no AGENT_END): kept with what arrived, marked INTERRUPTED" }]);
+    cut.finish();
+    assert.equal(cut.problems.length, 1); // said once
+  }
+  const r = new Reducer();
+  for (const e of [ev("MODEL_CALL_START", "0"), ev("TOOL_CALL_START", "1", { toolCallId: "c1", toolCallName: "search" }), ev("THINKING_BLOCK_START", "2", { blockId: "th" }), ev("TOOL_RESULT_START", "3", { toolCallId: "c0", toolCallName: "read" })]) r.feed(e);
+  r.finish();
+  assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule, p.message]), [
+    ["/0", "incomplete_stream", 'the stream ended inside reply m (open: a model call, tool call "c1" ("search"), thinking block "th", tool result "c0" ("read")): kept with what arrived, marked INTERRUPTED'],
+  ]);
 });
 
 test("malformed events are skipped with rule required/type; non-objects and inherited names are not events", () => {
