@@ -206,6 +206,40 @@ def test_reduce_of_a_cut_stream_exits_1_as_parse_does(tmp_path: Path, capsys: An
     assert (code, err) == (0, []) and "agentscope_generate_reason" not in msgs[0]["metadata"]
 
 
+def test_reduce_says_a_cut_reply_that_agentscope_had_interrupted(tmp_path: Path, capsys: Any) -> None:
+    """A reply AgentScope stopped (REQUEST_STOP generateReason INTERRUPTED: a user's stop) whose AGENT_END never came
+    is cut all the same: said and exit 1 (it was taken for whole, exit 0, when the CLI told a cut by the reason a
+    snapshot had). With its AGENT_END it is whole: exit 0, nothing said."""
+    from agentmsg import AssistantMessage, emit_events
+
+    events = emit_events(AssistantMessage("hello", name="F"))
+    stop = {"type": "REQUEST_STOP", "id": "stop", "createdAt": events[0]["createdAt"], "generateReason": "INTERRUPTED"}
+    events.insert(len(events) - 1, stop)  # before AGENT_END
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(json.dumps(e) + "\n" for e in events[:-1]))
+    code, msgs, err = _reduce(capsys, str(cut))
+    assert code == 1 and msgs[0]["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+    assert err == [
+        f"{cut}: error: message {msgs[0]['id']}: the stream ended inside the reply (no AGENT_END, or a block or model "
+        "call still open): kept with what arrived, marked INTERRUPTED [incomplete_stream]"
+    ]
+    from agentmsg.cli import main
+
+    assert main(["validate", str(cut)]) == 1  # validate says it as well
+    assert (
+        capsys.readouterr()
+        .out.rstrip()
+        .endswith(
+            f"the stream ended inside reply {msgs[0]['id']} (no AGENT_END, or a block or model call still open) "
+            "[incomplete_stream]"
+        )
+    )
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("".join(json.dumps(e) + "\n" for e in events))
+    code, msgs, err = _reduce(capsys, str(whole))
+    assert (code, err) == (0, []) and msgs[0]["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
+
+
 def test_reduce_says_the_errors_a_stream_reported_and_exits_1(tmp_path: Path, capsys: Any) -> None:
     """`agentmsg parse --events | agentmsg reduce -`: the parser closes a cut provider stream with an
     agentmsg.error event; reduce says it (as parse did) and exits 1 too."""

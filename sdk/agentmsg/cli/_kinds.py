@@ -12,10 +12,9 @@ from typing import Any, Final
 
 import orjson
 
-from agentmsg import GenerateReason
 from agentmsg.conversation import decode_messages
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.events import DEFAULT_MAX_PROBLEMS, Reducer, sniff_format
+from agentmsg.events import CUT_RULE, DEFAULT_MAX_PROBLEMS, Reducer, sniff_format
 
 #: the kinds ``--kind`` takes besides the schemas' (agentmsg.KINDS): told from the file, or a conversation
 AUTO: Final = "auto"
@@ -152,20 +151,14 @@ class Across:
             for p in reducer.problems
             if p.message != "unreadable" and p.rule != "legacy-key" and (p.pointer, p.rule) not in said
         ]  # (a legacy key is said as a note of its instance)
-        open_reply = reducer.snapshot()
-        messages = reducer.finish()
-        last = messages[-1] if messages else None
-        if (
-            open_reply is not None
-            and last is not None
-            and last.generate_reason is GenerateReason.INTERRUPTED
-            and open_reply.generate_reason is not last.generate_reason
-        ):
+        reducer.finish()  # (its problem for a cut reply is not in found, taken before: said here with the reply's id)
+        cut = reducer.cut
+        if cut is not None:
             found.append(
                 Problem(
                     "",
-                    "incomplete_stream",
-                    f"the stream ended inside reply {last.id} (no AGENT_END, or a block or model call still open)",
+                    CUT_RULE,
+                    f"the stream ended inside reply {cut.id} (no AGENT_END, or a block or model call still open)",
                 )
             )
         return found

@@ -11,7 +11,7 @@ from typing import IO, Any, TextIO
 import orjson
 
 import agentmsg.ui as ui
-from agentmsg import GenerateReason, read_records
+from agentmsg import read_records
 from agentmsg.cli._io import (
     CHUNK,
     EXIT_INTERRUPTED,
@@ -53,28 +53,6 @@ def _peeked(source: IO[bytes], path: str) -> tuple[bytes, Iterator[bytes]]:
     return head, reading(path, itertools.chain([head], iter(lambda: read(CHUNK), b"")))
 
 
-class _CutReducer(Reducer):
-    """A reducer that remembers whether ``finish`` closed a reply the stream cut short (it ended inside the
-    reply: no AGENT_END, or a model call or block still open), which the message only says as INTERRUPTED."""
-
-    cut: AssistantMessage | None = None
-    protocol_bad = 0  # --protocol: the protocol's events that were bad or unreadable (said as they came)
-
-    def finish(self) -> list[AssistantMessage]:
-        open_reply = self.snapshot()  # the reply still open at the end of the stream, built as if it ended well
-        messages = super().finish()
-        if open_reply is not None and messages and self.cut is None:
-            last = messages[-1]
-            # finish marks a cut reply INTERRUPTED (docs/events.md rule 11); a reply the stream left open
-            # without cutting it (model-call events only, all closed) keeps its own reason.
-            if (
-                last.generate_reason is GenerateReason.INTERRUPTED
-                and open_reply.generate_reason is not last.generate_reason
-            ):
-                self.cut = last
-        return messages
-
-
 def _say_incomplete(
     where: str,
     messages: list[AssistantMessage],
@@ -101,9 +79,9 @@ def _say_incomplete(
                 "model call still open): kept with what arrived, marked INTERRUPTED"
             )
             if diag is not None:
-                diag.say(Problem("", "incomplete_stream", text), "error", True)
+                diag.say(Problem("", CUT_RULE, text), "error", True)
             else:
-                err.write(f"{where}: error: {text} [incomplete_stream]\n")
+                err.write(f"{where}: error: {text} [{CUT_RULE}]\n")
             n += 1
     return n
 
@@ -113,7 +91,7 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
     import sys
 
     source = open_binary(args.file)
-    reducer = _CutReducer(strict=args.strict, source=args.source)
+    reducer = Reducer(strict=args.strict, source=args.source)
     diag = Diagnostics(args.output_format, "reduce", shown_path(args.file), sys.stderr)
     try:
         return _reduce(args, out, source, reducer, diag)
@@ -121,11 +99,12 @@ def run_reduce(args: argparse.Namespace, out: TextIO) -> int:
         diag.close()
 
 
-def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: _CutReducer, diag: Diagnostics) -> int:
+def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: Reducer, diag: Diagnostics) -> int:
     import sys
 
     status = EXIT_OK
     head = b""
+    protocol_bad = 0  # --protocol: the protocol's events that were bad or unreadable (said as they came)
     try:
         with source if args.file != "-" else contextlib.nullcontext(source):
             head, chunks = _peeked(source, args.file)
@@ -148,7 +127,7 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: _
             if args.protocol in (None, "agentscope"):
                 messages = reduce_stream(chunks, strict=args.strict, sse=True if args.sse else None, reducer=reducer)
             else:
-                messages = _reduce_protocol(args, chunks, reducer, diag)
+                messages, protocol_bad = _reduce_protocol(args, chunks, reducer, diag)
     except ValidationError as exc:
         for p in exc.problems:
             diag.say(p, "error", True)
@@ -177,7 +156,7 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: _
         note = p.rule == LEGACY_KEY
         diag.say(p, "note" if note else "error", not note)
         bad += not note
-    if (bad or reducer.protocol_bad) and status == EXIT_OK:
+    if (bad or protocol_bad) and status == EXIT_OK:
         status = EXIT_INVALID
     hint = reply_hint(head) if bad and not messages and not args.sse else None
     if hint is not None:  # none of it was events: a provider's stream, which parse reads
@@ -247,12 +226,13 @@ _UI_NOTES = frozenset({"ui-not-kept", "ui-wrapped", "ui-legacy"})
 
 
 def _reduce_protocol(
-    args: argparse.Namespace, chunks: Iterator[bytes], reducer: _CutReducer, diag: Diagnostics
-) -> list[AssistantMessage]:
+    args: argparse.Namespace, chunks: Iterator[bytes], reducer: Reducer, diag: Diagnostics
+) -> tuple[list[AssistantMessage], int]:
     """``--protocol NAME``: the stream's events are that UI protocol's (agentmsg.ui), decoded into AgentEvents as
     they are read and reduced. What the decoder says is reported as it comes (a pointer counts the protocol's
     events; the reducer's problems count the AgentEvents): what it left out as a note, a bad event as an error
-    (``--strict``: the first one stops there). A line or SSE event that is not JSON counts as one event."""
+    (``--strict``: the first one stops there). A line or SSE event that is not JSON counts as one event. Returns the
+    messages and how many of the protocol's events were bad or unreadable (the exit status says them)."""
     protocol = ui.get(args.protocol)
     decoder = protocol.decoder(strict=args.strict)
     strip_end = getattr(protocol, "strip_end", None)  # a body's end marker that is no event (the AI SDK's [DONE])
@@ -277,8 +257,7 @@ def _reduce_protocol(
         decoder.notes.clear()
     for agent_event in decoder.close():
         reducer.feed(agent_event)
-    reducer.protocol_bad = len(unread)  # (the exit status says them)
-    return reducer.finish()
+    return reducer.finish(), len(unread)
 
 
 def add_parser(sub: Any) -> None:
