@@ -67,7 +67,7 @@ def test_dashscope_no_tool_marker_no_ttl(provider: str) -> None:
     assert not [d for d in r.diagnostics if d.rule.startswith("cache")]
 
 
-@pytest.mark.parametrize("provider", ["openai", "deepseek", "gemini", "no-such-provider"])
+@pytest.mark.parametrize("provider", ["openai", "deepseek", "gemini"])
 def test_providers_that_cache_on_their_own_get_none(provider: str) -> None:
     msgs = _conversation()
     got = place_cache_markers(msgs, provider=provider, tools=TOOLS)
@@ -121,6 +121,25 @@ def test_no_user_turn_no_turn_marker_and_bad_ttl() -> None:
     assert [p.where for p in got.placed] == ["system"]
     with pytest.raises(ValidationError):
         place_cache_markers(_conversation(), provider="anthropic", ttl="2h")
+
+
+def test_an_unknown_provider_name_raises_as_the_other_entry_points_do() -> None:
+    """A misspelt provider name is an error (KeyError listing the known names), as ``get``, ``count_tokens`` and
+    ``trim`` raise it: not a result that places nothing with a note."""
+    from agentmsg.context import count_tokens, trim
+    from agentmsg.providers import get
+
+    said = []
+    for call in (
+        lambda: get("antropic"),
+        lambda: count_tokens(_conversation(), provider="antropic"),
+        lambda: trim(_conversation(), budget=100, provider="antropic"),
+        lambda: place_cache_markers(_conversation(), provider="antropic"),
+    ):
+        with pytest.raises(KeyError) as exc:
+            call()
+        said.append(str(exc.value))
+    assert len(set(said)) == 1 and "unknown provider 'antropic'" in said[0] and "anthropic" in said[0]
 
 
 def test_tool_loop_marks_before_the_newest_user_turn() -> None:

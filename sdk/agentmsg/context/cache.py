@@ -70,19 +70,16 @@ def place_cache_markers(
     ``count`` (a token counter for the provider, ``count(messages) -> int``) with ``min_tokens``: a prefix shorter
     than that (the providers do not cache it) gets no marker. ``model``: OpenAI's gpt-5.6 and later take explicit
     breakpoints (on messages, not tools), the other OpenAI models none. Nothing given is changed: the result holds
-    new lists and copies."""
+    new lists and copies. Raises KeyError for a name the registry does not hold (as ``get``, ``count_tokens`` and
+    ``trim`` do)."""
     if ttl is not None and ttl not in TTLS:
         raise ValidationError.single("/ttl", "enum", f"ttl is one of {', '.join(TTLS)}, not {ttl!r}")
     msgs = list(members(messages))  # (a plain-string role, a caller's block subclass: as their members, in a copy)
     tool_list = [dict(t) for t in tools] if tools is not None else None
     from agentmsg.providers import get
 
-    try:
-        spec = get(provider).spec
-    except KeyError:  # (a name the registry does not hold gets no marker, as before the specs said it)
-        name, rule = str(provider), None
-    else:
-        name, rule = spec.name, spec.cache_markers
+    spec = get(provider).spec  # (an unknown name: KeyError, as count_tokens and trim raise it)
+    name, rule = spec.name, spec.cache_markers
     if rule is None or not rule.takes(model):
         return CachePlacement(
             msgs,
