@@ -737,6 +737,12 @@ REPLY_FIELDS: Final = (
         "a carrier after the text block: thinking metadata `citations`, as given (`citations_delta` too)",
     ),
     ReplyField("content[] thinking", MAPPED, "a thinking block, its `signature` in metadata"),
+    ReplyField(
+        "thinking_delta.estimated_tokens",
+        NOT_KEPT,
+        "streams: a thinking delta's estimate of the block's tokens (beta `thinking-token-count`); usage"
+        " `reasoningTokens` has the count",
+    ),
     ReplyField("content[] redacted_thinking", MAPPED, "a thinking block: metadata `redacted`, `redactedData`"),
     ReplyField("content[] tool_use", MAPPED, "a tool_use block (`id`, `name`, `input`)"),
     ReplyField("content[] tool_use .caller|.toolset_name", NOT_KEPT, "programmatic tool calling, toolsets"),
@@ -877,6 +883,13 @@ class Reader(PayloadReader):
                 b.tool_call(slot, arguments=delta.get("partial_json") or "")
             elif dkind == "thinking_delta":
                 b.thinking(delta.get("thinking") or "", slot=slot)
+                if "estimated_tokens" in delta:  # (a delta with it is never routed: its bytes are not the route's)
+                    shown = str(delta["estimated_tokens"])[:80]
+                    b.not_kept(
+                        "estimated_tokens",
+                        f"a thinking delta's estimate of its tokens (estimated_tokens: {shown}) is not kept (the"
+                        " message has no place for it; the usage's reasoningTokens is the count)",
+                    )
             elif dkind == "signature_delta":
                 b.signature(delta.get("signature") or "", slot=slot)  # the whole signature: the last one wins
             elif dkind == "citations_delta":
