@@ -11,6 +11,7 @@ from agentmsg._codec.schemas import KINDS, closed_schema_documents, is_valid, sc
 from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
 from agentmsg._codec.unknown import find_unknown_keys
 from agentmsg._version import __version__
+from agentmsg._wire.check import CheckReport, CheckStream, Finding, check, iter_check
 from agentmsg._wire.records import read_records
 from agentmsg.blocks import (
     AudioBlock,
@@ -52,8 +53,11 @@ __all__ = [
     "AudioBlock",
     "Base64Source",
     "ChatUsage",
+    "CheckReport",
+    "CheckStream",
     "ContentBlock",
     "DataBlock",
+    "Finding",
     "GenerateReason",
     "HintBlock",
     "ImageBlock",
@@ -83,6 +87,7 @@ __all__ = [
     "block_from_json",
     "block_to_dict",
     "block_to_json",
+    "check",
     "closed_schema_documents",
     "decode_messages",
     "emit_events",
@@ -91,6 +96,7 @@ __all__ = [
     "find_unknown_keys",
     "is_redacted",
     "is_valid",
+    "iter_check",
     "limits",
     "new_data_block_id",
     "new_id",

@@ -96,7 +96,7 @@ def test_checking_a_file_of_messages_holds_nothing_per_record() -> None:
     checked record by record: 100,000 bad records held their problems and lines (text mode grew with them)."""
     import tracemalloc
 
-    from agentmsg.cli._kinds import Across
+    from agentmsg._wire.check import Across
     from agentmsg.errors import Problem
 
     across = Across("msg", None)

@@ -8,17 +8,15 @@ import glob
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from typing import IO, Any, TextIO
+from typing import Any, Final, TextIO
 
 import orjson
 
-from agentmsg import KINDS, find_unknown_keys, read_legacy_keys, read_records, validate
+from agentmsg import KINDS, iter_check
 from agentmsg.cli._io import (
-    CHUNK,
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
-    Peeked,
     ProviderNames,
     UsageError,
     clip,
@@ -33,17 +31,16 @@ from agentmsg.cli._io import (
     shown_path,
     stdin_once,
 )
-from agentmsg.cli._kinds import AUTO, CONVERSATION, Across, detect, schema_kind
 from agentmsg.cli._report import Collector
-from agentmsg.errors import Problem, ValidationError
-from agentmsg.events import iter_sse_events
+from agentmsg.errors import Problem
 
-#: (pointer prefix, instance, problem, line) of one instance of a file (``agentmsg.read_records``)
-Record = tuple[str, Any, Problem | None, int | None]
+#: the kinds ``--kind`` takes besides the schemas' (agentmsg.KINDS), as agentmsg.check takes them
+AUTO: Final = "auto"
+CONVERSATION: Final = "conversation"
 
 DESCRIPTION = """\
 Validate JSON files against an agentmsg schema (default: msg), with the same limits and rule names as the
-Python API (agentmsg.validate). A FILE that does not exist but is a glob pattern (quoted, so that no shell
+Python API (agentmsg.validate); agentmsg.check(FILE) gives what this prints, as data. A FILE that does not exist but is a glob pattern (quoted, so that no shell
 expanded it) stands for the files it matches, ** at any depth ('data/**/*.json'); one matching none is an
 unreadable file. A file holds one JSON value, an array of instances (each checked on its own,
 pointer prefix /N) or JSON Lines (one instance per non-blank line, prefix /N for the N-th, 0-based); with
@@ -87,25 +84,6 @@ exit status:
   130  interrupted (Ctrl-C)"""
 
 
-def _check(instance: Any, kind: str, strict: bool) -> tuple[list[Problem], list[Problem]]:
-    """(problems, notes) of one instance. The verdict is the schema's on the instance as it is; a legacy key
-    (AgentScope's seed documents) is also said as the readers read it (a note, rule ``legacy-key``, even where the
-    schema rejects the legacy form: the note says what a reader makes of it); ``--strict`` refuses it (an error)."""
-    legacy = read_legacy_keys(instance, kind)[1]
-    try:
-        validate(instance, kind, strict=strict)
-    except ValidationError as exc:
-        if strict:
-            refused = [Problem(p.pointer, p.rule, f"strict reading refuses it: {p.message}") for p in legacy]
-            return list(exc.problems) + refused, []
-        return list(exc.problems), legacy
-    if strict:
-        return [], []  # (a legacy key is a key the closed schema does not declare: never strict-valid)
-    said = {p.pointer for p in legacy}
-    notes = legacy + [p for p in find_unknown_keys(instance, kind) if p.pointer not in said]
-    return [], sorted(notes, key=lambda p: p.pointer)
-
-
 def run(args: argparse.Namespace, out: TextIO) -> int:
     collector = Collector(args.output_format) if args.output_format in COLLECTED else None
     token = _collector.set(collector)
@@ -130,6 +108,7 @@ def _reporter(output_format: str) -> Any:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
+    """Each file checked by ``agentmsg.iter_check`` (the API gives the findings; this prints them and the hints)."""
     invalid = unreadable = False
     report = _reporter(args.output_format)
     stdin_once(*((f"FILE {i}", path) for i, path in enumerate(args.files, 1)))
@@ -141,37 +120,22 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             unreadable = True
             continue
         shown = shown_path(path)
-        hints: list[str] = []
-        heads: list[bytes] = []
         file_invalid = False
         if isinstance(report, Collector):
             report.file(shown)
         try:
-            stream = _peek(path, source)
-            heads.append(stream.head)
-            kind = detect(stream.head) if args.kind == AUTO else args.kind
-            across = Across(kind, args.provider)
-            checked = schema_kind(kind)
-            for prefix, instance, error, line in reading(path, _records(stream, checked, hints)):
-                problems, notes = ([error], []) if error is not None else _check(instance, checked, args.strict)
-                across.add(instance if error is None else None, [p.under(prefix) for p in problems], line, prefix)
-                if report(shown, prefix, problems, out, line=line):
+            try:
+                findings = iter_check(source, kind=args.kind, provider=args.provider, strict=args.strict)
+            except OSError as exc:  # reading the file's start, to tell its kind
+                raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+            for f in reading(path, findings):
+                prefix = "" if f.instance is None else f"/{f.instance}"
+                within = Problem(f.pointer, f.rule, f.message)
+                if report(shown, prefix, [within], out, line=f.line, note=f.note) and not f.note:
                     file_invalid = invalid = True
-                report(shown, prefix, notes, out, line=line, note=True)
-            problems, notes = across.problems()  # the rules across the file's instances (events, conversation)
-            for p in problems:  # each said as its instance's (/N and the pointer within it)
-                at, within = across.split(p)
-                if report(shown, at, [within], out, line=across.line_of(p.pointer)):
-                    file_invalid = invalid = True
-            for p in notes:
-                at, within = across.split(p)
-                report(shown, at, [within], out, line=across.line_of(p.pointer), note=True)
-            if file_invalid and hints:  # after its problems, on stderr: a hint about the command, not a problem
-                print(f"agentmsg: {shown}: {hints[0]}", file=sys.stderr)
-            elif file_invalid and heads and checked in ("msg", "event"):  # a provider's reply, or stream
-                hint = reply_hint(heads[0])
-                if hint is not None:
-                    print(f"agentmsg: {shown}: {hint}", file=sys.stderr)
+            hint = _hint(findings.head, findings.kind) if file_invalid else None
+            if hint is not None:  # after its problems, on stderr: a hint about the command, not a problem
+                print(f"agentmsg: {shown}: {hint}", file=sys.stderr)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
             _unreadable(path, exc, args.output_format, out)
             unreadable = True
@@ -181,50 +145,21 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
 
 
-def _peek(path: str, source: IO[bytes]) -> Peeked:
-    """The file with its first bytes read ahead (to tell its kind); a read error is a :class:`UsageError`."""
-    try:
-        return Peeked(source, CHUNK)
-    except OSError as exc:
-        raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
-
-
-def _records(source: IO[bytes] | Peeked, kind: str, hints: list[str]) -> Iterator[Record]:
-    """The records of a file (``agentmsg.read_records``); with ``--kind event``, an SSE stream too (``agentmsg events --sse``, what
-    ``agentmsg serve`` reads): each SSE event's data is an instance, prefix ``/N`` for the N-th event. When the
-    file's start shows it holds agent events but ``kind`` is msg, or messages but ``kind`` is event, the option
-    that fits is added to ``hints``."""
-    stream = source if isinstance(source, Peeked) else Peeked(source, CHUNK)
-    seen = looks_like(stream.head)
-    if seen == "events" and kind == "msg":
-        hints.append("it looks like agent events, not messages: check them with --kind event")
-    elif seen == "messages" and kind == "event":
-        hints.append("it looks like messages, not agent events: check them with --kind msg")
-    if not is_sse(stream.head):
-        yield from read_records(stream)
-        return
-    if kind != "event":
-        hints.clear()  # the problem says it
-        problem = Problem("", "json", "not valid JSON: it is an SSE stream (validate --kind event reads one)")
-        yield "", None, problem, None
-        return
-    pending: list[Problem] = []
-    index = 0
-    for event in iter_sse_events(iter(lambda: stream.read(CHUNK), b""), strict=False, on_problem=pending.append):
-        for problem in pending:  # events skipped before this one, each at its own index; bad UTF-8 is this one's
-            yield f"/{index}", None, problem, None
-            if problem.rule != "utf-8":
-                index += 1
-        if pending and pending[-1].rule == "utf-8":
-            pending.clear()
-            index += 1
-            continue  # its text was replaced: already invalid, said
-        pending.clear()
-        yield f"/{index}", event, None, None
-        index += 1
-    for problem in pending:
-        yield f"/{index}", None, problem, None
-        index += 1
+def _hint(head: bytes, kind: str) -> str | None:
+    """What to say after an invalid file's problems: when its start shows agent events but it was checked as
+    messages, or messages checked as events, the option that fits (an SSE stream not checked as events: its
+    problem says it); else, for a message or events file that reads as a provider's reply or stream, the command
+    that reads it."""
+    checked = "msg" if kind == CONVERSATION else kind
+    seen = looks_like(head)
+    if not (is_sse(head) and checked != "event"):
+        if seen == "events" and checked == "msg":
+            return "it looks like agent events, not messages: check them with --kind event"
+        if seen == "messages" and checked == "event":
+            return "it looks like messages, not agent events: check them with --kind msg"
+    if checked in ("msg", "event"):  # a provider's reply, or stream
+        return reply_hint(head)
+    return None
 
 
 def _text(

@@ -1,0 +1,472 @@
+"""Checking a file of messages, events or blocks as data: :func:`agentmsg.check` and :func:`agentmsg.iter_check`
+give, for a file (a path, its bytes, a binary stream, or parsed JSON), the problems and notes ``agentmsg validate``
+prints for it: the same kind detection, rules, JSON pointers and lines (the command is a shell over
+:func:`iter_check`; tests/cli/test_check_api.py compares the two on every vector and fixture).
+
+Beyond each instance's schema (and its legacy and unknown keys, notes), the rules that hold across a file's
+instances: an event stream's order and pairing, as the reducer reads it, and a stream cut inside a reply; a
+conversation's tool-call/result pairing and, with ``provider``, what that provider's formatter would not send as it
+is (its diagnostics: those ``strict=True`` refuses are problems, its rewrites notes)."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from array import array
+from collections.abc import Iterator
+from typing import IO, Any, Final
+
+import attrs
+import orjson
+
+from agentmsg._codec.legacy import read_legacy_keys
+from agentmsg._codec.schemas import KINDS, schema_documents, validate
+from agentmsg._codec.unknown import find_unknown_keys
+from agentmsg._wire.records import Readable, read_records
+from agentmsg.conversation import decode_messages
+from agentmsg.errors import Problem, ValidationError
+from agentmsg.events import CUT_RULE, DEFAULT_MAX_PROBLEMS, Reducer, iter_sse_events, sniff_format
+
+__all__ = ["AUTO", "CONVERSATION", "CheckReport", "CheckStream", "Finding", "check", "detect_kind", "iter_check"]
+
+#: the kinds :func:`check` takes besides the schemas' (``agentmsg.KINDS``): told from the file, or a conversation
+AUTO: Final = "auto"
+CONVERSATION: Final = "conversation"
+
+#: bytes read ahead to tell a file's kind (and read again as the file's start: nothing is read twice from it)
+HEAD = 1 << 17
+
+_BOM = b"\xef\xbb\xbf"
+_EVENT_TYPE = re.compile(rb'"type"\s*:\s*"[A-Z][A-Z_]+"')
+_ROLE = re.compile(rb'"role"\s*:\s*"')
+_BLOCK_TYPE = re.compile(rb'"type"\s*:\s*"[a-z][a-z_]*"')
+
+#: the pairing rules a conversation breaks whatever the provider (the formatters' shared rules)
+PAIRING: Final = ("tool-use-orphan", "tool-result-orphan")
+
+
+@attrs.frozen
+class Finding:
+    """One problem or note of a file, as ``agentmsg validate --json`` prints it: ``instance`` (the 0-based index of
+    the item or record in an array, JSON Lines or SSE file; None when the file is one instance, or for what is the
+    file's: a stream cut short), ``pointer`` (RFC 6901, within the instance), ``rule``, ``message``, ``line`` (the
+    file's line, 1-based, where the instance starts, when known) and ``note`` (True for a note: an unknown or legacy
+    key, a formatter's rewrite; it does not make the file invalid)."""
+
+    instance: int | None
+    pointer: str
+    rule: str
+    message: str
+    line: int | None = None
+    note: bool = False
+
+    @property
+    def at(self) -> str:
+        """The pointer within the file (``/N`` and the pointer within the instance), as the text report shows it."""
+        return self.pointer if self.instance is None else f"/{self.instance}{self.pointer}"
+
+    @property
+    def problem(self) -> Problem:
+        """The finding as a :class:`~agentmsg.Problem` whose pointer is the file's (:attr:`at`)."""
+        return Problem(self.at, self.rule, self.message)
+
+
+@attrs.frozen
+class CheckReport:
+    """What :func:`check` found in a file: the ``kind`` it was checked as (told from its start with ``auto``) and
+    its ``findings`` in the order ``agentmsg validate`` prints them."""
+
+    kind: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def problems(self) -> list[Finding]:
+        """The findings that make the file invalid (not the notes)."""
+        return [f for f in self.findings if not f.note]
+
+    @property
+    def notes(self) -> list[Finding]:
+        return [f for f in self.findings if f.note]
+
+    @property
+    def valid(self) -> bool:
+        """Whether the file is valid: no problem (notes do not count), as ``agentmsg validate`` exits 0."""
+        return not any(not f.note for f in self.findings)
+
+
+def check(source: Any, *, kind: str = AUTO, provider: str | None = None, strict: bool = False) -> CheckReport:
+    """Check a file as ``agentmsg validate`` does and return what it prints as data (:class:`CheckReport`).
+
+    ``source``: a path (``str`` or ``os.PathLike``), the file's bytes, a binary stream (anything with ``read`` and
+    ``readline``, read from where it is and not closed), or parsed JSON (a dict, a list; a :class:`~agentmsg.Msg`
+    or anything with ``to_dict()``), checked as the file holding its compact JSON. ``kind``: ``auto`` (told from
+    the file's start: agent events, a conversation (a JSON array of messages), a message or JSON Lines of them, a
+    content block), ``conversation``, or one of ``agentmsg.KINDS``. ``provider``: a conversation is also checked
+    as that provider's formatter reads it. ``strict``: keys the schema does not declare, and legacy keys, are
+    problems, not notes. Bad content is findings, never an exception; a path that cannot be opened or read raises
+    :class:`OSError`, an unknown ``kind`` :class:`ValueError`. Reads in bounded memory (:data:`agentmsg.limits`);
+    the findings are kept (:func:`iter_check` gives them one by one)."""
+    stream = iter_check(source, kind=kind, provider=provider, strict=strict)
+    return CheckReport(stream.kind, tuple(stream))
+
+
+class CheckStream(Iterator[Finding]):
+    """The findings of a file, as they are found (:func:`iter_check`). ``kind``: what the file is checked as;
+    ``head``: its first bytes (up to 128 KiB), read ahead to tell its kind. A path is closed once the findings are
+    all given (or :meth:`close`)."""
+
+    def __init__(self, source: Any, kind: str, provider: str | None, strict: bool) -> None:
+        if kind not in (AUTO, CONVERSATION) and kind not in KINDS:
+            schema_documents()  # (every shipped schema registered in KINDS)
+            if kind not in KINDS:
+                known = ", ".join([AUTO, CONVERSATION, *sorted(KINDS)])
+                raise ValueError(f"unknown kind {kind!r}; known kinds: {known}")
+        if provider is not None:  # (an unknown name: KeyError, as get, count_tokens and trim raise it)
+            from agentmsg.providers import get
+
+            get(provider)
+        self._own: IO[bytes] | None = None
+        stream = _stream(source)
+        if stream is None:
+            self._own = stream = open(os.fspath(source), "rb")  # noqa: SIM115 (closed by close(), at the end)
+        try:
+            self._peeked = _Peeked(stream, HEAD)
+        except BaseException:
+            self.close()
+            raise
+        self.head = self._peeked.head
+        self.kind = detect_kind(self.head) if kind == AUTO else kind
+        self._findings = _findings(self._peeked, self.kind, provider, strict)
+
+    def __next__(self) -> Finding:
+        try:
+            return next(self._findings)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the file this opened (a path given); a stream given is left open."""
+        if self._own is not None:
+            self._own.close()
+            self._own = None
+
+
+def iter_check(source: Any, *, kind: str = AUTO, provider: str | None = None, strict: bool = False) -> CheckStream:
+    """:func:`check`'s findings one at a time, as the file is read (a file of messages in bounded memory whatever
+    its length; an event stream or a conversation keeps what the rules across its instances need): what
+    ``agentmsg validate`` runs. The file's first bytes are read at once, to tell its kind (``.kind``)."""
+    return CheckStream(source, kind, provider, strict)
+
+
+def _stream(source: Any) -> Readable | None:
+    """``source`` as a binary stream, None for a path (opened by the caller)."""
+    if isinstance(source, (str, os.PathLike)):
+        return None
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return io.BytesIO(source)
+    if isinstance(source, (io.BufferedIOBase, io.RawIOBase)):  # (open(path, "rb"), sys.stdin.buffer, BytesIO)
+        return source
+    if callable(getattr(source, "read", None)) and callable(getattr(source, "readline", None)):
+        return _Binary(source)
+    try:
+        return io.BytesIO(orjson.dumps(source, default=_to_dict))
+    except orjson.JSONEncodeError as exc:  # (what is no JSON: a set, a NaN's not, an int beyond 64 bits)
+        raise ValidationError.single("", "type", f"not JSON: {exc}") from None
+
+
+def _to_dict(value: Any) -> Any:
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    raise TypeError(f"a {type(value).__name__} is no JSON value")
+
+
+class _Binary:
+    """A stream given, checked to read bytes (a text stream is a TypeError saying so)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _bytes(self, data: Any) -> bytes:
+        if isinstance(data, (bytes, bytearray)):
+            return bytes(data)
+        raise TypeError(f"check reads a binary stream (open the file with 'rb'), not one giving {type(data).__name__}")
+
+    def read(self, size: int = -1, /) -> bytes:
+        return self._bytes(self._stream.read(size))
+
+    def readline(self, size: int = -1, /) -> bytes:
+        return self._bytes(self._stream.readline(size))
+
+
+class _Peeked:
+    """A binary stream whose first bytes were read ahead (to tell what a file holds) and are served again:
+    ``read`` and ``readline`` as on the stream, no copies of what remains of the head."""
+
+    def __init__(self, stream: Readable, size: int) -> None:
+        self._stream = stream
+        self.head = stream.read(size) or b""
+        self._at = 0
+
+    def read(self, size: int = -1, /) -> bytes:
+        head, at = self.head, self._at
+        if at >= len(head):
+            return self._stream.read(size)
+        end = len(head) if size < 0 else min(len(head), at + size)
+        self._at = end
+        out = head[at:end]
+        if size < 0:
+            return out + self._stream.read()
+        return out
+
+    def readline(self, size: int = -1, /) -> bytes:
+        head, at = self.head, self._at
+        if at >= len(head):
+            return self._stream.readline(size)
+        nl = head.find(b"\n", at)
+        end = len(head) if nl < 0 else nl + 1
+        if size >= 0:
+            end = min(end, at + size)
+        self._at = end
+        out = head[at:end]
+        if end == len(head) and not out.endswith(b"\n") and (size < 0 or len(out) < size):
+            out += self._stream.readline(size - len(out) if size >= 0 else -1)  # the line goes on after the head
+        return out
+
+
+def _findings(stream: _Peeked, kind: str, provider: str | None, strict: bool) -> Iterator[Finding]:
+    """Each instance's problems then notes, as it is read; then the rules across the file's instances."""
+    across = Across(kind, provider)
+    checked = schema_kind(kind)
+    for prefix, instance, error, line in _records(stream, checked):
+        problems, notes = ([error], []) if error is not None else _check(instance, checked, strict)
+        across.add(instance if error is None else None, [p.under(prefix) for p in problems], line, prefix)
+        at = int(prefix[1:]) if prefix else None
+        for p in problems:
+            yield Finding(at, p.pointer, p.rule, p.message, line)
+        for p in notes:
+            yield Finding(at, p.pointer, p.rule, p.message, line, note=True)
+    problems, notes = across.problems()  # each said as its instance's (/N and the pointer within it)
+    for group, note in ((problems, False), (notes, True)):
+        for p in group:
+            prefix, within = across.split(p)
+            yield Finding(
+                int(prefix[1:]) if prefix else None,
+                within.pointer,
+                within.rule,
+                within.message,
+                across.line_of(p.pointer),
+                note,
+            )
+
+
+def _check(instance: Any, kind: str, strict: bool) -> tuple[list[Problem], list[Problem]]:
+    """(problems, notes) of one instance. The verdict is the schema's on the instance as it is; a legacy key
+    (AgentScope's seed documents) is also said as the readers read it (a note, rule ``legacy-key``, even where the
+    schema rejects the legacy form: the note says what a reader makes of it); ``strict`` refuses it (an error)."""
+    legacy = read_legacy_keys(instance, kind)[1]
+    try:
+        validate(instance, kind, strict=strict)
+    except ValidationError as exc:
+        if strict:
+            refused = [Problem(p.pointer, p.rule, f"strict reading refuses it: {p.message}") for p in legacy]
+            return list(exc.problems) + refused, []
+        return list(exc.problems), legacy
+    if strict:
+        return [], []  # (a legacy key is a key the closed schema does not declare: never strict-valid)
+    said = {p.pointer for p in legacy}
+    notes = legacy + [p for p in find_unknown_keys(instance, kind) if p.pointer not in said]
+    return [], sorted(notes, key=lambda p: p.pointer)
+
+
+#: (pointer prefix, instance, problem, line) of one instance of a file (``agentmsg.read_records``)
+_Record = tuple[str, Any, Problem | None, int | None]
+
+
+def _records(stream: _Peeked, kind: str) -> Iterator[_Record]:
+    """The records of a file (``agentmsg.read_records``); with kind ``event``, an SSE stream too (what
+    ``agentmsg reduce`` and ``agentmsg serve`` read): each SSE event's data is an instance, prefix ``/N`` for the
+    N-th event."""
+    if sniff_format(stream.head.removeprefix(_BOM).lstrip(b" \t\r\n")) != "sse":
+        yield from read_records(stream)
+        return
+    if kind != "event":
+        yield (
+            "",
+            None,
+            Problem("", "json", "not valid JSON: it is an SSE stream (validate --kind event reads one)"),
+            None,
+        )
+        return
+    pending: list[Problem] = []
+    index = 0
+    for event in iter_sse_events(iter(lambda: stream.read(HEAD), b""), strict=False, on_problem=pending.append):
+        for problem in pending:  # events skipped before this one, each at its own index; bad UTF-8 is this one's
+            yield f"/{index}", None, problem, None
+            if problem.rule != "utf-8":
+                index += 1
+        if pending and pending[-1].rule == "utf-8":
+            pending.clear()
+            index += 1
+            continue  # its text was replaced: already invalid, said
+        pending.clear()
+        yield f"/{index}", event, None, None
+        index += 1
+    for problem in pending:
+        yield f"/{index}", None, problem, None
+        index += 1
+
+
+def detect_kind(head: bytes) -> str:
+    """The kind of a file that starts with ``head``: ``event`` for agent events (SSE, JSON Lines or a JSON array
+    of them), ``conversation`` for a JSON array of messages, ``content-block`` for blocks, else ``msg`` (one
+    message, JSON Lines of messages, and what is no JSON at all: its problem is said as a message's). Told from
+    the first instance's own keys (an uppercase type: an event; a role: a message; a lowercase type: a block)
+    when the head holds it whole, else from the first of those keys in the text."""
+    text = head.removeprefix(_BOM).lstrip()
+    if sniff_format(text) == "sse" and not text.startswith((b"{", b"[")):
+        return "event"
+    first = _first_instance(text)
+    if isinstance(first, dict):
+        kind = first.get("type")
+        if isinstance(kind, str) and kind[:1].isupper():  # (an event may have a role too: AGENT_START's)
+            found = "event"
+        elif "role" in first:
+            found = "msg"
+        elif isinstance(kind, str):
+            found = "content-block"
+        else:
+            found = "msg"
+    else:
+        event, role = _EVENT_TYPE.search(text), _ROLE.search(text)
+        if event is not None and (role is None or event.start() < role.start()):
+            found = "event"
+        elif role is not None:
+            found = "msg"
+        elif _BLOCK_TYPE.search(text):
+            found = "content-block"
+        else:
+            found = "msg"
+    return CONVERSATION if found == "msg" and text.startswith(b"[") else found
+
+
+def _first_instance(text: bytes) -> Any:
+    """The first instance of a file starting with ``text`` when it is whole there: the whole text (one document,
+    an array: its first item), or its first line (JSON Lines); else None."""
+    for candidate in (text, text.split(b"\n", 1)[0]):
+        try:
+            value = orjson.loads(candidate)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, list):
+            return value[0] if value else None
+        return value
+    return None
+
+
+def schema_kind(kind: str) -> str:
+    """The schema each instance of a file of ``kind`` is checked against."""
+    return "msg" if kind == CONVERSATION else kind
+
+
+class Across:
+    """The rules across the instances of one file, fed each instance as it is read (``None`` for one that
+    could not be read), said at the end by :meth:`problems` as (errors, notes)."""
+
+    def __init__(self, kind: str, provider: str | None) -> None:
+        self.kind = kind
+        self.provider = provider
+        self._reducer = Reducer() if kind == "event" else None
+        self._messages: list[Any] | None = [] if kind == CONVERSATION else None
+        # What the rules across the file need, kept only for them (events, a conversation): a file of messages is
+        # checked record by record in bounded memory. The instances' problems, that the reducer's word on the same
+        # spot is not said twice: as many as the reducer keeps (beyond, a repeat is said, nothing lost).
+        self._said: set[tuple[str, str]] = set()
+        self._lines: array[int] | None = array("q") if self._reducer is not None or self._messages is not None else None
+        self._count = 0
+        self._single = False
+
+    def add(self, instance: Any, problems: list[Problem], line: int | None = None, prefix: str = "/") -> None:
+        """One instance of the file (None: it could not be read), the problems said of it already (their
+        pointers the file's): the reducer's own word on the same spot and rule is not said again; its line in
+        the file, when known, and its pointer prefix (``""``: the file is this one instance)."""
+        if self._reducer is not None and len(self._said) < DEFAULT_MAX_PROBLEMS:
+            self._said.update((p.pointer, p.rule) for p in problems)
+        self._single = self._single or prefix == ""  # the file is one instance (its pointers the instance's)
+        if self._lines is not None:
+            self._lines.append(-1 if line is None else line)
+        self._count += 1
+        valid = not problems
+        if self._reducer is not None:
+            if instance is None:  # keeps the reducer's indexes the file's (its problem is said already)
+                self._reducer.feed_unreadable("unreadable", rule="json")
+            else:
+                self._reducer.feed(instance)
+        elif self._messages is not None:
+            self._messages.append(instance if valid else None)
+
+    def split(self, problem: Problem) -> tuple[str, Problem]:
+        """(the instance's prefix ``/N``, the problem within it) of a problem found across the file (its pointer
+        the file's): said as the instance's, as a problem of its schema is; ``""`` and the problem as it is when
+        it is the file's (a cut stream) or the file is one instance."""
+        head = problem.pointer[1:].partition("/")[0]
+        if not problem.pointer.startswith("/") or not head.isdigit():
+            return "", problem
+        within = Problem(problem.pointer[len(head) + 1 :], problem.rule, problem.message, problem.schema_location)
+        return ("" if self._single else f"/{head}"), within
+
+    def line_of(self, pointer: str) -> int | None:
+        """The file's line of the instance a pointer is in (``/N/...``: the N-th), when known."""
+        first = pointer.split("/", 2)[1] if pointer.startswith("/") else ""
+        lines = self._lines
+        if lines is None or not first.isdigit() or int(first) >= len(lines):
+            return None
+        return lines[int(first)] if lines[int(first)] >= 0 else None
+
+    def problems(self) -> tuple[list[Problem], list[Problem]]:
+        if self._reducer is not None:
+            return self._event_problems(self._reducer, self._said), []
+        if self._messages is not None and self._messages and None not in self._messages:
+            return conversation_problems(self._messages, self.provider)
+        return [], []
+
+    @staticmethod
+    def _event_problems(reducer: Reducer, said: set[tuple[str, str]]) -> list[Problem]:
+        """The reducer's problems (order, pairing, ... as ``agentmsg reduce`` says them), those of an
+        instance that could not be read left out (said already), and a reply the stream cut short."""
+        found = [
+            p
+            for p in reducer.problems
+            if p.message != "unreadable" and p.rule != "legacy-key" and (p.pointer, p.rule) not in said
+        ]  # (a legacy key is said as a note of its instance)
+        reducer.finish()  # (its problem for a cut reply is not in found, taken before: said here with the reply's id)
+        cut = reducer.cut
+        if cut is not None:
+            found.append(
+                Problem(
+                    "",
+                    CUT_RULE,
+                    f"the stream ended inside reply {cut.id} (no AGENT_END, or a block or model call still open)",
+                )
+            )
+        return found
+
+
+def conversation_problems(messages: list[Any], provider: str | None) -> tuple[list[Problem], list[Problem]]:
+    """(problems, notes) of a conversation whose messages are each valid: formatted for ``provider`` (or, with
+    none, for the registry's first, keeping only the pairing rules every provider shares), the diagnostics
+    ``strict=True`` refuses (lossy and error) are problems, the rewrites notes."""
+    from agentmsg.providers import ERROR, LOSSY, NAMES, RULES, get  # (here: a message or events file needs none)
+
+    try:
+        msgs = decode_messages(orjson.dumps(messages), notes=[])  # (legacy keys: said as each message's notes)
+        request = get(provider or NAMES[0]).format_request(msgs)
+    except ValidationError as exc:  # (with no provider named, what only a provider refuses is not said: media)
+        return [p for p in exc.problems if provider is not None or not p.rule.startswith("media-")], []
+    if provider is None:
+        return [p for p in request.diagnostics if p.rule in PAIRING], []
+    problems = [p for p in request.diagnostics if RULES[p.rule][0] in (LOSSY, ERROR)]
+    notes = [p for p in request.diagnostics if RULES[p.rule][0] not in (LOSSY, ERROR)]
+    return problems, notes

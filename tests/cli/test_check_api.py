@@ -1,0 +1,214 @@
+"""``agentmsg.check`` / ``agentmsg.iter_check``: the verdict of ``agentmsg validate`` as data. The command is a shell
+over the API: on every file of the conformance vectors (valid and invalid) and of the fixtures, with each of its
+options, the command's lines are the API's findings, one for one (the JSON report field for field, the text
+report line for line, the exit status the report's validity). Then what the API takes (a path, bytes, a stream,
+parsed JSON) and refuses, and that it reads JSON Lines in bounded memory."""
+
+from __future__ import annotations
+
+import io
+import json
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from unittest.mock import ANY
+
+import pytest
+
+import agentmsg
+from agentmsg import CheckReport, Finding, UserMessage, check, iter_check
+from agentmsg.cli._io import clip
+from agentmsg.providers import NAMES
+from tests._support.cli import run
+from tests.conftest import ROOT, VECTORS
+
+FIXTURES = sorted(p for root in (VECTORS, ROOT / "tests" / "fixtures") for p in root.rglob("*") if p.is_file())
+KINDS = ("msg", "event", "content-block")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Every file of tests/fixtures and tests/conformance/vectors, and the vectors' cases as files: each case's
+    instance alone (valid and invalid), each kind's instances as JSON Lines and as a JSON array, and the
+    reducer vectors' event streams as JSON Lines."""
+    root = tmp_path_factory.mktemp("check")
+    made: list[Path] = []
+    for kind in KINDS:
+        cases = json.loads((VECTORS / f"{kind}.json").read_text(encoding="utf-8"))["cases"]
+        folder = root / kind
+        folder.mkdir()
+        for case in cases:
+            made.append(folder / f"{case['id']}.json")
+            made[-1].write_text(json.dumps(case["instance"]), encoding="utf-8")
+        made.append(root / f"{kind}.jsonl")
+        made[-1].write_text("".join(json.dumps(c["instance"]) + "\n" for c in cases), encoding="utf-8")
+        made.append(root / f"{kind}-array.json")
+        made[-1].write_text(json.dumps([c["instance"] for c in cases], indent=1), encoding="utf-8")
+    (root / "reducer").mkdir()
+    for vector in sorted((ROOT / "tests" / "conformance" / "reducer").glob("*.json")):
+        made.append(root / "reducer" / f"{vector.stem}.jsonl")
+        stream = json.loads(vector.read_text(encoding="utf-8"))
+        if "jsonl" in stream:  # (its lines as they are: a duplicate key, an integer beyond 64 bits)
+            made[-1].write_text(stream["jsonl"], encoding="utf-8")
+        else:
+            made[-1].write_text("".join(json.dumps(e) + "\n" for e in stream["events"]), encoding="utf-8")
+    return FIXTURES + made
+
+
+#: each run of the command (its options) and the API's keywords for the same
+OPTIONS: list[tuple[list[str], dict[str, Any]]] = [
+    ([], {}),
+    (["--strict"], {"strict": True}),
+    (["--kind", "event"], {"kind": "event"}),
+    (["--kind", "conversation"], {"kind": "conversation"}),
+    (["--provider", NAMES[0]], {"provider": NAMES[0]}),
+    (["--provider", "anthropic"], {"provider": "anthropic"}),
+]
+
+
+def _row(path: Path, f: Finding) -> dict[str, Any]:
+    return {
+        "file": str(path),
+        "instance": f.instance,
+        "line": f.line,
+        "pointer": f.pointer,
+        "rule": f.rule,
+        "kind": "note" if f.note else "error",
+        "message": f.message,
+    }
+
+
+def test_the_files_are_of_every_kind_valid_and_invalid(files: list[Path]) -> None:
+    """What the comparison below runs over: messages, conversations, event streams (JSON Lines, SSE, arrays),
+    blocks, valid files and invalid ones, problems and notes; a message or block vector alone is valid as its case
+    says (an event alone may break the stream's rules: an end with no start)."""
+    reports = {p: check(p) for p in files}
+    assert len(files) > 350
+    assert {r.kind for r in reports.values()} >= {"msg", "conversation", "event", "content-block"}
+    assert any(r.valid for r in reports.values()) and any(not r.valid for r in reports.values())
+    assert any(r.notes for r in reports.values())
+    assert any(f.instance is not None and f.line is not None for r in reports.values() for f in r.findings)
+    assert any(p.suffix == ".sse" for p in files)
+    for kind in ("msg", "content-block"):
+        for case in json.loads((VECTORS / f"{kind}.json").read_text(encoding="utf-8"))["cases"]:
+            report = next(r for p, r in reports.items() if p.parent.name == kind and p.stem == case["id"])
+            assert report.valid == case["valid"], case["id"]
+            assert report.kind == kind or not case["valid"], case["id"]  # (a broken one may read as another kind)
+            if not case["valid"] and "pointer" in case:
+                assert (case["pointer"], case["rule"]) in [(f.pointer, f.rule) for f in report.problems]
+
+
+@pytest.mark.parametrize(("argv", "keywords"), OPTIONS, ids=lambda o: " ".join(o) if isinstance(o, list) else None)
+def test_the_command_prints_the_apis_findings(files: list[Path], argv: list[str], keywords: dict[str, Any]) -> None:
+    reports = {p: check(p, **keywords) for p in files}
+    done = run("validate", "--json", *argv, *map(str, files))
+    want = [_row(p, f) for p, r in reports.items() for f in r.findings]
+    assert [json.loads(line) for line in done.stdout.splitlines()] == want
+    assert done.returncode == (0 if all(r.valid for r in reports.values()) else 1)
+    if argv[:1] not in ([], ["--strict"]):
+        return  # (the text report is the same findings in other words: checked with two of the options)
+    text = run("validate", *argv, *map(str, files))
+    assert text.stdout.splitlines() == [_text(p, f) for p, r in reports.items() for f in r.findings]
+    assert text.returncode == done.returncode
+
+
+def _text(path: Path, f: Finding) -> str:
+    """The finding as the text report prints it (agentmsg.cli._io.print_problems)."""
+    at = clip(f.at, 80)
+    return (f"{path}:{at}: " if at else f"{path}: ") + ("note: " if f.note else "") + f"{clip(f.message)} [{f.rule}]"
+
+
+def test_each_file_alone_is_what_it_is_among_others(files: list[Path]) -> None:
+    """A file's findings do not depend on the files checked before it (the command checks many in one run)."""
+    some = files[::7]
+    done = run("validate", "--json", *map(str, some))
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for line in done.stdout.splitlines():
+        row = json.loads(line)
+        by_file.setdefault(row["file"], []).append(row)
+    for p in some:
+        assert by_file.get(str(p), []) == [_row(p, f) for f in check(p).findings], p
+
+
+def test_a_path_its_bytes_a_stream_and_parsed_json_give_the_same_report(tmp_path: Path) -> None:
+    good = UserMessage("hi", name="alice").to_dict()
+    bad = {"id": "m2", "role": "SYSTEM", "content": [{"type": "thinking", "thinking": "x"}], "futureKey": 1}
+    for value in ([good, bad], bad, good):
+        path = tmp_path / "file.json"
+        path.write_bytes(json.dumps(value, separators=(",", ":")).encode())
+        by_path = check(path)
+        assert check(str(path)) == by_path
+        assert check(path.read_bytes()) == by_path
+        with path.open("rb") as stream:
+            assert check(stream) == by_path
+            assert not stream.closed  # (a stream given is left open)
+        assert check(value) == by_path
+    report = check([good, bad])
+    assert report.kind == "conversation" and not report.valid
+    assert [(f.instance, f.pointer, f.rule, f.note) for f in report.findings] == [
+        (1, "/content/0/type", "role-content", False),  # (an invalid message's unknown key: no note)
+    ]
+    assert check([good, dict(good, futureKey=1)]).findings == (Finding(1, "/futureKey", "unknown-key", ANY, 1, True),)
+    assert report.problems[0].at == "/1/content/0/type" and report.problems[0].problem.pointer == "/1/content/0/type"
+    assert check(UserMessage("hi")).valid and check(good, kind="msg") == CheckReport("msg", ())
+    # a Msg inside a list is its dict (to_dict); an event stream given as parsed events
+    assert check([UserMessage("a"), UserMessage("b")]).kind == "conversation"
+
+
+def test_what_is_no_file_or_no_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown kind 'messages'"):
+        check(b"{}", kind="messages")
+    with pytest.raises(KeyError, match="unknown provider 'antropic'"):
+        check(b"[]", provider="antropic")
+    with pytest.raises(FileNotFoundError):
+        check("/nonexistent/agentmsg-file.json")
+    with pytest.raises(agentmsg.ValidationError) as exc:
+        check({"id": "m", "role": "USER", "content": [], "metadata": {"x": {1, 2}}})
+    assert exc.value.problems[0].rule == "type"
+    with pytest.raises(TypeError, match="binary stream"):
+        check(io.StringIO('{"role": "USER"}\n'))
+
+
+def test_bad_content_is_findings_never_an_exception() -> None:
+    for data in (b"", b"\x00\x01", b"[" * 100_000, b"{" * 3, b'{"a": 1}\n{"b": \n', b"data: {}\n\n", b"\xff\xfe"):
+        report = check(data)
+        assert not report.valid and all(isinstance(f.rule, str) and f.message for f in report.findings), data[:20]
+
+
+class _Lines(io.RawIOBase):
+    """A file of ``n`` JSON Lines messages made as it is read: it never exists whole."""
+
+    def __init__(self, n: int) -> None:
+        bad = {"id": "m", "role": "SYSTEM", "content": [{"type": "thinking", "thinking": "x" * 1_000}]}
+        line = json.dumps(bad) + "\n"
+        self._lines: Iterator[bytes] = (line.encode() for _ in range(n))
+        self._left = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._left:
+            self._left = next(self._lines, b"")
+            if not self._left:
+                return 0
+        n = min(len(buffer), len(self._left))
+        buffer[:n] = self._left[:n]
+        self._left = self._left[n:]
+        return n
+
+
+def test_json_lines_are_read_in_bounded_memory() -> None:
+    """iter_check reads JSON Lines record by record: 6,000 records (6.5 MB) with a problem each are checked in
+    less than a third of that, the findings dropped as they come."""
+    stream = io.BufferedReader(_Lines(6_000))
+    tracemalloc.start()
+    try:
+        findings = iter_check(stream)
+        count = sum(1 for f in findings if f.rule == "role-content")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert findings.kind == "msg" and count == 6_000
+    assert peak < 2_000_000, peak  # (read whole, the file alone would be 6.5 MB)
