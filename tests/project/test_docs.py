@@ -232,6 +232,17 @@ def _count(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert n.method == "estimate" and n.error and len(n.messages) == 1 and n.tools > 0
 
 
+def _check_api(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ci.md: agentmsg.check on a conversation with a thinking block in a USER message, and on valid JSONL."""
+    data = tmp_path / "data"
+    data.mkdir()
+    bad = UserMessage("hi").to_dict() | {"content": [{"type": "thinking", "thinking": "x"}]}
+    (data / "conversation.json").write_text(json.dumps([UserMessage("hi").to_dict(), bad]), encoding="utf-8")
+    (data / "messages.jsonl").write_text(UserMessage("hi").to_json() + "\n", encoding="utf-8")
+    run_block(ns)
+    assert ns["report"].kind == "conversation" and [f.at for f in ns["report"].problems] == ["/1/content/0/type"]
+
+
 def _official_count(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/context.md: Client.count_tokens, its reply the recorded count_tokens reply (a mock transport)."""
     import httpx
@@ -439,6 +450,7 @@ SETUPS: list[tuple[str, str, Callable[[dict[str, Any], Path, pytest.MonkeyPatch]
     ("adding-a-provider.md", "class Reader(PayloadReader)", _provider_module),
     ("adding-a-provider.md", "reduce_events(parse_stream(sse))", _provider_module),
     ("context.md", "n = count_tokens(", _count),
+    ("ci.md", "agentmsg.check(", _check_api),
     ("context.md", "official = Client(", _official_count),
     ("context.md", "cut.diagnostics", _trim),
     ("context.md", "def summarize(", _trim_summary),
