@@ -11,7 +11,8 @@ import inspect
 import socket
 import threading
 import time
-from collections.abc import Generator, Mapping, Sequence
+import weakref
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -68,6 +69,7 @@ class ReplyStream(StreamState):
         self._stopped = False  # the same, read by the loop between events (Event.is_set is a Python call)
         self._lock = threading.Lock()
         self._net: Any = None  # the network stream being read (the headers, the body), for that close() to shut
+        self._by_close = False  # close() (or ``with``) is closing the stream: not the garbage collector
 
     def __iter__(self) -> Generator[dict[str, Any], None, None]:
         if self._gen is None:
@@ -134,6 +136,7 @@ class ReplyStream(StreamState):
         """Close the stream in this thread, ``_running`` held (released here)."""
         assert self._inner is not None
         try:
+            self._by_close = True
             if inspect.getgeneratorstate(self._inner) == inspect.GEN_CREATED:  # never started: nothing was sent
                 self._done = True
             self._inner.close()
@@ -177,6 +180,13 @@ class ReplyStream(StreamState):
         self._responded(response)
         parser = self.client.parser(self.request, started)
         closing: list[dict[str, Any]] = []
+        chunks = body_chunks(response)  # content-decoded (a gzipped stream)
+        # The response and its body's reader, held by the client while they are open: a stream left and
+        # collected (GeneratorExit here, from the garbage collector) must not close them where the collector ran
+        # (inside httpcore's pool lock, say: closing waited for that lock for ever); the client's next call does.
+        held = (response, chunks)
+        self._client._held[id(held)] = held
+        collected = False
         try:
             try:
                 self._reading(response.extensions.get("network_stream"))
@@ -184,7 +194,7 @@ class ReplyStream(StreamState):
                 cap, size, over, grown = limits.max_bytes, 0, False, False
                 room = cap  # bytes the message may grow by before it is measured
                 encoded = "content-encoding" in response.headers  # (else the bytes received are the bytes read)
-                for chunk in body_chunks(response):  # content-decoded (a gzipped stream)
+                for chunk in chunks:
                     size += len(chunk)
                     if size > cap or (encoded and response.num_bytes_downloaded > cap):
                         over = True  # the bytes up to the limit are read, no further
@@ -211,13 +221,18 @@ class ReplyStream(StreamState):
                 self._check()
                 closing = self._read_failed(parser, exc)
         except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:
+            collected = isinstance(exc, GeneratorExit) and not self._by_close
             self._cancelled(parser)
             if isinstance(exc, _Stop):
                 return
             raise
         finally:
             self._reading(None)
-            response.close()
+            if collected:
+                self._client._abandoned.append(held)
+            else:
+                response.close()
+            del self._client._held[id(held)]
         self._closing_events(closing)
         try:
             for e in closing:
@@ -229,6 +244,20 @@ class ReplyStream(StreamState):
                 return
             raise
         self._closed(parser)
+
+
+def _tracer(stream: ReplyStream) -> Any:
+    """httpcore's trace callback for ``stream``, holding it weakly: the request (and so the callback) stays in the
+    client's connection pool while its response is open, and a stream held from there was never collected: a loop
+    left without ``with`` or ``close()`` kept its connection (and socket) until the client was closed."""
+    ref = weakref.ref(stream)
+
+    def trace(event: str, info: dict[str, Any]) -> None:
+        live = ref()
+        if live is not None:
+            live._trace(event, info)
+
+    return trace
 
 
 def _nothing() -> Generator[dict[str, Any], None, None]:
@@ -302,11 +331,25 @@ class Client(BaseClient):
         )
         self._own = http_client is None
         self.http = http_client or httpx.Client(timeout=self.timeout or DEFAULT_TIMEOUT)
+        # The open responses of streams (with their body's reader), and those of streams left without ``with`` or
+        # close() and collected since, which the next call closes (their connections back to the pool)
+        self._held: dict[int, tuple[httpx.Response, Iterator[bytes]]] = {}
+        self._abandoned: list[tuple[httpx.Response, Iterator[bytes]]] = []
 
     def close(self) -> None:
         """Close the client's own connection pool (an ``http_client`` given is the caller's to close)."""
+        self._close_abandoned()
         if self._own:
             self.http.close()
+
+    def _close_abandoned(self) -> None:
+        """Close the responses of the streams left without ``with`` or close() and collected since."""
+        while self._abandoned:
+            response, chunks = self._abandoned.pop()
+            with contextlib.suppress(Exception):
+                getattr(chunks, "close", _nothing)()
+            with contextlib.suppress(Exception):
+                response.close()
 
     def __enter__(self) -> Client:
         return self
@@ -396,9 +439,10 @@ class Client(BaseClient):
     def _send(self, request: FormattedRequest, stream: ReplyStream | None = None) -> httpx.Response:
         """The response (2xx) after retries. For a ``stream``, its ``close()`` from another thread cuts the
         wait for the headers (a new connection's), an error body's read and a retry's wait: ``_Stop``."""
+        self._close_abandoned()
         out = self._outgoing(request)
         policy = self._retry_policy()
-        extensions = {"trace": stream._trace} if stream is not None else None
+        extensions = {"trace": _tracer(stream)} if stream is not None else None
         attempt = 0
         while True:
             if stream is not None:
