@@ -44,10 +44,18 @@ __all__ = [
 ]
 
 
+#: A whole body is read in pieces of this many bytes (characters of a str): its events are made as they are
+#: taken, not all at once (a 50 MB SSE body fed whole made its 320,000 events in one list: 220 MB).
+WHOLE_PIECE = 1 << 18
+
+
 def as_chunks(chunks: Iterable[bytes | str] | bytes | str) -> Iterable[bytes | str]:
-    """A whole body or an iterable of chunks, as an iterable of chunks."""
+    """A whole body (in pieces of :data:`WHOLE_PIECE`) or an iterable of chunks, as an iterable of chunks."""
     if isinstance(chunks, (bytes, bytearray, str)):
-        return (chunks,)
+        if len(chunks) <= WHOLE_PIECE:
+            return (chunks,)
+        body = chunks
+        return (body[i : i + WHOLE_PIECE] for i in range(0, len(body), WHOLE_PIECE))
     return chunks
 
 
