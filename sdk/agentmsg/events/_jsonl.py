@@ -290,6 +290,9 @@ _NO_ROUTES: tuple[dict[str, Text], dict[str, Text], dict[str, Text]] = ({}, {}, 
 
 #: A stretch of blank lines (what ``bytes.strip`` leaves empty): from the newline ending a line to the one ending the
 #: last blank line after it.
+#: Bytes of lines :meth:`Reducer.feed_jsonl` decodes at a time (as ``reduce_stream`` reads them).
+RUN = 1 << 17
+
 _BLANK_LINES = re.compile(rb"\n[ \t\r\x0b\x0c\n]*\n")
 
 
