@@ -103,6 +103,18 @@ def test_a_bounded_replay_buffer_drops_old_frames_in_runs_and_resumes_exactly() 
         assert get(port, "/events").events == source[900:]
 
 
+def test_a_bounded_replay_buffer_lets_go_of_the_frames_it_no_longer_keeps() -> None:
+    """Frames that left the last ``replay`` are let go at once, their slots dropped in runs: a few huge events
+    were held 64 more than ``replay`` allowed (replay=2 and 30 events of 1 MB held 30 MB)."""
+    source = [{"type": "TEXT_BLOCK_DELTA", "id": f"d{i}", "delta": str(i % 10) * 1_000_000} for i in range(30)]
+    stream = EventEndpoint(source, replay=2)
+    with serving(starlette_app(stream)) as port:
+        assert get(port, "/events").events == source
+        assert sum(len(frame) for frame in stream._base.frames) < 2 * 1_000_200
+        assert get(port, "/events", {"Last-Event-ID": "28"}).events == source[28:]
+        assert get(port, "/events", {"Last-Event-ID": "27"}).status == 409
+
+
 def read_until(port: int, path: str, keepalives: int, seen: threading.Event) -> Response:
     """GET ``path``, read line by line: ``seen`` is set once ``keepalives`` keep-alive comments came; then on to
     the end."""

@@ -119,6 +119,10 @@ class _Buffer:
         frame = self.protocol.frame(event, self.count + 1)  # (raises for an event that is not JSON: not counted)
         self.count += 1
         self.frames.append(frame)
+        if self.replay is not None and len(self.frames) > self.replay:
+            # The frame that left the last ``replay``: no longer read, its bytes let go now (its slot goes with the
+            # next run below; a few huge events were held 64 more than ``replay`` allowed)
+            self.frames[len(self.frames) - 1 - self.replay] = b""
         if self.replay is not None and len(self.frames) >= self.replay + max(64, self.replay // 8):
             cut = len(self.frames) - self.replay  # (in runs: constant time per event, amortized)
             del self.frames[:cut]
