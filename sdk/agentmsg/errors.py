@@ -42,7 +42,8 @@ class Problem:
     ``rule`` is a short stable name of the rule broken (a JSON Schema keyword such as ``required``, or a
     named rule such as ``role-content`` or ``max-depth``: fit for ``if problem.rule == ...``), ``message``
     says in a sentence what is wrong, and ``schema_location`` is the absolute URI of the schema keyword when
-    a schema rule was broken.
+    a schema rule was broken. ``other_pointers``: the other places a diagnostic said once for several covers (a
+    formatter says the same change at many places once, at the first: ``pointer``); :attr:`pointers` lists them all.
     """
 
     pointer: str
@@ -50,6 +51,18 @@ class Problem:
     #: at most :data:`MESSAGE_MAX` characters (a longer one is cut in the middle, saying so: :func:`bounded`)
     message: str = attrs.field(converter=bounded)
     schema_location: str | None = None
+    #: the places besides ``pointer`` this problem is said of, in order (every one, however many the message lists)
+    other_pointers: tuple[str, ...] = ()
+
+    @property
+    def pointers(self) -> tuple[str, ...]:
+        """Every place this problem is said of: ``pointer``, then ``other_pointers``."""
+        return (self.pointer, *self.other_pointers)
+
+    @property
+    def count(self) -> int:
+        """How many places this problem is said of (1 unless it was said once for several)."""
+        return 1 + len(self.other_pointers)
 
     def __str__(self) -> str:
         # (the pointer stays whole in ``pointer``; shown cut, as the message is, when a key is that long)
@@ -58,7 +71,13 @@ class Problem:
 
     def under(self, prefix: str) -> Problem:
         """The same problem, its pointer prefixed (``/3`` + ``/content/0`` -> ``/3/content/0``)."""
-        return Problem(prefix + self.pointer, self.rule, self.message, self.schema_location)
+        return Problem(
+            prefix + self.pointer,
+            self.rule,
+            self.message,
+            self.schema_location,
+            tuple(prefix + p for p in self.other_pointers),
+        )
 
 
 class AgentmsgError(Exception):

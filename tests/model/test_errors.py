@@ -56,3 +56,12 @@ def test_an_error_of_many_problems_lists_the_first_ones_and_keeps_them_all() -> 
     assert lines[-1] == f"  ... and {5_000 - SHOWN_PROBLEMS:,} more (the error's problems list them all)"
     few = ValidationError([Problem(f"/{i}", "type", "no") for i in range(SHOWN_PROBLEMS)], "event")
     assert len(str(few).splitlines()) == 1 + SHOWN_PROBLEMS  # (all shown: no "more" line)
+
+
+def test_a_problem_said_of_several_places() -> None:
+    """A formatter says a change made at many places once: ``pointers`` holds every place, ``under`` prefixes each."""
+    p = Problem("/1", "turns-merged", "merged", None, ("/2", "/5"))
+    assert p.pointers == ("/1", "/2", "/5") and p.count == 3
+    assert p.under("/0").pointers == ("/0/1", "/0/2", "/0/5")
+    single = Problem("/1", "type", "bad")
+    assert single.pointers == ("/1",) and single.count == 1 and single.other_pointers == ()
