@@ -21,12 +21,15 @@ from hypothesis import strategies as st
 import agentmsg
 from agentmsg import (
     AssistantMessage,
+    ImageBlock,
     Reducer,
     SystemMessage,
+    TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolResultMessage,
     ToolUseBlock,
+    URLSource,
     UserMessage,
     reduce_events,
 )
@@ -198,6 +201,40 @@ TOOLS = [
 
 def rules(request: Any) -> list[tuple[str, str]]:
     return [(p.pointer, p.rule) for p in request.diagnostics]
+
+
+def places(request: Any) -> list[tuple[str, str]]:
+    """Every place a diagnostic is said of (a diagnostic said once for several: each of its ``pointers``)."""
+    return [(q, p.rule) for p in request.diagnostics for q in p.pointers]
+
+
+def agent_conversation(turns: int) -> list[Any]:
+    """``turns`` agent turns of 4 messages: a named user question (with an image at every other turn), the agent's
+    signed reasoning and two tool calls, their results, its answer."""
+    msgs: list[Any] = []
+    for t in range(turns):
+        image = ImageBlock(source=URLSource(url=f"https://example.com/{t}.png", mime_type="image/png"))
+        msgs.append(UserMessage([TextBlock(text=f"question {t}"), *([image] if t % 2 == 0 else [])], name="alice"))
+        msgs.append(
+            AssistantMessage(
+                [
+                    ThinkingBlock(thinking=f"thought {t}", metadata={"signature": "c2lnbmF0dXJl"}),
+                    ToolUseBlock(id=f"call_{t}_a", name="get_weather", input={"city": "Oslo"}),
+                    ToolUseBlock(id=f"call_{t}_b", name="get_weather", input={"city": "Rome"}),
+                ],
+                name="Friday",
+            )
+        )
+        msgs.append(
+            ToolResultMessage(
+                [
+                    ToolResultBlock(id=f"call_{t}_a", name="get_weather", output="cold", state="success"),
+                    ToolResultBlock(id=f"call_{t}_b", name="get_weather", output="warm", state="error"),
+                ],
+            )
+        )
+        msgs.append(AssistantMessage(f"answer {t}", name="Friday"))
+    return msgs
 
 
 def tool_loop(signature: str = "EqQBCkYIBxgCKkA", provider: str = "anthropic") -> list[Any]:

@@ -11,12 +11,20 @@ from typing import Any
 
 import pytest
 
-from agentmsg import ValidationError, decode_messages
+from agentmsg import Problem, ValidationError, decode_messages
 from agentmsg.providers import NAMES, RULES, get
 from tests.oracles import check
 
 FOLDER = Path(__file__).resolve().parent / "formatters"
 FILES = sorted(FOLDER.glob("*/*.json"))
+
+
+def diagnostic(p: Problem) -> dict[str, Any]:
+    """A diagnostic as a vector pins it: its pointer and rule, and every place when it is said once for several."""
+    d: dict[str, Any] = {"pointer": p.pointer, "rule": p.rule}
+    if p.other_pointers:
+        d["pointers"] = list(p.pointers)
+    return d
 
 
 def _run(vector: dict[str, Any]) -> dict[str, Any]:
@@ -26,14 +34,14 @@ def _run(vector: dict[str, Any]) -> dict[str, Any]:
     try:
         request = get(vector["provider"]).format_request(messages, **inputs, **params)
     except ValidationError as exc:
-        return {"error": [{"pointer": p.pointer, "rule": p.rule} for p in exc.problems]}
+        return {"error": [diagnostic(p) for p in exc.problems]}
     return {
         "request": request,
         "model": request.model,
         "path": request.path,
         "headers": dict(request.headers),
         "body": json.loads(request.body_bytes()),
-        "diagnostics": [{"pointer": p.pointer, "rule": p.rule} for p in request.diagnostics],
+        "diagnostics": [diagnostic(p) for p in request.diagnostics],
     }
 
 

@@ -67,7 +67,7 @@ def comparison(provider: str, case: str, mode: str, theirs: dict[str, Any]) -> f
         case=case,
         mode=mode,
         messages=vector["input"]["messages"],
-        diagnostics=[(p.pointer, p.rule) for p in request.diagnostics],
+        diagnostics=[(q, p.rule) for p in request.diagnostics for q in p.pointers],
         ours=json.loads(request.body_bytes()),
         theirs=copy.deepcopy(theirs),
         path=request.path,

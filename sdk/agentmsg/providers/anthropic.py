@@ -415,7 +415,9 @@ class _AnthropicWalk(TurnWalk):
     def media_part(self, block: Any, pointer: str, assistant: bool) -> Any:
         if assistant:
             label = F.block_label(block)
-            self.ctx.report(pointer, "media-unsupported", f"{block.type} in an assistant turn sent as {label!r}")
+            self.ctx.report(
+                pointer, "media-unsupported", f"{block.type} in an assistant turn sent as a text placeholder"
+            )
             return {"type": "text", "text": label}
         return self._media(block, pointer, in_result=False)
 
@@ -479,7 +481,7 @@ class _AnthropicWalk(TurnWalk):
 
     def _placeholder(self, block: Any, pointer: str, what: str) -> dict[str, Any]:
         label = F.block_label(block)
-        self.ctx.report(pointer, "media-unsupported", f"anthropic takes no {what}; sent as {label!r}")
+        self.ctx.report(pointer, "media-unsupported", f"anthropic takes no {what}; sent as a text placeholder")
         return {"type": "text", "text": label}
 
     def repair_part(self, sent: str, tool: str) -> Any:

@@ -473,7 +473,9 @@ class _GeminiWalk(TurnWalk):
 
             if scheme_of(block.source.url) in ("http", "https"):
                 label = F.block_label(block)
-                ctx.report(pointer, "media-unsupported", f"unknown MIME type of a URL {kind}; sent as {label!r}")
+                ctx.report(
+                    pointer, "media-unsupported", f"unknown MIME type of a URL {kind}; sent as a text placeholder"
+                )
                 return {"text": label}
         m = ctx.media.resolve(block.source, pointer, inline=inline, schemes=("http", "https", "gs"))
         part: dict[str, Any]

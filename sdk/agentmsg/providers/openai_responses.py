@@ -426,7 +426,11 @@ class _Walk(ChatWalk):
             else:
                 looked = False
                 tag = F.block_label(b)
-                ctx.report(f"/{i}/content/{j}", "media-unsupported", f"{b.type} in an assistant turn sent as {tag!r}")
+                ctx.report(
+                    f"/{i}/content/{j}",
+                    "media-unsupported",
+                    f"{b.type} in an assistant turn sent as a text placeholder",
+                )
                 texts.append(tag)
         flush()
         if items:

@@ -36,6 +36,7 @@ from agentmsg import (  # noqa: E402
     VideoBlock,
     encode_messages,
 )
+from agentmsg.errors import Problem  # noqa: E402
 from agentmsg.providers import NAMES, get  # noqa: E402
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
@@ -45,6 +46,14 @@ WEATHER = {
     "description": "Current weather for a city",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
 }
+
+
+def diagnostic(p: Problem) -> dict[str, Any]:
+    """A diagnostic as a vector pins it: its pointer and rule, and every place when it is said once for several."""
+    d: dict[str, Any] = {"pointer": p.pointer, "rule": p.rule}
+    if p.other_pointers:
+        d["pointers"] = list(p.pointers)
+    return d
 
 
 def _ids(msgs: list[Any]) -> list[Any]:
@@ -427,14 +436,14 @@ def build(provider: str, case: dict[str, Any]) -> dict[str, Any]:
     try:
         request = get(provider).format_request(messages, **kwargs)
     except ValidationError as exc:
-        expected: dict[str, Any] = {"error": [{"pointer": p.pointer, "rule": p.rule} for p in exc.problems]}
+        expected: dict[str, Any] = {"error": [diagnostic(p) for p in exc.problems]}
     else:
         expected = {
             "model": request.model,
             "path": request.path,
             "headers": dict(request.headers),
             "body": request.body,
-            "diagnostics": [{"pointer": p.pointer, "rule": p.rule} for p in request.diagnostics],
+            "diagnostics": [diagnostic(p) for p in request.diagnostics],
         }
     return {"description": case["description"], "provider": provider, "input": inputs, "expected": expected}
 

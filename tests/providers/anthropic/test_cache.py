@@ -11,7 +11,7 @@ import pytest
 
 from agentmsg import AssistantMessage, SystemMessage, TextBlock, ThinkingBlock, UserMessage
 from agentmsg.providers import get
-from tests._support.providers import TOOLS, rules, tool_loop
+from tests._support.providers import TOOLS, places, rules, tool_loop
 from tests.oracles import formatted, require
 
 EPHEMERAL = {"type": "ephemeral"}
@@ -75,8 +75,9 @@ def test_at_most_four_breakpoints_stable_ones_and_latest_kept() -> None:
     r = formatted("anthropic", msgs, tools=[dict(TOOLS[0], _cache_control=True)])
     # tools, system, then the latest two of the six user turns (messages 9 and 11: turns 8 and 10)
     assert _marked(r.body) == ["tools/0", "system/0", "messages/8/0", "messages/10/0"]
-    dropped = [p for p, rule in rules(r) if rule == "cache-breakpoint-dropped"]
+    dropped = [p for p, rule in places(r) if rule == "cache-breakpoint-dropped"]
     assert dropped == [f"/{i}/metadata/_cache_control" for i in (1, 3, 5, 7)]
+    assert [p for p, rule in rules(r) if rule == "cache-breakpoint-dropped"] == ["/1/metadata/_cache_control"]
 
 
 def test_marker_walks_back_past_thinking_and_says_what_it_cannot_place() -> None:

@@ -72,7 +72,8 @@ def test_anthropic_thinking_first_and_byte_exact() -> None:
     assert content[1] == {"type": "redacted_thinking", "data": "ENC=="}
     assert [c["type"] for c in content] == ["thinking", "redacted_thinking", "text", "tool_use"]
     assert json.loads(r.body_bytes())["messages"][1]["content"][0]["signature"] == sig
-    assert rules(r) == [("/1/content/1", "thinking-moved"), ("/1/content/2", "thinking-moved")]
+    assert rules(r) == [("/1/content/1", "thinking-moved")]  # said once, for both blocks
+    assert r.diagnostics[0].pointers == ("/1/content/1", "/1/content/2")
     assert r.body["messages"][2]["content"][0]["is_error"] is True
 
 

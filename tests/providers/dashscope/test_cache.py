@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentmsg import AssistantMessage, ImageBlock, SystemMessage, TextBlock, URLSource, UserMessage
-from tests._support.providers import FIXTURES, TOOLS, module, rules, tool_loop
+from tests._support.providers import FIXTURES, TOOLS, module, places, rules, tool_loop
 from tests.oracles import formatted
 
 EPHEMERAL = {"type": "ephemeral"}
@@ -57,7 +57,7 @@ def test_ttl_tools_and_limit_said(provider: str) -> None:
     for k in range(5):
         msgs += [UserMessage(f"q{k}", metadata={"_cache_control": True}), AssistantMessage(f"a{k}")]
     r = formatted(provider, msgs, tools=[dict(TOOLS[0], _cache_control=True)])
-    said = [(p, rule) for p, rule in rules(r) if rule.startswith("cache")]
+    said = [(p, rule) for p, rule in places(r) if rule.startswith("cache")]
     assert ("/0/metadata/_cache_control", "cache-ttl-dropped") in said
     assert ("/tools/0/_cache_control", "cache-breakpoint-dropped") in said
     # the system prompt's, then the latest three user turns': the two oldest said

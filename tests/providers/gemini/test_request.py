@@ -39,6 +39,7 @@ from tests._support.providers import (
     _answered,
     _gemini_replies,
     _merged,
+    places,
     reduce_ok,
     rules,
     sse,
@@ -215,11 +216,11 @@ def test_gemini_signatures_policy() -> None:
     assert r.body["contents"][2]["parts"][1]["functionResponse"]["response"] == {"error": "x"}
     r = formatted("gemini", msgs, options={"missing_thought_signature": "skip"})
     assert [p["thoughtSignature"] for p in r.body["contents"][1]["parts"]] == ["skip_thought_signature_validator"] * 2
-    assert ("/1/content/1", "signature-added") in rules(r)
+    assert ("/1/content/1", "signature-added") in places(r)
     # "auto" (the default): the placeholder for Gemini 3, which refuses a current call without a signature
     r = formatted("gemini", msgs, model="gemini-3-pro-preview")
     assert [p["thoughtSignature"] for p in r.body["contents"][1]["parts"]] == ["skip_thought_signature_validator"] * 2
-    assert ("/1/content/1", "signature-added") in rules(r)
+    assert ("/1/content/1", "signature-added") in places(r)
 
 
 def test_gemini_no_empty_parts_and_media() -> None:

@@ -361,6 +361,8 @@ def test_unknown_keys_are_said_once_per_key_and_place(provider: str) -> None:
     assert "on 400 messages (messages 0, 1, 5, 6, 10, 11, 15, 16, 20, 21, 25, 26," in many["/0/finished_at"]
     assert ", 45, 46, ...; the first is pointed at)" in many["/0/finished_at"]
     assert "on 1400 blocks (" in many["/0/content/0/created_at"]
+    finished = next(d for d in big.diagnostics if d.pointer == "/0/finished_at")
+    assert finished.count == 400 and finished.pointers[-1] == "/996/finished_at"  # every one, not the 20 listed
     assert all(len(m) <= 400 and "characters left out" not in m for m in many.values()), many
 
 

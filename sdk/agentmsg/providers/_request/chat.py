@@ -341,7 +341,11 @@ class ChatWalk(Walk):
             else:
                 looked = False
                 label = F.block_label(b)
-                ctx.report(f"/{i}/content/{j}", "media-unsupported", f"{b.type} in an assistant turn sent as {label!r}")
+                ctx.report(
+                    f"/{i}/content/{j}",
+                    "media-unsupported",
+                    f"{b.type} in an assistant turn sent as a text placeholder",
+                )
                 texts.append(label)
         if other and texts:
             texts[0] = f"[{F.speaker_label(msg)}]: {texts[0]}"
@@ -480,8 +484,10 @@ class ChatWalk(Walk):
                     parts.append(self.media_part(m, p))
                 self.deferred.append({"role": "user", "content": parts})
             else:  # text only: a user message could hold nothing but the labels the tool message already has
-                for (_, p), label in zip(media, labels, strict=True):
-                    ctx.report(p, "media-unsupported", f"{self.name} takes no media (text only); named as {label!r}")
+                for _, p in media:
+                    ctx.report(
+                        p, "media-unsupported", f"{self.name} takes no media (text only); named in a text placeholder"
+                    )
         entry: dict[str, Any] = {"role": "tool", "content": self.text_content(text), "tool_call_id": call_id}
         if self.tool_name_field:
             if call is not None:
@@ -507,7 +513,7 @@ class ChatWalk(Walk):
 
     def placeholder(self, b: Any, pointer: str, what: str) -> dict[str, Any]:
         label = F.block_label(b)
-        self.ctx.report(pointer, "media-unsupported", f"{self.name} takes no {what}; sent as {label!r}")
+        self.ctx.report(pointer, "media-unsupported", f"{self.name} takes no {what}; sent as a text placeholder")
         return self.text_part(label)
 
 

@@ -110,12 +110,16 @@ class FormattedRequest:
         except TypeError:  # integers beyond 64 bits: the standard library writes them
             return json_text(self.body).encode()
 
-    def diagnostics_dicts(self) -> list[dict[str, str]]:
-        """The diagnostics as plain dicts (``pointer``, ``rule``, ``kind``, ``message``)."""
-        return [
-            {"pointer": p.pointer, "rule": p.rule, "kind": RULES[p.rule][0], "message": p.message}
-            for p in self.diagnostics
-        ]
+    def diagnostics_dicts(self) -> list[dict[str, Any]]:
+        """The diagnostics as plain dicts (``pointer``, ``rule``, ``kind``, ``message``; a diagnostic said once for
+        several places also ``pointers``: every one, ``pointer`` first)."""
+        dicts: list[dict[str, Any]] = []
+        for p in self.diagnostics:
+            d: dict[str, Any] = {"pointer": p.pointer, "rule": p.rule, "kind": RULES[p.rule][0], "message": p.message}
+            if p.other_pointers:
+                d["pointers"] = list(p.pointers)
+            dicts.append(d)
+        return dicts
 
 
 # ---- diagnostics table ----------------------------------------------------------------------------
@@ -336,7 +340,7 @@ class Context:
         self.options = options
         self.messages = messages
         self.families = frozenset(options.replay_from if options.replay_from is not None else families)
-        self.diagnostics: list[tuple[Any, str, Any]] = []  # (pointer, rule, message): see report()
+        self.diagnostics: list[tuple[Any, ...]] = []  # (pointer, rule, message[, other pointers]): see report()
         self._media: MediaSession | None = None  # (made on first use: most conversations hold no media to resolve)
         # tool-call ids the provider takes as they are: any (``id_free``), or non-empty ones of at most
         # ``id_max`` characters (0: any length) in which ``id_bad`` (a regex search) finds no character
@@ -384,13 +388,14 @@ class Context:
         when the diagnostics are read (:func:`as_problem`)."""
         self.diagnostics.append((pointer, rule, message))
 
-    def finish(self, strict: bool) -> tuple[tuple[Any, str, Any], ...]:
-        """The diagnostics recorded, as (pointer, rule, message) for :class:`FormattedRequest`; with
-        ``strict`` raise the lossy and error ones as a ValidationError."""
+    def finish(self, strict: bool) -> tuple[tuple[Any, ...], ...]:
+        """The diagnostics recorded, as (pointer, rule, message[, other pointers]) for :class:`FormattedRequest`, those
+        of one rule and text said once (:func:`grouped`); with ``strict`` raise the lossy and error ones as a
+        ValidationError."""
         self.close_media()
         if self.names_dropped:
             self._say_names_dropped()
-        diagnostics = tuple(self.diagnostics)
+        diagnostics = grouped(self.diagnostics)
         if strict:
             bad = [as_problem(d) for d in diagnostics if RULES[d[1]][0] in _STRICT_KINDS]
             if bad:
@@ -403,14 +408,20 @@ class Context:
         dropped = list(dict.fromkeys(self.names_dropped))  # (in message order; one message may say it twice)
         first = dropped[0]
         if len(dropped) == 1:
-            message = f"{self.provider} sends no name on this message: its name was not sent"
-        else:
-            shown = ", ".join(str(i) for i in dropped[:20]) + (", ..." if len(dropped) > 20 else "")
-            message = (
-                f"{self.provider} sends no name on these messages: the names of {len(dropped)} messages were not"
-                f" sent (messages {shown}; the first is pointed at)"
+            self.diagnostics.append(
+                (
+                    f"/{first}/name",
+                    "name-dropped",
+                    f"{self.provider} sends no name on this message: its name was not sent",
+                )
             )
-        self.diagnostics.append((f"/{first}/name", "name-dropped", message))
+            return
+        shown = ", ".join(str(i) for i in dropped[:SHOWN]) + (", ..." if len(dropped) > SHOWN else "")
+        message = (
+            f"{self.provider} sends no name on these messages: the names of {len(dropped)} messages were not"
+            f" sent (messages {shown}; the first is pointed at)"
+        )
+        self.diagnostics.append((f"/{first}/name", "name-dropped", message, [f"/{i}/name" for i in dropped[1:]]))
 
     # ---- ids and names ----
 
@@ -490,14 +501,73 @@ def _tool_ids(messages: Sequence[Msg]) -> set[str]:
     return ids
 
 
-def as_problem(diagnostic: tuple[Any, str, Any]) -> Problem:
-    """A recorded diagnostic (see :meth:`Context.report`) as a Problem."""
-    pointer, rule, message = diagnostic
+def as_problem(diagnostic: tuple[Any, ...]) -> Problem:
+    """A recorded diagnostic (see :meth:`Context.report`; a grouped one has its other pointers fourth: :func:`grouped`)
+    as a Problem."""
+    pointer, rule, message = diagnostic[:3]
     if type(pointer) is tuple:
         pointer = f"/{pointer[0]}/content/{pointer[1]}"
     if type(message) is tuple:
         message = message[0].format(*message[1:])
-    return Problem(pointer, rule, message)
+    if len(diagnostic) == 3:
+        return Problem(pointer, rule, message)
+    others = tuple(p if type(p) is str else f"/{p[0]}/content/{p[1]}" for p in diagnostic[3])
+    return Problem(pointer, rule, message, None, others)
+
+
+#: how many places a diagnostic said once for several lists in its text: messages (``name-dropped``), and other
+#: places (their pointers are longer: a diagnostic's text is cut past ``errors.MESSAGE_MAX`` characters); its
+#: ``other_pointers`` holds every one
+SHOWN: Final = 20
+SHOWN_PLACES: Final = 10
+
+
+def grouped(diagnostics: Sequence[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...]:
+    """``diagnostics`` with those of one rule and one text said once, where the first was (pointer, rule, message,
+    the other pointers), the text counting and listing the places (:func:`places_text`): a change said of every
+    message of a long conversation (an agent's reasoning to a provider that takes none, its merged turns) is one
+    diagnostic, however long the conversation, and the other kinds of change are not lost among its repeats (a strict
+    error lists its first problems). One pass, a dict of the (rule, text) seen; the texts are compared as recorded
+    (a format and its arguments)."""
+    if len(diagnostics) < 2:
+        return tuple(diagnostics)
+    seen: dict[tuple[str, Any], int] = {}
+    others: dict[int, list[Any]] = {}
+    kept: list[tuple[Any, ...]] = []
+    for d in diagnostics:
+        key = (d[1], d[2])
+        at = seen.get(key)
+        if at is None:
+            seen[key] = len(kept)
+            kept.append(d)
+        else:
+            more = others.get(at)
+            if more is None:
+                more = others[at] = []
+            more.append(d[0])
+    if not others:
+        return tuple(kept)
+    for at, more in others.items():
+        pointer, rule, message = kept[at][:3]
+        if type(message) is tuple:
+            message = message[0].format(*message[1:])
+        kept[at] = (pointer, rule, places_text(message, pointer, more), more)
+    return tuple(kept)
+
+
+def places_text(message: str, first: Any, more: Sequence[Any]) -> str:
+    """``message`` of a diagnostic said at ``first`` and ``more`` (pointers or (message, block) indexes): counting
+    them and listing the first :data:`SHOWN` messages or :data:`SHOWN_PLACES` other places."""
+    pointers = [p if type(p) is str else f"/{p[0]}/content/{p[1]}" for p in (first, *more[: SHOWN - 1])]
+    if all(p.count("/") == 1 and p[1:].isdigit() for p in pointers):  # messages: their indexes
+        listed = "messages " + ", ".join(p[1:] for p in pointers)
+    else:
+        pointers = pointers[:SHOWN_PLACES]
+        listed = ", ".join(pointers)
+    cut = len(more) + 1 > len(pointers)
+    return (
+        f"{message} (said once for {len(more) + 1} places: {listed}{', ...' if cut else ''}; the first is pointed at)"
+    )
 
 
 def _digest(text: str) -> str:
@@ -764,7 +834,9 @@ def text_of_blocks(blocks: Sequence[Any], ctx: Context, pointer: str, media: lis
                 media.append((b, f"{pointer}/{j}"))
             else:
                 label = block_label(b)
-                ctx.report(f"{pointer}/{j}", "media-unsupported", f"{b.type} in a tool result sent as {label!r}")
+                ctx.report(
+                    f"{pointer}/{j}", "media-unsupported", f"{b.type} in a tool result sent as a text placeholder"
+                )
                 parts.append(label)
         elif t is ThinkingBlock:
             ctx.report(f"{pointer}/{j}", "block-dropped", "thinking inside a tool result is not sent")

@@ -474,13 +474,13 @@ class _Unknown:
     """The unknown keys :func:`scan` found, grouped by key and place (``x`` of a message, ``content/*/x`` of a
     block, ``content/*/source/x`` of a block's media source, ``content/*/output/*/x`` in a tool result): each group
     is said once (:meth:`say`), pointed at its first occurrence, with how many hold the key and the first
-    :data:`SHOWN` of them. Memory: a count and at most :data:`SHOWN` pointers per group."""
+    :data:`SHOWN` of them in its text, every one in its ``other_pointers``. Memory: a pointer per occurrence."""
 
     __slots__ = ("groups",)
 
     def __init__(self) -> None:
-        #: (place, key) -> [first pointer, count, the places shown, the block types (in the order met)]
-        self.groups: dict[tuple[str, str], list[Any]] = {}
+        #: (place, key) -> [the pointers of the objects that hold it, the block types (in the order met)]
+        self.groups: dict[tuple[str, str], tuple[list[str], dict[str, None]]] = {}
 
     def add(self, pointer: str, place: str, keys: Mapping[str, Any], block_type: str) -> None:
         """The ``keys`` of the object at ``pointer`` (``place``: its pattern; ``block_type``: "" for a message)."""
@@ -488,16 +488,21 @@ class _Unknown:
         for key in keys:
             group = groups.get((place, key))
             if group is None:
-                groups[(place, key)] = [f"{pointer}/{_esc(key)}", 1, [pointer], {block_type: None}]
+                groups[(place, key)] = ([pointer], {block_type: None})
                 continue
-            group[1] += 1
-            if len(group[2]) < (SHOWN if not place else SHOWN_BLOCKS):
-                group[2].append(pointer)
-            group[3][block_type] = None
+            group[0].append(pointer)
+            group[1][block_type] = None
 
     def say(self, ctx: Any) -> None:
-        for (place, key), (first, count, shown, types) in self.groups.items():
-            ctx.report(first, "unknown-key-dropped", _unknown_text(ctx.provider, place, key, count, shown, types))
+        for (place, key), (pointers, types) in self.groups.items():
+            k = _esc(key)
+            shown = pointers[: SHOWN if not place else SHOWN_BLOCKS]
+            text = _unknown_text(ctx.provider, place, key, len(pointers), shown, types)
+            if len(pointers) == 1:
+                ctx.report(f"{pointers[0]}/{k}", "unknown-key-dropped", text)
+            else:
+                others = [f"{p}/{k}" for p in pointers[1:]]
+                ctx.diagnostics.append((f"{pointers[0]}/{k}", "unknown-key-dropped", text, others))
 
 
 def _unknown_text(provider: str, place: str, key: str, count: int, shown: list[str], types: Mapping[str, None]) -> str:

@@ -96,7 +96,7 @@ class TurnWalk(Walk):
             self.last_i = i
             return
         if i >= 0 and self.last_i >= 0 and i != self.last_i:
-            self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn of message /{self.last_i}")
+            self.ctx.report(f"/{i}", "turns-merged", f"merged into the {role} turn before it")
         if lead:
             self.lead.extend(lead)
         self.parts.extend(rest)
