@@ -11,6 +11,8 @@ import pytest
 
 from agentmsg import AssistantMessage, SystemMessage, ThinkingBlock, UserMessage, encode_messages
 from agentmsg.cli import main
+from tests._support.cli import run
+from tests._support.providers import agent_conversation
 from tests.oracles import check
 
 
@@ -173,3 +175,17 @@ def test_a_param_replacing_what_the_conversation_built_is_a_usage_error(
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1, err
     assert err.startswith(f"agentmsg: --param {key}: the request already has {key!r}"), err
+
+
+@pytest.mark.parametrize("output_format", [None, "json"])
+def test_the_command_line_gives_every_place(output_format: str | None) -> None:
+    """``agentmsg format`` writes a diagnostic said once for several places with its ``pointers``, every one (its
+    own JSON lines, and ``--output-format json`` as ``agentmsg validate --json`` writes problems)."""
+    conversation = encode_messages(agent_conversation(10)).decode()
+    argv = ["format", "--provider", "openai", *(["--output-format", output_format] if output_format else []), "-"]
+    done = run(*argv, stdin=conversation)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stderr.splitlines()]
+    dropped = [d for d in lines if d["rule"] == "thinking-dropped"]
+    assert len(dropped) == 1 and dropped[0]["pointers"] == [f"/{4 * t + 1}/content/0" for t in range(10)]
+    assert all("pointers" not in d or len(d["pointers"]) > 1 for d in lines)

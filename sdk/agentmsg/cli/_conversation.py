@@ -19,7 +19,9 @@ from agentmsg.errors import Problem, ValidationError
 
 
 def problem_line(p: Any, kind: str | None) -> bytes:
-    row = {"pointer": p.pointer, "rule": p.rule, "kind": kind, "message": p.message}
+    row: dict[str, Any] = {"pointer": p.pointer, "rule": p.rule, "kind": kind, "message": p.message}
+    if p.other_pointers:  # said once for several places: every one
+        row["pointers"] = p.pointers
     return orjson.dumps(row) + b"\n"
 
 

@@ -172,11 +172,12 @@ def _text(
 def _json_lines(
     path: str, prefix: str, problems: Iterable[Problem], out: TextIO, *, line: int | None = None, note: bool = False
 ) -> int:
-    """``--json``: one JSON object per problem (file, instance, line, pointer, rule, kind, message); how many."""
+    """``--json``: one JSON object per problem (file, instance, line, pointer, rule, kind, message; a diagnostic said
+    once for several places also pointers, every one); how many."""
     n = 0
     instance = int(prefix[1:]) if prefix else None
     for p in problems:
-        row = {
+        row: dict[str, Any] = {
             "file": path,
             "instance": instance,
             "line": line,
@@ -185,6 +186,8 @@ def _json_lines(
             "kind": "note" if note else "error",
             "message": p.message,
         }
+        if p.other_pointers:
+            row["pointers"] = list(p.pointers)
         out.write(orjson.dumps(row).decode() + "\n")
         n += 1
     return n
