@@ -183,7 +183,7 @@ ContentBlock: TypeAlias = Union[
     HintBlock,
 ]
 """
-One typed piece of a message's content, discriminated by `type`. AgentScope Java: the sealed class `io.agentscope.core.message.ContentBlock`; an unknown `type` is an error there and here. The branches are mutually exclusive (each fixes `type` with `const`), so `anyOf` here means exactly one. Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (a newer producer's) is accepted, kept on the decoded object and written back after the declared keys, and reported (rule `unknown-key`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).
+One typed piece of a message's content, discriminated by `type`. AgentScope Java: the sealed class `io.agentscope.core.message.ContentBlock`; an unknown `type` is an error there and here. The branches are mutually exclusive (each fixes `type` with `const`), so `anyOf` here means exactly one. Forward compatible: every object here except the free-form maps (`x-agentmsg-map`) is open (`additionalProperties: true`): a key this version does not declare (one not in the schema: a newer producer's, or one a reader keeps for want of a home, as AgentScope Python 2.x's `created_at`) is accepted, kept on the decoded object, written back after the declared keys and reported (rule `unknown-key`), but never sent to a provider (rule `unknown-key-dropped`); strict readers use the closed variant, derived by reading each such `additionalProperties: true` as `false` (docs/wire-format.md).
 """
 
 
