@@ -55,7 +55,8 @@ class FormattedRequest:
 
     ``body``: the exact JSON body (a dict; :meth:`body_bytes` serializes it deterministically).
     ``diagnostics``: every rewriting or lossy step, as :class:`~agentmsg.Problem` (pointer into the
-    input conversation such as ``/3/content/1``, rule name from :data:`RULES`, message).
+    input conversation such as ``/3/content/1``, rule name from :data:`RULES`, message); a step made at
+    several places with one rule and text is one Problem, its ``pointers`` every place (:func:`grouped`).
     ``model``: the model (Gemini puts it in the URL, not in the body).
     ``path``: endpoint path relative to the provider's base URL.
     ``headers``: non-auth headers this request needs. ``stream``: whether a stream was asked for.
