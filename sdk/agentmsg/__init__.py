@@ -5,13 +5,14 @@ Everything public is importable from here::
     from agentmsg import Msg, UserMessage, AssistantMessage, TextBlock, validate, ValidationError
 """
 
+from typing import TYPE_CHECKING, Any
+
 from agentmsg._codec.legacy import read_legacy_keys
 from agentmsg._codec.limits import Limits, limits
 from agentmsg._codec.schemas import KINDS, closed_schema_documents, is_valid, schema_documents, schema_version, validate
 from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
 from agentmsg._codec.unknown import find_unknown_keys
 from agentmsg._version import __version__
-from agentmsg._wire.check import CheckReport, CheckStream, Finding, check, iter_check
 from agentmsg._wire.records import read_records
 from agentmsg.blocks import (
     AudioBlock,
@@ -113,3 +114,19 @@ __all__ = [
     "tool_call_signature",
     "validate",
 ]
+
+if TYPE_CHECKING:
+    from agentmsg._wire.check import CheckReport, CheckStream, Finding, check, iter_check
+
+#: names imported when first used: checking files (`agentmsg.check`) reads kinds and rules no other import needs
+_LAZY = frozenset({"CheckReport", "CheckStream", "Finding", "check", "iter_check"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from agentmsg._wire import check as checking
+
+        value = getattr(checking, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'agentmsg' has no attribute {name!r}")
