@@ -126,6 +126,19 @@ class _Reader:
             return None
         return value
 
+    def objects(self, obj: Mapping[str, Any], key: str, what: str, strings: tuple[str, ...]) -> list[Any]:
+        """The optional list ``obj[key]`` (``[]`` when absent), each item an object with the string keys
+        ``strings`` (a problem for each that is not)."""
+        items: list[Any] = self.get(obj, key, "", list, required=False) or []
+        for i, item in enumerate(items):
+            where = f"/{key}/{i}"
+            if not isinstance(item, dict):
+                self.fail(where, "type", f"{what} must be an object, not {json_type(item)}")
+                continue
+            for name in strings:
+                self.get(item, name, where, str)
+        return items
+
     def raise_problems(self) -> None:
         if self.problems:
             raise ValidationError(self.problems, self.kind)
@@ -436,20 +449,8 @@ def read_run_input(body: Mapping[str, Any] | JsonInput) -> RunInput:
     run_id = r.get(data, "runId", "", str)
     parent = r.get(data, "parentRunId", "", str, required=False)
     version = r.get(data, "protocolVersion", "", str, required=False)
-    tools = r.get(data, "tools", "", list, required=False) or []
-    for i, tool in enumerate(tools):
-        if not isinstance(tool, dict):
-            r.fail(f"/tools/{i}", "type", f"a tool must be an object, not {json_type(tool)}")
-            continue
-        r.get(tool, "name", f"/tools/{i}", str)
-        r.get(tool, "description", f"/tools/{i}", str)
-    context = r.get(data, "context", "", list, required=False) or []
-    for i, item in enumerate(context):
-        if not isinstance(item, dict):
-            r.fail(f"/context/{i}", "type", f"a context item must be an object, not {json_type(item)}")
-            continue
-        r.get(item, "description", f"/context/{i}", str)
-        r.get(item, "value", f"/context/{i}", str)
+    tools = r.objects(data, "tools", "a tool", ("name", "description"))
+    context = r.objects(data, "context", "a context item", ("description", "value"))
     resume = r.get(data, "resume", "", list, required=False)
     for i, entry in enumerate(resume or ()):
         if not isinstance(entry, dict):
