@@ -690,17 +690,26 @@ def test_a_stream_read_in_one_thread_and_closed_in_another_between_events(server
 
 def test_timeouts_around_a_call_and_a_retry_wait_cancel_it(server: ReplayServer) -> None:
     """asyncio.timeout / wait_for around a stream: mid-stream the message is INTERRUPTED with what arrived; in a
-    Retry-After wait of 30 s the wait is cut (one request sent, no message); the caller gets TimeoutError."""
+    Retry-After wait of 30 s the wait is cut (one request sent, no message); the caller gets TimeoutError. (The
+    timeouts start once a text piece has arrived, so a loaded machine's slow start is not mistaken for the cut: the
+    rest of the reply takes 1.5 s, three times the timeout.)"""
+
+    async def first_text(stream: Any) -> None:
+        async for e in stream:
+            if e["type"] == "TEXT_BLOCK_DELTA":
+                return
 
     async def main() -> None:
         async with AsyncClient("openai", base_url=server.url, api_key="k", model="m") as c:
             server.add(OPENAI, Reply(body=TEXT_SSE, sse=True, delay=0.05))
             stream = c.stream(CONVO)
+            await first_text(stream)
             with pytest.raises(asyncio.TimeoutError):
                 await asyncio.wait_for(stream.until_done(), 0.5)
             assert stream.done and stream.message.generate_reason == "INTERRUPTED" and stream.message.text_content
             if sys.version_info >= (3, 11):
                 stream = c.stream(CONVO)
+                await first_text(stream)
                 with pytest.raises(TimeoutError):
                     async with asyncio.timeout(0.5), stream:
                         async for _ in stream:
