@@ -606,6 +606,7 @@ def test_a_whole_reply_of_exactly_max_bytes_is_read_and_one_byte_more_is_refused
             call(server)
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("status", [300, 301, 302, 303, 307, 308])
 def test_no_redirect_is_followed_not_even_one(status: int) -> None:
     """The clients' redirect limit is zero: the first 3xx is the error (a limit of one would follow it, sending

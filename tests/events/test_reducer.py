@@ -533,6 +533,7 @@ def check_loss(events: list[Any], messages: list[Any], problems: list[tuple[str,
             assert str(index) in flagged, f"delta of event {index} lost: {e!r}"
 
 
+@pytest.mark.no_kernel
 @pytest.mark.fuzz
 def test_garbled_event_streams() -> None:
     for rng in seeded("events", 15):
@@ -816,6 +817,7 @@ def _stream_with_replay(distance: int, deltas: int = 6000) -> list[dict[str, Any
     return events
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("distance", [1, 3, 500, 4095, 4096])
 def test_replays_within_the_window_are_ignored_on_every_path(distance: int) -> None:
     events = _stream_with_replay(distance)

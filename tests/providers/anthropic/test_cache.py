@@ -14,6 +14,8 @@ from agentmsg.providers import get
 from tests._support.providers import TOOLS, places, rules, tool_loop
 from tests.oracles import formatted, require
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 EPHEMERAL = {"type": "ephemeral"}
 
 

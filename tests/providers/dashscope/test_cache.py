@@ -14,6 +14,8 @@ from agentmsg import AssistantMessage, ImageBlock, SystemMessage, TextBlock, URL
 from tests._support.providers import FIXTURES, TOOLS, module, places, rules, tool_loop
 from tests.oracles import formatted
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 EPHEMERAL = {"type": "ephemeral"}
 
 

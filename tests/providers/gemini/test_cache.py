@@ -13,6 +13,8 @@ from agentmsg import AssistantMessage, SystemMessage, UserMessage, ValidationErr
 from tests._support.providers import TOOLS, rules
 from tests.oracles import formatted
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 
 def _conversation() -> list[object]:
     return [

@@ -12,6 +12,8 @@ from agentmsg import AssistantMessage, SystemMessage, UserMessage
 from tests._support.providers import FIXTURES, TOOLS, module, rules
 from tests.oracles import formatted
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 
 @pytest.mark.parametrize("provider", ["openai", "deepseek"])
 def test_markers_said_once_and_not_sent(provider: str) -> None:

@@ -25,6 +25,8 @@ from agentmsg.providers import StructuredOutput, get
 from tests._support.providers import PNG, TOOLS, rules, tool_loop
 from tests.oracles import formatted, require
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 P = get("openai-responses")
 
 

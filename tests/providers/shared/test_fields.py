@@ -28,6 +28,8 @@ from agentmsg.providers import NAMES, RULES, get
 from agentmsg.providers._request.fields import COMMON, MAPPED, NOT_SENT, REPORTED, SENT, Handling
 from tests.oracles import check
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
 WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEARKwAAIhYAQACABAAZGF0YQAAAAA="
 SIG = "c2lnbmF0dXJlLXByb2Jl"  # base64 ("signature-probe"): a signature Gemini takes too

@@ -23,6 +23,8 @@ from agentmsg.errors import MESSAGE_MAX
 from agentmsg.providers import NAMES, get
 from tests._support.providers import agent_conversation
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 TOOLS = [{"name": "get_weather", "description": "Weather", "parameters": {"type": "object", "properties": {}}}]
 
 

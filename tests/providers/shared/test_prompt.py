@@ -13,6 +13,8 @@ from agentmsg import SystemMessage, TextBlock, UserMessage, ValidationError
 from agentmsg.providers import get, providers, system_prompt
 from tests._support.budget import examples
 
+pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
+
 TOOLS = [
     {"name": "get_weather", "description": "Current weather for a city", "parameters": {"type": "object"}},
     {"type": "function", "function": {"name": "search", "description": "Search the web", "parameters": {}}},

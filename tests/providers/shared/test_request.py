@@ -1163,6 +1163,7 @@ def _deep_tool(depth: int) -> dict[str, Any]:
     return {"name": "f", "parameters": {"type": "object", "default": value}}
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("name", NAMES)
 def test_a_tool_definition_too_deep_to_write_is_refused_at_its_pointer(name: str) -> None:
     """A tool definition nested deeper than a body can be written: format_request returned a request whose
