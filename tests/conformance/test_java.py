@@ -288,8 +288,8 @@ def java_roundtrip(tmp_path: Path, kind: str, instances: dict[str, Any]) -> Path
         capture_output=True,
         text=True,
         timeout=1260,
-        # only the roundtrip output is read: no formatter vectors (run.sh skips the formatters mode without them)
-        env={**os.environ, "AGENTMSG_VECTORS_DIR": str(vectors), "AGENTMSG_FORMATTERS_DIR": str(tmp_path / "none")},
+        # only the roundtrip output is read: run.sh runs that mode alone (one JVM, not five)
+        env={**os.environ, "AGENTMSG_VECTORS_DIR": str(vectors), "AGENTMSG_JAVA_ROUNDTRIP_ONLY": "1"},
     )
     assert r.returncode == 0, r.stderr[-3000:]
     return out

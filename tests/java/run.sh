@@ -10,6 +10,8 @@
 # ~/.m2), bounded by AGENTMSG_MAVEN_TIMEOUT seconds (default 1200) where `timeout` exists.
 # VECTORS_DIR is tests/conformance/vectors (override with AGENTMSG_VECTORS_DIR); missing vector files are
 # skipped; the formatter vectors are read from tests/conformance/formatters (AGENTMSG_FORMATTERS_DIR).
+# With AGENTMSG_JAVA_ROUNDTRIP_ONLY=1 only the roundtrip mode runs (one JVM instead of five: the tests of
+# random messages read nothing else).
 # Exits 0 whenever the Java side ran: the verdicts are compared by the Python tests
 # (tests/conformance/test_java.py, test_java_formatters.py), not here. Extra Maven flags can be passed in MAVEN_ARGS (e.g. "-o").
 set -euo pipefail
@@ -57,6 +59,11 @@ out="$(cd "$out" && pwd)"
 
 cp="$here/target/agentmsg-java-conformance.jar:$(cat "$here/target/classpath.txt")"
 run() { "$java_bin" -Xshare:auto -XX:TieredStopAtLevel=1 -cp "$cp" dev.agentmsg.conformance.Harness "$@"; }
+
+if [[ -n "${AGENTMSG_JAVA_ROUNDTRIP_ONLY:-}" ]]; then
+  run roundtrip "$vectors" "$out"
+  exit 0
+fi
 
 # roundtrip, build, roles and formatters in one JVM (each JVM start costs about a second).
 if [[ -d "$vectors" && -d "$formatters" ]]; then
