@@ -235,8 +235,9 @@ usage = st.none() | st.builds(
 
 
 @st.composite
-def messages(draw: Any) -> Msg:
-    role = draw(st.sampled_from(list(MsgRole)))
+def messages(draw: Any, role: MsgRole | None = None) -> Msg:
+    """A random message: of any role, or of ``role`` when given."""
+    role = draw(st.sampled_from(list(MsgRole))) if role is None else role
     blocks = {MsgRole.USER: user_blocks, MsgRole.SYSTEM: st.builds(TextBlock, text=text)}.get(role, any_block)
     return Msg(
         role,
