@@ -64,6 +64,22 @@ def _bundle(folder: Path, kind: str, strict: bool = False) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def instances(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[Path, tuple[str, bool, bool]]]:
+    """Every case's instance as a file (``_write_instances``), written once for the tools of this module."""
+    return _write_instances(tmp_path_factory.mktemp("cases"))
+
+
+@pytest.fixture(scope="module")
+def bundles(
+    tmp_path_factory: pytest.TempPathFactory, instances: dict[str, dict[Path, tuple[str, bool, bool]]]
+) -> dict[tuple[str, bool], Path]:
+    """The bundle of each kind with vectors, open and closed (``agentmsg schema KIND --bundle [--strict]``, one
+    command each), by (kind, strict): made once for the tools of this module (each command is a new interpreter)."""
+    folder = tmp_path_factory.mktemp("bundles")
+    return {(kind, strict): _bundle(folder, kind, strict) for kind in instances for strict in (False, True)}
+
+
 @pytest.fixture
 def static_server(tmp_path: Path) -> Iterator[tuple[Path, str, list[str]]]:
     """A plain static HTTP server (the standard library's) rooted at a fresh folder: (folder, base URL, the
@@ -110,10 +126,16 @@ def test_schema_out_writes_the_id_tree_a_static_server_resolves(
         assert json.loads((root / urlsplit(doc["$id"]).path.lstrip("/")).read_text(encoding="utf-8")) == doc
     assert host is not None
 
+    fetched: dict[str, Resource[Any]] = {}
+
     def retrieve(uri: str) -> Resource[Any]:
+        # Each schema is fetched from the server once: python-jsonschema asks again for every instance it checks
+        # (about 1,650 requests for the vectors, most of this test's time), and the server answers the same.
         assert uri.startswith(host + "/"), uri  # every $ref is under the $ids' host
-        with urllib.request.urlopen(base + uri[len(host) :], timeout=30) as response:
-            return Resource.from_contents(json.load(response))
+        if uri not in fetched:
+            with urllib.request.urlopen(base + uri[len(host) :], timeout=30) as response:
+                fetched[uri] = Resource.from_contents(json.load(response))
+        return fetched[uri]
 
     registry: Registry[Any] = Registry(retrieve=retrieve)  # type: ignore[call-arg]
     checks = 0
@@ -135,7 +157,9 @@ def test_schema_out_writes_the_id_tree_a_static_server_resolves(
     assert r.returncode == 2 and "--out" in r.stderr
 
 
-def test_check_jsonschema_gives_agentmsgs_verdict_on_every_vector(tmp_path: Path) -> None:
+def test_check_jsonschema_gives_agentmsgs_verdict_on_every_vector(
+    instances: dict[str, dict[Path, tuple[str, bool, bool]]], bundles: dict[tuple[str, bool], Path]
+) -> None:
     """check-jsonschema (PyPI; python-jsonschema with its own format checks), given each kind's bundle
     (``agentmsg schema KIND --bundle``) and every case as a file, accepts exactly the cases agentmsg
     accepts; given the closed bundle (``--bundle --strict``), exactly those ``strict=True`` accepts."""
@@ -143,11 +167,10 @@ def test_check_jsonschema_gives_agentmsgs_verdict_on_every_vector(tmp_path: Path
     found = str(tool) if tool.exists() else shutil.which("check-jsonschema")
     if found is None:
         pytest.skip("check-jsonschema is not installed (it is in agentmsg[test]: pip install check-jsonschema)")
-    instances = _write_instances(tmp_path / "cases")
     agreed = 0
     for kind, files in instances.items():
         for strict in (False, True):
-            bundle = _bundle(tmp_path, kind, strict)
+            bundle = bundles[kind, strict]
             r = subprocess.run(
                 [found, "--schemafile", str(bundle), "-o", "json", "-v", *map(str, files)],
                 capture_output=True,
@@ -182,7 +205,9 @@ def _ajv(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         return subprocess.CompletedProcess(r.args, r.returncode, log.read(), "")
 
 
-def test_ajv_cli_in_strict_mode_gives_agentmsgs_verdict_on_every_vector(tmp_path: Path) -> None:
+def test_ajv_cli_in_strict_mode_gives_agentmsgs_verdict_on_every_vector(
+    instances: dict[str, dict[Path, tuple[str, bool, bool]]], bundles: dict[tuple[str, bool], Path]
+) -> None:
     """ajv-cli (npm) in ajv's default strict mode refuses the bundles as they are ('strict mode: unknown keyword:
     "x-rule"'); told of agentmsg's extension keywords by @agentmsg/schema's ajv-keywords module (``-c
     @agentmsg/schema/ajv-keywords``), with ajv-formats for ``date-time``, it compiles every bundle and accepts
@@ -191,11 +216,10 @@ def test_ajv_cli_in_strict_mode_gives_agentmsgs_verdict_on_every_vector(tmp_path
     missing = [m for m in ("ajv-cli", "ajv-formats", "@agentmsg/schema") if not (TS_MODULES / m).is_dir()]
     if shutil.which("node") is None or missing:
         pytest.skip(f"node or tests/typescript/node_modules ({', '.join(missing)}) not installed: make ts-deps")
-    instances = _write_instances(tmp_path / "cases")
     agreed = 0
     for kind, files in instances.items():
         for strict in (False, True):
-            bundle = _bundle(tmp_path, kind, strict)
+            bundle = bundles[kind, strict]
             first = str(next(iter(files)))
             r = _ajv("-c", "ajv-formats", "-s", str(bundle), "-d", first, cwd=TS_MODULES.parent)
             assert r.returncode == 1 and 'strict mode: unknown keyword: "x-' in r.stdout, r.stdout
