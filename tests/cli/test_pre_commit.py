@@ -1,7 +1,9 @@
 """The repository's pre-commit hook (.pre-commit-hooks.yaml, id agentmsg-validate), run by the real pre-commit
-tool as a user's project runs it: ``pre-commit try-repo <this repository> agentmsg-validate`` in a scratch git
-repository, on good files (passes) and on subtly broken ones (fails, saying the problem with its rule). pre-commit
-installs agentmsg from this repository into its own environment (pip), as it does for a user."""
+tool as a user's project runs it: ``pre-commit run`` in a scratch git repository whose config names this repository's
+hook, on good files (passes) and on subtly broken ones (fails, saying the problem with its rule). The config is the
+one ``pre-commit try-repo <this repository> agentmsg-validate`` writes (this repository, or with uncommitted changes
+pre-commit's shadow copy of it, at its commit); pre-commit installs agentmsg from it into its own environment (pip),
+as it does for a user. (``try-repo`` itself installs into a fresh store each run: one install per run.)"""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from pre_commit.commands.try_repo import _repo_ref
 
 from tests.conftest import ROOT
 
@@ -65,6 +68,11 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, content in files.items():
         (repo / name).parent.mkdir(exist_ok=True)
         (repo / name).write_text(content, "utf-8")
+    # what try-repo runs: this repository at HEAD, or with uncommitted changes a shadow clone holding them, committed
+    # (pre-commit's own step, here once for the module, so that the store installs the hook once)
+    hook_repo, rev = _repo_ref(str(tmp_path_factory.mktemp("precommit-shadow")), str(ROOT), None)
+    config = {"repos": [{"repo": hook_repo, "rev": rev, "hooks": [{"id": "agentmsg-validate"}]}]}
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config), "utf-8")
     git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
     subprocess.run([*git, "add", "."], cwd=repo, check=True)
@@ -72,12 +80,12 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def try_repo(repo: Path, *files: str) -> subprocess.CompletedProcess[str]:
-    """``pre-commit try-repo`` of this repository's hook on ``files`` (``--files``), pre-commit's cache next to the
-    scratch repository (one environment for the module's runs)."""
+    """``pre-commit run`` of this repository's hook (the scratch repository's config) on ``files`` (``--files``),
+    pre-commit's cache next to the scratch repository (one environment for the module's runs)."""
     env = {**os.environ, "PRE_COMMIT_HOME": str(repo.parent / "pre-commit-home"), "PRE_COMMIT_COLOR": "never"}
     env.pop("VIRTUAL_ENV", None)
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "agentmsg-validate", "--files", *files],
+        [sys.executable, "-m", "pre_commit", "run", "agentmsg-validate", "--files", *files],
         cwd=repo,
         env=env,
         capture_output=True,
