@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ import pytest
 from agentmsg import AssistantMessage, SystemMessage, ThinkingBlock, UserMessage, encode_messages
 from agentmsg.cli import main
 from tests._support.cli import run
+from tests._support.cli import run as agentmsg
 from tests._support.providers import agent_conversation
 from tests.oracles import check
 
@@ -59,29 +58,21 @@ def test_envelope_tools_and_module_entry(conversation: Path, tmp_path: Path) -> 
     tools.write_text(
         json.dumps([{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}])
     )
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agentmsg",
-            "format",
-            "--provider",
-            "gemini",
-            "--model",
-            "gemini-3-pro",
-            "--tools",
-            str(tools),
-            "--tool-choice",
-            "f",
-            "--envelope",
-            "--stream",
-            "--agent",
-            "Bob",
-            str(conversation),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    run = agentmsg(  # (python -m agentmsg: the module entry)
+        "format",
+        "--provider",
+        "gemini",
+        "--model",
+        "gemini-3-pro",
+        "--tools",
+        str(tools),
+        "--tool-choice",
+        "f",
+        "--envelope",
+        "--stream",
+        "--agent",
+        "Bob",
+        str(conversation),
     )
     assert run.returncode == 0, run.stderr
     env = json.loads(run.stdout)
@@ -126,13 +117,7 @@ def test_messages_as_json_lines_or_one_message(tmp_path: Path, capsys: pytest.Ca
 def test_stdin_given_for_messages_and_tools_is_a_usage_error() -> None:
     """`--tools - -`: the messages read stdin whole and the tools then read nothing, 'not valid JSON' of an
     input never given. Now a usage error naming both (exit 2), before anything is read."""
-    r = subprocess.run(
-        [sys.executable, "-m", "agentmsg", "format", "--provider", "openai", "--tools", "-", "-"],
-        input='[{"role": "USER", "content": "hi"}]',
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = run("format", "--provider", "openai", "--tools", "-", "-", stdin='[{"role": "USER", "content": "hi"}]')
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
     assert "'-' (stdin) given 2 times (MESSAGES.json, --tools)" in r.stderr, r.stderr
 

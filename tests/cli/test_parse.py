@@ -248,8 +248,8 @@ def test_parse_cli_reads_streams_incrementally_and_bounds_whole_bodies(tmp_path:
     """--stream feeds the parser chunk by chunk (a body far larger than one read is reduced whole); a
     non-streamed body over --max-bytes is refused with rule max-bytes instead of being read on."""
     import json as _json
-    import subprocess
-    import sys
+
+    from tests._support.cli import run as agentmsg
 
     text = "x" * 50
     chunks = [
@@ -266,24 +266,14 @@ def test_parse_cli_reads_streams_incrementally_and_bounds_whole_bodies(tmp_path:
     body = tmp_path / "stream.sse"
     body.write_text("".join(chunks))
     assert body.stat().st_size > 4 * 65536  # several reads
-    run = subprocess.run(
-        [sys.executable, "-m", "agentmsg", "parse", "--provider", "openai", "--stream", str(body)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = agentmsg("parse", "--provider", "openai", "--stream", str(body))
     assert run.returncode == 0, run.stderr
     (msg,) = [_json.loads(line) for line in run.stdout.splitlines()]
     assert msg["content"] == [{"type": "text", "text": text * 4000}]
     assert msg["metadata"]["agentmsg_finish_reason"] == "stop"
     response = tmp_path / "response.json"
     response.write_text(_json.dumps({"id": "x", "padding": "y" * 5000}))
-    run = subprocess.run(
-        [sys.executable, "-m", "agentmsg", "parse", "--provider", "openai", "--max-bytes", "1000", str(response)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = agentmsg("parse", "--provider", "openai", "--max-bytes", "1000", str(response))
     assert run.returncode == 1 and "[max-bytes]" in run.stderr
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests._support.cli import run
 from tests.conftest import ROOT
 
 DOC = ROOT / "docs" / "ci.md"
@@ -52,7 +51,7 @@ def run_line(line: str, cwd: Path) -> tuple[int, str]:
     if ">" in words:
         at = words.index(">")
         words, target = words[:at], words[at + 1]
-    r = subprocess.run([sys.executable, "-m", "agentmsg", *words[1:]], cwd=cwd, capture_output=True, text=True)
+    r = run(*words[1:], cwd=cwd)
     if target is not None:
         (cwd / target).write_text(r.stdout, "utf-8")
     return r.returncode, r.stdout
@@ -69,13 +68,11 @@ def tree(tmp_path: Path) -> Path:
     ]
     (tmp_path / "data" / "chats").mkdir(parents=True)
     (tmp_path / "data" / "chats" / "a.json").write_text(json.dumps(conversation), "utf-8")
-    events = subprocess.run(
-        [sys.executable, "-m", "agentmsg", "events", "-"],
-        input=json.dumps({"id": "r1", "role": "ASSISTANT", "content": [{"type": "text", "text": "hi"}]}),
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    done = run(
+        "events", "-", stdin=json.dumps({"id": "r1", "role": "ASSISTANT", "content": [{"type": "text", "text": "hi"}]})
+    )
+    assert done.returncode == 0, done.stderr
+    events = done.stdout
     (tmp_path / "data" / "events.jsonl").write_text(events, "utf-8")
     return tmp_path
 

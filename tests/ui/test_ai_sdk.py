@@ -374,22 +374,19 @@ def test_a_failed_source_ends_with_an_error_chunk_and_done() -> None:
 def test_agentmsg_reduce_reads_a_saved_ui_message_stream(tmp_path: Path) -> None:
     """``agentmsg reduce --protocol ai-sdk``: a saved body (SSE, [DONE] at its end, split anywhere) or its chunks
     as JSON lines reduce to what the AgentEvents reduce to; ``agentmsg.ui.detect`` names the protocol."""
-    import subprocess
-    import sys
+    from tests._support.cli import run
 
     path = JAVA[0]
     events = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-    want = subprocess.run(
-        [sys.executable, "-m", "agentmsg", "reduce", str(path)], capture_output=True, check=True
-    ).stdout
+    reduced = run("reduce", str(path))
+    assert reduced.returncode == 0, reduced.stderr
+    want = reduced.stdout
     sse, jsonl = tmp_path / "body.sse", tmp_path / "chunks.jsonl"
     sse.write_bytes(ai_sdk.encode_sse(events).replace(b"\n", b"\r\n"))
     jsonl.write_bytes(b"".join(orjson.dumps(c) + b"\n" for c in ai_sdk.encode(events)))
     for saved in (sse, jsonl):
-        done = subprocess.run(
-            [sys.executable, "-m", "agentmsg", "reduce", "--protocol", "ai-sdk", str(saved)], capture_output=True
-        )
-        assert (done.returncode, done.stdout, done.stderr) == (0, want, b"")
+        done = run("reduce", "--protocol", "ai-sdk", str(saved))
+        assert (done.returncode, done.stdout, done.stderr) == (0, want, "")
     assert ui.detect(ai_sdk.encode(events)[0]) == "ai-sdk"
     assert ui.detect(FOREIGN[0]) == "ai-sdk" and ui.detect(events[0]) is None
     body = ai_sdk.encode_sse(events)

@@ -103,15 +103,14 @@ def test_a_hard_link_to_a_file_outside_the_root_is_refused(media_root: Path) -> 
     (media_root / "dot2.png").unlink()
     formatted("openai", image_msg(str(media_root / "dot.png")), options=options)
     # and the CLI: refused (exit 1, the problem on stderr) unless --allow-hard-links
-    import subprocess
-    import sys
+    from tests._support import cli
 
     conversation = media_root.parent / "c.json"
     conversation.write_text(image_msg(str(media_root / "hard.png"))[0].to_json())
-    base = [sys.executable, "-m", "agentmsg", "format", "--provider", "openai", "--allow-root", str(media_root)]
-    run = subprocess.run([*base, str(conversation)], capture_output=True, text=True)
+    base = ["format", "--provider", "openai", "--allow-root", str(media_root)]
+    run = cli.run(*base, str(conversation))
     assert run.returncode == 1 and "media-local-refused" in run.stderr, run.stderr
-    run = subprocess.run([*base, "--allow-hard-links", str(conversation)], capture_output=True, text=True)
+    run = cli.run(*base, "--allow-hard-links", str(conversation))
     assert run.returncode == 0 and base64.b64encode(b"secret").decode() in run.stdout, run.stderr
 
 
@@ -654,16 +653,11 @@ def test_an_empty_allowed_root_is_refused_not_the_current_directory(tmp_path: Pa
     with pytest.raises(ValueError, match="empty path"):
         MediaPolicy(allowed_roots=[str(tmp_path), ""])
     assert MediaPolicy(allowed_roots=".").allowed_roots == (".",)
-    import subprocess
-    import sys
+    from tests._support import cli
 
     conversation = tmp_path / "c.json"
     conversation.write_text('[{"role": "USER", "content": [{"type": "text", "text": "hi"}]}]')
-    run = subprocess.run(
-        [sys.executable, "-m", "agentmsg", "format", "--provider", "openai", "--allow-root", "", str(conversation)],
-        capture_output=True,
-        text=True,
-    )
+    run = cli.run("format", "--provider", "openai", "--allow-root", "", str(conversation))
     assert run.returncode == 2 and "empty path" in run.stderr and "Traceback" not in run.stderr
 
 
