@@ -279,6 +279,7 @@ def test_sync_and_async_clients_behave_the_same(server: ReplayServer, name: str)
         assert async_[key] == sync[key], key
 
 
+@pytest.mark.no_kernel
 @pytest.mark.differential
 def test_no_response_within_the_timeout_is_said_the_same_sync_and_async() -> None:
     """A server that takes the connection and never answers: APITimeoutError with the same text sync and async,
@@ -835,6 +836,7 @@ def test_a_stream_closed_before_it_started_is_done_sync_and_async(server: Replay
     assert server.requests == []
 
 
+@pytest.mark.no_kernel
 def test_an_async_client_used_again_under_a_new_event_loop() -> None:
     """An AsyncClient used under one ``asyncio.run()`` then another (a script's two calls, a notebook cell
     each): its own pool kept the first loop's connection alive and handed it to the second call, which failed on

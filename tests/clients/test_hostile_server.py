@@ -416,6 +416,7 @@ def test_a_stream_ended_before_any_reply_is_done(raw: Any) -> None:
         assert sync.done and sync.message is None
 
 
+@pytest.mark.no_kernel
 def test_api_keys_from_each_providers_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each provider's usual variable; Gemini's two as google-genai reads them: GOOGLE_API_KEY wins when
     both are set (GEMINI_API_KEY won: another key than the provider's SDK used, another project billed); an
@@ -507,6 +508,7 @@ WHOLE = [
 ]
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize(("provider", "mod", "fixture"), WHOLE, ids=[w[0] for w in WHOLE])
 def test_stream_on_a_server_that_answers_whole_gives_the_whole_reply(provider: str, mod: Any, fixture: str) -> None:
     """stream() on a server that ignores stream: true and answers one whole JSON reply (application/json) gives
@@ -576,6 +578,7 @@ def test_replay_server_content_type_given_in_any_case_is_sent_once() -> None:
 # ---- limits at their edge (issue 28, class 9) --------------------------------------------------------------
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("shell", ["sync", "async"])
 @pytest.mark.parametrize("chunk_size", [None, 7], ids=["one-piece", "pieces"])
 def test_a_whole_reply_of_exactly_max_bytes_is_read_and_one_byte_more_is_refused(

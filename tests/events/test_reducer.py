@@ -594,6 +594,7 @@ def reduced(events: list[Any]) -> tuple[list[dict[str, Any]], list[tuple[str, st
     return out[0]
 
 
+@pytest.mark.no_kernel
 def test_many_distinct_open_blocks_are_bounded() -> None:
     """10,000 TEXT_BLOCK_START lines with distinct ids: the routing table is never rebuilt and stays
     within the open-block limit; every block is kept, each one closed early is reported."""
@@ -831,6 +832,7 @@ def test_replays_within_the_window_are_ignored_on_every_path(distance: int) -> N
             assert got.text_content == expected
 
 
+@pytest.mark.no_kernel
 def test_replay_far_back_is_treated_the_same_on_every_path_and_memory_is_bounded() -> None:
     events = _stream_with_replay(10_000, deltas=12_000)
     reduced(events)  # feed, feed_many and the fast path agree, whatever the window remembers

@@ -247,6 +247,7 @@ def _values_one_by_one(blocks: list[bytes]) -> tuple[list[dict[str, Any]], list[
     return [_comparable(m) for m in r.finish()], [(p.pointer, p.rule) for p in r.problems], r.count
 
 
+@pytest.mark.no_kernel
 @pytest.mark.differential
 @pytest.mark.fuzz
 @settings(max_examples=examples(100), deadline=None)

@@ -267,6 +267,7 @@ def test_not_messages_is_a_validation_error(provider: str) -> None:
 _NOT_PARAMETERS = frozenset({"messages", "model", "tools", "tool_choice", "stream", "store", "max_tokens", "include"})
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("provider", NAMES)
 def test_a_parameter_never_replaces_what_the_request_has(provider: str) -> None:
     """A parameter named as a key the request already holds (the conversation: Anthropic ``system``, Gemini
@@ -561,6 +562,7 @@ def test_chat_providers_send_names(provider: str) -> None:
     ]
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("provider", NAMES)
 @pytest.mark.parametrize("state", ["error", "denied", "interrupted"])
 def test_an_error_result_is_marked_or_said(provider: str, state: str) -> None:
@@ -1108,6 +1110,7 @@ def test_a_chat_provider_says_what_it_does_with_each_thinking_block(
     assert demoted == ["thinking-demoted" in rules] * 2
 
 
+@pytest.mark.no_kernel
 @given(st.lists(st.text(max_size=70), max_size=30))
 @settings(max_examples=100, deadline=None)
 def test_a_name_pattern_answers_as_its_regex_across_calls(names: list[str]) -> None:
