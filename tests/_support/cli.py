@@ -47,19 +47,22 @@ def command(*args: str) -> list[str]:
 
 
 def run(
-    *args: str, stdin: str | None = None, cwd: str | os.PathLike[str] | None = None
+    *args: str, stdin: str | None = None, cwd: str | os.PathLike[str] | None = None, errors: str = "strict"
 ) -> subprocess.CompletedProcess[str]:
     """``python -m agentmsg ARGS`` with ``stdin`` as its input (``/dev/null`` when None), in ``cwd`` (the current
-    directory when None): its exit status, stdout and stderr (text)."""
+    directory when None): its exit status, stdout and stderr (text, decoded with ``errors`` as
+    ``subprocess.run(errors=...)`` decodes them)."""
     where = os.fspath(cwd) if cwd is not None else None
     if not os.environ.get("AGENTMSG_TEST_CLI_FRESH"):
-        done = _forked(list(args), stdin, where)
+        done = _forked(list(args), stdin, where, errors)
         if done is not None:
             return done
-    return fresh(*args, stdin=stdin, cwd=where)
+    return fresh(*args, stdin=stdin, cwd=where, errors=errors)
 
 
-def fresh(*args: str, stdin: str | None = None, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
+def fresh(
+    *args: str, stdin: str | None = None, cwd: str | None = None, errors: str = "strict"
+) -> subprocess.CompletedProcess[str]:
     """The same run in a fresh interpreter."""
     return subprocess.run(
         command(*args),
@@ -67,6 +70,7 @@ def fresh(*args: str, stdin: str | None = None, cwd: str | None = None) -> subpr
         stdin=subprocess.DEVNULL if stdin is None else None,
         capture_output=True,
         text=True,
+        errors=errors,
         timeout=TIMEOUT,
         cwd=cwd,
     )
@@ -140,13 +144,13 @@ class _Zygote:
         self.proc.wait()
 
     def run(
-        self, args: list[str], stdin: str | None, cwd: str, env: dict[str, str]
+        self, args: list[str], stdin: str | None, cwd: str, env: dict[str, str], errors: str = "strict"
     ) -> subprocess.CompletedProcess[str]:
         encoding = _encoding()
         payload = json.dumps({"args": args, "cwd": cwd, "env": env}).encode()
         if len(payload) > _MAX_REQUEST // 2:
             raise _Broken("request too long")
-        data = stdin.encode(encoding) if stdin is not None else None
+        data = stdin.encode(encoding, errors) if stdin is not None else None
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         if data is None:
@@ -183,12 +187,14 @@ class _Zygote:
         out, err = b"".join(chunks[out_r]), b"".join(chunks[err_r])
         if timed_out:
             raise subprocess.TimeoutExpired(command(*args), TIMEOUT, out, err)
-        return subprocess.CompletedProcess(command(*args), status, _text(out, encoding), _text(err, encoding))
+        return subprocess.CompletedProcess(
+            command(*args), status, _text(out, encoding, errors), _text(err, encoding, errors)
+        )
 
 
-def _text(data: bytes, encoding: str) -> str:
-    """As ``subprocess.run(text=True)`` reads an output (``Popen._translate_newlines``)."""
-    return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")
+def _text(data: bytes, encoding: str, errors: str = "strict") -> str:
+    """As ``subprocess.run(text=True, errors=errors)`` reads an output (``Popen._translate_newlines``)."""
+    return data.decode(encoding, errors).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _communicate(in_w: int, data: bytes, chunks: dict[int, list[bytes]], deadline: float) -> bool:
@@ -239,7 +245,9 @@ _owner = os.getpid()
 _starting = threading.Lock()
 
 
-def _forked(args: list[str], stdin: str | None, cwd: str | None) -> subprocess.CompletedProcess[str] | None:
+def _forked(
+    args: list[str], stdin: str | None, cwd: str | None, errors: str = "strict"
+) -> subprocess.CompletedProcess[str] | None:
     """The run in a child of the zygote for this environment, or None when it is to be a fresh process."""
     global _owner
     if os.getpid() != _owner:  # a fork of the test process: the zygotes (their sockets) are the parent's
@@ -265,7 +273,7 @@ def _forked(args: list[str], stdin: str | None, cwd: str | None) -> subprocess.C
     if zygote is None or not zygote.lock.acquire(blocking=False):
         return None
     try:
-        return zygote.run(args, stdin, where, env)
+        return zygote.run(args, stdin, where, env, errors)
     except (_Broken, OSError, ValueError):
         _zygotes.pop(key, None)  # (the next run starts another)
         zygote.close()
