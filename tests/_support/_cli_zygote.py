@@ -18,35 +18,17 @@ import gc
 import importlib
 import json
 import os
+import pkgutil
 import runpy
 import socket
 import sys
 import time
 from typing import Any
 
-#: imported before the first fork: the package, the command line and what its commands import when they run (and
-#: the providers). Not the tokenizers that count and trim load (OpenAI's vocabulary: 0.9 s of CPU once, but a
-#: zygote of 218 MB instead of 47 MB, whose every child then costs 0.086 s of CPU instead of 0.039 s)
-WARM = (
-    "agentmsg",
-    "agentmsg.cli",
-    "agentmsg.cli._conversation",
-    "agentmsg.cli._install",
-    "agentmsg.cli._io",
-    "agentmsg.cli._machine",
-    "agentmsg.cli._report",
-    "agentmsg.cli._rules",
-    "agentmsg.cli.chat",
-    "agentmsg.cli.count",
-    "agentmsg.cli.events",
-    "agentmsg.cli.format",
-    "agentmsg.cli.parse",
-    "agentmsg.cli.schema",
-    "agentmsg.cli.serve",
-    "agentmsg.cli.trim",
-    "agentmsg.cli.validate",
-    "agentmsg.providers",
-)
+#: imported before the first fork: the package, the command line and every module of it (what its commands import
+#: when they run), and the providers. Not the tokenizers that count and trim load (OpenAI's vocabulary: 0.9 s of
+#: CPU once, but a zygote of 218 MB instead of 47 MB, whose every child then costs 0.086 s of CPU instead of 0.039 s)
+WARM = ("agentmsg", "agentmsg.cli", "agentmsg.providers")
 
 
 def _child(request: dict[str, Any], fds: list[int], started_in: str) -> None:
@@ -73,6 +55,10 @@ def serve(sock: socket.socket) -> None:
         sys.path[0] = started_in
     for name in WARM:
         importlib.import_module(name)
+    import agentmsg.cli
+
+    for module in pkgutil.iter_modules(agentmsg.cli.__path__, "agentmsg.cli."):  # (each command's module)
+        importlib.import_module(module.name)
     from agentmsg.providers import NAMES, get
 
     for provider in NAMES:

@@ -21,11 +21,9 @@ from agentmsg import (
 )
 from agentmsg.errors import MESSAGE_MAX
 from agentmsg.providers import NAMES, get
-from tests._support.providers import agent_conversation
+from tests._support.providers import TOOLS, agent_conversation
 
 pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
-
-TOOLS = [{"name": "get_weather", "description": "Weather", "parameters": {"type": "object", "properties": {}}}]
 
 
 @pytest.mark.parametrize("multi_agent", [False, True], ids=["chat", "multi-agent"])
