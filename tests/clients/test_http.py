@@ -261,6 +261,9 @@ def test_stall_past_read_timeout_breaks_and_keeps(server: ReplayServer) -> None:
     stream = client(server, timeout=0.5).stream(CONVO)
     with pytest.raises(BrokenStreamError, match="timeout") as info:
         list(stream)
+    # the read error names its timeout's seconds: the body is read from httpx's byte stream itself, whose errors
+    # carry no request (iter_raw() gave them one), so the client gives them theirs (with_request)
+    assert "no data within the read timeout (0.5 s)" in str(info.value)
     text = info.value.partial.text_content
     full = expected(TEXT_SSE).text_content
     assert text and full.startswith(text) and text != full

@@ -37,7 +37,7 @@ from agentmsg.clients._errors import (
     too_big,
     unsendable,
 )
-from agentmsg.clients._stream import EVENT_ROOM, StreamState, abody_chunks
+from agentmsg.clients._stream import EVENT_ROOM, StreamState, abody_chunks, araw_chunks, with_request
 from agentmsg.clients._whole import read_whole
 from agentmsg.context import ProviderCount
 from agentmsg.providers import FormatOptions, FormattedRequest
@@ -75,7 +75,7 @@ class _Body:
     async def _read(self, response: httpx.Response) -> None:
         try:
             chunks = self.chunks
-            async for chunk in abody_chunks(response):  # content-decoded (a gzipped stream)
+            async for chunk in araw_chunks(response):  # content-decoded (a gzipped stream)
                 chunks.append(chunk)
                 self._held += len(chunk)
                 if self._waiter is not None:
@@ -84,6 +84,7 @@ class _Body:
                     self._room = self._loop.create_future()
                     await self._room
         except Exception as exc:  # (httpx's errors, a read timeout: the caller raises it after the chunks before it)
+            with_request(exc, response)
             self.error = exc
         finally:
             self.ended = True

@@ -29,7 +29,7 @@ from agentmsg.clients._errors import (
     too_big,
     unsendable,
 )
-from agentmsg.clients._stream import EVENT_ROOM, StreamState, body_chunks
+from agentmsg.clients._stream import EVENT_ROOM, StreamState, body_chunks, raw_chunks, with_request
 from agentmsg.clients._whole import read_whole
 from agentmsg.context import ProviderCount
 from agentmsg.providers import FormatOptions, FormattedRequest
@@ -180,7 +180,7 @@ class ReplyStream(StreamState):
         self._responded(response)
         parser = self.client.parser(self.request, started)
         closing: list[dict[str, Any]] = []
-        chunks = body_chunks(response)  # content-decoded (a gzipped stream)
+        chunks = raw_chunks(response)  # content-decoded (a gzipped stream)
         # The response and its body's reader, held by the client while they are open: a stream left and
         # collected (GeneratorExit here, from the garbage collector) must not close them where the collector ran
         # (inside httpcore's pool lock, say: closing waited for that lock for ever); the client's next call does.
@@ -219,6 +219,7 @@ class ReplyStream(StreamState):
                 closing = self._too_large(parser, cap, grown) if over else parser.close()
             except httpx.HTTPError as exc:
                 self._check()
+                with_request(exc, response)
                 closing = self._read_failed(parser, exc)
         except (GeneratorExit, KeyboardInterrupt, _Stop) as exc:
             collected = isinstance(exc, GeneratorExit) and not self._by_close
