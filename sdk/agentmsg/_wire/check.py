@@ -23,6 +23,7 @@ import orjson
 from agentmsg._codec.legacy import read_legacy_keys
 from agentmsg._codec.schemas import KINDS, schema_documents, validate
 from agentmsg._codec.unknown import find_unknown_keys
+from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records
 from agentmsg.conversation import decode_messages
 from agentmsg.errors import Problem, ValidationError
@@ -131,7 +132,7 @@ class CheckStream(Iterator[Finding]):
         if stream is None:
             self._own = stream = open(os.fspath(source), "rb")  # noqa: SIM115 (closed by close(), at the end)
         try:
-            self._peeked = _Peeked(stream, HEAD)
+            self._peeked = Peeked(stream, HEAD)
         except BaseException:
             self.close()
             raise
@@ -201,42 +202,7 @@ class _Binary:
         return self._bytes(self._stream.readline(size))
 
 
-class _Peeked:
-    """A binary stream whose first bytes were read ahead (to tell what a file holds) and are served again:
-    ``read`` and ``readline`` as on the stream, no copies of what remains of the head."""
-
-    def __init__(self, stream: Readable, size: int) -> None:
-        self._stream = stream
-        self.head = stream.read(size) or b""
-        self._at = 0
-
-    def read(self, size: int = -1, /) -> bytes:
-        head, at = self.head, self._at
-        if at >= len(head):
-            return self._stream.read(size)
-        end = len(head) if size < 0 else min(len(head), at + size)
-        self._at = end
-        out = head[at:end]
-        if size < 0:
-            return out + self._stream.read()
-        return out
-
-    def readline(self, size: int = -1, /) -> bytes:
-        head, at = self.head, self._at
-        if at >= len(head):
-            return self._stream.readline(size)
-        nl = head.find(b"\n", at)
-        end = len(head) if nl < 0 else nl + 1
-        if size >= 0:
-            end = min(end, at + size)
-        self._at = end
-        out = head[at:end]
-        if end == len(head) and not out.endswith(b"\n") and (size < 0 or len(out) < size):
-            out += self._stream.readline(size - len(out) if size >= 0 else -1)  # the line goes on after the head
-        return out
-
-
-def _findings(stream: _Peeked, kind: str, provider: str | None, strict: bool) -> Iterator[Finding]:
+def _findings(stream: Peeked, kind: str, provider: str | None, strict: bool) -> Iterator[Finding]:
     """Each instance's problems then notes, as it is read; then the rules across the file's instances."""
     across = Across(kind, provider)
     checked = schema_kind(kind)
@@ -285,7 +251,7 @@ def _check(instance: Any, kind: str, strict: bool) -> tuple[list[Problem], list[
 _Record = tuple[str, Any, Problem | None, int | None]
 
 
-def _records(stream: _Peeked, kind: str) -> Iterator[_Record]:
+def _records(stream: Peeked, kind: str) -> Iterator[_Record]:
     """The records of a file (``agentmsg.read_records``); with kind ``event``, an SSE stream too (what
     ``agentmsg reduce`` and ``agentmsg serve`` read): each SSE event's data is an instance, prefix ``/N`` for the
     N-th event."""
