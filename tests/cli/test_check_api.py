@@ -11,7 +11,7 @@ import json
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from unittest.mock import ANY
 
 import pytest
@@ -216,3 +216,70 @@ def test_json_lines_are_read_in_bounded_memory() -> None:
         tracemalloc.stop()
     assert findings.kind == "msg" and count == 6_000
     assert peak < 2_000_000, peak  # (read whole, the file alone would be 6.5 MB)
+
+
+def _opened(monkeypatch: pytest.MonkeyPatch) -> list[IO[bytes]]:
+    """The files iter_check opens from now on (a path given), to see whether they are closed."""
+    import agentmsg._wire.check as check_module
+
+    files: list[IO[bytes]] = []
+
+    def spy(path: str, mode: str) -> IO[bytes]:
+        files.append(open(path, mode))  # noqa: SIM115 (the spy's caller closes it)
+        return files[-1]
+
+    monkeypatch.setattr(check_module, "open", spy, raising=False)
+    return files
+
+
+def _messages(tmp_path: Path, n: int) -> Path:
+    """A JSON Lines file of ``n`` messages with a problem each (a SYSTEM message's thinking block)."""
+    bad = {"id": "m", "role": "SYSTEM", "content": [{"type": "thinking", "thinking": "x"}]}
+    path = tmp_path / "messages.jsonl"
+    path.write_text("".join(json.dumps(bad) + "\n" for _ in range(n)), encoding="utf-8")
+    return path
+
+
+def test_with_closes_the_file_it_opened_even_unread_or_when_the_body_raises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _messages(tmp_path, 3)
+    opened = _opened(monkeypatch)
+    with iter_check(path) as findings:
+        assert next(findings).rule == "role-content"
+        assert len(opened) == 1 and not opened[0].closed  # (open while findings are left)
+    assert opened[0].closed  # two findings never read
+    with pytest.raises(RuntimeError, match="the body's"), iter_check(str(path)) as findings:
+        next(findings)
+        raise RuntimeError("the body's")
+    assert len(opened) == 2 and opened[1].closed
+    with iter_check(path) as findings:
+        assert [f.instance for f in findings] == [0, 1, 2]
+        assert opened[2].closed  # (all given: closed already, as without with)
+    assert opened[2].closed
+
+
+def test_iteration_after_close_raises_and_a_stream_given_stays_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After close() or the with block, next() raises ValueError, as a closed file's read does (an empty list of
+    findings would read as a valid file); a stream given is left open. All given without close: StopIteration."""
+    path = _messages(tmp_path, 3)
+    opened = _opened(monkeypatch)
+    findings = iter_check(path)
+    next(findings)
+    findings.close()
+    assert opened[0].closed
+    with pytest.raises(ValueError, match="closed CheckStream"):
+        next(findings)
+    findings.close()  # (again: nothing)
+    with path.open("rb") as stream:
+        with iter_check(stream) as findings:
+            next(findings)
+        assert not stream.closed and len(opened) == 1  # (nothing opened for a stream)
+        with pytest.raises(ValueError, match="closed CheckStream"):
+            list(findings)
+    findings = iter_check(path.read_bytes())
+    assert len(list(findings)) == 3
+    with pytest.raises(StopIteration):
+        next(findings)

@@ -233,7 +233,8 @@ def _count(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def _check_api(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/ci.md: agentmsg.check on a conversation with a thinking block in a USER message, and on valid JSONL."""
+    """docs/ci.md: agentmsg.check on a conversation with a thinking block in a USER message, and on valid JSONL
+    (also read by iter_check in a with block)."""
     data = tmp_path / "data"
     data.mkdir()
     bad = UserMessage("hi").to_dict() | {"content": [{"type": "thinking", "thinking": "x"}]}
@@ -241,6 +242,7 @@ def _check_api(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPat
     (data / "messages.jsonl").write_text(UserMessage("hi").to_json() + "\n", encoding="utf-8")
     run_block(ns)
     assert ns["report"].kind == "conversation" and [f.at for f in ns["report"].problems] == ["/1/content/0/type"]
+    assert ns["first"] is None and ns["findings"].kind == "msg"  # (the with block: the valid JSONL's first problem)
 
 
 def _official_count(ns: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

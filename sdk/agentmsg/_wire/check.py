@@ -114,8 +114,13 @@ def check(source: Any, *, kind: str = AUTO, provider: str | None = None, strict:
 
 class CheckStream(Iterator[Finding]):
     """The findings of a file, as they are found (:func:`iter_check`). ``kind``: what the file is checked as;
-    ``head``: its first bytes (up to 128 KiB), read ahead to tell its kind. A path is closed once the findings are
-    all given (or :meth:`close`)."""
+    ``head``: its first bytes (up to 128 KiB), read ahead to tell its kind.
+
+    A path given is opened here and closed once the findings are all given, or on :meth:`close`; a stream given
+    is read from where it is and never closed. Used in ``with``, the stream is closed at the block's end, also
+    when the block raises or leaves the findings unread (``with iter_check(path) as findings: ...``), as a file
+    is. After :meth:`close` (or the ``with`` block), ``next()`` raises :class:`ValueError`, as reading a closed
+    file does: a closed stream's findings are not an empty list, which would read as a valid file."""
 
     def __init__(self, source: Any, kind: str, provider: str | None, strict: bool) -> None:
         if kind not in (AUTO, CONVERSATION) and kind not in KINDS:
@@ -128,26 +133,42 @@ class CheckStream(Iterator[Finding]):
 
             get(provider)
         self._own: IO[bytes] | None = None
+        self._closed = False
         stream = _stream(source)
         if stream is None:
-            self._own = stream = open(os.fspath(source), "rb")  # noqa: SIM115 (closed by close(), at the end)
+            self._own = stream = open(os.fspath(source), "rb")  # noqa: SIM115 (closed by _release(), at the end)
         try:
             self._peeked = Peeked(stream, HEAD)
         except BaseException:
-            self.close()
+            self._release()
             raise
         self.head = self._peeked.head
         self.kind = detect_kind(self.head) if kind == AUTO else kind
-        self._findings = _findings(self._peeked, self.kind, provider, strict)
+        self._findings: Iterator[Finding] = _findings(self._peeked, self.kind, provider, strict)
 
     def __next__(self) -> Finding:
+        if self._closed:
+            raise ValueError("the findings of a closed CheckStream (closed, or its with block left)")
         try:
             return next(self._findings)
         except BaseException:
-            self.close()
+            self._release()
             raise
 
+    def __enter__(self) -> CheckStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
+        """No more findings: the file this opened (a path given) is closed, a stream given is left open, and
+        ``next()`` raises :class:`ValueError` from now on. Closing again does nothing."""
+        self._closed = True
+        self._findings = iter(())  # (what the rules across the file kept, let go)
+        self._release()
+
+    def _release(self) -> None:
         """Close the file this opened (a path given); a stream given is left open."""
         if self._own is not None:
             self._own.close()
