@@ -18,7 +18,7 @@ import pytest
 
 import agentmsg
 from agentmsg import CheckReport, Finding, UserMessage, check, iter_check
-from agentmsg.cli._io import clip
+from agentmsg.cli._io import POINTER_LIMIT, clip
 from agentmsg.providers import NAMES
 from tests._support.cli import run
 from tests.conftest import ROOT, VECTORS
@@ -119,7 +119,7 @@ def test_the_command_prints_the_apis_findings(files: list[Path], argv: list[str]
 
 def _text(path: Path, f: Finding) -> str:
     """The finding as the text report prints it (agentmsg.cli._io.print_problems)."""
-    at = clip(f.at, 80)
+    at = clip(f.at, POINTER_LIMIT)
     return (f"{path}:{at}: " if at else f"{path}: ") + ("note: " if f.note else "") + f"{clip(f.message)} [{f.rule}]"
 
 

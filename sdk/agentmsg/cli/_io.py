@@ -23,6 +23,8 @@ CHUNK = 1 << 17
 BOM = b"\xef\xbb\xbf"
 #: the longest message, pointer or value a command prints in one line (longer: cut, with its length said)
 TEXT_LIMIT = 160
+#: the longest JSON pointer a problem's line shows (``FILE:POINTER: message``, a GitHub annotation's text)
+POINTER_LIMIT = 80
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: ``agentmsg parse``: the reply was read whole, but a tool call's arguments, as the provider gave them, are no JSON
@@ -256,7 +258,7 @@ def print_problems(where: str, prefix: str, problems: Iterable[Problem], out: Te
     n = 0
     head = "note: " if note else ""
     for p in problems:
-        pointer = clip(prefix + p.pointer, 80)
+        pointer = clip(prefix + p.pointer, POINTER_LIMIT)
         where_at = f"{where}:{pointer}" if pointer else where
         out.write(f"{where_at}: {head}{clip(p.message)} [{p.rule}]\n")
         n += 1

@@ -17,6 +17,7 @@ from agentmsg.cli._io import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
+    POINTER_LIMIT,
     ProviderNames,
     UsageError,
     clip,
@@ -203,7 +204,7 @@ def _github(
         pointer = prefix + p.pointer
         props = f"file={_gh_property(path)}" + (f",line={line}" if line is not None else "")
         props += f",title={_gh_property(f'agentmsg validate [{p.rule}]')}"
-        text = f"{clip(pointer, 80)}: {clip(p.message)}" if pointer else clip(p.message)
+        text = f"{clip(pointer, POINTER_LIMIT)}: {clip(p.message)}" if pointer else clip(p.message)
         out.write(f"::{'notice' if note else 'error'} {props}::{_gh_data(text)}\n")
         n += 1
     return n
