@@ -115,6 +115,60 @@ def test_a_bounded_replay_buffer_lets_go_of_the_frames_it_no_longer_keeps() -> N
         assert get(port, "/events", {"Last-Event-ID": "27"}).status == 409
 
 
+def _big(n: int, size: int) -> list[dict[str, Any]]:
+    """``n`` text deltas of ``size`` characters each: an event's frame is ``size`` bytes and a little more."""
+    return [{"type": "TEXT_BLOCK_DELTA", "id": f"d{i}", "delta": str(i % 10) * size} for i in range(n)]
+
+
+def test_the_replay_buffer_is_bounded_in_bytes_too_and_a_gap_is_refused() -> None:
+    """``replay_bytes`` bounds the bytes of the frames kept, whatever ``replay`` allows: 10,000 events of 1 MB were
+    10 GB. A client reading from the start still gets every event (a synchronous source is read in batches that
+    end before they would push the first of their events out), a resume the buffer still holds is served exactly,
+    an older one gets 409, and a new client starts at the oldest event kept."""
+    source = _big(30, 100_000)
+    stream = EventEndpoint(source, replay=1_000, replay_bytes=350_000)
+    with serving(starlette_app(stream)) as port:
+        whole = get(port, "/events")
+        assert whole.events == source and [e.event for e in whole.sse][-1] == "end"
+        kept = stream._base.frames[stream._base.oldest() - stream._base.dropped :]
+        assert len(kept) == 3 and sum(len(frame) for frame in stream._base.frames) <= 350_000
+        assert get(port, "/events", {"Last-Event-ID": "27"}).events == source[27:]
+        gone = get(port, "/events", {"Last-Event-ID": "26"})
+        assert gone.status == 409 and b"only events after 27" in gone.raw
+        assert get(port, "/events").events == source[27:]
+        translated = get(port, "/events?protocol=ag-ui")  # a protocol's own buffer: the same bounds
+        assert translated.status == 200 and b"RUN_ERROR" not in translated.raw
+        assert stream._translated["ag-ui"].kept <= 350_000 + 200_000  # (its frames of the last event or two)
+
+
+def test_one_event_larger_than_the_byte_bound_is_still_sent_whole() -> None:
+    """The newest event is always kept: one larger than ``replay_bytes`` reaches the client that waits for it (and
+    a client reading from the start gets each of them), only it is not kept for resuming once the next comes."""
+    source = _big(5, 50_000)
+    stream = EventEndpoint(source, replay_bytes=10_000)
+    with serving(starlette_app(stream)) as port:
+        assert get(port, "/events").events == source
+        assert get(port, "/events", {"Last-Event-ID": "4"}).events == source[4:]
+        assert get(port, "/events", {"Last-Event-ID": "3"}).status == 409
+
+
+def test_replay_none_keeps_every_event_whatever_their_bytes() -> None:
+    """``replay=None`` (a finite source: every client from the start) keeps every event: the default bound in
+    bytes applies to a bounded ``replay`` only."""
+    source = _big(12, 100_000)
+    stream = EventEndpoint(source, replay=None)
+    with serving(starlette_app(stream)) as port:
+        assert get(port, "/events").events == source
+        assert get(port, "/events").events == source
+        assert get(port, "/events", {"Last-Event-ID": "1"}).events == source[1:]
+
+
+@pytest.mark.parametrize("replay_bytes", [0, -1, 1.5, True])
+def test_replay_bytes_must_be_a_positive_int(replay_bytes: Any) -> None:
+    with pytest.raises(ValueError, match="replay_bytes"):
+        EventEndpoint([], replay_bytes=replay_bytes)
+
+
 def read_until(port: int, path: str, keepalives: int, seen: threading.Event) -> Response:
     """GET ``path``, read line by line: ``seen`` is set once ``keepalives`` keep-alive comments came; then on to
     the end."""

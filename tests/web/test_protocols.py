@@ -182,7 +182,7 @@ def test_a_client_that_falls_behind_the_buffer_with_no_id_to_resume_gets_the_pro
     assert r.status == 200 and r.raw.endswith(b"data: [DONE]\n\n") and b"id:" not in r.raw
     (error,) = [e for e in r.sse if e.data != "[DONE]"]
     assert error.json() == {
-        "failed": "this connection fell behind the stream: its event 1 is no longer kept (replay 1)"
+        "failed": "this connection fell behind the stream: its event 1 is no longer kept (replay 1, replay_bytes 67108864)"
     }
 
 

@@ -6,7 +6,8 @@ AgentEvents, as dicts) once, on demand, and shares it between connections:
 
 * each event is sent as one SSE event: ``id`` = its position in the stream (1, 2, ...), ``event`` = its
   type, ``data`` = its JSON (the events are sent as they are; clients reduce them);
-* the last ``replay`` events are kept, so a client that reconnects with ``Last-Event-ID: N`` gets
+* the last ``replay`` events are kept (and of those at most ``replay_bytes`` bytes of frames, 64 MiB by
+  default), so a client that reconnects with ``Last-Event-ID: N`` gets
   exactly the events after the N-th, then the live ones (nothing lost, nothing repeated). A resume
   from an event no longer in the buffer (or never sent) is refused with HTTP 409 rather than served
   with a gap; an id that is no position as written here (``0``, ``007``, ``-1``, blanks, non-ASCII
@@ -68,6 +69,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 _SYNC_BATCH = 256  # events pulled at once from a synchronous source
 _SEND_BYTES = 1 << 16  # frames coalesced into one send while catching up
 
+#: The default bound in bytes of the frames an :class:`EventEndpoint` keeps for resuming (each protocol's buffer)
+REPLAY_BYTES = 64 << 20
+
 
 #: a Last-Event-ID this endpoint can have sent: a position, 1, 2, ... ([0-9]: ASCII digits only, not \d)
 _POSITION = re.compile(r"[1-9][0-9]*")
@@ -93,12 +97,18 @@ class _Buffer:
     dropped in runs. ``encoder`` (None for the base buffer, which holds the AgentEvents themselves) translates
     each AgentEvent into the protocol's events."""
 
-    def __init__(self, protocol: UIProtocol, replay: int | None, translate: bool) -> None:
+    def __init__(
+        self, protocol: UIProtocol, replay: int | None, translate: bool, replay_bytes: int | None = None
+    ) -> None:
         self.protocol = protocol
         self.encoder: Encoder | None = protocol.encoder() if translate else None
         self.replay = replay
+        self.replay_bytes = replay_bytes
         self.frames: list[bytes] = []
-        self.dropped = 0
+        self.dropped = 0  # events whose slots are gone from ``frames`` (frames[0] is event dropped + 1)
+        self.first = 0  # events before the oldest one kept (their frames let go, their slots maybe not yet)
+        self.kept = 0  # bytes of the frames kept (the events after ``first``)
+        self.pushed = 0  # bytes of every frame so far
         self.count = 0  # events of this protocol so far
 
     def add(self, event: Mapping[str, Any]) -> None:
@@ -119,18 +129,28 @@ class _Buffer:
         frame = self.protocol.frame(event, self.count + 1)  # (raises for an event that is not JSON: not counted)
         self.count += 1
         self.frames.append(frame)
-        if self.replay is not None and len(self.frames) > self.replay:
-            # The frame that left the last ``replay``: no longer read, its bytes let go now (its slot goes with the
-            # next run below; a few huge events were held 64 more than ``replay`` allowed)
-            self.frames[len(self.frames) - 1 - self.replay] = b""
-        if self.replay is not None and len(self.frames) >= self.replay + max(64, self.replay // 8):
-            cut = len(self.frames) - self.replay  # (in runs: constant time per event, amortized)
-            del self.frames[:cut]
-            self.dropped += cut
+        self.kept += len(frame)
+        self.pushed += len(frame)
+        replay, most = self.replay, self.replay_bytes
+        # The frames that left the last ``replay`` events or the last ``replay_bytes`` bytes (the newest event is
+        # always kept): no longer read, their bytes let go now (a few huge events were held 64 more than
+        # ``replay`` allowed); their slots go in runs below
+        while (replay is not None and self.count - self.first > replay) or (
+            most is not None and self.kept > most and self.count - self.first > 1
+        ):
+            at = self.first - self.dropped
+            self.kept -= len(self.frames[at])
+            self.frames[at] = b""
+            self.first += 1
+        gone = self.first - self.dropped
+        if gone >= 64 and gone >= (self.count - self.first) // 8:  # (in runs: constant time per event, amortized)
+            del self.frames[:gone]
+            self.dropped = self.first
 
     def oldest(self) -> int:
-        """The number of events before the oldest one kept for resuming (the last ``replay`` events)."""
-        return self.count - min(self.count, self.replay) if self.replay is not None else 0
+        """The number of events before the oldest one kept for resuming (the last ``replay`` events, and of
+        those the last ``replay_bytes`` bytes of frames)."""
+        return self.first
 
 
 def _event_of(frame: bytes) -> Any:
@@ -148,7 +168,11 @@ class EventEndpoint:
     stream of a reply.)
 
     ``replay``: events kept for resuming (default 10,000; None keeps every event, for finite sources
-    such as files: then any client can start from the beginning at any time). ``keepalive``: seconds of silence before a
+    such as files: then any client can start from the beginning at any time). ``replay_bytes``: with a
+    ``replay`` bound, the frames of the events kept are at most this many bytes too (default 64 MiB,
+    :data:`REPLAY_BYTES`; the newest event is always kept; None: no bound in bytes), so that a few huge events
+    (tool results of megabytes) cannot hold ``replay`` times their size; each translated protocol's buffer has
+    the same bounds. ``keepalive``: seconds of silence before a
     comment line (default 15). ``retry``: reconnect delay (ms) sent to clients as ``retry:`` (default:
     none, clients use their own). ``end_event``: the SSE event type sent when the source is exhausted
     (None: just close). ``drop_every``: close each connection after that many events (testing).
@@ -163,6 +187,7 @@ class EventEndpoint:
         events: Iterable[Mapping[str, Any]] | AsyncIterable[Mapping[str, Any]],
         *,
         replay: int | None = 10_000,
+        replay_bytes: int | None = REPLAY_BYTES,
         keepalive: float = 15.0,
         retry: int | None = None,
         end_event: str | None = "end",
@@ -172,16 +197,19 @@ class EventEndpoint:
     ) -> None:
         if replay is not None and replay < 1:
             raise ValueError("replay must be at least 1 (or None: keep every event)")
+        if replay_bytes is not None and (type(replay_bytes) is not int or replay_bytes < 1):
+            raise ValueError("replay_bytes must be an int of at least 1 (or None: no bound in bytes)")
         if drop_every is not None and drop_every < 1:
             raise ValueError("drop_every must be at least 1")
         self._source = events
         self._sync: Iterator[Mapping[str, Any]] | None = None
         self._async: AsyncIterator[Mapping[str, Any]] | None = None
         self._replay = replay
+        self._replay_bytes = replay_bytes if replay is not None else None  # (replay None keeps every event)
         self._agentscope = AgentScope(end_event)
         # The AgentEvents' own frames: what the agentscope protocol sends, and what another protocol's buffer
         # is translated from when it is first asked for (the events before it are read back from these).
-        self._base = _Buffer(self._agentscope, replay, translate=False)
+        self._base = _Buffer(self._agentscope, replay, translate=False, replay_bytes=self._replay_bytes)
         self._translated: dict[str, _Buffer] = {}
         self._done = False
         self._error: str | None = None
@@ -265,7 +293,7 @@ class EventEndpoint:
             return self._base
         buffer = self._translated.get(protocol.name)
         if buffer is None:
-            buffer = _Buffer(protocol, self._replay, translate=True)
+            buffer = _Buffer(protocol, self._replay, translate=True, replay_bytes=self._replay_bytes)
             for frame in self._base.frames[self._base.oldest() - self._base.dropped :]:
                 buffer.add(_event_of(frame))
             if self._done:
@@ -292,12 +320,14 @@ class EventEndpoint:
                 assert self._sync is not None
                 # Never more than a buffer holds: the client that asked must still find them. A translated buffer
                 # gets one or more frames of each event, so the batch also ends before the frames of one more event
-                # (as many as the most one has given in the batch) would push its first frames out.
-                translated = list(self._translated.values()) if self._replay is not None else []
-                start = [b.count for b in translated]
+                # (as many, and as many bytes, as the most one has given in the batch) would push its first frames
+                # out of the last ``replay`` events or ``replay_bytes`` bytes.
+                replay, most_bytes = self._replay, self._replay_bytes
+                buffers = [self._base, *self._translated.values()] if replay or most_bytes else []
+                start = [(b.count, b.pushed) for b in buffers]
                 last = list(start)
-                most = [0] * len(translated)
-                for _ in range(min(_SYNC_BATCH, self._replay or _SYNC_BATCH)):
+                most = [(0, 0)] * len(buffers)
+                for _ in range(min(_SYNC_BATCH, replay or _SYNC_BATCH)):
                     try:
                         event = next(self._sync)
                     except StopIteration:
@@ -305,10 +335,15 @@ class EventEndpoint:
                         break
                     self._add(event)
                     full = False
-                    for i, buffer in enumerate(translated):
-                        most[i] = max(most[i], buffer.count - last[i])
-                        last[i] = buffer.count
-                        full = full or buffer.count - start[i] + most[i] > (self._replay or 0)
+                    for i, buffer in enumerate(buffers):
+                        count, pushed = buffer.count, buffer.pushed
+                        most[i] = (max(most[i][0], count - last[i][0]), max(most[i][1], pushed - last[i][1]))
+                        last[i] = (count, pushed)
+                        full = (
+                            full
+                            or (replay is not None and count - start[i][0] + most[i][0] > replay)
+                            or (most_bytes is not None and pushed - start[i][1] + most[i][1] > most_bytes)
+                        )
                     if full:
                         break
         except Exception as exc:  # the source failed: every client is told, none hangs
@@ -466,7 +501,8 @@ class EventEndpoint:
         event of the stream), then its trailer."""
         first, last = position + 1, buffer.oldest()
         gone = f"events {first} to {last} are" if last > first else f"event {first} is"
-        message = f"this connection fell behind the stream: its {gone} no longer kept (replay {self._replay})"
+        bound = f"replay {self._replay}" + (f", replay_bytes {self._replay_bytes}" if self._replay_bytes else "")
+        message = f"this connection fell behind the stream: its {gone} no longer kept ({bound})"
         out = b""
         for event in buffer.protocol.encoder().fail(message)[-1:]:
             frame = buffer.protocol.frame(event, position + 1)
