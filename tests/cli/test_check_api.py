@@ -56,6 +56,12 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return FIXTURES + made
 
 
+@pytest.fixture(scope="module")
+def reports(files: list[Path]) -> dict[Path, CheckReport]:
+    """``check(p)`` of every file, with no keywords: what two tests compare (made once: about a second)."""
+    return {p: check(p) for p in files}
+
+
 #: each run of the command (its options) and the API's keywords for the same
 OPTIONS: list[tuple[list[str], dict[str, Any]]] = [
     ([], {}),
@@ -79,11 +85,11 @@ def _row(path: Path, f: Finding) -> dict[str, Any]:
     }
 
 
-def test_the_files_are_of_every_kind_valid_and_invalid(files: list[Path]) -> None:
+def test_the_files_are_of_every_kind_valid_and_invalid(files: list[Path], reports: dict[Path, CheckReport]) -> None:
     """What the comparison below runs over: messages, conversations, event streams (JSON Lines, SSE, arrays),
     blocks, valid files and invalid ones, problems and notes; a message or block vector alone is valid as its case
     says (an event alone may break the stream's rules: an end with no start)."""
-    reports = {p: check(p) for p in files}
+    assert list(reports) == files
     assert len(files) > 350
     assert {r.kind for r in reports.values()} >= {"msg", "conversation", "event", "content-block"}
     assert any(r.valid for r in reports.values()) and any(not r.valid for r in reports.values())
@@ -100,10 +106,13 @@ def test_the_files_are_of_every_kind_valid_and_invalid(files: list[Path]) -> Non
 
 
 @pytest.mark.parametrize(("argv", "keywords"), OPTIONS, ids=lambda o: " ".join(o) if isinstance(o, list) else None)
-def test_the_command_prints_the_apis_findings(files: list[Path], argv: list[str], keywords: dict[str, Any]) -> None:
+def test_the_command_prints_the_apis_findings(
+    files: list[Path], reports: dict[Path, CheckReport], argv: list[str], keywords: dict[str, Any]
+) -> None:
     if argv[:1] not in ([], ["--strict"]):  # one file in three beyond the default and --strict (every kind still
         files = files[::3]  # comes: checked below): make test spends about 1-2 s on each of those options, not 3-5
-    reports = {p: check(p, **keywords) for p in files}
+    if keywords:
+        reports = {p: check(p, **keywords) for p in files}
     every = {keywords["kind"]} if "kind" in keywords else {"msg", "conversation", "event", "content-block"}
     assert {r.kind for r in reports.values()} >= every and any(r.valid for r in reports.values())
     done = run("validate", "--json", *argv, *map(str, files))
@@ -123,7 +132,7 @@ def _text(path: Path, f: Finding) -> str:
     return (f"{path}:{at}: " if at else f"{path}: ") + ("note: " if f.note else "") + f"{clip(f.message)} [{f.rule}]"
 
 
-def test_each_file_alone_is_what_it_is_among_others(files: list[Path]) -> None:
+def test_each_file_alone_is_what_it_is_among_others(files: list[Path], reports: dict[Path, CheckReport]) -> None:
     """A file's findings do not depend on the files checked before it (the command checks many in one run)."""
     some = files[::7]
     done = run("validate", "--json", *map(str, some))
@@ -132,7 +141,7 @@ def test_each_file_alone_is_what_it_is_among_others(files: list[Path]) -> None:
         row = json.loads(line)
         by_file.setdefault(row["file"], []).append(row)
     for p in some:
-        assert by_file.get(str(p), []) == [_row(p, f) for f in check(p).findings], p
+        assert by_file.get(str(p), []) == [_row(p, f) for f in reports[p].findings], p
 
 
 def test_a_path_its_bytes_a_stream_and_parsed_json_give_the_same_report(tmp_path: Path) -> None:
