@@ -231,7 +231,9 @@ def test_json_lines_with_a_broken_first_line_are_read_record_by_record_at_any_si
     assert got == [(0, 1, "json"), (2, 3, "max-bytes"), (3, 4, "role-content")]
 
 
-def test_a_file_name_that_is_not_utf8_is_reported_not_a_traceback(tmp_path: Path) -> None:
+def test_a_file_name_that_is_not_utf8_is_reported_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A file name with bytes that are not UTF-8 (Python holds them as surrogate escapes) crashed --json
     ('str is not valid UTF-8: surrogates not allowed', a traceback, exit 1) and, on a stdout without
     surrogateescape (PYTHONIOENCODING=utf-8, as CI runners often set), the text report too. Now the name is
@@ -242,17 +244,10 @@ def test_a_file_name_that_is_not_utf8_is_reported_not_a_traceback(tmp_path: Path
     except (OSError, UnicodeError):
         pytest.skip("this file system does not take file names that are not UTF-8")
     bad, missing = str(tmp_path / name), str(tmp_path / os.fsdecode(b"missing\xfe.json"))
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    monkeypatch.setenv("PYTHONIOENCODING", "utf-8")  # (read as the interpreter starts: the runner starts one for it)
     shown, shown_missing = f"{tmp_path}/bad\\xffname.json", f"{tmp_path}/missing\\xfe.json"
     for fmt in ("text", "json", "github"):
-        r = subprocess.run(
-            [sys.executable, "-m", "agentmsg", "validate", "--output-format", fmt, bad, missing],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            env=env,
-            timeout=120,
-        )
+        r = run("validate", "--output-format", fmt, bad, missing, errors="replace")
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
         assert r.stderr == f"agentmsg: {shown_missing}: cannot read: No such file or directory\n"
         if fmt == "json":
