@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 TIMEOUT = 120.0
 START_TIMEOUT = 120.0  # (the zygote's, apart: a test may shorten TIMEOUT)
@@ -47,28 +47,34 @@ def command(*args: str) -> list[str]:
 
 
 def run(
-    *args: str, stdin: str | None = None, cwd: str | os.PathLike[str] | None = None, errors: str = "strict"
+    *args: str,
+    stdin: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    errors: str = "strict",
+    stdout: IO[Any] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``python -m agentmsg ARGS`` with ``stdin`` as its input (``/dev/null`` when None), in ``cwd`` (the current
     directory when None): its exit status, stdout and stderr (text, decoded with ``errors`` as
-    ``subprocess.run(errors=...)`` decodes them)."""
+    ``subprocess.run(errors=...)`` decodes them). Given ``stdout`` (an open file: ``/dev/full``), the command writes
+    its output there, as ``subprocess.run(stdout=file)`` makes it, and the result's ``stdout`` is None."""
     where = os.fspath(cwd) if cwd is not None else None
     if not os.environ.get("AGENTMSG_TEST_CLI_FRESH"):
-        done = _forked(list(args), stdin, where, errors)
+        done = _forked(list(args), stdin, where, errors, stdout)
         if done is not None:
             return done
-    return fresh(*args, stdin=stdin, cwd=where, errors=errors)
+    return fresh(*args, stdin=stdin, cwd=where, errors=errors, stdout=stdout)
 
 
 def fresh(
-    *args: str, stdin: str | None = None, cwd: str | None = None, errors: str = "strict"
+    *args: str, stdin: str | None = None, cwd: str | None = None, errors: str = "strict", stdout: IO[Any] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The same run in a fresh interpreter."""
     return subprocess.run(
         command(*args),
         input=stdin,
         stdin=subprocess.DEVNULL if stdin is None else None,
-        capture_output=True,
+        stdout=subprocess.PIPE if stdout is None else stdout,
+        stderr=subprocess.PIPE,
         text=True,
         errors=errors,
         timeout=TIMEOUT,
@@ -144,14 +150,20 @@ class _Zygote:
         self.proc.wait()
 
     def run(
-        self, args: list[str], stdin: str | None, cwd: str, env: dict[str, str], errors: str = "strict"
+        self,
+        args: list[str],
+        stdin: str | None,
+        cwd: str,
+        env: dict[str, str],
+        errors: str = "strict",
+        stdout: IO[Any] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         encoding = _encoding()
         payload = json.dumps({"args": args, "cwd": cwd, "env": env}).encode()
         if len(payload) > _MAX_REQUEST // 2:
             raise _Broken("request too long")
         data = stdin.encode(encoding, errors) if stdin is not None else None
-        out_r, out_w = os.pipe()
+        out_r, out_w = os.pipe() if stdout is None else (-1, os.dup(stdout.fileno()))
         err_r, err_w = os.pipe()
         if data is None:
             in_r, in_w = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1
@@ -177,19 +189,19 @@ class _Zygote:
                 if fd >= 0:
                     os.close(fd)
             raise
-        chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+        chunks: dict[int, list[bytes]] = {fd: [] for fd in (out_r, err_r) if fd >= 0}
         timed_out = _communicate(in_w, data or b"", chunks, deadline)
         if timed_out:
             os.kill(pid, signal.SIGKILL)
         status = self._receive(time.monotonic() + START_TIMEOUT).get("status")
         if not isinstance(status, int):
             raise _Broken(f"status {status!r}")
-        out, err = b"".join(chunks[out_r]), b"".join(chunks[err_r])
+        out = b"".join(chunks[out_r]) if out_r >= 0 else None  # (None: it went to the file given)
+        err = b"".join(chunks[err_r])
         if timed_out:
             raise subprocess.TimeoutExpired(command(*args), TIMEOUT, out, err)
-        return subprocess.CompletedProcess(
-            command(*args), status, _text(out, encoding, errors), _text(err, encoding, errors)
-        )
+        text = None if out is None else _text(out, encoding, errors)
+        return subprocess.CompletedProcess(command(*args), status, text, _text(err, encoding, errors))
 
 
 def _text(data: bytes, encoding: str, errors: str = "strict") -> str:
@@ -246,7 +258,7 @@ _starting = threading.Lock()
 
 
 def _forked(
-    args: list[str], stdin: str | None, cwd: str | None, errors: str = "strict"
+    args: list[str], stdin: str | None, cwd: str | None, errors: str = "strict", stdout: IO[Any] | None = None
 ) -> subprocess.CompletedProcess[str] | None:
     """The run in a child of the zygote for this environment, or None when it is to be a fresh process."""
     global _owner
@@ -273,7 +285,7 @@ def _forked(
     if zygote is None or not zygote.lock.acquire(blocking=False):
         return None
     try:
-        return zygote.run(args, stdin, where, env, errors)
+        return zygote.run(args, stdin, where, env, errors, stdout)
     except (_Broken, OSError, ValueError):
         _zygotes.pop(key, None)  # (the next run starts another)
         zygote.close()

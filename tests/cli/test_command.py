@@ -129,9 +129,7 @@ def test_write_and_read_errors_are_one_line_each_naming_the_right_side(tmp_path:
         ("format", "--provider", "openai", str(reply)),
     ):
         with open("/dev/full", "w") as full:
-            r = subprocess.run(
-                [sys.executable, "-m", "agentmsg", *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60
-            )
+            r = run(*args, stdout=full)
         assert (r.returncode, r.stderr) == (2, "agentmsg: cannot write the output: No space left on device\n"), args
     for command in ("reduce", "events", "validate"):
         r = run(command, "/proc/self/mem")

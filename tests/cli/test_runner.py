@@ -55,6 +55,23 @@ def test_stdin_stdout_and_stderr_are_apart(files: dict[str, str], tmp_path: Path
     assert run("validate", "-", stdin=json.dumps(BAD)).stdout.startswith("-:/content/0/type: ")
 
 
+def test_stdout_given_as_a_file_is_written_there(files: dict[str, str], tmp_path: Path) -> None:
+    """``stdout=`` a file: the command writes its output there, as ``subprocess.run(stdout=file)`` makes it (a
+    full disk's error the same too); the result's stdout is None."""
+    outputs: list[str] = []
+    for how in (run, fresh):
+        with (tmp_path / f"{how.__name__}.txt").open("w") as out:
+            r = how("validate", "--output-format", "json", files["bad"], files["good"], stdout=out)
+        assert r.stdout is None and r.returncode == 1 and r.stderr == ""
+        outputs.append((tmp_path / f"{how.__name__}.txt").read_text(encoding="utf-8"))
+    assert outputs[0] == outputs[1] and files["bad"] in outputs[0]
+    for how in (run, fresh):
+        with open("/dev/full", "w") as full:
+            r = how("schema", "msg", stdout=full)
+        assert r.stdout is None
+        assert (r.returncode, r.stderr) == (2, "agentmsg: cannot write the output: No space left on device\n")
+
+
 def test_output_is_decoded_as_text_mode_decodes_it(tmp_path: Path) -> None:
     """A file name with non-ASCII and CR LF, printed as it is: read as ``text=True`` reads it."""
     odd = tmp_path / "bé\r\nd.json"
