@@ -22,14 +22,16 @@ import reprlib
 from collections.abc import Iterator
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema_rs
 import orjson
 
 from agentmsg._codec.jsontext import _STRICT, check_json_value
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
 from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of
+
+if TYPE_CHECKING:
+    import jsonschema_rs
 
 BASE_URI = "https://agentmsg.dev/schemas/v1/"
 
@@ -195,11 +197,15 @@ def _variant(closed: bool, cut: bool) -> tuple[tuple[str, dict[str, Any]], ...]:
 
 @cache
 def _registry(closed: bool = False, cut: bool = False) -> jsonschema_rs.Registry:
+    import jsonschema_rs  # (on the first validator built, not at import: jsonschema_rs loads email, tempfile...)
+
     return jsonschema_rs.Registry(list(_variant(closed, cut)))
 
 
 @cache
 def _validator(ref: str, closed: bool = False, cut: bool = False) -> Any:
+    import jsonschema_rs  # (see _registry)
+
     return jsonschema_rs.validator_for({"$ref": ref}, registry=_registry(closed, cut), validate_formats=True)
 
 
@@ -252,6 +258,8 @@ def event_type_validators() -> dict[str, Any]:
 def event_type_array_validators() -> dict[str, Any]:
     """Per event type, the ``is_valid`` of an array each of whose items that type's branch accepts (as
     :func:`event_type_validators`): one call checks many events, much cheaper per event than a call each."""
+    import jsonschema_rs  # (see _registry)
+
     return {
         tag: jsonschema_rs.validator_for(
             {"type": "array", "items": {"$ref": ref}}, registry=_registry(), validate_formats=True
@@ -270,6 +278,8 @@ def event_array_validator() -> Any:
     :func:`_event_branches`): the event schema's ``anyOf`` of branches in another order, the usual deltas first
     (``anyOf`` accepts what any branch does, in whatever order they are tried), and its own keywords unless every
     branch implies them; so one call checks a run of events of any types, most of them at their first branch."""
+    import jsonschema_rs  # (see _registry)
+
     branches = _event_branches()
     if not branches:
         return None
@@ -294,6 +304,8 @@ def event_array_validator() -> Any:
 @cache
 def array_validator_for_kind(kind: str, strict: bool = False) -> Any:
     """A compiled validator for a JSON array whose items are of ``kind`` (e.g. a conversation)."""
+    import jsonschema_rs  # (see _registry)
+
     return jsonschema_rs.validator_for(
         {"type": "array", "items": {"$ref": schema_uri(kind)}}, registry=_registry(strict), validate_formats=True
     )
