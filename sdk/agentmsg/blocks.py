@@ -18,6 +18,7 @@ Every block and source has ``unknown_keys``: keys of its JSON object the schema 
 
 from __future__ import annotations
 
+import threading
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -221,8 +222,30 @@ CODEC = Codec(SDK_CLASS_OF)
 OPEN_CODEC = Codec(SDK_CLASS_OF, keep_unknown=True)
 _BLOCK_TAGS: dict[str, type] = {_tag_of(c): c for c in _GENERATED_BLOCKS}
 _SOURCE_TAGS: dict[str, type] = {"url": URLSource, "base64": Base64Source}
-_by_tag, _by_tag_open = CODEC.union(_BLOCK_TAGS), OPEN_CODEC.union(_BLOCK_TAGS)
-_source, _source_open = CODEC.union(_SOURCE_TAGS), OPEN_CODEC.union(_SOURCE_TAGS)
+_Table: TypeAlias = dict[str, Any]  # ``type`` tag -> structure hook
+#: The decoding tables (blocks, sources; closed, open), compiled by the first decode (:func:`_tables`), not at import.
+_built: tuple[_Table, _Table, _Table, _Table] | None = None
+_building = threading.Lock()
+
+
+def _tables() -> tuple[_Table, _Table, _Table, _Table]:
+    """``(blocks, open blocks, sources, open sources)``: ``type`` tag -> structure hook, built by the first caller
+    (others wait for it)."""
+    global _built
+    built = _built
+    if built is None:
+        with _building:
+            built = _built
+            if built is None:
+                built = _built = (
+                    CODEC.union(_BLOCK_TAGS),
+                    OPEN_CODEC.union(_BLOCK_TAGS),
+                    CODEC.union(_SOURCE_TAGS),
+                    OPEN_CODEC.union(_SOURCE_TAGS),
+                )
+    return built
+
+
 prepare_json([*SDK_CLASS_OF, *SDK_CLASS_OF.values(), URLSource, Base64Source])
 
 
@@ -252,7 +275,8 @@ def _block_from_dict(data: Any, strict: bool, notes: list[Problem] | None, stack
         if strict:
             legacy.refuse(found, "content-block")
         data = mapped
-    table = _by_tag_open if has_unknown_keys(data, "content-block", strict) else _by_tag
+    by_tag, by_tag_open, _, _ = _tables()
+    table = by_tag_open if has_unknown_keys(data, "content-block", strict) else by_tag
     try:
         block = table[data["type"]](data)
     except IntegerBeyond as exc:
@@ -269,7 +293,8 @@ def block_from_json(data: JsonInput, *, strict: bool = False, notes: list[Proble
 
 def source_from_dict(data: Mapping[str, Any], *, strict: bool = False) -> Source:
     """Validate (kind ``source``) and decode one source."""
-    table = _source_open if has_unknown_keys(data, "source", strict) else _source
+    _, _, source, source_open = _tables()
+    table = source_open if has_unknown_keys(data, "source", strict) else source
     return table[data["type"]](data)  # type: ignore[no-any-return]
 
 

@@ -13,12 +13,10 @@ from agentmsg._codec.converter import dumps_json
 from agentmsg._codec.jsontext import JsonInput, loads
 from agentmsg._codec.schemas import array_validator_for_kind
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.message import _FAST, Msg, _structure_msg, _structure_open_msg, restore_usage
+from agentmsg.message import Msg, _decoding, _fast_path, restore_usage
 
 __all__ = ["decode_messages", "encode_messages"]
 
-_CLOSED = array_validator_for_kind("msg", strict=True)
-_OPEN = array_validator_for_kind("msg")
 _orjson_dumps = orjson.dumps
 
 
@@ -28,8 +26,9 @@ def decode_messages(data: JsonInput, *, strict: bool = False, notes: list[Proble
     declare are kept (``strict=True`` rejects them), and legacy keys read in their current form with a note
     (into ``notes``, else a :class:`~agentmsg.LegacyKeyWarning`; ``strict=True`` refuses them), as
     :meth:`Msg.from_json` does."""
-    if _FAST is not None:
-        msgs = _FAST.decode_list(data)
+    fast = _fast_path()
+    if fast is not None:
+        msgs = fast.decode_list(data)
         if msgs is not None:
             _restore_usages(msgs)
             return msgs
@@ -40,15 +39,17 @@ def decode_messages(data: JsonInput, *, strict: bool = False, notes: list[Proble
         )
     out: list[Msg] | None = None
     found: list[Problem] = []
+    decoding = _decoding()
     try:
-        if _CLOSED.is_valid(parsed):
-            out = [_structure_msg(m) for m in parsed]
+        # (the array validators are compiled on the first conversation that takes this path, then cached)
+        if array_validator_for_kind("msg", strict=True).is_valid(parsed):
+            out = [decoding.structure(m) for m in parsed]
         else:
             mapped = [legacy.message(m, found, f"/{i}") for i, m in enumerate(parsed)]
             if found and strict:
                 legacy.refuse(found, "msg")
-            if not strict and _OPEN.is_valid(mapped):
-                out = [_structure_open_msg(m) for m in mapped]
+            if not strict and array_validator_for_kind("msg").is_valid(mapped):
+                out = [decoding.structure_open(m) for m in mapped]
                 parsed = mapped
     except (ValueError, TypeError, OverflowError):
         pass

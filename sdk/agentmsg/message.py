@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
+import itertools
 import re
+import threading
 import uuid
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, ClassVar, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
 import attrs
 import cattrs
@@ -25,15 +28,16 @@ from agentmsg._codec import legacy
 from agentmsg._codec.converter import (
     Codec,
     IntegerBeyond,
+    StructureFn,
     _tag_of,
     beyond_error,
     dict_of,
     dumps_json,
     prepare_json,
+    reachable_models,
     surely_writes,
     unstructure_hooks,
 )
-from agentmsg._codec.fastpath import FastPath, Unsupported
 from agentmsg._codec.jsontext import JsonInput, check_json_value, loads, safe_repr
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import has_unknown_keys, validate, validator_for_kind
@@ -44,6 +48,9 @@ from agentmsg.errors import Problem, ValidationError
 from agentmsg_models import msg as _msg_mod
 from agentmsg_models.chat_usage import ChatUsage
 from agentmsg_models.generate_reason import GenerateReason
+
+if TYPE_CHECKING:
+    from agentmsg._codec.fastpath import FastPath
 
 __all__ = [
     "MESSAGE_CLASSES",
@@ -209,7 +216,7 @@ def _usage(value: Any, given: bool = False) -> ChatUsage | None:
                 )
         try:
             validate(value, "chat-usage")
-            return cast(ChatUsage, OPEN_CODEC.hook(ChatUsage)(value))
+            return cast(ChatUsage, _decoding().structure_usage(value))
         except IntegerBeyond as exc:
             raise beyond_error(value, exc, "chat-usage").under("/usage", "msg") from None
         except ValidationError as exc:
@@ -230,7 +237,7 @@ def _with_usage_copy(metadata: dict[str, Any], usage: ChatUsage) -> tuple[dict[s
     restored = _restored(wire, copy) if type(copy) is dict else None
     if restored is not None:
         wire = restored
-        usage = cast(ChatUsage, OPEN_CODEC.hook(ChatUsage)(wire))
+        usage = cast(ChatUsage, _decoding().structure_usage(wire))
     if JAVA_USAGE_KEYS.issuperset(wire) or copy == wire:
         return metadata, usage
     return {**metadata, METADATA_CHAT_USAGE: wire}, usage
@@ -260,7 +267,7 @@ def restore_usage(msg: _msg_mod.Msg) -> None:
     restored = _restored(unstructure_hooks[ChatUsage](usage), copy)
     if restored is not None:
         try:
-            msg.usage = cast(ChatUsage, OPEN_CODEC.hook(ChatUsage)(restored))
+            msg.usage = cast(ChatUsage, _decoding().structure_usage(restored))
         except IntegerBeyond as exc:  # a count of the copy (which the schema does not bound): said where it is
             raise beyond_error({"metadata": msg.metadata}, exc, "msg") from None
 
@@ -418,8 +425,10 @@ class Msg(_msg_mod.Msg):
         # Fast path: a msgspec typed decode against types derived from the closed schema, converted
         # straight into the models (agentmsg._codec.fastpath). Anything it does not accept, for whatever reason,
         # takes the detailed path below, which decides and reports exactly.
-        if _FAST is not None:
-            msg = _FAST.decode(data)
+        built = _built_fast  # (built: no call on the hot path)
+        fast = built[0] if built is not None else _fast_path()
+        if fast is not None:
+            msg = fast.decode(data)
             if msg is not None and (cls is Msg or isinstance(msg, cls)):
                 if msg.usage is not None:
                     restore_usage(msg)
@@ -455,14 +464,15 @@ class Msg(_msg_mod.Msg):
         if not checked:
             check_json_value(data, "msg")
         found: list[Problem] = []
+        decoding = _decoding()
         try:
-            if type(data) is dict and _CLOSED_MSG.is_valid(data):
-                msg = _structure_msg(data)
+            if type(data) is dict and decoding.closed.is_valid(data):
+                msg = decoding.structure(data)
             else:
                 data = legacy.message(data, found)
                 if found and strict:
                     legacy.refuse(found, "msg")
-                msg = (_structure_open_msg if has_unknown_keys(data, "msg", strict) else _structure_msg)(data)
+                msg = (decoding.structure_open if has_unknown_keys(data, "msg", strict) else decoding.structure)(data)
         except IntegerBeyond as exc:
             raise beyond_error(data, exc, "msg") from None
         if not isinstance(msg, cls):
@@ -623,7 +633,7 @@ class Msg(_msg_mod.Msg):
             if isinstance(cls, type) and callable(validate):
                 return validate(value)
             if isinstance(cls, type) and (attrs.has(cls) or dataclasses.is_dataclass(cls)):
-                return _user_converter.structure(value, cls)
+                return _user_converter().structure(value, cls)
             if isinstance(cls, type):
                 return cls(**value)
             if callable(cls):
@@ -757,19 +767,73 @@ _BY_ROLE = {role.value: cls for role, cls in MESSAGE_CLASSES.items()}
 #: input without unknown keys (the closed schema accepted it), OPEN_CODEC keeps unknown keys.
 CODEC = Codec(_BUILD_AS, _BY_ROLE)
 OPEN_CODEC = Codec(_BUILD_AS, _BY_ROLE, keep_unknown=True)
-_structure_msg = CODEC.hook(_msg_mod.Msg)
-_structure_open_msg = OPEN_CODEC.hook(_msg_mod.Msg)
 _orjson_dumps = orjson.dumps
 JSONEncodeError = orjson.JSONEncodeError
 _limits = limits
-_CLOSED_MSG = validator_for_kind("msg", strict=True)
 
-try:
-    _FAST: FastPath | None = FastPath("msg", _BUILD_AS, _BY_ROLE)
-except Unsupported as _exc:  # pragma: no cover (the shipped schemas are supported: tests/codec/test_fastpath.py)
-    warnings.warn(f"agentmsg: no decode fast path ({_exc}); decoding is slower", RuntimeWarning, stacklevel=1)
-    _FAST = None
-prepare_json([*_BUILD_AS, *_BUILD_AS.values(), *MESSAGE_CLASSES.values(), ChatUsage, *CODEC.structure_hooks])
+
+class _Decoding:
+    """The general path of decoding a message: the structure hooks of every class a message reaches and the closed
+    schema's validator. Built when first needed (:func:`_decoding`), not at import: compiling them is most of what
+    ``import agentmsg`` would otherwise spend in this module (a message the fast path decodes needs none of it)."""
+
+    __slots__ = ("closed", "structure", "structure_open", "structure_usage")
+
+    def __init__(self) -> None:
+        self.structure: StructureFn = CODEC.hook(_msg_mod.Msg)
+        self.structure_open: StructureFn = OPEN_CODEC.hook(_msg_mod.Msg)
+        self.structure_usage: StructureFn = OPEN_CODEC.hook(ChatUsage)
+        self.closed: Any = validator_for_kind("msg", strict=True)
+
+
+def _new_fast_path() -> FastPath | None:
+    from agentmsg._codec.fastpath import FastPath, Unsupported  # (only decoding needs it)
+
+    try:
+        return FastPath("msg", _BUILD_AS, _BY_ROLE)
+    except Unsupported as exc:  # pragma: no cover (the shipped schemas are supported: tests/codec/test_fastpath.py)
+        warnings.warn(f"agentmsg: no decode fast path ({exc}); decoding is slower", RuntimeWarning, stacklevel=1)
+        return None
+
+
+_built: _Decoding | None = None
+_built_fast: tuple[FastPath | None] | None = None
+_building = threading.Lock()
+
+
+def _decoding() -> _Decoding:
+    """The one :class:`_Decoding`, built by the first caller (others wait for it)."""
+    global _built
+    built = _built
+    if built is None:
+        with _building:
+            built = _built
+            if built is None:
+                built = _built = _Decoding()
+    return built
+
+
+def _fast_path() -> FastPath | None:
+    """The decode fast path of messages (agentmsg._codec.fastpath), built by the first caller (others wait for it);
+    None where the schema is beyond it."""
+    global _built_fast
+    built = _built_fast
+    if built is None:
+        with _building:
+            built = _built_fast
+            if built is None:
+                built = _built_fast = (_new_fast_path(),)
+    return built[0]
+
+
+# The JSON hooks of every class a message reaches are compiled before the first write (encoding never compiles).
+def _reached_from_msg() -> Iterator[type]:
+    yield from sorted(reachable_models(_msg_mod.Msg), key=lambda k: (k.__module__, k.__qualname__))
+
+
+prepare_json(
+    itertools.chain([*_BUILD_AS, *_BUILD_AS.values(), *MESSAGE_CLASSES.values(), ChatUsage], _reached_from_msg())
+)
 
 _hooks = unstructure_hooks
 
@@ -778,7 +842,11 @@ def _unstructure_msg(msg: Any) -> Any:
     return _hooks[msg.__class__](msg)
 
 
-_user_converter = cattrs.Converter()
+@functools.cache
+def _user_converter() -> cattrs.Converter:
+    """The cattrs converter of callers' attrs classes and dataclasses (structured output), made on first use."""
+    return cattrs.Converter()
+
 
 _CATTRS_PATH = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]")
 

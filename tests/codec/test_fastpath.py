@@ -16,7 +16,7 @@ from tests.conftest import load_vectors
 
 pytestmark = pytest.mark.differential
 
-FAST = message_module._FAST
+FAST = message_module._fast_path()
 
 
 def test_the_fast_path_is_built_for_messages() -> None:

@@ -32,11 +32,13 @@ writes exactly orjson's bytes and leaves whatever it cannot write exactly to the
 from __future__ import annotations
 
 import enum
+import functools
 import re
+import threading
 import types
 import typing
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
@@ -76,8 +78,10 @@ def _titled_objects() -> Iterator[dict[str, Any]]:
             stack.extend(node)
 
 
+@functools.cache
 def _accepted_spellings() -> dict[str, dict[str, str]]:
-    """Schema title -> {camelCase wire key: accepted alternative key}, read from patternProperties."""
+    """Schema title -> {camelCase wire key: accepted alternative key}, read from patternProperties (on first use:
+    compiling the hooks or :func:`known_keys`, not at import)."""
     out: dict[str, dict[str, str]] = {}
     for node in _titled_objects():
         patterns = node.get("patternProperties")
@@ -87,9 +91,6 @@ def _accepted_spellings() -> dict[str, dict[str, str]]:
                 if alt != prop and any(re.search(p, alt) for p in patterns):
                     out.setdefault(node["title"], {})[prop] = alt
     return out
-
-
-_ALTERNATIVES = _accepted_spellings()
 
 
 def _property_orders() -> dict[str, list[str]]:
@@ -124,7 +125,7 @@ def known_keys(cls: type) -> frozenset[str]:
     """The keys a generated class (or its SDK subclass) declares: wire names and accepted alternative
     spellings. Any other key of its JSON object is an unknown key."""
     base = _generated_base(cls)
-    alternatives = _ALTERNATIVES.get(base.__name__, {}) if base is not None else {}
+    alternatives = _accepted_spellings().get(base.__name__, {}) if base is not None else {}
     wires = {a.metadata.get("wire", a.name) for a in _wire_fields(cls)}
     return frozenset(wires | set(alternatives.values()))
 
@@ -321,7 +322,7 @@ def make_structure_fn(cls: type, codec: Codec) -> StructureFn:
     ``unknown_keys``; otherwise it is None."""
     target = codec.build_as.get(cls, cls)
     hints = _hints(cls)
-    alternatives = _ALTERNATIVES.get(cls.__name__, {})
+    alternatives = _accepted_spellings().get(cls.__name__, {})
     gen = _Codegen(codec)
     gen.ns.update(_new=object.__new__, _target=target)
     lines = ["def structure(d, _type=None):"]
@@ -679,11 +680,26 @@ def _plain_of(value: Any) -> Any:
     return _orjson_loads(_orjson_dumps(value, default=raw_json_default))
 
 
-def prepare_json(classes: Iterator[type] | list[type]) -> None:
-    """Compile the JSON hooks of ``classes`` now (the hot classes), so encoding never compiles."""
-    for cls in classes:
-        if cls not in json_hooks and _is_model(cls):
-            _add_json_hook(cls)
+#: the classes of :func:`prepare_json` whose JSON hooks are not compiled yet (an iterable per call, in order).
+_pending: list[Iterable[type]] = []
+_preparing = threading.Lock()
+
+
+def prepare_json(classes: Iterable[type]) -> None:
+    """Have the JSON hooks (and the C writer's plans) of ``classes``, the hot classes, compiled before the first
+    write (:func:`dumps_json`, :func:`surely_writes`), so that writing never compiles one class at a time: at the
+    first write, not at import (compiling them is a good part of ``import agentmsg``). ``classes`` is read then."""
+    _pending.append(classes)
+
+
+def _prepare_pending() -> None:
+    """Compile the pending JSON hooks (once: a second caller waits for the first, then finds none)."""
+    with _preparing:
+        while _pending:
+            for cls in _pending[0]:
+                if cls not in json_hooks and _is_model(cls):
+                    _add_json_hook(cls)
+            del _pending[0]  # (after compiling: a thread that still sees it pending waits above)
 
 
 def dumps_json(value: Any, kind: str | None = None) -> bytes:
@@ -692,6 +708,8 @@ def dumps_json(value: Any, kind: str | None = None) -> bytes:
     not turned off by ``AGENTMSG_PURE_PYTHON=1``) writes the same bytes faster, and leaves anything it does
     not write exactly (other types, values JSON cannot hold) to orjson. A value JSON cannot hold raises
     :class:`~agentmsg.ValidationError` naming the rule (``max-depth``, ``integer-range``, ...)."""
+    if _pending:
+        _prepare_pending()
     if _native_encode is not None:
         out = _native_encode(value, native_plans, json_default, _orjson_dumps)
         if out is not None:
@@ -707,6 +725,8 @@ def surely_writes(value: Any) -> bool:
     agentmsg's own classes (no caller's subclass): the C writer's check, which walks it as it writes it and writes
     nothing (about half the time of writing it). False is no verdict (no C writer, a value it leaves to orjson, a
     subclass, a class not written yet): call :func:`dumps_json`, which writes it or says why not."""
+    if _pending:
+        _prepare_pending()
     return _native_writes is not None and _native_writes(value, native_plans, json_default, _orjson_dumps)
 
 
@@ -720,6 +740,21 @@ def dict_of(value: Any, kind: str) -> Any:
         raise refusal(value, exc, kind) from None
     except RecursionError:  # only an object changed after construction can be this deep
         raise depth_error(kind) from None
+
+
+def reachable_models(cls: type, known: Mapping[type, Any] | None = None) -> set[type]:
+    """``cls`` and every model class its fields reach, through fields' types, except those in ``known`` (and
+    what is reached only through them)."""
+    todo, seen = [cls], set()
+    while todo:
+        klass = todo.pop()
+        if klass in seen or (known is not None and klass in known):
+            continue
+        seen.add(klass)
+        hints = _hints(klass)
+        for a in attrs.fields(klass):
+            todo.extend(_referenced_models(hints[a.name]))
+    return seen
 
 
 class Codec:
@@ -736,28 +771,25 @@ class Codec:
         self.build_as = dict(build_as)
         self.msg_roles = dict(msg_roles or {})
         self.keep_unknown = keep_unknown
-        self.converter = cattrs.Converter()
-        self.converter.register_structure_hook_factory(_is_model, self.hook)
         #: generated class -> compiled structure hook.
         self.structure_hooks: dict[type, StructureFn] = {}
         self._late: list[tuple[dict[str, Any], str, type]] = []
         self._unions: list[tuple[dict[str, StructureFn], dict[str, type]]] = []
         self._compiling = 0
 
+    @functools.cached_property
+    def converter(self) -> cattrs.Converter:
+        """The cattrs converter of the types the compiled hooks leave to cattrs (made when a hook first needs it)."""
+        converter = cattrs.Converter()
+        converter.register_structure_hook_factory(_is_model, self.hook)
+        return converter
+
     def hook(self, cls: type) -> StructureFn:
         """The structure hook of a generated class (compiled with every class it reaches on first use)."""
         found = self.structure_hooks.get(cls)
         if found is not None:
             return found
-        todo, seen = [cls], set()
-        while todo:
-            klass = todo.pop()
-            if klass in seen or klass in self.structure_hooks:
-                continue
-            seen.add(klass)
-            hints = _hints(klass)
-            for a in attrs.fields(klass):
-                todo.extend(_referenced_models(hints[a.name]))
+        seen = reachable_models(cls, self.structure_hooks)
         self._compiling += 1
         try:
             for klass in sorted(seen, key=lambda k: (k.__module__, k.__qualname__)):
