@@ -1,0 +1,91 @@
+"""What ``import agentmsg`` does, and leaves for first use: every process pays the import (each CLI run, a serverless
+cold start, a test spawning a process), so the work that only decoding, validating or writing needs is done on the
+first decode, validation or write. Checked in a fresh interpreter through ``sys.modules`` and the SDK's tables, each
+time with the feature then used; no time is measured."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+#: modules ``import agentmsg`` leaves unimported: jsonschema-rs (which loads email.utils, among others) until the
+#: first schema validator is built, the decode fast path until the first decode
+LAZY_MODULES = ("jsonschema_rs", "email.utils", "agentmsg._codec.fastpath")
+
+
+def _fresh(source: str) -> dict[str, Any]:
+    """Run ``source`` after ``import agentmsg`` in a fresh interpreter (``LAZY`` is :data:`LAZY_MODULES`); it prints
+    one JSON line, returned."""
+    program = f"import json, sys\nimport agentmsg\nLAZY = {LAZY_MODULES!r}\n" + source
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def test_import_leaves_the_validators_and_the_fast_path_for_first_use() -> None:
+    report = _fresh(
+        """
+from agentmsg import message, blocks
+from agentmsg._codec import converter
+at_import = {
+    "modules": [m for m in LAZY if m in sys.modules],
+    "decoding": message._built is not None,
+    "fast path": message._built_fast is not None,
+    "block tables": blocks._built is not None,
+    "json hooks": len(converter.json_hooks),
+    "spellings": converter._accepted_spellings.cache_info().currsize,
+}
+text = '{"id":"m1","name":null,"role":"USER","content":[{"type":"text","text":"hi"}],"metadata":{}}'
+msg = agentmsg.Msg.from_json(text)
+used = {
+    "decoded": [type(msg).__name__, msg.to_json()],
+    "conversation": len(agentmsg.decode_messages("[" + text + "," + text + "]")),
+    "block": type(agentmsg.block_from_dict({"type": "text", "text": "x"})).__name__,
+    "invalid": not agentmsg.is_valid({"type": "text"}, "content-block"),
+    "modules": [m for m in LAZY if m in sys.modules],
+}
+print(json.dumps({"at_import": at_import, "used": used}))
+"""
+    )
+    assert report["at_import"] == {
+        "modules": [],
+        "decoding": False,
+        "fast path": False,
+        "block tables": False,
+        "json hooks": 0,
+        "spellings": 0,
+    }
+    used = report["used"]
+    assert used["decoded"][0] == "UserMessage"
+    assert json.loads(used["decoded"][1])["content"] == [{"type": "text", "text": "hi"}]
+    assert used["conversation"] == 2 and used["block"] == "TextBlock" and used["invalid"]
+    assert used["modules"] == list(LAZY_MODULES)  # (email.utils with jsonschema_rs)
+
+
+def test_the_first_write_has_every_hot_class_prepared() -> None:
+    """The JSON hooks and C writer plans :func:`prepare_json` names are compiled by the first write, before it: the
+    very first check of the C writer (which gives up on a class without a plan) already says a message writes."""
+    from agentmsg._native import speedups
+
+    if speedups is None:
+        pytest.skip("the C writer is not built (or AGENTMSG_PURE_PYTHON=1)")
+    report = _fresh(
+        """
+from agentmsg._codec import converter
+from agentmsg.message import _BUILD_AS, MESSAGE_CLASSES
+before = len(converter.native_plans)
+msg = agentmsg.AssistantMessage([agentmsg.TextBlock(text="hi"), agentmsg.ToolUseBlock(id="c1", name="f", input={})])
+first = converter.surely_writes([msg])
+planned = [c.__qualname__ for c in [*_BUILD_AS, *_BUILD_AS.values(), *MESSAGE_CLASSES.values()]
+           if c not in converter.native_plans]
+print(json.dumps({"before": before, "first": first, "unplanned": planned, "bytes": msg.to_json()}))
+"""
+    )
+    assert report["before"] == 0
+    assert report["first"] is True
+    assert report["unplanned"] == []
+    assert json.loads(report["bytes"])["role"] == "ASSISTANT"
