@@ -1,7 +1,7 @@
 // Drives the system's headless Chromium (CHROMIUM, default /usr/bin/chromium; never a downloaded
 // browser) with playwright-core for tests/browser/test_viewer.py.
 //
-//   node driver.mjs [ARG...]  reads one JSON job per line on stdin: {"url", "screenshot"?, "timeout"?, "argsProbe"?, "probe"?}
+//   node driver.mjs [ARG...]  reads one JSON job per line on stdin: {"url", "id"?, "screenshot"?, "timeout"?, "argsProbe"?, "probe"?}
 //                             and writes one JSON result per line on stdout, with one browser for all jobs;
 //                             ARGs are added to Chromium's command line (--js-flags=--stack-size=100: a smaller JS
 //                             stack, so a call takes fewer arguments).
@@ -79,10 +79,30 @@ async function run(job) {
   return out;
 }
 
+// Jobs run as they come, at most PARALLEL at once (AGENTMSG_BROWSER_PARALLEL, default 6), each result written when
+// its page is done, with the job's "id" when it has one: a caller that sends one job and waits for its line gets
+// them one at a time; one that sends many at once (ids given) has their waits (reconnects, timers) overlap.
+const PARALLEL = Math.max(1, Number(process.env.AGENTMSG_BROWSER_PARALLEL) || 6);
+let running = 0;
+const queue = [];
+const slot = () => (running < PARALLEL ? (running++, Promise.resolve()) : new Promise((go) => queue.push(go)));
+const free = () => {
+  const next = queue.shift();
+  if (next) next();
+  else running--;
+};
+const jobs = [];
 const rl = readline.createInterface({ input: process.stdin });
 for await (const line of rl) {
   if (!line.trim()) continue;
-  process.stdout.write(JSON.stringify(await run(JSON.parse(line))) + "\n");
+  const job = JSON.parse(line);
+  await slot();
+  jobs.push(
+    run(job)
+      .then((out) => process.stdout.write(JSON.stringify(job.id === undefined ? out : { ...out, id: job.id }) + "\n"))
+      .finally(free),
+  );
 }
+await Promise.all(jobs);
 await context.close();
 fs.rmSync(userDataDir, { recursive: true, force: true });

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,35 @@ if MISSING:
 # One Chromium (the module's fixture) for every test: all on one pytest-xdist worker.
 pytestmark = pytest.mark.xdist_group("browser")
 
-Visit = Callable[..., dict[str, Any]]
+
+class Visit:
+    """Pages in one headless Chromium (driver.mjs says what a job and a result hold): ``visit(url, screenshot=None,
+    **job) -> result`` loads one; ``visit.many(jobs) -> results`` sends them all at once and the driver loads them
+    side by side (a few at a time): most of a page's time is waiting (its reconnects' delays), which then overlaps."""
+
+    def __init__(self, driver: subprocess.Popen[str]) -> None:
+        assert driver.stdin is not None and driver.stdout is not None
+        self._in, self._out = driver.stdin, driver.stdout
+
+    def _job(self, url: str, screenshot: Path | None = None, **more: Any) -> dict[str, Any]:
+        return {"url": url, "timeout": 60000, **({"screenshot": str(screenshot)} if screenshot else {}), **more}
+
+    def _read(self) -> dict[str, Any]:
+        line = self._out.readline()
+        assert line, "the browser driver exited"
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def __call__(self, url: str, screenshot: Path | None = None, **more: Any) -> dict[str, Any]:
+        self._in.write(json.dumps(self._job(url, screenshot, **more)) + "\n")
+        self._in.flush()
+        return self._read()
+
+    def many(self, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for i, job in enumerate(jobs):
+            self._in.write(json.dumps({**self._job(**job), "id": i}) + "\n")
+        self._in.flush()
+        got = [self._read() for _ in jobs]
+        return sorted(got, key=lambda r: r.pop("id"))
 
 
 def _npm_ci() -> None:
@@ -67,8 +95,7 @@ def _npm_ci() -> None:
 
 @contextlib.contextmanager
 def _browser(*chromium_args: str) -> Iterator[Visit]:
-    """Opens pages in one headless Chromium (``chromium_args`` added to its command line):
-    ``visit(url, screenshot=None, **job) -> result`` (driver.mjs says what a job and a result hold)."""
+    """Opens pages in one headless Chromium (``chromium_args`` added to its command line): a :class:`Visit`."""
     _npm_ci()
     OUT.mkdir(exist_ok=True)
     env = {**os.environ, "CHROMIUM": str(CHROMIUM)}
@@ -80,18 +107,9 @@ def _browser(*chromium_args: str) -> Iterator[Visit]:
         text=True,
         env=env,
     )
-    assert driver.stdin is not None and driver.stdout is not None
-
-    def go(url: str, screenshot: Path | None = None, **more: Any) -> dict[str, Any]:
-        job = {"url": url, "timeout": 60000, **({"screenshot": str(screenshot)} if screenshot else {}), **more}
-        driver.stdin.write(json.dumps(job) + "\n")  # type: ignore[union-attr]
-        driver.stdin.flush()  # type: ignore[union-attr]
-        line = driver.stdout.readline()  # type: ignore[union-attr]
-        assert line, "the browser driver exited"
-        return json.loads(line)  # type: ignore[no-any-return]
-
+    assert driver.stdin is not None
     try:
-        yield go
+        yield Visit(driver)
     finally:
         driver.stdin.close()
         try:
@@ -314,11 +332,28 @@ def vectors_server() -> Iterator[str]:
 TEXT_VECTORS = [p for p in sorted(REDUCER.glob("*.json")) if p.stem in TEXT_CASES]
 
 
+def _vector_page(path: Path, drop: bool) -> str:
+    return f"{path.stem}{'-drop' if drop else ''}/"
+
+
+@pytest.fixture(scope="module")
+def vector_pages(request: pytest.FixtureRequest, visit: Visit, vectors_server: str) -> dict[str, dict[str, Any]]:
+    """The pages of the reducer vectors the run selected, loaded at once (a few side by side: a page with dropped
+    connections spends most of its time in its reconnects' delays, 100 ms each at least), by page."""
+    pages = sorted(
+        {
+            _vector_page(item.callspec.params["path"], item.callspec.params["drop"])
+            for item in request.session.items
+            if getattr(item, "originalname", None) == "test_reducer_vectors_in_the_browser"
+        }
+    )
+    return dict(zip(pages, visit.many([{"url": vectors_server + page} for page in pages]), strict=True))
+
+
 @pytest.mark.parametrize("drop", [False, True], ids=["whole", "drop-every-2"])
 @pytest.mark.parametrize("path", TEXT_VECTORS, ids=lambda p: p.stem)
-def test_reducer_vectors_in_the_browser(visit: Visit, vectors_server: str, path: Path, drop: bool) -> None:
-    result = visit(f"{vectors_server}{path.stem}{'-drop' if drop else ''}/")
-    _check(result, _vector_events(path), 2 if drop else None)
+def test_reducer_vectors_in_the_browser(vector_pages: dict[str, dict[str, Any]], path: Path, drop: bool) -> None:
+    _check(vector_pages[_vector_page(path, drop)], _vector_events(path), 2 if drop else None)
 
 
 def test_the_viewer_starts_over_when_the_server_cannot_resume(visit: Visit) -> None:
