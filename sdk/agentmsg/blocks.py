@@ -18,7 +18,6 @@ Every block and source has ``unknown_keys``: keys of its JSON object the schema 
 
 from __future__ import annotations
 
-import threading
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,6 +36,7 @@ from agentmsg._codec.converter import (
     prepare_json,
 )
 from agentmsg._codec.jsontext import JsonInput, loads
+from agentmsg._codec.lazy import Once
 from agentmsg._codec.schemas import has_unknown_keys, schema_documents, validate
 from agentmsg._codec.unknown import normalise_unknown_keys
 from agentmsg.errors import Problem, ValidationError
@@ -223,27 +223,16 @@ OPEN_CODEC = Codec(SDK_CLASS_OF, keep_unknown=True)
 _BLOCK_TAGS: dict[str, type] = {_tag_of(c): c for c in _GENERATED_BLOCKS}
 _SOURCE_TAGS: dict[str, type] = {"url": URLSource, "base64": Base64Source}
 _Table: TypeAlias = dict[str, Any]  # ``type`` tag -> structure hook
-#: The decoding tables (blocks, sources; closed, open), compiled by the first decode (:func:`_tables`), not at import.
-_built: tuple[_Table, _Table, _Table, _Table] | None = None
-_building = threading.Lock()
-
-
-def _tables() -> tuple[_Table, _Table, _Table, _Table]:
-    """``(blocks, open blocks, sources, open sources)``: ``type`` tag -> structure hook, built by the first caller
-    (others wait for it)."""
-    global _built
-    built = _built
-    if built is None:
-        with _building:
-            built = _built
-            if built is None:
-                built = _built = (
-                    CODEC.union(_BLOCK_TAGS),
-                    OPEN_CODEC.union(_BLOCK_TAGS),
-                    CODEC.union(_SOURCE_TAGS),
-                    OPEN_CODEC.union(_SOURCE_TAGS),
-                )
-    return built
+#: The decoding tables (blocks, sources; closed, open): ``type`` tag -> structure hook, compiled by the first decode,
+#: not at import
+_tables: Once[tuple[_Table, _Table, _Table, _Table]] = Once(
+    lambda: (
+        CODEC.union(_BLOCK_TAGS),
+        OPEN_CODEC.union(_BLOCK_TAGS),
+        CODEC.union(_SOURCE_TAGS),
+        OPEN_CODEC.union(_SOURCE_TAGS),
+    )
+)
 
 
 prepare_json([*SDK_CLASS_OF, *SDK_CLASS_OF.values(), URLSource, Base64Source])

@@ -12,7 +12,6 @@ import dataclasses
 import functools
 import itertools
 import re
-import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,6 +38,7 @@ from agentmsg._codec.converter import (
     unstructure_hooks,
 )
 from agentmsg._codec.jsontext import JsonInput, check_json_value, loads, safe_repr
+from agentmsg._codec.lazy import Once
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import has_unknown_keys, validate, validator_for_kind
 from agentmsg._codec.timestamps import now_timestamp, parse_timestamp
@@ -425,8 +425,7 @@ class Msg(_msg_mod.Msg):
         # Fast path: a msgspec typed decode against types derived from the closed schema, converted
         # straight into the models (agentmsg._codec.fastpath). Anything it does not accept, for whatever reason,
         # takes the detailed path below, which decides and reports exactly.
-        built = _built_fast  # (built: no call on the hot path)
-        fast = built[0] if built is not None else _fast_path()
+        fast = _fast_path.value if _fast_path.done else _fast_path()  # (built: no call on the hot path)
         if fast is not None:
             msg = fast.decode(data)
             if msg is not None and (cls is Msg or isinstance(msg, cls)):
@@ -796,34 +795,9 @@ def _new_fast_path() -> FastPath | None:
         return None
 
 
-_built: _Decoding | None = None
-_built_fast: tuple[FastPath | None] | None = None
-_building = threading.Lock()
-
-
-def _decoding() -> _Decoding:
-    """The one :class:`_Decoding`, built by the first caller (others wait for it)."""
-    global _built
-    built = _built
-    if built is None:
-        with _building:
-            built = _built
-            if built is None:
-                built = _built = _Decoding()
-    return built
-
-
-def _fast_path() -> FastPath | None:
-    """The decode fast path of messages (agentmsg._codec.fastpath), built by the first caller (others wait for it);
-    None where the schema is beyond it."""
-    global _built_fast
-    built = _built_fast
-    if built is None:
-        with _building:
-            built = _built_fast
-            if built is None:
-                built = _built_fast = (_new_fast_path(),)
-    return built[0]
+#: The general decoding path and the decode fast path, each built by the first decode that needs it (not at import)
+_decoding: Once[_Decoding] = Once(_Decoding)
+_fast_path: Once[FastPath | None] = Once(_new_fast_path)
 
 
 # The JSON hooks of every class a message reaches are compiled before the first write (encoding never compiles).

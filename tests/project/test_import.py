@@ -33,9 +33,9 @@ from agentmsg import message, blocks
 from agentmsg._codec import converter
 at_import = {
     "modules": [m for m in LAZY if m in sys.modules],
-    "decoding": message._built is not None,
-    "fast path": message._built_fast is not None,
-    "block tables": blocks._built is not None,
+    "decoding": message._decoding.done,
+    "fast path": message._fast_path.done,
+    "block tables": blocks._tables.done,
     "json hooks": len(converter.json_hooks),
     "spellings": converter._accepted_spellings.cache_info().currsize,
 }
