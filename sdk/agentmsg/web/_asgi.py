@@ -169,8 +169,8 @@ class EventEndpoint:
 
     ``replay``: events kept for resuming (default 10,000; None keeps every event, for finite sources
     such as files: then any client can start from the beginning at any time). ``replay_bytes``: with a
-    ``replay`` bound, the frames of the events kept are at most this many bytes too (default 64 MiB,
-    :data:`REPLAY_BYTES`; the newest event is always kept; None: no bound in bytes), so that a few huge events
+    ``replay`` bound, the frames of the events kept are at most this many bytes too (default 64 MiB; the
+    newest event is always kept; None: no bound in bytes), so that a few huge events
     (tool results of megabytes) cannot hold ``replay`` times their size; each translated protocol's buffer has
     the same bounds. ``keepalive``: seconds of silence before a
     comment line (default 15). ``retry``: reconnect delay (ms) sent to clients as ``retry:`` (default:
