@@ -29,13 +29,21 @@ def schema_registry() -> Any:
     return Registry().with_resources(resources)
 
 
-#: The C kernels on the read side, where agentmsg binds them (module, name): the SSE scanner, the reducer's loop,
-#: the text-delta route. (The C JSON writer is held to the Python byte for byte by tests/native.)
+#: The C kernels on the read side, where agentmsg binds them (module, name): the SSE scanner, the reducer's delta
+#: loop, the text-delta reader and the route finder that uses it. Every module-level binding of a read-side kernel
+#: is listed (tests/native/test_read_kernels.py finds them all). (The C JSON writer, WRITE_KERNELS, is held to the
+#: Python byte for byte by tests/native.)
 READ_KERNELS = (
     ("agentmsg._wire.sse", "_scan"),
     ("agentmsg._wire.sse", "_idle"),
+    ("agentmsg.events._handlers", "_fold_deltas"),
+    ("agentmsg.events.reducer", "_fold_deltas"),
     ("agentmsg.providers._response.parser", "_string_between"),
+    ("agentmsg.providers._response.reader", "_between"),
 )
+
+#: The functions of agentmsg._speedups on the write side (the JSON writer): every other one is a read-side kernel.
+WRITE_KERNELS = frozenset({"make_plan", "encode", "writes"})
 
 
 @pytest.fixture(autouse=True)

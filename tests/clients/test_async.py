@@ -838,7 +838,6 @@ def test_a_stream_closed_before_it_started_is_done_sync_and_async(server: Replay
     assert server.requests == []
 
 
-@pytest.mark.no_kernel
 def test_an_async_client_used_again_under_a_new_event_loop() -> None:
     """An AsyncClient used under one ``asyncio.run()`` then another (a script's two calls, a notebook cell
     each): its own pool kept the first loop's connection alive and handed it to the second call, which failed on

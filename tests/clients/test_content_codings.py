@@ -173,7 +173,6 @@ REFUSED = {
 }
 
 
-@pytest.mark.no_kernel
 @pytest.mark.parametrize("shell", ["sync", "async"])
 @pytest.mark.parametrize("refused", sorted(REFUSED))
 def test_a_coding_not_inflated_in_bounded_pieces_is_refused(raw: Any, refused: str, shell: str) -> None:

@@ -508,7 +508,6 @@ WHOLE = [
 ]
 
 
-@pytest.mark.no_kernel
 @pytest.mark.parametrize(("provider", "mod", "fixture"), WHOLE, ids=[w[0] for w in WHOLE])
 def test_stream_on_a_server_that_answers_whole_gives_the_whole_reply(provider: str, mod: Any, fixture: str) -> None:
     """stream() on a server that ignores stream: true and answers one whole JSON reply (application/json) gives
@@ -578,7 +577,6 @@ def test_replay_server_content_type_given_in_any_case_is_sent_once() -> None:
 # ---- limits at their edge (issue 28, class 9) --------------------------------------------------------------
 
 
-@pytest.mark.no_kernel
 @pytest.mark.parametrize("shell", ["sync", "async"])
 @pytest.mark.parametrize("chunk_size", [None, 7], ids=["one-piece", "pieces"])
 def test_a_whole_reply_of_exactly_max_bytes_is_read_and_one_byte_more_is_refused(

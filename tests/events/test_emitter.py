@@ -23,7 +23,6 @@ from tests._support.budget import examples
 from tests._support.valid import assistant_messages
 
 
-@pytest.mark.no_kernel
 @pytest.mark.fuzz
 @settings(max_examples=examples(100), deadline=None)
 @given(assistant_messages(), st.none() | st.integers(1, 5))

@@ -19,7 +19,7 @@ from agentmsg import Reducer
 from agentmsg.events._state import JOIN_EVERY
 from tests._support.budget import examples
 
-pytestmark = [pytest.mark.differential, pytest.mark.no_kernel]  # reaches none of the C kernels (tests/README.md, Runs)
+pytestmark = pytest.mark.differential
 
 KINDS = ["TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA"]
 

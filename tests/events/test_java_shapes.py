@@ -23,8 +23,6 @@ from agentmsg import Reducer, reduce_stream
 from agentmsg.events import stream as stream_mod
 from tests._support.budget import examples
 
-pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
-
 TS = "2026-11-22T10:34:38.563248392Z"
 
 

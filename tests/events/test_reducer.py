@@ -533,7 +533,6 @@ def check_loss(events: list[Any], messages: list[Any], problems: list[tuple[str,
             assert str(index) in flagged, f"delta of event {index} lost: {e!r}"
 
 
-@pytest.mark.no_kernel
 @pytest.mark.fuzz
 def test_garbled_event_streams() -> None:
     for rng in seeded("events", 15):
@@ -818,7 +817,6 @@ def _stream_with_replay(distance: int, deltas: int = 6000) -> list[dict[str, Any
     return events
 
 
-@pytest.mark.no_kernel
 @pytest.mark.parametrize("distance", [1, 3, 500, 4095, 4096])
 def test_replays_within_the_window_are_ignored_on_every_path(distance: int) -> None:
     events = _stream_with_replay(distance)
@@ -832,7 +830,6 @@ def test_replays_within_the_window_are_ignored_on_every_path(distance: int) -> N
             assert got.text_content == expected
 
 
-@pytest.mark.no_kernel
 def test_replay_far_back_is_treated_the_same_on_every_path_and_memory_is_bounded() -> None:
     events = _stream_with_replay(10_000, deltas=12_000)
     reduced(events)  # feed, feed_many and the fast path agree, whatever the window remembers

@@ -23,7 +23,7 @@ from agentmsg._codec.schemas import (
 from agentmsg.events import _jsonl
 from tests._support.budget import examples
 
-pytestmark = [pytest.mark.differential, pytest.mark.no_kernel]  # reaches none of the C kernels (tests/README.md, Runs)
+pytestmark = pytest.mark.differential
 
 TS = "2026-11-22T10:34:38.563248392Z"
 

@@ -14,8 +14,6 @@ from agentmsg import AssistantMessage, ImageBlock, SystemMessage, TextBlock, URL
 from tests._support.providers import FIXTURES, TOOLS, module, places, rules, tool_loop
 from tests.oracles import formatted
 
-pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
-
 EPHEMERAL = {"type": "ephemeral"}
 
 
@@ -23,6 +21,7 @@ def _messages(provider: str, body: dict[str, Any]) -> list[dict[str, Any]]:
     return body["input"]["messages"] if provider == "dashscope" else body["messages"]  # type: ignore[no-any-return]
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("provider", ["dashscope", "dashscope-compatible"])
 def test_marker_on_the_last_part_of_the_message(provider: str) -> None:
     msgs = [
@@ -40,6 +39,7 @@ def test_marker_on_the_last_part_of_the_message(provider: str) -> None:
     assert r.diagnostics == ()
 
 
+@pytest.mark.no_kernel
 def test_compatible_marker_on_a_multimodal_message() -> None:
     msgs = [
         UserMessage(
@@ -53,6 +53,7 @@ def test_compatible_marker_on_a_multimodal_message() -> None:
     assert [p.get("cache_control") for p in parts] == [None, EPHEMERAL]
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("provider", ["dashscope", "dashscope-compatible"])
 def test_ttl_tools_and_limit_said(provider: str) -> None:
     msgs: list[Any] = [SystemMessage("sys", metadata={"_cache_control": {"ttl": "1h"}})]
@@ -72,6 +73,7 @@ def test_ttl_tools_and_limit_said(provider: str) -> None:
     assert "cache_control" not in str(r.body.get("tools") or r.body.get("parameters", {}).get("tools"))
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("provider", ["dashscope", "dashscope-compatible"])
 def test_tool_only_assistant_walks_back_to_content(provider: str) -> None:
     """An assistant message that only calls tools has no content part: the marker goes on the last message it put

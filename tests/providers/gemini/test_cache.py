@@ -13,8 +13,6 @@ from agentmsg import AssistantMessage, SystemMessage, UserMessage, ValidationErr
 from tests._support.providers import TOOLS, rules
 from tests.oracles import formatted
 
-pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
-
 
 def _conversation() -> list[object]:
     return [
@@ -25,6 +23,7 @@ def _conversation() -> list[object]:
     ]
 
 
+@pytest.mark.no_kernel
 def test_named_marker_names_the_cache_and_leaves_out_what_it_holds() -> None:
     r = formatted("gemini", _conversation(), tools=TOOLS, tool_choice="auto")
     b = r.body
@@ -36,6 +35,7 @@ def test_named_marker_names_the_cache_and_leaves_out_what_it_holds() -> None:
     assert "messages 0 to 2" in r.diagnostics[0].message and "the tools" in r.diagnostics[0].message
 
 
+@pytest.mark.no_kernel
 def test_parameter_names_the_cache() -> None:
     msgs = [SystemMessage("sys"), UserMessage("q")]
     r = formatted("gemini", msgs, cached_content="xyz")
@@ -46,6 +46,7 @@ def test_parameter_names_the_cache() -> None:
         formatted("gemini", msgs, cached_content=3)
 
 
+@pytest.mark.no_kernel
 def test_unnamed_markers_are_implicit_caching_said_once() -> None:
     msgs = [
         SystemMessage("sys", metadata={"_cache_control": True}),
@@ -68,6 +69,7 @@ def test_recorded_cache_hit_in_usage() -> None:
     assert (usage.cached_tokens, usage.input_tokens, usage.cache_creation_input_tokens) == (3512, 3520, None)
 
 
+@pytest.mark.no_kernel
 def test_a_cache_that_ends_inside_a_tool_call_leaves_its_results_answering_it() -> None:
     """A cache that holds a turn of tool calls (its marker on the calls' message) and not their results: the
     results after it answer the held calls. They were said to be orphans and, with the repair option, left out: the

@@ -12,9 +12,8 @@ from agentmsg import AssistantMessage, SystemMessage, UserMessage
 from tests._support.providers import FIXTURES, TOOLS, module, rules
 from tests.oracles import formatted
 
-pytestmark = pytest.mark.no_kernel  # reaches none of the C kernels (tests/README.md, Runs)
 
-
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("provider", ["openai", "deepseek"])
 def test_markers_said_once_and_not_sent(provider: str) -> None:
     msgs = [
@@ -29,6 +28,7 @@ def test_markers_said_once_and_not_sent(provider: str) -> None:
     assert "cache_control" not in str(r.body)
 
 
+@pytest.mark.no_kernel
 def test_tool_marker_said_and_prompt_cache_key_sent() -> None:
     r = formatted("openai", [UserMessage("q")], tools=[dict(TOOLS[0], _cache_control=True)], prompt_cache_key="user-42")
     assert r.body["prompt_cache_key"] == "user-42"
@@ -36,6 +36,7 @@ def test_tool_marker_said_and_prompt_cache_key_sent() -> None:
     assert rules(r) == [("/tools/0/_cache_control", "cache-automatic")]
 
 
+@pytest.mark.no_kernel
 def test_no_marker_nothing_said() -> None:
     r = formatted("openai", [UserMessage("q")], prompt_cache_key="k")
     assert r.diagnostics == ()
@@ -55,6 +56,7 @@ def test_recorded_deepseek_cache_counts_in_usage() -> None:
     assert usage is not None and usage.cached_tokens == 4
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("model", ["gpt-5.6", "gpt-5.6-mini", "gpt-6", "ft:gpt-5.7:acme"])
 def test_explicit_breakpoints_from_gpt_5_6(model: str) -> None:
     """gpt-5.6 and later take ``prompt_cache_breakpoint: {"mode": "explicit"}`` on content parts (provider-fields.md
@@ -78,6 +80,7 @@ def test_explicit_breakpoints_from_gpt_5_6(model: str) -> None:
     ]
 
 
+@pytest.mark.no_kernel
 @pytest.mark.parametrize("model", ["gpt-4o", "gpt-5", "gpt-5.5", "o3"])
 def test_older_models_cache_on_their_own(model: str) -> None:
     r = formatted("openai", [UserMessage("q", metadata={"_cache_control": True})], model=model)

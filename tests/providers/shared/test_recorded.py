@@ -106,7 +106,6 @@ def test_stream_any_chunking_same_events(path: Path, size: int) -> None:
     assert said == [(e.get("source"), e["name"], e["value"]) for e in whole_events if e["type"] == "CUSTOM"]
 
 
-@pytest.mark.no_kernel
 @pytest.mark.parametrize("path", RESPONSES, ids=ids(RESPONSES))
 def test_response_parses(path: Path) -> None:
     msg = parser_for(path).parse_response(path.read_bytes())
@@ -195,7 +194,6 @@ def test_cumulative_usage_the_last_that_says_something_wins(
     assert (msg.usage.input_tokens, msg.usage.output_tokens) == expected
 
 
-@pytest.mark.no_kernel
 @pytest.mark.parametrize("path", RESPONSES, ids=ids(RESPONSES))
 def test_stream_parser_reads_a_whole_response(path: Path) -> None:
     """A whole (non-streaming) response given to the stream parser (a server or proxy that ignores
