@@ -23,6 +23,9 @@ from agentmsg.providers import NAMES
 from tests._support.cli import run
 from tests.conftest import ROOT, VECTORS
 
+# one worker for the module: its files and their reports (module fixtures, about 2 s) are made once, not per worker
+pytestmark = pytest.mark.xdist_group("check-api")
+
 FIXTURES = sorted(p for root in (VECTORS, ROOT / "tests" / "fixtures") for p in root.rglob("*") if p.is_file())
 KINDS = ("msg", "event", "content-block")
 

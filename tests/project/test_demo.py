@@ -20,6 +20,9 @@ from agentmsg.providers import NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo.py"
+
+# one worker for the module: the tour (a module fixture, a whole demo run) is made once, not per worker
+pytestmark = pytest.mark.xdist_group("demo")
 FIXTURES = ROOT / "tests" / "fixtures" / "providers"
 
 

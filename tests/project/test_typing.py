@@ -17,6 +17,9 @@ pytest.importorskip("mypy.api", reason="mypy (the test extra) is not installed")
 import agentmsg
 import agentmsg_models
 
+# one worker for the module, so that its one mypy run (about 4 s of CPU) is not made again by another worker
+pytestmark = pytest.mark.xdist_group("typing")
+
 USER_CODE = """
 from __future__ import annotations
 
