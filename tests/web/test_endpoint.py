@@ -163,6 +163,23 @@ def test_replay_none_keeps_every_event_whatever_their_bytes() -> None:
         assert get(port, "/events", {"Last-Event-ID": "1"}).events == source[1:]
 
 
+@pytest.mark.parametrize("protocol", ["", "?protocol=ag-ui"])
+def test_a_larger_event_after_smaller_ones_does_not_cut_a_client_reading_from_the_start(protocol: str) -> None:
+    """A synchronous source's batch holds its events whatever their bytes until the client that asked has read
+    them: an event larger than the bound after a small one in the same batch pushed the small one out before it
+    was sent (the client from the start got only "fell behind", no event)."""
+    sizes = [10, 50_000, 10, 10, 50_000, 10]
+    source = [{"type": "TEXT_BLOCK_DELTA", "id": f"d{i}", "delta": "x" * n} for i, n in enumerate(sizes)]
+    stream = EventEndpoint(source, replay_bytes=10_000)
+    with serving(starlette_app(stream)) as port:
+        whole = get(port, f"/events{protocol}")
+        assert whole.status == 200 and b"fell behind" not in whole.raw
+        if not protocol:
+            assert whole.events == source
+        assert get(port, "/events", {"Last-Event-ID": "5"}).events == source[5:]
+    assert stream._base.kept <= 10_000  # (let go once the batch was read)
+
+
 @pytest.mark.parametrize("replay_bytes", [0, -1, 1.5, True])
 def test_replay_bytes_must_be_a_positive_int(replay_bytes: Any) -> None:
     with pytest.raises(ValueError, match="replay_bytes"):

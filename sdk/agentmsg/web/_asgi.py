@@ -110,6 +110,9 @@ class _Buffer:
         self.kept = 0  # bytes of the frames kept (the events after ``first``)
         self.pushed = 0  # bytes of every frame so far
         self.count = 0  # events of this protocol so far
+        # While a synchronous source's batch is read: the events after this many are kept whatever their bytes
+        # (the client that asked for the batch waits for its first; one larger event would push it out)
+        self.hold: int | None = None
 
     def add(self, event: Mapping[str, Any]) -> None:
         """One AgentEvent: its frame (base buffer) or the frames of what it translates to."""
@@ -136,7 +139,10 @@ class _Buffer:
         # always kept): no longer read, their bytes let go now (a few huge events were held 64 more than
         # ``replay`` allowed); their slots go in runs below
         while (replay is not None and self.count - self.first > replay) or (
-            most is not None and self.kept > most and self.count - self.first > 1
+            most is not None
+            and self.kept > most
+            and self.count - self.first > 1
+            and (self.hold is None or self.first < self.hold)
         ):
             at = self.first - self.dropped
             self.kept -= len(self.frames[at])
@@ -327,6 +333,9 @@ class EventEndpoint:
                 start = [(b.count, b.pushed) for b in buffers]
                 last = list(start)
                 most = [(0, 0)] * len(buffers)
+                if most_bytes is not None:  # (the byte check below sees an event's bytes only once it is added)
+                    for buffer in buffers:
+                        buffer.hold = buffer.count
                 for _ in range(min(_SYNC_BATCH, replay or _SYNC_BATCH)):
                     try:
                         event = next(self._sync)
@@ -361,6 +370,9 @@ class EventEndpoint:
             self._finish(f"CancelledError: {exc}" if str(exc) else "CancelledError: the source was cancelled")
             if cancelling is None and self._async is not None:
                 raise
+        finally:
+            for buffer in (self._base, *self._translated.values()):
+                buffer.hold = None
 
     def _reading(self) -> asyncio.Task[None]:
         if self._pull is None or self._pull.done():
