@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -56,3 +57,29 @@ def test_a_build_that_raises_is_tried_again() -> None:
         once()
     assert not once.done
     assert once() == 7 and once() == 7 and len(tries) == 2
+
+
+def test_a_first_build_that_fails_midway_is_built_whole_by_the_next() -> None:
+    """A first decode that fails inside the build (deep in the caller's stack: RecursionError) is built again by the
+    next, whole: the build had taken the union tables and late names it was filling off their lists, so the message
+    hook it kept decoded every later message with an empty content table (a bare ``KeyError: 'text'``)."""
+    from agentmsg import TextBlock, message
+    from agentmsg._codec.converter import Codec
+    from agentmsg_models import msg as generated
+
+    codec = Codec(message._BUILD_AS, message._BY_ROLE)
+    compile_hook = codec.hook
+    failed: list[type] = []
+
+    def hook(cls: type) -> Any:
+        if not failed and generated.Msg in codec.structure_hooks and not codec._compiling:  # (binding: the tables)
+            failed.append(cls)
+            raise RecursionError("maximum recursion depth exceeded")
+        return compile_hook(cls)
+
+    codec.hook = hook  # type: ignore[method-assign]
+    with pytest.raises(RecursionError):
+        codec.hook(generated.Msg)
+    assert failed
+    wire = message.AssistantMessage(name="a", content=[TextBlock(text="hi")]).to_dict()
+    assert codec.hook(generated.Msg)(wire).to_dict() == wire

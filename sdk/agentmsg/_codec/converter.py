@@ -788,6 +788,8 @@ class Codec:
         """The structure hook of a generated class (compiled with every class it reaches on first use)."""
         found = self.structure_hooks.get(cls)
         if found is not None:
+            if not self._compiling and (self._late or self._unions):  # (a first build that failed: bind the rest)
+                self._bind()
             return found
         seen = reachable_models(cls, self.structure_hooks)
         self._compiling += 1
@@ -802,13 +804,25 @@ class Codec:
 
     def _bind(self) -> None:
         """Fill the late names and union tables (compiling their classes where needed)."""
+        # An entry is taken off its list only once it is filled, or put back when filling it raised (a first decode
+        # deep in the stack: RecursionError): a hook kept with its names or table empty raised KeyError for ever.
         while self._late or self._unions:
             if self._late:
-                ns, key, klass = self._late.pop()
-                ns[key] = self.hook(klass)
+                late = self._late.pop()
+                ns, key, klass = late
+                try:
+                    ns[key] = self.hook(klass)
+                except BaseException:
+                    self._late.append(late)
+                    raise
             else:
-                table, classes = self._unions.pop()
-                table.update({tag: self.hook(klass) for tag, klass in classes.items()})
+                union = self._unions.pop()
+                table, classes = union
+                try:
+                    table.update({tag: self.hook(klass) for tag, klass in classes.items()})
+                except BaseException:
+                    self._unions.append(union)
+                    raise
 
     def union(self, classes: dict[str, type]) -> dict[str, StructureFn]:
         """``type`` tag -> structure hook of that member, for a tagged union of generated classes (a plain
