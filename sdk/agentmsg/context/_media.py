@@ -1,9 +1,10 @@
 """Media sizes and the providers' documented token costs of images, audio and video.
 
-An image's size is read from the header of its bytes when it is inline (base64 PNG, JPEG, GIF, WebP); a URL's
-image is not fetched, so its size is unknown and it is priced as :data:`DEFAULT_SIZE`. Audio and video durations
-are read from a WAV header; other audio, and all video, are priced as :data:`DEFAULT_SECONDS`. Every default is
-reported as an unknown in the count's error (``count.py``).
+An image's size is read from the header of its bytes when it is inline (base64 PNG, JPEG, GIF, WebP: a base64
+source, or a ``data:`` URL, which the formatters send inline too); any other URL's image is not fetched, so its size
+is unknown and it is priced as :data:`DEFAULT_SIZE`. Audio and video durations are read from a WAV header; other
+audio, and all video, are priced as :data:`DEFAULT_SECONDS`. Every default is reported as an unknown in the count's
+error (``count.py``).
 
 Sources (shared reference provider-fields.md): OpenAI's tile method (section 1.5: low 85; high: fit in 2048, shortest
 side 768, 170 per 512-px tile + 85) and patch method (32-px patches, capped at 1536, times the model's multiplier);
@@ -21,7 +22,10 @@ import math
 import struct
 from typing import Any, Final
 
-__all__ = ["DEFAULT_SECONDS", "DEFAULT_SIZE", "image_size", "media_seconds"]
+from agentmsg.errors import ValidationError
+from agentmsg.providers._request.media import _parse_data_url, scheme_of
+
+__all__ = ["DEFAULT_SECONDS", "DEFAULT_SIZE", "image_size", "inline_base64", "media_seconds"]
 
 #: the size an image whose bytes are not at hand (a URL) is priced at
 DEFAULT_SIZE: Final = (1024, 1024)
@@ -31,10 +35,25 @@ DEFAULT_SECONDS: Final = 10.0
 _HEAD: Final = 262_144
 
 
+def inline_base64(source: Any) -> str | None:
+    """The base64 text of an inline source: a base64 source's data, or the payload of a ``data:`` URL as the
+    formatters send it (they inline a data: URL as base64); None for any other URL (never read nor fetched) and for
+    a data: URL that does not parse."""
+    if getattr(source, "type", None) == "base64":
+        return source.data  # type: ignore[no-any-return]
+    url = getattr(source, "url", None)
+    if isinstance(url, str) and scheme_of(url) == "data":
+        try:
+            return _parse_data_url(url, "")[1]
+        except ValidationError:
+            return None
+    return None
+
+
 def _head(source: Any) -> bytes | None:
-    if getattr(source, "type", None) != "base64":
+    data = inline_base64(source)
+    if data is None:
         return None
-    data = source.data
     head = data[:_HEAD]
     head = head[: len(head) - len(head) % 4]
     try:
@@ -111,7 +130,7 @@ def media_seconds(source: Any) -> float | None:
     raw = _head(source)
     if raw is None or raw[:4] != b"RIFF" or raw[8:12] != b"WAVE":
         return None
-    text = source.data
+    text = inline_base64(source) or ""
     whole = (len(text) - len(text[-2:]) + len(text[-2:].rstrip("="))) * 3 // 4  # the decoded length (about)
     i = 12
     byte_rate = 0

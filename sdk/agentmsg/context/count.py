@@ -182,10 +182,11 @@ _TEXT_MIMES: Final = frozenset({"application/json", "application/xml", "applicat
 
 
 def _decoded(source: Any) -> bytes | None:
-    if getattr(source, "type", None) != "base64":
+    data = _media.inline_base64(source)
+    if data is None:
         return None
     try:
-        return base64.b64decode(source.data, validate=False)
+        return base64.b64decode(data, validate=False)
     except (binascii.Error, ValueError):
         return None
 
