@@ -258,6 +258,50 @@ def test_a_summary_too_large_makes_room_or_is_left_out_and_said() -> None:
     assert out.diagnostics[-1].rule == "trim-summary-dropped"
 
 
+@pytest.mark.parametrize("size", ["never", "growing"])
+def test_a_summary_left_out_gives_back_what_went_only_to_make_room_for_it(size: str) -> None:
+    """Room was made for a summary that then did not fit (larger than the budget, or growing with what it covers),
+    and the summary was left out, but what went to make room stayed out: 20 messages removed where 2 were enough.
+    The result is now the oldest-first trim alone, with the summary's dropping said."""
+    msgs = [SYSTEM]
+    for i in range(10):
+        msgs += [user(f"question {i} " * 5), assistant(TextBlock(text=f"answer {i} " * 5))]
+    msgs.append(user("last"))
+    budget = total(msgs) - 5
+    plain = run(msgs, budget)
+    assert plain.removed == (1, 2)
+
+    def summarize(removed: list[Msg]) -> str:
+        return "s " * (10_000 if size == "never" else 60 * len(removed))
+
+    out = run(msgs, budget, summarize=summarize)
+    assert out.summary is None and out.fits
+    assert (out.removed, out.messages, out.tokens) == (plain.removed, plain.messages, plain.tokens)
+    assert [d.rule for d in out.diagnostics] == ["trim-removed", "trim-summary-dropped"]
+    out = asyncio.run(atrim(msgs, budget, provider="openai", counter=Counter(), summarize=summarize))
+    assert out.summary is None and out.removed == plain.removed
+
+
+def test_a_summary_the_whole_count_refuses_gives_back_what_went_for_it() -> None:
+    """A counter that is not additive: the summary fits by its own count, but the conversation with it does not,
+    whatever goes; the summary is dropped and what went after it came back in comes back."""
+
+    class Penalized(Counter):
+        def __call__(self, messages: Sequence[Msg]) -> Count:
+            found = super().__call__(messages)
+            penalty = 1000 if any(m.text_content == "SUMMARY" for m in messages) and len(messages) > 1 else 0
+            return Count(found.total + penalty, found.messages)
+
+    msgs = [SYSTEM]
+    for i in range(10):
+        msgs += [user(f"question {i} " * 5), assistant(TextBlock(text=f"answer {i} " * 5))]
+    msgs.append(user("last"))
+    budget = total(msgs) - 5
+    out = trim(msgs, budget, provider="openai", counter=Penalized(), summarize=lambda removed: "SUMMARY")
+    assert out.summary is None and out.removed == (1, 2) and out.fits
+    assert [d.rule for d in out.diagnostics] == ["trim-removed", "trim-summary-dropped"]
+
+
 def test_the_strategy_and_the_arguments_are_checked() -> None:
     msgs = [user("q")]
     with pytest.raises(ValueError, match="needs a summarize"):

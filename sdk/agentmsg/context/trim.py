@@ -17,7 +17,8 @@ System messages are never removed, and neither are the last ``keep_last`` units 
 The units go oldest first until the conversation fits; each removal is reported (rule ``trim-removed``). With a
 ``summarize`` function the removed messages are replaced by its summary, inserted after the leading system
 messages; the result is counted again with it, and when it does not fit, more units go and the summary is asked
-again (at most :data:`SUMMARY_TRIES` times), else it is left out (``trim-summary-dropped``).
+again (at most :data:`SUMMARY_TRIES` times), else it is left out (``trim-summary-dropped``) and what went only to make
+room for it comes back.
 
 Counts are computed once, for the whole conversation (``counter``, by default
 :func:`agentmsg.context.count_tokens` for the provider); the result is counted once more to check it, by the same
@@ -335,6 +336,8 @@ class _Trim:
         self.kept_tokens = total
         self.summary: Msg | None = None
         self.room = True  # room could be made for the last summary offered
+        #: the steps removed before any room was made for a summary: what goes back when the summary is left out
+        self.base_steps: int | None = None
         self.notes: list[Problem] = []
 
     def fit(self, room: int) -> bool:
@@ -349,6 +352,8 @@ class _Trim:
         """A summary: kept when it fits (True); else more goes to make room for one of its size, and False says
         whether to ask again (room was made: the next summary covers what went too) or give up."""
         summary = _summary_msg(value)
+        if self.base_steps is None:
+            self.base_steps = self.plan.removed_steps
         counts, _ = _counts(self.counter, [summary])
         tokens = counts[0]
         if self.kept_tokens + tokens <= self.budget:
@@ -357,7 +362,15 @@ class _Trim:
         self.room = self.fit(tokens)
         return False
 
+    def restore(self) -> None:
+        """The summary is left out: the steps removed only to make room for it come back (the result is what the
+        oldest-first trim alone makes)."""
+        if self.base_steps is not None and self.base_steps < self.plan.removed_steps:
+            self.plan.removed_steps = self.base_steps
+
     def result(self, summary_tried: bool) -> Trimmed:
+        if summary_tried:
+            self.restore()
         removed = set(self.plan.removed())
         kept = [m for i, m in enumerate(self.msgs) if i not in removed]
         while True:
@@ -371,9 +384,12 @@ class _Trim:
                 break
             # the counter is not additive over messages: remove what is still over, and count again
             if self.plan.removed_steps == len(self.plan.steps):
-                if self.summary is not None:  # the summary goes first
+                if self.summary is not None:  # the summary goes first; what went to make room for it comes back
                     self.summary = None
                     self.notes.append(Problem("", "trim-summary-dropped", "the summary does not fit the budget"))
+                    self.restore()
+                    removed = set(self.plan.removed())
+                    kept = [m for i, m in enumerate(self.msgs) if i not in removed]
                     continue
                 break
             self.plan.remove_until(tokens - self.budget)
