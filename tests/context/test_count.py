@@ -340,6 +340,23 @@ def test_bad_inputs() -> None:
         count_tokens([], provider="openai", tools=[{"description": "no name"}])
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "gemini", "dashscope", "deepseek", "openai"])
+def test_a_tool_schema_with_an_integer_beyond_64_bits_is_counted(provider: str) -> None:
+    """JSON has no integer limit and format_request sends such a tool (a schema's bound, 2**64 for a u64's
+    exclusive maximum), but the count wrote the definitions with orjson, which stops at 64 bits: count_tokens
+    raised a bare TypeError ("Integer exceeds 64-bit range") for every provider that counts tools as JSON. Such a
+    definition is counted now, as its JSON text, a few more digits than a small bound."""
+
+    def tools(bound: int) -> list[dict[str, Any]]:
+        schema = {"type": "integer", "exclusiveMaximum": bound, "enum": [bound]}
+        return [{"name": "f", "parameters": {"type": "object", "properties": {"x": schema}}}]
+
+    get(provider).format_request([UserMessage("q")], tools=tools(2**64))  # (sent as it is)
+    big = count_tokens([UserMessage("q")], provider=provider, tools=tools(2**64))
+    small = count_tokens([UserMessage("q")], provider=provider, tools=tools(1))
+    assert big.tools > small.tools and big.total - big.tools == small.total - small.tools
+
+
 def test_empty_conversation_is_the_framing_only() -> None:
     n = count_tokens([], provider="openai")
     assert n.messages == () and n.tools == 0 and n.total == n.overhead == 3

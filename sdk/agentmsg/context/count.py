@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -192,7 +193,12 @@ def _decoded(source: Any) -> bytes | None:
 
 
 def _dumps(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        # (an integer beyond 64 bits, which orjson does not write: JSON has no such limit, and a tool's schema may
+        # hold one, a bound say, which format_request sends)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool) -> int:
