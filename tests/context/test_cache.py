@@ -123,6 +123,31 @@ def test_no_user_turn_no_turn_marker_and_bad_ttl() -> None:
         place_cache_markers(_conversation(), provider="anthropic", ttl="2h")
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "pointer"),
+    [
+        ({"limit": -1}, "/limit"),
+        ({"limit": True}, "/limit"),
+        ({"limit": None}, "/limit"),
+        ({"min_tokens": float("nan"), "count": len}, "/min_tokens"),
+        ({"count": 5}, "/count"),
+        ({"count": lambda messages: None}, "/count"),
+        ({"tools": 5}, "/tools"),
+        ({"tools": [5]}, "/tools"),
+        ({"model": 5}, "/model"),
+        ({"provider": None}, "/provider"),
+    ],
+)
+def test_an_argument_of_the_wrong_kind_is_refused_naming_it(kwargs: dict[str, Any], pointer: str) -> None:
+    """limit=-1, limit=True or min_tokens=NaN were taken in silence (notes saying "at most -1 breakpoints", "under
+    nan tokens"), and limit=None, count=5, a count giving None (or a TokenCount), tools=5 or model=5 raised a bare
+    TypeError or AttributeError from inside."""
+    args: dict[str, Any] = {"provider": "anthropic", **kwargs}
+    with pytest.raises(ValidationError) as exc:
+        place_cache_markers(_conversation(), **args)
+    assert exc.value.problems[0].pointer == pointer
+
+
 def test_an_unknown_provider_name_raises_as_the_other_entry_points_do() -> None:
     """A misspelt provider name is an error (KeyError listing the known names), as ``get``, ``count_tokens`` and
     ``trim`` raise it: not a result that places nothing with a note."""

@@ -357,6 +357,18 @@ def test_a_tool_schema_with_an_integer_beyond_64_bits_is_counted(provider: str) 
     assert big.tools > small.tools and big.total - big.tools == small.total - small.tools
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "pointer"),
+    [({"provider": 5}, "/provider"), ({"provider": None}, "/provider"), ({"provider": "openai", "model": 5}, "/model")],
+)
+def test_a_provider_or_model_of_the_wrong_type_is_refused_naming_it(kwargs: dict[str, Any], pointer: str) -> None:
+    """count_tokens(provider=None) or model=5 raised a bare AttributeError from inside ('NoneType' object has no
+    attribute 'spec'; 'int' object has no attribute 'lower'), and so did trim and place_cache_markers."""
+    with pytest.raises(ValidationError) as exc:
+        count_tokens([UserMessage("q")], **kwargs)
+    assert exc.value.problems[0].pointer == pointer
+
+
 def test_empty_conversation_is_the_framing_only() -> None:
     n = count_tokens([], provider="openai")
     assert n.messages == () and n.tools == 0 and n.total == n.overhead == 3

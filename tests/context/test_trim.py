@@ -316,6 +316,20 @@ def test_the_strategy_and_the_arguments_are_checked() -> None:
         run([user("q " * 40), assistant(), user("q")], 20, summarize=lambda r: assistant())
     with pytest.raises(KeyError):
         run(msgs, 100, provider="nope")
+    # (these raised a bare TypeError or AttributeError from inside)
+    with pytest.raises(ValueError, match="model"):
+        trim(msgs, 100, provider="openai", model=5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="counter is a function"):
+        trim(msgs, 100, provider="openai", counter=5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="summarize is a function"):
+        trim(msgs, 100, provider="openai", summarize=5)  # type: ignore[arg-type]
+    for answer in (None, [float("nan")], "many"):
+
+        def counter(messages: Sequence[Msg], answer: Any = answer) -> Any:
+            return answer
+
+        with pytest.raises(ValueError, match="the counter gives each message's count"):
+            trim(msgs, 100, provider="openai", counter=counter)
 
 
 def test_the_counter_is_asked_once_for_the_conversation_and_once_for_the_result() -> None:

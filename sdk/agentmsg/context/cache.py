@@ -71,14 +71,26 @@ def place_cache_markers(
     than that (the providers do not cache it) gets no marker. ``model``: OpenAI's gpt-5.6 and later take explicit
     breakpoints (on messages, not tools), the other OpenAI models none. Nothing given is changed: the result holds
     new lists and copies. Raises KeyError for a name the registry does not hold (as ``get``, ``count_tokens`` and
-    ``trim`` do)."""
+    ``trim`` do), and :class:`~agentmsg.ValidationError` naming an argument of the wrong kind (a ``limit`` that is
+    no int >= 0, a ``count`` that gives no number)."""
     if ttl is not None and ttl not in TTLS:
         raise ValidationError.single("/ttl", "enum", f"ttl is one of {', '.join(TTLS)}, not {ttl!r}")
+    for arg, given in (("limit", limit), ("min_tokens", min_tokens)):
+        if isinstance(given, bool) or not isinstance(given, int) or given < 0:
+            raise ValidationError.single(f"/{arg}", "type", f"{arg} is an int >= 0, not {given!r}")
+    if count is not None and not callable(count):
+        raise ValidationError.single("/count", "type", f"count is a function of the messages, not {count!r}")
     msgs = list(members(messages))  # (a plain-string role, a caller's block subclass: as their members, in a copy)
+    if tools is not None and (
+        isinstance(tools, (str, bytes, Mapping))
+        or not isinstance(tools, Sequence)
+        or not all(isinstance(t, Mapping) for t in tools)
+    ):
+        raise ValidationError.single("/tools", "type", "tools must be a list of tool definitions")
     tool_list = [dict(t) for t in tools] if tools is not None else None
-    from agentmsg.providers import get
+    from agentmsg.context.count import provider_of
 
-    spec = get(provider).spec  # (an unknown name: KeyError, as count_tokens and trim raise it)
+    spec = provider_of(provider, model).spec  # (an unknown name: KeyError, as count_tokens and trim raise it)
     name, rule = spec.name, spec.cache_markers
     if rule is None or not rule.takes(model):
         return CachePlacement(
@@ -102,7 +114,12 @@ def place_cache_markers(
         """Whether the prefix up to message ``end`` (excluded) is long enough to be cached."""
         if count is None:
             return True
-        if count(msgs[:end]) >= min_tokens:
+        tokens = count(msgs[:end])
+        if isinstance(tokens, bool) or not isinstance(tokens, (int, float)):
+            raise ValidationError.single(
+                "/count", "type", f"count returns a number of tokens, not {type(tokens).__name__}"
+            )
+        if tokens >= min_tokens:
             return True
         notes.append(f"the prefix up to message {end - 1} is under {min_tokens} tokens: not marked")
         return False

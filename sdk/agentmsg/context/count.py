@@ -40,6 +40,7 @@ from agentmsg.blocks import (
 )
 from agentmsg.context import _media
 from agentmsg.context._tokenizers import TextCounter, counter
+from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.common import mime_of
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
@@ -299,6 +300,22 @@ def _last_user_turn(messages: Sequence[Msg]) -> int:
     return -1
 
 
+def provider_of(provider: Any, model: Any = None) -> Provider:
+    """The Provider of ``provider`` (a registry name or a Provider: KeyError for an unknown name), with ``model``
+    checked: a bad argument of the context functions is refused naming it (a ValidationError, rule ``type``),
+    not a bare AttributeError from deep inside."""
+    from agentmsg.providers import get
+
+    if model is not None and not isinstance(model, str):
+        raise ValidationError.single("/model", "type", f"model is a model name (a str) or None, not {model!r}")
+    found = get(provider)
+    if getattr(found, "spec", None) is None:
+        raise ValidationError.single(
+            "/provider", "type", f"provider is a registry name or a Provider, not {type(provider).__name__}"
+        )
+    return found
+
+
 def count_tokens(
     messages: Sequence[Msg],
     *,
@@ -314,10 +331,8 @@ def count_tokens(
     ``models``; OpenAI: cl100k for gpt-4 and gpt-3.5, the patch method for gpt-4.1-mini/-nano). ``tools``: the tool
     definitions, as ``format_request`` takes them. Returns a :class:`TokenCount` (per message, tools, framing, the
     method and its stated error). Raises KeyError for an unknown provider and :class:`~agentmsg.ValidationError` for
-    tools that are not definitions."""
-    from agentmsg.providers import get
-
-    spec = get(provider).spec
+    tools that are not definitions, and for a provider or model of the wrong type (naming it)."""
+    spec = provider_of(provider, model).spec
     profile = (spec.tokens or _GENERIC).for_model(model)
     text = counter(profile.vocab_for(model))
     t = _Tally(text, profile, model)

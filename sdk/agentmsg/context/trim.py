@@ -129,7 +129,13 @@ def _counts(counter: Counter, messages: Sequence[Msg]) -> tuple[list[int], int]:
     """(per-message counts, total) from a counter's answer."""
     found: Any = counter(messages)
     per: Any = getattr(found, "messages", found)
-    counts = [int(c) for c in per]
+    try:
+        counts = [int(c) for c in per]
+    except (TypeError, ValueError):  # (None, a NaN, a text: not counts)
+        raise ValueError(
+            "the counter gives each message's count (ints, or an object with messages and total), not"
+            f" {type(found).__name__} {per!r:.80}"
+        ) from None
     if len(counts) != len(messages):
         raise ValueError(f"the counter gave {len(counts)} counts for {len(messages)} messages")
     total = getattr(found, "total", None)
@@ -318,9 +324,11 @@ class _Trim:
             raise ValueError(f"budget is a number of tokens (an int >= 0), not {budget!r}")
         if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1:
             raise ValueError(f"keep_last is the number of latest units kept (an int >= 1), not {keep_last!r}")
-        from agentmsg.providers import get
+        if counter is not None and not callable(counter):
+            raise ValueError(f"counter is a function of the messages, not {counter!r}")
+        from agentmsg.context.count import provider_of
 
-        provider = get(provider)
+        provider = provider_of(provider, model)
         if counter is None:
             from agentmsg.context.count import count_tokens
 
@@ -428,6 +436,8 @@ class _Trim:
 
 
 def _strategy(strategy: str | None, summarize: Any) -> bool:
+    if summarize is not None and not callable(summarize):
+        raise ValueError(f"summarize is a function of the removed messages, not {summarize!r}")
     if strategy is None:
         return summarize is not None
     if strategy == "oldest":
