@@ -4,10 +4,13 @@ the estimate without it."""
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import os
 import subprocess
 import sys
 import textwrap
+import threading
+import types
 from types import SimpleNamespace
 from typing import Any
 
@@ -155,6 +158,59 @@ def test_without_a_tokenizer_package_the_count_is_a_character_estimate(monkeypat
         n = count_tokens(_conversation(), provider=provider)
         assert n.method == "estimate" and n.error is not None and n.error >= 0.5
         assert sum(n.messages) + n.tools + n.overhead == n.total
+
+
+def test_a_vocabulary_asked_for_by_two_threads_at_once_is_loaded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """functools.cache let two threads that count at once for the first time both load the vocabulary, each
+    inside its own warnings.catch_warnings (which, crossing, can leave one thread's filters on the process). The
+    second thread now waits for the first. Deterministic: a stand-in bpe_openai whose loading waits until the
+    second thread has either reached the loading too (two loads) or is waiting for the first."""
+    loads: list[str] = []
+    arrived = threading.Event()  # the second thread reached the loader, or the lock in front of it
+
+    def get_encoding(name: str) -> Any:
+        loads.append(threading.current_thread().name)
+        if threading.current_thread().name == "second":
+            arrived.set()
+        else:
+            second.start()
+            assert arrived.wait(60)  # (a bound for a broken run only: set as soon as the second thread gets there)
+        return SimpleNamespace(encode_ordinary=lambda text: list(text))
+
+    class Watched:
+        """The loading lock, saying when the second thread waits for it."""
+
+        def __init__(self, lock: Any) -> None:
+            self.lock = lock
+
+        def __enter__(self) -> None:
+            if threading.current_thread().name == "second":
+                arrived.set()
+            self.lock.__enter__()
+
+        def __exit__(self, *exc: object) -> None:
+            self.lock.__exit__(*exc)
+
+    fake = types.ModuleType("bpe_openai")
+    fake.__spec__ = importlib.machinery.ModuleSpec("bpe_openai", None)
+    fake.get_encoding = get_encoding  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "bpe_openai", fake)
+    monkeypatch.setattr(_tokenizers, "_LOADING", Watched(threading.Lock()), raising=False)
+    counted: dict[str, int] = {}
+
+    def count(who: str) -> None:
+        counted[who] = _tokenizers.counter("o200k_base").count("abc")
+
+    second = threading.Thread(target=count, args=("second",), name="second")
+    first = threading.Thread(target=count, args=("first",), name="first")
+    _tokenizers._bpe_openai.cache_clear()
+    try:
+        first.start()
+        first.join()
+        second.join()
+    finally:
+        _tokenizers._bpe_openai.cache_clear()  # (the real vocabulary for the next tests)
+    assert loads == ["first"] and counted == {"first": 3, "second": 3}
 
 
 @pytest.mark.parametrize("vocabulary", ["o200k_base", "cl100k_base"])

@@ -9,7 +9,8 @@ offline with the vocabulary its wheel ships, else an estimate from the text's ch
 - ``chars``: no tokenizer: about four bytes of ASCII text per token, one token per CJK character, two per other
   non-ASCII character (emoji, accents), measured against o200k on the corpus in ``tests/fixtures/context``.
 
-No vocabulary is loaded before a count asks for it, and each is loaded once per process.
+No vocabulary is loaded before a count asks for it, and each is loaded once per process, by one thread: the others
+wait for it (:data:`_LOADING`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import functools
 import importlib
 import importlib.util
 import re
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any, Final
@@ -124,7 +126,14 @@ _LOADERS: Final[dict[str, Callable[[], TextCounter | None]]] = {
 }
 
 
+#: held while a vocabulary is loaded: functools.cache does not keep two threads from loading the same one at once,
+#: which read it twice and, the two ``warnings.catch_warnings`` of the loader crossing, could leave the process's
+#: warning filters as the other thread had them (the loader's own "ignore" first)
+_LOADING: Final = threading.Lock()
+
+
 def counter(name: str) -> TextCounter:
     """The counter of a vocabulary, or :data:`CHARS` when its package is not installed."""
-    found = _LOADERS[name]()
+    with _LOADING:
+        found = _LOADERS[name]()
     return found if found is not None else CHARS
