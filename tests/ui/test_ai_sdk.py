@@ -356,6 +356,7 @@ def test_garbled_streams_never_break_the_encoder_or_the_ai_sdk_rules(seed: int) 
             calls.add(chunk["toolCallId"])
         elif kind.startswith("tool-output") or kind in ("tool-input-delta", "tool-input-available"):
             assert chunk["toolCallId"] in calls, (seed, chunk)
+    assert reader_refusals(chunks) == [], seed  # (a ``start`` naming another message resets the AI SDK's reader)
     reduce(ai_sdk.decode(chunks, strict=True))
 
 
@@ -497,3 +498,97 @@ def test_a_value_orjson_cannot_write_is_sent_as_javascript_writes_it(strict: boo
     deltas = [e["delta"] for e in events if e["type"] in ("TOOL_CALL_DELTA", "TOOL_RESULT_TEXT_DELTA")]
     assert deltas == [f"[{2**70}]", '{"text":"\\ud83d","n":18446744073709551616}']  # (a null errorText: no text)
     assert json.loads(deltas[1]) == {"text": "\ud83d", "n": 2**64}
+
+
+def reader_refusals(chunks: list[dict[str, Any]]) -> list[str]:
+    """What the AI SDK's ``readUIMessageStream`` refuses in ``chunks`` (its UIMessageStreamErrors): a ``start``
+    naming another message than the one it builds starts a new one, which has none of the earlier parts; a text
+    or reasoning chunk needs its part started in the message, a tool chunk its call."""
+    refused: list[str] = []
+    message_id = ""
+    parts: set[tuple[str, str]] = set()
+    calls: set[str] = set()
+    partial: set[str] = set()
+    for n, chunk in enumerate(chunks):
+        kind = chunk["type"]
+        if kind == "start":
+            if chunk.get("messageId") is not None and chunk["messageId"] != message_id:
+                message_id = chunk["messageId"]
+                parts, calls, partial = set(), set(), set()
+        elif kind.startswith(("text-", "reasoning-")):
+            key = (kind.split("-")[0], chunk["id"])
+            if kind.endswith("-start"):
+                parts.add(key)
+            elif key not in parts:
+                refused.append(f"{n}: {kind} of {chunk['id']!r}, no such part")
+            elif kind.endswith("-end"):
+                parts.discard(key)
+        elif kind == "tool-input-start":
+            calls.add(chunk["toolCallId"])
+            partial.add(chunk["toolCallId"])
+        elif kind == "tool-input-delta" and chunk["toolCallId"] not in partial:
+            refused.append(f"{n}: tool-input-delta of {chunk['toolCallId']!r}, no such call")
+        elif kind in ("tool-input-available", "tool-input-error"):
+            calls.add(chunk["toolCallId"])
+            partial.discard(chunk["toolCallId"])
+        elif kind.startswith("tool-output-") and chunk["toolCallId"] not in calls:
+            refused.append(f"{n}: {kind} of {chunk['toolCallId']!r}, no such call")
+    return refused
+
+
+def test_a_reply_after_a_cut_one_or_a_pause_is_a_message_the_ai_sdk_reads() -> None:
+    """A reply cut (no AGENT_END) and the next reply, with the same block and call ids, as a log of attempts has
+    them; then a reply paused for a confirmation and the next one giving its call's result. The AI SDK's reader
+    starts a new message at each ``start``: nothing of the earlier one is ended or continued after it (the cut
+    reply's parts were ended after the next ``start``, and its call's output sent in a message without it), and
+    the round trip keeps the messages."""
+
+    def event(n: int, kind: str, reply: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"{reply}-{n}", "createdAt": AT, "replyId": reply, **keys}
+
+    def attempt(reply: str, *, cut: bool) -> list[dict[str, Any]]:
+        events = [
+            event(0, "AGENT_START", reply),
+            event(1, "MODEL_CALL_START", reply),
+            event(2, "THINKING_BLOCK_START", reply, blockId="b0"),
+            event(3, "THINKING_BLOCK_DELTA", reply, blockId="b0", delta="hm"),
+            event(4, "TEXT_BLOCK_START", reply, blockId="b1"),
+            event(5, "TEXT_BLOCK_DELTA", reply, blockId="b1", delta=f"hi {reply}"),
+            event(6, "TOOL_CALL_START", reply, toolCallId="c1", toolCallName="f"),
+            event(7, "TOOL_CALL_DELTA", reply, toolCallId="c1", delta='{"a"'),
+        ]
+        if cut:
+            return events
+        return [
+            *events,
+            event(8, "TOOL_CALL_DELTA", reply, toolCallId="c1", delta=":1}"),
+            event(9, "TOOL_CALL_END", reply, toolCallId="c1"),
+            event(10, "TEXT_BLOCK_END", reply, blockId="b1"),
+            event(11, "THINKING_BLOCK_END", reply, blockId="b0"),
+            event(12, "MODEL_CALL_END", reply),
+            event(13, "REQUIRE_USER_CONFIRM", reply, toolCalls=[{"type": "tool_use", "id": "c1", "name": "f"}]),
+            event(14, "AGENT_END", reply),
+        ]
+
+    resumed = [
+        event(0, "AGENT_START", "r3"),
+        event(1, "TOOL_RESULT_START", "r3", toolCallId="c1", toolCallName="f"),
+        event(2, "TOOL_RESULT_TEXT_DELTA", "r3", toolCallId="c1", delta="ok"),
+        event(3, "TOOL_RESULT_END", "r3", toolCallId="c1", state="success"),
+        event(4, "AGENT_END", "r3"),
+    ]
+    events = [*attempt("r1", cut=True), *attempt("r2", cut=False), *resumed]
+    chunks = ai_sdk.encode(events)
+    for chunk in chunks:
+        check_chunk(chunk)
+    assert reader_refusals(chunks) == []
+    r2 = chunks[[c.get("messageId") for c in chunks].index("r2") :]
+    assert [c["type"] for c in r2 if c["type"] != ai_sdk.CARRIER][:4] == [
+        "start", "start-step", "reasoning-start", "reasoning-delta",
+    ]  # fmt: skip
+    back, _, _ = round_trip(events)
+    messages = reduce(events)[0]
+    assert reduce(back)[0] == messages
+    assert [(m["id"], m["metadata"].get("agentscope_generate_reason")) for m in messages] == [
+        ("r1", "INTERRUPTED"), ("r2", "PERMISSION_ASKING"), ("r3", None),
+    ]  # fmt: skip

@@ -133,6 +133,7 @@ class AiSdkEncoder:
         self._done = False
         self._implicit = False  # the open reply is an implicit one (no AGENT_START)
         self._message_id: str | None = None  # the UIMessage's id
+        self._reader_id = ""  # the UIMessage the AI SDK's reader builds (a ``start`` naming another resets it)
         self._window = DedupeWindow(DEFAULT_DEDUPE_WINDOW)  # the reducer's: a replayed event is not sent twice
 
     # -- notes and carrying ----------------------------------------------------------------------------------
@@ -215,6 +216,14 @@ class AiSdkEncoder:
     def close(self) -> list[dict[str, Any]]:
         """The end of the stream: what is still held (a tool result or data block never ended is carried whole,
         so that the decoder's reply is cut where this one was)."""
+        out = self._cut()
+        self._done = True
+        return out
+
+    def _cut(self) -> list[dict[str, Any]]:
+        """The open reply ends where it is (the stream ends, or another reply starts): what it still holds, and
+        for an implicit reply complete after its model calls its ``finish``. What it had open is forgotten: the
+        AI SDK's reader starts a new message at a ``start`` with another id, without the parts of this one."""
         out: list[dict[str, Any]] = []
         for events in [*self._results.values(), *self._data.values()]:
             for ev in events[1:]:  # (their STARTs were carried at their place)
@@ -227,7 +236,9 @@ class AiSdkEncoder:
             # (a carrier tells the decoder that this ``finish`` stands for no AGENT_END)
             out += [_UI_ONLY]
             out.append(self._finish_chunk())
-        self._done = True
+        self._text.clear()
+        self._reasoning.clear()
+        self._step_open = False
         return out
 
     def fail(self, message: str) -> list[dict[str, Any]]:
@@ -256,11 +267,20 @@ class AiSdkEncoder:
         start: dict[str, Any] = {"type": "start"}
         if ev.get("type") == "MODEL_CALL_START" and _is_plain_id(ev.get("replyId")):
             start["messageId"] = self._message_id = ev["replyId"]
+            self._new_message(ev["replyId"])
         self._implicit = True
         self._note("implicit", f"an implicit reply: its start is carried on a transient {CARRIER} chunk")
         if isinstance(ev.get("id"), str):  # it names the reply when nothing else does (docs/events.md rule 8)
             return [{"type": CARRIER, "data": {"uiOnly": True, "opener": ev["id"]}, "transient": True}, start]
         return [_UI_ONLY, start]
+
+    def _new_message(self, message_id: str) -> None:
+        """A ``start`` naming ``message_id``: the AI SDK's reader starts a new UIMessage when it names another than
+        the one it builds, and knows none of the earlier message's tool calls (a result of one is carried whole)."""
+        if message_id != self._reader_id:
+            self._reader_id = message_id
+            held = self._calls.keys() | self._results.keys()  # (still open: their chunks name them)
+            self._known_calls = {k: v for k, v in self._known_calls.items() if k in held}
 
     def _close_open_parts(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = [{"type": "text-end", "id": i} for i in self._text]
@@ -271,6 +291,9 @@ class AiSdkEncoder:
 
     # -- reply and model calls ---------------------------------------------------------------------------------
     def _agent_start(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        # a reply still open (cut, or implicit) ends here, as the reducer ends it: the new ``start`` resets the AI
+        # SDK's reader, so nothing of the old reply may be ended or continued after it
+        cut = self._cut() if self._started else []
         self._implicit = False
         self._reply = ev.get("replyId")
         self._started = True
@@ -281,6 +304,7 @@ class AiSdkEncoder:
         self._message_id = None
         if _is_plain_id(self._reply):
             start["messageId"] = self._message_id = self._reply
+            self._new_message(self._reply)
         # the reply's createdAt is the message's timestamp: carried too
         rest = {k: v for k, v in ev.items() if k not in ("type", "id", "replyId")}
         if not _is_plain_id(self._reply):
@@ -289,7 +313,7 @@ class AiSdkEncoder:
             if isinstance(ev.get("id"), str):  # the reply's fallback id is made of it (docs/events.md rule 8)
                 rest["id"] = ev["id"]
         self._note("rest:AGENT_START", f"AGENT_START {', '.join(sorted(rest))}: carried on a transient {CARRIER} chunk")
-        return [{"type": CARRIER, "data": {"rest": "AGENT_START", "fields": rest}, "transient": True}, start]
+        return [*cut, {"type": CARRIER, "data": {"rest": "AGENT_START", "fields": rest}, "transient": True}, start]
 
     def _agent_end(self, ev: dict[str, Any], index: int) -> list[dict[str, Any]]:
         if not self._started:  # no reply open: the reducer ignores it (rule order); carried as it is
