@@ -328,3 +328,23 @@ def test_a_subagents_result_is_not_the_runs() -> None:
     written, _ = encode([start, sub, end])
     assert written[1] == {"type": "CUSTOM", "name": agui.WRAPPED, "value": sub}
     assert "result" not in written[-1]
+
+
+def test_a_pause_naming_no_tool_call_gives_no_empty_interrupt_outcome() -> None:
+    """REQUIRE_USER_CONFIRM may name no tool call (its schema sets no minimum): AG-UI's interrupt outcome names one
+    at least (@ag-ui/core's schema refuses ``interrupts: []``), so RUN_FINISHED then has none; the event itself is
+    carried whole and round trips."""
+
+    def event(n: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{n}", "createdAt": AT, "replyId": "r", **keys}
+
+    events = [event(0, "AGENT_START"), event(1, "REQUIRE_USER_CONFIRM", toolCalls=[]), event(2, "AGENT_END")]
+    written, _ = encode(events)
+    (done,) = [e for e in written if e["type"] == "RUN_FINISHED"]
+    assert "outcome" not in done
+    back, _ = decode(written, strict=True)
+    assert back == events
+    confirm = {"type": "tool_use", "id": "c", "name": "rm", "input": {}}
+    events[1]["toolCalls"] = [confirm]
+    (done,) = [e for e in encode(events)[0] if e["type"] == "RUN_FINISHED"]
+    assert done["outcome"]["interrupts"] == [{"id": "c", "reason": "tool_call_confirmation", "toolCallId": "c"}]

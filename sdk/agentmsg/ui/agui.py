@@ -301,7 +301,8 @@ class AGUIEncoder:
                 {"id": str(c["id"]), "reason": "tool_call_confirmation", "toolCallId": run.ids.get(c["id"], c["id"])}
                 for c in calls
             ]
-            run.outcome = {"type": "interrupt", "interrupts": interrupts}
+            if interrupts:  # (AG-UI's interrupt outcome names one at least: a pause naming no call has none)
+                run.outcome = {"type": "interrupt", "interrupts": interrupts}
         elif kind == "REQUIRE_EXTERNAL_EXECUTION":
             ids = [c["id"] for c in e.get("toolCalls") or () if isinstance(c, Mapping) and _str(c.get("id"))]
             run.outcome = {"type": "success", "pendingToolCallIds": ids}
