@@ -599,3 +599,18 @@ def test_a_reply_ag_ui_client_built_reads_back_to_the_reduced_blocks() -> None:
     assert [m.role.value for m in got.messages] == ["ASSISTANT", "TOOL"]
     # the reasoning message opens the assistant message after it; what it held besides its text is in its block
     assert blocks[0]["metadata"]["ag_ui"] == {"metadata": run["messages"][0]["metadata"]}
+
+
+def test_a_tool_part_whose_tool_returned_nothing_reads_to_an_empty_result(tmp_path: Path) -> None:
+    """A tool that returns nothing (``undefined``) leaves its part in state ``output-available`` without ``output``
+    once useChat posts it (JSON.stringify drops the key); ``validateUIMessages`` accepts it, and so does
+    ``read_request``: the call and a ``success`` result with no output."""
+    part = {"type": "tool-notify", "toolCallId": "c", "state": "output-available", "input": {"to": "ops"}}
+    body = {"messages": [{"id": "a", "role": "assistant", "parts": [part, {"type": "text", "text": "Sent."}]}]}
+    if HAVE_NODE:
+        assert oracle(tmp_path, ai=[body])["ai"] == [[True, None]]
+    (message,) = dicts(ai_sdk.read_request(body).messages)
+    use, result, text = message["content"]
+    assert (use["type"], use["id"], use["name"], use["input"]) == ("tool_use", "c", "notify", {"to": "ops"})
+    assert (result["type"], result["id"], result["output"], result["state"]) == ("tool_result", "c", [], "success")
+    assert text == {"type": "text", "text": "Sent."}

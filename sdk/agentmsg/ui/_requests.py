@@ -363,9 +363,6 @@ def _tool_part(
         error = r.get(part, "errorText", where, str)
         if error is None:
             return
-    elif state == "output-available" and "output" not in part:
-        r.fail(where, "required", "'output' is required in state output-available")
-        return
     use: dict[str, Any] = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
     given = part.get("input")
     if isinstance(given, dict):
@@ -387,7 +384,9 @@ def _tool_part(
     if state in ("output-available", "output-error", "output-denied"):
         result: dict[str, Any] = {"type": "tool_result", "id": call_id, "name": name}
         if state == "output-available":
-            result["output"], result["state"] = _tool_output(part["output"]), "success"
+            # (no ``output``: the tool returned nothing, undefined, which JSON.stringify leaves out of the body)
+            output = _tool_output(part["output"]) if "output" in part else []
+            result["output"], result["state"] = output, "success"
         elif state == "output-error":
             result["output"], result["state"] = [{"type": "text", "text": part["errorText"]}], "error"
         else:
