@@ -592,3 +592,37 @@ def test_a_reply_after_a_cut_one_or_a_pause_is_a_message_the_ai_sdk_reads() -> N
     assert [(m["id"], m["metadata"].get("agentscope_generate_reason")) for m in messages] == [
         ("r1", "INTERRUPTED"), ("r2", "PERMISSION_ASKING"), ("r3", None),
     ]  # fmt: skip
+
+
+class Counted(str):
+    """A delta that counts the characters a ``+`` copies in front of it (``text + delta``): what joining deltas
+    one concatenation at a time costs, n²/2 characters over n deltas, where joining them once copies none."""
+
+    copied = 0
+
+    def __radd__(self, left: str) -> str:
+        Counted.copied += len(left)
+        return str.__add__(left, self)
+
+
+def test_long_tool_arguments_and_results_are_joined_in_linear_work() -> None:
+    """A tool call's argument deltas and a tool result's text deltas are joined once, not one ``+`` at a time:
+    4,000 deltas of 10 characters each copied 80 million characters before (quadratic: 2.3 s for 40,000 of 100)."""
+    n, piece = 4000, "0123456789"
+
+    def event(i: int, kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "createdAt": AT, "replyId": "r", **keys}
+
+    call = {"toolCallId": "c", "toolCallName": "f"}
+    events = [event(0, "AGENT_START"), event(1, "MODEL_CALL_START"), event(2, "TOOL_CALL_START", **call)]
+    events += [event(3 + i, "TOOL_CALL_DELTA", **call, delta=Counted(piece)) for i in range(n)]
+    events += [event(n + 3, "TOOL_CALL_END", **call), event(n + 4, "TOOL_RESULT_START", **call)]
+    events += [event(n + 5 + i, "TOOL_RESULT_TEXT_DELTA", **call, delta=Counted(piece)) for i in range(n)]
+    events += [event(2 * n + 5, "TOOL_RESULT_END", **call, state="success"), event(2 * n + 6, "AGENT_END")]
+    Counted.copied = 0
+    chunks = ai_sdk.encode(events)
+    assert Counted.copied <= 2 * n * len(piece)
+    (error,) = [c for c in chunks if c["type"] == "tool-input-error"]
+    assert error["input"] == piece * n
+    (output,) = [c for c in chunks if c["type"] == "tool-output-available"]
+    assert output["output"] == piece * n

@@ -461,7 +461,8 @@ class AiSdkEncoder:
         """A new call and its ``tool-input-start`` (held while its name is a placeholder: then [])."""
         name = ev.get("toolCallName")
         name = name if isinstance(name, str) else "__pending__"
-        call = {"name": name, "text": "", "held": [], "end": None, "reply": ev.get("replyId", self._reply)}
+        # (its argument deltas, "text", are joined once, when the call is finished)
+        call = {"name": name, "text": [], "held": [], "end": None, "reply": ev.get("replyId", self._reply)}
         self._calls[call_id] = call
         self._known_calls[call_id] = name
         chunk = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
@@ -506,7 +507,8 @@ class AiSdkEncoder:
             keep.append("input")
             chunk = {"type": "tool-input-available", "toolCallId": call_id, "toolName": name, "input": given}
         else:  # no arguments at all are {} to the reducer, not an error
-            parsed, error = _parse_arguments(call["text"]) if call["text"] else ({}, None)
+            text = "".join(call["text"])
+            parsed, error = _parse_arguments(text) if text else ({}, None)
             if error is None:
                 chunk = {"type": "tool-input-available", "toolCallId": call_id, "toolName": name, "input": parsed}
             else:
@@ -514,7 +516,7 @@ class AiSdkEncoder:
                     "type": "tool-input-error",
                     "toolCallId": call_id,
                     "toolName": name,
-                    "input": call["text"],
+                    "input": text,
                     "errorText": error,
                 }
         if not end:  # the model call or the reply ended it (the reducer ends it there too)
@@ -556,7 +558,7 @@ class AiSdkEncoder:
             out += chunks
         else:
             out += self._name_call(call, call_id, name)
-        call["text"] += text
+        call["text"].append(text)
         chunk = {"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": text}
         held = self._held(call, ev, [chunk])
         if held is not None:
@@ -686,17 +688,21 @@ def _result_output(deltas: list[dict[str, Any]]) -> tuple[Any, bool]:
     the blocks; and whether the decoder gets the same message back from it (one text delta of that text)."""
     plain = {*_ENVELOPE, "replyId", "toolCallId", "toolCallName", "delta"}
     blocks: list[Any] = []
-    joining = False
+    texts: list[tuple[dict[str, Any], list[str]]] = []  # the text blocks joined and their deltas (joined once)
+    joining: list[str] | None = None
     for d in deltas:
         if d["type"] == "TOOL_RESULT_TEXT_DELTA" and isinstance(d.get("delta"), str):
-            if joining:
-                blocks[-1]["text"] += d["delta"]
+            if joining is not None:
+                joining.append(d["delta"])
             else:
-                blocks.append({"type": "text", "text": d["delta"]})
-                joining = True
+                joining = [d["delta"]]
+                blocks.append({"type": "text", "text": ""})
+                texts.append((blocks[-1], joining))
         else:
             blocks.append(d.get("data"))
-            joining = False
+            joining = None
+    for block, pieces in texts:
+        block["text"] = "".join(pieces)
     if not blocks:
         return "", True
     if len(blocks) == 1 and isinstance(blocks[0], dict) and blocks[0].get("type") == "text" and blocks[0]["text"]:
