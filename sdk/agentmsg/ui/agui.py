@@ -763,6 +763,7 @@ class AGUIDecoder:
         self._reasoning: dict[str, Any] = {}  # open reasoning messages: messageId -> blockId
         self._calls: dict[str, str] = {}  # open tool calls: toolCallId -> name
         self._known_calls: dict[str, dict[str, Any]] = {}  # this run's tool calls: id -> {id, name, input text}
+        self._args: dict[str, list[str]] = {}  # the open calls' argument deltas (joined once, at their end)
         self._signatures: dict[str, str] = {}  # tool-call encrypted values before the call's start
         self._chunk: tuple[str, str] | None = None  # the message a *_CHUNK opened: (kind, id)
         self._thinking: str | None = None  # the legacy THINKING_TEXT_MESSAGE's id
@@ -927,6 +928,7 @@ class AGUIDecoder:
         meta = e.get("metadata")
         self._ours = self._carry is not None or (isinstance(meta, Mapping) and IMPLICIT in meta)
         self._known_calls.clear()
+        self._args.clear()
         fields: dict[str, Any] = {"replyId": e["runId"]}
         if e["threadId"] != e["runId"]:
             fields["sessionId"] = e["threadId"]
@@ -1155,9 +1157,8 @@ class AGUIDecoder:
         if call not in self._calls:
             self._problem("/toolCallId", "order", f"TOOL_CALL_ARGS of {call[:40]!r}, not started: ignored")
             return []
-        known = self._known_calls.get(call)
-        if known is not None:
-            known["_text"] = known.get("_text", "") + e["delta"]
+        if call in self._known_calls:
+            self._args.setdefault(call, []).append(e["delta"])
         return [self._ev("TOOL_CALL_DELTA", replyId=self._reply(), toolCallId=call, delta=e["delta"])]
 
     def _tool_end(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -1167,9 +1168,10 @@ class AGUIDecoder:
             return []
         del self._calls[call]
         known = self._known_calls.get(call)
+        args = self._args.pop(call, ())
         if known is not None:
             try:
-                parsed = orjson.loads(known.pop("_text", "") or "{}")
+                parsed = orjson.loads("".join(args) or "{}")
             except orjson.JSONDecodeError:
                 parsed = None
             if isinstance(parsed, dict):

@@ -230,6 +230,7 @@ export class AGUIDecoder {
   #reasoning = new Map<string, Json>();
   #calls = new Map<string, string>();
   #knownCalls = new Map<string, Obj>();
+  #args = new Map<string, string>(); // the open calls' argument text (never a key of the call's tool_use block)
   #signatures = new Map<string, string>();
   #chunk: [string, string] | null = null;
   #thinking: string | null = null;
@@ -446,6 +447,7 @@ export class AGUIDecoder {
     const meta = e.metadata;
     this.#ours = this.#carry !== null || (isObj(meta) && has(meta, IMPLICIT));
     this.#knownCalls.clear();
+    this.#args.clear();
     const fields: Obj = { replyId: e.runId };
     if (e.threadId !== e.runId) fields.sessionId = e.threadId;
     out.push(this.#ev("AGENT_START", true, fields));
@@ -698,8 +700,7 @@ export class AGUIDecoder {
       this.#problem("/toolCallId", "order", `TOOL_CALL_ARGS of ${JSON.stringify(call.slice(0, 40))}, not started: ignored`);
       return [];
     }
-    const known = this.#knownCalls.get(call);
-    if (known !== undefined) known._text = (known._text ?? "") + e.delta;
+    if (this.#knownCalls.has(call)) this.#args.set(call, (this.#args.get(call) ?? "") + e.delta);
     return [this.#ev("TOOL_CALL_DELTA", true, { replyId: this.#reply(), toolCallId: call, delta: e.delta })];
   }
 
@@ -711,9 +712,10 @@ export class AGUIDecoder {
     }
     this.#calls.delete(call);
     const known = this.#knownCalls.get(call);
+    const args = this.#args.get(call) ?? "";
+    this.#args.delete(call);
     if (known !== undefined) {
-      const text = known._text || "{}";
-      delete known._text;
+      const text = args || "{}";
       // (read as Python's orjson reads it: a number beyond a double or a lone surrogate escape is no JSON there)
       const parsed = readEventJson(text) as Json | undefined;
       if (isObj(parsed)) known.input = parsed;
