@@ -131,6 +131,34 @@ FOREIGN: list[list[Any]] = [
         {"type": "CUSTOM", "name": "late", "value": {}, "timestamp": -62135596800000},
         {"type": "CUSTOM", "name": "late", "value": {}, "timestamp": -62135596800000 + 999 * 31_557_600_000},
     ],
+    # runs that end with calls still open: the run's end ends them, with the input their arguments say
+    [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TOOL_CALL_START", "toolCallId": "k1", "toolCallName": "f"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "k1", "delta": '{"a":'},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "k1", "delta": "1}"},
+        {"type": "TOOL_CALL_START", "toolCallId": "k2", "toolCallName": "g"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "k2", "delta": '{"b"'},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r",
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [{"id": "i1", "toolCallId": "k1"}, {"id": "i2", "toolCallId": "k2"}],
+            },
+        },
+        {"type": "TOOL_CALL_END", "toolCallId": "k1"},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"},
+        {"type": "TOOL_CALL_START", "toolCallId": "p1", "toolCallName": "g"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "p1", "delta": '{"c":[1]}'},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r2",
+            "outcome": {"type": "success", "pendingToolCallIds": ["p1"]},
+        },
+    ],
 ]
 
 

@@ -5,6 +5,7 @@ message they describe; bad AG-UI input is a note with pointer and rule, or the e
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import orjson
@@ -379,7 +380,9 @@ def test_long_tool_arguments_are_joined_in_linear_work() -> None:
 
 def test_a_call_interrupted_before_its_end_has_no_key_of_the_decoder_s_own() -> None:
     """RUN_FINISHED interrupting a call whose arguments streamed and that never ended: the REQUIRE_USER_CONFIRM
-    names the call as a tool_use block, without the argument text the decoder gathers (it had a ``_text`` key)."""
+    names the call as a tool_use block, without the argument text the decoder gathers (it had a ``_text`` key),
+    and with the input those arguments say, as the reduced message has it (the run's end ends the call: it was
+    ``{}``, the arguments read only at a TOOL_CALL_END of its own). What was handed out stays as it was."""
     stream: list[dict[str, Any]] = [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
         {"type": "TOOL_CALL_START", "toolCallId": "k1", "toolCallName": "f"},
@@ -391,8 +394,12 @@ def test_a_call_interrupted_before_its_end_has_no_key_of_the_decoder_s_own() -> 
             "outcome": {"type": "interrupt", "interrupts": [{"id": "i", "toolCallId": "k1"}]},
         },
     ]
-    events, _ = decode(stream)
+    events, decoder = decode(stream)
     (confirm,) = [e for e in events if e["type"] == "REQUIRE_USER_CONFIRM"]
-    assert confirm["toolCalls"] == [{"type": "tool_use", "id": "k1", "name": "f", "input": {}}]
+    assert confirm["toolCalls"] == [{"type": "tool_use", "id": "k1", "name": "f", "input": {"a": 1}}]
     ((call,),) = [m["content"] for m in messages(events)]
     assert (call["input"], call["state"]) == ({"a": 1}, "asking")
+    handed = copy.deepcopy(events)
+    decoder.feed({"type": "TOOL_CALL_END", "toolCallId": "k1"})  # (late: not open, ignored)
+    decoder.feed({"type": "RUN_STARTED", "threadId": "t", "runId": "r2"})
+    assert events == handed

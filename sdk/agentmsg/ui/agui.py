@@ -909,6 +909,7 @@ class AGUIDecoder:
         for block in self._reasoning.values():
             out.append(self._ev("THINKING_BLOCK_END", False, replyId=self._reply(), blockId=block))
         for call in self._calls:
+            self._take_arguments(call)  # (ended here: its input is what its arguments say, as at its own end)
             out.append(self._ev("TOOL_CALL_END", False, replyId=self._reply(), toolCallId=call))
         self._texts.clear()
         self._reasoning.clear()
@@ -977,7 +978,7 @@ class AGUIDecoder:
                     wanted = item.get("toolCallId") if isinstance(item, Mapping) else None
                     call = self._known_calls.get(wanted) if isinstance(wanted, str) else None
                     if call is not None:
-                        calls.append(call)
+                        calls.append(dict(call))  # (a copy: the event handed out never changes with the decoder)
                     else:
                         self._say_once("interrupt", "RUN_FINISHED interrupts without a known tool call: left out")
                 if calls:
@@ -985,7 +986,8 @@ class AGUIDecoder:
             elif outcome.get("type") == "cancelled":
                 out.append(self._ev("REQUEST_STOP", False, generateReason="INTERRUPTED", reason="cancelled"))
             elif isinstance(outcome.get("pendingToolCallIds"), list):
-                calls = [self._known_calls[i] for i in outcome["pendingToolCallIds"] if i in self._known_calls]
+                known = self._known_calls
+                calls = [dict(known[i]) for i in outcome["pendingToolCallIds"] if isinstance(i, str) and i in known]
                 if calls:
                     out.append(self._ev("REQUIRE_EXTERNAL_EXECUTION", False, replyId=reply, toolCalls=calls))
         return out
@@ -1167,6 +1169,12 @@ class AGUIDecoder:
             self._problem("/toolCallId", "order", f"TOOL_CALL_END of {call[:40]!r}, not open: ignored")
             return []
         del self._calls[call]
+        self._take_arguments(call)
+        return [self._ev("TOOL_CALL_END", replyId=self._reply(), toolCallId=call)]
+
+    def _take_arguments(self, call: str) -> None:
+        """A call of this run ends (its TOOL_CALL_END, or the run's end while it is open): its argument deltas,
+        joined, are its input when they make a JSON object (the reducer reads them so)."""
         known = self._known_calls.get(call)
         args = self._args.pop(call, ())
         if known is not None:
@@ -1176,7 +1184,6 @@ class AGUIDecoder:
                 parsed = None
             if isinstance(parsed, dict):
                 known["input"] = parsed
-        return [self._ev("TOOL_CALL_END", replyId=self._reply(), toolCallId=call)]
 
     def _tool_chunk(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         call = e.get("toolCallId")

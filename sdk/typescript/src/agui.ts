@@ -423,7 +423,10 @@ export class AGUIDecoder {
     }
     for (const block of this.#texts.values()) out.push(this.#ev("TEXT_BLOCK_END", false, { replyId: this.#reply(), blockId: block }));
     for (const block of this.#reasoning.values()) out.push(this.#ev("THINKING_BLOCK_END", false, { replyId: this.#reply(), blockId: block }));
-    for (const call of this.#calls.keys()) out.push(this.#ev("TOOL_CALL_END", false, { replyId: this.#reply(), toolCallId: call }));
+    for (const call of this.#calls.keys()) {
+      this.#takeArguments(call); // (ended here: its input is what its arguments say, as at its own end)
+      out.push(this.#ev("TOOL_CALL_END", false, { replyId: this.#reply(), toolCallId: call }));
+    }
     this.#texts.clear();
     this.#reasoning.clear();
     this.#calls.clear();
@@ -492,14 +495,14 @@ export class AGUIDecoder {
         for (const item of Array.isArray(outcome.interrupts) ? outcome.interrupts : []) {
           const wanted = isObj(item) ? item.toolCallId : undefined;
           const call = typeof wanted === "string" ? this.#knownCalls.get(wanted) : undefined;
-          if (call !== undefined) calls.push(call);
+          if (call !== undefined) calls.push({ ...call }); // (a copy: the event handed out never changes with the decoder)
           else this.#sayOnce("interrupt", "RUN_FINISHED interrupts without a known tool call: left out");
         }
         if (calls.length) out.push(this.#ev("REQUIRE_USER_CONFIRM", false, { replyId: reply, toolCalls: calls }));
       } else if (outcome.type === "cancelled") {
         out.push(this.#ev("REQUEST_STOP", false, { generateReason: "INTERRUPTED", reason: "cancelled" }));
       } else if (Array.isArray(outcome.pendingToolCallIds)) {
-        const calls = outcome.pendingToolCallIds.filter((i: Json) => typeof i === "string" && this.#knownCalls.has(i)).map((i: string) => this.#knownCalls.get(i)!);
+        const calls = outcome.pendingToolCallIds.filter((i: Json) => typeof i === "string" && this.#knownCalls.has(i)).map((i: string) => ({ ...this.#knownCalls.get(i)! }));
         if (calls.length) out.push(this.#ev("REQUIRE_EXTERNAL_EXECUTION", false, { replyId: reply, toolCalls: calls }));
       }
     }
@@ -711,6 +714,13 @@ export class AGUIDecoder {
       return [];
     }
     this.#calls.delete(call);
+    this.#takeArguments(call);
+    return [this.#ev("TOOL_CALL_END", true, { replyId: this.#reply(), toolCallId: call })];
+  }
+
+  /** A call of this run ends (its TOOL_CALL_END, or the run's end while it is open): its argument text is its
+   * input when it makes a JSON object (the reducer reads it so). */
+  #takeArguments(call: string): void {
     const known = this.#knownCalls.get(call);
     const args = this.#args.get(call) ?? "";
     this.#args.delete(call);
@@ -720,7 +730,6 @@ export class AGUIDecoder {
       const parsed = readEventJson(text) as Json | undefined;
       if (isObj(parsed)) known.input = parsed;
     }
-    return [this.#ev("TOOL_CALL_END", true, { replyId: this.#reply(), toolCallId: call })];
   }
 
   #toolChunk(e: Obj): Obj[] {
