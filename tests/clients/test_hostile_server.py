@@ -217,6 +217,26 @@ def test_a_header_value_http_cannot_carry_is_said_without_it(value: str) -> None
         assert server.requests == []
 
 
+@pytest.mark.parametrize("name", ["Cl\xe9", "X Token", "X-A\r\nX-Injected", "", 1])
+def test_a_header_name_http_cannot_carry_is_a_bad_request(name: Any) -> None:
+    """headers= with a non-ASCII name raised a bare UnicodeEncodeError (sync and async), a name that is no
+    string an AttributeError, and a name with a space or a line break reached h11, refused as a bad header
+    value: none said which header was wrong. Now a BadRequestError saying the name is none; nothing sent."""
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply.json({"error": {"message": "x"}}, status=400))
+        kw: dict[str, Any] = {"base_url": server.url, "api_key": "k", "model": "m", "headers": {name: "v"}}
+        with pytest.raises(BadRequestError, match="no HTTP header name") as info:
+            Client("openai", **kw).call(CONVO)
+        assert info.value.__cause__ is None and info.value.__context__ is None
+
+        async def run() -> None:
+            await AsyncClient("openai", **kw).call(CONVO)
+
+        with pytest.raises(BadRequestError, match="no HTTP header name"):
+            asyncio.run(run())
+        assert server.requests == []
+
+
 # ---- redirects are not followed -----------------------------------------------------------------------------
 
 

@@ -6,6 +6,7 @@ here."""
 from __future__ import annotations
 
 import os
+import re
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
@@ -79,6 +80,9 @@ def request_url(base_url: str, request: FormattedRequest, model: str | None) -> 
     return f"{base.rstrip('/')}{path}?{'&'.join(q for q in (base_query, path_query) if q)}"
 
 
+#: An HTTP header name (RFC 9110 5.1: a token)
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
 #: The content encodings a request accepts: those the client inflates a bounded piece at a time
 ACCEPT_ENCODING: Final = "gzip, deflate"
 
@@ -90,8 +94,8 @@ def request_headers(
     the client inflates in bounded pieces (:data:`ACCEPT_ENCODING`), the spec's headers,
     the request's own, the API key as the spec sends it, then ``extra`` (the caller's ``headers=``). Each layer
     replaces a header of the one before, whatever the case of its name. Raises :class:`AuthenticationError`
-    for a missing key or one no header can carry, :class:`BadRequestError` for an extra value no header can
-    carry; neither quotes the value."""
+    for a missing key or one no header can carry, :class:`BadRequestError` for an extra name or value no header
+    can carry; neither quotes the value."""
     provider = spec.name
     if not api_key:
         raise AuthenticationError(f"no API key: pass api_key= or set {' or '.join(spec.env)}", provider=provider)
@@ -121,6 +125,14 @@ def request_headers(
     else:
         h[spec.auth.lower()] = api_key
     for name, value in extra.items():
+        if not (isinstance(name, str) and _HEADER_NAME.fullmatch(name)):
+            # httpx would raise UnicodeEncodeError (a non-ASCII name), h11 refuse it as a bad value (a space, a
+            # line break), or .lower() fail (no string): none said which header was wrong.
+            raise BadRequestError(
+                f"headers={{{name!r}: ...}}: the name is no HTTP header name (a token of ASCII letters, digits"
+                " and !#$%&'*+-.^_`|~): nothing was sent",
+                provider=provider,
+            )
         if not (isinstance(value, str) and value.isascii() and value.isprintable() and value == value.strip()):
             # httpx would raise UnicodeEncodeError (its repr quotes the value: a key, maybe) or h11 refuse it.
             raise BadRequestError(

@@ -334,7 +334,7 @@ def credentials(api_key: str | None, headers: Mapping[str, str], url: str) -> li
     query parameters named in :data:`CREDENTIAL_QUERY`."""
     found = [api_key] if api_key else []
     for name, value in headers.items():
-        if name.lower() in CREDENTIAL_HEADERS and isinstance(value, str) and value.strip():
+        if isinstance(name, str) and name.lower() in CREDENTIAL_HEADERS and isinstance(value, str) and value.strip():
             found.append(value.strip())
             scheme, _, token = value.strip().partition(" ")
             if token.strip() and scheme.isalpha():
