@@ -6,6 +6,7 @@ that echoes what it was sent, as sent, URL-encoded or JSON-escaped."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import http.server
 import json
 import threading
@@ -289,6 +290,33 @@ def test_a_key_in_headers_or_the_base_urls_query_is_redacted_too(serve: Callable
     with pytest.raises(ValueError, match="is not an http") as vinfo:
         Client("openai", base_url=f"ftp://h/?key={query_key}", api_key="k")
     assert_hidden(query_key, str(vinfo.value))
+
+
+def test_a_password_in_the_base_urls_userinfo_is_redacted_too(serve: Callable[[Echo], EchoServer]) -> None:
+    """A base URL with a user and password (a proxy's basic auth: httpx sends them as ``Authorization: Basic``)
+    showed the password in the client's repr, the request's and the error of a server that echoes its
+    headers or path; the basic token too. Now they are redacted as the API key is, sync and async."""
+    server = serve(as_text(401))
+    password = "pw/Secret+4242"  # (quoted in the URL, sent unquoted)
+    basic = base64.b64encode(f"alice:{password}".encode()).decode()
+    url = server.url.replace("http://", f"http://alice:{urllib.parse.quote(password, safe='')}@")
+    client = Client("anthropic", base_url=url, api_key="k-anthropic-1", model="m")
+    with pytest.raises(AuthenticationError) as info:
+        client.call(CONVO)
+    out = client._outgoing(client.format(CONVO, stream=False))
+    texts = (shown(info.value), repr(client), repr(out))
+    assert basic in info.value.body or "[redacted]" in info.value.body  # (the server did echo the header)
+    for secret in (password, basic, "k-anthropic-1"):
+        assert_hidden(secret, *texts)
+    assert "alice" in repr(client)
+
+    async def run() -> BaseException:
+        with pytest.raises(AuthenticationError) as ainfo:
+            await AsyncClient("anthropic", base_url=url, api_key="k-anthropic-1", model="m").call(CONVO)
+        return ainfo.value
+
+    assert_hidden(password, shown(asyncio.run(run())))
+    assert_hidden(basic, shown(asyncio.run(run())))
 
 
 @pytest.mark.parametrize("key", KEYS.values(), ids=list(KEYS))

@@ -41,9 +41,20 @@ __all__ = ["DEFAULT_TIMEOUT", "BaseClient", "Outgoing", "request_headers", "requ
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 
 
+#: Where a URL's authority ends (after ``scheme://``)
+_AUTHORITY_END = re.compile(r"[/?#]")
+
+
 def shown_url(url: str) -> str:
-    """A URL as the SDK shows it (a repr, an error): the values of its credential query parameters
-    (:data:`~agentmsg.clients._errors.CREDENTIAL_QUERY`, ``?key=`` say) redacted."""
+    """A URL as the SDK shows it (a repr, an error): the password of its userinfo (``user:password@``) and the
+    values of its credential query parameters (:data:`~agentmsg.clients._errors.CREDENTIAL_QUERY`, ``?key=``
+    say) redacted."""
+    scheme, sep, rest = url.partition("://")
+    end = _AUTHORITY_END.search(rest)
+    authority, after = (rest[: end.start()], rest[end.start() :]) if end else (rest, "")
+    userinfo, at, host = authority.rpartition("@")
+    if sep and at and ":" in userinfo:
+        url = f"{scheme}://{userinfo.partition(':')[0]}:{REDACTED}@{host}{after}"
     base, sep, query = url.partition("?")
     if not sep:
         return url

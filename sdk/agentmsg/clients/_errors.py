@@ -8,6 +8,7 @@ they refuse a streaming request.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import urllib.parse
@@ -330,8 +331,9 @@ _PERCENT = re.compile(r"%[0-9A-F]{2}")
 
 def credentials(api_key: str | None, headers: Mapping[str, str], url: str) -> list[str]:
     """The credentials a client sends: its API key, the values of its ``headers`` named in
-    :data:`CREDENTIAL_HEADERS` (and the token after a scheme, ``Bearer ...``), the values of its base URL's
-    query parameters named in :data:`CREDENTIAL_QUERY`."""
+    :data:`CREDENTIAL_HEADERS` (and the token after a scheme, ``Bearer ...``), the password of its base URL's
+    userinfo (and the basic auth token httpx makes of it), the values of its base URL's query parameters named
+    in :data:`CREDENTIAL_QUERY`."""
     found = [api_key] if api_key else []
     for name, value in headers.items():
         if isinstance(name, str) and name.lower() in CREDENTIAL_HEADERS and isinstance(value, str) and value.strip():
@@ -339,6 +341,15 @@ def credentials(api_key: str | None, headers: Mapping[str, str], url: str) -> li
             scheme, _, token = value.strip().partition(" ")
             if token.strip() and scheme.isalpha():
                 found.append(token.strip())
+    try:
+        parts = urllib.parse.urlsplit(url)
+        user, password = parts.username, parts.password
+    except ValueError:  # (a URL urllib cannot split: no userinfo read)
+        user = password = None
+    if password:  # (httpx sends the userinfo as basic auth: the password, unquoted, and the token)
+        plain = urllib.parse.unquote(password)
+        found += [password, plain]
+        found.append(base64.b64encode(f"{urllib.parse.unquote(user or '')}:{plain}".encode()).decode())
     _, _, query = url.partition("?")
     for name, value in urllib.parse.parse_qsl(query, keep_blank_values=False):
         if name.lower() in CREDENTIAL_QUERY and value:
