@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -43,6 +42,7 @@ from agentmsg.context._tokenizers import TextCounter, counter
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.common import mime_of
+from agentmsg.providers._request.context import json_text
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
 from agentmsg.providers.spec import TokenProfile
 
@@ -196,10 +196,8 @@ def _decoded(source: Any) -> bytes | None:
 def _dumps(value: Any) -> str:
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        # (an integer beyond 64 bits, which orjson does not write: JSON has no such limit, and a tool's schema may
-        # hold one, a bound say, which format_request sends)
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except TypeError:  # (an integer beyond 64 bits, which a tool's schema may hold and format_request sends)
+        return json_text(value)
 
 
 def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool) -> int:

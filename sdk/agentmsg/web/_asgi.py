@@ -326,8 +326,10 @@ class EventEndpoint:
                 assert self._sync is not None
                 # Never more than a buffer holds: the client that asked must still find them. A translated buffer
                 # gets one or more frames of each event, so the batch also ends before the frames of one more event
-                # (as many, and as many bytes, as the most one has given in the batch) would push its first frames
-                # out of the last ``replay`` events or ``replay_bytes`` bytes.
+                # (as many as the most one has given in the batch) would push its first frames out of the last
+                # ``replay`` events. In bytes, the batch's frames are held while it is read (``_Buffer.hold``: an
+                # event larger than those before it is seen only once added), and the batch ends once one more
+                # event like its largest would pass ``replay_bytes``: at most about one event over the bound.
                 replay, most_bytes = self._replay, self._replay_bytes
                 buffers = [self._base, *self._translated.values()] if replay or most_bytes else []
                 start = [(b.count, b.pushed) for b in buffers]
