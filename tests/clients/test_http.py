@@ -213,6 +213,59 @@ def test_auth_and_bad_request_not_retried(server: ReplayServer) -> None:
     assert len(server.requests) == 2
 
 
+@pytest.mark.parametrize("read_first", [False, True])
+def test_a_callers_raise_for_status_hook_is_judged_by_the_status(server: ReplayServer, read_first: bool) -> None:
+    """An ``http_client`` whose response hook calls ``raise_for_status()`` (a common httpx set-up): its
+    HTTPStatusError was taken for a failed connection, so a 401 was retried twice and raised APIConnectionError
+    ("connection failed: Client error '401 Unauthorized'"). Now the status is judged as without the hook: a 401
+    is not retried, a 429 or a 500 is, and the error carries the body when the hook read it (httpx closes the
+    response when a hook raises), or says that it was closed unread."""
+    import httpx
+
+    def hook(response: httpx.Response) -> None:
+        if read_first:
+            response.read()
+        response.raise_for_status()
+
+    async def ahook(response: httpx.Response) -> None:
+        if read_first:
+            await response.aread()
+        response.raise_for_status()
+
+    def ours(**kw: Any) -> Any:
+        return httpx.Client(event_hooks={"response": [hook]}, **kw)
+
+    refused = Reply.json({"error": {"message": "Incorrect API key provided"}}, status=401)
+    busy = Reply.json({"error": {"message": "Rate limit reached"}}, status=429)
+    said = "Incorrect API key provided" if read_first else "the http_client's response hook closed it unread"
+    for how in ("call", "stream", "async"):
+        server.requests.clear()
+        server.add("/chat/completions", refused)
+        with pytest.raises(AuthenticationError, match=said) as info:
+            if how == "call":
+                client(server, http_client=ours()).call(CONVO)
+            elif how == "stream":
+                with client(server, http_client=ours()).stream(CONVO) as stream:
+                    list(stream)
+            else:
+
+                async def run() -> None:
+                    http = httpx.AsyncClient(event_hooks={"response": [ahook]})
+                    kw = {"max_retries": 2, "backoff": 0.01, "timeout": 5.0, "http_client": http}
+                    async with AsyncClient("openai", base_url=server.url, api_key="sk-test", model="gpt-4o", **kw) as c:
+                        await c.call(CONVO)
+
+                asyncio.run(run())
+        assert info.value.status_code == 401, how
+        assert len(server.requests) == 1, how  # (not retried)
+    server.requests.clear()
+    server.add("/chat/completions", busy, Reply(body=TEXT_SSE, sse=True))  # a 429 is retried, as always
+    with client(server, http_client=ours()).stream(CONVO) as stream:
+        list(stream)
+    assert stream.message is not None and content(stream.message) == content(expected(TEXT_SSE))
+    assert len(server.requests) == 2
+
+
 def test_api_key_from_environment(server: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
     server.add("/chat/completions", Reply(body=TEXT_SSE, sse=True))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")

@@ -17,6 +17,7 @@ import httpx
 from agentmsg import Msg, providers
 from agentmsg.clients._errors import (
     CREDENTIAL_QUERY,
+    ERROR_BODY_MAX,
     REDACTED,
     AuthenticationError,
     BadRequestError,
@@ -300,6 +301,17 @@ class BaseClient:
         if delay is None:
             raise no_response(self.provider, exc) from exc
         return delay
+
+    def _hook_refused(self, policy: RetryPolicy, attempt: int, exc: httpx.HTTPStatusError) -> float:
+        """:meth:`_refused` for a response a caller's ``http_client`` event hook refused (``raise_for_status()``):
+        judged by its status as if no hook had run, not retried as a failed connection. httpx closed the response:
+        its body is what the hook read of it (``response.read()`` first), else none."""
+        response = exc.response
+        try:
+            body, broke = response.content[:ERROR_BODY_MAX], None
+        except httpx.ResponseNotRead:
+            body, broke = b"", "the http_client's response hook closed it unread"
+        return self._refused(policy, attempt, response, body, broke)
 
     def _refused(
         self, policy: RetryPolicy, attempt: int, response: httpx.Response, body: bytes, broke: str | None = None
