@@ -330,6 +330,26 @@ def test_the_strategy_and_the_arguments_are_checked() -> None:
 
         with pytest.raises(ValueError, match="the counter gives each message's count"):
             trim(msgs, 100, provider="openai", counter=counter)
+    # (a negative count was taken: a message "giving back" tokens, kept or removed against the budget)
+    for answer, said in (
+        ([-5] * len(msgs), "negative count [(]-5 for message 0[)]"),
+        (_Counts([1] * len(msgs), -1), "negative count [(]-1 for the total[)]"),
+        (_Counts([1] * len(msgs), "x"), "the counter's total is a count"),
+    ):
+
+        def counter(messages: Sequence[Msg], answer: Any = answer) -> Any:
+            return answer if len(messages) == len(msgs) else [1] * len(messages)
+
+        with pytest.raises(ValueError, match=said):
+            trim(msgs, 100, provider="openai", counter=counter)
+
+
+@attrs.define
+class _Counts:
+    """A counter's answer with a total (as count_tokens gives)."""
+
+    messages: list[int]
+    total: Any
 
 
 def test_the_counter_is_asked_once_for_the_conversation_and_once_for_the_result() -> None:

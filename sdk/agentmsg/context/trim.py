@@ -139,7 +139,15 @@ def _counts(counter: Counter, messages: Sequence[Msg]) -> tuple[list[int], int]:
     if len(counts) != len(messages):
         raise ValueError(f"the counter gave {len(counts)} counts for {len(messages)} messages")
     total = getattr(found, "total", None)
-    return counts, int(total) if total is not None else sum(counts)
+    try:
+        whole = int(total) if total is not None else sum(counts)
+    except (TypeError, ValueError):
+        raise ValueError(f"the counter's total is a count, not {type(total).__name__} {total!r:.80}") from None
+    low = min(counts, default=0)
+    if low < 0 or whole < 0:  # (a message that gives tokens back: removing it would make the rest longer)
+        where = f"message {counts.index(low)}" if low < 0 else "the total"
+        raise ValueError(f"the counter gave a negative count ({low if low < 0 else whole} for {where})")
+    return counts, whole
 
 
 def _families(provider: Any) -> tuple[str, ...]:
