@@ -306,12 +306,7 @@ def provider_of(provider: Any, model: Any = None) -> Provider:
 
     if model is not None and not isinstance(model, str):
         raise ValidationError.single("/model", "type", f"model is a model name (a str) or None, not {model!r}")
-    found = get(provider)
-    if getattr(found, "spec", None) is None:
-        raise ValidationError.single(
-            "/provider", "type", f"provider is a registry name or a Provider, not {type(provider).__name__}"
-        )
-    return found
+    return get(provider)  # (neither a name nor a Provider: a ValidationError there)
 
 
 def count_tokens(

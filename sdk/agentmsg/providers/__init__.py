@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from agentmsg._wire.framing import is_sse_body, without_http_heads
+from agentmsg.errors import ValidationError
 from agentmsg.providers._request.context import ERROR, INFO, LOSSY, REWRITE, RULES, FormatOptions, FormattedRequest
 from agentmsg.providers._request.media import MediaPolicy
 from agentmsg.providers._request.prompt import system_prompt
@@ -85,8 +86,13 @@ def providers() -> tuple[Provider, ...]:
 def get(name: str | Provider) -> Provider:
     """The provider of a registry name (``openai``, ``deepseek``, ``anthropic``, ``gemini``, ``dashscope``,
     ``dashscope-compatible``, ``openai-responses``); a Provider is returned as it is (what the functions that take
-    either call). Raises KeyError for an unknown name, listing the known ones."""
+    either call). Raises KeyError for an unknown name, listing the known ones, and a ValidationError (pointer
+    ``/provider``, rule ``type``) for anything else: neither a name nor a Provider."""
     if not isinstance(name, str):
+        if getattr(name, "spec", None) is None or not callable(getattr(name, "format_request", None)):
+            raise ValidationError.single(
+                "/provider", "type", f"provider is a registry name or a Provider, not {type(name).__name__}"
+            )
         return name
     registry = _load()
     try:

@@ -81,3 +81,20 @@ def test_get_returns_a_provider_given_as_it_is() -> None:
     entry = get("anthropic")
     own = attrs.evolve(entry, spec=attrs.evolve(entry.spec, name="not-registered"))
     assert get(entry) is entry and get(own) is own
+
+
+@pytest.mark.parametrize("bad", [5, None, object(), b"openai", ["openai"]])
+def test_get_refuses_what_is_neither_a_name_nor_a_provider(bad: object) -> None:
+    """get() returned anything that was not a str as it was, so a wrong argument went on to fail far away (a bare
+    AttributeError) or not at all: ``agentmsg.check(..., provider=5)`` took it. Now it is a ValidationError
+    naming the argument, for every function that resolves a provider with get()."""
+    import agentmsg
+    from agentmsg.providers import get
+
+    calls = [lambda: get(bad)]  # type: ignore[arg-type]
+    if bad is not None:  # (check's provider=None: none given)
+        calls.append(lambda: agentmsg.check(b"{}", provider=bad))  # type: ignore[arg-type]
+    for call in calls:
+        with pytest.raises(agentmsg.ValidationError) as info:
+            call()
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/provider", "type")]
