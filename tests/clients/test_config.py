@@ -88,3 +88,39 @@ def test_a_key_no_header_can_carry_is_refused_without_it(key: str | None, says: 
     with pytest.raises(BadRequestError, match="'X-Token'") as binfo:
         request_headers(spec, "k", FormattedRequest(body={}), {"X-Token": "tok-secret "})
     assert "secret" not in str(binfo.value)
+
+
+@pytest.mark.parametrize(
+    ("provider", "headers", "refused"),
+    [
+        ("openai", {}, True),  # the key goes in Authorization: Bearer
+        ("anthropic", {}, False),  # in x-api-key: Basic for the gateway beside it
+        ("anthropic", {"Authorization": "Token t-1"}, True),  # the caller's own Authorization
+    ],
+)
+def test_a_base_url_user_password_never_replaces_the_authorization_sent(
+    provider: str, headers: dict[str, str], refused: bool
+) -> None:
+    """httpx sends a URL's ``user:password@`` as ``Authorization: Basic``, replacing the header the client set: an
+    OpenAI key was never sent (the server saw only Basic), silently. Now a request whose Authorization would be
+    replaced is refused before anything is sent; one whose key goes in another header is sent with both."""
+    from agentmsg import UserMessage
+    from agentmsg.clients import Client
+
+    seen: list[httpx.Headers] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers)
+        return httpx.Response(401, json={"error": {"message": "no"}})
+
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    url = "http://alice:pw@gateway.test/v1"
+    client = Client(provider, base_url=url, api_key="sk-key-1", model="m", headers=headers, http_client=http)
+    if refused:
+        with pytest.raises(BadRequestError, match="base_url has a user:password@") as info:
+            client.call([UserMessage("hi")])
+        assert not seen and "pw" not in str(info.value)
+    else:
+        with pytest.raises(AuthenticationError):
+            client.call([UserMessage("hi")])
+        assert seen[0]["authorization"] == "Basic YWxpY2U6cHc=" and seen[0]["x-api-key"] == "sk-key-1"

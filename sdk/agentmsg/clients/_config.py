@@ -284,11 +284,16 @@ class BaseClient:
 
     def _outgoing(self, request: FormattedRequest) -> Outgoing:
         """The HTTP request to send (raises before anything is sent when the key or a header cannot be)."""
-        return Outgoing(
-            request_url(self.base_url, request, self.model),
-            request_headers(self.spec, self.api_key, request, self.extra_headers),
-            request.body_bytes(),
-        )
+        headers = request_headers(self.spec, self.api_key, request, self.extra_headers)
+        if "authorization" in headers and "@" in self.base_url.partition("://")[2].partition("/")[0]:
+            # httpx makes a URL's user:password an Authorization: Basic header, in place of the one sent here
+            raise BadRequestError(
+                "base_url has a user:password@, which httpx sends as Authorization: Basic in place of the"
+                " Authorization header the API key (or headers=) goes in: nothing was sent (a proxy's"
+                " credentials go in the http_client's proxy=)",
+                provider=self.provider,
+            )
+        return Outgoing(request_url(self.base_url, request, self.model), headers, request.body_bytes())
 
     def _retry_policy(self) -> RetryPolicy:
         """The retry policy of the client's settings now (``max_retries``, ``backoff``, ``max_retry_after``)."""
