@@ -174,6 +174,12 @@ def test_a_redirect_no_response_and_their_texts() -> None:
     assert isinstance(err, BadRequestError) and err.status_code == 307
     assert "redirects to https://elsewhere/v1: not followed (the API key would go along)" in err.message
     assert redirected("p", 301, b"Moved", {}).body == "Moved"
+    # (a 304 was said to redirect, to nowhere)
+    for status in (304, 300):
+        other = redirected("p", status, b"", {})
+        assert other.message == f"the server answered {status}, neither the reply nor a redirect: check base_url"
+        assert isinstance(other, BadRequestError) and other.status_code == status
+    assert "redirects: not followed" in redirected("p", 308, b"", {}).message
     request = httpx.Request("POST", "http://x", extensions={"timeout": {"read": 0.3, "connect": 2.0}})
     timeout = no_response("p", httpx.ReadTimeout("", request=request))
     assert type(timeout) is APITimeoutError

@@ -13,7 +13,7 @@ import json
 import re
 import urllib.parse
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import httpx
 import orjson
@@ -171,14 +171,24 @@ def error_for_status(
     )
 
 
+#: The statuses that redirect a request (RFC 9110 15.4): others of 3xx (304 say) are no redirect
+_REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+
+
 def redirected(provider: str, status: int, body: bytes, headers: Mapping[str, str]) -> BadRequestError:
     """A 3xx, which the clients never follow (the API key would go along, to any host; httpx makes a 301-303
     POST a GET)."""
     location = header(headers, "location")
-    where = f" to {location}" if location else ""
     _message, parsed, body_id = provider_message(body) if body else ("", None, None)
+    if location or status in _REDIRECTS:
+        where = f" to {location}" if location else ""
+        said = (
+            f"the server redirects{where}: not followed (the API key would go along); set base_url to where the API is"
+        )
+    else:  # (304 Not Modified, 300 Multiple Choices without a location, ...: no reply, and nowhere to go)
+        said = f"the server answered {status}, neither the reply nor a redirect: check base_url"
     return BadRequestError(
-        f"the server redirects{where}: not followed (the API key would go along); set base_url to where the API is",
+        said,
         provider=provider,
         status_code=status,
         body=parsed,
