@@ -1006,12 +1006,15 @@ class Reader(PayloadReader):
             self._by_id[st.id] = index
         if kind == "function_call":
             b = self.b
+            arguments = b.string(item.get("arguments"), "a function call's arguments") or None
             b.tool_call(
                 index,
                 call_id=b.string(item.get("call_id"), "a function call's call_id"),
                 name=item.get("name"),
-                arguments=b.string(item.get("arguments"), "a function call's arguments") or None,
+                arguments=arguments,
             )
+            # (arguments given here begin the call's arguments, as deltas would: its done item is not read again)
+            st.streamed = arguments is not None
         elif kind not in ("message", "reasoning"):
             self._other(kind)
 

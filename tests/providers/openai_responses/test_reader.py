@@ -402,3 +402,26 @@ def test_a_message_part_of_a_type_the_sdk_does_not_list_is_said() -> None:
         assert [m for _, m in _said(events)] == [
             "output_audio parts of a message are not kept (the message has no place for them)"
         ]
+
+
+def test_a_calls_arguments_given_in_its_added_item_are_read_once() -> None:
+    # a function_call whose output_item.added already holds its arguments (a proxy's; openai's accumulator starts the
+    # call's arguments from the added item and appends the deltas), with no delta: its done item (and a
+    # function_call_arguments.done) gave them again, read as '{"a":1}{"a":1}', not JSON, and the input was emptied
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": '{"a":1}'}
+    added = {"type": "response.output_item.added", "output_index": 0, "item": {**call, "status": "in_progress"}}
+    args_done = {"type": "response.function_call_arguments.done", "output_index": 0, "item_id": "fc_1"}
+    item_done = {"type": "response.output_item.done", "output_index": 0, "item": {**call, "status": "completed"}}
+    whole = P.parse_response(_whole(call))
+    assert [(b.content, b.input) for b in whole.blocks("tool_use")] == [('{"a":1}', {"a": 1})]
+    for body in (
+        [_created(), added, item_done, _done()],
+        [_created(), added, {**args_done, "arguments": '{"a":1}'}, item_done, _done()],
+    ):
+        msg = reduce_ok(list(P.parse_stream(_sse(*body))))
+        assert [(b.content, b.input) for b in msg.blocks("tool_use")] == [('{"a":1}', {"a": 1})]
+    # the added item's arguments begun, the deltas the rest: read as openai's accumulator reads them
+    delta = {"type": "response.function_call_arguments.delta", "output_index": 0, "item_id": "fc_1", "delta": ":1}"}
+    begun = {**added, "item": {**call, "arguments": '{"a"'}}
+    msg = reduce_ok(list(P.parse_stream(_sse(_created(), begun, delta, item_done, _done()))))
+    assert [b.input for b in msg.blocks("tool_use")] == [{"a": 1}]
