@@ -668,7 +668,7 @@ _TOOL_ITEMS = "tools the provider ran itself, and items the message has no place
 class _Item:
     """What the reader knows of one output item (by ``output_index``) while it streams."""
 
-    __slots__ = ("by_done", "done", "id", "kind", "slots", "streamed")
+    __slots__ = ("annotated", "by_done", "done", "id", "kind", "slots", "streamed")
 
     def __init__(self, kind: Any, item_id: Any) -> None:
         self.kind = kind
@@ -677,6 +677,7 @@ class _Item:
         self.streamed = False  # deltas came for it (its done item is not read again)
         self.by_done = False  # ... or the .done events of its parts, with no delta (each of them is read)
         self.done = False
+        self.annotated = False  # annotation events came for it (its done item's annotations are not read again)
 
 
 # ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
@@ -893,6 +894,12 @@ class Reader(PayloadReader):
         elif kind == "response.output_text.annotation.added":
             annotation = obj.get("annotation")
             if annotation is not None:
+                index, item_id = obj.get("output_index"), obj.get("item_id")
+                if type(index) is not int:
+                    index = self._by_id.get(item_id, -1) if type(item_id) is str else -1
+                st = self._items.get(index)
+                if st is not None:
+                    st.annotated = True
                 self.b.grounding({"annotations": [annotation]}, extend=True)
         elif kind in ("response.created", "response.in_progress", "response.queued"):
             self._response(as_object(obj.get("response")))
@@ -1030,17 +1037,18 @@ class Reader(PayloadReader):
             st.id = item["id"]
         if kind == "message":
             slot = f"m{index}"
-            if not st.streamed:
-                for part in as_list(item.get("content")):
-                    part = as_object(part)
-                    if part.get("type") == "output_text":
+            for part in as_list(item.get("content")):
+                part = as_object(part)
+                if part.get("type") == "output_text":
+                    if not st.streamed:
                         b.text(b.string(part.get("text"), "an output_text's text") or "", slot=slot)
-                        annotations = part.get("annotations")
-                        if isinstance(annotations, list) and annotations:
-                            b.grounding({"annotations": annotations}, extend=True)
-                    elif part.get("type") == "refusal":
-                        b.text(b.string(part.get("refusal"), "a refusal") or "", slot=f"{slot}/refusal")
-                        b.refused()
+                    annotations = part.get("annotations")
+                    # (a stream that gave its text by deltas but its annotations in the done item alone: a proxy's)
+                    if isinstance(annotations, list) and annotations and not st.annotated:
+                        b.grounding({"annotations": annotations}, extend=True)
+                elif part.get("type") == "refusal" and not st.streamed:
+                    b.text(b.string(part.get("refusal"), "a refusal") or "", slot=f"{slot}/refusal")
+                    b.refused()
             for part in as_list(item.get("content")):
                 if isinstance(part, dict):
                     if part.get("logprobs"):

@@ -425,3 +425,31 @@ def test_a_calls_arguments_given_in_its_added_item_are_read_once() -> None:
     begun = {**added, "item": {**call, "arguments": '{"a"'}}
     msg = reduce_ok(list(P.parse_stream(_sse(_created(), begun, delta, item_done, _done()))))
     assert [b.input for b in msg.blocks("tool_use")] == [{"a": 1}]
+
+
+def test_annotations_given_only_in_the_done_item_of_a_streamed_text_are_kept() -> None:
+    # a stream (a proxy's) whose text came by deltas and whose annotations came only in the message's done item, with
+    # no response.output_text.annotation.added: they were dropped unsaid (the done item of a streamed message was not
+    # read for them), where the whole response and openai's accumulator (its completed items) keep them. With their
+    # events too (the API's own streams, as pydantic-ai's web search recording has) they are kept once
+    cite = {"type": "url_citation", "url": "https://x.test", "title": "t", "start_index": 0, "end_index": 2}
+    message = {
+        "type": "message",
+        "id": "msg_1",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": "Hi", "annotations": [cite], "logprobs": []}],
+    }
+    added = {"type": "response.output_item.added", "output_index": 0, "item": {**message, "content": []}}
+    delta = {"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "item_id": "msg_1"}
+    event = {"type": "response.output_text.annotation.added", "output_index": 0, "content_index": 0}
+    done = {"type": "response.output_item.done", "output_index": 0, "item": message}
+    whole = P.parse_response(_whole(message))
+    assert whole.metadata["agentmsg_grounding"]["annotations"] == [cite]
+    for body in (
+        [_created(), added, {**delta, "delta": "Hi"}, done, _done()],
+        [_created(), added, {**delta, "delta": "Hi"}, {**event, "item_id": "msg_1", "annotation": cite}, done, _done()],
+    ):
+        msg = reduce_ok(list(P.parse_stream(_sse(*body))))
+        assert msg.text_content == "Hi"
+        assert msg.metadata["agentmsg_grounding"]["annotations"] == [cite]
