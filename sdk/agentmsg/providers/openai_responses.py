@@ -197,6 +197,9 @@ def format_request(
         if effort is not None or reasoning is not None:
             body["reasoning"] = {**(reasoning if isinstance(reasoning, Mapping) else {})}
             if effort is not None:
+                # (two names of one field: refused, as apply_params refuses max_tokens with max_output_tokens)
+                if body["reasoning"].get("effort") is not None:
+                    F.refuse_built("reasoning_effort", "reasoning.effort", {"reasoning.effort": None})
                 body["reasoning"]["effort"] = effort
         body["store"] = bool(store) if store is not None else False
         include = extra.pop("include", None)

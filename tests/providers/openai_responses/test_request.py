@@ -233,3 +233,18 @@ def test_a_messages_phase_goes_back_on_its_text() -> None:
     assert rules(formatted("openai-responses", alone)) == [("/1/content/0", "provider-tool-dropped")]
     # another provider's formatter says it (the phase means nothing to it)
     assert ("/1/content/1", "provider-tool-dropped") in rules(formatted("anthropic", with_id))
+
+
+def test_reasoning_effort_and_a_reasoning_effort_are_refused_together() -> None:
+    # reasoning_effort goes to reasoning.effort: given with a reasoning parameter that has its own effort, it replaced
+    # that effort unsaid ({"effort": "low"} was sent "high"); two names of one field are refused, as max_tokens with
+    # max_output_tokens is (rule conflict)
+    msgs = [UserMessage("hi")]
+    with pytest.raises(ValidationError) as caught:
+        P.format_request(msgs, reasoning={"effort": "low", "summary": "auto"}, reasoning_effort="high")
+    assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/params/reasoning_effort", "conflict")]
+    body = P.format_request(msgs, reasoning={"summary": "auto"}, reasoning_effort="high").body
+    assert body["reasoning"] == {"summary": "auto", "effort": "high"}
+    assert P.format_request(msgs, reasoning={"effort": None}, reasoning_effort="low").body["reasoning"] == {
+        "effort": "low"
+    }
