@@ -191,7 +191,10 @@ def format_request(
             body["tool_choice"] = _tool_choice(choice, ctx)
         if text_format is not None:
             text = extra.pop("text", None)
-            body["text"] = {**(text if isinstance(text, Mapping) else {}), "format": text_format}
+            text = text if isinstance(text, Mapping) else {}
+            if text.get("format") is not None:  # (two ways of saying the format: refused, not one replaced)
+                F.refuse_built("text", "text.format", {"text.format": None})
+            body["text"] = {**text, "format": text_format}
         effort = extra.pop("reasoning_effort", None)
         reasoning = extra.pop("reasoning", None)
         if effort is not None or reasoning is not None:

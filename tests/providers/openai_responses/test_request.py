@@ -248,3 +248,21 @@ def test_reasoning_effort_and_a_reasoning_effort_are_refused_together() -> None:
     assert P.format_request(msgs, reasoning={"effort": None}, reasoning_effort="low").body["reasoning"] == {
         "effort": "low"
     }
+
+
+def test_a_text_format_and_a_structured_output_are_refused_together() -> None:
+    # structured output (or a response_format parameter) is sent as text.format: with a text parameter that has its
+    # own format it replaced that format unsaid (json_object was sent as the json_schema); refused (rule conflict),
+    # as structured_output with response_format is. The text parameter's other fields (verbosity) are kept
+    msgs = [UserMessage("hi")]
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    asked = (
+        {"structured_output": StructuredOutput(schema)},
+        {"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}},
+    )
+    for kwargs in asked:
+        with pytest.raises(ValidationError) as caught:
+            P.format_request(msgs, text={"format": {"type": "json_object"}, "verbosity": "low"}, **kwargs)
+        assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/params/text", "conflict")]
+        body = P.format_request(msgs, text={"verbosity": "low"}, **kwargs).body
+        assert body["text"]["verbosity"] == "low" and body["text"]["format"]["type"] == "json_schema"
