@@ -129,6 +129,13 @@ _PARAMS: Final[Mapping[str, str | None]] = {
     "n": None,
     "logprobs": None,
     "stream_options": None,
+    "logit_bias": None,
+    "modalities": None,
+    "audio": None,
+    "prediction": None,
+    "web_search_options": None,
+    "functions": None,
+    "function_call": None,
 }
 _ENCRYPTED: Final = "reasoning.encrypted_content"
 #: models that reason (the API refuses ``include: reasoning.encrypted_content`` for the others)
@@ -155,9 +162,11 @@ def format_request(
     """Format a conversation as an OpenAI Responses request (``POST /responses``).
 
     ``params``: ``max_tokens`` (-> ``max_output_tokens``), ``reasoning_effort`` (-> ``reasoning.effort``),
-    ``reasoning``, ``temperature``, ``top_p``, ``parallel_tool_calls``, ``store`` (default false), ``include``,
-    ``text``, ... pass through; ``stop``, ``seed``, ``top_k``, ``frequency_penalty``, ``presence_penalty``, ``n``,
-    ``thinking_budget`` are not taken (param-dropped). ``structured_output`` (or a ``response_format`` parameter):
+    ``verbosity`` (-> ``text.verbosity``), ``reasoning``, ``temperature``, ``top_p``, ``parallel_tool_calls``,
+    ``store`` (default false), ``include``, ``text``, ... pass through; ``stop``, ``seed``, ``top_k``,
+    ``frequency_penalty``, ``presence_penalty``, ``n``, ``thinking_budget`` and Chat Completions' ``logit_bias``,
+    ``modalities``, ``audio``, ``prediction``, ``web_search_options``, ``functions``, ``function_call`` are not
+    taken (param-dropped). ``structured_output`` (or a ``response_format`` parameter):
     ``text.format``. Raises :class:`~agentmsg.ValidationError` for bad input, refused media, and with ``strict`` for
     every lossy or error diagnostic."""
 
@@ -195,6 +204,15 @@ def format_request(
             if text.get("format") is not None:  # (two ways of saying the format: refused, not one replaced)
                 F.refuse_built("text", "text.format", {"text.format": None})
             body["text"] = {**text, "format": text_format}
+        verbosity = extra.pop("verbosity", None)
+        if verbosity is not None:  # (Chat Completions' verbosity is this API's text.verbosity)
+            text = body.get("text")
+            if text is None and isinstance(extra.get("text"), Mapping):
+                text = extra.pop("text")
+            text = dict(text or {})  # (a text parameter of another type stays: refused as the request's text)
+            if text.get("verbosity") is not None:
+                F.refuse_built("verbosity", "text.verbosity", {"text.verbosity": None})
+            body["text"] = {**text, "verbosity": verbosity}
         effort = extra.pop("reasoning_effort", None)
         reasoning = extra.pop("reasoning", None)
         if effort is not None or reasoning is not None:

@@ -266,3 +266,26 @@ def test_a_text_format_and_a_structured_output_are_refused_together() -> None:
         assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/params/text", "conflict")]
         body = P.format_request(msgs, text={"verbosity": "low"}, **kwargs).body
         assert body["text"]["verbosity"] == "low" and body["text"]["format"]["type"] == "json_schema"
+
+
+def test_chat_completions_parameters_this_api_names_otherwise_or_not_at_all() -> None:
+    # Chat Completions' verbosity is this API's text.verbosity, and logit_bias, modalities, audio, prediction,
+    # web_search_options, functions, function_call it has no field for: they were sent as they were, top-level, a
+    # body the API refuses (openai's ResponseCreateParams made strict: "Extra inputs are not permitted")
+    require("openai")
+    msgs = [UserMessage("hi")]
+    request = formatted("openai-responses", msgs, verbosity="low")
+    assert request.body["text"] == {"verbosity": "low"} and "verbosity" not in request.body
+    schema = StructuredOutput({"type": "object", "properties": {"a": {"type": "string"}}})
+    request = formatted("openai-responses", msgs, verbosity="high", structured_output=schema)
+    assert request.body["text"]["verbosity"] == "high" and request.body["text"]["format"]["type"] == "json_schema"
+    # (a text parameter's other fields are kept beside it)
+    assert P.format_request(msgs, verbosity="low", text={"x": 1}).body["text"] == {"x": 1, "verbosity": "low"}
+    with pytest.raises(ValidationError) as caught:
+        P.format_request(msgs, verbosity="low", text={"verbosity": "high"})
+    assert [(p.pointer, p.rule) for p in caught.value.problems] == [("/params/verbosity", "conflict")]
+    dropped: dict[str, object] = {"logit_bias": {"1": 1}, "modalities": ["text"], "audio": {"format": "mp3"}}
+    dropped |= {"prediction": {"type": "content", "content": "x"}, "web_search_options": {}}
+    dropped |= {"functions": [{"name": "f"}], "function_call": "auto"}
+    request = formatted("openai-responses", msgs, **dropped)
+    assert rules(request) == [(f"/params/{key}", "param-dropped") for key in dropped]
