@@ -1084,7 +1084,7 @@ class Reader(PayloadReader):
                             f"part/{shown}",
                             f"{shown} parts of a message are not kept (the message has no place for them)",
                         )
-            had_text = b.is_open(slot)
+            had_text = b.is_open(slot) or b.is_open(f"{slot}/refusal")  # (a refusal is its text too)
             b.end_block(slot)
             b.end_block(f"{slot}/refusal")
             phase = b.string(item.get("phase"), "a message's phase")

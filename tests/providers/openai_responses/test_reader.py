@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from agentmsg import reduce_events
+from agentmsg import UserMessage, reduce_events
 from agentmsg.providers import get
 from tests._support.providers import reduce_ok
 
@@ -453,3 +453,23 @@ def test_annotations_given_only_in_the_done_item_of_a_streamed_text_are_kept() -
         msg = reduce_ok(list(P.parse_stream(_sse(*body))))
         assert msg.text_content == "Hi"
         assert msg.metadata["agentmsg_grounding"]["annotations"] == [cite]
+
+
+def test_a_refusal_messages_phase_and_id_are_kept() -> None:
+    # a message item of one refusal part (no output_text) with a phase: its phase and id were dropped unsaid (the
+    # carrier was kept only after an output_text's text), so the next request sent the refusal back without the
+    # phase the API asks for on every assistant message. Kept after the refusal's text, whole and streamed, and sent
+    refusal = {"type": "refusal", "refusal": "I can't"}
+    message: dict[str, Any] = {"type": "message", "id": "msg_r", "role": "assistant", "status": "completed"}
+    message |= {"phase": "final_answer", "content": [refusal]}
+    added = {"type": "response.output_item.added", "output_index": 0, "item": {**message, "content": []}}
+    delta = {"type": "response.refusal.delta", "output_index": 0, "content_index": 0, "item_id": "msg_r"}
+    done = {"type": "response.output_item.done", "output_index": 0, "item": message}
+    streamed = reduce_ok(list(P.parse_stream(_sse(_created(), added, {**delta, "delta": "I can't"}, done, _done()))))
+    for msg in (P.parse_response(_whole(message)), streamed):
+        assert msg.metadata["agentmsg_refusal"] is True
+        carrier = {"type": "message", "phase": "final_answer", "id": "msg_r"}
+        text, kept = msg.content
+        assert text.type == "text" and kept.type == "thinking" and (kept.metadata or {})["providerBlock"] == carrier
+        (sent,) = P.format_request([UserMessage("hi"), msg, UserMessage("why")]).body["input"][1:2]
+        assert (sent["id"], sent["phase"], sent["content"][0]["text"]) == ("msg_r", "final_answer", "I can't")
