@@ -458,7 +458,8 @@ class _AnthropicWalk(TurnWalk):
                 F.name_not_sent(block, ctx, pointer)
                 return {"type": "image", "source": {"type": "base64", "media_type": m.mime, "data": m.data}}
         elif kind == "file" and not in_result and mime in ("application/pdf", "text/plain"):
-            m = ctx.media.resolve(block.source, pointer, inline=False)
+            # a URL document is a PDF to Anthropic (URLPDFSource): plain text goes as its text, so its bytes are needed
+            m = ctx.media.resolve(block.source, pointer, inline=mime == "text/plain")
             doc: dict[str, Any]
             if m.url is not None:
                 doc = {"type": "document", "source": {"type": "url", "url": m.url}}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,8 +25,9 @@ from agentmsg import (
     ToolUseBlock,
     URLSource,
     UserMessage,
+    ValidationError,
 )
-from agentmsg.providers import anthropic, get
+from agentmsg.providers import FormatOptions, MediaPolicy, anthropic, get
 from tests._support.budget import examples
 from tests._support.providers import ANY_TOOLS, PNG, TOOLS, _call, _merged, _thinking, rules, text, tool_loop
 from tests.oracles import formatted
@@ -154,6 +156,39 @@ def test_anthropic_media() -> None:
     assert r.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert r.body["max_tokens"] == 8000  # the caller's, not the 4096 default
     assert r.body["stop_sequences"] == ["END"]
+
+
+def test_anthropic_plain_text_by_url_is_sent_as_its_text_never_as_a_pdf_url() -> None:
+    """A text/plain data block given by URL goes as a text document of the bytes fetched under the media policy:
+    Anthropic's URL document source is a PDF's (URLPDFSource), so the URL passed through had the API fetch the text
+    as a PDF and refuse the request. Downloads off, the SDK refuses it, naming the block, as for any provider
+    that needs the bytes; a PDF by URL still passes through."""
+    notes = DataBlock(source=URLSource(url="https://e.com/notes.txt"), name="notes")
+    declared = DataBlock(source=URLSource(url="https://e.com/notes", mime_type="text/plain"))
+    pdf = DataBlock(source=URLSource(url="https://e.com/doc.pdf"))
+    msgs = [UserMessage([notes, declared, pdf])]
+    with pytest.raises(ValidationError) as exc:
+        anthropic.format_request(msgs)
+    assert [(p.pointer, p.rule) for p in exc.value.problems] == [("/0/content/0", "media-download-refused")]
+
+    fetched: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        fetched.append(str(request.url))
+        body = httpx.ByteStream("h\u00e9llo".encode())
+        return httpx.Response(200, stream=body, headers={"content-type": "text/plain; charset=utf-8"})
+
+    policy = MediaPolicy(allow_download=True, allow_private=True, transport=httpx.MockTransport(handler))
+    r = formatted("anthropic", msgs, options=FormatOptions(media=policy))
+    c = r.body["messages"][0]["content"]
+    text_doc = {"type": "text", "media_type": "text/plain", "data": "h\u00e9llo"}
+    assert c == [
+        {"type": "document", "source": text_doc, "title": "notes"},
+        {"type": "document", "source": text_doc},
+        {"type": "document", "source": {"type": "url", "url": "https://e.com/doc.pdf"}},
+    ]
+    assert fetched == ["https://e.com/notes.txt", "https://e.com/notes"]
+    assert rules(r) == []
 
 
 def test_anthropic_thinking_opening_a_merged_message_stays_in_its_place() -> None:
