@@ -394,13 +394,12 @@ class _AnthropicWalk(TurnWalk):
         out_pointer = f"/{i}/content/{j}/output"
         for k, b in enumerate(output):
             kind = b.type
-            if kind == "text":
-                if b.text.strip():
-                    content.append({"type": "text", "text": b.text})
-                elif b.text:
-                    ctx.report(f"{out_pointer}/{k}", "empty-text-dropped", "blank text in a tool result not sent")
-            elif kind == "hint":
-                content.append({"type": "text", "text": b.hint})
+            if kind == "text" or kind == "hint":  # (the API refuses a text block that is empty or only whitespace)
+                text = b.text if kind == "text" else b.hint
+                if text.strip():
+                    content.append({"type": "text", "text": text})
+                else:
+                    ctx.report(f"{out_pointer}/{k}", "empty-text-dropped", f"blank {kind} in a tool result not sent")
             elif kind in ("image", "data", "audio", "video"):
                 media = self._media(b, f"{out_pointer}/{k}", in_result=True)
                 content.append(media)

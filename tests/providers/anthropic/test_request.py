@@ -16,6 +16,7 @@ from agentmsg import (
     AudioBlock,
     Base64Source,
     DataBlock,
+    HintBlock,
     ImageBlock,
     SystemMessage,
     TextBlock,
@@ -189,6 +190,39 @@ def test_anthropic_plain_text_by_url_is_sent_as_its_text_never_as_a_pdf_url() ->
     ]
     assert fetched == ["https://e.com/notes.txt", "https://e.com/notes"]
     assert rules(r) == []
+
+
+def test_anthropic_empty_and_blank_text_or_hint_in_a_tool_result_is_left_out_and_said() -> None:
+    """Anthropic refuses a text block that is empty or only whitespace, in a tool result too. An empty text in a
+    result was left out unsaid (a blank one was said), and a hint in a result went as its text whatever it was: an
+    empty or blank hint made a text block the API refuses. Each is left out now, said at its place."""
+    output: list[TextBlock | HintBlock] = [
+        TextBlock(text="a"),
+        TextBlock(text=""),
+        HintBlock(hint=""),
+        HintBlock(hint=" \n"),
+        TextBlock(text="\t"),
+        HintBlock(hint="b"),
+    ]
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([ToolUseBlock(id="c1", name="f", input={}), ToolUseBlock(id="c2", name="f", input={})]),
+        ToolResultMessage([ToolResultBlock(id="c1", name="f", output=output)]),
+        ToolResultMessage([ToolResultBlock(id="c2", name="f", output=[TextBlock(text="")])]),
+    ]
+    r = formatted("anthropic", msgs)
+    results = r.body["messages"][2]["content"]
+    assert results[0] == {
+        "type": "tool_result",
+        "tool_use_id": "c1",
+        "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+    }
+    assert results[1] == {"type": "tool_result", "tool_use_id": "c2"}
+    dropped = [p for p in r.diagnostics if p.rule == "empty-text-dropped"]
+    assert [p.pointers for p in dropped] == [
+        ("/2/content/0/output/1", "/2/content/0/output/4", "/3/content/0/output/0"),
+        ("/2/content/0/output/2", "/2/content/0/output/3"),
+    ]
 
 
 def test_anthropic_thinking_opening_a_merged_message_stays_in_its_place() -> None:
