@@ -492,6 +492,30 @@ def test_hint_after_the_tool_results(provider: str) -> None:
     assert text.index("Use Celsius.") > text.index("Rain")  # after the last tool result
 
 
+@pytest.mark.parametrize("provider", NAMES)
+def test_an_empty_hint_is_sent_where_hint_placed_says_or_said_dropped(provider: str) -> None:
+    """A hint of no text is said where it goes: hint-placed when a turn carries it, empty-text-dropped when none does,
+    as an empty text block would be. The turn providers (Anthropic, Gemini) left out an empty or blank hint but said
+    hint-placed, and DashScope, which leaves out empty texts, sent an empty hint as an empty user message."""
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([TextBlock(text="a"), HintBlock(hint=""), HintBlock(hint=" ")]),
+        UserMessage("n"),
+    ]
+    r = formatted(provider, msgs)
+    turns = r.body["contents"] if provider == "gemini" else r.body.get("messages") or r.body["input"]
+    texts = [_texts(turn) for turn in (turns["messages"] if provider == "dashscope" else turns)]
+    placed = [q for p in r.diagnostics if p.rule == "hint-placed" for q in p.pointers]
+    dropped = [q for p in r.diagnostics if p.rule == "empty-text-dropped" for q in p.pointers]
+    for k, hint in enumerate(("", " ")):
+        pointer = f"/1/content/{k + 1}"
+        sent = any(hint in t for t in texts)  # a turn's content, or a part of one
+        assert (pointer in placed, pointer in dropped) == (sent, not sent), (provider, hint, texts)
+    if provider in ("dashscope", "dashscope-compatible"):  # (which leave out empty texts)
+        assert [""] not in texts
+    assert [p.rule for p in r.diagnostics if p.rule not in ("hint-placed", "empty-text-dropped", "turns-merged")] == []
+
+
 def test_a_gemini_call_signature_sent_elsewhere_is_said() -> None:
     """A function call's Gemini thoughtSignature has no field at any other provider: signature-dropped."""
     call = ToolUseBlock(id="c", name="get_weather", input={}, metadata={"thoughtSignature": "c2ln"})

@@ -501,6 +501,9 @@ class ChatWalk(Walk):
         self.out.append(entry)
 
     def _hint(self, b: HintBlock, i: int, j: int) -> None:
+        if not b.hint and self.drop_empty:  # as an empty text block
+            self.ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty hint not sent")
+            return
         role = self.hint_role
         self.ctx.report(f"/{i}/content/{j}", "hint-placed", f"hint sent as a {role} message after this turn")
         self.deferred.append({"role": role, "content": self.text_content(b.hint)})

@@ -387,9 +387,11 @@ class TurnWalk(Walk):
         return True
 
     def _hint(self, b: HintBlock, i: int, j: int) -> None:
+        if not b.hint.strip():  # (no provider of these walks takes a text part of no text: as a text block's)
+            self.ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty hint not sent")
+            return
         self.ctx.report(f"/{i}/content/{j}", "hint-placed", "hint sent as user text after this turn")
-        if b.hint.strip():
-            self.deferred.append(self.text_part(b.hint))
+        self.deferred.append(self.text_part(b.hint))
 
     def system_texts(self) -> list[str]:
         return [t for t, _ in self.system]
