@@ -440,7 +440,8 @@ class _GeminiWalk(TurnWalk):
             for m, p in media:
                 part = self._media(m, p)
                 if "text" in part:  # a placeholder: function response parts hold media only
-                    response["response"][key] = f"{response['response'][key]}\n{part['text']}".lstrip("\n")
+                    before = response["response"][key]  # (the result's text, as given)
+                    response["response"][key] = f"{before}\n{part['text']}" if before else part["text"]
                 else:
                     parts.append(part)
             if parts:

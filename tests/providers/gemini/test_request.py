@@ -510,3 +510,27 @@ def test_a_signature_padded_beyond_its_last_group_is_not_sent(value: str, ok: bo
     sent = [p.get("thoughtSignature") for c in r.body["contents"] for p in c["parts"]]
     assert (value in sent) is ok
     assert (("/1/content/0", "signature-dropped") in rules(r)) is not ok
+
+
+def test_a_placeholder_in_a_tool_result_keeps_the_results_text_as_it_is() -> None:
+    """Media a function response cannot carry (an image by URL of no known MIME type, downloads off) goes as a
+    placeholder after the result's text, and the text stays as the tool gave it: the placeholder was appended, then
+    the whole stripped of leading line breaks, the text's own too. With no text, the placeholder alone."""
+    image = ImageBlock(source=URLSource(url="https://e.com/chart"))
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([ToolUseBlock(id="c1", name="f", input={}), ToolUseBlock(id="c2", name="f", input={})]),
+        ToolResultMessage(
+            [
+                ToolResultBlock(id="c1", name="f", output=[TextBlock(text="\n\n  table:"), image]),
+                ToolResultBlock(id="c2", name="f", output=[image]),
+            ]
+        ),
+    ]
+    r = formatted("gemini", msgs)
+    responses = [p["functionResponse"]["response"] for p in r.body["contents"][2]["parts"]]
+    assert responses == [
+        {"output": "\n\n  table:\n[image: https://e.com/chart]"},
+        {"output": "[image: https://e.com/chart]"},
+    ]
+    assert [q for p in r.diagnostics for q in p.pointers] == ["/2/content/0/output/1", "/2/content/1/output/0"]
