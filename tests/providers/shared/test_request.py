@@ -39,6 +39,7 @@ from tests._support.budget import examples
 from tests._support.providers import (
     ANY_TOOLS,
     BIG,
+    PNG,
     TOOLS,
     _answered,
     _assistant,
@@ -46,6 +47,7 @@ from tests._support.providers import (
     _openai_refusals,
     chunk,
     ev,
+    places,
     reduce_ok,
     rules,
     sse,
@@ -514,6 +516,37 @@ def test_an_empty_hint_is_sent_where_hint_placed_says_or_said_dropped(provider: 
     if provider in ("dashscope", "dashscope-compatible"):  # (which leave out empty texts)
         assert [""] not in texts
     assert [p.rule for p in r.diagnostics if p.rule not in ("hint-placed", "empty-text-dropped", "turns-merged")] == []
+
+
+@pytest.mark.parametrize("provider", ["openai", "dashscope-compatible", "dashscope"])
+def test_media_of_a_tool_result_sent_as_a_placeholder_is_not_said_sent_after_the_results(provider: str) -> None:
+    """A chat provider sends a tool result's media in a user message after the results (tool-result-media-fallback).
+    Media it takes nowhere (data of an unknown type) is named in the tool message and said media-unsupported: it was
+    said tool-result-media-fallback as well, "sent in a user message", and a user message went with its label again
+    (with nothing else, a turn of no media at all)."""
+    odd = DataBlock(source=Base64Source(media_type="application/x-odd", data="AAAA"))
+    image = ImageBlock(source=Base64Source(media_type="image/png", data=PNG))
+    msgs = [
+        UserMessage("q"),
+        AssistantMessage([ToolUseBlock(id="c1", name="f", input={}), ToolUseBlock(id="c2", name="f", input={})]),
+        ToolResultMessage(
+            [
+                ToolResultBlock(id="c1", name="f", output=[TextBlock(text="one"), odd]),
+                ToolResultBlock(id="c2", name="f", output=[TextBlock(text="two"), odd, image]),
+            ]
+        ),
+    ]
+    r = formatted(provider, msgs)
+    turns = r.body["input"]["messages"] if provider == "dashscope" else r.body["messages"]
+    assert [t["role"] for t in turns] == ["user", "assistant", "tool", "tool", "user"]
+    assert _texts(turns[2]) == ["one\n[data: application/x-odd]"]
+    assert _texts(turns[3]) == ["two\n[data: application/x-odd]\n[image: image/png]"]
+    assert _texts(turns[4]) == ["Media returned by tool call c2:"]  # and the image
+    assert places(r) == [
+        ("/2/content/0/output/1", "media-unsupported"),
+        ("/2/content/1/output/1", "media-unsupported"),
+        ("/2/content/1/output/2", "tool-result-media-fallback"),
+    ]
 
 
 def test_a_gemini_call_signature_sent_elsewhere_is_said() -> None:

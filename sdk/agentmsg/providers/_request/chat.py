@@ -476,13 +476,18 @@ class ChatWalk(Walk):
             labels = [F.block_label(m) for m, _ in media]
             text = "\n".join([text, *labels]) if text else "\n".join(labels)
             if self.takes_media:
-                parts: list[dict[str, Any]] = [self.text_part(f"Media returned by tool call {call_id}:")]
+                parts: list[dict[str, Any]] = []
                 for m, p in media:
+                    part = self.media_part(m, p)
+                    if "text" in part:  # a placeholder (said media-unsupported): the tool message names it already
+                        continue
                     ctx.report(
                         p, "tool-result-media-fallback", f"{m.type} sent in a user message after the tool results"
                     )
-                    parts.append(self.media_part(m, p))
-                self.deferred.append({"role": "user", "content": parts})
+                    parts.append(part)
+                if parts:
+                    parts.insert(0, self.text_part(f"Media returned by tool call {call_id}:"))
+                    self.deferred.append({"role": "user", "content": parts})
             else:  # text only: a user message could hold nothing but the labels the tool message already has
                 for _, p in media:
                     ctx.report(
