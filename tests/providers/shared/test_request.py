@@ -1244,3 +1244,22 @@ def test_a_tool_definition_too_deep_to_write_is_refused_at_its_pointer(name: str
     assert count_tokens(msgs, provider=name, tools=deepest).total > 0
     with pytest.raises(agentmsg.SizeLimitError):
         get(name).format_request(msgs, model="m", tools=[_deep_tool(247)])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_two_tools_of_one_name_are_refused_at_the_second(name: str) -> None:
+    """Every provider refuses a request whose tools share a name (a 400 after the round trip: Anthropic's "tool names
+    must be unique", Gemini's duplicate function declaration), and a call naming it could mean either; the formatter
+    sent both without a word. Now the second is refused at its name, rule conflict, naming the first."""
+    msgs = [agentmsg.UserMessage("hi")]
+    tools = [
+        {"name": "get_weather", "parameters": {"type": "object"}},
+        {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}},
+        {"type": "function", "function": {"name": "get_weather", "description": "again"}},
+    ]
+    with pytest.raises(agentmsg.ValidationError) as info:
+        get(name).format_request(msgs, model="m", tools=tools)
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == ("/tools/2/function/name", "conflict")
+    assert "'get_weather' already (/tools/0)" in problem.message
+    get(name).format_request(msgs, model="m", tools=tools[:2])  # (apart: fine)

@@ -32,7 +32,14 @@ from agentmsg.errors import ValidationError
 from agentmsg.providers._request.cache import MARKER, Mark, parse_mark
 from agentmsg.providers._request.context import Context
 
-__all__ = ["ToolChoice", "ToolDef", "gemini_schema", "normalize_tool_choice", "normalize_tools"]
+__all__ = [
+    "ToolChoice",
+    "ToolDef",
+    "gemini_schema",
+    "normalize_tool_choice",
+    "normalize_tools",
+    "refuse_duplicate_names",
+]
 
 
 @attrs.frozen
@@ -100,6 +107,20 @@ def normalize_tools(tools: Any) -> list[ToolDef]:
             raise ValidationError.single(pointer + "/strict", "type", "strict must be a boolean")
         out.append(ToolDef(name, description, dict(params), strict, pointer, cache=_cache_mark(tool, spec, i)))
     return out
+
+
+def refuse_duplicate_names(tools: list[ToolDef]) -> None:
+    """Refuse two tools of one name in a request: each provider refuses it (and a call could name either). (A system
+    prompt listing tools, or a token count, takes them as given.)"""
+    first: dict[str, str] = {}
+    for t in tools:
+        before = first.setdefault(t.name, t.pointer)
+        if before != t.pointer:
+            raise ValidationError.single(
+                t.pointer + "/name",
+                "conflict",
+                f"a tool is named {t.name!r} already ({before}): tool names are unique in a request",
+            )
 
 
 def _cache_mark(tool: Mapping[str, Any], spec: Mapping[str, Any], i: int) -> tuple[str, Mark] | None:
