@@ -236,3 +236,25 @@ def test_the_reply_hint_names_the_provider_and_never_an_agentmsg_message_or_garb
     assert reply_hint(orjson.dumps(_MSG, option=orjson.OPT_INDENT_2)) is None  # (a lenient stream reader took it)
     assert reply_hint(b"\x00" * CHUNK) is None
     assert reply_hint(b"") is None
+
+
+def test_a_tools_file_is_read_as_every_json_text_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--tools`` (format, count, trim) keeps the one BOM policy (docs/wire-format.md: every command skips a
+    leading BOM): a tools file saved by PowerShell was a usage error, 'not valid JSON: UTF-8 byte order mark
+    (BOM) is not supported'. A BOM anywhere else is still a syntax error."""
+    conversation = tmp_path / "conversation.json"
+    conversation.write_bytes(orjson.dumps([_MSG]))
+    tool = {"name": "get_weather", "description": "w", "parameters": {"type": "object", "properties": {}}}
+    tools = tmp_path / "tools.json"
+    tools.write_bytes(b"\xef\xbb\xbf" + orjson.dumps([tool]))
+    for argv in (
+        ["format", "--provider", "openai"],
+        ["count", "--provider", "openai"],
+        ["trim", "--provider", "openai", "--budget", "1000"],
+    ):
+        assert main([*argv, "--tools", str(tools), str(conversation)]) == 0, argv
+        assert capsys.readouterr().err == "", argv
+    tools.write_bytes(b"\xef\xbb\xbf\xef\xbb\xbf" + orjson.dumps([tool]))  # one BOM, at the start
+    assert main(["format", "--provider", "openai", "--tools", str(tools), str(conversation)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"agentmsg: {tools}: not valid JSON"), err

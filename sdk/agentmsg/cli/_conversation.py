@@ -12,7 +12,7 @@ from typing import Any, TextIO
 import orjson
 
 from agentmsg import read_records
-from agentmsg.cli._io import UsageError, command_limits, looks_like, read_bytes, reply_hint, shown_path, stdin_once
+from agentmsg.cli._io import BOM, UsageError, command_limits, looks_like, read_bytes, reply_hint, shown_path, stdin_once
 from agentmsg.cli._machine import Diagnostics
 from agentmsg.conversation import decode_messages
 from agentmsg.errors import Problem, ValidationError
@@ -87,7 +87,8 @@ def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics)
         data = read_bytes(path)
         if tools_path:
             try:
-                tools = orjson.loads(read_bytes(tools_path))
+                # a leading BOM skipped, as by every reader of JSON text (the one BOM policy: docs/wire-format.md)
+                tools = orjson.loads(read_bytes(tools_path).removeprefix(BOM))
             except orjson.JSONDecodeError as exc:
                 raise UsageError(f"{shown_path(tools_path)}: not valid JSON: {exc}") from None
     except ValidationError as exc:  # an input over limits.max_bytes
