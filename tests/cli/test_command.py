@@ -44,10 +44,11 @@ def test_every_help_page_ends_with_its_exit_codes() -> None:
     assert "a reply was cut" in reduce_help
 
 
-def _cut_short(*args: str, stdin: bytes = b"") -> tuple[int, str]:
+def _cut_short(*args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> tuple[int, str]:
     """Run agentmsg with its stdout read for a few bytes then closed, as `| head -c 16` does."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentmsg", *args],
+        env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -80,6 +81,33 @@ def test_output_closed_early_stops_quietly_with_141(tmp_path: Path) -> None:
     ):
         code, err = _cut_short(*args, stdin=stdin)
         assert (code, err) == (141, ""), args
+
+
+def test_an_output_cut_short_is_said_with_141_under_pythonunbuffered_too(tmp_path: Path) -> None:
+    """PYTHONUNBUFFERED=1 (set in many CI and container images) makes stdout's text layer write to the file
+    itself, and CPython's TextIOWrapper takes a partial write for a whole one: an output written at once
+    (format's body, validate's SARIF log) cut short by `| head` ended with exit 0 (format) or 1 (validate), the
+    rest of it dropped without a word, as a full disk's short write would be. The output is written whole, or
+    the command says it could not be: 141 here, as without the variable."""
+    user = {**GOOD, "content": [{"type": "text", "text": "hello " * 50}]}
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps([{**user, "id": f"m{i}"} for i in range(3000)]))  # a body of about 1 MB
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text((json.dumps(BAD) + "\n") * 5000)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    for args in (
+        ("format", "--provider", "openai", str(many)),
+        ("validate", "--output-format", "sarif", str(bad)),
+    ):
+        code, err = _cut_short(*args, env=env)
+        assert (code, err) == (141, ""), args
+    r = subprocess.run(  # and written whole when nothing cuts it (the same bytes as without the variable)
+        [sys.executable, "-m", "agentmsg", "format", "--provider", "openai", str(many)],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert r.returncode == 0 and r.stdout == run("format", "--provider", "openai", str(many)).stdout.encode()
 
 
 def test_reduce_and_serve_refuse_binary_and_empty_input_at_once(tmp_path: Path) -> None:

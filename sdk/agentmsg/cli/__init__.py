@@ -23,11 +23,13 @@ command it runs alone (``agentmsg --help`` none), as CI runs ``agentmsg validate
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from agentmsg import __version__, schema_documents
 from agentmsg.cli._io import (
@@ -142,9 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 for --help/--version
         return int(exc.code or 0)
+    out = _whole_writes(sys.stdout)
     try:
-        code = int(args.func(args, sys.stdout))
-        sys.stdout.flush()  # here, not at the interpreter's exit: a full disk or a closed pipe is said below
+        code = int(args.func(args, out))
+        out.flush()  # here, not at the interpreter's exit: a full disk or a closed pipe is said below
         return code
     except UsageError as exc:
         print(f"agentmsg: {exc}", file=sys.stderr)
@@ -170,6 +173,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         print("agentmsg: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        if out is not sys.stdout:
+            with contextlib.suppress(OSError, ValueError):  # (said above; after a broken pipe, stdout is /dev/null)
+                out.flush()
+
+
+def _whole_writes(stdout: TextIO) -> TextIO:
+    """The stream the command writes its output to: ``stdout``, except under PYTHONUNBUFFERED=1 (``python -u``),
+    where stdout's text layer writes to the file itself and CPython's TextIOWrapper takes a short write (a pipe
+    closed by ``| head``, a full disk) for a whole one, dropping the rest without an error: then the same file
+    through a buffer that writes all or raises, flushed at every line as ``-u`` asks (no less live than the
+    default). Its file object does not own the descriptor: stdout stays open however it ends."""
+    if not isinstance(stdout, io.TextIOWrapper) or not isinstance(stdout.buffer, io.RawIOBase):
+        return stdout
+    try:
+        raw = io.FileIO(stdout.fileno(), "w", closefd=False)
+    except (OSError, ValueError):
+        return stdout
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stdout.encoding, errors=stdout.errors, line_buffering=True)
 
 
 def _closed_at_start() -> int:
