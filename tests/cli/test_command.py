@@ -186,6 +186,27 @@ def test_stdout_or_stderr_closed_at_start_is_exit_2_never_a_traceback(tmp_path: 
         assert (r.returncode, r.stdout) == (2, ""), args
 
 
+def test_stdin_closed_at_start_is_no_traceback(tmp_path: Path) -> None:
+    """`agentmsg format ... conv.json <&-` (stdin closed, as under some service managers and cron setups) died with
+    an AttributeError traceback, exit 1, though it reads no stdin: sys.stdin is None, and read_bytes asked for
+    its buffer. A file is read as ever; '-' is one that cannot be read (exit 2, said in one line)."""
+    conv = tmp_path / "conv.json"
+    conv.write_text(json.dumps([GOOD]))
+    command = [sys.executable, "-m", "agentmsg"]
+
+    def closed(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["sh", "-c", '"$@" <&-', "sh", *command, *args], capture_output=True, text=True, timeout=60
+        )
+
+    for args in (("format", "--provider", "openai"), ("count", "--provider", "openai"), ("validate",)):
+        r = closed(*args, str(conv))
+        assert (r.returncode, r.stderr) == (0, ""), args
+    for args in (("format", "--provider", "openai"), ("validate",), ("reduce",), ("events",)):
+        r = closed(*args, "-")
+        assert (r.returncode, r.stderr) == (2, "agentmsg: -: cannot read: the standard input is closed\n"), args
+
+
 def test_an_unknown_option_is_said_with_the_commands_usage() -> None:
     """argparse said 'agentmsg: error: unrecognized arguments: --bogus' under the top-level usage, as if the
     command were unknown: the command's own usage and name now."""

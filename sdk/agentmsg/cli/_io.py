@@ -79,7 +79,7 @@ def read_bytes(path: str) -> bytes:
     except OSError as exc:
         raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
     finally:
-        if stream is not sys.stdin.buffer:
+        if path != "-":  # (a file of ours; not stdin, which may even be closed: None)
             stream.close()
     if len(data) > limits.max_bytes:
         raise SizeLimitError([_too_big()])
@@ -96,13 +96,15 @@ def chunks_of(path: str, size: int = 1 << 16) -> Iterator[bytes]:
     except OSError as exc:
         raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
     finally:
-        if stream is not sys.stdin.buffer:
+        if path != "-":  # (a file of ours; not stdin, which may even be closed: None)
             stream.close()
 
 
 def open_binary(path: str) -> IO[bytes]:
     """A binary stream for a file, or stdin for ``-`` (the caller closes files, not stdin)."""
     if path == "-":
+        if sys.stdin is None:  # started with `<&-`: Python sets it to None
+            raise UsageError("-: cannot read: the standard input is closed")
         return sys.stdin.buffer
     try:
         return open(path, "rb")
