@@ -379,6 +379,17 @@ def test_schema_listing_single_and_bundle() -> None:
     assert run("schema", "nope").returncode == 2
 
 
+def test_schema_out_that_cannot_be_written_says_cannot_write(tmp_path: Path) -> None:
+    """`agentmsg schema --out DIR` where DIR cannot be made (a file is in the way) said 'DIR/schemas/v1: cannot
+    read: Not a directory', as if an input were missing: it is the output that cannot be written (exit 2,
+    as trim -o says it)."""
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file")
+    r = run("schema", "--out", str(blocker))
+    assert (r.returncode, r.stdout) == (2, ""), r
+    assert r.stderr == f"agentmsg: {blocker / 'schemas' / 'v1'}: cannot write: Not a directory\n", r.stderr
+
+
 def test_validate_exit_codes_are_as_documented(tmp_path: Path) -> None:
     """0 valid, 1 invalid (not JSON, too big, too deep included), 2 usage or unreadable (others still checked)."""
     good, broken = tmp_path / "good.json", tmp_path / "broken.json"

@@ -10,7 +10,7 @@ from urllib.parse import urljoin, urlsplit
 import orjson
 
 from agentmsg import KINDS, closed_schema_documents, schema_documents
-from agentmsg.cli._io import EXIT_OK, UsageError, exit_status
+from agentmsg.cli._io import EXIT_OK, UsageError, exit_status, shown_path
 
 
 def bundle(name: str, *, strict: bool = False) -> dict[str, Any]:
@@ -51,7 +51,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(
                 "--out writes every schema and bundle (open, as their $ids name them): no NAME, --bundle or --strict"
             )
-        for path in write_tree(Path(args.out)):
+        try:
+            written = write_tree(Path(args.out))
+        except OSError as exc:  # the output, not an input: said as trim -o says it
+            where = shown_path(exc.filename) if isinstance(exc.filename, str) else shown_path(args.out)
+            raise UsageError(f"{where}: cannot write: {exc.strerror or exc}") from None
+        for path in written:
             out.write(f"{path}\n")
         return EXIT_OK
     if args.name is None and not args.bundle:
@@ -76,7 +81,7 @@ def add_parser(sub: Any) -> None:
         "(draft 2020-12); --bundle prints one self-contained document with every schema it uses, for other "
         "languages and tools; --strict prints the closed variant strict readers use (unknown keys rejected). "
         "--out DIR writes every schema and bundle at the path of its $id, for a static server rooted at DIR.",
-        **exit_status("0  printed", "2  usage error (an unknown schema name)"),
+        **exit_status("0  printed", "2  usage error (an unknown schema name), or --out DIR cannot be written"),
     )
     p.add_argument("name", nargs="?", help=f"one of: {', '.join(sorted(KINDS))}")
     p.add_argument("--bundle", action="store_true", help="one self-contained document (for other languages)")
