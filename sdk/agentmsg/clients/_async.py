@@ -482,10 +482,6 @@ class AsyncClient(BaseClient):
                 )
             except httpx.LocalProtocolError:
                 raise unsendable(self.provider) from None
-            except httpx.HTTPStatusError as exc:  # (a caller's event hook: raise_for_status())
-                await self._sleep(self._hook_refused(policy, attempt, exc))
-                attempt += 1
-                continue
             except httpx.HTTPError as exc:
                 await self._sleep(self._failed(policy, attempt, exc))
                 attempt += 1

@@ -301,7 +301,9 @@ class BaseClient:
 
     def _failed(self, policy: RetryPolicy, attempt: int, exc: httpx.HTTPError) -> float:
         """Seconds to wait before retrying a request that got no response (connection failure or timeout);
-        raises when no retry is left."""
+        raises when no retry is left. (A response a caller's event hook refused: :meth:`_hook_refused`.)"""
+        if isinstance(exc, httpx.HTTPStatusError):
+            return self._hook_refused(policy, attempt, exc)
         delay = policy.after_failure(attempt)
         if delay is None:
             raise no_response(self.provider, exc) from exc

@@ -463,13 +463,6 @@ class Client(BaseClient):
                 )
             except httpx.LocalProtocolError:
                 raise unsendable(self.provider) from None
-            except httpx.HTTPStatusError as exc:  # (a caller's event hook: raise_for_status())
-                if stream is not None:
-                    stream._reading(None)
-                    stream._check()
-                self._sleep(self._hook_refused(policy, attempt, exc), stream)
-                attempt += 1
-                continue
             except httpx.HTTPError as exc:
                 if stream is not None:
                     stream._reading(None)
