@@ -138,14 +138,16 @@ export class SSEDecoder {
         text = this.high + text;
         this.high = null;
       }
-      if (!SURROGATE.test(text)) return this.feedText(text);
+      // (After bytes that ended inside a UTF-8 sequence, the text goes on from them: as bytes, in order. Read
+      // as text, it came before them, and the sequence was read after it, in the wrong line or event.)
+      if (this.tail === null && !SURROGATE.test(text)) return this.feedText(text);
       const last = text.charCodeAt(text.length - 1);
       let high: string | null = null;
       if (last >= 0xd800 && last <= 0xdbff) {
         high = text.slice(-1);
         text = text.slice(0, -1);
       }
-      const out = LONE_SURROGATE.test(text) ? this.feed(withInvalidBytes(text)) : this.feedText(text);
+      const out = this.tail !== null || LONE_SURROGATE.test(text) ? this.feed(withInvalidBytes(text)) : this.feedText(text);
       // held after this chunk is read (held before, the bytes path took it as this chunk's first byte: its
       // first line began with U+FFFD, a field no more, and was lost)
       this.high = high;
@@ -159,9 +161,10 @@ export class SSEDecoder {
       bytes.set(chunk, 1);
     }
     if (this.tail !== null) {
-      bytes = new Uint8Array(this.tail.length + chunk.length);
-      bytes.set(this.tail);
-      bytes.set(chunk, this.tail.length);
+      const joined = new Uint8Array(this.tail.length + bytes.length);
+      joined.set(this.tail);
+      joined.set(bytes, this.tail.length); // (with the 0xFF of a held high surrogate, which came after the tail)
+      bytes = joined;
       this.tail = null;
     }
     const cut = unfinished(bytes);

@@ -103,6 +103,14 @@ test("empty chunks between the CR and LF of a CRLF do not make a blank line", ()
   assert.deepEqual(chunks.flatMap((c) => d.feed(c).map((e) => e.data)), ["a\nb"]);
 });
 
+test("text after bytes that ended inside a UTF-8 sequence goes on from them, in order (as Python's decoder)", () => {
+  const d = new SSEDecoder();
+  const chunks = [Uint8Array.of(...utf8("data: "), 0xc3), "\n\n", "data: a\ud83d", Uint8Array.of(0xe2, 0x82), "\ude00", utf8("x\n\n")];
+  const out = [...chunks.flatMap((c) => d.feed(c)), ...d.close()];
+  // (The cut sequence was read after the text: an event "" without a problem, then an `incomplete` one.)
+  assert.deepEqual(out.map((e) => [e.data, e.problem?.rule ?? null]), [["\ufffd", "utf-8"], ["a\ufffd\ufffd\ufffdx", "utf-8"]]);
+});
+
 test("an id holding NUL is ignored; a field without colon; retry must be digits", () => {
   const d = new SSEDecoder();
   const out = d.feed("id: a\0b\nretry: 12x\ndata\n\nid\ndata: y\n\n");
