@@ -440,7 +440,7 @@ export class AGUIDecoder {
     const out: Obj[] = [];
     if (this.#run !== null) {
       this.#problem("", "order", "RUN_STARTED while a run is open: the open one ends here");
-      out.push(...this.#closeAll("RUN_STARTED"));
+      for (const ended of this.#closeAll("RUN_STARTED")) out.push(ended); // (not push(...): one argument each)
       out.push(this.#ev("AGENT_END", false, { replyId: this.#run }));
     }
     this.#run = e.runId;
@@ -799,6 +799,8 @@ export class AGUIDecoder {
 export function decodeAGUI(events: Iterable<Json>, options: AGUIDecoderOptions = {}): Obj[] {
   const decoder = new AGUIDecoder(options);
   const out: Obj[] = [];
-  for (const event of events) out.push(...decoder.feed(event));
+  // (Not out.push(...decoder.feed(event)): an event that ends a run ends each of its open tool calls, and the
+  // spread of 200,000 of them as arguments overflowed the stack, a RangeError.)
+  for (const event of events) for (const decoded of decoder.feed(event)) out.push(decoded);
   return out.concat(decoder.close());
 }

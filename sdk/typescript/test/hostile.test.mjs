@@ -1,9 +1,10 @@
 // Hostile input the decoders and the Reducer take as Python's do (found by a hunt; each failed before its fix):
 // a carried "__proto__" key stays a key, a value nested past the stack is a problem, tool-call arguments are read
-// as orjson reads them, and a usage of ever new keys is folded in linear time with true problems.
+// as orjson reads them, a usage of ever new keys is folded in linear time with true problems, and a run that ends
+// 200,000 open AG-UI tool calls ends each (their events were spread as arguments: a RangeError).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { AGUIDecoder, AiSdkDecoder, Reducer } from "../dist/index.js";
+import { AGUIDecoder, AiSdkDecoder, Reducer, decodeAGUI } from "../dist/index.js";
 
 const clock = () => "2026-01-01T00:00:00.000000Z";
 const reduce = (events) => {
@@ -108,4 +109,22 @@ test("tool-call arguments both deep and wide are checked in time linear in their
   for (let i = 1; i < depth; i++) input = input[0];
   assert.equal(input.length, width);
   assert.ok(steps < 20 * (depth + width), `${steps} elements stepped over for ${depth + width} nodes`);
+});
+
+test("a run that ends 200,000 open AG-UI tool calls ends each, not a RangeError (Python's decoder too)", () => {
+  const n = 200_000;
+  const events = [{ type: "RUN_STARTED", threadId: "t", runId: "r" }];
+  for (let i = 0; i < n; i++) events.push({ type: "TOOL_CALL_START", toolCallId: `c${i}`, toolCallName: "f" });
+  events.push({ type: "RUN_STARTED", threadId: "t", runId: "r2" });
+  const check = (out) => {
+    // AGENT_START, n TOOL_CALL_START, then at the second RUN_STARTED n TOOL_CALL_END, AGENT_END, AGENT_START
+    assert.equal(out.length, 2 * n + 3);
+    assert.deepEqual(out.slice(n + 1, n + 3).map((e) => [e.type, e.toolCallId]), [["TOOL_CALL_END", "c0"], ["TOOL_CALL_END", "c1"]]);
+    assert.deepEqual(out.slice(-2).map((e) => e.type), ["AGENT_END", "AGENT_START"]);
+  };
+  check(decodeAGUI(events, { clock }));
+  const d = new AGUIDecoder({ clock });
+  const out = [];
+  for (const e of events) for (const x of d.feed(e)) out.push(x);
+  check(out);
 });
