@@ -165,6 +165,26 @@ def test_events_given_as_python_values_that_deep_are_problems_too() -> None:
         reduce_events([{**ev(0, "AGENT_START"), "replyId": deep}], strict=True)
 
 
+def test_a_legacy_key_holding_the_same_deep_value_is_compared_without_recursion() -> None:
+    """A tool result's legacy ``result`` beside its ``output`` (a tool call's ``arguments`` beside its ``input``) is
+    compared with it before the depth limit refuses the event: the comparison recursed, and a value 100,000 deep raised
+    a bare RecursionError (a RangeError in @agentmsg/client, which sdk/typescript/test/hostile.test.mjs holds alike)."""
+    deep: Any = 1
+    for _ in range(100_000):
+        deep = [deep]
+    results = [{"type": "tool_result", "id": "c", "name": "f", "output": deep, "result": deep}]
+    calls = [{"type": "tool_use", "id": "c", "name": "f", "input": deep, "arguments": deep}]
+    for event, key in (
+        (ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=results), "/1/toolResults/0/result"),
+        (ev(1, "REQUIRE_USER_CONFIRM", toolCalls=calls), "/1/toolCalls/0/arguments"),
+    ):
+        r = Reducer()
+        r.feed(ev(0, "AGENT_START"))
+        r.feed(event)
+        r.finish()
+        assert [(p.pointer, p.rule) for p in r.problems][:2] == [(key, "legacy-key"), ("/1", "max-depth")]
+
+
 def test_the_issues_line_through_the_cli_is_one_problem_line(tmp_path: Any) -> None:
     from tests._support.cli import run
 

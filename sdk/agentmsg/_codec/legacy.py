@@ -124,17 +124,30 @@ def _usage_keys() -> tuple[str, ...]:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Whether two JSON values are the same value (a number is no boolean; 1 and 1.0 are the same number)."""
-    ta, tb = type(a), type(b)
-    if ta is bool or tb is bool:
-        return ta is tb and a == b
-    if ta in (int, float) and tb in (int, float):
-        return bool(a == b)
-    if ta is dict and tb is dict:
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if ta is list and tb is list:
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return ta is tb and bool(a == b)
+    """Whether two JSON values are the same value (a number is no boolean; 1 and 1.0 are the same number). Pair by
+    pair, without recursion: a value nested deeper than the stack (an event given as objects, which the depth limit
+    refuses after this) raised RecursionError out of the reducer."""
+    pairs = [(a, b)]
+    while pairs:
+        a, b = pairs.pop()
+        ta, tb = type(a), type(b)
+        if ta is bool or tb is bool:
+            if not (ta is tb and a == b):
+                return False
+        elif ta in (int, float) and tb in (int, float):
+            if a != b:
+                return False
+        elif ta is dict and tb is dict:
+            if a.keys() != b.keys():
+                return False
+            pairs.extend((a[k], b[k]) for k in a)
+        elif ta is list and tb is list:
+            if len(a) != len(b):
+                return False
+            pairs.extend(zip(a, b, strict=True))
+        elif not (ta is tb and a == b):
+            return False
+    return True
 
 
 def _json_type(value: Any) -> str:

@@ -40,15 +40,27 @@ export interface Note {
   message: string;
 }
 
-/** Whether two JSON values are the same value (a number is no boolean). */
+/** Whether two JSON values are the same value (a number is no boolean). Pair by pair, without recursion: a value
+ * nested deeper than the stack (an event given as objects, which the depth limit refuses after this) threw a
+ * RangeError out of the reducer. */
 export function same(a: Json, b: Json): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]));
-  if (isObject(a) || isObject(b)) {
-    if (!isObject(a) || !isObject(b)) return false;
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && same(a[k], b[k]));
+  const pairs: [Json, Json][] = [[a, b]];
+  for (let pair = pairs.pop(); pair !== undefined; pair = pairs.pop()) {
+    const [x, y] = pair;
+    if (Array.isArray(x) || Array.isArray(y)) {
+      if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) pairs.push([x[i], y[i]]);
+    } else if (isObject(x) || isObject(y)) {
+      if (!isObject(x) || !isObject(y)) return false;
+      const keys = Object.keys(x);
+      if (keys.length !== Object.keys(y).length) return false;
+      for (const k of keys) {
+        if (!Object.hasOwn(y, k)) return false;
+        pairs.push([x[k], y[k]]);
+      }
+    } else if (x !== y) return false;
   }
-  return a === b;
+  return true;
 }
 
 const has = (o: Obj, k: string): boolean => Object.hasOwn(o, k);

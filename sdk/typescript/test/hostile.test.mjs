@@ -1,7 +1,8 @@
 // Hostile input the decoders and the Reducer take as Python's do (found by a hunt; each failed before its fix):
 // a carried "__proto__" key stays a key, a value nested past the stack is a problem, tool-call arguments are read
 // as orjson reads them, a usage of ever new keys is folded in linear time with true problems, and a run that ends
-// 200,000 open AG-UI tool calls ends each (their events were spread as arguments: a RangeError).
+// 200,000 open AG-UI tool calls ends each (their events were spread as arguments: a RangeError), and a legacy key
+// beside its current one holding the same value 100,000 deep is compared without recursion.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AGUIDecoder, AiSdkDecoder, Reducer, decodeAGUI } from "../dist/index.js";
@@ -127,4 +128,21 @@ test("a run that ends 200,000 open AG-UI tool calls ends each, not a RangeError 
   const out = [];
   for (const e of events) for (const x of d.feed(e)) out.push(x);
   check(out);
+});
+
+test("a legacy key holding the same value 100,000 deep is compared without a RangeError (Python's too)", () => {
+  // (tests/events/test_depth.py holds Python's reducer to the same problems)
+  let deep = 1;
+  for (let i = 0; i < 100_000; i++) deep = [deep];
+  const at = "2026-11-22T10:34:38.563248392Z";
+  const ev = (n, type, keys) => ({ type, id: `e${n}`, createdAt: at, replyId: "r", ...keys });
+  const results = [{ type: "tool_result", id: "c", name: "f", output: deep, result: deep }];
+  const calls = [{ type: "tool_use", id: "c", name: "f", input: deep, arguments: deep }];
+  for (const [event, key] of [
+    [ev(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: results }), "/1/toolResults/0/result"],
+    [ev(1, "REQUIRE_USER_CONFIRM", { toolCalls: calls }), "/1/toolCalls/0/arguments"],
+  ]) {
+    const [, problems] = reduce([ev(0, "AGENT_START"), event]);
+    assert.deepEqual(problems.slice(0, 2).map((p) => [p.pointer, p.rule]), [[key, "legacy-key"], ["/1", "max-depth"]]);
+  }
 });
