@@ -65,7 +65,17 @@ def parse_timestamp(value: str) -> datetime:
         raise ValidationError.single(
             "/timestamp", "timestamp", f"{value!r} is not a real date and time ({exc}): expected {_ACCEPTED}"
         ) from None
-    return moment + timedelta(seconds=1) if leap else moment
+    if not leap:
+        return moment
+    try:
+        return moment + timedelta(seconds=1)
+    except OverflowError:  # 9999-12-31 23:59:60: the next minute is in year 10000, past what a datetime holds
+        raise ValidationError.single(
+            "/timestamp",
+            "timestamp",
+            f"{value!r} is a leap second whose next instant is past year 9999, which no datetime holds: "
+            f"expected {_ACCEPTED}",
+        ) from None
 
 
 def java_form_of_instant(created_at: object) -> str | None:

@@ -1,0 +1,33 @@
+"""parse_timestamp (and Msg.created_at, and the AgentScope Python ``created_at`` it reads) on the edges of the
+forms it accepts: every string it refuses raises the SDK's ValidationError (rule ``timestamp``), never another
+exception."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentmsg import Msg, Problem, ValidationError, parse_timestamp
+
+
+@pytest.mark.parametrize("stamp", ["9999-12-31 23:59:60", "9999-12-31T23:59:60.5Z", "9999-12-31T23:59:60+05:00"])
+def test_a_leap_second_past_year_9999_is_refused_as_a_timestamp(stamp: str) -> None:
+    """Its next instant (how a leap second is read) is in year 10000, which no datetime holds: this raised
+    OverflowError."""
+    with pytest.raises(ValidationError) as info:
+        parse_timestamp(stamp)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/timestamp", "timestamp")]
+    assert "9999" in info.value.problems[0].message
+
+
+def test_a_python_created_at_leap_second_past_year_9999_is_kept_as_an_unknown_key() -> None:
+    """AgentScope Python 2.x's ``created_at`` is read as the timestamp only when it is one: Msg.from_json
+    raised OverflowError on this one."""
+    notes: list[Problem] = []
+    data = {"id": "m", "role": "user", "content": [], "metadata": {}, "created_at": "9999-12-31T23:59:60"}
+    msg = Msg.from_dict(data, notes=notes)
+    assert msg.timestamp is None and msg.unknown_keys == {"created_at": "9999-12-31T23:59:60"}
+    assert any(p.pointer == "/created_at" and "no timestamp agentmsg reads" in p.message for p in notes)
+
+
+def test_the_last_leap_second_before_year_9999_ends_is_read() -> None:
+    assert parse_timestamp("9998-12-31 23:59:60").isoformat() == "9999-01-01T00:00:00+00:00"
