@@ -31,3 +31,13 @@ def test_a_python_created_at_leap_second_past_year_9999_is_kept_as_an_unknown_ke
 
 def test_the_last_leap_second_before_year_9999_ends_is_read() -> None:
     assert parse_timestamp("9998-12-31 23:59:60").isoformat() == "9999-01-01T00:00:00+00:00"
+
+
+@pytest.mark.parametrize("digits", [10, 20, 100_000])
+def test_an_rfc3339_fraction_of_any_length_is_read_as_the_message_schema_accepts_it(digits: int) -> None:
+    """RFC 3339 (and the message schema, so Msg.from_json) takes a fraction of any length: created_at
+    refused one of more than 9 digits as "not a timestamp" on a message just decoded."""
+    stamp = "2025-01-01T12:00:00." + "1234567890" * (digits // 10) + "+01:00"
+    msg = Msg.from_json(f'{{"id":"m","role":"USER","content":[],"timestamp":"{stamp}"}}')
+    moment = msg.created_at
+    assert moment is not None and moment.isoformat() == "2025-01-01T12:00:00.123456+01:00"

@@ -1,7 +1,8 @@
 """Timestamps, in the forms agentmsg reads and writes (one place for all of them).
 
 * Message ``timestamp``: written as AgentScope Java's ``yyyy-MM-dd HH:mm:ss.SSS``, in UTC; read in that form
-  (fraction of 0-9 digits, read as UTC) or as RFC 3339 with a zone.
+  (fraction of 0-9 digits, read as UTC) or as RFC 3339 with a zone (a fraction of any length, as RFC 3339 and
+  the message schema allow; read to the microsecond).
 * Event ``createdAt``: RFC 3339 in UTC with microseconds (``2025-01-01T12:00:00.000000Z``), as Java writes
   its ``Instant``.
 """
@@ -17,7 +18,7 @@ __all__ = ["event_now", "java_form_of_instant", "now_timestamp", "parse_timestam
 
 _JAVA = re.compile(r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?", re.ASCII)
 _RFC3339 = re.compile(
-    r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))", re.ASCII
+    r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:([Zz])|([+-])(\d\d):(\d\d))", re.ASCII
 )
 _ACCEPTED = (
     "AgentScope Java's 'yyyy-MM-dd HH:mm:ss.SSS' (read as UTC) or an RFC 3339 date-time with a zone "
@@ -84,7 +85,7 @@ def java_form_of_instant(created_at: object) -> str | None:
     if not isinstance(created_at, str) or not created_at.endswith(("Z", "z")):
         return None
     match = _RFC3339.fullmatch(created_at)
-    if match is None:
+    if match is None or len(match.group(7) or "") > 9:  # as Java's Instant writes it (the reducers agree on it)
         return None
     date, clock = created_at[:10], created_at[11:19]
     return f"{date} {clock}.{(match.group(7) or '').ljust(3, '0')[:3]}"
