@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import random
 from collections.abc import Sequence
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 import agentmsg
-from agentmsg import Msg, SizeLimitError, ValidationError
+from agentmsg import Msg, SizeLimitError, UserMessage, ValidationError
 from agentmsg.errors import MESSAGE_MAX, SHOWN_PROBLEMS, Problem
 from tests._support.budget import SEED, rounds
 from tests._support.mutators import HUGE_KEYS, HUGE_VALUES, mutate_json
@@ -198,3 +199,46 @@ def test_a_null_metadata_value_is_refused_in_words(value: dict[str, Any], kind: 
         agentmsg.validate(value, kind)
     (problem,) = info.value.problems
     assert (problem.pointer, problem.rule, problem.message) == ("/metadata/k", "not", sentence)
+
+
+class _Text(str):
+    pass
+
+
+class _Count(int):
+    pass
+
+
+class _Score(float):  # as numpy.float64 is
+    pass
+
+
+class _Colour(str, enum.Enum):
+    RED = "red"
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+@pytest.mark.parametrize("value", [_Text("x"), _Count(3), _Score(0.5)], ids=["str", "int", "float"])
+def test_a_subclass_of_a_json_scalar_in_metadata_is_refused_with_its_pointer(value: Any) -> None:
+    """A subclass of str, int or float that is no enum (numpy.float64, numpy.str_) is no JSON value: a float's
+    raised TypeError from UserMessage (orjson cannot write it) and from to_json after a change; a str's or int's
+    was refused by the schema validator with no pointer ('not a JSON value: Unsupported type')."""
+    with pytest.raises(ValidationError) as info:
+        UserMessage("hi", metadata={"k": value})
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/metadata/k", "json-value")]
+    with pytest.raises(ValidationError) as info:
+        agentmsg.validate({"id": "m", "role": "USER", "content": [], "metadata": {"k": value}})
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/metadata/k", "json-value")]
+    msg = UserMessage("hi")
+    msg.metadata["k"] = _Score(0.5)
+    with pytest.raises(ValidationError) as info:
+        msg.to_json()
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/metadata/k", "json-value")]
+
+
+def test_an_enum_of_a_json_scalar_in_metadata_is_written_as_its_value() -> None:
+    msg = UserMessage("hi", metadata={"colour": _Colour.RED, "level": _Level.HIGH})
+    assert json.loads(msg.to_json())["metadata"] == {"colour": "red", "level": 3}

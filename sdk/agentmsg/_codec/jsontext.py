@@ -15,6 +15,7 @@ Rules: ``json`` (not JSON text), ``max-bytes``, ``max-depth`` (:class:`SizeLimit
 
 from __future__ import annotations
 
+import enum
 import math
 import re
 from collections.abc import Callable
@@ -304,12 +305,15 @@ def _scalar_problem(value: Any) -> tuple[str, str] | None:
         return "json-value", f"{value!r} is not a JSON number"
     if kind is bool or value is None:
         return None
-    if isinstance(value, str):  # str subclasses (str enums) are written as their string
-        return _scalar_problem(str(value))
-    if isinstance(value, int) and not isinstance(value, bool):
-        return _scalar_problem(int(value))
-    if isinstance(value, float):
-        return _scalar_problem(float(value))
+    # Enum members of str, int and float (str enums, IntEnum) are written as their value. Other subclasses
+    # are not JSON values: the schema validator refuses them, and orjson cannot write a float's (numpy.float64).
+    if isinstance(value, enum.Enum):
+        if isinstance(value, str):
+            return _scalar_problem(str.__str__(value))
+        if isinstance(value, int) and not isinstance(value, bool):
+            return _scalar_problem(int(value))
+        if isinstance(value, float):
+            return _scalar_problem(float(value))
     return "json-value", f"a {kind.__name__} is not a JSON value{_model_hint(value)}"
 
 
