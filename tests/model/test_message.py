@@ -667,3 +667,41 @@ def test_fields_of_the_right_type_are_still_written_as_given() -> None:
     data = orjson.loads(msg.to_json())
     assert data["role"] == "ASSISTANT" and data["usage"]["time"] == 1 and data["name"] is None
     assert msg.to_dict()["usage"]["time"] == 1
+
+
+def _content_as_dicts(m: Any) -> None:
+    m.content = [{"type": "text", "text": "hi"}]
+
+
+def _usage_as_dict(m: Any) -> None:
+    m.usage = {"inputTokens": 1, "outputTokens": 2}
+
+
+def _block_unknown_keys_as_pairs(m: Any) -> None:
+    m.content[1].unknown_keys = [("future", 1)]
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer", "holds"),
+    [
+        (_content_as_dicts, "/content/0", "a dict"),
+        (_usage_as_dict, "/usage", "a dict"),
+        (_block_unknown_keys_as_pairs, "/content/1", "a list"),
+    ],
+)
+def test_a_field_set_to_its_json_form_after_construction_is_refused_at_its_pointer(
+    change: Any, pointer: str, holds: str
+) -> None:
+    """A field set to a value whose JSON the schema allows but which is not what the field holds (a block as a
+    dict, usage as a dict, unknown keys as pairs) was refused at pointer "" as "cannot be written as JSON: Type is
+    not JSON serializable: AssistantMessage", naming neither the field nor what it held."""
+    from agentmsg import AssistantMessage, TextBlock, ToolUseBlock
+
+    msg = AssistantMessage(content=[TextBlock(text="hi"), ToolUseBlock(id="c1", name="f", input={})])
+    change(msg)
+    for call in (msg.to_json, msg.to_json_bytes, msg.to_dict):
+        with pytest.raises(ValidationError) as info:
+            call()
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule, info.value.kind) == (pointer, "type", "msg"), problem
+        assert f"holds {holds}," in problem.message and "serializable" not in problem.message, problem

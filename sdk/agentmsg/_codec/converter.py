@@ -672,7 +672,44 @@ def refusal(value: Any, exc: Exception, kind: str | None = None) -> ValidationEr
             validate(_plain_of(value), schema_kind)
         except ValidationError as found:
             return type(found)(found.problems, kind)
-    return error
+    wrong = _wrong_field(value)
+    return error if wrong is None else ValidationError([Problem(wrong[0], "type", wrong[1])], kind)
+
+
+def _wrong_field(value: Any) -> tuple[str, str] | None:
+    """(pointer, message) of the first field of a model object in ``value`` that its checked hook refuses
+    (:class:`WrongValue`) though its JSON form is one the schema allows (a block set as a dict, usage as a dict,
+    unknown keys as pairs); None when there is none. Visits each value once (``value`` holds no cycle: the
+    caller's :func:`encode_error` found none)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if _is_model_obj(node):
+            cls = node.__class__
+            hook = json_hooks[cls] if cls in json_hooks else _add_json_hook(cls)
+            try:
+                hook(node)
+            except WrongValue as exc:
+                name = str(exc.args[0]) if exc.args else ""
+                fields = {a.name: wire for a, wire, *_rest in _json_fields(cls)}
+                at = path if name not in fields else (*path, fields[name])
+                held, label = getattr(node, name, None), f"{cls.__name__}.{name}"
+                if type(held) is list and name in fields:  # a list of models: the first item that is none
+                    i = next((i for i, item in enumerate(held) if not _is_model_obj(item)), None)
+                    if i is not None:
+                        held, label, at = held[i], f"{label}[{i}]", (*at, i)
+                return pointer_of(at), (
+                    f"{label} holds a {type(held).__name__}, which is not what the field holds "
+                    "(a value set after construction? Build it with the SDK's classes)"
+                )
+            except Exception:  # (what the JSON-value check says: not this walk's)
+                pass
+            node = raw_json_hooks[cls](node)
+        if isinstance(node, dict):
+            stack.extend((child, (*path, str(key))) for key, child in reversed(list(node.items())))
+        elif isinstance(node, (list, tuple)):
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(node))))
+    return None
 
 
 def _plain_of(value: Any) -> Any:
