@@ -705,3 +705,33 @@ def test_a_field_set_to_its_json_form_after_construction_is_refused_at_its_point
         (problem,) = info.value.problems
         assert (problem.pointer, problem.rule, info.value.kind) == (pointer, "type", "msg"), problem
         assert f"holds {holds}," in problem.message and "serializable" not in problem.message, problem
+
+
+def _message_unknown_id(m: Any) -> None:
+    m.unknown_keys = {"future": 1, "id": "other"}
+
+
+def _block_unknown_type(m: Any) -> None:
+    m.content[0].unknown_keys = {"type": "thinking"}
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer"),
+    [
+        (_message_unknown_id, "/id"),
+        (_block_unknown_type, "/content/0/type"),
+    ],
+)
+def test_unknown_keys_set_to_a_declared_key_after_construction_are_refused(change: Any, pointer: str) -> None:
+    """The constructors refuse a declared key in unknown_keys; set after construction, it replaced the field in what
+    the writers wrote: a message written with another id than its own, a text block written as a thinking block."""
+    from agentmsg import AssistantMessage, TextBlock, ToolUseBlock
+
+    msg = AssistantMessage(id="m", content=[TextBlock(text="hi"), ToolUseBlock(id="c1", name="f", input={})])
+    change(msg)
+    for call in (msg.to_json, msg.to_json_bytes, msg.to_dict):
+        with pytest.raises(ValidationError) as info:
+            call()
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule, info.value.kind) == (pointer, "unknown-key", "msg"), problem
+        assert "set the field, not unknown_keys" in problem.message

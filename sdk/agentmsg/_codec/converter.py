@@ -529,6 +529,9 @@ def _unstructure_source(cls: type, shallow: bool, check: bool = True) -> tuple[s
                 f"    if x and (x.__class__ is not dict or (b'null' in {dumps}(x, default={jd}) and not {finite}(x))):"
                 f" raise {wrong}({name!r})"
             )
+            # a declared key set in them after construction (the constructors refuse one) would replace the field
+            known = gen.name(known_keys(cls), "known")
+            body.append(f"    if x and not {known}.isdisjoint(x): raise {wrong}({name!r})")
     body.append("    d = {")
     in_literal = True
     for a, wire, tp, is_opt, omit_when_none in fields:
@@ -666,18 +669,20 @@ def refusal(value: Any, exc: Exception, kind: str | None = None) -> ValidationEr
     error = encode_error(value, raw_json_default, exc, kind)
     if error.problems[0].rule != "json-value" or not error.problems[0].message.startswith("cannot be written"):
         return error
+    wrong = _wrong_field(value)
+    if wrong is not None and wrong[1] == "unknown-key":  # (which the schema would take for the field's own value)
+        return ValidationError([Problem(*wrong)], kind)
     schema_kind = kind if kind in KINDS else _schema_kind(value)
     if schema_kind is not None:
         try:
             validate(_plain_of(value), schema_kind)
         except ValidationError as found:
             return type(found)(found.problems, kind)
-    wrong = _wrong_field(value)
-    return error if wrong is None else ValidationError([Problem(wrong[0], "type", wrong[1])], kind)
+    return error if wrong is None else ValidationError([Problem(*wrong)], kind)
 
 
-def _wrong_field(value: Any) -> tuple[str, str] | None:
-    """(pointer, message) of the first field of a model object in ``value`` that its checked hook refuses
+def _wrong_field(value: Any) -> tuple[str, str, str] | None:
+    """(pointer, rule, message) of the first field of a model object in ``value`` that its checked hook refuses
     (:class:`WrongValue`) though its JSON form is one the schema allows (a block set as a dict, usage as a dict,
     unknown keys as pairs); None when there is none. Visits each value once (``value`` holds no cycle: the
     caller's :func:`encode_error` found none)."""
@@ -694,13 +699,25 @@ def _wrong_field(value: Any) -> tuple[str, str] | None:
                 fields = {a.name: wire for a, wire, *_rest in _json_fields(cls)}
                 at = path if name not in fields else (*path, fields[name])
                 held, label = getattr(node, name, None), f"{cls.__name__}.{name}"
+                declared = known_keys(cls).intersection(held) if isinstance(held, dict) else None
+                if isinstance(held, dict) and declared:  # unknown keys holding a declared key, said as constructors do
+                    key = next(k for k in held if k in declared)
+                    return (
+                        pointer_of((*path, key)),
+                        "unknown-key",
+                        f"{key!r} is a declared key of {cls.__name__}: set the field, not unknown_keys",
+                    )
                 if type(held) is list and name in fields:  # a list of models: the first item that is none
                     i = next((i for i, item in enumerate(held) if not _is_model_obj(item)), None)
                     if i is not None:
                         held, label, at = held[i], f"{label}[{i}]", (*at, i)
-                return pointer_of(at), (
-                    f"{label} holds a {type(held).__name__}, which is not what the field holds "
-                    "(a value set after construction? Build it with the SDK's classes)"
+                return (
+                    pointer_of(at),
+                    "type",
+                    (
+                        f"{label} holds a {type(held).__name__}, which is not what the field holds "
+                        "(a value set after construction? Build it with the SDK's classes)"
+                    ),
                 )
             except Exception:  # (what the JSON-value check says: not this walk's)
                 pass
