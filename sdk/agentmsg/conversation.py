@@ -105,4 +105,16 @@ def encode_messages(messages: Iterable[Msg]) -> bytes:
                 raise ValidationError.single(
                     f"/{index}", "type", f"expected a Msg, got {type(m).__name__}{hint}", "msg"
                 )
-    return dumps_json(msgs, "msg")
+    try:
+        return dumps_json(msgs, "msg")
+    except ValidationError as exc:
+        if exc.problems and exc.problems[0].pointer[1:2].isdigit():  # (already under its message's index)
+            raise
+        # a message changed after construction: said as its to_json says it, under its index (the schema of a
+        # message would judge the whole array otherwise)
+        for index, m in enumerate(msgs):
+            try:
+                dumps_json(m, "msg")
+            except ValidationError as found:
+                raise found.under(f"/{index}") from None
+        raise

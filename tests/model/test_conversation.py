@@ -41,3 +41,36 @@ def test_encode_messages_takes_only_messages(value: Any, pointer: str, says: str
 def test_encode_messages_takes_any_iterable_of_messages() -> None:
     msgs = [UserMessage("hi"), AssistantMessage("hello")]
     assert decode_messages(encode_messages(iter(msgs))) == decode_messages(encode_messages(tuple(msgs))) == msgs
+
+
+def _text_as_int(m: Any) -> None:
+    m.content[0].text = 5
+
+
+def _role_unknown(m: Any) -> None:
+    m.role = "BOSS"
+
+
+def _name_as_list(m: Any) -> None:
+    m.name = ["n"]
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer", "rules"),
+    [
+        (_text_as_int, "/1/content/0/text", {"type", "json-value"}),
+        (_role_unknown, "/1/role", {"enum"}),
+        (_name_as_list, "/1/name", {"type", "anyOf", "oneOf"}),
+    ],
+)
+def test_encode_messages_names_the_field_of_a_message_changed_after_construction(
+    change: Any, pointer: str, rules: set[str]
+) -> None:
+    """As Msg.to_json names it, under the message's index: encode_messages validated the whole array against the
+    message schema, and said at pointer "" that the conversation (its JSON, quoted) "is not of type object"."""
+    msgs = [UserMessage("q"), AssistantMessage("a")]
+    change(msgs[1])
+    with pytest.raises(ValidationError) as info:
+        encode_messages(msgs)
+    found = {p.rule for p in info.value.problems if p.pointer == pointer}
+    assert found and found <= rules and info.value.kind == "msg", info.value.problems
