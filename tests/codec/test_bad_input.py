@@ -242,3 +242,26 @@ def test_a_subclass_of_a_json_scalar_in_metadata_is_refused_with_its_pointer(val
 def test_an_enum_of_a_json_scalar_in_metadata_is_written_as_its_value() -> None:
     msg = UserMessage("hi", metadata={"colour": _Colour.RED, "level": _Level.HIGH})
     assert json.loads(msg.to_json())["metadata"] == {"colour": "red", "level": 3}
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_an_integer_past_pythons_decimal_limit_is_refused_as_out_of_range(sign: int) -> None:
+    """An integer of more than 4300 digits given by a caller raised Python's ValueError ("Exceeds the limit (4300
+    digits) for integer string conversion") from the constructors, validate and to_json: the error message wrote
+    it in decimal."""
+    huge = sign * 10**5000
+    calls: list[Any] = [
+        lambda: UserMessage("hi", metadata={"k": huge}),
+        lambda: agentmsg.validate({"id": "m", "role": "USER", "content": [], "metadata": {"k": huge}}),
+    ]
+    for call in calls:
+        with pytest.raises(ValidationError) as info:
+            call()
+        (problem,) = info.value.problems
+        assert (problem.pointer, problem.rule) == ("/metadata/k", "integer-range")
+        assert "16610 bits" in problem.message and len(problem.message) < 200
+    msg = UserMessage("hi")
+    msg.metadata[huge] = 1  # type: ignore[index]
+    with pytest.raises(ValidationError) as info:
+        msg.to_json()
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/metadata", "json-value")]

@@ -340,12 +340,19 @@ def safe_repr(value: Any, limit: int = 80) -> str:
 
 
 def _short(value: Any, limit: int = 60) -> str:
+    if isinstance(value, int) and value.bit_length() > _DECIMAL_BITS:
+        # (no decimal form: Python refuses one past 4300 digits, and it takes time quadratic in the digits)
+        return f"{'-' if value < 0 else ''}2**{value.bit_length() - 1} or more in size ({value.bit_length()} bits)"
     text = (
         repr(value)
         if not isinstance(value, int) or abs(value) < 10**limit
         else f"{str(value)[:20]}...({len(str(value))} digits)"
     )
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: integers of more bits are said without their decimal digits (2**14000 has 4215: Python's limit is 4300)
+_DECIMAL_BITS = 14000
 
 
 def _first_problem(instance: Any, max_depth: int) -> tuple[tuple[str | int, ...], str, str] | None:
@@ -501,7 +508,8 @@ def _plain(value: Any, default: Callable[[Any], Any] | None) -> Any:
             inner = above | {id(parent[key]), id(node)}
             if isinstance(node, dict):
                 node = dict(node)
-                stack.extend((node, k, depth + 1, inner, (*path, str(k))) for k in node)
+                # (a key that is no string is refused at the dict's own pointer: its text is only a placeholder)
+                stack.extend((node, k, depth + 1, inner, (*path, k if type(k) is str else _short(k))) for k in node)
             else:
                 node = list(node)
                 stack.extend((node, i, depth + 1, inner, (*path, i)) for i in range(len(node)))
