@@ -331,6 +331,10 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
             # beyond 64 bits, from events given as objects, is ignored as the same stream's JSON text is).
             st.problem(i, f"/usage/{k}", "type", f"usage {k} {v!r:.40} is not a 64-bit integer: value ignored")
             continue
+        if not count and type(v) is not int and type(v) is not float:
+            # (a bool is no number: True was summed as 1; a string made the whole event skipped, the other counts lost)
+            st.problem(i, f"/usage/{k}", "type", f"usage {k} {v!r:.40} is not a number: value ignored")
+            continue
         if v < 0:
             # Counts and times are never negative (schema: minimum 0): such a value is not summed, so a sum
             # stays a valid count (a negative one would make the whole usage invalid).

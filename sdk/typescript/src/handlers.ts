@@ -230,7 +230,11 @@ function modelEnd(st: State, e: Obj, i: number): void {
         st.problem(i, `/usage/${k}`, "precision", `usage ${k} ${sum === MAX_INT_NUMBER ? MAX_INT : sum} is beyond 2^53: a JavaScript number may not hold it exactly`);
       }
     } else {
-      if (typeof v !== "number" && typeof v !== "boolean") throw new Malformed("type", `usage time ${short(v)} is not a number`);
+      if (typeof v !== "number") {
+        // (a boolean is no number: true was summed as 1; a string made the whole event skipped, the other counts lost)
+        st.problem(i, `/usage/${k}`, "type", `usage ${k} ${short(v)} is not a number: value ignored`);
+        continue;
+      }
       if (Number(v) < 0) {
         st.problem(i, `/usage/${k}`, "minimum", `usage ${k} ${short(v)} is negative: value ignored`);
         continue;
