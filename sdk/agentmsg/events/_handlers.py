@@ -520,10 +520,10 @@ def _is_base64_fragment(s: str) -> bool:
 
 def _block_end(kind: str) -> Handler:
     def end(st: State, e: dict[str, Any], i: int) -> None:
-        reply = st.current()
         block_id = e["blockId"]
-        b = reply.by_block.get(block_id)
-        if b is None:
+        reply = st.reply  # (between replies nothing is open: ignored, no implicit reply opened for it)
+        b = reply.by_block.get(block_id) if reply is not None else None
+        if reply is None or b is None:
             st.problem(i, "/blockId", "order", f"END for {kind} block {block_id!r} that is not open: ignored")
             return
         if "metadata" in e:

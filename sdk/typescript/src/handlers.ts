@@ -394,11 +394,11 @@ export function isBase64Fragment(s: string): boolean {
 
 function blockEnd(kind: string): Handler {
   return (st, e, i) => {
-    const reply = st.current();
     const raw = req(e, "blockId");
     const id = keyOf(raw);
-    const b = reply.byBlock.get(id);
-    if (b === undefined) {
+    const reply = st.reply; // (between replies nothing is open: ignored, no implicit reply opened for it)
+    const b = reply === null ? undefined : reply.byBlock.get(id);
+    if (reply === null || b === undefined) {
       st.problem(i, "/blockId", "order", `END for ${kind} block ${short(raw)} that is not open: ignored`);
       return;
     }
