@@ -1008,3 +1008,72 @@ def test_a_cut_reply_is_said_and_a_reply_agentscope_interrupted_is_not() -> None
         r = Reducer()
         r.feed_many(events)
         assert len(r.finish()) == 1 and (r.problems, r.cut) == ([], None)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        ev(5, "TOOL_CALL_DELTA", toolCallId="c", toolCallName="f", delta='{"a": 1}'),
+        ev(5, "TOOL_CALL_END", toolCallId="c"),
+        ev(5, "TOOL_RESULT_TEXT_DELTA", toolCallId="c", delta="out"),
+        ev(5, "TOOL_RESULT_DATA_DELTA", toolCallId="c", data={"type": "text", "text": "out"}),
+        ev(5, "TOOL_RESULT_END", toolCallId="c", state="success"),
+        ev(5, "TEXT_BLOCK_DELTA", blockId="b", delta="late"),
+        ev(5, "DATA_BLOCK_DELTA", blockId="d", delta="QQ=="),
+    ],
+    ids=lambda e: e["type"],
+)
+def test_strict_refusing_an_event_between_replies_opens_no_reply(event: dict[str, Any]) -> None:
+    """Strict mode keeps what it had when an event raises: an out-of-order event between replies (a delta or END of
+    nothing open) raises rule ``order``, and the implicit reply its handler opened before saying so is not kept.
+    It was: the caller that went on (or just called finish()) got an extra message, empty or holding the refused
+    event's content, in both runtimes."""
+    events = [ev(0, "AGENT_START"), ev(1, "TEXT_BLOCK_START", blockId="t")]
+    events += [ev(2, "TEXT_BLOCK_DELTA", blockId="t", delta="hi"), ev(3, "TEXT_BLOCK_END", blockId="t")]
+    events.append(ev(4, "AGENT_END"))
+    r = Reducer(strict=True)
+    r.feed_many(events)
+    with pytest.raises(ValidationError) as info:
+        r.feed(event)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [
+        (f"/5/{next(iter(k for k in ('toolCallId', 'blockId') if k in event))}", "order")
+    ]
+    assert r.snapshot() is None
+    assert [m.to_dict() for m in r.finish()] == [m.to_dict() for m in reduce_events(events)] and r.problems == []
+    # also as the first event of all, and fed as JSON lines
+    r = Reducer(strict=True)
+    with pytest.raises(ValidationError):
+        r.feed_jsonl(jsonl([event]))
+    assert r.snapshot() is None and r.finish() == []
+
+
+@pytest.mark.parametrize(
+    "end",
+    [
+        {"metadata": {"finishReason": 3}},
+        {"metadata": {"finishReason": "stop", "refusal": "yes"}},
+        {"metadata": {"grounding": [1]}},
+        {"usage": {"inputTokens": 2**31 - 1}},
+    ],
+    ids=["finish-reason", "refusal", "grounding", "usage-maximum"],
+)
+def test_strict_refusing_a_model_call_end_leaves_the_call_open(end: dict[str, Any]) -> None:
+    """A MODEL_CALL_END strict mode refuses (a finish reason that is no string, a sum beyond its maximum: found by its
+    handler, not the schema) changes nothing: the model call and its tool call stay open, so finish() still says the
+    stream was cut (it had closed them first and taken what it read before the problem: the message lost its
+    INTERRUPTED and the cut went unsaid)."""
+    events = [ev(0, "AGENT_START"), ev(1, "MODEL_CALL_START"), ev(2, "MODEL_CALL_END", usage={"inputTokens": 1})]
+    events += [ev(3, "MODEL_CALL_START"), ev(4, "TOOL_CALL_START", toolCallId="c", toolCallName="f")]
+    events.append(ev(5, "TOOL_CALL_DELTA", toolCallId="c", delta='{"a": 1}'))
+    r = Reducer(strict=True)
+    r.feed_many(events)
+    with pytest.raises(ValidationError):
+        r.feed(ev(6, "MODEL_CALL_END", **end))
+    (msg,) = r.finish()
+    want = Reducer(strict=True)
+    want.feed_many(events)
+    assert msg.to_dict() == want.finish()[0].to_dict() and r.cut is msg
+    assert msg.metadata["agentscope_generate_reason"] == "INTERRUPTED"
+    assert msg.usage is not None and msg.usage.input_tokens == 1
+    assert [(p.rule, p.message) for p in r.problems] == [(p.rule, p.message) for p in want.problems]
+    assert "a model call, tool call 'c'" in r.problems[0].message

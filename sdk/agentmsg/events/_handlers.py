@@ -164,14 +164,20 @@ def _handle(st: State, e: dict[str, Any], i: int, kind: Any) -> None:
     if not (trusted or st.strict or kind in PLAIN_DELTAS) and not _schema_check(st, e, i):
         return
     st.event_id = e.get("id")  # a reply this event opens is named after it when nothing else names it
+    opened = st.reply is None
     try:
-        handler(st, e, i)
+        try:
+            handler(st, e, i)
+        except ValidationError:
+            raise  # strict mode, or a limit
+        except KeyError as exc:
+            st.problem(i, "", "required", f"{kind} event without {exc}: event skipped")
+        except Exception as exc:  # never let bad input escape as a bare exception
+            st.problem(i, "", "type", f"malformed {kind} event ({type(exc).__name__}: {exc}): event skipped")
     except ValidationError:
-        raise  # strict mode, or a limit
-    except KeyError as exc:
-        st.problem(i, "", "required", f"{kind} event without {exc}: event skipped")
-    except Exception as exc:  # never let bad input escape as a bare exception
-        st.problem(i, "", "type", f"malformed {kind} event ({type(exc).__name__}: {exc}): event skipped")
+        if opened:  # strict: the reducer keeps what it had, not the implicit reply opened before the event was refused
+            st.reply = None
+        raise
     finally:
         if not trusted and st.reply is not None:
             st.reply.trusted = False
@@ -279,6 +285,24 @@ def _ending(st: State, e: dict[str, Any], i: int, key: str) -> str | None:
 
 def _model_end(st: State, e: dict[str, Any], i: int) -> None:
     reply = st.current()
+    # What the event says is read and checked whole first, then applied: strict mode raises at its first problem,
+    # and the reducer keeps what it had (the model call and its tool calls still open: a cut stream stays cut).
+    finish_reason = _ending(st, e, i, "finishReason")
+    model = _ending(st, e, i, "model")
+    meta = e.get("metadata")
+    refusal = meta.get("refusal") if type(meta) is dict else None
+    if refusal is not None and refusal is not True:
+        st.problem(i, "/metadata/refusal", "type", f"refusal {refusal!r:.80} is not true: not taken")
+    structured = meta.get("structuredOutput") if type(meta) is dict else None
+    if structured is not None and type(structured) is not dict:
+        st.problem(
+            i, "/metadata/structuredOutput", "type", f"structuredOutput {structured!r:.80} is no object: not taken"
+        )
+    grounding = meta.get("grounding") if type(meta) is dict else None
+    if grounding is not None and type(grounding) is not dict:
+        st.problem(i, "/metadata/grounding", "type", f"grounding {grounding!r:.80} is not an object: not taken")
+    usage = e.get("usage")
+    changed = _usage_sums(st, reply, usage, i) if usage and type(usage) is dict else None
     if reply.model_open > 0:
         reply.model_open -= 1
     # A model call's tool calls end with it. Java sends no TOOL_CALL_END for a call it never STARTed
@@ -286,37 +310,28 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
     for call_id in list(reply.calls):
         reply.close_call(call_id)
         reply.by_call[call_id].extra.pop("implicit", None)
-    finish_reason = _ending(st, e, i, "finishReason")
     if finish_reason is not None:
         reply.finish_reason = finish_reason
-    model = _ending(st, e, i, "model")
     if model is not None:
         reply.model = model
-    meta = e.get("metadata")
-    refusal = meta.get("refusal") if type(meta) is dict else None
     if refusal is True:
         reply.refusal = True
-    elif refusal is not None:
-        st.problem(i, "/metadata/refusal", "type", f"refusal {refusal!r:.80} is not true: not taken")
-    structured = meta.get("structuredOutput") if type(meta) is dict else None
     if type(structured) is dict:  # the reply's JSON (a provider parser reads it): the message's _structured_output
         reply.meta["_structured_output"] = structured
-    elif structured is not None:
-        st.problem(
-            i, "/metadata/structuredOutput", "type", f"structuredOutput {structured!r:.80} is no object: not taken"
-        )
-    grounding = meta.get("grounding") if type(meta) is dict else None
     if type(grounding) is dict:  # the provider's citation and grounding data of the whole reply: the last wins
         reply.meta[GROUNDING] = grounding
-    elif grounding is not None:
-        st.problem(i, "/metadata/grounding", "type", f"grounding {grounding!r:.80} is not an object: not taken")
-    usage = e.get("usage")
-    if not usage:
-        return
-    if type(usage) is not dict:
+    if usage and type(usage) is not dict:
         raise TypeError("usage is not an object")
-    # This event's changes, applied once it is read whole (strict mode may raise half way); the reply's usage is not
-    # copied per event (a key of each event's own made that quadratic)
+    if changed:
+        if reply.usage is None:
+            reply.usage = changed
+        else:
+            reply.usage.update(changed)  # (a built message copies it)
+
+
+def _usage_sums(st: State, reply: Reply, usage: dict[str, Any], i: int) -> dict[str, Any]:
+    """What a MODEL_CALL_END's ``usage`` changes in the reply's usage (each problem said; nothing changed yet): the
+    reply's usage is not copied per event (a key of each event's own made that quadratic)."""
     before = reply.usage if reply.usage is not None else {}
     changed: dict[str, Any] = {}
     total = ChainMap(changed, before)
@@ -367,11 +382,7 @@ def _model_end(st: State, e: dict[str, Any], i: int) -> None:
                 f" value replaces the earlier one ({_shown_value(total[k])})",
             )
         total[k] = v
-    if changed:
-        if reply.usage is None:
-            reply.usage = changed
-        else:
-            reply.usage.update(changed)  # (a built message copies it)
+    return changed
 
 
 def _shown_value(value: Any) -> str:

@@ -72,12 +72,19 @@ export function apply(st: State, e: Obj, i: number): void {
   }
   if (!st.strict && !PLAIN_DELTAS.has(kind) && !schemaCheck(st, e, i)) return;
   st.eventId = get(e, "id"); // a reply this event opens is named after it when nothing else names it
+  const opened = st.reply === null;
   try {
-    handler(st, e, i);
+    try {
+      handler(st, e, i);
+    } catch (x) {
+      if (x instanceof ReducerError || !(x instanceof Error)) throw x; // bad input never escapes as a bare exception
+      const rule = x instanceof Malformed ? x.rule : "type";
+      st.problem(i, "", rule, `malformed ${kind} event (${x.message}): event skipped`);
+    }
   } catch (x) {
-    if (x instanceof ReducerError || !(x instanceof Error)) throw x; // bad input never escapes as a bare exception
-    const rule = x instanceof Malformed ? x.rule : "type";
-    st.problem(i, "", rule, `malformed ${kind} event (${x.message}): event skipped`);
+    // strict: the reducer keeps what it had, not the implicit reply opened before the event was refused
+    if (opened && x instanceof ReducerError) st.reply = null;
+    throw x;
   }
 }
 
@@ -167,6 +174,21 @@ const exact = (n: number): bigint => (n >= MAX_INT_NUMBER ? (n === MAX_INT_NUMBE
 
 function modelEnd(st: State, e: Obj, i: number): void {
   const reply = st.current();
+  // What the event says is read and checked whole first, then applied: strict mode throws at its first problem,
+  // and the reducer keeps what it had (the model call and its tool calls still open: a cut stream stays cut).
+  const finishReason = ending(st, e, i, "finishReason");
+  const model = ending(st, e, i, "model");
+  const meta = e.metadata;
+  const refusal = isObject(meta) && Object.hasOwn(meta, "refusal") ? meta.refusal : null;
+  if (refusal !== null && refusal !== true) st.problem(i, "/metadata/refusal", "type", `refusal ${short(refusal)} is not true: not taken`);
+  // the reply's JSON (a provider parser reads it): the message's _structured_output
+  const structured = isObject(meta) && Object.hasOwn(meta, "structuredOutput") ? meta.structuredOutput : null;
+  if (structured !== null && !isObject(structured)) st.problem(i, "/metadata/structuredOutput", "type", `structuredOutput ${short(structured)} is no object: not taken`);
+  // The provider's citation and grounding data of the whole reply (message metadata agentmsg_grounding): the last wins.
+  const grounding = isObject(meta) && Object.hasOwn(meta, "grounding") ? meta.grounding : null;
+  if (grounding !== null && !isObject(grounding)) st.problem(i, "/metadata/grounding", "type", `grounding ${short(grounding)} is not an object: not taken`);
+  const usage = get(e, "usage");
+  const changed = truthy(usage) && isObject(usage) ? usageSums(st, reply, usage, i) : null;
   if (reply.modelOpen > 0) reply.modelOpen--;
   // A model call's tool calls end with it. Java sends no TOOL_CALL_END for a call it never STARTed
   // (placeholder-named fragments), so such a call would otherwise stay open into the next model call.
@@ -174,25 +196,17 @@ function modelEnd(st: State, e: Obj, i: number): void {
     reply.closeCall(id);
     delete reply.byCall.get(id)!.extra.implicit;
   }
-  const finishReason = ending(st, e, i, "finishReason");
   if (finishReason !== null) reply.finishReason = finishReason;
-  const model = ending(st, e, i, "model");
   if (model !== null) reply.model = model;
-  const meta = e.metadata;
-  const refusal = isObject(meta) && Object.hasOwn(meta, "refusal") ? meta.refusal : null;
   if (refusal === true) reply.refusal = true;
-  else if (refusal !== null) st.problem(i, "/metadata/refusal", "type", `refusal ${short(refusal)} is not true: not taken`);
-  // the reply's JSON (a provider parser reads it): the message's _structured_output
-  const structured = isObject(meta) && Object.hasOwn(meta, "structuredOutput") ? meta.structuredOutput : null;
   if (isObject(structured)) reply.meta._structured_output = structured;
-  else if (structured !== null) st.problem(i, "/metadata/structuredOutput", "type", `structuredOutput ${short(structured)} is no object: not taken`);
-  // The provider's citation and grounding data of the whole reply (message metadata agentmsg_grounding): the last wins.
-  const grounding = isObject(meta) && Object.hasOwn(meta, "grounding") ? meta.grounding : null;
   if (isObject(grounding)) reply.meta.agentmsg_grounding = grounding;
-  else if (grounding !== null) st.problem(i, "/metadata/grounding", "type", `grounding ${short(grounding)} is not an object: not taken`);
-  const usage = get(e, "usage");
-  if (!truthy(usage)) return;
-  if (!isObject(usage)) throw new Malformed("type", "usage is not an object");
+  if (truthy(usage) && !isObject(usage)) throw new Malformed("type", "usage is not an object");
+  if (changed !== null && Object.keys(changed).length) reply.usage = assignOwn(reply.usage ?? {}, changed);
+}
+
+/** What a MODEL_CALL_END's `usage` changes in the reply's usage (each problem said; nothing changed yet). */
+function usageSums(st: State, reply: Reply, usage: Obj, i: number): Obj {
   // This event's changes, applied once it is read whole (strict mode may throw half way); the reply's usage is not
   // copied per event (a key of each event's own made that quadratic: 8,000 events, 13 s)
   const before: Obj = reply.usage ?? {};
@@ -256,7 +270,7 @@ function modelEnd(st: State, e: Obj, i: number): void {
     }
     setOwn(total, k, v);
   }
-  if (Object.keys(total).length) reply.usage = assignOwn(reply.usage ?? {}, total);
+  return total;
 }
 
 /** `2026-11-22T10:34:38.563248392Z` -> `2026-11-22 10:34:38.563` (the written form, UTC). */
