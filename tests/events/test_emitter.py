@@ -19,6 +19,8 @@ from agentmsg import (
     reduce_events,
     reduce_stream,
 )
+from agentmsg.blocks import TextBlock, ToolUseBlock
+from agentmsg.events.emitter import iter_events
 from tests._support.budget import examples
 from tests._support.valid import assistant_messages
 
@@ -140,3 +142,17 @@ def test_emitting_the_wrong_thing_says_what_to_call(call: Any, says: str) -> Non
         call()
     (problem,) = info.value.problems
     assert (problem.pointer, problem.rule) == ("", "type") and says in problem.message
+
+
+@pytest.mark.parametrize("chunk", [0, -1, -3, 2.5, True])
+def test_a_chunk_size_below_one_or_not_whole_is_refused(chunk: Any) -> None:
+    """``chunk_size`` is a whole number of at least 1, or None (one delta per block), as ``agentmsg events
+    --chunk-size`` takes it. A negative one emitted no delta at all, every text silently lost (a stream that
+    reduced to a message of empty blocks); 0 and True passed as None and 1, and 2.5 raised a bare TypeError."""
+    m = AssistantMessage(id="m", content=[TextBlock(text="hello"), ToolUseBlock(id="c", name="f", input={"a": 1})])
+    with pytest.raises(ValueError, match="chunk_size must be"):
+        emit_events(m, chunk_size=chunk)
+    with pytest.raises(ValueError, match="chunk_size must be"):
+        iter_events(m, chunk_size=chunk)
+    (back,) = reduce_events(emit_events(m, chunk_size=1))
+    assert back == m

@@ -202,7 +202,7 @@ def emit_events(
     id repeats an earlier call's is put in a new model call, replyId ``<msg id>-<n>``.)
 
     ``chunk_size`` splits text, thinking and argument deltas into pieces of that many characters
-    (default: one delta per block). ``id_factory`` and ``clock`` make ids and createdAt deterministic.
+    (default: one delta per block; anything but a whole number of at least 1 raises :class:`ValueError`). ``id_factory`` and ``clock`` make ids and createdAt deterministic.
     Raises :class:`~agentmsg.ValidationError` (rule ``role``, pointer ``/role``) for a message that is
     not ASSISTANT: events carry agent replies only."""
     return list(iter_events(msg, chunk_size=chunk_size, id_factory=id_factory, clock=clock))
@@ -225,6 +225,11 @@ def iter_events(
             else ""
         )
         raise ValidationError.single("", "type", f"expected an AssistantMessage, got {type(msg).__name__}{hint}", "msg")
+    if chunk_size is not None and (type(chunk_size) is not int or chunk_size < 1):
+        # (a negative size made no piece at all: every text was lost; 0 and True passed as None and 1)
+        raise ValueError(
+            f"chunk_size must be a whole number of at least 1 (or None: one delta per block), got {chunk_size!r}"
+        )
     role = getattr(msg.role, "value", msg.role)
     if role != "ASSISTANT":
         raise ValidationError.single(
