@@ -1077,3 +1077,16 @@ def test_strict_refusing_a_model_call_end_leaves_the_call_open(end: dict[str, An
     assert msg.usage is not None and msg.usage.input_tokens == 1
     assert [(p.rule, p.message) for p in r.problems] == [(p.rule, p.message) for p in want.problems]
     assert "a model call, tool call 'c'" in r.problems[0].message
+
+
+@pytest.mark.parametrize("max_open", [0, -1, 1.5, True])
+def test_max_open_blocks_below_one_or_not_whole_is_refused(max_open: Any) -> None:
+    """``max_open_blocks`` is a whole number of at least 1 (or None: ``limits.max_open_blocks``), as
+    ``dedupe_window`` is. A negative one made every START fail inside the reducer ("malformed ... (ValueError: min()
+    arg is an empty sequence): event skipped"), every block of the stream lost; 0 passed as the default (1,024)
+    where @agentmsg/client's ``maxOpenBlocks: 0`` kept none open."""
+    with pytest.raises(ValueError, match="max_open_blocks must be"):
+        Reducer(max_open_blocks=max_open)
+    r = Reducer(max_open_blocks=1)
+    r.feed_many([ev(0, "AGENT_START"), ev(1, "TEXT_BLOCK_START", blockId="a"), ev(2, "TEXT_BLOCK_START", blockId="b")])
+    assert [p.rule for p in r.problems] == ["max-open-blocks"]

@@ -91,12 +91,15 @@ class Reducer:
         max_open_blocks: int | None = None,
         max_problems: int | None = DEFAULT_MAX_PROBLEMS,
     ) -> None:
+        if max_open_blocks is not None and (type(max_open_blocks) is not int or max_open_blocks < 1):
+            # (a negative bound made every START fail inside the reducer, every block lost; 0 meant the default)
+            raise ValueError(f"max_open_blocks must be a whole number of at least 1 (or None), got {max_open_blocks!r}")
         self._st = State(
             strict=strict,
             source=source,
             dedupe_window=dedupe_window,
             name=name,
-            max_open=max_open_blocks or limits.max_open_blocks,
+            max_open=limits.max_open_blocks if max_open_blocks is None else max_open_blocks,
             max_problems=max_problems,
         )
 

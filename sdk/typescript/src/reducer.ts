@@ -57,6 +57,10 @@ export class Reducer {
     this.#validate = options.validate;
     this.#window = options.dedupeWindow === undefined ? 4096 : options.dedupeWindow;
     if (this.#window !== null && !(this.#window >= 1)) throw new RangeError("dedupeWindow must be at least 1 (or null)");
+    // (a negative bound made every START fail inside the reducer, every block lost, as in Python)
+    if (options.maxOpenBlocks != null && !(Number.isInteger(options.maxOpenBlocks) && options.maxOpenBlocks >= 1)) {
+      throw new RangeError("maxOpenBlocks must be a whole number of at least 1");
+    }
     this.#st = new State(options.validate !== undefined, options.name ?? null, options.maxOpenBlocks ?? 1024, options.maxProblems === undefined ? 10_000 : options.maxProblems);
   }
 

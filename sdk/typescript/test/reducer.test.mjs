@@ -205,3 +205,10 @@ test("a usage count AgentScope Java holds in an int stops at 2^31-1, as in Pytho
   assert.deepEqual(msg.usage, { inputTokens: 2 ** 31 - 1, outputTokens: 5 });
   assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [["/2/usage/inputTokens", "maximum"]]);
 });
+
+test("maxOpenBlocks below 1 or not whole is refused, as Python's max_open_blocks (a negative one lost every block)", () => {
+  for (const v of [0, -1, 1.5]) assert.throws(() => new Reducer({ maxOpenBlocks: v }), RangeError);
+  const r = new Reducer({ maxOpenBlocks: 1 });
+  for (const e of [ev("AGENT_START", "1"), ev("TEXT_BLOCK_START", "2", { blockId: "a" }), ev("TEXT_BLOCK_START", "3", { blockId: "b" })]) r.feed(e);
+  assert.deepEqual(r.problems.map((p) => p.rule), ["max-open-blocks"]);
+});
