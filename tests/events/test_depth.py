@@ -185,6 +185,30 @@ def test_a_legacy_key_holding_the_same_deep_value_is_compared_without_recursion(
         assert [(p.pointer, p.rule) for p in r.problems][:2] == [(key, "legacy-key"), ("/1", "max-depth")]
 
 
+def test_tool_results_nested_in_tool_results_are_read_without_recursion() -> None:
+    """The blocks an event carries whole (EXTERNAL_EXECUTION_RESULT's tool results, the message of an AGENT_RESULT,
+    AgentScope Python's with its 2.x block keys) are read for legacy keys before the depth limit refuses the event:
+    reading a tool result's output blocks recursed, and tool results nested 3,000 deep raised a bare RecursionError
+    (a RangeError in @agentmsg/client, which sdk/typescript/test/hostile.test.mjs holds alike). Only the innermost
+    has a legacy key (text output), so the note says where it is."""
+    depth = 3000
+    deep: Any = {"type": "tool_result", "id": "c", "name": "f", "output": "text"}
+    for _ in range(depth):
+        deep = {"type": "tool_result", "id": "c", "name": "f", "output": [deep]}
+    inner = "/output/0" * depth + "/output"
+    message = {"id": "m", "role": "assistant", "content": [deep]}
+    for event, key in (
+        (ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=[deep]), "/1/toolResults/0" + inner),
+        (ev(1, "AGENT_RESULT", result=message), "/1/result/content/0" + inner),
+    ):
+        r = Reducer()
+        r.feed(ev(0, "AGENT_START"))
+        r.feed(event)
+        r.finish()
+        got = [(p.pointer, p.rule) for p in r.problems if p.rule != "legacy-key" or "/role" not in p.pointer][:2]
+        assert got == [(key, "legacy-key"), ("/1", "max-depth")]
+
+
 def test_the_issues_line_through_the_cli_is_one_problem_line(tmp_path: Any) -> None:
     from tests._support.cli import run
 

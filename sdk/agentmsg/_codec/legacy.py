@@ -111,7 +111,7 @@ _PY_USAGE = {
 #: 2.x ``finished_reason`` values (``ReplyFinishedReason``) with a GenerateReason; ``error`` has none.
 _PY_REASONS = {"completed": "MODEL_STOP", "interrupted": "INTERRUPTED", "exceed_max_iters": "MAX_ITERATIONS"}
 #: 2.x's ``created_at``: ``datetime.now().isoformat()``, no zone.
-_NAIVE_ISO = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?$")
+_NAIVE_ISO = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?\Z")
 
 
 def _usage_keys() -> tuple[str, ...]:
@@ -216,7 +216,46 @@ def _unread(notes: list[Problem], here: str, key: str, value: Any, wanted: str) 
 def block(data: Any, notes: list[Problem], at: str = "", python: bool = False) -> Any:
     """A content block (parsed JSON) with its legacy keys, and those of the blocks it holds, read in their current
     form; ``data`` itself when it has none (or is no block). Notes go to ``notes``, pointers under ``at``.
-    ``python``: the block is in a message AgentScope Python wrote, whose 2.x block keys are read too."""
+    ``python``: the block is in a message AgentScope Python wrote, whose 2.x block keys are read too.
+
+    A tool result's output blocks are read with an explicit stack, not by recursion: a tool result nested in a tool
+    result's output thousands deep (an event given as objects, which the depth limit refuses after this) raised
+    RecursionError out of the reducer. The notes come in order: a block's own, then those of its output blocks."""
+    stack: list[_Frame] = []
+    done = _own_keys(data, notes, at, python, stack)
+    while stack:
+        top = stack[-1]
+        if len(top.mapped) < len(top.output):
+            i = len(top.mapped)
+            child = _own_keys(
+                top.output[i], notes, top.where[i] if top.where else f"{top.at}/output/{i}", python, stack
+            )
+            if stack[-1] is top:  # else: a tool result with output blocks of its own, done below
+                top.mapped.append(child)
+            continue
+        stack.pop()
+        done = top.out
+        if any(m is not b for m, b in zip(top.mapped, top.output, strict=True)):
+            done = {**top.out, "output": top.mapped}
+        if stack:
+            stack[-1].mapped.append(done)
+    return done
+
+
+class _Frame:
+    """A tool result whose output blocks :func:`block` is reading: the result as read so far, its output, where each
+    output block was read (None: at output/<i>), and the blocks read so far."""
+
+    __slots__ = ("at", "mapped", "out", "output", "where")
+
+    def __init__(self, out: dict[str, Any], output: list[Any], where: list[str] | None, at: str) -> None:
+        self.out, self.output, self.where, self.at = out, output, where, at
+        self.mapped: list[Any] = []
+
+
+def _own_keys(data: Any, notes: list[Problem], at: str, python: bool, stack: list[_Frame]) -> Any:
+    """One block's own legacy keys read (not its output blocks'): the block as read, or, for a tool result with
+    output blocks, a frame pushed on ``stack`` for them (:func:`block` reads them, then makes the block)."""
     if type(data) is not dict:
         return data
     if data.get("type") == "tool_call":
@@ -238,11 +277,8 @@ def block(data: Any, notes: list[Problem], at: str = "", python: bool = False) -
     if "result" in out:
         out, where = _result(out, notes, at)
     output = out.get("output")
-    if type(output) is not list:
-        return out
-    mapped = [block(b, notes, where[i] if where else f"{at}/output/{i}", python) for i, b in enumerate(output)]
-    if any(m is not b for m, b in zip(mapped, output, strict=True)):
-        out = {**out, "output": mapped}
+    if type(output) is list and output:
+        stack.append(_Frame(out, output, where, at))
     return out
 
 

@@ -9,6 +9,11 @@
 //                           AgentScope Python's text output and 2.x tool_call blocks -> [text block], tool_use
 //   REQUIRE_USER_CONFIRM, REQUIRE_EXTERNAL_EXECUTION toolCalls, USER_CONFIRM_RESULT confirmResults[i].toolCall,
 //   AGENT_RESULT result (a message): read as blocks and messages are
+//   a message AgentScope Python wrote (AGENT_RESULT result with a lowercase role): the role uppercase (a "system"
+//                           holding tool results is TOOL), 2.x created_at as timestamp, usage snake-case keys in
+//                           camel case, structured_output / finished_reason into metadata, finished_at / error kept,
+//                           2.x block keys (thinking signature, URL source media_type, ...); text content and null
+//                           metadata in any message
 //
 // When the current key is there too: the same value, the legacy key is dropped (said); another value, it stays as
 // an unknown key (said). A legacy value of no shape that maps stays as an unknown key (said). The input is never
@@ -101,30 +106,167 @@ function move(obj: Obj, old: string, key: string, value: Json, at: string, notes
   return out;
 }
 
-/** A content block with its legacy keys, and those of the blocks it holds, in their current form. */
-export function block(data: Json, notes: Note[], at: string): Json {
-  if (!isObject(data)) return data;
-  if (get(data, "type") === "tool_call") data = toolCall(data, notes, at);
+/** A content block with its legacy keys, and those of the blocks it holds, in their current form (legacy.py
+ * `block`; `python`: in a message AgentScope Python wrote, whose 2.x block keys are read too). A tool result's
+ * output blocks are read with an explicit stack, not by recursion: a tool result nested in a tool result's output
+ * thousands deep (an event given as objects, which the depth limit refuses after this) would overflow the stack.
+ * The notes come in Python's order: a block's own, then those of its output blocks, in order. */
+export function block(data: Json, notes: Note[], at: string, python = false): Json {
+  interface Frame {
+    out: Obj;
+    output: Json[];
+    where: string[] | null;
+    at: string;
+    mapped: Json[];
+  }
+  const stack: Frame[] = [];
+  let done: Json = ownKeys(data, notes, at, python, stack);
+  while (stack.length) {
+    const top = stack[stack.length - 1]!;
+    if (top.mapped.length < top.output.length) {
+      const i = top.mapped.length;
+      const child = ownKeys(top.output[i], notes, top.where !== null ? top.where[i]! : `${top.at}/output/${i}`, python, stack);
+      if (stack[stack.length - 1] === top) top.mapped.push(child); // else: a frame of its own, done below
+      continue;
+    }
+    stack.pop();
+    done = top.mapped.some((m, i) => m !== top.output[i]) ? { ...top.out, output: top.mapped } : top.out;
+    if (stack.length) stack[stack.length - 1]!.mapped.push(done);
+  }
+  return done;
+
+  /** One block's own legacy keys read (not its output's): the block as read, or, when it is a tool result with
+   * output blocks, a frame pushed on `frames` for them (the block as read is then the frame's, once they are). */
+  function ownKeys(data: Json, notes: Note[], at: string, python: boolean, frames: Frame[]): Json {
+    if (!isObject(data)) return data;
+    if (get(data, "type") === "tool_call") data = toolCall(data, notes, at);
+    if (python) data = pythonBlock(data, notes, at);
+    const kind = get(data, "type");
+    if (kind === "tool_use" && has(data, "arguments")) return toolUse(data, notes, at);
+    if (kind !== "tool_result") return data;
+    let out = data;
+    const text = get(out, "output");
+    if (typeof text === "string") {
+      out = { ...out, output: [{ type: "text", text }] };
+      note(notes, `${at}/output`, "tool result output is text (AgentScope Python): read as a list of one text block");
+    }
+    if (has(out, "toolUseId")) {
+      const value = out.toolUseId;
+      if (typeof value !== "string") unread(notes, `${at}/toolUseId`, "toolUseId", value, "a string");
+      else out = move(out, "toolUseId", "id", value, at, notes, " (the id of the call this is the result of)");
+    }
+    let where: string[] | null = null;
+    if (has(out, "result")) [out, where] = result(out, notes, at);
+    const output = get(out, "output");
+    if (!Array.isArray(output) || output.length === 0) return out;
+    frames.push({ out, output, where, at, mapped: [] });
+    return out;
+  }
+}
+
+const PY = "AgentScope Python";
+const PY2 = "AgentScope Python 2.x";
+const PYTHON_ROLES: ReadonlySet<Json> = new Set(["user", "assistant", "system"]);
+/** The message keys of 2.x agentmsg's message lacks (`usage` is read for its snake-case keys). */
+const PY_MSG_KEYS = ["created_at", "finished_at", "finished_reason", "structured_output", "error", "usage"] as const;
+/** 2.x block keys with no home in agentmsg's block of that type (besides `created_at` and `finished_at`). */
+const PY_BLOCK_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
+  ["text", ["id"]],
+  ["thinking", ["id"]],
+  ["tool_use", ["suggested_rules"]],
+]);
+const PY_USAGE: ReadonlyMap<string, string> = new Map([
+  ["input_tokens", "inputTokens"],
+  ["output_tokens", "outputTokens"],
+  ["cache_input_tokens", "cachedTokens"],
+  ["cache_creation_input_tokens", "cacheCreationInputTokens"],
+]);
+/** 2.x `finished_reason` values (`ReplyFinishedReason`) with a GenerateReason; `error` has none. */
+const PY_REASONS: ReadonlyMap<string, string> = new Map([
+  ["completed", "MODEL_STOP"],
+  ["interrupted", "INTERRUPTED"],
+  ["exceed_max_iters", "MAX_ITERATIONS"],
+]);
+/** 2.x's `created_at`: `datetime.now().isoformat()`, no zone. */
+const NAIVE_ISO = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?$/;
+// The timestamps agentmsg reads (agentmsg/_codec/timestamps.py parse_timestamp): Java's form, or RFC 3339 with a zone.
+const JAVA_STAMP = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?$/;
+const RFC3339_STAMP = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:[Zz]|[+-](\d\d):(\d\d))$/;
+const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** Python's str.strip(): its whitespace (str.isspace), which is not JavaScript's trim() (U+001C-U+001F and U+0085
+ * are, U+FEFF is not). */
+const PY_STRIP = /^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+
+/** Whether `value` is a timestamp agentmsg reads, as parse_timestamp decides: a real date and time (year 1 on;
+ * second 60, a leap second, at any minute), an offset within 23:59. */
+function readsAsTimestamp(value: string): boolean {
+  const text = value.replace(PY_STRIP, "");
+  let m = JAVA_STAMP.exec(text);
+  if (m === null) {
+    m = RFC3339_STAMP.exec(text);
+    if (m !== null && m[8] !== undefined && (Number(m[8]) > 23 || Number(m[9]) > 59)) return false;
+  }
+  if (m === null) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : MONTH_DAYS[month]!)) return false;
+  return hour <= 23 && minute <= 59 && second <= 60;
+}
+
+/** The keys of a block AgentScope Python wrote that agentmsg's block lacks (legacy.py `_python_block`, rule for
+ * rule): mapped where there is a home, null ones dropped, the rest kept as unknown keys; each said. */
+function pythonBlock(data: Obj, notes: Note[], at: string): Obj {
   const kind = get(data, "type");
-  if (kind === "tool_use" && has(data, "arguments")) return toolUse(data, notes, at);
-  if (kind !== "tool_result") return data;
   let out = data;
-  const text = get(out, "output");
-  if (typeof text === "string") {
-    out = { ...out, output: [{ type: "text", text }] };
-    note(notes, `${at}/output`, "tool result output is text (AgentScope Python): read as a list of one text block");
+  const own = typeof kind === "string" ? (PY_BLOCK_KEYS.get(kind) ?? []) : []; // (a type that is no string: the schema says)
+  for (const key of [...own, "created_at", "finished_at"]) {
+    if (!has(data, key)) continue;
+    const here = `${at}/${key}`;
+    if (data[key] === null) {
+      out = without(out, key);
+      note(notes, here, `${PY} block key ${q(key)} is null: dropped, nothing to read`);
+    } else note(notes, here, `${PY} block key ${q(key)}: kept as an unknown key (agentmsg's block has no home for it)`);
   }
-  if (has(out, "toolUseId")) {
-    const value = out.toolUseId;
-    if (typeof value !== "string") unread(notes, `${at}/toolUseId`, "toolUseId", value, "a string");
-    else out = move(out, "toolUseId", "id", value, at, notes, " (the id of the call this is the result of)");
+  if (kind === "thinking") out = thinkingExtras(out, notes, at);
+  else if (kind === "tool_use" && typeof get(out, "raw_input") === "string") out = move(out, "raw_input", "content", out.raw_input, at, notes, " (the raw arguments)");
+  else if (kind === "data" || kind === "image" || kind === "audio" || kind === "video") {
+    if (has(out, "name") && out.name === null) {
+      out = without(out, "name");
+      note(notes, `${at}/name`, `${PY} block key 'name' is null: dropped, nothing to read`);
+    }
+    const source = get(out, "source");
+    if (isObject(source) && get(source, "type") === "url" && has(source, "media_type")) {
+      const moved = move(source, "media_type", "mime_type", source.media_type, `${at}/source`, notes, "");
+      if (moved !== source) out = { ...out, source: moved };
+    }
   }
-  let where: string[] | null = null;
-  if (has(out, "result")) [out, where] = result(out, notes, at);
-  const output = get(out, "output");
-  if (!Array.isArray(output)) return out;
-  const mapped = output.map((b, i) => block(b, notes, where !== null ? where[i]! : `${at}/output/${i}`));
-  return mapped.some((m, i) => m !== output[i]) ? { ...out, output: mapped } : out;
+  return out;
+}
+
+/** 2.x's Anthropic extras of a thinking block into its metadata: `signature`, and `redacted_thinking_data` as
+ * `redactedData` with `redacted` true. */
+function thinkingExtras(data: Obj, notes: Note[], at: string): Obj {
+  const meta = get(data, "metadata");
+  if (!has(data, "signature") && !has(data, "redacted_thinking_data")) return data;
+  if (meta !== undefined && meta !== null && !isObject(meta)) return data; // the schema reports the metadata
+  const merged: Obj = isObject(meta) ? { ...meta } : {};
+  let out: Obj = { ...data };
+  for (const [key, target] of [["signature", "signature"], ["redacted_thinking_data", "redactedData"]] as const) {
+    if (!has(data, key)) continue;
+    const value = data[key];
+    const here = `${at}/${key}`;
+    if (typeof value !== "string" || (has(merged, target) && merged[target] !== value)) {
+      note(notes, here, `${PY2} thinking key ${q(key)}: kept as an unknown key, metadata cannot take it`);
+      continue;
+    }
+    out = without(out, key);
+    setOwn(merged, target, value);
+    const extra = key === "redacted_thinking_data" ? " and metadata redacted as true" : "";
+    if (extra) merged.redacted = true;
+    note(notes, here, `${PY2} thinking key ${q(key)}: read as metadata ${target}${extra}`);
+  }
+  out.metadata = merged;
+  return out;
 }
 
 /** AgentScope Python 2.x's `tool_call` block as a `tool_use` block (legacy.py `_tool_call`, rule for rule). */
@@ -240,13 +382,112 @@ export function event(data: Obj, notes: Note[]): Obj {
   }
 }
 
-/** A message with the legacy keys of its blocks in their current form; `data` itself when there are none. */
+/** A message with its legacy keys, and those of its blocks, in their current form; `data` itself when there are
+ * none (legacy.py `message`). A message of AgentScope Python (a lowercase role) has its 1.x / 2.x keys read too. */
 export function message(data: Json, notes: Note[], at: string): Json {
   if (!isObject(data)) return data;
-  const content = get(data, "content");
-  if (!Array.isArray(content)) return data;
-  const mapped = content.map((b, i) => block(b, notes, `${at}/content/${i}`));
-  return mapped.some((m, i) => m !== content[i]) ? { ...data, content: mapped } : data;
+  let out = data;
+  const role = get(data, "role");
+  const python = typeof role === "string" && PYTHON_ROLES.has(role);
+  if (python) {
+    const tool = role === "system" && holdsToolResults(get(out, "content"));
+    out = pythonMessage(out, notes, at, tool ? "TOOL" : role.toUpperCase());
+  }
+  const content = get(out, "content");
+  if (typeof content === "string") {
+    out = { ...out, content: [{ type: "text", text: content }] };
+    note(notes, `${at}/content`, `content is text (${PY}): read as a list of one text block`);
+  } else if (Array.isArray(content)) {
+    const mapped = content.map((b, i) => block(b, notes, `${at}/content/${i}`, python));
+    if (mapped.some((m, i) => m !== content[i])) out = { ...out, content: mapped };
+  }
+  if (has(out, "metadata") && out.metadata === null) {
+    out = without(out, "metadata");
+    note(notes, `${at}/metadata`, `metadata is null (${PY}): dropped, read as {}`);
+  }
+  return out;
+}
+
+const holdsToolResults = (content: Json): boolean => Array.isArray(content) && content.some((b) => isObject(b) && get(b, "type") === "tool_result");
+
+/** A message AgentScope Python wrote (1.x `Msg.to_dict()`, 2.x `Msg.model_dump()`) with its keys read in agentmsg's
+ * form (legacy.py `_python_message`, rule for rule): the role uppercase; 2.x `created_at` as `timestamp` (Java's
+ * form), `usage` keys in camel case, `structured_output` and `finished_reason` into metadata; keys with no home stay
+ * unknown keys (said), null ones are dropped (said). */
+function pythonMessage(data: Obj, notes: Note[], at: string, role: string): Obj {
+  let out: Obj = { ...data, role };
+  // AgentScope Python 1.x's ReAct agent records tool results in "system" messages
+  const why = role === "TOOL" ? " (it holds tool results: a SYSTEM message holds text only, TOOL is the role of tool results)" : "";
+  note(notes, `${at}/role`, `role ${q(data.role as string)} (${PY}): read as ${q(role)}${why}`);
+  for (const key of PY_MSG_KEYS) {
+    if (!has(out, key)) continue;
+    const value = out[key];
+    const here = `${at}/${key}`;
+    if (key === "usage") out = pythonUsage(out, value, notes, here); // null is agentmsg's too
+    else if (value === null) {
+      out = without(out, key);
+      note(notes, here, `${PY2} key ${q(key)} is null: dropped, nothing to read`);
+    } else if (key === "created_at") out = createdAt(out, value, notes, here);
+    else if (key === "structured_output" || key === "finished_reason") out = intoMetadata(out, key, value, notes, here);
+    else note(notes, here, `${PY2} key ${q(key)}: kept as an unknown key (agentmsg has no home for it)`);
+  }
+  return out;
+}
+
+function createdAt(out: Obj, value: Json, notes: Note[], here: string): Obj {
+  const stamp = typeof value === "string" && NAIVE_ISO.test(value) ? value.replace("T", " ") : value;
+  const ok = typeof stamp === "string" && readsAsTimestamp(stamp);
+  if (!ok || !empty(get(out, "timestamp"))) {
+    const why = !ok ? "it is no timestamp agentmsg reads" : "'timestamp' is set too";
+    note(notes, here, `${PY2} key 'created_at': kept as an unknown key, ${why}`);
+    return out;
+  }
+  const read = without(out, "created_at");
+  setOwn(read, "timestamp", stamp);
+  const how = stamp !== value ? " (Java's form: the 'T' as a space, the fraction as given)" : "";
+  note(notes, here, `${PY2} key 'created_at': read as 'timestamp'${how}`);
+  return read;
+}
+
+function pythonUsage(out: Obj, value: Json, notes: Note[], here: string): Obj {
+  if (!isObject(value) || !Object.keys(value).some((k) => PY_USAGE.has(k))) return out;
+  const usage: Obj = {};
+  for (const [k, v] of Object.entries(value)) setOwn(usage, PY_USAGE.get(k) ?? k, v);
+  if (Object.keys(usage).length !== Object.keys(value).length) {
+    // a key in both spellings: nothing is merged, the usage stays as it is
+    note(notes, here, `${PY2} usage has a key in both spellings: not read (the schema says what is wrong)`);
+    return out;
+  }
+  const said = [...PY_USAGE].filter(([k]) => has(value, k)).map(([k, v]) => `${q(k)} as ${q(v)}`).join(", ");
+  note(notes, here, `${PY2} usage keys read in camel case: ${said}`);
+  return { ...out, usage };
+}
+
+function intoMetadata(out: Obj, key: "structured_output" | "finished_reason", value: Json, notes: Note[], here: string): Obj {
+  let metaKey: string;
+  let metaValue: Json;
+  if (key === "structured_output") [metaKey, metaValue] = ["_structured_output", isObject(value) ? value : undefined];
+  else [metaKey, metaValue] = ["agentscope_generate_reason", typeof value === "string" ? PY_REASONS.get(value) : undefined];
+  const ok = metaValue !== undefined;
+  const meta = get(out, "metadata");
+  if (!ok || (meta !== undefined && meta !== null && !isObject(meta))) {
+    let why = key === "finished_reason" ? "no GenerateReason says it" : "it is no object";
+    if (ok) why = "the metadata is no object";
+    note(notes, here, `${PY2} key ${q(key)}: kept as an unknown key, ${why}`);
+    return out;
+  }
+  const have = isObject(meta) ? get(meta, metaKey) : undefined;
+  if (have !== undefined && have !== null && !same(have, metaValue)) {
+    note(notes, here, `${PY2} key ${q(key)}: kept as an unknown key, metadata ${metaKey} is set to something else`);
+    return out;
+  }
+  const read = without(out, key);
+  const merged: Obj = isObject(meta) ? { ...meta } : {};
+  setOwn(merged, metaKey, metaValue);
+  read.metadata = merged;
+  const what = key === "finished_reason" ? ` (${q(value as string)} is ${q(metaValue as string)})` : "";
+  note(notes, here, `${PY2} key ${q(key)}: read as metadata ${metaKey}${what}`);
+  return read;
 }
 
 /** `data` with the blocks of its list `key` read as blocks are (`inner`: each item is an object holding the block

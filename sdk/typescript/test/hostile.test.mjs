@@ -2,7 +2,8 @@
 // a carried "__proto__" key stays a key, a value nested past the stack is a problem, tool-call arguments are read
 // as orjson reads them, a usage of ever new keys is folded in linear time with true problems, and a run that ends
 // 200,000 open AG-UI tool calls ends each (their events were spread as arguments: a RangeError), and a legacy key
-// beside its current one holding the same value 100,000 deep is compared without recursion.
+// beside its current one holding the same value 100,000 deep is compared without recursion, as are tool results
+// nested in tool results' output 3,000 deep read for legacy keys.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AGUIDecoder, AiSdkDecoder, Reducer, decodeAGUI } from "../dist/index.js";
@@ -144,5 +145,24 @@ test("a legacy key holding the same value 100,000 deep is compared without a Ran
   ]) {
     const [, problems] = reduce([ev(0, "AGENT_START"), event]);
     assert.deepEqual(problems.slice(0, 2).map((p) => [p.pointer, p.rule]), [[key, "legacy-key"], ["/1", "max-depth"]]);
+  }
+});
+
+test("tool results nested in tool results 3,000 deep are read for legacy keys without a RangeError (Python's too)", () => {
+  // (tests/events/test_depth.py holds Python's reducer to the same problems)
+  const depth = 3000;
+  let deep = { type: "tool_result", id: "c", name: "f", output: "text" };
+  for (let i = 0; i < depth; i++) deep = { type: "tool_result", id: "c", name: "f", output: [deep] };
+  const inner = "/output/0".repeat(depth) + "/output";
+  const at = "2026-11-22T10:34:38.563248392Z";
+  const ev = (n, type, keys) => ({ type, id: `e${n}`, createdAt: at, replyId: "r", ...keys });
+  const message = { id: "m", role: "assistant", content: [deep] };
+  for (const [event, key] of [
+    [ev(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: [deep] }), `/1/toolResults/0${inner}`],
+    [ev(1, "AGENT_RESULT", { result: message }), `/1/result/content/0${inner}`],
+  ]) {
+    const [, problems] = reduce([ev(0, "AGENT_START"), event]);
+    const got = problems.filter((p) => p.rule !== "legacy-key" || !p.pointer.includes("/role")).slice(0, 2);
+    assert.deepEqual(got.map((p) => [p.pointer, p.rule]), [[key, "legacy-key"], ["/1", "max-depth"]]);
   }
 });
