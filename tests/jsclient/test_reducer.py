@@ -3,8 +3,8 @@
 Java's tool-call lifecycle, placeholders, duplicates, subagent events, whole blocks in other spellings and with
 unknown keys, values of the wrong kind, what a reply ended with (finish reason, model, stop reason, errors), a low
 ``max_open_blocks`` on a third of them. The whole messages (wire form: key order, ids, ``argumentsError`` and
-``agentmsg_reduce_errors`` texts included), the problems (pointer + rule, in order) and ``check_results`` must be
-the same.
+``agentmsg_reduce_errors`` texts included), the problems (pointer + rule, in order; the legacy-key notes' texts too)
+and ``check_results`` must be the same.
 
 What is left out is what JavaScript cannot represent (docs/web.md, "Runtime-specific differences"):
 the streams hold no integer beyond 2^53 (a JS number is a double) and no object key that looks like an
@@ -43,7 +43,9 @@ for (const line of fs.readFileSync(process.argv[2], "utf8").split("\\n")) {
   const r = new Reducer(maxOpen === null ? {} : { maxOpenBlocks: maxOpen });
   for (const e of events) r.feed(e);
   const messages = r.finish();
-  out.push({ messages, problems: r.problems.map((p) => [p.pointer, p.rule]), checks: r.checkResults().map((p) => [p.pointer, p.rule]) });
+  const problems = r.problems;
+  const notes = problems.filter((p) => p.rule === "legacy-key").map((p) => [p.pointer, p.message]);
+  out.push({ messages, problems: problems.map((p) => [p.pointer, p.rule]), notes, checks: r.checkResults().map((p) => [p.pointer, p.rule]) });
 }
 process.stdout.write(JSON.stringify(out));
 """
@@ -299,6 +301,7 @@ def _python(events: list[Any], max_open: int | None) -> dict[str, Any]:
     return {
         "messages": orjson.loads(orjson.dumps(messages)),
         "problems": [[p.pointer, p.rule] for p in r.problems],
+        "notes": [[p.pointer, p.message] for p in r.problems if p.rule == "legacy-key"],  # (the same text too)
         "checks": [[p.pointer, p.rule] for p in r.check_results()],
     }
 
@@ -405,3 +408,68 @@ def test_a_byte_order_mark_before_a_calls_arguments_is_read_alike(tmp_path: Path
         assert call["content"] == text  # (kept as it came)
     assert [c["input"] for c in calls] == [{"a": 1}, {}, {}] * 2
     assert ["argumentsError" in c.get("metadata", {}) for c in calls] == [False, True, True] * 2
+
+
+def test_an_agentscope_python_message_in_agent_result_is_read_alike(tmp_path: Path) -> None:
+    """The message of an AGENT_RESULT as AgentScope Python writes it (a lowercase role, 2.x ``created_at``, ``usage``,
+    ``finished_reason``... and block keys; _codec/legacy.py ``message``): the TypeScript reducer said ``enum`` at
+    the role and read none of it. Both now read it alike: messages, problems and each note's text, for the shapes
+    below, the edges of ``created_at`` included (a trailing newline, Python's whitespace, no real date, a leap
+    second, an offset out of range). The shared vectors (python-agent-result-*) pin the common shapes."""
+
+    def ev(kind: str, **keys: Any) -> dict[str, Any]:
+        return {"type": kind, "id": f"e{kind}", "createdAt": AT, "replyId": "r1", **keys}
+
+    base: dict[str, Any] = {
+        "id": "m1",
+        "name": "agent",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "hi"}],
+        "metadata": {},
+    }
+    blocks: list[Any] = [
+        {"type": "text", "text": "x", "id": "b1", "created_at": "2026-03-01T10:00:00", "finished_at": None},
+        {"type": "thinking", "thinking": "t", "signature": "s", "redacted_thinking_data": "r", "metadata": {"k": 1}},
+        {"type": "thinking", "thinking": "t", "signature": 5},
+        {"type": "tool_call", "id": "c1", "name": "f", "input": '{"a":1}', "suggested_rules": None},
+        {"type": "tool_call", "id": "c2", "name": "f", "input": "[1]", "content": "other"},
+        {"type": "tool_use", "id": "c3", "name": "f", "input": {}, "raw_input": "{}"},
+        {"type": "image", "source": {"type": "url", "url": "https://x/y.png", "media_type": "image/png"}, "name": None},
+        {"type": "tool_result", "id": "c1", "name": "f", "output": "ok", "created_at": "x"},
+    ]
+    results: list[dict[str, Any]] = [
+        base,
+        {**base, "role": "user", "content": "hello", "metadata": None},
+        {**base, "role": "system", "content": [{"type": "tool_result", "id": "c", "name": "f", "output": "o"}]},
+        {**base, "role": "ASSISTANT", "content": "plain", "metadata": None, "created_at": "2026-03-01T10:00:00"},
+        {**base, "content": blocks, "usage": {"input_tokens": 3, "output_tokens": 4, "cache_input_tokens": 1}},
+        {**base, "usage": {"input_tokens": 1, "inputTokens": 2}, "finished_reason": "error", "error": "boom"},
+        {**base, "finished_reason": "exceed_max_iters", "structured_output": {"a": 1}, "finished_at": None},
+        {**base, "finished_reason": "interrupted", "metadata": {"agentscope_generate_reason": "MODEL_STOP"}},
+        {**base, "structured_output": [1], "metadata": 5, "finished_reason": "completed"},
+        {**base, "timestamp": "2026-03-01 10:00:00.000", "created_at": "2026-03-01T10:00:00"},
+    ]
+    stamps: list[Any] = [
+        "2026-03-01T10:00:00.123456",
+        "2026-03-01T10:00:00+02:00",
+        "2026-03-01T10:00:00\n",
+        " 2026-03-01T10:00:00",
+        "\x1c2026-03-01T10:00:00Z",
+        "\ufeff2026-03-01T10:00:00Z",
+        "0000-01-01T00:00:00",
+        "2026-03-01T10:00:60",
+        "2024-02-29T10:00:00.123456789",
+        "2023-02-29T10:00:00",
+        "2026-03-01t10:00:00+24:00",
+        "2026-03-01 10:00:00",
+        "2026-03-01T10:00:00.1234567890",
+        5,
+    ]
+    results += [{**base, "created_at": stamp} for stamp in stamps]
+    cases: list[tuple[list[Any], int | None]] = [
+        ([ev("AGENT_START"), ev("AGENT_RESULT", result=result), ev("AGENT_END")], None) for result in results
+    ]
+    for (events, max_open), ts in zip(cases, _typescript(tmp_path, cases), strict=True):
+        py = _python(events, max_open)
+        assert same_json(ts, py), (events, py, ts)
+        assert py["problems"][0] == ["/1/result/role", "legacy-key"] or events[1]["result"]["role"] == "ASSISTANT"
