@@ -463,6 +463,10 @@ def test_an_agentscope_python_message_in_agent_result_is_read_alike(tmp_path: Pa
         "2026-03-01t10:00:00+24:00",
         "2026-03-01 10:00:00",
         "2026-03-01T10:00:00.1234567890",
+        "9999-12-31T23:59:60",
+        "9999-12-31T23:59:59",
+        "2026-03-01T10:00:00.1234567890123+02:00",
+        "2026-03-01 10:00:00.1234567890",
         5,
     ]
     results += [{**base, "created_at": stamp} for stamp in stamps]
