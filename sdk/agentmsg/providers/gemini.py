@@ -478,7 +478,7 @@ class _GeminiWalk(TurnWalk):
                     pointer, "media-unsupported", f"unknown MIME type of a URL {kind}; sent as a text placeholder"
                 )
                 return {"text": label}
-        m = ctx.media.resolve(block.source, pointer, inline=inline, schemes=("http", "https", "gs"))
+        m = ctx.media.resolve(block.source, pointer, inline=inline, schemes=("http", "https", "gs"), kind=kind)
         part: dict[str, Any]
         if m.url is not None:
             part = {"fileData": {"mimeType": m.mime, "fileUri": m.url}}

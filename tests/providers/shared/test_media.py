@@ -958,3 +958,37 @@ def test_a_path_outside_the_roots_is_refused_without_touching_it(
     alias.symlink_to(media_root, target_is_directory=True)
     for path in (alias / "dot.png", media_root / "dot.png"):
         assert base64.b64decode(_read_local(alias, path)).startswith(b"\x89PNG")
+
+
+def test_a_download_for_a_block_of_unknown_type_is_checked_against_the_block_kind(server: str) -> None:
+    """Gemini downloads a URL whose MIME type neither the block nor the URL's extension says (it needs one for
+    inline data), so nothing was expected and the Content-Type went unchecked: an HTML page (a login page, a soft
+    404) answering for an image block went to Gemini as inline text/html. The block's kind is checked instead; a
+    type that says nothing, or one of that kind, is taken."""
+    page = b"<html><body>Please log in</body></html>"
+    _Handler.routes.update(
+        {
+            "/page": (200, {"Content-Type": "text/html"}, page),
+            "/png": (200, {"Content-Type": "image/png"}, b"\x89PNG\r\n\x1a\n"),
+            "/octet": (200, {"Content-Type": "application/octet-stream"}, b"\x89PNG\r\n\x1a\n"),
+        }
+    )
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+
+    def image(path: str) -> list[Any]:
+        return [UserMessage([ImageBlock(source=URLSource(url=f"{server}{path}"))])]
+
+    with pytest.raises(ValidationError, match="sent text/html where an image was expected") as exc:
+        get("gemini").format_request(image("/page"), options=private)
+    assert (exc.value.problems[0].pointer, exc.value.problems[0].rule) == ("/0/content/0", "media-fetch-failed")
+    audio = [UserMessage([AudioBlock(source=URLSource(url=f"{server}/page"))])]
+    assert refused("gemini", audio, private) == ("/0/content/0", "media-fetch-failed")
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+    part = formatted("gemini", image("/png"), options=private).body["contents"][0]["parts"][0]
+    assert part == {"inlineData": {"mimeType": "image/png", "data": png}}
+    part = formatted("gemini", image("/octet"), options=private).body["contents"][0]["parts"][0]
+    assert part == {"inlineData": {"mimeType": "application/octet-stream", "data": png}}
+    # a data block of no known type is of no kind: whatever it is, it goes as the server names it
+    data = [UserMessage([DataBlock(source=URLSource(url=f"{server}/page"))])]
+    part = formatted("gemini", data, options=private).body["contents"][0]["parts"][0]
+    assert part == {"inlineData": {"mimeType": "text/html", "data": base64.b64encode(page).decode()}}

@@ -160,10 +160,17 @@ class MediaSession:
         self._downloader.close()
 
     def resolve(
-        self, source: Any, pointer: str, *, inline: bool, schemes: tuple[str, ...] = ("http", "https")
+        self,
+        source: Any,
+        pointer: str,
+        *,
+        inline: bool,
+        schemes: tuple[str, ...] = ("http", "https"),
+        kind: str | None = None,
     ) -> Media:
         """Resolve a block's source. With ``inline`` the bytes are needed (read or downloaded under
-        the policy); otherwise URLs whose scheme is in ``schemes`` pass through as they are."""
+        the policy); otherwise URLs whose scheme is in ``schemes`` pass through as they are. ``kind``, the
+        block's (image, audio, video), is what a download must be when no MIME type says what to expect."""
         if source.type == "base64":
             return Media(source.media_type.lower(), data=source.data)  # (a MIME type's case means nothing)
         url: str = source.url
@@ -192,6 +199,16 @@ class MediaSession:
                 f"{url} sent {sent} where {expected} was expected"
                 f"{'' if declared else ' (from the URL)'}: not sent as {expected}",
             )
+        wanted = _KIND_FAMILY.get(kind or "")
+        if not expected and sent and wanted and _family(sent) not in (None, wanted):
+            # no type to expect (Gemini downloads what has none, to name one): the block's kind is what it
+            # must be, or that HTML page went as inline text/html in the place of an image
+            raise ValidationError.single(
+                pointer,
+                "media-fetch-failed",
+                f"{url} sent {sent} where {'an' if kind == 'image' else 'a'} {kind} was expected "
+                f"(the block's type): not sent",
+            )
         mime = expected or sent
         return Media(mime, data=base64.b64encode(raw).decode("ascii"))
 
@@ -206,6 +223,9 @@ class MediaSession:
         if got is None:
             got = self._downloads[url] = self._downloader.fetch(url, pointer)
         return got
+
+
+_KIND_FAMILY: Final = {"image": "image", "audio": "audio/video", "video": "audio/video"}
 
 
 def _family(mime: str) -> str | None:
