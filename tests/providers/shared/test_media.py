@@ -992,3 +992,37 @@ def test_a_download_for_a_block_of_unknown_type_is_checked_against_the_block_kin
     data = [UserMessage([DataBlock(source=URLSource(url=f"{server}/page"))])]
     part = formatted("gemini", data, options=private).body["contents"][0]["parts"][0]
     assert part == {"inlineData": {"mimeType": "text/html", "data": base64.b64encode(page).decode()}}
+
+
+def test_a_content_type_is_read_as_one_mime_type_the_last_the_server_gave(server: str) -> None:
+    """The Content-Type went on as the server wrote it, joined by httpx when repeated: two headers (image/png, then
+    text/html) were judged by the first, which a browser ignores for the last, and either one, or 3,000 bytes of
+    anything, became the mimeType of Gemini's inline data. It is read as browsers read it (the last valid
+    ``type/subtype`` of the comma-separated values, in lowercase, parameters dropped); none valid says nothing."""
+    png = b"\x89PNG\r\n\x1a\n"
+
+    def reply(*types: bytes) -> bytes:
+        head = b"".join(b"Content-Type: " + t + b"\r\n" for t in types)
+        return b"HTTP/1.1 200 OK\r\n" + head + b"Content-Length: 8\r\n\r\n" + png
+
+    _Handler.raw.update(
+        {
+            "/two": reply(b"image/png", b"text/html"),
+            "/comma": reply(b"image/png, text/html"),
+            "/last-good": reply(b'text/html; charset="a,b", Image/PNG ;q=1'),
+            "/junk": reply(b"z" * 3000),
+            "/words": reply(b"image/png foo bar"),
+        }
+    )
+    private = FormatOptions(media=MediaPolicy(allow_download=True, allow_private=True, timeout=5))
+
+    def part(path: str) -> Any:
+        msgs = [UserMessage([ImageBlock(source=URLSource(url=f"{server}{path}"))])]
+        return formatted("gemini", msgs, options=private).body["contents"][0]["parts"][0]["inlineData"]
+
+    for path in ("/two", "/comma"):
+        msgs = [UserMessage([ImageBlock(source=URLSource(url=f"{server}{path}"))])]
+        with pytest.raises(ValidationError, match="sent text/html where an image was expected"):
+            get("gemini").format_request(msgs, options=private)
+    assert part("/last-good") == {"mimeType": "image/png", "data": base64.b64encode(png).decode()}
+    assert part("/junk")["mimeType"] == part("/words")["mimeType"] == "application/octet-stream"

@@ -244,11 +244,22 @@ def _family(mime: str) -> str | None:
     return None
 
 
+# a MIME type's essence, type/subtype, each an RFC 9110 token
+_MIME_ESSENCE = re.compile(r"[!#$%&'*+.^_`|~0-9a-z-]+/[!#$%&'*+.^_`|~0-9a-z-]+")
+
+
 def _clean_mime(value: str | None) -> str | None:
+    """A Content-Type's MIME type as browsers read it (Fetch, extract a MIME type): of its comma-separated values
+    (httpx joins repeated headers so), the last that is a ``type/subtype`` (not ``*/*``), in lowercase without parameters; None
+    when none is. What the server wrote is not sent on as it is: it goes in the request as the media's type."""
     if not value:
         return None
-    mime = value.split(";", 1)[0].strip().lower()
-    return mime or None
+    found = None
+    for one in value.split(","):
+        mime = one.split(";", 1)[0].strip(" \t").lower()
+        if _MIME_ESSENCE.fullmatch(mime) and mime != "*/*":
+            found = mime
+    return found
 
 
 _DATA_B64 = re.compile(r";[ \t]*base64[ \t]*$", re.IGNORECASE)
