@@ -154,6 +154,23 @@ def test_a_protocol_asked_for_late_is_translated_from_the_events_still_kept() ->
     assert [e.json() for e in late.sse if e.data != "[DONE]"] == pairs_of(source[-5:])[-5:]
 
 
+@pytest.mark.parametrize("name", ["ag-ui", "ai-sdk"])
+def test_a_protocol_asked_for_late_sends_integers_beyond_64_bits_as_one_asked_for_early(name: str) -> None:
+    """A protocol asked for late is translated from the frames kept, read back as JSON: orjson read an integer
+    beyond 64 bits as a float, so the late client got ``1e+30`` where the early one got the integer's digits."""
+    source = events(2)
+    big = {"type": "CUSTOM", "id": "x", "createdAt": source[0]["createdAt"], "replyId": "r", "name": "n"}
+    source[2:2] = [{**big, "value": {"big": 10**30, "u64": 2**64, "low": -(2**63) - 1, "text": "1" * 40}}]
+    with serving(starlette_app(EventEndpoint(source, replay=None))) as port:
+        early = get(port, f"/events?protocol={name}").raw
+    stream = EventEndpoint(source, replay=None)
+    with serving(starlette_app(stream)) as port:
+        assert len(get(port, "/events").events) == len(source)  # every event read before the protocol is asked for
+        late = get(port, f"/events?protocol={name}").raw
+    assert b"1000000000000000000000000000000" in early
+    assert late == early
+
+
 @pytest.mark.parametrize("is_async", [False, True])
 def test_a_small_replay_buffer_loses_no_translated_frame_a_lone_client_waits_for(is_async: bool) -> None:
     """A translated protocol gives more frames than events: a synchronous source read in batches of ``replay``

@@ -159,9 +159,17 @@ class _Buffer:
         return self.first
 
 
+#: 19 digits in a row: perhaps an integer beyond 64 bits, which orjson reads as a float (rounded)
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
 def _event_of(frame: bytes) -> Any:
-    """The AgentEvent a base frame (``id``, ``event``, one ``data`` line: JSON text has no raw line end) holds."""
+    """The AgentEvent a base frame (``id``, ``event``, one ``data`` line: JSON text has no raw line end) holds. An
+    integer beyond 64 bits (written in full) is read back as that integer, as the event had it: orjson would read
+    it as a float, and a protocol asked for late would send ``1e+30`` where one asked for early sent the digits."""
     data = frame[frame.index(b"\ndata: ") + 7 : -2]
+    if _LONG_DIGITS.search(data) is not None:  # (in a string too, maybe: json reads it the same, only slower)
+        return json.loads(data)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:  # a lone surrogate escape (json_text), which orjson does not read
