@@ -186,6 +186,23 @@ def test_replay_bytes_must_be_a_positive_int(replay_bytes: Any) -> None:
         EventEndpoint([], replay_bytes=replay_bytes)
 
 
+@pytest.mark.parametrize("end_event", ["a\nb", "end\r", "\r\n", 5])
+def test_an_end_event_that_cannot_be_written_is_refused_when_given(end_event: Any) -> None:
+    """An end event type with a line break was refused only when written, after the last event: every
+    connection then failed with a traceback and no end, and its client resumed after the last event, failing
+    again."""
+    with pytest.raises(ValueError, match="end_event"):
+        EventEndpoint(events(1), end_event=end_event)
+    stream = EventEndpoint(events(1))
+    with pytest.raises(ValueError, match="end_event"):
+        stream.end_event = end_event
+    assert stream.end_event == "end"
+    with serving(starlette_app(stream)) as port:
+        whole = get(port, "/events")
+        assert whole.status == 200 and whole.raw.endswith(b"event: end\ndata: {}\n\n")
+        assert get(port, "/events", {"Last-Event-ID": str(len(whole.events))}).raw == b"event: end\ndata: {}\n\n"
+
+
 def read_until(port: int, path: str, keepalives: int, seen: threading.Event) -> Response:
     """GET ``path``, read line by line: ``seen`` is set once ``keepalives`` keep-alive comments came; then on to
     the end."""

@@ -220,7 +220,7 @@ class EventEndpoint:
         self._async: AsyncIterator[Mapping[str, Any]] | None = None
         self._replay = replay
         self._replay_bytes = replay_bytes if replay is not None else None  # (replay None keeps every event)
-        self._agentscope = AgentScope(end_event)
+        self._agentscope = AgentScope(_end_event(end_event))
         # The AgentEvents' own frames: what the agentscope protocol sends, and what another protocol's buffer
         # is translated from when it is first asked for (the events before it are read back from these).
         self._base = _Buffer(self._agentscope, replay, translate=False, replay_bytes=self._replay_bytes)
@@ -262,7 +262,7 @@ class EventEndpoint:
 
     @end_event.setter
     def end_event(self, value: str | None) -> None:
-        self._agentscope.end_event = value
+        self._agentscope.end_event = _end_event(value)
 
     @property
     def _frames(self) -> list[bytes]:
@@ -532,6 +532,15 @@ class EventEndpoint:
                 frame = frame[frame.index(b"\n") + 1 :]
             out += frame
         return out + buffer.protocol.trailer(message)
+
+
+def _end_event(value: str | None) -> str | None:
+    """``end_event`` checked: an SSE event type cannot hold a line break, and one given was refused only when the
+    end was written, after the whole stream (each connection then failed there with a traceback, its client
+    reconnected after the last event and failed again, without end)."""
+    if value is not None and (not isinstance(value, str) or "\r" in value or "\n" in value):
+        raise ValueError(f"end_event must be a string without a line break (or None: no end event), not {value!r}")
+    return value
 
 
 def _query_protocol(scope: Scope) -> str | None:
