@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import math
 import random
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -201,6 +202,42 @@ def test_an_end_event_that_cannot_be_written_is_refused_when_given(end_event: An
         whole = get(port, "/events")
         assert whole.status == 200 and whole.raw.endswith(b"event: end\ndata: {}\n\n")
         assert get(port, "/events", {"Last-Event-ID": str(len(whole.events))}).raw == b"event: end\ndata: {}\n\n"
+
+
+@pytest.mark.parametrize("keepalive", [0, -1, 0.0, float("nan"), True, "15"])
+def test_a_keepalive_that_waits_for_nothing_is_refused(keepalive: Any) -> None:
+    """keepalive=0 (or less, or NaN) was taken: a connection waiting for the next event got keep-alive comments in
+    a loop, as fast as it read them (100,000 in 1.7 s of CPU), forever."""
+    with pytest.raises(ValueError, match="keepalive"):
+        EventEndpoint(events(1), keepalive=keepalive)
+
+
+def test_an_infinite_keepalive_sends_none() -> None:
+    release = threading.Event()
+    sent = threading.Event()
+
+    async def agent() -> AsyncIterator[dict[str, Any]]:
+        source = events(1)
+        yield source[0]
+        sent.set()
+        await asyncio.to_thread(release.wait, 60)  # (set once the client has read the first event)
+        for event in source[1:]:
+            yield event
+
+    stream = EventEndpoint(agent(), keepalive=math.inf)
+    with serving(starlette_app(stream)) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        try:
+            conn.request("GET", "/events")
+            resp = conn.getresponse()
+            raw = b""
+            while line := resp.readline():
+                raw += line
+                if raw.endswith(b"\n\n") and sent.is_set():
+                    release.set()
+        finally:
+            conn.close()
+    assert b"keep-alive" not in raw and raw.endswith(b"event: end\ndata: {}\n\n")
 
 
 def read_until(port: int, path: str, keepalives: int, seen: threading.Event) -> Response:

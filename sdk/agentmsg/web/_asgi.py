@@ -187,7 +187,7 @@ class EventEndpoint:
     newest event is always kept; None: no bound in bytes), so that a few huge events
     (tool results of megabytes) cannot hold ``replay`` times their size; each translated protocol's buffer has
     the same bounds. ``keepalive``: seconds of silence before a
-    comment line (default 15). ``retry``: reconnect delay (ms) sent to clients as ``retry:`` (default:
+    comment line (default 15; math.inf: none). ``retry``: reconnect delay (ms) sent to clients as ``retry:`` (default:
     none, clients use their own). ``end_event``: the SSE event type sent when the source is exhausted
     (None: just close). ``drop_every``: close each connection after that many events (testing).
     ``headers``: extra response headers (name, value) as strings. ``protocols``: the UI protocols served
@@ -215,6 +215,10 @@ class EventEndpoint:
             raise ValueError("replay_bytes must be an int of at least 1 (or None: no bound in bytes)")
         if drop_every is not None and drop_every < 1:
             raise ValueError("drop_every must be at least 1")
+        # (0 or less, or NaN, waited for nothing: a connection waiting for an event got keep-alive comments in a
+        # loop as fast as it could read them, the CPU spent on them, forever)
+        if isinstance(keepalive, bool) or not isinstance(keepalive, (int, float)) or not keepalive > 0:
+            raise ValueError(f"keepalive must be a number of seconds above 0 (math.inf: none), not {keepalive!r}")
         self._source = events
         self._sync: Iterator[Mapping[str, Any]] | None = None
         self._async: AsyncIterator[Mapping[str, Any]] | None = None
