@@ -212,6 +212,19 @@ def test_a_keepalive_that_waits_for_nothing_is_refused(keepalive: Any) -> None:
         EventEndpoint(events(1), keepalive=keepalive)
 
 
+@pytest.mark.parametrize("retry", [-1, 1.5, True, "250"])
+def test_a_retry_no_client_reads_is_refused(retry: Any) -> None:
+    """A retry field is ASCII digits (the SSE spec; SSEDecoder and @agentmsg/client read it so): ``retry: 1.5``,
+    ``retry: -1`` or ``retry: True`` was sent and ignored by every client."""
+    with pytest.raises(ValueError, match="retry"):
+        EventEndpoint(events(1), retry=retry)
+
+
+def test_a_retry_is_sent_first_and_read_by_the_sse_reader() -> None:
+    with serving(starlette_app(EventEndpoint(events(1), retry=0))) as port:
+        assert get(port, "/events").raw.startswith(b"retry: 0\n\n")
+
+
 def test_an_infinite_keepalive_sends_none() -> None:
     release = threading.Event()
     sent = threading.Event()

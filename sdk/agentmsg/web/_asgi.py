@@ -219,6 +219,10 @@ class EventEndpoint:
         # loop as fast as it could read them, the CPU spent on them, forever)
         if isinstance(keepalive, bool) or not isinstance(keepalive, (int, float)) or not keepalive > 0:
             raise ValueError(f"keepalive must be a number of seconds above 0 (math.inf: none), not {keepalive!r}")
+        # (SSE reads a retry field of ASCII digits only: "retry: 1.5" or "retry: -1" was sent and ignored by every
+        # client, the setting silently doing nothing)
+        if retry is not None and (type(retry) is not int or retry < 0):
+            raise ValueError(f"retry must be an int of milliseconds, 0 or more (or None: none sent), not {retry!r}")
         self._source = events
         self._sync: Iterator[Mapping[str, Any]] | None = None
         self._async: AsyncIterator[Mapping[str, Any]] | None = None
