@@ -189,6 +189,35 @@ def test_a_small_replay_buffer_loses_no_translated_frame_a_lone_client_waits_for
     assert [e.id for e in r.sse[:-1]] == [str(i) for i in range(1, 50)] and r.raw.endswith(b"data: [DONE]\n\n")
 
 
+@pytest.mark.parametrize("name", ["agentscope", "ag-ui", "ai-sdk"])
+@pytest.mark.parametrize("is_async", [False, True])
+def test_one_event_of_several_large_frames_reaches_the_client_waiting_for_it(name: str, is_async: bool) -> None:
+    """An event a protocol gives several frames of, together over ``replay_bytes`` (the AI SDK's AGENT_END with
+    large metadata: the event as data and its finish chunk's metadata): a synchronous source's batch held them until
+    the client that asked read them, but an async source's event did not, and a lone client reading from the start
+    got "fell behind" instead of the stream."""
+    source: list[dict[str, Any]] = [
+        {"type": "AGENT_START", "id": "s", "replyId": "r", "name": "a"},
+        {"type": "AGENT_END", "id": "e", "replyId": "r", "metadata": {"x": "z" * 50_000}},
+    ]
+
+    async def agent() -> AsyncIterator[dict[str, Any]]:
+        for e in source:
+            yield e
+
+    whole = get_whole(EventEndpoint(list(source), replay=None), name)
+    stream = EventEndpoint(agent() if is_async else list(source), replay_bytes=10_000)
+    with serving(starlette_app(stream)) as port:
+        r = get(port, f"/events?protocol={name}")
+    assert r.status == 200 and b"fell behind" not in r.raw
+    assert r.raw == whole
+
+
+def get_whole(stream: EventEndpoint, name: str) -> bytes:
+    with serving(starlette_app(stream)) as port:
+        return get(port, f"/events?protocol={name}").raw
+
+
 @pytest.mark.parametrize("resumable", [False, True])
 def test_a_client_that_falls_behind_the_buffer_with_no_id_to_resume_gets_the_protocols_error(resumable: bool) -> None:
     """One event giving more frames than ``replay``: the client that had none of them yet ends with the protocol's

@@ -337,6 +337,12 @@ class EventEndpoint:
                 except StopAsyncIteration:
                     self._finish(None)
                 else:
+                    # The event's frames are held whatever their bytes, as a synchronous batch's are (below): one
+                    # event a protocol gives several large frames of (the AI SDK's tool output and its event) pushed
+                    # its first out before the client waiting for them read them, which then "fell behind"
+                    if self._replay_bytes is not None:
+                        for buffer in (self._base, *self._translated.values()):
+                            buffer.hold = buffer.count
                     self._add(event)
             else:
                 assert self._sync is not None
