@@ -204,6 +204,32 @@ def test_an_end_event_that_cannot_be_written_is_refused_when_given(end_event: An
         assert get(port, "/events", {"Last-Event-ID": str(len(whole.events))}).raw == b"event: end\ndata: {}\n\n"
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        ("x-a", "b\r\nSet-Cookie: evil=1"),
+        ("x-a", "b\n"),
+        ("x-a", "\x00"),
+        ("x-a", "\u20ac"),
+        ("bad name", "v"),
+        ("", "v"),
+    ],
+)
+def test_an_extra_header_the_server_cannot_send_is_refused_when_given(header: tuple[str, str]) -> None:
+    """An extra header with a line break in its value or a name that is no token was taken, and uvicorn refused it
+    on every request: a traceback, the connection closed with no response."""
+    with pytest.raises(ValueError, match="headers"):
+        EventEndpoint(events(1), headers=[header])
+
+
+def test_extra_headers_are_sent() -> None:
+    stream = EventEndpoint(events(1), headers=[("X-Run", "r1\tcaf\xe9"), ("Access-Control-Allow-Origin", "*")])
+    with serving(starlette_app(stream)) as port:
+        r = get(port, "/events")
+    assert r.status == 200 and r.headers["access-control-allow-origin"] == "*"
+    assert r.headers["x-run"] == "r1\tcaf\xe9" and r.raw.endswith(b"event: end\ndata: {}\n\n")
+
+
 @pytest.mark.parametrize("keepalive", [0, -1, 0.0, float("nan"), True, "15"])
 def test_a_keepalive_that_waits_for_nothing_is_refused(keepalive: Any) -> None:
     """keepalive=0 (or less, or NaN) was taken: a connection waiting for the next event got keep-alive comments in

@@ -242,7 +242,7 @@ class EventEndpoint:
         self._offered = self._protocols(protocols)
         self._headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-store")]
         self._headers += [(b"x-accel-buffering", b"no")]
-        self._headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        self._headers += [_header(k, v) for k, v in headers]
         if len(self._offered) > 1:
             self._headers += [(b"vary", b"accept")]
 
@@ -546,6 +546,22 @@ class EventEndpoint:
                 frame = frame[frame.index(b"\n") + 1 :]
             out += frame
         return out + buffer.protocol.trailer(message)
+
+
+#: a header name (RFC 9110 5.1: a token) and value (5.5: visible characters, spaces and tabs, obs-text)
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
+
+
+def _header(name: str, value: str) -> tuple[bytes, bytes]:
+    """An extra response header checked when given: a name that is no token or a value holding a line break or a
+    control character was refused by the server on every request (a traceback, the connection closed with no
+    response), or, with a server that does not check, split into headers of the caller's making."""
+    if not isinstance(name, str) or _TOKEN.fullmatch(name) is None:
+        raise ValueError(f"headers: {name!r} is not a header name (letters, digits and !#$%&'*+-.^_`|~)")
+    if not isinstance(value, str) or _FIELD_VALUE.fullmatch(value) is None:
+        raise ValueError(f"headers: the value of {name} must be Latin-1 text without line breaks or controls")
+    return name.lower().encode("latin-1"), value.encode("latin-1")
 
 
 def _end_event(value: str | None) -> str | None:
