@@ -279,6 +279,14 @@ def test_an_infinite_keepalive_sends_none() -> None:
     assert b"keep-alive" not in raw and raw.endswith(b"event: end\ndata: {}\n\n")
 
 
+@pytest.mark.parametrize("option", [{"replay": 10.0}, {"replay": 1.5}, {"replay": True}, {"drop_every": 2.0}])
+def test_a_replay_or_drop_every_that_is_no_int_is_refused_when_given(option: dict[str, Any]) -> None:
+    """replay=10.0 was taken, and every stream then failed with an error event blaming the source ("TypeError:
+    'float' object cannot be interpreted as an integer"); drop_every=1.5 closed connections after 3 events."""
+    with pytest.raises(ValueError, match=next(iter(option))):
+        EventEndpoint(events(1), **option)
+
+
 def read_until(port: int, path: str, keepalives: int, seen: threading.Event) -> Response:
     """GET ``path``, read line by line: ``seen`` is set once ``keepalives`` keep-alive comments came; then on to
     the end."""

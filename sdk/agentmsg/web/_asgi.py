@@ -209,12 +209,13 @@ class EventEndpoint:
         headers: Iterable[tuple[str, str]] = (),
         protocols: Iterable[str | UIProtocol] | None = None,
     ) -> None:
-        if replay is not None and replay < 1:
-            raise ValueError("replay must be at least 1 (or None: keep every event)")
+        # (a float was taken, and every stream then failed with a TypeError said as the source's)
+        if replay is not None and (type(replay) is not int or replay < 1):
+            raise ValueError(f"replay must be an int of at least 1 (or None: keep every event), not {replay!r}")
         if replay_bytes is not None and (type(replay_bytes) is not int or replay_bytes < 1):
             raise ValueError("replay_bytes must be an int of at least 1 (or None: no bound in bytes)")
-        if drop_every is not None and drop_every < 1:
-            raise ValueError("drop_every must be at least 1")
+        if drop_every is not None and (type(drop_every) is not int or drop_every < 1):
+            raise ValueError(f"drop_every must be an int of at least 1, not {drop_every!r}")
         # (0 or less, or NaN, waited for nothing: a connection waiting for an event got keep-alive comments in a
         # loop as fast as it could read them, the CPU spent on them, forever)
         if isinstance(keepalive, bool) or not isinstance(keepalive, (int, float)) or not keepalive > 0:
