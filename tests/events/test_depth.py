@@ -6,6 +6,8 @@ now refuses such input where it reads it: a problem with rule ``max-depth`` and 
 from __future__ import annotations
 
 import json
+import sys
+import tracemalloc
 from typing import Any
 
 import orjson
@@ -165,48 +167,103 @@ def test_events_given_as_python_values_that_deep_are_problems_too() -> None:
         reduce_events([{**ev(0, "AGENT_START"), "replyId": deep}], strict=True)
 
 
-def test_a_legacy_key_holding_the_same_deep_value_is_compared_without_recursion() -> None:
-    """A tool result's legacy ``result`` beside its ``output`` (a tool call's ``arguments`` beside its ``input``) is
-    compared with it before the depth limit refuses the event: the comparison recursed, and a value 100,000 deep raised
-    a bare RecursionError (a RangeError in @agentmsg/client, which sdk/typescript/test/hostile.test.mjs holds alike)."""
+def test_a_legacy_key_holding_the_same_deep_value_is_refused_unread() -> None:
+    """A tool result's legacy ``result`` beside its ``output`` (a tool call's ``arguments`` beside its ``input``) 100,000
+    deep: the comparison recursed (a bare RecursionError; a RangeError in @agentmsg/client), and the event is now refused
+    for its depth before its legacy keys are read, strict or not (sdk/typescript/test/hostile.test.mjs holds the
+    client alike)."""
     deep: Any = 1
     for _ in range(100_000):
         deep = [deep]
     results = [{"type": "tool_result", "id": "c", "name": "f", "output": deep, "result": deep}]
     calls = [{"type": "tool_use", "id": "c", "name": "f", "input": deep, "arguments": deep}]
-    for event, key in (
-        (ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=results), "/1/toolResults/0/result"),
-        (ev(1, "REQUIRE_USER_CONFIRM", toolCalls=calls), "/1/toolCalls/0/arguments"),
+    for event in (
+        ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=results),
+        ev(1, "REQUIRE_USER_CONFIRM", toolCalls=calls),
     ):
         r = Reducer()
         r.feed(ev(0, "AGENT_START"))
         r.feed(event)
         r.finish()
-        assert [(p.pointer, p.rule) for p in r.problems][:2] == [(key, "legacy-key"), ("/1", "max-depth")]
+        assert [(p.pointer, p.rule) for p in r.problems] == [("/1", "max-depth"), ("/0", "incomplete_stream")]
+        with pytest.raises(SizeLimitError) as info:
+            reduce_events([ev(0, "AGENT_START"), event], strict=True)
+        assert [(p.pointer, p.rule) for p in info.value.problems] == [("/1", "max-depth")]
 
 
-def test_tool_results_nested_in_tool_results_are_read_without_recursion() -> None:
-    """The blocks an event carries whole (EXTERNAL_EXECUTION_RESULT's tool results, the message of an AGENT_RESULT,
-    AgentScope Python's with its 2.x block keys) are read for legacy keys before the depth limit refuses the event:
-    reading a tool result's output blocks recursed, and tool results nested 3,000 deep raised a bare RecursionError
-    (a RangeError in @agentmsg/client, which sdk/typescript/test/hostile.test.mjs holds alike). Only the innermost
-    has a legacy key (text output), so the note says where it is."""
-    depth = 3000
+def _nested_results(depth: int, uses: bool = False) -> Any:
+    """A tool result nested ``depth`` deep in tool results' output, the innermost's output text (a legacy shape);
+    ``uses``: each holds a legacy ``toolUseId`` too (a note per level)."""
     deep: Any = {"type": "tool_result", "id": "c", "name": "f", "output": "text"}
     for _ in range(depth):
         deep = {"type": "tool_result", "id": "c", "name": "f", "output": [deep]}
-    inner = "/output/0" * depth + "/output"
+        if uses:
+            deep["toolUseId"] = "c"
+    return deep
+
+
+def test_tool_results_nested_in_tool_results_are_refused_unread() -> None:
+    """The blocks an event carries whole (EXTERNAL_EXECUTION_RESULT's tool results, the message of an AGENT_RESULT,
+    AgentScope Python's with its 2.x block keys) were read for legacy keys before the depth limit refused the event:
+    by recursion (tool results nested 3,000 deep raised a bare RecursionError, a RangeError in @agentmsg/client), then
+    with a stack but a pointer per level (100,000 deep: Python killed for its memory). The event is now refused for
+    its depth unread: no note (the innermost's text output, the message's lowercase role), as
+    sdk/typescript/test/hostile.test.mjs holds the client."""
+    deep = _nested_results(3000)
     message = {"id": "m", "role": "assistant", "content": [deep]}
-    for event, key in (
-        (ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=[deep]), "/1/toolResults/0" + inner),
-        (ev(1, "AGENT_RESULT", result=message), "/1/result/content/0" + inner),
-    ):
+    for event in (ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=[deep]), ev(1, "AGENT_RESULT", result=message)):
         r = Reducer()
         r.feed(ev(0, "AGENT_START"))
         r.feed(event)
         r.finish()
-        got = [(p.pointer, p.rule) for p in r.problems if p.rule != "legacy-key" or "/role" not in p.pointer][:2]
-        assert got == [(key, "legacy-key"), ("/1", "max-depth")]
+        assert [(p.pointer, p.rule) for p in r.problems] == [("/1", "max-depth"), ("/0", "incomplete_stream")]
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_an_event_at_the_limit_has_its_legacy_keys_read_and_one_level_more_has_none(extra: int) -> None:
+    """The depth the legacy reader checks is the one the schema check refuses: 254 levels (the event, toolResults,
+    and a tool result with its output list, 125 deep, then metadata) are read, 255 are only refused."""
+    deep: Any = {"type": "tool_result", "id": "c", "name": "f", "output": [], "toolUseId": "c", "metadata": {}}
+    if extra:
+        deep["metadata"] = {"a": {}}
+    for _ in range(125):
+        deep = {"type": "tool_result", "id": "c", "name": "f", "output": [deep]}
+    r = Reducer()
+    r.feed(ev(0, "AGENT_START"))
+    r.feed(ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=[deep]))
+    got = [(p.pointer, p.rule) for p in r.problems]
+    note = ("/1/toolResults/0" + "/output/0" * 125 + "/toolUseId", "legacy-key")
+    assert got == ([("/1", "max-depth")] if extra else [note])
+
+
+def test_a_deep_event_is_refused_in_memory_linear_in_its_size() -> None:
+    """Memory, not time: tool results 5,000 deep, each with a legacy ``toolUseId``, were read into 5,000 notes of
+    pointers up to 5,000 steps (45,000 characters) long: 110 MB for an event of 1.2 MB (and 0.9 GB at 10,000 deep).
+    Refused unread, feeding it allocates less than the event itself holds (its dicts and lists): about 0.4 MB at any
+    depth, the schema check's walk to the limit."""
+    depth = 5000
+    deep = _nested_results(depth, uses=True)
+    size, node = 0, deep
+    while type(node) is dict:
+        size += sys.getsizeof(node) + sys.getsizeof(node["output"])
+        node = node["output"][0] if type(node["output"]) is list else None
+    r = Reducer()
+    r.feed(ev(0, "AGENT_START"))
+    r.feed(ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=[_nested_results(1, uses=True)]))  # (compiles the schema)
+    assert [p.rule for p in r.problems] == ["legacy-key"] * 2
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        r.feed(ev(2, "EXTERNAL_EXECUTION_RESULT", toolResults=[deep]))
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+    assert peak < size, f"{peak} bytes allocated refusing an event of {size} bytes, {depth} deep"
+    assert [(p.pointer, p.rule) for p in r.problems][2:] == [("/2", "max-depth")]
 
 
 def test_the_issues_line_through_the_cli_is_one_problem_line(tmp_path: Any) -> None:

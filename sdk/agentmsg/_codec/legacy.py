@@ -125,8 +125,8 @@ def _usage_keys() -> tuple[str, ...]:
 
 def same(a: Any, b: Any) -> bool:
     """Whether two JSON values are the same value (a number is no boolean; 1 and 1.0 are the same number). Pair by
-    pair, without recursion: a value nested deeper than the stack (an event given as objects, which the depth limit
-    refuses after this) raised RecursionError out of the reducer."""
+    pair, without recursion: a value nested deeper than the stack (an event given as objects, once read before its
+    depth was checked) raised RecursionError out of the reducer."""
     pairs = [(a, b)]
     while pairs:
         a, b = pairs.pop()
@@ -219,7 +219,7 @@ def block(data: Any, notes: list[Problem], at: str = "", python: bool = False) -
     ``python``: the block is in a message AgentScope Python wrote, whose 2.x block keys are read too.
 
     A tool result's output blocks are read with an explicit stack, not by recursion: a tool result nested in a tool
-    result's output thousands deep (an event given as objects, which the depth limit refuses after this) raised
+    result's output thousands deep (an event given as objects, once read before its depth was checked) raised
     RecursionError out of the reducer. The notes come in order: a block's own, then those of its output blocks."""
     stack: list[_Frame] = []
     done = _own_keys(data, notes, at, python, stack)
@@ -528,11 +528,13 @@ def _into_metadata(out: dict[str, Any], key: str, value: Any, notes: list[Proble
 
 def event(data: Any, notes: list[Problem], at: str = "") -> Any:
     """An agent event (parsed JSON) with its legacy keys read in their current form; ``data`` itself when there are
-    none."""
+    none, or when it is nested deeper than ``limits.max_depth``: such an event is not read, the reducer refuses it
+    (rule ``max-depth``). Read, tool results nested N deep in tool results' output gave N notes (a ``toolUseId`` at
+    each level) of pointers up to N steps long: time and memory quadratic in the event's size."""
     if type(data) is not dict:
         return data
     kind = data.get("type")
-    if kind not in LEGACY_EVENT_TYPES:
+    if kind not in LEGACY_EVENT_TYPES or deeper_than(data, limits.max_depth):
         return data
     if kind == "MODEL_CALL_END":
         return _flat_usage(data, notes, at)

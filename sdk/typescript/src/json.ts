@@ -30,6 +30,21 @@ function scalarProblem(value: unknown): [string, string] | null {
   }
 }
 
+/** Whether `value` nests arrays and objects more than `maxDepth` deep (jsontext.py `deeper_than`): iterative, and
+ * it stops at the first node that deep, so it costs at most what the value holds. */
+export function deeperThan(value: unknown, maxDepth = MAX_DEPTH): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const stack: [object, number][] = [[value, 0]];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [node, depth] = top;
+    if (depth >= maxDepth) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
 /**
  * The first reason `value` cannot be written back as JSON (depth first, as Python's check_json_value
  * walks: the last child first), or null: nested deeper than MAX_DEPTH (pointer "", rule `max-depth`), a

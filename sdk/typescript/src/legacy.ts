@@ -19,7 +19,7 @@
 // an unknown key (said). A legacy value of no shape that maps stays as an unknown key (said). The input is never
 // changed: a mapped object is a copy.
 import { shapes } from "@agentmsg/schema/compiled";
-import { jsonType, pointerOf, readJson } from "./json.js";
+import { deeperThan, jsonType, pointerOf, readJson } from "./json.js";
 import { isObject, setOwn } from "./state.js";
 import type { Json, Obj } from "./state.js";
 
@@ -46,7 +46,7 @@ export interface Note {
 }
 
 /** Whether two JSON values are the same value (a number is no boolean). Pair by pair, without recursion: a value
- * nested deeper than the stack (an event given as objects, which the depth limit refuses after this) threw a
+ * nested deeper than the stack (an event given as objects, once read before its depth was checked) threw a
  * RangeError out of the reducer. */
 export function same(a: Json, b: Json): boolean {
   const pairs: [Json, Json][] = [[a, b]];
@@ -109,7 +109,7 @@ function move(obj: Obj, old: string, key: string, value: Json, at: string, notes
 /** A content block with its legacy keys, and those of the blocks it holds, in their current form (legacy.py
  * `block`; `python`: in a message AgentScope Python wrote, whose 2.x block keys are read too). A tool result's
  * output blocks are read with an explicit stack, not by recursion: a tool result nested in a tool result's output
- * thousands deep (an event given as objects, which the depth limit refuses after this) would overflow the stack.
+ * thousands deep (an event given as objects, once read before its depth was checked) would overflow the stack.
  * The notes come in Python's order: a block's own, then those of its output blocks, in order. */
 export function block(data: Json, notes: Note[], at: string, python = false): Json {
   interface Frame {
@@ -354,10 +354,13 @@ function result(data: Obj, notes: Note[], at: string): [Obj, string[] | null] {
   return [out, get(out, "output") === output ? where : null];
 }
 
-/** An agent event with its legacy keys in their current form; `data` itself when it has none. */
+/** An agent event with its legacy keys in their current form; `data` itself when it has none, or when it is nested
+ * deeper than MAX_DEPTH: such an event is not read, the reducer refuses it (rule `max-depth`), as legacy.py `event`.
+ * Read, tool results nested N deep in tool results' output gave N notes (a `toolUseId` at each level) of pointers up
+ * to N steps long: time and memory quadratic in the event's size. */
 export function event(data: Obj, notes: Note[]): Obj {
   const kind = data.type;
-  if (typeof kind !== "string" || !LEGACY_EVENT_TYPES.has(kind)) return data;
+  if (typeof kind !== "string" || !LEGACY_EVENT_TYPES.has(kind) || deeperThan(data)) return data;
   switch (kind) {
     case "MODEL_CALL_END":
       return flatUsage(data, notes);

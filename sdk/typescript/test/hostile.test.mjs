@@ -2,11 +2,13 @@
 // a carried "__proto__" key stays a key, a value nested past the stack is a problem, tool-call arguments are read
 // as orjson reads them, a usage of ever new keys is folded in linear time with true problems, and a run that ends
 // 200,000 open AG-UI tool calls ends each (their events were spread as arguments: a RangeError), and a legacy key
-// beside its current one holding the same value 100,000 deep is compared without recursion, as are tool results
-// nested in tool results' output 3,000 deep read for legacy keys.
+// beside its current one holding the same value 100,000 deep, or tool results nested in tool results' output
+// thousands deep, are refused for their depth without being read for legacy keys (a RangeError, then memory
+// quadratic in the depth).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AGUIDecoder, AiSdkDecoder, Reducer, decodeAGUI } from "../dist/index.js";
+import { validateEvent } from "../dist/strict.js";
 
 const clock = () => "2026-01-01T00:00:00.000000Z";
 const reduce = (events) => {
@@ -131,38 +133,65 @@ test("a run that ends 200,000 open AG-UI tool calls ends each, not a RangeError 
   check(out);
 });
 
-test("a legacy key holding the same value 100,000 deep is compared without a RangeError (Python's too)", () => {
-  // (tests/events/test_depth.py holds Python's reducer to the same problems)
+const deepAt = "2026-11-22T10:34:38.563248392Z";
+const deepEv = (n, type, keys) => ({ type, id: `e${n}`, createdAt: deepAt, replyId: "r", ...keys });
+/** A tool result nested `depth` deep in tool results' output, the innermost's output text (a legacy shape); `uses`:
+ * each holds a legacy toolUseId too (a note per level, were it read). */
+const nestedResults = (depth, uses = false) => {
+  let deep = { type: "tool_result", id: "c", name: "f", output: "text" };
+  for (let i = 0; i < depth; i++) {
+    deep = { type: "tool_result", id: "c", name: "f", output: [deep] };
+    if (uses) deep.toolUseId = "c";
+  }
+  return deep;
+};
+
+test("a legacy key holding the same value 100,000 deep is refused unread, strict or not (Python's too)", () => {
+  // (tests/events/test_depth.py holds Python's reducer to the same problems) The comparison threw a RangeError; the
+  // event is now refused for its depth before its legacy keys are read.
   let deep = 1;
   for (let i = 0; i < 100_000; i++) deep = [deep];
-  const at = "2026-11-22T10:34:38.563248392Z";
-  const ev = (n, type, keys) => ({ type, id: `e${n}`, createdAt: at, replyId: "r", ...keys });
   const results = [{ type: "tool_result", id: "c", name: "f", output: deep, result: deep }];
   const calls = [{ type: "tool_use", id: "c", name: "f", input: deep, arguments: deep }];
-  for (const [event, key] of [
-    [ev(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: results }), "/1/toolResults/0/result"],
-    [ev(1, "REQUIRE_USER_CONFIRM", { toolCalls: calls }), "/1/toolCalls/0/arguments"],
-  ]) {
-    const [, problems] = reduce([ev(0, "AGENT_START"), event]);
-    assert.deepEqual(problems.slice(0, 2).map((p) => [p.pointer, p.rule]), [[key, "legacy-key"], ["/1", "max-depth"]]);
+  for (const event of [deepEv(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: results }), deepEv(1, "REQUIRE_USER_CONFIRM", { toolCalls: calls })]) {
+    const [, problems] = reduce([deepEv(0, "AGENT_START"), event]);
+    assert.deepEqual(problems.map((p) => [p.pointer, p.rule]), [["/1", "max-depth"], ["/0", "incomplete_stream"]]);
+    const strict = new Reducer({ validate: validateEvent });
+    strict.feed(deepEv(0, "AGENT_START"));
+    assert.throws(() => strict.feed(event), (e) => e.name === "ReducerError" && e.problems.map((p) => [p.pointer, p.rule]).join() === "/1,max-depth");
   }
 });
 
-test("tool results nested in tool results 3,000 deep are read for legacy keys without a RangeError (Python's too)", () => {
-  // (tests/events/test_depth.py holds Python's reducer to the same problems)
-  const depth = 3000;
-  let deep = { type: "tool_result", id: "c", name: "f", output: "text" };
-  for (let i = 0; i < depth; i++) deep = { type: "tool_result", id: "c", name: "f", output: [deep] };
-  const inner = "/output/0".repeat(depth) + "/output";
-  const at = "2026-11-22T10:34:38.563248392Z";
-  const ev = (n, type, keys) => ({ type, id: `e${n}`, createdAt: at, replyId: "r", ...keys });
+test("tool results nested in tool results 3,000 deep are refused unread, without a RangeError (Python's too)", () => {
+  // (tests/events/test_depth.py holds Python's reducer to the same problems) Read before the depth limit refused the
+  // event, they threw a RangeError, then were read with a stack but a pointer per level; now no note is made (the
+  // innermost's text output, the message's lowercase role).
+  const deep = nestedResults(3000);
   const message = { id: "m", role: "assistant", content: [deep] };
-  for (const [event, key] of [
-    [ev(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: [deep] }), `/1/toolResults/0${inner}`],
-    [ev(1, "AGENT_RESULT", { result: message }), `/1/result/content/0${inner}`],
-  ]) {
-    const [, problems] = reduce([ev(0, "AGENT_START"), event]);
-    const got = problems.filter((p) => p.rule !== "legacy-key" || !p.pointer.includes("/role")).slice(0, 2);
-    assert.deepEqual(got.map((p) => [p.pointer, p.rule]), [[key, "legacy-key"], ["/1", "max-depth"]]);
+  for (const event of [deepEv(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: [deep] }), deepEv(1, "AGENT_RESULT", { result: message })]) {
+    const [, problems] = reduce([deepEv(0, "AGENT_START"), event]);
+    assert.deepEqual(problems.map((p) => [p.pointer, p.rule]), [["/1", "max-depth"], ["/0", "incomplete_stream"]]);
   }
+});
+
+test("an event at the depth limit has its legacy keys read, one level more has none (Python's too)", () => {
+  // 254 levels: the event, toolResults, a tool result with its output list 125 deep, then metadata; 255 are refused
+  for (const extra of [0, 1]) {
+    let deep = { type: "tool_result", id: "c", name: "f", output: [], toolUseId: "c", metadata: extra ? { a: {} } : {} };
+    for (let i = 0; i < 125; i++) deep = { type: "tool_result", id: "c", name: "f", output: [deep] };
+    const r = new Reducer();
+    r.feed(deepEv(0, "AGENT_START"));
+    r.feed(deepEv(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: [deep] }));
+    const note = [`/1/toolResults/0${"/output/0".repeat(125)}/toolUseId`, "legacy-key"];
+    assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), extra ? [["/1", "max-depth"]] : [note]);
+  }
+});
+
+test("tool results 10,000 deep, each with a legacy key, are refused in output linear in their size (Python's too)", () => {
+  // Counted, not timed: read, they gave 10,000 notes whose pointers held 450 million characters (V8 keeps them as
+  // ropes until something reads them: a JSON of the problems, the viewer).
+  const depth = 10_000;
+  const [, problems] = reduce([deepEv(0, "AGENT_START"), deepEv(1, "EXTERNAL_EXECUTION_RESULT", { toolResults: [nestedResults(depth, true)] })]);
+  const chars = JSON.stringify(problems).length;
+  assert.ok(chars < depth, `${problems.length} problems of ${chars} characters for an event ${depth} deep`);
 });
