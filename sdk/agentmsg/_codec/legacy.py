@@ -220,10 +220,17 @@ def block(data: Any, notes: list[Problem], at: str = "", python: bool = False) -
 
     A tool result's output blocks are read with an explicit stack, not by recursion: a tool result nested in a tool
     result's output thousands deep (an event given as objects, once read before its depth was checked) raised
-    RecursionError out of the reducer. The notes come in order: a block's own, then those of its output blocks."""
+    RecursionError out of the reducer. The notes come in order: a block's own, then those of its output blocks.
+
+    Each frame is a tool result and its output list, two levels: more frames than half ``limits.max_depth`` is a
+    block too deep (:class:`SizeLimitError`, rule ``max-depth``), refused before its notes, whose pointers have a step
+    per frame, grow quadratic in its depth (``block_from_dict``; the other readers check the depth first)."""
     stack: list[_Frame] = []
     done = _own_keys(data, notes, at, python, stack)
+    frames = limits.max_depth // 2
     while stack:
+        if len(stack) > frames:
+            raise depth_error("content-block")
         top = stack[-1]
         if len(top.mapped) < len(top.output):
             i = len(top.mapped)
