@@ -20,11 +20,18 @@ from collections.abc import Iterator
 SCALE = max(1, int(os.environ.get("AGENTMSG_FUZZ_SCALE", "1") or "1"))
 SECONDS = float(os.environ["AGENTMSG_FUZZ_SECONDS"]) if os.environ.get("AGENTMSG_FUZZ_SECONDS") else None
 SEED = int(os.environ.get("AGENTMSG_FUZZ_SEED", "0") or "0")
+#: The share of those budgets a pass takes (``AGENTMSG_FUZZ_SHARE``, above 0 up to 1; default 1): ``make test``'s
+#: second, pure-Python pass runs every test again with half of each budget (the first pass ran them whole, and
+#: ``make fuzz`` runs them longer in both configurations), so that the suite stays within its five minutes.
+SHARE = min(1.0, float(os.environ.get("AGENTMSG_FUZZ_SHARE", "1") or "1"))
+if not SHARE > 0:
+    raise ValueError(f"AGENTMSG_FUZZ_SHARE is a share above 0 up to 1, not {os.environ['AGENTMSG_FUZZ_SHARE']!r}")
 
 
 def examples(n: int) -> int:
-    """The example budget of a test: ``n`` in ``make test``, ``n * AGENTMSG_FUZZ_SCALE`` in ``make fuzz``."""
-    return n * SCALE
+    """The example budget of a test: ``n`` in ``make test`` (at least 1 of ``n * AGENTMSG_FUZZ_SHARE`` in its
+    pure-Python pass), ``n * AGENTMSG_FUZZ_SCALE`` in ``make fuzz``."""
+    return n * SCALE if SHARE == 1 else max(1, round(n * SCALE * SHARE))
 
 
 def rounds(n: int, share: float = 1.0) -> Iterator[int]:
