@@ -15,6 +15,7 @@ import attrs
 import httpx
 
 from agentmsg import Msg, providers
+from agentmsg._wire.token import HEADER_NAME
 from agentmsg.clients._errors import (
     CREDENTIAL_QUERY,
     ERROR_BODY_MAX,
@@ -92,9 +93,6 @@ def request_url(base_url: str, request: FormattedRequest, model: str | None) -> 
     return f"{base.rstrip('/')}{path}?{'&'.join(q for q in (base_query, path_query) if q)}"
 
 
-#: An HTTP header name (RFC 9110 5.1: a token)
-_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-
 #: The content encodings a request accepts: those the client inflates a bounded piece at a time
 ACCEPT_ENCODING: Final = "gzip, deflate"
 
@@ -137,7 +135,7 @@ def request_headers(
     else:
         h[spec.auth.lower()] = api_key
     for name, value in extra.items():
-        if not (isinstance(name, str) and _HEADER_NAME.fullmatch(name)):
+        if not (isinstance(name, str) and HEADER_NAME.fullmatch(name)):
             # httpx would raise UnicodeEncodeError (a non-ASCII name), h11 refuse it as a bad value (a space, a
             # line break), or .lower() fail (no string): none said which header was wrong.
             raise BadRequestError(

@@ -52,6 +52,7 @@ from typing import Any
 import orjson
 
 from agentmsg import ui as ui_protocols
+from agentmsg._wire.token import HEADER_NAME
 from agentmsg.ui import NotAcceptable, negotiate
 from agentmsg.ui._protocol import Encoder, UIProtocol
 from agentmsg.ui.agentscope import AgentScope
@@ -549,8 +550,7 @@ class EventEndpoint:
         return out + buffer.protocol.trailer(message)
 
 
-#: a header name (RFC 9110 5.1: a token) and value (5.5: visible characters, spaces and tabs, obs-text)
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: a header value (RFC 9110 5.5: visible characters, spaces and tabs, obs-text); a name is a token (HEADER_NAME)
 _FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
 
 
@@ -558,7 +558,7 @@ def _header(name: str, value: str) -> tuple[bytes, bytes]:
     """An extra response header checked when given: a name that is no token or a value holding a line break or a
     control character was refused by the server on every request (a traceback, the connection closed with no
     response), or, with a server that does not check, split into headers of the caller's making."""
-    if not isinstance(name, str) or _TOKEN.fullmatch(name) is None:
+    if not isinstance(name, str) or HEADER_NAME.fullmatch(name) is None:
         raise ValueError(f"headers: {name!r} is not a header name (letters, digits and !#$%&'*+-.^_`|~)")
     if not isinstance(value, str) or _FIELD_VALUE.fullmatch(value) is None:
         raise ValueError(f"headers: the value of {name} must be Latin-1 text without line breaks or controls")

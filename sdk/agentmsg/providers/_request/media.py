@@ -29,6 +29,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 
 import attrs
 
+from agentmsg._wire.token import TOKEN
 from agentmsg.errors import ValidationError
 from agentmsg.providers._request.download import Downloader
 from agentmsg.providers._request.files import LocalFiles
@@ -245,7 +246,7 @@ def _family(mime: str) -> str | None:
 
 
 # a MIME type's essence, type/subtype, each an RFC 9110 token
-_MIME_ESSENCE = re.compile(r"[!#$%&'*+.^_`|~0-9a-z-]+/[!#$%&'*+.^_`|~0-9a-z-]+")
+_MIME_ESSENCE = re.compile(f"{TOKEN}/{TOKEN}")
 
 
 def _clean_mime(value: str | None) -> str | None:
