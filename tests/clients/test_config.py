@@ -124,3 +124,21 @@ def test_a_base_url_user_password_never_replaces_the_authorization_sent(
         with pytest.raises(AuthenticationError):
             client.call([UserMessage("hi")])
         assert seen[0]["authorization"] == "Basic YWxpY2U6cHc=" and seen[0]["x-api-key"] == "sk-key-1"
+
+
+def test_an_at_sign_in_the_base_urls_query_is_no_user_password() -> None:
+    """Only the URL's own ``user:password@`` is refused: an ``@`` in its query (no path before it) was taken for one."""
+    from agentmsg import UserMessage
+    from agentmsg.clients import Client
+
+    seen: list[httpx.Headers] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers)
+        return httpx.Response(401, json={"error": {"message": "no"}})
+
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    client = Client("openai", base_url="http://gateway.test?owner=a@b", api_key="sk-key-1", model="m", http_client=http)
+    with pytest.raises(AuthenticationError):
+        client.call([UserMessage("hi")])
+    assert seen[0]["authorization"] == "Bearer sk-key-1"

@@ -283,7 +283,7 @@ class BaseClient:
     def _outgoing(self, request: FormattedRequest) -> Outgoing:
         """The HTTP request to send (raises before anything is sent when the key or a header cannot be)."""
         headers = request_headers(self.spec, self.api_key, request, self.extra_headers)
-        if "authorization" in headers and "@" in self.base_url.partition("://")[2].partition("/")[0]:
+        if "authorization" in headers and "@" in urllib.parse.urlsplit(self.base_url).netloc:
             # httpx makes a URL's user:password an Authorization: Basic header, in place of the one sent here
             raise BadRequestError(
                 "base_url has a user:password@, which httpx sends as Authorization: Basic in place of the"
