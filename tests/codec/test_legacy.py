@@ -8,12 +8,13 @@ import copy
 import json
 import pickle
 import warnings
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
 import agentmsg
 from agentmsg import LegacyKeyWarning, Msg, Problem, ToolResultBlock, ToolUseBlock, ValidationError
+from tests._support.deep import allocated_peak, held_bytes, nested_results
 
 
 def _read(block: dict[str, Any]) -> tuple[Any, list[tuple[str, str]]]:
@@ -161,49 +162,26 @@ def test_every_reader_points_its_warning_at_its_caller() -> None:
         assert [w.filename for w in warned] == [__file__]
 
 
-def _nested_results(depth: int) -> dict[str, Any]:
-    """A tool result nested ``depth`` deep in tool results' output, each with a legacy ``toolUseId``."""
-    deep: dict[str, Any] = {"type": "tool_result", "id": "c", "name": "f", "output": "text"}
-    for _ in range(depth):
-        deep = {"type": "tool_result", "id": "c", "name": "f", "output": [deep], "toolUseId": "c"}
-    return deep
-
-
 @pytest.mark.parametrize("strict", [False, True])
 def test_tool_results_nested_too_deep_are_refused_before_their_notes_grow(strict: bool) -> None:
     """``block_from_dict`` read every level's ``toolUseId`` into a note whose pointer has a step per level before the
     depth refused the block: 5,000 deep allocated 240 MB (900 MB at 10,000), quadratic in the depth. The reader now
     stops at the limit: less memory than the block itself holds (its dicts and lists), and max-depth, strict or not,
     as before (strict said legacy-key first)."""
-    import sys
-    import tracemalloc
-
     depth = 5000
-    deep = _nested_results(depth)
-    size, node = 0, cast("Any", deep)
-    while type(node) is dict:
-        size += sys.getsizeof(node) + sys.getsizeof(node["output"])
-        node = node["output"][0] if type(node["output"]) is list else None
-    agentmsg.block_from_dict(_nested_results(2), notes=[])  # (what the first read sets up)
-    tracing = tracemalloc.is_tracing()
-    if not tracing:
-        tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        before = tracemalloc.get_traced_memory()[0]
-        with pytest.raises(agentmsg.SizeLimitError) as info:
-            agentmsg.block_from_dict(deep, strict=strict, notes=[])
-        peak = tracemalloc.get_traced_memory()[1] - before
-    finally:
-        if not tracing:
-            tracemalloc.stop()
+    deep = nested_results(depth, uses=True)
+    size = held_bytes(deep)
+    agentmsg.block_from_dict(nested_results(2, uses=True), notes=[])  # (what the first read sets up)
+    with allocated_peak() as peaks, pytest.raises(agentmsg.SizeLimitError) as info:
+        agentmsg.block_from_dict(deep, strict=strict, notes=[])
+    (peak,) = peaks
     assert peak < size, f"{peak} bytes allocated refusing a block of {size} bytes, {depth} deep"
     assert [(p.pointer, p.rule) for p in info.value.problems] == [("", "max-depth")]
 
 
 def test_tool_results_at_the_depth_limit_are_read_with_their_notes() -> None:
     notes: list[Problem] = []
-    block = agentmsg.block_from_dict(_nested_results(125), notes=notes)  # 253 levels, the text output read
+    block = agentmsg.block_from_dict(nested_results(125, uses=True), notes=notes)  # 253 levels, the text output read
     assert isinstance(block, ToolResultBlock) and len(notes) == 126
     with pytest.raises(agentmsg.SizeLimitError):
-        agentmsg.block_from_dict(_nested_results(127), notes=[])
+        agentmsg.block_from_dict(nested_results(127, uses=True), notes=[])

@@ -6,8 +6,6 @@ now refuses such input where it reads it: a problem with rule ``max-depth`` and 
 from __future__ import annotations
 
 import json
-import sys
-import tracemalloc
 from typing import Any
 
 import orjson
@@ -15,6 +13,7 @@ import pytest
 
 from agentmsg import Reducer, SizeLimitError, limits, reduce_events, reduce_stream
 from agentmsg.events import _jsonl, iter_jsonl, iter_sse_events, read_events
+from tests._support.deep import allocated_peak, held_bytes, nested_results
 
 TS = "2026-11-22T10:34:38.563248392Z"
 DEEP = "[" * 1000 + "]" * 1000  # the issue's 2 KB line: 1,000 levels
@@ -191,17 +190,6 @@ def test_a_legacy_key_holding_the_same_deep_value_is_refused_unread() -> None:
         assert [(p.pointer, p.rule) for p in info.value.problems] == [("/1", "max-depth")]
 
 
-def _nested_results(depth: int, uses: bool = False) -> Any:
-    """A tool result nested ``depth`` deep in tool results' output, the innermost's output text (a legacy shape);
-    ``uses``: each holds a legacy ``toolUseId`` too (a note per level)."""
-    deep: Any = {"type": "tool_result", "id": "c", "name": "f", "output": "text"}
-    for _ in range(depth):
-        deep = {"type": "tool_result", "id": "c", "name": "f", "output": [deep]}
-        if uses:
-            deep["toolUseId"] = "c"
-    return deep
-
-
 def test_tool_results_nested_in_tool_results_are_refused_unread() -> None:
     """The blocks an event carries whole (EXTERNAL_EXECUTION_RESULT's tool results, the message of an AGENT_RESULT,
     AgentScope Python's with its 2.x block keys) were read for legacy keys before the depth limit refused the event:
@@ -209,7 +197,7 @@ def test_tool_results_nested_in_tool_results_are_refused_unread() -> None:
     with a stack but a pointer per level (100,000 deep: Python killed for its memory). The event is now refused for
     its depth unread: no note (the innermost's text output, the message's lowercase role), as
     sdk/typescript/test/hostile.test.mjs holds the client."""
-    deep = _nested_results(3000)
+    deep = nested_results(3000)
     message = {"id": "m", "role": "assistant", "content": [deep]}
     for event in (ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=[deep]), ev(1, "AGENT_RESULT", result=message)):
         r = Reducer()
@@ -242,26 +230,15 @@ def test_a_deep_event_is_refused_in_memory_linear_in_its_size() -> None:
     Refused unread, feeding it allocates less than the event itself holds (its dicts and lists): about 0.4 MB at any
     depth, the schema check's walk to the limit."""
     depth = 5000
-    deep = _nested_results(depth, uses=True)
-    size, node = 0, deep
-    while type(node) is dict:
-        size += sys.getsizeof(node) + sys.getsizeof(node["output"])
-        node = node["output"][0] if type(node["output"]) is list else None
+    deep = nested_results(depth, uses=True)
+    size = held_bytes(deep)
     r = Reducer()
     r.feed(ev(0, "AGENT_START"))
-    r.feed(ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=[_nested_results(1, uses=True)]))  # (compiles the schema)
+    r.feed(ev(1, "EXTERNAL_EXECUTION_RESULT", toolResults=[nested_results(1, uses=True)]))  # (compiles the schema)
     assert [p.rule for p in r.problems] == ["legacy-key"] * 2
-    tracing = tracemalloc.is_tracing()
-    if not tracing:
-        tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        before = tracemalloc.get_traced_memory()[0]
+    with allocated_peak() as peaks:
         r.feed(ev(2, "EXTERNAL_EXECUTION_RESULT", toolResults=[deep]))
-        peak = tracemalloc.get_traced_memory()[1] - before
-    finally:
-        if not tracing:
-            tracemalloc.stop()
+    (peak,) = peaks
     assert peak < size, f"{peak} bytes allocated refusing an event of {size} bytes, {depth} deep"
     assert [(p.pointer, p.rule) for p in r.problems][2:] == [("/2", "max-depth")]
 

@@ -1,0 +1,51 @@
+"""Deep values for the depth and memory tests of the legacy-key readers: tool results nested in tool results'
+output, their own size, and the memory a call allocates beyond what was held before it."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import tracemalloc
+from collections.abc import Iterator
+from typing import Any
+
+
+def nested_results(depth: int, uses: bool = False) -> Any:
+    """A tool result nested ``depth`` deep in tool results' output, the innermost's output text (a legacy shape);
+    ``uses``: each holds a legacy ``toolUseId`` too (a note per level)."""
+    deep: Any = {"type": "tool_result", "id": "c", "name": "f", "output": "text"}
+    for _ in range(depth):
+        deep = {"type": "tool_result", "id": "c", "name": "f", "output": [deep]}
+        if uses:
+            deep["toolUseId"] = "c"
+    return deep
+
+
+def held_bytes(deep: Any) -> int:
+    """What the dicts and lists of :func:`nested_results` hold (``sys.getsizeof``, level by level)."""
+    size, node = 0, deep
+    while type(node) is dict:
+        size += sys.getsizeof(node) + sys.getsizeof(node["output"])
+        node = node["output"][0] if type(node["output"]) is list else None
+    return size
+
+
+@contextlib.contextmanager
+def allocated_peak() -> Iterator[list[int]]:
+    """The most memory the ``with`` block held at once beyond what was held before it, in the list it gives (one
+    number, once the block has ended: it may end by an exception, which goes on). tracemalloc is started here unless
+    a caller traces already."""
+    peak: list[int] = []
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        try:
+            yield peak
+        finally:
+            peak.append(tracemalloc.get_traced_memory()[1] - before)
+    finally:
+        if not tracing:
+            tracemalloc.stop()
