@@ -1079,6 +1079,21 @@ def test_strict_refusing_a_model_call_end_leaves_the_call_open(end: dict[str, An
     assert "a model call, tool call 'c'" in r.problems[0].message
 
 
+@pytest.mark.parametrize("max_problems", [-1, 1.5, True, "5"])
+def test_max_problems_below_zero_or_not_whole_is_refused(max_problems: Any) -> None:
+    """``max_problems`` is a whole number of at least 0 (or None: keep every problem). -1 kept none and counted every
+    one as left out, as 0 asks; 0 stays: count them, keep none."""
+    with pytest.raises(ValueError, match="max_problems must be"):
+        Reducer(max_problems=max_problems)
+    bad = [ev(0, "AGENT_START"), ev(1, "NO_SUCH_EVENT"), ev(2, "NO_SUCH_EVENT")]
+    r = Reducer(max_problems=0)
+    r.feed_many(bad)
+    assert [p.rule for p in r.problems] == ["max-problems"]
+    r = Reducer(max_problems=None)
+    r.feed_many(bad)
+    assert [p.rule for p in r.problems] == ["enum", "enum"]
+
+
 @pytest.mark.parametrize("max_open", [0, -1, 1.5, True])
 def test_max_open_blocks_below_one_or_not_whole_is_refused(max_open: Any) -> None:
     """``max_open_blocks`` is a whole number of at least 1 (or None: ``limits.max_open_blocks``), as

@@ -78,7 +78,8 @@ class Reducer:
     1024): beyond it the one opened first is closed as it is (problem ``max-open-blocks``; strict:
     :class:`~agentmsg.SizeLimitError`).
     ``max_problems``: problems kept (10,000); more are counted, and :attr:`problems` ends with one
-    ``max-problems`` entry saying how many were left out. None keeps all.
+    ``max-problems`` entry saying how many were left out. A whole number of at least 0 (0 keeps none, counting
+    them all); None keeps all.
     """
 
     def __init__(
@@ -94,6 +95,9 @@ class Reducer:
         if max_open_blocks is not None and (type(max_open_blocks) is not int or max_open_blocks < 1):
             # (a negative bound made every START fail inside the reducer, every block lost; 0 meant the default)
             raise ValueError(f"max_open_blocks must be a whole number of at least 1 (or None), got {max_open_blocks!r}")
+        if max_problems is not None and (type(max_problems) is not int or max_problems < 0):
+            # (a negative bound kept no problem, as 0 does, and said so as if the caller had asked for none)
+            raise ValueError(f"max_problems must be a whole number of at least 0 (or None), got {max_problems!r}")
         self._st = State(
             strict=strict,
             source=source,

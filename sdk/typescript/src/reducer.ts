@@ -38,7 +38,8 @@ export interface ReducerOptions {
    * limits.max_open_blocks): beyond it the one opened first is closed (problem `max-open-blocks`). */
   maxOpenBlocks?: number;
   /** Problems kept (default 10,000); more are counted, and `problems` ends with one `max-problems`
-   * entry saying how many were left out. null keeps all. */
+   * entry saying how many were left out. A whole number of at least 0 (0 keeps none, counting them all);
+   * null keeps all. */
   maxProblems?: number | null;
 }
 
@@ -60,6 +61,9 @@ export class Reducer {
     // (a negative bound made every START fail inside the reducer, every block lost, as in Python)
     if (options.maxOpenBlocks != null && !(Number.isInteger(options.maxOpenBlocks) && options.maxOpenBlocks >= 1)) {
       throw new RangeError("maxOpenBlocks must be a whole number of at least 1");
+    }
+    if (options.maxProblems != null && !(Number.isInteger(options.maxProblems) && options.maxProblems >= 0)) {
+      throw new RangeError("maxProblems must be a whole number of at least 0");
     }
     this.#st = new State(options.validate !== undefined, options.name ?? null, options.maxOpenBlocks ?? 1024, options.maxProblems === undefined ? 10_000 : options.maxProblems);
   }

@@ -206,6 +206,17 @@ test("a usage count AgentScope Java holds in an int stops at 2^31-1, as in Pytho
   assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [["/2/usage/inputTokens", "maximum"]]);
 });
 
+test("maxProblems below 0 or not whole is refused, as Python's max_problems (-1 acted as 0)", () => {
+  for (const v of [-1, 1.5]) assert.throws(() => new Reducer({ maxProblems: v }), RangeError);
+  const bad = [{ id: "0", type: "AGENT_START" }, { id: "1", type: "NO_SUCH_EVENT" }, { id: "2", type: "NO_SUCH_EVENT" }];
+  const none = new Reducer({ maxProblems: 0 });
+  for (const e of bad) none.feed(e);
+  assert.deepEqual(none.problems.map((p) => p.rule), ["max-problems"]);
+  const all = new Reducer({ maxProblems: null });
+  for (const e of bad) all.feed(e);
+  assert.deepEqual(all.problems.map((p) => p.rule), ["enum", "enum"]);
+});
+
 test("maxOpenBlocks below 1 or not whole is refused, as Python's max_open_blocks (a negative one lost every block)", () => {
   for (const v of [0, -1, 1.5]) assert.throws(() => new Reducer({ maxOpenBlocks: v }), RangeError);
   const r = new Reducer({ maxOpenBlocks: 1 });
