@@ -172,8 +172,12 @@ def _handle(st: State, e: dict[str, Any], i: int, kind: Any) -> None:
             raise  # strict mode, or a limit
         except KeyError as exc:
             st.problem(i, "", "required", f"{kind} event without {exc}: event skipped")
+            if opened:  # a skipped event opens no reply (an empty message was added for it)
+                st.reply = None
         except Exception as exc:  # never let bad input escape as a bare exception
             st.problem(i, "", "type", f"malformed {kind} event ({type(exc).__name__}: {exc}): event skipped")
+            if opened:
+                st.reply = None
     except ValidationError:
         if opened:  # strict: the reducer keeps what it had, not the implicit reply opened before the event was refused
             st.reply = None
@@ -461,22 +465,23 @@ def _delta(e: dict[str, Any]) -> str:
 
 
 def _text_delta(st: State, e: dict[str, Any], i: int) -> None:
+    delta = _delta(e)  # (before any block is started for it: a skipped event starts nothing)
     reply = st.reply
     b = reply.by_block.get(e["blockId"]) if reply is not None else None
     if b is None or b.kind != "text":
         b = _open_block(st, e, i, "text")
-    b.text.add(_delta(e))
+    b.text.add(delta)
 
 
 _SIGNATURE_SCHEMA = "agent-event.schema.json#/$defs/ThinkingBlockDeltaEvent/properties/"
 
 
 def _thinking_delta(st: State, e: dict[str, Any], i: int) -> None:
+    delta = _delta(e)
     reply = st.reply
     b = reply.by_block.get(e["blockId"]) if reply is not None else None
     if b is None or b.kind != "thinking":
         b = _open_block(st, e, i, "thinking")
-    delta = _delta(e)
     if delta:
         b.text.add(delta)
     for key in ("signature", "redactedData"):
@@ -502,8 +507,8 @@ _BASE64_SCHEMA = "source.schema.json#/$defs/Base64Source/properties/data/pattern
 
 
 def _data_delta(st: State, e: dict[str, Any], i: int) -> None:
-    b = _open_block(st, e, i, "data")
     delta = _delta(e)
+    b = _open_block(st, e, i, "data")
     if b.kind == "whole":
         st.problem(i, "/delta", "order", "data delta for a block delivered whole: ignored")
         return
@@ -645,15 +650,18 @@ def _call(st: State, e: dict[str, Any], i: int) -> Block | None:
 
 
 def _tool_call_delta(st: State, e: dict[str, Any], i: int) -> None:
+    delta = _delta(e)
     reply = st.reply
     b = reply.by_call.get(e["toolCallId"]) if reply is not None else None
     if b is None or not b.open:
         b = _call(st, e, i)
         assert b is not None  # only END is ever ignored
-    b.text.add(_delta(e))
+    b.text.add(delta)
 
 
 def _tool_call_end(st: State, e: dict[str, Any], i: int) -> None:
+    state = e.get("state")
+    known = state in _CALL_STATES  # (an unhashable one raises here, before the call is touched: event skipped)
     b = _call(st, e, i)
     if b is None:
         return
@@ -661,8 +669,8 @@ def _tool_call_end(st: State, e: dict[str, Any], i: int) -> None:
     # Values the schema check reported as wrong are not taken (the call keeps what it has).
     if isinstance(e.get("input"), dict):
         b.extra["input"] = e["input"]
-    if e.get("state") in _CALL_STATES:
-        b.extra["state"] = e["state"]
+    if known:
+        b.extra["state"] = state
     if "metadata" in e:
         b.meta = e["metadata"]
     st.current().close_call(call_id)
@@ -699,31 +707,34 @@ def _result(st: State, e: dict[str, Any], i: int) -> ToolResult:
 
 
 def _tool_result_text(st: State, e: dict[str, Any], i: int) -> None:
-    t = _result(st, e, i)
     delta = _delta(e)
+    t = _result(st, e, i)
     if t.text is None:
         t.text = Text()
     t.text.add(delta)
 
 
 def _tool_result_data(st: State, e: dict[str, Any], i: int) -> None:
-    t = _result(st, e, i)
     data = e["data"]
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise TypeError("data is not a content block")
+    t = _result(st, e, i)
     t.flush_text()
     t.output.append(data)
 
 
 def _tool_result_end(st: State, e: dict[str, Any], i: int) -> None:
+    # (what can make the event skipped is read first: a skipped event starts and ends nothing)
+    state = e["state"]
+    known = state in _RESULT_STATES  # a wrong one is reported by the schema check; the result still ends
+    meta = e.get("metadata")
+    meta = dict(meta) if meta else None
     t = _result(st, e, i)
     t.flush_text()
-    state = e["state"]
-    if state in _RESULT_STATES:  # a wrong one is reported by the schema check; the result still ends
+    if known:
         t.state = state
-    meta = e.get("metadata")
-    if meta:
-        t.meta = dict(meta)
+    if meta is not None:
+        t.meta = meta
     st.current().close_result(t.id)
 
 

@@ -80,6 +80,7 @@ export function apply(st: State, e: Obj, i: number): void {
       if (x instanceof ReducerError || !(x instanceof Error)) throw x; // bad input never escapes as a bare exception
       const rule = x instanceof Malformed ? x.rule : "type";
       st.problem(i, "", rule, `malformed ${kind} event (${x.message}): event skipped`);
+      if (opened) st.reply = null; // a skipped event opens no reply (an empty message was added for it)
     }
   } catch (x) {
     // strict: the reducer keeps what it had, not the implicit reply opened before the event was refused
@@ -340,17 +341,18 @@ function delta(e: Obj): string {
 }
 
 function textDelta(st: State, e: Obj, i: number): void {
+  const d = delta(e); // (before any block is started for it: a skipped event starts nothing)
   const reply = st.reply;
   let b = reply !== null ? reply.byBlock.get(keyOf(req(e, "blockId"))) : undefined;
   if (b === undefined || b.kind !== "text") b = openBlock(st, e, i, "text");
-  b.add(delta(e));
+  b.add(d);
 }
 
 function thinkingDelta(st: State, e: Obj, i: number): void {
+  const d = delta(e);
   const reply = st.reply;
   let b = reply !== null ? reply.byBlock.get(keyOf(req(e, "blockId"))) : undefined;
   if (b === undefined || b.kind !== "thinking") b = openBlock(st, e, i, "thinking");
-  const d = delta(e);
   if (d) b.add(d);
   for (const k of ["signature", "redactedData"] as const) {
     const value = get(e, k);
@@ -365,8 +367,8 @@ function thinkingDelta(st: State, e: Obj, i: number): void {
 }
 
 function dataDelta(st: State, e: Obj, i: number): void {
-  const b = openBlock(st, e, i, "data");
   const d = delta(e);
+  const b = openBlock(st, e, i, "data");
   if (b.kind === "whole") {
     st.problem(i, "/delta", "order", "data delta for a block delivered whole: ignored");
     return;
@@ -504,19 +506,21 @@ function call(st: State, e: Obj, i: number): Block | null {
 }
 
 function toolCallDelta(st: State, e: Obj, i: number): void {
+  const d = delta(e);
   const reply = st.reply;
   let b = reply !== null ? reply.byCall.get(keyOf(req(e, "toolCallId"))) : undefined;
   if (b === undefined || !b.open) b = call(st, e, i)!; // only END is ever ignored
-  b.add(delta(e));
+  b.add(d);
 }
 
 function toolCallEnd(st: State, e: Obj, i: number): void {
+  const known = member(get(e, "state"), CALL_STATES); // (an object throws here, before the call is touched: event skipped)
   const b = call(st, e, i);
   if (b === null) return;
   const id = keyOf(e.toolCallId);
   // Values the schema check reported as wrong are not taken (the call keeps what it has).
   if (isObject(e.input)) b.extra.input = e.input;
-  if (member(get(e, "state"), CALL_STATES)) b.extra.state = e.state;
+  if (known) b.extra.state = e.state;
   if (Object.hasOwn(e, "metadata")) b.meta = e.metadata;
   st.current().closeCall(id);
 }
@@ -556,26 +560,29 @@ function result(st: State, e: Obj, i: number): ToolResult {
 }
 
 function toolResultText(st: State, e: Obj, i: number): void {
-  const t = result(st, e, i);
   const d = delta(e);
+  const t = result(st, e, i);
   t.text = (t.text ?? "") + d;
 }
 
 function toolResultData(st: State, e: Obj, i: number): void {
-  const t = result(st, e, i);
   const data = req(e, "data");
   if (!isObject(data) || typeof data.type !== "string") throw new Malformed("type", "data is not a content block");
+  const t = result(st, e, i);
   t.flushText();
   t.output.push(data);
 }
 
 function toolResultEnd(st: State, e: Obj, i: number): void {
+  // (what can make the event skipped is read first: a skipped event starts and ends nothing)
+  const state = req(e, "state");
+  const known = member(state, RESULT_STATES); // a wrong one is reported by the schema check; the result still ends
+  const raw = get(e, "metadata");
+  const meta = truthy(raw) ? asDict(raw) : null;
   const t = result(st, e, i);
   t.flushText();
-  const state = req(e, "state");
-  if (member(state, RESULT_STATES)) t.state = state; // a wrong one is reported by the schema check; the result still ends
-  const meta = get(e, "metadata");
-  if (truthy(meta)) t.meta = asDict(meta);
+  if (known) t.state = state;
+  if (meta !== null) t.meta = meta;
   st.current().closeResult(keyOf(t.id));
 }
 

@@ -79,7 +79,8 @@ test("malformed events are skipped with rule required/type; non-objects and inhe
   const r = new Reducer();
   for (const e of [null, [1], 5, { type: "toString", id: "x" }, ev("TEXT_BLOCK_START", "a"), ev("TEXT_BLOCK_DELTA", "b", { blockId: "t", delta: 5 }), ev("TEXT_BLOCK_START", "c", { blockId: { no: 1 } }), ev("AGENT_RESULT", "d", { result: [] })]) r.feed(e);
   assert.deepEqual(r.problems.map((p) => [p.pointer, p.rule]), [
-    ["/0", "type"], ["/1", "type"], ["/2", "type"], ["/3/type", "enum"], ["/4", "required"], ["/5/blockId", "order"], ["/5", "type"], ["/6/blockId", "type"], ["/6", "type"], ["/7/result", "type"], ["/7", "type"],
+    // (the delta of /5 is no string: skipped before its block is started, so no "never started" order problem)
+    ["/0", "type"], ["/1", "type"], ["/2", "type"], ["/3/type", "enum"], ["/4", "required"], ["/5", "type"], ["/6/blockId", "type"], ["/6", "type"], ["/7/result", "type"], ["/7", "type"],
   ]);
   assert.equal(EVENT_TYPES.length, 31);
 });
