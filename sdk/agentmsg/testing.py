@@ -35,18 +35,38 @@ __all__ = ["RecordedRequest", "ReplayServer", "Reply", "malformed"]
 _POLL_SECONDS = 0.02
 
 
+def _bytes(instance: Reply, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, (bytes, bytearray)):
+        hint = " (encode a str, or use Reply.json for a value)" if isinstance(value, str) else ""
+        raise TypeError(f"Reply.{attribute.name} must be bytes, got {type(value).__name__}{hint}")
+
+
+def _count(least: int) -> Any:
+    """A validator: None, or an int of at least ``least`` (a count of bytes)."""
+
+    def check(instance: Reply, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is not None and (type(value) is not int or value < least):
+            raise ValueError(f"Reply.{attribute.name} must be None or an int >= {least}, got {value!r}")
+
+    return check
+
+
 @attrs.define
 class Reply:
-    """One scripted response."""
+    """One scripted response. A value no server could send is refused here (a ``str`` body, a ``chunk_size`` of
+    0 or less, a negative byte count), not met as a broken reply in the middle of a test."""
 
     status: int = 200
-    body: bytes = b""
+    body: bytes = attrs.field(default=b"", validator=_bytes)
     headers: dict[str, str] = attrs.field(factory=dict)
     sse: bool = False  # text/event-stream with chunked encoding (else JSON with Content-Length)
-    chunk_size: int | None = None  # send the body in pieces of this many bytes (default: lines for SSE)
+    # send the body in pieces of this many bytes (default: lines for SSE)
+    chunk_size: int | None = attrs.field(default=None, validator=_count(1))
     delay: float = 0.0  # seconds between pieces
-    disconnect_after: int | None = None  # drop the connection after this many body bytes
-    stall_after: int | None = None  # go silent after this many body bytes ...
+    # drop the connection after this many body bytes
+    disconnect_after: int | None = attrs.field(default=None, validator=_count(0))
+    # go silent after this many body bytes ...
+    stall_after: int | None = attrs.field(default=None, validator=_count(0))
     stall: float = 0.0  # ... for this many seconds (then go on, unless the client has left)
 
     @classmethod

@@ -1,0 +1,56 @@
+"""agentmsg.testing, the replay server users script their own tests with: a scripted reply is sent as scripted,
+and a script no server could send is refused where it is written, not met as a broken reply mid-test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from agentmsg.testing import ReplayServer, Reply
+
+pytestmark = pytest.mark.no_kernel
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("body", "héllo", TypeError),  # was sent with Content-Length 5 (characters), then no body at all
+        ("body", {"a": 1}, TypeError),
+        ("body", None, TypeError),
+        ("chunk_size", -1, ValueError),  # was: the body never sent, the client left waiting for its bytes
+        ("chunk_size", 0, ValueError),
+        ("chunk_size", True, ValueError),
+        ("chunk_size", 2.5, ValueError),
+        ("disconnect_after", -1, ValueError),  # was: all but the last byte sent, then the connection dropped
+        ("stall_after", -3, ValueError),
+    ],
+)
+def test_a_reply_no_server_could_send_is_refused(field: str, value: Any, error: type[Exception]) -> None:
+    with pytest.raises(error, match=f"Reply.{field} must be"):
+        Reply(**{field: value})
+    reply = Reply()
+    with pytest.raises(error, match=f"Reply.{field} must be"):  # and when set after construction
+        setattr(reply, field, value)
+
+
+def test_a_str_body_says_how_to_make_bytes() -> None:
+    with pytest.raises(TypeError, match=r"got str \(encode a str, or use Reply.json for a value\)"):
+        Reply(body="hello")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(body=b"hello"),
+        Reply(body=b"hello", chunk_size=1),
+        Reply(body=b"hello", sse=True, chunk_size=2),
+        Reply(body=b"hello", disconnect_after=None, stall_after=0),
+    ],
+)
+def test_the_replies_it_takes_are_sent_whole(reply: Reply) -> None:
+    with ReplayServer() as server:
+        server.add("/x", reply)
+        response = httpx.post(f"{server.url}/x", content=b"q", timeout=10)
+    assert (response.status_code, response.content) == (200, b"hello")
