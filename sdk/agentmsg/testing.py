@@ -110,8 +110,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve()
 
     def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self._request_body()
         owner = self.server.owner
         owner._record(RecordedRequest(self.command, self.path, dict(self.headers.items()), body))
         reply = owner._next(self.path)
@@ -132,6 +131,22 @@ class _Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._body(reply)
         self.close_connection = True
+
+    def _request_body(self) -> bytes:
+        """The request's body: by its Content-Length, or its chunks (a client sending a generator or a file of
+        unknown size) up to the last one, whose trailers are read and dropped."""
+        if "chunked" not in (self.headers.get("Transfer-Encoding") or "").lower():
+            length = int(self.headers.get("Content-Length") or 0)
+            return self.rfile.read(length) if length > 0 else b""
+        chunks: list[bytes] = []
+        while True:
+            size = int(self.rfile.readline(65537).split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline(65537).strip():  # trailers, up to the blank line
+                    pass
+                return b"".join(chunks)
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline(65537)  # the CRLF after the chunk
 
     def _pieces(self, reply: Reply) -> Iterator[bytes]:
         body = reply.body

@@ -54,3 +54,15 @@ def test_the_replies_it_takes_are_sent_whole(reply: Reply) -> None:
         server.add("/x", reply)
         response = httpx.post(f"{server.url}/x", content=b"q", timeout=10)
     assert (response.status_code, response.content) == (200, b"hello")
+
+
+@pytest.mark.parametrize("pieces", [[b"abc", b"defgh"], [b""], [b"x" * 70_000]])
+def test_a_chunked_request_body_is_recorded_whole(pieces: list[bytes]) -> None:
+    """A client sending a body of unknown size (a generator: Transfer-Encoding chunked) is recorded with it
+    (it was recorded as b"")."""
+    with ReplayServer() as server:
+        server.add("/x", Reply(body=b"ok"))
+        response = httpx.post(f"{server.url}/x", content=iter(pieces), timeout=10)
+        (request,) = server.requests
+    assert response.content == b"ok" and request.headers.get("Transfer-Encoding") == "chunked"
+    assert request.body == b"".join(pieces)
