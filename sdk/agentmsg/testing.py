@@ -86,12 +86,17 @@ class RecordedRequest:
 
 
 def malformed(body: bytes, *, every: int = 3) -> bytes:
-    """An SSE body with a malformed line after every ``every``-th event: a data line that is not JSON,
-    a field line with no colon and a stray comment (what a proxy or a buggy server may add)."""
+    """An SSE body with a malformed line after every ``every``-th event (an int of at least 1): a data line that
+    is not JSON, a field line with no colon and a stray comment (what a proxy or a buggy server may add). The
+    blank line that ends a body is no event: what is added after the last event ends with one too."""
+    if type(every) is not int or every < 1:
+        raise ValueError(f"malformed: every must be an int >= 1, got {every!r}")
+    events = body.split(b"\n\n")
+    count = len(events) - 1 if events[-1] == b"" else len(events)
     out = []
-    for n, event in enumerate(body.split(b"\n\n")):
+    for n, event in enumerate(events):
         out.append(event)
-        if n % every == every - 1:
+        if n < count and n % every == every - 1:
             out.append(b"data: {not json\n:stray comment\ngarbage-line-without-colon")
     return b"\n\n".join(out)
 

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agentmsg.testing import ReplayServer, Reply
+from agentmsg.testing import ReplayServer, Reply, malformed
 
 pytestmark = pytest.mark.no_kernel
 
@@ -66,3 +66,31 @@ def test_a_chunked_request_body_is_recorded_whole(pieces: list[bytes]) -> None:
         (request,) = server.requests
     assert response.content == b"ok" and request.headers.get("Transfer-Encoding") == "chunked"
     assert request.body == b"".join(pieces)
+
+
+BAD = b"data: {not json\n:stray comment\ngarbage-line-without-colon\n\n"
+
+
+@pytest.mark.parametrize(
+    ("every", "want"),
+    [
+        (1, b"data: 1\n\n" + BAD + b"data: 2\n\n" + BAD + b"data: 3\n\n" + BAD),
+        (2, b"data: 1\n\ndata: 2\n\n" + BAD + b"data: 3\n\n"),
+        (3, b"data: 1\n\ndata: 2\n\ndata: 3\n\n" + BAD),
+        (4, b"data: 1\n\ndata: 2\n\ndata: 3\n\n"),
+    ],
+)
+def test_malformed_adds_its_lines_after_every_nth_event(every: int, want: bytes) -> None:
+    """The blank line that ends the body is no event: every=1 and every=2 added lines after it too, unterminated
+    (a reader drops an event cut at the end of the body), and every=1 an empty event."""
+    assert malformed(b"data: 1\n\ndata: 2\n\ndata: 3\n\n", every=every) == want
+
+
+def test_malformed_without_the_final_blank_line_keeps_it_so() -> None:
+    assert malformed(b"data: 1\n\ndata: 2", every=1) == b"data: 1\n\n" + BAD + b"data: 2\n\n" + BAD[:-2]
+
+
+@pytest.mark.parametrize("every", [0, -1, 1.5, None])
+def test_malformed_refuses_an_every_that_is_no_count(every: Any) -> None:
+    with pytest.raises(ValueError, match="every must be an int >= 1"):  # (0 was a ZeroDivisionError)
+        malformed(b"data: 1\n\n", every=every)
