@@ -669,6 +669,53 @@ def test_fields_of_the_right_type_are_still_written_as_given() -> None:
     assert msg.to_dict()["usage"]["time"] == 1
 
 
+def _timestamp_in_no_form(m: Any) -> None:
+    m.timestamp = "yesterday"
+
+
+def _negative_tokens(m: Any) -> None:
+    m.usage.input_tokens = -1
+
+
+def _tokens_beyond_java_int(m: Any) -> None:
+    m.usage.output_tokens = 2**31
+
+
+def _empty_id(m: Any) -> None:
+    m.id = ""
+
+
+def _thinking_in_user(m: Any) -> None:
+    m.role = "USER"
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer", "rule"),
+    [
+        (_timestamp_in_no_form, "/timestamp", "timestamp"),
+        (_negative_tokens, "/usage/inputTokens", "minimum"),
+        (_tokens_beyond_java_int, "/usage/outputTokens", "maximum"),
+        (_empty_id, "/id", "minLength"),
+        (_thinking_in_user, "/content/0/type", "role-content"),
+    ],
+)
+def test_a_value_of_the_right_type_against_the_schema_is_written_and_refused_on_reading(
+    change: Any, pointer: str, rule: str
+) -> None:
+    """What the README says of a message changed after construction: the writers check a field's kind, not the
+    schema's other rules (they said they refused whatever the schema does not allow, and wrote these); reading
+    the JSON back refuses it, and so does validate(msg.to_dict())."""
+    from agentmsg import AssistantMessage, ThinkingBlock
+
+    msg = AssistantMessage([ThinkingBlock(thinking="t")], usage={"inputTokens": 1, "outputTokens": 2})
+    change(msg)
+    text = msg.to_json()
+    for read in (lambda: Msg.from_json(text), lambda: agentmsg.validate(msg.to_dict())):
+        with pytest.raises(ValidationError) as info:
+            read()
+        assert (pointer, rule) in {(p.pointer, p.rule) for p in info.value.problems}
+
+
 def _content_as_dicts(m: Any) -> None:
     m.content = [{"type": "text", "text": "hi"}]
 
