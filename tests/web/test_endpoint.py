@@ -817,3 +817,55 @@ def test_the_endpoint_answers_every_request_with_no_server_error() -> None:
             assert status == 405 if not method_ok else status in (200, 400, 409), f"{what}: HTTP {status}"
             if status == 200 and scope["method"] != "HEAD" and leave is None and app.drop_every is None:
                 assert b"".join(body).endswith(b"event: end\ndata: {}\n\n"), what
+
+
+def test_an_extra_header_the_endpoint_sets_replaces_it_and_vary_adds_to_it() -> None:
+    """An extra header of a name the endpoint sets was sent beside it (``Cache-Control: no-store`` and the
+    caller's ``no-cache``, two ``X-Accel-Buffering``): it replaces the endpoint's now; a ``Vary`` adds to the
+    endpoint's ``accept`` (several protocols served); a protocol's own header (AI SDK's) can be replaced too.
+    Repeating a name among the extra headers sends each value, as given."""
+    stream = EventEndpoint(
+        events(1),
+        headers=[
+            ("Cache-Control", "no-cache"),
+            ("X-Accel-Buffering", "yes"),
+            ("Vary", "Origin"),
+            ("Set-Cookie", "a=1"),
+            ("Set-Cookie", "b=2"),
+        ],
+    )
+    sent: list[list[tuple[bytes, bytes]]] = []
+
+    async def run(query: bytes) -> None:
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                sent.append(message["headers"])
+
+        await stream({"type": "http", "method": "HEAD", "query_string": query, "headers": []}, receive, send)
+
+    asyncio.run(run(b""))
+    asyncio.run(run(b"protocol=ai-sdk"))
+    for headers in sent:
+        names = [k for k, _ in headers]
+        assert len(names) - names.count(b"set-cookie") == len(set(names)) - 1, headers  # each name once
+        got = dict(headers)
+        assert got[b"cache-control"] == b"no-cache" and got[b"x-accel-buffering"] == b"yes"
+        assert got[b"vary"] == b"accept, Origin" and got[b"content-type"].startswith(b"text/event-stream")
+        assert [v for k, v in headers if k == b"set-cookie"] == [b"a=1", b"b=2"]
+    assert dict(sent[1])[b"x-vercel-ai-ui-message-stream"] == b"v1"
+    mine = EventEndpoint(events(1), headers=[("x-vercel-ai-ui-message-stream", "v2")])
+    sent.clear()
+    stream = mine
+    asyncio.run(run(b"protocol=ai-sdk"))
+    assert [v for k, v in sent[0] if k == b"x-vercel-ai-ui-message-stream"] == [b"v2"]
+
+
+@pytest.mark.parametrize("name", ["Content-Type", "content-length", "Transfer-Encoding", "Connection"])
+def test_an_extra_header_of_the_streams_framing_is_refused(name: str) -> None:
+    """A second ``Content-Type`` (or a length) was sent beside the endpoint's: a browser's EventSource takes two
+    content types for none it reads, and a length cuts the stream. Refused when given."""
+    with pytest.raises(ValueError, match="framing"):
+        EventEndpoint(events(1), headers=[(name, "text/plain")])

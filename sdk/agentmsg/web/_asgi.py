@@ -191,7 +191,9 @@ class EventEndpoint:
     comment line (default 15; math.inf: none). ``retry``: reconnect delay (ms) sent to clients as ``retry:`` (default:
     none, clients use their own). ``end_event``: the SSE event type sent when the source is exhausted
     (None: just close). ``drop_every``: close each connection after that many events (testing).
-    ``headers``: extra response headers (name, value) as strings. ``protocols``: the UI protocols served
+    ``headers``: extra response headers (name, value) as strings; one the endpoint sets too (``Cache-Control``,
+    ``X-Accel-Buffering``) replaces it, a ``Vary`` adds to its ``accept``, and the stream's framing
+    (``Content-Type``, ``Content-Length``, ``Transfer-Encoding``, ``Connection``) is refused. ``protocols``: the UI protocols served
     (names of :mod:`agentmsg.ui` or protocol objects; default every registered one), the first the default of a
     request that asks for none (``?protocol=NAME`` or an ``Accept`` header; see :func:`agentmsg.ui.negotiate`);
     a request for one not served gets 406.
@@ -244,9 +246,13 @@ class EventEndpoint:
         self._offered = self._protocols(protocols)
         self._headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-store")]
         self._headers += [(b"x-accel-buffering", b"no")]
-        self._headers += [_header(k, v) for k, v in headers]
         if len(self._offered) > 1:
             self._headers += [(b"vary", b"accept")]
+        self._extra = [_header(k, v) for k, v in headers]
+        for name, _ in self._extra:
+            if name in _FRAMING:
+                raise ValueError(f"headers: {name.decode()} is the event stream's own (its framing): it cannot be set")
+        self._by_protocol: dict[str, list[tuple[bytes, bytes]]] = {}
 
     def _protocols(self, protocols: Iterable[str | UIProtocol] | None) -> list[UIProtocol]:
         offered: list[UIProtocol] = []
@@ -435,11 +441,10 @@ class EventEndpoint:
         except _Refused as exc:
             await _plain(send, exc.status, f"{exc}\n")
             return
-        headers = self._headers
-        if protocol.response_headers:
-            headers = headers + [
-                (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in protocol.response_headers
-            ]
+        headers = self._by_protocol.get(protocol.name)
+        if headers is None:
+            own = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in protocol.response_headers]
+            headers = self._by_protocol[protocol.name] = _merged(self._headers + own, self._extra)
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         if scope["method"] == "HEAD":
             await send({"type": "http.response.body", "body": b""})
@@ -552,6 +557,25 @@ class EventEndpoint:
 
 #: a header value (RFC 9110 5.5: visible characters, spaces and tabs, obs-text); a name is a token (HEADER_NAME)
 _FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
+
+
+#: the headers that frame the event stream: the endpoint's alone (a second content type, or a length, broke it)
+_FRAMING = frozenset({b"content-type", b"content-length", b"transfer-encoding", b"connection"})
+
+
+def _merged(headers: list[tuple[bytes, bytes]], extra: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """The endpoint's (and its protocol's) headers with the caller's extra ones: an extra header replaces one of
+    the same name (it was sent twice: ``Cache-Control: no-store`` and the caller's), ``Vary`` adds to the
+    endpoint's ``accept``, and repeating a name among the extra ones sends each value, as given."""
+    mine = {name for name, _ in extra}
+    out = [(k, v) for k, v in headers if k not in mine or k == b"vary"]
+    vary = next((i for i, (k, _) in enumerate(out) if k == b"vary"), None)
+    for name, value in extra:
+        if name == b"vary" and vary is not None:
+            out[vary] = (b"vary", out[vary][1] + b", " + value)
+        else:
+            out.append((name, value))
+    return out
 
 
 def _header(name: str, value: str) -> tuple[bytes, bytes]:
