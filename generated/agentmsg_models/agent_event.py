@@ -473,9 +473,9 @@ class ExceedMaxItersEvent:
     reply_id: str | None = attrs.field(default=None, metadata={"wire": "replyId", "nullable": False})
     """Reply id (may be empty)."""
     max_iters: int | None = attrs.field(default=None, metadata={"wire": "maxIters", "nullable": False})
-    """The limit."""
+    """The limit. At most 2^31-1: AgentScope Java holds it in an `int` and refuses the whole event beyond that."""
     current_iter: int | None = attrs.field(default=None, metadata={"wire": "currentIter", "nullable": False})
-    """The iteration reached."""
+    """The iteration reached. At most 2^31-1: AgentScope Java holds it in an `int` and refuses the whole event beyond that."""
 
     unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
     """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""

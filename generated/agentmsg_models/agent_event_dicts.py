@@ -509,9 +509,9 @@ class ExceedMaxItersEventDict(_ExceedMaxItersEventDictRequired, total=False):
     replyId: str
     """Reply id (may be empty)."""
     maxIters: int
-    """The limit."""
+    """The limit. At most 2^31-1: AgentScope Java holds it in an `int` and refuses the whole event beyond that."""
     currentIter: int
-    """The iteration reached."""
+    """The iteration reached. At most 2^31-1: AgentScope Java holds it in an `int` and refuses the whole event beyond that."""
 
 
 class _RequireUserConfirmEventDictRequired(TypedDict):

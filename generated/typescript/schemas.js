@@ -1162,14 +1162,16 @@ export const schemas = {
             "type": "string"
           },
           "maxIters": {
-            "description": "The limit.",
+            "description": "The limit. At most 2^31-1: AgentScope Java holds it in an `int` and refuses the whole event beyond that.",
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 2147483647
           },
           "currentIter": {
-            "description": "The iteration reached.",
+            "description": "The iteration reached. At most 2^31-1: AgentScope Java holds it in an `int` and refuses the whole event beyond that.",
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 2147483647
           }
         }
       },

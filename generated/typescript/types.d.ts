@@ -1175,11 +1175,11 @@ export interface ExceedMaxItersEvent {
    */
   replyId?: string;
   /**
-   * The limit.
+   * The limit. At most 2^31-1: AgentScope Java holds it in an `int` and refuses the whole event beyond that.
    */
   maxIters?: number;
   /**
-   * The iteration reached.
+   * The iteration reached. At most 2^31-1: AgentScope Java holds it in an `int` and refuses the whole event beyond that.
    */
   currentIter?: number;
   [k: string]: unknown | undefined;
