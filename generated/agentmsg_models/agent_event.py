@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Literal, TypeAlias, Union
 
 import attrs
@@ -21,10 +22,38 @@ Absent for top-level events; a `parent/child` path for events forwarded from a s
 """
 
 
+class PermissionBehavior(str, Enum):
+    """
+    What a permission rule does (AgentScope Java's `PermissionBehavior`, lowercase on the wire).
+    """
+
+    ALLOW = "allow"
+    DENY = "deny"
+    ASK = "ask"
+    PASSTHROUGH = "passthrough"
+
+
 CreatedAt: TypeAlias = msg.Rfc3339Timestamp
 """
 When the event was created: RFC 3339 in UTC with up to nanoseconds (Java `Instant.toString()`).
 """
+
+
+@attrs.define(kw_only=True, slots=True, weakref_slot=False)
+class PermissionRule:
+    """A permission rule to remember (AgentScope Java's `PermissionRule`, written in snake_case). Java refuses the whole event when `tool_name`, `behavior` or `source` is missing or null, or `behavior` is not one of its values."""
+
+    tool_name: str = attrs.field(metadata={"wire": "tool_name", "nullable": False})
+    """The tool the rule is for."""
+    behavior: PermissionBehavior = attrs.field(metadata={"wire": "behavior", "nullable": False})
+    """What the rule does."""
+    source: str = attrs.field(metadata={"wire": "source", "nullable": False})
+    """Who made the rule, e.g. `user`."""
+    rule_content: str | None = attrs.field(default=None, metadata={"wire": "rule_content", "nullable": True})
+    """What the rule matches (e.g. a path pattern), or null."""
+
+    unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})
+    """Keys of this object that the schema does not declare (a newer producer's), in the order read, or None. Readers keep them, writers write them back after the declared keys; ``agentmsg.find_unknown_keys`` reports them and strict reading rejects them."""
 
 
 @attrs.define(kw_only=True, slots=True, weakref_slot=False)
@@ -581,7 +610,7 @@ class ConfirmResult:
     """True when the call is approved."""
     tool_call: content_block.ToolUseBlock = attrs.field(metadata={"wire": "toolCall", "nullable": False})
     """The tool call answered."""
-    rules: list[Any] | None = attrs.field(default=None, metadata={"wire": "rules", "nullable": True})
+    rules: list[PermissionRule] | None = attrs.field(default=None, metadata={"wire": "rules", "nullable": True})
     """Permission rules to remember, or null."""
 
     unknown_keys: dict[str, Any] | None = attrs.field(default=None, metadata={"unknown_keys": True})

@@ -20,8 +20,26 @@ class _ConfirmResultDictRequired(TypedDict):
 class ConfirmResultDict(_ConfirmResultDictRequired, total=False):
     """A user's answer for one tool call."""
 
-    rules: list[Any] | None
+    rules: list[PermissionRuleDict] | None
     """Permission rules to remember, or null."""
+
+
+class _PermissionRuleDictRequired(TypedDict):
+    """A permission rule to remember (AgentScope Java's `PermissionRule`, written in snake_case). Java refuses the whole event when `tool_name`, `behavior` or `source` is missing or null, or `behavior` is not one of its values."""
+
+    tool_name: str
+    """The tool the rule is for."""
+    behavior: Literal["allow", "deny", "ask", "passthrough"]
+    """What the rule does."""
+    source: str
+    """Who made the rule, e.g. `user`."""
+
+
+class PermissionRuleDict(_PermissionRuleDictRequired, total=False):
+    """A permission rule to remember (AgentScope Java's `PermissionRule`, written in snake_case). Java refuses the whole event when `tool_name`, `behavior` or `source` is missing or null, or `behavior` is not one of its values."""
+
+    rule_content: str | None
+    """What the rule matches (e.g. a path pattern), or null."""
 
 
 class _AgentStartEventDictRequired(TypedDict):
@@ -763,6 +781,7 @@ __all__ = [
     "HintBlockEventDict",
     "ModelCallEndEventDict",
     "ModelCallStartEventDict",
+    "PermissionRuleDict",
     "RequestStopEventDict",
     "RequireExternalExecutionEventDict",
     "RequireUserConfirmEventDict",

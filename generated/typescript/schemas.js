@@ -190,9 +190,55 @@ export const schemas = {
             "type": [
               "array",
               "null"
-            ]
+            ],
+            "items": {
+              "$ref": "#/$defs/PermissionRule"
+            }
           }
         }
+      },
+      "PermissionRule": {
+        "title": "PermissionRule",
+        "description": "A permission rule to remember (AgentScope Java's `PermissionRule`, written in snake_case). Java refuses the whole event when `tool_name`, `behavior` or `source` is missing or null, or `behavior` is not one of its values.",
+        "type": "object",
+        "required": [
+          "tool_name",
+          "behavior",
+          "source"
+        ],
+        "additionalProperties": true,
+        "properties": {
+          "tool_name": {
+            "description": "The tool the rule is for.",
+            "type": "string"
+          },
+          "rule_content": {
+            "description": "What the rule matches (e.g. a path pattern), or null.",
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "behavior": {
+            "$ref": "#/$defs/PermissionBehavior",
+            "description": "What the rule does."
+          },
+          "source": {
+            "description": "Who made the rule, e.g. `user`.",
+            "type": "string"
+          }
+        }
+      },
+      "PermissionBehavior": {
+        "title": "PermissionBehavior",
+        "description": "What a permission rule does (AgentScope Java's `PermissionBehavior`, lowercase on the wire).",
+        "type": "string",
+        "enum": [
+          "allow",
+          "deny",
+          "ask",
+          "passthrough"
+        ]
       },
       "AgentStartEvent": {
         "title": "AgentStartEvent",

@@ -95,6 +95,10 @@ export type GenerateReason =
  * AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone; month, day, hour, minute and second in range, `60` for a leap second).
  */
 export type JavaTimestamp = string;
+/**
+ * What a permission rule does (AgentScope Java's `PermissionBehavior`, lowercase on the wire).
+ */
+export type PermissionBehavior = "allow" | "deny" | "ask" | "passthrough";
 
 /**
  * Every top-level agentmsg schema by kind (a container for type generation).
@@ -1262,7 +1266,26 @@ export interface ConfirmResult {
   /**
    * Permission rules to remember, or null.
    */
-  rules?: unknown[] | null;
+  rules?: PermissionRule[] | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * A permission rule to remember (AgentScope Java's `PermissionRule`, written in snake_case). Java refuses the whole event when `tool_name`, `behavior` or `source` is missing or null, or `behavior` is not one of its values.
+ */
+export interface PermissionRule {
+  /**
+   * The tool the rule is for.
+   */
+  tool_name: string;
+  /**
+   * What the rule matches (e.g. a path pattern), or null.
+   */
+  rule_content?: string | null;
+  behavior: PermissionBehavior;
+  /**
+   * Who made the rule, e.g. `user`.
+   */
+  source: string;
   [k: string]: unknown | undefined;
 }
 /**

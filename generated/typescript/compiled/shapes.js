@@ -418,6 +418,12 @@ export const enums = {
   "SYSTEM",
   "TOOL"
  ],
+ "PermissionBehavior": [
+  "allow",
+  "deny",
+  "ask",
+  "passthrough"
+ ],
  "ToolCallState": [
   "pending",
   "asking",
