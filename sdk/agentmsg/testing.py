@@ -58,6 +58,8 @@ class Reply:
 
     status: int = 200
     body: bytes = attrs.field(default=b"", validator=_bytes)
+    # sent as given; a Content-Type, Content-Length, Transfer-Encoding or Connection here is sent instead of the
+    # server's own (the body is still framed as ``sse`` says: a mismatch is a fault you script)
     headers: dict[str, str] = attrs.field(factory=dict)
     sse: bool = False  # text/event-stream with chunked encoding (else JSON with Content-Length)
     # send the body in pieces of this many bytes (default: lines for SSE)
@@ -127,11 +129,16 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Content-Type"] = "text/event-stream" if reply.sse else "application/json"
         for k, v in headers.items():
             self.send_header(k, v)
+        # The framing the server computes, unless the reply scripts its own (a wrong length: a fault to test a
+        # client with; it was sent beside the computed one, a response no client reads the same way twice)
+        given = {k.lower() for k in headers}
         if reply.sse:
-            self.send_header("Transfer-Encoding", "chunked")
-        else:
+            if "transfer-encoding" not in given:
+                self.send_header("Transfer-Encoding", "chunked")
+        elif "content-length" not in given:
             self.send_header("Content-Length", str(len(reply.body)))
-        self.send_header("Connection", "close")
+        if "connection" not in given:
+            self.send_header("Connection", "close")
         self.end_headers()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._body(reply)

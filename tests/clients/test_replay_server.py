@@ -94,3 +94,35 @@ def test_malformed_without_the_final_blank_line_keeps_it_so() -> None:
 def test_malformed_refuses_an_every_that_is_no_count(every: Any) -> None:
     with pytest.raises(ValueError, match="every must be an int >= 1"):  # (0 was a ZeroDivisionError)
         malformed(b"data: 1\n\n", every=every)
+
+
+@pytest.mark.parametrize(
+    ("reply", "name", "value"),
+    [
+        (Reply(body=b'{"a": 1}', headers={"Content-Length": "3"}), b"content-length", b"3"),
+        (
+            Reply(body=b"data: {}\n\n", sse=True, headers={"transfer-encoding": "identity"}),
+            b"transfer-encoding",
+            b"identity",
+        ),
+        (Reply(body=b"{}", headers={"Connection": "keep-alive"}), b"connection", b"keep-alive"),
+    ],
+)
+def test_a_framing_header_the_reply_scripts_is_sent_instead_of_the_servers(
+    reply: Reply, name: bytes, value: bytes
+) -> None:
+    """A Content-Length (a wrong one: a fault to test a client with), Transfer-Encoding or Connection in
+    ``Reply.headers`` was sent beside the one the server computes: two lengths, a response each client reads its
+    own way. The scripted one is sent, once."""
+    import socket
+
+    with ReplayServer() as server:
+        server.add("/x", reply)
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+            raw = b""
+            while b"\r\n\r\n" not in raw and (data := sock.recv(4096)):
+                raw += data
+    head = raw.split(b"\r\n\r\n", 1)[0].lower().split(b"\r\n")[1:]
+    assert [line.split(b": ", 1)[1] for line in head if line.split(b": ", 1)[0] == name] == [value]
