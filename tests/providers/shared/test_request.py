@@ -442,6 +442,32 @@ def test_multi_agent_without_agent_name_makes_every_speaker_a_user_turn() -> Non
     ]
 
 
+@pytest.mark.parametrize("provider", NAMES)
+def test_multi_agent_history_sends_no_empty_history_turn(provider: str) -> None:
+    """In the history layout a run of other speakers with nothing to send (Alice's signed reasoning alone, a hint
+    alone) sends no `<history>\\n</history>` turn and keeps the history prompt for the first run that has lines,
+    as AgentScope's formatters do; the message is said left out (`empty-message-dropped`), as the prefix layout says
+    it. It sent an empty history turn, the prompt spent on it, and said nothing of the message."""
+    alice = AssistantMessage(
+        [ThinkingBlock(thinking="mine", metadata={"signature": "c2ln", "provider": "anthropic"})], name="Alice"
+    )
+    for msgs in (
+        [alice, AssistantMessage("B", name="Bob"), UserMessage("q", name="mod")],
+        [alice, AssistantMessage([HintBlock(hint="h")], name="Carol"), AssistantMessage("B", name="Bob")],
+    ):
+        kw: dict[str, Any] = {"multi_agent": True, "agent_name": "Bob"}
+        r = formatted(provider, msgs, **kw, options={"multi_agent_layout": "history"})
+        texts = _texts(r.body["input"] if provider == "dashscope" else r.body)
+        assert not any("<history>\n</history>" in t for t in texts), texts
+        history = [t for t in texts if "<history>" in t]
+        assert all(t.startswith("# Conversation History") == (k == 0) for k, t in enumerate(history)), history
+        assert ("/0", "empty-message-dropped") in rules(r)
+        prefix = formatted(provider, msgs, **kw)
+        assert [p for p in places(prefix) if p[1] == "empty-message-dropped"] == [
+            p for p in places(r) if p[1] == "empty-message-dropped"
+        ]
+
+
 def _texts(value: Any) -> list[str]:
     """Every text a body sends, in order: string contents and the text of parts and blocks."""
     if isinstance(value, dict):

@@ -148,9 +148,12 @@ class ChatWalk(Walk):
         self.out.append(entry)
         return True
 
-    def fold(self, group: list[tuple[int, Msg]]) -> None:
+    def fold(self, group: list[tuple[int, Msg]]) -> bool:
         parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self.media_part, self._hint)
+        if not parts:
+            return False
         self.out.append({"role": "user", "content": self.user_content(parts)})
+        return True
 
     def send_deferred(self) -> None:
         self.out.extend(self.deferred)

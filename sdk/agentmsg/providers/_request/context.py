@@ -1016,21 +1016,27 @@ def history_parts(
 ) -> list[Any]:
     """The parts of one folded run of other speakers' turns: ``[prompt]<history>``, one line
     ``Name: text`` per text block, media in place (the text so far becomes a part before each),
-    ``</history>``. The prompt is only in the first run."""
+    ``</history>``. The prompt is only in the first run. A message that adds no line and no media (reasoning or
+    hints alone) is said left out (``empty-message-dropped``, as the prefix layout says it); a run where no message
+    adds any gives no parts: no empty ``<history></history>`` turn is sent (AgentScope sends none either)."""
     lines: list[str] = [(ctx.options.history_prompt if first else "") + "<history>"]
     parts: list[Any] = []
+    any_sent = False
     for i, msg in group:
         label = speaker_label(msg)
         blocks: list[Any] = msg.content
+        sent = False
         for j, b in enumerate(blocks):
             t = type(b)
             if t is TextBlock:
                 lines.append(f"{label}: {b.text}")
+                sent = True
             elif t in MEDIA:
                 lines.append(f"{label}:")
                 parts.append(text_part("\n".join(lines)))
                 lines = []
                 parts.append(media_part(b, f"/{i}/content/{j}"))
+                sent = True
             elif t is HintBlock:
                 hint(b, i, j)
             elif t is ThinkingBlock:
@@ -1040,6 +1046,12 @@ def history_parts(
                     ctx.report(f"/{i}/content/{j}", "thinking-dropped", "reasoning of another speaker is not sent")
             else:
                 ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in another speaker's turn")
+        if sent:
+            any_sent = True
+        else:
+            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+    if not any_sent:
+        return []
     lines.append("</history>")
     parts.append(text_part("\n".join(lines)))
     return parts

@@ -155,14 +155,18 @@ class TurnWalk(Walk):
             self.ctx.names_dropped.append(i)  # mode only a system or tool message's (the others' are in their text)
         return True
 
-    def fold(self, group: list[tuple[int, Msg]]) -> None:
+    def fold(self, group: list[tuple[int, Msg]]) -> bool:
         parts = F.history_parts(group, self.ctx, not self.history_seen, self.text_part, self._history_media, self._hint)
-        self.emit(USER, parts, group[0][0])
+        if parts:
+            self.emit(USER, parts, group[0][0])
         if self.marks:  # a marked message folded into the history turn: the turn so far is its breakpoint
             for i, msg in group:
                 if self.marked(i, msg.content):
                     self.cut(i, None, parts)
+        if not parts:
+            return False
         self.last_i = group[-1][0]
+        return True
 
     def _history_media(self, block: Any, pointer: str) -> Any:
         part = self.media_part(block, pointer, False)

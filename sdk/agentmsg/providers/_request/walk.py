@@ -144,8 +144,9 @@ class Walk:
     def system_message(self, msg: Msg, i: int) -> None:
         raise NotImplementedError
 
-    def fold(self, group: list[tuple[int, Msg]]) -> None:
-        """Send a run of other speakers' turns as one user turn (multi-agent ``history`` layout)."""
+    def fold(self, group: list[tuple[int, Msg]]) -> bool:
+        """Send a run of other speakers' turns as one user turn (multi-agent ``history`` layout); False when the run
+        had nothing to send (no turn was sent)."""
         raise NotImplementedError
 
     def repair(self, sent: str, tool: str) -> None:
@@ -307,8 +308,8 @@ class Walk:
         return self.result()
 
     def _fold(self, group: list[tuple[int, Msg]]) -> None:
-        self.fold(group)
-        self.history_seen = True
+        if self.fold(group):
+            self.history_seen = True  # (a run with nothing to send leaves the history prompt to the next one)
         group.clear()
         if self.deferred and not self.ctx.open_calls:
             self.send_deferred()
