@@ -468,6 +468,31 @@ def test_multi_agent_history_sends_no_empty_history_turn(provider: str) -> None:
         ]
 
 
+@pytest.mark.parametrize("layout", ["prefix", "history"])
+@pytest.mark.parametrize("provider", NAMES)
+def test_multi_agent_another_speakers_assistant_message_keeps_its_tool_result(provider: str, layout: str) -> None:
+    """A tool result in another agent's ASSISTANT message (Alice answers the call Bob made) is sent as the result of
+    that call, as chat mode and Bob's own message send it: multi-agent mode sent Alice's message as user content,
+    dropped the result (`block-dropped`) and left Bob's call unanswered (`tool-use-orphan`)."""
+    msgs = [
+        UserMessage("q", name="mod"),
+        AssistantMessage([ToolUseBlock(id="c1", name="get_weather", input={"city": "Oslo"})], name="Bob"),
+        AssistantMessage(
+            [TextBlock(text="here"), ToolResultBlock(id="c1", name="get_weather", output="cold", state="success")],
+            name="Alice",
+        ),
+        AssistantMessage("B", name="Bob"),
+    ]
+    chat = formatted(provider, msgs, tools=TOOLS)
+    r = formatted(
+        provider, msgs, tools=TOOLS, multi_agent=True, agent_name="Bob", options={"multi_agent_layout": layout}
+    )
+    said = {rule for _, rule in rules(r)}
+    assert not said & {"block-dropped", "tool-use-orphan", "tool-result-orphan", "empty-message-dropped"}, said
+    assert json.dumps(r.body).count("cold") == json.dumps(chat.body).count("cold") == 1
+    assert "[Alice]: here" in json.dumps(r.body)
+
+
 def _texts(value: Any) -> list[str]:
     """Every text a body sends, in order: string contents and the text of parts and blocks."""
     if isinstance(value, dict):

@@ -282,7 +282,12 @@ class Walk:
                         looked = text_quick and not content[0].unknown_keys
                     elif role is _USER:
                         looked = self.user_message(msg, i, multi)
-                    elif multi and not F.is_current_agent(msg, self.agent) and not F.has_tool_use(msg):
+                    elif (
+                        multi
+                        and not F.is_current_agent(msg, self.agent)
+                        and not F.has_tool_use(msg)
+                        and not F.has_result(msg)
+                    ):
                         looked = self.user_message(msg, i, True)
                     else:
                         looked = self.assistant_message(msg, i)
