@@ -422,7 +422,8 @@ class Context:
             f"{self.provider} sends no name on these messages: the names of {len(dropped)} messages were not"
             f" sent (messages {shown}; the first is pointed at)"
         )
-        self.diagnostics.append((f"/{first}/name", "name-dropped", message, [f"/{i}/name" for i in dropped[1:]]))
+        # (the other pointers as message indexes, made /i/name when the diagnostics are read: as_problem)
+        self.diagnostics.append((f"/{first}/name", "name-dropped", message, dropped[1:]))
 
     # ---- ids and names ----
 
@@ -503,8 +504,8 @@ def _tool_ids(messages: Sequence[Msg]) -> set[str]:
 
 
 def as_problem(diagnostic: tuple[Any, ...]) -> Problem:
-    """A recorded diagnostic (see :meth:`Context.report`; a grouped one has its other pointers fourth: :func:`grouped`)
-    as a Problem."""
+    """A recorded diagnostic (see :meth:`Context.report`; a grouped one has its other pointers fourth: :func:`grouped`,
+    where a message index ``i`` stands for ``/i/name``: :meth:`Context._say_names_dropped`) as a Problem."""
     pointer, rule, message = diagnostic[:3]
     if type(pointer) is tuple:
         pointer = f"/{pointer[0]}/content/{pointer[1]}"
@@ -512,7 +513,9 @@ def as_problem(diagnostic: tuple[Any, ...]) -> Problem:
         message = message[0].format(*message[1:])
     if len(diagnostic) == 3:
         return Problem(pointer, rule, message)
-    others = tuple(p if type(p) is str else f"/{p[0]}/content/{p[1]}" for p in diagnostic[3])
+    others = tuple(
+        p if type(p) is str else f"/{p}/name" if type(p) is int else f"/{p[0]}/content/{p[1]}" for p in diagnostic[3]
+    )
     return Problem(pointer, rule, message, None, others)
 
 
