@@ -275,11 +275,15 @@ class ChatWalk(Walk):
         for b in blocks:
             j += 1
             t = type(b)
-            if b.unknown_keys:
-                looked = False
+            # (each kind reads its unknown keys in its own branch: a line that reads an attribute of blocks of one
+            # class is one CPython specializes; read before the dispatch, of every class, it is the generic lookup)
             if j == refusal_j:
                 refusal = b.text
+                if b.unknown_keys:
+                    looked = False
             elif t is ToolUseBlock:
+                if b.unknown_keys:
+                    looked = False
                 cid = b.id
                 name = b.name
                 sent = cid if not id_max or 0 < len(cid) <= id_max else ctx.sent_id(cid, (i, j))
@@ -309,13 +313,15 @@ class ChatWalk(Walk):
                             f"/{i}/content/{j}", "signature-dropped", f"{self.name} has no field for a call's signature"
                         )
             elif t is TextBlock:
+                if b.unknown_keys:
+                    looked = False
                 if b.text or not drop:
                     texts.append(b.text)
                 else:
                     ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
             elif t is ThinkingBlock:
                 meta = b.metadata
-                if meta and thinking_keys and not thinking_keys.isdisjoint(meta):
+                if b.unknown_keys or (meta and thinking_keys and not thinking_keys.isdisjoint(meta)):
                     looked = False
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
                     self.carrier(meta, i, j, None, other)  # (no chat provider's reply carries such data: said)

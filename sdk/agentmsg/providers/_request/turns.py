@@ -253,9 +253,10 @@ class TurnWalk(Walk):
             if marked and j - 1 in marked:
                 self.cut(i, j - 1, rest)
             t = type(b)
-            if b.unknown_keys:
-                looked = False
+            # (each kind reads its unknown keys in its own branch: ChatWalk.assistant_message says why)
             if t is TextBlock:
+                if b.unknown_keys:
+                    looked = False
                 text = label + b.text if label else b.text
                 label = ""
                 if not text or text.isspace():
@@ -263,6 +264,8 @@ class TurnWalk(Walk):
                     continue
                 rest.append({"type": "text", "text": text} if typed else {"text": text})
             elif t is ToolUseBlock:  # (the id and the tool name as sent: _sent_call, inline)
+                if b.unknown_keys:
+                    looked = False
                 cid = b.id
                 name = b.name
                 sent = cid if id_bad is None or (cid and id_bad(cid) is None) else ctx.sent_id(cid, (i, j))
@@ -275,7 +278,7 @@ class TurnWalk(Walk):
                 open_calls[cid] = (sent, tool, name, i, j)
             elif t is ThinkingBlock:
                 meta = b.metadata
-                if meta and thinking_keys and not thinking_keys.isdisjoint(meta):
+                if b.unknown_keys or (meta and thinking_keys and not thinking_keys.isdisjoint(meta)):
                     looked = False
                 if meta and (F.PROVIDER_BLOCK in meta or F.CITATIONS in meta):  # provider data kept in its place
                     part = self.carrier(meta, i, j, rest[-1] if rest else None, other)
