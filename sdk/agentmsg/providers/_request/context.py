@@ -553,10 +553,23 @@ def grouped(diagnostics: Sequence[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ..
         return tuple(kept)
     for at, more in others.items():
         pointer, rule, message = kept[at][:3]
-        if type(message) is tuple:
-            message = message[0].format(*message[1:])
-        kept[at] = (pointer, rule, places_text(message, pointer, more), more)
+        kept[at] = (pointer, rule, (_PLACES, message, pointer, more), more)  # (the text made when read: _Places)
     return tuple(kept)
+
+
+class _Places:
+    """The format of a grouped diagnostic's text (:func:`grouped`), a recorded message ``(format, arguments...)`` as
+    :func:`as_problem` reads one: the text counting and listing the places is made when the diagnostics are read, not
+    on every call that formats a request."""
+
+    @staticmethod
+    def format(message: str | tuple[Any, ...], first: Any, more: Sequence[Any]) -> str:
+        if isinstance(message, tuple):
+            message = message[0].format(*message[1:])
+        return places_text(str(message), first, more)
+
+
+_PLACES: Final = _Places()
 
 
 def places_text(message: str, first: Any, more: Sequence[Any]) -> str:
