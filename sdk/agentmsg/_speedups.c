@@ -412,6 +412,7 @@ static int enc(Enc *e, PyObject *v, int depth) {
     PyObject *cap = PyDict_GetItemWithError(e->plans, (PyObject *)t);
     if (cap != NULL) {
         const Plan *plan = (const Plan *)PyCapsule_GetPointer(cap, PLAN_CAPSULE);
+        if (plan == NULL) return -1; /* no plan (the table holds something else): an exception is set */
         if (e->dry && !plan->own) return 1; /* a caller's subclass: the check leaves it to Python */
         /* held while in use: a hook run meanwhile may change the table */
         Py_INCREF(cap);
