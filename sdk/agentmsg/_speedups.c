@@ -464,6 +464,9 @@ static Py_ssize_t slot_offset(PyTypeObject *cls, PyObject *name) {
             continue;
         }
         if (Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+        /* a slot of another class's layout (its descriptor copied into this class's dict): not at that offset in
+           instances of cls, which may be smaller (Python's own access refuses it with a TypeError) */
+        if (!PyType_IsSubtype(cls, PyDescr_TYPE(descr))) return -1;
         PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
         if (m->type != T_OBJECT_EX) return -1;
         return m->offset;

@@ -10,6 +10,7 @@ those.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import orjson
 import pytest
@@ -23,6 +24,66 @@ if native is None:
         pytestmark = pytest.mark.skip("AGENTMSG_PURE_PYTHON is set: the C kernels are turned off")
     elif not c_compiler_available():
         pytestmark = pytest.mark.skip("no C compiler or Python headers here: agentmsg was built without its C kernels")
+
+
+class _TwoSlots:
+    __slots__ = ("first", "second")
+    first: str
+    second: str
+
+
+class _OtherTwoSlots:
+    __slots__ = ("one", "two")
+
+
+class _ForeignSlot(_TwoSlots):
+    """A class whose attribute ``two`` is another class's slot descriptor, at the offset of its own ``second``:
+    Python refuses to read it from an instance of this class (TypeError)."""
+
+    __slots__ = ()
+    two = _OtherTwoSlots.__dict__["two"]
+
+
+def test_encode_reads_no_slot_of_another_classs_layout() -> None:
+    """A plan's field whose descriptor is a slot of another class is read with getattr (which refuses it), not at
+    that class's offset in an object of this one (a read of whatever lies there: another slot, or past the
+    object's end when the other class is larger)."""
+    assert native is not None
+    plan = native.make_plan(_ForeignSlot, [("two", "two", False, 0)], None)
+    obj = _ForeignSlot()
+    obj.first, obj.second = "first", "second"
+    with pytest.raises(TypeError):
+        obj.two  # noqa: B018
+    assert native.encode(obj, {_ForeignSlot: plan}, json_default, orjson.dumps) is None
+    assert native.writes(obj, {_ForeignSlot: plan}, json_default, orjson.dumps) is False
+
+
+class _EventSlots:
+    __slots__ = ("data", "event", "id", "problem", "retry")
+
+
+class _ForeignEvent:
+    """An attrs-looking event class whose five attributes are another class's slots, at the offsets of its own:
+    sse_scan calls it rather than writing into those offsets."""
+
+    __attrs_attrs__ = ()
+    __slots__ = ("a", "b", "c", "called", "d", "e")
+
+    def __init__(self, data: str, event: str, id: str) -> None:
+        self.a, self.b, self.c = data, event, id
+        self.called = True
+
+
+for _name in _EventSlots.__slots__:
+    setattr(_ForeignEvent, _name, _EventSlots.__dict__[_name])
+
+
+def test_sse_scan_writes_no_slot_of_another_classs_layout() -> None:
+    assert native is not None
+    out: list[Any] = []
+    assert native.sse_scan(b"id: 7\ndata: hi\n\n", 0, False, 1000, 1000, "", out, _ForeignEvent) == (16, -1, "7")
+    (event,) = out
+    assert (event.called, event.a, event.b, event.c) == (True, "hi", "message", "7")
 
 
 def test_encode_and_writes_give_up_on_a_plan_table_holding_no_plan() -> None:
