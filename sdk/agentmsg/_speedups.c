@@ -626,6 +626,68 @@ static int fold_strings(void) {
                : -1;
 }
 
+/* A new reference to d[key], or NULL (not there, or an error set). */
+static inline PyObject *get_ref(PyObject *d, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    Py_XINCREF(v);
+    return v;
+}
+
+/* fold_deltas of one event (a dict, held by the caller): 0 taken or skipped (a duplicate), -1 left to Python.
+ * A lookup may run Python code (a key of a str subclass with its own __eq__, a set of such, the text's `parts`
+ * a property), which may change or free what an earlier lookup gave: each is held until the event is done. */
+static int fold_one(PyObject *e, PyObject *current, PyObject *previous, Py_ssize_t size, PyObject *routes,
+                    PyObject *calls, Py_ssize_t join) {
+    PyObject *source = NULL, *id = NULL, *kind = NULL, *table = NULL, *key = NULL, *delta = NULL, *text = NULL,
+             *parts = NULL;
+    int rc = -1;
+    if ((source = get_ref(e, s_source)) != NULL || PyErr_Occurred()) goto done;
+    id = get_ref(e, s_id);
+    if (id == NULL || !PyUnicode_CheckExact(id)) goto done;
+    kind = get_ref(e, s_type);
+    if (kind == NULL || !PyUnicode_CheckExact(kind)) goto done;
+    table = get_ref(routes, kind);
+    if (table == NULL || !PyDict_CheckExact(table)) goto done;
+    key = get_ref(e, table == calls ? s_call_key : s_block_key);
+    if (key == NULL || !PyUnicode_CheckExact(key)) goto done;
+    delta = get_ref(e, s_delta);
+    if (delta == NULL || !PyUnicode_CheckExact(delta)) goto done;
+    if (PyUnicode_Compare(kind, s_thinking_delta) == 0) {
+        PyObject *other = get_ref(e, s_signature);
+        if (other == NULL && !PyErr_Occurred()) other = get_ref(e, s_redacted);
+        if (other != NULL || PyErr_Occurred()) {
+            Py_XDECREF(other);
+            goto done;
+        }
+    }
+    if (PyErr_Occurred()) goto done;
+    text = get_ref(table, key);
+    if (text == NULL) goto done;
+    int seen = PySet_Contains(current, id);
+    if (seen == 0) seen = PySet_Contains(previous, id);
+    if (seen < 0) goto done;
+    if (seen) { /* a duplicate: counted, skipped */
+        rc = 0;
+        goto done;
+    }
+    if (size > 0 && PySet_GET_SIZE(current) + 1 >= size) goto done; /* the window turns: Python's */
+    parts = PyObject_GetAttr(text, s_parts);
+    if (parts == NULL) goto done;
+    if (PyList_CheckExact(parts) && PyList_GET_SIZE(parts) + 1 < join && PySet_Add(current, id) == 0 &&
+        PyList_Append(parts, delta) == 0)
+        rc = 0;
+done:
+    Py_XDECREF(source);
+    Py_XDECREF(id);
+    Py_XDECREF(kind);
+    Py_XDECREF(table);
+    Py_XDECREF(key);
+    Py_XDECREF(delta);
+    Py_XDECREF(text);
+    Py_XDECREF(parts);
+    return rc;
+}
+
 PyDoc_STRVAR(fold_deltas_doc,
              "fold_deltas(events, start, current, previous, size, routes, calls, join_every) -> int\n\n"
              "Take the plain deltas of events[start:] (a list) into the reducer's open texts, and their ids into "
@@ -648,36 +710,10 @@ static PyObject *fold_deltas(PyObject *self, PyObject *const *args, Py_ssize_t n
     for (; i < PyList_GET_SIZE(events); i++) {
         PyObject *e = PyList_GET_ITEM(events, i);
         if (!PyDict_CheckExact(e)) break;
-        /* (only str keys are looked up, and the dicts hold str values: no lookup runs Python code) */
-        if (PyDict_GetItemWithError(e, s_source) != NULL || PyErr_Occurred()) break;
-        PyObject *id = PyDict_GetItemWithError(e, s_id);
-        if (id == NULL || !PyUnicode_CheckExact(id)) break;
-        PyObject *kind = PyDict_GetItemWithError(e, s_type);
-        if (kind == NULL || !PyUnicode_CheckExact(kind)) break;
-        PyObject *table = PyDict_GetItemWithError(routes, kind);
-        if (table == NULL || !PyDict_CheckExact(table)) break;
-        PyObject *key = PyDict_GetItemWithError(e, table == calls ? s_call_key : s_block_key);
-        if (key == NULL || !PyUnicode_CheckExact(key)) break;
-        PyObject *delta = PyDict_GetItemWithError(e, s_delta);
-        if (delta == NULL || !PyUnicode_CheckExact(delta)) break;
-        if (PyUnicode_Compare(kind, s_thinking_delta) == 0 &&
-            (PyDict_GetItemWithError(e, s_signature) != NULL || PyDict_GetItemWithError(e, s_redacted) != NULL))
-            break;
-        if (PyErr_Occurred()) break;
-        PyObject *text = PyDict_GetItemWithError(table, key);
-        if (text == NULL) break;
-        int seen = PySet_Contains(current, id);
-        if (seen == 0) seen = PySet_Contains(previous, id);
-        if (seen < 0) break;
-        if (seen) continue; /* a duplicate: counted, skipped */
-        if (size > 0 && PySet_GET_SIZE(current) + 1 >= size) break; /* the window turns: Python's */
-        PyObject *parts = PyObject_GetAttr(text, s_parts);
-        if (parts == NULL) break;
-        int ok = PyList_CheckExact(parts) && PyList_GET_SIZE(parts) + 1 < join;
-        if (ok && PySet_Add(current, id) < 0) ok = 0;
-        if (ok && PyList_Append(parts, delta) < 0) ok = 0;
-        Py_DECREF(parts);
-        if (!ok) break;
+        Py_INCREF(e);
+        int step = fold_one(e, current, previous, size, routes, calls, join);
+        Py_DECREF(e);
+        if (step < 0) break;
     }
     PyErr_Clear();
     return PyLong_FromSsize_t(i);

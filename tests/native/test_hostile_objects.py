@@ -10,7 +10,7 @@ those.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 import pytest
@@ -24,6 +24,71 @@ if native is None:
         pytestmark = pytest.mark.skip("AGENTMSG_PURE_PYTHON is set: the C kernels are turned off")
     elif not c_compiler_available():
         pytestmark = pytest.mark.skip("no C compiler or Python headers here: agentmsg was built without its C kernels")
+
+
+def fresh(char: str, n: int) -> str:
+    """A str made at run time (not a constant a code object keeps alive): its only reference is where it is put."""
+    return "".join([char] * n)
+
+
+class _FreeingText:
+    """An open text whose ``parts`` is a property that empties the event being taken and fills the memory its
+    values held with other strings of the same sizes."""
+
+    def __init__(self, event: dict[str, Any]) -> None:
+        self.event = event
+        self.kept: list[str] = []
+        self._parts: list[str] = []
+
+    @property
+    def parts(self) -> list[str]:
+        self.event.clear()
+        self.kept += [fresh("z", 40) for _ in range(64)] + [fresh("y", 100) for _ in range(64)]
+        return self._parts
+
+
+def test_fold_deltas_keeps_what_it_read_while_python_code_runs() -> None:
+    assert native is not None
+    event_id, delta = fresh("e", 40), fresh("d", 100)
+    event = {"type": "T", "id": event_id, "blockId": "b", "delta": delta}
+    text = _FreeingText(event)
+    current: set[str] = set()
+    del event_id, delta  # the event holds them alone
+    assert native.fold_deltas([event], 0, current, set(), 0, {"T": {"b": text}}, {}, 512) == 1
+    assert current == {"e" * 40}
+    assert text._parts == ["d" * 100]
+
+
+class _CollidingKey(str):
+    """A key whose lookup runs Python code: the same hash as "blockId", and an ``__eq__`` that frees the table
+    being read (``routes`` drops it) and the event's values."""
+
+    routes: ClassVar[dict[str, Any]] = {}
+    event: ClassVar[dict[Any, Any]] = {}
+    kept: ClassVar[list[Any]] = []
+
+    def __hash__(self) -> int:
+        return hash("blockId")
+
+    def __eq__(self, other: object) -> bool:
+        type(self).routes.clear()
+        type(self).event.pop("id", None)
+        type(self).kept += [fresh("z", 40) for _ in range(64)] + [{} for _ in range(64)]
+        return False
+
+
+def test_fold_deltas_keeps_the_table_and_the_id_while_a_key_compares() -> None:
+    assert native is not None
+    text = _FreeingText({})
+    event: dict[Any, Any] = {"type": "T", "id": fresh("e", 40), "delta": "x", _CollidingKey("k"): 1, "blockId": "b"}
+    routes = {"T": {"b": text}}
+    _CollidingKey.routes, _CollidingKey.event = routes, event
+    current: set[str] = set()
+    try:
+        taken = native.fold_deltas([event], 0, current, set(), 0, routes, {}, 512)
+    finally:
+        _CollidingKey.routes, _CollidingKey.event, _CollidingKey.kept = {}, {}, []
+    assert (taken, current, text._parts) == (1, {"e" * 40}, ["x"])
 
 
 class _TwoSlots:
