@@ -487,9 +487,11 @@ static PyObject *make_plan(PyObject *self, PyObject *args) {
     PyObject *cls, *fields, *unknown;
     int own = 1;
     if (!PyArg_ParseTuple(args, "O!OO|p:make_plan", &PyType_Type, &cls, &fields, &unknown, &own)) return NULL;
-    PyObject *seq = PySequence_Fast(fields, "fields must be a sequence");
+    /* a tuple (a copy of a list): parsing a field may run Python code (its flag's __bool__, its type's
+       __index__), which must not change or free the fields being read */
+    PyObject *seq = PySequence_Tuple(fields);
     if (seq == NULL) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
     Plan *p = PyMem_Calloc(1, sizeof(Plan));
     Field *fs = PyMem_Calloc(n ? (size_t)n : 1, sizeof(Field));
     if (p == NULL || fs == NULL) {
@@ -510,7 +512,7 @@ static PyObject *make_plan(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name, *wire, *exact = Py_None;
         int omit, expect;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "UUpi|O:field", &name, &wire, &omit, &expect, &exact))
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(seq, i), "UUpi|O:field", &name, &wire, &omit, &expect, &exact))
             goto fail;
         if (exact != Py_None && !PyType_Check(exact)) {
             PyErr_SetString(PyExc_TypeError, "a field's exact class must be a type or None");

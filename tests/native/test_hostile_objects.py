@@ -160,3 +160,29 @@ def test_encode_and_writes_give_up_on_a_plan_table_holding_no_plan() -> None:
     table = {Model: "no plan"}
     assert native.encode(Model(), table, json_default, orjson.dumps) is None
     assert native.writes([Model()], table, json_default, orjson.dumps) is False
+
+
+class _Plain:
+    """A class of no plan of its own, written by the plan a test makes."""
+
+    def __init__(self) -> None:
+        self.a, self.b, self.c = 1, 2, 3
+
+
+def test_make_plan_keeps_its_fields_while_a_flag_runs_python_code() -> None:
+    """A field's flags are read with ``bool()``: a ``__bool__`` that empties the list of fields (freeing the field
+    being read, and the list's storage) leaves the plan made from the fields as they were given."""
+    assert native is not None
+    fields: list[tuple[Any, ...]] = []
+
+    class Emptying:
+        def __bool__(self) -> bool:
+            fields.clear()
+            kept.extend((fresh("j", 40),) for _ in range(64))
+            return False
+
+    kept: list[tuple[str]] = []
+    fields += [(fresh("a", 1), fresh("a", 40), Emptying(), 0), ("b", "b", False, 0), ("c", "c", False, 0)]
+    plan = native.make_plan(_Plain, fields, None)
+    written = native.encode(_Plain(), {_Plain: plan}, json_default, orjson.dumps)
+    assert written == b'{"' + b"a" * 40 + b'":1,"b":2,"c":3}'
