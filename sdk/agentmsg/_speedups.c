@@ -261,6 +261,10 @@ static int enc_float(Enc *e, PyObject *v) {
     /* exponents: orjson's own text */
     PyObject *b = PyObject_CallOneArg(e->dumps, v);
     if (b == NULL) return -1;
+    if (!PyBytes_Check(b)) { /* not orjson.dumps: no text to copy (its bytes were read as if it were) */
+        Py_DECREF(b);
+        return 1;
+    }
     int rc = put(e, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
     Py_DECREF(b);
     return rc;

@@ -186,3 +186,12 @@ def test_make_plan_keeps_its_fields_while_a_flag_runs_python_code() -> None:
     plan = native.make_plan(_Plain, fields, None)
     written = native.encode(_Plain(), {_Plain: plan}, json_default, orjson.dumps)
     assert written == b'{"' + b"a" * 40 + b'":1,"b":2,"c":3}'
+
+
+def test_encode_gives_up_when_dumps_returns_no_bytes() -> None:
+    """A float in exponent form is written with ``dumps``'s bytes: a ``dumps`` that returns anything else (a str,
+    whose header was read as a bytes object's) makes the writer give up."""
+    assert native is not None
+    for result in ("x" * 5, 12345, None):
+        assert native.encode([1e300], {}, json_default, lambda value, result=result: result) is None
+    assert native.encode([1e300], {}, json_default, orjson.dumps) == orjson.dumps([1e300])
