@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 SCALE = max(1, int(os.environ.get("AGENTMSG_FUZZ_SCALE", "1") or "1"))
 SECONDS = float(os.environ["AGENTMSG_FUZZ_SECONDS"]) if os.environ.get("AGENTMSG_FUZZ_SECONDS") else None
@@ -45,3 +48,14 @@ def rounds(n: int, share: float = 1.0) -> Iterator[int]:
     while k < n or time.monotonic() < deadline:
         yield k
         k += 1
+
+
+def spread(choices: Sequence[T], i: int, k: int) -> list[T]:
+    """The variants item ``i`` of a loop over many items (every vector) is run in: in ``make test``, ``k`` of
+    ``choices`` spread over them (``i``, ``i + n/k``, ``i + 2n/k``, ...), and the next ones for item ``i + 1``, so
+    that any ``n/k`` items in a row take every choice, at ``k/n`` of the cost; in ``make fuzz``
+    (``AGENTMSG_FUZZ_SCALE`` above 1), every choice for every item."""
+    n = len(choices)
+    if SCALE > 1 or k >= n:
+        return list(choices)
+    return [choices[(i + m * (n // k)) % n] for m in range(k)]
