@@ -3,6 +3,7 @@ HTTP GET, and the Starlette and FastAPI apps that mount an endpoint."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.client
 import socket
@@ -41,12 +42,24 @@ def events(n: int = 12) -> list[dict[str, Any]]:
     return out
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, whose loop looks for ``should_exit`` every 5 ms, not every 100 ms: a test's server stops in
+    about 0.1 s, not 0.2 (uvicorn's shutdown waits the other 0.1 s), and a run starts and stops over a hundred of
+    them. What is served, and how (the app, the config: agentmsg serve's own), is uvicorn's as it is."""
+
+    async def main_loop(self) -> None:
+        counter = 0
+        while not await self.on_tick(counter):  # (on_tick refreshes the Date header every 10 ticks)
+            counter += 1
+            await asyncio.sleep(0.005)
+
+
 @contextlib.contextmanager
 def serving(app: Any, config: Any = uvicorn.Config) -> Iterator[int]:
     """uvicorn serving ``app`` on 127.0.0.1 (a free port) in a thread; yields the port. ``config`` makes the
     uvicorn.Config (agentmsg serve's: agentmsg.web._server.uvicorn_config)."""
     sock = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
+    server = _Server(config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
