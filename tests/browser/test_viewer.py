@@ -547,3 +547,35 @@ def test_a_message_too_large_to_lay_out_shows_its_start_and_the_rest_when_asked(
     assert after["texts"] == [300_000] + [100_000] * 12
     assert orjson.loads(after["args"]) == arguments and after["argsLines"] == 1
     assert after["blocks"] == 1_514
+
+
+NESTED_PROBE = """(() => {
+  const card = document.querySelector("article.card");
+  const count = () => card.querySelectorAll(".block").length;
+  const before = { blocks: count(), notes: [...card.querySelectorAll(".cut")].map((n) => n.textContent) };
+  card.querySelector(".cut button")?.click();
+  return { before, after: count() };
+})()"""
+
+
+def test_blocks_nested_in_tool_results_count_against_the_card(visit: Visit, tmp_path: Path) -> None:
+    """A tool result's output is content blocks, tool results among them, and each list of blocks was cut at its own
+    1,000: one event of 4 MB (a tool result holding 400 results of 400 empty hints each) laid out 160,402 blocks in
+    one card (empty blocks take nothing from the card's 1,000,000 characters). The card now lays out 1,000 blocks in
+    all, nested ones included; a note where it stopped shows the rest of that list when asked."""
+    inner = [{"type": "tool_result", "id": f"i{i}", "output": [{"type": "hint", "hint": ""}] * 400} for i in range(400)]
+    call = {"toolCallId": "c", "toolCallName": "f"}
+    events = _reply(
+        {"type": "TOOL_RESULT_START", **call},
+        {"type": "TOOL_RESULT_DATA_DELTA", **call, "data": {"type": "tool_result", "id": "o", "output": inner}},
+        {"type": "TOOL_RESULT_END", **call, "state": "success"},
+    )
+    with _serve_events(tmp_path, events) as url:
+        result = visit(url, probe=NESTED_PROBE)
+    assert result["state"] == "done" and result["pageErrors"] == [], {k: result.get(k) for k in ("status", "error")}
+    assert same_json(result["messages"], _expected(events))
+    before = result["probe"]["before"]
+    # the call's result, the result it holds, 2 results of 400 hints, the third and its first 195 hints: 1,000
+    assert before["blocks"] == 1_000
+    assert before["notes"] == ["205 more blocks (400 in all) show them", "397 more blocks (400 in all) show them"]
+    assert result["probe"]["after"] == 1_205  # the third result's other hints, asked for

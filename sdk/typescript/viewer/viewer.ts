@@ -14,8 +14,8 @@ const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) 
 
 // What one card lays out, so that a hostile or runaway stream cannot freeze the tab (Chromium took 24 s at a time to
 // lay out a 50 MB text, 6.5 s for 100,000 hints in one message): a block's text or JSON shows its first TEXT_LIMIT
-// characters, a card at most CARD_LIMIT characters of them and its first BLOCK_LIMIT blocks, a name, id or label its
-// first LABEL_LIMIT characters. What is cut says so, with a button that shows it all; <pre id="messages-json"> holds
+// characters, a card at most CARD_LIMIT characters of them and BLOCK_LIMIT blocks (those in its tool results' outputs
+// included), a name, id or label its first LABEL_LIMIT characters. What is cut says so, with a button that shows it all; <pre id="messages-json"> holds
 // the whole of every message.
 const TEXT_LIMIT = 100_000;
 const CARD_LIMIT = 1_000_000;
@@ -46,9 +46,12 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string | null, 
   return node;
 }
 
-/** The characters a card may still lay out. */
+/** The characters and blocks a card may still lay out. */
 class Budget {
-  left = CARD_LIMIT;
+  constructor(
+    public left = CARD_LIMIT,
+    public blocks = BLOCK_LIMIT,
+  ) {}
   /** How many of `n` characters the block may show (at most TEXT_LIMIT), taken from what is left. */
   take(n: number): number {
     const granted = Math.max(0, Math.min(n, TEXT_LIMIT, this.left));
@@ -216,18 +219,23 @@ function blockView(b: Block, budget: Budget): HTMLElement {
   }
 }
 
-/** `blocks` into `box`: the first BLOCK_LIMIT of them, as far as the card's budget goes, then a note saying how many
- * more there are and a button that shows them. */
+/** `blocks` into `box`: as many as the card's budget goes (each block, and each in a tool result's output, takes one of
+ * its BLOCK_LIMIT: a list cut at 1,000 of its own let 1,000 tool results of 1,000 blocks each lay out a million), then
+ * a note saying how many more there are and a button that shows them. */
 function blocksInto(box: HTMLElement, blocks: Block[], budget: Budget): void {
   let shown = 0;
-  while (shown < blocks.length && shown < BLOCK_LIMIT && budget.left > 0) box.append(blockView(blocks[shown++]!, budget));
+  while (shown < blocks.length && budget.blocks > 0 && budget.left > 0) {
+    budget.blocks--;
+    box.append(blockView(blocks[shown++]!, budget));
+  }
   if (shown === blocks.length) return;
   const more = el("button", null, "show them");
   more.type = "button";
   const note = el("div", "cut muted", `${count(blocks.length - shown)} more blocks (${count(blocks.length)} in all) `, more);
   more.addEventListener("click", () => {
-    const rest = new Budget();
-    rest.left = Infinity; // (each block's text is still cut at TEXT_LIMIT, with its own button)
+    // all of this list; in their outputs BLOCK_LIMIT blocks (each block's text is still cut at TEXT_LIMIT, with its
+    // own button)
+    const rest = new Budget(Infinity);
     note.replaceWith(fragment(blocks.slice(shown).map((b) => blockView(b, rest))));
   });
   box.append(note);
