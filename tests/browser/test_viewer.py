@@ -579,3 +579,42 @@ def test_blocks_nested_in_tool_results_count_against_the_card(visit: Visit, tmp_
     assert before["blocks"] == 1_000
     assert before["notes"] == ["205 more blocks (400 in all) show them", "397 more blocks (400 in all) show them"]
     assert result["probe"]["after"] == 1_205  # the third result's other hints, asked for
+
+
+PAGE_PROBE = """(() => {
+  const cards = [...document.querySelectorAll("article.card")];
+  const texts = (card) => [...card.querySelectorAll(".block.text")].reduce((n, b) => n + b.textContent.length, 0);
+  const before = { texts: cards.map(texts), notes: cards.map((c) => c.querySelector(".cut")?.textContent ?? null) };
+  cards.at(-1).querySelector(".cut button")?.click();
+  return { before, last: texts(cards.at(-1)) };
+})()"""
+
+
+def test_the_page_lays_out_a_bounded_whole_however_many_large_messages(visit: Visit, tmp_path: Path) -> None:
+    """Each card lays out at most 1,000,000 characters and 1,000 blocks, but the page laid out every card: 12 replies
+    of 1,000,000 characters each put 12,000,000 in the page (Chromium took 24 s for 50 MB), a hundred would freeze it.
+    The page's cards now share 2,000,000 characters and 5,000 blocks, in order; a card past them shows its header and
+    a note with the button that shows its blocks."""
+    hundred = ("lorem ipsum " * 10_000)[:100_000]
+    events: list[dict[str, Any]] = []
+    for r in range(12):
+        reply = _reply(
+            *(
+                e
+                for i in range(10)
+                for e in (
+                    {"type": "TEXT_BLOCK_START", "blockId": f"t{i}"},
+                    {"type": "TEXT_BLOCK_DELTA", "blockId": f"t{i}", "delta": hundred},
+                    {"type": "TEXT_BLOCK_END", "blockId": f"t{i}"},
+                )
+            )
+        )
+        events += [{**e, "id": f"{r}-{e['id']}", "replyId": f"r{r}"} for e in reply]
+    with _serve_events(tmp_path, events) as url:
+        result = visit(url, probe=PAGE_PROBE)
+    assert result["state"] == "done" and result["pageErrors"] == [], {k: result.get(k) for k in ("status", "error")}
+    assert result["cards"] == 12 and same_json(result["messages"], _expected(events))
+    before = result["probe"]["before"]
+    assert before["texts"] == [1_000_000, 1_000_000] + [0] * 10
+    assert before["notes"] == [None, None] + ["10 more blocks (10 in all) show them"] * 10
+    assert result["probe"]["last"] == 1_000_000  # asked for

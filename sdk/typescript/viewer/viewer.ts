@@ -15,12 +15,15 @@ const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) 
 // What one card lays out, so that a hostile or runaway stream cannot freeze the tab (Chromium took 24 s at a time to
 // lay out a 50 MB text, 6.5 s for 100,000 hints in one message): a block's text or JSON shows its first TEXT_LIMIT
 // characters, a card at most CARD_LIMIT characters of them and BLOCK_LIMIT blocks (those in its tool results' outputs
-// included), a name, id or label its first LABEL_LIMIT characters. What is cut says so, with a button that shows it all; <pre id="messages-json"> holds
-// the whole of every message.
+// included), a name, id or label its first LABEL_LIMIT characters; the page's finished cards, in order, share
+// PAGE_LIMIT characters and PAGE_BLOCKS blocks (a card past them shows its header). What is cut says so, with a
+// button that shows it all; <pre id="messages-json"> holds the whole of every message.
 const TEXT_LIMIT = 100_000;
 const CARD_LIMIT = 1_000_000;
 const BLOCK_LIMIT = 1_000;
 const LABEL_LIMIT = 1_000;
+const PAGE_LIMIT = 2_000_000;
+const PAGE_BLOCKS = 5_000;
 
 const count = (n: number): string => n.toLocaleString("en-US");
 
@@ -248,6 +251,10 @@ function usageText(u: Json): string {
   return parts.length ? `tokens: ${parts.join(" · ")}` : "";
 }
 
+/** What the page's finished cards may still lay out (reset when the page builds them again). */
+let page = new Budget(PAGE_LIMIT, PAGE_BLOCKS);
+
+/** The card of `m`, taking what it lays out from `page` (the live card, built again at each render, takes nothing). */
 function card(m: Msg, live: boolean): HTMLElement {
   const meta = (m.metadata ?? {}) as Record<string, Json>;
   const head = el("header", null, null,
@@ -257,7 +264,13 @@ function card(m: Msg, live: boolean): HTMLElement {
     live ? el("span", "badge live", "streaming") : null,
     meta.agentscope_generate_reason ? el("span", "badge", String(meta.agentscope_generate_reason)) : null);
   const body = el("div", "blocks");
-  blocksInto(body, m.content as Block[], new Budget());
+  const budget = new Budget(Math.min(CARD_LIMIT, page.left), Math.min(BLOCK_LIMIT, page.blocks));
+  const [left, blocks] = [budget.left, budget.blocks];
+  blocksInto(body, m.content as Block[], budget);
+  if (!live) {
+    page.left -= left - budget.left;
+    page.blocks -= blocks - budget.blocks;
+  }
   const foot = el("footer", "muted", usageText(m.usage));
   if (Array.isArray(meta.agentmsg_reduce_errors)) foot.append(el("div", "error", `dropped (invalid): ${meta.agentmsg_reduce_errors.join("; ")}`));
   return el("article", live ? "card live" : "card", null, head, body, foot);
@@ -384,6 +397,7 @@ async function main(): Promise<void> {
       restarts++;
       reducer = fresh;
       done.length = 0;
+      page = new Budget(PAGE_LIMIT, PAGE_BLOCKS);
       restarted = true;
       document.body.dataset.restarts = String(restarts);
       status.textContent = `the server could not resume after event ${lastEventId}: starting over`;
@@ -392,6 +406,7 @@ async function main(): Promise<void> {
   });
   ended = true;
   document.body.dataset.events = String(events);
+  page = new Budget(PAGE_LIMIT, PAGE_BLOCKS);
   cards.replaceChildren(fragment(messages.map((m) => card(m, false))));
   const problems = reducer ? (reducer as Reducer).problems.length : 0;
   status.textContent = `done · ${events} events · ${messages.length} message(s)${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${restarts ? ` · restarted ${restarts} time(s)` : ""}${problems ? ` · ${problems} problem(s) fixed by the tolerant rules` : ""}`;
