@@ -618,3 +618,33 @@ def test_the_page_lays_out_a_bounded_whole_however_many_large_messages(visit: Vi
     assert before["texts"] == [1_000_000, 1_000_000] + [0] * 10
     assert before["notes"] == [None, None] + ["10 more blocks (10 in all) show them"] * 10
     assert result["probe"]["last"] == 1_000_000  # asked for
+
+
+LABELS_PROBE = """(() => {
+  const cards = [...document.querySelectorAll("article.card")];
+  const name = (card) => card.querySelector("header strong").textContent;
+  return { text: document.getElementById("cards").textContent.length, first: name(cards[0]), last: name(cards.at(-1)),
+    source: cards.at(-1).querySelector(".hint > .muted").textContent };
+})()"""
+
+
+def test_names_ids_and_labels_count_against_the_page(visit: Visit, tmp_path: Path) -> None:
+    """A name, id or other label showed its first 1,000 characters, counted nowhere: 2,000 replies, each named with
+    2,000 characters and holding a hint whose source is 2,000 more, put 4,100,000 characters in the page (a stream of
+    as many as a page takes, 125,000, would put 250,000,000), while their text shared 2,000,000. A card's labels now
+    share 100,000 characters and the page's 1,000,000; past them a label shows its first 40 characters."""
+    n, long = 2_000, "n" * 2_000
+    events: list[dict[str, Any]] = []
+    for r in range(n):
+        reply = _reply({"type": "HINT_BLOCK", "hint": "h", "hintSource": "s" * 2_000})
+        reply[0]["name"] = long
+        events += [{**e, "id": f"{r}-{e['id']}", "replyId": f"r{r}"} for e in reply]
+    with _serve_events(tmp_path, events) as url:
+        result = visit(url, probe=LABELS_PROBE)
+    assert result["state"] == "done" and result["pageErrors"] == [], {k: result.get(k) for k in ("status", "error")}
+    assert result["cards"] == n and same_json(result["messages"], _expected(events))
+    probe = result["probe"]
+    assert probe["first"] == "n" * 1_000 + "… (1,000 more characters)"
+    assert probe["last"] == "n" * 40 + "… (1,960 more characters)"
+    assert probe["source"] == " (" + "s" * 38 + "… (1,963 more characters)"
+    assert probe["text"] < 1_300_000  # 1,000,000 of labels, then 40 characters (and what is cut) a label

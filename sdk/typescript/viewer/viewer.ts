@@ -15,15 +15,19 @@ const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) 
 // What one card lays out, so that a hostile or runaway stream cannot freeze the tab (Chromium took 24 s at a time to
 // lay out a 50 MB text, 6.5 s for 100,000 hints in one message): a block's text or JSON shows its first TEXT_LIMIT
 // characters, a card at most CARD_LIMIT characters of them and BLOCK_LIMIT blocks (those in its tool results' outputs
-// included), a name, id or label its first LABEL_LIMIT characters; the page's finished cards, in order, share
-// PAGE_LIMIT characters and PAGE_BLOCKS blocks (a card past them shows its header). What is cut says so, with a
-// button that shows it all; <pre id="messages-json"> holds the whole of every message.
+// included), a name, id or label its first LABEL_LIMIT characters while the card's CARD_LABELS characters of labels
+// last, LABEL_MIN after; the page's finished cards, in order, share PAGE_LIMIT characters, PAGE_BLOCKS blocks and
+// PAGE_LABELS characters of labels (a card past them shows its header). What is cut says so, with a button that shows
+// it all; <pre id="messages-json"> holds the whole of every message.
 const TEXT_LIMIT = 100_000;
 const CARD_LIMIT = 1_000_000;
 const BLOCK_LIMIT = 1_000;
 const LABEL_LIMIT = 1_000;
 const PAGE_LIMIT = 2_000_000;
 const PAGE_BLOCKS = 5_000;
+const LABEL_MIN = 40;
+const CARD_LABELS = 100_000;
+const PAGE_LABELS = 1_000_000;
 
 const count = (n: number): string => n.toLocaleString("en-US");
 
@@ -34,27 +38,42 @@ function head(text: string, n: number): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
 }
 
-/** `text` as a label shows it: its first LABEL_LIMIT characters, saying how many more there are. */
-function label(text: string): string {
-  if (text.length <= LABEL_LIMIT) return text;
-  const shown = head(text, LABEL_LIMIT);
+/** `text` as a label shows it: its first `limit` characters, saying how many more there are. */
+function label(text: string, limit = LABEL_LIMIT): string {
+  if (text.length <= limit) return text;
+  const shown = head(text, limit);
   return `${shown}… (${count(text.length - shown.length)} more characters)`;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string | null, text?: string | null, ...children: (Node | null)[]): HTMLElementTagNameMap[K] {
+/** A label as a card's {@link Budget} lets it show. */
+class Shown {
+  constructor(readonly text: string) {}
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string | null, text?: string | Shown | null, ...children: (Node | null)[]): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = label(String(text));
+  if (text instanceof Shown) node.textContent = text.text;
+  else if (text !== undefined && text !== null) node.textContent = label(String(text));
   for (const c of children) if (c) node.append(c);
   return node;
 }
 
-/** The characters and blocks a card may still lay out. */
+/** The characters, blocks and characters of labels a card may still lay out. */
 class Budget {
   constructor(
     public left = CARD_LIMIT,
     public blocks = BLOCK_LIMIT,
+    public labels = CARD_LABELS,
   ) {}
+  /** `value` (untrusted text: a name, an id, a media type...) as a label shows it: its first LABEL_LIMIT characters
+   * while the labels last, LABEL_MIN after, taken from them (1,000 characters a label, uncounted, let each card's
+   * 1,000 blocks lay out 3,000,000, and a stream of replies 4,000 a card however many there were). */
+  label(value: unknown): Shown {
+    const shown = label(String(value), Math.max(LABEL_MIN, Math.min(LABEL_LIMIT, this.labels)));
+    this.labels = Math.max(0, this.labels - shown.length);
+    return new Shown(shown);
+  }
   /** How many of `n` characters the block may show (at most TEXT_LIMIT), taken from what is left. */
   take(n: number): number {
     const granted = Math.max(0, Math.min(n, TEXT_LIMIT, this.left));
@@ -158,7 +177,7 @@ const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:\\s*;\\s*${TOKEN}=${TOKEN})*$`);
 const urlMediaType = (mediaType: string): string => (MEDIA_TYPE.test(mediaType) && !/;\s*base64=/i.test(mediaType) ? mediaType : "application/octet-stream");
 
-function sourceView(source: Json, type: string): Node {
+function sourceView(source: Json, type: string, budget: Budget): Node {
   if (source?.type === "base64") {
     const given = String(source.media_type ?? "application/octet-stream");
     const mediaType = urlMediaType(given);
@@ -172,14 +191,14 @@ function sourceView(source: Json, type: string): Node {
       img.alt = label(`${given} (${bytes} bytes)`);
       box.append(img);
     }
-    const link = el("a", null, `${given}, ${bytes} bytes${mediaType === given ? "" : ` (downloaded as ${mediaType}: not a media type a URL can carry)`}`);
+    const link = el("a", null, budget.label(`${given}, ${bytes} bytes${mediaType === given ? "" : ` (downloaded as ${mediaType}: not a media type a URL can carry)`}`));
     link.href = url;
     link.download = "";
     box.append(link);
     return box;
   }
-  if (source?.type === "url") return el("div", "media", null, el("span", "muted", "url "), el("code", null, String(source.url)));
-  return el("pre", "raw", jsonLabel(source));
+  if (source?.type === "url") return el("div", "media", null, el("span", "muted", "url "), el("code", null, budget.label(source.url)));
+  return el("pre", "raw", budget.label(jsonLabel(source)));
 }
 
 function blockView(b: Block, budget: Budget): HTMLElement {
@@ -192,7 +211,7 @@ function blockView(b: Block, budget: Budget): HTMLElement {
       const kept = meta.providerBlock;
       if (kept && typeof kept === "object" && !Array.isArray(kept)) {
         const kind = typeof kept.type === "string" ? kept.type : (Object.keys(kept).find((k) => k !== "thoughtSignature") ?? "block");
-        return el("details", "block provider-block", null, el("summary", null, `${String(meta.provider ?? "provider")} ran a tool: ${kind}`), jsonView(budget, "raw", kept));
+        return el("details", "block provider-block", null, el("summary", null, budget.label(`${String(meta.provider ?? "provider")} ran a tool: ${kind}`)), jsonView(budget, "raw", kept));
       }
       if (Array.isArray(meta.citations)) {
         return el("details", "block citations", null, el("summary", null, `citations of the text above · ${meta.citations.length}`), jsonView(budget, "raw", meta.citations));
@@ -203,20 +222,20 @@ function blockView(b: Block, budget: Budget): HTMLElement {
     }
     case "tool_use": {
       const args = b.metadata?.argumentsError ? longText(budget, "pre", "args error", `${b.content ?? ""}\n${b.metadata.argumentsError}`) : jsonView(budget, "args", b.input);
-      return el("div", "block tool-use", null, el("div", "head", null, el("span", "tag", "tool call"), el("strong", null, b.name || "(unnamed)"), el("code", "muted", b.id), el("span", `state state-${b.state}`, b.state)), args);
+      return el("div", "block tool-use", null, el("div", "head", null, el("span", "tag", "tool call"), el("strong", null, budget.label(b.name || "(unnamed)")), el("code", "muted", budget.label(b.id)), el("span", `state state-${b.state}`, budget.label(b.state))), args);
     }
     case "tool_result": {
       const out = el("div", "outputs");
       blocksInto(out, Array.isArray(b.output) ? b.output : [], budget);
-      return el("div", "block tool-result", null, el("div", "head", null, el("span", "tag", "tool result"), el("strong", null, b.name ?? ""), el("code", "muted", b.id), el("span", `state state-${b.state}`, b.state)), out);
+      return el("div", "block tool-result", null, el("div", "head", null, el("span", "tag", "tool result"), el("strong", null, budget.label(b.name ?? "")), el("code", "muted", budget.label(b.id)), el("span", `state state-${b.state}`, budget.label(b.state))), out);
     }
     case "hint":
-      return el("div", "block hint", null, el("span", "tag", "hint"), longText(budget, "span", "", String(b.hint ?? "")), b.source ? el("span", "muted", ` (${jsonLabel(b.source)})`) : null);
+      return el("div", "block hint", null, el("span", "tag", "hint"), longText(budget, "span", "", String(b.hint ?? "")), b.source ? el("span", "muted", budget.label(` (${jsonLabel(b.source)})`)) : null);
     case "data":
     case "image":
     case "audio":
     case "video":
-      return el("div", `block media-block ${b.type}`, null, el("span", "tag", b.type + (b.name ? `: ${b.name}` : "")), sourceView(b.source, b.type));
+      return el("div", `block media-block ${b.type}`, null, el("span", "tag", budget.label(b.type + (b.name ? `: ${b.name}` : ""))), sourceView(b.source, b.type, budget));
     default:
       return jsonView(budget, "block raw", b);
   }
@@ -252,27 +271,28 @@ function usageText(u: Json): string {
 }
 
 /** What the page's finished cards may still lay out (reset when the page builds them again). */
-let page = new Budget(PAGE_LIMIT, PAGE_BLOCKS);
+let page = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
 
 /** The card of `m`, taking what it lays out from `page` (the live card, built again at each render, takes nothing). */
 function card(m: Msg, live: boolean): HTMLElement {
   const meta = (m.metadata ?? {}) as Record<string, Json>;
+  const budget = new Budget(Math.min(CARD_LIMIT, page.left), Math.min(BLOCK_LIMIT, page.blocks), Math.min(CARD_LABELS, page.labels));
+  const [left, blocks, labels] = [budget.left, budget.blocks, budget.labels];
   const head = el("header", null, null,
-    el("strong", null, m.name ?? "assistant"),
-    el("code", "muted", m.id),
-    m.timestamp ? el("span", "muted", m.timestamp) : null,
+    el("strong", null, budget.label(m.name ?? "assistant")),
+    el("code", "muted", budget.label(m.id)),
+    m.timestamp ? el("span", "muted", budget.label(m.timestamp)) : null,
     live ? el("span", "badge live", "streaming") : null,
-    meta.agentscope_generate_reason ? el("span", "badge", String(meta.agentscope_generate_reason)) : null);
+    meta.agentscope_generate_reason ? el("span", "badge", budget.label(meta.agentscope_generate_reason)) : null);
   const body = el("div", "blocks");
-  const budget = new Budget(Math.min(CARD_LIMIT, page.left), Math.min(BLOCK_LIMIT, page.blocks));
-  const [left, blocks] = [budget.left, budget.blocks];
   blocksInto(body, m.content as Block[], budget);
+  const foot = el("footer", "muted", budget.label(usageText(m.usage)));
+  if (Array.isArray(meta.agentmsg_reduce_errors)) foot.append(el("div", "error", budget.label(`dropped (invalid): ${meta.agentmsg_reduce_errors.join("; ")}`)));
   if (!live) {
     page.left -= left - budget.left;
     page.blocks -= blocks - budget.blocks;
+    page.labels -= labels - budget.labels;
   }
-  const foot = el("footer", "muted", usageText(m.usage));
-  if (Array.isArray(meta.agentmsg_reduce_errors)) foot.append(el("div", "error", `dropped (invalid): ${meta.agentmsg_reduce_errors.join("; ")}`));
   return el("article", live ? "card live" : "card", null, head, body, foot);
 }
 
@@ -397,7 +417,7 @@ async function main(): Promise<void> {
       restarts++;
       reducer = fresh;
       done.length = 0;
-      page = new Budget(PAGE_LIMIT, PAGE_BLOCKS);
+      page = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
       restarted = true;
       document.body.dataset.restarts = String(restarts);
       status.textContent = `the server could not resume after event ${lastEventId}: starting over`;
@@ -406,7 +426,7 @@ async function main(): Promise<void> {
   });
   ended = true;
   document.body.dataset.events = String(events);
-  page = new Budget(PAGE_LIMIT, PAGE_BLOCKS);
+  page = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
   cards.replaceChildren(fragment(messages.map((m) => card(m, false))));
   const problems = reducer ? (reducer as Reducer).problems.length : 0;
   status.textContent = `done · ${events} events · ${messages.length} message(s)${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${restarts ? ` · restarted ${restarts} time(s)` : ""}${problems ? ` · ${problems} problem(s) fixed by the tolerant rules` : ""}`;
