@@ -560,6 +560,7 @@ class Reader(PayloadReader):
         self.emitters: dict[tuple[int, str], Callable[[str], None]] = {}
         self.last_call: dict[int, str] = {}  # per choice: the call the last fragment went to (its field name)
         self.restarts: set[tuple[int, str]] = set()  # (choice, field)s a cumulative value restarted, said once
+        self.called: set[int] = set()  # choices a tool call came in (a cumulative text may restart after one)
 
     def _new_text(self, i: int, field: str, value: str, method: Callable[..., None]) -> None:
         """The new text of ``field`` to the builder's ``method`` (text or thinking) for choice ``i``: straight
@@ -582,7 +583,10 @@ class Reader(PayloadReader):
         not start with the first means incremental. One that does may be either (incremental ``"**"`` then
         ``"**Plan"``, or ``"ha"`` then ``"ha"``): it is held until the next value tells (it starts with its
         field's last value again: cumulative; it does not: incremental) or the reply ends (cumulative, the
-        API's default)."""
+        API's default). After a tool call of the choice, a value that does not start with the held one is a
+        cumulative text that starts afresh (the model's text after its calls: the chunk that held it repeated the
+        text before them, with the calls), not incremental output: the mode is cumulative and the value is new
+        text, said (problem ``cumulative``) as every restart of a cumulative text is."""
         if not value:
             return
         key = (i, field)
@@ -593,7 +597,9 @@ class Reader(PayloadReader):
                 emit(value)
                 return
             if self.held is not None:
-                self._settle(value.startswith(prev))
+                (at, held_field), *_ = self.held
+                restart = at == i and i in self.called and not held_field.startswith("arguments")
+                self._settle(value.startswith(prev) or restart)
             elif value.startswith(prev):
                 self.held = (key, prev, value, emit)
                 self.seen[key] = value
@@ -887,6 +893,7 @@ class Reader(PayloadReader):
             else:
                 key = self.last_key.get(i, ("position", position))  # a continuation: id "" and no index
             self.last_key[i] = key
+            self.called.add(i)
             args = fn.get("arguments")
             if isinstance(args, (dict, list)):
                 args = b.json_text(args)

@@ -503,3 +503,38 @@ def test_dashscope_an_applications_session_id_and_workflow_messages_are_said() -
         notes = [e["value"]["message"] for e in events if e["type"] == "CUSTOM" and e["name"] == "agentmsg.not-kept"]
         assert len(notes) == 2
         assert any("'sess-7'" in n for n in notes) and any("(workflow_message)" in n for n in notes)
+
+
+def _native_sse(payloads: list[dict[str, Any]]) -> bytes:
+    """Payloads in the native stream's framing, as recorded (native_stream_text_docs.sse): id, event, status, data."""
+    return b"".join(
+        b"id:%d\nevent:result\n:HTTP_STATUS/200\ndata:" % (k + 1) + orjson.dumps(p) + b"\n\n"
+        for k, p in enumerate(payloads)
+    )
+
+
+def test_a_cumulative_text_that_starts_afresh_after_a_tool_call_is_new_text_told_or_not() -> None:
+    """Cumulative output (incremental_output false) repeats the text so far in each chunk, the calls' chunk too; after
+    the calls the model's text can start afresh (AgentScope Java #1211 saw the cumulative text reset at a tool call).
+    The restarted value is new text, said once (``cumulative``), whether the parser was told the mode or finds it
+    out: a stream whose text had one value before the calls was read as incremental, the text doubled
+    ("Let me checkLet me checkIt isIt is sunny")."""
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+    base = {"input_tokens": 9, "output_tokens": 3, "total_tokens": 12}
+    body = _native_sse(
+        [
+            _ds("Let me check") | {"usage": base},
+            _ds("Let me check", tool_calls=[call]) | {"usage": base},
+            _ds("It is") | {"usage": base},
+            _ds("It is sunny.", "stop") | {"usage": base},
+        ]
+    )
+    for incremental in (False, None):
+        events = list(dashscope.parse_stream(body, incremental=incremental))
+        msg = reduce_ok(events)
+        assert msg.text_content == "Let me checkIt is sunny.", incremental
+        assert calls(msg) == [("call_1", "get_weather", {})]
+        assert said(events) == ["cumulative"]
+    # the same text streamed incrementally (each chunk new text) is still read so when not told
+    inc = _native_sse([_ds("Let me check"), _ds("", tool_calls=[call]), _ds("It is"), _ds(" sunny.", "stop")])
+    assert reduce_ok(list(dashscope.parse_stream(inc))).text_content == "Let me checkIt is sunny."
