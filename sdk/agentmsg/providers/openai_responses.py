@@ -163,7 +163,8 @@ def format_request(
 
     ``params``: ``max_tokens`` (-> ``max_output_tokens``), ``reasoning_effort`` (-> ``reasoning.effort``),
     ``verbosity`` (-> ``text.verbosity``), ``reasoning``, ``temperature``, ``top_p``, ``parallel_tool_calls``,
-    ``store`` (default false), ``include``, ``text``, ... pass through; ``stop``, ``seed``, ``top_k``,
+    ``store`` (default false), ``include`` (a list of strings; another type raises :class:`~agentmsg.ValidationError`), ``text``, ...
+    pass through; ``stop``, ``seed``, ``top_k``,
     ``frequency_penalty``, ``presence_penalty``, ``n``, ``thinking_budget`` and Chat Completions' ``logit_bias``,
     ``modalities``, ``audio``, ``prediction``, ``web_search_options``, ``functions``, ``function_call`` are not
     taken (param-dropped). ``structured_output`` (or a ``response_format`` parameter):
@@ -224,7 +225,16 @@ def format_request(
                 body["reasoning"]["effort"] = effort
         body["store"] = bool(store) if store is not None else False
         include = extra.pop("include", None)
-        include = list(include) if isinstance(include, (list, tuple)) else [] if include is None else include
+        if include is not None and not isinstance(include, (list, tuple)):
+            # (the API takes an array; a string would go as given and be refused there, and a wrapped one would
+            # hide a caller's mistake, such as a comma-separated list: refused here, naming the field)
+            raise ValidationError.single(
+                "/params/include",
+                "type",
+                f"include must be a list of strings (['reasoning.encrypted_content']), not a {type(include).__name__}:"
+                f" {include!r:.80}",
+            )
+        include = list(include) if include is not None else []
         if (
             not body["store"]
             and isinstance(include, list)

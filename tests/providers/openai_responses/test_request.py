@@ -110,6 +110,18 @@ def test_encrypted_content_is_asked_for_only_where_reasoning_may_come() -> None:
     assert mine.body["include"] == ["message.output_text.logprobs", "reasoning.encrypted_content"]
 
 
+def test_include_given_as_a_string_is_refused_naming_the_field() -> None:
+    """``include`` is an array in the API: a string was sent as given (and, with a reasoning model, not even
+    completed with the encrypted content). Refused before anything is sent, naming the field; a tuple is a list."""
+    hi = [UserMessage("Hi")]
+    for bad in ("reasoning.encrypted_content", "message.output_text.logprobs", {"a": 1}):
+        with pytest.raises(ValidationError, match="include must be a list of strings") as err:
+            formatted("openai-responses", hi, model="gpt-5", include=bad)
+        assert [(p.pointer, p.rule) for p in err.value.problems] == [("/params/include", "type")]
+    r = formatted("openai-responses", hi, model="gpt-4o", include=("message.output_text.logprobs",))
+    assert r.body["include"] == ["message.output_text.logprobs"]
+
+
 def test_reasoning_of_another_provider_or_of_no_item_is_said() -> None:
     convo = tool_loop()  # (Anthropic's signed thinking)
     r = formatted("openai-responses", convo, tools=TOOLS)
