@@ -652,13 +652,44 @@ def test_an_empty_allowed_root_is_refused_not_the_current_directory(tmp_path: Pa
         MediaPolicy(allowed_roots="")
     with pytest.raises(ValueError, match="empty path"):
         MediaPolicy(allowed_roots=[str(tmp_path), ""])
-    assert MediaPolicy(allowed_roots=".").allowed_roots == (".",)
+    # Path("") is Path("."): the same object, so neither can say the current directory (the string '.' does)
+    for empty in (Path(""), [tmp_path, Path("")], Path(".")):
+        with pytest.raises(ValueError, match=r"allowed_roots: PosixPath\('\.'\).*empty path"):
+            MediaPolicy(allowed_roots=empty)
     from tests._support import cli
 
     conversation = tmp_path / "c.json"
     conversation.write_text('[{"role": "USER", "content": [{"type": "text", "text": "hi"}]}]')
     run = cli.run("format", "--provider", "openai", "--allow-root", "", str(conversation))
     assert run.returncode == 2 and "empty path" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_relative_root_is_resolved_when_the_policy_is_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative root was resolved against the current directory of each format call: a policy made for
+    ./media in /app read /home/x/media's files once something changed directory. It is made absolute when the
+    policy is made; a symlink under it out of it is still refused."""
+    for place in ("app", "elsewhere"):
+        (tmp_path / place / "media").mkdir(parents=True)
+        (tmp_path / place / "media" / "x.png").write_bytes(place.encode())
+    (tmp_path / "secret.png").write_bytes(b"secret")
+    monkeypatch.chdir(tmp_path / "app")
+    policy = MediaPolicy(allowed_roots="media")
+    dot = MediaPolicy(allowed_roots=".")
+    assert policy.allowed_roots == (str(tmp_path / "app" / "media"),)
+    assert dot.allowed_roots == (str(tmp_path / "app"),)
+    options, here = FormatOptions(media=policy), FormatOptions(media=dot)
+    (tmp_path / "app" / "media" / "out.png").symlink_to(tmp_path / "secret.png")
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    for opts in (options, here):
+        assert refused("openai", image_msg("media/x.png"), opts) == ("/0/content/0", "media-local-refused")
+        assert refused("openai", image_msg(str(tmp_path / "elsewhere" / "media" / "x.png")), opts)[1] == (
+            "media-local-refused"
+        )
+        assert refused("openai", image_msg(str(tmp_path / "app" / "media" / "out.png")), opts)[1] == (
+            "media-local-refused"
+        )
+        r = formatted("openai", image_msg(str(tmp_path / "app" / "media" / "x.png")), options=opts)
+        assert base64.b64encode(b"app").decode() in r.body_bytes().decode()
 
 
 def _self_signed(tmp_path: Path, name: str) -> tuple[str, str]:

@@ -24,6 +24,7 @@ import base64
 import binascii
 import os
 import re
+from pathlib import PurePath
 from typing import Any, Final
 from urllib.parse import unquote_to_bytes, urlsplit
 
@@ -40,21 +41,35 @@ DEFAULT_MAX_BYTES: Final = 20 * 1024 * 1024
 
 
 def _roots(value: Any) -> tuple[str, ...]:
+    """The roots as given, a relative one made absolute now, against the current directory when the policy is
+    made: resolved at each read, a later ``chdir`` (anyone's, in the process) moved the root with it."""
     if value is None:
         return ()
-    if isinstance(value, (str, os.PathLike)):
+    if isinstance(value, (str, bytes, os.PathLike)):
         value = (value,)
-    roots = tuple(os.fspath(v) for v in value)
-    if any(not r for r in roots):  # ("" would be the current directory: a root left unset, most likely)
-        raise ValueError("allowed_roots: an empty path is no root (give '.' for the current directory)")
-    return roots
+    roots = []
+    for one in value:
+        if isinstance(one, PurePath) and not one.parts:
+            # Path("") is Path("."), the same object: an empty path left unset (Path(os.environ.get(...,
+            # ""))) cannot be told from the current directory, so neither is taken
+            raise ValueError(
+                f"allowed_roots: {one!r} is no root: it may be an empty path (Path('') is Path('.')); "
+                "give '.' or Path.cwd() for the current directory"
+            )
+        root = os.fsdecode(one)
+        if not root:  # ("" would be the current directory: a root left unset, most likely)
+            raise ValueError("allowed_roots: an empty path is no root (give '.' for the current directory)")
+        roots.append(root if os.path.isabs(root) else os.path.abspath(root))
+    return tuple(roots)
 
 
 @attrs.frozen(kw_only=True)
 class MediaPolicy:
     """What a formatter may read or fetch to get media bytes. The default reads and fetches nothing.
 
-    ``allowed_roots``: directories under which local files may be read.
+    ``allowed_roots``: directories under which local files may be read; a relative one is made absolute
+    when the policy is made (a later change of directory does not move it). An empty path is refused, and
+    ``Path("")``, which is ``Path(".")``: give ``"."`` or ``Path.cwd()`` for the current directory.
     ``allow_hard_links``: read a file that has other names (hard links), which may be outside the roots.
     ``max_bytes``: size limit of one file or download (default 20 MiB).
     ``allow_download``: fetch http(s) URLs for providers that take only inline bytes.
