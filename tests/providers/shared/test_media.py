@@ -692,6 +692,43 @@ def test_a_relative_root_is_resolved_when_the_policy_is_made(tmp_path: Path, mon
         assert base64.b64encode(b"app").decode() in r.body_bytes().decode()
 
 
+def _problem(msgs: list[Any], options: Any) -> tuple[str, str, str]:
+    with pytest.raises(ValidationError) as exc:
+        get("openai").format_request(msgs, options=options)
+    p = exc.value.problems[0]
+    return p.pointer, p.rule, p.message
+
+
+@pytest.mark.parametrize("root", ["allowed", "/"])
+def test_a_file_url_is_read_as_rfc_8089_says(media_root: Path, root: str) -> None:
+    """file:////abs is the UNC form (RFC 8089 appendix E.3.2: file:////host/share/path), a file on another host,
+    whose path POSIX leaves to the system ("//x"): it was refused as "outside the allowed roots" under a folder
+    root and read under "/", and file://///abs (three slashes more) was read under either. Both are refused now,
+    saying why, as is a path made to start so by an escape (%2F). file://localhost/abs is file:///abs (the host
+    in any case), and file:relative has no absolute path (it was read against the current directory)."""
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root if root == "allowed" else Path(root)]))
+    inside, outside = media_root / "dot.png", media_root.parent / "secret.png"
+    bare = str(inside).lstrip("/")
+    for url in (f"file:////{bare}", f"file://///{bare}", f"file:///%2F{bare}", f"file://localhost//{bare}"):
+        pointer, rule, message = _problem(image_msg(url), options)
+        assert (pointer, rule) == ("/0/content/0", "media-local-refused"), url
+        assert "UNC" in message and "another host" in message, message
+    pointer, rule, message = _problem(image_msg("file:dot.png"), options)
+    assert (pointer, rule) == ("/0/content/0", "media-local-refused") and "relative path" in message, message
+    expected = base64.b64encode(inside.read_bytes()).decode()
+    (media_root / "sub").mkdir()
+    for path in (inside, media_root / "sub" / ".." / "dot.png"):
+        for host in ("", "localhost", "LOCALHOST", "LocalHost"):
+            url = f"file://{host}/{str(path).lstrip('/')}"
+            assert _read_local(media_root if root == "allowed" else Path(root), url) == expected, url
+    for host in ("", "localhost", "LOCALHOST"):
+        url = f"file://{host}/{str(outside).lstrip('/')}"
+        if root == "allowed":
+            assert _problem(image_msg(url), options)[:2] == ("/0/content/0", "media-local-refused"), url
+        for other in (f"file://{host}.example/{bare}", f"file://{host}:80/{bare}", f"file://user@{host}/{bare}"):
+            assert _problem(image_msg(other), options)[:2] == ("/0/content/0", "media-local-refused"), other
+
+
 def _self_signed(tmp_path: Path, name: str) -> tuple[str, str]:
     """A certificate for ``name`` (its own CA) and its key, as PEM files."""
     import datetime

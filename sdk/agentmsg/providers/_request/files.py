@@ -42,10 +42,26 @@ class LocalFiles:
         """The bytes of the local file ``ref`` (a path, or a ``file:`` URL when ``scheme`` says so), under the
         policy; every refusal a :class:`~agentmsg.ValidationError` at ``pointer``."""
         if scheme == "file":
+            # RFC 8089: file:///abs, file://localhost/abs (a host name in any case) and file:/abs name the same
+            # local file; any other host is a remote one
             parts = split_url(ref, pointer, "media-local-refused")
-            if parts.netloc not in ("", "localhost"):
+            if parts.netloc.lower() not in ("", "localhost"):
                 raise ValidationError.single(pointer, "media-local-refused", f"file URL with a remote host: {ref}")
             path = unquote(parts.path)
+            if path.startswith("//"):
+                # file:////host/share/path, the UNC form (RFC 8089 E.3.2, five slashes too): a file on another
+                # host; read here, "//host" is a path whose meaning POSIX leaves to the system
+                raise ValidationError.single(
+                    pointer,
+                    "media-local-refused",
+                    f"file URL in the UNC form (its path starts with //): a file on another host, not read: {ref}",
+                )
+            if not path.startswith("/"):
+                raise ValidationError.single(
+                    pointer,
+                    "media-local-refused",
+                    f"file URL with a relative path (RFC 8089: its path is absolute), not read: {ref}",
+                )
         else:
             path = ref
         roots = self._roots()
