@@ -285,6 +285,11 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`12 MB over the limit`",
         "send smaller media, or raise MediaPolicy's limit",
     ),
+    "media-total-too-large": (
+        "the media one request reads and downloads, every block counted, over the policy's total",
+        "`/4/content/0: https://x/a.wav (over 1048576 bytes) takes the media of this request over its limit`",
+        "send fewer or smaller media, or raise MediaPolicy.max_total_bytes",
+    ),
     "media-fetch-failed": ("downloading media failed", "`HTTP 404`", "check the URL"),
     # ---- trimming to a token budget (agentmsg.context.trim, agentmsg trim) ----
     "trim-removed": (

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from agentmsg import AudioBlock, DataBlock, ImageBlock, URLSource, UserMessage, ValidationError
+from agentmsg import AssistantMessage, AudioBlock, DataBlock, ImageBlock, URLSource, UserMessage, ValidationError
 from agentmsg.providers import FormatOptions, MediaPolicy, get
 from tests.oracles import formatted
 
@@ -177,6 +177,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if self.path in self.raw:
             self.wfile.write(self.raw[self.path])
             self.close_connection = True
+            return
+        if self.path == "/endless.wav":  # a body without length, sent as fast as it is read, until the client hangs up
+            self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Type: audio/wav\r\n\r\n" + WAV)
+            block = b"\x00" * (64 << 10)
+            for _ in range(1 << 14):  # (1 GiB, more than any limit of the tests)
+                try:
+                    self.wfile.write(block)
+                except OSError:
+                    self.left.set()
+                    return
             return
         if self.path.startswith("/slow"):  # a byte every 50 ms for 60 s: of the headers, or of a body without length
             head = self.path == "/slow-head"
@@ -727,6 +737,116 @@ def test_a_file_url_is_read_as_rfc_8089_says(media_root: Path, root: str) -> Non
             assert _problem(image_msg(url), options)[:2] == ("/0/content/0", "media-local-refused"), url
         for other in (f"file://{host}.example/{bare}", f"file://{host}:80/{bare}", f"file://user@{host}/{bare}"):
             assert _problem(image_msg(other), options)[:2] == ("/0/content/0", "media-local-refused"), other
+
+
+def _blocks(*urls: str) -> list[Any]:
+    """A user message of an image block per local path and an audio block per http URL."""
+    return [
+        UserMessage(
+            [
+                AudioBlock(source=URLSource(url=u, mime_type="audio/wav"))
+                if u.startswith("http")
+                else ImageBlock(source=URLSource(url=u, mime_type="image/png"))
+                for u in urls
+            ]
+        )
+    ]
+
+
+def test_the_media_of_a_request_is_capped_as_a_whole(media_root: Path) -> None:
+    """Each file was capped (max_bytes) but not a request's media: a conversation of 1,000 blocks of 20 MiB
+    files was read into 20 GB and sent. max_total_bytes caps what one format call reads, every block counted;
+    the block that crosses it is refused at its pointer, and inline media (held by the caller) is not counted."""
+    for name, size in (("a", 40), ("b", 60), ("c", 1)):
+        (media_root / f"{name}.png").write_bytes(b"A" * size)
+    a, b, c = (str(media_root / f"{name}.png") for name in "abc")
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root], max_bytes=64, max_total_bytes=100))
+    r = formatted("openai", _blocks(a, b), options=options)  # exactly the total
+    assert [part["image_url"]["url"].partition(",")[2] for part in r.body["messages"][0]["content"]] == [
+        base64.b64encode(b"A" * n).decode() for n in (40, 60)
+    ]
+    pointer, rule, message = _problem(_blocks(a, b, c), options)  # one byte more
+    assert (pointer, rule) == ("/0/content/2", "media-total-too-large"), message
+    assert (
+        "MediaPolicy.max_total_bytes" in message and "limit of 100 bytes" in message and "100 bytes before" in message
+    )
+    across = [_blocks(a)[0], AssistantMessage("seen"), _blocks(c, b)[0]]
+    assert _problem(across, options)[:2] == ("/2/content/1", "media-total-too-large")
+    # a file in two blocks is sent twice, so it counts twice (read once)
+    assert _problem(_blocks(b, b), options)[:2] == ("/0/content/1", "media-total-too-large")
+    # a data: URL is the caller's bytes already: not counted
+    inline = "data:image/png;base64," + base64.b64encode(b"B" * 500).decode()
+    formatted("openai", _blocks(inline, a, b), options=options)
+    # per request: the same options format the next request with the whole total
+    formatted("openai", _blocks(b, a), options=options)
+    # a file over max_bytes is refused by that rule first
+    (media_root / "big.png").write_bytes(b"A" * 65)
+    assert _problem(_blocks(str(media_root / "big.png")), options)[1] == "media-too-large"
+    # the default: 4 x max_bytes (80 MiB for the default 20 MiB)
+    assert MediaPolicy().max_total_bytes == 80 << 20
+    assert MediaPolicy(max_bytes=10).max_total_bytes == 40
+
+
+@pytest.mark.parametrize("body", ["with-length", "chunked", "gzip"])
+def test_downloads_count_toward_the_total_with_local_files(server: str, media_root: Path, body: str) -> None:
+    """Downloads and local files count against one total; the download that crosses it is refused at its block,
+    whether its length is declared (refused before its body is read), only counted as it comes, or compressed."""
+    (media_root / "a.png").write_bytes(b"A" * 40)
+    a = str(media_root / "a.png")
+    data = WAV + b"\x01" * (60 - len(WAV))
+    for size in (60, 61):
+        one = (data + b"\x02")[:size]
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: audio/wav\r\n"
+        if body == "with-length":
+            _Handler.raw[f"/w{size}.wav"] = head + b"Content-Length: %d\r\n\r\n" % size + one
+        else:
+            wire = gzip.compress(one, mtime=0) if body == "gzip" else one
+            head += b"Content-Encoding: gzip\r\n" if body == "gzip" else b""
+            _Handler.raw[f"/w{size}.wav"] = (
+                head + b"Transfer-Encoding: chunked\r\n\r\n%x\r\n" % len(wire) + wire + b"\r\n0\r\n\r\n"
+            )
+    total = 100  # (a gzip body counts the larger of its bytes and what they inflate to: here the latter)
+    policy = {"allow_download": True, "allow_private": True, "timeout": 5, "max_bytes": 200}
+    options = FormatOptions(media=MediaPolicy(allowed_roots=[media_root], max_total_bytes=total, **policy))
+    r = formatted("openai", _blocks(a, f"{server}/w60.wav"), options=options)
+    assert base64.b64decode(r.body["messages"][0]["content"][1]["input_audio"]["data"]) == data
+    pointer, rule, message = _problem(_blocks(a, f"{server}/w61.wav"), options)
+    assert (pointer, rule) == ("/0/content/1", "media-total-too-large"), message
+    assert f"{server}/w61.wav" in message and f"limit of {total} bytes" in message
+    # the same URL in two blocks counts twice (downloaded once)
+    small = FormatOptions(media=MediaPolicy(max_total_bytes=119, **policy))
+    _Handler.seen.clear()
+    assert _problem(_blocks(f"{server}/w60.wav", f"{server}/w60.wav"), small)[:2] == (
+        "/0/content/1",
+        "media-total-too-large",
+    )
+    assert _Handler.seen == ["/w60.wav"]
+    if body == "gzip":  # zero padding after the member inflates to nothing, but was read: it counts
+        wire = gzip.compress(data, mtime=0) + bytes(100)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: audio/wav\r\nContent-Encoding: gzip\r\nConnection: close\r\n\r\n"
+        _Handler.raw["/padded.wav"] = head + wire
+        alone = FormatOptions(media=MediaPolicy(max_total_bytes=len(wire) - 1, **policy))
+        assert _problem(audio_msg(f"{server}/padded.wav"), alone)[:2] == ("/0/content/0", "media-total-too-large")
+        alone = FormatOptions(media=MediaPolicy(max_total_bytes=len(wire), **policy))
+        r = formatted("openai", audio_msg(f"{server}/padded.wav"), options=alone)
+        assert base64.b64decode(r.body["messages"][0]["content"][0]["input_audio"]["data"]) == data
+
+
+def test_a_download_is_stopped_as_soon_as_it_crosses_the_total(server: str) -> None:
+    """A body without end is read up to the total and no further (not to max_bytes, nor to the timeout): the
+    refusal names the total, the server sees the client hang up, and the memory used stays near the total."""
+    options = FormatOptions(
+        media=MediaPolicy(allow_download=True, allow_private=True, timeout=60, max_total_bytes=1 << 20)
+    )
+    tracemalloc.start()
+    try:
+        pointer, rule, message = _problem(audio_msg(f"{server}/endless.wav"), options)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (pointer, rule) == ("/0/content/0", "media-total-too-large"), message
+    assert _Handler.left.wait(30)
+    assert peak < 8 << 20, peak  # (the per-file limit, 20 MiB, would have been read whole)
 
 
 def _self_signed(tmp_path: Path, name: str) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 
 from agentmsg.errors import ValidationError
 
-__all__ = ["Downloader", "split_url"]
+__all__ = ["Downloader", "over_total", "split_url"]
 
 
 class Downloader:
@@ -133,9 +133,11 @@ class Downloader:
 
         return trace
 
-    def fetch(self, url: str, pointer: str) -> tuple[bytes, str | None]:
-        """The body of ``url`` and its Content-Type, under the policy (redirects followed up to its limit,
-        each hop checked). Every failure is a :class:`~agentmsg.ValidationError` at ``pointer``."""
+    def fetch(self, url: str, pointer: str, room: int) -> tuple[bytes, str | None, int]:
+        """The body of ``url``, its Content-Type and the bytes it counts against the request's
+        ``max_total_bytes`` (the larger of the bytes received and the bytes decoded), under the policy
+        (redirects followed up to its limit, each hop checked); stopped as soon as it counts more than
+        ``room``. Every failure is a :class:`~agentmsg.ValidationError` at ``pointer``."""
         policy = self.policy
         from http.cookiejar import CookieJar, DefaultCookiePolicy  # (here, as httpx: a download's alone)
 
@@ -199,6 +201,9 @@ class Downloader:
                             "media-too-large",
                             f"{current} has {declared} bytes, over the limit of {policy.max_bytes}",
                         )
+                    if declared and declared.isdigit() and int(declared) > room:
+                        raise over_total(pointer, current, policy, room, int(declared))
+                    cap = min(policy.max_bytes, room)
                     encoding = response.headers.get("content-encoding", "").strip().lower()
                     if encoding in ("gzip", "x-gzip", "deflate"):
                         # decoded here, never more than the limit allows (httpx would inflate a whole
@@ -225,7 +230,7 @@ class Downloader:
                                 f"{current} sent over {policy.max_bytes} bytes of {encoding} body (the limit)",
                             )
                         try:
-                            chunk = decoder.feed(raw, policy.max_bytes + 1 - total) if decoder else raw
+                            chunk = decoder.feed(raw, cap + 1 - total) if decoder else raw
                         except zlib.error as exc:
                             raise ValidationError.single(
                                 pointer, "media-fetch-failed", f"{current}: bad {encoding} body: {exc}"
@@ -235,6 +240,8 @@ class Downloader:
                             raise ValidationError.single(
                                 pointer, "media-too-large", f"{current} is over the limit of {policy.max_bytes} bytes"
                             )
+                        if max(received, total) > room:  # (the compressed bytes count too: they were read)
+                            raise over_total(pointer, current, policy, room, max(received, total), more=True)
                         if time.monotonic() > deadline:
                             break
                         chunks.append(chunk)
@@ -256,7 +263,7 @@ class Downloader:
                         raise ValidationError.single(
                             pointer, "media-fetch-failed", f"GET {current} answered HTTP 200 with an empty body"
                         )
-                    return body, response.headers.get("content-type")
+                    return body, response.headers.get("content-type"), max(received, len(body))
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 if time.monotonic() > deadline:
                     raise ValidationError.single(
@@ -308,6 +315,18 @@ def _check_address(addr: str, pointer: str, url: str) -> None:
                 "media-address-refused",
                 f"{url} resolves to the non-public address {shown} (MediaPolicy.allow_private)",
             )
+
+
+def over_total(pointer: str, what: str, policy: Any, room: int, size: int, *, more: bool = False) -> ValidationError:
+    """The refusal of the media ``what`` (``size`` bytes, or ``more`` than that when it was stopped there), which
+    would take the request's media over ``max_total_bytes`` with ``room`` bytes of it left."""
+    before = policy.max_total_bytes - room
+    return ValidationError.single(
+        pointer,
+        "media-total-too-large",
+        f"{what} ({'over ' if more else ''}{size} bytes) takes the media of this request over its limit of "
+        f"{policy.max_total_bytes} bytes (MediaPolicy.max_total_bytes; {before} bytes before it)",
+    )
 
 
 def split_url(url: str, pointer: str, rule: str) -> SplitResult:

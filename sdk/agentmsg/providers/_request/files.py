@@ -16,7 +16,7 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from agentmsg.errors import ValidationError
-from agentmsg.providers._request.download import split_url
+from agentmsg.providers._request.download import over_total, split_url
 
 __all__ = ["LocalFiles"]
 
@@ -38,9 +38,10 @@ class LocalFiles:
             self._written_roots = self._real_roots + tuple(os.path.abspath(r) for r in given)
         return self._real_roots
 
-    def read(self, ref: str, scheme: str | None, pointer: str) -> bytes:
+    def read(self, ref: str, scheme: str | None, pointer: str, room: int) -> bytes:
         """The bytes of the local file ``ref`` (a path, or a ``file:`` URL when ``scheme`` says so), under the
-        policy; every refusal a :class:`~agentmsg.ValidationError` at ``pointer``."""
+        policy, at most ``room`` bytes (what is left of the request's ``max_total_bytes``: read no further);
+        every refusal a :class:`~agentmsg.ValidationError` at ``pointer``."""
         if scheme == "file":
             # RFC 8089: file:///abs, file://localhost/abs (a host name in any case) and file:/abs name the same
             # local file; any other host is a remote one
@@ -87,8 +88,11 @@ class LocalFiles:
             )
         cached = self._cache.get(real)
         if cached is not None:
+            if len(cached) > room:
+                raise over_total(pointer, repr(ref), self.policy, room, len(cached))
             return cached
         limit = self.policy.max_bytes
+        cap = min(limit, room)
         try:
             fd = _open_under(root, real)
         except OSError as exc:
@@ -113,10 +117,12 @@ class LocalFiles:
                 raise ValidationError.single(
                     pointer, "media-too-large", f"{ref!r} has {st.st_size} bytes, over the limit of {limit}"
                 )
+            if st.st_size > room:
+                raise over_total(pointer, repr(ref), self.policy, room, st.st_size)
             chunks = []
             total = 0
-            while True:
-                chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            while True:  # (the size may have changed since fstat: a file that grows is read no further)
+                chunk = os.read(fd, min(1 << 20, cap + 1 - total))
                 if not chunk:
                     break
                 chunks.append(chunk)
@@ -125,6 +131,8 @@ class LocalFiles:
                     raise ValidationError.single(
                         pointer, "media-too-large", f"{ref!r} is over the limit of {limit} bytes"
                     )
+                if total > room:
+                    raise over_total(pointer, repr(ref), self.policy, room, total, more=True)
         finally:
             os.close(fd)
         result = b"".join(chunks)

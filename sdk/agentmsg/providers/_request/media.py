@@ -12,7 +12,9 @@ source is local or the provider takes only inline data, and then this module app
   link-local or otherwise non-global address (the name resolved once, within the timeout, and the
   connection made to an address checked; the connected socket checked again before the request is
   sent; at every redirect) unless ``allow_private``, with a timeout for the whole download, a
-  redirect limit and a size cap, over httpx.
+  redirect limit and a size cap, over httpx;
+* what one session (one format call) reads and downloads is capped as a whole (``max_total_bytes``,
+  every block counted), a file or download refused as soon as it would cross it.
 
 Every refusal is a :class:`~agentmsg.ValidationError` whose pointer is the block's. This module holds the
 policy and resolves a source; local files are read by ``_files``, URLs downloaded by ``_download``.
@@ -32,12 +34,17 @@ import attrs
 
 from agentmsg._wire.token import TOKEN
 from agentmsg.errors import ValidationError
-from agentmsg.providers._request.download import Downloader
+from agentmsg.providers._request.download import Downloader, over_total
 from agentmsg.providers._request.files import LocalFiles
 
 __all__ = ["Media", "MediaPolicy", "MediaSession", "guess_mime"]
 
 DEFAULT_MAX_BYTES: Final = 20 * 1024 * 1024
+#: the default of ``max_total_bytes``, a multiple of ``max_bytes``: 80 MiB for the default 20 MiB, which is
+#: 107 MiB in base64, just above the largest inline request a provider documents (Gemini: 100 MB of base64
+#: inline data; Anthropic's Messages API takes 32 MB a request), so no request that a provider would take
+#: is refused, and what one formatter call reads or fetches stays bounded
+TOTAL_PER_FILE: Final = 4
 
 
 def _roots(value: Any) -> tuple[str, ...]:
@@ -72,6 +79,8 @@ class MediaPolicy:
     ``Path("")``, which is ``Path(".")``: give ``"."`` or ``Path.cwd()`` for the current directory.
     ``allow_hard_links``: read a file that has other names (hard links), which may be outside the roots.
     ``max_bytes``: size limit of one file or download (default 20 MiB).
+    ``max_total_bytes``: size limit of the media one request reads and downloads, every block counted (a file
+    or URL in two blocks counts twice: it is sent twice); default 4 x ``max_bytes``.
     ``allow_download``: fetch http(s) URLs for providers that take only inline bytes.
     ``allow_private``: let downloads reach private, loopback and link-local addresses.
     ``timeout``: seconds per network operation, and for a whole download.
@@ -82,6 +91,9 @@ class MediaPolicy:
     allowed_roots: tuple[str, ...] = attrs.field(default=(), converter=_roots)
     allow_hard_links: bool = False
     max_bytes: int = DEFAULT_MAX_BYTES
+    max_total_bytes: int = attrs.field(
+        default=attrs.Factory(lambda self: TOTAL_PER_FILE * self.max_bytes, takes_self=True)
+    )
     allow_download: bool = False
     allow_private: bool = False
     timeout: float = 10.0
@@ -170,7 +182,11 @@ class MediaSession:
         self.policy = policy
         self._files = LocalFiles(policy)
         self._downloader = Downloader(policy)
-        self._downloads: dict[str, tuple[bytes, str | None]] = {}
+        self._downloads: dict[str, tuple[bytes, str | None, int]] = {}
+        #: the bytes each block's media counted against ``max_total_bytes`` (by the block's pointer: a block
+        #: resolved twice counts once), and their sum
+        self._counted: dict[str, int] = {}
+        self._total = 0
 
     def close(self) -> None:
         self._downloader.close()
@@ -196,7 +212,8 @@ class MediaSession:
             mime, data = _parse_data_url(url, pointer)
             return Media(declared or mime, data=data)
         if scheme is None or scheme == "file":
-            raw = self._files.read(url, scheme, pointer)
+            raw = self._files.read(url, scheme, pointer, self._room(pointer))
+            self._count(pointer, len(raw))
             return Media(declared or guess_mime(url), data=base64.b64encode(raw).decode("ascii"))
         if not inline and scheme in schemes:
             return Media(declared or guess_mime(url), url=url)
@@ -204,7 +221,8 @@ class MediaSession:
             raise ValidationError.single(
                 pointer, "media-scheme-refused", f"{scheme}: URLs cannot be sent to this provider ({url})"
             )
-        raw, content_type = self._download(url, pointer)
+        raw, content_type, size = self._download(url, pointer)
+        self._count(pointer, size)
         expected, sent = declared or guess_mime(url), _clean_mime(content_type)
         if expected and sent and _family(sent) not in (None, _family(expected)):
             # the formatter chose how to send it from the block's type (OpenAI: wav or mp3, a PDF file):
@@ -228,16 +246,30 @@ class MediaSession:
         mime = expected or sent
         return Media(mime, data=base64.b64encode(raw).decode("ascii"))
 
-    def _download(self, url: str, pointer: str) -> tuple[bytes, str | None]:
+    def _room(self, pointer: str) -> int:
+        """What is left of ``max_total_bytes`` for the block at ``pointer`` (all of its own count if it was
+        counted before)."""
+        return self.policy.max_total_bytes - self._total + self._counted.get(pointer, 0)
+
+    def _count(self, pointer: str, size: int) -> None:
+        self._total += size - self._counted.get(pointer, 0)
+        self._counted[pointer] = size
+
+    def _download(self, url: str, pointer: str) -> tuple[bytes, str | None, int]:
+        """The body of ``url``, its Content-Type and the bytes it counts (the larger of what came over the
+        network and what it decoded to), downloaded once a session; within what is left of the total."""
         if not self.policy.allow_download:
             raise ValidationError.single(
                 pointer,
                 "media-download-refused",
                 f"this provider needs the bytes of {url}; downloads are off (MediaPolicy.allow_download)",
             )
+        room = self._room(pointer)
         got = self._downloads.get(url)
         if got is None:
-            got = self._downloads[url] = self._downloader.fetch(url, pointer)
+            got = self._downloads[url] = self._downloader.fetch(url, pointer, room)
+        elif got[2] > room:
+            raise over_total(pointer, url, self.policy, room, got[2])
         return got
 
 
