@@ -217,9 +217,15 @@ class _Server(ThreadingHTTPServer):
     owner: ReplayServer
 
 
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
 class ReplayServer:
-    """The replay server: ``start()`` (or ``with``) binds 127.0.0.1 on a free port; ``url`` is its base
-    URL; ``add(path, *replies)`` scripts a path; ``requests`` lists what it received; ``stop()`` ends it."""
+    """The replay server: ``start()`` (or ``with``) binds ``host`` (default 127.0.0.1; an IPv6 address such as
+    ``"::1"`` binds IPv6) on ``port`` (default: a free one); ``url`` is its base URL (an IPv6 address in
+    brackets: ``http://[::1]:PORT``); ``add(path, *replies)`` scripts a path; ``requests`` lists what it
+    received; ``stop()`` ends it."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self._host, self._port = host, port
@@ -235,7 +241,8 @@ class ReplayServer:
         if self._server is None:
             raise RuntimeError("the replay server is not started")
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        host = str(host)
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
     def add(self, path: str, *replies: Reply) -> ReplayServer:
         """Script the replies for ``path`` (with or without its query string), replacing earlier ones."""
@@ -264,7 +271,8 @@ class ReplayServer:
         if self._server is not None:
             return self
         self._stopping.clear()
-        server = _Server((self._host, self._port), _Handler)
+        # (an IPv6 literal was looked up as an IPv4 name: "Address family for hostname not supported")
+        server = (_Server6 if ":" in self._host else _Server)((self._host, self._port), _Handler)
         server.owner = self
         self._server = server
         # serve_forever's default half-second poll made every stop() wait up to that long for the loop to notice

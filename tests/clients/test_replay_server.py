@@ -126,3 +126,33 @@ def test_a_framing_header_the_reply_scripts_is_sent_instead_of_the_servers(
                 raw += data
     head = raw.split(b"\r\n\r\n", 1)[0].lower().split(b"\r\n")[1:]
     assert [line.split(b": ", 1)[1] for line in head if line.split(b": ", 1)[0] == name] == [value]
+
+
+def _ipv6_loopback() -> bool:
+    import socket
+
+    if not socket.has_ipv6:
+        return False
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="this machine has no IPv6 loopback (::1 cannot be bound)")
+def test_an_ipv6_loopback_host_is_served_and_bracketed_in_the_url() -> None:
+    """host="::1" failed in start() (the server's socket was AF_INET: "Address family for hostname not
+    supported"); the url brackets the address, as a URL must."""
+    with ReplayServer(host="::1") as server:
+        server.add("/x", Reply(body=b"six"))
+        assert server.url.startswith("http://[::1]:")
+        response = httpx.get(f"{server.url}/x", timeout=10)
+        (request,) = server.requests
+    assert response.content == b"six" and request.path == "/x"
+
+
+def test_an_ipv4_host_keeps_its_plain_url() -> None:
+    with ReplayServer(host="127.0.0.1") as server:
+        assert server.url.startswith("http://127.0.0.1:")
