@@ -22,14 +22,14 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import attrs
 import orjson
 
-__all__ = ["RecordedRequest", "ReplayServer", "Reply", "malformed"]
+__all__ = ["RecordedHeaders", "RecordedRequest", "ReplayServer", "Reply", "malformed"]
 
 #: How often the server thread checks for stop(): stop() returns within about this long.
 _POLL_SECONDS = 0.02
@@ -76,11 +76,74 @@ class Reply:
         return cls(status, orjson.dumps(value), **kwargs)
 
 
+class RecordedHeaders(Mapping[str, str]):
+    """A request's headers as received, read only: a mapping whose names are case-insensitive, as HTTP's are
+    (``headers["authorization"]`` finds ``Authorization``). Every header line is kept, in the order sent:
+    ``headers[name]`` is the values of a repeated header joined with ``", "`` (RFC 9110 5.3), ``get_all(name)``
+    the list of them (empty if none), ``multi_items()`` every ``(name, value)`` line with its name as sent.
+    Iterating gives each name once, spelled as first sent. It equals a mapping with the same names in any case
+    and the same values, and another ``RecordedHeaders`` with the same lines in the same order."""
+
+    __slots__ = ("_lines", "_names", "_values")
+
+    def __init__(self, lines: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
+        pairs = lines.items() if isinstance(lines, Mapping) else lines
+        self._lines: tuple[tuple[str, str], ...] = tuple((str(k), str(v)) for k, v in pairs)
+        self._values: dict[str, list[str]] = {}  # lowercased name: its values in order
+        self._names: dict[str, str] = {}  # lowercased name: as first sent
+        for name, value in self._lines:
+            key = name.lower()
+            self._names.setdefault(key, name)
+            self._values.setdefault(key, []).append(value)
+
+    def __getitem__(self, name: str) -> str:
+        values = self._values.get(name.lower()) if isinstance(name, str) else None
+        if values is None:
+            raise KeyError(name)
+        return ", ".join(values)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names.values())
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def get_all(self, name: str) -> list[str]:
+        """Every value of header ``name`` (any case), in the order sent; [] if it was not sent."""
+        return list(self._values.get(name.lower(), ()))
+
+    def multi_items(self) -> list[tuple[str, str]]:
+        """Every header line as ``(name, value)``, names as sent, in the order sent."""
+        return list(self._lines)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RecordedHeaders):
+            return [(k.lower(), v) for k, v in self._lines] == [(k.lower(), v) for k, v in other._lines]
+        if isinstance(other, Mapping):
+            return {k.lower(): v for k, v in self.items()} == {str(k).lower(): v for k, v in other.items()}
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # (equal to a dict, which is not hashable)
+
+    def __repr__(self) -> str:
+        return f"RecordedHeaders({list(self._lines)!r})"
+
+
+def _recorded_headers(lines: Mapping[str, str] | Iterable[tuple[str, str]]) -> RecordedHeaders:
+    return lines if isinstance(lines, RecordedHeaders) else RecordedHeaders(lines)
+
+
 @attrs.frozen
 class RecordedRequest:
+    """A request the server received. ``headers``: a :class:`RecordedHeaders` (names in any case, every line kept
+    in order); one made by hand may take a dict or ``(name, value)`` pairs."""
+
     method: str
     path: str
-    headers: dict[str, str]
+    headers: RecordedHeaders = attrs.field(converter=_recorded_headers)
     body: bytes
 
     def json(self) -> Any:
@@ -119,7 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         body = self._request_body()
         owner = self.server.owner
-        owner._record(RecordedRequest(self.command, self.path, dict(self.headers.items()), body))
+        owner._record(RecordedRequest(self.command, self.path, RecordedHeaders(self.headers.items()), body))
         reply = owner._next(self.path)
         if reply is None:
             reply = Reply.json({"error": {"message": f"no reply scripted for {self.path}"}}, status=404)

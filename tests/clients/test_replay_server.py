@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agentmsg.testing import ReplayServer, Reply, malformed
+from agentmsg.testing import RecordedHeaders, RecordedRequest, ReplayServer, Reply, malformed
 
 pytestmark = pytest.mark.no_kernel
 
@@ -156,3 +156,33 @@ def test_an_ipv6_loopback_host_is_served_and_bracketed_in_the_url() -> None:
 def test_an_ipv4_host_keeps_its_plain_url() -> None:
     with ReplayServer(host="127.0.0.1") as server:
         assert server.url.startswith("http://127.0.0.1:")
+
+
+def test_recorded_headers_are_read_in_any_case_and_keep_every_line_in_order() -> None:
+    """HTTP header names are case-insensitive: ``headers["authorization"]`` raised KeyError for a client that sent
+    ``Authorization``, and a repeated header kept only its last line (a dict)."""
+    sent = [("Authorization", "Bearer k"), ("X-Tag", "one"), ("x-tag", "two"), ("Accept", "*/*")]
+    with ReplayServer() as server:
+        server.add("/x", Reply(body=b"ok"))
+        httpx.get(f"{server.url}/x", headers=sent, timeout=10)
+        (request,) = server.requests
+    headers = request.headers
+    assert isinstance(headers, RecordedHeaders)
+    assert headers["authorization"] == headers["AUTHORIZATION"] == headers.get("Authorization") == "Bearer k"
+    assert "AUTHORIZATION" in headers and "proxy-authorization" not in headers and 1 not in headers  # type: ignore[comparison-overlap]
+    assert headers.get("x-missing") is None and headers.get_all("x-missing") == []
+    assert headers.get_all("X-TAG") == ["one", "two"] and headers["x-tag"] == "one, two"  # (RFC 9110 5.3)
+    assert [(k, v) for k, v in headers.multi_items() if k.lower() in ("x-tag", "authorization")] == sent[:3]
+    assert [k.lower() for k in headers].count("x-tag") == 1 and len(headers) == len(list(headers))
+    assert headers == {**dict(headers.items()), "X-TAG": "one, two"}  # (a mapping: compared by names in any case)
+    with pytest.raises(KeyError):
+        headers["x-missing"]
+
+
+def test_recorded_headers_are_made_from_a_mapping_or_pairs() -> None:
+    """A RecordedRequest made by hand (a test double) takes a dict, as it did, or (name, value) pairs."""
+    assert RecordedRequest("GET", "/", {"Host": "x"}, b"").headers["host"] == "x"
+    pairs = RecordedHeaders([("A", "1"), ("a", "2")])
+    assert RecordedRequest("GET", "/", pairs, b"").headers.get_all("A") == ["1", "2"]
+    assert repr(pairs) == "RecordedHeaders([('A', '1'), ('a', '2')])"
+    assert pairs == RecordedHeaders([("a", "1"), ("A", "2")]) != RecordedHeaders([("a", "2"), ("A", "1")])
