@@ -35,10 +35,29 @@ __all__ = ["RecordedHeaders", "RecordedRequest", "ReplayServer", "Reply", "malfo
 _POLL_SECONDS = 0.02
 
 
+def _bodyless(status: object) -> bool:
+    """A status whose response has no body (RFC 9110 6.4.1): 1xx, 204 and 304."""
+    return type(status) is int and (100 <= status < 200 or status in (204, 304))
+
+
+def _no_body(status: int) -> None:
+    raise ValueError(f"Reply.body must be empty with status {status}: a 1xx, 204 or 304 response has no body")
+
+
 def _bytes(instance: Reply, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, (bytes, bytearray)):
         hint = " (encode a str, or use Reply.json for a value)" if isinstance(value, str) else ""
         raise TypeError(f"Reply.{attribute.name} must be bytes, got {type(value).__name__}{hint}")
+    # (on construction the validators run once every field is set: the status is the one given)
+    if value and _bodyless(instance.status):
+        _no_body(instance.status)
+
+
+def _status(instance: Reply, attribute: attrs.Attribute[Any], value: object) -> None:
+    if type(value) is not int or not 100 <= value <= 599:
+        raise ValueError(f"Reply.status must be an int from 100 to 599, got {value!r}")
+    if _bodyless(value) and instance.body:
+        _no_body(value)
 
 
 def _count(least: int) -> Any:
@@ -54,9 +73,11 @@ def _count(least: int) -> Any:
 @attrs.define
 class Reply:
     """One scripted response. A value no server could send is refused here (a ``str`` body, a ``chunk_size`` of
-    0 or less, a negative byte count), not met as a broken reply in the middle of a test."""
+    0 or less, a negative byte count, a ``status`` outside 100..599, a body with a status that has none: 1xx, 204,
+    304), not met as a broken reply in the middle of a test. A reply of such a status is sent without framing
+    (no Content-Length, Transfer-Encoding or chunk), unless ``headers`` scripts one."""
 
-    status: int = 200
+    status: int = attrs.field(default=200, validator=_status)
     body: bytes = attrs.field(default=b"", validator=_bytes)
     # sent as given; a Content-Type, Content-Length, Transfer-Encoding or Connection here is sent instead of the
     # server's own (the body is still framed as ``sse`` says: a mismatch is a fault you script)
@@ -195,7 +216,11 @@ class _Handler(BaseHTTPRequestHandler):
         # The framing the server computes, unless the reply scripts its own (a wrong length: a fault to test a
         # client with; it was sent beside the computed one, a response no client reads the same way twice)
         given = {k.lower() for k in headers}
-        if reply.sse:
+        # (none for a 1xx, 204 or 304: a Content-Length: 0, or the chunked terminator, was read by a client as the
+        # start of the next response)
+        if _bodyless(reply.status):
+            pass
+        elif reply.sse:
             if "transfer-encoding" not in given:
                 self.send_header("Transfer-Encoding", "chunked")
         elif "content-length" not in given:
@@ -256,7 +281,7 @@ class _Handler(BaseHTTPRequestHandler):
             sent += len(piece)
             if reply.delay and self.server.owner._sleep(reply.delay):
                 return
-        if reply.sse:
+        if reply.sse and not _bodyless(reply.status):
             self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

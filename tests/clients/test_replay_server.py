@@ -25,6 +25,11 @@ pytestmark = pytest.mark.no_kernel
         ("chunk_size", 2.5, ValueError),
         ("disconnect_after", -1, ValueError),  # was: all but the last byte sent, then the connection dropped
         ("stall_after", -3, ValueError),
+        ("status", 99, ValueError),  # was sent as given: a status line no client reads
+        ("status", 600, ValueError),
+        ("status", 0, ValueError),
+        ("status", True, ValueError),
+        ("status", "200", ValueError),
     ],
 )
 def test_a_reply_no_server_could_send_is_refused(field: str, value: Any, error: type[Exception]) -> None:
@@ -186,3 +191,41 @@ def test_recorded_headers_are_made_from_a_mapping_or_pairs() -> None:
     assert RecordedRequest("GET", "/", pairs, b"").headers.get_all("A") == ["1", "2"]
     assert repr(pairs) == "RecordedHeaders([('A', '1'), ('a', '2')])"
     assert pairs == RecordedHeaders([("a", "1"), ("A", "2")]) != RecordedHeaders([("a", "2"), ("A", "1")])
+
+
+@pytest.mark.parametrize("status", [100, 101, 103, 204, 304])
+def test_a_body_with_a_status_that_has_none_is_refused(status: int) -> None:
+    """A 1xx, 204 or 304 response has no body (RFC 9110 6.4.1): one scripted with a body was sent as given, and the
+    client read the body as the start of the next response, or not at all. Refused where it is written, whichever
+    of the two is set last."""
+    with pytest.raises(ValueError, match=f"Reply.body must be empty with status {status}"):
+        Reply(status, body=b"x")
+    with pytest.raises(ValueError, match=f"Reply.body must be empty with status {status}"):
+        Reply.json({"a": 1}, status=status)
+    reply = Reply(status)
+    with pytest.raises(ValueError, match=f"Reply.body must be empty with status {status}"):
+        reply.body = b"x"
+    reply = Reply(body=b"x")
+    with pytest.raises(ValueError, match=f"Reply.body must be empty with status {status}"):
+        reply.status = status
+
+
+@pytest.mark.parametrize("sse", [False, True])
+@pytest.mark.parametrize("status", [204, 304])
+def test_a_status_without_a_body_is_sent_without_framing(status: int, sse: bool) -> None:
+    """A 204 or 304 is sent with no Content-Length, Transfer-Encoding or chunk (a 204 with Content-Length: 0, or
+    an SSE one with the chunked terminator, which a client on the same connection reads as the next response)."""
+    import socket
+
+    with ReplayServer() as server:
+        server.add("/x", Reply(status, sse=sse))
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+            raw = b""
+            while data := sock.recv(4096):  # (the server closes the connection)
+                raw += data
+    head, body = raw.split(b"\r\n\r\n", 1)
+    names = [line.split(b":", 1)[0].lower() for line in head.split(b"\r\n")[1:]]
+    assert head.startswith(f"HTTP/1.1 {status} ".encode()) and body == b""
+    assert b"content-length" not in names and b"transfer-encoding" not in names
