@@ -869,3 +869,126 @@ def test_an_extra_header_of_the_streams_framing_is_refused(name: str) -> None:
     content types for none it reads, and a length cuts the stream. Refused when given."""
     with pytest.raises(ValueError, match="framing"):
         EventEndpoint(events(1), headers=[(name, "text/plain")])
+
+
+class _Open:
+    """A streaming GET held open in a thread: ``started`` is set once the response's head has arrived (the stream is
+    open in the endpoint), ``response`` holds the whole of it once read to its end (None: the body was cut)."""
+
+    def __init__(self, port: int, path: str) -> None:
+        self.started = threading.Event()
+        self.status = 0
+        self.response: Response | None = None
+        self.cut: Exception | None = None
+        self.thread = threading.Thread(target=self._run, args=(port, path), daemon=True)
+        self.thread.start()
+
+    def _run(self, port: int, path: str) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        try:
+            conn.request("GET", path)
+            resp = conn.getresponse()
+            self.status = resp.status
+            self.started.set()
+            raw = resp.read()  # (a chunked body cut before its last chunk raises IncompleteRead)
+            self.response = Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, raw)
+        except (http.client.HTTPException, OSError) as exc:
+            self.cut = exc
+        finally:
+            self.started.set()
+            conn.close()
+
+
+def _waiting_source(waiting: threading.Event, released: threading.Event, n: int = 2) -> AsyncIterator[dict[str, Any]]:
+    async def agent() -> AsyncIterator[dict[str, Any]]:
+        try:
+            for e in events()[:n]:
+                yield e
+            waiting.set()  # asked for the next event, which the agent is still thinking about
+            await asyncio.Event().wait()
+            yield events()[n]
+        finally:
+            released.set()
+
+    return agent()
+
+
+def _ended(protocol: str, n: int = 2) -> list[tuple[str, Any]]:
+    """What ``protocol``'s stream of the first ``n`` events, then the end of the source, reads as."""
+    with serving(starlette_app(EventEndpoint(events()[:n]))) as port:
+        r = get(port, f"/events?protocol={protocol}")
+    assert r.status == 200
+    return [(e.event, e.data) for e in r.sse]
+
+
+@pytest.mark.parametrize("protocol", ["agentscope", "ag-ui", "ai-sdk"])
+def test_close_ends_every_open_stream_with_its_end_and_refuses_new_ones(protocol: str) -> None:
+    """Shutting down, open streams were cut by uvicorn's graceful timeout (no end: a client took it for a drop and
+    reconnected to a server going away). ``close()`` (here from another thread than the server's) ends each open
+    stream as if the source had ended there: the events read so far, then the protocol's end (``end``, AG-UI's
+    RUN_FINISHED, the AI SDK's finish and ``[DONE]``); the source's pending read is cancelled, releasing it; a new
+    request gets 503. No sleep: each step waits for an event, generously."""
+    waiting, released = threading.Event(), threading.Event()
+    endpoint = EventEndpoint(_waiting_source(waiting, released), keepalive=math.inf)
+    with serving(starlette_app(endpoint)) as port:
+        streams = [_Open(port, f"/events?protocol={protocol}") for _ in range(2)]
+        assert all(s.started.wait(60) for s in streams) and [s.status for s in streams] == [200, 200]
+        assert waiting.wait(60)  # the source is awaited for a third event: the clients wait with it
+        endpoint.close()
+        for s in streams:
+            s.thread.join(60)
+        assert released.wait(60)  # the source's read was cancelled: its finally ran
+        refused = get(port, f"/events?protocol={protocol}")
+        resumed = get(port, "/events", {"Last-Event-ID": "1"})
+        head = get(port, "/events", method="HEAD")
+    want = _ended(protocol)
+    for s in streams:
+        assert s.cut is None and s.response is not None
+        assert [(e.event, e.data) for e in s.response.sse] == want
+    if protocol == "agentscope":
+        assert want[-1] == ("end", "{}") and [orjson.loads(d) for _, d in want[:-1]] == events()[:2]
+    assert endpoint.done and endpoint.closed and endpoint.count == 2
+    for r in (refused, resumed):
+        assert r.status == 503 and r.headers["content-type"].startswith("text/plain")
+        assert r.raw == b"the event stream is closed: the server is shutting down\n"
+    assert head.status == 503
+    endpoint.close()  # again: nothing more to do
+
+
+def test_aclose_returns_once_every_open_stream_has_ended() -> None:
+    """``aclose()``, awaited in the server's loop, closes and returns once every stream open then has sent its end;
+    each has every event read before the close, then the end."""
+    waiting, released = threading.Event(), threading.Event()
+    endpoint = EventEndpoint(_waiting_source(waiting, released, n=14), keepalive=math.inf)
+    loops: list[asyncio.AbstractEventLoop] = []
+    app = starlette_app(endpoint)
+
+    async def outer(scope: Any, receive: Any, send: Any) -> None:
+        loops.append(asyncio.get_running_loop())
+        await app(scope, receive, send)
+
+    with serving(outer) as port:
+        streams = [_Open(port, "/events") for _ in range(3)]
+        assert all(s.started.wait(60) for s in streams) and waiting.wait(60)
+        closing = asyncio.run_coroutine_threadsafe(endpoint.aclose(), loops[0])
+        closing.result(60)  # (raises if aclose did not return)
+        for s in streams:
+            s.thread.join(60)
+    for s in streams:
+        assert s.response is not None and s.response.events == events()[:14]
+        assert s.response.sse[-1].event == "end"
+    assert released.is_set()
+
+
+def test_close_before_any_request_refuses_every_one_and_never_reads_the_source() -> None:
+    read: list[int] = []
+
+    def source() -> Iterator[dict[str, Any]]:
+        read.append(1)
+        yield from events()
+
+    endpoint = EventEndpoint(source())
+    endpoint.close()
+    with serving(starlette_app(endpoint)) as port:
+        r = get(port, "/events")
+    assert r.status == 503 and read == [] and endpoint.closed

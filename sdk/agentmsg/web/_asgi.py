@@ -15,7 +15,9 @@ AgentEvents, as dicts) once, on demand, and shares it between connections:
 * a comment line is sent after ``keepalive`` seconds without an event, so proxies keep the connection;
 * when the source is exhausted each connection gets an ``end`` event (``data: {}``) and is closed;
   if the source raises, an ``error`` event (``data: {"message": ...}``) instead.
-  ``@agentmsg/client`` (``streamSSE``) ends at ``end``, fails at ``error`` and reconnects otherwise.
+  ``@agentmsg/client`` (``streamSSE``) ends at ``end``, fails at ``error`` and reconnects otherwise;
+* :meth:`EventEndpoint.close` (a server shutting down) ends the stream where it is: each open connection gets
+  what was read and its end, as if the source had ended there, and a request after it gets HTTP 503.
 
 The source advances only while some client reads (backpressure): a slow or absent client pauses an
 async generator instead of filling memory. A synchronous iterable is read in the event loop, so it
@@ -240,6 +242,10 @@ class EventEndpoint:
         self._done = False
         self._error: str | None = None
         self._pull: asyncio.Task[None] | None = None
+        self._closed = False
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving the endpoint (close() from elsewhere)
+        self._open = 0  # streams open now
+        self._drained: list[asyncio.Future[None]] = []  # aclose()s waiting for the open streams to end
         self.keepalive = keepalive
         self.retry = retry
         self.drop_every = drop_every
@@ -299,12 +305,61 @@ class EventEndpoint:
 
     @property
     def done(self) -> bool:
-        """Whether the source is exhausted (or raised)."""
+        """Whether the source is exhausted (or raised), or the endpoint closed."""
         return self._done
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` (or :meth:`aclose`) was called."""
+        return self._closed
+
+    # ---- shutting down ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End the stream where it is, for a server shutting down: every open connection gets the events read
+        so far that it has not yet been sent, then the protocol's end (``end``, AG-UI's ``RUN_FINISHED``, the AI
+        SDK's finish and ``[DONE]``: as if the source had ended there), and its response ends; the source is not
+        read further (a read in progress is cancelled: an async generator's ``finally`` runs). A request that
+        comes after gets HTTP 503 (``text/plain``, one line; ``@agentmsg/client`` retries a 5xx, as it would the
+        server going away). Call it before the server waits for its connections to end (uvicorn's graceful
+        shutdown; a FastAPI/Starlette lifespan's shutdown runs only after that wait): it returns at once, and may
+        be called from any thread; again, it does nothing. :meth:`aclose` waits for the streams to end too."""
+        self._closed = True
+        loop = self._loop
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if loop is None or loop is running or loop.is_closed():
+            self._close_now()
+        else:  # (the endpoint's state is the loop's: changed there)
+            loop.call_soon_threadsafe(self._close_now)
+
+    async def aclose(self) -> None:
+        """:meth:`close`, then wait until every stream open at that point has sent its end (or its client has
+        left). Await it in the event loop that serves the endpoint."""
+        running = asyncio.get_running_loop()
+        if self._loop is not None and self._loop is not running:
+            raise RuntimeError("aclose() must be awaited in the event loop serving the endpoint (close() is not)")
+        self.close()
+        if self._open:
+            drained = running.create_future()
+            self._drained.append(drained)
+            await drained
+
+    def _close_now(self) -> None:
+        """In the endpoint's loop: the end of the source, now, and every connection waiting for it woken."""
+        if not self._done:
+            self._finish(None)
+        pull = self._pull
+        if pull is not None and not pull.done():
+            pull.cancel()  # (the connections waiting on it wake, find the stream done, and end)
 
     # ---- the source, read once -----------------------------------------------------------------
 
     def _add(self, event: Mapping[str, Any]) -> None:
+        if self._done:  # (an event read as the endpoint closed: after the end, sent to none)
+            return
         if isinstance(event, Mapping) and not isinstance(event, dict):
             event = dict(event)  # (a MappingProxyType, a custom Mapping: JSON writes dicts)
         self._base.add(event)
@@ -312,6 +367,8 @@ class EventEndpoint:
             buffer.add(event)
 
     def _finish(self, error: str | None) -> None:
+        if self._done:  # (closed, then the read the close cancelled says so on Python 3.10)
+            return
         self._done = True
         self._error = error
         for buffer in self._translated.values():
@@ -426,6 +483,10 @@ class EventEndpoint:
         if scope["method"] not in ("GET", "HEAD", "POST"):
             await _plain(send, 405, "method not allowed: use GET (or POST)\n", [(b"allow", b"GET, HEAD, POST")])
             return
+        if self._closed:
+            await _plain(send, 503, "the event stream is closed: the server is shutting down\n")
+            return
+        self._loop = asyncio.get_running_loop()  # (the latest: an endpoint served again in another loop)
         try:
             protocol = negotiate(self._offered, _query_protocol(scope), _list_header(scope, b"accept"))
         except NotAcceptable as exc:
@@ -451,6 +512,7 @@ class EventEndpoint:
             return
         disconnected = asyncio.Event()
         watcher = asyncio.ensure_future(_watch_disconnect(receive, disconnected))
+        self._open += 1
         try:
             await self._stream(buffer, position, send, disconnected, resumed=bool(last_event_id))
             await send({"type": "http.response.body", "body": b""})
@@ -458,6 +520,12 @@ class EventEndpoint:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+            self._open -= 1
+            if not self._open:
+                drained, self._drained = self._drained, []
+                for future in drained:
+                    if not future.done():
+                        future.set_result(None)
 
     def _resume_position(self, buffer: _Buffer, last_event_id: str | None) -> int:
         """The number of events the client already has. An id is the decimal position this stream sent it
