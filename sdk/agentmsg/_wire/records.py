@@ -11,7 +11,6 @@ knowledge: the values are plain JSON.
 from __future__ import annotations
 
 import io
-import itertools
 import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple, Protocol
@@ -122,7 +121,8 @@ def _relocate(problem: Problem | None, line: int) -> tuple[Problem | None, int]:
 def read_records(source: bytes | Readable) -> Iterator[Record]:
     """The instances of a file of JSON records, as they are read: named tuples ``(pointer, value, problem,
     line)``. The file is one JSON value (one instance), a JSON array (each item an instance) or JSON Lines
-    (each non-blank line one), told apart by the file itself. ``source``: the file's bytes, or a binary file
+    (each non-blank line one; a line ends at LF, CRLF included, and a CR alone ends none, as the event reducer
+    reads JSON Lines), told apart by the file itself. ``source``: the file's bytes, or a binary file
     (anything with ``read`` and ``readline``: ``open(path, "rb")``, ``sys.stdin.buffer``), read from where it is.
 
     ``pointer``: where the instance is in the file, the prefix of its problems' pointers: ``""`` for a file of
@@ -184,25 +184,15 @@ def read_records(source: bytes | Readable) -> Iterator[Record]:
             return
         yield from _document_or_jsonl(stream, first, at, blank)
         return
-    text = first  # the whole input is one line (or lines ended by CR alone)
+    text = first  # the whole input is one line: a CR alone ends no line of JSON Lines, whatever it ends in
     if len(text) + blank > max_bytes:
         yield Record("", None, _too_big(), at)
         return
     value, problem = _parse(text)
     if problem is None:
-        yield from _items(value, at, one_line=b"\n" not in text.rstrip())
+        yield from _items(value, at, one_line=True)
         return
-    # Lines ended by CR alone: JSON Lines whose first line is broken when most of the next lines are JSON objects
-    # or arrays on their own (see _document_or_jsonl).
-    numbered = _nonblank_lines(text, at)
-    head_lines = list(itertools.islice(numbered, _SAMPLE + 1))
-    alone = sum(1 for _, line in head_lines[1:] if _alone(line))
-    if problem.rule != "json" or alone == 0 or 2 * alone < len(head_lines) - 1:
-        yield Record("", None, *_relocate(problem, at))
-        return
-    for index, (line_at, line) in enumerate(itertools.chain(head_lines, numbered)):
-        value, problem = _parse(line)
-        yield Record(f"/{index}", value, _relocate(problem, line_at)[0], line_at)
+    yield Record("", None, *_relocate(problem, at))
 
 
 _SAMPLE = 100  # lines looked at to tell JSON Lines with a broken first line from a broken document
@@ -267,19 +257,6 @@ def _document_or_jsonl(stream: Readable, first: bytes, at: int, blank: int) -> I
         yield from _items(value, at, one_line=False)
     else:
         yield Record("", None, *_relocate(problem, at))
-
-
-def _nonblank_lines(text: bytes, at: int) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) for each non-blank line of ``text`` (a line ends at LF; one holding lone CRs counts as
-    several, as ``bytes.splitlines`` has it), without a copy of the text in a list."""
-    start = 0
-    while start < len(text):
-        end = text.find(b"\n", start)
-        end = len(text) if end < 0 else end
-        for part in text[start:end].splitlines():
-            if part.strip():
-                yield at, part
-        start, at = end + 1, at + 1
 
 
 def _items(value: Any, at: int, *, one_line: bool) -> Iterator[Record]:

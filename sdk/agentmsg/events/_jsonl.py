@@ -329,9 +329,14 @@ def _feed_lines_of(st: State, feed: Feed, data: bytes, start: int, end: int, fir
                 views = _views.decode_lines(run)
             except (msgspec.DecodeError, UnicodeDecodeError, ValueError, RecursionError):
                 views = None  # (the reference path says what is wrong, a line nested too deep included)
-            # decode_lines skips blank lines (their line numbers would not match); the ids must be new.
+            # decode_lines skips blank lines (their line numbers would not match) and reads values one after another,
+            # however they are spaced (two on a line, or split by a CR alone, which ends no line here): the count
+            # matches only when each line holds one, or when a line of two makes up for a blank one, which can only
+            # be the run's first or last line (feed_run takes the others out). The ids must be new.
             if views is not None and (
                 len(views) != count
+                or not data[start : data.find(b"\n", start, end) % (end + 1)].strip()
+                or not data[data.rfind(b"\n", start, end) + 1 : end].strip()
                 or _may_be_too_deep(data, start, end, count)
                 or not st.window.add_fresh([v.id for v in views])  # type: ignore[misc]
             ):
