@@ -58,11 +58,12 @@ def feed_text(r: Reducer, data: bytes, where: str) -> None:
     (and replaced) before the event it is in."""
     try:
         event = orjson.loads(data)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as error:
         try:
             event = orjson.loads(data.decode("utf-8", "replace"))
         except orjson.JSONDecodeError:
-            r.feed_unreadable(where)
+            # (a lone surrogate escape is said as agentmsg validate says it)
+            r.feed_unreadable(where, rule="lone-surrogate" if "surrogate in string" in str(error) else "json")
             return
         if data.decode("utf-8", "replace").encode() != data:
             r.report("utf-8", rule="utf-8")

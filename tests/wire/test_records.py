@@ -21,6 +21,8 @@ def _e(n: int) -> bytes:
     return orjson.dumps(event)
 
 
+LONE = b'{"type":"CUSTOM","id":"e9","name":"\\ud800","value":{}}'
+
 #: bytes -> the (line, rule) of each line that cannot be read, as both readers must say it
 CASES: dict[str, tuple[bytes, list[tuple[int, str]]]] = {
     "cr-between-values": (_e(1) + b"\r" + _e(2) + b"\n", [(1, "json")]),
@@ -32,6 +34,7 @@ CASES: dict[str, tuple[bytes, list[tuple[int, str]]]] = {
     "no-final-lf": (_e(1) + b"\n" + _e(2), []),
     "lone-trailing-cr": (_e(1) + b"\n" + _e(2) + b"\r", []),
     "crlf": (_e(1) + b"\r\n" + _e(2) + b"\r\n", []),
+    "lone-surrogate-escape": (_e(1) + b"\n" + LONE + b"\n" + _e(3) + b"\n", [(2, "lone-surrogate")]),
 }
 
 

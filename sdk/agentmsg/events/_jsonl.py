@@ -39,9 +39,15 @@ from agentmsg.events._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, State
 Feed = Callable[[Any], None]
 
 
+def unreadable_rule(error: Exception) -> str:
+    """The rule of event JSON text orjson could not read: ``lone-surrogate`` for a lone UTF-16 surrogate escape
+    (``"\\ud800"``), as ``agentmsg.read_records`` and ``agentmsg validate`` say it, else ``json``."""
+    return "lone-surrogate" if "surrogate in string" in str(error) else "json"
+
+
 def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
     """``(event, rule, message)`` for one non-blank line. ``event`` is None when the line is not JSON
-    (rule ``json``); a line that is JSON once its invalid UTF-8 is replaced by U+FFFD gives the event
+    (rule ``json``, or ``lone-surrogate`` for a lone surrogate escape: :func:`unreadable_rule`); a line that is JSON once its invalid UTF-8 is replaced by U+FFFD gives the event
     with rule ``utf-8`` (the change is reported, nothing else of the line is lost)."""
     try:
         return loads_bounded(line), None, ""
@@ -60,7 +66,7 @@ def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
             pass
         else:
             return event, "utf-8", f"line {line_no}: invalid UTF-8 at byte {bad.start}, replaced by U+FFFD"
-    return None, "json", f"line {line_no}: not valid JSON: {error}"
+    return None, unreadable_rule(error), f"line {line_no}: not valid JSON: {error}"
 
 
 def feed_lines(st: State, feed: Feed, lines: list[bytes], first_line: int) -> None:

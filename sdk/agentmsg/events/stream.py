@@ -24,7 +24,7 @@ from agentmsg._wire.lines import LineSplitter, Run, checked
 from agentmsg._wire.sse import _DL_TAKE, SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, of_no_field, sniff
 from agentmsg._wire.values import ValueSplitter
 from agentmsg.errors import Problem, SizeLimitError, ValidationError
-from agentmsg.events._jsonl import parse_line
+from agentmsg.events._jsonl import parse_line, unreadable_rule
 from agentmsg.events.reducer import Reducer
 from agentmsg.message import AssistantMessage
 
@@ -242,7 +242,7 @@ def _value(number: int, data: bytes, value: bool) -> tuple[Any, Problem | None]:
         except orjson.JSONDecodeError as again:
             error = again
     what = "not valid JSON" if value else "not a JSON value"
-    return None, Problem("", "json", f"value {number}: {what}: {error}")
+    return None, Problem("", unreadable_rule(error), f"value {number}: {what}: {error}")
 
 
 def _iter_values(source: Source, *, strict: bool, on_problem: Callable[[Problem], None] | None) -> Iterator[Any]:
@@ -371,7 +371,9 @@ def iter_sse_events(
         except orjson.JSONDecodeError as exc:
             deep = isinstance(exc, TooDeep)
             bad = Problem(
-                "", "max-depth" if deep else "json", f"{_where(sse)}: data is {exc if deep else f'not JSON: {exc}'}"
+                "",
+                "max-depth" if deep else unreadable_rule(exc),
+                f"{_where(sse)}: data is {exc if deep else f'not JSON: {exc}'}",
             )
             if strict:
                 raise (SizeLimitError if deep else ValidationError)([bad], "event") from None
@@ -472,6 +474,6 @@ def _sse_agent_events(r: Reducer, events: Iterable[SSEEvent]) -> Iterator[Any]:
             r.feed_unreadable(f"{_where(sse)}: data is {exc}: event skipped", rule="max-depth", limit=True)
             continue
         except orjson.JSONDecodeError as exc:
-            r.feed_unreadable(f"{_where(sse)}: data is not JSON: {exc}")
+            r.feed_unreadable(f"{_where(sse)}: data is not JSON: {exc}", rule=unreadable_rule(exc))
             continue
         yield event

@@ -378,7 +378,12 @@ export async function reduceSSE(url: string | URL, options: ReduceSSEOptions = {
     const read = readEventJsonOrRule(sse.data);
     if (typeof read === "string") {
       // Counted as one event, as Python's reduce_stream counts it: problem pointers stay the same.
-      const why = read === "max-depth" ? "nested deeper than 1024 levels (limits.max_depth)" : "data is not JSON";
+      const why =
+        read === "max-depth"
+          ? "nested deeper than 1024 levels (limits.max_depth)"
+          : read === "lone-surrogate"
+            ? "data is not JSON: a lone UTF-16 surrogate escape"
+            : "data is not JSON";
       reducer.feedUnreadable(`SSE event ${JSON.stringify(sse.id)} (${sse.event}): ${why}: event skipped`, read);
       options.onInvalid?.(sse, new SyntaxError(why));
       continue;

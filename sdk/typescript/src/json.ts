@@ -147,8 +147,9 @@ export function readEventJson(text: string): unknown {
 }
 
 /** {@link readEventJson}, saying why it read nothing: the rule Python's readers give (`max-depth` for a value
- * nested deeper than orjson reads, as agentmsg's bounded reader says it; `json` otherwise). */
-export function readEventJsonOrRule(text: string): { value: unknown } | "json" | "max-depth" {
+ * nested deeper than orjson reads, as agentmsg's bounded reader says it; `lone-surrogate` for a lone surrogate
+ * escape, which JSON.parse accepts and Python's readers refuse, as `agentmsg validate` says it; `json` otherwise). */
+export function readEventJsonOrRule(text: string): { value: unknown } | "json" | "max-depth" | "lone-surrogate" {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -157,5 +158,5 @@ export function readEventJsonOrRule(text: string): { value: unknown } | "json" |
   }
   const problem = jsonProblem(value, 1024); // orjson reads 1,024 levels, not 1,025
   if (problem === null) return { value };
-  return problem.rule === "max-depth" ? "max-depth" : "json";
+  return problem.rule === "max-depth" || problem.rule === "lone-surrogate" ? problem.rule : "json";
 }

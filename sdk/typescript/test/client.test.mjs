@@ -301,7 +301,7 @@ test("reduceSSE with onGap 'fail', and a 409 to a request that is not a resume, 
   } finally { await s.close(); await t.close(); }
 });
 
-test("reduceSSE counts data that is not JSON as one event, as Python's reduce_stream does", async () => {
+test("reduceSSE counts data that is not JSON as one event, rule json or lone-surrogate, as Python's reduce_stream does", async () => {
   const events = [EVENTS[0], "not json", EVENTS[1], '{"type": "TEXT_BLOCK_DELTA", "id": "x", "blockId": "text", "delta": "\\ud800"}', ...EVENTS.slice(2)];
   const s = await serve((req, res) => {
     res.writeHead(200, { "content-type": "text/event-stream" });
@@ -313,7 +313,7 @@ test("reduceSSE counts data that is not JSON as one event, as Python's reduce_st
     const messages = await reduceSSE(s.url, { onInvalid: (sse) => invalid.push(sse.data), onEvent: (_e, r) => (reducer = r) });
     assert.deepEqual(messages, reduceEvents(EVENTS));
     assert.equal(invalid.length, 2);
-    assert.deepEqual(reducer.problems.map((p) => [p.pointer, p.rule]), [["/1", "json"], ["/3", "json"]]);
+    assert.deepEqual(reducer.problems.map((p) => [p.pointer, p.rule]), [["/1", "json"], ["/3", "lone-surrogate"]]);
   } finally { await s.close(); }
 });
 
