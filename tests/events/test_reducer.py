@@ -703,6 +703,34 @@ def test_agent_result_with_bad_metadata_does_not_stick() -> None:
     assert ("/1/result/metadata", "type") in rules(r)
 
 
+@pytest.mark.parametrize("late", ["AGENT_RESULT", "MODEL_CALL_END"])
+def test_an_event_after_agent_end_that_would_open_an_empty_reply_is_skipped(late: str) -> None:
+    # (docs/events.md, rule 1; the shared vector after-end-opens-nothing holds both reducers to it)
+    result = {"id": "r", "role": "ASSISTANT", "content": [{"type": "text", "text": "x"}], "metadata": {}}
+    keys = {"result": result} if late == "AGENT_RESULT" else {"usage": {"inputTokens": 1}}
+    events = [
+        ev(0, "AGENT_START"),
+        ev(1, "TEXT_BLOCK_START", blockId="t"),
+        ev(2, "TEXT_BLOCK_DELTA", blockId="t", delta="x"),
+        ev(3, "TEXT_BLOCK_END", blockId="t"),
+        ev(4, "AGENT_END"),
+    ]
+    for feed in ("feed", "jsonl"):
+        r = Reducer()
+        if feed == "feed":
+            for e in [*events, ev(5, late, **keys)]:
+                r.feed(e)
+        else:
+            r.feed_jsonl(jsonl([*events, ev(5, late, **keys)]))
+        (msg,) = r.finish()  # one message: no second, empty one under the same id
+        assert msg.id == "r" and msg.text_content == "x" and msg.usage is None
+        assert rules(r) == [("/5", "after-end")]
+        assert "AGENT_END at /4" in r.problems[0].message
+    with pytest.raises(ValidationError) as info:
+        reduce_events([*events, ev(5, late, **keys)], strict=True)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/5", "after-end")]
+
+
 def test_tool_result_with_a_bogus_state_keeps_its_text_and_reports() -> None:
     events = [
         ev(0, "AGENT_START"),

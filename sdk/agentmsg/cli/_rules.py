@@ -325,6 +325,12 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`/7/blockId: TEXT_BLOCK_DELTA for a block that is not open`",
         "emit each block's START, deltas, END in order (docs/events.md)",
     ),
+    "after-end": (
+        "an event between replies, after an AGENT_END, that would only open an empty reply (an AGENT_RESULT, a"
+        " MODEL_CALL_END, REQUEST_STOP, ...): skipped",
+        "`/9: AGENT_RESULT after the reply ended (AGENT_END at /8) would only open an empty reply: event skipped`",
+        "send it before the reply's AGENT_END (docs/events.md, rule 1)",
+    ),
     "duplicate": (
         "something given twice that must be given once (a block opened twice, ...)",
         "`/4: block 'b1' is already open`",

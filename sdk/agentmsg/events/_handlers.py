@@ -163,8 +163,16 @@ def _handle(st: State, e: dict[str, Any], i: int, kind: Any) -> None:
     trusted = st.trusted
     if not (trusted or st.strict or kind in PLAIN_DELTAS) and not _schema_check(st, e, i):
         return
-    st.event_id = e.get("id")  # a reply this event opens is named after it when nothing else names it
     opened = st.reply is None
+    if opened and st.ended is not None and (kind in ONLY_EMPTY or (kind == "CUSTOM" and e.get("name") == ERROR_EVENT)):
+        st.problem(
+            i,
+            "",
+            "after-end",
+            f"{kind} after the reply ended (AGENT_END at /{st.ended}) would only open an empty reply: event skipped",
+        )
+        return
+    st.event_id = e.get("id")  # a reply this event opens is named after it when nothing else names it
     try:
         try:
             handler(st, e, i)
@@ -257,6 +265,7 @@ def _agent_end(st: State, e: dict[str, Any], i: int) -> None:
         st.problem(i, "/type", "order", "AGENT_END without an open reply: ignored")
         return
     close_reply(st, reply, interrupted=False)
+    st.ended = i
 
 
 def _agent_result(st: State, e: dict[str, Any], i: int) -> None:
@@ -811,6 +820,22 @@ def _hitl(reason: str | None, state: str | None, meta_key: str | None) -> Handle
 def _ignore(st: State, e: dict[str, Any], i: int) -> None:
     return None
 
+
+#: Events that bring a reply no content (no block, tool call or tool result) and open no model call: between replies
+#: after an AGENT_END, where they would open an implicit reply (rule 1) with nothing in it (an AGENT_RESULT: a second,
+#: empty message under the same id), they are skipped (rule after-end); so is a CUSTOM agentmsg.error there.
+ONLY_EMPTY = frozenset(
+    {
+        "AGENT_RESULT",
+        "MODEL_CALL_END",
+        "EXCEED_MAX_ITERS",
+        "REQUEST_STOP",
+        "ALL_TOOLS_DENIED",
+        "REQUIRE_USER_CONFIRM",
+        "REQUIRE_EXTERNAL_EXECUTION",
+        "USER_CONFIRM_RESULT",
+    }
+)
 
 #: Deltas whose handlers check every key they use: not validated against the schema in tolerant mode.
 PLAIN_DELTAS = frozenset(

@@ -243,6 +243,7 @@ class State:
         "cut",
         "default_name",
         "done",
+        "ended",
         "event_id",
         "max_open",
         "max_problems",
@@ -278,6 +279,9 @@ class State:
         self.done: list[Any] = []  # AssistantMessage per completed reply
         self.results: list[Any] = []  # per completed reply: its AGENT_RESULT message dict, or None
         self.reply: Reply | None = None
+        #: the index of the AGENT_END that ended the last reply (None before any): between replies after it, an event
+        #: that would only open an empty reply is skipped (rule after-end)
+        self.ended: int | None = None
         self.window = DedupeWindow(dedupe_window)
         self.event_id: Any = None  # the id of the event being applied (names a reply it opens)
         self.trusted = False  # the events being fed are valid by construction (Reducer.feed_many(trusted=True))

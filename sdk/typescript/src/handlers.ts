@@ -71,8 +71,12 @@ export function apply(st: State, e: Obj, i: number): void {
     for (const n of notes) st.problem(i, n.pointer, n.rule, n.message);
   }
   if (!st.strict && !PLAIN_DELTAS.has(kind) && !schemaCheck(st, e, i)) return;
-  st.eventId = get(e, "id"); // a reply this event opens is named after it when nothing else names it
   const opened = st.reply === null;
+  if (opened && st.ended !== null && (ONLY_EMPTY.has(kind as string) || (kind === "CUSTOM" && e.name === ERROR_EVENT))) {
+    st.problem(i, "", "after-end", `${kind as string} after the reply ended (AGENT_END at /${st.ended}) would only open an empty reply: event skipped`);
+    return;
+  }
+  st.eventId = get(e, "id"); // a reply this event opens is named after it when nothing else names it
   try {
     try {
       handler(st, e, i);
@@ -143,6 +147,7 @@ function agentEnd(st: State, e: Obj, i: number): void {
     return;
   }
   closeReply(st, reply, false);
+  st.ended = i;
 }
 
 function agentResult(st: State, e: Obj, i: number): void {
@@ -654,6 +659,20 @@ function hitl(reason: string | null, state: string | null, metaKey: string | nul
 const ignore: Handler = () => {};
 
 /** Deltas whose handlers check every key they use: not validated against the schema in tolerant mode. */
+/** Events that bring a reply no content (no block, tool call or tool result) and open no model call: between replies
+ * after an AGENT_END, where they would open an implicit reply (rule 1) with nothing in it (an AGENT_RESULT: a second,
+ * empty message under the same id), they are skipped (rule after-end); so is a CUSTOM agentmsg.error there. */
+const ONLY_EMPTY = new Set([
+  "AGENT_RESULT",
+  "MODEL_CALL_END",
+  "EXCEED_MAX_ITERS",
+  "REQUEST_STOP",
+  "ALL_TOOLS_DENIED",
+  "REQUIRE_USER_CONFIRM",
+  "REQUIRE_EXTERNAL_EXECUTION",
+  "USER_CONFIRM_RESULT",
+]);
+
 const PLAIN_DELTAS = new Set(["TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA", "DATA_BLOCK_DELTA", "TOOL_RESULT_TEXT_DELTA"]);
 
 const HANDLERS: Record<string, Handler> = {

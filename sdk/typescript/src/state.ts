@@ -234,6 +234,9 @@ export class State {
   done: Json[] = [];
   results: (Obj | null)[] = [];
   reply: Reply | null = null;
+  /** The index of the AGENT_END that ended the last reply (null before any): between replies after it, an event
+   * that would only open an empty reply is skipped (rule after-end). */
+  ended: number | null = null;
   /** The id of the event being applied (names a reply it opens). */
   eventId: unknown = null;
 
