@@ -388,7 +388,7 @@ def _normalise(block: Any) -> None:
                 f"expected a URLSource, a Base64Source or a dict, got {type(source).__name__}",
                 "content-block",
             )
-    validate(block_to_dict(block), "content-block")
+    validate(dict_of(block, "content-block", copy=False), "content-block")
 
 
 def _enum(cls: Any, value: str, pointer: str) -> Any:

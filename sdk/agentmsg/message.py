@@ -37,7 +37,7 @@ from agentmsg._codec.converter import (
     surely_writes,
     unstructure_hooks,
 )
-from agentmsg._codec.jsontext import JsonInput, check_json_value, loads, safe_repr
+from agentmsg._codec.jsontext import JsonInput, check_json_value, json_value_copy, loads, safe_repr
 from agentmsg._codec.lazy import Once
 from agentmsg._codec.limits import limits
 from agentmsg._codec.schemas import has_unknown_keys, validate, validator_for_kind
@@ -384,7 +384,7 @@ class Msg(_msg_mod.Msg):
             usage=usage_value,
             unknown_keys=normalise_unknown_keys(unknown_keys, _msg_mod.Msg, "msg"),
         )
-        validate(self.to_dict(), "msg")
+        validate(dict_of(self, "msg", copy=False), "msg")
 
     def __eq__(self, other: object) -> bool:
         """Field-wise equality: ``Msg("USER", ...)`` equals the ``UserMessage`` decoded from its JSON."""
@@ -443,10 +443,12 @@ class Msg(_msg_mod.Msg):
         lenient: bool | None = None,
         notes: list[Problem] | None = None,
     ) -> M:
-        """Validate and decode one message from parsed JSON (a dict). See :meth:`from_json`."""
+        """Validate and decode one message from parsed JSON (a dict). See :meth:`from_json`. The message shares no
+        mutable container with ``data`` (its metadata, tool inputs and unknown keys are copies): changing one never
+        changes the other."""
         if lenient is not None:
             lenient_warning()
-        return cls._from_parsed(data, strict, notes=notes, stacklevel=3)
+        return cls._from_parsed(json_value_copy(data, "msg"), strict, checked=True, notes=notes, stacklevel=3)
 
     @classmethod
     def _from_parsed(
@@ -485,7 +487,9 @@ class Msg(_msg_mod.Msg):
         return msg
 
     def to_dict(self) -> dict[str, Any]:
-        """The message as parsed JSON: wire names, Java's key order and null conventions, then unknown keys."""
+        """The message as parsed JSON: wire names, Java's key order and null conventions, then unknown keys.
+        A new value every call, sharing no mutable container with the message: metadata, tool inputs and unknown
+        keys are copied (their strings and numbers are immutable), so changing one never changes the other."""
         return dict_of(self, "msg")  # type: ignore[no-any-return]
 
     def to_json(self) -> str:

@@ -782,3 +782,54 @@ def test_unknown_keys_set_to_a_declared_key_after_construction_are_refused(chang
         (problem,) = info.value.problems
         assert (problem.pointer, problem.rule, info.value.kind) == (pointer, "unknown-key", "msg"), problem
         assert "set the field, not unknown_keys" in problem.message
+
+
+def _containers(value: Any) -> list[Any]:
+    """Every dict and list in a parsed JSON value (the value itself too)."""
+    out, stack = [], [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (dict, list)):
+            out.append(node)
+            stack.extend(node.values() if isinstance(node, dict) else node)
+    return out
+
+
+def _model_containers(msg: Msg) -> list[Any]:
+    """Every dict and list a message holds in its free-form values (metadata, tool inputs, unknown keys)."""
+    held: list[Any] = [msg.metadata, msg.unknown_keys or {}, msg.content]
+    for block in msg.content:
+        held.extend(v for v in (getattr(block, "input", None), getattr(block, "metadata", None)) if v is not None)
+        held.append(block.unknown_keys or {})
+    return [c for value in held for c in _containers(value)]
+
+
+def test_to_dict_and_from_dict_share_no_mutable_container() -> None:
+    """``to_dict()`` returned the message's own metadata (and tool inputs, unknown keys), and ``from_dict(d)`` kept
+    the caller's: changing one changed the other in silence. Neither shares a dict or list any more, at any depth,
+    and what they hold is equal to what it was."""
+    use = ToolUseBlock(id="c1", name="f", input={"a": {"b": [1, {"c": 2}]}}, metadata={"m": [1]})
+    msg = AssistantMessage(
+        [TextBlock(text="hi"), use],
+        metadata={"trace": {"tags": ["x", {"y": []}]}, "empty": {}},
+        unknown_keys={"later": {"q": [1]}},
+    )
+    out = msg.to_dict()
+    held = {id(c) for c in _model_containers(msg)}
+    assert not held & {id(c) for c in _containers(out)}
+    out["metadata"]["trace"]["tags"].append("changed")
+    out["metadata"]["empty"]["k"] = 1
+    out["content"][1]["input"]["a"]["b"][1]["c"] = 3
+    out["later"]["q"].clear()
+    assert msg.metadata == {"trace": {"tags": ["x", {"y": []}]}, "empty": {}}
+    assert use.input == {"a": {"b": [1, {"c": 2}]}}
+    assert msg.unknown_keys == {"later": {"q": [1]}}
+    assert agentmsg.block_to_dict(use)["input"] is not use.input
+
+    given = msg.to_dict()
+    read = Msg.from_dict(given)
+    assert read == msg
+    assert not {id(c) for c in _containers(given)} & {id(c) for c in _model_containers(read)}
+    given["metadata"]["trace"]["tags"].clear()
+    given["content"][1]["input"]["a"] = None
+    assert read == msg

@@ -43,6 +43,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
 import cattrs
+import msgspec
 import orjson
 
 from agentmsg._codec.jsontext import INT_MAX, INT_MIN, check_json_value, depth_error, encode_error
@@ -56,6 +57,7 @@ _NativeWrites = Callable[[object, dict[type, object], Callable[[Any], Any], Call
 _native_writes: _NativeWrites | None = _speedups.writes if _speedups is not None else None
 _orjson_dumps = orjson.dumps
 _orjson_loads = orjson.loads
+_decode = msgspec.json.Decoder().decode
 
 StructureFn = Callable[..., Any]  # (value[, type]) -> object: cattrs passes the type too
 UnstructureFn = Callable[[Any], Any]
@@ -167,6 +169,9 @@ def _strip_optional(tp: Any) -> tuple[Any, bool]:
         if len(args) != len(get_args(tp)):
             return (args[0] if len(args) == 1 else Union[tuple(args)]), True  # noqa: UP007
     return tp, False
+
+
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _is_plain(tp: Any) -> bool:
@@ -293,8 +298,13 @@ class _Codegen:
             return f"{{_k: {item_expr(val, '_v')} for _k, _v in {src}.items()}}"
         return None
 
-    def unstructure_expr(self, tp: Any, src: str) -> str:
+    def unstructure_expr(self, tp: Any, src: str, copy: bool = False) -> str:
+        """``src`` (a field's value, of type ``tp``) as JSON: nested models through their hooks (:data:`copy_hooks`
+        when ``copy``, else :data:`unstructure_hooks`); with ``copy``, a free-form value (``Any``) is copied
+        (:func:`json_copy`), so that the result shares no mutable container with the object."""
         if _is_plain(tp):
+            if copy and tp not in _SCALARS and get_origin(tp) is not Literal:  # (may hold a dict or a list)
+                return f"{self.name(json_copy, 'jcopy')}({src})"
             return src
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
             # str-valued enums are JSON strings already (and a plain string passed by a caller works too).
@@ -302,8 +312,9 @@ class _Codegen:
         members = _union_members(tp)
         if members is not None or attrs.has(tp):
             # Dispatch on the runtime class (subclasses included), hooks cached per class.
-            return f"{self.name(unstructure_hooks, 'uh')}[{src}.__class__]({src})"
-        container = self._container_expr(tp, src, self.unstructure_expr)
+            table = copy_hooks if copy else unstructure_hooks
+            return f"{self.name(table, 'uh')}[{src}.__class__]({src})"
+        container = self._container_expr(tp, src, functools.partial(self.unstructure_expr, copy=copy))
         if container is not None:
             return container
         return f"{self.name(_plain.unstructure)}({src})"
@@ -504,12 +515,14 @@ def _check_lines(gen: _Codegen, a: Any, tp: Any, is_opt: bool, src: str, indent:
     return lines
 
 
-def _unstructure_source(cls: type, shallow: bool, check: bool = True) -> tuple[str, dict[str, Any]]:
+def _unstructure_source(cls: type, shallow: bool, check: bool = True, copy: bool = False) -> tuple[str, dict[str, Any]]:
     """Source of ``cls -> dict`` with wire names, schema key order and the null/omit policy, then the
     unknown keys. ``shallow`` leaves nested models and lists of them as they are (orjson's ``default``
     handles them one at a time); otherwise they are unstructured too (a whole dict, for ``to_dict``).
     ``check``: raise :class:`WrongValue` for a field whose value the schema does not allow (a wrong type,
-    NaN or infinity in a free-form field), as the C writer gives up on it."""
+    NaN or infinity in a free-form field), as the C writer gives up on it. ``copy`` (not ``shallow``): free-form
+    values (metadata, a tool's input, unknown keys) are copied (:func:`json_copy`), nested models through
+    :data:`copy_hooks`: the dict shares no mutable container with the object (``to_dict``)."""
     gen = _Codegen()
     # Keys are emitted in schema order; a field omitted when None breaks the single dict literal.
     body = ["def unstructure(o):"]
@@ -541,12 +554,12 @@ def _unstructure_source(cls: type, shallow: bool, check: bool = True) -> tuple[s
                 body.append("    }")
                 in_literal = False
             body.append(f"    v = {src}")
-            value = "v" if shallow else gen.unstructure_expr(tp, "v")
+            value = "v" if shallow else gen.unstructure_expr(tp, "v", copy)
             body.append(f"    if v is not None: d[{wire!r}] = {value}")
             continue
-        expr = src if shallow else gen.unstructure_expr(tp, src)
+        expr = src if shallow else gen.unstructure_expr(tp, src, copy)
         if is_opt and expr != src:
-            expr = f"(None if {src} is None else {gen.unstructure_expr(tp, src)})"
+            expr = f"(None if {src} is None else {gen.unstructure_expr(tp, src, copy)})"
         if in_literal:
             body.append(f"        {wire!r}: {expr},")
         else:
@@ -556,15 +569,30 @@ def _unstructure_source(cls: type, shallow: bool, check: bool = True) -> tuple[s
     if _has_unknown_keys_field(cls):
         name = next(a.name for a in attrs.fields(cls) if _is_unknown_keys(a))
         body.append(f"    x = o.{name}")
-        body.append("    if x: d.update(x)")
+        body.append(f"    if x: d.update({gen.name(json_copy, 'jcopy')}(x))" if copy else "    if x: d.update(x)")
     body.append("    return d")
     return "\n".join(body), gen.ns
 
 
-def make_unstructure_fn(cls: type) -> UnstructureFn:
-    """Compile ``cls -> dict`` (nested models unstructured too)."""
-    source, ns = _unstructure_source(cls, shallow=False)
+def make_unstructure_fn(cls: type, copy: bool = False) -> UnstructureFn:
+    """Compile ``cls -> dict`` (nested models unstructured too); ``copy``: sharing no mutable container with the
+    object (see :func:`_unstructure_source`)."""
+    source, ns = _unstructure_source(cls, shallow=False, copy=copy)
     return _compile(source, "unstructure", ns)
+
+
+def json_copy(value: Any) -> Any:
+    """A free-form JSON value (metadata, a tool's input, unknown keys) with its dicts and lists copied, at every
+    depth (strings, numbers, booleans and null are immutable: shared): what ``to_dict`` returns, so that changing
+    the dict never changes the object, nor the object the dict. One C round trip (orjson writes it, msgspec reads
+    it back); an empty container is copied as such. What orjson cannot write raises ``orjson.JSONEncodeError``
+    (:func:`dict_of` then says why); a model object in it is written by its hook."""
+    cls = value.__class__
+    if cls is dict or cls is list:
+        return _decode(_orjson_dumps(value, default=json_default)) if value else cls()
+    if cls is str or cls is int or cls is float or cls is bool or value is None:
+        return value
+    return _decode(_orjson_dumps(value, default=json_default))
 
 
 def make_json_fn(cls: type, check: bool = True) -> UnstructureFn:
@@ -597,6 +625,10 @@ _plain.register_unstructure_hook_factory(_is_model, make_unstructure_fn)
 
 #: class -> compiled unstructure hook (wire names, key order, null/omit policy), filled on first use.
 unstructure_hooks: dict[type, UnstructureFn] = _HookCache(_plain.get_unstructure_hook)
+
+#: class -> compiled unstructure hook whose dict shares no mutable container with the object (``to_dict``,
+#: ``block_to_dict``: free-form values copied, :func:`json_copy`), filled on first use.
+copy_hooks: dict[type, UnstructureFn] = _HookCache(functools.partial(make_unstructure_fn, copy=True))
 
 #: class -> compiled one-level hook for orjson's ``default`` (a plain dict: it is read for every object).
 json_hooks: dict[type, UnstructureFn] = {}
@@ -784,12 +816,14 @@ def surely_writes(value: Any) -> bool:
     return _native_writes is not None and _native_writes(value, native_plans, json_default, _orjson_dumps)
 
 
-def dict_of(value: Any, kind: str) -> Any:
+def dict_of(value: Any, kind: str, copy: bool = True) -> Any:
     """``unstructure_hooks`` of a model object (``to_dict``), refusing what :func:`dumps_json` refuses: a field
     set to a value its schema does not allow (:class:`WrongValue`), a free-form value orjson cannot write (an
-    integer beyond 64 bits in metadata), a value nested too deep."""
+    integer beyond 64 bits in metadata), a value nested too deep. ``copy`` (the default, what callers are given):
+    the dict shares no mutable container with ``value`` (:data:`copy_hooks`); without it (the SDK's own reading,
+    e.g. a constructor validating what it built) free-form values are the object's own."""
     try:
-        return unstructure_hooks[value.__class__](value)
+        return (copy_hooks if copy else unstructure_hooks)[value.__class__](value)
     except (WrongValue, orjson.JSONEncodeError) as exc:
         raise refusal(value, exc, kind) from None
     except RecursionError:  # only an object changed after construction can be this deep

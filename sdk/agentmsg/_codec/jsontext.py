@@ -41,6 +41,7 @@ __all__ = [
     "encode_error",
     "has_lone_surrogate",
     "json_type",
+    "json_value_copy",
     "loads",
     "loads_bounded",
     "parse_fast",
@@ -440,6 +441,23 @@ def check_json_value(instance: Any, kind: str | None = None, *, walk: bool = Fal
 
 
 _OK_SCALARS = frozenset({bool, type(None)})
+
+
+def json_value_copy(instance: Any, kind: str | None = None) -> Any:
+    """:func:`check_json_value`, then a copy of ``instance`` that shares no dict or list with it (strings and
+    numbers, immutable, are the same objects): what a reader of a caller's parsed JSON keeps (``Msg.from_dict``),
+    so that the caller changing its dict never changes the message. At the default depth limit the common case is
+    the check's own two C passes, whose second is the copy; otherwise the walk, then one C round trip."""
+    if limits.max_depth == MAX_WRITABLE_DEPTH:
+        try:
+            copied = _decode(_orjson_dumps(instance, option=_STRICT))
+            if copied == instance:
+                return copied
+        except (orjson.JSONEncodeError, orjson.JSONDecodeError, RecursionError, TypeError, ValueError):
+            pass
+    check_json_value(instance, kind, walk=True)
+    # (what the walk lets through and the strict writer does not: enum members and str/int subclasses, as values)
+    return _decode(_orjson_dumps(instance))
 
 
 def _raise_first(instance: Any, kind: str | None) -> None:
