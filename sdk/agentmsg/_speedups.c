@@ -35,7 +35,9 @@ typedef struct {
 } Field;
 
 /* What a field holds. A value of another type gives up (the Python hooks then refuse it with its pointer). */
-enum { EX_ANY, EX_STR, EX_INT, EX_NUM, EX_BOOL, EX_DICT, EX_LIST, EX_MODEL, EX_MODELS, EX_NULL = 16 };
+enum { EX_ANY, EX_STR, EX_INT, EX_NUM, EX_BOOL, EX_DICT, EX_LIST, EX_MODEL, EX_MODELS, EX_NULL = 16, EX_FREE = 32 };
+/* EX_FREE: a free-form value (metadata, a tool's input): JSON values only, of their exact types; anything else in it
+   (a tuple, a model object, a subclass) gives up, and the Python hooks refuse it as the constructors do. */
 
 typedef struct {
     Py_ssize_t n;
@@ -53,6 +55,7 @@ typedef struct {
     PyObject *fallback; /* callable: model object -> dict (agentmsg._codec.converter.json_default) */
     PyObject *dumps;    /* callable: float -> bytes (orjson.dumps) */
     int dry;            /* check only: nothing is written, only whether it would be (writes() below) */
+    int free;           /* > 0 inside a free-form field's value (EX_FREE) */
 } Enc;
 
 #define PLAN_CAPSULE "agentmsg._speedups.Plan"
@@ -346,7 +349,7 @@ static inline int not_json(PyObject *v) {
 /* Whether v has the type a field of kind `expect` holds. */
 static int expected(PyObject *v, int expect) {
     if (v == Py_None) return (expect & EX_NULL) != 0;
-    switch (expect & ~EX_NULL) {
+    switch (expect & ~(EX_NULL | EX_FREE)) {
     case EX_ANY: return 1;
     case EX_STR: return PyUnicode_Check(v);
     case EX_INT: return PyLong_Check(v) && !PyBool_Check(v);
@@ -393,7 +396,10 @@ static int enc_model(Enc *e, PyObject *o, const Plan *p, int depth) {
         if (!first) rc = put1(e, ',');
         first = 0;
         if (rc == 0) rc = put(e, PyBytes_AS_STRING(f->key), PyBytes_GET_SIZE(f->key));
+        int free = (f->expect & EX_FREE) != 0;
+        e->free += free;
         if (rc == 0) rc = enc(e, v, depth + 1);
+        e->free -= free;
         Py_DECREF(v);
         if (rc) return rc;
     }
@@ -413,6 +419,7 @@ static int enc(Enc *e, PyObject *v, int depth) {
     if (v == Py_True) return put(e, "true", 4);
     if (v == Py_False) return put(e, "false", 5);
     if (t == &PyFloat_Type) return enc_float(e, v);
+    if (e->free) return 1; /* in a free-form value: no other type (the Python hooks say what constructors say) */
     PyObject *cap = PyDict_GetItemWithError(e->plans, (PyObject *)t);
     if (cap != NULL) {
         const Plan *plan = (const Plan *)PyCapsule_GetPointer(cap, PLAN_CAPSULE);
@@ -483,7 +490,7 @@ PyDoc_STRVAR(make_plan_doc,
              "The plan of writing instances of cls: fields is a sequence of (attribute name, wire key, omitted "
              "when None, expected type: 0 any, 1 str, 2 int, 3 number, 4 bool, 5 dict, 6 list, 7 model object (no "
              "JSON value), 8 list "
-             "of models, | 16 None too[, exact class: a value of any other class but None gives up, or None]); "
+             "of models, | 16 None too, | 32 free-form: exact JSON types only[, exact class: a value of any other class but None gives up, or None]); "
              "unknown_name the attribute holding unknown keys, or None; own: cls is agentmsg's own class, not a "
              "caller's subclass (writes() gives up on instances of a class whose plan is not own).");
 
@@ -572,7 +579,7 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "encode(value, plans: dict, fallback, dumps)");
         return NULL;
     }
-    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3], 0};
+    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3], 0, 0};
     int rc = enc(&e, args[0], 0);
     if (rc == 0 && e.bytes == NULL) rc = grow(&e, 1);
     if (rc == 0 && _PyBytes_Resize(&e.bytes, e.len) < 0) return NULL; /* out of memory: e.bytes is freed */
@@ -594,7 +601,7 @@ static PyObject *writes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "writes(value, plans: dict, fallback, dumps)");
         return NULL;
     }
-    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3], 1};
+    Enc e = {NULL, NULL, 0, 0, args[1], args[2], args[3], 1, 0};
     int rc = enc(&e, args[0], 0);
     if (rc != 0) PyErr_Clear();
     return PyBool_FromLong(rc == 0);

@@ -833,3 +833,49 @@ def test_to_dict_and_from_dict_share_no_mutable_container() -> None:
     given["metadata"]["trace"]["tags"].clear()
     given["content"][1]["input"]["a"] = None
     assert read == msg
+
+
+@pytest.mark.parametrize("writer", ["C", "Python"])
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ((1, 2), "a tuple is not a JSON value"),
+        (TextBlock(text="x"), "a TextBlock is not a JSON value (agentmsg.block_to_dict(block) is)"),
+        (float("nan"), "nan is not a JSON number"),
+        (object(), "a object is not a JSON value"),
+    ],
+    ids=["tuple", "block", "nan", "object"],
+)
+def test_writers_refuse_in_free_form_values_what_constructors_refuse(
+    bad: Any, message: str, writer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tuple or a block object put into metadata (or a tool's input, or unknown keys) after construction was
+    written by ``to_json`` and ``to_dict`` (a tuple as an array, a block as its dict), though every constructor
+    refuses both. The writers refuse what the constructors refuse: the same error, rule and message, at the value's
+    own pointer; with the C writer and without it."""
+    from agentmsg._codec import converter
+
+    if writer == "Python":
+        monkeypatch.setattr(converter, "_native_encode", None)
+    with pytest.raises(ValidationError) as given:
+        AssistantMessage("hi", metadata={"t": {"deep": [bad]}})
+    first = given.value.problems[0]
+    assert (first.pointer, first.rule, first.message) == ("/metadata/t/deep/0", "json-value", message)
+    for place, pointer in [("metadata", "/metadata/t/deep/0"), ("input", "/content/1/input/b"), ("unknown", "/v")]:
+        use = ToolUseBlock(id="c1", name="f", input={"a": 1})
+        msg = AssistantMessage([TextBlock(text="hi"), use], metadata={"t": {"deep": []}}, unknown_keys={"u": 1})
+        if place == "metadata":
+            msg.metadata["t"]["deep"].append(bad)
+        elif place == "input":
+            use.input["b"] = bad
+        else:
+            msg.unknown_keys = {"u": 1, "v": bad}
+        writes: list[Any] = [msg.to_json, msg.to_dict, msg.to_json_bytes, lambda m=msg: agentmsg.encode_messages([m])]
+        for write in writes:
+            with pytest.raises(ValidationError) as found:
+                write()
+            problem = found.value.problems[0]
+            assert problem.rule == "json-value" and problem.message == message
+            assert problem.pointer in (pointer, "/0" + pointer)
+    member = AssistantMessage("hi", metadata={"r": GenerateReason.MAX_ITERATIONS})  # (enum members: their values)
+    assert member.to_dict()["metadata"] == orjson.loads(member.to_json())["metadata"] == {"r": "MAX_ITERATIONS"}

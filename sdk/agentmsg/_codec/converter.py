@@ -58,6 +58,8 @@ _native_writes: _NativeWrites | None = _speedups.writes if _speedups is not None
 _orjson_dumps = orjson.dumps
 _orjson_loads = orjson.loads
 _decode = msgspec.json.Decoder().decode
+#: orjson refusing what is no exact JSON type (subclasses, dataclasses, dates), as the JSON check does
+_STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 StructureFn = Callable[..., Any]  # (value[, type]) -> object: cattrs passes the type too
 UnstructureFn = Callable[[Any], Any]
@@ -391,8 +393,10 @@ def _json_fields(cls: type) -> list[tuple[Any, str, Any, bool, bool]]:
     return out
 
 
-# What a field holds (the C writer's EX_* codes, _speedups.c): a value of another type is refused.
+# What a field holds (the C writer's EX_* codes, _speedups.c): a value of another type is refused. EX_FREE (the C
+# writer's plans only): a free-form value, of exact JSON types only (else the Python hooks say why).
 EX_ANY, EX_STR, EX_INT, EX_NUM, EX_BOOL, EX_DICT, EX_LIST, EX_MODEL, EX_MODELS, EX_NULL = (*range(9), 16)
+EX_FREE = 32
 
 
 def _enum_of(tp: Any) -> type[enum.Enum] | None:
@@ -461,12 +465,36 @@ def _holds(value: Any, code: int) -> bool:
     return True
 
 
-def _finite(value: Any) -> bool:
-    """Whether a free-form value (metadata, a tool's input, unknown keys) holds no NaN or infinity, which orjson
-    would write as null. The hooks call it only when orjson writes a null there (one C pass, inline)."""
+def free_copy(value: Any, name: str) -> Any:
+    """A free-form value (metadata, a tool's input, unknown keys) copied as :func:`json_copy` copies it, once it is
+    found to be JSON as the constructors take it (:func:`~agentmsg._codec.jsontext.check_json_value`: no tuple, no
+    model object, no NaN, no integer beyond 64 bits, ...); else :class:`WrongValue` naming the field ``name``
+    (:func:`refusal` then says what and where, as the constructors do). The common case is two C passes, the
+    check's own: orjson writes it strictly, msgspec reads it back, and it equals what it was."""
+    cls = value.__class__
+    if (cls is dict or cls is list) and not value:
+        return cls()
+    if value is None:
+        return None
     try:
+        copied = _decode(_orjson_dumps(value, option=_STRICT))
+        if copied == value:
+            return copied
+    except (orjson.JSONEncodeError, msgspec.DecodeError, RecursionError, TypeError, ValueError):
+        pass
+    try:  # (what the walk takes that the strict writer does not: enum members; else the first problem)
         check_json_value(value)
     except ValidationError:
+        raise WrongValue(name) from None
+    return _decode(_orjson_dumps(value))
+
+
+def _free_json(value: Any) -> bool:
+    """Whether a free-form value is JSON as the constructors take it (:func:`free_copy` checks so): what the JSON
+    writer's hooks ask of it (orjson would write a tuple as an array, a model object through its hook)."""
+    try:
+        free_copy(value, "")
+    except WrongValue:
         return False
     return True
 
@@ -474,8 +502,9 @@ def _finite(value: Any) -> bool:
 _FAST_CLASS = {EX_STR: "str", EX_INT: "int", EX_BOOL: "bool", EX_DICT: "dict", EX_LIST: "list"}
 
 
-def _check_lines(gen: _Codegen, a: Any, tp: Any, is_opt: bool, src: str, indent: str) -> list[str]:
-    """Lines raising :class:`WrongValue` when ``src`` (the field's value) is not what the field holds."""
+def _check_lines(gen: _Codegen, a: Any, tp: Any, is_opt: bool, src: str, indent: str, copy: bool = False) -> list[str]:
+    """Lines raising :class:`WrongValue` when ``src`` (the field's value) is not what the field holds. ``copy``: a
+    free-form value is replaced by its copy (:func:`free_copy`, which checks it)."""
     code = expect_of(a, tp, is_opt)
     bare = code & ~EX_NULL
     holds, wrong = gen.name(_holds, "holds"), gen.name(WrongValue, "wrong")
@@ -506,12 +535,11 @@ def _check_lines(gen: _Codegen, a: Any, tp: Any, is_opt: bool, src: str, indent:
         lines = [f"{indent}if {test}: raise {wrong}({a.name!r})"]
     else:
         lines = [f"{indent}if {test} and not {holds}({src}, {code}): raise {wrong}({a.name!r})"]
-    if _has_any(tp):  # NaN or infinity in a free-form value (which orjson writes as null)
-        finite, dumps = gen.name(_finite, "finite"), gen.name(_orjson_dumps, "dumps")
-        jd = gen.name(json_default, "default")  # (model objects in metadata: the constructor's check names them)
-        lines.append(
-            f"{indent}if {src} and b'null' in {dumps}({src}, default={jd}) and not {finite}({src}): raise {wrong}({a.name!r})"
-        )
+    if _has_any(tp):  # a free-form value: JSON as constructors take it (no tuple, model object, NaN, ...)
+        if copy:
+            lines.append(f"{indent}{src} = {gen.name(free_copy, 'fcopy')}({src}, {a.name!r})")
+        else:
+            lines.append(f"{indent}if {src} and not {gen.name(_free_json, 'free')}({src}): raise {wrong}({a.name!r})")
     return lines
 
 
@@ -532,16 +560,12 @@ def _unstructure_source(cls: type, shallow: bool, check: bool = True, copy: bool
     if check:
         for a, _wire, tp, is_opt, _omit in fields:
             body.append(f"    {read[a.name]} = o.{a.name}")
-            body.extend(_check_lines(gen, a, tp, is_opt, read[a.name], "    "))
+            body.extend(_check_lines(gen, a, tp, is_opt, read[a.name], "    ", copy and not shallow))
         if _has_unknown_keys_field(cls):
             name = next(a.name for a in attrs.fields(cls) if _is_unknown_keys(a))
-            finite, wrong = gen.name(_finite, "finite"), gen.name(WrongValue, "wrong")
-            dumps, jd = gen.name(_orjson_dumps, "dumps"), gen.name(json_default, "default")
+            free, wrong = gen.name(_free_json, "free"), gen.name(WrongValue, "wrong")
             body.append(f"    x = o.{name}")
-            body.append(
-                f"    if x and (x.__class__ is not dict or (b'null' in {dumps}(x, default={jd}) and not {finite}(x))):"
-                f" raise {wrong}({name!r})"
-            )
+            body.append(f"    if x and (x.__class__ is not dict or not {free}(x)): raise {wrong}({name!r})")
             # a declared key set in them after construction (the constructors refuse one) would replace the field
             known = gen.name(known_keys(cls), "known")
             body.append(f"    if x and not {known}.isdisjoint(x): raise {wrong}({name!r})")
@@ -549,17 +573,18 @@ def _unstructure_source(cls: type, shallow: bool, check: bool = True, copy: bool
     in_literal = True
     for a, wire, tp, is_opt, omit_when_none in fields:
         src = read[a.name]
+        field_copy = copy and not (check and _has_any(tp))  # (else copied by its check: free_copy)
         if omit_when_none:
             if in_literal:
                 body.append("    }")
                 in_literal = False
             body.append(f"    v = {src}")
-            value = "v" if shallow else gen.unstructure_expr(tp, "v", copy)
+            value = "v" if shallow else gen.unstructure_expr(tp, "v", field_copy)
             body.append(f"    if v is not None: d[{wire!r}] = {value}")
             continue
-        expr = src if shallow else gen.unstructure_expr(tp, src, copy)
+        expr = src if shallow else gen.unstructure_expr(tp, src, field_copy)
         if is_opt and expr != src:
-            expr = f"(None if {src} is None else {gen.unstructure_expr(tp, src, copy)})"
+            expr = f"(None if {src} is None else {gen.unstructure_expr(tp, src, field_copy)})"
         if in_literal:
             body.append(f"        {wire!r}: {expr},")
         else:
@@ -569,7 +594,8 @@ def _unstructure_source(cls: type, shallow: bool, check: bool = True, copy: bool
     if _has_unknown_keys_field(cls):
         name = next(a.name for a in attrs.fields(cls) if _is_unknown_keys(a))
         body.append(f"    x = o.{name}")
-        body.append(f"    if x: d.update({gen.name(json_copy, 'jcopy')}(x))" if copy else "    if x: d.update(x)")
+        update = f"d.update({gen.name(free_copy, 'fcopy')}(x, {name!r}))" if copy else "d.update(x)"
+        body.append(f"    if x: {update}")
     body.append("    return d")
     return "\n".join(body), gen.ns
 
@@ -642,7 +668,10 @@ native_plans: dict[type, object] = {}
 def _native_plan(cls: type) -> object:
     """The C writer's plan of ``cls``: the same keys, order and omit policy as its JSON hook."""
     assert _speedups is not None
-    fields = [(a.name, wire, omit, expect_of(a, tp, opt), _enum_of(tp)) for a, wire, tp, opt, omit in _json_fields(cls)]
+    fields = [
+        (a.name, wire, omit, expect_of(a, tp, opt) | (EX_FREE if _has_any(tp) else 0), _enum_of(tp))
+        for a, wire, tp, opt, omit in _json_fields(cls)
+    ]
     unknown = next((a.name for a in attrs.fields(cls) if _is_unknown_keys(a)), None)
     return _speedups.make_plan(cls, fields, unknown, _own_class(cls))
 
@@ -739,6 +768,16 @@ def _wrong_field(value: Any) -> tuple[str, str, str] | None:
                         "unknown-key",
                         f"{key!r} is a declared key of {cls.__name__}: set the field, not unknown_keys",
                     )
+                free = name not in fields or any(
+                    a.name == name and _has_any(tp) for a, _w, tp, *_r in _json_fields(cls)
+                )
+                if free and isinstance(held, dict):  # a free-form value (unknown keys too): said as constructors say it
+                    try:
+                        check_json_value(held)
+                    except ValidationError as found:
+                        problem = found.problems[0]
+                        base = pointer_of(at if name in fields else path)
+                        return base + problem.pointer, problem.rule, problem.message
                 if type(held) is list and name in fields:  # a list of models: the first item that is none
                     i = next((i for i, item in enumerate(held) if not _is_model_obj(item)), None)
                     if i is not None:
