@@ -265,3 +265,30 @@ def test_an_integer_past_pythons_decimal_limit_is_refused_as_out_of_range(sign: 
     with pytest.raises(ValidationError) as info:
         msg.to_json()
     assert [(p.pointer, p.rule) for p in info.value.problems] == [("/metadata", "json-value")]
+
+
+@pytest.mark.parametrize("digits", [21, 400, 4300, 4301, 10_000, 100_000])
+@pytest.mark.parametrize("sign", ["", "-"])
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["str", "bytes"])
+def test_an_integer_past_64_bits_in_text_is_integer_range_at_its_pointer_whatever_its_size(
+    digits: int, sign: str, as_bytes: bool
+) -> None:
+    """An integer of more than 4300 digits in JSON text (more than msgspec, and Python's int, read) was refused as
+    text that is no JSON (rule ``json``, "number is infinity"), where one of 21 digits is ``integer-range`` at its
+    pointer. Every size is now ``integer-range`` with its pointer, said by its first digits and its length, past
+    runs of digits in strings and in floats' whole parts and fractions; reading the digits takes time linear in
+    them (they are never turned into an int: the test holds a 100,000-digit one, which Python refuses to)."""
+    number = sign + "1" + "0" * (digits - 1)
+    text = (
+        '{"id":"m","role":"USER","content":[{"type":"text","text":"id 1' + "2" * digits + '"}],'
+        '"metadata":{"f":[1.' + "3" * digits + ", 4" + "5" * 30 + '.5, 6e-7],"deep":[0,{"n":' + number + "}]}}"
+    )
+    with pytest.raises(ValidationError) as info:
+        Msg.from_json(text.encode() if as_bytes else text)
+    (problem,) = info.value.problems
+    assert (problem.pointer, problem.rule) == ("/metadata/deep/1/n", "integer-range")
+    assert problem.message.endswith(" is outside the 64-bit range [-2**63, 2**64 - 1] JSON is written in")
+    assert len(problem.message) < 200
+    if digits <= 60 or digits > 4300:  # (one read as an int, from 61 digits on: its first digits, or its bits)
+        shown = number if digits <= 60 else f"{number[:20]}...({len(number)} digits)"
+        assert problem.message.startswith(f"integer {shown} is outside")

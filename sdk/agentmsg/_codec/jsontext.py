@@ -273,7 +273,8 @@ def loads(data: JsonInput, kind: str | None = None) -> Any:
     except RecursionError:
         raise depth_error(kind) from None
     except (msgspec.DecodeError, UnicodeError) as exc:
-        raise ValidationError([_syntax_problem(data, exc)], kind) from None
+        beyond = _long_integer_problem(data) if str(exc).startswith("Integer value out of range") else None
+        raise ValidationError([beyond or _syntax_problem(data, exc)], kind) from None
     # Large text: the walk, which writes nothing (the round trip would keep a UTF-8 copy inside every
     # non-ASCII string it writes, and its buffers are a few times the text).
     check_json_value(value, kind, walk=len(data) > _WALK_ABOVE)
@@ -281,6 +282,52 @@ def loads(data: JsonInput, kind: str | None = None) -> Any:
 
 
 _WALK_ABOVE = 1 << 16  # bytes (or characters) of JSON text
+
+# A run of more than 20 digits that is no number's fraction or exponent: an integer beyond 64 bits (2**64 has 20
+# digits; JSON writes no leading zero), the whole part of a float, or digits inside a string.
+_LONG_DIGITS = re.compile(r"(?<![.eE+0-9])(?<![eE]-)[0-9]{21,}")
+_LONG_DIGITS_BYTES = re.compile(_LONG_DIGITS.pattern.encode())
+#: the first 10 digits of the stand-ins of long integers (20 digits, beyond 2**64): one the text does not hold
+_STAND_IN_PREFIXES = ("7315926480", "8426037591", "9537148602", "6284951730")
+
+
+def _long_integer_problem(data: JsonInput) -> Problem | None:
+    """The ``integer-range`` problem, with its pointer, of text msgspec refused for an integer of more digits than
+    it (and Python's ``int``) reads: 4300, or ``sys.set_int_max_str_digits``. Linear in the text, whatever the
+    digits: each run of more than 20 digits outside a fraction or an exponent is replaced by a 20-digit stand-in
+    beyond 64 bits (numbered, its first 10 digits none the text holds), the text is read again, and the value's
+    first problem is said of the digits it stands for. None when that reading fails too (the text has another
+    error, said as before) or finds none."""
+    text: Any = data if isinstance(data, str) else bytes(data)
+    prefix = next((p for p in _STAND_IN_PREFIXES if (p if isinstance(text, str) else p.encode()) not in text), None)
+    if prefix is None:
+        return None
+    runs: list[tuple[int, int]] = []
+
+    def stand_in(match: re.Match[Any]) -> Any:
+        runs.append(match.span())
+        out = f"{prefix}{len(runs) - 1:010d}"
+        return out if isinstance(match.string, str) else out.encode()
+
+    pattern: Any = _LONG_DIGITS if isinstance(text, str) else _LONG_DIGITS_BYTES
+    try:  # (at most limits.max_bytes / 21 runs: their numbers take 10 digits)
+        value = _decode(pattern.sub(stand_in, text))
+    except (msgspec.DecodeError, RecursionError, UnicodeError):
+        return None
+    found = _first_problem(value, limits.max_depth)
+    if found is None or found[1] != "integer-range":
+        return None
+    path = found[0]
+    node = value
+    for step in path:
+        node = node[step]
+    digits = str(abs(node))
+    if not digits.startswith(prefix):  # (an integer of 20 digits, said as such)
+        return Problem(pointer_of(path), "integer-range", found[2])
+    start, end = runs[int(digits[len(prefix) :])]
+    shown = ("-" if node < 0 else "") + (text[start:end] if isinstance(text, str) else text[start:end].decode())
+    message = f"integer {shown[:20]}...({len(shown)} digits) is outside the 64-bit range [-2**63, 2**64 - 1] JSON is written in"
+    return Problem(pointer_of(path), "integer-range", message)
 
 
 # ---- JSON values ---------------------------------------------------------------------------------------
