@@ -10,9 +10,9 @@ import orjson
 
 from agentmsg._codec import legacy
 from agentmsg._codec.converter import dumps_json
-from agentmsg._codec.jsontext import JsonInput, loads
+from agentmsg._codec.jsontext import JsonInput, depth_error, loads
 from agentmsg._codec.schemas import array_validator_for_kind
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, SizeLimitError, ValidationError
 from agentmsg.message import Msg, _decoding, _fast_path, restore_usage
 
 __all__ = ["decode_messages", "encode_messages"]
@@ -84,7 +84,18 @@ def _check_writable(parsed: list[Any], msgs: list[Msg]) -> None:
     try:
         _orjson_dumps([parsed])  # fails only when the input reaches the depth limit
     except orjson.JSONEncodeError:
-        encode_messages(msgs)  # raises SizeLimitError when the written form is too deep
+        try:
+            encode_messages(msgs)  # raises SizeLimitError when the written form is too deep
+        except SizeLimitError:  # (said as the reader says text too deep: of the whole input, pointer "")
+            raise depth_error("msg") from None
+
+
+def _in_array(problem: Problem, index: int) -> Problem:
+    """A problem of ``[message]`` (pointer ``""`` or ``/0...``) said of the message at ``index`` of a conversation."""
+    inner = problem.pointer[2:] if problem.pointer == "/0" or problem.pointer.startswith("/0/") else problem.pointer
+    return Problem(inner, problem.rule, problem.message, problem.schema_location, problem.other_pointers).under(
+        f"/{index}"
+    )
 
 
 def encode_messages(messages: Iterable[Msg]) -> bytes:
@@ -117,4 +128,11 @@ def encode_messages(messages: Iterable[Msg]) -> bytes:
                 dumps_json(m, "msg")
             except ValidationError as found:
                 raise found.under(f"/{index}") from None
+        # one that writes alone but is too deep one level down, in the array: said at its index (max-depth)
+        for index, m in enumerate(msgs):
+            try:
+                dumps_json([m], "msg")
+            except ValidationError as found:
+                problems = [_in_array(p, index) for p in found.problems]
+                raise type(found)(problems, found.kind) from None
         raise

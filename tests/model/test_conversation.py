@@ -8,6 +8,7 @@ import pytest
 
 from agentmsg import (
     AssistantMessage,
+    SizeLimitError,
     UserMessage,
     ValidationError,
     decode_messages,
@@ -74,3 +75,18 @@ def test_encode_messages_names_the_field_of_a_message_changed_after_construction
         encode_messages(msgs)
     found = {p.rule for p in info.value.problems if p.pointer == pointer}
     assert found and found <= rules and info.value.kind == "msg", info.value.problems
+
+
+@pytest.mark.parametrize("depth", [252, 253, 400])
+def test_encode_messages_says_which_message_is_nested_too_deep(depth: int) -> None:
+    """A message made too deep after construction raised ``max-depth`` at pointer ``""`` from encode_messages when
+    it wrote alone but not one level down, in the array (the other errors of encode_messages name their message's
+    index): every depth is said at ``/<index>``, as the message's own errors are."""
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    deep = UserMessage("x")
+    deep.metadata = {"v": value}
+    with pytest.raises(SizeLimitError) as info:
+        encode_messages([UserMessage("a"), AssistantMessage("b"), deep, UserMessage("c")])
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/2", "max-depth")]
