@@ -19,7 +19,9 @@ def make_plan(
     """The plan for writing instances of the model class ``cls``: ``fields`` are (attribute name, wire key,
     omitted when None, expected type[, exact class]) in wire order, the expected type an ``EX_*`` code of
     :mod:`agentmsg._codec.converter` (0 any, 1 str, 2 int, 3 number, 4 bool, 5 dict, 6 list, 7 a model object
-    (no JSON value), 8 a list of those; | 16: None too), a value of another type making :func:`encode` give up;
+    (no JSON value), 8 a list of those; | 16: None too; | 32: free-form, its value and everything in it of the
+    exact JSON types only, str, int, float, bool, None, dict, list), a value of another type making :func:`encode`
+    give up;
     the exact class, when given and not None, the only class the field's value may have (None aside: the expected
     type says whether None is written), a value of any other class, a subclass too, making :func:`encode` give up
     (an enum field: a plain string is left to the caller, which checks it is one of the enum's values);
