@@ -369,6 +369,9 @@ class _AnthropicWalk(TurnWalk):
             F.carrier_dropped(self.ctx, meta, (i, j), "no text block is sent right before them")
         return None
 
+    def is_call(self, part: Any) -> bool:
+        return bool(part.get("type") == "tool_use")
+
     def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
         meta = block.metadata
         if meta and meta.get("thoughtSignature"):

@@ -370,6 +370,9 @@ class _GeminiWalk(TurnWalk):
         F.carrier_dropped(self.ctx, meta, (i, j), why)
         return None
 
+    def is_call(self, part: Any) -> bool:
+        return "functionCall" in part
+
     def tool_use_part(self, block: ToolUseBlock, sent: str, tool: str, i: int, j: int) -> Any:
         args = block.input
         call: dict[str, Any] = {"id": sent, "name": tool, "args": args} if sent else {"name": tool, "args": args}

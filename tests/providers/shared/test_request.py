@@ -400,6 +400,118 @@ def test_conversation_ending_in_calls_is_orphaned(provider: str) -> None:
     assert "not answered" in json.dumps(repaired.body)
 
 
+def _between(*between: Any, after: Any = None, name: str | None = None) -> list[Any]:
+    """A call, assistant text after it (``between``), then its result (``after``: another message instead)."""
+    call = ToolUseBlock(id="call_a", name="get_weather", input={"city": "Oslo"})
+    return [
+        UserMessage("weather in Oslo?", name=name and "mod"),
+        AssistantMessage([TextBlock(text="Let me check."), call], name=name),
+        *between,
+        after or ToolResultMessage(ToolResultBlock(id="call_a", name="get_weather", output="cold", state="success")),
+        AssistantMessage("It is cold.", name=name),
+    ]
+
+
+def _flow(provider: str, body: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """Each turn or item of a body as (role, what it holds in order: ``text:...``, ``call:ID``, ``result:ID``)."""
+    out: list[tuple[str, list[str]]] = []
+    if provider in ("anthropic", "gemini"):
+        for turn in body["messages" if provider == "anthropic" else "contents"]:
+            parts = turn["content" if provider == "anthropic" else "parts"]
+            held = []
+            for p in parts:
+                if "text" in p:
+                    held.append(f"text:{p['text']}")
+                elif p.get("type") == "tool_use" or "functionCall" in p:
+                    held.append(f"call:{p['id'] if 'id' in p else p['functionCall']['id']}")
+                else:
+                    held.append(f"result:{p['tool_use_id'] if 'tool_use_id' in p else p['functionResponse']['id']}")
+            out.append((turn["role"], held))
+        return out
+    items: list[dict[str, Any]] = (
+        body["input"]["messages"] if provider == "dashscope" else body.get("messages", body.get("input", []))
+    )
+    for m in items:
+        if m.get("type") == "function_call":
+            out.append(("assistant", [f"call:{m['call_id']}"]))
+        elif m.get("type") == "function_call_output":
+            out.append(("tool", [f"result:{m['call_id']}"]))
+        elif m["role"] == "tool":
+            out.append(("tool", [f"result:{m['tool_call_id']}"]))
+        else:
+            held = [f"text:{m['content']}"] if m.get("content") else []
+            out.append((m["role"], held + [f"call:{c['id']}" for c in m.get("tool_calls", ())]))
+    return out
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_assistant_text_between_a_call_and_its_result_goes_before_the_call(provider: str) -> None:
+    """Assistant text that sits between a tool call and its result (the same assistant run, no user turn between) is
+    merged into the turn that made the call, ahead of the call, said once (`turns-merged`), and the pair is valid: no
+    orphan. It went as a message of its own between the call and its result (OpenAI, DashScope: refused, "tool
+    messages must follow the assistant message with tool_calls") or after the call in the merged turn (Anthropic,
+    Gemini), and every provider said `tool-use-orphan` and `tool-result-orphan`."""
+    msgs = _between(AssistantMessage("One moment."), AssistantMessage("Still checking."))
+    r = formatted(provider, msgs, tools=TOOLS, strict=True)  # (nothing lossy or wrong is left to refuse)
+    flow = _flow(provider, r.body)
+    made = ["text:Let me check.", "text:One moment.", "text:Still checking.", "call:call_a"]
+    if provider in ("anthropic", "gemini"):
+        assert flow[1:] == [
+            (flow[1][0], made),
+            ("user", ["result:call_a"]),
+            (flow[1][0], ["text:It is cold."]),
+        ]
+    elif provider == "openai-responses":  # (an item each: the texts in one message item, then the call)
+        assert flow[1:] == [
+            ("assistant", ["text:Let me check.\nOne moment.\nStill checking."]),
+            ("assistant", ["call:call_a"]),
+            ("tool", ["result:call_a"]),
+            ("assistant", ["text:It is cold."]),
+        ]
+    else:
+        assert flow[1:] == [
+            ("assistant", ["text:Let me check.\nOne moment.\nStill checking.", "call:call_a"]),
+            ("tool", ["result:call_a"]),
+            ("assistant", ["text:It is cold."]),
+        ]
+    (merged,) = r.diagnostics
+    assert (merged.rule, merged.pointers) == ("turns-merged", ("/2", "/3"))
+    assert "ahead of the call" in merged.message
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_assistant_text_after_a_call_stays_in_place_when_no_result_follows(provider: str) -> None:
+    """The text is moved only when the result follows it: a call a user turn comes after is an orphan, as before, and
+    the text after it stays a turn of its own there (with the repair option the error result comes before it)."""
+    msgs = _between(AssistantMessage("One moment."), after=UserMessage("never mind"))
+    r = get(provider).format_request(msgs, tools=TOOLS)
+    assert ("/1/content/1", "tool-use-orphan") in rules(r)
+    assert not any("ahead of the call" in d.message for d in r.diagnostics)
+    repaired = formatted(provider, msgs, tools=TOOLS, options={"repair": True})
+    flow = [held for _, held in _flow(provider, repaired.body)]
+    texts = [h for held in flow for h in held if h.startswith(("text:", "result:"))]
+    assert texts.index("result:call_a") < texts.index("text:One moment.")
+
+
+@pytest.mark.parametrize("layout", ["prefix", "history"])
+@pytest.mark.parametrize("provider", NAMES)
+def test_multi_agent_text_between_a_call_and_its_result(provider: str, layout: str) -> None:
+    """In multi-agent mode the current agent's own text between its call and the result goes before the call, as in
+    chat mode; another speaker's text there is a turn between them, which breaks the pair as before (orphans)."""
+    kw: dict[str, Any] = {"multi_agent": True, "agent_name": "Bob", "options": {"multi_agent_layout": layout}}
+    own = formatted(provider, _between(AssistantMessage("One moment.", name="Bob"), name="Bob"), tools=TOOLS, **kw)
+    assert [d.rule for d in own.diagnostics if d.rule != "name-dropped"] == ["turns-merged"]
+    flow = [held for _, held in _flow(provider, own.body)]
+    joined = [h for held in flow for h in held]
+    said = next(
+        k for k, h in enumerate(joined) if "One moment." in h
+    )  # (a text of its own, or joined to the one before)
+    assert said < joined.index("call:call_a") < joined.index("result:call_a")
+    other = get(provider).format_request(_between(AssistantMessage("Hi.", name="Alice"), name="Bob"), tools=TOOLS, **kw)
+    assert ("/1/content/1", "tool-use-orphan") in rules(other)
+    assert not any("ahead of the call" in d.message for d in other.diagnostics)
+
+
 def debate() -> list[Any]:
     return [
         SystemMessage("You are Bob."),

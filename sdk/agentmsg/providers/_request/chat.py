@@ -19,7 +19,7 @@ from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, Too
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.context import Context
-from agentmsg.providers._request.walk import Walk
+from agentmsg.providers._request.walk import BETWEEN, Walk
 
 _USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
 _dumps = orjson.dumps
@@ -388,6 +388,34 @@ class ChatWalk(Walk):
         for b, j in results:
             self._result(b, i, j)
         return looked
+
+    def text_only(self, msg: Msg) -> bool:
+        return Walk.text_only(self, msg) and not (self.refusals and msg.metadata.get(REFUSAL) is True)
+
+    def between(self, msg: Msg, i: int) -> bool:
+        """The text goes into the content of the assistant message that holds the calls, after its text (joined by
+        ``\\n``, as the texts of one message), so the tool messages follow that message."""
+        out = self.out
+        entry = out[-1] if out else None
+        if entry is None or entry.get("role") != "assistant" or "tool_calls" not in entry:
+            return False
+        ctx = self.ctx
+        texts: list[str] = []
+        blocks: list[Any] = msg.content
+        for j, b in enumerate(blocks):
+            if b.text or not self.drop_empty:
+                texts.append(b.text)
+            else:
+                ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
+        if not texts:
+            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+            return True
+        content = entry.get("content")
+        held = content if self.plain else content[0]["text"] if content else ""
+        text = "\n".join([held, *texts] if held else texts)
+        entry["content"] = text if self.plain else [{"text": text}]
+        ctx.report(f"/{i}", "turns-merged", BETWEEN.format("assistant"))
+        return True
 
     def _thinking(self, b: ThinkingBlock, i: int, j: int, reasoning: list[str], texts: list[str], other: bool) -> None:
         ctx = self.ctx

@@ -18,7 +18,7 @@ from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.common import MINTED_ID
 from agentmsg.providers._request.context import Context
-from agentmsg.providers._request.walk import Walk
+from agentmsg.providers._request.walk import BETWEEN, Walk
 
 _USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
 USER = "user"
@@ -77,6 +77,10 @@ class TurnWalk(Walk):
         raise NotImplementedError
 
     def repair_part(self, sent: str, tool: str) -> Any:
+        raise NotImplementedError
+
+    def is_call(self, part: Any) -> bool:
+        """Whether a part of an assistant turn is a tool call's."""
         raise NotImplementedError
 
     # ---- turns ----
@@ -399,6 +403,36 @@ class TurnWalk(Walk):
             return
         self.ctx.report(f"/{i}/content/{j}", "hint-placed", "hint sent as user text after this turn")
         self.deferred.append(self.text_part(b.hint))
+
+    def between(self, msg: Msg, i: int) -> bool:
+        """The text parts go into the assistant turn being built, before its first call."""
+        parts = self.parts
+        if self.role != self.assistant_role:
+            return False
+        at = next((k for k, part in enumerate(parts) if self.is_call(part)), -1)
+        if at < 0:
+            return False
+        ctx = self.ctx
+        added: list[Any] = []
+        blocks: list[Any] = msg.content
+        marked = self.marked(i, blocks) if self.marks else None
+        for j, b in enumerate(blocks):
+            if not b.text or b.text.isspace():
+                ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
+            else:
+                added.append(self.text_part(b.text))
+            if marked and j in marked:
+                self.cut(i, j, added)
+        if marked:
+            self._cut_rest(i, len(blocks), marked, ())
+        if not added:
+            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+            return True
+        parts[at:at] = added
+        if msg.name and not self.multi:
+            ctx.names_dropped.append(i)
+        ctx.report(f"/{i}", "turns-merged", BETWEEN.format(self.assistant_role))
+        return True
 
     def system_texts(self) -> list[str]:
         return [t for t, _ in self.system]

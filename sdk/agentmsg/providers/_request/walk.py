@@ -22,6 +22,8 @@ from agentmsg.providers._request.context import Context
 from agentmsg.providers._request.fields import NEVER, Quick
 
 _USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
+#: what :meth:`Walk.between` says (``turns-merged``), with the role of the provider's assistant turn
+BETWEEN = "text between a tool call and its result merged into the {} turn of the call, ahead of the call"
 
 
 class Walk:
@@ -41,6 +43,8 @@ class Walk:
         #: none): :meth:`cut` records the part each marked block became, in ``cuts``
         self.marks: dict[int, Any] | None = ctx.cache_marks if self.places_marks else None
         self.cuts: list[tuple[int, int | None, Any]] = []
+        #: the index of the result that ends the run of assistant text :meth:`_answered_after` found (-1: none)
+        self.between_until = -1
 
     #: whether the walk records where the prompt-cache markers go (:meth:`cut`)
     places_marks = False
@@ -270,6 +274,13 @@ class Walk:
                 begin = self.mark_begin()
             try:
                 if open_calls and role is not _TOOL and not F.has_result(msg):
+                    if role is _ASSISTANT and self._answered_after(msgs, i) and self.between(msg, i):
+                        # (text between a call and its result: sent ahead of the call, said there)
+                        if whole and i in whole:
+                            begin = self.mark_begin() - 1  # (its cut: the message the text went into)
+                            self.mark_end(i, msg, begin)
+                        unscanned.append(i)
+                        continue
                     self.orphans()
                 if role is _USER or role is _ASSISTANT:
                     content: list[Any] = msg.content
@@ -311,6 +322,39 @@ class Walk:
         self.send_deferred()
         ctx.unscanned = unscanned if ctx.quick is not None else None
         return self.result()
+
+    def _answered_after(self, msgs: Sequence[Msg], i: int) -> bool:
+        """Whether message ``i`` is assistant text between a tool call and its result: it holds text alone, comes from
+        the speaker of the open calls' message (in multi-agent mode the current agent), and the messages after it
+        are more such text, then a result. (Walked only while a call is open and a message answers none: never on
+        the usual path, a call then its results.)"""
+        if self.between_until > i:  # (the run of text this scan found already)
+            return True
+        calls = self.ctx.open_calls
+        speaker = msgs[next(reversed(calls.values()))[3]].name if calls else None
+        k = i
+        while k < len(msgs):
+            msg = msgs[k]
+            if k > i and (msg.role is _TOOL or F.has_result(msg)):
+                self.between_until = k
+                return True
+            if not (msg.role is _ASSISTANT and msg.name == speaker and self.text_only(msg)):
+                return False
+            k += 1
+        return False
+
+    def text_only(self, msg: Msg) -> bool:
+        """Whether an assistant message holds text alone, which :meth:`between` can put ahead of a call."""
+        blocks: list[Any] = msg.content
+        if not blocks or (self.multi and not F.is_current_agent(msg, self.agent)):
+            return False
+        return all(type(b) is TextBlock for b in blocks)
+
+    def between(self, msg: Msg, i: int) -> bool:
+        """Put the text of assistant message ``i`` (:meth:`text_only`), which comes between a tool call and its
+        result, into the assistant turn that made the call, ahead of the call (where the providers expect text in a
+        turn that calls tools), and say so; False (nothing done) when that turn is not the last the request holds."""
+        return False
 
     def _fold(self, group: list[tuple[int, Msg]]) -> None:
         if self.fold(group):
