@@ -480,6 +480,25 @@ def test_assistant_text_between_a_call_and_its_result_goes_before_the_call(provi
 
 
 @pytest.mark.parametrize("provider", NAMES)
+def test_assistant_text_between_a_call_and_its_result_keeps_the_speakers_name(provider: str) -> None:
+    """A named agent (AgentScope names every message): the moved text is the caller's, its name sent on the message
+    that holds the call where the provider takes names, else said dropped for it too; a text of another name is not
+    the same run, and is left where it is (the call an orphan)."""
+    r = formatted(provider, _between(AssistantMessage("One moment.", name="Friday"), name="Friday"), tools=TOOLS)
+    said = {d.rule: d for d in r.diagnostics}
+    assert set(said) <= {"turns-merged", "name-dropped"}
+    if "name-dropped" in said:
+        assert "/2/name" in said["name-dropped"].pointers
+    else:  # (the message holding the text and the call, then the result)
+        sent = r.body["input"]["messages"] if provider == "dashscope" else r.body["messages"]
+        assert (sent[1]["name"], sent[2]["role"]) == ("Friday", "tool")
+    other = get(provider).format_request(
+        _between(AssistantMessage("One moment.", name="Jarvis"), name="Friday"), tools=TOOLS
+    )
+    assert ("/1/content/1", "tool-use-orphan") in rules(other)
+
+
+@pytest.mark.parametrize("provider", NAMES)
 def test_assistant_text_after_a_call_stays_in_place_when_no_result_follows(provider: str) -> None:
     """The text is moved only when the result follows it: a call a user turn comes after is an orphan, as before, and
     the text after it stays a turn of its own there (with the repair option the error result comes before it)."""

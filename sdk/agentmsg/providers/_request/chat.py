@@ -414,6 +414,8 @@ class ChatWalk(Walk):
         held = content if self.plain else content[0]["text"] if content else ""
         text = "\n".join([held, *texts] if held else texts)
         entry["content"] = text if self.plain else [{"text": text}]
+        if msg.name and not self.send_name and not self.multi:  # (else the entry's name is the message's: one speaker)
+            ctx.names_dropped.append(i)
         ctx.report(f"/{i}", "turns-merged", BETWEEN.format("assistant"))
         return True
 
