@@ -498,7 +498,12 @@ class _Walk(ChatWalk):
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
             return True
         prev = out[k - 1] if k else None
-        if prev is not None and prev.keys() == {"role", "content"} and prev["role"] == "assistant":
+        if (
+            prev is not None
+            and prev.keys() == {"role", "content"}
+            and prev["role"] == "assistant"
+            and isinstance(prev["content"], str)
+        ):
             prev["content"] = "\n".join([prev["content"], *texts])
         else:
             out.insert(k, {"role": "assistant", "content": "\n".join(texts)})
