@@ -1,20 +1,27 @@
 """The viewer app (``agentmsg.web.viewer_app``) over real HTTP under uvicorn: its page and assets with a strict CSP,
 shipped built in the package (``agentmsg serve`` needs no Node), answered only at loopback names and the hosts
-given (DNS rebinding)."""
+given (DNS rebinding); its ``close()`` at shutdown."""
 
 from __future__ import annotations
 
+import asyncio
+import http.client
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import AsyncIterator
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import orjson
+import pytest
 
-from agentmsg.web import CSP, viewer_app
+from agentmsg._wire.sse import SSEDecoder, SSEEvent
+from agentmsg.web import CSP, EventEndpoint, ViewerApp, viewer_app
 from tests._support.procs import stop
 from tests.web._http import (
     events,
@@ -108,3 +115,52 @@ def test_the_viewer_answers_only_at_localhost_or_an_ip_address_not_a_rebound_nam
         assert r.status == 403 and b"DNS rebinding" in r.raw and r.headers["content-security-policy"] == CSP
     assert [r.status for r in served] == [200] * len(served)
     assert all(r.events == events() for r in served)
+
+
+@pytest.mark.parametrize("how", ["close", "aclose"])
+def test_viewer_app_close_ends_each_open_stream_with_its_end(how: str) -> None:
+    """The viewer's EventEndpoint was built inside ``viewer_app`` and out of reach: a server shutting down could not
+    close it, and uvicorn cut its open streams at the graceful timeout with no end. ``viewer_app`` returns a
+    ``ViewerApp`` whose ``close()`` (here from the test's thread) and ``aclose()`` (awaited in the server's loop) are
+    its endpoint's: the open stream gets the events read so far, then ``end``; a request for ``/events`` after it
+    gets 503, the page is still served, both with the CSP. No sleep: each step waits on what was read."""
+    released = threading.Event()
+
+    async def agent() -> AsyncIterator[dict[str, Any]]:
+        try:
+            for e in events()[:2]:
+                yield e
+            await asyncio.Event().wait()  # thinking, until cancelled
+        finally:
+            released.set()
+
+    app = viewer_app(agent())
+    assert isinstance(app, ViewerApp) and isinstance(app.events, EventEndpoint) and not app.closed
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    async def outer(scope: Any, receive: Any, send: Any) -> None:
+        loops.append(asyncio.get_running_loop())
+        await app(scope, receive, send)
+
+    with serving(outer) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn.request("GET", "/events")
+        resp = conn.getresponse()
+        decoder, got = SSEDecoder(), list[SSEEvent]()
+        while len(got) < 2:  # the two events are sent; the stream waits for the agent's next one
+            got += decoder.feed(resp.read1(65536))
+        if how == "close":
+            app.close()
+        else:
+            asyncio.run_coroutine_threadsafe(app.aclose(), loops[0]).result(60)  # (returns once the stream ended)
+        got += decoder.feed(resp.read())  # (IncompleteRead if the stream were cut)
+        conn.close()
+        refused = get(port, "/events")
+        page = get(port, "/")
+    assert resp.headers["content-security-policy"] == CSP
+    assert [e.json() for e in got[:-1]] == events()[:2] and (got[-1].event, got[-1].data) == ("end", "{}")
+    assert released.wait(60) and app.closed and app.events.closed
+    assert refused.status == 503 and refused.raw == b"the event stream is closed: the server is shutting down\n"
+    assert refused.headers["content-security-policy"] == page.headers["content-security-policy"] == CSP
+    assert page.status == 200
+    app.close()  # again: nothing more

@@ -5,7 +5,8 @@
   a bounded replay buffer. Plain ASGI: mount it in Starlette or FastAPI. (Formerly ``EventStream``, a name that
   remains, deprecated: it is also the name a client's stream had, now ``agentmsg.clients.ReplyStream``.)
 * :func:`viewer_app`: the event viewer (``agentmsg serve``), a Starlette app (the ``web``
-  extra: README.md, "Install it in your project") serving a page that renders the reply live, and the events at ``/events``.
+  extra: README.md, "Install it in your project") serving a page that renders the reply live, and the events at ``/events``;
+  it returns a :class:`ViewerApp`, whose ``close()`` ends every open event stream with its end at shutdown.
 * :func:`uvicorn_config`: a ``uvicorn.Config`` bounded for long-lived event streams (a deadline on each
   request's headers, a cap on open connections, a client that reads nothing dropped), as ``agentmsg serve`` runs.
 """
@@ -19,16 +20,16 @@ from agentmsg.web._asgi import EventEndpoint
 from agentmsg.web._server import uvicorn_config  # (uvicorn is imported when it is called)
 
 if TYPE_CHECKING:
-    from agentmsg.web._viewer import CSP, viewer_app
+    from agentmsg.web._viewer import CSP, ViewerApp, viewer_app
 
     EventStream = EventEndpoint  # deprecated
 
-__all__ = ["CSP", "EventEndpoint", "uvicorn_config", "viewer_app"]
+__all__ = ["CSP", "EventEndpoint", "ViewerApp", "uvicorn_config", "viewer_app"]
 
 
 def __getattr__(name: str) -> Any:
     # The viewer needs Starlette (the `web` extra); EventEndpoint needs nothing.
-    if name in ("viewer_app", "CSP"):
+    if name in ("viewer_app", "ViewerApp", "CSP"):
         from agentmsg.web import _viewer
 
         return getattr(_viewer, name)

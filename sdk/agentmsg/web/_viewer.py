@@ -30,7 +30,7 @@ from starlette.routing import Route
 from agentmsg import ui
 from agentmsg.web._asgi import ASGIApp, EventEndpoint, Message, Receive, Scope, Send
 
-__all__ = ["CSP", "viewer_app"]
+__all__ = ["CSP", "ViewerApp", "viewer_app"]
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' data:; "
@@ -79,13 +79,38 @@ def _known_host(host: str, hosts: frozenset[str]) -> bool:
     return True
 
 
-class _SecurityHeaders:
-    """Adds the CSP and related headers to every HTTP response of the wrapped app, and refuses a request
-    whose ``Host`` is a name other than localhost or one of ``hosts`` (DNS rebinding)."""
+class ViewerApp:
+    """The viewer (made by :func:`viewer_app`), an ASGI app: its page, and its events at ``/events`` through
+    :attr:`events`, the :class:`~agentmsg.web.EventEndpoint` serving them. Every HTTP response carries the CSP and
+    related headers, and a request whose ``Host`` is a name other than localhost or one of ``hosts`` is refused
+    (DNS rebinding).
 
-    def __init__(self, app: ASGIApp, hosts: Iterable[str] = ()) -> None:
+    :meth:`close` (or :meth:`aclose`) is the endpoint's: call it when the server begins to shut down, before it
+    waits for its connections, so that every open page gets the end of its stream instead of a cut
+    (``agentmsg serve`` does, on Ctrl-C)."""
+
+    def __init__(self, app: ASGIApp, events: EventEndpoint, hosts: Iterable[str] = ()) -> None:
         self.app = app
+        #: the endpoint serving the events at ``/events``
+        self.events = events
         self.hosts = frozenset(h.lower().removesuffix(".") for h in hosts)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` (or :meth:`aclose`) was called."""
+        return self.events.closed
+
+    def close(self) -> None:
+        """:meth:`EventEndpoint.close <agentmsg.web.EventEndpoint.close>`: end the event stream where it is, for a
+        server shutting down: every open page gets the events read so far that it has not been sent, then the end
+        (as if the source had ended there); a request for ``/events`` after it gets HTTP 503 (the page and its
+        assets are still served). Returns at once; may be called from any thread; again, it does nothing."""
+        self.events.close()
+
+    async def aclose(self) -> None:
+        """:meth:`close`, then wait until every stream open at that point has sent its end (or its client has left).
+        Await it in the event loop that serves the app."""
+        await self.events.aclose()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -118,7 +143,7 @@ def viewer_app(
     replay: int | None = None,
     hosts: Iterable[str] = (),
     protocol: str | None = None,
-) -> ASGIApp:
+) -> ViewerApp:
     """The viewer as an ASGI app: the page at ``/``, ``events`` at ``/events``. ``drop_every`` closes
     the event connection after every N events (the page resumes with Last-Event-ID); ``retry`` is the
     reconnect delay (ms) sent to the page; ``replay`` the events kept for resuming and for pages opened
@@ -126,7 +151,8 @@ def viewer_app(
     sources). Requests are answered only when addressed to localhost, an IP address or a name in
     ``hosts`` (DNS rebinding). ``protocol``: the UI protocol ``/events`` speaks to a request that asks for none
     (default ``agentscope``; every protocol of :mod:`agentmsg.ui` is served to a request that asks for it; the page
-    asks for ``agentscope``)."""
+    asks for ``agentscope``). Its :meth:`~ViewerApp.close` ends every open event stream with its end, for a server
+    shutting down (call it before the server waits for its connections)."""
     assets = {name: (_asset(name), media_type) for name, media_type in _ASSETS.items()}
     protocols = ui.names() if protocol is None else (protocol, *(n for n in ui.names() if n != protocol))
     stream = EventEndpoint(events, drop_every=drop_every, retry=retry, replay=replay, protocols=protocols)
@@ -148,4 +174,4 @@ def viewer_app(
     ]
     app = Starlette(routes=routes)
     app.state.events = stream
-    return _SecurityHeaders(app, hosts)
+    return ViewerApp(app, stream, hosts)
