@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import http.client
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -16,8 +17,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
+import pytest
 
-from agentmsg._wire.sse import SSEDecoder
+from agentmsg._wire.sse import SSEDecoder, SSEEvent
 from agentmsg.web import viewer_app
 from agentmsg.web._server import uvicorn_config
 from tests._support.procs import stop
@@ -69,7 +71,7 @@ def test_serve_from_a_live_pipe_keeps_serving_while_the_producer_is_quiet() -> N
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         conn.request("GET", "/events")
         resp = conn.getresponse()
-        decoder, got = SSEDecoder(), []
+        decoder, got = SSEDecoder(), list[SSEEvent]()
         while len(got) < 3:  # the events written so far arrive while the producer is still open
             got += decoder.feed(resp.read1(65536))
         assert get(port, "/", limit=5).status == 200  # and the page is served meanwhile
@@ -80,6 +82,50 @@ def test_serve_from_a_live_pipe_keeps_serving_while_the_producer_is_quiet() -> N
         assert [e.json() for e in got if e.event != "end"] == events(3) and got[-1].event == "end"
     finally:
         stop(proc)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_serve_stopped_ends_each_open_stream_with_its_end(sig: signal.Signals) -> None:
+    """On Ctrl-C (or SIGTERM) the events of a pipe that never ends were still streaming when uvicorn began its
+    graceful shutdown: it waited for them (they never end on their own), then after its timeout cut them without
+    an end, and the page's client took that for a drop and reconnected to a server going away. agentmsg serve
+    closes the viewer first: the open stream gets its end, the process exits (0 on Ctrl-C) without uvicorn
+    cancelling anything. Each step waits on the output (60 s bounds), no sleep."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg", "serve", "-", "--port", "0"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+    )
+    lines = [orjson.dumps(e) + b"\n" for e in events(3)]
+    cut: Exception | None = None
+    try:
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(b"".join(lines[:3]))  # and no more: the producer stays open, quiet
+        proc.stdin.flush()
+        found = re.search(rb"http://127\.0\.0\.1:(\d+)/", proc.stderr.readline())
+        assert found
+        conn = http.client.HTTPConnection("127.0.0.1", int(found.group(1)), timeout=60)
+        conn.request("GET", "/events")
+        resp = conn.getresponse()
+        decoder, got = SSEDecoder(), list[SSEEvent]()
+        while len(got) < 3:  # the stream is open, and waits for the producer's next event
+            got += decoder.feed(resp.read1(65536))
+        proc.send_signal(sig)
+        try:
+            rest = resp.read()
+        except http.client.IncompleteRead as exc:  # (a chunked body cut before its last chunk)
+            rest, cut = exc.partial, exc
+        got += decoder.feed(rest)
+        conn.close()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        stop(proc)
+    assert cut is None, f"the stream was cut: {cut!r}"
+    assert [e.json() for e in got if e.event != "end"] == events(3)[:3] and got[-1].event == "end"
+    assert b"timeout graceful shutdown exceeded" not in err and b"Traceback" not in err, err.decode()
+    if sig == signal.SIGINT:
+        assert proc.returncode == 0
 
 
 def closed_within(sock: socket.socket, seconds: float, trickle: bytes = b"") -> bool:

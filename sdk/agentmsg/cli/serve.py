@@ -1,6 +1,8 @@
 """``agentmsg serve``: the event viewer. Serves the events of a JSONL, SSE or JSON-array file at ``/events``
 (:class:`agentmsg.web.EventEndpoint`: ids, keep-alive, resume) and at ``/`` a page built on
-``@agentmsg/client`` that renders the reply live. Needs the ``web`` extra (Starlette, uvicorn)."""
+``@agentmsg/client`` that renders the reply live. Needs the ``web`` extra (Starlette, uvicorn). Stopped (Ctrl-C,
+SIGTERM), it closes the viewer (:meth:`agentmsg.web.ViewerApp.close`) before uvicorn waits for its connections:
+every open page gets the end of its stream."""
 
 from __future__ import annotations
 
@@ -236,7 +238,18 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         )
     # (uvicorn_config: a deadline on each request's headers, a bound on the connections open at once)
     config = uvicorn_config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, closing the viewer as it begins to shut down (Ctrl-C, SIGTERM), before it waits for
+        the open connections: each open page gets its stream's end, and the wait is short, where an open stream
+        (a pipe's events never end on their own) was cut at the graceful timeout with no end, and the page's
+        client reconnected to a server going away."""
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            app.close()
+            await super().shutdown(sockets)
+
+    server = Server(config)
     try:
         server.run(sockets=[sock])
     finally:
@@ -250,7 +263,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
         **exit_status(
-            "0  stopped with Ctrl-C",
+            "0  stopped with Ctrl-C (each open page is sent the end of its stream first)",
             "2  usage error: the web extra is missing, the address cannot be listened on, EVENTS_FILE cannot",
             "   be read or holds messages, not events",
             interrupt=False,
