@@ -553,3 +553,35 @@ def test_roles_set_to_their_plain_strings_count_as_their_members() -> None:
     with pytest.raises(ValidationError) as info:
         count_tokens([*msgs[:1], 1], provider="anthropic")  # type: ignore[list-item]
     assert [p.pointer for p in info.value.problems] == ["/1"]
+
+
+def test_openai_results_in_one_message_count_as_the_tool_messages_sent() -> None:
+    """OpenAI's formatter sends each tool result as a ``tool`` message of its own: two parallel results in one TOOL
+    message and the same results in two TOOL messages make the same body, and now the same count (the first was 3
+    short, one message's framing, where the count states no error)."""
+    call = _msg(
+        "ASSISTANT",
+        ToolUseBlock(id="c1", name="f", input={"a": 1}),
+        ToolUseBlock(id="c2", name="f", input={"a": 2}),
+    )
+
+    def result(k: int) -> ToolResultBlock:
+        return ToolResultBlock(id=f"c{k}", name="f", output=[TextBlock(text=f"result {k}")])
+
+    together = [_msg("USER", TextBlock(text="w")), call, _msg("TOOL", result(1), result(2), name="runner")]
+    apart = [_msg("USER", TextBlock(text="w")), call, _msg("TOOL", result(1)), _msg("TOOL", result(2))]
+    for provider in ("openai", "deepseek"):
+        assert get(provider).format_request(together).body == get(provider).format_request(apart).body
+        assert count_tokens(together, provider=provider).total == count_tokens(apart, provider=provider).total
+    enc = _tokenizers.counter("o200k_base")
+    body = get("openai").format_request(together, model="gpt-5").body
+    sent = 3  # the reply's priming, then each message sent: its framing, its text, a call's or a result's framing
+    for m in body["messages"]:
+        sent += 3 + enc.count(m["content"] or "")
+        sent += sum(
+            enc.count(c["function"]["name"]) + enc.count(c["function"]["arguments"]) + 3
+            for c in m.get("tool_calls", [])
+        )
+        sent += 3 if m["role"] == "tool" else 0
+    found = count_tokens(together, provider="openai", model="gpt-5")
+    assert (found.total, found.error) == (sent, None)

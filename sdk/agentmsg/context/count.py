@@ -335,10 +335,18 @@ def count_tokens(
     per_message = profile.per_message
     per_name = profile.per_name
     counts = []
+    result_messages = profile.result_messages
     for i, msg in enumerate(messages):
         thinking = profile.thinking == "all" or (profile.thinking == "current" and i > current)
         n = per_message + _blocks(t, msg.content, thinking)
-        if per_name and msg.name:
+        own = True  # (the message is sent as a message of its own, which a speaker name goes on)
+        if result_messages:  # each tool result a message of its own, framed as one; the message itself is one only
+            # when it holds more than results (and hints, which count their own framing)
+            results = sum(type(b) is ToolResultBlock for b in msg.content)
+            if results:
+                own = any(type(b) is not ToolResultBlock and type(b) is not HintBlock for b in msg.content)
+                n += per_message * (results - 1 + own)
+        if per_name and msg.name and own:
             n += per_name
         counts.append(n)
     tool_tokens = _tool_defs(t, defs)

@@ -172,6 +172,7 @@ TOKENS: Final = TokenProfile(
     tools_base=12,
     per_tool=4,
     tool_style="typescript",
+    result_messages=True,  # (a tool message per result)
     models=((("gpt-4o", "gpt-4.1", "gpt-4.5", "chatgpt-4o"), {"per_message": 4}),),
     vocabs=((("gpt-4", "gpt-4-*", "gpt-3.5*"), "cl100k_base"),),  # (gpt-4 and gpt-3.5: tiktoken's model table)
 )
@@ -179,7 +180,7 @@ TOKENS: Final = TokenProfile(
 #: about half DeepSeek-V3's tokens (reference section 7's samples), hence the wide error; no official count was at
 #: hand to measure it
 _DEEPSEEK_TOKENS: Final = TokenProfile(
-    vocab="o200k_base", own=False, scale=1.1, text_error=0.5, per_message=4, priming=2
+    vocab="o200k_base", own=False, scale=1.1, text_error=0.5, per_message=4, priming=2, result_messages=True
 )
 
 SPECS: Final = (

@@ -99,7 +99,10 @@ class TokenProfile:
     ``models``: model families that differ from this profile, as (name prefixes, the fields that change).
     ``vocabs``: models counted with another vocabulary, as (model names, the vocabulary): a name matches a model
     of that name (any case), and a name ending in ``*`` each model that starts with what comes before it (OpenAI's
-    ``gpt-4`` and ``gpt-3.5`` with ``cl100k_base``)."""
+    ``gpt-4`` and ``gpt-3.5`` with ``cl100k_base``). ``result_messages``: each tool result is sent as a message of
+    its own (the OpenAI family's ``tool`` messages), framed as one (``per_message`` each, not once for the message
+    that holds the results). ``text_only``: media are sent as a text placeholder naming them (DeepSeek), counted as
+    that text."""
 
     vocab: str
     own: bool
@@ -127,6 +130,8 @@ class TokenProfile:
     timed_documented: bool = False
     models: tuple[tuple[tuple[str, ...], Mapping[str, Any]], ...] = ()
     vocabs: tuple[tuple[tuple[str, ...], str], ...] = ()
+    result_messages: bool = False
+    text_only: bool = False
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""
