@@ -364,6 +364,8 @@ def test_a_wav_duration_lowers_the_error_only_where_the_rate_is_documented(provi
     assert known.error is not None and unknown.error is not None
     if provider == "gemini":
         assert known.error < 0.7 < unknown.error
+    elif provider == "deepseek":  # (text only: the audio is sent as a placeholder, counted as its text)
+        assert known.error == unknown.error == 0.5
     else:  # (the audio is nearly all of the count: its error, that of a rate not the provider's, nearly all of it)
         assert known.error > 0.95 and unknown.error > 0.95, (known.error, unknown.error)
 
@@ -585,3 +587,26 @@ def test_openai_results_in_one_message_count_as_the_tool_messages_sent() -> None
         sent += 3 if m["role"] == "tool" else 0
     found = count_tokens(together, provider="openai", model="gpt-5")
     assert (found.total, found.error) == (sent, None)
+
+
+def test_deepseek_counts_media_as_the_placeholder_it_is_sent_as() -> None:
+    """DeepSeek takes text only: its formatter sends an image, a WAV or a text file as a placeholder naming it
+    (``[image: image/png]``). They were counted at the media rates (a 2048x2048 PNG alone: 775 tokens for a request of
+    17, outside the 0.6 stated; this conversation 3,827 for 49); now as the placeholder's text, within DeepSeek's stated error."""
+    wav = DataBlock(source=Base64Source(media_type="audio/wav", data=_images.b64(_images.wav(2.0))))
+    notes = DataBlock(source=Base64Source(media_type="text/plain", data=_images.b64(b"word " * 2000)))
+    call = _msg("ASSISTANT", ToolUseBlock(id="c1", name="look", input={}))
+    shown = _msg("TOOL", ToolResultBlock(id="c1", name="look", output=[_image(_images.png(800, 600), "image/png")]))
+    msgs = [_msg("USER", TextBlock(text="what is this"), _image(_images.png(2048, 2048), "image/png"), wav, notes)]
+    msgs += [call, shown]
+    request = get("deepseek").format_request(msgs)
+    assert "media-unsupported" in {p.rule for p in request.diagnostics}
+    enc = _tokenizers.counter("o200k_base")
+    sent = 2  # (o200k tokens of what is sent, with DeepSeek's framing: the profile's, 4 a message, 2 the priming)
+    for m in request.body["messages"]:
+        sent += 4 + enc.count(m["content"] or "") + (3 if m["role"] == "tool" else 0)
+        sent += sum(3 + enc.count(c["function"]["name"] + c["function"]["arguments"]) for c in m.get("tool_calls", []))
+    found = count_tokens(msgs, provider="deepseek")
+    assert found.error is not None
+    assert abs(found.total - sent) <= found.error * sent
+    assert found.messages[0] < 40

@@ -42,7 +42,7 @@ from agentmsg.context._tokenizers import TextCounter, counter
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.common import mime_of
-from agentmsg.providers._request.context import json_text
+from agentmsg.providers._request.context import block_label, json_text
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
 from agentmsg.providers.spec import TokenProfile
 
@@ -180,6 +180,7 @@ class _AsImage:
     max_pixels: int | None = None
 
 
+_MEDIA: Final = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
 _TEXT_MIMES: Final = frozenset({"application/json", "application/xml", "application/x-yaml", "application/yaml"})
 
 
@@ -202,10 +203,13 @@ def _dumps(value: Any) -> str:
 
 def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool) -> int:
     p = t.profile
+    text_only = p.text_only
     n = 0
     for b in blocks:
         kind = type(b)
-        if kind is TextBlock:
+        if text_only and kind in _MEDIA:  # (sent as the text naming it, not the medium)
+            n += t.words(block_label(b))
+        elif kind is TextBlock:
             n += t.words(b.text)
         elif kind is ThinkingBlock:
             if thinking:

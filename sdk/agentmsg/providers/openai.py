@@ -180,7 +180,14 @@ TOKENS: Final = TokenProfile(
 #: about half DeepSeek-V3's tokens (reference section 7's samples), hence the wide error; no official count was at
 #: hand to measure it
 _DEEPSEEK_TOKENS: Final = TokenProfile(
-    vocab="o200k_base", own=False, scale=1.1, text_error=0.5, per_message=4, priming=2, result_messages=True
+    vocab="o200k_base",
+    own=False,
+    scale=1.1,
+    text_error=0.5,
+    per_message=4,
+    priming=2,
+    result_messages=True,
+    text_only=True,  # (its variant sends media as a text placeholder)
 )
 
 SPECS: Final = (
