@@ -610,3 +610,20 @@ def test_deepseek_counts_media_as_the_placeholder_it_is_sent_as() -> None:
     assert found.error is not None
     assert abs(found.total - sent) <= found.error * sent
     assert found.messages[0] < 40
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "deepseek", "dashscope", "anthropic"])
+def test_media_in_an_assistant_turn_count_as_the_placeholder_sent(provider: str) -> None:
+    """Every formatter but Gemini's sends an image in an assistant turn as a placeholder naming it
+    (``media-unsupported``); the count priced the image (OpenAI: 776 tokens for 17 sent, stating an error of 0.1).
+    It now counts the placeholder's text, as a text block holding it counts; Gemini, which sends the image, prices
+    it."""
+    image = _image(_images.png(2048, 2048), "image/png")
+    label = TextBlock(text="[image: image/png]")
+    sent = [_msg("USER", TextBlock(text="draw")), _msg("ASSISTANT", TextBlock(text="here"), image)]
+    said = [_msg("USER", TextBlock(text="draw")), _msg("ASSISTANT", TextBlock(text="here"), label)]
+    request = get(provider).format_request(sent)
+    assert "media-unsupported" in {p.rule for p in request.diagnostics}
+    assert count_tokens(sent, provider=provider) == count_tokens(said, provider=provider)
+    assert get("gemini").format_request(sent).diagnostics == ()
+    assert count_tokens(sent, provider="gemini").total > count_tokens(said, provider="gemini").total + 1000

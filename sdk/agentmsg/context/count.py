@@ -201,13 +201,13 @@ def _dumps(value: Any) -> str:
         return json_text(value)
 
 
-def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool) -> int:
+def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = False) -> int:
     p = t.profile
-    text_only = p.text_only
+    placeholders = p.text_only or (assistant and not p.assistant_media)
     n = 0
     for b in blocks:
         kind = type(b)
-        if text_only and kind in _MEDIA:  # (sent as the text naming it, not the medium)
+        if placeholders and kind in _MEDIA:  # (sent as the text naming it, not the medium)
             n += t.words(block_label(b))
         elif kind is TextBlock:
             n += t.words(b.text)
@@ -342,7 +342,7 @@ def count_tokens(
     result_messages = profile.result_messages
     for i, msg in enumerate(messages):
         thinking = profile.thinking == "all" or (profile.thinking == "current" and i > current)
-        n = per_message + _blocks(t, msg.content, thinking)
+        n = per_message + _blocks(t, msg.content, thinking, msg.role is MsgRole.ASSISTANT)
         own = True  # (the message is sent as a message of its own, which a speaker name goes on)
         if result_messages:  # each tool result a message of its own, framed as one; the message itself is one only
             # when it holds more than results (and hints, which count their own framing)

@@ -127,6 +127,7 @@ SPEC: Final = Spec(
         tools_base=346,
         per_tool=8,
         image="anthropic",
+        assistant_media=False,  # (an assistant turn's media: placeholders)
         pdf_per_page=2250,
     ),
     # POST /v1/messages/count_tokens -> {"input_tokens": N}: the request's fields MessageCountTokensParams declares

@@ -102,6 +102,7 @@ QWEN_TOKENS: Final = TokenProfile(
     tools_base=100,
     per_tool=10,
     image="qwen",
+    assistant_media=False,  # (an assistant turn's media: placeholders, natively and in compatible mode)
     audio_per_second=25.0,
     video_per_second=200.0,
     timed_documented=False,

@@ -102,7 +102,8 @@ class TokenProfile:
     ``gpt-4`` and ``gpt-3.5`` with ``cl100k_base``). ``result_messages``: each tool result is sent as a message of
     its own (the OpenAI family's ``tool`` messages), framed as one (``per_message`` each, not once for the message
     that holds the results). ``text_only``: media are sent as a text placeholder naming them (DeepSeek), counted as
-    that text."""
+    that text; ``assistant_media``: media in an assistant turn are sent (else as placeholders: every provider but
+    Gemini)."""
 
     vocab: str
     own: bool
@@ -132,6 +133,7 @@ class TokenProfile:
     vocabs: tuple[tuple[tuple[str, ...], str], ...] = ()
     result_messages: bool = False
     text_only: bool = False
+    assistant_media: bool = True
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""
