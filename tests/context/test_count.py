@@ -627,3 +627,35 @@ def test_media_in_an_assistant_turn_count_as_the_placeholder_sent(provider: str)
     assert count_tokens(sent, provider=provider) == count_tokens(said, provider=provider)
     assert get("gemini").format_request(sent).diagnostics == ()
     assert count_tokens(sent, provider="gemini").total > count_tokens(said, provider="gemini").total + 1000
+
+
+def test_openai_tool_result_media_count_as_the_messages_sent() -> None:
+    """OpenAI Chat takes no media in a tool message: its formatter names them in the result's text and sends them
+    again in a user message after the results, behind a line naming the call. The count missed the names, that line
+    and that message's framing (three images: 786 tokens for 816 sent), and the newlines joining a result's texts
+    (stating no error). It now counts them as the body sends them."""
+    enc = _tokenizers.counter("o200k_base")
+    image = _image(_images.png(32, 32), "image/png")
+    rate = (
+        count_tokens([_msg("USER", image)], provider="openai", model="gpt-5").total
+        - count_tokens([_msg("USER")], provider="openai", model="gpt-5").total
+    )
+    call = _msg("ASSISTANT", ToolUseBlock(id="call_1", name="look", input={}))
+    for output in (
+        [image, image, image],
+        [TextBlock(text="saw it"), image],
+        [TextBlock(text="a"), TextBlock(text="b")],
+    ):
+        result = _msg("TOOL", ToolResultBlock(id="call_1", name="look", output=list(output)))
+        msgs = [_msg("USER", TextBlock(text="look")), call, result]
+        body = get("openai").format_request(msgs, model="gpt-5").body
+        sent = 3  # (the reply's priming; each message its framing and text, a call's or result's framing, images)
+        for m in body["messages"]:
+            parts = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"] or ""}]
+            sent += 3 + sum(enc.count(p["text"]) if p["type"] == "text" else rate for p in parts)
+            sent += sum(
+                3 + enc.count(c["function"]["name"]) + enc.count(c["function"]["arguments"])
+                for c in m.get("tool_calls", [])
+            )
+            sent += 3 if m["role"] == "tool" else 0
+        assert count_tokens(msgs, provider="openai", model="gpt-5").total == sent, output

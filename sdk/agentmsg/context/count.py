@@ -209,6 +209,8 @@ def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = 
         kind = type(b)
         if placeholders and kind in _MEDIA:  # (sent as the text naming it, not the medium)
             n += t.words(block_label(b))
+        elif kind is ToolResultBlock and p.result_text:
+            n += _result_text(t, b.id, b.output) + p.per_result
         elif kind is TextBlock:
             n += t.words(b.text)
         elif kind is ThinkingBlock:
@@ -230,6 +232,30 @@ def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = 
             n += t.data(b)
         elif isinstance(b, str):
             n += t.words(b)
+    return n
+
+
+def _result_text(t: _Tally, call_id: str, output: Sequence[Any]) -> int:
+    """A tool result as the chat family sends it (``result_text``): one text, its texts and hints joined by newlines
+    and then its media's placeholders; where the provider takes media, they follow the results in a user message of
+    their own, after a line naming the call."""
+    if len(output) == 1 and type(output[0]) is TextBlock:
+        return t.words(output[0].text)
+    texts = []
+    media = []
+    for b in output:
+        kind = type(b)
+        if kind is TextBlock:
+            texts.append(b.text)
+        elif kind is HintBlock:
+            texts.append(b.hint)
+        elif kind in _MEDIA:
+            media.append(b)
+    text = "\n".join(texts)
+    labels = [block_label(b) for b in media]
+    n = t.words("\n".join([text, *labels]) if text else "\n".join(labels))
+    if media and not t.profile.text_only:
+        n += t.profile.per_message + t.words(f"Media returned by tool call {call_id}:") + _blocks(t, media, False)
     return n
 
 

@@ -103,6 +103,7 @@ QWEN_TOKENS: Final = TokenProfile(
     per_tool=10,
     image="qwen",
     assistant_media=False,  # (an assistant turn's media: placeholders, natively and in compatible mode)
+    result_text=True,
     audio_per_second=25.0,
     video_per_second=200.0,
     timed_documented=False,

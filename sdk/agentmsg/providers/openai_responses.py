@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import attrs
 import orjson
 
 from agentmsg._codec.jsontext import json_type
@@ -112,7 +113,8 @@ SPEC: Final = Spec(
     fields=FIELDS,
     # the same models and vocabulary as Chat Completions behind another request shape; its framing is taken to be
     # Chat Completions' (not measured: no recorded Responses request with its official count was at hand)
-    tokens=CHAT_TOKENS,
+    # a tool result's media go in its function_call_output, not again in a user message (result_text)
+    tokens=attrs.evolve(CHAT_TOKENS, result_text=False),
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 

@@ -103,7 +103,8 @@ class TokenProfile:
     its own (the OpenAI family's ``tool`` messages), framed as one (``per_message`` each, not once for the message
     that holds the results). ``text_only``: media are sent as a text placeholder naming them (DeepSeek), counted as
     that text; ``assistant_media``: media in an assistant turn are sent (else as placeholders: every provider but
-    Gemini)."""
+    Gemini). ``result_text``: a tool result is sent as one text, its texts joined by newlines and its media named
+    in it, the media sent again after the results in a user message (the chat family: OpenAI, DashScope)."""
 
     vocab: str
     own: bool
@@ -134,6 +135,7 @@ class TokenProfile:
     result_messages: bool = False
     text_only: bool = False
     assistant_media: bool = True
+    result_text: bool = False
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""
