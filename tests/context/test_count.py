@@ -659,3 +659,21 @@ def test_openai_tool_result_media_count_as_the_messages_sent() -> None:
             )
             sent += 3 if m["role"] == "tool" else 0
         assert count_tokens(msgs, provider="openai", model="gpt-5").total == sent, output
+
+
+def test_openai_texts_of_one_message_count_joined_as_sent() -> None:
+    """OpenAI Chat sends an assistant or system message's text blocks as one text joined by newlines, whose tokens
+    are not always the sum of the blocks' (``a`` and ``b``: 2 tokens, ``a\\nb``: 3): such a message counted one short
+    where the count states no error. It now counts the joined text, as the formatted body has it."""
+    import random
+
+    enc = _tokenizers.counter("o200k_base")
+    rng = random.Random(5)
+    words = ["a", "b", "Hello", "there.", "x1", "", " ", "end!", "7", "\u00e9t\u00e9"]
+    for _ in range(30):
+        texts = [TextBlock(text=" ".join(rng.choices(words, k=rng.randint(0, 3)))) for _ in range(rng.randint(1, 4))]
+        msgs = [_msg("SYSTEM", *texts), _msg("USER", TextBlock(text="q")), _msg("ASSISTANT", *texts)]
+        body = get("openai").format_request(msgs, model="gpt-5").body
+        sent = 3 + sum(3 + enc.count(m["content"]) for m in body["messages"])
+        found = count_tokens(msgs, provider="openai", model="gpt-5")
+        assert (found.total, found.error) == (sent, None), [t.text for t in texts]

@@ -201,18 +201,27 @@ def _dumps(value: Any) -> str:
         return json_text(value)
 
 
-def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = False) -> int:
+def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = False, joined: bool = False) -> int:
+    """The tokens of a message's blocks; ``joined``: its texts (and placeholders) are sent as one text, joined by
+    newlines (the chat family's assistant and system messages)."""
     p = t.profile
     placeholders = p.text_only or (assistant and not p.assistant_media)
+    texts: list[str] | None = [] if joined else None
     n = 0
     for b in blocks:
         kind = type(b)
         if placeholders and kind in _MEDIA:  # (sent as the text naming it, not the medium)
-            n += t.words(block_label(b))
+            if texts is not None:
+                texts.append(block_label(b))
+            else:
+                n += t.words(block_label(b))
         elif kind is ToolResultBlock and p.result_text:
             n += _result_text(t, b.id, b.output) + p.per_result
         elif kind is TextBlock:
-            n += t.words(b.text)
+            if texts is not None:
+                texts.append(b.text)
+            else:
+                n += t.words(b.text)
         elif kind is ThinkingBlock:
             if thinking:
                 n += t.words(b.thinking)
@@ -232,6 +241,8 @@ def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = 
             n += t.data(b)
         elif isinstance(b, str):
             n += t.words(b)
+    if texts:
+        n += t.words(texts[0] if len(texts) == 1 else "\n".join(texts))
     return n
 
 
@@ -366,9 +377,12 @@ def count_tokens(
     per_name = profile.per_name
     counts = []
     result_messages = profile.result_messages
+    result_text, text_only = profile.result_text, profile.text_only  # (the chat family joins a message's texts)
     for i, msg in enumerate(messages):
         thinking = profile.thinking == "all" or (profile.thinking == "current" and i > current)
-        n = per_message + _blocks(t, msg.content, thinking, msg.role is MsgRole.ASSISTANT)
+        role = msg.role
+        joined = result_text and (role is not MsgRole.USER or text_only) and role is not MsgRole.TOOL
+        n = per_message + _blocks(t, msg.content, thinking, role is MsgRole.ASSISTANT, joined)
         own = True  # (the message is sent as a message of its own, which a speaker name goes on)
         if result_messages:  # each tool result a message of its own, framed as one; the message itself is one only
             # when it holds more than results (and hints, which count their own framing)
