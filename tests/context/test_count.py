@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.machinery
+import math
 import os
 import subprocess
 import sys
@@ -677,3 +678,31 @@ def test_openai_texts_of_one_message_count_joined_as_sent() -> None:
         sent = 3 + sum(3 + enc.count(m["content"]) for m in body["messages"])
         found = count_tokens(msgs, provider="openai", model="gpt-5")
         assert (found.total, found.error) == (sent, None), [t.text for t in texts]
+
+
+def test_deepseek_counts_the_reasoning_its_formatter_sends_back() -> None:
+    """DeepSeek's thinking mode takes back the reasoning of the current turn and of every turn that called tools
+    (its formatter sends it in ``reasoning_content``; DeepSeek's docs: it joins the context), and ignores the rest.
+    The count took none: a tool turn's 1,000 words of reasoning counted 0 tokens of the 1,100 sent, outside the 0.5
+    stated. It now counts what the formatter sends back, and still not a plain answer's reasoning of an earlier
+    turn."""
+    long = "step " * 1000
+    msgs = [
+        _msg("USER", TextBlock(text="weather?")),
+        _msg("ASSISTANT", ThinkingBlock(thinking=long), ToolUseBlock(id="c1", name="get_weather", input={})),
+        _msg("TOOL", ToolResultBlock(id="c1", name="get_weather", output=[TextBlock(text="sunny")])),
+        _msg("ASSISTANT", ThinkingBlock(thinking=long), TextBlock(text="Sunny.")),
+        _msg("USER", TextBlock(text="and tomorrow?")),
+        _msg("ASSISTANT", ThinkingBlock(thinking=long), TextBlock(text="No idea.")),
+        _msg("USER", TextBlock(text="thanks")),
+    ]
+    body = get("deepseek").format_request(msgs).body
+    sent = [bool(m.get("reasoning_content")) for m in body["messages"]]
+    assert sent == [False, True, False, True, False, False, False]
+    found = count_tokens(msgs, provider="deepseek")
+    plain = count_tokens(
+        [m.copy(content=[b for b in m.content if type(b) is not ThinkingBlock]) for m in msgs], provider="deepseek"
+    )
+    enc = _tokenizers.counter("o200k_base")
+    extra = [a - b for a, b in zip(found.messages, plain.messages, strict=True)]
+    assert extra == [0, math.ceil(enc.count(long) * 1.1), 0, math.ceil(enc.count(long) * 1.1), 0, 0, 0]

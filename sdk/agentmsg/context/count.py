@@ -339,6 +339,22 @@ def _last_user_turn(messages: Sequence[Msg]) -> int:
     return -1
 
 
+def _tool_turns(messages: Sequence[Msg]) -> frozenset[int]:
+    """The messages of the turns (from a user message to the next) that called a tool."""
+    out: set[int] = set()
+    turn: list[int] = []
+    calls = False
+    for i, m in enumerate(messages):
+        if m.role is MsgRole.USER:
+            if calls:
+                out.update(turn)
+            turn, calls = [], False
+        else:
+            turn.append(i)
+            calls = calls or any(type(b) is ToolUseBlock for b in m.content)
+    return frozenset(out)
+
+
 def provider_of(provider: Any, model: Any = None) -> Provider:
     """The Provider of ``provider`` (a registry name or a Provider: KeyError for an unknown name), with ``model``
     checked: a bad argument of the context functions is refused naming it (a ValidationError, rule ``type``),
@@ -372,14 +388,15 @@ def count_tokens(
     t = _Tally(text, profile, model)
     messages = members(messages)  # (refuses what is no list of messages, naming the item)
     defs = normalize_tools(tools)
-    current = _last_user_turn(messages) if profile.thinking == "current" else -1
+    current = _last_user_turn(messages) if profile.thinking in ("current", "tool_turns") else -1
+    called = _tool_turns(messages) if profile.thinking == "tool_turns" else frozenset()
     per_message = profile.per_message
     per_name = profile.per_name
     counts = []
     result_messages = profile.result_messages
     result_text, text_only = profile.result_text, profile.text_only  # (the chat family joins a message's texts)
     for i, msg in enumerate(messages):
-        thinking = profile.thinking == "all" or (profile.thinking == "current" and i > current)
+        thinking = profile.thinking == "all" or (profile.thinking != "none" and (i > current or i in called))
         role = msg.role
         joined = result_text and (role is not MsgRole.USER or text_only) and role is not MsgRole.TOOL
         n = per_message + _blocks(t, msg.content, thinking, role is MsgRole.ASSISTANT, joined)

@@ -189,6 +189,7 @@ _DEEPSEEK_TOKENS: Final = TokenProfile(
     per_message=4,
     priming=2,
     result_messages=True,
+    thinking="tool_turns",  # (the reasoning its variant sends back: reasoning_current_turn_only)
     text_only=True,  # (its variant sends media as a text placeholder)
     assistant_media=False,
     result_text=True,

@@ -93,7 +93,8 @@ class TokenProfile:
     each message (role markers); ``per_name``: a speaker name sent; ``priming``: the reply's start, once per
     request; ``per_call``/``per_result``: framing of a tool call and of a tool result; ``thinking``: which
     reasoning is sent and counted (``none``; ``all``; ``current``: only after the last user turn, as Anthropic
-    counts it); ``tools_base``: a request with tools (a tool-use system prompt); ``per_tool``: each definition's
+    counts it; ``tool_turns``: after the last user turn and in every turn that called tools, as DeepSeek's thinking
+    mode takes it back); ``tools_base``: a request with tools (a tool-use system prompt); ``per_tool``: each definition's
     framing; ``tool_style``: ``typescript`` (OpenAI renders functions as a TypeScript namespace) or ``json``.
     ``image``: the image pricing method (``openai``, ``anthropic``, ``gemini``, ``qwen``: agentmsg/context/_media.py).
     ``models``: model families that differ from this profile, as (name prefixes, the fields that change).
@@ -115,7 +116,7 @@ class TokenProfile:
     priming: int = 3
     per_call: int = 3
     per_result: int = 3
-    thinking: Literal["none", "all", "current"] = "none"
+    thinking: Literal["none", "all", "current", "tool_turns"] = "none"
     tools_base: int = 0
     per_tool: int = 0
     tool_style: Literal["typescript", "json"] = "json"
