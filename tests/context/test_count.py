@@ -642,11 +642,12 @@ def test_openai_tool_result_media_count_as_the_messages_sent() -> None:
         - count_tokens([_msg("USER")], provider="openai", model="gpt-5").total
     )
     call = _msg("ASSISTANT", ToolUseBlock(id="call_1", name="look", input={}))
-    for output in (
+    outputs: list[list[Any]] = [
         [image, image, image],
         [TextBlock(text="saw it"), image],
         [TextBlock(text="a"), TextBlock(text="b")],
-    ):
+    ]
+    for output in outputs:
         result = _msg("TOOL", ToolResultBlock(id="call_1", name="look", output=list(output)))
         msgs = [_msg("USER", TextBlock(text="look")), call, result]
         body = get("openai").format_request(msgs, model="gpt-5").body
