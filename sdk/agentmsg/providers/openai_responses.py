@@ -14,13 +14,15 @@ metadata ``itemId`` (and ``reasoningText: true`` for a ``reasoning_text`` part);
 the signature of its last block (an item with no text is one empty thinking block). Streams are read by their typed
 events (``response.output_text.delta``, ``response.function_call_arguments.delta``,
 ``response.reasoning_summary_text.delta``, ``response.completed``, ...), routed by ``output_index``; the completed
-item (``response.output_item.done``) is the one kept, as the API's documentation asks.
+item (``response.output_item.done``) is the one kept, as the API's documentation asks. Blocks are in ``output_index``
+order, whole and streamed: an item that comes before an earlier one waits until the items before it are done.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -739,7 +741,7 @@ _TOOL_ITEMS = "tools the provider ran itself, and items the message has no place
 class _Item:
     """What the reader knows of one output item (by ``output_index``) while it streams."""
 
-    __slots__ = ("annotated", "by_done", "done", "id", "kind", "slots", "streamed")
+    __slots__ = ("annotated", "by_done", "done", "held", "id", "kind", "slots", "streamed")
 
     def __init__(self, kind: Any, item_id: Any) -> None:
         self.kind = kind
@@ -749,6 +751,7 @@ class _Item:
         self.by_done = False  # ... or the .done events of its parts, with no delta (each of them is read)
         self.done = False
         self.annotated = False  # annotation events came for it (its done item's annotations are not read again)
+        self.held = False  # it came before an earlier item: its events wait (Reader._new)
 
 
 # ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
@@ -885,6 +888,14 @@ class Reader(PayloadReader):
         self._by_id: dict[str, int] = {}  # item id -> its output_index
         self._failed = False  # an error event came (the response.failed after it ends the reply)
         self._started = False
+        #: items that came before an earlier one (see _new): their events (event, payload, its bytes) by output_index,
+        #: read once every item before them is done (_release), or when the reply ends (_flush)
+        self._waiting: dict[int, list[tuple[str, dict[str, Any], str | bytes | None]]] = {}
+        self._heap: list[int] = []  # the output indexes in _waiting
+        self._low = 0  # the lowest output_index no event has named yet
+        self._ready = 0  # the lowest output_index not done (every item before it is)
+        self._releasing = False
+        self._flushing = False  # the reply ends: nothing waits any more
 
     # ---- whole ----
 
@@ -909,7 +920,7 @@ class Reader(PayloadReader):
     def chunk(self, event: str, obj: dict[str, Any]) -> None:
         kind = obj.get("type", event)
         if kind == "response.output_text.delta":
-            st = self._at(obj)
+            st = self._at(obj, event)
             if st is not None:
                 st.streamed = True
                 delta = self.b.string(obj.get("delta"), "a text delta") or ""
@@ -921,7 +932,7 @@ class Reader(PayloadReader):
                     self._route(event, obj, delta, slot)
             return
         if kind == "response.function_call_arguments.delta":
-            st = self._at(obj)
+            st = self._at(obj, event)
             if st is not None and st.kind == "function_call":
                 st.streamed = True
                 delta = obj.get("delta") or ""
@@ -930,7 +941,7 @@ class Reader(PayloadReader):
                     self._route(event, obj, delta, obj["output_index"], "call")
             return
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            st = self._at(obj)
+            st = self._at(obj, event)
             if st is not None:
                 k = obj.get("summary_index" if kind.endswith("summary_text.delta") else "content_index", 0)
                 slot = f"r{obj['output_index']}/{'s' if 'summary' in kind else 'c'}{k}"
@@ -944,20 +955,28 @@ class Reader(PayloadReader):
             return
         if kind in _QUIET:
             if kind in _DONE_TEXTS:
-                st = self._at(obj)
+                st = self._at(obj, event)
                 if st is not None and (st.by_done or not st.streamed) and not st.done:  # (no delta came: a proxy's)
                     self._done_text(kind, obj, st)
             return
         if kind == "response.output_item.added":
-            self._added(obj)
+            self._added(event, obj)
         elif kind == "response.output_item.done":
             index, item = obj.get("output_index"), obj.get("item")
             if type(index) is int and isinstance(item, dict):
-                self._item_done(index, item)
+                st = self._items.get(index)
+                if st is None:
+                    st = self._new(index, item.get("type"), item.get("id"))
+                if st.held:
+                    self._waiting[index].append((event, obj, self.b.payload))
+                else:
+                    self._item_done(index, item)
+                    if self._waiting:
+                        self._release()
             else:
                 self.b.problem("shape", "a response.output_item.done without its output_index and item: skipped")
         elif kind == "response.refusal.delta":
-            st = self._at(obj)
+            st = self._at(obj, event)
             if st is not None:
                 st.streamed = True
                 self.b.text(obj.get("delta") or "", slot=f"m{obj['output_index']}/refusal")
@@ -970,6 +989,9 @@ class Reader(PayloadReader):
                     index = self._by_id.get(item_id, -1) if type(item_id) is str else -1
                 st = self._items.get(index)
                 if st is not None:
+                    if st.held:
+                        self._waiting[index].append((event, obj, self.b.payload))
+                        return
                     st.annotated = True
                 self.b.grounding({"annotations": [annotation]}, extend=True)
         elif kind in ("response.created", "response.in_progress", "response.queued"):
@@ -977,7 +999,15 @@ class Reader(PayloadReader):
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             r = as_object(obj.get("response"))
             self._response(r)
-            for index, item in enumerate(as_list(r.get("output"))):
+            output = as_list(r.get("output"))
+            self._flushing = True
+            indexes: Iterable[int] = range(len(output))
+            if self._waiting:  # (the items that waited, and the response's, in output_index order)
+                indexes = sorted({*indexes, *self._waiting})
+            for index in indexes:
+                if index in self._waiting:
+                    self._replay(index)
+                item = output[index] if 0 <= index < len(output) else None
                 st = self._items.get(index)
                 if isinstance(item, dict) and (st is None or not st.done):
                     self._item_done(index, item)  # (an item the events did not complete)
@@ -989,6 +1019,7 @@ class Reader(PayloadReader):
             self.done = True
             self.reply(obj)
         elif kind == "error":
+            self._flush()
             _error(self.b, obj.get("error") if isinstance(obj.get("error"), dict) else obj)
             self._failed = True  # (the response.failed that follows ends the reply)
         elif isinstance(kind, str) and kind.startswith("response."):
@@ -1000,6 +1031,7 @@ class Reader(PayloadReader):
             self.foreign += 1
 
     def end(self) -> None:
+        self._flush()
         self._end_open_reasoning()
         if self._failed and not self.b.closed:
             self.done = True
@@ -1028,23 +1060,93 @@ class Reader(PayloadReader):
         holes = [value_at(data, b'"%s":' % key) for key in (b"obfuscation", b"sequence_number") if key.decode() in obj]
         self.route_value(b'"delta":', delta, slot, event, holes, kind=kind)
 
-    def _at(self, obj: Mapping[str, Any]) -> _Item | None:
-        """The item an event is about (by output_index; by item_id when that is missing)."""
+    def _at(self, obj: dict[str, Any], event: str) -> _Item | None:
+        """The item an event is about (by output_index; by item_id when that is missing); None when it is not read
+        now (an item that waits for an earlier one: the event waits with it, see :meth:`_new`)."""
         index = obj.get("output_index")
         if type(index) is not int:
             index = self._by_id.get(obj.get("item_id"))  # type: ignore[arg-type]
             if index is None:
                 self.b.problem("shape", f"a {str(obj.get('type'))[:60]} event names no output item: skipped")
                 return None
-            obj["output_index"] = index  # type: ignore[index]
+            obj["output_index"] = index
         st = self._items.get(index)
         if st is None:  # a delta before its item was added: an item of the kind the delta says
             kind = obj.get("type", "")
-            st = self._items[index] = _Item(
+            st = self._new(
+                index,
                 "function_call" if "function_call" in kind else "reasoning" if "reasoning" in kind else "message",
                 obj.get("item_id"),
             )
+        if st.held:
+            self._waiting[index].append((event, obj, self.b.payload))
+            return None
         return st
+
+    # ---- items out of output_index order ----
+    # The API gives its items one after another, in output_index order, and the whole response lists them so (as the
+    # SDK's final response does). An item whose first event comes before an earlier item's (a proxy's, a server that
+    # interleaves them) waits, its events held as they came, until every item before it is done, so that its blocks
+    # follow theirs; the items in order are read as they come (one int compared when an item is first named).
+
+    def _new(self, index: int, kind: Any, item_id: Any) -> _Item:
+        """The state of an item an event names first; held when an item before it was not named yet, or waits."""
+        items = self._items
+        st = items[index] = _Item(kind, item_id)
+        low = self._low
+        if index == low:
+            low += 1
+            while low in items:
+                low += 1
+            self._low = low
+        if index < low and (not self._heap or index < self._heap[0]):  # (a negative index: none comes before it)
+            return st
+        if not self._flushing:
+            st.held = True
+            self._waiting[index] = []
+            heapq.heappush(self._heap, index)
+        return st
+
+    def _release(self) -> None:
+        """The items that waited and whose earlier items are all done now, read in output_index order."""
+        if self._releasing or self._flushing:
+            return
+        self._releasing = True
+        items, heap = self._items, self._heap
+        try:
+            while heap:
+                ready = self._ready
+                while (st := items.get(ready)) is not None and st.done and not st.held:
+                    ready += 1
+                self._ready = ready
+                if heap[0] > ready:
+                    break
+                self._replay(heapq.heappop(heap))
+        finally:
+            self._releasing = False
+
+    def _flush(self) -> None:
+        """The reply ends: every item that waits is read, in output_index order."""
+        self._flushing = True
+        while self._heap:
+            self._replay(heapq.heappop(self._heap))
+
+    def _replay(self, index: int) -> None:
+        """The events an item held, read now as they came."""
+        held = self._waiting.pop(index, None)
+        if held is None:
+            return
+        b = self.b
+        self._items[index].held = False
+        payload = b.payload
+        for event, obj, data in held:
+            b.payload = data
+            try:
+                self.chunk(event, obj)
+            except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+                b.problem("type", f"an unexpected payload shape ({type(exc).__name__}: {exc}): skipped")
+        b.payload = payload
+        self.route = None  # (a route follows the payload being read; these were read late)
 
     def _done_text(self, kind: str, obj: Mapping[str, Any], st: _Item) -> None:
         """A part's whole text (or a call's arguments) in its ``.done`` event when no delta gave it: read as one
@@ -1073,15 +1175,22 @@ class Reader(PayloadReader):
                 st.slots.append(slot)
             b.thinking(value, slot=slot)
 
-    def _added(self, obj: Mapping[str, Any]) -> None:
+    def _added(self, event: str, obj: dict[str, Any]) -> None:
         index, item = obj.get("output_index"), obj.get("item")
         if type(index) is not int or not isinstance(item, dict):
             self.b.problem("shape", "a response.output_item.added without its output_index and item: skipped")
             return
         kind = item.get("type")
-        st = self._items[index] = _Item(kind, item.get("id"))
+        st = self._items.get(index)
+        if st is None:
+            st = self._new(index, kind, item.get("id"))
+        elif not st.held:
+            st = self._items[index] = _Item(kind, item.get("id"))
         if st.id is not None:
             self._by_id[st.id] = index
+        if st.held:
+            self._waiting[index].append((event, obj, self.b.payload))
+            return
         if kind == "function_call":
             b = self.b
             arguments = b.string(item.get("arguments"), "a function call's arguments") or None

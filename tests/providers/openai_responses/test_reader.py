@@ -473,3 +473,73 @@ def test_a_refusal_messages_phase_and_id_are_kept() -> None:
         assert text.type == "text" and kept.type == "thinking" and (kept.metadata or {})["providerBlock"] == carrier
         (sent,) = P.format_request([UserMessage("hi"), msg, UserMessage("why")]).body["input"][1:2]
         assert (sent["id"], sent["phase"], sent["content"][0]["text"]) == ("msg_r", "final_answer", "I can't")
+
+
+# ---- output items arriving out of output_index order ------------------------------------------------------------
+
+
+def _arriving(stream: list[dict[str, Any]], order: list[int]) -> list[dict[str, Any]]:
+    """``stream`` (test_synthetic.payloads) with its items' events arriving in ``order`` of their output_index."""
+    head = [p for p in stream if "output_index" not in p and p["type"] != "response.completed"]
+    tail = [p for p in stream if p["type"] == "response.completed"]
+    return head + [p for i in order for p in stream if p.get("output_index") == i] + tail
+
+
+def _blocks(msg: Any) -> list[tuple[str, Any]]:
+    return [
+        (b.type, b.text if b.type == "text" else b.name if b.type == "tool_use" else b.thinking) for b in msg.content
+    ]
+
+
+def test_items_arriving_out_of_their_order_are_kept_in_output_index_order() -> None:
+    """Items whose events come before an earlier item's (output_index 2, then 0, then 1) were kept in the order they
+    arrived, while the whole response keeps output_index order; the SDK's final response is in output_index order too
+    (the completed response's output, or without one the done items sorted by index). A later item's events wait
+    until the items before it are done (or the reply ends), so the stream gives the whole response's blocks."""
+    from tests.providers.openai_responses.sdk import final_response
+    from tests.providers.openai_responses.test_synthetic import payloads
+
+    output: list[dict[str, Any]] = [
+        {"kind": "reasoning", "id": "rs_0", "summary": [["thi", "nk"]], "encrypted": "gAAAAenc"},
+        {"kind": "message", "id": "msg_1", "parts": [["hel", "lo"]]},
+        {"kind": "function_call", "id": "fc_2", "call_id": "call_2", "name": "f", "args": ['{"a":', "1}"]},
+    ]
+    stream = payloads(output)
+    whole = _blocks(P.parse_response(stream[-1]["response"]))
+    assert whole == [("thinking", "think"), ("text", "hello"), ("tool_use", "f")]
+    for order in ([0, 1, 2], [2, 0, 1], [1, 2, 0], [2, 1, 0]):
+        arriving = _arriving(stream, order)
+        events = list(P.parse_stream(_sse(*arriving)))
+        assert not [e for e in events if e.get("name") == "agentmsg.problem"], order
+        assert _blocks(reduce_ok(events)) == whole, order
+        # the SDK: the completed response's output; without one, its done items by output_index
+        without = [*arriving[:-1], {**arriving[-1], "response": {**arriving[-1]["response"], "output": None}}]
+        for sdk_stream in (arriving, without):
+            final = final_response(sdk_stream)
+            assert [item.type for item in final.output] == ["reasoning", "message", "function_call"], order
+        # a stream cut before its end: what came is kept, in output_index order
+        cut = list(P.parse_stream(_sse(*arriving[:-1])))
+        assert _blocks(reduce_events(cut)[0]) == whole, order
+
+
+def test_a_later_item_waits_only_while_an_earlier_one_is_missing() -> None:
+    """Items in order stream as they come (each item's events at once); an item that comes before an earlier one
+    waits until that one is done, then comes whole, and the items after it come as they arrive again."""
+    from tests.providers.openai_responses.test_synthetic import payloads
+
+    output: list[dict[str, Any]] = [
+        {"kind": "message", "id": "msg_0", "parts": [["a"]]},
+        {"kind": "message", "id": "msg_1", "parts": [["b"]]},
+        {"kind": "message", "id": "msg_2", "parts": [["c"]]},
+    ]
+    arriving = _arriving(payloads(output), [1, 0, 2])
+    parser = P.stream_parser()
+    seen: list[str] = []
+    for payload in arriving:
+        events = parser.feed(_sse(payload))
+        seen.extend(e["delta"] for e in events if e["type"] == "TEXT_BLOCK_DELTA")
+        if payload["type"] == "response.output_text.delta":
+            # item 1's text waits until item 0 is done; item 0's and item 2's come with their payload
+            assert seen == {"b": [], "a": ["a"], "c": ["a", "b", "c"]}[payload["delta"]], payload
+    seen.extend(e["delta"] for e in parser.close() if e["type"] == "TEXT_BLOCK_DELTA")
+    assert seen == ["a", "b", "c"]
