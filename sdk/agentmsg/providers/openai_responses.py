@@ -10,8 +10,9 @@ by default (``store: false``: the conversation is replayed whole), and a request
 its encrypted content (``include: ["reasoning.encrypted_content"]``) so that the next request can replay it.
 
 Replies: each reasoning item's summary parts (and ``reasoning_text`` parts) are thinking blocks, in order, each with
-metadata ``itemId`` (and ``reasoningText: true`` for a ``reasoning_text`` part); the item's ``encrypted_content`` is
-the signature of its last block (an item with no text is one empty thinking block). Streams are read by their typed
+metadata ``itemId`` (and ``reasoningText: true`` for a ``reasoning_text`` part), an empty part too (marked
+``summaryText: true`` when it is a summary part); the item's ``encrypted_content`` is the signature of its last block
+(an item of no part is one empty thinking block, unmarked). Streams are read by their typed
 events (``response.output_text.delta``, ``response.function_call_arguments.delta``,
 ``response.reasoning_summary_text.delta``, ``response.completed``, ...), routed by ``output_index``; the completed
 item (``response.output_item.done``) is the one kept, as the API's documentation asks. Blocks are in ``output_index``
@@ -55,6 +56,7 @@ __all__ = [
     "PROVIDERS",
     "REASONING_TEXT",
     "SPEC",
+    "SUMMARY_TEXT",
     "Reader",
     "StreamParser",
     "format_request",
@@ -67,6 +69,9 @@ __all__ = [
 ITEM_ID: Final = "itemId"
 #: thinking metadata: True when the block is a ``reasoning_text`` part (raw reasoning), not a summary part
 REASONING_TEXT: Final = "reasoningText"
+#: thinking metadata: True when the block is an empty ``summary_text`` part (sent back as one), not the one empty block
+#: that an item of no part keeps (its carrier); a summary part with text needs no mark
+SUMMARY_TEXT: Final = "summaryText"
 
 # ---- spec --------------------------------------------------------------------------------------------------
 
@@ -428,11 +433,10 @@ class _Walk(ChatWalk):
                     self.where[id(reasoning)] = (i, j)
                     items.append(reasoning)
                     self.replayed = True
-                if text:
-                    if kind == "content":
-                        reasoning.setdefault("content", []).append({"type": "reasoning_text", "text": text})
-                    else:
-                        reasoning["summary"].append({"type": "summary_text", "text": text})
+                if kind == "content":
+                    reasoning.setdefault("content", []).append({"type": "reasoning_text", "text": text})
+                elif kind == "summary":  # (None: the empty block of an item of no part)
+                    reasoning["summary"].append({"type": "summary_text", "text": text})
                 if encrypted:
                     reasoning["encrypted_content"] = encrypted
                 continue
@@ -518,7 +522,8 @@ class _Walk(ChatWalk):
 
     def _reasoning(self, b: ThinkingBlock, i: int, j: int, other: bool) -> Any:
         """(item id, encrypted content, part kind, text) of a thinking block this API takes back as a reasoning item's
-        part; its text when it goes as text (option reasoning='text', said); or None (said: another agent's or
+        part (kind ``summary`` or ``content``; None for the empty block of an item of no part: an empty block is a part
+        when it is marked one, ``reasoningText`` or ``summaryText``); its text when it goes as text (option reasoning='text', said); or None (said: another agent's or
         provider's reasoning, reasoning of no item, redacted)."""
         ctx = self.ctx
         pointer = (i, j)
@@ -549,7 +554,12 @@ class _Walk(ChatWalk):
                 f"reasoning of no reasoning item (no metadata {ITEM_ID}) cannot be sent to {ctx.provider}",
             )
             return None
-        kind = "content" if meta.get(REASONING_TEXT) is True else "summary"
+        if meta.get(REASONING_TEXT) is True:
+            kind: str | None = "content"
+        elif b.thinking or meta.get(SUMMARY_TEXT) is True:
+            kind = "summary"
+        else:
+            kind = None
         return item_id, encrypted, kind, b.thinking
 
     def provider_part(self, meta: dict[str, Any], i: int, j: int, prev: Any) -> Any:
@@ -741,12 +751,13 @@ _TOOL_ITEMS = "tools the provider ran itself, and items the message has no place
 class _Item:
     """What the reader knows of one output item (by ``output_index``) while it streams."""
 
-    __slots__ = ("annotated", "by_done", "done", "held", "id", "kind", "slots", "streamed")
+    __slots__ = ("annotated", "by_done", "done", "empty", "held", "id", "kind", "slots", "streamed")
 
     def __init__(self, kind: Any, item_id: Any) -> None:
         self.kind = kind
         self.id = item_id if isinstance(item_id, str) else None
         self.slots: list[str] = []  # reasoning: the thinking blocks opened, in order
+        self.empty: set[str] = set()  # reasoning: those opened for a part that has no text yet (SUMMARY_TEXT)
         self.streamed = False  # deltas came for it (its done item is not read again)
         self.by_done = False  # ... or the .done events of its parts, with no delta (each of them is read)
         self.done = False
@@ -805,7 +816,8 @@ REPLY_FIELDS: Final = (
     ReplyField(
         "output[] reasoning .summary[]",
         MAPPED,
-        "a thinking block per summary part, metadata `itemId` (the item's `id`)",
+        "a thinking block per summary part, metadata `itemId` (the item's `id`); an empty part: an empty block,"
+        " `summaryText: true`",
     ),
     ReplyField(
         "output[] reasoning .content[]",
@@ -815,7 +827,7 @@ REPLY_FIELDS: Final = (
     ReplyField(
         "output[] reasoning .encrypted_content",
         MAPPED,
-        "the `signature` of the item's last thinking block (an item of no text: one empty thinking block)",
+        "the `signature` of the item's last thinking block (an item of no part: one empty thinking block)",
     ),
     ReplyField("output[] reasoning .id", MAPPED, "metadata `itemId` of each of its thinking blocks"),
     ReplyField("output[] function_call", MAPPED, "a tool_use block (`call_id`, `name`, `arguments`)"),
@@ -862,6 +874,9 @@ _QUIET = frozenset(
     }
 )
 
+
+#: The part openings that open an empty block for a reasoning item's part (:meth:`Reader._part_added`)
+_PARTS_ADDED = frozenset({"response.reasoning_summary_part.added", "response.content_part.added"})
 
 #: The ``.done`` events that give a part's whole text (or a call's arguments), and the field that holds it: read only
 #: when no delta gave it (:meth:`Reader._done_text`)
@@ -947,8 +962,11 @@ class Reader(PayloadReader):
                 slot = f"r{obj['output_index']}/{'s' if 'summary' in kind else 'c'}{k}"
                 st.streamed = True
                 delta = self.b.string(obj.get("delta"), "a reasoning delta") or ""
-                if delta and slot not in st.slots:  # (an empty delta opens no block: the item may yet need a carrier)
-                    st.slots.append(slot)
+                if delta:  # (an empty delta opens no block: the item may yet need a carrier)
+                    if slot not in st.slots:
+                        st.slots.append(slot)
+                    elif st.empty:  # (its part was added empty: filled now)
+                        st.empty.discard(slot)
                 self.b.thinking(delta, slot=slot)
                 if delta and type(self) is Reader:
                     self._route(event, obj, delta, slot, "thinking")
@@ -958,6 +976,8 @@ class Reader(PayloadReader):
                 st = self._at(obj, event)
                 if st is not None and (st.by_done or not st.streamed) and not st.done:  # (no delta came: a proxy's)
                     self._done_text(kind, obj, st)
+            elif kind in _PARTS_ADDED:
+                self._part_added(kind, event, obj)
             return
         if kind == "response.output_item.added":
             self._added(event, obj)
@@ -1045,7 +1065,7 @@ class Reader(PayloadReader):
             if st.kind == "reasoning" and not st.done:
                 st.done = True
                 for slot in st.slots:
-                    self.b.end_block(slot, metadata=_reasoning_meta(st.id, slot))
+                    self.b.end_block(slot, metadata=_reasoning_meta(st.id, slot, st.empty))
 
     # ---- items ----
 
@@ -1173,7 +1193,24 @@ class Reader(PayloadReader):
             slot = f"r{index}/{'s' if summary else 'c'}{k}"
             if slot not in st.slots:
                 st.slots.append(slot)
+            st.empty.discard(slot)
             b.thinking(value, slot=slot)
+
+    def _part_added(self, kind: str, event: str, obj: dict[str, Any]) -> None:
+        """A reasoning item's summary (or ``reasoning_text``) part, added: its block opens, empty, in its place, so
+        that a part that stays empty is kept (and sent back) as the whole response keeps it."""
+        summary = kind == "response.reasoning_summary_part.added"
+        if not summary and as_object(obj.get("part")).get("type") != "reasoning_text":
+            return  # (a message's part: its text opens its block)
+        st = self._at(obj, event)
+        if st is None or st.done or st.kind != "reasoning":
+            return
+        k = obj.get("summary_index" if summary else "content_index", 0)
+        slot = f"r{obj['output_index']}/{'s' if summary else 'c'}{k}"
+        if slot not in st.slots:
+            self.b.open_carrier(slot)
+            st.slots.append(slot)
+            st.empty.add(slot)
 
     def _added(self, event: str, obj: dict[str, Any]) -> None:
         index, item = obj.get("output_index"), obj.get("item")
@@ -1271,14 +1308,26 @@ class Reader(PayloadReader):
 
     def _reasoning_done(self, index: int, st: _Item, item: dict[str, Any]) -> None:
         b = self.b
-        if not st.streamed:
-            for key, tag in (("summary", "s"), ("content", "c")):
-                for k, part in enumerate(as_list(item.get(key))):
-                    text = b.string(as_object(part).get("text"), f"a reasoning {key} part's text")
-                    if text:
-                        slot = f"r{index}/{tag}{k}"
-                        b.thinking(text, slot=slot)
-                        st.slots.append(slot)
+        streamed = st.streamed
+        for key, tag in (("summary", "s"), ("content", "c")):
+            for k, part in enumerate(as_list(item.get(key))):
+                if not isinstance(part, dict):
+                    continue
+                slot = f"r{index}/{tag}{k}"
+                if streamed:  # (its deltas gave the texts; an empty part no event opened is kept, after them)
+                    if part.get("text") or slot in st.slots:
+                        continue
+                    text = None
+                else:
+                    text = b.string(part.get("text"), f"a reasoning {key} part's text")
+                if text:
+                    b.thinking(text, slot=slot)
+                    st.empty.discard(slot)
+                elif slot not in st.slots:  # (an empty part: kept, as it came)
+                    b.open_carrier(slot)
+                    st.empty.add(slot)
+                if slot not in st.slots:
+                    st.slots.append(slot)
         if not st.slots:
             slot = f"r{index}/e"
             b.open_carrier(slot)  # (an item of no text: one empty thinking block holds its id and content)
@@ -1287,7 +1336,7 @@ class Reader(PayloadReader):
         if encrypted:
             b.signature(encrypted, slot=st.slots[-1])
         for slot in st.slots:
-            b.end_block(slot, metadata=_reasoning_meta(st.id, slot))
+            b.end_block(slot, metadata=_reasoning_meta(st.id, slot, st.empty))
 
     def _other(self, kind: Any) -> None:
         shown = str(kind)[:80]
@@ -1330,12 +1379,14 @@ class Reader(PayloadReader):
         b.close(ended=True)
 
 
-def _reasoning_meta(item_id: str | None, slot: str) -> dict[str, Any] | None:
+def _reasoning_meta(item_id: str | None, slot: str, empty: set[str]) -> dict[str, Any] | None:
     meta: dict[str, Any] = {}
     if item_id is not None:
         meta[ITEM_ID] = item_id
     if "/c" in slot:
         meta[REASONING_TEXT] = True
+    elif "/s" in slot and slot in empty:
+        meta[SUMMARY_TEXT] = True  # (an empty summary part, told from the empty block of an item of no part)
     return meta or None
 
 

@@ -165,7 +165,8 @@ def test_a_failed_stream_keeps_the_open_reasoning_items_id() -> None:
 def test_a_reasoning_item_whose_summary_parts_are_empty_keeps_its_id() -> None:
     """A streamed reasoning item with summary parts of no text (and no encrypted content) was lost whole: the empty
     deltas opened no block but counted as one, so no empty carrier kept its id, as one is kept for an item of no
-    summary part, and as the whole response keeps it (found by test_synthetic.py against openai's accumulator)."""
+    summary part, and as the whole response keeps it (found by test_synthetic.py against openai's accumulator). Each
+    empty part is a block of its own now, marked summaryText (test_empty_reasoning_parts_come_back_as_they_came)."""
     from tests.providers.openai_responses.test_synthetic import payloads
 
     P = get("openai-responses")
@@ -173,11 +174,14 @@ def test_a_reasoning_item_whose_summary_parts_are_empty_keeps_its_id() -> None:
         stream = payloads([{"kind": "reasoning", "id": "rs_0", "summary": summary}])
         body = b"".join(b"data: " + orjson.dumps(p) + b"\n\n" for p in stream)
         (msg,) = reduce_events(list(P.parse_stream(body)))
-        assert [(b.type, b.thinking, (b.metadata or {}).get("itemId")) for b in msg.content] == [
-            ("thinking", "", "rs_0")
-        ], summary
+        expected = [("thinking", "", "rs_0", True)] * len(summary) or [("thinking", "", "rs_0", None)]
+        seen = [
+            (b.type, b.thinking, (b.metadata or {}).get("itemId"), (b.metadata or {}).get("summaryText"))
+            for b in msg.content
+        ]
+        assert seen == expected, summary
         whole = P.parse_response(stream[-1]["response"])
-        assert [(b.type, (b.metadata or {}).get("itemId")) for b in whole.content] == [("thinking", "rs_0")]
+        assert whole.to_dict()["content"] == msg.to_dict()["content"]
 
 
 # ---- fields the official SDK's models name that the reader dropped unsaid (its types are the oracle) -----------
@@ -543,3 +547,57 @@ def test_a_later_item_waits_only_while_an_earlier_one_is_missing() -> None:
             assert seen == {"b": [], "a": ["a"], "c": ["a", "b", "c"]}[payload["delta"]], payload
     seen.extend(e["delta"] for e in parser.close() if e["type"] == "TEXT_BLOCK_DELTA")
     assert seen == ["a", "b", "c"]
+
+
+# ---- empty reasoning parts: kept, and sent back ------------------------------------------------------------------
+
+
+def _reasoning_sent(msg: Any) -> list[dict[str, Any]]:
+    body = P.format_request([UserMessage("hi"), msg, UserMessage("go on")], model="gpt-5").body
+    return [item for item in body["input"] if item.get("type") == "reasoning"]
+
+
+def test_empty_reasoning_parts_come_back_as_they_came() -> None:
+    """A reasoning item's empty summary parts (``summary_text`` of text "") and empty ``reasoning_text`` parts were
+    dropped on the round trip (parse, then format_request sent ``summary: []``): each part is a thinking block now,
+    an empty one marked (metadata ``summaryText: true``, or ``reasoningText: true``) so that it is told from the one
+    empty block an item of no part keeps, and the item goes back with the parts it came with. Whole and streamed (its
+    parts added and filled by empty deltas, or added and never filled), and a stream cut before the item is done."""
+    from tests.providers.openai_responses.test_synthetic import _whole, payloads
+
+    cases: list[tuple[list[list[str]], list[list[str]]]] = [
+        ([], []),
+        ([[""]], []),
+        ([[]], []),  # (added, never filled: no delta)
+        (([["a"], [""]]), []),
+        (([[""], ["b", ""]]), []),
+        ([["", ""], []], [[""]]),
+        ([], [[], ["c"]]),
+    ]
+    for summary, content in cases:
+        item = {"kind": "reasoning", "id": "rs_0", "summary": summary, "encrypted": "gAAAAenc"}
+        if content:
+            item["content"] = content
+        output = [item, {"kind": "message", "id": "msg_1", "parts": [["ok"]]}]
+        expected = _whole(item)
+        expected.pop("type")
+        expected.setdefault("content", None)
+        stream = payloads(output)
+        whole = P.parse_response(stream[-1]["response"])
+        streamed = reduce_ok(list(P.parse_stream(_sse(*stream))))
+        for msg in (whole, streamed):
+            (sent,) = _reasoning_sent(msg)
+            assert {k: sent.get(k) for k in expected} == expected, (summary, content, msg.to_dict()["content"])
+        assert whole.to_dict()["content"] == streamed.to_dict()["content"]
+        # a stream that adds no part (a proxy's: deltas only): an empty part no event opened is kept from the done
+        # item, after the parts the deltas gave
+        bare = [p for p in stream if not p["type"].endswith("part.added")]
+        (sent,) = _reasoning_sent(reduce_ok(list(P.parse_stream(_sse(*bare)))))
+        for key in ("summary", "content"):
+            assert sorted(map(str, sent.get(key) or [])) == sorted(map(str, expected[key] or [])), (summary, content)
+        # cut before the item is done: the parts that came are kept, the empty ones too (no encrypted content yet)
+        cut = [p for p in stream if p["type"] not in ("response.output_item.done", "response.completed")]
+        (msg,) = reduce_events(list(P.parse_stream(_sse(*cut))))
+        parts = [(b.thinking, (b.metadata or {}).get("reasoningText", False)) for b in msg.blocks("thinking")]
+        came = [("".join(p), False) for p in summary] + [("".join(p), True) for p in content]
+        assert parts == came, (summary, content)

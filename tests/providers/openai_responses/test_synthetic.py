@@ -164,6 +164,8 @@ def payloads(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 )
                 events.append({"type": "response.reasoning_summary_part.done", **at, "summary_index": s, "part": done})
             for c, part in enumerate(item.get("content", [])):
+                empty = {"type": "reasoning_text", "text": ""}  # (as OpenRouter gives a reasoning_text part)
+                events.append({"type": "response.content_part.added", **at, "content_index": c, "part": empty})
                 for d in part:
                     events.append({"type": "response.reasoning_text.delta", **at, "content_index": c, "delta": d})
                 events.append({"type": "response.reasoning_text.done", **at, "content_index": c, "text": "".join(part)})
