@@ -1070,6 +1070,45 @@ def test_an_openai_refusal_after_an_answer_keeps_the_answer_as_content() -> None
     assert entry == {"role": "assistant", "content": "Partly:", "refusal": REFUSED}
 
 
+def test_a_refusals_place_whole_and_streamed_and_what_goes_back_as_the_refusal() -> None:
+    """Pins docs/streams.md ("A refusal"): a whole reply's ``content`` and ``refusal`` have no order, read as content
+    then refusal; a stream keeps its blocks in the order they came, so a refusal may come before the content, or
+    after a call. The formatter sends the message's last text block back as the refusal (``refusal_at``): the reader
+    marks the message (``agentmsg_refusal``), not the block (a text block has no metadata), so in a stream whose
+    refusal came before the content the content is that block and goes back as the refusal (what the SDK's
+    accumulator holds is in its two fields, whatever their order)."""
+    pytest.importorskip("openai.lib.streaming.chat", reason="the official openai package is not installed")
+    from tests.providers.openai.test_synthetic import openai_snapshot
+
+    call = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    content, refusal, tool = {"content": "Partly:"}, {"refusal": "No."}, {"tool_calls": [call]}
+    cases = [  # the deltas in the order they come, the blocks the stream keeps, the refusal sent back
+        ([content, refusal], ["Partly:", "No."], "No."),
+        ([refusal, content], ["No.", "Partly:"], "Partly:"),  # (the content, last: no block says which)
+        ([tool, refusal], ["f", "No."], "No."),
+        ([refusal, tool], ["No.", "f"], "No."),
+    ]
+    for deltas, blocks, sent in cases:
+        chunks = [chunk({"role": "assistant", **d}, created=1) for d in deltas] + [chunk({}, "stop", created=1)]
+        snapshot = openai_snapshot(chunks)
+        whole = openai.parse_response(snapshot)
+        streamed = reduce_ok(list(openai.parse_stream(_sse(*chunks))))
+        for msg in (whole, streamed):
+            assert msg.metadata["agentmsg_refusal"] is True
+        kept = [b.text if b.type == "text" else b.name for b in streamed.content]  # type: ignore[union-attr]
+        assert kept == blocks, deltas
+        # the whole reply: content, then refusal, and the calls after them (as the SDK's message lists its fields)
+        m = snapshot["choices"][0]["message"]
+        texts = [t for t in (m["content"], m["refusal"]) if t]
+        assert [b.type for b in whole.content] == ["text"] * len(texts) + ["tool_use"] * len(m["tool_calls"] or ())
+        assert [b.text for b in whole.blocks("text")] == texts
+        assert _assistant("openai", whole)[0].get("refusal") == m["refusal"] == "No."
+        entry = _assistant("openai", streamed)[0]
+        assert entry.get("refusal") == sent, deltas
+        if sent != m["refusal"]:  # (the refusal that came first goes back as the content)
+            assert entry["content"] == m["refusal"]
+
+
 def _sse(*payloads: Any) -> bytes:
     return b"".join(b"data: " + orjson.dumps(p) + b"\n\n" for p in payloads) + b"data: [DONE]\n\n"
 

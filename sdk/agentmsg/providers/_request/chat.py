@@ -578,6 +578,8 @@ def refusal_at(msg: Msg) -> int:
     """The index of the block of ``msg`` that is an OpenAI refusal, or -1. OpenAI gives a refusal in a field of its
     own (``message.refusal``), which the parser keeps as a text block of its own after the content's text, the
     message marked ``agentmsg_refusal: true``: that block is the message's last text block, when it is marked so
+    (a stream keeps the order its deltas came: content text after the refusal is that last block, and no mark on
+    the block tells them apart; docs/streams.md)
     and is not Anthropic's refusal (its stop reason ``refusal``, ``agentmsg_finish_reason``: there the text is the
     answer the model gave before it was stopped, not a refusal message). An empty text is no refusal (the parser
     makes no empty block)."""
