@@ -510,6 +510,47 @@ def test_a_tool_result_state_agentmsg_sent_comes_back() -> None:
     assert other.to_dict()["content"][0]["state"] == "success"  # (no state of agentmsg's: AG-UI's default)
 
 
+@pytest.mark.oracle
+@needs_node
+def test_a_content_part_s_keys_no_block_holds_are_kept_with_a_note(tmp_path: Path) -> None:
+    """An AG-UI content part's ``id`` and ``metadata``, a file source's ``provider`` and a source's own keys have no
+    block field: they are kept in the message metadata ``ag_ui_parts`` at the part's index, with a note (they were
+    dropped without a word)."""
+    parts = [
+        {"type": "text", "text": "See.", "id": "p1", "metadata": {"lang": "en"}},
+        {
+            "type": "image",
+            "id": "p2",
+            "metadata": {"alt": "a cat"},
+            "source": {"type": "file", "value": "file-abc", "provider": "openai", "mimeType": "image/png"},
+        },
+        {"type": "document", "source": {"type": "data", "value": PNG, "mimeType": "application/pdf", "name": "a"}},
+        {"type": "text", "text": "plain"},
+    ]
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [
+            {"id": "u", "role": "user", "content": parts},
+            {"id": "a", "role": "assistant", "toolCalls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"id": "t1", "role": "tool", "toolCallId": "c", "content": [{"type": "text", "text": "ok", "id": "o1"}]},
+        ],
+    }  # fmt: skip
+    assert oracle(tmp_path, ag=[body])["agui"] == [[True, None]]
+    assert python_ag_ui_accepts(body)
+    run = agui.read_input(body)
+    user, _, tool = run.messages
+    assert [b["type"] for b in dicts([user])[0]["content"]] == ["text", "image", "data", "text"]
+    assert user.metadata["ag_ui_parts"] == [
+        {"at": 0, "keys": {"id": "p1", "metadata": {"lang": "en"}}},
+        {"at": 1, "keys": {"id": "p2", "metadata": {"alt": "a cat"}, "source": {"provider": "openai"}}},
+        {"at": 2, "keys": {"source": {"name": "a"}}},
+    ]
+    assert tool.metadata["ag_ui_parts"] == [{"at": 0, "keys": {"id": "o1"}}]
+    said = {(n.pointer, n.rule) for n in run.notes}
+    assert {("/messages/0/content/0", "ui-mapped"), ("/messages/2/content/0", "ui-mapped")} <= said
+
+
 BAD_RUNS: list[tuple[dict[str, Any], str, str]] = [
     (_with(["threadId"], _DELETE, RUN), "", "required"),
     (_with(["runId"], 5, RUN), "/runId", "type"),

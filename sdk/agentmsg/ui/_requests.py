@@ -34,6 +34,8 @@ MAPPED_RULE: Final = "ui-mapped"
 AI_SDK_PARTS: Final = "ai_sdk_parts"
 #: the message metadata key that keeps what no block or field of an AG-UI message holds
 AG_UI_KEY: Final = "ag_ui"
+#: the message metadata key that keeps the keys of an AG-UI content part its block does not hold
+AG_UI_PARTS: Final = "ag_ui_parts"
 
 _MEDIA_DEFAULT: Final = {"image": "image/*", "audio": "audio/*", "video": "video/*", "data": "application/octet-stream"}
 _DATA_URL: Final = re.compile(r"^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$", re.S)
@@ -584,10 +586,13 @@ def _ag_message(
         if isinstance(given, str):
             content.append({"type": "text", "text": given})
         elif isinstance(given, list):
+            kept: list[dict[str, Any]] = []
             for k, part in enumerate(given):
-                block = _ag_part(r, part, f"{where}/content/{k}")
+                block = _ag_part(r, part, f"{where}/content/{k}", k, kept)
                 if block is not None:
                     content.append(block)
+            if kept:
+                wire["metadata"][AG_UI_PARTS] = kept
         else:
             r.get(item, "content", where, (str, list))
         if role == "tool":
@@ -662,7 +667,32 @@ def _ag_call(r: _Reader, call: Any, where: str) -> dict[str, Any] | None:
     return use
 
 
-def _ag_part(r: _Reader, part: Any, where: str) -> dict[str, Any] | None:
+#: the keys of an AG-UI content part (and of its source) its block holds
+_AG_PART_KEYS: Final = frozenset({"type", "text", "source"})
+_AG_SOURCE_KEYS: Final = frozenset({"type", "value", "mimeType"})
+
+
+def _ag_part(r: _Reader, part: Any, where: str, index: int, kept: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One AG-UI content part as a block; the part's keys the block has no field for (its ``id``, ``metadata``, a
+    file source's ``provider``, ...) kept in ``kept`` (``{"at": <index>, "keys": {...}}``, the source's under
+    ``source``) with a note."""
+    block = _ag_part_block(r, part, where)
+    if block is None:
+        return None
+    rest = {k: v for k, v in part.items() if k not in _AG_PART_KEYS}
+    source = part.get("source")
+    if isinstance(source, dict):
+        extra = {k: v for k, v in source.items() if k not in _AG_SOURCE_KEYS}
+        if extra:
+            rest["source"] = extra
+    if rest:
+        kept.append({"at": index, "keys": rest})
+        names = ", ".join(sorted(rest))
+        r.note(where, f"part-rest:{names}", f"{names}: no block field holds it; kept in {AG_UI_PARTS}")
+    return block
+
+
+def _ag_part_block(r: _Reader, part: Any, where: str) -> dict[str, Any] | None:
     if not isinstance(part, dict):
         r.fail(where, "type", f"a content part must be an object, not {json_type(part)}")
         return None
