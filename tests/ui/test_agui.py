@@ -403,3 +403,42 @@ def test_a_call_interrupted_before_its_end_has_no_key_of_the_decoder_s_own() -> 
     decoder.feed({"type": "TOOL_CALL_END", "toolCallId": "k1"})  # (late: not open, ignored)
     decoder.feed({"type": "RUN_STARTED", "threadId": "t", "runId": "r2"})
     assert events == handed
+
+
+def test_a_tool_result_part_s_keys_no_block_keeps_are_said() -> None:
+    """A TOOL_CALL_RESULT content part's ``id`` and ``metadata`` and a file source's ``provider`` (AG-UI 1.0 has
+    them, and its parts are loose objects) have no place in a tool result's block: said once per key (rule
+    ``ui-not-kept``, pointer at the key), where they were left out without a word."""
+    core = pytest.importorskip("ag_ui.core")
+    from pydantic import TypeAdapter
+
+    image = {"type": "file", "value": "file-1", "provider": "openai", "mimeType": "image/png"}
+    stream: list[dict[str, Any]] = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "m",
+            "toolCallId": "c",
+            "content": [
+                {"type": "text", "text": "see", "id": "p1"},
+                {"type": "image", "id": "p2", "metadata": {"alt": "cat"}, "source": image},
+            ],
+        },
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    adapter: TypeAdapter[Any] = TypeAdapter(core.Event)
+    for event in stream:
+        adapter.validate_python(event)
+    events, dec = decode(stream, strict=True)
+    ((_, result),) = [m["content"] for m in messages(events)]
+    assert result["output"] == [
+        {"type": "text", "text": "see"},
+        {"type": "image", "source": {"type": "url", "url": "file-1", "mime_type": "image/png"}},
+    ]
+    assert [(p.pointer, p.rule) for p in dec.notes] == [
+        ("/3/content/0/id", "ui-not-kept"),
+        ("/3/content/1/metadata", "ui-not-kept"),
+        ("/3/content/1/source/provider", "ui-not-kept"),
+    ]

@@ -39,7 +39,7 @@ from typing import Any, Final, TypeGuard
 import orjson
 
 from agentmsg._codec.timestamps import event_now
-from agentmsg.errors import Problem, ValidationError
+from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
 from agentmsg.ui._protocol import Decoder, Encoder, Notes, sse_frame, value_text
 from agentmsg.ui._requests import RunInput, read_run_input
@@ -828,11 +828,11 @@ class AGUIDecoder:
             raise ValidationError([problem], "AG-UI event")
         self.notes.append(problem)
 
-    def _say_once(self, key: str, message: str, rule: str = "ui-not-kept") -> None:
+    def _say_once(self, key: str, message: str, rule: str = "ui-not-kept", where: str = "") -> None:
         if key not in self._said:
             if Notes.room(self.notes):  # (past it, not held: counted by the notes)
                 self._said.add(key)
-            self.notes.append(Problem(f"/{self._index}", rule, message))
+            self.notes.append(Problem(f"/{self._index}{where}", rule, message))
 
     def _valid(self, event: Mapping[str, Any], kind: str) -> bool:
         for key, value in event.items():
@@ -1221,6 +1221,8 @@ class AGUIDecoder:
                 out.append(self._ev("TOOL_RESULT_TEXT_DELTA", False, replyId=reply, toolCallId=call, delta=part))
                 continue
             block = _part_in(part)
+            if block is not None:
+                self._say_part_unkept(part, f"/content/{n}")
             if block is None:
                 self._say_once(f"part/{n}", "a TOOL_CALL_RESULT content part of no known type: left out")
             elif block.get("type") == "text":
@@ -1231,6 +1233,19 @@ class AGUIDecoder:
                 out.append(self._ev("TOOL_RESULT_DATA_DELTA", False, replyId=reply, toolCallId=call, data=block))
         out.append(self._ev("TOOL_RESULT_END", replyId=reply, toolCallId=call, state="success"))
         return out
+
+    def _say_part_unkept(self, part: Mapping[str, Any], where: str) -> None:
+        """The keys of a TOOL_CALL_RESULT content part (and of its source) that its block has no field for (a
+        part's ``id`` and ``metadata``, a file source's ``provider``, ...): said once per stream and key."""
+        for key in part:
+            if key not in _PART_KEPT:
+                message = f"TOOL_CALL_RESULT content part {key[:40]}: no block keeps it (left out)"
+                self._say_once(f"part-key/{key}", message, where=where + pointer_of([key]))
+        source = part.get("source")
+        for key in source if isinstance(source, Mapping) else ():
+            if key not in _SOURCE_KEPT:
+                message = f"TOOL_CALL_RESULT content part source {key[:40]}: no block keeps it (left out)"
+                self._say_once(f"source-key/{key}", message, where=f"{where}/source" + pointer_of([key]))
 
     def _custom(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         if e["name"] == WRAPPED:
@@ -1248,6 +1263,11 @@ class AGUIDecoder:
 
     def _foreign(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [self._ev("CUSTOM", name=FOREIGN + e["type"], value=dict(e))]
+
+
+#: the keys of an AG-UI content part, and of its source, that the block it becomes holds
+_PART_KEPT: Final = frozenset({"type", "text", "source"})
+_SOURCE_KEPT: Final = frozenset({"type", "value", "mimeType"})
 
 
 def _part_in(part: Any) -> dict[str, Any] | None:
