@@ -159,6 +159,22 @@ FOREIGN: list[list[Any]] = [
             "outcome": {"type": "success", "pendingToolCallIds": ["p1"]},
         },
     ],
+    # what the decoder keeps nowhere and says: a result part's own keys
+    [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "m",
+            "toolCallId": "c",
+            "content": [
+                {"type": "text", "text": "see", "id": "p1", "a/b": 1},
+                {"type": "image", "metadata": {}, "source": {"type": "file", "value": "f", "provider": "openai"}},
+            ],
+        },
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ],
 ]
 
 

@@ -6,7 +6,7 @@
 // the mapping.
 
 import { keepNote, room } from "./notes.js";
-import { readEventJson } from "./json.js";
+import { pointerOf, readEventJson } from "./json.js";
 import { assignOwn } from "./state.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -188,6 +188,10 @@ function nowIso(): string {
   return d.replace(/Z$/, "000Z");
 }
 
+/** The keys of an AG-UI content part, and of its source, that the block it becomes holds. */
+const PART_KEPT = new Set(["type", "text", "source"]);
+const SOURCE_KEPT = new Set(["type", "value", "mimeType"]);
+
 /** An AG-UI content part as an agentmsg block (text, or a media block); null: not a part. */
 function partIn(part: Json): Obj | null {
   if (!isObj(part)) return null;
@@ -335,10 +339,10 @@ export class AGUIDecoder {
     keepNote(this.notes, problem);
   }
 
-  #sayOnce(key: string, message: string, rule = "ui-not-kept"): void {
+  #sayOnce(key: string, message: string, rule = "ui-not-kept", where = ""): void {
     if (this.#said.has(key)) return;
     if (room(this.notes)) this.#said.add(key); // (past it, not held: counted by the notes)
-    keepNote(this.notes, { pointer: `/${this.#index}`, rule, message });
+    keepNote(this.notes, { pointer: `/${this.#index}${where}`, rule, message });
   }
 
   #valid(event: Obj, kind: string): boolean {
@@ -772,12 +776,27 @@ export class AGUIDecoder {
         return;
       }
       const block = partIn(part);
+      if (block !== null) this.#sayPartUnkept(part, `/content/${n}`);
       if (block === null) this.#sayOnce(`part/${n}`, "a TOOL_CALL_RESULT content part of no known type: left out");
       else if (block.type === "text") out.push(this.#ev("TOOL_RESULT_TEXT_DELTA", false, { replyId: reply, toolCallId: call, delta: block.text }));
       else out.push(this.#ev("TOOL_RESULT_DATA_DELTA", false, { replyId: reply, toolCallId: call, data: block }));
     });
     out.push(this.#ev("TOOL_RESULT_END", true, { replyId: reply, toolCallId: call, state: "success" }));
     return out;
+  }
+
+  /** The keys of a TOOL_CALL_RESULT content part (and of its source) its block has no field for: said once each. */
+  #sayPartUnkept(part: Obj, where: string): void {
+    for (const key of Object.keys(part)) {
+      if (PART_KEPT.has(key)) continue;
+      this.#sayOnce(`part-key/${key}`, `TOOL_CALL_RESULT content part ${key.slice(0, 40)}: no block keeps it (left out)`, "ui-not-kept", where + pointerOf([key]));
+    }
+    const source = part.source;
+    for (const key of isObj(source) ? Object.keys(source) : []) {
+      if (SOURCE_KEPT.has(key)) continue;
+      const message = `TOOL_CALL_RESULT content part source ${key.slice(0, 40)}: no block keeps it (left out)`;
+      this.#sayOnce(`source-key/${key}`, message, "ui-not-kept", `${where}/source${pointerOf([key])}`);
+    }
   }
 
   #custom(e: Obj): Obj[] {
