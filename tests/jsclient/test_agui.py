@@ -159,7 +159,7 @@ FOREIGN: list[list[Any]] = [
             "outcome": {"type": "success", "pendingToolCallIds": ["p1"]},
         },
     ],
-    # what the decoder keeps nowhere and says: a result part's own keys
+    # what the decoder keeps nowhere and says: a result part's own keys, a call's encrypted value it cannot place
     [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
         {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
@@ -173,7 +173,11 @@ FOREIGN: list[list[Any]] = [
                 {"type": "image", "metadata": {}, "source": {"type": "file", "value": "f", "provider": "openai"}},
             ],
         },
+        {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": "c", "encryptedValue": "late"},
+        {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": "no", "encryptedValue": "never"},
         {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"},
+        {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": "cut", "encryptedValue": "s"},
     ],
 ]
 

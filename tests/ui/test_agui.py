@@ -442,3 +442,32 @@ def test_a_tool_result_part_s_keys_no_block_keeps_are_said() -> None:
         ("/3/content/1/metadata", "ui-not-kept"),
         ("/3/content/1/source/provider", "ui-not-kept"),
     ]
+
+
+def test_a_tool_call_signature_the_decoder_cannot_place_is_said() -> None:
+    """REASONING_ENCRYPTED_VALUE ``tool-call`` becomes the call's ``thoughtSignature`` when it comes before the
+    call's start. One after the call ended, or for a call that never starts in the run, was kept nowhere and said
+    nowhere; now each is said once (rule ``ui-not-kept``, the pointer of the encrypted value), and the one before
+    its call still reaches the call."""
+
+    def sig(entity: str) -> dict[str, Any]:
+        return {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": entity, "encryptedValue": "s"}
+
+    stream: list[dict[str, Any]] = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        sig("c"),
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        sig("c"),
+        sig("never"),
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"},
+        sig("cut"),
+    ]
+    events, dec = decode(stream, strict=True)
+    (start,) = [e for e in events if e["type"] == "TOOL_CALL_START"]
+    assert start["thoughtSignature"] == "s"
+    assert [(p.pointer, p.rule) for p in dec.notes] == [("/4", "ui-not-kept"), ("/5", "ui-not-kept")]
+    assert "already started" in dec.notes[0].message and "never started" in dec.notes[1].message
+    _, dec = decode(stream[-2:])  # (the stream ends before the call: said at its close)
+    assert [(p.pointer, p.rule) for p in dec.notes] == [("/1", "ui-not-kept")]

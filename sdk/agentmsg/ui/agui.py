@@ -764,7 +764,8 @@ class AGUIDecoder:
         self._calls: dict[str, str] = {}  # open tool calls: toolCallId -> name
         self._known_calls: dict[str, dict[str, Any]] = {}  # this run's tool calls: id -> {id, name, input text}
         self._args: dict[str, list[str]] = {}  # the open calls' argument deltas (joined once, at their end)
-        self._signatures: dict[str, str] = {}  # tool-call encrypted values before the call's start
+        # tool-call encrypted values before the call's start: toolCallId -> (value, index of the event)
+        self._signatures: dict[str, tuple[str, int]] = {}
         self._chunk: tuple[str, str] | None = None  # the message a *_CHUNK opened: (kind, id)
         self._thinking: str | None = None  # the legacy THINKING_TEXT_MESSAGE's id
         self._carry: Mapping[str, Any] | None = None
@@ -818,7 +819,9 @@ class AGUIDecoder:
         return out
 
     def close(self) -> list[dict[str, Any]]:
-        return self._close_chunk()
+        out = self._close_chunk()
+        self._unused_signatures()
+        return out
 
     # ---- helpers ----
 
@@ -828,11 +831,22 @@ class AGUIDecoder:
             raise ValidationError([problem], "AG-UI event")
         self.notes.append(problem)
 
-    def _say_once(self, key: str, message: str, rule: str = "ui-not-kept", where: str = "") -> None:
+    def _say_once(
+        self, key: str, message: str, rule: str = "ui-not-kept", where: str = "", index: int | None = None
+    ) -> None:
         if key not in self._said:
             if Notes.room(self.notes):  # (past it, not held: counted by the notes)
                 self._said.add(key)
-            self.notes.append(Problem(f"/{self._index}{where}", rule, message))
+            self.notes.append(Problem(f"/{self._index if index is None else index}{where}", rule, message))
+
+    def _unused_signatures(self) -> None:
+        """The run ends (or the stream): a tool-call encrypted value whose call never started is said (once per
+        stream, at the first such event) and forgotten."""
+        if self._signatures:
+            first = min(index for _, index in self._signatures.values())
+            message = "REASONING_ENCRYPTED_VALUE of a tool call that never started: left out"
+            self._say_once("encrypted-unused", message, index=first)
+            self._signatures.clear()
 
     def _valid(self, event: Mapping[str, Any], kind: str) -> bool:
         for key, value in event.items():
@@ -924,6 +938,7 @@ class AGUIDecoder:
         if self._run is not None:
             self._problem("", "order", "RUN_STARTED while a run is open: the open one ends here")
             out += self._close_all("RUN_STARTED")
+            self._unused_signatures()
             out.append(self._ev("AGENT_END", False, replyId=self._run))
         self._run, self._step, self._usage_seen, self._outside = e["runId"], None, False, False
         meta = e.get("metadata")
@@ -940,6 +955,7 @@ class AGUIDecoder:
         if self._run is None:
             self._problem("", "order", "RUN_FINISHED without a run started")
         out = self._close_all("RUN_FINISHED")
+        self._unused_signatures()
         reply = e["runId"]
         if not self._ours:
             out += self._run_extras(e, reply)
@@ -995,6 +1011,7 @@ class AGUIDecoder:
     def _run_error(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         value: dict[str, Any] = {"type": e.get("code", "RUN_ERROR"), "message": e["message"]}
         out = [self._ev("CUSTOM", name="agentmsg.error", value=value)]
+        self._unused_signatures()
         self._texts.clear()
         self._reasoning.clear()
         self._calls.clear()
@@ -1134,10 +1151,10 @@ class AGUIDecoder:
             self._say_once("encrypted-closed", "REASONING_ENCRYPTED_VALUE of a reasoning message not open: left out")
             return []
         if e["subtype"] == "tool-call":
-            if entity in self._calls:
+            if entity in self._calls or entity in self._known_calls:
                 self._say_once("encrypted-call", "REASONING_ENCRYPTED_VALUE of a tool call already started: left out")
                 return []
-            self._signatures[entity] = value
+            self._signatures[entity] = (value, self._index)
             return []
         self._problem("/subtype", "enum", "REASONING_ENCRYPTED_VALUE subtype is 'message' or 'tool-call'")
         return []
@@ -1151,7 +1168,7 @@ class AGUIDecoder:
         self._known_calls[call] = {"type": "tool_use", "id": call, "name": name, "input": {}}
         fields: dict[str, Any] = {"replyId": self._reply(), "toolCallId": call, "toolCallName": name}
         if call in self._signatures:
-            fields["thoughtSignature"] = self._signatures.pop(call)
+            fields["thoughtSignature"] = self._signatures.pop(call)[0]
         return [self._ev("TOOL_CALL_START", **fields)]
 
     def _tool_args(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -235,7 +235,7 @@ export class AGUIDecoder {
   #calls = new Map<string, string>();
   #knownCalls = new Map<string, Obj>();
   #args = new Map<string, string>(); // the open calls' argument text (never a key of the call's tool_use block)
-  #signatures = new Map<string, string>();
+  #signatures = new Map<string, [string, number]>(); // tool-call encrypted values before the call: [value, index]
   #chunk: [string, string] | null = null;
   #thinking: string | null = null;
   #carry: Obj | null = null;
@@ -297,7 +297,9 @@ export class AGUIDecoder {
 
   /** The end of the stream: a message a `*_CHUNK` opened is ended. */
   close(): Obj[] {
-    return this.#closeChunk();
+    const out = this.#closeChunk();
+    this.#unusedSignatures();
+    return out;
   }
 
   #decode(kind: string, e: Obj): Obj[] {
@@ -339,10 +341,19 @@ export class AGUIDecoder {
     keepNote(this.notes, problem);
   }
 
-  #sayOnce(key: string, message: string, rule = "ui-not-kept", where = ""): void {
+  #sayOnce(key: string, message: string, rule = "ui-not-kept", where = "", index: number | null = null): void {
     if (this.#said.has(key)) return;
     if (room(this.notes)) this.#said.add(key); // (past it, not held: counted by the notes)
-    keepNote(this.notes, { pointer: `/${this.#index}${where}`, rule, message });
+    keepNote(this.notes, { pointer: `/${index ?? this.#index}${where}`, rule, message });
+  }
+
+  /** The run ends (or the stream): a tool-call encrypted value whose call never started is said and forgotten. */
+  #unusedSignatures(): void {
+    if (this.#signatures.size === 0) return;
+    let first = this.#index;
+    for (const [, index] of this.#signatures.values()) first = Math.min(first, index); // (no spread: a flood of them)
+    this.#sayOnce("encrypted-unused", "REASONING_ENCRYPTED_VALUE of a tool call that never started: left out", "ui-not-kept", "", first);
+    this.#signatures.clear();
   }
 
   #valid(event: Obj, kind: string): boolean {
@@ -445,6 +456,7 @@ export class AGUIDecoder {
     if (this.#run !== null) {
       this.#problem("", "order", "RUN_STARTED while a run is open: the open one ends here");
       for (const ended of this.#closeAll("RUN_STARTED")) out.push(ended); // (not push(...): one argument each)
+      this.#unusedSignatures();
       out.push(this.#ev("AGENT_END", false, { replyId: this.#run }));
     }
     this.#run = e.runId;
@@ -464,6 +476,7 @@ export class AGUIDecoder {
   #runFinished(e: Obj): Obj[] {
     if (this.#run === null) this.#problem("", "order", "RUN_FINISHED without a run started");
     const out = this.#closeAll("RUN_FINISHED");
+    this.#unusedSignatures();
     const reply = e.runId;
     if (!this.#ours) out.push(...this.#runExtras(e, reply));
     out.push(this.#ev("AGENT_END", true, { replyId: reply }));
@@ -516,6 +529,7 @@ export class AGUIDecoder {
   #runError(e: Obj): Obj[] {
     const value: Obj = { type: has(e, "code") ? e.code : "RUN_ERROR", message: e.message };
     const out = [this.#ev("CUSTOM", true, { name: "agentmsg.error", value })];
+    this.#unusedSignatures();
     this.#texts.clear();
     this.#reasoning.clear();
     this.#calls.clear();
@@ -673,11 +687,11 @@ export class AGUIDecoder {
       return [];
     }
     if (e.subtype === "tool-call") {
-      if (this.#calls.has(entity)) {
+      if (this.#calls.has(entity) || this.#knownCalls.has(entity)) {
         this.#sayOnce("encrypted-call", "REASONING_ENCRYPTED_VALUE of a tool call already started: left out");
         return [];
       }
-      this.#signatures.set(entity, value);
+      this.#signatures.set(entity, [value, this.#index]);
       return [];
     }
     this.#problem("/subtype", "enum", "REASONING_ENCRYPTED_VALUE subtype is 'message' or 'tool-call'");
@@ -695,7 +709,7 @@ export class AGUIDecoder {
     this.#knownCalls.set(call, { type: "tool_use", id: call, name, input: {} });
     const fields: Obj = { replyId: this.#reply(), toolCallId: call, toolCallName: name };
     if (this.#signatures.has(call)) {
-      fields.thoughtSignature = this.#signatures.get(call);
+      fields.thoughtSignature = this.#signatures.get(call)![0];
       this.#signatures.delete(call);
     }
     return [this.#ev("TOOL_CALL_START", true, fields)];
