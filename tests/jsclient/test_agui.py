@@ -159,7 +159,8 @@ FOREIGN: list[list[Any]] = [
             "outcome": {"type": "success", "pendingToolCallIds": ["p1"]},
         },
     ],
-    # what the decoder keeps nowhere and says: a result part's own keys, a call's encrypted value it cannot place
+    # what the decoder keeps nowhere and says: a result part's own keys, a call's encrypted value it cannot place,
+    # what a RUN_FINISHED's usage and outcome say beyond AgentEvents
     [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
         {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
@@ -178,6 +179,19 @@ FOREIGN: list[list[Any]] = [
         {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"},
         {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "tool-call", "entityId": "cut", "encryptedValue": "s"},
+        {"type": "TOOL_CALL_START", "toolCallId": "k", "toolCallName": "rm"},
+        {"type": "TOOL_CALL_END", "toolCallId": "k"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r2",
+            "usage": [{"provider": "p", "model": "a", "inputTokens": 1}, 5, {"model": "b", "x/y": -1}],
+            "outcome": {"type": "interrupt", "interrupts": [{"id": "i", "reason": "x", "toolCallId": "k", "m": 1}]},
+        },
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r3"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r3", "outcome": {"pendingToolCallIds": ["k", 3]}},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r4"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r4", "outcome": {"type": "interrupt", "interrupts": "ab"}},
     ],
 ]
 

@@ -471,3 +471,56 @@ def test_a_tool_call_signature_the_decoder_cannot_place_is_said() -> None:
     assert "already started" in dec.notes[0].message and "never started" in dec.notes[1].message
     _, dec = decode(stream[-2:])  # (the stream ends before the call: said at its close)
     assert [(p.pointer, p.rule) for p in dec.notes] == [("/1", "ui-not-kept")]
+
+
+def test_what_a_run_s_end_names_and_no_event_keeps_is_said() -> None:
+    """A RUN_FINISHED from elsewhere: its usage becomes a model call's, its outcome a pause. What of them no
+    AgentEvent keeps (a usage entry's ``provider``, the model when the entries name several, an interrupt's ``id``
+    and ``message``, pending ids of no call this run made, an outcome of no AG-UI shape) was left out without a
+    word; now each is said once (rule ``ui-not-kept``, pointer at it). ag-ui-protocol takes the first two runs."""
+    core = pytest.importorskip("ag_ui.core")
+    from pydantic import TypeAdapter
+
+    usage = [
+        {"provider": "openai", "model": "a", "inputTokens": 3},
+        {"provider": "anthropic", "model": "b", "inputTokens": 2, "outputTokens": 1},
+    ]
+    interrupt = {"id": "i1", "reason": "tool_call_confirmation", "toolCallId": "c", "message": "Allow rm?"}
+    stream: list[dict[str, Any]] = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "rm"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r",
+            "usage": usage,
+            "outcome": {"type": "interrupt", "interrupts": [interrupt]},
+        },
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r2",
+            "outcome": {"type": "success", "pendingToolCallIds": ["c"]},
+        },
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r3"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r3", "outcome": {"type": "interrupt", "interrupts": {}}},
+    ]
+    adapter: TypeAdapter[Any] = TypeAdapter(core.Event)
+    for event in stream[:6]:
+        adapter.validate_python(event)
+    events, dec = decode(stream)
+    (end,) = [e for e in events if e["type"] == "MODEL_CALL_END"]
+    assert (end["usage"], end.get("metadata")) == ({"inputTokens": 5, "outputTokens": 1}, None)
+    (confirm,) = [e for e in events if e["type"] == "REQUIRE_USER_CONFIRM"]
+    assert [c["id"] for c in confirm["toolCalls"]] == ["c"]
+    assert not [e for e in events if e["type"] == "REQUIRE_EXTERNAL_EXECUTION"]  # (c was the first run's)
+    assert [(p.pointer, p.rule) for p in dec.notes] == [
+        ("/3/usage/0/provider", "ui-not-kept"),
+        ("/3/usage", "ui-not-kept"),  # several models
+        ("/3/outcome/interrupts/0/id", "ui-not-kept"),
+        ("/3/outcome/interrupts/0/message", "ui-not-kept"),
+        ("/5/outcome/pendingToolCallIds", "ui-not-kept"),
+        ("/7/outcome", "ui-not-kept"),
+    ]

@@ -964,21 +964,34 @@ class AGUIDecoder:
         return out
 
     def _run_extras(self, e: Mapping[str, Any], reply: str) -> list[dict[str, Any]]:
-        """What a RUN_FINISHED from elsewhere says beyond the end: its usage (when no step said one), a pause."""
+        """What a RUN_FINISHED from elsewhere says beyond the end: its usage (when no step said one), a pause. What
+        of them no AgentEvent keeps is said, once per stream and kind (rule ``ui-not-kept``, pointer at it)."""
         out: list[dict[str, Any]] = []
         usage = e.get("usage")
         if isinstance(usage, list) and usage and not self._usage_seen:
             total: dict[str, int] = {}
             models = set()
-            for entry in usage:
+            for i, entry in enumerate(usage):
                 if not isinstance(entry, Mapping):
+                    self._say_once(
+                        "usage-entry", "RUN_FINISHED usage: an entry that is no object (left out)", where=f"/usage/{i}"
+                    )
                     continue
                 for theirs, ours in _USAGE_IN.items():
                     value = entry.get(theirs)
                     if type(value) is int and value >= 0:
                         total[ours] = total.get(ours, 0) + value
+                for key, value in entry.items():
+                    counted = type(value) is int and value >= 0
+                    if counted if key in _USAGE_IN else key == "model" and isinstance(value, str):
+                        continue
+                    where = f"/usage/{i}" + pointer_of([key])
+                    message = f"RUN_FINISHED usage {key[:40]}: no AgentEvent keeps it (left out)"
+                    self._say_once(f"usage/{key}", message, where=where)
                 if isinstance(entry.get("model"), str):
                     models.add(entry["model"])
+            if len(models) > 1:
+                self._say_once("usage-models", "RUN_FINISHED usage of several models: no model kept", where="/usage")
             if total:
                 meta = {"model": models.pop()} if len(models) == 1 else {}
                 out.append(self._ev("MODEL_CALL_START", False, replyId=reply))
@@ -987,25 +1000,37 @@ class AGUIDecoder:
                     end["metadata"] = meta
                 out.append(end)
         outcome = e.get("outcome")
-        if isinstance(outcome, Mapping):
-            if outcome.get("type") == "interrupt":
-                calls = []
-                for item in outcome.get("interrupts") or ():
-                    wanted = item.get("toolCallId") if isinstance(item, Mapping) else None
-                    call = self._known_calls.get(wanted) if isinstance(wanted, str) else None
-                    if call is not None:
-                        calls.append(dict(call))  # (a copy: the event handed out never changes with the decoder)
-                    else:
-                        self._say_once("interrupt", "RUN_FINISHED interrupts without a known tool call: left out")
-                if calls:
-                    out.append(self._ev("REQUIRE_USER_CONFIRM", False, replyId=reply, toolCalls=calls))
-            elif outcome.get("type") == "cancelled":
-                out.append(self._ev("REQUEST_STOP", False, generateReason="INTERRUPTED", reason="cancelled"))
-            elif isinstance(outcome.get("pendingToolCallIds"), list):
-                known = self._known_calls
-                calls = [dict(known[i]) for i in outcome["pendingToolCallIds"] if isinstance(i, str) and i in known]
-                if calls:
-                    out.append(self._ev("REQUIRE_EXTERNAL_EXECUTION", False, replyId=reply, toolCalls=calls))
+        kind = outcome.get("type") if isinstance(outcome, Mapping) else None
+        if kind == "interrupt" and isinstance(outcome, Mapping) and isinstance(outcome.get("interrupts"), list):
+            calls = []
+            for k, item in enumerate(outcome["interrupts"]):
+                wanted = item.get("toolCallId") if isinstance(item, Mapping) else None
+                call = self._known_calls.get(wanted) if isinstance(wanted, str) else None
+                if call is None:
+                    self._say_once("interrupt", "RUN_FINISHED interrupts without a known tool call: left out")
+                    continue
+                calls.append(dict(call))  # (a copy: the event handed out never changes with the decoder)
+                for key in item:
+                    if key not in ("toolCallId", "reason"):
+                        where = f"/outcome/interrupts/{k}" + pointer_of([key])
+                        message = f"RUN_FINISHED interrupt {key[:40]}: no AgentEvent keeps it (left out)"
+                        self._say_once(f"interrupt/{key}", message, where=where)
+            if calls:
+                out.append(self._ev("REQUIRE_USER_CONFIRM", False, replyId=reply, toolCalls=calls))
+        elif kind == "cancelled":
+            out.append(self._ev("REQUEST_STOP", False, generateReason="INTERRUPTED", reason="cancelled"))
+        elif isinstance(outcome, Mapping) and isinstance(outcome.get("pendingToolCallIds"), list):
+            known = self._known_calls
+            calls = [dict(known[i]) for i in outcome["pendingToolCallIds"] if isinstance(i, str) and i in known]
+            if len(calls) < len(outcome["pendingToolCallIds"]):
+                message = "RUN_FINISHED pendingToolCallIds without a known tool call: left out"
+                self._say_once("pending", message, where="/outcome/pendingToolCallIds")
+            if calls:
+                out.append(self._ev("REQUIRE_EXTERNAL_EXECUTION", False, replyId=reply, toolCalls=calls))
+        elif outcome is not None and kind != "success":
+            self._say_once(
+                "outcome", "RUN_FINISHED outcome of no AG-UI 1.0 shape: not read (left out)", where="/outcome"
+            )
         return out
 
     def _run_error(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:

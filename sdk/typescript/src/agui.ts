@@ -490,14 +490,24 @@ export class AGUIDecoder {
     if (Array.isArray(usage) && usage.length && !this.#usageSeen) {
       const total: Obj = {};
       const models = new Set<string>();
-      for (const entry of usage) {
-        if (!isObj(entry)) continue;
+      usage.forEach((entry: Json, i: number) => {
+        if (!isObj(entry)) {
+          this.#sayOnce("usage-entry", "RUN_FINISHED usage: an entry that is no object (left out)", "ui-not-kept", `/usage/${i}`);
+          return;
+        }
         for (const [theirs, ours] of Object.entries(USAGE_IN)) {
           const value = entry[theirs];
           if (isInt(value) && value >= 0) total[ours] = (total[ours] ?? 0) + value;
         }
+        for (const [key, value] of Object.entries(entry)) {
+          const counted = isInt(value) && value >= 0;
+          if (has(USAGE_IN, key) ? counted : key === "model" && typeof value === "string") continue;
+          const message = `RUN_FINISHED usage ${key.slice(0, 40)}: no AgentEvent keeps it (left out)`;
+          this.#sayOnce(`usage/${key}`, message, "ui-not-kept", `/usage/${i}${pointerOf([key])}`);
+        }
         if (typeof entry.model === "string") models.add(entry.model);
-      }
+      });
+      if (models.size > 1) this.#sayOnce("usage-models", "RUN_FINISHED usage of several models: no model kept", "ui-not-kept", "/usage");
       if (Object.keys(total).length) {
         out.push(this.#ev("MODEL_CALL_START", false, { replyId: reply }));
         const end = this.#ev("MODEL_CALL_END", false, { replyId: reply, usage: total });
@@ -506,22 +516,36 @@ export class AGUIDecoder {
       }
     }
     const outcome = e.outcome;
-    if (isObj(outcome)) {
-      if (outcome.type === "interrupt") {
-        const calls: Obj[] = [];
-        for (const item of Array.isArray(outcome.interrupts) ? outcome.interrupts : []) {
-          const wanted = isObj(item) ? item.toolCallId : undefined;
-          const call = typeof wanted === "string" ? this.#knownCalls.get(wanted) : undefined;
-          if (call !== undefined) calls.push({ ...call }); // (a copy: the event handed out never changes with the decoder)
-          else this.#sayOnce("interrupt", "RUN_FINISHED interrupts without a known tool call: left out");
+    const kind = isObj(outcome) ? outcome.type : undefined;
+    if (kind === "interrupt" && Array.isArray(outcome.interrupts)) {
+      const calls: Obj[] = [];
+      outcome.interrupts.forEach((item: Json, k: number) => {
+        const wanted = isObj(item) ? item.toolCallId : undefined;
+        const call = typeof wanted === "string" ? this.#knownCalls.get(wanted) : undefined;
+        if (call === undefined) {
+          this.#sayOnce("interrupt", "RUN_FINISHED interrupts without a known tool call: left out");
+          return;
         }
-        if (calls.length) out.push(this.#ev("REQUIRE_USER_CONFIRM", false, { replyId: reply, toolCalls: calls }));
-      } else if (outcome.type === "cancelled") {
-        out.push(this.#ev("REQUEST_STOP", false, { generateReason: "INTERRUPTED", reason: "cancelled" }));
-      } else if (Array.isArray(outcome.pendingToolCallIds)) {
-        const calls = outcome.pendingToolCallIds.filter((i: Json) => typeof i === "string" && this.#knownCalls.has(i)).map((i: string) => ({ ...this.#knownCalls.get(i)! }));
-        if (calls.length) out.push(this.#ev("REQUIRE_EXTERNAL_EXECUTION", false, { replyId: reply, toolCalls: calls }));
+        calls.push({ ...call }); // (a copy: the event handed out never changes with the decoder)
+        for (const key of Object.keys(item)) {
+          if (key === "toolCallId" || key === "reason") continue;
+          const message = `RUN_FINISHED interrupt ${key.slice(0, 40)}: no AgentEvent keeps it (left out)`;
+          this.#sayOnce(`interrupt/${key}`, message, "ui-not-kept", `/outcome/interrupts/${k}${pointerOf([key])}`);
+        }
+      });
+      if (calls.length) out.push(this.#ev("REQUIRE_USER_CONFIRM", false, { replyId: reply, toolCalls: calls }));
+    } else if (kind === "cancelled") {
+      out.push(this.#ev("REQUEST_STOP", false, { generateReason: "INTERRUPTED", reason: "cancelled" }));
+    } else if (isObj(outcome) && Array.isArray(outcome.pendingToolCallIds)) {
+      const ids: Json[] = outcome.pendingToolCallIds;
+      const calls = ids.filter((i: Json) => typeof i === "string" && this.#knownCalls.has(i)).map((i: string) => ({ ...this.#knownCalls.get(i)! }));
+      if (calls.length < ids.length) {
+        const message = "RUN_FINISHED pendingToolCallIds without a known tool call: left out";
+        this.#sayOnce("pending", message, "ui-not-kept", "/outcome/pendingToolCallIds");
       }
+      if (calls.length) out.push(this.#ev("REQUIRE_EXTERNAL_EXECUTION", false, { replyId: reply, toolCalls: calls }));
+    } else if (outcome !== undefined && kind !== "success") {
+      this.#sayOnce("outcome", "RUN_FINISHED outcome of no AG-UI 1.0 shape: not read (left out)", "ui-not-kept", "/outcome");
     }
     return out;
   }
