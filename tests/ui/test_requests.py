@@ -338,6 +338,44 @@ def test_what_agentmsg_role_rules_refuse_is_refused_by_rule(tmp_path: Path) -> N
         assert rules(caught.value) == [("/messages/0/parts/0", "role-content")]
 
 
+@pytest.mark.oracle
+@needs_node
+def test_media_agentmsg_cannot_hold_is_refused_at_the_body_s_own_path(tmp_path: Path) -> None:
+    """Media the front ends' schemas take and an agentmsg source refuses (base64 that is not, an empty media type or
+    URL) is refused naming the key of the posted body, not the source agentmsg builds from it: the pointer was
+    ``/messages/0/content/1/source/data``, a path neither body has (the AI SDK part is ``parts/1``, its key ``url``;
+    AG-UI's key is ``value``)."""
+    step = {"type": "step-start"}
+    chats = [
+        ({"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,@@"}, "/url", "pattern"),
+        ({"type": "file", "mediaType": "", "url": "https://x/a"}, "/mediaType", "minLength"),
+    ]
+    chat_bodies = [{"messages": [{"id": "a", "role": "assistant", "parts": [step, part]}]} for part, _, _ in chats]
+    sources = [
+        ({"type": "data", "value": "@@", "mimeType": "image/png"}, "/value", "pattern"),
+        ({"type": "data", "value": PNG, "mimeType": ""}, "/mimeType", "minLength"),
+        ({"type": "url", "value": ""}, "/value", "minLength"),
+    ]
+    runs = [
+        {
+            "threadId": "t",
+            "runId": "r",
+            "messages": [{"id": "u", "role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image", "source": src}]}],
+        }
+        for src, _, _ in sources
+    ]  # fmt: skip
+    verdicts = oracle(tmp_path, ai=chat_bodies, ag=runs)
+    assert verdicts == {"ai": [[True, None]] * len(chats), "agui": [[True, None]] * len(runs)}
+    for body, (_, key, rule) in zip(chat_bodies, chats, strict=True):
+        with pytest.raises(ValidationError) as caught:
+            ai_sdk.read_request(body)
+        assert rules(caught.value) == [("/messages/0/parts/1" + key, rule)]
+    for body, (_, key, rule) in zip(runs, sources, strict=True):
+        with pytest.raises(ValidationError) as caught:
+            agui.read_input(body)
+        assert rules(caught.value) == [("/messages/0/content/1/source" + key, rule)]
+
+
 def test_every_problem_is_said_at_once() -> None:
     body = {
         "messages": [{"id": 1, "role": "bot", "parts": [{"type": "x"}]}, {"id": "u", "role": "user", "parts": "no"}]

@@ -39,6 +39,9 @@ AG_UI_PARTS: Final = "ag_ui_parts"
 
 _MEDIA_DEFAULT: Final = {"image": "image/*", "audio": "audio/*", "video": "video/*", "data": "application/octet-stream"}
 _DATA_URL: Final = re.compile(r"^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$", re.S)
+#: the source schema's pattern of base64 data: checked where the body holds it, so that a problem points there (the
+#: message's own check would point into the message agentmsg builds, ``/content/<i>/source/data``, no body path)
+_BASE64: Final = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 _USER_BLOCKS: Final = frozenset({"text", "data", "image", "audio", "video"})
 
 
@@ -304,6 +307,14 @@ def _ui_part(
         block = _media_block(major if major in ("image", "audio", "video") else "data", media, url)
         if not url:
             r.fail(f"{where}/url", "minLength", "a file part's url must not be empty")
+            return
+        if not media:
+            r.fail(
+                f"{where}/mediaType", "minLength", "a file part's mediaType must not be empty (a media block's type)"
+            )
+            return
+        if block["source"]["type"] == "base64" and not _BASE64.fullmatch(block["source"]["data"]):
+            r.fail(f"{where}/url", "pattern", "the data of a ;base64, data: URL is not base64")
             return
         if block["type"] == "data" and isinstance(part.get("filename"), str):
             block["name"] = part["filename"]
@@ -716,6 +727,15 @@ def _ag_part_block(r: _Reader, part: Any, where: str) -> dict[str, Any] | None:
         return None
     if source_kind not in _AG_SOURCES:
         r.fail(f"{at}/type", "enum", f"source type {source_kind[:60]!r} is not one of data, url, file")
+        return None
+    if mime == "":
+        r.fail(f"{at}/mimeType", "minLength", "a source's mimeType must not be empty (a media block's type)")
+        return None
+    if source_kind == "data" and not _BASE64.fullmatch(value):
+        r.fail(f"{at}/value", "pattern", "the value of a data source is not base64")
+        return None
+    if source_kind != "data" and not value:
+        r.fail(f"{at}/value", "minLength", f"the value of a {source_kind} source must not be empty")
         return None
     ours = _AG_PARTS[kind]
     if source_kind == "data":
