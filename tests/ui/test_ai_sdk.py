@@ -626,3 +626,29 @@ def test_long_tool_arguments_and_results_are_joined_in_linear_work() -> None:
     assert error["input"] == piece * n
     (output,) = [c for c in chunks if c["type"] == "tool-output-available"]
     assert output["output"] == piece * n
+
+
+def test_what_only_opens_an_empty_reply_after_an_end_goes_in_no_message() -> None:
+    """After AGENT_END, an event that brings a reply nothing (a late AGENT_RESULT, MODEL_CALL_END, REQUEST_STOP, an
+    ``agentmsg.error``) opens no reply for the reducer (rule after-end): the encoder carries it whole, outside any
+    UI message. It opened an implicit reply, so the next reply's message took its stop reason, usage and error
+    (the vector after-end-opens-nothing failed the round trip)."""
+    events: list[dict[str, Any]] = [
+        {"type": "AGENT_START", "id": "1", "createdAt": AT, "replyId": "r1"},
+        {"type": "AGENT_END", "id": "2", "createdAt": AT, "replyId": "r1"},
+        {"type": "MODEL_CALL_END", "id": "3", "createdAt": AT, "replyId": "r1", "usage": {"inputTokens": 1}},
+        {"type": "REQUEST_STOP", "id": "4", "createdAt": AT, "generateReason": "INTERRUPTED", "reason": "late"},
+        {"type": "CUSTOM", "id": "5", "createdAt": AT, "name": "agentmsg.error", "value": {"message": "late"}},
+        {"type": "TEXT_BLOCK_START", "id": "6", "createdAt": AT, "replyId": "r2", "blockId": "t"},
+        {"type": "TEXT_BLOCK_DELTA", "id": "7", "createdAt": AT, "replyId": "r2", "blockId": "t", "delta": "x"},
+        {"type": "TEXT_BLOCK_END", "id": "8", "createdAt": AT, "replyId": "r2", "blockId": "t"},
+    ]
+    chunks = ai_sdk.encode(events)
+    after = chunks[[c["type"] for c in chunks].index("finish") + 1 :]
+    assert [c["data"]["event"]["type"] for c in after[:3]] == ["MODEL_CALL_END", "REQUEST_STOP", "CUSTOM"]
+    assert after[3:5] == [ai_sdk._UI_ONLY | {"data": {"uiOnly": True, "opener": "6"}}, {"type": "start"}]
+    expected, r = reduce(events)
+    assert [p.rule for p in r.problems].count("after-end") == 3
+    back, _, _ = round_trip(events)
+    assert fallback_ids(reduce(back)[0]) == fallback_ids(expected)
+    assert reduce(back)[0][1]["metadata"] == {} and reduce(back)[0][1]["usage"] is None

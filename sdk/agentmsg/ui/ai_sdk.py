@@ -38,6 +38,7 @@ from agentmsg._codec.jsontext import parse_arguments
 from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
+from agentmsg.events._handlers import ONLY_EMPTY
 from agentmsg.ui._protocol import Notes, sse_frame, value_text
 from agentmsg.ui._requests import ChatRequest, read_chat_request
 
@@ -132,6 +133,7 @@ class AiSdkEncoder:
         self._model: str | None = None
         self._done = False
         self._implicit = False  # the open reply is an implicit one (no AGENT_START)
+        self._ended = False  # a reply ended (AGENT_END): what would only open an empty reply after it opens none
         self._message_id: str | None = None  # the UIMessage's id
         self._reader_id = ""  # the UIMessage the AI SDK's reader builds (a ``start`` naming another resets it)
         self._window = DedupeWindow(DEFAULT_DEDUPE_WINDOW)  # the reducer's: a replayed event is not sent twice
@@ -204,6 +206,10 @@ class AiSdkEncoder:
             ev = dict(event)
             # an event that needs a reply, outside one, opens an implicit reply (docs/events.md rule 1)
             opens = kind not in _NO_REPLY and (kind != "CUSTOM" or ev.get("name") == ERROR_EVENT)
+            if opens and self._ended and not self._started and (kind in ONLY_EMPTY or kind == "CUSTOM"):
+                # between replies, an event that would only open an empty reply opens none: the reducer skips it
+                # there (rule after-end), and so it goes whole, in no UI message
+                return self._whole(event)
             before = self._open_start(ev) if opens else []
             try:
                 return before + _ENCODERS[kind](self, ev, index)
@@ -325,6 +331,7 @@ class AiSdkEncoder:
             out.append({"type": "finish-step"})
         out.append(self._finish_chunk())
         self._started = False
+        self._ended = True
         out = self._rest(ev, (), out)
         self._reply = None  # events after the reply are outside it (the decoder forgets it at ``finish`` too)
         return out
