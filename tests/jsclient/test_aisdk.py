@@ -77,6 +77,16 @@ BAD: list[Any] = [
 ]
 
 
+# a tool's keys no AgentEvent keeps, on every kind of tool chunk (said once per stream and key)
+TOOL_KEYS: list[dict[str, Any]] = [
+    {"type": "start"},
+    {"type": "tool-input-start", "toolCallId": "c", "toolName": "f", "title": "Weather", "dynamic": False},
+    {"type": "tool-input-available", "toolCallId": "c", "toolName": "f", "input": {}, "toolMetadata": {"v": 1}},
+    {"type": "tool-output-available", "toolCallId": "c", "output": 1, "providerExecuted": True, "dynamic": True},
+    {"type": "finish"},
+]
+
+
 def streams() -> list[list[Any]]:
     out: list[list[Any]] = []
     for name in CASES:
@@ -90,7 +100,7 @@ def streams() -> list[list[Any]]:
     out += [reordered(s, rng) for s in list(out) for _ in range(2)]
     # more notes than a decoder keeps (10,000): both keep as many and count the rest in one last note, at the cap
     flood = [{"type": f"bogus-{k}"} for k in range(10_050)] + FOREIGN
-    return [*out, FOREIGN, BAD, flood]
+    return [*out, FOREIGN, BAD, TOOL_KEYS, flood]
 
 
 def python_side(stream: list[Any], strict: bool) -> dict[str, Any]:

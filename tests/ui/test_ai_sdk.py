@@ -652,3 +652,29 @@ def test_what_only_opens_an_empty_reply_after_an_end_goes_in_no_message() -> Non
     back, _, _ = round_trip(events)
     assert fallback_ids(reduce(back)[0]) == fallback_ids(expected)
     assert reduce(back)[0][1]["metadata"] == {} and reduce(back)[0][1]["usage"] is None
+
+
+def test_a_tool_chunk_s_keys_no_event_keeps_are_said() -> None:
+    """The AI SDK's tool chunks may carry ``title``, ``toolMetadata``, ``dynamic`` and ``providerExecuted`` (ai 7's
+    uiMessageChunkSchema). No AgentEvent keeps them: each is said once (rule ``ui-not-kept``) on whichever tool
+    chunk brings it. Only ``providerExecuted`` on a ``tool-input-start`` was said; the rest went without a word."""
+    chunks: list[dict[str, Any]] = [
+        {"type": "start", "messageId": "m"},
+        {"type": "tool-input-start", "toolCallId": "c", "toolName": "f", "title": "Weather"},
+        {"type": "tool-input-available", "toolCallId": "c", "toolName": "f", "input": {}, "toolMetadata": {"v": 1}},
+        {"type": "tool-output-available", "toolCallId": "c", "output": "18C", "providerExecuted": True, "dynamic": True},
+        {"type": "finish"},
+    ]  # fmt: skip
+    for chunk in chunks:
+        check_chunk(chunk)
+    dec = ai_sdk.AiSdkDecoder(strict=True, clock=lambda: AT)
+    events = [e for c in chunks for e in dec.feed(c)] + dec.close()
+    said = [(n.pointer, n.rule, n.message.split(":")[0]) for n in dec.notes]
+    assert said == [
+        ("/1", "ui-not-kept", "title"),
+        ("/2", "ui-not-kept", "toolMetadata"),
+        ("/3", "ui-not-kept", "providerExecuted"),
+        ("/3", "ui-not-kept", "dynamic"),
+    ]
+    ((call, result),) = [m["content"] for m in reduce(events)[0]]
+    assert (call["name"], result["output"]) == ("f", [{"type": "text", "text": "18C"}])

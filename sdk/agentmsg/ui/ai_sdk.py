@@ -939,6 +939,14 @@ _NOT_KEPT_CHUNKS: Final = {
 }
 
 
+#: keys of the tool chunks agentmsg has no place for (and ``providerExecuted``): said once per stream each
+_TOOL_KEYS_NOT_KEPT: Final = {
+    "title": "title: a tool call's display title",
+    "toolMetadata": "toolMetadata: a tool's own data on a call",
+    "dynamic": "dynamic: a tool the app did not declare, read as a call",
+}
+
+
 def _type_name(kind: type) -> str:
     return {str: "string", dict: "object", bool: "boolean", list: "array"}.get(kind, "value")
 
@@ -1060,6 +1068,8 @@ class AiSdkDecoder:
                 return self._data(chunk, kind)
             if "providerMetadata" in chunk and not self._carried:
                 self._note("providerMetadata", "providerMetadata: a provider's own data on a part")
+            if kind.startswith("tool-") and not self._carried:
+                self._tool_keys(chunk)
             return _DECODERS[kind](self, chunk)
         finally:
             self._count += 1
@@ -1068,6 +1078,14 @@ class AiSdkDecoder:
         """The end of the stream: nothing to add (a reply without its ``finish`` stays cut: the reducer marks it
         INTERRUPTED)."""
         return []
+
+    def _tool_keys(self, chunk: Mapping[str, Any]) -> None:
+        """The keys of a tool chunk from another producer that no AgentEvent keeps: said once per stream each."""
+        if chunk.get("providerExecuted"):
+            self._note("providerExecuted", "providerExecuted: a tool the provider ran, read as a call")
+        for key, message in _TOOL_KEYS_NOT_KEPT.items():
+            if chunk.get(key) is not None:
+                self._note(key, message)
 
     # -- carried -------------------------------------------------------------------------------------------------
     def _carrier(self, chunk: Mapping[str, Any], index: int) -> list[dict[str, Any]]:
@@ -1171,8 +1189,6 @@ class AiSdkDecoder:
 
     def _tool_input_start(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
         out = self._ensure_reply()
-        if chunk.get("providerExecuted") and not self._carried:
-            self._note("providerExecuted", "providerExecuted: a tool the provider ran, read as a call")
         return [*out, self._call_start(chunk["toolCallId"], chunk["toolName"])]
 
     def _tool_input_delta(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:

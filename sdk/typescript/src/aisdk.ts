@@ -102,6 +102,12 @@ const NOT_KEPT_CHUNKS: Record<string, string> = {
   "tool-approval-response": "tool-approval-response: an approval the UI gave",
   abort: "abort: the stream was aborted (the reply stays cut: INTERRUPTED)",
 };
+/** keys of the tool chunks agentmsg has no place for (and `providerExecuted`): said once per stream each */
+const TOOL_KEYS_NOT_KEPT: Record<string, string> = {
+  title: "title: a tool call's display title",
+  toolMetadata: "toolMetadata: a tool's own data on a call",
+  dynamic: "dynamic: a tool the app did not declare, read as a call",
+};
 const PARTS: Record<string, string> = {
   "text-start": "TEXT_BLOCK_START",
   "text-delta": "TEXT_BLOCK_DELTA",
@@ -198,6 +204,7 @@ export class AiSdkDecoder {
       }
       if (kind.startsWith("data-")) return this.#data(chunk, kind);
       if (has(chunk, "providerMetadata") && !this.#carried) this.#note("providerMetadata", "providerMetadata: a provider's own data on a part");
+      if (kind.startsWith("tool-") && !this.#carried) this.#toolKeys(chunk);
       return this.#decode(kind, chunk);
     } finally {
       this.#count++;
@@ -207,6 +214,14 @@ export class AiSdkDecoder {
   /** The end of the stream: nothing to add (a reply without its `finish` stays cut). */
   close(): Obj[] {
     return [];
+  }
+
+  /** The keys of a tool chunk from another producer that no AgentEvent keeps: said once per stream each. */
+  #toolKeys(chunk: Obj): void {
+    if (chunk.providerExecuted) this.#note("providerExecuted", "providerExecuted: a tool the provider ran, read as a call");
+    for (const [key, message] of Object.entries(TOOL_KEYS_NOT_KEPT)) {
+      if (chunk[key] !== undefined && chunk[key] !== null) this.#note(key, message);
+    }
   }
 
   #decode(kind: string, chunk: Obj): Obj[] {
@@ -225,7 +240,6 @@ export class AiSdkDecoder {
       case "finish-step": return this.#finishStep();
       case "finish": return this.#finish(chunk);
       case "tool-input-start":
-        if (chunk.providerExecuted && !this.#carried) this.#note("providerExecuted", "providerExecuted: a tool the provider ran, read as a call");
         return [this.#callStart(chunk.toolCallId, chunk.toolName)];
       case "tool-input-delta": {
         const call = this.#calls.get(chunk.toolCallId);
