@@ -213,6 +213,34 @@ def test_a_local_file_posted_is_a_url_nothing_reads() -> None:
     assert [p.rule for p in caught.value.problems] == ["media-local-refused"]
 
 
+@pytest.mark.oracle
+@needs_node
+def test_a_data_url_s_header_the_block_has_no_place_for_is_kept(tmp_path: Path) -> None:
+    """A file part's data: URL is read into a base64 block of the part's ``mediaType``. What its header says besides
+    (a media type of its own, parameters such as ``name=``) was lost without a note; it is kept in
+    ``ai_sdk_parts`` (``keys.url``: the header, the base64 being the block's), with a note. A header that says
+    nothing more adds nothing."""
+    parts = [
+        {"type": "file", "mediaType": "application/pdf", "url": f"data:application/pdf;name=r.pdf;base64,{PNG}"},
+        {"type": "file", "mediaType": "image/png", "url": f"data:image/jpeg;base64,{PNG}"},
+        {"type": "file", "mediaType": "image/png", "url": f"data:image/png;base64,{PNG}"},
+    ]
+    body = {"messages": [{"id": "u", "role": "user", "parts": parts}]}
+    assert oracle(tmp_path, ai=[body])["ai"] == [[True, None]]
+    request = ai_sdk.read_request(body)
+    (msg,) = dicts(request.messages)
+    assert [b["source"] for b in msg["content"]] == [
+        {"type": "base64", "media_type": "application/pdf", "data": PNG},
+        {"type": "base64", "media_type": "image/png", "data": PNG},
+        {"type": "base64", "media_type": "image/png", "data": PNG},
+    ]
+    assert msg["metadata"]["ai_sdk_parts"] == [
+        {"at": 0, "keys": {"url": "data:application/pdf;name=r.pdf;base64,"}},
+        {"at": 1, "keys": {"url": "data:image/jpeg;base64,"}},
+    ]
+    assert [(n.pointer, n.rule) for n in request.notes] == [("/messages/0/parts/0", "ui-mapped")]
+
+
 def test_a_key_of_a_uimessage_is_kept_and_pointed_at_escaped() -> None:
     body = _with(["messages", 0, "a/b~"], 1)
     request = ai_sdk.read_request(body)

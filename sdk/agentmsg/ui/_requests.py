@@ -294,6 +294,7 @@ def _ui_part(
         r.note(where, kind, f"{kind}: no content block holds it; kept whole in the message metadata {AI_SDK_PARTS}")
         return
     block: dict[str, Any]
+    extra: dict[str, Any] = {}
     if kind in ("text", "reasoning"):
         text = r.get(part, "text", where, str)
         if text is None:
@@ -318,6 +319,10 @@ def _ui_part(
             return
         if block["type"] == "data" and isinstance(part.get("filename"), str):
             block["name"] = part["filename"]
+        if block["source"]["type"] == "base64":  # (the block holds the base64 and the part's mediaType)
+            head = url[: url.index(",") + 1]
+            if head != f"data:{media};base64,":  # another media type, or parameters (name=...): kept
+                extra = {"url": head}
     else:
         r.fail(
             f"{where}/type", "enum", f"{kind[:60]!r} is no UI message part type (text, reasoning, file, tool-*, ...)"
@@ -329,7 +334,8 @@ def _ui_part(
     if part.get("state") not in (None, "done", "streaming"):
         r.fail(f"{where}/state", "enum", "state must be streaming or done")
         return
-    _keep_rest(r, part, where, index, _BLOCK_KEYS[kind] | ({"filename"} if "name" in block else set()), kept, ("done",))
+    held = _BLOCK_KEYS[kind] | ({"filename"} if "name" in block else set())
+    _keep_rest(r, part, where, index, held, kept, ("done",), extra)
     content.append(block)
 
 
@@ -341,10 +347,13 @@ def _keep_rest(
     held: frozenset[str] | set[str],
     kept: list[dict[str, Any]],
     implied_states: tuple[str, ...] = (),
+    extra: Mapping[str, Any] | None = None,
 ) -> None:
     """The keys of ``part`` its block does not hold, kept in ``ai_sdk_parts`` with a note (``state`` when it is
-    implied by the block: text that is done, a tool part's state its blocks say)."""
+    implied by the block: text that is done, a tool part's state its blocks say), and ``extra``: what the block
+    leaves out of a key it holds (a data: URL's header that says more than the part's ``mediaType``)."""
     rest = {k: v for k, v in part.items() if k not in held and not (k == "state" and v in implied_states)}
+    rest.update(extra or {})
     if rest:
         kept.append({"at": index, "keys": rest})
         names = ", ".join(sorted(rest))
