@@ -678,3 +678,27 @@ def test_a_tool_chunk_s_keys_no_event_keeps_are_said() -> None:
     ]
     ((call, result),) = [m["content"] for m in reduce(events)[0]]
     assert (call["name"], result["output"]) == ("f", [{"type": "text", "text": "18C"}])
+
+
+def test_a_tool_output_nested_as_deep_as_json_text_allows_is_read() -> None:
+    """A stream's JSON text may nest 1,024 levels (orjson's reader); a tool output that deep (no string, so the
+    decoder writes it as JSON text) went past orjson's writer (255 levels) and then ``json.dumps``'s recursion: the
+    decoder raised RecursionError. It is now written with a stack: the result holds the output's JSON text."""
+    depth = 1000
+    body = (
+        b'data: {"type":"start","messageId":"m"}\n\n'
+        + b'data: {"type":"tool-output-available","toolCallId":"c","output":'
+        + b"[" * depth
+        + b"1"
+        + b"]" * depth
+        + b"}\n\n"
+        + b'data: {"type":"finish"}\n\ndata: [DONE]\n\n'
+    )
+    events = ai_sdk.decode(ai_sdk.iter_chunks(body), strict=True)
+    ((result,),) = [m["content"] for m in reduce(events)[0]]
+    assert result["output"] == [{"type": "text", "text": "[" * depth + "1" + "]" * depth}]
+    nested: Any = 1
+    for _ in range(5000):  # (deeper than any JSON text holds: events given as Python objects)
+        nested = {"k": [nested]}
+    frame = ai_sdk.PROTOCOL.frame({"type": "data-x", "data": nested}, 1).decode()
+    assert frame == 'data: {"type":"data-x","data":' + '{"k":[' * 5000 + "1" + "]}" * 5000 + "}\n\n"

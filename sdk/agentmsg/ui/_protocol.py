@@ -152,9 +152,48 @@ def json_text(event: Any) -> str:
         return orjson.dumps(event).decode()
     except orjson.JSONEncodeError:
         try:
-            return json.dumps(event, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+            try:
+                return json.dumps(event, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+            except RecursionError:  # (deeper than orjson's 255 levels and Python's stack: a JSON value all the same)
+                return _deep_json(event)
         except (TypeError, ValueError):
             raise orjson.JSONEncodeError("the event is not JSON") from None
+
+
+class _Raw(str):
+    """A piece of JSON text :func:`_deep_json` has written already (a bracket, a comma, a key and its colon)."""
+
+
+def _deep_json(value: Any) -> str:
+    """The JSON text of a value nested too deep for orjson and for ``json.dumps``'s recursion (a value a stream's
+    JSON text holds may be 1,024 levels deep): written with a stack, in linear time. What is no JSON raises
+    ``TypeError`` or ``ValueError``, as ``json.dumps`` does."""
+    encode = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is _Raw:
+            out.append(item)
+            continue
+        pieces: list[Any] = []
+        if isinstance(item, dict):
+            for n, (key, child) in enumerate(item.items()):
+                if not isinstance(key, str):
+                    raise TypeError(f"a key of type {type(key).__name__} is not JSON")
+                pieces += [_Raw(("," if n else "") + encode(key) + ":"), child]
+            out.append("{")
+            stack.append(_Raw("}"))
+        elif isinstance(item, (list, tuple)):
+            for n, child in enumerate(item):
+                pieces += [_Raw(","), child] if n else [child]
+            out.append("[")
+            stack.append(_Raw("]"))
+        else:
+            out.append(encode(item))
+            continue
+        stack.extend(reversed(pieces))
+    return "".join(out)
 
 
 def value_text(value: Any) -> str:
@@ -164,7 +203,10 @@ def value_text(value: Any) -> str:
     try:
         return json_text(value)
     except orjson.JSONEncodeError:
-        return repr(value)
+        try:
+            return repr(value)
+        except RecursionError:  # (an object that is no JSON, nested beyond Python's stack)
+            return f"<{type(value).__name__} that is no JSON, nested too deep to show>"
 
 
 def sse_frame(event: Mapping[str, Any], position: int | None, kind: str | None = None) -> bytes:
