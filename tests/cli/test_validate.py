@@ -551,3 +551,35 @@ def test_validate_reads_an_sse_event_stream_with_kind_event(tmp_path: Path) -> N
     assert r.returncode == 1 and "it is an SSE stream (validate --kind event reads one) [json]" in r.stdout
     auto = run("validate", str(good))  # told from the file: an event stream
     assert (auto.returncode, auto.stdout, auto.stderr) == (0, "", "")
+
+
+def test_a_symlink_loop_under_a_double_star_is_walked_once(tmp_path: Path) -> None:
+    """Two links back to the data folder under it: ``**`` followed them until the path was too long (ELOOP),
+    every file checked again at each depth, 2**40 paths with two links (never ending). Now a folder that is
+    already on the path being walked is not entered again: each file is checked once, under its own name."""
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    (data / "bad.json").write_text(json.dumps(BAD))
+    (data / "sub" / "loop1").symlink_to(data, target_is_directory=True)
+    (data / "sub" / "loop2").symlink_to("..", target_is_directory=True)
+    (data / "linked").symlink_to(data / "sub", target_is_directory=True)  # a link to a folder, not a loop: walked
+    (data / "sub" / "deep.json").write_text(json.dumps(BAD))
+    r = run("validate", "--json", f"{data}/**/*.json")
+    assert r.returncode == 1 and r.stderr == ""
+    assert sorted({Path(row["file"]).relative_to(data).as_posix() for row in rows(r)}) == [
+        "bad.json",
+        "linked/deep.json",
+        "sub/deep.json",
+    ]
+
+
+def test_a_file_named_twice_is_checked_once(tmp_path: Path) -> None:
+    """A file given twice, or given and matched by a pattern, was checked twice: its problems said twice, and a
+    JUnit report's one testcase with each failure twice. Now each file is checked once, where first named."""
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(BAD))
+    once = rows(run("validate", "--json", str(bad)))
+    r = run("validate", "--json", str(bad), f"{tmp_path}/./bad.json", f"{tmp_path}/*.json")
+    assert r.returncode == 1 and rows(r) == once
+    junit = run("validate", "--output-format", "junit", str(bad), str(bad)).stdout
+    assert junit.count("<failure ") == len(once)

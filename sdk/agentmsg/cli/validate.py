@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextvars
+import fnmatch
 import glob
 import os
 import sys
@@ -226,13 +227,86 @@ REPORTS = {"text": _text, "json": _json_lines, "github": _github}
 def _expand(paths: list[str]) -> Iterator[str]:
     """The files to check: each argument as given, except a glob pattern that names no file as it is (quoted, so
     no shell expanded it: a CI step run without a shell, pre-commit's args, Windows), which gives the files it
-    matches, sorted (``**`` any depth, as ajv-cli does); one that matches none is said as unreadable."""
+    matches, sorted (``**`` any depth, as ajv-cli does); one that matches none is said as unreadable. A file
+    named again (twice, or given and matched) is checked once, where first named."""
+    seen: set[str] = set()
     for path in paths:
         if path == "-" or not _is_pattern(path) or os.path.lexists(path):
+            found = [path]
+        else:
+            found = sorted(p for p in _glob(path) if not os.path.isdir(p)) or [path]
+        for p in found:
+            key = p if p == "-" else os.path.normcase(os.path.abspath(p))
+            if key not in seen:
+                seen.add(key)
+                yield p
+
+
+def _glob(pattern: str) -> Iterator[str]:
+    """What ``glob.glob(pattern, recursive=True)`` gives, but ``**`` enters no folder already on the path it
+    walks (a link back to a parent): glob followed such a loop until the path was too long, each file again at
+    every depth (two such links: 2**40 paths)."""
+    drive, rest = os.path.splitdrive(pattern)
+    parts = (rest.replace(os.sep, "/") if os.altsep else rest).split("/")
+    if parts[0] == "" and len(parts) > 1:  # an absolute pattern: from the root
+        yield from _match(drive + os.sep, parts[1:], frozenset())
+    else:
+        yield from _match(drive, parts, frozenset())
+
+
+def _match(base: str, parts: list[str], above: frozenset[tuple[int, int]]) -> Iterator[str]:
+    """The paths under ``base`` (``""``: the current folder) that ``parts`` match; ``above``: the folders
+    (device, inode) on the way down a ``**``, which it does not enter again."""
+    if not parts:
+        yield base
+        return
+    part, rest = parts[0], parts[1:]
+    if part == "**":
+        yield from _match(base, rest, above)  # ** as no folder
+        here = above | _identity(base or os.curdir)
+        for name in _names(base, "*"):
+            sub = os.path.join(base, name)
+            if os.path.isdir(sub):
+                if not _identity(sub) & here:
+                    yield from _match(sub, parts, here)
+            elif not rest:
+                yield sub
+        return
+    if not glob.has_magic(part):
+        path = os.path.join(base, part) if part else base + "/"
+        if not rest:
+            if os.path.lexists(path):
+                yield path
+        elif os.path.isdir(path):
+            yield from _match(path, rest, frozenset())
+        return
+    for name in _names(base, part):
+        path = os.path.join(base, name)
+        if not rest:
             yield path
-            continue
-        found = sorted(p for p in glob.glob(path, recursive=True) if not os.path.isdir(p))
-        yield from found or [path]
+        elif os.path.isdir(path):
+            yield from _match(path, rest, frozenset())
+
+
+def _identity(folder: str) -> frozenset[tuple[int, int]]:
+    """A folder's (device, inode), the links to it followed; none when it cannot be read."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return frozenset()
+    return frozenset({(st.st_dev, st.st_ino)})
+
+
+def _names(base: str, part: str) -> list[str]:
+    """The names in folder ``base`` that ``part`` matches, as glob matches them (a hidden name only when
+    ``part`` starts with a dot)."""
+    try:
+        names = os.listdir(base or os.curdir)
+    except OSError:
+        return []
+    if not part.startswith("."):
+        names = [n for n in names if not n.startswith(".")]
+    return fnmatch.filter(names, part)
 
 
 def _is_pattern(path: str) -> bool:
