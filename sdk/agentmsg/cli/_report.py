@@ -46,10 +46,14 @@ class Collector:
         self.command = command
         self.files: dict[str, list[Finding]] = {}
         self.left_out: dict[str, tuple[int, bool]] = {}  # per file: the findings past MAX_FINDINGS (count, any error)
+        self.names: dict[str, str] = {}  # a file as shown (its name not UTF-8: \xNN) -> its name as given, for its URI
 
-    def file(self, path: str) -> None:
-        """A file is checked (a JUnit testcase even when it has no problem)."""
+    def file(self, path: str, name: str | None = None) -> None:
+        """A file is checked (a JUnit testcase even when it has no problem); ``name``: the path as given, when
+        ``path`` shows it otherwise (a name that is not UTF-8)."""
         self.files.setdefault(path, [])
+        if name is not None:
+            self.names[path] = name
 
     def __call__(
         self,
@@ -82,13 +86,13 @@ class Collector:
 
     def write(self, out: TextIO) -> None:
         files = self._closed()
-        out.write(sarif(files, self.command) if self.form == "sarif" else junit(files, self.command))
+        out.write(sarif(files, self.command, self.names) if self.form == "sarif" else junit(files, self.command))
 
 
-def sarif(files: dict[str, list[Finding]], command: str = "validate") -> str:
+def sarif(files: dict[str, list[Finding]], command: str = "validate", names: dict[str, str] | None = None) -> str:
     """A SARIF 2.1.0 log: one run of agentmsg, its rules (those found, with help text and a link to docs/rules.md),
     one result per problem (level error, or note), located at the file (and line, when known), the JSON pointer
-    in the message and as a logical location."""
+    in the message and as a logical location. ``names``: a file's name as given, by its path as shown."""
     from agentmsg.cli._rules import describe, help_uri  # (here: the rules list the providers', a line report none)
 
     rules: dict[str, int] = {}
@@ -97,7 +101,9 @@ def sarif(files: dict[str, list[Finding]], command: str = "validate") -> str:
         for f in found:
             index = rules.setdefault(f.rule, len(rules))
             region = {"region": {"startLine": f.line}} if f.line is not None else {}
-            location: dict[str, Any] = {"physicalLocation": {"artifactLocation": {"uri": _uri(path)}, **region}}
+            location: dict[str, Any] = {
+                "physicalLocation": {"artifactLocation": {"uri": _uri((names or {}).get(path, path))}, **region}
+            }
             if f.pointer:
                 location["logicalLocations"] = [{"fullyQualifiedName": f.pointer, "kind": "element"}]
             results.append(
@@ -197,12 +203,14 @@ def _xml(text: str) -> str:
 
 
 def _uri(path: str) -> str:
-    """A file's artifact URI: its path as given, relative (``/`` separators, %-escaped), as SARIF viewers
-    resolve it against the repository's root; an absolute path as a file: URI; stdin is ``stdin``."""
+    """A file's artifact URI: its path as given, relative (``/`` separators, its bytes %-escaped: a name that
+    is not UTF-8 too), as SARIF viewers resolve it against the repository's root; an absolute path as a file:
+    URI; stdin is ``stdin``. A backslash is a separator on Windows only (a POSIX name may hold one)."""
     from urllib.parse import quote
 
     if path == "-":
         return "stdin"
     if os.path.isabs(path):
         return Path(path).as_uri()
-    return quote(path.replace("\\", "/"))
+    raw = os.fsencode(path)
+    return quote(raw.replace(b"\\", b"/") if os.sep == "\\" else raw)

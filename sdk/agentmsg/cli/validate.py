@@ -124,7 +124,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         shown = shown_path(path)
         file_invalid = False
         if isinstance(report, Collector):
-            report.file(shown)
+            report.file(shown, path)
         try:
             try:
                 findings = iter_check(source, kind=args.kind, provider=args.provider, strict=args.strict)
@@ -324,7 +324,10 @@ def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO) -> 
         message = "no file matches this pattern"
     print(f"agentmsg: {shown_path(path)}: {message}", file=sys.stderr)
     if output_format != "text":
-        _reporter(output_format)(shown_path(path), "", [Problem("", "unreadable", message)], out)
+        report = _reporter(output_format)
+        if isinstance(report, Collector):
+            report.file(shown_path(path), path)
+        report(shown_path(path), "", [Problem("", "unreadable", message)], out)
 
 
 def add_parser(sub: Any) -> None:
