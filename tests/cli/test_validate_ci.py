@@ -154,7 +154,13 @@ def sarif_schema() -> dict[str, Any]:
     return schema
 
 
-def test_the_sarif_report_is_valid_sarif_with_rules_and_help(corpus: dict[str, Path]) -> None:
+def test_the_sarif_report_is_valid_sarif_with_rules_and_help(
+    corpus: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Valid against the schema with its formats checked too: a helpUri is an absolute URI (format uri), so
+    the default link into this repository's docs/rules.md, relative, is said in the help text and as no
+    helpUri (it was helpUri "docs/rules.md#order": not a uri); AGENTMSG_RULES_URL's is the helpUri."""
+    monkeypatch.delenv("AGENTMSG_RULES_URL", raising=False)
     files = [
         corpus["bad-order.jsonl"],
         corpus["orphan.json"],
@@ -164,15 +170,18 @@ def test_the_sarif_report_is_valid_sarif_with_rules_and_help(corpus: dict[str, P
     r = run("validate", "--output-format", "sarif", *map(str, files))
     assert r.returncode == 2  # a file that cannot be read
     log = json.loads(r.stdout)
-    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    jsonschema.Draft4Validator(sarif_schema(), format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER).validate(log)
     run_ = log["runs"][0]
     rules = run_["tool"]["driver"]["rules"]
     results = run_["results"]
     assert {res["ruleId"] for res in results} == {rule["id"] for rule in rules} >= {"order", "tool-use-orphan"}
     for res in results:
         rule = rules[res["ruleIndex"]]
-        assert rule["id"] == res["ruleId"] and rule["helpUri"] == f"docs/rules.md#{anchor(rule['id'])}"
-        assert rule["help"]["text"] and rule["id"] in RULES
+        assert rule["id"] == res["ruleId"] and "helpUri" not in rule
+        assert rule["help"]["text"].endswith(f"See docs/rules.md#{anchor(rule['id'])}") and rule["id"] in RULES
+        assert rule["help"]["markdown"].endswith(
+            f"[docs/rules.md#{anchor(rule['id'])}](docs/rules.md#{anchor(rule['id'])})"
+        )
     where = {(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], res["ruleId"]) for res in results}
     assert (corpus["orphan.json"].as_uri(), "tool-use-orphan") in where  # an absolute path: a file: URI
     assert any(res["ruleId"] == "unreadable" for res in results)
@@ -180,6 +189,13 @@ def test_the_sarif_report_is_valid_sarif_with_rules_and_help(corpus: dict[str, P
     clean = run("validate", "--output-format", "sarif", str(corpus["msg.json"]))
     assert clean.returncode == 0 and json.loads(clean.stdout)["runs"][0]["results"] == []
     assert json.loads(clean.stdout)["runs"][0]["invocations"][0]["executionSuccessful"] is True
+    monkeypatch.setenv("AGENTMSG_RULES_URL", "https://rules.test/r")
+    published = json.loads(run("validate", "--output-format", "sarif", str(corpus["orphan.json"])).stdout)
+    jsonschema.Draft4Validator(sarif_schema(), format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER).validate(
+        published
+    )
+    rule = published["runs"][0]["tool"]["driver"]["rules"][0]
+    assert rule["helpUri"] == "https://rules.test/r#tool-use-orphan"
 
 
 def test_the_junit_report_has_a_testcase_per_file_and_a_failure_per_problem(corpus: dict[str, Path]) -> None:

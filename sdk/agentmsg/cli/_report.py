@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final, TextIO
+from urllib.parse import urlsplit
 
 import attrs
 import orjson
@@ -90,7 +91,8 @@ class Collector:
 
 
 def sarif(files: dict[str, list[Finding]], command: str = "validate", names: dict[str, str] | None = None) -> str:
-    """A SARIF 2.1.0 log: one run of agentmsg, its rules (those found, with help text and a link to docs/rules.md),
+    """A SARIF 2.1.0 log: one run of agentmsg, its rules (those found, with help text and a link to docs/rules.md:
+    their helpUri when absolute, AGENTMSG_RULES_URL's, for a helpUri is an absolute URI),
     one result per problem (level error, or note), located at the file (and line, when known), the JSON pointer
     in the message and as a logical location. ``names``: a file's name as given, by its path as shown."""
     from agentmsg.cli._rules import describe, help_uri  # (here: the rules list the providers', a line report none)
@@ -118,16 +120,20 @@ def sarif(files: dict[str, list[Finding]], command: str = "validate", names: dic
     descriptors = []
     for rule in rules:
         meaning, fix = describe(rule)
-        descriptors.append(
-            {
-                "id": rule,
-                "name": rule,
-                "shortDescription": {"text": meaning},
-                "fullDescription": {"text": f"{meaning}. Fix: {fix}"},
-                "help": {"text": f"{meaning}. Fix: {fix}", "markdown": f"**{rule}**: {meaning}.\n\nFix: {fix}"},
-                "helpUri": help_uri(rule),
-            }
-        )
+        link = help_uri(rule)
+        descriptor = {
+            "id": rule,
+            "name": rule,
+            "shortDescription": {"text": meaning},
+            "fullDescription": {"text": f"{meaning}. Fix: {fix}"},
+            "help": {
+                "text": f"{meaning}. Fix: {fix}\nSee {link}",
+                "markdown": f"**{rule}**: {meaning}.\n\nFix: {fix}\n\nSee [{link}]({link})",
+            },
+        }
+        if urlsplit(link).scheme:  # a helpUri is an absolute URI (the schema's format uri): a published copy's
+            descriptor["helpUri"] = link
+        descriptors.append(descriptor)
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
