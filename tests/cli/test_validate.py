@@ -583,3 +583,17 @@ def test_a_file_named_twice_is_checked_once(tmp_path: Path) -> None:
     assert r.returncode == 1 and rows(r) == once
     junit = run("validate", "--output-format", "junit", str(bad), str(bad)).stdout
     assert junit.count("<failure ") == len(once)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_pattern_gives_no_named_pipe(tmp_path: Path) -> None:
+    """A named pipe that a pattern matched was opened as a file: the run waited for a writer, for ever (a CI
+    job until its timeout). A pattern gives files (and names that do not resolve, said unreadable), not pipes,
+    sockets or devices; a pipe named as it is (``<(cmd)``) is still read."""
+    from agentmsg.cli.validate import _expand
+
+    (tmp_path / "bad.json").write_text(json.dumps(BAD))
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "dangling.json").symlink_to(tmp_path / "gone.json")
+    assert list(_expand([f"{tmp_path}/*.json"])) == [f"{tmp_path}/bad.json", f"{tmp_path}/dangling.json"]
+    assert list(_expand([f"{tmp_path}/pipe.json"])) == [f"{tmp_path}/pipe.json"]

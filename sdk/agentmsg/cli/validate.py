@@ -7,6 +7,7 @@ import contextvars
 import fnmatch
 import glob
 import os
+import stat
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, Final, TextIO
@@ -227,19 +228,29 @@ REPORTS = {"text": _text, "json": _json_lines, "github": _github}
 def _expand(paths: list[str]) -> Iterator[str]:
     """The files to check: each argument as given, except a glob pattern that names no file as it is (quoted, so
     no shell expanded it: a CI step run without a shell, pre-commit's args, Windows), which gives the files it
-    matches, sorted (``**`` any depth, as ajv-cli does); one that matches none is said as unreadable. A file
-    named again (twice, or given and matched) is checked once, where first named."""
+    matches, sorted (``**`` any depth, as ajv-cli does), files only (no pipe: :func:`_a_file`); one that
+    matches none is said as unreadable. A file named again (twice, or given and matched) is checked once,
+    where first named."""
     seen: set[str] = set()
     for path in paths:
         if path == "-" or not _is_pattern(path) or os.path.lexists(path):
             found = [path]
         else:
-            found = sorted(p for p in _glob(path) if not os.path.isdir(p)) or [path]
+            found = sorted(p for p in _glob(path) if _a_file(p)) or [path]
         for p in found:
             key = p if p == "-" else os.path.normcase(os.path.abspath(p))
             if key not in seen:
                 seen.add(key)
                 yield p
+
+
+def _a_file(path: str) -> bool:
+    """Whether a path a pattern matched is to be checked: a regular file, or a name that does not resolve (said
+    unreadable); not a folder, nor a named pipe, socket or device (opening a pipe waits for a writer)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
 
 
 def _glob(pattern: str) -> Iterator[str]:
