@@ -6,7 +6,9 @@
 //                             ARGs are added to Chromium's command line (--js-flags=--stack-size=100: a smaller JS
 //                             stack, so a call takes fewer arguments).
 //
-// A result: {state, messages (the page's <pre id="messages-json"> parsed), status, events, reconnects, restarts,
+// A result: {state, messages (the page's <pre id="messages-json"> parsed, once its "show all" is clicked when it shows
+// the ends of the text only), jsonShown and jsonNote (how many characters it showed before, and its note), status,
+// events, reconnects, restarts,
 // eventRequests: [{lastEventId}], console: [...], pageErrors: [...], cspViolations: [...], dialogs: [...], cspHeader}; with
 // "argsProbe": N, argsProbe: what replaceChildren with N nodes as its arguments does in the page ("fits", or the error it
 // throws); with "probe": an expression (JavaScript text), probe: its value in the page once the stream has ended.
@@ -43,15 +45,23 @@ async function run(job) {
     const response = await page.goto(job.url, { waitUntil: "domcontentloaded", timeout: job.timeout ?? 30000 });
     out.cspHeader = response?.headers()["content-security-policy"] ?? null;
     await page.waitForFunction(() => ["done", "error"].includes(document.body.dataset.state), null, { timeout: job.timeout ?? 30000 });
-    Object.assign(out, await page.evaluate(() => ({
-      state: document.body.dataset.state,
-      status: document.getElementById("status").textContent,
-      events: Number(document.body.dataset.events),
-      reconnects: Number(document.body.dataset.reconnects),
-      restarts: Number(document.body.dataset.restarts),
-      json: document.getElementById("messages-json").textContent,
-      cards: document.querySelectorAll("article.card").length,
-    })));
+    Object.assign(out, await page.evaluate(() => {
+      // the JSON box shows the ends of a long text: what it shows, then the whole (its button)
+      const box = document.getElementById("messages-json");
+      const [jsonShown, jsonNote] = [box.textContent.length, box.querySelector(".cut")?.textContent ?? null];
+      box.querySelector(".cut button")?.click();
+      return {
+        state: document.body.dataset.state,
+        status: document.getElementById("status").textContent,
+        events: Number(document.body.dataset.events),
+        reconnects: Number(document.body.dataset.reconnects),
+        restarts: Number(document.body.dataset.restarts),
+        json: box.textContent,
+        jsonShown,
+        jsonNote,
+        cards: document.querySelectorAll("article.card").length,
+      };
+    }));
     out.messages = out.state === "done" ? JSON.parse(out.json) : null;
     delete out.json;
     if (job.argsProbe) {

@@ -268,22 +268,58 @@ def test_a_stream_of_more_messages_than_a_call_takes_arguments(tmp_path: Path) -
     125,000 messages (V8's limit on a call's arguments, set by its stack size) that threw 'Maximum call stack size
     exceeded', and the page ended in error, showing none of them. In a Chromium whose JS stack is a tenth of the
     default (about 11,500 arguments), where the page checks that replaceChildren with 15,000 nodes throws, a stream
-    of 15,000 one-event replies now shows them all (it was 130,000 in a default Chromium: 75-180 s)."""
+    of 15,000 one-event replies now ends with every message (it was 130,000 in a default Chromium: 75-180 s), the
+    last 500 as cards."""
     n = 15_000
-    path = tmp_path / "many.jsonl"
-    at = "2026-01-01T00:00:00Z"
-    path.write_bytes(
-        b"".join(
-            b'{"type":"AGENT_START","id":"s%d","createdAt":"%s","replyId":"r%d","name":"F"}\n' % (i, at.encode(), i)
-            for i in range(n)
-        )
-    )
+    path = _many_replies(tmp_path / "many.jsonl", n)
     with _browser("--js-flags=--stack-size=100") as visit, _serve_cli(path, None) as url:
         result = visit(url, argsProbe=n)
     assert result["state"] == "done" and result["pageErrors"] == [], {k: result.get(k) for k in ("status", "error")}
     assert result["argsProbe"] == "RangeError: Maximum call stack size exceeded"  # n is more than a call takes here
-    assert result["events"] == n and result["cards"] == n and len(result["messages"]) == n
+    assert result["events"] == n and result["cards"] == 500 and len(result["messages"]) == n
     assert result["messages"][-1]["id"] == f"r{n - 1}"
+
+
+def _many_replies(path: Path, n: int) -> Path:
+    """``n`` one-event replies (AGENT_START only: ids ``r0``...) in the JSONL file ``path``."""
+    at = b"2026-01-01T00:00:00Z"
+    path.write_bytes(
+        b"".join(
+            b'{"type":"AGENT_START","id":"s%d","createdAt":"%s","replyId":"r%d","name":"F"}\n' % (i, at, i)
+            for i in range(n)
+        )
+    )
+    return path
+
+
+EARLIER_PROBE = """(() => {
+  const ids = () => [...document.querySelectorAll("article.card > header > code")].map((c) => c.textContent);
+  const note = () => document.querySelector("#cards > .earlier")?.textContent ?? null;
+  const before = { ids: ids(), note: note(), top: document.getElementById("cards").firstElementChild.className };
+  document.querySelector("#cards > .earlier button").click();
+  return { before, after: { ids: ids(), note: note() } };
+})()"""
+
+
+def test_the_page_lays_out_the_last_500_cards_the_rest_when_asked(visit: Visit, tmp_path: Path) -> None:
+    """The page laid out a card for every message: 20,000 one-event replies made 160,000 nodes, done 4-8 s after
+    the page opened (1.8-2.8 s now, 4,020 nodes), and the JSON box held all 4.5 MB of their JSON. The page now lays
+    out the cards of the last 500 messages, after a note saying how many earlier ones it leaves out, whose button lays
+    out 500 more; the JSON box shows its first and last 100,000 characters, and the rest when asked."""
+    n = 20_000
+    with _serve_cli(_many_replies(tmp_path / "many.jsonl", n), None) as url:
+        result = visit(url, probe=EARLIER_PROBE)
+    assert result["state"] == "done" and result["pageErrors"] == [], {k: result.get(k) for k in ("status", "error")}
+    assert result["events"] == n and len(result["messages"]) == n and result["cards"] == 500
+    assert result["messages"][-1]["id"] == f"r{n - 1}"  # every message, once the JSON box's button is clicked
+    before, after = result["probe"]["before"], result["probe"]["after"]
+    assert before["ids"] == [f"r{i}" for i in range(n - 500, n)] and before["top"] == "cut muted earlier"
+    assert before["note"] == "19,500 earlier messages not shown show 500 more"
+    assert after["ids"] == [f"r{i}" for i in range(n - 1_000, n)]
+    assert after["note"] == "19,000 earlier messages not shown show 500 more"
+    whole = len(json.dumps(result["messages"], indent=2, ensure_ascii=False))
+    assert result["jsonNote"] == f"… {whole - 200_000:,} characters not shown ({whole:,} in all) show all"
+    assert result["jsonShown"] == 200_000 + len(result["jsonNote"])
 
 
 REDUCER = ROOT / "tests" / "conformance" / "reducer"
@@ -642,7 +678,8 @@ def test_names_ids_and_labels_count_against_the_page(visit: Visit, tmp_path: Pat
     """A name, id or other label showed its first 1,000 characters, counted nowhere: 2,000 replies, each named with
     2,000 characters and holding a hint whose source is 2,000 more, put 4,100,000 characters in the page (a stream of
     as many as a page takes, 125,000, would put 250,000,000), while their text shared 2,000,000. A card's labels now
-    share 100,000 characters and the page's 1,000,000; past them a label shows its first 40 characters."""
+    share 100,000 characters and the page's 1,000,000; past them a label shows its first 40 characters (the page
+    lays out the last 500 cards: 2,000,000 characters of labels here)."""
     n, long = 2_000, "n" * 2_000
     events: list[dict[str, Any]] = []
     for r in range(n):
@@ -652,7 +689,7 @@ def test_names_ids_and_labels_count_against_the_page(visit: Visit, tmp_path: Pat
     with _serve_events(tmp_path, events) as url:
         result = visit(url, probe=LABELS_PROBE)
     assert result["state"] == "done" and result["pageErrors"] == [], {k: result.get(k) for k in ("status", "error")}
-    assert result["cards"] == n and same_json(result["messages"], _expected(events))
+    assert result["cards"] == 500 and same_json(result["messages"], _expected(events))
     probe = result["probe"]
     assert probe["first"] == "n" * 1_000 + "… (1,000 more characters)"
     assert probe["last"] == "n" * 40 + "… (1,960 more characters)"

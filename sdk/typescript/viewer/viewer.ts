@@ -17,8 +17,12 @@ const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) 
 // characters, a card at most CARD_LIMIT characters of them and BLOCK_LIMIT blocks (those in its tool results' outputs
 // included), a name, id or label its first LABEL_LIMIT characters while the card's CARD_LABELS characters of labels
 // last, LABEL_MIN after; the page's finished cards, in order, share PAGE_LIMIT characters, PAGE_BLOCKS blocks and
-// PAGE_LABELS characters of labels (a card past them shows its header). What is cut says so, with a button that shows
-// it all; <pre id="messages-json"> holds the whole of every message.
+// PAGE_LABELS characters of labels (a card past them shows its header). The page lays out the cards of the last
+// PAGE_CARDS messages (20,000 one-event replies took Chromium 4-8 s and 160,000 nodes to lay out: a card that shows
+// only its header is 8 nodes, so 500 of them are 4,000, as many as the page's PAGE_BLOCKS let its blocks make), the
+// earlier ones behind a note that lays out PAGE_CARDS more at a time, each batch with a page's budgets; <pre
+// id="messages-json"> shows the first and the last JSON_ENDS characters of the messages' JSON (4.5 MB for those
+// replies). What is cut says so, with a button that shows it all; "copy" copies the whole JSON of every message.
 const TEXT_LIMIT = 100_000;
 const CARD_LIMIT = 1_000_000;
 const BLOCK_LIMIT = 1_000;
@@ -28,6 +32,8 @@ const PAGE_BLOCKS = 5_000;
 const LABEL_MIN = 40;
 const CARD_LABELS = 100_000;
 const PAGE_LABELS = 1_000_000;
+const PAGE_CARDS = 500;
+const JSON_ENDS = 100_000;
 
 const count = (n: number): string => n.toLocaleString("en-US");
 
@@ -36,6 +42,13 @@ function head(text: string, n: number): string {
   if (text.length <= n) return text;
   const code = text.charCodeAt(n - 1);
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
+}
+
+/** The last `n` characters of `text` (one fewer when the first would split a surrogate pair). */
+function tail(text: string, n: number): string {
+  if (text.length <= n) return text;
+  const code = text.charCodeAt(text.length - n);
+  return text.slice(code >= 0xdc00 && code <= 0xdfff ? text.length - n + 1 : text.length - n);
 }
 
 /** `text` as a label shows it: its first `limit` characters, saying how many more there are. */
@@ -270,13 +283,19 @@ function usageText(u: Json): string {
   return parts.length ? `tokens: ${parts.join(" · ")}` : "";
 }
 
-/** What the page's finished cards may still lay out (reset when the page builds them again). */
+/** What the page's finished cards may still lay out (reset when the page builds them again; a card that leaves the
+ * page gives back what it took). */
 let page = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
+/** What each finished card took, and from which budget. */
+const taken = new WeakMap<HTMLElement, { from: Budget; left: number; blocks: number; labels: number }>();
 
-/** The card of `m`, taking what it lays out from `page` (the live card, built again at each render, takes nothing). */
-function card(m: Msg, live: boolean): HTMLElement {
+/** The card of `m`, taking what it lays out from `from` (the live card, built again at each render, takes nothing:
+ * it gets what `page` has left). */
+function card(m: Msg, from: Budget | null): HTMLElement {
+  const live = !from;
+  const of = from ?? page;
   const meta = (m.metadata ?? {}) as Record<string, Json>;
-  const budget = new Budget(Math.min(CARD_LIMIT, page.left), Math.min(BLOCK_LIMIT, page.blocks), Math.min(CARD_LABELS, page.labels));
+  const budget = new Budget(Math.min(CARD_LIMIT, of.left), Math.min(BLOCK_LIMIT, of.blocks), Math.min(CARD_LABELS, of.labels));
   const [left, blocks, labels] = [budget.left, budget.blocks, budget.labels];
   const head = el("header", null, null,
     el("strong", null, budget.label(m.name ?? "assistant")),
@@ -288,18 +307,34 @@ function card(m: Msg, live: boolean): HTMLElement {
   blocksInto(body, m.content as Block[], budget);
   const foot = el("footer", "muted", budget.label(usageText(m.usage)));
   if (Array.isArray(meta.agentmsg_reduce_errors)) foot.append(el("div", "error", budget.label(`dropped (invalid): ${meta.agentmsg_reduce_errors.join("; ")}`)));
-  if (!live) {
-    page.left -= left - budget.left;
-    page.blocks -= blocks - budget.blocks;
-    page.labels -= labels - budget.labels;
+  const node = el("article", live ? "card live" : "card", null, head, body, foot);
+  if (from) {
+    const took = { from, left: left - budget.left, blocks: blocks - budget.blocks, labels: labels - budget.labels };
+    from.left -= took.left;
+    from.blocks -= took.blocks;
+    from.labels -= took.labels;
+    taken.set(node, took);
   }
-  return el("article", live ? "card live" : "card", null, head, body, foot);
+  return node;
+}
+
+/** `c` out of the page, giving back what it took. */
+function drop(c: HTMLElement): void {
+  const took = taken.get(c);
+  if (took) {
+    took.from.left += took.left;
+    took.from.blocks += took.blocks;
+    took.from.labels += took.labels;
+  }
+  c.remove();
 }
 
 const cards = $("cards");
 const status = $("status");
-const done: HTMLElement[] = [];
-let shown = 0; // of `done`, the cards in the page (in order, before the live card)
+const done: HTMLElement[] = []; // the cards in the page, in order (before the live card)
+let first = 0; // the message whose card is done[0] (the earlier ones have none)
+let keep = PAGE_CARDS; // how many finished cards the page keeps: PAGE_CARDS, and as many more as were asked for
+let final: Msg[] | null = null; // every message, once the stream has ended
 let liveCard: HTMLElement | null = null;
 let restarted = false; // the cards in the page are a dropped reducer's
 let reducer: Reducer | null = null;
@@ -316,29 +351,77 @@ function render(): void {
   if (!reducer || ended) return;
   const started = performance.now();
   const finished = reducer.messages();
-  while (done.length < finished.length) {
-    const c = card(finished[done.length]!, false);
-    done.push(c);
-  }
   const snap = reducer.snapshot();
-  // Only what is new goes in, one node at a time: replaceChildren(...cards) rebuilt the page at each render and,
-  // past about 125,000 cards (the most arguments a call takes), threw.
   if (restarted) {
     cards.replaceChildren();
-    shown = 0;
     liveCard = null;
     restarted = false;
   }
   liveCard?.remove();
-  cards.append(fragment(done.slice(shown)));
-  shown = done.length;
-  liveCard = snap ? card(snap, true) : null;
+  // Only what is new goes in, one node at a time (replaceChildren(...cards) rebuilt the page at each render and, past
+  // about 125,000 cards, the most arguments a call takes, threw), and the oldest cards go out past `keep`, giving back
+  // what they took from the page's budgets; a message whose card would go out at once gets none.
+  const start = Math.max(first + done.length, finished.length - keep);
+  for (const c of done.splice(0, Math.max(0, done.length + finished.length - start - keep))) drop(c);
+  first = start - done.length;
+  const added = finished.slice(start).map((m) => card(m, page));
+  for (const c of added) done.push(c);
+  cards.append(fragment(added));
+  noteEarlier();
+  liveCard = snap ? card(snap, null) : null;
   if (liveCard) cards.append(liveCard);
   status.textContent = `${events} events · ${finished.length} message(s)${snap ? " · streaming" : ""}${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${restarts ? ` · restarted ${restarts} time(s)` : ""}`;
   document.body.dataset.events = String(events);
   cost = performance.now() - started;
 }
 
+const earlierText = document.createTextNode("");
+const earlierButton = el("button", null, "show them");
+earlierButton.type = "button";
+/** Before the first card: how many earlier messages have no card in the page, and a button that lays out the
+ * PAGE_CARDS before the first, sharing a page's budgets. */
+const earlier = el("div", "cut muted earlier", null, earlierText, earlierButton);
+
+function noteEarlier(): void {
+  if (!first) {
+    earlier.remove();
+    return;
+  }
+  earlierText.textContent = `${count(first)} earlier messages not shown `;
+  earlierButton.textContent = first > PAGE_CARDS ? `show ${count(PAGE_CARDS)} more` : "show them";
+  if (cards.firstChild !== earlier) cards.prepend(earlier);
+}
+
+earlierButton.addEventListener("click", () => {
+  const all = final ?? reducer?.messages() ?? [];
+  const from = Math.max(0, first - PAGE_CARDS);
+  const batch = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
+  const added = all.slice(from, first).map((m) => card(m, batch));
+  earlier.after(fragment(added));
+  done.unshift(...added);
+  keep += added.length;
+  first = from;
+  noteEarlier();
+});
+
+let messagesJson = ""; // what "copy" copies: every message
+
+/** `text` in <pre id="messages-json">: its first and last JSON_ENDS characters, with a note between them saying how
+ * many are left out and a button that shows them. */
+function showJson(text: string): void {
+  messagesJson = text;
+  const box = $("messages-json");
+  if (text.length <= 2 * JSON_ENDS) {
+    box.textContent = text;
+    return;
+  }
+  const [start, end] = [head(text, JSON_ENDS), tail(text, JSON_ENDS)];
+  const more = el("button", null, "show all");
+  more.type = "button";
+  more.addEventListener("click", () => (box.textContent = text));
+  const left = text.length - start.length - end.length;
+  box.replaceChildren(start, el("div", "cut muted", `… ${count(left)} characters not shown (${count(text.length)} in all) `, more), end);
+}
 /** `nodes` in one fragment (appended one by one: a call with each as an argument fails past ~125,000). */
 function fragment(nodes: Iterable<Node>): DocumentFragment {
   const out = document.createDocumentFragment();
@@ -417,6 +500,8 @@ async function main(): Promise<void> {
       restarts++;
       reducer = fresh;
       done.length = 0;
+      first = 0;
+      keep = PAGE_CARDS;
       page = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
       restarted = true;
       document.body.dataset.restarts = String(restarts);
@@ -425,19 +510,23 @@ async function main(): Promise<void> {
     },
   });
   ended = true;
+  final = messages;
   document.body.dataset.events = String(events);
   page = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
-  cards.replaceChildren(fragment(messages.map((m) => card(m, false))));
+  first = Math.max(0, messages.length - keep);
+  done.length = 0;
+  for (const m of messages.slice(first)) done.push(card(m, page));
+  cards.replaceChildren(fragment(done));
+  noteEarlier();
   const problems = reducer ? (reducer as Reducer).problems.length : 0;
   status.textContent = `done · ${events} events · ${messages.length} message(s)${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${restarts ? ` · restarted ${restarts} time(s)` : ""}${problems ? ` · ${problems} problem(s) fixed by the tolerant rules` : ""}`;
-  $("messages-json").textContent = wholeJson(messages);
+  showJson(wholeJson(messages));
   $<HTMLDetailsElement>("json-box").hidden = false;
   document.body.dataset.state = "done";
 }
 
 $("copy").addEventListener("click", () => {
-  const text = $("messages-json").textContent ?? "";
-  navigator.clipboard?.writeText(text).then(
+  navigator.clipboard?.writeText(messagesJson).then(
     () => ($("copy").textContent = "copied"),
     () => window.getSelection()?.selectAllChildren($("messages-json")),
   );
