@@ -132,9 +132,12 @@ def _decide(kind: str, text: str | bytes) -> None:
         got = exc
     try:
         parsed = _stdlib_parse(text)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError) as exc:
         assert isinstance(got, ValidationError), "agentmsg accepted text Python's json cannot read"
-        assert got.problems[0].rule in {"json", "lone-surrogate", "max-depth", "utf-8"}, got
+        rules = {"json", "lone-surrogate", "max-depth", "utf-8"}
+        if type(exc) is json.JSONDecodeError:  # UTF-8 text with a syntax error: said as one, a lone surrogate
+            rules = {"json", "max-depth"}  # escape before it or not (as JSON.parse in @agentmsg/client says it)
+        assert got.problems[0].rule in rules, got
         return
     bad = _unwritable(parsed)
     if bad:

@@ -318,6 +318,22 @@ def test_lone_surrogates_in_json_text_are_rejected(text: str) -> None:
     assert [rule for _, rule in _problems(lambda: Msg.from_dict(parsed_by_python))] == ["lone-surrogate"]
 
 
+@pytest.mark.parametrize("text", SURROGATE_TEXTS)
+def test_a_syntax_error_after_a_lone_surrogate_is_said_as_json(text: str) -> None:
+    """Found by make fuzz (seed 1796385219, the SSE reducer against @agentmsg/client's): orjson stops at the
+    first lone surrogate escape, so text that was no JSON at all (a syntax error after the escape) was said
+    ``lone-surrogate``, where JSON.parse (which reads the escape) says ``json``; now the syntax error is said,
+    with json's words, wherever the escape is, and text that is JSON but for the escape keeps its rule."""
+    broken = text[:-1] + " x}"
+    for data in (broken, broken.encode()):
+        with pytest.raises(ValidationError) as info:
+            Msg.from_json(data)
+        (p,) = info.value.problems
+        assert (p.pointer, p.rule) == ("", "json") and "Expecting ',' delimiter" in p.message, p
+    nan = text[:-1] + ', "n": NaN}'  # JSON.parse reads no NaN either
+    assert _problems(lambda: Msg.from_json(nan)) == [("", "json")]
+
+
 def test_json_bytes_that_are_not_utf8_say_so_with_the_byte() -> None:
     """Bytes that are not UTF-8 are rule ``utf-8`` with the byte where they stop being so (they were reported
     as "a lone UTF-16 surrogate escape", orjson's wording for any bad UTF-8); a surrogate encoded as UTF-8

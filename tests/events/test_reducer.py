@@ -1135,3 +1135,39 @@ def test_max_open_blocks_below_one_or_not_whole_is_refused(max_open: Any) -> Non
     r = Reducer(max_open_blocks=1)
     r.feed_many([ev(0, "AGENT_START"), ev(1, "TEXT_BLOCK_START", blockId="a"), ev(2, "TEXT_BLOCK_START", blockId="b")])
     assert [p.rule for p in r.problems] == ["max-open-blocks"]
+
+
+@pytest.mark.parametrize("form", ["jsonl", "sse", "values"])
+def test_a_syntax_error_after_a_lone_surrogate_is_json_in_every_reader(form: str) -> None:
+    """Found by make fuzz (seed 1796385219): an event whose text broke JSON after a lone surrogate escape
+    (``"deltmile \\ud83d"}``, a key with no value) was said ``lone-surrogate``, as orjson stops at the escape,
+    where @agentmsg/client (JSON.parse reads the escape) says ``json``. Every reader, reducing or strict, now
+    says the syntax error, with json's words; an event that is JSON but for the escape keeps its rule."""
+    at = "2026-11-28T10:00:00Z"
+    head = f'{{"type": "TEXT_BLOCK_DELTA", "id": "e3", "createdAt": "{at}", "replyId": "m", "blockId": "t", '
+    texts = [
+        f'{{"type": "AGENT_START", "id": "e1", "createdAt": "{at}", "replyId": "m"}}',
+        f'{{"type": "TEXT_BLOCK_START", "id": "e2", "createdAt": "{at}", "replyId": "m", "blockId": "t"}}',
+        head + '"deltmile \\ud83d"}',
+        head.replace('"e3"', '"e4"') + '"delta": "\\ud83d"}',
+    ]
+
+    def body(lines: list[str]) -> bytes:
+        if form == "jsonl":
+            return "".join(line + "\n" for line in lines).encode()
+        if form == "sse":
+            return "".join(f"data: {line}\n\n" for line in lines).encode()
+        return ("[" + ", ".join(lines) + "]").encode()
+
+    r = Reducer()
+    reduce_stream(body(texts), reducer=r)
+    said = [(p.pointer, p.rule) for p in r.problems if p.rule in {"json", "lone-surrogate"}]
+    assert said == [("/2", "json"), ("/3", "lone-surrogate")], r.problems
+    assert "Expecting ':' delimiter" in next(p.message for p in r.problems if p.rule == "json")
+    for line, rule in ((texts[2], "json"), (texts[3], "lone-surrogate")):
+        found: list[agentmsg.Problem] = []
+        assert list(agentmsg.events.read_events(body([line]), strict=False, on_problem=found.append)) == []
+        assert [p.rule for p in found] == [rule]
+        with pytest.raises(agentmsg.ValidationError) as info:
+            list(agentmsg.events.read_events(body([line])))
+        assert [p.rule for p in info.value.problems] == [rule]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Union
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import _STRICT, TooDeep, loads_bounded
+from agentmsg._codec.jsontext import _STRICT, TooDeep, json_but_for_surrogates, loads_bounded, syntax_error
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
 from agentmsg._codec.schemas import (
     event_array_validator,
@@ -39,15 +39,21 @@ from agentmsg.events._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, State
 Feed = Callable[[Any], None]
 
 
-def unreadable_rule(error: Exception) -> str:
-    """The rule of event JSON text orjson could not read: ``lone-surrogate`` for a lone UTF-16 surrogate escape
-    (``"\\ud800"``), as ``agentmsg.read_records`` and ``agentmsg validate`` say it, else ``json``."""
-    return "lone-surrogate" if "surrogate in string" in str(error) else "json"
+def unreadable(error: Exception, data: str | bytes) -> tuple[str, str]:
+    """The rule of event JSON text ``data`` orjson could not read, and the words for it: ``lone-surrogate``
+    for a lone UTF-16 surrogate escape (``"\\ud800"``) in text that is JSON otherwise, as
+    ``agentmsg.read_records`` and ``agentmsg validate`` say it, else ``json``: a syntax error is said whether
+    or not orjson met a surrogate first (:func:`json_but_for_surrogates`), as @agentmsg/client says it."""
+    if "surrogate in string" not in str(error):
+        return "json", str(error)
+    if json_but_for_surrogates(data):
+        return "lone-surrogate", str(error)
+    return "json", syntax_error(data)
 
 
 def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
     """``(event, rule, message)`` for one non-blank line. ``event`` is None when the line is not JSON
-    (rule ``json``, or ``lone-surrogate`` for a lone surrogate escape: :func:`unreadable_rule`); a line that is JSON once its invalid UTF-8 is replaced by U+FFFD gives the event
+    (rule ``json``, or ``lone-surrogate`` for a lone surrogate escape: :func:`unreadable`); a line that is JSON once its invalid UTF-8 is replaced by U+FFFD gives the event
     with rule ``utf-8`` (the change is reported, nothing else of the line is lost)."""
     try:
         return loads_bounded(line), None, ""
@@ -66,7 +72,8 @@ def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
             pass
         else:
             return event, "utf-8", f"line {line_no}: invalid UTF-8 at byte {bad.start}, replaced by U+FFFD"
-    return None, unreadable_rule(error), f"line {line_no}: not valid JSON: {error}"
+    rule, words = unreadable(error, line)
+    return None, rule, f"line {line_no}: not valid JSON: {words}"
 
 
 def feed_lines(st: State, feed: Feed, lines: list[bytes], first_line: int) -> None:

@@ -24,7 +24,7 @@ from agentmsg._wire.lines import LineSplitter, Run, checked
 from agentmsg._wire.sse import _DL_TAKE, SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, of_no_field, sniff
 from agentmsg._wire.values import ValueSplitter
 from agentmsg.errors import Problem, SizeLimitError, ValidationError
-from agentmsg.events._jsonl import parse_line, unreadable_rule
+from agentmsg.events._jsonl import parse_line, unreadable
 from agentmsg.events.reducer import Reducer
 from agentmsg.message import AssistantMessage
 
@@ -242,7 +242,8 @@ def _value(number: int, data: bytes, value: bool) -> tuple[Any, Problem | None]:
         except orjson.JSONDecodeError as again:
             error = again
     what = "not valid JSON" if value else "not a JSON value"
-    return None, Problem("", unreadable_rule(error), f"value {number}: {what}: {error}")
+    rule, words = unreadable(error, data)
+    return None, Problem("", rule, f"value {number}: {what}: {words}")
 
 
 def _iter_values(source: Source, *, strict: bool, on_problem: Callable[[Problem], None] | None) -> Iterator[Any]:
@@ -370,11 +371,8 @@ def iter_sse_events(
             yield loads_bounded(sse.data)
         except orjson.JSONDecodeError as exc:
             deep = isinstance(exc, TooDeep)
-            bad = Problem(
-                "",
-                "max-depth" if deep else unreadable_rule(exc),
-                f"{_where(sse)}: data is {exc if deep else f'not JSON: {exc}'}",
-            )
+            rule, words = ("max-depth", str(exc)) if deep else unreadable(exc, sse.data)
+            bad = Problem("", rule, f"{_where(sse)}: data is {words if deep else f'not JSON: {words}'}")
             if strict:
                 raise (SizeLimitError if deep else ValidationError)([bad], "event") from None
             if on_problem is not None:
@@ -474,6 +472,7 @@ def _sse_agent_events(r: Reducer, events: Iterable[SSEEvent]) -> Iterator[Any]:
             r.feed_unreadable(f"{_where(sse)}: data is {exc}: event skipped", rule="max-depth", limit=True)
             continue
         except orjson.JSONDecodeError as exc:
-            r.feed_unreadable(f"{_where(sse)}: data is not JSON: {exc}", rule=unreadable_rule(exc))
+            rule, words = unreadable(exc, sse.data)
+            r.feed_unreadable(f"{_where(sse)}: data is not JSON: {words}", rule=rule)
             continue
         yield event
