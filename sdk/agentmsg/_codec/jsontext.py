@@ -230,8 +230,9 @@ def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
         orjson.loads(data)
     except orjson.JSONDecodeError as other:
         text = str(other)
-        if "surrogate" in text and not json_but_for_surrogates(data):  # a syntax error too: that is said
-            return Problem("", "json", f"not valid JSON: {syntax_error(data)}")
+        syntax = syntax_error(data) if "surrogate" in text else None
+        if syntax is not None:  # a syntax error too: that is said
+            return Problem("", "json", f"not valid JSON: {syntax}")
         if "surrogates not allowed" in text:  # (a str holding one: bytes that are not UTF-8 were told above)
             return Problem("", "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate")
         if "surrogate" in text:
@@ -244,29 +245,19 @@ def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
     return Problem("", "json", f"not valid JSON: {exc}")
 
 
-def json_but_for_surrogates(data: JsonInput) -> bool:
-    """Whether text orjson refused for a lone UTF-16 surrogate (``"\\ud800"``) is JSON otherwise, read as
-    JSON.parse reads it (lone surrogates allowed; no NaN nor Infinity): then its rule is ``lone-surrogate``;
-    with a syntax error anywhere too it is ``json``, whichever orjson met first, as @agentmsg/client says it.
-    Called only on text that is already refused: its cost is one more linear read of it."""
+def syntax_error(data: JsonInput) -> str | None:
+    """json's words for the syntax error in text orjson refused for a lone UTF-16 surrogate (``"\\ud800"``),
+    read as JSON.parse reads it (lone surrogates allowed; no NaN nor Infinity); None when it is JSON otherwise.
+    None: its rule is ``lone-surrogate``; else ``json``, whichever of the two orjson met first, as
+    @agentmsg/client says it. Called only on text that is already refused: one more linear read of it."""
     text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
     try:
         json.loads(text, parse_constant=_no_constant)
     except RecursionError:  # (nested deeper than json reads: no syntax error was met)
-        return True
-    except ValueError:
-        return False
-    return True
-
-
-def syntax_error(data: JsonInput) -> str:
-    """json's words for the syntax error of text :func:`json_but_for_surrogates` found one in."""
-    text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
-    try:
-        json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as exc:
+        return None
+    except ValueError as exc:
         return str(exc)
-    return "a syntax error"
+    return None
 
 
 def _no_constant(name: str) -> Any:

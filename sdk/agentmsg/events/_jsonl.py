@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Union
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import _STRICT, TooDeep, json_but_for_surrogates, loads_bounded, syntax_error
+from agentmsg._codec.jsontext import _STRICT, TooDeep, loads_bounded, syntax_error
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
 from agentmsg._codec.schemas import (
     event_array_validator,
@@ -43,12 +43,11 @@ def unreadable(error: Exception, data: str | bytes) -> tuple[str, str]:
     """The rule of event JSON text ``data`` orjson could not read, and the words for it: ``lone-surrogate``
     for a lone UTF-16 surrogate escape (``"\\ud800"``) in text that is JSON otherwise, as
     ``agentmsg.read_records`` and ``agentmsg validate`` say it, else ``json``: a syntax error is said whether
-    or not orjson met a surrogate first (:func:`json_but_for_surrogates`), as @agentmsg/client says it."""
+    or not orjson met a surrogate first (:func:`~agentmsg._codec.jsontext.syntax_error`), as @agentmsg/client says it."""
     if "surrogate in string" not in str(error):
         return "json", str(error)
-    if json_but_for_surrogates(data):
-        return "lone-surrogate", str(error)
-    return "json", syntax_error(data)
+    syntax = syntax_error(data)
+    return ("lone-surrogate", str(error)) if syntax is None else ("json", syntax)
 
 
 def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
