@@ -10,8 +10,9 @@ For tests and offline demos of the provider clients: real HTTP on loopback, no n
         ...
         server.requests[-1].json()   # what the client sent
 
-Each path has a queue of :class:`Reply`; every request takes the next one (the last one repeats). A
-reply streams its body in ``chunk_size`` pieces (HTTP chunked encoding when ``sse``), and can inject
+Each path has a queue of :class:`Reply`; every request takes the next one (the last one repeats). A HEAD
+takes none: it gets the status and headers the next GET would (its Content-Length too), no body, and is recorded
+as any request is. A reply streams its body in ``chunk_size`` pieces (HTTP chunked encoding when ``sse``), and can inject
 faults: ``disconnect_after`` bytes (the connection is dropped without ending the body), ``stall``
 seconds of silence after ``stall_after`` bytes, a ``delay`` between pieces.
 """
@@ -19,6 +20,8 @@ seconds of silence after ``stall_after`` bytes, a ``delay`` between pieces.
 from __future__ import annotations
 
 import contextlib
+import errno
+import ipaddress
 import socket
 import threading
 import time
@@ -200,11 +203,17 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._serve()
 
+    def do_HEAD(self) -> None:
+        # (was 501 Unsupported method, with the length of an HTML page, and not recorded)
+        self._serve()
+
     def _serve(self) -> None:
         body = self._request_body()
         owner = self.server.owner
+        head = self.command == "HEAD"
         owner._record(RecordedRequest(self.command, self.path, RecordedHeaders(self.headers.items()), body))
-        reply = owner._next(self.path)
+        # (a HEAD shows the reply the next GET gets and leaves it in the queue: probing a path changes no script)
+        reply = owner._next(self.path, take=not head)
         if reply is None:
             reply = Reply.json({"error": {"message": f"no reply scripted for {self.path}"}}, status=404)
         self.send_response(reply.status)
@@ -228,8 +237,11 @@ class _Handler(BaseHTTPRequestHandler):
         if "connection" not in given:
             self.send_header("Connection", "close")
         self.end_headers()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self._body(reply)
+        if head:  # the headers a GET gets, framing included (RFC 9110 9.3.2), and no body: none of its faults
+            self.wfile.flush()
+        else:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._body(reply)
         self.close_connection = True
 
     def _request_body(self) -> bytes:
@@ -309,11 +321,31 @@ class _Server6(_Server):
     address_family = socket.AF_INET6
 
 
+def _zoned(host: str, port: int) -> tuple[str, int, int, int]:
+    """The IPv6 socket address of ``host`` with a zone id (``"fe80::1%eth0"``, ``"::1%lo"``, ``"fe80::1%2"``),
+    the zone an interface's name or index. Bound from the address and the index: glibc's resolver reads no
+    interface name in the zone of an address that is not link-local (``"::1%lo"`` was a socket.gaierror)."""
+    address, zone = host.split("%", 1)
+    try:
+        ipaddress.IPv6Address(address)
+    except ValueError:
+        raise ValueError(f"ReplayServer: host {host!r}: a zone id is for an IPv6 address, not {address!r}") from None
+    if not zone:
+        raise ValueError(f"ReplayServer: host {host!r} has an empty zone id after its '%'")
+    if zone.isdecimal():
+        return address, port, 0, int(zone)
+    try:
+        return address, port, 0, socket.if_nametoindex(zone)
+    except OSError:
+        raise ValueError(f"ReplayServer: host {host!r}: no network interface named {zone!r}") from None
+
+
 class ReplayServer:
     """The replay server: ``start()`` (or ``with``) binds ``host`` (default 127.0.0.1; an IPv6 address such as
-    ``"::1"`` binds IPv6) on ``port`` (default: a free one); ``url`` is its base URL (an IPv6 address in
-    brackets: ``http://[::1]:PORT``); ``add(path, *replies)`` scripts a path; ``requests`` lists what it
-    received; ``stop()`` ends it."""
+    ``"::1"`` binds IPv6, with a zone id too: ``"fe80::1%eth0"``, ``"::1%lo"``) on ``port`` (default: a free
+    one); ``url`` is its base URL (an IPv6 address in brackets: ``http://[::1]:PORT``; the zone of a bound
+    scope, a link-local address's, as RFC 6874 writes it: ``http://[fe80::1%25eth0]:PORT``); ``add(path,
+    *replies)`` scripts a path; ``requests`` lists what it received; ``stop()`` ends it."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self._host, self._port = host, port
@@ -328,9 +360,13 @@ class ReplayServer:
     def url(self) -> str:
         if self._server is None:
             raise RuntimeError("the replay server is not started")
-        host, port = self._server.server_address[:2]
-        host = str(host)
-        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        address = self._server.server_address
+        host, port = str(address[0]), address[1]
+        if ":" not in host:
+            return f"http://{host}:{port}"
+        # the zone as the host named it, when the kernel bound a scope (a link-local address: ::1 has none)
+        zone = self._host.split("%", 1)[1] if len(address) > 3 and address[3] and "%" in self._host else ""
+        return f"http://[{host}%25{zone}]:{port}" if zone else f"http://[{host}]:{port}"
 
     def add(self, path: str, *replies: Reply) -> ReplayServer:
         """Script the replies for ``path`` (with or without its query string), replacing earlier ones."""
@@ -338,14 +374,15 @@ class ReplayServer:
             self._routes[path] = list(replies)
         return self
 
-    def _next(self, path: str) -> Reply | None:
+    def _next(self, path: str, take: bool = True) -> Reply | None:
+        """The reply for ``path``: taken from its queue (``take``), or only looked at (a HEAD)."""
         with self._lock:
             queue = self._routes.get(path)
             if queue is None:
                 queue = self._routes.get(path.split("?", 1)[0])
             if not queue:
                 return None
-            return queue.pop(0) if len(queue) > 1 else queue[0]
+            return queue.pop(0) if take and len(queue) > 1 else queue[0]
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
@@ -360,7 +397,19 @@ class ReplayServer:
             return self
         self._stopping.clear()
         # (an IPv6 literal was looked up as an IPv4 name: "Address family for hostname not supported")
-        server = (_Server6 if ":" in self._host else _Server)((self._host, self._port), _Handler)
+        if "%" in self._host:
+            address = _zoned(self._host, self._port)
+            try:
+                server: _Server = _Server6(address, _Handler)
+            except OSError as error:
+                if error.errno not in (errno.EADDRNOTAVAIL, errno.EINVAL):
+                    raise
+                raise ValueError(
+                    f"ReplayServer: cannot bind {address[0]} on interface {self._host.split('%', 1)[1]!r}"
+                    f" (index {address[3]}): {error.strerror}"
+                ) from error
+        else:
+            server = (_Server6 if ":" in self._host else _Server)((self._host, self._port), _Handler)
         server.owner = self
         self._server = server
         # serve_forever's default half-second poll made every stop() wait up to that long for the loop to notice

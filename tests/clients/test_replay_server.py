@@ -229,3 +229,169 @@ def test_a_status_without_a_body_is_sent_without_framing(status: int, sse: bool)
     names = [line.split(b":", 1)[0].lower() for line in head.split(b"\r\n")[1:]]
     assert head.startswith(f"HTTP/1.1 {status} ".encode()) and body == b""
     assert b"content-length" not in names and b"transfer-encoding" not in names
+
+
+def _raw_exchange(url: str, request: bytes) -> bytes:
+    """Everything the server sends for ``request`` on one connection, until it closes it (the server closes
+    every connection after its response: a body sent after a HEAD's headers would be read here)."""
+    import socket
+
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        raw = b""
+        while data := sock.recv(4096):
+            raw += data
+    return raw
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(body=b'{"answer": 42}'),
+        Reply(body=b"data: {}\n\ndata: {}\n\n", sse=True),
+        Reply(429, body=b"{}", headers={"Retry-After": "0"}),
+        Reply(body=b"x" * 100, disconnect_after=10),  # (a fault of the body: a HEAD sends none)
+    ],
+)
+def test_a_head_gets_the_status_and_headers_a_get_would_and_no_body(reply: Reply) -> None:
+    """A HEAD was answered 501 Unsupported method, with the length of an HTML error page, and not recorded."""
+    with ReplayServer() as server:
+        server.add("/x", reply)
+        get = _raw_exchange(server.url, b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+        head = _raw_exchange(server.url, b"HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n")
+        got = httpx.head(f"{server.url}/x", timeout=10)
+        methods = [r.method for r in server.requests]
+
+    def lines(raw: bytes) -> list[bytes]:  # the status line and headers, but the Date
+        top = raw.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
+        return [line for line in top if not line.lower().startswith(b"date:")]
+
+    assert lines(head) == lines(get) and head.endswith(b"\r\n\r\n") and head.count(b"\r\n\r\n") == 1
+    assert got.status_code == reply.status and got.content == b""
+    if not reply.sse:
+        assert got.headers["content-length"] == str(len(reply.body))
+    assert methods == ["GET", "HEAD", "HEAD"]
+
+
+def test_a_head_to_a_path_not_scripted_gets_the_404_a_get_would() -> None:
+    with ReplayServer() as server:
+        get, head = httpx.get(f"{server.url}/nope", timeout=10), httpx.head(f"{server.url}/nope", timeout=10)
+    assert head.status_code == get.status_code == 404 and head.content == b""
+    assert head.headers["content-length"] == str(len(get.content))
+
+
+def test_a_head_takes_no_reply_from_the_queue() -> None:
+    """Each GET takes the next scripted reply; a HEAD shows the one the next GET gets, and leaves it there."""
+    with ReplayServer() as server:
+        server.add("/x", Reply(503, body=b"{}"), Reply(body=b"[1, 2]"))
+        statuses = [
+            httpx.request(method, f"{server.url}/x", timeout=10).status_code for method in ["HEAD", "HEAD", "GET"]
+        ]
+        head = httpx.head(f"{server.url}/x", timeout=10)
+        get = httpx.get(f"{server.url}/x", timeout=10)
+    assert statuses == [503, 503, 503]
+    assert (head.status_code, head.headers["content-length"]) == (200, "6") and get.content == b"[1, 2]"
+
+
+def test_curl_reads_a_head_and_returns() -> None:
+    import shutil
+    import subprocess
+
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("curl is not installed")
+    with ReplayServer() as server:
+        server.add("/x", Reply(body=b"hello"))
+        done = subprocess.run(
+            [curl, "-sS", "-I", "--max-time", "10", f"{server.url}/x"], capture_output=True, check=False
+        )
+    assert done.returncode == 0, done.stderr
+    head = done.stdout.decode().lower()
+    assert head.startswith("http/1.1 200 ") and "content-length: 5\r\n" in head and head.endswith("\r\n\r\n")
+
+
+def _bindable(address: str, scope_id: int) -> bool:
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+            sock.bind((address, 0, 0, scope_id))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _bindable("::1", 1), reason="::1 cannot be bound with a scope id on this machine")
+@pytest.mark.parametrize("zone", ["lo", "1"])
+def test_a_zone_id_on_ipv6_loopback_is_served(zone: str) -> None:
+    """host="::1%lo" failed in start() with socket.gaierror: glibc resolves no interface name in a zone of an
+    address that is not link-local. A zone means nothing to ::1 (the kernel binds it with scope 0): the url has none."""
+    import socket
+
+    if zone == "lo" and socket.if_nameindex()[0] != (1, "lo"):
+        pytest.skip("this machine's loopback interface is not lo")
+    with ReplayServer(host=f"::1%{zone}") as server:
+        server.add("/x", Reply(body=b"six"))
+        assert server.url.startswith("http://[::1]:")
+        response = httpx.get(f"{server.url}/x", timeout=10)
+    assert response.content == b"six"
+
+
+def _link_local() -> tuple[str, str] | None:
+    """A link-local IPv6 address of this machine and its interface (Linux: /proc/net/if_inet6), or None."""
+    import ipaddress
+    from pathlib import Path
+
+    table = Path("/proc/net/if_inet6")
+    if not table.exists():
+        return None
+    for row in table.read_text().splitlines():
+        hex_address, _index, _length, scope, _flags, name = row.split()
+        address = str(ipaddress.IPv6Address(bytes.fromhex(hex_address)))
+        if scope == "20" and _bindable(address, __import__("socket").if_nametoindex(name)):
+            return address, name
+    return None
+
+
+LINK_LOCAL = _link_local()
+
+
+@pytest.mark.skipif(LINK_LOCAL is None, reason="this machine has no link-local IPv6 address it can bind")
+def test_a_link_local_host_keeps_its_zone_in_the_url_as_rfc_6874_writes_it() -> None:
+    import shutil
+    import subprocess
+
+    assert LINK_LOCAL is not None
+    address, name = LINK_LOCAL
+    with ReplayServer(host=f"{address}%{name}") as server:
+        server.add("/x", Reply(body=b"six"))
+        assert server.url.startswith(f"http://[{address}%25{name}]:")
+        assert httpx.URL(server.url).host == f"{address}%25{name}"  # (httpx parses it)
+        port = int(server.url.rsplit(":", 1)[1])
+        response = httpx.get(f"http://[{address}%{name}]:{port}/x", timeout=10)  # (httpx connects with no %25)
+        curl = shutil.which("curl")
+        done = (
+            subprocess.run([curl, "-sS", "-g", "--max-time", "10", f"{server.url}/x"], capture_output=True)
+            if curl
+            else None
+        )
+    assert response.content == b"six"
+    assert done is None or done.stdout == b"six", done
+
+
+@pytest.mark.parametrize(
+    ("host", "said"),
+    [
+        ("::1%no-such-interface", "no network interface named 'no-such-interface'"),
+        ("::1%", "an empty zone"),
+        ("127.0.0.1%lo", "a zone id is for an IPv6 address"),
+        ("localhost%lo", "a zone id is for an IPv6 address"),
+        ("fe80::1%lo", "cannot bind fe80::1 on interface 'lo'"),  # (no such address on lo)
+    ],
+)
+def test_a_zone_id_that_cannot_be_served_is_refused_clearly(host: str, said: str) -> None:
+    server = ReplayServer(host=host)
+    with pytest.raises(ValueError, match=said):
+        server.start()
+    server.stop()
