@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, overload
 
 import jsonschema
 import orjson
@@ -35,9 +35,27 @@ def load(name: str) -> dict[str, Any]:
     return json.loads((REDUCER / f"{name}.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
+@overload
+def jsonl_lines(data: str) -> list[str]: ...
+@overload
+def jsonl_lines(data: bytes) -> list[bytes]: ...
+def jsonl_lines(data: str | bytes) -> list[str] | list[bytes]:
+    """The non-blank lines of JSON Lines as the reducer cuts them: at LF only. str.splitlines also ended a line
+    at CR, VT, FF, FS, GS, RS, NEL, U+2028 and U+2029 (bytes.splitlines at a lone CR), which orjson writes raw
+    inside a string (all but CR), and a CR alone ends no line of JSON Lines (a CR before the LF is JSON space)."""
+    if isinstance(data, str):  # (blank as bytes.strip says, the reducer's: str.strip also takes NEL, U+2028...)
+        return [line for line in data.split("\n") if line.strip(" \t\r\x0b\x0c")]
+    return [line for line in data.split(b"\n") if line.strip()]
+
+
+def read_jsonl(data: str | bytes) -> list[Any]:
+    """The values of JSON Lines, a line each (:func:`jsonl_lines`)."""
+    return [orjson.loads(line) for line in jsonl_lines(data)]
+
+
 def events_of(case: dict[str, Any]) -> list[Any]:
     if "jsonl" in case:
-        return [orjson.loads(line) for line in case["jsonl"].splitlines() if line.strip()]
+        return read_jsonl(case["jsonl"])
     return case["events"]  # type: ignore[no-any-return]
 
 

@@ -34,7 +34,7 @@ import pytest
 
 from agentmsg import encode_sse, reduce_events, reduce_stream
 from agentmsg.ui import agui, ai_sdk
-from tests._support.events import TEXT_CASES
+from tests._support.events import TEXT_CASES, events_of, read_jsonl
 from tests._support.jsclient import same_json
 from tests._support.procs import stop
 from tests.browser._env import CHROMIUM, MISSING, NODE
@@ -165,7 +165,7 @@ def _serve_cli(path: Path, drop_every: int | None) -> Iterator[str]:
 
 
 def _events_of(path: Path) -> list[Any]:
-    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    return read_jsonl(path.read_bytes())
 
 
 JAVA = sorted(STREAMS.glob("java-react-*.jsonl"))
@@ -326,10 +326,7 @@ REDUCER = ROOT / "tests" / "conformance" / "reducer"
 
 
 def _vector_events(path: Path) -> list[Any]:
-    case = json.loads(path.read_text(encoding="utf-8"))
-    if "jsonl" in case:
-        return [orjson.loads(line) for line in case["jsonl"].splitlines() if line.strip()]
-    return case["events"]  # type: ignore[no-any-return]
+    return events_of(json.loads(path.read_text(encoding="utf-8")))
 
 
 @pytest.fixture(scope="module")

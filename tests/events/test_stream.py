@@ -718,3 +718,34 @@ def test_blank_lines_cost_no_memory_per_line() -> None:
                 assert [p.pointer for p in json_problem] == ["/3"], (read.__name__, problems)
                 number = body[: body.index(b"not json")].count(b"\n") + 1  # 2,002,005
                 assert json_problem[0].message.startswith(f"line {number}:"), json_problem
+
+
+def test_the_vector_helper_splits_jsonl_as_the_reducer_does() -> None:
+    """events_of split a vector's jsonl with str.splitlines, which also ends a line at NEL, U+2028 and U+2029:
+    orjson writes them raw inside a string (JSON needs no escape for them), so an event holding one was cut in two
+    there (a JSONDecodeError), where the reducer reads one event. (The control characters str.splitlines also
+    ends a line at, VT, FF, FS, GS, RS, are escaped in a JSON string: raw, they make a line no JSON.)"""
+    from tests._support.events import events_of, jsonl_lines
+
+    events = [ev(n, "TEXT_BLOCK_DELTA", blockId="t", delta=f"a{ch}b") for n, ch in enumerate("\x85\u2028\u2029")]
+    text = jsonl(events).decode()
+    assert all(ch in text for ch in "\x85\u2028\u2029")
+    assert events_of({"jsonl": text}) == events == list(agentmsg.events.iter_jsonl(text.encode()))
+    # a CR alone ends no line: two events after it are one line that is not JSON, for the reducer and the helper
+    joined = orjson.dumps(events[0]) + b"\r" + orjson.dumps(events[1]) + b"\n"
+    with pytest.raises(agentmsg.ValidationError):
+        list(agentmsg.events.iter_jsonl(joined))
+    assert jsonl_lines(joined) == [joined[:-1]] and jsonl_lines(joined.decode()) == [joined[:-1].decode()]
+    with pytest.raises(orjson.JSONDecodeError):
+        events_of({"jsonl": joined.decode()})
+    assert jsonl_lines(b"a\r\n\n \n b\n") == [b"a\r", b" b"]  # (blank lines skipped, a CR before LF kept: JSON space)
+
+
+def test_a_line_of_a_character_str_strip_takes_is_no_blank_line_for_the_reducer() -> None:
+    from tests._support.events import jsonl_lines
+
+    for ch in "\x1c\x85\u2028":
+        assert jsonl_lines(f"{{}}\n{ch}\n") == ["{}", ch]
+        assert jsonl_lines(f"{{}}\n{ch}\n".encode()) == [b"{}", ch.encode()]
+        with pytest.raises(agentmsg.ValidationError):  # (a line the reducer reads, and finds no JSON in)
+            list(agentmsg.events.iter_jsonl(f"{{}}\n{ch}\n".encode()))

@@ -16,7 +16,7 @@ from agentmsg import Reducer, ValidationError, ui
 from agentmsg.cli._rules import RULES
 from agentmsg.ui import ai_sdk
 from agentmsg.ui._protocol import Decoder, Encoder, UIProtocol
-from tests._support.events import CASES, base_streams, events_of, load
+from tests._support.events import CASES, base_streams, events_of, load, read_jsonl
 
 AT = "2026-01-01T00:00:00Z"
 
@@ -72,7 +72,7 @@ JAVA = sorted((Path(__file__).resolve().parents[1] / "browser" / "streams").glob
 
 @pytest.mark.parametrize("path", JAVA, ids=lambda p: p.stem)
 def test_recorded_java_streams_round_trip(path: Path) -> None:
-    events = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    events = read_jsonl(path.read_bytes())
     expected, _ = reduce(events)
     assert reduce(round_trip(events)[0])[0] == expected
 
@@ -378,7 +378,7 @@ def test_agentmsg_reduce_reads_a_saved_ui_message_stream(tmp_path: Path) -> None
     from tests._support.cli import run
 
     path = JAVA[0]
-    events = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    events = read_jsonl(path.read_bytes())
     reduced = run("reduce", str(path))
     assert reduced.returncode == 0, reduced.stderr
     want = reduced.stdout

@@ -18,7 +18,7 @@ from starlette.routing import Route
 from agentmsg import Reducer, emit_events
 from agentmsg.ui import ai_sdk
 from agentmsg.web import EventEndpoint
-from tests._support.events import CASES, _random_message, events_of, load
+from tests._support.events import CASES, _random_message, events_of, load, read_jsonl
 from tests._support.jsclient import NODE
 from tests.conftest import ROOT
 from tests.web._http import serving
@@ -108,7 +108,7 @@ def read_with_ai(streams: list[list[Any]]) -> list[dict[str, Any]]:
         done = subprocess.run(
             [str(NODE), "ai-sdk-read.mjs", *urls], cwd=TS, capture_output=True, text=True, timeout=600, check=True
         )
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    return read_jsonl(done.stdout)  # (JSON.stringify writes U+2028 and U+2029 raw: no line ends there)
 
 
 def one_reply_streams() -> list[tuple[str, list[Any]]]:
