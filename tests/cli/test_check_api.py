@@ -21,6 +21,7 @@ from agentmsg import CheckReport, Finding, UserMessage, check, iter_check
 from agentmsg.cli._io import POINTER_LIMIT, clip
 from agentmsg.providers import NAMES
 from tests._support.cli import run
+from tests._support.events import jsonl_lines
 from tests.conftest import ROOT, VECTORS
 
 # one worker for the module: its files and their reports (module fixtures, about 2 s) are made once, not per worker
@@ -120,7 +121,7 @@ def test_the_command_prints_the_apis_findings(
     assert {r.kind for r in reports.values()} >= every and any(r.valid for r in reports.values())
     done = run("validate", "--json", *argv, *map(str, files))
     want = [_row(p, f) for p, r in reports.items() for f in r.findings]
-    assert [json.loads(line) for line in done.stdout.splitlines()] == want
+    assert [json.loads(line) for line in jsonl_lines(done.stdout)] == want
     assert done.returncode == (0 if all(r.valid for r in reports.values()) else 1)
     if argv[:1] not in ([], ["--strict"]):
         return  # (the text report is the same findings in other words: checked with two of the options)

@@ -12,6 +12,7 @@ import jsonschema
 from agentmsg import Msg, TextBlock, ToolResultBlock, ToolUseBlock
 from agentmsg.context import count_tokens
 from tests._support.cli import run
+from tests._support.events import jsonl_lines
 from tests.cli.test_validate_ci import sarif_schema
 
 CONVO = [
@@ -57,7 +58,7 @@ def test_an_invalid_conversation_is_said_in_each_format(tmp_path: Path) -> None:
     path = _file(tmp_path, "bad.json", bad)
     plain = run("count", "--provider", "openai", str(path))
     assert plain.returncode == 1 and plain.stdout == ""
-    rows = [json.loads(line) for line in plain.stderr.splitlines()]
+    rows = [json.loads(line) for line in jsonl_lines(plain.stderr)]
     assert rows and rows[0]["pointer"].startswith("/1") and rows[0]["kind"] == "error"
     sarif = run("count", "--provider", "openai", "--output-format", "sarif", str(path))
     log = json.loads(sarif.stderr)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests._support.cli import run
-from tests._support.events import ev, jsonl
+from tests._support.events import ev, jsonl, jsonl_lines
 from tests.conftest import ROOT
 
 CASE5 = ROOT / "tests" / "conformance" / "reducer" / "java-case5-duplicate-type-jsonl.json"
@@ -39,7 +39,7 @@ def test_events_then_reduce_round_trip_jsonl_and_sse(tmp_path: Path) -> None:
     jsonl = run("events", "--chunk-size", "3", str(src))
     assert jsonl.returncode == 0 and len(jsonl.stdout.splitlines()) > 10
     back = run("reduce", "-", stdin=jsonl.stdout)
-    assert [json.loads(x) for x in back.stdout.splitlines()] == [msg, msg]  # one reply per message
+    assert [json.loads(x) for x in jsonl_lines(back.stdout)] == [msg, msg]  # one reply per message
     sse = run("events", "--sse", str(src))
     assert sse.stdout.startswith("id: ")
     back = run("reduce", "-", stdin=sse.stdout)
@@ -175,7 +175,7 @@ def _reduce(capsys: Any, *args: str) -> tuple[int, list[dict[str, Any]], list[st
 
     code = main(["reduce", *args])
     captured = capsys.readouterr()
-    return code, [json.loads(x) for x in captured.out.splitlines()], captured.err.splitlines()
+    return code, [json.loads(x) for x in jsonl_lines(captured.out)], captured.err.splitlines()
 
 
 def test_reduce_of_a_cut_stream_exits_1_as_parse_does(tmp_path: Path, capsys: Any) -> None:
@@ -271,7 +271,7 @@ def test_reduce_interrupted_prints_what_arrived(tmp_path: Path) -> None:
     head = "".join(json.dumps(e) + "\n" for e in first + second[:4])  # the second reply still open
     code, out, err = interrupted(["reduce", "-"], head.encode())
     assert code == 130 and "Traceback" not in err and err.endswith("agentmsg: interrupted\n")
-    msgs = [json.loads(line) for line in out.splitlines()]
+    msgs = [json.loads(line) for line in jsonl_lines(out)]
     assert [m["content"] for m in msgs] == [[{"type": "text", "text": "one"}], [{"type": "text", "text": "two"}]]
     assert msgs[1]["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
 
@@ -316,7 +316,7 @@ def test_reduce_protocol_ag_ui_decodes_the_stream_and_says_what_it_left_out() ->
     sse = "".join(f"data: {json.dumps(e)}\n\n" for e in REFERENCE)
     r = run("reduce", "-", "--protocol", "ag-ui", stdin=sse)
     assert r.returncode == 0, r.stderr
-    (msg,) = [json.loads(line) for line in r.stdout.splitlines()]
+    (msg,) = [json.loads(line) for line in jsonl_lines(r.stdout)]
     assert msg["id"] == "r1" and [b["type"] for b in msg["content"]] == ["text", "tool_use", "tool_result"]
     assert r.stderr == "-:/4: note: TOOL_CALL_START parentMessageId: no AgentEvent keeps it (left out) [ui-not-kept]\n"
     bad = [*REFERENCE[:3], {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1"}, *REFERENCE[3:]]

@@ -11,6 +11,7 @@ from agentmsg import AssistantMessage, SystemMessage, ThinkingBlock, UserMessage
 from agentmsg.cli import main
 from tests._support.cli import run
 from tests._support.cli import run as agentmsg
+from tests._support.events import jsonl_lines
 from tests._support.providers import agent_conversation
 from tests.oracles import check
 
@@ -31,7 +32,7 @@ def test_body_on_stdout_diagnostics_on_stderr(conversation: Path, capsys: pytest
     out, err = capsys.readouterr()
     body = json.loads(out)
     assert body["temperature"] == 0.5 and body["messages"][0]["role"] == "user"
-    lines = [json.loads(line) for line in err.splitlines()]
+    lines = [json.loads(line) for line in jsonl_lines(err)]
     said = [(line["pointer"], line["rule"], line["kind"]) for line in lines]
     assert ("/1/content/0", "thinking-dropped", "lossy") in said
     assert ("/0/name", "name-dropped", "lossy") in said  # Anthropic takes no message name
@@ -102,11 +103,11 @@ def test_messages_as_json_lines_or_one_message(tmp_path: Path, capsys: pytest.Ca
     bad.write_bytes(msgs[0].to_json_bytes() + b'\n{"id":"a","role":"ASSISTANT","content":"yo"}\nnot json\n')
     assert main(["format", "--provider", "anthropic", str(bad)]) == 1
     out, err = capsys.readouterr()
-    assert out == "" and [(r["pointer"], r["rule"]) for r in map(json.loads, err.splitlines())] == [("/2", "json")]
+    assert out == "" and [(r["pointer"], r["rule"]) for r in map(json.loads, jsonl_lines(err))] == [("/2", "json")]
     broken = tmp_path / "broken.json"
     broken.write_text('{"id": "u",\n "role": ')
     assert main(["format", "--provider", "anthropic", str(broken)]) == 1
-    ((row),) = map(json.loads, capsys.readouterr().err.splitlines())
+    ((row),) = map(json.loads, jsonl_lines(capsys.readouterr().err))
     assert (row["pointer"], row["rule"]) == ("", "json") and "line 2" in row["message"]
     scalar = tmp_path / "scalar.json"
     scalar.write_text('"hi"')
@@ -170,7 +171,7 @@ def test_the_command_line_gives_every_place(output_format: str | None) -> None:
     argv = ["format", "--provider", "openai", *(["--output-format", output_format] if output_format else []), "-"]
     done = run(*argv, stdin=conversation)
     assert done.returncode == 0, done.stderr
-    lines = [json.loads(line) for line in done.stderr.splitlines()]
+    lines = [json.loads(line) for line in jsonl_lines(done.stderr)]
     dropped = [d for d in lines if d["rule"] == "thinking-dropped"]
     assert len(dropped) == 1 and dropped[0]["pointers"] == [f"/{4 * t + 1}/content/0" for t in range(10)]
     assert all("pointers" not in d or len(d["pointers"]) > 1 for d in lines)

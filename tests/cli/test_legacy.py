@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests._support.cli import run
+from tests._support.events import jsonl_lines
 
 # message.md's "Tool Call Message" and "Tool Result Message", written as JSON
 SEED_MESSAGES: list[dict[str, Any]] = [
@@ -51,7 +52,7 @@ def test_validate_notes_legacy_keys_and_strict_refuses_them(tmp_path: Path) -> N
     path.write_text(json.dumps(SEED_MESSAGES))
     r = run("validate", "--json", str(path))
     assert r.returncode == 0, r.stdout + r.stderr
-    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    rows = [json.loads(line) for line in jsonl_lines(r.stdout)]
     assert [(row["instance"], row["pointer"], row["rule"], row["kind"]) for row in rows] == [
         (1, "/content/0/arguments", "legacy-key", "note"),
         (2, "/content/0/result", "legacy-key", "note"),
@@ -101,7 +102,7 @@ def test_reduce_reads_the_seeds_flat_usage_with_notes(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(e) + "\n" for e in SEED_EVENTS))
     r = run("reduce", str(path))
     assert r.returncode == 0, r.stderr  # a note, not a bad event
-    (msg,) = [json.loads(line) for line in r.stdout.splitlines()]
+    (msg,) = [json.loads(line) for line in jsonl_lines(r.stdout)]
     assert msg["usage"] == {"inputTokens": 12, "outputTokens": 7}
     assert r.stderr.splitlines() == [
         f"{path}:/5/inputTokens: note: legacy key 'inputTokens' on the event (AgentScope's seed documents:"
@@ -124,7 +125,7 @@ def test_format_sends_the_seeds_arguments_and_result(tmp_path: Path) -> None:
     call = body["messages"][1]["tool_calls"][0]
     assert json.loads(call["function"]["arguments"]) == {"location": "Beijing"}
     assert body["messages"][2] == {"role": "tool", "tool_call_id": "call_123", "content": "Sunny, 25°C"}
-    notes = [json.loads(line) for line in r.stderr.splitlines() if '"legacy-key"' in line]
+    notes = [json.loads(line) for line in jsonl_lines(r.stderr) if '"legacy-key"' in line]
     assert [(n["pointer"], n["kind"]) for n in notes] == [
         ("/1/content/0/arguments", "note"),
         ("/2/content/0/result", "note"),
@@ -136,7 +137,7 @@ def test_events_reads_a_legacy_message_with_a_note(tmp_path: Path) -> None:
     path.write_text(json.dumps(SEED_MESSAGES[1]))
     r = run("events", str(path))
     assert r.returncode == 0, r.stderr
-    events = [json.loads(line) for line in r.stdout.splitlines()]
+    events = [json.loads(line) for line in jsonl_lines(r.stdout)]
     assert [e["input"] for e in events if e["type"] == "TOOL_CALL_END"] == [{"location": "Beijing"}]
     assert r.stderr.endswith("read as 'input' [legacy-key]\n") and ": note: " in r.stderr
 
@@ -172,12 +173,12 @@ def test_validate_and_reduce_read_the_seeds_arguments_in_hitl_events_and_agent_r
     ]
     r = run("validate", "--kind", "event", "--json", str(path))
     assert r.returncode == 0, r.stdout + r.stderr  # (an unknown key to the schema; the readers' note)
-    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    rows = [json.loads(line) for line in jsonl_lines(r.stdout)]
     assert [f"/{row['line'] - 1}{row['pointer']}" for row in rows] == said  # (JSON Lines: rows name the line)
     assert all(row["kind"] == "note" and "read as 'input'" in row["message"] for row in rows)
     r = run("reduce", str(path))
     assert r.returncode == 0, r.stderr
-    (msg,) = [json.loads(line) for line in r.stdout.splitlines()]
+    (msg,) = [json.loads(line) for line in jsonl_lines(r.stdout)]
     current = {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {"location": "Beijing"}}
     assert [e.get("toolCalls") or e["confirmResults"][0]["toolCall"] for e in msg["metadata"]["agentmsg_hitl"]] == [
         [current],
@@ -201,7 +202,7 @@ def test_validate_and_format_read_agentscope_python_messages(tmp_path: Path) -> 
     path.write_text(json.dumps(conversation))
     r = run("validate", "--json", str(path))
     assert r.returncode == 1, r.stdout  # the schema: roles are uppercase, content an array
-    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    rows = [json.loads(line) for line in jsonl_lines(r.stdout)]
     notes = [(row["instance"], row["pointer"]) for row in rows if row["rule"] == "legacy-key"]
     assert {row["kind"] for row in rows if row["rule"] == "legacy-key"} == {"note"}
     assert notes == [

@@ -13,6 +13,7 @@ import pytest
 
 from agentmsg import Reducer
 from tests._support.cli import run
+from tests._support.events import jsonl_lines
 from tests.cli.test_validate_ci import BAD_EVENTS, ORPHAN_CONVERSATION, sarif_schema
 
 
@@ -32,7 +33,7 @@ def test_reduce_says_its_problems_in_each_format(bad_events: Path) -> None:
     assert run("reduce", "--output-format", "text", str(bad_events)).stderr == plain.stderr
     r = run("reduce", "--output-format", "json", str(bad_events))
     assert r.returncode == 1 and r.stdout == plain.stdout  # the messages, as without the option
-    rows = [json.loads(line) for line in r.stderr.splitlines()]
+    rows = [json.loads(line) for line in jsonl_lines(r.stderr)]
     assert [(row["pointer"], row["rule"], row["message"]) for row in rows] == expected
     assert {row["file"] for row in rows} == {str(bad_events)} and {row["kind"] for row in rows} == {"error"}
     gh = run("reduce", "--output-format", "github", str(bad_events)).stderr.splitlines()

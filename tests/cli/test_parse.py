@@ -14,6 +14,7 @@ import agentmsg
 from agentmsg import reduce_events
 from agentmsg.cli import main
 from agentmsg.providers import gemini, openai
+from tests._support.events import jsonl_lines
 from tests._support.providers import CITE, FIX, chunk, cited_response, ev, run_cli, sse, tc
 from tests.conftest import ROOT
 
@@ -100,7 +101,7 @@ def test_cli_parse_exits_3_for_tool_arguments_the_provider_cut(
     assert err.startswith(f"{fixture}: the reply ended (max_tokens) with tool call 'make_file'")
     assert err.endswith("[incomplete]\n") and len(err.splitlines()) == 1
     assert main(["parse", "--provider", "anthropic", "--stream", "--events", str(fixture)]) == 3
-    (said,) = [orjson.loads(x) for x in capsys.readouterr().out.splitlines() if b"agentmsg.problem" in x.encode()]
+    (said,) = [orjson.loads(x) for x in jsonl_lines(capsys.readouterr().out) if b"agentmsg.problem" in x.encode()]
     assert said["value"]["toolCallId"] == call.id
     cut_args = '{"city": "Par'
     whole_openai = {
@@ -177,7 +178,7 @@ def test_cli_parse(provider: str, path: str, stream: bool) -> None:
     assert msg.content
     code, out = run_cli(*args, "--events")
     assert code == 0
-    events = [orjson.loads(x) for x in out.splitlines()]
+    events = [orjson.loads(x) for x in jsonl_lines(out)]
     assert reduce_events(events)[0].to_dict()["content"] == msg.to_dict()["content"]
 
 
@@ -231,13 +232,13 @@ def test_cli_parse_events_are_the_chosen_choices(capsys: pytest.CaptureFixture[s
     stream = str(FIX / "openai/stream_n3_multiple_choices.sse")
     for choice, source in (("0", None), ("2", "choice/2")):
         assert main(["parse", "--provider", "openai", "--stream", "--events", "--choice", choice, stream]) == 0
-        events = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+        events = [orjson.loads(line) for line in jsonl_lines(capsys.readouterr().out)]
         assert {e.get("source") for e in events} == {source}
         assert main(["parse", "--provider", "openai", "--stream", "--choice", choice, stream]) == 0
         shown = agentmsg.Msg.from_json(capsys.readouterr().out)
         assert reduce_events(events, source=source)[0].content == shown.content
     assert main(["parse", "--provider", "openai", "--stream", "--events", "--choice", "all", stream]) == 0
-    events = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    events = [orjson.loads(line) for line in jsonl_lines(capsys.readouterr().out)]
     assert {e.get("source") for e in events} == {None, "choice/1", "choice/2"}
     assert main(["parse", "--provider", "openai", "--stream", "--events", "--choice", "5", stream]) == 2
     out, err = capsys.readouterr()
@@ -268,7 +269,7 @@ def test_parse_cli_reads_streams_incrementally_and_bounds_whole_bodies(tmp_path:
     assert body.stat().st_size > 4 * 65536  # several reads
     run = agentmsg("parse", "--provider", "openai", "--stream", str(body))
     assert run.returncode == 0, run.stderr
-    (msg,) = [_json.loads(line) for line in run.stdout.splitlines()]
+    (msg,) = [_json.loads(line) for line in jsonl_lines(run.stdout)]
     assert msg["content"] == [{"type": "text", "text": text * 4000}]
     assert msg["metadata"]["agentmsg_finish_reason"] == "stop"
     response = tmp_path / "response.json"
@@ -320,7 +321,7 @@ def test_parse_stream_interrupted_prints_what_arrived() -> None:
     head = body[: body.index(b"\n\n", len(body) // 2) + 2]
     code, out, err = interrupted(["parse", "--provider", "openai", "--stream", "-"], head)
     assert code == 130 and err.endswith("agentmsg: interrupted\n") and "Traceback" not in err
-    (msg,) = map(json.loads, out.splitlines())
+    (msg,) = map(json.loads, jsonl_lines(out))
     assert msg["content"][0]["text"] and msg["metadata"]["agentscope_generate_reason"] == "INTERRUPTED"
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from tests._support import cli
 from tests._support.cli import fresh, run
+from tests._support.events import jsonl_lines
 
 GOOD = {"id": "m1", "name": "Friday", "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
 BAD = {"id": "m2", "role": "SYSTEM", "content": [{"type": "thinking", "thinking": "x"}]}
@@ -124,7 +125,7 @@ def test_a_megabyte_each_way_does_not_block(tmp_path: Path) -> None:
     conversation = json.dumps([{"id": "m1", "role": "ASSISTANT", "content": [{"type": "text", "text": text}]}])
     r = run("events", "-", stdin=conversation)
     assert r.returncode == 0 and r.stderr == ""
-    events = [json.loads(line) for line in r.stdout.splitlines()]
+    events = [json.loads(line) for line in jsonl_lines(r.stdout)]
     assert "".join(e.get("delta", "") for e in events if e["type"] == "TEXT_BLOCK_DELTA") == text
 
 

@@ -11,6 +11,7 @@ import pytest
 from agentmsg import Msg, TextBlock, ToolResultBlock, ToolUseBlock, decode_messages, encode_messages
 from agentmsg.cli import main
 from agentmsg.context import count_tokens
+from tests._support.events import jsonl_lines
 
 
 def _conversation() -> list[Msg]:
@@ -41,7 +42,7 @@ def test_the_trimmed_conversation_on_stdout_each_removal_on_stderr(
     kept = decode_messages(out)
     assert 1 < len(kept) < len(_conversation()) and kept[0].role.value == "SYSTEM"
     assert count_tokens(kept, provider="anthropic").total <= whole // 2
-    lines = [json.loads(line) for line in err.splitlines()]
+    lines = [json.loads(line) for line in jsonl_lines(err)]
     assert lines and {(d["rule"], d["kind"]) for d in lines} == {("trim-removed", "lossy")}
     assert lines[0]["pointer"] == "/2"  # the first call and its result, oldest first
 
@@ -76,7 +77,7 @@ def test_an_impossible_budget_exits_1_and_writes_nothing(
     assert main(["trim", "--budget", "10", "--provider", "gemini", str(conversation)]) == 1
     out, err = capsys.readouterr()
     assert out == ""
-    [line] = [json.loads(line) for line in err.splitlines()]
+    [line] = [json.loads(line) for line in jsonl_lines(err)]
     assert line["rule"] == "trim-over-budget" and line["kind"] == "error" and "budget of 10" in line["message"]
 
 

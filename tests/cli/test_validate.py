@@ -17,6 +17,7 @@ import pytest
 from referencing import Registry, Resource
 
 from tests._support.cli import run
+from tests._support.events import jsonl_lines
 from tests.conftest import ROOT, VECTORS, load_vectors
 
 GOOD = {"id": "m1", "name": "Friday", "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
@@ -24,7 +25,7 @@ BAD = {"id": "m2", "role": "SYSTEM", "content": [{"type": "thinking", "thinking"
 
 
 def rows(r: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in r.stdout.splitlines()]
+    return [json.loads(line) for line in jsonl_lines(r.stdout)]
 
 
 def test_a_pretty_printed_document_with_a_mistake_is_one_problem_at_its_line(tmp_path: Path) -> None:
@@ -493,7 +494,7 @@ def test_validate_report_is_on_stdout_and_json_lines_with_json(tmp_path: Path) -
     r = run("validate", "--json", str(mixed), str(missing))
     assert r.returncode == 2  # an unreadable file wins over an invalid instance, as without --json
     assert r.stderr == f"agentmsg: {missing}: cannot read: No such file or directory\n"
-    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    rows = [json.loads(line) for line in jsonl_lines(r.stdout)]
     assert all(list(row) == ["file", "instance", "line", "pointer", "rule", "kind", "message"] for row in rows)
     assert {(row["instance"], row["line"], row["pointer"], row["rule"], row["kind"]) for row in rows} == {
         (1, 2, "/content/0/type", "role-content", "error"),
@@ -540,7 +541,7 @@ def test_validate_reads_an_sse_event_stream_with_kind_event(tmp_path: Path) -> N
         + b'data: {"type":"AGENT_END","id":"y","createdAt":"2025-01-01T00:00:00Z","replyId":"\xff"}\n\n'
     )
     r = run("validate", "--kind", "event", "--json", str(bad))
-    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    rows = [json.loads(line) for line in jsonl_lines(r.stdout)]
     assert r.returncode == 1
     assert [(row["instance"], row["pointer"], row["rule"]) for row in rows] == [
         (n, "/type", "enum"),

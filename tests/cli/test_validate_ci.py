@@ -21,6 +21,7 @@ from agentmsg.cli._rules import RULES, anchor
 from agentmsg.conversation import decode_messages
 from agentmsg.providers import get
 from tests._support.cli import run
+from tests._support.events import jsonl_lines
 from tests.conftest import ROOT
 
 T = "2026-01-01T00:00:00Z"
@@ -47,7 +48,7 @@ BAD_EVENTS = json.loads((ROOT / "tests/conformance/reducer/bad-input-tolerant.js
 
 
 def rows(stdout: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stdout.splitlines()]
+    return [json.loads(line) for line in jsonl_lines(stdout)]
 
 
 def full(row: dict[str, Any]) -> str:

@@ -36,6 +36,7 @@ from agentmsg import (
 )
 from agentmsg.cli import build_parser, main
 from agentmsg.testing import ReplayServer, Reply
+from tests._support.events import jsonl_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = sorted((ROOT / "docs").glob("*.md"))
@@ -572,7 +573,7 @@ def _inputs(tmp_path: Path) -> None:
 
 
 def _json_lines(text: str) -> list[Any]:
-    return [orjson.loads(line) for line in text.splitlines()]
+    return [orjson.loads(line) for line in jsonl_lines(text)]
 
 
 def _output(argv: list[str], out: str, err: str) -> None:
