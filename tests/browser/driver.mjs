@@ -1,7 +1,7 @@
 // Drives the system's headless Chromium (CHROMIUM, default /usr/bin/chromium; never a downloaded
 // browser) with playwright-core for tests/browser/test_viewer.py.
 //
-//   node driver.mjs [ARG...]  reads one JSON job per line on stdin: {"url", "id"?, "screenshot"?, "timeout"?, "argsProbe"?, "probe"?}
+//   node driver.mjs [ARG...]  reads one JSON job per line on stdin: {"url", "id"?, "screenshot"?, "timeout"?, "argsProbe"?, "probe"?, "steps"?}
 //                             and writes one JSON result per line on stdout, with one browser for all jobs;
 //                             ARGs are added to Chromium's command line (--js-flags=--stack-size=100: a smaller JS
 //                             stack, so a call takes fewer arguments).
@@ -11,7 +11,8 @@
 // events, reconnects, restarts,
 // eventRequests: [{lastEventId}], console: [...], pageErrors: [...], cspViolations: [...], dialogs: [...], cspHeader}; with
 // "argsProbe": N, argsProbe: what replaceChildren with N nodes as its arguments does in the page ("fits", or the error it
-// throws); with "probe": an expression (JavaScript text), probe: its value in the page once the stream has ended.
+// throws); with "probe": an expression (JavaScript text), probe: its value in the page once the stream has ended; with
+// "steps": [{events?, probe?, next?}] (a count, an expression, a URL), steps: each probe's value while the page streams (below).
 import readline from "node:readline";
 import fs from "node:fs";
 import os from "node:os";
@@ -44,6 +45,17 @@ async function run(job) {
   try {
     const response = await page.goto(job.url, { waitUntil: "domcontentloaded", timeout: job.timeout ?? 30000 });
     out.cspHeader = response?.headers()["content-security-policy"] ?? null;
+    if (job.steps) {
+      // while the page streams: wait until it has rendered the step's "events" (when given), read its probe, then fetch
+      // its "next" (a URL, from the page: the test's server sends the next part of the stream when asked)
+      out.steps = [];
+      for (const step of job.steps) {
+        const events = String(step.events ?? "");
+        if (events) await page.waitForFunction((n) => document.body.dataset.events === n, events, { timeout: job.timeout ?? 30000 });
+        out.steps.push(step.probe ? await page.evaluate(step.probe) : null);
+        if (step.next) await page.evaluate((u) => fetch(u).then((r) => r.status), step.next);
+      }
+    }
     await page.waitForFunction(() => ["done", "error"].includes(document.body.dataset.state), null, { timeout: job.timeout ?? 30000 });
     Object.assign(out, await page.evaluate(() => {
       // the JSON box shows the ends of a long text: what it shows, then the whole (its button)

@@ -692,3 +692,127 @@ def test_names_ids_and_labels_count_against_the_page(visit: Visit, tmp_path: Pat
     assert probe["last"] == "n" * 40 + "… (1,960 more characters)"
     assert probe["source"] == " (" + "s" * 38 + "… (1,963 more characters)"
     assert probe["text"] < 1_300_000  # 1,000,000 of labels, then 40 characters (and what is cut) a label
+
+
+STREAMING_PROBE = """(() => {
+  const cards = [...document.querySelectorAll("article.card")];
+  return {
+    ids: cards.map((c) => c.querySelector("header > code").textContent),
+    live: cards.filter((c) => c.classList.contains("live")).map((c) => c.querySelector("header > code").textContent),
+    texts: cards.map((c) => c.querySelector(".block.text")?.textContent.length ?? 0),
+    cut: document.querySelectorAll("#cards article .cut").length,
+    note: document.querySelector("#cards > .earlier")?.textContent ?? null,
+    top: document.getElementById("cards").firstElementChild.className,
+  };
+})()"""
+CLICK = "document.querySelector('#cards > .earlier button').click()"
+
+
+def _streamed_in_parts(parts: list[int], total: int, size: int) -> tuple[list[list[Any]], list[Any]]:
+    """``total`` replies (ids ``r0``...) of one text block of ``size`` characters, in parts: the stream's first part
+    ends with ``parts[0]`` replies finished and the next one's text arrived (its card is live), and so on; the last
+    part holds the rest. Returns the parts' events and all of them."""
+    events: list[Any] = []
+    for r in range(total):
+        text = (f"{r:06d} " * (size // 7 + 1))[:size]
+        reply = _reply(
+            {"type": "TEXT_BLOCK_START", "blockId": "t"},
+            {"type": "TEXT_BLOCK_DELTA", "blockId": "t", "delta": text},
+            {"type": "TEXT_BLOCK_END", "blockId": "t"},
+        )
+        events += [{**e, "id": f"{r}-{e['id']}", "replyId": f"r{r}"} for e in reply]
+    ends = [5 * n + 4 for n in parts] + [len(events)]  # 5 events a reply: its AGENT_END is the fifth
+    return [events[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)], events
+
+
+@contextlib.contextmanager
+def _serve_in_parts(parts: list[list[Any]]) -> Iterator[str]:
+    """The viewer on ``parts``' events: the first part at once, each next one when the page fetches ``next``."""
+    import asyncio
+    import socket
+
+    import uvicorn
+
+    from agentmsg.web import viewer_app
+
+    asked = [threading.Event() for _ in parts[1:]]
+
+    async def stream() -> Any:
+        for i, part in enumerate(parts):
+            if i:
+                while not asked[i - 1].is_set():
+                    await asyncio.sleep(0.01)
+            for e in part:
+                yield e
+
+    page = viewer_app(stream())
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/next":
+            next(e for e in asked if not e.is_set()).set()
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await page(scope, receive, send)
+
+    sock = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def test_the_last_500_cards_while_the_stream_runs_past_them(visit: Visit) -> None:
+    """The page laid out the last 500 cards while streaming too, untested: a stream of 1,301 replies of 3,000
+    characters each (3.9 million in all, twice the page's 2,000,000) is read in parts, the page looked at after each:
+    499 replies and the 500th live, 501 and the 502nd live (the first card has left, a note counts it), 1,200 and the
+    1,201st live (the 500 cards before it, each showing its text: the cards that left gave back what they took, and the
+    199 replies of the part whose card would have left at once took nothing). "show 500 more" while streaming lays
+    out r200-r699 before them, each with its text, and keeps the live card; 100 more replies then push r200-r299 out.
+    Past the page's 500 last cards the page's budgets went to all 1,000 it kept: in the end (and once 667 of its own
+    had come while streaming) the newest cards showed their headers only. The page's 500 last cards now have the
+    page's budgets, the 500 before them a batch's."""
+    size = 3_000
+    parts, events = _streamed_in_parts([499, 501, 1_200, 1_400], 1_401, size)
+    seen = 0
+    steps = []
+    for i, part in enumerate(parts[:-1]):
+        seen += len(part)
+        steps.append({"events": seen, "probe": STREAMING_PROBE, **({} if i == 2 else {"next": "next"})})
+        if i == 2:  # "show 500 more" while the 1,201st reply streams
+            steps.append({"probe": f"({CLICK}, {STREAMING_PROBE})", "next": "next"})
+    with _serve_in_parts(parts) as url:
+        result = visit(url, steps=steps, probe=STREAMING_PROBE)
+    assert result["state"] == "done" and result["pageErrors"] == [], {k: result.get(k) for k in ("status", "error")}
+    assert result["events"] == len(events) and same_json(result["messages"], _expected(events))
+
+    def ids(a: int, b: int) -> list[str]:
+        return [f"r{i}" for i in range(a, b)]
+
+    at499, at501, at1200, asked, at1400 = result["steps"]
+    assert at499["ids"] == ids(0, 500) and at499["live"] == ["r499"] and at499["note"] is None
+    assert at501["ids"] == ids(1, 502) and at501["live"] == ["r501"]
+    assert at501["note"] == "1 earlier messages not shown show them" and at501["top"] == "cut muted earlier"
+    assert at1200["ids"] == ids(700, 1_201) and at1200["live"] == ["r1200"]
+    assert at1200["note"] == "700 earlier messages not shown show 500 more"
+    assert asked["ids"] == ids(200, 1_201) and asked["live"] == ["r1200"]
+    assert asked["note"] == "200 earlier messages not shown show them"
+    assert at1400["ids"] == ids(400, 1_401) and at1400["live"] == ["r1400"]
+    assert at1400["note"] == "400 earlier messages not shown show them"
+    for step in (at499, at501, at1200, asked, at1400):
+        assert step["texts"] == [size] * len(step["ids"]) and step["cut"] == 0  # every card shows its text
+    end = result["probe"]
+    assert (
+        end["ids"] == ids(401, 1_401)
+        and end["live"] == []
+        and end["note"] == "401 earlier messages not shown show them"
+    )
+    assert end["texts"] == [size] * 1_000 and end["cut"] == 0

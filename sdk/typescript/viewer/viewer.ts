@@ -287,7 +287,7 @@ function usageText(u: Json): string {
  * page gives back what it took). */
 let page = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
 /** What each finished card took, and from which budget. */
-const taken = new WeakMap<HTMLElement, { from: Budget; left: number; blocks: number; labels: number }>();
+const taken = new WeakMap<HTMLElement, { from: Budget; readonly left: number; readonly blocks: number; readonly labels: number }>();
 
 /** The card of `m`, taking what it lays out from `from` (the live card, built again at each render, takes nothing:
  * it gets what `page` has left). */
@@ -316,6 +316,25 @@ function card(m: Msg, from: Budget | null): HTMLElement {
     taken.set(node, took);
   }
   return node;
+}
+
+/** The page's budgets are its last PAGE_CARDS cards': a card of theirs that is no longer one of them (the page keeps
+ * more, asked for while streaming) is now an earlier batch's, and what it took is that batch's (the card before it,
+ * or a new batch's): without this, after "show 500 more" the page's budgets went to 1,000 cards, and the newest showed
+ * only their headers once the 1,000 had taken them. */
+function settle(): void {
+  for (let i = 0; i < done.length - PAGE_CARDS; i++) {
+    const took = taken.get(done[i]!);
+    if (!took || took.from !== page) continue;
+    const to = (i && taken.get(done[i - 1]!)?.from) || new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
+    page.left += took.left;
+    page.blocks += took.blocks;
+    page.labels += took.labels;
+    to.left -= took.left;
+    to.blocks -= took.blocks;
+    to.labels -= took.labels;
+    took.from = to;
+  }
 }
 
 /** `c` out of the page, giving back what it took. */
@@ -367,6 +386,7 @@ function render(): void {
   const added = finished.slice(start).map((m) => card(m, page));
   for (const c of added) done.push(c);
   cards.append(fragment(added));
+  settle();
   noteEarlier();
   liveCard = snap ? card(snap, null) : null;
   if (liveCard) cards.append(liveCard);
@@ -515,7 +535,14 @@ async function main(): Promise<void> {
   page = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
   first = Math.max(0, messages.length - keep);
   done.length = 0;
-  for (const m of messages.slice(first)) done.push(card(m, page));
+  // the last PAGE_CARDS with the page's budgets, each PAGE_CARDS before them (asked for) with a batch's
+  const batchOf = (i: number): number => Math.floor((messages.length - 1 - i) / PAGE_CARDS);
+  const batches = new Map<number, Budget>([[0, page]]);
+  for (let i = first; i < messages.length; i++) {
+    const b = batchOf(i);
+    if (!batches.has(b)) batches.set(b, new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS));
+    done.push(card(messages[i]!, batches.get(b)!));
+  }
   cards.replaceChildren(fragment(done));
   noteEarlier();
   const problems = reducer ? (reducer as Reducer).problems.length : 0;
