@@ -7,7 +7,8 @@
 //                             stack, so a call takes fewer arguments).
 //
 // A result: {state, messages (the page's <pre id="messages-json"> parsed, once its "show all" is clicked when it shows
-// the ends of the text only), jsonShown and jsonNote (how many characters it showed before, and its note), status,
+// the ends of the text only), jsonShown and jsonNote (how many characters it showed before, and its note), jsonEnds
+// ("the whole's" when the ends it showed are those of the whole; null when it showed the whole), status,
 // events, reconnects, restarts,
 // eventRequests: [{lastEventId}], console: [...], pageErrors: [...], cspViolations: [...], dialogs: [...], cspHeader}; with
 // "argsProbe": N, argsProbe: what replaceChildren with N nodes as its arguments does in the page ("fits", or the error it
@@ -61,16 +62,19 @@ async function run(job) {
       // the JSON box shows the ends of a long text: what it shows, then the whole (its button)
       const box = document.getElementById("messages-json");
       const [jsonShown, jsonNote] = [box.textContent.length, box.querySelector(".cut")?.textContent ?? null];
+      const ends = jsonNote === null ? null : [box.firstChild.textContent, box.lastChild.textContent];
       box.querySelector(".cut button")?.click();
+      const whole = box.textContent;
       return {
         state: document.body.dataset.state,
         status: document.getElementById("status").textContent,
         events: Number(document.body.dataset.events),
         reconnects: Number(document.body.dataset.reconnects),
         restarts: Number(document.body.dataset.restarts),
-        json: box.textContent,
+        json: whole,
         jsonShown,
         jsonNote,
+        jsonEnds: ends && whole.startsWith(ends[0]) && whole.endsWith(ends[1]) ? "the whole's" : ends && "not the whole's",
         cards: document.querySelectorAll("article.card").length,
       };
     }));

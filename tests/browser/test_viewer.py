@@ -319,7 +319,7 @@ def test_the_page_lays_out_the_last_500_cards_the_rest_when_asked(visit: Visit, 
     assert after["note"] == "19,000 earlier messages not shown show 500 more"
     whole = len(json.dumps(result["messages"], indent=2, ensure_ascii=False))
     assert result["jsonNote"] == f"… {whole - 200_000:,} characters not shown ({whole:,} in all) show all"
-    assert result["jsonShown"] == 200_000 + len(result["jsonNote"])
+    assert result["jsonShown"] == 200_000 + len(result["jsonNote"]) and result["jsonEnds"] == "the whole's"
 
 
 REDUCER = ROOT / "tests" / "conformance" / "reducer"
@@ -816,3 +816,4 @@ def test_the_last_500_cards_while_the_stream_runs_past_them(visit: Visit) -> Non
         and end["note"] == "401 earlier messages not shown show them"
     )
     assert end["texts"] == [size] * 1_000 and end["cut"] == 0
+    assert result["jsonEnds"] == "the whole's"  # the JSON box's ends, built without the whole

@@ -424,23 +424,58 @@ earlierButton.addEventListener("click", () => {
   noteEarlier();
 });
 
-let messagesJson = ""; // what "copy" copies: every message
+let messagesJson: (() => string) | null = null; // what "copy" copies: every message's JSON (built when asked for)
 
-/** `text` in <pre id="messages-json">: its first and last JSON_ENDS characters, with a note between them saying how
- * many are left out and a button that shows them. */
-function showJson(text: string): void {
-  messagesJson = text;
-  const box = $("messages-json");
-  if (text.length <= 2 * JSON_ENDS) {
-    box.textContent = text;
-    return;
+/** The length of `wholeJson(messages)` and its last `n` characters (or more), when it is indented: each message's JSON
+ * in turn, none kept (the whole is built for "show all" and "copy" only); null when it is not indented. */
+function jsonEnd(messages: Msg[], n: number): { length: number; end: string } | null {
+  let compact = 1 + messages.length;
+  for (const m of messages) compact += (JSON.stringify(m) ?? "null").length;
+  const budget = Math.min(16 * compact + 1024, 1 << 28);
+  // each message as the array's item: "  " before each line, ",\n" between them, in "[\n" and "\n]"
+  const item = (m: Msg, left = Infinity): { text: string; complete: boolean } => {
+    const { text, complete } = prettyJson(m, left);
+    return { text: `  ${text.replaceAll("\n", "\n  ")}`, complete };
+  };
+  let length = messages.length ? 4 + 2 * (messages.length - 1) : 2;
+  for (const m of messages) {
+    const { text, complete } = item(m, budget - length);
+    length += text.length;
+    if (!complete || length > budget) return null;
   }
-  const [start, end] = [head(text, JSON_ENDS), tail(text, JSON_ENDS)];
+  if (!messages.length) return { length, end: "[]" };
+  const ends: string[] = ["\n]"];
+  let size = 2;
+  for (let i = messages.length - 1; i >= 0 && size <= n; i--) {
+    const text = item(messages[i]!).text;
+    ends.push(i ? `,\n${text}` : `[\n${text}`);
+    size += text.length + 2;
+  }
+  return { length, end: ends.reverse().join("") };
+}
+
+/** The messages' JSON in <pre id="messages-json">: its first and last JSON_ENDS characters, with a note between them
+ * saying how many are left out and a button that shows them (the whole JSON is built then, or for "copy"). */
+function showJson(messages: Msg[]): void {
+  let whole: string | null = null;
+  messagesJson = () => (whole ??= wholeJson(messages));
+  const box = $("messages-json");
+  const found = jsonEnd(messages, JSON_ENDS);
+  if (!found || found.length <= 2 * JSON_ENDS) {
+    const text = messagesJson();
+    if (text.length <= 2 * JSON_ENDS) {
+      box.textContent = text;
+      return;
+    }
+  }
+  const length = found?.length ?? messagesJson().length;
+  const start = found ? prettyJson(messages, JSON_ENDS).text : head(messagesJson(), JSON_ENDS);
+  const end = tail(found?.end ?? messagesJson(), JSON_ENDS);
   const more = el("button", null, "show all");
   more.type = "button";
-  more.addEventListener("click", () => (box.textContent = text));
-  const left = text.length - start.length - end.length;
-  box.replaceChildren(start, el("div", "cut muted", `… ${count(left)} characters not shown (${count(text.length)} in all) `, more), end);
+  more.addEventListener("click", () => (box.textContent = messagesJson?.() ?? ""));
+  const left = length - start.length - end.length;
+  box.replaceChildren(start, el("div", "cut muted", `… ${count(left)} characters not shown (${count(length)} in all) `, more), end);
 }
 /** `nodes` in one fragment (appended one by one: a call with each as an argument fails past ~125,000). */
 function fragment(nodes: Iterable<Node>): DocumentFragment {
@@ -547,13 +582,13 @@ async function main(): Promise<void> {
   noteEarlier();
   const problems = reducer ? (reducer as Reducer).problems.length : 0;
   status.textContent = `done · ${events} events · ${messages.length} message(s)${reconnects ? ` · ${reconnects} reconnect(s)` : ""}${restarts ? ` · restarted ${restarts} time(s)` : ""}${problems ? ` · ${problems} problem(s) fixed by the tolerant rules` : ""}`;
-  showJson(wholeJson(messages));
+  showJson(messages);
   $<HTMLDetailsElement>("json-box").hidden = false;
   document.body.dataset.state = "done";
 }
 
 $("copy").addEventListener("click", () => {
-  navigator.clipboard?.writeText(messagesJson).then(
+  navigator.clipboard?.writeText(messagesJson?.() ?? "").then(
     () => ($("copy").textContent = "copied"),
     () => window.getSelection()?.selectAllChildren($("messages-json")),
   );
