@@ -12,6 +12,8 @@ here add what the schema cannot say, the same way in every constructor:
 
 Decoding (:func:`block_from_dict`, ``Msg.from_json``) returns these classes too. Blocks are mutable slotted
 attrs classes; a block changed after construction is checked again when a message holding it is built.
+A constructor keeps the containers nested in what it is given (a caller changing them later changes the block),
+while the readers (:func:`block_from_dict`, :func:`source_from_dict`, ``Msg.from_dict``) copy them.
 Every block and source has ``unknown_keys``: keys of its JSON object the schema does not declare, kept as read
 (or given to the constructor) and written back after the declared keys.
 """
@@ -35,7 +37,7 @@ from agentmsg._codec.converter import (
     dumps_json,
     prepare_json,
 )
-from agentmsg._codec.jsontext import JsonInput, loads
+from agentmsg._codec.jsontext import JsonInput, json_value_copy, loads
 from agentmsg._codec.lazy import Once
 from agentmsg._codec.schemas import has_unknown_keys, schema_documents, validate
 from agentmsg._codec.unknown import normalise_unknown_keys
@@ -150,9 +152,15 @@ class _ToolResultFactories:
         return cls(id=id, name=name, output=output, metadata=metadata, state=state)  # type: ignore[call-arg]
 
 
+_SHARES = (
+    "\n\nThe constructor keeps the containers nested in its arguments (metadata, a tool's input, unknown keys): a"
+    " caller changing them later changes the block; :func:`~agentmsg.block_from_dict` copies them."
+)
+
+
 def _sdk_class(generated: type) -> type:
     """The SDK class of a generated block: a slotted attrs subclass, same fields, checked construction."""
-    namespace = {"__doc__": generated.__doc__, "__module__": __name__, "__qualname__": generated.__name__}
+    namespace = {"__doc__": f"{generated.__doc__}{_SHARES}", "__module__": __name__, "__qualname__": generated.__name__}
     bases: tuple[type, ...] = (_Checked, generated)
     if generated is _gen.ToolResultBlock:
         bases = (_ToolResultFactories, *bases)
@@ -253,8 +261,10 @@ def block_from_dict(
     """Validate (kind ``content-block``) and decode one content block. Keys the schema does not declare are
     kept in ``unknown_keys``; ``strict=True`` rejects them. Legacy keys (a tool_use ``arguments``, a tool_result
     ``result`` or ``toolUseId``) are read in their current form with a note, into ``notes`` or else a
-    :class:`~agentmsg.LegacyKeyWarning`; ``strict=True`` refuses them (docs/wire-format.md)."""
-    return _block_from_dict(data, strict, notes, 3)
+    :class:`~agentmsg.LegacyKeyWarning`; ``strict=True`` refuses them (docs/wire-format.md). The block shares no
+    mutable container with ``data`` (its metadata, tool input, output and unknown keys are copies), as with
+    ``Msg.from_dict``."""
+    return _block_from_dict(json_value_copy(data, "content-block"), strict, notes, 3)
 
 
 def _block_from_dict(data: Any, strict: bool, notes: list[Problem] | None, stacklevel: int) -> ContentBlock:
@@ -281,7 +291,12 @@ def block_from_json(data: JsonInput, *, strict: bool = False, notes: list[Proble
 
 
 def source_from_dict(data: Mapping[str, Any], *, strict: bool = False) -> Source:
-    """Validate (kind ``source``) and decode one source."""
+    """Validate (kind ``source``) and decode one source, sharing no mutable container with ``data``."""
+    return _source_from_dict(json_value_copy(data, "source"), strict)
+
+
+def _source_from_dict(data: Any, strict: bool) -> Source:
+    """:func:`source_from_dict` on the caller's own containers (a constructor keeps them)."""
     _, _, source, source_open = _tables()
     table = source_open if has_unknown_keys(data, "source", strict) else source
     return table[data["type"]](data)  # type: ignore[no-any-return]
@@ -319,13 +334,13 @@ def as_blocks(value: Any, pointer: str = "", kind: str = "content-block") -> lis
             except ValidationError as exc:
                 raise exc.under(f"{pointer}/{index}", kind) from None
         elif isinstance(item, Mapping):
-            try:
-                out.append(block_from_dict(item))
+            try:  # (a constructor keeps the caller's containers: no copy)
+                out.append(_block_from_dict(item, False, None, 2))
             except ValidationError as exc:
                 raise exc.under(f"{pointer}/{index}", kind) from None
         elif isinstance(item, _GENERATED_BLOCKS):  # a generated (plain) block: checked and rebuilt as the SDK class
             try:
-                out.append(block_from_dict(block_to_dict(item)))
+                out.append(_block_from_dict(block_to_dict(item), False, None, 2))
             except ValidationError as exc:
                 raise exc.under(f"{pointer}/{index}", kind) from None
         else:
@@ -371,7 +386,7 @@ def _normalise(block: Any) -> None:
         source = block.source
         if isinstance(source, Mapping):
             try:
-                block.source = source_from_dict(source)
+                block.source = _source_from_dict(source, False)
             except ValidationError as exc:
                 raise exc.under("/source", "content-block") from None
         elif isinstance(source, (URLSource, Base64Source)):

@@ -835,6 +835,59 @@ def test_to_dict_and_from_dict_share_no_mutable_container() -> None:
     assert read == msg
 
 
+def _block_containers(block: Any) -> list[Any]:
+    """Every dict and list a block holds in its free-form values, its output's blocks and its source included."""
+    held: list[Any] = [block.unknown_keys or {}]
+    held.extend(v for v in (getattr(block, "input", None), getattr(block, "metadata", None)) if v is not None)
+    source = getattr(block, "source", None)
+    if source is not None:
+        held.append(source.unknown_keys or {})
+    out = [c for value in held for c in _containers(value)]
+    for inner in getattr(block, "output", None) or []:
+        out.extend(_block_containers(inner))
+    return out
+
+
+def test_block_and_source_readers_copy_and_constructors_keep() -> None:
+    """``block_from_dict(d)`` (and ``source_from_dict``) kept the caller's nested dicts and lists, while
+    ``Msg.from_dict`` copies them: the readers now copy alike, and the constructors keep what they are given (the
+    block's documented attrs semantics)."""
+    from agentmsg.blocks import source_from_dict
+
+    given: dict[str, Any] = {
+        "type": "tool_result",
+        "id": "c1",
+        "name": "f",
+        "output": [{"type": "tool_use", "id": "c2", "name": "g", "input": {"a": [1, {"b": 2}]}, "later": {"x": []}}],
+        "metadata": {"m": [1]},
+        "extra": {"q": [1]},
+    }
+    read = agentmsg.block_from_dict(given)
+    assert isinstance(read, ToolResultBlock)
+    assert not {id(c) for c in _containers(given)} & {id(c) for c in _block_containers(read)}
+    given["output"][0]["input"]["a"].clear()
+    given["metadata"]["m"].append(2)
+    given["extra"]["q"] = None
+    assert agentmsg.block_to_dict(read)["output"][0]["input"] == {"a": [1, {"b": 2}]}
+    assert read.metadata == {"m": [1]} and read.unknown_keys == {"extra": {"q": [1]}}
+
+    image: dict[str, Any] = {
+        "type": "image",
+        "source": {"type": "url", "url": "https://example.com/a.png", "later": {"k": [1]}},
+    }
+    block = agentmsg.block_from_dict(image)
+    assert isinstance(block, ImageBlock) and isinstance(block.source, URLSource)
+    assert (block.source.unknown_keys or {})["later"] is not image["source"]["later"]
+    source = source_from_dict(image["source"])
+    assert source.unknown_keys == {"later": {"k": [1]}}
+    assert source.unknown_keys["later"] is not image["source"]["later"]
+
+    arguments = {"a": [1]}
+    built = ToolUseBlock(id="c3", name="f", input={"args": arguments})
+    assert built.input["args"] is arguments
+    assert "keeps the containers" in (ToolUseBlock.__doc__ or "")
+
+
 @pytest.mark.parametrize("writer", ["C", "Python"])
 @pytest.mark.parametrize(
     ("bad", "message"),
