@@ -62,3 +62,40 @@ def test_validate_and_reduce_read_the_same_lines(name: str) -> None:
     # The reducer counts each line as one event (read or not), as read_records counts its records.
     assert [p.pointer for p in whole.problems] == [f"/{line - 1}" for line, _ in bad]
     assert len(records) == data.replace(b"\r\n", b"\n").rstrip(b"\r\n").count(b"\n") + 1
+
+
+BAD_DELTA = orjson.dumps(ev(1, "TEXT_BLOCK_DELTA", blockId="t", delta=5))
+
+#: one event (a delta of 5), framed as a file can hold it -> (the instance and the pointer of the schema problem as
+#: agentmsg validate / agentmsg.check say them, the pointer of the reducer's problem as agentmsg validate says it)
+ONE_EVENT: dict[str, tuple[bytes, int | None, str, str]] = {
+    "one-line": (BAD_DELTA, None, "/delta", ""),
+    "one-line-lf": (BAD_DELTA + b"\n", None, "/delta", ""),
+    "one-line-crlf": (BAD_DELTA + b"\r\n", None, "/delta", ""),
+    "one-line-bom-and-blank-lines": (b"\xef\xbb\xbf\n" + BAD_DELTA + b"\n\n  \n", None, "/delta", ""),
+    "one-value-on-lines": (orjson.dumps(orjson.loads(BAD_DELTA), option=orjson.OPT_INDENT_2), None, "/delta", ""),
+    "array-of-one": (b"[" + BAD_DELTA + b"]\n", 0, "/0/delta", "/0"),
+    "one-sse-event": (b"data: " + BAD_DELTA + b"\n\n", 0, "/0/delta", "/0"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_EVENT))
+def test_one_event_is_pointed_at_as_its_file_holds_it_and_the_reducer_counts_it_as_event_0(name: str) -> None:
+    """A file of one JSON value is that value, whatever its line ends: a one-line JSON Lines file (with or without
+    its newline, CRLF, BOM or blank lines) cannot be told from a JSON document, so agentmsg validate, agentmsg.check
+    and read_records point into it from "" (instance None), as into a pretty-printed one; an array's item and an
+    SSE event are instance 0 (/0/...). The reducer (agentmsg reduce, reduce_stream's problems) counts events from
+    /0 whatever holds them. docs/ci.md, "Pointers"."""
+    import agentmsg
+
+    data, instance, at, reduced_at = ONE_EVENT[name]
+    report = agentmsg.check(data, kind="event")
+    assert [(f.instance, f.at, f.rule) for f in report.findings] == [
+        (instance, at, "type"),
+        (instance, reduced_at, "type"),
+    ]
+    if not name.startswith("one-sse"):
+        assert [r.pointer for r in read_records(data)] == ["" if instance is None else "/0"]
+    r = Reducer()
+    reduce_stream(data, reducer=r)
+    assert [(p.pointer, p.rule) for p in r.problems] == [("/0", "type")]
