@@ -329,3 +329,23 @@ def test_reduce_protocol_ag_ui_decodes_the_stream_and_says_what_it_left_out() ->
     assert r.returncode == 1 and "/3/delta" in r.stderr
     assert json.loads(r.stdout)["content"] == [{"type": "text", "text": "Let me check."}]
     assert run("reduce", "-", "--protocol", "nope", stdin=lines).returncode == 2
+
+
+def test_reduce_protocol_says_a_null_event_in_every_framing() -> None:
+    """A ``null`` where an event belongs is a bad event, said with its pointer (exit 1) whatever the framing: JSON
+    lines and a JSON array dropped it without a word before the decoder saw it (exit 0), where SSE said it."""
+    run_, end = (
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    )
+    framings = {
+        "jsonl": f"{json.dumps(run_)}\nnull\n{json.dumps(end)}\n",
+        "array": json.dumps([run_, None, end]),
+        "sse": f"data: {json.dumps(run_)}\n\ndata: null\n\ndata: {json.dumps(end)}\n\n",
+    }
+    for name, text in framings.items():
+        r = run("reduce", "-", "--protocol", "ag-ui", stdin=text)
+        assert r.returncode == 1, (name, r.stderr)
+        assert r.stderr == "-:/1: an AG-UI event is a JSON object [type]\n", name
+        r = run("reduce", "-", "--protocol", "ai-sdk", stdin=text)
+        assert "-:/1: a UI message chunk is an object, not NoneType [type]" in r.stderr, (name, r.stderr)

@@ -196,7 +196,7 @@ def iter_jsonl(
                         )
                     if on_problem is not None:
                         on_problem(Problem("", rule, message))
-                if event is not None:
+                if rule is None or event is not None:  # (a `null` line is read: it is no event, which the reader says)
                     yield event
             line_no += 1
 
@@ -266,7 +266,7 @@ def _iter_values(source: Source, *, strict: bool, on_problem: Callable[[Problem]
                 raise (SizeLimitError if problem.rule in _LIMIT_RULES else ValidationError)([problem], "event")
             if on_problem is not None:
                 on_problem(problem)
-        if event is not None:
+        if problem is None or event is not None:  # (a `null` value is read: it is no event, which the reader says)
             yield event
 
 
