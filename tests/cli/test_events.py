@@ -349,3 +349,22 @@ def test_reduce_protocol_says_a_null_event_in_every_framing() -> None:
         assert r.stderr == "-:/1: an AG-UI event is a JSON object [type]\n", name
         r = run("reduce", "-", "--protocol", "ai-sdk", stdin=text)
         assert "-:/1: a UI message chunk is an object, not NoneType [type]" in r.stderr, (name, r.stderr)
+
+
+def test_reduce_protocol_numbers_events_as_the_input_does() -> None:
+    """``reduce --protocol``: a line that is not JSON counts as one event, as without --protocol, and is said at its
+    pointer: the decoder's pointers after it were one event short (``/2`` named the fourth line) and it had none."""
+    start = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+    lines = f'{json.dumps(start)}\n{{"type": \n[1]\n"x"\n'
+    r = run("reduce", "-", "--protocol", "ag-ui", stdin=lines)
+    said = [line.split(" ", 1)[0] for line in r.stderr.splitlines() if line.startswith("-:/")]
+    assert said == ["-:/1:", "-:/2:", "-:/3:"], r.stderr
+    assert "-:/1: line 2: not valid JSON" in r.stderr
+    plain = run("reduce", "-", stdin=lines)  # the same numbers without --protocol (which says RUN_STARTED too: /0)
+    assert [line.split(" ", 1)[0] for line in plain.stderr.splitlines() if line.startswith("-:/")] == [
+        "-:/0/type:",
+        *said,
+    ]
+    sse = f"data: {json.dumps(start)}\n\ndata: {{\n\ndata: [1]\n\n"
+    r = run("reduce", "-", "--protocol", "ai-sdk", stdin=sse)
+    assert "-:/1: SSE event" in r.stderr and "-:/2: a UI message chunk is an object, not list [type]" in r.stderr
