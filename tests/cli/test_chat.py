@@ -3,6 +3,7 @@ with; Ctrl-C keeps what arrived."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -162,3 +163,21 @@ def test_cli_chat_think_tags_marks_the_reasoning(monkeypatch: pytest.MonkeyPatch
         assert code == 0 and out.startswith("[thinking] The user greets me.\n\nHello!\n")
         code, out = run_cli("chat", "--provider", "openai", "--base-url", server.url, "hi")
         assert code == 0 and out.startswith("<think>\nThe user greets me.\n</think>\n\nHello!\n")
+
+
+def test_chat_says_a_providers_error_in_one_line_its_controls_escaped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The provider's error message, from a server that may be anyone's, went to the terminal as it came: a line
+    break split the line, and a NUL or an escape sequence (which moves the cursor or recolours the terminal) was
+    written raw. Now it is one line, its control characters escaped as ``parse`` and ``reduce`` write them."""
+    message = "bad\x00 key\nsecond line \x1b[2J\x1b[31mred"
+    body = json.dumps({"error": {"message": message, "type": "invalid_request_error"}}).encode()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    capsys.readouterr()
+    with ReplayServer() as server:
+        server.add("/chat/completions", Reply(status=400, body=body, headers={"content-type": "application/json"}))
+        code, _ = run_cli("chat", "--provider", "openai", "--base-url", server.url, "hi")
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err == "agentmsg: openai 400: bad\\x00 key\\nsecond line \\x1b[2J\\x1b[31mred\n"

@@ -243,12 +243,20 @@ def seconds(name: str) -> Any:
     return parse
 
 
+def one_line(text: str) -> str:
+    """``text`` as one line of a terminal's output: line breaks, NUL, escape sequences and the other control
+    characters written as Python escapes (``\\n``, ``\\x1b``), so that text from elsewhere (a server's error
+    message) cannot split the line, nor move the cursor or recolour the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     """``text`` as part of one short output line: line breaks and other control characters escaped (a line is one
     line), and when longer than ``limit`` characters, its start, then ``...`` and how long it was, so that a long
     value (a vector of 4,000 numbers, a string of megabytes) does not become an unreadable line."""
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+    text = one_line(text)
     if len(text) <= limit:
         return text
     return f"{text[: limit - 30]}... ({len(text):,} characters)"

@@ -28,6 +28,7 @@ from agentmsg.cli._io import (
     ProviderNames,
     UsageError,
     exit_status,
+    one_line,
     say,
     seconds,
     think_tags_options,
@@ -95,7 +96,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         term.release()
         if kind is not None:
             term.write("\n")
-        sys.stderr.write(said.getvalue() + f"agentmsg: {exc}\n")
+        # (the provider's message, from a server that may be anyone's: one line, its control characters escaped)
+        sys.stderr.write(said.getvalue() + f"agentmsg: {one_line(str(exc))}\n")
         return EXIT_INVALID
     except KeyboardInterrupt:  # Ctrl-C: what arrived stays printed, with the usage so far
         if stream is not None:
