@@ -452,3 +452,29 @@ def test_cli_parse_stream_of_another_provider_exits_2_with_a_hint(
         last = err.splitlines()[-1]
         assert last.startswith(f"agentmsg: {path}: not ") and " stream" in last
         assert (hint in last) if hint else ("try --provider" not in last), last
+
+
+def test_cli_parse_reads_an_sse_body_without_the_flag_in_bounded_memory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An SSE body given without --stream is read whole (under limits.max_bytes), then parsed: it was fed to the
+    stream parser in one piece, which made every event of the body at once (a body of 99 MB held 774 MB, where
+    --stream holds 44 MB). Now it is fed a chunk at a time: beyond the body itself, little more is held, and the
+    message is the one --stream gives."""
+    from tests._support.deep import allocated_peak
+
+    piece = b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"x"}}]}\n\n'
+    end = b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'
+    body = piece * 20_000 + end + b"\n\ndata: [DONE]\n\n"
+    path = tmp_path / "reply.sse"
+    path.write_bytes(body)
+    capsys.readouterr()
+    limit = str(len(body) + 1)  # (a read of limits.max_bytes + 1 reserves that much, whatever the file holds)
+    with allocated_peak() as peak:
+        assert main(["parse", "--provider", "openai", "--max-bytes", limit, str(path)]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert whole["content"] == [{"type": "text", "text": "x" * 20_000}]
+    assert peak[0] < 3 * len(body), (peak[0], len(body))  # (fed whole: 7.4 times the body)
+    assert main(["parse", "--provider", "openai", "--stream", str(path)]) == 0
+    streamed = json.loads(capsys.readouterr().out)
+    assert {**streamed, "id": None, "timestamp": None} == {**whole, "id": None, "timestamp": None}
