@@ -253,3 +253,25 @@ def test_a_file_name_that_is_not_utf8_is_shown_with_xnn_by_every_command(
             r = run(*args, errors="replace")
             assert r.returncode in (1, 2) and "Traceback" not in r.stderr, (args, r.stderr)
             assert f"{tmp_path}/{key}\\xff.json" in r.stderr and "\\udcff" not in r.stderr, (args, r.stderr)
+
+
+def test_a_large_max_bytes_reads_a_small_file(tmp_path: Path) -> None:
+    """``--max-bytes N`` is the most read, not what is reserved: every command that reads a file whole read it
+    with one ``read(N + 1)``, which reserves N + 1 bytes whatever the file holds, so ``--max-bytes 100000000000``
+    on a file of 300 bytes ended in a MemoryError traceback. A file, from its path or from stdin, is read whole
+    under any limit; over it, it is still refused."""
+    msg = {"id": "m", "name": None, "role": "USER", "content": [{"type": "text", "text": "hi"}], "metadata": {}}
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps([{**msg, "timestamp": None, "usage": None}]))
+    huge = "100000000000"
+    for args in (["format", "--provider", "openai"], ["count", "--provider", "openai"]):
+        r = run(*args, "--max-bytes", huge, str(path))
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        r = run(*args, "--max-bytes", huge, "-", stdin=path.read_text())
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    r = run("parse", "--provider", "openai", "--max-bytes", huge, str(path))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "not an openai response" in r.stderr, r.stderr
+    size = len(path.read_bytes())
+    assert run("format", "--provider", "openai", "--max-bytes", str(size), str(path)).returncode == 0
+    r = run("format", "--provider", "openai", "--max-bytes", str(size - 1), "-", stdin=path.read_text())
+    assert r.returncode == 1 and '"rule":"max-bytes"' in r.stderr, r.stderr

@@ -75,7 +75,7 @@ def read_bytes(path: str) -> bytes:
     ``limits.max_bytes`` raises :class:`~agentmsg.SizeLimitError` (rule ``max-bytes``) without reading on."""
     stream = open_binary(path)
     try:
-        data = stream.read(limits.max_bytes + 1)
+        data = _read_at_most(stream, limits.max_bytes + 1)
     except OSError as exc:
         raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
     finally:
@@ -84,6 +84,27 @@ def read_bytes(path: str) -> bytes:
     if len(data) > limits.max_bytes:
         raise SizeLimitError([_too_big()])
     return data
+
+
+def _read_at_most(stream: IO[bytes], size: int) -> bytes:
+    """At most ``size`` bytes of ``stream``, to its end. One ``read(size)`` would reserve ``size`` bytes whatever
+    the stream holds (``--max-bytes 100000000000``: a MemoryError on a file of 300 bytes): a regular file is read
+    in one read of its size (and on, should it have grown), anything else a piece at a time."""
+    try:
+        known = os.fstat(stream.fileno()).st_size
+    except (OSError, ValueError, AttributeError):  # (no file descriptor: a stream in memory)
+        known = 0
+    pieces: list[bytes] = []
+    left = size
+    step = min(left, known + 1) if known else min(left, 1 << 20)
+    while left > 0:
+        piece = stream.read(step)
+        if not piece:
+            break
+        pieces.append(piece)
+        left -= len(piece)
+        step = min(left, 1 << 20)
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 def chunks_of(path: str, size: int = 1 << 16) -> Iterator[bytes]:
