@@ -71,15 +71,6 @@ def writable(value: Any) -> bool:
 TEXT_CASES = [name for name in CASES if "jsonl" in load(name) or writable(load(name)["events"])]
 
 
-def _surrogates_only(data: bytes) -> bool:
-    """Whether each sequence of ``data`` that is not UTF-8 is a UTF-16 surrogate encoded as UTF-8."""
-    try:
-        data.decode("utf-8", "surrogatepass")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def feed_text(r: Reducer, data: bytes, where: str) -> None:
     """One event's JSON text fed on its own: text that is not JSON is unreadable, invalid UTF-8 is reported
     (and replaced) before the event it is in."""
@@ -93,8 +84,7 @@ def feed_text(r: Reducer, data: bytes, where: str) -> None:
             r.feed_unreadable(where, rule="lone-surrogate" if "surrogate in string" in str(error) else "json")
             return
         if data.decode("utf-8", "replace").encode() != data:
-            # (each sequence that is not UTF-8 a surrogate encoded as UTF-8: as agentmsg validate says it)
-            r.report("utf-8", rule="lone-surrogate" if _surrogates_only(data) else "utf-8")
+            r.report("utf-8", rule="utf-8")
     r.feed(event)
 
 

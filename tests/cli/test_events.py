@@ -304,8 +304,7 @@ def test_cli_reduce_of_invalid_utf8_prints_messages(tmp_path: Any) -> None:
     )
     out = run("reduce", str(path))
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    # (the delta is a UTF-16 surrogate encoded as UTF-8: replaced, kept, said as agentmsg validate says it)
-    assert len(out.stdout.splitlines()) == 1 and "[lone-surrogate]" in out.stderr and "[json]" in out.stderr
+    assert len(out.stdout.splitlines()) == 1 and "[utf-8]" in out.stderr and "[json]" in out.stderr
 
 
 def test_reduce_protocol_ag_ui_decodes_the_stream_and_says_what_it_left_out() -> None:

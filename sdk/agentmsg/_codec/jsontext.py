@@ -47,7 +47,6 @@ __all__ = [
     "loads_bounded",
     "parse_fast",
     "safe_repr",
-    "surrogates_only",
     "utf8_size",
     "writable",
 ]
@@ -216,19 +215,16 @@ def writable(value: Any) -> bool:
 
 def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
     """The problem of text msgspec could not parse, worded with orjson's position when it has one. Bytes that
-    are not UTF-8 are rule ``utf-8`` with the first byte where they stop being so (orjson words that as
-    "surrogates not allowed"), unless every sequence that is not UTF-8 is a UTF-16 surrogate encoded as UTF-8
-    (``lone-surrogate``, :func:`surrogates_only`; what the event readers say of such a line too)."""
+    are not UTF-8 are rule ``utf-8`` with the byte where they stop being so (orjson words that as "surrogates
+    not allowed"), unless what is there is a UTF-16 surrogate encoded as UTF-8 (``lone-surrogate``)."""
     if not isinstance(data, str):
         raw = bytes(data)
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as bad:
-            try:
-                raw.decode("utf-8", "surrogatepass")
-            except UnicodeDecodeError as other:
-                return Problem("", "utf-8", f"not valid JSON: invalid UTF-8 at byte {other.start} ({other.reason})")
             at = bad.start
+            if not (raw[at] == 0xED and at + 1 < len(raw) and 0xA0 <= raw[at + 1] <= 0xBF):
+                return Problem("", "utf-8", f"not valid JSON: invalid UTF-8 at byte {at} ({bad.reason})")
             return Problem("", "lone-surrogate", f"not valid JSON: a UTF-16 surrogate encoded as UTF-8 at byte {at}")
     try:
         orjson.loads(data)
@@ -247,18 +243,6 @@ def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
     if isinstance(exc, UnicodeError):
         return Problem("", "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate")
     return Problem("", "json", f"not valid JSON: {exc}")
-
-
-def surrogates_only(raw: bytes | bytearray) -> bool:
-    """Whether every sequence of ``raw`` (bytes that are not UTF-8) that is not UTF-8 is a UTF-16 surrogate encoded as
-    UTF-8 (``ED A0..BF 80..BF``, what Python's ``surrogatepass`` writes): rule ``lone-surrogate`` then, else
-    ``utf-8``, in ``agentmsg validate`` and in the event readers (which keep the event, U+FFFD in place of each
-    byte) alike. Whatever order they read the pieces of an event in, the answer is the same."""
-    try:
-        raw.decode("utf-8", "surrogatepass")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def syntax_error(data: JsonInput) -> str | None:

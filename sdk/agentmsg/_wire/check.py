@@ -25,7 +25,6 @@ from agentmsg._codec.schemas import KINDS, schema_documents, validate
 from agentmsg._codec.unknown import find_unknown_keys
 from agentmsg._wire.peek import Peeked
 from agentmsg._wire.records import Readable, read_records
-from agentmsg._wire.sse import REPLACED
 from agentmsg.conversation import decode_messages
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import CUT_RULE, DEFAULT_MAX_PROBLEMS, Reducer, iter_sse_events, sniff_format
@@ -293,9 +292,9 @@ def _records(stream: Peeked, kind: str) -> Iterator[_Record]:
     for event in iter_sse_events(iter(lambda: stream.read(HEAD), b""), strict=False, on_problem=pending.append):
         for problem in pending:  # events skipped before this one, each at its own index; bad UTF-8 is this one's
             yield f"/{index}", None, problem, None
-            if problem.rule not in REPLACED:
+            if problem.rule != "utf-8":
                 index += 1
-        if pending and pending[-1].rule in REPLACED:
+        if pending and pending[-1].rule == "utf-8":
             pending.clear()
             index += 1
             continue  # its text was replaced: already invalid, said

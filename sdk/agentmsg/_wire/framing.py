@@ -25,7 +25,6 @@ from agentmsg._wire.sse import (
     SSEEvent,
     _event_end,
     of_no_field,
-    replaced,
     sniff,
 )
 from agentmsg._wire.values import ValueSplitter
@@ -240,9 +239,8 @@ class _ProviderSSE(JSONDataDecoder):
         except UnicodeDecodeError as exc:
             text = raw.decode("utf-8", "replace")
             if problem is RAW_JSON:  # (a cut value is skipped whole: its bytes are not read)
-                rule, what = replaced(raw)
                 problem = RawUTF8(
-                    "", rule, f"{what} (byte {exc.start} of a JSON value of no SSE field) replaced by U+FFFD"
+                    "", "utf-8", f"invalid UTF-8 (byte {exc.start} of a JSON value of no SSE field) replaced by U+FFFD"
                 )
         out.append(SSEEvent(text, self._raw_event, self._id, None, problem))
 
@@ -448,13 +446,11 @@ def is_sse_body(data: bytes) -> bool:
 
 
 def _payload(data: bytes, what: str) -> SSEEvent:
-    """A JSON line's or value's payload: its text (invalid UTF-8 replaced by U+FFFD and said, rule ``utf-8``, or
-    ``lone-surrogate``: :func:`~agentmsg._wire.sse.replaced`)."""
+    """A JSON line's or value's payload: its text (invalid UTF-8 replaced by U+FFFD and said, rule ``utf-8``)."""
     try:
         return SSEEvent(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        rule, words = replaced(data)
-        problem = Problem("", rule, f"{words} (byte {exc.start} of a {what}) replaced by U+FFFD")
+        problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a {what}) replaced by U+FFFD")
         return SSEEvent(data.decode("utf-8", "replace"), problem=problem)
 
 

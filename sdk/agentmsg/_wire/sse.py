@@ -17,22 +17,13 @@ from typing import Any, ClassVar, Final, Literal
 
 import attrs
 
-from agentmsg._codec.jsontext import loads_bounded, surrogates_only
+from agentmsg._codec.jsontext import loads_bounded
 from agentmsg._codec.limits import limits
 from agentmsg._native import speedups
 from agentmsg._wire.values import starts_values
 from agentmsg.errors import Problem, ValidationError
 
-__all__ = [
-    "REPLACED",
-    "FormatSniffer",
-    "JSONDataDecoder",
-    "SSEDecoder",
-    "SSEEvent",
-    "Sniffer",
-    "encode_event",
-    "sniff",
-]
+__all__ = ["FormatSniffer", "JSONDataDecoder", "SSEDecoder", "SSEEvent", "Sniffer", "encode_event", "sniff"]
 
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
@@ -50,18 +41,6 @@ def of_no_field(line: bytes) -> bool:
 
 _WS_OR_BOM = _WS + _BOM[:1]  # the bytes a body may start with before its first field
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-#: The rules of an event's ``problem`` when bytes of its fields that are not UTF-8 were replaced by U+FFFD, the
-#: event otherwise whole (kept): ``lone-surrogate`` when each such sequence is a UTF-16 surrogate encoded as UTF-8
-#: (:func:`~agentmsg._codec.jsontext.surrogates_only`, as ``agentmsg validate`` says it), else ``utf-8``.
-REPLACED: Final = frozenset({"utf-8", "lone-surrogate"})
-
-
-def replaced(raw: bytes | bytearray) -> tuple[str, str]:
-    """The rule and the words for bytes ``raw`` that are not UTF-8, replaced by U+FFFD (one of :data:`REPLACED`)."""
-    if surrogates_only(raw):
-        return "lone-surrogate", "a UTF-16 surrogate encoded as UTF-8"
-    return "utf-8", "invalid UTF-8"
 
 
 def _text_bytes(text: str) -> bytes:
@@ -289,9 +268,6 @@ class SSEDecoder:
         self._own_value = False
         self._retry: int | None = None
         self._problem: Problem | None = None
-        #: bytes of the event's fields that are not UTF-8 and not a surrogate encoded as UTF-8 were met: its utf-8
-        #: problem stays utf-8 (else it is said lone-surrogate when the event is dispatched)
-        self._other = False
         #: The id of the last event dispatched (what a reconnect sends as Last-Event-ID): set at the event's
         #: blank line, so a stream cut inside an event resumes at that event, not after it.
         self.last_event_id = ""
@@ -641,7 +617,6 @@ class SSEDecoder:
         self._line.clear()
         self._skip = False
         self._data, self._size, self._event, self._retry, self._problem = 0, 0, "", None, None
-        self._other = False
         self._buf.clear()
         self._idle = self._between()
         return out
@@ -661,8 +636,6 @@ class SSEDecoder:
         except UnicodeDecodeError as exc:
             if self._problem is None:
                 self._problem = Problem("", "utf-8", f"invalid UTF-8 (byte {exc.start} of a field) replaced by U+FFFD")
-            if not surrogates_only(value):
-                self._other = True
             return value.decode("utf-8", "replace")
 
     def _process(self, line: bytes, out: list[SSEEvent]) -> None:
@@ -678,17 +651,10 @@ class SSEDecoder:
                             self._problem = Problem(
                                 "", "utf-8", f"invalid UTF-8 (byte {exc.start} of the data) replaced by U+FFFD"
                             )
-                        if not surrogates_only(self._buf):
-                            self._other = True
                         text = self._buf.decode("utf-8", "replace")
-                problem = self._problem
-                if problem is not None and problem.rule == "utf-8" and not self._other:
-                    words = problem.message.replace("invalid UTF-8", "a UTF-16 surrogate encoded as UTF-8", 1)
-                    problem = Problem("", "lone-surrogate", words)
-                out.append(SSEEvent(text, self._event or "message", self._id, self._retry, problem))
+                out.append(SSEEvent(text, self._event or "message", self._id, self._retry, self._problem))
                 self._data, self._size, self._problem = 0, 0, None
                 self._buf.clear()
-            self._other = False
             self._event, self._retry = "", None
             return
         if line[:5] == b"data:":  # the common case first

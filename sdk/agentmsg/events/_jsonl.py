@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Union
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import _STRICT, TooDeep, loads_bounded, surrogates_only, syntax_error
+from agentmsg._codec.jsontext import _STRICT, TooDeep, loads_bounded, syntax_error
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
 from agentmsg._codec.schemas import (
     event_array_validator,
@@ -53,8 +53,7 @@ def unreadable(error: Exception, data: str | bytes) -> tuple[str, str]:
 def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
     """``(event, rule, message)`` for one non-blank line. ``event`` is None when the line is not JSON
     (rule ``json``, or ``lone-surrogate`` for a lone surrogate escape: :func:`unreadable`); a line that is JSON once its invalid UTF-8 is replaced by U+FFFD gives the event
-    with rule ``utf-8`` (the change is reported, nothing else of the line is lost), or ``lone-surrogate`` when every
-    sequence that is not UTF-8 is a UTF-16 surrogate encoded as UTF-8 (:func:`~agentmsg._codec.jsontext.surrogates_only`)."""
+    with rule ``utf-8`` (the change is reported, nothing else of the line is lost)."""
     try:
         return loads_bounded(line), None, ""
     except TooDeep as exc:
@@ -71,9 +70,6 @@ def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
         except orjson.JSONDecodeError:
             pass
         else:
-            if surrogates_only(line):  # (as agentmsg validate says it of the line)
-                what = "a UTF-16 surrogate encoded as UTF-8"
-                return event, "lone-surrogate", f"line {line_no}: {what} at byte {bad.start}, replaced by U+FFFD"
             return event, "utf-8", f"line {line_no}: invalid UTF-8 at byte {bad.start}, replaced by U+FFFD"
     rule, words = unreadable(error, line)
     return None, rule, f"line {line_no}: not valid JSON: {words}"

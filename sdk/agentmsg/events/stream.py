@@ -18,19 +18,10 @@ from typing import IO, Any, Literal, cast
 
 import orjson
 
-from agentmsg._codec.jsontext import TooDeep, loads_bounded, surrogates_only
+from agentmsg._codec.jsontext import TooDeep, loads_bounded
 from agentmsg._codec.limits import limits
 from agentmsg._wire.lines import LineSplitter, Run, checked
-from agentmsg._wire.sse import (
-    _DL_TAKE,
-    REPLACED,
-    SNIFF_LIMIT,
-    FormatSniffer,
-    JSONDataDecoder,
-    SSEEvent,
-    of_no_field,
-    sniff,
-)
+from agentmsg._wire.sse import _DL_TAKE, SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, of_no_field, sniff
 from agentmsg._wire.values import ValueSplitter
 from agentmsg.errors import Problem, SizeLimitError, ValidationError
 from agentmsg.events._jsonl import parse_line, unreadable
@@ -59,7 +50,7 @@ Source = IO[bytes] | bytes | Iterable[bytes] | str
 
 def _text(source: Source) -> Source:
     """A stream given as one str: its UTF-8 bytes (a lone surrogate kept as the bytes it would be, which the
-    readers replace and report as ``lone-surrogate``, as ``agentmsg validate`` says a str holding one). A str was read as an iterable of one-character chunks: the same
+    readers report as invalid UTF-8). A str was read as an iterable of one-character chunks: the same
     messages, about 150 times slower."""
     return source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
 
@@ -243,11 +234,7 @@ def _value(number: int, data: bytes, value: bool) -> tuple[Any, Problem | None]:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if surrogates_only(data):  # (as agentmsg validate says it)
-            what = f"value {number}: a UTF-16 surrogate encoded as UTF-8 (byte {exc.start}) replaced by U+FFFD"
-            replaced = Problem("", "lone-surrogate", what)
-        else:
-            replaced = Problem("", "utf-8", f"value {number}: invalid UTF-8 (byte {exc.start}) replaced by U+FFFD")
+        replaced = Problem("", "utf-8", f"value {number}: invalid UTF-8 (byte {exc.start}) replaced by U+FFFD")
         try:
             return loads_bounded(data.decode("utf-8", "replace")), replaced
         except TooDeep as deep:
@@ -378,7 +365,7 @@ def iter_sse_events(
                 raise (SizeLimitError if problem.rule in _LIMIT_RULES else ValidationError)([problem], "event")
             if on_problem is not None:
                 on_problem(problem)
-            if problem.rule not in REPLACED:
+            if problem.rule != "utf-8":
                 continue
         try:
             yield loads_bounded(sse.data)
@@ -471,7 +458,7 @@ def _sse_agent_events(r: Reducer, events: Iterable[SSEEvent]) -> Iterator[Any]:
             r.feed_unreadable(_source_failed(sse), rule="source-error")
             continue
         if problem is not None:
-            if problem.rule not in REPLACED:
+            if problem.rule != "utf-8":
                 r.feed_unreadable(
                     f"{_where(sse)}: {problem.message}: event skipped",
                     rule=problem.rule,

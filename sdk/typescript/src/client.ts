@@ -8,7 +8,7 @@ import type { AgentEvent, Msg } from "@agentmsg/schema/types";
 import { Reducer } from "./reducer.js";
 import type { ReducerOptions } from "./reducer.js";
 import { readEventJson, readEventJsonOrRule } from "./json.js";
-import { REPLACED, SSEDecoder } from "./sse.js";
+import { SSEDecoder } from "./sse.js";
 import type { SSEEvent, SSELimits, SSEProblem } from "./sse.js";
 
 export interface RetryOptions {
@@ -304,8 +304,8 @@ export interface EventStreamOptions extends StreamOptions {
    * reader refuses too (a lone surrogate escape, a number beyond a double, over 1,024 levels deep). */
   onInvalid?: (event: SSEEvent, error: unknown) => void;
   /** Called for an SSE event the reader had to fix or could not finish (`event.problem`): rule `utf-8`
-   * (invalid UTF-8 replaced by U+FFFD; the event is kept), `lone-surrogate` (the same, each sequence that is not
-   * UTF-8 a UTF-16 surrogate encoded as UTF-8; kept) or `incomplete` (the stream ended inside it; skipped). */
+   * (invalid UTF-8 replaced by U+FFFD; the event is kept) or `incomplete` (the stream ended inside it;
+   * skipped). */
   onProblem?: (event: SSEEvent, problem: SSEProblem) => void;
 }
 
@@ -320,7 +320,7 @@ export async function* streamEvents(url: string | URL, options: EventStreamOptio
   for await (const sse of streamSSE(url, sayingUnknownLines(options))) {
     if (sse.problem !== null) {
       options.onProblem?.(sse, sse.problem);
-      if (!REPLACED.has(sse.problem.rule)) continue;
+      if (sse.problem.rule !== "utf-8") continue;
     }
     const value = readEventJson(sse.data);
     if (value === undefined) {
@@ -369,7 +369,7 @@ export async function reduceSSE(url: string | URL, options: ReduceSSEOptions = {
       // that could not be read counts as one event.
       options.onProblem?.(sse, problem);
       const where = `SSE event ${JSON.stringify(sse.id)} (${sse.event})`;
-      if (!REPLACED.has(problem.rule)) {
+      if (problem.rule !== "utf-8") {
         reducer.feedUnreadable(`${where}: ${problem.message}: event skipped`, problem.rule);
         continue;
       }

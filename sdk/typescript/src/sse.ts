@@ -2,13 +2,11 @@
 // SSEDecoder does (agentmsg/_wire/sse.py): LF, CRLF and CR line ends (also split across chunks), a leading
 // BOM, comment lines, multi-line `data`, `event`, `id` (ignored when it holds NUL) and `retry`. Nothing
 // changes silently: invalid UTF-8 is replaced by U+FFFD as the spec says and reported on the event (rule
-// `utf-8`; in text chunks, a lone UTF-16 surrogate likewise; rule `lone-surrogate` when the only bytes that are
-// not UTF-8 are UTF-16 surrogates encoded as UTF-8, as `agentmsg validate` says), and `close()` reports an event the stream
+// `utf-8`; in text chunks, a lone UTF-16 surrogate likewise), and `close()` reports an event the stream
 // ended inside (rule `incomplete`), as Python's does. Its limits count UTF-8 bytes, as Python's do.
 
 /** What went wrong while reading an event (Python's SSEEvent.problem): rule `utf-8` (invalid UTF-8 in a
- * `data`, `event` or `id` field was replaced by U+FFFD; the event is otherwise whole), `lone-surrogate` (the
- * same, when each sequence that is not UTF-8 is a UTF-16 surrogate encoded as UTF-8: `REPLACED`) or `incomplete`
+ * `data`, `event` or `id` field was replaced by U+FFFD; the event is otherwise whole) or `incomplete`
  * (the stream ended inside this event: `data` is empty, what had arrived of it is dropped). */
 export interface SSEProblem {
   rule: string;
@@ -81,43 +79,6 @@ function withInvalidBytes(text: string): Uint8Array {
   return out;
 }
 
-/** The rules of an event's problem when bytes of its fields that are not UTF-8 were replaced by U+FFFD, the event
- * otherwise whole (kept): `lone-surrogate` when each such sequence is a UTF-16 surrogate encoded as UTF-8, else
- * `utf-8` (Python's REPLACED). */
-export const REPLACED: ReadonlySet<string> = new Set(["utf-8", "lone-surrogate"]);
-
-/** Whether every sequence of `bytes` that is not UTF-8 is a UTF-16 surrogate encoded as UTF-8 (ED A0..BF 80..BF,
- * what Python's `surrogatepass` writes), as Python's `surrogates_only` tells it (a TextDecoder cannot): read on
- * the error path only. */
-function surrogatesOnly(bytes: Uint8Array): boolean {
-  const n = bytes.length;
-  for (let i = 0; i < n; ) {
-    const c = bytes[i]!;
-    if (c < 0x80) {
-      i++;
-      continue;
-    }
-    let more: number;
-    let lo = 0x80;
-    let hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) more = 1;
-    else if (c >= 0xe0 && c <= 0xef) {
-      more = 2;
-      if (c === 0xe0) lo = 0xa0; // (0xED: 80..9F is a character, A0..BF a surrogate: both are taken)
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      more = 3;
-      if (c === 0xf0) lo = 0x90;
-      else if (c === 0xf4) hi = 0x8f;
-    } else return false;
-    if (i + more >= n) return false; // cut short
-    const second = bytes[i + 1]!;
-    if (second < lo || second > hi) return false;
-    for (let k = 2; k <= more; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) return false;
-    i += more + 1;
-  }
-  return true;
-}
-
 /** Where a UTF-8 sequence that `bytes` ends inside starts (bytes.length when it ends on a boundary). */
 function unfinished(bytes: Uint8Array): number {
   const n = bytes.length;
@@ -141,8 +102,6 @@ export class SSEDecoder {
   private lossy = new TextDecoder("utf-8", { ignoreBOM: true });
   private tail: Uint8Array | null = null; // the bytes of a UTF-8 sequence the last chunk ended inside
   private bad = false; // the line being read had invalid UTF-8 (replaced by U+FFFD)
-  private badOther = false; // ... other than a surrogate encoded as UTF-8
-  private other = false; // a field of the event had such bytes: its utf-8 problem is not said lone-surrogate
   private problem: SSEProblem | null = null;
   private held: string[] = []; // the pieces of the line being read
   private heldLength = 0; // their UTF-8 bytes
@@ -231,7 +190,6 @@ export class SSEDecoder {
         } catch {
           text = this.lossy.decode(line);
           this.bad = true; // the line this piece ends (or goes on with) holds the replacement
-          if (!this.badOther && !surrogatesOnly(line)) this.badOther = true;
           excess = utf8Length(text) - line.length; // the limits count the bytes sent
         }
         out.push(...this.feedText(text, excess));
@@ -317,8 +275,6 @@ export class SSEDecoder {
     }
     this.tail = null;
     this.bad = false;
-    this.badOther = false;
-    this.other = false;
     this.problem = null;
     this.held = [];
     this.heldLength = 0;
@@ -349,20 +305,8 @@ export class SSEDecoder {
   private line(line: string, out: SSEEvent[], excess: number): void {
     const bad = this.bad;
     this.bad = false;
-    let badOther = false;
-    if (bad) {
-      badOther = this.badOther; // (set with bad only)
-      this.badOther = false;
-    }
     if (!line) {
-      let problem = this.problem;
-      if (problem !== null) {
-        if (problem.rule === "utf-8" && !this.other) {
-          problem = { rule: "lone-surrogate", message: problem.message.replace("invalid UTF-8", "a UTF-16 surrogate encoded as UTF-8") };
-        }
-        this.other = false;
-      }
-      if (this.data.length || problem !== null) out.push({ data: this.data.join("\n"), event: this.eventType || "message", id: this.lastEventId, retry: this.eventRetry, problem });
+      if (this.data.length || this.problem !== null) out.push({ data: this.data.join("\n"), event: this.eventType || "message", id: this.lastEventId, retry: this.eventRetry, problem: this.problem });
       this.clearData();
       this.problem = null;
       this.eventType = "";
@@ -383,9 +327,8 @@ export class SSEDecoder {
     }
     let value = colon < 0 ? "" : line.slice(colon + 1);
     if (value.charCodeAt(0) === 32) value = value.slice(1);
-    if (bad && (field === "data" || field === "event" || field === "id") && value.includes("\ufffd")) {
-      if (badOther) this.other = true;
-      if (this.problem === null) this.problem = { rule: "utf-8", message: `invalid UTF-8 (in the ${field} field) replaced by U+FFFD` };
+    if (bad && this.problem === null && (field === "data" || field === "event" || field === "id") && value.includes("\ufffd")) {
+      this.problem = { rule: "utf-8", message: `invalid UTF-8 (in the ${field} field) replaced by U+FFFD` };
     }
     if (field === "data") {
       if (this.problem !== null && this.problem.rule !== "utf-8") return; // this event's data was dropped
