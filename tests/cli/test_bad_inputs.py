@@ -258,3 +258,25 @@ def test_a_tools_file_is_read_as_every_json_text_is(tmp_path: Path, capsys: pyte
     assert main(["format", "--provider", "openai", "--tools", str(tools), str(conversation)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"agentmsg: {tools}: not valid JSON"), err
+
+
+@pytest.mark.parametrize("held", ["null", "{}", '"f"'])
+def test_a_tools_file_that_is_not_an_array_is_said_in_every_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], held: str
+) -> None:
+    """A ``--tools`` file holding ``null`` was taken as no tools, silently, by format, count and trim; any other
+    value that is no array was exit 1 with a ``/tools`` problem in format and count but a usage error (exit 2) in
+    trim. Now every command says it alike: rule ``type`` at ``/tools``, exit 1."""
+    conversation = tmp_path / "conversation.json"
+    conversation.write_bytes(orjson.dumps([_MSG]))
+    tools = tmp_path / "tools.json"
+    tools.write_text(held, "utf-8")
+    for argv in (
+        ["format", "--provider", "openai"],
+        ["count", "--provider", "openai"],
+        ["trim", "--provider", "openai", "--budget", "1000"],
+    ):
+        assert main([*argv, "--output-format", "json", "--tools", str(tools), str(conversation)]) == 1, argv
+        said = [orjson.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+        assert [(p["pointer"], p["rule"]) for p in said] == [("/tools", "type")], (argv, said)
+        assert ("null" in said[0]["message"]) == (held == "null")

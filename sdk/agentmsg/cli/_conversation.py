@@ -80,7 +80,8 @@ def run_command(
 
 def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics) -> tuple[bytes, Any] | None:
     """The conversation file's bytes and the ``--tools`` file's JSON (None without one); None when an input is over
-    ``limits.max_bytes`` (said to ``diag``). A tools file that is not JSON is a usage error."""
+    ``limits.max_bytes`` or the tools file's JSON is not an array (``null`` included: said to ``diag``, rule
+    ``type`` at ``/tools``, as the formatters say it). A tools file that is not JSON is a usage error."""
     stdin_once((name, path), ("--tools", tools_path))
     tools = None
     try:
@@ -91,7 +92,10 @@ def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics)
                 tools = orjson.loads(read_bytes(tools_path).removeprefix(BOM))
             except orjson.JSONDecodeError as exc:
                 raise UsageError(f"{shown_path(tools_path)}: not valid JSON: {exc}") from None
-    except ValidationError as exc:  # an input over limits.max_bytes
+            if not isinstance(tools, list):  # (null was taken as no tools, silently; trim said {} otherwise)
+                held = " (the file holds null)" if tools is None else ""
+                raise ValidationError([Problem("/tools", "type", f"tools must be a list of tool definitions{held}")])
+    except ValidationError as exc:  # an input over limits.max_bytes, or tools that are not a list
         for p in exc.problems:
             diag.say(p, "error", True)
         return None

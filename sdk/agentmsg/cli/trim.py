@@ -49,8 +49,6 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     if inputs is None:
         return EXIT_INVALID
     data, tools = inputs
-    if tools is not None and not isinstance(tools, list):
-        raise UsageError(f"{shown_path(args.tools)}: a JSON array of tool definitions is expected")
     notes: list[Problem] = []
     try:
         messages = read_conversation(data, notes)
