@@ -133,14 +133,17 @@ def test_stdin_given_for_messages_and_tools_is_a_usage_error() -> None:
         ("strict=1", "--param strict: not a generation parameter: use --strict"),
         ("options=1", "--param options: not a generation parameter: use --repair, --reasoning, --layout"),
         ("temperature=null", "--param temperature=null: null is not sent (it means not given)"),
+        ("temperature=0.2 --param temperature=0.9", "--param temperature: given twice: give each parameter once"),
     ],
 )
 def test_a_param_format_gives_itself_is_a_usage_error(
     conversation: Path, capsys: pytest.CaptureFixture[str], param: str, said: str
 ) -> None:
     """`--param model=1` (a keyword the command gives format_request itself) was a TypeError traceback, exit 1;
-    `--param temperature=null` was dropped unsaid. Now a usage error naming the key and what to use (exit 2)."""
-    assert main(["format", "--provider", "openai", "--param", param, str(conversation)]) == 2
+    `--param temperature=null` was dropped unsaid; a key given twice kept the last value unsaid (cli4). Now a usage
+    error naming the key and what to use (exit 2)."""
+    params = [a for one in param.split(" --param ") for a in ("--param", one)]
+    assert main(["format", "--provider", "openai", *params, str(conversation)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1 and err.startswith(f"agentmsg: {said}"), err
 

@@ -61,14 +61,17 @@ _RESERVED = {
 
 
 def _params(given: list[tuple[str, Any]] | None) -> dict[str, Any]:
-    """The --param options as format_request's keywords: a reserved name, or null (the library reads None as a
-    parameter not given, so it would not be sent), is a usage error."""
+    """The --param options as format_request's keywords: a reserved name, null (the library reads None as a
+    parameter not given, so it would not be sent), or a key given twice (the last one was kept, silently) is a
+    usage error."""
     params: dict[str, Any] = {}
     for key, value in given or ():
         if key in _RESERVED:
             raise UsageError(f"--param {key}: not a generation parameter: {_RESERVED[key]}")
         if value is None:
             raise UsageError(f"--param {key}=null: null is not sent (it means not given): leave --param {key} out")
+        if key in params:
+            raise UsageError(f"--param {key}: given twice: give each parameter once")
         params[key] = value
     return params
 
