@@ -24,7 +24,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from tests._support.jsclient import same_json
 from tests._support.procs import stop
 from tests.browser._env import CHROMIUM, MISSING, NODE
 from tests.conftest import ROOT
+from tests.web._http import serving
 
 HERE = Path(__file__).resolve().parent
 STREAMS = HERE / "streams"
@@ -332,9 +332,7 @@ def _vector_events(path: Path) -> list[Any]:
 @pytest.fixture(scope="module")
 def vectors_server() -> Iterator[str]:
     """Every reducer vector under /v/<name>/ (whole) and /v/<name>-drop/ (--drop-every 2), one uvicorn."""
-    import socket
 
-    import uvicorn
     from starlette.applications import Starlette
     from starlette.routing import Mount
 
@@ -345,19 +343,8 @@ def vectors_server() -> Iterator[str]:
         events = _vector_events(path)
         mounts.append(Mount(f"/v/{path.stem}", app=viewer_app(events)))
         mounts.append(Mount(f"/v/{path.stem}-drop", app=viewer_app(events, drop_every=2, retry=20)))
-    sock = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(Starlette(routes=mounts), log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v/"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with serving(Starlette(routes=mounts)) as port:
+        yield f"http://127.0.0.1:{port}/v/"
 
 
 #: The vectors whose events JSON text can carry (the page reads them over SSE): not those whose events, given
@@ -403,9 +390,6 @@ def test_the_viewer_starts_over_when_the_server_cannot_resume(visit: Visit) -> N
     """The page's first connection is cut after 3 events; its resume reaches a restarted server (a new
     EventEndpoint: it never sent event 3) and gets HTTP 409. The page starts over with a fresh reducer, says
     so (data-restarts) and ends with Python's messages for the whole stream, nothing doubled."""
-    import socket
-
-    import uvicorn
 
     from agentmsg.web import EventEndpoint, viewer_app
 
@@ -422,19 +406,8 @@ def test_the_viewer_starts_over_when_the_server_cannot_resume(visit: Visit) -> N
             return
         await page(scope, receive, send)
 
-    sock = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    try:
-        result = visit(f"http://127.0.0.1:{sock.getsockname()[1]}/")
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with serving(app) as port:
+        result = visit(f"http://127.0.0.1:{port}/")
     assert result["state"] == "done", result
     assert result["pageErrors"] == [] and result["cspViolations"] == [], result
     assert asked == [None, "3", None]
@@ -729,9 +702,6 @@ def _streamed_in_parts(parts: list[int], total: int, size: int) -> tuple[list[li
 def _serve_in_parts(parts: list[list[Any]]) -> Iterator[str]:
     """The viewer on ``parts``' events: the first part at once, each next one when the page fetches ``next``."""
     import asyncio
-    import socket
-
-    import uvicorn
 
     from agentmsg.web import viewer_app
 
@@ -755,19 +725,8 @@ def _serve_in_parts(parts: list[list[Any]]) -> Iterator[str]:
             return
         await page(scope, receive, send)
 
-    sock = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with serving(app) as port:
+        yield f"http://127.0.0.1:{port}/"
 
 
 def test_the_last_500_cards_while_the_stream_runs_past_them(visit: Visit) -> None:
