@@ -46,7 +46,7 @@ import cattrs
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import INT_MAX, INT_MIN, check_json_value, depth_error, encode_error
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, check_json_value, depth_error, encode_error, json_value_copy
 from agentmsg._codec.schemas import KINDS, schema_documents, validate
 from agentmsg._native import speedups as _speedups  # the optional C writer (None: pure Python)
 from agentmsg.errors import Problem, ValidationError, pointer_of
@@ -59,7 +59,6 @@ _orjson_dumps = orjson.dumps
 _orjson_loads = orjson.loads
 _decode = msgspec.json.Decoder().decode
 #: orjson refusing what is no exact JSON type (subclasses, dataclasses, dates), as the JSON check does
-_STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 StructureFn = Callable[..., Any]  # (value[, type]) -> object: cattrs passes the type too
 UnstructureFn = Callable[[Any], Any]
@@ -469,32 +468,25 @@ def free_copy(value: Any, name: str) -> Any:
     """A free-form value (metadata, a tool's input, unknown keys) copied as :func:`json_copy` copies it, once it is
     found to be JSON as the constructors take it (:func:`~agentmsg._codec.jsontext.check_json_value`: no tuple, no
     model object, no NaN, no integer beyond 64 bits, ...); else :class:`WrongValue` naming the field ``name``
-    (:func:`refusal` then says what and where, as the constructors do). The common case is two C passes, the
-    check's own: orjson writes it strictly, msgspec reads it back, and it equals what it was."""
+    (:func:`refusal` then says what and where, as the constructors do): :func:`~agentmsg._codec.jsontext.json_value_copy`,
+    whose common case is two C passes, the check's own."""
     cls = value.__class__
     if (cls is dict or cls is list) and not value:
         return cls()
     if value is None:
         return None
     try:
-        copied = _decode(_orjson_dumps(value, option=_STRICT))
-        if copied == value:
-            return copied
-    except (orjson.JSONEncodeError, msgspec.DecodeError, RecursionError, TypeError, ValueError):
-        pass
-    try:  # (what the walk takes that the strict writer does not: enum members; else the first problem)
-        check_json_value(value)
+        return json_value_copy(value)
     except ValidationError:
         raise WrongValue(name) from None
-    return _decode(_orjson_dumps(value))
 
 
 def _free_json(value: Any) -> bool:
-    """Whether a free-form value is JSON as the constructors take it (:func:`free_copy` checks so): what the JSON
+    """Whether a free-form value is JSON as the constructors take it (what :func:`free_copy` checks, no copy): what the JSON
     writer's hooks ask of it (orjson would write a tuple as an array, a model object through its hook)."""
     try:
-        free_copy(value, "")
-    except WrongValue:
+        check_json_value(value)
+    except ValidationError:
         return False
     return True
 
@@ -565,7 +557,9 @@ def _unstructure_source(cls: type, shallow: bool, check: bool = True, copy: bool
             name = next(a.name for a in attrs.fields(cls) if _is_unknown_keys(a))
             free, wrong = gen.name(_free_json, "free"), gen.name(WrongValue, "wrong")
             body.append(f"    x = o.{name}")
-            body.append(f"    if x and (x.__class__ is not dict or not {free}(x)): raise {wrong}({name!r})")
+            # (copied, and so checked, as the dict is made: free_copy)
+            json_test = "" if copy and not shallow else f" or not {free}(x)"
+            body.append(f"    if x and (x.__class__ is not dict{json_test}): raise {wrong}({name!r})")
             # a declared key set in them after construction (the constructors refuse one) would replace the field
             known = gen.name(known_keys(cls), "known")
             body.append(f"    if x and not {known}.isdisjoint(x): raise {wrong}({name!r})")
