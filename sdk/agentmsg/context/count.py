@@ -42,7 +42,7 @@ from agentmsg.context._tokenizers import TextCounter, counter
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.common import mime_of
-from agentmsg.providers._request.context import block_label, json_text
+from agentmsg.providers._request.context import MEDIA, TOOL_MEDIA_HEAD, block_label, json_text
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
 from agentmsg.providers.spec import TokenProfile
 
@@ -180,7 +180,6 @@ class _AsImage:
     max_pixels: int | None = None
 
 
-_MEDIA: Final = frozenset({ImageBlock, AudioBlock, VideoBlock, DataBlock})
 _TEXT_MIMES: Final = frozenset({"application/json", "application/xml", "application/x-yaml", "application/yaml"})
 
 
@@ -210,7 +209,7 @@ def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = 
     n = 0
     for b in blocks:
         kind = type(b)
-        if placeholders and kind in _MEDIA:  # (sent as the text naming it, not the medium)
+        if placeholders and kind in MEDIA:  # (sent as the text naming it, not the medium)
             if texts is not None:
                 texts.append(block_label(b))
             else:
@@ -260,13 +259,13 @@ def _result_text(t: _Tally, call_id: str, output: Sequence[Any]) -> int:
             texts.append(b.text)
         elif kind is HintBlock:
             texts.append(b.hint)
-        elif kind in _MEDIA:
+        elif kind in MEDIA:
             media.append(b)
     text = "\n".join(texts)
     labels = [block_label(b) for b in media]
     n = t.words("\n".join([text, *labels]) if text else "\n".join(labels))
     if media and not t.profile.text_only:
-        n += t.profile.per_message + t.words(f"Media returned by tool call {call_id}:") + _blocks(t, media, False)
+        n += t.profile.per_message + t.words(TOOL_MEDIA_HEAD.format(call_id)) + _blocks(t, media, False)
     return n
 
 

@@ -876,7 +876,7 @@ _QUIET = frozenset(
 
 
 #: The part openings that open an empty block for a reasoning item's part (:meth:`Reader._part_added`)
-_PARTS_ADDED = frozenset({"response.reasoning_summary_part.added", "response.content_part.added"})
+_PARTS_ADDED: Final = frozenset({"response.reasoning_summary_part.added", "response.content_part.added"})
 
 #: The ``.done`` events that give a part's whole text (or a call's arguments), and the field that holds it: read only
 #: when no delta gave it (:meth:`Reader._done_text`)
@@ -1385,7 +1385,7 @@ def _reasoning_meta(item_id: str | None, slot: str, empty: set[str]) -> dict[str
         meta[ITEM_ID] = item_id
     if "/c" in slot:
         meta[REASONING_TEXT] = True
-    elif "/s" in slot and slot in empty:
+    elif slot in empty:  # (a /c slot is told above)
         meta[SUMMARY_TEXT] = True  # (an empty summary part, told from the empty block of an item of no part)
     return meta or None
 

@@ -413,7 +413,7 @@ class ChatWalk(Walk):
         content = entry.get("content")
         held = content if self.plain else content[0]["text"] if content else ""
         text = "\n".join([held, *texts] if held else texts)
-        entry["content"] = text if self.plain else [{"text": text}]
+        entry["content"] = self.text_content(text)
         if msg.name and not self.send_name and not self.multi:  # (else the entry's name is the message's: one speaker)
             ctx.names_dropped.append(i)
         ctx.report(f"/{i}", "turns-merged", BETWEEN.format("assistant"))
@@ -525,7 +525,7 @@ class ChatWalk(Walk):
                     )
                     parts.append(part)
                 if parts:
-                    parts.insert(0, self.text_part(f"Media returned by tool call {call_id}:"))
+                    parts.insert(0, self.text_part(F.TOOL_MEDIA_HEAD.format(call_id)))
                     self.deferred.append({"role": "user", "content": parts})
             else:  # text only: a user message could hold nothing but the labels the tool message already has
                 for _, p in media:

@@ -802,6 +802,9 @@ def grounding_dropped(ctx: Context, msg: Msg, i: int) -> None:
 
 MEDIA_TYPES: Final = (ImageBlock, AudioBlock, VideoBlock, DataBlock)
 MEDIA: Final = frozenset(MEDIA_TYPES)  # for ``type(block) in MEDIA``
+#: the text before a tool result's media where they are resent in a user message (chat family): its call's id
+#: formatted in (the request and the token count say it alike)
+TOOL_MEDIA_HEAD: Final = "Media returned by tool call {}:"
 
 
 def block_label(block: Any) -> str:

@@ -194,15 +194,16 @@ class Downloader:
                         raise ValidationError.single(
                             pointer, "media-fetch-failed", f"GET {current} answered HTTP {response.status_code}"
                         )
-                    declared = response.headers.get("content-length")
-                    if declared and declared.isdigit() and int(declared) > policy.max_bytes:
+                    declared = response.headers.get("content-length", "")
+                    size = int(declared) if declared.isdigit() else 0
+                    if size > policy.max_bytes:
                         raise ValidationError.single(
                             pointer,
                             "media-too-large",
                             f"{current} has {declared} bytes, over the limit of {policy.max_bytes}",
                         )
-                    if declared and declared.isdigit() and int(declared) > room:
-                        raise over_total(pointer, current, policy, room, int(declared))
+                    if size > room:
+                        raise over_total(pointer, current, policy, room, size)
                     cap = min(policy.max_bytes, room)
                     encoding = response.headers.get("content-encoding", "").strip().lower()
                     if encoding in ("gzip", "x-gzip", "deflate"):
