@@ -18,17 +18,22 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import reprlib
 from collections.abc import Iterator
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
 from agentmsg._codec.jsontext import _STRICT, check_json_value
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
 from agentmsg.errors import Problem, SizeLimitError, ValidationError, pointer_of
+
+#: source.schema.json's pattern of base64 data (``Base64Source.data``), for readers that check it where their input
+#: holds it, so that a problem points there
+BASE64_DATA: Final = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 if TYPE_CHECKING:
     import jsonschema_rs

@@ -22,6 +22,7 @@ from typing import Any, Final
 import attrs
 
 from agentmsg._codec.jsontext import JsonInput, check_json_value, json_type, loads, parse_arguments
+from agentmsg._codec.schemas import BASE64_DATA  # (checked where the body holds it: a problem points there)
 from agentmsg.blocks import block_from_dict
 from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.message import Msg, new_id
@@ -39,9 +40,6 @@ AG_UI_PARTS: Final = "ag_ui_parts"
 
 _MEDIA_DEFAULT: Final = {"image": "image/*", "audio": "audio/*", "video": "video/*", "data": "application/octet-stream"}
 _DATA_URL: Final = re.compile(r"^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$", re.S)
-#: the source schema's pattern of base64 data: checked where the body holds it, so that a problem points there (the
-#: message's own check would point into the message agentmsg builds, ``/content/<i>/source/data``, no body path)
-_BASE64: Final = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 _USER_BLOCKS: Final = frozenset({"text", "data", "image", "audio", "video"})
 
 
@@ -314,7 +312,7 @@ def _ui_part(
                 f"{where}/mediaType", "minLength", "a file part's mediaType must not be empty (a media block's type)"
             )
             return
-        if block["source"]["type"] == "base64" and not _BASE64.fullmatch(block["source"]["data"]):
+        if block["source"]["type"] == "base64" and not BASE64_DATA.fullmatch(block["source"]["data"]):
             r.fail(f"{where}/url", "pattern", "the data of a ;base64, data: URL is not base64")
             return
         if block["type"] == "data" and isinstance(part.get("filename"), str):
@@ -688,8 +686,8 @@ def _ag_call(r: _Reader, call: Any, where: str) -> dict[str, Any] | None:
 
 
 #: the keys of an AG-UI content part (and of its source) its block holds
-_AG_PART_KEYS: Final = frozenset({"type", "text", "source"})
-_AG_SOURCE_KEYS: Final = frozenset({"type", "value", "mimeType"})
+AG_PART_KEYS: Final = frozenset({"type", "text", "source"})
+AG_SOURCE_KEYS: Final = frozenset({"type", "value", "mimeType"})
 
 
 def _ag_part(r: _Reader, part: Any, where: str, index: int, kept: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -699,10 +697,10 @@ def _ag_part(r: _Reader, part: Any, where: str, index: int, kept: list[dict[str,
     block = _ag_part_block(r, part, where)
     if block is None:
         return None
-    rest = {k: v for k, v in part.items() if k not in _AG_PART_KEYS}
+    rest = {k: v for k, v in part.items() if k not in AG_PART_KEYS}
     source = part.get("source")
     if isinstance(source, dict):
-        extra = {k: v for k, v in source.items() if k not in _AG_SOURCE_KEYS}
+        extra = {k: v for k, v in source.items() if k not in AG_SOURCE_KEYS}
         if extra:
             rest["source"] = extra
     if rest:
@@ -740,7 +738,7 @@ def _ag_part_block(r: _Reader, part: Any, where: str) -> dict[str, Any] | None:
     if mime == "":
         r.fail(f"{at}/mimeType", "minLength", "a source's mimeType must not be empty (a media block's type)")
         return None
-    if source_kind == "data" and not _BASE64.fullmatch(value):
+    if source_kind == "data" and not BASE64_DATA.fullmatch(value):
         r.fail(f"{at}/value", "pattern", "the value of a data source is not base64")
         return None
     if source_kind != "data" and not value:

@@ -42,7 +42,7 @@ from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
 from agentmsg.ui._protocol import Decoder, Encoder, Notes, sse_frame, value_text
-from agentmsg.ui._requests import RunInput, read_run_input
+from agentmsg.ui._requests import AG_PART_KEYS, AG_SOURCE_KEYS, RunInput, read_run_input
 
 __all__ = ["AGUI", "PROTOCOL", "TYPES", "WRAPPED", "AGUIDecoder", "AGUIEncoder", "RunInput", "read_input"]
 
@@ -914,7 +914,8 @@ class AGUIDecoder:
         return []
 
     def _close_all(self, why: str) -> list[dict[str, Any]]:
-        """What is still open when a run finishes: ended (AG-UI refuses such a RUN_FINISHED: said)."""
+        """What is still open when a run finishes: ended (AG-UI refuses such a RUN_FINISHED: said); the signatures
+        no block took, said."""
         out: list[dict[str, Any]] = []
         if self._texts or self._reasoning or self._calls or self._others:
             self._problem("", "order", f"{why} while a message or tool call is still open: ended there")
@@ -929,6 +930,7 @@ class AGUIDecoder:
         self._reasoning.clear()
         self._calls.clear()
         self._others.clear()
+        self._unused_signatures()
         return out
 
     # ---- the events ----
@@ -938,7 +940,6 @@ class AGUIDecoder:
         if self._run is not None:
             self._problem("", "order", "RUN_STARTED while a run is open: the open one ends here")
             out += self._close_all("RUN_STARTED")
-            self._unused_signatures()
             out.append(self._ev("AGENT_END", False, replyId=self._run))
         self._run, self._step, self._usage_seen, self._outside = e["runId"], None, False, False
         meta = e.get("metadata")
@@ -955,7 +956,6 @@ class AGUIDecoder:
         if self._run is None:
             self._problem("", "order", "RUN_FINISHED without a run started")
         out = self._close_all("RUN_FINISHED")
-        self._unused_signatures()
         reply = e["runId"]
         if not self._ours:
             out += self._run_extras(e, reply)
@@ -1280,12 +1280,12 @@ class AGUIDecoder:
         """The keys of a TOOL_CALL_RESULT content part (and of its source) that its block has no field for (a
         part's ``id`` and ``metadata``, a file source's ``provider``, ...): said once per stream and key."""
         for key in part:
-            if key not in _PART_KEPT:
+            if key not in AG_PART_KEYS:
                 message = f"TOOL_CALL_RESULT content part {key[:40]}: no block keeps it (left out)"
                 self._say_once(f"part-key/{key}", message, where=where + pointer_of([key]))
         source = part.get("source")
         for key in source if isinstance(source, Mapping) else ():
-            if key not in _SOURCE_KEPT:
+            if key not in AG_SOURCE_KEYS:
                 message = f"TOOL_CALL_RESULT content part source {key[:40]}: no block keeps it (left out)"
                 self._say_once(f"source-key/{key}", message, where=f"{where}/source" + pointer_of([key]))
 
@@ -1305,11 +1305,6 @@ class AGUIDecoder:
 
     def _foreign(self, e: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [self._ev("CUSTOM", name=FOREIGN + e["type"], value=dict(e))]
-
-
-#: the keys of an AG-UI content part, and of its source, that the block it becomes holds
-_PART_KEPT: Final = frozenset({"type", "text", "source"})
-_SOURCE_KEPT: Final = frozenset({"type", "value", "mimeType"})
 
 
 def _part_in(part: Any) -> dict[str, Any] | None:

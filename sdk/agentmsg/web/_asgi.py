@@ -349,8 +349,7 @@ class EventEndpoint:
 
     def _close_now(self) -> None:
         """In the endpoint's loop: the end of the source, now, and every connection waiting for it woken."""
-        if not self._done:
-            self._finish(None)
+        self._finish(None)  # (nothing when the source ended already)
         pull = self._pull
         if pull is not None and not pull.done():
             pull.cancel()  # (the connections waiting on it wake, find the stream done, and end)

@@ -4,11 +4,10 @@ says what they cannot read)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Protocol
 
 from agentmsg._codec.jsontext import json_type
-from agentmsg._codec.schemas import schema_documents
+from agentmsg._codec.schemas import BASE64_DATA, schema_documents
 from agentmsg.providers._response.numbers import OVERFLOW, HugeNumber
 
 __all__ = [
@@ -35,13 +34,10 @@ def text_or_none(value: Any) -> bool:
     return not value or type(value) is str
 
 
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")  # the source schema's pattern for base64 data
-
-
 def base64_source(media_type: Any, data: Any) -> dict[str, Any] | None:
     """A base64 source (``schemas/source.schema.json``) for media a reply carries inline, or None when
     ``data`` is not standard base64 text (a MIME type missing is ``application/octet-stream``)."""
-    if not isinstance(data, str) or not _BASE64.fullmatch(data):
+    if not isinstance(data, str) or not BASE64_DATA.fullmatch(data):
         return None
     mime = media_type if isinstance(media_type, str) and media_type else "application/octet-stream"
     return {"type": "base64", "media_type": mime, "data": data}
