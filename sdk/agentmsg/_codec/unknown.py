@@ -77,7 +77,7 @@ def find_unknown_keys(value: Any, kind: str | None = None) -> list[Problem]:
         if found is None:
             raise ValueError(f"{type(value).__name__} is not an agentmsg model")
         kind = kind or found
-        value = dict_of(value, kind)  # (a field changed after construction to what JSON cannot hold: refused)
+        value = dict_of(value, kind, copy=False)  # (read only; a field JSON cannot hold: refused)
         return _find_in_json(value, kind)
     kind = kind or "msg"
     unknown = _find_in_json(value, kind)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agentmsg._codec.converter import dict_of
 from agentmsg.errors import Problem
 from agentmsg.message import AssistantMessage
 
@@ -31,7 +32,7 @@ def check_results(done: Sequence[AssistantMessage], results: Sequence[Any]) -> l
         content = result.get("content")
         if not isinstance(content, list):
             continue
-        ours = msg.to_dict()["content"]  # not to_json: orjson caches a UTF-8 copy in non-ASCII strs
+        ours = dict_of(msg, "msg", copy=False)["content"]  # (read only; not to_json: orjson caches UTF-8 in a str)
         pointer = f"/{index}/content"
         for kind in ("text", "thinking"):
             mine = "".join(b[kind] for b in ours if b["type"] == kind)
