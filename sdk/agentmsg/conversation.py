@@ -85,7 +85,7 @@ def _check_writable(parsed: list[Any], msgs: list[Msg]) -> None:
         _orjson_dumps([parsed])  # fails only when the input reaches the depth limit
     except orjson.JSONEncodeError:
         try:
-            encode_messages(msgs)  # raises SizeLimitError when the written form is too deep
+            dumps_json(msgs, "msg")  # raises SizeLimitError when the written form is too deep (where: not needed)
         except SizeLimitError:  # (said as the reader says text too deep: of the whole input, pointer "")
             raise depth_error("msg") from None
 

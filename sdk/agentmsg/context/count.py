@@ -42,7 +42,7 @@ from agentmsg.context._tokenizers import TextCounter, counter
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.common import mime_of
-from agentmsg.providers._request.context import MEDIA, TOOL_MEDIA_HEAD, block_label, json_text
+from agentmsg.providers._request.context import MEDIA, TOOL_MEDIA_HEAD, block_label, json_text, tool_turns
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
 from agentmsg.providers.spec import TokenProfile
 
@@ -338,22 +338,6 @@ def _last_user_turn(messages: Sequence[Msg]) -> int:
     return -1
 
 
-def _tool_turns(messages: Sequence[Msg]) -> frozenset[int]:
-    """The messages of the turns (from a user message to the next) that called a tool."""
-    out: set[int] = set()
-    turn: list[int] = []
-    calls = False
-    for i, m in enumerate(messages):
-        if m.role is MsgRole.USER:
-            if calls:
-                out.update(turn)
-            turn, calls = [], False
-        else:
-            turn.append(i)
-            calls = calls or any(type(b) is ToolUseBlock for b in m.content)
-    return frozenset(out)
-
-
 def provider_of(provider: Any, model: Any = None) -> Provider:
     """The Provider of ``provider`` (a registry name or a Provider: KeyError for an unknown name), with ``model``
     checked: a bad argument of the context functions is refused naming it (a ValidationError, rule ``type``),
@@ -388,7 +372,7 @@ def count_tokens(
     messages = members(messages)  # (refuses what is no list of messages, naming the item)
     defs = normalize_tools(tools)
     current = _last_user_turn(messages) if profile.thinking in ("current", "tool_turns") else -1
-    called = _tool_turns(messages) if profile.thinking == "tool_turns" else frozenset()
+    called = tool_turns(messages) if profile.thinking == "tool_turns" else frozenset()
     per_message = profile.per_message
     per_name = profile.per_name
     counts = []

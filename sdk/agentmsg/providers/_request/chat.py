@@ -117,17 +117,8 @@ class ChatWalk(Walk):
 
     def run(self, msgs: Sequence[Msg], start: int = 0) -> list[dict[str, Any]]:
         if self.reasoning_current_turn_only:
-            turn: list[int] = []  # the messages of the turn so far (since the last user message)
-            calls = False
-            for i, msg in enumerate(msgs):
-                if msg.role is _USER:
-                    self.last_user = i
-                    if calls:
-                        self.tool_turns.update(turn)
-                    turn, calls = [], False
-                else:
-                    turn.append(i)
-                    calls = calls or any(type(b) is ToolUseBlock for b in msg.content)
+            self.tool_turns.update(F.tool_turns(msgs))
+            self.last_user = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].role is _USER), -1)
         return super().run(msgs, start)
 
     def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:

@@ -33,7 +33,7 @@ from agentmsg.blocks import (
     VideoBlock,
 )
 from agentmsg.errors import Problem, ValidationError
-from agentmsg.message import Msg, member_blocks, member_roles
+from agentmsg.message import Msg, MsgRole, member_blocks, member_roles
 from agentmsg.providers._request.media import MediaPolicy, MediaSession, data_url_mime, scheme_of
 
 __all__ = [
@@ -874,6 +874,23 @@ def has_result(msg: Msg) -> bool:
 
 def has_tool_use(msg: Msg) -> bool:
     return any(type(b) is ToolUseBlock for b in msg.content)
+
+
+def tool_turns(msgs: Sequence[Msg]) -> frozenset[int]:
+    """The messages of the turns (from a user message to the next) that called a tool: where a provider that sends
+    back only the current turn's reasoning sends a tool-calling turn's too (the request and the token count)."""
+    out: set[int] = set()
+    turn: list[int] = []
+    calls = False
+    for i, msg in enumerate(msgs):
+        if msg.role is MsgRole.USER:
+            if calls:
+                out.update(turn)
+            turn, calls = [], False
+        else:
+            turn.append(i)
+            calls = calls or has_tool_use(msg)
+    return frozenset(out)
 
 
 def speaker_label(msg: Msg) -> str:
