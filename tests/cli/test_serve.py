@@ -159,3 +159,26 @@ def test_serve_reads_an_ag_ui_file_as_the_agentevents_it_stands_for() -> None:
     data = b"".join(json.dumps(e).encode() + b"\n" for e in ours)
     err = io.StringIO()
     assert list(file_events(io.BytesIO(data), "events.jsonl", err)) == ours and err.getvalue() == ""
+
+
+def test_serve_numbers_an_ag_ui_decoders_notes_as_the_input_does() -> None:
+    """``reduce --protocol`` numbers a decoder's notes as the input does (2bdad59); ``serve`` feeds read_events to
+    the same decoders and said every note after an unreadable line one event short (``/1`` for the third line).
+    Both count through agentmsg.cli._numbering now."""
+    import io
+
+    from agentmsg.cli.serve import file_events
+
+    lines = [
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
+        '{"type": ',
+        '{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant","extra":1}',
+        "[1]",
+    ]
+    err = io.StringIO()
+    list(file_events(io.BytesIO("\n".join(lines).encode() + b"\n"), "f", err))
+    said = err.getvalue()
+    assert "f: ag-ui event /2: TEXT_MESSAGE_START extra" in said, said
+    assert "f: ag-ui event /3: an AG-UI event is a JSON object [type]" in said, said
+    r = run("reduce", "-", "--protocol", "ag-ui", stdin="\n".join(lines) + "\n")
+    assert "-:/2: note: TEXT_MESSAGE_START extra" in r.stderr and "-:/3: an AG-UI event" in r.stderr, r.stderr

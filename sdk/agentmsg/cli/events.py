@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-import re
 from collections.abc import Iterator
 from typing import IO, Any, TextIO
 
@@ -34,6 +33,7 @@ from agentmsg.cli._io import (
     whole_number,
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
+from agentmsg.cli._numbering import Numbering
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events import CUT_RULE, Reducer, emit_events, encode_sse, read_events, reduce_stream
 from agentmsg.message import AssistantMessage, Msg
@@ -224,27 +224,6 @@ def _write_events(instance: Any, prefix: str, args: argparse.Namespace, out: Tex
 
 #: the rules of a UI protocol decoder's notes that say something left out or read another way, not a bad event
 _UI_NOTES = frozenset({"ui-not-kept", "ui-wrapped", "ui-legacy"})
-#: the number of the event a decoder's pointer starts with
-_EVENT_NUMBER = re.compile(r"/(\d+)")
-
-
-def _renumbered(problem: Problem, places: list[int]) -> Problem:
-    """A decoder's problem with the event it names numbered as in the input: the decoder counts the events it was
-    fed, and a line or SSE event that could not be read was not (every pointer after it was one event short)."""
-
-    def pointer(text: str) -> str:
-        found = _EVENT_NUMBER.match(text)
-        if found is None or int(found[1]) >= len(places):
-            return text
-        return f"/{places[int(found[1])]}{text[found.end() :]}"
-
-    return Problem(
-        pointer(problem.pointer),
-        problem.rule,
-        problem.message,
-        problem.schema_location,
-        tuple(pointer(p) for p in problem.other_pointers),
-    )
 
 
 def _reduce_protocol(
@@ -261,27 +240,21 @@ def _reduce_protocol(
     if strip_end is not None:
         chunks = strip_end(chunks)
 
-    places: list[int] = []  # the number in the input of each event the decoder was fed (its pointers count those)
-    seen = 0  # the input's events so far, a line or SSE event that could not be read included
+    numbering = Numbering()  # (the decoder's pointers count the events it was fed, not the input's)
 
     def unreadable(problem: Problem) -> None:
-        nonlocal seen
-        problem = problem.under(f"/{seen}")
-        if problem.rule != "utf-8":  # (invalid UTF-8 replaced: said of the event that follows, which is read)
-            seen += 1
+        problem = numbering.skipped(problem)
         if args.strict:
             raise ValidationError([problem])
         diag.say(problem, "error", True)
         unread.append(problem)
 
     unread: list[Problem] = []
-    for event in read_events(chunks, strict=False, on_problem=unreadable):
-        places.append(seen)
-        seen += 1
+    for event in numbering.fed(read_events(chunks, strict=False, on_problem=unreadable)):
         for agent_event in decoder.feed(event):
             reducer.feed(agent_event)
         for note in decoder.notes:
-            note = _renumbered(note, places)
+            note = numbering.of(note)
             fails = note.rule not in _UI_NOTES
             diag.say(note, "error" if fails else "note", fails)
             if fails:

@@ -27,6 +27,7 @@ from agentmsg.cli._io import (
     shown_path,
     whole_number,
 )
+from agentmsg.cli._numbering import Numbering
 from agentmsg.errors import Problem
 from agentmsg.events import read_events
 
@@ -50,13 +51,17 @@ def _read(chunks: Iterator[bytes], name: str, warn: TextIO) -> Iterator[Any]:
     stream of AG-UI events (its first event of a type only AG-UI has) is read through the AG-UI decoder: the
     viewer renders the AgentEvents it stands for, and the decoder's notes are reported on ``warn``."""
 
+    numbering = Numbering()  # (a decoder's pointers count the events it was fed, not the input's)
+
     def report(problem: Problem) -> None:
+        numbering.skipped(problem)
         print(f"{name}: {problem.message} [{problem.rule}] (skipped)", file=warn, flush=True)
 
-    return _agentevents(read_events(chunks, strict=False, on_problem=report), name, warn)
+    events = numbering.fed(read_events(chunks, strict=False, on_problem=report))
+    return _agentevents(events, name, warn, numbering)
 
 
-def _agentevents(events: Iterator[Any], name: str, warn: TextIO) -> Iterator[Any]:
+def _agentevents(events: Iterator[Any], name: str, warn: TextIO, numbering: Numbering) -> Iterator[Any]:
     for first in events:
         protocol = ui.detect(first)
         if protocol is None:
@@ -68,7 +73,7 @@ def _agentevents(events: Iterator[Any], name: str, warn: TextIO) -> Iterator[Any
         for event in itertools.chain((first,), events):
             yield from decoder.feed(event)
             for note in decoder.notes:
-                print(f"{name}: {protocol} event {note}", file=warn, flush=True)
+                print(f"{name}: {protocol} event {numbering.of(note)}", file=warn, flush=True)
             decoder.notes.clear()
         yield from decoder.close()
         return
