@@ -387,7 +387,7 @@ static int enc_model(Enc *e, PyObject *o, const Plan *p, int depth) {
             Py_DECREF(v);
             continue;
         }
-        if ((f->expect != EX_ANY && !expected(v, f->expect)) ||
+        if (((f->expect & ~EX_FREE) != EX_ANY && !expected(v, f->expect)) ||
             (f->exact != NULL && v != Py_None && (PyObject *)Py_TYPE(v) != f->exact)) {
             Py_DECREF(v);
             return 1;
@@ -396,10 +396,10 @@ static int enc_model(Enc *e, PyObject *o, const Plan *p, int depth) {
         if (!first) rc = put1(e, ',');
         first = 0;
         if (rc == 0) rc = put(e, PyBytes_AS_STRING(f->key), PyBytes_GET_SIZE(f->key));
-        int free = (f->expect & EX_FREE) != 0;
-        e->free += free;
+        int in_free = (f->expect & EX_FREE) != 0;
+        e->free += in_free;
         if (rc == 0) rc = enc(e, v, depth + 1);
-        e->free -= free;
+        e->free -= in_free;
         Py_DECREF(v);
         if (rc) return rc;
     }
