@@ -658,7 +658,6 @@ function hitl(reason: string | null, state: string | null, metaKey: string | nul
 
 const ignore: Handler = () => {};
 
-/** Deltas whose handlers check every key they use: not validated against the schema in tolerant mode. */
 /** Events that bring a reply no content (no block, tool call or tool result) and open no model call: between replies
  * after an AGENT_END, where they would open an implicit reply (rule 1) with nothing in it (an AGENT_RESULT: a second,
  * empty message under the same id), they are skipped (rule after-end); so is a CUSTOM agentmsg.error there. */
@@ -673,6 +672,7 @@ const ONLY_EMPTY = new Set([
   "USER_CONFIRM_RESULT",
 ]);
 
+/** Deltas whose handlers check every key they use: not validated against the schema in tolerant mode. */
 const PLAIN_DELTAS = new Set(["TEXT_BLOCK_DELTA", "THINKING_BLOCK_DELTA", "TOOL_CALL_DELTA", "DATA_BLOCK_DELTA", "TOOL_RESULT_TEXT_DELTA"]);
 
 const HANDLERS: Record<string, Handler> = {
