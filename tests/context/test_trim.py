@@ -323,7 +323,9 @@ def test_the_strategy_and_the_arguments_are_checked() -> None:
         trim(msgs, 100, provider="openai", counter=5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="summarize is a function"):
         trim(msgs, 100, provider="openai", summarize=5)  # type: ignore[arg-type]
-    for answer in (None, [float("nan")], "many"):
+    # (infinity raised a bare OverflowError; a text, bytes or bools of digits were read as counts)
+    wrong = (float("inf"), "7", b"7", True)
+    for answer in (None, [float("nan")], "many", *([x] * len(msgs) for x in wrong)):
 
         def counter(messages: Sequence[Msg], answer: Any = answer) -> Any:
             return answer
@@ -380,6 +382,14 @@ def test_per_message_counts_alone_are_a_counter() -> None:
     msgs = [user("q1 " * 10), assistant(), user("q2")]
     out = trim(msgs, tokens(msgs[2]), provider="openai", counter=lambda ms: [tokens(m) for m in ms])
     assert out.messages == (msgs[2],) and out.tokens == tokens(msgs[2])
+
+
+def test_fractional_counts_are_rounded_up_so_the_result_fits_by_the_counter() -> None:
+    """(1.9 a message was read as 1: three messages "fit" a budget of 3, which they are 5.7 by the counter's own
+    measure)"""
+    msgs = [user("q1"), assistant(), user("q2")]
+    out = trim(msgs, 3, provider="openai", counter=lambda ms: [1.9] * len(ms))
+    assert out.removed == (0, 1) and out.tokens == 2
 
 
 def test_atrim_awaits_an_async_summarize() -> None:

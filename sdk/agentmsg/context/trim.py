@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
+import numbers
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -125,12 +127,28 @@ class _Step:
     why: str
 
 
+def _count(value: Any) -> int:
+    """One count from a counter: an int as it is, a finite fractional count rounded up (so that what fits by the
+    counter's own measure fits); ValueError for what is no count (None, NaN, infinity, a bool, a text or bytes,
+    whose ``int()`` would read a number out of it)."""
+    kind = type(value)
+    if kind is int:
+        return value  # type: ignore[no-any-return]
+    if kind is bool or isinstance(value, (str, bytes, bytearray)):
+        raise ValueError(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real) and math.isfinite(value):
+        return math.ceil(float(value))
+    raise ValueError(value)
+
+
 def _counts(counter: Counter, messages: Sequence[Msg]) -> tuple[list[int], int]:
     """(per-message counts, total) from a counter's answer."""
     found: Any = counter(messages)
     per: Any = getattr(found, "messages", found)
     try:
-        counts = [int(c) for c in per]
+        counts = [_count(c) for c in per]
     except (TypeError, ValueError):  # (None, a NaN, a text: not counts)
         raise ValueError(
             "the counter gives each message's count (ints, or an object with messages and total), not"
@@ -140,7 +158,7 @@ def _counts(counter: Counter, messages: Sequence[Msg]) -> tuple[list[int], int]:
         raise ValueError(f"the counter gave {len(counts)} counts for {len(messages)} messages")
     total = getattr(found, "total", None)
     try:
-        whole = int(total) if total is not None else sum(counts)
+        whole = _count(total) if total is not None else sum(counts)
     except (TypeError, ValueError):
         raise ValueError(f"the counter's total is a count, not {type(total).__name__} {total!r:.80}") from None
     low = min(counts, default=0)
