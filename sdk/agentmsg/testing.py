@@ -10,9 +10,10 @@ For tests and offline demos of the provider clients: real HTTP on loopback, no n
         ...
         server.requests[-1].json()   # what the client sent
 
-Each path has a queue of :class:`Reply`; every request takes the next one (the last one repeats). A HEAD
-takes none: it gets the status and headers the next GET would (its Content-Length too), no body, and is recorded
-as any request is. A reply streams its body in ``chunk_size`` pieces (HTTP chunked encoding when ``sse``), and can inject
+Each path has a queue of :class:`Reply`; every request takes the next one (the last one repeats), whatever its
+method: GET, POST, PUT, DELETE, PATCH, OPTIONS or any other (``requests[i].method`` says which). A HEAD takes none:
+it gets the status and headers the next request would (its Content-Length too), no body, and is recorded as any
+request is. A reply streams its body in ``chunk_size`` pieces (HTTP chunked encoding when ``sse``), and can inject
 faults: ``disconnect_after`` bytes (the connection is dropped without ending the body), ``stall``
 seconds of silence after ``stall_after`` bytes, a ``delay`` between pieces.
 """
@@ -197,15 +198,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
 
-    def do_GET(self) -> None:
-        self._serve()
-
-    def do_POST(self) -> None:
-        self._serve()
-
-    def do_HEAD(self) -> None:
-        # (was 501 Unsupported method, with the length of an HTML page, and not recorded)
-        self._serve()
+    def parse_request(self) -> bool:
+        """Every method is served, the same way: the base class calls ``do_<METHOD>`` and answered 501, with an
+        HTML page and nothing recorded, for a method without one (a HEAD, then PUT, DELETE, PATCH, OPTIONS)."""
+        if not super().parse_request():
+            return False
+        setattr(self, f"do_{self.command}", self._serve)
+        return True
 
     def _serve(self) -> None:
         body = self._request_body()

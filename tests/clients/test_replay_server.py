@@ -294,6 +294,26 @@ def test_a_head_takes_no_reply_from_the_queue() -> None:
     assert (head.status_code, head.headers["content-length"]) == (200, "6") and get.content == b"[1, 2]"
 
 
+@pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH", "OPTIONS", "QUERY"])
+def test_every_method_is_served_from_the_paths_queue_and_recorded(method: str) -> None:
+    """Only GET, POST and HEAD were served: any other method got 501 with an HTML page, and was not recorded (a
+    fake files API, a batch's cancel could not be scripted)."""
+    with ReplayServer() as server:
+        server.add("/files/f1", Reply.json({"id": "f1"}), Reply(404, body=b"{}"))
+        head = httpx.head(f"{server.url}/files/f1", timeout=10)
+        first = httpx.request(method, f"{server.url}/files/f1?x=1", content=b'{"a": 1}', timeout=10)
+        second = httpx.request(method, f"{server.url}/files/f1", timeout=10)
+        recorded = [(r.method, r.path, r.body) for r in server.requests]
+    assert (head.status_code, head.headers["content-length"], head.content) == (200, "11", b"")
+    assert (first.status_code, first.content) == (200, b'{"id":"f1"}')
+    assert (second.status_code, second.content) == (404, b"{}")
+    assert recorded == [
+        ("HEAD", "/files/f1", b""),
+        (method, "/files/f1?x=1", b'{"a": 1}'),
+        (method, "/files/f1", b""),
+    ]
+
+
 def test_curl_reads_a_head_and_returns() -> None:
     import shutil
     import subprocess
