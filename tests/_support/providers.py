@@ -412,6 +412,18 @@ def sse_payloads(data: bytes) -> list[tuple[str, Any]]:
     return [(ev, orjson.loads(x)) for ev, x in out if x != "[DONE]"]
 
 
+def recorded_payloads(path: Path) -> list[Any]:
+    """A recorded stream's payloads, cut as the SDK cuts them: ``.jsonl`` one per line, at LF only
+    (:func:`tests._support.events.read_jsonl`); else SSE (:func:`sse_payloads`: lines end at CR, LF or CRLF, an
+    event's data lines are joined). bytes.splitlines also ended a JSON line at a CR alone, which is JSON space."""
+    from tests._support.events import read_jsonl
+
+    data = path.read_bytes()
+    if path.suffix == ".jsonl":
+        return read_jsonl(data)
+    return [p for _, p in sse_payloads(data)]
+
+
 def _write(objs: list[Any], shape: str) -> bytes:
     if shape == "array-pretty":
         return json.dumps(objs, indent=2, ensure_ascii=False).encode()

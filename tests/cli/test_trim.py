@@ -55,7 +55,7 @@ def test_json_lines_in_json_lines_out_and_the_output_file(
     target = tmp_path / "out.jsonl"
     assert main(["trim", "--budget", "400", "--provider", "openai", str(lines), "-o", str(target)]) == 0
     assert capsys.readouterr().out == ""
-    written = target.read_bytes().splitlines()
+    written = jsonl_lines(target.read_bytes())
     assert written and all(Msg.from_json(line) for line in written)
     assert main(["trim", "--budget", "400", "--provider", "openai", str(conversation), "-o", str(tmp_path)]) == 2
     assert "cannot write" in capsys.readouterr().err

@@ -18,6 +18,7 @@ import pytest
 
 import agentmsg
 from agentmsg._codec.converter import json_default as _json_default
+from tests._support.events import read_jsonl
 from tests.conformance.test_schema_vectors import _drop
 from tests.conftest import ROOT, load_vectors
 
@@ -165,9 +166,8 @@ def test_streams_from_a_real_java_agent_reduce_to_valid_messages(java_out: Path)
     assert streams, "the harness writes at least one stream-*.jsonl"
     for path in streams:
         data = path.read_bytes()
-        for line in data.splitlines():
-            if line.strip():
-                agentmsg.validate(orjson.loads(line), "event")  # what Java's agent emits, we accept
+        for event in read_jsonl(data):
+            agentmsg.validate(event, "event")  # what Java's agent emits, we accept
         reducer = agentmsg.Reducer()
         messages = agentmsg.reduce_stream(data, reducer=reducer)
         assert messages, path.name

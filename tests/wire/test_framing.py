@@ -19,7 +19,7 @@ import agentmsg
 from agentmsg import limits
 from agentmsg.providers import dashscope, gemini, get, openai
 from tests._support.budget import examples
-from tests._support.providers import _write, every_choice, reduce_ok
+from tests._support.providers import _write, every_choice, reduce_ok, sse_payloads
 from tests.conftest import ROOT
 
 OPENAI_CHUNK = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "model": "m"}
@@ -225,9 +225,7 @@ def test_a_recorded_stream_saved_as_json_values_reads_as_its_sse(provider: str, 
         "dashscope": "dashscope/native_stream_text_docs.sse",
     }
     sse_body = (fixtures / names[provider]).read_bytes()
-    payloads = [
-        orjson.loads(line[5:]) for line in sse_body.splitlines() if line.startswith(b"data:") and b"[DONE]" not in line
-    ]
+    payloads = [p for _, p in sse_payloads(sse_body)]
     mod = get(provider)
     want = every_choice(list(mod.parse_stream(sse_body)))
     body = _write(payloads, shape)
@@ -308,8 +306,7 @@ def test_every_framing_of_a_recorded_stream_gives_its_message(
     if shape == "sse":
         body = sse_body
     else:
-        lines = [ln[5:].strip() for ln in sse_body.splitlines() if ln.startswith(b"data:")]
-        payloads = [orjson.loads(p) for p in lines if p and p != b"[DONE]"]
+        payloads = [p for _, p in sse_payloads(sse_body)]
         body = b"\n".join(orjson.dumps(p) for p in payloads) + b"\n" if shape == "jsonl" else _write(payloads, shape)
     if head.startswith(b"\xef") and shape != "sse" and not body.startswith((b"[", b"{")):
         head = b""

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests._support.providers import FIXTURES, STREAMS, comparable, ids, module, reduce_checked, sse_payloads
+from tests._support.providers import FIXTURES, STREAMS, comparable, ids, module, recorded_payloads, reduce_checked
 
 pytestmark = pytest.mark.oracle
 
@@ -22,10 +22,7 @@ def test_dashscope_equals_sdk_aggregate(path: Path) -> None:
     from dashscope.v2.types.completions import parse_chunk
 
     data = path.read_bytes()
-    if path.suffix == ".jsonl":
-        payloads = [orjson.loads(line) for line in data.splitlines() if line.strip()]
-    else:
-        payloads = [p for _, p in sse_payloads(data)]
+    payloads = recorded_payloads(path)
     final = _aggregate([parse_chunk(p) for p in payloads]).model_dump(mode="json", exclude_none=True)
     # back into the native wire shape of a non-streaming reply
     body = {

@@ -132,12 +132,11 @@ def test_gemini_stream_replayed_signatures_in_place(path: Path) -> None:
     signature Gemini sent is replayed once, the answer's on that empty text part, as it came (not a thought)."""
     data = path.read_bytes()
     sent_sigs = []
-    for line in data.decode().splitlines():
-        if line.startswith("data: "):
-            for cand in orjson.loads(line[6:]).get("candidates", []):
-                for part in cand.get("content", {}).get("parts", []):
-                    if "thoughtSignature" in part:
-                        sent_sigs.append((part["thoughtSignature"], "functionCall" in part))
+    for _, chunk in sse_payloads(data):  # (str.splitlines cut a line at U+2028, raw in a JSON string, and more)
+        for cand in chunk.get("candidates", []):
+            for part in cand.get("content", {}).get("parts", []):
+                if "thoughtSignature" in part:
+                    sent_sigs.append((part["thoughtSignature"], "functionCall" in part))
     parts = _model_turn(reduce_events(list(module("gemini").parse_stream(data)))[0])
     replayed = [(p["thoughtSignature"], "functionCall" in p) for p in parts if "thoughtSignature" in p]
     assert sorted(replayed) == sorted(sent_sigs)

@@ -4,20 +4,7 @@ real recordings lack fields its strict models require)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
-
-import orjson
-
-from tests._support.providers import sse_payloads
-
-
-def payloads_of(path: Path) -> list[dict[str, Any]]:
-    """A recorded stream's payloads (``.jsonl``: one per line; else SSE)."""
-    data = path.read_bytes()
-    if path.suffix == ".jsonl":
-        return [orjson.loads(line) for line in data.splitlines() if line.strip()]
-    return [p for _, p in sse_payloads(data)]
 
 
 def accumulate(payloads: list[dict[str, Any]]) -> tuple[Any, Any]:

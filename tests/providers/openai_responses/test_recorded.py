@@ -13,9 +13,9 @@ import pytest
 
 from agentmsg import TextBlock, ToolResultBlock, ToolResultMessage, UserMessage, reduce_events
 from agentmsg.providers import get
-from tests._support.providers import FIXTURES, comparable, ids, reduce_checked
+from tests._support.providers import FIXTURES, comparable, ids, recorded_payloads, reduce_checked
 from tests.oracles import check
-from tests.providers.openai_responses.sdk import accumulate, done_items, payloads_of
+from tests.providers.openai_responses.sdk import accumulate, done_items
 
 pytestmark = pytest.mark.oracle
 
@@ -65,7 +65,7 @@ def _ours(msg: Any) -> dict[str, list[Any]]:
 @pytest.mark.parametrize("path", COMPLETED, ids=ids(COMPLETED))
 def test_a_stream_is_what_the_sdks_accumulator_makes_of_it(path: Path) -> None:
     pytest.importorskip("openai.lib.streaming.responses")
-    payloads = payloads_of(path)
+    payloads = recorded_payloads(path)
     snapshot, final = accumulate(payloads)
     assert final is not None
     completed = final.model_dump(mode="json", warnings=False)
@@ -96,7 +96,7 @@ def test_the_encrypted_content_kept_is_the_completed_items_not_the_added_ones() 
     """The API's documentation: the encrypted content of output_item.added may be incomplete; the done item's is the
     one to replay. The recording's two differ (932 and 1080 characters)."""
     path = DIR / "stream_reasoning_commentary_function_call.sse"
-    payloads = payloads_of(path)
+    payloads = recorded_payloads(path)
     added = next(p["item"] for p in payloads if p["type"] == "response.output_item.added")
     done = next(p["item"] for p in payloads if p["type"] == "response.output_item.done")
     assert added["encrypted_content"] != done["encrypted_content"]
@@ -130,7 +130,7 @@ def test_the_error_stream_ends_interrupted_with_the_providers_error() -> None:
     (err,) = meta["agentmsg_errors"]
     assert (err["type"], err["code"]) == ("insufficient_quota", "insufficient_quota")
     assert err["message"].startswith("You exceeded your current quota")
-    assert accumulate(payloads_of(path))[1] is None
+    assert accumulate(recorded_payloads(path))[1] is None
 
 
 def test_a_reply_formatted_back_carries_its_reasoning_items_unchanged() -> None:
@@ -171,7 +171,7 @@ def test_every_recorded_reasoning_item_round_trips(path: Path) -> None:
     assert not check("openai-responses", request)
     sent = [i for i in request.body["input"] if i.get("type") == "reasoning"]
     expected = []
-    for item in done_items(payloads_of(path)):
+    for item in done_items(recorded_payloads(path)):
         if item["type"] == "reasoning":
             want = {"type": "reasoning", "id": item["id"], "summary": [s for s in item["summary"] if s["text"]]}
             content = [c for c in item.get("content") or () if c["text"]]

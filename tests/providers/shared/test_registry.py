@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -69,6 +70,23 @@ def test_the_fixture_helpers_read_the_registry(monkeypatch: pytest.MonkeyPatch) 
     assert parser_for(FIXTURES / "acme-fixtures" / "reply.json") is base.module
     for name in providers.NAMES:
         assert module(name) is providers.get(name).module
+
+
+def test_the_recorded_payloads_helper_cuts_a_jsonl_stream_as_the_sdk_does(tmp_path: Path) -> None:
+    """The oracle tests cut a recorded ``.jsonl`` with bytes.splitlines, which also ends a line at a CR alone: JSON
+    space inside a record, which the SDK reads whole (JSON Lines end at LF), was a JSONDecodeError there."""
+    from tests._support.providers import comparable, recorded_payloads, reduce_checked
+
+    recorded = FIXTURES / "dashscope" / "native_stream_reasoning_tool_call_sdkprint.jsonl"
+    spaced = tmp_path / recorded.name
+    spaced.write_bytes(recorded.read_bytes().replace(b'{"', b'{\r"'))
+    assert spaced.read_bytes().count(b"\r") > 2 and b"\r\n" not in spaced.read_bytes()
+    reader = module("dashscope")
+    assert comparable(reduce_checked(list(reader.parse_stream(spaced.read_bytes())))) == comparable(
+        reduce_checked(list(reader.parse_stream(recorded.read_bytes())))
+    )
+    payloads = recorded_payloads(spaced)
+    assert payloads == recorded_payloads(recorded) and len(payloads) == recorded.read_bytes().count(b"\n") == 20
 
 
 def test_get_returns_a_provider_given_as_it_is() -> None:

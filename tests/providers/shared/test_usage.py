@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from tests import oracles
-from tests._support.providers import FIXTURES, ids, module, reduce_checked, sse_payloads
+from tests._support.providers import FIXTURES, ids, module, recorded_payloads, reduce_checked, sse_payloads
 
 pytestmark = pytest.mark.oracle
 
@@ -157,11 +157,7 @@ def test_a_replys_usage_is_what_the_sdk_reads(path: Path) -> None:
 def _stream_usage(path: Path, family: str) -> dict[str, int]:
     """The usage the SDK makes of a whole stream: its accumulator's (openai, anthropic, dashscope), the last
     chunk's cumulative usageMetadata (google-genai has no accumulator)."""
-    data = path.read_bytes()
-    if path.suffix == ".jsonl":
-        payloads = [orjson.loads(line) for line in data.splitlines() if line.strip()]
-    else:
-        payloads = [p for _, p in sse_payloads(data)]
+    payloads = recorded_payloads(path)
     if family == "openai":
         pytest.importorskip("openai")
         from openai.lib.streaming.chat import ChatCompletionStreamState
