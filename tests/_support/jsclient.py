@@ -3,16 +3,14 @@ it is built here when its sources changed since the last build (``build.mjs --if
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from agentmsg import AgentmsgError
+from tests._support.procs import one_at_a_time
 from tests.conftest import ROOT
 
 NODE = shutil.which("node")
@@ -24,9 +22,7 @@ def built_client() -> Path:
     the pinned tooling with ``npm ci``). One build at a time: under pytest-xdist the workers that need the client
     wait on a lock while one builds (a build empties ``dist/`` first), then find it fresh."""
     assert NODE is not None
-    lock = Path(tempfile.gettempdir()) / f"agentmsg-client-build-{hashlib.sha256(bytes(CLIENT_DIR)).hexdigest()[:16]}"
-    with open(lock, "w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file is closed
+    with one_at_a_time(CLIENT_DIR):
         subprocess.run(
             [NODE, str(CLIENT_DIR / "scripts" / "build.mjs"), "--if-stale"],
             check=True,

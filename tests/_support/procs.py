@@ -1,16 +1,35 @@
 """Waiting for a child process to be ready for a signal, without a fixed sleep (a loaded machine is slow to
-start an interpreter: a fixed wait is a flaky test)."""
+start an interpreter: a fixed wait is a flaky test); work that pytest-xdist's workers share done one at a time."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import hashlib
 import struct
 import subprocess
+import tempfile
 import termios
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["stop", "wait_until_read"]
+__all__ = ["lock_file", "one_at_a_time", "stop", "wait_until_read"]
+
+
+def lock_file(work: Path) -> Path:
+    """The lock :func:`one_at_a_time` holds for ``work``: a file in the temporary folder named from its path."""
+    return Path(tempfile.gettempdir()) / f"agentmsg-{hashlib.sha256(bytes(work.resolve())).hexdigest()[:16]}.lock"
+
+
+@contextlib.contextmanager
+def one_at_a_time(work: Path) -> Iterator[None]:
+    """Hold the lock of ``work`` (a folder something is installed or built in) for the block: under pytest-xdist,
+    whatever the --dist mode, the workers that need it wait while one installs or builds, then find it done (two
+    ``npm ci`` in one folder remove each other's files). Released when the block ends, or the process does."""
+    with open(lock_file(work), "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
 
 
 def _unread(pipe: int) -> int:

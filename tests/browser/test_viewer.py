@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -36,16 +35,16 @@ from agentmsg.ui import agui, ai_sdk
 from tests._support.events import TEXT_CASES, events_of, read_jsonl
 from tests._support.jsclient import same_json
 from tests._support.procs import stop
-from tests.browser._env import CHROMIUM, MISSING, NODE
+from tests.browser._env import CHROMIUM, HERE, MISSING, NODE, install_driver
 from tests.conftest import ROOT
 from tests.web._http import serving
 
-HERE = Path(__file__).resolve().parent
 STREAMS = HERE / "streams"
 OUT = HERE / "out"
 if MISSING:
     pytest.skip(f"browser tests skipped: {MISSING}", allow_module_level=True)
-# One Chromium (the module's fixture) for every test: all on one pytest-xdist worker.
+# One Chromium (the module's fixture) for every test: all on one pytest-xdist worker with --dist loadgroup (as make
+# test runs them); under another --dist mode, one per worker that runs any, started at its first test.
 pytestmark = pytest.mark.xdist_group("browser")
 
 
@@ -79,24 +78,10 @@ class Visit:
         return sorted(got, key=lambda r: r.pop("id"))
 
 
-def _npm_ci() -> None:
-    stamp = HERE / "node_modules" / ".agentmsg-stamp"
-    want = hashlib.sha256((HERE / "package.json").read_bytes() + (HERE / "package-lock.json").read_bytes()).hexdigest()
-    if not stamp.exists() or stamp.read_text() != want:
-        subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=HERE,
-            check=True,
-            timeout=600,
-            stdin=subprocess.DEVNULL,
-        )
-        stamp.write_text(want)
-
-
 @contextlib.contextmanager
 def _browser(*chromium_args: str) -> Iterator[Visit]:
     """Opens pages in one headless Chromium (``chromium_args`` added to its command line): a :class:`Visit`."""
-    _npm_ci()
+    install_driver()
     OUT.mkdir(exist_ok=True)
     env = {**os.environ, "CHROMIUM": str(CHROMIUM)}
     driver = subprocess.Popen(

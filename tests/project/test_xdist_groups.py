@@ -51,3 +51,32 @@ def test_the_tests_of_an_xdist_group_run_on_one_worker(tmp_path: Path) -> None:
     workers = where.read_text().split()
     assert len(workers) == 12
     assert len(set(workers)) == 1, f"the group ran on {sorted(set(workers))}: --dist loadgroup does not group"
+
+
+def test_the_browser_driver_is_installed_one_worker_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a --dist mode that does not group (plain ``-n 2``) each worker starts its own Chromium, and each ran
+    ``npm ci`` in tests/browser at once: npm's ENOTEMPTY, or a driver started while the other's npm ci had removed
+    playwright-core. The install holds a lock the other workers wait on, and is skipped by those that find it done."""
+    import fcntl
+
+    from tests._support.procs import lock_file
+    from tests.browser import _env
+
+    for name in ("package.json", "package-lock.json"):
+        (tmp_path / name).write_bytes((_env.HERE / name).read_bytes())
+    runs: list[bool] = []
+
+    def npm(args: list[str], **kwargs: object) -> None:
+        with open(lock_file(tmp_path), "w") as probe:  # (another open file: as another worker's process)
+            try:
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                runs.append(True)  # held by the install
+            else:
+                runs.append(False)
+        (tmp_path / "node_modules").mkdir()
+
+    monkeypatch.setattr(_env.subprocess, "run", npm)
+    _env.install_driver(tmp_path)
+    _env.install_driver(tmp_path)  # (done: no second npm ci)
+    assert runs == [True]
