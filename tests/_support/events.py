@@ -21,6 +21,7 @@ from agentmsg import (
     emit_events,
     reduce_stream,
 )
+from agentmsg._codec.jsontext import not_utf8
 from agentmsg.events import stream as stream_mod
 from tests._support.budget import SEED, rounds
 from tests.conftest import ROOT
@@ -80,8 +81,14 @@ def feed_text(r: Reducer, data: bytes, where: str) -> None:
         try:
             event = orjson.loads(data.decode("utf-8", "replace"))
         except orjson.JSONDecodeError:
-            # (a lone surrogate escape is said as agentmsg validate says it)
-            r.feed_unreadable(where, rule="lone-surrogate" if "surrogate in string" in str(error) else "json")
+            # (a lone surrogate escape is said as agentmsg validate says it; bytes that are not UTF-8 by where
+            # they stop being so, as a document's are: utf-8, or lone-surrogate for a surrogate encoded as UTF-8)
+            undecodable = not_utf8(data)
+            if undecodable is not None:
+                rule = undecodable[0]
+            else:
+                rule = "lone-surrogate" if "surrogate in string" in str(error) else "json"
+            r.feed_unreadable(where, rule=rule)
             return
         if data.decode("utf-8", "replace").encode() != data:
             r.report("utf-8", rule="utf-8")

@@ -280,3 +280,42 @@ def test_a_tools_file_that_is_not_an_array_is_said_in_every_command(
         said = [orjson.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
         assert [(p["pointer"], p["rule"]) for p in said] == [("/tools", "type")], (argv, said)
         assert ("null" in said[0]["message"]) == (held == "null")
+
+
+def test_a_jsonl_line_of_invalid_utf8_is_said_alike_by_every_command_that_reads_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A JSON Lines record holding invalid UTF-8 (and no JSON once it is replaced) is said in the SDK's words, as
+    a whole document of invalid UTF-8 is (rule ``utf-8``, the byte where it stops being UTF-8), with its line. It
+    was orjson's ``str is not valid UTF-8: surrogates not allowed`` [json] in ``reduce`` (the input held no
+    surrogate), the whole file's byte without the line in ``format``/``count``/``trim``, and orjson's words
+    for a ``--tools`` file."""
+    good = orjson.dumps(_MSG)
+    messages = tmp_path / "messages.jsonl"
+    messages.write_bytes(good + b'\n{"role": "USER", "id": "m2", "content": "h\xffi"\n')
+    at = len(b'{"role": "USER", "id": "m2", "content": "h')
+    said = f"not valid JSON: invalid UTF-8 at byte {at} of line 2 (invalid start byte)"
+    for argv in (["validate"], ["events"]):
+        assert main([*argv, str(messages)]) == 1, argv
+        captured = capsys.readouterr()
+        assert f"{messages}:/1: {said} [utf-8]\n" in captured.out + captured.err, argv
+    for argv in (
+        ["format", "--provider", "openai"],
+        ["count", "--provider", "openai"],
+        ["trim", "--provider", "openai", "--budget", "1000"],
+    ):
+        assert main([*argv, str(messages)]) == 1, argv
+        rows = [orjson.loads(line) for line in capsys.readouterr().err.splitlines()]
+        assert {"pointer": "/1", "rule": "utf-8", "kind": "error", "message": said} in rows, argv
+    events = tmp_path / "events.jsonl"
+    events.write_bytes(b'{"type": "AGENT_START"}\n{"type": "TEXT\xff"\n')
+    assert main(["reduce", str(events)]) == 1
+    err = capsys.readouterr().err
+    assert f"{events}:/1: line 2: not valid JSON: invalid UTF-8 at byte 14 (invalid start byte) [utf-8]\n" in err
+    assert "surrogate" not in err
+    tools = tmp_path / "tools.json"
+    tools.write_bytes(b'[{"name": "\xff"}]')
+    assert main(["format", "--provider", "openai", "--tools", str(tools), str(messages)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"agentmsg: {tools}: not valid JSON: invalid UTF-8 at byte 11 (invalid start byte)\n"
+

@@ -218,14 +218,9 @@ def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
     are not UTF-8 are rule ``utf-8`` with the byte where they stop being so (orjson words that as "surrogates
     not allowed"), unless what is there is a UTF-16 surrogate encoded as UTF-8 (``lone-surrogate``)."""
     if not isinstance(data, str):
-        raw = bytes(data)
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as bad:
-            at = bad.start
-            if not (raw[at] == 0xED and at + 1 < len(raw) and 0xA0 <= raw[at + 1] <= 0xBF):
-                return Problem("", "utf-8", f"not valid JSON: invalid UTF-8 at byte {at} ({bad.reason})")
-            return Problem("", "lone-surrogate", f"not valid JSON: a UTF-16 surrogate encoded as UTF-8 at byte {at}")
+        undecodable = not_utf8(bytes(data))
+        if undecodable is not None:
+            return Problem("", undecodable[0], f"not valid JSON: {undecodable[1]}")
     try:
         orjson.loads(data)
     except orjson.JSONDecodeError as other:
@@ -243,6 +238,21 @@ def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
     if isinstance(exc, UnicodeError):
         return Problem("", "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate")
     return Problem("", "json", f"not valid JSON: {exc}")
+
+
+def not_utf8(raw: bytes) -> tuple[str, str] | None:
+    """The rule and words for JSON text ``raw`` that is not UTF-8, with the byte (0-based, from the start of
+    ``raw``) where it stops being so: ``utf-8``, or ``lone-surrogate`` when what is there is a UTF-16 surrogate
+    encoded as UTF-8 (``ED A0 80``); None when it is UTF-8. Every reader that refuses such text says it so (a
+    document, a JSON Lines record, an event's line), never in orjson's words ("surrogates not allowed")."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        at = bad.start
+        if not (raw[at] == 0xED and at + 1 < len(raw) and 0xA0 <= raw[at + 1] <= 0xBF):
+            return "utf-8", f"invalid UTF-8 at byte {at} ({bad.reason})"
+        return "lone-surrogate", f"a UTF-16 surrogate encoded as UTF-8 at byte {at}"
+    return None
 
 
 def syntax_error(data: JsonInput) -> str | None:

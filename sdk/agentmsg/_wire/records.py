@@ -102,16 +102,22 @@ class Record(NamedTuple):
 
 
 _AT = re.compile(r"line (\d+) column (\d+) \(char \d+\)")
+_BYTE = re.compile(r"at byte \d+")
 
 
-def _relocate(problem: Problem | None, line: int) -> tuple[Problem | None, int]:
+def _relocate(problem: Problem | None, line: int, *, one_line: bool = False) -> tuple[Problem | None, int]:
     """A parse problem of text starting at the file's line ``line``: the position the parser gives (``line L
     column C (char K)``, counted from the start of that text) made the file's (``line N column C``), and that
-    line (``line`` when the problem says none)."""
+    line (``line`` when the problem says none). In text that is ``one_line`` (a JSON Lines record), the byte
+    where it stops being UTF-8 (``at byte K``, counted from the line's start) is said with its line too."""
     if problem is None:
         return None, line
     found = _AT.search(problem.message)
     if found is None:
+        at_byte = _BYTE.search(problem.message) if one_line and problem.rule in ("utf-8", "lone-surrogate") else None
+        if at_byte is not None:
+            message = f"{problem.message[: at_byte.end()]} of line {line}{problem.message[at_byte.end() :]}"
+            return Problem(problem.pointer, problem.rule, message), line
         return problem, line
     at = line + int(found[1]) - 1
     message = problem.message[: found.start()] + f"line {at} column {found[2]}" + problem.message[found.end() :]
@@ -232,12 +238,12 @@ def _document_or_jsonl(stream: Readable, first: bytes, at: int, blank: int) -> I
     if 2 * sum(1 for _, line in sample if _alone(line)) > len(sample):
         held.clear()
         problem = _parse(first.rstrip(b"\r\n"))[1]
-        yield Record("/0", None, *_relocate(problem, at))
+        yield Record("/0", None, *_relocate(problem, at, one_line=True))
         for index, (record_at, line) in enumerate(sample, 1):
             value, problem = _parse(line)
             if problem is not None and problem.rule == "json":
                 problem = _parse(line.rstrip(b"\r\n"))[1] or problem
-            yield Record(f"/{index}", value, _relocate(problem, record_at)[0], record_at)
+            yield Record(f"/{index}", value, _relocate(problem, record_at, one_line=True)[0], record_at)
         index = len(sample) + 1
         if too_long:
             yield Record(f"/{index}", None, _too_big(), line_at)
@@ -288,6 +294,6 @@ def _jsonl_rest(stream: Readable, index: int, line: bytes | None, at: int) -> It
             value, problem = _parse(line)
             if problem is not None and problem.rule == "json":  # its position on this line, not after its newline
                 problem = _parse(line.rstrip(b"\r\n"))[1] or problem
-            yield Record(f"/{index}", value, _relocate(problem, at)[0], at)
+            yield Record(f"/{index}", value, _relocate(problem, at, one_line=True)[0], at)
             index += 1
         line, at = _read_line(stream, max_bytes), at + 1

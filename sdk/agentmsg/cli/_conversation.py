@@ -25,6 +25,10 @@ def problem_line(p: Any, kind: str | None) -> bytes:
     return orjson.dumps(row) + b"\n"
 
 
+#: the rules of a document that could not be read as one JSON value: JSON Lines, maybe (each line then read alone)
+_UNREADABLE = ("json", "utf-8", "lone-surrogate")
+
+
 def read_conversation(data: bytes, notes: list[Problem]) -> list[Any]:
     """The messages of MESSAGES.json: a JSON array (a conversation), or as ``agentmsg validate`` and
     ``agentmsg events`` read messages, JSON Lines (one message per line, problems at ``/N``) or one message. The
@@ -33,10 +37,10 @@ def read_conversation(data: bytes, notes: list[Problem]) -> list[Any]:
         return decode_messages(data, notes=notes)
     except ValidationError as exc:
         first = exc.problems[0]
-        if first.pointer or first.rule not in ("json", "type"):
+        if first.pointer or first.rule not in ("type", *_UNREADABLE):
             raise
         found = list(read_records(data))
-        if first.rule == "json" and (not found or not all(r.pointer for r in found) or found[0].problem is not None):
+        if first.rule in _UNREADABLE and (not found or not all(r.pointer for r in found) or found[0].problem is not None):
             raise  # not JSON Lines either (or its first line is broken: a broken document): the document's problem
         problems = [r.problem.under(r.pointer) if r.pointer else r.problem for r in found if r.problem is not None]
         if problems:
@@ -87,11 +91,14 @@ def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics)
     try:
         data = read_bytes(path)
         if tools_path:
+            raw = read_bytes(tools_path).removeprefix(BOM)
             try:
                 # a leading BOM skipped, as by every reader of JSON text (the one BOM policy: docs/wire-format.md)
-                tools = orjson.loads(read_bytes(tools_path).removeprefix(BOM))
+                tools = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                raise UsageError(f"{shown_path(tools_path)}: not valid JSON: {exc}") from None
+                # in the SDK's words, as the messages file's are (orjson's for invalid UTF-8 are "surrogates not allowed")
+                said = next((r.problem.message for r in read_records(raw) if r.problem), f"not valid JSON: {exc}")
+                raise UsageError(f"{shown_path(tools_path)}: {said}") from None
             if not isinstance(tools, list):  # (null was taken as no tools, silently; trim said {} otherwise)
                 held = " (the file holds null)" if tools is None else ""
                 raise ValidationError([Problem("/tools", "type", f"tools must be a list of tool definitions{held}")])

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Union
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import _STRICT, TooDeep, loads_bounded, syntax_error
+from agentmsg._codec.jsontext import _STRICT, TooDeep, loads_bounded, not_utf8, syntax_error
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
 from agentmsg._codec.schemas import (
     event_array_validator,
@@ -51,9 +51,12 @@ def unreadable(error: Exception, data: str | bytes) -> tuple[str, str]:
 
 
 def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
-    """``(event, rule, message)`` for one non-blank line. ``event`` is None when the line is not JSON
-    (rule ``json``, or ``lone-surrogate`` for a lone surrogate escape: :func:`unreadable`); a line that is JSON once its invalid UTF-8 is replaced by U+FFFD gives the event
-    with rule ``utf-8`` (the change is reported, nothing else of the line is lost)."""
+    """``(event, rule, message)`` for one non-blank line. ``event`` is None when the line is not JSON (rule
+    ``json``, or ``lone-surrogate`` for a lone surrogate escape: :func:`unreadable`), or not UTF-8 and no JSON
+    even once that is replaced (rule ``utf-8`` with the byte where it stops being UTF-8, as ``agentmsg validate``
+    and ``from_json`` say it: :func:`~agentmsg._codec.jsontext.not_utf8`); a line that is JSON once its invalid
+    UTF-8 is replaced by U+FFFD gives the event with rule ``utf-8`` (the change is reported, nothing else of the
+    line is lost)."""
     try:
         return loads_bounded(line), None, ""
     except TooDeep as exc:
@@ -68,10 +71,12 @@ def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
         except TooDeep as exc:
             return None, "max-depth", str(exc)
         except orjson.JSONDecodeError:
-            pass
+            # the bytes said, as a document's are (orjson says "str is not valid UTF-8: surrogates not allowed")
+            rule, words = not_utf8(line) or ("utf-8", str(bad))
         else:
             return event, "utf-8", f"line {line_no}: invalid UTF-8 at byte {bad.start}, replaced by U+FFFD"
-    rule, words = unreadable(error, line)
+    else:
+        rule, words = unreadable(error, line)
     return None, rule, f"line {line_no}: not valid JSON: {words}"
 
 
