@@ -319,3 +319,20 @@ def test_a_jsonl_line_of_invalid_utf8_is_said_alike_by_every_command_that_reads_
     err = capsys.readouterr().err
     assert err == f"agentmsg: {tools}: not valid JSON: invalid UTF-8 at byte 11 (invalid start byte)\n"
 
+
+def test_clip_counts_the_original_text_and_says_how_much_it_shows() -> None:
+    """``clip`` said the length of the text with its control characters escaped (200 ESC characters were "800
+    characters") and could cut an escape in two (``\\x``); it now says ``first K of N`` in the text's own
+    characters and keeps each escape whole, the line within the limit."""
+    from agentmsg.cli._io import POINTER_LIMIT, TEXT_LIMIT, clip
+
+    escapes = clip("\x1b" * 200)
+    shown = escapes.split("...")[0]
+    assert escapes.endswith(f"... (first {len(shown) // 4} of 200 characters)"), escapes
+    assert shown == "\\x1b" * (len(shown) // 4) and len(escapes) <= TEXT_LIMIT
+    long = clip("a" * 6_000)
+    head, _, tail = long.partition("...")
+    assert head == "a" * len(head) and tail == f" (first {len(head)} of 6,000 characters)"
+    assert len(long) <= TEXT_LIMIT and len(head) > 100
+    assert len(clip("b" * 1_000, POINTER_LIMIT)) <= POINTER_LIMIT
+    assert clip("c" * TEXT_LIMIT) == "c" * TEXT_LIMIT and clip("d\ne") == "d\\ne"

@@ -270,17 +270,32 @@ def one_line(text: str) -> str:
     message) cannot split the line, nor move the cursor or recolour the terminal."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+    return "".join(_escaped(c) for c in text)
+
+
+def _escaped(c: str) -> str:
+    return c if c.isprintable() or c == " " else repr(c)[1:-1]
 
 
 def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     """``text`` as part of one short output line: line breaks and other control characters escaped (a line is one
-    line), and when longer than ``limit`` characters, its start, then ``...`` and how long it was, so that a long
-    value (a vector of 4,000 numbers, a string of megabytes) does not become an unreadable line."""
-    text = one_line(text)
-    if len(text) <= limit:
-        return text
-    return f"{text[: limit - 30]}... ({len(text):,} characters)"
+    line), and when that is longer than ``limit`` characters, as many of its first characters as fit, then how many
+    were shown of how many the text has (``... (first K of N characters)``, counted in ``text``, not in its escapes;
+    an escape is never cut), so that a long value (a vector of 4,000 numbers, a string of megabytes) does not
+    become an unreadable line. The whole is at most ``limit`` characters."""
+    shown = one_line(text)
+    if len(shown) <= limit:
+        return shown
+    room = max(0, limit - len(f"... (first {limit:,} of {len(text):,} characters)"))
+    head: list[str] = []
+    used = 0
+    for c in text:
+        piece = _escaped(c)
+        if used + len(piece) > room:
+            break
+        head.append(piece)
+        used += len(piece)
+    return f"{''.join(head)}... (first {len(head):,} of {len(text):,} characters)"
 
 
 def print_problems(where: str, prefix: str, problems: Iterable[Problem], out: TextIO, *, note: bool = False) -> int:
