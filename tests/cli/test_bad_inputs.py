@@ -336,3 +336,52 @@ def test_clip_counts_the_original_text_and_says_how_much_it_shows() -> None:
     assert len(long) <= TEXT_LIMIT and len(head) > 100
     assert len(clip("b" * 1_000, POINTER_LIMIT)) <= POINTER_LIMIT
     assert clip("c" * TEXT_LIMIT) == "c" * TEXT_LIMIT and clip("d\ne") == "d\\ne"
+
+
+def test_an_empty_input_is_said_alike_by_every_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty file, or stdin of only blanks, was "not valid JSON: there is no JSON value" [json] (validate,
+    events), orjson's "Input is a zero-length, empty document" (format, count, trim, parse: a usage error),
+    "no events in the input" (reduce), a cut stream (parse --stream) and "holds no events: it is empty" (serve).
+    It is now one line, rule ``empty``, from one helper (serve refuses it as a usage error, in the same words)."""
+    import io
+    import sys
+
+    from agentmsg.cli._io import UsageError
+    from agentmsg.cli.serve import _head
+
+    said = "the input is empty (no bytes, or only blanks): nothing to read"
+    empty = tmp_path / "empty.json"
+    empty.write_bytes(b"")
+    commands = (
+        ["validate"],
+        ["reduce"],
+        ["events"],
+        ["parse", "--provider", "openai"],
+        ["parse", "--provider", "openai", "--stream"],
+    )
+    conversation = (
+        ["format", "--provider", "openai"],
+        ["count", "--provider", "openai"],
+        ["trim", "--provider", "openai", "--budget", "1000"],
+    )
+    for path, stdin in ((str(empty), b""), ("-", b"\xef\xbb\xbf \n\t\r\n")):
+        for argv in (*commands, *conversation):
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+            assert main([*argv, path]) == 1, argv
+            captured = capsys.readouterr()
+            lines = (captured.out + captured.err).splitlines()
+            if argv in conversation:
+                assert [orjson.loads(line) for line in lines] == [
+                    {"pointer": "", "rule": "empty", "kind": "error", "message": said}
+                ], argv
+            else:
+                assert lines == [f"{path}: {said} [empty]"], argv
+        with pytest.raises(UsageError) as caught:
+            _head(io.BytesIO(stdin), path)
+        assert str(caught.value) == f"{path}: {said} [empty]"
+    not_empty = tmp_path / "none.json"
+    not_empty.write_bytes(b"[]")  # something, but no event: said as such
+    assert main(["reduce", str(not_empty)]) == 1
+    assert capsys.readouterr().err == f"{not_empty}: no events in the input [empty]\n"

@@ -128,9 +128,10 @@ def test_reduce_and_serve_refuse_binary_and_empty_input_at_once(tmp_path: Path) 
         p = run("parse", "--provider", "openai", "--stream", path)
         assert p.returncode == 2 and p.stderr.startswith(f"agentmsg: {path}: not an openai stream: binary data")
     r = run("reduce", str(empty))
-    assert (r.returncode, r.stdout, r.stderr) == (1, "", f"{empty}: no events in the input [empty]\n")
+    said = "the input is empty (no bytes, or only blanks): nothing to read [empty]"
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", f"{empty}: {said}\n")
     s = run("serve", "-", "--port", "0", stdin="")
-    assert s.returncode == 2 and s.stderr == "agentmsg: - holds no events: it is empty\n"
+    assert s.returncode == 2 and s.stderr == f"agentmsg: -: {said}\n"
     reply = {**GOOD, "role": "ASSISTANT"}
     events = run("events", "-", stdin=json.dumps(reply)).stdout
     r = run("reduce", "-", stdin="starting the agent...\n" + events)

@@ -92,7 +92,8 @@ def test_serve_refuses_a_file_of_only_whitespace_as_an_empty_one(tmp_path: Path)
         for make in (opened, pipe):
             with make(blank) as source, pytest.raises(UsageError) as caught:
                 _head(source, "events.jsonl")
-            assert str(caught.value) == f"events.jsonl holds no events: it is only whitespace ({len(blank)} bytes)"
+            said = "the input is empty (no bytes, or only blanks): nothing to read [empty]"
+            assert str(caught.value) == f"events.jsonl: {said}"  # (as every command says it)
     events = emit_events(AssistantMessage("hello"))
     data = b"\n" * (2 * CHUNK + 3) + b"".join(json.dumps(e).encode() + b"\n" for e in events) + b"{nope\n"
     for make in (opened, pipe):

@@ -12,7 +12,17 @@ from typing import Any, TextIO
 import orjson
 
 from agentmsg import read_records
-from agentmsg.cli._io import BOM, UsageError, command_limits, looks_like, read_bytes, reply_hint, shown_path, stdin_once
+from agentmsg.cli._io import (
+    BOM,
+    UsageError,
+    command_limits,
+    empty_input,
+    looks_like,
+    read_bytes,
+    reply_hint,
+    shown_path,
+    stdin_once,
+)
 from agentmsg.cli._machine import Diagnostics
 from agentmsg.conversation import decode_messages
 from agentmsg.errors import Problem, ValidationError
@@ -40,7 +50,9 @@ def read_conversation(data: bytes, notes: list[Problem]) -> list[Any]:
         if first.pointer or first.rule not in ("type", *_UNREADABLE):
             raise
         found = list(read_records(data))
-        if first.rule in _UNREADABLE and (not found or not all(r.pointer for r in found) or found[0].problem is not None):
+        if first.rule in _UNREADABLE and (
+            not found or not all(r.pointer for r in found) or found[0].problem is not None
+        ):
             raise  # not JSON Lines either (or its first line is broken: a broken document): the document's problem
         problems = [r.problem.under(r.pointer) if r.pointer else r.problem for r in found if r.problem is not None]
         if problems:
@@ -84,12 +96,14 @@ def run_command(
 
 def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics) -> tuple[bytes, Any] | None:
     """The conversation file's bytes and the ``--tools`` file's JSON (None without one); None when an input is over
-    ``limits.max_bytes`` or the tools file's JSON is not an array (``null`` included: said to ``diag``, rule
+    ``limits.max_bytes``, empty (:func:`~agentmsg.cli._io.empty_input`) or the tools file's JSON is not an array (``null`` included: said to ``diag``, rule
     ``type`` at ``/tools``, as the formatters say it). A tools file that is not JSON is a usage error."""
     stdin_once((name, path), ("--tools", tools_path))
     tools = None
     try:
         data = read_bytes(path)
+        if (empty := empty_input(data)) is not None:
+            raise ValidationError([empty])
         if tools_path:
             raw = read_bytes(tools_path).removeprefix(BOM)
             try:
@@ -102,7 +116,7 @@ def read_inputs(path: str, name: str, tools_path: str | None, diag: Diagnostics)
             if not isinstance(tools, list):  # (null was taken as no tools, silently; trim said {} otherwise)
                 held = " (the file holds null)" if tools is None else ""
                 raise ValidationError([Problem("/tools", "type", f"tools must be a list of tool definitions{held}")])
-    except ValidationError as exc:  # an input over limits.max_bytes, or tools that are not a list
+    except ValidationError as exc:  # an input over limits.max_bytes or empty, or tools that are not a list
         for p in exc.problems:
             diag.say(p, "error", True)
         return None

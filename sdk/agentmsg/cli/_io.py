@@ -57,7 +57,7 @@ def exit_status(*lines: str, interrupt: bool = True) -> dict[str, Any]:
 def stdin_once(*given: tuple[str, str | None]) -> None:
     """A :class:`UsageError` when ``-`` (stdin) is given more than once, in ``(what, path)`` pairs (``what`` the
     argument's name; a path None when not given): stdin is read once, and the second read as empty (then
-    reported as "no JSON value"), never the same input again."""
+    reported as :data:`EMPTY_INPUT`), never the same input again."""
     where = [what for what, path in given if path == "-"]
     if len(where) > 1:
         raise UsageError(f"'-' (stdin) given {len(where)} times ({', '.join(where)}): stdin can be read only once")
@@ -329,6 +329,45 @@ def say(where: str, e: dict[str, Any], err: TextIO) -> int:
         return EXIT_OK
     err.write(f"{head}{clip(str(value.get('message')))} [{value.get('rule')}]\n")
     return EXIT_ARGUMENTS if "toolCallId" in value else EXIT_INVALID
+
+
+#: what JSON (and JSON lines, SSE) skips between values: an input of nothing else is empty
+BLANKS = b" \t\r\n"
+
+
+def blank(data: bytes) -> bool:
+    """Whether ``data`` holds nothing but blanks (:data:`BLANKS`), after a leading BOM."""
+    return not data.removeprefix(BOM).strip(BLANKS)
+
+
+#: what every command says of an input with nothing to read, a file or stdin of no bytes or only blanks (rule
+#: ``empty``, exit 1; ``serve``, which refuses it before serving, says the same words as a usage error, exit 2)
+EMPTY_INPUT = Problem("", "empty", "the input is empty (no bytes, or only blanks): nothing to read")
+
+
+def empty_input(data: bytes) -> Problem | None:
+    """:data:`EMPTY_INPUT` when ``data`` (the whole input, or all of it there is) holds nothing but blanks; None
+    when it holds something (what it holds is then said by the command's reader)."""
+    return EMPTY_INPUT if blank(data) else None
+
+
+class Emptiness:
+    """Whether an input read in chunks (as it comes) was empty, as :func:`empty_input` tells a whole input: pass
+    its chunks :meth:`through` it, then ask :attr:`problem` at the end."""
+
+    def __init__(self) -> None:
+        self._blank = True
+
+    def through(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        for chunk in chunks:
+            if self._blank and not blank(chunk):
+                self._blank = False
+            yield chunk
+
+    @property
+    def problem(self) -> Problem | None:
+        """:data:`EMPTY_INPUT` when every chunk so far was blank (or none came), else None."""
+        return EMPTY_INPUT if self._blank else None
 
 
 def _too_big() -> Problem:

@@ -391,7 +391,11 @@ RULES: dict[str, tuple[str, str, str]] = {
         "`the stream ended inside reply m1`",
         "make sure the producer ends every reply",
     ),
-    "empty": ("`reduce`: no events in the input", "`no events in the input`", "give a non-empty stream"),
+    "empty": (
+        "an input (file or stdin) of no bytes or only blanks, in every command; `reduce`: no events in the input",
+        "`the input is empty (no bytes, or only blanks): nothing to read`",
+        "give the input its content (a producer that wrote nothing: see why)",
+    ),
     "no-reply": (
         "`reduce`: a note: events, but none opens a reply here",
         "`note: no reply`",

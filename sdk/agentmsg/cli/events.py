@@ -18,10 +18,12 @@ from agentmsg.cli._io import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
+    Emptiness,
     Peeked,
     UsageError,
     binary,
     command_limits,
+    empty_input,
     exit_status,
     limit_options,
     looks_like,
@@ -105,10 +107,12 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: R
 
     status = EXIT_OK
     head = b""
+    emptiness = Emptiness()
     protocol_bad = 0  # --protocol: the protocol's events that were bad or unreadable (said as they came)
     try:
         with source if args.file != "-" else contextlib.nullcontext(source):
             head, chunks = _peeked(source, args.file)
+            chunks = emptiness.through(chunks)
             if not args.sse and looks_like(head) == "messages":
                 hint = reply_hint(head)
                 if hint is not None:  # (a provider's reply holds a role too)
@@ -140,7 +144,8 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: R
     for msg in messages:
         out.write(msg.to_json() + "\n")
     if reducer.count == 0 and not reducer.problems and status == EXIT_OK:
-        diag.say(Problem("", "empty", "no events in the input"), "error", True)
+        # (an input of something, but no event: `[]`)
+        diag.say(emptiness.problem or Problem("", "empty", "no events in the input"), "error", True)
         return EXIT_INVALID
     if not messages and not reducer.problems and status == EXIT_OK:  # events, but none of a reply reduced here
         why = (
@@ -183,6 +188,10 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
             stream = Peeked(source, CHUNK)
         except OSError as exc:
             raise UsageError(f"{shown_path(args.file)}: cannot read: {exc.strerror or exc}") from None
+        empty = empty_input(stream.head) if len(stream.head) < CHUNK else None  # (read to its end)
+        if empty is not None:
+            print_problems(shown_path(args.file), "", [empty], sys.stderr)
+            return EXIT_INVALID
         if looks_like(stream.head) == "events":
             print(
                 f"agentmsg: {shown_path(args.file)} holds agent events, not messages: "

@@ -38,12 +38,14 @@ from agentmsg.cli._io import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
+    Emptiness,
     ProviderNames,
     UsageError,
     binary,
     chunks_of,
     clip,
     command_limits,
+    empty_input,
     exit_status,
     foreign,
     is_sse,
@@ -74,6 +76,8 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
         args.head = first
         return _stream_events(args, itertools.chain([first], chunks))
     data = read_bytes(args.file)
+    if (empty := empty_input(data)) is not None:
+        raise ValidationError([empty])
     if is_sse_body(data):  # (saved with `curl -i` too: the stream's framer skips the head and says so)
         args.head = data[:CHUNK]
         # fed a chunk at a time, as with --stream: fed whole, the parser made every event of the body at once
@@ -88,8 +92,11 @@ def _events(args: argparse.Namespace) -> Iterator[list[dict[str, Any]]]:
 def _stream_events(args: argparse.Namespace, chunks: Iterable[bytes]) -> Iterator[list[dict[str, Any]]]:
     """The events of a streamed body as it is read (bounded memory)."""
     parser = get(args.provider).stream_parser(**_stream_options(args), **_reply_options(args))
-    for chunk in chunks:
+    emptiness = Emptiness()  # (an empty input is said as every command says it, not as a cut stream)
+    for chunk in emptiness.through(chunks):
         yield parser.feed(chunk)
+    if emptiness.problem is not None:
+        raise ValidationError([emptiness.problem])
     yield parser.close()
 
 

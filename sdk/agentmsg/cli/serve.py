@@ -18,9 +18,11 @@ from typing import IO, Any, TextIO
 import agentmsg.ui as ui
 from agentmsg.cli._io import (
     CHUNK,
+    EMPTY_INPUT,
     EXIT_OK,
     UsageError,
     binary,
+    blank,
     exit_status,
     looks_like,
     open_binary,
@@ -134,13 +136,6 @@ async def piped_events(source: IO[bytes], name: str, warn: TextIO, head: bytes =
             yield event
 
 
-_BLANK = b" \t\r\n"  # what JSON lines and SSE skip between events
-
-
-def _blank(data: bytes) -> bool:
-    return not data.removeprefix(b"\xef\xbb\xbf").strip(_BLANK)
-
-
 def _past_blank(source: IO[bytes], name: str, head: bytes) -> bytes:
     """``head`` (blank: only whitespace) and what follows it up to its first other byte, read on until there is
     one (a file of only whitespace holds no events, as an empty one: it is refused). A regular file is read
@@ -156,11 +151,11 @@ def _past_blank(source: IO[bytes], name: str, head: bytes) -> bytes:
         while True:
             chunk: bytes = read(CHUNK)
             if not chunk:
-                raise UsageError(f"{name} holds no events: it is only whitespace ({size} bytes)")
+                raise UsageError(f"{name}: {EMPTY_INPUT.message} [{EMPTY_INPUT.rule}]")
             size += len(chunk)
             if start is None:
                 held += chunk
-            if not _blank(chunk):
+            if not blank(chunk):
                 break
         if start is not None:
             source.seek(start)
@@ -180,8 +175,8 @@ def _head(source: IO[bytes], name: str) -> bytes:
     except OSError as exc:
         raise UsageError(f"{name}: cannot read: {exc.strerror or exc}") from None
     if not head:
-        raise UsageError(f"{name} holds no events: it is empty")
-    if _blank(head):
+        raise UsageError(f"{name}: {EMPTY_INPUT.message} [{EMPTY_INPUT.rule}]")
+    if blank(head):
         head = _past_blank(source, name, head)
     found = binary(head)
     if found is not None:

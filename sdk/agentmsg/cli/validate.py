@@ -16,6 +16,7 @@ import orjson
 
 from agentmsg import KINDS, iter_check
 from agentmsg.cli._io import (
+    CHUNK,
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
@@ -24,6 +25,7 @@ from agentmsg.cli._io import (
     UsageError,
     clip,
     command_limits,
+    empty_input,
     is_sse,
     limit_options,
     looks_like,
@@ -131,12 +133,17 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 findings = iter_check(source, kind=args.kind, provider=args.provider, strict=args.strict)
             except OSError as exc:  # reading the file's start, to tell its kind
                 raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-            for f in reading(path, findings):
+            # the head read whole (shorter than asked: the file's end), nothing but blanks: said as every command does
+            empty = empty_input(findings.head) if len(findings.head) < CHUNK else None
+            if empty is not None:
+                report(shown, "", [empty], out, line=None, note=False)
+                file_invalid = invalid = True
+            for f in reading(path, findings if empty is None else ()):
                 prefix = "" if f.instance is None else f"/{f.instance}"
                 within = Problem(f.pointer, f.rule, f.message)
                 if report(shown, prefix, [within], out, line=f.line, note=f.note) and not f.note:
                     file_invalid = invalid = True
-            hint = _hint(findings.head, findings.kind) if file_invalid else None
+            hint = _hint(findings.head, findings.kind) if file_invalid and empty is None else None
             if hint is not None:  # after its problems, on stderr: a hint about the command, not a problem
                 print(f"agentmsg: {shown}: {hint}", file=sys.stderr)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
