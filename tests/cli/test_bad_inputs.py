@@ -385,3 +385,31 @@ def test_an_empty_input_is_said_alike_by_every_command(
     not_empty.write_bytes(b"[]")  # something, but no event: said as such
     assert main(["reduce", str(not_empty)]) == 1
     assert capsys.readouterr().err == f"{not_empty}: no events in the input [empty]\n"
+
+
+def test_a_file_name_reaches_the_terminal_escaped_and_machine_output_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A name from a hostile directory (ESC, CR, a newline) was printed as it is: it recoloured the terminal and
+    split a problem's line in two. Every text line now shows it escaped (``\\x1b``, ``\\n``); JSON keeps it."""
+    folder = tmp_path / "evil\x1b[31m\r\ndir"
+    folder.mkdir()
+    shown = str(folder).replace("\x1b", "\\x1b").replace("\r", "\\r").replace("\n", "\\n")
+    bad = folder / "m.json"
+    bad.write_bytes(orjson.dumps({**_MSG, "role": 1}))
+    assert main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines() and all(line.startswith(f"{shown}/m.json:/role: ") for line in out.splitlines()), out
+    assert main(["validate", "--output-format", "json", str(bad)]) == 1
+    assert {orjson.loads(line)["file"] for line in capsys.readouterr().out.splitlines()} == {str(bad)}
+    messages = folder / "messages.json"
+    messages.write_bytes(orjson.dumps(_MSG))
+    assert main(["reduce", str(messages)]) == 2  # a hint, printed as it is by the command
+    assert capsys.readouterr().err.startswith(f"agentmsg: {shown}/messages.json holds messages, not events: ")
+    assert main(["format", "--provider", "openai", str(folder / "none.json")]) == 2  # a usage error
+    assert capsys.readouterr().err == f"agentmsg: {shown}/none.json: cannot read: No such file or directory\n"
+    for argv in (["events"], ["parse", "--provider", "openai"], ["reduce"]):
+        empty = folder / "empty.json"
+        empty.write_bytes(b"")
+        assert main([*argv, str(empty)]) == 1, argv
+        assert capsys.readouterr().err.startswith(f"{shown}/empty.json: the input is empty"), argv

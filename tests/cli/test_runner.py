@@ -74,13 +74,14 @@ def test_stdout_given_as_a_file_is_written_there(files: dict[str, str], tmp_path
 
 
 def test_output_is_decoded_as_text_mode_decodes_it(tmp_path: Path) -> None:
-    """A file name with non-ASCII and CR LF, printed as it is: read as ``text=True`` reads it."""
+    """A file name with non-ASCII (printed as it is) and CR LF (printed escaped, as every control character of a
+    name the terminal shows): read as ``text=True`` reads it."""
     odd = tmp_path / "bé\r\nd.json"
     odd.write_text(json.dumps(BAD))
     raw = subprocess.run([*cli.command("validate", str(odd))], capture_output=True, stdin=subprocess.DEVNULL)
-    assert b"b\xc3\xa9\r\nd.json:" in raw.stdout
+    assert b"b\xc3\xa9\\r\\nd.json:" in raw.stdout
     r = run("validate", str(odd))
-    assert "bé\nd.json:" in r.stdout and "\r" not in r.stdout
+    assert "bé\\r\\nd.json:" in r.stdout and "\r" not in r.stdout
     _same(r, fresh("validate", str(odd)))
 
 

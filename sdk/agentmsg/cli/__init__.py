@@ -39,7 +39,8 @@ from agentmsg.cli._io import (
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
-    shown_path,
+    one_line,
+    said_path,
 )
 
 __all__ = ["build_parser", "main"]
@@ -150,13 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.flush()  # here, not at the interpreter's exit: a full disk or a closed pipe is said below
         return code
     except UsageError as exc:
-        print(f"agentmsg: {exc}", file=sys.stderr)
+        print(f"agentmsg: {one_line(str(exc))}", file=sys.stderr)  # (a file's name in it: escaped)
         return EXIT_USAGE
     except BrokenPipeError:  # the reader left (`| head`): stop quietly, as a tool killed by SIGPIPE does
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
     except OSError as exc:  # what reads inputs says which file; anything else is the output (a full disk)
-        name = shown_path(exc.filename) if isinstance(exc.filename, str) else exc.filename
+        name = said_path(exc.filename) if isinstance(exc.filename, str) else exc.filename
         where = f"{name}: cannot read" if exc.filename else "cannot write the output"
         print(f"agentmsg: {where}: {exc.strerror or exc}", file=sys.stderr)
         if not exc.filename:

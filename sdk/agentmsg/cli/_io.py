@@ -70,6 +70,14 @@ def shown_path(path: str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace") if path != "-" else path
 
 
+def said_path(path: str) -> str:
+    """A file name as a command prints it to the terminal (its messages, its text reports): :func:`shown_path`'s,
+    with control characters (ESC, CR, a newline: a hostile directory's) escaped as :func:`one_line` escapes them,
+    so that a name cannot split a line nor drive the terminal. Machine output (JSON, SARIF, JUnit) keeps
+    :func:`shown_path`'s: its own escaping holds them."""
+    return one_line(shown_path(path))
+
+
 def read_bytes(path: str) -> bytes:
     """The whole content of a file, or of stdin for ``-``, read in bounded memory: more than
     ``limits.max_bytes`` raises :class:`~agentmsg.SizeLimitError` (rule ``max-bytes``) without reading on."""
@@ -303,6 +311,7 @@ def print_problems(where: str, prefix: str, problems: Iterable[Problem], out: Te
     instance; ``note: `` before the message for notes); returns how many were printed."""
     n = 0
     head = "note: " if note else ""
+    where = one_line(where)  # (a file's name as shown: its control characters escaped, as said_path does)
     for p in problems:
         pointer = clip(prefix + p.pointer, POINTER_LIMIT)
         where_at = f"{where}:{pointer}" if pointer else where
@@ -320,7 +329,8 @@ def say(where: str, e: dict[str, Any], err: TextIO) -> int:
     if name not in (PROBLEM_EVENT, ERROR_EVENT, NOT_KEPT_EVENT) or not isinstance(value, dict):
         return EXIT_OK
     source = e.get("source")
-    head = f"{where}: {source}: " if source else f"{where}: "
+    where = one_line(where)
+    head = f"{where}: {one_line(str(source))}: " if source else f"{where}: "
     if name == ERROR_EVENT:
         err.write(f"{head}error: {clip(str(value.get('message')))} [{value.get('type')}]\n")
         return EXIT_INVALID

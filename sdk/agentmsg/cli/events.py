@@ -31,6 +31,7 @@ from agentmsg.cli._io import (
     print_problems,
     reading,
     reply_hint,
+    said_path,
     shown_path,
     whole_number,
 )
@@ -116,11 +117,11 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: R
             if not args.sse and looks_like(head) == "messages":
                 hint = reply_hint(head)
                 if hint is not None:  # (a provider's reply holds a role too)
-                    print(f"agentmsg: {shown_path(args.file)} holds no events: {hint}", file=sys.stderr)
+                    print(f"agentmsg: {said_path(args.file)} holds no events: {hint}", file=sys.stderr)
                     return EXIT_USAGE
                 print(
-                    f"agentmsg: {shown_path(args.file)} holds messages, not events: "
-                    f"to turn messages into events use 'agentmsg events {shown_path(args.file)}'",
+                    f"agentmsg: {said_path(args.file)} holds messages, not events: "
+                    f"to turn messages into events use 'agentmsg events {said_path(args.file)}'",
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
@@ -166,7 +167,7 @@ def _reduce(args: argparse.Namespace, out: TextIO, source: IO[bytes], reducer: R
         status = EXIT_INVALID
     hint = reply_hint(head) if bad and not messages and not args.sse else None
     if hint is not None:  # none of it was events: a provider's stream, which parse reads
-        sys.stderr.write(f"agentmsg: {shown_path(args.file)}: {hint}\n")
+        sys.stderr.write(f"agentmsg: {said_path(args.file)}: {hint}\n")
     machine = diag if args.output_format not in (None, "text") else None
     if _say_incomplete(shown_path(args.file), messages, reducer.cut, sys.stderr, machine) and status == EXIT_OK:
         status = EXIT_INVALID
@@ -194,8 +195,8 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
             return EXIT_INVALID
         if looks_like(stream.head) == "events":
             print(
-                f"agentmsg: {shown_path(args.file)} holds agent events, not messages: "
-                f"to reduce events to messages use 'agentmsg reduce {shown_path(args.file)}'",
+                f"agentmsg: {said_path(args.file)} holds agent events, not messages: "
+                f"to reduce events to messages use 'agentmsg reduce {said_path(args.file)}'",
                 file=sys.stderr,
             )
             return EXIT_USAGE
@@ -207,7 +208,7 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
                 status = EXIT_INVALID
         hint = reply_hint(stream.head) if status != EXIT_OK else None
         if hint is not None:  # after its problems: the command that reads what the file holds
-            print(f"agentmsg: {shown_path(args.file)}: {hint}", file=sys.stderr)
+            print(f"agentmsg: {said_path(args.file)}: {hint}", file=sys.stderr)
     return status
 
 

@@ -53,6 +53,7 @@ from agentmsg.cli._io import (
     print_problems,
     read_bytes,
     reads_as,
+    said_path,
     say,
     shown_path,
     think_tags_options,
@@ -248,7 +249,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if alien:  # no payload of the provider's at all: not its stream (exit 2, as for a body that is no response)
         hint = _hint(getattr(args, "head", b""), args.provider, stream=True)
         sys.stderr.write(
-            f"agentmsg: {shown_path(args.file)}: not {_a(args.provider)} stream{f' ({hint})' if hint else ''}\n"
+            f"agentmsg: {said_path(args.file)}: not {_a(args.provider)} stream{f' ({hint})' if hint else ''}\n"
         )
         return EXIT_USAGE
     if args.events:

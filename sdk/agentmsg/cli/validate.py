@@ -33,6 +33,7 @@ from agentmsg.cli._io import (
     print_problems,
     reading,
     reply_hint,
+    said_path,
     shown_path,
     stdin_once,
 )
@@ -145,7 +146,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     file_invalid = invalid = True
             hint = _hint(findings.head, findings.kind) if file_invalid and empty is None else None
             if hint is not None:  # after its problems, on stderr: a hint about the command, not a problem
-                print(f"agentmsg: {shown}: {hint}", file=sys.stderr)
+                print(f"agentmsg: {said_path(path)}: {hint}", file=sys.stderr)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
             _unreadable(path, exc, args.output_format, out)
             unreadable = True
@@ -340,7 +341,7 @@ def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO) -> 
         message += f" (give its files: '{where}/**/*.json', quoted, is every .json file under it)"
     elif _is_pattern(path):  # a pattern (see _expand) that matched nothing
         message = "no file matches this pattern"
-    print(f"agentmsg: {shown_path(path)}: {message}", file=sys.stderr)
+    print(f"agentmsg: {said_path(path)}: {message}", file=sys.stderr)
     if output_format != "text":
         report = _reporter(output_format)
         if isinstance(report, Collector):
