@@ -118,3 +118,31 @@ def test_a_text_of_a_million_characters_is_trimmed(tmp_path: Path, capsys: pytes
     assert main(["trim", "--budget", "100", "--provider", "openai", str(path)]) == 0
     kept = decode_messages(capsys.readouterr().out)
     assert [m.content[0].text for m in kept] == ["be brief", "hi"]
+
+
+def test_the_output_file_is_replaced_whole_or_left_as_it_was(
+    conversation: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-o FILE`` truncated FILE, then wrote it: an error on the way (a full disk, Ctrl-C) left a part of the
+    new conversation, or none, in place of the old. It is now written to a temporary file beside it, then
+    put in its place (os.replace): an error leaves the old FILE as it was and no temporary file; the new
+    FILE keeps the old one's permissions."""
+    import os
+
+    out = tmp_path / "out" / "trimmed.json"
+    out.parent.mkdir()
+    out.write_bytes(b"the old file\n")
+    out.chmod(0o640)
+    argv = ["trim", "--budget", "400", "--provider", "openai", str(conversation), "-o", str(out)]
+
+    def full(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "replace", full)
+        assert main(argv) == 2
+    assert capsys.readouterr().err.endswith(f"\nagentmsg: {out}: cannot write: No space left on device\n")
+    assert out.read_bytes() == b"the old file\n" and os.listdir(out.parent) == ["trimmed.json"]
+    assert main(argv) == 0
+    assert decode_messages(out.read_bytes()) and os.listdir(out.parent) == ["trimmed.json"]
+    assert out.stat().st_mode & 0o777 == 0o640

@@ -7,7 +7,9 @@ import argparse
 import contextlib
 import os
 import re
+import stat
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any, TextIO, TypeVar, overload
 
@@ -76,6 +78,43 @@ def said_path(path: str) -> str:
     so that a name cannot split a line nor drive the terminal. Machine output (JSON, SARIF, JUnit) keeps
     :func:`shown_path`'s: its own escaping holds them."""
     return one_line(shown_path(path))
+
+
+def write_output(path: str, data: bytes) -> None:
+    """Write ``data`` to the output file ``path`` (``-o``, ``--out``) atomically: into a temporary file in the same
+    directory, then ``os.replace`` onto ``path``, so that a reader sees the old file or the new one, never a part;
+    on any error (a full disk, Ctrl-C) the old file is untouched and the temporary one removed. The new file
+    keeps the old one's permissions (a new one: 0666 less the umask, as ``open`` makes it). A path that is no
+    regular file (``/dev/stdout``, a FIFO) is written as it is: it cannot be replaced. An error is a
+    :class:`UsageError` (``cannot write``)."""
+    try:
+        try:
+            old = os.stat(path)
+        except FileNotFoundError:
+            old = None
+        if old is not None and not stat.S_ISREG(old.st_mode):
+            with open(path, "wb") as f:
+                f.write(data)
+            return
+        folder, name = os.path.split(os.path.abspath(path))
+        fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            if old is not None:
+                mode = stat.S_IMODE(old.st_mode)
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            os.chmod(temporary, mode)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError as exc:
+        raise UsageError(f"{said_path(path)}: cannot write: {exc.strerror or exc}") from None
 
 
 def read_bytes(path: str) -> bytes:

@@ -10,7 +10,7 @@ from urllib.parse import urljoin, urlsplit
 import orjson
 
 from agentmsg import KINDS, closed_schema_documents, schema_documents
-from agentmsg.cli._io import EXIT_OK, UsageError, exit_status, shown_path
+from agentmsg.cli._io import EXIT_OK, UsageError, exit_status, shown_path, write_output
 
 
 def bundle(name: str, *, strict: bool = False) -> dict[str, Any]:
@@ -39,7 +39,7 @@ def write_tree(folder: Path) -> list[Path]:
     for value in values:
         path = folder / urlsplit(value["$id"]).path.lstrip("/")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
+        write_output(str(path), orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
         written.append(path)
     return written
 

@@ -23,11 +23,10 @@ from agentmsg.cli._io import (
     EXIT_INVALID,
     EXIT_OK,
     ProviderNames,
-    UsageError,
     exit_status,
     limit_options,
-    shown_path,
     whole_number,
+    write_output,
 )
 from agentmsg.cli._machine import Diagnostics, output_format_option
 from agentmsg.context import TRIM_RULES, TrimBudgetError, trim
@@ -87,11 +86,7 @@ def _run(args: argparse.Namespace, out: TextIO, diag: Diagnostics) -> int:
     else:  # JSON Lines (or one message): one message per line
         text = b"".join(m.to_json_bytes() + b"\n" for m in trimmed.messages)
     if args.output and args.output != "-":  # ('-' is stdout, as for every file argument)
-        try:
-            with open(args.output, "wb") as f:
-                f.write(text)
-        except OSError as exc:
-            raise UsageError(f"{shown_path(args.output)}: cannot write: {exc.strerror or exc}") from None
+        write_output(args.output, text)
     else:
         out.write(text.decode())
     return EXIT_OK
