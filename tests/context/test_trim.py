@@ -225,6 +225,40 @@ def test_an_impossible_budget_raises_with_the_smallest_result_and_both_numbers()
     assert p.rule == "trim-over-budget" and str(smallest) in p.message and str(smallest - 1) in p.message
 
 
+WEATHER = {"name": "get_weather", "description": "The weather of a city", "parameters": {"type": "object"}}
+
+
+@pytest.mark.parametrize(
+    ("msgs", "tools", "said"),
+    [
+        ([], None, "the request's framing alone counts {total} tokens"),
+        ([], [WEATHER], "the request's framing and the tool definitions alone count {total} tokens"),
+        ([user("q " * 40)], None, "the latest turn alone counts {messages} tokens, {total} with the request's framing"),
+        (
+            [user("q " * 40)],
+            [WEATHER],
+            "the latest turn alone counts {messages} tokens, {total} with the request's framing and the tool"
+            " definitions",
+        ),
+        (
+            [SYSTEM, user("q " * 40)],
+            None,
+            "the system messages and the latest turn alone count {messages} tokens, {total} with the request's framing",
+        ),
+        ([SYSTEM], None, "the system messages alone count {messages} tokens, {total} with the request's framing"),
+    ],
+)
+def test_an_impossible_budget_says_what_its_count_holds(msgs: list[Msg], tools: Any, said: str) -> None:
+    """The problem said "the system messages alone count N" of a conversation with no system message, where N was
+    the request's framing (and the tool definitions): it now names what the count holds, each part it has."""
+    count = agentmsg.context.count_tokens(msgs, provider="anthropic", tools=tools)
+    with pytest.raises(TrimBudgetError) as caught:
+        trim(msgs, 1, provider="anthropic", tools=tools)
+    [p] = caught.value.problems
+    expected = said.format(total=count.total, messages=sum(count.messages))
+    assert p.message == f"{expected}: over the budget of 1"
+
+
 def test_summarize_replaces_what_went_after_the_system_prompt() -> None:
     msgs = [SYSTEM, user("q1 " * 20), assistant(TextBlock(text="a1 " * 20)), user("q2"), assistant()]
     seen: list[list[Msg]] = []

@@ -309,8 +309,10 @@ RULES: dict[str, tuple[str, str, str]] = {
         "write a shorter summary, or give a larger budget",
     ),
     "trim-over-budget": (
-        "the system messages and the latest turn alone exceed the token budget: no trim can fit it",
-        "`the system messages and the latest turn alone count 5120 tokens: over the budget of 4096`",
+        "what trimming never removes (the system messages, the latest turn, the request's framing and tool"
+        " definitions) alone exceeds the token budget: no trim can fit it",
+        "`the system messages and the latest turn alone count 5032 tokens, 5120 with the request's framing: over the"
+        " budget of 4096`",
         "give a larger budget, shorten the system prompt or the last message, or keep fewer units (keep_last)",
     ),
     "trim-assistant-first": (

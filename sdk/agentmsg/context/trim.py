@@ -68,7 +68,11 @@ TRIM_RULES: Final[dict[str, tuple[str, str]]] = {
         "the kept conversation starts with an assistant turn (no user message before the latest turn), which the"
         " provider refuses",
     ),
-    "trim-over-budget": ("error", "the system prompt and the latest turn alone exceed the token budget"),
+    "trim-over-budget": (
+        "error",
+        "what is never removed (the system messages, the latest turn, the request's framing and tool definitions)"
+        " alone exceeds the token budget",
+    ),
 }
 
 #: a counter: messages -> their counts (an object with ``messages`` and ``total``, as count_tokens gives, or the
@@ -355,10 +359,13 @@ class _Trim:
         from agentmsg.context.count import provider_of
 
         provider = provider_of(provider, model)
+        #: what the counter's total holds beyond the messages (said when the budget cannot be met)
+        self.beyond = "what the counter counts beyond the messages"
         if counter is None:
             from agentmsg.context.count import count_tokens
 
             counter = functools.partial(count_tokens, provider=provider, model=model, tools=tools)
+            self.beyond = "the request's framing and the tool definitions" if tools else "the request's framing"
         #: the messages, each role a MsgRole member, each block of an agentmsg class (members, which refuses what is no
         #: list of messages): what the plan tells roles apart in; the result keeps the caller's own messages (msgs)
         self.checked = list(members(messages))
@@ -413,7 +420,7 @@ class _Trim:
                 roles = [m.role for i, m in enumerate(self.checked) if i not in removed]
                 at = next((k for k, role in enumerate(roles) if role is not _SYSTEM), len(kept))
                 out = [*kept[:at], self.summary, *kept[at:]]
-            _, tokens = _counts(self.counter, out)
+            counts, tokens = _counts(self.counter, out)
             if tokens <= self.budget:
                 break
             # the counter is not additive over messages: remove what is still over, and count again
@@ -448,17 +455,33 @@ class _Trim:
             )
         trimmed = Trimmed(tuple(out), tuple(sorted(removed)), self.summary, tokens, self.budget, tuple(diagnostics))
         if tokens > self.budget:
-            what = "the system messages and the latest turn" if self.plan.kept_units else "the system messages"
             raise TrimBudgetError(
-                [
-                    Problem(
-                        "", "trim-over-budget", f"{what} alone count {tokens} tokens: over the budget of {self.budget}"
-                    )
-                ],
-                "conversation",
-                trimmed,
+                [Problem("", "trim-over-budget", self.over_budget(out, counts, tokens))], "conversation", trimmed
             )
         return trimmed
+
+    def over_budget(self, kept: Sequence[Msg], counts: Sequence[int], tokens: int) -> str:
+        """What the smallest result (``kept``, each message's count in ``counts``, ``tokens`` in all) holds, said by
+        what it really is: its system messages and its latest turn where it has them, and what the count adds beyond
+        the messages (the request's framing, the tool definitions)."""
+        system = any(m.role is _SYSTEM for m in members(kept))
+        parts = [
+            what for what, has in (("the system messages", system), ("the latest turn", self.plan.kept_units)) if has
+        ]
+        over = f"over the budget of {self.budget}"
+        n = sum(counts)
+        if not parts:
+            return f"{self.beyond} alone {_count_verb(self.beyond)} {tokens} tokens: {over}"
+        what = " and ".join(parts)
+        verb = _count_verb(what)
+        if n == tokens:
+            return f"{what} alone {verb} {tokens} tokens: {over}"
+        return f"{what} alone {verb} {n} tokens, {tokens} with {self.beyond}: {over}"
+
+
+def _count_verb(subject: str) -> str:
+    """``count`` or ``counts``, as the subject (a description :meth:`_Trim.over_budget` makes) asks."""
+    return "count" if " and " in subject or subject == "the system messages" else "counts"
 
 
 def _strategy(strategy: str | None, summarize: Any) -> bool:
