@@ -4,6 +4,7 @@ the providers' four breakpoints, on copies; the result formats with the markers 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -241,3 +242,39 @@ def test_openai_explicit_breakpoints_by_model() -> None:
     ]
     assert not [d for d in r.diagnostics if d.rule.startswith("cache")]
     assert place_cache_markers(_conversation(), provider="openai", model="gpt-4o").placed == ()
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "key"),
+    [
+        ("anthropic", None, "cache_control"),
+        ("dashscope", None, "cache_control"),
+        ("dashscope-compatible", None, "cache_control"),
+        ("openai", "gpt-5.6", "prompt_cache_breakpoint"),
+    ],
+)
+def test_markers_already_there_count_as_the_breakpoints_the_request_sends(
+    provider: str, model: str | None, key: str
+) -> None:
+    """A marker naming blocks was counted one breakpoint per index: ``{"blocks": [0, 0, 1]}`` three against the limit
+    of four, where Anthropic's request sends two (an index named twice is one breakpoint, merged, as the formatters
+    merge it) and DashScope's and OpenAI's, which mark a whole message on its last part, one. With two such messages
+    DashScope and OpenAI then had no room for the system prompt's and the last stable turn's markers (placed none of
+    four). The markers already there now count as the request sends them, and the duplicate is said."""
+    msgs = [
+        SystemMessage("You are helpful."),
+        UserMessage(["a", "b", "c"], metadata={"_cache_control": {"blocks": [0, 0, 1]}}),
+        AssistantMessage("a1"),
+        UserMessage(["d", "e"], metadata={"_cache_control": {"blocks": [1, 0]}}),
+        AssistantMessage("a2"),
+        UserMessage("q3"),
+    ]
+    given_marks = json.dumps(formatted(provider, msgs, model=model).body).count(f'"{key}"')
+    assert given_marks == (4 if provider == "anthropic" else 2)
+    got = place_cache_markers(msgs, provider=provider, model=model)
+    r = formatted(provider, got.messages, model=model)
+    assert not [d for d in r.diagnostics if d.rule.startswith("cache")], r.diagnostics_dicts()
+    sent = json.dumps(r.body).count(f'"{key}"')
+    assert sent == min(4, given_marks + 2) == given_marks + len(got.placed)
+    assert f"{given_marks} breakpoint(s) already in the conversation or tools, kept" in got.notes
+    assert "message 1's marker names block(s) 0 more than once: one breakpoint each" in got.notes

@@ -104,10 +104,10 @@ def place_cache_markers(
         notes.append(f"{name}'s cache has one lifetime: ttl {ttl} not set")
         ttl = None
     value: Any = True if ttl is None else {"ttl": ttl}
-    taken = _existing(msgs, tool_list or [])
+    taken = _existing(msgs, tool_list or [], rule.blocks, notes)
     room = limit - taken
     if taken:
-        notes.append(f"{taken} marker(s) already in the conversation or tools, kept")
+        notes.append(f"{taken} breakpoint(s) already in the conversation or tools, kept")
     placed: list[CacheMarker] = []
 
     def pays(end: int) -> bool:
@@ -216,15 +216,30 @@ def _marked(meta: Mapping[str, Any] | None) -> bool:
     return mark is not None and not isinstance(mark, str)
 
 
-def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]]) -> int:
-    """The breakpoints the conversation and tools hold already (a marker on several blocks counts each)."""
+def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]], per_block: bool, notes: list[str]) -> int:
+    """The breakpoints the conversation and tools hold already, counted as the request sends them: a tool's marker
+    one, a message's one per distinct block it names within the message where the provider marks blocks
+    (``per_block``: Anthropic), else one for the message (a marker naming only blocks beyond it: none, the formatter
+    sends it nowhere). A block named twice is one breakpoint (said in ``notes``), as the formatters merge it."""
     n = 0
-    for m in msgs:
+    for i, m in enumerate(msgs):
         meta = m.metadata
-        if meta and MARKER in meta:
-            mark = parse_mark(meta[MARKER])
-            if mark is not None and not isinstance(mark, str):
-                n += len(mark.blocks) if mark.blocks is not None else 1
+        if not meta or MARKER not in meta:
+            continue
+        mark = parse_mark(meta[MARKER])
+        if mark is None or isinstance(mark, str):
+            continue
+        if mark.blocks is None:
+            n += 1
+            continue
+        named = meta[MARKER]["blocks"]
+        if len(named) != len(mark.blocks):
+            twice = sorted({j for j in named if named.count(j) > 1})
+            notes.append(
+                f"message {i}'s marker names block(s) {', '.join(map(str, twice))} more than once: one breakpoint each"
+            )
+        within = sum(j < len(m.content) for j in mark.blocks)
+        n += within if per_block else min(within, 1)
     return n + sum(_tool_mark(t) is not None for t in tools)
 
 

@@ -109,7 +109,7 @@ SPEC: Final = Spec(
     user_first=True,
     signature_chain=True,
     # cache_control on the last tool too; a 5m or 1h ttl, and no 1h breakpoint after a 5m one (prompt-caching docs)
-    cache_markers=CacheMarkers(tools=True, lifetimes=True, lifetimes_in_order=True),
+    cache_markers=CacheMarkers(tools=True, lifetimes=True, lifetimes_in_order=True, blocks=True),
     client_class="AnthropicClient",
     fields=FIELDS,
     # no offline tokenizer for Claude 3+: o200k scaled (measured); a tool-use system prompt of 346 tokens (tool_choice

@@ -70,9 +70,13 @@ class CacheMarkers:
     ``lifetimes``: it takes a marker's ``ttl`` (``5m`` or ``1h``; else its cache has one lifetime and the ttl is not
     set). ``lifetimes_in_order``: it refuses a longer lifetime after a shorter one (in request order: tools, system,
     messages), so a marker placed takes the lifetime the markers already there ask. ``models``: only the models this
-    accepts take markers (a request that names no model then gets none; None: every model does)."""
+    accepts take markers (a request that names no model then gets none; None: every model does). ``blocks``: each
+    block a marker names is a breakpoint of its own (Anthropic's ``cache_control`` on a block); else a marked message
+    is one breakpoint, on its last content part, whichever blocks its marker names (the chat family's walks:
+    ``marks_whole``)."""
 
     tools: bool = False
+    blocks: bool = False
     lifetimes: bool = False
     lifetimes_in_order: bool = False
     models: Callable[[str], bool] | None = None
