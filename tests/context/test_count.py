@@ -707,3 +707,24 @@ def test_deepseek_counts_the_reasoning_its_formatter_sends_back() -> None:
     enc = _tokenizers.counter("o200k_base")
     extra = [a - b for a, b in zip(found.messages, plain.messages, strict=True)]
     assert extra == [0, math.ceil(enc.count(long) * 1.1), 0, math.ceil(enc.count(long) * 1.1), 0, 0, 0]
+
+
+def test_deepseek_counts_the_reasoning_of_the_turn_its_formatter_calls_current() -> None:
+    """The count started DeepSeek's current turn at the last user message holding more than tool results, the
+    formatter at the last user message: after a user message with nothing to send (an empty one, or results
+    appended to it after construction) the formatter prunes the answer's reasoning before it (thinking-pruned) and
+    the count still took it (228 tokens for the 6 sent). Both now read where the turn starts from one definition
+    (current_turn, with tool_turns, in providers/_request/context.py)."""
+    long = "step " * 200
+    answer = _msg("ASSISTANT", ThinkingBlock(thinking=long), TextBlock(text="ok"))
+    appended = _msg("USER", TextBlock(text="x"))
+    appended.content[:] = [ToolResultBlock(id="c1", name="f", output=[TextBlock(text="sunny")])]
+    for last in (_msg("USER"), appended):
+        msgs = [_msg("USER", TextBlock(text="weather?")), answer, last]
+        request = get("deepseek").format_request(msgs)
+        assert "thinking-pruned" in {p.rule for p in request.diagnostics}
+        assert not any(m.get("reasoning_content") for m in request.body["messages"])
+        plain = [msgs[0], _msg("ASSISTANT", TextBlock(text="ok")), last]
+        assert (
+            count_tokens(msgs, provider="deepseek").messages[1] == count_tokens(plain, provider="deepseek").messages[1]
+        )

@@ -42,7 +42,14 @@ from agentmsg.context._tokenizers import TextCounter, counter
 from agentmsg.errors import ValidationError
 from agentmsg.message import Msg, MsgRole, members
 from agentmsg.providers._request.common import mime_of
-from agentmsg.providers._request.context import MEDIA, TOOL_MEDIA_HEAD, block_label, json_text, tool_turns
+from agentmsg.providers._request.context import (
+    MEDIA,
+    TOOL_MEDIA_HEAD,
+    block_label,
+    current_turn,
+    json_text,
+    tool_turns,
+)
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
 from agentmsg.providers.spec import TokenProfile
 
@@ -330,7 +337,8 @@ def _ts_type(schema: Any) -> str:
 
 
 def _last_user_turn(messages: Sequence[Msg]) -> int:
-    """The index of the last user message that is not only tool results (-1: none)."""
+    """The index of the last user message that is not only tool results (-1: none): where Anthropic's current turn
+    starts (``thinking="current"``; a user message of results alone continues the turn's tool loop)."""
     for i in range(len(messages) - 1, -1, -1):
         m = messages[i]
         if m.role is MsgRole.USER and any(type(b) is not ToolResultBlock for b in m.content):
@@ -371,8 +379,12 @@ def count_tokens(
     t = _Tally(text, profile, model)
     messages = members(messages)  # (refuses what is no list of messages, naming the item)
     defs = normalize_tools(tools)
-    current = _last_user_turn(messages) if profile.thinking in ("current", "tool_turns") else -1
-    called = tool_turns(messages) if profile.thinking == "tool_turns" else frozenset()
+    current = -1
+    called: frozenset[int] = frozenset()
+    if profile.thinking == "current":
+        current = _last_user_turn(messages)
+    elif profile.thinking == "tool_turns":  # (as the formatter sends it back: reasoning_current_turn_only)
+        current, called = current_turn(messages), tool_turns(messages)
     per_message = profile.per_message
     per_name = profile.per_name
     counts = []

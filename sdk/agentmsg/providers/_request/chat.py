@@ -118,7 +118,7 @@ class ChatWalk(Walk):
     def run(self, msgs: Sequence[Msg], start: int = 0) -> list[dict[str, Any]]:
         if self.reasoning_current_turn_only:
             self.tool_turns.update(F.tool_turns(msgs))
-            self.last_user = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].role is _USER), -1)
+            self.last_user = F.current_turn(msgs)
         return super().run(msgs, start)
 
     def text_turn(self, role: MsgRole, text: str, msg: Msg, i: int) -> bool:

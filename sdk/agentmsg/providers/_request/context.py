@@ -893,6 +893,16 @@ def tool_turns(msgs: Sequence[Msg]) -> frozenset[int]:
     return frozenset(out)
 
 
+def current_turn(msgs: Sequence[Msg]) -> int:
+    """Where the current turn starts for a provider that sends back only its reasoning and tool turns' (DeepSeek):
+    the index of the last user message, whatever it holds (tool results alone too), -1 for none; the request and the
+    token count read it here, with :func:`tool_turns`."""
+    for i in range(len(msgs) - 1, -1, -1):
+        if msgs[i].role is MsgRole.USER:
+            return i
+    return -1
+
+
 def speaker_label(msg: Msg) -> str:
     """Who speaks, for ``[Name]: text``: the name, or the role in title case when there is none."""
     return msg.name if msg.name else msg.role.value.title()
