@@ -146,3 +146,20 @@ def test_the_output_file_is_replaced_whole_or_left_as_it_was(
     assert main(argv) == 0
     assert decode_messages(out.read_bytes()) and os.listdir(out.parent) == ["trimmed.json"]
     assert out.stat().st_mode & 0o777 == 0o640
+
+
+def test_an_output_file_behind_a_link_is_written_through_it(conversation: Path, tmp_path: Path) -> None:
+    """``-o LINK`` wrote, before writing became atomic, into the file LINK names (as ``open`` does); replacing
+    LINK itself made it a regular file and left the file it named as it was. The named file is replaced now,
+    and the link stays a link, a dangling one too."""
+    target = tmp_path / "real" / "trimmed.json"
+    target.parent.mkdir()
+    target.write_bytes(b"the old file\n")
+    link = tmp_path / "latest.json"
+    link.symlink_to(target)
+    assert main(["trim", "--budget", "400", "--provider", "openai", str(conversation), "-o", str(link)]) == 0
+    assert link.is_symlink() and decode_messages(target.read_bytes())
+    dangling = tmp_path / "next.json"
+    dangling.symlink_to(tmp_path / "real" / "new.json")
+    assert main(["trim", "--budget", "400", "--provider", "openai", str(conversation), "-o", str(dangling)]) == 0
+    assert dangling.is_symlink() and decode_messages((tmp_path / "real" / "new.json").read_bytes())

@@ -84,8 +84,9 @@ def write_output(path: str, data: bytes) -> None:
     """Write ``data`` to the output file ``path`` (``-o``, ``--out``) atomically: into a temporary file in the same
     directory, then ``os.replace`` onto ``path``, so that a reader sees the old file or the new one, never a part;
     on any error (a full disk, Ctrl-C) the old file is untouched and the temporary one removed. The new file
-    keeps the old one's permissions (a new one: 0666 less the umask, as ``open`` makes it). A path that is no
-    regular file (``/dev/stdout``, a FIFO) is written as it is: it cannot be replaced. An error is a
+    keeps the old one's permissions (a new one: 0666 less the umask, as ``open`` makes it). A symbolic link is
+    written through, as ``open`` writes it: the file it names is replaced and the link stays a link. A path that
+    is no regular file (``/dev/stdout``, a FIFO) is written as it is: it cannot be replaced. An error is a
     :class:`UsageError` (``cannot write``)."""
     try:
         try:
@@ -96,7 +97,8 @@ def write_output(path: str, data: bytes) -> None:
             with open(path, "wb") as f:
                 f.write(data)
             return
-        folder, name = os.path.split(os.path.abspath(path))
+        target = os.path.realpath(path)  # (a link: the file it names, or would name, in its own folder)
+        folder, name = os.path.split(target)
         fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -108,7 +110,7 @@ def write_output(path: str, data: bytes) -> None:
                 os.umask(umask)
                 mode = 0o666 & ~umask
             os.chmod(temporary, mode)
-            os.replace(temporary, path)
+            os.replace(temporary, target)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
