@@ -1,13 +1,15 @@
 """The SDK never shows the credentials it holds (issue 28, class 7): a server that echoes the request's headers
 back in its error (a 401's body, a 500's page, a stream's error event, a redirect's location) put the API key in
 the exception's text and attributes and in ``agentmsg chat``'s output. Over real HTTP on loopback: a server
-that echoes what it was sent, as sent, URL-encoded or JSON-escaped."""
+that echoes what it was sent, as sent, URL-encoded or JSON-escaped. A key of FREE_TEXT_MIN characters or more is
+hidden wherever it is echoed; a shorter one (a local server's "EMPTY") where the text names it as a credential."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
 import http.server
+import io
 import json
 import threading
 import traceback
@@ -15,9 +17,11 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from agentmsg import UserMessage
+from agentmsg.cli.chat import _Redacting
 from agentmsg.clients import (
     AsyncClient,
     AuthenticationError,
@@ -28,7 +32,14 @@ from agentmsg.clients import (
     ServerError,
 )
 from agentmsg.clients._config import Outgoing
-from agentmsg.clients._errors import Redactor, credentials
+from agentmsg.clients._errors import (
+    CREDENTIAL_HEADERS,
+    CREDENTIAL_QUERY,
+    FREE_TEXT_MIN,
+    REDACTED,
+    Redactor,
+    credentials,
+)
 from agentmsg.providers import FormattedRequest
 from tests._support.providers import run_cli
 
@@ -95,13 +106,13 @@ def as_stream_error(headers: dict[str, str], path: str) -> tuple[int, str, bytes
 
 def as_not_a_stream(headers: dict[str, str], path: str) -> tuple[int, str, bytes, dict[str, str]]:
     """A 200 that is no stream: an HTML page starting with the key (the error shows the body's first bytes)."""
-    key = headers.get("x-api-key") or headers.get("x-goog-api-key") or headers.get("authorization", "")
-    return 200, "text/html", f"{key} {key}".encode(), {}
+    name = next(n for n in ("x-api-key", "x-goog-api-key", "authorization") if n in headers)
+    return 200, "text/html", f"{name}: {headers[name]} {headers[name]}".encode(), {}
 
 
 def as_redirect(headers: dict[str, str], path: str) -> tuple[int, str, bytes, dict[str, str]]:
     key = headers.get("x-api-key") or headers.get("x-goog-api-key") or headers.get("authorization", "")
-    return 307, "text/plain", key.encode(), {"Location": f"http://elsewhere.invalid/{path}?k={key}"}
+    return 307, "text/plain", key.encode(), {"Location": f"http://elsewhere.invalid/{path}?key={key}"}
 
 
 class EchoServer:
@@ -162,10 +173,29 @@ def shown(exc: BaseException) -> str:
     return "\n".join(parts)
 
 
+#: The texts a key follows where a text names it as a credential: a header line, a dict's repr, JSON (escaped once
+#: too), httpx's repr of repeated headers, URL-encoded, a query parameter; with a scheme or without
+NAMED = (
+    [
+        before + scheme
+        for name in CREDENTIAL_HEADERS
+        for before in (f"{name}: ", f"'{name}': '", f'"{name}": "', f'\\"{name}\\": \\"', f"('{name}', '", f"{name}=")
+        for scheme in ("", "Bearer ", "Bearer%20", "Bearer+", "Basic ")
+    ]
+    + [f"{sep}{name}=" for name in CREDENTIAL_QUERY for sep in "?&"]
+    + ["Bearer ", "Basic "]
+)
+
+
 def assert_hidden(key: str, *texts: str) -> None:
+    """No form of ``key`` in ``texts``: anywhere for a key of FREE_TEXT_MIN characters or more, where a text names
+    it as a credential for a shorter one."""
     for text in texts:
         for form in echoes(key):
-            assert form not in text, (form, text[:2000])
+            if len(key) >= FREE_TEXT_MIN:
+                assert form not in text, (form, text[:2000])
+            else:
+                assert not any(f"{named}{form}" in text for named in NAMED), (form, text[:2000])
 
 
 # (provider, path the request goes to): a bearer key, an x-api-key, an x-goog-api-key
@@ -346,14 +376,15 @@ def test_chat_never_prints_the_key(
 def test_the_redactor() -> None:
     """One function every path uses: each form a key may be echoed in, the longest first; bodies nested 1,000
     deep; nothing to redact, the same object back."""
-    r = Redactor(credentials("s/k+1", {"X-Api-Key": "other", "Authorization": "Basic dXNlcg==", "Accept": "x"}, ""))
-    assert r("a s/k+1 b s%2Fk%2B1 c s%2fk%2b1 d s\\/k+1 e other f dXNlcg== g x") == (
+    headers = {"X-Api-Key": "other-secret", "Authorization": "Basic dXNlcg==", "Accept": "x"}
+    r = Redactor(credentials("s/k+1/long", headers, ""))
+    assert r("a s/k+1/long b s%2Fk%2B1%2Flong c s%2fk%2b1%2flong d s\\/k+1\\/long e other-secret f dXNlcg== g x") == (
         "a [redacted] b [redacted] c [redacted] d [redacted] e [redacted] f [redacted] g x"
     )
-    deep: Any = "s/k+1"
+    deep: Any = "s/k+1/long"
     for _ in range(1000):
         deep = [deep]
-    out = r.value({"s/k+1": deep})
+    out = r.value({"s/k+1/long": deep})
     for _ in range(1001):
         out = out["[redacted]"] if isinstance(out, dict) else out[0]
     assert out == "[redacted]"
@@ -364,25 +395,67 @@ def test_the_redactor() -> None:
 
 def test_a_text_redacted_again_reads_the_same() -> None:
     """A key of one letter, `t`, redacted a text, then the error holding it again: each pass replaced the t of the
-    markers before it, `[redac[redac[redacted]ed]ed]`. One pass now: a marker in the text is kept whole."""
+    markers before it, `[redac[redac[redacted]ed]ed]`. One pass now: a marker in the text is kept whole (a key
+    that is part of the marker too)."""
     r = Redactor(["t"])
-    once = r("the stream ended: t")
-    assert once == "[redacted]he s[redacted]ream ended: [redacted]"
-    assert r(r(once)) == once and r.value({"t": [once]}) == {"[redacted]": [once]}
-    assert Redactor(["[", "ed"])("[x] red") == "[redacted]x] r[redacted]"  # (a marker's own characters, a key too)
-    assert Redactor(["[", "ed"])("[redacted]x] r[redacted]") == "[redacted]x] r[redacted]"
+    once = r("x-api-key: t; the stream ended")
+    assert once == "x-api-key: [redacted]; the stream ended"
+    assert r(r(once)) == once and r.value({"t": [once]}) == {"t": [once]}
+    r = Redactor(["[redacte", "cted] ok"])  # (the marker's own characters, keys too)
+    assert r("[redacted] ok [redacte") == "[redacted] ok [redacted]"
+    assert r("[redacted] ok [redacted]") == "[redacted] ok [redacted]"
 
 
-def test_chat_with_a_one_letter_key_redacts_each_occurrence_once(
+def test_chat_with_a_one_letter_key_shows_the_error_as_it_is(
     serve: Callable[[Echo], EchoServer], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`agentmsg chat` with OPENAI_API_KEY=t and a reply that is no stream printed
-    `[redac[redac[redacted]ed]ed]he s...`: the message was redacted once per layer it passed through."""
+    `[redacted]he s[redacted]ream ended...`: every t of the message was taken for the key. A key that short is
+    redacted only where a text names it (`Authorization: Bearer t`): the message now reads as it was written."""
     server = serve(lambda headers, path: (200, "text/html", b"<html>hi</html>", {}))
     monkeypatch.setenv("OPENAI_API_KEY", "t")
     code, _ = run_cli("chat", "--provider", "openai", "--base-url", server.url, "--timeout", "5", "hi")
     err = capsys.readouterr().err
-    assert code == 1 and "[redacted]he s[redacted]ream ended" in err and "[redac[" not in err, err
+    assert code == 1 and "the stream ended before the provider" in err and REDACTED not in err, err
+
+
+@pytest.mark.parametrize("key", ["a", "EMPTY", "sk-1"])
+def test_a_short_key_is_redacted_only_where_a_text_names_it(key: str) -> None:
+    """A local server's key (`api_key="EMPTY"`, `"x"`) was replaced wherever its characters occurred: "What a nice
+    day" read "Wh[redacted]t [redacted] nice d[redacted]y" for the key `a`. A key shorter than FREE_TEXT_MIN is
+    now replaced only after a credential header's or query parameter's name, or a scheme, as the SDK's errors,
+    a server's echo and httpx's reprs show it; when no key character follows (another key is not this one)."""
+    assert len(key) < FREE_TEXT_MIN
+    r = Redactor(credentials(key, {}, ""))
+    prose = f"What a nice day: {key} is EMPTY, sk-1 too; the bearer {key}, x-api-key-{key}"
+    assert r(prose) == prose and r.value({"message": prose, "id": key}) == {"message": prose, "id": key}
+    for named in NAMED:
+        for end in ("", "'", '"', " and more", "&alt=sse", ", ", "."):
+            assert r(f"said {named}{key}{end}") == f"said {named}{REDACTED}{end}", (named, end)
+            if named not in ("Bearer ", "Basic "):  # (a name in any case; a scheme alone as HTTP writes it)
+                assert r(f"said {named.upper()}{key}{end}") == f"said {named.upper()}{REDACTED}{end}", (named, end)
+        for other in ("-2", "X", "/v", "=", "%2F", "_1"):  # (a longer value that begins with the key: not it)
+            assert r(f"{named}{key}{other}") == f"{named}{key}{other}", (named, other)
+    body = {"headers": {"X-Api-Key": key, "authorization": f"Bearer {key}", "Accept": key}, "key": key, "id": key}
+    assert r.value(body) == {
+        "headers": {"X-Api-Key": REDACTED, "authorization": f"Bearer {REDACTED}", "Accept": key},
+        "key": REDACTED,
+        "id": key,
+    }
+    assert r(repr(httpx.Headers([("x-api-key", key), ("x-api-key", key)]))) == (
+        f"Headers([('x-api-key', '{REDACTED}'), ('x-api-key', '{REDACTED}')])"
+    )
+    assert r(repr(httpx.URL(f"http://h/v1?alt=sse&key={key}"))) == f"URL('http://h/v1?alt=sse&key={REDACTED}')"
+
+
+def test_a_key_of_free_text_min_characters_is_redacted_anywhere() -> None:
+    """From FREE_TEXT_MIN characters on (a token after a scheme counted alone), a key is replaced wherever it
+    occurs; a shorter `Bearer` token is not, though the header value it came from is as long."""
+    assert FREE_TEXT_MIN == 8
+    assert Redactor(["12345678"])("a12345678b") == f"a{REDACTED}b"
+    assert Redactor(["1234567"])("a1234567b") == "a1234567b"
+    r = Redactor(credentials("k", {"Authorization": "Bearer tok"}, ""))
+    assert r("Bearer tokens: Bearer tok") == f"Bearer tokens: Bearer {REDACTED}"
 
 
 def test_a_request_without_secrets_in_it_is_shown_as_before() -> None:
@@ -431,3 +504,40 @@ def test_redactor_split_holds_back_only_what_may_begin_a_key() -> None:
     assert r.split("say sk-se") == ("say ", "sk-se")
     assert r.split("say sk-secret and s") == ("say [redacted] and ", "s")
     assert Redactor([]).split("sk-") == ("sk-", "")
+    short = Redactor(["EMPTY"])
+    assert short.split("What a nice day") == ("What a nice day", "")
+    assert short.split("EMPTY or x-api-key: EMP") == ("EMPTY or ", "x-api-key: EMP")
+    assert short.split("x-api-key: EMPTY") == ("", "x-api-key: EMPTY")  # (EMPTY-2 would be another key)
+    assert short.split("x-api-key: EMPTY and") == ("x-api-key: [redacted] and", "")
+
+
+STREAMED = [
+    ("EMPTY", "Authorization: Bearer ", " and so on", f"Authorization: Bearer {REDACTED} and so on"),
+    ("EMPTY", "{'x-api-key': '", "'} EMPTY", f"{{'x-api-key': '{REDACTED}'}} EMPTY"),
+    ("EMPTY", "GET /v1?alt=sse&key=", "&x=1", f"GET /v1?alt=sse&key={REDACTED}&x=1"),
+    ("EMPTY", "x-api-key: ", "-2 is another", "x-api-key: EMPTY-2 is another"),
+    ("a", "What a nice day, x-goog-api-key=", ".", f"What a nice day, x-goog-api-key={REDACTED}."),
+    ("a", "Bearer ", "", f"Bearer {REDACTED}"),
+    (KEYS["long"], "your key is ", " and so on", f"your key is {REDACTED} and so on"),
+    (KEYS["long"], "'authorization': 'Bearer ", "'", f"'authorization': 'Bearer {REDACTED}'"),
+    (KEYS["long"], "[redacted] x-api-key: ", "", f"[redacted] x-api-key: {REDACTED}"),
+]
+
+
+@pytest.mark.parametrize(("key", "before", "after", "expected"), STREAMED)
+def test_chat_redacts_a_named_key_split_at_any_position(key: str, before: str, after: str, expected: str) -> None:
+    """`agentmsg chat` shows the reply's text as it streams, holding back the end of a piece from where a key may
+    begin: the name before a short key too. The text cut in two and in three pieces at every position shows as the
+    whole text does, the key never."""
+    r = Redactor(credentials(key, {}, ""))
+    text = f"{before}{key}{after}"
+    assert r(text) == expected
+    for i in range(len(text) + 1):
+        for j in range(i, len(text) + 1):
+            out = io.StringIO()
+            term = _Redacting(out, r)
+            for piece in (text[:i], text[i:j], text[j:]):
+                term.write(piece)
+                assert expected.startswith(out.getvalue()), (i, j, out.getvalue())  # (no key, then or later)
+            term.release()
+            assert out.getvalue() == expected, (i, j)

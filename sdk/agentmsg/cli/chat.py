@@ -11,7 +11,9 @@ the call fails, the stream breaks or a payload could not be read (what arrived i
 usage error, 3 when a tool call's arguments, as the provider gave them, are no JSON object (cut at
 max_tokens, say), 130 on Ctrl-C (what arrived stays printed, with the usage so far). The API key (any
 credential the client sends) is never printed: a server that echoes it, in an error or in the reply's text,
-is shown with it redacted.
+is shown with it redacted (a key shorter than 8 characters, ``EMPTY`` for a local server, where the text names it
+as a credential, ``x-api-key: EMPTY``: its letters elsewhere are left as they are; see
+:class:`~agentmsg.clients._errors.Redactor`).
 """
 
 from __future__ import annotations
@@ -124,8 +126,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 class _Redacting:
     """The terminal's output with the client's credentials redacted (:class:`~agentmsg.clients._errors.Redactor`),
-    as it streams: the end of a piece that may begin a credential waits for the next piece (or
-    :meth:`release`)."""
+    as it streams: the end of a piece that may begin a credential (or the name before a short one) waits for
+    the next piece (or :meth:`release`)."""
 
     def __init__(self, out: TextIO, redactor: Any) -> None:
         self.out = out

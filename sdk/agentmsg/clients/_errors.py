@@ -13,7 +13,7 @@ import json
 import re
 import urllib.parse
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import httpx
 import orjson
@@ -336,7 +336,100 @@ CREDENTIAL_HEADERS = frozenset(
 #: Query parameters of a base URL whose values are credentials (``?key=`` as Google's APIs take the key)
 CREDENTIAL_QUERY = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
 
+_CREDENTIAL_NAMES = CREDENTIAL_HEADERS | CREDENTIAL_QUERY
+
 _PERCENT = re.compile(r"%[0-9A-F]{2}")
+
+#: Characters a secret (its token, after a ``Bearer`` scheme) has at least for it to be redacted wherever it
+#: occurs in a text. A provider's key has 30 or more; a shorter one is a local server's placeholder
+#: (``api_key="EMPTY"``, ``"ollama"``, ``"x"``, ``"sk-1"``), whose letters are everywhere in a reply: replaced
+#: anywhere, "What a nice day" would read "Wh[redacted]t [redacted] nice d[redacted]y" for the key ``a``. A
+#: shorter secret is still redacted where a text names it as a credential (:class:`Redactor`).
+FREE_TEXT_MIN = 8
+
+#: A character a key may go on with: a secret found where one is named counts only when none follows it
+#: (``x-api-key: EMPTY-2`` is another key, not ``EMPTY``)
+_KEY_CHAR = r"[A-Za-z0-9_\-+/=~%]"
+
+
+class _Piece(NamedTuple):
+    """A regular expression (``full``) with one matching every start of what it matches (``starts``: the empty
+    text included), the length of the longest text it matches and the characters it begins with (None: not
+    known): what :meth:`Redactor.split` needs to know whether the end of a text may begin a credential."""
+
+    full: str
+    starts: str
+    longest: int
+    first: frozenset[str] | None = None
+
+    def ahead(self) -> str:
+        """A lookahead for :attr:`first` (the regex engine tries the rest only where one is: many times faster)."""
+        return "" if self.first is None else f"(?=[{''.join(map(re.escape, sorted(self.first)))}])"
+
+    @staticmethod
+    def words(words: Iterable[str], *, ignore_case: bool = False) -> _Piece:
+        """One of ``words``, literally."""
+        ordered = sorted(set(words), key=len, reverse=True)
+        heads = sorted({w[:k] for w in ordered for k in range(1, len(w) + 1)}, key=len, reverse=True)
+        flags = "i:" if ignore_case else ":"
+        first = {w[0] for w in ordered if w}
+        return _Piece(
+            f"(?{flags}{'|'.join(map(re.escape, ordered))})",
+            f"(?{flags}{'|'.join(map(re.escape, heads))})?",
+            max(map(len, ordered), default=0),
+            frozenset(first | {c.swapcase() for c in first} if ignore_case else first),
+        )
+
+    @staticmethod
+    def chars(cls: str, low: int, high: int) -> _Piece:
+        """``low`` to ``high`` characters of the class ``cls``."""
+        return _Piece(f"{cls}{{{low},{high}}}", f"{cls}{{0,{high}}}", high)
+
+    @staticmethod
+    def seq(*pieces: _Piece) -> _Piece:
+        starts = "|".join("".join(p.full for p in pieces[:i]) + pieces[i].starts for i in range(len(pieces)))
+        return _Piece("".join(p.full for p in pieces), f"(?:{starts})", sum(p.longest for p in pieces), pieces[0].first)
+
+    @staticmethod
+    def either(*pieces: _Piece) -> _Piece:
+        return _Piece(
+            f"(?:{'|'.join(p.full for p in pieces)})",
+            f"(?:{'|'.join(p.starts for p in pieces)})",
+            max(p.longest for p in pieces),
+            None if any(p.first is None for p in pieces) else frozenset().union(*(p.first or () for p in pieces)),
+        )
+
+    def optional(self) -> _Piece:
+        return _Piece(f"(?:{self.full})?", self.starts, self.longest)
+
+
+_SPACE = _Piece.chars("[ \\t]", 0, 3)
+_QUOTE = _Piece.seq(_Piece.chars(r"\\", 0, 3), _Piece.words(["'", '"']))  # (quoted, JSON-escaped once or more)
+_SCHEME_GAP = _Piece.either(_Piece.chars("[ \\t]", 1, 3), _Piece.words(["%20", "+"]))
+#: Where a text names what follows as a credential, the key then following: a credential header's value (``x-api-key:
+#: KEY``, ``Authorization: Bearer KEY``, ``'x-goog-api-key': 'KEY'`` as a dict's repr shows it, ``"api-key": "KEY"``
+#: in JSON, ``('cookie', 'KEY')`` in httpx's repr of repeated headers, ``x-api-key=KEY`` URL-encoded), a credential
+#: query parameter's (``?key=KEY``, ``&api_key=KEY``), a ``Bearer`` or ``Basic`` token
+_NAMED = _Piece.either(
+    _Piece.seq(
+        _Piece.words(CREDENTIAL_HEADERS, ignore_case=True),
+        _Piece.either(
+            _Piece.seq(_QUOTE, _SPACE, _Piece.words([":", "=", ","]), _SPACE, _QUOTE.optional()),
+            _Piece.seq(_SPACE, _Piece.words([":", "="]), _SPACE, _QUOTE.optional()),
+        ),
+        _Piece.seq(_Piece.words(["bearer", "basic"], ignore_case=True), _SCHEME_GAP).optional(),
+    ),
+    _Piece.seq(_Piece.words("?&;"), _Piece.words(CREDENTIAL_QUERY, ignore_case=True), _Piece.words("=")),
+    _Piece.seq(_Piece.words(["Bearer", "Basic"]), _SCHEME_GAP),
+)
+#: A body's value under a credential's name: the key, after a scheme or not
+_SCHEME = _Piece.seq(_Piece.words(["bearer", "basic"], ignore_case=True), _SCHEME_GAP).optional()
+#: The end of a text from where a marker, or the name before a credential, may begin; the characters from the
+#: end within which it may match
+_TAIL = (
+    re.compile(f"(?:\\[{_Piece.words([REDACTED[1:]]).starts}|{_NAMED.ahead()}{_NAMED.starts})\\Z"),
+    max(len(REDACTED), _NAMED.longest),
+)
 
 
 def credentials(api_key: str | None, headers: Mapping[str, str], url: str) -> list[str]:
@@ -381,53 +474,91 @@ def _forms(secret: str) -> set[str]:
 class Redactor:
     """Replaces the credentials a client holds (any form a server may echo them in: see :func:`_forms`) with
     :data:`REDACTED`: in a text (``redactor(text)``), a parsed body (:meth:`value`), an exception and the ones
-    it was raised from (:meth:`error`). A short key is replaced wherever it occurs, whatever the text around it
-    (the text may then read oddly: a key is never shown). One pass: every form of every secret in one alternation,
-    the longest first, and a :data:`REDACTED` already in the text kept as it is, so that a text redacted again (an
-    error's message inside another's) reads the same, never ``[redac[redacted]ed]`` for a key ``t``."""
+    it was raised from (:meth:`error`), a text shown as it streams (:meth:`split`).
 
-    __slots__ = ("_forms", "_once", "_pattern")
+    Where a text names a credential (:data:`_NAMED`: after a :data:`CREDENTIAL_HEADERS` name, ``x-api-key: KEY``,
+    ``'authorization': 'Bearer KEY'``, ``"x-goog-api-key": "KEY"``, ``x-api-key=KEY``; after a
+    :data:`CREDENTIAL_QUERY` name, ``?key=KEY``, ``&api_key=KEY``; after ``Bearer`` or ``Basic``), the key is
+    replaced whatever its length, when no key character follows it (``x-api-key: [redacted]``); so in a parsed
+    body, a string value of a key so named (``{"x-api-key": "[redacted]"}``). Anywhere else in a text, a secret
+    is replaced only when it (its token, after a scheme) has :data:`FREE_TEXT_MIN` characters or more: the key
+    ``a`` of a local server leaves "What a nice day" as it is.
+
+    One pass: the marker, the named places and the free forms in one alternation (the longest form first), a
+    :data:`REDACTED` already in the text kept as it is, so that a text redacted again (an error's message inside
+    another's) reads the same, never ``[redac[redacted]ed]``."""
+
+    __slots__ = ("_field", "_free", "_once", "_tails")
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        forms: set[str] = set()
+        short: set[str] = set()
+        free: set[str] = set()
         for secret in secrets:
             if secret:
-                forms |= _forms(secret)
-        ordered = sorted(forms, key=len, reverse=True)  # (the longest form first: "Bearer k" before "k")
-        self._forms = tuple(ordered)
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+                scheme, _, token = secret.partition(" ")
+                long = len(token.strip() if scheme.isalpha() and token.strip() else secret) >= FREE_TEXT_MIN
+                (free if long else short).update(_forms(secret))
+        #: The forms of the secrets replaced anywhere, the longest first (they are replaced where named too)
+        self._free = tuple(sorted(free, key=len, reverse=True))
         # (the marker first: where it begins, it is taken whole, and no form is looked for inside it)
-        self._once = re.compile("|".join(map(re.escape, [REDACTED, *ordered]))) if ordered else None
+        alternatives = [re.escape(REDACTED)]
+        #: The end of a streamed text from where a match may begin, or end (the key's next character tells):
+        #: a pattern, and the characters from the end within which it may match
+        self._tails = [_TAIL]
+        self._field: re.Pattern[str] | None = None
+        if short:
+            key = _Piece.words(short)
+            alternatives.append(f"{_NAMED.ahead()}(?P<named>{_NAMED.full})(?P<key>{key.full})(?!{_KEY_CHAR})")
+            tail = f"{_NAMED.ahead()}{_NAMED.full}{key.starts}\\Z"
+            self._tails.append((re.compile(tail), _NAMED.longest + key.longest + 1))
+            self._field = re.compile(f"(?P<named>{_SCHEME.full})(?P<key>{key.full})")
+        alternatives += map(re.escape, self._free)
+        self._once = re.compile("|".join(alternatives)) if short or free else None
+
+    @staticmethod
+    def _replace(match: re.Match[str]) -> str:
+        named = match.groupdict().get("named")  # (None: the marker, a free form, or no short key at all)
+        return REDACTED if named is None else named + REDACTED
 
     def split(self, text: str) -> tuple[str, str]:
-        """``text`` as it may be shown now, redacted, and what must wait for the text after it: its end when
-        that may begin a credential (text shown as it streams, a key split across two pieces)."""
-        if self._pattern is None:
+        """``text`` as it may be shown now, redacted, and what must wait for the text after it (text shown as it
+        streams: a key, or the name before it, split across two pieces): its end from where a credential may
+        begin or a match may still change (a longer form, the character after a named key)."""
+        pattern = self._once
+        if pattern is None:
             return text, ""
-        held = 0
-        for form in self._forms:
-            for k in range(min(len(form) - 1, len(text)), held, -1):
+        cut = len(text)
+        for tail, reach in self._tails:
+            start = tail.search(text, max(0, len(text) - reach))
+            if start is not None:
+                cut = min(cut, start.start())
+        for form in self._free:  # (a secret's form begun at the end: its longest start, in plain string tests)
+            for k in range(min(len(form) - 1, len(text)), len(text) - cut, -1):
                 if text.endswith(form[:k]):
-                    held = k
+                    cut = len(text) - k
                     break
-        shown, rest = (text[:-held], text[-held:]) if held else (text, "")
-        if held:  # a credential may end inside what is held: it is shown whole or not at all
-            for match in self._pattern.finditer(text):
-                if match.start() < len(shown) < match.end():
-                    shown, rest = text[: match.end()], text[match.end() :]
-        return self(shown), rest
+        out: list[str] = []
+        pos = 0
+        for match in pattern.finditer(text):  # (a match that begins before the cut is known whole: shown whole)
+            if match.start() >= cut:
+                break
+            out += (text[pos : match.start()], self._replace(match))
+            pos = match.end()
+            cut = max(cut, pos)
+        out.append(text[pos:cut])
+        return "".join(out), text[cut:]
 
     def __bool__(self) -> bool:
-        return self._pattern is not None
+        return self._once is not None
 
     def __call__(self, text: str) -> str:
         pattern = self._once
-        return text if pattern is None else pattern.sub(REDACTED, text)
+        return text if pattern is None else pattern.sub(self._replace, text)
 
     def value(self, value: Any) -> Any:
         """A parsed body (JSON values, nested at will) with its strings redacted, keys included; the same
         object when nothing in it is a credential."""
-        if self._pattern is None:
+        if self._once is None:
             return value
         if isinstance(value, str):
             return self(value)
@@ -444,18 +575,27 @@ class Redactor:
                     stack.append((item, copy))
                     item = copy
                 elif isinstance(item, str):
-                    item = self(item)
+                    item = self._named(key, item) if isinstance(target, dict) else self(item)
                 if isinstance(target, dict):
                     target[self(key) if isinstance(key, str) else key] = item
                 else:
                     target.append(item)
         return root
 
+    def _named(self, name: Any, text: str) -> str:
+        """A body's string ``text`` under the key ``name``: the key alone (after a scheme) when ``name`` names a
+        credential (``{"x-api-key": KEY}``), whatever its length; otherwise as any text."""
+        if self._field is not None and isinstance(name, str) and name.lower() in _CREDENTIAL_NAMES:
+            whole = self._field.fullmatch(text)
+            if whole is not None:
+                return whole["named"] + REDACTED
+        return self(text)
+
     def error(self, exc: BaseException) -> BaseException:
         """``exc`` with every credential redacted, in place: its text (``args``), and a
         :class:`ProviderError`'s ``message``, ``body`` and ``request_id``; so for the exceptions it was raised
         from (``__cause__``, ``__context__``), whose texts a traceback shows."""
-        if self._pattern is None:
+        if self._once is None:
             return exc
         seen: set[int] = set()
         todo: BaseException | None = exc
