@@ -35,6 +35,7 @@ __all__ = [
     "JsonInput",
     "TooDeep",
     "check_json_value",
+    "deep_json_text",
     "deeper_than",
     "depth_error",
     "depth_message",
@@ -619,6 +620,48 @@ def _cycle(path: tuple[str | int, ...]) -> ValidationError:
     return ValidationError(
         [Problem(pointer_of(path), "cycle", "holds itself (a cycle): it cannot be written as JSON")], None
     )
+
+
+class _Written(str):
+    """JSON text :func:`deep_json_text` has written already, met again on its stack (a bracket, a comma, a key and
+    its colon)."""
+
+
+_CLOSE_OBJECT, _CLOSE_ARRAY, _COMMA = _Written("}"), _Written("]"), _Written(",")
+
+
+def deep_json_text(value: Any, scalar: Callable[[Any], str]) -> str:
+    """The compact JSON text of ``value`` at any depth, with a stack (no recursion), in linear time: the one
+    writer for values nested deeper than orjson writes (255 levels) or holding what it refuses. Dicts, lists
+    and tuples are walked; ``scalar`` writes every key and every other value (raising ``TypeError`` or
+    ``ValueError`` for what is no JSON, as ``json.dumps`` does). A key that is not a string raises
+    ``TypeError``."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is _Written:
+            out.append(node)
+        elif isinstance(node, dict):
+            out.append("{")
+            stack.append(_CLOSE_OBJECT)
+            items = list(node.items())
+            for k in range(len(items) - 1, -1, -1):
+                key, child = items[k]
+                if not isinstance(key, str):
+                    raise TypeError(f"a key of type {type(key).__name__} is not JSON")
+                stack.append(child)
+                stack.append(_Written(("," if k else "") + scalar(key) + ":"))
+        elif isinstance(node, (list, tuple)):
+            out.append("[")
+            stack.append(_CLOSE_ARRAY)
+            for k in range(len(node) - 1, -1, -1):
+                stack.append(node[k])
+                if k:
+                    stack.append(_COMMA)
+        else:
+            out.append(scalar(node))
+    return "".join(out)
 
 
 def join_surrogates(text: str) -> str:

@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
+from agentmsg._codec.jsontext import deep_json_text
 from agentmsg._wire.sse import encode_event
 from agentmsg.errors import Problem
 from agentmsg.events.reducer import DEFAULT_MAX_PROBLEMS
@@ -143,6 +144,10 @@ class UIProtocol(Protocol):
         ...
 
 
+#: a key or scalar as ``json.dumps`` writes it here (a lone surrogate as its escape; NaN, an object: an error)
+_ESCAPED = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+
+
 def json_text(event: Any) -> str:
     """The compact JSON text of an event. A string holding a lone UTF-16 surrogate (half of a character split
     across two deltas, in events given as Python objects) has no UTF-8 form, but JSON text carries it as a ``\\u``
@@ -153,47 +158,11 @@ def json_text(event: Any) -> str:
     except orjson.JSONEncodeError:
         try:
             try:
-                return json.dumps(event, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+                return _ESCAPED(event)
             except RecursionError:  # (deeper than orjson's 255 levels and Python's stack: a JSON value all the same)
-                return _deep_json(event)
+                return deep_json_text(event, _ESCAPED)
         except (TypeError, ValueError):
             raise orjson.JSONEncodeError("the event is not JSON") from None
-
-
-class _Raw(str):
-    """A piece of JSON text :func:`_deep_json` has written already (a bracket, a comma, a key and its colon)."""
-
-
-def _deep_json(value: Any) -> str:
-    """The JSON text of a value nested too deep for orjson and for ``json.dumps``'s recursion (a value a stream's
-    JSON text holds may be 1,024 levels deep): written with a stack, in linear time. What is no JSON raises
-    ``TypeError`` or ``ValueError``, as ``json.dumps`` does."""
-    encode = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
-    out: list[str] = []
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is _Raw:
-            out.append(item)
-            continue
-        pieces: list[Any] = []
-        if isinstance(item, dict):
-            for n, (key, child) in enumerate(item.items()):
-                if not isinstance(key, str):
-                    raise TypeError(f"a key of type {type(key).__name__} is not JSON")
-                pieces += [_Raw(("," if n else "") + encode(key) + ":"), child]
-            out.append("{")
-            stack.append(_Raw("}"))
-        elif isinstance(item, (list, tuple)):
-            for n, child in enumerate(item):
-                pieces += [_Raw(","), child] if n else [child]
-            out.append("[")
-            stack.append(_Raw("]"))
-        else:
-            out.append(encode(item))
-            continue
-        stack.extend(reversed(pieces))
-    return "".join(out)
 
 
 def value_text(value: Any) -> str:

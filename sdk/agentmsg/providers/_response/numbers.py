@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from agentmsg._codec.jsontext import INT_MAX, INT_MIN
+from agentmsg._codec.jsontext import INT_MAX, INT_MIN, deep_json_text
 
 __all__ = [
     "OVERFLOW",
@@ -44,36 +44,18 @@ def overflowed(value: Any) -> bool:
 
 def json_text_of(value: Any) -> str:
     """Compact JSON text of a value read from JSON (dicts, lists, strings, numbers, booleans, None), at any depth
-    (no recursion) and with integers of any size, for what orjson cannot write (:meth:`~agentmsg.providers._response.builder.StreamBuilder.json_text`)."""
-    out: list[str] = []
-    stack: list[Any] = [value]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is _Close:
-            out.append(node.text)
-        elif kind is dict:
-            out.append("{")
-            stack.append(_CLOSE_OBJECT)
-            items = list(node.items())
-            for k in range(len(items) - 1, -1, -1):
-                key, child = items[k]
-                stack.append(child)
-                stack.append(_Close(("," if k else "") + orjson.dumps(str(key)).decode() + ":"))
-        elif kind is list:
-            out.append("[")
-            stack.append(_CLOSE_ARRAY)
-            for k in range(len(node) - 1, -1, -1):
-                stack.append(node[k])
-                if k:
-                    stack.append(_COMMA)
-        elif kind is int:
-            out.append(str(node))
-        elif kind is HugeNumber:
-            out.append(node.text)
-        else:
-            out.append(orjson.dumps(node).decode())
-    return "".join(out)
+    (no recursion) and with integers of any size, for what orjson cannot write (:meth:`~agentmsg.providers._response.builder.StreamBuilder.json_text`):
+    :func:`~agentmsg._codec.jsontext.deep_json_text`, an integer in digits and a :class:`HugeNumber` as its text."""
+    return deep_json_text(value, _scalar_text)
+
+
+def _scalar_text(node: Any) -> str:
+    kind = type(node)
+    if kind is int:
+        return str(node)
+    if kind is HugeNumber:
+        return str(node.text)
+    return orjson.dumps(node).decode()
 
 
 class HugeNumber(float):
@@ -113,18 +95,6 @@ def loads_beyond_double(text: str | bytes) -> Any:
         return json.loads(text, parse_float=number, parse_int=integer, parse_constant=constant)
     except (ValueError, RecursionError):
         return None
-
-
-class _Close:
-    """Text :func:`json_text_of` writes as it comes to it (a closing bracket, a comma, a key)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-_CLOSE_OBJECT, _CLOSE_ARRAY, _COMMA = _Close("}"), _Close("]"), _Close(",")
 
 
 def first_beyond_double(text: str) -> str | None:
