@@ -9,6 +9,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -596,5 +598,64 @@ def test_a_pattern_gives_no_named_pipe(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text(json.dumps(BAD))
     os.mkfifo(tmp_path / "pipe.json")
     (tmp_path / "dangling.json").symlink_to(tmp_path / "gone.json")
-    assert list(_expand([f"{tmp_path}/*.json"])) == [f"{tmp_path}/bad.json", f"{tmp_path}/dangling.json"]
-    assert list(_expand([f"{tmp_path}/pipe.json"])) == [f"{tmp_path}/pipe.json"]
+    assert list(_expand([f"{tmp_path}/*.json"])) == [
+        (f"{tmp_path}/bad.json", True),
+        (f"{tmp_path}/dangling.json", True),
+    ]
+    assert list(_expand([f"{tmp_path}/pipe.json"])) == [(f"{tmp_path}/pipe.json", False)]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_matched_file_that_changes_before_it_is_read_is_said_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file a pattern found, then replaced by a named pipe before it was read, was opened as a pipe: the run
+    waited for a writer, for ever (here a writer stands by, so the old code read its JSON instead). Now a matched
+    file is opened without waiting and read only while it is a file; one gone is said so (not "no file matches this
+    pattern" for a name that looks like one), and the other files are checked."""
+    from agentmsg.cli import main, validate
+
+    for name in ("gone[1].json", "folder.json", "pipe.json", "z.json"):
+        (tmp_path / name).write_text(json.dumps(GOOD))
+    pipe = tmp_path / "pipe.json"
+    standby = threading.Thread(target=_write_when_read, args=(pipe, json.dumps(GOOD).encode()), daemon=True)
+    listed = validate._expand
+
+    def expand(paths: list[str]) -> Iterator[tuple[str, bool]]:
+        found = list(listed(paths))
+        (tmp_path / "gone[1].json").unlink()
+        (tmp_path / "folder.json").unlink()
+        (tmp_path / "folder.json").mkdir()
+        pipe.unlink()
+        os.mkfifo(pipe)
+        standby.start()
+        yield from found
+
+    monkeypatch.setattr(validate, "_expand", expand)
+    try:
+        code = main(["validate", "--json", f"{tmp_path}/*.json"])
+    finally:
+        if standby.ident is not None:  # (started)
+            reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # (while it is open, the writer's open returns)
+            standby.join()
+            os.close(reader)
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert [(Path(row["file"]).name, row["rule"], row["message"]) for row in map(json.loads, out.splitlines())] == [
+        ("folder.json", "unreadable", "cannot read: no longer a file (it changed after it was found)"),
+        ("gone[1].json", "unreadable", "cannot read: No such file or directory"),
+        ("pipe.json", "unreadable", "cannot read: no longer a file (it changed after it was found)"),
+    ]
+    assert err.count("\n") == 3 and "Traceback" not in err
+
+
+def _write_when_read(pipe: Path, data: bytes) -> None:
+    """Write ``data`` to the named pipe once a reader opens it (its ``open`` waits for one until then)."""
+    try:
+        fd = os.open(pipe, os.O_WRONLY)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except OSError:  # (the reader closed first)
+        pass

@@ -170,14 +170,25 @@ def chunks_of(path: str, size: int = 1 << 16) -> Iterator[bytes]:
             stream.close()
 
 
-def open_binary(path: str) -> IO[bytes]:
-    """A binary stream for a file, or stdin for ``-`` (the caller closes files, not stdin)."""
+def open_binary(path: str, *, file_only: bool = False) -> IO[bytes]:
+    """A binary stream for a file, or stdin for ``-`` (the caller closes files, not stdin). ``file_only``: a
+    regular file or a :class:`UsageError`, never waiting to open (a path found a file, then replaced by a named
+    pipe, would wait for a writer)."""
     if path == "-":
         if sys.stdin is None:  # started with `<&-`: Python sets it to None
             raise UsageError("-: cannot read: the standard input is closed")
         return sys.stdin.buffer
     try:
-        return open(path, "rb")
+        if not file_only:
+            return open(path, "rb")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise UsageError(f"{shown_path(path)}: cannot read: no longer a file (it changed after it was found)")
+            return os.fdopen(fd, "rb")  # (O_NONBLOCK does nothing to a file's reads)
+        except BaseException:
+            os.close(fd)
+            raise
     except OSError as exc:
         raise UsageError(f"{shown_path(path)}: cannot read: {exc.strerror or exc}") from None
 

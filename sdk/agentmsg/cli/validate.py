@@ -118,11 +118,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     invalid = unreadable = False
     report = _reporter(args.output_format)
     stdin_once(*((f"FILE {i}", path) for i, path in enumerate(args.files, 1)))
-    for path in _expand(args.files):
+    for path, matched in _expand(args.files):
         try:
-            source = open_binary(path)
+            source = open_binary(path, file_only=matched)
         except UsageError as exc:
-            _unreadable(path, exc, args.output_format, out)
+            _unreadable(path, exc, args.output_format, out, matched=matched)
             unreadable = True
             continue
         shown = shown_path(path)
@@ -148,7 +148,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             if hint is not None:  # after its problems, on stderr: a hint about the command, not a problem
                 print(f"agentmsg: {said_path(path)}: {hint}", file=sys.stderr)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
-            _unreadable(path, exc, args.output_format, out)
+            _unreadable(path, exc, args.output_format, out, matched=matched)
             unreadable = True
         finally:
             if path != "-":
@@ -233,113 +233,139 @@ def _gh_property(text: str) -> str:
 REPORTS = {"text": _text, "json": _json_lines, "github": _github}
 
 
-def _expand(paths: list[str]) -> Iterator[str]:
-    """The files to check: each argument as given, except a glob pattern that names no file as it is (quoted, so
-    no shell expanded it: a CI step run without a shell, pre-commit's args, Windows), which gives the files it
-    matches, sorted (``**`` any depth, as ajv-cli does), files only (no pipe: :func:`_a_file`); one that
-    matches none is said as unreadable. A file named again (twice, or given and matched) is checked once,
-    where first named."""
+def _expand(paths: list[str]) -> Iterator[tuple[str, bool]]:
+    """The files to check, each with whether a pattern matched it: each argument as given, except a glob pattern
+    that names no file as it is (quoted, so no shell expanded it: a CI step run without a shell, pre-commit's args,
+    Windows), which gives the files it matches, sorted (``**`` any depth, as ajv-cli does), files only (no pipe:
+    :func:`_glob`); one that matches none is said as unreadable. A file named again (twice, or given and matched)
+    is checked once, where first named."""
     seen: set[str] = set()
     for path in paths:
         if path == "-" or not _is_pattern(path) or os.path.lexists(path):
-            found = [path]
+            found, matched = [path], False
         else:
-            found = sorted(p for p in _glob(path) if _a_file(p)) or [path]
+            found = sorted(_glob(path))
+            found, matched = (found, True) if found else ([path], False)
         for p in found:
             key = p if p == "-" else os.path.normcase(os.path.abspath(p))
             if key not in seen:
                 seen.add(key)
-                yield p
+                yield p, matched
 
 
-def _a_file(path: str) -> bool:
-    """Whether a path a pattern matched is to be checked: a regular file, or a name that does not resolve (said
-    unreadable); not a folder, nor a named pipe, socket or device (opening a pipe waits for a writer)."""
+def _glob(pattern: str) -> Iterator[str]:
+    """The files to check that ``glob.glob(pattern, recursive=True)`` gives: regular files, and names that do not
+    resolve (said unreadable); not a folder, nor a named pipe, socket or device (opening a pipe waits for a writer).
+    ``**`` enters no folder already on the path it walks (a link back to a parent): glob followed such a loop until
+    the path was too long, each file again at every depth (two such links: 2**40 paths). Each folder is listed
+    once, and an entry's type comes from the listing: a folder is looked at (``stat``) once, for its identity; a
+    file not at all, but through a link."""
+    drive, rest = os.path.splitdrive(pattern)
+    parts = (rest.replace(os.sep, "/") if os.altsep else rest).split("/")
+    if parts[0] == "" and len(parts) > 1:  # an absolute pattern: from the root
+        yield from _match(drive + os.sep, parts[1:], frozenset(), None)
+    else:
+        yield from _match(drive, parts, frozenset(), None)
+
+
+def _match(
+    base: str, parts: list[str], above: frozenset[tuple[int, int]], listed: list[os.DirEntry[str]] | None
+) -> Iterator[str]:
+    """The files under folder ``base`` (``""``: the current folder) that ``parts`` match; ``above``: the folders
+    (device, inode) on the way down a ``**``, ``base`` among them, which it does not enter again; ``listed``:
+    ``base``'s entries when a ``**`` listed them already."""
+    if not parts:  # (a pattern ending in ``**``: base is a folder, no file)
+        return
+    part, rest = parts[0], parts[1:]
+    if part == "**":
+        listed = _entries(base) if listed is None else listed
+        here = above or _identity(base or os.curdir)
+        yield from _match(base, rest, here, listed)  # ** as no folder
+        for entry in _named(listed, "*"):
+            if _is_dir(entry):
+                inside = _identity(entry)
+                if not inside & here:
+                    yield from _match(os.path.join(base, entry.name), parts, here | inside, None)
+            elif not rest and _a_file(entry):
+                yield os.path.join(base, entry.name)
+        return
+    if not glob.has_magic(part):
+        path = os.path.join(base, part) if part else base + "/"
+        if rest:
+            if os.path.isdir(path):
+                yield from _match(path, rest, frozenset(), None)
+        elif _a_file(path):
+            yield path
+        return
+    for entry in _named(_entries(base) if listed is None else listed, part):
+        if rest:
+            if _is_dir(entry):
+                yield from _match(os.path.join(base, entry.name), rest, frozenset(), None)
+        elif _a_file(entry):
+            yield os.path.join(base, entry.name)
+
+
+def _a_file(entry: os.DirEntry[str] | str) -> bool:
+    """Whether a name a pattern matched is to be checked: a regular file, or a name that does not resolve (said
+    unreadable). An entry of a folder's listing has its type from the listing (a link is followed)."""
+    if isinstance(entry, str):
+        try:
+            return stat.S_ISREG(os.stat(entry).st_mode)
+        except OSError:
+            return os.path.lexists(entry)
     try:
-        return stat.S_ISREG(os.stat(path).st_mode)
+        if not entry.is_symlink():
+            return entry.is_file()
+        return stat.S_ISREG(entry.stat().st_mode)
     except OSError:
         return True
 
 
-def _glob(pattern: str) -> Iterator[str]:
-    """What ``glob.glob(pattern, recursive=True)`` gives, but ``**`` enters no folder already on the path it
-    walks (a link back to a parent): glob followed such a loop until the path was too long, each file again at
-    every depth (two such links: 2**40 paths)."""
-    drive, rest = os.path.splitdrive(pattern)
-    parts = (rest.replace(os.sep, "/") if os.altsep else rest).split("/")
-    if parts[0] == "" and len(parts) > 1:  # an absolute pattern: from the root
-        yield from _match(drive + os.sep, parts[1:], frozenset())
-    else:
-        yield from _match(drive, parts, frozenset())
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """Whether an entry is a folder, a link followed (as ``os.path.isdir``: False when it cannot be told)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
-def _match(base: str, parts: list[str], above: frozenset[tuple[int, int]]) -> Iterator[str]:
-    """The paths under ``base`` (``""``: the current folder) that ``parts`` match; ``above``: the folders
-    (device, inode) on the way down a ``**``, which it does not enter again."""
-    if not parts:
-        yield base
-        return
-    part, rest = parts[0], parts[1:]
-    if part == "**":
-        yield from _match(base, rest, above)  # ** as no folder
-        here = above | _identity(base or os.curdir)
-        for name in _names(base, "*"):
-            sub = os.path.join(base, name)
-            if os.path.isdir(sub):
-                if not _identity(sub) & here:
-                    yield from _match(sub, parts, here)
-            elif not rest:
-                yield sub
-        return
-    if not glob.has_magic(part):
-        path = os.path.join(base, part) if part else base + "/"
-        if not rest:
-            if os.path.lexists(path):
-                yield path
-        elif os.path.isdir(path):
-            yield from _match(path, rest, frozenset())
-        return
-    for name in _names(base, part):
-        path = os.path.join(base, name)
-        if not rest:
-            yield path
-        elif os.path.isdir(path):
-            yield from _match(path, rest, frozenset())
-
-
-def _identity(folder: str) -> frozenset[tuple[int, int]]:
+def _identity(folder: os.DirEntry[str] | str) -> frozenset[tuple[int, int]]:
     """A folder's (device, inode), the links to it followed; none when it cannot be read."""
     try:
-        st = os.stat(folder)
+        st = folder.stat() if isinstance(folder, os.DirEntry) else os.stat(folder)
     except OSError:
         return frozenset()
     return frozenset({(st.st_dev, st.st_ino)})
 
 
-def _names(base: str, part: str) -> list[str]:
-    """The names in folder ``base`` that ``part`` matches, as glob matches them (a hidden name only when
-    ``part`` starts with a dot)."""
+def _entries(base: str) -> list[os.DirEntry[str]]:
+    """The entries of folder ``base``; none when it cannot be read."""
     try:
-        names = os.listdir(base or os.curdir)
+        with os.scandir(base or os.curdir) as it:
+            return list(it)
     except OSError:
         return []
-    if not part.startswith("."):
-        names = [n for n in names if not n.startswith(".")]
-    return fnmatch.filter(names, part)
+
+
+def _named(entries: list[os.DirEntry[str]], part: str) -> list[os.DirEntry[str]]:
+    """The entries whose names ``part`` matches, as glob matches them (a hidden name only when ``part`` starts
+    with a dot)."""
+    hidden = part.startswith(".")
+    return [e for e in entries if (hidden or not e.name.startswith(".")) and fnmatch.fnmatch(e.name, part)]
 
 
 def _is_pattern(path: str) -> bool:
     return any(c in path for c in "*?[")
 
 
-def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO) -> None:
+def _unreadable(path: str, exc: UsageError, output_format: str, out: TextIO, *, matched: bool = False) -> None:
     """A file that cannot be read: said on stderr; with ``--json`` or ``--output-format github`` in the report
-    too (rule ``unreadable``)."""
+    too (rule ``unreadable``). ``matched``: a file a pattern found (gone or changed since: the reason as it is)."""
     message = str(exc).removeprefix(f"{shown_path(path)}: ")
-    if path != "-" and os.path.isdir(path):  # validate takes files, several: say how to give a directory's
+    if not matched and path != "-" and os.path.isdir(path):  # validate takes files, several: how to give a folder's
         where = shown_path(path).rstrip("/")
         message += f" (give its files: '{where}/**/*.json', quoted, is every .json file under it)"
-    elif _is_pattern(path):  # a pattern (see _expand) that matched nothing
+    elif not matched and _is_pattern(path):  # a pattern (see _expand) that matched nothing
         message = "no file matches this pattern"
     print(f"agentmsg: {said_path(path)}: {message}", file=sys.stderr)
     if output_format != "text":
