@@ -48,6 +48,7 @@ __all__ = [
     "loads_bounded",
     "parse_fast",
     "safe_repr",
+    "unreadable",
     "utf8_size",
     "writable",
 ]
@@ -225,15 +226,15 @@ def _syntax_problem(data: JsonInput, exc: Exception) -> Problem:
     try:
         orjson.loads(data)
     except orjson.JSONDecodeError as other:
-        text = str(other)
-        syntax = syntax_error(data) if "surrogate" in text else None
-        if syntax is not None:  # a syntax error too: that is said
-            return Problem("", "json", f"not valid JSON: {syntax}")
-        if "surrogates not allowed" in text:  # (a str holding one: bytes that are not UTF-8 were told above)
+        if "surrogates not allowed" in str(other):  # a str holding one (bytes that are not UTF-8 were told above)
+            syntax = syntax_error(data)
+            if syntax is not None:  # a syntax error too: that is said
+                return Problem("", "json", f"not valid JSON: {syntax}")
             return Problem("", "lone-surrogate", "not valid JSON: the text holds a lone UTF-16 surrogate")
-        if "surrogate" in text:
-            return Problem("", "lone-surrogate", f"not valid JSON: a lone UTF-16 surrogate escape ({text})")
-        return Problem("", "json", f"not valid JSON: {text}")
+        rule, words = unreadable(other, data)
+        if rule == "lone-surrogate":
+            words = f"a lone UTF-16 surrogate escape ({words})"
+        return Problem("", rule, f"not valid JSON: {words}")
     except Exception:
         pass
     if isinstance(exc, UnicodeError):
@@ -254,6 +255,18 @@ def not_utf8(raw: bytes) -> tuple[str, str] | None:
             return "utf-8", f"invalid UTF-8 at byte {at} ({bad.reason})"
         return "lone-surrogate", f"a UTF-16 surrogate encoded as UTF-8 at byte {at}"
     return None
+
+
+def unreadable(error: Exception, data: JsonInput) -> tuple[str, str]:
+    """The rule of JSON text ``data`` orjson could not read (``error``), and the words for it: ``lone-surrogate``
+    for a lone UTF-16 surrogate escape (``"\\ud800"``) in text that is JSON otherwise, else ``json``: a syntax
+    error is said whether or not orjson met a surrogate first (:func:`syntax_error`), as @agentmsg/client says it.
+    The one reading of orjson's refusal: :func:`loads`, ``agentmsg.read_records``, the event streams and
+    ``agentmsg validate`` say it so."""
+    if "surrogate in string" not in str(error):
+        return "json", str(error)
+    syntax = syntax_error(data)
+    return ("lone-surrogate", str(error)) if syntax is None else ("json", syntax)
 
 
 def syntax_error(data: JsonInput) -> str | None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Union
 import msgspec
 import orjson
 
-from agentmsg._codec.jsontext import _STRICT, TooDeep, loads_bounded, not_utf8, syntax_error
+from agentmsg._codec.jsontext import _STRICT, TooDeep, loads_bounded, not_utf8, unreadable
 from agentmsg._codec.limits import MAX_WRITABLE_DEPTH, limits
 from agentmsg._codec.schemas import (
     event_array_validator,
@@ -39,20 +39,9 @@ from agentmsg.events._state import CALL_DELTA, TEXT_DELTA, THINKING_DELTA, State
 Feed = Callable[[Any], None]
 
 
-def unreadable(error: Exception, data: str | bytes) -> tuple[str, str]:
-    """The rule of event JSON text ``data`` orjson could not read, and the words for it: ``lone-surrogate``
-    for a lone UTF-16 surrogate escape (``"\\ud800"``) in text that is JSON otherwise, as
-    ``agentmsg.read_records`` and ``agentmsg validate`` say it, else ``json``: a syntax error is said whether
-    or not orjson met a surrogate first (:func:`~agentmsg._codec.jsontext.syntax_error`), as @agentmsg/client says it."""
-    if "surrogate in string" not in str(error):
-        return "json", str(error)
-    syntax = syntax_error(data)
-    return ("lone-surrogate", str(error)) if syntax is None else ("json", syntax)
-
-
 def parse_line(line: bytes, line_no: int) -> tuple[Any, str | None, str]:
     """``(event, rule, message)`` for one non-blank line. ``event`` is None when the line is not JSON (rule
-    ``json``, or ``lone-surrogate`` for a lone surrogate escape: :func:`unreadable`), or not UTF-8 and no JSON
+    ``json``, or ``lone-surrogate`` for a lone surrogate escape: :func:`~agentmsg._codec.jsontext.unreadable`), or not UTF-8 and no JSON
     even once that is replaced (rule ``utf-8`` with the byte where it stops being UTF-8, as ``agentmsg validate``
     and ``from_json`` say it: :func:`~agentmsg._codec.jsontext.not_utf8`); a line that is JSON once its invalid
     UTF-8 is replaced by U+FFFD gives the event with rule ``utf-8`` (the change is reported, nothing else of the

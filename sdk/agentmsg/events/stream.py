@@ -18,13 +18,13 @@ from typing import IO, Any, Literal, cast
 
 import orjson
 
-from agentmsg._codec.jsontext import TooDeep, loads_bounded
+from agentmsg._codec.jsontext import TooDeep, loads_bounded, unreadable
 from agentmsg._codec.limits import limits
 from agentmsg._wire.lines import LineSplitter, Run, checked
 from agentmsg._wire.sse import _DL_TAKE, SNIFF_LIMIT, FormatSniffer, JSONDataDecoder, SSEEvent, of_no_field, sniff
 from agentmsg._wire.values import ValueSplitter
 from agentmsg.errors import Problem, SizeLimitError, ValidationError
-from agentmsg.events._jsonl import parse_line, unreadable
+from agentmsg.events._jsonl import parse_line
 from agentmsg.events.reducer import Reducer
 from agentmsg.message import AssistantMessage
 
