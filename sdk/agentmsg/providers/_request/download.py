@@ -17,12 +17,12 @@ import socket
 import threading
 import time
 import zlib
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 from agentmsg.errors import ValidationError
 
-__all__ = ["Downloader", "over_total", "split_url"]
+__all__ = ["Downloader", "Fetched", "over_total", "split_url"]
 
 
 class Downloader:
@@ -316,6 +316,34 @@ def _check_address(addr: str, pointer: str, url: str) -> None:
                 "media-address-refused",
                 f"{url} resolves to the non-public address {shown} (MediaPolicy.allow_private)",
             )
+
+
+T = TypeVar("T")
+
+
+class Fetched(Generic[T]):
+    """What one media session read or downloaded (by its key: a file's real path, a URL), each once, with the bytes
+    it counted: served again only within what is left of the request's ``max_total_bytes``, refused as the first
+    reading would have been (:func:`over_total`). The one such check of local files and downloads."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self._held: dict[str, tuple[T, int]] = {}
+
+    def get(self, key: str, pointer: str, what: str, room: int) -> T | None:
+        """What is held for ``key`` (None: nothing yet), when its size fits in ``room``."""
+        held = self._held.get(key)
+        if held is None:
+            return None
+        value, size = held
+        if size > room:
+            raise over_total(pointer, what, self.policy, room, size)
+        return value
+
+    def keep(self, key: str, value: T, size: int) -> T:
+        """Hold ``value`` (``size`` bytes) for ``key``; ``value``."""
+        self._held[key] = (value, size)
+        return value
 
 
 def over_total(pointer: str, what: str, policy: Any, room: int, size: int, *, more: bool = False) -> ValidationError:

@@ -16,7 +16,7 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from agentmsg.errors import ValidationError
-from agentmsg.providers._request.download import over_total, split_url
+from agentmsg.providers._request.download import Fetched, over_total, split_url
 
 __all__ = ["LocalFiles"]
 
@@ -26,7 +26,7 @@ class LocalFiles:
 
     def __init__(self, policy: Any) -> None:
         self.policy = policy
-        self._cache: dict[str, bytes] = {}
+        self._read: Fetched[bytes] = Fetched(policy)
         self._real_roots: tuple[str, ...] | None = None
         self._written_roots: tuple[str, ...] = ()
 
@@ -86,10 +86,8 @@ class LocalFiles:
             raise ValidationError.single(
                 pointer, "media-local-refused", f"local file {ref!r} is outside the allowed roots"
             )
-        cached = self._cache.get(real)
+        cached = self._read.get(real, pointer, repr(ref), room)
         if cached is not None:
-            if len(cached) > room:
-                raise over_total(pointer, repr(ref), self.policy, room, len(cached))
             return cached
         limit = self.policy.max_bytes
         cap = min(limit, room)
@@ -139,8 +137,7 @@ class LocalFiles:
         if not result:
             # an empty file is no media (an empty image, audio or document), refused as an empty download is
             raise ValidationError.single(pointer, "media-local-refused", f"local file {ref!r} is empty")
-        self._cache[real] = result
-        return result
+        return self._read.keep(real, result, len(result))
 
 
 def _under(path: str, roots: tuple[str, ...]) -> str | None:

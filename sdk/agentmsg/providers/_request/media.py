@@ -34,7 +34,7 @@ import attrs
 
 from agentmsg._wire.token import TOKEN
 from agentmsg.errors import ValidationError
-from agentmsg.providers._request.download import Downloader, over_total
+from agentmsg.providers._request.download import Downloader, Fetched
 from agentmsg.providers._request.files import LocalFiles
 
 __all__ = ["Media", "MediaPolicy", "MediaSession", "guess_mime"]
@@ -182,7 +182,7 @@ class MediaSession:
         self.policy = policy
         self._files = LocalFiles(policy)
         self._downloader = Downloader(policy)
-        self._downloads: dict[str, tuple[bytes, str | None, int]] = {}
+        self._downloads: Fetched[tuple[bytes, str | None, int]] = Fetched(policy)
         #: the bytes each block's media counted against ``max_total_bytes`` (by the block's pointer: a block
         #: resolved twice counts once), and their sum
         self._counted: dict[str, int] = {}
@@ -265,11 +265,10 @@ class MediaSession:
                 f"this provider needs the bytes of {url}; downloads are off (MediaPolicy.allow_download)",
             )
         room = self._room(pointer)
-        got = self._downloads.get(url)
+        got = self._downloads.get(url, pointer, url, room)
         if got is None:
-            got = self._downloads[url] = self._downloader.fetch(url, pointer, room)
-        elif got[2] > room:
-            raise over_total(pointer, url, self.policy, room, got[2])
+            got = self._downloader.fetch(url, pointer, room)
+            self._downloads.keep(url, got, got[2])
         return got
 
 
