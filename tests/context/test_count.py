@@ -728,3 +728,20 @@ def test_deepseek_counts_the_reasoning_of_the_turn_its_formatter_calls_current()
         assert (
             count_tokens(msgs, provider="deepseek").messages[1] == count_tokens(plain, provider="deepseek").messages[1]
         )
+
+
+@pytest.mark.parametrize("provider", sorted(NAMES))
+def test_tool_results_in_a_user_message_are_not_counted_as_no_formatter_sends_them(provider: str) -> None:
+    """A user turn sends texts, media and hints: a tool result put in a USER message after construction is left out
+    by every formatter (``block-dropped``), but the count took it (DeepSeek: 125 tokens for a message of 6 sent; the
+    chat family also framed it as a tool message of its own). It is now counted as the message without it."""
+    call = _msg("ASSISTANT", ToolUseBlock(id="c1", name="f", input={}))
+    result = ToolResultBlock(id="c1", name="f", output=[TextBlock(text="result " * 100)])
+    held = _msg("USER", TextBlock(text="next"))
+    held.content.insert(0, result)
+    msgs = [_msg("USER", TextBlock(text="q")), call, held]
+    request = get(provider).format_request(msgs)
+    assert ("/2/content/0", "block-dropped") in {(p.pointer, p.rule) for p in request.diagnostics}
+    plain = [*msgs[:2], _msg("USER", TextBlock(text="next"))]
+    assert get(provider).format_request(plain).body == request.body
+    assert count_tokens(msgs, provider=provider) == count_tokens(plain, provider=provider)

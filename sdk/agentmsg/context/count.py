@@ -207,9 +207,13 @@ def _dumps(value: Any) -> str:
         return json_text(value)
 
 
-def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = False, joined: bool = False) -> int:
+def _blocks(
+    t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = False, joined: bool = False, user: bool = False
+) -> int:
     """The tokens of a message's blocks; ``joined``: its texts (and placeholders) are sent as one text, joined by
-    newlines (the chat family's assistant and system messages)."""
+    newlines (the chat family's assistant and system messages); ``user``: a user message, whose turn sends texts,
+    media and hints only (every formatter leaves out a tool call, a tool result or reasoning there, said
+    ``block-dropped`` or ``thinking-dropped``: ``Walk.user_parts``)."""
     p = t.profile
     placeholders = p.text_only or (assistant and not p.assistant_media)
     texts: list[str] | None = [] if joined else None
@@ -221,8 +225,6 @@ def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = 
                 texts.append(block_label(b))
             else:
                 n += t.words(block_label(b))
-        elif kind is ToolResultBlock and p.result_text:
-            n += _result_text(t, b.id, b.output) + p.per_result
         elif kind is TextBlock:
             if texts is not None:
                 texts.append(b.text)
@@ -232,9 +234,11 @@ def _blocks(t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = 
             if thinking:
                 n += t.words(b.thinking)
         elif kind is ToolUseBlock:
-            n += t.words(b.name) + t.words(_dumps(b.input) if b.content is None else b.content) + p.per_call
+            if not user:
+                n += t.words(b.name) + t.words(_dumps(b.input) if b.content is None else b.content) + p.per_call
         elif kind is ToolResultBlock:
-            n += _blocks(t, b.output, thinking) + p.per_result
+            if not user:
+                n += (_result_text(t, b.id, b.output) if p.result_text else _blocks(t, b.output, False)) + p.per_result
         elif kind is HintBlock:
             n += t.words(b.hint) + p.per_message
         elif kind is ImageBlock:
@@ -393,11 +397,12 @@ def count_tokens(
     for i, msg in enumerate(messages):
         thinking = profile.thinking == "all" or (profile.thinking != "none" and (i > current or i in called))
         role = msg.role
-        joined = result_text and (role is not MsgRole.USER or text_only) and role is not MsgRole.TOOL
-        n = per_message + _blocks(t, msg.content, thinking, role is MsgRole.ASSISTANT, joined)
+        user = role is MsgRole.USER
+        joined = result_text and (not user or text_only) and role is not MsgRole.TOOL
+        n = per_message + _blocks(t, msg.content, thinking and not user, role is MsgRole.ASSISTANT, joined, user)
         own = True  # (the message is sent as a message of its own, which a speaker name goes on)
-        if result_messages:  # each tool result a message of its own, framed as one; the message itself is one only
-            # when it holds more than results (and hints, which count their own framing)
+        if result_messages and not user:  # each tool result a message of its own, framed as one; the message itself
+            # is one only when it holds more than results (and hints, which count their own framing)
             results = sum(type(b) is ToolResultBlock for b in msg.content)
             if results:
                 own = any(type(b) is not ToolResultBlock and type(b) is not HintBlock for b in msg.content)
