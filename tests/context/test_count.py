@@ -745,3 +745,84 @@ def test_tool_results_in_a_user_message_are_not_counted_as_no_formatter_sends_th
     plain = [*msgs[:2], _msg("USER", TextBlock(text="next"))]
     assert get(provider).format_request(plain).body == request.body
     assert count_tokens(msgs, provider=provider) == count_tokens(plain, provider=provider)
+
+
+def _responses_sent(body: dict[str, Any]) -> int:
+    """The o200k tokens of a Responses request body with Chat Completions' framing (gpt-5: 3 a message, 3 the reply's
+    priming, 3 a call's and a result's own): each input item framed as a message, the instructions as one."""
+    enc = _tokenizers.counter("o200k_base")
+    sent = 3 + (3 + enc.count(body["instructions"]) if "instructions" in body else 0)
+    for item in body["input"]:
+        kind = item.get("type")
+        if kind == "function_call":
+            sent += 3 + 3 + enc.count(item["name"]) + enc.count(item["arguments"])
+        elif kind == "function_call_output":
+            sent += 3 + 3 + enc.count(item["output"])
+        elif kind == "reasoning":
+            sent += 3 + sum(enc.count(part["text"]) for part in item["summary"] + item.get("content", []))
+        else:
+            content = item["content"]
+            sent += 3 + enc.count(content if isinstance(content, str) else content[0]["text"])
+    return sent
+
+
+def test_openai_responses_counts_each_item_an_assistant_message_is_sent_as() -> None:
+    """The Responses formatter sends an assistant message's blocks as items in their order: a run of texts is one
+    message item (joined by newlines), a call a function_call item, a carrier (the reader's message id) ends the run
+    before it. The count priced the message as Chat's one message: text, call, text counted 11 tokens for 18 sent
+    (two message items and a call, each framed), stating no error; and it charged a speaker name, which this API
+    has no field for (name-dropped). It now frames and joins them as sent, and charges no name."""
+    import random
+
+    rng = random.Random(11)
+    carrier = ThinkingBlock(
+        thinking="", metadata={"provider": "openai-responses", "providerBlock": {"type": "message", "id": "msg_1"}}
+    )
+    pieces = [
+        lambda k: TextBlock(text=rng.choice(["a", "b", "Hello there.", "", "x1 7", "été"])),
+        lambda k: ToolUseBlock(id=f"c{k}", name="look", input={"q": k}),
+        lambda k: carrier,
+        lambda k: _image(_images.png(8, 8), "image/png"),
+    ]
+    for _ in range(40):
+        blocks = [rng.choice(pieces)(k) for k in range(rng.randint(1, 6))]
+        calls = [b for b in blocks if type(b) is ToolUseBlock]
+        msgs = [_msg("SYSTEM", TextBlock(text="Be brief.")), _msg("USER", TextBlock(text="q"), name="ann")]
+        msgs.append(_msg("ASSISTANT", *blocks))
+        msgs += [_msg("TOOL", ToolResultBlock(id=c.id, name="look", output=[TextBlock(text="r")])) for c in calls]
+        body = get("openai-responses").format_request(msgs, model="gpt-5").body
+        found = count_tokens(msgs, provider="openai-responses", model="gpt-5")
+        assert (found.total, found.error) == (_responses_sent(body), None), blocks
+
+
+def test_openai_responses_counts_the_reasoning_items_it_sends_back() -> None:
+    """The Responses formatter sends this API's reasoning back as reasoning items (thinking metadata itemId, the
+    encrypted content its signature); the count took none of it: 100 words of summary counted 0 tokens. It now counts
+    each item sent, framed as one, its summary as sent, and states the error of what its encrypted content holds; the
+    reasoning the formatter does not send (no encrypted content in a request not stored, another provider's, of no
+    item) still counts nothing."""
+    long = "step " * 100
+    enc = _tokenizers.counter("o200k_base")
+
+    def reasoning(**meta: Any) -> ThinkingBlock:
+        return ThinkingBlock(thinking=long, metadata={"provider": "openai-responses", **meta})
+
+    def conversation(*thinking: ThinkingBlock) -> list[Msg]:
+        call = ToolUseBlock(id="c1", name="look", input={})
+        result = ToolResultBlock(id="c1", name="look", output=[TextBlock(text="r")])
+        return [_msg("USER", TextBlock(text="q")), _msg("ASSISTANT", *thinking, call), _msg("TOOL", result)]
+
+    plain = count_tokens(conversation(), provider="openai-responses", model="gpt-5")
+    one_item = conversation(reasoning(itemId="rs_1", signature="ZW5j"), reasoning(itemId="rs_1"))
+    two_items = conversation(reasoning(itemId="rs_1", signature="ZW5j"), reasoning(itemId="rs_2", signature="ZW5j"))
+    for msgs, items in ((one_item, 1), (two_items, 2)):
+        body = get("openai-responses").format_request(msgs, model="gpt-5").body
+        assert [i.get("type") for i in body["input"]].count("reasoning") == items
+        found = count_tokens(msgs, provider="openai-responses", model="gpt-5")
+        assert found.total == _responses_sent(body) == plain.total + 3 * items + 2 * enc.count(long)
+        assert found.error is not None and found.error > 0.5
+    for unsent in (reasoning(itemId="rs_1"), reasoning(), reasoning(itemId="rs_1", signature="x", provider="openai")):
+        msgs = conversation(unsent)
+        request = get("openai-responses").format_request(msgs, model="gpt-5")
+        assert "thinking-dropped" in {p.rule for p in request.diagnostics}
+        assert count_tokens(msgs, provider="openai-responses", model="gpt-5") == plain

@@ -20,7 +20,7 @@ import base64
 import binascii
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -47,7 +47,9 @@ from agentmsg.providers._request.context import (
     TOOL_MEDIA_HEAD,
     block_label,
     current_turn,
+    is_carrier,
     json_text,
+    reasoning_item,
     tool_turns,
 )
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
@@ -111,6 +113,9 @@ _UNKNOWN_MEDIA_ERROR: Final = 1.0
 _MEDIA_ERROR: Final = 0.1
 #: the error stated for the character estimate (no tokenizer installed): its worst case against o200k on the corpus
 _CHARS_ERROR: Final = 0.5
+#: the error stated for a reasoning item sent back (the Responses API), counted as its summary: the model also reads
+#: the reasoning its encrypted content holds, of a size not known
+_REASONING_ITEM_ERROR: Final = 1.0
 #: tokens a data block is priced at when its content is not read (not text, not a PDF)
 _DEFAULT_FILE_TOKENS: Final = 1000
 _PDF_PAGE: Final = re.compile(rb"/Type\s*/Page[^s]")
@@ -256,6 +261,67 @@ def _blocks(
     return n
 
 
+def _items(t: _Tally, blocks: Sequence[Any], families: Container[str]) -> int:
+    """The tokens of an assistant message sent as items (``TokenProfile.items``: the Responses API), as its formatter
+    sends them: an item for each run of texts (non-empty ones, joined by newlines; a medium's placeholder among them),
+    each call, each reasoning item sent back (its parts from consecutive blocks of one item id, :func:`reasoning_item`;
+    one without its encrypted content is not sent), each tool result; a call, a reasoning item or a carrier ends the
+    run of texts before it. Each item is framed as a message, and so is each hint (sent after the turn)."""
+    p = t.profile
+    per_message = p.per_message
+    if len(blocks) == 1 and type(blocks[0]) is TextBlock:  # (the usual message: one item, sent even when empty)
+        return per_message + t.words(blocks[0].text)
+    n = 0
+    texts: list[str] = []  # the run of texts of the message item not sent yet
+    items: list[list[Any]] = []  # each reasoning item: [item id, tokens of its parts, whether it is encrypted]
+    after_item = False  # the item sent last is the last of ``items`` (a thinking block of its id joins it)
+    for b in blocks:
+        kind = type(b)
+        if kind is TextBlock:
+            if b.text:
+                texts.append(b.text)
+            continue
+        if kind is ThinkingBlock:
+            if is_carrier(b.metadata):  # (back on the message item before it, which it ends)
+                if texts:
+                    n += per_message + t.words("\n".join(texts))
+                    texts = []
+                    after_item = False
+                continue
+            part = reasoning_item(b, families)
+            if part is None:  # (not sent: the formatter says why)
+                continue
+            if not after_item or items[-1][0] != part[0]:
+                if texts:
+                    n += per_message + t.words("\n".join(texts))
+                    texts = []
+                items.append([part[0], 0, False])
+                after_item = True
+            item = items[-1]
+            item[1] += t.words(b.thinking)
+            item[2] = item[2] or part[1] is not None
+            continue
+        if kind is HintBlock:
+            n += t.words(b.hint) + per_message
+        elif kind is ToolUseBlock:
+            if texts:
+                n += per_message + t.words("\n".join(texts))
+                texts = []
+            args = _dumps(b.input) if b.content is None else b.content
+            n += per_message + t.words(b.name) + t.words(args) + p.per_call
+            after_item = False
+        elif kind is ToolResultBlock:  # (a function_call_output item after the message's items)
+            n += per_message + _blocks(t, b.output, False) + p.per_result
+        elif kind in MEDIA:
+            texts.append(block_label(b))
+    if texts:
+        n += per_message + t.words("\n".join(texts))
+    for _, tokens, encrypted in items:
+        if encrypted:
+            n += t.unsure_tokens(per_message + tokens, _REASONING_ITEM_ERROR)
+    return n
+
+
 def _result_text(t: _Tally, call_id: str, output: Sequence[Any]) -> int:
     """A tool result as the chat family sends it (``result_text``): one text, its texts and hints joined by newlines
     and then its media's placeholders; where the provider takes media, they follow the results in a user message of
@@ -385,18 +451,25 @@ def count_tokens(
     defs = normalize_tools(tools)
     current = -1
     called: frozenset[int] = frozenset()
-    if profile.thinking == "current":
+    mode = profile.thinking
+    if mode == "current":
         current = _last_user_turn(messages)
-    elif profile.thinking == "tool_turns":  # (as the formatter sends it back: reasoning_current_turn_only)
+    elif mode == "tool_turns":  # (as the formatter sends it back: reasoning_current_turn_only)
         current, called = current_turn(messages), tool_turns(messages)
+    turns = mode == "current" or mode == "tool_turns"
+    items = profile.items  # an assistant message is sent as items (_items), its reasoning as reasoning items
+    families = spec.families
     per_message = profile.per_message
     per_name = profile.per_name
     counts = []
     result_messages = profile.result_messages
     result_text, text_only = profile.result_text, profile.text_only  # (the chat family joins a message's texts)
     for i, msg in enumerate(messages):
-        thinking = profile.thinking == "all" or (profile.thinking != "none" and (i > current or i in called))
         role = msg.role
+        if items and role is MsgRole.ASSISTANT:
+            counts.append(_items(t, msg.content, families))  # (each item framed; no speaker name is sent)
+            continue
+        thinking = mode == "all" or (turns and (i > current or i in called))
         user = role is MsgRole.USER
         joined = result_text and (not user or text_only) and role is not MsgRole.TOOL
         n = per_message + _blocks(t, msg.content, thinking and not user, role is MsgRole.ASSISTANT, joined, user)

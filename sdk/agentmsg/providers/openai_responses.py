@@ -66,12 +66,12 @@ __all__ = [
 ]
 
 #: thinking metadata: the id (``rs_...``) of the reasoning item the block is a part of
-ITEM_ID: Final = "itemId"
+ITEM_ID: Final = F.ITEM_ID
 #: thinking metadata: True when the block is a ``reasoning_text`` part (raw reasoning), not a summary part
-REASONING_TEXT: Final = "reasoningText"
+REASONING_TEXT: Final = F.REASONING_TEXT
 #: thinking metadata: True when the block is an empty ``summary_text`` part (sent back as one), not the one empty block
 #: that an item of no part keeps (its carrier); a summary part with text needs no mark
-SUMMARY_TEXT: Final = "summaryText"
+SUMMARY_TEXT: Final = F.SUMMARY_TEXT
 
 # ---- spec --------------------------------------------------------------------------------------------------
 
@@ -119,9 +119,10 @@ SPEC: Final = Spec(
     families=("openai-responses",),
     fields=FIELDS,
     # the same models and vocabulary as Chat Completions behind another request shape; its framing is taken to be
-    # Chat Completions' (not measured: no recorded Responses request with its official count was at hand)
-    # a tool result's media go in its function_call_output, not again in a user message (result_text)
-    tokens=attrs.evolve(CHAT_TOKENS, result_text=False),
+    # Chat Completions' (not measured: no recorded Responses request with its official count was at hand), each
+    # input item framed as a message; a tool result's media go in its function_call_output, not again in a user
+    # message (result_text); no speaker name is sent (name-dropped)
+    tokens=attrs.evolve(CHAT_TOKENS, result_text=False, per_name=0, items=True, thinking="items"),
 )
 DEFAULT_MODEL: Final = SPEC.default_model
 
@@ -530,37 +531,27 @@ class _Walk(ChatWalk):
         if other:
             ctx.report(pointer, "thinking-dropped", "reasoning of another agent is not sent")
             return None
-        meta = b.metadata or {}
+        part = F.reasoning_item(b, ctx.families)  # (what the token count reads too)
+        if part is not None:
+            return (*part, b.thinking)
+        # not sent as a reasoning item's part: why, in this order
         origin = F.reasoning_origin(b)
         if origin is not None and origin not in ctx.families:
             if F.foreign_reasoning(ctx, b, pointer, origin, self.demote) == F.DEMOTE:
                 return b.thinking
             return None
-        item_id = meta.get(ITEM_ID)
-        encrypted = meta.get("signature")
-        encrypted = encrypted if isinstance(encrypted, str) and encrypted else None
-        if meta.get("redacted") is True:
+        if b.metadata and b.metadata.get("redacted") is True:
             ctx.report(pointer, "thinking-dropped", f"redacted reasoning cannot be sent to {ctx.provider}")
             return None
-        if not isinstance(item_id, str) or not item_id:
-            if self.demote and b.thinking:
-                ctx.report(
-                    pointer, "thinking-demoted", f"reasoning of no reasoning item sent to {ctx.provider} as text"
-                )
-                return b.thinking
-            ctx.report(
-                pointer,
-                "thinking-dropped",
-                f"reasoning of no reasoning item (no metadata {ITEM_ID}) cannot be sent to {ctx.provider}",
-            )
-            return None
-        if meta.get(REASONING_TEXT) is True:
-            kind: str | None = "content"
-        elif b.thinking or meta.get(SUMMARY_TEXT) is True:
-            kind = "summary"
-        else:
-            kind = None
-        return item_id, encrypted, kind, b.thinking
+        if self.demote and b.thinking:
+            ctx.report(pointer, "thinking-demoted", f"reasoning of no reasoning item sent to {ctx.provider} as text")
+            return b.thinking
+        ctx.report(
+            pointer,
+            "thinking-dropped",
+            f"reasoning of no reasoning item (no metadata {ITEM_ID}) cannot be sent to {ctx.provider}",
+        )
+        return None
 
     def provider_part(self, meta: dict[str, Any], i: int, j: int, prev: Any) -> Any:
         """A message item's id and phase (the reader's carrier after its text: providerBlock ``{type: "message", id,

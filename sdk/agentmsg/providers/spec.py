@@ -98,7 +98,8 @@ class TokenProfile:
     request; ``per_call``/``per_result``: framing of a tool call and of a tool result; ``thinking``: which
     reasoning is sent and counted (``none``; ``all``; ``current``: only after the last user turn, as Anthropic
     counts it; ``tool_turns``: after the last user turn and in every turn that called tools, as DeepSeek's thinking
-    mode takes it back); ``tools_base``: a request with tools (a tool-use system prompt); ``per_tool``: each definition's
+    mode takes it back; ``items``: the provider's own reasoning items, as the Responses API takes them back by their
+    id with their encrypted content, ``items``); ``tools_base``: a request with tools (a tool-use system prompt); ``per_tool``: each definition's
     framing; ``tool_style``: ``typescript`` (OpenAI renders functions as a TypeScript namespace) or ``json``.
     ``image``: the image pricing method (``openai``, ``anthropic``, ``gemini``, ``qwen``: agentmsg/context/_media.py).
     ``models``: model families that differ from this profile, as (name prefixes, the fields that change).
@@ -109,7 +110,10 @@ class TokenProfile:
     that holds the results). ``text_only``: media are sent as a text placeholder naming them (DeepSeek), counted as
     that text; ``assistant_media``: media in an assistant turn are sent (else as placeholders: every provider but
     Gemini). ``result_text``: a tool result is sent as one text, its texts joined by newlines and its media named
-    in it, the media sent again after the results in a user message (the chat family: OpenAI, DashScope)."""
+    in it, the media sent again after the results in a user message (the chat family: OpenAI, DashScope).
+    ``items``: an assistant message is sent as items in its blocks' order (the Responses API): each run of texts one
+    message item (joined by newlines), each call a function call item, each reasoning item sent back one (one
+    without its encrypted content is not sent: no request is stored), each framed as a message (``per_message``)."""
 
     vocab: str
     own: bool
@@ -120,7 +124,7 @@ class TokenProfile:
     priming: int = 3
     per_call: int = 3
     per_result: int = 3
-    thinking: Literal["none", "all", "current", "tool_turns"] = "none"
+    thinking: Literal["none", "all", "current", "tool_turns", "items"] = "none"
     tools_base: int = 0
     per_tool: int = 0
     tool_style: Literal["typescript", "json"] = "json"
@@ -141,6 +145,7 @@ class TokenProfile:
     text_only: bool = False
     assistant_media: bool = True
     result_text: bool = False
+    items: bool = False
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""

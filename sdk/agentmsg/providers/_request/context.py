@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import Any, Final
 from urllib.parse import unquote
@@ -734,6 +734,40 @@ def foreign_reasoning(
 
 
 FOREIGN_DROPPED: Final = "reasoning from {} not sent to {}"
+
+#: thinking metadata: the id (``rs_...``) of the reasoning item the block is a part of (the Responses API)
+ITEM_ID: Final = "itemId"
+#: thinking metadata: True when the block is a ``reasoning_text`` part (raw reasoning), not a summary part
+REASONING_TEXT: Final = "reasoningText"
+#: thinking metadata: True when the block is an empty ``summary_text`` part (sent back as one), not the one empty block
+#: that an item of no part keeps (its carrier); a summary part with text needs no mark
+SUMMARY_TEXT: Final = "summaryText"
+
+
+def reasoning_item(block: ThinkingBlock, families: Container[str]) -> tuple[str, str | None, str | None] | None:
+    """What a provider that takes reasoning items back (the Responses API, of reasoning ``families``) makes of a
+    thinking block that is no carrier: (item id, its encrypted content or None, part kind) when the block goes back
+    as a part of a reasoning item: its own reasoning (provider in ``families``, or none said), not redacted, of an
+    item (metadata ``itemId``); the kind is ``content`` (a ``reasoning_text`` part), ``summary``, or None (the empty
+    block of an item of no part). None: the block is not sent so (the formatter says why). The formatter and the
+    token count read it here."""
+    meta = block.metadata
+    if not meta:
+        return None
+    origin = meta.get("provider")
+    if isinstance(origin, str) and origin not in families:
+        return None
+    item_id = meta.get(ITEM_ID)
+    if meta.get("redacted") is True or not isinstance(item_id, str) or not item_id:
+        return None
+    encrypted = meta.get("signature")
+    if meta.get(REASONING_TEXT) is True:
+        kind: str | None = "content"
+    elif block.thinking or meta.get(SUMMARY_TEXT) is True:
+        kind = "summary"
+    else:
+        kind = None
+    return item_id, encrypted if isinstance(encrypted, str) and encrypted else None, kind
 
 
 # ---- provider data kept for the provider that made it -----------------------------------------------------
