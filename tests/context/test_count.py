@@ -22,6 +22,7 @@ from agentmsg import (
     AudioBlock,
     Base64Source,
     DataBlock,
+    HintBlock,
     ImageBlock,
     Msg,
     TextBlock,
@@ -826,3 +827,103 @@ def test_openai_responses_counts_the_reasoning_items_it_sends_back() -> None:
         request = get("openai-responses").format_request(msgs, model="gpt-5")
         assert "thinking-dropped" in {p.rule for p in request.diagnostics}
         assert count_tokens(msgs, provider="openai-responses", model="gpt-5") == plain
+
+
+def _odd_conversations() -> dict[str, list[Msg]]:
+    """Conversations whose blocks a formatter splits, drops, merges or moves (one system message, roles alternating:
+    the merges of consecutive turns are no block's doing)."""
+
+    def call(cid: str) -> ToolUseBlock:
+        return ToolUseBlock(id=cid, name="f", input={"a": 1})
+
+    def result(cid: str) -> ToolResultBlock:
+        return ToolResultBlock(id=cid, name="f", output=[TextBlock(text="r")])
+
+    signed = {"provider": "openai-responses", "signature": "ZW5j"}
+    held = _msg("USER", TextBlock(text="next"))
+    held.content.insert(0, result("c9"))  # (after construction: the schema refuses it)
+    url = ImageBlock(source=URLSource(url="https://example.com/cat.png"))
+    return {
+        "text, call, text": [
+            _msg("SYSTEM", TextBlock(text="Be brief.")),
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", TextBlock(text="a"), TextBlock(text="b"), call("c1"), TextBlock(text="c")),
+            _msg("TOOL", result("c1")),
+            _msg("ASSISTANT", TextBlock(text="done")),
+        ],
+        "reasoning": [
+            _msg("USER", TextBlock(text="q")),
+            _msg(
+                "ASSISTANT",
+                ThinkingBlock(thinking="plan", metadata={"itemId": "rs_1", **signed}),
+                ThinkingBlock(thinking="more", metadata={"itemId": "rs_1"}),
+                TextBlock(text="a"),
+                ThinkingBlock(thinking="next", metadata={"itemId": "rs_2", **signed}),
+                call("c1"),
+            ),
+            _msg("TOOL", result("c1")),
+            _msg("ASSISTANT", ThinkingBlock(thinking="unsigned", metadata={"itemId": "rs_3"}), TextBlock(text="ok")),
+        ],
+        "results in a user turn": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", call("c9")),
+            held,
+            _msg("ASSISTANT", TextBlock(text="ok")),
+        ],
+        "names": [
+            _msg("SYSTEM", TextBlock(text="sys"), name="boss"),
+            _msg("USER", TextBlock(text="q"), name="ann"),
+            _msg("ASSISTANT", TextBlock(text="a"), name="bot"),
+            _msg("USER", TextBlock(text="q2"), name="ann"),
+        ],
+        "hints": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", call("c1"), HintBlock(hint="be brief")),
+            _msg("TOOL", result("c1"), HintBlock(hint="check it")),
+            _msg("ASSISTANT", TextBlock(text="ok")),
+        ],
+        "images by URL": [
+            _msg("USER", TextBlock(text="look"), url, url),
+            _msg("ASSISTANT", TextBlock(text="two cats"), url),
+            _msg("USER", TextBlock(text="and?")),
+        ],
+    }
+
+
+def _sent_items(body: dict[str, Any]) -> int:
+    """The messages, turns or input items a request body sends, and its system prompt when it is hoisted."""
+    listed = body.get("messages") or body.get("contents") or body["input"]
+    if isinstance(listed, dict):  # (DashScope native: input.messages)
+        listed = listed["messages"]
+    hoisted = any(body.get(key) for key in ("system", "systemInstruction", "instructions"))
+    return len(listed) + hoisted
+
+
+def _names_sent(body: dict[str, Any]) -> int:
+    listed = body.get("messages") or body.get("contents") or body["input"]
+    listed = listed["messages"] if isinstance(listed, dict) else listed
+    return sum(1 for m in listed if m.get("name") and m.get("role") != "tool")
+
+
+@pytest.mark.parametrize("case", sorted(_odd_conversations()))
+@pytest.mark.parametrize("provider", sorted(NAMES))
+def test_the_counts_framing_is_the_requests_structure(provider: str, case: str) -> None:
+    """For every provider and conversations its formatter reshapes, the count frames what the request sends: with a
+    message's framing made 1,000,000 tokens (more than all else), the count holds one for each message, turn or item
+    the body sends (and for a hoisted system prompt), and a speaker name costs the profile's figure for each name
+    the body carries. (Before: Responses framed text, call, text as one message and its reasoning items not at all,
+    and charged names it does not send; the chat family framed a tool result left out of a user message; Anthropic
+    and Gemini framed each hint, sent as a text part of a user turn.)"""
+    msgs = _odd_conversations()[case]
+    real = get(provider)
+    body = real.format_request(msgs).body
+    big = 1_000_000
+    tokens = real.spec.tokens
+    assert tokens is not None
+    scaled = SimpleNamespace(
+        spec=attrs.evolve(real.spec, tokens=attrs.evolve(tokens, per_message=big)), format_request=real.format_request
+    )
+    assert count_tokens(msgs, provider=scaled).total // big == _sent_items(body)  # type: ignore[arg-type]
+    unnamed = [m.copy(name=None) if m.name else m for m in msgs]
+    named = count_tokens(msgs, provider=provider).total - count_tokens(unnamed, provider=provider).total
+    assert named == tokens.per_name * _names_sent(body)

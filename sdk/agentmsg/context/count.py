@@ -245,7 +245,7 @@ def _blocks(
             if not user:
                 n += (_result_text(t, b.id, b.output) if p.result_text else _blocks(t, b.output, False)) + p.per_result
         elif kind is HintBlock:
-            n += t.words(b.hint) + p.per_message
+            n += t.words(b.hint) + (0 if p.hint_parts else p.per_message)
         elif kind is ImageBlock:
             n += t.image(b)
         elif kind is AudioBlock:

@@ -113,7 +113,9 @@ class TokenProfile:
     in it, the media sent again after the results in a user message (the chat family: OpenAI, DashScope).
     ``items``: an assistant message is sent as items in its blocks' order (the Responses API): each run of texts one
     message item (joined by newlines), each call a function call item, each reasoning item sent back one (one
-    without its encrypted content is not sent: no request is stored), each framed as a message (``per_message``)."""
+    without its encrypted content is not sent: no request is stored), each framed as a message (``per_message``).
+    ``hint_parts``: a hint is sent as a text part of the user turn after it (the turn family: Anthropic, Gemini), not
+    framed; else as a message of its own, framed as one."""
 
     vocab: str
     own: bool
@@ -146,6 +148,7 @@ class TokenProfile:
     assistant_media: bool = True
     result_text: bool = False
     items: bool = False
+    hint_parts: bool = False
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""
