@@ -278,3 +278,26 @@ def test_markers_already_there_count_as_the_breakpoints_the_request_sends(
     assert sent == min(4, given_marks + 2) == given_marks + len(got.placed)
     assert f"{given_marks} breakpoint(s) already in the conversation or tools, kept" in got.notes
     assert "message 1's marker names block(s) 0 more than once: one breakpoint each" in got.notes
+
+
+def test_named_blocks_that_land_on_one_part_count_as_one_breakpoint() -> None:
+    """Anthropic walks a marker on a block that takes none (reasoning, a hint, an empty text) back to the nearest block
+    before it that does: ``{"blocks": [0, 1]}`` on text, thinking, text sends one breakpoint, on the first text. The
+    markers already there were counted one per named block: two such messages counted four of four, and the helper
+    placed nothing where the request sent two. They now count as the parts they land on, and the system prompt is
+    marked."""
+    thinking = ThinkingBlock(thinking="t", metadata={"signature": "c2ln", "provider": "anthropic"})
+
+    def answer(text: str) -> Msg:
+        content = [TextBlock(text=text), thinking, TextBlock(text="more")]
+        return Msg(role="ASSISTANT", content=content, metadata={"_cache_control": {"blocks": [0, 1]}})
+
+    msgs = [SystemMessage("You are helpful."), UserMessage("q1"), answer("a"), UserMessage("q2"), answer("b")]
+    msgs.append(UserMessage("q3"))
+    assert json.dumps(formatted("anthropic", msgs).body).count('"cache_control"') == 2
+    got = place_cache_markers(msgs, provider="anthropic")
+    assert "2 breakpoint(s) already in the conversation or tools, kept" in got.notes
+    assert [p.where for p in got.placed] == ["system"]
+    r = formatted("anthropic", got.messages)
+    assert not [d for d in r.diagnostics if d.rule.startswith("cache")]
+    assert json.dumps(r.body).count('"cache_control"') == 3

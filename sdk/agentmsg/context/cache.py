@@ -218,9 +218,11 @@ def _marked(meta: Mapping[str, Any] | None) -> bool:
 
 def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]], per_block: bool, notes: list[str]) -> int:
     """The breakpoints the conversation and tools hold already, counted as the request sends them: a tool's marker
-    one, a message's one per distinct block it names within the message where the provider marks blocks
-    (``per_block``: Anthropic), else one for the message (a marker naming only blocks beyond it: none, the formatter
-    sends it nowhere). A block named twice is one breakpoint (said in ``notes``), as the formatters merge it."""
+    one, a message's one per distinct block it lands on where the provider marks blocks (``per_block``: Anthropic;
+    a named block that takes no marker walks back to the nearest one before it that does, :func:`_lands_on`), else
+    one for the message (a marker naming only blocks beyond it: none, the formatter sends it nowhere). A block named
+    twice, or two named blocks that land on one, is one breakpoint, as the formatters merge them (a duplicate index
+    is said in ``notes``)."""
     n = 0
     for i, m in enumerate(msgs):
         meta = m.metadata
@@ -238,9 +240,27 @@ def _existing(msgs: Sequence[Msg], tools: Sequence[Mapping[str, Any]], per_block
             notes.append(
                 f"message {i}'s marker names block(s) {', '.join(map(str, twice))} more than once: one breakpoint each"
             )
-        within = sum(j < len(m.content) for j in mark.blocks)
-        n += within if per_block else min(within, 1)
+        if per_block:
+            n += len(_lands_on(m.content, mark.blocks))
+        else:
+            n += any(j < len(m.content) for j in mark.blocks)
     return n + sum(_tool_mark(t) is not None for t in tools)
+
+
+def _lands_on(content: Sequence[Any], blocks: Sequence[int]) -> set[int]:
+    """The blocks the breakpoints of a marker naming ``blocks`` land on, as the block-marking formatter (Anthropic's
+    walk, ``Walk.cut``) places them: each named block, or when it takes no marker (reasoning, a hint, an empty text:
+    not a part that takes one) the nearest before it that does; none for a block beyond the content or with none
+    before it."""
+    named = set(blocks)
+    out = set()
+    last = -1  # the last block so far that takes a marker
+    for k, b in enumerate(content):
+        if not (type(b) is ThinkingBlock or type(b) is HintBlock or (type(b) is TextBlock and not b.text)):
+            last = k
+        if k in named and last >= 0:
+            out.add(last)
+    return out
 
 
 def _tool_mark(tool: Mapping[str, Any]) -> Any:
