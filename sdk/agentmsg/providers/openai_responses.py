@@ -42,7 +42,6 @@ from agentmsg.providers._request.fields import field_table, mapped, reported
 from agentmsg.providers._request.run import Draft, run_format, usable_choice
 from agentmsg.providers._request.structured import StructuredOutputLike
 from agentmsg.providers._request.tools import ToolChoice, ToolDef, refuse_custom
-from agentmsg.providers._request.walk import BETWEEN
 from agentmsg.providers._response.builder import StreamBuilder
 from agentmsg.providers._response.fields import KEPT, MAPPED, NOT_KEPT, NOT_READ, THINK_TAGS, ReplyField
 from agentmsg.providers._response.payload import as_list, as_object, safe_int, usage_dict
@@ -496,15 +495,8 @@ class _Walk(ChatWalk):
             k -= 1
         if k == len(out):
             return False
-        ctx = self.ctx
-        texts: list[str] = []
-        for j, b in enumerate(_blocks(msg)):
-            if b.text:
-                texts.append(b.text)
-            else:
-                ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
+        texts = self.between_texts(msg, i, True)  # (no empty text)
         if not texts:
-            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
             return True
         prev = out[k - 1] if k else None
         if (
@@ -516,9 +508,6 @@ class _Walk(ChatWalk):
             prev["content"] = "\n".join([prev["content"], *texts])
         else:
             out.insert(k, {"role": "assistant", "content": "\n".join(texts)})
-        if msg.name and not self.multi:
-            ctx.names_dropped.append(i)
-        ctx.report(f"/{i}", "turns-merged", BETWEEN.format("assistant"))
         return True
 
     def _reasoning(self, b: ThinkingBlock, i: int, j: int, other: bool) -> Any:

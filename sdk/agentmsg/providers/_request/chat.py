@@ -19,7 +19,7 @@ from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock, Too
 from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.context import Context
-from agentmsg.providers._request.walk import BETWEEN, Walk
+from agentmsg.providers._request.walk import Walk
 
 _USER, _ASSISTANT, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.TOOL
 _dumps = orjson.dumps
@@ -390,24 +390,11 @@ class ChatWalk(Walk):
         entry = out[-1] if out else None
         if entry is None or entry.get("role") != "assistant" or "tool_calls" not in entry:
             return False
-        ctx = self.ctx
-        texts: list[str] = []
-        blocks: list[Any] = msg.content
-        for j, b in enumerate(blocks):
-            if b.text or not self.drop_empty:
-                texts.append(b.text)
-            else:
-                ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
-        if not texts:
-            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
-            return True
-        content = entry.get("content")
-        held = content if self.plain else content[0]["text"] if content else ""
-        text = "\n".join([held, *texts] if held else texts)
-        entry["content"] = self.text_content(text)
-        if msg.name and not self.send_name and not self.multi:  # (else the entry's name is the message's: one speaker)
-            ctx.names_dropped.append(i)
-        ctx.report(f"/{i}", "turns-merged", BETWEEN.format("assistant"))
+        texts = self.between_texts(msg, i, self.drop_empty)
+        if texts:
+            content = entry.get("content")
+            held = content if self.plain else content[0]["text"] if content else ""
+            entry["content"] = self.text_content("\n".join([held, *texts] if held else texts))
         return True
 
     def _thinking(self, b: ThinkingBlock, i: int, j: int, reasoning: list[str], texts: list[str], other: bool) -> None:

@@ -18,7 +18,7 @@ from agentmsg.message import Msg, MsgRole
 from agentmsg.providers._request import context as F
 from agentmsg.providers._request.common import MINTED_ID
 from agentmsg.providers._request.context import Context
-from agentmsg.providers._request.walk import BETWEEN, Walk
+from agentmsg.providers._request.walk import Walk
 
 _USER, _ASSISTANT, _SYSTEM, _TOOL = MsgRole.USER, MsgRole.ASSISTANT, MsgRole.SYSTEM, MsgRole.TOOL
 USER = "user"
@@ -30,7 +30,6 @@ class TurnWalk(Walk):
     """One pass over the conversation. Subclasses set ``assistant_role`` and ``parts_key`` and
     implement the ``*_part`` hooks; each returns a part or ``None`` (nothing to send, already reported)."""
 
-    assistant_role = "assistant"
     parts_key = "content"
     #: text parts are {"type": "text", "text": ...}; else {"text": ...}
     typed_text = True
@@ -412,26 +411,7 @@ class TurnWalk(Walk):
         at = next((k for k, part in enumerate(parts) if self.is_call(part)), -1)
         if at < 0:
             return False
-        ctx = self.ctx
-        added: list[Any] = []
-        blocks: list[Any] = msg.content
-        marked = self.marked(i, blocks) if self.marks else None
-        for j, b in enumerate(blocks):
-            if not b.text or b.text.isspace():
-                ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
-            else:
-                added.append(self.text_part(b.text))
-            if marked and j in marked:
-                self.cut(i, j, added)
-        if marked:
-            self._cut_rest(i, len(blocks), marked, ())
-        if not added:
-            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
-            return True
-        parts[at:at] = added
-        if msg.name and not self.multi:
-            ctx.names_dropped.append(i)
-        ctx.report(f"/{i}", "turns-merged", BETWEEN.format(self.assistant_role))
+        parts[at:at] = self.between_texts(msg, i, True, True, self.text_part)  # (no empty text, nor one of whitespace)
         return True
 
     def system_texts(self) -> list[str]:

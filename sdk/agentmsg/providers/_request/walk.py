@@ -11,7 +11,7 @@ OpenAI family, DashScope) and :class:`~._turns.TurnWalk` (alternating turns: Ant
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentmsg.blocks import HintBlock, ImageBlock, TextBlock, ThinkingBlock
@@ -46,6 +46,11 @@ class Walk:
         #: the index of the result that ends the run of assistant text :meth:`_answered_after` found (-1: none)
         self.between_until = -1
 
+    #: the role of the provider's assistant turn (Gemini's is ``model``)
+    assistant_role = "assistant"
+    #: a speaker's name goes in a field of the request's messages (the chat family's ``name``); else a message's name
+    #: is said dropped (``ctx.names_dropped``)
+    send_name = False
     #: whether the walk records where the prompt-cache markers go (:meth:`cut`)
     places_marks = False
     #: markers go on whole messages (:meth:`mark_begin`, :meth:`mark_end`), not on blocks (:meth:`cut` as the block
@@ -353,8 +358,39 @@ class Walk:
     def between(self, msg: Msg, i: int) -> bool:
         """Put the text of assistant message ``i`` (:meth:`text_only`), which comes between a tool call and its
         result, into the assistant turn that made the call, ahead of the call (where the providers expect text in a
-        turn that calls tools), and say so; False (nothing done) when that turn is not the last the request holds."""
+        turn that calls tools), and say so; False (nothing done) when that turn is not the last the request holds.
+        Each walk finds the place and puts the texts there; :meth:`between_texts` collects and says them."""
         return False
+
+    def between_texts(
+        self, msg: Msg, i: int, drop_empty: bool, drop_blank: bool = False, part: Callable[[str], Any] | None = None
+    ) -> list[Any]:
+        """What :meth:`between` puts of message ``i``, said: each text block's text (``part``: the part it becomes),
+        but those the provider takes none of (each said ``empty-text-dropped``): an empty one with ``drop_empty``, one
+        of whitespace alone with ``drop_blank``; the message said ``turns-merged`` (and its name dropped where the
+        request carries none), or ``empty-message-dropped`` when nothing is left (an empty list: nothing to put). A
+        marked block's cut (markers on blocks) is the last of these parts up to it."""
+        ctx = self.ctx
+        added: list[Any] = []
+        blocks: list[Any] = msg.content
+        marked = self.marked(i, blocks) if self.marks and not self.marks_whole else None
+        for j, b in enumerate(blocks):
+            text = b.text
+            if (drop_empty and not text) or (drop_blank and text.isspace()):
+                ctx.report(f"/{i}/content/{j}", "empty-text-dropped", "empty text block not sent")
+            else:
+                added.append(part(text) if part else text)
+            if marked and j in marked:
+                self.cut(i, j, added)
+        if marked:
+            self._cut_rest(i, len(blocks), marked, ())
+        if not added:
+            ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
+            return added
+        if msg.name and not self.send_name and not self.multi:  # (else the name is the caller's: one speaker)
+            ctx.names_dropped.append(i)
+        ctx.report(f"/{i}", "turns-merged", BETWEEN.format(self.assistant_role))
+        return added
 
     def _fold(self, group: list[tuple[int, Msg]]) -> None:
         if self.fold(group):
