@@ -731,7 +731,7 @@ _TOOL_ITEMS = "tools the provider ran itself, and items the message has no place
 class _Item:
     """What the reader knows of one output item (by ``output_index``) while it streams."""
 
-    __slots__ = ("annotated", "by_done", "done", "empty", "held", "id", "kind", "slots", "streamed")
+    __slots__ = ("annotated", "by_done", "done", "empty", "id", "kind", "slots", "streamed")
 
     def __init__(self, kind: Any, item_id: Any) -> None:
         self.kind = kind
@@ -742,7 +742,6 @@ class _Item:
         self.by_done = False  # ... or the .done events of its parts, with no delta (each of them is read)
         self.done = False
         self.annotated = False  # annotation events came for it (its done item's annotations are not read again)
-        self.held = False  # it came before an earlier item: its events wait (Reader._new)
 
 
 # ---- reply fields: what each becomes (providers/_response/fields.py) ---------------------------------------
@@ -884,9 +883,13 @@ class Reader(PayloadReader):
         self._failed = False  # an error event came (the response.failed after it ends the reply)
         self._started = False
         #: items that came before an earlier one (see _new): their events (event, payload, its bytes) by output_index,
-        #: read once every item before them is done (_release), or when the reply ends (_flush)
+        #: read once every item before them is done (_release), or when the reply ends (_flush); an item waits while
+        #: its index is here
         self._waiting: dict[int, list[tuple[str, dict[str, Any], str | bytes | None]]] = {}
-        self._heap: list[int] = []  # the output indexes in _waiting
+        #: the keys of _waiting, as a min-heap (kept equal to them): _new and _release ask for the lowest index that
+        #: waits each time an item is named or done, and read the items in that order (a min() of _waiting each
+        #: time would cost a reply of many items out of order time quadratic in their number)
+        self._heap: list[int] = []
         self._low = 0  # the lowest output_index no event has named yet
         self._ready = 0  # the lowest output_index not done (every item before it is)
         self._releasing = False
@@ -967,7 +970,7 @@ class Reader(PayloadReader):
                 st = self._items.get(index)
                 if st is None:
                     st = self._new(index, item.get("type"), item.get("id"))
-                if st.held:
+                if index in self._waiting:
                     self._waiting[index].append((event, obj, self.b.payload))
                 else:
                     self._item_done(index, item)
@@ -989,7 +992,7 @@ class Reader(PayloadReader):
                     index = self._by_id.get(item_id, -1) if type(item_id) is str else -1
                 st = self._items.get(index)
                 if st is not None:
-                    if st.held:
+                    if index in self._waiting:
                         self._waiting[index].append((event, obj, self.b.payload))
                         return
                     st.annotated = True
@@ -1002,8 +1005,9 @@ class Reader(PayloadReader):
             output = as_list(r.get("output"))
             self._flushing = True
             indexes: Iterable[int] = range(len(output))
-            if self._waiting:  # (the items that waited, and the response's, in output_index order)
+            if self._waiting:  # (the items that waited, and the response's, in output_index order: all read here)
                 indexes = sorted({*indexes, *self._waiting})
+                self._heap.clear()
             for index in indexes:
                 if index in self._waiting:
                     self._replay(index)
@@ -1078,7 +1082,7 @@ class Reader(PayloadReader):
                 "function_call" if "function_call" in kind else "reasoning" if "reasoning" in kind else "message",
                 obj.get("item_id"),
             )
-        if st.held:
+        if index in self._waiting:
             self._waiting[index].append((event, obj, self.b.payload))
             return None
         return st
@@ -1102,7 +1106,6 @@ class Reader(PayloadReader):
         if index < low and (not self._heap or index < self._heap[0]):  # (a negative index: none comes before it)
             return st
         if not self._flushing:
-            st.held = True
             self._waiting[index] = []
             heapq.heappush(self._heap, index)
         return st
@@ -1112,11 +1115,11 @@ class Reader(PayloadReader):
         if self._releasing or self._flushing:
             return
         self._releasing = True
-        items, heap = self._items, self._heap
+        items, heap, waiting = self._items, self._heap, self._waiting
         try:
             while heap:
                 ready = self._ready
-                while (st := items.get(ready)) is not None and st.done and not st.held:
+                while (st := items.get(ready)) is not None and st.done and ready not in waiting:
                     ready += 1
                 self._ready = ready
                 if heap[0] > ready:
@@ -1133,11 +1136,8 @@ class Reader(PayloadReader):
 
     def _replay(self, index: int) -> None:
         """The events an item held, read now as they came."""
-        held = self._waiting.pop(index, None)
-        if held is None:
-            return
+        held = self._waiting.pop(index)
         b = self.b
-        self._items[index].held = False
         payload = b.payload
         for event, obj, data in held:
             b.payload = data
@@ -1201,11 +1201,11 @@ class Reader(PayloadReader):
         st = self._items.get(index)
         if st is None:
             st = self._new(index, kind, item.get("id"))
-        elif not st.held:
+        elif index not in self._waiting:
             st = self._items[index] = _Item(kind, item.get("id"))
         if st.id is not None:
             self._by_id[st.id] = index
-        if st.held:
+        if index in self._waiting:
             self._waiting[index].append((event, obj, self.b.payload))
             return
         if kind == "function_call":
