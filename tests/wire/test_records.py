@@ -99,3 +99,18 @@ def test_one_event_is_pointed_at_as_its_file_holds_it_and_the_reducer_counts_it_
     r = Reducer()
     reduce_stream(data, reducer=r)
     assert [(p.pointer, p.rule) for p in r.problems] == [("/0", "type")]
+
+
+def test_a_value_after_a_line_of_blanks_longer_than_a_chunk_is_read_at_its_column() -> None:
+    """Leading blank lines were read past, but a run of blanks within one line stopped at the reader's first chunk
+    (64 KiB): a valid document after 70,000 spaces was "not valid JSON: there is no JSON value". The run is read
+    on while it is blank, kept (an error in the value says its column on that line), in bounded memory."""
+    assert [(r.value, r.problem, r.line) for r in read_records(b" " * 70_000 + b'{"a":1}')] == [({"a": 1}, None, 1)]
+    two = list(read_records(b"\t" * 200_000 + b'{"a":1}\n{"b":2}\n'))
+    assert [(r.pointer, r.value, r.line) for r in two] == [("/0", {"a": 1}, 1), ("/1", {"b": 2}, 2)]
+    blank_line = list(read_records(b" " * 70_000 + b'\n{"a":1}'))
+    assert [(r.value, r.line) for r in blank_line] == [({"a": 1}, 2)]
+    broken = list(read_records(b" " * 70_000 + b'{"a":}'))
+    assert broken[0].problem is not None and broken[0].problem.message.endswith("line 1 column 70006")
+    nothing = list(read_records(b" " * 200_000))
+    assert [(r.problem.rule if r.problem else None, r.line) for r in nothing] == [("json", None)]

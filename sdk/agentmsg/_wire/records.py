@@ -79,6 +79,22 @@ def _read_line(stream: Readable, limit: int, first: bytes = b"", *, drain: bool 
     return b"".join(parts)
 
 
+def _blank_run(stream: Readable, first: bytes, limit: int) -> bytes:
+    """``first`` (blanks, no newline) and the chunks of its line after it while they are blank: through the first
+    chunk that holds something else or ends the line, or to the end of the input, or past ``limit`` bytes."""
+    parts = [first]
+    size = len(first)
+    while size <= limit:
+        more = stream.readline(_CHUNK)
+        if not more:
+            break
+        parts.append(more)
+        size += len(more)
+        if more.strip() or more.endswith(b"\n"):
+            break
+    return b"".join(parts)
+
+
 def _read_rest(stream: Readable, limit: int) -> bytes:
     """The rest of the input in chunks, at most ``limit`` + 1 bytes."""
     parts: list[bytes] = []
@@ -158,7 +174,13 @@ def read_records(source: bytes | Readable) -> Iterator[Record]:
     chunk = stream.readline(_CHUNK)
     if chunk.startswith(_BOM):
         chunk = chunk[len(_BOM) :]
-    while chunk and not chunk.strip() and chunk.endswith(b"\n") and blank <= max_bytes:
+    while chunk and not chunk.strip() and blank <= max_bytes:
+        if not chunk.endswith(b"\n"):
+            # a run of blanks longer than a chunk, its line going on: read on while it is blank, and keep it (a
+            # value after it starts on this line, at its column); the whole line blank is a blank line
+            chunk = _blank_run(stream, chunk, max_bytes - blank)
+            if chunk.strip() or not chunk.endswith(b"\n"):
+                break
         blank += len(chunk)
         at += 1
         chunk = stream.readline(_CHUNK)
