@@ -31,6 +31,7 @@ from agentmsg.cli._io import (
     print_problems,
     reading,
     reply_hint,
+    said_empty,
     said_path,
     shown_path,
     whole_number,
@@ -200,10 +201,10 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-        for prefix, instance, error, _ in reading(args.file, read_records(stream)):
+        for prefix, instance, error, line in reading(args.file, read_records(stream)):
             if error is not None:  # not read (not JSON, beyond the limits): its value is None, not a null
                 status = EXIT_INVALID
-                print_problems(shown_path(args.file), prefix, [error], sys.stderr)
+                print_problems(shown_path(args.file), prefix, [said_empty(stream.head, error, line)], sys.stderr)
             elif not _write_events(instance, prefix, args, out):
                 status = EXIT_INVALID
         hint = reply_hint(stream.head) if status != EXIT_OK else None

@@ -33,6 +33,7 @@ from agentmsg.cli._io import (
     print_problems,
     reading,
     reply_hint,
+    said_empty,
     said_path,
     shown_path,
     stdin_once,
@@ -141,7 +142,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 file_invalid = invalid = True
             for f in reading(path, findings if empty is None else ()):
                 prefix = "" if f.instance is None else f"/{f.instance}"
-                within = Problem(f.pointer, f.rule, f.message)
+                within = said_empty(findings.head, Problem(f.pointer, f.rule, f.message), f.line)
                 if report(shown, prefix, [within], out, line=f.line, note=f.note) and not f.note:
                     file_invalid = invalid = True
             hint = _hint(findings.head, findings.kind) if file_invalid and empty is None else None
