@@ -414,10 +414,10 @@ def empty_input(data: bytes) -> Problem | None:
 
 
 def said_empty(head: bytes, problem: Problem, line: int | None) -> Problem:
-    """A record problem of ``agentmsg.read_records`` as a command says it: :data:`EMPTY_INPUT` where it means the
-    input held nothing but blanks, which :func:`empty_input` cannot tell from a ``head`` of blanks as long as the
-    peek (128 KiB and more of them): the reader says such an input "no JSON value" at no line, having read it to
-    its end (or to ``limits.max_bytes``); any other problem as it is."""
+    """A record problem of ``agentmsg.read_records`` as a command that reads records (validate, events) says it:
+    :data:`EMPTY_INPUT` where it means the input held nothing but blanks, however many (the reader says such an
+    input "no JSON value" at no line, having read it to its end or to ``limits.max_bytes``; ``head``, the input's
+    start the command peeked at, is blank); any other problem as it is."""
     return EMPTY_INPUT if line is None and problem.rule == "json" and blank(head) else problem
 
 

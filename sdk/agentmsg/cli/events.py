@@ -23,7 +23,6 @@ from agentmsg.cli._io import (
     UsageError,
     binary,
     command_limits,
-    empty_input,
     exit_status,
     limit_options,
     looks_like,
@@ -190,10 +189,6 @@ def run_events(args: argparse.Namespace, out: TextIO) -> int:
             stream = Peeked(source, CHUNK)
         except OSError as exc:
             raise UsageError(f"{shown_path(args.file)}: cannot read: {exc.strerror or exc}") from None
-        empty = empty_input(stream.head) if len(stream.head) < CHUNK else None  # (read to its end)
-        if empty is not None:
-            print_problems(shown_path(args.file), "", [empty], sys.stderr)
-            return EXIT_INVALID
         if looks_like(stream.head) == "events":
             print(
                 f"agentmsg: {said_path(args.file)} holds agent events, not messages: "

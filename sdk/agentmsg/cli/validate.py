@@ -16,7 +16,7 @@ import orjson
 
 from agentmsg import KINDS, iter_check
 from agentmsg.cli._io import (
-    CHUNK,
+    EMPTY_INPUT,
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
@@ -25,7 +25,6 @@ from agentmsg.cli._io import (
     UsageError,
     clip,
     command_limits,
-    empty_input,
     is_sse,
     limit_options,
     looks_like,
@@ -135,17 +134,14 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 findings = iter_check(source, kind=args.kind, provider=args.provider, strict=args.strict)
             except OSError as exc:  # reading the file's start, to tell its kind
                 raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-            # the head read whole (shorter than asked: the file's end), nothing but blanks: said as every command does
-            empty = empty_input(findings.head) if len(findings.head) < CHUNK else None
-            if empty is not None:
-                report(shown, "", [empty], out, line=None, note=False)
-                file_invalid = invalid = True
-            for f in reading(path, findings if empty is None else ()):
+            empty = False  # (nothing but blanks: said as every command says it, with no hint)
+            for f in reading(path, findings):
                 prefix = "" if f.instance is None else f"/{f.instance}"
                 within = said_empty(findings.head, Problem(f.pointer, f.rule, f.message), f.line)
+                empty = empty or within is EMPTY_INPUT
                 if report(shown, prefix, [within], out, line=f.line, note=f.note) and not f.note:
                     file_invalid = invalid = True
-            hint = _hint(findings.head, findings.kind) if file_invalid and empty is None else None
+            hint = _hint(findings.head, findings.kind) if file_invalid and not empty else None
             if hint is not None:  # after its problems, on stderr: a hint about the command, not a problem
                 print(f"agentmsg: {said_path(path)}: {hint}", file=sys.stderr)
         except UsageError as exc:  # reading the file failed (an error writing the output is not this file's)
