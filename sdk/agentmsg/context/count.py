@@ -273,6 +273,15 @@ def _items(t: _Tally, blocks: Sequence[Any], families: Container[str]) -> int:
         return per_message + t.words(blocks[0].text)
     n = 0
     texts: list[str] = []  # the run of texts of the message item not sent yet
+
+    def flush() -> int:
+        """The tokens of the message item the run of texts makes (none without texts); the run is emptied."""
+        if not texts:
+            return 0
+        tokens = per_message + t.words("\n".join(texts))
+        texts.clear()
+        return tokens
+
     items: list[list[Any]] = []  # each reasoning item: [item id, tokens of its parts, whether it is encrypted]
     after_item = False  # the item sent last is the last of ``items`` (a thinking block of its id joins it)
     for b in blocks:
@@ -284,17 +293,14 @@ def _items(t: _Tally, blocks: Sequence[Any], families: Container[str]) -> int:
         if kind is ThinkingBlock:
             if is_carrier(b.metadata):  # (back on the message item before it, which it ends)
                 if texts:
-                    n += per_message + t.words("\n".join(texts))
-                    texts = []
+                    n += flush()
                     after_item = False
                 continue
             part = reasoning_item(b, families)
             if part is None:  # (not sent: the formatter says why)
                 continue
             if not after_item or items[-1][0] != part[0]:
-                if texts:
-                    n += per_message + t.words("\n".join(texts))
-                    texts = []
+                n += flush()
                 items.append([part[0], 0, False])
                 after_item = True
             item = items[-1]
@@ -304,9 +310,7 @@ def _items(t: _Tally, blocks: Sequence[Any], families: Container[str]) -> int:
         if kind is HintBlock:
             n += t.words(b.hint) + per_message
         elif kind is ToolUseBlock:
-            if texts:
-                n += per_message + t.words("\n".join(texts))
-                texts = []
+            n += flush()
             args = _dumps(b.input) if b.content is None else b.content
             n += per_message + t.words(b.name) + t.words(args) + p.per_call
             after_item = False
@@ -314,8 +318,7 @@ def _items(t: _Tally, blocks: Sequence[Any], families: Container[str]) -> int:
             n += per_message + _blocks(t, b.output, False) + p.per_result
         elif kind in MEDIA:
             texts.append(block_label(b))
-    if texts:
-        n += per_message + t.words("\n".join(texts))
+    n += flush()
     for _, tokens, encrypted in items:
         if encrypted:
             n += t.unsure_tokens(per_message + tokens, _REASONING_ITEM_ERROR)
