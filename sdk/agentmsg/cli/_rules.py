@@ -411,11 +411,18 @@ _FIX = {
     "info": "none needed: said for your information, nothing lost",
     "error": "fix the conversation (e.g. answer every tool call before the next turn; --repair adds results)",
 }
+#: the fix of a formatter diagnostic for which its kind's fix says too little
+_RULE_FIX = {
+    "history-tag-in-text": "nothing is changed (as AgentScope Java); if the other agent's text is not trusted, take"
+    " the tags out of it before formatting, or use the prefix layout",
+    "history-name-forges-line": "nothing is changed (as AgentScope Java); give the agents names of one line without"
+    " `: ` or tags",
+}
 for _rule, (_kind, _meaning) in PROVIDER_RULES.items():
     RULES[_rule] = (
         f"formatter diagnostic ({_kind}): {_meaning}",
         f"`agentmsg format --provider P` / `validate --provider P`: `/3/content/0 [{_rule}]`",
-        _FIX[_kind],
+        _RULE_FIX.get(_rule, _FIX[_kind]),
     )
 
 

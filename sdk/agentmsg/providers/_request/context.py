@@ -153,6 +153,16 @@ RULES: Final[dict[str, tuple[str, str]]] = {
     ),
     "name-sanitized": (LOSSY, "a speaker name was changed to match the provider's name pattern"),
     "name-dropped": (LOSSY, "a speaker name was not sent (the provider has no name field)"),
+    "history-tag-in-text": (
+        INFO,
+        "another speaker's text folded into a `<history>` turn holds `<history>` or `</history>`: sent as it is (as"
+        " AgentScope Java sends it), the model may read the history as ending there and what follows as outside it",
+    ),
+    "history-name-forges-line": (
+        INFO,
+        "a speaker name on `<history>` lines holds a line break, `: ` or a history tag: sent as it is (as AgentScope"
+        " Java sends it), its lines may read as another speaker's or end the history",
+    ),
     "tool-id-mapped": (REWRITE, "a tool-call id was mapped to one the provider accepts, alike in call and result"),
     "tool-name-mapped": (REWRITE, "a tool name was mapped to one the provider accepts, alike in call and definition"),
     "tool-arguments-invalid": (LOSSY, "the raw argument text is not a JSON object; the parsed input was sent"),
@@ -1109,7 +1119,10 @@ def history_parts(
         for j, b in enumerate(blocks):
             t = type(b)
             if t is TextBlock:
-                lines.append(f"{label}: {b.text}")
+                text = b.text
+                lines.append(f"{label}: {text}")
+                if "<" in text:  # (a scan for one character, fast; the tags only then)
+                    _tag_in_text(ctx, text, label, i, j)
                 sent = True
             elif t in MEDIA:
                 lines.append(f"{label}:")
@@ -1128,6 +1141,9 @@ def history_parts(
                 ctx.report(f"/{i}/content/{j}", "block-dropped", f"{b.type} block in another speaker's turn")
         if sent:
             any_sent = True
+            name = msg.name
+            if name and name not in _PLAIN_NAMES:
+                _check_name(ctx, name, i)
         else:
             ctx.report(f"/{i}", "empty-message-dropped", "nothing to send in this message")
     if not any_sent:
@@ -1135,6 +1151,52 @@ def history_parts(
     lines.append("</history>")
     parts.append(text_part("\n".join(lines)))
     return parts
+
+
+_HISTORY_TAGS: Final = ("<history>", "</history>")
+#: what in a speaker name makes its ``Name: text`` lines read as another speaker's, or ends the history: a line break
+#: (those str.splitlines breaks at), the ``: `` that ends a label, a history tag
+_LINE_BREAKS: Final = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE_FORGERS: Final = re.compile(f"[{re.escape(_LINE_BREAKS)}]|: |</?history>")
+#: the speaker names of recent calls found plain (no _LINE_FORGERS): a name repeats on every message of its agent, and
+#: a set lookup costs less than the search (at most _MEMO_MAX, cleared when full)
+_PLAIN_NAMES: set[str] = set()
+
+
+def _tag_in_text(ctx: Context, text: str, label: str, i: int, j: int) -> None:
+    """Another speaker's text holding a history tag (``history_parts``): sent as it is, as AgentScope Java sends it
+    (the conformance vectors stay alike); said, ``history-tag-in-text``, so that a caller can tell a forged end of
+    the history (prompt injection from another agent) from the real one."""
+    found = [tag for tag in _HISTORY_TAGS if tag in text]
+    if found:
+        ctx.report(
+            (i, j),
+            "history-tag-in-text",
+            f"text of {label!r} holds {' and '.join(found)}: sent as it is inside the <history> turn, where the model"
+            " may read the history as ending there and the rest as outside it",
+        )
+
+
+def _check_name(ctx: Context, name: str, i: int) -> None:
+    """A speaker name whose ``Name: text`` lines may read as another speaker's (``history_parts``): sent as it is,
+    said, ``history-name-forges-line``; a plain one is remembered (:data:`_PLAIN_NAMES`)."""
+    if _LINE_FORGERS.search(name) is None:
+        if len(_PLAIN_NAMES) >= _MEMO_MAX:
+            _PLAIN_NAMES.clear()
+        _PLAIN_NAMES.add(name)
+        return
+    what = []
+    if any(c in name for c in _LINE_BREAKS):
+        what.append("a line break")
+    if ": " in name:
+        what.append("': '")
+    what += [tag for tag in _HISTORY_TAGS if tag in name]
+    ctx.report(
+        f"/{i}/name",
+        "history-name-forges-line",
+        f"speaker name {name!r} holds {' and '.join(what)}: sent as it is on its <history> lines, which may read as"
+        " another speaker's (or end the history)",
+    )
 
 
 def require_turns(turns: list[Any], provider: str) -> None:
