@@ -101,9 +101,15 @@ def _has_media(blocks: Any) -> bool:
     return any(type(b) in _MEDIA or (type(b) is ToolResultBlock and _has_media(b.output)) for b in blocks)
 
 
-def _framing(provider: str) -> int:
-    """The per-message framing count_tokens adds (none of it is text in the body)."""
-    return count_tokens([Msg(role="USER", content=[])], provider=provider).messages[0]
+def _framing(provider: str, body: dict[str, Any]) -> int:
+    """The framing count_tokens adds (none of it is text in the body): the provider's per message, for each message,
+    turn or item the body sends and its hoisted system prompt (count_tokens frames what the request sends)."""
+    tokens = get(provider).spec.tokens
+    listed = body.get("messages") or body.get("contents") or body.get("input") or []
+    if isinstance(listed, dict):  # (DashScope native: input.messages)
+        listed = listed.get("messages") or []
+    hoisted = any(body.get(key) for key in ("system", "systemInstruction", "instructions"))
+    return (tokens.per_message if tokens is not None else 3) * (len(listed) + hoisted)
 
 
 def conformance_rows() -> list[dict[str, Any]]:
@@ -127,7 +133,7 @@ def conformance_rows() -> list[dict[str, Any]]:
             texts: list[str] = []
             _strings(req.body.get("messages") or req.body.get("contents") or req.body.get("input") or [], texts)
             _strings(req.body.get("system") or req.body.get("systemInstruction") or [], texts)
-            ours += counted.total - counted.tools - counted.overhead - len(msgs) * _framing(provider)
+            ours += counted.total - counted.tools - counted.overhead - _framing(provider, req.body)
             body += sum(o200k.count(t) for t in texts)
             n += 1
         rows.append({"group": "conformance", "provider": provider, "cases": n, "count": ours, "body_text": body})

@@ -349,9 +349,9 @@ def test_media_in_a_data_url_is_counted_as_the_same_bytes_in_base64(provider: st
 def test_audio_duration_from_a_wav_header() -> None:
     block = AudioBlock(source=Base64Source(media_type="audio/wav", data=_images.b64(_images.wav(3.0))))
     assert _media.media_seconds(block.source) == 3.0
-    n = count_tokens([_msg("USER", block)], provider="gemini")
-    empty = count_tokens([_msg("USER")], provider="gemini")
-    assert n.messages[0] - empty.messages[0] == 96  # 32 tokens a second
+    n = count_tokens([_msg("USER", TextBlock(text="x"), block)], provider="gemini")
+    text = count_tokens([_msg("USER", TextBlock(text="x"))], provider="gemini")
+    assert n.messages[0] - text.messages[0] == 96  # 32 tokens a second
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "deepseek", "dashscope", "gemini"])
@@ -381,9 +381,9 @@ def test_a_wav_is_timed_by_the_bytes_it_holds(declared: int) -> None:
     block = AudioBlock(source=Base64Source(media_type="audio/wav", data=_images.b64(raw)))
     seconds = 0.25 if declared == 8_000 else 1.0  # (a header that says less than there is: what it says)
     assert _media.media_seconds(block.source) == seconds
-    n = count_tokens([_msg("USER", block)], provider="gemini")
-    empty = count_tokens([_msg("USER")], provider="gemini")
-    assert n.messages[0] - empty.messages[0] == 32 * seconds
+    n = count_tokens([_msg("USER", TextBlock(text="x"), block)], provider="gemini")
+    text = count_tokens([_msg("USER", TextBlock(text="x"))], provider="gemini")
+    assert n.messages[0] - text.messages[0] == 32 * seconds
 
 
 # ---- inputs ---------------------------------------------------------------------------------------------------
@@ -494,20 +494,31 @@ def _random_conversation(rng: Any, n: int) -> list[Msg]:
     return out
 
 
-@pytest.mark.parametrize("provider", ["openai", "gemini", "dashscope", "deepseek"])
+@pytest.mark.parametrize("provider", ["openai", "gemini", "anthropic", "dashscope", "deepseek"])
 def test_a_messages_count_is_its_own_so_counts_of_parts_concatenate(provider: str) -> None:
     """Each message is priced alone (trimming removes messages and subtracts their counts): counting two halves
-    gives the counts of the whole, and the total is the same whatever the split."""
+    gives the counts of the whole, and the total is the same whatever the split; but where the request sends a run
+    of messages as one turn (Anthropic and Gemini: a run of one role, text ahead of the call it follows), a message
+    the cut parts from its turn opens one of its own, framed once more."""
     import random
 
+    framing = get(provider).spec.tokens.per_message  # type: ignore[union-attr]
+    turns = provider in ("gemini", "anthropic")
     rng = random.Random(31)
-    for _ in range(20):
+    merged = 0
+    for _ in range(40):
         msgs = _random_conversation(rng, rng.randint(2, 12))
         cut = rng.randint(0, len(msgs))
-        whole = count_tokens(msgs, provider=provider)
-        assert whole.messages == (
-            count_tokens(msgs[:cut], provider=provider).messages + count_tokens(msgs[cut:], provider=provider).messages
-        )
+        whole = count_tokens(msgs, provider=provider).messages
+        first = count_tokens(msgs[:cut], provider=provider).messages
+        second = count_tokens(msgs[cut:], provider=provider).messages
+        parts = first + second
+        assert len(parts) == len(whole)
+        for k in range(len(whole)):
+            if whole[k] != parts[k]:  # (a frame, not content: the message opens a turn in its half alone)
+                assert turns and parts[k] - whole[k] == framing, (k, cut)
+                merged += 1
+    assert merged > 0 if turns else merged == 0
 
 
 def test_openai_text_counts_equal_the_formatted_bodys_tokens() -> None:
@@ -639,8 +650,8 @@ def test_openai_tool_result_media_count_as_the_messages_sent() -> None:
     enc = _tokenizers.counter("o200k_base")
     image = _image(_images.png(32, 32), "image/png")
     rate = (
-        count_tokens([_msg("USER", image)], provider="openai", model="gpt-5").total
-        - count_tokens([_msg("USER")], provider="openai", model="gpt-5").total
+        count_tokens([_msg("USER", TextBlock(text="x"), image)], provider="openai", model="gpt-5").total
+        - count_tokens([_msg("USER", TextBlock(text="x"))], provider="openai", model="gpt-5").total
     )
     call = _msg("ASSISTANT", ToolUseBlock(id="call_1", name="look", input={}))
     outputs: list[list[Any]] = [
@@ -830,8 +841,8 @@ def test_openai_responses_counts_the_reasoning_items_it_sends_back() -> None:
 
 
 def _odd_conversations() -> dict[str, list[Msg]]:
-    """Conversations whose blocks a formatter splits, drops, merges or moves (one system message, roles alternating:
-    the merges of consecutive turns are no block's doing)."""
+    """Conversations whose blocks a formatter splits, drops, merges or moves, and whose messages it sends as one
+    (leading system messages, runs of one role, text between a call and its result) or leaves out (empty ones)."""
 
     def call(cid: str) -> ToolUseBlock:
         return ToolUseBlock(id=cid, name="f", input={"a": 1})
@@ -887,6 +898,56 @@ def _odd_conversations() -> dict[str, list[Msg]]:
             _msg("ASSISTANT", TextBlock(text="two cats"), url),
             _msg("USER", TextBlock(text="and?")),
         ],
+        "text between a call and its result": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", call("c1")),
+            _msg("ASSISTANT", TextBlock(text="wait")),
+            _msg("ASSISTANT", TextBlock(text="more")),
+            _msg("TOOL", result("c1")),
+            _msg("ASSISTANT", TextBlock(text="a"), call("c2")),
+            _msg("ASSISTANT", TextBlock(text="then")),
+            _msg("TOOL", result("c2")),
+            _msg("ASSISTANT", TextBlock(text="done")),
+        ],
+        "leading system messages": [
+            _msg("SYSTEM", TextBlock(text="a")),
+            _msg("SYSTEM", TextBlock(text="b")),
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", TextBlock(text="x")),
+        ],
+        "runs of one role": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("USER", TextBlock(text="q2")),
+            _msg("ASSISTANT", TextBlock(text="a")),
+            _msg("ASSISTANT", call("c1")),
+            _msg("TOOL", result("c1")),
+            _msg("USER", TextBlock(text="and?")),
+            _msg("ASSISTANT", TextBlock(text="b"), HintBlock(hint="be brief")),
+            _msg("USER", TextBlock(text="r")),
+        ],
+        "a hint in a tool result": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", call("c1")),
+            _msg("TOOL", ToolResultBlock(id="c1", name="f", output=[TextBlock(text="r"), HintBlock(hint="check")])),
+            _msg("ASSISTANT", TextBlock(text="ok")),
+        ],
+        "parallel results": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", call("c1"), call("c2")),
+            _msg("TOOL", result("c1"), result("c2")),
+            _msg("ASSISTANT", call("c3"), call("c4")),
+            _msg("TOOL", result("c3")),
+            _msg("TOOL", result("c4")),
+            _msg("ASSISTANT", TextBlock(text="ok")),
+        ],
+        "empty user messages": [
+            _msg("USER", TextBlock(text="q")),
+            _msg("ASSISTANT", TextBlock(text="a")),
+            _msg("USER"),
+            _msg("USER", TextBlock(text="")),
+            _msg("ASSISTANT", TextBlock(text="b")),
+            _msg("USER", TextBlock(text=" ")),
+        ],
     }
 
 
@@ -913,7 +974,11 @@ def test_the_counts_framing_is_the_requests_structure(provider: str, case: str) 
     the body sends (and for a hoisted system prompt), and a speaker name costs the profile's figure for each name
     the body carries. (Before: Responses framed text, call, text as one message and its reasoning items not at all,
     and charged names it does not send; the chat family framed a tool result left out of a user message; Anthropic
-    and Gemini framed each hint, sent as a text part of a user turn.)"""
+    and Gemini framed each hint, sent as a text part of a user turn. Then each message was framed whatever the
+    request made of it: a run of one role that Anthropic and Gemini send as one turn, the system messages they and
+    the Responses API send as one prompt, text sent ahead of a call in the call's message, an empty user message
+    left out, each of DashScope's parallel results sent as a message; and Responses framed a hint inside a tool
+    result's output.)"""
     msgs = _odd_conversations()[case]
     real = get(provider)
     body = real.format_request(msgs).body

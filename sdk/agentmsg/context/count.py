@@ -53,6 +53,7 @@ from agentmsg.providers._request.context import (
     tool_turns,
 )
 from agentmsg.providers._request.tools import ToolDef, normalize_tools
+from agentmsg.providers._request.walk import answered_after
 from agentmsg.providers.spec import TokenProfile
 
 if TYPE_CHECKING:
@@ -213,12 +214,19 @@ def _dumps(value: Any) -> str:
 
 
 def _blocks(
-    t: _Tally, blocks: Sequence[Any], thinking: bool, assistant: bool = False, joined: bool = False, user: bool = False
+    t: _Tally,
+    blocks: Sequence[Any],
+    thinking: bool,
+    assistant: bool = False,
+    joined: bool = False,
+    user: bool = False,
+    output: bool = False,
 ) -> int:
     """The tokens of a message's blocks; ``joined``: its texts (and placeholders) are sent as one text, joined by
     newlines (the chat family's assistant and system messages); ``user``: a user message, whose turn sends texts,
     media and hints only (every formatter leaves out a tool call, a tool result or reasoning there, said
-    ``block-dropped`` or ``thinking-dropped``: ``Walk.user_parts``)."""
+    ``block-dropped`` or ``thinking-dropped``: ``Walk.user_parts``); ``output``: a tool result's output, whose hints
+    are text of it, not framed."""
     p = t.profile
     placeholders = p.text_only or (assistant and not p.assistant_media)
     texts: list[str] | None = [] if joined else None
@@ -243,9 +251,11 @@ def _blocks(
                 n += t.words(b.name) + t.words(_dumps(b.input) if b.content is None else b.content) + p.per_call
         elif kind is ToolResultBlock:
             if not user:
-                n += (_result_text(t, b.id, b.output) if p.result_text else _blocks(t, b.output, False)) + p.per_result
+                n += (
+                    _result_text(t, b.id, b.output) if p.result_text else _blocks(t, b.output, False, output=True)
+                ) + p.per_result
         elif kind is HintBlock:
-            n += t.words(b.hint) + (0 if p.hint_parts else p.per_message)
+            n += t.words(b.hint) + (0 if p.hint_parts or output else p.per_message)
         elif kind is ImageBlock:
             n += t.image(b)
         elif kind is AudioBlock:
@@ -315,7 +325,7 @@ def _items(t: _Tally, blocks: Sequence[Any], families: Container[str]) -> int:
             n += per_message + t.words(b.name) + t.words(args) + p.per_call
             after_item = False
         elif kind is ToolResultBlock:  # (a function_call_output item after the message's items)
-            n += per_message + _blocks(t, b.output, False) + p.per_result
+            n += per_message + _blocks(t, b.output, False, output=True) + p.per_result
         elif kind in MEDIA:
             texts.append(block_label(b))
     n += flush()
@@ -419,6 +429,135 @@ def _last_user_turn(messages: Sequence[Msg]) -> int:
     return -1
 
 
+class _Frames:
+    """How many messages, turns or items the request opens for each message (each framed once, ``per_message``), as
+    the formatters shape the request across messages (``providers/_request/walk.py``): a user message with nothing
+    to send is left out; assistant text between a tool call and its result goes ahead of the call, into the message
+    or turn that holds it (:func:`answered_after`; the Responses API puts a run of it in one message item); the
+    leading system messages are one instruction (``leading_system``); and in the turn family (``turns``) every
+    system message is in the one system prompt, and the messages that send parts of one role one after another are
+    one turn, hints sent as parts of a user turn once no call is open. Fed the messages in order (:meth:`of`)."""
+
+    __slots__ = (
+        "calls",
+        "drop",
+        "hints",
+        "items",
+        "joined",
+        "leading",
+        "msgs",
+        "role",
+        "speaker",
+        "started",
+        "system",
+        "turns",
+        "until",
+    )
+
+    def __init__(self, profile: TokenProfile, msgs: Sequence[Msg]) -> None:
+        self.msgs = msgs
+        self.turns = profile.turns
+        self.items = profile.items
+        self.leading = profile.leading_system
+        #: which texts are left out: 0 none, 1 empty ones, 2 blank ones too (the turn family)
+        self.drop = 2 if profile.turns else 1 if profile.drop_empty else 0
+        self.calls: set[str] = set()  # the calls not answered yet
+        self.speaker: str | None = None  # the name on the message of the last call
+        self.until = -1  # the result that ends the run of text between a call and it (-1: none)
+        self.system = False  # the system prompt or instruction is framed already
+        self.started = False  # a message other than a system message came (the leading ones are over)
+        self.role = ""  # the role of the turn being built (the turn family)
+        self.hints = False  # hints wait for no call to be open (the turn family)
+        self.joined = False  # text between a call and its result has a message item to join (the Responses API)
+
+    def of(self, i: int, msg: Msg) -> int:
+        """The frames the request opens for message ``i``."""
+        role = msg.role
+        blocks: list[Any] = msg.content
+        calls = self.calls
+        if role is MsgRole.SYSTEM:
+            if self.turns or (self.leading and not self.started):
+                if self.system or not self._texts(blocks):
+                    return 0
+                self.system = True
+            return 1
+        self.started = True
+        if role is MsgRole.ASSISTANT and calls and not self.until > i and _text_alone(msg):  # (between a call and
+            # its result?)
+            self.until = answered_after(self.msgs, i, self.speaker, _text_alone)
+        if self.until > i and role is MsgRole.ASSISTANT:  # (merged: the Responses API puts the run in one item,
+            # the call's message item when it ends its texts, else one of its own, framed once)
+            if self.items and not self.joined and self._texts(blocks):
+                self.joined = True
+                return 1
+            return 0
+        n = 0
+        sends = ""  # the role of the turn it opens or joins ("" none)
+        results = False
+        hints = False
+        last: Any = None  # the kind of the block before the run of calls
+        for b in blocks:
+            kind = type(b)
+            if kind is ToolUseBlock:
+                calls.add(b.id)
+                self.speaker = msg.name
+                self.joined = bool(sends) and last is TextBlock  # (its texts right before its calls)
+                sends = sends or "a"
+            elif kind is ToolResultBlock:
+                if role is not MsgRole.USER:
+                    calls.discard(b.id)
+                    results = True
+            elif kind is HintBlock:
+                hints = True
+            elif kind is TextBlock:
+                if self._texts((b,)):
+                    sends = sends or "a"
+            elif kind in MEDIA or (kind is ThinkingBlock and role is MsgRole.ASSISTANT):
+                sends = sends or "a"
+            if kind is not ToolUseBlock:
+                last = kind
+        if role is MsgRole.TOOL:
+            sends = "u" if results else ""
+        elif role is MsgRole.USER:
+            sends = "u" if sends else ""
+        elif results:  # (an assistant message's results: the user turn after it)
+            n += self._open("a") if sends else 0
+            sends = "u"
+        if not self.turns:
+            if role is MsgRole.USER and not sends:  # (left out: nothing to send)
+                return 0
+            return 1 + n
+        n += self._open(sends) if sends else 0
+        self.hints = self.hints or hints
+        if self.hints and not calls:  # (sent as user text once no call is open)
+            self.hints = False
+            n += self._open("u")
+        return n
+
+    def _open(self, role: str) -> int:
+        """1 when a part of ``role`` opens a turn, 0 when it joins the one being built (the turn family)."""
+        if role == self.role:
+            return 0
+        self.role = role
+        return 1
+
+    def _texts(self, blocks: Sequence[Any]) -> bool:
+        """Whether any of ``blocks`` is a text the request sends."""
+        drop = self.drop
+        for b in blocks:
+            if type(b) is TextBlock:
+                text = b.text
+                if not drop or (text and (drop == 1 or not text.isspace())):
+                    return True
+        return False
+
+
+def _text_alone(msg: Msg) -> bool:
+    """Whether a message holds text alone (:meth:`Walk.text_only`, one speaker)."""
+    blocks: list[Any] = msg.content
+    return bool(blocks) and all(type(b) is TextBlock for b in blocks)
+
+
 def provider_of(provider: Any, model: Any = None) -> Provider:
     """The Provider of ``provider`` (a registry name or a Provider: KeyError for an unknown name), with ``model``
     checked: a bad argument of the context functions is refused naming it (a ValidationError, rule ``type``),
@@ -459,7 +598,7 @@ def count_tokens(
         current = _last_user_turn(messages)
     elif mode == "tool_turns":  # (as the formatter sends it back: reasoning_current_turn_only)
         current, called = current_turn(messages), tool_turns(messages)
-    turns = mode == "current" or mode == "tool_turns"
+    recent = mode == "current" or mode == "tool_turns"
     items = profile.items  # an assistant message is sent as items (_items), its reasoning as reasoning items
     families = spec.families
     per_message = profile.per_message
@@ -467,16 +606,20 @@ def count_tokens(
     counts = []
     result_messages = profile.result_messages
     result_text, text_only = profile.result_text, profile.text_only  # (the chat family joins a message's texts)
+    frames = _Frames(profile, messages)
     for i, msg in enumerate(messages):
         role = msg.role
-        if items and role is MsgRole.ASSISTANT:
-            counts.append(_items(t, msg.content, families))  # (each item framed; no speaker name is sent)
+        framed = frames.of(i, msg)  # (the messages, turns or items the request opens for it: 0 when merged)
+        if items and role is MsgRole.ASSISTANT:  # (each item framed; no speaker name is sent)
+            counts.append(_items(t, msg.content, families) + (framed - 1) * per_message)
             continue
-        thinking = mode == "all" or (turns and (i > current or i in called))
+        thinking = mode == "all" or (recent and (i > current or i in called))
         user = role is MsgRole.USER
         joined = result_text and (not user or text_only) and role is not MsgRole.TOOL
-        n = per_message + _blocks(t, msg.content, thinking and not user, role is MsgRole.ASSISTANT, joined, user)
-        own = True  # (the message is sent as a message of its own, which a speaker name goes on)
+        n = framed * per_message + _blocks(
+            t, msg.content, thinking and not user, role is MsgRole.ASSISTANT, joined, user
+        )
+        own = framed > 0  # (the message is sent as a message of its own, which a speaker name goes on)
         if result_messages and not user:  # each tool result a message of its own, framed as one; the message itself
             # is one only when it holds more than results (and hints, which count their own framing)
             results = sum(type(b) is ToolResultBlock for b in msg.content)

@@ -115,7 +115,12 @@ class TokenProfile:
     message item (joined by newlines), each call a function call item, each reasoning item sent back one (one
     without its encrypted content is not sent: no request is stored), each framed as a message (``per_message``).
     ``hint_parts``: a hint is sent as a text part of the user turn after it (the turn family: Anthropic, Gemini), not
-    framed; else as a message of its own, framed as one."""
+    framed; else as a message of its own, framed as one. ``turns``: the request is alternating turns (Anthropic,
+    Gemini): the messages that send parts of one role one after another (a user turn: USER and TOOL messages, tool
+    results, hints) are one turn, framed once, and every system message goes to the one system prompt, framed once.
+    ``leading_system``: the leading system messages are sent as one instruction (the Responses API), framed once.
+    ``drop_empty``: an empty text is not sent (DashScope; the turn family leaves out blank texts too); a user message
+    left with nothing to send is not sent, nor framed, by any provider."""
 
     vocab: str
     own: bool
@@ -149,6 +154,9 @@ class TokenProfile:
     result_text: bool = False
     items: bool = False
     hint_parts: bool = False
+    turns: bool = False
+    leading_system: bool = False
+    drop_empty: bool = False
 
     def for_model(self, model: str | None) -> TokenProfile:
         """This profile as it applies to ``model`` (the first of :attr:`models` whose prefix it has, else as is)."""

@@ -329,24 +329,18 @@ class Walk:
         return self.result()
 
     def _answered_after(self, msgs: Sequence[Msg], i: int) -> bool:
-        """Whether message ``i`` is assistant text between a tool call and its result: it holds text alone, comes from
-        the speaker of the open calls' message (in multi-agent mode the current agent), and the messages after it
-        are more such text, then a result. (Walked only while a call is open and a message answers none: never on
-        the usual path, a call then its results.)"""
+        """Whether message ``i`` is assistant text between a tool call and its result (:func:`answered_after`, from
+        the speaker of the open calls' message; in multi-agent mode the current agent). (Walked only while a call is
+        open and a message answers none: never on the usual path, a call then its results.)"""
         if self.between_until > i:  # (the run of text this scan found already)
             return True
         calls = self.ctx.open_calls
         speaker = msgs[next(reversed(calls.values()))[3]].name if calls else None
-        k = i
-        while k < len(msgs):
-            msg = msgs[k]
-            if k > i and (msg.role is _TOOL or F.has_result(msg)):
-                self.between_until = k
-                return True
-            if not (msg.role is _ASSISTANT and msg.name == speaker and self.text_only(msg)):
-                return False
-            k += 1
-        return False
+        k = answered_after(msgs, i, speaker, self.text_only)
+        if k < 0:
+            return False
+        self.between_until = k
+        return True
 
     def text_only(self, msg: Msg) -> bool:
         """Whether an assistant message holds text alone, which :meth:`between` can put ahead of a call."""
@@ -405,3 +399,20 @@ class Walk:
         for sent, tool in F.orphan_calls(self.ctx):
             if repair:
                 self.repair(sent, tool)
+
+
+def answered_after(msgs: Sequence[Msg], i: int, speaker: str | None, text_only: Callable[[Msg], bool]) -> int:
+    """Where the run of assistant text from message ``i`` on ends in a tool result (the index of the message that
+    holds it), or -1: message ``i`` and the ones after it up to that result are assistant messages of ``speaker``
+    that hold text alone (``text_only``). Such text between a call and its result goes ahead of the call
+    (:meth:`Walk.between`), as the formatters send it and ``agentmsg.context.count_tokens`` frames it."""
+    k = i
+    n = len(msgs)
+    while k < n:
+        msg = msgs[k]
+        if k > i and (msg.role is _TOOL or F.has_result(msg)):
+            return k
+        if not (msg.role is _ASSISTANT and msg.name == speaker and text_only(msg)):
+            return -1
+        k += 1
+    return -1
