@@ -93,62 +93,88 @@ class Budget {
     this.left -= granted;
     return granted;
   }
+  /** `took`'s characters, blocks and labels taken from what is left (`by` -1: given back). */
+  add(took: Took, by: 1 | -1 = 1): void {
+    this.left -= by * took.left;
+    this.blocks -= by * took.blocks;
+    this.labels -= by * took.labels;
+  }
 }
 
-/** `JSON.stringify(value, null, 2)` for JSON data (what the reducer holds), written without recursion and stopping
- * once past `budget` characters: the whole text (`complete`), or its first `budget` characters. Indentation can make
- * the text hundreds of times its compact size (a million numbers 240 arrays deep: 2.2 MB of arguments, 530 MB
- * indented), which JSON.stringify builds in full, or throws for. */
-function prettyJson(value: unknown, budget = Infinity): { text: string; complete: boolean } {
+/** What a finished card took, and from which budget. */
+type Took = { from: Budget; readonly left: number; readonly blocks: number; readonly labels: number };
+
+/** A page's budgets: the page's own, or a batch's of earlier cards. */
+const pageBudget = (): Budget => new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
+
+/** `JSON.stringify(value, null, 2)` for JSON data (what the reducer holds), written without recursion, piece by
+ * piece to `write`, which says whether to go on: true when the whole text was written and `write` still said so.
+ * Indentation can make the text hundreds of times its compact size (a million numbers 240 arrays deep: 2.2 MB of
+ * arguments, 530 MB indented), which JSON.stringify builds in full, or throws for. */
+function writeJson(value: unknown, write: (piece: string) => boolean): boolean {
   type Frame = { node: Json; keys: string[] | null; at: number; indent: string };
-  const parts: string[] = [];
   const stack: Frame[] = [];
-  let size = 0;
-  const write = (s: string): void => {
-    parts.push(s);
-    size += s.length;
+  let going = true; // what `write` said last: it is asked for pieces of a text that only grows
+  const put = (s: string): void => {
+    going = write(s);
   };
   const data = (v: Json): Json => (v !== null && typeof v === "object" && typeof v.toJSON === "function" ? v.toJSON() : v);
   const written = (v: Json): boolean => v !== undefined && typeof v !== "function" && typeof v !== "symbol";
   const open = (v: Json, indent: string): void => {
     v = data(v);
     if (v === null || typeof v !== "object") {
-      write(written(v) ? JSON.stringify(v) : "null");
+      put(written(v) ? JSON.stringify(v) : "null");
       return;
     }
     const keys = Array.isArray(v) ? null : Object.keys(v).filter((k) => written(data(v[k])));
     if ((keys ?? v).length === 0) {
-      write(keys ? "{}" : "[]");
+      put(keys ? "{}" : "[]");
       return;
     }
-    write(keys ? "{" : "[");
+    put(keys ? "{" : "[");
     stack.push({ node: v, keys, at: 0, indent });
   };
-  if (!written(data(value))) return { text: "", complete: true };
+  if (!written(data(value))) return true;
   open(value, "");
-  while (stack.length && size <= budget) {
+  while (stack.length && going) {
     const f = stack[stack.length - 1]!;
     if (f.at === (f.keys ?? f.node).length) {
-      write(`\n${f.indent}${f.keys ? "}" : "]"}`);
+      put(`\n${f.indent}${f.keys ? "}" : "]"}`);
       stack.pop();
       continue;
     }
     const inner = `${f.indent}  `;
-    write(`${f.at ? "," : ""}\n${inner}`);
+    put(`${f.at ? "," : ""}\n${inner}`);
     const key = f.keys ? f.keys[f.at]! : null;
-    if (key !== null) write(`${JSON.stringify(key)}: `);
+    if (key !== null) put(`${JSON.stringify(key)}: `);
     f.at++;
     open(key !== null ? f.node[key] : f.node[f.at - 1], inner);
   }
-  const complete = !stack.length && size <= budget;
+  return !stack.length && going;
+}
+
+/** {@link writeJson}'s text, stopping once past `budget` characters: the whole text (`complete`), or its first
+ * `budget` characters. */
+function prettyJson(value: unknown, budget = Infinity): { text: string; complete: boolean } {
+  const parts: string[] = [];
+  let size = 0;
+  const complete = writeJson(value, (s) => {
+    parts.push(s);
+    size += s.length;
+    return size <= budget;
+  });
   const text = parts.join("");
   return { text: complete ? text : head(text, budget), complete };
 }
 
-/** The whole of `value` as JSON: indented, unless that would be more than 16 times its compact text (then compact). */
+/** How long a value's indented JSON may be, `compact` characters without indentation: past it (16 times that, and
+ * 1,024), the whole is shown compact. */
+const indentedLimit = (compact: number): number => Math.min(16 * compact + 1024, 1 << 28);
+
+/** The whole of `value` as JSON: indented, unless that would be past {@link indentedLimit} (then compact). */
 function wholeJson(value: unknown): string {
   const compact = JSON.stringify(value) ?? "";
-  const pretty = prettyJson(value, Math.min(16 * compact.length + 1024, 1 << 28));
+  const pretty = prettyJson(value, indentedLimit(compact.length));
   return pretty.complete ? pretty.text : compact;
 }
 
@@ -285,9 +311,9 @@ function usageText(u: Json): string {
 
 /** What the page's finished cards may still lay out (reset when the page builds them again; a card that leaves the
  * page gives back what it took). */
-let page = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
+let page = pageBudget();
 /** What each finished card took, and from which budget. */
-const taken = new WeakMap<HTMLElement, { from: Budget; readonly left: number; readonly blocks: number; readonly labels: number }>();
+const taken = new WeakMap<HTMLElement, Took>();
 
 /** The card of `m`, taking what it lays out from `from` (the live card, built again at each render, takes nothing:
  * it gets what `page` has left). */
@@ -310,9 +336,7 @@ function card(m: Msg, from: Budget | null): HTMLElement {
   const node = el("article", live ? "card live" : "card", null, head, body, foot);
   if (from) {
     const took = { from, left: left - budget.left, blocks: blocks - budget.blocks, labels: labels - budget.labels };
-    from.left -= took.left;
-    from.blocks -= took.blocks;
-    from.labels -= took.labels;
+    from.add(took);
     taken.set(node, took);
   }
   return node;
@@ -326,13 +350,9 @@ function settle(): void {
   for (let i = 0; i < done.length - PAGE_CARDS; i++) {
     const took = taken.get(done[i]!);
     if (!took || took.from !== page) continue;
-    const to = (i && taken.get(done[i - 1]!)?.from) || new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
-    page.left += took.left;
-    page.blocks += took.blocks;
-    page.labels += took.labels;
-    to.left -= took.left;
-    to.blocks -= took.blocks;
-    to.labels -= took.labels;
+    const to = (i && taken.get(done[i - 1]!)?.from) || pageBudget();
+    page.add(took, -1);
+    to.add(took);
     took.from = to;
   }
 }
@@ -340,11 +360,7 @@ function settle(): void {
 /** `c` out of the page, giving back what it took. */
 function drop(c: HTMLElement): void {
   const took = taken.get(c);
-  if (took) {
-    took.from.left += took.left;
-    took.from.blocks += took.blocks;
-    took.from.labels += took.labels;
-  }
+  if (took) took.from.add(took, -1);
   c.remove();
 }
 
@@ -412,46 +428,44 @@ function noteEarlier(): void {
   if (cards.firstChild !== earlier) cards.prepend(earlier);
 }
 
-earlierButton.addEventListener("click", () => {
-  const all = final ?? reducer?.messages() ?? [];
-  const from = Math.max(0, first - PAGE_CARDS);
-  const batch = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
-  const added = all.slice(from, first).map((m) => card(m, batch));
-  earlier.after(fragment(added));
+/** The cards of the `n` messages of `all` before the first card's, sharing `budget`: now the first in `done` (the
+ * caller puts them in the page). */
+function cardsBefore(all: Msg[], n: number, budget: Budget): HTMLElement[] {
+  const from = first - n;
+  const added = all.slice(from, first).map((m) => card(m, budget));
   done.unshift(...added);
-  keep += added.length;
   first = from;
+  return added;
+}
+
+earlierButton.addEventListener("click", () => {
+  const added = cardsBefore(final ?? reducer?.messages() ?? [], Math.min(PAGE_CARDS, first), pageBudget());
+  earlier.after(fragment(added));
+  keep += added.length;
   noteEarlier();
 });
 
 let messagesJson: (() => string) | null = null; // what "copy" copies: every message's JSON (built when asked for)
 
-/** The length of `wholeJson(messages)` and its last `n` characters (or more), when it is indented: each message's JSON
- * in turn, none kept (the whole is built for "show all" and "copy" only); null when it is not indented. */
+/** The length of `wholeJson(messages)` and its last `n` characters (or more), when it is indented: written in pieces,
+ * of which only the last `n` characters' or so are kept (the whole is built for "show all" and "copy" only); null when
+ * it is not indented. */
 function jsonEnd(messages: Msg[], n: number): { length: number; end: string } | null {
   let compact = 1 + messages.length;
   for (const m of messages) compact += (JSON.stringify(m) ?? "null").length;
-  const budget = Math.min(16 * compact + 1024, 1 << 28);
-  // each message as the array's item: "  " before each line, ",\n" between them, in "[\n" and "\n]"
-  const item = (m: Msg, left = Infinity): { text: string; complete: boolean } => {
-    const { text, complete } = prettyJson(m, left);
-    return { text: `  ${text.replaceAll("\n", "\n  ")}`, complete };
-  };
-  let length = messages.length ? 4 + 2 * (messages.length - 1) : 2;
-  for (const m of messages) {
-    const { text, complete } = item(m, budget - length);
-    length += text.length;
-    if (!complete || length > budget) return null;
-  }
-  if (!messages.length) return { length, end: "[]" };
-  const ends: string[] = ["\n]"];
-  let size = 2;
-  for (let i = messages.length - 1; i >= 0 && size <= n; i--) {
-    const text = item(messages[i]!).text;
-    ends.push(i ? `,\n${text}` : `[\n${text}`);
-    size += text.length + 2;
-  }
-  return { length, end: ends.reverse().join("") };
+  const limit = indentedLimit(compact);
+  let length = 0;
+  let last = ""; // the run of pieces before `parts`, once one reached n characters
+  let parts: string[] = [];
+  let size = 0;
+  const indented = writeJson(messages, (s) => {
+    length += s.length;
+    parts.push(s);
+    size += s.length;
+    if (size >= n) [last, parts, size] = [parts.join(""), [], 0];
+    return length <= limit;
+  });
+  return indented ? { length, end: last + parts.join("") } : null;
 }
 
 /** The messages' JSON in <pre id="messages-json">: its first and last JSON_ENDS characters, with a note between them
@@ -557,7 +571,7 @@ async function main(): Promise<void> {
       done.length = 0;
       first = 0;
       keep = PAGE_CARDS;
-      page = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
+      page = pageBudget();
       restarted = true;
       document.body.dataset.restarts = String(restarts);
       status.textContent = `the server could not resume after event ${lastEventId}: starting over`;
@@ -567,17 +581,12 @@ async function main(): Promise<void> {
   ended = true;
   final = messages;
   document.body.dataset.events = String(events);
-  page = new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS);
-  first = Math.max(0, messages.length - keep);
+  page = pageBudget();
+  first = messages.length;
   done.length = 0;
-  // the last PAGE_CARDS with the page's budgets, each PAGE_CARDS before them (asked for) with a batch's
-  const batchOf = (i: number): number => Math.floor((messages.length - 1 - i) / PAGE_CARDS);
-  const batches = new Map<number, Budget>([[0, page]]);
-  for (let i = first; i < messages.length; i++) {
-    const b = batchOf(i);
-    if (!batches.has(b)) batches.set(b, new Budget(PAGE_LIMIT, PAGE_BLOCKS, PAGE_LABELS));
-    done.push(card(messages[i]!, batches.get(b)!));
-  }
+  // the last PAGE_CARDS with the page's budgets, each PAGE_CARDS before them (asked for) with a batch's, as "show
+  // them" lays them out
+  for (let budget = page; first && done.length < keep; budget = pageBudget()) cardsBefore(messages, Math.min(PAGE_CARDS, first, keep - done.length), budget);
   cards.replaceChildren(fragment(done));
   noteEarlier();
   const problems = reducer ? (reducer as Reducer).problems.length : 0;
