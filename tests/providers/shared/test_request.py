@@ -480,6 +480,29 @@ def test_assistant_text_between_a_call_and_its_result_goes_before_the_call(provi
 
 
 @pytest.mark.parametrize("provider", NAMES)
+def test_empty_text_between_a_call_and_its_result_is_dropped_not_merged(provider: str) -> None:
+    """Assistant messages of empty texts alone between a call and its result add nothing: the body is the one without
+    them, byte for byte (the call's turn keeps OpenAI's ``content: null``, or its text as it was), and each text is
+    said `empty-text-dropped`, each message `empty-message-dropped`, none `turns-merged`. OpenAI and DeepSeek (which
+    send an empty text elsewhere) merged them: ``content`` became ``""`` (``"\n\n"`` for three, ``"Let me
+    check.\n"`` after a text), said `turns-merged`."""
+    call = ToolUseBlock(id="call_a", name="get_weather", input={"city": "Oslo"})
+    empty = [AssistantMessage([TextBlock(text=""), TextBlock(text="")]), AssistantMessage([TextBlock(text="")])]
+    for held in ([call], [TextBlock(text="Let me check."), call]):
+        for between in (empty[1:], empty):
+            msgs = _between(*between)
+            msgs[1] = AssistantMessage(held)
+            without = formatted(provider, msgs[:2] + msgs[2 + len(between) :], tools=TOOLS)
+            r = formatted(provider, msgs, tools=TOOLS)
+            assert orjson.dumps(r.body) == orjson.dumps(without.body)
+            texts = tuple(f"/{2 + k}/content/{j}" for k, m in enumerate(between) for j in range(len(m.content)))
+            assert [(d.rule, d.pointers) for d in r.diagnostics] == [
+                ("empty-text-dropped", texts),
+                ("empty-message-dropped", tuple(f"/{2 + k}" for k in range(len(between)))),
+            ]
+
+
+@pytest.mark.parametrize("provider", NAMES)
 def test_assistant_text_between_a_call_and_its_result_keeps_the_speakers_name(provider: str) -> None:
     """A named agent (AgentScope names every message): the moved text is the caller's, its name sent on the message
     that holds the call where the provider takes names, else said dropped for it too; a text of another name is not

@@ -361,12 +361,16 @@ class Walk:
     ) -> list[Any]:
         """What :meth:`between` puts of message ``i``, said: each text block's text (``part``: the part it becomes),
         but those the provider takes none of (each said ``empty-text-dropped``): an empty one with ``drop_empty``, one
-        of whitespace alone with ``drop_blank``; the message said ``turns-merged`` (and its name dropped where the
-        request carries none), or ``empty-message-dropped`` when nothing is left (an empty list: nothing to put). A
-        marked block's cut (markers on blocks) is the last of these parts up to it."""
+        of whitespace alone with ``drop_blank``, and every one of a message whose texts are all empty (whatever
+        ``drop_empty`` says: they would add nothing but a turn's ``""`` or ``\n``, as the call's turn ``null``
+        content turned ``""``); the message said ``turns-merged`` (and its name dropped where the request carries
+        none), or ``empty-message-dropped`` when nothing is left (an empty list: nothing to put). A marked block's cut
+        (markers on blocks) is the last of these parts up to it."""
         ctx = self.ctx
         added: list[Any] = []
         blocks: list[Any] = msg.content
+        if not drop_empty and not any(b.text for b in blocks):
+            drop_empty = True  # (all empty: nothing to merge, said dropped as the providers that drop empty text say)
         marked = self.marked(i, blocks) if self.marks and not self.marks_whole else None
         for j, b in enumerate(blocks):
             text = b.text
