@@ -448,6 +448,51 @@ def test_a_short_key_is_redacted_only_where_a_text_names_it(key: str) -> None:
     assert r(repr(httpx.URL(f"http://h/v1?alt=sse&key={key}"))) == f"URL('http://h/v1?alt=sse&key={REDACTED}')"
 
 
+@pytest.mark.parametrize("key", ["a", "pw", "EMPTY", "p/w"])
+def test_a_short_key_in_a_urls_userinfo_is_redacted(key: str) -> None:
+    """A key shorter than FREE_TEXT_MIN as the password or the user of a URL's userinfo (`https://u:KEY@h`, as a
+    connection error or a proxy's page quotes the base URL) was shown as it was: the URL did not name it. The
+    userinfo is a named place now, in any form the key is echoed in (URL-encoded, a JSON-escaped `\\/\\/`),
+    the user redacted too when a credential; a password or user that only begins or ends with the key, or the key
+    before an `@` outside a userinfo, is not it."""
+    r = Redactor(credentials(key, {"x-api-key": "long-user-secret"}, ""))
+    form = urllib.parse.quote(key, safe="")
+    said = {
+        f"connect to https://u:{form}@h failed": f"connect to https://u:{REDACTED}@h failed",
+        f"https://:{form}@h/v1": f"https://:{REDACTED}@h/v1",
+        f"https://{form}@h": f"https://{REDACTED}@h",
+        f"https://{form}:other@h": f"https://{REDACTED}:other@h",
+        f"https://{form}:{form}@h": f"https://{REDACTED}:{REDACTED}@h",
+        f"https://long-user-secret:{form}@h": f"https://{REDACTED}:{REDACTED}@h",
+        f"https://{form}:long-user-secret@h": f"https://{REDACTED}:{REDACTED}@h",
+        f'{{"url": "https:\\/\\/us.er%20:{form}@h"}}': f'{{"url": "https:\\/\\/us.er%20:{REDACTED}@h"}}',
+    }
+    for text, expected in said.items():
+        assert r(text) == expected, text
+        assert r(expected) == expected and r.split(text + " ") == (expected + " ", ""), text
+    for text in (f"https://u:{form}x@h", f"https://u:x{form}@h", f"https://{form}x@h", f"a {form}@h", f"//h/{form}@h"):
+        assert r(text) == text and r.split(text + " ") == (text + " ", ""), text
+    base = Redactor(credentials(None, {}, f"https://u:{form}@h/v1"))  # (a base URL's password, a credential)
+    assert base(f"connect to https://u:{form}@h/v1 failed") == f"connect to https://u:{REDACTED}@h/v1 failed"
+
+
+def test_a_short_key_in_a_userinfo_an_error_body_quotes_is_redacted(serve: Callable[[Echo], EchoServer]) -> None:
+    """A server's error page quoting a URL with the client's key `pw` as its password: the error's text, body and
+    traceback showed `https://u:pw@h`."""
+
+    def echo(headers: dict[str, str], path: str) -> tuple[int, str, bytes, dict[str, str]]:
+        key = headers["authorization"].removeprefix("Bearer ")
+        return 502, "text/plain", f"connect to https://u:{key}@upstream failed".encode(), {}
+
+    server = serve(echo)
+    with pytest.raises(ServerError) as info:
+        Client("openai", base_url=server.url, api_key="pw").send(
+            FormattedRequest(body={}, path="/chat/completions", stream=False)
+        )
+    text = shown(info.value)
+    assert f"https://u:{REDACTED}@upstream" in text and ":pw@" not in text, text
+
+
 def test_a_key_of_free_text_min_characters_is_redacted_anywhere() -> None:
     """From FREE_TEXT_MIN characters on (a token after a scheme counted alone), a key is replaced wherever it
     occurs; a shorter `Bearer` token is not, though the header value it came from is as long."""
@@ -521,6 +566,11 @@ STREAMED = [
     (KEYS["long"], "your key is ", " and so on", f"your key is {REDACTED} and so on"),
     (KEYS["long"], "'authorization': 'Bearer ", "'", f"'authorization': 'Bearer {REDACTED}'"),
     (KEYS["long"], "[redacted] x-api-key: ", "", f"[redacted] x-api-key: {REDACTED}"),
+    ("pw", "connect to https://u:", "@h failed", f"connect to https://u:{REDACTED}@h failed"),
+    ("pw", "connect to https://", "@h failed", f"connect to https://{REDACTED}@h failed"),
+    ("pw", "https://", ":x@h and https://u:pwd@h", f"https://{REDACTED}:x@h and https://u:pwd@h"),
+    ("pw", "https://pw:", "@h", f"https://{REDACTED}:{REDACTED}@h"),
+    ("EMPTY", '"https:\\/\\/u:', '@h"', f'"https:\\/\\/u:{REDACTED}@h"'),
 ]
 
 

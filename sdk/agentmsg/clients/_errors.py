@@ -344,7 +344,8 @@ _PERCENT = re.compile(r"%[0-9A-F]{2}")
 #: occurs in a text. A provider's key has 30 or more; a shorter one is a local server's placeholder
 #: (``api_key="EMPTY"``, ``"ollama"``, ``"x"``, ``"sk-1"``), whose letters are everywhere in a reply: replaced
 #: anywhere, "What a nice day" would read "Wh[redacted]t [redacted] nice d[redacted]y" for the key ``a``. A
-#: shorter secret is still redacted where a text names it as a credential (:class:`Redactor`).
+#: shorter secret is still redacted where a text names it as a credential (:class:`Redactor`), and where it is the
+#: password or the user of a URL's userinfo (``https://user:KEY@host``).
 FREE_TEXT_MIN = 8
 
 #: A character a key may go on with: a secret found where one is named counts only when none follows it
@@ -422,6 +423,15 @@ _NAMED = _Piece.either(
     _Piece.seq(_Piece.words("?&;"), _Piece.words(CREDENTIAL_QUERY, ignore_case=True), _Piece.words("=")),
     _Piece.seq(_Piece.words(["Bearer", "Basic"]), _SCHEME_GAP),
 )
+#: Where a URL's userinfo begins (``//``, JSON-escaped ``\/\/``), and the characters of its user and its password
+#: (RFC 3986: unreserved, percent-encoded, sub-delims; ``:`` in the password), up to 64 each
+_AUTHORITY = _Piece.words(["//", "\\/\\/"])
+_USER = _Piece.chars(r"[A-Za-z0-9\-._~%!$&'()*+,;=]", 0, 64)
+_PASSWORD = _Piece.chars(r"[A-Za-z0-9\-._~%!$&'()*+,;=:]", 0, 64)
+_COLON, _AT = _Piece.words(":"), _Piece.words("@")
+#: Where the marker, a named place or a userinfo may begin: one test before the three (where none may, as in most of
+#: a text, the one test)
+_PLACES_AHEAD = _Piece.either(_Piece.words([REDACTED]), _NAMED, _AUTHORITY).ahead()
 #: A body's value under a credential's name: the key, after a scheme or not
 _SCHEME = _Piece.seq(_Piece.words(["bearer", "basic"], ignore_case=True), _SCHEME_GAP).optional()
 #: The end of a text from where a marker, or the name before a credential, may begin; the characters from the
@@ -480,15 +490,17 @@ class Redactor:
     ``'authorization': 'Bearer KEY'``, ``"x-goog-api-key": "KEY"``, ``x-api-key=KEY``; after a
     :data:`CREDENTIAL_QUERY` name, ``?key=KEY``, ``&api_key=KEY``; after ``Bearer`` or ``Basic``), the key is
     replaced whatever its length, when no key character follows it (``x-api-key: [redacted]``); so in a parsed
-    body, a string value of a key so named (``{"x-api-key": "[redacted]"}``). Anywhere else in a text, a secret
-    is replaced only when it (its token, after a scheme) has :data:`FREE_TEXT_MIN` characters or more: the key
-    ``a`` of a local server leaves "What a nice day" as it is.
+    body, a string value of a key so named (``{"x-api-key": "[redacted]"}``); so the password or the user of a
+    URL's userinfo, the ``@`` after it (``https://u:[redacted]@h``, ``https://[redacted]@h``,
+    ``https://[redacted]:pw@h``). Anywhere else in a text, a secret is replaced only when it (its token, after a
+    scheme) has :data:`FREE_TEXT_MIN` characters or more: the key ``a`` of a local server leaves "What a nice day"
+    as it is.
 
     One pass: the marker, the named places and the free forms in one alternation (the longest form first), a
     :data:`REDACTED` already in the text kept as it is, so that a text redacted again (an error's message inside
     another's) reads the same, never ``[redac[redacted]ed]``."""
 
-    __slots__ = ("_field", "_free", "_once", "_tails")
+    __slots__ = ("_field", "_free", "_once", "_short", "_tails")
 
     def __init__(self, secrets: Iterable[str]) -> None:
         short: set[str] = set()
@@ -506,19 +518,40 @@ class Redactor:
         #: a pattern, and the characters from the end within which it may match
         self._tails = [_TAIL]
         self._field: re.Pattern[str] | None = None
+        #: The forms of the secrets replaced only where named (a URL's user is one when it is one of these whole)
+        self._short = frozenset(short)
         if short:
             key = _Piece.words(short)
-            alternatives.append(f"{_NAMED.ahead()}(?P<named>{_NAMED.full})(?P<key>{key.full})(?!{_KEY_CHAR})")
+            named = f"(?P<named>{_NAMED.full})(?P<key>{key.full})(?!{_KEY_CHAR})"
             tail = f"{_NAMED.ahead()}{_NAMED.full}{key.starts}\\Z"
             self._tails.append((re.compile(tail), _NAMED.longest + key.longest + 1))
+            # a URL's userinfo: the key as its password (any user before it, :meth:`_replace` redacts it too when a
+            # credential), else as its user (any password after it, redacted in its turn): then the ``@``
+            as_password = _Piece.seq(_AUTHORITY, _USER, _COLON, key, _AT)
+            as_user = _Piece.seq(_AUTHORITY, key, _Piece.either(_AT, _Piece.seq(_COLON, _PASSWORD, _AT)))
+            userinfo = (
+                f"(?P<authority>{_AUTHORITY.full})"
+                f"(?:(?P<user>{_USER.full}):(?P<password>{key.full})(?=@)|{key.full}(?=(?::{_PASSWORD.full})?@))"
+            )
+            alternatives = [f"{_PLACES_AHEAD}(?:{alternatives[0]}|{named}|{userinfo})"]
+            tail = f"{_AUTHORITY.ahead()}(?:{as_password.starts}|{as_user.starts})\\Z"  # (its "/" first: no empty)
+            self._tails.append((re.compile(tail), max(as_password.longest, as_user.longest) + 1))
             self._field = re.compile(f"(?P<named>{_SCHEME.full})(?P<key>{key.full})")
         alternatives += map(re.escape, self._free)
         self._once = re.compile("|".join(alternatives)) if short or free else None
 
-    @staticmethod
-    def _replace(match: re.Match[str]) -> str:
-        named = match.groupdict().get("named")  # (None: the marker, a free form, or no short key at all)
-        return REDACTED if named is None else named + REDACTED
+    def _replace(self, match: re.Match[str]) -> str:
+        groups = match.groupdict()  # (no groups: no short key at all)
+        named = groups.get("named")
+        if named is not None:
+            return named + REDACTED
+        authority = groups.get("authority")
+        if authority is None:  # (the marker, or a free form)
+            return REDACTED
+        user = groups["user"]
+        if user is None:  # (the key as the user)
+            return authority + REDACTED
+        return f"{authority}{REDACTED if user in self._short else self(user)}:{REDACTED}"
 
     def split(self, text: str) -> tuple[str, str]:
         """``text`` as it may be shown now, redacted, and what must wait for the text after it (text shown as it
