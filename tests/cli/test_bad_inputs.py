@@ -7,6 +7,7 @@ applies. Run in-process (``agentmsg.cli.main``), as the other CLI tests do."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 from pathlib import Path
 from typing import Any
@@ -416,3 +417,62 @@ def test_a_file_name_reaches_the_terminal_escaped_and_machine_output_as_it_is(
         empty.write_bytes(b"")
         assert main([*argv, str(empty)]) == 1, argv
         assert capsys.readouterr().err.startswith(f"{shown}/empty.json: the input is empty"), argv
+
+
+def _given(action: argparse.Action, k: int) -> str:
+    """The ``k``-th value (0 or 1) given to an option that takes one: two of its choices, else two values its type
+    takes (a number, ``KEY=JSON``), else words."""
+    if action.choices:
+        choices = [str(c) for c in action.choices]
+        return choices[min(k, len(choices) - 1)]
+    if action.type is None:
+        return "ab"[k]
+    for text in (str(k + 1), f"k{k}={k + 1}"):
+        with contextlib.suppress(argparse.ArgumentTypeError, ValueError, TypeError):
+            action.type(text)  # type: ignore[operator]
+            return text
+    raise AssertionError(f"no value for {action.option_strings}")
+
+
+def test_every_single_valued_option_given_twice_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse takes the last of an option given twice: `--provider openai --provider anthropic` formatted for
+    anthropic, `--stream --stream`, `--budget 5 --budget=6` all went through without a word. Every command's
+    single-valued options (store, store_const, store_true, store_false), enumerated from the parsers, now stop
+    with a usage error naming the option and both values (as parsed), exit 2; given once, it parses; the
+    options meant to repeat (append, count) still do, and nothing of the check is left in the parsed arguments."""
+    checked = 0
+    repeated = 0
+    for name, p in _subcommands().items():
+        positionals = ["x" for a in p._actions if not a.option_strings]
+        for action in p._actions:
+            if not action.option_strings:
+                continue
+            required = []
+            for other in p._actions:
+                if other.option_strings and other.required and other is not action:
+                    required += [other.option_strings[0], _given(other, 0)]
+            option = action.option_strings[-1]
+            once: list[str] = [option] if action.nargs == 0 else [option, _given(action, 0)]
+            twice = once + ([option] if action.nargs == 0 else [f"{option}={_given(action, 1)}"])
+            if isinstance(action, (argparse._AppendAction, argparse._CountAction)):
+                args = build_parser().parse_args([name, *required, *twice, *positionals])
+                assert len(getattr(args, action.dest)) == 2 if isinstance(action, argparse._AppendAction) else True
+                repeated += 1
+                continue
+            if not isinstance(action, (argparse._StoreAction, argparse._StoreConstAction)):
+                continue  # (--help)
+            args = build_parser().parse_args([name, *required, *once, *positionals])
+            assert not any(key.startswith("_") for key in vars(args)), (name, option)
+            second = build_parser().parse_args([name, *required, *twice[len(once) :], *positionals])
+            capsys.readouterr()
+            with pytest.raises(SystemExit) as exit:
+                build_parser().parse_args([name, *required, *twice, *positionals])
+            values = "" if action.nargs == 0 else f" ({getattr(args, action.dest)}, {getattr(second, action.dest)})"
+            err = capsys.readouterr().err
+            assert exit.value.code == 2, (name, option, err)
+            assert err.endswith(f"agentmsg {name}: error: {option} given twice{values}\n"), (name, option, err)
+            checked += 1
+    assert checked > 40 and repeated >= 2, (checked, repeated)
+    capsys.readouterr()
+    assert main(["format", "--provider", "openai", "--provider", "anthropic", "x.json"]) == 2
+    assert capsys.readouterr().err.endswith("agentmsg format: error: --provider given twice (openai, anthropic)\n")

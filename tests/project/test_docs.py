@@ -640,7 +640,11 @@ def _serve(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
     assert Path(args.file).is_file()
     if "--port" not in argv:
         assert (args.host, args.port) == ("127.0.0.1", 8000)  # what the docs' comment says it listens on
-    argv = [*argv, "--port", "0"]  # a free port (the last --port counts), never one another test may hold
+    argv = list(argv)  # a free port, never one another test may hold (in place: an option given twice is refused)
+    if "--port" in argv:
+        argv[argv.index("--port") + 1] = "0"
+    else:
+        argv += ["--port", "0"]
 
     async def ask(app: Any) -> list[httpx.Response]:
         transport = httpx.ASGITransport(app=app)

@@ -69,6 +69,54 @@ else:
     _SubParsers = argparse._SubParsersAction
 
 
+#: The namespace attribute where a command's parser keeps the single-valued options given so far (dropped once parsed)
+_GIVEN = "_agentmsg_given"
+
+
+class _Once(argparse.Action):
+    """A single-valued option (``store``, ``store_const``, ``store_true``, ``store_false``) given twice is a usage
+    error, ``--model given twice (a, b)``, where argparse takes the last silently; options meant to
+    repeat (``append``, ``count``) and positional arguments are as argparse has them."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        if option_string is not None:
+            given: dict[argparse.Action, str] = namespace.__dict__.setdefault(_GIVEN, {})
+            value = "" if self.nargs == 0 else str(values)
+            if self in given:
+                said = f" ({given[self]}, {value})" if value else ""
+                parser.error(f"{option_string} given twice{said}")
+            given[self] = value
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _CommandParser(argparse.ArgumentParser):
+    """A command's parser: its single-valued options once each (:class:`_Once`), whatever module adds them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, action in (
+            (None, argparse._StoreAction),
+            ("store", argparse._StoreAction),
+            ("store_const", argparse._StoreConstAction),
+            ("store_true", argparse._StoreTrueAction),
+            ("store_false", argparse._StoreFalseAction),
+        ):  # (the registry is shared with the parser's groups; an action given as a class is left as it is)
+            self.register("action", name, type(f"Once{action.__name__}", (_Once, action), {}))
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extra = super().parse_known_args(args, namespace)
+        vars(parsed).pop(_GIVEN, None)  # (before argparse copies the command's namespace into agentmsg's)
+        return parsed, extra
+
+
 class _Commands(_SubParsers):
     """The subcommands, each parser built by its module's ``add_parser`` when the command is named (argparse
     calls this action with it), so that a run imports that module alone: until then a command is a placeholder
@@ -121,7 +169,7 @@ def _parser() -> tuple[argparse.ArgumentParser, _Commands]:
     """The parser of ``agentmsg``, each command's built when it is named."""
     parser = argparse.ArgumentParser(prog="agentmsg", description="Schema-first messages and events for LLM agents.")
     parser.add_argument("--version", action="version", version=f"agentmsg {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, action=_Commands)
+    sub = parser.add_subparsers(dest="command", required=True, action=_Commands, parser_class=_CommandParser)
     assert isinstance(sub, _Commands)
     return parser, sub
 
