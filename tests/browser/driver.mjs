@@ -1,7 +1,7 @@
 // Drives the system's headless Chromium (CHROMIUM, default /usr/bin/chromium; never a downloaded
 // browser) with playwright-core for tests/browser/test_viewer.py.
 //
-//   node driver.mjs [ARG...]  reads one JSON job per line on stdin: {"url", "id"?, "screenshot"?, "timeout"?, "argsProbe"?, "probe"?, "steps"?}
+//   node driver.mjs [ARG...]  reads one JSON job per line on stdin: {"url", "id"?, "screenshot"?, "timeout"?, "argsProbe"?, "probe"?, "steps"?, "clock"?}
 //                             and writes one JSON result per line on stdout, with one browser for all jobs;
 //                             ARGs are added to Chromium's command line (--js-flags=--stack-size=100: a smaller JS
 //                             stack, so a call takes fewer arguments).
@@ -13,7 +13,10 @@
 // eventRequests: [{lastEventId}], console: [...], pageErrors: [...], cspViolations: [...], dialogs: [...], cspHeader}; with
 // "argsProbe": N, argsProbe: what replaceChildren with N nodes as its arguments does in the page ("fits", or the error it
 // throws); with "probe": an expression (JavaScript text), probe: its value in the page once the stream has ended; with
-// "steps": [{events?, probe?, next?}] (a count, an expression, a URL), steps: each probe's value while the page streams (below).
+// "steps": [{events?, reconnects?, run?, probe?, next?, after?}] (counts, milliseconds, an expression, a URL), steps: each
+// probe's value while the page streams (below). With "clock": "paused" the page's timers (setTimeout, Date,
+// performance...) are Playwright's and stand still (the job's own browser: a clock is its whole context's): none fires
+// unless a step's "run" or "after" moves the clock on, so what the page does between them is fixed by the test.
 import readline from "node:readline";
 import fs from "node:fs";
 import os from "node:os";
@@ -44,17 +47,27 @@ async function run(job) {
     if (new URL(r.url()).pathname.endsWith("/events")) out.eventRequests.push({ lastEventId: r.headers()["last-event-id"] ?? null });
   });
   try {
+    if (job.clock === "paused") {
+      await page.clock.install();
+      await page.clock.pauseAt(Date.now() + 1000);
+    }
     const response = await page.goto(job.url, { waitUntil: "domcontentloaded", timeout: job.timeout ?? 30000 });
     out.cspHeader = response?.headers()["content-security-policy"] ?? null;
     if (job.steps) {
-      // while the page streams: wait until it has rendered the step's "events" (when given), read its probe, then fetch
-      // its "next" (a URL, from the page: the test's server sends the next part of the stream when asked)
+      // while the page streams: wait until its connection has dropped "reconnects" times in all (when given: it has
+      // read what the connections before sent), move its paused clock on by "run" ms (firing the timers due), wait
+      // until it has rendered the step's "events" (when given), read its probe, fetch its "next" (a URL, from the
+      // page: the test's server sends the next part of the stream when asked), then move the clock on by "after" ms
+      const waitFor = (key, value) =>
+        page.waitForFunction(([k, n]) => document.body.dataset[k] === n, [key, String(value)], { timeout: job.timeout ?? 30000 });
       out.steps = [];
       for (const step of job.steps) {
-        const events = String(step.events ?? "");
-        if (events) await page.waitForFunction((n) => document.body.dataset.events === n, events, { timeout: job.timeout ?? 30000 });
+        if (step.reconnects !== undefined) await waitFor("reconnects", step.reconnects);
+        if (step.run) await page.clock.runFor(step.run);
+        if (step.events !== undefined) await waitFor("events", step.events);
         out.steps.push(step.probe ? await page.evaluate(step.probe) : null);
         if (step.next) await page.evaluate((u) => fetch(u).then((r) => r.status), step.next);
+        if (step.after) await page.clock.runFor(step.after);
       }
     }
     await page.waitForFunction(() => ["done", "error"].includes(document.body.dataset.state), null, { timeout: job.timeout ?? 30000 });
