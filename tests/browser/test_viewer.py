@@ -719,7 +719,32 @@ def _serve_in_parts(parts: list[list[Any]]) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/"
 
 
-def test_the_last_500_cards_while_the_stream_runs_past_them(visit: Visit) -> None:
+@contextlib.contextmanager
+def _serve_dropping_after_parts(parts: list[list[Any]]) -> Iterator[str]:
+    """The viewer on ``parts``' events, each part on a connection of its own that closes after it (the last one ends
+    the stream): the page reads a part to its end, then reconnects (after a timer) for the next."""
+    from agentmsg.web import EventEndpoint, viewer_app
+
+    page = viewer_app([])
+    served = 0
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        nonlocal served
+        if scope["type"] == "http" and scope["path"] == "/events":
+            part, served = served, served + 1
+            # an endpoint holding the part only, asked from its start (the page asks to resume after the last part)
+            endpoint = EventEndpoint(parts[part], replay=None, end_event="end" if part == len(parts) - 1 else None)
+            headers = [(k, v) for k, v in scope["headers"] if k != b"last-event-id"]
+            await endpoint({**scope, "headers": headers}, receive, send)
+            return
+        await page(scope, receive, send)
+
+    with serving(app) as port:
+        yield f"http://127.0.0.1:{port}/"
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["as-it-comes", "each-part-in-one-render"])
+def test_the_last_500_cards_while_the_stream_runs_past_them(visit: Visit, held: bool) -> None:
     """The page laid out the last 500 cards while streaming too, untested: a stream of 1,301 replies of 3,000
     characters each (3.9 million in all, twice the page's 2,000,000) is read in parts, the page looked at after each:
     499 replies and the 500th live, 501 and the 502nd live (the first card has left, a note counts it), 1,200 and the
@@ -728,20 +753,35 @@ def test_the_last_500_cards_while_the_stream_runs_past_them(visit: Visit) -> Non
     out r200-r699 before them, each with its text, and keeps the live card; 100 more replies then push r200-r299 out.
     Past the page's 500 last cards the page's budgets went to all 1,000 it kept: in the end (and once 667 of its own
     had come while streaming) the newest cards showed their headers only. The page's 500 last cards now have the
-    page's budgets, the 500 before them a batch's."""
+    page's budgets, the 500 before them a batch's.
+
+    ``held``: the same, each part rendered at once (the page's clock stands still while it reads a part to the end of
+    its connection, then runs for one render), as a slow browser batches them: the 200 replies after "show 500 more"
+    were laid out from what the page's budgets had left while the 500 cards they pushed out of its last 500 still
+    counted against them (500,000 characters: r1200-r1365 showed their text, r1366 2,000 of its 3,000 characters,
+    the rest none), settle() moving those out only afterwards. Each card is now laid out once the cards it pushes
+    out have left the page's budgets, as if the events had come one render at a time."""
     size = 3_000
     parts, events = _streamed_in_parts([499, 501, 1_200, 1_400], 1_401, size)
+    go_on = {"after": 1_000} if held else {"next": "next"}  # the page's reconnect (held) or the server's next part
     seen = 0
     steps = []
     for i, part in enumerate(parts[:-1]):
         seen += len(part)
-        steps.append({"events": seen, "probe": STREAMING_PROBE, **({} if i == 2 else {"next": "next"})})
+        # held: the page has read the whole part (its connection closed) before one render (40 ms on its clock)
+        read = {"reconnects": i + 1, "run": 100} if held else {}
+        steps.append({**read, "events": seen, "probe": STREAMING_PROBE, **({} if i == 2 else go_on)})
         if i == 2:  # "show 500 more" while the 1,201st reply streams
-            steps.append({"probe": f"({CLICK}, {STREAMING_PROBE})", "next": "next"})
-    with _serve_in_parts(parts) as url:
-        result = visit(url, steps=steps, probe=STREAMING_PROBE)
+            steps.append({"probe": f"({CLICK}, {STREAMING_PROBE})", **go_on})
+    if held:
+        with _browser() as own, _serve_dropping_after_parts(parts) as url:  # (a clock is its whole browser's)
+            result = own(url, steps=steps, probe=STREAMING_PROBE, clock="paused")
+    else:
+        with _serve_in_parts(parts) as url:
+            result = visit(url, steps=steps, probe=STREAMING_PROBE)
     assert result["state"] == "done" and result["pageErrors"] == [], {k: result.get(k) for k in ("status", "error")}
     assert result["events"] == len(events) and same_json(result["messages"], _expected(events))
+    assert result["reconnects"] == (len(parts) - 1 if held else 0)
 
     def ids(a: int, b: int) -> list[str]:
         return [f"r{i}" for i in range(a, b)]

@@ -342,14 +342,17 @@ function card(m: Msg, from: Budget | null): HTMLElement {
   return node;
 }
 
-/** The page's budgets are its last PAGE_CARDS cards': a card of theirs that is no longer one of them (the page keeps
- * more, asked for while streaming) is now an earlier batch's, and what it took is that batch's (the card before it,
- * or a new batch's): without this, after "show 500 more" the page's budgets went to 1,000 cards, and the newest showed
- * only their headers once the 1,000 had taken them. */
-function settle(): void {
-  for (let i = 0; i < done.length - PAGE_CARDS; i++) {
-    const took = taken.get(done[i]!);
-    if (!took || took.from !== page) continue;
+/** The page's budgets are its last PAGE_CARDS cards': a card of theirs that is no longer one of them once `coming`
+ * more cards are added (the page keeps more, asked for while streaming) is now an earlier batch's, and what it took is
+ * that batch's (the card before it, or a new batch's): without this, after "show 500 more" the page's budgets went to
+ * 1,000 cards, and the newest showed only their headers once the 1,000 had taken them. The cards that take from `page`
+ * are the last in `done` (a render appends them, "show them" puts a batch's before them). */
+function settle(coming: number): void {
+  const out = done.length + coming - PAGE_CARDS; // the cards before done[out] leave the page's last PAGE_CARDS
+  let i = out;
+  while (i > 0 && taken.get(done[i - 1]!)?.from === page) i--;
+  for (; i < out; i++) {
+    const took = taken.get(done[i]!)!;
     const to = (i && taken.get(done[i - 1]!)?.from) || pageBudget();
     page.add(took, -1);
     to.add(took);
@@ -395,14 +398,21 @@ function render(): void {
   liveCard?.remove();
   // Only what is new goes in, one node at a time (replaceChildren(...cards) rebuilt the page at each render and, past
   // about 125,000 cards, the most arguments a call takes, threw), and the oldest cards go out past `keep`, giving back
-  // what they took from the page's budgets; a message whose card would go out at once gets none.
+  // what they took from the page's budgets; a message whose card would go out at once gets none. Each card is laid out
+  // once the card it pushes out of the page's last PAGE_CARDS has left the page's budgets, as if each render added one:
+  // the same events make the same page however they are batched into renders (the 200 cards of one render, laid out
+  // before settling, had only what the 500 before them had left, and the newest showed only their headers).
   const start = Math.max(first + done.length, finished.length - keep);
   for (const c of done.splice(0, Math.max(0, done.length + finished.length - start - keep))) drop(c);
   first = start - done.length;
-  const added = finished.slice(start).map((m) => card(m, page));
-  for (const c of added) done.push(c);
+  const added: HTMLElement[] = [];
+  for (const m of finished.slice(start)) {
+    settle(1);
+    const c = card(m, page);
+    done.push(c);
+    added.push(c);
+  }
   cards.append(fragment(added));
-  settle();
   noteEarlier();
   liveCard = snap ? card(snap, null) : null;
   if (liveCard) cards.append(liveCard);
