@@ -23,7 +23,7 @@ class MsgRole(str, Enum):
 
 JavaTimestamp: TypeAlias = str
 """
-AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone; month, day, hour, minute and second in range, `60` for a leap second).
+AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone): a real date of the proleptic Gregorian calendar (February 29 in leap years only) and a time of day in range; `23:59:60` is the one leap second it takes (the form is read as UTC, where leap seconds fall).
 """
 
 

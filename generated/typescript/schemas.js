@@ -2299,9 +2299,9 @@ export const schemas = {
       },
       "JavaTimestamp": {
         "title": "JavaTimestamp",
-        "description": "AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone; month, day, hour, minute and second in range, `60` for a leap second).",
+        "description": "AgentScope Java's timestamp form `yyyy-MM-dd HH:mm:ss.SSS` (fraction optional, no zone): a real date of the proleptic Gregorian calendar (February 29 in leap years only) and a time of day in range; `23:59:60` is the one leap second it takes (the form is read as UTC, where leap seconds fall).",
         "type": "string",
-        "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01]) ([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]{1,9})?$"
+        "pattern": "^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29) (([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]|23:59:60)(\\.[0-9]{1,9})?$"
       },
       "Rfc3339Timestamp": {
         "title": "Rfc3339Timestamp",

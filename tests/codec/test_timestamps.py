@@ -4,9 +4,11 @@ exception."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
-from agentmsg import Msg, Problem, ValidationError, parse_timestamp
+from agentmsg import Msg, Problem, ValidationError, is_valid, parse_timestamp
 
 
 @pytest.mark.parametrize("stamp", ["9999-12-31 23:59:60", "9999-12-31T23:59:60.5Z", "9999-12-31T23:59:60+05:00"])
@@ -41,3 +43,43 @@ def test_an_rfc3339_fraction_of_any_length_is_read_as_the_message_schema_accepts
     msg = Msg.from_json(f'{{"id":"m","role":"USER","content":[],"timestamp":"{stamp}"}}')
     moment = msg.created_at
     assert moment is not None and moment.isoformat() == "2025-01-01T12:00:00.123456+01:00"
+
+
+def _msg(stamp: str) -> dict[str, object]:
+    return {"id": "m", "name": None, "role": "USER", "content": [], "metadata": {}, "timestamp": stamp, "usage": None}
+
+
+def _is_date(year: int, month: int, day: int) -> bool:
+    try:
+        date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def test_a_timestamp_is_valid_exactly_on_the_days_of_the_calendar() -> None:
+    """Every month 00-13 and day 00-32 of common, leap and century years, in both forms: the schema (so every
+    reader) and parse_timestamp take exactly the real dates. Java's form was checked by its pattern only:
+    2026-02-30, 2100-02-29 and 2026-04-31 were valid messages (and parse_timestamp refused them)."""
+    wrong = []
+    for year in (1900, 2000, 2023, 2024, 2100):
+        for month in range(14):
+            for day in range(33):
+                real = _is_date(year, month, day)
+                for stamp in (
+                    f"{year:04}-{month:02}-{day:02} 12:00:00.000",
+                    f"{year:04}-{month:02}-{day:02}T12:00:00Z",
+                ):
+                    try:
+                        parsed = parse_timestamp(stamp) is not None
+                    except ValidationError:
+                        parsed = False
+                    if (is_valid(_msg(stamp)), parsed) != (real, real):
+                        wrong.append(stamp)
+    assert wrong == []
+
+
+def test_the_msg_reader_names_the_path_and_rule_of_a_date_that_is_none() -> None:
+    with pytest.raises(ValidationError) as info:
+        Msg.from_json('{"id":"m","role":"USER","content":[],"timestamp":"2026-02-30 12:00:00.000"}')
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/timestamp", "timestamp")]

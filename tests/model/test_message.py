@@ -429,8 +429,11 @@ def test_message_constructors_decode_nested_dicts_and_reject_non_mappings() -> N
 def test_created_at_never_crashes() -> None:
     leap = UserMessage("x", timestamp="2016-12-31T23:59:60Z").created_at
     assert leap is not None and leap.isoformat() == "2017-01-01T00:00:00+00:00"
-    m = Msg.from_json('{"id":"m","role":"USER","content":[],"timestamp":"2025-02-30 10:00:00"}')
-    with pytest.raises(ValidationError) as info:
+    with pytest.raises(ValidationError) as info:  # (no real date: refused as it is read)
+        Msg.from_json('{"id":"m","role":"USER","content":[],"timestamp":"2025-02-30 10:00:00"}')
+    assert info.value.problems[0].rule == "timestamp"
+    m = Msg.from_json('{"id":"m","role":"USER","content":[],"timestamp":"0000-01-01 10:00:00"}')
+    with pytest.raises(ValidationError) as info:  # (a year Python's datetime has no room for)
         _ = m.created_at
     assert info.value.problems[0].rule == "timestamp"
     with pytest.raises(ValidationError) as info:
