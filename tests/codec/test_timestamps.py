@@ -11,7 +11,7 @@ import pytest
 from agentmsg import Msg, Problem, ValidationError, is_valid, parse_timestamp
 
 
-@pytest.mark.parametrize("stamp", ["9999-12-31 23:59:60", "9999-12-31T23:59:60.5Z", "9999-12-31T23:59:60+05:00"])
+@pytest.mark.parametrize("stamp", ["9999-12-31 23:59:60", "9999-12-31T23:59:60.5Z", "9999-12-31T23:59:60+00:00"])
 def test_a_leap_second_past_year_9999_is_refused_as_a_timestamp(stamp: str) -> None:
     """Its next instant (how a leap second is read) is in year 10000, which no datetime holds: this raised
     OverflowError."""
@@ -77,6 +77,32 @@ def test_a_timestamp_is_valid_exactly_on_the_days_of_the_calendar() -> None:
                     if (is_valid(_msg(stamp)), parsed) != (real, real):
                         wrong.append(stamp)
     assert wrong == []
+
+
+@pytest.mark.parametrize(
+    ("stamp", "real"),
+    [
+        ("2016-12-31 23:59:60.000", True),  # Java's form is read as UTC
+        ("2016-12-31T23:59:60Z", True),
+        ("2016-12-31T15:59:60-08:00", True),  # 23:59 UTC
+        ("2026-06-30 12:30:60.000", False),
+        ("2026-06-30 23:58:60", False),
+        ("2016-12-31T23:59:60+01:00", False),  # 22:59 UTC
+        ("2026-06-30 23:59:61", False),
+        ("2026-06-30 24:00:00", False),
+        ("2026-06-30 23:60:00", False),
+    ],
+)
+def test_a_leap_second_is_second_60_of_23_59_utc_for_the_schema_and_parse_timestamp(stamp: str, real: bool) -> None:
+    """parse_timestamp read second 60 of any minute (12:30:60 as 12:31:00); the schemas take it only at 23:59 UTC
+    (Java's form by its pattern, RFC 3339 by the date-time format): both now agree."""
+    assert is_valid(_msg(stamp)) is real
+    if real:
+        assert parse_timestamp(stamp).second == 0
+        return
+    with pytest.raises(ValidationError) as info:
+        parse_timestamp(stamp)
+    assert [(p.pointer, p.rule) for p in info.value.problems] == [("/timestamp", "timestamp")]
 
 
 def test_the_msg_reader_names_the_path_and_rule_of_a_date_that_is_none() -> None:

@@ -41,8 +41,10 @@ def event_now() -> str:
 def parse_timestamp(value: str) -> datetime:
     """An aware datetime for either accepted form (Java's zone-less form is read as UTC).
 
-    A leap second (``23:59:60``) is read as the first instant of the next minute. Anything else that is not
-    a real date and time raises :class:`~agentmsg.ValidationError` (rule ``timestamp``)."""
+    A leap second is second 60 of 23:59 UTC (``23:59:60`` in Java's form, read as UTC; in RFC 3339 the minute
+    that is 23:59 UTC at its offset), as the schemas take it; it is read as the first instant of the next
+    minute. Anything else that is not a real date and time (February 30, hour 24, second 60 of another
+    minute) raises :class:`~agentmsg.ValidationError` (rule ``timestamp``)."""
     text = value.strip() if isinstance(value, str) else None
     match = _JAVA.fullmatch(text) if text is not None else None
     zone: timezone = timezone.utc
@@ -68,6 +70,13 @@ def parse_timestamp(value: str) -> datetime:
         ) from None
     if not leap:
         return moment
+    offset = zone.utcoffset(None) // timedelta(minutes=1)
+    if (hour * 60 + minute - offset) % 1440 != 23 * 60 + 59:
+        raise ValidationError.single(
+            "/timestamp",
+            "timestamp",
+            f"{value!r} has second 60 in a minute that is not 23:59 UTC, where leap seconds fall: expected {_ACCEPTED}",
+        )
     try:
         return moment + timedelta(seconds=1)
     except OverflowError:  # 9999-12-31 23:59:60: the next minute is in year 10000, past what a datetime holds

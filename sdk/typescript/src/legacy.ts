@@ -192,28 +192,35 @@ const NAIVE_ISO = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9
 // The timestamps agentmsg reads (agentmsg/_codec/timestamps.py parse_timestamp): Java's form (a fraction of 1-9
 // digits), or RFC 3339 with a zone (a fraction of any length).
 const JAVA_STAMP = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?$/;
-const RFC3339_STAMP = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:[Zz]|[+-](\d\d):(\d\d))$/;
+const RFC3339_STAMP = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:[Zz]|([+-])(\d\d):(\d\d))$/;
 const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 /** Python's str.strip(): its whitespace (str.isspace), which is not JavaScript's trim() (U+001C-U+001F and U+0085
  * are, U+FEFF is not). */
 const PY_STRIP = /^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 
 /** Whether `value` is a timestamp agentmsg reads, as parse_timestamp decides: a real date and time (year 1 on;
- * second 60, a leap second, at any minute but the last of 9999), an offset within 23:59. */
+ * second 60, a leap second, only in the minute that is 23:59 UTC, and not the last of 9999), an offset within 23:59. */
 function readsAsTimestamp(value: string): boolean {
   const text = value.replace(PY_STRIP, "");
   let m = JAVA_STAMP.exec(text);
+  let offset = 0; // minutes east of UTC (Java's form is read as UTC)
   if (m === null) {
     m = RFC3339_STAMP.exec(text);
-    if (m !== null && m[8] !== undefined && (Number(m[8]) > 23 || Number(m[9]) > 59)) return false;
+    if (m !== null && m[8] !== undefined) {
+      if (Number(m[9]) > 23 || Number(m[10]) > 59) return false;
+      offset = (m[8] === "-" ? -1 : 1) * (Number(m[9]) * 60 + Number(m[10]));
+    }
   }
   if (m === null) return false;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   if (year < 1 || month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : MONTH_DAYS[month]!)) return false;
   if (hour > 23 || minute > 59 || second > 60) return false;
-  // a leap second is the next minute's first instant: after 9999-12-31 23:59 there is none
-  return !(second === 60 && year === 9999 && month === 12 && day === 31 && hour === 23 && minute === 59);
+  if (second < 60) return true;
+  // a leap second falls in the minute that is 23:59 UTC, and is the next minute's first instant: after
+  // 9999-12-31 23:59 there is none
+  if ((((hour * 60 + minute - offset) % 1440) + 1440) % 1440 !== 23 * 60 + 59) return false;
+  return !(year === 9999 && month === 12 && day === 31 && hour === 23 && minute === 59);
 }
 
 /** The keys of a block AgentScope Python wrote that agentmsg's block lacks (legacy.py `_python_block`, rule for
