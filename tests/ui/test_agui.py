@@ -351,6 +351,36 @@ def test_a_pause_naming_no_tool_call_gives_no_empty_interrupt_outcome() -> None:
     assert done["outcome"]["interrupts"] == [{"id": "c", "reason": "tool_call_confirmation", "toolCallId": "c"}]
 
 
+@pytest.mark.parametrize(
+    ("kind", "calls", "named", "said"),
+    [
+        ("REQUIRE_USER_CONFIRM", 5, [], ["/1/toolCalls"]),
+        ("REQUIRE_EXTERNAL_EXECUTION", 1.5, [], ["/1/toolCalls"]),
+        ("REQUIRE_USER_CONFIRM", "ab", [], ["/1/toolCalls"]),
+        ("REQUIRE_EXTERNAL_EXECUTION", [{"id": "c"}, 3, {"id": ""}], ["c"], ["/1/toolCalls/1", "/1/toolCalls/2"]),
+    ],
+)
+def test_a_pause_whose_tool_calls_are_no_list_of_calls_is_said_not_raised(
+    kind: str, calls: Any, named: list[str], said: list[str]
+) -> None:
+    """An encoder takes any event: a HITL pause's ``toolCalls`` that was a number raised TypeError ("'int' object
+    is not iterable"), and a string or a call without an id named nothing in RUN_FINISHED's outcome, unsaid. Each
+    is now a note (rule ``type``) at the key, and the event is still sent whole."""
+    events = [
+        {"type": "AGENT_START", "id": "e0", "createdAt": AT, "replyId": "r"},
+        {"type": kind, "id": "e1", "createdAt": AT, "replyId": "r", "toolCalls": calls},
+        {"type": "AGENT_END", "id": "e2", "createdAt": AT, "replyId": "r"},
+    ]
+    written, enc = encode(events)
+    assert [n.pointer for n in enc.notes if n.rule == "type"] == said
+    assert any(e["type"] == "CUSTOM" and e["value"] == events[1] for e in written)
+    (done,) = [e for e in written if e["type"] == "RUN_FINISHED"]
+    if kind == "REQUIRE_EXTERNAL_EXECUTION":
+        assert done["outcome"]["pendingToolCallIds"] == named
+    else:
+        assert "outcome" not in done
+
+
 def test_long_tool_arguments_are_joined_in_linear_work() -> None:
     """The decoder joins a tool call's TOOL_CALL_ARGS deltas once, at its end, not one ``+`` at a time: 4,000
     deltas of 9 characters copied 72 million characters before (quadratic: 2.4 s for 40,000 of 100)."""

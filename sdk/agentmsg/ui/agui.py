@@ -296,22 +296,47 @@ class AGUIEncoder:
         if kind == "AGENT_RESULT":
             run.result = e.get("result")
         elif kind == "REQUIRE_USER_CONFIRM":
-            calls = [c for c in e.get("toolCalls") or () if isinstance(c, Mapping) and _str(c.get("id"))]
             interrupts = [
-                {"id": str(c["id"]), "reason": "tool_call_confirmation", "toolCallId": run.ids.get(c["id"], c["id"])}
-                for c in calls
+                {"id": call_id, "reason": "tool_call_confirmation", "toolCallId": run.ids.get(call_id, call_id)}
+                for call_id in self._paused_calls(e)
             ]
             if interrupts:  # (AG-UI's interrupt outcome names one at least: a pause naming no call has none)
                 run.outcome = {"type": "interrupt", "interrupts": interrupts}
         elif kind == "REQUIRE_EXTERNAL_EXECUTION":
-            ids = [c["id"] for c in e.get("toolCalls") or () if isinstance(c, Mapping) and _str(c.get("id"))]
-            run.outcome = {"type": "success", "pendingToolCallIds": ids}
+            run.outcome = {"type": "success", "pendingToolCallIds": self._paused_calls(e)}
         elif kind == "TOOL_RESULT_START" and isinstance(call, str):
             run.results[call] = []
         elif kind == "TOOL_RESULT_TEXT_DELTA" and call in run.results and isinstance(e.get("delta"), str):
             run.results[call].append(e["delta"])
         elif kind == "TOOL_RESULT_DATA_DELTA" and call in run.results and isinstance(e.get("data"), Mapping):
             run.results[call].append(e["data"])
+
+    def _paused_calls(self, e: Mapping[str, Any]) -> list[str]:
+        """The ids of a HITL pause's ``toolCalls``, for RUN_FINISHED's outcome. ``toolCalls`` that is not a list (it
+        raised TypeError when not iterable), or a call that is not an object with a string ``id``, names no call:
+        said (rule ``type``); the event itself is sent whole."""
+        calls = e.get("toolCalls")
+        if calls is None:
+            return []
+        if not isinstance(calls, list):
+            self.notes.append(
+                Problem(f"/{self._index}/toolCalls", "type", "toolCalls is not a list: the run's outcome names no call")
+            )
+            return []
+        ids: list[str] = []
+        for k, call in enumerate(calls):
+            call_id = call.get("id") if isinstance(call, Mapping) else None
+            if _str(call_id):
+                ids.append(call_id)
+            else:
+                self.notes.append(
+                    Problem(
+                        f"/{self._index}/toolCalls/{k}",
+                        "type",
+                        "a tool call is an object with a non-empty string id: the run's outcome does not name this one",
+                    )
+                )
+        return ids
 
     def _ensure_run(self, e: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         """A run for an event outside a reply (AG-UI's events belong to runs): opened, ``agentmsg.implicit``."""
