@@ -702,3 +702,36 @@ def test_a_tool_output_nested_as_deep_as_json_text_allows_is_read() -> None:
         nested = {"k": [nested]}
     frame = ai_sdk.PROTOCOL.frame({"type": "data-x", "data": nested}, 1).decode()
     assert frame == 'data: {"type":"data-x","data":' + '{"k":[' * 5000 + "1" + "]}" * 5000 + "}\n\n"
+
+
+def test_a_usage_sum_a_javascript_number_cannot_hold_is_left_out_of_finish_with_a_note() -> None:
+    """The finish chunk's usage is summed over the reply's model calls: three inputTokens of 2^63-1 summed past
+    what JSON writes, and ``frame`` raised TypeError ("the event is not JSON") on the finish chunk, breaking the
+    stream; a time summed to inf was written as null, and a count past 2^53-1 reached the page inexact, both unsaid.
+    Each is now left out with a note (rule ``maximum``), as the AG-UI encoder does with its counts."""
+    events: list[dict[str, Any]] = [{"type": "AGENT_START", "id": "e", "createdAt": AT, "replyId": "r"}]
+    for i in range(3):
+        events += [
+            {"type": "MODEL_CALL_START", "id": f"s{i}", "createdAt": AT, "replyId": f"m{i}"},
+            {
+                "type": "MODEL_CALL_END",
+                "id": f"e{i}",
+                "createdAt": AT,
+                "replyId": f"m{i}",
+                "usage": {"inputTokens": 2**63 - 1, "outputTokens": 2, "time": 1e308, "cachedTokens": 2**52},
+            },
+        ]
+    events.append({"type": "AGENT_END", "id": "z", "createdAt": AT, "replyId": "r"})
+    protocol = ui.get("ai-sdk")
+    encoder = protocol.encoder()
+    chunks = [chunk for event in events for chunk in encoder.feed(event)] + encoder.close()
+    frames = [protocol.frame(chunk, n) for n, chunk in enumerate(chunks, 1)]
+    (finish,) = [c for c in chunks if c["type"] == "finish"]
+    assert finish["messageMetadata"] == {"usage": {"outputTokens": 6}}
+    assert b'"outputTokens":6' in frames[chunks.index(finish)]
+    assert sorted(n.message.split()[1] for n in encoder.notes if n.rule == "maximum") == [
+        "cachedTokens",
+        "inputTokens",
+        "time",
+    ]
+    assert all(n.pointer == "/7" for n in encoder.notes if n.rule == "maximum")

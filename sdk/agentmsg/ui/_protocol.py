@@ -16,6 +16,7 @@ from agentmsg.events.reducer import DEFAULT_MAX_PROBLEMS
 
 __all__ = [
     "MAX_NOTES",
+    "SAFE_INTEGER",
     "Decoder",
     "Encoder",
     "NotAcceptable",
@@ -29,6 +30,10 @@ __all__ = [
 #: Notes a codec keeps at most (the reducer's default ``max_problems``): a stream of ever new bad events (a hostile
 #: server's, for a decoder) held one note each for the stream's life (50,000 bogus events: 12-18 MB)
 MAX_NOTES = DEFAULT_MAX_PROBLEMS
+
+#: The largest count a protocol's JavaScript reader holds exactly (``Number.MAX_SAFE_INTEGER``): a summed usage count
+#: beyond it is left out, with a note (rule ``maximum``), by every encoder
+SAFE_INTEGER = 2**53 - 1
 
 
 class Notes(list[Problem]):

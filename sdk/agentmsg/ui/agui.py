@@ -41,7 +41,7 @@ import orjson
 from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError, pointer_of
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
-from agentmsg.ui._protocol import Decoder, Encoder, Notes, sse_frame, value_text
+from agentmsg.ui._protocol import SAFE_INTEGER, Decoder, Encoder, Notes, sse_frame, value_text
 from agentmsg.ui._requests import AG_PART_KEYS, AG_SOURCE_KEYS, RunInput, read_run_input
 
 __all__ = ["AGUI", "PROTOCOL", "TYPES", "WRAPPED", "AGUIDecoder", "AGUIEncoder", "RunInput", "read_input"]
@@ -56,7 +56,6 @@ IMPLICIT: Final = "agentmsg.implicit"
 #: the prefix of the CUSTOM AgentEvents that hold an AG-UI event agentmsg has no event for
 FOREIGN: Final = "ag-ui."
 
-_SAFE_INTEGER: Final = 2**53 - 1
 _PLACEHOLDERS = ("__fragment__", "__pending__")  # AgentScope Java's tool-call names before the real one
 _IMPLICIT_META: Final = {IMPLICIT: True}
 
@@ -385,7 +384,7 @@ class AGUIEncoder:
         if run.usage:
             usage: dict[str, Any] = {"model": run.model} if run.model else {}
             for key, value in run.usage.items():
-                if value <= _SAFE_INTEGER:
+                if value <= SAFE_INTEGER:
                     usage[key] = value
                 else:  # AG-UI's schema caps counts at 2^53-1 (what a JS number holds exactly)
                     self.notes.append(

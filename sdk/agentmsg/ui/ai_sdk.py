@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final
@@ -39,7 +40,7 @@ from agentmsg._codec.timestamps import event_now
 from agentmsg.errors import Problem, ValidationError
 from agentmsg.events._dedupe import DEFAULT_DEDUPE_WINDOW, DedupeWindow
 from agentmsg.events._handlers import ONLY_EMPTY
-from agentmsg.ui._protocol import Notes, sse_frame, value_text
+from agentmsg.ui._protocol import SAFE_INTEGER, Notes, sse_frame, value_text
 from agentmsg.ui._requests import ChatRequest, read_chat_request
 
 NAME: Final = "ai-sdk"
@@ -341,8 +342,24 @@ class AiSdkEncoder:
         model, what a UI shows of a reply (they merge into the UIMessage's ``metadata``)."""
         finish: dict[str, Any] = {"type": "finish", "finishReason": self._finish_reason()}
         meta: dict[str, Any] = {}
-        if self._usage:
-            meta["usage"] = self._usage
+        usage: dict[str, Any] = {}
+        for key, value in self._usage.items():
+            if (isinstance(value, float) and math.isfinite(value)) or (
+                isinstance(value, int) and value <= SAFE_INTEGER
+            ):
+                usage[key] = value
+                continue
+            # (a sum of 2^64 or more raised in frame(), which JSON cannot write; inf was written as null)
+            beyond = "no finite number" if isinstance(value, float) else "beyond 2^53-1, what a JavaScript number holds"
+            self.notes.append(
+                Problem(
+                    f"/{self._count}",
+                    "maximum",
+                    f"usage {key[:40]} summed over the reply is {beyond}: left out of finish",
+                )
+            )
+        if usage:
+            meta["usage"] = usage
         if self._model:
             meta["model"] = self._model
         if meta:
