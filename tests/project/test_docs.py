@@ -812,6 +812,10 @@ def test_the_provider_lists_name_every_provider() -> None:
         assert f"| `{name}` | `providers/{module}.py`" in formatters, name
         assert f"`{spec.default_model}`" in defaults, name
         assert f"`{name}`" in names, name
+    # README's layout table names every provider module (openai_responses was missing)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = readme.split("| `sdk/agentmsg/providers/` | one module per provider (", 1)[1].split(")", 1)[0]
+    assert sorted(re.findall(r"`(\w+)`", layout)) == sorted(MODULES)
 
 
 def test_every_public_name_is_documented() -> None:
