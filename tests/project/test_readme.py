@@ -144,3 +144,15 @@ def _whole_reply(sse_body: bytes) -> bytes:
             snapshot = streaming.accumulate_event(event=payload, current_snapshot=snapshot, json_bufs=bufs)
     assert snapshot is not None
     return orjson.dumps(snapshot.to_dict())
+
+
+def test_the_install_section_names_every_extra() -> None:
+    """The install section ("Install it in your project") names each extra of pyproject.toml with what it is
+    for: `count` (OpenAI's vocabularies for count_tokens, a user's extra) was missing, the sentence calling every
+    extra but `web` a development tool."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    section = pyproject.split("[project.optional-dependencies]\n", 1)[1].split("\n[", 1)[0]
+    extras = re.findall(r"^([\w-]+) = \[", section, re.M)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = readme.split("## Install it in your project", 1)[1].split("Extras: ", 1)[1].split("\n\n", 1)[0]
+    assert "count" in extras and sorted(e for e in extras if f"`{e}`" not in said) == []
