@@ -43,6 +43,19 @@ def test_the_jobs_and_the_hook_are_as_the_repository_has_them() -> None:
     assert formats == {"github", "sarif", "junit"}
 
 
+def test_the_hooks_files_pattern_keeps_to_the_files_the_hook_reads() -> None:
+    """A ``files:`` in the user's config replaces the hook's own (pre-commit's rule): the snippet's pattern must
+    keep the hook's extensions, or every text file under the folder (a README.md) is validated and fails."""
+    precommit = blocks()[2]
+    given = re.compile(precommit["repos"][0]["hooks"][0]["files"])
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
+    own = re.compile(next(h["files"] for h in hooks if h["id"] == "agentmsg-validate"))
+    for name in ("data/chat.json", "data/a/events.jsonl", "data/reply.sse", "data/x.ndjson"):
+        assert given.search(name) and own.search(name), name
+    for name in ("data/README.md", "data/notes.txt", "src/chat.json"):
+        assert not given.search(name), name
+
+
 def run_line(line: str, cwd: Path) -> tuple[int, str]:
     """One job line as its shell runs it: the words (quotes kept from the shell's globbing), ``> FILE`` the
     output; (exit status, what was written)."""
