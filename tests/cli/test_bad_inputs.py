@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -476,3 +477,37 @@ def test_every_single_valued_option_given_twice_is_a_usage_error(capsys: pytest.
     capsys.readouterr()
     assert main(["format", "--provider", "openai", "--provider", "anthropic", "x.json"]) == 2
     assert capsys.readouterr().err.endswith("agentmsg format: error: --provider given twice (openai, anthropic)\n")
+
+
+def test_two_options_of_one_setting_given_together_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """Two options that set one thing (``validate --json --output-format text``, ``parse --cumulative
+    --incremental``, ``--think-tags --think-tags-open``) took the last silently: the JSON asked for came out as
+    text. Every such pair, enumerated from the parsers, is now a usage error naming both, exit 2; each alone parses."""
+    pairs = 0
+    for name, p in _subcommands().items():
+        positionals = ["x" for a in p._actions if not a.option_strings]
+        required = [
+            arg for a in p._actions if a.option_strings and a.required for arg in (a.option_strings[0], _given(a, 0))
+        ]
+        by_dest: dict[str, list[argparse.Action]] = {}
+        for action in p._actions:
+            if action.option_strings and isinstance(action, (argparse._StoreAction, argparse._StoreConstAction)):
+                by_dest.setdefault(action.dest, []).append(action)
+        for actions in by_dest.values():
+            for first, then in itertools.permutations(actions, 2):
+                given = [
+                    arg
+                    for a in (first, then)
+                    for arg in ([a.option_strings[-1]] if a.nargs == 0 else [a.option_strings[-1], _given(a, 0)])
+                ]
+                build_parser().parse_args([name, *required, *given[: 1 if first.nargs == 0 else 2], *positionals])
+                capsys.readouterr()
+                with pytest.raises(SystemExit) as exit:
+                    build_parser().parse_args([name, *required, *given, *positionals])
+                err = capsys.readouterr().err
+                said = f"{first.option_strings[-1]} and {then.option_strings[-1]} set the same thing: give one"
+                if any(first in g._group_actions and then in g._group_actions for g in p._mutually_exclusive_groups):
+                    said = f"argument {then.option_strings[-1]}: not allowed with argument {first.option_strings[-1]}"
+                assert exit.value.code == 2 and err.endswith(f"agentmsg {name}: error: {said}\n"), (name, err)
+                pairs += 1
+    assert pairs >= 8, pairs  # (validate, parse twice, chat: 8 ordered pairs)

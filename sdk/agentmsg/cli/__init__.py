@@ -75,7 +75,8 @@ _GIVEN = "_agentmsg_given"
 
 class _Once(argparse.Action):
     """A single-valued option (``store``, ``store_const``, ``store_true``, ``store_false``) given twice is a usage
-    error, ``--model given twice (a, b)``, where argparse takes the last silently; options meant to
+    error, ``--model given twice (a, b)``, where argparse takes the last silently, and so are two options of one
+    setting (``--json`` and ``--output-format``, ``--cumulative`` and ``--incremental``); options meant to
     repeat (``append``, ``count``) and positional arguments are as argparse has them."""
 
     def __call__(
@@ -86,12 +87,15 @@ class _Once(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         if option_string is not None:
-            given: dict[argparse.Action, str] = namespace.__dict__.setdefault(_GIVEN, {})
+            given: dict[str, tuple[argparse.Action, str, str]] = namespace.__dict__.setdefault(_GIVEN, {})
             value = "" if self.nargs == 0 else str(values)
-            if self in given:
-                said = f" ({given[self]}, {value})" if value else ""
+            if self.dest in given:
+                before, said_as, was = given[self.dest]
+                if before is not self:  # (two options of one setting: --json and --output-format, say)
+                    parser.error(f"{said_as} and {option_string} set the same thing: give one")
+                said = f" ({was}, {value})" if value else ""
                 parser.error(f"{option_string} given twice{said}")
-            given[self] = value
+            given[self.dest] = (self, option_string, value)
         super().__call__(parser, namespace, values, option_string)
 
 
